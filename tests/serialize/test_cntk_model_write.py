@@ -260,13 +260,10 @@ def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
     # MultiAxisReduce blocks along some axes, OneHotOp of a Floor, Pow of a positive base,
     # NoOp; layers_more: the LayerNormalization and ConvolutionTranspose blocks (automatic
     # padding, strides, output shape), Label's NoOp; sequences: inputs on a sequence axis,
-    # a Dense per step, PastValue, FutureValue, Recurrence(LSTM) both ways (the LSTM block
-    # whose two outputs come back through delays, a named Recurrence's NoOp), an
-    # Embedding+LSTM+Dense tagger, sequence.first and an LSTM + sequence.last + Dense classifier
-    # (Sequence::Slice blocks), sequence.reduce_sum (a Sequence::ReduceElements block), GRUs
-    # (Fold(GRU) and a backward Recurrence(GRU): the GRU block, no Fold block) (before:
-    # Stadyn's format for all of those) -- op names,
-    # names, order, shapes; and CNTK 2.7's outputs of its own graph
+    # a Dense per step, PastValue, FutureValue, sequence.first, an Embedding + sequence.last +
+    # Dense classifier (Sequence::Slice blocks), sequence.reduce_sum (a
+    # Sequence::ReduceElements block) (before: Stadyn's format for all of those) -- op names,
+    # order, shapes; and CNTK 2.7's outputs of its own graph
     with open(os.path.join(FIXTURES, native)) as f:
         native = json.load(f)
     values = native.pop("outputs_values")
@@ -408,11 +405,10 @@ def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_pat
 @pytest.mark.parametrize("which", ["the network saved", "the file read back"])
 def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
     # cntk_ragged.npz: CNTK 2.7 evaluating the file written for the sequences network on
-    # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends, the
-    # LSTMs both ways, the tagger, sequence.first, the classifier of the last step,
-    # sequence.reduce_sum, the GRUs); the
-    # network Stadyn saved and Stadyn's reading of the file
-    # give the same, sequence by sequence (before: Stadyn's format, warned)
+    # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends,
+    # sequence.first, the classifier of the last step, sequence.reduce_sum); the network
+    # Stadyn saved and Stadyn's reading of the file give the same, sequence by sequence
+    # (before: Stadyn's format, warned)
     ragged = dict(np.load(os.path.join(FIXTURES, "cntk_ragged.npz")))
     seqs = [ragged[f"in/{k}"] for k in range(len(make_refs.RAGGED))]
     assert [len(s) for s in seqs] == list(make_refs.RAGGED)
@@ -441,3 +437,15 @@ def test_an_op_on_a_sequence_without_a_sequence_form_falls_back_naming_it(tmp_pa
     loaded = C.load_model(path)
     np.testing.assert_allclose(np.asarray(loaded.eval({loaded.arguments[0]: data})),
                                np.asarray(f.eval({f.arguments[0]: data})), rtol=1e-6)
+
+
+def test_an_input_on_a_named_sequence_axis_falls_back_and_keeps_its_axis(tmp_path):
+    # the writer writes CNTK's defaultDynamicAxis only: an input on a named sequence axis
+    # would come back on another axis, so Stadyn's format (warned), the axis kept
+    q = C.Axis.new_unique_dynamic_axis("q")
+    z = C.sequence.input_variable(3, sequence_axis=q, name="z")
+    path = str(tmp_path / "q.model")
+    with pytest.warns(UserWarning, match="input 'z': an input on the named sequence axis 'q'"):
+        C.tanh(z).save(path)
+    loaded = C.load_model(path)
+    assert [a.name for a in loaded.arguments[0].dynamic_axes] == ["defaultBatchAxis", "q"]

@@ -44,9 +44,9 @@ __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OP
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
-    "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
-    "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
-    "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum"))
+    "stop_gradient", "past_value", "future_value", "cntk:Floor", "cntk:Log", "cntk:Negate",
+    "cntk:StopGradient", "cntk:Reciprocal", "cntk:ElementDivide", "cntk:NoOp",
+    "sequence_last", "sequence_first", "sequence_reduce_sum"))
 # of those, the ops whose output has no sequence axis (one step of each sequence, a sum)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum"))
 
@@ -287,7 +287,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   block_of: Callable[[Variable], "tuple | None"] | None = None,
                   input_names: Sequence[str] | None = None,
                   cntk_op_of: Callable[[Variable], "tuple | None"] | None = None,
-                  leaf_order: Sequence[Variable] | None = None) -> bytes:
+                  leaf_order: Sequence[Variable] | None = None,
+                  sequence_axis_of: Callable[[Variable], "str | None"] | None = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -302,10 +303,19 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     ``leaf_order``: the graph's leaves in the order the caller lists them (CNTK's ``Inputs()``
     order, the order of a CNTK file's ``inputs`` and of CNTK's ``parameters``, by which CNTK's
     ``restore_from_checkpoint`` matches parameters), the order the file lists them in (default:
-    the order they are met).  Raises :class:`CntkWriteUnsupported` for a graph with an op or
-    input it cannot write."""
+    the order they are met); ``sequence_axis_of``: the name of an input's sequence axis where
+    the caller gave it one (None: CNTK's default axis) -- an input on a named axis is refused
+    (the writer writes CNTK's ``defaultDynamicAxis``).  Raises :class:`CntkWriteUnsupported`
+    for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
+    for name, v in inputs.items():
+        axis = sequence_axis_of(v) if sequence_axis_of is not None and \
+            v.sequence_lengths is not None else None
+        if axis is not None:
+            raise CntkWriteUnsupported(f"input {name!r}", f"an input on the named sequence axis "
+                                                          f"{axis!r} (the writer writes CNTK's "
+                                                          f"default one)")
     batched = {id(v) for v in inputs.values()}
     sequences = {id(v) for v in inputs.values() if v.sequence_lengths is not None}
     lengths = {id(v.sequence_lengths) for v in inputs.values() if v.sequence_lengths is not None}
@@ -337,15 +347,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(op, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None]) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
-    recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
-
     def layer_of(v):
-        # (CNTK 2.7 writes no block for Recurrence and Fold: the LSTM / GRU block and delays
-        # (and Fold's last step) as they are, then a NoOp with the layer's name if it has one)
         found = block_of(v) if block_of is not None else None
-        if found is not None and found[0] in ("Recurrence", "Fold"):
-            recurrences[id(v)] = found[1]
-            return None
         if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
                 v.parent.spec.name in _SEQUENCE_ENDS:
             return None             # (the rule writes the block CNTK 2.7 builds)
@@ -391,12 +394,10 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         uids = [read(i, here, src.spec.name) for i in ins]
         rule = _RULES[src.spec.name]
         block = blocks.get(id(out))
-        name = "" if block is not None or id(out) in recurrences else name_of(out)
+        name = "" if block is not None else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
-        if recurrences.get(id(out)):
-            uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
             produced[id(out)] = (uid, here)
             continue
