@@ -246,14 +246,24 @@ def test_a_cntk_written_file_divides_by_zero_and_breaks_hardmax_ties_as_cntk():
 
 @pytest.mark.parametrize("name,native,outputs", [
     ("more_ops", "cntk_native_more.json", networks.MORE),
-    ("losses", "cntk_native_losses.json", ["ce", "err"])])
+    ("losses", "cntk_native_losses.json", ["ce", "err"]),
+    ("axes_ops", "cntk_native_axes.json", networks.AXES),
+    ("layers_more", "cntk_native_layers.json", networks.LAYERS_MORE),
+    ("sequences", "cntk_native_sequences.json", networks.SEQUENCES)])
 def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
     # the file written for more_ops and losses (before: Stadyn's format, warned, for every one
     # of them), as CNTK 2.7 loaded it, is the graph CNTK 2.7 builds itself for the same calls
     # (cntk_native_*.json, by cntk_native.py): Select, Clip, ReduceElements (argmax,
     # reductions), the ElementMax, ElementMin, SquaredError, Softplus, LogSoftmax,
-    # CrossEntropyWithSoftmax, ClassificationError blocks, Slice, Sin, Cos, TransposeAxes --
-    # op names, names, order, shapes; and CNTK 2.7's outputs of its own graph
+    # CrossEntropyWithSoftmax, ClassificationError blocks, Slice, Sin, Cos, TransposeAxes;
+    # axes_ops: the Softmax block along one axis of a matrix, the ReduceElements /
+    # MultiAxisReduce blocks along some axes, OneHotOp of a Floor, Pow of a positive base,
+    # NoOp; layers_more: the LayerNormalization and ConvolutionTranspose blocks (automatic
+    # padding, strides, output shape), Label's NoOp; sequences: inputs on a sequence axis,
+    # a Dense per step, PastValue, FutureValue, sequence.first, an Embedding + sequence.last +
+    # Dense classifier (Sequence::Slice blocks), sequence.reduce_sum (a
+    # Sequence::ReduceElements block) (before: Stadyn's format for all of those) -- op names,
+    # order, shapes; and CNTK 2.7's outputs of its own graph
     with open(os.path.join(FIXTURES, native)) as f:
         native = json.load(f)
     values = native.pop("outputs_values")
@@ -278,13 +288,28 @@ def test_pow_is_refused_where_cntks_differs(tmp_path):
     np.testing.assert_array_equal(np.asarray(got, np.float32), [[np.inf, 8.0]])
 
 
-def test_a_reduction_along_some_axes_is_refused_and_read_back(tmp_path):
-    # CNTK 2.7 writes reduce_mean(m, axis=1) as nested MultiAxisReduce blocks the writer does
-    # not build: Stadyn's format, warned, with the same values back
+def test_a_reduction_along_some_axes_is_written_as_cntks_nested_blocks(tmp_path):
+    # CNTK 2.7 writes reduce_mean(m, axis=1) as a ReduceElements block (axisVec Axis(-2), as
+    # its Python API passes axis 1) around a MultiAxisReduce block around one ReduceElements
+    # named _static_axes_subop over stored axis 0 (before: Stadyn's format, warned); Stadyn
+    # reads it back with NumPy's values (CNTK 2.7's: the axes_ops fixture)
     m = C.input_variable((2, 3), name="m")
     path = str(tmp_path / "rm.model")
-    with pytest.warns(UserWarning, match="ReduceElements: a reduction along some"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
         C.reduce_mean(m, axis=1, name="r").save(path)
+    top = make_refs.decoded(path)
+    by_uid = {f["uid"]: f for f in top["primitive_functions"]}
+    outer = by_uid[top["root"]]
+    assert (outer["block_function_op_name"], outer["name"]) == ("ReduceElements", "r")
+    assert outer["attributes"]["axisVec"] == [{"axis": [-2, "staticAxisIdx=-2", True]}]
+    middle = by_uid[outer["block_function_composite"]["root"]]
+    assert middle["block_function_op_name"] == "MultiAxisReduce"
+    assert middle["block_function_composite"]["name"] == "_static_axes_subop"
+    inner = by_uid[middle["block_function_composite"]["root"]]
+    assert (inner["op"], inner["name"]) == (39, "_static_axes_subop")
+    assert inner["attributes"] == {"axisVec": [{"axis": [0, "staticAxisIdx=0", True]}],
+                                   "reductionKeepDimensions": True, "reductionOpName": "Mean"}
     data = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
     loaded = C.load_model(path)
     np.testing.assert_allclose(loaded.eval({loaded.arguments[0]: data}),
@@ -297,6 +322,67 @@ def test_one_hot_is_refused_where_cntks_differs(tmp_path):
     x = C.input_variable(1, name="x")
     with pytest.warns(UserWarning, match=r"no class for an index in \(-1, 0\)"):
         C.one_hot(x, 4, name="oh").save(str(tmp_path / "oh.model"))
+
+
+@pytest.mark.parametrize("index", ["floor", "round", "ceil"])
+def test_one_hot_of_whole_numbers_is_written_as_cntks_one_hot(tmp_path, index):
+    # an index that is a whole number (a Floor, a Round, a Ceil) never
+    # falls in (-1, 0), where CNTK's OneHotOp and Stadyn's differ: written as OneHotOp
+    # (numClass, onehotAxis as CNTK 2.7 writes them; before: Stadyn's format, warned)
+    x = C.input_variable(3, name="x")
+    i = {"floor": C.floor(x * 2.0), "round": C.round(x), "ceil": C.ceil(x)}[index]
+    path = str(tmp_path / "oh.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        C.one_hot(i, 4, name="oh").save(path)
+    [f] = [f for f in make_refs.decoded(path)["primitive_functions"] if f["op"] == 68]
+    assert f["attributes"] == {"numClass": 4, "oneHotOutputSparse": False,
+                               "onehotAxis": {"axis": [0, "staticAxisIdx=0", True]}}
+    data = np.array([[0.2, 1.7, -0.6]], np.float32)
+    loaded = C.load_model(path)
+    got = np.asarray(loaded.eval({loaded.arguments[0]: data}))
+    idx = {"floor": np.floor(data * 2), "round": np.floor(data + 0.5),
+           "ceil": np.ceil(data)}[index]
+    expected = (idx[..., None] == np.arange(4)).astype(np.float32)
+    np.testing.assert_array_equal(got.reshape(expected.shape), expected)
+
+
+def test_a_division_by_a_positive_value_is_written_as_cntks_element_divide(tmp_path):
+    # the catalog's div2 gives inf where the divisor is 0, CNTK's ElementDivide 0: written
+    # (as CNTK's ElementDivide block) only where the divisor is above 0 -- |y| + 1 here,
+    # sqrt(variance) + epsilon in LayerNormalization -- and refused for a plain divisor
+    import stadyn as sd
+    import stadyn.functions as F
+    x, y = sd.Variable((1, 3)), sd.Variable((1, 3))
+    q = F.div2(x, F.add_scalar(F.abs(y), 1.0))
+    path = tmp_path / "d.model"
+    serialize.save_cntk_v2(path, [q], {"x": x, "y": y})
+    fs = make_refs.decoded(str(path))["primitive_functions"]
+    assert [f.get("block_function_op_name") for f in fs if f["op"] == 57] == ["ElementDivide"]
+    loaded = C.load_model(str(path))
+    feed = {"x": np.array([[1.0, -2.0, 3.0]], np.float32),
+            "y": np.array([[0.0, -1.0, 0.5]], np.float32)}
+    got = loaded.eval({a: feed[a.name] for a in loaded.arguments})
+    np.testing.assert_allclose(np.asarray(got), [[1.0, -1.0, 2.0]], rtol=1e-6)
+    with pytest.raises(serialize.CntkWriteUnsupported, match="divisor is 0"):
+        serialize.save_cntk_v2(tmp_path / "e.model", [F.div2(x, F.add_scalar(y, 1.0))],
+                               {"x": x, "y": y})
+
+
+def test_a_crop_of_a_transposed_convolution_other_than_cntks_padding_is_refused(tmp_path):
+    # CNTK's transposed convolution crops its full output only as its auto-padding does; a
+    # deconvolution cropped otherwise (here by 2 rows at the start, none at the end) has no
+    # CNTK form: refused, nothing written
+    import stadyn as sd
+    import stadyn.functions as F
+    x = sd.Variable((1, 2, 4, 4))
+    weight = sd.Variable.from_numpy_array(np.ones((2, 3, 3, 3), np.float32), need_grad=True)
+    y = F.slice(F.deconvolution(x, weight), [None, None, 2, 0], [None, None, 6, 6],
+                [1, 1, 1, 1])
+    path = tmp_path / "c.model"
+    with pytest.raises(serialize.CntkWriteUnsupported, match="auto-padding"):
+        serialize.save_cntk_v2(path, [y], {"x": x})
+    assert not path.exists()
 
 
 def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_path):
@@ -314,3 +400,52 @@ def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_pat
     assert conv["attributes"]["autoPadding"] == [True, True, False]
     assert conv["attributes"]["lowerPad"] == conv["attributes"]["upperPad"] == {"shape": [0, 0, 0]}
     assert all(f["op"] != 83 for f in functions)                     # no Pad
+
+
+@pytest.mark.parametrize("which", ["the network saved", "the file read back"])
+def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
+    # cntk_ragged.npz: CNTK 2.7 evaluating the file written for the sequences network on
+    # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends,
+    # sequence.first, the classifier of the last step, sequence.reduce_sum); the network
+    # Stadyn saved and Stadyn's reading of the file give the same, sequence by sequence
+    # (before: Stadyn's format, warned)
+    ragged = dict(np.load(os.path.join(FIXTURES, "cntk_ragged.npz")))
+    seqs = [ragged[f"in/{k}"] for k in range(len(make_refs.RAGGED))]
+    assert [len(s) for s in seqs] == list(make_refs.RAGGED)
+    if which == "the network saved":
+        f, _ = networks.build(C)["sequences"]
+    else:
+        f = C.load_model(os.path.join(written[0], "sequences.model"))
+    got = f.eval({f.arguments[0]: seqs})
+    assert [o.name for o in f.outputs] == networks.SEQUENCES
+    for o in f.outputs:
+        for k, v in enumerate(got[o]):
+            np.testing.assert_allclose(np.asarray(v), ragged[f"{o.name}/{k}"], rtol=1e-5,
+                                       atol=1e-6)
+
+
+def test_an_op_on_a_sequence_without_a_sequence_form_falls_back_naming_it(tmp_path):
+    # sequence.reduce_max has no sequence form in the writer: Stadyn's format, one warning
+    # naming the op, and the values back
+    s = C.sequence.input_variable(2, name="s")
+    f = C.sequence.reduce_max(s)
+    path = str(tmp_path / "m.model")
+    with pytest.warns(UserWarning, match="ReduceElements: an op on a sequence the writer "
+                                         "has no sequence form for"):
+        f.save(path)
+    data = np.arange(12, dtype=np.float32).reshape(2, 3, 2) * 0.1
+    loaded = C.load_model(path)
+    np.testing.assert_allclose(np.asarray(loaded.eval({loaded.arguments[0]: data})),
+                               np.asarray(f.eval({f.arguments[0]: data})), rtol=1e-6)
+
+
+def test_an_input_on_a_named_sequence_axis_falls_back_and_keeps_its_axis(tmp_path):
+    # the writer writes CNTK's defaultDynamicAxis only: an input on a named sequence axis
+    # would come back on another axis, so Stadyn's format (warned), the axis kept
+    q = C.Axis.new_unique_dynamic_axis("q")
+    z = C.sequence.input_variable(3, sequence_axis=q, name="z")
+    path = str(tmp_path / "q.model")
+    with pytest.warns(UserWarning, match="input 'z': an input on the named sequence axis 'q'"):
+        C.tanh(z).save(path)
+    loaded = C.load_model(path)
+    assert [a.name for a in loaded.arguments[0].dynamic_axes] == ["defaultBatchAxis", "q"]

@@ -153,7 +153,6 @@ UNMAPPED_CASES = {
     "times_constant_left": r"'Times\d+' \(Times\): cannot be mapped: the right operand of times "
                            r"is batched",
     "pad_symmetric": r"'Pad\d+' \(Pad\): cannot be mapped: paddingMode 2 \(symmetric",
-    "cosine_distance": r"no Stadyn op maps: CosDistance \(function 'CosDistance\d+'\)",
 }
 
 

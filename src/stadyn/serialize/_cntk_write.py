@@ -23,157 +23,42 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections import OrderedDict
 from typing import Callable, Mapping, Sequence
 
-import numpy as np
-
 from .._fileutil import atomic_write
 from ..graph import Variable
 from . import _cntk_write_proto as P
-from ._cntk_format import OP_NAMES
+from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
+    add_bias, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
+from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 
-__all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS"]
+__all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
+           "WRITTEN_WHERE"]
 
-# CNTK 2.7's PrimitiveOpType ids, by the op names the reader decodes them to
-_OP = {name: k for k, name in OP_NAMES.items()}
-_FUNCTION_VERSION, _VARIABLE_VERSION, _COMPOSITE_VERSION = 24, 1, 3
-_KIND = {"input": 0, "parameter": 2, "constant": 3}
-_BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
-
-
-class _Writer:
-    def __init__(self, batched: set[int], name_of: Callable[[Variable], str]):
-        self.count = itertools.count(1)
-        self.uids: dict[int, str] = {}            # id(Variable) -> its uid in the file
-        self.batched = batched                    # ids of the Variables with the batch axis
-        self.name_of = name_of
-        self.leaves: list[dict] = []
-        self.functions: list[dict] = []
-        self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
-        self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
-        self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
-
-    # -- leaves ------------------------------------------------------------------------------
-    def leaf(self, v: Variable, kind: str, name: str) -> str:
-        uid = f"{kind.capitalize()}{next(self.count)}"
-        self.uids[id(v)] = uid
-        shape = v.shape[1:] if kind == "input" else self.leaf_shapes.get(id(v), v.shape)
-        entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
-                 "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
-                 "name": P.text(name), "shape": P.shape(shape),
-                 "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
-                 "needs_gradient": P.boolean(kind == "parameter"),
-                 "dynamic_axis": P.vector([_BATCH_AXIS] if kind == "input" else [])}
-        if kind != "input":
-            entry["value"] = P.array(np.asarray(v.d).reshape(shape))
-        self.leaves.append(entry)
-        return uid
-
-    def placeholder(self, v: Variable) -> str:
-        """The placeholder standing for the argument ``v`` inside a block."""
-        uid = f"Placeholder{next(self.count)}"
-        batched = id(v) in self.batched
-        self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
-                            "type": P.text("Variable"), "kind": P.size_t(4),
-                            "name": P.text(""), "shape": P.shape(v.shape[1:] if batched
-                                                                 else v.shape),
-                            "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
-                            "needs_gradient": P.boolean(False),
-                            "dynamic_axis": P.vector([_BATCH_AXIS] if batched else [])})
-        return uid
-
-    def block(self, b, root: str, arguments: list[str]) -> str:
-        """The block function of the layer ``b`` whose body computes ``root`` (an output uid)
-        from its placeholders; returns the block's output uid."""
-        keys = [b.placeholders[id(a)] for a in b.arguments if id(a) in b.placeholders]
-        values = [u for a, u in zip(b.arguments, arguments) if id(a) in b.placeholders]
-        return self._block_function(b.op_name, b.name, b.leaves, keys, values, root)
-
-    def fixed_block(self, op_name: str, name: str, ins: Sequence[Variable],
-                    uids: Sequence[str], constants: Sequence[float], body,
-                    attributes: dict | None = None) -> str:
-        """A block CNTK 2.7 builds for one op (``element_divide``'s
-        ``ElementDivide``, ``element_and``'s ``And``): a placeholder for each of ``ins``
-        (read as ``uids`` outside), the scalar ``constants`` as the block's leaves, and the
-        functions ``body(writer, placeholders, constants, name)`` adds (returning its root's
-        output uid); ``attributes``: the block function's own (a reduction's axes); returns
-        the block function's uid (as :meth:`function` does)."""
-        placeholders = [self.placeholder(v) for v in ins]
-        leaves = [self.constant(c, ins[0]) for c in constants]
-        root = body(self, placeholders, leaves, name)
-        out = self._block_function(op_name, name, leaves, placeholders, list(uids), root,
-                                   attributes)
-        return out.rpartition("_Output_")[0]
-
-    def _block_function(self, op_name: str, name: str, leaves: Sequence[str],
-                        keys: Sequence[str], values: Sequence[str], root: str,
-                        attributes: dict | None = None) -> str:
-        uid = f"Block{next(self.count)}"
-        composite = {"version": P.size_t(_COMPOSITE_VERSION),
-                     "type": P.text("CompositeFunction"),
-                     "root": P.text(root.rpartition("_Output_")[0]),
-                     "uid": P.text(f"CompositeFunction{next(self.count)}")}
-        entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
-                 "uid": P.text(uid), "op": P.size_t(57),
-                 "inputs": P.vector([P.text(i) for i in list(leaves) + list(values)]),
-                 "attributes": P.dictionary(attributes or {}),
-                 "block_function_op_name": P.text(op_name),
-                 "block_function_composite": P.dictionary(composite),
-                 "block_function_composite_arguments_map_keys": P.vector(P.text(k) for k in keys),
-                 "block_function_composite_arguments_map_values":
-                     P.vector(P.text(v) for v in values)}
-        if name:
-            entry["name"] = P.text(name)
-        self.functions.append(entry)
-        return uid + "_Output_0"
-
-    def constant(self, value, like: Variable) -> str:
-        """A Constant made by the writer (a scalar op's operand)."""
-        dtype = np.float64 if str(like.dtype).endswith("float64") else np.float32
-        uid = f"Constant{next(self.count)}"
-        arr = np.asarray(value, dtype)
-        self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
-                            "type": P.text("Variable"), "kind": P.size_t(3),
-                            "name": P.text(""), "shape": P.shape(arr.shape),
-                            "data_type": P.size_t(2 if dtype is np.float64 else 1),
-                            "is_sparse": P.boolean(False), "needs_gradient": P.boolean(False),
-                            "dynamic_axis": P.vector([]), "value": P.array(arr)})
-        return uid
-
-    # -- functions ---------------------------------------------------------------------------
-    def function(self, op: str, inputs: Sequence[str], attributes: dict | None = None,
-                 name: str = "") -> str:
-        """Add one primitive function; returns its output's uid (``<uid>_Output_0``)."""
-        uid = f"{op}{next(self.count)}"
-        entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
-                 "uid": P.text(uid), "op": P.size_t(_OP[op]),
-                 "inputs": P.vector([P.text(i) for i in inputs]),
-                 "attributes": P.dictionary(attributes or {})}
-        if name:
-            entry["name"] = P.text(name)
-        self.functions.append(entry)
-        return uid
-
-    def static_rank(self, v: Variable) -> int:
-        return len(v.shape) - (1 if id(v) in self.batched else 0)
-
-    def static_axis_index(self, v: Variable, python_axis: int) -> int:
-        """CNTK's stored (column-major) index of the axis ``python_axis`` of ``v`` (counted
-        with the batch axis, as Stadyn's ops count it)."""
-        nb = 1 if id(v) in self.batched else 0
-        a = python_axis % len(v.shape)
-        if a < nb:
-            raise CntkWriteUnsupported("an op along the batch axis", "CNTK's static axes only")
-        return len(v.shape) - 1 - a
+# the ops written over values on a sequence axis (step by step, or PastValue / FutureValue);
+# any other op reading a sequence is refused
+_SEQUENCE_OPS = frozenset((
+    "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
+    "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
+    "stop_gradient", "past_value", "future_value", "cntk:Floor", "cntk:Log", "cntk:Negate",
+    "cntk:StopGradient", "cntk:Reciprocal", "cntk:ElementDivide", "cntk:NoOp",
+    "sequence_last", "sequence_first", "sequence_reduce_sum"))
+# of those, the ops whose output has no sequence axis (one step of each sequence, a sum)
+_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum"))
 
 
-def _dtype_id(v: Variable) -> int:
-    return 2 if str(v.dtype).endswith("float64") else 1
+def _on_sequences(node) -> str:
+    """The name a node is checked by when it reads a sequence: the catalog op under the
+    compat's ReduceElements mark for ``sequence.reduce_sum``, else the node's own."""
+    raw = getattr(node, "raw", None)
+    if node.spec.name == "cntk:ReduceElements" and raw is not None and \
+            raw.spec.name == "sequence_reduce_sum":
+        return raw.spec.name
+    return node.spec.name
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -206,7 +91,7 @@ def _scalar(op):
 
 def _affine(w, ins, uids, attrs, out, name):
     x, weight = ins[0], ins[1]
-    nb = 1 if id(x) in w.batched else 0
+    nb = w.lead(x)
     if attrs["base_axis"] != nb:
         raise CntkWriteUnsupported("affine", f"base_axis {attrs['base_axis']} with "
                                              f"{nb} batch axis")
@@ -223,15 +108,6 @@ def _affine(w, ins, uids, attrs, out, name):
     if bias is None:
         return times
     return w.function("Plus", [times + "_Output_0", uids[2]], name=name)
-
-
-def _softmax(op):
-    def rule(w, ins, uids, attrs, out, name):
-        x = ins[0]
-        if w.static_rank(x) != 1 or w.static_axis_index(x, attrs["axis"]) != 0:
-            raise CntkWriteUnsupported(op, "only over a vector's one static axis")
-        return w.function(op, uids[:1], name=name)
-    return rule
 
 
 def _reshape(w, ins, uids, attrs, out, name):
@@ -290,13 +166,7 @@ def _convolution(w, ins, uids, attrs, out, name):
                       name="" if bias is not None else name)
     if bias is None:
         return conv
-    bias = w.folded.get(id(bias), bias)
-    if len(bias.shape) == n + 1:                  # already (out, 1, 1)
-        return w.function("Plus", [conv + "_Output_0", uids[2]], name=name)
-    shaped = w.function("Reshape", [uids[2]], {
-        "newShape": P.shape((bias.shape[0],) + (1,) * n), "beginAxis": P.static_axis(0),
-        "endAxis": P.static_axis(len(bias.shape))})
-    return w.function("Plus", [conv + "_Output_0", shaped + "_Output_0"], name=name)
+    return add_bias(w, conv, bias, uids[2], n, name)
 
 
 def _pooling(kind):
@@ -342,12 +212,6 @@ def _fixed_block(op, constants, body):
     return rule
 
 
-def _element_divide(w, p, c, name):
-    # (CNTK 2.7 gives the block's name to the ElementTimes inside too)
-    inverse = w.function("Reciprocal", [p[1]]) + "_Output_0"
-    return w.function("ElementTimes", [p[0], inverse], name=name) + "_Output_0"
-
-
 def _truths(w, p, zero):
     return [w.function("Greater", [u, zero]) + "_Output_0" for u in p]
 
@@ -376,14 +240,13 @@ def _not(w, p, c, name):
 
 
 _RULES = {
-    "identity": None,       # (written as nothing: its output is its input)
     "relu": _unary("ReLU"), "tanh": _unary("Tanh"), "sigmoid": _unary("StableSigmoid"),
     "exp": _unary("Exp"), "cntk_log": _unary("Log"),
     "sqrt": _unary("Sqrt"), "abs": _unary("Abs"),
     "floor": _unary("Floor"), "elu": _elu,
     "add2": _binary("Plus"), "sub2": _binary("Minus"), "mul2": _binary("ElementTimes"),
     "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
-    "affine": _affine, "softmax": _softmax("Softmax"),
+    "affine": _affine,
     "reshape": _reshape, "concatenate": _concatenate, "dropout": _dropout,
     "convolution": _convolution, "max_pooling": _pooling("max"),
     "average_pooling": _pooling("average"), "cntk_batch_normalization": _batch_normalization,
@@ -395,24 +258,26 @@ _RULES.update({"cntk:" + op: _unary(op) for op in (
     "Floor", "Log", "Reciprocal", "Hardmax", "StopGradient", "Negate")})
 _RULES.update({"cntk:" + op: _binary(op) for op in (
     "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual")})
-_RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), _element_divide),
+_RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), element_divide),
                "cntk:And": _fixed_block("And", (0.0,), _and),
                "cntk:Or": _fixed_block("Or", (0.0,), _or),
                "cntk:Xor": _fixed_block("Xor", (0.0,), _xor),
                "cntk:Not": _fixed_block("Not", (0.0, 1.0), _not)})
 _RULES.update(_MORE_RULES)
+_RULES.update(_LATER_RULES)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
 # are CNTK's and written
 _DIFFERENT = {
     "log": "CNTK's Log gives -85.1 at 0, not -inf (stadyn.compat.cntk's log is CNTK's)",
-    "div2": "CNTK's division gives 0 where the divisor is 0, not inf or nan "
-            "(stadyn.compat.cntk's element_divide is CNTK's)",
-    # (CNTK 2.7's pow(0, -1) is 0; stadyn.compat.cntk's pow gives inf there)
-    "pow2": "CNTK's Pow gives 0 for 0 to a negative power, not inf"}
+}
 #: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops the caller
-#: shows as one op, whatever catalog ops compute them, written as that one op).
-WRITABLE_OPS = tuple(sorted(_RULES))
+#: shows as one op, whatever catalog ops compute them, written as that one op); the ops of
+#: :data:`WRITTEN_WHERE` are written only where their condition holds.
+WRITABLE_OPS = tuple(sorted(set(_RULES) - set(_WRITTEN_WHERE)))
+#: Ops CNTK 2.7 computes otherwise than Stadyn at some inputs, written only where the graph
+#: shows those inputs cannot occur: op -> where it is written.
+WRITTEN_WHERE = dict(_WRITTEN_WHERE)
 
 
 def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
@@ -422,7 +287,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   block_of: Callable[[Variable], "tuple | None"] | None = None,
                   input_names: Sequence[str] | None = None,
                   cntk_op_of: Callable[[Variable], "tuple | None"] | None = None,
-                  leaf_order: Sequence[Variable] | None = None) -> bytes:
+                  leaf_order: Sequence[Variable] | None = None,
+                  sequence_axis_of: Callable[[Variable], "str | None"] | None = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -437,30 +303,57 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     ``leaf_order``: the graph's leaves in the order the caller lists them (CNTK's ``Inputs()``
     order, the order of a CNTK file's ``inputs`` and of CNTK's ``parameters``, by which CNTK's
     ``restore_from_checkpoint`` matches parameters), the order the file lists them in (default:
-    the order they are met).  Raises :class:`CntkWriteUnsupported` for a graph with an op or
-    input it cannot write."""
+    the order they are met); ``sequence_axis_of``: the name of an input's sequence axis where
+    the caller gave it one (None: CNTK's default axis) -- an input on a named axis is refused
+    (the writer writes CNTK's ``defaultDynamicAxis``).  Raises :class:`CntkWriteUnsupported`
+    for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
     for name, v in inputs.items():
-        if v.sequence_lengths is not None:
-            raise CntkWriteUnsupported(f"input {name!r}", "an input on a sequence axis")
+        axis = sequence_axis_of(v) if sequence_axis_of is not None and \
+            v.sequence_lengths is not None else None
+        if axis is not None:
+            raise CntkWriteUnsupported(f"input {name!r}", f"an input on the named sequence axis "
+                                                          f"{axis!r} (the writer writes CNTK's "
+                                                          f"default one)")
     batched = {id(v) for v in inputs.values()}
+    sequences = {id(v) for v in inputs.values() if v.sequence_lengths is not None}
+    lengths = {id(v.sequence_lengths) for v in inputs.values() if v.sequence_lengths is not None}
     nodes = walk(outputs, cntk_op_of, frozenset(_RULES))
     for node in nodes:
         if any(id(i) in batched for i in node.inputs):
             batched.update(id(o) for o in node.outputs if o is not None)
-    w = _Writer(batched, name_of)
+        if any(id(i) in sequences for i in node.inputs):
+            if _on_sequences(node) not in _SEQUENCE_OPS:
+                raise CntkWriteUnsupported(node.spec.name, "an op on a sequence the writer has "
+                                                           "no sequence form for")
+            if any(id(i) in batched and id(i) not in sequences for i in node.inputs):
+                raise CntkWriteUnsupported(node.spec.name, "a sequence and a value without "
+                                                           "its sequence axis")
+            if _on_sequences(node) not in _SEQUENCE_ENDS:
+                sequences.update(id(o) for o in node.outputs if o is not None)
+    w = Writer(batched, name_of)
+    w.sequences = sequences
+    w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes
+                 if n.spec.name.startswith("cntk:")}
     skipped = fold_shapes(w, nodes)               # (the nodes written as part of another)
     for node in nodes:                            # refuse before writing anything
         if id(node) in skipped:
             continue
-        if node.spec.name in _DIFFERENT:
-            raise CntkWriteUnsupported(node.spec.name, _DIFFERENT[node.spec.name])
-        if node.spec.name not in _RULES:
-            raise CntkWriteUnsupported(node.spec.name, "the writer has no rule for this op")
+        op = w.fused.get(id(node), node).spec.name
+        if op in _DIFFERENT:
+            raise CntkWriteUnsupported(op, _DIFFERENT[op])
+        if op not in _RULES:
+            raise CntkWriteUnsupported(op, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None]) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
-    blocks, scope = find_blocks(nodes, block_of)
+    def layer_of(v):
+        found = block_of(v) if block_of is not None else None
+        if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
+                v.parent.spec.name in _SEQUENCE_ENDS:
+            return None             # (the rule writes the block CNTK 2.7 builds)
+        return found
+    blocks, scope = find_blocks(nodes, layer_of)
     names = list(input_names) if input_names is not None else \
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):
@@ -495,19 +388,22 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             continue
         out = node.outputs[0]
         here = scope.get(key(node))
-        ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
-        ins = [i for i in ins if i is not None]
-        uids = [read(i, here, node.spec.name) for i in ins]
-        rule = _RULES[node.spec.name]
+        src = w.fused.get(id(node), node)         # (a crop's deconvolution: written as one)
+        ins, attrs = src.spec.split_arguments(src.args, src.kwargs)
+        ins = [i for i in ins if i is not None and id(i) not in lengths]
+        uids = [read(i, here, src.spec.name) for i in ins]
+        rule = _RULES[src.spec.name]
         block = blocks.get(id(out))
         name = "" if block is not None else name_of(out)
-        uid = uids[0] if rule is None else rule(w, ins, uids, attrs, out, name) + "_Output_0"
+        w.layer_name = block.name if block is not None else ""   # (the layer it makes)
+        made = rule(w, ins, uids, attrs, out, name)
+        uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if block is None:
             produced[id(out)] = (uid, here)
             continue
         outer = next((b for b in sorted(blocks.values(), key=lambda b: len(b.inside))
                       if b is not block and key(node) in b.inside), None)
-        if rule is None or uid in block.placeholders.values():
+        if made is None or uid in block.placeholders.values():
             raise CntkWriteUnsupported(block.op_name, "a layer whose output is its input")
         produced[id(out)] = (w.block(block, uid, [read(a, outer, block.op_name)
                                                   for a in block.arguments]), outer)
@@ -528,7 +424,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     root_name = next((f["name"].value for f in w.functions
                       if f["uid"].value == root and "name" in f), "")
     top = OrderedDict([
-        ("version", P.size_t(_COMPOSITE_VERSION)), ("type", P.text("CompositeFunction")),
+        ("version", P.size_t(COMPOSITE_VERSION)), ("type", P.text("CompositeFunction")),
         ("name", P.text(root_name)), ("uid", P.text(f"CompositeFunction{next(w.count)}")),
         ("root", P.text(root)), ("inputs", P.vector(P.dictionary(e) for e in w.leaves)),
         ("primitive_functions", P.vector(P.dictionary(f) for f in w.functions))])

@@ -91,7 +91,9 @@ def fold_shapes(w, nodes) -> set[int]:
     ``(channels, height, width, out)``) or convolution bias (``(out, 1, 1)``) Stadyn reshapes
     in the graph is read as it is (in ``w.folded``: the reshape's output -> the leaf; the
     reshapes are not written), batch normalisation's flattened parameters get the input's
-    shape (``w.leaf_shapes``).  Returns the ids of the reshape nodes left out."""
+    shape (``w.leaf_shapes``); a slice cropping a transposed convolution's output is written
+    with it (``w.fused``: the slice -> the deconvolution).  Returns the ids of the nodes left
+    out."""
     readers: dict[int, int] = {}
     for node in nodes:
         for i in node.inputs:
@@ -101,7 +103,12 @@ def fold_shapes(w, nodes) -> set[int]:
         name = node.spec.name
         if name == "convolution":
             _fold_auto_padding(w, node, readers, skipped)
-        slots = (1,) if name == "affine" else (2,) if name == "convolution" else ()
+        crop = fused_crop(node)
+        if crop is not None and readers.get(id(crop.outputs[0])) == 1:
+            w.fused[id(node)] = crop              # (the crop is written with the deconvolution)
+            skipped.add(id(crop))
+        slots = (1,) if name == "affine" else (2,) if name in ("convolution", "deconvolution") \
+            else ()
         for k in slots:
             if k >= len(node.inputs):
                 continue
@@ -118,6 +125,16 @@ def fold_shapes(w, nodes) -> set[int]:
                 if v.parent is None and len(static) > 1 and v.size == int(np.prod(static)):
                     w.leaf_shapes[id(v)] = static
     return skipped
+
+
+def fused_crop(node) -> "object | None":
+    """The deconvolution a ``slice`` crops (the compat's transposed convolution with CNTK's
+    padding or output shape), or None."""
+    if node.spec.name != "slice" or node.inputs[0].parent is None:
+        return None
+    inner = node.inputs[0].parent
+    return inner if inner.spec.name == "deconvolution" else None
+
 
 
 def _fold_auto_padding(w, node, readers, skipped) -> None:

@@ -20,12 +20,10 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_more import ALL_STATIC, reduce_all, reduce_all_block, reduce_some, \
+    sequence_sum
 
 __all__ = ["RULES"]
-
-# CNTK's axis standing for all the static axes of a sample
-_ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
-
 
 def _attributes(node) -> dict:
     return node.spec.split_arguments(node.args, node.kwargs)[1]
@@ -85,19 +83,11 @@ def _softplus(w, p, c, name):
     return w.function("LogPlus", [p[0], c[0]]) + "_Output_0"
 
 
-def _reduce_all(w, operand: str, op_name: str, attribute: str = "axisVec") -> str:
-    """``ReduceElements`` of kind ``op_name`` over all static axes, to one value."""
-    axes = P.vector([_ALL_STATIC]) if attribute == "axisVec" else _ALL_STATIC
-    return w.function("ReduceElements", [operand], {
-        attribute: axes, "reductionOpName": P.text(op_name),
-        "reductionKeepDimensions": P.boolean(False)}) + "_Output_0"
-
-
 def _squared_error(w, p, c, name):
     # CNTK 2.7's SquaredError: the sum over all static axes of (x - y) * (x - y)
     d = w.function("Minus", p) + "_Output_0"
     square = w.function("ElementTimes", [d, d]) + "_Output_0"
-    return _reduce_all(w, square, "Sum", attribute="axis")
+    return reduce_all(w, square, "Sum", attribute="axis")
 
 
 # the reductions Stadyn's compat computes with one catalog op (log-sum-exp: several)
@@ -115,6 +105,8 @@ def _reduce(w, ins, uids, attrs, out, name):
     argmax."""
     if len(uids) != 1:
         raise CntkWriteUnsupported("ReduceElements", "several inputs")
+    if out.parent is not None and out.parent.spec.name == "sequence_reduce_sum":
+        return sequence_sum(w, ins[0], uids[0], name)
     x, nodes = ins[0], _inner_nodes(out, ins)
     kinds = sorted(n.spec.name for n in nodes)
     picked = [n for n in nodes if n.spec.name in ("max", "min")
@@ -131,13 +123,12 @@ def _reduce(w, ins, uids, attrs, out, name):
     a = _attributes(reducing)
     axes = sorted(int(k) % len(x.shape) for k in (a["axis"] if isinstance(a["axis"], (list, tuple))
                                                   else [a["axis"]]))
-    if axes != _sample_axes(w, x) or a["keepdims"]:
+    if axes == _sample_axes(w, x) and not a["keepdims"]:
+        return reduce_all_block(w, x, uids[0], op, name)
+    if not a["keepdims"] or not set(axes) <= set(_sample_axes(w, x)):
         raise CntkWriteUnsupported("ReduceElements", "a reduction along some of a sample's "
-                                                     "axes (CNTK writes nested blocks)")
-    block = {"axisVec": P.vector([_ALL_STATIC]), "reductionKeepDimensions": P.boolean(True),
-             "reductionOpName": P.text(op)}
-    return w.fixed_block("ReduceElements", name, [x], uids, (),
-                         lambda w_, p, c, n: _reduce_all(w_, p[0], op), block)
+                                                     "axes, not kept")
+    return reduce_some(w, x, uids[0], op, axes, name)
 
 
 def _arg(w, x, uid, node, nodes, name):
@@ -146,7 +137,7 @@ def _arg(w, x, uid, node, nodes, name):
     op = "Argmax" if node.spec.name == "max" else "Argmin"
     a = _attributes(node)
     if len(nodes) == 3 and a["keepdims"] is False:        # cast(max(reshape(x)))
-        axis = _ALL_STATIC
+        axis = ALL_STATIC
         keep = False
     elif len(nodes) == 2 and a["keepdims"] and node.inputs[0] is x:
         k = a["axis"][0] if isinstance(a["axis"], (list, tuple)) else a["axis"]

@@ -182,7 +182,10 @@ class _Builder:
         values (a leaf, an argument, another function's or block's output): each named node of
         a CNTK file keeps a Variable of its own, as ``find_by_name`` needs."""
         if var.parent is None or id(var) in claimed or id(var) in self.origin_of:
-            return F.identity(var)
+            out = F.identity(var)
+            if id(var) in self.batched:     # (a block's output: batched as the value it is)
+                self.batched.add(id(out))
+            return out
         return var
 
     def fail(self, message: str, unsupported: bool = False) -> ModelFileError:

@@ -124,13 +124,21 @@ def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list
                      name_of=lambda v: G.node_name(G.classify(v)), leaf_name_of=G.name_of,
                      combine_name=combine.name if combine is not None else None,
                      block_of=_block_of, cntk_op_of=_cntk_op_of,
-                     leaf_order=list(G.walk_leaves(roots)))
+                     leaf_order=list(G.walk_leaves(roots)),
+                     sequence_axis_of=_sequence_axis_name)
         return True
     except CntkWriteUnsupported as exc:
         warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
                       f"({exc}); Stadyn's load_model reads it, ModelFormat.ONNX writes ONNX",
                       UserWarning, stacklevel=4)
         return False
+
+
+def _sequence_axis_name(v) -> "str | None":
+    """The name of an input's named sequence axis (None: the default one), for the CNTK v2
+    writer, which writes only CNTK's default axis."""
+    axis = G.SEQUENCE_AXES.get(v.sequence_lengths)
+    return None if axis is None else axis.name
 
 
 def _cntk_op_of(v) -> "tuple | None":

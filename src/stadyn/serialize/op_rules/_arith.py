@@ -8,7 +8,8 @@ import torch
 from ... import cntk_semantics as S
 from ... import functions as F
 from ._common import SCALAR_FORM, import_unary, onnx_unary
-from ._cntk_rules import clip_cntk, cntk_elementwise, cntk_same
+from ._cntk_read_more import clip_cntk
+from ._cntk_rules import cntk_elementwise, cntk_same
 from ._nnabla import nnabla
 from . import _nnabla_composed as composed
 from ._table import Unmapped, register_rules

@@ -516,14 +516,6 @@ def log_plus_cntk(node):
     return F.add2(F.maximum2(a, b), F.softplus(F.mul_scalar(F.abs(F.sub2(a, b)), -1.0)))
 
 
-def clip_cntk(node):
-    """CNTK's ``Clip(x, min, max)`` with constant bounds."""
-    lo, hi = node.const(1), node.const(2)
-    if lo.size != 1 or hi.size != 1:
-        node.unsupported("clip bounds that are not scalars")
-    return F.clip_by_value_scalar(node.var(0), float(lo.reshape(())), float(hi.reshape(())))
-
-
 # -- CNTK v1 (BrainScript cntk.exe) nodes: their stored fields as CNTK 2's attributes ------------
 def v1(rule: Callable[..., Any], **names: str) -> Callable[..., Any]:
     """A ``cntk_v1_import`` rule: the v1 node's fields renamed to CNTK 2's attribute names

@@ -7,6 +7,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import CAST_DTYPES
 from ._common import import_unary, onnx_unary
+from ._cntk_read_more import cast_cntk, constant_op_cntk
 from ._cntk_rules import cntk_same
 from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
@@ -43,7 +44,8 @@ def _import_constant(node):
 
 
 register_rules(F.constant, onnx_export=_constant_onnx, onnx_import={"Constant": _import_constant},
-               nnp_import=nnabla(F.constant, "Constant", val=float, shape=tuple))
+               nnp_import=nnabla(F.constant, "Constant", val=float, shape=tuple),
+               cntk_import={"ConstantOp": constant_op_cntk})
 
 
 def _unlink_nnp(e, inputs, attrs):
@@ -89,7 +91,7 @@ def _import_cast(node):
 
 _NO_CAST = Unmapped("NNabla 1.39 has no cast function (its graphs compute in float32)")
 register_rules(F.cast, onnx_export=_cast_onnx, onnx_import={"Cast": _import_cast},
-               nnp_export=_NO_CAST, nnp_import=_NO_CAST)
+               nnp_export=_NO_CAST, nnp_import=_NO_CAST, cntk_import={"Cast": cast_cntk})
 
 
 def _arange_onnx(g, inputs, attrs):

@@ -1,0 +1,426 @@
+"""More of the CNTK v2 model-file writer's op rules (see :mod:`._cntk_write` for the writer and
+:mod:`._cntk_write_ops` for the first CNTK ops): softmax along one axis of a sample, reductions
+along some of a sample's axes, transposed convolution, the mean of ``LayerNormalization``, and
+the ops CNTK computes otherwise than Stadyn at some inputs (division by 0, ``pow(0, -1)``,
+``one_hot(-0.5)``), written only where the graph shows those inputs cannot occur.
+
+Each form is the one CNTK 2.7 writes, learnt by saving a tiny network with CNTK 2.7 and decoding
+the file (``tests/fixtures/cntk_model_write/networks.py`` holds the networks, CNTK 2.7 loads
+Stadyn's files of them in ``make_refs.py``):
+
+* ``softmax(x, axis=k)`` of a matrix: a ``Softmax`` block, its attribute the axis as CNTK's
+  Python API gives it (``Axis(-k - 1)``), its body ``ElementDivide(Exp(x - max), sum)``, the
+  max and sum ``ReduceElements`` kept along the stored axis;
+* ``reduce_sum(x, axis=(0, 2))``: a ``ReduceElements`` block (attribute ``axisVec`` of the
+  ``Axis(-k - 1)``) around a ``MultiAxisReduce`` block around one ``ReduceElements`` named
+  ``_static_axes_subop`` over the stored axes, kept;
+* ``ConvolutionTranspose``: one ``Convolution`` with ``transpose`` set, the input channels as
+  its channel stride, CNTK's automatic padding where Stadyn crops the full transposed
+  convolution as CNTK's auto-padding does, ``outputShape`` where it is not CNTK's default.
+
+Example:
+    >>> sorted(RULES)[:3]
+    ['cntk:NoOp', 'cntk:OneHotOp', 'cntk:Pow']
+"""
+
+from __future__ import annotations
+
+from .. import cntk_semantics as S
+from . import _cntk_write_proto as P
+from ._cntk_write_graph import CntkWriteUnsupported
+
+__all__ = ["RULES", "WRITTEN_WHERE", "sequence_sum", "ALL_STATIC", "reduce_all",
+           "reduce_all_block", "reduce_some", "element_divide", "add_bias"]
+
+# CNTK's axis standing for all the static axes of a sample
+ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
+
+
+def _attributes(node) -> dict:
+    return node.spec.split_arguments(node.args, node.kwargs)[1]
+
+
+def python_axis(k: int) -> "P.Value":
+    """A static axis as CNTK 2.7's Python API passes the sample's axis ``k`` (NumPy order) to
+    a block: ``Axis(-k - 1)``."""
+    return P.static_axis(-k - 1)
+
+
+# -- value ranges read from the graph ---------------------------------------------------------
+_NONNEGATIVE = ("abs", "relu", "sqrt", "exp", "sigmoid", "softplus", "softmax")
+_PASS = ("identity", "stop_gradient")
+
+
+def _leaf_values(v):
+    """A constant's or parameter's values (what the file holds), or None for an input."""
+    if v.parent is not None or getattr(v, "sequence_lengths", None) is not None:
+        return None
+    try:
+        import numpy as np
+        return np.asarray(v.d)
+    except Exception:  # noqa: BLE001 - an input with no data yet
+        return None
+
+
+def sign_of(v, batched: set, depth: int = 16) -> "str | None":
+    """``"positive"`` where every value of ``v`` is above 0 (or NaN), ``"nonnegative"`` where
+    none is below 0 (or NaN), else None, as far as the ops computing ``v`` show it (a leaf's
+    values, ``abs``, ``relu``, ``exp``, ``x + c`` with ``c > 0``, ...).  Values that may
+    underflow to 0 (``exp``, ``sigmoid``) are only non-negative."""
+    if depth == 0 or id(v) in batched and v.parent is None:
+        return None
+    node = v.parent
+    if node is None:
+        d = _leaf_values(v)
+        if d is None or d.size == 0:
+            return None
+        return "positive" if (d > 0).all() else "nonnegative" if (d >= 0).all() else None
+    name = node.spec.name
+    if name in _PASS:
+        return sign_of(node.inputs[0], batched, depth - 1)
+    if name in _NONNEGATIVE:
+        return "nonnegative"
+    if name == "mul2" and node.inputs[0] is node.inputs[1]:
+        return "nonnegative"
+    if name == "add_scalar":
+        inner = sign_of(node.inputs[0], batched, depth - 1)
+        val = _attributes(node)["val"]
+        if inner is not None and val > 0:
+            return "positive"
+        if inner is not None and val == 0:
+            return inner
+        return None
+    if name == "add2":
+        a, b = (sign_of(i, batched, depth - 1) for i in node.inputs[:2])
+        if a is not None and b is not None:
+            return "positive" if "positive" in (a, b) else "nonnegative"
+    return None
+
+
+_INTEGER = ("floor", "ceil", "round", "sign")
+_INTEGER_PASS = ("identity", "stop_gradient", "neg", "abs", "reshape", "cast")
+# CNTK ops (as the caller shows them) whose values are whole numbers (or NaN or infinite)
+_INTEGER_CNTK = ("Floor", "Ceil", "Round", "Hardmax", "OneHotOp", "Less", "LessEqual",
+                 "Greater", "GreaterEqual", "Equal", "NotEqual", "And", "Or", "Xor", "Not")
+
+
+def integer_valued(w, v, depth: int = 16) -> bool:
+    """Whether every value of ``v`` is a whole number (or NaN or infinite) as far as the ops
+    computing it show: a CNTK ``Floor``, ``Ceil``, ``Round``, comparison, ... (the caller's
+    marks, ``w.made_by``), the catalog's ``floor``, ``ceil``, ``round``, an integer cast, a
+    leaf of whole numbers, and negations, reshapes and sums of them."""
+    import numpy as np
+    if depth == 0:
+        return False
+    op, shown = w.made_by.get(id(v), (None, ()))
+    if op in _INTEGER_CNTK:
+        return True
+    if op in ("Negate", "Abs", "StopGradient", "NoOp", "Reshape") and len(shown) == 1:
+        return integer_valued(w, shown[0], depth - 1)
+    node = v.parent
+    if node is None:
+        d = None if id(v) in w.batched else _leaf_values(v)
+        return d is not None and bool(np.all(np.floor(d) == d))
+    name = node.spec.name
+    if name in _INTEGER:
+        return True
+    if name == "cast" and "int" in str(_attributes(node)["dtype"]):
+        return True
+    if name in _INTEGER_PASS:
+        return integer_valued(w, node.inputs[0], depth - 1)
+    if name in ("add2", "sub2", "mul2"):
+        return all(integer_valued(w, i, depth - 1) for i in node.inputs[:2])
+    return False
+
+
+# -- element-wise ops CNTK computes otherwise at some inputs ----------------------------------
+def element_divide(w, p, c, name):
+    """The body of CNTK 2.7's ``ElementDivide`` block: ``ElementTimes(x, Reciprocal(y))``
+    (CNTK gives the block's name to the ElementTimes inside too)."""
+    inverse = w.function("Reciprocal", [p[1]]) + "_Output_0"
+    return w.function("ElementTimes", [p[0], inverse], name=name) + "_Output_0"
+
+
+def _div2(w, ins, uids, attrs, out, name):
+    # CNTK's division gives 0 where the divisor is 0 (Stadyn's: inf or nan): written where
+    # the divisor is above 0 (layer normalisation's sqrt(variance) + epsilon)
+    if sign_of(ins[1], w.batched) != "positive":
+        raise CntkWriteUnsupported("div2", "CNTK's division gives 0 where the divisor is 0, "
+                                           "not inf or nan (stadyn.compat.cntk's element_divide "
+                                           "is CNTK's)")
+    return w.fixed_block("ElementDivide", name, ins[:2], uids[:2], (), element_divide)
+
+
+def _pow(w, ins, uids, attrs, out, name):
+    # CNTK 2.7's Pow gives 0 for 0 to a negative power (Stadyn: inf), the same elsewhere
+    # (nan for a negative base to a fractional power in both): written where the base is
+    # above 0
+    if len(uids) != 2:
+        raise CntkWriteUnsupported("Pow", f"{len(uids)} inputs shown, CNTK's has 2")
+    if sign_of(ins[0], w.batched) != "positive":
+        raise CntkWriteUnsupported("pow2", "CNTK's Pow gives 0 for 0 to a negative power, not "
+                                           "inf (written where the base is above 0)")
+    return w.function("Pow", uids, name=name)
+
+
+def _one_hot(w, ins, uids, attrs, out, name):
+    """CNTK's OneHotOp along a new last axis, written where the index is a whole number: CNTK
+    2.7 gives no class for an index in (-1, 0) (one_hot of -0.5 is all zeros), Stadyn's
+    compat truncates it to class 0; they agree on whole numbers."""
+    if len(uids) != 1:
+        raise CntkWriteUnsupported("OneHotOp", f"{len(uids)} inputs shown, CNTK's has 1")
+    x = ins[0]
+    if not integer_valued(w, x):
+        raise CntkWriteUnsupported("OneHotOp", "CNTK's one_hot gives no class for an index in "
+                                               "(-1, 0), Stadyn's gives class 0 (written where "
+                                               "the index is a whole number)")
+    node = out.parent
+    if node is None or node.spec.name != "cast" or node.inputs[0].parent is None or \
+            node.inputs[0].parent.spec.name != "one_hot" or \
+            tuple(out.shape[:-1]) != tuple(x.shape):
+        raise CntkWriteUnsupported("OneHotOp", "a one_hot along an axis other than a new last")
+    classes = int(_attributes(node.inputs[0].parent)["shape"][0])
+    return w.function("OneHotOp", uids, {
+        "numClass": P.size_t(classes), "oneHotOutputSparse": P.boolean(False),
+        "onehotAxis": P.static_axis(0)}, name=name)
+
+
+def _no_op(w, ins, uids, attrs, out, name):
+    """``alias``, ``Label``: CNTK's NoOp (its output the input, under a name)."""
+    return w.function("NoOp", uids[:1], name=name)
+
+
+def _identity(w, ins, uids, attrs, out, name):
+    """An identity (``Label``'s): CNTK's ``NoOp`` where it is named or reads a leaf (the
+    file needs a function there); else nothing (its output is its input's)."""
+    if name or ins[0].parent is None:
+        return w.function("NoOp", uids[:1], name=name)
+    return None
+
+
+# -- softmax and reductions along some of a sample's axes -------------------------------------
+class _Shaped:
+    """What a placeholder needs of a value the graph does not hold (a reduction kept inside
+    a block CNTK builds): its shape (with the batch axis if ``batched``) and type."""
+
+    def __init__(self, shape, dtype, batched: bool):
+        self.shape, self.dtype, self.batched = tuple(shape), dtype, batched
+
+
+def _python_index(x, axis: int) -> int:
+    return int(axis) % len(x.shape)
+
+
+def _softmax(w, ins, uids, attrs, out, name):
+    """Softmax over a vector's one axis: CNTK's ``Softmax`` primitive; along one axis of a
+    sample of several: CNTK 2.7's ``Softmax`` block."""
+    x = ins[0]
+    if attrs["axis"] is None:
+        raise CntkWriteUnsupported("Softmax", "a softmax over several axes at once")
+    stored = w.static_axis_index(x, attrs["axis"])
+    rank = w.static_rank(x)
+    if rank == 1:
+        return w.function("Softmax", uids[:1], name=name)
+    axis = P.static_axis(stored)
+
+    def along(w_, operand, op):
+        return w_.function("ReduceElements", [operand], {
+            "axis": axis, "reductionOpName": P.text(op),
+            "reductionKeepDimensions": P.boolean(True)}) + "_Output_0"
+
+    def body(w_, p, c, n):
+        top = along(w_, p[0], "Max")
+        e = w_.function("Exp", [w_.function("Minus", [p[0], top]) + "_Output_0"]) + "_Output_0"
+        total = along(w_, e, "Sum")
+        kept = list(x.shape)
+        kept[_python_index(x, attrs["axis"])] = 1
+        shapes = [x, _Shaped(kept, x.dtype, id(x) in w.batched)]   # (the placeholders')
+        return w_.fixed_block("ElementDivide", "", shapes, [e, total], (), element_divide) + \
+            "_Output_0"
+    return w.fixed_block("Softmax", name, [x], uids[:1], (), body,
+                         {"axis": python_axis(rank - 1 - stored)})
+
+
+def reduce_all(w, operand: str, op_name: str, attribute: str = "axisVec") -> str:
+    """``ReduceElements`` of kind ``op_name`` over all static axes, to one value."""
+    axes = P.vector([ALL_STATIC]) if attribute == "axisVec" else ALL_STATIC
+    return w.function("ReduceElements", [operand], {
+        attribute: axes, "reductionOpName": P.text(op_name),
+        "reductionKeepDimensions": P.boolean(False)}) + "_Output_0"
+
+
+def reduce_all_block(w, x, uid: str, op: str, name: str) -> str:
+    """CNTK 2.7's reduction of kind ``op`` over all of the sample's axes, kept: a
+    ``ReduceElements`` block (``axisVec`` all static axes, kept) of one ReduceElements (not
+    kept); returns the block function's uid."""
+    block = {"axisVec": P.vector([ALL_STATIC]), "reductionKeepDimensions": P.boolean(True),
+             "reductionOpName": P.text(op)}
+    return w.fixed_block("ReduceElements", name, [x], [uid], (),
+                         lambda w_, p, c, n: reduce_all(w_, p[0], op), block)
+
+
+def reduce_some(w, x, uid: str, op: str, axes, name: str) -> str:
+    """CNTK 2.7's reduction of kind ``op`` along some of the sample's ``axes`` of ``x``
+    (Stadyn's, counted with the batch axis), kept: a ``ReduceElements`` block around a
+    ``MultiAxisReduce`` block around one ``ReduceElements`` named ``_static_axes_subop``;
+    returns the outer block function's uid."""
+    stored = [w.static_axis_index(x, k) for k in axes]
+    rank = w.static_rank(x)
+
+    def subop(w_, p, c, n):
+        return w_.function("ReduceElements", [p[0]], {
+            "axisVec": P.vector([P.static_axis(s) for s in stored]),
+            "reductionOpName": P.text(op), "reductionKeepDimensions": P.boolean(True)},
+            name="_static_axes_subop") + "_Output_0"
+
+    def body(w_, p, c, n):
+        return w_.fixed_block("MultiAxisReduce", "", [x], p, (), subop,
+                              composite_name="_static_axes_subop") + "_Output_0"
+    return w.fixed_block("ReduceElements", name, [x], [uid], (), body, {
+        "axisVec": P.vector([python_axis(rank - 1 - s) for s in stored]),
+        "reductionKeepDimensions": P.boolean(True), "reductionOpName": P.text(op)})
+
+
+def _mean(w, ins, uids, attrs, out, name):
+    """The catalog's mean (``LayerNormalization``'s), kept: CNTK's ReduceElements ``Mean``
+    block over all of the sample's axes, or along some of them."""
+    x = ins[0]
+    nb = 1 if id(x) in w.batched else 0
+    axis = attrs["axis"]
+    axes = list(range(len(x.shape))) if axis is None else \
+        [int(a) % len(x.shape) for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
+    if not attrs["keepdims"] or any(a < nb for a in axes):
+        raise CntkWriteUnsupported("mean", "a mean not kept, or along the batch axis")
+    if sorted(axes) == list(range(nb, len(x.shape))):
+        return reduce_all_block(w, x, uids[0], "Mean", name)
+    return reduce_some(w, x, uids[0], "Mean", sorted(axes), name)
+
+
+# -- transposed convolution -------------------------------------------------------------------
+def add_bias(w, conv: str, bias, bias_uid: str, n: int, name: str) -> str:
+    """``Plus(conv, bias)`` with the bias of ``(out, 1, ...)`` (reshaped to it if given as
+    ``(out,)``), as CNTK's convolution layers add it."""
+    bias = w.folded.get(id(bias), bias)
+    if len(bias.shape) == n + 1:                  # already (out, 1, 1)
+        return w.function("Plus", [conv + "_Output_0", bias_uid], name=name)
+    shaped = w.function("Reshape", [bias_uid], {
+        "newShape": P.shape((bias.shape[0],) + (1,) * n), "beginAxis": P.static_axis(0),
+        "endAxis": P.static_axis(len(bias.shape))})
+    return w.function("Plus", [conv + "_Output_0", shaped + "_Output_0"], name=name)
+
+
+def _deconvolution(w, ins, uids, attrs, out, name):
+    """CNTK's transposed convolution: ``Convolution`` with ``transpose`` set over the weight
+    ``(in, out, *kernel)``; a crop of the full result (``out.parent`` a slice) is CNTK's
+    automatic padding where it is the crop CNTK's auto-padding makes."""
+    x, weight = ins[0], ins[1]
+    nb = 1 if id(x) in w.batched else 0
+    if attrs["channel_last"] or attrs["base_axis"] != nb or attrs["group"] != 1 or \
+            any(attrs.get("pad") or ()):
+        raise CntkWriteUnsupported("deconvolution", "channel-last, groups, a base axis other "
+                                                    "than the batch axis, or padding")
+    n = len(weight.shape) - 2
+    kernel = tuple(weight.shape[2:])
+    strides = tuple(attrs.get("stride") or (1,) * n)
+    dilation = tuple(attrs.get("dilation") or (1,) * n)
+    sizes = tuple(x.shape[-n:])
+    full = [(i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(sizes, strides, dilation, kernel)]
+    extra = tuple(attrs.get("output_padding") or (0,) * n)
+    full = [f + e for f, e in zip(full, extra)]
+    lows, wanted = [0] * n, list(full)
+    if out.parent.spec.name == "slice":
+        a = _attributes(out.parent)
+        shape = out.parent.inputs[0].shape
+        ranges = [slice(b, e, s).indices(m) for b, e, s, m in zip(a["start"], a["stop"],
+                                                                  a["step"], shape)]
+        if any(r != (0, m, 1) for r, m in zip(ranges[:-n], shape[:-n])) or \
+                any(r[2] != 1 for r in ranges[-n:]):
+            raise CntkWriteUnsupported("deconvolution", "a crop the writer cannot read")
+        lows = [r[0] for r in ranges[-n:]]
+        wanted = [r[1] - r[0] for r in ranges[-n:]]
+    flags = [lo > 0 or lo + wa < f for lo, wa, f in zip(lows, wanted, full)]
+    pads = S.auto_padding(wanted, kernel, strides, dilation, flags)
+    if [p[0] for p in pads] != lows:
+        raise CntkWriteUnsupported("deconvolution", "a crop other than CNTK's auto-padding")
+    default = [(i - 1) * s + 1 if on else (i - 1) * s + d * (k - 1) + 1
+               for i, s, on, d, k in zip(sizes, strides, flags, dilation, kernel)]
+    output_shape = (0,) if wanted == default else (weight.shape[1], *wanted)
+    attributes = {"kernelShape": P.shape(weight.shape[1:]),
+                  "strides": P.shape((weight.shape[0], *strides)),
+                  "dilation": P.shape((1, *dilation)),
+                  "sharing": P.vector([P.boolean(True)] * (n + 1)),
+                  "autoPadding": P.vector([P.boolean(b) for b in flags[::-1]] +
+                                          [P.boolean(False)]),
+                  "lowerPad": P.shape((0,) * (n + 1)), "upperPad": P.shape((0,) * (n + 1)),
+                  "transpose": P.boolean(True), "sequential": P.boolean(False),
+                  "outputShape": P.shape(output_shape), "maxTempMemSizeInSamples": P.size_t(0),
+                  "groups": P.size_t(1)}
+    bias = ins[2] if len(ins) > 2 else None
+    conv = w.function("Convolution", [uids[1], uids[0]], attributes,
+                      name="" if bias is not None else name)
+    if bias is None:
+        return conv
+    return add_bias(w, conv, bias, uids[2], n, name)
+
+
+def _delay(op: str):
+    """CNTK's PastValue / FutureValue: the value ``offset`` steps before / after along the
+    sequence, the initial value (a scalar constant, as CNTK writes it) at the ends."""
+    def rule(w, ins, uids, attrs, out, name):
+        if len(ins) != 2 or ins[1].parent is not None or tuple(ins[1].shape) != ():
+            raise CntkWriteUnsupported(op, "an initial state other than a scalar constant")
+        return w.function(op, uids, {"offset": P.size_t(int(attrs["time_step"]))}, name=name)
+    return rule
+
+
+def _sequence_end(delay: str):
+    """``sequence.last`` / ``first``: CNTK 2.7's ``Sequence::Slice`` block -- a flag 1 at the
+    last (first) step (``FutureValue`` (``PastValue``) of 0s reconciled to the sequence, with 1
+    as the initial value), ``Where`` of it (to the batch axis only), ``PackedIndex`` and
+    ``GatherPacked`` -- the scalar constants 0 and 1 as the block's leaves."""
+    def body(w, p, c, name):
+        zeros = w.function("ReconcileDynamicAxis", [c[0], p[0]]) + "_Output_0"
+        flag = w.function(delay, [zeros, c[1]], {"offset": P.size_t(1)}) + "_Output_0"
+        where = w.function("Where", [flag], {
+            "newSequenceAxisLengthScalingFactor": P.size_t(0),
+            "newDynamicAxes": P.vector([P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis",
+                                               False)]),
+            "newSequenceAxisLengthAdditiveFactor": P.integer(1)}) + "_Output_0"
+        index = w.function("PackedIndex", [p[0], where]) + "_Output_0"
+        return w.function("GatherPacked", [p[0], index]) + "_Output_0"
+
+    def rule(w, ins, uids, attrs, out, name):
+        if len(ins) != 1 or w.lead(ins[0]) != 2:
+            raise CntkWriteUnsupported("Sequence::Slice", "a sequence the writer cannot read")
+        return w.fixed_block("Sequence::Slice", name, ins, uids, (0.0, 1.0), body)
+    return rule
+
+
+def sequence_sum(w, x, uid: str, name: str) -> str:
+    """The inside of CNTK 2.7's ``Sequence::ReduceElements`` block of ``sequence.reduce_sum``
+    (the compat marks the block): ``UnpackSequenceOp`` (padding 0, no mask output), then a
+    ``ReduceElements`` ``Sum`` along the unpacked sequence axis (stored after the sample's
+    axes), not kept; CNTK 2.7 gives the block's name to the UnpackSequenceOp."""
+    if w.lead(x) != 2:
+        raise CntkWriteUnsupported("Sequence::ReduceElements", "a value without a sequence axis")
+    unpacked = w.function("UnpackSequenceOp", [uid], {
+        "sequenceUnpackPaddingValue": P.double(0.0),
+        "sequenceUnpackSuppressMaskOutput": P.boolean(True)}, name=w.layer_name) + "_Output_0"
+    return w.function("ReduceElements", [unpacked], {
+        "axis": P.static_axis(w.static_rank(x)), "reductionOpName": P.text("Sum"),
+        "reductionKeepDimensions": P.boolean(False)}, name=name)
+
+
+RULES = {
+    "sequence_last": _sequence_end("FutureValue"), "sequence_first": _sequence_end("PastValue"),
+    "past_value": _delay("PastValue"), "future_value": _delay("FutureValue"),
+    "softmax": _softmax, "mean": _mean, "deconvolution": _deconvolution,
+    "div2": _div2, "pow2": _pow, "cntk:Pow": _pow, "cntk:OneHotOp": _one_hot,
+    "cntk:NoOp": _no_op, "identity": _identity,
+}
+#: The rules above written only where the graph shows CNTK 2.7 computes what Stadyn does
+WRITTEN_WHERE = {
+    "div2": "the divisor is above 0 (CNTK's x / 0 is 0)",
+    "pow2": "the base is above 0 (CNTK's pow(0, -1) is 0)",
+    "cntk:Pow": "the base is above 0 (CNTK's pow(0, -1) is 0)",
+    "cntk:OneHotOp": "the index is a whole number (CNTK's one_hot(-0.5) has no class)"}

@@ -1,0 +1,180 @@
+"""The writer of CNTK v2 model files' entries (:mod:`._cntk_write` drives it over the graph):
+the leaves (inputs, parameters, constants, placeholders), the primitive functions with CNTK's
+uids, the block functions (layers, the blocks CNTK 2.7 builds for one op) and the per-value
+axes (the batch axis, a sequence's).
+
+Example:
+    >>> w = Writer(set(), lambda v: "")
+    >>> w.function("Plus", ["Input1", "Input2"])
+    'Plus1'
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..graph import Variable
+from . import _cntk_write_proto as P
+from ._cntk_format import OP_NAMES
+from ._cntk_write_graph import CntkWriteUnsupported
+
+__all__ = ["Writer", "COMPOSITE_VERSION"]
+
+# CNTK 2.7's PrimitiveOpType ids, by the op names the reader decodes them to
+_OP = {name: k for k, name in OP_NAMES.items()}
+_FUNCTION_VERSION, _VARIABLE_VERSION, COMPOSITE_VERSION = 24, 1, 3
+_KIND = {"input": 0, "parameter": 2, "constant": 3}
+_BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
+_SEQUENCE_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultDynamicAxis", True)
+
+
+class Writer:
+    """The entries of one file being written (see the module's docstring)."""
+
+    def __init__(self, batched: set[int], name_of: Callable[[Variable], str]):
+        self.count = itertools.count(1)
+        self.uids: dict[int, str] = {}            # id(Variable) -> its uid in the file
+        self.batched = batched                    # ids of the Variables with the batch axis
+        self.sequences: set[int] = set()          # ids of those with a sequence axis too
+        self.name_of = name_of
+        self.leaves: list[dict] = []
+        self.functions: list[dict] = []
+        self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
+        self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
+        self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
+        self.fused: dict[int, object] = {}        # id(a node) -> the node written in its place
+        self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
+        self.layer_name = ""                      # the name of the layer a rule's value makes
+
+    # -- leaves ------------------------------------------------------------------------------
+    def leaf(self, v: Variable, kind: str, name: str) -> str:
+        uid = f"{kind.capitalize()}{next(self.count)}"
+        self.uids[id(v)] = uid
+        shape = v.shape[self.lead(v):] if kind == "input" else \
+            self.leaf_shapes.get(id(v), v.shape)
+        entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
+                 "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
+                 "name": P.text(name), "shape": P.shape(shape),
+                 "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
+                 "needs_gradient": P.boolean(kind == "parameter"),
+                 "dynamic_axis": P.vector(self.dynamic_axes(v) if kind == "input" else [])}
+        if kind != "input":
+            entry["value"] = P.array(np.asarray(v.d).reshape(shape))
+        self.leaves.append(entry)
+        return uid
+
+    def placeholder(self, v: Variable) -> str:
+        """The placeholder standing for the argument ``v`` inside a block."""
+        uid = f"Placeholder{next(self.count)}"
+        self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
+                            "type": P.text("Variable"), "kind": P.size_t(4),
+                            "name": P.text(""), "shape": P.shape(v.shape[self.lead(v):]),
+                            "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
+                            "needs_gradient": P.boolean(False),
+                            "dynamic_axis": P.vector(self.dynamic_axes(v))})
+        return uid
+
+    def block(self, b, root: str, arguments: list[str]) -> str:
+        """The block function of the layer ``b`` whose body computes ``root`` (an output uid)
+        from its placeholders; returns the block's output uid."""
+        keys = [b.placeholders[id(a)] for a in b.arguments if id(a) in b.placeholders]
+        values = [u for a, u in zip(b.arguments, arguments) if id(a) in b.placeholders]
+        return self._block_function(b.op_name, b.name, b.leaves, keys, values, root)
+
+    def fixed_block(self, op_name: str, name: str, ins: Sequence[Variable],
+                    uids: Sequence[str], constants: Sequence[float], body,
+                    attributes: dict | None = None, composite_name: str = "") -> str:
+        """A block CNTK 2.7 builds for one op (``element_divide``'s
+        ``ElementDivide``, ``element_and``'s ``And``): a placeholder for each of ``ins``
+        (read as ``uids`` outside), the scalar ``constants`` as the block's leaves, and the
+        functions ``body(writer, placeholders, constants, name)`` adds (returning its root's
+        output uid); ``attributes``: the block function's own (a reduction's axes); returns
+        the block function's uid (as :meth:`function` does); ``composite_name``: the name of
+        the block's composite (``MultiAxisReduce``'s ``_static_axes_subop``)."""
+        placeholders = [self.placeholder(v) for v in ins]
+        leaves = [self.constant(c, ins[0]) for c in constants]
+        root = body(self, placeholders, leaves, name)
+        out = self._block_function(op_name, name, leaves, placeholders, list(uids), root,
+                                   attributes, composite_name)
+        return out.rpartition("_Output_")[0]
+
+    def _block_function(self, op_name: str, name: str, leaves: Sequence[str],
+                        keys: Sequence[str], values: Sequence[str], root: str,
+                        attributes: dict | None = None, composite_name: str = "") -> str:
+        uid = f"Block{next(self.count)}"
+        composite = {"version": P.size_t(COMPOSITE_VERSION),
+                     "type": P.text("CompositeFunction"),
+                     "root": P.text(root.rpartition("_Output_")[0]),
+                     "uid": P.text(f"CompositeFunction{next(self.count)}")}
+        if composite_name:
+            composite["name"] = P.text(composite_name)
+        entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
+                 "uid": P.text(uid), "op": P.size_t(57),
+                 "inputs": P.vector([P.text(i) for i in list(leaves) + list(values)]),
+                 "attributes": P.dictionary(attributes or {}),
+                 "block_function_op_name": P.text(op_name),
+                 "block_function_composite": P.dictionary(composite),
+                 "block_function_composite_arguments_map_keys": P.vector(P.text(k) for k in keys),
+                 "block_function_composite_arguments_map_values":
+                     P.vector(P.text(v) for v in values)}
+        if name:
+            entry["name"] = P.text(name)
+        self.functions.append(entry)
+        return uid + "_Output_0"
+
+    def constant(self, value, like: Variable) -> str:
+        """A Constant made by the writer (a scalar op's operand)."""
+        dtype = np.float64 if str(like.dtype).endswith("float64") else np.float32
+        uid = f"Constant{next(self.count)}"
+        arr = np.asarray(value, dtype)
+        self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
+                            "type": P.text("Variable"), "kind": P.size_t(3),
+                            "name": P.text(""), "shape": P.shape(arr.shape),
+                            "data_type": P.size_t(2 if dtype is np.float64 else 1),
+                            "is_sparse": P.boolean(False), "needs_gradient": P.boolean(False),
+                            "dynamic_axis": P.vector([]), "value": P.array(arr)})
+        return uid
+
+    # -- functions ---------------------------------------------------------------------------
+    def function(self, op: str, inputs: Sequence[str], attributes: dict | None = None,
+                 name: str = "") -> str:
+        """Add one primitive function; returns its output's uid (``<uid>_Output_0``)."""
+        uid = f"{op}{next(self.count)}"
+        entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
+                 "uid": P.text(uid), "op": P.size_t(_OP[op]),
+                 "inputs": P.vector([P.text(i) for i in inputs]),
+                 "attributes": P.dictionary(attributes or {})}
+        if name:
+            entry["name"] = P.text(name)
+        self.functions.append(entry)
+        return uid
+
+    def lead(self, v) -> int:
+        """How many leading axes of ``v`` are CNTK's dynamic axes: 2 for a value on a sequence
+        (batch, then sequence axis, Stadyn's layout), 1 with the batch axis, else 0."""
+        if id(v) in self.sequences:
+            return 2
+        return 1 if id(v) in self.batched or getattr(v, "batched", False) else 0
+
+    def dynamic_axes(self, v) -> list:
+        """CNTK's dynamic axes of ``v`` as a file stores them (the sequence axis first)."""
+        return [_SEQUENCE_AXIS, _BATCH_AXIS][2 - self.lead(v):]
+
+    def static_rank(self, v: Variable) -> int:
+        return len(v.shape) - self.lead(v)
+
+    def static_axis_index(self, v: Variable, python_axis: int) -> int:
+        """CNTK's stored (column-major) index of the axis ``python_axis`` of ``v`` (counted
+        with the batch axis, as Stadyn's ops count it)."""
+        nb = self.lead(v)
+        a = python_axis % len(v.shape)
+        if a < nb:
+            raise CntkWriteUnsupported("an op along the batch axis", "CNTK's static axes only")
+        return len(v.shape) - 1 - a
+
+
+def _dtype_id(v: Variable) -> int:
+    return 2 if str(v.dtype).endswith("float64") else 1

@@ -1,0 +1,75 @@
+"""``cntk_import`` rules of CNTK 2.7 ops the first rules did not read: ``Cast``,
+``CosDistance``, ``ConstantOp`` (``zeros_like``, ``ones_like``) and ``Clip`` with bounds that
+are tensors or computed values; checked against CNTK 2.7's outputs of the model file
+``tests/fixtures/cntk_read_more/read_more.model`` (written by CNTK 2.7, with its
+``make_model.py``).
+
+Example:
+    >>> CAST_TYPES[2]
+    'float64'
+"""
+
+from __future__ import annotations
+
+from ... import functions as F
+from .._legacy_api import MappingUnsupported
+from ._cntk_rules import cntk_elementwise
+
+__all__ = ["CAST_TYPES", "cast_cntk", "cos_distance_cntk", "constant_op_cntk", "clip_cntk"]
+
+#: CNTK's DataType ids (``newDataType``) -> Stadyn's type names
+CAST_TYPES = {1: "float32", 2: "float64", 4: "float16"}
+
+
+def cast_cntk(node):
+    """CNTK's ``Cast`` to ``newDataType`` (1 float, 2 double, 4 float16)."""
+    name = CAST_TYPES.get(int(node.attr("newDataType", 0)))
+    if name is None:
+        node.unsupported(f"a cast to CNTK data type {node.attr('newDataType')}")
+    return F.cast(node.var(0), name)
+
+
+def _sample_axes(node, i: int) -> tuple:
+    return tuple(range(node.lead(i), len(node.shape(i))))
+
+
+def cos_distance_cntk(node):
+    """CNTK's ``CosDistance(a, b)``: per sample, ``sum(a * b) / (|a| |b|)`` over all the
+    sample's axes, one value (CNTK's CosDistanceNode: the dot product times the inverse norms;
+    a zero vector gives NaN there as here)."""
+    if node.shape(0) != node.shape(1):
+        node.unsupported(f"cosine distance of shapes {node.shape(0)} and {node.shape(1)}")
+    a, b = node.var(0), node.var(1)
+    axes = _sample_axes(node, 0)
+    if not axes:
+        node.unsupported("cosine distance of scalars")
+
+    def total(v):
+        return F.sum(v, axis=axes, keepdims=False)
+    norms = F.mul2(F.sqrt(total(F.mul2(a, a))), F.sqrt(total(F.mul2(b, b))))
+    return F.div2(total(F.mul2(a, b)), norms)
+
+
+def constant_op_cntk(node):
+    """CNTK's ``ConstantOp`` (``zeros_like``, ``ones_like``): ``fillValue`` everywhere in the
+    input's shape, whatever its values (NaN and infinities too: the input is only compared
+    with itself, which gives 0 or 1)."""
+    x = F.stop_gradient(node.var(0))
+    return F.add_scalar(F.mul_scalar(F.equal(x, x), 0.0), float(node.attr("fillValue", 0.0)))
+
+
+def clip_cntk(node):
+    """CNTK's ``Clip(x, min, max)``: constant scalar bounds as the catalog's clip; bounds that
+    are tensors or computed values element-wise with CNTK's broadcasting and CNTK's rule
+    (Source/Math/TensorOps.h:347, ``x < min ? min : (x > max ? max : x)``: ``min`` wins where
+    the bounds cross)."""
+    try:
+        lo, hi = node.const(1), node.const(2)
+    except MappingUnsupported:          # (a bound computed by the graph: an input, an op)
+        lo = hi = None
+    if lo is not None and lo.size == 1 and hi.size == 1:
+        return F.clip_by_value_scalar(node.var(0), float(lo.reshape(())),
+                                      float(hi.reshape(())))
+
+    x, low, high = cntk_elementwise(lambda *xs: xs)(node)
+    return F.where(F.less(x, low), low, F.where(F.greater(x, high), high, x))
