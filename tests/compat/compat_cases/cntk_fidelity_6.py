@@ -1,0 +1,94 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (sixth round): ``gather`` along an
+axis (CNTK's ``GatherOp`` block, where multi-axis indices land, a reference with dynamic axes
+refused when run), ..."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _error(exc):
+    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
+    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+
+
+# (label, table shape, indices shape, axis): the axis as an int, negative, an Axis, none
+_GATHERS = [("none", (4, 3), (2,), None), ("0", (4, 3), (2, 5), 0), ("1", (4, 3), (2,), 1),
+            ("1 of rank 2, 2-d indices", (4, 3), (2, 5), 1),
+            ("2 of rank 3, 2-d indices", (2, 4, 3), (2, 5), 2),
+            ("-1 of rank 4", (3, 4, 2, 3), (2, 3), -1), ("3 of rank 4", (3, 4, 2, 3), (2, 3), 3),
+            ("-3 of rank 3 (the first)", (2, 4, 3), (2, 5), -3),
+            ("1 of rank 3, 3-d indices", (2, 4, 3), (2, 3, 2), 1), ("Axis(1)", (2, 4, 3), (3,), "A1"),
+            ("Axis(0)", (4, 3), (2,), "A0")]
+
+
+@cntk_case(names=["cntk.ops.gather", "cntk.Function.root_function", "cntk.Function.is_block",
+                  "cntk.Function.block_root", "cntk.Function.op_name", "cntk.Function.grad"],
+           note="CNTK 2.7 builds gather with an axis other than 0 as a block GatherOp around a "
+                "TransposeAxes, and places the axes of multi-axis indices where its two "
+                "transposes put them (Stadyn showed a primitive Gather and put them at the "
+                "gathered axis, as NumPy's take does)")
+def gather__axis_as_cntk(C, r):
+    r.touch("cntk.Function.root_function", "cntk.Function.is_block", "cntk.Function.block_root",
+            "cntk.Function.op_name", "cntk.Function.grad", "cntk.Function.eval",
+            "cntk.Function.inputs", "cntk.Function.arguments", "cntk.Function.shape",
+            "cntk.Function.name")
+    res = {}
+    for label, tshape, ishape, axis in _GATHERS:
+        if axis in ("A0", "A1"):
+            axis = C.Axis(int(axis[1]))
+        table = C.parameter(tshape, init=r.randn(*tshape).astype(np.float32), name="table")
+        i = C.input_variable(ishape, name="i")
+        g = C.gather(table, i, axis=axis)
+        rf = g.root_function
+        size = tshape[0 if axis is None else
+                      (axis if isinstance(axis, int) else axis.static_axis_index()) % len(tshape)]
+        feed = {i: r.randint(0, size, (2,) + ishape).astype(np.float32)}
+        res[label + ": shape"] = list(g.shape)
+        res[label + ": op"] = [rf.op_name, rf.is_block,
+                               rf.block_root.op_name if rf.is_block else ""]
+        res[label + ": inputs"] = [v.name for v in rf.inputs]
+        res[label + ": arguments"] = [v.name for v in g.arguments]
+        res[label + ": value"] = g.eval(feed)
+        res[label + ": grad"] = g.grad(feed, wrt=[table])
+    named = C.gather(C.constant(np.ones((2, 3), np.float32)), C.input_variable(2), axis=1,
+                     name="picked")
+    res["named"] = [named.name, named.root_function.name, named.root_function.op_name]
+    return res
+
+
+@cntk_case(names=["cntk.ops.gather", "cntk.Function.eval"],
+           note="CNTK 2.7 builds gather of a reference with dynamic axes (an input) but refuses "
+                "it when it runs (RuntimeError: 'Gather operation's right operand doesn't "
+                "expect to have dynamic axis'); indices computed from the minibatch are fine "
+                "(Stadyn gathered from the input)")
+def gather__dynamic_operands(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.shape")
+    res = {}
+    ref = C.input_variable((4, 3), name="ref")
+    idx = C.input_variable((2,), name="idx")
+    score = C.input_variable(4, name="score")
+    table = C.constant(r.randn(4, 3).astype(np.float32), name="table")
+    ref_data = r.randn(2, 4, 3).astype(np.float32)
+    idx_data = r.randint(0, 3, (2, 2)).astype(np.float32)
+    score_data = r.randn(2, 4).astype(np.float32)
+    feeds = {ref: ref_data, idx: idx_data, score: score_data}
+    for label, make in (("input reference", lambda: C.gather(ref, idx)),
+                        ("input reference, axis", lambda: C.gather(ref, idx, axis=1)),
+                        ("op of an input", lambda: C.gather(ref * 2.0, idx)),
+                        ("computed indices", lambda: C.gather(table, C.argmax(score, 0))),
+                        ("computed indices, axis", lambda: C.gather(C.transpose(table, (1, 0)),
+                                                                    C.argmax(score, 0), axis=1)),
+                        ("both", lambda: C.gather(ref, C.argmax(score, 0)))):
+        g = make()
+        res[label + ": shape"] = list(g.shape)
+        try:
+            res[label] = g.eval({a: feeds[a] for a in g.arguments})
+        except Exception as exc:  # noqa: BLE001 - the type is what is compared
+            res[label] = _error(exc)
+    try:
+        C.gather(table, idx, axis=2)
+        res["axis out of range"] = "built"
+    except Exception as exc:  # noqa: BLE001
+        res["axis out of range"] = _error(exc)
+    return res
