@@ -92,3 +92,41 @@ def gather__dynamic_operands(C, r):
     except Exception as exc:  # noqa: BLE001
         res["axis out of range"] = _error(exc)
     return res
+
+
+@cntk_case(names=["cntk.Function.arguments", "cntk.Function.parameters",
+                  "cntk.Function.constants", "cntk.Function.outputs", "cntk.Function.inputs",
+                  "cntk.Function.placeholders", "cntk.Function.block_arguments_mapping",
+                  "cntk.Function.find_all_with_name", "cntk.Function.signature",
+                  "cntk.learners.Learner.parameters"],
+           note="CNTK 2.7 gives tuples for a Function's arguments, parameters, constants, "
+                "outputs, inputs, placeholders, block_arguments_mapping and signature and a "
+                "learner's parameters, a list for find_all_with_name (Stadyn gave lists)")
+def function_collections__tuple_or_list(C, r):
+    r.touch("cntk.Function.root_function", "cntk.Function.output", "cntk.Variable.shape",
+            "cntk.Variable.dynamic_axes", "cntk.Function.arguments", "cntk.Function.parameters",
+            "cntk.Function.constants", "cntk.Function.outputs", "cntk.Function.inputs",
+            "cntk.Function.placeholders", "cntk.Function.block_arguments_mapping",
+            "cntk.Function.find_all_with_name", "cntk.Function.signature",
+            "cntk.learners.Learner.parameters")
+    x = C.input_variable(3, name="x")
+    z = C.layers.BatchNormalization(name="bn")(C.layers.Dense(2, name="d")(x))
+    ph = C.placeholder(name="p")
+    p = C.plus(ph, x)
+    learner = C.sgd(z.parameters, C.learning_parameter_schedule(0.1))
+    d = z.find_by_name("d")
+    kinds = {}
+    for label, value in (("arguments", z.arguments), ("parameters", z.parameters),
+                         ("constants", z.constants), ("outputs", z.outputs),
+                         ("inputs", z.inputs), ("root inputs", z.root_function.inputs),
+                         ("placeholders", p.placeholders), ("signature", z.signature),
+                         ("block_arguments_mapping", d.block_arguments_mapping),
+                         ("a mapping's pair", d.block_arguments_mapping[0]),
+                         ("find_all_with_name", z.find_all_with_name("d")),
+                         ("find_all_with_name of none", z.find_all_with_name("none")),
+                         ("learner parameters", learner.parameters),
+                         ("shape", z.shape), ("output shape", z.output.shape),
+                         ("dynamic_axes", x.dynamic_axes), ("placeholders none", z.placeholders),
+                         ("combine outputs", C.combine([z, x * 2]).outputs)):
+        kinds[label] = [type(value).__name__, len(value)]
+    return {"kinds": kinds}

@@ -125,7 +125,7 @@ class LayerFunction:
         return wrap(out)
 
     @property
-    def parameters(self) -> list:
+    def parameters(self) -> tuple:
         """The layer's parameters (after its first application), in CNTK 2.7's order: that of
         its walk from the layer's output (``Function.parameters``), the last step's first; a
         batch normalisation's running statistics are constants, not listed.  (Once that
@@ -137,7 +137,7 @@ class LayerFunction:
             v is not None for v in applied) else self._order) if id(v) in mine]
         taken = {id(v) for v in walked}
         own = walked + [p for p in own if id(p) not in taken]
-        return [wrap(p) for p in own]
+        return tuple(wrap(p) for p in own)
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
         """Apply the layer to new inputs of the given per-sample shapes or types
