@@ -2,6 +2,8 @@
 axis (CNTK's ``GatherOp`` block, where multi-axis indices land, a reference with dynamic axes
 refused when run), ..."""
 
+import os
+
 import numpy as np
 
 from compat_harness import cntk_case
@@ -18,7 +20,8 @@ _GATHERS = [("none", (4, 3), (2,), None), ("0", (4, 3), (2, 5), 0), ("1", (4, 3)
             ("2 of rank 3, 2-d indices", (2, 4, 3), (2, 5), 2),
             ("-1 of rank 4", (3, 4, 2, 3), (2, 3), -1), ("3 of rank 4", (3, 4, 2, 3), (2, 3), 3),
             ("-3 of rank 3 (the first)", (2, 4, 3), (2, 5), -3),
-            ("1 of rank 3, 3-d indices", (2, 4, 3), (2, 3, 2), 1), ("Axis(1)", (2, 4, 3), (3,), "A1"),
+            ("1 of rank 3, 3-d indices", (2, 4, 3), (2, 3, 2), 1),
+            ("Axis(1)", (2, 4, 3), (3,), "A1"),
             ("Axis(0)", (4, 3), (2,), "A0")]
 
 
@@ -167,3 +170,83 @@ def layers__printed(C, r):
               ("Fold", lambda: L.Fold(L.GRU(4))), ("Delay", lambda: L.Delay()),
               ("AttentionModel", lambda: L.AttentionModel(4))]
     return {"printed": dict((label, str(make())) for label, make in makers)}
+
+
+def _minibatch_data(d, variable=None):
+    """What a MinibatchData and its ``data`` show."""
+    out = {"type of data": type(d.data).__name__, "shape": list(d.shape),
+           "data shape": list(d.data.shape), "data is_sparse": d.data.is_sparse,
+           "is_sparse": d.is_sparse, "counts": [d.num_samples, d.num_sequences, d.end_of_sweep],
+           "asarray": d.asarray(), "data asarray": d.data.asarray()}
+    try:
+        seqs = d.as_sequences(variable) if variable is not None else d.as_sequences()
+        out["as_sequences"] = [np.asarray(s.todense() if hasattr(s, "todense") else s)
+                               for s in seqs]
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        out["as_sequences"] = _error(exc)
+    return out
+
+
+@cntk_case(names=["cntk.io.MinibatchData", "cntk.io.MinibatchSourceFromData",
+                  "cntk.io.MinibatchSource", "cntk.io.CTFDeserializer", "cntk.Value",
+                  "cntk.io.MinibatchData.data", "cntk.io.MinibatchData.mask"],
+           note="CNTK 2.7's MinibatchData.data is a Value (asarray(), shape, is_sparse), and "
+                "as_sequences gives each sample of a non-sequence stream of "
+                "MinibatchSourceFromData as (*shape); a sparse stream's need the variable "
+                "(ValueError without it; Stadyn gives them dense either way). Stadyn's data was "
+                "the NumPy array, its samples (1, *shape)")
+def minibatch_data__as_cntk(C, r):
+    r.touch("cntk.io.MinibatchData", "cntk.Value", "cntk.io.MinibatchData.data",
+            "cntk.io.MinibatchData.mask",
+            "cntk.io.MinibatchData.as_sequences",
+            "cntk.io.MinibatchData.asarray", "cntk.io.MinibatchData.shape",
+            "cntk.io.MinibatchData.is_sparse", "cntk.io.MinibatchData.num_samples",
+            "cntk.io.MinibatchData.num_sequences", "cntk.io.MinibatchData.end_of_sweep",
+            "cntk.Value.asarray", "cntk.Value.shape", "cntk.Value.is_sparse")
+    res = {}
+    src = C.io.MinibatchSourceFromData(dict(x=r.randn(4, 3).astype(np.float32),
+                                            y=r.onehot(4, 2)))
+    mb = src.next_minibatch(3)
+    res["from data x"] = _minibatch_data(mb[src.streams["x"]])
+    res["from data y"] = _minibatch_data(mb[src.streams["y"]])
+    res["from data end"] = _minibatch_data(src.next_minibatch(3)[src.streams["x"]])
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "seq.ctf")
+        with open(path, "w") as f:
+            f.write("0 |x 1 2 |y 1:1\n0 |x 3 4\n1 |x 5 6 |y 0:1\n2 |x 7 8 |y 2:1\n")
+        streams = C.io.StreamDefs(x=C.io.StreamDef("x", 2),
+                                  y=C.io.StreamDef("y", 3, is_sparse=True))
+        ctf = C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), randomize=False,
+                                   max_sweeps=1)
+        mb = ctf.next_minibatch(10)
+        res["ctf x"] = _minibatch_data(mb[ctf.streams["x"]])
+        res["ctf y"] = _minibatch_data(
+            mb[ctf.streams["y"]], C.sequence.input_variable(3, is_sparse=True))
+    return res
+
+
+@cntk_case(names=["cntk.variables.VariableMixin.is_sparse", "cntk.ops.input_variable",
+                  "cntk.ops.sequence.input_variable", "cntk.Value.one_hot", "cntk.ops.times"],
+           note="CNTK 2.7 says is_sparse True for an input made with is_sparse=True (and for a "
+                "one-hot Value), prints it as SparseTensor, keeps it through clone; times of "
+                "a sparse input fed one-hot Values or SciPy CSR rows. Stadyn said False")
+def sparse_inputs__as_cntk(C, r):
+    import scipy.sparse as sparse
+    r.touch("cntk.variables.VariableMixin.is_sparse", "cntk.Function.eval",
+            "cntk.Function.clone", "cntk.Function.arguments", "cntk.Value.is_sparse",
+            "cntk.Value.one_hot")
+    x = C.input_variable(4, is_sparse=True, name="x")
+    s = C.sequence.input_variable(4, is_sparse=True, name="s")
+    d = C.input_variable(4, name="d")
+    w = C.parameter((4, 2), init=r.randn(4, 2).astype(np.float32), name="w")
+    z = C.times(x, w)
+    zs = C.times(s, w)
+    res = {"is_sparse": [x.is_sparse, s.is_sparse, d.is_sparse, w.is_sparse,
+                         z.output.is_sparse, C.Value.one_hot([[1], [3]], 4).is_sparse],
+           "printed": [str(z), str(zs)],
+           "cloned": [a.is_sparse for a in z.clone(C.CloneMethod.share).arguments]}
+    rows = np.eye(4, dtype=np.float32)[[2, 0, 3]]
+    res["times one-hot"] = z.eval({x: C.Value.one_hot([[2], [0], [3]], 4)})
+    res["times csr"] = z.eval({x: sparse.csr_matrix(rows)})
+    res["sequences"] = zs.eval({s: C.Value.one_hot([[1, 2], [3]], 4)})
+    return res

@@ -213,7 +213,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         if not self.is_block:       # (CNTK 2.7's ValueError)
             raise ValueError(f"block_arguments_mapping: the Function {self.op_name} is not a "
                              "block")
-        return tuple((wrap_variable(a), wrap_variable(a)) for a in G.BLOCKS[self.variable].arguments)
+        return tuple((wrap_variable(a), wrap_variable(a))
+                     for a in G.BLOCKS[self.variable].arguments)
 
     @property
     def op_name(self) -> str:

@@ -191,8 +191,8 @@ class LayerFunction:
             >>> import stadyn.compat.cntk as C
             >>> print(C.layers.Dense(3, name="fc"))
             fc: Dense(x: Sequence[tensor]) -> Sequence[tensor]
-            >>> print(C.layers.LSTM(4))
-            LSTM(dh: Sequence[tensor], dc: Sequence[tensor], x: Sequence[tensor]) -> Tuple[Sequence[tensor], Sequence[tensor]]
+            >>> print(C.layers.GRU(4))
+            GRU(dh: Sequence[tensor], x: Sequence[tensor]) -> Sequence[tensor]
         """
         if self._signature is not None:
             return str(self._signature)

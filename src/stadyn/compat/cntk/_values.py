@@ -112,6 +112,7 @@ class Value:
             batch = np.zeros(tuple(shape or ()), dtype=dtype or np.float32)
         self._data = np.asarray(batch, dtype=dtype or _dtype_of(batch))
         self.lengths = None       # a batch of sequences: their lengths (the data padded)
+        self._sparse = False      # the data of a sparse stream (held dense)
 
     @property
     def dtype(self):
@@ -171,6 +172,7 @@ class Value:
             data[i, :len(s)] = s
         value = Value(batch=data)
         value.lengths = lengths
+        value._sparse = True        # (CNTK's one-hot Value is sparse)
         return value
 
     @property
@@ -183,10 +185,14 @@ class Value:
 
     @property
     def is_sparse(self) -> bool:
-        return False
+        """Whether it holds a sparse stream's data (a reader's; Stadyn holds it dense)."""
+        return self._sparse
 
     def asarray(self) -> np.ndarray:
         return self._data.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
 
     def __repr__(self) -> str:
         return f"Value({self.shape})"
