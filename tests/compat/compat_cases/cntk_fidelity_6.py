@@ -250,3 +250,19 @@ def sparse_inputs__as_cntk(C, r):
     res["times csr"] = z.eval({x: sparse.csr_matrix(rows)})
     res["sequences"] = zs.eval({s: C.Value.one_hot([[1, 2], [3]], 4)})
     return res
+
+
+@cntk_case(names=["cntk.ops.eye_like"],
+           note="CNTK 2.7's eye_like (sparse_output=True, the default) evaluates to a SciPy "
+                "csr_matrix; Stadyn gave a dense array")
+def eye_like__sparse_output(C, r):
+    r.touch("cntk.Function.eval")
+    x = C.input_variable(4, name="x")
+    data = r.randn(3, 4).astype(np.float32)
+    res = {}
+    for label, f in (("default", C.eye_like(x)), ("sparse", C.eye_like(x, sparse_output=True)),
+                     ("dense", C.eye_like(x, sparse_output=False))):
+        out = f.eval({x: data})
+        res[label + " type"] = type(out).__name__
+        res[label] = np.asarray(out.toarray() if hasattr(out, "toarray") else out)
+    return res

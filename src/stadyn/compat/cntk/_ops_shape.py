@@ -533,11 +533,23 @@ def ones_like(x, name: str = ""):
 
 
 def eye_like(x, sparse_output: bool = True, name: str = ""):
-    """An identity matrix of ``x``'s shape (with the batch axis: the rows are the samples)."""
+    """An identity matrix of ``x``'s shape (with the batch axis: the rows are the samples);
+    with ``sparse_output`` (the default) ``eval`` gives it as a SciPy CSR matrix, as CNTK 2.7
+    does (a dense array where SciPy is not installed).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(3)
+        >>> C.eye_like(x).eval({x: np.zeros((2, 3), np.float32)}).toarray().tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
     v = operand(x)
     if v.ndim != 2:
         raise ValueError(f"eye_like: needs a matrix (a batch of vectors), got {v.shape}")
-    return named(wrap(F.cntk_eye_like(v)), name, "EyeLikeOp")
+    out = named(wrap(F.cntk_eye_like(v)), name, "EyeLikeOp")
+    if sparse_output:
+        G.SPARSE_OUTPUTS.add(out.variable)
+    return out
 
 
 @float_arrays("operand_")

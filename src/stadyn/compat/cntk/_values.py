@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...graph import pad_sequences
+from ._graph import SPARSE_OUTPUTS
 
 __all__ = ["NDArrayView", "Value", "asarray", "asvalue", "output_value", "root_gradient"]
 
@@ -221,6 +222,12 @@ def output_value(v, array: np.ndarray | None = None):
     an array, or for a sequence one array per sequence."""
     array = v.d if array is None else array
     lengths = v.sequence_lengths
+    if lengths is None and array.ndim == 2 and v in SPARSE_OUTPUTS:
+        try:
+            from scipy import sparse        # (CNTK 2.7's own dependency; Stadyn's optional)
+        except ImportError:
+            return array.copy()
+        return sparse.csr_matrix(array)
     if lengths is None:
         return array.copy()
     return [array[b, :int(n)].copy() for b, n in enumerate(lengths.d)]
