@@ -27,8 +27,8 @@ from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, se
 from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
-__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "SPARSE", "SPARSE_OUTPUTS", "STEP_VALUES", "LEAF_NAMES", "BATCH",
-           "Block",
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "SPARSE", "SPARSE_OUTPUTS", "STEP_VALUES",
+           "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
