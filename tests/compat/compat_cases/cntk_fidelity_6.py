@@ -266,3 +266,30 @@ def eye_like__sparse_output(C, r):
         res[label + " type"] = type(out).__name__
         res[label] = np.asarray(out.toarray() if hasattr(out, "toarray") else out)
     return res
+
+
+@cntk_case(names=["cntk.Value.create", "cntk.Value.as_sequences"],
+           note="CNTK 2.7's Value.create reads a list as sequences, each (steps, *shape) or one "
+                "sample, padded to the longest: Stadyn stacked the entries as one-step "
+                "sequences (sequences of different lengths were a ValueError, equal ones a "
+                "(N, 1, T, *shape) value an input refused)")
+def value_create__sequences(C, r):
+    r.touch("cntk.Value.create", "cntk.Value.as_sequences", "cntk.Value.shape",
+            "cntk.Value.asarray", "cntk.Function.eval")
+    s = C.sequence.input_variable(3, name="s")
+    x = C.input_variable(3, name="x")
+    a, b = r.randn(2, 3).astype(np.float32), r.randn(3, 3).astype(np.float32)
+    res = {}
+    for label, var, data in (("ragged", s, [a, b]), ("equal", s, [a, a]),
+                             ("lists", s, [[[1, 2, 3]], [[4, 5, 6], [7, 8, 9]]]),
+                             ("samples", x, [a[0], a[1]]), ("array", x, a),
+                             ("float64", s, [b.astype(np.float64)])):
+        v = C.Value.create(var, data)
+        res[label + ": shape"] = list(v.shape)
+        res[label + ": value"] = v.asarray()
+        if var is s:
+            res[label + ": sequences"] = v.as_sequences()
+            res[label + ": summed"] = C.sequence.reduce_sum(s).eval({s: v})
+        else:
+            res[label + ": doubled"] = (x * 2).eval({x: v})
+    return res

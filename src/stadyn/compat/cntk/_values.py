@@ -130,11 +130,37 @@ class Value:
     @staticmethod
     def create(var, data, seq_starts=None, device=None, read_only: bool = False):
         """A Value of ``data`` for ``var``: an array (its first axis the samples), or a list of
-        per-sample arrays, each a sequence of length 1 (shape ``(N, 1, ...)``, as CNTK's)."""
+        sequences, as CNTK 2.7 reads it: each entry ``(steps, *var.shape)``, or one sample
+        ``var.shape`` (a sequence of one step); the sequences padded with zeros to the
+        longest, shape ``(N, longest, *var.shape)``, their lengths kept (for a sequence
+        ``var``, or where they differ).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> s = C.sequence.input_variable(2)
+            >>> v = Value.create(s, [np.ones((2, 2)), np.ones((3, 2))])
+            >>> v.shape, v.lengths, [a.shape for a in v.as_sequences()]
+            ((2, 3, 2), [2, 3], [(2, 2), (3, 2)])
+        """
         dtype = np.dtype(getattr(var, "dtype", np.float32))
-        if isinstance(data, list):
-            data = np.stack([np.asarray(d, dtype=dtype) for d in data])[:, None]
-        return Value(batch=np.asarray(data, dtype=dtype))
+        if not isinstance(data, list):
+            return Value(batch=np.asarray(data, dtype=dtype))
+        rank = len(tuple(getattr(var, "shape", ()) or ()))
+        seqs = [np.asarray(d, dtype=dtype) for d in data]
+        seqs = [a[None] if a.ndim == rank else a for a in seqs]
+        steps = {a.shape[1:] for a in seqs}
+        if len(steps) > 1:
+            raise ValueError(f"Value.create: the sequences' steps have different shapes "
+                             f"{sorted(steps)}")
+        lengths = [len(a) for a in seqs]
+        step = steps.pop() if steps else tuple(getattr(var, "shape", ()) or ())
+        batch = np.zeros((len(seqs), max(lengths, default=0)) + tuple(step), dtype)
+        for k, a in enumerate(seqs):
+            batch[k, :len(a)] = a
+        value = Value(batch=batch)
+        if len(getattr(var, "dynamic_axes", ()) or ()) > 1 or len(set(lengths)) > 1:
+            value.lengths = lengths
+        return value
 
     #: the index that stands for a row of zeros in :meth:`one_hot` (CNTK 2.7's value)
     ONE_HOT_SKIP = 2 ** 32 - 1
