@@ -1,6 +1,8 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (sixth round): ``gather`` along an
 axis (CNTK's ``GatherOp`` block, where multi-axis indices land, a reference with dynamic axes
-refused when run), ..."""
+refused when run); tuples where CNTK gives tuples; layers printed before they are applied;
+``MinibatchData.data`` a ``Value``; ``is_sparse`` of sparse inputs; ``eye_like``'s CSR output;
+``Value.create`` of a list of sequences."""
 
 import os
 
