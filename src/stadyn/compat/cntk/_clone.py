@@ -8,7 +8,7 @@ from ...cntk_semantics import reshape_sample
 from ...graph import Variable, apply, name_scope, new_lengths, set_sequence_axis, topological_nodes
 from ...sequence import input_variable as sequence_input_variable
 from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS,
-                     Block, link_outputs, made_by_cntk_op, outputs_of, primitive_op_name,
+                     SPARSE, Block, link_outputs, made_by_cntk_op, outputs_of, primitive_op_name,
                      seen_through, set_op_name, set_uid, uid_of)
 
 __all__ = ["rebuild"]
@@ -44,6 +44,8 @@ def _copy_input(v: Variable) -> Variable:
             set_sequence_axis(new, new_lengths())
     if v in INPUTS:
         INPUTS[new] = INPUTS[v]
+        if v in SPARSE:
+            SPARSE.add(new)
     else:
         PLACEHOLDERS[new] = PLACEHOLDERS[v]
         if v in SHAPELESS:

@@ -174,23 +174,23 @@ class Deferred(TensorOpsMixin):
             visit(a)
 
     @property
-    def placeholders(self) -> list:
+    def placeholders(self) -> tuple:
         """The placeholders without a shape it reads (a layer operand's ``keep``)."""
         if self._typed is not None:
             return self._typed.placeholders
         out: list = []
         self._leaves(out, set(), self._bound)
-        return out
+        return tuple(out)
 
     @property
-    def arguments(self) -> list:
+    def arguments(self) -> tuple:
         """The placeholders without a shape it reads, and the arguments of its parts built
         already (once typed, its graph's arguments)."""
         if self._typed is not None:
             return self._typed.arguments
         out: list = []
         self._leaves(out, set(), self._bound, arguments=True)
-        return out
+        return tuple(out)
 
     @property
     def output(self):
@@ -210,7 +210,7 @@ class Deferred(TensorOpsMixin):
         return (-2,) if self._typed is None else self._typed.shape
 
     @property
-    def parameters(self) -> list:
+    def parameters(self) -> tuple:
         """The parameters of the layers it applies (those applied already)."""
         if self._typed is not None:
             return self._typed.parameters
@@ -231,7 +231,7 @@ class Deferred(TensorOpsMixin):
                 for u in v:
                     visit(u)
         visit(self)
-        return out
+        return tuple(out)
 
     # -- building ---------------------------------------------------------------------------
     def _replay(self, bound: dict, memo: dict):

@@ -164,9 +164,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         return wrap_variable(self.variable)
 
     @property
-    def outputs(self) -> list:
-        """Every output, as Variables."""
-        return [wrap_variable(v) for v in self._roots()]
+    def outputs(self) -> tuple:
+        """Every output, as Variables (a tuple, as CNTK 2.7 gives it)."""
+        return tuple(wrap_variable(v) for v in self._roots())
 
     @property
     def root_function(self) -> "Function":
@@ -207,13 +207,14 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         return Function(self.variable, view="op")
 
     @property
-    def block_arguments_mapping(self) -> list:
+    def block_arguments_mapping(self) -> tuple:
         """A block's arguments, each as ``(inner placeholder, actual argument)``; Stadyn's
         blocks use the actual arguments inside, so both are the same Variable."""
         if not self.is_block:       # (CNTK 2.7's ValueError)
             raise ValueError(f"block_arguments_mapping: the Function {self.op_name} is not a "
                              "block")
-        return [(wrap_variable(a), wrap_variable(a)) for a in G.BLOCKS[self.variable].arguments]
+        return tuple((wrap_variable(a), wrap_variable(a))
+                     for a in G.BLOCKS[self.variable].arguments)
 
     @property
     def op_name(self) -> str:
@@ -242,26 +243,34 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         return base
 
     @property
-    def inputs(self) -> list:
+    def inputs(self) -> tuple:
         """A composite's leaves (arguments, parameters, constants); a root function's own
         inputs (a block's: its parameters, then its arguments; a Combine's: the outputs it
-        combines)."""
+        combines).  A tuple, as CNTK 2.7 gives it."""
         if self._view == "combine":
             return self.outputs
         if self._view == "composite":
-            return [wrap_variable(v) for v in self._leaves()]
+            return tuple(wrap_variable(v) for v in self._leaves())
         if self._recurrence_root():     # one: CNTK's is the step's output (inside the loop;
-            return [wrap_variable(G.BLOCKS[self.variable].arguments[-1])]   # here its input)
-        return [wrap_variable(v) for v in G.node_inputs(
-            self._node() if self._view == "block" else ("op", self.variable))]
+            return (wrap_variable(G.BLOCKS[self.variable].arguments[-1]),)  # here its input)
+        return tuple(wrap_variable(v) for v in G.node_inputs(
+            self._node() if self._view == "block" else ("op", self.variable)))
 
     @property
-    def arguments(self) -> list:
-        """The inputs and placeholders the outputs depend on, in CNTK's order."""
+    def arguments(self) -> tuple:
+        """The inputs and placeholders the outputs depend on, in CNTK's order (a tuple, as
+        CNTK 2.7 gives it).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> a, b = C.input_variable(2, name="a"), C.input_variable(2, name="b")
+            >>> C.plus(a, b).arguments
+            (Input('a', [#], [2]), Input('b', [#], [2]))
+        """
         found = [v for v in G.walk_operands(self._roots(), self._leaves())
                  if G.kind_of(v) in ("input", "placeholder")
                  and not is_lengths(v)]     # a sequence input's lengths come with its data
-        return [wrap_variable(v) for v in G.in_argument_order(self.variable, found)]
+        return tuple(wrap_variable(v) for v in G.in_argument_order(self.variable, found))
 
     @property
     def signature(self) -> tuple:
@@ -311,22 +320,22 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
         return G.node_inputs(self._node() if self._view == "block" else ("op", self.variable))
 
     @property
-    def parameters(self) -> list:
+    def parameters(self) -> tuple:
         """The learnable parameters the outputs depend on (the last layer's first); a root
         function's among its inputs."""
-        return [wrap(v) for v in self._own_leaves() if G.kind_of(v) == "parameter"]
+        return tuple(wrap(v) for v in self._own_leaves() if G.kind_of(v) == "parameter")
 
     @property
-    def constants(self) -> list:
+    def constants(self) -> tuple:
         """The constants (batch normalisation's statistics among them); a root function's
         among its inputs."""
-        return [wrap(v) for v in self._own_leaves() if G.kind_of(v) == "constant"]
+        return tuple(wrap(v) for v in self._own_leaves() if G.kind_of(v) == "constant")
 
     @property
-    def placeholders(self) -> list:
+    def placeholders(self) -> tuple:
         """The placeholders not yet replaced; a root function's among its inputs."""
-        return [wrap_variable(v) for v in self._own_leaves()
-                if G.kind_of(v) == "placeholder"]
+        return tuple(wrap_variable(v) for v in self._own_leaves()
+                     if G.kind_of(v) == "placeholder")
 
     @property
     def attributes(self) -> dict:
@@ -417,7 +426,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
             >>> x, y = C.input_variable(2), C.input_variable(2)
             >>> f = C.layers.Dense(2)(x)
             >>> g = f.clone(C.CloneMethod.freeze, {x: y})
-            >>> g.arguments == [y], len(g.parameters), len(g.constants)
+            >>> g.arguments == (y,), len(g.parameters), len(g.constants)
             (True, 0, 2)
         """
         method = _as_method(method)

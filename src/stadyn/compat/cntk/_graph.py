@@ -27,7 +27,8 @@ from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, se
 from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
-__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "BATCH", "Block",
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "SPARSE", "SPARSE_OUTPUTS", "STEP_VALUES",
+           "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
@@ -45,6 +46,12 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "STEP_VALUES", "LEAF_NAMES", "
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 PLACEHOLDERS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# The inputs made with is_sparse=True (fed sparse or one-hot data, held dense): CNTK's
+# Variable.is_sparse
+SPARSE: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# The outputs of ops made with sparse_output=True (eye_like): eval gives them as SciPy CSR
+# matrices, as CNTK 2.7 does
+SPARSE_OUTPUTS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 # One step of a sequence inside a recurrence's step function (and what is computed from it
 # there): the sequence ops see a step, not a sequence.
 STEP_VALUES: "weakref.WeakSet[Variable]" = weakref.WeakSet()

@@ -125,7 +125,7 @@ class LayerFunction:
         return wrap(out)
 
     @property
-    def parameters(self) -> list:
+    def parameters(self) -> tuple:
         """The layer's parameters (after its first application), in CNTK 2.7's order: that of
         its walk from the layer's output (``Function.parameters``), the last step's first; a
         batch normalisation's running statistics are constants, not listed.  (Once that
@@ -137,7 +137,7 @@ class LayerFunction:
             v is not None for v in applied) else self._order) if id(v) in mine]
         taken = {id(v) for v in walked}
         own = walked + [p for p in own if id(p) not in taken]
-        return [wrap(p) for p in own]
+        return tuple(wrap(p) for p in own)
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
         """Apply the layer to new inputs of the given per-sample shapes or types
@@ -164,10 +164,10 @@ class LayerFunction:
                              "the layer is applied)")
 
     def __rshift__(self, other):
-        return Sequential([self, other])
+        return _chained(Sequential([self, other]), self)
 
     def __rrshift__(self, other):
-        return Sequential([other, self])
+        return _chained(Sequential([other, self]), other)
 
     def _own_placeholder(self):
         """The placeholder (without a shape) the layer stands for when an op is applied to
@@ -181,6 +181,71 @@ class LayerFunction:
 
     def __repr__(self) -> str:
         return f"<cntk layer {self.op_name} {self.name!r}>"
+
+    def __str__(self) -> str:
+        """As CNTK 2.7 prints a layer not applied yet: its name, the op its graph shows
+        (``Composite`` for several), its arguments (untyped: ``Sequence[tensor]``) and
+        outputs; once given a signature, that Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> print(C.layers.Dense(3, name="fc"))
+            fc: Dense(x: Sequence[tensor]) -> Sequence[tensor]
+            >>> print(C.layers.GRU(4))
+            GRU(dh: Sequence[tensor], x: Sequence[tensor]) -> Sequence[tensor]
+        """
+        if self._signature is not None:
+            return str(self._signature)
+        shown = _shown_layer(self)
+        if shown is None:           # (CNTK 2.7's ResNetBlock, SequentialClique: not Functions)
+            return repr(self)
+        name, op, args, outputs = shown
+        untyped = "Sequence[tensor]"
+        out = untyped if outputs == 1 else "Tuple[" + ", ".join([untyped] * outputs) + "]"
+        return (f"{name}: " if name else "") + f"{op}(" + \
+            ", ".join(f"{a}: {untyped}" for a in args) + f") -> {out}"
+
+
+# The arguments CNTK 2.7 names a layer's placeholders (``x`` where not listed), and the op its
+# graph shows where that is not the layer's kind
+_LAYER_ARGUMENTS = {"LSTM": ("dh", "dc", "x"), "GRU": ("dh", "x"), "RNNStep": ("dh", "x"),
+                    "MaxUnpooling": ("x", "y"),
+                    "AttentionModel": ("encoder_hidden_state", "decoder_hidden_state")}
+_SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
+
+
+def _shown_layer(layer: LayerFunction):
+    """``(name, op, argument names, number of outputs)`` as CNTK 2.7 prints ``layer`` before
+    it is applied; None for a layer CNTK makes no Function of."""
+    op, args, outputs = layer.op_name, _LAYER_ARGUMENTS.get(layer.op_name, ("x",)), 1
+    name = layer.name
+    if op == "LSTM":
+        outputs = 2
+    if op == "RecurrenceFrom":
+        args = ("h", "c", "x") if isinstance(layer.layer.step, _L.LSTM) else ("h", "x")
+    if op in _SHOWN_AS_COMPOSITE:
+        op = "Composite"
+    elif isinstance(layer.layer, _L.Label):
+        op = "NoOp"
+    elif isinstance(layer.layer, _CompositeLayer):
+        steps = layer.layer.composite.steps
+        args = layer.__dict__.get("_argument_names", ("keep",))
+        if steps and isinstance(steps[-1], tuple):
+            outputs = len(steps[-1])
+        if not steps:
+            op = "Combine"
+        elif len(steps) == 1 and isinstance(steps[0], LayerFunction) and not name:
+            # (a name makes CNTK's Sequential a composite over the layer)
+            inner = _shown_layer(steps[0])
+            if inner is None:
+                return None
+            name = name or inner[0]
+            op, outputs = inner[1], inner[3]
+        else:
+            op = "Composite"
+    elif not op:
+        return None
+    return name, op, tuple(args), outputs
 
 
 LAYER_CLASSES.append(LayerFunction)      # an operand _deferred waits for
@@ -381,6 +446,15 @@ class _Composite:
                     if G.kind_of(unwrap(p)) == "parameter":
                         out.append(unwrap(p))
         return out
+
+
+def _chained(composite: LayerFunction, first: Any) -> LayerFunction:
+    """``composite`` (``f >> g``) printed with ``first``'s arguments, as CNTK 2.7 composes
+    the two Functions (a Sequential's argument is ``keep``)."""
+    shown = _shown_layer(first) if isinstance(first, LayerFunction) else None
+    if shown is not None:
+        composite._argument_names = shown[2]
+    return composite
 
 
 def _apply(fn: Callable, values: tuple):

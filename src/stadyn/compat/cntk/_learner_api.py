@@ -162,7 +162,7 @@ class CntkLearner(CntkCounts):
         return self._given_minibatch_size is not None
 
     @property
-    def parameters(self) -> list:
+    def parameters(self) -> tuple:
         """The parameters it updates, as CNTK Parameters (named ``W``, as the model lists
         them; Stadyn's learner gives its Variables, named by their registry paths).
 
@@ -172,7 +172,7 @@ class CntkLearner(CntkCounts):
             >>> [p.name for p in C.sgd(z.parameters, C.learning_parameter_schedule(0.1)).parameters]
             ['W', 'b']
         """
-        return [wrap(p) for p in self.named_parameters().values()]
+        return tuple(wrap(p) for p in self.named_parameters().values())   # (CNTK's tuple)
 
     @property
     def ignored_minibatch_size(self) -> int:

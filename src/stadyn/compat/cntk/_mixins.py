@@ -184,8 +184,9 @@ class VariableMixin:
 
     @property
     def is_sparse(self) -> bool:
-        """Always False: Stadyn's values are dense."""
-        return False
+        """Whether it is an input made with ``is_sparse=True``, as CNTK 2.7 says (Stadyn holds
+        its data dense; every other value is dense)."""
+        return self.variable in G.SPARSE
 
     @property
     def _type(self):

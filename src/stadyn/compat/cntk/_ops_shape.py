@@ -423,35 +423,82 @@ def _index(v, axis: int, i: int):
 @float_arrays("reference")
 def gather(reference, indices, axis=None, name: str = ""):
     """The slices of ``reference`` along its first sample axis (or ``axis``) at the positions
-    in ``indices`` (no gradient to them): the indices' shape takes that axis's place."""
+    in ``indices`` (no gradient to them): the indices' shape takes that axis's place.
+
+    As CNTK 2.7 builds it: with an ``axis`` other than the first (``0``) the op is a block of
+    kind ``GatherOp`` around a ``TransposeAxes``; a ``reference`` with dynamic axes (an input,
+    an op of one) is built but refused when its graph first runs (CNTK's "Gather operation's
+    right operand doesn't expect to have dynamic axis"): the table is a constant or a
+    parameter, the indices may be computed from the minibatch.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> table = C.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+        >>> i = C.input_variable(2)
+        >>> g = C.gather(table, i, axis=1)
+        >>> g.shape, g.root_function.op_name, g.root_function.block_root.op_name
+        ((2, 2), 'GatherOp', 'TransposeAxes')
+        >>> g.eval({i: np.array([[2, 0]], np.float32)}).tolist()
+        [[[2.0, 0.0], [5.0, 3.0]]]
+    """
     ref, ids = operand(reference), operand(indices)
     ref_n, ids_n = lead_axes(reference), lead_axes(indices)
     if ref_n and ids_n and ref_n != ids_n:
         raise ValueError("gather: one operand is a sequence and the other is not (CNTK gathers "
                          "within samples of the same dynamic axes)")
     sample, id_shape = tuple(sample_shape(reference)), tuple(sample_shape(indices))
-    ax = 0 if axis is None else _axis_index(reference, axis) - ref_n
-    rest = sample[:ax] + sample[ax + 1:]
-    perm = tuple(range(ref_n)) + (ref_n + ax,) + tuple(ref_n + i for i in range(len(sample))
-                                                       if i != ax)
-    table = reshape_samples(F.transpose(ref, perm) if ax else ref, ref_n,
-                          (sample[ax], math.prod(rest)))
+    a = 0 if axis is None else (axis.static_axis_index() if isinstance(axis, Axis) else int(axis))
+    if axis is not None:
+        _axis_index(reference, a)           # (an axis the sample lacks: the error)
+    # CNTK 2.7 swaps the axis with the first, gathers along the first and swaps the output's
+    # axis ``a`` (a negative one counted from the output's own rank) with its first again:
+    # the indices' axes land where a multi-axis index put them in CNTK
+    ax = a % len(sample)
+    src = F.transpose(ref, _swap(ref_n, len(sample), ax)) if ax else ref
+    sample = (sample[ax],) + sample[1:ax] + (sample[0],) + sample[ax + 1:] if ax else sample
+    rest = sample[1:]
+    table = reshape_samples(src, ref_n, (sample[0], math.prod(rest)))
     flat = reshape_samples(F.cast(F.stop_gradient(ids), "int64"), ids_n,
                          (math.prod(id_shape), 1))
-    hot = F.cast(F.one_hot(flat, (sample[ax],)), "float32")      # (..., n_ids, size)
+    hot = F.cast(F.one_hot(flat, (sample[0],)), "float32")       # (..., n_ids, size)
     if not ref_n:
         picked = F.affine(hot, table, None, hot.ndim - 1)          # (..., n_ids, rest)
     else:
         picked = F.batch_matmul(hot, table)
     n = max(ref_n, ids_n)
     out = reshape_samples(picked, n, id_shape + rest)
-    if ax:
-        k = len(id_shape)
-        order = list(range(n)) + [n + k + i for i in range(ax)] + [n + i for i in range(k)] + \
-            [n + k + i for i in range(ax, len(rest))]
-        out = F.transpose(out, tuple(order))
+    rank = len(id_shape) + len(rest)
+    back = a if a >= 0 else a + rank
+    if 0 < back < rank:
+        out = F.transpose(out, _swap(n, rank, back))
     G.show_operands_in_order(out, (ref, ids))    # CNTK lists the reference first
-    return named(wrap(one_op(out, ref, ids)), name, "Gather")
+    one_op(out, ref, ids)
+    if ref_n:
+        refuse_when_run(out, "gather: the reference has dynamic axes (an input or an op of "
+                        "one); it must be a constant, a parameter or an op of those (CNTK 2.7: "
+                        "Gather operation's right operand doesn't expect to have dynamic axis)",
+                        InvalidAtRunError)
+    if not _first_axis(axis):
+        # CNTK 2.7's GatherOp(indices, reference, axis): a block around TransposeAxes
+        G.mark_block(out, "GatherOp", name, [ref, ids], "TransposeAxes")
+        return wrap(out)
+    return named(wrap(out), name, "Gather")
+
+
+def _swap(lead: int, rank: int, axis: int) -> tuple:
+    """The permutation swapping sample axis ``axis`` with the first (``lead`` axes before)."""
+    perm = list(range(lead + rank))
+    perm[lead], perm[lead + axis] = perm[lead + axis], perm[lead]
+    return tuple(perm)
+
+
+def _first_axis(axis) -> bool:
+    """Whether gather's ``axis`` is the one CNTK 2.7 gathers along without a block: none
+    given, ``0`` or ``Axis(0)`` (``-rank``, the same axis, makes the block)."""
+    if axis is None:
+        return True
+    index = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
+    return index == 0
 
 
 def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str = ""):
@@ -486,11 +533,23 @@ def ones_like(x, name: str = ""):
 
 
 def eye_like(x, sparse_output: bool = True, name: str = ""):
-    """An identity matrix of ``x``'s shape (with the batch axis: the rows are the samples)."""
+    """An identity matrix of ``x``'s shape (with the batch axis: the rows are the samples);
+    with ``sparse_output`` (the default) ``eval`` gives it as a SciPy CSR matrix, as CNTK 2.7
+    does (a dense array where SciPy is not installed).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(3)
+        >>> C.eye_like(x).eval({x: np.zeros((2, 3), np.float32)}).toarray().tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
     v = operand(x)
     if v.ndim != 2:
         raise ValueError(f"eye_like: needs a matrix (a batch of vectors), got {v.shape}")
-    return named(wrap(F.cntk_eye_like(v)), name, "EyeLikeOp")
+    out = named(wrap(F.cntk_eye_like(v)), name, "EyeLikeOp")
+    if sparse_output:
+        G.SPARSE_OUTPUTS.add(out.variable)
+    return out
 
 
 @float_arrays("operand_")

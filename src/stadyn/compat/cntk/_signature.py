@@ -187,11 +187,11 @@ class _Deferred:
         self.name = getattr(fn, "__name__", "")
 
     @property
-    def arguments(self) -> list:
+    def arguments(self) -> tuple:
         """The untyped arguments: placeholders without a shape (once typed, the inputs)."""
         if self._typed is not None:
             return self._typed.arguments
-        return list(self._placeholders)
+        return tuple(self._placeholders)
 
     placeholders = arguments
 
@@ -301,7 +301,7 @@ class _Deferred:
                                                                            **kwargs)
 
     @property
-    def parameters(self) -> list:
+    def parameters(self) -> tuple:
         """The parameters of the graph it built when last applied (its layers hold them; CNTK
         lists them before, from its placeholders)."""
         if self._typed is not None:
@@ -310,7 +310,7 @@ class _Deferred:
         if parameters is None:
             raise ValueError(f"{self.name}: its arguments have no types, so its parameters are "
                              "known once it is applied to Functions or Variables")
-        return list(parameters)
+        return tuple(parameters)
 
     def __repr__(self) -> str:
         return f"Composite({self.name}: untyped arguments {[p.name for p in self._placeholders]})"

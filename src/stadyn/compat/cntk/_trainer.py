@@ -39,7 +39,7 @@ def _plain(arguments):
     if not isinstance(arguments, dict) or not any(
             isinstance(v, _io.MinibatchData) for v in arguments.values()):
         return arguments
-    return {k: (_as_input_shape(k, v.data) if isinstance(v, _io.MinibatchData)
+    return {k: (_as_input_shape(k, np.asarray(v)) if isinstance(v, _io.MinibatchData)
                 and getattr(v, "lengths", None) is None else v)     # sequences keep lengths
             for k, v in arguments.items()}
 

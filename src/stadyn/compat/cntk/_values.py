@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...graph import pad_sequences
+from ._graph import SPARSE_OUTPUTS
 
 __all__ = ["NDArrayView", "Value", "asarray", "asvalue", "output_value", "root_gradient"]
 
@@ -112,6 +113,7 @@ class Value:
             batch = np.zeros(tuple(shape or ()), dtype=dtype or np.float32)
         self._data = np.asarray(batch, dtype=dtype or _dtype_of(batch))
         self.lengths = None       # a batch of sequences: their lengths (the data padded)
+        self._sparse = False      # the data of a sparse stream (held dense)
 
     @property
     def dtype(self):
@@ -128,11 +130,37 @@ class Value:
     @staticmethod
     def create(var, data, seq_starts=None, device=None, read_only: bool = False):
         """A Value of ``data`` for ``var``: an array (its first axis the samples), or a list of
-        per-sample arrays, each a sequence of length 1 (shape ``(N, 1, ...)``, as CNTK's)."""
+        sequences, as CNTK 2.7 reads it: each entry ``(steps, *var.shape)``, or one sample
+        ``var.shape`` (a sequence of one step); the sequences padded with zeros to the
+        longest, shape ``(N, longest, *var.shape)``, their lengths kept (for a sequence
+        ``var``, or where they differ).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> s = C.sequence.input_variable(2)
+            >>> v = Value.create(s, [np.ones((2, 2)), np.ones((3, 2))])
+            >>> v.shape, v.lengths, [a.shape for a in v.as_sequences()]
+            ((2, 3, 2), [2, 3], [(2, 2), (3, 2)])
+        """
         dtype = np.dtype(getattr(var, "dtype", np.float32))
-        if isinstance(data, list):
-            data = np.stack([np.asarray(d, dtype=dtype) for d in data])[:, None]
-        return Value(batch=np.asarray(data, dtype=dtype))
+        if not isinstance(data, list):
+            return Value(batch=np.asarray(data, dtype=dtype))
+        rank = len(tuple(getattr(var, "shape", ()) or ()))
+        seqs = [np.asarray(d, dtype=dtype) for d in data]
+        seqs = [a[None] if a.ndim == rank else a for a in seqs]
+        steps = {a.shape[1:] for a in seqs}
+        if len(steps) > 1:
+            raise ValueError(f"Value.create: the sequences' steps have different shapes "
+                             f"{sorted(steps)}")
+        lengths = [len(a) for a in seqs]
+        step = steps.pop() if steps else tuple(getattr(var, "shape", ()) or ())
+        batch = np.zeros((len(seqs), max(lengths, default=0)) + tuple(step), dtype)
+        for k, a in enumerate(seqs):
+            batch[k, :len(a)] = a
+        value = Value(batch=batch)
+        if len(getattr(var, "dynamic_axes", ()) or ()) > 1 or len(set(lengths)) > 1:
+            value.lengths = lengths
+        return value
 
     #: the index that stands for a row of zeros in :meth:`one_hot` (CNTK 2.7's value)
     ONE_HOT_SKIP = 2 ** 32 - 1
@@ -171,6 +199,7 @@ class Value:
             data[i, :len(s)] = s
         value = Value(batch=data)
         value.lengths = lengths
+        value._sparse = True        # (CNTK's one-hot Value is sparse)
         return value
 
     @property
@@ -183,10 +212,14 @@ class Value:
 
     @property
     def is_sparse(self) -> bool:
-        return False
+        """Whether it holds a sparse stream's data (a reader's; Stadyn holds it dense)."""
+        return self._sparse
 
     def asarray(self) -> np.ndarray:
         return self._data.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
 
     def __repr__(self) -> str:
         return f"Value({self.shape})"
@@ -215,6 +248,12 @@ def output_value(v, array: np.ndarray | None = None):
     an array, or for a sequence one array per sequence."""
     array = v.d if array is None else array
     lengths = v.sequence_lengths
+    if lengths is None and array.ndim == 2 and v in SPARSE_OUTPUTS:
+        try:
+            from scipy import sparse        # (CNTK 2.7's own dependency; Stadyn's optional)
+        except ImportError:
+            return array.copy()
+        return sparse.csr_matrix(array)
     if lengths is None:
         return array.copy()
     return [array[b, :int(n)].copy() for b, n in enumerate(lengths.d)]

@@ -55,6 +55,8 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         else:
             var = _Var((1,) + _shape(shape), need_grad=needs_gradient, dtype=dtype)
         G.INPUTS[var] = name
+        if is_sparse:
+            G.SPARSE.add(var)
         if dynamic_axes is None or len(dynamic_axes):
             G.BATCH.add(var)
             free_batch_input(var)      # sized by what is fed (CNTK's dynamic axes)

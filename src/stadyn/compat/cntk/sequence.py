@@ -51,6 +51,8 @@ def input_variable(shape, dtype=default_override_or(np.float32), needs_gradient:
     """
     v = S.input_variable(shape, dtype=input_dtype(dtype), need_grad=needs_gradient)
     G.INPUTS[v] = name
+    if is_sparse:
+        G.SPARSE.add(v)
     G.BATCH.add(v)
     G.name_sequence_axis(v, tuple(dynamic_axes) if dynamic_axes else sequence_axis)
     return wrap(v)

@@ -18,9 +18,9 @@ import numpy as np
 
 from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, Base64ImageDeserializer,
                     CBFDeserializer, CTFDeserializer, HTKFeatureDeserializer, HTKMLFDeserializer,
-                    ImageDeserializer, MinibatchSourceFromData, StreamDef, StreamDefs)
+                    ImageDeserializer, StreamDef, StreamDefs)
 from .._mixins import ArrayMixin
-from ._sources import MinibatchData, MinibatchSource
+from ._sources import MinibatchData, MinibatchSource, MinibatchSourceFromData
 from ._user import StreamInformation, UserMinibatchSource
 from ._user_deserializer import UserDeserializer
 from .._values import Value

@@ -5,13 +5,15 @@ CNTK's does."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
 
 from .... import io as _io
+from .._values import Value
 
-__all__ = ["MinibatchData", "MinibatchSource"]
+__all__ = ["MinibatchData", "MinibatchSource", "MinibatchSourceFromData"]
 
 
 class MinibatchData(_io.MinibatchData):
@@ -36,29 +38,98 @@ class MinibatchData(_io.MinibatchData):
         super().__init__(data, num_samples, num_sequences, sweep_end, lengths, is_sparse)
         self._as_given = True
 
+    @property
+    def data(self) -> Value:
+        """The data as CNTK 2.7 gives it: a :class:`~stadyn.compat.cntk.Value` of
+        :meth:`asarray`'s array (its ``asarray()``, ``shape``, ``is_sparse``,
+        ``as_sequences()``); ``np.asarray(d)`` is the array Stadyn read, ``(N, *shape)``.
+
+        Example:
+            >>> d = MinibatchData(np.zeros((2, 3), np.float32), 2, 2, False)
+            >>> d.data.shape, d.data.asarray().shape, np.asarray(d).shape
+            ((2, 3), (2, 3), (2, 3))
+        """
+        value = Value(batch=self.asarray())
+        if self.lengths is not None:
+            value.lengths = [int(n) for n in self.lengths]
+        value._sparse = self.is_sparse
+        return value
+
+    @data.setter
+    def data(self, array) -> None:
+        _READ.__set__(self, array)
+
     def asarray(self) -> np.ndarray:
         """The data: ``(N, 1, *shape)`` for a deserializer's non-sequence streams
         (``(N, T, *shape)`` for sequences); a user source's as it gave it."""
+        read = _READ.__get__(self)
         if self._as_given or self.lengths is not None:
-            return self.data
-        return self.data[:, None]
+            return read
+        return read[:, None]
 
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self.asarray().shape)
 
+    @property
+    def mask(self) -> np.ndarray | None:
+        """(N, T) bool, True where a sequence has a sample; None for non-sequence streams."""
+        if self.lengths is None:
+            return None
+        read = _READ.__get__(self)
+        steps = read.shape[1] if read.ndim > 1 else 0
+        return np.arange(steps)[None, :] < np.asarray(self.lengths)[:, None]
+
     def as_sequences(self, variable=None) -> list[np.ndarray]:
-        """One array per sequence; ``variable`` (which CNTK needs for sparse data) is accepted
-        and unused: sparse streams are delivered dense."""
-        return super().as_sequences()
+        """One array per sequence (each sample of a non-sequence stream: ``(*shape)`` from
+        ``MinibatchSourceFromData``, ``(1, *shape)`` from a deserializer, as CNTK 2.7 gives
+        them); ``variable`` (which CNTK 2.7 needs for a sparse stream's, refusing without
+        it) is accepted and unused: sparse streams are delivered dense."""
+        if self.lengths is None:
+            return list(self.asarray())
+        return [row[:int(n)] for row, n in zip(_READ.__get__(self), self.lengths)]
+
+    def __array__(self, dtype=None, copy=None):
+        read = _READ.__get__(self)
+        return read if dtype is None else read.astype(dtype)
 
     @classmethod
-    def _of(cls, data: _io.MinibatchData) -> "MinibatchData":
-        """A native minibatch's data seen as CNTK's."""
-        out = cls(data.data, data.num_sequences, data.num_samples, data.end_of_sweep,
+    def _of(cls, data: _io.MinibatchData, as_given: bool = False) -> "MinibatchData":
+        """A native minibatch's data seen as CNTK's (``as_given``: as the user's arrays
+        were shaped, ``MinibatchSourceFromData``'s)."""
+        out = cls(np.asarray(data), data.num_sequences, data.num_samples, data.end_of_sweep,
                   data.lengths, data.is_sparse)
-        out._as_given = False
+        out._as_given = as_given
         return out
+
+
+# the array a minibatch's data holds, as Stadyn's reader gave it (MinibatchData.data is CNTK's
+# Value of it)
+_READ = _io.MinibatchData.data
+
+
+def MinibatchSourceFromData(data_streams, max_samples=_io.INFINITELY_REPEAT, **kwargs):
+    """A source over arrays in memory, in order (CNTK's ``MinibatchSourceFromData``; Stadyn's
+    :func:`stadyn.io.MinibatchSourceFromData`): its minibatches hold CNTK's
+    :class:`MinibatchData`, each array as given, ``(N, *shape)``.
+
+    Example:
+        >>> src = MinibatchSourceFromData(dict(x=np.arange(6, dtype=np.float32).reshape(3, 2)))
+        >>> d = src.next_minibatch(2)['x']
+        >>> d.data.asarray().tolist(), d.num_samples, d.end_of_sweep
+        ([[0.0, 1.0], [2.0, 3.0]], 2, False)
+    """
+    source = _io.MinibatchSourceFromData(data_streams, max_samples=max_samples, **kwargs)
+    native = source.next_minibatch
+
+    @functools.wraps(native)
+    def next_minibatch(*args, **kw):
+        batch = native(*args, **kw)
+        for key in list(batch):
+            batch[key] = MinibatchData._of(batch[key], as_given=True)
+        return batch
+    source.next_minibatch = next_minibatch
+    return source
 
 
 class MinibatchSource(_io.MinibatchSource):
