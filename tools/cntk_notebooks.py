@@ -147,6 +147,18 @@ SETTINGS = {
          "data_root = os.path.join('.', 'Examples', 'Image')"),
         ("'image_dims': (3, 224, 224)", "'image_dims': (3, 32, 32)"),
         ("max_training_epochs = 5 if isFast", "max_training_epochs = 2 if isFast")],
+    # -- CNTK's Manual/ how-to notebooks (Manual_How_to_*.ipynb) --
+    "Manual_How_to_feed_data": [
+        ("import requests\n", "\n"), ("import cntk.tests.test_utils\n", "import cntk\n"),
+        ("generate_synthetic_data(20000)", "generate_synthetic_data(2000)"),
+        ("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
+        ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
+        ('data_dir = os.path.join("..", "Tests"', 'data_dir = os.path.join(".", "Tests"')],
+    "Manual_How_to_use_learners": [],
+    "Manual_How_to_train_using_declarative_and_imperative_API": [],
+    "Manual_How_to_create_user_minibatch_sources": [],
+    "Manual_How_to_write_a_custom_deserializer": [],
+    "Manual_How_to_debug": [],
 }
 MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
               ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
@@ -184,6 +196,9 @@ def script(code: str, cuts, stadyn: bool) -> str:
                       code, flags=re.M)
         code = re.sub(r"^(\s*)import cntk(\.\S+) as", r"\1import stadyn.compat.cntk\2 as", code,
                       flags=re.M)                      # 201B: import cntk.io.transforms as x
+        code = re.sub(r"^(\s*)import cntk(\.[\w.]+)\s*$",           # Manual: import cntk.ops
+                      r"\1import stadyn.compat.cntk\2; import stadyn.compat.cntk as cntk", code,
+                      flags=re.M)
     return PRELUDE + code + "\n"
 
 
@@ -431,6 +446,18 @@ DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerc
         "599A_Sequence_To_Sequence": write_cmudict,
         "208_Speech_Connectionist_Temporal_Classification": write_an4_speech,
         "301_Image_Recognition_with_Deep_Transfer_Learning": write_transfer_images}
+
+
+def write_feed_data(folder: str) -> None:
+    """What CNTK's Manual_How_to_feed_data reads: 103A's MNIST (``write_mnist``), 201A's
+    CIFAR-10 (``write_cifar_images``) and AN4 speech (``write_an4_speech``) in
+    ``Tests/EndToEndTests/Speech/Data`` (the notebook's ``..`` cut to ``.``)."""
+    write_mnist(folder)
+    write_cifar_images(folder)
+    write_an4_speech(os.path.join(folder, "Tests", "EndToEndTests", "Speech", "Data"))
+
+
+DATA["Manual_How_to_feed_data"] = write_feed_data
 # notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
 MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin}
 
@@ -438,7 +465,8 @@ MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_stan
 def run(name: str, args) -> None:
     cuts = SETTINGS[name]
     cuts = MNIST_CUTS if cuts == "mnist" else cuts
-    code = code_of(os.path.join(args.notebooks, f"CNTK_{name}.ipynb"))
+    file = f"{name}.ipynb" if name.startswith("Manual_") else f"CNTK_{name}.ipynb"
+    code = code_of(os.path.join(args.notebooks, file))
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for side, python, env in (
             ("cntk", args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
@@ -460,6 +488,8 @@ def run(name: str, args) -> None:
                               text=True, env=dict(os.environ, **env), timeout=args.timeout)
         lines = [ln for ln in (proc.stdout + proc.stderr).splitlines()
                  if ln.strip() and not ln.startswith(("\t", "-", "Build info"))]
+        with open(os.path.join(folder, "output.txt"), "w") as f:
+            f.write(proc.stdout + proc.stderr)                   # the whole output, to compare
         print(f"== {name} on {side}: exit {proc.returncode}")
         print("\n".join(lines[-args.tail:]))
 

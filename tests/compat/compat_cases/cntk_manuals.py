@@ -1,0 +1,61 @@
+"""What running CNTK 2.7's own "Manual" notebooks (``Manual/Manual_How_to_*.ipynb``, with
+``tools/cntk_notebooks.py``) on Stadyn found: ``Function.train``'s summary read as a dict
+(``train_summary['updates']``, ``d["loss"]``) in Manual_How_to_feed_data, ``rmsprop(...,
+max=np.inf)`` in Manual_How_to_use_learners."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _data():
+    rs = np.random.RandomState(0)
+    y = rs.randint(0, 2, 64)
+    x = ((rs.randn(64, 2) + 3) * (y[:, None] + 1)).astype(np.float32)
+    return x, np.eye(2, dtype=np.float32)[y]
+
+
+@cntk_case(names=["cntk.Function.train", "cntk.Function.test", "cntk.variables.Record"],
+           note="Manual_How_to_feed_data: `for d in train_summary['updates']: d['samples'], "
+                "d['loss']`; CNTK 2.7's train/test return Records (dicts whose items are "
+                "attributes too), Stadyn's were plain objects ('TrainingSummary' object is "
+                "not subscriptable)")
+def train_summary_is_a_record(C, r):
+    r.touch("cntk.variables.Record", "cntk.Function.train", "cntk.Function.test")
+    x, y = C.input_variable(2), C.input_variable(2)
+    model = C.layers.Dense(2, init=C.glorot_uniform(seed=1))
+    loss = C.cross_entropy_with_softmax(model(x), y)
+    error = C.classification_error(model(x), y)
+    learner = C.sgd(model.parameters, C.learning_parameter_schedule(0.1))
+    data = _data()
+    summary = C.combine([loss, error]).train(
+        data, minibatch_size=16, parameter_learners=[learner],
+        callbacks=[C.logging.ProgressPrinter(2)], epoch_size=32, max_epochs=2)
+    res = {"is dict": isinstance(summary, dict), "keys": sorted(summary.keys())}
+    res["updates samples"] = np.array([d["samples"] for d in summary["updates"]])
+    res["updates loss"] = np.array([d["loss"] for d in summary["updates"]])
+    res["updates metric"] = np.array([d["metric"] for d in summary["updates"]])
+    res["update keys"] = sorted(summary["updates"][0].keys())
+    res["epoch loss"] = np.array([e["loss"] for e in summary["epoch_summaries"]])
+    res["epoch attr"] = summary.epoch_summaries[-1].samples
+    test = C.combine([loss, error]).test(data, minibatch_size=32)
+    res["test is dict"] = isinstance(test, dict)
+    res["test"] = np.array([test["metric"], test["samples"]])
+    return res
+
+
+@cntk_case(names=["cntk.learners.rmsprop"],
+           note="Manual_How_to_use_learners: `C.rmsprop(..., max=np.inf, min=1e-30)` "
+                "(no upper bound on the step); Stadyn refused the infinite max")
+def rmsprop_infinite_max(C, r):
+    w = C.parameter((2, 3), init=0)
+    lr = C.learning_parameter_schedule(1, minibatch_size=C.learners.IGNORE)
+    learner = C.rmsprop([w], lr, gamma=0.999, inc=1.0 + 1e-9, dec=1.0 - 1e-9, max=np.inf,
+                        min=1e-30)
+    res = {}
+    for step in range(30):
+        grad = np.full((2, 3), 32.0, np.float32) * np.array([1, -1, 0.5], np.float32)
+        learner.update({w: grad}, 32)
+        if step in (0, 1, 29):
+            res["after %d" % (step + 1)] = np.array(w.value)
+    return res
