@@ -59,3 +59,63 @@ def rmsprop_infinite_max(C, r):
         if step in (0, 1, 29):
             res["after %d" % (step + 1)] = np.array(w.value)
     return res
+
+
+def _ragged_source(C):
+    io = C.io
+
+    class Ragged(io.UserMinibatchSource):
+        """Manual_How_to_create_user_minibatch_sources' pattern: word sequences of different
+        lengths as ``Value.one_hot`` (padded), one label each, two sequences a minibatch."""
+
+        def __init__(self, words, labels):
+            self.words, self.labels, self.pos = words, labels, 0
+            self.fsi = io.StreamInformation("features", 0, 'sparse', np.float32, (6,))
+            self.lsi = io.StreamInformation("labels", 1, 'dense', np.float32, (3,))
+            super(Ragged, self).__init__()
+
+        def stream_infos(self):
+            return [self.fsi, self.lsi]
+
+        def next_minibatch(self, num_samples, number_of_workers, worker_rank, device=None):
+            words = self.words[self.pos:self.pos + 2]
+            labels = self.labels[self.pos:self.pos + 2]
+            self.pos = (self.pos + 2) % len(self.words)
+            end = self.pos == 0
+            samples = sum(len(w) for w in words)
+            return {self.fsi: io.MinibatchData(C.Value.one_hot(batch=words, num_classes=6),
+                                               2, samples, end),
+                    self.lsi: io.MinibatchData(C.Value(batch=np.asarray(labels, np.float32)),
+                                               2, 2, end)}
+    return Ragged
+
+
+@cntk_case(names=["cntk.io.MinibatchData", "cntk.Value.one_hot", "cntk.io.UserMinibatchSource",
+                  "cntk.sequence.last"],
+           note="Manual_How_to_create_user_minibatch_sources: a user source's MinibatchData of "
+                "Value.one_hot sequences of 3 and 4 words; Stadyn lost the lengths, so "
+                "sequence.last read the shorter one's padding (first loss 1.609928 for "
+                "CNTK's 1.607941)")
+def user_source_ragged_sequences(C, r):
+    r.touch("cntk.Value.one_hot")
+    words = [[5, 0, 0], [5, 0, 0, 4], [1, 2], [3, 3, 2, 1, 4]]
+    labels = [[[1, 0, 0]], [[0, 1, 0]], [[0, 0, 1]], [[1, 0, 0]]]
+    src = _ragged_source(C)(words, labels)
+    x, y = C.sequence.input_variable(6), C.input_variable(3)
+    h = C.layers.Recurrence(C.layers.LSTM(4))(x)
+    z = C.layers.Dense(3)(C.sequence.last(h))
+    listing = r.set_params(z.parameters)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule_per_sample(0.5))])
+    res = {"params": listing}
+    losses = []
+    for step in range(4):
+        mb = src.next_minibatch(7, 1, 0)
+        if step == 0:
+            d = mb[src.fsi]
+            res["first"] = [d.num_samples, d.num_sequences]
+            res["first last"] = C.sequence.last(x).eval({x: d})
+        trainer.train_minibatch({x: mb[src.fsi], y: mb[src.lsi]})
+        losses.append(trainer.previous_minibatch_loss_average)
+    res["losses"] = np.array(losses)
+    return res
