@@ -158,7 +158,12 @@ SETTINGS = {
     "Manual_How_to_train_using_declarative_and_imperative_API": [],
     "Manual_How_to_create_user_minibatch_sources": [],
     "Manual_How_to_write_a_custom_deserializer": [],
-    "Manual_How_to_debug": [],
+    "Manual_How_to_debug": [
+        # CNTK 2.7's CPU build raises "Specified GPU device id (0) is invalid." at C.gpu(0)
+        ("success=C.try_set_default_device(C.gpu(0))", "success=False"),
+        # no pydot_ng beside CNTK 2.7 here: the graph as text, no SVG file
+        ('svg = C.logging.graph.plot(model, "tmp.svg")', "svg = C.logging.graph.plot(model)"),
+        ('display(SVG(filename="tmp.svg"))', "pass")],
 }
 MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
               ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
@@ -166,22 +171,40 @@ MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
               ("test_minibatch_size = 512", "test_minibatch_size = 100")]
 
 
-def code_of(notebook: str) -> str:
-    """The notebook's code cells, magics and shell lines (at column 0) left out."""
+# notebooks run a cell at a time, an exception printed and the next cell run, as a notebook
+# does: the how-to notebooks show errors on purpose (Manual_How_to_debug)
+CELL_BY_CELL = {"Manual_How_to_debug"}
+CELL_MARK = "# ~~ next cell ~~"
+
+
+def code_of(notebook: str, marked: bool = False) -> str:
+    """The notebook's code cells, magics and shell lines (at column 0) left out; ``marked``
+    puts ``CELL_MARK`` between them."""
     cells = json.load(open(notebook, encoding="utf-8"))["cells"]
     out = []
     for cell in cells:
         if cell["cell_type"] == "code":
             lines = "".join(cell["source"]).splitlines()
             out.append("\n".join(ln for ln in lines if not ln.startswith(("%", "!"))))
-    return "\n".join(out) + "\n"
+    return ("\n%s\n" % CELL_MARK if marked else "\n").join(out) + "\n"
+
+
+def cell_by_cell(code: str) -> str:
+    """Each cell of marked ``code`` run by ``exec``; an exception prints ``cell N raised
+    TYPE: first line of its message`` and the next cell runs."""
+    out = []
+    for n, cell in enumerate(code.split(CELL_MARK)):
+        out.append(f"try:\n    exec(compile({cell!r}, 'cell {n}', 'exec'))\n"
+                   f"except Exception as e:\n    print('cell {n} raised %s: %s' % "
+                   f"(type(e).__name__, (str(e).strip().splitlines() or [''])[0]))\n")
+    return "".join(out)
 
 
 _DROP = re.compile(r"(from IPython|from matplotlib|import matplotlib|import cntk\.tests|"
                    r"cntk\.tests\.test_utils|from __future__|from PIL|C\.cntk_py\.set_fixed)")
 
 
-def script(code: str, cuts, stadyn: bool) -> str:
+def script(code: str, cuts, stadyn: bool, by_cell: bool = False) -> str:
     for old, new in cuts:
         if old not in code:
             raise SystemExit(f"not in the notebook: {old!r}")
@@ -199,7 +222,7 @@ def script(code: str, cuts, stadyn: bool) -> str:
         code = re.sub(r"^(\s*)import cntk(\.[\w.]+)\s*$",           # Manual: import cntk.ops
                       r"\1import stadyn.compat.cntk\2; import stadyn.compat.cntk as cntk", code,
                       flags=re.M)
-    return PRELUDE + code + "\n"
+    return PRELUDE + (cell_by_cell(code) if by_cell else code) + "\n"
 
 
 def write_mnist(folder: str) -> None:
@@ -466,7 +489,7 @@ def run(name: str, args) -> None:
     cuts = SETTINGS[name]
     cuts = MNIST_CUTS if cuts == "mnist" else cuts
     file = f"{name}.ipynb" if name.startswith("Manual_") else f"CNTK_{name}.ipynb"
-    code = code_of(os.path.join(args.notebooks, file))
+    code = code_of(os.path.join(args.notebooks, file), name in CELL_BY_CELL)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for side, python, env in (
             ("cntk", args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
@@ -483,7 +506,7 @@ def run(name: str, args) -> None:
                 "CNTK_LD_LIBRARY_PATH", "")})
         path = os.path.join(folder, f"{side}_{name}.py")
         with open(path, "w") as f:
-            f.write(script(code, cuts, side == "stadyn"))
+            f.write(script(code, cuts, side == "stadyn", name in CELL_BY_CELL))
         proc = subprocess.run(python + ["-W", "ignore", path], cwd=folder, capture_output=True,
                               text=True, env=dict(os.environ, **env), timeout=args.timeout)
         lines = [ln for ln in (proc.stdout + proc.stderr).splitlines()

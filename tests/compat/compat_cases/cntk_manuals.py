@@ -119,3 +119,22 @@ def user_source_ragged_sequences(C, r):
         losses.append(trainer.previous_minibatch_loss_average)
     res["losses"] = np.array(losses)
     return res
+
+
+@cntk_case(names=["cntk.cntk_py.set_gpumemory_allocation_trace_level",
+                  "cntk.cntk_py.enable_synchronous_gpukernel_execution",
+                  "cntk.cntk_py.disable_forward_values_sharing"],
+           note="Manual_How_to_debug's last cell calls CNTK's debugging switches; Stadyn had "
+                "no set_gpumemory_allocation_trace_level, enable_synchronous_gpukernel_execution "
+                "or disable_forward_values_sharing (AttributeError). They change nothing "
+                "a program computes: the case checks an evaluation after them")
+def debug_manual_switches(C, r):
+    r.touch("cntk.cntk_py.set_gpumemory_allocation_trace_level",
+            "cntk.cntk_py.enable_synchronous_gpukernel_execution",
+            "cntk.cntk_py.disable_forward_values_sharing")
+    C.cntk_py.set_gpumemory_allocation_trace_level(1)
+    C.cntk_py.enable_synchronous_gpukernel_execution()
+    C.cntk_py.disable_forward_values_sharing()
+    x = C.input_variable(3)
+    y = C.tanh(x) * 2 + x
+    return {"eval": y.eval({x: r.randn(2, 3)})}
