@@ -1,11 +1,18 @@
 """What running CNTK 2.7's own "Manual" notebooks (``Manual/Manual_How_to_*.ipynb``, with
 ``tools/cntk_notebooks.py``) on Stadyn found: ``Function.train``'s summary read as a dict
 (``train_summary['updates']``, ``d["loss"]``) in Manual_How_to_feed_data, ``rmsprop(...,
-max=np.inf)`` in Manual_How_to_use_learners."""
+max=np.inf)`` in Manual_How_to_use_learners, a user source's ragged sequences, the debugging
+switches of Manual_How_to_debug, the metric columns of a Trainer without a metric."""
+
+import contextlib
+import io
+import re
 
 import numpy as np
 
 from compat_harness import cntk_case
+
+_TIMING = re.compile(r"\d+\.\d+s \( *\d+\.\d+ samples/s\)")
 
 
 def _data():
@@ -138,3 +145,28 @@ def debug_manual_switches(C, r):
     x = C.input_variable(3)
     y = C.tanh(x) * 2 + x
     return {"eval": y.eval({x: r.randn(2, 3)})}
+
+
+@cntk_case(names=["cntk.Trainer", "cntk.logging.ProgressPrinter",
+                  "cntk.Trainer.summarize_training_progress"],
+           note="Manual_How_to_feed_data: `C.Trainer(z, (loss, None), ...)` with "
+                "ProgressPrinter(0); CNTK 2.7's native Trainer reports a metric of 0 "
+                "('0  0' in the table, 'metric = 0.00% * 8' in the lines), Stadyn printed "
+                "no metric")
+def trainer_without_metric_prints(C, r):
+    r.touch("cntk.Trainer.summarize_training_progress")
+    x, y = C.input_variable(2), C.input_variable(2)
+    w = C.parameter((2, 2), init=r.param_value("w", (2, 2)))
+    z = C.times(x, w)
+    loss = C.cross_entropy_with_softmax(z, y)
+    data = np.arange(8, dtype=np.float32).reshape(4, 2) / 8
+    labels = np.eye(2, dtype=np.float32)[[0, 1, 1, 0]]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        trainer = C.Trainer(z, (loss, None), C.sgd([w], 0.1),
+                            [C.logging.ProgressPrinter(0), C.logging.ProgressPrinter(2)])
+        for _ in range(5):
+            trainer.train_minibatch({x: data, y: labels})
+        trainer.summarize_training_progress()
+    return {"printed": [_TIMING.sub("<time>", ln) for ln in out.getvalue().splitlines()
+                        if ln.strip()]}
