@@ -170,3 +170,26 @@ def trainer_without_metric_prints(C, r):
         trainer.summarize_training_progress()
     return {"printed": [_TIMING.sub("<time>", ln) for ln in out.getvalue().splitlines()
                         if ln.strip()]}
+
+
+@cntk_case(names=["cntk.learners.universal", "cntk.learners.Learner.parameters",
+                  "cntk.learners.Learner.update"],
+           note="Manual_How_to_use_learners' inspect_update on C.universal(my_rmsprop, ...): "
+                "`[p.value for p in learner.parameters]`, then `p.value = 0 * p.value`; "
+                "Stadyn's universal learner gave its Variables ('Variable' object has no "
+                "attribute 'value')")
+def universal_learner_parameters(C, r):
+    r.touch("cntk.learners.Learner.parameters", "cntk.learners.Learner.update")
+    w = C.parameter((2, 3), init=r.param_value("w", (2, 3)), name="w")
+
+    def update(parameters, gradients):
+        return C.combine([C.assign(p, p - 0.1 * g) for p, g in zip(parameters, gradients)])
+
+    learner = C.universal(update, [w])
+    res = {"names": [p.name for p in learner.parameters],
+           "before": np.array([p.value for p in learner.parameters])}
+    for p in learner.parameters:
+        p.value = 0 * p.value
+    learner.update({w: np.full((2, 3), 3.0, np.float32)}, 3)
+    res["after"] = np.array(learner.parameters[0].value)
+    return res
