@@ -13,7 +13,12 @@ data the notebook would download (``DATA``; the speech files and images of 208 a
 CNTK 2.7 itself with ``cntk_resnet_standin.py``), and writes two scripts, ``cntk_NAME.py`` and
 ``stadyn_NAME.py``, which differ only in their imports (``import cntk as C`` becomes
 ``import stadyn.compat.cntk as C``).  It runs each in its own folder and prints the tail of both
-outputs.  CNTK_LD_LIBRARY_PATH sets CNTK's library path.
+outputs (each side's whole output goes to ``output.txt`` in its folder).
+CNTK_LD_LIBRARY_PATH sets CNTK's library path.
+
+CNTK's ``Manual/Manual_How_to_*.ipynb`` run the same way (``--notebooks`` the Manual folder,
+names as the files are: ``Manual_How_to_feed_data``...); the notebooks of ``CELL_BY_CELL``
+run a cell at a time, a cell's exception printed and the next cell run, as a notebook does.
 
 What running them found is in docs/cntk-notebooks.md.
 """
@@ -529,7 +534,8 @@ def run(name: str, args) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", help=f"default: all of {sorted(SETTINGS)}")
-    p.add_argument("--notebooks", required=True, help="CNTK's Tutorials folder")
+    p.add_argument("--notebooks", required=True,
+                   help="CNTK's Tutorials (or Manual) folder")
     p.add_argument("--out", required=True, help="where the scripts run")
     p.add_argument("--cntk-python", required=True, help="CNTK 2.7's python")
     p.add_argument("--tail", type=int, default=20)
