@@ -193,3 +193,20 @@ def universal_learner_parameters(C, r):
     learner.update({w: np.full((2, 3), 3.0, np.float32)}, 3)
     res["after"] = np.array(learner.parameters[0].value)
     return res
+
+
+@cntk_case(names=["cntk.learners.adadelta", "cntk.learners.Learner.update"],
+           note="Manual_How_to_use_learners' adadelta2 (learning rate 1004, rho 0.999, 30 "
+                "updates): CNTK 2.7 computes 1 - rho in float32 (0.00099998713); Stadyn used "
+                "0.001 and printed -29.7967 for CNTK's -29.7969", rtol=1e-6)
+def adadelta_float32_decay(C, r):
+    r.touch("cntk.learners.Learner.update")
+    res = {}
+    for lr in (1, 1004):
+        w = C.parameter((2,), init=0)
+        schedule = C.learning_parameter_schedule(lr, minibatch_size=C.learners.IGNORE)
+        learner = C.adadelta([w], schedule, 0.999, 1e-6)
+        for _ in range(30):
+            learner.update({w: np.full((2,), 32.0, np.float32)}, 32)
+        res["lr %d" % lr] = np.array(w.value)
+    return res
