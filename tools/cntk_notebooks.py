@@ -13,7 +13,12 @@ data the notebook would download (``DATA``; the speech files and images of 208 a
 CNTK 2.7 itself with ``cntk_resnet_standin.py``), and writes two scripts, ``cntk_NAME.py`` and
 ``stadyn_NAME.py``, which differ only in their imports (``import cntk as C`` becomes
 ``import stadyn.compat.cntk as C``).  It runs each in its own folder and prints the tail of both
-outputs.  CNTK_LD_LIBRARY_PATH sets CNTK's library path.
+outputs (each side's whole output goes to ``output.txt`` in its folder).
+CNTK_LD_LIBRARY_PATH sets CNTK's library path.
+
+CNTK's ``Manual/Manual_How_to_*.ipynb`` run the same way (``--notebooks`` the Manual folder,
+names as the files are: ``Manual_How_to_feed_data``...); the notebooks of ``CELL_BY_CELL``
+run a cell at a time, a cell's exception printed and the next cell run, as a notebook does.
 
 What running them found is in docs/cntk-notebooks.md.
 """
@@ -57,6 +62,11 @@ class DataFrame:
     def __init__(self, d): self.d = {k: np.asarray(v) for k, v in d.items()}
     def __getitem__(self, k): return Series(self.d[k])
     def __len__(self): return len(next(iter(self.d.values())))
+    def as_matrix(self): return np.stack([self.d[k] for k in sorted(self.d)], 1)
+def read_csv(f, engine=None, dtype=None, header=None):    # Manual_How_to_write_a_custom_des.
+    rows = [ln.replace(b'"', b"").split(b",") for ln in f.read().splitlines() if ln.strip()]
+    m = np.array(rows, dtype=dtype or np.float64)
+    return DataFrame({i: m[:, i] for i in range(m.shape[1])})
 '''
 
 # size cuts: (text in the notebook, replacement); each text must be found
@@ -147,6 +157,27 @@ SETTINGS = {
          "data_root = os.path.join('.', 'Examples', 'Image')"),
         ("'image_dims': (3, 224, 224)", "'image_dims': (3, 32, 32)"),
         ("max_training_epochs = 5 if isFast", "max_training_epochs = 2 if isFast")],
+    # -- CNTK's Manual/ how-to notebooks (Manual_How_to_*.ipynb) --
+    "Manual_How_to_feed_data": [
+        ("import requests\n", "\n"), ("import cntk.tests.test_utils\n", "import cntk\n"),
+        ("generate_synthetic_data(20000)", "generate_synthetic_data(2000)"),
+        ("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
+        ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
+        ('data_dir = os.path.join("..", "Tests"', 'data_dir = os.path.join(".", "Tests"')],
+    "Manual_How_to_use_learners": [],
+    "Manual_How_to_train_using_declarative_and_imperative_API": [],
+    "Manual_How_to_create_user_minibatch_sources": [],
+    "Manual_How_to_write_a_custom_deserializer": [
+        ("import pandas as pd", "import pandas_standin as pd"),
+        ("for i in range(200000):", "for i in range(3000):"),
+        ("if i % 20000 == 0:", "if i % 1000 == 0:"),     # its CSV: 3000 rows, 3.4 MB
+        ("chunksize = 32*1024*1024", "chunksize = 1024*1024")],   # 4 chunks (CNTK's 32 MB: 37)
+    "Manual_How_to_debug": [
+        # CNTK 2.7's CPU build raises "Specified GPU device id (0) is invalid." at C.gpu(0)
+        ("success=C.try_set_default_device(C.gpu(0))", "success=False"),
+        # no pydot_ng beside CNTK 2.7 here: the graph as text, no SVG file
+        ('svg = C.logging.graph.plot(model, "tmp.svg")', "svg = C.logging.graph.plot(model)"),
+        ('display(SVG(filename="tmp.svg"))', "pass")],
 }
 MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
               ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
@@ -154,22 +185,40 @@ MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
               ("test_minibatch_size = 512", "test_minibatch_size = 100")]
 
 
-def code_of(notebook: str) -> str:
-    """The notebook's code cells, magics and shell lines (at column 0) left out."""
+# notebooks run a cell at a time, an exception printed and the next cell run, as a notebook
+# does: the how-to notebooks show errors on purpose (Manual_How_to_debug)
+CELL_BY_CELL = {"Manual_How_to_debug"}
+CELL_MARK = "# ~~ next cell ~~"
+
+
+def code_of(notebook: str, marked: bool = False) -> str:
+    """The notebook's code cells, magics and shell lines (at column 0) left out; ``marked``
+    puts ``CELL_MARK`` between them."""
     cells = json.load(open(notebook, encoding="utf-8"))["cells"]
     out = []
     for cell in cells:
         if cell["cell_type"] == "code":
             lines = "".join(cell["source"]).splitlines()
             out.append("\n".join(ln for ln in lines if not ln.startswith(("%", "!"))))
-    return "\n".join(out) + "\n"
+    return ("\n%s\n" % CELL_MARK if marked else "\n").join(out) + "\n"
+
+
+def cell_by_cell(code: str) -> str:
+    """Each cell of marked ``code`` run by ``exec``; an exception prints ``cell N raised
+    TYPE: first line of its message`` and the next cell runs."""
+    out = []
+    for n, cell in enumerate(code.split(CELL_MARK)):
+        out.append(f"try:\n    exec(compile({cell!r}, 'cell {n}', 'exec'))\n"
+                   f"except Exception as e:\n    print('cell {n} raised %s: %s' % "
+                   f"(type(e).__name__, (str(e).strip().splitlines() or [''])[0]))\n")
+    return "".join(out)
 
 
 _DROP = re.compile(r"(from IPython|from matplotlib|import matplotlib|import cntk\.tests|"
                    r"cntk\.tests\.test_utils|from __future__|from PIL|C\.cntk_py\.set_fixed)")
 
 
-def script(code: str, cuts, stadyn: bool) -> str:
+def script(code: str, cuts, stadyn: bool, by_cell: bool = False) -> str:
     for old, new in cuts:
         if old not in code:
             raise SystemExit(f"not in the notebook: {old!r}")
@@ -184,7 +233,10 @@ def script(code: str, cuts, stadyn: bool) -> str:
                       code, flags=re.M)
         code = re.sub(r"^(\s*)import cntk(\.\S+) as", r"\1import stadyn.compat.cntk\2 as", code,
                       flags=re.M)                      # 201B: import cntk.io.transforms as x
-    return PRELUDE + code + "\n"
+        code = re.sub(r"^(\s*)import cntk(\.[\w.]+)\s*$",           # Manual: import cntk.ops
+                      r"\1import stadyn.compat.cntk\2; import stadyn.compat.cntk as cntk", code,
+                      flags=re.M)
+    return PRELUDE + (cell_by_cell(code) if by_cell else code) + "\n"
 
 
 def write_mnist(folder: str) -> None:
@@ -431,6 +483,18 @@ DATA = {"103B_MNIST_LogisticRegression": write_mnist, "103C_MNIST_MultiLayerPerc
         "599A_Sequence_To_Sequence": write_cmudict,
         "208_Speech_Connectionist_Temporal_Classification": write_an4_speech,
         "301_Image_Recognition_with_Deep_Transfer_Learning": write_transfer_images}
+
+
+def write_feed_data(folder: str) -> None:
+    """What CNTK's Manual_How_to_feed_data reads: 103A's MNIST (``write_mnist``), 201A's
+    CIFAR-10 (``write_cifar_images``) and AN4 speech (``write_an4_speech``) in
+    ``Tests/EndToEndTests/Speech/Data`` (the notebook's ``..`` cut to ``.``)."""
+    write_mnist(folder)
+    write_cifar_images(folder)
+    write_an4_speech(os.path.join(folder, "Tests", "EndToEndTests", "Speech", "Data"))
+
+
+DATA["Manual_How_to_feed_data"] = write_feed_data
 # notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
 MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin}
 
@@ -438,7 +502,8 @@ MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_stan
 def run(name: str, args) -> None:
     cuts = SETTINGS[name]
     cuts = MNIST_CUTS if cuts == "mnist" else cuts
-    code = code_of(os.path.join(args.notebooks, f"CNTK_{name}.ipynb"))
+    file = f"{name}.ipynb" if name.startswith("Manual_") else f"CNTK_{name}.ipynb"
+    code = code_of(os.path.join(args.notebooks, file), name in CELL_BY_CELL)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for side, python, env in (
             ("cntk", args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
@@ -455,11 +520,13 @@ def run(name: str, args) -> None:
                 "CNTK_LD_LIBRARY_PATH", "")})
         path = os.path.join(folder, f"{side}_{name}.py")
         with open(path, "w") as f:
-            f.write(script(code, cuts, side == "stadyn"))
+            f.write(script(code, cuts, side == "stadyn", name in CELL_BY_CELL))
         proc = subprocess.run(python + ["-W", "ignore", path], cwd=folder, capture_output=True,
                               text=True, env=dict(os.environ, **env), timeout=args.timeout)
         lines = [ln for ln in (proc.stdout + proc.stderr).splitlines()
                  if ln.strip() and not ln.startswith(("\t", "-", "Build info"))]
+        with open(os.path.join(folder, "output.txt"), "w") as f:
+            f.write(proc.stdout + proc.stderr)                   # the whole output, to compare
         print(f"== {name} on {side}: exit {proc.returncode}")
         print("\n".join(lines[-args.tail:]))
 
@@ -467,7 +534,8 @@ def run(name: str, args) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", help=f"default: all of {sorted(SETTINGS)}")
-    p.add_argument("--notebooks", required=True, help="CNTK's Tutorials folder")
+    p.add_argument("--notebooks", required=True,
+                   help="CNTK's Tutorials (or Manual) folder")
     p.add_argument("--out", required=True, help="where the scripts run")
     p.add_argument("--cntk-python", required=True, help="CNTK 2.7's python")
     p.add_argument("--tail", type=int, default=20)

@@ -183,7 +183,9 @@ class _RMSProp(Learner):
             raise StadynError(f"rmsprop: gamma must lie in [0, 1], got {gamma}")
         self.inc = _finite(inc, "rmsprop: inc")
         self.dec = _finite(dec, "rmsprop: dec")
-        self.max = _finite(max, "rmsprop: max")
+        # CNTK 2.7 takes max=np.inf (its Manual_How_to_use_learners does): no upper bound
+        self.max = math.inf if not isinstance(max, bool) and max == math.inf \
+            else _finite(max, "rmsprop: max")
         self.min = _finite(min, "rmsprop: min")
         if self.min > self.max:
             raise StadynError(f"rmsprop: min ({min}) must not exceed max ({max})")

@@ -207,21 +207,26 @@ def adagrad(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, eps: flo
 def adadelta(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, lr: Scalar,
              decay: float, eps: float, foreach: bool = True) -> None:
     """AdaDelta: ``E[g^2] = d E[g^2] + (1-d) g^2``; ``dx = sqrt((E[dx^2]+eps)/(E[g^2]+eps)) g``;
-    ``E[dx^2] = d E[dx^2] + (1-d) dx^2``; ``w -= lr dx``."""
+    ``E[dx^2] = d E[dx^2] + (1-d) dx^2``; ``w -= lr dx``.  ``1-d`` is computed in the
+    parameters' precision, as CNTK's and NNabla's kernels do (in float32 ``1 - 0.999`` is
+    0.00099998713: CNTK's Manual_How_to_use_learners shows the difference)."""
+    if not params:
+        return
+    keep = float(1 - torch.tensor(decay, dtype=params[0].dtype))
     if foreach:
         torch._foreach_mul_(eg, decay)
-        torch._foreach_addcmul_(eg, grads, grads, value=1.0 - decay)
+        torch._foreach_addcmul_(eg, grads, grads, value=keep)
         ratio = torch._foreach_div(torch._foreach_add(ex, eps), torch._foreach_add(eg, eps))
         torch._foreach_sqrt_(ratio)
         dx = torch._foreach_mul(ratio, grads)
         torch._foreach_mul_(ex, decay)
-        torch._foreach_addcmul_(ex, dx, dx, value=1.0 - decay)
+        torch._foreach_addcmul_(ex, dx, dx, value=keep)
         _add_scaled_(params, dx, _neg(lr))
     else:
         for p, g, egi, exi, a in zip(params, grads, eg, ex, _per_tensor(lr, len(params))):
-            egi.mul_(decay).addcmul_(g, g, value=1.0 - decay)
+            egi.mul_(decay).addcmul_(g, g, value=keep)
             dx = ((exi + eps) / (egi + eps)).sqrt_() * g
-            exi.mul_(decay).addcmul_(dx, dx, value=1.0 - decay)
+            exi.mul_(decay).addcmul_(dx, dx, value=keep)
             _add_scaled_one_(p, dx, -a)
 
 

@@ -63,6 +63,10 @@ class Trainer:
         4
     """
 
+    # the metric the progress writers get from a trainer without one: None (no metric column);
+    # compat.cntk's Trainer says 0.0, as CNTK 2.7's native Trainer reports it
+    _metric_without_one: float | None = None
+
     def __init__(self, model: Variable | None, criterion, parameter_learners=None,
                  progress_writers=None, *args, data_parallel=None, compile: bool | str = False,
                  check_numerics: bool = False):
@@ -265,6 +269,8 @@ class Trainer:
             lr = self.learning_rate()
             loss_sum, metric_sum = (self.previous_minibatch_loss_sum,
                                     self.previous_minibatch_evaluation_sum)
+            if metric_sum is None:
+                metric_sum = self._metric_without_one
             for writer in writers:
                 writer.update_training(loss_sum, samples, metric_sum, lr)
 
@@ -335,7 +341,8 @@ class Trainer:
         """The progress writers' epoch summaries (with the metric where the trainer has
         one)."""
         for writer in self._writers():
-            writer.summarize_training_progress(self._metric_sum is not None)
+            writer.summarize_training_progress(self._metric_sum is not None
+                                               or self._metric_without_one is not None)
 
     def summarize_test_progress(self) -> None:
         for writer in self._writers():

@@ -100,6 +100,29 @@ class _UniversalLearner(CntkCounts, Learner):
         self._gradient_constants = list(gradients)
         self._update_function = update_function
 
+    @property
+    def parameters(self) -> list:
+        """The parameters it updates, as CNTK Parameters (``p.value`` readable and settable,
+        as Manual_How_to_use_learners does; they were Stadyn's Variables)."""
+        return [wrap(p) for p in self._params]
+
+    def update(self, gradient_values, training_sample_count=None, is_sweep_end=False):
+        """CNTK's ``update({parameter: gradient}, training_sample_count)``: the gradient
+        constants take the given gradients (keyed by the Parameters :attr:`parameters` gives),
+        then the update graph runs (Manual_How_to_use_learners' ``inspect_update``)."""
+        if not isinstance(gradient_values, dict):
+            return super().update(gradient_values, training_sample_count, is_sweep_end)
+        given = {id(unwrap(k)): v for k, v in gradient_values.items()}
+        for constant, v in zip(self._gradient_constants, self._params):
+            if id(v) not in given:
+                raise ValueError(f"universal.update: no gradient for parameter {v.name!r}")
+            g = given[id(v)]
+            constant.value = np.asarray(g.asarray() if hasattr(g, "asarray") else g,
+                                        dtype=np.float32)
+        self._update_function.eval()
+        self._advance(int(training_sample_count), {}, bool(is_sweep_end))
+        return True
+
     def step(self, sample_count: int) -> bool:
         for constant, v in zip(self._gradient_constants, self._params):
             constant.value = _gradient(v)

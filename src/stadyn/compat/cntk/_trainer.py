@@ -110,6 +110,10 @@ class Trainer(_Trainer):
         ((1,), True)
     """
 
+    # CNTK 2.7's progress writers get a metric of 0 from a Trainer without one ("0  0" in the
+    # table, "metric = 0.00% * 20" in the lines; Manual_How_to_feed_data)
+    _metric_without_one = 0.0
+
     def __init__(self, model, criterion, parameter_learners=None, progress_writers=None, *args,
                  **kwargs):
         if isinstance(criterion, Function) and len(criterion.outputs) == 2:

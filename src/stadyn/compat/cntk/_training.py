@@ -18,6 +18,7 @@ import numpy as np
 
 from ...train.progress import ProgressWriter
 from ._trainer import Trainer
+from ._variables import Record
 from ._late import bind
 
 __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig",
@@ -418,14 +419,12 @@ class Evaluator(Trainer):
         super().__init__(None, (eval_function, eval_function), [], progress_writers)
 
 
-class TestSummary:
-    """What ``Function.test`` returns: the average ``metric`` over ``samples``."""
+class TestSummary(Record):
+    """What ``Function.test`` returns: a :class:`Record` (a dict whose items are attributes,
+    as CNTK 2.7's) of the average ``metric`` over ``samples``."""
 
     def __init__(self, metric: float, samples: int):
-        self.metric, self.samples = float(metric), int(samples)
-
-    def __repr__(self) -> str:
-        return f"TestSummary(metric={self.metric}, samples={self.samples})"
+        super().__init__(metric=float(metric), samples=int(samples))
 
 
 def evaluate_function(function, source, minibatch_size: int, streams, input_map,
@@ -452,26 +451,31 @@ def evaluate_function(function, source, minibatch_size: int, streams, input_map,
     return TestSummary(total / samples if samples else 0.0, samples)
 
 
-class _Summary:
+class _Summary(Record):
     """One line of a :class:`TrainingSummary`: the average ``loss`` and ``metric`` over
-    ``samples``."""
+    ``samples``, a :class:`Record` as CNTK 2.7's (``d["loss"]`` and ``d.loss`` alike)."""
 
     def __init__(self, loss: float, metric: float, samples: int):
-        self.loss, self.metric, self.samples = float(loss), float(metric), int(samples)
-
-    def __repr__(self) -> str:
-        return f"Summary(loss={self.loss}, metric={self.metric}, samples={self.samples})"
+        super().__init__(loss=float(loss), metric=float(metric), samples=int(samples))
 
 
-class TrainingSummary:
-    """What ``Function.train`` returns: ``epoch_summaries`` and ``updates`` (lists of records
-    with ``loss``, ``metric``, ``samples``) and, when a ``TestConfig`` was given,
-    ``test_summary`` (``metric``, ``samples``)."""
+class TrainingSummary(Record):
+    """What ``Function.train`` returns, a :class:`Record` as CNTK 2.7's: ``updates`` and
+    ``epoch_summaries`` (lists of records with ``loss``, ``metric``, ``samples``) and, when a
+    ``TestConfig`` was given, ``test_summary`` (``metric``, ``samples``).
+
+    Example:
+        >>> s = TrainingSummary([_Summary(0.5, 0.25, 8)], [_Summary(0.5, 0.25, 8)])
+        >>> s["epoch_summaries"][-1]["loss"], s.updates[0].samples
+        (0.5, 8)
+    """
 
     def __init__(self, epoch_summaries, updates, test_summary=None):
-        self.epoch_summaries, self.updates = epoch_summaries, updates
-        if test_summary is not None:
-            self.test_summary = test_summary
+        if test_summary is None:
+            super().__init__(updates=updates, epoch_summaries=epoch_summaries)
+        else:
+            super().__init__(updates=updates, epoch_summaries=epoch_summaries,
+                             test_summary=test_summary)
 
 
 class _Collector(ProgressWriter):
@@ -564,8 +568,10 @@ def train_function(function, source, minibatch_size=32, streams=None, input_map=
     TrainingSession(trainer, source, schedule, input_map, max_samples, progress_frequency,
                     configs[CheckpointConfig], configs[CrossValidationConfig],
                     configs[TestConfig]).train()
-    epochs = collector.epoch_records or [_Summary(0, 0, 0)]
-    updates = collector.update_records or [_Summary(0, 0, 0)]
+    # CNTK 2.7: without an epoch's summary both lists are one record of zeros
+    epochs, updates = collector.epoch_records, collector.update_records
+    if not epochs:
+        epochs, updates = [_Summary(0, 0, 0)], [_Summary(0, 0, 0)]
     test = collector.test_records[-1] if configs[TestConfig] is not None and \
         collector.test_records else None
     return TrainingSummary(epochs, updates, test)

@@ -35,6 +35,8 @@ class MinibatchData(_io.MinibatchData):
     def __init__(self, value, num_sequences: int, num_samples: int, sweep_end: bool,
                  lengths=None, is_sparse: bool = False):
         data = value.asarray() if hasattr(value, "asarray") else np.asarray(value)
+        if lengths is None and getattr(value, "lengths", None) is not None:
+            lengths = np.asarray(value.lengths)     # Value.one_hot's padded sequences' lengths
         super().__init__(data, num_samples, num_sequences, sweep_end, lengths, is_sparse)
         self._as_given = True
 
