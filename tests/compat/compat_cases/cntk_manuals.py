@@ -210,3 +210,16 @@ def adadelta_float32_decay(C, r):
             learner.update({w: np.full((2,), 32.0, np.float32)}, 32)
         res["lr %d" % lr] = np.array(w.value)
     return res
+
+
+@cntk_case(names=["cntk.io.MinibatchData.number_of_samples",
+                  "cntk.io.MinibatchData.number_of_sequences"],
+           note="Manual_How_to_train_using_declarative_and_imperative_API counts "
+                "data[label].number_of_samples (an AttributeError on Stadyn before)")
+def minibatch_data__number_of_samples(C, r):
+    r.touch("cntk.io.MinibatchData.number_of_samples", "cntk.io.MinibatchData.number_of_sequences")
+    source = C.io.MinibatchSourceFromData(dict(x=r.randn(6, 2), y=r.onehot(6, 3)))
+    mb = source.next_minibatch(4)
+    d = mb[source.streams["x"]]
+    return {"counts": [d.number_of_samples, d.num_samples, d.number_of_sequences,
+                       d.num_sequences]}

@@ -61,6 +61,17 @@ class MinibatchData(_io.MinibatchData):
     def data(self, array) -> None:
         _READ.__set__(self, array)
 
+    @property
+    def number_of_samples(self) -> int:
+        """CNTK 2.7's other name of ``num_samples`` (its Manual's declarative-API notebook
+        counts ``data[label].number_of_samples``)."""
+        return self.num_samples
+
+    @property
+    def number_of_sequences(self) -> int:
+        """CNTK 2.7's other name of ``num_sequences``."""
+        return self.num_sequences
+
     def asarray(self) -> np.ndarray:
         """The data: ``(N, 1, *shape)`` for a deserializer's non-sequence streams
         (``(N, T, *shape)`` for sequences); a user source's as it gave it."""
