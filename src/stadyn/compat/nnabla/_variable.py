@@ -245,12 +245,16 @@ Variable._op_output_class, Variable._node_class = Variable, Function
 def _checked_operator(name: str, function: str, reflected: bool):
     # ``x + y`` of a Variable and a Variable or an NdArray is NNabla's ``F.add2(x, y)``:
     # refused where it refuses (inputs of different ranks; ``_refusals.py``), computed in
-    # float32 (``_float_inputs``); anything else is a scalar to NNabla (``F.add_scalar(x,
-    # float(y))``): a one-value array is read as its value, a longer one or a list is refused
-    # (NNabla 1.39: TypeError); then Stadyn's own operator
+    # float32 (``_float_inputs``); with an NdArray it is computed at once on ``x``'s current
+    # value and gives an NdArray (NNabla 1.39, both modes: ``_ndarray.imperative``); anything
+    # else is a scalar to NNabla (``F.add_scalar(x, float(y))``): a one-value array is read as
+    # its value, a longer one or a list is refused (NNabla 1.39: TypeError); then Stadyn's own
+    # operator
     def method(self, other):
         if isinstance(other, (_Core, NdArray)):
             check_binary(function, *((other, self) if reflected else (self, other)))
+            if isinstance(other, NdArray):
+                return getattr(NdArray, name)(self.data, other)
             other = as_float32(other)
         elif isinstance(other, (np.ndarray, np.generic, list, tuple)):
             other = _scalar_operand(name, other)

@@ -26,7 +26,9 @@ And the ops declared for other front ends only (``@op(..., frameworks=("cntk",))
 random, sampling and ranking Functions ``cntk.random.*_like``, ``random_sample``,
 ``lambda_rank``, ``ndcg_at_1``, CTC's ``cntk_forward_backward`` and
 ``cntk_edit_distance_error``; checked on NNabla 1.39: none of these names exists in
-``nnabla.functions``).
+``nnabla.functions``), and Stadyn's own ``take_along_axis`` and ``stop_gradient``
+(``frameworks=("stadyn", "cntk")``; NNabla 1.39 has neither, so an NNabla program naming them
+gets NNabla's ``AttributeError``, case ``functions_nnabla_lacks``).
 """
 
 import numpy as _np
