@@ -184,3 +184,50 @@ def functions_nnabla_lacks(nn, F, r):
     except AttributeError:
         res["F.take_along_axis"] = "AttributeError"
     return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.affine", "nnabla.get_parameters",
+                    "nnabla.Variable.need_grad", "nnabla.solvers.Sgd"],
+             note="the registered W set need_grad=False after the graph was built: the graph "
+                  "still writes its gradient and a solver given it before updates it; "
+                  "get_parameters() and a solver given it afterwards leave it out; building "
+                  "again sets the flag back (Stadyn stopped the gradient and the update)")
+def parameter_need_grad_after_build__update(nn, F, PF, S, r):
+    r.touch("nnabla.Variable.need_grad")
+    res = {}
+    x_np = r.randn(2, 3)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.clear_parameters()
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(x_np)
+            with nn.parameter_scope("fc"):
+                PF.affine(x, 2)
+            params = nn.get_parameters(grad_only=False)
+            r.set_params(params)
+            with nn.parameter_scope("fc"):       # the values set above (the dynamic mode)
+                y = F.sum(F.tanh(PF.affine(x, 2)))
+            solver = S.Sgd(0.5)
+            solver.set_parameters(nn.get_parameters())
+            w = nn.get_parameters()["fc/affine/W"]
+            w.need_grad = False
+            res[mode + "flag"] = w.need_grad
+            res[mode + "listed"] = sorted(nn.get_parameters())
+            solver.zero_grad()
+            if not dynamic:
+                y.forward()
+            y.backward()
+            res[mode + "W.g"] = w.g.copy()
+            solver.update()
+            res[mode + "W after update"] = w.d.copy()
+            later = S.Sgd(0.5)
+            later.set_parameters(nn.get_parameters())
+            res[mode + "later solver's"] = sorted(later.get_parameters())
+            with nn.parameter_scope("fc"):
+                PF.affine(x, 2)
+            res[mode + "flag after building again"] = w.need_grad
+        finally:
+            nn.set_auto_forward(False)
+    nn.clear_parameters()
+    return res
