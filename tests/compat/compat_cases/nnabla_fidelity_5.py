@@ -231,3 +231,30 @@ def parameter_need_grad_after_build__update(nn, F, PF, S, r):
             nn.set_auto_forward(False)
     nn.clear_parameters()
     return res
+
+
+@nnabla_case(names=[FN + n for n in ("constant", "arange", "rand", "randn", "softmax")]
+             + ["nnabla.Variable.reshape"],
+             note="the functions with no inputs give NNabla Variables (Stadyn's gave its own, "
+                  "so capsulenet's F.constant(...) logits had no .reshape: AttributeError)")
+def no_input_functions__nnabla_variables(nn, F, r):
+    r.touch("nnabla.Variable.reshape")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            made = {"constant": F.constant(0.5, (2, 3)), "arange": F.arange(0, 6),
+                    "rand": F.rand(shape=(2, 3)), "randn": F.randn(shape=(3, 2))}
+            for k, v in sorted(made.items()):
+                y = F.softmax(v.reshape((3, 2) if v.shape != (3, 2) else (2, 3)), axis=1)
+                if not dynamic:
+                    y.forward()
+                res[mode + k] = [type(v).__name__, list(y.shape)]
+            y = made["constant"].reshape((6,))
+            if not dynamic:
+                y.forward()
+            res[mode + "constant reshaped"] = y.d.copy()
+        finally:
+            nn.set_auto_forward(False)
+    return res
