@@ -258,3 +258,38 @@ def no_input_functions__nnabla_variables(nn, F, r):
         finally:
             nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=[FN + "kl_multinomial"],
+             note="NNabla 1.39 takes the logs of p + 1e-8 and q + 1e-8: a one-hot p, or a q "
+                  "with a zero where p is not, gives a finite value (Stadyn's gave NaN and "
+                  "inf).  The gradient w.r.t. q is compared where q > 0 only: NNabla's is "
+                  "-p / q (-inf at a zero), Stadyn's -p / (q + 1e-8)")
+def kl_multinomial__zero_probabilities(nn, F, r):
+    res = {}
+    p_np = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 0.5, 0.5, 0.0], [0.25, 0.25, 0.25, 0.25]],
+                    np.float32)
+    q_zero = np.array([[0.7, 0.1, 0.1, 0.1], [0.5, 0.0, 0.25, 0.25], [0.1, 0.2, 0.3, 0.4]],
+                      np.float32)
+    q_np = np.array([[0.7, 0.1, 0.1, 0.1], [0.5, 0.1, 0.2, 0.2], [0.1, 0.2, 0.3, 0.4]],
+                    np.float32)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            p = nn.Variable.from_numpy_array(p_np)
+            y = F.kl_multinomial(p, nn.Variable.from_numpy_array(q_zero))
+            if not dynamic:
+                y.forward()
+            res[mode + "kl, a zero in q"] = y.d.copy()
+            q = nn.Variable.from_numpy_array(q_np, need_grad=True)
+            y = F.kl_multinomial(p, q)
+            if not dynamic:
+                y.forward()
+            q.g = 0
+            y.backward(np.array([[1.0], [0.5], [2.0]], np.float32))
+            res[mode + "kl"] = y.d.copy()
+            res[mode + "q.g"] = q.g.copy()
+        finally:
+            nn.set_auto_forward(False)
+    return res
