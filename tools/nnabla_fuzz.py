@@ -211,6 +211,7 @@ NNABLA_REFUSAL_BUGS = [
     ("min", _mixed_sign_axes, "(as sum)"), ("prod", _mixed_sign_axes, "(as sum)"),
     ("norm", _mixed_sign_axes, "(as sum: Norm reduces with a Sum over the same axes)"),
     ("norm_normalization", _mixed_sign_axes, "(as norm)"),
+    ("clip_by_norm", _mixed_sign_axes, "(as sum: its norm is a Sum over the same axes)"),
     ("transpose", _negative_axes,
      "NNabla 1.39's Transpose makes negative axes positive in its member, then reads the "
      "unchanged copy it took before: a negative axis indexes the shape at -1 (garbage shapes, "
