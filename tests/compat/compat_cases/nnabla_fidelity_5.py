@@ -293,3 +293,23 @@ def kl_multinomial__zero_probabilities(nn, F, r):
         finally:
             nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=[FN + "broadcast_to", FN + "unique"],
+             note="NNabla 1.39 gives float32 values for int32 data here too (Stadyn kept "
+                  "int32); unique's indices and counts stay integers")
+def integer_data__float32_more(nn, F, r):
+    res = {}
+    x_np = np.array([[3, -1, 3], [0, -1, 2]], np.int32)
+    nn.set_auto_forward(True)
+    try:
+        x = nn.Variable.from_numpy_array(x_np)
+        y = F.broadcast_to(x, nn.Variable.from_numpy_array(np.array([1, -2, 5], np.int32)),
+                           axis=1)
+        res["broadcast_to"] = [y.d.copy(), str(y.d.dtype)]
+        u = F.unique(x, flatten=True, axis=0, with_counts=True)
+        res["unique"] = [[v.d.copy(), str(v.d.dtype)] for v in (u if isinstance(u, (list, tuple))
+                                                               else [u])]
+    finally:
+        nn.set_auto_forward(False)
+    return res

@@ -55,7 +55,7 @@ __all__ = ["FLOAT_CATEGORIES", "reading_floats", "as_float32"]
 
 # The catalog's categories whose NNabla functions take data (no indices) in every input.
 FLOAT_CATEGORIES = ("activation", "arithmetic", "math", "reduction", "logical")
-_ALSO = ("cumsum", "cumprod", "tensor_normalization")
+_ALSO = ("cumsum", "cumprod", "tensor_normalization", "broadcast_to")
 # Functions moving or picking values, with the inputs NNabla 1.39 reads as float32 data
 # (``None``: all of them); the others of these functions are indices or masks.
 _DATA_INPUTS: dict[str, tuple[str, ...] | None] = {
@@ -70,7 +70,7 @@ _DATA_INPUTS: dict[str, tuple[str, ...] | None] = {
                          "layer_normalization", "group_normalization",
                          "instance_normalization", "weight_standardization",
                          "norm_normalization", "batch_det", "batch_inv", "batch_logdet",
-                         "squared_error", "absolute_error", "huber_loss")},
+                         "squared_error", "absolute_error", "huber_loss", "unique")},
     # the running statistics are written (``_WRITTEN``); the targets stay as given
     "batch_normalization": ("x", "beta", "gamma"),
     "fused_batch_normalization": ("x", "beta", "gamma", "z"), "assign": ("src",),
