@@ -15,8 +15,9 @@ flag a program sets on a registered parameter is kept apart (:data:`REGISTERED_F
 ``need_grad`` reads) and the Variable the graphs hold keeps computing its gradient.  What
 Stadyn's own code sets (the registry when a parametric function asks for the parameter with
 another ``need_grad``, the loaders) is what the graphs compute with, and ends the separate
-flag (:func:`set_by_stadyn`).  One difference stays: a registered parameter a program put in a graph itself
-(``F.affine(x, nn.get_parameters()["W"])``) also keeps its gradient, where NNabla's would stop.
+flag (:func:`set_by_stadyn`).  One difference stays: a registered parameter a program put
+in a graph itself (``F.affine(x, nn.get_parameters()["W"])``) also keeps its gradient, where
+NNabla's would stop.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.compat.nnabla as nn
