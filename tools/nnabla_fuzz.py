@@ -181,7 +181,7 @@ NNABLA_BUGS = [  # (function, result, the draws it applies to, why)
 # what the function means; not compared, counted apart (docs/nnabla-names.md, "NNabla's
 # refusals that are its bugs").
 def _mixed_sign_axes(d):
-    axes = d["kwargs"].get("axis")
+    axes = d["kwargs"].get("axis", d["kwargs"].get("axes"))
     return isinstance(axes, (tuple, list)) and min(axes) < 0 <= max(axes)
 
 
@@ -209,6 +209,9 @@ NNABLA_REFUSAL_BUGS = [
      "ndim); all-negative or all-non-negative tuples work"),
     ("mean", _mixed_sign_axes, "(as sum)"), ("max", _mixed_sign_axes, "(as sum)"),
     ("min", _mixed_sign_axes, "(as sum)"), ("prod", _mixed_sign_axes, "(as sum)"),
+    ("norm", _mixed_sign_axes, "(as sum: Norm reduces with a Sum over the same axes)"),
+    ("norm_normalization", _mixed_sign_axes, "(as norm)"),
+    ("clip_by_norm", _mixed_sign_axes, "(as sum: its norm is a Sum over the same axes)"),
     ("transpose", _negative_axes,
      "NNabla 1.39's Transpose makes negative axes positive in its member, then reads the "
      "unchanged copy it took before: a negative axis indexes the shape at -1 (garbage shapes, "

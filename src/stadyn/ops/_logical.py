@@ -85,7 +85,7 @@ def where(condition_if, x_true, x_false):
     return torch.where(cond, x_true, x_false)
 
 
-@op(2, category="shape", sequence=at_axis)
+@op(2, category="shape", sequence=at_axis, frameworks=("stadyn", "cntk"))
 def take_along_axis(x, indices, axis=-1):
     """The elements of ``x`` at ``indices`` along ``axis`` (NumPy's ``take_along_axis``, ONNX's
     ``GatherElements``): ``indices`` has ``x``'s rank and its shape, except along ``axis``;

@@ -192,7 +192,9 @@ def one_hot(x, shape):
 @op(2, category=_C, precision="float", sequence=from_base_axis("p"))
 def kl_multinomial(p, q, base_axis=1):
     """The Kullback-Leibler divergence ``sum p * (log p - log q)`` of two categorical
-    distributions, summed over the axes from ``base_axis`` on (kept with size 1).
+    distributions, summed over the axes from ``base_axis`` on (kept with size 1); the logs are
+    of ``p + 1e-8`` and ``q + 1e-8``, as NNabla 1.39's, so zero probabilities give finite
+    values.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -206,4 +208,7 @@ def kl_multinomial(p, q, base_axis=1):
         raise ValueError(f"kl_multinomial: p and q must have one shape, got {tuple(p.shape)} "
                          f"and {tuple(q.shape)}")
     axes = list(range(norm_axis(base_axis, p.ndim), p.ndim))
-    return (p * (torch.log(p) - torch.log(q))).sum(dim=axes, keepdim=True)
+    # NNabla 1.39's KLMultinomial takes the logs of p + 1e-8 and q + 1e-8: a zero
+    # probability (a one-hot p, a q with a zero) gives a finite value, not NaN or inf
+    eps = 1e-8
+    return (p * (torch.log(p + eps) - torch.log(q + eps))).sum(dim=axes, keepdim=True)

@@ -29,7 +29,7 @@ def constant(val=0.0, shape=()):
                       device=get_current_context().device)
 
 
-@op(1, category="misc")
+@op(1, category="misc", frameworks=("stadyn", "cntk"))
 def stop_gradient(x):
     """The input's value with no gradient flowing back.  Example: ``F.stop_gradient(h)``."""
     return x.detach()

@@ -4,7 +4,8 @@ graph a new Variable over the registered parameter's arrays (``get_unlinked_vari
 a ``need_grad`` of its own, so setting ``need_grad`` on the registered parameter after the
 graph was built (``nn.get_parameters()[...]``) does not stop the gradient: a backward still
 writes it (static and dynamic graphs).  A plain Variable's flag, set after the graph was
-built, does stop it (NNabla reads the leaf's own flag).
+built, does stop it (NNabla reads the leaf's own flag).  (Stadyn keeps the registered flag
+apart: ``compat/nnabla/_registered_flags.py``.)
 """
 
 from compat_harness import nnabla_case
@@ -17,17 +18,8 @@ def _affine_net(nn, F, PF, x):
         return F.sum(PF.affine(h, 1, name="y"))
 
 
-_VIEWS = ("Stadyn's parametric functions put the registered parameter itself in the graph "
-          "(stadyn.parametric._pf_common.parameter); NNabla a view with its own need_grad. "
-          "Handing out views there makes this pass in the static mode, but compile_step then "
-          "finds no parameter among the leaves (compile/_step.py _parameters matches by "
-          "identity) and the dynamic mode's flip still detaches the tensor the view computed "
-          "with (graph Variable.need_grad's requires_grad_)")
-
-
 @nnabla_case(names=["nnabla.parametric_functions.affine", "nnabla.get_parameters",
                     "nnabla.Variable.need_grad"],
-             known={"static W.g": _VIEWS, "dynamic W.g": _VIEWS},
              note="the registered W set need_grad=False after the graph was built still gets "
                   "its gradient; a plain leaf's flag set then stops it")
 def parameter_need_grad_after_build(nn, F, PF, r):

@@ -150,16 +150,6 @@ fn_case("pad", lambda F, x: F.pad(x, (1, 2), constant_value=0.5), S234)
 fn_case("pad__reflect", lambda F, x: F.pad(x, (1, 1, 2, 0), mode="reflect"), S234)
 fn_case("one_hot", lambda F, x: F.one_hot(x, (5,)), [(4, 1)], data=[labels(5)], grads=False)
 fn_case("constant", lambda F, x: F.constant(1.5, (2, 3)) * x, S23)
-def _unlinked(v):
-    v.forward()
-    return v.get_unlinked_variable(need_grad=False)
-
-
-fn_case("stop_gradient", lambda F, x: F.stop_gradient(x * 3.0) * x, S23,
-        real=lambda F, x: _unlinked(x * 3.0) * x,
-        note="NNabla: get_unlinked_variable(need_grad=False) of the computed value")
-
-
 def _split(nn, F, r):
     x = nn.Variable.from_numpy_array(r.randn(2, 3, 4), need_grad=True)
     parts = F.split(x, axis=1)
@@ -405,26 +395,3 @@ def functions_grad(nn, F, r):
     return {"dx": dx.d.copy(), "dunused": du.d.copy()}
 
 
-_TAKE_X = [[0.5, -1.0, 2.0, 3.5], [4.0, 1.5, -2.5, 0.0], [7.0, -3.0, 6.5, 1.0]]
-_TAKE_IDX = [[0, 3], [-1, 1], [2, 2]]
-
-
-def _take_along_axis_expected(np):
-    x = np.array(_TAKE_X, np.float32)
-    idx = np.array(_TAKE_IDX) % 4
-    grad = np.zeros_like(x)
-    np.add.at(grad, (np.arange(3)[:, None], idx), 1.0)
-    return {"out": np.take_along_axis(x, idx, axis=1), "grad": grad}
-
-
-@nnabla_case(names=["nnabla.functions.take_along_axis"], expected=_take_along_axis_expected,
-             note="NNabla 1.39 has no take_along_axis: NumPy's take_along_axis is the reference "
-                  "(a repeated index adds its gradients)")
-def take_along_axis(nn, F, r):
-    x = nn.Variable.from_numpy_array(np.array(_TAKE_X, np.float32), need_grad=True)
-    idx = nn.Variable.from_numpy_array(np.array(_TAKE_IDX))
-    y = F.take_along_axis(x, idx, axis=1)
-    y.forward()
-    x.g = 0
-    y.backward(np.ones(y.shape, np.float32))
-    return {"out": y.d.copy(), "grad": x.g.copy()}

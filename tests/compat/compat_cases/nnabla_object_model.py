@@ -29,9 +29,6 @@ def _net(nn, F, PF, r):
     return F.mean(F.squared_error(y, t))
 
 
-_FROZEN = ("stadyn.graph: a parameter set need_grad=False after the graph was built gets no "
-           "gradient; NNabla 1.39's backward still accumulates into it (the solver, which "
-           "does not hold it, never zeroes it)")
 _PROTOBUF = ("NNabla 1.39's load_parameters of a .protobuf assigns float64 arrays, which its "
              "Variables then hold; Stadyn's v.d = array casts into the Variable's dtype "
              "(compat nnabla _variable._set; see assign_list__dtypes)")
@@ -176,8 +173,7 @@ def solver_state_variables(nn, F, PF, S, r):
                     N + "solver.Solver.weight_decay", N + "solver.Solver.clip_grad_by_norm",
                     N + "solver.Solver.check_inf_or_nan_grad",
                     N + "solver.Solver.set_learning_rate", N + "solver.Solver.zero_grad"],
-             known=dict([("step %d base W.g" % i, _FROZEN) for i in range(3)]
-                        + [("protobuf: W", _PROTOBUF), ("protobuf: base b", _PROTOBUF)]),
+             known={"protobuf: W": _PROTOBUF, "protobuf: base b": _PROTOBUF},
              note="a fine-tuning program: two scoped layers, the first frozen by need_grad "
                   "(get_parameters(grad_only=True/False)), weight decay, gradient clipping, a "
                   "NaN check, a rate change, zero_grad leaving the frozen layer's gradient; "

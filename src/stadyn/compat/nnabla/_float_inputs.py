@@ -15,9 +15,16 @@ inputs are cast too; an input read as indices (``gather``'s ``indices``, ``embed
 ``bool_fill``'s mask, ...) is left alone.  Likewise the convolutions, the normalizations
 (their input ``x``; running statistics as given), ``batch_det`` / ``batch_inv``, the error
 losses and the cross entropies' ``x`` (case ``integer_nn_inputs__float32``).  ``reshape`` and
-``identity`` keep the dtype (in NNabla their output shares the input's array), as does
-``assign`` (it writes its first input); ``mod2`` computes in its first input's dtype, its
-second cast to that (``_in_first_dtype``, case ``mod2__first_input_dtype``).
+``identity`` keep the dtype (in NNabla their output shares the input's array); ``mod2``
+computes in its first input's dtype, its second cast to that (``_in_first_dtype``, case
+``mod2__first_input_dtype``).
+
+The arrays a function writes are float32 afterwards too: ``F.assign(dst, src)`` of int32
+Variables gives float32 and leaves ``dst`` float32 (``dst.d.dtype``), and
+``F.batch_normalization`` with int32 running statistics writes them as float32 (checked on
+NNabla 1.39, case ``nnabla_fidelity_5.integer_written_arrays__float32``).  Here such an
+integer leaf (``_WRITTEN``) is made float32, its values kept, when the function is called
+(NNabla changes it at the forward that writes it).
 
 Functions that read an input as indices (``embed``, ``one_hot``, ``gather``, a loss's
 target, ...) are left alone, as are the indices functions give back (``max(...,
@@ -38,6 +45,7 @@ import functools
 from typing import Any, Callable
 
 import numpy as np
+import torch
 
 from ... import functions as _F
 from ...graph import Variable as _Variable
@@ -47,7 +55,7 @@ __all__ = ["FLOAT_CATEGORIES", "reading_floats", "as_float32"]
 
 # The catalog's categories whose NNabla functions take data (no indices) in every input.
 FLOAT_CATEGORIES = ("activation", "arithmetic", "math", "reduction", "logical")
-_ALSO = ("cumsum", "cumprod")
+_ALSO = ("cumsum", "cumprod", "tensor_normalization", "broadcast_to")
 # Functions moving or picking values, with the inputs NNabla 1.39 reads as float32 data
 # (``None``: all of them); the others of these functions are indices or masks.
 _DATA_INPUTS: dict[str, tuple[str, ...] | None] = {
@@ -62,14 +70,22 @@ _DATA_INPUTS: dict[str, tuple[str, ...] | None] = {
                          "layer_normalization", "group_normalization",
                          "instance_normalization", "weight_standardization",
                          "norm_normalization", "batch_det", "batch_inv", "batch_logdet",
-                         "squared_error", "absolute_error", "huber_loss")},
-    # the running statistics (written by the function) and the targets stay as given
-    "batch_normalization": ("x",), "fused_batch_normalization": ("x", "z"),
+                         "squared_error", "absolute_error", "huber_loss", "unique")},
+    # the running statistics are written (``_WRITTEN``); the targets stay as given
+    "batch_normalization": ("x", "beta", "gamma"),
+    "fused_batch_normalization": ("x", "beta", "gamma", "z"), "assign": ("src",),
     "mean_subtraction": ("x",), "softmax_cross_entropy": ("x",),
     "categorical_cross_entropy": ("x",),
     "gather": ("x",), "gather_nd": ("data",), "embed": ("w",), "scatter_nd": ("data",),
     "scatter_add": ("x0", "x1"), "bool_gather": ("input",), "bool_fill": ("data",),
     "pack_padded_sequence": ("padded_sequence",),
+}
+
+# The inputs a function writes: an integer leaf given there is made float32 (NNabla 1.39
+# writes float32 into it), values kept.
+_WRITTEN: dict[str, tuple[str, ...]] = {
+    "assign": ("dst",), "batch_normalization": ("mean", "variance"),
+    "fused_batch_normalization": ("mean", "variance"), "mean_subtraction": ("mean", "t"),
 }
 
 
@@ -123,13 +139,24 @@ def _reading_floats_in(fn: Callable, spec: Any, names: tuple[str, ...]) -> Calla
     """``fn`` with its integer Variable inputs named ``names`` (given by position or by
     name) cast to float32 first; its other inputs (indices, masks) as given."""
     positions = [spec.inputs.index(n) for n in names]
+    written = _WRITTEN.get(spec.name, ())
+    written_at = [spec.inputs.index(n) for n in written]
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        for v in [a for i, a in enumerate(args) if i in written_at] + \
+                [v for k, v in kwargs.items() if k in written]:
+            _make_float32(v)
         args = tuple(as_float32(a) if i in positions else a for i, a in enumerate(args))
         kwargs = {k: as_float32(v) if k in names else v for k, v in kwargs.items()}
         return fn(*args, **kwargs)
     return call
+
+
+def _make_float32(v: Any) -> None:
+    """An integer leaf Variable ``v`` holds float32 from now on (the same values)."""
+    if _integer(v) and v.parent is None:
+        _Variable.data.fset(v, _Variable.data.fget(v).detach().to(torch.float32))
 
 
 def _in_first_dtype(fn: Callable) -> Callable:

@@ -439,14 +439,25 @@ def _outputs(value: Any) -> Any:
     return value
 
 
+def _values(value: Any) -> Any:
+    """A Variable (or those in a list) as an NdArray of its current value."""
+    if isinstance(value, Variable):
+        return NdArray._wrap(Variable.data.fget(value).detach())
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Variable) for v in value):
+        return type(value)(_values(v) for v in value)
+    return value
+
+
 def imperative(fn, *args: Any, float_only: bool = True, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` computed at once on NdArrays, its Variables given back as
     NdArrays (NNabla's imperative mode).  ``float_only`` casts every NdArray to float32 (the
-    operators); otherwise only float ones are (``F.*``)."""
+    operators); otherwise only float ones are (``F.*``).  A Variable among NdArrays is read
+    as its current value (zeros before a static graph has computed it), as NNabla 1.39 does
+    (``x + a`` and ``F.add2(x, a)`` of a Variable ``x`` and an NdArray ``a`` give an NdArray
+    in both modes, no graph: case ``nnabla_fidelity_5.variable_with_ndarray__ndarray``)."""
     if _has_variable(args, kwargs):
-        raise ArgumentError(f"{getattr(fn, '__name__', fn)}: NdArray and Variable inputs are "
-                            "mixed; NNabla computes NdArrays at once and Variables in a graph "
-                            "(wrap the array: nn.Variable.from_numpy_array(a.data))")
+        args = tuple(_values(a) for a in args)
+        kwargs = {k: _values(v) for k, v in kwargs.items()}
     args = tuple(_convert(a, float_only) for a in args)
     kwargs = {k: _convert(v, float_only) for k, v in kwargs.items()}
     with torch.no_grad(), auto_forward():

@@ -11,7 +11,16 @@ inputs and the user's line.
 * ``concatenate`` needs at least two inputs, ``split`` at least two outputs (an axis of
   size 1 is refused: NNabla's ``Function::setup`` checks ``min_inputs`` / ``min_outputs``);
 * ``unique`` needs the dynamic mode (``nn.set_auto_forward(True)``): its output shape is
-  known only once it has run.
+  known only once it has run;
+* the reductions over several axes (``sum``, ``mean``, ``max``, ``min``, ``prod``, ``norm``,
+  ``norm_normalization``) refuse an axis given twice (``(0, 0)``, ``(2, -1)`` of a 3-D
+  input); ``prod`` alone would compute.  (A tuple mixing negative and non-negative axes,
+  ``(0, -1)``, fails in NNabla 1.39 through a bug of its own, its Python wrapper sorting the
+  axes before its C++ counts the negative ones from the end: Stadyn reduces over the axes
+  meant, docs/nnabla-names.md.)
+* ``norm`` and ``norm_normalization`` need ``p >= 1`` (``Norm::setup_impl``);
+* ``bit_shift`` shifts unsigned integers only (uint8, uint16, uint32, uint64):
+  ``BitShift::forward_impl`` refuses int32, int8, float32, ... (a ``type error``).
 
 The Python operators of ``nn.Variable`` (``x + y``, ``x * y``, ...) go through the same
 binary check (``_variable.py``).
@@ -105,6 +114,46 @@ def _check_unique(*_, **__):
                                 "its output's shape is known only once it has run")
 
 
+def _axes_checker(name: str, arg: str, position: int = 1) -> Callable:
+    def check(*args, **kwargs):
+        x = args[0] if args else kwargs.get("x")
+        axes = args[position] if len(args) > position else kwargs.get(arg)
+        shape = _shape(x)
+        if shape is None or axes is None or not hasattr(axes, "__iter__"):
+            return
+        try:
+            given = [int(a) for a in axes]
+        except (TypeError, ValueError):
+            return                      # the op's own checks name the problem
+        ndim = len(shape)
+        if any(not -ndim <= a < ndim for a in given):
+            return
+        counted = [a + ndim if a < 0 else a for a in given]
+        if len(set(counted)) < len(counted):
+            raise _refuse(name, f"{arg}={tuple(given)} of a {ndim}-D input names an axis "
+                                f"twice (Transpose: axes duplicated)")
+    return check
+
+
+def _check_norm_p(name: str, position: int) -> Callable:
+    axes_check = _axes_checker(name, "axes" if name == "norm_normalization" else "axis", 2)
+
+    def check(*args, **kwargs):
+        p = args[position] if len(args) > position else kwargs.get("p")
+        if p is not None and not float(p) >= 1:
+            raise _refuse(name, f"`p` must be greater than or equal to 1, got p={p}")
+        axes_check(*args, **kwargs)
+    return check
+
+
+def _check_bit_shift(x=None, *_, **__):
+    dtype = getattr(x, "dtype", None)
+    name = str(dtype).replace("torch.", "")       # a NumPy dtype, or torch's uint16 ...
+    if dtype is not None and not name.startswith("uint"):
+        raise _refuse("bit_shift", f"it shifts unsigned integers only (uint8, uint16, uint32, "
+                                   f"uint64), inputs[0] is {name}")
+
+
 def _binary_checker(name: str) -> Callable:
     def check(x0=None, x1=None, *_, **__):
         check_binary(name, x0, x1)
@@ -116,6 +165,10 @@ _CHECKS: dict[str, Callable] = {
     "concatenate": _check_concatenate,
     "split": _check_split,
     "unique": _check_unique,
+    **{n: _axes_checker(n, "axis") for n in ("sum", "mean", "max", "min", "prod")},
+    "norm": _check_norm_p("norm", 1),
+    "norm_normalization": _check_norm_p("norm_normalization", 1),
+    "bit_shift": _check_bit_shift,
 }
 
 

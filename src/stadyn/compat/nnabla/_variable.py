@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Mapping
 
 import numpy as np
@@ -42,6 +43,7 @@ from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
 from ._index_dtypes import as_shown
 from ._refusals import check_binary
+from ._registered_flags import REGISTERED_FLAGS, is_registered, set_by_stadyn
 
 __all__ = ["Variable", "as_nnabla"]
 
@@ -71,6 +73,38 @@ class Variable(_Core):
     @d.setter
     def d(self, value: Any) -> None:
         _Core.d.fset(self, value)
+
+    @property
+    def need_grad(self) -> bool:
+        """Whether a backward writes this Variable's gradient.  On a registered parameter
+        (``nn.get_parameters()[...]``) it is the registry's flag, as NNabla's: set after a
+        parametric function built a graph on the parameter, it leaves that graph's gradient
+        alone and decides what ``nn.get_parameters()`` lists (``_registered_flags.py``).
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((2,), need_grad=True)
+            >>> x.need_grad = False
+            >>> x.need_grad
+            False
+        """
+        flag = REGISTERED_FLAGS.get(self)
+        return _Core.need_grad.fget(self) if flag is None else flag
+
+    @need_grad.setter
+    def need_grad(self, flag: bool) -> None:
+        flag = bool(flag)
+        computes = _Core.need_grad.fget(self)
+        if set_by_stadyn(sys._getframe(1)):
+            REGISTERED_FLAGS.pop(self, None)
+            _Core.need_grad.fset(self, flag)
+        elif self in REGISTERED_FLAGS or (flag != computes and is_registered(self)):
+            if flag == computes:
+                del REGISTERED_FLAGS[self]
+            else:
+                REGISTERED_FLAGS[self] = flag
+        else:
+            _Core.need_grad.fset(self, flag)
 
     @property
     def data(self) -> NdArray:
@@ -245,12 +279,16 @@ Variable._op_output_class, Variable._node_class = Variable, Function
 def _checked_operator(name: str, function: str, reflected: bool):
     # ``x + y`` of a Variable and a Variable or an NdArray is NNabla's ``F.add2(x, y)``:
     # refused where it refuses (inputs of different ranks; ``_refusals.py``), computed in
-    # float32 (``_float_inputs``); anything else is a scalar to NNabla (``F.add_scalar(x,
-    # float(y))``): a one-value array is read as its value, a longer one or a list is refused
-    # (NNabla 1.39: TypeError); then Stadyn's own operator
+    # float32 (``_float_inputs``); with an NdArray it is computed at once on ``x``'s current
+    # value and gives an NdArray (NNabla 1.39, both modes: ``_ndarray.imperative``); anything
+    # else is a scalar to NNabla (``F.add_scalar(x, float(y))``): a one-value array is read as
+    # its value, a longer one or a list is refused (NNabla 1.39: TypeError); then Stadyn's own
+    # operator
     def method(self, other):
         if isinstance(other, (_Core, NdArray)):
             check_binary(function, *((other, self) if reflected else (self, other)))
+            if isinstance(other, NdArray):
+                return getattr(NdArray, name)(self.data, other)
             other = as_float32(other)
         elif isinstance(other, (np.ndarray, np.generic, list, tuple)):
             other = _scalar_operand(name, other)

@@ -26,8 +26,12 @@ And the ops declared for other front ends only (``@op(..., frameworks=("cntk",))
 random, sampling and ranking Functions ``cntk.random.*_like``, ``random_sample``,
 ``lambda_rank``, ``ndcg_at_1``, CTC's ``cntk_forward_backward`` and
 ``cntk_edit_distance_error``; checked on NNabla 1.39: none of these names exists in
-``nnabla.functions``).
+``nnabla.functions``), and Stadyn's own ``take_along_axis`` and ``stop_gradient``
+(``frameworks=("stadyn", "cntk")``; NNabla 1.39 has neither, so an NNabla program naming them
+gets NNabla's ``AttributeError``, case ``functions_nnabla_lacks``).
 """
+
+import functools as _functools
 
 import numpy as _np
 
@@ -38,6 +42,7 @@ from ._proto_variable import refusing_proto_variables as _refusing_proto_variabl
 from ._float_inputs import reading_floats as _reading_floats
 from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
+from ._variable import as_nnabla as _as_nnabla
 
 
 
@@ -48,9 +53,21 @@ def _offered(names, catalog) -> list[str]:
             and catalog[n].category not in ("sequence", "debug", "parameter")]
 
 
+def _giving_nnabla_variables(fn):
+    """``fn`` (an op with no inputs: ``constant``, ``arange``, ``rand``, ...) giving NNabla's
+    Variables, as every NNabla function does (an op's output otherwise takes its first input's
+    class, and these have none): ``F.constant(0, shape).reshape(...)`` works."""
+    @_functools.wraps(fn)
+    def call(*args, **kwargs):
+        return _as_nnabla(fn(*args, **kwargs))
+    return call
+
+
 __all__ = _offered(_F.__all__, _CATALOG)
 globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
     _refusing(_n, _reading_floats(_n, _giving_uint64(_n, getattr(_F, _n)))))) for _n in __all__})
+globals().update({_n: _giving_nnabla_variables(globals()[_n]) for _n in __all__
+                  if not _CATALOG[_n].inputs})
 
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
 from . import _composed as _composed  # noqa: E402

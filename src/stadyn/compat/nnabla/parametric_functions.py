@@ -16,6 +16,7 @@ from ..._errors import ArgumentError
 from ...parametric import get_parameter, parameter_scope
 from ...parametric_functions import *  # noqa: F401,F403
 from ...parametric_functions import __all__ as _pf_all
+from ._float_inputs import as_float32
 from ._lstm_cell import LSTMCell
 from ._parameter import get_parameter_or_create
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
@@ -68,9 +69,31 @@ def _taking_float_counts(func):
     return call
 
 
+# NNabla 1.39's parametric functions read an int32 input as float32 data, as its functions do
+# (``PF.affine``, ``PF.convolution``, ``PF.batch_normalization`` of int32 ``x`` give float32:
+# case ``nnabla_fidelity_5.pf_integer_inputs__float32``); ``PF.embed`` reads it as indices.
+_DATA_ARGS = ("inp", "x", "h", "c", "z", "w")
+
+
+def _reading_float_inputs(func):
+    signature = inspect.signature(func)
+    data = [n for n in _DATA_ARGS if n in signature.parameters]
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        bound = signature.bind_partial(*args, **kwargs)
+        for n in data:
+            if n in bound.arguments:
+                bound.arguments[n] = as_float32(bound.arguments[n])
+        return func(*bound.args, **bound.kwargs)
+    return call
+
+
 for _name in _pf_all:
     if inspect.isfunction(globals()[_name]):
         globals()[_name] = _taking_float_counts(globals()[_name])
+        if _name != "embed":
+            globals()[_name] = _reading_float_inputs(globals()[_name])
 del _name
 
 
