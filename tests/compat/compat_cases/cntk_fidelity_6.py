@@ -295,3 +295,36 @@ def value_create__sequences(C, r):
         else:
             res[label + ": doubled"] = (x * 2).eval({x: v})
     return res
+
+
+@cntk_case(names=["cntk.io.MinibatchData.data", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.test_minibatch"],
+           note="a reader stream's .data is a Value of one-step sequences, (N, 1, 2), fed to "
+                "inputs without a sequence axis (a StadynError before: the Value was not "
+                "taken as the MinibatchData itself is)")
+def reader_data_value__trains(C, r):
+    import os
+    r.touch("cntk.io.MinibatchData.data", "cntk.Trainer.train_minibatch",
+            "cntk.Trainer.test_minibatch")
+    io = C.io
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "data.ctf")
+        with open(path, "w") as f:
+            for i in range(4):
+                f.write("|x %d %d |y %d %d\n" % (i, i + 1, 2 * i, 1 - i))
+        source = io.MinibatchSource(io.CTFDeserializer(path, io.StreamDefs(
+            x=io.StreamDef(field="x", shape=2), y=io.StreamDef(field="y", shape=2))),
+            randomize=False)
+        x, y = C.input_variable(2), C.input_variable(2)
+        m = C.layers.Dense(2)(x)
+        params = r.set_params(m.parameters)
+        loss = C.squared_error(m, y)
+        trainer = C.Trainer(m, (loss, loss),
+                            [C.sgd(m.parameters, C.learning_parameter_schedule(0.1))])
+        mb = source.next_minibatch(2)
+        fx, fy = mb[source.streams.x], mb[source.streams.y]
+        trainer.train_minibatch({x: fx.data, y: fy.data})
+        trained = trainer.previous_minibatch_loss_average
+        tested = trainer.test_minibatch({x: fx.data, y: fy.data})
+    return {"params": params, "data shape": list(fx.data.shape), "trained": trained,
+            "tested": tested, "W": np.array(m.parameters[0].value)}

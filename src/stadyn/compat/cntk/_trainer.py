@@ -18,6 +18,7 @@ from ._function import Function, combine_outputs
 from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
+from ._values import Value
 
 __all__ = ["Trainer", "counted_variable"]
 
@@ -35,13 +36,22 @@ def _as_function(slot: str, doc: str) -> property:
 def _plain(arguments):
     """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
     with their lengths.  A reader's stream of the input's size but another shape takes the
-    input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``)."""
+    input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
+    so does a reader stream's ``.data`` (a ``Value`` of one-step sequences, ``(N, 1,
+    *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it."""
     if not isinstance(arguments, dict) or not any(
-            isinstance(v, _io.MinibatchData) for v in arguments.values()):
+            isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
         return arguments
     return {k: (_as_input_shape(k, np.asarray(v)) if isinstance(v, _io.MinibatchData)
-                and getattr(v, "lengths", None) is None else v)     # sequences keep lengths
+                and getattr(v, "lengths", None) is None     # sequences keep their lengths
+                else _as_input_shape(k, v.asarray()) if isinstance(v, Value)
+                and v.lengths is None and not _on_sequences(k) else v)
             for k, v in arguments.items()}
+
+
+def _on_sequences(var) -> bool:
+    """Whether the input ``var`` has a sequence axis besides the batch axis."""
+    return len(getattr(var, "dynamic_axes", ()) or ()) > 1
 
 
 def _as_input_shape(var, data):
