@@ -194,3 +194,25 @@ def nan__pooling(C, r):
         res[label + " signbit"] = np.signbit(out)
         res[label + " grad"] = _grads(f, {x: IMAGE}, [x])[0]
     return res
+
+
+@cntk_case(names=["cntk.clip"],
+           note="tensor, parameter and NumPy-scalar bounds: CNTK 2.7's x < min ? min : (x > max "
+                "? max : x) (NaN stays NaN, min wins where the bounds cross), the gradient to x "
+                "where it was kept, bounds included, none to the bounds (review19: Stadyn gave "
+                "the lower bound for NaN and no gradient at a bound)")
+def nan__clip_tensor_bounds(C, r):
+    nan, inf = np.nan, np.inf
+    v = np.array([nan, 0, 1, 0.5, -1, 2, inf, -inf], np.float32)
+    p = C.parameter(v.shape, init=v)
+    lo = C.parameter((8,), init=np.zeros(8, np.float32))
+    z = C.clip(p, lo, 1.0)
+    g = C.reduce_sum(z).grad({}, wrt=[p, lo])
+    x = C.input_variable(4, needs_gradient=True)
+    xv = np.array([[nan, 0.0, 1.0, 0.5]], np.float32)
+    z2 = C.clip(x, np.float32(0.0), np.float32(1.0))
+    z3 = C.clip(x, C.constant(0.8), C.constant(0.2))
+    return {"tensor bound": np.asarray(z.eval()), "grad x": np.asarray(g[p]),
+            "grad bound": np.asarray(g[lo]), "numpy bounds": np.asarray(z2.eval({x: xv})),
+            "numpy bounds grad": np.asarray(z2.grad({x: xv}, wrt=[x])),
+            "crossed": np.asarray(z3.eval({x: xv}))}

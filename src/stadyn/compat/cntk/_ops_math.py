@@ -180,8 +180,22 @@ def clip(x, min_value, max_value, name: str = ""):
         v = operand(x)
         out = F.clip_by_value_scalar(v, float(min_value), float(max_value))
         return named(wrap(one_op(out, v)), name, "Clip")
-    low = binary(F.maximum2, x, min_value)
-    return named(one_op(binary(F.minimum2, low, max_value), x, min_value, max_value), name, "Clip")
+    # CNTK 2.7's rule with tensor bounds (Source/Math/TensorOps.h:347): ``x < min ? min :
+    # (x > max ? max : x)`` -- NaN stays NaN, ``min`` wins where the bounds cross -- and the
+    # gradient reaches ``x`` where it was kept (bounds included, NaN not), never the bounds
+    dtype = operands_dtype(x, min_value, max_value)
+    v, lo, hi = same_dtype([_tensor(operand(a, dtype), dtype) for a in (x, min_value, max_value)])
+    bv, bl, bh = batched(x), batched(min_value), batched(max_value)
+    v, lo = S.broadcast_pair(v, lo, bv, bl)
+    v, hi = S.broadcast_pair(v, hi, bv, bh)
+    lo, hi = S.broadcast_pair(lo, hi, bl, bh)
+    rank = max(v.ndim, lo.ndim, hi.ndim)
+    v, lo, hi = [t if t.ndim == rank else F.reshape(t, (1,) * (rank - t.ndim) + tuple(t.shape))
+                 for t in (v, lo, hi)]
+    lo, hi = F.stop_gradient(lo), F.stop_gradient(hi)
+    clipped = F.where(F.less(v, lo), lo, F.where(F.greater(v, hi), hi, v))
+    out = F.where(F.equal(clipped, v), v, F.stop_gradient(clipped))
+    return named(wrap(one_op(out, x, min_value, max_value)), name, "Clip")
 
 
 @float_arrays("node_input")
