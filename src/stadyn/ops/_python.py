@@ -28,7 +28,7 @@ class _PythonCall(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, *grads):
         given = [None if g is None else g.detach().cpu().numpy() for g in grads]
-        out = ctx.function.backward_arrays(ctx.state, given)
+        out = ctx.function.backward_arrays(ctx.state, given, list(ctx.needs_input_grad[1:]))
         return (None, *[None if g is None or not needed
                         else torch.as_tensor(np.ascontiguousarray(g), device=d).to(t)
                         for g, (d, t), needed in zip(out, ctx.inputs, ctx.needs_input_grad[1:])])
@@ -50,7 +50,8 @@ def python_function(*x, function=None):
     """Outputs computed from the inputs by Python code on NumPy arrays: ``function`` has
     ``output_shapes(shapes, dtypes) -> [(shape, torch dtype) per output]``,
     ``forward_arrays(arrays) -> (state, [array per output])`` and
-    ``backward_arrays(state, [gradient or None per output]) -> [gradient or None per input]``.
+    ``backward_arrays(state, [gradient or None per output], [whether each input needs a
+    gradient]) -> [gradient or None per input]``.
     One output is returned as a Variable, several as a tuple.  Graphs holding it run eagerly (its
     Python cannot be traced) and cannot be saved.  NNabla's ``PythonFunction``
     (``stadyn.compat.nnabla.function``) runs as this op.
@@ -60,7 +61,7 @@ def python_function(*x, function=None):
         >>> class Twice:
         ...     def output_shapes(self, shapes, dtypes): return [(shapes[0], torch.float32)]
         ...     def forward_arrays(self, a): return None, [2 * a[0]]
-        ...     def backward_arrays(self, state, g): return [2 * g[0]]
+        ...     def backward_arrays(self, state, g, needed): return [2 * g[0]]
         >>> with sd.auto_forward():
         ...     y = F.python_function(sd.Variable.from_numpy_array(np.ones(2)), function=Twice())
         >>> y.d.tolist()

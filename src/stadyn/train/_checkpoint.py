@@ -52,7 +52,7 @@ import numpy as np
 import torch
 
 from .._errors import ModelFileError, StadynError
-from .._random import prng
+from .. import _random
 from .._tensorfile import TensorFile, read_tensor_file, write_tensor_file
 from ..graph import data_of
 
@@ -73,7 +73,7 @@ def random_state() -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         for k, state in enumerate(torch.cuda.get_rng_state_all()):
             tensors[f"rng/cuda{k}"] = state
-    for name, state in (("stadyn", prng.get_state()), ("numpy", np.random.get_state())):
+    for name, state in (("stadyn", _random.prng.get_state()), ("numpy", np.random.get_state())):
         kind, keys, pos, has_gauss, cached = state
         tensors[f"rng/{name}"] = torch.from_numpy(keys.astype(np.int64))
         meta[name] = [kind, int(pos), int(has_gauss), float(cached)]
@@ -107,7 +107,7 @@ def _checked_random_state(meta: Any, tensors: Mapping[str, torch.Tensor]) -> lis
         if cuda and torch.cuda.is_available():
             setters.append(lambda: torch.cuda.set_rng_state_all(
                 cuda[:torch.cuda.device_count()]))
-        for name, target in (("stadyn", prng), ("numpy", np.random)):
+        for name, target in (("stadyn", _random.prng), ("numpy", np.random)):
             state = _numpy_state(meta.get(name), tensors.get(f"rng/{name}"), name)
             np.random.RandomState().set_state(state)
             setters.append(lambda target=target, state=state: target.set_state(state))

@@ -99,13 +99,45 @@ def _functions(PythonFunction, nn):
             else:
                 inputs[0].g = g
 
+    class Mul(PythonFunction):
+        """A product with a label input: its backward refuses to give the label a gradient
+        (``propagate_down[1]`` is False for an input without ``need_grad``)."""
+
+        @property
+        def name(self):
+            return "Mul"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].data.data[...] = inputs[0].data.data * inputs[1].data.data
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            if propagate_down[1]:
+                raise RuntimeError("no gradient to the label input")
+            g = outputs[0].grad.data * inputs[1].data.data
+            if accum[0]:
+                inputs[0].grad.data[...] += g
+            else:
+                inputs[0].grad.data[...] = g
+
     # NNabla pickles a PythonFunction's class when it calls it: the classes must be found by
     # name at the module's top level
-    for cls in (Regulator, SplitSum):
+    for cls in (Regulator, SplitSum, Mul):
         cls.__qualname__ = cls.__name__ = "%s_on_%s" % (cls.__name__,
                                                         PythonFunction.__module__.split(".")[0])
         globals()[cls.__qualname__] = cls
-    return Regulator, SplitSum
+    return Regulator, SplitSum, Mul
 
 
 _PF = "nnabla.function.PythonFunction"
@@ -120,8 +152,16 @@ def python_function__outputs_and_gradients(nn, F, r):
     r.touch(*[_PF + "." + m for m in ("name", "ctx", "min_outputs", "setup_impl", "forward_impl",
                                       "backward_impl", "grad_depends_output_data",
                                       "grad_depends_input_data")])
-    Regulator, SplitSum = _functions(r.module("nnabla.function").PythonFunction, nn)
+    Regulator, SplitSum, Mul = _functions(r.module("nnabla.function").PythonFunction, nn)
     res = {}
+    x = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+    label = nn.Variable.from_numpy_array(np.array([3.0, 4.0], np.float32), need_grad=False)
+    y = Mul()(x, label)
+    z = F.sum(y * 2) + F.sum(x)
+    z.forward()
+    x.grad.zero()
+    z.backward()
+    res["no gradient asked for the label"] = [y.d.copy(), x.g.copy()]
     for mode in ("static", "dynamic"):
         with nn.auto_forward(mode == "dynamic"):
             x = nn.Variable.from_numpy_array(r.randn(2, 3, 4), need_grad=True)
@@ -149,6 +189,11 @@ def random_module__parameter_and_function_seeds(nn, F, r):
     R = r.module("nnabla.random")
     I = r.module("nnabla.initializer")
     res = {"pseed at import": R.pseed}
+    weights = []
+    for _ in range(2):          # the initialisers draw from the generator given to prng
+        R._module.prng = np.random.RandomState(0)   # (assigned on the module itself)
+        weights.append(I.UniformInitializer((-1, 1))((2, 3)))
+    res["prng assigned"] = weights
     R.set_parameter_seed(5)
     res["after set_parameter_seed(5)"] = [R.pseed, R.prng.rand(3)]
     nn.seed(7)

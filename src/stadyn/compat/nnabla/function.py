@@ -126,16 +126,16 @@ class _Adapter:
         return (arrays, [np.array(o.d, dtype=np.float32) for o in outputs]), \
             [np.array(o.d, dtype=np.float32) for o in outputs]
 
-    def backward_arrays(self, state, grads):
+    def backward_arrays(self, state, grads, needed):
         arrays, values = state
         inputs = [_Slot(a.shape, a) for a in arrays]
         outputs = [_Slot(v.shape, v) for v in values]
         for o, g in zip(outputs, grads):
             if g is not None:
                 o.g = g
-        n = len(inputs)
-        self.function.backward_impl(inputs, outputs, [True] * n, [False] * n)
-        return [i.g.copy() for i in inputs]
+        self.function.backward_impl(inputs, outputs, [bool(b) for b in needed],
+                                    [False] * len(inputs))
+        return [i.g.copy() if b else None for i, b in zip(inputs, needed)]
 
 
 class PythonFunction:

@@ -5,9 +5,10 @@ the initialisers draw from, and the function seed of random functions (``F.rand`
 ``F.dropout``, ... with ``seed=-1``).  ``seed(v)`` sets both; ``set_parameter_seed`` and
 ``set_function_seed`` one each (nnabla-examples' ``utils/neu`` gives every worker the same
 parameter seed and its own function seed this way).  ``prng`` is the generator Stadyn's
-NNabla-style initialisers draw from, reseeded in place: a ``prng`` imported before a reseed
-draws the new stream (NNabla's module makes a new generator, so such an import would keep the
-old one).
+NNabla-style initialisers draw from at each call: assigning a generator to it
+(``nnabla.random.prng = np.random.RandomState(0)``) makes them draw from that one, as in NNabla.
+A reseed reseeds it in place, so a ``prng`` imported before a reseed draws the new stream
+(NNabla's module makes a new generator, so such an import would keep the old one).
 
 Example:
     >>> import stadyn.compat.nnabla.random as R
@@ -19,6 +20,9 @@ Example:
 
 from __future__ import annotations
 
+import sys
+import types
+
 import numpy as np
 import torch
 
@@ -26,8 +30,6 @@ from ... import _random
 
 __all__ = ["prng", "pseed", "seed", "set_function_seed", "set_parameter_seed", "np"]
 
-#: the generator parameter initialisers draw from
-prng = _random.prng
 #: the parameter seed last set (313 at import, as NNabla's)
 pseed = 313
 
@@ -41,7 +43,7 @@ def seed(seed_value: int, set_function_seed: bool = True, set_parameter_seed: bo
     if set_parameter_seed:
         global pseed
         pseed = seed_value
-        prng.seed(seed_value)
+        _random.prng.seed(seed_value)
     if set_function_seed:
         torch.manual_seed(seed_value)
 
@@ -54,3 +56,20 @@ def set_parameter_seed(seed_value: int) -> None:
 def set_function_seed(seed_value: int) -> None:
     """Set the function seed only (random functions with ``seed=-1``)."""
     seed(seed_value, set_function_seed=True, set_parameter_seed=False)
+
+
+class _RandomModule(types.ModuleType):
+    """This module, whose ``prng`` is the generator initialisers read at each call (reading
+    and assigning it reach Stadyn's one generator)."""
+
+    @property
+    def prng(self) -> np.random.RandomState:
+        """The generator parameter initialisers draw from."""
+        return _random.prng
+
+    @prng.setter
+    def prng(self, generator: np.random.RandomState) -> None:
+        _random.prng = generator
+
+
+sys.modules[__name__].__class__ = _RandomModule
