@@ -101,11 +101,30 @@ def _skip_nan(x: torch.Tensor, smaller: bool) -> torch.Tensor:
 
 def _cntk_extreme_impl(x: torch.Tensor, dims: list[int], keepdim: bool,
                        smaller: bool) -> torch.Tensor:
+    extreme = torch.amin if smaller else torch.amax
     if not x.is_floating_point():
-        return (torch.amin if smaller else torch.amax)(x, dim=dims, keepdim=keepdim)
-    y = (torch.amin if smaller else torch.amax)(_skip_nan(x, smaller), dim=dims, keepdim=keepdim)
-    # a row of NaN only: NaN
-    return torch.where(torch.isnan(x).all(dim=dims, keepdim=keepdim), math.nan, y)
+        return extreme(x, dim=dims, keepdim=keepdim)
+    nan = torch.isnan(x)
+    if not bool(nan.any()):
+        return extreme(x, dim=dims, keepdim=keepdim)
+    # CNTK 2.7 folds the reduced values in memory order (the last axis fastest) with
+    # ``acc = acc > v ? acc : v``: a NaN resets the fold, so the result is the extreme of the
+    # values after the last NaN, NaN where the last value is NaN
+    dims = sorted(d % x.ndim for d in dims) if dims else list(range(x.ndim))
+    kept = [d for d in range(x.ndim) if d not in dims]
+    flat = x.permute(kept + dims).reshape([x.shape[d] for d in kept] + [-1])
+    flat_nan = torch.isnan(flat)
+    k = flat.shape[-1]
+    position = torch.arange(k, device=x.device)
+    last_nan = torch.where(flat_nan, position, -1).amax(dim=-1, keepdim=True)
+    after = _skip_nan(flat, smaller).masked_fill(position <= last_nan, math.inf if smaller
+                                                 else -math.inf)
+    y = extreme(after, dim=-1)
+    y = torch.where(last_nan.squeeze(-1) == k - 1, math.nan, y)
+    if keepdim:
+        for d in dims:
+            y = y.unsqueeze(d)
+    return y
 
 
 def _cntk_extreme_fake(x, dims, keepdim, smaller):
@@ -134,8 +153,9 @@ _cntk_extreme = kernel_op("stadyn_kernels::cntk_reduce_extreme",
 
 
 def cntk_extreme(x: torch.Tensor, dims: list[int], keepdim: bool, smaller: bool) -> torch.Tensor:
-    """CNTK 2.7's ``reduce_max`` (``smaller``: ``reduce_min``) over ``dims``: NaN passed by
-    (a set of NaN only gives NaN), and the gradient to every value equal to the result.
+    """CNTK 2.7's ``reduce_max`` (``smaller``: ``reduce_min``) over ``dims``: its fold in
+    memory order, which a NaN restarts (the extreme of the values after the last NaN; NaN where
+    the last value is NaN), and the gradient to every value equal to the result.
 
     Example:
         >>> import torch

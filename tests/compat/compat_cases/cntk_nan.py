@@ -216,3 +216,24 @@ def nan__clip_tensor_bounds(C, r):
             "grad bound": np.asarray(g[lo]), "numpy bounds": np.asarray(z2.eval({x: xv})),
             "numpy bounds grad": np.asarray(z2.grad({x: xv}, wrt=[x])),
             "crossed": np.asarray(z3.eval({x: xv}))}
+
+
+@cntk_case(names=["cntk.reduce_max", "cntk.reduce_min"],
+           note="CNTK 2.7 folds the reduced values in memory order with acc > v ? acc : v: a "
+                "NaN restarts the fold (the extreme of the values after the last NaN; NaN where "
+                "the last value is NaN); review19: Stadyn skipped every NaN")
+def nan__reduce_fold_after_last_nan(C, r):
+    nan = np.nan
+    t = np.array([[[1, 3, 3], [nan, 2, 3]], [[nan, nan, nan], [0, -1, -1]]], np.float32)
+    rows = np.array([[1, nan, 0], [5, nan, 3], [5, 3, nan], [nan, 5, 3], [2, nan, nan],
+                     [-1, nan, -5]], np.float32)
+    res = {}
+    for label, data, axes in [("rows", rows, [1]), ("t", t, [(0, 1), 2, (0, 2), None, -1])]:
+        for axis in axes:
+            p = C.parameter(data.shape, init=data)
+            for name, fn in [("max", C.reduce_max), ("min", C.reduce_min)]:
+                y = fn(p, axis=axis) if axis is not None else fn(p)
+                key = "%s %s axis %s" % (label, name, axis)
+                res[key] = np.asarray(y.eval())
+                res[key + " grad"] = np.asarray(C.reduce_sum(y * 1.0).grad({}, wrt=[p]))
+    return res
