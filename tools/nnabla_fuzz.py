@@ -13,11 +13,10 @@ graph and ``nn.set_auto_forward``); it prints the mismatches grouped by function
 pattern (the kinds of the arguments: ``axis=neg-int``, ``keepdims=True``, ...).
 ``--integers`` adds, for each draw, one whose float inputs are int32 (the values rounded,
 no gradients): NNabla 1.39 computes most functions in float32, and the output dtypes that
-differ are listed at the end.  An error on
-one side only is a mismatch too.  Each of Stadyn's modes is compared with NNabla's same mode
-(NNabla runs ``unique`` only in the dynamic one).  The same file is the worker on both sides (``--worker
-nnabla|stadyn``): the draws travel as a pickle.  Not run by CI (it needs NNabla); what it
-finds becomes a case under
+differ are listed at the end.  An error on one side only is a mismatch too.  Each of
+Stadyn's modes is compared with NNabla's same mode (NNabla runs ``unique`` only in the dynamic
+one).  The same file is the worker on both sides (``--worker nnabla|stadyn``): the draws
+travel as a pickle.  Not run by CI (it needs NNabla); what it finds becomes a case under
 ``tests/compat/compat_cases/`` (``nnabla_fuzz_found.py``).
 """
 

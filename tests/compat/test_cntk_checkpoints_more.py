@@ -16,7 +16,7 @@ import pytest
 import stadyn.compat.cntk as C
 from stadyn import ModelFileError
 from stadyn.serialize import _cntk_checkpoint as K
-from stadyn.serialize._proto_schemas import cntk_messages
+from test_cntk_checkpoints import _typed  # (the .ckp Dictionary as nested types)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_checkpoints")
@@ -49,21 +49,6 @@ def test_restores_cntk_checkpoint_and_continues_with_cntk_losses(net, kind):
     assert trainer.total_number_of_samples_seen == 12
     np.testing.assert_allclose(train(trainer, x, y, range(3, 6)),
                                CNTK_LOSSES[f"{net}_{kind}"], rtol=2e-5)
-
-
-def _typed(data, top=True):
-    """A Dictionary (protobuf bytes) as nested ``{key: (value type, content)}``."""
-    def one(v):
-        if v.value_type == 10:
-            return (10, _typed(v.dictionary_value, False))
-        if v.value_type == 9:
-            return (9, [one(e) for e in v.vector_value.value])
-        if v.value_type == 11:
-            a = v.nd_array_view_value
-            return (11, (a.data_type, tuple(a.shape.shape_dim)))
-        return (v.value_type, None)
-    msg = cntk_messages()["Dictionary"].FromString(data) if top else data
-    return {e.key: one(e.value) for e in msg.data}
 
 
 def _learner(typed):

@@ -30,11 +30,18 @@ from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 
 __all__ = ["RULES", "WRITTEN_WHERE", "sequence_sum", "ALL_STATIC", "reduce_all",
-           "reduce_all_block", "reduce_some", "element_divide", "add_bias"]
+           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias"]
 
 # CNTK's axis standing for all the static axes of a sample
 ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
 
+
+def reduce_kept(w, operand: str, op: str, axis) -> str:
+    """The output of CNTK's ``ReduceElements`` of ``operand`` along the static ``axis`` (a
+    ``P.static_axis``) with ``op`` (``"Max"``, ``"Sum"``, ...), the axis kept."""
+    return w.function("ReduceElements", [operand], {
+        "axis": axis, "reductionOpName": P.text(op),
+        "reductionKeepDimensions": P.boolean(True)}) + "_Output_0"
 
 def _attributes(node) -> dict:
     return node.spec.split_arguments(node.args, node.kwargs)[1]
@@ -223,15 +230,10 @@ def _softmax(w, ins, uids, attrs, out, name):
         return w.function("Softmax", uids[:1], name=name)
     axis = P.static_axis(stored)
 
-    def along(w_, operand, op):
-        return w_.function("ReduceElements", [operand], {
-            "axis": axis, "reductionOpName": P.text(op),
-            "reductionKeepDimensions": P.boolean(True)}) + "_Output_0"
-
     def body(w_, p, c, n):
-        top = along(w_, p[0], "Max")
+        top = reduce_kept(w_, p[0], "Max", axis)
         e = w_.function("Exp", [w_.function("Minus", [p[0], top]) + "_Output_0"]) + "_Output_0"
-        total = along(w_, e, "Sum")
+        total = reduce_kept(w_, e, "Sum", axis)
         kept = list(x.shape)
         kept[_python_index(x, attrs["axis"])] = 1
         shapes = [x, _Shaped(kept, x.dtype, id(x) in w.batched)]   # (the placeholders')

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import ALL_STATIC, reduce_all, reduce_all_block, reduce_some, \
+from ._cntk_write_more import ALL_STATIC, reduce_all, reduce_all_block, reduce_kept, reduce_some, \
     sequence_sum
 
 __all__ = ["RULES"]
@@ -192,15 +192,10 @@ def _log_softmax(w, ins, uids, attrs, out, name):
     x = ins[0]
     axis = P.static_axis(w.static_axis_index(x, int(_attributes(node)["axis"])))
 
-    def along(w_, operand, op):
-        return w_.function("ReduceElements", [operand], {
-            "axis": axis, "reductionOpName": P.text(op),
-            "reductionKeepDimensions": P.boolean(True)}) + "_Output_0"
-
     def body(w_, p, c, n):
-        top = along(w_, p[0], "Max")
+        top = reduce_kept(w_, p[0], "Max", axis)
         shifted = w_.function("Minus", [p[0], top]) + "_Output_0"
-        total = along(w_, w_.function("Exp", [shifted]) + "_Output_0", "Sum")
+        total = reduce_kept(w_, w_.function("Exp", [shifted]) + "_Output_0", "Sum", axis)
         log_total = w_.function("Log", [total]) + "_Output_0"
         again = w_.function("Minus", [p[0], top]) + "_Output_0"
         return w_.function("Minus", [again, log_total]) + "_Output_0"

@@ -28,7 +28,8 @@ import torch
 
 from ... import _random
 
-__all__ = ["prng", "pseed", "seed", "set_function_seed", "set_parameter_seed", "np"]
+__all__ = ["prng", "pseed", "seed", "set_function_seed", "set_parameter_seed",  # noqa: F822
+           "np"]  # (prng: a property of the module, below)
 
 #: the parameter seed last set (313 at import, as NNabla's)
 pseed = 313
