@@ -374,10 +374,11 @@ def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
 
 
 def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
-            auto_pad: bool | Sequence[bool], average: bool) -> Variable:
+            auto_pad: bool | Sequence[bool], average: bool, nan_rule: str = "cntk") -> Variable:
     """CNTK's max or average pooling over the trailing ``len(window)`` axes; with auto-padding
     the padding never wins a max and an average counts only the values inside the input.  A
-    max passes NaN by (CNTK 2.7's rule).
+    max passes NaN by (CNTK 2.7's rule; ``nan_rule="torch"``: a NaN wins its window, with
+    ATen's kernel, which a compiled step keeps, as Stadyn's own ``layers.MaxPooling`` has it).
 
     Example:
         >>> import stadyn as sd
@@ -393,11 +394,11 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     if symmetric is not None:
         if average:
             return F.average_pooling(x, window, strides, True, symmetric, including_pad=False)
-        return F.max_pooling(x, window, strides, True, symmetric, rule="cntk")
+        return F.max_pooling(x, window, strides, True, symmetric, rule=nan_rule)
     widths = tuple(v for lo_hi in pads for v in lo_hi)
     if not average:
         return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides,
-                             True, rule="cntk")
+                             True, rule=nan_rule)
     # The mean over the part of each window inside the input: window sums over a zero-padded
     # input divided by window sums over a padded mask of ones.
     ones = F.add_scalar(F.mul_scalar(x, 0.0), 1.0)

@@ -427,6 +427,9 @@ def ConvolutionTranspose3D(filter_shape, num_filters, **kwargs) -> ConvolutionTr
 
 class _Pooling(Layer):
     _average = False
+    #: a max pooling's NaN rule (``cntk_semantics.pooling``'s ``nan_rule``): torch's here (a
+    #: NaN wins its window; ATen's kernel, kept by a compiled step); CNTK's in compat.cntk
+    nan_rule = "torch"
 
     def __init__(self, filter_shape, strides=1, pad=default_override_or(False), name: str = ""):
         super().__init__(name)
@@ -435,7 +438,8 @@ class _Pooling(Layer):
         self.pad = resolve(type(self).__name__, "pad", pad)
 
     def apply(self, x):
-        return S.pooling(x, self.filter_shape, self.strides, self.pad, self._average)
+        return S.pooling(x, self.filter_shape, self.strides, self.pad, self._average,
+                         nan_rule=self.nan_rule)
 
 
 class MaxPooling(_Pooling):

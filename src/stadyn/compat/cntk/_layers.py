@@ -353,7 +353,13 @@ ConvolutionTranspose = _layer(_L.ConvolutionTranspose, "ConvolutionTranspose")
 ConvolutionTranspose1D = _layer(_L.ConvolutionTranspose1D, "ConvolutionTranspose")
 ConvolutionTranspose2D = _layer(_L.ConvolutionTranspose2D, "ConvolutionTranspose")
 ConvolutionTranspose3D = _layer(_L.ConvolutionTranspose3D, "ConvolutionTranspose")
-MaxPooling = _layer(_L.MaxPooling, "MaxPooling")
+class _MaxPoolingAsCntk(_L.MaxPooling):
+    __doc__ = _L.MaxPooling.__doc__
+    nan_rule = "cntk"        # CNTK 2.7's: NaN passed by (docs/cntk-names.md)
+
+
+_MaxPoolingAsCntk.__name__ = _MaxPoolingAsCntk.__qualname__ = "MaxPooling"
+MaxPooling = _layer(_MaxPoolingAsCntk, "MaxPooling")
 AveragePooling = _layer(_L.AveragePooling, "AveragePooling")
 GlobalMaxPooling = _layer(_L.GlobalMaxPooling, "GlobalMaxPooling")
 GlobalAveragePooling = _layer(_L.GlobalAveragePooling, "GlobalAveragePooling")
