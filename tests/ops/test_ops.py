@@ -175,15 +175,43 @@ class _CubeAndScale:
         return shapes[0], None
 
 
+class _CubeAndRowSums:
+    """The ``python_function`` op's protocol, two outputs: ``x ** 3 * y`` and the row sums of
+    ``x * y``, and their gradients (a missing output gradient is zero)."""
+
+    def output_shapes(self, shapes, dtypes):
+        return [(shapes[0], dtypes[0]), (shapes[0][:1], dtypes[0])]
+
+    def forward_arrays(self, arrays):
+        x, y = arrays
+        return (x, y), [x ** 3 * y, (x * y).sum(axis=1)]
+
+    def backward_arrays(self, state, grads, needed):
+        x, y = state
+        g0 = np.zeros_like(x) if grads[0] is None else grads[0]
+        g1 = np.zeros(x.shape[:1], x.dtype) if grads[1] is None else grads[1]
+        gx = 3 * x ** 2 * y * g0 + y * g1[:, None]
+        gy = (x ** 3 * g0).sum(axis=0) + (x * g1[:, None]).sum(axis=0)
+        return [gx if needed[0] else None, gy if needed[1] else None]
+
+
 def ref_classification_error(output_vector, target_vector, axis=-1, topN=1):
     """CNTK: 1 unless the target's argmax is among the ``topN`` largest outputs (of distinct
-    values); a NaN, the target's or another's, ranks above (Stadyn: a row of NaN is an error)."""
+    values).  ``topN`` 1: the prediction is CNTK 2.7's scan from the first output, ``if (best <
+    x[i]) best = i`` (a NaN first stays the prediction, a later one is passed by); ``topN`` > 1:
+    a NaN, the target's or another's, ranks above."""
     z = np.moveaxis(output_vector, axis, -1)
     labels = np.moveaxis(target_vector, axis, -1).argmax(axis=-1)
     out = np.zeros(labels.shape)
     for idx in np.ndindex(*labels.shape):
         row, label = z[idx], labels[idx]
-        if np.isnan(row).any():
+        if topN == 1:
+            best = 0
+            for i in range(1, len(row)):
+                if row[best] < row[i]:
+                    best = i
+            out[idx] = float(best != label)
+        elif np.isnan(row).any():
             above = sum(1 for v in row if np.isnan(v) or np.isnan(row[label]) or v > row[label])
             out[idx] = float(above >= topN)
         else:
@@ -689,6 +717,9 @@ ENTRIES: dict[str, Entry] = {
     "cntk_user_function": Entry(
         [Case((normal(3, 2), normal(2)), {"function": _CubeAndScale()})],
         lambda x, y, function=None: x ** 3 * y),
+    "python_function": Entry(
+        [Case((normal(3, 2), normal(2)), {"function": _CubeAndRowSums()})],
+        lambda x, y, function=None: (x ** 3 * y, (x * y).sum(axis=1))),
     "cntk_eye_like": Entry([Case((normal(3, 4),)), Case((normal(4, 2),))],
                       lambda x: np.eye(x.shape[0], x.shape[1]),
                       no_grad="its value does not depend on the input's values"),

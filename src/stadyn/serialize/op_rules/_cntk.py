@@ -37,10 +37,23 @@ register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_sof
 def _classification_error_onnx(g, inputs, attrs):
     """ArgMax, GatherElements, GreaterOrEqual, ReduceSum, Sub, GreaterOrEqual
 
-    The outputs above the target's are counted as all minus those not above (``score >= z``),
-    so a NaN counts."""
+    ``topN`` 1 of float outputs: CNTK 2.7's prediction (the first output no later one exceeds:
+    NaN passed by unless it comes first) as Equal, Where, ArgMax, Mul, GatherElements, and the
+    target's value there taken from 1 (Sub).  Otherwise the outputs above the target's are
+    counted as all minus those not above (``score >= z``), so a NaN counts."""
     z, t = inputs
     a = norm_axis(attrs["axis"], g.ndim(z))
+    if int(attrs["topN"]) == 1 and g.dtype(z).kind == "f":
+        number = g.op("Equal", [z, z])                           # false at NaN
+        passed = g.op("Where", [number, z, g.scalar(-np.inf, z)])
+        prediction = g.op("ArgMax", [passed], axis=a, keepdims=1)  # the first of equal ones
+        first = g.op("Mul", [prediction, g.const(np.asarray(0, np.int64))])
+        head = g.op("GatherElements", [z, first], axis=a)
+        prediction = g.op("Where", [g.op("Equal", [head, head]), prediction, first])
+        if g.dtype(t) != g.dtype(z):
+            t = g.cast(t, g.dtype(z))
+        hit = g.op("GatherElements", [t, prediction], axis=a)
+        return g.op("Sub", [g.scalar(1.0, z), hit])
     score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
     not_better = g.reduce("ReduceSum", g.cast(g.op("GreaterOrEqual", [score, z]), np.int64),
                           [a], True)
