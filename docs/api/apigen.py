@@ -44,7 +44,10 @@ SECTIONS = [
         "stadyn.compat.nnabla.utils.communicator_util",
         "stadyn.compat.nnabla.utils.create_cache", "stadyn.compat.nnabla.logger",
         "stadyn.compat.nnabla.monitor", "stadyn.compat.nnabla.tutorial",
-        "stadyn.compat.nnabla.tutorial.tiny_digits"]),
+        "stadyn.compat.nnabla.tutorial.tiny_digits", "stadyn.compat.nnabla.random",
+        "stadyn.compat.nnabla.function", "stadyn.compat.nnabla.contrib",
+        "stadyn.compat.nnabla.contrib.context",
+        "stadyn.compat.nnabla.utils.data_source_implements"]),
     ("CNTK's names", [
         "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.sequence",
         "stadyn.compat.cntk.layers",
@@ -58,6 +61,10 @@ SECTIONS = [
         "stadyn.compat.cntk.initializer", "stadyn.compat.cntk.variables",
         "stadyn.compat.cntk.layers.typing", "stadyn.compat.cntk.layers.sequence",
         "stadyn.compat.cntk.layers.models", "stadyn.compat.cntk.layers.models.attention",
+        "stadyn.compat.cntk.core", "stadyn.compat.cntk.layers.layers",
+        "stadyn.compat.cntk.layers.blocks", "stadyn.compat.cntk.layers.higher_order_layers",
+        "stadyn.compat.cntk.train.trainer", "stadyn.compat.cntk.debugging.debug",
+        "stadyn.compat.cntk.debugging.profiler",
         "stadyn.compat.cntk.ops.functions"]),
     ("Internals for extending Stadyn", [
         "stadyn.graph", "stadyn.ops", "stadyn.parametric", "stadyn.parametric.initializers",
@@ -169,4 +176,7 @@ def generate(out_dir: str) -> list[str]:
                    + "".join(f"   generated/{p}\n" for p in section))
     with open(os.path.join(out_dir, "toctree.inc"), "w", encoding="utf-8") as f:
         f.write("\n".join(toc))
+    for stale in set(os.listdir(out_dir)) - {f"{p}.rst" for p in pages} - {"toctree.inc"}:
+        if stale.endswith(".rst"):     # a page of a module no longer documented (or renamed):
+            os.remove(os.path.join(out_dir, stale))     # Sphinx would warn of it, in no toctree
     return pages

@@ -32,6 +32,8 @@ NOT_IN_REFERENCE = {
                                                  "function training_session (the train page)",
     "stadyn.compat.cntk.eval.evaluator": "where CNTK defines its Evaluator: the same class as "
                                          "on the eval page",
+    "stadyn.compat.cntk.default_options": "CNTK's module of that name is also its function "
+                                          "default_options (the package's page)",
 }
 
 

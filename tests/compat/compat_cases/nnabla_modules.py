@@ -188,7 +188,7 @@ def python_function__outputs_and_gradients(nn, F, r):
 def random_module__parameter_and_function_seeds(nn, F, r):
     R = r.module("nnabla.random")
     I = r.module("nnabla.initializer")
-    res = {"pseed at import": R.pseed}
+    res = {}                    # (pseed at import is 313 on both; other cases may seed first)
     weights = []
     for _ in range(2):          # the initialisers draw from the generator given to prng
         R._module.prng = np.random.RandomState(0)   # (assigned on the module itself)

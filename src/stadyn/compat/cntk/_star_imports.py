@@ -13,9 +13,10 @@ The facts are CNTK 2.7's: ``tests/compat/refgen/list_modules.py`` lists them int
 ``tests/compat/refs/modules_cntk.json``, which ``tests/compat/test_cntk_modules.py`` checks this
 table against.  Left out: CNTK's native module's initialiser (``cntk_py_init``), its internal
 helpers (``cntk.internal``, ``utils``), its model converters (``cntk.misc``), the sample
-installer, ``cntk.tensor`` (the mixins Stadyn's Variables do not share) and ``scipy.sparse``
+installer, ``cntk.tensor`` (the mixins Stadyn's Variables do not share), ``scipy.sparse``
 (importing SciPy would slow every ``import stadyn.compat.cntk`` for a name no program was seen
-to take from a star import).
+to take from a star import), and the native module ``cntk_py`` that CNTK's submodules hand
+out (``cntk.cntk_py``, ``import cntk.cntk_py`` and the package's star import give it).
 """
 
 from __future__ import annotations
@@ -41,19 +42,13 @@ IMPORTED: dict[str, dict[str, str]] = {
          "sequence": "cntk.ops.sequence", "sys": "sys", "train": "cntk.train",
          "trainer": "cntk.train.trainer", "variables": "cntk.variables",
          "warnings": "warnings"},
-    "axis": {"cntk_py": _PY},
-    "core": {"cntk_py": _PY, "np": "numpy", "numbers": "numbers", "warnings": "warnings"},
-    "debugging": {"cntk_py": _PY, "debug": "cntk.debugging.debug",
+    "core": {"np": "numpy", "numbers": "numbers", "warnings": "warnings"},
+    "debugging": {"debug": "cntk.debugging.debug",
                   "profiler": "cntk.debugging.profiler", "sys": "sys"},
-    "debugging.debug": {"cntk_py": _PY, "sys": "sys"},
-    "debugging.profiler": {"cntk_py": _PY},
-    "device": {"cntk_py": _PY},
-    "eval": {"cntk_py": _PY, "evaluator": "cntk.eval.evaluator"},
-    "eval.evaluator": {"cntk_py": _PY},
-    "initializer": {"cntk_py": _PY},
-    "io": {"cntk": _C, "cntk_py": _PY, "np": "numpy", "transforms": "cntk.io.transforms",
+    "debugging.debug": {"sys": "sys"},
+    "eval": {"evaluator": "cntk.eval.evaluator"},
+    "io": {"cntk": _C, "np": "numpy", "transforms": "cntk.io.transforms",
            "uuid": "uuid", "warnings": "warnings"},
-    "io.transforms": {"cntk_py": _PY},
     "layers": {"C": _C, "attention": "cntk.layers.models.attention",
                "blocks": "cntk.layers.blocks",
                "higher_order_layers": "cntk.layers.higher_order_layers",
@@ -65,27 +60,26 @@ IMPORTED: dict[str, dict[str, str]] = {
     "layers.models.attention": {"C": _C},
     "layers.sequence": {"np": "numpy", "sequence": "cntk.ops.sequence"},
     "layers.typing": {"np": "numpy"},
-    "learners": {"cntk_py": _PY, "np": "numpy", "warnings": "warnings"},
-    "logging": {"cntk_py": _PY, "core": "cntk.core", "graph": "cntk.logging.graph", "os": "os",
+    "learners": {"np": "numpy", "warnings": "warnings"},
+    "logging": {"core": "cntk.core", "graph": "cntk.logging.graph", "os": "os",
                 "progress_print": "cntk.logging.progress_print", "sys": "sys", "time": "time"},
     "logging.graph": {"os": "os", "sys": "sys"},
-    "logging.progress_print": {"cntk_py": _PY, "core": "cntk.core", "sys": "sys",
+    "logging.progress_print": {"core": "cntk.core", "sys": "sys",
                                "time": "time"},
     "losses": {"C": _C, "np": "numpy"},
-    "ops": {"cntk_py": _PY, "functions": "cntk.ops.functions", "np": "numpy",
+    "ops": {"functions": "cntk.ops.functions", "np": "numpy",
             "numbers": "numbers", "sequence": "cntk.ops.sequence"},
-    "ops.functions": {"cntk": _C, "cntk_py": _PY, "collections": "collections",
+    "ops.functions": {"cntk": _C, "collections": "collections",
                       "path": "os.path", "sys": "sys", "warnings": "warnings"},
     "ops.sequence": {"np": "numpy"},
     "random": {"np": "numpy"},
-    "train": {"cntk_py": _PY, "ctypes": "ctypes", "distributed": "cntk.train.distributed",
+    "train": {"ctypes": "ctypes", "distributed": "cntk.train.distributed",
               "enum": "enum", "platform": "platform", "sys": "sys",
               "trainer": "cntk.train.trainer"},
-    "train.distributed": {"cntk_py": _PY, "ctypes": "ctypes", "platform": "platform",
+    "train.distributed": {"ctypes": "ctypes", "platform": "platform",
                           "trainer": "cntk.train.trainer"},
-    "train.trainer": {"cntk_py": _PY},
-    "train.training_session": {"cntk_py": _PY, "enum": "enum", "sys": "sys"},
-    "variables": {"cntk_py": _PY, "np": "numpy"},
+    "train.training_session": {"enum": "enum", "sys": "sys"},
+    "variables": {"np": "numpy"},
 }
 
 
