@@ -24,7 +24,8 @@ import math
 
 from ._ops_math import floor, round as round_  # noqa: A004 - CNTK's name
 from ._ops_reduce import softmax
-from ._ops_shape import one_hot, reshape, times, times_transpose
+from ._ops_shape import one_hot, reshape
+from ._ops_times import times, times_transpose
 from ._variables import constant, parameter
 from .initializer import glorot_normal
 

@@ -36,7 +36,8 @@ from ._ops_math import log_add_exp
 from ._ops_nn import SentinelValueForAutoSelectRandomSeed
 from ._ops_reduce import reduce_sum
 from ._ops_sampling import random_sample, random_sample_inclusion_frequency
-from ._ops_shape import reshape, times, times_transpose
+from ._ops_shape import reshape
+from ._ops_times import times, times_transpose
 from ._variables import constant
 
 __all__ = ["nce_loss"]

@@ -1,17 +1,15 @@
-"""CNTK's ops on shapes and products: ``times``, ``reshape``, ``slice``, ``splice``,
-``transpose``, ``pad``, ``gather``, ``one_hot``, ...  Axes are per sample (row-major, as CNTK's
-Python shows shapes); the batch axis stays in front, and a sequence's two leading axes (batch,
-steps) stay as they are: a reshape of a sequence's steps reshapes from axis 2 on
-(``F.reshape_trailing``), so the graph holds no batch size or padded length and a padded step
-never mixes with another's values.
+"""CNTK's ops on shapes: ``reshape``, ``slice``, ``splice``, ``transpose``, ``pad``,
+``gather``, ``one_hot``, ... (the products are in ``_ops_times.py``).  Axes are per sample
+(row-major, as CNTK's Python shows shapes); the batch axis stays in front, and a sequence's two
+leading axes (batch, steps) stay as they are: a reshape of a sequence's steps reshapes from
+axis 2 on (``F.reshape_trailing``), so the graph holds no batch size or padded length and a
+padded step never mixes with another's values.
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
     >>> x = C.input_variable((2, 3))
     >>> C.reshape(x, 6).shape, C.transpose(x, (1, 0)).shape, C.slice(x, 1, 1, 3).shape
     ((6,), (3, 2), (2, 2))
-    >>> C.times(x, C.parameter((3, 4), init=1.0)).eval(np.ones((1, 2, 3), np.float32)).tolist()
-    [[[3.0, 3.0, 3.0, 3.0], [3.0, 3.0, 3.0, 3.0]]]
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from ._axis import Axis
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._seq_axes import free_steps
 
-__all__ = ["times", "times_transpose", "reshape", "splice", "slice", "transpose", "swapaxes",
+__all__ = ["reshape", "splice", "slice", "transpose", "swapaxes",
            "expand_dims", "squeeze", "flatten", "pad", "gather", "one_hot", "zeros_like",
            "ones_like", "eye_like", "depth_to_space", "space_to_depth",
            "reconcile_dynamic_axes", "to_batch", "unpack_batch", "CONSTANT_PAD", "REFLECT_PAD",
@@ -48,117 +46,6 @@ def _axis_index(x, axis) -> int:
     if isinstance(axis, Axis):
         axis = axis.static_axis_index()
     return sample_axis(x, int(axis))
-
-
-@float_arrays("left", "right")
-def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: str = ""):
-    """The tensor product: ``right``'s first axes but its last ``output_rank`` are reduced
-    against as many trailing axes of ``left``.  ``times(x, W)`` for a batched ``x`` is
-    ``x @ W``; for a batched ``right`` (``times(W, x, output_rank=0)``) each sample is
-    multiplied in turn."""
-    dtype = operands_dtype(right, left, op="Times", arrays=True)   # CNTK's Times(right, left)
-    b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
-    scalar = "times: the {} operand {!r} is a scalar; times multiplies tensors of rank 1 or " \
-        "more (a scalar factor: element_times or *)"
-    if not getattr(b, "shape", ()):     # CNTK 2.7: a ValueError about ranks when built
-        raise ValueError(scalar.format("right", right))
-    if not getattr(a, "shape", ()):
-        # CNTK 2.7 builds it, of the right operand's shape, and refuses it when it first runs
-        out = named(wrap(F.mul2(b, a) if hasattr(a, "shape") else F.mul_scalar(b, float(a))),
-                    name, "Times")
-        refuse_when_run(out.variable, scalar.format("left", left) + " (CNTK 2.7: Times "
-                        "operation changed during final validation)", InvalidAtRunError)
-        return out
-    if not batched(right):
-        out = S.times(a, b, output_rank, batched(left))
-        return named(wrap(one_op(out, a, b)), name, "Times")
-    if batched(left):
-        n = max(lead_axes(left), lead_axes(right))
-        if lead_axes(left) < n:         # one value per sequence, at each of its steps
-            a = Seq.broadcast_as(a, b)
-        elif lead_axes(right) < n:
-            b = Seq.broadcast_as(b, a)
-        out = _times_both_batched(a, b, int(output_rank), n)
-        return named(wrap(out if lead_axes(left) != lead_axes(right) else one_op(out, a, b)),
-                     name, "Times")
-    out = _times_batched_right(a, b, int(output_rank), lead_axes(right))
-    return named(wrap(one_op(out, a, b)), name, "Times")
-
-
-def _times_both_batched(a, b, output_rank: int, n: int):
-    """Each sample of ``a`` times the same sample of ``b`` (CNTK's ``times`` of two inputs;
-    ``n`` leading axes: batch, steps): ``b``'s first ``rank - output_rank`` sample axes reduced
-    against ``a``'s last ones."""
-    left, right = tuple(a.shape[n:]), tuple(b.shape[n:])
-    in_rank = len(right) - output_rank
-    if in_rank < 0 or in_rank > len(left) or left[len(left) - in_rank:] != right[:in_rank]:
-        raise ValueError(f"times: samples of shape {left} cannot multiply samples of shape "
-                         f"{right} (output_rank {output_rank})")
-    lead, out_shape = left[:len(left) - in_rank], right[in_rank:]
-    k, m, r = math.prod(right[:in_rank]), math.prod(lead), math.prod(out_shape)
-    y = F.batch_matmul(reshape_samples(a, n, (m, k)), reshape_samples(b, n, (k, r)))
-    return reshape_samples(y, n, lead + out_shape)
-
-
-def _times_batched_right(w, x, output_rank: int, n: int):
-    """``w`` (unbatched) times each sample of ``x`` (``n`` leading axes: batch, steps):
-    ``x``'s first ``rank - output_rank`` sample axes are reduced against ``w``'s last axes."""
-    sample = tuple(x.shape[n:])
-    in_rank = len(sample) - output_rank
-    if in_rank < 0:
-        raise ValueError(f"times: output_rank {output_rank} exceeds the rank of {sample}")
-    in_shape, out_shape = sample[:in_rank], sample[in_rank:]
-    lead = tuple(w.shape[:w.ndim - in_rank])
-    if in_rank and n == 1 and 1 in free_steps(x) and \
-            tuple(w.shape[w.ndim - in_rank + 1:]) == in_shape[1:]:
-        return _times_over_steps(w, x, lead, in_shape, out_shape)
-    if tuple(w.shape[w.ndim - in_rank:]) != in_shape:
-        raise ValueError(f"times: {tuple(w.shape)} cannot multiply samples of shape {sample}")
-    k, m, r = math.prod(in_shape), math.prod(lead), math.prod(out_shape)
-    keep = tuple(range(n))
-    xs = F.transpose(reshape_samples(x, n, (k, r)), keep + (n + 1, n))   # (..., r, k)
-    wt = F.transpose(F.reshape(w, (m, k)), (1, 0))                     # (k, m)
-    y = F.transpose(F.affine(xs, wt, None, n + 1), keep + (n + 1, n))  # (..., m, r)
-    return reshape_samples(y, n, lead + out_shape)
-
-
-def _times_over_steps(w, x, lead: tuple, in_shape: tuple, out_shape: tuple):
-    """``w`` times each sample of ``x`` whose first sample axis, reduced, holds
-    ``sequence.unpack``'s steps (CNTK's free dimension): their number is ``w``'s, whatever
-    the graph was built with, as CNTK 2.7 infers it; a run of another padded length is a
-    ValueError.  (The steps are broadcast against ``w``'s axis, so a graph built before its
-    input was fed, of one step, takes any ``w``.)"""
-    steps = int(w.shape[w.ndim - len(in_shape)])
-    rest, m, r = math.prod(in_shape[1:]), math.prod(lead), math.prod(out_shape)
-    xs = F.reshape_trailing(x, (1, -1, rest, r), base_axis=1)         # (B, 1, T, rest, r)
-    ws = F.reshape(w, (1, m, steps, rest, 1))
-    y = F.sum(F.mul2(xs, ws), axis=[2, 3])                           # (B, m, r)
-    return reshape_samples(y, 1, lead + out_shape)
-
-
-@float_arrays("left", "right")
-def times_transpose(left, right, name: str = ""):
-    """``left`` times the transpose of ``right``'s samples (a matrix, or a vector taken as a
-    row: ``(m, k)`` times the transpose of a ``(k,)`` vector is ``(m, 1)``), as CNTK 2.7.
-
-    Example:
-        >>> import numpy as np, stadyn.compat.cntk as C
-        >>> a = C.constant(np.ones((3, 4), np.float32))
-        >>> C.times_transpose(a, C.input_variable(4)).shape
-        (3, 1)
-        >>> C.times_transpose(a, C.constant(np.ones((2, 4), np.float32))).shape
-        (3, 2)
-    """
-    rank = len(sample_shape(right))
-    if rank and not sample_shape(left):     # CNTK 2.7: a RuntimeError when built
-        raise RuntimeError(f"times_transpose: the left operand {left!r} is a scalar; it "
-                           "reduces over one axis of the left operand, which has none")
-    if rank not in (1, 2):
-        raise ValueError(f"times_transpose: the right operand must be a vector or a matrix, "
-                         f"not of shape {tuple(sample_shape(right))}")
-    k = sample_shape(right)[-1]
-    bt = reshape(right, (k, 1)) if rank == 1 else transpose(right, (1, 0))
-    return named(one_op(times(left, bt), left, right), name, "TransposeTimes")
 
 
 def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):

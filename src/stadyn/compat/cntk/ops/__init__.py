@@ -48,8 +48,8 @@ from .._ops_shape import (CONSTANT_PAD, REFLECT_PAD, SYMMETRIC_PAD, TIMES_NO_INF
                          TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK, depth_to_space,
                          expand_dims, eye_like, flatten, gather, one_hot, ones_like, pad,
                          reconcile_dynamic_axes, reshape, slice, space_to_depth, splice,
-                         squeeze, swapaxes, times, times_transpose, to_batch, transpose,
-                         unpack_batch, zeros_like)
+                         squeeze, swapaxes, to_batch, transpose, unpack_batch, zeros_like)
+from .._ops_times import times, times_transpose
 from .._variables import (constant, input_variable, output_variable, parameter, placeholder)
 from .._ops_sequence import to_sequence, to_sequence_like
 from ..device import use_default_device
