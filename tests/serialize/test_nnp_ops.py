@@ -49,7 +49,6 @@ EXEMPT = {
     "cross_entropy_with_softmax",    # CNTK's criteria on one-hot targets: NNabla has neither
     "classification_error",
     "grad",                          # a gradient depends on the graph behind it
-    "take_along_axis",               # no NNabla function gathers element-wise along an axis
     "unique",                        # NNabla 1.39 runs Unique in auto_forward mode only
 }
 
