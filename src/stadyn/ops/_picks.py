@@ -112,8 +112,8 @@ def _cntk_extreme_impl(x: torch.Tensor, dims: list[int], keepdim: bool,
     # values after the last NaN, NaN where the last value is NaN
     dims = sorted(d % x.ndim for d in dims) if dims else list(range(x.ndim))
     kept = [d for d in range(x.ndim) if d not in dims]
-    flat = x.permute(kept + dims).reshape([x.shape[d] for d in kept] + [-1])
-    flat_nan = torch.isnan(flat)
+    order, folded = kept + dims, [x.shape[d] for d in kept] + [-1]
+    flat, flat_nan = x.permute(order).reshape(folded), nan.permute(order).reshape(folded)
     k = flat.shape[-1]
     position = torch.arange(k, device=x.device)
     last_nan = torch.where(flat_nan, position, -1).amax(dim=-1, keepdim=True)

@@ -42,11 +42,14 @@ def _plain(arguments):
     if not isinstance(arguments, dict) or not any(
             isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
         return arguments
-    return {k: (_as_input_shape(k, np.asarray(v)) if isinstance(v, _io.MinibatchData)
-                and getattr(v, "lengths", None) is None     # sequences keep their lengths
-                else _as_input_shape(k, v.asarray()) if isinstance(v, Value)
-                and v.lengths is None and not _on_sequences(k) else v)
-            for k, v in arguments.items()}
+    plain = {}
+    for k, v in arguments.items():
+        if isinstance(v, _io.MinibatchData) and getattr(v, "lengths", None) is None:
+            v = _as_input_shape(k, np.asarray(v))         # (sequences keep their lengths)
+        elif isinstance(v, Value) and v.lengths is None and not _on_sequences(k):
+            v = _as_input_shape(k, v.asarray())
+        plain[k] = v
+    return plain
 
 
 def _on_sequences(var) -> bool:

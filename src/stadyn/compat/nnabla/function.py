@@ -123,8 +123,8 @@ class _Adapter:
         inputs = [_Slot(a.shape, a) for a in arrays]
         outputs = self._setup(inputs)
         self.function.forward_impl(inputs, outputs)
-        return (arrays, [np.array(o.d, dtype=np.float32) for o in outputs]), \
-            [np.array(o.d, dtype=np.float32) for o in outputs]
+        values = [np.array(o.d, dtype=np.float32) for o in outputs]
+        return (arrays, values), values
 
     def backward_arrays(self, state, grads, needed):
         arrays, values = state
