@@ -59,7 +59,7 @@ def test_demo_runs_on_the_gpu_its_device_names(two_gpus, monkeypatch):
     def train(mode, train, epochs, batch_size, seed, log, ctx=None):
         seen.append(ctx.device)
         raise Stop
-    monkeypatch.setattr(demo, "train_digits_cnn", train)
+    monkeypatch.setattr(demo, "TrainingRun", train)       # the demo's modes, a step of each in turn
     lines = []
     with pytest.raises(Stop):
         demo.run_demo(epochs=1, train_limit=8, plot=False, log=lines.append, device="cuda:1")
@@ -72,6 +72,7 @@ def test_demo_on_a_missing_gpu_stops_before_training(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(demo, "train_digits_cnn", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(demo, "TrainingRun", lambda *a, **k: pytest.fail("trained"))
     with pytest.raises(sd.StadynError, match=r"'cuda:1' with device 1: this machine has 1 CUDA "
                                              r"device\(s\) \(cuda:0\)"):
         demo.run_demo(epochs=1, train_limit=8, plot=False, log=lambda line: None,

@@ -131,3 +131,31 @@ def test_demo_prints_the_table_and_writes_the_plot(tmp_path):
     assert [r.mode for r in results] == ["static", "dynamic"]
     with open(tmp_path / "digits_cnn_loss.png", "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_demo_interleaves_its_modes_and_trains_as_one_mode_alone_does():
+    """The demo trains a step of each mode in turn (so both are timed over the same seconds);
+    each mode's losses and epoch lines are still those of the mode trained alone, the
+    dynamic run's parameters created from the same seed though the static run was built and
+    stepped first."""
+    digits = load_digits_source()
+    train_idx, _ = split_indices(len(digits), 0.2, 0)
+    alone = {mode: train_digits_cnn(mode, digits.subset(train_idx[:48]), 2,
+                                    log=lambda *_: None)[0]
+             for mode in ("dynamic", "static")}
+    lines: list[str] = []
+    results = run_demo(epochs=2, train_limit=48, plot=False, log=lines.append,
+                       modes=("static", "dynamic"))
+    for r in results:
+        assert r.losses == alone[r.mode].losses, r.mode
+        assert r.epoch_losses == alone[r.mode].epoch_losses, r.mode
+    epochs = [line.split(":")[0] for line in lines if line.startswith("[")]
+    assert epochs == ["[static] epoch 1/2", "[dynamic] epoch 1/2", "[static] epoch 2/2",
+                      "[dynamic] epoch 2/2"]
+    lines.clear()
+    results = run_demo(epochs=2, train_limit=48, plot=False, log=lines.append,
+                       modes=("static", "dynamic"), interleave=False)
+    assert [r.losses for r in results] == [alone["static"].losses, alone["dynamic"].losses]
+    epochs = [line.split(":")[0] for line in lines if line.startswith("[")]
+    assert epochs == ["[static] epoch 1/2", "[static] epoch 2/2", "[dynamic] epoch 1/2",
+                      "[dynamic] epoch 2/2"]

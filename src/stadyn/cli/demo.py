@@ -4,7 +4,8 @@ dynamic graph.
 The "unnecessarily deep" CNN of NNabla's static-vs-dynamic tutorial is trained on 80% of the 8x8
 digits (scikit-learn's bundled copy) twice, from the same initial parameters and the same batches:
 once as a static graph (built once, lowered to generated code, replayed) and once as a dynamic
-graph (rebuilt every iteration under ``auto_forward``).  It prints each epoch's mean
+graph (rebuilt every iteration under ``auto_forward``), a step of one and a step of the other in
+turn, so that both are timed over the same seconds of the machine.  It prints each epoch's mean
 training loss (``[static] epoch 1/3: training loss 1.56086 (mean softmax cross-entropy over 90
 iterations)``), a side-by-side table (time per iteration, final loss, held-out accuracy) and
 writes a loss-curve PNG.
@@ -33,7 +34,7 @@ from ..io import DigitsData, data_iterator_digits, load_digits_source, split_ind
 from ..models import digits_cnn
 from ..parametric import ParameterRegistry, get_parameters, parameter_registry
 
-__all__ = ["RunResult", "train_digits_cnn", "evaluate", "run_demo", "add_parser"]
+__all__ = ["RunResult", "TrainingRun", "train_digits_cnn", "evaluate", "run_demo", "add_parser"]
 
 
 @dataclass
@@ -89,73 +90,116 @@ def train_digits_cnn(mode: str, train: DigitsData, epochs: int, batch_size: int 
     compiled).  ``ctx`` picks device and precision.
 
     Returns the result and the registry holding the trained parameters.
+
+    Example:
+        >>> from stadyn.io import load_digits_source
+        >>> digits = load_digits_source()
+        >>> result, registry = train_digits_cnn("static", digits.subset(range(32)), 1,
+        ...                                     log=lambda line: None)
+        >>> result.iterations, len(result.losses)
+        (2, 2)
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    with context_scope(ctx or get_current_context()):
-        return _train(mode, train, epochs, batch_size, seed, log, registry)
-
-
-def _train(mode, train, epochs, batch_size, seed, log, registry):
-    registry = registry or ParameterRegistry()
-    result = RunResult(mode, batch_size=batch_size)
-    seed_all(seed)
-    data = data_iterator_digits(train, batch_size, shuffle=True, rng=np.random.RandomState(seed))
-    x = Variable((batch_size, 1, 8, 8))
-    t = Variable((batch_size, 1))
-    epoch_loss: list[float] = []
-    iters_in_epoch = [0]
-
-    def on_epoch_end(epoch: int) -> None:
-        mean = float(np.mean(epoch_loss)) if epoch_loss else float("nan")
-        result.epoch_losses.append(mean)
-        result.epoch_iters.append(iters_in_epoch[0])
-        log(f"[{mode}] epoch {epoch + 1}/{epochs}: training loss {mean:.6g} (mean softmax "
-            f"cross-entropy over {iters_in_epoch[0]} iterations)")
-        epoch_loss.clear()
-
-    data.register_epoch_end_callback(on_epoch_end)
-    with parameter_registry(registry):
-        solver = S.Adam(alpha=1e-3)
-        step = None
-        if mode != "dynamic":
-            y = digits_cnn(x)
-            y.persistent = True
-            loss = F.mean(F.softmax_cross_entropy(y, t))
-            solver.set_parameters(get_parameters())
-            if mode in ("compiled", "program"):
-                step = compile_step(loss, solver, compile=(mode == "compiled"))
-        bar = _progress(epochs * -(-len(train) // batch_size), f"{mode:7s}")
-        start = time.perf_counter()
-        for epoch in range(epochs):
-            iters_in_epoch[0] = 0
-            while data.epoch == epoch:
-                x.d, t.d = data.next()
-                tick = time.perf_counter()
-                if step is not None:
-                    step()
-                else:
-                    if mode == "static":
-                        loss.forward(clear_no_need_grad=True)
-                    else:
-                        with auto_forward():
-                            loss = F.mean(F.softmax_cross_entropy(digits_cnn(x), t))
-                        solver.set_parameters(get_parameters(), reset=False, retain_state=True)
-                    solver.zero_grad()
-                    loss.backward(clear_buffer=True)
-                    solver.update()
-                value = float(loss.d)             # waits for the device, so timing is right
-                result.times.append(time.perf_counter() - tick)
-                result.losses.append(value)
-                epoch_loss.append(value)
-                iters_in_epoch[0] += 1
-                if bar is not None:
-                    bar.update(1)
-        result.wall = time.perf_counter() - start
+    run = TrainingRun(mode, train, epochs, batch_size, seed, log, registry, ctx)
+    bar = _progress(run.total_iterations, f"{mode:7s}")
+    while not run.done:
+        run.step()
         if bar is not None:
-            bar.close()
-    data.close()
-    return result, registry
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return run.finish()
+
+
+class TrainingRun:
+    """One mode's training of the digits CNN, one iteration per :meth:`step`, so that the demo
+    can interleave its modes step by step (each mode then meets the machine's speed of the same
+    seconds, as ``stadyn bench``'s interleaved rounds do; one mode after the other, a drift of
+    the machine over a minute shows up as a difference between the modes).
+
+    The graph, the solver and the data iterator are this run's own, and every step enters this
+    run's context and parameter registry itself, so steps of several runs may alternate.  A
+    dynamic run seeds the generator in its first step, where it creates its parameters: runs
+    built or stepped before it do not change its initial values.
+    """
+
+    def __init__(self, mode: str, train: DigitsData, epochs: int, batch_size: int = 16,
+                 seed: int = 0, log=print, registry: ParameterRegistry | None = None,
+                 ctx: Context | None = None):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.mode, self.epochs, self.seed, self.log = mode, epochs, seed, log
+        self.ctx = ctx or get_current_context()
+        self.registry = registry or ParameterRegistry()
+        self.result = RunResult(mode, batch_size=batch_size)
+        self.total_iterations = epochs * -(-len(train) // batch_size)
+        self.data = data_iterator_digits(train, batch_size, shuffle=True,
+                                         rng=np.random.RandomState(seed))
+        self.data.register_epoch_end_callback(self._on_epoch_end)
+        self.x = Variable((batch_size, 1, 8, 8))
+        self.t = Variable((batch_size, 1))
+        self.epoch, self.iters_in_epoch = 0, 0
+        self._epoch_loss: list[float] = []
+        self._compiled = None
+        self._seeded = False             # a dynamic run seeds in its first step (see above)
+        with context_scope(self.ctx), parameter_registry(self.registry):
+            self.solver = S.Adam(alpha=1e-3)
+            if mode != "dynamic":
+                seed_all(seed)
+                self._seeded = True
+                y = digits_cnn(self.x)
+                y.persistent = True
+                self.loss = F.mean(F.softmax_cross_entropy(y, self.t))
+                self.solver.set_parameters(get_parameters())
+                if mode in ("compiled", "program"):
+                    self._compiled = compile_step(self.loss, self.solver,
+                                                  compile=(mode == "compiled"))
+        self.done = self.epoch >= epochs
+
+    def _on_epoch_end(self, epoch: int) -> None:
+        losses = self._epoch_loss
+        mean = float(np.mean(losses)) if losses else float("nan")
+        self.result.epoch_losses.append(mean)
+        self.result.epoch_iters.append(self.iters_in_epoch)
+        self.log(f"[{self.mode}] epoch {epoch + 1}/{self.epochs}: training loss {mean:.6g} (mean "
+                 f"softmax cross-entropy over {self.iters_in_epoch} iterations)")
+        losses.clear()
+
+    def step(self) -> float:
+        """Train one iteration; returns its loss."""
+        start = time.perf_counter()
+        with context_scope(self.ctx), parameter_registry(self.registry):
+            if not self._seeded:
+                seed_all(self.seed)
+                self._seeded = True
+            self.x.d, self.t.d = self.data.next()
+            tick = time.perf_counter()
+            if self._compiled is not None:
+                self._compiled()
+            else:
+                if self.mode == "static":
+                    self.loss.forward(clear_no_need_grad=True)
+                else:
+                    with auto_forward():
+                        self.loss = F.mean(F.softmax_cross_entropy(digits_cnn(self.x), self.t))
+                    self.solver.set_parameters(get_parameters(), reset=False, retain_state=True)
+                self.solver.zero_grad()
+                self.loss.backward(clear_buffer=True)
+                self.solver.update()
+            value = float(self.loss.d)            # waits for the device, so timing is right
+            self.result.times.append(time.perf_counter() - tick)
+        self.result.losses.append(value)
+        self._epoch_loss.append(value)
+        self.iters_in_epoch += 1
+        self.result.wall += time.perf_counter() - start
+        if self.data.epoch != self.epoch:
+            self.epoch, self.iters_in_epoch = self.data.epoch, 0
+            self.done = self.epoch >= self.epochs
+        return value
+
+    def finish(self) -> tuple[RunResult, ParameterRegistry]:
+        """Close the data iterator; returns the result and the trained parameters."""
+        self.data.close()
+        return self.result, self.registry
 
 
 def evaluate(registry: ParameterRegistry, test: DigitsData, ctx: Context | None = None) -> float:
@@ -194,8 +238,14 @@ def _plot(results: list[RunResult], path: str) -> None:
 def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed: int = 0,
              train_limit: int | None = None, plot: bool = True, log=print,
              modes: tuple[str, ...] = ("static", "dynamic"), device: str = "cpu",
-             dtype: str = "float32") -> list[RunResult]:
-    """Run the experiment and print/plot the comparison (see the module docstring)."""
+             dtype: str = "float32", interleave: bool = True) -> list[RunResult]:
+    """Run the experiment and print/plot the comparison (see the module docstring).
+
+    ``interleave`` (the default) trains the modes step by step in turn (one iteration of each,
+    then the next), so their times per iteration are measured over the same seconds of the
+    machine; ``interleave=False`` trains them one after the other.  The losses are the same
+    either way.
+    """
     ctx = context(device, dtype=dtype)
     if plot:                       # before training, not after it
         require("matplotlib", "demo", "stadyn demo's plot")
@@ -208,8 +258,22 @@ def run_demo(epochs: int = 3, batch_size: int = 16, out: str = "runs/demo", seed
     log(f"digits: {len(train)} training and {len(test)} held-out images; batch {batch_size}, "
         f"{epochs} epoch(s), Adam(alpha=1e-3), {where}, {torch.get_num_threads()} thread(s)")
     results = []
-    for mode in modes:
-        result, registry = train_digits_cnn(mode, train, epochs, batch_size, seed, log, ctx=ctx)
+    if interleave:
+        runs = [TrainingRun(mode, train, epochs, batch_size, seed, log, ctx=ctx) for mode in modes]
+        bar = _progress(sum(r.total_iterations for r in runs), " + ".join(modes))
+        while not all(r.done for r in runs):
+            for run in runs:
+                if not run.done:
+                    run.step()
+                    if bar is not None:
+                        bar.update(1)
+        if bar is not None:
+            bar.close()
+        trained = [run.finish() for run in runs]
+    else:
+        trained = (train_digits_cnn(mode, train, epochs, batch_size, seed, log, ctx=ctx)
+                   for mode in modes)
+    for result, registry in trained:
         result.accuracy = evaluate(registry, test, ctx)
         results.append(result)
     log("")
@@ -250,14 +314,18 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-plot", action="store_true", help="do not write the loss-curve PNG")
     p.add_argument("--modes", nargs="+", default=["static", "dynamic"], choices=MODES,
                    metavar="MODE",
-                   help=f"modes to train in, one after the other (default: static dynamic; "
+                   help=f"modes to train, a step of each in turn (default: static dynamic; "
                         f"known: {', '.join(MODES)}): static/dynamic (NNabla's calls), compiled "
                         "(compile_step with torch.compile; CUDA graphs on CUDA), program (the "
                         "same, not compiled)")
+    p.add_argument("--one-after-another", action="store_true",
+                   help="train the modes one after the other instead of a step of each in turn "
+                        "(their times then also differ by how the machine's speed drifts)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (the GPU of index N)")
     p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"),
                    help="precision of the computation (default float32; parameters stay "
                         "float32)")
     p.set_defaults(func=lambda a: run_demo(a.epochs, a.batch_size, a.out, a.seed,
                                            a.train_limit, not a.no_plot, modes=tuple(a.modes),
-                                           device=a.device, dtype=a.dtype) and 0)
+                                           device=a.device, dtype=a.dtype,
+                                           interleave=not a.one_after_another) and 0)
