@@ -29,6 +29,8 @@ from ..graph import Variable, data_of, grad_of
 from ..schedules import IGNORE, Schedule
 from ..solvers import Optimizer
 from ..solvers import functional as Fn
+from ._checks import finite as _finite
+from ._learner_checkpoints import LearnerCheckpoints
 
 __all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
 
@@ -61,15 +63,6 @@ def set_default_unit_gain_value(value: bool) -> None:
     _UNIT_GAIN.set(bool(value))
 
 
-def _finite(value: Any, what: str, minimum: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentError(f"{what} must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < minimum:
-        raise StadynError(f"{what} must be a finite number >= {minimum}, got {value}")
-    return value
-
-
 def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variable]]:
     if isinstance(parameters, Variable):
         parameters = [parameters]
@@ -95,7 +88,7 @@ def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variab
     return names, params
 
 
-class Learner(Optimizer):
+class Learner(LearnerCheckpoints, Optimizer):
     """Base class of CNTK's learners (use the factories: :func:`~stadyn.learners.sgd`, ...).
 
     Subclasses name their per-parameter state tensors in ``_state_names`` (initial values in
@@ -549,106 +542,3 @@ class Learner(Optimizer):
     def __repr__(self) -> str:
         return (f"{self.name}({len(self._params)} parameters, lr={self._schedules['lr']!r}, "
                 f"{self.samples_seen} samples seen)")
-
-    # -- checkpoints ----------------------------------------------------------------------------
-    def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume exactly: the schedule position (samples, minibatches and
-        sweeps seen, the learning-rate reset point and schedule), the known sweep size, the
-        learner's scalar state, copies of the per-parameter state tensors (keyed
-        ``"<parameter>/<state>"``, the parameter's name or its index) and the state of its own
-        noise generator (:attr:`generator`, when it has one)."""
-        return {"learner": self.name, "samples_seen": self.samples_seen,
-                "minibatches_seen": self.minibatches_seen, "sweeps_seen": self.sweeps_seen,
-                "lr_offset": self._lr_offset, "lr_sweep_offset": self._lr_sweep_offset,
-                "lr_schedule": self._schedules["lr"].config() if self._lr_reset else None,
-                "sweep_size": self._sweep_size, "scalars": dict(self._scalar_state),
-                "tensors": {f"{n}/{k}": s[k].detach().clone()
-                            for n, s in zip(self._names, self._states) for k in s},
-                "generator_state": (None if self.generator is None
-                                    else self.generator.get_state())}
-
-    def check_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Raise the error :meth:`load_state_dict` would raise for ``state``; change nothing.
-        (The Trainer checks every part of a checkpoint before it restores any.)"""
-        self._checked_state_dict(state)
-
-    def _checked_state_dict(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        """``state`` checked against this learner (kind, state shapes, finite values, counts,
-        the learning-rate schedule), as the values to assign; nothing is changed."""
-        if not isinstance(state, Mapping):
-            raise StadynError(f"{self.name}: a learner state must be a mapping, not "
-                              f"{type(state).__name__}")
-        if state.get("learner") != self.name:
-            raise StadynError(f"cannot load the state of a {state.get('learner')!r} learner into "
-                              f"a {self.name!r} learner")
-        tensors = state.get("tensors", {})
-        if not isinstance(tensors, Mapping):
-            raise StadynError(f"{self.name}: the state's 'tensors' must be a mapping")
-        values: dict[str, torch.Tensor] = {}
-        for n, s in zip(self._names, self._states):
-            for k, mine in s.items():
-                key = f"{n}/{k}"
-                if key not in tensors:
-                    raise ParameterError(f"{self.name}.load_state_dict: no state '{key}'")
-                value = torch.as_tensor(tensors[key])
-                if tuple(value.shape) != tuple(mine.shape):
-                    raise ParameterError(f"{self.name}.load_state_dict: state '{key}' has shape "
-                                         f"{tuple(value.shape)}, expected {tuple(mine.shape)}")
-                if not value.dtype.is_floating_point or not bool(torch.isfinite(value).all()):
-                    raise StadynError(f"{self.name}.load_state_dict: state '{key}' is not "
-                                      "finite floating-point numbers")
-                values[key] = value
-        what = f"{self.name}.load_state_dict"
-        checked: dict[str, Any] = {"tensors": values}
-        for key in ("samples_seen", "minibatches_seen"):
-            if key not in state:
-                raise StadynError(f"{what}: the state has no '{key}'")
-            checked[key] = _count(state[key], f"{what}: {key}", 0)
-        for key in ("sweeps_seen", "lr_offset", "lr_sweep_offset"):
-            checked[key] = _count(state.get(key, 0), f"{what}: {key}", 0)
-        schedule = None
-        if state.get("lr_schedule") is not None:
-            try:
-                schedule = Schedule.from_config(state["lr_schedule"])
-            except Exception as exc:  # noqa: BLE001 - any damage to the description
-                raise StadynError(f"{what}: 'lr_schedule' is not a schedule ({exc})") from None
-            for v in schedule.constant_values():
-                self._check("lr", v)
-        checked["lr_schedule"] = schedule
-        scalars = state.get("scalars", {})
-        if not isinstance(scalars, Mapping):
-            raise StadynError(f"{what}: 'scalars' must be a mapping")
-        checked["scalars"] = {k: _finite(v, f"{what}: scalar '{k}'", -math.inf)
-                              for k, v in scalars.items()}
-        sweep = state.get("sweep_size")
-        checked["sweep_size"] = None if sweep is None else _count(sweep, f"{what}: sweep_size", 1)
-        generator = state.get("generator_state")
-        if generator is not None and self.generator is not None:
-            try:
-                torch.Generator().set_state(torch.as_tensor(generator))
-            except (RuntimeError, TypeError) as exc:
-                raise StadynError(f"{what}: 'generator_state' is not a generator's state "
-                                  f"({exc})") from None
-            checked["generator_state"] = torch.as_tensor(generator)
-        return checked
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore :meth:`state_dict` (the same learner kind with parameters of the same
-        shapes); all of it is checked before any of it is set."""
-        checked = self._checked_state_dict(state)
-        for n, s in zip(self._names, self._states):
-            for k, mine in s.items():
-                mine.copy_(checked["tensors"][f"{n}/{k}"])
-        self.samples_seen = checked["samples_seen"]
-        self.minibatches_seen = checked["minibatches_seen"]
-        self.sweeps_seen = checked["sweeps_seen"]
-        self._lr_offset = checked["lr_offset"]
-        self._lr_sweep_offset = checked["lr_sweep_offset"]
-        if checked["lr_schedule"] is not None:
-            self._schedules["lr"] = checked["lr_schedule"]
-            self._lr_reset = True
-        self._scalar_state.update(checked["scalars"])
-        if checked["sweep_size"] is not None:
-            self.resolve_epoch_size(checked["sweep_size"])
-        if "generator_state" in checked:
-            self.generator.set_state(checked["generator_state"])
