@@ -213,3 +213,59 @@ def pfc__layers_initialisers_and_flags(nn, F, r):
     except NameError:
         res["embed"] = "NameError"
     return res
+
+
+@nnabla_case(names=["nnabla.lms", "nnabla.lms.SwapInOutScheduler"]
+             + ["nnabla.lms.SwapInOutScheduler." + m for m in (
+                 "start_scheduling", "end_scheduling", "function_pre_hook",
+                 "function_post_hook", "update_pre_hook", "update_post_hook")],
+             note="NNabla 1.39 on a CPU build: the host context as the device one too (device_id "
+                  "'0': its C++ parses it); one scheduled step (a second scheduling of the same "
+                  "graph ends NNabla's process with a segmentation fault)")
+def lms__scheduler_runs_a_training_step(nn, F, S, r):
+    L = r.module("nnabla.lms")
+    r.touch(*["nnabla.lms.SwapInOutScheduler." + m for m in (
+        "start_scheduling", "end_scheduling", "function_pre_hook", "function_post_hook",
+        "update_pre_hook", "update_post_hook")])
+    host = nn.Context(["cpu:float"], "CpuCachedArray", "0")
+    scheduler = L.SwapInOutScheduler(host, host, 8 << 30, 12 << 30)
+    x = nn.Variable.from_numpy_array(r.randn(4, 3))
+    w = nn.Variable.from_numpy_array(r.randn(3, 2), need_grad=True)
+    loss = F.mean(F.tanh(F.affine(x, w)))
+    solver = S.Sgd(lr=0.5)
+    solver.set_parameters({"w": w})
+    with scheduler:             # NNabla's docstring's loop, neu.lms's update scope
+        solver.zero_grad()
+        loss.forward(clear_no_need_grad=True, function_pre_hook=scheduler.function_pre_hook,
+                     function_post_hook=scheduler.function_post_hook)
+        loss.backward(clear_buffer=True, function_pre_hook=scheduler.function_pre_hook,
+                      function_post_hook=scheduler.function_post_hook)
+        scheduler.update_pre_hook()
+        solver.update()
+        scheduler.update_post_hook()
+    errors = []
+    for args in ((None, host, 1), (host, host, -1)):
+        try:
+            L.SwapInOutScheduler(*args)
+            errors.append("made")
+        except (TypeError, OverflowError) as e:
+            errors.append(type(e).__name__)
+    return {"loss": loss.d.copy(), "w after the step": w.d.copy(), "bad arguments": errors,
+            "methods return": [scheduler.start_scheduling(), scheduler.end_scheduling()]}
+
+
+@nnabla_case(names=["nnabla.config", "nnabla.config.nnabla_config"],
+             note="the sections and values NNabla 1.39 ships (neither side reads a user's "
+                  "~/.nnabla or ./nnabla.conf here)")
+def config__defaults_get_and_set(nn, r):
+    cfg = r.module("nnabla.config").nnabla_config
+    res = {"sections": cfg.sections()}
+    for section in cfg.sections():
+        res[section] = sorted(cfg.items(section))
+    res["getboolean"] = cfg.getboolean("MISC", "misc_show_progress")
+    res["getint"] = cfg.getint("DATA_ITERATOR", "data_source_file_cache_size")
+    old = cfg.get("DATA_ITERATOR", "cache_file_format")
+    cfg.set("DATA_ITERATOR", "cache_file_format", ".h5")     # the ImageNet cache script's
+    res["after set"] = cfg.get("DATA_ITERATOR", "cache_file_format")
+    cfg.set("DATA_ITERATOR", "cache_file_format", old)
+    return res
