@@ -269,3 +269,332 @@ def config__defaults_get_and_set(nn, r):
     res["after set"] = cfg.get("DATA_ITERATOR", "cache_file_format")
     cfg.set("DATA_ITERATOR", "cache_file_format", old)
     return res
+
+
+# -- nnabla.models.imagenet: small stand-ins for the pretrained files, in NNabla's folders -----
+
+_IMAGENET = "nnabla.models.imagenet"
+
+
+def _tensor(name, shape, r, scale=0.5, low=None):
+    values = (r.rand(*shape, low=low, high=low + 1.0) if low is not None
+              else r.randn(*shape) * scale)
+    dims = " ".join("dim: %d" % d for d in shape)
+    data = " ".join("data: %r" % float(v) for v in values.ravel())
+    return ('parameter { variable_name: "%s" shape { %s } %s need_grad: true }\n'
+            % (name, dims, data))
+
+
+def _var(name, shape, kind="Buffer"):
+    return ' variable { name: "%s" type: "%s" shape { %s } }\n' % (
+        name, kind, " ".join("dim: %d" % d for d in shape))
+
+
+def _resnet_like(r, net="Training", first="InputX", aug_out="ImageAugmentationX",
+                 last="Affine"):
+    """A ResNet-shaped stand-in: augmentation, convolution, batch norm, ReLU, a 4x4 average
+    pooling named as NNabla's models name it, the classifier, its loss."""
+    text = 'network { name: "%s" batch_size: 1\n' % net
+    text += _var(first, (-1, 3, 4, 4)) + _var(aug_out, (-1, 3, 4, 4))
+    text += _var("conv/W", (2, 3, 3, 3), "Parameter") + _var("Convolution", (-1, 2, 4, 4))
+    for p in ("beta", "gamma", "mean", "var"):
+        text += _var("bn/" + p, (1, 2, 1, 1), "Parameter")
+    text += _var("BatchNormalization", (-1, 2, 4, 4)) + _var("ReLU", (-1, 2, 4, 4))
+    text += _var("AveragePooling", (-1, 2, 1, 1)) + _var("fc/W", (2, 5), "Parameter")
+    text += _var("fc/b", (5,), "Parameter") + _var(last, (-1, 5))
+    text += _var("Label", (-1, 1)) + _var("SoftmaxCrossEntropy", (-1, 1))
+    text += (' function { name: "ImageAugmentationX" type: "ImageAugmentation" input: "%s" '
+             'output: "%s" image_augmentation_param { shape { dim: 3 dim: 4 dim: 4 } '
+             'min_scale: 1 max_scale: 1 aspect_ratio: 1 } }\n' % (first, aug_out))
+    text += (' function { name: "Convolution" type: "Convolution" input: "%s" input: "conv/W" '
+             'output: "Convolution" convolution_param { base_axis: 1 pad { dim: 1 dim: 1 } '
+             'stride { dim: 1 dim: 1 } dilation { dim: 1 dim: 1 } group: 1 } }\n' % aug_out)
+    text += (' function { name: "BatchNormalization" type: "BatchNormalization" '
+             'input: "Convolution" input: "bn/beta" input: "bn/gamma" input: "bn/mean" '
+             'input: "bn/var" output: "BatchNormalization" batch_normalization_param { '
+             'axes: 1 decay_rate: 0.9 eps: 1e-05 batch_stat: true } }\n')
+    text += (' function { name: "ReLU" type: "ReLU" input: "BatchNormalization" '
+             'output: "ReLU" }\n')
+    text += (' function { name: "AveragePooling" type: "AveragePooling" input: "ReLU" '
+             'output: "AveragePooling" average_pooling_param { kernel { dim: 4 dim: 4 } '
+             'stride { dim: 4 dim: 4 } ignore_border: true pad { dim: 0 dim: 0 } '
+             'including_pad: true } }\n')
+    text += (' function { name: "%s" type: "Affine" input: "AveragePooling" input: "fc/W" '
+             'input: "fc/b" output: "%s" affine_param { base_axis: 1 } }\n' % (last, last))
+    text += (' function { name: "SoftmaxCrossEntropy" type: "SoftmaxCrossEntropy" '
+             'input: "%s" input: "Label" output: "SoftmaxCrossEntropy" '
+             'softmax_cross_entropy_param { axis: 1 } }\n}\n' % last)
+    text += _tensor("conv/W", (2, 3, 3, 3), r) + _tensor("bn/beta", (1, 2, 1, 1), r)
+    text += _tensor("bn/gamma", (1, 2, 1, 1), r) + _tensor("bn/mean", (1, 2, 1, 1), r)
+    text += _tensor("bn/var", (1, 2, 1, 1), r, low=0.5)
+    text += _tensor("fc/W", (2, 5), r) + _tensor("fc/b", (5,), r)
+    return text
+
+
+def _vgg_like(r):
+    """A VGG16-shaped stand-in: augmentation, affine, ReLU, dropout, the feature affine, ReLU,
+    dropout, the classifier."""
+    text = 'network { name: "Training" batch_size: 1\n'
+    text += _var("TrainingInput", (-1, 3, 2, 2)) + _var("ImageAugmentationX", (-1, 3, 2, 2))
+    text += _var("f1/W", (12, 6), "Parameter") + _var("VGG16/Affine", (-1, 6))
+    text += _var("VGG16/ReLU", (-1, 6)) + _var("VGG16/Dropout_1", (-1, 6))
+    text += _var("f2/W", (6, 4), "Parameter") + _var("VGG16/Affine_2", (-1, 4))
+    text += _var("VGG16/ReLU_2", (-1, 4)) + _var("VGG16/Dropout_2", (-1, 4))
+    text += _var("f3/W", (4, 3), "Parameter")
+    text += _var("VGG16/Affine_3", (-1, 3))
+    text += (' function { name: "ImageAugmentationX" type: "ImageAugmentation" '
+             'input: "TrainingInput" output: "ImageAugmentationX" image_augmentation_param { '
+             'shape { dim: 3 dim: 2 dim: 2 } min_scale: 1 max_scale: 1 aspect_ratio: 1 } }\n')
+    chain = [("VGG16/Affine", "Affine", "ImageAugmentationX", "f1/W"),
+             ("VGG16/ReLU", "ReLU", "VGG16/Affine", None),
+             ("VGG16/Dropout_1", "Dropout", "VGG16/ReLU", None),
+             ("VGG16/Affine_2", "Affine", "VGG16/Dropout_1", "f2/W"),
+             ("VGG16/ReLU_2", "ReLU", "VGG16/Affine_2", None),
+             ("VGG16/Dropout_2", "Dropout", "VGG16/ReLU_2", None),
+             ("VGG16/Affine_3", "Affine", "VGG16/Dropout_2", "f3/W")]
+    for name, kind, inp, w in chain:
+        extra = {"Affine": "affine_param { base_axis: 1 }",
+                 "Dropout": "dropout_param { p: 0.5 seed: -1 }", "ReLU": ""}[kind]
+        text += (' function { name: "%s" type: "%s" input: "%s" %s output: "%s" %s }\n'
+                 % (name, kind, inp, 'input: "%s"' % w if w else "", name, extra))
+    text += "}\n"
+    for name, shape in (("f1/W", (12, 6)), ("f2/W", (6, 4)), ("f3/W", (4, 3))):
+        text += _tensor(name, shape, r)
+    return text
+
+
+def _write_nnp(folder, name, text):
+    import zipfile
+    with zipfile.ZipFile(os.path.join(folder, name), "w") as z:
+        z.writestr("network.nntxt", text)
+
+
+def _models_home(r):
+    """A fresh HOME whose ~/nnabla_data/nnp_models/imagenet holds the stand-ins."""
+    home = tempfile.mkdtemp()
+    folder = os.path.join(home, "nnabla_data", "nnp_models", "imagenet")
+    os.makedirs(folder)
+    _write_nnp(folder, "Resnet-18.nnp", _resnet_like(r))
+    _write_nnp(folder, "VGG-16.nnp", _vgg_like(r))
+    _write_nnp(folder, "MobileNet-v2.nnp", _resnet_like(r, last="Reshape"))
+    return home
+
+
+def _vgg_custom(ImageNetBase, NnpNetworkPass):
+    """image2stylegan's VGG_custom (I2S_utils/GetFeatures.py) as its program writes it (16
+    layers only; its docstring left out)."""
+
+    class VGG_custom(ImageNetBase):
+        def __init__(self, num_layers=16):
+            self.num_layers = num_layers
+            self._load_nnp('VGG-{}.nnp'.format(num_layers),
+                           'VGG-{0}/VGG-{0}.nnp'.format(num_layers))
+            self._KEY_VARIABLE = {
+                'classifier': 'VGG{}/Affine_3'.format(num_layers),
+                'lastfeature': 'VGG{}/Affine_2'.format(num_layers),
+            }
+
+        def _input_shape(self):
+            return (3, 224, 224)
+
+        def __call__(self, input_var=None, use_from=None, use_up_to='classifier',
+                     training=False, force_global_pooling=False, check_global_pooling=True,
+                     returns_net=False, verbose=0):
+            assert use_from is None, 'This should not be set because it is for forward compatibility.'
+            input_var = self.get_input_var(input_var)
+            callback = NnpNetworkPass(verbose)
+            callback.drop_function('ImageAugmentationX')
+            callback.set_variable('ImageAugmentationX', input_var)
+            callback.set_batch_normalization_batch_stat_all(training)
+            self.use_up_to(use_up_to, callback)
+            if not training:
+                callback.drop_function('VGG{}/Dropout_1'.format(self.num_layers))
+                callback.drop_function('VGG{}/Dropout_2'.format(self.num_layers))
+                callback.fix_parameters()
+            batch_size = input_var.shape[0]
+            net = self.nnp.get_network('Training', batch_size=batch_size, callback=callback)
+            if returns_net:
+                return net
+            return list(net.outputs.values())[0]
+
+    return VGG_custom
+
+
+def _run(v):
+    v.forward()
+    return v.d.copy()
+
+
+@nnabla_case(names=[_IMAGENET, _IMAGENET + ".ResNet18", _IMAGENET + ".VGG16",
+                    _IMAGENET + ".base", _IMAGENET + ".base.ImageNetBase",
+                    _IMAGENET + ".base.ImageNetBase.input_shape",
+                    _IMAGENET + ".base.ImageNetBase.get_input_var",
+                    _IMAGENET + ".base.ImageNetBase.use_up_to",
+                    _IMAGENET + ".base.ImageNetBase.configure_global_average_pooling",
+                    _IMAGENET + ".MobileNetV2", "nnabla.models", "nnabla.models.utils",
+                    "nnabla.models.utils.get_model_home"],
+             rtol=1e-4, atol=1e-5,
+             note="stand-in .nnp files (a few functions named as NNabla's ResNet, VGG16 and "
+                  "MobileNetV2 files name theirs) saved where NNabla 1.39 keeps its downloads, "
+                  "under a temporary HOME: NNabla reads them without downloading")
+def imagenet_models__built_from_the_model_folder(nn, F, r):
+    r.module("nnabla.models")
+    r.touch(*[_IMAGENET + ".base.ImageNetBase." + m for m in (
+        "input_shape", "get_input_var", "use_up_to", "configure_global_average_pooling")])
+    IM = r.module(_IMAGENET)
+    U = r.module("nnabla.models.utils")
+    old_home = os.environ.get("HOME")
+    home = _models_home(r)
+    os.environ["HOME"] = home
+    res = {}
+    try:
+        res["model home"] = os.path.relpath(U.get_model_home(), home)
+        resnet = IM.ResNet18()
+        res["input_shape"] = list(resnet.input_shape)
+        x = nn.Variable.from_numpy_array(r.randn(2, 3, 4, 4))
+        res["resnet classifier"] = _run(resnet(x))
+        res["resnet pool, training"] = _run(resnet(x, use_up_to="pool", training=True))
+        net = resnet(x, returns_net=True)
+        res["returns_net"] = [list(net.inputs), list(net.outputs),
+                              sorted(k for k, v in net.variables.items() if v.need_grad)]
+        x6 = nn.Variable.from_numpy_array(r.randn(1, 3, 6, 6))
+        res["forced global pooling"] = _run(resnet(x6, use_up_to="pool",
+                                                   force_global_pooling=True))
+        try:
+            resnet(x6)
+            res["6x6 with the check"] = "built"
+        except Exception:
+            res["6x6 with the check"] = "refused"
+        try:
+            resnet(x, use_up_to="lastfeature")
+        except ValueError as e:
+            res["unknown key"] = str(e)
+        try:
+            resnet(nn.Variable((1, 1, 4, 4)))
+        except AssertionError as e:
+            res["one channel"] = str(e)
+        vgg = IM.VGG16()
+        v = nn.Variable.from_numpy_array(r.randn(3, 3, 2, 2))
+        res["vgg lastfeature"] = _run(vgg(v, use_up_to="lastfeature"))
+        res["vgg classifier"] = _run(vgg(v))
+        mobile = IM.MobileNetV2()
+        res["mobilenet v2 classifier"] = _run(mobile(x))
+        custom = _vgg_custom(r.module(_IMAGENET + ".base").ImageNetBase,
+                             r.module("nnabla.utils.nnp_graph").NnpNetworkPass)()
+        res["a program's own ImageNetBase class"] = [
+            _run(custom(v, use_up_to="lastfeature")), list(custom.input_shape)]
+    finally:
+        os.environ["HOME"] = old_home
+        shutil.rmtree(home)
+    return res
+
+
+# class -> (its constructor's arguments, the file NNabla 1.39 saves it as under
+# nnp_models/imagenet/, where it downloads it from under <url base>imagenet/): NNabla's model
+# classes' _load_nnp calls (python/src/nnabla/models/imagenet/*.py)
+_MODEL_FILES = [
+    ("ResNet", (), "Resnet-18.nnp", "Resnet-18/Resnet-18.nnp"),
+    ("ResNet18", (), "Resnet-18.nnp", "Resnet-18/Resnet-18.nnp"),
+    ("ResNet34", (), "Resnet-34.nnp", "Resnet-34/Resnet-34.nnp"),
+    ("ResNet50", (), "Resnet-50.nnp", "Resnet-50/Resnet-50.nnp"),
+    ("ResNet101", (), "Resnet-101.nnp", "Resnet-101/Resnet-101.nnp"),
+    ("ResNet152", (), "Resnet-152.nnp", "Resnet-152/Resnet-152.nnp"),
+    ("MobileNet", (), "MobileNet.nnp", "MobileNet/MobileNet.nnp"),
+    ("MobileNetV2", (), "MobileNet-v2.nnp", "MobileNet-v2/MobileNet-v2.nnp"),
+    ("SENet", (), "SENet-154.nnp", "SENet-154/SENet-154.nnp"),
+    ("SqueezeNet", (), "SqueezeNet-1.1.nnp", "SqueezeNet-1.1/SqueezeNet-1.1.nnp"),
+    ("SqueezeNetV10", (), "SqueezeNet-1.0.nnp", "SqueezeNet-1.0/SqueezeNet-1.0.nnp"),
+    ("SqueezeNetV11", (), "SqueezeNet-1.1.nnp", "SqueezeNet-1.1/SqueezeNet-1.1.nnp"),
+    ("VGG", (), "VGG-11.nnp", "VGG-11/VGG-11.nnp"),
+    ("VGG11", (), "VGG-11.nnp", "VGG-11/VGG-11.nnp"),
+    ("VGG13", (), "VGG-13.nnp", "VGG-13/VGG-13.nnp"),
+    ("VGG16", (), "VGG-16.nnp", "VGG-16/VGG-16.nnp"),
+    ("NIN", (), "NIN.nnp", "NIN/NIN.nnp"),
+    ("DenseNet", (), "DenseNet-161.nnp", "DenseNet-161/DenseNet-161.nnp"),
+    ("InceptionV3", (), "Inception-v3.nnp", "Inception-v3/Inception-v3.nnp"),
+    ("Xception", (), "Xception.nnp", "Xception/Xception.nnp"),
+    ("GoogLeNet", (), "GoogLeNet.nnp", "GoogLeNet/GoogLeNet.nnp"),
+    ("ResNeXt", (), "ResNeXt-50.nnp", "ResNeXt-50/ResNeXt-50.nnp"),
+    ("ResNeXt50", (), "ResNeXt-50.nnp", "ResNeXt-50/ResNeXt-50.nnp"),
+    ("ResNeXt101", (), "ResNeXt-101.nnp", "ResNeXt-101/ResNeXt-101.nnp"),
+    ("ShuffleNet", (), "ShuffleNet.nnp", "ShuffleNet/ShuffleNet.nnp"),
+    ("ShuffleNet10", (), "ShuffleNet.nnp", "ShuffleNet/ShuffleNet.nnp"),
+    ("ShuffleNet05", (), "ShuffleNet-.05x.nnp", "ShuffleNet-0.5x/ShuffleNet-0.5x.nnp"),
+    ("ShuffleNet20", (), "ShuffleNet-2.0x.nnp", "ShuffleNet-2.0x/ShuffleNet-2.0x.nnp"),
+    ("AlexNet", (), "AlexNet.nnp", "AlexNet/AlexNet.nnp"),
+]
+_MODEL_MODULES = ["alexnet", "densenet", "googlenet", "inception", "mobilenet", "nin", "resnet",
+                  "resnext", "senet", "shufflenet", "squeezenet", "vgg", "xception"]
+
+
+def _missing_files_expected(np):
+    base = "https://nnabla.org/pretrained-models/nnp_models/imagenet/"
+    res = dict((name, ["nnabla_data/nnp_models/imagenet/" + path, base + url])
+               for name, _, path, url in _MODEL_FILES)
+    res["NNABLA_MODELS_URL_BASE"] = ["nnabla_data/nnp_models/imagenet/AlexNet.nnp",
+                                     "https://mirror.example/nnp/imagenet/AlexNet/AlexNet.nnp"]
+    res["url bases"] = ["https://nnabla.org/pretrained-models/nnp_models/", None,
+                        "https://mirror.example/nnp/"]
+    res["category_names without the file"] = [
+        "FileNotFoundError", "nnabla_data/nnp_models/imagenet/category_names.txt"]
+    res["category_names from the file"] = ["tench", "goldfish"]
+    return res
+
+
+@nnabla_case(names=[_IMAGENET + "." + name for name, _, _, _ in _MODEL_FILES]
+             + [_IMAGENET + "." + m for m in _MODEL_MODULES]
+             + ["nnabla.models.utils.get_model_url_base",
+                "nnabla.models.utils.get_model_url_base_from_env",
+                _IMAGENET + ".base.ImageNetBase.category_names"],
+             expected=_missing_files_expected,
+             note="by hand, from NNabla 1.39's model classes: the file each reads from "
+                  "~/nnabla_data/nnp_models/imagenet/ and the URL it downloads it from; Stadyn "
+                  "downloads nothing, so without the file the error names both (NNabla here "
+                  "would try the network)")
+def imagenet_models__missing_file_names_path_and_url(nn, r):
+    import re
+    for m in _MODEL_MODULES:
+        r.module(_IMAGENET + "." + m)
+    IM = r.module(_IMAGENET)
+    U = r.module("nnabla.models.utils")
+    old_home, old_base = os.environ.get("HOME"), os.environ.pop("NNABLA_MODELS_URL_BASE", None)
+    home = tempfile.mkdtemp()
+    os.environ["HOME"] = home
+    res = {}
+
+    def named(make):
+        try:
+            make()
+            return "made"
+        except Exception as e:
+            message = str(e)
+            paths = re.findall(re.escape(home) + r"/(\S+?\.nnp)", message)
+            urls = re.findall(r"(https://\S+?\.nnp)", message)
+            return [paths[0] if paths else None, urls[0] if urls else None]
+
+    try:
+        for name, args, _, _ in _MODEL_FILES:
+            res[name] = named(lambda: getattr(IM, name)(*args))
+        bases = [U.get_model_url_base(), U.get_model_url_base_from_env()]
+        os.environ["NNABLA_MODELS_URL_BASE"] = "https://mirror.example/nnp/"
+        bases.append(U.get_model_url_base())
+        res["url bases"] = bases
+        res["NNABLA_MODELS_URL_BASE"] = named(lambda: IM.AlexNet())
+        r.touch(_IMAGENET + ".base.ImageNetBase.category_names")
+        base = r.module(_IMAGENET + ".base").ImageNetBase()
+        try:
+            base.category_names
+        except Exception as e:
+            res["category_names without the file"] = [
+                type(e).__name__, re.findall(re.escape(home) + r"/(\S+?\.txt)", str(e))[0]]
+        with open(os.path.join(home, "nnabla_data", "nnp_models", "imagenet",
+                               "category_names.txt"), "w") as f:
+            f.write("tench\ngoldfish\n")
+        res["category_names from the file"] = base.category_names
+    finally:
+        os.environ["HOME"] = old_home
+        os.environ.pop("NNABLA_MODELS_URL_BASE", None)
+        if old_base is not None:
+            os.environ["NNABLA_MODELS_URL_BASE"] = old_base
+        shutil.rmtree(home)
+    return res
