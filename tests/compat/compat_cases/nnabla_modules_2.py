@@ -598,3 +598,86 @@ def imagenet_models__missing_file_names_path_and_url(nn, r):
             os.environ["NNABLA_MODELS_URL_BASE"] = old_base
         shutil.rmtree(home)
     return res
+
+
+_PROF = "nnabla.utils.profiler."
+_STAT_FIELDS = ("parameter_scope", "inputs_shape", "args_info", "function_name", "mean_time",
+                "n_run")
+
+
+def _timing_masked(rows):
+    """The CSV's rows with every time (a number in a time column or row) masked, and the
+    functions' arguments (compared apart)."""
+    out = []
+    header_done = False
+    for row in rows:
+        if row and row[0] == "parameter_scope":
+            header_done = True
+            out.append(row)
+        elif header_done and len(row) == 8:
+            out.append(row[:3] + ["<args>", "<time>", "<time>"] + row[6:])
+        elif row and row[0] in ("forward all", "backward all",
+                                "training(forward + backward + update)"):
+            out.append([row[0], "<time>"])
+        elif row and row[0] == "nnabla version":
+            out.append([row[0], "<version>"])
+        else:
+            out.append(row)
+    return out
+
+
+@nnabla_case(names=["nnabla.utils.profiler", _PROF + "GraphProfiler",
+                    _PROF + "GraphProfilerCsvWriter", _PROF + "ProfileStat",
+                    _PROF + "convert_time_scale"]
+             + [_PROF + "GraphProfiler." + m for m in (
+                 "run", "get_result", "print_result", "time_profiling_forward",
+                 "time_profiling_backward", "time_profiling_whole_graph", "training_function")]
+             + [_PROF + "GraphProfilerCsvWriter." + m for m in (
+                 "write", "write_header", "check_same")]
+             + [_PROF + "ProfileStat." + m for m in _STAT_FIELDS],
+             known={"args_info column": "a function's info.args (compat/nnabla/_function.py) "
+                                        "are Stadyn's op attributes, not NNabla's function "
+                                        "arguments: Convolution's stride None for [1, 1], "
+                                        "BatchNormalization's output_stat and time_constant "
+                                        "for no_scale and no_bias, SoftmaxCrossEntropy's axis "
+                                        "None for 1, Mean's axis/keepdims for axes/keep_dims"},
+             note="NNabla's CSV layout for a small network with a solver, every time masked "
+                  "(the times are each framework's own); n_run=3 within a 30 s limit")
+def profiler__csv_layout(nn, F, PF, S, r):
+    import csv
+    import io
+    P = r.module("nnabla.utils.profiler")
+    r.touch(*[_PROF + "GraphProfiler." + m for m in (
+        "run", "get_result", "print_result", "time_profiling_forward", "time_profiling_backward",
+        "time_profiling_whole_graph", "training_function")])
+    r.touch(*[_PROF + "GraphProfilerCsvWriter." + m for m in (
+        "write", "write_header", "check_same")])
+    r.touch(*[_PROF + "ProfileStat." + m for m in _STAT_FIELDS])
+    x = nn.Variable.from_numpy_array(r.randn(2, 1, 4, 4))
+    t = nn.Variable.from_numpy_array(r.randint(0, 3, (2, 1)))
+    with nn.parameter_scope("conv1"):
+        h = F.relu(PF.batch_normalization(PF.convolution(x, 2, (3, 3), pad=(1, 1))))
+    with nn.parameter_scope("fc"):
+        y = PF.affine(h, 3)
+    loss = F.mean(F.softmax_cross_entropy(y, t))
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(nn.get_parameters())
+    B = P.GraphProfiler(loss, solver=solver, device_id=0, ext_name="cpu", n_run=3,
+                        max_measure_execution_time=30)
+    B.run()
+    out = io.StringIO()
+    writer = P.GraphProfilerCsvWriter(B, file=out)
+    writer.write()
+    rows = list(csv.reader(io.StringIO(out.getvalue())))
+    result = B.get_result()
+    stat = result["forward"][0]
+    return {"csv": _timing_masked(rows),
+            "args_info column": [row[3] for row in rows[7:13]],
+            "result keys": sorted(result),
+            "stat fields": list(P.ProfileStat._fields),
+            "first stat": [stat.parameter_scope, [list(s) for s in stat.inputs_shape],
+                           stat.function_name, stat.n_run, type(stat.mean_time).__name__],
+            "same": writer.check_same(result["forward"][1]._asdict(),
+                                      result["backward"][1]._asdict()),
+            "time scales": [P.convert_time_scale(0.25, s) for s in ("m", "u", "n")],
+            "print_result": callable(B.print_result)}
