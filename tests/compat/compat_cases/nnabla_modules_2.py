@@ -681,3 +681,43 @@ def profiler__csv_layout(nn, F, PF, S, r):
                                       result["backward"][1]._asdict()),
             "time scales": [P.convert_time_scale(0.25, s) for s in ("m", "u", "n")],
             "print_result": callable(B.print_result)}
+
+
+@nnabla_case(names=["nnabla.experimental.viewers", "nnabla.experimental.viewers.SimpleGraph"]
+             + ["nnabla.experimental.viewers.SimpleGraph." + m for m in (
+                 "create_graphviz_digraph", "save", "view")],
+             note="what a program sees of the picture, not its drawing (Stadyn's is sd.show's): "
+                  "a graphviz.Digraph in the asked format whose source names every function "
+                  "(compared without case and underscores: Stadyn's boxes are its op names), "
+                  "and the files save writes; NNabla's side needs the graphviz Python package "
+                  "(its venv lacks it: the reference was written with graphviz 0.21 on "
+                  "PYTHONPATH); view is not called (it opens a viewer)")
+def viewers__simple_graph_digraph_and_save(nn, F, PF, r):
+    V = r.module("nnabla.experimental.viewers")
+    r.touch(*["nnabla.experimental.viewers.SimpleGraph." + m
+              for m in ("create_graphviz_digraph", "save", "view")])
+    image = nn.Variable.from_numpy_array(r.randn(2, 3, 8, 8))
+    h = PF.convolution(image / 255.0, 4, kernel=(3, 3), pad=(1, 1), name="conv")
+    h = F.relu(PF.batch_normalization(h, name="bn"))
+    pred = PF.affine(h, 10, name="fc")
+    other = F.sigmoid(pred)
+    root = F.sink(pred, other)              # CenterNet's save_network_graph draws a sink
+    names = []
+    root.visit(lambda f: names.append(f.name))
+    graph = V.SimpleGraph(format="svg", verbose=True)
+    digraph = graph.create_graphviz_digraph(root)
+    flat = digraph.source.lower().replace("_", "")
+    d = tempfile.mkdtemp()
+    try:
+        graph.save(root, os.path.join(d, "net_graph"))
+        png = V.SimpleGraph().create_graphviz_digraph(root, format="png")
+        graph.save(pred, os.path.join(d, "pdf_graph"), cleanup=True, format="pdf")
+        files = sorted(os.listdir(d))
+        svg_head = open(os.path.join(d, "net_graph.svg")).read(200).lstrip()[:5]
+    finally:
+        shutil.rmtree(d)
+    return {"functions": names, "type": type(digraph).__name__, "formats": [digraph.format,
+                                                                           png.format],
+            "every function in the source": [n for n in names
+                                             if n.lower().replace("_", "") not in flat],
+            "files": files, "svg": svg_head}
