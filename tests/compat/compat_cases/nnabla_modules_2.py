@@ -400,7 +400,8 @@ def _vgg_custom(ImageNetBase, NnpNetworkPass):
         def __call__(self, input_var=None, use_from=None, use_up_to='classifier',
                      training=False, force_global_pooling=False, check_global_pooling=True,
                      returns_net=False, verbose=0):
-            assert use_from is None, 'This should not be set because it is for forward compatibility.'
+            assert use_from is None, \
+                'This should not be set because it is for forward compatibility.'
             input_var = self.get_input_var(input_var)
             callback = NnpNetworkPass(verbose)
             callback.drop_function('ImageAugmentationX')

@@ -41,7 +41,6 @@ import time
 from collections import namedtuple
 from typing import Any, Callable
 
-import numpy as np
 import torch
 
 from ....graph import interpret, leaf_tensor
