@@ -20,8 +20,9 @@ Example:
     >>> import stadyn.compat.nnabla.functions as F
     >>> import stadyn.compat.nnabla.parametric_functions as PF
     >>> import stadyn.compat.nnabla.experimental.viewers as V
-    >>> x = nn.Variable((4, 3))
-    >>> pred = F.relu(PF.affine(x, 2, name="fc"))
+    >>> import stadyn as sd
+    >>> with sd.parameter_registry(sd.ParameterRegistry()):
+    ...     pred = F.relu(PF.affine(nn.Variable((4, 3)), 2, name="fc"))
     >>> graph = V.SimpleGraph(format="svg").create_graphviz_digraph(pred)
     >>> graph.format, "fc" in graph.source and "relu" in graph.source
     ('svg', True)

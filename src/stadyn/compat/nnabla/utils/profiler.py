@@ -19,10 +19,12 @@ Example:
     >>> import stadyn.compat.nnabla.functions as F
     >>> import stadyn.compat.nnabla.parametric_functions as PF
     >>> from stadyn.compat.nnabla.utils.profiler import GraphProfiler, GraphProfilerCsvWriter
+    >>> import stadyn as sd
     >>> x = nn.Variable.from_numpy_array(np.ones((2, 3), np.float32))
-    >>> with nn.parameter_scope("fc"):
-    ...     y = F.mean(F.relu(PF.affine(x, 4)))
-    >>> B = GraphProfiler(y, device_id=0, ext_name="cpu", n_run=2)
+    >>> with sd.parameter_registry(sd.ParameterRegistry()):
+    ...     with nn.parameter_scope("fc"):
+    ...         y = F.mean(F.relu(PF.affine(x, 4)))
+    ...     B = GraphProfiler(y, device_id=0, ext_name="cpu", n_run=2)
     >>> B.run()
     >>> [(s.function_name, s.parameter_scope) for s in B.result["forward"]]
     [('Affine', 'fc/affine'), ('ReLU', None), ('Mean', None)]

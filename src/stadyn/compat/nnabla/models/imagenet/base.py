@@ -48,7 +48,8 @@ class ImageNetBase:
     ``_NETWORK`` (the file's network), ``_AUGMENTATION`` (the augmentation function),
     ``_INPUT`` (the input variable), ``_POOL`` (``(name, by_type)`` of the final average
     pooling, or None), ``_BATCH_NORM`` (whether it has batch normalisation), ``_DROPOUTS``
-    (taken out at inference)."""
+    (taken out at inference), ``_REFUSE_USE_FROM`` (whether ``use_from`` is an
+    AssertionError)."""
 
     _KEY_VARIABLE: dict = {}
     _NETWORK = "Training"
@@ -57,6 +58,7 @@ class ImageNetBase:
     _POOL: Any = ("AveragePooling", False)
     _BATCH_NORM = True
     _DROPOUTS: tuple = ()
+    _REFUSE_USE_FROM = True     # (NNabla's MobileNet, SENet, SqueezeNet and NIN ignore it)
 
     @property
     def category_names(self) -> list[str]:
@@ -173,7 +175,7 @@ class _FileModel(ImageNetBase):
         up to the variable ``use_up_to`` names (see the class); ``training`` keeps batch
         statistics, dropout and trainable parameters; the last Variable, or the
         ``NnpNetwork`` with ``returns_net``."""
-        if use_from is not None:
+        if use_from is not None and self._REFUSE_USE_FROM:
             raise AssertionError("This should not be set because it is for forward "
                                  "compatibility.")
         return self._build(input_var, use_up_to, training, force_global_pooling,

@@ -21,6 +21,7 @@ class MobileNet(_FileModel):
 
     _KEY_VARIABLE = {"classifier": "Affine", "pool": "AveragePooling",
                      "lastconv": "BatchNormalization_19", "lastconv+relu": "ReLU_19"}
+    _REFUSE_USE_FROM = False
 
     def __init__(self):
         self._load_nnp("MobileNet.nnp", "MobileNet/MobileNet.nnp")

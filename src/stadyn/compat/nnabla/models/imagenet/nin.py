@@ -18,6 +18,7 @@ class NIN(_FileModel):
     _INPUT = "TrainingInput"
     _POOL = ("NIN/AveragePooling", False)
     _DROPOUTS = ("NIN/Dropout",)
+    _REFUSE_USE_FROM = False
 
     def __init__(self):
         self._load_nnp("NIN.nnp", "NIN/NIN.nnp")

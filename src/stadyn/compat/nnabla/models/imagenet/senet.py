@@ -19,6 +19,7 @@ class SENet(_FileModel):
                      "lastconv+relu": "ReLU_25_RepeatStart_4[1]"}
     _POOL = ("AveragePooling", True)
     _DROPOUTS = ("Dropout",)
+    _REFUSE_USE_FROM = False
 
     def __init__(self):
         self._load_nnp("SENet-154.nnp", "SENet-154/SENet-154.nnp")

@@ -19,6 +19,7 @@ class SqueezeNet(_FileModel):
     _KEY_VARIABLE = {"classifier": "{prefix}Reshape", "pool": "{prefix}AveragePooling",
                      "lastconv": "{prefix}Convolution_2", "lastconv+relu": "{prefix}ReLU_2"}
     _INPUT = "TrainingInput"
+    _REFUSE_USE_FROM = False
 
     def __init__(self, version: str = "v1.1"):
         if version not in ("v1.0", "v1.1"):
