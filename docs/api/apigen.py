@@ -47,7 +47,21 @@ SECTIONS = [
         "stadyn.compat.nnabla.tutorial.tiny_digits", "stadyn.compat.nnabla.random",
         "stadyn.compat.nnabla.function", "stadyn.compat.nnabla.contrib",
         "stadyn.compat.nnabla.contrib.context",
-        "stadyn.compat.nnabla.utils.data_source_implements"]),
+        "stadyn.compat.nnabla.utils.data_source_implements",
+        "stadyn.compat.nnabla.utils.profiler", "stadyn.compat.nnabla.config",
+        "stadyn.compat.nnabla.lms", "stadyn.compat.nnabla.experimental",
+        "stadyn.compat.nnabla.experimental.parametric_function_classes",
+        "stadyn.compat.nnabla.experimental.parametric_function_class"]
+       + ["stadyn.compat.nnabla.experimental.parametric_function_class." + k
+          for k in ("module", "affine", "convolution", "deconvolution", "embed",
+                    "batch_normalization")]
+       + ["stadyn.compat.nnabla.experimental.viewers", "stadyn.compat.nnabla.models",
+          "stadyn.compat.nnabla.models.utils", "stadyn.compat.nnabla.models.imagenet",
+          "stadyn.compat.nnabla.models.imagenet.base"]
+       + ["stadyn.compat.nnabla.models.imagenet." + k
+          for k in ("alexnet", "densenet", "googlenet", "inception", "mobilenet", "nin",
+                    "resnet", "resnext", "senet", "shufflenet", "squeezenet", "vgg",
+                    "xception")]),
     ("CNTK's names", [
         "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.sequence",
         "stadyn.compat.cntk.layers",

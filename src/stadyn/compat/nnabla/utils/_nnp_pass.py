@@ -245,6 +245,8 @@ class _VariableDelegate:
         self.parent = parent
         var.parent = None
         self.variable = var.variable
+        if var.variable is not None:    # a Variable given by set_variable: its shape, too
+            self._v.shape = var._v.shape
         if parent is not None:
             parent.outputs = [self if o is var or o.name == var.name else o
                               for o in parent.outputs]
