@@ -34,6 +34,8 @@ MODULES = {
         "cntk.io.transforms", "cntk.train", "cntk.train.distributed",
         "cntk.train.training_session", "cntk.logging", "cntk.logging.graph", "cntk.losses",
         "cntk.metrics", "cntk.initializer", "cntk.variables", "cntk.device", "cntk.random",
+        "cntk.core", "cntk.axis", "cntk.debugging", "cntk.default_options", "cntk.eval",
+        "cntk.logging.progress_print", "cntk.train.trainer", "cntk.layers.models.attention",
     ],
     "nnabla": [
         "nnabla", "nnabla.functions", "nnabla.parametric_functions", "nnabla.solvers",
