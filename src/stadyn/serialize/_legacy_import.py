@@ -166,6 +166,7 @@ class _Builder:
         self.origins: list[tuple[Variable, LegacyOrigin]] = []
         self.origin_of: dict[int, LegacyOrigin] = {}
         self.recording = True       # off while a loop's step is built (not the file's values)
+        self.loop_values: set[int] = set()      # ids of the values loops give out
 
     def split_name(self, key: str, name: str) -> tuple[str, str]:
         """(uid, name) of a file's variable or parameter ``key`` whose shown name is ``name``."""
@@ -429,11 +430,14 @@ class _Builder:
             outside = {n for f in needed if id(f) not in members for n in f.inputs
                        if n in inside}
             build_loop(self, comp, network, outside | (inside & set(wanted)))
-        self.record_blocks(flat)
+            self.record_loop_values(comp, flat, network)
+        self.record_blocks(flat, network)
         outs: "OrderedDict[str, Variable]" = OrderedDict()
+        unpadded = {}
         for (key, name), resolved in zip(outputs.items(), wanted):
             var = self.value(resolved, network)
             if var.sequence_lengths is not None:        # CNTK's padding: zeros
+                unpadded[key] = var
                 # F.where keeps the sequence axis (its lengths too) by its declaration, so a
                 # model file saved from the network has sequence outputs as well
                 zeros, mask = S.unpack(var)
@@ -446,17 +450,67 @@ class _Builder:
         self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
         built = Network(ins, outs, self.registry, source=self.model.path, info=info)
         built.origins = self.origins
+        built.unpadded = unpadded
         return built
 
+    def record_loop_values(self, comp: list[LegacyFunction], flat: FlatNetwork,
+                           network: LegacyNetwork) -> None:
+        """The values of the loop ``comp`` read outside it (outputs of its recurrence): the
+        outputs of the loop's functions that compute them (``Block731_Output_0``), so that
+        they are nodes of the graph CNTK shows, not helpers walked through."""
+        for fn in comp:
+            if fn.type in ("PastValue", "FutureValue"):
+                continue
+            for k, name in enumerate(fn.outputs):
+                var = self.env.get(name)
+                if var is None or id(var) in self.origin_of:
+                    continue
+                uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+                self.record(var, LegacyOrigin(
+                    "function", uid, cntk_output_name(fn.type, shown, k), fn.type, k,
+                    operands=tuple(self.loop_inputs(flat, fn, var, network))))
+                self.loop_values.add(id(var))
 
-    def record_blocks(self, flat: FlatNetwork) -> None:
+    def loop_inputs(self, flat: FlatNetwork, fn: LegacyFunction, own: Variable,
+                    network: LegacyNetwork) -> list[Variable]:
+        """The inputs CNTK shows for the function or block ``fn`` run inside a loop (an
+        LSTM's block, a ``Tanh``), in the file's order, as values built outside the loop: its
+        parameters and the values it reads from outside as they are; a value of the loop (the
+        delayed state ``PastValue666_Output_0``, a ``Plus`` inside the loop) by what that reads
+        from outside the loop (the delay's initial state, ...), each once; the values of
+        ``own``'s recurrence (the loop's outputs) not."""
+        shown: list[Variable] = []
+        seen: set[str] = set()
+        todo = [flat.resolve(n) for n in reversed(fn.inputs)]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            var = self.env.get(name)
+            if var is None and name not in flat.producer:
+                var = self.value(name, network)         # a leaf
+            if var is not None:
+                if var.parent is None or var.parent is not own.parent:
+                    if all(var is not v for v in shown):
+                        shown.append(var)
+                continue
+            todo += reversed(flat.functions[flat.producer[name]].inputs)
+        return shown
+
+    def record_blocks(self, flat: FlatNetwork, network: LegacyNetwork) -> None:
         """The blocks (CNTK's layers) of a flat network whose outputs are built outside loops
-        and are a function's own output (the layers' inner blocks first)."""
+        and are a function's own output (the layers' inner blocks first); a block run inside a
+        loop whose output the loop gives out (``Recurrence(LSTM(n))``'s LSTM) shows as applied
+        to the values of :meth:`loop_inputs`."""
         for fn in flat.blocks:
             arguments = [self.env.get(flat.resolve(outer))
                          for outer in (fn.meta.get("arguments") or {}).values()]
             if any(a is None for a in arguments):
-                continue
+                out = self.env.get(flat.resolve(fn.outputs[0])) if fn.outputs else None
+                if out is None or id(out) not in self.loop_values:
+                    continue
+                arguments = self.loop_inputs(flat, fn, out, network)
             uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
             for k, outer in enumerate(fn.outputs):
                 var = self.env.get(flat.resolve(outer))
