@@ -1,9 +1,9 @@
 """CNTK 2.7 model files holding recurrences (``Recurrence(LSTM)``, ``GRU`` going backwards,
 ``Fold``, stacked recurrences, an ``Embedding`` + LSTM tagger, a ``PastValue`` loop closed with
-``replace_placeholders``, ``sequence.reduce_max`` of a recurrence; and ``tanh`` of a sequence) load in Stadyn showing what
-CNTK 2.7 shows of them -- ``inputs``, ``arguments``, ``parameters``, ``outputs`` and the root
-function's inputs, in order, with CNTK's names, uids and shapes -- and computing CNTK 2.7's
-outputs on the committed sequences.
+``replace_placeholders``, ``sequence.reduce_max`` of a recurrence; and ``tanh`` of a sequence)
+load in Stadyn showing what CNTK 2.7 shows of them -- ``inputs``, ``arguments``,
+``parameters``, ``outputs`` and the root function's inputs, in order, with CNTK's names, uids
+and shapes -- and computing CNTK 2.7's outputs on the committed sequences.
 
 ``tests/fixtures/cntk_model_recurrence/*.model``, ``views.json`` and ``outputs.npz`` were
 written by the real CNTK 2.7 (``make_models.py`` there).
@@ -78,3 +78,30 @@ def test_a_loaded_recurrence_computes_cntks_outputs(loaded):
     else:
         out = np.asarray(got)
     np.testing.assert_allclose(out, DATA[name], rtol=1e-5, atol=1e-6)
+
+
+def test_an_lstm_tagger_saved_as_a_cntk_file_loads_back_as_it_was(tmp_path):
+    # before (a7dbedc3): written as a Stadyn model file with a warning (the writer refused
+    # LSTM recurrences while the reader showed them otherwise than CNTK); now CNTK's format
+    # (CNTK 2.7 loads it with Stadyn's outputs: tests/serialize/test_cntk_model_write.py,
+    # network 'sequences'), and Stadyn reads it back with the same view and outputs
+    import warnings
+    x = C.sequence.input_variable(3, name="x")
+    f = C.layers.Sequential([C.layers.Embedding(4), C.layers.Recurrence(C.layers.LSTM(5)),
+                             C.layers.Dense(2)])(x)
+    path = str(tmp_path / "tagger.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f.save(path)
+    with open(path, "rb") as fh:
+        assert not fh.read(2) == b"PK"              # not a Stadyn (zip) model file
+    g = C.load_model(path)
+    for what in ("inputs", "arguments", "parameters"):
+        assert [(v.name, v.shape) for v in getattr(g, what)] == \
+            [(v.name, v.shape) for v in getattr(f, what)], what
+    assert g.root_function.op_name == "Dense" and len(g.root_function.inputs) == 3
+    assert g.root_function.inputs[2].owner.op_name == "LSTM"
+    want = f.eval({f.arguments[0]: SEQS})
+    got = g.eval({g.arguments[0]: SEQS})
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
