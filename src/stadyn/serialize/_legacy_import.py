@@ -236,6 +236,7 @@ class _Builder:
                                 unsupported=True)
             if sequence:
                 var = S.input_variable(shape, dtype=lv.dtype or "float32")
+                var.need_grad = bool(lv.meta.get("needs_gradient"))
                 self.batched.add(id(var))
                 uid, shown = self.split_name(name, lv.meta.get("name") or "")
                 named = axes[1] if axes[1] != "defaultDynamicAxis" else ""
@@ -251,7 +252,9 @@ class _Builder:
         size = int(np.prod(shape)) * np.dtype(lv.dtype or "float32").itemsize
         if size > _MAX_INPUT_BYTES:
             raise self.fail(f"input {name!r} declares {tuple(shape)}: {size} bytes")
-        var = _leaf(np.zeros(shape, dtype=lv.dtype or "float32"), need_grad=False)
+        # (an input CNTK made with needs_gradient=True: its gradient can be asked for)
+        var = _leaf(np.zeros(shape, dtype=lv.dtype or "float32"),
+                    need_grad=bool(lv.meta.get("needs_gradient")))
         if batched:
             self.batched.add(id(var))
         uid, shown = self.split_name(name, lv.meta.get("name") or "")
@@ -376,9 +379,14 @@ class _Builder:
             if batched:
                 self.batched.add(id(var))
             name = cntk_output_name(fn.type, shown, k) if self.fmt == "cntk-v2" else shown
+            # a function the rule built of several ops, reading its inputs in another order:
+            # CNTK's order is the file's (weighted Logistic: output, target, weight)
+            direct = list(var.parent.inputs) if var.parent is not None else []
+            operands = tuple(inputs) if len(inputs) > 1 and self.fmt == "cntk-v2" and \
+                [id(v) for v in direct] != [id(v) for v in inputs] else ()
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
                                           sequence_axis=axis if var.sequence_lengths is not None
-                                          else ""))
+                                          else "", operands=operands))
 
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
