@@ -66,6 +66,11 @@ def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
     return table
 
 
+# CNTK functions whose rules build several ops reading the inputs in another order than the
+# file's, which is the order CNTK shows (Times is shown otherwise: (x, W), the compat's way)
+_SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank"))
+
+
 class _Node(LegacyNode):
     def __init__(self, builder: "_Builder", fn: LegacyFunction, inputs: list[Variable]):
         self._b = builder
@@ -380,11 +385,10 @@ class _Builder(FlatBuilding):
             if batched:
                 self.batched.add(id(var))
             name = cntk_output_name(fn.type, shown, k) if self.fmt == "cntk-v2" else shown
-            # a function the rule built of several ops, reading its inputs in another order:
-            # CNTK's order is the file's (weighted Logistic: output, target, weight)
-            direct = list(var.parent.inputs) if var.parent is not None else []
-            operands = tuple(inputs) if len(inputs) > 1 and self.fmt == "cntk-v2" and \
-                [id(v) for v in direct] != [id(v) for v in inputs] else ()
+            # a criterion the rule builds of several ops reading its inputs in another order:
+            # CNTK shows the file's order (weighted Logistic: output, target, weight)
+            operands = tuple(inputs) if fn.type in _SHOWN_IN_FILE_ORDER and \
+                self.fmt == "cntk-v2" else ()
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
                                           sequence_axis=axis if var.sequence_lengths is not None
                                           else "", operands=operands))
