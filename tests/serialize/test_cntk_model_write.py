@@ -260,10 +260,13 @@ def test_more_ops_load_in_cntk_as_the_graph_cntk_builds(name, native, outputs):
     # MultiAxisReduce blocks along some axes, OneHotOp of a Floor, Pow of a positive base,
     # NoOp; layers_more: the LayerNormalization and ConvolutionTranspose blocks (automatic
     # padding, strides, output shape), Label's NoOp; sequences: inputs on a sequence axis,
-    # a Dense per step, PastValue, FutureValue, sequence.first, an Embedding + sequence.last +
-    # Dense classifier (Sequence::Slice blocks), sequence.reduce_sum (a
-    # Sequence::ReduceElements block) (before: Stadyn's format for all of those) -- op names,
-    # order, shapes; and CNTK 2.7's outputs of its own graph
+    # a Dense per step, PastValue, FutureValue, Recurrence(LSTM) both ways (the LSTM block
+    # whose two outputs come back through delays, a named Recurrence's NoOp), an
+    # Embedding+LSTM+Dense tagger, sequence.first and an LSTM + sequence.last + Dense classifier
+    # (Sequence::Slice blocks), sequence.reduce_sum (a Sequence::ReduceElements block), GRUs
+    # (Fold(GRU) and a backward Recurrence(GRU): the GRU block, no Fold block) (before:
+    # Stadyn's format for all of those) -- op names,
+    # names, order, shapes; and CNTK 2.7's outputs of its own graph
     with open(os.path.join(FIXTURES, native)) as f:
         native = json.load(f)
     values = native.pop("outputs_values")
@@ -405,10 +408,11 @@ def test_an_even_kernel_with_pad_is_written_with_cntks_automatic_padding(tmp_pat
 @pytest.mark.parametrize("which", ["the network saved", "the file read back"])
 def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
     # cntk_ragged.npz: CNTK 2.7 evaluating the file written for the sequences network on
-    # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends,
-    # sequence.first, the classifier of the last step, sequence.reduce_sum); the network
-    # Stadyn saved and Stadyn's reading of the file give the same, sequence by sequence
-    # (before: Stadyn's format, warned)
+    # sequences of 4, 2, 3 and 1 steps (PastValue / FutureValue at each sequence's ends, the
+    # LSTMs both ways, the tagger, sequence.first, the classifier of the last step,
+    # sequence.reduce_sum, the GRUs); the
+    # network Stadyn saved and Stadyn's reading of the file
+    # give the same, sequence by sequence (before: Stadyn's format, warned)
     ragged = dict(np.load(os.path.join(FIXTURES, "cntk_ragged.npz")))
     seqs = [ragged[f"in/{k}"] for k in range(len(make_refs.RAGGED))]
     assert [len(s) for s in seqs] == list(make_refs.RAGGED)
@@ -425,12 +429,12 @@ def test_sequences_of_different_lengths_give_cntks_outputs(written, which):
 
 
 def test_an_op_on_a_sequence_without_a_sequence_form_falls_back_naming_it(tmp_path):
-    # sequence.reduce_max has no sequence form in the writer: Stadyn's format, one warning
+    # a recurrence of RNNStep has no sequence form in the writer: Stadyn's format, one warning
     # naming the op, and the values back
     s = C.sequence.input_variable(2, name="s")
-    f = C.sequence.reduce_max(s)
+    f = C.layers.Recurrence(C.layers.RNNStep(2))(s)      # (a recurrence op of its step)
     path = str(tmp_path / "m.model")
-    with pytest.warns(UserWarning, match="ReduceElements: an op on a sequence the writer "
+    with pytest.warns(UserWarning, match="recurrence: an op on a sequence the writer "
                                          "has no sequence form for"):
         f.save(path)
     data = np.arange(12, dtype=np.float32).reshape(2, 3, 2) * 0.1

@@ -44,19 +44,22 @@ __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OP
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
-    "stop_gradient", "past_value", "future_value", "cntk:Floor", "cntk:Log", "cntk:Negate",
-    "cntk:StopGradient", "cntk:Reciprocal", "cntk:ElementDivide", "cntk:NoOp",
-    "sequence_last", "sequence_first", "sequence_reduce_sum"))
+    "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
+    "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
+    "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
+    "sequence_reduce_max"))
 # of those, the ops whose output has no sequence axis (one step of each sequence, a sum)
-_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum"))
+_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
+                            "sequence_reduce_max"))
 
 
 def _on_sequences(node) -> str:
     """The name a node is checked by when it reads a sequence: the catalog op under the
-    compat's ReduceElements mark for ``sequence.reduce_sum``, else the node's own."""
+    compat's ReduceElements mark for ``sequence.reduce_sum`` / ``reduce_max``, else the node's
+    own."""
     raw = getattr(node, "raw", None)
     if node.spec.name == "cntk:ReduceElements" and raw is not None and \
-            raw.spec.name == "sequence_reduce_sum":
+            raw.spec.name in ("sequence_reduce_sum", "sequence_reduce_max"):
         return raw.spec.name
     return node.spec.name
 
@@ -347,8 +350,15 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(op, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None]) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
+    recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
+
     def layer_of(v):
+        # (CNTK 2.7 writes no block for Recurrence and Fold: the LSTM / GRU block and delays
+        # (and Fold's last step) as they are, then a NoOp with the layer's name if it has one)
         found = block_of(v) if block_of is not None else None
+        if found is not None and found[0] in ("Recurrence", "Fold"):
+            recurrences[id(v)] = found[1]
+            return None
         if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
                 v.parent.spec.name in _SEQUENCE_ENDS:
             return None             # (the rule writes the block CNTK 2.7 builds)
@@ -394,10 +404,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         uids = [read(i, here, src.spec.name) for i in ins]
         rule = _RULES[src.spec.name]
         block = blocks.get(id(out))
-        name = "" if block is not None else name_of(out)
+        name = "" if block is not None or id(out) in recurrences else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
+        if recurrences.get(id(out)):
+            uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
             produced[id(out)] = (uid, here)
             continue

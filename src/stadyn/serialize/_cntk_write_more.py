@@ -29,8 +29,9 @@ from .. import cntk_semantics as S
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 
-__all__ = ["RULES", "WRITTEN_WHERE", "sequence_sum", "ALL_STATIC", "reduce_all",
-           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias"]
+__all__ = ["RULES", "WRITTEN_WHERE", "SEQUENCE_REDUCTIONS", "sequence_reduction", "ALL_STATIC",
+           "reduce_all", "reduce_all_block", "reduce_some", "reduce_kept", "element_divide",
+           "add_bias"]
 
 # CNTK's axis standing for all the static axes of a sample
 ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
@@ -375,6 +376,61 @@ def _delay(op: str):
     return rule
 
 
+class _Step:
+    """A value of one step of a recurrence the graph does not hold (an LSTM's previous
+    output and cell): its shape, with the batch and sequence axes, and type."""
+
+    lead = 2
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
+
+
+def _lstm(w, ins, uids, attrs, out, name):
+    """``Recurrence(LSTM(n))`` (the compat's fused ``cntk_lstm_sequence``): CNTK 2.7's
+    ``LSTM`` block -- ``W x + b + H h``, the gates ``i, c, f, o`` as Slices of it, the cell
+    ``f * c' + i * tanh(.)``, the output ``o * tanh(cell)``, both as a Combine -- whose two
+    outputs come back through PastValue (FutureValue going backwards) with the initial
+    states."""
+    if len(ins) != 6:
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "inputs the writer cannot read")
+    x, h0, c0, weight, hidden, bias = ins
+    if any(v.parent is not None or v.size != 1 for v in (h0, c0)):
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than scalar "
+                                                         "constants")
+    if w.folded.get(id(weight), weight).parent is not None or w.static_rank(x) != 1:
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "an input of several axes or a "
+                                                         "computed weight")
+    n = int(hidden.shape[0])
+    x_uid, h0_uid, c0_uid, w_uid, h_uid, b_uid = uids
+    delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
+    state = _Step((1, 1, n), x.dtype)
+
+    def body(w_, p_x, states):
+        p_h, p_c = states
+        times = {"outputRank": P.size_t(1), "inferInputRankToMap": P.integer(-1)}
+        t_x = w_.function("Times", [w_uid, p_x], times) + "_Output_0"
+        z = w_.function("Plus", [b_uid, t_x]) + "_Output_0"
+        t_h = w_.function("Times", [h_uid, p_h], times) + "_Output_0"
+        z = w_.function("Plus", [z, t_h]) + "_Output_0"
+
+        def gate(k, op):
+            part = w_.function("Slice", [z], {
+                "axis": P.static_axis(0), "beginIndex": P.integer(k * n),
+                "endIndex": P.integer((k + 1) * n), "sliceStrides": P.integer(1)})
+            return w_.function(op, [part + "_Output_0"]) + "_Output_0"
+        i = gate(0, "StableSigmoid")
+        bit = w_.function("ElementTimes", [i, gate(1, "Tanh")]) + "_Output_0"
+        kept = w_.function("ElementTimes", [gate(2, "StableSigmoid"), p_c]) + "_Output_0"
+        cell = w_.function("Plus", [kept, bit]) + "_Output_0"
+        squashed = w_.function("Tanh", [cell]) + "_Output_0"
+        h = w_.function("ElementTimes", [gate(3, "StableSigmoid"), squashed]) + "_Output_0"
+        return w_.function("Combine", [h, cell]) + "_Output_0"
+    block = w.recurrent_block("LSTM", x, x_uid, [b_uid, w_uid, h_uid],
+                              [(delay, 1, h0_uid, state), (delay, 1, c0_uid, state)], body)
+    return block
+
+
 def _sequence_end(delay: str):
     """``sequence.last`` / ``first``: CNTK 2.7's ``Sequence::Slice`` block -- a flag 1 at the
     last (first) step (``FutureValue`` (``PastValue``) of 0s reconciled to the sequence, with 1
@@ -398,23 +454,78 @@ def _sequence_end(delay: str):
     return rule
 
 
-def sequence_sum(w, x, uid: str, name: str) -> str:
+#: the sequence reductions the writer writes: catalog op -> (CNTK's reduction, the padding
+#: UnpackSequenceOp puts past each sequence's end)
+SEQUENCE_REDUCTIONS = {"sequence_reduce_sum": ("Sum", 0.0),
+                       "sequence_reduce_max": ("Max", float("-inf"))}
+
+
+def sequence_reduction(w, x, uid: str, name: str, op: str = "sequence_reduce_sum") -> str:
     """The inside of CNTK 2.7's ``Sequence::ReduceElements`` block of ``sequence.reduce_sum``
-    (the compat marks the block): ``UnpackSequenceOp`` (padding 0, no mask output), then a
-    ``ReduceElements`` ``Sum`` along the unpacked sequence axis (stored after the sample's
-    axes), not kept; CNTK 2.7 gives the block's name to the UnpackSequenceOp."""
+    or ``reduce_max`` (the compat marks the block; ``op``: the catalog op): ``UnpackSequenceOp``
+    (padding 0 for a sum, -inf for a max, no mask output), then a ``ReduceElements`` ``Sum``
+    (``Max``) along the unpacked sequence axis (stored after the sample's axes), not kept;
+    CNTK 2.7 gives the block's name to the UnpackSequenceOp."""
     if w.lead(x) != 2:
         raise CntkWriteUnsupported("Sequence::ReduceElements", "a value without a sequence axis")
+    reduction, padding = SEQUENCE_REDUCTIONS[op]
     unpacked = w.function("UnpackSequenceOp", [uid], {
-        "sequenceUnpackPaddingValue": P.double(0.0),
+        "sequenceUnpackPaddingValue": P.double(padding),
         "sequenceUnpackSuppressMaskOutput": P.boolean(True)}, name=w.layer_name) + "_Output_0"
     return w.function("ReduceElements", [unpacked], {
-        "axis": P.static_axis(w.static_rank(x)), "reductionOpName": P.text("Sum"),
+        "axis": P.static_axis(w.static_rank(x)), "reductionOpName": P.text(reduction),
         "reductionKeepDimensions": P.boolean(False)}, name=name)
 
 
+def _gru(w, ins, uids, attrs, out, name):
+    """``Recurrence(GRU(n))`` / ``Fold(GRU(n))`` (the compat's fused ``cntk_gru_sequence``):
+    CNTK 2.7's ``GRU`` block -- ``W x + b`` and ``H h`` sliced into the update and reset gates,
+    the candidate ``act(x Wc + bc + (h * r) H1)``, ``(1 - z) * candidate + z * h`` with the 1
+    as the block's constant -- whose output comes back through PastValue (FutureValue going
+    backwards) with the initial state."""
+    if len(ins) != 6:
+        raise CntkWriteUnsupported("cntk_gru_sequence", "inputs the writer cannot read")
+    x, h0, weight, hidden, candidate, bias = ins
+    act = {"tanh": "Tanh", "relu": "ReLU"}.get(attrs.get("activation", "tanh"))
+    if act is None or h0.parent is not None or h0.size != 1 or w.static_rank(x) != 1:
+        raise CntkWriteUnsupported("cntk_gru_sequence", "an activation, initial state or "
+                                                        "input the writer cannot write")
+    n = int(candidate.shape[0])
+    x_uid, h0_uid, w_uid, h_uid, h1_uid, b_uid = uids
+    delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
+    one = w.constant(1.0, x)
+
+    def body(w_, p_x, states):
+        [p_h] = states
+        times = {"outputRank": P.size_t(1), "inferInputRankToMap": P.integer(-1)}
+        px = w_.function("Plus", [b_uid, w_.function("Times", [w_uid, p_x], times) +
+                                  "_Output_0"]) + "_Output_0"
+        ph = w_.function("Times", [h_uid, p_h], times) + "_Output_0"
+
+        def part(v, k):
+            return w_.function("Slice", [v], {
+                "axis": P.static_axis(0), "beginIndex": P.integer(k * n),
+                "endIndex": P.integer((k + 1) * n), "sliceStrides": P.integer(1)}) + "_Output_0"
+
+        def gate(k):
+            both = w_.function("Plus", [part(px, k), part(ph, k)]) + "_Output_0"
+            return w_.function("StableSigmoid", [both]) + "_Output_0"
+        z, r = gate(0), gate(1)
+        reset = w_.function("ElementTimes", [p_h, r]) + "_Output_0"
+        inner = w_.function("Times", [h1_uid, reset], times) + "_Output_0"
+        c = w_.function(act, [w_.function("Plus", [part(px, 2), inner]) + "_Output_0"])
+        keep = w_.function("Minus", [one, z]) + "_Output_0"
+        new = w_.function("ElementTimes", [keep, c + "_Output_0"]) + "_Output_0"
+        old = w_.function("ElementTimes", [z, p_h]) + "_Output_0"
+        return w_.function("Plus", [new, old]) + "_Output_0"
+    return w.recurrent_block("GRU", x, x_uid, [one, b_uid, w_uid, h_uid, h1_uid],
+                             [(delay, 1, h0_uid, _Step((1, 1, n), x.dtype))], body)
+
+
 RULES = {
+    "cntk_gru_sequence": _gru,
     "sequence_last": _sequence_end("FutureValue"), "sequence_first": _sequence_end("PastValue"),
+    "cntk_lstm_sequence": _lstm,
     "past_value": _delay("PastValue"), "future_value": _delay("FutureValue"),
     "softmax": _softmax, "mean": _mean, "deconvolution": _deconvolution,
     "div2": _div2, "pow2": _pow, "cntk:Pow": _pow, "cntk:OneHotOp": _one_hot,

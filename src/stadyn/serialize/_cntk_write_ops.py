@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import ALL_STATIC, reduce_all, reduce_all_block, reduce_kept, reduce_some, \
-    sequence_sum
+from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, reduce_all, reduce_all_block, \
+    reduce_kept, reduce_some, sequence_reduction
 
 __all__ = ["RULES"]
 
@@ -105,8 +105,8 @@ def _reduce(w, ins, uids, attrs, out, name):
     argmax."""
     if len(uids) != 1:
         raise CntkWriteUnsupported("ReduceElements", "several inputs")
-    if out.parent is not None and out.parent.spec.name == "sequence_reduce_sum":
-        return sequence_sum(w, ins[0], uids[0], name)
+    if out.parent is not None and out.parent.spec.name in SEQUENCE_REDUCTIONS:
+        return sequence_reduction(w, ins[0], uids[0], name, out.parent.spec.name)
     x, nodes = ins[0], _inner_nodes(out, ins)
     kinds = sorted(n.spec.name for n in nodes)
     picked = [n for n in nodes if n.spec.name in ("max", "min")

@@ -1,7 +1,7 @@
 """The writer of CNTK v2 model files' entries (:mod:`._cntk_write` drives it over the graph):
 the leaves (inputs, parameters, constants, placeholders), the primitive functions with CNTK's
-uids, the block functions (layers, the blocks CNTK 2.7 builds for one op) and the per-value
-axes (the batch axis, a sequence's).
+uids, the block functions (layers, the blocks CNTK 2.7 builds for one op, a recurrent step's
+block) and the per-value axes (the batch axis, a sequence's).
 
 Example:
     >>> w = Writer(set(), lambda v: "")
@@ -66,9 +66,11 @@ class Writer:
         self.leaves.append(entry)
         return uid
 
-    def placeholder(self, v: Variable) -> str:
-        """The placeholder standing for the argument ``v`` inside a block."""
-        uid = f"Placeholder{next(self.count)}"
+    def placeholder(self, v: Variable, uid: str | None = None) -> str:
+        """The placeholder standing for the argument ``v`` inside a block; ``uid``: an output
+        read before the function computing it is written (a recurrence's delayed output:
+        CNTK 2.7 lists it so, a placeholder named by the output's uid)."""
+        uid = uid or f"Placeholder{next(self.count)}"
         self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                             "type": P.text("Variable"), "kind": P.size_t(4),
                             "name": P.text(""), "shape": P.shape(v.shape[self.lead(v):]),
@@ -103,8 +105,9 @@ class Writer:
 
     def _block_function(self, op_name: str, name: str, leaves: Sequence[str],
                         keys: Sequence[str], values: Sequence[str], root: str,
-                        attributes: dict | None = None, composite_name: str = "") -> str:
-        uid = f"Block{next(self.count)}"
+                        attributes: dict | None = None, composite_name: str = "",
+                        uid: str | None = None) -> str:
+        uid = uid or f"Block{next(self.count)}"
         composite = {"version": P.size_t(COMPOSITE_VERSION),
                      "type": P.text("CompositeFunction"),
                      "root": P.text(root.rpartition("_Output_")[0]),
@@ -124,6 +127,28 @@ class Writer:
             entry["name"] = P.text(name)
         self.functions.append(entry)
         return uid + "_Output_0"
+
+    def recurrent_block(self, op_name: str, x, x_uid: str, leaves: Sequence[str],
+                        delayed: Sequence[tuple], body) -> str:
+        """A block CNTK 2.7 builds for one recurrent step (``LSTM`` inside ``Recurrence``)
+        over the input ``x`` (read as ``x_uid``) and the ``leaves`` (parameters' uids its body
+        reads): each output read back through a delay (``delayed``: per output, ``(delay op,
+        offset, initial value's uid, the value giving the output's shape)``), written before
+        the block, whose uid is so taken first; a placeholder for each delayed output and for
+        ``x``; ``body(writer, x's placeholder, the states' placeholders)`` adds the step and
+        returns its root function's output uid.  Returns the block's uid (its outputs
+        ``<uid>_Output_<k>``)."""
+        uid = f"Block{next(self.count)}"
+        for k, (*_, like) in enumerate(delayed):
+            self.placeholder(like, f"{uid}_Output_{k}")
+        delays = [self.function(op, [f"{uid}_Output_{k}", initial], {"offset": P.size_t(offset)})
+                  + "_Output_0" for k, (op, offset, initial, _) in enumerate(delayed)]
+        states = [self.placeholder(like) for *_, like in delayed]
+        argument = self.placeholder(x)
+        root = body(self, argument, states)
+        self._block_function(op_name, "", list(leaves), states + [argument], delays + [x_uid],
+                             root, uid=uid)
+        return uid
 
     def constant(self, value, like: Variable) -> str:
         """A Constant made by the writer (a scalar op's operand)."""
@@ -155,7 +180,7 @@ class Writer:
     def lead(self, v) -> int:
         """How many leading axes of ``v`` are CNTK's dynamic axes: 2 for a value on a sequence
         (batch, then sequence axis, Stadyn's layout), 1 with the batch axis, else 0."""
-        if id(v) in self.sequences:
+        if id(v) in self.sequences or getattr(v, "lead", 0) == 2:
             return 2
         return 1 if id(v) in self.batched or getattr(v, "batched", False) else 0
 

@@ -27,7 +27,8 @@ from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
-from ._legacy_loops import FlatNetwork, build_loop, needs_sequences
+from ._legacy_import_flat import FlatBuilding
+from ._legacy_loops import needs_sequences
 from ._network import Network
 from ._onnx_import import UnsupportedModelError
 from .op_rules import Unmapped, rules_for
@@ -63,6 +64,11 @@ def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
                                   f"catalog ops: {table[op_type][0]} and {name}")
             table[op_type] = (name, build)
     return table
+
+
+# CNTK functions whose rules build several ops reading the inputs in another order than the
+# file's, which is the order CNTK shows (Times is shown otherwise: (x, W), the compat's way)
+_SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank"))
 
 
 class _Node(LegacyNode):
@@ -149,7 +155,7 @@ def _leaf(value: np.ndarray, need_grad: bool) -> Variable:
     return Variable.from_tensor(t, need_grad=need_grad)
 
 
-class _Builder:
+class _Builder(FlatBuilding):
     def __init__(self, model: LegacyModel, registry: ParameterRegistry, batch_size: int):
         self.model = model
         self.fmt = model.format
@@ -166,6 +172,7 @@ class _Builder:
         self.origins: list[tuple[Variable, LegacyOrigin]] = []
         self.origin_of: dict[int, LegacyOrigin] = {}
         self.recording = True       # off while a loop's step is built (not the file's values)
+        self.loop_values: set[int] = set()      # ids of the values loops give out
 
     def split_name(self, key: str, name: str) -> tuple[str, str]:
         """(uid, name) of a file's variable or parameter ``key`` whose shown name is ``name``."""
@@ -235,6 +242,7 @@ class _Builder:
                                 unsupported=True)
             if sequence:
                 var = S.input_variable(shape, dtype=lv.dtype or "float32")
+                var.need_grad = bool(lv.meta.get("needs_gradient"))
                 self.batched.add(id(var))
                 uid, shown = self.split_name(name, lv.meta.get("name") or "")
                 named = axes[1] if axes[1] != "defaultDynamicAxis" else ""
@@ -250,7 +258,9 @@ class _Builder:
         size = int(np.prod(shape)) * np.dtype(lv.dtype or "float32").itemsize
         if size > _MAX_INPUT_BYTES:
             raise self.fail(f"input {name!r} declares {tuple(shape)}: {size} bytes")
-        var = _leaf(np.zeros(shape, dtype=lv.dtype or "float32"), need_grad=False)
+        # (an input CNTK made with needs_gradient=True: its gradient can be asked for)
+        var = _leaf(np.zeros(shape, dtype=lv.dtype or "float32"),
+                    need_grad=bool(lv.meta.get("needs_gradient")))
         if batched:
             self.batched.add(id(var))
         uid, shown = self.split_name(name, lv.meta.get("name") or "")
@@ -375,9 +385,13 @@ class _Builder:
             if batched:
                 self.batched.add(id(var))
             name = cntk_output_name(fn.type, shown, k) if self.fmt == "cntk-v2" else shown
+            # a criterion the rule builds of several ops reading its inputs in another order:
+            # CNTK shows the file's order (weighted Logistic: output, target, weight)
+            operands = tuple(inputs) if fn.type in _SHOWN_IN_FILE_ORDER and \
+                self.fmt == "cntk-v2" else ()
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
                                           sequence_axis=axis if var.sequence_lengths is not None
-                                          else ""))
+                                          else "", operands=operands))
 
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
@@ -399,72 +413,6 @@ class _Builder:
         built.origins = self.origins
         return built
 
-
-    def build_flat(self, network: LegacyNetwork, inputs: Mapping[str, str],
-                   outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
-        """A CNTK network with sequences or loops (:mod:`._legacy_loops`): blocks expanded,
-        each graph loop one recurrence; a sequence output's padded steps are 0."""
-        units = {t for t in self.table if t.startswith("Sequence::")}
-        flat = FlatNetwork(network, units, self.fail)
-        for name in flat.alias:         # what the file records of a value under another name
-            if name in self.variables:
-                self.variables.setdefault(flat.resolve(name), self.variables[name])
-        wanted = [flat.resolve(n) for n in outputs.values()]
-        comps = flat.components(wanted)
-        needed = [f for comp in comps for f in comp]
-        self.check_supported(network, needed)
-        known = set(self.variables) | set(self.model.parameters)
-        for key, name in list(inputs.items()) + list(outputs.items()):
-            if flat.resolve(name) not in known and flat.resolve(name) not in flat.producer:
-                raise self.fail(f"network {network.name!r} has no variable {name!r}")
-        ins = OrderedDict((key, self.value(flat.resolve(name), network))
-                          for key, name in inputs.items())
-        for comp in comps:
-            if not flat.is_loop(comp):
-                fn = comp[0]
-                self.call(fn, [self.value(n, network) for n in fn.inputs])
-                continue
-            inside = {o for f in comp for o in f.outputs}
-            members = {id(f) for f in comp}
-            outside = {n for f in needed if id(f) not in members for n in f.inputs
-                       if n in inside}
-            build_loop(self, comp, network, outside | (inside & set(wanted)))
-        self.record_blocks(flat)
-        outs: "OrderedDict[str, Variable]" = OrderedDict()
-        for (key, name), resolved in zip(outputs.items(), wanted):
-            var = self.value(resolved, network)
-            if var.sequence_lengths is not None:        # CNTK's padding: zeros
-                # F.where keeps the sequence axis (its lengths too) by its declaration, so a
-                # model file saved from the network has sequence outputs as well
-                zeros, mask = S.unpack(var)
-                padded = F.where(mask, var, zeros)
-                if id(var) in self.origin_of:
-                    self.record(padded, self.origin_of[id(var)])
-                self.batched.add(id(padded))
-                var = padded
-            outs[key] = var
-        self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
-        built = Network(ins, outs, self.registry, source=self.model.path, info=info)
-        built.origins = self.origins
-        return built
-
-
-    def record_blocks(self, flat: FlatNetwork) -> None:
-        """The blocks (CNTK's layers) of a flat network whose outputs are built outside loops
-        and are a function's own output (the layers' inner blocks first)."""
-        for fn in flat.blocks:
-            arguments = [self.env.get(flat.resolve(outer))
-                         for outer in (fn.meta.get("arguments") or {}).values()]
-            if any(a is None for a in arguments):
-                continue
-            uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
-            for k, outer in enumerate(fn.outputs):
-                var = self.env.get(flat.resolve(outer))
-                origin = self.origin_of.get(id(var)) if var is not None else None
-                if origin is not None and origin.kind == "function" and \
-                        all(a is not var for a in arguments):
-                    self.record(var, LegacyOrigin("block", uid, shown, fn.type, k,
-                                                  tuple(arguments)))
 
 
 def output_shapes(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],

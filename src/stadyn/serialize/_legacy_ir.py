@@ -147,7 +147,10 @@ class LegacyOrigin:
     was given); ``uid`` is the file's id (CNTK's ``Plus12``, ``Parameter4``), ``name`` the name
     the framework shows ('' for none), ``op_name`` the function's op type (CNTK's ``Plus``, a
     block's layer kind ``Dense``); ``sequence_axis`` the name of a sequence input's axis when
-    it is not CNTK's default one (``C.Axis('inputAxis')``).
+    it is not CNTK's default one (``C.Axis('inputAxis')``); ``operands`` the Variables CNTK
+    shows as a function's inputs, in its order, where the op that made the Variable reads
+    them otherwise (a function inside a loop, which the loop's recurrence computes: what it
+    reads from outside the loop; empty: the op's own inputs).
 
     Example:
         >>> from stadyn.serialize import LegacyOrigin
@@ -163,6 +166,7 @@ class LegacyOrigin:
     output: int = 0
     arguments: tuple = ()
     sequence_axis: str = ""
+    operands: tuple = ()
 
 
 @dataclass

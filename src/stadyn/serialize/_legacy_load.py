@@ -18,7 +18,6 @@ from ._legacy import read_legacy_model
 from ._legacy_import import build_network, output_shapes
 from ._legacy_ir import LegacyModel
 from ._network import ModelInfo, Network
-from ._onnx_import import UnsupportedModelError
 
 __all__ = ["load_nnp", "load_cntk", "load_legacy", "legacy_model_info", "is_legacy_model_file",
            "LEGACY_SUFFIXES"]
@@ -338,7 +337,8 @@ def legacy_model_info(path: str | os.PathLike) -> ModelInfo:
             details["layers"] = ", ".join(f"{t} {c}" for t, c in layers.most_common())
         try:
             outs_ = output_shapes(model, net, in_names, out_names)
-        except UnsupportedModelError as exc:        # still describe what the file holds
+        except ModelFileError as exc:       # still describe what the file holds (an op not
+            # read, or one the importer cannot build: CNTK's op-id probe file)
             outs_ = OrderedDict((k, (("?",), "float32")) for k in out_names)
             details["not buildable"] = str(exc).split(": ", 1)[-1]
     return ModelInfo(kind=kind, inputs=ins_, outputs=outs_, op_counts=Counter(counts),

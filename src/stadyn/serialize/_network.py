@@ -90,6 +90,10 @@ class Network:
         #: every input, parameter, constant, function output and block output the file names
         #: (what CNTK's ``find_by_name`` finds); empty otherwise
         self.origins: list = []
+        #: for a network built from a CNTK file: output name -> that sequence output as the
+        #: file computes it, before the steps past each sequence's end are set to 0 (what
+        #: ``cntk.load_model`` shows: the padding is no function of the file)
+        self.unpadded: dict = {}
 
     # -- parameters -----------------------------------------------------------------------------
     @property

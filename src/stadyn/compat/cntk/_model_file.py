@@ -180,14 +180,18 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
         G.INPUTS[var] = name.partition("#")[0]
         G.BATCH.add(var)
     _restore_origins(network.origins)
+    # a sequence output as the file computes it (the network's output sets the steps past
+    # each sequence's end to 0: no function of the file, and the compat's eval gives each
+    # sequence its own steps)
+    outputs = OrderedDict((k, network.unpadded.get(k, v)) for k, v in network.outputs.items())
     if network.origins:
-        _mark_inner(list(network.outputs.values()))
+        _mark_inner(list(outputs.values()))
     roots, blocks, arguments, op_named, several = [], {}, {}, set(), {}
     # CNTK-written files: a Combine where the file's root function is one (of one output
     # too), named as it is; else the outputs of their function (a top_k's two)
     combine = None if root is None or root[0] != "Combine" else root[1]
     combine_uid = root[2] if combine is not None else None
-    for key, var in network.outputs.items():
+    for key, var in outputs.items():
         if key.startswith(_OUT):
             var.name = key.split(":", 2)[2] or None
             roots.append(var)
@@ -222,7 +226,7 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
         if var in G.BLOCKS and id(var) not in op_named:
             var.name = None     # a block's name is the block's, not that of the op inside it
     if not roots:                      # a file written by CNTK, or ONNX
-        roots = list(network.outputs.values())
+        roots = list(outputs.values())
         if root is None:
             combine = "" if len(roots) > 1 else None
     G.BATCH.forget()
@@ -278,6 +282,8 @@ def _restore_origins(origins: list) -> None:
             G.set_op_name(var, origin.op_name)
             if origin.output:
                 G.OUTPUT_INDEX[var] = origin.output     # uid <function uid>_Output_<k>
+            if origin.operands:         # a function inside a loop: what it reads from outside
+                G.show_operands_in_order(var, origin.operands)
         elif origin.kind == "block":
             G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments)
     for outputs in several.values():

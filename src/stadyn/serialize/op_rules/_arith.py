@@ -260,7 +260,7 @@ def _sqrt_nnp(e, inputs, attrs):
 
 register_rules(F.sqrt, onnx_export=onnx_unary("Sqrt"), onnx_import={"Sqrt": import_unary(F.sqrt)},
                nnp_import=nnabla(F.sqrt, "Sqrt"), nnp_export=_sqrt_nnp,
-               cntk_import={"Sqrt": cntk_same(F.sqrt)})
+               cntk_import={"Sqrt": cntk_same(F.sqrt, "cntk")})       # sqrt(x > 0 ? x : 0)
 
 
 def _add_n_onnx(g, inputs, attrs):

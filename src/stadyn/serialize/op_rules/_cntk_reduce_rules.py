@@ -24,6 +24,11 @@ def _over_all_axes(node) -> bool:
                for a in axes)
 
 
+# CNTK 2.7's reductions: a NaN is passed by in a max or min (F.max's rule="cntk")
+_OPS = {"Sum": F.sum, "Mean": F.mean, "Prod": F.prod,
+        "Max": lambda x, **kw: F.max(x, rule="cntk", **kw),
+        "Min": lambda x, **kw: F.min(x, rule="cntk", **kw)}
+
 _PADDING = {"Sum": 0.0, "Mean": 0.0, "Max": -math.inf, "Min": math.inf, "Prod": 1.0,
             "LogSum": -math.inf}
 
@@ -47,8 +52,7 @@ def _reduce_all_axes(node, name: str, keep: bool):
     elif name == "Mean" and count is not None:
         y = F.div2(F.sum(x, axis=axis), count)
     else:
-        ops = {"Sum": F.sum, "Mean": F.mean, "Max": F.max, "Min": F.min, "Prod": F.prod}
-        y = ops[name](x, axis=axis)
+        y = _OPS[name](x, axis=axis)
     if lead:
         node.reduces_dynamic_axes()
     return F.reshape(y, (1,) * len(sample)) if keep else y
@@ -69,9 +73,8 @@ def reduce_cntk(node):
     keep = bool(node.attr("reductionKeepDimensions", True))
     name = node.attr("reductionOpName", "Sum")
     x = node.var(0)
-    ops = {"Sum": F.sum, "Mean": F.mean, "Max": F.max, "Min": F.min, "Prod": F.prod}
-    if name in ops:
-        return ops[name](x, axis=axis, keepdims=keep)
+    if name in _OPS:
+        return _OPS[name](x, axis=axis, keepdims=keep)
     if name == "LogSum":
         m = F.max(x, axis=axis, keepdims=True)
         y = F.add2(F.log(F.sum(F.exp(F.sub2(x, m)), axis=axis, keepdims=True)), m)
@@ -79,6 +82,6 @@ def reduce_cntk(node):
                                                              if k not in axes))
     if name in ("Argmax", "Argmin") and len(axis) == 1:
         pick = F.max if name == "Argmax" else F.min
-        index = pick(x, axis=axis[0], keepdims=keep, only_index=True)
+        index = pick(x, axis=axis[0], keepdims=keep, only_index=True, rule="cntk")
         return F.cast(index, np.dtype(x.dtype).name)
     node.unsupported(f"reduction {name!r} over {axes}")

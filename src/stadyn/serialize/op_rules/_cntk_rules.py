@@ -226,7 +226,7 @@ def pooling_cntk(node):
         node.unsupported(f"pooling of {shape} (batched: {node.batched(0)}) by {kernel}")
     if kind == 0:
         def apply(x, pad, stride, dilation, border):
-            return F.max_pooling(x, kernel, stride, True, pad)
+            return F.max_pooling(x, kernel, stride, True, pad, rule="cntk")   # (NaN passed by)
         pad_value = float("-inf")
     elif kind == 1:
         include = bool(node.attr("includePad", False))

@@ -4,6 +4,7 @@ neither, and they are training and evaluation criteria, not part of an inference
 from __future__ import annotations
 
 from ... import functions as F
+from ._cntk_read_others import edit_distance_error_cntk
 from ._table import Unmapped, register_rules
 
 register_rules(F.cntk_forward_backward,
@@ -13,4 +14,5 @@ register_rules(F.cntk_forward_backward,
 register_rules(F.cntk_edit_distance_error,
                onnx_export=Unmapped("ONNX has no edit distance (CNTK's EditDistanceError): "
                                     "export the network that computes the output"),
-               onnx_import=Unmapped("ONNX has no edit distance"))
+               onnx_import=Unmapped("ONNX has no edit distance"),
+               cntk_import={"EditDistanceError": edit_distance_error_cntk})

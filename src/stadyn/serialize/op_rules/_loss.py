@@ -9,6 +9,7 @@ from ...ops import norm_axis
 from ._cntk_rules import one_hot_cntk
 from ._common import COMPOSITE
 from ._nnabla import last_axis, last_axis_export, nnabla, reshaped_nnp
+from ._cntk_read_others import logistic_cntk
 from ._table import Unmapped, register_rules
 
 
@@ -137,7 +138,8 @@ def _binary_cross_entropy_onnx(g, inputs, attrs):
 
 register_rules(F.binary_cross_entropy, onnx_export=_binary_cross_entropy_onnx,
                onnx_import=Unmapped(COMPOSITE),
-               nnp_import=nnabla(F.binary_cross_entropy, "BinaryCrossEntropy"))
+               nnp_import=nnabla(F.binary_cross_entropy, "BinaryCrossEntropy"),
+               cntk_import={"Logistic": logistic_cntk})
 
 
 def _squared_error_onnx(g, inputs, attrs):

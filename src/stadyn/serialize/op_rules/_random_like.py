@@ -11,6 +11,7 @@ as ONNX's ``seed``).  The sampling ops have no ONNX counterpart.
 from __future__ import annotations
 
 from ... import functions as F
+from ._cntk_read_others import random_distribution_cntk
 from ._table import Unmapped, register_rules
 
 
@@ -75,7 +76,8 @@ def _import_normal(node):
 _COMPOSED = Unmapped("exported as RandomUniformLike and element-wise ops, which import one by "
                      "one")
 register_rules(F.rand_like, onnx_export=_rand_like_onnx,
-               onnx_import={"RandomUniformLike": _import_uniform})
+               onnx_import={"RandomUniformLike": _import_uniform},
+               cntk_import={"RandomDistribution": random_distribution_cntk})
 register_rules(F.randn_like, onnx_export=_randn_like_onnx,
                onnx_import={"RandomNormalLike": _import_normal})
 register_rules(F.bernoulli_like, onnx_export=_bernoulli_like_onnx, onnx_import=_COMPOSED)

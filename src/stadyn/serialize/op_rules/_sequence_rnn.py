@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ._cntk_read_others import optimized_rnnstack_cntk
 from ._table import Unmapped, register_rules
 
 #: ONNX's gate blocks in CNTK's gate order (LSTM: ONNX ``i, o, f, c``, CNTK ``i, c, f, o``).
@@ -196,4 +197,5 @@ register_rules(F.optimized_rnnstack,
                                     "node per layer (bidirectional ones included) with the flat "
                                     "weights sliced apart"),
                onnx_import=Unmapped("ONNX's recurrences import one node at a time, as "
-                                    "cntk_lstm_sequence / cntk_gru_sequence / cntk_rnn_sequence"))
+                                    "cntk_lstm_sequence / cntk_gru_sequence / cntk_rnn_sequence"),
+               cntk_import={"OptimizedRNNStack": optimized_rnnstack_cntk})

@@ -13,6 +13,7 @@ from ._common import COMPOSITE, onnx_axis
 from ._cntk_rules import (pad_cntk, reshape_cntk, slice_cntk, splice_cntk, squeeze_cntk,
                           transpose_axes_cntk)
 from ._nnabla import nnabla
+from ._cntk_read_others import crop_cntk
 from ._table import Unmapped, register_rules
 
 
@@ -223,7 +224,7 @@ register_rules(F.slice, onnx_export=_slice_onnx,
                onnx_import={"Slice": _import_slice, "Split": _import_split},
                nnp_import=nnabla(F.slice, "Slice", start=list, stop=list, step=list,
                                  convert=lambda node, f: {k: tuple(v) for k, v in f.items()}),
-               cntk_import={"Slice": slice_cntk})
+               cntk_import={"Slice": slice_cntk, "Crop": crop_cntk})
 
 
 def _reshape_trailing_onnx(g, inputs, attrs):

@@ -1,0 +1,154 @@
+"""The part of the importer of legacy model files (:mod:`._legacy_import`) that builds a CNTK
+network with sequences or loops flat (:mod:`._legacy_loops`): blocks expanded, each graph loop
+one recurrence, and what the file says of the values the loops give out (the function or block
+computing each, with the inputs CNTK shows for it), so that ``cntk.load_model`` shows the
+file's graph as CNTK 2.7 does.  A mixin of the importer's builder (its ``value``, ``call``,
+``record``, ``env``, ...).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Mapping
+
+from .. import functions as F
+from .. import sequence as S
+from ..graph import Variable
+from ._cntk_format import cntk_output_name
+from ._legacy_ir import LegacyFunction, LegacyNetwork, LegacyOrigin
+from ._legacy_loops import FlatNetwork, build_loop
+from ._network import Network
+
+__all__ = ["FlatBuilding"]
+
+
+class FlatBuilding:
+    """The importer's building of flat CNTK networks (mixed into its builder)."""
+
+    env: dict
+    origin_of: dict
+    loop_values: set
+    batched: set
+    origins: list
+    registry: Any
+    model: Any
+    table: dict
+
+    def build_flat(self, network: LegacyNetwork, inputs: Mapping[str, str],
+                   outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
+        """A CNTK network with sequences or loops (:mod:`._legacy_loops`): blocks expanded,
+        each graph loop one recurrence; a sequence output's padded steps are 0."""
+        units = {t for t in self.table if t.startswith("Sequence::")}
+        flat = FlatNetwork(network, units, self.fail)
+        for name in flat.alias:         # what the file records of a value under another name
+            if name in self.variables:
+                self.variables.setdefault(flat.resolve(name), self.variables[name])
+        wanted = [flat.resolve(n) for n in outputs.values()]
+        comps = flat.components(wanted)
+        needed = [f for comp in comps for f in comp]
+        self.check_supported(network, needed)
+        known = set(self.variables) | set(self.model.parameters)
+        for key, name in list(inputs.items()) + list(outputs.items()):
+            if flat.resolve(name) not in known and flat.resolve(name) not in flat.producer:
+                raise self.fail(f"network {network.name!r} has no variable {name!r}")
+        ins = OrderedDict((key, self.value(flat.resolve(name), network))
+                          for key, name in inputs.items())
+        for comp in comps:
+            if not flat.is_loop(comp):
+                fn = comp[0]
+                self.call(fn, [self.value(n, network) for n in fn.inputs])
+                continue
+            inside = {o for f in comp for o in f.outputs}
+            members = {id(f) for f in comp}
+            outside = {n for f in needed if id(f) not in members for n in f.inputs
+                       if n in inside}
+            build_loop(self, comp, network, outside | (inside & set(wanted)))
+            self.record_loop_values(comp, flat, network)
+        self.record_blocks(flat, network)
+        outs: "OrderedDict[str, Variable]" = OrderedDict()
+        unpadded = {}
+        for (key, name), resolved in zip(outputs.items(), wanted):
+            var = self.value(resolved, network)
+            if var.sequence_lengths is not None:        # CNTK's padding: zeros
+                unpadded[key] = var
+                # F.where keeps the sequence axis (its lengths too) by its declaration, so a
+                # model file saved from the network has sequence outputs as well
+                zeros, mask = S.unpack(var)
+                padded = F.where(mask, var, zeros)
+                if id(var) in self.origin_of:
+                    self.record(padded, self.origin_of[id(var)])
+                self.batched.add(id(padded))
+                var = padded
+            outs[key] = var
+        self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
+        built = Network(ins, outs, self.registry, source=self.model.path, info=info)
+        built.origins = self.origins
+        built.unpadded = unpadded
+        return built
+
+    def record_loop_values(self, comp: list[LegacyFunction], flat: FlatNetwork,
+                           network: LegacyNetwork) -> None:
+        """The values of the loop ``comp`` read outside it (outputs of its recurrence): the
+        outputs of the loop's functions that compute them (``Block731_Output_0``), so that
+        they are nodes of the graph CNTK shows, not helpers walked through."""
+        for fn in comp:
+            if fn.type in ("PastValue", "FutureValue"):
+                continue
+            for k, name in enumerate(fn.outputs):
+                var = self.env.get(name)
+                if var is None or id(var) in self.origin_of:
+                    continue
+                uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+                self.record(var, LegacyOrigin(
+                    "function", uid, cntk_output_name(fn.type, shown, k), fn.type, k,
+                    operands=tuple(self.loop_inputs(flat, fn, var, network))))
+                self.loop_values.add(id(var))
+
+    def loop_inputs(self, flat: FlatNetwork, fn: LegacyFunction, own: Variable,
+                    network: LegacyNetwork) -> list[Variable]:
+        """The inputs CNTK shows for the function or block ``fn`` run inside a loop (an
+        LSTM's block, a ``Tanh``), in the file's order, as values built outside the loop: its
+        parameters and the values it reads from outside as they are; a value of the loop (the
+        delayed state ``PastValue666_Output_0``, a ``Plus`` inside the loop) by what that reads
+        from outside the loop (the delay's initial state, ...), each once; the values of
+        ``own``'s recurrence (the loop's outputs) not."""
+        shown: list[Variable] = []
+        seen: set[str] = set()
+        todo = [flat.resolve(n) for n in reversed(fn.inputs)]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            var = self.env.get(name)
+            if var is None and name not in flat.producer:
+                var = self.value(name, network)         # a leaf
+            if var is not None:
+                if var.parent is None or var.parent is not own.parent:
+                    if all(var is not v for v in shown):
+                        shown.append(var)
+                continue
+            todo += reversed(flat.functions[flat.producer[name]].inputs)
+        return shown
+
+    def record_blocks(self, flat: FlatNetwork, network: LegacyNetwork) -> None:
+        """The blocks (CNTK's layers) of a flat network whose outputs are built outside loops
+        and are a function's own output (the layers' inner blocks first); a block run inside a
+        loop whose output the loop gives out (``Recurrence(LSTM(n))``'s LSTM) shows as applied
+        to the values of :meth:`loop_inputs`."""
+        for fn in flat.blocks:
+            arguments = [self.env.get(flat.resolve(outer))
+                         for outer in (fn.meta.get("arguments") or {}).values()]
+            if any(a is None for a in arguments):
+                out = self.env.get(flat.resolve(fn.outputs[0])) if fn.outputs else None
+                if out is None or id(out) not in self.loop_values:
+                    continue
+                arguments = self.loop_inputs(flat, fn, out, network)
+            uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
+            for k, outer in enumerate(fn.outputs):
+                var = self.env.get(flat.resolve(outer))
+                origin = self.origin_of.get(id(var)) if var is not None else None
+                if origin is not None and origin.kind == "function" and \
+                        all(a is not var for a in arguments):
+                    self.record(var, LegacyOrigin("block", uid, shown, fn.type, k,
+                                                  tuple(arguments)))

@@ -1,0 +1,143 @@
+"""``cntk_import`` rules of CNTK 2.7 ops the first rules did not read: ``Logistic``
+(``weighted_binary_cross_entropy``), ``EditDistanceError``, ``LambdaRank``, ``Crop`` (with an
+offset: ``crop_manual``), ``RandomDistribution`` (``cntk.random``'s draws) and
+``OptimizedRNNStack`` (LSTM and plain RNN stacks); checked against
+CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (written by CNTK
+2.7, with its ``make_models.py``; for the random draws, their shapes and statistics).
+
+Example:
+    >>> sorted(RANDOM_KINDS)
+    ['bernoulli', 'gumbel', 'normal', 'uniform']
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import functions as F
+
+__all__ = ["RANDOM_KINDS", "logistic_cntk", "edit_distance_error_cntk", "lambda_rank_cntk",
+           "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk"]
+
+
+def logistic_cntk(node):
+    """CNTK's ``Logistic(output, target[, weight])`` (Source/ComputationNetworkLib/
+    TrainingNodes.h:2081, LogisticNode): with ``l = log(2 t o + 1 - t - o)`` (``t log o + (1 -
+    t) log(1 - o)`` for a target of 0 or 1, symmetric in the two), ``-sum(l)`` over the
+    minibatch, or with a weight ``-N sum(w l) / sum(w)`` (``N`` the minibatch's samples); one
+    number.  Its gradient is CNTK's (TrainingNodes.h:2046): for the output only, that of
+    ``-sum(w l)`` (the weighted value's ``N / sum(w)`` left out)."""
+    if node.lead(0) != 1 or node.lead(1) != 1:
+        node.unsupported("a Logistic of values without the batch axis, or on a sequence")
+    o, t = node.var(0), F.stop_gradient(node.var(1))
+    both = F.mul_scalar(F.mul2(t, o), 2.0)
+    log_likelihood = F.log(F.sub2(F.add_scalar(F.sub2(both, t), 1.0), o))
+    node.reduces_dynamic_axes()
+    if node.n_inputs == 2:
+        return F.mul_scalar(F.sum(log_likelihood), -1.0)
+    w = F.stop_gradient(node.var(2))
+    per_sample = math.prod(node.shape(2)[node.lead(2):]) if node.lead(2) else 1
+    samples = F.mul_scalar(F.sum(F.add_scalar(F.mul_scalar(w, 0.0), 1.0)), 1.0 / per_sample)
+    total = F.mul_scalar(F.sum(F.mul2(w, log_likelihood)), -1.0)     # (what the gradient is of)
+    value = F.div2(F.mul2(samples, total), F.sum(w))
+    return F.add2(total, F.stop_gradient(F.sub2(value, total)))
+
+
+def edit_distance_error_cntk(node):
+    """CNTK's ``EditDistanceError(a, b)`` with its ``SubstitutionPenalty``,
+    ``DeletionPenalty``, ``InsertionPenalty``, ``SquashInputs`` and ``TokensToIgnore``: the
+    catalog's ``cntk_edit_distance_error`` (two sequences of the same lengths, or one frame
+    per sample); one number."""
+    a, b = node.var(0), node.var(1)
+    if (a.sequence_lengths is None) != (b.sequence_lengths is None):
+        node.unsupported("an edit distance between a sequence and a value without a sequence "
+                         "axis")
+    ignore = node.attr("TokensToIgnore", ()) or ()
+    out = F.cntk_edit_distance_error(
+        a, b, a.sequence_lengths, sub_pen=float(node.attr("SubstitutionPenalty", 1.0)),
+        del_pen=float(node.attr("DeletionPenalty", 1.0)),
+        ins_pen=float(node.attr("InsertionPenalty", 1.0)),
+        squash_inputs=bool(node.attr("SquashInputs", False)),
+        tokens_to_ignore=tuple(int(t) for t in ignore))
+    node.reduces_dynamic_axes()
+    return out
+
+
+def lambda_rank_cntk(node):
+    """CNTK's ``LambdaRank(output, gain, group)``: the catalog's ``lambda_rank`` (one score, gain
+    and group id per sample); one number."""
+    if any(node.lead(i) != 1 or tuple(node.shape(i)[1:]) != (1,) for i in range(3)):
+        node.unsupported("a LambdaRank of other than one value per sample")
+    node.reduces_dynamic_axes()
+    return F.lambda_rank(node.var(0), node.var(1), node.var(2))
+
+
+def crop_cntk(node):
+    """CNTK's ``Crop(x, reference)`` with ``offset`` ``[x, y]`` (``crop_manual``): the last two
+    axes of ``x`` cut to those of the reference, from ``offset_y`` rows and ``offset_x``
+    columns in.  The automatic crops (no offset: found from the two inputs' common ancestor)
+    are refused."""
+    offset = node.attr("offset")
+    if offset is None or len(offset) != 2:
+        node.unsupported("a Crop without an offset (crop_automatic)")
+    ox, oy = (int(v) for v in offset)
+    shape, ref = node.shape(0), node.shape(1)
+    h, w = int(ref[-2]), int(ref[-1])
+    if len(shape) - node.lead(0) < 2 or oy + h > shape[-2] or ox + w > shape[-1]:
+        node.unsupported(f"a {h}x{w} crop at offset (x={ox}, y={oy}) of {tuple(shape)}")
+    # the sample axes only: F.slice takes the leading (batch, sequence) axes whole
+    sample = tuple(shape[node.lead(0):])
+    start = (0,) * (len(sample) - 2) + (oy, ox)
+    stop = sample[:-2] + (oy + h, ox + w)
+    return F.slice(node.var(0), start, stop, (1,) * len(sample))
+
+
+#: CNTK's ``randomDistributionType`` -> the catalog's draw of a Variable's shape
+RANDOM_KINDS = {"uniform": F.rand_like, "normal": F.randn_like, "gumbel": F.gumbel_like,
+                "bernoulli": F.bernoulli_like}
+
+
+def random_distribution_cntk(node):
+    """CNTK's ``RandomDistribution``: ``randomDistributionType`` uniform (``[low, high)``),
+    normal (mean, scale), gumbel (loc, scale) or bernoulli (mean) from
+    ``randomDistributionArgs``, of ``newShape`` (``cntk.random.uniform``) or of its input's
+    shape (``uniform_like``), seeded with ``rngSeed``.  CNTK's generator is its own: the
+    values are other draws of the same distribution."""
+    kind = str(node.attr("randomDistributionType", ""))
+    draw = RANDOM_KINDS.get(kind)
+    if draw is None:
+        node.unsupported(f"the random distribution {kind!r}")
+    args = [float(a) for a in (node.attr("randomDistributionArgs") or ())]
+    seed = int(node.attr("rngSeed", 0))
+    if node.n_inputs:
+        like = node.var(0)
+    else:
+        shape = tuple(int(d) for d in node.attr("newShape"))
+        like = F.constant(0.0, shape)
+        if int(node.attr("newDataType", 1)) == 2:
+            like = F.cast(like, "float64")
+    return draw(like, *args, seed=seed)
+
+
+def optimized_rnnstack_cntk(node):
+    """CNTK's ``OptimizedRNNStack(x, W)`` (``hiddenSize``, ``numLayers``, ``bidirectional``,
+    ``recurrentOp``): the catalog's ``optimized_rnnstack`` on the flat weights (``W``'s values
+    in order).  CNTK's C++ never lays the weights out itself -- it sizes them
+    (Source/Math/RNNCommon.h:37) and hands them to cuDNN -- and its CPU build cannot run the
+    op; the layout read is the one CNTK's own converter to CPU layers reads
+    (bindings/python/cntk/misc/optimized_rnnstack_converter.py: every layer's input then
+    recurrent matrices, then every layer's two biases; gates i, f, c, o), checked there against
+    cuDNN on a GPU, and here against that converter's outputs.  That converter refuses GRUs
+    (cuDNN's GRU is not CNTK's), so a GRU stack is refused: no reference says its layout."""
+    op = str(node.attr("recurrentOp", "lstm"))
+    if op not in ("lstm", "rnnTanh", "rnnReLU"):
+        node.unsupported(f"an OptimizedRNNStack of {op!r} cells (CNTK 2.7 gives no reference "
+                         "for cuDNN's GRU weights without a GPU)")
+    x = node.var(0)
+    if x.sequence_lengths is None or len(x.shape) != 3:
+        node.unsupported("an OptimizedRNNStack of other than a sequence of vectors")
+    return F.optimized_rnnstack(x, x.sequence_lengths, F.reshape(node.var(1), (-1,)),
+                                hidden_size=int(node.attr("hiddenSize")),
+                                num_layers=int(node.attr("numLayers", 1)),
+                                bidirectional=bool(node.attr("bidirectional", False)),
+                                recurrent_op=op)
