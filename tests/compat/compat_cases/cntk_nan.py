@@ -84,13 +84,10 @@ def nan__element_select(C, r):
 
 @cntk_case(names=["cntk.ops.relu", "cntk.ops.abs", "cntk.ops.clip", "cntk.ops.sqrt",
                   "cntk.ops.reciprocal", "cntk.ops.exp"] + _RUN,
-           known={
-               "relu": "ops/_activation.py relu is torch.relu (NaN stays NaN, -inf gives 0); "
-                       "CNTK 2.7 computes x * (x > 0): NaN for NaN and -inf (NNabla 1.39: 0)",
-               "relu grad": "ops/_activation.py: torch.relu's gradient at NaN is 1, CNTK's 0",
-               "abs grad": "ops/_elementwise.py abs: torch's gradient sign(NaN) is 0, CNTK's NaN"},
            rtol=1e-6, atol=0,
-           note="relu is x * (x > 0): NaN and -inf give NaN; sqrt of NaN and of negative "
+           note="relu is x * (x > 0): NaN and -inf give NaN, no gradient there (nanfid2: "
+                "Stadyn's was torch.relu's, 0 for -inf and the gradient 1 at NaN); abs's "
+                "gradient is Sgn(x), NaN at NaN (nanfid2: was 0); sqrt of NaN and of negative "
                 "numbers is 0 (its gradient inf); reciprocal of 0 is 0 (CNTK's safe division); "
                 "clip passes NaN, no gradient there")
 def nan__unary(C, r):
