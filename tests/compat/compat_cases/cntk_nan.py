@@ -145,17 +145,12 @@ def nan__softmax(C, r):
 
 @cntk_case(names=["cntk.losses.cross_entropy_with_softmax",
                   "cntk.metrics.classification_error"] + _RUN, rtol=1e-6, atol=1e-7,
-           known={
-               "cross_entropy grad z": "ops/_cntk.py cross_entropy_with_softmax: torch's "
-                                       "softmax gradient for a row holding +inf gives 0 where "
-                                       "CNTK 2.7 gives NaN",
-               "classification_error top 2": "ops/_cntk.py classification_error topN > 1 "
-                                             "counts a NaN output as higher than any number; "
-                                             "CNTK 2.7 passes it by"},
            note="cross entropy: log_sum_exp(z) - sum(t * z), so a -inf logit makes it NaN "
                 "(0 * -inf) while its gradient softmax(z) - t stays finite; "
                 "classification_error takes argmax's first-wins rule (a NaN first is the "
-                "prediction)")
+                "prediction); a row holding +inf has a NaN z gradient (nanfid2: was 0 beside "
+                "the inf); topN > 1 takes std::partial_sort's heap by a > b, which passes a "
+                "NaN by (nanfid2: a NaN counted as higher than any number)")
 def nan__losses(C, r):
     r.touch(*_RUN)
     z = C.input_variable(4, needs_gradient=True)
