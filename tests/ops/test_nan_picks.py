@@ -223,10 +223,6 @@ def _random_nan_data(shape, seed):
 
 
 _KERNELS = {
-    "max pool 2d": (lambda x: picks.cntk_max_pool(x, [2, 2], [2, 2], [0, 0]), [(3, 2, 6, 8)]),
-    "max pool 3x3 stride 1 pad 1": (lambda x: picks.cntk_max_pool(x, [3, 3], [1, 1], [1, 1]),
-                                    [(2, 3, 7, 7)]),
-    "max pool 1d": (lambda x: picks.cntk_max_pool(x, [3], [2], [1]), [(3, 2, 9)]),
     "reduce max": (lambda x: picks.cntk_extreme(x, [1, 2], False, False), [(3, 4, 5)]),
     "reduce min": (lambda x: picks.cntk_extreme(x, [0], True, True), [(6, 5)]),
     "pick max cntk": (lambda a, b: picks.pick_max(a, b, True), [(5, 6), (5, 6)]),
@@ -276,9 +272,8 @@ def test_the_traced_form_computes_what_the_kernel_does(name, seed):
 
 @pytest.mark.slow
 def test_inductor_compiles_the_traced_pooling_to_the_kernels_numbers():
-    """A compiled step's view of CNTK's max pooling after a ReLU (the NaN pass fused into the
-    ReLU's loop; ATen's pooling kept, as compile_step keeps it): values and gradients bit for
-    bit the eager kernel's."""
+    """A compiled step's view of CNTK's max pooling (its kernel) after a ReLU and of a
+    reduction (traced, fused): values and gradients bit for bit the eager kernels'."""
     from torch._inductor.compile_fx import compile_fx
 
     from stadyn.compile._kernels import keep_max_pooling
@@ -303,3 +298,33 @@ def test_inductor_compiles_the_traced_pooling_to_the_kernels_numbers():
     compiled = compile_fx(gm, [x, y, gx, gy])(x, y, gx, gy)
     for e, c in zip(eager, compiled):
         assert _bitwise_equal(e, c)
+
+
+_POOLS = {"2d": ([2, 2], [2, 2], [0, 0], (3, 2, 6, 8)), "3x3 stride 1": ([3, 3], [1, 1], [1, 1],
+                                                                      (2, 3, 7, 7)),
+          "1d": ([3], [2], [1], (3, 2, 9)), "3d": ([2, 2, 2], [1, 2, 2], [0, 1, 0],
+                                                   (2, 2, 4, 5, 4))}
+
+
+@pytest.mark.parametrize("name", sorted(_POOLS))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cntk_max_pool_is_torch_pooling_of_nan_as_minus_inf(name, seed):
+    """The kernel (which skips its NaN pass where no maximum is NaN: seed 1 has no NaN) is
+    torch's pooling of the input with NaN read as -inf, and its gradient torch's, but none
+    to a NaN (taken by a window of NaN and -inf only)."""
+    kernel, stride, pad, shape = _POOLS[name]
+    x = _random_nan_data(shape, seed)
+    if seed == 1:
+        x = torch.nan_to_num(x, nan=2.0)
+    pool = {1: torch.nn.functional.max_pool1d, 2: torch.nn.functional.max_pool2d,
+            3: torch.nn.functional.max_pool3d}[len(kernel)]
+    clean = torch.where(torch.isnan(x), -INF, x).requires_grad_()
+    expected = pool(clean, kernel, stride, pad)
+    g = torch.randn(expected.shape, generator=torch.Generator().manual_seed(seed))
+    expected_grad, = torch.autograd.grad(expected, clean, g)
+    expected_grad[torch.isnan(x)] = 0.0
+    xg = x.clone().requires_grad_()
+    got = picks.cntk_max_pool(xg, kernel, stride, pad)
+    got_grad, = torch.autograd.grad(got, xg, g)
+    assert _bitwise_equal(got.detach(), expected.detach())
+    assert _bitwise_equal(got_grad, expected_grad)

@@ -24,23 +24,23 @@ _AS_TORCH_OPS = contextvars.ContextVar("stadyn_picks_as_torch_ops", default=Fals
 
 @contextlib.contextmanager
 def kernels_as_torch_ops():
-    """Within this context the CNTK-rule kernels (``pick_max``, ``pick_min``,
-    ``cntk_extreme``, 1-d and 2-d ``cntk_max_pool``) are computed by plain torch
-    ops with a :class:`torch.autograd.Function` for the gradient, so a trace records ops that
-    inductor can fuse with their neighbours (``compile_step`` traces a compiled program so);
-    outside, each is one torch operator, opaque to inductor, whose eager kernel skips the NaN
-    work where there is no NaN.  Both give the same numbers, bit for bit, and so does
-    inductor's code for them (``cntk_sqrt`` and 3-d poolings stay kernels: inductor's would
-    round otherwise).
+    """Within this context the CNTK-rule picks and reductions (``pick_max``, ``pick_min``,
+    ``cntk_extreme``) are computed by plain torch ops with a :class:`torch.autograd.Function`
+    for the gradient, so a trace records ops that inductor can fuse with their neighbours
+    (``compile_step`` traces a compiled program so); outside, each is one torch operator,
+    opaque to inductor.  Both give the same numbers, bit for bit, and so does inductor's code
+    for them.  ``cntk_max_pool`` and ``cntk_sqrt`` stay operators: the pooling kernel skips
+    its NaN pass where no maximum is NaN, which a traced form cannot (it measured slower
+    compiled), and inductor's ``sqrt`` rounds otherwise than ATen's.
 
     Example:
         >>> import torch
         >>> from torch.fx.experimental.proxy_tensor import make_fx
-        >>> x = torch.tensor([[[float("nan"), 1.0, 2.0, 0.0]]])
+        >>> x = torch.tensor([[float("nan"), 1.0, 2.0, 0.0]])
         >>> with kernels_as_torch_ops():
-        ...     gm = make_fx(lambda t: cntk_max_pool(t, [2], [2], [0]))(x)
+        ...     gm = make_fx(lambda t: cntk_extreme(t, [1], False, False))(x)
         >>> "stadyn_kernels" in gm.code, gm(x).tolist()
-        (False, [[[1.0, 2.0]]])
+        (False, [2.0])
     """
     token = _AS_TORCH_OPS.set(True)
     try:
@@ -57,13 +57,11 @@ def _as_function(name: str, forward, setup, backward) -> type:
                  "backward": staticmethod(backward)})
 
 
-def _run(kernel, function: type, *args, exact: bool = True):
-    """``kernel(*args)``, or within :func:`kernels_as_torch_ops` ``function.apply(*args)``
-    where inductor computes that exactly as the kernel does (``exact``): not a 3-d pooling,
-    which it lowers itself (a compiled step keeps ATen's 2-d one: compile/_kernels.py), nor
-    a square root.  (The gradients' sums over broadcast axes are traced either way, the
-    kernels' backward being torch ops: inductor adds them in its own order.)"""
-    return function.apply(*args) if exact and _AS_TORCH_OPS.get() else kernel(*args)
+def _run(kernel, function: type, *args):
+    """``kernel(*args)``, or within :func:`kernels_as_torch_ops` ``function.apply(*args)``.
+    (The gradients' sums over broadcast axes are traced either way, the kernels' backward
+    being torch ops: inductor adds them in its own order.)"""
+    return function.apply(*args) if _AS_TORCH_OPS.get() else kernel(*args)
 
 
 # CNTK 2.7 and NNabla 1.39 both compute maximum as ``a > b ? a : b`` (minimum ``a < b``): a NaN
@@ -273,11 +271,6 @@ def _cntk_max_pool_impl(x, kernel, stride, pad):
     return y, index
 
 
-def _cntk_max_pool_traced(x, kernel, stride, pad):
-    return _POOL[len(kernel)](_skip_nan(x, False) if x.is_floating_point() else x, kernel,
-                              stride, pad, return_indices=True)
-
-
 def _cntk_max_pool_fake(x, kernel, stride, pad):
     return _POOL[len(kernel)](x, kernel, stride, pad, return_indices=True)
 
@@ -304,8 +297,8 @@ def _pool_grad(gy, x, index, kernel, stride, pad):
 
 # A window whose maximum is -inf (NaN and -inf only) took its first value, maybe a NaN: no
 # gradient to a NaN, as in CNTK (which gives it where the value equals the maximum).  The
-# kernel clears them only where some window's maximum is -inf (else no NaN was taken); the
-# traced form always, in a loop inductor fuses.
+# kernel clears them only where some window's maximum is -inf (else no NaN was taken): an
+# operator of its own, as a static plan traces the backward.
 
 def _cntk_max_pool_grad_impl(gy, x, y, index, kernel, stride, pad):
     gx = _pool_grad(gy, x, index, kernel, stride, pad)
@@ -326,20 +319,10 @@ def _cntk_max_pool_backward(ctx, gy, _gindex):
     return _cntk_max_pool_grad(gy, x, y, index, *ctx.window), None, None, None
 
 
-def _cntk_max_pool_traced_backward(ctx, gy, _gindex):
-    x, _, index = ctx.saved_tensors
-    gx = _pool_grad(gy, x, index, *ctx.window)
-    if x.is_floating_point():
-        gx = gx.masked_fill(torch.isnan(x), 0.0)
-    return gx, None, None, None
-
-
 _cntk_max_pool = kernel_op("stadyn_kernels::cntk_max_pool",
                            "(Tensor x, int[] kernel, int[] stride, int[] pad) -> (Tensor, Tensor)",
                            _cntk_max_pool_impl, _cntk_max_pool_fake, _cntk_max_pool_backward,
                            _cntk_max_pool_setup)
-_CntkMaxPoolFunction = _as_function("_CntkMaxPoolFunction", _cntk_max_pool_traced,
-                                    _cntk_max_pool_setup, _cntk_max_pool_traced_backward)
 
 
 def cntk_max_pool(x: torch.Tensor, kernel, stride, pad) -> torch.Tensor:
@@ -353,8 +336,10 @@ def cntk_max_pool(x: torch.Tensor, kernel, stride, pad) -> torch.Tensor:
         >>> cntk_max_pool(torch.tensor([[[nan, 1.0, nan, nan]]]), [2], [2], [0]).tolist()
         [[[1.0, -inf]]]
     """
-    return _run(_cntk_max_pool, _CntkMaxPoolFunction, x, list(kernel), list(stride),
-                list(pad), exact=len(kernel) < 3)[0]
+    # always the kernel, compiled steps included: a traced form would pay the NaN pass the
+    # kernel skips where no maximum is NaN (benchmarks/cntk_max_pool_ab.py: compiled ReLU +
+    # 2x2 pooling 1.12x torch's traced, 1.00x with the kernel)
+    return _cntk_max_pool(x, list(kernel), list(stride), list(pad))[0]
 
 
 # -- CNTK 2.7's sqrt: sqrt(x > 0 ? x : 0) ------------------------------------------------------
@@ -362,10 +347,9 @@ def cntk_max_pool(x: torch.Tensor, kernel, stride, pad) -> torch.Tensor:
 # negative numbers give 0, whose gradient is inf.
 
 
-def _cntk_sqrt_impl(x: torch.Tensor, in_place: bool = True) -> torch.Tensor:
+def _cntk_sqrt_impl(x: torch.Tensor) -> torch.Tensor:
     # abs: clamp keeps -0.0, whose root is -0.0; CNTK's 0 is +0.0 (and its gradient +inf)
-    root = torch.sqrt(torch.nan_to_num(torch.clamp(x, min=0), nan=0.0, posinf=math.inf))
-    return root.abs_() if in_place else root.abs()
+    return torch.sqrt(torch.nan_to_num(torch.clamp(x, min=0), nan=0.0, posinf=math.inf)).abs_()
 
 
 def _cntk_sqrt_fake(x: torch.Tensor) -> torch.Tensor:
@@ -383,9 +367,8 @@ def _cntk_sqrt_backward(ctx, g):
 
 _cntk_sqrt = kernel_op("stadyn_kernels::cntk_sqrt", "(Tensor x) -> Tensor", _cntk_sqrt_impl,
                        _cntk_sqrt_fake, _cntk_sqrt_backward, _cntk_sqrt_setup)
-_CntkSqrtFunction = _as_function("_CntkSqrtFunction", lambda x: _cntk_sqrt_impl(x, False),
-                                 _cntk_sqrt_setup, _cntk_sqrt_backward)
-# (inductor's vectorised sqrt is not ATen's: ~1 value in 6 differs in its last bit)
+# (no traced form: inductor's vectorised sqrt is not ATen's, ~1 value in 6 differs in its
+# last bit)
 
 
 def cntk_sqrt(x: torch.Tensor) -> torch.Tensor:
@@ -397,4 +380,4 @@ def cntk_sqrt(x: torch.Tensor) -> torch.Tensor:
         >>> cntk_sqrt(torch.tensor([4.0, -1.0, float("nan")])).tolist()
         [2.0, 0.0, 0.0]
     """
-    return _run(_cntk_sqrt, _CntkSqrtFunction, x, exact=False)
+    return _cntk_sqrt(x)
