@@ -296,7 +296,8 @@ def _pool_grad(gy, x, index, kernel, stride, pad):
 
 
 # A window whose maximum is -inf (NaN and -inf only) took its first value, maybe a NaN: no
-# gradient to a NaN, as in CNTK (which gives it where the value equals the maximum).  The
+# gradient to a NaN.  (CNTK 2.7 gives it to the first value equal to the maximum: in
+# [NaN, -inf] the -inf, which gets none here; measured, left as it was.)  The
 # kernel clears them only where some window's maximum is -inf (else no NaN was taken): an
 # operator of its own, as a static plan traces the backward.
 
