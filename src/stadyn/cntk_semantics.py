@@ -400,8 +400,10 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
         return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides,
                              True, rule=nan_rule)
     # The mean over the part of each window inside the input: window sums over a zero-padded
-    # input divided by window sums over a padded mask of ones.
-    ones = F.add_scalar(F.mul_scalar(x, 0.0), 1.0)
+    # input divided by window sums over a padded mask of ones.  The ones are x ** 0 (1 for
+    # NaN and inf too, where x * 0 + 1 is NaN) and take no gradient: CNTK 2.7's average of a
+    # window holding inf is inf, its gradient g / count whatever the values
+    ones = F.stop_gradient(F.pow_scalar(x, 0.0))
     total = F.average_pooling(F.pad(x, widths), window, strides, True)
     count = F.average_pooling(F.pad(ones, widths), window, strides, True)
     return F.div2(total, count)

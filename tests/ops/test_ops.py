@@ -199,7 +199,8 @@ def ref_classification_error(output_vector, target_vector, axis=-1, topN=1):
     """CNTK: 1 unless the target's argmax is among the ``topN`` largest outputs (of distinct
     values).  ``topN`` 1: the prediction is CNTK 2.7's scan from the first output, ``if (best <
     x[i]) best = i`` (a NaN first stays the prediction, a later one is passed by); ``topN`` > 1:
-    a NaN, the target's or another's, ranks above."""
+    the positions ``std::partial_sort(.., a > b)`` puts first (CPUMatrix::VectorMax), replayed
+    step by step below as libstdc++ writes it (NaN compares false with all)."""
     z = np.moveaxis(output_vector, axis, -1)
     labels = np.moveaxis(target_vector, axis, -1).argmax(axis=-1)
     out = np.zeros(labels.shape)
@@ -212,11 +213,49 @@ def ref_classification_error(output_vector, target_vector, axis=-1, topN=1):
                     best = i
             out[idx] = float(best != label)
         elif np.isnan(row).any():
-            above = sum(1 for v in row if np.isnan(v) or np.isnan(row[label]) or v > row[label])
-            out[idx] = float(above >= topN)
+            out[idx] = float(label not in _libstdcxx_partial_sort(row, topN))
         else:
             out[idx] = float(label not in np.argsort(-row)[:topN])
     return np.expand_dims(out, axis)
+
+
+def _libstdcxx_partial_sort(values, k):
+    """The first ``k`` of ``range(len(values))`` after libstdc++'s ``std::partial_sort`` with
+    ``values[a] > values[b]`` (bits/stl_heap.h, bits/stl_algo.h ``__heap_select``)."""
+    pos = list(range(len(values)))
+
+    def comp(a, b):
+        return bool(values[a] > values[b])
+
+    def push(hole, top, value):
+        parent = (hole - 1) // 2
+        while hole > top and comp(pos[parent], value):
+            pos[hole], hole = pos[parent], parent
+            parent = (hole - 1) // 2
+        pos[hole] = value
+
+    def adjust(hole, n, value):
+        top, child = hole, hole
+        while child < (n - 1) // 2:
+            child = 2 * (child + 1)
+            if comp(pos[child], pos[child - 1]):
+                child -= 1
+            pos[hole], hole = pos[child], child
+        if n % 2 == 0 and child == (n - 2) // 2:
+            child = 2 * (child + 1)
+            pos[hole], hole = pos[child - 1], child - 1
+        push(hole, top, value)
+
+    for parent in range((k - 2) // 2, -1, -1) if k >= 2 else []:     # make_heap
+        adjust(parent, k, pos[parent])
+    for i in range(k, len(pos)):                                      # heap_select
+        if comp(pos[i], pos[0]):
+            value, pos[i] = pos[i], pos[0]
+            adjust(0, k, value)
+    for end in range(k - 1, 0, -1):                                   # sort_heap
+        value, pos[end] = pos[end], pos[0]
+        adjust(0, end, value)
+    return pos[:k]
 
 
 def _one_hot_rows(labels, classes, axis=-1):

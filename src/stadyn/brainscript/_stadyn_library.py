@@ -430,7 +430,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
                                 gradient=bool(logGradientToo)), "Trace", tag)
 
     def ReLU(self, _, tag=""):
-        return self._node(F.relu(self._value(_, "ReLU")), "RectifiedLinear", tag)
+        return self._node(F.relu(self._value(_, "ReLU"), rule="cntk"), "RectifiedLinear", tag)
 
     def Sigmoid(self, _, tag=""):
         return self._node(F.sigmoid(self._value(_, "Sigmoid")), "Sigmoid", tag)
@@ -445,7 +445,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._node(F.log(self._value(_, "Log")), "Log", tag)
 
     def Abs(self, _, tag=""):
-        return self._node(F.abs(self._value(_, "Abs")), "Abs", tag)
+        return self._node(F.abs(self._value(_, "Abs"), rule="cntk"), "Abs", tag)
 
     def Sqrt(self, _, tag=""):
         return self._node(F.sqrt(self._value(_, "Sqrt"), rule="cntk"), "Sqrt", tag)

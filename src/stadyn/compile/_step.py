@@ -34,6 +34,7 @@ from .._logging import logger
 from ..graph import (Subgraph, Variable, collector_paused, defer_products, interpret,
                      labels_enabled, labels_off, leaf_tensor, plan_layout, plan_passes, realize,
                      standard_layout, trace_fake, untraceable_ops)
+from ..ops import kernels_as_torch_ops
 from ..solvers import Optimizer
 from ._kernels import keep_max_pooling
 
@@ -219,7 +220,9 @@ class CompiledStep:
         # backward's too (graph/_labels.py); inductor's fused kernels have no per-op time, so a
         # compiled one is traced without them (the key keeps the two apart: __call__).
         try:
+            # (compiled: CNTK's NaN-rule kernels as torch ops, which inductor fuses)
             with torch.enable_grad(), (labels_off() if self.compile else nullcontext()), \
+                    (kernels_as_torch_ops() if self.compile else nullcontext()), \
                     collector_paused():         # a trace's objects live until it ends
                 if outside:
                     gm = trace_fake(forward_backward, *leaf_tensors)

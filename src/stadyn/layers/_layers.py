@@ -462,8 +462,13 @@ class AveragePooling(_Pooling):
 class GlobalMaxPooling(Layer):
     """Max over all spatial axes, keeping them with size 1."""
 
+    #: the NaN rule: torch's here (a NaN is the maximum); CNTK's in compat.cntk (a max pooling
+    #: over the whole plane: NaN passed by, a plane of NaN -inf, the first tie's gradient)
+    nan_rule = "torch"
+
     def apply(self, x):
-        return F.max(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+        rule = "cntk_pooling" if self.nan_rule == "cntk" else "torch"
+        return F.max(x, axis=tuple(range(2, x.ndim)), keepdims=True, rule=rule)
 
 
 class GlobalAveragePooling(Layer):

@@ -48,6 +48,7 @@ from ._trace import reset_trace_counts
 from ._recurrence import StepFunction
 from ._random import RandomStream
 from ._nnabla_inq import INQState
+from ._picks import kernels_as_torch_ops
 from ._sequence_rnn import lstm_cells, rnnstack_parameters, rnnstack_weight_count
 from ._recurrence_states import RECURRENCES, RecurrenceStates, recurrence_states
 from ._registry import CATALOG, function_of, get_spec, op
@@ -57,4 +58,5 @@ __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_a
            "pool_geometry", "window_counts", "CAST_DTYPES", "interpolation_size",
            "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index",
            "RandomStream", "INQState", "rnnstack_parameters", "rnnstack_weight_count",
-           "lstm_cells", "RECURRENCES", "RecurrenceStates", "recurrence_states"]
+           "lstm_cells", "RECURRENCES", "RecurrenceStates", "recurrence_states",
+           "kernels_as_torch_ops"]

@@ -14,17 +14,30 @@ _C = "activation"
 
 
 @op(1, category=_C)
-def relu(x, inplace=False):
-    """``max(x, 0)``.
+def relu(x, inplace=False, rule="torch"):
+    """``max(x, 0)``; NaN stays NaN (torch's rule).  ``rule="nnabla"``: NNabla 1.39's
+    ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, NaN for NaN and for -inf, +0
+    for every other number not above 0.  In each the gradient goes where ``x > 0`` (none at
+    NaN).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array([-1.0, 2.0, float("nan"), float("-inf")])
         >>> with sd.auto_forward():
-        ...     y = F.relu(sd.Variable.from_numpy_array([-1.0, 2.0]))
-        >>> y.d
-        array([0., 2.], dtype=float32)
+        ...     ys = [F.relu(x, rule=r).d.tolist() for r in ("torch", "nnabla", "cntk")]
+        >>> ys
+        [[0.0, 2.0, nan, 0.0], [0.0, 2.0, 0.0, 0.0], [0.0, 2.0, nan, nan]]
     """
-    return torch.relu(x)
+    if rule == "torch":
+        return torch.relu(x)
+    if rule == "nnabla":
+        # (a select's gradient is 0 where not taken, even for a NaN one coming back)
+        return torch.where(x > 0, x, 0.0)
+    if rule == "cntk":
+        # CNTK 2.7 (its CPU kernel, measured): the product with the comparison, -inf * 0 and
+        # NaN * 0 being NaN; + 0.0 makes the zeros +0 as CNTK's are
+        return x * (x > 0) + 0.0
+    raise ValueError(f"relu: rule={rule!r}: 'torch', 'nnabla' or 'cntk'")
 
 
 @op(1, category=_C)

@@ -215,8 +215,25 @@ def batch_matmul(a, b, transpose_a=False, transpose_b=False):
 
 
 @op(1, category=_M)
-def abs(x):  # noqa: A001 - NNabla's name
-    """``|x|``.  Example: ``F.abs(x)``."""
+def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
+    """``|x|``; its gradient ``sign(x)`` (0 at 0 and at NaN: torch's rule).  ``rule="cntk"``:
+    CNTK 2.7's gradient ``Sgn(x)``, which is ``x`` itself at 0 and NaN (so -0.0 at -0.0, NaN
+    at NaN; Source/Math/TensorOps.h:177-182, 324).
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array([-2.0, float("nan")], need_grad=True)
+        >>> with sd.auto_forward():
+        ...     y = F.abs(x, rule="cntk")
+        >>> x.grad = None; y.backward(clear_buffer=True); x.g.tolist()
+        [-1.0, nan]
+    """
+    if rule == "cntk":
+        # x * Sgn(x) is |x| exactly (-0.0 * -0.0 is +0.0), and its gradient g * Sgn(x)
+        sgn = torch.where(torch.abs(x) > 0, torch.sign(x), x).detach()
+        return x * sgn
+    if rule != "torch":
+        raise ValueError(f"abs: rule={rule!r}: 'torch' or 'cntk'")
     return torch.abs(x)
 
 

@@ -14,6 +14,7 @@ from ._picks import first_extreme_index
 from ._registry import op
 from ._sequence import step_mask
 from ._sequence_axis import unless_class_axis
+from ._top_k_order import top_k_index
 from ._util import norm_axis
 
 
@@ -37,7 +38,8 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     """CNTK's cross entropy with softmax along ``axis``: ``log_sum_exp(z) - sum(t * z)``, which
     is ``-sum(t * log softmax(z))`` for a target ``t`` that sums to 1 (one-hot or soft); the
     reduced axis is kept with size 1 (``(B, 1)`` for ``(B, C)`` inputs).  The gradients are
-    CNTK's: ``softmax(z) - t`` for ``z`` and ``-z`` for ``t``.
+    CNTK's: ``softmax(z) - t`` for ``z`` and ``-z`` for ``t``; a row holding ``+inf`` has
+    NaN for its whole ``z`` gradient, as CNTK 2.7's softmax of it is NaN.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -50,7 +52,16 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     a = _dense_target(output_vector, target_vector, axis)
     z = output_vector
     t = target_vector.to(z.dtype)
-    return torch.logsumexp(z, dim=a, keepdim=True) - torch.sum(t * z, dim=a, keepdim=True)
+    y = torch.logsumexp(z, dim=a, keepdim=True) - torch.sum(t * z, dim=a, keepdim=True)
+    if not z.is_floating_point():
+        return y
+    # torch's logsumexp gradient exp(z - lse) is 0 beside a +inf (exp(-inf)), CNTK 2.7's
+    # softmax NaN: a term that is 0 (+0, added to the value: no change but a -0.0's sign)
+    # in rows without +inf, and whose gradient is NaN at every finite z of a row with one
+    # (its value there NaN, where the loss is NaN already: inf - inf, or 0 * inf)
+    poison = torch.where(torch.isposinf(z).any(dim=a, keepdim=True), math.nan, 0.0)
+    finite = torch.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)
+    return y + torch.sum(finite * poison, dim=a, keepdim=True)
 
 
 @op(2, category="metric", precision="float", sequence=unless_class_axis)
@@ -58,12 +69,13 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """With ``topN`` 1, CNTK 2.7's ``1 - sum(t * hardmax(z))``: 1 where the highest output
     (the earlier class among equal ones: an all-zero output predicts class 0) is not the
     target's class, else 0; a soft target gives 1 minus its value there.  With ``topN`` > 1, 1
-    where the target's class (its argmax) is not among the ``topN`` highest outputs (earlier
-    classes first among equal ones), else 0.  The reduced axis is kept with size 1.  No
-    gradient.  The target is dense (one-hot or soft), of the output's shape.  With ``topN`` 1
-    the prediction is CNTK 2.7's: the first output no later one exceeds, so a NaN is passed by
-    unless it comes first, when it is the prediction (a row of NaN predicts class 0); with
-    ``topN`` > 1 a NaN output counts as higher than any number.
+    where the target's class (its first largest value) is not among the ``topN`` classes CNTK
+    2.7 takes, else 0: those of ``std::partial_sort`` by ``a > b`` (the highest outputs;
+    among equal ones and around NaN outputs, which compare false with all, the ones its heap
+    keeps, as ``top_k`` takes them).  The reduced axis is kept with size 1.  No gradient.  The
+    target is dense (one-hot or soft), of the output's shape.  With ``topN`` 1 the prediction
+    is CNTK 2.7's: the first output no later one exceeds, so a NaN is passed by unless it
+    comes first, when it is the prediction (a row of NaN predicts class 0).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -79,15 +91,11 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     if topN == 1:
         hit = torch.gather(target_vector.detach().to(dtype), a, first_extreme_index(z, a))
         return 1.0 - hit
-    target = torch.argmax(target_vector, dim=a, keepdim=True)
-    score = torch.gather(z, a, target)
-    # outputs above the target's (a NaN on either side counts: NaN <= x is false), and equal
-    # ones of an earlier class
-    shape = [1] * z.ndim
-    shape[a] = z.shape[a]
-    earlier = torch.arange(z.shape[a], device=z.device).reshape(shape) < target
-    better = ((~(z <= score)) | ((z == score) & earlier)).sum(dim=a, keepdim=True)
-    return (better >= topN).to(dtype)
+    # CPUMatrix::VectorMax: the target's first largest; the outputs' partial_sort (its heap)
+    target = first_extreme_index(target_vector.detach(), a).movedim(a, -1)
+    taken = top_k_index(z.movedim(a, -1), int(topN), ties="cntk")
+    hit = (taken == target).any(dim=-1, keepdim=True)
+    return (~hit).to(dtype).movedim(-1, a)
 
 
 def _cntk_bn_shape(x, scale, bias, mean, variance, count, lengths=None, spatial=False,

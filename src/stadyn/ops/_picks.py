@@ -8,11 +8,60 @@ call and every mode computes the same.  Imported by op modules only.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import torch
 
 from ._kernels import kernel_op
+
+# While set, each kernel here is traced as the torch ops it is made of (an autograd.Function
+# with the same formula and the same backward), which inductor can fuse; else as one opaque
+# call (whose eager kernel may take data-dependent shortcuts: the same numbers, faster).
+_AS_TORCH_OPS = contextvars.ContextVar("stadyn_picks_as_torch_ops", default=False)
+
+
+@contextlib.contextmanager
+def kernels_as_torch_ops():
+    """Within this context the CNTK-rule picks and reductions (``pick_max``, ``pick_min``,
+    ``cntk_extreme``) are computed by plain torch ops with a :class:`torch.autograd.Function`
+    for the gradient, so a trace records ops that inductor can fuse with their neighbours
+    (``compile_step`` traces a compiled program so); outside, each is one torch operator,
+    opaque to inductor.  Both give the same numbers, bit for bit, and so does inductor's code
+    for them.  ``cntk_max_pool`` and ``cntk_sqrt`` stay operators: the pooling kernel skips
+    its NaN pass where no maximum is NaN, which a traced form cannot (it measured slower
+    compiled), and inductor's ``sqrt`` rounds otherwise than ATen's.
+
+    Example:
+        >>> import torch
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> x = torch.tensor([[float("nan"), 1.0, 2.0, 0.0]])
+        >>> with kernels_as_torch_ops():
+        ...     gm = make_fx(lambda t: cntk_extreme(t, [1], False, False))(x)
+        >>> "stadyn_kernels" in gm.code, gm(x).tolist()
+        (False, [2.0])
+    """
+    token = _AS_TORCH_OPS.set(True)
+    try:
+        yield
+    finally:
+        _AS_TORCH_OPS.reset(token)
+
+
+def _as_function(name: str, forward, setup, backward) -> type:
+    """An autograd.Function of ``forward`` (traceable: no data-dependent branch) with the
+    ``setup_context`` and ``backward`` a :func:`kernel_op` takes."""
+    return type(name, (torch.autograd.Function,),
+                {"forward": staticmethod(forward), "setup_context": staticmethod(setup),
+                 "backward": staticmethod(backward)})
+
+
+def _run(kernel, function: type, *args):
+    """``kernel(*args)``, or within :func:`kernels_as_torch_ops` ``function.apply(*args)``.
+    (The gradients' sums over broadcast axes are traced either way, the kernels' backward
+    being torch ops: inductor adds them in its own order.)"""
+    return function.apply(*args) if _AS_TORCH_OPS.get() else kernel(*args)
 
 
 # CNTK 2.7 and NNabla 1.39 both compute maximum as ``a > b ? a : b`` (minimum ``a < b``): a NaN
@@ -23,7 +72,8 @@ from ._kernels import kernel_op
 # torch 2.13); a clamp of ``b`` by ``a`` with NaN read as -inf is as fast, and exact.
 
 
-def _pick_impl(a: torch.Tensor, b: torch.Tensor, smaller: bool, cntk: bool) -> torch.Tensor:
+def _pick_impl(a: torch.Tensor, b: torch.Tensor, smaller: bool, cntk: bool,
+               in_place: bool = True) -> torch.Tensor:
     dtype = torch.result_type(a, b)
     a, b = torch.broadcast_tensors(a.to(dtype), b.to(dtype))
     if not dtype.is_floating_point:
@@ -32,6 +82,8 @@ def _pick_impl(a: torch.Tensor, b: torch.Tensor, smaller: bool, cntk: bool) -> t
     # NaN-free copy of ``a`` (one allocation: a fresh one costs more than a pass here)
     out = torch.nan_to_num(a, nan=math.inf if smaller else -math.inf, posinf=math.inf,
                            neginf=-math.inf)
+    if not in_place:        # (traced for inductor, which plans its own buffers)
+        return torch.clamp(b, max=out) if smaller else torch.clamp(b, min=out)
     return torch.clamp(b, max=out, out=out) if smaller else torch.clamp(b, min=out, out=out)
 
 
@@ -62,6 +114,9 @@ def _pick_backward(ctx, g):
 _pick = kernel_op("stadyn_kernels::pick_max_min",
                   "(Tensor a, Tensor b, bool smaller, bool cntk) -> Tensor",
                   _pick_impl, _pick_fake, _pick_backward, _pick_setup)
+_PickFunction = _as_function("_PickFunction",
+                             lambda a, b, smaller, cntk: _pick_impl(a, b, smaller, cntk, False),
+                             _pick_setup, _pick_backward)
 
 
 def pick_max(a: torch.Tensor, b: torch.Tensor, cntk: bool = False) -> torch.Tensor:
@@ -75,7 +130,7 @@ def pick_max(a: torch.Tensor, b: torch.Tensor, cntk: bool = False) -> torch.Tens
         >>> pick_max(torch.tensor([float("nan"), 3.0]), torch.tensor([1.0, float("nan")]))
         tensor([1., nan])
     """
-    return _pick(a, b, False, cntk)
+    return _run(_pick, _PickFunction, a, b, False, cntk)
 
 
 def pick_min(a: torch.Tensor, b: torch.Tensor, cntk: bool = False) -> torch.Tensor:
@@ -86,7 +141,7 @@ def pick_min(a: torch.Tensor, b: torch.Tensor, cntk: bool = False) -> torch.Tens
         >>> pick_min(torch.tensor([float("nan"), 3.0]), torch.tensor([1.0, float("nan")]))
         tensor([1., nan])
     """
-    return _pick(a, b, True, cntk)
+    return _run(_pick, _PickFunction, a, b, True, cntk)
 
 
 # -- CNTK 2.7's reductions: NaN passed by, every tie takes the gradient -------------------------
@@ -104,9 +159,17 @@ def _cntk_extreme_impl(x: torch.Tensor, dims: list[int], keepdim: bool,
     extreme = torch.amin if smaller else torch.amax
     if not x.is_floating_point():
         return extreme(x, dim=dims, keepdim=keepdim)
-    nan = torch.isnan(x)
-    if not bool(nan.any()):
+    if not bool(torch.isnan(x).any()):
         return extreme(x, dim=dims, keepdim=keepdim)
+    return _cntk_fold(x, dims, keepdim, smaller)
+
+
+def _cntk_fold(x: torch.Tensor, dims: list[int], keepdim: bool, smaller: bool) -> torch.Tensor:
+    """CNTK 2.7's fold, written for any ``x`` (without NaN it is ``amax``'s answer)."""
+    extreme = torch.amin if smaller else torch.amax
+    if not x.is_floating_point():
+        return extreme(x, dim=dims, keepdim=keepdim)
+    nan = torch.isnan(x)
     # CNTK 2.7 folds the reduced values in memory order (the last axis fastest) with
     # ``acc = acc > v ? acc : v``: a NaN resets the fold, so the result is the extreme of the
     # values after the last NaN, NaN where the last value is NaN
@@ -152,6 +215,10 @@ _cntk_extreme = kernel_op("stadyn_kernels::cntk_reduce_extreme",
                           _cntk_extreme_setup)
 
 
+_CntkExtremeFunction = _as_function("_CntkExtremeFunction", _cntk_fold, _cntk_extreme_setup,
+                                    _cntk_extreme_backward)
+
+
 def cntk_extreme(x: torch.Tensor, dims: list[int], keepdim: bool, smaller: bool) -> torch.Tensor:
     """CNTK 2.7's ``reduce_max`` (``smaller``: ``reduce_min``) over ``dims``: its fold in
     memory order, which a NaN restarts (the extreme of the values after the last NaN; NaN where
@@ -165,7 +232,7 @@ def cntk_extreme(x: torch.Tensor, dims: list[int], keepdim: bool, smaller: bool)
         >>> y.tolist(), x.grad.tolist()
         ([2.0], [[0.0, 0.0, 1.0, 1.0]])
     """
-    return _cntk_extreme(x, list(dims), keepdim, smaller)
+    return _run(_cntk_extreme, _CntkExtremeFunction, x, list(dims), keepdim, smaller)
 
 
 def first_extreme_index(x: torch.Tensor, axis: int, smaller: bool = False) -> torch.Tensor:
@@ -195,7 +262,13 @@ _POOL = {1: torch.nn.functional.max_pool1d, 2: torch.nn.functional.max_pool2d,
 
 
 def _cntk_max_pool_impl(x, kernel, stride, pad):
-    return _POOL[len(kernel)](_skip_nan(x, False), kernel, stride, pad, return_indices=True)
+    pool = _POOL[len(kernel)]
+    y, index = pool(x, kernel, stride, pad, return_indices=True)
+    # torch's pooling makes a NaN its window's maximum, so without a NaN among the maxima no
+    # window holds one and its answer is CNTK's: the NaN pass is paid only where there is NaN
+    if x.is_floating_point() and bool(torch.isnan(y).any()):
+        y, index = pool(_skip_nan(x, False), kernel, stride, pad, return_indices=True)
+    return y, index
 
 
 def _cntk_max_pool_fake(x, kernel, stride, pad):
@@ -203,19 +276,48 @@ def _cntk_max_pool_fake(x, kernel, stride, pad):
 
 
 def _cntk_max_pool_setup(ctx, inputs, output):
-    x = inputs[0]
+    x, kernel, stride, pad = inputs
     ctx.mark_non_differentiable(output[1])
-    ctx.save_for_backward(x, output[1])
-    ctx.n = len(inputs[1])
+    ctx.save_for_backward(x, output[0], output[1])
+    ctx.window = (list(kernel), list(stride), list(pad))
+
+
+def _pool_grad(gy, x, index, kernel, stride, pad):
+    """ATen's gradient of the pooling (what a compiled step keeps: compile/_kernels.py); the
+    1-d one is the 2-d one over a plane of height 1."""
+    n = len(kernel)
+    if n == 1:
+        return torch.ops.aten.max_pool2d_with_indices_backward(
+            gy.unsqueeze(-2), x.unsqueeze(-2), [1] + list(kernel), [1] + list(stride),
+            [0] + list(pad), [1, 1], False, index.unsqueeze(-2)).squeeze(-2)
+    backward = (torch.ops.aten.max_pool2d_with_indices_backward if n == 2
+                else torch.ops.aten.max_pool3d_with_indices_backward)
+    return backward(gy, x, list(kernel), list(stride), list(pad), [1] * n, False, index)
+
+
+# A window whose maximum is -inf (NaN and -inf only) took its first value, maybe a NaN: no
+# gradient to a NaN.  (CNTK 2.7 gives it to the first value equal to the maximum: in
+# [NaN, -inf] the -inf, which gets none here; measured, left as it was.)  The
+# kernel clears them only where some window's maximum is -inf (else no NaN was taken): an
+# operator of its own, as a static plan traces the backward.
+
+def _cntk_max_pool_grad_impl(gy, x, y, index, kernel, stride, pad):
+    gx = _pool_grad(gy, x, index, kernel, stride, pad)
+    if x.is_floating_point() and bool(torch.isneginf(y).any()):
+        gx = gx.masked_fill_(torch.isnan(x), 0.0)
+    return gx
+
+
+_cntk_max_pool_grad = kernel_op(
+    "stadyn_kernels::cntk_max_pool_grad",
+    "(Tensor gy, Tensor x, Tensor y, Tensor index, int[] kernel, int[] stride, int[] pad) "
+    "-> Tensor", _cntk_max_pool_grad_impl,
+    lambda gy, x, y, index, kernel, stride, pad: torch.empty_like(x))
 
 
 def _cntk_max_pool_backward(ctx, gy, _gindex):
-    x, index = ctx.saved_tensors
-    flat_x, flat_i, flat_g = x.flatten(-ctx.n), index.flatten(-ctx.n), gy.flatten(-ctx.n)
-    # a window of NaN only gives -inf at its first NaN: no gradient there, as in CNTK
-    flat_g = flat_g * ~torch.isnan(flat_x.gather(-1, flat_i))
-    gx = torch.zeros_like(flat_x).scatter_add_(-1, flat_i, flat_g)
-    return gx.view_as(x), None, None, None
+    x, y, index = ctx.saved_tensors
+    return _cntk_max_pool_grad(gy, x, y, index, *ctx.window), None, None, None
 
 
 _cntk_max_pool = kernel_op("stadyn_kernels::cntk_max_pool",
@@ -235,6 +337,9 @@ def cntk_max_pool(x: torch.Tensor, kernel, stride, pad) -> torch.Tensor:
         >>> cntk_max_pool(torch.tensor([[[nan, 1.0, nan, nan]]]), [2], [2], [0]).tolist()
         [[[1.0, -inf]]]
     """
+    # always the kernel, compiled steps included: a traced form would pay the NaN pass the
+    # kernel skips where no maximum is NaN (benchmarks/cntk_max_pool_ab.py: compiled ReLU +
+    # 2x2 pooling 1.12x torch's traced, 1.00x with the kernel)
     return _cntk_max_pool(x, list(kernel), list(stride), list(pad))[0]
 
 
@@ -263,6 +368,8 @@ def _cntk_sqrt_backward(ctx, g):
 
 _cntk_sqrt = kernel_op("stadyn_kernels::cntk_sqrt", "(Tensor x) -> Tensor", _cntk_sqrt_impl,
                        _cntk_sqrt_fake, _cntk_sqrt_backward, _cntk_sqrt_setup)
+# (no traced form: inductor's vectorised sqrt is not ATen's, ~1 value in 6 differs in its
+# last bit)
 
 
 def cntk_sqrt(x: torch.Tensor) -> torch.Tensor:

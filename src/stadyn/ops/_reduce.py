@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ._picks import cntk_extreme, first_extreme_index
+from ._picks import cntk_extreme, cntk_max_pool, first_extreme_index
 from ._registry import op
 from ._sequence_axis import unless_axes
 from ._util import norm_axes
@@ -57,13 +57,17 @@ def prod(x, axis=None, keepdims=False):
 
 
 def _extreme(fn, x, axis, keepdims, with_index, only_index, rule="torch"):
-    if rule not in ("torch", "cntk"):
-        raise ValueError(f"rule={rule!r}: 'torch' or 'cntk'")
+    if rule not in ("torch", "cntk", "cntk_pooling") or (
+            rule == "cntk_pooling" and (fn is torch.min or with_index or only_index)):
+        raise ValueError(f"rule={rule!r}: 'torch' or 'cntk' ('cntk_pooling': max's values "
+                         "only)")
     axes = norm_axes(axis, x.ndim)
     if axes is None:
         axes = list(range(x.ndim))
     if rule == "cntk":
         return _cntk_rule(fn is torch.min, x, axes, keepdims, with_index, only_index)
+    if rule == "cntk_pooling":
+        return _cntk_pooled_max(x, axes, keepdims)
     if len(axes) == 1:
         values, index = fn(x, dim=axes[0], keepdim=keepdims)
     else:
@@ -79,6 +83,21 @@ def _extreme(fn, x, axis, keepdims, with_index, only_index, rule="torch"):
     if with_index:
         return values, index
     return values
+
+
+def _cntk_pooled_max(x, axes, keepdims):
+    """CNTK 2.7's max pooling with one window over ``axes`` (its GlobalMaxPooling)."""
+    keep = [a for a in range(x.ndim) if a not in axes]
+    kept_shape = [x.shape[a] for a in keep]
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    if not axes or n == 0:          # nothing to pool: torch's own answer (or its error)
+        return torch.amax(x, dim=axes, keepdim=keepdims) if axes else x.view_as(x)
+    moved = x.permute(*keep, *axes).reshape(-1, 1, n)
+    y = cntk_max_pool(moved, [n], [n], [0])
+    shape = [1 if a in axes else x.shape[a] for a in range(x.ndim)] if keepdims else kept_shape
+    return y.reshape(shape)
 
 
 def _cntk_rule(smaller, x, axes, keepdims, with_index, only_index):
@@ -106,6 +125,9 @@ def max(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noq
     maximum takes the gradient, and the index is the first value no later one exceeds (a NaN
     in the first place wins); ``"torch"`` (the default) propagates NaN, the gradient goes to
     the one index taken, and the index is the first largest, a NaN counting as largest.
+    ``rule="cntk_pooling"`` (values only) is CNTK 2.7's max pooling with one window over
+    ``axis``, its ``GlobalMaxPooling``: NaN passed by (only NaN: -inf, with no gradient), the
+    first of tied values takes the gradient.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

@@ -23,7 +23,7 @@ MODULES = {
              "cntk_runs_state", "cntk_loaded_model", "cntk_graph_fidelity",
              "cntk_recurrent_constants", "cntk_user_programs", "cntk_docstring_fixes",
              "cntk_review_mends", "cntk_graph_after_run", "cntk_op_edges",
-             "cntk_schedules", "cntk_fidelity_fixes", "cntk_modules", "cntk_nan",
+             "cntk_schedules", "cntk_fidelity_fixes", "cntk_modules", "cntk_nan", "cntk_nan_2",
              "cntk_fidelity_6", "cntk_manuals"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",

@@ -84,13 +84,10 @@ def nan__element_select(C, r):
 
 @cntk_case(names=["cntk.ops.relu", "cntk.ops.abs", "cntk.ops.clip", "cntk.ops.sqrt",
                   "cntk.ops.reciprocal", "cntk.ops.exp"] + _RUN,
-           known={
-               "relu": "ops/_activation.py relu is torch.relu (NaN stays NaN, -inf gives 0); "
-                       "CNTK 2.7 computes x * (x > 0): NaN for NaN and -inf (NNabla 1.39: 0)",
-               "relu grad": "ops/_activation.py: torch.relu's gradient at NaN is 1, CNTK's 0",
-               "abs grad": "ops/_elementwise.py abs: torch's gradient sign(NaN) is 0, CNTK's NaN"},
            rtol=1e-6, atol=0,
-           note="relu is x * (x > 0): NaN and -inf give NaN; sqrt of NaN and of negative "
+           note="relu is x * (x > 0): NaN and -inf give NaN, no gradient there (nanfid2: "
+                "Stadyn's was torch.relu's, 0 for -inf and the gradient 1 at NaN); abs's "
+                "gradient is Sgn(x), NaN at NaN (nanfid2: was 0); sqrt of NaN and of negative "
                 "numbers is 0 (its gradient inf); reciprocal of 0 is 0 (CNTK's safe division); "
                 "clip passes NaN, no gradient there")
 def nan__unary(C, r):
@@ -148,17 +145,12 @@ def nan__softmax(C, r):
 
 @cntk_case(names=["cntk.losses.cross_entropy_with_softmax",
                   "cntk.metrics.classification_error"] + _RUN, rtol=1e-6, atol=1e-7,
-           known={
-               "cross_entropy grad z": "ops/_cntk.py cross_entropy_with_softmax: torch's "
-                                       "softmax gradient for a row holding +inf gives 0 where "
-                                       "CNTK 2.7 gives NaN",
-               "classification_error top 2": "ops/_cntk.py classification_error topN > 1 "
-                                             "counts a NaN output as higher than any number; "
-                                             "CNTK 2.7 passes it by"},
            note="cross entropy: log_sum_exp(z) - sum(t * z), so a -inf logit makes it NaN "
                 "(0 * -inf) while its gradient softmax(z) - t stays finite; "
                 "classification_error takes argmax's first-wins rule (a NaN first is the "
-                "prediction)")
+                "prediction); a row holding +inf has a NaN z gradient (nanfid2: was 0 beside "
+                "the inf); topN > 1 takes std::partial_sort's heap by a > b, which passes a "
+                "NaN by (nanfid2: a NaN counted as higher than any number)")
 def nan__losses(C, r):
     r.touch(*_RUN)
     z = C.input_variable(4, needs_gradient=True)
@@ -172,16 +164,11 @@ def nan__losses(C, r):
     return res
 
 
-_POOLING = ("layers/_layers.py GlobalMaxPooling is F.max over the spatial axes, torch's rule "
-            "(NaN propagates); CNTK 2.7 pools: NaN passed by (a plane of NaN: -inf, no "
-            "gradient), the first tie takes the gradient")
-
-
 @cntk_case(names=["cntk.layers.MaxPooling", "cntk.layers.GlobalMaxPooling"] + _RUN,
-           known={"global max pooling": _POOLING, "global max pooling grad": _POOLING},
            rtol=0, atol=0,
            note="max pooling passes NaN by (a window of NaN only: -inf, no gradient), the "
-                "first of tied values takes the gradient")
+                "first of tied values takes the gradient; GlobalMaxPooling too (nanfid2: "
+                "Stadyn's was F.max's torch rule, NaN propagated)")
 def nan__pooling(C, r):
     r.touch(*_RUN)
     x = C.input_variable((1, 6, 6), needs_gradient=True)

@@ -69,10 +69,6 @@ _MAX = ("ops/_reduce.py max/min (rule='torch', NNabla's front end) propagate NaN
                     "nnabla.functions.max_pooling", "nnabla.functions.relu"], rtol=0, atol=0,
              known=dict([(k, _MAX) for k in ("max", "max grad", "max index", "min", "min grad",
                                              "min index")]
-                        + [("relu", "ops/_activation.py relu is torch.relu: NaN for NaN; "
-                                    "NNabla 1.39 gives 0"),
-                           ("relu grad", "ops/_activation.py: torch.relu's gradient at NaN is "
-                                         "1; NNabla 1.39's 0")]
                         + [(k, "ops/_nn.py max_pooling (rule='torch') is torch's: any NaN wins "
                                "its window (the last NaN takes the gradient); NNabla 1.39 scans "
                                "from the window's first value, so only a NaN there wins (and "
@@ -80,7 +76,8 @@ _MAX = ("ops/_reduce.py max/min (rule='torch', NNabla's front end) propagate NaN
                            for k in ("max_pooling", "max_pooling grad")]),
              note="the ops whose CNTK 2.7 rule Stadyn declares (rule='cntk') keep their default "
                   "for NNabla's front end; pinned here: NNabla 1.39's answers, where Stadyn's "
-                  "default (torch's) differs")
+                  "default (torch's) differs; relu is x > 0 ? x : 0, 0 for NaN with no "
+                  "gradient (nanfid2: NNabla's F.relu was torch.relu, NaN for NaN)")
 def nan__max_min_pooling_relu(nn, F, r):
     res = {}
     for label, fn in (("max", F.max), ("min", F.min)):

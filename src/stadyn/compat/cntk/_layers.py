@@ -361,7 +361,13 @@ class _MaxPoolingAsCntk(_L.MaxPooling):
 _MaxPoolingAsCntk.__name__ = _MaxPoolingAsCntk.__qualname__ = "MaxPooling"
 MaxPooling = _layer(_MaxPoolingAsCntk, "MaxPooling")
 AveragePooling = _layer(_L.AveragePooling, "AveragePooling")
-GlobalMaxPooling = _layer(_L.GlobalMaxPooling, "GlobalMaxPooling")
+class _GlobalMaxPoolingAsCntk(_L.GlobalMaxPooling):
+    __doc__ = _L.GlobalMaxPooling.__doc__
+    nan_rule = "cntk"        # CNTK 2.7 pools the plane: NaN passed by (docs/cntk-names.md)
+
+
+_GlobalMaxPoolingAsCntk.__name__ = _GlobalMaxPoolingAsCntk.__qualname__ = "GlobalMaxPooling"
+GlobalMaxPooling = _layer(_GlobalMaxPoolingAsCntk, "GlobalMaxPooling")
 GlobalAveragePooling = _layer(_L.GlobalAveragePooling, "GlobalAveragePooling")
 BatchNormalization = _layer(_L.BatchNormalization, "BatchNormalization")
 LayerNormalization = _layer(_L.LayerNormalization, "LayerNormalization")

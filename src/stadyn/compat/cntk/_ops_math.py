@@ -52,7 +52,8 @@ def _u(cntk_name: str, op_name: str, fn, doc: str):
     return f
 
 
-relu = _u("relu", "ReLU", F.relu, "``max(x, 0)``.")
+relu = _u("relu", "ReLU", lambda v: F.relu(v, rule="cntk"),
+         "``max(x, 0)``; NaN for NaN and -inf (CNTK 2.7's ``x * (x > 0)``).")
 sigmoid = _u("sigmoid", "StableSigmoid", F.sigmoid, "``1 / (1 + exp(-x))``.")
 tanh = _u("tanh", "Tanh", F.tanh, "The hyperbolic tangent.")
 exp = _u("exp", "Exp", F.exp, "``e ** x``.")
@@ -60,7 +61,8 @@ log = _u("log", "Log", F.cntk_log,
         "The natural logarithm (-85.1 below 1e-37, as in CNTK 2.7).")
 sqrt = _u("sqrt", "Sqrt", lambda v: F.sqrt(v, rule="cntk"),
           "The square root; 0 for NaN and negative numbers (CNTK 2.7's ``sqrt(max(x, 0))``).")
-abs = _u("abs", "Abs", F.abs, "The absolute value.")  # noqa: A001
+abs = _u("abs", "Abs", lambda v: F.abs(v, rule="cntk"),  # noqa: A001
+        "The absolute value; its gradient CNTK 2.7's ``Sgn(x)`` (NaN at NaN).")
 square = _u("square", "ElementTimes", lambda v: F.mul2(v, v), "``x * x``.")
 negate = _u("negate", "Negate", lambda v: F.mul_scalar(v, -1.0), "``-x``.")
 reciprocal = _u("reciprocal", "Reciprocal", lambda v: S.divide(None, v),

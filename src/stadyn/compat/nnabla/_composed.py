@@ -5,9 +5,10 @@ own): ``broadcast_to``, ``reduce_mean``, ``reduce_sum``, ``logical_and_scalar``,
 deprecated ``reduce``.  And two catalog ops whose output NNabla shapes differently from
 Stadyn's (which CNTK's layers and ONNX share): ``global_average_pooling`` (NNabla 1.39:
 ``(N, C, 1, 1)`` whatever the input's rank) and ``kl_multinomial`` (``p.shape[:base_axis] +
-(1,)``), reshaped here where the two differ; and ``sigmoid_cross_entropy``, whose target
-NNabla reads as an integer label (the catalog op's ``integer_target=True``).
-``functions.py`` exports them beside the catalog (these three in place of the catalog's).
+(1,)``), reshaped here where the two differ; ``sigmoid_cross_entropy``, whose target
+NNabla reads as an integer label (the catalog op's ``integer_target=True``); and ``relu``,
+NNabla 1.39's ``x > 0 ? x : 0`` (the catalog op's ``rule="nnabla"``: 0 for NaN).
+``functions.py`` exports them beside the catalog (these four in place of the catalog's).
 
 Example:
     >>> import numpy as np, stadyn as sd
@@ -26,7 +27,8 @@ from ._function import named
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
            "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization",
-           "reduce", "global_average_pooling", "kl_multinomial", "sigmoid_cross_entropy"]
+           "reduce", "global_average_pooling", "kl_multinomial", "sigmoid_cross_entropy",
+           "relu"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -275,6 +277,20 @@ def reduce(x, op="sum"):
     if op == "mean":
         return reduce_mean(x)
     raise ValueError(f"reduce: op must be 'sum' or 'mean', got {op!r}")
+
+
+def relu(x, inplace=False):
+    """``x > 0 ? x : 0``, NNabla 1.39's ReLU: 0 for NaN (and for -inf), no gradient there.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> with sd.auto_forward():
+        ...     y = F.relu(sd.Variable.from_numpy_array(np.array([-1.0, np.nan, 2.0])))
+        >>> y.d.tolist()
+        [0.0, 0.0, 2.0]
+    """
+    return _F.relu(x, inplace, rule="nnabla")
 
 
 def global_average_pooling(x):

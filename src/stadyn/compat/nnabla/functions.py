@@ -72,7 +72,7 @@ globals().update({_n: _giving_nnabla_variables(globals()[_n]) for _n in __all__
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
 from . import _composed as _composed  # noqa: E402
 
-__all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # three replace catalog ops
+__all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # four replace catalog ops
 globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
     _refusing(_n, _reading_floats(_n, getattr(_composed, _n))))) for _n in _composed.__all__})
 
