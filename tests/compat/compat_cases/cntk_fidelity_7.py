@@ -235,3 +235,44 @@ def user_learner__parameters_method(C, r):
         learner.update(steps, np.float32(4), sweep_end=False)
     return {"params": params, "listed": [[p.name, list(p.shape)] for p in listed],
             "values": [np.array(p.value) for p in listed]}
+
+
+@cntk_case(names=["cntk.Function.output", "cntk.Function.outputs", "cntk.layers.Dense",
+                  "cntk.layers.LayerNormalization", "cntk.ops.placeholder"],
+           note="an op on a placeholder without a shape, and a layer not applied yet, have an "
+                "output of unknown shape (-2,) and unknown dynamic axes in CNTK 2.7, which ops "
+                "take (Stadyn raised AttributeError); a layer applied to a layer not applied "
+                "yet is their composition (Stadyn: TypeError); a Python function >> a layer is "
+                "CNTK's TypeError (Stadyn made a Sequential)")
+def outputs__of_ops_on_shapeless_placeholders(C, r):
+    r.touch("cntk.Function.output", "cntk.Function.outputs", "cntk.Function.arguments",
+            "cntk.Function.eval", "cntk.Function.shape", "cntk.Function.parameters")
+
+    def described(out):
+        return [list(out.shape), [a.name for a in out.dynamic_axes], str(out.dtype),
+                out.is_output, out.is_placeholder, out.name]
+
+    res = {}
+    f = C.relu(C.placeholder())
+    res["relu: output"] = described(f.output)
+    res["relu: outputs"] = [described(o) for o in f.outputs]
+    res["plus of a number: output"] = described(C.plus(C.placeholder(), 1).output)
+    res["sigmoid of relu: output"] = described(C.sigmoid(f).output)
+    d = C.layers.Dense(2)
+    res["Dense not applied: output"] = described(d.output)
+    res["Dense not applied: outputs"] = len(d.outputs)
+    x = C.input_variable(3, name="x")
+    data = r.randn(2, 3).astype(np.float32)
+    # an op given such an output waits for the placeholder as for the Function
+    g = C.plus(f.output, 1)
+    res["plus of the output: shape, arguments"] = [list(g.shape), len(g.arguments)]
+    res["plus of the output: applied"] = g(x).eval({x: data})
+    # a layer applied to a layer: their composition
+    composed = C.layers.Dense(1)(C.layers.LayerNormalization())
+    res["Dense(LayerNormalization()): shape, arguments, output"] = [
+        list(composed.shape), len(composed.arguments), list(composed.output.shape)]
+    applied = composed(x)
+    res["params"] = r.set_params(applied.parameters)
+    res["Dense(LayerNormalization()): applied"] = applied.eval({x: data})
+    res["relu >> Dense"] = _outcome(lambda: C.relu >> C.layers.Dense(2))
+    return res
