@@ -276,3 +276,24 @@ def outputs__of_ops_on_shapeless_placeholders(C, r):
     res["Dense(LayerNormalization()): applied"] = applied.eval({x: data})
     res["relu >> Dense"] = _outcome(lambda: C.relu >> C.layers.Dense(2))
     return res
+
+
+@cntk_case(names=["cntk.learners.Learner.restore_from_checkpoint",
+                  "cntk.learners.Learner.create_checkpoint"],
+           note="CNTK 2.7's restore_from_checkpoint takes the Dictionary create_checkpoint gave "
+                "only: a plain dict (its copy too) is a TypeError, None a ValueError (Stadyn "
+                "took a plain dict, and refused {} with a RuntimeError)")
+def learner_checkpoint__plain_dict_refused(C, r):
+    r.touch("cntk.learners.Learner.restore_from_checkpoint",
+            "cntk.learners.Learner.create_checkpoint", "cntk.learners.Learner.update")
+    w = C.parameter((2,), init=0.0)
+    a = C.sgd([w], C.learning_parameter_schedule(0.5))
+    a.update({w: np.ones(2, np.float32)}, 3)
+    saved = a.create_checkpoint()
+    res = {}
+    for label, given in [("its Dictionary", lambda: saved), ("a dict of it", lambda: dict(saved)),
+                         ("an empty dict", lambda: {}), ("None", lambda: None)]:
+        b = C.sgd([w], C.learning_parameter_schedule(0.5))
+        res[label] = _outcome(lambda: b.restore_from_checkpoint(given()))
+        res[label + ": samples seen"] = int(b.total_number_of_samples_seen())
+    return res
