@@ -171,6 +171,7 @@ def _ops_on_sparse(C, s, dense, seq):
         ("sequence.future_value", C.sequence.future_value(seq)),
         ("sequence.delay", C.sequence.delay(seq)),
         ("sequence.reduce_sum", C.sequence.reduce_sum(seq)),
+        ("sigmoid of alias", C.sigmoid(C.alias(s))),
         # what CNTK 2.7 takes
         ("times", C.times(s, m)),
         ("times_transpose", C.times_transpose(C.transpose(m, (1, 0)), s)),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import types
+import weakref
 from typing import Any
 
 import numpy as np
@@ -36,17 +37,23 @@ from ._adapt import wrap
 from ._mixins import GraphObject
 from ._run_checks import refuse_when_run
 
-__all__ = ["SparseOperandError", "refuse_sparse_operands", "refuse_dense_feed", "sparse_taken"]
+__all__ = ["SparseOperandError", "refuse_sparse_operands", "pass_sparse_on", "refuse_dense_feed",
+           "sparse_taken"]
 
 
 class SparseOperandError(RuntimeError):
     """An op CNTK 2.7 does not run on a sparse input (its RuntimeError)."""
 
 
+# The outputs of ops that pass sparse data on as it is (``alias`` of a sparse input): CNTK 2.7
+# refuses a tensor operation on them as on the input
+_SPARSE_DATA: "weakref.WeakSet" = weakref.WeakSet()
+
+
 def _sparse_inputs(values) -> list:
     found = []
     for v in values:
-        if isinstance(v, GraphObject) and v.variable in G.SPARSE:
+        if isinstance(v, GraphObject) and (v.variable in G.SPARSE or v.variable in _SPARSE_DATA):
             found.append(v)
         elif isinstance(v, (list, tuple)):
             found.extend(_sparse_inputs(v))
@@ -111,6 +118,31 @@ def refuse_sparse_operands(namespace: dict, names, operands: "dict[str, tuple] |
         f = namespace.get(n)
         if isinstance(f, types.FunctionType):
             namespace[n] = _refusing(f, (operands or {}).get(n))
+
+
+def pass_sparse_on(namespace: dict, names) -> None:
+    """Make the ops ``names`` of a module (its ``globals()``) pass sparse data on: their output,
+    when their operand is a sparse input (or such an output), is refused by the ops that
+    refuse a sparse input (``sigmoid(alias(s))``, as CNTK 2.7)."""
+    for n in names:
+        f = namespace.get(n)
+        if isinstance(f, types.FunctionType):
+            namespace[n] = _passing(f)
+
+
+def _passing(fn):
+    sparse_inputs, marked = _sparse_inputs, _SPARSE_DATA
+
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        variable = getattr(out, "variable", None)
+        if variable is not None and sparse_inputs(list(args) + list(kwargs.values())):
+            marked.add(variable)
+        return out
+    new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
+                             wrapper.__closure__)
+    functools.update_wrapper(new, fn)
+    return new
 
 
 def refuse_dense_feed(variable, value: Any) -> None:
