@@ -341,11 +341,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     @property
     def attributes(self) -> dict:
         """A root op's attributes (Stadyn's names: dropout's rate is ``p``; CNTK 2.7's where an
-        op records them, ``gather``'s ``axis``); a composite's and a block's are empty but
-        for those recorded (``GatherOp``'s)."""
-        shown = CNTK_ATTRIBUTES.get(self.variable)  # (what CNTK 2.7 reports, where recorded:
-        if shown is not None and self._view == (    # a block's, or a primitive op's)
-                "block" if self.variable in G.BLOCKS else "op"):
+        op records them, ``gather``'s ``axis``); a composite's and a block's (but those) empty."""
+        shown = CNTK_ATTRIBUTES.get(self.variable)      # (a block's, or a primitive op's)
+        if shown is not None and self._view == ("block" if self.variable in G.BLOCKS else "op"):
             return dict(shown)
         if self._view != "op" or self.variable.parent is None:
             return {}
