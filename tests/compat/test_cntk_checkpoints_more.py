@@ -15,6 +15,7 @@ import pytest
 
 import stadyn.compat.cntk as C
 from stadyn import ModelFileError
+from stadyn.compat.cntk._learner_api import Dictionary
 from stadyn.serialize import _cntk_checkpoint as K
 from test_cntk_checkpoints import _typed  # (the .ckp Dictionary as nested types)
 
@@ -212,6 +213,7 @@ def test_learner_create_checkpoint_is_cntks_learner_dictionary():
         assert mine[key] == cntk[key], key
     for a, b in zip(mine["smoothed_gradients"], cntk["smoothed_gradients"]):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    cntk = Dictionary(cntk)     # (CNTK 2.7's Python reads it as a Dictionary)
     x, y, z, other = network.build(C, "regressor", "adam")
     fresh = other.parameter_learners[0]
     fresh.restore_from_checkpoint(cntk)
@@ -222,7 +224,12 @@ def test_learner_create_checkpoint_is_cntks_learner_dictionary():
         sgd.restore_from_checkpoint(cntk)
     assert sgd.total_number_of_samples_seen() == 0
     with pytest.raises(RuntimeError, match="sample_count"):
-        sgd.restore_from_checkpoint({})
+        sgd.restore_from_checkpoint(Dictionary())
+    for plain in ({}, dict(cntk)):     # CNTK 2.7 takes its Dictionary only (TypeError: in
+        with pytest.raises(TypeError, match="CNTK::Dictionary"):    # method 'Learner_...')
+            sgd.restore_from_checkpoint(plain)
+    with pytest.raises(ValueError, match="null reference"):
+        sgd.restore_from_checkpoint(None)
 
 
 def test_torn_cntk_pair_of_the_same_network_restores_as_cntk_does(tmp_path):
@@ -338,7 +345,7 @@ def test_distributed_learner_create_checkpoint_is_cntks():
     assert mine["totalNumberOfSamplesSeen"] == cntk["totalNumberOfSamplesSeen"] == 12
     assert sorted(mine["localLearners"]) == sorted(cntk["localLearners"])
     x, y, z, other = network.build(C, "regressor", "distributed")
-    other.parameter_learners[0].restore_from_checkpoint(cntk)
+    other.parameter_learners[0].restore_from_checkpoint(Dictionary(cntk))
     assert other.parameter_learners[0].total_number_of_samples_seen == 12
 
 

@@ -75,6 +75,21 @@ class UserLearner(_Uncounted, CntkCounts, Learner):
         super().__init__(list(unwrap(list(parameters))), lr_schedule)
         self.as_numpy = as_numpy
 
+    def parameters(self) -> list:
+        """The parameters it updates, as CNTK Parameters: a method here, as on CNTK 2.7's
+        ``UserLearner`` (a SWIG class; its built-in learners' ``parameters`` is a property).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> z = C.layers.Dense(1)(C.input_variable(2))
+            >>> class Keep(C.UserLearner):
+            ...     def update(self, gradient_values, training_sample_count, sweep_end):
+            ...         return True
+            >>> [p.name for p in Keep(z.parameters, C.learning_parameter_schedule(1)).parameters()]
+            ['W', 'b']
+        """
+        return [wrap(p) for p in self._params]
+
     def update(self, gradient_values, training_sample_count, sweep_end):
         """Update the parameters from ``gradient_values`` (``{Parameter: NDArrayView}``);
         override it.  Return False to say that learning has stopped."""

@@ -27,13 +27,16 @@ import sys
 import types
 from typing import Any
 
+import numpy as np
+
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
+from ._axis import Axis
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 
-__all__ = ["Deferred", "deferrable", "pending", "defer_module", "LAYER_CLASSES", "PROBING",
-           "as_built"]
+__all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
+           "PROBING", "as_built"]
 
 
 # The classes of CNTK layers (``_layers.LayerFunction`` registers itself: it is above).
@@ -77,6 +80,8 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     LayerFunction = _layer_function()
 
     def check(v) -> bool:
+        if isinstance(v, UnknownOutput):
+            v = v.owner
         if isinstance(v, Deferred):
             return v._typed is None     # (a typed one is the Function it built)
         if _shapeless(v):
@@ -146,6 +151,8 @@ class Deferred(TensorOpsMixin):
         LayerFunction = _layer_function()
 
         def visit(v):
+            if isinstance(v, UnknownOutput):
+                v = v.owner
             if isinstance(v, Deferred) and v._typed is not None:
                 for a in (v._typed.arguments if arguments else ()):
                     if id(a.variable) not in seen:
@@ -194,15 +201,17 @@ class Deferred(TensorOpsMixin):
 
     @property
     def output(self):
-        """Not known until it is built (a loop closed through a placeholder without a shape
-        names why)."""
+        """Its output: until it is built, one of unknown shape (``(-2,)``) and unknown dynamic
+        axes, as CNTK 2.7's (:class:`UnknownOutput`), which ops take as they take this
+        Function; once built, its graph's."""
         if self._typed is not None:
             return self._typed.output
-        raise AttributeError(
-            "this Function reads a placeholder without a shape, so it is built only when "
-            f"applied to operands with shapes (placeholders {[p.name for p in self.placeholders]}"
-            "); to close a loop through the placeholder, give it a shape "
-            "(C.placeholder(shape=...)) or use C.layers.ForwardDeclaration()")
+        return UnknownOutput(self)
+
+    @property
+    def outputs(self) -> tuple:
+        """``(output,)`` (once built, its graph's outputs)."""
+        return self._typed.outputs if self._typed is not None else (self.output,)
 
     @property
     def shape(self) -> tuple:
@@ -218,6 +227,8 @@ class Deferred(TensorOpsMixin):
         out: list = []
 
         def visit(v):
+            if isinstance(v, UnknownOutput):
+                v = v.owner
             if isinstance(v, Deferred) and v._typed is not None and v is not self:
                 out.extend(p for p in v._typed.parameters if p not in out)
             elif isinstance(v, Deferred):
@@ -240,6 +251,9 @@ class Deferred(TensorOpsMixin):
         LayerFunction = _layer_function()
 
         def value(v):
+            if isinstance(v, UnknownOutput):
+                built = value(v.owner)
+                return getattr(built, "output", built)
             if isinstance(v, Deferred):     # (one built already is its graph, in place)
                 return v._typed if v._typed is not None else v._replay(bound, memo)
             if isinstance(v, LayerFunction) and v is not self._fn:
@@ -305,6 +319,13 @@ class Deferred(TensorOpsMixin):
             self._typed.replace_placeholders(substitutions)
             return self
         for ph, new in substitutions.items():
+            if _reads(new, ph):
+                raise ValueError(
+                    f"replace_placeholders: the value for placeholder {ph.name!r} reads that "
+                    "placeholder, which has no shape: Stadyn builds an op on such a "
+                    "placeholder only when it is applied to operands with shapes, so a loop "
+                    "closed through it never is; give the placeholder a shape "
+                    "(C.placeholder(shape=...)) or use C.layers.ForwardDeclaration()")
             self._bound[id(ph.variable)] = new
         if pending(tuple(self._bound.values()), {}):
             return self
@@ -323,6 +344,8 @@ class Deferred(TensorOpsMixin):
         out: list = []
 
         def visit(v):
+            if isinstance(v, UnknownOutput):
+                v = v.owner
             if isinstance(v, Deferred) and v._typed is None and all(v is not u for u in out):
                 for a in list(v._args) + list(v._kwargs.values()):
                     visit(a)
@@ -339,6 +362,92 @@ class Deferred(TensorOpsMixin):
     def __repr__(self) -> str:
         names = [p.name for p in self.placeholders]
         return f"Composite({getattr(self._fn, '__name__', 'layer')}: placeholders {names})"
+
+
+class UnknownOutput(TensorOpsMixin):
+    """The output of a :class:`Deferred` not built yet: CNTK 2.7's output of unknown shape
+    (``(-2,)``, printed ``[???]``) and unknown dynamic axes.  An op given it waits as for its
+    Function, and uses the built Function's output.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> out = C.relu(C.placeholder()).output
+        >>> out.shape, out.dynamic_axes, out.is_output, out.is_placeholder
+        ((-2,), (Axis('UnknownAxes'),), True, False)
+    """
+
+    is_output = True
+    is_placeholder = is_input = is_parameter = is_constant = False
+    is_sparse = needs_gradient = False
+    name = ""
+
+    def __init__(self, owner: Deferred):
+        self.owner = owner
+
+    @property
+    def shape(self) -> tuple:
+        return (-2,)
+
+    @property
+    def dynamic_axes(self) -> tuple:
+        return Axis.unknown_dynamic_axes()
+
+    @property
+    def dtype(self):
+        """The type its operands give it (``np.float32`` for numbers and layers), None where
+        it reads placeholders without a shape only (CNTK's unknown data type)."""
+        return _known_dtype(self.owner)
+
+    def __eq__(self, other) -> bool:    # (the same Function's output, as CNTK's compare)
+        return isinstance(other, UnknownOutput) and other.owner is self.owner
+
+    def __hash__(self) -> int:
+        return hash(id(self.owner))
+
+    def __repr__(self) -> str:
+        return "Output('', [???], [???])"
+
+
+def _known_dtype(deferred: Deferred):
+    """The data type a waiting Function's operands fix: float64 where one is float64, else
+    float32 where one has a type (a number, a constant, a layer's parameters), else None."""
+    LayerFunction = _layer_function()
+    found: set = set()
+
+    def visit(v):
+        if isinstance(v, UnknownOutput):
+            v = v.owner
+        if isinstance(v, Deferred):
+            if v._typed is not None:
+                found.add(np.dtype(v._typed.dtype))
+            else:
+                if isinstance(v._fn, LayerFunction):
+                    found.add(np.dtype(np.float32))
+                for a in list(v._args) + list(v._kwargs.values()):
+                    visit(a)
+        elif isinstance(v, LayerFunction) or (isinstance(v, (int, float)) and
+                                              not isinstance(v, bool)):
+            found.add(np.dtype(np.float32))
+        elif isinstance(v, GraphObject) and not _shapeless(v):
+            found.add(np.dtype(v.dtype))
+        elif isinstance(v, (list, tuple)):
+            for u in v:
+                visit(u)
+    visit(deferred)
+    if not found:
+        return None
+    return np.float64 if np.dtype(np.float64) in found else np.float32
+
+
+def _reads(value: Any, ph) -> bool:
+    """Whether ``value`` (a waiting Function or its output) reads the placeholder ``ph``."""
+    if isinstance(value, UnknownOutput):
+        value = value.owner
+    if not isinstance(value, Deferred) or value._typed is not None:
+        return False
+    found: list = []
+    value._leaves(found, set(), {})
+    return any(getattr(p, "variable", None) is getattr(ph, "variable", ph) for p in found)
 
 
 def _arguments_of(value: Any) -> tuple:
@@ -362,9 +471,12 @@ def as_built(values: tuple) -> tuple:
     """``values`` with each :class:`Deferred` given its types (``update_signature``) replaced
     by the Function it built."""
     def built(v):
+        if isinstance(v, UnknownOutput) and v.owner._typed is not None:
+            return v.owner._typed.output
         if isinstance(v, Deferred) and v._typed is not None:
             return v._typed
-        if isinstance(v, (list, tuple)) and any(isinstance(u, Deferred) for u in v):
+        if isinstance(v, (list, tuple)) and any(isinstance(u, (Deferred, UnknownOutput))
+                                                for u in v):
             return type(v)(built(u) for u in v)
         return v
     return tuple(built(v) for v in values)

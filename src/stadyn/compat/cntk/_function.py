@@ -18,6 +18,7 @@ from typing import Any
 from ...graph import Variable, is_lengths
 from . import _graph as G
 from ._adapt import unwrap, wrap
+from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
 from ._loops import clone_graph, close_loops, split_loops
@@ -339,8 +340,11 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
 
     @property
     def attributes(self) -> dict:
-        """A root op's attributes (Stadyn's names: dropout's rate is ``p``); a composite's and a
-        block's are empty."""
+        """A root op's attributes (Stadyn's names: dropout's rate is ``p``; CNTK 2.7's where an
+        op records them, ``gather``'s ``axis``); a composite's and a block's (but those) empty."""
+        shown = CNTK_ATTRIBUTES.get(self.variable)      # (a block's, or a primitive op's)
+        if shown is not None and self._view == ("block" if self.variable in G.BLOCKS else "op"):
+            return dict(shown)
         if self._view != "op" or self.variable.parent is None:
             return {}
         return dict(self.variable.parent.attrs)

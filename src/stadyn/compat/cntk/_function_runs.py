@@ -29,6 +29,7 @@ from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._late import late
 from ._run_checks import RunnableCheck
+from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import SequenceBegins, carrying, split_flags
 from ._values import Value, output_value, root_gradient
 
@@ -102,6 +103,7 @@ class FunctionRuns:
                 raise ValueError(f"no input named {key!r}")
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
+            refuse_dense_feed(unwrap(target), value)        # (CNTK 2.7's ValueError)
             value = _dense(value)
             if unwrap(target).sequence_lengths is not None and (
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):

@@ -4,9 +4,10 @@ CNTK sees a graph as Variables (inputs, placeholders, parameters, constants, out
 Functions (primitive ops, and *blocks*: a layer applied to its arguments).  Stadyn's graph has
 Variables and op nodes only, so this module keeps what CNTK adds, per Variable and held weakly:
 the names of inputs and placeholders, the CNTK op name of an output, the block a layer
-application made, a unique id.  On that it builds CNTK's depth-first search (what
-``find_by_name`` and ``cntk.logging.graph`` walk, with its ``depth`` into blocks).  Cloning is
-:mod:`._clone`.
+application made, a unique id (the registries themselves, by kind, are in
+:mod:`._graph_records`; this module hands them out under the same names).  On that it builds
+CNTK's depth-first search (what ``find_by_name`` and ``cntk.logging.graph`` walk, with its
+``depth`` into blocks).  Cloning is :mod:`._clone`.
 
 Nothing here holds a graph alive: what is kept per Variable is keyed weakly, and a value kept
 for a Variable refers to other Variables only weakly where they are computed into it (a
@@ -22,8 +23,10 @@ import re
 import weakref
 from typing import Callable, Iterator
 
-from ...cntk_semantics import BatchAxes
 from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
+from ._graph_records import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX,
+                             PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE, SPARSE_OUTPUTS,
+                             STEP_VALUES, Block)
 from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
@@ -42,30 +45,9 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "SPARSE", "SPARSE_OUTPUTS", "S
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order"]
 
-# What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
-INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
-PLACEHOLDERS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
-SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
-# The inputs made with is_sparse=True (fed sparse or one-hot data, held dense): CNTK's
-# Variable.is_sparse
-SPARSE: "weakref.WeakSet[Variable]" = weakref.WeakSet()
-# The outputs of ops made with sparse_output=True (eye_like): eval gives them as SciPy CSR
-# matrices, as CNTK 2.7 does
-SPARSE_OUTPUTS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
-# One step of a sequence inside a recurrence's step function (and what is computed from it
-# there): the sequence ops see a step, not a sequence.
-STEP_VALUES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
-LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
-# ops that are no function CNTK shows, so the walks pass through them: those an import rule
-# made inside one of a loaded CNTK file's functions (a weight reshaped for a product), those
-# one CNTK op is made of (the transposes of ``top_k`` along another axis than the last)
-INNER_OPS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
-# Which output of its function a Variable is, where not the first (a loaded unpack's mask):
-# its uid is ``<function uid>_Output_<k>``.
-OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()
 # The outputs of a CNTK function of several (``top_k``'s values and indices): each output
 # after the first -> the first (weakly), which stands for the function in the walks.  The
 # first keeps the others while it lives (CNTK lists an output no one reads, top_k's indices,
@@ -75,73 +57,9 @@ _FIRST_OUTPUT: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.Weak
 _OTHER_OUTPUTS = "compat.cntk: the function's other outputs"
 _uid_counter = itertools.count()
 
-# Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
-# from them.
-BATCH = BatchAxes()
-
 # Stadyn's names for batch normalisation's parameters and statistics, and CNTK's.
 _BN_NAMES = {"beta": "bias", "gamma": "scale", "mean": "aggregate_mean",
              "var": "aggregate_variance", "count": "aggregate_count"}
-
-
-class Block:
-    """A layer applied to ``arguments``: CNTK's block function (``op_name`` is the layer's kind,
-    ``Dense``; ``name`` the name it was given).
-
-    Kept in :data:`BLOCKS` under the block's output, it holds the arguments that output is
-    computed from weakly (the output holds them), the others (an argument the layer ignores)
-    as given: an argument can be a root of the same runs as the output, and so refer to it."""
-
-    __slots__ = ("op_name", "name", "_arguments", "__weakref__")
-
-    def __init__(self, op_name: str, name: str, arguments: tuple):
-        self.op_name = op_name
-        self.name = name
-        self._arguments = tuple(arguments)
-
-    @property
-    def arguments(self) -> tuple:
-        return tuple(a() if isinstance(a, weakref.ref) else a for a in self._arguments)
-
-    def held_by(self, out: Variable) -> None:
-        """Refer weakly to the arguments ``out`` is computed from."""
-        args = self.arguments
-        reached = _reached_from(out, [a for a in args if isinstance(a, Variable)])
-        self._arguments = tuple(weakref.ref(a) if id(a) in reached else a for a in args)
-
-
-def _reached_from(out: Variable, targets: list[Variable]) -> set[int]:
-    """The ids of the ``targets`` that ``out`` is computed from (or is)."""
-    wanted = {id(t) for t in targets}
-    found, seen, stack = set(), set(), [out]
-    while stack and found != wanted:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if id(v) in wanted:
-            found.add(id(v))
-            continue            # (what the argument is computed from is no concern here)
-        if v.parent is not None:
-            stack.extend(v.parent.inputs)
-    return found
-
-
-class _Blocks(weakref.WeakKeyDictionary):
-    """Output -> :class:`Block`, each block holding its arguments as :meth:`Block.held_by`
-    says."""
-
-    def __setitem__(self, out: Variable, block: Block) -> None:
-        block.held_by(out)
-        super().__setitem__(out, block)
-
-
-BLOCKS: "weakref.WeakKeyDictionary[Variable, Block]" = _Blocks()
-
-# A named sequence axis (``C.Axis('inputAxis')``, by its ``cntk.Axis``), keyed by the sequences'
-# lengths Variable: every value computed step by step from a sequence shares its lengths, so
-# it is on the same axis; sequences without an entry are on CNTK's default dynamic axis.
-SEQUENCE_AXES: "weakref.WeakKeyDictionary[Variable, object]" = weakref.WeakKeyDictionary()
 
 
 def name_sequence_axis(var: Variable, axes) -> None:
@@ -151,6 +69,7 @@ def name_sequence_axis(var: Variable, axes) -> None:
         if getattr(axis, "is_sequence_axis", False) and var.sequence_lengths is not None and \
                 axis.name != "defaultDynamicAxis":
             SEQUENCE_AXES[var.sequence_lengths] = axis
+
 
 # The order of the arguments a Python function's signature gave the Function it made, by the
 # Function's root: CNTK passes such arguments through a "Tuple" block, so they come out in the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import types
 import weakref
 from typing import Any, Callable
 
@@ -89,7 +90,7 @@ class LayerFunction:
         self._order: list[Variable] = []
 
     def __call__(self, *args):
-        if pending(args, {}, layers=False):      # a placeholder without a shape: wait for it
+        if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
             return Deferred(self, args, {})
         args = as_built(args)                    # a waiting op given its types: its Function
         if args and not any(isinstance(a, GraphObject) for a in args):
@@ -167,7 +168,22 @@ class LayerFunction:
         return _chained(Sequential([self, other]), self)
 
     def __rrshift__(self, other):
+        if isinstance(other, (types.FunctionType, types.BuiltinFunctionType)):
+            return NotImplemented       # (CNTK 2.7: TypeError, unsupported operand type)
         return _chained(Sequential([other, self]), other)
+
+    @property
+    def output(self):
+        """Its output: once given a signature, that Function's; else, as CNTK 2.7's layer over
+        its own placeholder, one of unknown shape (``(-2,)``)."""
+        if self._signature is not None:
+            return self._signature.output
+        return Deferred(self, (self._own_placeholder(),), {}).output
+
+    @property
+    def outputs(self) -> tuple:
+        """``(output,)``, or its signature's Function's outputs."""
+        return self._signature.outputs if self._signature is not None else (self.output,)
 
     def _own_placeholder(self):
         """The placeholder (without a shape) the layer stands for when an op is applied to

@@ -96,8 +96,10 @@ class CntkCounts:
     def restore_from_checkpoint(self, checkpoint) -> None:
         """Restore :meth:`create_checkpoint`'s Dictionary (CNTK 2.7's: the counts, the noise
         seed, the smoothed gradients and the learning-rate schedule; the momentum and other
-        options stay the learner's).  All of it is checked first: a Dictionary of another
-        learner kind or of other parameters, or without a learner's keys, is a RuntimeError
+        options stay the learner's); anything but such a Dictionary (a plain dict too) is a
+        TypeError, None a ValueError, as in CNTK 2.7.  All of it is checked first: a
+        Dictionary of another learner kind or of other parameters, or without a learner's
+        keys, is a RuntimeError
         (CNTK 2.7's: "Shape ... of the smoothed gradient value restored from checkpoint ...
         does not match", "Required key ... is not found"), and nothing is changed.
 
@@ -113,9 +115,14 @@ class CntkCounts:
         """
         from ..._errors import ModelFileError
         from ._learner_checkpoint import learner_state, restore_learner
-        if not isinstance(checkpoint, Mapping):
-            raise TypeError("restore_from_checkpoint takes the Dictionary create_checkpoint() "
-                            f"gave, not {type(checkpoint).__name__}")
+        swig = "in method 'Learner_restore_from_checkpoint', argument 2 of type " \
+            "'CNTK::Dictionary const &'"
+        if checkpoint is None:          # CNTK 2.7's errors, as its SWIG layer words them
+            raise ValueError(f"invalid null reference {swig}")
+        if not isinstance(checkpoint, Dictionary):
+            raise TypeError(f"{swig}: restore_from_checkpoint takes the Dictionary "
+                            f"create_checkpoint() gave, not a {type(checkpoint).__name__} "
+                            "(as CNTK 2.7, which refuses a plain dict too)")
         entry = dict(checkpoint)
         for key in ("sample_count", "minibatchCount", "smoothed_gradients"):
             if key not in entry:

@@ -16,6 +16,7 @@ import numpy as np
 from ... import functions as F
 from ...cntk_semantics import broadcast_pair
 from ._deferred import defer_module
+from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, binary, float_arrays, lead_axes, named, one_op, operand,
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
                      sample_shape, wrap)
@@ -226,6 +227,12 @@ def _negative_steps(x, y, shift: int, count: int, size: int):
     return F.concatenate(*columns, axis=2)
 
 
+
+# CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data) (the
+# losses' labels may be sparse)
+refuse_sparse_operands(globals(), ["cross_entropy_with_softmax", "classification_error",
+                                  "squared_error", "binary_cross_entropy", "cosine_distance"],
+                       {"cross_entropy_with_softmax": (0,), "classification_error": (0,)})
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)

@@ -20,6 +20,7 @@ import numpy as np
 from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import defer_module
+from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, same_dtype, wrap)
@@ -463,6 +464,13 @@ def mean(*operands, name: str = ""):
     out = element_times(total, 1.0 / len(items))
     return _n_ary_block(out, "Mean", "ElementDivide", name, items)
 
+
+# CNTK 2.7 runs none of these on a sparse input (a product with it first)
+_TAKE_SPARSE = ("stop_gradient", "alias", "cast", "associative_multi_arg")
+
+# CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)
+refuse_sparse_operands(globals(), [n for n in __all__ if n not in _TAKE_SPARSE])
+pass_sparse_on(globals(), ["alias"])
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)

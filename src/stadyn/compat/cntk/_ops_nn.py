@@ -18,6 +18,7 @@ import numpy as np
 from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import defer_module
+from ._sparse_operands import refuse_sparse_operands
 from ._adapt import batched, const, float_arrays, named, one_op, operand, sample_shape, wrap
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
@@ -226,6 +227,9 @@ def image_scaler(x, scalar: float, biases, name: str = ""):
     out = F.add2(F.mul_scalar(v, float(scalar)), const(b))
     return named(wrap(out), name, "ImageScaler")
 
+
+# CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)
+refuse_sparse_operands(globals(), ["mean_variance_normalization"])
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)

@@ -26,6 +26,7 @@ from ... import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
 from ._deferred import defer_module
+from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, lead_axes, named, one_op, operand, reshape_samples, sample_axes,
                      sample_axis, sample_shape, wrap)
 from ._axis import Axis
@@ -210,6 +211,9 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     G.mark_outputs([values, indices], "TopK", block=ax != last)
     return Function(values, [values, indices])
 
+
+# CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)
+refuse_sparse_operands(globals(), __all__)
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)

@@ -23,9 +23,11 @@ from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
 from ._deferred import defer_module
+from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, operands_dtype,
                      reshape_samples, same_dtype, sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._cntk_attributes import CNTK_ATTRIBUTES, static_axis_attribute
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._seq_axes import free_steps
 
@@ -365,11 +367,16 @@ def gather(reference, indices, axis=None, name: str = ""):
                         "one); it must be a constant, a parameter or an op of those (CNTK 2.7: "
                         "Gather operation's right operand doesn't expect to have dynamic axis)",
                         InvalidAtRunError)
+    # CNTK 2.7's attributes: the axis given, as its C++ counts it (none without one)
+    shown = {} if axis is None else {"axis": static_axis_attribute(a)}
     if not _first_axis(axis):
         # CNTK 2.7's GatherOp(indices, reference, axis): a block around TransposeAxes
         G.mark_block(out, "GatherOp", name, [ref, ids], "TransposeAxes")
+        CNTK_ATTRIBUTES[out] = shown
         return wrap(out)
-    return named(wrap(out), name, "Gather")
+    result = named(wrap(out), name, "Gather")
+    CNTK_ATTRIBUTES[result.variable] = shown
+    return result
 
 
 def _swap(lead: int, rank: int, axis: int) -> tuple:
@@ -498,6 +505,10 @@ def unpack_batch(x, name: str = ""):
     G.BATCH.unmark(out)
     return named(wrap(out), name, "UnpackBatchAxis")
 
+
+# CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)
+refuse_sparse_operands(globals(), ["reshape", "splice", "slice", "transpose", "swapaxes", "pad",
+                                  "one_hot"])
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)

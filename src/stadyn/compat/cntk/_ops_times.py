@@ -21,6 +21,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, o
                      reshape_samples, same_dtype, sample_shape, wrap)
 from ._ops_shape import reshape, transpose
 from ._run_checks import InvalidAtRunError, refuse_when_run
+from ._sparse_operands import sparse_taken
 from ._seq_axes import free_steps
 
 __all__ = ["times", "times_transpose"]
@@ -133,7 +134,8 @@ def times_transpose(left, right, name: str = ""):
         raise ValueError(f"times_transpose: the right operand must be a vector or a matrix, "
                          f"not of shape {tuple(sample_shape(right))}")
     k = sample_shape(right)[-1]
-    bt = reshape(right, (k, 1)) if rank == 1 else transpose(right, (1, 0))
+    with sparse_taken():            # (CNTK 2.7 takes a sparse right operand)
+        bt = reshape(right, (k, 1)) if rank == 1 else transpose(right, (1, 0))
     return named(one_op(times(left, bt), left, right), name, "TransposeTimes")
 
 

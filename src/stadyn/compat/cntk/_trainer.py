@@ -17,6 +17,7 @@ from ._adapt import unwrap, wrap
 from ._function import Function, combine_outputs
 from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
+from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 from ._values import Value
 
@@ -38,7 +39,10 @@ def _plain(arguments):
     with their lengths.  A reader's stream of the input's size but another shape takes the
     input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
     so does a reader stream's ``.data`` (a ``Value`` of one-step sequences, ``(N, 1,
-    *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it."""
+    *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it.  Dense data
+    for a sparse input is refused, as CNTK 2.7 refuses it."""
+    for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
+        refuse_dense_feed(unwrap(k), v)
     if not isinstance(arguments, dict) or not any(
             isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
         return arguments
@@ -456,6 +460,38 @@ class Trainer(_Trainer):
         self.minibatches_seen = int(first.get("minibatchCount", 0))
         self._sweeps_seen = int(first.get("sweepCount", 0))
         return dict(external)
+
+    @property
+    def parameter_learners(self) -> tuple:
+        """The learners, a tuple (as CNTK 2.7's)."""
+        return tuple(self.__dict__["_parameter_learners"])
+
+    @parameter_learners.setter
+    def parameter_learners(self, learners) -> None:
+        self.__dict__["_parameter_learners"] = list(learners)
+
+    @property
+    def previous_minibatch_evaluation_average(self) -> float:
+        """The mean metric per sample of the last minibatch; a Trainer made without a metric
+        raises ValueError, as CNTK 2.7's (``Cannot get evaluation criterion value when no
+        evaluation function was specified``).
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x = C.input_variable(2)
+            >>> z = C.layers.Dense(1)(x)
+            >>> y = C.input_variable(1)
+            >>> t = C.Trainer(z, C.squared_error(z, y), [C.sgd(z.parameters, 0.1)])
+            >>> t.previous_minibatch_evaluation_average  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ValueError: Trainer::PreviousMinibatchEvaluationAverage: Cannot get evaluation ...
+        """
+        if self._metric is None:
+            raise ValueError(
+                "Trainer::PreviousMinibatchEvaluationAverage: Cannot get evaluation criterion "
+                "value when no evaluation function was specified during 'this' trainer's "
+                "construction")
+        return super().previous_minibatch_evaluation_average
 
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
     model = _as_function("_model", "The model Function given to the Trainer.")

@@ -14,6 +14,10 @@ from ._graph import SPARSE_OUTPUTS
 __all__ = ["NDArrayView", "Value", "asarray", "asvalue", "output_value", "root_gradient"]
 
 
+def _is_scipy_sparse(value) -> bool:
+    return hasattr(value, "toarray") and hasattr(value, "nnz")
+
+
 def _dtype_of(data: Any):
     """The type an NDArrayView or Value keeps ``data`` in: a NumPy array's own (float64
     stays float64, as CNTK's), float32 for Python numbers and lists."""
@@ -114,6 +118,19 @@ class Value:
         self._data = np.asarray(batch, dtype=dtype or _dtype_of(batch))
         self.lengths = None       # a batch of sequences: their lengths (the data padded)
         self._sparse = False      # the data of a sparse stream (held dense)
+        self._device = device
+
+    @property
+    def device(self):
+        """The device it is on: the one it was made for, else the default device (CNTK 2.7's
+        ``DeviceDescriptor``, printed ``CPU``).
+
+        Example:
+            >>> Value(batch=np.zeros((2, 3), np.float32)).device
+            CPU
+        """
+        from .device import use_default_device
+        return self._device if self._device is not None else use_default_device()
 
     @property
     def dtype(self):
@@ -143,10 +160,14 @@ class Value:
             ((2, 3, 2), [2, 3], [(2, 2), (3, 2)])
         """
         dtype = np.dtype(getattr(var, "dtype", np.float32))
+        sparse = _is_scipy_sparse(data) or (isinstance(data, list) and bool(data) and all(
+            _is_scipy_sparse(d) for d in data))     # (CNTK's sparse Value, held dense)
         if not isinstance(data, list):
-            return Value(batch=np.asarray(data, dtype=dtype))
+            value = Value(batch=np.asarray(data.toarray() if sparse else data, dtype=dtype))
+            value._sparse = sparse
+            return value
         rank = len(tuple(getattr(var, "shape", ()) or ()))
-        seqs = [np.asarray(d, dtype=dtype) for d in data]
+        seqs = [np.asarray(d.toarray() if sparse else d, dtype=dtype) for d in data]
         seqs = [a[None] if a.ndim == rank else a for a in seqs]
         steps = {a.shape[1:] for a in seqs}
         if len(steps) > 1:
@@ -158,6 +179,7 @@ class Value:
         for k, a in enumerate(seqs):
             batch[k, :len(a)] = a
         value = Value(batch=batch)
+        value._sparse = sparse
         if len(getattr(var, "dynamic_axes", ()) or ()) > 1 or len(set(lengths)) > 1:
             value.lengths = lengths
         return value

@@ -20,6 +20,7 @@ from ... import sequence as S
 from . import _graph as G
 from ...graph import Variable, broadcast_like
 from ._deferred import defer_module
+from ._sparse_operands import refuse_sparse_operands
 from ._adapt import adapt, batched, const, float_arrays, named, operand, unwrap, wrap
 from ._adapt import operand as _as_operand
 from ._axis import Axis
@@ -320,6 +321,10 @@ def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     return _block(wrap(S.scatter(x, unwrap(condition))), "Sequence::Scatter",
                   "ScatterPacked", name, seq, condition)
 
+
+# CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)
+refuse_sparse_operands(globals(), ["past_value", "future_value", "delay", "reduce_sum",
+                                  "reduce_max", "broadcast_as"])
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)

@@ -222,9 +222,13 @@ class DistributedLearner(_WrappedOptimizer):
                             "totalNumberOfSamplesSeen": int(self._learner.samples_seen)})
 
     def restore_from_checkpoint(self, checkpoint) -> None:
-        """Restore :meth:`create_checkpoint`'s Dictionary (or the wrapped learner's)."""
-        inner = checkpoint.get("localLearners", checkpoint) if hasattr(checkpoint, "get") \
-            else checkpoint
+        """Restore :meth:`create_checkpoint`'s Dictionary (or the wrapped learner's); its
+        ``localLearners`` (a dict inside the Dictionary, as CNTK 2.7 converts nested ones)
+        goes to the wrapped learner as a Dictionary (of the outer one's class: a plain dict
+        stays one, which the learner refuses, as CNTK 2.7 does)."""
+        inner = checkpoint
+        if isinstance(checkpoint, dict) and "localLearners" in checkpoint:
+            inner = type(checkpoint)(checkpoint["localLearners"])
         self._learner.restore_from_checkpoint(inner)
 
 

@@ -1,0 +1,27 @@
+"""The attributes CNTK 2.7 reports for an op (``Function.attributes``) where Stadyn's op
+records others: kept per output Variable, weakly, by the op that made it.
+
+CNTK writes a static axis counted from the last (its C++ order): sample axis ``a`` (negative
+ones counted from the end) is CNTK's ``-a - 1``, shown as ``('ordered', 'static', -a - 1)``.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> table = C.constant(np.zeros((4, 3), np.float32))
+    >>> C.gather(table, C.input_variable(2), axis=1).root_function.attributes
+    {'axis': ('ordered', 'static', -2)}
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ...graph import Variable
+
+__all__ = ["CNTK_ATTRIBUTES", "static_axis_attribute"]
+
+CNTK_ATTRIBUTES: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
+
+
+def static_axis_attribute(axis: int) -> tuple:
+    """How CNTK 2.7 shows static axis ``axis`` (Python's order, negative from the end)."""
+    return ("ordered", "static", -int(axis) - 1)

@@ -1,0 +1,106 @@
+"""What CNTK knows of a Variable and Stadyn does not, by kind: the weak registries
+:mod:`._graph` keeps (inputs' and placeholders' names, sparse inputs, the values of a
+recurrence's step, ops that are no CNTK function, which output of its function a Variable is,
+which Variables carry the batch axis, the blocks layer applications made, named sequence
+axes).  :mod:`._graph` hands them out under the same names; the functions that read and
+write them, and CNTK's walks over them, are there.
+
+Nothing here holds a graph alive: every registry is keyed weakly, and a :class:`Block` refers
+weakly to the arguments its output is computed from (see :mod:`._graph`).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ...cntk_semantics import BatchAxes
+from ...graph import Variable
+
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "SPARSE", "SPARSE_OUTPUTS", "STEP_VALUES",
+           "LEAF_NAMES", "INNER_OPS", "OUTPUT_INDEX", "BATCH", "Block", "BLOCKS",
+           "SEQUENCE_AXES"]
+
+# What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
+INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+PLACEHOLDERS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# The inputs made with is_sparse=True (fed sparse or one-hot data, held dense): CNTK's
+# Variable.is_sparse
+SPARSE: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# The outputs of ops made with sparse_output=True (eye_like): eval gives them as SciPy CSR
+# matrices, as CNTK 2.7 does
+SPARSE_OUTPUTS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# One step of a sequence inside a recurrence's step function (and what is computed from it
+# there): the sequence ops see a step, not a sequence.
+STEP_VALUES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+# ops that are no function CNTK shows, so the walks pass through them: those an import rule
+# made inside one of a loaded CNTK file's functions (a weight reshaped for a product), those
+# one CNTK op is made of (the transposes of ``top_k`` along another axis than the last)
+INNER_OPS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# Which output of its function a Variable is, where not the first (a loaded unpack's mask):
+# its uid is ``<function uid>_Output_<k>``.
+OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()
+# Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
+# from them.
+BATCH = BatchAxes()
+
+
+class Block:
+    """A layer applied to ``arguments``: CNTK's block function (``op_name`` is the layer's kind,
+    ``Dense``; ``name`` the name it was given).
+
+    Kept in :data:`BLOCKS` under the block's output, it holds the arguments that output is
+    computed from weakly (the output holds them), the others (an argument the layer ignores)
+    as given: an argument can be a root of the same runs as the output, and so refer to it."""
+
+    __slots__ = ("op_name", "name", "_arguments", "__weakref__")
+
+    def __init__(self, op_name: str, name: str, arguments: tuple):
+        self.op_name = op_name
+        self.name = name
+        self._arguments = tuple(arguments)
+
+    @property
+    def arguments(self) -> tuple:
+        return tuple(a() if isinstance(a, weakref.ref) else a for a in self._arguments)
+
+    def held_by(self, out: Variable) -> None:
+        """Refer weakly to the arguments ``out`` is computed from."""
+        args = self.arguments
+        reached = _reached_from(out, [a for a in args if isinstance(a, Variable)])
+        self._arguments = tuple(weakref.ref(a) if id(a) in reached else a for a in args)
+
+
+def _reached_from(out: Variable, targets: list[Variable]) -> set[int]:
+    """The ids of the ``targets`` that ``out`` is computed from (or is)."""
+    wanted = {id(t) for t in targets}
+    found, seen, stack = set(), set(), [out]
+    while stack and found != wanted:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in wanted:
+            found.add(id(v))
+            continue            # (what the argument is computed from is no concern here)
+        if v.parent is not None:
+            stack.extend(v.parent.inputs)
+    return found
+
+
+class _Blocks(weakref.WeakKeyDictionary):
+    """Output -> :class:`Block`, each block holding its arguments as :meth:`Block.held_by`
+    says."""
+
+    def __setitem__(self, out: Variable, block: Block) -> None:
+        block.held_by(out)
+        super().__setitem__(out, block)
+
+
+BLOCKS: "weakref.WeakKeyDictionary[Variable, Block]" = _Blocks()
+
+# A named sequence axis (``C.Axis('inputAxis')``, by its ``cntk.Axis``), keyed by the sequences'
+# lengths Variable: every value computed step by step from a sequence shares its lengths, so
+# it is on the same axis; sequences without an entry are on CNTK's default dynamic axis.
+SEQUENCE_AXES: "weakref.WeakKeyDictionary[Variable, object]" = weakref.WeakKeyDictionary()

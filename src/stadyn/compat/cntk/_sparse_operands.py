@@ -1,0 +1,172 @@
+"""The ops CNTK 2.7 builds on a sparse input (``input_variable(..., is_sparse=True)``) but
+refuses to run: every tensor operation (``plus``, ``relu``, ``reduce_sum``, ``slice``,
+``splice``, ``past_value``, ...) raises ``RuntimeError: TensorOp: Tensor operations are
+currently not supported for sparse matrices`` (a few, ``reshape``, ``softmax``, ``hardmax``,
+``one_hot``: ``Feature Not Implemented``) at the first ``eval``, ``forward`` or
+``train_minibatch``.  What takes sparse data is a product with it (``times``, ``Dense``,
+``Embedding``), ``alias``, ``combine``, ``stop_gradient``, the labels of
+``cross_entropy_with_softmax`` and ``classification_error``, and the sequence ops that pick
+steps (``sequence.first``, ``last``, ``gather``, ``is_first``, ``unpack``).
+
+Stadyn holds sparse data dense, so it could compute these; it refuses them as CNTK does, when
+the graph runs (:func:`._run_checks.refuse_when_run`), with one :class:`SparseOperandError`
+naming the op, the input and the line that built the op.  Likewise feeding dense data (a NumPy
+array, a dense ``Value``) to a sparse input is CNTK's ``ValueError: Dense input data supplied
+for sparse input Variable``: :func:`refuse_dense_feed`.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> s = C.input_variable(3, is_sparse=True, name="s")
+    >>> (s + 1).eval({s: C.Value.one_hot([[1]], 3)})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    stadyn.compat.cntk._sparse_operands.SparseOperandError: plus: its operand Input('s', ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import types
+import weakref
+from typing import Any
+
+import numpy as np
+
+from . import _graph as G
+from ._adapt import wrap
+from ._mixins import GraphObject
+from ._run_checks import refuse_when_run
+
+__all__ = ["SparseOperandError", "refuse_sparse_operands", "pass_sparse_on", "refuse_dense_feed",
+           "sparse_taken"]
+
+
+class SparseOperandError(RuntimeError):
+    """An op CNTK 2.7 does not run on a sparse input (its RuntimeError)."""
+
+
+# The outputs of ops that pass sparse data on as it is (``alias`` of a sparse input): CNTK 2.7
+# refuses a tensor operation on them as on the input
+_SPARSE_DATA: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _sparse_inputs(values) -> list:
+    found = []
+    for v in values:
+        if isinstance(v, GraphObject) and (v.variable in G.SPARSE or v.variable in _SPARSE_DATA):
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found.extend(_sparse_inputs(v))
+    return found
+
+
+# Set while an op runs that is made of others (they do not refuse on their own: the op does,
+# or takes sparse data, as ``times_transpose`` does, :func:`sparse_taken`)
+_INSIDE = [0]
+
+
+@contextlib.contextmanager
+def sparse_taken():
+    """Within it, the ops refusing sparse inputs do not: an op that takes sparse data
+    (``times_transpose``) made of ones that do not (``reshape``)."""
+    _INSIDE[0] += 1
+    try:
+        yield
+    finally:
+        _INSIDE[0] -= 1
+
+
+def _refusing(fn, operands: "tuple[int, ...] | None"):
+    """``fn`` whose output, when one of its ``operands`` (positions; None: all) is a sparse
+    input, is refused when its graph runs."""
+    name = fn.__name__
+    # (the wrapper runs with ``fn``'s globals, so that its module's doctests still find it:
+    # what it calls here is in its closure)
+    sparse_inputs, refuse, error, inside = _sparse_inputs, refuse_when_run, SparseOperandError, \
+        _INSIDE
+
+    def wrapper(*args, **kwargs):
+        if inside[0]:               # (an op another op is made of: that op decides)
+            return fn(*args, **kwargs)
+        inside[0] += 1
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            inside[0] -= 1
+        picked = list(args) + list(kwargs.values()) if operands is None else [
+            a for k, a in enumerate(args) if k in operands] + [
+            v for k, v in enumerate(kwargs.values()) if len(args) + k in operands]
+        sparse = sparse_inputs(picked)
+        variable = getattr(out, "variable", None) if sparse else None
+        if variable is not None:
+            refuse(variable, (
+                f"{name}: its operand {sparse[0]!r} is a sparse input "
+                "(is_sparse=True), and CNTK 2.7 runs no tensor operation on sparse data "
+                "(TensorOp: Tensor operations are currently not supported for sparse "
+                "matrices): multiply it by a weight first (times, Dense, Embedding)"), error)
+        return out
+    new = types.FunctionType(wrapper.__code__, fn.__globals__, name, None, wrapper.__closure__)
+    functools.update_wrapper(new, fn)
+    return new
+
+
+def refuse_sparse_operands(namespace: dict, names, operands: "dict[str, tuple] | None" = None
+                           ) -> None:
+    """Make the ops ``names`` of a module (its ``globals()``) refuse, when run, a sparse input
+    among their operands (``operands[name]``: only those positions)."""
+    for n in names:
+        f = namespace.get(n)
+        if isinstance(f, types.FunctionType):
+            namespace[n] = _refusing(f, (operands or {}).get(n))
+
+
+def pass_sparse_on(namespace: dict, names) -> None:
+    """Make the ops ``names`` of a module (its ``globals()``) pass sparse data on: their output,
+    when their operand is a sparse input (or such an output), is refused by the ops that
+    refuse a sparse input (``sigmoid(alias(s))``, as CNTK 2.7)."""
+    for n in names:
+        f = namespace.get(n)
+        if isinstance(f, types.FunctionType):
+            namespace[n] = _passing(f)
+
+
+def _passing(fn):
+    sparse_inputs, marked = _sparse_inputs, _SPARSE_DATA
+
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        variable = getattr(out, "variable", None)
+        if variable is not None and sparse_inputs(list(args) + list(kwargs.values())):
+            marked.add(variable)
+        return out
+    new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
+                             wrapper.__closure__)
+    functools.update_wrapper(new, fn)
+    return new
+
+
+def refuse_dense_feed(variable, value: Any) -> None:
+    """CNTK 2.7's ValueError for dense data (a NumPy array, a list of them, a dense
+    ``Value``) fed to ``variable`` where it is a sparse input; SciPy sparse matrices, one-hot
+    and readers' Values and readers' minibatches are taken."""
+    if variable not in G.SPARSE or not _dense(value):
+        return
+    shown = getattr(value, "__class__", type(value)).__name__
+    raise ValueError(
+        f"Dense input data supplied for sparse input Variable '{_shown(variable)}' "
+        f"(a {shown}): feed a scipy.sparse matrix or C.Value.one_hot(...), as CNTK 2.7 takes "
+        "for an input made with is_sparse=True")
+
+
+def _dense(value) -> bool:
+    if isinstance(value, np.ndarray) or type(value).__module__.startswith("torch"):
+        return True
+    if type(value).__name__ == "Value":
+        return not value.is_sparse
+    if isinstance(value, list) and value:
+        return any(_dense(v) or isinstance(v, (list, int, float)) for v in value)
+    return False
+
+
+def _shown(variable) -> str:
+    return repr(wrap(variable))
