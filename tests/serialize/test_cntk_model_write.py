@@ -453,3 +453,15 @@ def test_an_input_on_a_named_sequence_axis_falls_back_and_keeps_its_axis(tmp_pat
         C.tanh(z).save(path)
     loaded = C.load_model(path)
     assert [a.name for a in loaded.arguments[0].dynamic_axes] == ["defaultBatchAxis", "q"]
+
+
+def test_an_input_made_with_needs_gradient_keeps_it_in_the_file(tmp_path):
+    # CNTK 2.7 writes an input's needs_gradient and its load_model gives it back (checked:
+    # C.relu(C.input_variable(6, needs_gradient=True)).save(...) then load_model(...)
+    # .arguments[0].needs_gradient is True); Stadyn's writer wrote False for every input, so
+    # a loaded model's gradient for its input was refused (CNTK 2.7 read Stadyn's file so too)
+    for needs in (False, True):
+        x = C.input_variable(6, name="x", needs_gradient=needs)
+        path = str(tmp_path / f"relu_{needs}.model")
+        C.relu(x).save(path)
+        assert C.load_model(path).arguments[0].needs_gradient is needs

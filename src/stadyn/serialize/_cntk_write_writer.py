@@ -59,7 +59,9 @@ class Writer:
                  "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
                  "name": P.text(name), "shape": P.shape(shape),
                  "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
-                 "needs_gradient": P.boolean(kind == "parameter"),
+                 # (an input made with needs_gradient=True keeps it, as in CNTK 2.7's files)
+                 "needs_gradient": P.boolean(kind == "parameter"
+                                             or (kind == "input" and bool(v.need_grad))),
                  "dynamic_axis": P.vector(self.dynamic_axes(v) if kind == "input" else [])}
         if kind != "input":
             entry["value"] = P.array(np.asarray(v.d).reshape(shape))

@@ -11,10 +11,20 @@ from ._cntk_rules import cntk_same, log_plus_cntk, softmax_cntk
 from ._nnabla import last_axis_export, nnabla
 from ._table import Unmapped, register_rules
 
+def _relu_nnp(node, values):
+    """NNabla's ReLU is ``x > 0 ? x : 0`` (0 for NaN): F.relu's ``rule="nnabla"``."""
+    return {**values, "rule": "nnabla"}
+
+
+def _relu_cntk(node):
+    """CNTK's ReLU (NaN for NaN and -inf): F.relu's ``rule="cntk"``, as compat.cntk builds it."""
+    return F.relu(node.var(0), rule="cntk")
+
+
 register_rules(F.relu, onnx_export=onnx_unary("Relu"), onnx_import={"Relu": import_unary(F.relu)},
-               nnp_import=nnabla(F.relu, "ReLU", inplace=bool),
-               cntk_import={"ReLU": cntk_same(F.relu)},
-               cntk_v1_import={"RectifiedLinear": cntk_same(F.relu)})
+               nnp_import=nnabla(F.relu, "ReLU", convert=_relu_nnp, inplace=bool),
+               cntk_import={"ReLU": _relu_cntk},
+               cntk_v1_import={"RectifiedLinear": _relu_cntk})
 
 
 def _leaky_relu_onnx(g, inputs, attrs):

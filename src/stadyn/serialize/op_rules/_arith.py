@@ -239,7 +239,8 @@ register_rules(F.batch_matmul, onnx_export=_batch_matmul_onnx,
 
 register_rules(F.abs, onnx_export=onnx_unary("Abs"),
                onnx_import={"Abs": import_unary(F.abs, floats_only=False)},
-               nnp_import=nnabla(F.abs, "Abs"), cntk_import={"Abs": cntk_same(F.abs)})
+               nnp_import=nnabla(F.abs, "Abs"),
+               cntk_import={"Abs": cntk_same(F.abs, "cntk")})   # CNTK's gradient Sgn(x)
 register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_unary(F.exp)},
                nnp_import=nnabla(F.exp, "Exp"), cntk_import={"Exp": cntk_same(F.exp)})
 register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_unary(F.log)},
