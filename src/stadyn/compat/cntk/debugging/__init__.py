@@ -6,7 +6,11 @@ and do nothing, so a script such as CNTK's Examples/Image/Classification/ResNet 
 cntk.debugging import *``, then ``enable_profiler()`` after each epoch) runs unchanged.
 ``force_deterministic`` asks torch for deterministic algorithms, as CNTK's does for cuDNN.
 
-CNTK's interactive debugger (``debug_model``) and ``dump_function`` are not offered.
+``dump_signature`` and ``dump_function`` print a Function's signature and a listing of its
+graph as CNTK 2.7 does.  CNTK's interactive debugger (``debug_model``, with its ``DEBUG_USAGE``
+help text) and ``save_as_legacy_model`` (CNTK's v1 model format) are not offered.  Like CNTK's
+module it also hands out ``CloneMethod``, ``UserFunction``, ``output_variable`` and
+``user_function`` (the same objects as ``cntk``'s).
 
 Example:
     >>> from stadyn.compat.cntk.debugging import enable_profiler, start_profiler, stop_profiler
@@ -16,10 +20,16 @@ Example:
 from __future__ import annotations
 
 from .._cntk_py import force_deterministic_algorithms, set_computation_network_trace_level
+from .._function import CloneMethod
+from .._variables import output_variable
+from ..ops.functions import UserFunction
+from ..ops.functions import _user_function as user_function
+from ._dump import dump_function, dump_signature
 
 __all__ = ["set_computation_network_trace_level", "start_profiler", "stop_profiler",
            "enable_profiler", "disable_profiler", "set_checked_mode", "set_node_timing",
-           "force_deterministic"]
+           "force_deterministic", "dump_function", "dump_signature", "CloneMethod",
+           "UserFunction", "output_variable", "user_function"]
 
 
 def start_profiler(dir: str = "profiler", sync_gpu: bool = True, reserve_mem: int = 33554432

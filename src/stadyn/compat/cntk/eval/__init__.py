@@ -1,5 +1,6 @@
 """``cntk.eval``: the Evaluator (``C.eval.Evaluator(metric, progress_writers)``, as CNTK 303's
-notebook writes it; also ``C.Evaluator`` and ``C.eval.evaluator.Evaluator``).
+notebook writes it; also ``C.Evaluator`` and ``C.eval.evaluator.Evaluator``), and, as CNTK's
+module hands them out, ``MinibatchData`` and ``use_default_device`` (``cntk``'s own).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -9,7 +10,9 @@ Example:
     0.0
 """
 
+from ..device import use_default_device
+from ..io import MinibatchData
 from . import evaluator
 from .evaluator import Evaluator
 
-__all__ = ["Evaluator", "evaluator"]
+__all__ = ["Evaluator", "evaluator", "MinibatchData", "use_default_device"]

@@ -1,7 +1,8 @@
 """``cntk.logging.progress_print``: CNTK 2.x's progress writers (``ProgressPrinter``,
 ``TensorBoardProgressWriter``, ``TrainingSummaryProgressCallback``, the ``ProgressWriter`` base
 to subclass) and ``log_number_of_parameters``; ``cntk.logging`` gives the same names
-(CNTK 208 writes ``C.logging.progress_print.ProgressPrinter``).
+(CNTK 208 writes ``C.logging.progress_print.ProgressPrinter``); ``cpu`` is ``cntk.cpu``, which
+CNTK's module imports too.
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -18,10 +19,11 @@ from ....train.progress import ProgressWriter as _ProgressWriter
 from ....train.progress import TensorBoardProgressWriter as _TensorBoardProgressWriter
 from ....train.progress import log_number_of_parameters as _log_number_of_parameters
 from .._function import Function
+from ..device import cpu
 from ._progress_print import ProgressPrinter
 
 __all__ = ["ProgressPrinter", "ProgressWriter", "TensorBoardProgressWriter",
-           "TrainingSummaryProgressCallback", "log_number_of_parameters"]
+           "TrainingSummaryProgressCallback", "log_number_of_parameters", "cpu"]
 
 
 class ProgressWriter(_ProgressWriter):
