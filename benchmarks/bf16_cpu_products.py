@@ -16,6 +16,9 @@ product.  Columns, median milliseconds per call:
 * ``stadyn`` -- what Stadyn's kernel choice runs for a bf16 product in this tree
   (``stadyn.ops._kernels``: ``linear``, ``convolution``, ``matmul`` where it exists).
 
+``--steps`` times whole training steps of the digits CNN (``stadyn bench``'s ``digits-cnn``
+workload: batch 16, Adam) instead, static and dynamic, fp32 and bf16, in milliseconds per step.
+
 The first lines say the CPU: ``torch.backends.cpu.get_cpu_capability()`` and oneDNN's bf16
 probe.  No timing is asserted anywhere; this is a measurement to read.
 """
@@ -114,6 +117,35 @@ def cases():
     return out
 
 
+def _digits_steps(n: int) -> None:
+    import stadyn as sd
+    import stadyn.functions as F
+    from stadyn.bench import WORKLOADS
+
+    w = WORKLOADS["digits-cnn"]
+    for mode in ("static", "static-bf16", "dynamic", "dynamic-bf16"):
+        if mode.startswith("static"):
+            step = w.stadyn_case(mode).step
+        else:           # the bench's dynamic step, in the mode's context
+            ctx = sd.context("cpu", dtype="bfloat16" if mode.endswith("bf16") else "float32")
+            registry, model, solver = sd.ParameterRegistry(), w.make_model(), w.solver()
+            xb, tb = w.batch(0)
+            x, t = sd.Variable.from_numpy_array(xb), sd.Variable.from_numpy_array(tb)
+            with sd.parameter_registry(registry):
+                model(x)
+                solver.set_parameters(sd.get_parameters())
+
+            def step(ctx=ctx, registry=registry, model=model, solver=solver, x=x, t=t):
+                with sd.parameter_registry(registry), sd.context_scope(ctx):
+                    with sd.auto_forward():
+                        loss = F.mean(F.softmax_cross_entropy(model(x), t))
+                    solver.zero_grad()
+                    loss.backward(clear_buffer=True)
+                    solver.update()
+        ms = _time(step, n, 1e9)
+        print(f"digits-cnn {mode:14s} {ms:8.1f} ms/step", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", default="1,2")
@@ -121,10 +153,18 @@ def main():
     parser.add_argument("--budget", type=float, default=3.0,
                         help="seconds per column at most (ATen's bf16 fallback is slow)")
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--steps", type=int, default=0,
+                        help="time this many digits-CNN training steps per mode instead")
     args = parser.parse_args()
     probe = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
     print(f"torch {torch.__version__}; CPU capability {torch.backends.cpu.get_cpu_capability()}; "
           f"oneDNN bf16 kernels: {probe() if probe is not None else 'unknown'}")
+    if args.steps:
+        for threads in (int(t) for t in args.threads.split(",")):
+            torch.set_num_threads(threads)
+            print(f"\n{threads} thread(s)")
+            _digits_steps(args.steps)
+        return
     chosen = cases()
     for threads in (int(t) for t in args.threads.split(",")):
         torch.set_num_threads(threads)
