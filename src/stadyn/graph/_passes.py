@@ -156,9 +156,7 @@ def _is_large(val: torch.Tensor) -> bool:
     return val.numel() * val.element_size() >= OUT_BUFFER_BYTES
 
 
-#: Matrix-product operators whose result a pass may have written into a buffer: each with its
-#: ``out=`` overload (same arguments, then ``out``).  ATen's ``mm``, and the kernels the op
-#: catalog registers (:func:`register_product`).
+#: Matrix products a pass may write into a buffer, each with its ``out=`` overload.
 _PRODUCT_OUT_FORMS: dict = {_aten.mm.default: _aten.mm.out}
 
 
@@ -175,10 +173,6 @@ def register_product(op, out_op) -> None:
         >>> register_product(torch.ops.aten.mm.default, torch.ops.aten.mm.out)   # already known
     """
     _PRODUCT_OUT_FORMS[op] = out_op
-
-
-def _out_form(n: fx.Node):
-    return _PRODUCT_OUT_FORMS[n.target]
 
 
 def is_large_product(n, kernels: bool = True) -> bool:
@@ -259,8 +253,9 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
             continue
         seen.add(n)
         if product is n:
+            out_form = _PRODUCT_OUT_FORMS[n.target]
             _write_into_placeholder(gm, n, f"grad_out_{k}",
-                                    lambda buffer: (_out_form(n), tuple(n.args), {"out": buffer}))
+                                    lambda buffer: (out_form, tuple(n.args), {"out": buffer}))
         else:
             # The weight's shape is not the product's (an affine layer's (C, H, W, out)
             # weight): the product goes into the buffer seen as a matrix, and the program
@@ -291,7 +286,8 @@ def _write_view_into_placeholder(gm: fx.GraphModule, n: fx.Node, product: fx.Nod
         matrix = graph.call_function(_aten.view.default,
                                      (buffer, list(product.meta["val"].shape)))
         matrix.meta["val"] = product.meta["val"]
-        written = graph.call_function(_out_form(product), tuple(product.args), {"out": matrix})
+        written = graph.call_function(_PRODUCT_OUT_FORMS[product.target], tuple(product.args),
+                                      {"out": matrix})
         written.meta["val"] = product.meta["val"]
     n.replace_all_uses_with(buffer)
     graph.erase_node(n)
@@ -374,9 +370,9 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
     position ``first_grad``) that is such a product (``is_large_product``) — or its cast to
     fp32, when the product ran in half precision — the program returns the product's two
     operands instead (appended to its outputs) and the caller computes it into buffers it
-    keeps (as :class:`stadyn.compile.CompiledStep` does, with ``torch.mm``: only ATen's ``mm``
-    is deferred; a half-precision CPU product kernel stays in the program).  Returns ``(gradient index, operand a
-    position, operand b position)`` for each.
+    keeps (as :class:`stadyn.compile.CompiledStep` does, with ``torch.mm``: ATen's ``mm``
+    only; a half-precision CPU product kernel stays in the program).  Returns ``(gradient
+    index, operand a position, operand b position)`` for each.
 
     Example:
         >>> import torch
