@@ -112,7 +112,8 @@ def test_fp32_summed_products_are_one_rounding_of_the_exact_value_and_near_atens
     """``x @ W + b`` and both gradient products in bf16: the fp32 path is the float64 value
     rounded once (an fp32 sum's error is far below bf16's half-ulp: one ulp at most, where
     rounding meets the sum's own error) and differs from ATen's bf16 kernel on at most 0.1% of
-    the elements.  The shapes make each blocking path run (along the columns, along the rows;
+    the elements.  The three products make each blocking path run (rows of a row-major W
+    summed block by block, columns of the transposed W, rows of the transposed x;
     HALF_BLOCK_BYTES reduced to force several blocks)."""
     monkeypatch.setattr(K, "HALF_BLOCK_BYTES", 1 << 16)
     g = torch.Generator().manual_seed(m + k + n)

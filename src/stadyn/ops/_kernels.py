@@ -52,7 +52,8 @@ Half-precision products and convolutions on CPUs without oneDNN's half kernels
     order of the sums.  A 2-d product is the operator ``stadyn_kernels::half_mm`` (with a bias,
     ``addmm``'s one rounding), which upcasts its operands a block of rows or columns at a time
     (a few MB of fp32, never a fresh copy of a 32 MB weight: that alone cost 30 ms in page
-    faults) and has an ``out=`` form, so a static plan writes a large weight gradient into a
+    faults; a large row-major right operand by blocks of rows, whose products it adds up in
+    fp32) and has an ``out=`` form, so a static plan writes a large weight gradient into a
     buffer it keeps as it does with ATen's ``mm.out`` (:func:`stadyn.graph.register_product`).
     The choice follows the CPU (:func:`half_in_fp32`); the environment variable
     ``STADYN_CPU_HALF_KERNELS`` overrides it: ``fp32`` always computes this way, ``native``
@@ -260,26 +261,38 @@ _MIN_BLOCK = 16
 def _half_mm_into(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None,
                   out: torch.Tensor) -> torch.Tensor:
     """``out = round(bias + a @ b)`` (``bias``: None or one value per column) with the products
-    summed in fp32, blockwise: along the columns of ``b`` (and of ``out``) when ``b`` is the
-    larger operand, else along the rows of ``a``; each element is one fp32 dot product over the
-    whole inner axis either way, rounded once."""
+    summed in fp32 and rounded once, upcasting blocks of memory the larger of ``a`` and ``b``
+    holds contiguously: rows of a row-major ``b`` (each block's products added into an fp32
+    sum: converting a strided block cost 4x the product), columns of a column-major ``b``
+    (its transpose's rows), or rows of ``a``."""
     m, k = a.shape
     n = b.shape[1]
     bias32 = None if bias is None else bias.float()
-    if k * n >= m * k:
-        step = max(_MIN_BLOCK, HALF_BLOCK_BYTES // (4 * (k + m)))
-        a32 = a.float()
-        for j in range(0, n, step):
-            b32 = b[:, j:j + step].float()
-            out[:, j:j + step].copy_(torch.mm(a32, b32) if bias32 is None
-                                     else torch.addmm(bias32[j:j + step], a32, b32))
-    else:
+    if k * n < m * k:
         step = max(_MIN_BLOCK, HALF_BLOCK_BYTES // (4 * (k + n)))
         b32 = b.float()
         for i in range(0, m, step):
             a32 = a[i:i + step].float()
             out[i:i + step].copy_(torch.mm(a32, b32) if bias32 is None
                                   else torch.addmm(bias32, a32, b32))
+    elif b.stride(1) == 1 and n > 1:
+        step = max(_MIN_BLOCK, HALF_BLOCK_BYTES // (4 * n))
+        if step >= k:
+            a32, b32 = a.float(), b.float()
+            out.copy_(torch.mm(a32, b32) if bias32 is None else torch.addmm(bias32, a32, b32))
+            return out
+        a32 = a.float()
+        total = torch.zeros((m, n)) if bias32 is None else bias32.expand(m, n).clone()
+        for i in range(0, k, step):
+            total.addmm_(a32[:, i:i + step], b[i:i + step].float())
+        out.copy_(total)
+    else:
+        step = max(_MIN_BLOCK, HALF_BLOCK_BYTES // (4 * (k + m)))
+        a32 = a.float()
+        for j in range(0, n, step):
+            b32 = b[:, j:j + step].float()
+            out[:, j:j + step].copy_(torch.mm(a32, b32) if bias32 is None
+                                     else torch.addmm(bias32[j:j + step], a32, b32))
     return out
 
 
