@@ -293,13 +293,26 @@ def _affine_loss(rng, dtype, n_in, n_out):
 # bf16: W's gradient leaves the backward program in bf16 and is converted on accumulation.
 # fp32 with a weight of >= 1 MB: the program writes W's gradient into a buffer it is given.
 # bf16 with a weight of >= 1 MB in bf16: the product goes into a bf16 buffer the plan keeps,
-# then is converted.
-GRAD_BUFFER_CASES = [("bfloat16", 16, 32, "bf16 output"), ("float32", 512, 1024, "mm.out"),
-                     ("bfloat16", 512, 1024, "bf16 mm.out")]
+# then is converted.  Each bf16 case with both CPU product kernels (STADYN_CPU_HALF_KERNELS):
+# ATen's bf16 mm ("native", mm.out) and fp32 sums rounded once ("fp32", half_mm.out).
+GRAD_BUFFER_CASES = [("bfloat16", 16, 32, "bf16 output", "native"),
+                     ("bfloat16", 16, 32, "bf16 output", "fp32"),
+                     ("float32", 512, 1024, "mm.out", "auto"),
+                     ("bfloat16", 512, 1024, "bf16 mm.out", "native"),
+                     ("bfloat16", 512, 1024, "bf16 mm.out", "fp32")]
 
 
-@pytest.mark.parametrize("dtype, n_in, n_out, how", GRAD_BUFFER_CASES)
-def test_static_weight_gradients_reuse_the_buffer_the_solver_released(dtype, n_in, n_out, how):
+def _product_out(dtype, kernels):
+    """The ``out=`` product a plan writes a large weight gradient with."""
+    if dtype == "bfloat16" and kernels == "fp32":
+        return torch.ops.stadyn_kernels.half_mm.out
+    return torch.ops.aten.mm.out
+
+
+@pytest.mark.parametrize("dtype, n_in, n_out, how, kernels", GRAD_BUFFER_CASES)
+def test_static_weight_gradients_reuse_the_buffer_the_solver_released(dtype, n_in, n_out, how,
+                                                                      kernels, monkeypatch):
+    monkeypatch.setenv("STADYN_CPU_HALF_KERNELS", kernels)
     rng = np.random.RandomState(0)
     x, loss, w = _affine_loss(rng, dtype, n_in, n_out)
     solver = S.Sgd(lr=0.1)
@@ -311,7 +324,7 @@ def test_static_weight_gradients_reuse_the_buffer_the_solver_released(dtype, n_i
             out = next(n for n in bw.graph.nodes if n.op == "output")
             assert {a.meta["val"].dtype for a in out.args[0]} == {torch.bfloat16}
         if how != "bf16 output":
-            assert any(n.target is torch.ops.aten.mm.out for n in bw.graph.nodes)
+            assert any(n.target is _product_out(dtype, kernels) for n in bw.graph.nodes)
         loss.backward()
         static_grad = w.g.copy()
         assert w.grad.dtype == torch.float32
@@ -365,8 +378,10 @@ def test_static_weight_gradients_reuse_the_buffer_the_solver_released(dtype, n_i
         assert not np.array_equal(w.g, static_grad)
 
 
-@pytest.mark.parametrize("dtype, n_in, n_out, how", GRAD_BUFFER_CASES)
-def test_static_weight_gradients_accumulate_into_an_existing_grad(dtype, n_in, n_out, how):
+@pytest.mark.parametrize("dtype, n_in, n_out, how, kernels", GRAD_BUFFER_CASES)
+def test_static_weight_gradients_accumulate_into_an_existing_grad(dtype, n_in, n_out, how,
+                                                                  kernels, monkeypatch):
+    monkeypatch.setenv("STADYN_CPU_HALF_KERNELS", kernels)
     rng = np.random.RandomState(1)
     x, loss, w = _affine_loss(rng, dtype, n_in, n_out)
     with sd.context_scope(sd.context("cpu", dtype=dtype)):
@@ -379,10 +394,12 @@ def test_static_weight_gradients_accumulate_into_an_existing_grad(dtype, n_in, n
     np.testing.assert_allclose(w.g, 2 * once, rtol=1e-6)
 
 
-def test_bf16_static_plan_keeps_its_large_weight_copy_and_product_buffers():
+@pytest.mark.parametrize("kernels", ["native", "fp32"])
+def test_bf16_static_plan_keeps_its_large_weight_copy_and_product_buffers(kernels, monkeypatch):
     """A large fp32 weight's bf16 copy (forward) and its bf16 gradient product (backward) are
     written into buffers the plan keeps: the same memory every step, the same values as a
-    fresh cast and as dynamic mode."""
+    fresh cast and as dynamic mode; with either CPU product kernel."""
+    monkeypatch.setenv("STADYN_CPU_HALF_KERNELS", kernels)
     rng = np.random.RandomState(2)
     x, loss, w = _affine_loss(rng, "bfloat16", 512, 1024)
     with sd.context_scope(sd.context("cpu", dtype="bfloat16")):
@@ -411,7 +428,9 @@ def test_bf16_static_plan_keeps_its_large_weight_copy_and_product_buffers():
     np.testing.assert_array_equal(w.g, static_grad)
 
 
-def test_bf16_inference_plan_keeps_its_weight_copy_and_never_exposes_it():
+@pytest.mark.parametrize("kernels", ["native", "fp32"])
+def test_bf16_inference_plan_keeps_its_weight_copy_and_never_exposes_it(kernels, monkeypatch):
+    monkeypatch.setenv("STADYN_CPU_HALF_KERNELS", kernels)
     rng = np.random.RandomState(3)
     x, loss, w = _affine_loss(rng, "bfloat16", 512, 1024)
     with sd.context_scope(sd.context("cpu", dtype="bfloat16")), torch.no_grad():

@@ -41,7 +41,7 @@ from ._mode import (auto_forward, get_auto_forward, is_no_grad, is_training, no_
                     set_auto_forward, set_training, training)
 from ._partition import partition
 from ._passes import (defer_products, drop_dead_code, fuse_convolution_relu, plan_passes,
-                      reuse_dead_inputs,
+                      register_product, reuse_dead_inputs,
                       simplify)
 from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
@@ -91,6 +91,7 @@ __all__ = [
     "graph_version", "graph_structure",
     "partition", "trace_fake", "program_module", "realize", "collector_paused",
     "simplify", "drop_dead_code", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu",
+    "register_product",
     "plan_passes",
     "plan_layout",
     "standard_layout",

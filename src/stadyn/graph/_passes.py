@@ -37,7 +37,7 @@ from ._merged_checks import merge_split_checks
 __all__ = ["drop_dead_code", "simplify", "defer_output_casts", "write_products_into_buffers",
            "cast_parameters_into_buffers", "defer_products", "aliased_outputs",
            "reuse_dead_inputs", "fuse_convolution_relu", "plan_passes", "is_large_product",
-           "OUT_BUFFER_BYTES"]
+           "register_product", "OUT_BUFFER_BYTES"]
 
 _aten = torch.ops.aten
 _SAME_SHAPE_NOOPS = {_aten.view.default, _aten._unsafe_view.default, _aten.reshape.default,
@@ -156,9 +156,29 @@ def _is_large(val: torch.Tensor) -> bool:
     return val.numel() * val.element_size() >= OUT_BUFFER_BYTES
 
 
-def is_large_product(n) -> bool:
-    """Is ``n`` an ``mm`` with a contiguous result of at least :data:`OUT_BUFFER_BYTES` (the
-    products whose fresh result memory costs page faults on every step)?
+#: Matrix products a pass may write into a buffer, each with its ``out=`` overload.
+_PRODUCT_OUT_FORMS: dict = {_aten.mm.default: _aten.mm.out}
+
+
+def register_product(op, out_op) -> None:
+    """Let the passes treat the torch operator ``op`` as a matrix product, as they do ATen's
+    ``mm``: :func:`write_products_into_buffers` rewrites a large one into ``out_op`` (its
+    ``out=`` overload, writing into a buffer the plan keeps).  ``op``'s result must be the
+    ``(rows of a, columns of b)`` product of its first two arguments, a new contiguous tensor.
+    (The op catalog's half-precision CPU product, ``stadyn_kernels::half_mm``, registers so.)
+
+    Example:
+        >>> import torch
+        >>> from stadyn.graph import register_product
+        >>> register_product(torch.ops.aten.mm.default, torch.ops.aten.mm.out)   # already known
+    """
+    _PRODUCT_OUT_FORMS[op] = out_op
+
+
+def is_large_product(n, kernels: bool = True) -> bool:
+    """Is ``n`` an ``mm`` (or, with ``kernels``, a product :func:`register_product` made known)
+    with a contiguous result of at least :data:`OUT_BUFFER_BYTES` (the products whose fresh
+    result memory costs page faults on every step)?
 
     Example:
         >>> import torch
@@ -169,7 +189,8 @@ def is_large_product(n) -> bool:
         [True]
     """
     val = n.meta.get("val") if isinstance(n, fx.Node) else None
-    return (isinstance(val, torch.Tensor) and n.target is _aten.mm.default
+    return (isinstance(val, torch.Tensor)
+            and (n.target in _PRODUCT_OUT_FORMS if kernels else n.target is _aten.mm.default)
             and val.is_contiguous() and _is_large(val))
 
 
@@ -209,7 +230,8 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
     program as a new tensor every step; for a large weight that means fresh memory the kernel
     must fault in page by page (a 8192 x 1024 fp32 gradient: 32 MB, several milliseconds).
     For each output ``k`` that is such a product, of at least :data:`OUT_BUFFER_BYTES`, this
-    adds a trailing placeholder and computes the product with ``mm.out`` into it.  Returns
+    adds a trailing placeholder and computes the product with ``mm.out`` into it (or the
+    ``out=`` form of a product kernel, :func:`register_product`).  Returns
     ``(k, owned)`` for each, in the order of the new placeholders: the caller passes one
     buffer per position — the leaf's gradient buffer (:func:`grad_out_buffer`) when
     ``owned`` is None, or, for a half-precision product of an fp32 leaf
@@ -231,8 +253,9 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
             continue
         seen.add(n)
         if product is n:
+            out_form = _PRODUCT_OUT_FORMS[n.target]
             _write_into_placeholder(gm, n, f"grad_out_{k}",
-                                    lambda buffer: (_aten.mm.out, tuple(n.args), {"out": buffer}))
+                                    lambda buffer: (out_form, tuple(n.args), {"out": buffer}))
         else:
             # The weight's shape is not the product's (an affine layer's (C, H, W, out)
             # weight): the product goes into the buffer seen as a matrix, and the program
@@ -263,7 +286,8 @@ def _write_view_into_placeholder(gm: fx.GraphModule, n: fx.Node, product: fx.Nod
         matrix = graph.call_function(_aten.view.default,
                                      (buffer, list(product.meta["val"].shape)))
         matrix.meta["val"] = product.meta["val"]
-        written = graph.call_function(_aten.mm.out, tuple(product.args), {"out": matrix})
+        written = graph.call_function(_PRODUCT_OUT_FORMS[product.target], tuple(product.args),
+                                      {"out": matrix})
         written.meta["val"] = product.meta["val"]
     n.replace_all_uses_with(buffer)
     graph.erase_node(n)
@@ -346,8 +370,9 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
     position ``first_grad``) that is such a product (``is_large_product``) — or its cast to
     fp32, when the product ran in half precision — the program returns the product's two
     operands instead (appended to its outputs) and the caller computes it into buffers it
-    keeps (as :class:`stadyn.compile.CompiledStep` does).  Returns ``(gradient index, operand a
-    position, operand b position)`` for each.
+    keeps (as :class:`stadyn.compile.CompiledStep` does, with ``torch.mm``: ATen's ``mm``
+    only; a half-precision CPU product kernel stays in the program).  Returns ``(gradient
+    index, operand a position, operand b position)`` for each.
 
     Example:
         >>> import torch
@@ -371,7 +396,7 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
                 and set(n.kwargs) <= {"dtype", "layout", "device"} \
                 and n.meta["val"].is_contiguous():
             product = n.args[0]         # a half-precision product cast up to the fp32 leaf
-        if not (is_large_product(product) and len(product.users) == 1):
+        if not (is_large_product(product, kernels=False) and len(product.users) == 1):
             continue
         a, b = product.args
         deferred.append((k - first_grad, len(outs) + len(extra), len(outs) + len(extra) + 1))
