@@ -443,3 +443,36 @@ def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True, rule="cntk")
     hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)), "float32")
     return hot if len(sample) == 1 else reshape_samples(hot, lead, tuple(sample))
+
+
+def logistic(output: Variable, target: Variable, weight: Variable | None = None,
+             samples: Variable | None = None) -> Variable:
+    """CNTK's ``Logistic`` criterion (``weighted_binary_cross_entropy``; Source/
+    ComputationNetworkLib/TrainingNodes.h:2081, LogisticNode), one number for the minibatch:
+    with ``l = log(2 t o + 1 - t - o)`` (``t log o + (1 - t) log(1 - o)`` for a target of 0 or 1),
+    ``-sum(l)``, or with a weight ``-N sum(w l) / sum(w)``, ``N`` the minibatch's samples
+    (``samples``, a 0-d Variable; by default the number of ``weight``'s elements).  Its
+    gradient is CNTK's (TrainingNodes.h:2046): for ``output`` only, that of ``-sum(w l)`` (the
+    weighted value's ``N / sum(w)`` left out).  The three broadcast as element-wise ops do.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> o = sd.Variable.from_numpy_array(np.array([[0.25], [0.5]], np.float32))
+        >>> t = sd.Variable.from_numpy_array(np.array([[1.0], [0.0]], np.float32))
+        >>> w = sd.Variable.from_numpy_array(np.array([[3.0], [1.0]], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = S.logistic(o, t, w)
+        >>> round(float(y.d), 4)                  # -2 (3 log .25 + log .5) / 4
+        2.426
+    """
+    t = F.stop_gradient(target)
+    both = F.mul_scalar(F.mul2(t, output), 2.0)
+    log_likelihood = F.log(F.sub2(F.add_scalar(F.sub2(both, t), 1.0), output))
+    if weight is None:
+        return F.mul_scalar(F.sum(log_likelihood), -1.0)
+    w = F.stop_gradient(weight)
+    if samples is None:
+        samples = F.sum(F.add_scalar(F.mul_scalar(w, 0.0), 1.0))
+    total = F.mul_scalar(F.sum(F.mul2(w, log_likelihood)), -1.0)    # (what the gradient is of)
+    value = F.div2(F.mul2(samples, total), F.sum(w))
+    return F.add2(total, F.stop_gradient(F.sub2(value, total)))

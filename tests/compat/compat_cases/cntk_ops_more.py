@@ -239,11 +239,16 @@ op_case("batch_normalization__spatial", lambda C, x: _bn(C, x, True, (2, 2, 3)),
 # -- losses and metrics ----------------------------------------------------------------------------
 op_case("weighted_binary_cross_entropy", lambda C, o, t, w: C.weighted_binary_cross_entropy(
     o, t, w), [(1,), (1,), (1,)], data=[probability, binary, positive], grads=[0],
-    note="CNTK 2.7's weighted logistic takes one output value per sample and gives one number",
-    known=dict.fromkeys(("out", "train_out"), "deliberate: CNTK 2.7's value (3.661 here) is not "
-                        "the weighted sum its own gradient differentiates (2.542); Stadyn gives "
-                        "the weighted sum"),
+    note="CNTK 2.7's weighted logistic takes one output value per sample and gives one "
+         "number, -N sum(w l) / sum(w); its gradient is that of -sum(w l)",
     tols={"grad0": (1e-4, 1e-6)})
+op_case("weighted_binary_cross_entropy__soft_targets",
+        lambda C, o, t, w: C.weighted_binary_cross_entropy(o, t, w), [(1,), (1,), (1,)],
+        data=[probability, probability, positive], grads=[0],
+        names=["cntk.ops.weighted_binary_cross_entropy"],
+        note="targets between 0 and 1: CNTK's l = log(2 t o + 1 - t - o), not t log o + "
+             "(1 - t) log(1 - o) (Stadyn's value and gradient were the latter's)",
+        tols={"grad0": (1e-4, 1e-6)})
 op_case("cosine_distance", lambda C, x, y: C.cosine_distance(x, y), [(4,), (4,)])
 op_case("fmeasure", lambda C, o, t: C.losses.fmeasure(o, t), [(6,), (6,)],
         data=[probability, binary], grads=False, names=["cntk.losses.fmeasure"])

@@ -11,9 +11,12 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import functions as F
+from ... import cntk_semantics as S
 from ...cntk_semantics import broadcast_pair
 from ._deferred import defer_module
 from ._sparse_operands import refuse_sparse_operands
@@ -108,13 +111,17 @@ def binary_cross_entropy(output, target, name: str = ""):
 
 @float_arrays("output", "target", "weight")
 def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
-    """``-sum(w (t log(o) + (1 - t) log(1 - o)))`` over the minibatch: one number (CNTK 2.7's
-    weighted logistic takes one output value per sample)."""
-    o, t = operand(output), operand(target)
-    ll = F.add2(F.mul2(F.log(o), t), F.mul2(F.r_sub_scalar(t, 1.0),
-                                             F.log(F.r_sub_scalar(o, 1.0))))
-    weighted = binary(F.mul2, wrap(ll), weight)
-    out = F.mul_scalar(F.sum(operand(weighted)), -1.0)
+    """CNTK 2.7's weighted ``Logistic``: ``-N sum(w l) / sum(w)`` over the minibatch with
+    ``l = log(2 t o + 1 - t - o)`` and ``N`` its samples, one number; the gradient that of
+    ``-sum(w l)`` (:func:`stadyn.cntk_semantics.logistic`).  CNTK 2.7 takes one output value
+    per sample."""
+    o, t, w = operand(output), operand(target), operand(weight)
+    # N: the samples of the weight (or of the output, for a weight without the batch axis)
+    counted, lead = (w, int(batched(weight))) if batched(weight) or not batched(output) \
+        else (o, 1)
+    per_sample = math.prod(counted.shape[lead:])
+    ones = F.add_scalar(F.mul_scalar(F.stop_gradient(counted), 0.0), 1.0)
+    out = S.logistic(o, t, w, F.mul_scalar(F.sum(ones), 1.0 / per_sample))
     if batched(output):
         from . import _graph as G
         G.BATCH.unmark(out)

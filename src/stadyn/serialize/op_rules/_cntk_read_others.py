@@ -15,32 +15,24 @@ from __future__ import annotations
 import math
 
 from ... import functions as F
+from ...cntk_semantics import logistic
 
 __all__ = ["RANDOM_KINDS", "logistic_cntk", "edit_distance_error_cntk", "lambda_rank_cntk",
            "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk"]
 
 
 def logistic_cntk(node):
-    """CNTK's ``Logistic(output, target[, weight])`` (Source/ComputationNetworkLib/
-    TrainingNodes.h:2081, LogisticNode): with ``l = log(2 t o + 1 - t - o)`` (``t log o + (1 -
-    t) log(1 - o)`` for a target of 0 or 1, symmetric in the two), ``-sum(l)`` over the
-    minibatch, or with a weight ``-N sum(w l) / sum(w)`` (``N`` the minibatch's samples); one
-    number.  Its gradient is CNTK's (TrainingNodes.h:2046): for the output only, that of
-    ``-sum(w l)`` (the weighted value's ``N / sum(w)`` left out)."""
+    """CNTK's ``Logistic(output, target[, weight])``: :func:`stadyn.cntk_semantics.logistic`,
+    ``N`` the minibatch's samples (the weight's elements over its per-sample size)."""
     if node.lead(0) != 1 or node.lead(1) != 1:
         node.unsupported("a Logistic of values without the batch axis, or on a sequence")
-    o, t = node.var(0), F.stop_gradient(node.var(1))
-    both = F.mul_scalar(F.mul2(t, o), 2.0)
-    log_likelihood = F.log(F.sub2(F.add_scalar(F.sub2(both, t), 1.0), o))
     node.reduces_dynamic_axes()
     if node.n_inputs == 2:
-        return F.mul_scalar(F.sum(log_likelihood), -1.0)
-    w = F.stop_gradient(node.var(2))
+        return logistic(node.var(0), node.var(1))
+    w = node.var(2)
     per_sample = math.prod(node.shape(2)[node.lead(2):]) if node.lead(2) else 1
     samples = F.mul_scalar(F.sum(F.add_scalar(F.mul_scalar(w, 0.0), 1.0)), 1.0 / per_sample)
-    total = F.mul_scalar(F.sum(F.mul2(w, log_likelihood)), -1.0)     # (what the gradient is of)
-    value = F.div2(F.mul2(samples, total), F.sum(w))
-    return F.add2(total, F.stop_gradient(F.sub2(value, total)))
+    return logistic(node.var(0), node.var(1), w, samples)
 
 
 def edit_distance_error_cntk(node):
