@@ -154,8 +154,18 @@ def times(data: Variable, weight: Variable, output_rank: int = 1, batched: bool 
         (8, 4)
         >>> times(sd.Variable((8, 12)), sd.Variable((2, 6, 4)), batched=True).shape
         (8, 4)
+        >>> times(sd.Variable((8, 2)), sd.Variable((3,)), batched=True).shape   # outer product
+        (8, 2, 3)
     """
     in_rank = weight.ndim - int(output_rank)
+    if in_rank == 0 and weight.ndim:
+        # a weight of output axes only: nothing is reduced, each of the data's elements times
+        # the weight (CNTK 2.7: times of a (2,) input and a (2,) constant is their (2, 2)
+        # outer product)
+        lead = 1 if batched else 0
+        spread = reshape_sample(data, tuple(data.shape[lead:]) + (1,) * weight.ndim, batched)
+        out = F.mul2(spread, weight)
+        return out if bias is None else F.add2(out, bias)
     if in_rank < 1:
         raise ShapeError(f"times: output_rank {output_rank} leaves no input axis in a weight of "
                          f"shape {weight.shape}")

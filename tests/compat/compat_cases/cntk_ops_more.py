@@ -249,6 +249,11 @@ op_case("weighted_binary_cross_entropy__soft_targets",
         note="targets between 0 and 1: CNTK's l = log(2 t o + 1 - t - o), not t log o + "
              "(1 - t) log(1 - o) (Stadyn's value and gradient were the latter's)",
         tols={"grad0": (1e-4, 1e-6)})
+op_case("times__weight_of_output_axes_only",
+        lambda C, y: C.times(y, C.constant(np.array([1.0, -2.0, 0.5], np.float32))), [(2,)],
+        names=["cntk.ops.times"], grads=[0],
+        note="a rank-1 weight with output_rank 1 has no input axes: CNTK 2.7 gives the outer "
+             "product of each sample and the weight (Stadyn raised a ShapeError)")
 op_case("cosine_distance", lambda C, x, y: C.cosine_distance(x, y), [(4,), (4,)])
 op_case("fmeasure", lambda C, o, t: C.losses.fmeasure(o, t), [(6,), (6,)],
         data=[probability, binary], grads=False, names=["cntk.losses.fmeasure"])
