@@ -25,13 +25,13 @@ The thresholds come from page-fault costs measured on these machines (docs/perfo
 
 from __future__ import annotations
 
-import functools
 import operator
 from typing import Callable, Sequence
 
 import torch
 import torch.fx as fx
 
+from ._fuse_relu import fuse_convolution_relu
 from ._merged_checks import merge_split_checks
 
 __all__ = ["drop_dead_code", "simplify", "defer_output_casts", "write_products_into_buffers",
@@ -473,86 +473,6 @@ def reuse_dead_inputs(gm: fx.GraphModule) -> int:
             graph.erase_node(n)
         else:
             continue
-        count += 1
-    if count:
-        gm.recompile()
-    return count
-
-
-_CONVOLUTION_RELU = getattr(getattr(torch.ops, "mkldnn", None), "_convolution_pointwise", None)
-
-
-def _fusable_convolution(n) -> bool:
-    """A 2-d CPU convolution (not transposed) over a channels-last fp32/bf16 input."""
-    if not (isinstance(n, fx.Node) and n.target is _aten.convolution.default
-            and len(n.args) == 9 and not n.kwargs):
-        return False
-    x, w, _, stride, _, _, transposed, _, _ = n.args
-    xv, wv = (a.meta.get("val") if isinstance(a, fx.Node) else None for a in (x, w))
-    return (not transposed and len(stride) == 2 and isinstance(xv, torch.Tensor)
-            and isinstance(wv, torch.Tensor) and xv.device.type == "cpu" and xv.ndim == 4
-            and xv.dtype in (torch.float32, torch.bfloat16) and wv.dtype == xv.dtype
-            and not xv.is_contiguous() and xv.is_contiguous(memory_format=torch.channels_last)
-            and (xv.dtype != torch.bfloat16 or _bf16_fusion_runs()))
-
-
-@functools.cache
-def _bf16_fusion_runs() -> bool:
-    """Whether oneDNN's fused convolution runs in bfloat16 on this CPU: it needs avx512bw/vl/dq
-    or avx_ne_convert, and raises on an AVX2-only CPU (an AMD EPYC here), where the unfused
-    bfloat16 convolution runs.  Tried once on a tiny convolution."""
-    x = torch.ones(1, 2, 3, 3, dtype=torch.bfloat16).contiguous(memory_format=torch.channels_last)
-    w = torch.ones(2, 2, 1, 1, dtype=torch.bfloat16)
-    try:
-        _CONVOLUTION_RELU(x, w, None, [0, 0], [1, 1], [1, 1], 1, "relu", [], None)
-    except RuntimeError:
-        return False
-    return True
-
-
-def fuse_convolution_relu(gm: fx.GraphModule) -> int:
-    """Compute ``relu(convolution(x, w, b))`` as one oneDNN convolution with a ReLU post-op
-    where ``x`` is channels-last (a plan's layout, ``graph/_layout.py``) and nothing else reads
-    the convolution's output; returns the number fused.
-
-    The ReLU then costs no pass over the output of its own (16 MB per convolution in the CIFAR
-    ConvNet); the backward needs only the ReLU's output, the input and the weight, so it is
-    unchanged.  The values are those of the two ops (the post-op applies the same maximum to
-    the same sums).  Without oneDNN nothing changes.
-
-    Example:
-        >>> import torch
-        >>> from torch.fx.experimental.proxy_tensor import make_fx
-        >>> from stadyn.graph import fuse_convolution_relu
-        >>> x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
-        >>> w, b = torch.randn(8, 4, 3, 3), torch.randn(8)
-        >>> conv = lambda x, w, b: torch.relu(torch.conv2d(x, w, b, padding=1))
-        >>> gm = make_fx(conv, tracing_mode="fake")(x, w, b)
-        >>> fused = fuse_convolution_relu(gm)
-        >>> fused == int(torch.backends.mkldnn.is_available()), torch.equal(gm(x, w, b),
-        ...                                                                  conv(x, w, b))
-        (True, True)
-    """
-    if _CONVOLUTION_RELU is None or not torch.backends.mkldnn.is_available():
-        return 0
-    graph = gm.graph
-    outputs = _output_values(gm)
-    count = 0
-    for n in list(graph.nodes):
-        if not (n.op == "call_function" and n.target in (_aten.relu.default, _aten.relu_.default)
-                and _fusable_convolution(n.args[0]) and len(n.args[0].users) == 1
-                and n.args[0] not in outputs):
-            continue
-        conv = n.args[0]
-        x, w, b, stride, padding, dilation, _, _, groups = conv.args
-        with graph.inserting_before(n):
-            fused = graph.call_function(_CONVOLUTION_RELU.default,
-                                        (x, w, b, padding, stride, dilation, groups, "relu",
-                                         [], ""))
-        fused.meta = dict(n.meta)
-        n.replace_all_uses_with(fused)
-        graph.erase_node(n)
-        graph.erase_node(conv)
         count += 1
     if count:
         gm.recompile()
