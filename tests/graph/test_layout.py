@@ -12,6 +12,7 @@ import torch
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.layers as L
+import stadyn.parametric_functions as PF
 import stadyn.solvers as S
 from stadyn.models import digits_cnn
 
@@ -356,3 +357,55 @@ def test_a_static_plan_and_an_uncompiled_step_get_the_same_rewrites():
     assert counts["aten.threshold_backward.grad_input"][0] >= 1    # its backward's
     if torch.backends.mkldnn.is_available():
         assert counts["mkldnn._convolution_pointwise"][0] == 2
+
+
+def _nnabla_relu_net():
+    """Two padded convolutions, each followed by NNabla's ReLU (``where(x > 0, x, 0)``)."""
+    def model(x):
+        h = F.relu(PF.convolution(x, 8, (3, 3), pad=(1, 1), name="c1"), rule="nnabla")
+        h = F.relu(PF.convolution(h, 8, (3, 3), pad=(1, 1), name="c2"), rule="nnabla")
+        return PF.affine(h, 10, name="fc")
+    return model
+
+
+def _nnabla_relu_steps(monkeypatch, fuse: bool):
+    """The losses and gradients of two static steps of :func:`_nnabla_relu_net` (NaN in the
+    second batch's data), and the plan's code; ``fuse=False``: without the fusion pass."""
+    import stadyn.graph._passes as passes_module
+    from stadyn.graph import _plan_reuse
+    _plan_reuse.clear()        # a graph built alike would replay the other run's programs
+    if not fuse:
+        monkeypatch.setattr(passes_module, "fuse_convolution_relu", lambda gm: 0)
+    model, x, t, loss, reg = _build(_nnabla_relu_net)
+    batches = _batches(2)
+    batches[1][0][0, 0, 3, 3] = np.nan            # a NaN reaching the first ReLU
+    results = []
+    for xb, tb in batches:
+        x.d, t.d = xb, tb
+        for _, v in reg.items():
+            v.grad = None
+        loss.forward(clear_no_need_grad=True)
+        loss.backward(clear_buffer=True)
+        results.append((float(loss.d), {k: v.g.copy() for k, v in reg.items()}))
+    monkeypatch.undo()
+    return results, loss._plan.code, (model, reg, batches)
+
+
+def test_nnablas_relu_is_fused_with_its_convolution_and_keeps_its_values(monkeypatch):
+    """NNabla's ReLU (0 for NaN and -inf, +0 for -0.0) is what oneDNN's ReLU post-op computes:
+    a static plan fuses it into the convolution as it does torch's (before: not fused, a pass
+    over memory of its own), with the unfused plan's values and gradients bit for bit, NaN in
+    the data too (the fused convolution turns it into 0 as NNabla's ReLU does); the dynamic
+    graph (NCHW, unfused) agrees to rounding."""
+    fused, code, (model, reg, batches) = _nnabla_relu_steps(monkeypatch, fuse=True)
+    plain, plain_code, _ = _nnabla_relu_steps(monkeypatch, fuse=False)
+    if torch.backends.mkldnn.is_available():
+        assert code.count("mkldnn._convolution_pointwise") == 2
+    assert "_convolution_pointwise" not in plain_code
+    for (loss, grads), (plain_loss, plain_grads) in zip(fused, plain):
+        assert loss == plain_loss and np.isfinite(loss)
+        for k, g in grads.items():
+            np.testing.assert_array_equal(g, plain_grads[k], err_msg=k)
+    xb, tb = batches[1]
+    dyn = _dynamic_loss(model, reg, xb, tb)
+    assert float(dyn.d) == pytest.approx(fused[1][0], rel=1e-5)

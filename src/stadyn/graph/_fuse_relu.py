@@ -53,6 +53,26 @@ def _bf16_fusion_runs() -> bool:
     return True
 
 
+def _is_zero(a) -> bool:
+    """``a`` is the number 0 or a traced ``scalar_tensor(0)``."""
+    if isinstance(a, fx.Node):
+        return (a.op == "call_function" and a.target is _aten.scalar_tensor.default
+                and a.args[:1] == (0,))
+    return isinstance(a, (int, float)) and not isinstance(a, bool) and a == 0
+
+
+def _nnabla_relu_mask(n) -> fx.Node | None:
+    """The mask ``x > 0`` when ``n`` is ``where(x > 0, x, 0)`` (NNabla's ReLU), else None."""
+    if not (n.op == "call_function" and n.target is _aten.where.self and len(n.args) == 3):
+        return None
+    mask, x, zero = n.args
+    if (isinstance(mask, fx.Node) and mask.op == "call_function"
+            and mask.target is _aten.gt.Scalar and mask.args[0] is x and _is_zero(mask.args[1])
+            and _is_zero(zero)):
+        return mask
+    return None
+
+
 def fuse_convolution_relu(gm: fx.GraphModule) -> int:
     """Compute ``relu(convolution(x, w, b))`` as one oneDNN convolution with a ReLU post-op
     where ``x`` is channels-last (a plan's layout, ``graph/_layout.py``) and nothing else reads
@@ -61,7 +81,11 @@ def fuse_convolution_relu(gm: fx.GraphModule) -> int:
     The ReLU then costs no pass over the output of its own (16 MB per convolution in the CIFAR
     ConvNet); the backward needs only the ReLU's output, the input and the weight, so it is
     unchanged.  The values are those of the two ops (the post-op applies the same maximum to
-    the same sums).  Without oneDNN nothing changes.
+    the same sums), but for NaN: oneDNN's post-op gives 0 where torch's relu keeps NaN.
+    NNabla's ReLU (``F.relu(rule="nnabla")``, ``where(x > 0, x, 0)``: 0 for NaN and -inf, +0
+    for -0.0) is exactly the post-op's and is fused too, its mask then taken from the fused
+    output (positive where the convolution's is).  CNTK's (NaN for NaN and -inf) is not.
+    Without oneDNN nothing changes.
 
     Example:
         >>> import torch
@@ -82,20 +106,32 @@ def fuse_convolution_relu(gm: fx.GraphModule) -> int:
     outputs = _output_values(gm)
     count = 0
     for n in list(graph.nodes):
-        if not (n.op == "call_function" and n.target in (_aten.relu.default, _aten.relu_.default)
-                and _fusable_convolution(n.args[0]) and len(n.args[0].users) == 1
-                and n.args[0] not in outputs):
+        mask = _nnabla_relu_mask(n)
+        if mask is not None:             # NNabla's rule, where(conv > 0, conv, 0)
+            conv = n.args[1]
+            if not (_fusable_convolution(conv) and set(conv.users) == {n, mask}
+                    and conv not in outputs):
+                continue
+        elif not (n.op == "call_function"
+                  and n.target in (_aten.relu.default, _aten.relu_.default)
+                  and _fusable_convolution(n.args[0]) and len(n.args[0].users) == 1
+                  and n.args[0] not in outputs):
             continue
-        conv = n.args[0]
+        conv = n.args[0] if mask is None else n.args[1]
+        zero = n.args[2] if mask is not None else None
         x, w, b, stride, padding, dilation, _, _, groups = conv.args
-        with graph.inserting_before(n):
+        with graph.inserting_before(conv):      # (before the mask reading it, too)
             fused = graph.call_function(_CONVOLUTION_RELU.default,
                                         (x, w, b, padding, stride, dilation, groups, "relu",
                                          [], ""))
         fused.meta = dict(n.meta)
         n.replace_all_uses_with(fused)
         graph.erase_node(n)
+        if mask is not None:             # (the same mask: fused > 0 exactly where conv > 0)
+            mask.replace_input_with(conv, fused)
         graph.erase_node(conv)
+        if isinstance(zero, fx.Node) and not zero.users:
+            graph.erase_node(zero)
         count += 1
     if count:
         gm.recompile()
