@@ -41,7 +41,7 @@ MODULES = {
                "nnabla_graph_reruns", "nnabla_fidelity_2", "nnabla_solver_fidelity",
                "nnabla_kept_arrays", "nnabla_object_model", "nnabla_fuzz_found",
                "nnabla_refusals", "nnabla_fidelity_3", "nnabla_fidelity_4",
-               "nnabla_modules", "nnabla_nan", "nnabla_fidelity_5"],
+               "nnabla_modules", "nnabla_nan", "nnabla_fidelity_5", "nnabla_fidelity_6"],
 }
 
 

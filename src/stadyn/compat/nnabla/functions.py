@@ -42,6 +42,7 @@ from ._proto_variable import refusing_proto_variables as _refusing_proto_variabl
 from ._float_inputs import reading_floats as _reading_floats
 from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
+from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._variable import as_nnabla as _as_nnabla
 
 
@@ -65,7 +66,8 @@ def _giving_nnabla_variables(fn):
 
 __all__ = _offered(_F.__all__, _CATALOG)
 globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
-    _refusing(_n, _reading_floats(_n, _giving_uint64(_n, getattr(_F, _n)))))) for _n in __all__})
+    _refusing(_n, _reading_floats(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n))))))
+    ) for _n in __all__})
 globals().update({_n: _giving_nnabla_variables(globals()[_n]) for _n in __all__
                   if not _CATALOG[_n].inputs})
 

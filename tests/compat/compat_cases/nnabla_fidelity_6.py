@@ -1,0 +1,122 @@
+"""NNabla 1.39's arithmetic where Stadyn computed otherwise, found comparing again:
+
+* batch normalisation takes the batch variance in one pass, ``mean(x * x) - mean(x) ** 2``
+  in float32 (``BatchNormalization::forward_impl_batch``), which cancels where the values are
+  large against their spread: ``[3.0, 3.001]`` normalises to +-0.15810, not +-0.15616; its
+  gradient is NNabla's formula on that variance, and the running variance moves by it
+  (``F.batch_normalization``, ``F.fused_batch_normalization``, ``PF.batch_normalization``,
+  static and dynamic);
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+FN = "nnabla.functions."
+
+
+def _near(r, shape, centre):
+    """Values ``centre + 0.001 * k`` (k small integers, float32): large against their spread,
+    two per normalised channel so that every summation order gives the same sums."""
+    return (centre + 0.001 * r.randint(-3, 4, shape)).astype(np.float32)
+
+
+@nnabla_case(names=[FN + "batch_normalization", FN + "fused_batch_normalization",
+                    "nnabla.parametric_functions.batch_normalization"],
+             rtol=1e-4, atol=1e-5,
+             note="batch statistics of two values per channel (the sums are then the same in "
+                  "any order): NNabla's one-pass variance cancels to 0 or a few ulps where "
+                  "Stadyn's two-pass one kept 2.5e-7 (outputs +-0.15616 against +-0.15810)")
+def batch_norm__one_pass(nn, F, PF, r):
+    res = {}
+    x_np = _near(r, (2, 3), 3.0)
+    x_np[:, 0] = [3.0, 3.001]
+    x4_np = _near(r, (2, 2, 1, 1), 7.0)
+    xa_np = _near(r, (3, 2, 4), 5.0)
+    dy, dy4, dya = r.randn(2, 3), r.randn(2, 2, 1, 1), r.randn(3, 2, 4)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.clear_parameters()
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(x_np, need_grad=True)
+            beta = nn.Variable.from_numpy_array(r.randn(1, 3), need_grad=True)
+            gamma = nn.Variable.from_numpy_array(r.rand(1, 3, low=0.5, high=1.5),
+                                                 need_grad=True)
+            mean = nn.Variable.from_numpy_array(np.zeros((1, 3), np.float32))
+            var = nn.Variable.from_numpy_array(np.ones((1, 3), np.float32))
+            y = F.batch_normalization(x, beta, gamma, mean, var, batch_stat=True)
+            if not dynamic:
+                y.forward()
+            for v in (x, beta, gamma):
+                v.grad.zero()
+            y.backward(dy)
+            res[mode + "bn y"] = y.d.copy()
+            res[mode + "bn dx"], res[mode + "bn dbeta"] = x.g.copy(), beta.g.copy()
+            res[mode + "bn dgamma"] = gamma.g.copy()
+            res[mode + "bn running"] = [mean.d.copy(), var.d.copy()]
+            # the batch statistics as outputs
+            y, bm, bv = F.batch_normalization(x, beta, gamma, mean, var, batch_stat=True,
+                                              output_stat=True)
+            if not dynamic:
+                nn.forward_all([y, bm, bv])
+            res[mode + "bn stats"] = [bm.d.copy(), bv.d.copy()]
+            # several axes (NNabla's adapter): channels on axes 0 and 2, two values each
+            xa = nn.Variable.from_numpy_array(np.transpose(xa_np, (0, 2, 1))[:, :, :2].copy(),
+                                              need_grad=True)
+            stat = np.zeros((3, 4, 1), np.float32)
+            ya = F.batch_normalization(
+                xa, nn.Variable.from_numpy_array(stat), nn.Variable.from_numpy_array(stat + 1),
+                nn.Variable.from_numpy_array(stat), nn.Variable.from_numpy_array(stat + 1),
+                axes=[0, 1], batch_stat=True)
+            if not dynamic:
+                ya.forward()
+            xa.grad.zero()
+            ya.backward(np.transpose(dya, (0, 2, 1))[:, :, :2].copy())
+            res[mode + "bn axes (0, 1)"] = [ya.d.copy(), xa.g.copy()]
+            # fused, with z
+            x4 = nn.Variable.from_numpy_array(x4_np, need_grad=True)
+            z = nn.Variable.from_numpy_array(0.1 * r.randn(2, 2, 1, 1), need_grad=True)
+            s = np.zeros((1, 2, 1, 1), np.float32)
+            fm, fv = nn.Variable.from_numpy_array(s), nn.Variable.from_numpy_array(s + 1)
+            yf = F.fused_batch_normalization(x4, nn.Variable.from_numpy_array(s + 0.2),
+                                             nn.Variable.from_numpy_array(s + 1.0), fm, fv, z,
+                                             batch_stat=True)
+            if not dynamic:
+                yf.forward()
+            x4.grad.zero()
+            z.grad.zero()
+            yf.backward(dy4)
+            res[mode + "fused"] = [yf.d.copy(), x4.g.copy(), z.g.copy(), fv.d.copy()]
+            # PF, its running variance
+            xp = nn.Variable.from_numpy_array(x4_np, need_grad=True)
+            yp = PF.batch_normalization(xp, batch_stat=True, name="bn6")
+            if not dynamic:
+                yp.forward()
+            xp.grad.zero()
+            yp.backward(dy4)
+            params = nn.get_parameters(grad_only=False)
+            res[mode + "PF"] = [yp.d.copy(), xp.g.copy(), params["bn6/bn/var"].d.copy(),
+                                params["bn6/bn/gamma"].g.copy()]
+        finally:
+            nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=[FN + "tensor_normalization"], rtol=1e-4, atol=1e-5,
+             note="NNabla's tensor_normalization is its batch normalisation (one-pass "
+                  "variance); two values per normalised slice")
+def tensor_normalization__one_pass(nn, F, r):
+    res = {}
+    x_np = _near(r, (2, 3), 5.0)
+    dy = r.randn(2, 3)
+    for axes in ([1], [0]):
+        x = nn.Variable.from_numpy_array(x_np if axes == [1] else x_np[:, :2].copy(),
+                                         need_grad=True)
+        y, m, v = F.tensor_normalization(x, axes, output_stat=True)
+        nn.forward_all([y, m, v])
+        x.grad.zero()
+        y.backward(dy if axes == [1] else dy[:, :2].copy())
+        res["axes %s" % axes] = [y.d.copy(), v.d.copy(), x.g.copy()]
+    return res
+
