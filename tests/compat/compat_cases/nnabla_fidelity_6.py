@@ -5,7 +5,9 @@
   large against their spread: ``[3.0, 3.001]`` normalises to +-0.15810, not +-0.15616; its
   gradient is NNabla's formula on that variance, and the running variance moves by it
   (``F.batch_normalization``, ``F.fused_batch_normalization``, ``PF.batch_normalization``,
-  static and dynamic);
+  static and dynamic), and ``F.tensor_normalization``, which is NNabla's batch normalisation;
+* ``nnabla.functions`` has none of Stadyn's ``cast``, ``classification_error``,
+  ``clip_by_value_scalar``, ``cross_entropy_with_softmax``, ``flatten``, ``grad``, ``sqrt``.
 """
 
 import numpy as np
@@ -120,3 +122,19 @@ def tensor_normalization__one_pass(nn, F, r):
         res["axes %s" % axes] = [y.d.copy(), v.d.copy(), x.g.copy()]
     return res
 
+
+@nnabla_case(names=[FN + "gather", FN + "reshape"],
+             note="NNabla 1.39 has none of cast, classification_error, clip_by_value_scalar, "
+                  "cross_entropy_with_softmax, flatten, grad, sqrt in nnabla.functions "
+                  "(Stadyn's own ops, which its F offered): a program naming one gets an "
+                  "AttributeError, as a typo does")
+def functions_nnabla_lacks__more(nn, F, r):
+    res = {"has gather": callable(F.gather), "has reshape": callable(F.reshape)}
+    for name in ("cast", "classification_error", "clip_by_value_scalar",
+                 "cross_entropy_with_softmax", "flatten", "grad", "sqrt"):
+        try:
+            getattr(F, name)
+            res["F." + name] = "found"
+        except AttributeError:
+            res["F." + name] = "AttributeError"
+    return res

@@ -26,9 +26,12 @@ And the ops declared for other front ends only (``@op(..., frameworks=("cntk",))
 random, sampling and ranking Functions ``cntk.random.*_like``, ``random_sample``,
 ``lambda_rank``, ``ndcg_at_1``, CTC's ``cntk_forward_backward`` and
 ``cntk_edit_distance_error``; checked on NNabla 1.39: none of these names exists in
-``nnabla.functions``), and Stadyn's own ``take_along_axis`` and ``stop_gradient``
-(``frameworks=("stadyn", "cntk")``; NNabla 1.39 has neither, so an NNabla program naming them
-gets NNabla's ``AttributeError``, case ``functions_nnabla_lacks``).
+``nnabla.functions``), and Stadyn's own ops NNabla 1.39 lacks, ``take_along_axis``,
+``stop_gradient``, ``cast``, ``classification_error``, ``clip_by_value_scalar``,
+``cross_entropy_with_softmax``, ``flatten``, ``grad`` and ``sqrt`` (``frameworks=("stadyn",
+"cntk")``; an NNabla program naming one gets NNabla's ``AttributeError``, cases
+``functions_nnabla_lacks`` and ``functions_nnabla_lacks__more``).  Batch normalisation is
+called with ``rule="nnabla"`` (``_rules.py``).
 """
 
 import functools as _functools
