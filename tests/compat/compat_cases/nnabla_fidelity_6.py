@@ -7,7 +7,8 @@
   (``F.batch_normalization``, ``F.fused_batch_normalization``, ``PF.batch_normalization``,
   static and dynamic), and ``F.tensor_normalization``, which is NNabla's batch normalisation;
 * ``nnabla.functions`` has none of Stadyn's ``cast``, ``classification_error``,
-  ``clip_by_value_scalar``, ``cross_entropy_with_softmax``, ``flatten``, ``grad``, ``sqrt``.
+  ``clip_by_value_scalar``, ``cross_entropy_with_softmax``, ``flatten``, ``grad``, ``sqrt``;
+* ``F.bit_shift`` shifts uint16, uint32 and uint64 as it does uint8.
 """
 
 import numpy as np
@@ -137,4 +138,29 @@ def functions_nnabla_lacks__more(nn, F, r):
             res["F." + name] = "found"
         except AttributeError:
             res["F." + name] = "AttributeError"
+    return res
+
+
+@nnabla_case(names=[FN + "bit_shift"],
+             note="every unsigned type NNabla computes in, shifted both ways, in both modes, "
+                  "bits shifted out of the type lost (Stadyn refused uint16, uint32 and uint64: "
+                  "torch's shift kernels take none of them)")
+def bit_shift__wide_unsigned(nn, F, r):
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
+                top = np.iinfo(dt).max
+                x = nn.Variable.from_numpy_array(
+                    np.array([1, 200, 255, 7, top, top - 3, 12345 % (int(top) + 1)], dt))
+                s = nn.Variable.from_numpy_array(np.array([1, 1, 2, 9, 1, 5, 3], dt))
+                for direction in ("LEFT", "RIGHT"):
+                    y = F.bit_shift(x, s, direction=direction)
+                    if not dynamic:
+                        y.forward()
+                    res["%s%s %s" % (mode, np.dtype(dt).name, direction)] = y.d.copy()
+        finally:
+            nn.set_auto_forward(False)
     return res
