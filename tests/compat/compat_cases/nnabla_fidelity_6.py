@@ -8,7 +8,10 @@
   static and dynamic), and ``F.tensor_normalization``, which is NNabla's batch normalisation;
 * ``nnabla.functions`` has none of Stadyn's ``cast``, ``classification_error``,
   ``clip_by_value_scalar``, ``cross_entropy_with_softmax``, ``flatten``, ``grad``, ``sqrt``;
-* ``F.bit_shift`` shifts uint16, uint32 and uint64 as it does uint8.
+* ``F.bit_shift`` shifts uint16, uint32 and uint64 as it does uint8;
+* ``F.norm`` is ``Abs``, ``PowScalar``, ``Sum``, ``PowScalar`` with their gradients (1 at a
+  zero for p = 1, NaN for a zero norm), ``F.norm_normalization`` is ``x / F.norm(x)`` with
+  ``eps`` unused.
 """
 
 import numpy as np
@@ -161,6 +164,40 @@ def bit_shift__wide_unsigned(nn, F, r):
                     if not dynamic:
                         y.forward()
                     res["%s%s %s" % (mode, np.dtype(dt).name, direction)] = y.d.copy()
+        finally:
+            nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=[FN + "norm", FN + "norm_normalization"],
+             note="NNabla 1.39 composes Norm as Abs, PowScalar, Sum, PowScalar: a 1-norm "
+                  "passes 1 to a zero (Abs's gradient there), a norm of zeros NaN for p > 1; "
+                  "NormNormalization is x / Norm(x), eps unused (an all-zero row is NaN); "
+                  "Stadyn gave 0 gradients at zeros and added eps")
+def norm__zeros(nn, F, r):
+    res = {}
+    x_np = np.array([[3.0, 4.0, -2.0], [0.0, 0.0, 0.0], [-1.0, 0.0, 0.5]], np.float32)
+    dy = r.randn(3, 3)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(x_np, need_grad=True)
+            for p in (1, 2, 3):
+                n = F.norm(x, p=p, axis=1, keepdims=True)
+                if not dynamic:
+                    n.forward()
+                x.grad.zero()
+                n.backward(dy[:, :1].copy())
+                res["%snorm p=%d" % (mode, p)] = [n.d.copy(), x.g.copy()]
+                for eps in (1e-12, 0.5):
+                    y = F.norm_normalization(x, p=p, axes=1, eps=eps)
+                    if not dynamic:
+                        y.forward()
+                    x.grad.zero()
+                    y.backward(dy)
+                    res["%snorm_normalization p=%d eps=%g" % (mode, p, eps)] = [y.d.copy(),
+                                                                                x.g.copy()]
         finally:
             nn.set_auto_forward(False)
     return res
