@@ -11,7 +11,8 @@
 * ``F.bit_shift`` shifts uint16, uint32 and uint64 as it does uint8;
 * ``F.norm`` is ``Abs``, ``PowScalar``, ``Sum``, ``PowScalar`` with their gradients (1 at a
   zero for p = 1, NaN for a zero norm), ``F.norm_normalization`` is ``x / F.norm(x)`` with
-  ``eps`` unused.
+  ``eps`` unused;
+* ``F.batch_inv`` of a singular matrix gives infinities and NaN, as NNabla's LU does.
 """
 
 import numpy as np
@@ -198,6 +199,28 @@ def norm__zeros(nn, F, r):
                     y.backward(dy)
                     res["%snorm_normalization p=%d eps=%g" % (mode, p, eps)] = [y.d.copy(),
                                                                                 x.g.copy()]
+        finally:
+            nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=[FN + "batch_inv"],
+             note="a singular matrix is inverted as NNabla's LU (Eigen, partial pivoting) "
+                  "goes, to infinities and NaN, in both modes (Stadyn raised torch's error)")
+def batch_inv__singular(nn, F, r):
+    res = {}
+    a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 2.0]], [[0.0, 0.0], [0.0, 0.0]],
+                  [[0.0, 1.0], [0.0, 0.0]]], np.float32)
+    b = np.arange(1.0, 10.0, dtype=np.float32).reshape(1, 3, 3)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            for name, m in (("2x2", a), ("3x3", b)):
+                y = F.batch_inv(nn.Variable.from_numpy_array(m))
+                if not dynamic:
+                    y.forward()
+                res[mode + name] = y.d.copy()
         finally:
             nn.set_auto_forward(False)
     return res

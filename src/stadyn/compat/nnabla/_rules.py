@@ -4,7 +4,9 @@ wrapper that asks: ``F.batch_normalization`` and ``F.fused_batch_normalization``
 mean(x) ** 2``, as NNabla's CPU kernel does (``BatchNormalization::forward_impl_batch``),
 where Stadyn's own functions take it in two (case ``nnabla_fidelity_6.batch_norm__one_pass``);
 ``F.norm`` and ``F.norm_normalization`` compose the norm as NNabla does (its gradient at zeros)
-and the latter ignores ``eps``, as NNabla 1.39 does (case ``norm__zeros``).
+and the latter ignores ``eps``, as NNabla 1.39 does (case ``norm__zeros``); ``F.batch_inv``
+of a singular matrix gives what NNabla's LU gives, infinities and NaN, not an error (case
+``batch_inv__singular``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import functools
 
 #: NNabla's function name -> the ``rule`` its catalog op (or Stadyn's PF function) is given.
 RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
-         "norm": "nnabla", "norm_normalization": "nnabla"}
+         "norm": "nnabla", "norm_normalization": "nnabla", "batch_inv": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):
