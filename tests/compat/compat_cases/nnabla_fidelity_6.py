@@ -12,7 +12,9 @@
 * ``F.norm`` is ``Abs``, ``PowScalar``, ``Sum``, ``PowScalar`` with their gradients (1 at a
   zero for p = 1, NaN for a zero norm), ``F.norm_normalization`` is ``x / F.norm(x)`` with
   ``eps`` unused;
-* ``F.batch_inv`` of a singular matrix gives infinities and NaN, as NNabla's LU does.
+* ``F.batch_inv`` of a singular matrix gives infinities and NaN, as NNabla's LU does;
+* a registered parameter a program puts in a graph itself after setting its ``need_grad``
+  False gets no gradient and a solver leaves it.
 """
 
 import numpy as np
@@ -223,4 +225,56 @@ def batch_inv__singular(nn, F, r):
                 res[mode + name] = y.d.copy()
         finally:
             nn.set_auto_forward(False)
+    return res
+
+
+_DIRECT = ("Stadyn keeps a registered parameter's need_grad apart from the Variable its graphs "
+           "hold (compat/nnabla/_registered_flags.py): set False after a program's graph on "
+           "the registered Variable itself was built, that graph still writes its gradient "
+           "and the solver moves it (set before, the graph gets a view that computes none)")
+
+
+@nnabla_case(names=["nnabla.get_parameters", "nnabla.Variable.need_grad",
+                    "nnabla.functions.affine"],
+             note="the registered W itself put in a graph (F.affine(x, W, b)) with "
+                  "W.need_grad = False, set before or after the graph was built: NNabla 1.39 "
+                  "writes no gradient to W and a solver given it before leaves it; x's "
+                  "gradient and the listing agree",
+             known={k: _DIRECT for k in ("W.g after", "W after after", "dynamic W.g after",
+                                          "dynamic W after after")})
+def registered_parameter_in_graph__need_grad_false(nn, F, PF, S, r):
+    r.touch("nnabla.Variable.need_grad")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        for when in ("before", "after"):
+            nn.clear_parameters()
+            nn.set_auto_forward(dynamic)
+            try:
+                x = nn.Variable.from_numpy_array(np.array([[3.0, 4.0]], np.float32),
+                                                 need_grad=True)
+                with nn.parameter_scope("fc"):
+                    PF.affine(x, 2)
+                params = nn.get_parameters()
+                w, b = params["fc/affine/W"], params["fc/affine/b"]
+                w.d = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+                b.d = np.zeros(2, np.float32)
+                solver = S.Sgd(0.1)
+                solver.set_parameters(nn.get_parameters())
+                if when == "before":
+                    w.need_grad = False
+                loss = F.sum(F.affine(x, w, b))
+                if when == "after":
+                    w.need_grad = False
+                solver.zero_grad()
+                if not dynamic:
+                    loss.forward()
+                loss.backward()
+                res["%sW.g %s" % (mode, when)] = w.g.copy()
+                solver.update()
+                res["%sW after %s" % (mode, when)] = w.d.copy()
+                res["%sx.g %s" % (mode, when)] = x.g.copy()
+                res["%slisted %s" % (mode, when)] = sorted(nn.get_parameters().keys())
+            finally:
+                nn.set_auto_forward(False)
     return res

@@ -45,6 +45,7 @@ from ._proto_variable import refusing_proto_variables as _refusing_proto_variabl
 from ._float_inputs import reading_floats as _reading_floats
 from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
+from ._registered_flags import honouring_registered_flags as _honouring_flags
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._variable import as_nnabla as _as_nnabla
 
@@ -68,9 +69,9 @@ def _giving_nnabla_variables(fn):
 
 
 __all__ = _offered(_F.__all__, _CATALOG)
-globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
+globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(_honouring_flags(
     _refusing(_n, _reading_floats(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n))))))
-    ) for _n in __all__})
+    )) for _n in __all__})
 globals().update({_n: _giving_nnabla_variables(globals()[_n]) for _n in __all__
                   if not _CATALOG[_n].inputs})
 
@@ -78,8 +79,8 @@ globals().update({_n: _giving_nnabla_variables(globals()[_n]) for _n in __all__
 from . import _composed as _composed  # noqa: E402
 
 __all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # three replace catalog ops
-globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
-    _refusing(_n, _reading_floats(_n, getattr(_composed, _n))))) for _n in _composed.__all__})
+globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(_honouring_flags(
+    _refusing(_n, _reading_floats(_n, getattr(_composed, _n)))))) for _n in _composed.__all__})
 
 # NNabla's ``functions`` module also holds (imported there) the mode and context getters.
 from ...graph import get_auto_forward  # noqa: E402
