@@ -232,7 +232,9 @@ class Variable:
         self._need_grad = flag
         layout_changed()
         if self.parent is None and self._data is not None and self._data.dtype.is_floating_point:
+            kept = Variable.grad.fget(self)   # held by the tensor or by the Variable: it stays
             self._data.requires_grad_(flag)
+            Variable.grad.fset(self, kept)
         elif self.parent is not None:
             if self._stops_grad == flag or self._starts_grad != flag:
                 self._stops_grad, self._starts_grad = not flag, flag

@@ -14,7 +14,8 @@
   ``eps`` unused;
 * ``F.batch_inv`` of a singular matrix gives infinities and NaN, as NNabla's LU does;
 * a registered parameter a program puts in a graph itself after setting its ``need_grad``
-  False gets no gradient and a solver leaves it.
+  False gets no gradient and a solver leaves it;
+* a leaf's gradient array is kept through ``need_grad`` switched off and on.
 """
 
 import numpy as np
@@ -277,4 +278,41 @@ def registered_parameter_in_graph__need_grad_false(nn, F, PF, S, r):
                 res["%slisted %s" % (mode, when)] = sorted(nn.get_parameters().keys())
             finally:
                 nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.g"],
+             note="a leaf's gradient array is kept through need_grad switched off and on "
+                  "(NNabla reads it back; a backward then accumulates onto it); Stadyn read "
+                  "zeros while the flag was off and lost what it held when switched on")
+def leaf_gradient__kept_through_need_grad(nn, F, r):
+    r.touch("nnabla.Variable.need_grad")
+    r.touch("nnabla.Variable.g")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(np.array([3.0, 4.0], np.float32), need_grad=True)
+            u = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+            x.g = np.array([5.0, 5.0], np.float32)
+            x.need_grad = False
+            res[mode + "x.g off"] = x.g.copy()
+            loss = F.sum(x * u)
+            if not dynamic:
+                loss.forward()
+            loss.backward()
+            res[mode + "x.g after backward off"] = x.g.copy()
+            x.need_grad = True
+            res[mode + "x.g on"] = x.g.copy()
+            z = nn.Variable.from_numpy_array(np.array([3.0, 4.0], np.float32))
+            z.g = np.array([5.0, 5.0], np.float32)
+            loss = F.sum(z * u)
+            z.need_grad = True
+            if not dynamic:
+                loss.forward()
+            loss.backward()
+            res[mode + "z.g switched on"] = z.g.copy()
+        finally:
+            nn.set_auto_forward(False)
     return res
