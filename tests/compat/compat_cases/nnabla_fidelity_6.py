@@ -15,7 +15,8 @@
 * ``F.batch_inv`` of a singular matrix gives infinities and NaN, as NNabla's LU does;
 * a registered parameter a program puts in a graph itself after setting its ``need_grad``
   False gets no gradient and a solver leaves it;
-* a leaf's gradient array is kept through ``need_grad`` switched off and on.
+* a leaf's gradient array is kept through ``need_grad`` switched off and on;
+* ``F.deconvolution`` refuses an output of size 0 on a spatial axis.
 """
 
 import numpy as np
@@ -313,6 +314,38 @@ def leaf_gradient__kept_through_need_grad(nn, F, r):
                 loss.forward()
             loss.backward()
             res[mode + "z.g switched on"] = z.g.copy()
+        finally:
+            nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=[FN + "deconvolution"],
+             note="found by tools/nnabla_fuzz.py --seed 4: an output of size 0 on a spatial "
+                  "axis is refused (Deconvolution::setup_impl checks size > 0), in both "
+                  "modes; Stadyn computed an empty output")
+def deconvolution__empty_output_refused(nn, F, r):
+    res = {}
+    calls = (("pad 2 group 2", dict(pad=(2,), dilation=(1,), group=2), (2, 2, 3), (2, 1, 2)),
+             ("pad (1, 2) stride (2, 1)", dict(pad=(1, 2), stride=(2, 1)), (2, 1, 3, 4),
+              (1, 1, 2, 1)),
+             ("pad (1, 1) stride (2, 1)", dict(pad=(1, 1), stride=(2, 1)), (2, 1, 3, 4),
+              (1, 1, 2, 3)),
+             ("output_padding", dict(pad=(1,), output_padding=(1,), stride=(2,)), (1, 1, 2),
+              (1, 1, 1)))
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            for label, kw, xs, ws in calls:
+                x = nn.Variable.from_numpy_array(r.randn(*xs))
+                w = nn.Variable.from_numpy_array(r.randn(*ws))
+                try:
+                    y = F.deconvolution(x, w, **kw)
+                    if not dynamic:
+                        y.forward()
+                    res[mode + label] = y.d.copy()
+                except RuntimeError:
+                    res[mode + label] = "RuntimeError"
         finally:
             nn.set_auto_forward(False)
     return res
