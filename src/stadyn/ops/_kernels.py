@@ -368,7 +368,7 @@ def _bn_train_setup(ctx, inputs, output):
     ctx.bias_shape = None if bias is None else bias.shape
 
 
-def _bn_one_pass_backward(gy, x, weight, mean, var, eps, need):
+def _bn_one_pass_backward(gy, x, weight, eps, need):
     """NNabla 1.39's gradient of its batch statistics (``BatchNormalization::
     backward_impl_batch``), term by term on the one-pass variance: ``dvar = sum(dxh * (x - m))
     * -0.5 * (v + eps)^-1.5``, ``dmean = -sum(dxh) / sqrt(v + eps) - 2 * dvar * sum(x - m) / n``,
@@ -376,6 +376,10 @@ def _bn_one_pass_backward(gy, x, weight, mean, var, eps, need):
     work, g = _opmath(x), gy.to(_opmath(x).dtype)
     shape, reduce = _channel_shape(x), [0, *range(2, x.dim())]
     n = x.numel() // x.shape[1]
+    # the statistics again from x, by the forward's operations (the same values): a second
+    # derivative (MAML's) then sees how they depend on x, which the saved ones hide
+    mean = work.sum(dim=reduce, keepdim=True) / n
+    var = (work * work).sum(dim=reduce, keepdim=True) / n - mean * mean
     centred = work - mean
     std = torch.sqrt((var + eps).double()).to(var.dtype)  # as _normalize rounds it
     gx = gw = gb = None
@@ -396,7 +400,7 @@ def _bn_train_backward(ctx, gy, _gmean, _gvar):
     x, weight, mean, var = ctx.saved_tensors
     need = ctx.needs_input_grad
     if ctx.one_pass:
-        gx, gw, gb = _bn_one_pass_backward(gy, x, weight, mean, var, ctx.eps,
+        gx, gw, gb = _bn_one_pass_backward(gy, x, weight, ctx.eps,
                                            [need[0], need[1], ctx.has_bias and need[2]])
         return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None
     invstd = torch.rsqrt(var + ctx.eps).reshape(-1)
