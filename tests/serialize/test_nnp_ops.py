@@ -45,10 +45,6 @@ OFFERED = sorted(n for n, s in CATALOG.items()
 # Ops with no .nnp export rule, each declared ``nnp_export=Unmapped(reason)`` beside its other
 # rules.  A new entry here is a decision with its reason, not a default.
 EXEMPT = {
-    "cast",                          # NNabla 1.39 has no cast function (it computes in float32)
-    "cross_entropy_with_softmax",    # CNTK's criteria on one-hot targets: NNabla has neither
-    "classification_error",
-    "grad",                          # a gradient depends on the graph behind it
     "unique",                        # NNabla 1.39 runs Unique in auto_forward mode only
 }
 

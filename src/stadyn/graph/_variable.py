@@ -224,15 +224,15 @@ class Variable:
     @need_grad.setter
     def need_grad(self, flag: bool) -> None:
         """Set on an op's output, ``False`` stops the gradient there (NNabla's rule; static
-        graphs are re-lowered, ``True`` lifts it), and ``True`` makes gradients reach it even
-        where its inputs need none (``nn.grad([y], [x])`` of an ``x`` computed from data, as
-        WGAN-GP's gradient penalty takes it)."""
-        flag = bool(flag)
-        _marks[0] += flag != self._need_grad    # a later backward reads it (_grad_marks.py)
-        self._need_grad = flag
+        graphs are re-lowered, ``True`` lifts it), ``True`` makes gradients reach it even where
+        its inputs need none (``nn.grad([y], [x])`` of an ``x`` from data: WGAN-GP's penalty)."""
+        _marks[0] += bool(flag) != self._need_grad    # a later backward reads it (_grad_marks.py)
+        self._need_grad = flag = bool(flag)
         layout_changed()
         if self.parent is None and self._data is not None and self._data.dtype.is_floating_point:
+            kept = Variable.grad.fget(self)   # held by the tensor or by the Variable: it stays
             self._data.requires_grad_(flag)
+            Variable.grad.fset(self, kept)
         elif self.parent is not None:
             if self._stops_grad == flag or self._starts_grad != flag:
                 self._stops_grad, self._starts_grad = not flag, flag

@@ -134,7 +134,7 @@ def minimum_scalar(x, val=1.0):
     return torch.clamp(x, max=val)
 
 
-@op(1, category=_A)
+@op(1, category=_A, frameworks=("stadyn", "cntk"))
 def clip_by_value_scalar(x, min=-1.0, max=1.0):
     """Clamp ``x`` into ``[min, max]``.  Example: ``F.clip_by_value_scalar(x, -1, 1)``."""
     return torch.clamp(x, min=min, max=max)
@@ -276,7 +276,7 @@ def cntk_log(x):
     return value + (x - x.detach()) * slope
 
 
-@op(1, category=_M)
+@op(1, category=_M, frameworks=("stadyn", "cntk"))
 def sqrt(x, rule="torch"):
     """Square root; NaN for negative numbers, unless ``rule="cntk"``: CNTK 2.7's
     ``sqrt(x > 0 ? x : 0)``, 0 for NaN and negative numbers, with the gradient

@@ -33,7 +33,8 @@ def _dense_target(z, t, axis):
     return a
 
 
-@op(2, category="loss", precision="float", sequence=unless_class_axis)
+@op(2, category="loss", precision="float", sequence=unless_class_axis,
+    frameworks=("stadyn", "cntk"))
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     """CNTK's cross entropy with softmax along ``axis``: ``log_sum_exp(z) - sum(t * z)``, which
     is ``-sum(t * log softmax(z))`` for a target ``t`` that sums to 1 (one-hot or soft); the
@@ -64,7 +65,8 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     return y + torch.sum(finite * poison, dim=a, keepdim=True)
 
 
-@op(2, category="metric", precision="float", sequence=unless_class_axis)
+@op(2, category="metric", precision="float", sequence=unless_class_axis,
+    frameworks=("stadyn", "cntk"))
 def classification_error(output_vector, target_vector, axis=-1, topN=1):
     """With ``topN`` 1, CNTK 2.7's ``1 - sum(t * hardmax(z))``: 1 where the highest output
     (the earlier class among equal ones: an all-zero output predicts class 0) is not the

@@ -26,7 +26,8 @@ def _grad_shape(*x, n_outputs: int = 1, grad_outputs: tuple = ()):
     return tuple(torch.empty_like(t) for t in x[n_outputs:])
 
 
-@op(category="graph", name="grad", shape=_grad_shape, unstorable=_UNSTORABLE)
+@op(category="graph", name="grad", shape=_grad_shape, unstorable=_UNSTORABLE,
+    frameworks=("stadyn", "cntk"))
 def _grad(*x, n_outputs: int = 1, grad_outputs: tuple = ()):
     """Gradients of the first ``n_outputs`` inputs w.r.t. the others, as graph nodes.
 

@@ -525,39 +525,76 @@ def _opmath(x: torch.Tensor) -> torch.Tensor:
 
 
 def _bn_train_impl(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
-              eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+              eps: float, one_pass: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     work = _opmath(x)
     reduce = [0, *range(2, x.dim())]
     n = x.numel() // x.shape[1]
     mean = work.sum(dim=reduce, keepdim=True) / n
     centred = work - mean
-    var = (centred * centred).sum(dim=reduce, keepdim=True) / n
+    if one_pass:
+        # NNabla 1.39's CPU kernel: v = sum(x * x) / n - m * m in the data's type, which
+        # cancels where the values are large against their spread
+        var = (work * work).sum(dim=reduce, keepdim=True) / n - mean * mean
+    else:
+        var = (centred * centred).sum(dim=reduce, keepdim=True) / n
     return _normalize(x, centred, weight, bias, var, eps), mean, var
 
 
-def _bn_train_fake(x, weight, bias, eps):
+def _bn_train_fake(x, weight, bias, eps, one_pass):
     stat = torch.empty(_channel_shape(x), dtype=_opmath(x).dtype, device=x.device)
     return torch.empty_like(x), stat, torch.empty_like(stat)
 
 
 def _bn_train_setup(ctx, inputs, output):
-    x, weight, bias, eps = inputs
+    x, weight, bias, eps, one_pass = inputs
     _, mean, var = output
     ctx.mark_non_differentiable(mean, var)
     ctx.save_for_backward(x, weight, mean, var)
-    ctx.eps, ctx.has_bias = eps, bias is not None
+    ctx.eps, ctx.has_bias, ctx.one_pass = eps, bias is not None, one_pass
     ctx.bias_shape = None if bias is None else bias.shape
+
+
+def _bn_one_pass_backward(gy, x, weight, eps, need):
+    """NNabla 1.39's gradient of its batch statistics (``BatchNormalization::
+    backward_impl_batch``), term by term on the one-pass variance: ``dvar = sum(dxh * (x - m))
+    * -0.5 * (v + eps)^-1.5``, ``dmean = -sum(dxh) / sqrt(v + eps) - 2 * dvar * sum(x - m) / n``,
+    ``dx = dxh / sqrt(v + eps) + 2 * dvar * (x - m) / n + dmean / n`` with ``dxh = dy * gamma``."""
+    work, g = _opmath(x), gy.to(_opmath(x).dtype)
+    shape, reduce = _channel_shape(x), [0, *range(2, x.dim())]
+    n = x.numel() // x.shape[1]
+    # the statistics again from x, by the forward's operations (the same values): a second
+    # derivative (MAML's) then sees how they depend on x, which the saved ones hide
+    mean = work.sum(dim=reduce, keepdim=True) / n
+    var = (work * work).sum(dim=reduce, keepdim=True) / n - mean * mean
+    centred = work - mean
+    std = torch.sqrt((var + eps).double()).to(var.dtype)  # as _normalize rounds it
+    gx = gw = gb = None
+    if need[0]:
+        dxh = g if weight is None else g * weight.reshape(shape)
+        dvar = (dxh * centred).sum(dim=reduce, keepdim=True) * -0.5 * torch.pow(var + eps, -1.5)
+        dmean = (dxh.sum(dim=reduce, keepdim=True) * (-1.0 / std)
+                 + dvar * -2.0 * centred.sum(dim=reduce, keepdim=True) / n)
+        gx = (dxh / std + dvar * 2.0 * centred / n + dmean / n).to(x.dtype)
+    if weight is not None and need[1]:
+        gw = (g * centred / std).sum(dim=reduce).to(weight.dtype)
+    if need[2]:
+        gb = g.sum(dim=reduce)
+    return gx, gw, gb
 
 
 def _bn_train_backward(ctx, gy, _gmean, _gvar):
     x, weight, mean, var = ctx.saved_tensors
     need = ctx.needs_input_grad
+    if ctx.one_pass:
+        gx, gw, gb = _bn_one_pass_backward(gy, x, weight, ctx.eps,
+                                           [need[0], need[1], ctx.has_bias and need[2]])
+        return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None
     invstd = torch.rsqrt(var + ctx.eps).reshape(-1)
     gx, gw, gb = torch.ops.aten.native_batch_norm_backward(
         gy, x, None if weight is None else weight.reshape(-1), None, None, mean.reshape(-1),
         invstd, True, ctx.eps, [need[0], weight is not None and need[1],
                                 ctx.has_bias and need[2]])
-    return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None
+    return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None
 
 
 def _bn_eval_impl(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
@@ -588,7 +625,7 @@ def _bn_eval_backward(ctx, gy):
 
 
 _bn_train = kernel_op("stadyn_kernels::batch_norm_nnabla_train",
-                      "(Tensor x, Tensor? weight, Tensor? bias, float eps) "
+                      "(Tensor x, Tensor? weight, Tensor? bias, float eps, bool one_pass) "
                       "-> (Tensor, Tensor, Tensor)",
                       _bn_train_impl, _bn_train_fake, _bn_train_backward, _bn_train_setup)
 _bn_eval = kernel_op("stadyn_kernels::batch_norm_nnabla_eval",
@@ -599,12 +636,16 @@ _bn_eval = kernel_op("stadyn_kernels::batch_norm_nnabla_eval",
 
 def batch_norm_nnabla(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
                       mean: torch.Tensor | None, var: torch.Tensor | None, train: bool,
-                      eps: float) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+                      eps: float, one_pass: bool = False
+                      ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """Batch normalisation of ``x`` ``(N, C, ...)`` over every axis but 1 in NNabla 1.39's order
     of operations (see the module docstring): ``(x - m) * weight / sqrt(v + eps) + bias``.
     With ``train`` ``m`` is ``sum(x) / n`` and ``v`` the mean squared deviation from it, both
     returned (shape ``(1, C, 1, ...)``, not differentiable: the gradient through them is in
     ``x``'s); without it ``m`` and ``v`` are ``mean`` and ``var`` and the two returned are None.
+    ``one_pass`` computes ``v`` as NNabla 1.39's CPU kernel does, ``sum(x * x) / n - m * m``
+    (which cancels where the values are large against their spread: 0 for ``[3, 3.001]``),
+    and the gradient by NNabla's formula on it.
     ``weight``, ``bias``, ``mean`` and ``var`` hold one value per channel (any shape); weight
     and bias may be None.  Half-precision data is normalised in float32 and returned in its own
     type.  Differentiable to any order in ``x``, ``weight`` and ``bias``.
@@ -617,5 +658,5 @@ def batch_norm_nnabla(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.
         (0.5, 2.0, 0.6666666865348816)
     """
     if train:
-        return _bn_train(x, weight, bias, float(eps))
+        return _bn_train(x, weight, bias, float(eps), bool(one_pass))
     return _bn_eval(x, weight, bias, mean, var, float(eps)), None, None

@@ -26,8 +26,11 @@ def _square_batch(name: str, x) -> None:
 
 
 @op(1, category=_C, precision="float", sequence="drop")
-def batch_inv(x):
-    """The inverse of each square matrix of the batch ``x`` (shape ``(B, N, N)``).
+def batch_inv(x, rule="torch"):
+    """The inverse of each square matrix of the batch ``x`` (shape ``(B, N, N)``).  A singular
+    matrix is an error, unless ``rule="nnabla"``: NNabla 1.39 inverts it as its LU
+    factorisation does (Eigen's partial pivoting, as LAPACK's), to infinities and NaN
+    (``[[1, 2], [2, 4]]`` gives ``[[-inf, inf], [inf, -inf]]``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -38,6 +41,10 @@ def batch_inv(x):
                 [0.  , 0.25]]], dtype=float32)
     """
     _square_batch("batch_inv", x)
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"batch_inv: rule={rule!r}: 'torch' or 'nnabla'")
+    if rule == "nnabla":
+        return torch.linalg.inv_ex(x).inverse
     return torch.linalg.inv(x)
 
 

@@ -70,7 +70,7 @@ CAST_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "in
                "uint8", "bool")
 
 
-@op(1, category="misc")
+@op(1, category="misc", frameworks=("stadyn", "cntk"))
 def cast(x, dtype="float32"):
     """``x`` converted to ``dtype`` (a name from :data:`CAST_DTYPES`): floats to integers round
     toward zero, anything to ``bool`` is ``x != 0``.  The gradient flows between floating-point

@@ -272,7 +272,7 @@ def _check_bn_statistics(x, tensors, axes) -> None:
 
 
 def _bn_shape(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.9, eps=1e-05,
-              batch_stat=True, output_stat=False, time_constant=None):
+              batch_stat=True, output_stat=False, time_constant=None, rule="torch"):
     # A shape rule (not the kernel on meta tensors): torch refuses one value per channel while
     # training, but a static graph may be built on a placeholder batch of 1.
     _check_bn_statistics(x, (beta, gamma, mean, variance), axes)
@@ -285,7 +285,7 @@ def _bn_shape(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.9, eps=1e-
 
 @op(5, category=_C, shape=_bn_shape, precision="mixed")
 def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.9, eps=1e-05,
-                        batch_stat=True, output_stat=False, time_constant=None):
+                        batch_stat=True, output_stat=False, time_constant=None, rule="torch"):
     """Batch normalisation over every axis but ``axes`` (NNabla's argument order).
 
     ``beta``, ``gamma``, ``mean`` and ``variance`` have size 1 on the reduced axes (``(1, C, 1,
@@ -294,12 +294,21 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
     variance; without it the running statistics are used.  ``output_stat`` also returns the batch
     mean and (biased) variance.
 
+    The batch variance is the mean squared deviation from the batch mean (two passes, as
+    ``torch.var``), unless ``rule="nnabla"``: NNabla 1.39's CPU kernel's one pass,
+    ``mean(x * x) - mean(x) ** 2``, which cancels where the values are large against their
+    spread (``[3.0, 3.001]`` normalises to +-0.15810 with ``eps=1e-5``, not +-0.15616), with
+    NNabla's gradient formula on it; ``stadyn.compat.nnabla`` passes it.
+
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> s = (1, 3, 1, 1)
         >>> F.batch_normalization(sd.Variable((4, 3, 5, 5)), sd.Variable(s), sd.Variable(s), sd.Variable(s), sd.Variable(s)).shape
         (4, 3, 5, 5)
     """
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"batch_normalization: rule={rule!r}: 'torch' or 'nnabla'")
+    one_pass = rule == "nnabla"
     axes = [int(a) % x.ndim for a in axes]
     if batch_stat is None:
         batch_stat = is_training()
@@ -313,14 +322,16 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
         perm = reduce + axes
         moved = x.permute(*perm)
         flat = moved.reshape(math.prod(moved.shape[:len(reduce)]), -1)
-        y = _bn_core(flat, beta, gamma, mean, variance, decay_rate, eps, batch_stat)
+        y = _bn_core(flat, beta, gamma, mean, variance, decay_rate, eps, batch_stat, one_pass)
         y = y.reshape(moved.shape).permute(*np.argsort(perm).tolist())
     else:
-        y = _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat)
+        y = _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat, one_pass)
     if not output_stat:
         return y
-    return (y, torch.mean(x, dim=reduce, keepdim=True),
-            torch.var(x, dim=reduce, keepdim=True, unbiased=False))
+    batch_mean = torch.mean(x, dim=reduce, keepdim=True)
+    if one_pass:
+        return y, batch_mean, torch.mean(x * x, dim=reduce, keepdim=True) - batch_mean * batch_mean
+    return y, batch_mean, torch.var(x, dim=reduce, keepdim=True, unbiased=False)
 
 
 def _bn_single_sample(x, beta, gamma, mean, variance, decay_rate, eps, output_stat):
@@ -346,13 +357,14 @@ def _bn_single_sample(x, beta, gamma, mean, variance, decay_rate, eps, output_st
     return y, x * 1.0, centred * centred
 
 
-def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat):
+def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat, one_pass=False):
     """Batch normalisation of ``x`` ``(N, C, ...)`` over every axis but 1 in NNabla 1.39's
     order of operations, ``(x - m) * gamma / sqrt(v + eps) + beta`` (``kernels.batch_norm_nnabla``:
     an element equal to the mean gives exactly ``beta``, as in NNabla, where ATen's fused kernel
     leaves a rounding error whose sign a ``binary_tanh`` shows), the running statistics moved
-    as NNabla moves them."""
-    y, m, v = kernels.batch_norm_nnabla(x, gamma, beta, mean, variance, bool(batch_stat), eps)
+    as NNabla moves them; ``one_pass``: the batch variance as NNabla computes it."""
+    y, m, v = kernels.batch_norm_nnabla(x, gamma, beta, mean, variance, bool(batch_stat), eps,
+                                        one_pass)
     if batch_stat and (mean is not None or variance is not None):
         _bn_update_running(mean, variance, m, v, x.numel() // x.shape[1], decay_rate)
     return y
@@ -417,7 +429,8 @@ def embed(x0, w):
 
 
 def _fused_bn_shape(x, beta, gamma, mean, variance, z=None, axes=(1,), decay_rate=0.9,
-                    eps=1e-05, batch_stat=True, nonlinearity="relu", output_stat=False):
+                    eps=1e-05, batch_stat=True, nonlinearity="relu", output_stat=False,
+                    rule="torch"):
     return _bn_shape(x, beta, gamma, mean, variance, axes, decay_rate, eps, batch_stat,
                      output_stat)
 
@@ -425,9 +438,10 @@ def _fused_bn_shape(x, beta, gamma, mean, variance, z=None, axes=(1,), decay_rat
 @op(6, category=_C, shape=_fused_bn_shape, precision="mixed")
 def fused_batch_normalization(x, beta, gamma, mean, variance, z=None, axes=(1,), decay_rate=0.9,
                               eps=1e-05, batch_stat=True, nonlinearity="relu",
-                              output_stat=False):
+                              output_stat=False, rule="torch"):
     """``relu(batch_normalization(x) + z)`` (NNabla's fused form; ``z`` may be None): the
-    normalisation, its running statistics and ``output_stat`` as :func:`batch_normalization`.
+    normalisation, its running statistics, ``output_stat`` and ``rule`` as
+    :func:`batch_normalization`.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -439,7 +453,7 @@ def fused_batch_normalization(x, beta, gamma, mean, variance, z=None, axes=(1,),
         raise ValueError(f"fused_batch_normalization: nonlinearity must be 'relu', got "
                          f"{nonlinearity!r}")
     out = batch_normalization.spec.impl(x, beta, gamma, mean, variance, axes, decay_rate, eps,
-                                        batch_stat, output_stat)
+                                        batch_stat, output_stat, rule=rule)
     y = out[0] if output_stat else out
     if z is not None:
         y = y + z

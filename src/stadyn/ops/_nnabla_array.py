@@ -168,11 +168,32 @@ def bit_shift(x, shift, direction="LEFT"):
     if x.is_floating_point() or shift.is_floating_point():
         raise TypeError(f"bit_shift: x and shift must be integer arrays, got {x.dtype} and "
                         f"{shift.dtype}")
+    if direction not in ("LEFT", "RIGHT"):
+        raise ValueError(f"bit_shift: direction must be 'LEFT' or 'RIGHT', got {direction!r}")
+    if x.dtype in (torch.uint16, torch.uint32, torch.uint64):
+        return _wide_unsigned_shift(x, shift, direction == "LEFT")
     if direction == "LEFT":
         return torch.bitwise_left_shift(x, shift.to(x.dtype))
-    if direction == "RIGHT":
-        return torch.bitwise_right_shift(x, shift.to(x.dtype))
-    raise ValueError(f"bit_shift: direction must be 'LEFT' or 'RIGHT', got {direction!r}")
+    return torch.bitwise_right_shift(x, shift.to(x.dtype))
+
+
+def _wide_unsigned_shift(x, shift, left):
+    """``bit_shift`` of uint16, uint32 or uint64 ``x``, which torch's shift kernels do not take:
+    shifted as the bits of an int64 (uint64's reinterpreted, the others widened) and cut back
+    to the type's width; a right shift of uint64 bits clears the bits the arithmetic shift
+    copied from the sign."""
+    s = shift.to(torch.int64)
+    if x.dtype == torch.uint64:
+        bits = x.view(torch.int64)
+        if left:
+            return torch.bitwise_left_shift(bits, s).view(torch.uint64)
+        kept = torch.bitwise_left_shift(torch.ones_like(s), 64 - s.clamp(min=1)) - 1
+        out = torch.where(s > 0, torch.bitwise_right_shift(bits, s) & kept, bits)
+        return out.view(torch.uint64)
+    wide = x.to(torch.int64)
+    out = torch.bitwise_left_shift(wide, s) if left else torch.bitwise_right_shift(wide, s)
+    width = 16 if x.dtype == torch.uint16 else 32
+    return (out & ((1 << width) - 1)).to(x.dtype)
 
 
 @op(1, category="nn")

@@ -15,6 +15,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ._registry import op
@@ -93,9 +95,27 @@ def group_normalization(x, beta, gamma, num_groups, channel_axis=1, batch_axis=0
     return (y, out[1], out[2]) if output_stat else y
 
 
+def nnabla_norm(x: torch.Tensor, order: float, dims: list[int] | None,
+                keepdim: bool) -> torch.Tensor:
+    """``(sum |x|^p)^(1/p)`` as NNabla 1.39's ``Norm`` composes it (``Abs``, ``PowScalar``,
+    ``Sum``, ``PowScalar``), with its gradients: ``Abs``'s is +1 at 0 (so a 1-norm passes 1
+    to a zero), ``PowScalar(1/p)``'s is infinite at a zero sum (a 2-norm of zeros gives NaN
+    gradients).  ``p`` infinite keeps the largest magnitude (NNabla computes ``|x|^inf``
+    literally; docs/nnabla-names.md)."""
+    if math.isinf(order):
+        return torch.linalg.vector_norm(x, ord=order, dim=dims, keepdim=keepdim)
+    magnitude = x * torch.where(x >= 0, 1.0, -1.0).to(x.dtype)
+    total = magnitude.pow(order).sum(dim=list(range(x.ndim)) if dims is None else dims,
+                                     keepdim=keepdim)
+    return total.pow(1.0 / order)
+
+
 @op(1, category="reduction", precision="float", sequence=unless_axes())
-def norm(x, p=None, axis=None, keepdims=False):
+def norm(x, p=None, axis=None, keepdims=False, rule="torch"):
     """The ``p``-norm ``(sum |x|^p)^(1/p)`` over ``axis`` (default: all axes; ``p`` None is 2).
+    ``rule="nnabla"`` computes it as NNabla 1.39 composes it, whose gradient differs where
+    ``x`` has zeros: a 1-norm passes 1 to a zero (``Abs``'s gradient there), a norm of all
+    zeros passes NaN for ``p > 1`` (:func:`nnabla_norm`); torch's passes 0.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -107,7 +127,11 @@ def norm(x, p=None, axis=None, keepdims=False):
     order = 2.0 if p is None else float(p)
     if order <= 0:
         raise ValueError(f"norm: p must be positive, got {p}")
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"norm: rule={rule!r}: 'torch' or 'nnabla'")
     dims = norm_axes(axis, x.ndim)
+    if rule == "nnabla":
+        return nnabla_norm(x, order, dims, bool(keepdims))
     return torch.linalg.vector_norm(x, ord=order, dim=dims, keepdim=bool(keepdims))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from ._normalization import nnabla_norm
 from ._registry import op
 from ._util import norm_axes
 
@@ -37,8 +38,10 @@ def clip_by_norm(x, clip_norm, axis=None):
 
 
 @op(1, category=_C, precision="float")
-def norm_normalization(x, p=None, axes=None, eps=1e-12):
+def norm_normalization(x, p=None, axes=None, eps=1e-12, rule="torch"):
     """``x / (sum |x|^p + eps)^(1/p)``, the sum over ``axes`` (default all; ``p`` None is 2).
+    ``rule="nnabla"``: NNabla 1.39's ``x / norm(x)``, which ignores ``eps`` (an all-zero slice
+    gives NaN) and has the gradient of its ``Norm`` (:func:`._normalization.nnabla_norm`).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -50,6 +53,10 @@ def norm_normalization(x, p=None, axes=None, eps=1e-12):
     order = 2.0 if p is None else float(p)
     if order <= 0:
         raise ValueError(f"norm_normalization: p must be positive, got {p}")
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"norm_normalization: rule={rule!r}: 'torch' or 'nnabla'")
+    if rule == "nnabla":
+        return x / nnabla_norm(x, order, _axes(axes, x.ndim), True)
     total = x.abs().pow(order).sum(dim=_axes(axes, x.ndim), keepdim=True)
     return x / (total + eps).pow(1.0 / order)
 

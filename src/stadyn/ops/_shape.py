@@ -119,7 +119,7 @@ def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
     return x[index]
 
 
-@op(1, category=_C)
+@op(1, category=_C, frameworks=("stadyn", "cntk"))
 def flatten(x, axis=1):
     """Keep the axes before ``axis`` and merge the rest into one.
 

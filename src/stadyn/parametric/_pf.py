@@ -126,9 +126,10 @@ def batch_normalization(inp: Variable, axes: Sequence[int] = (1,), decay_rate: f
                         eps: float = 1e-5, batch_stat: bool = True, output_stat: bool = False,
                         fix_parameters: bool = False, param_init: dict | None = None,
                         no_scale: bool = False, no_bias: bool = False,
-                        name: str | None = None):
+                        name: str | None = None, rule: str = "torch"):
     """Batch normalisation with ``beta`` (0), ``gamma`` (1) and running ``mean`` (0) and ``var``
     (1) in scope ``bn``, each of shape ``(1, C, 1, 1)`` for images (size 1 except on ``axes``).
+    ``rule`` is ``F.batch_normalization``'s (``"nnabla"``: NNabla 1.39's one-pass variance).
 
     Example:
         >>> import stadyn as sd, stadyn.parametric_functions as PF
@@ -142,7 +143,7 @@ def batch_normalization(inp: Variable, axes: Sequence[int] = (1,), decay_rate: f
         beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
                                                no_bias)
         return F.batch_normalization(inp, beta, gamma, mean, var, axes, decay_rate, eps,
-                                     batch_stat, output_stat)
+                                     batch_stat, output_stat, rule=rule)
 
 
 def fused_batch_normalization(inp: Variable, z: Variable | None = None,
@@ -151,9 +152,9 @@ def fused_batch_normalization(inp: Variable, z: Variable | None = None,
                               nonlinearity: str = "relu", output_stat: bool = False,
                               fix_parameters: bool = False, param_init: dict | None = None,
                               no_scale: bool = False, no_bias: bool = False,
-                              name: str | None = None):
+                              name: str | None = None, rule: str = "torch"):
     """:func:`batch_normalization`'s parameters (scope ``bn``) with the normalised value added
-    to ``z`` and passed through a ReLU (``F.fused_batch_normalization``).
+    to ``z`` and passed through a ReLU (``F.fused_batch_normalization``; ``rule`` its).
 
     Example:
         >>> import stadyn as sd, stadyn.parametric_functions as PF
@@ -166,7 +167,7 @@ def fused_batch_normalization(inp: Variable, z: Variable | None = None,
         beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
                                                no_bias)
         return F.fused_batch_normalization(inp, beta, gamma, mean, var, z, axes, decay_rate, eps,
-                                           batch_stat, nonlinearity, output_stat)
+                                           batch_stat, nonlinearity, output_stat, rule=rule)
 
 
 def bn_parameters(inp: Variable, axes: list[int], fix_parameters: bool,

@@ -61,10 +61,6 @@ def labels(classes):
     return lambda r, s: r.randint(0, classes, s).astype(np.int32)
 
 
-def onehot(r, s):
-    return r.onehot(s[0], s[-1]).reshape(s)
-
-
 S23 = [(2, 3)]
 S234 = [(2, 3, 4)]
 
@@ -86,8 +82,6 @@ fn_case("exp", lambda F, x: F.exp(x), S23)
 fn_case("log", lambda F, x: F.log(x), S23, data=[positive])
 fn_case("abs", lambda F, x: F.abs(x), S23)
 fn_case("identity", lambda F, x: F.identity(x) * 2.0, S23)
-fn_case("sqrt", lambda F, x: F.sqrt(x), S23, data=[positive],
-        real=lambda F, x: F.pow_scalar(x, 0.5), note="NNabla: pow_scalar(x, 0.5)")
 
 # -- arithmetic -----------------------------------------------------------------------------
 fn_case("add2", lambda F, x, y: F.add2(x, y), [(2, 3), (2, 3)])
@@ -108,9 +102,6 @@ fn_case("r_div_scalar", lambda F, x: F.r_div_scalar(x, 3.0), S23, data=[positive
 fn_case("r_pow_scalar", lambda F, x: F.r_pow_scalar(x, 2.0), S23)
 fn_case("maximum_scalar", lambda F, x: F.maximum_scalar(x, 0.2), S23)
 fn_case("minimum_scalar", lambda F, x: F.minimum_scalar(x, 0.2), S23)
-fn_case("clip_by_value_scalar", lambda F, x: F.clip_by_value_scalar(x, -0.5, 0.7), S23,
-        real=lambda F, x: F.clip_by_value(x, -0.5, 0.7),
-        note="NNabla: clip_by_value with scalar bounds")
 fn_case("operators", lambda F, x, y: (x + y) * (x - 2.0) / (y * y + 1.0) - (-x) ** 2,
         [(2, 3), (2, 3)], names=["nnabla.Variable"],
         note="Variable's +, -, *, /, unary -, ** map to the arithmetic functions")
@@ -138,8 +129,6 @@ fn_case("min", lambda F, x: F.min(x, axis=0), S234)
 fn_case("prod", lambda F, x: F.prod(x, axis=1), S234)
 fn_case("reshape", lambda F, x: F.reshape(x, (4, 6)), S234)
 fn_case("reshape__infer", lambda F, x: F.reshape(x, (2, -1)), S234)
-fn_case("flatten", lambda F, x: F.flatten(x), S234, real=lambda F, x: F.reshape(x, (2, 12)),
-        note="NNabla: reshape to (batch, -1)")
 fn_case("transpose", lambda F, x: F.transpose(x, (2, 0, 1)), S234)
 fn_case("broadcast", lambda F, x: F.broadcast(x, (2, 3, 4)), [(2, 1, 4)])
 fn_case("concatenate", lambda F, x, y: F.concatenate(x, y, axis=1), [(2, 3), (2, 2)])
@@ -189,14 +178,6 @@ fn_case("top_n_error", lambda F, x, t: F.top_n_error(x, t), [(6, 5), (6, 1)],
         data=[None, labels(5)], grads=False)
 fn_case("top_n_error__n", lambda F, x, t: F.top_n_error(x, t, n=2), [(6, 5), (6, 1)],
         data=[None, labels(5)], grads=False)
-fn_case("cross_entropy_with_softmax", lambda F, z, t: F.cross_entropy_with_softmax(z, t),
-        [(4, 5), (4, 5)], data=[None, onehot], grads=[0],
-        real=lambda F, z, t: -F.sum(t * F.log_softmax(z, axis=1), axis=1, keepdims=True),
-        note="NNabla: -sum(t * log_softmax(z)) over the last axis")
-fn_case("classification_error", lambda F, z, t: F.classification_error(z, t), [(6, 5), (6, 5)],
-        data=[None, onehot], grads=False,
-        real=lambda F, z, t: F.top_n_error(z, F.max(t, axis=1, keepdims=True, only_index=True)),
-        note="NNabla: top_n_error against the one-hot target's index")
 
 # -- neural-network functions ---------------------------------------------------------------
 fn_case("affine", lambda F, x, w, b: F.affine(x, w, b), [(3, 4), (4, 5), (5,)])
@@ -357,41 +338,3 @@ fn_case("where", lambda F, c, x, y: F.where(c, x, y), [(2, 3), (2, 3), (2, 3)],
 fn_case("where__leading_condition", lambda F, c, x, y: F.where(c, x, y),
         [(2,), (2, 3), (2, 3)], data=[binary, None, None], grads=[1, 2],
         note="a condition of lower rank covers the leading axes (NNabla's rule)")
-
-
-# -- Stadyn's extra names: NNabla 1.39 computes the same with its own functions ---------------
-@nnabla_case(names=["nnabla.functions.cast"],
-             note="NNabla 1.39 has no cast: the real side truncates toward zero with "
-                  "sign(x) * floor(|x|); both are compared as int64 values")
-def cast(nn, F, r):
-    x = nn.Variable.from_numpy_array(r.randn(2, 5) * 3.0)
-    if r.real:
-        r.touch("nnabla.functions.cast")
-        y = F.sign(x) * F.floor(F.abs(x))
-    else:
-        y = F.cast(x, "int64")
-    y.forward()
-    return {"out": y.d.astype(np.int64)}
-
-
-@nnabla_case(names=["nnabla.functions.grad"],
-             note="Stadyn's catalog op grad(*outputs_then_inputs, n_outputs) is nnabla.grad "
-                  "as one node; NNabla 1.39 computes the same with nnabla.grad; an input that "
-                  "no output depends on gets zeros",
-             known={"dunused": "NNabla's nn.grad gives a 0-d zero for an input the outputs do "
-                               "not depend on; Stadyn's grad op (stadyn.ops, native) gives "
-                               "zeros of the input's shape"})
-def functions_grad(nn, F, r):
-    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
-    unused = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
-    y = F.sum(F.tanh(x) * x)
-    if r.real:
-        r.touch("nnabla.functions.grad")
-        dx, du = nn.grad([y], [x, unused])
-    else:
-        dx, du = F.grad(y, x, unused, n_outputs=1)
-    dx.forward()
-    du.forward()
-    return {"dx": dx.d.copy(), "dunused": du.d.copy()}
-
-

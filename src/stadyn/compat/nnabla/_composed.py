@@ -254,7 +254,8 @@ def tensor_normalization(x, axes, beta=None, gamma=None, eps=1e-05, output_stat=
     """
     axes = [axes] if isinstance(axes, int) else list(axes)
     return _F.batch_normalization(x, beta, gamma, None, None, axes=axes, decay_rate=0.0,
-                                  eps=eps, batch_stat=True, output_stat=output_stat)
+                                  eps=eps, batch_stat=True, output_stat=output_stat,
+                                  rule="nnabla")
 
 
 def reduce(x, op="sum"):

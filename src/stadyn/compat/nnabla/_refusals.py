@@ -20,7 +20,9 @@ inputs and the user's line.
   meant, docs/nnabla-names.md.)
 * ``norm`` and ``norm_normalization`` need ``p >= 1`` (``Norm::setup_impl``);
 * ``bit_shift`` shifts unsigned integers only (uint8, uint16, uint32, uint64):
-  ``BitShift::forward_impl`` refuses int32, int8, float32, ... (a ``type error``).
+  ``BitShift::forward_impl`` refuses int32, int8, float32, ... (a ``type error``);
+* ``deconvolution`` refuses an output of size 0 or less on a spatial axis
+  (``Deconvolution::setup_impl``: ``size_i > 0``), which Stadyn would compute, empty.
 
 The Python operators of ``nn.Variable`` (``x + y``, ``x * y``, ...) go through the same
 binary check (``_variable.py``).
@@ -154,6 +156,34 @@ def _check_bit_shift(x=None, *_, **__):
                                    f"uint64), inputs[0] is {name}")
 
 
+def _check_deconvolution(x=None, weight=None, bias=None, base_axis=1, pad=None, stride=None,
+                         dilation=None, group=1, channel_last=False, output_padding=None,
+                         *_, **__):
+    xs, ws = _shape(x), _shape(weight)
+    if xs is None or ws is None or channel_last or len(ws) < 3:
+        return                          # the op's own checks name the problem
+    spatial = len(ws) - 2
+    first = int(base_axis) + 1
+    if first + spatial != len(xs):
+        return
+    try:
+        stride, dilation, pads, output_padding = (
+            [default] * spatial if v is None else [int(e) for e in v]
+            for v, default in ((stride, 1), (dilation, 1), (pad, 0), (output_padding, 0)))
+    except (TypeError, ValueError):
+        return
+    if any(len(v) != spatial for v in (stride, dilation, pads, output_padding)):
+        return
+    for i in range(spatial):
+        size = (stride[i] * (xs[first + i] - 1) + dilation[i] * (ws[2 + i] - 1) + 1
+                - 2 * pads[i] + output_padding[i])
+        if size <= 0:
+            raise _refuse("deconvolution", f"its output would have size {size} on spatial axis "
+                                           f"{i} (input {xs[first + i]}, kernel {ws[2 + i]}, "
+                                           f"pad {pads[i]}, stride {stride[i]}, dilation "
+                                           f"{dilation[i]}): NNabla checks size > 0")
+
+
 def _binary_checker(name: str) -> Callable:
     def check(x0=None, x1=None, *_, **__):
         check_binary(name, x0, x1)
@@ -169,6 +199,7 @@ _CHECKS: dict[str, Callable] = {
     "norm": _check_norm_p("norm", 1),
     "norm_normalization": _check_norm_p("norm_normalization", 1),
     "bit_shift": _check_bit_shift,
+    "deconvolution": _check_deconvolution,
 }
 
 

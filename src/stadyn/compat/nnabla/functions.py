@@ -26,9 +26,12 @@ And the ops declared for other front ends only (``@op(..., frameworks=("cntk",))
 random, sampling and ranking Functions ``cntk.random.*_like``, ``random_sample``,
 ``lambda_rank``, ``ndcg_at_1``, CTC's ``cntk_forward_backward`` and
 ``cntk_edit_distance_error``; checked on NNabla 1.39: none of these names exists in
-``nnabla.functions``), and Stadyn's own ``take_along_axis`` and ``stop_gradient``
-(``frameworks=("stadyn", "cntk")``; NNabla 1.39 has neither, so an NNabla program naming them
-gets NNabla's ``AttributeError``, case ``functions_nnabla_lacks``).
+``nnabla.functions``), and Stadyn's own ops NNabla 1.39 lacks, ``take_along_axis``,
+``stop_gradient``, ``cast``, ``classification_error``, ``clip_by_value_scalar``,
+``cross_entropy_with_softmax``, ``flatten``, ``grad`` and ``sqrt`` (``frameworks=("stadyn",
+"cntk")``; an NNabla program naming one gets NNabla's ``AttributeError``, cases
+``functions_nnabla_lacks`` and ``functions_nnabla_lacks__more``).  Batch normalisation is
+called with ``rule="nnabla"`` (``_rules.py``).
 """
 
 import functools as _functools
@@ -42,6 +45,8 @@ from ._proto_variable import refusing_proto_variables as _refusing_proto_variabl
 from ._float_inputs import reading_floats as _reading_floats
 from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
+from ._registered_flags import honouring_registered_flags as _honouring_flags
+from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._variable import as_nnabla as _as_nnabla
 
 
@@ -64,8 +69,9 @@ def _giving_nnabla_variables(fn):
 
 
 __all__ = _offered(_F.__all__, _CATALOG)
-globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
-    _refusing(_n, _reading_floats(_n, _giving_uint64(_n, getattr(_F, _n)))))) for _n in __all__})
+globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(_honouring_flags(
+    _refusing(_n, _reading_floats(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n))))))
+    )) for _n in __all__})
 globals().update({_n: _giving_nnabla_variables(globals()[_n]) for _n in __all__
                   if not _CATALOG[_n].inputs})
 
@@ -73,8 +79,8 @@ globals().update({_n: _giving_nnabla_variables(globals()[_n]) for _n in __all__
 from . import _composed as _composed  # noqa: E402
 
 __all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # four replace catalog ops
-globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(
-    _refusing(_n, _reading_floats(_n, getattr(_composed, _n))))) for _n in _composed.__all__})
+globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(_honouring_flags(
+    _refusing(_n, _reading_floats(_n, getattr(_composed, _n)))))) for _n in _composed.__all__})
 
 # NNabla's ``functions`` module also holds (imported there) the mode and context getters.
 from ...graph import get_auto_forward  # noqa: E402

@@ -19,6 +19,7 @@ from ...parametric_functions import __all__ as _pf_all
 from ._float_inputs import as_float32
 from ._lstm_cell import LSTMCell
 from ._parameter import get_parameter_or_create
+from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
                             transformer_encode)
 from .initializer import (ConstantInitializer, NormalInitializer, UniformInitializer,
@@ -91,6 +92,7 @@ def _reading_float_inputs(func):
 
 for _name in _pf_all:
     if inspect.isfunction(globals()[_name]):
+        globals()[_name] = _with_nnabla_rule(_name, globals()[_name])  # (``_rules.py``)
         globals()[_name] = _taking_float_counts(globals()[_name])
         if _name != "embed":
             globals()[_name] = _reading_float_inputs(globals()[_name])

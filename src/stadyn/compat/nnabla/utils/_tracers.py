@@ -106,13 +106,13 @@ class NanInfTracer(FunctionHookCallbackBase):
         >>> import numpy as np
         >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
         >>> x = nn.Variable.from_numpy_array(np.array([1.0, 4.0]), need_grad=True)
-        >>> y = F.sum(F.sqrt(x))
+        >>> y = F.sum(F.pow_scalar(x, 0.5))
         >>> nit = NanInfTracer()
         >>> with nit.trace():
         ...     y.forward(function_post_hook=nit.forward_post_hook)
         ...     y.backward(function_post_hook=nit.backward_post_hook)
         >>> [f.name for f in nit.key_to_stat_bwd]
-        ['Sum', 'Sqrt']
+        ['Sum', 'PowScalar']
     """
 
     def __init__(self, trace_nan: bool = True, trace_inf: bool = True,

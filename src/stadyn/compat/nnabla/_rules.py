@@ -1,0 +1,37 @@
+"""The catalog ops that compute NNabla 1.39's way only when asked (``rule="nnabla"``), and the
+wrapper that asks: ``F.batch_normalization`` and ``F.fused_batch_normalization`` (and the
+``PF`` functions of the same names) take the batch variance in one pass, ``mean(x * x) -
+mean(x) ** 2``, as NNabla's CPU kernel does (``BatchNormalization::forward_impl_batch``),
+where Stadyn's own functions take it in two (case ``nnabla_fidelity_6.batch_norm__one_pass``);
+``F.norm`` and ``F.norm_normalization`` compose the norm as NNabla does (its gradient at zeros)
+and the latter ignores ``eps``, as NNabla 1.39 does (case ``norm__zeros``); ``F.batch_inv``
+of a singular matrix gives what NNabla's LU gives, infinities and NaN, not an error (case
+``batch_inv__singular``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+#: NNabla's function name -> the ``rule`` its catalog op (or Stadyn's PF function) is given.
+RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
+         "norm": "nnabla", "norm_normalization": "nnabla", "batch_inv": "nnabla"}
+
+
+def with_nnabla_rule(name: str, fn):
+    """``fn`` (the op or PF function ``name``) called with ``rule=RULES[name]``; ``fn`` itself
+    where NNabla computes as Stadyn does.
+
+    Example:
+        >>> import stadyn.functions as F
+        >>> with_nnabla_rule("relu", F.relu) is F.relu
+        True
+    """
+    rule = RULES.get(name)
+    if rule is None:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return fn(*args, rule=rule, **kwargs)
+    return call
