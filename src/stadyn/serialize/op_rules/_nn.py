@@ -581,4 +581,4 @@ register_rules(F.fused_batch_normalization, onnx_export=_fused_batch_normalizati
                nnp_import=nnabla(F.fused_batch_normalization, "FusedBatchNormalization",
                                  axes=list, decay_rate=float, eps=float, batch_stat=bool,
                                  nonlinearity=str, convert=lambda node, v: dict(
-                                     v, axes=tuple(v["axes"]) or (1,))))
+                                     v, axes=tuple(v["axes"]) or (1,), rule="nnabla")))

@@ -13,8 +13,9 @@ __all__ = ["batch_normalization_nnp", "batch_normalization_nnp_export",
 
 
 def batch_normalization_nnp(node):
-    """NNabla's ``BatchNormalization(x, beta, gamma, mean, variance)``; ``no_bias`` /
-    ``no_scale`` leave out beta / gamma."""
+    """NNabla's ``BatchNormalization(x, beta, gamma, mean, variance)``, NNabla's rule (the
+    batch variance in one pass, ``E[x^2] - mean^2``); ``no_bias`` / ``no_scale`` leave out
+    beta / gamma."""
     ins = [node.var(i) for i in range(node.n_inputs)]
     if node.field("no_bias", bool):
         ins.insert(1, None)
@@ -25,7 +26,8 @@ def batch_normalization_nnp(node):
     return F.batch_normalization(*ins, axes=tuple(node.field("axes", list)) or (1,),
                                  decay_rate=node.field("decay_rate", float),
                                  eps=node.field("eps", float),
-                                 batch_stat=node.field("batch_stat", bool))
+                                 batch_stat=node.field("batch_stat", bool),
+                                 rule="nnabla")         # NNabla's one-pass batch variance
 
 
 def batch_normalization_nnp_export(e, inputs, attrs, type_name="BatchNormalization",

@@ -1,0 +1,42 @@
+"""NNabla ``.nnp`` files compute NNabla 1.39's rules once loaded: a file's ReLU is NNabla's
+``x > 0 ? x : 0`` (0 for NaN; torch's relu keeps NaN), its batch normalisation takes the batch
+variance in one pass.  ``tests/fixtures/nnp_rules/relu.nnp`` and ``relu.npz`` (its input,
+holding NaN, infinities and signed zeros, and NNabla 1.39's outputs) were written by the real
+NNabla 1.39 (``make_nnp.py`` there), as were ``bn.nnp`` and ``bn.npz``; ``z`` is a ReLU after an affine of those values, where
+``inf - inf`` makes NaN that NNabla's ReLU turns into 0.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from stadyn.compat.nnabla.utils.nnp_graph import NnpLoader
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "nnp_rules")
+
+
+def test_a_loaded_nnp_files_relu_is_nnablas():
+    # before: F.relu's torch rule, y[0, 2] and y[1, 2] NaN (NNabla: 0), z NaN where NNabla's
+    # ReLU of the affine's NaN gives 0
+    data = np.load(os.path.join(FIXTURES, "relu.npz"))
+    net = NnpLoader(os.path.join(FIXTURES, "relu.nnp")).get_network("net", batch_size=2)
+    net.inputs["x"].d = data["x"]
+    for name in ("y", "z"):
+        out = net.outputs[name]
+        out.forward()
+        np.testing.assert_array_equal(out.d, data[name])
+
+
+def test_a_loaded_nnp_files_batch_normalization_takes_nnablas_one_pass_variance():
+    # NNabla 1.39 computes the batch variance as E[x^2] - mean^2 in float32: for channels of
+    # 3.0 and 3.001 it normalises to +-0.15810 where the two-pass variance gives +-0.15616
+    # (before: the file's BatchNormalization and FusedBatchNormalization took the two-pass one)
+    data = np.load(os.path.join(FIXTURES, "bn.npz"))
+    net = NnpLoader(os.path.join(FIXTURES, "bn.nnp")).get_network("net", batch_size=2)
+    net.inputs["x"].d = data["x"]
+    for name in ("y", "f"):
+        out = net.outputs[name]
+        out.forward()
+        np.testing.assert_allclose(out.d, data[name], rtol=1e-6, atol=1e-7, err_msg=name)
