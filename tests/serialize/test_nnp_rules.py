@@ -2,8 +2,8 @@
 ``x > 0 ? x : 0`` (0 for NaN; torch's relu keeps NaN), its batch normalisation takes the batch
 variance in one pass.  ``tests/fixtures/nnp_rules/relu.nnp`` and ``relu.npz`` (its input,
 holding NaN, infinities and signed zeros, and NNabla 1.39's outputs) were written by the real
-NNabla 1.39 (``make_nnp.py`` there), as were ``bn.nnp`` and ``bn.npz``; ``z`` is a ReLU after an affine of those values, where
-``inf - inf`` makes NaN that NNabla's ReLU turns into 0.
+NNabla 1.39 (``make_nnp.py`` there), as were ``bn.nnp`` and ``bn.npz``; ``z`` is a ReLU after
+an affine of those values, where ``inf - inf`` makes NaN that NNabla's ReLU turns into 0.
 """
 
 from __future__ import annotations
