@@ -362,3 +362,39 @@ def test_restore_takes_the_rate_reference_minibatch_too(tmp_path):
     again.restore_from_checkpoint(path)
     assert again.parameter_learners[0].learning_rate() == 0.02
     assert network.train(again, x, y, range(3, 5)) == straight
+
+
+@pytest.mark.parametrize("kind,saved", [("momentum_sgd", "distributed"),
+                                        ("distributed", "momentum_sgd")])
+def test_distributed_and_plain_checkpoints_do_not_cross(kind, saved):
+    """A distributed learner's .ckp restored into a trainer of a plain learner, or a plain
+    one's into a distributed one, is a RuntimeError naming the file, nothing restored.
+    CNTK 2.7 on these fixtures (``network.build(cntk, "regressor", kind)`` then
+    ``restore_from_checkpoint``): ``RuntimeError: Required key 'version' is not found in the
+    dictionary.`` for the first, ``RuntimeError: _Map_base::at`` for the second."""
+    x, y, z, trainer = network.build(C, "regressor", kind)
+    before = [p.value.copy() for p in z.parameters]
+    path = os.path.join(FIXTURES, f"regressor_{saved}.model")
+    with pytest.raises(RuntimeError, match=r"regressor_%s\.model\.ckp: learner 0 was saved by "
+                       % saved) as info:
+        trainer.restore_from_checkpoint(path)
+    assert isinstance(info.value, ModelFileError)
+    for p, b in zip(z.parameters, before):
+        np.testing.assert_array_equal(p.value, b)
+    assert trainer.total_number_of_samples_seen == 0
+
+
+def test_stadyn_written_distributed_checkpoint_refused_by_a_plain_trainer(tmp_path):
+    """The same for the pair Stadyn writes: a distributed trainer's save restores into a
+    distributed trainer, not a plain one."""
+    x, y, z, trainer = network.build(C, "regressor", "distributed")
+    network.train(trainer, x, y, range(2))
+    path = str(tmp_path / "d.model")
+    trainer.save_checkpoint(path)
+    x, y, z, same = network.build(C, "regressor", "distributed")
+    same.restore_from_checkpoint(path)
+    assert same.total_number_of_samples_seen == 8
+    x, y, z, plain = network.build(C, "regressor", "momentum_sgd")
+    with pytest.raises(RuntimeError, match=r"d\.model\.ckp: learner 0 was saved by a "
+                       "distributed learner, the trainer's is a plain one"):
+        plain.restore_from_checkpoint(path)

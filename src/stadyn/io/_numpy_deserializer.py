@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .._errors import DataError
-from ._deserializer import Deserializer, StreamBatch, StreamSpec
+from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
 
@@ -21,6 +21,53 @@ def _dense(value) -> np.ndarray:
     return np.asarray(value)
 
 
+def _typed(value):
+    """``(data, type)`` of a CNTK-typed value ``(data, Sequence[Tensor[3]])`` (a type is a
+    mapping with ``shape`` and ``dynamic_axes``, as ``cntk.layers.typing``'s are), else
+    ``(value, None)``."""
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], Mapping) \
+            and "dynamic_axes" in value[1] and "shape" in value[1]:
+        return value
+    return value, None
+
+
+def _array(name: str, value) -> np.ndarray:
+    """An untyped ``value`` as one (N, ...) array; ragged rows are a ValueError that says
+    how to give sequences."""
+    try:
+        return _dense(value)
+    except ValueError as exc:
+        raise ValueError(f"array {name!r}: its rows have different shapes ({exc}); give "
+                         f"sequences of different lengths with their type, "
+                         f"{{{name!r}: ([arrays (T, ...)], Sequence[Tensor[...]])}}") from exc
+
+
+def _sequences(name: str, data, shape: tuple) -> list[np.ndarray]:
+    """The sequences of a ``Sequence[...]``-typed stream: a list of (T_i, *shape) arrays,
+    each a NumPy array or a SciPy sparse matrix (densified), or an (N, T, *shape) array."""
+    if hasattr(data, "toarray") and hasattr(data, "tocsr"):
+        raise ValueError(f"array {name!r}: a Sequence[...] stream takes a list of sequences "
+                         "(arrays or SciPy sparse matrices), not one sparse matrix")
+    if isinstance(data, np.ndarray):
+        data = list(data)
+    if not isinstance(data, (list, tuple)):
+        raise ValueError(f"array {name!r}: a Sequence[...] stream takes a list of sequences, "
+                         f"got {type(data).__name__}")
+    out = []
+    for k, seq in enumerate(data):
+        a = _dense(seq)
+        if a.ndim == len(shape):          # one sample: a sequence of length 1
+            a = a[None]
+        if a.ndim != len(shape) + 1 or tuple(a.shape[1:]) != shape or a.shape[0] == 0:
+            raise ValueError(f"array {name!r}: sequence {k} has shape {a.shape}; the type "
+                             f"says (T, {', '.join(map(str, shape))}) with T >= 1")
+        out.append(a)
+    if out and len({a.dtype for a in out}) != 1:
+        dtype = np.result_type(*out)
+        out = [a.astype(dtype) for a in out]
+    return out
+
+
 class NumpyDeserializer(Deserializer):
     """Samples from arrays of one length N: sample i of a stream is ``array[i]``.
 
@@ -31,7 +78,10 @@ class NumpyDeserializer(Deserializer):
 
     Arrays keep their dtype; a SciPy sparse matrix (CNTK takes ``csr_matrix`` one-hot labels
     here) is read as its dense rows. Arrays of length 0 are a DataError (a source would end at
-    once).
+    once).  A value may carry its CNTK type, ``(data, Tensor[3])`` or, for sequences of
+    different lengths, ``([arrays (T_i, 3)], Sequence[Tensor[3]])`` (each sequence an array or
+    a SciPy sparse matrix, read dense): such a stream gives zero-padded ``(N, T, 3)`` batches
+    with each sequence's length, as CNTK 2.7's ``MinibatchSourceFromData`` does.
 
     Example:
         >>> des = NumpyDeserializer({'x': np.arange(6.0).reshape(3, 2), 'y': np.eye(3)})
@@ -42,7 +92,18 @@ class NumpyDeserializer(Deserializer):
     path = "<arrays>"
 
     def __init__(self, data: Mapping[str, np.ndarray], streams: dict[str, StreamDef] | None = None):
-        arrays = {str(k): _dense(v) for k, v in data.items()}
+        arrays, self._sequences = {}, {}
+        for k, v in data.items():
+            name = str(k)
+            v, typ = _typed(v)
+            if typ is not None and len(typ["dynamic_axes"]) > 1:
+                seqs = _sequences(name, v, tuple(typ["shape"]))
+                self._sequences[name] = seqs
+                # (the rows' placeholder: its length is the number of sequences)
+                arrays[name] = np.zeros((len(seqs), 0) + tuple(typ["shape"]),
+                                        seqs[0].dtype if seqs else np.float32)
+                continue
+            arrays[name] = _array(name, v)
         if not arrays:
             raise ValueError("NumpyDeserializer needs at least one array")
         for name, a in arrays.items():
@@ -51,8 +112,10 @@ class NumpyDeserializer(Deserializer):
         lengths = {name: len(a) for name, a in arrays.items()}
         if len(set(lengths.values())) != 1:
             raise ValueError(f"arrays have different lengths: {lengths}")
+        self._seq_of = {}          # stream name -> its sequences, for Sequence-typed ones
         if streams is None:
             self._streams = dict(arrays)
+            self._seq_of = dict(self._sequences)
         else:
             self._streams = {}
             for name, definition in iter_stream_defs(streams):
@@ -61,6 +124,10 @@ class NumpyDeserializer(Deserializer):
                     raise ValueError(f"stream {name!r}: no array named {fld!r} (have "
                                      f"{sorted(arrays)})")
                 a = arrays[fld]
+                if fld in self._sequences:
+                    self._streams[name] = a
+                    self._seq_of[name] = self._sequences[fld]
+                    continue
                 if definition.shape is not None and tuple(a.shape[1:]) != definition.shape:
                     a = a.reshape((len(a),) + definition.shape)
                 self._streams[name] = a
@@ -72,9 +139,26 @@ class NumpyDeserializer(Deserializer):
         return self._length
 
     def stream_specs(self) -> dict[str, StreamSpec]:
-        return {name: StreamSpec(tuple(a.shape[1:]), a.dtype) for name, a in self._streams.items()}
+        return {name: StreamSpec(tuple(a.shape[2:] if name in self._seq_of else a.shape[1:]),
+                                 a.dtype, is_sequence=name in self._seq_of)
+                for name, a in self._streams.items()}
+
+    def sequence_lengths(self) -> np.ndarray | None:
+        """Samples per sequence: the longest of each sequence's streams (None without
+        Sequence-typed streams)."""
+        if not self._seq_of:
+            return None
+        return np.max([[len(a) for a in seqs] for seqs in self._seq_of.values()],
+                      axis=0).astype(np.int64)
 
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         index = np.asarray(ids, dtype=np.int64)
-        return {name: StreamBatch(a[index]) for name, a in self._streams.items()}
+        out = {}
+        for name, a in self._streams.items():
+            if name in self._seq_of:
+                seqs = self._seq_of[name]
+                out[name] = pad_sequences([seqs[i] for i in index], a.shape[2:], a.dtype)
+            else:
+                out[name] = StreamBatch(a[index])
+        return out

@@ -529,6 +529,11 @@ class _SourceFromData(MinibatchSource):
         if self._lengths is None and isinstance(n, numbers.Integral) and n >= 1 \
                 and self._sweep_length:
             n = min(int(n), self._sweep_length - self._position % self._sweep_length)
+        elif isinstance(n, numbers.Integral) and n >= 1 and self._sweep_length:
+            # sequences (positions count them): the samples left in this sweep
+            rest = np.arange(self._position, self._position + self._sweep_length
+                             - self._position % self._sweep_length)
+            n = min(int(n), int(self._lengths[self._sample_ids(rest)].sum()))
         return super().next_minibatch(n, input_map, device, num_data_partitions,
                                       partition_index)
 

@@ -229,9 +229,34 @@ def model_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_checkpoint_file(path: str | os.PathLike) -> dict:
+class CheckpointLearnerKindError(ModelFileError, RuntimeError):
+    """A ``.ckp`` of a distributed learner restored into a trainer of a plain one, or the
+    other way round: a RuntimeError, as CNTK 2.7 raises (``Required key 'version' is not
+    found in the dictionary.`` for the first, ``_Map_base::at`` for the second)."""
+
+
+def _check_kinds(path: str, saved: Sequence[bool], distributed: Sequence[bool]) -> None:
+    """Refuse a file whose learners were saved distributed where the trainer's are plain,
+    or plain where they are distributed (one flag per learner; counts are checked later)."""
+    if len(saved) != len(distributed):
+        return
+    for k, (was, want) in enumerate(zip(saved, distributed)):
+        if bool(was) != bool(want):
+            kinds = ("a distributed learner", "a plain one") if was else \
+                ("a plain learner", "a distributed one")
+            raise CheckpointLearnerKindError(
+                f"{path}: learner {k} was saved by {kinds[0]}, the trainer's is {kinds[1]} "
+                "(CNTK 2.7 refuses this too); nothing was restored")
+
+
+def read_checkpoint_file(path: str | os.PathLike,
+                         distributed: Sequence[bool] | None = None) -> dict:
     """The decoded ``.ckp`` file at ``path`` (checked: a Dictionary with ``Learners`` a list of
-    learner Dictionaries and ``ExternalState`` a Dictionary); else a ModelFileError naming it."""
+    learner Dictionaries and ``ExternalState`` a Dictionary); else a ModelFileError naming it.
+    A distributed learner's entry is replaced by the learner it wraps.  ``distributed`` (one
+    flag per learner of the trainer restoring it): a file saved by distributed learners where
+    the trainer's are plain, or the other way round, is a :class:`CheckpointLearnerKindError`
+    (a RuntimeError, as CNTK 2.7's ``restore_from_checkpoint`` raises)."""
     from ._cntk_format import _decode_file
     from ._legacy_ir import read_limited
     path = os.fspath(path)
@@ -244,6 +269,9 @@ def read_checkpoint_file(path: str | os.PathLike) -> dict:
         raise ModelFileError(f"{path}: not a CNTK trainer checkpoint (no 'Learners' list)")
     if not isinstance(top.get("ExternalState", {}), dict):
         raise ModelFileError(f"{path}: 'ExternalState' is not a Dictionary")
+    saved = ["localLearners" in learner for learner in learners]
+    if distributed is not None:
+        _check_kinds(path, saved, distributed)
     for k, learner in enumerate(learners):
         if "localLearners" in learner:     # a distributed learner's: the learner it wraps
             learner = learners[k] = learner["localLearners"]
@@ -382,12 +410,13 @@ def write_cntk_checkpoint(path: str | os.PathLike, write_model: Callable[[str], 
         learners, external_state, model_digest(data), os.fspath(path), distributed))
 
 
-def read_cntk_checkpoint(path: str | os.PathLike) -> tuple[list, list, dict]:
+def read_cntk_checkpoint(path: str | os.PathLike,
+                         distributed: Sequence[bool] | None = None) -> tuple[list, list, dict]:
     """CNTK's pair at ``path``: ``(parameters, constants, state)``, the model file's
     parameters and constants (batch normalisation's running statistics among them) as
     ``(uid, name, value)`` in the file's order (CNTK's ``Inputs()`` order) and the decoded
     ``.ckp``.  A damaged file, or a ``.ckp`` written with another model file, is a
-    ModelFileError naming the file."""
+    ModelFileError naming the file; ``distributed``: as :func:`read_checkpoint_file`'s."""
     from .._errors import StadynError
     from ._cntk_format import read_cntk
     path = os.fspath(path)
@@ -397,7 +426,7 @@ def read_cntk_checkpoint(path: str | os.PathLike) -> tuple[list, list, dict]:
         raise
     except (StadynError, ValueError) as exc:
         raise ModelFileError(f"{path}: {exc}") from exc
-    state = read_checkpoint_file(path + CKP_SUFFIX)
+    state = read_checkpoint_file(path + CKP_SUFFIX, distributed)
     if DIGEST_KEY in state:
         with open(path, "rb") as f:
             if model_digest(f.read()) != state[DIGEST_KEY]:

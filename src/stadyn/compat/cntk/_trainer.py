@@ -410,8 +410,9 @@ class Trainer(_Trainer):
         """Restore CNTK's pair at ``path``: everything checked, then everything set."""
         from ...graph import data_of
         from ...serialize import read_cntk_checkpoint
-        from ._learner_checkpoint import learner_state, restore_learner
-        saved, constants, top = read_cntk_checkpoint(path)
+        from ._learner_checkpoint import learner_state, restore_learner, wrapped_learner
+        saved, constants, top = read_cntk_checkpoint(
+            path, [wrapped_learner(x) is not x for x in self.parameter_learners])
         where = f"{path}.ckp"
         # the parameters by their place in the graph, as CNTK's RestoreFromCheckpoint matches
         # them: the file lists the graph's parameters (the model's, the loss's, the metric's;
