@@ -234,9 +234,11 @@ def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
         # x * Sgn(x) is |x| exactly (-0.0 * -0.0 is +0.0), and its gradient g * Sgn(x)
         sgn = torch.where(torch.abs(x) > 0, torch.sign(x), x).detach()
         return x * sgn
-    if rule == "nnabla":
+    if rule == "nnabla" and x.is_floating_point():
         # x * s is |x| but for -0.0 (-0.0 * 1), which adding +0.0 turns into +0.0
         return x * torch.where(x < 0, -1.0, 1.0).to(x.dtype).detach() + 0.0
+    if rule == "nnabla":            # integers: no gradient, and + 0.0 would make them float
+        return torch.abs(x)
     if rule != "torch":
         raise ValueError(f"abs: rule={rule!r}: 'torch', 'cntk' or 'nnabla'")
     return torch.abs(x)
