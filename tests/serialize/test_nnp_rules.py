@@ -1,9 +1,10 @@
 """NNabla ``.nnp`` files compute NNabla 1.39's rules once loaded: a file's ReLU is NNabla's
-``x > 0 ? x : 0`` (0 for NaN; torch's relu keeps NaN), its batch normalisation takes the batch
-variance in one pass.  ``tests/fixtures/nnp_rules/relu.nnp`` and ``relu.npz`` (its input,
-holding NaN, infinities and signed zeros, and NNabla 1.39's outputs) were written by the real
-NNabla 1.39 (``make_nnp.py`` there), as were ``bn.nnp`` and ``bn.npz``; ``z`` is a ReLU after
-an affine of those values, where ``inf - inf`` makes NaN that NNabla's ReLU turns into 0.
+``x > 0 ? x : 0`` (0 for NaN; torch's relu keeps NaN), its batch, layer, instance and group
+normalisations take the variance in one pass, its Abs passes a gradient of 1 at 0 and NaN.
+``tests/fixtures/nnp_rules/relu.nnp`` and ``relu.npz`` (its input, holding NaN, infinities and
+signed zeros, and NNabla 1.39's outputs) were written by the real NNabla 1.39 (``make_nnp.py``
+there), as were ``bn.nnp``/``bn.npz`` and ``norm.nnp``/``norm.npz``; ``z`` is a ReLU after an
+affine of those values, where ``inf - inf`` makes NaN that NNabla's ReLU turns into 0.
 """
 
 from __future__ import annotations
@@ -40,3 +41,24 @@ def test_a_loaded_nnp_files_batch_normalization_takes_nnablas_one_pass_variance(
         out = net.outputs[name]
         out.forward()
         np.testing.assert_allclose(out.d, data[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_a_loaded_nnp_files_normalizations_and_abs_are_nnablas():
+    # NNabla 1.39's layer, instance and group normalisation are its batch normalisation over
+    # the kept axes: rows [3, 3.001], [5, 5.001] give +-0.15810 and -0.13445/0.13458, dx for
+    # dy = [1, 2] +-154.16 (before: the two-pass variance, +-0.15616, -0.15609/0.15624 and
+    # -152.37); Abs's gradient is x < 0 ? -1 : 1 (before: 0 at 0, -0.0 and NaN)
+    data = np.load(os.path.join(FIXTURES, "norm.npz"))
+    net = NnpLoader(os.path.join(FIXTURES, "norm.nnp")).get_network("net", batch_size=1)
+    inputs = {"ln": "x", "in": "xi", "gn": "xi", "abs": "xa"}
+    for name, inp in inputs.items():
+        x = net.inputs[inp]
+        x.d = data[inp]
+        x.need_grad = True
+        out = net.outputs[name]
+        out.forward()
+        x.grad = None                           # a fresh gradient (xi feeds two)
+        out.backward(data["dy_" + name])
+        np.testing.assert_allclose(out.d, data[name], rtol=1e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(x.g, data["dx_" + name], rtol=1e-5, atol=1e-6,
+                                   err_msg="dx " + name)

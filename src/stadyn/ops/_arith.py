@@ -219,7 +219,8 @@ def batch_matmul(a, b, transpose_a=False, transpose_b=False):
 def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
     """``|x|``; its gradient ``sign(x)`` (0 at 0 and at NaN: torch's rule).  ``rule="cntk"``:
     CNTK 2.7's gradient ``Sgn(x)``, which is ``x`` itself at 0 and NaN (so -0.0 at -0.0, NaN
-    at NaN; Source/Math/TensorOps.h:177-182, 324).
+    at NaN; Source/Math/TensorOps.h:177-182, 324).  ``rule="nnabla"``: NNabla 1.39's gradient
+    ``x < 0 ? -1 : 1`` (include/nbla/function/abs.hpp), so +1 at 0, -0.0 and NaN.
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -233,8 +234,13 @@ def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
         # x * Sgn(x) is |x| exactly (-0.0 * -0.0 is +0.0), and its gradient g * Sgn(x)
         sgn = torch.where(torch.abs(x) > 0, torch.sign(x), x).detach()
         return x * sgn
+    if rule == "nnabla" and x.is_floating_point():
+        # x * s is |x| but for -0.0 (-0.0 * 1), which adding +0.0 turns into +0.0
+        return x * torch.where(x < 0, -1.0, 1.0).to(x.dtype).detach() + 0.0
+    if rule == "nnabla":            # integers: no gradient, and + 0.0 would make them float
+        return torch.abs(x)
     if rule != "torch":
-        raise ValueError(f"abs: rule={rule!r}: 'torch' or 'cntk'")
+        raise ValueError(f"abs: rule={rule!r}: 'torch', 'cntk' or 'nnabla'")
     return torch.abs(x)
 
 

@@ -4,6 +4,10 @@
 Each normalises with the biased variance, ``(x - mean) / sqrt(var + eps)``, then scales by
 ``gamma`` and shifts by ``beta`` (either may be None), which broadcast against ``x``;
 ``output_stat`` also returns the mean and variance (size 1 on the normalised axes).
+``rule="nnabla"`` takes the variance in one pass, ``mean(x * x) - mean(x) ** 2``, with
+NNabla's gradient formula on it, as NNabla 1.39 does (each of its three is its batch
+normalisation over the kept axes; ``stadyn.compat.nnabla`` passes it): ``[3.0, 3.001]``
+normalises to +-0.15810, not +-0.15616.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -19,6 +23,7 @@ import math
 
 import torch
 
+from . import _kernels as kernels
 from ._registry import op
 from ._sequence_axis import unless_axes
 from ._util import norm_axes
@@ -30,7 +35,40 @@ def _axes_of(value, ndim: int) -> list[int]:
     return norm_axes(value if isinstance(value, (list, tuple)) else [value], ndim)
 
 
-def _normalize(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool):
+def _check_rule(name: str, rule: str) -> bool:
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"{name}: rule={rule!r}: 'torch' or 'nnabla'")
+    return rule == "nnabla"
+
+
+def _one_pass(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool):
+    """NNabla 1.39's: batch normalisation over the kept axes (``TensorNormalization``), the
+    variance ``sum(x * x) / n - m * m``, ``gamma`` and ``beta`` (per kept position) inside it,
+    ``(x - m) * gamma / sqrt(v + eps) + beta``; the gradient NNabla's formula on that variance
+    (``kernels.batch_norm_nnabla``), differentiable twice (MAML)."""
+    keep = [a for a in range(x.ndim) if a not in reduce]
+    perm = reduce + keep
+    moved = x.permute(*perm)
+    rows = math.prod(moved.shape[:len(reduce)])
+    kept = [1 if a in reduce else x.shape[a] for a in range(x.ndim)]
+
+    def per_kept(p):
+        return None if p is None else p.broadcast_to(kept).permute(*perm).reshape(-1)
+
+    flat = moved.reshape(rows, -1)
+    y, _, _ = kernels.batch_norm_nnabla(flat, per_kept(gamma), per_kept(beta), None, None,
+                                        True, eps, True)
+    y = y.reshape(moved.shape).permute(*sorted(range(x.ndim), key=perm.__getitem__))
+    if not output_stat:
+        return y
+    mean = torch.mean(x, dim=reduce, keepdim=True)
+    return y, mean, torch.mean(x * x, dim=reduce, keepdim=True) - mean * mean
+
+
+def _normalize(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool,
+               one_pass: bool = False):
+    if one_pass and reduce and math.prod(x.shape[a] for a in reduce) > 1:
+        return _one_pass(x, beta, gamma, reduce, eps, output_stat)
     if reduce:
         var, mean = torch.var_mean(x, dim=reduce, unbiased=False, keepdim=True)
     else:  # nothing to normalise over (torch would reduce every axis for dim=[])
@@ -44,39 +82,66 @@ def _normalize(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool)
 
 
 @op(3, category=_C, precision="float")
-def layer_normalization(x, beta, gamma, batch_axis=0, eps=1e-05, output_stat=False):
+def layer_normalization(x, beta, gamma, batch_axis=0, eps=1e-05, output_stat=False,
+                        rule="torch"):
     """Normalise each sample over every axis but ``batch_axis`` (an axis or a list of them);
-    NNabla's parameters have the sample's shape (``(1, C, H, W)``).
-    Example: ``F.layer_normalization(x, beta, gamma)``."""
+    NNabla's parameters have the sample's shape (``(1, C, H, W)``).  ``rule="nnabla"``: the
+    one-pass variance (module docstring).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([[3.0, 3.001]]))
+        >>> with sd.auto_forward():
+        ...     y = F.layer_normalization(x, None, None, rule="nnabla")
+        >>> np.round(y.d, 4)
+        array([[-0.1581,  0.1581]], dtype=float32)
+    """
+    one_pass = _check_rule("layer_normalization", rule)
     keep = _axes_of(batch_axis, x.ndim)
     reduce = [a for a in range(x.ndim) if a not in keep]
+    if one_pass:  # NNabla: TensorNormalization without parameters, then * gamma + beta
+        out = _normalize(x, None, None, reduce, eps, output_stat, True)
+        return _affine(out, beta, gamma, output_stat)
     return _normalize(x, beta, gamma, reduce, eps, output_stat)
+
+
+def _affine(out, beta, gamma, output_stat: bool):
+    y = out[0] if output_stat else out
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return (y, out[1], out[2]) if output_stat else y
 
 
 @op(3, category=_C, precision="float")
 def instance_normalization(x, beta, gamma, channel_axis=1, batch_axis=0, eps=1e-05,
-                           output_stat=False):
+                           output_stat=False, rule="torch"):
     """Normalise each sample's each channel over the remaining (spatial) axes; ``beta`` and
-    ``gamma`` are per channel (``(1, C, 1, 1)``).
+    ``gamma`` are per channel (``(1, C, 1, 1)``).  ``rule="nnabla"``: the one-pass variance
+    (module docstring).
     Example: ``F.instance_normalization(x, beta, gamma)``."""
+    one_pass = _check_rule("instance_normalization", rule)
     keep = _axes_of(batch_axis, x.ndim) + _axes_of(channel_axis, x.ndim)
     reduce = [a for a in range(x.ndim) if a not in keep]
-    return _normalize(x, beta, gamma, reduce, eps, output_stat)
+    return _normalize(x, beta, gamma, reduce, eps, output_stat, one_pass)
 
 
 @op(3, category=_C, precision="float")
 def group_normalization(x, beta, gamma, num_groups, channel_axis=1, batch_axis=0, eps=1e-05,
-                        output_stat=False):
+                        output_stat=False, rule="torch"):
     """Split the channels into ``num_groups`` groups and normalise each sample's each group
     over its channels and the spatial axes; ``beta`` and ``gamma`` are per channel
     (``(1, C, 1, 1)``).  The statistics ``output_stat`` returns have shape ``(N, G, 1, ...)``
-    over the grouped array ``(N, G, C // G, ...)``.
+    over the grouped array ``(N, G, C // G, ...)``.  ``rule="nnabla"``: the one-pass variance
+    (module docstring).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> F.group_normalization(sd.Variable((2, 6, 4, 4)), None, None, 3).shape
         (2, 6, 4, 4)
     """
+    one_pass = _check_rule("group_normalization", rule)
     c = norm_axes([channel_axis], x.ndim)[0]
     channels = x.shape[c]
     if channels % int(num_groups):
@@ -86,13 +151,12 @@ def group_normalization(x, beta, gamma, num_groups, channel_axis=1, batch_axis=0
                         + x.shape[c + 1:])
     keep = [a if a < c else a + 1 for a in _axes_of(batch_axis, x.ndim)] + [c]
     reduce = [a for a in range(grouped.ndim) if a not in keep]
-    out = _normalize(grouped, None, None, reduce, eps, output_stat)
-    y = (out[0] if output_stat else out).reshape(x.shape)
-    if gamma is not None:
-        y = y * gamma
-    if beta is not None:
-        y = y + beta
-    return (y, out[1], out[2]) if output_stat else y
+    out = _normalize(grouped, None, None, reduce, eps, output_stat, one_pass)
+    if output_stat:
+        out = (out[0].reshape(x.shape), out[1], out[2])
+    else:
+        out = out.reshape(x.shape)
+    return _affine(out, beta, gamma, output_stat)
 
 
 def nnabla_norm(x: torch.Tensor, order: float, dims: list[int] | None,

@@ -32,9 +32,9 @@ def _axis_list(value, inp: Variable, fn: str) -> list[int]:
 def layer_normalization(inp: Variable, batch_axis=0, eps: float = 1e-5,
                         output_stat: bool = False, fix_parameters: bool = False,
                         param_init: dict | None = None, no_scale: bool = False,
-                        no_bias: bool = False, name: str | None = None):
+                        no_bias: bool = False, name: str | None = None, rule: str = "torch"):
     """Layer normalisation with ``beta`` (0) and ``gamma`` (1) of the sample's shape (size 1 on
-    the batch axes) in scope ``layer_normalization``.
+    the batch axes) in scope ``layer_normalization``; ``rule`` is ``F.layer_normalization``'s.
 
     Example:
         >>> import stadyn as sd, stadyn.parametric_functions as PF
@@ -48,7 +48,7 @@ def layer_normalization(inp: Variable, batch_axis=0, eps: float = 1e-5,
     with pf_scope(name, "layer_normalization"):
         beta, gamma = scale_and_bias(shape, fix_parameters, dict(param_init or {}), no_scale,
                                      no_bias)
-        return F.layer_normalization(inp, beta, gamma, keep, eps, output_stat)
+        return F.layer_normalization(inp, beta, gamma, keep, eps, output_stat, rule=rule)
 
 
 def _per_channel(inp: Variable, channel_axis: int, fn: str) -> tuple[int, ...]:
@@ -60,9 +60,10 @@ def instance_normalization(inp: Variable, channel_axis: int = 1, batch_axis=0,
                            eps: float = 1e-5, output_stat: bool = False,
                            fix_parameters: bool = False, param_init: dict | None = None,
                            no_scale: bool = False, no_bias: bool = False,
-                           name: str | None = None):
+                           name: str | None = None, rule: str = "torch"):
     """Instance normalisation with per-channel ``beta`` (0) and ``gamma`` (1), shape
-    ``(1, C, 1, 1)``, in scope ``instance_normalization``.
+    ``(1, C, 1, 1)``, in scope ``instance_normalization``; ``rule`` is
+    ``F.instance_normalization``'s.
     Example: ``PF.instance_normalization(x)``."""
     shape = _per_channel(inp, channel_axis, "instance_normalization")
     _axis_list(batch_axis, inp, "instance_normalization")
@@ -70,16 +71,17 @@ def instance_normalization(inp: Variable, channel_axis: int = 1, batch_axis=0,
         beta, gamma = scale_and_bias(shape, fix_parameters, dict(param_init or {}), no_scale,
                                      no_bias)
         return F.instance_normalization(inp, beta, gamma, channel_axis, batch_axis, eps,
-                                        output_stat)
+                                        output_stat, rule=rule)
 
 
 def group_normalization(inp: Variable, num_groups: int, channel_axis: int = 1, batch_axis=0,
                         eps: float = 1e-5, output_stat: bool = False,
                         fix_parameters: bool = False, param_init: dict | None = None,
                         no_scale: bool = False, no_bias: bool = False,
-                        name: str | None = None):
+                        name: str | None = None, rule: str = "torch"):
     """Group normalisation over ``num_groups`` groups of channels with per-channel ``beta`` (0)
-    and ``gamma`` (1), shape ``(1, C, 1, 1)``, in scope ``group_normalization``.
+    and ``gamma`` (1), shape ``(1, C, 1, 1)``, in scope ``group_normalization``; ``rule`` is
+    ``F.group_normalization``'s.
     Example: ``PF.group_normalization(x, 32)``."""
     shape = _per_channel(inp, channel_axis, "group_normalization")
     groups = count(num_groups, "group_normalization", "num_groups")
@@ -88,7 +90,7 @@ def group_normalization(inp: Variable, num_groups: int, channel_axis: int = 1, b
         beta, gamma = scale_and_bias(shape, fix_parameters, dict(param_init or {}), no_scale,
                                      no_bias)
         return F.group_normalization(inp, beta, gamma, groups, channel_axis, batch_axis, eps,
-                                     output_stat)
+                                     output_stat, rule=rule)
 
 
 def prelu(inp: Variable, base_axis: int = 1, shared: bool = True, fix_parameters: bool = False,

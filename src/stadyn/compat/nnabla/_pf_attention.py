@@ -16,7 +16,8 @@ import contextlib
 
 from ... import functions as _F
 from ...parametric import get_parameter_or_create, parameter_scope
-from ...parametric_functions import affine, layer_normalization
+from ...parametric_functions import affine
+from ...parametric_functions import layer_normalization as _layer_normalization
 from ._composed import multi_head_attention as _mha
 from .initializer import ConstantInitializer, UniformInitializer, calc_uniform_lim_glorot
 
@@ -31,6 +32,12 @@ def _scope(name, own):
             scopes.enter_context(parameter_scope(name))
         scopes.enter_context(parameter_scope(own))
         yield
+
+
+def layer_normalization(*args, **kwargs):
+    """Stadyn's ``PF.layer_normalization`` with NNabla 1.39's one-pass variance
+    (``rule="nnabla"``), as NNabla's transformer layers normalise."""
+    return _layer_normalization(*args, rule="nnabla", **kwargs)
 
 
 def multi_head_attention(query, key, value, num_heads=12, dropout=0.0, k_embed_dim=None,

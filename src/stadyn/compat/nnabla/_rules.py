@@ -6,7 +6,10 @@ where Stadyn's own functions take it in two (case ``nnabla_fidelity_6.batch_norm
 ``F.norm`` and ``F.norm_normalization`` compose the norm as NNabla does (its gradient at zeros)
 and the latter ignores ``eps``, as NNabla 1.39 does (case ``norm__zeros``); ``F.batch_inv``
 of a singular matrix gives what NNabla's LU gives, infinities and NaN, not an error (case
-``batch_inv__singular``).
+``batch_inv__singular``); ``F.layer_normalization``, ``F.instance_normalization`` and
+``F.group_normalization`` (and their ``PF`` functions) are NNabla's batch normalisation over
+the kept axes and so take the one-pass variance too, and ``F.abs``'s gradient is +1 at 0 and
+NaN (cases in ``nnabla_fidelity_7``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import functools
 
 #: NNabla's function name -> the ``rule`` its catalog op (or Stadyn's PF function) is given.
 RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
-         "norm": "nnabla", "norm_normalization": "nnabla", "batch_inv": "nnabla"}
+         "norm": "nnabla", "norm_normalization": "nnabla", "batch_inv": "nnabla",
+         "layer_normalization": "nnabla", "instance_normalization": "nnabla",
+         "group_normalization": "nnabla", "abs": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):

@@ -237,9 +237,15 @@ register_rules(F.batch_matmul, onnx_export=_batch_matmul_onnx,
                nnp_import=nnabla(F.batch_matmul, "BatchMatmul", transpose_a=bool,
                                   transpose_b=bool))
 
+
+def _nnabla_rule(node, values):
+    """NNabla's ``Abs``: F.abs's ``rule="nnabla"`` (gradient ``x < 0 ? -1 : 1``)."""
+    return {**values, "rule": "nnabla"}
+
+
 register_rules(F.abs, onnx_export=onnx_unary("Abs"),
                onnx_import={"Abs": import_unary(F.abs, floats_only=False)},
-               nnp_import=nnabla(F.abs, "Abs"),
+               nnp_import=nnabla(F.abs, "Abs", convert=_nnabla_rule),   # gradient 1 at 0
                cntk_import={"Abs": cntk_same(F.abs, "cntk")})   # CNTK's gradient Sgn(x)
 register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_unary(F.exp)},
                nnp_import=nnabla(F.exp, "Exp"), cntk_import={"Exp": cntk_same(F.exp)})

@@ -98,7 +98,7 @@ def _normalization_build(f, *fields):
         beta = None if no_bias else rest.pop(0)
         gamma = None if no_scale else rest.pop(0)
         return f(node.var(0), beta, gamma, batch_axis=axes[0] if len(axes) == 1 else axes,
-                 eps=node.field("eps", float), **values)
+                 eps=node.field("eps", float), rule="nnabla", **values)  # one-pass variance
     return build
 
 

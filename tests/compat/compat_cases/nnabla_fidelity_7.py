@@ -1,0 +1,128 @@
+"""NNabla 1.39's arithmetic where Stadyn computed otherwise, found comparing again:
+
+* ``F.layer_normalization``, ``F.instance_normalization`` and ``F.group_normalization`` (and
+  their ``PF`` functions) are NNabla's batch normalisation over the kept axes
+  (``TensorNormalization``), so they take the variance in one pass too, ``mean(x * x) -
+  mean(x) ** 2`` in float32: rows ``[3, 3.001]`` and ``[5, 5.001]`` normalise to +-0.15810
+  and -0.13445/0.13458, where the two-pass variance gave +-0.15616 and -0.15609/0.15624; the
+  gradients (first and second: MAML's) are NNabla's formula on that variance;
+* ``F.abs``'s gradient is ``x < 0 ? -1 : 1`` (include/nbla/function/abs.hpp): 1 at 0, -0.0
+  and NaN, where torch's ``sign`` gave 0 at all three.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+FN = "nnabla.functions."
+PFN = "nnabla.parametric_functions."
+
+
+def _near(r, shape, centre):
+    """Values ``centre + 0.001 * k`` (k small integers, float32): large against their spread.
+    Every normalised slice below holds two values, so the sums do not depend on their order."""
+    return (centre + 0.001 * r.randint(-3, 4, shape)).astype(np.float32)
+
+
+def _run(nn, dynamic, outputs, leaves, dy):
+    """Forward (static graphs), zero the leaves' gradients, backward ``dy`` from the first."""
+    if not dynamic:
+        nn.forward_all(outputs)
+    for v in leaves:
+        v.grad.zero()
+    outputs[0].backward(dy)
+    return [o.d.copy() for o in outputs] + [v.g.copy() for v in leaves]
+
+
+@nnabla_case(names=[FN + "layer_normalization", FN + "instance_normalization",
+                    FN + "group_normalization", PFN + "layer_normalization",
+                    PFN + "instance_normalization", PFN + "group_normalization"],
+             rtol=1e-4, atol=1e-5,
+             note="two values per normalised slice: NNabla's one-pass variance cancels to 0 or "
+                  "a few ulps where Stadyn's two-pass one kept 2.5e-7 (+-0.15616 against "
+                  "+-0.15810 for [3, 3.001]); static and dynamic, forward, backward, "
+                  "output_stat and nn.grad's second derivative")
+def normalization__one_pass(nn, F, PF, r):
+    res = {}
+    x2 = np.array([[3.0, 3.001], [5.0, 5.001]], np.float32)
+    x3 = _near(r, (2, 3, 2), 7.0)                    # (N, C, 2): instance, layer over (1,)
+    x4 = _near(r, (2, 4, 1), 4.0)                    # (N, C, 1): two groups of two channels
+    dy2, dy3, dy4 = r.randn(2, 2), r.randn(2, 3, 2), r.randn(2, 4, 1)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.clear_parameters()
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(x2, need_grad=True)
+            res[mode + "ln plain"] = _run(nn, dynamic, [F.layer_normalization(x, None, None)],
+                                          [x], dy2)
+            # layer normalisation over axes 1 and 2 of (N, 1, 2), with parameters and stats
+            xl = nn.Variable.from_numpy_array(x3[:, :1].copy(), need_grad=True)
+            beta = nn.Variable.from_numpy_array(r.randn(1, 1, 2), need_grad=True)
+            gamma = nn.Variable.from_numpy_array(r.rand(1, 1, 2, low=0.5, high=1.5),
+                                                 need_grad=True)
+            outs = F.layer_normalization(xl, beta, gamma, output_stat=True)
+            res[mode + "ln stats"] = _run(nn, dynamic, list(outs), [xl, beta, gamma],
+                                          dy3[:, :1].copy())
+            # instance normalisation: per sample and channel over the last axis
+            xi = nn.Variable.from_numpy_array(x3, need_grad=True)
+            bi = nn.Variable.from_numpy_array(r.randn(1, 3, 1), need_grad=True)
+            gi = nn.Variable.from_numpy_array(r.rand(1, 3, 1, low=0.5, high=1.5),
+                                              need_grad=True)
+            outs = F.instance_normalization(xi, bi, gi, output_stat=True)
+            res[mode + "in stats"] = _run(nn, dynamic, list(outs), [xi, bi, gi], dy3)
+            # group normalisation: channels in two groups of two
+            xg = nn.Variable.from_numpy_array(x4, need_grad=True)
+            bg = nn.Variable.from_numpy_array(r.randn(1, 4, 1), need_grad=True)
+            gg = nn.Variable.from_numpy_array(r.rand(1, 4, 1, low=0.5, high=1.5),
+                                              need_grad=True)
+            outs = F.group_normalization(xg, bg, gg, 2, output_stat=True)
+            res[mode + "gn stats"] = _run(nn, dynamic, list(outs), [xg, bg, gg], dy4)
+            # the PF forms
+            xp = nn.Variable.from_numpy_array(x3, need_grad=True)
+            yl = PF.layer_normalization(nn.Variable.from_numpy_array(x3[:, :1].copy()),
+                                        name="ln7")
+            yi = PF.instance_normalization(xp, name="in7")
+            yg = PF.group_normalization(nn.Variable.from_numpy_array(x4, need_grad=True), 2,
+                                        name="gn7")
+            res[mode + "PF in"] = _run(nn, dynamic, [yi], [xp], dy3)
+            if not dynamic:
+                nn.forward_all([yl, yg])
+            res[mode + "PF ln, gn"] = [yl.d.copy(), yg.d.copy()]
+            # second derivative (MAML's): d/dx sum((dL/dx)^2) with L = sum(y * dy), on binary
+            # fractions (exact sums; on the values above it is 9e7 +- 1e4 of rounding)
+            xs = nn.Variable.from_numpy_array((2.0 + 0.25 * r.randint(-3, 4, (2, 3, 2))
+                                               ).astype(np.float32), need_grad=True)
+            ys = F.instance_normalization(xs, None, None)
+            w = nn.Variable.from_numpy_array(dy3)
+            g, = nn.grad([F.sum(ys * w)], [xs])
+            loss = F.sum(g * g)
+            if not dynamic:
+                loss.forward()
+            xs.grad.zero()
+            loss.backward()
+            res[mode + "second derivative"] = [g.d.copy(), xs.g.copy()]
+        finally:
+            nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=[FN + "abs"],
+             note="Abs's gradient is x < 0 ? -dy : dy: 1 at 0, -0.0 and NaN (torch's sign "
+                  "gives 0 there)")
+def abs__gradient_at_zero(nn, F, r):
+    res = {}
+    x_np = np.array([-1.5, 0.0, -0.0, np.nan, 2.0, -np.inf, np.inf], np.float32)
+    dy = np.arange(1.0, 8.0).astype(np.float32)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(x_np, need_grad=True)
+            y = F.abs(x)
+            # arrays under keys of their own (the harness's list comparison takes inf - inf)
+            res[mode + "abs y"], res[mode + "abs dx"] = _run(nn, dynamic, [y], [x], dy)
+            res[mode + "abs signbit"] = np.signbit(y.d).tolist()
+        finally:
+            nn.set_auto_forward(False)
+    return res
