@@ -39,8 +39,9 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     """CNTK's cross entropy with softmax along ``axis``: ``log_sum_exp(z) - sum(t * z)``, which
     is ``-sum(t * log softmax(z))`` for a target ``t`` that sums to 1 (one-hot or soft); the
     reduced axis is kept with size 1 (``(B, 1)`` for ``(B, C)`` inputs).  The gradients are
-    CNTK's: ``softmax(z) - t`` for ``z`` and ``-z`` for ``t``; a row holding ``+inf`` has
-    NaN for its whole ``z`` gradient, as CNTK 2.7's softmax of it is NaN.
+    CNTK's: ``softmax(z) - t`` for ``z`` and ``-z`` for ``t``; with CNTK 2.7's softmax
+    (``exp(z - max)`` over their sum) a row holding ``+inf`` once has NaN at the inf and 0 at
+    the other logits, one holding it twice or more NaN for its whole ``z`` gradient.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -56,11 +57,12 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
     y = torch.logsumexp(z, dim=a, keepdim=True) - torch.sum(t * z, dim=a, keepdim=True)
     if not z.is_floating_point():
         return y
-    # torch's logsumexp gradient exp(z - lse) is 0 beside a +inf (exp(-inf)), CNTK 2.7's
-    # softmax NaN: a term that is 0 (+0, added to the value: no change but a -0.0's sign)
-    # in rows without +inf, and whose gradient is NaN at every finite z of a row with one
-    # (its value there NaN, where the loss is NaN already: inf - inf, or 0 * inf)
-    poison = torch.where(torch.isposinf(z).any(dim=a, keepdim=True), math.nan, 0.0)
+    # torch's logsumexp gradient exp(z - lse) is 0 beside a +inf (exp(-inf)) and NaN at it,
+    # as CNTK 2.7's softmax of a row holding one +inf; of a row holding two or more, CNTK's
+    # is NaN throughout (their exp(inf - inf) in the sum): a term that is 0 (+0, added to the
+    # value: no change but a -0.0's sign) in the other rows, and whose gradient is NaN at
+    # every finite z of such a row (its value there NaN, where the loss is NaN already)
+    poison = torch.where(torch.isposinf(z).sum(dim=a, keepdim=True) >= 2, math.nan, 0.0)
     finite = torch.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)
     return y + torch.sum(finite * poison, dim=a, keepdim=True)
 

@@ -34,3 +34,23 @@ def nan__average_pooling_auto_padding(C, r):
         res[label] = f.eval({x: IMAGE})
         res[label + " grad"] = f.grad({x: IMAGE}, wrt=[x])
     return res
+
+
+# rows with +inf once (alone, and beside -inf), twice, and none; one-hot targets
+CE_ROWS = np.array([[INF, 1, INF, 0], [1, INF, 0, 0], [INF, -INF, 0, 0], [0.5, 1, -1, 2]],
+                   np.float32)
+CE_TARGET = np.eye(4, dtype=np.float32)[[0, 0, 1, 2]]
+
+
+@cntk_case(names=["cntk.losses.cross_entropy_with_softmax"] + _RUN, rtol=1e-6, atol=1e-7,
+           note="the z gradient of a row holding +inf once is NaN at the inf and softmax - t "
+                "(0 - t) elsewhere; a row holding +inf twice is NaN throughout (CNTK's softmax: "
+                "exp(z - max) over their sum, inf - inf). Review 2026-12-04: nanfid2 made "
+                "every row holding +inf NaN throughout")
+def nan__cross_entropy_with_one_inf(C, r):
+    r.touch(*_RUN)
+    z = C.input_variable(4, needs_gradient=True)
+    t = C.input_variable(4)
+    ce = C.cross_entropy_with_softmax(z, t)
+    return {"cross_entropy": ce.eval({z: CE_ROWS, t: CE_TARGET}),
+            "grad z": ce.grad({z: CE_ROWS, t: CE_TARGET}, wrt=[z])}
