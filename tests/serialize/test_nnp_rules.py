@@ -47,10 +47,11 @@ def test_a_loaded_nnp_files_normalizations_and_abs_are_nnablas():
     # NNabla 1.39's layer, instance and group normalisation are its batch normalisation over
     # the kept axes: rows [3, 3.001], [5, 5.001] give +-0.15810 and -0.13445/0.13458, dx for
     # dy = [1, 2] +-154.16 (before: the two-pass variance, +-0.15616, -0.15609/0.15624 and
-    # -152.37); Abs's gradient is x < 0 ? -1 : 1 (before: 0 at 0, -0.0 and NaN)
+    # -152.37); so is weight standardisation (its tensor normalisation); Abs's gradient is
+    # x < 0 ? -1 : 1 (before: 0 at 0, -0.0 and NaN)
     data = np.load(os.path.join(FIXTURES, "norm.npz"))
     net = NnpLoader(os.path.join(FIXTURES, "norm.nnp")).get_network("net", batch_size=1)
-    inputs = {"ln": "x", "in": "xi", "gn": "xi", "abs": "xa"}
+    inputs = {"ln": "x", "in": "xi", "gn": "xi", "abs": "xa", "ws": "xw"}
     for name, inp in inputs.items():
         x = net.inputs[inp]
         x.d = data[inp]

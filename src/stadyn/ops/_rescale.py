@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from ._normalization import nnabla_norm
+from ._normalization import _check_rule, _normalize, nnabla_norm
 from ._registry import op
 from ._util import norm_axes
 
@@ -62,13 +62,25 @@ def norm_normalization(x, p=None, axes=None, eps=1e-12, rule="torch"):
 
 
 @op(1, category=_C, precision="float")
-def weight_standardization(w, channel_axis=0, eps=1e-05, output_stat=False):
+def weight_standardization(w, channel_axis=0, eps=1e-05, output_stat=False, rule="torch"):
     """Each output channel of the weight ``w`` (axis ``channel_axis``) standardised over the
     other axes, ``(w - mean) / sqrt(var + eps)`` (biased variance); ``output_stat`` also returns
-    the mean and variance (size 1 on the reduced axes).
-    Example: ``F.weight_standardization(w)``."""
+    the mean and variance (size 1 on the reduced axes).  ``rule="nnabla"``: NNabla 1.39's, its
+    tensor normalisation over the channels with the variance in one pass (as
+    ``F.layer_normalization``'s rule).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> w = sd.Variable.from_numpy_array(np.array([[3.0, 3.001]]))
+        >>> with sd.auto_forward():
+        ...     y = F.weight_standardization(w, rule="nnabla")
+        >>> np.round(y.d, 4)
+        array([[-0.1581,  0.1581]], dtype=float32)
+    """
     c = norm_axes([channel_axis], w.ndim)[0]
     reduce = [a for a in range(w.ndim) if a != c]
+    if _check_rule("weight_standardization", rule):
+        return _normalize(w, None, None, reduce, eps, output_stat, True)
     var, mean = torch.var_mean(w, dim=reduce, unbiased=False, keepdim=True)
     y = (w - mean) / torch.sqrt(var + eps)
     return (y, mean, var) if output_stat else y

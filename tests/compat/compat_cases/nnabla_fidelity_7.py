@@ -126,3 +126,23 @@ def abs__gradient_at_zero(nn, F, r):
         finally:
             nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=[FN + "weight_standardization"], rtol=1e-4, atol=1e-5,
+             note="NNabla 1.39's weight standardisation is its tensor normalisation over the "
+                  "channels, the variance in one pass: [3, 3.001] gives +-0.15810 where the "
+                  "two-pass variance gave +-0.15616; static and dynamic, forward and backward")
+def weight_standardization__one_pass(nn, F, PF, r):
+    res = {}
+    w2 = np.array([[3.0, 3.001], [5.0, 5.001]], np.float32)
+    dy = r.randn(2, 2)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            w = nn.Variable.from_numpy_array(w2, need_grad=True)
+            res[mode + "ws"] = _run(nn, dynamic, [F.weight_standardization(w, channel_axis=0)],
+                                    [w], dy)
+        finally:
+            nn.set_auto_forward(False)
+    return res

@@ -8,8 +8,9 @@ and the latter ignores ``eps``, as NNabla 1.39 does (case ``norm__zeros``); ``F.
 of a singular matrix gives what NNabla's LU gives, infinities and NaN, not an error (case
 ``batch_inv__singular``); ``F.layer_normalization``, ``F.instance_normalization`` and
 ``F.group_normalization`` (and their ``PF`` functions) are NNabla's batch normalisation over
-the kept axes and so take the one-pass variance too, and ``F.abs``'s gradient is +1 at 0 and
-NaN (cases in ``nnabla_fidelity_7``).
+the kept axes and so take the one-pass variance too, as does ``F.weight_standardization``
+(its tensor normalisation over the channels), and ``F.abs``'s gradient is +1 at 0 and NaN
+(cases in ``nnabla_fidelity_7``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import functools
 RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "norm": "nnabla", "norm_normalization": "nnabla", "batch_inv": "nnabla",
          "layer_normalization": "nnabla", "instance_normalization": "nnabla",
-         "group_normalization": "nnabla", "abs": "nnabla"}
+         "group_normalization": "nnabla", "abs": "nnabla", "weight_standardization": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):

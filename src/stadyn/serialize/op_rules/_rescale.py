@@ -71,7 +71,7 @@ _NNABLA = {
                                  eps=float),
     F.weight_standardization: nnabla(F.weight_standardization, "WeightStandardization",
                                      export=_weight_standardization_fields, channel_axis=int,
-                                     eps=float),
+                                     eps=float, convert=lambda node, v: dict(v, rule="nnabla")),
     F.weight_normalization: nnabla(F.weight_normalization, "WeightNormalization", dim=int,
                                    eps=float),
     F.clip_by_norm: Unmapped("NNabla has no clip_by_norm function (its F.clip_by_norm is "
