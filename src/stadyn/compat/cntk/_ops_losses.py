@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import functions as F
 from ... import cntk_semantics as S
+from ..._errors import ShapeError
 from ...cntk_semantics import broadcast_pair
 from ._deferred import defer_module
 from ._sparse_operands import refuse_sparse_operands
@@ -116,6 +117,16 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
     ``-sum(w l)`` (:func:`stadyn.cntk_semantics.logistic`).  CNTK 2.7 takes one output value
     per sample."""
     o, t, w = operand(output), operand(target), operand(weight)
+    sample = tuple(o.shape[int(batched(output)):])
+    if math.prod(sample) != 1:
+        raise ShapeError(f"weighted_binary_cross_entropy: CNTK 2.7's Logistic takes one output "
+                         f"value per sample, not {sample} (CNTK raises 'The input matrix "
+                         "dimensions do not match' when it runs)")
+    if batched(output) and not batched(weight):
+        raise ShapeError("weighted_binary_cross_entropy: the weight has no batch axis (a "
+                         "constant?); CNTK 2.7 takes one weight per sample, an input as the "
+                         "output is (it raises '... missing a ReconcileDynamicAxis operation?' "
+                         "when it runs)")
     # N: the samples of the weight (or of the output, for a weight without the batch axis)
     counted, lead = (w, int(batched(weight))) if batched(weight) or not batched(output) \
         else (o, 1)
