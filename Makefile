@@ -14,6 +14,8 @@ PYTEST_ARGS ?=
 PEERS  := .venv-peers
 PY310  ?= $(shell pyenv root 2>/dev/null)/versions/3.10.13/bin/python
 NNABLA := nnabla==1.39.0
+# (graphviz: nnabla.experimental.viewers, which a harness case's reference runs)
+NNABLA_EXTRAS := graphviz==0.21
 MXNET  := mxnet==1.9.1 numpy==1.23.5
 
 .PHONY: all setup demo test docs bench bench-peers mutants clean
@@ -73,7 +75,7 @@ FIND_PY310 = py="$(PY310)"; \
 
 $(PEERS)/nnabla/.installed:
 	@$(FIND_PY310); echo "creating $(PEERS)/nnabla with $$py"; "$$py" -m venv $(PEERS)/nnabla
-	$(PEERS)/nnabla/bin/python -m pip install -q $(NNABLA)
+	$(PEERS)/nnabla/bin/python -m pip install -q $(NNABLA) $(NNABLA_EXTRAS)
 	@touch $@
 
 $(PEERS)/mxnet/.installed:

@@ -12,16 +12,21 @@ def _sequences(r):
     return [r.randn(n, 3).astype(np.float32) for n in (2, 4, 1)]
 
 
-def _read(C, src, stream, x, sizes):
+def _read(C, src, stream, sizes, sparse=False):
     """What ``next_minibatch`` gives for each size: counts, the end of the sweep, and each
-    sequence's per-sequence sums of ``x @ diag(1, 10, 100)`` (masks applied)."""
-    f = C.sequence.reduce_sum(C.times(x, np.diag([1.0, 10.0, 100.0]).astype(np.float32)))
+    sequence's per-sequence sums of ``x @ diag(1, 10, 100)`` (masks applied).  ``x`` takes
+    the data's type: CNTK 2.7 gives float64 data when an earlier program in the process set a
+    dtype on the shared ``Sequence[Tensor[3]]`` type (a full reference run: 'DataType Float
+    does not match the corresponding Value's DataType Double')."""
     out = []
     for n in sizes:
         d = src.next_minibatch(n)[stream]
+        dtype = np.float64 if np.dtype(d.data.dtype) == np.float64 else np.float32
+        x = C.sequence.input_variable(3, dtype=dtype, is_sparse=sparse)
+        f = C.sequence.reduce_sum(C.times(x, np.diag([1.0, 10.0, 100.0]).astype(dtype)))
         out.append({"num_sequences": d.num_sequences, "num_samples": d.num_samples,
                     "end_of_sweep": bool(d.end_of_sweep), "shape": list(d.data.shape),
-                    "sums": np.asarray(f.eval({x: d})).tolist()})
+                    "sums": np.asarray(f.eval({x: d}), np.float32).tolist()})
     return out
 
 
@@ -36,8 +41,7 @@ def io__minibatch_source_from_data_ragged_sequences(C, r):
     Sequence, Tensor = C.layers.typing.Sequence, C.layers.typing.Tensor
     seqs = _sequences(r)
     src = C.io.MinibatchSourceFromData({"a": (seqs, Sequence[Tensor[3]])})
-    x = C.sequence.input_variable(3)
-    res = {"reads": _read(C, src, src.streams.a, x, (5, 5, 3, 20))}
+    res = {"reads": _read(C, src, src.streams.a, (5, 5, 3, 20))}
     src = C.io.MinibatchSourceFromData({"a": (seqs, Sequence[Tensor[3]])})
     d = src.next_minibatch(6)[src.streams.a]
     res["asarray"] = np.asarray(d.asarray()).tolist()
@@ -62,5 +66,4 @@ def io__minibatch_source_from_data_sparse_sequences(C, r):
     seqs = [sp.csr_matrix(eye[[0, 2]]), sp.csr_matrix(eye[[1, 1, 0]]),
             sp.csr_matrix(eye[[2]] * 3)]
     src = C.io.MinibatchSourceFromData({"s": (seqs, Sequence[SparseTensor[3]])})
-    x = C.sequence.input_variable(3, is_sparse=True)
-    return {"reads": _read(C, src, src.streams.s, x, (4, 10, 5))}
+    return {"reads": _read(C, src, src.streams.s, (4, 10, 5), sparse=True)}

@@ -691,8 +691,8 @@ def profiler__csv_layout(nn, F, PF, S, r):
                   "a graphviz.Digraph in the asked format whose source names every function "
                   "(compared without case and underscores: Stadyn's boxes are its op names), "
                   "and the files save writes; NNabla's side needs the graphviz Python package "
-                  "(its venv lacks it: the reference was written with graphviz 0.21 on "
-                  "PYTHONPATH); view is not called (it opens a viewer)")
+                  "(make bench-peers installs graphviz 0.21 beside NNabla 1.39); view is not "
+                  "called (it opens a viewer)")
 def viewers__simple_graph_digraph_and_save(nn, F, PF, r):
     V = r.module("nnabla.experimental.viewers")
     r.touch(*["nnabla.experimental.viewers.SimpleGraph." + m
