@@ -476,13 +476,14 @@ def logistic(output: Variable, target: Variable, weight: Variable | None = None,
         2.426
     """
     t = F.stop_gradient(target)
-    both = F.mul_scalar(F.mul2(t, output), 2.0)
+    both = F.mul_scalar(F.mul2(output, t), 2.0)    # (output, target, weight: CNTK's order of
+                                                    # the Logistic's inputs, as the graph shows)
     log_likelihood = F.log(F.sub2(F.add_scalar(F.sub2(both, t), 1.0), output))
     if weight is None:
         return F.mul_scalar(F.sum(log_likelihood), -1.0)
     w = F.stop_gradient(weight)
     if samples is None:
         samples = F.sum(F.add_scalar(F.mul_scalar(w, 0.0), 1.0))
-    total = F.mul_scalar(F.sum(F.mul2(w, log_likelihood)), -1.0)    # (what the gradient is of)
+    total = F.mul_scalar(F.sum(F.mul2(log_likelihood, w)), -1.0)    # (what the gradient is of)
     value = F.div2(F.mul2(samples, total), F.sum(w))
     return F.add2(total, F.stop_gradient(F.sub2(value, total)))

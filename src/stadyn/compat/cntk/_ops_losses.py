@@ -20,6 +20,7 @@ from ... import cntk_semantics as S
 from ..._errors import ShapeError
 from ...cntk_semantics import broadcast_pair
 from ._deferred import defer_module
+from ._run_checks import refuse_when_run
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, binary, float_arrays, lead_axes, named, one_op, operand,
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
@@ -117,16 +118,6 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
     ``-sum(w l)`` (:func:`stadyn.cntk_semantics.logistic`).  CNTK 2.7 takes one output value
     per sample."""
     o, t, w = operand(output), operand(target), operand(weight)
-    sample = tuple(o.shape[int(batched(output)):])
-    if math.prod(sample) != 1:
-        raise ShapeError(f"weighted_binary_cross_entropy: CNTK 2.7's Logistic takes one output "
-                         f"value per sample, not {sample} (CNTK raises 'The input matrix "
-                         "dimensions do not match' when it runs)")
-    if batched(output) and not batched(weight):
-        raise ShapeError("weighted_binary_cross_entropy: the weight has no batch axis (a "
-                         "constant?); CNTK 2.7 takes one weight per sample, an input as the "
-                         "output is (it raises '... missing a ReconcileDynamicAxis operation?' "
-                         "when it runs)")
     # N: the samples of the weight (or of the output, for a weight without the batch axis)
     counted, lead = (w, int(batched(weight))) if batched(weight) or not batched(output) \
         else (o, 1)
@@ -136,6 +127,18 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
     if batched(output):
         from . import _graph as G
         G.BATCH.unmark(out)
+    # what CNTK 2.7 builds but refuses when it runs: more than one value per sample, a
+    # weight without the batch axis (a constant)
+    sample = tuple(o.shape[int(batched(output)):])
+    if math.prod(sample) != 1:
+        refuse_when_run(out, f"weighted_binary_cross_entropy: CNTK 2.7's Logistic takes one "
+                             f"output value per sample, not {sample} (CNTK raises 'The input "
+                             "matrix dimensions do not match')", ShapeError)
+    elif batched(output) and not batched(weight):
+        refuse_when_run(out, "weighted_binary_cross_entropy: the weight has no batch axis (a "
+                             "constant?); CNTK 2.7 takes one weight per sample, an input as the "
+                             "output is (it raises '... missing a ReconcileDynamicAxis "
+                             "operation?')", ShapeError)
     return named(wrap(one_op(out, o, t, weight)), name, "Logistic")
 
 

@@ -155,8 +155,9 @@ class Function(FunctionNode):
 
     @property
     def arguments(self) -> dict:
-        """The op's attributes, by name (NNabla's ``info.args``)."""
-        return {k: _listed(v) for k, v in self.attrs.items()}
+        """The op's attributes, by name (NNabla's ``info.args``), less ``rule`` (which
+        framework's NaN or variance rule the op follows: Stadyn's, not an NNabla argument)."""
+        return {k: _listed(v) for k, v in self.attrs.items() if k != "rule"}
 
     @property
     def tags(self) -> dict:
