@@ -35,12 +35,13 @@ register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_sof
 
 
 def _classification_error_onnx(g, inputs, attrs):
-    """ArgMax, GatherElements, GreaterOrEqual, ReduceSum, Sub, GreaterOrEqual
+    """ArgMax, GatherElements, Greater, ReduceSum, GreaterOrEqual
 
     ``topN`` 1 of float outputs: CNTK 2.7's prediction (the first output no later one exceeds:
     NaN passed by unless it comes first) as Equal, Where, ArgMax, Mul, GatherElements, and the
     target's value there taken from 1 (Sub).  Otherwise the outputs above the target's are
-    counted as all minus those not above (``score >= z``), so a NaN counts."""
+    counted (``z > score``): a NaN never counts, as CNTK's partial_sort passes it by (ties and
+    NaN rows where libstdc++'s heap order decides can still differ)."""
     z, t = inputs
     a = norm_axis(attrs["axis"], g.ndim(z))
     if int(attrs["topN"]) == 1 and g.dtype(z).kind == "f":
@@ -55,9 +56,8 @@ def _classification_error_onnx(g, inputs, attrs):
         hit = g.op("GatherElements", [t, prediction], axis=a)
         return g.op("Sub", [g.scalar(1.0, z), hit])
     score = g.op("GatherElements", [z, g.op("ArgMax", [t], axis=a, keepdims=1)], axis=a)
-    not_better = g.reduce("ReduceSum", g.cast(g.op("GreaterOrEqual", [score, z]), np.int64),
-                          [a], True)
-    better = g.op("Sub", [g.const(np.asarray(g.shape(z)[a], dtype=np.int64)), not_better])
+    # (a NaN is never above: CNTK's partial_sort by a > b passes it by)
+    better = g.reduce("ReduceSum", g.cast(g.op("Greater", [z, score]), np.int64), [a], True)
     wrong = g.op("GreaterOrEqual", [better, g.const(np.asarray(int(attrs["topN"]), np.int64))])
     return g.cast(wrong, g.dtype(z) if g.dtype(z).kind == "f" else np.float32)
 
