@@ -120,6 +120,15 @@ class TrainingRun:
     run's context and parameter registry itself, so steps of several runs may alternate.  A
     dynamic run seeds the generator in its first step, where it creates its parameters: runs
     built or stepped before it do not change its initial values.
+
+    Example:
+        >>> from stadyn.io import load_digits_source
+        >>> few = load_digits_source().subset(range(32))
+        >>> runs = [TrainingRun(m, few, 1, log=lambda line: None) for m in ("static", "dynamic")]
+        >>> while not all(r.done for r in runs):
+        ...     losses = [r.step() for r in runs]
+        >>> runs[0].result.losses == runs[1].result.losses
+        True
     """
 
     def __init__(self, mode: str, train: DigitsData, epochs: int, batch_size: int = 16,
