@@ -17,35 +17,22 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
 
 from ... import functions as F
-from ._common import weight_and_bias
-from .module import Module
+from .convolution import _Filter
 
 __all__ = ["Deconvolution", "Deconv1d", "Deconv2d", "Deconv3d", "DeconvNd"]
 
 
-class Deconvolution(Module):
+class Deconvolution(_Filter):
     """``F.deconvolution`` with this object's ``W`` and ``b`` (Glorot uniform over
     ``(inmaps, outmaps, kernel)`` and zeros unless ``w_init``/``b_init``)."""
 
-    def __init__(self, inmaps: int, outmaps: int, kernel: Any, pad: Any = None,
-                 stride: Any = None, dilation: Any = None, group: int = 1, w_init: Any = None,
-                 b_init: Any = None, base_axis: int = 1, fix_parameters: bool = False,
-                 rng: Any = None, with_bias: bool = True):
-        kernel = tuple(kernel)
-        weight_and_bias(self, (inmaps, outmaps // group) + kernel, (inmaps, outmaps, kernel),
-                        w_init, b_init, outmaps, fix_parameters, rng, with_bias)
-        self.base_axis = base_axis
-        self.pad = pad
-        self.stride = stride
-        self.dilation = dilation
-        self.group = group
+    _function = staticmethod(F.deconvolution)
 
-    def __call__(self, inp: Any) -> Any:
-        return F.deconvolution(inp, self.W, self.b, self.base_axis, self.pad, self.stride,
-                               self.dilation, self.group)
+    @staticmethod
+    def _weight_shape(inmaps: int, outmaps: int, group: int) -> tuple:
+        return (inmaps, outmaps // group)
 
 
 Deconv1d = Deconv2d = Deconv3d = DeconvNd = Deconvolution
