@@ -1,4 +1,4 @@
-"""Fusing a channels-last CPU convolution and its ReLU into one oneDNN call (a pass of
+"""Fusing a channels-last CPU convolution and NNabla's ReLU into one oneDNN call (a pass of
 :func:`~stadyn.graph.plan_passes`): the ReLU then costs no pass over memory of its own.
 """
 
@@ -9,17 +9,11 @@ import functools
 import torch
 import torch.fx as fx
 
+from ._fx_nodes import output_values
+
 __all__ = ["fuse_convolution_relu"]
 
 _aten = torch.ops.aten
-
-
-def _output_values(gm: fx.GraphModule) -> set:
-    """The nodes a program returns."""
-    found: set = set()
-    out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
-    fx.node.map_arg(out.args, found.add)
-    return found
 
 
 _CONVOLUTION_RELU = getattr(getattr(torch.ops, "mkldnn", None), "_convolution_pointwise", None)
@@ -74,18 +68,22 @@ def _nnabla_relu_mask(n) -> fx.Node | None:
 
 
 def fuse_convolution_relu(gm: fx.GraphModule) -> int:
-    """Compute ``relu(convolution(x, w, b))`` as one oneDNN convolution with a ReLU post-op
-    where ``x`` is channels-last (a plan's layout, ``graph/_layout.py``) and nothing else reads
-    the convolution's output; returns the number fused.
+    """Compute NNabla's ``relu(convolution(x, w, b))`` as one oneDNN convolution with a ReLU
+    post-op where ``x`` is channels-last (a plan's layout, ``graph/_layout.py``) and nothing
+    else reads the convolution's output; returns the number fused.
 
-    The ReLU then costs no pass over the output of its own (16 MB per convolution in the CIFAR
-    ConvNet); the backward needs only the ReLU's output, the input and the weight, so it is
-    unchanged.  The values are those of the two ops (the post-op applies the same maximum to
-    the same sums), but for NaN: oneDNN's post-op gives 0 where torch's relu keeps NaN.
-    NNabla's ReLU (``F.relu(rule="nnabla")``, ``where(x > 0, x, 0)``: 0 for NaN and -inf, +0
-    for -0.0) is exactly the post-op's and is fused too, its mask then taken from the fused
-    output (positive where the convolution's is).  CNTK's (NaN for NaN and -inf) is not.
-    Without oneDNN nothing changes.
+    The ReLU then costs no pass over the output of its own; the backward needs only the
+    ReLU's output, the input and the weight, so it is unchanged.  NNabla's ReLU
+    (``F.relu(rule="nnabla")``, ``where(x > 0, x, 0)``: 0 for NaN and -inf, +0 for -0.0) is
+    exactly what the post-op computes, NaN included; its mask is then taken from the fused
+    output (positive where the convolution's is).
+
+    torch's ReLU (Stadyn's own, which keeps NaN) and CNTK's (NaN for NaN and -inf) are not
+    fused: the post-op would give 0 where they give NaN, so a NaN reaching the convolution
+    would make the dynamic graph's loss NaN and leave the static plan's finite.  Checking the
+    convolution's input and weight for NaN first costs a pass over the input, about what the
+    fusion saves (docs/performance.md); such a ReLU runs in place instead
+    (:func:`~stadyn.graph.reuse_dead_inputs`).  Without oneDNN nothing changes.
 
     Example:
         >>> import torch
@@ -93,32 +91,31 @@ def fuse_convolution_relu(gm: fx.GraphModule) -> int:
         >>> from stadyn.graph import fuse_convolution_relu
         >>> x = torch.randn(2, 4, 6, 6).contiguous(memory_format=torch.channels_last)
         >>> w, b = torch.randn(8, 4, 3, 3), torch.randn(8)
-        >>> conv = lambda x, w, b: torch.relu(torch.conv2d(x, w, b, padding=1))
-        >>> gm = make_fx(conv, tracing_mode="fake")(x, w, b)
+        >>> x[0, 0, 2, 2] = float("nan")
+        >>> conv = lambda x, w, b: torch.conv2d(x, w, b, padding=1)
+        >>> nnabla = lambda x, w, b: (lambda y: torch.where(y > 0, y, 0))(conv(x, w, b))
+        >>> gm = make_fx(nnabla, tracing_mode="fake")(x, w, b)
         >>> fused = fuse_convolution_relu(gm)
         >>> fused == int(torch.backends.mkldnn.is_available()), torch.equal(gm(x, w, b),
-        ...                                                                  conv(x, w, b))
+        ...                                                                  nnabla(x, w, b))
         (True, True)
+        >>> kept = make_fx(lambda x, w, b: torch.relu(conv(x, w, b)), tracing_mode="fake")(x, w, b)
+        >>> fuse_convolution_relu(kept), bool(kept(x, w, b).isnan().any())     # torch's: NaN kept
+        (0, True)
     """
     if _CONVOLUTION_RELU is None or not torch.backends.mkldnn.is_available():
         return 0
     graph = gm.graph
-    outputs = _output_values(gm)
+    outputs = output_values(gm)
     count = 0
     for n in list(graph.nodes):
-        mask = _nnabla_relu_mask(n)
-        if mask is not None:             # NNabla's rule, where(conv > 0, conv, 0)
-            conv = n.args[1]
-            if not (_fusable_convolution(conv) and set(conv.users) == {n, mask}
-                    and conv not in outputs):
-                continue
-        elif not (n.op == "call_function"
-                  and n.target in (_aten.relu.default, _aten.relu_.default)
-                  and _fusable_convolution(n.args[0]) and len(n.args[0].users) == 1
-                  and n.args[0] not in outputs):
+        mask = _nnabla_relu_mask(n)      # where(conv > 0, conv, 0)
+        if mask is None:
             continue
-        conv = n.args[0] if mask is None else n.args[1]
-        zero = n.args[2] if mask is not None else None
+        conv, zero = n.args[1], n.args[2]
+        if not (_fusable_convolution(conv) and set(conv.users) == {n, mask}
+                and conv not in outputs):
+            continue
         x, w, b, stride, padding, dilation, _, _, groups = conv.args
         with graph.inserting_before(conv):      # (before the mask reading it, too)
             fused = graph.call_function(_CONVOLUTION_RELU.default,
@@ -127,8 +124,7 @@ def fuse_convolution_relu(gm: fx.GraphModule) -> int:
         fused.meta = dict(n.meta)
         n.replace_all_uses_with(fused)
         graph.erase_node(n)
-        if mask is not None:             # (the same mask: fused > 0 exactly where conv > 0)
-            mask.replace_input_with(conv, fused)
+        mask.replace_input_with(conv, fused)    # (the same mask: fused > 0 where conv > 0)
         graph.erase_node(conv)
         if isinstance(zero, fx.Node) and not zero.users:
             graph.erase_node(zero)

@@ -32,6 +32,7 @@ import torch
 import torch.fx as fx
 
 from ._fuse_relu import fuse_convolution_relu
+from ._fx_nodes import output_node, output_values
 from ._merged_checks import merge_split_checks
 
 __all__ = ["drop_dead_code", "simplify", "defer_output_casts", "write_products_into_buffers",
@@ -47,10 +48,6 @@ _SAME_SHAPE_NOOPS = {_aten.view.default, _aten._unsafe_view.default, _aten.resha
 def _shape_of(n) -> tuple | None:
     val = n.meta.get("val") if isinstance(n, fx.Node) else None
     return tuple(val.shape) if isinstance(val, torch.Tensor) else None
-
-
-def _output_node(gm: fx.GraphModule) -> fx.Node:
-    return next(n for n in reversed(gm.graph.nodes) if n.op == "output")
 
 
 def drop_dead_code(graph: fx.Graph) -> None:
@@ -121,7 +118,7 @@ def defer_output_casts(gm: fx.GraphModule) -> fx.GraphModule:
     accumulation into ``.grad`` (:func:`accumulate_grads`) then converts while it adds or
     copies into a buffer it already has.
     """
-    output = _output_node(gm)
+    output = output_node(gm)
     outs = list(output.args[0])
     changed = False
     for k, n in enumerate(outs):
@@ -238,7 +235,7 @@ def write_products_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tenso
     (:func:`defer_output_casts` left it unconverted), a buffer of dtype ``owned`` the plan
     keeps: the product never becomes a ``.grad`` itself.
     """
-    output = _output_node(gm)
+    output = output_node(gm)
     outs = list(output.args[0])
     slots: list[tuple[int, torch.dtype | None]] = []
     seen: set = set()
@@ -311,7 +308,7 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
     and a plan's backward always belongs to its latest forward.  A copy that one of the first
     ``n_values`` outputs (the values Variables receive) could share memory with is left alone.
     """
-    exposed = {_storage_owner(n) for n in _output_node(gm).args[0][:n_values]}
+    exposed = {_storage_owner(n) for n in output_node(gm).args[0][:n_values]}
     placeholders = gm.graph.find_nodes(op="placeholder")
     slots: list[tuple[int, torch.dtype]] = []
     for i, (ph, leaf) in enumerate(zip(placeholders, leaves)):
@@ -351,7 +348,7 @@ def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
     storage.  Outputs owned by an input (a tangent, a residual) or by the same node as an earlier
     output must be copied before they become a ``.grad`` that later accumulates in place.
     """
-    output = _output_node(gm)
+    output = output_node(gm)
     flags, owners = [], set()
     for n in output.args[0]:
         root = _storage_owner(n)
@@ -384,7 +381,7 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
         >>> deferred, [tuple(t.shape) for t in gm(a, b)[2:]]
         ([(0, 2, 3)], [(1024, 64), (64, 512)])
     """
-    output = _output_node(gm)
+    output = output_node(gm)
     outs = list(output.args[0])
     extra: list[fx.Node] = []
     deferred = []
@@ -412,13 +409,6 @@ def defer_products(gm: fx.GraphModule, first_grad: int) -> list[tuple[int, int, 
 #: Multi-output ops whose outputs are each new memory (``getitem`` of them is no view).
 _FRESH_TUPLES = {_aten.convolution_backward.default, _aten.max_pool2d_with_indices.default,
                  _aten.native_batch_norm_backward.default}
-
-
-def _output_values(gm: fx.GraphModule) -> set:
-    """The nodes a program returns."""
-    found: set = set()
-    fx.node.map_arg(_output_node(gm).args, found.add)
-    return found
 
 
 def _dies_here(n, user: fx.Node, outputs: set) -> bool:
@@ -457,7 +447,7 @@ def reuse_dead_inputs(gm: fx.GraphModule) -> int:
         [1.0, 2.0, 5.0]
     """
     graph = gm.graph
-    outputs = _output_values(gm)
+    outputs = output_values(gm)
     count = 0
     for n in list(graph.nodes):
         if n.op != "call_function" or not n.args or not _dies_here(n.args[0], n, outputs):
