@@ -132,6 +132,7 @@ ITEMS = (
     _ordered("stadyn solver pre hooks (set_solver_pre_hook)", _solver_hooks._PRE),
     _ordered("stadyn solver post hooks (set_solver_post_hook)", _solver_hooks._POST),
     _cell("stadyn check_numerics depth", _numerics._depth),
+    _seq("stadyn check_numerics checks (nan_only, error, op_by_op)", _numerics._policy),
     _cell("stadyn profiler op labels (set_labels)", _labels._active),
     _seq("stadyn fixed source locations (source_location)", _location._fixed),
     _cell("cntk fixed random seed (set_fixed_random_seed)", _random._fixed),
