@@ -1,4 +1,5 @@
-"""CNTK 2.7's checked mode (``cntk.debugging.set_checked_mode``).
+"""CNTK 2.7's checked mode (``cntk.debugging.set_checked_mode``) and two edges of
+``MinibatchSourceFromData``'s sequences.
 
 Checked mode: while a graph runs, CNTK checks each op's output for NaN (not inf) and the
 gradient each op gives its inputs, raising a RuntimeError ``"<uid> <node type> operation
@@ -8,7 +9,14 @@ run, or its first run for a backward), so a Function that ran before the switch 
 is not checked, and one built under it stays checked after it is turned off.  Stadyn's
 ``set_checked_mode`` did nothing.  Uids count every object the process made, so each uid in a
 message is replaced by the name the case gave that object (``<sq>``); CNTK's message's first
-line is compared (Stadyn adds the user's line after it)."""
+line is compared (Stadyn adds the user's line after it).
+
+``MinibatchSourceFromData``: a stream of SciPy sparse sequences is sparse (``is_sparse``), and
+a minibatch size below the next sequence's length is CNTK's ValueError (``Value::Create:: The
+number of sequences must be > 0``: its source takes whole sequences and makes a minibatch of
+none), after which the source is where it was; a CTF reader gives such a sequence whole."""
+
+import os
 
 import numpy as np
 
@@ -167,6 +175,59 @@ def checked_mode__trainer(C, r):
     fresh = C.Trainer(z, (loss, metric), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
     res["fresh trainer after off"] = _outcome(
         lambda: fresh.test_minibatch({t: np.array([[NAN, 1.0]], np.float32)}), labels)
+    return res
+
+
+_SOURCE = ["cntk.io.MinibatchSourceFromData", "cntk.io.MinibatchSource.next_minibatch",
+           "cntk.io.MinibatchData.is_sparse", "cntk.io.MinibatchData.num_sequences",
+           "cntk.io.MinibatchData.num_samples"]
+
+
+def _counts(src, n):
+    """Each stream's (is_sparse, sequences, samples) in the next minibatch of ``n``, or the
+    error (type and the message's first sentence)."""
+    try:
+        mb = src.next_minibatch(n)
+    except Exception as exc:  # noqa: BLE001 - the type and CNTK's words are compared
+        return [_error(exc), str(exc).split("\n")[0].split(" (")[0]]
+    return sorted([name, bool(mb[info].is_sparse), mb[info].num_sequences,
+                   mb[info].num_samples] for name, info in src.streams.items() if info in mb)
+
+
+@cntk_case(names=_SOURCE,
+           note="SciPy sparse sequences make a sparse stream (Sequence[tensor]: the shape "
+                "from the data; Stadyn refused the unknown shape, and said is_sparse False "
+                "for Sequence[Tensor[5]]); a minibatch size below the next sequence's length "
+                "is CNTK's ValueError and leaves the source where it was")
+def checked_mode__source_from_data_sequences(C, r):
+    r.touch(*_SOURCE)
+    import scipy.sparse as sp
+    Sequence, Tensor = C.layers.typing.Sequence, C.layers.typing.Tensor
+    eye = np.eye(5, dtype=np.float32)
+    sparse = [sp.csr_matrix(eye[[3, 1, 4]]), sp.csr_matrix(eye[[2, 0]]),
+              sp.csr_matrix(eye[[1]])]
+    dense = [np.ones((3, 2), np.float32), 2 * np.ones((2, 2), np.float32),
+             3 * np.ones((1, 2), np.float32)]
+    res = {}
+    for label, kind in (("tensor", Sequence[C.layers.typing.tensor]),
+                        ("Tensor[5]", Sequence[Tensor[5]])):
+        src = C.io.MinibatchSourceFromData({"x": (sparse, kind)})
+        res["sparse " + label] = [_counts(src, n) for n in (10, 3, 3)]
+    src = C.io.MinibatchSourceFromData({"x": (sparse, Sequence[Tensor[5]]),
+                                        "d": (dense, Sequence[Tensor[2]])})
+    res["both"] = [_counts(src, n) for n in (2, 1, 3, 2, 3, 3)]
+    src = C.io.MinibatchSourceFromData({"d": (dense, Sequence[Tensor[2]])})
+    res["dense"] = [_counts(src, n) for n in (2, 4, 2, 1, 2)]
+    src = C.io.MinibatchSourceFromData({"rows": sp.csr_matrix(eye[[3, 1, 4]])})
+    res["sparse rows"] = [_counts(src, n) for n in (2, 2)]
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "seq.ctf")
+        with open(path, "w") as f:
+            f.write("0 |x 3:1\n0 |x 1:1\n0 |x 4:1\n1 |x 2:1\n1 |x 0:1\n2 |x 1:1\n")
+        ctf = C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+            x=C.io.StreamDef(field="x", shape=5, is_sparse=True))), randomize=False,
+            max_sweeps=1)
+        res["ctf"] = [_counts(ctf, n) for n in (2, 1, 3)]
     return res
 
 
