@@ -61,6 +61,7 @@ def test_items_of_modules_not_yet_imported_start_as_those_modules_do():
                       "cntk compat trace": "stadyn.compat.cntk.logging",
                       "cntk compat global": "stadyn.compat.cntk._defaults",
                       "cntk compat excluded": "stadyn.compat.cntk.device",
+                      "cntk compat checked": "stadyn.compat.cntk._checked_mode",
                       "image backend": "stadyn.io._image_utils",
                       "distributed timeout": "stadyn.distributed._env"}
             prefix = next(k for k in module if name.startswith(k))

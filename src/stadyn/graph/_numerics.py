@@ -16,12 +16,17 @@ How it is checked, by mode:
   one is not finite is the step replayed op by op, with the dynamic-mode checks, to find the op.
 
 Off (the default), none of this costs anything but one flag test per op call.
+
+``check_numerics(nan_only=True, error=...)`` is the check a framework's own debugging switch
+makes (CNTK 2.7's ``set_checked_mode``): NaN only, infinities pass, and ``error`` says what to
+raise for an op's non-finite output or input gradient (or None where that op is not to be
+named, e.g. an inner op of a bigger one, or where the NaN lies only in a sequence's padding).
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
@@ -32,14 +37,27 @@ __all__ = ["check_numerics", "numerics_enabled", "check_outputs", "probe_inputs"
            "not_finite", "node_label"]
 
 _depth = [0]
+# what the innermost check_numerics block checks: (nan_only, error, op_by_op), see
+# check_numerics
+_policy: list = []
 
 
 @contextlib.contextmanager
-def check_numerics():
+def check_numerics(nan_only: bool = False, error: Callable | None = None,
+                   op_by_op: bool = False):
     """Within this block, the first NaN or infinity an op makes is an error naming the op.
 
     Works in both modes and for ``forward``, ``backward``, ``Trainer`` steps and compiled-away
     static plans alike (see the module docstring for what it costs).
+
+    With ``nan_only`` infinities pass.  ``error(node, output, input, tensor)`` chooses the
+    error for a node whose output number ``output`` (forward; ``input`` None) or whose gradient
+    for its input number ``input`` (backward; ``output`` None) holds ``tensor`` with a value
+    that is not finite: an exception to raise, or None to let it pass.  Without it,
+    :class:`~stadyn.NumericsError`.  With ``op_by_op`` a static graph runs op by op (no
+    lowered program), so every op's output and every gradient is checked as it is made, not
+    only the values the graph gives (a NaN that a later op hides, ``maximum(nan, 0)``, is
+    found too).  The innermost block decides.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -52,9 +70,11 @@ def check_numerics():
         stadyn._errors.NumericsError: log, created at <doctest ...>:1: its output holds -inf ...
     """
     _depth[0] += 1
+    _policy.append((bool(nan_only), error, bool(op_by_op)))
     try:
         yield
     finally:
+        _policy.pop()
         _depth[0] -= 1
 
 
@@ -85,10 +105,11 @@ def node_label(node) -> str:
 
 def not_finite(t: torch.Tensor) -> str | None:
     """What is wrong with ``t`` ('NaN', 'inf', '-inf', joined) if it is a floating tensor
-    holding a value that is not finite; else None."""
+    holding a value that is not finite (under ``check_numerics(nan_only=True)``: a NaN); else
+    None."""
     if not (isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())):
         return None
-    bad = ~torch.isfinite(t)
+    bad = torch.isnan(t) if _policy and _policy[-1][0] else ~torch.isfinite(t)
     if not bool(bad.any()):
         return None
     kinds = []
@@ -102,10 +123,17 @@ def not_finite(t: torch.Tensor) -> str | None:
 
 
 def check_outputs(node, outs) -> None:
-    """Raise :class:`NumericsError` if an output of ``node`` is not finite (forward)."""
+    """Raise :class:`NumericsError` (or the check's own ``error``) if an output of ``node``
+    is not finite (forward)."""
+    custom = _policy[-1][1] if _policy else None
     for i, t in enumerate((outs,) if isinstance(outs, torch.Tensor) else outs):
         what = not_finite(t)
         if what is not None:
+            if custom is not None:
+                exc = custom(node, i, None, t)
+                if exc is None:
+                    continue
+                raise exc
             which = "its output" if isinstance(outs, torch.Tensor) else f"its output {i}"
             raise NumericsError(f"{node_label(node)}: {which} holds {what} in the forward pass",
                                 node.spec.name, node.scope, node.where, "forward")
@@ -117,13 +145,24 @@ class _Probe(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, node, index):
         ctx.node, ctx.index = node, index
+        ctx.policy = _policy[-1] if _policy else (False, None, False)   # the forward's block
         return x.view_as(x)
 
     @staticmethod
     def backward(ctx, grad):
-        what = not_finite(grad)
+        _policy.append(ctx.policy)
+        try:
+            what = not_finite(grad)
+        finally:
+            _policy.pop()
         if what is not None:
             node, index = ctx.node, ctx.index
+            custom = ctx.policy[1]
+            if custom is not None:
+                exc = custom(node, None, index, grad)
+                if exc is None:
+                    return grad, None, None
+                raise exc
             source = node.inputs[index] if index < len(node.inputs) else None
             name = f" ('{source.name}')" if source is not None and source.name else ""
             raise NumericsError(

@@ -52,6 +52,7 @@ from ._mode import is_training, training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _depth as _checking
+from ._numerics import _policy as _checks
 from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
@@ -264,8 +265,17 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         for r in roots:
             r._plan = plan
         return plan
-    ctx = get_current_context()
     keep_all = not (clear_buffer or clear_no_need_grad)
+    if _checks and _checks[-1][2]:      # check_numerics(op_by_op=True): each op checked as run
+        plan = TrialPlan(subgraph.roots, subgraph.nodes, subgraph.leaves,
+                         subgraph.filled(keep_all), _needs_backward(subgraph), "checked op by op")
+        plan.run()
+        plan.marks = gradient_marks(plan.nodes, plan.leaves)
+        plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
+        for r in roots:
+            r._plan = plan
+        return plan
+    ctx = get_current_context()
     # A plan built while the profiler labels op calls carries the labels in its program.
     fast = (keep_all, torch.is_grad_enabled(), is_training(), ctx, _labelling[0] > 0,
             layout_version())

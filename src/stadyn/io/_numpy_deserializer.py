@@ -42,6 +42,22 @@ def _array(name: str, value) -> np.ndarray:
                          f"{{{name!r}: ([arrays (T, ...)], Sequence[Tensor[...]])}}") from exc
 
 
+def _is_sparse(value) -> bool:
+    """Whether ``value`` is a SciPy sparse matrix (its stream is sparse, as in CNTK 2.7)."""
+    return hasattr(value, "toarray") and hasattr(value, "tocsr")
+
+
+def _known_shape(shape, data) -> tuple:
+    """A ``Sequence[...]`` type's sample shape; where the type leaves it unknown
+    (``Sequence[tensor]``: a negative or None dimension) the first sequence's, as CNTK 2.7
+    implants it."""
+    shape = tuple(shape) if shape is not None else (-2,)
+    if all(isinstance(d, int) and d >= 0 for d in shape):
+        return shape
+    first = data[0] if isinstance(data, (list, tuple)) and data else data
+    return tuple(int(d) for d in getattr(first, "shape", np.shape(first))[1:])
+
+
 def _sequences(name: str, data, shape: tuple) -> list[np.ndarray]:
     """The sequences of a ``Sequence[...]``-typed stream: a list of (T_i, *shape) arrays,
     each a NumPy array or a SciPy sparse matrix (densified), or an (N, T, *shape) array."""
@@ -93,16 +109,22 @@ class NumpyDeserializer(Deserializer):
 
     def __init__(self, data: Mapping[str, np.ndarray], streams: dict[str, StreamDef] | None = None):
         arrays, self._sequences = {}, {}
+        self._sparse: set[str] = set()      # the arrays given as SciPy sparse matrices
         for k, v in data.items():
             name = str(k)
             v, typ = _typed(v)
             if typ is not None and len(typ["dynamic_axes"]) > 1:
-                seqs = _sequences(name, v, tuple(typ["shape"]))
+                shape = _known_shape(typ["shape"], v)
+                if _is_sparse(v[0] if isinstance(v, (list, tuple)) and v else v):
+                    self._sparse.add(name)
+                seqs = _sequences(name, v, shape)
                 self._sequences[name] = seqs
                 # (the rows' placeholder: its length is the number of sequences)
-                arrays[name] = np.zeros((len(seqs), 0) + tuple(typ["shape"]),
+                arrays[name] = np.zeros((len(seqs), 0) + shape,
                                         seqs[0].dtype if seqs else np.float32)
                 continue
+            if _is_sparse(v):
+                self._sparse.add(name)
             arrays[name] = _array(name, v)
         if not arrays:
             raise ValueError("NumpyDeserializer needs at least one array")
@@ -113,13 +135,17 @@ class NumpyDeserializer(Deserializer):
         if len(set(lengths.values())) != 1:
             raise ValueError(f"arrays have different lengths: {lengths}")
         self._seq_of = {}          # stream name -> its sequences, for Sequence-typed ones
+        self._sparse_streams = set(self._sparse)
         if streams is None:
             self._streams = dict(arrays)
             self._seq_of = dict(self._sequences)
         else:
             self._streams = {}
+            self._sparse_streams = set()
             for name, definition in iter_stream_defs(streams):
                 fld = definition.field or name
+                if fld in self._sparse:
+                    self._sparse_streams.add(name)
                 if fld not in arrays:
                     raise ValueError(f"stream {name!r}: no array named {fld!r} (have "
                                      f"{sorted(arrays)})")
@@ -140,7 +166,8 @@ class NumpyDeserializer(Deserializer):
 
     def stream_specs(self) -> dict[str, StreamSpec]:
         return {name: StreamSpec(tuple(a.shape[2:] if name in self._seq_of else a.shape[1:]),
-                                 a.dtype, is_sequence=name in self._seq_of)
+                                 a.dtype, is_sparse=name in self._sparse_streams,
+                                 is_sequence=name in self._seq_of)
                 for name, a in self._streams.items()}
 
     def sequence_lengths(self) -> np.ndarray | None:

@@ -533,9 +533,32 @@ class _SourceFromData(MinibatchSource):
             # sequences (positions count them): the samples left in this sweep
             rest = np.arange(self._position, self._position + self._sweep_length
                              - self._position % self._sweep_length)
+            self._refuse_longer_sequence(int(n), rest[0])
             n = min(int(n), int(self._lengths[self._sample_ids(rest)].sum()))
         return super().next_minibatch(n, input_map, device, num_data_partitions,
                                       partition_index)
+
+
+    def _refuse_longer_sequence(self, n: int, position: int) -> None:
+        """CNTK 2.7's ``MinibatchSourceFromData`` takes whole sequences and makes a minibatch
+        of none when the next sequence is longer than the minibatch size (or than the samples
+        ``max_samples`` leaves): its ValueError, from ``Value.create`` of no sequences.  The
+        source stays where it was, so a larger minibatch reads that sequence."""
+        if self._exhausted(self._position, self._samples):
+            return
+        index = int(self._sample_ids(np.array([position]))[0])
+        length = int(self._lengths[index])
+        left = (self._max_samples - self._samples if self._max_samples != INFINITELY_REPEAT
+                else None)
+        if length <= n and (left is None or length <= left):
+            return
+        limit = (f"the minibatch size {n}" if length > n
+                 else f"the {left} samples max_samples={self._max_samples} leaves")
+        raise ValueError(
+            f"Value::Create:: The number of sequences must be > 0 (MinibatchSourceFromData: "
+            f"sequence {index} has {length} samples, more than {limit}, and CNTK 2.7 makes "
+            "a minibatch of whole sequences only: ask for at least the longest sequence's "
+            "length)")
 
 
 def MinibatchSourceFromData(data_streams: Mapping[str, np.ndarray],

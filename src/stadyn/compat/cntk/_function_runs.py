@@ -27,6 +27,7 @@ from ...train import feed
 from . import _graph as G
 from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
+from ._checked_mode import CheckedLatch
 from ._late import late
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
@@ -38,13 +39,15 @@ __all__ = ["FunctionRuns", "RunState"]
 
 class RunState:
     """What a Function keeps from one run to the next: its recurrences' states
-    (:class:`SequenceBegins`, made at its first run) and whether its graph may run."""
+    (:class:`SequenceBegins`, made at its first run), whether its graph may run and whether
+    its runs are checked for NaN (CNTK's checked mode, read at its first run)."""
 
-    __slots__ = ("begins", "runnable", "__weakref__")
+    __slots__ = ("begins", "runnable", "checked", "__weakref__")
 
     def __init__(self):
         self.begins: SequenceBegins | None = None
         self.runnable = RunnableCheck()
+        self.checked = CheckedLatch()
 
     def recurrences(self, roots: list[Variable]) -> SequenceBegins | None:
         """The recurrences of the graph of the Function's outputs ``roots`` whose states its
@@ -172,7 +175,7 @@ class FunctionRuns:
         if begins is not None:      # the recurrences go on from the last run where flags say
             begins.begin(flags, "Function.forward" if keep else "Function.eval")
             roots += begins.wanted()
-        with carrying(begins):
+        with carrying(begins), state.checked.run(keep):
             if keep:
                 with training(True):
                     forward_all(roots, clear_no_need_grad=True)
@@ -202,9 +205,11 @@ class FunctionRuns:
         saved = [(v, v.grad) for v in leaves]
         for v in leaves:
             v.grad = None
+        checked = state.function._run_state().checked.again()
         try:
-            for root, seed in root_gradients.items():
-                unwrap(root).backward(root_gradient(unwrap(root), seed))
+            with checked:
+                for root, seed in root_gradients.items():
+                    unwrap(root).backward(root_gradient(unwrap(root), seed))
             out = {}
             for v in variables:
                 var = unwrap(v)

@@ -14,6 +14,7 @@ from ..._errors import ModelFileError
 from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
+from ._checked_mode import CheckedLatch
 from ._function import Function, combine_outputs
 from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
@@ -184,7 +185,7 @@ class Trainer(_Trainer):
         begins = self._begins(arguments, flags, "train_minibatch")
         mine = list(outputs or ())
         carried = begins.wanted() if begins is not None else []      # the states' values
-        with carrying(begins):
+        with carrying(begins), self._checked("train").run(backward=True):
             updated, values = self._train_minibatch(_plain(arguments), mine, is_sweep_end,
                                                     carried)
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
@@ -224,6 +225,16 @@ class Trainer(_Trainer):
         if check is None:
             check = checks[run] = RunnableCheck()
         check(roots)
+
+    def _checked(self, run: str) -> CheckedLatch:
+        """Whether the ``run`` (``train``, ``test``) minibatches are checked for NaN: CNTK's
+        checked mode as it was at the first of them, when CNTK 2.7 builds the network it
+        runs (see :mod:`._checked_mode`)."""
+        latches = self.__dict__.setdefault("_checked_latches", {})
+        latch = latches.get(run)
+        if latch is None:
+            latch = latches[run] = CheckedLatch()
+        return latch
 
     def _has_float16_parameters(self) -> bool:
         """Whether a learner updates a float16 parameter (CNTK 2.7 trains none on a CPU);
@@ -310,10 +321,11 @@ class Trainer(_Trainer):
             return super().test_minibatch(_plain(arguments), device)
         self._runnable("test", [self._metric_sum])
         begins = self._begins(arguments, flags, "test_minibatch")
-        if begins is None:
-            return super().test_minibatch(_plain(arguments), device)
-        with carrying(begins):
-            return self._test(_plain(arguments), begins.wanted())
+        with self._checked("test").run():
+            if begins is None:
+                return super().test_minibatch(_plain(arguments), device)
+            with carrying(begins):
+                return self._test(_plain(arguments), begins.wanted())
 
     def _minibatch_data(self, arguments):
         return _plain(arguments)

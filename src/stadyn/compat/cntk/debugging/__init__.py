@@ -1,9 +1,12 @@
 """``cntk.debugging``: the switches CNTK's training scripts call around their loop
 (``set_computation_network_trace_level``, the profiler's ``start_profiler`` /
 ``enable_profiler`` / ``disable_profiler`` / ``stop_profiler``, ``set_checked_mode``,
-``force_deterministic``).  Stadyn has no network trace or CNTK profiler: these are accepted
-and do nothing, so a script such as CNTK's Examples/Image/Classification/ResNet (``from
-cntk.debugging import *``, then ``enable_profiler()`` after each epoch) runs unchanged.
+``force_deterministic``).  ``set_checked_mode(True)`` makes the Functions and Trainers that
+run first after it check every op's output, and the gradients it gives, for NaN, raising
+CNTK's RuntimeError naming the op (see :mod:`stadyn.compat.cntk._checked_mode`).  Stadyn
+has no network trace or CNTK profiler: those are accepted and do nothing, so a script such as
+CNTK's Examples/Image/Classification/ResNet (``from cntk.debugging import *``, then
+``enable_profiler()`` after each epoch) runs unchanged.
 ``force_deterministic`` asks torch for deterministic algorithms, as CNTK's does for cuDNN.
 
 ``dump_signature`` and ``dump_function`` print a Function's signature and a listing of its
@@ -19,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+from .._checked_mode import set_checked_mode
 from .._cntk_py import force_deterministic_algorithms, set_computation_network_trace_level
 from .._function import CloneMethod
 from .._variables import output_variable
@@ -47,10 +51,6 @@ def enable_profiler() -> None:
 
 def disable_profiler() -> None:
     """Accepted; see :func:`start_profiler`."""
-
-
-def set_checked_mode(enable: bool) -> None:
-    """Accepted; Stadyn checks shapes when a graph is built, always."""
 
 
 def set_node_timing(enable: bool) -> None:

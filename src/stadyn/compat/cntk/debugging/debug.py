@@ -4,7 +4,7 @@ cntk.debugging.debug import set_computation_network_trace_level``); the same fun
 
 Example:
     >>> from stadyn.compat.cntk.debugging.debug import set_checked_mode
-    >>> set_checked_mode(True)
+    >>> set_checked_mode(True); set_checked_mode(False)
 """
 
 from . import set_checked_mode, set_computation_network_trace_level, set_node_timing
