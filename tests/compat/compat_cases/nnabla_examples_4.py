@@ -143,3 +143,27 @@ def examples_data_iterator_private_reset(nn, r):
             res["shuffle %s thread %s" % (shuffle, thread)] = {"batches": batches,
                                                               "where": where}
     return res
+
+
+@nnabla_case(names=["nnabla.parameter.pop_parameter"])
+def examples_pop_parameter(nn, F, PF, r):
+    """``nn.parameter.pop_parameter(key)`` (ENAS keeps only its controller's parameters this
+    way before saving): the parameter removed and returned, by a path or inside a scope; None
+    for a missing key; a scope's key removes the scope and returns its nested dict."""
+    P = r.module("nnabla.parameter")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3).astype(np.float32))
+    PF.affine(x, 4, name="keep")
+    PF.affine(x, 4, name="drop")
+    PF.convolution(F.reshape(x, (1, 1, 2, 3)), 2, (1, 1), name="conv")
+    res = {"params": r.set_params(nn.get_parameters())}
+    popped = P.pop_parameter("drop/affine/W")
+    res["popped value"] = popped.d.copy()
+    res["popped is a Variable"] = isinstance(popped, nn.Variable)
+    res["missing"] = repr(P.pop_parameter("drop/affine/W"))
+    with nn.parameter_scope("drop"):
+        res["in scope"] = P.pop_parameter("affine/b").d.copy()
+    scope = P.pop_parameter("conv")
+    res["scope keys"] = [[k, sorted(v.keys())] for k, v in scope.items()]
+    res["scope W"] = scope["conv"]["W"].d.copy()
+    res["left"] = sorted(nn.get_parameters().keys())
+    return res
