@@ -2,7 +2,8 @@
 re-exports most of it).  Programs reach it as ``nn.parameter.save_parameters(path)`` and
 ``nn.parameter.load_parameters(path)`` (nnabla-examples' ``neu.checkpoint_util``), or
 ``nn.parameter.get_parameter(key)`` / ``set_parameter(key, var)`` / ``pop_parameter(key)``
-for one parameter of the current scope.  The names are the top-level package's (Stadyn's registry, ``stadyn.parametric``).
+for one parameter of the current scope.  The names are the top-level package's (Stadyn's
+registry, ``stadyn.parametric``); ``pop_parameter`` is this module's alone, as in NNabla.
 
 Example:
     >>> import stadyn as sd
