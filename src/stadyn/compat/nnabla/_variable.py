@@ -275,6 +275,14 @@ class Variable(_Core):
         ``x[:, 0, 1:3]`` is a ``slice`` (and a ``reshape``), ``x[[1, 0]]`` a ``gather_nd``."""
         return getitem(self, key)
 
+    def __array__(self, dtype=None, copy=None):
+        """NumPy sees a Variable as one object (``np.asarray(x)`` is a 0-d object array), as
+        NNabla's, whose Variable has no ``len()``: not as a sequence of graph slices ``x[0]``,
+        ``x[1]``, ... (Stadyn's Variable has a length, and ``x[i]`` indexes the graph)."""
+        out = np.empty((), dtype=object)
+        out[()] = self
+        return out
+
     def __repr__(self) -> str:
         return f"<Variable({self.shape}, need_grad={self.need_grad}) at {hex(id(self))}>"
 
