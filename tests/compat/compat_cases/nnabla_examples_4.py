@@ -167,3 +167,22 @@ def examples_pop_parameter(nn, F, PF, r):
     res["scope W"] = scope["conv"]["W"].d.copy()
     res["left"] = sorted(nn.get_parameters().keys())
     return res
+
+
+@nnabla_case(names=["nnabla.Variable.from_numpy_array"])
+def examples_variable_iterated_and_as_numpy(nn, F, PF, r):
+    """With ``x[i]``, a Variable iterates as NNabla's (``list(x)``: ``x[0]``, ``x[1]``, ...,
+    ended by the ``IndexError`` of ``x[len]``), while NumPy still sees it as one object
+    (NNabla's Variable has no ``len()``): ``np.asarray(x)`` is a 0-d object array."""
+    r.touch("nnabla.Variable.from_numpy_array")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3).astype(np.float32))
+    y = nn.Variable.from_numpy_array(r.randn(2, 3).astype(np.float32))
+    rows = list(x)
+    for row in rows:
+        row.forward()
+    return {
+        "rows": [row.d.copy() for row in rows],
+        "row shapes": [list(row.shape) for row in rows],
+        "asarray": [list(np.asarray(x).shape), str(np.asarray(x).dtype)],
+        "array of two": [list(np.array([x, y]).shape), str(np.array([x, y]).dtype)],
+    }
