@@ -152,6 +152,16 @@ class DataIterator:
         variance from ``data_loader._data_source._images``)."""
         return self._source
 
+    def _reset(self) -> None:
+        """Reset the source (its ``reset()``: position 0, and a new order if it shuffles), by
+        NNabla's private name (nnabla-examples' ENAS rewinds its validation data with
+        ``vdata._reset()``).  As in NNabla 1.39, a batch already read ahead (``use_thread``)
+        is not read again: the next ``next()`` still returns it, the one after starts from
+        the reset source; the epoch count is unchanged."""
+        if self._pending is not None:
+            concurrent.futures.wait([self._pending])
+        self._reader.reset()
+
     def register_epoch_begin_callback(self, callback: Callable[[int], Any]) -> None:
         self._begin.append(callback)
 

@@ -91,6 +91,15 @@ class ParameterRegistry:
         head = prefix.rstrip("/") + "/"
         return [(k, v) for k, v in self._params.items() if k.startswith(head)]
 
+    def pop(self, name: str) -> Variable | None:
+        """Remove the parameter ``name`` (a full path) and return it; None if there is none.
+
+        >>> reg = ParameterRegistry()
+        >>> reg.set("a", Variable((1,))); reg.pop("a").name, reg.pop("a"), list(reg)
+        ('a', None, [])
+        """
+        return self._params.pop(name, None)
+
     def remove(self, prefix: str = "") -> None:
         for k, _ in self.items(prefix):
             del self._params[k]

@@ -41,6 +41,7 @@ from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, va
 from ._function import Function, as_function
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
+from ._indexing import getitem
 from ._index_dtypes import as_shown
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, is_registered, set_by_stadyn
@@ -268,6 +269,19 @@ class Variable(_Core):
         """
         for node in topological_nodes([self]):
             f(as_function(node))
+
+    def __getitem__(self, key) -> "Variable":
+        """``x[key]``: NumPy-like indexing in the graph, as NNabla's (``_indexing.py``):
+        ``x[:, 0, 1:3]`` is a ``slice`` (and a ``reshape``), ``x[[1, 0]]`` a ``gather_nd``."""
+        return getitem(self, key)
+
+    def __array__(self, dtype=None, copy=None):
+        """NumPy sees a Variable as one object (``np.asarray(x)`` is a 0-d object array), as
+        NNabla's, whose Variable has no ``len()``: not as a sequence of graph slices ``x[0]``,
+        ``x[1]``, ... (Stadyn's Variable has a length, and ``x[i]`` indexes the graph)."""
+        out = np.empty((), dtype=object)
+        out[()] = self
+        return out
 
     def __repr__(self) -> str:
         return f"<Variable({self.shape}, need_grad={self.need_grad}) at {hex(id(self))}>"
