@@ -1,5 +1,6 @@
-"""The compat harness compares a reference's JSON values (lists, dicts, floats) exactly where a
-float is infinite or NaN, within the case's tolerance elsewhere (``compat_harness._compare_json``)."""
+"""The compat harness compares a reference's JSON values (lists, dicts, floats) exactly where
+a float is infinite or NaN, within the case's tolerance elsewhere
+(``compat_harness._compare_json``)."""
 
 import math
 
