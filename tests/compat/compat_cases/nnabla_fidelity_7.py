@@ -7,7 +7,11 @@
   and -0.13445/0.13458, where the two-pass variance gave +-0.15616 and -0.15609/0.15624; the
   gradients (first and second: MAML's) are NNabla's formula on that variance;
 * ``F.abs``'s gradient is ``x < 0 ? -1 : 1`` (include/nbla/function/abs.hpp): 1 at 0, -0.0
-  and NaN, where torch's ``sign`` gave 0 at all three.
+  and NaN, where torch's ``sign`` gave 0 at all three;
+* ``need_grad`` of a registered parameter a program put in a graph itself (``F.affine(x, W,
+  b)``) is read when the backward runs, static (the graph replayed) and dynamic: set True
+  again after the graph was built with it False, W gets its gradient and a solver moves it
+  (Stadyn's graph had kept W's flag of the build); a plain Variable's flag likewise.
 """
 
 import numpy as np
@@ -145,4 +149,66 @@ def weight_standardization__one_pass(nn, F, PF, r):
                                     [w], dy)
         finally:
             nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=["nnabla.get_parameters", "nnabla.Variable.need_grad",
+                    "nnabla.functions.affine", "nnabla.functions.mul2"],
+             note="need_grad set after the graph was built is read by the backward: the "
+                  "registered W put in F.affine itself, False at the build and True after "
+                  "(W gets its gradient, the solver moves it), then False again before a "
+                  "replay of the static graph (none); plain Variables switched either way")
+def need_grad_after_build__read_by_the_backward(nn, F, PF, S, r):
+    r.touch("nnabla.Variable.need_grad")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.clear_parameters()
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(np.array([[3.0, 4.0]], np.float32),
+                                             need_grad=True)
+            with nn.parameter_scope("fc"):
+                PF.affine(x, 2)
+            params = nn.get_parameters()
+            w, b = params["fc/affine/W"], params["fc/affine/b"]
+            w.d = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+            b.d = np.zeros(2, np.float32)
+            solver = S.Sgd(0.1)
+            solver.set_parameters(nn.get_parameters())
+            w.need_grad = False
+            loss = F.sum(F.affine(x, w, b))
+            w.need_grad = True
+            solver.zero_grad()
+            if not dynamic:
+                loss.forward()
+            loss.backward()
+            res[mode + "W.g on again"] = w.g.copy()
+            res[mode + "x.g on again"] = x.g.copy()
+            solver.update()
+            res[mode + "W after on again"] = w.d.copy()
+            res[mode + "listed"] = sorted(nn.get_parameters().keys())
+            if not dynamic:                  # the static graph run again, W off once more
+                w.need_grad = False
+                solver.zero_grad()
+                loss.forward()
+                loss.backward()
+                res["W.g off at the replay"] = w.g.copy()
+                solver.update()
+                res["W after off at the replay"] = w.d.copy()
+            u = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+            v = nn.Variable.from_numpy_array(np.array([5.0, 6.0], np.float32))
+            y = F.sum(F.mul2(u, v) * 2.0)
+            u.need_grad = False
+            v.need_grad = True
+            if not dynamic:
+                y.forward()
+            u.g = 0
+            v.g = 0
+            y.backward()
+            res[mode + "plain u.g switched off"] = u.g.copy()
+            res[mode + "plain v.g switched on"] = v.g.copy()
+        finally:
+            nn.set_auto_forward(False)
+    nn.clear_parameters()
     return res
