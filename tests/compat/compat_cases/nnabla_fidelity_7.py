@@ -11,7 +11,12 @@
 * ``need_grad`` of a registered parameter a program put in a graph itself (``F.affine(x, W,
   b)``) is read when the backward runs, static (the graph replayed) and dynamic: set True
   again after the graph was built with it False, W gets its gradient and a solver moves it
-  (Stadyn's graph had kept W's flag of the build); a plain Variable's flag likewise.
+  (Stadyn's graph had kept W's flag of the build); a plain Variable's flag likewise;
+* a function's ``info.args`` (and so the profiler CSV's ``args_info`` column) are NNabla's
+  arguments: its names (``axes``/``keep_dims``, ``no_scale``/``no_bias``), its order, the
+  defaults its wrapper resolves (``stride`` [1, 1], a pooling's stride its kernel, every axis,
+  the last axis) and its float32 values (``decay_rate`` 0.8999999761581421); ``F.constant``'s
+  and ``F.randn``'s ``parent`` is a Function with ``info``.
 """
 
 import numpy as np
@@ -212,3 +217,60 @@ def need_grad_after_build__read_by_the_backward(nn, F, PF, S, r):
             nn.set_auto_forward(False)
     nn.clear_parameters()
     return res
+
+
+def _args_of(y):
+    """``y``'s function's type name and ``info.args`` as ``[name, value]`` pairs, in order."""
+    f = y.parent
+    return [f.info.type_name, [[k, list(a) if isinstance(a, tuple) else a]
+                               for k, a in f.info.args.items()]]
+
+
+@nnabla_case(names=["nnabla.Variable.parent", "nnabla.functions.constant",
+                    "nnabla.functions.randn"],
+             note="info.args of 68 functions, in order: NNabla's names, resolved defaults "
+                  "and float32 values, where Stadyn showed its op attributes (stride None, "
+                  "axis/keepdims, output_stat, decay_rate 0.9); F.constant's and F.randn's "
+                  "parent had no info")
+def function_info_args__nnabla_names(nn, F, PF, r):
+    r.touch("nnabla.Variable.parent")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 6, 6), need_grad=True)
+    v = nn.Variable.from_numpy_array(r.randn(2, 5), need_grad=True)
+    t = nn.Variable.from_numpy_array(r.randint(0, 5, (2, 1)))
+
+    def stats():
+        return [nn.Variable.from_numpy_array(np.zeros((1, 3, 1, 1), np.float32))
+                for _ in range(4)]
+
+    ys = [PF.convolution(x, 4, (3, 3), name="c"),
+          PF.convolution(x, 4, (3, 3), pad=(1, 1), stride=(2, 2), name="c2"),
+          PF.deconvolution(x, 2, (3, 3), name="d"), PF.affine(x, 4, name="a"),
+          PF.batch_normalization(x, name="bn"),
+          PF.batch_normalization(x, batch_stat=False, name="bn"),
+          F.batch_normalization(x, *stats()),
+          F.batch_normalization(x, None, None, *stats()[2:]),
+          F.fused_batch_normalization(x, *stats()),
+          F.max_pooling(x, (2, 2)), F.average_pooling(x, (2, 2)), F.sum_pooling(x, (2, 2)),
+          F.max_pooling(x, (3, 3), stride=(1, 1), pad=(1, 1)),
+          F.global_average_pooling(x), F.relu(x), F.leaky_relu(x), F.leaky_relu(x, 0.3),
+          F.elu(x), F.sigmoid(x), F.tanh(x), F.softmax(v), F.softmax(x, axis=1),
+          F.log_softmax(v), F.mean(x), F.mean(x, axis=1, keepdims=True), F.sum(x),
+          F.sum(x, axis=(1, 2)), F.max(x, axis=1), F.min(x), F.prod(v, axis=0),
+          F.softmax_cross_entropy(v, t),
+          F.sigmoid_cross_entropy(v, nn.Variable.from_numpy_array(np.ones((2, 5),
+                                                                          np.float32))),
+          F.squared_error(v, v), F.categorical_cross_entropy(F.softmax(v), t),
+          F.add2(x, x), F.mul2(x, x), F.sub2(x, x), F.div2(x, x), x + 1.0, x * 2.0,
+          x ** 2.0, 1.0 - x, F.reshape(x, (2, -1)), F.transpose(x, (0, 2, 3, 1)),
+          F.concatenate(x, x, axis=1), F.dropout(x, 0.5), F.identity(x),
+          F.slice(x, (0, 0, 0, 0), (1, 3, 6, 6)), F.split(x, axis=1)[0],
+          PF.embed(t, 5, 3, name="e"), F.top_n_error(v, t), F.exp(x), F.log(F.abs(x)),
+          F.broadcast(F.mean(x, axis=1, keepdims=True), (2, 3, 6, 6)),
+          PF.layer_normalization(x, name="ln"), F.interpolate(x, output_size=(12, 12)),
+          F.interpolate(x, scale=(2, 2)), F.pad(x, (1, 1)),
+          F.batch_matmul(v.reshape((1, 2, 5)), v.reshape((1, 5, 2))),
+          F.softplus(x), F.swish(x), F.gelu(x), PF.prelu(x, name="p"), F.stack(v, v),
+          F.where(F.greater_scalar(v, 0.0), v, v), F.greater_scalar(v, 0.0),
+          F.randn(shape=(2, 3)), F.constant(1.0, (2, 3)), F.one_hot(t, (5,)),
+          F.tile(v, (2, 1)), F.flip(x), F.flip(x, axes=(1, 2)), F.sort(v), F.cumsum(v, 1)]
+    return {"info.args": [_args_of(y) for y in ys]}
