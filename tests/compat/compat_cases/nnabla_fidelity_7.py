@@ -274,3 +274,64 @@ def function_info_args__nnabla_names(nn, F, PF, r):
           F.randn(shape=(2, 3)), F.constant(1.0, (2, 3)), F.one_hot(t, (5,)),
           F.tile(v, (2, 1)), F.flip(x), F.flip(x, axes=(1, 2)), F.sort(v), F.cumsum(v, 1)]
     return {"info.args": [_args_of(y) for y in ys]}
+
+
+_KEPT64 = ("NNabla 1.39 keeps the float64 array a program gives a leaf (from_numpy_array, "
+           "v.d = ..., a float64 .h5 parameter) as that leaf's array until something writes "
+           "it in float32 (a solver's update), so .d shows float64 with every digit; Stadyn's "
+           "leaf holds one torch tensor, float32, so .d shows the values rounded to float32 "
+           "(a float64 tensor would make the ops compute in float64, and a float64 copy kept "
+           "beside it would lose what a program writes into .d in place)")
+
+
+@nnabla_case(names=["nnabla.Variable.from_numpy_array", "nnabla.Variable.d",
+                    "nnabla.Variable.g", "nnabla.NdArray.from_numpy_array",
+                    "nnabla.NdArray.cast", "nnabla.functions.mul_scalar",
+                    "nnabla.functions.add2", "nnabla.functions.exp", "nnabla.functions.sum"],
+             note="float64 data given to NNabla: the functions read it as float32 and give "
+                  "float32 (values and gradients of float32), static and dynamic; an NdArray "
+                  "and a cast keep float64; the leaves' own float64 arrays are known "
+                  "differences",
+             known={k: _KEPT64 for k in ("leaf .d", "leaf .d dtype", "assigned .d",
+                                         "assigned .d dtype", "leaf .d after a forward")})
+def float64_data__computed_in_float32(nn, F, r):
+    r.touch("nnabla.Variable.d")
+    r.touch("nnabla.Variable.g")
+    r.touch("nnabla.NdArray.cast")
+    r.touch("nnabla.Variable.from_numpy_array")
+    r.touch("nnabla.NdArray.from_numpy_array")
+    a64 = np.array([1.0 + 1e-12, 2.0, 1e-300, 3.0], np.float64)
+    res = {}
+    v = nn.Variable.from_numpy_array(a64, need_grad=True)
+    res["leaf .d"] = v.d.copy()
+    res["leaf .d dtype"] = str(v.d.dtype)
+    w = nn.Variable((4,))
+    w.d = a64
+    res["assigned .d"] = w.d.copy()
+    res["assigned .d dtype"] = str(w.d.dtype)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            u = nn.Variable.from_numpy_array(a64, need_grad=True)
+            ys = {"mul_scalar": F.mul_scalar(u, 1.0 + 1e-10), "add2": F.add2(u, u),
+                  "exp": F.exp(u), "sum": F.sum(u * 2.0)}
+            for name, y in sorted(ys.items()):
+                if not dynamic:
+                    y.forward()
+                res[mode + name] = y.d.copy()
+                res[mode + name + " dtype"] = str(y.d.dtype)
+            u.g = 0
+            ys["sum"].backward()
+            res[mode + "gradient"] = u.g.copy()
+            res[mode + "gradient dtype"] = str(u.g.dtype)
+            if not dynamic:
+                res["leaf .d after a forward"] = str(u.d.dtype)
+        finally:
+            nn.set_auto_forward(False)
+    nd = nn.NdArray.from_numpy_array(a64)
+    res["NdArray"] = [str(nd.dtype), nd.data.copy()]
+    c = nn.Variable((2,))
+    c.data.cast(np.float64)
+    res["cast .d dtype"] = str(c.d.dtype)
+    return res
