@@ -233,7 +233,8 @@ def honouring_registered_flags(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def call(*args, **kwargs):
         given: list = []
-        args = tuple([_as_given(a, given) for a in args])
+        args = tuple([_as_given(a, given) if isinstance(a, _Variable) and a.parent is None
+                      else a for a in args])
         if kwargs:
             kwargs = {k: _as_given(v, given) for k, v in kwargs.items()}
         if not (given and get_auto_forward()):
