@@ -477,7 +477,10 @@ def _compare_json(key, a, e, rtol, atol, where=""):
                 and not isinstance(a, bool) and not isinstance(e, bool):
             if math.isnan(e) and math.isnan(a):
                 return []
-            if abs(a - e) <= atol + rtol * abs(e):
+            if math.isinf(e) or math.isinf(a):     # an infinity compares exactly (inf - inf
+                if a == e:                          # is NaN, and any finite value was within
+                    return []                       # inf's tolerance)
+            elif abs(a - e) <= atol + rtol * abs(e):
                 return []
         return ["%s: %r, reference %r" % (label, a, e)]
     if isinstance(e, list) and isinstance(a, list):

@@ -230,20 +230,12 @@ def batch_inv__singular(nn, F, r):
     return res
 
 
-_DIRECT = ("Stadyn keeps a registered parameter's need_grad apart from the Variable its graphs "
-           "hold (compat/nnabla/_registered_flags.py): set False after a program's graph on "
-           "the registered Variable itself was built, that graph still writes its gradient "
-           "and the solver moves it (set before, the graph gets a view that computes none)")
-
-
 @nnabla_case(names=["nnabla.get_parameters", "nnabla.Variable.need_grad",
                     "nnabla.functions.affine"],
              note="the registered W itself put in a graph (F.affine(x, W, b)) with "
                   "W.need_grad = False, set before or after the graph was built: NNabla 1.39 "
                   "writes no gradient to W and a solver given it before leaves it; x's "
-                  "gradient and the listing agree",
-             known={k: _DIRECT for k in ("W.g after", "W after after", "dynamic W.g after",
-                                          "dynamic W after after")})
+                  "gradient and the listing agree")
 def registered_parameter_in_graph__need_grad_false(nn, F, PF, S, r):
     r.touch("nnabla.Variable.need_grad")
     res = {}

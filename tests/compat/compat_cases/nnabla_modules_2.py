@@ -636,12 +636,6 @@ def _timing_masked(rows):
              + [_PROF + "GraphProfilerCsvWriter." + m for m in (
                  "write", "write_header", "check_same")]
              + [_PROF + "ProfileStat." + m for m in _STAT_FIELDS],
-             known={"args_info column": "a function's info.args (compat/nnabla/_function.py) "
-                                        "are Stadyn's op attributes, not NNabla's function "
-                                        "arguments: Convolution's stride None for [1, 1], "
-                                        "BatchNormalization's output_stat and time_constant "
-                                        "for no_scale and no_bias, SoftmaxCrossEntropy's axis "
-                                        "None for 1, Mean's axis/keepdims for axes/keep_dims"},
              note="NNabla's CSV layout for a small network with a solver, every time masked "
                   "(the times are each framework's own); n_run=3 within a 30 s limit")
 def profiler__csv_layout(nn, F, PF, S, r):

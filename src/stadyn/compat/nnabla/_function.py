@@ -9,9 +9,10 @@ largest rank of its inputs; a leaf Variable's is 0, a Variable's one more than i
 ``str()`` and ``repr()`` are the type name, as in NNabla.  Stadyn's own code keeps reading
 the node as a ``FunctionNode`` (``spec``, ``attrs``, ``scope``, ``where``).
 
-Differences from NNabla 1.39: ``info.args`` holds Stadyn's declaration of the op's attributes
-(NNabla's names for nearly every op), with the defaults Stadyn leaves open unresolved
-(``stride=None`` where NNabla shows ``[1, 1]``) and tuples where NNabla has lists; NNabla's
+Differences from NNabla 1.39: ``info.args`` is NNabla's (names, order, resolved defaults,
+float32 values: ``_function_args.py``) for the common functions (convolution, pooling,
+normalisation, reductions, softmax and its losses, ...); for the others it holds Stadyn's
+declaration of the op's attributes (NNabla's names for nearly every op); NNabla's
 ``forward``/``backward``/``setup`` of a single function are not here (a graph runs as a whole),
 and ``args`` is the node's own (the arguments the op was called with), not ``info.args``.
 NNabla 1.39 adds 1 to the rank of every function a static forward has run (it then equals its
@@ -35,6 +36,7 @@ import weakref
 from typing import Any, Sequence
 
 from ...graph import FunctionNode, topological_nodes
+from ._function_args import nnabla_args
 
 __all__ = ["Function", "Info", "type_name", "as_function", "named"]
 
@@ -155,9 +157,12 @@ class Function(FunctionNode):
 
     @property
     def arguments(self) -> dict:
-        """The op's attributes, by name (NNabla's ``info.args``), less ``rule`` (which
-        framework's NaN or variance rule the op follows: Stadyn's, not an NNabla argument)."""
-        return {k: _listed(v) for k, v in self.attrs.items() if k != "rule"}
+        """The function's arguments as NNabla's ``info.args`` shows them (its names, order and
+        resolved defaults for the functions ``_function_args.py`` knows; otherwise the op's
+        attributes by name), less ``rule`` (which framework's NaN or variance rule the op
+        follows: Stadyn's, not an NNabla argument)."""
+        attrs = {k: _listed(v) for k, v in self.attrs.items() if k != "rule"}
+        return nnabla_args(self, self.name, attrs)
 
     @property
     def tags(self) -> dict:

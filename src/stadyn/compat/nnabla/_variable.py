@@ -44,7 +44,7 @@ from ._float_inputs import as_float32
 from ._indexing import getitem
 from ._index_dtypes import as_shown
 from ._refusals import check_binary
-from ._registered_flags import REGISTERED_FLAGS, is_registered, set_by_stadyn
+from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
 __all__ = ["Variable", "as_nnabla"]
 
@@ -106,6 +106,7 @@ class Variable(_Core):
                 REGISTERED_FLAGS[self] = flag
         else:
             _Core.need_grad.fset(self, flag)
+        follow_flag(self)               # the graphs a program built on it read the flag
 
     @property
     def data(self) -> NdArray:

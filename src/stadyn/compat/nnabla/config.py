@@ -9,8 +9,10 @@ order.  Programs read and set values in it (``nnabla_config.get('MISC',
 'misc_show_progress')``, the ImageNet cache script's ``nnabla_config.set('DATA_ITERATOR',
 'cache_file_format', '.h5')``).
 
-Stadyn's own readers, caches and logger take their settings from their arguments, not from
-this object: a value set here is kept and read back, and changes nothing else.
+The ``nnabla`` logger reads the ``LOG`` section when it is imported (``logger.py``), as
+NNabla's does.  Stadyn's own readers and caches take their settings from their arguments, not
+from this object (``DATA_ITERATOR``'s cache size, file format and location are not read): a
+value set here is kept and read back, and changes nothing else.
 
 Example:
     >>> from stadyn.compat.nnabla.config import nnabla_config

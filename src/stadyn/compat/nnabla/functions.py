@@ -47,6 +47,7 @@ from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
 from ._registered_flags import honouring_registered_flags as _honouring_flags
 from ._rules import with_nnabla_rule as _with_nnabla_rule
+from ._function import as_function as _as_function
 from ._variable import as_nnabla as _as_nnabla
 
 
@@ -61,10 +62,15 @@ def _offered(names, catalog) -> list[str]:
 def _giving_nnabla_variables(fn):
     """``fn`` (an op with no inputs: ``constant``, ``arange``, ``rand``, ...) giving NNabla's
     Variables, as every NNabla function does (an op's output otherwise takes its first input's
-    class, and these have none): ``F.constant(0, shape).reshape(...)`` works."""
+    class, and these have none): ``F.constant(0, shape).reshape(...)`` works, and their
+    ``parent`` is NNabla's Function (``F.randn(...).parent.info.args``)."""
     @_functools.wraps(fn)
     def call(*args, **kwargs):
-        return _as_nnabla(fn(*args, **kwargs))
+        out = _as_nnabla(fn(*args, **kwargs))
+        for v in (out if isinstance(out, (list, tuple)) else (out,)):
+            if getattr(v, "parent", None) is not None:
+                _as_function(v.parent)
+        return out
     return call
 
 
