@@ -68,7 +68,7 @@ def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
 
 # CNTK functions whose rules build several ops reading the inputs in another order than the
 # file's, which is the order CNTK shows (Times is shown otherwise: (x, W), the compat's way)
-_SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank"))
+_SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank", "ROIPooling"))
 
 
 class _Node(LegacyNode):

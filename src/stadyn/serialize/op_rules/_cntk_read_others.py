@@ -1,7 +1,8 @@
 """``cntk_import`` rules of CNTK 2.7 ops the first rules did not read: ``Logistic``
 (``weighted_binary_cross_entropy``), ``EditDistanceError``, ``LambdaRank``, ``Crop`` (with an
 offset: ``crop_manual``), ``RandomDistribution`` (``cntk.random``'s draws) and
-``OptimizedRNNStack`` (LSTM and plain RNN stacks); checked against
+``OptimizedRNNStack`` (LSTM and plain RNN stacks), ``ROIPooling`` (max pooling over regions:
+``tests/fixtures/cntk_roipooling/``); checked against
 CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (written by CNTK
 2.7, with its ``make_models.py``; for the random draws, their shapes and statistics).
 
@@ -15,10 +16,10 @@ from __future__ import annotations
 import math
 
 from ... import functions as F
-from ...cntk_semantics import logistic
+from ...cntk_semantics import logistic, roi_pooling
 
 __all__ = ["RANDOM_KINDS", "logistic_cntk", "edit_distance_error_cntk", "lambda_rank_cntk",
-           "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk"]
+           "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk", "roipooling_cntk"]
 
 
 def logistic_cntk(node):
@@ -133,3 +134,21 @@ def optimized_rnnstack_cntk(node):
                                 num_layers=int(node.attr("numLayers", 1)),
                                 bidirectional=bool(node.attr("bidirectional", False)),
                                 recurrent_op=op)
+
+
+def roipooling_cntk(node):
+    """CNTK's ``ROIPooling(x, rois)`` (``C.roipooling``) with ``poolingType`` max (0),
+    ``roiOutputShape`` ``(h, w)`` and ``spatialScale``:
+    :func:`stadyn.cntk_semantics.roi_pooling` of each sample's ``(C, H, W)`` map and its
+    ``(R, 4)`` regions.  Average ROI pooling is refused, as CNTK 2.7's node refuses it
+    ("Average ROI pooling is not supported")."""
+    if int(node.attr("poolingType", 0)) != 0:
+        node.unsupported("average ROI pooling (CNTK 2.7 supports only max)")
+    if node.lead(0) != 1 or node.lead(1) != 1 or len(node.shape(0)) != 4 \
+            or len(node.shape(1)) != 3 or node.shape(1)[-1] != 4:
+        node.unsupported(f"a ROIPooling of other than a batch of (C, H, W) maps and (R, 4) "
+                         f"regions: {node.shape(0)} and {node.shape(1)}")
+    shape = tuple(int(d) for d in node.attr("roiOutputShape"))
+    if len(shape) != 2:
+        node.unsupported(f"a roiOutputShape of {len(shape)} axes")
+    return roi_pooling(node.var(0), node.var(1), shape, float(node.attr("spatialScale", 1.0)))
