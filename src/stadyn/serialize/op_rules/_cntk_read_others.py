@@ -82,7 +82,13 @@ def crop_cntk(node):
     sample = tuple(shape[node.lead(0):])
     start = (0,) * (len(sample) - 2) + (oy, ox)
     stop = sample[:-2] + (oy + h, ox + w)
-    return F.slice(node.var(0), start, stop, (1,) * len(sample))
+    out = F.slice(node.var(0), start, stop, (1,) * len(sample))
+    # the reference gives only its size, but it is an input of CNTK's Crop: the graph reads it
+    # (a 0 made of it, whatever it holds, added), so the loaded function shows it among its
+    # inputs and arguments as CNTK 2.7 does (before, ``arguments`` left it out)
+    ref_var = F.stop_gradient(node.var(1))
+    zero = F.sum(F.mul_scalar(F.equal(ref_var, ref_var), 0.0))
+    return F.add2(out, F.reshape(zero, (1,) * len(out.shape)))
 
 
 #: CNTK's ``randomDistributionType`` -> the catalog's draw of a Variable's shape
