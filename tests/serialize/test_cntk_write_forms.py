@@ -1,7 +1,8 @@
 """CNTK v2 files Stadyn writes with the ops its reader read and its writer did not write:
 ``Tan``, ``Atan``, ``Asin``, ``Acos``, ``Sinh``, ``Cosh``, ``Asinh``, ``Atanh``, ``Cast``,
-``CosDistance``, ``ConstantOp`` (``zeros_like``, ``ones_like``), ``Crop`` (``crop_manual``) and
-``Clip`` with tensor or computed bounds.  Before (8105dcf2) ``Function.save`` wrote Stadyn's
+``CosDistance``, ``ConstantOp`` (``zeros_like``, ``ones_like``), ``Crop`` (``crop_manual``),
+``Clip`` with tensor or computed bounds, ``Logistic`` (``weighted_binary_cross_entropy``) and
+``LambdaRank``.  Before (8105dcf2) ``Function.save`` wrote Stadyn's
 own format for them, with a warning ("no CNTK v2 form for Tan: the writer has no rule for this
 op"), which CNTK 2.7 cannot read.
 
@@ -45,7 +46,7 @@ def written(tmp_path_factory):
     return folder
 
 
-@pytest.mark.parametrize("name", ["again", "built"])
+@pytest.mark.parametrize("name", make_files.FILES)
 def test_the_written_file_is_the_one_cntk_read(written, name):
     assert make_files.decoded(os.path.join(written, name + ".model")) == WRITTEN[name]["file"]
 
@@ -62,9 +63,15 @@ def test_cntk_computes_on_stadyns_file_what_it_computes_on_its_own():
     for name in NAMES:
         np.testing.assert_allclose(ON_STADYNS["again/" + name], CNTK_OWN[name], rtol=1e-6,
                                    atol=1e-6, equal_nan=True, err_msg=name)
+    # the criteria: Logistic (weighted_binary_cross_entropy), LambdaRank
+    assert [f[0] for f in WRITTEN["again_criteria"]["cntk"]["functions"]] == \
+        ["Combine", "Logistic", "StableSigmoid", "LambdaRank"]
+    for name in ("wbce", "lr"):
+        np.testing.assert_allclose(ON_STADYNS["again_criteria/" + name],
+                                   CNTK_OWN["criteria/" + name], rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["again", "built"])
+@pytest.mark.parametrize("name", make_files.FILES)
 def test_stadyn_reads_its_file_with_cntks_outputs(written, name):
     m = C.load_model(os.path.join(written, name + ".model"))
     assert [a.name for a in m.arguments] == WRITTEN[name]["cntk"]["arguments"]
@@ -76,13 +83,14 @@ def test_stadyn_reads_its_file_with_cntks_outputs(written, name):
                                    err_msg=o.name)
 
 
-def test_the_compat_network_computes_what_cntk_computes_on_its_file():
-    f = make_files.network.build(C, all_ops=False)
+@pytest.mark.parametrize("name", ["built", "built_criteria"])
+def test_the_compat_network_computes_what_cntk_computes_on_its_file(name):
+    f = make_files.network.build(C, all_ops=False) if name == "built" else \
+        make_files.network.build_criteria(C)
     got = f.eval({a: CNTK_OWN[a.name] for a in f.arguments})
-    assert [o.name for o in f.outputs] == \
-        [o[0] for o in WRITTEN["built"]["cntk"]["outputs"]]
+    assert [o.name for o in f.outputs] == [o[0] for o in WRITTEN[name]["cntk"]["outputs"]]
     for o in f.outputs:
-        np.testing.assert_allclose(got[o], ON_STADYNS["built/" + o.name], rtol=1e-6,
+        np.testing.assert_allclose(got[o], ON_STADYNS[f"{name}/{o.name}"], rtol=1e-6,
                                    atol=1e-6, equal_nan=True, err_msg=o.name)
 
 

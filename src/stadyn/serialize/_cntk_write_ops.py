@@ -327,6 +327,9 @@ def _crop(w, ins, uids, attrs, out, name):
 RULES = {
     "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
     "cntk:Cast": _cast, "cntk:ConstantOp": _constant_op,
+    # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
+    # target, weight; lambda_rank: output, gain, group): the primitives, no attributes
+    "cntk:Logistic": _primitive("Logistic", 3), "cntk:LambdaRank": _primitive("LambdaRank", 3),
     "cntk:CosDistance": _primitive("CosDistance", 2),
     **{"cntk:" + op: _primitive(op, 1) for op in (
         "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Atanh")},
