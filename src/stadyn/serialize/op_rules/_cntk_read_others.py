@@ -2,7 +2,8 @@
 (``weighted_binary_cross_entropy``), ``EditDistanceError``, ``LambdaRank``, ``Crop`` (with an
 offset: ``crop_manual``), ``RandomDistribution`` (``cntk.random``'s draws) and
 ``OptimizedRNNStack`` (LSTM and plain RNN stacks), ``ROIPooling`` (max pooling over regions:
-``tests/fixtures/cntk_roipooling/``); checked against
+``tests/fixtures/cntk_roipooling/``), ``NDCG``, ``LabelsToGraph`` and ``ForwardBackward``
+(CNTK's CTC criterion: ``tests/fixtures/cntk_ranking_ctc/``); checked against
 CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (written by CNTK
 2.7, with its ``make_models.py``; for the random draws, their shapes and statistics).
 
@@ -19,7 +20,8 @@ from ... import functions as F
 from ...cntk_semantics import logistic, roi_pooling
 
 __all__ = ["RANDOM_KINDS", "logistic_cntk", "edit_distance_error_cntk", "lambda_rank_cntk",
-           "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk", "roipooling_cntk"]
+           "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk", "roipooling_cntk",
+           "ndcg_cntk", "labels_to_graph_cntk", "forward_backward_cntk"]
 
 
 def logistic_cntk(node):
@@ -63,6 +65,35 @@ def lambda_rank_cntk(node):
         node.unsupported("a LambdaRank of other than one value per sample")
     node.reduces_dynamic_axes()
     return F.lambda_rank(node.var(0), node.var(1), node.var(2))
+
+
+def ndcg_cntk(node):
+    """CNTK's ``NDCG(output, gain, group)`` (``ndcg_at_1``): the catalog's ``ndcg_at_1`` (one
+    score, gain and group id per sample); one number."""
+    if any(node.lead(i) != 1 or tuple(node.shape(i)[1:]) != (1,) for i in range(3)):
+        node.unsupported("an NDCG of other than one value per sample")
+    node.reduces_dynamic_axes()
+    return F.ndcg_at_1(node.var(0), node.var(1), node.var(2))
+
+
+def labels_to_graph_cntk(node):
+    """CNTK's ``LabelsToGraph``: in CNTK 2.7 the labels themselves (the frame labels
+    ``ForwardBackward`` reads)."""
+    return F.identity(node.var(0))
+
+
+def forward_backward_cntk(node):
+    """CNTK's ``ForwardBackward(graph, output)`` with ``BlankTokenId`` and
+    ``DelayConstraint``: the catalog's ``cntk_forward_backward`` of two sequences of the same
+    lengths (the output's); one number."""
+    graph, z = node.var(0), node.var(1)
+    if node.lead(0) != 2 or node.lead(1) != 2 or node.shape(0)[2:] != node.shape(1)[2:]:
+        node.unsupported(f"a ForwardBackward of other than two sequences of one shape: "
+                         f"{node.shape(0)} and {node.shape(1)}")
+    node.reduces_dynamic_axes()
+    return F.cntk_forward_backward(graph, z, z.sequence_lengths,
+                                   blank_token_id=int(node.attr("BlankTokenId", -1)),
+                                   delay_constraint=int(node.attr("DelayConstraint", -1)))
 
 
 def crop_cntk(node):
