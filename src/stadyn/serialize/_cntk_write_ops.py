@@ -324,8 +324,34 @@ def _crop(w, ins, uids, attrs, out, name):
                       name=name)
 
 
+def _scale_of(nodes, rois):
+    """The factor ``cntk_semantics.roi_pooling`` scales the regions ``rois`` by (the
+    ``mul_scalar`` of their cast), or None."""
+    for n in nodes:
+        if n.spec.name != "mul_scalar" or n.inputs[0].parent is None:
+            continue
+        cast = n.inputs[0].parent
+        if cast.spec.name == "cast" and cast.inputs[0].parent is not None and \
+                cast.inputs[0].parent.spec.name == "stop_gradient" and \
+                cast.inputs[0].parent.inputs[0] is rois:
+            return float(_attributes(n)["val"])
+    return None
+
+
+def _roipooling(w, ins, uids, attrs, out, name):
+    # a loaded CNTK file's ROIPooling (cntk_semantics.roi_pooling over the map and the regions
+    # it shows): max pooling (poolingType 0), the output's last two axes as roiOutputShape
+    scale = _scale_of(_inner_nodes(out, ins), ins[1]) if len(uids) == 2 else None
+    if scale is None:
+        raise CntkWriteUnsupported("ROIPooling", "a region pooling the writer cannot read")
+    return w.function("ROIPooling", list(uids),
+                      {"roiOutputShape": P.shape(tuple(out.shape[-2:])),
+                       "poolingType": P.size_t(0), "spatialScale": P.double(scale)}, name=name)
+
+
 RULES = {
     "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
+    "cntk:ROIPooling": _roipooling,
     "cntk:Cast": _cast, "cntk:ConstantOp": _constant_op,
     # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
     # target, weight; lambda_rank: output, gain, group): the primitives, no attributes
