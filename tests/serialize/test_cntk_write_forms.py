@@ -2,9 +2,9 @@
 ``Atan``, ``Asin``, ``Acos``, ``Sinh``, ``Cosh``, ``Asinh``, ``Atanh``, ``Cast``,
 ``CosDistance``, ``ConstantOp`` (``zeros_like``, ``ones_like``), ``Crop`` (``crop_manual``),
 ``Clip`` with tensor or computed bounds, ``Logistic`` (``weighted_binary_cross_entropy``),
-``LambdaRank`` and a loaded file's ``ROIPooling``. Before (8105dcf2) ``Function.save`` wrote
-Stadyn's own format for them, with a warning ("no CNTK v2 form for Tan: the writer has no rule
-for this op"), which CNTK 2.7 cannot read.
+``LambdaRank``, ``EditDistanceError`` and a loaded file's ``ROIPooling``. Before (8105dcf2)
+``Function.save`` wrote Stadyn's own format for them, with a warning ("no CNTK v2 form for Tan:
+the writer has no rule for this op"), which CNTK 2.7 cannot read.
 
 ``tests/fixtures/cntk_write_forms/`` (``make_cntk_model.py``, ``make_files.py``): CNTK 2.7's
 ``cntk_ops.model`` with its outputs (``cntk_ops.npz``), and CNTK 2.7's outputs and listing of
@@ -30,6 +30,16 @@ import make_files  # noqa: E402
 
 CNTK_OWN = dict(np.load(os.path.join(FIXTURES, "cntk_ops.npz")))
 ROI = dict(np.load(os.path.join(FIXTURES, "..", "cntk_roipooling", "roipooling.npz")))
+_EDIT = np.load(os.path.join(FIXTURES, "..", "cntk_read_unread", "refs.npz"))
+EDIT = {k.split("/", 1)[1]: _EDIT[k] for k in _EDIT.files if k.startswith("edit_distance/")}
+FEEDS = {**CNTK_OWN, **ROI, **EDIT}
+
+
+def _feed(a):
+    """Input ``a``'s data: an array, or a sequence input's list (``<name>/<k>``)."""
+    if a.name in FEEDS:
+        return FEEDS[a.name]
+    return [FEEDS[f"{a.name}/{k}"] for k in range(len(FEEDS)) if f"{a.name}/{k}" in FEEDS]
 ON_STADYNS = dict(np.load(os.path.join(FIXTURES, "cntk_outputs.npz")))
 with open(os.path.join(FIXTURES, "written.json")) as _f:
     WRITTEN = json.load(_f)
@@ -73,13 +83,18 @@ def test_cntk_computes_on_stadyns_file_what_it_computes_on_its_own():
     # ROIPooling (Fast R-CNN's head: a convolution's map pooled over regions)
     assert ["ROIPooling", "roi"] in WRITTEN["again_roipooling"]["cntk"]["functions"]
     np.testing.assert_array_equal(ON_STADYNS["again_roipooling/roi"], ROI["output"])
+    # EditDistanceError of sequences, its penalties, SquashInputs and TokensToIgnore
+    assert [f[0] for f in WRITTEN["again_edit"]["cntk"]["functions"]] == \
+        ["Combine", "EditDistanceError", "EditDistanceError"]
+    for name in ("squashed", "plain"):
+        np.testing.assert_allclose(ON_STADYNS["again_edit/" + name], EDIT[name], rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", make_files.FILES)
 def test_stadyn_reads_its_file_with_cntks_outputs(written, name):
     m = C.load_model(os.path.join(written, name + ".model"))
     assert [a.name for a in m.arguments] == WRITTEN[name]["cntk"]["arguments"]
-    got = m.eval({a: {**CNTK_OWN, **ROI}[a.name] for a in m.arguments})
+    got = m.eval({a: _feed(a) for a in m.arguments})
     got = got if isinstance(got, dict) else {m.outputs[0]: got}
     for o in m.outputs:
         want = ON_STADYNS[f"{name}/{o.name}"]

@@ -349,8 +349,22 @@ def _roipooling(w, ins, uids, attrs, out, name):
                        "poolingType": P.size_t(0), "spatialScale": P.double(scale)}, name=name)
 
 
+def _edit_distance(w, ins, uids, attrs, out, name):
+    # edit_distance_error: CNTK's EditDistanceError with the catalog op's penalties (floats),
+    # SquashInputs and TokensToIgnore (size_t's), as CNTK 2.7 writes them
+    found = [n for n in _inner_nodes(out, ins) if n.spec.name == "cntk_edit_distance_error"]
+    if len(uids) != 2 or len(found) != 1:
+        raise CntkWriteUnsupported("EditDistanceError", "an edit distance the writer cannot read")
+    a = _attributes(found[0])
+    return w.function("EditDistanceError", list(uids), {
+        "SubstitutionPenalty": P.single(a["sub_pen"]), "DeletionPenalty": P.single(a["del_pen"]),
+        "InsertionPenalty": P.single(a["ins_pen"]), "SquashInputs": P.boolean(a["squash_inputs"]),
+        "TokensToIgnore": P.vector([P.size_t(t) for t in a["tokens_to_ignore"]])}, name=name)
+
+
 RULES = {
     "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
+    "cntk:EditDistanceError": _edit_distance,
     "cntk:ROIPooling": _roipooling,
     "cntk:Cast": _cast, "cntk:ConstantOp": _constant_op,
     # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
