@@ -6,7 +6,7 @@
 ``Function.save`` wrote Stadyn's own format for them, with a warning ("no CNTK v2 form for Tan:
 the writer has no rule for this op"), which CNTK 2.7 cannot read.
 
-``tests/fixtures/cntk_write_forms/`` (``make_cntk_model.py``, ``make_files.py``): CNTK 2.7's
+``tests/fixtures/cntk_write_forms/`` (``make_cntk_model.py``, ``make_forms.py``): CNTK 2.7's
 ``cntk_ops.model`` with its outputs (``cntk_ops.npz``), and CNTK 2.7's outputs and listing of
 the files Stadyn wrote (``again``: that file loaded and saved again; ``built``: the network
 built in the compat), with the files decoded.
@@ -26,7 +26,7 @@ import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_write_forms")
 sys.path.insert(0, FIXTURES)
-import make_files  # noqa: E402
+import make_forms  # noqa: E402
 
 CNTK_OWN = dict(np.load(os.path.join(FIXTURES, "cntk_ops.npz")))
 ROI = dict(np.load(os.path.join(FIXTURES, "..", "cntk_roipooling", "roipooling.npz")))
@@ -53,13 +53,13 @@ def written(tmp_path_factory):
     folder = str(tmp_path_factory.mktemp("cntk_write_forms"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)     # each is a CNTK v2 file
-        make_files.save_both(C, folder)
+        make_forms.save_both(C, folder)
     return folder
 
 
-@pytest.mark.parametrize("name", make_files.FILES)
+@pytest.mark.parametrize("name", make_forms.FILES)
 def test_the_written_file_is_the_one_cntk_read(written, name):
-    assert make_files.decoded(os.path.join(written, name + ".model")) == WRITTEN[name]["file"]
+    assert make_forms.decoded(os.path.join(written, name + ".model")) == WRITTEN[name]["file"]
 
 
 def test_cntk_computes_on_stadyns_file_what_it_computes_on_its_own():
@@ -90,7 +90,7 @@ def test_cntk_computes_on_stadyns_file_what_it_computes_on_its_own():
         np.testing.assert_allclose(ON_STADYNS["again_edit/" + name], EDIT[name], rtol=1e-6)
 
 
-@pytest.mark.parametrize("name", make_files.FILES)
+@pytest.mark.parametrize("name", make_forms.FILES)
 def test_stadyn_reads_its_file_with_cntks_outputs(written, name):
     m = C.load_model(os.path.join(written, name + ".model"))
     assert [a.name for a in m.arguments] == WRITTEN[name]["cntk"]["arguments"]
@@ -105,8 +105,8 @@ def test_stadyn_reads_its_file_with_cntks_outputs(written, name):
 
 @pytest.mark.parametrize("name", ["built", "built_criteria"])
 def test_the_compat_network_computes_what_cntk_computes_on_its_file(name):
-    f = make_files.network.build(C, all_ops=False) if name == "built" else \
-        make_files.network.build_criteria(C)
+    f = make_forms.forms_network.build(C, all_ops=False) if name == "built" else \
+        make_forms.forms_network.build_criteria(C)
     got = f.eval({a: CNTK_OWN[a.name] for a in f.arguments})
     assert [o.name for o in f.outputs] == [o[0] for o in WRITTEN[name]["cntk"]["outputs"]]
     for o in f.outputs:
