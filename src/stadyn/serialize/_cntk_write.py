@@ -47,10 +47,11 @@ _SEQUENCE_OPS = frozenset((
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
-    "sequence_reduce_max"))
-# of those, the ops whose output has no sequence axis (one step of each sequence, a sum)
+    "sequence_reduce_max", "cntk:EditDistanceError"))
+# of those, the ops whose output has no sequence axis (one step of each sequence, a sum; the
+# edit distance of the minibatch's sequences)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
-                            "sequence_reduce_max"))
+                            "sequence_reduce_max", "cntk:EditDistanceError"))
 
 
 def _on_sequences(node) -> str:

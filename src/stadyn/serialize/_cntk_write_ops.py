@@ -53,7 +53,10 @@ def _primitive(op: str, arity: int):
 
 
 def _clip(w, ins, uids, attrs, out, name):
-    # (bounds that are tensors: CNTK 2.7 reads them, Stadyn's reader of CNTK files does not)
+    # bounds shown as inputs (constants, tensors, computed values: a loaded CNTK file's Clip, the
+    # compat's clip of tensor bounds) are written as they are shown: CNTK's Clip(x, min, max)
+    if len(uids) == 3:
+        return w.function("Clip", list(uids), name=name)
     node = out.parent
     if len(uids) != 1 or node.spec.name != "clip_by_value_scalar" or node.inputs[0] is not ins[0]:
         raise CntkWriteUnsupported("Clip", "bounds the writer cannot read")
@@ -279,8 +282,97 @@ def _one_hot(w, ins, uids, attrs, out, name):
                                            "(-1, 0), Stadyn's gives class 0")
 
 
+def _cast(w, ins, uids, attrs, out, name):
+    # CNTK's DataType ids, as Cast's newDataType holds them (the reader's CAST_TYPES)
+    kind = {"float32": 1, "float64": 2, "float16": 4}.get(str(out.dtype))
+    if len(uids) != 1 or kind is None:
+        raise CntkWriteUnsupported("Cast", f"a cast to {out.dtype}")
+    return w.function("Cast", list(uids), {"newDataType": P.integer(kind)}, name=name)
+
+
+def _constant_op(w, ins, uids, attrs, out, name):
+    # zeros_like / ones_like: CNTK's ConstantOp with its fillValue, written where the graph
+    # fills whatever the input holds -- ``equal(x, x) * 0 (+ fill)``, as a loaded CNTK file's
+    # ConstantOp is built; ``x * 0`` gives NaN for NaN (CNTK's gives the fill): refused
+    node, fill = out.parent, 0.0
+    if node.spec.name == "add_scalar":
+        fill = float(_attributes(node)["val"])
+        node = node.inputs[0].parent
+    zero = node is not None and node.spec.name == "mul_scalar" and \
+        float(_attributes(node)["val"]) == 0.0
+    same = zero and node.inputs[0].parent is not None and \
+        node.inputs[0].parent.spec.name == "equal" and \
+        node.inputs[0].parent.inputs[0] is node.inputs[0].parent.inputs[1]
+    if len(uids) != 1 or not same:
+        raise CntkWriteUnsupported("ConstantOp", "a fill that is NaN where the input is NaN "
+                                                 "(CNTK's fills every element)")
+    return w.function("ConstantOp", list(uids), {"fillValue": P.double(fill)}, name=name)
+
+
+def _crop(w, ins, uids, attrs, out, name):
+    # crop_manual: CNTK's Crop(x, reference) with its offset [x, y], read off the slice that
+    # computes it; CNTK takes the size from the reference, so the reference must be shown (a
+    # loaded CNTK file's Crop shows it; the compat's crop_manual reads only its input)
+    slices = [n for n in _inner_nodes(out, ins) if n.spec.name == "slice"]
+    if len(uids) != 2 or len(slices) != 1:
+        raise CntkWriteUnsupported("Crop", "a crop whose reference the graph does not read")
+    start = _attributes(slices[0])["start"]
+    if tuple(out.shape[-2:]) != tuple(ins[1].shape[-2:]) or len(start) < 2:
+        raise CntkWriteUnsupported("Crop", "a crop of another size than its reference's")
+    offset = [int(start[-1] or 0), int(start[-2] or 0)]
+    return w.function("Crop", list(uids), {"offset": P.vector([P.size_t(k) for k in offset])},
+                      name=name)
+
+
+def _scale_of(nodes, rois):
+    """The factor ``cntk_semantics.roi_pooling`` scales the regions ``rois`` by (the
+    ``mul_scalar`` of their cast), or None."""
+    for n in nodes:
+        if n.spec.name != "mul_scalar" or n.inputs[0].parent is None:
+            continue
+        cast = n.inputs[0].parent
+        if cast.spec.name == "cast" and cast.inputs[0].parent is not None and \
+                cast.inputs[0].parent.spec.name == "stop_gradient" and \
+                cast.inputs[0].parent.inputs[0] is rois:
+            return float(_attributes(n)["val"])
+    return None
+
+
+def _roipooling(w, ins, uids, attrs, out, name):
+    # a loaded CNTK file's ROIPooling (cntk_semantics.roi_pooling over the map and the regions
+    # it shows): max pooling (poolingType 0), the output's last two axes as roiOutputShape
+    scale = _scale_of(_inner_nodes(out, ins), ins[1]) if len(uids) == 2 else None
+    if scale is None:
+        raise CntkWriteUnsupported("ROIPooling", "a region pooling the writer cannot read")
+    return w.function("ROIPooling", list(uids),
+                      {"roiOutputShape": P.shape(tuple(out.shape[-2:])),
+                       "poolingType": P.size_t(0), "spatialScale": P.double(scale)}, name=name)
+
+
+def _edit_distance(w, ins, uids, attrs, out, name):
+    # edit_distance_error: CNTK's EditDistanceError with the catalog op's penalties (floats),
+    # SquashInputs and TokensToIgnore (size_t's), as CNTK 2.7 writes them
+    found = [n for n in _inner_nodes(out, ins) if n.spec.name == "cntk_edit_distance_error"]
+    if len(uids) != 2 or len(found) != 1:
+        raise CntkWriteUnsupported("EditDistanceError", "an edit distance the writer cannot read")
+    a = _attributes(found[0])
+    return w.function("EditDistanceError", list(uids), {
+        "SubstitutionPenalty": P.single(a["sub_pen"]), "DeletionPenalty": P.single(a["del_pen"]),
+        "InsertionPenalty": P.single(a["ins_pen"]), "SquashInputs": P.boolean(a["squash_inputs"]),
+        "TokensToIgnore": P.vector([P.size_t(t) for t in a["tokens_to_ignore"]])}, name=name)
+
+
 RULES = {
-    "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip,
+    "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
+    "cntk:EditDistanceError": _edit_distance,
+    "cntk:ROIPooling": _roipooling,
+    "cntk:Cast": _cast, "cntk:ConstantOp": _constant_op,
+    # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
+    # target, weight; lambda_rank: output, gain, group): the primitives, no attributes
+    "cntk:Logistic": _primitive("Logistic", 3), "cntk:LambdaRank": _primitive("LambdaRank", 3),
+    "cntk:CosDistance": _primitive("CosDistance", 2),
+    **{"cntk:" + op: _primitive(op, 1) for op in (
+        "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Atanh")},
     "cntk:Sin": _primitive("Sin", 1), "cntk:Cos": _primitive("Cos", 1),
     "cntk:ElementMax": _block("ElementMax", (), _larger("Greater"), 2),
     "cntk:ElementMin": _block("ElementMin", (), _larger("Less"), 2),

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Value", "text", "size_t", "integer", "boolean", "double", "shape", "axis", "vector",
-           "dictionary", "array", "encode", "STATIC_AXIS_DYNAMIC"]
+__all__ = ["Value", "text", "size_t", "integer", "boolean", "single", "double", "shape", "axis",
+           "vector", "dictionary", "array", "encode", "STATIC_AXIS_DYNAMIC"]
 
 _VALUE_VERSION = 2
 STATIC_AXIS_DYNAMIC = 2147483647       # the static index CNTK stores for a dynamic axis
@@ -53,6 +53,11 @@ def integer(n: int) -> Value:
 
 def boolean(b: bool) -> Value:
     return Value("bool", bool(b))
+
+
+def single(x: float) -> Value:
+    """A float (CNTK's ``float`` DictionaryValue: EditDistanceError's penalties)."""
+    return Value("float", float(x))
 
 
 def double(x: float) -> Value:
@@ -95,6 +100,8 @@ def _fill_value(msg, v: Value) -> None:
         msg.int_value = x
     elif k == "size_t":
         msg.size_t_value = x
+    elif k == "float":
+        msg.float_value = x
     elif k == "double":
         msg.double_value = x
     elif k == "string":

@@ -68,7 +68,11 @@ def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
 
 # CNTK functions whose rules build several ops reading the inputs in another order than the
 # file's, which is the order CNTK shows (Times is shown otherwise: (x, W), the compat's way)
-_SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank"))
+_SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank", "ROIPooling",
+                                  "Clip"))
+# CNTK functions CNTK 2.7 shows with their two inputs the other way round from the file's, as
+# it shows Times: Gather is stored (indices, reference), shown (reference, indices)
+_SHOWN_SWAPPED = frozenset(("Gather",))
 
 
 class _Node(LegacyNode):
@@ -387,8 +391,9 @@ class _Builder(FlatBuilding):
             name = cntk_output_name(fn.type, shown, k) if self.fmt == "cntk-v2" else shown
             # a criterion the rule builds of several ops reading its inputs in another order:
             # CNTK shows the file's order (weighted Logistic: output, target, weight)
-            operands = tuple(inputs) if fn.type in _SHOWN_IN_FILE_ORDER and \
-                self.fmt == "cntk-v2" else ()
+            operands = () if self.fmt != "cntk-v2" else tuple(inputs) \
+                if fn.type in _SHOWN_IN_FILE_ORDER else tuple(inputs[::-1]) \
+                if fn.type in _SHOWN_SWAPPED and len(inputs) == 2 else ()
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
                                           sequence_axis=axis if var.sequence_lengths is not None
                                           else "", operands=operands))

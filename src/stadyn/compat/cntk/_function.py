@@ -239,8 +239,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
             return G.root_uid_of(self.variable)         # the op inside the block
         combine = self._combine()
         base = combine.uid if combine is not None else G.uid_of(self.variable)
-        if self._view == "composite":       # (its number: that of its root's uid)
-            return "CompositeFunction" + "".join(c for c in base if c.isdigit())
+        if self._view == "composite":       # (its root's number + 1, as in CNTK 2.7)
+            return f"CompositeFunction{int(''.join(c for c in base if c.isdigit()) or 0) + 1}"
         return base
 
     @property

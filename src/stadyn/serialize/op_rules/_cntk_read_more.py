@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 from ... import functions as F
-from .._legacy_api import MappingUnsupported
 from ._cntk_rules import cntk_elementwise
 
 __all__ = ["CAST_TYPES", "cast_cntk", "cos_distance_cntk", "constant_op_cntk", "clip_cntk"]
@@ -59,17 +58,16 @@ def constant_op_cntk(node):
 
 
 def clip_cntk(node):
-    """CNTK's ``Clip(x, min, max)``: constant scalar bounds as the catalog's clip; bounds that
-    are tensors or computed values element-wise with CNTK's broadcasting and CNTK's rule
+    """CNTK's ``Clip(x, min, max)``, bounds that are constants (scalars or tensors), computed
+    values or inputs, element-wise with CNTK's broadcasting and CNTK's rule
     (Source/Math/TensorOps.h:347, ``x < min ? min : (x > max ? max : x)``: ``min`` wins where
-    the bounds cross)."""
-    try:
-        lo, hi = node.const(1), node.const(2)
-    except MappingUnsupported:          # (a bound computed by the graph: an input, an op)
-        lo = hi = None
-    if lo is not None and lo.size == 1 and hi.size == 1:
-        return F.clip_by_value_scalar(node.var(0), float(lo.reshape(())),
-                                      float(hi.reshape(())))
-
+    the bounds cross, NaN stays NaN) and CNTK's gradient (ClipNode, Source/
+    ComputationNetworkLib/NonlinearityNodes.h:670: to ``x`` where the output equals it, bounds
+    included, NaN not; never to the bounds).  The bounds stay inputs of the graph, so the
+    loaded function shows them as CNTK does (``Clip(x, Constant, Constant)``; before, scalar
+    constant bounds were folded into ``clip_by_value_scalar`` and left out of ``inputs`` and
+    ``constants``)."""
     x, low, high = cntk_elementwise(lambda *xs: xs)(node)
-    return F.where(F.less(x, low), low, F.where(F.greater(x, high), high, x))
+    low, high = F.stop_gradient(low), F.stop_gradient(high)
+    clipped = F.where(F.less(x, low), low, F.where(F.greater(x, high), high, x))
+    return F.where(F.equal(clipped, x), x, F.stop_gradient(clipped))

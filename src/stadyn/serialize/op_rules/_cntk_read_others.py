@@ -1,7 +1,9 @@
 """``cntk_import`` rules of CNTK 2.7 ops the first rules did not read: ``Logistic``
 (``weighted_binary_cross_entropy``), ``EditDistanceError``, ``LambdaRank``, ``Crop`` (with an
 offset: ``crop_manual``), ``RandomDistribution`` (``cntk.random``'s draws) and
-``OptimizedRNNStack`` (LSTM and plain RNN stacks); checked against
+``OptimizedRNNStack`` (LSTM and plain RNN stacks), ``ROIPooling`` (max pooling over regions:
+``tests/fixtures/cntk_roipooling/``), ``NDCG``, ``LabelsToGraph`` and ``ForwardBackward``
+(CNTK's CTC criterion: ``tests/fixtures/cntk_ranking_ctc/``); checked against
 CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (written by CNTK
 2.7, with its ``make_models.py``; for the random draws, their shapes and statistics).
 
@@ -15,10 +17,11 @@ from __future__ import annotations
 import math
 
 from ... import functions as F
-from ...cntk_semantics import logistic
+from ...cntk_semantics import logistic, roi_pooling
 
 __all__ = ["RANDOM_KINDS", "logistic_cntk", "edit_distance_error_cntk", "lambda_rank_cntk",
-           "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk"]
+           "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk", "roipooling_cntk",
+           "ndcg_cntk", "labels_to_graph_cntk", "forward_backward_cntk"]
 
 
 def logistic_cntk(node):
@@ -64,6 +67,35 @@ def lambda_rank_cntk(node):
     return F.lambda_rank(node.var(0), node.var(1), node.var(2))
 
 
+def ndcg_cntk(node):
+    """CNTK's ``NDCG(output, gain, group)`` (``ndcg_at_1``): the catalog's ``ndcg_at_1`` (one
+    score, gain and group id per sample); one number."""
+    if any(node.lead(i) != 1 or tuple(node.shape(i)[1:]) != (1,) for i in range(3)):
+        node.unsupported("an NDCG of other than one value per sample")
+    node.reduces_dynamic_axes()
+    return F.ndcg_at_1(node.var(0), node.var(1), node.var(2))
+
+
+def labels_to_graph_cntk(node):
+    """CNTK's ``LabelsToGraph``: in CNTK 2.7 the labels themselves (the frame labels
+    ``ForwardBackward`` reads)."""
+    return F.identity(node.var(0))
+
+
+def forward_backward_cntk(node):
+    """CNTK's ``ForwardBackward(graph, output)`` with ``BlankTokenId`` and
+    ``DelayConstraint``: the catalog's ``cntk_forward_backward`` of two sequences of the same
+    lengths (the output's); one number."""
+    graph, z = node.var(0), node.var(1)
+    if node.lead(0) != 2 or node.lead(1) != 2 or node.shape(0)[2:] != node.shape(1)[2:]:
+        node.unsupported(f"a ForwardBackward of other than two sequences of one shape: "
+                         f"{node.shape(0)} and {node.shape(1)}")
+    node.reduces_dynamic_axes()
+    return F.cntk_forward_backward(graph, z, z.sequence_lengths,
+                                   blank_token_id=int(node.attr("BlankTokenId", -1)),
+                                   delay_constraint=int(node.attr("DelayConstraint", -1)))
+
+
 def crop_cntk(node):
     """CNTK's ``Crop(x, reference)`` with ``offset`` ``[x, y]`` (``crop_manual``): the last two
     axes of ``x`` cut to those of the reference, from ``offset_y`` rows and ``offset_x``
@@ -81,7 +113,13 @@ def crop_cntk(node):
     sample = tuple(shape[node.lead(0):])
     start = (0,) * (len(sample) - 2) + (oy, ox)
     stop = sample[:-2] + (oy + h, ox + w)
-    return F.slice(node.var(0), start, stop, (1,) * len(sample))
+    out = F.slice(node.var(0), start, stop, (1,) * len(sample))
+    # the reference gives only its size, but it is an input of CNTK's Crop: the graph reads it
+    # (a 0 made of it, whatever it holds, added), so the loaded function shows it among its
+    # inputs and arguments as CNTK 2.7 does (before, ``arguments`` left it out)
+    ref_var = F.stop_gradient(node.var(1))
+    zero = F.sum(F.mul_scalar(F.equal(ref_var, ref_var), 0.0))
+    return F.add2(out, F.reshape(zero, (1,) * len(out.shape)))
 
 
 #: CNTK's ``randomDistributionType`` -> the catalog's draw of a Variable's shape
@@ -133,3 +171,21 @@ def optimized_rnnstack_cntk(node):
                                 num_layers=int(node.attr("numLayers", 1)),
                                 bidirectional=bool(node.attr("bidirectional", False)),
                                 recurrent_op=op)
+
+
+def roipooling_cntk(node):
+    """CNTK's ``ROIPooling(x, rois)`` (``C.roipooling``) with ``poolingType`` max (0),
+    ``roiOutputShape`` ``(h, w)`` and ``spatialScale``:
+    :func:`stadyn.cntk_semantics.roi_pooling` of each sample's ``(C, H, W)`` map and its
+    ``(R, 4)`` regions.  Average ROI pooling is refused, as CNTK 2.7's node refuses it
+    ("Average ROI pooling is not supported")."""
+    if int(node.attr("poolingType", 0)) != 0:
+        node.unsupported("average ROI pooling (CNTK 2.7 supports only max)")
+    if node.lead(0) != 1 or node.lead(1) != 1 or len(node.shape(0)) != 4 \
+            or len(node.shape(1)) != 3 or node.shape(1)[-1] != 4:
+        node.unsupported(f"a ROIPooling of other than a batch of (C, H, W) maps and (R, 4) "
+                         f"regions: {node.shape(0)} and {node.shape(1)}")
+    shape = tuple(int(d) for d in node.attr("roiOutputShape"))
+    if len(shape) != 2:
+        node.unsupported(f"a roiOutputShape of {len(shape)} axes")
+    return roi_pooling(node.var(0), node.var(1), shape, float(node.attr("spatialScale", 1.0)))

@@ -8,6 +8,7 @@ from ... import functions as F
 from ...ops import CAST_DTYPES
 from ._common import import_unary, onnx_unary
 from ._cntk_read_more import cast_cntk, constant_op_cntk
+from ._cntk_read_others import labels_to_graph_cntk
 from ._cntk_rules import cntk_same
 from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
@@ -15,7 +16,8 @@ from ._table import Unmapped, register_rules
 register_rules(F.identity, onnx_export=onnx_unary("Identity"),
                onnx_import={"Identity": import_unary(F.identity, floats_only=False)},
                nnp_import=nnabla(F.identity, "Identity"),
-               cntk_import={"NoOp": cntk_same(F.identity)})
+               cntk_import={"NoOp": cntk_same(F.identity),
+                            "LabelsToGraph": labels_to_graph_cntk})
 # A trace probe is the identity outside Stadyn (ONNX has nothing that prints).
 register_rules(F.trace, onnx_export=onnx_unary("Identity"),
                onnx_import=Unmapped("ONNX's Identity imports as identity; nothing in ONNX prints"))

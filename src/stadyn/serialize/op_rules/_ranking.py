@@ -4,11 +4,11 @@ training criteria, not part of an inference graph."""
 from __future__ import annotations
 
 from ... import functions as F
-from ._cntk_read_others import lambda_rank_cntk
+from ._cntk_read_others import lambda_rank_cntk, ndcg_cntk
 from ._table import Unmapped, register_rules
 
-for _f, _cntk in ((F.lambda_rank, {"LambdaRank": lambda_rank_cntk}), (F.ndcg_at_1, None)):
+for _f, _cntk in ((F.lambda_rank, {"LambdaRank": lambda_rank_cntk}),
+                  (F.ndcg_at_1, {"NDCG": ndcg_cntk})):
     register_rules(_f, onnx_export=Unmapped("ONNX has no ranking criteria (CNTK's LambdaRank, "
                                             "NDCG@1): export the network that scores"),
-                   onnx_import=Unmapped("ONNX has no ranking criteria"),
-                   **({"cntk_import": _cntk} if _cntk else {}))
+                   onnx_import=Unmapped("ONNX has no ranking criteria"), cntk_import=_cntk)

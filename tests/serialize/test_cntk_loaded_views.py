@@ -1,0 +1,78 @@
+"""A CNTK 2.7 model file loaded by ``stadyn.compat.cntk.load_model`` shows the graph CNTK 2.7
+shows for it (``tests/fixtures/cntk_loaded_views/views.json``, recorded from the real CNTK 2.7
+by ``make_views.py``): the composite's ``uid``, ``inputs``, ``arguments``, ``parameters``,
+``constants``, ``outputs``, its root function and ``C.logging.get_node_outputs``.
+
+Before (8105dcf2): a ``Clip`` of constant bounds left its two constants out of ``inputs``,
+``constants`` and the Clip's own inputs (they were folded into ``clip_by_value_scalar``); a
+``Crop`` left its reference out (``arguments`` was ``[x]``, CNTK's ``[x, ref]``); a
+``Gather`` showed ``(indices, reference)`` where CNTK 2.7 shows ``(reference, indices)``;
+ROIPooling, NDCG and ForwardBackward were not read; a composite's uid was its root's
+(``CompositeFunction44`` for ``ROIPooling44``), CNTK's one more (the file's
+``CompositeFunction45``, as CNTK 2.7 numbers a composite made of a new function).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import stadyn.compat.cntk as C
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+with open(os.path.join(FIXTURES, "cntk_loaded_views", "views.json")) as _f:
+    VIEWS = json.load(_f)
+FIELDS = ["uid", "inputs", "arguments", "parameters", "constants", "outputs", "root", "nodes"]
+
+
+def _uids(vs):
+    return [v.uid for v in vs]
+
+
+def _view(g) -> dict:
+    r = g.root_function
+    nodes = [[n.uid, n.name, n.owner.uid, n.owner.op_name, _uids(n.owner.inputs)]
+             for n in C.logging.get_node_outputs(g)]
+    return {"uid": g.uid, "inputs": _uids(g.inputs),
+            "arguments": [[a.name, a.uid] for a in g.arguments],
+            "parameters": _uids(g.parameters), "constants": _uids(g.constants),
+            "outputs": [[o.name, o.uid] for o in g.outputs],
+            "root": [r.uid, r.name, r.op_name, _uids(r.inputs)], "nodes": nodes}
+
+
+_CACHE: dict = {}
+
+
+def _stadyns(path):
+    if path not in _CACHE:
+        _CACHE[path] = _view(C.load_model(os.path.join(FIXTURES, path)))
+    return _CACHE[path]
+
+
+# CNTK 2.7 lists a composite's constants in the file's operand order (Gather: indices first)
+# and its inputs in Python's (Gather: the reference first); the compat walks one order for both
+_CONSTANTS_ORDER = pytest.mark.xfail(strict=True, reason="constants of a Gather in Python's "
+                                                          "operand order, CNTK's in the file's")
+
+
+# a Sequence::Slice block (sequence.first, last) holds two scalar constants CNTK shows among
+# its inputs; Stadyn reads the block as one op (sequence_first / sequence_last), which the
+# CNTK writer recognises, and shows none
+_SLICE_CONSTANTS = pytest.mark.xfail(strict=True, reason="Sequence::Slice's two constants are "
+                                                         "not shown")
+_KNOWN = {("legacy/cntk_layers/ops_gather.model", "constants"): _CONSTANTS_ORDER,
+          **{("legacy/cntk_layers/sequence_reductions.model", f): _SLICE_CONSTANTS
+             for f in ("inputs", "constants", "nodes")}}
+
+
+@pytest.mark.parametrize("path,field", [
+    pytest.param(p, f, marks=_KNOWN.get((p, f), ()))
+    for p in sorted(VIEWS) for f in FIELDS])
+def test_a_loaded_file_shows_what_cntk_shows(path, field):
+    got = json.loads(json.dumps(_stadyns(path)[field]))
+    want = VIEWS[path][field]
+    if field == "nodes":        # (get_node_outputs' order is a set's in CNTK 2.7)
+        got, want = sorted(got), sorted(want)
+    assert got == want
