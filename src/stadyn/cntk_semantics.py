@@ -490,6 +490,22 @@ def logistic(output: Variable, target: Variable, weight: Variable | None = None,
     return F.add2(total, F.stop_gradient(F.sub2(value, total)))
 
 
+def constant_like(x: Variable, fill: float) -> Variable:
+    """CNTK's ``ConstantOp`` (``zeros_like``, ``ones_like``): ``fill`` everywhere in ``x``'s
+    shape, whatever ``x`` holds -- NaN and infinities too, which ``x * 0`` would keep: ``x`` is
+    only compared with itself (0 or 1), and takes no gradient.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> x = sd.Variable.from_numpy_array(np.array([np.nan, np.inf, -1.0], np.float32))
+        >>> with sd.auto_forward():
+        ...     S.constant_like(x, 1.0).d.tolist(), S.constant_like(x, 0.0).d.tolist()
+        ([1.0, 1.0, 1.0], [0.0, 0.0, 0.0])
+    """
+    x = F.stop_gradient(x)
+    return F.add_scalar(F.mul_scalar(F.equal(x, x), 0.0), float(fill))
+
+
 _LOWEST = -3.4028234663852886e38        # -FLT_MAX: where CNTK's max over a bin starts
 
 

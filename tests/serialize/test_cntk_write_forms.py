@@ -114,13 +114,23 @@ def test_the_compat_network_computes_what_cntk_computes_on_its_file(name):
                                    atol=1e-6, equal_nan=True, err_msg=o.name)
 
 
-def test_a_zeros_like_that_gives_nan_for_nan_is_not_written_as_cntks_constant_op(tmp_path):
-    # the compat's zeros_like is x * 0 (NaN for NaN); CNTK's ConstantOp fills every element:
-    # Stadyn's format, with the reason
+def test_the_compats_zeros_like_fills_nan_and_is_written_as_cntks_constant_op(tmp_path):
+    # the compat's zeros_like was x * 0 (NaN for NaN, -0 for negatives), which the writer
+    # refused; CNTK's ConstantOp fills every element (CNTK 2.7: zeros_like([nan, inf, -1]) is
+    # [0, 0, 0]), and so does the compat's now: written as ConstantOp (its fillValue), read back
+    # with the same fill (the "built" file above: CNTK 2.7's outputs of it)
     x = C.input_variable(3, name="x")
-    with pytest.warns(UserWarning, match="ConstantOp: a fill that is NaN where the input is "
-                                         "NaN"):
-        C.zeros_like(x, name="z").save(str(tmp_path / "z.model"))
+    data = np.array([[np.nan, np.inf, -1.0]], np.float32)
+    for make, fill in ((C.zeros_like, 0.0), (C.ones_like, 1.0)):
+        f = make(x, name="z")
+        got = f.eval({x: data})
+        assert got.tolist() == [[fill] * 3] and not np.signbit(got).any()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            f.save(str(tmp_path / "z.model"))
+        assert "ConstantOp" in json.dumps(make_forms.decoded(str(tmp_path / "z.model")))
+        loaded = C.load_model(str(tmp_path / "z.model"))
+        assert loaded.eval({loaded.arguments[0]: data}).tolist() == [[fill] * 3]
 
 
 def test_the_compats_crop_manual_is_not_written_without_its_reference(tmp_path):

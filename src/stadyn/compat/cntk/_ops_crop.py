@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import functions as F
+from ... import cntk_semantics, functions as F
 from ._adapt import batched, const, float_arrays, named, operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
 
@@ -52,34 +52,15 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
     return named(wrap(F.slice(v, start, stop, [1] * n)), name, "Crop")
 
 
-_FILL = -3.0e38       # below every value: a masked-out position never wins a max
-
-
-def _bin_masks(start, end, bins: int, size: int):
-    """``(..., bins, size)`` masks of the positions each of ``bins`` bins covers along an axis
-    of ``size`` for regions ``[start, end]`` (inclusive, in feature-map pixels, ``(..., 1)``):
-    Caffe's bins, ``floor(k * s) .. ceil((k + 1) * s)`` with ``s = max(end - start + 1, 1) /
-    bins``, clipped to the axis."""
-    length = F.maximum_scalar(F.add_scalar(F.sub2(end, start), 1.0), 1.0)
-    step = F.mul_scalar(length, 1.0 / bins)                          # (..., 1)
-    k = const(np.arange(bins, dtype=np.float32))                       # (bins,)
-    lo = F.add2(F.floor(F.mul2(k, step)), start)                       # (..., bins)
-    hi = F.add2(F.ceil(F.mul2(F.add_scalar(k, 1.0), step)), start)
-    lo = F.clip_by_value(lo, const(np.float32(0)), const(np.float32(size)))
-    hi = F.clip_by_value(hi, const(np.float32(0)), const(np.float32(size)))
-    pos = const(np.arange(size, dtype=np.float32))                     # (size,)
-    tail = (-1,) + tuple(lo.shape[1:]) + (1,)                          # the batch axis free
-    lo, hi = F.reshape(lo, tail), F.reshape(hi, tail)
-    return F.logical_and(F.greater_equal(pos, lo), F.less(pos, hi))   # (..., bins, size)
-
-
 def roipooling(operand_, rois, pooling_type, roi_output_shape, spatial_scale: float,
                name: str = ""):
     """Max pooling of ``operand_`` (``(C, H, W)`` per sample) over each region of ``rois``
     (``(R, 4)`` per sample: ``x1, y1, x2, y2`` in the original image's pixels, which
     ``spatial_scale`` maps onto the feature map) into a ``roi_output_shape`` (``(h, w)``) grid:
-    ``(R, C, h, w)`` per sample.  Region corners are rounded, bins follow Caffe's rule
-    (neighbouring bins may share a row or column); an empty bin gives 0.
+    ``(R, C, h, w)`` per sample, as CNTK 2.7 computes it and as a loaded CNTK file's
+    ``ROIPooling`` does (one composition, :func:`stadyn.cntk_semantics.roi_pooling`): region
+    corners rounded, neighbouring bins may share a row or column, NaN passed by, an empty bin
+    gives 0.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -97,27 +78,6 @@ def roipooling(operand_, rois, pooling_type, roi_output_shape, spatial_scale: fl
     if len(shape) != 3 or len(rshape) != 2 or rshape[-1] != 4:
         raise ValueError(f"roipooling: a (C, H, W) feature map and (R, 4) regions per sample "
                          f"are needed, got {shape} and {rshape}")
-    ph, pw = (int(s) for s in roi_output_shape)
-    c, h, w = (int(s) for s in shape)
-    r = int(rshape[0])
-    x, boxes = operand(operand_), operand(rois)                        # (B,C,H,W), (B,R,4)
-    corners = F.round(F.mul_scalar(boxes, float(spatial_scale)))
-
-    def corner(i):
-        return F.slice(corners, [None, None, i], [None, None, i + 1], [1, 1, 1])   # (B,R,1)
-    mask_w = _bin_masks(corner(0), corner(2), pw, w)                  # (B,R,pw,W)
-    mask_h = _bin_masks(corner(1), corner(3), ph, h)                  # (B,R,ph,H)
-    fill = const(np.float32(_FILL))
-    # max over each bin's columns: (B,R,C,H,pw)
-    xs = F.reshape(x, (-1, 1, c, h, 1, w))
-    mw = F.reshape(mask_w, (-1, r, 1, 1, pw, w))
-    cols = F.max(F.where(F.broadcast(mw, (-1, r, c, h, pw, w)),
-                         F.broadcast(xs, (-1, r, c, h, pw, w)), fill), axis=5)
-    # then over each bin's rows: (B,R,C,ph,pw)
-    cs = F.reshape(cols, (-1, r, c, 1, h, pw))
-    mh = F.reshape(mask_h, (-1, r, 1, ph, h, 1))
-    out = F.max(F.where(F.broadcast(mh, (-1, r, c, ph, h, pw)),
-                        F.broadcast(cs, (-1, r, c, ph, h, pw)), fill), axis=4)
-    empty = F.less_equal_scalar(out, _FILL / 2)
-    out = F.where(empty, const(np.float32(0)), out)
+    out = cntk_semantics.roi_pooling(operand(operand_), operand(rois), roi_output_shape,
+                                     spatial_scale)                    # (B, R, C, h, w)
     return named(wrap(out), name, "ROIPooling")

@@ -416,14 +416,22 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
 
 
 def zeros_like(x, name: str = ""):
-    """Zeros of ``x``'s shape."""
-    return named(wrap(F.mul_scalar(F.stop_gradient(operand(x)), 0.0)), name, "ConstantOp")
+    """Zeros of ``x``'s shape, whatever ``x`` holds (NaN too), as CNTK 2.7's ``ConstantOp``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(2)
+        >>> C.zeros_like(x).eval({x: np.array([[np.nan, -1.0]], np.float32)}).tolist()
+        [[0.0, 0.0]]
+    """
+    v = operand(x)
+    return named(wrap(one_op(S.constant_like(v, 0.0), v)), name, "ConstantOp")
 
 
 def ones_like(x, name: str = ""):
-    """Ones of ``x``'s shape."""
-    out = F.add_scalar(F.mul_scalar(F.stop_gradient(operand(x)), 0.0), 1.0)
-    return named(wrap(out), name, "ConstantOp")
+    """Ones of ``x``'s shape, whatever ``x`` holds (NaN too), as CNTK 2.7's ``ConstantOp``."""
+    v = operand(x)
+    return named(wrap(one_op(S.constant_like(v, 1.0), v)), name, "ConstantOp")
 
 
 def eye_like(x, sparse_output: bool = True, name: str = ""):

@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from ... import functions as F
+from ... import cntk_semantics, functions as F
 from ._cntk_rules import cntk_elementwise
 
 __all__ = ["CAST_TYPES", "cast_cntk", "cos_distance_cntk", "constant_op_cntk", "clip_cntk"]
@@ -53,8 +53,7 @@ def constant_op_cntk(node):
     """CNTK's ``ConstantOp`` (``zeros_like``, ``ones_like``): ``fillValue`` everywhere in the
     input's shape, whatever its values (NaN and infinities too: the input is only compared
     with itself, which gives 0 or 1)."""
-    x = F.stop_gradient(node.var(0))
-    return F.add_scalar(F.mul_scalar(F.equal(x, x), 0.0), float(node.attr("fillValue", 0.0)))
+    return cntk_semantics.constant_like(node.var(0), float(node.attr("fillValue", 0.0)))
 
 
 def clip_cntk(node):
