@@ -27,6 +27,7 @@ from ._late import late
 from ._mixins import GraphObject
 from ._parameters import cntk_parameters
 from ._shown_constants import note_steepness
+from ._sparse_operands import refuse_sparse_run
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 from ._seq_axes import free_steps
 
@@ -64,6 +65,12 @@ def _native(value: Any) -> Any:
 
 def _is_initializer(value: Any) -> bool:
     return isinstance(value, _L.CNTKInitializer)
+
+
+# The layers CNTK 2.7 builds on a sparse input but refuses to run ('TensorOp: Tensor
+# operations are currently not supported for sparse matrices'); Activation refuses through its
+# op, and Dense, Embedding, BatchNormalization, Dropout, Label run
+_REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
 
 
 class LayerFunction:
@@ -116,6 +123,8 @@ class LayerFunction:
         for p in self.layer.parameters if steepness is not None else ():
             note_steepness(p, steepness)
         outs = out if isinstance(out, tuple) else (out,)
+        if self.op_name in _REFUSING_SPARSE and isinstance(out, Variable):
+            refuse_sparse_run(self.op_name, list(args), out)     # (when run, as CNTK 2.7)
         self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
         # the order of its own parameters in a walk of the layer's graph alone (its operands'
         # graphs not entered), for once the graph is gone
