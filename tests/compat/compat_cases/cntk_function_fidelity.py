@@ -40,3 +40,53 @@ def layers__sparse_input_refused_when_run(C, r):
             out = ["raises " + _error(e), _TENSOR_OP in str(e)]
         res[label] = {"str": str(z), "run": out}
     return res
+
+
+@cntk_case(names=["cntk.placeholder", "cntk.Function.op_name"],
+           note="CNTK 2.7 prints a Function on placeholders without a shape as any other "
+                "('Plus(p: Sequence[tensor]) -> Sequence[tensor]'; 'Composite(...)' over "
+                "several ops) and, once its placeholders are replaced, as the Function it is; "
+                "Stadyn printed 'Composite(plus: placeholders [...])' in both cases, and had "
+                "no op_name or is_composite before it was built")
+def placeholder__functions_on_shapeless_placeholders_printed(C, r):
+    r.touch("cntk.placeholder", "cntk.Function.replace_placeholders",
+            "cntk.Function.update_signature", "cntk.Function.op_name",
+            "cntk.Function.is_composite", "cntk.Function.arguments")
+    p, q, u = C.placeholder(name="p"), C.placeholder(name="q"), C.placeholder()
+    x = C.input_variable(3, name="x")
+    made = {
+        "plus": lambda: C.plus(p, 1.0), "p + 1": lambda: p + 1, "p * q": lambda: p * q,
+        "plus(p, q)": lambda: C.plus(p, q), "plus(p, unnamed)": lambda: C.plus(p, u),
+        "named": lambda: C.plus(p, 1, name="pl"), "times": lambda: C.times(
+            p, C.parameter((3, 2))), "relu": lambda: C.relu(p), "sigmoid": lambda: C.sigmoid(p),
+        "reduce_sum": lambda: C.reduce_sum(p), "element_times": lambda: C.element_times(p, 2.0),
+        "square": lambda: C.square(p), "softmax": lambda: C.softmax(p),
+        "cross_entropy_with_softmax": lambda: C.cross_entropy_with_softmax(p, q),
+        "sequence.reduce_sum": lambda: C.sequence.reduce_sum(p),
+        "sequence.last": lambda: C.sequence.last(p),
+        "sequence.past_value": lambda: C.sequence.past_value(p),
+        "tanh of plus": lambda: C.tanh(C.plus(p, 1)),
+        "splice look-ahead": lambda: C.splice(p, C.sequence.future_value(p)),
+        "Dense applied": lambda: C.layers.Dense(3)(p),
+        "Dense named applied": lambda: C.layers.Dense(3, name="d")(p),
+        "plus(p, x)": lambda: C.plus(p, x), "plus(x, p)": lambda: C.plus(x, p),
+        "minus(p, x)": lambda: C.minus(p, x), "greater(p, x)": lambda: C.greater(p, x),
+        "times(p, x)": lambda: C.times(p, x), "splice(p, x)": lambda: C.splice(p, x),
+        "times(p, sequence)": lambda: C.times(p, C.sequence.input_variable(3, name="s")),
+        "plus(p, sequence)": lambda: C.plus(p, C.sequence.input_variable(3, name="s"))}
+    res = {}
+    for label, make in made.items():
+        f = make()
+        res[label] = str(f)
+    f = C.plus(p, x)
+    res["plus(p, x) arguments"] = [a.name for a in f.arguments]
+    g = C.plus(p, 1.0)
+    res["op_name"], res["is_composite"] = g.op_name, g.is_composite
+    ph = C.placeholder(name="r")
+    g = C.plus(ph, 1.0)
+    g.replace_placeholders({ph: x})
+    res["after replace_placeholders"] = [str(g), g.op_name]
+    h = C.relu(C.placeholder(name="r2"))
+    h.update_signature(3)
+    res["after update_signature"] = [str(h), h.op_name]
+    return res

@@ -204,6 +204,12 @@ class LayerFunction:
             keep = self.__dict__["_keep"] = placeholder(name="keep")
         return keep
 
+    def _shown_name_and_op(self) -> "tuple[str, str]":
+        """``(name, op name)`` CNTK 2.7 prints the layer applied with (``Dense``;
+        ``Composite`` for several)."""
+        shown = _shown_layer(self)
+        return (shown[0], shown[1]) if shown is not None else (self.name, "Composite")
+
     def __repr__(self) -> str:
         return f"<cntk layer {self.op_name} {self.name!r}>"
 
