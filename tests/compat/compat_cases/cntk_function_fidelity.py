@@ -90,3 +90,46 @@ def placeholder__functions_on_shapeless_placeholders_printed(C, r):
     h.update_signature(3)
     res["after update_signature"] = [str(h), h.op_name]
     return res
+
+
+def _attributes(v):
+    return {"dtype": None if v.dtype is None else np.dtype(v.dtype).name,
+            "shape": list(v.shape), "dynamic_axes": [a.name for a in v.dynamic_axes],
+            "is_sparse": v.is_sparse, "needs_gradient": v.needs_gradient,
+            "is_placeholder": v.is_placeholder, "repr": repr(v)}
+
+
+@cntk_case(names=["cntk.placeholder", "cntk.Variable.dtype", "cntk.Variable.dynamic_axes"],
+           note="CNTK 2.7's placeholder has dtype None and, made without dynamic axes, "
+                "(Axis('UnknownAxes'),) (Stadyn: float32 and the batch axis, or none); made "
+                "with some, it has and prints them ([#], [#, *], []; Stadyn printed [???]); "
+                "placeholder((-2,)) is one without a shape (Stadyn refused -2)")
+def placeholder__dtype_and_dynamic_axes(C, r):
+    r.touch("cntk.placeholder", "cntk.Variable.dtype", "cntk.Variable.dynamic_axes",
+            "cntk.Variable.shape", "cntk.Variable.is_sparse", "cntk.Variable.needs_gradient",
+            "cntk.Function.replace_placeholders")
+    batch, seq = C.Axis.default_batch_axis(), C.Axis.default_dynamic_axis()
+    made = {"no shape": lambda: C.placeholder(name="a"),
+            "(-2,)": lambda: C.placeholder((-2,), name="b"),
+            "(2,)": lambda: C.placeholder((2,), name="c"),
+            "(2,) over the batch axis": lambda: C.placeholder((2,), dynamic_axes=[batch],
+                                                              name="d"),
+            "(2,) a sequence": lambda: C.placeholder((2,), dynamic_axes=[batch, seq],
+                                                     name="e"),
+            "(2,) no dynamic axes": lambda: C.placeholder((2,), dynamic_axes=[], name="f"),
+            "no shape, over the batch axis": lambda: C.placeholder(dynamic_axes=[batch],
+                                                                   name="g")}
+    res = {}
+    for label, make in made.items():
+        p = make()
+        res[label] = _attributes(p)
+    x = C.input_variable(3, name="x")
+    q = C.placeholder(name="q")
+    f = C.plus(q, 1.0)
+    f.replace_placeholders({q: x})
+    res["after replace_placeholders"] = _attributes(q)
+    g = C.placeholder(dynamic_axes=[batch], name="g")
+    res["relu over the batch axis"] = str(C.relu(g))
+    res["times over the batch axis"] = str(C.times(g, g))
+    res["plus of (-2,)"] = str(C.plus(C.placeholder((-2,), name="h"), 1.0))
+    return res

@@ -21,7 +21,7 @@ def type_text(v) -> str:
     ``Sequence[Tensor[2]]``, ``SequenceOver[axis][...]``, ``tensor`` (shape unknown),
     ``np.float32`` (a scalar)."""
     shape = tuple(v.shape)
-    dtype = np.dtype(getattr(v, "dtype", np.float32))
+    dtype = np.dtype(getattr(v, "dtype", None) or np.float32)   # (a placeholder's: None)
     axes = tuple(getattr(v, "dynamic_axes", ()) or ())
     if shape == (-2,):
         s = "tensor"
@@ -112,26 +112,29 @@ _ELEMENTWISE = {"Plus", "Minus", "ElementTimes", "ElementDivide", "Greater", "Gr
 def pending_text(name: str, op_name: str, arguments, root_op: str = "") -> str:
     """A Function not built yet (an op on a placeholder without a shape) as CNTK 2.7 prints
     it: its arguments' types (a placeholder's ``Sequence[tensor]``) and its output's, unknown
-    (``Sequence[tensor]``) but for the dynamic axes of an input it reads (``tensor`` over the
-    batch axis) and, for an elementwise op (``Plus``; ``root_op``, the op itself where it is
-    printed ``Composite``), that input's type.
+    (``Sequence[tensor]``) but for the dynamic axes of an argument that has known ones
+    (``tensor`` over the batch axis) and, for an elementwise op (``Plus``; ``root_op``, the
+    op itself where it is printed ``Composite``), that of an argument with a shape.
 
     Example:
         >>> import stadyn.compat.cntk as C
         >>> print(C.plus(C.placeholder(name="p"), 1.0, name="f"))
         f: Plus(p: Sequence[tensor]) -> Sequence[tensor]
     """
-    args = ", ".join((f"{a.name}: " if a.name else "") +
-                     ("Sequence[tensor]" if tuple(a.shape) == (-2,) else type_text(a))
-                     for a in arguments)
-    known = [a for a in arguments if tuple(a.shape) != (-2,) and not a.is_placeholder]
+    args = ", ".join((f"{a.name}: " if a.name else "") + type_text(a) for a in arguments)
+    known = [a for a in arguments if not _unknown_axes(a)]
+    shaped = [a for a in known if tuple(a.shape) != (-2,)]
     if not known:
         out = "Sequence[tensor]"
-    elif (root_op or op_name) in _ELEMENTWISE:
-        out = type_text(known[0])
+    elif (root_op or op_name) in _ELEMENTWISE and shaped:
+        out = type_text(shaped[0])
     else:
         out = type_text(_Unknown(known[0].dynamic_axes))
     return (f"{name}: " if name else "") + f"{op_name}({args}) -> {out}"
+
+
+def _unknown_axes(v) -> bool:
+    return [getattr(a, "name", "") for a in v.dynamic_axes] == ["UnknownAxes"]
 
 
 class _Unknown:
