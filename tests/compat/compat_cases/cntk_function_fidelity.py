@@ -133,3 +133,47 @@ def placeholder__dtype_and_dynamic_axes(C, r):
     res["times over the batch axis"] = str(C.times(g, g))
     res["plus of (-2,)"] = str(C.plus(C.placeholder((-2,), name="h"), 1.0))
     return res
+
+
+def _outcome(fn):
+    """``fn()``, or the built-in type of what it raised."""
+    try:
+        return fn()
+    except Exception as e:      # (what CNTK raises is compared by its built-in type)
+        return "raises " + _error(e)
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.Function.arguments", "cntk.Function.placeholders"],
+           note="CNTK 2.7's layer not applied yet is a Function over placeholders: shape "
+                "(-2,), its argument placeholders (x; dh, dc, x for an LSTM; keep for a "
+                "Sequential), a composite, not a block, float32 (Stadyn raised AttributeError "
+                "'parameters exist once the layer is applied' for each); an op applied to a "
+                "layer reads its placeholder x (Stadyn's was named keep)")
+def layers__not_applied_yet_as_functions(C, r):
+    r.touch("cntk.layers.Dense", "cntk.layers.Sequential", "cntk.layers.Convolution2D",
+            "cntk.layers.Embedding", "cntk.layers.LayerNormalization", "cntk.layers.LSTM",
+            "cntk.layers.GRU", "cntk.Function.shape", "cntk.Function.arguments",
+            "cntk.Function.placeholders", "cntk.Function.is_composite",
+            "cntk.Function.is_block", "cntk.Function.dtype")
+    made = {"Dense": lambda: C.layers.Dense(3),
+            "Dense named": lambda: C.layers.Dense(3, name="dd"),
+            "Sequential": lambda: C.layers.Sequential([C.layers.Dense(4), C.layers.Dense(2)]),
+            "Convolution2D": lambda: C.layers.Convolution2D((3, 3), 8),
+            "Embedding": lambda: C.layers.Embedding(5),
+            "LayerNormalization": lambda: C.layers.LayerNormalization(),
+            "LSTM": lambda: C.layers.LSTM(4), "GRU": lambda: C.layers.GRU(4)}
+    res = {}
+    for label, make in made.items():
+        layer = make()
+        res[label] = {"shape": _outcome(lambda: list(layer.shape)),
+                      "arguments": [repr(a) for a in layer.arguments],
+                      "placeholders": [a.name for a in layer.placeholders],
+                      "same placeholders": [a.uid for a in layer.arguments] == [
+                          a.uid for a in layer.placeholders],
+                      "is_composite": layer.is_composite, "is_block": layer.is_block,
+                      "dtype": _outcome(lambda: np.dtype(layer.dtype).name),
+                      "str": str(layer)}
+    res["op on a layer"] = str(C.sequence.reduce_sum(C.layers.Dense(3)))
+    res["its placeholders"] = [p.name for p in C.sequence.reduce_sum(
+        C.layers.Dense(3)).placeholders]
+    return res

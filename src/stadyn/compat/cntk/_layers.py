@@ -28,6 +28,7 @@ from ._mixins import GraphObject
 from ._parameters import cntk_parameters
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
+from ._unapplied_layers import UnappliedLayerView
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 from ._seq_axes import free_steps
 
@@ -73,7 +74,7 @@ def _is_initializer(value: Any) -> bool:
 _REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
 
 
-class LayerFunction:
+class LayerFunction(UnappliedLayerView):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
     (after the first application) are attributes by their CNTK names (``d.W``).
 
@@ -159,6 +160,9 @@ class LayerFunction:
     def __getattr__(self, name: str):
         if name.startswith("_") or name in ("layer", "op_name", "name"):
             raise AttributeError(name)
+        view = getattr(UnappliedLayerView, name, None)
+        if isinstance(view, property):          # (its own reason: CNTK's, several outputs)
+            return view.fget(self)
         for p in self.layer.parameters:
             if G.name_of(p) == name:
                 return wrap(p)
@@ -201,14 +205,13 @@ class LayerFunction:
         keep = self.__dict__.get("_keep")
         if keep is None:
             from ._variables import placeholder
-            keep = self.__dict__["_keep"] = placeholder(name="keep")
+            names = self._shown_signature()[0]  # (a layer of one argument: named as it)
+            keep = self.__dict__["_keep"] = placeholder(
+                name=names[0] if len(names) == 1 else "keep")
         return keep
 
-    def _shown_name_and_op(self) -> "tuple[str, str]":
-        """``(name, op name)`` CNTK 2.7 prints the layer applied with (``Dense``;
-        ``Composite`` for several)."""
-        shown = _shown_layer(self)
-        return (shown[0], shown[1]) if shown is not None else (self.name, "Composite")
+    def _shown(self):
+        return _shown_layer(self)
 
     def __repr__(self) -> str:
         return f"<cntk layer {self.op_name} {self.name!r}>"
