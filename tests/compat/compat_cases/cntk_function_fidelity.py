@@ -177,3 +177,35 @@ def layers__not_applied_yet_as_functions(C, r):
     res["its placeholders"] = [p.name for p in C.sequence.reduce_sum(
         C.layers.Dense(3)).placeholders]
     return res
+
+
+@cntk_case(names=["cntk.layers.Label", "cntk.layers.Sequential", "cntk.Function"],
+           note="CNTK 2.7's Label and named Sequential end in a NoOp (Stadyn: Identity); "
+                "its @C.Function of untyped arguments prints the graph the Python function "
+                "makes of placeholders ('Plus(a: Sequence[tensor], b: Sequence[tensor]) -> "
+                "Sequence[tensor]'), and once typed the Function it is (Stadyn printed "
+                "'Composite(f: untyped arguments [...])' in both cases)")
+def function__user_program_printed(C, r):
+    r.touch("cntk.layers.Label", "cntk.layers.Sequential", "cntk.Function.root_function",
+            "cntk.Function.op_name", "cntk.Function.update_signature")
+    x = C.input_variable(4, name="features")
+    model = C.layers.Sequential([C.layers.Dense(8, activation=C.relu, name="h1"),
+                                 C.layers.Dense(2, name="out")], name="mlp")
+    z = model(x)
+    res = {"named Sequential": [str(z), z.name, z.op_name, z.root_function.op_name,
+                                z.root_function.name]}
+    lab = C.layers.Label("lab")(x)
+    res["Label"] = [str(lab), lab.root_function.op_name, lab.name]
+
+    @C.Function
+    def f(a, b):
+        return a + b
+
+    @C.Function
+    def g(a, b):
+        return C.tanh(a) * C.sequence.last(b)
+
+    res["untyped"] = [str(f), str(g), [p.name for p in f.arguments]]
+    f.update_signature(3, 3)
+    res["typed"] = str(f)
+    return res

@@ -116,6 +116,8 @@ class LayerFunction(UnappliedLayerView):
         if isinstance(out, Variable) and (any(out is v for v in values) or (
                 out in G.BLOCKS and (self.op_name or self.name))):
             out = F.identity(out)
+            if not self.op_name:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
+                G.set_op_name(out, "NoOp")
         if isinstance(out, Variable) and self.op_name:
             G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
         elif isinstance(out, Variable) and self.name:
