@@ -209,3 +209,31 @@ def function__user_program_printed(C, r):
     f.update_signature(3, 3)
     res["typed"] = str(f)
     return res
+
+
+@cntk_case(names=["cntk.Function.root_function", "cntk.Function.arguments",
+                  "cntk.Function.inputs"],
+           note="CNTK 2.7's root function (an op, a block) has as arguments its own inputs "
+                "but parameters and constants, the outputs of the functions before it among "
+                "them, and prints with them ('cls: Dense(Tensor[4]) -> Tensor[3]'); Stadyn "
+                "gave and printed the graph's inputs ('cls: Dense(x: Tensor[5]) -> ...'); "
+                "its inputs show parameters as Parameter(...) (Stadyn: Variable(...))")
+def function__root_function_arguments(C, r):
+    r.touch("cntk.Function.root_function", "cntk.Function.arguments", "cntk.Function.inputs",
+            "cntk.Function.find_by_name")
+    x = C.input_variable(5, name="x")
+    h = C.layers.Dense(4, name="h1")(x)
+    a = C.relu(h)
+    z = C.layers.Dense(3, name="cls")(a)
+    k = C.plus(x, 1.0, name="pp")
+
+    def described(f):
+        return {"str": str(f), "arguments": [(v.name, list(v.shape), v.is_output, v.is_input)
+                                             for v in f.arguments],
+                "inputs": [repr(v).split("(")[0] for v in f.inputs]}
+    return {"Dense's root": described(z.root_function),
+            "ReLU's root": described(a.root_function),
+            "first Dense's root": described(h.root_function),
+            "found h1": described(z.find_by_name("h1")),
+            "plus's root": described(k.root_function),
+            "composite": described(z)}

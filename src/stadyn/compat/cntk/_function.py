@@ -248,7 +248,12 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
             >>> a, b = C.input_variable(2, name="a"), C.input_variable(2, name="b")
             >>> C.plus(a, b).arguments
             (Input('a', [#], [2]), Input('b', [#], [2]))
+
+        A root function's (an op, a block) are its own inputs but parameters and constants,
+        as CNTK 2.7's: the outputs of the functions before it among them.
         """
+        if self._view in ("op", "block"):
+            return tuple(v for v in self.inputs if not (v.is_parameter or v.is_constant))
         found = [v for v in G.walk_operands(self._roots(), self._leaves())
                  if G.kind_of(v) in ("input", "placeholder")
                  and not is_lengths(v)]     # a sequence input's lengths come with its data

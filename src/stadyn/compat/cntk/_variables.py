@@ -106,8 +106,9 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         return of(self.variable)
 
     def __repr__(self) -> str:
-        kind = {"input": "Input", "placeholder": "Placeholder", "output": "Output"}.get(
-            G.kind_of(self.variable), "Variable")
+        kind = {"input": "Input", "placeholder": "Placeholder", "output": "Output",
+                "parameter": "Parameter", "constant": "Constant"}.get(   # (as CNTK 2.7 shows
+            G.kind_of(self.variable), "Variable")     # a Function's inputs: by their kind)
         return shown(kind, self)
 
 
