@@ -237,3 +237,25 @@ def function__root_function_arguments(C, r):
             "found h1": described(z.find_by_name("h1")),
             "plus's root": described(k.root_function),
             "composite": described(z)}
+
+
+@cntk_case(names=["cntk.Function.clone"],
+           note="CNTK 2.7 clones a Function on placeholders without a shape, substituting "
+                "them (the graph built on the substitutes, the original left as it is); "
+                "Stadyn's had no clone (AttributeError)")
+def clone__of_a_function_on_shapeless_placeholders(C, r):
+    r.touch("cntk.Function.clone", "cntk.CloneMethod", "cntk.Function.replace_placeholders")
+    p, y = C.placeholder(name="ph"), C.input_variable(7, name="y")
+    h = C.layers.Dense(4, name="hd", init=C.glorot_uniform(seed=1))(p)
+    shared = h.clone(C.CloneMethod.share, {p: y})
+    res = {"shared": [str(shared), [list(q.shape) for q in shared.parameters]],
+           "original after": str(h)}
+    frozen = C.tanh(p).clone(C.CloneMethod.freeze, {p: y})
+    res["frozen"] = [str(frozen), [a.name for a in frozen.arguments]]
+    h.replace_placeholders({p: y})
+    res["original replaced"] = [str(h), [list(q.shape) for q in h.parameters],
+                                [q.uid for q in h.parameters] == [q.uid for q in
+                                                                  shared.parameters]]
+    data = r.randn(2, 7).astype(np.float32)
+    res["same values"] = bool(np.allclose(shared.eval({y: data}), h.eval({y: data})))
+    return res

@@ -307,6 +307,37 @@ class Deferred(TensorOpsMixin):
         bound.update((id(p.variable), a) for p, a in substitutions.items())
         return self._replay(bound, {})
 
+    def clone(self, method, substitutions: "dict | None" = None):
+        """A copy: with each placeholder it reads substituted by a value with a shape
+        (``{placeholder: value}``), the graph built on those values, its parameters shared,
+        cloned or frozen (``method``, a ``CloneMethod``), itself left as it is, as CNTK 2.7's
+        clone; a ValueError naming the placeholders left otherwise.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> p, y = C.placeholder(name="p"), C.input_variable(7, name="y")
+            >>> h = C.layers.Dense(4, name="hd")(p)
+            >>> print(h.clone(C.CloneMethod.share, {p: y}))
+            hd: Dense(y: Tensor[7]) -> Tensor[4]
+            >>> print(h)
+            hd: Dense(p: Sequence[tensor]) -> Sequence[tensor]
+        """
+        if self._typed is not None:
+            return self._typed.clone(method, substitutions)
+        subs = dict(substitutions or {})
+        given = {id(getattr(k, "variable", k)) for k in subs}
+        left = [p.name or p.uid for p in self.placeholders if id(p.variable) not in given]
+        if left or pending(tuple(subs.values()), {}):
+            raise ValueError(
+                f"clone: the placeholders {left} have no shape and no value with one among "
+                "the substitutions: Stadyn builds an op on such a placeholder when it is "
+                "given one (substitute every placeholder by a value with a shape, or give "
+                "them shapes: placeholder(shape=...))")
+        built = self.bound_to(subs)
+        if getattr(method, "value", method) == "share":
+            return built
+        return built.clone(method, {v: v for v in subs.values() if isinstance(v, GraphObject)})
+
     def replace_placeholders(self, substitutions: dict) -> "Deferred":
         """Bind placeholders (``{placeholder: variable}``); returns itself, built (its
         ``output``, ``arguments``, ``eval`` those of its graph, as CNTK 2.7's function once
