@@ -259,3 +259,21 @@ def clone__of_a_function_on_shapeless_placeholders(C, r):
     data = r.randn(2, 7).astype(np.float32)
     res["same values"] = bool(np.allclose(shared.eval({y: data}), h.eval({y: data})))
     return res
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.Function.update_signature"],
+           note="CNTK 2.7 names the inputs update_signature gives a layer after its arguments "
+                "(x; Stadyn left them unnamed: 'Dense(Tensor[4])', Input('Input6', ...)); a "
+                "layer applied to a layer not applied yet prints as a Composite (Stadyn: as "
+                "the outer layer)")
+def layers__typed_and_composed_printed(C, r):
+    r.touch("cntk.layers.Dense", "cntk.Function.update_signature", "cntk.layers.GRU")
+    d = C.layers.Dense(3, name="d")
+    d.update_signature(4)
+    g = C.layers.GRU(3)
+    g.update_signature(3, 2)
+    return {"typed Dense": [str(d), [a.name for a in d.arguments]],
+            "typed GRU": [str(g), [a.name for a in g.arguments]],
+            "Dense of a Dense": str(C.layers.Dense(3)(C.layers.Dense(2))),
+            "named Dense of a Dense": str(C.layers.Dense(3, name="o")(C.layers.Dense(2))),
+            "Dense of a placeholder": str(C.layers.Dense(3)(C.placeholder(name="p")))}

@@ -409,8 +409,6 @@ class Deferred(TensorOpsMixin):
         """``(name, op name)`` CNTK 2.7 prints it with before it is built: a layer's, the
         op's (``Plus``), or ``Composite`` where an operand is a Function, a layer or a
         sequence (the root reads other inputs than the Function's)."""
-        if isinstance(self._fn, _layer_function()):
-            return self._fn._shown_name_and_op()
         composite = []
 
         def visit(v):
@@ -425,8 +423,11 @@ class Deferred(TensorOpsMixin):
         # of its own)
         composite += [a for a in self.arguments
                       if not a.is_placeholder and len(a.dynamic_axes) > 1]
-        op = op_name_of_call(self._fn)
-        return self.name, "Composite" if composite else op
+        if isinstance(self._fn, _layer_function()):     # (a layer applied)
+            name, op = self._fn._shown_name_and_op()
+        else:
+            name, op = self.name, op_name_of_call(self._fn)
+        return name, "Composite" if composite else op
 
     def __repr__(self) -> str:
         """As CNTK 2.7 prints the Function: ``Plus(p: Sequence[tensor]) -> Sequence[tensor]``

@@ -157,7 +157,8 @@ class LayerFunction(UnappliedLayerView):
         (``Sequence[SparseTensor[943]]``, as CNTK's ATIS example gives), so that it can be
         evaluated on data (``layer(array)``) and its parameters exist."""
         from ._signature import _input_of_type
-        self._signature = self(*[_input_of_type(t) for t in arg_types])
+        names = list(self._shown_signature()[0]) + [""] * len(arg_types)   # (as CNTK's)
+        self._signature = self(*[_input_of_type(t, n) for t, n in zip(arg_types, names)])
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name in ("layer", "op_name", "name"):
