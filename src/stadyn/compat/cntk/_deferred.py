@@ -34,6 +34,7 @@ from ._adapt import ShapelessPlaceholderError
 from ._axis import Axis
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
+from ._printed import op_name_of_call, pending_text
 
 __all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
            "PROBING", "as_built"]
@@ -165,6 +166,11 @@ class Deferred(TensorOpsMixin):
             elif _shapeless(v) and id(v.variable) not in seen and id(v.variable) not in bound:
                 seen.add(id(v.variable))
                 out.append(v)
+            elif arguments and isinstance(v, GraphObject) and not _shapeless(v):
+                for a in _arguments_of(v):      # (an input with a shape, as CNTK lists it)
+                    if id(a.variable) not in seen and (a.is_input or a.is_placeholder):
+                        seen.add(id(a.variable))
+                        out.append(a)
             elif arguments and _shapeless(v) and id(v.variable) in bound:
                 # bound by replace_placeholders before the others: what it is bound to reads
                 # its arguments in its place (CNTK 2.7 lists them there)
@@ -301,6 +307,37 @@ class Deferred(TensorOpsMixin):
         bound.update((id(p.variable), a) for p, a in substitutions.items())
         return self._replay(bound, {})
 
+    def clone(self, method, substitutions: "dict | None" = None):
+        """A copy: with each placeholder it reads substituted by a value with a shape
+        (``{placeholder: value}``), the graph built on those values, its parameters shared,
+        cloned or frozen (``method``, a ``CloneMethod``), itself left as it is, as CNTK 2.7's
+        clone; a ValueError naming the placeholders left otherwise.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> p, y = C.placeholder(name="p"), C.input_variable(7, name="y")
+            >>> h = C.layers.Dense(4, name="hd")(p)
+            >>> print(h.clone(C.CloneMethod.share, {p: y}))
+            hd: Dense(y: Tensor[7]) -> Tensor[4]
+            >>> print(h)
+            hd: Dense(p: Sequence[tensor]) -> Sequence[tensor]
+        """
+        if self._typed is not None:
+            return self._typed.clone(method, substitutions)
+        subs = dict(substitutions or {})
+        given = {id(getattr(k, "variable", k)) for k in subs}
+        left = [p.name or p.uid for p in self.placeholders if id(p.variable) not in given]
+        if left or pending(tuple(subs.values()), {}):
+            raise ValueError(
+                f"clone: the placeholders {left} have no shape and no value with one among "
+                "the substitutions: Stadyn builds an op on such a placeholder when it is "
+                "given one (substitute every placeholder by a value with a shape, or give "
+                "them shapes: placeholder(shape=...))")
+        built = self.bound_to(subs)
+        if getattr(method, "value", method) == "share":
+            return built
+        return built.clone(method, {v: v for v in subs.values() if isinstance(v, GraphObject)})
+
     def replace_placeholders(self, substitutions: dict) -> "Deferred":
         """Bind placeholders (``{placeholder: variable}``); returns itself, built (its
         ``output``, ``arguments``, ``eval`` those of its graph, as CNTK 2.7's function once
@@ -359,9 +396,48 @@ class Deferred(TensorOpsMixin):
     def __rshift__(self, other):
         return other(self)
 
+    @property
+    def op_name(self) -> str:
+        """``CompositeFunctionOpName``, as a composite's (once built, its graph's)."""
+        return "CompositeFunctionOpName" if self._typed is None else self._typed.op_name
+
+    @property
+    def is_composite(self) -> bool:
+        return True if self._typed is None else self._typed.is_composite
+
+    def _shown_op(self) -> "tuple[str, str]":
+        """``(name, op name)`` CNTK 2.7 prints it with before it is built: a layer's, the
+        op's (``Plus``), or ``Composite`` where an operand is a Function, a layer or a
+        sequence (the root reads other inputs than the Function's)."""
+        composite = []
+
+        def visit(v):
+            if isinstance(v, (list, tuple)):
+                for u in v:
+                    visit(u)
+            elif isinstance(v, (Deferred, UnknownOutput)) or isinstance(
+                    v, _layer_function()) or getattr(v, "is_composite", False):
+                composite.append(v)
+        visit(list(self._args) + list(self._kwargs.values()))
+        # (an input of a sequence: CNTK 2.7 reconciles the placeholder's axes with it, ops
+        # of its own)
+        composite += [a for a in self.arguments
+                      if not a.is_placeholder and len(a.dynamic_axes) > 1]
+        if isinstance(self._fn, _layer_function()):     # (a layer applied)
+            name, op = self._fn._shown_name_and_op()
+        else:
+            name, op = self.name, op_name_of_call(self._fn)
+        return name, "Composite" if composite else op
+
     def __repr__(self) -> str:
-        names = [p.name for p in self.placeholders]
-        return f"Composite({getattr(self._fn, '__name__', 'layer')}: placeholders {names})"
+        """As CNTK 2.7 prints the Function: ``Plus(p: Sequence[tensor]) -> Sequence[tensor]``
+        before it is built (its arguments, the output's type unknown); once built, its
+        graph's."""
+        if self._typed is not None:
+            return repr(self._typed)
+        name, op = self._shown_op()
+        root = "" if isinstance(self._fn, _layer_function()) else op_name_of_call(self._fn)
+        return pending_text(name, op, self.arguments, root)
 
 
 class UnknownOutput(TensorOpsMixin):

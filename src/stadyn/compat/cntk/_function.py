@@ -5,55 +5,36 @@ shows the graph as CNTK does (``arguments``, ``parameters``, ``constants``, ``in
 for applied layers, names reached as attributes: ``z.W``, ``model.conv1.b``), evaluates it
 (``eval``, ``forward``/``backward``, ``grad``), rebuilds it (``clone``, calling it on other
 Functions, ``replace_placeholders``) and saves it.  The evaluation runs Stadyn's static graph
-(the runs, and what a Function keeps from one to the next, are :mod:`._function_runs`);
+(the runs, and what a Function keeps from one to the next, are :mod:`._function_runs`; the
+rebuilding, :mod:`._function_rebuild`);
 behaviour lives in Stadyn, this module only maps CNTK's view onto it.
 """
 
 from __future__ import annotations
 
-import enum
-import warnings
 from typing import Any
 
 from ...graph import Variable, is_lengths
 from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._cntk_attributes import CNTK_ATTRIBUTES
+from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
-from ._loops import clone_graph, close_loops, split_loops
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._printed import function_text
-from ._signature import _function_of_callable as function_of_callable, argument_leaves
-from ._signature import _input_of_type as input_of_type
+from ._signature import _function_of_callable as function_of_callable
 from ._step_values import step_value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outputs"]
-
-
-class CloneMethod(enum.Enum):
-    """How ``Function.clone`` treats parameters: ``share`` them, ``clone`` them (new parameters
-    with the same values) or ``freeze`` them (constants with their values)."""
-
-    clone = "clone"
-    share = "share"
-    freeze = "freeze"
-
-
-def _as_method(method: Any) -> str:
-    if isinstance(method, CloneMethod):
-        return method.value
-    if isinstance(method, str) and method in ("clone", "share", "freeze"):
-        return method
-    raise ValueError(f"clone: method must be a CloneMethod, got {method!r}")
 
 
 _CUSTOM: "dict[int, dict]" = {}
 _RECURRENCES = ("Recurrence", "Fold", "RecurrenceFrom")   # layers CNTK 2.7 makes no block of
 
 
-class Function(GraphObject, TensorOpsMixin, FunctionRuns):
+class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     """A CNTK Function.
 
     A layer or op applied to inputs gives the *composite* Function of the graph up to its
@@ -267,7 +248,12 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
             >>> a, b = C.input_variable(2, name="a"), C.input_variable(2, name="b")
             >>> C.plus(a, b).arguments
             (Input('a', [#], [2]), Input('b', [#], [2]))
+
+        A root function's (an op, a block) are its own inputs but parameters and constants,
+        as CNTK 2.7's: the outputs of the functions before it among them.
         """
+        if self._view in ("op", "block"):
+            return tuple(v for v in self.inputs if not (v.is_parameter or v.is_constant))
         found = [v for v in G.walk_operands(self._roots(), self._leaves())
                  if G.kind_of(v) in ("input", "placeholder")
                  and not is_lengths(v)]     # a sequence input's lengths come with its data
@@ -277,38 +263,6 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
     def signature(self) -> tuple:
         """The arguments, as a tuple: those a call takes, in order."""
         return tuple(self.arguments)
-
-    def update_signature(self, *arg_types, **kwarg_types) -> None:
-        """Give the arguments types, in place: each placeholder is replaced by an input of the
-        given per-sample shape or type (``3``, ``(3, 2)``, ``Tensor[3]``,
-        ``Sequence[Tensor[3]]``; None leaves it), named as it was.
-
-        Example:
-            >>> import numpy as np, stadyn.compat.cntk as C
-            >>> f = C.plus(C.placeholder(2, name="p"), 1.0)
-            >>> f.update_signature(2)
-            >>> [(a.name, a.shape, a.is_input) for a in f.arguments]
-            [('p', (2,), True)]
-        """
-        params = self.signature
-        if len(arg_types) + len(kwarg_types) != len(params):
-            raise TypeError(f"CNTK Function expected {len(params)} arguments, got "
-                            f"{len(arg_types) + len(kwarg_types)}")
-        mapping = self.argument_map(*arg_types, **kwarg_types)
-        self.replace_placeholders({p: input_of_type(t, p.name) for p, t in mapping.items()
-                                   if t is not None})
-
-    def declare_args(self, *arg_types) -> None:
-        """The 2017 betas' :meth:`update_signature` (deprecated): the placeholders, in order,
-        replaced by the given Variables or by inputs of the given shapes."""
-        warnings.warn("This will be removed in future versions. Please use "
-                      "update_signature(...) instead", DeprecationWarning, stacklevel=2)
-        placeholders = self.placeholders
-        if len(arg_types) != len(placeholders):
-            raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
-                            f"arguments, got {len(arg_types)}")
-        self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
-                                   for p, t in zip(placeholders, arg_types)})
 
     def _own_leaves(self) -> list[Variable]:
         """A composite's leaves; a root function's own inputs (CNTK 2.7 lists a primitive
@@ -418,103 +372,6 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns):
             return getattr(self.output, name)
         raise AttributeError(f"neither the Function nor its output has '{name}'")
 
-    # -- rebuilding -----------------------------------------------------------------------------
-    def clone(self, method, substitutions: dict | None = None) -> "Function":
-        """A copy of the graph: parameters shared, cloned or frozen (:class:`CloneMethod`);
-        ``substitutions`` (``{variable: new}``) replaces variables on the way (a placeholder
-        without a shape takes the shape of what it replaces).  Inputs are cloned unless
-        substituted.
-
-        Example:
-            >>> import numpy as np, stadyn.compat.cntk as C
-            >>> x, y = C.input_variable(2), C.input_variable(2)
-            >>> f = C.layers.Dense(2)(x)
-            >>> g = f.clone(C.CloneMethod.freeze, {x: y})
-            >>> g.arguments == (y,), len(g.parameters), len(g.constants)
-            (True, 0, 2)
-        """
-        method = _as_method(method)
-        if substitutions is not None and not isinstance(substitutions, dict):
-            raise TypeError("clone: the substitutions must be a dict")
-        subs = {}
-        for old, new in (substitutions or {}).items():
-            if old is None or new is None:
-                raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
-            subs[unwrap(old)] = _bound_placeholder(unwrap(new), unwrap(old))
-        roots = clone_graph(self._roots(), subs, method)
-        combined = self._combine()
-        if combined is not None:        # a combine's copy is a combine of the same name
-            return combine_outputs(roots, combined.name)
-        if len(roots) == 1:
-            return Function(roots[0])
-        return Function(roots[0], roots)
-
-    def __call__(self, *args, **kwargs):
-        """Apply this Function to other Functions (its arguments replaced; parameters shared),
-        or evaluate it on data (one array, or a tuple for several outputs)."""
-        mapping = self.argument_map(*args, **kwargs)
-        symbolic = any(isinstance(v, GraphObject) for v in mapping.values())
-        if symbolic:
-            for a in self.arguments:
-                mapping.setdefault(a, a)
-            applied = self.clone(CloneMethod.share, mapping)
-            if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
-                G.record_argument_order(applied.variable, argument_leaves(
-                    [mapping[a] for a in self.arguments]))
-            return applied
-        values = self.eval(mapping, self.outputs)
-        if isinstance(values, dict):
-            return tuple(values[o] for o in self.outputs)
-        return values
-
-    def argument_map(self, *args, **kwargs) -> dict:
-        """``{argument: value}`` from positional values (in the order of ``arguments``) and
-        keyword values (by argument name)."""
-        params = self.arguments
-        if len(args) > len(params):
-            raise TypeError(f"this Function takes {len(params)} arguments, {len(args)} given")
-        mapping = dict(zip(params, args))
-        by_name = {p.name: p for p in params}
-        for key, value in kwargs.items():
-            if key not in by_name:
-                raise TypeError(f"this Function has no argument named {key!r}")
-            mapping[by_name[key]] = value
-        return mapping
-
-    def replace_placeholders(self, substitutions: dict) -> "Function":
-        """Replace placeholders in place (``{placeholder: variable}``); returns this Function."""
-        if not isinstance(substitutions, dict):
-            raise TypeError("replace_placeholders: the substitutions must be a dict")
-        plain, loops = split_loops({unwrap(ph): unwrap(new) for ph, new in substitutions.items()})
-        for ph, new in plain.items():
-            G.replace_placeholder(ph, new)
-        if loops:           # a cycle through past_value / future_value: a recurrence
-            for ph in loops:
-                if ph not in G.PLACEHOLDERS:
-                    raise ValueError("replace_placeholders: only placeholders can be replaced")
-            close_loops(loops)
-        return self
-
-    def replace_placeholder(self, substitution) -> "Function":
-        """Replace the only placeholder in place."""
-        placeholders = self.placeholders
-        if len(placeholders) != 1:
-            raise ValueError(f"replace_placeholder: the Function has {len(placeholders)} "
-                             "placeholders, not one")
-        return self.replace_placeholders({placeholders[0]: substitution})
-
-    def __rshift__(self, other):
-        if isinstance(other, tuple):
-            outs = self.outputs
-            return combine_outputs([g(outs[i] if len(outs) > 1 else self)
-                                    for i, g in enumerate(other)])
-        if self.members and len(self.members) > 1:
-            return other(*self.outputs)
-        return other(self)
-
-    def __lshift__(self, other):
-        return self(other)
-
     # -- files ----------------------------------------------------------------------------------
     def save(self, filename, format=ModelFormat.CNTKv2,
              use_external_files_to_store_parameters: bool = False) -> None:
@@ -552,14 +409,6 @@ def _wrap_node(node: tuple[str, Variable]):
     if kind == "leaf":
         return wrap(v)
     return Function(v, view=kind)
-
-
-def _bound_placeholder(new: Variable, old: Variable) -> Variable:
-    """A placeholder without a shape given as a substitute takes ``old``'s shape (and batch
-    axis)."""
-    if new in G.SHAPELESS:
-        G.bind_placeholder(new, old.shape, G.BATCH(old))
-    return new
 
 
 def combine_outputs(functions: list, name: str = "") -> Function:

@@ -27,6 +27,8 @@ from ._late import late
 from ._mixins import GraphObject
 from ._parameters import cntk_parameters
 from ._shown_constants import note_steepness
+from ._sparse_operands import refuse_sparse_run
+from ._unapplied_layers import UnappliedLayerView
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 from ._seq_axes import free_steps
 
@@ -66,7 +68,13 @@ def _is_initializer(value: Any) -> bool:
     return isinstance(value, _L.CNTKInitializer)
 
 
-class LayerFunction:
+# The layers CNTK 2.7 builds on a sparse input but refuses to run ('TensorOp: Tensor
+# operations are currently not supported for sparse matrices'); Activation refuses through its
+# op, and Dense, Embedding, BatchNormalization, Dropout, Label run
+_REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
+
+
+class LayerFunction(UnappliedLayerView):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
     (after the first application) are attributes by their CNTK names (``d.W``).
 
@@ -108,6 +116,8 @@ class LayerFunction:
         if isinstance(out, Variable) and (any(out is v for v in values) or (
                 out in G.BLOCKS and (self.op_name or self.name))):
             out = F.identity(out)
+            if not self.op_name:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
+                G.set_op_name(out, "NoOp")
         if isinstance(out, Variable) and self.op_name:
             G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
         elif isinstance(out, Variable) and self.name:
@@ -116,6 +126,8 @@ class LayerFunction:
         for p in self.layer.parameters if steepness is not None else ():
             note_steepness(p, steepness)
         outs = out if isinstance(out, tuple) else (out,)
+        if self.op_name in _REFUSING_SPARSE and isinstance(out, Variable):
+            refuse_sparse_run(self.op_name, list(args), out)     # (when run, as CNTK 2.7)
         self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
         # the order of its own parameters in a walk of the layer's graph alone (its operands'
         # graphs not entered), for once the graph is gone
@@ -145,11 +157,15 @@ class LayerFunction:
         (``Sequence[SparseTensor[943]]``, as CNTK's ATIS example gives), so that it can be
         evaluated on data (``layer(array)``) and its parameters exist."""
         from ._signature import _input_of_type
-        self._signature = self(*[_input_of_type(t) for t in arg_types])
+        names = list(self._shown_signature()[0]) + [""] * len(arg_types)   # (as CNTK's)
+        self._signature = self(*[_input_of_type(t, n) for t, n in zip(arg_types, names)])
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name in ("layer", "op_name", "name"):
             raise AttributeError(name)
+        view = getattr(UnappliedLayerView, name, None)
+        if isinstance(view, property):          # (its own reason: CNTK's, several outputs)
+            return view.fget(self)
         for p in self.layer.parameters:
             if G.name_of(p) == name:
                 return wrap(p)
@@ -192,8 +208,13 @@ class LayerFunction:
         keep = self.__dict__.get("_keep")
         if keep is None:
             from ._variables import placeholder
-            keep = self.__dict__["_keep"] = placeholder(name="keep")
+            names = self._shown_signature()[0]  # (a layer of one argument: named as it)
+            keep = self.__dict__["_keep"] = placeholder(
+                name=names[0] if len(names) == 1 else "keep")
         return keep
+
+    def _shown(self):
+        return _shown_layer(self)
 
     def __repr__(self) -> str:
         return f"<cntk layer {self.op_name} {self.name!r}>"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["type_text", "function_text"]
+__all__ = ["type_text", "function_text", "op_name_of_call", "pending_text"]
 
 
 def type_text(v) -> str:
@@ -21,7 +21,7 @@ def type_text(v) -> str:
     ``Sequence[Tensor[2]]``, ``SequenceOver[axis][...]``, ``tensor`` (shape unknown),
     ``np.float32`` (a scalar)."""
     shape = tuple(v.shape)
-    dtype = np.dtype(getattr(v, "dtype", np.float32))
+    dtype = np.dtype(getattr(v, "dtype", None) or np.float32)   # (a placeholder's: None)
     axes = tuple(getattr(v, "dynamic_axes", ()) or ())
     if shape == (-2,):
         s = "tensor"
@@ -55,3 +55,92 @@ def function_text(f) -> str:
     out = type_text(outputs[0]) if len(outputs) == 1 else \
         "Tuple[" + ", ".join(type_text(o) for o in outputs) + "]"
     return (f"{f.name}: " if f.name else "") + f"{op_name}({args}) -> {out}"
+
+
+# CNTK 2.7's op names where they are not the Python name in CapWords (``plus``: ``Plus``),
+# as ``root_function.op_name`` gives them; ops in ``cntk.sequence`` by ``sequence.<name>``
+_OP_NAMES = {
+    "relu": "ReLU", "sigmoid": "StableSigmoid", "elu": "ELU", "selu": "SELU",
+    "leaky_relu": "LeakyReLU", "param_relu": "PReLU", "log_add_exp": "LogPlus",
+    "cosine_distance": "CosDistance", "element_and": "And", "element_or": "Or",
+    "element_xor": "Xor", "element_not": "Not", "square": "ElementTimes",
+    "times_transpose": "TransposeTimes", "alias": "NoOp", "argmax": "ReduceElements",
+    "argmin": "ReduceElements", "reduce_sum": "ReduceElements", "reduce_mean": "ReduceElements",
+    "reduce_max": "ReduceElements", "reduce_min": "ReduceElements",
+    "reduce_prod": "ReduceElements", "reduce_log_sum_exp": "ReduceElements",
+    "reconcile_dynamic_axes": "ReconcileDynamicAxis", "to_sequence": "ToSequenceOp",
+    "unpack_batch": "UnpackBatchAxis", "eye_like": "EyeLikeOp", "ones_like": "ConstantOp",
+    "zeros_like": "ConstantOp",
+    "sequence.delay": "PastValue", "sequence.broadcast_as": "Sequence::BroadcastAs",
+    "sequence.first": "Sequence::Slice", "sequence.last": "Sequence::Slice",
+    "sequence.gather": "Sequence::Gather", "sequence.is_first": "Sequence::IsFirst",
+    "sequence.is_last": "Sequence::IsLast", "sequence.reduce_sum": "Sequence::ReduceElements",
+    "sequence.reduce_max": "Sequence::ReduceElements", "sequence.scatter": "Sequence::Scatter",
+    "sequence.softmax": "Sequence::Softmax",
+}
+# ops CNTK 2.7 makes of several, whose root reads others than the op's operands: printed
+# ``Composite``
+_COMPOSED = {"ceil", "round", "fmeasure"}
+
+
+def op_name_of_call(fn) -> str:
+    """The op name CNTK 2.7 prints for a call of the CNTK op ``fn`` (a Python function of
+    ``cntk.ops`` or ``cntk.sequence``) not built yet: ``Plus`` for ``plus``, ``ReLU`` for
+    ``relu``, ``Sequence::ReduceElements`` for ``sequence.reduce_sum``; ``Composite`` for the
+    ops it makes of several.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> op_name_of_call(C.element_times), op_name_of_call(C.sequence.last)
+        ('ElementTimes', 'Sequence::Slice')
+    """
+    name = getattr(fn, "__name__", "")
+    if getattr(fn, "__module__", "").endswith(".sequence"):
+        name = "sequence." + name
+    if name in _COMPOSED:
+        return "Composite"
+    return _OP_NAMES.get(name, "".join(p.capitalize() for p in name.split(".")[-1].split("_")))
+
+
+# the ops whose output CNTK 2.7 types as its operand's where the other is a placeholder
+# without a shape
+_ELEMENTWISE = {"Plus", "Minus", "ElementTimes", "ElementDivide", "Greater", "GreaterEqual",
+                "Less", "LessEqual", "Equal", "NotEqual", "Pow", "ElementMax", "ElementMin",
+                "LogPlus"}
+
+
+def pending_text(name: str, op_name: str, arguments, root_op: str = "") -> str:
+    """A Function not built yet (an op on a placeholder without a shape) as CNTK 2.7 prints
+    it: its arguments' types (a placeholder's ``Sequence[tensor]``) and its output's, unknown
+    (``Sequence[tensor]``) but for the dynamic axes of an argument that has known ones
+    (``tensor`` over the batch axis) and, for an elementwise op (``Plus``; ``root_op``, the
+    op itself where it is printed ``Composite``), that of an argument with a shape.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> print(C.plus(C.placeholder(name="p"), 1.0, name="f"))
+        f: Plus(p: Sequence[tensor]) -> Sequence[tensor]
+    """
+    args = ", ".join((f"{a.name}: " if a.name else "") + type_text(a) for a in arguments)
+    known = [a for a in arguments if not _unknown_axes(a)]
+    shaped = [a for a in known if tuple(a.shape) != (-2,)]
+    if not known:
+        out = "Sequence[tensor]"
+    elif (root_op or op_name) in _ELEMENTWISE and shaped:
+        out = type_text(shaped[0])
+    else:
+        out = type_text(_Unknown(known[0].dynamic_axes))
+    return (f"{name}: " if name else "") + f"{op_name}({args}) -> {out}"
+
+
+def _unknown_axes(v) -> bool:
+    return [getattr(a, "name", "") for a in v.dynamic_axes] == ["UnknownAxes"]
+
+
+class _Unknown:
+    """A value of unknown shape over ``dynamic_axes`` (to be written by :func:`type_text`)."""
+
+    shape = (-2,)
+
+    def __init__(self, dynamic_axes):
+        self.dynamic_axes = dynamic_axes

@@ -313,7 +313,34 @@ class _Deferred:
         return tuple(parameters)
 
     def __repr__(self) -> str:
-        return f"Composite({self.name}: untyped arguments {[p.name for p in self._placeholders]})"
+        """As CNTK 2.7 prints it: the graph its Python function makes of its placeholders
+        (``Plus(a: Sequence[tensor], b: Sequence[tensor]) -> Sequence[tensor]``; the function
+        is run once more for it, each op waiting for the placeholders' shapes); once typed,
+        its Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> @C.Function
+            ... def f(a, b):
+            ...     return a + b
+            >>> print(f)
+            Plus(a: Sequence[tensor], b: Sequence[tensor]) -> Sequence[tensor]
+        """
+        if self._typed is not None:
+            return repr(self._typed)
+        shown = self.__dict__.get("_shown")
+        if shown is None:
+            shown = self.__dict__["_shown"] = self._shown_on_placeholders()
+        return shown
+
+    def _shown_on_placeholders(self) -> str:
+        untyped = f"Composite({self.name}: untyped arguments " \
+                  f"{[p.name for p in self._placeholders]})"
+        try:
+            out = self._fn(*self._placeholders)
+        except Exception:       # (a function that needs its arguments' shapes to run)
+            return untyped
+        return untyped if isinstance(out, (tuple, list)) else str(out)
 
 
 bind(input_of_type=_input_of_type)      # a waiting op's update_signature (_deferred)

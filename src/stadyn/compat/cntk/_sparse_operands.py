@@ -37,8 +37,8 @@ from ._adapt import wrap
 from ._mixins import GraphObject
 from ._run_checks import refuse_when_run
 
-__all__ = ["SparseOperandError", "refuse_sparse_operands", "pass_sparse_on", "refuse_dense_feed",
-           "sparse_taken"]
+__all__ = ["SparseOperandError", "refuse_sparse_operands", "refuse_sparse_run", "pass_sparse_on",
+           "refuse_dense_feed", "sparse_taken"]
 
 
 class SparseOperandError(RuntimeError):
@@ -82,8 +82,7 @@ def _refusing(fn, operands: "tuple[int, ...] | None"):
     name = fn.__name__
     # (the wrapper runs with ``fn``'s globals, so that its module's doctests still find it:
     # what it calls here is in its closure)
-    sparse_inputs, refuse, error, inside = _sparse_inputs, refuse_when_run, SparseOperandError, \
-        _INSIDE
+    refuse, inside = refuse_sparse_run, _INSIDE
 
     def wrapper(*args, **kwargs):
         if inside[0]:               # (an op another op is made of: that op decides)
@@ -96,18 +95,35 @@ def _refusing(fn, operands: "tuple[int, ...] | None"):
         picked = list(args) + list(kwargs.values()) if operands is None else [
             a for k, a in enumerate(args) if k in operands] + [
             v for k, v in enumerate(kwargs.values()) if len(args) + k in operands]
-        sparse = sparse_inputs(picked)
-        variable = getattr(out, "variable", None) if sparse else None
-        if variable is not None:
-            refuse(variable, (
-                f"{name}: its operand {sparse[0]!r} is a sparse input "
-                "(is_sparse=True), and CNTK 2.7 runs no tensor operation on sparse data "
-                "(TensorOp: Tensor operations are currently not supported for sparse "
-                "matrices): multiply it by a weight first (times, Dense, Embedding)"), error)
+        refuse(name, picked, out)
         return out
     new = types.FunctionType(wrapper.__code__, fn.__globals__, name, None, wrapper.__closure__)
     functools.update_wrapper(new, fn)
     return new
+
+
+def refuse_sparse_run(name: str, operands: list, out: Any) -> None:
+    """Refuse ``out`` (the output of the op or layer ``name``), when its graph runs, where one
+    of ``operands`` is a sparse input (or sparse data passed on): CNTK 2.7 builds such an op
+    (``LayerNormalization`` of a sparse input) and raises at its first run.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> s = C.input_variable(3, is_sparse=True, name="s")
+        >>> z = C.layers.LayerNormalization()(s)        # built, as in CNTK 2.7
+        >>> z.eval({s: C.Value.one_hot([[1]], 3)})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        stadyn.compat.cntk._sparse_operands.SparseOperandError: LayerNormalization: its ...
+    """
+    sparse = _sparse_inputs(operands)
+    variable = getattr(out, "variable", out) if sparse else None
+    if variable is not None:
+        refuse_when_run(variable, (
+            f"{name}: its operand {sparse[0]!r} is a sparse input "
+            "(is_sparse=True), and CNTK 2.7 runs no tensor operation on sparse data "
+            "(TensorOp: Tensor operations are currently not supported for sparse "
+            "matrices): multiply it by a weight first (times, Dense, Embedding)"),
+            SparseOperandError)
 
 
 def refuse_sparse_operands(namespace: dict, names, operands: "dict[str, tuple] | None" = None

@@ -5,6 +5,7 @@ the functions that make them (``input_variable``, ``placeholder``, ``parameter``
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import numpy as np
 
@@ -23,6 +24,10 @@ InferredDimension = -1   # a dimension a parameter learns from its first use
 FreeDimension = -3       # a dimension free to change from minibatch to minibatch
 
 _constant_ids = itertools.count()
+
+# The dynamic axes a placeholder was made with (``placeholder(..., dynamic_axes=...)``); one
+# made without has CNTK's unknown ones
+_PLACEHOLDER_AXES: "weakref.WeakKeyDictionary[_Var, tuple]" = weakref.WeakKeyDictionary()
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -65,6 +70,29 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         G.name_sequence_axis(var, tuple(dynamic_axes or ()))
         GraphObject.__init__(self, var)
 
+    @property
+    def dtype(self):
+        """The NumPy type of the values (``np.float32``); a placeholder's is None, as CNTK
+        2.7's (it takes that of what replaces it)."""
+        if G.kind_of(self.variable) == "placeholder":
+            return None
+        return VariableMixin.dtype.fget(self)
+
+    @property
+    def dynamic_axes(self) -> tuple:
+        """The batch axis, and the sequence axis after it for a sequence; a placeholder's,
+        those it was made with, else CNTK's unknown ones (``(Axis('UnknownAxes'),)``).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> C.placeholder().dynamic_axes, C.placeholder(2, dynamic_axes=[]).dynamic_axes
+            ((Axis('UnknownAxes'),), ())
+        """
+        if G.kind_of(self.variable) == "placeholder":
+            from ._axis import Axis
+            return _PLACEHOLDER_AXES.get(self.variable, Axis.unknown_dynamic_axes())
+        return VariableMixin.dynamic_axes.fget(self)
+
     def as_parameter(self) -> "Parameter":
         """This Variable as a Parameter (a TypeError unless it is one)."""
         if not self.is_parameter:
@@ -78,8 +106,9 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         return of(self.variable)
 
     def __repr__(self) -> str:
-        kind = {"input": "Input", "placeholder": "Placeholder", "output": "Output"}.get(
-            G.kind_of(self.variable), "Variable")
+        kind = {"input": "Input", "placeholder": "Placeholder", "output": "Output",
+                "parameter": "Parameter", "constant": "Constant"}.get(   # (as CNTK 2.7 shows
+            G.kind_of(self.variable), "Variable")     # a Function's inputs: by their kind)
         return shown(kind, self)
 
 
@@ -100,7 +129,7 @@ def shown(kind: str, v) -> str:
     """
     shape = tuple(v.shape)
     dims = "???" if shape == (-2,) else " x ".join(str(d) for d in shape)
-    if kind == "Placeholder":
+    if kind == "Placeholder" and v.variable not in _PLACEHOLDER_AXES:
         axes = "???"
     else:
         axes = ", ".join(_axis_mark(a) for a in v.dynamic_axes)
@@ -351,7 +380,8 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         >>> f(x).eval({x: np.array([[-1, 2]], np.float32)}).tolist()
         [[0.0, 2.0]]
     """
-    if shape is None:
+    if shape is None or _shape(shape) == (-2,):     # (-2,): CNTK's unknown shape
+        shape = None
         var = _Var((1,))
         G.SHAPELESS.add(var)
     else:
@@ -362,6 +392,8 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         else:
             var.reset_shape(_shape(shape))
     G.PLACEHOLDERS[var] = name
+    if dynamic_axes is not None:
+        _PLACEHOLDER_AXES[var] = tuple(dynamic_axes)
     if shape is not None and any(getattr(a, "is_sequence_axis", False)
                                  for a in dynamic_axes or ()):
         from ._loops import as_loop_sequence     # on a sequence axis: a sequence until replaced

@@ -1,0 +1,192 @@
+"""Rebuilding a CNTK Function (:class:`FunctionRebuilding`, mixed into
+:class:`~stadyn.compat.cntk.Function`): ``clone`` (:class:`CloneMethod`), calling it on other
+Functions, ``>>``/``<<``, ``replace_placeholders`` and typing its placeholders
+(``update_signature``, ``declare_args``).  The copy itself is replayed by :mod:`._loops` and
+:mod:`._clone`; the Function made is reached through :mod:`._late`, the class being the one
+this mixes into.
+"""
+
+from __future__ import annotations
+
+import enum
+import warnings
+from typing import Any
+
+from ...graph import Variable
+from . import _graph as G
+from ._adapt import unwrap
+from ._late import late
+from ._loops import clone_graph, close_loops, split_loops
+from ._mixins import GraphObject
+from ._signature import _input_of_type as input_of_type, argument_leaves
+
+__all__ = ["CloneMethod", "FunctionRebuilding"]
+
+
+class CloneMethod(enum.Enum):
+    """How ``Function.clone`` treats parameters: ``share`` them, ``clone`` them (new parameters
+    with the same values) or ``freeze`` them (constants with their values)."""
+
+    clone = "clone"
+    share = "share"
+    freeze = "freeze"
+
+
+def _as_method(method: Any) -> str:
+    if isinstance(method, CloneMethod):
+        return method.value
+    if isinstance(method, str) and method in ("clone", "share", "freeze"):
+        return method
+    raise ValueError(f"clone: method must be a CloneMethod, got {method!r}")
+
+
+class FunctionRebuilding:
+    """A Function's rebuilding methods (mixed into :class:`~stadyn.compat.cntk.Function`).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+        >>> f = C.plus(x, 1.0)
+        >>> [a.name for a in f.clone(C.CloneMethod.share, {x: y}).arguments]
+        ['y']
+    """
+
+    __slots__ = ()
+
+    def update_signature(self, *arg_types, **kwarg_types) -> None:
+        """Give the arguments types, in place: each placeholder is replaced by an input of the
+        given per-sample shape or type (``3``, ``(3, 2)``, ``Tensor[3]``,
+        ``Sequence[Tensor[3]]``; None leaves it), named as it was.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> f = C.plus(C.placeholder(2, name="p"), 1.0)
+            >>> f.update_signature(2)
+            >>> [(a.name, a.shape, a.is_input) for a in f.arguments]
+            [('p', (2,), True)]
+        """
+        params = self.signature
+        if len(arg_types) + len(kwarg_types) != len(params):
+            raise TypeError(f"CNTK Function expected {len(params)} arguments, got "
+                            f"{len(arg_types) + len(kwarg_types)}")
+        mapping = self.argument_map(*arg_types, **kwarg_types)
+        self.replace_placeholders({p: input_of_type(t, p.name) for p, t in mapping.items()
+                                   if t is not None})
+
+    def declare_args(self, *arg_types) -> None:
+        """The 2017 betas' :meth:`update_signature` (deprecated): the placeholders, in order,
+        replaced by the given Variables or by inputs of the given shapes."""
+        warnings.warn("This will be removed in future versions. Please use "
+                      "update_signature(...) instead", DeprecationWarning, stacklevel=2)
+        placeholders = self.placeholders
+        if len(arg_types) != len(placeholders):
+            raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
+                            f"arguments, got {len(arg_types)}")
+        self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
+                                   for p, t in zip(placeholders, arg_types)})
+
+    # -- rebuilding: the graph copied, applied, its placeholders replaced -----------------
+    def clone(self, method, substitutions: dict | None = None) -> "FunctionRebuilding":
+        """A copy of the graph: parameters shared, cloned or frozen (:class:`CloneMethod`);
+        ``substitutions`` (``{variable: new}``) replaces variables on the way (a placeholder
+        without a shape takes the shape of what it replaces).  Inputs are cloned unless
+        substituted.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> x, y = C.input_variable(2), C.input_variable(2)
+            >>> f = C.layers.Dense(2)(x)
+            >>> g = f.clone(C.CloneMethod.freeze, {x: y})
+            >>> g.arguments == (y,), len(g.parameters), len(g.constants)
+            (True, 0, 2)
+        """
+        method = _as_method(method)
+        if substitutions is not None and not isinstance(substitutions, dict):
+            raise TypeError("clone: the substitutions must be a dict")
+        subs = {}
+        for old, new in (substitutions or {}).items():
+            if old is None or new is None:
+                raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
+            subs[unwrap(old)] = _bound_placeholder(unwrap(new), unwrap(old))
+        roots = clone_graph(self._roots(), subs, method)
+        combined = self._combine()
+        if combined is not None:        # a combine's copy is a combine of the same name
+            return late("combine_outputs")(roots, combined.name)
+        Function = late("Function")
+        if len(roots) == 1:
+            return Function(roots[0])
+        return Function(roots[0], roots)
+
+    def __call__(self, *args, **kwargs):
+        """Apply this Function to other Functions (its arguments replaced; parameters shared),
+        or evaluate it on data (one array, or a tuple for several outputs)."""
+        mapping = self.argument_map(*args, **kwargs)
+        symbolic = any(isinstance(v, GraphObject) for v in mapping.values())
+        if symbolic:
+            for a in self.arguments:
+                mapping.setdefault(a, a)
+            applied = self.clone(CloneMethod.share, mapping)
+            if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
+                G.record_argument_order(applied.variable, argument_leaves(
+                    [mapping[a] for a in self.arguments]))
+            return applied
+        values = self.eval(mapping, self.outputs)
+        if isinstance(values, dict):
+            return tuple(values[o] for o in self.outputs)
+        return values
+
+    def argument_map(self, *args, **kwargs) -> dict:
+        """``{argument: value}`` from positional values (in the order of ``arguments``) and
+        keyword values (by argument name)."""
+        params = self.arguments
+        if len(args) > len(params):
+            raise TypeError(f"this Function takes {len(params)} arguments, {len(args)} given")
+        mapping = dict(zip(params, args))
+        by_name = {p.name: p for p in params}
+        for key, value in kwargs.items():
+            if key not in by_name:
+                raise TypeError(f"this Function has no argument named {key!r}")
+            mapping[by_name[key]] = value
+        return mapping
+
+    def replace_placeholders(self, substitutions: dict) -> "FunctionRebuilding":
+        """Replace placeholders in place (``{placeholder: variable}``); returns this Function."""
+        if not isinstance(substitutions, dict):
+            raise TypeError("replace_placeholders: the substitutions must be a dict")
+        plain, loops = split_loops({unwrap(ph): unwrap(new) for ph, new in substitutions.items()})
+        for ph, new in plain.items():
+            G.replace_placeholder(ph, new)
+        if loops:           # a cycle through past_value / future_value: a recurrence
+            for ph in loops:
+                if ph not in G.PLACEHOLDERS:
+                    raise ValueError("replace_placeholders: only placeholders can be replaced")
+            close_loops(loops)
+        return self
+
+    def replace_placeholder(self, substitution) -> "FunctionRebuilding":
+        """Replace the only placeholder in place."""
+        placeholders = self.placeholders
+        if len(placeholders) != 1:
+            raise ValueError(f"replace_placeholder: the Function has {len(placeholders)} "
+                             "placeholders, not one")
+        return self.replace_placeholders({placeholders[0]: substitution})
+
+    def __rshift__(self, other):
+        if isinstance(other, tuple):
+            outs = self.outputs
+            return late("combine_outputs")([g(outs[i] if len(outs) > 1 else self)
+                                    for i, g in enumerate(other)])
+        if self.members and len(self.members) > 1:
+            return other(*self.outputs)
+        return other(self)
+
+    def __lshift__(self, other):
+        return self(other)
+
+
+def _bound_placeholder(new: Variable, old: Variable) -> Variable:
+    """A placeholder without a shape given as a substitute takes ``old``'s shape (and batch
+    axis)."""
+    if new in G.SHAPELESS:
+        G.bind_placeholder(new, old.shape, G.BATCH(old))
+    return new

@@ -1,0 +1,107 @@
+"""What a CNTK layer not applied yet shows (:class:`UnappliedLayerView`, mixed into
+``_layers.LayerFunction``).
+
+CNTK 2.7 makes a layer a Function over placeholders when it is made: ``C.layers.Dense(3)``
+has ``shape`` ``(-2,)``, a placeholder argument named as the layer's Python argument
+(``x``; ``dh``, ``dc``, ``x`` for an ``LSTM``; ``keep`` for a ``Sequential``), is a composite
+and not a block.  Stadyn builds a layer's graph when it is applied, so until then these are
+answered here; once the layer has a signature (``update_signature``), its Function's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["UnappliedLayerView"]
+
+
+class UnappliedLayerView:
+    """A layer's view as a Function before it is applied (see the module's text).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> d = C.layers.Dense(3)
+        >>> d.shape, d.arguments, d.is_composite, d.is_block
+        ((-2,), (Placeholder('x', [???], [???]),), True, False)
+        >>> d.placeholders == d.arguments
+        True
+    """
+
+    def _shown(self):
+        """``(name, op, argument names, number of outputs)`` as CNTK 2.7 prints the layer
+        (``_layers._shown_layer``); None for a layer CNTK makes no Function of."""
+        raise NotImplementedError
+
+    def _shown_signature(self) -> "tuple[tuple, int]":
+        """The names of its arguments, as CNTK 2.7 names its placeholders, and its number of
+        outputs."""
+        shown = self._shown()
+        return (shown[2], shown[3]) if shown is not None else (("keep",), 1)
+
+    def _shown_name_and_op(self) -> "tuple[str, str]":
+        """``(name, op name)`` CNTK 2.7 prints the layer applied with (``Dense``;
+        ``Composite`` for several)."""
+        shown = self._shown()
+        return (shown[0], shown[1]) if shown is not None else (self.name, "Composite")
+
+    def _one_output(self, name: str) -> None:
+        """CNTK 2.7's AttributeError for ``name`` of a layer of several outputs (an LSTM's)."""
+        if self._shown_signature()[1] != 1:
+            raise AttributeError(f"Function does not have '{name}' and it cannot be looked up "
+                                 "in its outputs because it does not have exactly one")
+
+    def _argument_placeholders(self) -> tuple:
+        """Its arguments: placeholders without a shape, the same ones each time (the one
+        an op on the layer reads, for a layer of one argument)."""
+        made = self.__dict__.get("_arguments")
+        if made is None:
+            names = self._shown_signature()[0]
+            if len(names) == 1:
+                made = (self._own_placeholder(),)
+            else:
+                from ._variables import placeholder
+                made = tuple(placeholder(name=n) for n in names)
+            self.__dict__["_arguments"] = made
+        return made
+
+    @property
+    def arguments(self) -> tuple:
+        """Its placeholders (``(Placeholder('x', [???], [???]),)``); once it has a signature,
+        its Function's arguments."""
+        if self._signature is not None:
+            return self._signature.arguments
+        return self._argument_placeholders()
+
+    @property
+    def placeholders(self) -> tuple:
+        """Its placeholders, as ``arguments``; once it has a signature, none left."""
+        if self._signature is not None:
+            return self._signature.placeholders
+        return self._argument_placeholders()
+
+    @property
+    def shape(self) -> tuple:
+        """``(-2,)``, CNTK's unknown shape (an AttributeError for a layer of several
+        outputs); once it has a signature, its output's."""
+        if self._signature is not None:
+            return self._signature.shape
+        self._one_output("shape")
+        return (-2,)
+
+    @property
+    def dtype(self):
+        """``np.float32``, its parameters' (those of a layer applied in float64 once it
+        has them: ``default_options(dtype=np.float64)``)."""
+        if self._signature is not None:
+            return self._signature.dtype
+        self._one_output("dtype")
+        found = {np.dtype(p.dtype) for p in self.parameters}
+        return np.float64 if np.dtype(np.float64) in found else np.float32
+
+    @property
+    def is_composite(self) -> bool:
+        return True if self._signature is None else self._signature.is_composite
+
+    @property
+    def is_block(self) -> bool:
+        return False if self._signature is None else self._signature.is_block
