@@ -16,8 +16,12 @@ MNIST (``Image/DataSets/MNIST``: synthetic digits in CTF, the format ``install_m
 writes), CIFAR-10 (``Image/DataSets/CIFAR-10``: PNGs, map files, the mean XML and the CTF files
 of ``cifar_utils.py``), the MNIST that ``MNIST_Complex_Training.py`` takes from scikit-learn's
 ``fetch_mldata`` (a module standing in for it), and Penn Treebank for ``word_rnn.py`` (its own
-``test/`` corpus as ``ptb/``).  ATIS, Shakespeare and the sequence-classification data ship
-with CNTK and are used as they are.
+``test/`` corpus as ``ptb/``), UCF11's video clips (with stand-ins for the ``imageio`` and
+``PIL`` modules ``Conv3D_UCF11.py`` reads them with, on both frameworks), the pretrained
+ResNet of FeatureExtraction and TransferLearning (``refs/cntk27_resnet_standin.model``, a small
+one CNTK 2.7 wrote) with their Grocery and Flowers pictures, and AN4's feature archive.  ATIS,
+Shakespeare, AN4's labels and the sequence-classification data ship with CNTK and are used as
+they are (cut).
 
 Sizes are cut by replacing the literal text of a size (an epoch of 60000 samples, a test set
 of 10000) before the program runs, as ``tools/cntk_notebooks.py`` does for the notebooks; each
@@ -115,13 +119,49 @@ RUNS = [
       ("interactive_session(model, vocab, i2w, show_attention=True)",
        "pass")]),          # (reads the keyboard; its translate() fails in CNTK 2.7 too)
     # -- end of sequence to sequence --
+    # -- a pretrained ResNet (a small stand-in written by CNTK 2.7); in this order (the other
+    # kills CNTK 2.7's process, a floating point exception, in TransferLearning.py) --
+    ("transfer_learning", "Image/TransferLearning/TransferLearning.py", [],
+     [("max_epochs = 20", "max_epochs = 2"), ("mb_size = 50", "mb_size = 10"),
+      ("_image_height = 224", "_image_height = 32"), ("_image_width = 224", "_image_width = 32"),
+      # (CNTK 2.7's CPU build raises ValueError at gpu(0); Stadyn, deliberately, falls back to
+      # the CPU with a warning: cntk_misc.py's case gpu0)
+      ("try_set_default_device(gpu(0))", "try_set_default_device(C.device.cpu())"),
+      ("from PIL import Image", "from pil_standin import Image")]),
+    ("feature_extraction", "Image/FeatureExtraction/FeatureExtraction.py", [],
+     [("image_height = 224", "image_height = 32"), ("image_width  = 224", "image_width  = 32")]),
+    # 3-D convolution on UCF11 video clips: 8 training and 4 test clips (stand-ins) of its 16
+    # frames (fewer leave its third block's convolutions a time axis shorter than their
+    # kernels, an error in CNTK 2.7), 32x32 crops, 8/16 filters, Dense(32), one epoch
+    ("conv3d_ucf11", "Video/GettingStarted/Python/Conv3D_UCF11.py", [],
+     [("self.width           = 112", "self.width           = 32"),
+      ("self.height          = 112", "self.height          = 32"),
+      ("C.layers.Convolution3D((3,3,3), 64, pad=True)",
+       "C.layers.Convolution3D((3,3,3), 8, pad=True)"),
+      ("[96, 128, 128][i]", "[8, 16, 16][i]"), ("C.layers.Dense(1024)", "C.layers.Dense(32)"),
+      ("max_epochs=30", "max_epochs=1"),
+      ("from PIL import Image", "from pil_standin import Image")]),
+    # BN-Inception on CIFAR-10: one minibatch of 16 images, one of 16 to test
+    ("bn_inception_cifar10",
+     "Image/Classification/GoogLeNet/BN-Inception/Python/BN_Inception_CIFAR10.py",
+     ["-n", "1", "-m", "16", "-e", "16"],
+     [("testing_parameters=(10000,128)", "testing_parameters=(16,16)")]),
     # The distributed ConvNet on one worker (last: it calls Communicator.finalize(), after
     # which CNTK 2.7 cannot start MPI again in this process); it takes ``sys`` from
     # ``from cntk.train.training_session import *``
     ("convnet_cifar10_dataaug_distributed",
      "Image/Classification/ConvNet/Python/ConvNet_CIFAR10_DataAug_Distributed.py",
      ["-n", "1", "-e", "64", "-r"], []),
+    # Speech (AN4): three LSTM layers of 16, truncated BPTT, one worker; after the distributed
+    # ConvNet, and in a CNTK 2.7 process of its own (it calls Communicator.finalize() too)
+    ("htk_lstm_truncated", "Speech/AN4/Python/HTK_LSTM_Truncated_Distributed.py",
+     ["-n", "2", "-m", "500", "-e", "1000"],
+     [("Recurrence(LSTM(256))", "Recurrence(LSTM(16))")]),
 ]
+
+# what a program writes beside what it prints, kept in the result (relative to its folder)
+WRITES = {"feature_extraction": ["layerOutput.txt"],
+          "transfer_learning": ["Output/predOutput.txt"]}
 
 N_TRAIN, N_TEST = 600, 300            # MNIST stand-in
 N_CIFAR_TRAIN, N_CIFAR_TEST = 256, 64
@@ -168,6 +208,156 @@ def sklearn_standin():
     datasets.fetch_mldata = fetch_mldata
     sk.datasets, sk.utils = datasets, types.ModuleType("sklearn.utils")
     return {"sklearn": sk, "sklearn.datasets": datasets, "sklearn.utils": sk.utils}
+
+
+# -- video (UCF11): data and the modules Conv3D_UCF11.py reads it with --
+N_CLIPS_TRAIN, N_CLIPS_TEST, CLIP_FRAMES, CLIP_H, CLIP_W = 8, 4, 16, 36, 40
+
+
+def write_ucf11(folder):
+    """UCF11 as ``install_ucf11.py`` leaves it, in stand-in form: ``train_map.csv`` and
+    ``test_map.csv`` (clip path relative to the folder, comma, label of 11), and the clips
+    (``clips/%02d.npy``: ``CLIP_FRAMES`` RGB frames of ``CLIP_H`` x ``CLIP_W``, uint8), which
+    the ``imageio`` stand-in reads as the real one reads a video.  Each class is a colour with
+    noise; a clip has exactly the frames the cut program reads (so its random start is 0)."""
+    rs = np.random.RandomState(3)
+    os.makedirs(os.path.join(folder, "clips"), exist_ok=True)
+    palette = rs.randint(0, 256, (11, 3))
+    index = 0
+    for name, n in (("train", N_CLIPS_TRAIN), ("test", N_CLIPS_TEST)):
+        with open(os.path.join(folder, "%s_map.csv" % name), "w") as map_file:
+            for _ in range(n):
+                label = rs.randint(11)
+                clip = np.clip(palette[label] + rs.normal(0, 40, (CLIP_FRAMES, CLIP_H, CLIP_W, 3)),
+                               0, 255).astype(np.uint8)
+                path = "clips/%02d.npy" % index
+                np.save(os.path.join(folder, path), clip)
+                map_file.write("%s,%d\n" % (path, label))
+                index += 1
+
+
+def image_standins():
+    """``imageio`` (in neither CNTK 2.7's environment nor Stadyn's) whose
+    ``get_reader(path, 'ffmpeg')`` reads a stand-in clip (``len`` frames, ``get_data(i)`` the
+    i-th ``(h, w, 3)`` uint8 frame), and ``pil_standin`` for ``PIL`` (not in CNTK 2.7's
+    environment; Stadyn's Pillow has no ``Image.ANTIALIAS`` any more), which the programs'
+    ``from PIL import Image`` is cut to import on both frameworks (leaving Stadyn's own image
+    reader the real Pillow), whose ``Image`` does what the programs ask of it: ``fromarray``,
+    ``thumbnail`` of a frame smaller than its box (which leaves it as
+    it is, as Pillow does), ``crop`` of a box on whole pixels, ``open`` of the stand-ins' PNGs,
+    ``resize`` (to the nearest pixel: a stand-in's choice, not ANTIALIAS's filter), ``size``
+    and ``np.array``/``np.asarray``."""
+    imageio = types.ModuleType("imageio")
+
+    class Reader(object):
+        def __init__(self, path):
+            self.frames = np.load(path)
+
+        def __len__(self):
+            return len(self.frames)
+
+        def get_data(self, i):
+            return self.frames[i]
+
+    def get_reader(path, fmt):
+        assert fmt == "ffmpeg", fmt
+        return Reader(path)
+    imageio.get_reader = get_reader
+
+    pil, image = types.ModuleType("pil_standin"), types.ModuleType("pil_standin.Image")
+
+    class Picture(object):
+        def __init__(self, pixels):
+            self.pixels = pixels
+
+        @property
+        def size(self):
+            return self.pixels.shape[1], self.pixels.shape[0]
+
+        def thumbnail(self, box, resample=None):
+            assert self.size[0] <= box[0] and self.size[1] <= box[1], (self.size, box)
+
+        def crop(self, box):
+            left, top, right, bottom = box
+            assert all(float(v).is_integer() for v in box), box
+            return Picture(self.pixels[int(top):int(bottom), int(left):int(right)])
+
+        def resize(self, size, resample=None):
+            rows = np.arange(size[1]) * self.pixels.shape[0] // size[1]
+            cols = np.arange(size[0]) * self.pixels.shape[1] // size[0]
+            return Picture(self.pixels[rows][:, cols])
+
+        def __array__(self, dtype=None, copy=None):
+            return self.pixels if dtype is None else self.pixels.astype(dtype)
+
+    def open_png(path):
+        """An 8-bit RGB PNG of filter-0 rows (as ``_png`` writes them)."""
+        with open(path, "rb") as f:
+            data = f.read()
+        w, h = struct.unpack(">II", data[16:24])
+        idat, at = b"", 8
+        while at < len(data):
+            size, = struct.unpack(">I", data[at:at + 4])
+            if data[at + 4:at + 8] == b"IDAT":
+                idat += data[at + 8:at + 8 + size]
+            at += 12 + size
+        rows = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(h, 1 + 3 * w)
+        assert not rows[:, 0].any(), path
+        return Picture(rows[:, 1:].reshape(h, w, 3).copy())
+    image.fromarray, image.open, image.ANTIALIAS = Picture, open_png, 1
+    pil.Image = image
+    for module in (imageio, pil, image):                  # (torch looks at their specs)
+        module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None)
+    return {"imageio": imageio, "pil_standin": pil, "pil_standin.Image": image}
+# -- end of video --
+
+
+# -- a pretrained ResNet and the pictures it is applied to --
+RESNET_STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "refs",
+                              "cntk27_resnet_standin.model")
+N_GROCERY, N_FLOWERS_TRAIN, N_FLOWERS_TEST = 6, 40, 12
+
+
+def write_pretrained(examples):
+    """What ``install_data_and_model.py`` of FeatureExtraction and TransferLearning download:
+    ``PretrainedModels/ResNet18_ImageNet_CNTK.model`` (beside ``Examples/``) as the small
+    ResNet ``tools/cntk_resnet_standin.py --size 32`` made with CNTK 2.7 (``refs/``: its input
+    ``features`` of ``(3, 32, 32)``, ``z.x`` the pooled features of ``(16, 1, 1)``);
+    ``Image/DataSets/Grocery/test.txt`` (``testImages/NN.jpg``, tab, label) and
+    ``Image/DataSets/Flowers/6k_img_map.txt`` and ``1k_img_map.txt`` (absolute path, tab, label
+    of 102; the program trains on the first, as its comment says).  The pictures are 48x40
+    PNGs under ``.jpg`` names, which CNTK's OpenCV and the PIL stand-in read by content: a
+    class colour with noise and a bar at a class-given height."""
+    models = os.path.join(os.path.dirname(examples), "PretrainedModels")
+    os.makedirs(models, exist_ok=True)
+    shutil.copyfile(RESNET_STANDIN, os.path.join(models, "ResNet18_ImageNet_CNTK.model"))
+    rs = np.random.RandomState(4)
+    palette = rs.randint(0, 256, (102, 3))
+
+    def picture(label):
+        img = palette[label][None, None, :] + rs.normal(0, 30, (40, 48, 3))
+        img[(label * 7) % 34:(label * 7) % 34 + 6] = 255 - palette[label]
+        return np.clip(img, 0, 255).astype(np.uint8)
+    data = os.path.join(examples, "Image", "DataSets")
+    grocery = os.path.join(data, "Grocery")
+    os.makedirs(os.path.join(grocery, "testImages"), exist_ok=True)
+    with open(os.path.join(grocery, "test.txt"), "w") as f:
+        for i in range(N_GROCERY):
+            label = rs.randint(17)
+            _png(os.path.join(grocery, "testImages", "%02d.jpg" % i), picture(label))
+            f.write("testImages/%02d.jpg\t%d\n" % (i, label))
+    flowers = os.path.join(data, "Flowers")
+    os.makedirs(os.path.join(flowers, "jpg"), exist_ok=True)
+    index = 0
+    for name, n in (("6k_img_map.txt", N_FLOWERS_TRAIN), ("1k_img_map.txt", N_FLOWERS_TEST)):
+        with open(os.path.join(flowers, name), "w") as f:
+            for _ in range(n):
+                label = rs.randint(6)                  # (a few of the 102 classes)
+                path = os.path.join(flowers, "jpg", "image_%05d.jpg" % index)
+                _png(path, picture(label))
+                f.write("%s\t%d\n" % (path, label))
+                index += 1
+# -- end of a pretrained ResNet --
 
 
 def _png(path, rgb):
@@ -258,12 +448,57 @@ def cut_cmudict(examples, n_train=200, n_test=20):
 # -- end of sequence to sequence: data --
 
 
+# -- speech (AN4): data --
+def cut_an4(examples, n=4):
+    """AN4 as CNTK ships it (``Speech/AN4/Data``): ``glob_0000.scp`` and ``glob_0000.mlf`` cut
+    to their first ``n`` utterances, ``state.list`` as it is, and the feature archive
+    ``000000000.chunk`` (which this copy of CNTK lacks) written in HTK's format (big-endian
+    header of frame count, 100 ns period, bytes a frame and kind 9, USER; then 33 big-endian
+    floats a frame) for the frames the scp names: each HMM state of the labels a point of
+    feature space, its frames that point with noise."""
+    data = os.path.join(examples, "Speech", "AN4", "Data")
+    if not os.path.isdir(data):
+        return
+    with open(os.path.join(data, "glob_0000.scp")) as f:
+        scp = f.readlines()[:n]
+    names = [ln.split("=", 1)[0].rsplit(".", 1)[0] for ln in scp]
+    frames = 1 + max(int(ln.rsplit(",", 1)[1].rstrip("]\n")) for ln in scp)
+    with open(os.path.join(data, "glob_0000.mlf")) as f:
+        mlf = f.read().split("\n.\n")
+    keep = [u for u in mlf if u.strip() and u.split('"')[1].rsplit(".", 1)[0] in names]
+    assert len(keep) == n, (len(keep), n)
+    with open(os.path.join(data, "state.list")) as f:
+        states = {s: i for i, s in enumerate(f.read().split())}
+    rs = np.random.RandomState(5)
+    centres = rs.normal(0, 1, (len(states), 33))
+    features = rs.normal(0, 0.3, (frames, 33))
+    for line, utterance in zip(scp, keep):
+        first = int(line.rsplit("[", 1)[1].split(",")[0])
+        for row in utterance.split("\n"):
+            parts = row.split()
+            if len(parts) >= 3 and parts[0].isdigit():
+                start, end = int(parts[0]) // 100000, int(parts[1]) // 100000
+                features[first + start:first + end] += centres[states[parts[2]]]
+    with open(os.path.join(data, "glob_0000.scp"), "w") as f:
+        f.writelines(scp)
+    with open(os.path.join(data, "glob_0000.mlf"), "w") as f:
+        f.write("\n.\n".join(keep if keep[0].startswith("#!MLF!#") else
+                             ["#!MLF!#\n" + keep[0]] + keep[1:]) + "\n.\n")
+    with open(os.path.join(data, "000000000.chunk"), "wb") as f:
+        f.write(struct.pack(">iihh", frames, 100000, 33 * 4, 9))
+        f.write(features.astype(">f4").tobytes())
+# -- end of speech: data --
+
+
 def write_standins(examples):
     cut_cmudict(examples)
     cut_atis(examples)
     write_mnist(os.path.join(examples, "Image", "DataSets", "MNIST"))
     write_cifar(os.path.join(examples, "Image", "DataSets", "CIFAR-10"))
     write_ptb(examples)
+    write_ucf11(os.path.join(examples, "Video", "DataSets", "UCF11"))
+    write_pretrained(examples)
+    cut_an4(examples)
 
 
 # -- running --------------------------------------------------------------------------------
@@ -290,7 +525,8 @@ class _CntkIsStadyn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def run_program(examples, run, program, argv, cuts):
-    """Run one program as ``__main__`` in its own folder; returns (error, stdout, seconds)."""
+    """Run one program as ``__main__`` in its own folder; returns (error, stdout, the files of
+    ``WRITES`` it wrote, seconds)."""
     path = os.path.join(examples, program)
     with io.open(path, encoding="utf-8-sig") as f:        # (some start with a BOM)
         source = f.read()
@@ -312,7 +548,8 @@ def run_program(examples, run, program, argv, cuts):
     module.__file__ = path
     saved_main = sys.modules["__main__"]
     sys.modules["__main__"] = module
-    standins = sklearn_standin() if run == "mnist_complex" else {}
+    standins = {"mnist_complex": sklearn_standin, "conv3d_ucf11": image_standins,
+                "transfer_learning": image_standins}.get(run, dict)()
     saved = {name: sys.modules.get(name) for name in standins}
     sys.modules.update(standins)
     try:
@@ -333,9 +570,16 @@ def run_program(examples, run, program, argv, cuts):
                 sys.modules[name] = was
         os.chdir(cwd)
         sys.path.remove(folder)
-        for helper in ("resnet_models", "data_reader"):      # each program its own helpers
+        for helper in ("resnet_models", "data_reader", "BN_Inception"):   # each its own helpers
             sys.modules.pop(helper, None)
-    return error, out.getvalue(), round(time.time() - start, 1)
+    written = {}
+    for name in WRITES.get(run, ()):
+        if os.path.exists(os.path.join(folder, name)):
+            with open(os.path.join(folder, name)) as f:
+                written[name] = f.read()
+    # (paths printed under the copy of Examples/ read the same wherever the copy is)
+    stdout = out.getvalue().replace(examples, "EXAMPLES")
+    return error, stdout, written, round(time.time() - start, 1)
 
 
 def main(argv):
@@ -349,8 +593,10 @@ def main(argv):
     for run, program, args, cuts in RUNS:
         if only and run not in only[0]:
             continue
-        error, stdout, seconds = run_program(examples, run, program, args, cuts)
+        error, stdout, written, seconds = run_program(examples, run, program, args, cuts)
         results[run] = {"error": error, "stdout": stdout}
+        if run in WRITES:
+            results[run]["files"] = written
         if stadyn:                              # (the reference file has no timings)
             results[run]["seconds"] = seconds
         sys.stderr.write("%s: %s (%.1f s)\n" % (run, "ok" if error is None else error, seconds))
