@@ -119,8 +119,8 @@ RUNS = [
       ("interactive_session(model, vocab, i2w, show_attention=True)",
        "pass")]),          # (reads the keyboard; its translate() fails in CNTK 2.7 too)
     # -- end of sequence to sequence --
-    # -- a pretrained ResNet (a small stand-in written by CNTK 2.7); in this order (the other
-    # kills CNTK 2.7's process, a floating point exception, in TransferLearning.py) --
+    # -- a pretrained ResNet (a small stand-in written by CNTK 2.7); in this order (in the
+    # other, CNTK 2.7's process dies of a floating point exception after FeatureExtraction) --
     ("transfer_learning", "Image/TransferLearning/TransferLearning.py", [],
      [("max_epochs = 20", "max_epochs = 2"), ("mb_size = 50", "mb_size = 10"),
       ("_image_height = 224", "_image_height = 32"), ("_image_width = 224", "_image_width = 32"),
