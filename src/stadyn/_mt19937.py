@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-__all__ = ["MT19937", "MT19937_64", "normal_floats", "std_shuffle", "uniform_floats"]
+__all__ = ["MT19937", "MT19937_64", "normal_floats", "std_shuffle", "truncated_normal_floats",
+           "uniform_floats"]
 
 _N, _M = 312, 156
 _MATRIX = np.uint64(0xB5026F5AA96619E9)
@@ -211,6 +212,26 @@ def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
             out[filled] = one_value(float(x[nxt]), int(i[nxt]), float(sign[nxt]))
             filled += 1
     return (float(np.float32(sigma)) * out).astype(np.float32)
+
+
+def truncated_normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
+    """``count`` float32 values of N(0, sigma**2) within two ``sigma``, as CNTK 2.7 draws a
+    ``truncated_normal`` parameter (``CPUMatrix::SetTruncatedNormalRandomValue``): the values
+    of :func:`normal_floats`, in order, those outside ``±2 sigma`` (float32) left out.
+
+    Example:
+        >>> v = truncated_normal_floats(9, 1000, 0.5)
+        >>> bool(abs(v).max() <= 1.0), v[:2].tolist()   # CNTK 2.7's first two
+        (True, [0.47617307305336, -0.6897498369216919])
+    """
+    bound = np.float32(2) * np.float32(sigma)
+    n = int(count) + int(count) // 16 + 64
+    while True:
+        values = normal_floats(seed, n, sigma)
+        kept = values[(values >= -bound) & (values <= bound)]
+        if len(kept) >= count:
+            return kept[:int(count)]
+        n *= 2
 
 
 class MT19937:

@@ -46,3 +46,14 @@ def bn_inception_layers_he_normal(C, r):
     return {"conv_W": W[0].value if W[0].shape == (8, 3, 3, 3) else W[1].value,
             "dense_W": W[1].value if W[0].shape == (8, 3, 3, 3) else W[0].value,
             "z": z.eval({x: data})}
+
+
+@cntk_case(names=["cntk.initializer.truncated_normal", "cntk.truncated_normal"],
+           rtol=0, atol=0,
+           note="CNTK 2.7 draws a truncated_normal parameter as its normals (Boost's ziggurat "
+                "on mt19937_64(seed)), leaving out the values beyond two deviations "
+                "(CPUMatrix::SetTruncatedNormalRandomValue); Stadyn drew NumPy's normals")
+def truncated_normal_draws_cntks_numbers(C, r):
+    return {"wide": C.parameter((100, 100),
+                                init=C.initializer.truncated_normal(0.5, seed=9)).value,
+            "small": C.parameter((7, 5), init=C.truncated_normal(2.0, seed=2)).value}
