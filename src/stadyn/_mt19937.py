@@ -9,9 +9,12 @@ shuffles (``io/_cntk_order.py``) and the uniform initial values of parameters
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["MT19937", "MT19937_64", "std_shuffle", "uniform_floats"]
+__all__ = ["MT19937", "MT19937_64", "normal_floats", "std_shuffle", "truncated_normal_floats",
+           "uniform_floats"]
 
 _N, _M = 312, 156
 _MATRIX = np.uint64(0xB5026F5AA96619E9)
@@ -108,6 +111,127 @@ def uniform_floats(seed: int, count: int, limit: float) -> np.ndarray:
     """
     x = MT19937_64(seed).take(count).astype(np.float64) * 2.0 ** -63 - 1.0
     return (x * float(np.float32(limit))).astype(np.float32)
+
+
+def _ziggurat_tables() -> tuple[np.ndarray, np.ndarray]:
+    """The 128 layers of the normal ziggurat Boost 1.60's ``normal_distribution`` samples from
+    (Marsaglia and Tsang): ``x[1]`` is the tail's start ``r``, each layer has the area ``v`` of
+    the base (the rectangle under ``x[1]`` and the tail), ``x[0] = v / f(r)``, ``x[128] = 0``;
+    ``y = f(x) = exp(-x**2 / 2)`` (``y[0] = 0``, ``y[128] = 1``).  Computed in double: equal
+    in float32 to Boost's printed table, within 3e-14 of it in double."""
+    r = 3.4426198558966521214
+    v = r * math.exp(-r * r / 2) + math.sqrt(math.pi / 2) * math.erfc(r / math.sqrt(2))
+    x = [v / math.exp(-r * r / 2), r]
+    for _ in range(126):
+        x.append(math.sqrt(-2 * math.log(math.exp(-x[-1] ** 2 / 2) + v / x[-1])))
+    x.append(0.0)
+    y = [0.0] + [math.exp(-t * t / 2) for t in x[1:-1]] + [1.0]
+    return np.array(x), np.array(y)
+
+
+_TABLES: list = []
+
+
+def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
+    """``count`` float32 values of N(0, sigma**2), as CNTK 2.7 draws a parameter's normal
+    initial values (``CPUMatrix::SetGaussianRandomValue``: Boost 1.60's ziggurat
+    ``normal_distribution`` on ``mt19937_64(seed)``, in double, each value rounded to float32;
+    found bit for bit against CNTK 2.7's ``normal`` and ``he_normal``).  Each try takes one
+    64-bit number ``u``: its low 8 bits pick the layer ``i = bits >> 1`` and the sign (bit 0),
+    ``r = (u >> 8) / 2**56`` and ``x = r * x[i]`` is taken when below ``x[i + 1]``.  Otherwise
+    layer 0 draws from the tail (``x[1] + e1 / x[1]`` for exponential draws ``e1, e2`` with
+    ``2 e2 > (e1 / x[1])**2``), any other layer takes ``x`` when a uniform ``y`` within the
+    layer lies under ``exp(-x**2 / 2)``, else it tries again.  A uniform draw is
+    ``u / 2**64`` (again when that rounds to 1), an exponential one ``-log(1 - uniform)``.
+    The value is ``float32(sigma) * x``, rounded to float32.
+
+    Example:
+        >>> normal_floats(7, 3, 0.5).tolist()     # CNTK 2.7: C.normal(0.5, seed=7)
+        [0.48164117336273193, -0.8281922936439514, -0.05767981335520744]
+    """
+    if not _TABLES:
+        _TABLES.extend(_ziggurat_tables())
+    tx, ty = _TABLES
+    rng = MT19937_64(seed)
+    out = np.empty(int(count), np.float64)
+    state: dict = {"buf": np.zeros(0, np.uint64), "at": 0, "tries": None}
+
+    def draw() -> int:
+        if state["at"] == len(state["buf"]):
+            state["buf"], state["at"], state["tries"] = rng.take(1024), 0, None
+        state["at"] += 1
+        return int(state["buf"][state["at"] - 1])
+
+    def uniform() -> float:
+        while True:
+            value = float(np.float64(np.uint64(draw()))) * 2.0 ** -64
+            if value < 1:
+                return value
+
+    def first_tries(u: np.ndarray):
+        layer = (u & np.uint64(0xFF)).astype(np.int64)
+        x = (u >> np.uint64(8)).astype(np.float64) * 2.0 ** -56 * tx[layer >> 1]
+        return x, layer >> 1, np.where(layer & 1, 1.0, -1.0), x < tx[(layer >> 1) + 1]
+
+    def one_value(x: float, i: int, sign: float) -> float:
+        """The value whose first try (``x`` in layer ``i``) was not taken."""
+        while True:
+            if i == 0:
+                while True:
+                    e1 = -math.log(1.0 - uniform()) / tx[1]
+                    e2 = -math.log(1.0 - uniform())
+                    if 2 * e2 > e1 * e1:
+                        return (e1 + tx[1]) * sign
+            y = ty[i] + uniform() * (ty[i + 1] - ty[i])
+            if y < math.exp(-(x * x / 2)):
+                return x * sign
+            u = draw()                   # another try
+            i, sign = (u & 0xFF) >> 1, 1.0 if u & 1 else -1.0
+            x = float(u >> 8) * 2.0 ** -56 * tx[i]
+            if x < tx[i + 1]:
+                return x * sign
+
+    filled = 0
+    while filled < len(out):
+        if state["at"] == len(state["buf"]):
+            state["buf"], state["at"] = rng.take(len(out) - filled + 64), 0
+            state["tries"] = None
+        if state["tries"] is None:          # every number of the block as a first try
+            x, i, sign, taken = first_tries(state["buf"])
+            state["tries"] = (x * sign, x, i, sign, np.flatnonzero(~taken))
+        signed, x, i, sign, refused = state["tries"]
+        at = state["at"]
+        after = np.searchsorted(refused, at)
+        nxt = int(refused[after]) if after < len(refused) else len(signed)
+        k = min(nxt - at, len(out) - filled)
+        out[filled:filled + k] = signed[at:at + k]
+        filled += k
+        state["at"] += k
+        if filled < len(out) and state["at"] == nxt < len(signed):
+            state["at"] += 1             # (its number drawn)
+            out[filled] = one_value(float(x[nxt]), int(i[nxt]), float(sign[nxt]))
+            filled += 1
+    return (float(np.float32(sigma)) * out).astype(np.float32)
+
+
+def truncated_normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
+    """``count`` float32 values of N(0, sigma**2) within two ``sigma``, as CNTK 2.7 draws a
+    ``truncated_normal`` parameter (``CPUMatrix::SetTruncatedNormalRandomValue``): the values
+    of :func:`normal_floats`, in order, those outside ``±2 sigma`` (float32) left out.
+
+    Example:
+        >>> v = truncated_normal_floats(9, 1000, 0.5)
+        >>> bool(abs(v).max() <= 1.0), v[:2].tolist()   # CNTK 2.7's first two
+        (True, [0.47617307305336, -0.6897498369216919])
+    """
+    bound = np.float32(2) * np.float32(sigma)
+    n = int(count) + int(count) // 16 + 64
+    while True:
+        values = normal_floats(seed, n, sigma)
+        kept = values[(values >= -bound) & (values <= bound)]
+        if len(kept) >= count:
+            return kept[:int(count)]
+        n *= 2
 
 
 class MT19937:

@@ -16,7 +16,7 @@ import pytest
 
 import stadyn as sd
 from stadyn._errors import ConfigError
-from stadyn._mt19937 import uniform_floats
+from stadyn._mt19937 import normal_floats, uniform_floats
 from stadyn.brainscript import StadynLibrary, build_network, load_config, parse_config
 from stadyn.brainscript._blocks import command_config
 from stadyn.brainscript._runner import run
@@ -314,7 +314,7 @@ def test_ndl_seeds_follow_the_items_and_the_offset(tmp_path):
     r = float(np.float32(0.05) * np.float32(2))
     np.testing.assert_array_equal(params["L1.W"], uniform_floats(11, 12, r).reshape(3, 4))
     np.testing.assert_array_equal(params["L1.b"], np.full(4, 0.5, np.float32))
-    gauss = np.random.RandomState(12).randn(4, 2) * float(np.float32(0.2 / np.sqrt(4)))
+    gauss = normal_floats(12, 8, float(np.float32(0.2 / np.sqrt(4)))).reshape(4, 2)
     np.testing.assert_allclose(params["G.G"], gauss, rtol=1e-6)
     np.testing.assert_array_equal(params["F"], uniform_floats(17, 4, 0.05).reshape(2, 2))
     assert [net.name_of(v) for v in net.output_nodes] == ["z"]

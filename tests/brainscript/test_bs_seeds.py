@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import stadyn as sd
-from stadyn._mt19937 import uniform_floats
+from stadyn._mt19937 import normal_floats, uniform_floats
 from stadyn._random import restart_auto_seeds
 from stadyn.brainscript import StadynLibrary, build_network, load_config, run, run_config
 from stadyn.brainscript._model_files import load_model_parameters
@@ -39,15 +39,15 @@ def _baseline_seeds(path: str) -> list[tuple[str, str, int, int, int, int]]:
 
 
 def _draw(init: str, seed: int, shape, fan_out: int, fan_in: int, scale: float = 1.0):
-    """What cntk.exe's LearnableParameter draws (Stadyn's numbers for the normal kinds), its
-    range computed as cntk.exe does: in double, rounded to float32, times the scale in
-    float32."""
+    """What cntk.exe's LearnableParameter draws (its uniform and, Boost's ziggurat, normal
+    numbers), its range computed as cntk.exe does: in double, rounded to float32, times the
+    scale in float32."""
     base = {"glorotUniform": math.sqrt(6 / (fan_in + fan_out)), "heNormal": math.sqrt(2 / fan_in),
             "gaussian": 0.2 / math.sqrt(fan_in)}[init]
     r = float(np.float32(base) * np.float32(scale))
     if init == "glorotUniform":
         return uniform_floats(seed, int(np.prod(shape)), r).reshape(shape)
-    return (np.random.RandomState(seed).randn(*shape) * r).astype(np.float32)
+    return normal_floats(seed, int(np.prod(shape)), r).reshape(shape)
 
 
 def _seed_of(w: np.ndarray, init: str, fan_out: int, fan_in: int, scale: float = 1.0) -> int:

@@ -16,8 +16,12 @@ MNIST (``Image/DataSets/MNIST``: synthetic digits in CTF, the format ``install_m
 writes), CIFAR-10 (``Image/DataSets/CIFAR-10``: PNGs, map files, the mean XML and the CTF files
 of ``cifar_utils.py``), the MNIST that ``MNIST_Complex_Training.py`` takes from scikit-learn's
 ``fetch_mldata`` (a module standing in for it), and Penn Treebank for ``word_rnn.py`` (its own
-``test/`` corpus as ``ptb/``).  ATIS, Shakespeare and the sequence-classification data ship
-with CNTK and are used as they are.
+``test/`` corpus as ``ptb/``), UCF11's video clips (with stand-ins for the ``imageio`` and
+``PIL`` modules ``Conv3D_UCF11.py`` reads them with, on both frameworks), the pretrained
+ResNet of FeatureExtraction and TransferLearning (``refs/cntk27_resnet_standin.model``, a small
+one CNTK 2.7 wrote) with their Grocery and Flowers pictures, and AN4's feature archive.  ATIS,
+Shakespeare, AN4's labels and the sequence-classification data ship with CNTK and are used as
+they are (cut).
 
 Sizes are cut by replacing the literal text of a size (an epoch of 60000 samples, a test set
 of 10000) before the program runs, as ``tools/cntk_notebooks.py`` does for the notebooks; each
@@ -37,14 +41,14 @@ import io
 import json
 import os
 import shutil
-import struct
 import sys
 import time
 import traceback
 import types
-import zlib
 
 import numpy as np
+
+from cntk_examples_standins import _png, cut_an4, image_standins, write_pretrained, write_ucf11
 
 # (run, program under Examples/, argv, [(text, replacement), ...])
 RUNS = [
@@ -115,13 +119,49 @@ RUNS = [
       ("interactive_session(model, vocab, i2w, show_attention=True)",
        "pass")]),          # (reads the keyboard; its translate() fails in CNTK 2.7 too)
     # -- end of sequence to sequence --
+    # -- a pretrained ResNet (a small stand-in written by CNTK 2.7); in this order (in the
+    # other, CNTK 2.7's process dies of a floating point exception after FeatureExtraction) --
+    ("transfer_learning", "Image/TransferLearning/TransferLearning.py", [],
+     [("max_epochs = 20", "max_epochs = 2"), ("mb_size = 50", "mb_size = 10"),
+      ("_image_height = 224", "_image_height = 32"), ("_image_width = 224", "_image_width = 32"),
+      # (CNTK 2.7's CPU build raises ValueError at gpu(0); Stadyn, deliberately, falls back to
+      # the CPU with a warning: cntk_misc.py's case gpu0)
+      ("try_set_default_device(gpu(0))", "try_set_default_device(C.device.cpu())"),
+      ("from PIL import Image", "from pil_standin import Image")]),
+    ("feature_extraction", "Image/FeatureExtraction/FeatureExtraction.py", [],
+     [("image_height = 224", "image_height = 32"), ("image_width  = 224", "image_width  = 32")]),
+    # 3-D convolution on UCF11 video clips: 8 training and 4 test clips (stand-ins) of its 16
+    # frames (fewer leave its third block's convolutions a time axis shorter than their
+    # kernels, an error in CNTK 2.7), 32x32 crops, 8/16 filters, Dense(32), one epoch
+    ("conv3d_ucf11", "Video/GettingStarted/Python/Conv3D_UCF11.py", [],
+     [("self.width           = 112", "self.width           = 32"),
+      ("self.height          = 112", "self.height          = 32"),
+      ("C.layers.Convolution3D((3,3,3), 64, pad=True)",
+       "C.layers.Convolution3D((3,3,3), 8, pad=True)"),
+      ("[96, 128, 128][i]", "[8, 16, 16][i]"), ("C.layers.Dense(1024)", "C.layers.Dense(32)"),
+      ("max_epochs=30", "max_epochs=1"),
+      ("from PIL import Image", "from pil_standin import Image")]),
+    # BN-Inception on CIFAR-10: one minibatch of 16 images, one of 16 to test
+    ("bn_inception_cifar10",
+     "Image/Classification/GoogLeNet/BN-Inception/Python/BN_Inception_CIFAR10.py",
+     ["-n", "1", "-m", "16", "-e", "16"],
+     [("testing_parameters=(10000,128)", "testing_parameters=(16,16)")]),
     # The distributed ConvNet on one worker (last: it calls Communicator.finalize(), after
     # which CNTK 2.7 cannot start MPI again in this process); it takes ``sys`` from
     # ``from cntk.train.training_session import *``
     ("convnet_cifar10_dataaug_distributed",
      "Image/Classification/ConvNet/Python/ConvNet_CIFAR10_DataAug_Distributed.py",
      ["-n", "1", "-e", "64", "-r"], []),
+    # Speech (AN4): three LSTM layers of 16, truncated BPTT, one worker; after the distributed
+    # ConvNet, and in a CNTK 2.7 process of its own (it calls Communicator.finalize() too)
+    ("htk_lstm_truncated", "Speech/AN4/Python/HTK_LSTM_Truncated_Distributed.py",
+     ["-n", "2", "-m", "500", "-e", "1000"],
+     [("Recurrence(LSTM(256))", "Recurrence(LSTM(16))")]),
 ]
+
+# what a program writes beside what it prints, kept in the result (relative to its folder)
+WRITES = {"feature_extraction": ["layerOutput.txt"],
+          "transfer_learning": ["Output/predOutput.txt"]}
 
 N_TRAIN, N_TEST = 600, 300            # MNIST stand-in
 N_CIFAR_TRAIN, N_CIFAR_TEST = 256, 64
@@ -168,19 +208,6 @@ def sklearn_standin():
     datasets.fetch_mldata = fetch_mldata
     sk.datasets, sk.utils = datasets, types.ModuleType("sklearn.utils")
     return {"sklearn": sk, "sklearn.datasets": datasets, "sklearn.utils": sk.utils}
-
-
-def _png(path, rgb):
-    """An 8-bit RGB PNG of an ``(h, w, 3)`` uint8 array."""
-    h, w, _ = rgb.shape
-    raw = b"".join(b"\0" + rgb[y].tobytes() for y in range(h))
-
-    def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
 def write_cifar(folder):
@@ -264,6 +291,9 @@ def write_standins(examples):
     write_mnist(os.path.join(examples, "Image", "DataSets", "MNIST"))
     write_cifar(os.path.join(examples, "Image", "DataSets", "CIFAR-10"))
     write_ptb(examples)
+    write_ucf11(os.path.join(examples, "Video", "DataSets", "UCF11"))
+    write_pretrained(examples)
+    cut_an4(examples)
 
 
 # -- running --------------------------------------------------------------------------------
@@ -290,7 +320,8 @@ class _CntkIsStadyn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def run_program(examples, run, program, argv, cuts):
-    """Run one program as ``__main__`` in its own folder; returns (error, stdout, seconds)."""
+    """Run one program as ``__main__`` in its own folder; returns (error, stdout, the files of
+    ``WRITES`` it wrote, seconds)."""
     path = os.path.join(examples, program)
     with io.open(path, encoding="utf-8-sig") as f:        # (some start with a BOM)
         source = f.read()
@@ -312,7 +343,8 @@ def run_program(examples, run, program, argv, cuts):
     module.__file__ = path
     saved_main = sys.modules["__main__"]
     sys.modules["__main__"] = module
-    standins = sklearn_standin() if run == "mnist_complex" else {}
+    standins = {"mnist_complex": sklearn_standin, "conv3d_ucf11": image_standins,
+                "transfer_learning": image_standins}.get(run, dict)()
     saved = {name: sys.modules.get(name) for name in standins}
     sys.modules.update(standins)
     try:
@@ -333,9 +365,16 @@ def run_program(examples, run, program, argv, cuts):
                 sys.modules[name] = was
         os.chdir(cwd)
         sys.path.remove(folder)
-        for helper in ("resnet_models", "data_reader"):      # each program its own helpers
+        for helper in ("resnet_models", "data_reader", "BN_Inception"):   # each its own helpers
             sys.modules.pop(helper, None)
-    return error, out.getvalue(), round(time.time() - start, 1)
+    written = {}
+    for name in WRITES.get(run, ()):
+        if os.path.exists(os.path.join(folder, name)):
+            with open(os.path.join(folder, name)) as f:
+                written[name] = f.read()
+    # (paths printed under the copy of Examples/ read the same wherever the copy is)
+    stdout = out.getvalue().replace(examples, "EXAMPLES")
+    return error, stdout, written, round(time.time() - start, 1)
 
 
 def main(argv):
@@ -349,8 +388,10 @@ def main(argv):
     for run, program, args, cuts in RUNS:
         if only and run not in only[0]:
             continue
-        error, stdout, seconds = run_program(examples, run, program, args, cuts)
+        error, stdout, written, seconds = run_program(examples, run, program, args, cuts)
         results[run] = {"error": error, "stdout": stdout}
+        if run in WRITES:
+            results[run]["files"] = written
         if stadyn:                              # (the reference file has no timings)
             results[run]["seconds"] = seconds
         sys.stderr.write("%s: %s (%.1f s)\n" % (run, "ok" if error is None else error, seconds))

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _random
-from .._mt19937 import uniform_floats
+from .._mt19937 import normal_floats, truncated_normal_floats, uniform_floats
 
 __all__ = ["CNTKInitializer", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
            "he_normal", "uniform", "normal", "truncated_normal", "bilinear", "constant", "zeros",
@@ -58,19 +58,13 @@ class CNTKInitializer:
             limit = _scaled(math.sqrt(variance3[self.mode]), self.scale)
             count = int(np.prod(shape, dtype=np.int64))
             return uniform_floats(seed, count, limit).reshape(tuple(shape))
-        # normal kinds: CNTK's distribution, NumPy's numbers (CNTK draws Boost's ziggurat)
-        rng = np.random.RandomState(seed % 2 ** 32)
         fan = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out, "none": 1.0}[
             self.mode]
         std = _scaled(math.sqrt(self.gain / max(fan, 1e-12)), self.scale)
-        if self.kind == "truncated":
-            values = rng.randn(*shape)
-            bad = np.abs(values) > 2
-            while bad.any():
-                values[bad] = rng.randn(int(bad.sum()))
-                bad = np.abs(values) > 2
-            return (values * std).astype(np.float32)
-        return (rng.randn(*shape) * std).astype(np.float32)
+        # CNTK's own numbers (Boost's ziggurat), to the bit; truncated: within 2 std
+        count = int(np.prod(shape, dtype=np.int64))
+        draw = normal_floats if self.kind == "normal" else truncated_normal_floats
+        return draw(seed, count, std).reshape(tuple(shape))
 
 
 def _scaled(base: float, scale: float) -> float:

@@ -3,7 +3,8 @@ fan-out rules), ``bilinear`` and ``initializer_with_rank``.
 
 For a parameter made directly (``C.parameter(shape, init=...)``) the fan-out is the last axis
 and the fan-in the product of the others, as in CNTK; layers give their own (a convolution's
-filter counts in both).  The values are drawn from Stadyn's generator, not CNTK's.
+filter counts in both).  The values are CNTK 2.7's, to the bit (the same seeds, CNTK's
+``mt19937_64`` and, for the normal kinds, Boost's ziggurat: ``stadyn._mt19937``).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
