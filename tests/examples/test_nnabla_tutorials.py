@@ -32,6 +32,7 @@ KNOWN = {
     },
     "mixed_precision_training": {},         # its fragments fail alike; the added cell agrees
     "by_examples": {},                      # nn.Context prints NNabla's fields (cell 28)
+    "dynamic_and_static_nn": {},
 }
 
 

@@ -32,6 +32,15 @@ EDITS = {
                     "training_rnn(1000,": "training_rnn(101,", "training_siamese(2000)":
                     "training_siamese(101)", "get_extension_context('cudnn'":
                     "get_extension_context('cpu'", "np.int)": "int)"},
+    "dynamic_and_static_nn": {"get_extension_context('cudnn'": "get_extension_context('cpu'",
+                              "range(10):  # unnecessarily deep": "range(2):  # unnecessarily deep",
+                              "(h, 128, (3, 3)": "(h, 16, (3, 3)", "(h, 512, (3, 3)":
+                              "(h, 32, (3, 3)", "(x, 64, (3, 3)": "(x, 16, (3, 3)",
+                              "PF.affine(h, 1024)": "PF.affine(h, 64)",
+                              "range(30)": "range(2)"},
+    "debugging": {"[4, 3, 128, 128]": "[4, 3, 32, 32]", "[4, 3, 64, 64]": "[4, 3, 32, 32]",
+                  "graph.view(pred)": "graph.save(pred, 'graph')  # not a window",
+                  'device = "cudnn"': 'device = "cpu"', "n_run=100": "n_run=2"},
 }
 
 # Cells added after the notebook's own (the tutorial shows its updater without running it).
