@@ -9,13 +9,14 @@ largest rank of its inputs; a leaf Variable's is 0, a Variable's one more than i
 ``str()`` and ``repr()`` are the type name, as in NNabla.  Stadyn's own code keeps reading
 the node as a ``FunctionNode`` (``spec``, ``attrs``, ``scope``, ``where``).
 
-Differences from NNabla 1.39: ``info.args`` holds Stadyn's declaration of the op's attributes
-(NNabla's names for nearly every op), with the defaults Stadyn leaves open unresolved
-(``stride=None`` where NNabla shows ``[1, 1]``) and tuples where NNabla has lists; NNabla's
+``info.args`` holds Stadyn's declaration of the op's attributes (NNabla's names for nearly
+every op, lists where Stadyn has tuples); for convolutions, poolings and batch normalization the
+defaults are resolved and the fields named as NNabla 1.39 shows them (``stride=[1, 1]``,
+``decay_rate=0.8999999761581421``, ``no_bias``); other ops may show a default Stadyn leaves open
+as ``None``.  As in NNabla 1.39, ``rank`` grows by 1 once a ``forward()`` has run the function
+(it then equals its outputs' rank).  Differences from NNabla 1.39: NNabla's
 ``forward``/``backward``/``setup`` of a single function are not here (a graph runs as a whole),
 and ``args`` is the node's own (the arguments the op was called with), not ``info.args``.
-NNabla 1.39 adds 1 to the rank of every function a static forward has run (it then equals its
-outputs' rank); ``rank`` here is the one NNabla gives before a forward (and in dynamic mode).
 
 Example:
     >>> import stadyn.compat.nnabla as nn
@@ -34,9 +35,12 @@ from __future__ import annotations
 import weakref
 from typing import Any, Sequence
 
+import numpy as np
+
 from ...graph import FunctionNode, topological_nodes
 
-__all__ = ["Function", "Info", "type_name", "as_function", "named"]
+__all__ = ["Function", "Info", "type_name", "as_function", "named", "mark_forwarded",
+           "built_rank"]
 
 # NNabla's type names that are not the CamelCase of the function's name (checked against
 # nnabla.function's classes in NNabla 1.39: ``Relu`` is ``ReLU``, ``Acos`` is ``ACos``).
@@ -126,6 +130,65 @@ def _listed(value: Any) -> Any:
     return [_listed(v) for v in value] if isinstance(value, tuple) else value
 
 
+# The function nodes a forward() has run (see Function.rank).
+_FORWARDED: "weakref.WeakSet[FunctionNode]" = weakref.WeakSet()
+
+
+def mark_forwarded(v: Any) -> None:
+    """Note that ``v.forward()`` has run the functions ``v`` depends on (``Function.rank``)."""
+    if v.parent is not None and v.parent not in _FORWARDED:
+        _FORWARDED.update(topological_nodes([v]))
+
+
+def built_rank(node: FunctionNode) -> int:
+    """The rank NNabla gives a function when it is made: the largest rank of its inputs (a
+    leaf's is 0, a Variable's its parent's + 1)."""
+    ranks: dict[int, int] = {}
+    inputs = node.inputs
+    for n in topological_nodes(inputs):
+        ranks[id(n)] = max((ranks[id(v.parent)] + 1 for v in n.inputs
+                            if v.parent is not None), default=0)
+    return max((ranks[id(v.parent)] + 1 for v in inputs if v.parent is not None), default=0)
+
+
+_CONVOLUTIONS = ("Convolution", "Deconvolution")
+_POOLINGS = ("MaxPooling", "AveragePooling", "SumPooling")
+
+
+def _given(node: FunctionNode, index: int, name: str) -> bool:
+    """Whether the op was called with its input ``index`` (keyword ``name``) not None."""
+    args = node.args
+    return (args[index] if len(args) > index else node.kwargs.get(name)) is not None
+
+
+def _resolved(node: FunctionNode, args: dict) -> dict:
+    """``args`` as NNabla 1.39's ``info.args`` shows them where Stadyn leaves defaults open
+    (checked against NNabla 1.39): a convolution's ``pad``/``stride``/``dilation``
+    (``output_padding``) of ``None`` are ``[0, ..]``/``[1, ..]``, one per spatial axis of the
+    filter; a pooling's ``stride`` is its ``kernel`` and ``pad`` zeros; batch normalization has
+    ``axes, decay_rate, eps, batch_stat, no_scale, no_bias`` (the floats as the float32 NNabla
+    stores, ``0.9`` -> ``0.8999999761581421``; ``no_bias``/``no_scale`` where beta/gamma was
+    None)."""
+    name = _NAMED.get(node) or type_name(node.spec.name)
+    if name in _CONVOLUTIONS and len(node.inputs) > 1:
+        n = len(node.inputs[1].shape) - 2
+        for key, fill in (("pad", 0), ("stride", 1), ("dilation", 1), ("output_padding", 0)):
+            if key in args and args[key] is None:
+                args[key] = [fill] * n
+    elif name in _POOLINGS and args.get("kernel") is not None:
+        if args.get("stride") is None:
+            args["stride"] = list(args["kernel"])
+        if args.get("pad") is None:
+            args["pad"] = [0] * len(args["kernel"])
+    elif name == "BatchNormalization" and "decay_rate" in args:
+        args = {"axes": args["axes"],
+                "decay_rate": float(np.float32(args["decay_rate"])),
+                "eps": float(np.float32(args["eps"])),
+                "batch_stat": True if args["batch_stat"] is None else args["batch_stat"],
+                "no_scale": not _given(node, 2, "gamma"), "no_bias": not _given(node, 1, "beta")}
+    return args
+
+
 class Function(FunctionNode):
     """A function of an NNabla graph (``nnabla.function.Function``; see the module docstring).
 
@@ -156,8 +219,11 @@ class Function(FunctionNode):
     @property
     def arguments(self) -> dict:
         """The op's attributes, by name (NNabla's ``info.args``), less ``rule`` (which
-        framework's NaN or variance rule the op follows: Stadyn's, not an NNabla argument)."""
-        return {k: _listed(v) for k, v in self.attrs.items() if k != "rule"}
+        framework's NaN or variance rule the op follows: Stadyn's, not an NNabla argument);
+        for convolutions, poolings and batch normalization as NNabla 1.39 resolves them
+        (:func:`_resolved`)."""
+        args = {k: _listed(v) for k, v in self.attrs.items() if k != "rule"}
+        return _resolved(self, args)
 
     @property
     def tags(self) -> dict:
@@ -171,14 +237,11 @@ class Function(FunctionNode):
 
     @property
     def rank(self) -> int:
-        """The largest rank of the inputs (a leaf's is 0, a Variable's its parent's + 1)."""
-        ranks: dict[int, int] = {}
-        inputs = self.inputs
-        for node in topological_nodes(inputs):
-            ranks[id(node)] = max((ranks[id(v.parent)] + 1 for v in node.inputs
-                                   if v.parent is not None), default=0)
-        return max((ranks[id(v.parent)] + 1 for v in inputs if v.parent is not None),
-                   default=0)
+        """The largest rank of the inputs (a leaf's is 0, a Variable's its parent's + 1), and 1
+        more once a ``forward()`` has run the function (NNabla 1.39's forward re-ranks what it
+        runs: ``src/nbla/computation_graph/variable.cpp``, ``visit_function_recursive``, step C,
+        ``func->set_rank_(++max_rank)``)."""
+        return built_rank(self) + (self in _FORWARDED)
 
     def __repr__(self) -> str:
         return self.name

@@ -38,7 +38,7 @@ from ... import graph as _graph
 from ..._errors import ArgumentError
 from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, value_holder,
                       take_released, topological_nodes)
-from ._function import Function, as_function
+from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
 from ._index_dtypes import as_shown
@@ -211,7 +211,13 @@ class Variable(_Core):
             >>> x.rank, F.relu(F.relu(x)).rank
             (0, 2)
         """
-        return 0 if self.parent is None else as_function(self.parent).rank + 1
+        return 0 if self.parent is None else built_rank(self.parent) + 1
+
+    def forward(self, *args, **kwargs) -> None:
+        """Stadyn's ``forward`` (same arguments); the functions it runs have NNabla's rank
+        after a forward from the start, their hooks' included (see ``Function.rank``)."""
+        mark_forwarded(self)
+        super().forward(*args, **kwargs)
 
     def apply(self, **kwargs) -> "Variable":
         """Set the named properties and return this Variable (NNabla's helper for chaining:
@@ -267,7 +273,8 @@ class Variable(_Core):
             ['ReLU', 'MulScalar', 'Sum']
         """
         for node in topological_nodes([self]):
-            f(as_function(node))
+            as_nnabla(as_function(node).inputs)     # its parameters print as NNabla's too
+            f(node)
 
     def __repr__(self) -> str:
         return f"<Variable({self.shape}, need_grad={self.need_grad}) at {hex(id(self))}>"
