@@ -33,6 +33,13 @@ KNOWN = {
     "mixed_precision_training": {},         # its fragments fail alike; the added cell agrees
     "by_examples": {},                      # nn.Context prints NNabla's fields (cell 28)
     "dynamic_and_static_nn": {},
+    "debugging": {
+        5: "pprint's summary statistics (medians, means of near-zero values) of a ResNet with "
+           "batch normalization over 4 samples are not stable to float32 rounding: in NNabla "
+           "1.39 itself, the input scaled by 1 + 1.2e-7 moves 26 of the 57 functions' "
+           "statistics past rtol 1e-4; Stadyn's differ from NNabla's by as much (the text "
+           "and the forward values agree)",
+    },
 }
 
 

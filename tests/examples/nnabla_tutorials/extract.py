@@ -40,7 +40,7 @@ EDITS = {
                               "range(30)": "range(2)"},
     "debugging": {"[4, 3, 128, 128]": "[4, 3, 32, 32]", "[4, 3, 64, 64]": "[4, 3, 32, 32]",
                   "graph.view(pred)": "graph.save(pred, 'graph')  # not a window",
-                  'device = "cudnn"': 'device = "cpu"', "n_run=100": "n_run=2"},
+                  'device = "cudnn"': 'device = "cpu"', "n_run=100": "n_run=1"},
 }
 
 # Cells added after the notebook's own (the tutorial shows its updater without running it).

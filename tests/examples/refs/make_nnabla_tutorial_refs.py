@@ -15,7 +15,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TUTORIALS = os.path.join(HERE, "..", "nnabla_tutorials")
-NAMES = ["python_api", "by_examples", "mixed_precision_training", "dynamic_and_static_nn"]
+NAMES = ["python_api", "by_examples", "mixed_precision_training", "dynamic_and_static_nn",
+         "debugging"]
 
 
 def main(names):
