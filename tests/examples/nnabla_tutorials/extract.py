@@ -8,7 +8,9 @@ Each cell becomes a block after a ``# ---- cell N`` line.  What changes from the
 shell lines and magics (``!...``, ``%...``) are dropped; statements that plot (``plt.``,
 ``imshow``, ``plot_stats``, matplotlib, IPython) are dropped (a cell that had one is written
 back through ``ast.unparse``, so its comments go); and the literal edits in ``EDITS`` are made
-(shorter training, the CPU context for the CUDA one, NumPy names gone since 1.24).  The
+(shorter training and smaller inputs, the CPU context for the CUDA one, NumPy names gone since
+1.24, MNIST's download replaced by ``tiny_mnist.py``'s digits, a graph picture saved rather
+than opened in a window).  ``ADDED`` cells print what a notebook only plots or shows.  The
 ``import nnabla`` lines stay: ``run_cells.py`` runs the scripts unchanged on either framework.
 """
 
@@ -41,9 +43,20 @@ EDITS = {
     "debugging": {"[4, 3, 128, 128]": "[4, 3, 32, 32]", "[4, 3, 64, 64]": "[4, 3, 32, 32]",
                   "graph.view(pred)": "graph.save(pred, 'graph')  # not a window",
                   'device = "cudnn"': 'device = "cpu"', "n_run=100": "n_run=1"},
+    "siamese_feature_embedding": {
+        "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
+        "from nnabla.utils.data_source_loader import download":
+        "from tiny_mnist import download  # the digits as MNIST",
+        "get_extension_context('cudnn')": "get_extension_context('cpu')", "np.int)": "int)",
+        "max_iter = 5000": "max_iter = 20", "val_interval = 100": "val_interval = 10",
+        "val_iter = 10": "val_iter = 2",
+        'M.MonitorSeries("Test loss", monitor, interval=10)':
+        'M.MonitorSeries("Test loss", monitor, interval=1)',
+        "range(10000 // batch_size)": "range(1)",
+        "display(Image('tmp.monitor.siamese/embed.png'))": "pass  # the plot's picture"},
 }
 
-# Cells added after the notebook's own (the tutorial shows its updater without running it).
+# Cells added after the notebook's own: what the tutorial shows without printing it.
 ADDED = {
     "mixed_precision_training": """\
 # (added) The tutorial's DynamicLossScalingUpdater training an MLP on the digits: the scale
@@ -67,6 +80,15 @@ updater = DynamicLossScalingUpdater(solver, loss, feed, scale=2.0 ** 130, N=3,
 for i in range(12):
     updater.update()
     print(i, loss.d, updater.scale)
+""",
+    "siamese_feature_embedding": """\
+# (added) What the tutorial plots: the loss series its monitors wrote (not the times) and
+# the first embedded test digits.
+for name in ("Training-loss", "Test-loss"):
+    print(name)
+    print(open(os.path.join(model_save_path, name + ".series.txt")).read())
+print(features.shape, labels[:8].ravel())
+print(features[:8])
 """,
 }
 
