@@ -43,6 +43,16 @@ EDITS = {
     "debugging": {"[4, 3, 128, 128]": "[4, 3, 32, 32]", "[4, 3, 64, 64]": "[4, 3, 32, 32]",
                   "graph.view(pred)": "graph.save(pred, 'graph')  # not a window",
                   'device = "cudnn"': 'device = "cpu"', "n_run=100": "n_run=1"},
+    "vat_semi_supervised_learning": {
+        "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
+        "from nnabla.utils.data_source_loader import download":
+        "from tiny_mnist import download  # the digits as MNIST",
+        "get_extension_context('cudnn')": "get_extension_context('cpu')",
+        "n_train = 60000": "n_train = 1300", "n_h = 1200": "n_h = 100",
+        "max_iter = 24000": "max_iter = 12", "val_interval = 240": "val_interval = 6",
+        "val_iter = 100": "val_iter = 2", "iter_per_epoch = 240": "iter_per_epoch = 6",
+        'M.MonitorSeries("Test error", monitor, interval=240)':
+        'M.MonitorSeries("Test error", monitor, interval=1)'},
     "siamese_feature_embedding": {
         "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
         "from nnabla.utils.data_source_loader import download":
@@ -80,6 +90,11 @@ updater = DynamicLossScalingUpdater(solver, loss, feed, scale=2.0 ** 130, N=3,
 for i in range(12):
     updater.update()
     print(i, loss.d, updater.scale)
+""",
+    "vat_semi_supervised_learning": """\
+# (added) The test errors the monitor wrote, and the last losses.
+print(open(os.path.join(model_save_path, "Test-error.series.txt")).read())
+print(loss_l.d, loss_u.d, solver.learning_rate())
 """,
     "siamese_feature_embedding": """\
 # (added) What the tutorial plots: the loss series its monitors wrote (not the times) and
