@@ -42,6 +42,7 @@ KNOWN = {
     },
     "vat_semi_supervised_learning": {},     # on the digits as MNIST (tiny_mnist.py)
     "siamese_feature_embedding": {},        # likewise
+    "dcgan_image_generation": {},           # likewise
 }
 
 

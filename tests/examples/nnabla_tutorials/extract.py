@@ -53,6 +53,17 @@ EDITS = {
         "val_iter = 100": "val_iter = 2", "iter_per_epoch = 240": "iter_per_epoch = 6",
         'M.MonitorSeries("Test error", monitor, interval=240)':
         'M.MonitorSeries("Test error", monitor, interval=1)'},
+    "dcgan_image_generation": {
+        "from utils.neu.checkpoint_util import save_checkpoint, load_checkpoint":
+        "# (unused nnabla-examples import dropped)",
+        "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
+        "from nnabla.utils.data_source_loader import download":
+        "from tiny_mnist import download  # the digits as MNIST",
+        "get_extension_context('cudnn')": "get_extension_context('cpu')",
+        "batch_size = 64": "batch_size = 16", "max_iter = 20000": "max_iter = 10",
+        "monitor, interval=10)": "monitor, interval=2)",
+        "display(Image('tmp.monitor.dcgan/Fake-images/{:06d}.png'.format((i+1)*1000-1)))":
+        "pass  # the picture"},
     "siamese_feature_embedding": {
         "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
         "from nnabla.utils.data_source_loader import download":
@@ -95,6 +106,14 @@ for i in range(12):
 # (added) The test errors the monitor wrote, and the last losses.
 print(open(os.path.join(model_save_path, "Test-error.series.txt")).read())
 print(loss_l.d, loss_u.d, solver.learning_rate())
+""",
+    "dcgan_image_generation": """\
+# (added) The loss series the monitors wrote, and the mean and spread of the last fake images
+# (single pixels after 10 GAN steps are not stable to float32 rounding).
+for name in ("Generator-loss", "Discriminator-loss"):
+    print(name)
+    print(open(os.path.join(monitor_path, name + ".series.txt")).read())
+print(fake.d.mean(), fake.d.std())
 """,
     "siamese_feature_embedding": """\
 # (added) What the tutorial plots: the loss series its monitors wrote (not the times) and
