@@ -40,7 +40,12 @@ KNOWN = {
            "statistics past rtol 1e-4; Stadyn's differ from NNabla's by as much (the text "
            "and the forward values agree)",
     },
-    "vat_semi_supervised_learning": {},     # on the digits as MNIST (tiny_mnist.py)
+    "vae_unsupervised_learning": {         # on the digits as MNIST (tiny_mnist.py)
+        8: "the reparameterisation's epsilon is F.randn, drawn from NNabla's own generator "
+           "(Stadyn's from torch's), so the trained losses differ; with epsilon a constant "
+           "instead, every printed loss agrees with NNabla 1.39 (checked)",
+    },
+    "vat_semi_supervised_learning": {},     # likewise
     "siamese_feature_embedding": {},        # likewise
     "dcgan_image_generation": {},           # likewise
 }

@@ -43,6 +43,15 @@ EDITS = {
     "debugging": {"[4, 3, 128, 128]": "[4, 3, 32, 32]", "[4, 3, 64, 64]": "[4, 3, 32, 32]",
                   "graph.view(pred)": "graph.save(pred, 'graph')  # not a window",
                   'device = "cudnn"': 'device = "cpu"', "n_run=100": "n_run=1"},
+    "vae_unsupervised_learning": {
+        "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
+        "from nnabla.utils.data_source_loader import download":
+        "from tiny_mnist import download  # the digits as MNIST",
+        "get_extension_context('cudnn')": "get_extension_context('cpu')",
+        "max_iter = 60000": "max_iter = 10", "batch_size = 100": "batch_size = 50",
+        '"Training loss", monitor, interval=600)': '"Training loss", monitor, interval=2)',
+        'M.MonitorSeries("Test loss", monitor, interval=600)':
+        'M.MonitorSeries("Test loss", monitor, interval=2)'},
     "vat_semi_supervised_learning": {
         "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
         "from nnabla.utils.data_source_loader import download":
@@ -101,6 +110,12 @@ updater = DynamicLossScalingUpdater(solver, loss, feed, scale=2.0 ** 130, N=3,
 for i in range(12):
     updater.update()
     print(i, loss.d, updater.scale)
+""",
+    "vae_unsupervised_learning": """\
+# (added) The loss series the monitors wrote.
+for name in ("Training-loss", "Test-loss"):
+    print(name)
+    print(open(os.path.join(model_save_path, name + ".series.txt")).read())
 """,
     "vat_semi_supervised_learning": """\
 # (added) The test errors the monitor wrote, and the last losses.
