@@ -48,6 +48,7 @@ KNOWN = {
     "vat_semi_supervised_learning": {},     # likewise
     "siamese_feature_embedding": {},        # likewise
     "dcgan_image_generation": {},           # likewise
+    "cifar10_classification": {},           # the digits as CIFAR-10 (tiny_cifar10.py)
 }
 
 

@@ -73,6 +73,18 @@ EDITS = {
         "monitor, interval=10)": "monitor, interval=2)",
         "display(Image('tmp.monitor.dcgan/Fake-images/{:06d}.png'.format((i+1)*1000-1)))":
         "pass  # the picture"},
+    "cifar10_classification": {
+        "from utils.neu.checkpoint_util import save_checkpoint, load_checkpoint":
+        "from tiny_neu import save_checkpoint, load_checkpoint  # nnabla-examples', stood in",
+        "from utils.neu.save_nnp import save_nnp": "from tiny_neu import save_nnp",
+        "from nnabla.utils.data_source_loader import download, get_data_home":
+        "from nnabla.utils.data_source_loader import get_data_home\n"
+        "from tiny_cifar10 import download  # the digits as CIFAR-10",
+        "self._size = 50000": "self._size = 1300", "self._size = 10000": "self._size = 497",
+        "extension_module = 'cudnn'": "extension_module = 'cpu'",
+        "batch_size = 64": "batch_size = 16", "bs_valid = 64": "bs_valid = 16",
+        "nmaps=64, act=F.relu)": "nmaps=16, act=F.relu)", "max_iter = 40000": "max_iter = 4",
+        "val_iter = 100": "val_iter = 2"},
     "siamese_feature_embedding": {
         "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
         "from nnabla.utils.data_source_loader import download":
@@ -129,6 +141,12 @@ for name in ("Generator-loss", "Discriminator-loss"):
     print(name)
     print(open(os.path.join(monitor_path, name + ".series.txt")).read())
 print(fake.d.mean(), fake.d.std())
+""",
+    "cifar10_classification": """\
+# (added) The test error the monitor wrote (before training: F.image_augmentation draws from
+# the framework's own generator) and the files the training wrote.
+print(open(os.path.join(model_save_path, "Test-error.series.txt")).read())
+print(sorted(os.listdir(model_save_path)))
 """,
     "siamese_feature_embedding": """\
 # (added) What the tutorial plots: the loss series its monitors wrote (not the times) and
