@@ -2,8 +2,11 @@
 tests: their code cells (``nnabla_tutorials/nb_<name>.py``, made by ``extract.py`` there) run
 unchanged on Stadyn, cell by cell, and each cell's output is compared with what NNabla 1.39
 printed for the same cells (``refs/nnabla139_tutorial_<name>.txt``, made by
-``refs/make_nnabla_tutorial_refs.py``).  NNabla initialises parameters from the seed 313 as
-Stadyn does and NumPy is seeded 0, so the printed values agree to float32 rounding.
+``refs/make_nnabla_tutorial_refs.py``).  The tutorials that download MNIST or CIFAR-10 read
+scikit-learn's digits in those files' layouts instead (``nnabla_tutorials/tiny_mnist.py``,
+``tiny_cifar10.py``; nnabla-examples' checkpoint helpers are ``tiny_neu.py``).  NNabla
+initialises parameters from the seed 313 as Stadyn does and NumPy is seeded 0, so the printed
+values agree to float32 rounding.
 
 A cell matches when its text agrees with every number replaced by a placeholder, object
 addresses and whitespace dropped, and the numbers agree to rtol 1e-4 (atol 1e-6).  The cells

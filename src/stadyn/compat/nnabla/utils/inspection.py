@@ -3,9 +3,10 @@
 ``pprint(v)`` visits the functions ``v`` depends on in forward order and prints, for each, its
 name and type (with the parameter scope of its second input when that is a registered
 parameter: ``fc/affine/Affine(Affine)``), its depth (its ``rank``: 1 more once a forward has
-run it, as in NNabla), arguments, input and output shapes and which inputs need a gradient; with ``summary=True`` also the median, mean, standard deviation,
-minimum and maximum of every input's and output's values and gradients (the intermediates'
-gradients are those the last ``backward()`` left, as in NNabla).  ``forward=True`` /
+run it, as in NNabla), arguments, input and output shapes and which inputs need a gradient;
+with ``summary=True`` also the median, mean, standard deviation, minimum and maximum of every
+input's and output's values and gradients (the intermediates' gradients are those the last
+``backward()`` left, as in NNabla).  ``forward=True`` /
 ``backward=True`` run the graph first.
 
 Also here, for ``forward``/``backward``'s ``function_pre_hook``/``function_post_hook``
