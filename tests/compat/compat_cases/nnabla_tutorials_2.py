@@ -7,9 +7,9 @@ printed otherwise (``tests/examples/test_nnabla_tutorials.py`` runs the tutorial
   eps, batch_stat, no_scale, no_bias`` with the floats as NNabla's float32
   (``0.8999999761581421``), where Stadyn showed ``None`` and its own fields
   (``output_stat``, ``time_constant``);
-* ``Function.rank`` grows by 1 once ``forward()`` has run the function, static or dynamic (the
-  functions of the Variable forwarded only), already while it runs (``NanInfTracer``'s
-  ``(rank: 3)``);
+* ``Function.rank`` grows by 1 once ``forward()`` or ``nn.forward_all`` has run the function,
+  static or dynamic (the functions of the Variables forwarded only), already while it runs
+  (``NanInfTracer``'s ``(rank: 3)``);
 * the inputs ``visit`` hands over print as NNabla's Variables, parameters included
   (``<Variable((16, 3, 3, 3), need_grad=True) at 0x..>``, where Stadyn printed its own
   ``<Variable 'conv/W', shape=...>``);
@@ -58,7 +58,7 @@ def function_info_args__resolved(nn, F, PF, r):
             for k, y in made.items()}
 
 
-@nnabla_case(names=[FUNC + "rank"])
+@nnabla_case(names=[FUNC + "rank", "nnabla.forward_all"])
 def function_rank__after_forward(nn, F, PF, r):
     """``rank`` of each function before and after ``forward()`` (static: the forwarded
     Variable's functions only; dynamic too); a Variable's rank stays its parent's + 1 as made."""
@@ -86,6 +86,10 @@ def function_rank__after_forward(nn, F, PF, r):
     res["variable ranks"] = [x.rank, h.rank, y.rank, z.rank]
     w = F.tanh(z)
     res["made on a forwarded graph"] = ranks(w)
+    p = F.relu(x)
+    q, s = F.sin(p), F.cos(p)
+    nn.forward_all([q, s])
+    res["after forward_all"] = [ranks(q), ranks(s)]
     with nn.auto_forward():
         a = F.relu(x)
         b = F.sin(a)

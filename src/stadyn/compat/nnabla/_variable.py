@@ -45,7 +45,7 @@ from ._index_dtypes import as_shown
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, is_registered, set_by_stadyn
 
-__all__ = ["Variable", "as_nnabla"]
+__all__ = ["Variable", "as_nnabla", "forward_all"]
 
 _Core = _graph.Variable
 
@@ -389,6 +389,24 @@ def _set(v: Variable, value: Any, current: torch.Tensor, core_setter) -> None:
         return
     with torch.no_grad():
         current.copy_(torch.as_tensor(value, dtype=current.dtype).expand(current.shape))
+
+
+def forward_all(variables, *args, **kwargs) -> None:
+    """NNabla's ``nn.forward_all(variables, clear_buffer=False, clear_no_need_grad=False)``:
+    Stadyn's ``forward_all``; the functions it runs have NNabla's rank after a forward from the
+    start (see ``Function.rank``).
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> a = F.relu(nn.Variable.from_numpy_array(np.array([1.0, -1.0])))
+        >>> b, c = F.sin(a), F.cos(a)
+        >>> b.parent.rank, forward_all([b, c]), b.parent.rank, c.parent.rank
+        (1, None, 2, 2)
+    """
+    for v in variables:
+        mark_forwarded(v)
+    _graph.forward_all(variables, *args, **kwargs)
 
 
 def as_nnabla(v: Any) -> Any:
