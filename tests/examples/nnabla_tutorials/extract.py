@@ -61,7 +61,13 @@ EDITS = {
         "max_iter = 24000": "max_iter = 12", "val_interval = 240": "val_interval = 6",
         "val_iter = 100": "val_iter = 2", "iter_per_epoch = 240": "iter_per_epoch = 6",
         'M.MonitorSeries("Test error", monitor, interval=240)':
-        'M.MonitorSeries("Test error", monitor, interval=1)'},
+        'M.MonitorSeries("Test error", monitor, interval=1)',
+        # One generator shared by two iterators that reshuffle in their prefetch threads
+        # draws in thread order (NNabla 1.39 too prints one of two results): each its own.
+        "batchsize_l, shuffle=True, rng=rng,":
+        "batchsize_l, shuffle=True, rng=np.random.RandomState(rng.randint(2 ** 31)),",
+        "batchsize_u, shuffle=True, rng=rng,":
+        "batchsize_u, shuffle=True, rng=np.random.RandomState(rng.randint(2 ** 31)),"},
     "dcgan_image_generation": {
         "from utils.neu.checkpoint_util import save_checkpoint, load_checkpoint":
         "# (unused nnabla-examples import dropped)",
@@ -90,6 +96,9 @@ EDITS = {
         "from nnabla.utils.data_source_loader import download":
         "from tiny_mnist import download  # the digits as MNIST",
         "get_extension_context('cudnn')": "get_extension_context('cpu')", "np.int)": "int)",
+        # likewise (siamese_data_iterator's two iterators reshuffle at the same step)
+        "train=train, rng=rng, shuffle=True)":
+        "train=train, rng=np.random.RandomState(rng.randint(2 ** 31)), shuffle=True)",
         "max_iter = 5000": "max_iter = 20", "val_interval = 100": "val_interval = 10",
         "val_iter = 10": "val_iter = 2",
         'M.MonitorSeries("Test loss", monitor, interval=10)':

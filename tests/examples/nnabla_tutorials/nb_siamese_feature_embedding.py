@@ -5,6 +5,7 @@
 #   'from nnabla.utils.data_source_loader import download' -> 'from tiny_mnist import download  # the digits as MNIST'
 #   "get_extension_context('cudnn')" -> "get_extension_context('cpu')"
 #   'np.int)' -> 'int)'
+#   'train=train, rng=rng, shuffle=True)' -> 'train=train, rng=np.random.RandomState(rng.randint(2 ** 31)), shuffle=True)'
 #   'max_iter = 5000' -> 'max_iter = 20'
 #   'val_interval = 100' -> 'val_interval = 10'
 #   'val_iter = 10' -> 'val_iter = 2'
@@ -185,8 +186,8 @@ class MnistSiameseDataIterator(object):
 
 
 def siamese_data_iterator(batch_size, train, rng=None):
-    itr0 = data_iterator_mnist(batch_size, train=train, rng=rng, shuffle=True)
-    itr1 = data_iterator_mnist(batch_size, train=train, rng=rng, shuffle=True)
+    itr0 = data_iterator_mnist(batch_size, train=train, rng=np.random.RandomState(rng.randint(2 ** 31)), shuffle=True)
+    itr1 = data_iterator_mnist(batch_size, train=train, rng=np.random.RandomState(rng.randint(2 ** 31)), shuffle=True)
     return MnistSiameseDataIterator(itr0, itr1)
 
 # ---- cell 8

@@ -11,6 +11,8 @@
 #   'val_iter = 100' -> 'val_iter = 2'
 #   'iter_per_epoch = 240' -> 'iter_per_epoch = 6'
 #   'M.MonitorSeries("Test error", monitor, interval=240)' -> 'M.MonitorSeries("Test error", monitor, interval=1)'
+#   'batchsize_l, shuffle=True, rng=rng,' -> 'batchsize_l, shuffle=True, rng=np.random.RandomState(rng.randint(2 ** 31)),'
+#   'batchsize_u, shuffle=True, rng=rng,' -> 'batchsize_u, shuffle=True, rng=np.random.RandomState(rng.randint(2 ** 31)),'
 
 # ---- cell 0
 # May show warnings for newly imported packages if run in Colab default python environment.
@@ -222,9 +224,9 @@ batchsize_u = 250
 batchsize_v = 100
 
 di_l = data_iterator_simple(feed_labeled, n_labeled,
-                            batchsize_l, shuffle=True, rng=rng, with_file_cache=False)
+                            batchsize_l, shuffle=True, rng=np.random.RandomState(rng.randint(2 ** 31)), with_file_cache=False)
 di_u = data_iterator_simple(feed_unlabeled, n_train,
-                            batchsize_u, shuffle=True, rng=rng, with_file_cache=False)
+                            batchsize_u, shuffle=True, rng=np.random.RandomState(rng.randint(2 ** 31)), with_file_cache=False)
 di_v = data_iterator_mnist(batchsize_v, train=False)
 
 # ---- cell 9
