@@ -2,8 +2,11 @@
 tests: their code cells (``nnabla_tutorials/nb_<name>.py``, made by ``extract.py`` there) run
 unchanged on Stadyn, cell by cell, and each cell's output is compared with what NNabla 1.39
 printed for the same cells (``refs/nnabla139_tutorial_<name>.txt``, made by
-``refs/make_nnabla_tutorial_refs.py``).  NNabla initialises parameters from the seed 313 as
-Stadyn does and NumPy is seeded 0, so the printed values agree to float32 rounding.
+``refs/make_nnabla_tutorial_refs.py``).  The tutorials that download MNIST or CIFAR-10 read
+scikit-learn's digits in those files' layouts instead (``nnabla_tutorials/tiny_mnist.py``,
+``tiny_cifar10.py``; nnabla-examples' checkpoint helpers are ``tiny_neu.py``).  NNabla
+initialises parameters from the seed 313 as Stadyn does and NumPy is seeded 0, so the printed
+values agree to float32 rounding.
 
 A cell matches when its text agrees with every number replaced by a placeholder, object
 addresses and whitespace dropped, and the numbers agree to rtol 1e-4 (atol 1e-6).  The cells
@@ -32,6 +35,23 @@ KNOWN = {
     },
     "mixed_precision_training": {},         # its fragments fail alike; the added cell agrees
     "by_examples": {},                      # nn.Context prints NNabla's fields (cell 28)
+    "dynamic_and_static_nn": {},
+    "debugging": {
+        5: "pprint's summary statistics (medians, means of near-zero values) of a ResNet with "
+           "batch normalization over 4 samples are not stable to float32 rounding: in NNabla "
+           "1.39 itself, the input scaled by 1 + 1.2e-7 moves 26 of the 57 functions' "
+           "statistics past rtol 1e-4; Stadyn's differ from NNabla's by as much (the text "
+           "and the forward values agree)",
+    },
+    "vae_unsupervised_learning": {         # on the digits as MNIST (tiny_mnist.py)
+        8: "the reparameterisation's epsilon is F.randn, drawn from NNabla's own generator "
+           "(Stadyn's from torch's), so the trained losses differ; with epsilon a constant "
+           "instead, every printed loss agrees with NNabla 1.39 (checked)",
+    },
+    "vat_semi_supervised_learning": {},     # likewise
+    "siamese_feature_embedding": {},        # likewise
+    "dcgan_image_generation": {},           # likewise
+    "cifar10_classification": {},           # the digits as CIFAR-10 (tiny_cifar10.py)
 }
 
 

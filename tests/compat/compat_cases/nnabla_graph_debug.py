@@ -159,11 +159,7 @@ def _printed(fn):
 
 
 @nnabla_case(names=["nnabla.utils.inspection.pprint"], rtol=1e-4, atol=1e-6,
-             note="summary statistics of float32 values and gradients: rtol 1e-4",
-             known={"depths after forward": "NNabla 1.39 adds 1 to the rank of every function a "
-                    "static forward has run (it then equals its outputs' rank); Stadyn's "
-                    "Function.rank (compat/nnabla/_function.py) is the rank NNabla gives "
-                    "before a forward"})
+             note="summary statistics of float32 values and gradients: rtol 1e-4")
 def inspection_pprint(nn, F, r):
     """``pprint``: each function (scope of its parameter, type, depth, arguments, shapes, which
     inputs need a gradient) and, with ``summary``, the statistics of every input's and output's

@@ -8,7 +8,9 @@ Each cell becomes a block after a ``# ---- cell N`` line.  What changes from the
 shell lines and magics (``!...``, ``%...``) are dropped; statements that plot (``plt.``,
 ``imshow``, ``plot_stats``, matplotlib, IPython) are dropped (a cell that had one is written
 back through ``ast.unparse``, so its comments go); and the literal edits in ``EDITS`` are made
-(shorter training, the CPU context for the CUDA one, NumPy names gone since 1.24).  The
+(shorter training and smaller inputs, the CPU context for the CUDA one, NumPy names gone since
+1.24, MNIST's download replaced by ``tiny_mnist.py``'s digits, a graph picture saved rather
+than opened in a window).  ``ADDED`` cells print what a notebook only plots or shows.  The
 ``import nnabla`` lines stay: ``run_cells.py`` runs the scripts unchanged on either framework.
 """
 
@@ -32,9 +34,80 @@ EDITS = {
                     "training_rnn(1000,": "training_rnn(101,", "training_siamese(2000)":
                     "training_siamese(101)", "get_extension_context('cudnn'":
                     "get_extension_context('cpu'", "np.int)": "int)"},
+    "dynamic_and_static_nn": {"get_extension_context('cudnn'": "get_extension_context('cpu'",
+                              "range(10):  # unnecessarily deep": "range(2):  # unnecessarily deep",
+                              "(h, 128, (3, 3)": "(h, 16, (3, 3)", "(h, 512, (3, 3)":
+                              "(h, 32, (3, 3)", "(x, 64, (3, 3)": "(x, 16, (3, 3)",
+                              "PF.affine(h, 1024)": "PF.affine(h, 64)",
+                              "range(30)": "range(2)"},
+    "debugging": {"[4, 3, 128, 128]": "[4, 3, 32, 32]", "[4, 3, 64, 64]": "[4, 3, 32, 32]",
+                  "graph.view(pred)": "graph.save(pred, 'graph')  # not a window",
+                  'device = "cudnn"': 'device = "cpu"', "n_run=100": "n_run=1"},
+    "vae_unsupervised_learning": {
+        "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
+        "from nnabla.utils.data_source_loader import download":
+        "from tiny_mnist import download  # the digits as MNIST",
+        "get_extension_context('cudnn')": "get_extension_context('cpu')",
+        "max_iter = 60000": "max_iter = 10", "batch_size = 100": "batch_size = 50",
+        '"Training loss", monitor, interval=600)': '"Training loss", monitor, interval=2)',
+        'M.MonitorSeries("Test loss", monitor, interval=600)':
+        'M.MonitorSeries("Test loss", monitor, interval=2)'},
+    "vat_semi_supervised_learning": {
+        "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
+        "from nnabla.utils.data_source_loader import download":
+        "from tiny_mnist import download  # the digits as MNIST",
+        "get_extension_context('cudnn')": "get_extension_context('cpu')",
+        "n_train = 60000": "n_train = 1300", "n_h = 1200": "n_h = 100",
+        "max_iter = 24000": "max_iter = 12", "val_interval = 240": "val_interval = 6",
+        "val_iter = 100": "val_iter = 2", "iter_per_epoch = 240": "iter_per_epoch = 6",
+        'M.MonitorSeries("Test error", monitor, interval=240)':
+        'M.MonitorSeries("Test error", monitor, interval=1)',
+        # One generator shared by two iterators that reshuffle in their prefetch threads
+        # draws in thread order (NNabla 1.39 too prints one of two results): each its own.
+        "batchsize_l, shuffle=True, rng=rng,":
+        "batchsize_l, shuffle=True, rng=np.random.RandomState(rng.randint(2 ** 31)),",
+        "batchsize_u, shuffle=True, rng=rng,":
+        "batchsize_u, shuffle=True, rng=np.random.RandomState(rng.randint(2 ** 31)),"},
+    "dcgan_image_generation": {
+        "from utils.neu.checkpoint_util import save_checkpoint, load_checkpoint":
+        "# (unused nnabla-examples import dropped)",
+        "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
+        "from nnabla.utils.data_source_loader import download":
+        "from tiny_mnist import download  # the digits as MNIST",
+        "get_extension_context('cudnn')": "get_extension_context('cpu')",
+        "batch_size = 64": "batch_size = 16", "max_iter = 20000": "max_iter = 10",
+        "monitor, interval=10)": "monitor, interval=2)",
+        "display(Image('tmp.monitor.dcgan/Fake-images/{:06d}.png'.format((i+1)*1000-1)))":
+        "pass  # the picture"},
+    "cifar10_classification": {
+        "from utils.neu.checkpoint_util import save_checkpoint, load_checkpoint":
+        "from tiny_neu import save_checkpoint, load_checkpoint  # nnabla-examples', stood in",
+        "from utils.neu.save_nnp import save_nnp": "from tiny_neu import save_nnp",
+        "from nnabla.utils.data_source_loader import download, get_data_home":
+        "from nnabla.utils.data_source_loader import get_data_home\n"
+        "from tiny_cifar10 import download  # the digits as CIFAR-10",
+        "self._size = 50000": "self._size = 1300", "self._size = 10000": "self._size = 497",
+        "extension_module = 'cudnn'": "extension_module = 'cpu'",
+        "batch_size = 64": "batch_size = 16", "bs_valid = 64": "bs_valid = 16",
+        "nmaps=64, act=F.relu)": "nmaps=16, act=F.relu)", "max_iter = 40000": "max_iter = 4",
+        "val_iter = 100": "val_iter = 2"},
+    "siamese_feature_embedding": {
+        "from utils.neu.save_nnp import save_nnp": "# (unused nnabla-examples import dropped)",
+        "from nnabla.utils.data_source_loader import download":
+        "from tiny_mnist import download  # the digits as MNIST",
+        "get_extension_context('cudnn')": "get_extension_context('cpu')", "np.int)": "int)",
+        # likewise (siamese_data_iterator's two iterators reshuffle at the same step)
+        "train=train, rng=rng, shuffle=True)":
+        "train=train, rng=np.random.RandomState(rng.randint(2 ** 31)), shuffle=True)",
+        "max_iter = 5000": "max_iter = 20", "val_interval = 100": "val_interval = 10",
+        "val_iter = 10": "val_iter = 2",
+        'M.MonitorSeries("Test loss", monitor, interval=10)':
+        'M.MonitorSeries("Test loss", monitor, interval=1)',
+        "range(10000 // batch_size)": "range(1)",
+        "display(Image('tmp.monitor.siamese/embed.png'))": "pass  # the plot's picture"},
 }
 
-# Cells added after the notebook's own (the tutorial shows its updater without running it).
+# Cells added after the notebook's own: what the tutorial shows without printing it.
 ADDED = {
     "mixed_precision_training": """\
 # (added) The tutorial's DynamicLossScalingUpdater training an MLP on the digits: the scale
@@ -58,6 +131,40 @@ updater = DynamicLossScalingUpdater(solver, loss, feed, scale=2.0 ** 130, N=3,
 for i in range(12):
     updater.update()
     print(i, loss.d, updater.scale)
+""",
+    "vae_unsupervised_learning": """\
+# (added) The loss series the monitors wrote.
+for name in ("Training-loss", "Test-loss"):
+    print(name)
+    print(open(os.path.join(model_save_path, name + ".series.txt")).read())
+""",
+    "vat_semi_supervised_learning": """\
+# (added) The test errors the monitor wrote, and the last losses.
+print(open(os.path.join(model_save_path, "Test-error.series.txt")).read())
+print(loss_l.d, loss_u.d, solver.learning_rate())
+""",
+    "dcgan_image_generation": """\
+# (added) The loss series the monitors wrote, and the mean and spread of the last fake images
+# (single pixels after 10 GAN steps are not stable to float32 rounding).
+for name in ("Generator-loss", "Discriminator-loss"):
+    print(name)
+    print(open(os.path.join(monitor_path, name + ".series.txt")).read())
+print(fake.d.mean(), fake.d.std())
+""",
+    "cifar10_classification": """\
+# (added) The test error the monitor wrote (before training: F.image_augmentation draws from
+# the framework's own generator) and the files the training wrote.
+print(open(os.path.join(model_save_path, "Test-error.series.txt")).read())
+print(sorted(os.listdir(model_save_path)))
+""",
+    "siamese_feature_embedding": """\
+# (added) What the tutorial plots: the loss series its monitors wrote (not the times) and
+# the first embedded test digits.
+for name in ("Training-loss", "Test-loss"):
+    print(name)
+    print(open(os.path.join(model_save_path, name + ".series.txt")).read())
+print(features.shape, labels[:8].ravel())
+print(features[:8])
 """,
 }
 

@@ -8,7 +8,7 @@ Example:
     (2, 3)
 """
 
-from ...graph import (auto_forward, forward_all, get_auto_forward, recompute, recompute_fn,
+from ...graph import (auto_forward, get_auto_forward, recompute, recompute_fn,
                       set_auto_forward, set_global_recompute)
 from ...ops import grad
 from ...parametric import clear_parameters, parameter_scope
@@ -25,7 +25,7 @@ from ._ndarray import NdArray
 from ._proto_variable import ProtoVariable
 from ._parameter import (get_current_parameter_scope, get_parameter_or_create, get_parameters,
                          no_grad)
-from ._variable import Variable
+from ._variable import Variable, forward_all
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 from . import parameter, solver  # noqa: F401,E402 - ``nn.parameter``, ``nn.solver`` as in NNabla
 from .random import seed  # noqa: E402 - nnabla.random's (both seeds, or one: its keywords)

@@ -9,14 +9,14 @@ largest rank of its inputs; a leaf Variable's is 0, a Variable's one more than i
 ``str()`` and ``repr()`` are the type name, as in NNabla.  Stadyn's own code keeps reading
 the node as a ``FunctionNode`` (``spec``, ``attrs``, ``scope``, ``where``).
 
-Differences from NNabla 1.39: ``info.args`` is NNabla's (names, order, resolved defaults,
-float32 values: ``_function_args.py``) for the common functions (convolution, pooling,
-normalisation, reductions, softmax and its losses, ...); for the others it holds Stadyn's
-declaration of the op's attributes (NNabla's names for nearly every op); NNabla's
-``forward``/``backward``/``setup`` of a single function are not here (a graph runs as a whole),
-and ``args`` is the node's own (the arguments the op was called with), not ``info.args``.
-NNabla 1.39 adds 1 to the rank of every function a static forward has run (it then equals its
-outputs' rank); ``rank`` here is the one NNabla gives before a forward (and in dynamic mode).
+``info.args`` is NNabla's (names, order, resolved defaults, float32 values:
+``_function_args.py``) for the common functions (convolution, pooling, normalisation,
+reductions, softmax and its losses, ...); for the others it holds Stadyn's declaration of the
+op's attributes (NNabla's names for nearly every op).  As in NNabla 1.39, ``rank`` grows by 1
+once a ``forward()`` has run the function (it then equals its outputs' rank).  Differences
+from NNabla 1.39: NNabla's ``forward``/``backward``/``setup`` of a single function are not here
+(a graph runs as a whole), and ``args`` is the node's own (the arguments the op was called
+with), not ``info.args``.
 
 Example:
     >>> import stadyn.compat.nnabla as nn
@@ -38,7 +38,8 @@ from typing import Any, Sequence
 from ...graph import FunctionNode, topological_nodes
 from ._function_args import nnabla_args
 
-__all__ = ["Function", "Info", "type_name", "as_function", "named"]
+__all__ = ["Function", "Info", "type_name", "as_function", "named", "mark_forwarded",
+           "built_rank"]
 
 # NNabla's type names that are not the CamelCase of the function's name (checked against
 # nnabla.function's classes in NNabla 1.39: ``Relu`` is ``ReLU``, ``Acos`` is ``ACos``).
@@ -128,6 +129,27 @@ def _listed(value: Any) -> Any:
     return [_listed(v) for v in value] if isinstance(value, tuple) else value
 
 
+# The function nodes a forward() has run (see Function.rank).
+_FORWARDED: "weakref.WeakSet[FunctionNode]" = weakref.WeakSet()
+
+
+def mark_forwarded(v: Any) -> None:
+    """Note that ``v.forward()`` has run the functions ``v`` depends on (``Function.rank``)."""
+    if v.parent is not None and v.parent not in _FORWARDED:
+        _FORWARDED.update(topological_nodes([v]))
+
+
+def built_rank(node: FunctionNode) -> int:
+    """The rank NNabla gives a function when it is made: the largest rank of its inputs (a
+    leaf's is 0, a Variable's its parent's + 1)."""
+    ranks: dict[int, int] = {}
+    inputs = node.inputs
+    for n in topological_nodes(inputs):
+        ranks[id(n)] = max((ranks[id(v.parent)] + 1 for v in n.inputs
+                            if v.parent is not None), default=0)
+    return max((ranks[id(v.parent)] + 1 for v in inputs if v.parent is not None), default=0)
+
+
 class Function(FunctionNode):
     """A function of an NNabla graph (``nnabla.function.Function``; see the module docstring).
 
@@ -176,14 +198,11 @@ class Function(FunctionNode):
 
     @property
     def rank(self) -> int:
-        """The largest rank of the inputs (a leaf's is 0, a Variable's its parent's + 1)."""
-        ranks: dict[int, int] = {}
-        inputs = self.inputs
-        for node in topological_nodes(inputs):
-            ranks[id(node)] = max((ranks[id(v.parent)] + 1 for v in node.inputs
-                                   if v.parent is not None), default=0)
-        return max((ranks[id(v.parent)] + 1 for v in inputs if v.parent is not None),
-                   default=0)
+        """The largest rank of the inputs (a leaf's is 0, a Variable's its parent's + 1), and 1
+        more once a ``forward()`` has run the function (NNabla 1.39's forward re-ranks what it
+        runs: ``src/nbla/computation_graph/variable.cpp``, ``visit_function_recursive``, step C,
+        ``func->set_rank_(++max_rank)``)."""
+        return built_rank(self) + (self in _FORWARDED)
 
     def __repr__(self) -> str:
         return self.name

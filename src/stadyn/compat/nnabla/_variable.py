@@ -38,7 +38,7 @@ from ... import graph as _graph
 from ..._errors import ArgumentError
 from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, value_holder,
                       take_released, topological_nodes)
-from ._function import Function, as_function
+from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem
@@ -46,7 +46,7 @@ from ._index_dtypes import as_shown
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
-__all__ = ["Variable", "as_nnabla"]
+__all__ = ["Variable", "as_nnabla", "forward_all"]
 
 _Core = _graph.Variable
 
@@ -213,7 +213,13 @@ class Variable(_Core):
             >>> x.rank, F.relu(F.relu(x)).rank
             (0, 2)
         """
-        return 0 if self.parent is None else as_function(self.parent).rank + 1
+        return 0 if self.parent is None else built_rank(self.parent) + 1
+
+    def forward(self, *args, **kwargs) -> None:
+        """Stadyn's ``forward`` (same arguments); the functions it runs have NNabla's rank
+        after a forward from the start, their hooks' included (see ``Function.rank``)."""
+        mark_forwarded(self)
+        super().forward(*args, **kwargs)
 
     def apply(self, **kwargs) -> "Variable":
         """Set the named properties and return this Variable (NNabla's helper for chaining:
@@ -269,7 +275,8 @@ class Variable(_Core):
             ['ReLU', 'MulScalar', 'Sum']
         """
         for node in topological_nodes([self]):
-            f(as_function(node))
+            as_nnabla(as_function(node).inputs)     # its parameters print as NNabla's too
+            f(node)
 
     def __getitem__(self, key) -> "Variable":
         """``x[key]``: NumPy-like indexing in the graph, as NNabla's (``_indexing.py``):
@@ -397,6 +404,24 @@ def _set(v: Variable, value: Any, current: torch.Tensor, core_setter) -> None:
         return
     with torch.no_grad():
         current.copy_(torch.as_tensor(value, dtype=current.dtype).expand(current.shape))
+
+
+def forward_all(variables, *args, **kwargs) -> None:
+    """NNabla's ``nn.forward_all(variables, clear_buffer=False, clear_no_need_grad=False)``:
+    Stadyn's ``forward_all``; the functions it runs have NNabla's rank after a forward from the
+    start (see ``Function.rank``).
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> a = F.relu(nn.Variable.from_numpy_array(np.array([1.0, -1.0])))
+        >>> b, c = F.sin(a), F.cos(a)
+        >>> b.parent.rank, forward_all([b, c]), b.parent.rank, c.parent.rank
+        (1, None, 2, 2)
+    """
+    for v in variables:
+        mark_forwarded(v)
+    _graph.forward_all(variables, *args, **kwargs)
 
 
 def as_nnabla(v: Any) -> Any:

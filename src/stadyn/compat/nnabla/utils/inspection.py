@@ -2,10 +2,11 @@
 
 ``pprint(v)`` visits the functions ``v`` depends on in forward order and prints, for each, its
 name and type (with the parameter scope of its second input when that is a registered
-parameter: ``fc/affine/Affine(Affine)``), its depth, arguments, input and output shapes and
-which inputs need a gradient; with ``summary=True`` also the median, mean, standard deviation,
-minimum and maximum of every input's and output's values and gradients (the intermediates'
-gradients are those the last ``backward()`` left, as in NNabla).  ``forward=True`` /
+parameter: ``fc/affine/Affine(Affine)``), its depth (its ``rank``: 1 more once a forward has
+run it, as in NNabla), arguments, input and output shapes and which inputs need a gradient;
+with ``summary=True`` also the median, mean, standard deviation, minimum and maximum of every
+input's and output's values and gradients (the intermediates' gradients are those the last
+``backward()`` left, as in NNabla).  ``forward=True`` /
 ``backward=True`` run the graph first.
 
 Also here, for ``forward``/``backward``'s ``function_pre_hook``/``function_post_hook``
@@ -26,7 +27,7 @@ Example:
     >>> for line in out.getvalue().splitlines()[:7]:
     ...     print(line.replace(chr(9), "  "))
     ReLU(ReLU)
-      Depth = 0
+      Depth = 1
       Args: ['inplace=False']
       Inputs: [(1, 2)]
       Outputs: [(1, 2)]
@@ -76,7 +77,10 @@ class _Printer:
                                     ("Output Grads", outputs, "g")):
                 print(f"\t{title}:")
                 for label, stat in _STATS:
-                    print(f"\t\t{label}: ", [stat(getattr(v, what)) for v in vs])
+                    # NNabla's list of NumPy scalars as NumPy 1 printed it: ``[0.027189132]``
+                    # (NumPy 2's repr would be ``[np.float32(0.027189132)]``)
+                    values = ", ".join(str(stat(getattr(v, what))) for v in vs)
+                    print(f"\t\t{label}: ", f"[{values}]")
         if self._hidden:
             self.functions.append({"name": name, "inputs": list(inputs),
                                    "outputs": list(outputs)})
