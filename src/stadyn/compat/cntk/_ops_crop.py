@@ -14,10 +14,9 @@ Example:
 
 from __future__ import annotations
 
-import numpy as np
 
 from ... import cntk_semantics, functions as F
-from ._adapt import batched, const, float_arrays, named, operand, sample_shape, wrap
+from ._adapt import batched, float_arrays, named, operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
 
 __all__ = ["crop_manual", "roipooling"]
