@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-
 from ... import cntk_semantics, functions as F
 from ._adapt import batched, float_arrays, named, operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
