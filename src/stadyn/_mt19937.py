@@ -50,6 +50,43 @@ def _twist(mt: np.ndarray, m: int, matrix, upper, lower) -> None:
     step(n - 1, n, mt[0:1].copy(), mt[m - 1:m].copy())
 
 
+def _advance_64(state: np.ndarray, blocks: int) -> np.ndarray:
+    """The raw (untempered) words of the next ``blocks`` states after ``state`` (``n`` words of
+    ``mt19937_64``), one after the other: the sequence ``x[j] = x[j - n + m] ^ A((x[j - n] &
+    upper) | (x[j - n + 1] & lower))`` from ``x[:n] = state``, computed ``n - m`` words at a
+    time (each reads only words at least that far back) into one array, without copies: what
+    :func:`_twist` gives block after block, in a tenth of its time for many blocks."""
+    n, m = len(state), _M
+    step = n - m
+    x = np.empty((blocks + 1) * n, np.uint64)
+    x[:n] = state
+    y, t = np.empty(step, np.uint64), np.empty(step, np.uint64)
+    one = np.uint64(1)
+    for j in range(n, len(x), step):
+        np.bitwise_and(x[j - n:j - n + step], _UPPER, out=y)
+        np.bitwise_and(x[j - n + 1:j - n + 1 + step], _LOWER, out=t)
+        np.bitwise_or(y, t, out=y)
+        np.bitwise_and(y, one, out=t)
+        np.multiply(t, _MATRIX, out=t)                  # A's matrix where the low bit is set
+        np.right_shift(y, one, out=y)
+        np.bitwise_xor(y, t, out=y)
+        np.bitwise_xor(x[j - step:j], y, out=x[j:j + step])
+    return x[n:]
+
+
+def _temper_64(x: np.ndarray) -> np.ndarray:
+    """``mt19937_64``'s output of raw words ``x``, in place (a piece at a time, so that the
+    temporaries stay in cache); returns ``x``."""
+    s29, s17, s37, s43 = (np.uint64(k) for k in (29, 17, 37, 43))
+    for i in range(0, len(x), 1 << 15):
+        p = x[i:i + (1 << 15)]
+        p ^= (p >> s29) & np.uint64(0x5555555555555555)
+        p ^= (p << s17) & np.uint64(0x71D67FFFEDA60000)
+        p ^= (p << s37) & np.uint64(0xFFF7EEE000000000)
+        p ^= p >> s43
+    return x
+
+
 class MT19937_64:
     """``std::mt19937_64`` seeded with an integer, its numbers generated 312 at a time.
 
@@ -70,12 +107,7 @@ class MT19937_64:
     def _twist(self) -> None:
         mt = self._state
         _twist(mt, _M, _MATRIX, _UPPER, _LOWER)
-        x = mt.copy()
-        x ^= (x >> np.uint64(29)) & np.uint64(0x5555555555555555)
-        x ^= (x << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
-        x ^= (x << np.uint64(37)) & np.uint64(0xFFF7EEE000000000)
-        x ^= x >> np.uint64(43)
-        self._block, self._out = x, None
+        self._block, self._out = _temper_64(mt.copy()), None
         self._at = 0
 
     def __call__(self) -> int:
@@ -89,13 +121,19 @@ class MT19937_64:
     def take(self, count: int) -> np.ndarray:
         """The next ``count`` numbers (uint64), as ``count`` calls would give them."""
         parts, need = [], int(count)
-        while need > 0:
-            if self._at == _N:
-                self._twist()
+        if need > 0 and self._at < _N:                 # the rest of the current block first
             k = min(need, _N - self._at)
             parts.append(self._block[self._at:self._at + k])
             self._at += k
             need -= k
+        if need > 0:                                   # then whole blocks, in one pass
+            blocks = -(-need // _N)
+            raw = _advance_64(self._state, blocks)
+            self._state = raw[-_N:].copy()
+            out = _temper_64(raw)                      # (in place: raw is the caller's)
+            self._block, self._out = out[-_N:], None
+            self._at = need - (blocks - 1) * _N
+            parts.append(out[:need])
         return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
 
 
