@@ -335,3 +335,45 @@ def float64_data__computed_in_float32(nn, F, r):
     c.data.cast(np.float64)
     res["cast .d dtype"] = str(c.d.dtype)
     return res
+
+
+@nnabla_case(names=["nnabla.grad", "nnabla.get_parameters", "nnabla.functions.affine"],
+             note="nn.grad with respect to registered parameters a program gave F.affine "
+                  "itself (the meta-learning pattern): their gradients, a MAML step's loss "
+                  "on the fast weights, and a double backward through nn.grad into W.g; "
+                  "after nnfid7 static mode gave zeros (the graph held W's program view, "
+                  "nn.grad asked for W)")
+def grad__of_registered_parameters_given_to_f(nn, F, PF, r):
+    r.touch("nnabla.grad")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.clear_parameters()
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(np.array([[1.0, 2.0, -1.0], [0.5, 1.0, 3.0]],
+                                                      np.float32))
+            PF.affine(x, 2, name="fc")
+            params = nn.get_parameters()
+            w, b = params["fc/affine/W"], params["fc/affine/b"]
+            w.d = np.array([[0.5, -1.0], [2.0, 0.25], [1.0, 1.5]], np.float32)
+            b.d = np.array([0.1, -0.2], np.float32)
+            loss = F.sum(F.affine(x, w, b) ** 2)
+            gw, gb = nn.grad([loss], [w, b])
+            if not dynamic:
+                F.sink(gw, gb).forward()
+            res[mode + "grad W"], res[mode + "grad b"] = gw.d.copy(), gb.d.copy()
+            fast = F.sum(F.affine(x, w - 0.01 * gw, b - 0.01 * gb))
+            if not dynamic:
+                fast.forward()
+            res[mode + "loss on fast weights"] = np.array(fast.d, np.float32)
+            penalty = F.sum(nn.grad([loss], [w])[0] ** 2)
+            w.grad.zero()
+            if not dynamic:
+                penalty.forward()
+            penalty.backward()
+            res[mode + "W.g of the gradient penalty"] = w.g.copy()
+        finally:
+            nn.set_auto_forward(False)
+    nn.clear_parameters()
+    return res

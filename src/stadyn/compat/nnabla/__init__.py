@@ -10,7 +10,6 @@ Example:
 
 from ...graph import (auto_forward, get_auto_forward, recompute, recompute_fn,
                       set_auto_forward, set_global_recompute)
-from ...ops import grad
 from ...parametric import clear_parameters, parameter_scope
 from ...serialize import load_parameters, save_parameters
 from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
@@ -20,6 +19,7 @@ from ._arrays import (add_available_context, array_classes, available_contexts,
 from ._context import Context, context_scope, get_current_context, set_default_context
 from ._callback import (set_function_post_hook, set_function_pre_hook, unset_function_post_hook,
                         unset_function_pre_hook)
+from ._grad import grad
 from ._module import Module, Sequential
 from ._ndarray import NdArray
 from ._proto_variable import ProtoVariable

@@ -51,7 +51,7 @@ from ...graph import Variable as _Variable, data_of, get_auto_forward
 from ...parametric import current_registry
 
 __all__ = ["REGISTERED_FLAGS", "is_registered", "set_by_stadyn", "program_view", "follow_flag",
-           "honouring_registered_flags"]
+           "honouring_registered_flags", "live_program_view"]
 
 _STADYN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
@@ -120,6 +120,25 @@ def program_view(v: Any) -> Any:
     elif _Variable.need_grad.fget(view) != flag:
         _Variable.need_grad.fset(view, flag)
     return view
+
+
+def live_program_view(v: Any) -> Any:
+    """The program view a graph holds for ``v`` (a registered parameter), or None: where a
+    program put ``v`` in a graph itself, the graph reads the view, not ``v``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     w = sd.get_parameter_or_create("W", (2,))
+        ...     before = live_program_view(w)
+        ...     u = program_view(w)
+        ...     before is None, live_program_view(w) is u
+        (True, True)
+    """
+    if not (isinstance(v, _Variable) and is_registered(v)):
+        return None
+    ref = _PROGRAM_VIEWS.get(v)
+    return ref() if ref is not None else None
 
 
 def follow_flag(v: Any) -> None:

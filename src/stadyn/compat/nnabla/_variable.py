@@ -418,7 +418,10 @@ def forward_all(variables, *args, **kwargs) -> None:
         >>> b, c = F.sin(a), F.cos(a)
         >>> b.parent.rank, forward_all([b, c]), b.parent.rank, c.parent.rank
         (1, None, 2, 2)
+        >>> forward_all(v for v in (b, c)); [round(float(b.d[0]), 4), round(float(c.d[0]), 4)]
+        [0.8415, 0.5403]
     """
+    variables = list(variables)         # (a generator read once: both loops see it whole)
     for v in variables:
         mark_forwarded(v)
     _graph.forward_all(variables, *args, **kwargs)

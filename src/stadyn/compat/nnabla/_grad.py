@@ -1,0 +1,51 @@
+"""NNabla's ``nn.grad`` on Stadyn's ``grad``, reaching the registered parameters a program put
+in its graphs itself.
+
+A program's ``F`` call holds a registered parameter's *program view*
+(``_registered_flags.py``), so a static gradient with respect to the parameter is the sum of
+the gradients with respect to it (where a parametric function's graph holds it) and to its view
+(where a program's ``F`` call does).  In dynamic mode both are the parameter's own tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ... import functions as _F
+from ...graph import Variable as _Variable, get_auto_forward
+from ...ops import grad as _grad
+from ._registered_flags import live_program_view
+
+__all__ = ["grad"]
+
+
+def grad(outputs: Any, inputs: "_Variable | Sequence[_Variable]", grad_outputs: Any = None
+         ) -> list:
+    """Gradients of ``outputs`` with respect to ``inputs`` as Variables of the graph
+    (``nn.grad``): differentiable again, computed at once in dynamic mode and by ``forward`` in
+    static mode.  A registered parameter a program gave an ``F`` function itself gets the
+    gradient through it (the meta-learning pattern: ``F.affine(x, W, b)`` on
+    ``nn.get_parameters()``'s ``W``), as in NNabla 1.39.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.compat.nnabla as nn
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     w = nn.parameter.get_parameter_or_create("W", (2,))
+        ...     w.d = [1.0, 2.0]
+        ...     loss = F.sum(F.mul2(w, w))
+        ...     g, = nn.grad([loss], [w])
+        ...     g.forward()
+        ...     g.d.tolist()
+        [2.0, 4.0]
+    """
+    ins = [inputs] if isinstance(inputs, _Variable) else list(inputs)
+    views = {} if get_auto_forward() else {k: live_program_view(v) for k, v in enumerate(ins)}
+    views = {k: view for k, view in views.items() if view is not None}
+    if not views:
+        return _grad(outputs, ins, grad_outputs)
+    found = _grad(outputs, ins + list(views.values()), grad_outputs)
+    result = found[:len(ins)]
+    for j, k in enumerate(views):
+        result[k] = _F.add2(result[k], found[len(ins) + j])
+    return result
