@@ -9,6 +9,7 @@ shuffles (``io/_cntk_order.py``) and the uniform initial values of parameters
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -191,14 +192,17 @@ def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
         _TABLES.extend(_ziggurat_tables())
     tx, ty = _TABLES
     rng = MT19937_64(seed)
-    out = np.empty(int(count), np.float64)
-    state: dict = {"buf": np.zeros(0, np.uint64), "at": 0, "tries": None}
+    n = int(count)
+    out = np.empty(n, np.float64)
+    buf, at, tries = np.zeros(0, np.uint64), 0, None    # the numbers drawn, the next one's
+    # index, and every number of buf taken as a first try (None: not yet)
 
     def draw() -> int:
-        if state["at"] == len(state["buf"]):
-            state["buf"], state["at"], state["tries"] = rng.take(1024), 0, None
-        state["at"] += 1
-        return int(state["buf"][state["at"] - 1])
+        nonlocal buf, at, tries
+        if at == len(buf):
+            buf, at, tries = rng.take(1024), 0, None
+        at += 1
+        return int(buf[at - 1])
 
     def uniform() -> float:
         while True:
@@ -230,23 +234,23 @@ def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
                 return x * sign
 
     filled = 0
-    while filled < len(out):
-        if state["at"] == len(state["buf"]):
-            state["buf"], state["at"] = rng.take(len(out) - filled + 64), 0
-            state["tries"] = None
-        if state["tries"] is None:          # every number of the block as a first try
-            x, i, sign, taken = first_tries(state["buf"])
-            state["tries"] = (x * sign, x, i, sign, np.flatnonzero(~taken))
-        signed, x, i, sign, refused = state["tries"]
-        at = state["at"]
-        after = np.searchsorted(refused, at)
-        nxt = int(refused[after]) if after < len(refused) else len(signed)
-        k = min(nxt - at, len(out) - filled)
+    while filled < n:
+        if at == len(buf):               # (a piece at a time: the tries' arrays stay small)
+            buf, at, tries = rng.take(min(n - filled + 64, 1 << 20)), 0, None
+        if tries is None:                # every number of the piece as a first try
+            x, i, sign, taken = first_tries(buf)
+            tries, refused = x * sign, np.flatnonzero(~taken).tolist()
+            j = bisect.bisect_left(refused, at)
+        signed = tries
+        while j < len(refused) and refused[j] < at:
+            j += 1
+        nxt = refused[j] if j < len(refused) else len(buf)
+        k = min(nxt - at, n - filled)
         out[filled:filled + k] = signed[at:at + k]
         filled += k
-        state["at"] += k
-        if filled < len(out) and state["at"] == nxt < len(signed):
-            state["at"] += 1             # (its number drawn)
+        at += k
+        if filled < n and at == nxt < len(buf):
+            at += 1                      # (its number drawn)
             out[filled] = one_value(float(x[nxt]), int(i[nxt]), float(sign[nxt]))
             filled += 1
     return (float(np.float32(sigma)) * out).astype(np.float32)
