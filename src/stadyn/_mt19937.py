@@ -10,6 +10,7 @@ shuffles (``io/_cntk_order.py``) and the uniform initial values of parameters
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 
 import numpy as np
@@ -152,6 +153,7 @@ def uniform_floats(seed: int, count: int, limit: float) -> np.ndarray:
     return (x * float(np.float32(limit))).astype(np.float32)
 
 
+@functools.cache
 def _ziggurat_tables() -> tuple[np.ndarray, np.ndarray]:
     """The 128 layers of the normal ziggurat Boost 1.60's ``normal_distribution`` samples from
     (Marsaglia and Tsang): ``x[1]`` is the tail's start ``r``, each layer has the area ``v`` of
@@ -166,9 +168,6 @@ def _ziggurat_tables() -> tuple[np.ndarray, np.ndarray]:
     x.append(0.0)
     y = [0.0] + [math.exp(-t * t / 2) for t in x[1:-1]] + [1.0]
     return np.array(x), np.array(y)
-
-
-_TABLES: list = []
 
 
 def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
@@ -188,9 +187,7 @@ def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
         >>> normal_floats(7, 3, 0.5).tolist()     # CNTK 2.7: C.normal(0.5, seed=7)
         [0.48164117336273193, -0.8281922936439514, -0.05767981335520744]
     """
-    if not _TABLES:
-        _TABLES.extend(_ziggurat_tables())
-    tx, ty = _TABLES
+    tx, ty = _ziggurat_tables()          # (made once; threads drawing at once share them)
     rng = MT19937_64(seed)
     n = int(count)
     out = np.empty(n, np.float64)
