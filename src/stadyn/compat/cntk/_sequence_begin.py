@@ -170,9 +170,11 @@ class _Carry:
             return []
         return self.sequences + self.initial + self.step_inputs + [self.layout.lengths]
 
-    def set(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
+    def set(self, flags: list[bool] | None, what: str = "train_minibatch",
+            layout=None) -> None:
         """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``what``: the
-        call, for errors)."""
+        call, for errors; ``layout``: a truncated minibatch's slots, see
+        :meth:`_slot_states`)."""
         if flags is None or all(flags):
             splice = self.splice or _splice_of(self.node)
             if splice is not None and not splice.fresh:
@@ -192,7 +194,8 @@ class _Carry:
                 f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from the "
                 "previous minibatch, which had no minibatch (CNTK 2.7: No matching sequence "
                 "found in the saved previous MBLayout)")
-        states = self._carried_states(flags, what)
+        states = self._slot_states(flags, layout, what) if layout is not None else \
+            self._carried_states(flags, what)
         splice = self.splice = self.splice or _splice_of(self.node) or _Splice(self)
         _SPLICES[self.node] = weakref.ref(splice)
         _assign(splice.begin, np.asarray(flags, np.float64).reshape(-1, 1))
@@ -245,6 +248,35 @@ class _Carry:
                 row[i] = trajectory[j, t]
         return rows
 
+    def _slot_states(self, flags: list[bool], layout, what: str) -> list[np.ndarray]:
+        """The states carried into a minibatch a ``MinibatchSource`` with
+        ``truncation_length`` packed (``layout``, a :class:`stadyn.io.TruncatedLayout`): a
+        sequence that goes on starts from the last step of its slot's sequence in the previous
+        minibatch, as CNTK's ``DelayedValueNode`` reads the previous minibatch's last column
+        of the slot."""
+        before = self.last.get("layout")
+        if before is None:
+            raise SequenceBeginError(
+                f"{what}: a truncated minibatch goes on with sequences of the previous "
+                "minibatch, which was not read with truncation_length")
+        lengths = self._value(self.layout.lengths).reshape(-1).astype(np.int64)
+        trajectories = self._trajectories()
+        rows = [np.zeros((len(flags),) + tuple(s), self.dtype) for s in self.layout.shapes]
+        for i, flag in enumerate(flags):
+            if flag:
+                continue
+            slot = layout.streams[i]
+            found = [j for j, (s, on) in enumerate(zip(before.streams, before.goes_on))
+                     if s == slot and on]
+            if not found:
+                raise SequenceBeginError(
+                    f"{what}: sequence {i} of a truncated minibatch goes on in slot {slot}, "
+                    "where no sequence of the previous minibatch went on")
+            j = found[-1]
+            for row, trajectory in zip(rows, trajectories):
+                row[i] = trajectory[j, int(lengths[j]) - 1]
+        return rows
+
     def _trajectories(self) -> list[np.ndarray]:
         """The states along every sequence of the last minibatch, ``(batch, steps, *shape)``
         each (the LSTM's cells computed from its inputs)."""
@@ -260,7 +292,7 @@ class _Carry:
         t = self.last["values"][id(v)].cpu()
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
-    def keep(self, packed: bool) -> None:
+    def keep(self, packed: bool, layout=None) -> None:
         """Keep what the states along each sequence of the minibatch just run are computed
         from (``packed``: whether it held whole sequences only, which CNTK packs into slots):
         the tensors the run made, and copies of the leaves' (and of the input's, which may
@@ -271,7 +303,8 @@ class _Carry:
         shared = self.step_inputs[:1]
         self.last = {"values": {id(v): v.data.detach().clone() if v.parent is None or any(
             v is s for s in shared) else v.data.detach() for v in self.wanted()},
-            "packed": packed, "initial": self.initial}     # (spliced later, maybe)
+            "packed": packed, "initial": self.initial,      # (spliced later, maybe)
+            "layout": layout}
 
 
 def _slots(lengths: list[int], packed: bool) -> list[list[tuple[int, int]]]:
@@ -309,18 +342,22 @@ class SequenceBegins:
                  if n.spec.name in RECURRENCES]
         self.carries = [_Carry(n) for n in nodes]
         self.packed = True      # whether this minibatch holds whole sequences only
+        self.layout = None      # a truncated minibatch's slots (stadyn.io.TruncatedLayout)
 
     def wanted(self) -> list[Variable]:
         """What a step must also compute for :meth:`keep` (not the leaves it reads, whose
         values are there without computing)."""
         return [v for c in self.carries for v in c.wanted() if v.parent is not None]
 
-    def begin(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
+    def begin(self, flags: list[bool] | None, what: str = "train_minibatch",
+              layout=None) -> None:
         """Set the recurrences' initial states for a minibatch with ``flags`` (None: every
-        sequence starts; ``what``: the call, for errors)."""
+        sequence starts; ``what``: the call, for errors; ``layout``: a truncated minibatch's
+        slots, whose sequences go on from their slot's)."""
+        self.layout = layout
         try:
             for c in self.carries:
-                c.set(flags, what)
+                c.set(flags, what, layout)
         except BaseException:
             for c in self.carries:      # refused: the graph computes as without flags
                 c.set(None)
@@ -335,13 +372,14 @@ class SequenceBegins:
         part = SequenceBegins.__new__(SequenceBegins)
         part.carries = [c for c in self.carries if id(c.node) in nodes]
         part.packed = True
+        part.layout = None
         return part
 
     def keep(self) -> None:
         """Keep what the states the step just run went through are computed from (after a
         run of :meth:`wanted`), and put the recurrences back to starting afresh."""
         for c in self.carries:
-            c.keep(self.packed)
+            c.keep(self.packed, self.layout)
             c.set(None)
 
 
