@@ -51,10 +51,14 @@ class TruncatedPacker:
     each sequence (CNTK's rule).
 
     Example:
-        >>> import numpy as np
-        >>> from stadyn.io import MinibatchSource, NumpyDeserializer
-        >>> seqs = [np.arange(n, dtype=np.float32)[:, None] for n in (5, 3)]
-        >>> src = MinibatchSource(NumpyDeserializer({'x': seqs}), randomize=False, max_sweeps=1)
+        >>> import os, tempfile
+        >>> from stadyn.io import CTFDeserializer, MinibatchSource, StreamDef, StreamDefs
+        >>> path = os.path.join(tempfile.mkdtemp(), 'seq.ctf')   # sequences of 5 and 3 steps
+        >>> with open(path, 'w') as f:
+        ...     for s, n in enumerate((5, 3)):
+        ...         _ = [print(s, '|x', t, file=f) for t in range(n)]
+        >>> src = MinibatchSource(CTFDeserializer(path, StreamDefs(x=StreamDef('x', shape=1))),
+        ...                       randomize=False, max_sweeps=1)
         >>> packer = TruncatedPacker(src, 2)
         >>> d = packer.next_minibatch(4)['x']
         >>> d.num_sequences, d.num_samples, packer.layout.begins, packer.layout.goes_on

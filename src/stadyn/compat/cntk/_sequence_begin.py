@@ -32,7 +32,7 @@ import torch
 
 from ... import functions as F
 from ...graph import FunctionNode, Subgraph, Variable
-from ...ops import RECURRENCES, lstm_cells, recurrence_states
+from ...ops import RECURRENCES, RecurrenceStates, lstm_cells, recurrence_states
 from . import _graph as G
 
 __all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "split_flags"]
@@ -198,7 +198,8 @@ class _Carry:
             self._carried_states(flags, what)
         splice = self.splice = self.splice or _splice_of(self.node) or _Splice(self)
         _SPLICES[self.node] = weakref.ref(splice)
-        _assign(splice.begin, np.asarray(flags, np.float64).reshape(-1, 1))
+        _assign(splice.begin, np.asarray(flags, np.float64).reshape(
+            (-1,) + (1,) * len(self.layout.shapes[0])))
         for v, state in zip(splice.carried, states):
             _assign(v, state)
         splice.fresh = False
@@ -307,6 +308,46 @@ class _Carry:
             "layout": layout}
 
 
+class _DelayCarry(_Carry):
+    """A ``past_value`` outside a recurrence loop, carried only across the minibatches of a
+    ``MinibatchSource`` with ``truncation_length``: a piece that goes on reads, at its first
+    step, its input's last step of the slot's previous piece (CNTK's ``DelayedValueNode``),
+    spliced in place of the initial state.  Only a delay of one step carries (a longer one is
+    refused when a piece goes on); with explicit sequence-begin flags it starts afresh, as
+    before."""
+
+    def __init__(self, node):
+        self.node = node
+        inputs, attrs = node.spec.split_arguments(node.args, node.kwargs)
+        x = inputs[0]
+        self.layout = RecurrenceStates("past_value", tuple(inputs), attrs, (0,), (2,),
+                                       (tuple(x.shape[2:]),), False)
+        self.sequences = [x]
+        self.unsupported = None
+        if int(attrs.get("time_step", 1)) != 1:
+            self.unsupported = (f"a past_value of {attrs.get('time_step')} steps "
+                                f"({node.scope or 'unnamed'}) cannot carry its values from one "
+                                "truncated minibatch to the next in Stadyn (one step can)")
+        self.dtype = np.dtype(x.dtype)
+        self.step_inputs = []
+        self.last = None
+        self.splice = None
+        self.active = False     # whether the minibatch is a truncated one
+
+    def wanted(self) -> list[Variable]:
+        return super().wanted() if self.active else []
+
+    def set(self, flags, what="train_minibatch", layout=None) -> None:
+        self.active = layout is not None
+        super().set(flags if self.active else None, what, layout)
+
+    def keep(self, packed: bool, layout=None) -> None:
+        if not self.active:
+            self.last = None
+            return
+        super().keep(packed, layout)
+
+
 def _slots(lengths: list[int], packed: bool) -> list[list[tuple[int, int]]]:
     """How CNTK 2.7 lays a minibatch's sequences (of ``lengths``) into parallel slots: one
     slot each, in order, where some continue a sequence (``packed`` False), where there is
@@ -339,8 +380,9 @@ class SequenceBegins:
 
     def __init__(self, roots: Sequence[Variable]):
         nodes = [n for n in Subgraph(list(roots)).nodes
-                 if n.spec.name in RECURRENCES]
-        self.carries = [_Carry(n) for n in nodes]
+                 if n.spec.name in RECURRENCES or n.spec.name == "past_value"]
+        self.carries = [_Carry(n) if n.spec.name in RECURRENCES else _DelayCarry(n)
+                        for n in nodes]
         self.packed = True      # whether this minibatch holds whole sequences only
         self.layout = None      # a truncated minibatch's slots (stadyn.io.TruncatedLayout)
 
