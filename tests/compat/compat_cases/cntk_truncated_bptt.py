@@ -106,26 +106,34 @@ def truncated_lstm_training(C, r):
     return res
 
 
-@cntk_case(names=["cntk.sequence.past_value"],
+@cntk_case(names=["cntk.sequence.past_value", "cntk.sequence.future_value"],
            note="Stadyn refused truncation_length (a ValueError); a past_value outside a "
-                "loop then read its initial state at each piece that goes on")
+                "loop then read its initial state at each piece that goes on, a future_value "
+                "its initial state past each piece that goes on (CNTK 2.7: 0)")
 def truncated_past_value(C, r):
-    """A ``past_value`` outside a recurrence loop over truncated minibatches (8 samples,
-    truncation length 4): a piece that goes on reads, at its first step, the last step of its
-    slot's previous piece; the sum of the delayed values of each minibatch."""
-    r.touch("cntk.sequence.past_value")
-    x = C.sequence.input_variable(2)
-    w = C.parameter((1,), init=np.ones(1, np.float32))
-    total = C.reduce_sum(C.sequence.past_value(x, initial_state=0.5)) * w
-    trainer = C.Trainer(None, (total, None), [C.sgd([w], C.learning_parameter_schedule(0.0))])
-    sums = []
+    """A ``past_value`` and a ``future_value`` outside a recurrence loop over truncated
+    minibatches (8 samples, truncation length 4): a piece that goes on reads, at its first
+    step, the last step of its slot's previous piece, and past its last step 0 (not the
+    initial state: its future is in the next minibatch); the sum of the delayed values of
+    each minibatch."""
+    r.touch("cntk.sequence.past_value", "cntk.sequence.future_value")
+    res = {}
     with r.tempdir() as folder:
-        src = _source(C, _ctf(folder, r), max_sweeps=1)
-        while True:
-            mb = src.next_minibatch(8, input_map={x: src.streams.x})
-            if not mb:
-                break
-            trainer.train_minibatch(mb)
-            sums.append([trainer.previous_minibatch_sample_count,
-                         float(trainer.previous_minibatch_loss_average)])
-    return {"sums": sums}
+        path = _ctf(folder, r)
+        for name, delay in (("past", C.sequence.past_value), ("future", C.sequence.future_value)):
+            x = C.sequence.input_variable(2)
+            w = C.parameter((1,), init=np.ones(1, np.float32))
+            total = C.reduce_sum(delay(x, initial_state=0.5)) * w
+            trainer = C.Trainer(None, (total, None),
+                                [C.sgd([w], C.learning_parameter_schedule(0.0))])
+            sums = []
+            src = _source(C, path, max_sweeps=1)
+            while True:
+                mb = src.next_minibatch(8, input_map={x: src.streams.x})
+                if not mb:
+                    break
+                trainer.train_minibatch(mb)
+                sums.append([trainer.previous_minibatch_sample_count,
+                             float(trainer.previous_minibatch_loss_average)])
+            res[name] = sums
+    return res

@@ -24,6 +24,7 @@ cells, computed again from the step's input, outputs and weights (CNTK's LSTM eq
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import weakref
 from typing import Sequence
 
@@ -348,6 +349,34 @@ class _DelayCarry(_Carry):
         super().keep(packed, layout)
 
 
+class _FutureCarry(_DelayCarry):
+    """A ``future_value`` outside a recurrence loop in a minibatch of a ``MinibatchSource``
+    with ``truncation_length``: where a piece's sequence goes on in the next minibatch, the
+    steps past the piece's end read 0, not the initial state (CNTK 2.7's values: the
+    future is not in the minibatch); elsewhere the initial state, as without truncation."""
+
+    def __init__(self, node):
+        super().__init__(node)
+        self.unsupported = None
+        self.layout = dataclasses.replace(self.layout, kind="future_value")
+
+    def wanted(self) -> list[Variable]:
+        return []
+
+    def set(self, flags, what="train_minibatch", layout=None) -> None:
+        self.active = False
+        if layout is None or not any(layout.goes_on):
+            _Carry.set(self, None, what)
+            return
+        splice = self.splice = self.splice or _splice_of(self.node) or _Splice(self)
+        _SPLICES[self.node] = weakref.ref(splice)
+        shape = self.layout.shapes[0]
+        _assign(splice.begin, np.asarray([not on for on in layout.goes_on], np.float64)
+                .reshape((-1,) + (1,) * len(shape)))
+        _assign(splice.carried[0], np.zeros((len(layout.goes_on),) + shape))
+        splice.fresh = False
+
+
 def _slots(lengths: list[int], packed: bool) -> list[list[tuple[int, int]]]:
     """How CNTK 2.7 lays a minibatch's sequences (of ``lengths``) into parallel slots: one
     slot each, in order, where some continue a sequence (``packed`` False), where there is
@@ -373,6 +402,9 @@ def _assign(v: Variable, array: np.ndarray) -> None:
     v.data = torch.from_numpy(np.ascontiguousarray(array, np.dtype(v.dtype)))
 
 
+_DELAYS = {"past_value": _DelayCarry, "future_value": _FutureCarry}
+
+
 class SequenceBegins:
     """The recurrences of a graph made to take CNTK's sequence-begin flags (see the module
     docstring): a Trainer's, made at its first minibatch; a Function's, at its first run
@@ -380,8 +412,8 @@ class SequenceBegins:
 
     def __init__(self, roots: Sequence[Variable]):
         nodes = [n for n in Subgraph(list(roots)).nodes
-                 if n.spec.name in RECURRENCES or n.spec.name == "past_value"]
-        self.carries = [_Carry(n) if n.spec.name in RECURRENCES else _DelayCarry(n)
+                 if n.spec.name in RECURRENCES or n.spec.name in _DELAYS]
+        self.carries = [_Carry(n) if n.spec.name in RECURRENCES else _DELAYS[n.spec.name](n)
                         for n in nodes]
         self.packed = True      # whether this minibatch holds whole sequences only
         self.layout = None      # a truncated minibatch's slots (stadyn.io.TruncatedLayout)
