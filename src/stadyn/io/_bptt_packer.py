@@ -75,9 +75,10 @@ class TruncatedPacker:
         self._ended = False
 
     def _read(self) -> list | None:
-        """The source's next sequence, ``[{stream: steps}, length, ends a sweep]`` (None at
-        the data's end)."""
+        """The source's next sequence, ``[{stream: steps}, length, ends a sweep, the source's
+        state before it]`` (None at the data's end)."""
         names = list(self.source.streams)
+        before = MinibatchSource.get_checkpoint_state(self.source)
         batch = MinibatchSource.next_minibatch(self.source, 1, {n: n for n in names})
         if not batch:
             return None
@@ -96,7 +97,30 @@ class TruncatedPacker:
                              "(CNTK 2.7: For BPTT sequences between different input stream "
                              "should have the same length)")
         ends = any(d.end_of_sweep for d in batch.values())
-        return [steps, next(iter(lengths.values())), ends]
+        return [steps, next(iter(lengths.values())), ends, before]
+
+    def get_state(self) -> dict:
+        """What the slots hold (JSON-able): each sequence as the source's state before it was
+        read, and how far each slot's first sequence is given out."""
+        return {"truncation_length": self.truncation_length, "ended": self._ended,
+                "slots": [[seq[3] for seq in slot.sequences] for slot in self._slots],
+                "cursors": [slot.cursor for slot in self._slots]}
+
+    def restore(self, state: Mapping[str, Any] | None, source_state: Mapping[str, Any]) -> None:
+        """Fill the slots as :meth:`get_state` found them (reading their sequences again), and
+        leave the source at ``source_state``; ``state`` None empties them."""
+        self._slots, self._ended = [], False
+        if state is not None:
+            for states, cursor in zip(state["slots"], state["cursors"]):
+                slot = _Slot()
+                for before in states:
+                    MinibatchSource.restore_from_checkpoint(self.source, before)
+                    slot.sequences.append(self._read())
+                slot.cursor = int(cursor)
+                self._slots.append(slot)
+            self._ended = bool(state["ended"])
+        MinibatchSource.restore_from_checkpoint(self.source, source_state)
+        self.layout = None
 
     def next_minibatch(self, minibatch_size_in_samples: int,
                        input_map: Mapping[Hashable, Any] | None = None) -> dict:
@@ -126,7 +150,7 @@ class TruncatedPacker:
         for index, slot in enumerate(self._slots):
             wanted = min(n, slot.available())
             while wanted:
-                steps, length, ends = slot.sequences[0]
+                steps, length, ends, _ = slot.sequences[0]
                 first = slot.cursor
                 end = min(length, first + wanted)
                 rows.append((index, steps, first, end, first == 0, end < length))

@@ -185,6 +185,19 @@ class MinibatchSource(_io.MinibatchSource):
         self._packer = _io.TruncatedPacker(self, truncation_length) if truncation_length \
             else None
 
+    def get_checkpoint_state(self) -> dict:
+        """The reading position; with ``truncation_length``, also the sequences its slots hold
+        (restored without losing or repeating a step)."""
+        state = super().get_checkpoint_state()
+        if self._packer is not None:
+            state["truncated"] = self._packer.get_state()
+        return state
+
+    def restore_from_checkpoint(self, state) -> None:
+        super().restore_from_checkpoint(state)
+        if self._packer is not None:
+            self._packer.restore(state.get("truncated"), state)
+
     def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:
         if self._packer is not None:
