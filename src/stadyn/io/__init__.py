@@ -44,6 +44,7 @@ from ._source import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, I
 from ._streams import Record, StreamDef, StreamDefs, StreamInformation
 from ._utterance_source import AUTO_RANDOMIZATION_RANGE, UtteranceSource, utterance_order
 from ._truncated_source import TruncatedLayout, TruncatedUtteranceSource
+from ._bptt_packer import TruncatedPacker
 from ._lm_sentence_source import LMSentenceSource
 from ._tools import (compute_mean, convert_cifar10, dump_rec, make_image_list, make_map_file,
                      pack_list)
@@ -60,6 +61,7 @@ __all__ = [
     "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
     "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS",
     "WorkerError", "UtteranceSource", "TruncatedUtteranceSource", "TruncatedLayout",
+    "TruncatedPacker",
     "LMSentenceSource",
     "utterance_order", "AUTO_RANDOMIZATION_RANGE",
     # transforms

@@ -24,6 +24,7 @@ cells, computed again from the step's input, outputs and weights (CNTK's LSTM eq
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import weakref
 from typing import Sequence
 
@@ -32,7 +33,7 @@ import torch
 
 from ... import functions as F
 from ...graph import FunctionNode, Subgraph, Variable
-from ...ops import RECURRENCES, lstm_cells, recurrence_states
+from ...ops import RECURRENCES, RecurrenceStates, lstm_cells, recurrence_states
 from . import _graph as G
 
 __all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "split_flags"]
@@ -170,9 +171,11 @@ class _Carry:
             return []
         return self.sequences + self.initial + self.step_inputs + [self.layout.lengths]
 
-    def set(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
+    def set(self, flags: list[bool] | None, what: str = "train_minibatch",
+            layout=None) -> None:
         """Begin every sequence afresh (``flags`` None) or as ``flags`` say (``what``: the
-        call, for errors)."""
+        call, for errors; ``layout``: a truncated minibatch's slots, see
+        :meth:`_slot_states`)."""
         if flags is None or all(flags):
             splice = self.splice or _splice_of(self.node)
             if splice is not None and not splice.fresh:
@@ -192,10 +195,12 @@ class _Carry:
                 f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from the "
                 "previous minibatch, which had no minibatch (CNTK 2.7: No matching sequence "
                 "found in the saved previous MBLayout)")
-        states = self._carried_states(flags, what)
+        states = self._slot_states(flags, layout, what) if layout is not None else \
+            self._carried_states(flags, what)
         splice = self.splice = self.splice or _splice_of(self.node) or _Splice(self)
         _SPLICES[self.node] = weakref.ref(splice)
-        _assign(splice.begin, np.asarray(flags, np.float64).reshape(-1, 1))
+        _assign(splice.begin, np.asarray(flags, np.float64).reshape(
+            (-1,) + (1,) * len(self.layout.shapes[0])))
         for v, state in zip(splice.carried, states):
             _assign(v, state)
         splice.fresh = False
@@ -245,6 +250,35 @@ class _Carry:
                 row[i] = trajectory[j, t]
         return rows
 
+    def _slot_states(self, flags: list[bool], layout, what: str) -> list[np.ndarray]:
+        """The states carried into a minibatch a ``MinibatchSource`` with
+        ``truncation_length`` packed (``layout``, a :class:`stadyn.io.TruncatedLayout`): a
+        sequence that goes on starts from the last step of its slot's sequence in the previous
+        minibatch, as CNTK's ``DelayedValueNode`` reads the previous minibatch's last column
+        of the slot."""
+        before = self.last.get("layout")
+        if before is None:
+            raise SequenceBeginError(
+                f"{what}: a truncated minibatch goes on with sequences of the previous "
+                "minibatch, which was not read with truncation_length")
+        lengths = self._value(self.layout.lengths).reshape(-1).astype(np.int64)
+        trajectories = self._trajectories()
+        rows = [np.zeros((len(flags),) + tuple(s), self.dtype) for s in self.layout.shapes]
+        for i, flag in enumerate(flags):
+            if flag:
+                continue
+            slot = layout.streams[i]
+            found = [j for j, (s, on) in enumerate(zip(before.streams, before.goes_on))
+                     if s == slot and on]
+            if not found:
+                raise SequenceBeginError(
+                    f"{what}: sequence {i} of a truncated minibatch goes on in slot {slot}, "
+                    "where no sequence of the previous minibatch went on")
+            j = found[-1]
+            for row, trajectory in zip(rows, trajectories):
+                row[i] = trajectory[j, int(lengths[j]) - 1]
+        return rows
+
     def _trajectories(self) -> list[np.ndarray]:
         """The states along every sequence of the last minibatch, ``(batch, steps, *shape)``
         each (the LSTM's cells computed from its inputs)."""
@@ -260,7 +294,7 @@ class _Carry:
         t = self.last["values"][id(v)].cpu()
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
-    def keep(self, packed: bool) -> None:
+    def keep(self, packed: bool, layout=None) -> None:
         """Keep what the states along each sequence of the minibatch just run are computed
         from (``packed``: whether it held whole sequences only, which CNTK packs into slots):
         the tensors the run made, and copies of the leaves' (and of the input's, which may
@@ -271,7 +305,76 @@ class _Carry:
         shared = self.step_inputs[:1]
         self.last = {"values": {id(v): v.data.detach().clone() if v.parent is None or any(
             v is s for s in shared) else v.data.detach() for v in self.wanted()},
-            "packed": packed, "initial": self.initial}     # (spliced later, maybe)
+            "packed": packed, "initial": self.initial,      # (spliced later, maybe)
+            "layout": layout}
+
+
+class _DelayCarry(_Carry):
+    """A ``past_value`` outside a recurrence loop, carried only across the minibatches of a
+    ``MinibatchSource`` with ``truncation_length``: a piece that goes on reads, at its first
+    step, its input's last step of the slot's previous piece (CNTK's ``DelayedValueNode``),
+    spliced in place of the initial state.  Only a delay of one step carries (a longer one is
+    refused when a piece goes on); with explicit sequence-begin flags it starts afresh, as
+    before."""
+
+    def __init__(self, node):
+        self.node = node
+        inputs, attrs = node.spec.split_arguments(node.args, node.kwargs)
+        x = inputs[0]
+        self.layout = RecurrenceStates("past_value", tuple(inputs), attrs, (0,), (2,),
+                                       (tuple(x.shape[2:]),), False)
+        self.sequences = [x]
+        self.unsupported = None
+        if int(attrs.get("time_step", 1)) != 1:
+            self.unsupported = (f"a past_value of {attrs.get('time_step')} steps "
+                                f"({node.scope or 'unnamed'}) cannot carry its values from one "
+                                "truncated minibatch to the next in Stadyn (one step can)")
+        self.dtype = np.dtype(x.dtype)
+        self.step_inputs = []
+        self.last = None
+        self.splice = None
+        self.active = False     # whether the minibatch is a truncated one
+
+    def wanted(self) -> list[Variable]:
+        return super().wanted() if self.active else []
+
+    def set(self, flags, what="train_minibatch", layout=None) -> None:
+        self.active = layout is not None
+        super().set(flags if self.active else None, what, layout)
+
+    def keep(self, packed: bool, layout=None) -> None:
+        if not self.active:
+            self.last = None
+            return
+        super().keep(packed, layout)
+
+
+class _FutureCarry(_DelayCarry):
+    """A ``future_value`` outside a recurrence loop in a minibatch of a ``MinibatchSource``
+    with ``truncation_length``: where a piece's sequence goes on in the next minibatch, the
+    steps past the piece's end read 0, not the initial state (CNTK 2.7's values: the
+    future is not in the minibatch); elsewhere the initial state, as without truncation."""
+
+    def __init__(self, node):
+        super().__init__(node)
+        self.unsupported = None
+        self.layout = dataclasses.replace(self.layout, kind="future_value")
+
+    def wanted(self) -> list[Variable]:
+        return []
+
+    def set(self, flags, what="train_minibatch", layout=None) -> None:
+        self.active = False
+        if layout is None or not any(layout.goes_on):
+            _Carry.set(self, None, what)
+            return
+        splice = self.splice = self.splice or _splice_of(self.node) or _Splice(self)
+        _SPLICES[self.node] = weakref.ref(splice)
+        shape = self.layout.shapes[0]
+        _assign(splice.begin, np.asarray([not on for on in layout.goes_on], np.float64)
+                .reshape((-1,) + (1,) * len(shape)))
+        _assign(splice.carried[0], np.zeros((len(layout.goes_on),) + shape))
+        splice.fresh = False
 
 
 def _slots(lengths: list[int], packed: bool) -> list[list[tuple[int, int]]]:
@@ -299,6 +402,9 @@ def _assign(v: Variable, array: np.ndarray) -> None:
     v.data = torch.from_numpy(np.ascontiguousarray(array, np.dtype(v.dtype)))
 
 
+_DELAYS = {"past_value": _DelayCarry, "future_value": _FutureCarry}
+
+
 class SequenceBegins:
     """The recurrences of a graph made to take CNTK's sequence-begin flags (see the module
     docstring): a Trainer's, made at its first minibatch; a Function's, at its first run
@@ -306,21 +412,26 @@ class SequenceBegins:
 
     def __init__(self, roots: Sequence[Variable]):
         nodes = [n for n in Subgraph(list(roots)).nodes
-                 if n.spec.name in RECURRENCES]
-        self.carries = [_Carry(n) for n in nodes]
+                 if n.spec.name in RECURRENCES or n.spec.name in _DELAYS]
+        self.carries = [_Carry(n) if n.spec.name in RECURRENCES else _DELAYS[n.spec.name](n)
+                        for n in nodes]
         self.packed = True      # whether this minibatch holds whole sequences only
+        self.layout = None      # a truncated minibatch's slots (stadyn.io.TruncatedLayout)
 
     def wanted(self) -> list[Variable]:
         """What a step must also compute for :meth:`keep` (not the leaves it reads, whose
         values are there without computing)."""
         return [v for c in self.carries for v in c.wanted() if v.parent is not None]
 
-    def begin(self, flags: list[bool] | None, what: str = "train_minibatch") -> None:
+    def begin(self, flags: list[bool] | None, what: str = "train_minibatch",
+              layout=None) -> None:
         """Set the recurrences' initial states for a minibatch with ``flags`` (None: every
-        sequence starts; ``what``: the call, for errors)."""
+        sequence starts; ``what``: the call, for errors; ``layout``: a truncated minibatch's
+        slots, whose sequences go on from their slot's)."""
+        self.layout = layout
         try:
             for c in self.carries:
-                c.set(flags, what)
+                c.set(flags, what, layout)
         except BaseException:
             for c in self.carries:      # refused: the graph computes as without flags
                 c.set(None)
@@ -335,13 +446,14 @@ class SequenceBegins:
         part = SequenceBegins.__new__(SequenceBegins)
         part.carries = [c for c in self.carries if id(c.node) in nodes]
         part.packed = True
+        part.layout = None
         return part
 
     def keep(self) -> None:
         """Keep what the states the step just run went through are computed from (after a
         run of :meth:`wanted`), and put the recurrences back to starting afresh."""
         for c in self.carries:
-            c.keep(self.packed)
+            c.keep(self.packed, self.layout)
             c.set(None)
 
 

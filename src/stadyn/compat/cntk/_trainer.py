@@ -84,6 +84,24 @@ def _sequence_count(arguments) -> int | None:
     return None
 
 
+def _truncated(arguments):
+    """The slots of a minibatch a ``MinibatchSource`` with ``truncation_length`` packed (its
+    :class:`stadyn.io.TruncatedLayout`), or None."""
+    for value in (arguments.values() if isinstance(arguments, dict) else ()):
+        layout = getattr(value, "_truncated", None) if isinstance(value, _io.MinibatchData) \
+            else None
+        if layout is not None:
+            return layout
+    return None
+
+
+def _truncated_flags(arguments, flags):
+    """CNTK's sequence-begin flags of a truncated minibatch (a sequence that goes on from its
+    slot's previous minibatch: False), else ``flags``."""
+    layout = _truncated(arguments) if flags is None else None
+    return flags if layout is None else list(layout.begins)
+
+
 def counted_variable(criterion):
     """CNTK 2.7's Trainer and Evaluator count a minibatch's samples on the criterion, or, where
     the criterion is one number for the minibatch (no batch axis: CTC's ``forward_backward``,
@@ -161,6 +179,7 @@ class Trainer(_Trainer):
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
         arguments, flags = split_flags(arguments)
+        flags = _truncated_flags(arguments, flags)
         self._runnable("train", self._outputs)
         if arguments and self._has_float16_parameters():
             halves = [wrap(p) for p in self.parameters if np.dtype(p.dtype) == np.float16]
@@ -265,7 +284,7 @@ class Trainer(_Trainer):
         if flags is not None and len(flags) != _sequence_count(arguments):
             raise ValueError(f"{what}: {len(flags)} sequence-begin flags for a "
                              f"minibatch of {_sequence_count(arguments)} sequences")
-        begins.begin(flags, what)
+        begins.begin(flags, what, _truncated(arguments) if flags is not None else None)
         return begins
 
     def _report_learning_rates(self) -> None:
@@ -317,6 +336,7 @@ class Trainer(_Trainer):
         from where the Trainer's previous minibatch, trained or tested, left it, as
         :meth:`train_minibatch` does)."""
         arguments, flags = split_flags(arguments)
+        flags = _truncated_flags(arguments, flags)
         if self._metric_sum is None:     # the native Trainer's NoMetricError (a ValueError)
             return super().test_minibatch(_plain(arguments), device)
         self._runnable("test", [self._metric_sum])

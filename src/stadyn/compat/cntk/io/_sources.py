@@ -30,7 +30,7 @@ class MinibatchData(_io.MinibatchData):
         ((4, 3), 4, False)
     """
 
-    __slots__ = ("_as_given",)
+    __slots__ = ("_as_given", "_truncated")
 
     def __init__(self, value, num_sequences: int, num_samples: int, sweep_end: bool,
                  lengths=None, is_sparse: bool = False):
@@ -39,6 +39,7 @@ class MinibatchData(_io.MinibatchData):
             lengths = np.asarray(value.lengths)     # Value.one_hot's padded sequences' lengths
         super().__init__(data, num_samples, num_sequences, sweep_end, lengths, is_sparse)
         self._as_given = True
+        self._truncated = None     # a truncated minibatch's TruncatedLayout (its source's)
 
     @property
     def data(self) -> Value:
@@ -150,8 +151,11 @@ class MinibatchSource(_io.MinibatchSource):
     with CNTK 2.7's arguments in CNTK's order.
 
     ``trace_level`` and ``multithreaded_deserializer`` tune CNTK's engine and change nothing
-    here; ``frame_mode`` makes every frame a sample.  ``truncation_length`` (truncated BPTT
-    packing) is not supported: a non-zero value is a ValueError.  With ``max_errors`` CNTK
+    here; ``frame_mode`` makes every frame a sample.  ``truncation_length`` N > 0 packs
+    for truncated back-propagation through time, as CNTK's: a minibatch of M samples has
+    ``max(1, M // N)`` slots of N steps each, each going on with its sequences where the
+    previous minibatch left them (:class:`stadyn.io.TruncatedPacker`), and a Trainer carries
+    the recurrences' states from one minibatch to the next in each slot.  With ``max_errors`` CNTK
     skips up to that many malformed sequences; Stadyn stops at the first with an error naming
     the file and line (a warning says so when ``max_errors`` is given).  Stadyn's own keywords
     (``num_workers``, ...) follow.
@@ -170,9 +174,6 @@ class MinibatchSource(_io.MinibatchSource):
                  randomization_window_in_samples=None, randomization_seed=0, trace_level=None,
                  multithreaded_deserializer=None, frame_mode=False, truncation_length=0,
                  randomize=True, max_errors=0, **kwargs):
-        if truncation_length:
-            raise ValueError(f"truncation_length={truncation_length}: truncated BPTT packing is "
-                             f"not supported by Stadyn's MinibatchSource")
         if max_errors:
             warnings.warn(f"max_errors={max_errors}: Stadyn stops at the first malformed "
                           f"sequence (an error naming the file and line) instead of skipping "
@@ -180,11 +181,34 @@ class MinibatchSource(_io.MinibatchSource):
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
                          frame_mode=frame_mode, **kwargs)
+        # truncated back-propagation through time (CNTK's TruncatedBPTTPacker)
+        self._packer = _io.TruncatedPacker(self, truncation_length) if truncation_length \
+            else None
+
+    def get_checkpoint_state(self) -> dict:
+        """The reading position; with ``truncation_length``, also the sequences its slots hold
+        (restored without losing or repeating a step)."""
+        state = super().get_checkpoint_state()
+        if self._packer is not None:
+            state["truncated"] = self._packer.get_state()
+        return state
+
+    def restore_from_checkpoint(self, state) -> None:
+        super().restore_from_checkpoint(state)
+        if self._packer is not None:
+            self._packer.restore(state.get("truncated"), state)
 
     def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:
-        batch = super().next_minibatch(minibatch_size_in_samples, input_map, device,
-                                       num_data_partitions, partition_index)
+        if self._packer is not None:
+            if (num_data_partitions or 1) > 1:
+                raise ValueError("truncation_length: reading in data partitions is not "
+                                 "supported by Stadyn's truncated packing")
+            batch = self._packer.next_minibatch(minibatch_size_in_samples, input_map)
+        else:
+            batch = super().next_minibatch(minibatch_size_in_samples, input_map, device,
+                                           num_data_partitions, partition_index)
         for key in list(batch):
             batch[key] = MinibatchData._of(batch[key])
+            batch[key]._truncated = None if self._packer is None else self._packer.layout
         return batch

@@ -1,0 +1,139 @@
+"""CNTK 2.7's truncated back-propagation through time in its Python readers:
+``MinibatchSource(..., truncation_length=N)`` packs ``max(1, M // N)`` slots of N steps (a
+slot's row holding pieces of several sequences), and a Trainer's recurrences go on, in each
+slot, from the state the slot's sequence ended the previous minibatch with."""
+
+import os
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+LENGTHS = [7, 3, 9, 5, 4, 6, 8, 2]
+
+
+def _ctf(folder, r):
+    """Sequences of LENGTHS steps: ``x`` 2 values, ``y`` one-hot of 3."""
+    path = os.path.join(folder, "seq.ctf")
+    with open(path, "w") as f:
+        for s, n in enumerate(LENGTHS):
+            xs, ys = r.randn(n, 2), r.onehot(n, 3)
+            for t in range(n):
+                f.write("%d |x %.5f %.5f |y %s\n" % (s, xs[t, 0], xs[t, 1],
+                                                     " ".join("%d" % v for v in ys[t])))
+    return path
+
+
+def _source(C, path, n=4, **kw):
+    streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=2),
+                              y=C.io.StreamDef(field="y", shape=3))
+    return C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), randomize=False,
+                                truncation_length=n, **kw)
+
+
+@cntk_case(names=["cntk.io.MinibatchSource", "cntk.io.MinibatchData"],
+           note="Stadyn refused truncation_length (a ValueError)")
+def truncated_minibatches(C, r):
+    """Minibatches of 8 and 12 samples with truncation length 4 (two and three slots), over
+    one and two sweeps: sequences, samples and sweep ends of each (CNTK 2.7's Value of a
+    truncated minibatch cannot be read as arrays), and the running sum of x along each
+    sequence (a Recurrence of plus) summed over each minibatch: the state goes on in each
+    slot."""
+    r.touch("cntk.io.MinibatchData")
+    res = {}
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        for size, sweeps in ((8, 1), (12, 2), (3, 1)):
+            src = _source(C, path, max_sweeps=sweeps)
+            got = []
+            while True:
+                mb = src.next_minibatch(size)
+                if not mb:
+                    break
+                d = mb[src.streams.x]
+                got.append([int(d.num_sequences), int(d.num_samples), bool(d.end_of_sweep)])
+            res["mb_%d_%d" % (size, sweeps)] = got
+        x = C.sequence.input_variable(2)
+        total = C.reduce_sum(C.layers.Recurrence(C.plus, initial_state=0.0)(x))
+        w = C.parameter((1,), init=np.ones(1, np.float32))
+        trainer = C.Trainer(None, (total * w, None),
+                            [C.sgd([w], C.learning_parameter_schedule(0.0))])
+        src = _source(C, path, max_sweeps=1)
+        sums = []
+        while True:
+            mb = src.next_minibatch(8, input_map={x: src.streams.x})
+            if not mb:
+                break
+            trainer.train_minibatch(mb)
+            sums.append([trainer.previous_minibatch_sample_count,
+                         float(trainer.previous_minibatch_loss_average)])
+        res["running_sums"] = sums
+    return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
+           note="Stadyn refused truncation_length (a ValueError)", rtol=1e-4, atol=1e-5)
+def truncated_lstm_training(C, r):
+    """An LSTM of 4 and a Dense of 3 trained with momentum SGD on minibatches of 8 samples
+    truncated at 3 steps (two slots) for a sweep and a half: each step's loss, metric and
+    sample count, a test minibatch of the same source in between (its state goes on too), and
+    the parameters at the end."""
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x = C.sequence.input_variable(2, name="x")
+    y = C.sequence.input_variable(3, name="y")
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(4)), C.layers.Dense(3)])(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.momentum_sgd(z.parameters, C.learning_parameter_schedule(0.2),
+                                        C.momentum_schedule(0.5))])
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        src = _source(C, path, n=3, max_samples=66)
+        steps = []
+        for k in range(20):
+            mb = src.next_minibatch(8, input_map={x: src.streams.x, y: src.streams.y})
+            if not mb:
+                break
+            if k == 4:
+                steps.append(["test", float(trainer.test_minibatch(mb))])
+                continue
+            trainer.train_minibatch(mb)
+            steps.append([trainer.previous_minibatch_sample_count,
+                          float(trainer.previous_minibatch_loss_average),
+                          float(trainer.previous_minibatch_evaluation_average)])
+        res["steps"] = steps
+    res["after"] = r.param_values(z.parameters)
+    return res
+
+
+@cntk_case(names=["cntk.sequence.past_value", "cntk.sequence.future_value"],
+           note="Stadyn refused truncation_length (a ValueError); a past_value outside a "
+                "loop then read its initial state at each piece that goes on, a future_value "
+                "its initial state past each piece that goes on (CNTK 2.7: 0)")
+def truncated_past_value(C, r):
+    """A ``past_value`` and a ``future_value`` outside a recurrence loop over truncated
+    minibatches (8 samples, truncation length 4): a piece that goes on reads, at its first
+    step, the last step of its slot's previous piece, and past its last step 0 (not the
+    initial state: its future is in the next minibatch); the sum of the delayed values of
+    each minibatch."""
+    r.touch("cntk.sequence.past_value", "cntk.sequence.future_value")
+    res = {}
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        for name, delay in (("past", C.sequence.past_value), ("future", C.sequence.future_value)):
+            x = C.sequence.input_variable(2)
+            w = C.parameter((1,), init=np.ones(1, np.float32))
+            total = C.reduce_sum(delay(x, initial_state=0.5)) * w
+            trainer = C.Trainer(None, (total, None),
+                                [C.sgd([w], C.learning_parameter_schedule(0.0))])
+            sums = []
+            src = _source(C, path, max_sweeps=1)
+            while True:
+                mb = src.next_minibatch(8, input_map={x: src.streams.x})
+                if not mb:
+                    break
+                trainer.train_minibatch(mb)
+                sums.append([trainer.previous_minibatch_sample_count,
+                             float(trainer.previous_minibatch_loss_average)])
+            res[name] = sums
+    return res
