@@ -343,7 +343,12 @@ def _operator(fn):
         return imperative(fn, other, self)
 
     def inplace(self, other):
-        return self._inplace(imperative(fn, self, other))
+        result = imperative(fn, self, other)
+        if fn is operator.pow or (fn in (operator.mul, operator.truediv)
+                                  and isinstance(other, (NdArray, Variable))):
+            return result       # NNabla 1.39's a *= b, a /= b of arrays and a **= y: a new
+                                # NdArray, ``a`` left as it was (its _nd_array.pyx)
+        return self._inplace(result)
     return method, reflected, inplace
 
 
