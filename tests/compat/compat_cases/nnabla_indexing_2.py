@@ -210,3 +210,40 @@ def ndarray_inplace_operators(nn, r):
         finally:
             nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.Variable.from_numpy_array", "nnabla.NdArray.from_numpy_array",
+                    "nnabla.Variable.data", "nnabla.Variable.grad"])
+def variable_ndarray_protocol(nn, F, r):
+    """The Python protocol of Variables and NdArrays: ``len()`` refused, always true,
+    iterated over the first axis (``x[i]``), ``==`` their identity (an NdArray's: the array it
+    views) and refused with anything else (so is ``in``), ``abs()`` refused."""
+    r.touch("nnabla.Variable.from_numpy_array", "nnabla.NdArray.from_numpy_array",
+            "nnabla.Variable.data", "nnabla.Variable.grad")
+    arr = r.randn(3, 2).astype(np.float32)
+    x = nn.Variable.from_numpy_array(arr, need_grad=True)
+    y = nn.Variable.from_numpy_array(arr)
+    a = nn.NdArray.from_numpy_array(arr)
+    res = {
+        "len(x)": _error(lambda: len(x)),
+        "len(a)": _error(lambda: len(a)),
+        "bool": [bool(x), bool(a), bool(nn.Variable(())), bool(nn.NdArray((0,)))],
+        "iterated x shapes": [list(e.shape) for e in x],
+        "iterated a": [e.data.copy() for e in a],
+        "x == x, x != y, x == y": [x == x, x != y, x == y],
+        "x == 1": _error(lambda: x == 1.0),
+        "x == None": _error(lambda: x == None),  # noqa: E711 - the comparison is the case
+        "1.0 in x": _error(lambda: 1.0 in x),
+        "x == a": _error(lambda: x == a),
+        "x in [y, x]": x in [y, x],
+        "data == data, data == grad, a == a": [x.data == x.data, x.data == x.grad, a == a],
+        "a == 1": _error(lambda: a == 1.0),
+        "abs(x)": _error(lambda: abs(x)),
+    }
+    nn.set_auto_forward(True)
+    try:
+        z = nn.Variable.from_numpy_array(arr)
+        res["iterated x dynamic"] = [e.d.copy() for e in z]
+    finally:
+        nn.set_auto_forward(False)
+    return res

@@ -308,6 +308,51 @@ class Variable(_Core):
             old.rewire_as(self)
         self.rewire_as(setitem(old, key, as_float32(value)))
 
+    def __len__(self) -> int:
+        """Refused, as NNabla 1.39's Variable has no ``len()`` (``TypeError``); iterating still
+        goes over the first axis (``x[0]``, ``x[1]``, ... until an ``IndexError``), as there.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((3, 2))
+            >>> [v.shape for v in x]
+            [(2,), (2,), (2,)]
+        """
+        raise TypeError("object of type 'Variable' has no len() (NNabla 1.39's has none: "
+                        "use x.shape[0])")
+
+    def __bool__(self) -> bool:
+        """A Variable is true (NNabla 1.39's, whatever its shape or values)."""
+        return True
+
+    def __eq__(self, other) -> bool:
+        """``x == y``: whether ``x`` and ``y`` are the same Variable; comparing with anything
+        else (a number, None, an NdArray) is a ``TypeError``, as NNabla 1.39's (so is
+        ``1.0 in x``).  Not an element-wise comparison: that is ``F.equal(x, y)``.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((2,))
+            >>> x == x, x != nn.Variable((2,))
+            (True, True)
+        """
+        if not isinstance(other, _Core):
+            raise TypeError(f"Cannot convert {type(other).__name__} to nnabla Variable "
+                            "(NNabla 1.39 compares a Variable with Variables only; for "
+                            "element-wise comparison use F.equal / F.equal_scalar)")
+        return self is other
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = _Core.__hash__
+
+    def __abs__(self):
+        """Refused, as NNabla 1.39's Variable takes no ``abs()`` (``TypeError``): use
+        ``F.abs(x)``."""
+        raise TypeError("bad operand type for abs(): 'Variable' (NNabla 1.39 has no abs() of "
+                        "a Variable: use F.abs(x))")
+
     def __array__(self, dtype=None, copy=None):
         """NumPy sees a Variable as one object (``np.asarray(x)`` is a 0-d object array), as
         NNabla's, whose Variable has no ``len()``: not as a sequence of graph slices ``x[0]``,
