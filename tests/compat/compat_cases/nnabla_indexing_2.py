@@ -247,3 +247,51 @@ def variable_ndarray_protocol(nn, F, r):
     finally:
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward"])
+def variable_setitem_need_grad(nn, F, r):
+    """``x.need_grad`` after ``x[:, 0] = v``: whether the old ``x`` (a leaf or an op's output,
+    needing a gradient or not) or ``v`` (a number, a Variable needing a gradient or not) needs
+    one; the gradients that reach ``v`` and, through an op's output, its input ``a``.
+
+    ``y.forward()`` runs in the dynamic mode too: NNabla 1.39's rewire leaves ``x``'s
+    need_grad unset until the graph is set up again, so without a forward ``x.need_grad`` reads
+    False and a backward gives ``v`` no gradient (static mode alike before its forward).  That
+    loss of the gradient is not copied: Stadyn's ``x`` needs one from the assignment on."""
+    r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")
+    res = {}
+    base = r.randn(2, 3).astype(np.float32)
+    w = r.randn(2, 3).astype(np.float32)
+    for dynamic in (False, True):
+        nn.set_auto_forward(dynamic)
+        try:
+            for leaf in (True, False):
+                for needs in (True, False):
+                    for kind in ("number", "v needs", "v needs none"):
+                        label = "%s%s %s, %s" % ("dynamic " if dynamic else "",
+                                                 "leaf" if leaf else "op output",
+                                                 "needs" if needs else "needs none", kind)
+                        a = nn.Variable.from_numpy_array(base, need_grad=needs)
+                        x = a if leaf else F.mul_scalar(a, 3.0)
+                        v = None
+                        if kind == "number":
+                            x[:, 0] = 5.0
+                        else:
+                            v = nn.Variable.from_numpy_array(r.randn(2).astype(np.float32),
+                                                             need_grad=kind == "v needs")
+                            x[:, 0] = v
+                        y = F.sum(x * nn.Variable.from_numpy_array(w))
+                        y.forward()     # (NNabla's dynamic mode needs it: see the docstring)
+                        res[label + " need_grad"] = x.need_grad
+                        a.grad.zero()
+                        if v is not None:
+                            v.grad.zero()
+                        y.backward()
+                        if not leaf:
+                            res[label + " grad a"] = a.g.copy()
+                        if v is not None:
+                            res[label + " grad v"] = v.g.copy()
+        finally:
+            nn.set_auto_forward(False)
+    return res

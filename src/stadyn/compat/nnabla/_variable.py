@@ -306,7 +306,11 @@ class Variable(_Core):
                 _Core.grad.fset(old, grad_of(self))
         else:                               # the output of its function is the old one now
             old.rewire_as(self)
-        self.rewire_as(setitem(old, key, as_float32(value)))
+        result = setitem(old, key, as_float32(value))
+        self.rewire_as(result)
+        # NNabla's rewire copies the flags of the function's output: ``x`` needs a gradient
+        # when the old ``x`` or ``value`` does (steal_variable_from_to, computation_graph.cpp)
+        _Core.need_grad.fset(self, result.need_grad)
 
     def __len__(self) -> int:
         """Refused, as NNabla 1.39's Variable has no ``len()`` (``TypeError``); iterating still
