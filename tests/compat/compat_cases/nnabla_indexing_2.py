@@ -10,7 +10,11 @@ the in-place operators in ``_nd_array.pyx``):
   float32 memory (a NumPy array taken before keeps the old values); an NdArray iterates over
   its first axis (before: not subscriptable, not iterable);
 * ``a *= b`` and ``a /= b`` of two arrays and ``a **= y`` give a new NdArray, ``a`` left as it
-  was (before, Stadyn wrote them into ``a``).
+  was (before, Stadyn wrote them into ``a``);
+* after ``x[key] = v``, ``x.need_grad`` is whether the old ``x`` or ``v`` needs a gradient;
+* a Variable and an NdArray have no ``len()``, are true, compare with ``==`` by identity and
+  refuse ``==`` with anything else (so ``1.0 in x``) and ``abs()`` (before, Stadyn's Variable
+  had a length, compared False with a number and computed ``abs(x)``).
 """
 
 import numpy as np
