@@ -134,13 +134,14 @@ def variable_setitem_refusals(nn, r):
 
 
 @nnabla_case(names=["nnabla.NdArray.from_numpy_array", "nnabla.NdArray.data",
-                    "nnabla.NdArray.dtype", "nnabla.NdArray.shape"])
+                    "nnabla.NdArray.dtype", "nnabla.NdArray.shape", "nnabla.Variable.data",
+                    "nnabla.Variable.grad"])
 def ndarray_indexing(nn, r):
     """``a[key]`` and ``a[key] = v`` of NdArrays (float32 and int64): values, shapes, dtypes;
     a result is a copy; an assignment gives new memory (a NumPy array taken before keeps the
     old values); iterating goes over the first axis; what is refused."""
     r.touch("nnabla.NdArray.from_numpy_array", "nnabla.NdArray.data", "nnabla.NdArray.dtype",
-            "nnabla.NdArray.shape")
+            "nnabla.NdArray.shape", "nnabla.Variable.data", "nnabla.Variable.grad")
     res = {}
     af = nn.NdArray.from_numpy_array(r.randn(3, 4).astype(np.float32))
     ai = nn.NdArray.from_numpy_array(np.arange(12).reshape(3, 4))
@@ -167,6 +168,12 @@ def ndarray_indexing(nn, r):
         res[name + " assigned"] = a.data.copy()
         res[name + " assigned dtype"] = str(a.dtype)
         res[name + " kept array"] = kept.copy()
+    # a Variable's value and gradient NdArrays: written in place (a NumPy array kept sees it)
+    x = nn.Variable.from_numpy_array(r.randn(2, 3).astype(np.float32), need_grad=True)
+    kept = x.d
+    x.data[0] = 7.0
+    x.grad[1, 1:] = nn.NdArray.from_numpy_array(np.array([1.0, 2.0], np.float32))
+    res["x.data[0] = 7"] = [x.d.copy(), kept.copy(), x.g.copy(), x.data[1].data.copy()]
     a = nn.NdArray.from_numpy_array(np.zeros((2, 3), np.float32))
     res["a[2] = 1"] = _error(lambda: _assign(a, 2, 1.0))
     res["a[0, 0, 0] = 1"] = _error(lambda: _assign(a, (0, 0, 0), 1.0))
