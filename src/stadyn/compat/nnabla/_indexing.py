@@ -10,6 +10,15 @@ more indices than axes, two ``...``, integers mixed with index arrays
 (``NotImplementedError``), any other key (``TypeError``; NumPy's integer scalars too, as in
 NNabla).
 
+``x[key] = value`` (:func:`setitem`, ``Variable.__setitem__``) makes ``x`` the output of a
+graph writing ``value``, broadcast to the indexed shape, into what ``x`` was; the same keys,
+the same refusals.  NNabla's graph is one ``scatter_nd(value, indices, out=x)``; Stadyn's
+``scatter_nd`` has no ``out=``, so here it is a ``where`` of the written places over a
+``scatter_nd``, with NNabla's values and gradients (``x.parent`` is that ``Where``, not a
+``ScatterNd``).  An NdArray indexes alike, at once: ``a[key]`` is a new float32 NdArray,
+``a[key] = value`` writes a float32 array in place (another dtype becomes float32, in new
+memory).
+
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
     >>> x = nn.Variable.from_numpy_array(np.arange(24.0).reshape(2, 3, 4))
@@ -22,6 +31,9 @@ Example:
     >>> w = x[[1, 0], [2, 0]]
     >>> w.forward(); w.d.tolist()
     [[20.0, 21.0, 22.0, 23.0], [0.0, 1.0, 2.0, 3.0]]
+    >>> x[0, :, 0] = -1.0
+    >>> x.forward(); x.d[0, :, :2].tolist()
+    [[-1.0, 1.0], [-1.0, 5.0], [-1.0, 9.0]]
 """
 
 from __future__ import annotations
@@ -29,10 +41,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as _F
-from ...graph import Variable as _Variable
-from ._ndarray import NdArray
+from ..._errors import ShapeError
+from ...graph import Variable as _Variable, format_location as _format_location
+from ...graph import user_location as _user_location
+from ._ndarray import NdArray, imperative
 
-__all__ = ["getitem"]
+__all__ = ["getitem", "setitem"]
 
 
 def _basic_key(shape, key: list):
@@ -118,14 +132,150 @@ def _advanced(x, key):
     return out
 
 
-def getitem(x, key):
-    """``x[key]`` as NNabla 1.39 computes it (the module docstring)."""
+def _dispatch(key, basic, advanced):
+    """``basic(list_of_keys)`` or ``advanced(keys)`` as NNabla 1.39 tells them apart."""
     if isinstance(key, (list, np.ndarray)) or _is_array(key):
-        return _advanced(x, [key])
+        return advanced([key])
     if isinstance(key, (slice, int, type(Ellipsis), type(None))):
-        return _basic(x, [key])
+        return basic([key])
     if isinstance(key, tuple):
         if any(isinstance(k, (tuple, list, np.ndarray)) or _is_array(k) for k in key):
-            return _advanced(x, key)
-        return _basic(x, list(key))
+            return advanced(key)
+        return basic(list(key))
     raise TypeError(f"invalid index {key!r}")
+
+
+def getitem(x, key):
+    """``x[key]`` as NNabla 1.39 computes it (the module docstring)."""
+    return _dispatch(key, lambda k: _basic(x, k), lambda k: _advanced(x, k))
+
+
+def _broadcast(value, shape: tuple, key):
+    """``value`` broadcast to ``shape`` as NumPy broadcasts (leading axes added)."""
+    vshape = tuple(value.shape)
+    if vshape == shape:
+        return value
+    if len(vshape) > len(shape) or any(v not in (1, s) for v, s in
+                                       zip(vshape[::-1], shape[::-1])):
+        line = _format_location(_user_location())
+        raise ShapeError(f"x[{key!r}] = value: a value of shape {vshape} cannot be broadcast "
+                         f"to the indexed shape {shape}" + (f" (at {line})" if line else ""))
+    full = (len(shape) - len(vshape)) * (1,) + vshape
+    if full != vshape:
+        value = _F.reshape(value, full)
+    return _F.broadcast(value, shape)
+
+
+def _basic_scatter(shape: tuple, key: list, value, label):
+    """The index tuples and the values ``x[key] = value`` writes, ``key`` basic."""
+    key, start, stop, step = _basic_key(shape, key)
+    ranges = [np.arange(size)[slice(a, b, c)] for size, a, b, c in zip(shape, start, stop, step)]
+    sliced = tuple(len(r) for r in ranges)
+    axes = iter(sliced)
+    target = []
+    for k in key:
+        if isinstance(k, int):
+            next(axes)
+        else:
+            target.append(1 if k is None else next(axes))
+    value = _broadcast(value, tuple(target), label)
+    if tuple(value.shape) != sliced:
+        value = _F.reshape(value, sliced)
+    return np.array(np.meshgrid(*ranges, indexing="ij")), value
+
+
+def _advanced_scatter(shape: tuple, key, value, label):
+    """The index tuples and the values ``x[key] = value`` writes, ``key`` advanced."""
+    idx = [k for k in key if k is not None]
+    new_axes = [1 if k is None else 0 for k in key]
+    if sum(new_axes):
+        sub = new_axes.index(0)
+        vshape = tuple(value.shape)
+        value = _F.reshape(value, vshape[sub:sub + 1] + vshape[sum(new_axes) + 1:])
+    one = idx[0] if len(idx) == 1 else None
+    if one is not None and _is_array(one) and np.asarray(_values(one)).dtype == bool:
+        indices = np.vstack(np.nonzero(_values(one)))
+    elif one is not None and (isinstance(one, (tuple, list)) and one
+                              and all(isinstance(v, bool) for v in one)
+                              or isinstance(one, np.ndarray) and one.dtype == bool):
+        indices = np.vstack(np.nonzero(one))
+    elif all(_is_array(k) for k in idx):
+        indices = _F.stack(*idx)
+    elif all(isinstance(k, (int, tuple, list, np.ndarray)) for k in idx):
+        indices = np.array(idx)
+    else:
+        raise NotImplementedError("mixed advanced indexing: "
+                                  + ", ".join(repr(k) for k in key))
+    ishape = tuple(indices.shape)
+    return indices, _broadcast(value, ishape[1:] + shape[ishape[0]:], label)
+
+
+def setitem(x, key, value):
+    """``x`` with ``x[key] = value`` written in, a new Variable in the graph, as NNabla 1.39
+    computes it: ``value`` (a Variable) broadcast to the indexed shape; the gradient reaches
+    ``x`` except where it was overwritten, and ``value`` at the places it was written to
+    (when ``value`` needs no gradient, NNabla's backward gives ``x`` all of it, the
+    overwritten places too).  NNabla's graph is one ``scatter_nd(value, indices, out=x)``;
+    here it is ``where(written, scatter_nd(value, indices, shape), x)``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> x = nn.Variable.from_numpy_array(np.zeros((2, 3)))
+        >>> y = setitem(x, (slice(None), 1), nn.Variable.from_numpy_array(np.array(5.0)))
+        >>> y.forward(); y.d.tolist()
+        [[0.0, 5.0, 0.0], [0.0, 5.0, 0.0]]
+    """
+    shape = tuple(x.shape)
+    indices, updates = _dispatch(key, lambda k: _basic_scatter(shape, k, value, key),
+                                 lambda k: _advanced_scatter(shape, k, value, key))
+    if isinstance(indices, np.ndarray):
+        written = np.zeros(shape, np.float32)
+        written[tuple(indices)] = 1.0
+        written = _Variable.from_numpy_array(written)
+        indices = _Variable.from_numpy_array(indices)
+    else:
+        ones = _Variable.from_numpy_array(np.ones(tuple(updates.shape), np.float32))
+        written = _F.scatter_nd(ones, indices, shape=shape)
+    out = _F.where(written, _F.scatter_nd(updates, indices, shape=shape), x)
+    if not value.need_grad:
+        # NNabla's ScatterNd masks the gradient to ``x`` only when it propagates one to the
+        # value (src/nbla/function/generic/scatter_nd.cpp, backward_impl): else all of it
+        # reaches ``x``, the overwritten places too
+        out = _F.add2(x, _F.stop_gradient(_F.sub2(out, x)))
+    return out
+
+
+def _ndarray_getitem(self, key) -> NdArray:
+    """``a[key]`` of an NdArray, as NNabla 1.39's: computed at once by the same functions as
+    ``Variable[key]``, a new float32 NdArray (a copy, not a view; integers become floats as
+    NNabla's functions make them).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> a = nn.NdArray.from_numpy_array(np.arange(6).reshape(2, 3))
+        >>> a[1].data, a[[1, 0]].shape
+        (array([3., 4., 5.], dtype=float32), (2, 3))
+    """
+    out = imperative(getitem, self, key)
+    return NdArray._wrap(out._t.clone())    # a slice's result may view the array: a copy
+
+
+def _ndarray_setitem(self, key, value) -> None:
+    """``a[key] = value`` of an NdArray, as NNabla 1.39's: ``value`` (an NdArray, an array or
+    a number, broadcast) is written into a float32 array in place; an array of another dtype
+    becomes float32, in new memory (a NumPy array taken from it before keeps the old values).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> a = nn.NdArray.from_numpy_array(np.zeros((2, 2), np.int64))
+        >>> a[0] = 3; a.data
+        array([[3., 3.],
+               [0., 0.]], dtype=float32)
+    """
+    if not isinstance(value, (NdArray, _Variable)):
+        value = NdArray.from_numpy_array(np.asarray(value))
+    self._inplace(imperative(setitem, self, key, value))
+
+
+NdArray.__getitem__ = _ndarray_getitem
+NdArray.__setitem__ = _ndarray_setitem

@@ -316,6 +316,35 @@ class NdArray:
     def __array__(self, dtype=None, copy=None):
         return self.data if dtype is None else self.data.astype(dtype)
 
+    def _identity(self) -> tuple:
+        """What ``==`` compares: the Variable and which of its arrays (value or gradient) an
+        NdArray views, else the NdArray itself."""
+        owner = self._owner
+        return (id(self), None) if owner is None else (id(owner[0]), owner[1])
+
+    def __eq__(self, other) -> bool:
+        """``a == b``: whether ``a`` and ``b`` are the same array (``x.data == x.data`` is
+        True, ``x.data == x.grad`` False); comparing with anything else (a number, None) is a
+        ``TypeError``, as NNabla 1.39's.  Not element-wise: that is ``F.equal(a, b)``.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((2,), need_grad=True)
+            >>> x.data == x.data, x.data == x.grad, x.data != x.grad
+            (True, False, True)
+        """
+        if not isinstance(other, NdArray):
+            raise TypeError(f"Cannot convert {type(other).__name__} to nnabla NdArray (NNabla "
+                            "1.39 compares an NdArray with NdArrays only; for element-wise "
+                            "comparison use F.equal / F.equal_scalar)")
+        return self._identity() == other._identity()
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
     def __repr__(self) -> str:
         return f"<NdArray({self.shape}) at {hex(id(self))}>"
 
@@ -343,7 +372,12 @@ def _operator(fn):
         return imperative(fn, other, self)
 
     def inplace(self, other):
-        return self._inplace(imperative(fn, self, other))
+        result = imperative(fn, self, other)
+        if fn is operator.pow or (fn in (operator.mul, operator.truediv)
+                                  and isinstance(other, (NdArray, Variable))):
+            return result       # NNabla 1.39's a *= b, a /= b of arrays and a **= y: a new
+                                # NdArray, ``a`` left as it was (its _nd_array.pyx)
+        return self._inplace(result)
     return method, reflected, inplace
 
 

@@ -41,7 +41,7 @@ from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, va
 from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
-from ._indexing import getitem
+from ._indexing import getitem, setitem
 from ._index_dtypes import as_shown
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
@@ -282,6 +282,80 @@ class Variable(_Core):
         """``x[key]``: NumPy-like indexing in the graph, as NNabla's (``_indexing.py``):
         ``x[:, 0, 1:3]`` is a ``slice`` (and a ``reshape``), ``x[[1, 0]]`` a ``gather_nd``."""
         return getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        """``x[key] = value``, as NNabla's: ``x`` becomes the output of a graph that writes
+        ``value`` (a Variable, an NdArray, an array or a number, broadcast to the indexed
+        shape) into what ``x`` was (``_indexing.setitem``); gradients reach the old ``x``
+        except where it was overwritten, and ``value`` where it was written.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> x = nn.Variable.from_numpy_array(np.zeros((2, 3)))
+            >>> x[1, ::2] = 7.0
+            >>> x.forward(); x.d.tolist()
+            [[0.0, 0.0, 0.0], [7.0, 0.0, 7.0]]
+        """
+        if not isinstance(value, _Core):
+            arr = value.data if isinstance(value, NdArray) else np.asarray(value)
+            value = Variable.from_numpy_array(np.asarray(arr, np.float32))
+        old = Variable(tuple(self.shape), need_grad=self.need_grad)
+        if self.parent is None:             # a leaf: the old one holds its value and gradient
+            _Core.data.fset(old, data_of(self))
+            if grad_of(self) is not None:
+                _Core.grad.fset(old, grad_of(self))
+        else:                               # the output of its function is the old one now
+            old.rewire_as(self)
+        result = setitem(old, key, as_float32(value))
+        self.rewire_as(result)
+        # NNabla's rewire copies the flags of the function's output: ``x`` needs a gradient
+        # when the old ``x`` or ``value`` does (steal_variable_from_to, computation_graph.cpp)
+        _Core.need_grad.fset(self, result.need_grad)
+
+    def __len__(self) -> int:
+        """Refused, as NNabla 1.39's Variable has no ``len()`` (``TypeError``); iterating still
+        goes over the first axis (``x[0]``, ``x[1]``, ... until an ``IndexError``), as there.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((3, 2))
+            >>> [v.shape for v in x]
+            [(2,), (2,), (2,)]
+        """
+        raise TypeError("object of type 'Variable' has no len() (NNabla 1.39's has none: "
+                        "use x.shape[0])")
+
+    def __bool__(self) -> bool:
+        """A Variable is true (NNabla 1.39's, whatever its shape or values)."""
+        return True
+
+    def __eq__(self, other) -> bool:
+        """``x == y``: whether ``x`` and ``y`` are the same Variable; comparing with anything
+        else (a number, None, an NdArray) is a ``TypeError``, as NNabla 1.39's (so is
+        ``1.0 in x``).  Not an element-wise comparison: that is ``F.equal(x, y)``.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((2,))
+            >>> x == x, x != nn.Variable((2,))
+            (True, True)
+        """
+        if not isinstance(other, _Core):
+            raise TypeError(f"Cannot convert {type(other).__name__} to nnabla Variable "
+                            "(NNabla 1.39 compares a Variable with Variables only; for "
+                            "element-wise comparison use F.equal / F.equal_scalar)")
+        return self is other
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = _Core.__hash__
+
+    def __abs__(self):
+        """Refused, as NNabla 1.39's Variable takes no ``abs()`` (``TypeError``): use
+        ``F.abs(x)``."""
+        raise TypeError("bad operand type for abs(): 'Variable' (NNabla 1.39 has no abs() of "
+                        "a Variable: use F.abs(x))")
 
     def __array__(self, dtype=None, copy=None):
         """NumPy sees a Variable as one object (``np.asarray(x)`` is a 0-d object array), as
