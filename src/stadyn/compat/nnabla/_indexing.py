@@ -104,23 +104,28 @@ def _values(k) -> np.ndarray:
     return k.data if isinstance(k, NdArray) else k.d
 
 
+def _index_tuples(idx: list, key):
+    """The index tuples (one row per indexed axis) of an advanced ``key`` whose indices, less
+    its ``None``s, are ``idx``: a mask's positions, Variables or NdArrays stacked, integer
+    lists as an array; NNabla refuses mixing them."""
+    one = idx[0] if len(idx) == 1 else None
+    if one is not None and _is_array(one) and np.asarray(_values(one)).dtype == bool:
+        return np.vstack(np.nonzero(_values(one)))
+    if one is not None and (isinstance(one, (tuple, list)) and one
+                            and all(isinstance(v, bool) for v in one)
+                            or isinstance(one, np.ndarray) and one.dtype == bool):
+        return np.vstack(np.nonzero(one))
+    if all(_is_array(k) for k in idx):
+        return _F.stack(*idx)
+    if all(isinstance(k, (int, tuple, list, np.ndarray)) for k in idx):
+        return np.array(idx)
+    raise NotImplementedError("mixed advanced indexing: " + ", ".join(repr(k) for k in key))
+
+
 def _advanced(x, key):
     idx = [k for k in key if k is not None]
     new_axes = [1 if k is None else 0 for k in key]
-    one = idx[0] if len(idx) == 1 else None
-    if one is not None and _is_array(one) and np.asarray(_values(one)).dtype == bool:
-        indices = np.vstack(np.nonzero(_values(one)))
-    elif one is not None and (isinstance(one, (tuple, list)) and one
-                              and all(isinstance(v, bool) for v in one)
-                              or isinstance(one, np.ndarray) and one.dtype == bool):
-        indices = np.vstack(np.nonzero(one))
-    elif all(_is_array(k) for k in idx):
-        indices = _F.stack(*idx)
-    elif all(isinstance(k, (int, tuple, list, np.ndarray)) for k in idx):
-        indices = np.array(idx)
-    else:
-        raise NotImplementedError("mixed advanced indexing: "
-                                  + ", ".join(repr(k) for k in key))
+    indices = _index_tuples(idx, key)
     if isinstance(indices, np.ndarray):     # a graph leaf holding them
         indices = _Variable.from_numpy_array(indices)
     out = _F.gather_nd(x, indices)
@@ -192,20 +197,7 @@ def _advanced_scatter(shape: tuple, key, value, label):
         sub = new_axes.index(0)
         vshape = tuple(value.shape)
         value = _F.reshape(value, vshape[sub:sub + 1] + vshape[sum(new_axes) + 1:])
-    one = idx[0] if len(idx) == 1 else None
-    if one is not None and _is_array(one) and np.asarray(_values(one)).dtype == bool:
-        indices = np.vstack(np.nonzero(_values(one)))
-    elif one is not None and (isinstance(one, (tuple, list)) and one
-                              and all(isinstance(v, bool) for v in one)
-                              or isinstance(one, np.ndarray) and one.dtype == bool):
-        indices = np.vstack(np.nonzero(one))
-    elif all(_is_array(k) for k in idx):
-        indices = _F.stack(*idx)
-    elif all(isinstance(k, (int, tuple, list, np.ndarray)) for k in idx):
-        indices = np.array(idx)
-    else:
-        raise NotImplementedError("mixed advanced indexing: "
-                                  + ", ".join(repr(k) for k in key))
+    indices = _index_tuples(idx, key)
     ishape = tuple(indices.shape)
     return indices, _broadcast(value, ishape[1:] + shape[ishape[0]:], label)
 
