@@ -1,0 +1,157 @@
+"""libstdc++'s random distributions over ``std::mt19937``, as NNabla 1.39's CPU kernels draw.
+
+NNabla's random functions (``F.dropout``, ``F.rand``, ``F.randn``, ``F.randint``) draw from a
+``std::mt19937``: the global one (``nn.seed(n)`` makes it ``std::mt19937(n)``) for
+``seed=-1``, else one the function seeds with its own ``seed`` when it is set up.  A torch CPU
+generator is the same engine (``manual_seed(n)`` seeds it as ``std::mt19937(n)`` is seeded), so
+a :class:`torch.Generator` carries the state here: :func:`take_words` reads its 624 words and
+position, draws 32-bit numbers with NumPy's ``MT19937`` (the same recurrence, in C) and writes
+the advanced state back.  The distributions are those of the libstdc++ NNabla 1.39 was built
+with (GCC 6.5, named in ``libnnabla.so``'s ``.comment``):
+
+- ``generate_canonical<float, 24>``: one number ``w``, ``float(w) / 2**32`` (``float(w)``
+  rounded to nearest), 1 replaced by the float below it;
+- ``generate_canonical<double, 53>``: two numbers ``w0, w1``, ``(w0 + w1 * 2**32) / 2**64``
+  (the sum rounded to a double);
+- ``bernoulli_distribution(p)``: ``canonical double < p``;
+- ``uniform_real_distribution<float>(a, b)``: ``canonical float * (b - a) + a`` in floats;
+- ``normal_distribution<float>(mean, stddev)``: Marsaglia's polar method, pairs
+  ``x, y = 2u - 1`` redrawn while ``r2 = x*x + y*y`` is ``> 1`` or ``0``, ``y * m`` returned and
+  ``x * m`` kept for the next call (``m = sqrt(-2 log(r2) / r2)``), each times ``stddev`` plus
+  ``mean``; NNabla makes a new distribution per forward, so the kept value of an odd count is
+  dropped;
+- ``uniform_int_distribution<int>(a, b)``: ``scale = (2**32 - 1) // (b - a + 1)``, a number
+  redrawn while ``>= scale * (b - a + 1)``, then ``a + w // scale`` (GCC 11 and later divide
+  otherwise).
+
+``log`` is taken in double precision and rounded to float (the correctly rounded ``logf``;
+glibc's ``logf`` is within 0.82 ulp, so a rare ``F.randn`` value may differ from NNabla's in its
+last bit).
+
+Example:
+    >>> import torch
+    >>> g = torch.Generator().manual_seed(5489)
+    >>> take_words(g, 2).tolist()          # std::mt19937's first numbers for its default seed
+    [3499211612, 581869302]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+__all__ = ["take_words", "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
+           "normal_floats", "uniform_ints"]
+
+# torch's CPU generator state (CPUGeneratorImplState): the seed (u64), ``left`` (i32),
+# ``seeded`` (i32), ``next`` (u64), then the 624 words, each in a u64.
+_LEFT, _NEXT, _WORDS = 8, 16, 24
+
+
+def _numpy_engine(generator: torch.Generator):
+    state = generator.get_state().numpy().copy()
+    left = int(state[_LEFT:_LEFT + 4].view(np.int32)[0])
+    nxt = int(state[_NEXT:_NEXT + 8].view(np.uint64)[0])
+    key = state[_WORDS:_WORDS + 624 * 8].view(np.uint64).astype(np.uint32)
+    engine = np.random.MT19937()
+    engine.state = {"bit_generator": "MT19937",
+                    "state": {"key": key, "pos": 624 if left == 1 else nxt}}
+    return engine, state
+
+
+def _store(generator: torch.Generator, engine, state: np.ndarray) -> None:
+    now = engine.state["state"]
+    pos = int(now["pos"])
+    state[_WORDS:_WORDS + 624 * 8] = np.asarray(now["key"], np.uint64).view(np.uint8)
+    state[_LEFT:_LEFT + 4] = np.array([625 - pos], np.int32).view(np.uint8)
+    state[_NEXT:_NEXT + 8] = np.array([pos], np.uint64).view(np.uint8)
+    generator.set_state(torch.from_numpy(state))
+
+
+class WordSource:
+    """The 32-bit numbers of a torch CPU generator (``None``: torch's default one), drawn in
+    order; :meth:`close` writes the advanced state back.  ``with WordSource(g) as take:``."""
+
+    def __init__(self, generator: torch.Generator | None):
+        self.generator = torch.default_generator if generator is None else generator
+        self.engine, self.state = _numpy_engine(self.generator)
+
+    def __call__(self, count: int) -> np.ndarray:
+        if count <= 0:
+            return np.zeros(0, np.uint32)
+        return self.engine.random_raw(int(count)).astype(np.uint32)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _store(self.generator, self.engine, self.state)
+
+
+def take_words(generator: torch.Generator | None, count: int) -> np.ndarray:
+    """The next ``count`` numbers of ``generator`` (``std::mt19937``'s ``operator()``)."""
+    with WordSource(generator) as take:
+        return take(count)
+
+
+def canonical_floats(words: np.ndarray) -> np.ndarray:
+    """``generate_canonical<float, 24>`` of one number each."""
+    u = words.astype(np.float32) * np.float32(2.0 ** -32)
+    return np.where(u >= 1, np.nextafter(np.float32(1), np.float32(0)), u).astype(np.float32)
+
+
+def canonical_doubles(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``generate_canonical<double, 53>`` of two numbers each."""
+    u = (first.astype(np.float64) + second.astype(np.float64) * 4294967296.0) * 2.0 ** -64
+    return np.where(u >= 1, np.nextafter(1.0, 0.0), u)
+
+
+def bernoulli(take, p: float, count: int) -> np.ndarray:
+    """``count`` draws of ``bernoulli_distribution(p)`` (bool), two numbers each."""
+    w = take(2 * count).reshape(count, 2)
+    return canonical_doubles(w[:, 0], w[:, 1]) < float(p)
+
+
+def uniform_floats(take, low: float, high: float, count: int) -> np.ndarray:
+    """``count`` draws of ``uniform_real_distribution<float>(low, high)``."""
+    a, b = np.float32(low), np.float32(high)
+    return (canonical_floats(take(count)) * (b - a) + a).astype(np.float32)
+
+
+def normal_floats(take, mean: float, stddev: float, count: int) -> np.ndarray:
+    """``count`` draws of one ``normal_distribution<float>(mean, stddev)`` (made for them)."""
+    pairs = (int(count) + 1) // 2
+    xs, ys = [], []
+    while pairs > 0:   # ``pairs`` tries give at most ``pairs`` pairs: none is drawn too many
+        w = take(2 * pairs).reshape(pairs, 2)
+        x = np.float32(2) * canonical_floats(w[:, 0]) - np.float32(1)
+        y = np.float32(2) * canonical_floats(w[:, 1]) - np.float32(1)
+        r2 = x * x + y * y
+        kept = (r2 <= 1) & (r2 != 0)
+        xs.append(x[kept]), ys.append(y[kept])
+        pairs -= int(kept.sum())
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    r2 = x * x + y * y
+    log = np.log(r2.astype(np.float64)).astype(np.float32)
+    mult = np.sqrt(np.float32(-2) * log / r2)
+    out = np.empty((x.size, 2), np.float32)
+    out[:, 0], out[:, 1] = y * mult, x * mult
+    return (out.reshape(-1)[:count] * np.float32(stddev) + np.float32(mean)).astype(np.float32)
+
+
+def uniform_ints(take, low: int, high: int, count: int) -> np.ndarray:
+    """``count`` draws of ``uniform_int_distribution<int>(low, high)`` (both included), as
+    GCC 6's libstdc++ draws them (int64)."""
+    span = int(high) - int(low) + 1
+    if span > 0xFFFFFFFF:
+        return (take(count).astype(np.int64) + int(low)).astype(np.int64)
+    scale = 0xFFFFFFFF // span
+    past = span * scale
+    out = []
+    need = int(count)
+    while need > 0:    # ``need`` draws keep at most ``need``: none is drawn too many
+        w = take(need)
+        w = w[w < past]
+        out.append(w.astype(np.int64) // scale + int(low))
+        need -= w.size
+    return np.concatenate(out) if out else np.zeros(0, np.int64)

@@ -1,0 +1,97 @@
+"""NNabla 1.39's random numbers on the CPU, bit for bit.
+
+NNabla's random functions draw from a ``std::mt19937`` through libstdc++'s distributions
+(src/nbla/function/generic/dropout.cpp, rand.cpp, randn.cpp, randint.cpp): with ``seed=-1``
+the global generator (src/nbla/random_manager.cpp; ``nn.seed(n)`` makes it
+``std::mt19937(n)``), every function drawing the next numbers of it in the order called; with
+a seed of its own a generator seeded when the function is set up (a dynamic call draws the same
+numbers each time, a static graph the next numbers on each ``forward()``).  ``F.dropout``'s
+mask is ``bernoulli_distribution(1 - p)`` (two numbers per element), ``F.rand``
+``uniform_real_distribution<float>`` (one), ``F.randn`` ``normal_distribution<float>``
+(Marsaglia's polar method, a new distribution per forward: an odd count drops its kept value),
+``F.randint`` ``uniform_int_distribution<int>`` (GCC 6's rejection).  Stadyn drew them from
+torch's generator, so every value differed; now the values are compared exactly.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+FN = "nnabla.functions."
+EXACT = dict(rtol=0.0, atol=0.0)
+
+
+@nnabla_case(names=[FN + "dropout", "nnabla.seed"], **EXACT,
+             note="masks and outputs of F.dropout after nn.seed(k): several ratios and shapes, "
+                  "calls in a row drawing on from one global generator, the gradient through "
+                  "the mask")
+def dropout__masks(nn, F, r):
+    res = {}
+    for k, (p, shape) in enumerate([(0.5, (4, 7)), (0.3, (2, 3, 5, 5)), (0.1, (64,)),
+                                    (0.9, (3, 11))]):
+        nn.seed(k + 1)
+        x = nn.Variable.from_numpy_array(r.randn(*shape).astype(np.float32), need_grad=True)
+        with nn.auto_forward():
+            y1 = F.dropout(x, p)
+            y2 = F.dropout(x, p)
+        x.grad.zero()
+        y2.backward(r.randn(*shape).astype(np.float32))
+        res["y1_%d" % k], res["y2_%d" % k], res["g_%d" % k] = y1.d.copy(), y2.d.copy(), x.g.copy()
+    return res
+
+
+@nnabla_case(names=[FN + "dropout"], **EXACT,
+             note="a static graph's dropout draws the next mask on each forward(): from the "
+                  "global generator (seed=-1), and from its own (seed=7) where a dynamic call "
+                  "draws the same mask each time")
+def dropout__static_replays(nn, F, r):
+    res = {}
+    nn.seed(5)
+    x = nn.Variable.from_numpy_array(r.randn(6, 9).astype(np.float32))
+    y = F.dropout(x, 0.4)
+    z = F.dropout(x, 0.25, seed=7)
+    for k in range(3):
+        y.forward()
+        z.forward()
+        res["y%d" % k], res["z%d" % k] = y.d.copy(), z.d.copy()
+    with nn.auto_forward():
+        res["own_a"] = F.dropout(x, 0.25, seed=7).d.copy()
+        res["own_b"] = F.dropout(x, 0.25, seed=7).d.copy()
+    return res
+
+
+@nnabla_case(names=[FN + "rand", FN + "randn", FN + "randint", "nnabla.seed"], **EXACT,
+             note="F.rand, F.randn (odd and even counts, so a forward's kept normal value is "
+                  "dropped) and F.randint after nn.seed(11), one global stream in call order, "
+                  "and a function's own seed")
+def rand__randn_randint(nn, F, r):
+    res = {}
+    nn.seed(11)
+    with nn.auto_forward():
+        res["rand"] = F.rand(-1.5, 2.0, shape=(3, 5)).d.copy()
+        res["randn_odd"] = F.randn(0.5, 2.0, shape=(7,)).d.copy()
+        res["randn_even"] = F.randn(shape=(2, 4)).d.copy()
+        res["randint"] = F.randint(-3, 9, shape=(4, 6)).d.copy()
+        res["randint_wide"] = F.randint(0, 2 ** 30 + 7, shape=(10,)).d.copy()
+        res["rand_own"] = F.rand(shape=(5,), seed=42).d.copy()
+        res["randn_own"] = F.randn(shape=(5,), seed=42).d.copy()
+        res["randint_own"] = F.randint(0, 100, shape=(5,), seed=42).d.copy()
+        res["rand_after"] = F.rand(shape=(4,)).d.copy()
+    return res
+
+
+@nnabla_case(names=[FN + "rand", FN + "randn", FN + "randint"], **EXACT,
+             note="static graphs of random functions draw the next numbers on each forward(), "
+                  "from the global generator and from a seed of their own")
+def rand__static_replays(nn, F, r):
+    res = {}
+    nn.seed(2)
+    a = F.rand(shape=(2, 3))
+    b = F.randn(1.0, 0.5, shape=(5,))
+    c = F.randint(0, 6, shape=(7,), seed=3)
+    d = F.randn(shape=(3,), seed=9)
+    for k in range(3):
+        for name, v in (("a", a), ("b", b), ("c", c), ("d", d)):
+            v.forward()
+            res["%s%d" % (name, k)] = v.d.copy()
+    return res
