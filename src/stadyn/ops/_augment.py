@@ -44,7 +44,7 @@ import math
 
 import torch
 
-from ._random import _generator
+from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._registry import op
 from ._util import norm_axes
 
@@ -95,7 +95,7 @@ def _take(y: torch.Tensor, axis: int, index: torch.Tensor) -> torch.Tensor:
 # random_flip, random_shift, random_crop
 # ---------------------------------------------------------------------------------------------
 @op(1, category=_C)
-def random_flip(x, axes=None, base_axis=1, seed=-1):
+def random_flip(x, axes=None, base_axis=1, seed=-1, rule="torch"):
     """Reverse each of ``axes`` (default: the last) of each sample with probability 1/2.
 
     Example:
@@ -111,13 +111,37 @@ def random_flip(x, axes=None, base_axis=1, seed=-1):
         raise ValueError(f"random_flip: axes {tuple(axes)} include a sample axis (before "
                          f"base_axis={base_axis}); flip axes of the samples")
     y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
-    bits = torch.randint(0, 2, (samples, len(axes)), generator=_source(seed, x),
-                         device=x.device).bool()
+    if _nnabla_cpu(rule, x.device):
+        bits = _nnabla_flips(x, axes, base_axis, samples, seed)
+    else:
+        bits = torch.randint(0, 2, (samples, len(axes)), generator=_source(seed, x),
+                             device=x.device).bool()
     for k, a in enumerate(axes):
         axis = a - base_axis + 1
         flip = bits[:, k].reshape((samples,) + (1,) * (y.dim() - 1))
         y = torch.where(flip, y.flip(axis), y)
     return y.reshape(x.shape)
+
+
+def _nnabla_flips(x, axes, base_axis, samples, seed) -> torch.Tensor:
+    """NNabla 1.39's flips (``rule="nnabla"``, src/nbla/function/generic/random_flip.cpp): one
+    ``std::mt19937`` number per sample and axis of the input (axes not flipped too), odd ones
+    flip; the sample at ``(i0, i1, ...)`` before ``base_axis`` takes the flips of row
+    ``NNabla's flip_index`` there, which steps once per index of every sample axis, its inner
+    loops' steps included (the samples' own rows for ``base_axis=1``)."""
+    words = nnabla_draw("words", 0, 0, (samples, x.dim()), seed)
+    odd = (words % 2 == 1)[:, list(axes)]
+    rows, at = [], [0]
+
+    def visit(dim: int) -> None:
+        if dim == base_axis:
+            rows.append(at[0])
+            return
+        for _ in range(x.shape[dim]):
+            visit(dim + 1)
+            at[0] = (at[0] + 1) % samples
+    visit(0)
+    return odd[torch.tensor(rows, dtype=torch.long)]
 
 
 _BORDERS = ("nearest", "reflect", "constant")

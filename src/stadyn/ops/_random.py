@@ -91,7 +91,7 @@ def _generator(seed: int, device: torch.device) -> torch.Generator | None:
 
 
 #: the distributions of :func:`nnabla_draw` by name (its ``kind``)
-_KINDS = ("bernoulli", "uniform", "normal", "int")
+_KINDS = ("bernoulli", "uniform", "normal", "int", "words")
 
 
 def _draw_impl(kind: int, a: float, b: float, shape: list[int],
@@ -104,14 +104,17 @@ def _draw_impl(kind: int, a: float, b: float, shape: list[int],
             out = _std.uniform_floats(take, a, b, count)
         elif kind == 2:
             out = _std.normal_floats(take, a, b, count)
-        else:
+        elif kind == 3:
             out = _std.uniform_ints(take, int(a), int(b), count).astype(np.int32)
+        else:
+            out = take(count).astype(np.int64)
     return torch.from_numpy(out.reshape(tuple(shape)))
 
 
 def _draw_fake(kind: int, a: float, b: float, shape: list[int],
                generator: torch.Generator | None = None) -> torch.Tensor:
-    return torch.empty(tuple(shape), dtype=torch.int32 if kind == 3 else torch.float32)
+    dtype = {3: torch.int32, 4: torch.int64}.get(kind, torch.float32)
+    return torch.empty(tuple(shape), dtype=dtype)
 
 
 _LIBRARY = torch.library.Library("stadyn_kernels", "FRAGMENT")
@@ -125,8 +128,8 @@ _nnabla_draw = torch.ops.stadyn_kernels.nnabla_draw.default
 def nnabla_draw(kind: str, a: float, b: float, shape, seed=-1) -> torch.Tensor:
     """A CPU tensor of ``shape`` drawn as NNabla 1.39's CPU kernels draw it: ``kind``
     ``"bernoulli"`` (1.0 with probability ``a``, else 0.0: a dropout mask), ``"uniform"`` (floats
-    on ``[a, b)``), ``"normal"`` (mean ``a``, standard deviation ``b``) or ``"int"`` (int32 in
-    ``a..b``, both included), from the generator ``seed`` names (as the random ops' ``seed``).
+    on ``[a, b)``), ``"normal"`` (mean ``a``, standard deviation ``b``), ``"int"`` (int32 in
+    ``a..b``, both included) or ``"words"`` (the engine's 32-bit numbers, int64), from the generator ``seed`` names (as the random ops' ``seed``).
 
     Example:
         >>> import torch

@@ -95,3 +95,27 @@ def rand__static_replays(nn, F, r):
             v.forward()
             res["%s%d" % (name, k)] = v.d.copy()
     return res
+
+
+@nnabla_case(names=[FN + "random_flip"], **EXACT,
+             note="F.random_flip's flips after nn.seed(4): one number per sample and axis, odd "
+                  "ones flip; base_axis=2's samples take NNabla's flip rows (its flip_index "
+                  "steps over the inner sample loop too); a seed of its own, static replays")
+def random_flip__nnabla_flips(nn, F, r):
+    res = {}
+    nn.seed(4)
+    x = nn.Variable.from_numpy_array(r.randn(5, 2, 3, 4).astype(np.float32))
+    x2 = nn.Variable.from_numpy_array(r.randn(3, 4, 2, 5).astype(np.float32))
+    with nn.auto_forward():
+        res["dyn_a"] = F.random_flip(x, axes=(2, 3)).d.copy()
+        res["dyn_b"] = F.random_flip(x, axes=(3,)).d.copy()
+        res["base2"] = F.random_flip(x2, axes=(2, 3), base_axis=2).d.copy()
+        res["own_a"] = F.random_flip(x, axes=(1, 3), seed=6).d.copy()
+        res["own_b"] = F.random_flip(x, axes=(1, 3), seed=6).d.copy()
+    y = F.random_flip(x, axes=(2, 3))
+    z = F.random_flip(x2, axes=(3,), base_axis=2, seed=8)
+    for k in range(3):
+        y.forward()
+        z.forward()
+        res["y%d" % k], res["z%d" % k] = y.d.copy(), z.d.copy()
+    return res

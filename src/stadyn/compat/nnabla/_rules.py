@@ -10,9 +10,9 @@ of a singular matrix gives what NNabla's LU gives, infinities and NaN, not an er
 ``F.group_normalization`` (and their ``PF`` functions) are NNabla's batch normalisation over
 the kept axes and so take the one-pass variance too, as does ``F.weight_standardization``
 (its tensor normalisation over the channels), and ``F.abs``'s gradient is +1 at 0 and NaN
-(cases in ``nnabla_fidelity_7``).  ``F.dropout``, ``F.rand``, ``F.randn`` and ``F.randint``
-draw NNabla's numbers on the CPU: its ``std::mt19937`` and libstdc++'s distributions (cases in
-``nnabla_random``).
+(cases in ``nnabla_fidelity_7``).  ``F.dropout``, ``F.rand``, ``F.randn``, ``F.randint`` and
+``F.random_flip`` draw NNabla's numbers on the CPU: its ``std::mt19937`` and libstdc++'s
+distributions (cases in ``nnabla_random``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "norm": "nnabla", "norm_normalization": "nnabla", "batch_inv": "nnabla",
          "layer_normalization": "nnabla", "instance_normalization": "nnabla",
          "group_normalization": "nnabla", "abs": "nnabla", "weight_standardization": "nnabla",
-         "dropout": "nnabla", "rand": "nnabla", "randn": "nnabla", "randint": "nnabla"}
+         "dropout": "nnabla", "rand": "nnabla", "randn": "nnabla", "randint": "nnabla",
+         "random_flip": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):
