@@ -130,18 +130,24 @@ def _nnabla_flips(x, axes, base_axis, samples, seed) -> torch.Tensor:
     ``NNabla's flip_index`` there, which steps once per index of every sample axis, its inner
     loops' steps included (the samples' own rows for ``base_axis=1``)."""
     words = nnabla_draw("words", 0, 0, (samples, x.dim()), seed)
-    odd = (words % 2 == 1)[:, list(axes)]
+    return (words % 2 == 1)[:, list(axes)][_nnabla_rows(x.shape, base_axis, samples)]
+
+
+def _nnabla_rows(shape, base_axis: int, samples: int) -> torch.Tensor:
+    """The row of NNabla's per-sample draws each sample (in order) takes: NNabla's CPU kernels
+    (random_flip.cpp, random_crop.cpp) step their index once per index of every axis before
+    ``base_axis`` as they recurse, the inner axes' steps included, modulo ``samples``."""
     rows, at = [], [0]
 
     def visit(dim: int) -> None:
         if dim == base_axis:
             rows.append(at[0])
             return
-        for _ in range(x.shape[dim]):
+        for _ in range(shape[dim]):
             visit(dim + 1)
             at[0] = (at[0] + 1) % samples
     visit(0)
-    return odd[torch.tensor(rows, dtype=torch.long)]
+    return torch.tensor(rows, dtype=torch.long)
 
 
 _BORDERS = ("nearest", "reflect", "constant")
@@ -211,9 +217,9 @@ def _crop_shape(x, shape=None, base_axis=1, seed=-1):
     return out
 
 
-@op(1, category=_C, shape=lambda x, shape=None, base_axis=1, seed=-1: torch.empty(
+@op(1, category=_C, shape=lambda x, shape=None, base_axis=1, seed=-1, rule="torch": torch.empty(
     _crop_shape(x, shape, base_axis), device="meta", dtype=x.dtype))
-def random_crop(x, shape=None, base_axis=1, seed=-1):
+def random_crop(x, shape=None, base_axis=1, seed=-1, rule="torch"):
     """A window of ``shape`` (the last axes) of each sample at a uniformly drawn offset.
 
     Example:
@@ -227,12 +233,22 @@ def random_crop(x, shape=None, base_axis=1, seed=-1):
     samples = _samples(x, base_axis, "random_crop")
     out = _crop_shape(x, shape, base_axis)
     y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
-    generator = _source(seed, x)
+    nnabla = _nnabla_cpu(rule, x.device)
+    if nnabla:
+        # NNabla (random_crop.cpp): per sample, one number for each axis of ``shape`` (the
+        # uncropped ones too), the offset that number modulo the offsets that fit
+        first = x.dim() - len(x.shape if shape is None else shape)
+        words = nnabla_draw("words", 0, 0, (samples, x.dim() - first), seed)
+        words = words[_nnabla_rows(x.shape, base_axis, samples)]
+    generator = None if nnabla else _source(seed, x)
     for d in range(base_axis, x.dim()):
         if out[d] == x.shape[d]:
             continue
-        left = torch.randint(0, x.shape[d] - out[d] + 1, (samples, 1), generator=generator,
-                             device=x.device)
+        if nnabla:
+            left = (words[:, d - first] % (x.shape[d] - out[d] + 1)).reshape(samples, 1)
+        else:
+            left = torch.randint(0, x.shape[d] - out[d] + 1, (samples, 1),
+                                 generator=generator, device=x.device)
         y = _take(y, d - base_axis + 1, left + torch.arange(out[d], device=x.device)[None, :])
     return y.reshape(out)
 

@@ -119,3 +119,28 @@ def random_flip__nnabla_flips(nn, F, r):
         z.forward()
         res["y%d" % k], res["z%d" % k] = y.d.copy(), z.d.copy()
     return res
+
+
+@nnabla_case(names=[FN + "random_crop"], **EXACT,
+             note="F.random_crop's windows after nn.seed(6): per sample one number for each "
+                  "axis of shape (uncropped ones too), the offset that number modulo the "
+                  "offsets that fit; base_axis=2's samples in NNabla's order; a seed of its "
+                  "own, static replays")
+def random_crop__nnabla_offsets(nn, F, r):
+    res = {}
+    nn.seed(6)
+    x = nn.Variable.from_numpy_array(r.randn(4, 3, 7, 9).astype(np.float32))
+    x2 = nn.Variable.from_numpy_array(r.randn(3, 2, 6, 5).astype(np.float32))
+    with nn.auto_forward():
+        res["dyn_a"] = F.random_crop(x, shape=(3, 5, 4)).d.copy()
+        res["dyn_b"] = F.random_crop(x, shape=(4, 9)).d.copy()
+        res["base2"] = F.random_crop(x2, shape=(3, 4), base_axis=2).d.copy()
+        res["own_a"] = F.random_crop(x, shape=(2, 2), seed=3).d.copy()
+        res["own_b"] = F.random_crop(x, shape=(2, 2), seed=3).d.copy()
+    y = F.random_crop(x, shape=(5, 6))
+    z = F.random_crop(x2, shape=(2, 4, 3), base_axis=2, seed=2)
+    for k in range(3):
+        y.forward()
+        z.forward()
+        res["y%d" % k], res["z%d" % k] = y.d.copy(), z.d.copy()
+    return res
