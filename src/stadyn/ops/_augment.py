@@ -154,7 +154,8 @@ _BORDERS = ("nearest", "reflect", "constant")
 
 
 @op(1, category=_C)
-def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_axis=1, seed=-1):
+def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_axis=1, seed=-1,
+                 rule="torch"):
     """Move each sample by a random whole number of positions along each axis.
 
     ``shifts`` gives the largest move of each of the last ``len(shifts)`` axes (NNabla's
@@ -177,13 +178,24 @@ def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_a
     if any(d < base_axis and m for d, m in moves):
         raise ValueError(f"random_shift: shifts {tuple(shifts)} move a sample axis (before "
                          f"base_axis={base_axis})")
-    moves = [(d, m) for d, m in moves if m > 0]
     y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
-    if not moves:
-        return y.reshape(x.shape)
-    generator = _source(seed, x)
-    drawn = torch.stack([torch.randint(-m, m + 1, (samples,), generator=generator,
-                                       device=x.device) for _, m in moves], 1)
+    if _nnabla_cpu(rule, x.device):
+        # NNabla (random_shift.cpp): per sample one number ``w`` for each entry of ``shifts``
+        # (zeros too), the move ``w % (2m + 1) - m``; samples in NNabla's order
+        words = nnabla_draw("words", 0, 0, (samples, len(moves)), seed)
+        words = words[_nnabla_rows(x.shape, base_axis, samples)]
+        every = torch.stack([words[:, k] % (2 * m + 1) - m for k, (_, m) in enumerate(moves)], 1)
+        drawn = every[:, [k for k, (_, m) in enumerate(moves) if m > 0]]
+        moves = [(d, m) for d, m in moves if m > 0]
+        if not moves:
+            return y.reshape(x.shape)
+    else:
+        moves = [(d, m) for d, m in moves if m > 0]
+        if not moves:
+            return y.reshape(x.shape)
+        generator = _source(seed, x)
+        drawn = torch.stack([torch.randint(-m, m + 1, (samples,), generator=generator,
+                                           device=x.device) for _, m in moves], 1)
     for k, (d, m) in enumerate(moves):
         axis, size = d - base_axis + 1, x.shape[d]
         source = torch.arange(size, device=x.device)[None, :] - drawn[:, k:k + 1]

@@ -144,3 +144,29 @@ def random_crop__nnabla_offsets(nn, F, r):
         z.forward()
         res["y%d" % k], res["z%d" % k] = y.d.copy(), z.d.copy()
     return res
+
+
+@nnabla_case(names=[FN + "random_shift"], **EXACT,
+             note="F.random_shift's moves after nn.seed(8): per sample one number w for each "
+                  "entry of shifts (zeros too), the move w % (2m + 1) - m; the three border "
+                  "modes, base_axis=2, a seed of its own, static replays")
+def random_shift__nnabla_moves(nn, F, r):
+    res = {}
+    nn.seed(8)
+    x = nn.Variable.from_numpy_array(r.randn(4, 2, 6, 7).astype(np.float32))
+    x2 = nn.Variable.from_numpy_array(r.randn(3, 2, 5, 6).astype(np.float32))
+    with nn.auto_forward():
+        res["nearest"] = F.random_shift(x, shifts=(0, 2, 3)).d.copy()
+        res["reflect"] = F.random_shift(x, shifts=(3, 1), border_mode="reflect").d.copy()
+        res["constant"] = F.random_shift(x, shifts=(2, 2), border_mode="constant",
+                                         constant_value=-1.0).d.copy()
+        res["base2"] = F.random_shift(x2, shifts=(1, 2), base_axis=2).d.copy()
+        res["own_a"] = F.random_shift(x, shifts=(2, 2), seed=5).d.copy()
+        res["own_b"] = F.random_shift(x, shifts=(2, 2), seed=5).d.copy()
+    y = F.random_shift(x, shifts=(1, 1))
+    z = F.random_shift(x2, shifts=(2, 1), base_axis=2, seed=4)
+    for k in range(3):
+        y.forward()
+        z.forward()
+        res["y%d" % k], res["z%d" % k] = y.d.copy(), z.d.copy()
+    return res
