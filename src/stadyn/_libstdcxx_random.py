@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 __all__ = ["take_words", "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
-           "normal_floats", "uniform_ints"]
+           "normal_floats", "uniform_ints", "weighted_choices", "WordSource"]
 
 # torch's CPU generator state (CPUGeneratorImplState): the seed (u64), ``left`` (i32),
 # ``seeded`` (i32), ``next`` (u64), then the 624 words, each in a u64.
@@ -155,3 +155,33 @@ def uniform_ints(take, low: int, high: int, count: int) -> np.ndarray:
         out.append(w.astype(np.int64) // scale + int(low))
         need -= w.size
     return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def weighted_choices(take, weights: np.ndarray, count: int, replace: bool) -> np.ndarray:
+    """The positions NNabla 1.39's ``RandomChoice`` CPU kernel draws (random_choice.cpp):
+    ``count`` per row of ``weights`` (rows in order, float32).  Each draw is
+    ``uniform_real_distribution<double>(0, total)`` (two numbers) rounded to float, ``total``
+    the float running sum's last value, the position the first whose running sum exceeds it
+    (the last if none does).  Without replacement a drawn position's weight becomes 0 and the
+    draws still missing are drawn again from the new sums (a draw landing on a 0 weight is
+    lost).  Returns int64 ``(rows, count)``."""
+    weights = np.asarray(weights, np.float32)
+    out = np.zeros((weights.shape[0], int(count)), np.int64)
+    for b, row in enumerate(weights):
+        if replace:
+            sums = np.cumsum(row, dtype=np.float32)
+            w = take(2 * int(count)).reshape(-1, 2)
+            u = (canonical_doubles(w[:, 0], w[:, 1]) * float(sums[-1])).astype(np.float32)
+            out[b] = np.minimum(np.searchsorted(sums, u, side="right"), row.size - 1)
+            continue
+        left, have = row.copy(), 0
+        while have < count:
+            sums = np.cumsum(left, dtype=np.float32)
+            w = take(2 * (int(count) - have)).reshape(-1, 2)
+            u = (canonical_doubles(w[:, 0], w[:, 1]) * float(sums[-1])).astype(np.float32)
+            for at in np.searchsorted(sums, u, side="right").tolist():
+                if at < row.size and left[at] > 0:
+                    out[b, have] = at
+                    left[at] = 0
+                    have += 1
+    return out

@@ -170,3 +170,33 @@ def random_shift__nnabla_moves(nn, F, r):
         z.forward()
         res["y%d" % k], res["z%d" % k] = y.d.copy(), z.d.copy()
     return res
+
+
+@nnabla_case(names=[FN + "random_choice"], **EXACT,
+             note="F.random_choice's picks after nn.seed(9): with replacement a "
+                  "uniform_real_distribution<double> draw over the float running sums per "
+                  "sample, rows in order; without replacement the draws that land on a taken "
+                  "member lost and drawn again; the gradients; a seed of its own, static "
+                  "replays")
+def random_choice__nnabla_picks(nn, F, r):
+    res = {}
+    nn.seed(9)
+    x = nn.Variable.from_numpy_array(r.randn(3, 6).astype(np.float32), need_grad=True)
+    w = nn.Variable.from_numpy_array(r.rand(3, 6).astype(np.float32) + 0.1, need_grad=True)
+    with nn.auto_forward():
+        y1 = F.random_choice(x, w, shape=(4, 5))
+        y2 = F.random_choice(x, w, shape=(5,), replace=False)
+        y3 = F.random_choice(x, w, shape=(2,), seed=12)
+        y4 = F.random_choice(x, w, shape=(2,), seed=12)
+    x.grad.zero()
+    w.grad.zero()
+    y1.backward(r.randn(3, 4, 5).astype(np.float32))
+    res.update(y1=y1.d.copy(), y2=y2.d.copy(), own_a=y3.d.copy(), own_b=y4.d.copy(),
+               gx=x.g.copy(), gw=w.g.copy())
+    s = F.random_choice(x, w, shape=(3,), replace=False, seed=1)
+    t = F.random_choice(x, w, shape=(7,))
+    for k in range(3):
+        s.forward()
+        t.forward()
+        res["s%d" % k], res["t%d" % k] = s.d.copy(), t.d.copy()
+    return res
