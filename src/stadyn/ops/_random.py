@@ -129,7 +129,8 @@ def nnabla_draw(kind: str, a: float, b: float, shape, seed=-1) -> torch.Tensor:
     """A CPU tensor of ``shape`` drawn as NNabla 1.39's CPU kernels draw it: ``kind``
     ``"bernoulli"`` (1.0 with probability ``a``, else 0.0: a dropout mask), ``"uniform"`` (floats
     on ``[a, b)``), ``"normal"`` (mean ``a``, standard deviation ``b``), ``"int"`` (int32 in
-    ``a..b``, both included) or ``"words"`` (the engine's 32-bit numbers, int64), from the generator ``seed`` names (as the random ops' ``seed``).
+    ``a..b``, both included) or ``"words"`` (the engine's 32-bit numbers, int64), from the
+    generator ``seed`` names (as the random ops' ``seed``).
 
     Example:
         >>> import torch
