@@ -11,9 +11,10 @@ CPU (its ``std::mt19937`` and libstdc++'s ``bernoulli_distribution``, compat cas
 ``set_global_seed``), so its masks are NNabla's and its losses agree to float32 drift over its
 10 steps (training loss within 2e-4, where torch's masks left 12%); pix2pix never seeds it, so
 NNabla drew its masks from ``std::random_device`` (its own runs differ from one another) and
-its numbers stay close, not equal.  What the layers compute without dropout is compared exactly by the harness
-cases ``compat_cases/nnabla_examples_4.py`` (PointNet's ``conv_h1[:, :, 0, :]``, which Stadyn
-refused before: ``TypeError: 'Variable' object is not subscriptable``).
+its numbers stay close, not equal.  What the layers compute without dropout is compared
+exactly by the harness cases ``compat_cases/nnabla_examples_4.py`` (PointNet's
+``conv_h1[:, :, 0, :]``, which Stadyn refused before: ``TypeError: 'Variable' object is not
+subscriptable``).
 
 The programs are not part of this repository: the test reads them from a copy of
 nnabla-examples, ``$STADYN_NNABLA_EXAMPLES`` (a checkout, or a bare git repository whose HEAD
