@@ -407,10 +407,11 @@ def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False, rule="torch"
         >>> F.dropout(sd.Variable((4, 10)), 0.5).shape
         (4, 10)
     """
-    if p <= 0.0 or (train_only and not is_training()):
+    nnabla = _nnabla_cpu(rule, x.device) and not train_only   # (NNabla draws at p = 0 too)
+    if (p <= 0.0 and not nnabla) or (train_only and not is_training()):
         y = x.view_as(x)  # not ``x`` itself: the output gets its own autograd node
         return (y, torch.ones_like(x)) if output_mask else y
-    if _nnabla_cpu(rule, x.device):
+    if nnabla:
         # NNabla keeps ``p`` in a float: keep probability ``1 - p`` and scale ``1 / (1 - p)``
         # rounded as its kernel rounds them
         p32 = float(np.float32(p))

@@ -200,3 +200,15 @@ def random_choice__nnabla_picks(nn, F, r):
         t.forward()
         res["s%d" % k], res["t%d" % k] = s.d.copy(), t.d.copy()
     return res
+
+
+@nnabla_case(names=[FN + "dropout", FN + "rand"], **EXACT,
+             note="F.dropout(x, 0.0) still draws its mask (two numbers an element) from the "
+                  "global generator: the F.rand after it draws what NNabla's does")
+def dropout__ratio_zero_draws(nn, F, r):
+    nn.seed(13)
+    x = nn.Variable.from_numpy_array(r.randn(3, 4).astype(np.float32))
+    with nn.auto_forward():
+        y = F.dropout(x, 0.0)
+        u = F.rand(shape=(4,))
+    return {"y": y.d.copy(), "u": u.d.copy()}
