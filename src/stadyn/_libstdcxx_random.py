@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 __all__ = ["take_words", "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
-           "normal_floats", "uniform_ints", "weighted_choices", "WordSource"]
+           "normal_floats", "uniform_ints", "weighted_choices", "erased_boxes", "WordSource"]
 
 # torch's CPU generator state (CPUGeneratorImplState): the seed (u64), ``left`` (i32),
 # ``seeded`` (i32), ``next`` (u64), then the 624 words, each in a u64.
@@ -185,3 +185,48 @@ def weighted_choices(take, weights: np.ndarray, count: int, replace: bool) -> np
                     left[at] = 0
                     have += 1
     return out
+
+
+def erased_boxes(take, shape, prob: float, area_ratios, aspect_ratios, replacements, n: int,
+                 share: bool) -> tuple[np.ndarray, np.ndarray]:
+    """What NNabla 1.39's ``RandomErase`` CPU kernel draws (random_erase.cpp) for images of
+    ``shape`` ``(B, C, H, W)``: ``(values, erased)``, float32 and bool of that shape.  First,
+    for every try ``n``, image and (``share=False``) channel, a box: its area ``Se`` (a float
+    draw from ``area_ratios`` times ``H * W``), ratio ``Re`` (from ``aspect_ratios``), height
+    and width ``size_t(sqrtf(Se * Re))``, ``size_t(sqrtf(Se / Re))`` (at most ``H``, ``W``), a
+    probability draw, then the top and left corners (``uniform_int_distribution`` over the
+    positions that fit); then, try by try and image by image, every pixel of an erased box
+    (rows and columns to the box's end inclusive), channel by channel in raster order, takes a
+    float draw from ``replacements`` (a later try overwriting an earlier one)."""
+    b_count, channels, height, width = (int(v) for v in shape)
+    f = np.float32
+    (a0, a1), (r0, r1), (v0, v1) = area_ratios, aspect_ratios, replacements
+    per_image = 1 if share else channels
+    boxes = []
+    for _ in range(int(n) * b_count * per_image):
+        se = f(uniform_floats(take, a0, a1, 1)[0] * f(height * width))
+        re = uniform_floats(take, r0, r1, 1)[0]
+        box_h = min(int(np.sqrt(f(se * re))), height)
+        box_w = min(int(np.sqrt(f(se / re))), width)
+        eprob = uniform_floats(take, 0.0, 1.0, 1)[0]
+        top = int(uniform_ints(take, 0, height - box_h, 1)[0])
+        left = int(uniform_ints(take, 0, width - box_w, 1)[0])
+        boxes.append((eprob, top, left, top + box_h, left + box_w))
+    values = np.zeros((b_count, channels, height, width), np.float32)
+    erased = np.zeros(values.shape, bool)
+    at = 0
+    for _ in range(int(n)):
+        for b in range(b_count):
+            mine = boxes[at:at + per_image]
+            at += per_image
+            for c in range(channels):
+                eprob, top, left, bottom, right = mine[0 if share else c]
+                if not eprob <= f(prob):
+                    continue
+                rows = slice(top, min(bottom, height - 1) + 1)
+                cols = slice(left, min(right, width - 1) + 1)
+                cells = values[b, c, rows, cols]
+                values[b, c, rows, cols] = uniform_floats(take, v0, v1, cells.size).reshape(
+                    cells.shape)
+                erased[b, c, rows, cols] = True
+    return values, erased

@@ -5,8 +5,8 @@ Each draws from Stadyn's seeded generator in both modes, with NNabla's seeding r
 :mod:`stadyn.ops._random`'s sources): with ``seed=-1`` from torch's generator (:func:`stadyn.seed`
 seeds it); with a seed of its own from a generator seeded with it when the op first runs, so
 each dynamic call draws the same values and a static graph the next values on every
-``forward()``.  The values drawn are torch's, except that ``random_flip``, ``random_crop`` and
-``random_shift`` with ``rule="nnabla"`` (compat.nnabla's functions) on the CPU draw NNabla
+``forward()``.  The values drawn are torch's, except that ``random_flip``, ``random_crop``,
+``random_shift`` and ``random_erase`` with ``rule="nnabla"`` (compat.nnabla's functions) on the CPU draw NNabla
 1.39's (its ``std::mt19937``, one number per sample and axis, the samples in its order:
 ``_nnabla_rows``); what a draw *means* is NNabla's:
 
@@ -44,8 +44,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
+from .. import _libstdcxx_random as _std
 from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._registry import op
 from ._util import norm_axes
@@ -270,6 +272,28 @@ def random_crop(x, shape=None, base_axis=1, seed=-1, rule="torch"):
 # ---------------------------------------------------------------------------------------------
 # random_erase
 # ---------------------------------------------------------------------------------------------
+def _erase_impl(y: torch.Tensor, prob: float, ratios: list[float], n: int, share: bool,
+                generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    f = [float(np.float32(v)) for v in ratios]
+    with _std.WordSource(generator) as take:
+        values, erased = _std.erased_boxes(take, tuple(y.shape), prob, f[0:2], f[2:4], f[4:6],
+                                           n, share)
+    return torch.from_numpy(values), torch.from_numpy(erased)
+
+
+def _erase_fake(y, prob, ratios, n, share, generator=None):
+    return (torch.empty(y.shape, dtype=torch.float32), torch.empty(y.shape, dtype=torch.bool))
+
+
+_LIBRARY = torch.library.Library("stadyn_kernels", "FRAGMENT")
+_LIBRARY.define("nnabla_erase(Tensor y, float prob, float[] ratios, int n, bool share, "
+                "Generator? generator=None) -> (Tensor, Tensor)",
+                tags=(torch.Tag.nondeterministic_seeded,))
+_LIBRARY.impl("nnabla_erase", _erase_impl, "CompositeExplicitAutograd")
+torch.library.register_fake("stadyn_kernels::nnabla_erase", _erase_fake, lib=_LIBRARY)
+_nnabla_erase = torch.ops.stadyn_kernels.nnabla_erase.default
+
+
 def _pair(values, what: str) -> tuple[float, float]:
     values = tuple(float(v) for v in values)
     if len(values) != 2:
@@ -280,8 +304,11 @@ def _pair(values, what: str) -> tuple[float, float]:
 @op(1, category=_C)
 def random_erase(x, prob=0.5, area_ratios=(0.02, 0.4), aspect_ratios=(0.3, 3.3333),
                  replacements=(0.0, 255.0), n=None, share=True, inplace=False, base_axis=1,
-                 seed=-1, channel_last=False, ste_fine_grained=True):
+                 seed=-1, channel_last=False, ste_fine_grained=True, rule="torch"):
     """Random erasing (Zhong et al.): boxes of each image replaced by uniform random values.
+    With ``rule="nnabla"`` (compat.nnabla) on the CPU the boxes and values are NNabla 1.39's
+    (:func:`stadyn._libstdcxx_random.erased_boxes`; NNabla's CPU kernel refuses
+    ``channel_last``, which draws torch's).
 
     The input is ``(samples..., C, H, W)`` (``(samples..., H, W, C)`` with ``channel_last``);
     ``inplace`` is accepted and ignored, as in NNabla.
@@ -309,6 +336,13 @@ def random_erase(x, prob=0.5, area_ratios=(0.02, 0.4), aspect_ratios=(0.3, 3.333
     if channel_last:
         y = y.permute(0, 3, 1, 2)
     _, channels, height, width = y.shape
+    if _nnabla_cpu(rule, x.device) and not channel_last:
+        values, inside = _nnabla_erase(y.detach(), float(prob), [a0, a1, r0, r1, v0, v1], n,
+                                       bool(share), _generator(seed, torch.device("cpu")))
+        values = values.to(_float(x))
+        if not ste_fine_grained:
+            values = values + (y - y.detach())
+        return torch.where(inside, values, y).reshape(x.shape)
     generator, device, dtype = _source(seed, x), x.device, _float(x)
     boxes = (n, samples, 1 if share else channels)
 

@@ -212,3 +212,28 @@ def dropout__ratio_zero_draws(nn, F, r):
         y = F.dropout(x, 0.0)
         u = F.rand(shape=(4,))
     return {"y": y.d.copy(), "u": u.d.copy()}
+
+
+@nnabla_case(names=[FN + "random_erase"], **EXACT,
+             note="F.random_erase after nn.seed(10): NNabla's boxes (area, ratio, probability, "
+                  "corner draws per try and image, or per channel with share=False) and "
+                  "replacement values (raster order, box ends inclusive); n=2 tries; the "
+                  "gradients with ste_fine_grained; a seed of its own, static replays")
+def random_erase__nnabla_boxes(nn, F, r):
+    res = {}
+    nn.seed(10)
+    x = nn.Variable.from_numpy_array(r.randn(3, 2, 9, 11).astype(np.float32), need_grad=True)
+    with nn.auto_forward():
+        y1 = F.random_erase(x, prob=0.7, replacements=(-1.0, 1.0))
+        y2 = F.random_erase(x, prob=0.9, n=2, share=False, area_ratios=(0.05, 0.3))
+        y3 = F.random_erase(x, prob=1.0, seed=4)
+        y4 = F.random_erase(x, prob=1.0, seed=4)
+    x.grad.zero()
+    y1.backward(r.randn(3, 2, 9, 11).astype(np.float32))
+    res.update(y1=y1.d.copy(), y2=y2.d.copy(), own_a=y3.d.copy(), own_b=y4.d.copy(),
+               gx=x.g.copy())
+    s = F.random_erase(x, prob=0.8, aspect_ratios=(0.5, 2.0))
+    for k in range(3):
+        s.forward()
+        res["s%d" % k] = s.d.copy()
+    return res
