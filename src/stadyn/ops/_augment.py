@@ -6,9 +6,10 @@ Each draws from Stadyn's seeded generator in both modes, with NNabla's seeding r
 seeds it); with a seed of its own from a generator seeded with it when the op first runs, so
 each dynamic call draws the same values and a static graph the next values on every
 ``forward()``.  The values drawn are torch's, except that ``random_flip``, ``random_crop``,
-``random_shift`` and ``random_erase`` with ``rule="nnabla"`` (compat.nnabla's functions) on the CPU draw NNabla
-1.39's (its ``std::mt19937``, one number per sample and axis, the samples in its order:
-``_nnabla_rows``); what a draw *means* is NNabla's:
+``random_shift`` and ``random_erase`` with ``rule="nnabla"`` (compat.nnabla's functions) on
+the CPU draw NNabla 1.39's (its ``std::mt19937``: the first three one number per sample and
+axis, the samples in its order, ``_nnabla_rows``; random_erase as
+:func:`stadyn._libstdcxx_random.erased_boxes`); what a draw *means* is NNabla's:
 
 * ``random_flip``: each sample (the axes before ``base_axis``) reverses each of ``axes`` with
   probability 1/2; the gradient is flipped back.
