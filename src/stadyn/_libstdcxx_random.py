@@ -48,8 +48,15 @@ __all__ = ["take_words", "canonical_floats", "canonical_doubles", "bernoulli", "
 _LEFT, _NEXT, _WORDS = 8, 16, 24
 
 
+_STATE_BYTES = 5056
+
+
 def _numpy_engine(generator: torch.Generator):
     state = generator.get_state().numpy().copy()
+    if state.size != _STATE_BYTES or generator.device.type != "cpu":
+        raise RuntimeError(f"NNabla's random numbers need a torch CPU generator whose state is "
+                           f"the {_STATE_BYTES} bytes of torch 2's mt19937 layout; this one "
+                           f"({generator.device}) has {state.size}")
     left = int(state[_LEFT:_LEFT + 4].view(np.int32)[0])
     nxt = int(state[_NEXT:_NEXT + 8].view(np.uint64)[0])
     key = state[_WORDS:_WORDS + 624 * 8].view(np.uint64).astype(np.uint32)
