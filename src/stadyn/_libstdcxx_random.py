@@ -88,6 +88,11 @@ class WordSource:
             return np.zeros(0, np.uint32)
         return self.engine.random_raw(int(count)).astype(np.uint32)
 
+    def pairs(self, count: int) -> np.ndarray:
+        """The next ``2 * count`` numbers as ``count`` uint64 ``second << 32 | first``."""
+        raw = self.engine.random_raw(2 * int(count))
+        return (raw[1::2] << np.uint64(32)) | raw[0::2]
+
     def __enter__(self):
         return self
 
@@ -114,9 +119,20 @@ def canonical_doubles(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 
 def bernoulli(take, p: float, count: int) -> np.ndarray:
-    """``count`` draws of ``bernoulli_distribution(p)`` (bool), two numbers each."""
-    w = take(2 * count).reshape(count, 2)
-    return canonical_doubles(w[:, 0], w[:, 1]) < float(p)
+    """``count`` draws of ``bernoulli_distribution(p)`` (bool), two numbers each.
+
+    ``generate_canonical``'s sum ``w0 + w1 * 2**32`` rounded to a double is the 64-bit integer
+    ``w1 << 32 | w0`` rounded to a double (both round the exact value once), so a draw is that
+    integer as a double against ``p * 2**64`` (exact); one rounded up to ``2**64`` (canonical
+    value 1, replaced by the double below 1) is below ``p`` only for ``p = 1``."""
+    if hasattr(take, "pairs"):
+        joined = take.pairs(count)
+    else:
+        w = take(2 * count).reshape(count, 2).astype(np.uint64)
+        joined = (w[:, 1] << np.uint64(32)) | w[:, 0]
+    if float(p) >= 1.0:
+        return np.ones(int(count), bool)
+    return joined.astype(np.float64) < float(p) * 2.0 ** 64
 
 
 def uniform_floats(take, low: float, high: float, count: int) -> np.ndarray:
