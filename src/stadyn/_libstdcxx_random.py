@@ -37,6 +37,8 @@ Example:
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import torch
 
@@ -49,6 +51,7 @@ _LEFT, _NEXT, _WORDS = 8, 16, 24
 
 
 _STATE_BYTES = 5056
+_ENGINES = threading.local()
 
 
 def _numpy_engine(generator: torch.Generator):
@@ -60,7 +63,9 @@ def _numpy_engine(generator: torch.Generator):
     left = int(state[_LEFT:_LEFT + 4].view(np.int32)[0])
     nxt = int(state[_NEXT:_NEXT + 8].view(np.uint64)[0])
     key = state[_WORDS:_WORDS + 624 * 8].view(np.uint64).astype(np.uint32)
-    engine = np.random.MT19937()
+    engine = getattr(_ENGINES, "engine", None)
+    if engine is None:      # made once a thread: a new one seeds itself from the OS (~0.1 ms)
+        engine = _ENGINES.engine = np.random.MT19937(0)
     engine.state = {"bit_generator": "MT19937",
                     "state": {"key": key, "pos": 624 if left == 1 else nxt}}
     return engine, state
