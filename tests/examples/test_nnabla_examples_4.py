@@ -5,11 +5,16 @@ synthetic stand-ins for their data in the data's own files: PointNet
 compared with NNabla 1.39's run of the same driver (``nnabla_examples_4.py``; reference
 ``refs/nnabla139_examples_4.json``).
 
-Both programs drop out with ``F.dropout`` in training, whose masks NNabla's generator draws and
-Stadyn's does not (the same seeds, data and initial parameters otherwise): their numbers are
-close, not equal.  What the layers compute without dropout is compared exactly by the harness
-cases ``compat_cases/nnabla_examples_4.py`` (PointNet's ``conv_h1[:, :, 0, :]``, which Stadyn
-refused before: ``TypeError: 'Variable' object is not subscriptable``).
+Both programs drop out with ``F.dropout`` in training.  Stadyn draws NNabla 1.39's masks on the
+CPU (its ``std::mt19937`` and libstdc++'s ``bernoulli_distribution``, compat case
+``nnabla_random.dropout__masks``): PointNet seeds NNabla's generator (``nn.seed`` in its
+``set_global_seed``), so its masks are NNabla's and its losses agree to float32 drift over its
+10 steps (training loss within 2e-4, where torch's masks left 12%); pix2pix never seeds it, so
+NNabla drew its masks from ``std::random_device`` (its own runs differ from one another) and
+its numbers stay close, not equal.  What the layers compute without dropout is compared
+exactly by the harness cases ``compat_cases/nnabla_examples_4.py`` (PointNet's
+``conv_h1[:, :, 0, :]``, which Stadyn refused before: ``TypeError: 'Variable' object is not
+subscriptable``).
 
 The programs are not part of this repository: the test reads them from a copy of
 nnabla-examples, ``$STADYN_NNABLA_EXAMPLES`` (a checkout, or a bare git repository whose HEAD
@@ -64,26 +69,33 @@ def test_the_trained_parameters_are_finite(runs, run):
 
 
 def test_pointnet_trains_as_nnabla_139s_does(runs):
-    """Within the spread of NNabla's own runs with other seeds (training loss 0.67 to 0.79,
-    matrix loss 76 to 83, validation loss 1.48 to 1.57 after 5 epochs and 1.60 to 1.95 after
-    10, with ``--seed`` 1, 2 and 3): the classifier learns (its training accuracy, over the
-    first 10 iterations, well above the 1 in 4 of chance) and the feature transform's
-    orthogonality loss is of NNabla's size."""
+    """NNabla's dropout masks (the program seeds NNabla's generator), so the losses are NNabla's
+    to float32 drift over 10 steps: the training loss (mean of the 10 iterations) within 2e-4
+    of NNabla's (1e-3 asked; torch's masks gave 0.6245 against 0.7085, 12% off), the
+    classification loss within 1.2e-3 (5e-3 asked; 13% before), the feature transform's
+    orthogonality loss within 1.1% (5% asked) and the validation loss within 1.2% (5% asked;
+    the spread of NNabla's own runs with ``--seed`` 1, 2 and 3 is 1.48 to 1.57 after 5 epochs
+    and 1.60 to 1.95 after 10).  The classifier learns: its training accuracy, over the first
+    10 iterations, well above the 1 in 4 of chance."""
     mine, real = runs
     ours, theirs = _series(mine["pointnet"]), _series(real["pointnet"])
     for result in (ours, theirs):
         assert result["training-accuracy"][0, 1] > 0.5
     np.testing.assert_allclose(ours["training-loss"][:, 1], theirs["training-loss"][:, 1],
-                               rtol=0.25)
+                               rtol=1e-3)
+    np.testing.assert_allclose(ours["training-classification-loss"][:, 1],
+                               theirs["training-classification-loss"][:, 1], rtol=5e-3)
     np.testing.assert_allclose(ours["training-matrix-loss"][:, 1],
-                               theirs["training-matrix-loss"][:, 1], rtol=0.1)
-    np.testing.assert_allclose(ours["valid-loss"][:, 1], theirs["valid-loss"][:, 1], rtol=0.15)
+                               theirs["training-matrix-loss"][:, 1], rtol=0.05)
+    np.testing.assert_allclose(ours["valid-loss"][:, 1], theirs["valid-loss"][:, 1], rtol=0.05)
 
 
 def test_pix2pix_losses_are_nnabla_139s(runs):
     """The first iteration's losses: the generator's is 100 times the L1 distance of its
     picture to the photograph plus the discriminator's verdict, the discriminator's the two
-    sigmoid cross-entropies (about 2 log 2 untrained); only the dropout masks differ."""
+    sigmoid cross-entropies (about 2 log 2 untrained); only the dropout masks differ: the
+    program never calls ``nn.seed``, so NNabla drew them from a generator seeded by
+    ``std::random_device`` (src/nbla/random_manager.cpp), which no run repeats."""
     mine, real = runs
     ours, theirs = _series(mine["pix2pix"]), _series(real["pix2pix"])
     for name in ("Generator-loss", "Discriminator-loss"):

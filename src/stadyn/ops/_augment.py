@@ -5,8 +5,11 @@ Each draws from Stadyn's seeded generator in both modes, with NNabla's seeding r
 :mod:`stadyn.ops._random`'s sources): with ``seed=-1`` from torch's generator (:func:`stadyn.seed`
 seeds it); with a seed of its own from a generator seeded with it when the op first runs, so
 each dynamic call draws the same values and a static graph the next values on every
-``forward()``.  The values drawn are not NNabla's (its stream is a Mersenne twister); what a
-draw *means* is NNabla's:
+``forward()``.  The values drawn are torch's, except that ``random_flip``, ``random_crop``,
+``random_shift`` and ``random_erase`` with ``rule="nnabla"`` (compat.nnabla's functions) on
+the CPU draw NNabla 1.39's (its ``std::mt19937``: the first three one number per sample and
+axis, the samples in its order, ``_nnabla_rows``; random_erase as
+:func:`stadyn._libstdcxx_random.erased_boxes`); what a draw *means* is NNabla's:
 
 * ``random_flip``: each sample (the axes before ``base_axis``) reverses each of ``axes`` with
   probability 1/2; the gradient is flipped back.
@@ -42,9 +45,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
-from ._random import _generator
+from .. import _libstdcxx_random as _std
+from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._registry import op
 from ._util import norm_axes
 
@@ -95,7 +100,7 @@ def _take(y: torch.Tensor, axis: int, index: torch.Tensor) -> torch.Tensor:
 # random_flip, random_shift, random_crop
 # ---------------------------------------------------------------------------------------------
 @op(1, category=_C)
-def random_flip(x, axes=None, base_axis=1, seed=-1):
+def random_flip(x, axes=None, base_axis=1, seed=-1, rule="torch"):
     """Reverse each of ``axes`` (default: the last) of each sample with probability 1/2.
 
     Example:
@@ -111,8 +116,11 @@ def random_flip(x, axes=None, base_axis=1, seed=-1):
         raise ValueError(f"random_flip: axes {tuple(axes)} include a sample axis (before "
                          f"base_axis={base_axis}); flip axes of the samples")
     y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
-    bits = torch.randint(0, 2, (samples, len(axes)), generator=_source(seed, x),
-                         device=x.device).bool()
+    if _nnabla_cpu(rule, x.device):
+        bits = _nnabla_flips(x, axes, base_axis, samples, seed)
+    else:
+        bits = torch.randint(0, 2, (samples, len(axes)), generator=_source(seed, x),
+                             device=x.device).bool()
     for k, a in enumerate(axes):
         axis = a - base_axis + 1
         flip = bits[:, k].reshape((samples,) + (1,) * (y.dim() - 1))
@@ -120,11 +128,39 @@ def random_flip(x, axes=None, base_axis=1, seed=-1):
     return y.reshape(x.shape)
 
 
+def _nnabla_flips(x, axes, base_axis, samples, seed) -> torch.Tensor:
+    """NNabla 1.39's flips (``rule="nnabla"``, src/nbla/function/generic/random_flip.cpp): one
+    ``std::mt19937`` number per sample and axis of the input (axes not flipped too), odd ones
+    flip; the sample at ``(i0, i1, ...)`` before ``base_axis`` takes the flips of row
+    ``NNabla's flip_index`` there, which steps once per index of every sample axis, its inner
+    loops' steps included (the samples' own rows for ``base_axis=1``)."""
+    words = nnabla_draw("words", 0, 0, (samples, x.dim()), seed)
+    return (words % 2 == 1)[:, list(axes)][_nnabla_rows(x.shape, base_axis, samples)]
+
+
+def _nnabla_rows(shape, base_axis: int, samples: int) -> torch.Tensor:
+    """The row of NNabla's per-sample draws each sample (in order) takes: NNabla's CPU kernels
+    (random_flip.cpp, random_crop.cpp) step their index once per index of every axis before
+    ``base_axis`` as they recurse, the inner axes' steps included, modulo ``samples``."""
+    rows, at = [], [0]
+
+    def visit(dim: int) -> None:
+        if dim == base_axis:
+            rows.append(at[0])
+            return
+        for _ in range(shape[dim]):
+            visit(dim + 1)
+            at[0] = (at[0] + 1) % samples
+    visit(0)
+    return torch.tensor(rows, dtype=torch.long)
+
+
 _BORDERS = ("nearest", "reflect", "constant")
 
 
 @op(1, category=_C)
-def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_axis=1, seed=-1):
+def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_axis=1, seed=-1,
+                 rule="torch"):
     """Move each sample by a random whole number of positions along each axis.
 
     ``shifts`` gives the largest move of each of the last ``len(shifts)`` axes (NNabla's
@@ -147,13 +183,24 @@ def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_a
     if any(d < base_axis and m for d, m in moves):
         raise ValueError(f"random_shift: shifts {tuple(shifts)} move a sample axis (before "
                          f"base_axis={base_axis})")
-    moves = [(d, m) for d, m in moves if m > 0]
     y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
-    if not moves:
-        return y.reshape(x.shape)
-    generator = _source(seed, x)
-    drawn = torch.stack([torch.randint(-m, m + 1, (samples,), generator=generator,
-                                       device=x.device) for _, m in moves], 1)
+    if _nnabla_cpu(rule, x.device):
+        # NNabla (random_shift.cpp): per sample one number ``w`` for each entry of ``shifts``
+        # (zeros too), the move ``w % (2m + 1) - m``; samples in NNabla's order
+        words = nnabla_draw("words", 0, 0, (samples, len(moves)), seed)
+        words = words[_nnabla_rows(x.shape, base_axis, samples)]
+        every = torch.stack([words[:, k] % (2 * m + 1) - m for k, (_, m) in enumerate(moves)], 1)
+        drawn = every[:, [k for k, (_, m) in enumerate(moves) if m > 0]]
+        moves = [(d, m) for d, m in moves if m > 0]
+        if not moves:
+            return y.reshape(x.shape)
+    else:
+        moves = [(d, m) for d, m in moves if m > 0]
+        if not moves:
+            return y.reshape(x.shape)
+        generator = _source(seed, x)
+        drawn = torch.stack([torch.randint(-m, m + 1, (samples,), generator=generator,
+                                           device=x.device) for _, m in moves], 1)
     for k, (d, m) in enumerate(moves):
         axis, size = d - base_axis + 1, x.shape[d]
         source = torch.arange(size, device=x.device)[None, :] - drawn[:, k:k + 1]
@@ -187,9 +234,9 @@ def _crop_shape(x, shape=None, base_axis=1, seed=-1):
     return out
 
 
-@op(1, category=_C, shape=lambda x, shape=None, base_axis=1, seed=-1: torch.empty(
+@op(1, category=_C, shape=lambda x, shape=None, base_axis=1, seed=-1, rule="torch": torch.empty(
     _crop_shape(x, shape, base_axis), device="meta", dtype=x.dtype))
-def random_crop(x, shape=None, base_axis=1, seed=-1):
+def random_crop(x, shape=None, base_axis=1, seed=-1, rule="torch"):
     """A window of ``shape`` (the last axes) of each sample at a uniformly drawn offset.
 
     Example:
@@ -203,12 +250,22 @@ def random_crop(x, shape=None, base_axis=1, seed=-1):
     samples = _samples(x, base_axis, "random_crop")
     out = _crop_shape(x, shape, base_axis)
     y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
-    generator = _source(seed, x)
+    nnabla = _nnabla_cpu(rule, x.device)
+    if nnabla:
+        # NNabla (random_crop.cpp): per sample, one number for each axis of ``shape`` (the
+        # uncropped ones too), the offset that number modulo the offsets that fit
+        first = x.dim() - len(x.shape if shape is None else shape)
+        words = nnabla_draw("words", 0, 0, (samples, x.dim() - first), seed)
+        words = words[_nnabla_rows(x.shape, base_axis, samples)]
+    generator = None if nnabla else _source(seed, x)
     for d in range(base_axis, x.dim()):
         if out[d] == x.shape[d]:
             continue
-        left = torch.randint(0, x.shape[d] - out[d] + 1, (samples, 1), generator=generator,
-                             device=x.device)
+        if nnabla:
+            left = (words[:, d - first] % (x.shape[d] - out[d] + 1)).reshape(samples, 1)
+        else:
+            left = torch.randint(0, x.shape[d] - out[d] + 1, (samples, 1),
+                                 generator=generator, device=x.device)
         y = _take(y, d - base_axis + 1, left + torch.arange(out[d], device=x.device)[None, :])
     return y.reshape(out)
 
@@ -216,6 +273,28 @@ def random_crop(x, shape=None, base_axis=1, seed=-1):
 # ---------------------------------------------------------------------------------------------
 # random_erase
 # ---------------------------------------------------------------------------------------------
+def _erase_impl(y: torch.Tensor, prob: float, ratios: list[float], n: int, share: bool,
+                generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    f = [float(np.float32(v)) for v in ratios]
+    with _std.WordSource(generator) as take:
+        values, erased = _std.erased_boxes(take, tuple(y.shape), prob, f[0:2], f[2:4], f[4:6],
+                                           n, share)
+    return torch.from_numpy(values), torch.from_numpy(erased)
+
+
+def _erase_fake(y, prob, ratios, n, share, generator=None):
+    return (torch.empty(y.shape, dtype=torch.float32), torch.empty(y.shape, dtype=torch.bool))
+
+
+_LIBRARY = torch.library.Library("stadyn_kernels", "FRAGMENT")
+_LIBRARY.define("nnabla_erase(Tensor y, float prob, float[] ratios, int n, bool share, "
+                "Generator? generator=None) -> (Tensor, Tensor)",
+                tags=(torch.Tag.nondeterministic_seeded,))
+_LIBRARY.impl("nnabla_erase", _erase_impl, "CompositeExplicitAutograd")
+torch.library.register_fake("stadyn_kernels::nnabla_erase", _erase_fake, lib=_LIBRARY)
+_nnabla_erase = torch.ops.stadyn_kernels.nnabla_erase.default
+
+
 def _pair(values, what: str) -> tuple[float, float]:
     values = tuple(float(v) for v in values)
     if len(values) != 2:
@@ -226,8 +305,11 @@ def _pair(values, what: str) -> tuple[float, float]:
 @op(1, category=_C)
 def random_erase(x, prob=0.5, area_ratios=(0.02, 0.4), aspect_ratios=(0.3, 3.3333),
                  replacements=(0.0, 255.0), n=None, share=True, inplace=False, base_axis=1,
-                 seed=-1, channel_last=False, ste_fine_grained=True):
+                 seed=-1, channel_last=False, ste_fine_grained=True, rule="torch"):
     """Random erasing (Zhong et al.): boxes of each image replaced by uniform random values.
+    With ``rule="nnabla"`` (compat.nnabla) on the CPU the boxes and values are NNabla 1.39's
+    (:func:`stadyn._libstdcxx_random.erased_boxes`; NNabla's CPU kernel refuses
+    ``channel_last``, which draws torch's).
 
     The input is ``(samples..., C, H, W)`` (``(samples..., H, W, C)`` with ``channel_last``);
     ``inplace`` is accepted and ignored, as in NNabla.
@@ -255,6 +337,13 @@ def random_erase(x, prob=0.5, area_ratios=(0.02, 0.4), aspect_ratios=(0.3, 3.333
     if channel_last:
         y = y.permute(0, 3, 1, 2)
     _, channels, height, width = y.shape
+    if _nnabla_cpu(rule, x.device) and not channel_last:
+        values, inside = _nnabla_erase(y.detach(), float(prob), [a0, a1, r0, r1, v0, v1], n,
+                                       bool(share), _generator(seed, torch.device("cpu")))
+        values = values.to(_float(x))
+        if not ste_fine_grained:
+            values = values + (y - y.detach())
+        return torch.where(inside, values, y).reshape(x.shape)
     generator, device, dtype = _source(seed, x), x.device, _float(x)
     boxes = (n, samples, 1 if share else channels)
 

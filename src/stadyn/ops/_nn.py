@@ -11,7 +11,7 @@ import torch.nn.functional as TF
 from ..graph import is_training
 from . import _kernels as kernels
 from ._picks import cntk_max_pool
-from ._random import _generator
+from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._registry import op
 from ._sequence_axis import from_base_axis
 from ._util import batch_flatten, ntuple
@@ -382,14 +382,14 @@ def _bn_update_running(mean, variance, m, v, n, decay_rate):
             variance.mul_(keep).add_((v * take * float(n) / float(n - 1)).reshape(variance.shape))
 
 
-def _dropout_shape(x, p=0.5, seed=-1, output_mask=False, train_only=False):
+def _dropout_shape(x, p=0.5, seed=-1, output_mask=False, train_only=False, rule="torch"):
     """Shape rule: the output (and mask) without drawing, which would advance the stream."""
     y = torch.empty_like(x)
     return (y, torch.empty_like(x)) if output_mask else y
 
 
 @op(1, category=_C, shape=_dropout_shape)
-def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False):
+def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False, rule="torch"):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
     NNabla's dropout always applies; with ``train_only`` (CNTK's Dropout layer) it is the
@@ -397,16 +397,29 @@ def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False):
     from torch's generator (:func:`stadyn.seed`); a seed of its own draws it from a generator
     seeded with it, as the random ops do (NNabla's rule: the same masks in every process; a
     static graph draws the stream's next mask on each ``forward()``), and a
-    :class:`stadyn.ops.RandomStream` from that stream (CNTK's Functions).
+    :class:`stadyn.ops.RandomStream` from that stream (CNTK's Functions).  With
+    ``rule="nnabla"`` (compat.nnabla's ``F.dropout``) a CPU mask is NNabla 1.39's: its
+    ``bernoulli_distribution`` over ``std::mt19937`` (:func:`stadyn.ops._random.nnabla_draw`),
+    ``p`` and the scale taken in float as NNabla's kernel takes them.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> F.dropout(sd.Variable((4, 10)), 0.5).shape
         (4, 10)
     """
-    if p <= 0.0 or (train_only and not is_training()):
+    nnabla = _nnabla_cpu(rule, x.device) and not train_only   # (NNabla draws at p = 0 too)
+    if (p <= 0.0 and not nnabla) or (train_only and not is_training()):
         y = x.view_as(x)  # not ``x`` itself: the output gets its own autograd node
         return (y, torch.ones_like(x)) if output_mask else y
+    if nnabla:
+        # NNabla keeps ``p`` in a float: keep probability ``1 - p`` and scale ``1 / (1 - p)``
+        # rounded as its kernel rounds them
+        p32 = float(np.float32(p))
+        keep = float(np.float32(1.0) - np.float32(p32))
+        scale = float(np.float32(1.0 / (1.0 - p32)))
+        mask = nnabla_draw("bernoulli", keep, 0.0, tuple(x.shape), seed).to(x.dtype)
+        y = x * mask * scale
+        return (y, mask) if output_mask else y
     generator = _generator(seed, x.device)
     if generator is None and not output_mask:
         return TF.dropout(x, p, True)

@@ -18,13 +18,39 @@ import math
 
 import torch
 
-from ._random import _generator
+from .. import _libstdcxx_random as _std
+from ._random import _generator, _nnabla_cpu
 from ._registry import op
 
 _C = "random"
 
 
-def _choice_shape(x, w, shape=(), replace=True, seed=-1):
+def _choices_impl(w: torch.Tensor, count: int, replace: bool,
+                  generator: torch.Generator | None = None) -> torch.Tensor:
+    rows = w.detach().reshape(-1, w.shape[-1]).to(torch.float32).numpy()
+    if (rows < 0).any() or not (rows.sum(-1) > 0).all():
+        raise ValueError("random_choice: the weights must be >= 0 with a positive sum in every "
+                         "row")
+    if not replace and ((rows > 0).sum(-1) < count).any():
+        raise ValueError(f"random_choice: fewer positive weights than the {count} samples to "
+                         "draw without replacement")
+    with _std.WordSource(generator) as take:
+        return torch.from_numpy(_std.weighted_choices(take, rows, count, replace))
+
+
+def _choices_fake(w, count, replace, generator=None):
+    return torch.empty((math.prod(w.shape[:-1]), count), dtype=torch.int64)
+
+
+_LIBRARY = torch.library.Library("stadyn_kernels", "FRAGMENT")
+_LIBRARY.define("nnabla_choices(Tensor w, int count, bool replace, Generator? generator=None)"
+                " -> Tensor", tags=(torch.Tag.nondeterministic_seeded,))
+_LIBRARY.impl("nnabla_choices", _choices_impl, "CompositeExplicitAutograd")
+torch.library.register_fake("stadyn_kernels::nnabla_choices", _choices_fake, lib=_LIBRARY)
+_nnabla_choices = torch.ops.stadyn_kernels.nnabla_choices.default
+
+
+def _choice_shape(x, w, shape=(), replace=True, seed=-1, rule="torch"):
     """The shape rule: the output without drawing, which would advance the generator."""
     out, _ = _check_choice(x, w, shape, replace)
     return torch.empty(out, dtype=x.dtype, device="meta").requires_grad_(
@@ -44,12 +70,15 @@ def _check_choice(x, w, shape, replace):
 
 
 @op(2, category=_C, shape=_choice_shape)
-def random_choice(x, w, shape=(), replace=True, seed=-1):
+def random_choice(x, w, shape=(), replace=True, seed=-1, rule="torch"):
     """Samples of the populations along ``x``'s last axis, each drawn with probability
     proportional to its weight in ``w`` (``x``'s shape; weights >= 0, a positive sum):
     ``x.shape[:-1] + shape`` (``shape=()``: one sample).  ``replace=False``: each member at
     most once (as many positive weights as samples are needed).  Backward (NNabla's rule):
     the output gradient is added to both ``x``'s and ``w``'s gradient at the drawn positions.
+    With ``rule="nnabla"`` (compat.nnabla) a CPU draw is NNabla 1.39's
+    (:func:`stadyn._libstdcxx_random.weighted_choices`, the operator
+    ``stadyn_kernels::nnabla_choices``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -61,9 +90,13 @@ def random_choice(x, w, shape=(), replace=True, seed=-1):
         [0.0, 1.0, 2.0, 3.0, 4.0]
     """
     out, count = _check_choice(x, w, shape, replace)
-    rows = w.detach().reshape(-1, w.shape[-1]).to(torch.float64)
-    picks = torch.multinomial(rows, count, replacement=bool(replace),
-                              generator=_generator(seed, x.device))
+    if _nnabla_cpu(rule, x.device):
+        picks = _nnabla_choices(w.detach(), count, bool(replace),
+                                _generator(seed, torch.device("cpu")))
+    else:
+        rows = w.detach().reshape(-1, w.shape[-1]).to(torch.float64)
+        picks = torch.multinomial(rows, count, replacement=bool(replace),
+                                  generator=_generator(seed, x.device))
     index = picks.reshape(tuple(x.shape[:-1]) + (count,))
     chosen_w = w.gather(-1, index)
     y = x.gather(-1, index) + (chosen_w - chosen_w.detach()).to(x.dtype)

@@ -5,12 +5,21 @@ from torch's generator, which :func:`stadyn.seed` seeds, in both modes.  With a 
 own they draw from a generator seeded with it when the op first runs -- NNabla's rule: in
 dynamic mode each call draws the same values, a static graph draws the next values of that
 stream on every ``forward()`` (the stream starts again when the graph is rebuilt).
+
+With ``rule="nnabla"`` (compat.nnabla's functions) a CPU draw is NNabla 1.39's own: the
+numbers of its ``std::mt19937`` through libstdc++'s distributions (``stadyn._libstdcxx_random``),
+from the same generators (a torch CPU generator is a ``std::mt19937``: torch's default one is
+NNabla's global generator, which ``nn.seed(n)`` seeds; a ``seed`` of the op's own seeds a fresh
+one as NNabla's function does).  The draw is the operator ``stadyn_kernels::nnabla_draw``, so a
+static graph's plan draws again on each run.  Other devices draw torch's numbers.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
+from .. import _libstdcxx_random as _std
 from ..graph import get_current_context
 from ._registry import op
 
@@ -81,21 +90,80 @@ def _generator(seed: int, device: torch.device) -> torch.Generator | None:
     return generator
 
 
-def _uniform_shape(low=0.0, high=1.0, shape=(), seed=-1):
+#: the distributions of :func:`nnabla_draw` by name (its ``kind``)
+_KINDS = ("bernoulli", "uniform", "normal", "int", "words")
+
+
+def _draw_impl(kind: int, a: float, b: float, shape: list[int],
+               generator: torch.Generator | None = None) -> torch.Tensor:
+    count = int(np.prod(shape)) if len(shape) else 1
+    with _std.WordSource(generator) as take:
+        if kind == 0:
+            out = _std.bernoulli(take, a, count).astype(np.float32)
+        elif kind == 1:
+            out = _std.uniform_floats(take, a, b, count)
+        elif kind == 2:
+            out = _std.normal_floats(take, a, b, count)
+        elif kind == 3:
+            out = _std.uniform_ints(take, int(a), int(b), count).astype(np.int32)
+        else:
+            out = take(count).astype(np.int64)
+    return torch.from_numpy(out.reshape(tuple(shape)))
+
+
+def _draw_fake(kind: int, a: float, b: float, shape: list[int],
+               generator: torch.Generator | None = None) -> torch.Tensor:
+    dtype = {3: torch.int32, 4: torch.int64}.get(kind, torch.float32)
+    return torch.empty(tuple(shape), dtype=dtype)
+
+
+_LIBRARY = torch.library.Library("stadyn_kernels", "FRAGMENT")
+_LIBRARY.define("nnabla_draw(int kind, float a, float b, int[] shape, Generator? generator=None)"
+                " -> Tensor", tags=(torch.Tag.nondeterministic_seeded,))
+_LIBRARY.impl("nnabla_draw", _draw_impl, "CompositeExplicitAutograd")
+torch.library.register_fake("stadyn_kernels::nnabla_draw", _draw_fake, lib=_LIBRARY)
+_nnabla_draw = torch.ops.stadyn_kernels.nnabla_draw.default
+
+
+def nnabla_draw(kind: str, a: float, b: float, shape, seed=-1) -> torch.Tensor:
+    """A CPU tensor of ``shape`` drawn as NNabla 1.39's CPU kernels draw it: ``kind``
+    ``"bernoulli"`` (1.0 with probability ``a``, else 0.0: a dropout mask), ``"uniform"`` (floats
+    on ``[a, b)``), ``"normal"`` (mean ``a``, standard deviation ``b``), ``"int"`` (int32 in
+    ``a..b``, both included) or ``"words"`` (the engine's 32-bit numbers, int64), from the
+    generator ``seed`` names (as the random ops' ``seed``).
+
+    Example:
+        >>> import torch
+        >>> u = nnabla_draw("uniform", 0.0, 1.0, (3,), seed=11)   # F.rand(shape=(3,), seed=11)
+        >>> [round(v, 7) for v in u.tolist()]
+        [0.1802697, 0.0683068, 0.0194752]
+    """
+    return _nnabla_draw(_KINDS.index(kind), float(a), float(b), list(_shape(shape)),
+                        _generator(seed, torch.device("cpu")))
+
+
+def _nnabla_cpu(rule: str, device) -> bool:
+    """Whether a draw follows NNabla's CPU kernels (``rule="nnabla"`` on the CPU)."""
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"rule must be 'torch' or 'nnabla', got {rule!r}")
+    return rule == "nnabla" and torch.device(device).type == "cpu"
+
+
+def _uniform_shape(low=0.0, high=1.0, shape=(), seed=-1, rule="torch"):
     """Shape rules: the output without drawing, which would advance the generator."""
     return torch.empty(_shape(shape), device="meta")
 
 
-def _normal_shape(mu=0.0, sigma=1.0, shape=(), seed=-1):
+def _normal_shape(mu=0.0, sigma=1.0, shape=(), seed=-1, rule="torch"):
     return torch.empty(_shape(shape), device="meta")
 
 
-def _int_shape(low=0, high=1, shape=(), seed=-1):
+def _int_shape(low=0, high=1, shape=(), seed=-1, rule="torch"):
     return torch.empty(_shape(shape), device="meta", dtype=torch.int32)
 
 
 @op(0, category=_C, shape=_uniform_shape)
-def rand(low=0.0, high=1.0, shape=(), seed=-1):
+def rand(low=0.0, high=1.0, shape=(), seed=-1, rule="torch"):
     """Uniform samples on ``[low, high)`` of ``shape`` (float32).
 
     Example:
@@ -106,12 +174,14 @@ def rand(low=0.0, high=1.0, shape=(), seed=-1):
         (True, (1000,))
     """
     device = get_current_context().device
+    if _nnabla_cpu(rule, device):
+        return nnabla_draw("uniform", low, high, shape, seed)
     u = torch.rand(_shape(shape), generator=_generator(seed, device), device=device)
     return u * (float(high) - float(low)) + float(low)
 
 
 @op(0, category=_C, shape=_normal_shape)
-def randn(mu=0.0, sigma=1.0, shape=(), seed=-1):
+def randn(mu=0.0, sigma=1.0, shape=(), seed=-1, rule="torch"):
     """Normal samples with mean ``mu`` and standard deviation ``sigma`` of ``shape`` (float32).
 
     Example:
@@ -122,12 +192,14 @@ def randn(mu=0.0, sigma=1.0, shape=(), seed=-1):
         True
     """
     device = get_current_context().device
+    if _nnabla_cpu(rule, device):
+        return nnabla_draw("normal", mu, sigma, shape, seed)
     z = torch.randn(_shape(shape), generator=_generator(seed, device), device=device)
     return z * float(sigma) + float(mu)
 
 
 @op(0, category=_C, shape=_int_shape)
-def randint(low=0, high=1, shape=(), seed=-1):
+def randint(low=0, high=1, shape=(), seed=-1, rule="torch"):
     """Integers drawn uniformly from ``[low, high)`` of ``shape`` (int32, as NNabla's).
 
     Example:
@@ -140,5 +212,7 @@ def randint(low=0, high=1, shape=(), seed=-1):
     if int(high) <= int(low):
         raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
     device = get_current_context().device
+    if _nnabla_cpu(rule, device):
+        return nnabla_draw("int", low, int(high) - 1, shape, seed)
     return torch.randint(int(low), int(high), _shape(shape), generator=_generator(seed, device),
                          device=device, dtype=torch.int32)

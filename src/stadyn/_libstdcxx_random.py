@@ -1,0 +1,260 @@
+"""libstdc++'s random distributions over ``std::mt19937``, as NNabla 1.39's CPU kernels draw.
+
+NNabla's random functions (``F.dropout``, ``F.rand``, ``F.randn``, ``F.randint``) draw from a
+``std::mt19937``: the global one (``nn.seed(n)`` makes it ``std::mt19937(n)``) for
+``seed=-1``, else one the function seeds with its own ``seed`` when it is set up.  A torch CPU
+generator is the same engine (``manual_seed(n)`` seeds it as ``std::mt19937(n)`` is seeded), so
+a :class:`torch.Generator` carries the state here: :func:`take_words` reads its 624 words and
+position, draws 32-bit numbers with NumPy's ``MT19937`` (the same recurrence, in C) and writes
+the advanced state back.  The distributions are those of the libstdc++ NNabla 1.39 was built
+with (GCC 6.5, named in ``libnnabla.so``'s ``.comment``):
+
+- ``generate_canonical<float, 24>``: one number ``w``, ``float(w) / 2**32`` (``float(w)``
+  rounded to nearest), 1 replaced by the float below it;
+- ``generate_canonical<double, 53>``: two numbers ``w0, w1``, ``(w0 + w1 * 2**32) / 2**64``
+  (the sum rounded to a double);
+- ``bernoulli_distribution(p)``: ``canonical double < p``;
+- ``uniform_real_distribution<float>(a, b)``: ``canonical float * (b - a) + a`` in floats;
+- ``normal_distribution<float>(mean, stddev)``: Marsaglia's polar method, pairs
+  ``x, y = 2u - 1`` redrawn while ``r2 = x*x + y*y`` is ``> 1`` or ``0``, ``y * m`` returned and
+  ``x * m`` kept for the next call (``m = sqrt(-2 log(r2) / r2)``), each times ``stddev`` plus
+  ``mean``; NNabla makes a new distribution per forward, so the kept value of an odd count is
+  dropped;
+- ``uniform_int_distribution<int>(a, b)``: ``scale = (2**32 - 1) // (b - a + 1)``, a number
+  redrawn while ``>= scale * (b - a + 1)``, then ``a + w // scale`` (GCC 11 and later divide
+  otherwise).
+
+``log`` is taken in double precision and rounded to float (the correctly rounded ``logf``;
+glibc's ``logf`` is within 0.82 ulp, so a rare ``F.randn`` value may differ from NNabla's in its
+last bit).
+
+Example:
+    >>> import torch
+    >>> g = torch.Generator().manual_seed(5489)
+    >>> take_words(g, 2).tolist()          # std::mt19937's first numbers for its default seed
+    [3499211612, 581869302]
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import torch
+
+__all__ = ["take_words", "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
+           "normal_floats", "uniform_ints", "weighted_choices", "erased_boxes", "WordSource"]
+
+# torch's CPU generator state (CPUGeneratorImplState): the seed (u64), ``left`` (i32),
+# ``seeded`` (i32), ``next`` (u64), then the 624 words, each in a u64.
+_LEFT, _NEXT, _WORDS = 8, 16, 24
+
+
+_STATE_BYTES = 5056
+_ENGINES = threading.local()
+
+
+def _numpy_engine(generator: torch.Generator):
+    state = generator.get_state().numpy().copy()
+    if state.size != _STATE_BYTES or generator.device.type != "cpu":
+        raise RuntimeError(f"NNabla's random numbers need a torch CPU generator whose state is "
+                           f"the {_STATE_BYTES} bytes of torch 2's mt19937 layout; this one "
+                           f"({generator.device}) has {state.size}")
+    left = int(state[_LEFT:_LEFT + 4].view(np.int32)[0])
+    nxt = int(state[_NEXT:_NEXT + 8].view(np.uint64)[0])
+    key = state[_WORDS:_WORDS + 624 * 8].view(np.uint64).astype(np.uint32)
+    engine = getattr(_ENGINES, "engine", None)
+    if engine is None:      # made once a thread: a new one seeds itself from the OS (~0.1 ms)
+        engine = _ENGINES.engine = np.random.MT19937(0)
+    engine.state = {"bit_generator": "MT19937",
+                    "state": {"key": key, "pos": 624 if left == 1 else nxt}}
+    return engine, state
+
+
+def _store(generator: torch.Generator, engine, state: np.ndarray) -> None:
+    now = engine.state["state"]
+    pos = int(now["pos"])
+    state[_WORDS:_WORDS + 624 * 8] = np.asarray(now["key"], np.uint64).view(np.uint8)
+    state[_LEFT:_LEFT + 4] = np.array([625 - pos], np.int32).view(np.uint8)
+    state[_NEXT:_NEXT + 8] = np.array([pos], np.uint64).view(np.uint8)
+    generator.set_state(torch.from_numpy(state))
+
+
+class WordSource:
+    """The 32-bit numbers of a torch CPU generator (``None``: torch's default one), drawn in
+    order; :meth:`close` writes the advanced state back.  ``with WordSource(g) as take:``."""
+
+    def __init__(self, generator: torch.Generator | None):
+        self.generator = torch.default_generator if generator is None else generator
+        self.engine, self.state = _numpy_engine(self.generator)
+
+    def __call__(self, count: int) -> np.ndarray:
+        if count <= 0:
+            return np.zeros(0, np.uint32)
+        return self.engine.random_raw(int(count)).astype(np.uint32)
+
+    def pairs(self, count: int) -> np.ndarray:
+        """The next ``2 * count`` numbers as ``count`` uint64 ``second << 32 | first``."""
+        raw = self.engine.random_raw(2 * int(count))
+        return (raw[1::2] << np.uint64(32)) | raw[0::2]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _store(self.generator, self.engine, self.state)
+
+
+def take_words(generator: torch.Generator | None, count: int) -> np.ndarray:
+    """The next ``count`` numbers of ``generator`` (``std::mt19937``'s ``operator()``)."""
+    with WordSource(generator) as take:
+        return take(count)
+
+
+def canonical_floats(words: np.ndarray) -> np.ndarray:
+    """``generate_canonical<float, 24>`` of one number each."""
+    u = words.astype(np.float32) * np.float32(2.0 ** -32)
+    return np.where(u >= 1, np.nextafter(np.float32(1), np.float32(0)), u).astype(np.float32)
+
+
+def canonical_doubles(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``generate_canonical<double, 53>`` of two numbers each."""
+    u = (first.astype(np.float64) + second.astype(np.float64) * 4294967296.0) * 2.0 ** -64
+    return np.where(u >= 1, np.nextafter(1.0, 0.0), u)
+
+
+def bernoulli(take, p: float, count: int) -> np.ndarray:
+    """``count`` draws of ``bernoulli_distribution(p)`` (bool), two numbers each.
+
+    ``generate_canonical``'s sum ``w0 + w1 * 2**32`` rounded to a double is the 64-bit integer
+    ``w1 << 32 | w0`` rounded to a double (both round the exact value once), so a draw is that
+    integer as a double against ``p * 2**64`` (exact); one rounded up to ``2**64`` (canonical
+    value 1, replaced by the double below 1) is below ``p`` only for ``p = 1``."""
+    if hasattr(take, "pairs"):
+        joined = take.pairs(count)
+    else:
+        w = take(2 * count).reshape(count, 2).astype(np.uint64)
+        joined = (w[:, 1] << np.uint64(32)) | w[:, 0]
+    if float(p) >= 1.0:
+        return np.ones(int(count), bool)
+    return joined.astype(np.float64) < float(p) * 2.0 ** 64
+
+
+def uniform_floats(take, low: float, high: float, count: int) -> np.ndarray:
+    """``count`` draws of ``uniform_real_distribution<float>(low, high)``."""
+    a, b = np.float32(low), np.float32(high)
+    return (canonical_floats(take(count)) * (b - a) + a).astype(np.float32)
+
+
+def normal_floats(take, mean: float, stddev: float, count: int) -> np.ndarray:
+    """``count`` draws of one ``normal_distribution<float>(mean, stddev)`` (made for them)."""
+    pairs = (int(count) + 1) // 2
+    xs, ys = [], []
+    while pairs > 0:   # ``pairs`` tries give at most ``pairs`` pairs: none is drawn too many
+        w = take(2 * pairs).reshape(pairs, 2)
+        x = np.float32(2) * canonical_floats(w[:, 0]) - np.float32(1)
+        y = np.float32(2) * canonical_floats(w[:, 1]) - np.float32(1)
+        r2 = x * x + y * y
+        kept = (r2 <= 1) & (r2 != 0)
+        xs.append(x[kept]), ys.append(y[kept])
+        pairs -= int(kept.sum())
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    r2 = x * x + y * y
+    log = np.log(r2.astype(np.float64)).astype(np.float32)
+    mult = np.sqrt(np.float32(-2) * log / r2)
+    out = np.empty((x.size, 2), np.float32)
+    out[:, 0], out[:, 1] = y * mult, x * mult
+    return (out.reshape(-1)[:count] * np.float32(stddev) + np.float32(mean)).astype(np.float32)
+
+
+def uniform_ints(take, low: int, high: int, count: int) -> np.ndarray:
+    """``count`` draws of ``uniform_int_distribution<int>(low, high)`` (both included), as
+    GCC 6's libstdc++ draws them (int64)."""
+    span = int(high) - int(low) + 1
+    if span > 0xFFFFFFFF:
+        return (take(count).astype(np.int64) + int(low)).astype(np.int64)
+    scale = 0xFFFFFFFF // span
+    past = span * scale
+    out = []
+    need = int(count)
+    while need > 0:    # ``need`` draws keep at most ``need``: none is drawn too many
+        w = take(need)
+        w = w[w < past]
+        out.append(w.astype(np.int64) // scale + int(low))
+        need -= w.size
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def weighted_choices(take, weights: np.ndarray, count: int, replace: bool) -> np.ndarray:
+    """The positions NNabla 1.39's ``RandomChoice`` CPU kernel draws (random_choice.cpp):
+    ``count`` per row of ``weights`` (rows in order, float32).  Each draw is
+    ``uniform_real_distribution<double>(0, total)`` (two numbers) rounded to float, ``total``
+    the float running sum's last value, the position the first whose running sum exceeds it
+    (the last if none does).  Without replacement a drawn position's weight becomes 0 and the
+    draws still missing are drawn again from the new sums (a draw landing on a 0 weight is
+    lost).  Returns int64 ``(rows, count)``."""
+    weights = np.asarray(weights, np.float32)
+    out = np.zeros((weights.shape[0], int(count)), np.int64)
+    for b, row in enumerate(weights):
+        if replace:
+            sums = np.cumsum(row, dtype=np.float32)
+            w = take(2 * int(count)).reshape(-1, 2)
+            u = (canonical_doubles(w[:, 0], w[:, 1]) * float(sums[-1])).astype(np.float32)
+            out[b] = np.minimum(np.searchsorted(sums, u, side="right"), row.size - 1)
+            continue
+        left, have = row.copy(), 0
+        while have < count:
+            sums = np.cumsum(left, dtype=np.float32)
+            w = take(2 * (int(count) - have)).reshape(-1, 2)
+            u = (canonical_doubles(w[:, 0], w[:, 1]) * float(sums[-1])).astype(np.float32)
+            for at in np.searchsorted(sums, u, side="right").tolist():
+                if at < row.size and left[at] > 0:
+                    out[b, have] = at
+                    left[at] = 0
+                    have += 1
+    return out
+
+
+def erased_boxes(take, shape, prob: float, area_ratios, aspect_ratios, replacements, n: int,
+                 share: bool) -> tuple[np.ndarray, np.ndarray]:
+    """What NNabla 1.39's ``RandomErase`` CPU kernel draws (random_erase.cpp) for images of
+    ``shape`` ``(B, C, H, W)``: ``(values, erased)``, float32 and bool of that shape.  First,
+    for every try ``n``, image and (``share=False``) channel, a box: its area ``Se`` (a float
+    draw from ``area_ratios`` times ``H * W``), ratio ``Re`` (from ``aspect_ratios``), height
+    and width ``size_t(sqrtf(Se * Re))``, ``size_t(sqrtf(Se / Re))`` (at most ``H``, ``W``), a
+    probability draw, then the top and left corners (``uniform_int_distribution`` over the
+    positions that fit); then, try by try and image by image, every pixel of an erased box
+    (rows and columns to the box's end inclusive), channel by channel in raster order, takes a
+    float draw from ``replacements`` (a later try overwriting an earlier one)."""
+    b_count, channels, height, width = (int(v) for v in shape)
+    f = np.float32
+    (a0, a1), (r0, r1), (v0, v1) = area_ratios, aspect_ratios, replacements
+    per_image = 1 if share else channels
+    boxes = []
+    for _ in range(int(n) * b_count * per_image):
+        se = f(uniform_floats(take, a0, a1, 1)[0] * f(height * width))
+        re = uniform_floats(take, r0, r1, 1)[0]
+        box_h = min(int(np.sqrt(f(se * re))), height)
+        box_w = min(int(np.sqrt(f(se / re))), width)
+        eprob = uniform_floats(take, 0.0, 1.0, 1)[0]
+        top = int(uniform_ints(take, 0, height - box_h, 1)[0])
+        left = int(uniform_ints(take, 0, width - box_w, 1)[0])
+        boxes.append((eprob, top, left, top + box_h, left + box_w))
+    values = np.zeros((b_count, channels, height, width), np.float32)
+    erased = np.zeros(values.shape, bool)
+    at = 0
+    for _ in range(int(n)):
+        for b in range(b_count):
+            mine = boxes[at:at + per_image]
+            at += per_image
+            for c in range(channels):
+                eprob, top, left, bottom, right = mine[0 if share else c]
+                if not eprob <= f(prob):
+                    continue
+                rows = slice(top, min(bottom, height - 1) + 1)
+                cols = slice(left, min(right, width - 1) + 1)
+                cells = values[b, c, rows, cols]
+                values[b, c, rows, cols] = uniform_floats(take, v0, v1, cells.size).reshape(
+                    cells.shape)
+                erased[b, c, rows, cols] = True
+    return values, erased
