@@ -1,5 +1,5 @@
 """What a CNTK layer not applied yet shows (:class:`UnappliedLayerView`, mixed into
-``_layers.LayerFunction``).
+``_layers_function.LayerFunction``).
 
 CNTK 2.7 makes a layer a Function over placeholders when it is made: ``C.layers.Dense(3)``
 has ``shape`` ``(-2,)``, a placeholder argument named as the layer's Python argument
@@ -29,7 +29,7 @@ class UnappliedLayerView:
 
     def _shown(self):
         """``(name, op, argument names, number of outputs)`` as CNTK 2.7 prints the layer
-        (``_layers._shown_layer``); None for a layer CNTK makes no Function of."""
+        (``_layers_function._shown_layer``); None for a layer CNTK makes no Function of."""
         raise NotImplementedError
 
     def _shown_signature(self) -> "tuple[tuple, int]":
