@@ -77,10 +77,14 @@ class UnknownOutput(TensorOpsMixin):
     is_output = True
     is_placeholder = is_input = is_parameter = is_constant = False
     is_sparse = needs_gradient = False
-    name = ""
 
     def __init__(self, owner: Any):
         self.owner = owner
+
+    @property
+    def name(self) -> str:
+        """Its Function's name (CNTK 2.7's output of ``relu(p, name="r")`` is ``r``)."""
+        return getattr(self.owner, "name", "") or ""
 
     @property
     def shape(self) -> tuple:

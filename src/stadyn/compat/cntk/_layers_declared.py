@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,9 @@ def _refuse_weights_over_steps(layer: Any, values: list) -> None:
                          "step with input_rank=1 or map_rank=1")
 
 
+_UIDS = itertools.count(1)
+
+
 class _DeclaredParameter:
     """A parameter of a layer not applied yet, as CNTK shows it: ``shape`` with ``-1`` for each
     axis the input decides (CNTK's inferred dimension), ``value`` once the shape is known and
@@ -53,8 +57,15 @@ class _DeclaredParameter:
         ((-1, 3), (3,), [0.0, 0.0, 0.0])
     """
 
-    def __init__(self, name: str, shape: tuple, init: Any):
+    is_placeholder = is_input = is_output = False
+
+    def __init__(self, name: str, shape: tuple, init: Any, dtype: Any = np.float32,
+                 constant: bool = False):
         self.name, self.shape, self._init = name, tuple(int(s) for s in shape), init
+        # (an Embedding of given weights holds them as a constant)
+        self.is_parameter, self.is_constant = not constant, constant
+        self.dtype = np.float64 if np.dtype(dtype) == np.float64 else np.float32
+        self.uid = f"Parameter{next(_UIDS)}"
 
     @property
     def value(self) -> np.ndarray:
@@ -76,14 +87,45 @@ def _declared_parameter(layer: Any, name: str) -> "_DeclaredParameter | None":
     """``layer``'s parameter ``name`` before its first application (Dense, Embedding)."""
     if layer.parameters:
         return None
+    dtype = getattr(layer, "dtype", np.float32)
     if isinstance(layer, _L.Dense):
         if name == "W":
             inferred = (-1,) * int(layer.input_rank or 1)
-            return _DeclaredParameter(name, inferred + layer.shape, layer.init)
+            return _DeclaredParameter(name, inferred + layer.shape, layer.init, dtype)
         if name == "b" and layer.bias:
-            return _DeclaredParameter(name, layer.shape, layer.init_bias)
+            return _DeclaredParameter(name, layer.shape, layer.init_bias, dtype)
     if isinstance(layer, _L.Embedding) and name == "E":
         if layer.weights is not None:
-            return _DeclaredParameter(name, layer.weights.shape, layer.weights)
-        return _DeclaredParameter(name, (-1,) + tuple(layer.shape or ()), layer.init)
+            return _DeclaredParameter(name, layer.weights.shape, layer.weights, dtype,
+                                      constant=True)
+        return _DeclaredParameter(name, (-1,) + tuple(layer.shape or ()), layer.init, dtype)
     return None
+
+
+# The layers without parameters (CNTK 2.7 lists none for them, applied or not)
+_PARAMETERLESS = (_L.Activation, _L.MaxPooling, _L.AveragePooling, _L.GlobalMaxPooling,
+                  _L.GlobalAveragePooling, _L.Dropout, _L.Label)
+
+
+def declared_parameters(layer: Any) -> "list | None":
+    """The parameters (and constants: an Embedding's given weights) CNTK 2.7 lists among the
+    inputs of the native ``layer`` before it is applied, in its order (``W`` then ``b``;
+    ``E``), their shapes with ``-1`` where the input decides; ``[]`` for a layer without
+    parameters; None for the layers whose declared parameters Stadyn does not model
+    (convolutions, recurrent steps, normalisations: their ``parameters`` are empty until
+    applied).
+
+    Example:
+        >>> import stadyn.layers as L
+        >>> [(p.name, p.shape) for p in declared_parameters(L.Dense(3))]
+        [('W', (-1, 3)), ('b', (3,))]
+    """
+    if isinstance(layer, _L.Dense):
+        names = ["W", "b"] if layer.bias else ["W"]
+    elif isinstance(layer, _L.Embedding):
+        names = ["E"]
+    elif isinstance(layer, _PARAMETERLESS):
+        return []
+    else:
+        return None
+    return [_declared_parameter(layer, n) for n in names]

@@ -21,12 +21,13 @@ from . import _graph as G
 from ._adapt import operand, operands_dtype, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred, as_built, pending
 from ._late import late
-from ._layers_declared import _declared_parameter, _refuse_weights_over_steps
+from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
+                               declared_parameters)
 from ._mixins import GraphObject
 from ._parameters import cntk_parameters
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
-from ._unapplied_layers import UnappliedLayerView
+from ._unapplied_layers import UnappliedLayerView, UnappliedRoot
 
 __all__ = ["LayerFunction", "identity"]
 
@@ -78,7 +79,7 @@ class LayerFunction(UnappliedLayerView):
 
     def __init__(self, layer: Any, op_name: str, name: str = ""):
         self.layer = layer
-        self.op_name = op_name
+        self.kind = op_name         # the op its block shows once applied (Dense; "" for none)
         self.name = name
         self._signature: Any = None
         # the last application's outputs, weakly (a CNTK layer is a graph of its own over
@@ -93,7 +94,7 @@ class LayerFunction(UnappliedLayerView):
         args = as_built(args)                    # a waiting op given its types: its Function
         if args and not any(isinstance(a, GraphObject) for a in args):
             if self._signature is None:
-                raise TypeError(f"{self.op_name}: call it on CNTK Functions, or give it a "
+                raise TypeError(f"{self.kind}: call it on CNTK Functions, or give it a "
                                 "signature first (update_signature)")
             return self._signature(*args)
         values = [operand(a) for a in args]
@@ -102,22 +103,22 @@ class LayerFunction(UnappliedLayerView):
             out = self.layer(*values)                  # its operands
         # CNTK's layers compute in their parameters' data type (float64 under
         # default_options(dtype=np.float64)), which their inputs must have
-        operands_dtype(*values, *self.layer.parameters, op=self.op_name or "layer")
+        operands_dtype(*values, *self.layer.parameters, op=self.kind or "layer")
         if isinstance(out, Variable) and (any(out is v for v in values) or (
-                out in G.BLOCKS and (self.op_name or self.name))):
+                out in G.BLOCKS and (self.kind or self.name))):
             out = F.identity(out)
-            if not self.op_name:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
+            if not self.kind:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
                 G.set_op_name(out, "NoOp")
-        if isinstance(out, Variable) and self.op_name:
-            G.BLOCKS[out] = G.Block(self.op_name, self.name, tuple(values))
+        if isinstance(out, Variable) and self.kind:
+            G.BLOCKS[out] = G.Block(self.kind, self.name, tuple(values))
         elif isinstance(out, Variable) and self.name:
             out.name = self.name
         steepness = getattr(self.layer, "steepness", None)   # a Stabilizer's
         for p in self.layer.parameters if steepness is not None else ():
             note_steepness(p, steepness)
         outs = out if isinstance(out, tuple) else (out,)
-        if self.op_name in _REFUSING_SPARSE and isinstance(out, Variable):
-            refuse_sparse_run(self.op_name, list(args), out)     # (when run, as CNTK 2.7)
+        if self.kind in _REFUSING_SPARSE and isinstance(out, Variable):
+            refuse_sparse_run(self.kind, list(args), out)     # (when run, as CNTK 2.7)
         self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
         # the order of its own parameters in a walk of the layer's graph alone (its operands'
         # graphs not entered), for once the graph is gone
@@ -129,10 +130,58 @@ class LayerFunction(UnappliedLayerView):
 
     @property
     def parameters(self) -> tuple:
-        """The layer's parameters (after its first application), in CNTK 2.7's order: that of
-        its walk from the layer's output (``Function.parameters``), the last step's first; a
-        batch normalisation's running statistics are constants, not listed.  (Once that
-        graph is gone, the order of a walk of the layer's own block.)"""
+        """The layer's parameters, in CNTK 2.7's order: that of its walk from the layer's
+        output (``Function.parameters``), the last step's first; a batch normalisation's
+        running statistics are constants, not listed.  (Once that graph is gone, the order of
+        a walk of the layer's own block.)
+
+        Before its first application, as CNTK 2.7 lists them then, the parameters it declares,
+        ``-1`` in their shapes for each axis the input decides (``W`` of ``Dense(3)``:
+        ``(-1, 3)``), for ``Dense``, ``Embedding``, the layers without parameters and
+        ``Sequential`` layers of those; they stand for the parameters its application creates (those
+        are new objects, with the inferred shapes).  Other layers list theirs once applied.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> model = C.layers.Sequential([C.layers.Dense(4), C.layers.Dense(2)])
+            >>> [(p.name, p.shape) for p in model.parameters]
+            [('W', (-1, 2)), ('b', (2,)), ('W', (-1, 4)), ('b', (4,))]
+        """
+        known = self._known_parameters()
+        if known is None:
+            return self._applied_parameters()
+        return tuple(p for p in known if p.is_parameter)
+
+    def _ever_applied(self) -> bool:
+        return bool(self._signature is not None or self._applied or self._order or
+                    self.layer.parameters)
+
+    def _known_parameters(self) -> "tuple | None":
+        """Its parameters once applied; before, those it declares (see ``parameters``; an
+        Embedding's given weights, a constant, too), or None where Stadyn does not model
+        them."""
+        if self._ever_applied():
+            return self._applied_parameters()
+        if "_declared" not in self.__dict__:
+            found: "list | None" = []
+            if isinstance(self.layer, _CompositeLayer):
+                for step in reversed(self.layer.composite.steps):
+                    for member in (step if isinstance(step, tuple) else (step,)):
+                        part = member._known_parameters() if isinstance(
+                            member, LayerFunction) else ()   # (an op: none)
+                        if part is None:
+                            found = None
+                            break
+                        found.extend(part)
+                    if found is None:
+                        break
+            else:
+                found = declared_parameters(self.layer)
+            self.__dict__["_declared"] = None if found is None else tuple(found)
+        return self.__dict__["_declared"]
+
+    def _applied_parameters(self) -> tuple:
+        """Its parameters after its first application, in CNTK 2.7's order (``parameters``)."""
         own = [p for p in self.layer.parameters if G.kind_of(p) == "parameter"]
         applied = [ref() for ref in self._applied]
         mine = {id(p) for p in own}
@@ -151,9 +200,9 @@ class LayerFunction(UnappliedLayerView):
         self._signature = self(*[_input_of_type(t, n) for t, n in zip(arg_types, names)])
 
     def __getattr__(self, name: str):
-        if name.startswith("_") or name in ("layer", "op_name", "name"):
+        if name.startswith("_") or name in ("layer", "kind", "name"):
             raise AttributeError(name)
-        view = getattr(UnappliedLayerView, name, None)
+        view = getattr(type(self), name, None)
         if isinstance(view, property):          # (its own reason: CNTK's, several outputs)
             return view.fget(self)
         for p in self.layer.parameters:
@@ -164,10 +213,13 @@ class LayerFunction(UnappliedLayerView):
         found = _sublayer(self.layer, name)
         if found is not None:
             return found
+        for p in self._known_parameters() or ():       # (the same ones each time)
+            if p.name == name:
+                return p
         declared = _declared_parameter(self.layer, name)
         if declared is not None:
             return declared
-        raise AttributeError(f"{self.op_name or 'layer'} has no {name!r} (parameters exist once "
+        raise AttributeError(f"{self.kind or 'layer'} has no {name!r} (parameters exist once "
                              "the layer is applied)")
 
     def __rshift__(self, other):
@@ -184,7 +236,45 @@ class LayerFunction(UnappliedLayerView):
         its own placeholder, one of unknown shape (``(-2,)``)."""
         if self._signature is not None:
             return self._signature.output
-        return Deferred(self, (self._own_placeholder(),), {}).output
+        waiting = Deferred(self, (self._own_placeholder(),), {})
+        waiting.name = self.name            # (a named layer's output is named so)
+        return waiting.output
+
+    @property
+    def root_function(self):
+        """Its root, as CNTK 2.7's layer not applied yet shows it (:class:`UnappliedRoot`):
+        the block of its kind (``Dense``; ``NoOp`` for a named ``Sequential`` or a ``Label``)
+        over its declared parameters and its placeholder (a ``Sequential``: its last step's
+        block, over the previous steps' output); once given a signature, that Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> root = C.layers.Dense(3, name="fc").root_function
+            >>> root.op_name, root.name, [(i.name, i.shape) for i in root.inputs]
+            ('Dense', 'fc', [('W', (-1, 3)), ('b', (3,)), ('x', (-2,))])
+        """
+        if self._signature is not None:
+            return self._signature.root_function
+        known = self._known_parameters()
+        steps = self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
+        if known is None or steps == [] or (steps and not self.name and not isinstance(
+                steps[-1], LayerFunction)):
+            raise AttributeError(f"{self.kind or 'layer'}: its root_function before it is "
+                                 "applied is not modelled for this layer (apply it, or give "
+                                 "it a signature: update_signature)")
+        keep = self._own_placeholder()
+        if steps is None:
+            op = _shown_layer(self)[1]
+            return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
+                                 self.output)
+        if self.name:                       # (CNTK 2.7's NoOp naming the composite's output)
+            inner = Deferred(_sequential(list(steps), ""), (keep,), {}).output
+            return UnappliedRoot("NoOp", self.name, (inner,), self.output)
+        last = steps[-1]
+        before = keep if len(steps) == 1 else Deferred(
+            _sequential(list(steps[:-1]), ""), (keep,), {}).output
+        return UnappliedRoot(_shown_layer(last)[1], last.name,
+                             tuple(last._known_parameters()) + (before,), self.output)
 
     @property
     def outputs(self) -> tuple:
@@ -207,7 +297,7 @@ class LayerFunction(UnappliedLayerView):
         return _shown_layer(self)
 
     def __repr__(self) -> str:
-        return f"<cntk layer {self.op_name} {self.name!r}>"
+        return f"<cntk layer {self.kind} {self.name!r}>"
 
     def __str__(self) -> str:
         """As CNTK 2.7 prints a layer not applied yet: its name, the op its graph shows
@@ -244,7 +334,7 @@ _SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
 def _shown_layer(layer: LayerFunction):
     """``(name, op, argument names, number of outputs)`` as CNTK 2.7 prints ``layer`` before
     it is applied; None for a layer CNTK makes no Function of."""
-    op, args, outputs = layer.op_name, _LAYER_ARGUMENTS.get(layer.op_name, ("x",)), 1
+    op, args, outputs = layer.kind, _LAYER_ARGUMENTS.get(layer.kind, ("x",)), 1
     name = layer.name
     if op == "LSTM":
         outputs = 2
@@ -329,7 +419,9 @@ class _Composite:
         out = []
         for step in reversed(self.steps):
             for member in (step if isinstance(step, tuple) else (step,)):
-                for p in getattr(member, "parameters", []) or []:
+                found = member._applied_parameters() if isinstance(
+                    member, LayerFunction) else getattr(member, "parameters", [])
+                for p in found or []:
                     if G.kind_of(unwrap(p)) == "parameter":
                         out.append(unwrap(p))
         return out

@@ -1,0 +1,83 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (Functions and layers, ninth
+round): a layer not applied yet as a Function (its declared parameters, inputs, root and
+op name)."""
+
+import re
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _error(exc):
+    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
+    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+
+
+def _listed(vs):
+    """Variables as ``[name, shape, kind]`` (their uids are numbered differently)."""
+    out = []
+    for v in vs:
+        kind = ("placeholder" if v.is_placeholder else "parameter" if v.is_parameter else
+                "constant" if v.is_constant else "output" if v.is_output else "input")
+        out.append([v.name, list(v.shape), kind])
+    return out
+
+
+def _numbered(text):
+    """``text`` with CNTK's numbered uids (``Plus184_Output_0``) unnumbered."""
+    return re.sub(r"([A-Za-z:]+)\d+(_Output_\d+)", r"\1#\2", text)
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Embedding", "cntk.layers.Sequential",
+                  "cntk.Function.parameters", "cntk.Function.inputs",
+                  "cntk.Function.root_function", "cntk.Function.op_name"],
+           note="CNTK 2.7 makes a layer a Function over placeholders when it is made: before "
+                "it is applied its parameters are listed with -1 for each axis the input "
+                "decides (Dense(3): W (-1, 3), b (3,)), its inputs are those then its "
+                "placeholder, its op_name is CompositeFunctionOpName, its root_function the "
+                "block of its kind (NoOp for a named Sequential), a named layer's output is "
+                "named so; Stadyn listed no parameters and had no inputs or root_function")
+def layers__unapplied_as_functions(C, r):
+    r.touch("cntk.Function.parameters", "cntk.Function.inputs", "cntk.Function.root_function",
+            "cntk.Function.op_name", "cntk.Function.output", "cntk.Function.name",
+            "cntk.Function.is_block", "cntk.layers.Label", "cntk.layers.Activation",
+            "cntk.layers.MaxPooling", "cntk.layers.Dropout")
+    made = [
+        ("Dense", lambda: C.layers.Dense(3)),
+        ("Dense named", lambda: C.layers.Dense(3, name="fc")),
+        ("Dense no bias, input_rank 2", lambda: C.layers.Dense((3, 2), bias=False,
+                                                               input_rank=2)),
+        ("Embedding", lambda: C.layers.Embedding(5)),
+        ("Embedding of weights", lambda: C.layers.Embedding(
+            weights=np.ones((4, 2), np.float32))),
+        ("Activation", lambda: C.layers.Activation(C.relu)),
+        ("MaxPooling", lambda: C.layers.MaxPooling((2, 2))),
+        ("Dropout", lambda: C.layers.Dropout(0.5)),
+        ("Label", lambda: C.layers.Label("lab")),
+        ("Sequential", lambda: C.layers.Sequential([C.layers.Dense(4), C.layers.Dense(2)])),
+        ("Sequential named", lambda: C.layers.Sequential(
+            [C.layers.Dense(4), C.layers.Dense(2)], name="s")),
+        ("Sequential of one", lambda: C.layers.Sequential([C.layers.Dense(2)])),
+        ("Sequential with an op", lambda: C.layers.Sequential(
+            [C.layers.Dense(4), C.relu, C.layers.Dense(2)])),
+    ]
+    res = {}
+    for label, make in made:
+        d = make()
+        rf = d.root_function
+        res[label] = {
+            "parameters": _listed(d.parameters),
+            "dtypes": [np.dtype(p.dtype).name for p in d.parameters],
+            "inputs": _listed(d.inputs),
+            "op_name": d.op_name, "name": d.name, "output name": d.output.name,
+            "root": [rf.op_name, rf.name, rf.is_block, rf.is_composite],
+            "root inputs": _listed(rf.inputs),
+        }
+    # applied afterwards: the parameters are those of the inferred shapes
+    d = C.layers.Dense(3, name="fc")
+    before = _listed(d.parameters)
+    z = d(C.input_variable(5, name="x"))
+    res["applied"] = [before, _listed(d.parameters), _listed(z.parameters), z.op_name,
+                      z.root_function.op_name]
+    return res
