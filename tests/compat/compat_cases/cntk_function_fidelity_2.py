@@ -81,3 +81,35 @@ def layers__unapplied_as_functions(C, r):
     res["applied"] = [before, _listed(d.parameters), _listed(z.parameters), z.op_name,
                       z.root_function.op_name]
     return res
+
+
+@cntk_case(names=["cntk.placeholder", "cntk.combine", "cntk.Function.root_function"],
+           note="CNTK 2.7's repr of a Function is its C++ AsString: 'Composite(Plus): "
+                "Input('x', [#], [3]) -> Output('Plus5_Output_0', [#], [3])' ('<op>: ...' for "
+                "a primitive root), its str the typed form 'Plus(x: Tensor[3]) -> Tensor[3]'; "
+                "Stadyn's repr was its str (uid numbers are left out of the comparison)")
+def function__repr_and_str(C, r):
+    r.touch("cntk.Function.root_function", "cntk.combine", "cntk.layers.Dense",
+            "cntk.sequence.input_variable")
+    x = C.input_variable(3, name="x")
+    s = C.sequence.input_variable(2, name="s")
+    w = C.parameter((3,), init=1.0, name="w")
+    p = C.placeholder(name="p")
+    made = [
+        ("relu + x", lambda: C.relu(x) + x),
+        ("named relu", lambda: C.relu(x, name="r")),
+        ("root of named relu", lambda: C.relu(x, name="r").root_function),
+        ("Dense applied", lambda: C.layers.Dense(2, name="d")(x)),
+        ("combine", lambda: C.combine([C.relu(x), C.sigmoid(x)])),
+        ("sequence * 2", lambda: s * 2),
+        ("parameter * x", lambda: w * x),
+        ("placeholder + 1", lambda: p + 1),
+        ("named on a placeholder", lambda: C.plus(p, 1, name="f")),
+        ("Dense on a placeholder", lambda: C.layers.Dense(2)(p)),
+        ("times of two inputs", lambda: C.times(x, C.input_variable((3, 2), name="y"))),
+    ]
+    res = {}
+    for label, make in made:
+        f = make()
+        res[label] = [_numbered(repr(f)), str(f)]
+    return res

@@ -34,7 +34,7 @@ from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _argumen
                                  _layer_function, _shapeless)
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
-from ._printed import op_name_of_call, pending_text
+from ._deferred_printed import DeferredPrinting
 
 __all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
            "PROBING", "as_built"]
@@ -69,7 +69,7 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
-class Deferred(TensorOpsMixin):
+class Deferred(DeferredPrinting, TensorOpsMixin):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
@@ -379,43 +379,9 @@ class Deferred(TensorOpsMixin):
     def is_composite(self) -> bool:
         return True if self._typed is None else self._typed.is_composite
 
-    def _shown_op(self) -> "tuple[str, str]":
-        """``(name, op name)`` CNTK 2.7 prints it with before it is built: a layer's, the
-        op's (``Plus``), or ``Composite`` where an operand is a Function, a layer or a
-        sequence (the root reads other inputs than the Function's)."""
-        composite = []
-
-        def visit(v):
-            if isinstance(v, (list, tuple)):
-                for u in v:
-                    visit(u)
-            elif isinstance(v, (Deferred, UnknownOutput)) or isinstance(
-                    v, _layer_function()) or getattr(v, "is_composite", False):
-                composite.append(v)
-        visit(list(self._args) + list(self._kwargs.values()))
-        # (an input of a sequence: CNTK 2.7 reconciles the placeholder's axes with it, ops
-        # of its own)
-        composite += [a for a in self.arguments
-                      if not a.is_placeholder and len(a.dynamic_axes) > 1]
-        if isinstance(self._fn, _layer_function()):     # (a layer applied)
-            name, op = self._fn._shown_name_and_op()
-        else:
-            name, op = self.name, op_name_of_call(self._fn)
-        return name, "Composite" if composite else op
-
     def _known_dtype(self):
         """The data type its operands fix (its :class:`UnknownOutput`'s ``dtype``)."""
         return _known_dtype(self)
-
-    def __repr__(self) -> str:
-        """As CNTK 2.7 prints the Function: ``Plus(p: Sequence[tensor]) -> Sequence[tensor]``
-        before it is built (its arguments, the output's type unknown); once built, its
-        graph's."""
-        if self._typed is not None:
-            return repr(self._typed)
-        name, op = self._shown_op()
-        root = "" if isinstance(self._fn, _layer_function()) else op_name_of_call(self._fn)
-        return pending_text(name, op, self.arguments, root)
 
 
 def _known_dtype(deferred: Deferred):

@@ -106,5 +106,11 @@ class UnknownOutput(TensorOpsMixin):
     def __hash__(self) -> int:
         return hash(id(self.owner))
 
+    @property
+    def uid(self) -> str:
+        """CNTK's ``<op><n>_Output_0`` (``Block<n>`` for a layer's), the same each time."""
+        return self.owner._output_uid()
+
     def __repr__(self) -> str:
-        return "Output('', [???], [???])"
+        """``Output('Plus5_Output_0', [???], [???])`` (its name where its Function has one)."""
+        return f"Output('{self.name or self.uid}', [???], [???])"

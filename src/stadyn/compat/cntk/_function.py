@@ -23,7 +23,7 @@ from ._function_runs import FunctionRuns, RunState
 from ._late import bind
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
-from ._printed import function_text
+from ._printed import function_repr, function_text
 from ._signature import _function_of_callable as function_of_callable
 from ._step_values import step_value
 
@@ -394,8 +394,15 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     def print_node_timing(self) -> None:
         """Accepted for compatibility: Stadyn keeps no per-node timings."""
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
+        """As CNTK 2.7's ``str``: ``r: ReLU(x: Tensor[3]) -> Tensor[3]``."""
         return function_text(self)
+
+    def __repr__(self) -> str:
+        """As CNTK 2.7's ``repr``:
+        ``Composite(ReLU): Input('x', [#], [3]) -> Output('r', [#], [3])``."""
+        root = self.root_function if self.is_composite else self
+        return function_repr(root.op_name, self.is_composite, self.arguments, self.outputs)
 
 
 def wrap_variable(v: Variable):

@@ -313,6 +313,11 @@ class _Deferred:
         return tuple(parameters)
 
     def __repr__(self) -> str:
+        """Once typed, its Function's ``repr`` (CNTK's ``Composite(Plus): Input(...) ->
+        Output(...)``); before, as ``str``."""
+        return repr(self._typed) if self._typed is not None else str(self)
+
+    def __str__(self) -> str:
         """As CNTK 2.7 prints it: the graph its Python function makes of its placeholders
         (``Plus(a: Sequence[tensor], b: Sequence[tensor]) -> Sequence[tensor]``; the function
         is run once more for it, each op waiting for the placeholders' shapes); once typed,
@@ -327,7 +332,7 @@ class _Deferred:
             Plus(a: Sequence[tensor], b: Sequence[tensor]) -> Sequence[tensor]
         """
         if self._typed is not None:
-            return repr(self._typed)
+            return str(self._typed)
         shown = self.__dict__.get("_shown")
         if shown is None:
             shown = self.__dict__["_shown"] = self._shown_on_placeholders()
