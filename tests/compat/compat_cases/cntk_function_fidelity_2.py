@@ -113,3 +113,58 @@ def function__repr_and_str(C, r):
         f = make()
         res[label] = [_numbered(repr(f)), str(f)]
     return res
+
+
+@cntk_case(names=["cntk.Function", "cntk.parameter", "cntk.layers.identity"],
+           note="CNTK 2.7 runs a @Function body with parameters refused (TypeError "
+                "'parameters cannot be created inside a @Function def': C.parameter, "
+                "C.Parameter, and the layers that make parameters when made, Dense, "
+                "LayerNormalization, Convolution, LSTM; a layer made outside may be applied "
+                "inside), and C.layers.identity is a Function, Combine over a placeholder "
+                "'keep'; Stadyn made the parameters and its identity was a Python function")
+def function__parameters_refused_in_its_body_and_identity(C, r):
+    r.touch("cntk.Parameter", "cntk.layers.Dense", "cntk.layers.LayerNormalization",
+            "cntk.layers.Convolution", "cntk.layers.LSTM", "cntk.layers.Activation",
+            "cntk.layers.Embedding", "cntk.Function.with_signature", "cntk.combine")
+
+    def inside(make):
+        try:
+            @C.Function
+            def f(a):
+                return make(a)
+            return str(f)
+        except Exception as e:      # (compared by its built-in type and CNTK's reason)
+            return ["raises " + _error(e), str(e).split("\n")[0]]
+
+    outside = C.layers.Dense(2)
+    made = [
+        ("parameter", lambda a: a * C.parameter((3,), init=1)),
+        ("Parameter", lambda a: a * C.Parameter((3,), init=1)),
+        ("constant", lambda a: a * C.constant(np.ones(3, np.float32))),
+        ("Dense", lambda a: C.layers.Dense(2)(a)),
+        ("Activation", lambda a: C.layers.Activation(C.relu)(a)),
+        ("Dropout", lambda a: C.layers.Dropout(0.5)(a)),
+        ("Embedding of weights", lambda a: C.layers.Embedding(
+            weights=np.ones((3, 2), np.float32))(a)),
+        ("LayerNormalization", lambda a: C.layers.LayerNormalization()(a)),
+        ("Convolution", lambda a: C.layers.Convolution((3,), 2)(a)),
+        ("Recurrence of an LSTM", lambda a: C.layers.Recurrence(C.layers.LSTM(2))(a)),
+        ("Dense made outside", lambda a: outside(a)),
+    ]
+    res = {label: inside(make) for label, make in made}
+    try:
+        @C.Function.with_signature(C.layers.Tensor[3])
+        def g(a):
+            return a * C.parameter((3,), init=1)
+        res["typed"] = str(g)
+    except Exception as e:
+        res["typed"] = ["raises " + _error(e), str(e).split("\n")[0]]
+    res["after"] = list(C.parameter((2,), init=1).shape)    # (refused inside only)
+    i = C.layers.identity
+    x = C.input_variable(3, name="x")
+    y = i(x)
+    res["identity"] = [str(i), i.op_name, i.is_composite, [a.name for a in i.arguments],
+                       list(i.shape), str(y), y.root_function.op_name,
+                       y.eval({x: np.arange(3, dtype=np.float32).reshape(1, 3)})]
+    res["Dense with identity"] = str(C.layers.Dense(2, activation=C.layers.identity)(x))
+    return res

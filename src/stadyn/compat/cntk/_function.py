@@ -19,6 +19,7 @@ from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._function_rebuild import CloneMethod, FunctionRebuilding
+from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
@@ -55,7 +56,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
 
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
-            return function_of_callable(variable)      # @C.Function on a Python function
+            with pure():        # @C.Function on a Python function (no parameters made in it)
+                return function_of_callable(variable)
         return super().__new__(cls)
 
     def __init__(self, variable: Variable, members: "list[Variable] | None" = None,
@@ -74,7 +76,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     def with_signature(*types, **named_types):
         """A decorator making a Python function a Function whose arguments have ``types``
         (``Tensor[3]``...: inputs named after the Python arguments)."""
-        return lambda f: function_of_callable(f, types, named_types)
+        def decorate(f):
+            with pure():
+                return function_of_callable(f, types, named_types)
+        return decorate
 
     # -- the graph seen from here ------------------------------------------------------------
     def _roots(self) -> list[Variable]:

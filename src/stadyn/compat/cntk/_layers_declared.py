@@ -129,3 +129,17 @@ def declared_parameters(layer: Any) -> "list | None":
     else:
         return None
     return [_declared_parameter(layer, n) for n in names]
+
+
+# The layers Stadyn does not declare parameters for (``declared_parameters``) that make some
+_MAKING_PARAMETERS = (_L.Convolution, _L.ConvolutionTranspose, _L.BatchNormalization,
+                      _L.LayerNormalization, _L.Stabilizer, _L.LSTM, _L.GRU, _L.RNNStep)
+
+
+def makes_parameters(layer: Any) -> bool:
+    """Whether CNTK 2.7 makes parameters when the layer is made (not applied): refused inside
+    a ``@Function`` body (``_function_pure``)."""
+    declared = declared_parameters(layer)
+    if declared is not None:
+        return any(p.is_parameter for p in declared)
+    return isinstance(layer, _MAKING_PARAMETERS)
