@@ -168,3 +168,41 @@ def function__parameters_refused_in_its_body_and_identity(C, r):
                        y.eval({x: np.arange(3, dtype=np.float32).reshape(1, 3)})]
     res["Dense with identity"] = str(C.layers.Dense(2, activation=C.layers.identity)(x))
     return res
+
+
+# (label, table shape, indices shape, axis)
+_GATHERS = [("1", (4, 3), (2,), 1), ("1 of rank 2, 2-d indices", (4, 3), (2, 5), 1),
+            ("2 of rank 3, 2-d indices", (2, 4, 3), (2, 5), 2),
+            ("-1 of rank 4", (3, 4, 2, 3), (2, 3), -1), ("3 of rank 4", (3, 4, 2, 3), (2, 3), 3),
+            ("-3 of rank 3 (the first)", (2, 4, 3), (2, 5), -3),
+            ("1 of rank 3, 3-d indices", (2, 4, 3), (2, 3, 2), 1),
+            ("Axis(1)", (2, 4, 3), (3,), "A1"), ("2 of rank 3, 1-d indices", (2, 4, 3), (5,), 2)]
+
+
+@cntk_case(names=["cntk.ops.gather", "cntk.Function.block_root", "cntk.Function.attributes"],
+           note="CNTK 2.7's gather along an axis other than the first is a GatherOp block whose "
+                "root is a TransposeAxes with attributes axis1 (the output's last axis in C++'s "
+                "order) and axis2 (the given axis, counted from the output's rank where "
+                "negative); Stadyn showed its own transpose's {'axes': ...}")
+def gather__block_root_attributes(C, r):
+    r.touch("cntk.Function.root_function", "cntk.Function.eval", "cntk.Function.grad",
+            "cntk.Function.op_name", "cntk.logging.get_node_outputs",
+            "cntk.Function.block_root", "cntk.Function.attributes")
+    res = {}
+    for label, tshape, ishape, axis in _GATHERS:
+        if axis == "A1":
+            axis = C.Axis(1)
+        table = C.parameter(tshape, init=r.randn(*tshape).astype(np.float32), name="table")
+        i = C.input_variable(ishape, name="i")
+        g = C.gather(table, i, axis=axis)
+        rf = g.root_function
+        root = rf.block_root
+        size = tshape[(axis if isinstance(axis, int) else axis.static_axis_index()) %
+                      len(tshape)]
+        feed = {i: r.randint(0, size, (2,) + ishape).astype(np.float32)}
+        res[label] = {
+            "block": [g.op_name, rf.op_name, rf.is_block, rf.attributes, _listed(rf.inputs)],
+            "root": [root.op_name, root.attributes],
+            "nodes": [[n.name, list(n.shape)] for n in C.logging.get_node_outputs(g)],
+            "value": g.eval(feed), "grad": g.grad(feed, wrt=[table])}
+    return res

@@ -17,7 +17,7 @@ from typing import Any
 from ...graph import Variable, is_lengths
 from . import _graph as G
 from ._adapt import unwrap, wrap
-from ._cntk_attributes import CNTK_ATTRIBUTES
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
@@ -301,6 +301,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     def attributes(self) -> dict:
         """A root op's attributes (Stadyn's names: dropout's rate is ``p``; CNTK 2.7's where an
         op records them, ``gather``'s ``axis``); a composite's and a block's (but those) empty."""
+        if self._view == "op" and self.variable in G.BLOCKS:   # (a block's root)
+            root = CNTK_ROOT_ATTRIBUTES.get(self.variable)
+            if root is not None:
+                return dict(root)
         shown = CNTK_ATTRIBUTES.get(self.variable)      # (a block's, or a primitive op's)
         if shown is not None and self._view == ("block" if self.variable in G.BLOCKS else "op"):
             return dict(shown)
