@@ -207,9 +207,10 @@ class _Deferred:
 
         Example:
             >>> import numpy as np, stadyn.compat.cntk as C
+            >>> dense = C.layers.Dense(2, init=1.0)   # (made outside: CNTK refuses it inside)
             >>> @C.Function
             ... def f(a, b):
-            ...     return C.layers.Dense(2, init=1.0)(a) + b
+            ...     return dense(a) + b
             >>> f.update_signature(3, b=2)
             >>> [(v.name, v.shape) for v in f.arguments], f(np.ones((1, 3), np.float32),
             ...                                              np.ones((1, 2), np.float32)).tolist()
