@@ -17,9 +17,12 @@ import weakref
 
 from ...graph import Variable
 
-__all__ = ["CNTK_ATTRIBUTES", "static_axis_attribute"]
+__all__ = ["CNTK_ATTRIBUTES", "CNTK_ROOT_ATTRIBUTES", "static_axis_attribute"]
 
 CNTK_ATTRIBUTES: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
+# the attributes of the op inside a block (its ``block_root``) where they are CNTK's own: a
+# GatherOp's TransposeAxes has ``axis1``/``axis2``
+CNTK_ROOT_ATTRIBUTES: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
 
 
 def static_axis_attribute(axis: int) -> tuple:

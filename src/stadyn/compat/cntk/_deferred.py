@@ -29,41 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
-from ._axis import Axis
+from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _arguments_of, _keep,
+                                 _layer_function, _shapeless)
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
-from ._printed import op_name_of_call, pending_text
+from ._deferred_printed import DeferredPrinting
 
 __all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
            "PROBING", "as_built"]
-
-
-# The classes of CNTK layers (``_layers.LayerFunction`` registers itself: it is above).
-LAYER_CLASSES: list = []
-
-
-class _Layers:
-    """``isinstance(v, LayerFunction())`` against the registered layer classes."""
-
-    def __instancecheck__(self, v) -> bool:
-        return isinstance(v, tuple(LAYER_CLASSES))
-
-
-def _layer_function():
-    return _Layers()
-
-
-def _shapeless(value: Any) -> bool:
-    return isinstance(value, GraphObject) and value.variable in G.SHAPELESS and \
-        type(value).__name__ != "_ForwardDeclared"
-
-
-# Set while ``@C.Function`` probes a Python function on placeholders for its untyped
-# arguments: a call that would wait raises instead, and the Function is built when applied
-# (``_signature._Deferred``), its body run on operands with shapes.
-PROBING = [False]
 
 
 def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:
@@ -95,7 +69,7 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
-class Deferred(TensorOpsMixin):
+class Deferred(DeferredPrinting, TensorOpsMixin):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
@@ -405,83 +379,9 @@ class Deferred(TensorOpsMixin):
     def is_composite(self) -> bool:
         return True if self._typed is None else self._typed.is_composite
 
-    def _shown_op(self) -> "tuple[str, str]":
-        """``(name, op name)`` CNTK 2.7 prints it with before it is built: a layer's, the
-        op's (``Plus``), or ``Composite`` where an operand is a Function, a layer or a
-        sequence (the root reads other inputs than the Function's)."""
-        composite = []
-
-        def visit(v):
-            if isinstance(v, (list, tuple)):
-                for u in v:
-                    visit(u)
-            elif isinstance(v, (Deferred, UnknownOutput)) or isinstance(
-                    v, _layer_function()) or getattr(v, "is_composite", False):
-                composite.append(v)
-        visit(list(self._args) + list(self._kwargs.values()))
-        # (an input of a sequence: CNTK 2.7 reconciles the placeholder's axes with it, ops
-        # of its own)
-        composite += [a for a in self.arguments
-                      if not a.is_placeholder and len(a.dynamic_axes) > 1]
-        if isinstance(self._fn, _layer_function()):     # (a layer applied)
-            name, op = self._fn._shown_name_and_op()
-        else:
-            name, op = self.name, op_name_of_call(self._fn)
-        return name, "Composite" if composite else op
-
-    def __repr__(self) -> str:
-        """As CNTK 2.7 prints the Function: ``Plus(p: Sequence[tensor]) -> Sequence[tensor]``
-        before it is built (its arguments, the output's type unknown); once built, its
-        graph's."""
-        if self._typed is not None:
-            return repr(self._typed)
-        name, op = self._shown_op()
-        root = "" if isinstance(self._fn, _layer_function()) else op_name_of_call(self._fn)
-        return pending_text(name, op, self.arguments, root)
-
-
-class UnknownOutput(TensorOpsMixin):
-    """The output of a :class:`Deferred` not built yet: CNTK 2.7's output of unknown shape
-    (``(-2,)``, printed ``[???]``) and unknown dynamic axes.  An op given it waits as for its
-    Function, and uses the built Function's output.
-
-    Example:
-        >>> import stadyn.compat.cntk as C
-        >>> out = C.relu(C.placeholder()).output
-        >>> out.shape, out.dynamic_axes, out.is_output, out.is_placeholder
-        ((-2,), (Axis('UnknownAxes'),), True, False)
-    """
-
-    is_output = True
-    is_placeholder = is_input = is_parameter = is_constant = False
-    is_sparse = needs_gradient = False
-    name = ""
-
-    def __init__(self, owner: Deferred):
-        self.owner = owner
-
-    @property
-    def shape(self) -> tuple:
-        return (-2,)
-
-    @property
-    def dynamic_axes(self) -> tuple:
-        return Axis.unknown_dynamic_axes()
-
-    @property
-    def dtype(self):
-        """The type its operands give it (``np.float32`` for numbers and layers), None where
-        it reads placeholders without a shape only (CNTK's unknown data type)."""
-        return _known_dtype(self.owner)
-
-    def __eq__(self, other) -> bool:    # (the same Function's output, as CNTK's compare)
-        return isinstance(other, UnknownOutput) and other.owner is self.owner
-
-    def __hash__(self) -> int:
-        return hash(id(self.owner))
-
-    def __repr__(self) -> str:
-        return "Output('', [???], [???])"
+    def _known_dtype(self):
+        """The data type its operands fix (its :class:`UnknownOutput`'s ``dtype``)."""
+        return _known_dtype(self)
 
 
 def _known_dtype(deferred: Deferred):
@@ -524,23 +424,6 @@ def _reads(value: Any, ph) -> bool:
     found: list = []
     value._leaves(found, set(), {})
     return any(getattr(p, "variable", None) is getattr(ph, "variable", ph) for p in found)
-
-
-def _arguments_of(value: Any) -> tuple:
-    """The arguments a value bound to a placeholder reads: a Function's, an output's (its
-    owner's), or the value itself (an input, a placeholder)."""
-    if not isinstance(value, GraphObject):
-        return ()
-    found = getattr(value, "arguments", None)
-    if found is None:
-        output = getattr(value, "is_output", False)
-        found = value.owner.arguments if output else (value,)
-    return tuple(a for a in found if isinstance(a, GraphObject))
-
-
-def _keep(layer) -> GraphObject:
-    """A layer's own placeholder (CNTK names it after the layer's argument, ``keep``)."""
-    return layer._own_placeholder()
 
 
 def as_built(values: tuple) -> tuple:

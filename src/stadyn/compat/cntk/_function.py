@@ -17,13 +17,14 @@ from typing import Any
 from ...graph import Variable, is_lengths
 from . import _graph as G
 from ._adapt import unwrap, wrap
-from ._cntk_attributes import CNTK_ATTRIBUTES
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._function_rebuild import CloneMethod, FunctionRebuilding
+from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
 from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
-from ._printed import function_text
+from ._printed import function_repr, function_text
 from ._signature import _function_of_callable as function_of_callable
 from ._step_values import step_value
 
@@ -55,7 +56,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
 
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
-            return function_of_callable(variable)      # @C.Function on a Python function
+            with pure():        # @C.Function on a Python function (no parameters made in it)
+                return function_of_callable(variable)
         return super().__new__(cls)
 
     def __init__(self, variable: Variable, members: "list[Variable] | None" = None,
@@ -74,7 +76,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     def with_signature(*types, **named_types):
         """A decorator making a Python function a Function whose arguments have ``types``
         (``Tensor[3]``...: inputs named after the Python arguments)."""
-        return lambda f: function_of_callable(f, types, named_types)
+        def decorate(f):
+            with pure():
+                return function_of_callable(f, types, named_types)
+        return decorate
 
     # -- the graph seen from here ------------------------------------------------------------
     def _roots(self) -> list[Variable]:
@@ -296,6 +301,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     def attributes(self) -> dict:
         """A root op's attributes (Stadyn's names: dropout's rate is ``p``; CNTK 2.7's where an
         op records them, ``gather``'s ``axis``); a composite's and a block's (but those) empty."""
+        if self._view == "op" and self.variable in G.BLOCKS:   # (a block's root)
+            root = CNTK_ROOT_ATTRIBUTES.get(self.variable)
+            if root is not None:
+                return dict(root)
         shown = CNTK_ATTRIBUTES.get(self.variable)      # (a block's, or a primitive op's)
         if shown is not None and self._view == ("block" if self.variable in G.BLOCKS else "op"):
             return dict(shown)
@@ -394,8 +403,15 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     def print_node_timing(self) -> None:
         """Accepted for compatibility: Stadyn keeps no per-node timings."""
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
+        """As CNTK 2.7's ``str``: ``r: ReLU(x: Tensor[3]) -> Tensor[3]``."""
         return function_text(self)
+
+    def __repr__(self) -> str:
+        """As CNTK 2.7's ``repr``:
+        ``Composite(ReLU): Input('x', [#], [3]) -> Output('r', [#], [3])``."""
+        root = self.root_function if self.is_composite else self
+        return function_repr(root.op_name, self.is_composite, self.arguments, self.outputs)
 
 
 def wrap_variable(v: Variable):

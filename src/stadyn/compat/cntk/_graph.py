@@ -264,6 +264,12 @@ def uid_of(v: Variable) -> str:
     return uid
 
 
+def new_uid(prefix: str) -> str:
+    """A new unique id ``<prefix><n>``, numbered as :func:`uid_of` numbers Variables' (for
+    what has no Variable yet: a waiting Function's output)."""
+    return f"{prefix}{next(_uid_counter)}"
+
+
 def set_uid(v: Variable, uid: str) -> None:
     """Give ``v`` the unique id a file recorded for it (a loaded CNTK model keeps CNTK's)."""
     _UIDS[v] = uid

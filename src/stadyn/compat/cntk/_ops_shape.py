@@ -27,7 +27,7 @@ from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, operands_dtype,
                      reshape_samples, same_dtype, sample_axis, sample_shape, wrap)
 from ._axis import Axis
-from ._cntk_attributes import CNTK_ATTRIBUTES, static_axis_attribute
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._seq_axes import free_steps
 
@@ -373,6 +373,12 @@ def gather(reference, indices, axis=None, name: str = ""):
         # CNTK 2.7's GatherOp(indices, reference, axis): a block around TransposeAxes
         G.mark_block(out, "GatherOp", name, [ref, ids], "TransposeAxes")
         CNTK_ATTRIBUTES[out] = shown
+        # its root swaps the output's last axis in C++'s order (its first) with the given
+        # one, CNTK's attribute counted from the output's rank where negative
+        cpp = shown["axis"][2]
+        CNTK_ROOT_ATTRIBUTES[out] = {
+            "axis1": ("ordered", "static", rank - 1),
+            "axis2": ("ordered", "static", cpp + rank if cpp < 0 else cpp)}
         return wrap(out)
     result = named(wrap(out), name, "Gather")
     CNTK_ATTRIBUTES[result.variable] = shown

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["type_text", "function_text", "op_name_of_call", "pending_text"]
+__all__ = ["type_text", "function_text", "function_repr", "op_name_of_call", "pending_text"]
 
 
 def type_text(v) -> str:
@@ -55,6 +55,22 @@ def function_text(f) -> str:
     out = type_text(outputs[0]) if len(outputs) == 1 else \
         "Tuple[" + ", ".join(type_text(o) for o in outputs) + "]"
     return (f"{f.name}: " if f.name else "") + f"{op_name}({args}) -> {out}"
+
+
+def function_repr(op_name: str, composite: bool, arguments, outputs) -> str:
+    """A Function as CNTK 2.7's ``repr`` shows it (its C++ ``Function::AsString``,
+    Function.cpp:1063): ``Composite(<root's op>): `` (``<op>: `` for a primitive), its
+    arguments' and outputs' ``repr`` (``Input('x', [#], [3])``,
+    ``Output('Plus5_Output_0', [#], [3])``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> repr(C.relu(C.input_variable(3, name="x"), name="r"))
+        "Composite(ReLU): Input('x', [#], [3]) -> Output('r', [#], [3])"
+    """
+    head = f"Composite({op_name}): " if composite else f"{op_name}: "
+    return head + ", ".join(repr(a) for a in arguments) + " -> " + \
+        ", ".join(repr(o) for o in outputs)
 
 
 # CNTK 2.7's op names where they are not the Python name in CapWords (``plus``: ``Plus``),

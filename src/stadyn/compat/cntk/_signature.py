@@ -207,9 +207,10 @@ class _Deferred:
 
         Example:
             >>> import numpy as np, stadyn.compat.cntk as C
+            >>> dense = C.layers.Dense(2, init=1.0)   # (made outside: CNTK refuses it inside)
             >>> @C.Function
             ... def f(a, b):
-            ...     return C.layers.Dense(2, init=1.0)(a) + b
+            ...     return dense(a) + b
             >>> f.update_signature(3, b=2)
             >>> [(v.name, v.shape) for v in f.arguments], f(np.ones((1, 3), np.float32),
             ...                                              np.ones((1, 2), np.float32)).tolist()
@@ -313,6 +314,11 @@ class _Deferred:
         return tuple(parameters)
 
     def __repr__(self) -> str:
+        """Once typed, its Function's ``repr`` (CNTK's ``Composite(Plus): Input(...) ->
+        Output(...)``); before, as ``str``."""
+        return repr(self._typed) if self._typed is not None else str(self)
+
+    def __str__(self) -> str:
         """As CNTK 2.7 prints it: the graph its Python function makes of its placeholders
         (``Plus(a: Sequence[tensor], b: Sequence[tensor]) -> Sequence[tensor]``; the function
         is run once more for it, each op waiting for the placeholders' shapes); once typed,
@@ -327,7 +333,7 @@ class _Deferred:
             Plus(a: Sequence[tensor], b: Sequence[tensor]) -> Sequence[tensor]
         """
         if self._typed is not None:
-            return repr(self._typed)
+            return str(self._typed)
         shown = self.__dict__.get("_shown")
         if shown is None:
             shown = self.__dict__["_shown"] = self._shown_on_placeholders()

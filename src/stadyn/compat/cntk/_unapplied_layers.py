@@ -1,5 +1,5 @@
 """What a CNTK layer not applied yet shows (:class:`UnappliedLayerView`, mixed into
-``_layers.LayerFunction``).
+``_layers_function.LayerFunction``).
 
 CNTK 2.7 makes a layer a Function over placeholders when it is made: ``C.layers.Dense(3)``
 has ``shape`` ``(-2,)``, a placeholder argument named as the layer's Python argument
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["UnappliedLayerView"]
+__all__ = ["UnappliedLayerView", "UnappliedRoot"]
 
 
 class UnappliedLayerView:
@@ -29,7 +29,7 @@ class UnappliedLayerView:
 
     def _shown(self):
         """``(name, op, argument names, number of outputs)`` as CNTK 2.7 prints the layer
-        (``_layers._shown_layer``); None for a layer CNTK makes no Function of."""
+        (``_layers_function._shown_layer``); None for a layer CNTK makes no Function of."""
         raise NotImplementedError
 
     def _shown_signature(self) -> "tuple[tuple, int]":
@@ -103,5 +103,69 @@ class UnappliedLayerView:
         return True if self._signature is None else self._signature.is_composite
 
     @property
+    def op_name(self) -> str:
+        """``CompositeFunctionOpName``, as CNTK 2.7's layer (a composite Function over its
+        placeholders); once it has a signature, its Function's."""
+        if self._signature is not None:
+            return self._signature.op_name
+        return "CompositeFunctionOpName"
+
+    @property
+    def inputs(self) -> tuple:
+        """Its declared parameters then its placeholders, as CNTK 2.7 lists a layer's inputs
+        before it is applied (where Stadyn models its parameters: see ``parameters``); once
+        it has a signature, its Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> [(i.name, i.shape) for i in C.layers.Dense(3).inputs]
+            [('W', (-1, 3)), ('b', (3,)), ('x', (-2,))]
+        """
+        if self._signature is not None:
+            return self._signature.inputs
+        known = self._known_parameters()
+        if known is None:
+            raise AttributeError(f"{self.kind or 'layer'}: its inputs before it is applied are "
+                                 "not modelled for this layer (apply it, or give it a "
+                                 "signature: update_signature)")
+        return tuple(known) + tuple(self.arguments)
+
+    @property
     def is_block(self) -> bool:
         return False if self._signature is None else self._signature.is_block
+
+    def _known_parameters(self) -> "tuple | None":
+        raise NotImplementedError
+
+
+class UnappliedRoot:
+    """The root Function of a CNTK layer not applied yet (``layer.root_function``), as CNTK
+    2.7 shows it: its op (``Dense``; ``NoOp``), name, inputs and output; a block unless a
+    ``NoOp``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> root = C.layers.Embedding(5).root_function
+        >>> root.op_name, root.is_block, [(i.name, i.shape) for i in root.inputs]
+        ('Embedding', True, [('E', (-1, 5)), ('x', (-2,))])
+    """
+
+    is_composite = False
+
+    def __init__(self, op_name: str, name: str, inputs: tuple, output):
+        self.op_name, self.name, self.inputs, self.output = op_name, name, inputs, output
+        self.is_block = op_name != "NoOp"
+        self.outputs = (output,)
+        self.attributes: dict = {}
+
+    @property
+    def root_function(self) -> "UnappliedRoot":
+        return self
+
+    @property
+    def parameters(self) -> tuple:
+        return tuple(i for i in self.inputs if getattr(i, "is_parameter", False))
+
+    def __repr__(self) -> str:
+        ins = ", ".join(i.name or "''" for i in self.inputs)
+        return f"<{self.op_name} {self.name!r} of a layer not applied yet: ({ins})>"

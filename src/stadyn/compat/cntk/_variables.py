@@ -12,6 +12,7 @@ import numpy as np
 from ...graph import Variable as _Var
 from ...graph import free_batch_input, sequence_input
 from . import _graph as G
+from ._function_pure import refuse_parameters
 from ...layers import default_override_or
 from ._late import late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
@@ -157,6 +158,7 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
         from ...layers import glorot_uniform, initial_value
         from ...parametric import current_registry, get_parameter_or_create
         from ._parameters import cntk_parameters
+        refuse_parameters()     # (inside a @Function body, as CNTK 2.7)
         # The class takes default_options' type (float32 by default), not the array's: CNTK
         # 2.7's Parameter(init=np.eye(3)) is float32, its parameter(init=np.eye(3)) float64.
         dtype = parameter_dtype(None, input_dtype(None) if dtype is None else dtype)

@@ -1,0 +1,116 @@
+"""The operands a waiting op (``_deferred.Deferred``) deals in: the registry of CNTK layer
+classes (an operand that waits for its input), placeholders without a shape, the flag set while
+``@C.Function`` probes a Python function, and :class:`UnknownOutput`, a waiting Function's output.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> C.relu(C.placeholder()).output.shape
+    (-2,)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _graph as G
+from ._axis import Axis
+from ._mixins import GraphObject, TensorOpsMixin
+
+__all__ = ["LAYER_CLASSES", "PROBING", "UnknownOutput"]
+
+
+# The classes of CNTK layers (``_layers_function.LayerFunction`` registers itself: it is above).
+LAYER_CLASSES: list = []
+
+
+class _Layers:
+    """``isinstance(v, LayerFunction())`` against the registered layer classes."""
+
+    def __instancecheck__(self, v) -> bool:
+        return isinstance(v, tuple(LAYER_CLASSES))
+
+
+def _layer_function():
+    return _Layers()
+
+
+def _shapeless(value: Any) -> bool:
+    return isinstance(value, GraphObject) and value.variable in G.SHAPELESS and \
+        type(value).__name__ != "_ForwardDeclared"
+
+
+# Set while ``@C.Function`` probes a Python function on placeholders for its untyped
+# arguments: a call that would wait raises instead, and the Function is built when applied
+# (``_signature._Deferred``), its body run on operands with shapes.
+PROBING = [False]
+
+
+def _arguments_of(value: Any) -> tuple:
+    """The arguments a value bound to a placeholder reads: a Function's, an output's (its
+    owner's), or the value itself (an input, a placeholder)."""
+    if not isinstance(value, GraphObject):
+        return ()
+    found = getattr(value, "arguments", None)
+    if found is None:
+        output = getattr(value, "is_output", False)
+        found = value.owner.arguments if output else (value,)
+    return tuple(a for a in found if isinstance(a, GraphObject))
+
+
+def _keep(layer) -> GraphObject:
+    """A layer's own placeholder (CNTK names it after the layer's argument, ``keep``)."""
+    return layer._own_placeholder()
+
+
+class UnknownOutput(TensorOpsMixin):
+    """The output of a :class:`Deferred` not built yet: CNTK 2.7's output of unknown shape
+    (``(-2,)``, printed ``[???]``) and unknown dynamic axes.  An op given it waits as for its
+    Function, and uses the built Function's output.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> out = C.relu(C.placeholder()).output
+        >>> out.shape, out.dynamic_axes, out.is_output, out.is_placeholder
+        ((-2,), (Axis('UnknownAxes'),), True, False)
+    """
+
+    is_output = True
+    is_placeholder = is_input = is_parameter = is_constant = False
+    is_sparse = needs_gradient = False
+
+    def __init__(self, owner: Any):
+        self.owner = owner
+
+    @property
+    def name(self) -> str:
+        """Its Function's name (CNTK 2.7's output of ``relu(p, name="r")`` is ``r``)."""
+        return getattr(self.owner, "name", "") or ""
+
+    @property
+    def shape(self) -> tuple:
+        return (-2,)
+
+    @property
+    def dynamic_axes(self) -> tuple:
+        return Axis.unknown_dynamic_axes()
+
+    @property
+    def dtype(self):
+        """The type its operands give it (``np.float32`` for numbers and layers), None where
+        it reads placeholders without a shape only (CNTK's unknown data type)."""
+        return self.owner._known_dtype()
+
+    def __eq__(self, other) -> bool:    # (the same Function's output, as CNTK's compare)
+        return isinstance(other, UnknownOutput) and other.owner is self.owner
+
+    def __hash__(self) -> int:
+        return hash(id(self.owner))
+
+    @property
+    def uid(self) -> str:
+        """CNTK's ``<op><n>_Output_0`` (``Block<n>`` for a layer's), the same each time."""
+        return self.owner._output_uid()
+
+    def __repr__(self) -> str:
+        """``Output('Plus5_Output_0', [???], [???])`` (its name where its Function has one)."""
+        return f"Output('{self.name or self.uid}', [???], [???])"

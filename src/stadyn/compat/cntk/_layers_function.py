@@ -1,0 +1,472 @@
+"""The CNTK layer as a Function of its future input (:class:`LayerFunction`), and the composite
+of steps ``Sequential`` and ``>>`` make of layers (``_layers`` holds the layers themselves).
+
+A :class:`LayerFunction` holds a Stadyn layer: applied to CNTK Functions it applies the layer
+and records the application as a *block* (``Dense``, ``Convolution``, ...) named by the layer's
+``name``, so ``z.W``, ``model.conv1.b`` and ``find_by_name`` reach its parameters.
+"""
+
+from __future__ import annotations
+
+import types
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from ... import functions as F
+from ... import layers as _L
+from ...graph import Variable, joint_inference
+from . import _graph as G
+from ._adapt import operand, operands_dtype, unwrap, wrap
+from ._deferred import LAYER_CLASSES, Deferred, as_built, pending
+from ._function_pure import refuse_parameters
+from ._late import late
+from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
+                               declared_parameters, makes_parameters)
+from ._layers_identity import identity
+from ._mixins import GraphObject
+from ._parameters import cntk_parameters
+from ._shown_constants import note_steepness
+from ._sparse_operands import refuse_sparse_run
+from ._unapplied_layers import UnappliedLayerView, UnappliedRoot
+
+__all__ = ["LayerFunction", "identity"]
+
+
+def _native_fn(f: Any) -> Any:
+    """A callable on CNTK Functions as one on Stadyn Variables (for a layer's activation)."""
+    if f is None or f is identity or f is _L.identity:
+        return _L.identity
+    if isinstance(f, LayerFunction):
+        return f.layer
+    if not callable(f):
+        return f
+
+    def native(*values):
+        return unwrap(f(*[wrap(v) for v in values]))
+    return native
+
+
+def _native(value: Any) -> Any:
+    """A layer option as Stadyn's layers take it."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_native(v) for v in value)
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return value            # a dtype (default_options(dtype=np.float64)), not a function
+    return _native_fn(value) if callable(value) and not _is_initializer(value) else value
+
+
+def _is_initializer(value: Any) -> bool:
+    return isinstance(value, _L.CNTKInitializer)
+
+
+# The layers CNTK 2.7 builds on a sparse input but refuses to run ('TensorOp: Tensor
+# operations are currently not supported for sparse matrices'); Activation refuses through its
+# op, and Dense, Embedding, BatchNormalization, Dropout, Label run
+_REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
+
+
+class LayerFunction(UnappliedLayerView):
+    """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
+    (after the first application) are attributes by their CNTK names (``d.W``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> d = C.layers.Dense(3, name="d")
+        >>> z = d(C.input_variable(4))
+        >>> d.W.shape, z.root_function.op_name, z.name
+        ((4, 3), 'Dense', 'd')
+    """
+
+    def __init__(self, layer: Any, op_name: str, name: str = ""):
+        if makes_parameters(layer):
+            refuse_parameters()     # (inside a @Function body, as CNTK 2.7's layers)
+        self.layer = layer
+        self.kind = op_name         # the op its block shows once applied (Dense; "" for none)
+        self.name = name
+        self._signature: Any = None
+        # the last application's outputs, weakly (a CNTK layer is a graph of its own over
+        # placeholders: it keeps none of the graphs it is applied into), which ``parameters``
+        # walks for CNTK's order
+        self._applied: list[weakref.ref] = []
+        self._order: list[Variable] = []
+
+    def __call__(self, *args):
+        if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
+            return Deferred(self, args, {})
+        args = as_built(args)                    # a waiting op given its types: its Function
+        if args and not any(isinstance(a, GraphObject) for a in args):
+            if self._signature is None:
+                raise TypeError(f"{self.kind}: call it on CNTK Functions, or give it a "
+                                "signature first (update_signature)")
+            return self._signature(*args)
+        values = [operand(a) for a in args]
+        _refuse_weights_over_steps(self.layer, values)
+        with joint_inference(), cntk_parameters():  # CNTK infers the layer's graph with
+            out = self.layer(*values)                  # its operands
+        # CNTK's layers compute in their parameters' data type (float64 under
+        # default_options(dtype=np.float64)), which their inputs must have
+        operands_dtype(*values, *self.layer.parameters, op=self.kind or "layer")
+        if isinstance(out, Variable) and (any(out is v for v in values) or (
+                out in G.BLOCKS and (self.kind or self.name))):
+            out = F.identity(out)
+            if not self.kind:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
+                G.set_op_name(out, "NoOp")
+        if isinstance(out, Variable) and self.kind:
+            G.BLOCKS[out] = G.Block(self.kind, self.name, tuple(values))
+        elif isinstance(out, Variable) and self.name:
+            out.name = self.name
+        steepness = getattr(self.layer, "steepness", None)   # a Stabilizer's
+        for p in self.layer.parameters if steepness is not None else ():
+            note_steepness(p, steepness)
+        outs = out if isinstance(out, tuple) else (out,)
+        if self.kind in _REFUSING_SPARSE and isinstance(out, Variable):
+            refuse_sparse_run(self.kind, list(args), out)     # (when run, as CNTK 2.7)
+        self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
+        # the order of its own parameters in a walk of the layer's graph alone (its operands'
+        # graphs not entered), for once the graph is gone
+        self._order = list(G.walk_leaves([o for o in outs if isinstance(o, Variable)],
+                                         stop=[v for v in values if isinstance(v, Variable)]))
+        if isinstance(out, tuple):          # several outputs: one Function with an output each
+            return late("combine_outputs")([wrap(o) for o in out])
+        return wrap(out)
+
+    @property
+    def parameters(self) -> tuple:
+        """The layer's parameters, in CNTK 2.7's order: that of its walk from the layer's
+        output (``Function.parameters``), the last step's first; a batch normalisation's
+        running statistics are constants, not listed.  (Once that graph is gone, the order of
+        a walk of the layer's own block.)
+
+        Before its first application, as CNTK 2.7 lists them then, the parameters it declares,
+        ``-1`` in their shapes for each axis the input decides (``W`` of ``Dense(3)``:
+        ``(-1, 3)``), for ``Dense``, ``Embedding``, the layers without parameters and
+        ``Sequential`` layers of those; they stand for the parameters its application creates (those
+        are new objects, with the inferred shapes).  Other layers list theirs once applied.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> model = C.layers.Sequential([C.layers.Dense(4), C.layers.Dense(2)])
+            >>> [(p.name, p.shape) for p in model.parameters]
+            [('W', (-1, 2)), ('b', (2,)), ('W', (-1, 4)), ('b', (4,))]
+        """
+        known = self._known_parameters()
+        if known is None:
+            return self._applied_parameters()
+        return tuple(p for p in known if p.is_parameter)
+
+    def _ever_applied(self) -> bool:
+        return bool(self._signature is not None or self._applied or self._order or
+                    self.layer.parameters)
+
+    def _known_parameters(self) -> "tuple | None":
+        """Its parameters once applied; before, those it declares (see ``parameters``; an
+        Embedding's given weights, a constant, too), or None where Stadyn does not model
+        them."""
+        if self._ever_applied():
+            return self._applied_parameters()
+        if "_declared" not in self.__dict__:
+            found: "list | None" = []
+            if isinstance(self.layer, _CompositeLayer):
+                for step in reversed(self.layer.composite.steps):
+                    for member in (step if isinstance(step, tuple) else (step,)):
+                        part = member._known_parameters() if isinstance(
+                            member, LayerFunction) else ()   # (an op: none)
+                        if part is None:
+                            found = None
+                            break
+                        found.extend(part)
+                    if found is None:
+                        break
+            else:
+                found = declared_parameters(self.layer)
+            self.__dict__["_declared"] = None if found is None else tuple(found)
+        return self.__dict__["_declared"]
+
+    def _applied_parameters(self) -> tuple:
+        """Its parameters after its first application, in CNTK 2.7's order (``parameters``)."""
+        own = [p for p in self.layer.parameters if G.kind_of(p) == "parameter"]
+        applied = [ref() for ref in self._applied]
+        mine = {id(p) for p in own}
+        walked = [v for v in (G.walk_leaves(applied) if applied and all(
+            v is not None for v in applied) else self._order) if id(v) in mine]
+        taken = {id(v) for v in walked}
+        own = walked + [p for p in own if id(p) not in taken]
+        return tuple(wrap(p) for p in own)
+
+    def update_signature(self, *arg_types, **kwarg_types) -> None:
+        """Apply the layer to new inputs of the given per-sample shapes or types
+        (``Sequence[SparseTensor[943]]``, as CNTK's ATIS example gives), so that it can be
+        evaluated on data (``layer(array)``) and its parameters exist."""
+        from ._signature import _input_of_type
+        names = list(self._shown_signature()[0]) + [""] * len(arg_types)   # (as CNTK's)
+        self._signature = self(*[_input_of_type(t, n) for t, n in zip(arg_types, names)])
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in ("layer", "kind", "name"):
+            raise AttributeError(name)
+        view = getattr(type(self), name, None)
+        if isinstance(view, property):          # (its own reason: CNTK's, several outputs)
+            return view.fget(self)
+        for p in self.layer.parameters:
+            if G.name_of(p) == name:
+                return wrap(p)
+        if self._signature is not None:
+            return getattr(self._signature, name)
+        found = _sublayer(self.layer, name)
+        if found is not None:
+            return found
+        for p in self._known_parameters() or ():       # (the same ones each time)
+            if p.name == name:
+                return p
+        declared = _declared_parameter(self.layer, name)
+        if declared is not None:
+            return declared
+        raise AttributeError(f"{self.kind or 'layer'} has no {name!r} (parameters exist once "
+                             "the layer is applied)")
+
+    def __rshift__(self, other):
+        return _chained(_sequential([self, other], ""), self)
+
+    def __rrshift__(self, other):
+        if isinstance(other, (types.FunctionType, types.BuiltinFunctionType)):
+            return NotImplemented       # (CNTK 2.7: TypeError, unsupported operand type)
+        return _chained(_sequential([other, self], ""), other)
+
+    @property
+    def output(self):
+        """Its output: once given a signature, that Function's; else, as CNTK 2.7's layer over
+        its own placeholder, one of unknown shape (``(-2,)``)."""
+        if self._signature is not None:
+            return self._signature.output
+        waiting = Deferred(self, (self._own_placeholder(),), {})
+        waiting.name = self.name            # (a named layer's output is named so)
+        return waiting.output
+
+    @property
+    def root_function(self):
+        """Its root, as CNTK 2.7's layer not applied yet shows it (:class:`UnappliedRoot`):
+        the block of its kind (``Dense``; ``NoOp`` for a named ``Sequential`` or a ``Label``)
+        over its declared parameters and its placeholder (a ``Sequential``: its last step's
+        block, over the previous steps' output); once given a signature, that Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> root = C.layers.Dense(3, name="fc").root_function
+            >>> root.op_name, root.name, [(i.name, i.shape) for i in root.inputs]
+            ('Dense', 'fc', [('W', (-1, 3)), ('b', (3,)), ('x', (-2,))])
+        """
+        if self._signature is not None:
+            return self._signature.root_function
+        known = self._known_parameters()
+        steps = self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
+        if known is None or steps == [] or (steps and not self.name and not isinstance(
+                steps[-1], LayerFunction)):
+            raise AttributeError(f"{self.kind or 'layer'}: its root_function before it is "
+                                 "applied is not modelled for this layer (apply it, or give "
+                                 "it a signature: update_signature)")
+        keep = self._own_placeholder()
+        if steps is None:
+            op = _shown_layer(self)[1]
+            return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
+                                 self.output)
+        if self.name:                       # (CNTK 2.7's NoOp naming the composite's output)
+            inner = Deferred(_sequential(list(steps), ""), (keep,), {}).output
+            return UnappliedRoot("NoOp", self.name, (inner,), self.output)
+        last = steps[-1]
+        before = keep if len(steps) == 1 else Deferred(
+            _sequential(list(steps[:-1]), ""), (keep,), {}).output
+        return UnappliedRoot(_shown_layer(last)[1], last.name,
+                             tuple(last._known_parameters()) + (before,), self.output)
+
+    @property
+    def outputs(self) -> tuple:
+        """``(output,)``, or its signature's Function's outputs."""
+        return self._signature.outputs if self._signature is not None else (self.output,)
+
+    def _own_placeholder(self):
+        """The placeholder (without a shape) the layer stands for when an op is applied to
+        the layer itself (``C.sequence.reduce_sum(C.layers.Recurrence(...))``): CNTK names it
+        ``keep``."""
+        keep = self.__dict__.get("_keep")
+        if keep is None:
+            from ._variables import placeholder
+            names = self._shown_signature()[0]  # (a layer of one argument: named as it)
+            keep = self.__dict__["_keep"] = placeholder(
+                name=names[0] if len(names) == 1 else "keep")
+        return keep
+
+    def _shown(self):
+        return _shown_layer(self)
+
+    def __repr__(self) -> str:
+        return f"<cntk layer {self.kind} {self.name!r}>"
+
+    def __str__(self) -> str:
+        """As CNTK 2.7 prints a layer not applied yet: its name, the op its graph shows
+        (``Composite`` for several), its arguments (untyped: ``Sequence[tensor]``) and
+        outputs; once given a signature, that Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> print(C.layers.Dense(3, name="fc"))
+            fc: Dense(x: Sequence[tensor]) -> Sequence[tensor]
+            >>> print(C.layers.GRU(4))
+            GRU(dh: Sequence[tensor], x: Sequence[tensor]) -> Sequence[tensor]
+        """
+        if self._signature is not None:
+            return str(self._signature)
+        shown = _shown_layer(self)
+        if shown is None:           # (CNTK 2.7's ResNetBlock, SequentialClique: not Functions)
+            return repr(self)
+        name, op, args, outputs = shown
+        untyped = "Sequence[tensor]"
+        out = untyped if outputs == 1 else "Tuple[" + ", ".join([untyped] * outputs) + "]"
+        return (f"{name}: " if name else "") + f"{op}(" + \
+            ", ".join(f"{a}: {untyped}" for a in args) + f") -> {out}"
+
+
+# The arguments CNTK 2.7 names a layer's placeholders (``x`` where not listed), and the op its
+# graph shows where that is not the layer's kind
+_LAYER_ARGUMENTS = {"LSTM": ("dh", "dc", "x"), "GRU": ("dh", "x"), "RNNStep": ("dh", "x"),
+                    "MaxUnpooling": ("x", "y"),
+                    "AttentionModel": ("encoder_hidden_state", "decoder_hidden_state")}
+_SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
+
+
+def _shown_layer(layer: LayerFunction):
+    """``(name, op, argument names, number of outputs)`` as CNTK 2.7 prints ``layer`` before
+    it is applied; None for a layer CNTK makes no Function of."""
+    op, args, outputs = layer.kind, _LAYER_ARGUMENTS.get(layer.kind, ("x",)), 1
+    name = layer.name
+    if op == "LSTM":
+        outputs = 2
+    if op == "RecurrenceFrom":
+        args = ("h", "c", "x") if isinstance(layer.layer.step, _L.LSTM) else ("h", "x")
+    if op in _SHOWN_AS_COMPOSITE:
+        op = "Composite"
+    elif isinstance(layer.layer, _L.Label):
+        op = "NoOp"
+    elif isinstance(layer.layer, _CompositeLayer):
+        steps = layer.layer.composite.steps
+        args = layer.__dict__.get("_argument_names", ("keep",))
+        if steps and isinstance(steps[-1], tuple):
+            outputs = len(steps[-1])
+        if not steps:
+            op = "Combine"
+        elif len(steps) == 1 and isinstance(steps[0], LayerFunction) and not name:
+            # (a name makes CNTK's Sequential a composite over the layer)
+            inner = _shown_layer(steps[0])
+            if inner is None:
+                return None
+            name = name or inner[0]
+            op, outputs = inner[1], inner[3]
+        else:
+            op = "Composite"
+    elif not op:
+        return None
+    return name, op, tuple(args), outputs
+
+
+LAYER_CLASSES.append(LayerFunction)      # an operand _deferred waits for
+
+
+def _sublayer(layer: Any, name: str) -> "LayerFunction | None":
+    """The layer named ``name`` inside a ``Sequential`` (CNTK's ``model.classify``)."""
+    steps = getattr(getattr(layer, "composite", None), "steps", ())
+    for step in steps:
+        for member in (step if isinstance(step, tuple) else (step,)):
+            if isinstance(member, LayerFunction):
+                if member.name == name:
+                    return member
+                inner = _sublayer(member.layer, name)
+                if inner is not None:
+                    return inner
+    return None
+
+
+# -- composition -------------------------------------------------------------------------------
+
+
+class _Composite:
+    """Functions applied one after another on CNTK values (the native layers are reached through
+    their LayerFunctions); a tuple applies its members to the same values."""
+
+    def __init__(self, steps: list):
+        self.steps = steps
+
+    def __call__(self, *args):
+        values = args
+        for step in self.steps:
+            if isinstance(step, tuple):
+                outputs = getattr(values[0], "outputs", ()) if len(values) == 1 else ()
+                if len(outputs) == len(step) > 1:       # one member per output
+                    values = tuple(member(v) for member, v in zip(step, outputs))
+                else:
+                    values = tuple(_apply(member, values) for member in step)
+            else:
+                out = _apply(step, values)
+                values = out if isinstance(out, tuple) else (out,)
+        return values[0] if len(values) == 1 else values
+
+    @property
+    def parameters(self) -> list:
+        """The steps' learnable parameters in CNTK 2.7's order (its walk from the output): the
+        last step's first; a batch normalisation's running statistics are constants."""
+        out = []
+        for step in reversed(self.steps):
+            for member in (step if isinstance(step, tuple) else (step,)):
+                found = member._applied_parameters() if isinstance(
+                    member, LayerFunction) else getattr(member, "parameters", [])
+                for p in found or []:
+                    if G.kind_of(unwrap(p)) == "parameter":
+                        out.append(unwrap(p))
+        return out
+
+
+def _chained(composite: LayerFunction, first: Any) -> LayerFunction:
+    """``composite`` (``f >> g``) printed with ``first``'s arguments, as CNTK 2.7 composes
+    the two Functions (a Sequential's argument is ``keep``)."""
+    shown = _shown_layer(first) if isinstance(first, LayerFunction) else None
+    if shown is not None:
+        composite._argument_names = shown[2]
+    return composite
+
+
+def _apply(fn: Callable, values: tuple):
+    return fn(*values)
+
+
+def _flatten(items) -> list:
+    out = []
+    for item in items:
+        if isinstance(item, list):
+            out.extend(_flatten(item))
+        else:
+            out.append(item)
+    return out
+
+
+def _named_composite(composite: _Composite, name: str) -> LayerFunction:
+    return LayerFunction(_CompositeLayer(composite), "", name)
+
+
+class _CompositeLayer:
+    """A composite on CNTK values seen from a LayerFunction (which works on Stadyn values)."""
+
+    def __init__(self, composite: _Composite):
+        self.composite = composite
+
+    def __call__(self, *values):
+        out = self.composite(*[wrap(v) for v in values])
+        return unwrap(out)
+
+    @property
+    def parameters(self) -> list:
+        return self.composite.parameters
+
+
+def _sequential(layers: list, name: str) -> LayerFunction:
+    """``Sequential(layers, name)``: the steps (nested lists flattened) as one layer."""
+    return _named_composite(_Composite(_flatten(layers)), name)
