@@ -50,6 +50,7 @@ import torch
 
 from .. import _libstdcxx_random as _std
 from ._random import _generator, _nnabla_cpu, nnabla_draw
+from ._kernels import kernel_op
 from ._registry import op
 from ._util import norm_axes
 
@@ -286,13 +287,10 @@ def _erase_fake(y, prob, ratios, n, share, generator=None):
     return (torch.empty(y.shape, dtype=torch.float32), torch.empty(y.shape, dtype=torch.bool))
 
 
-_LIBRARY = torch.library.Library("stadyn_kernels", "FRAGMENT")
-_LIBRARY.define("nnabla_erase(Tensor y, float prob, float[] ratios, int n, bool share, "
-                "Generator? generator=None) -> (Tensor, Tensor)",
-                tags=(torch.Tag.nondeterministic_seeded,))
-_LIBRARY.impl("nnabla_erase", _erase_impl, "CompositeExplicitAutograd")
-torch.library.register_fake("stadyn_kernels::nnabla_erase", _erase_fake, lib=_LIBRARY)
-_nnabla_erase = torch.ops.stadyn_kernels.nnabla_erase.default
+_nnabla_erase = kernel_op("stadyn_kernels::nnabla_erase",
+                          "(Tensor y, float prob, float[] ratios, int n, bool share, "
+                          "Generator? generator=None) -> (Tensor, Tensor)",
+                          _erase_impl, _erase_fake, tags=(torch.Tag.nondeterministic_seeded,))
 
 
 def _pair(values, what: str) -> tuple[float, float]:

@@ -102,12 +102,14 @@ def _outside_dynamo(fn: Callable) -> Callable:
 
 
 def kernel_op(qualname: str, schema: str, impl: Callable, fake: Callable,
-              backward: Callable | None = None, setup_context: Callable | None = None):
+              backward: Callable | None = None, setup_context: Callable | None = None,
+              tags: tuple = ()):
     """Define the torch operator ``qualname`` (``"stadyn_kernels::name"``) with ``schema``:
     ``impl`` its kernel on every device, ``fake`` its shape rule, ``backward`` and
     ``setup_context`` its autograd formula (as :func:`torch.library.register_autograd` takes
-    them); returns the operator.  What ``torch.library.custom_op`` makes, but a first call does
-    not import ``torch._dynamo`` (see :func:`_outside_dynamo`).
+    them), ``tags`` torch's operator tags (``torch.Tag.nondeterministic_seeded`` for an op
+    that draws); returns the operator.  What ``torch.library.custom_op`` makes, but a first
+    call does not import ``torch._dynamo`` (see :func:`_outside_dynamo`).
 
     Example:
         >>> import torch
@@ -118,7 +120,7 @@ def kernel_op(qualname: str, schema: str, impl: Callable, fake: Callable,
     namespace, name = qualname.split("::")
     lib = torch.library.Library(namespace, "FRAGMENT")
     _LIBRARIES.append(lib)
-    lib.define(name + schema)
+    lib.define(name + schema, tags=tuple(tags))
     lib.impl(name, _outside_dynamo(impl), "CompositeExplicitAutograd")
     torch.library.register_fake(qualname, fake, lib=lib)
     if backward is not None:

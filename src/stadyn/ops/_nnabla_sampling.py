@@ -20,6 +20,7 @@ import torch
 
 from .. import _libstdcxx_random as _std
 from ._random import _generator, _nnabla_cpu
+from ._kernels import kernel_op
 from ._registry import op
 
 _C = "random"
@@ -42,12 +43,10 @@ def _choices_fake(w, count, replace, generator=None):
     return torch.empty((math.prod(w.shape[:-1]), count), dtype=torch.int64)
 
 
-_LIBRARY = torch.library.Library("stadyn_kernels", "FRAGMENT")
-_LIBRARY.define("nnabla_choices(Tensor w, int count, bool replace, Generator? generator=None)"
-                " -> Tensor", tags=(torch.Tag.nondeterministic_seeded,))
-_LIBRARY.impl("nnabla_choices", _choices_impl, "CompositeExplicitAutograd")
-torch.library.register_fake("stadyn_kernels::nnabla_choices", _choices_fake, lib=_LIBRARY)
-_nnabla_choices = torch.ops.stadyn_kernels.nnabla_choices.default
+_nnabla_choices = kernel_op("stadyn_kernels::nnabla_choices",
+                            "(Tensor w, int count, bool replace, Generator? generator=None)"
+                            " -> Tensor", _choices_impl, _choices_fake,
+                            tags=(torch.Tag.nondeterministic_seeded,))
 
 
 def _choice_shape(x, w, shape=(), replace=True, seed=-1, rule="torch"):

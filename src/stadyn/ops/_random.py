@@ -21,6 +21,7 @@ import torch
 
 from .. import _libstdcxx_random as _std
 from ..graph import get_current_context
+from ._kernels import kernel_op
 from ._registry import op
 
 _C = "random"
@@ -117,12 +118,10 @@ def _draw_fake(kind: int, a: float, b: float, shape: list[int],
     return torch.empty(tuple(shape), dtype=dtype)
 
 
-_LIBRARY = torch.library.Library("stadyn_kernels", "FRAGMENT")
-_LIBRARY.define("nnabla_draw(int kind, float a, float b, int[] shape, Generator? generator=None)"
-                " -> Tensor", tags=(torch.Tag.nondeterministic_seeded,))
-_LIBRARY.impl("nnabla_draw", _draw_impl, "CompositeExplicitAutograd")
-torch.library.register_fake("stadyn_kernels::nnabla_draw", _draw_fake, lib=_LIBRARY)
-_nnabla_draw = torch.ops.stadyn_kernels.nnabla_draw.default
+_nnabla_draw = kernel_op("stadyn_kernels::nnabla_draw",
+                         "(int kind, float a, float b, int[] shape, Generator? generator=None)"
+                         " -> Tensor", _draw_impl, _draw_fake,
+                         tags=(torch.Tag.nondeterministic_seeded,))
 
 
 def nnabla_draw(kind: str, a: float, b: float, shape, seed=-1) -> torch.Tensor:
