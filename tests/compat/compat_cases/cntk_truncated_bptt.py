@@ -137,3 +137,99 @@ def truncated_past_value(C, r):
                              float(trainer.previous_minibatch_loss_average)])
             res[name] = sums
     return res
+
+
+def _counts(src, size, **kw):
+    """``[sequences, samples, sweep end]`` of each minibatch of ``size`` until the data ends
+    (at most 30), then ``"end"``."""
+    got = []
+    for _ in range(30):
+        mb = src.next_minibatch(size, **kw)
+        if not mb:
+            got.append("end")
+            break
+        d = mb[src.streams.x]
+        got.append([int(d.num_sequences), int(d.num_samples), bool(d.end_of_sweep)])
+    return got
+
+
+@cntk_case(names=["cntk.io.MinibatchSource.next_minibatch"],
+           note="Stadyn refused num_data_partitions > 1 with truncation_length (a ValueError)")
+def truncated_partitions(C, r):
+    """Truncated minibatches read in two and three data partitions in one process (one
+    source per partition): each partition's share of the slots and every second (third)
+    sequence, its sequences, samples and sweep ends over one and two sweeps; too many
+    partitions for the slots is refused; and a Recurrence's running sum trained on each
+    partition's minibatches (its state goes on in the partition's slots)."""
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    res = {}
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        for size, parts, sweeps in ((8, 2, 1), (8, 2, 2), (12, 2, 2), (16, 2, 1), (12, 3, 2)):
+            for index in range(parts):
+                src = _source(C, path, max_sweeps=sweeps)
+                res["mb_%d_%d_%d_%d" % (size, parts, sweeps, index)] = _counts(
+                    src, size, num_data_partitions=parts, partition_index=index)
+        try:
+            _source(C, path, max_sweeps=1).next_minibatch(8, num_data_partitions=3,
+                                                          partition_index=0)
+            res["too_many"] = "read"
+        except ValueError:
+            res["too_many"] = "ValueError"
+        x = C.sequence.input_variable(2)
+        total = C.reduce_sum(C.layers.Recurrence(C.plus, initial_state=0.0)(x))
+        w = C.parameter((1,), init=np.ones(1, np.float32))
+        for index in range(2):
+            trainer = C.Trainer(None, (total * w, None),
+                                [C.sgd([w], C.learning_parameter_schedule(0.0))])
+            src = _source(C, path, max_sweeps=1)
+            sums = []
+            while True:
+                mb = src.next_minibatch(12, input_map={x: src.streams.x},
+                                        num_data_partitions=2, partition_index=index)
+                if not mb:
+                    break
+                trainer.train_minibatch(mb)
+                sums.append([trainer.previous_minibatch_sample_count,
+                             float(trainer.previous_minibatch_loss_average)])
+            res["running_sums_%d" % index] = sums
+    return res
+
+
+@cntk_case(names=["cntk.io.MinibatchSource.get_checkpoint_state",
+                  "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="Stadyn's restore gave out the steps the slots held when the state was taken "
+                "(CNTK 2.7 starts with empty slots), and a minibatch of another size went on "
+                "with the slots (or was refused) where CNTK 2.7 empties them")
+def truncated_checkpoint(C, r):
+    """A truncated source's checkpoint taken mid-sequence (after 1, 2 and 3 minibatches of 8,
+    truncation length 4): the minibatches that follow its restore on the same source after
+    reading on and on a new source (the slots start empty: the steps they held are not
+    given out), against reading on; and minibatches whose size changes (12 after 8, 4 after
+    12, 16 after 8: the slots are emptied each time)."""
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state",
+            "cntk.io.MinibatchSource.restore_from_checkpoint")
+    res = {}
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        for cut in (1, 2, 3):
+            src = _source(C, path, max_sweeps=2)
+            res["head_%d" % cut] = [
+                [int(mb[src.streams.x].num_samples)] for mb in
+                [src.next_minibatch(8) for _ in range(cut)]]
+            state = src.get_checkpoint_state()
+            res["on_%d" % cut] = _counts(src, 8)
+            src.restore_from_checkpoint(state)
+            res["restored_%d" % cut] = _counts(src, 8)
+            fresh = _source(C, path, max_sweeps=2)
+            fresh.restore_from_checkpoint(state)
+            res["fresh_%d" % cut] = _counts(fresh, 8)
+        for sizes in ((8, 12, 12, 4, 4, 4), (12, 12, 4, 8), (8, 16, 16, 16)):
+            src = _source(C, path, max_sweeps=1)
+            got = []
+            for size in sizes:
+                mb = src.next_minibatch(size)
+                d = mb[src.streams.x] if mb else None
+                got.append("end" if d is None else [int(d.num_sequences), int(d.num_samples)])
+            res["sizes_" + "_".join(str(s) for s in sizes)] = got
+    return res

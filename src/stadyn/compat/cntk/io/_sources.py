@@ -154,8 +154,10 @@ class MinibatchSource(_io.MinibatchSource):
     here; ``frame_mode`` makes every frame a sample.  ``truncation_length`` N > 0 packs
     for truncated back-propagation through time, as CNTK's: a minibatch of M samples has
     ``max(1, M // N)`` slots of N steps each, each going on with its sequences where the
-    previous minibatch left them (:class:`stadyn.io.TruncatedPacker`), and a Trainer carries
-    the recurrences' states from one minibatch to the next in each slot.  With ``max_errors`` CNTK
+    previous minibatch left them (:class:`stadyn.io.TruncatedPacker`; read in data partitions,
+    each partition has its share of the slots and every ``num_data_partitions``-th sequence),
+    and a Trainer carries the recurrences' states from one minibatch to the next in each
+    slot.  With ``max_errors`` CNTK
     skips up to that many malformed sequences; Stadyn stops at the first with an error naming
     the file and line (a warning says so when ``max_errors`` is given).  Stadyn's own keywords
     (``num_workers``, ...) follow.
@@ -186,25 +188,25 @@ class MinibatchSource(_io.MinibatchSource):
             else None
 
     def get_checkpoint_state(self) -> dict:
-        """The reading position; with ``truncation_length``, also the sequences its slots hold
-        (restored without losing or repeating a step)."""
-        state = super().get_checkpoint_state()
-        if self._packer is not None:
-            state["truncated"] = self._packer.get_state()
-        return state
+        """The reading position (with ``truncation_length``, past the sequences the slots
+        hold, as CNTK 2.7's ``minibatchSourcePosition``)."""
+        return super().get_checkpoint_state()
 
     def restore_from_checkpoint(self, state) -> None:
+        """Go on from ``state``; with ``truncation_length`` the slots start empty, as CNTK
+        2.7's: the steps they held when the state was taken are not given out (with
+        sequences of 7, 3, 9, 5, 4, 6, 8 and 2 steps, truncation length 4 and minibatches of
+        8, a state taken after two minibatches restores to minibatches of 8, 8 and 4
+        samples, where reading on gives 8, 8, 8 and 4)."""
         super().restore_from_checkpoint(state)
         if self._packer is not None:
-            self._packer.restore(state.get("truncated"), state)
+            self._packer.restore(None, state)
 
     def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:
         if self._packer is not None:
-            if (num_data_partitions or 1) > 1:
-                raise ValueError("truncation_length: reading in data partitions is not "
-                                 "supported by Stadyn's truncated packing")
-            batch = self._packer.next_minibatch(minibatch_size_in_samples, input_map)
+            batch = self._packer.next_minibatch(minibatch_size_in_samples, input_map,
+                                                num_data_partitions, partition_index)
         else:
             batch = super().next_minibatch(minibatch_size_in_samples, input_map, device,
                                            num_data_partitions, partition_index)
