@@ -233,3 +233,36 @@ def truncated_checkpoint(C, r):
                 got.append("end" if d is None else [int(d.num_sequences), int(d.num_samples)])
             res["sizes_" + "_".join(str(s) for s in sizes)] = got
     return res
+
+
+@cntk_case(names=["cntk.sequence.past_value"],
+           note="a past_value outside a loop began every sequence afresh (its initial state) "
+                "where explicit sequence-begin flags said it goes on")
+def flagged_past_value(C, r):
+    """A one-step ``past_value`` outside a recurrence loop given explicit sequence-begin
+    flags: a sequence flagged False reads, at its first step, the input's last step of its
+    slot in the previous minibatch (CNTK's DelayedValueNode), in a Trainer's minibatches
+    (flagged or not before) and in a Function's ``eval``; three sequences going on from a
+    minibatch of two is CNTK's RuntimeError."""
+    r.touch("cntk.sequence.past_value")
+    x = C.sequence.input_variable(2)
+    w = C.parameter((1,), init=np.ones(1, np.float32))
+    delayed = C.sequence.past_value(x, initial_state=0.5)
+    trainer = C.Trainer(None, (C.reduce_sum(delayed) * w, None),
+                        [C.sgd([w], C.learning_parameter_schedule(0.0))])
+    a = [r.randn(4, 2).astype(np.float32) for _ in range(2)]
+    b = [r.randn(4, 2).astype(np.float32) for _ in range(2)]
+    c = [r.randn(3, 2).astype(np.float32) for _ in range(3)]
+    sums = []
+    for data, flags in ((a, None), (b, [False, True]), (b, [False, False]), (a, [True, False]),
+                        (c, [False, True, False])):
+        try:
+            trainer.train_minibatch(({x: data}, flags) if flags else {x: data})
+            sums.append(float(trainer.previous_minibatch_loss_average *
+                              trainer.previous_minibatch_sample_count))
+        except RuntimeError:
+            sums.append("RuntimeError")
+    res = {"sums": sums, "eval": [np.asarray(v) for v in delayed.eval({x: a})]}
+    res["eval_flags"] = [np.asarray(v) for v in delayed.eval(({x: b}, [False, True]))]
+    res["eval_flags_2"] = [np.asarray(v) for v in delayed.eval(({x: a}, [False, False]))]
+    return res

@@ -310,12 +310,13 @@ class _Carry:
 
 
 class _DelayCarry(_Carry):
-    """A ``past_value`` outside a recurrence loop, carried only across the minibatches of a
-    ``MinibatchSource`` with ``truncation_length``: a piece that goes on reads, at its first
-    step, its input's last step of the slot's previous piece (CNTK's ``DelayedValueNode``),
-    spliced in place of the initial state.  Only a delay of one step carries (a longer one is
-    refused when a piece goes on); with explicit sequence-begin flags it starts afresh, as
-    before."""
+    """A ``past_value`` outside a recurrence loop: a sequence that goes on from the previous
+    minibatch (a sequence-begin flag False, or a piece of a ``MinibatchSource`` with
+    ``truncation_length`` that goes on) reads, at its first step, the input's value CNTK's
+    ``DelayedValueNode`` kept from the previous minibatch (the same slot's last step, as a
+    recurrence's state: :meth:`_Carry._carried_states`, :meth:`_Carry._slot_states`),
+    spliced in place of the initial state.  Only a delay of one step carries (a longer one
+    is refused when a sequence goes on)."""
 
     def __init__(self, node):
         self.node = node
@@ -328,25 +329,11 @@ class _DelayCarry(_Carry):
         if int(attrs.get("time_step", 1)) != 1:
             self.unsupported = (f"a past_value of {attrs.get('time_step')} steps "
                                 f"({node.scope or 'unnamed'}) cannot carry its values from one "
-                                "truncated minibatch to the next in Stadyn (one step can)")
+                                "minibatch to the next in Stadyn (one step can)")
         self.dtype = np.dtype(x.dtype)
         self.step_inputs = []
         self.last = None
         self.splice = None
-        self.active = False     # whether the minibatch is a truncated one
-
-    def wanted(self) -> list[Variable]:
-        return super().wanted() if self.active else []
-
-    def set(self, flags, what="train_minibatch", layout=None) -> None:
-        self.active = layout is not None
-        super().set(flags if self.active else None, what, layout)
-
-    def keep(self, packed: bool, layout=None) -> None:
-        if not self.active:
-            self.last = None
-            return
-        super().keep(packed, layout)
 
 
 class _FutureCarry(_DelayCarry):
@@ -363,8 +350,10 @@ class _FutureCarry(_DelayCarry):
     def wanted(self) -> list[Variable]:
         return []
 
+    def keep(self, packed: bool, layout=None) -> None:
+        self.last = None
+
     def set(self, flags, what="train_minibatch", layout=None) -> None:
-        self.active = False
         if layout is None or not any(layout.goes_on):
             _Carry.set(self, None, what)
             return
