@@ -266,3 +266,92 @@ def flagged_past_value(C, r):
     res["eval_flags"] = [np.asarray(v) for v in delayed.eval(({x: b}, [False, True]))]
     res["eval_flags_2"] = [np.asarray(v) for v in delayed.eval(({x: a}, [False, False]))]
     return res
+
+
+def _outcome(fn):
+    """``fn()``'s arrays, or ``"RuntimeError"``."""
+    try:
+        got = fn()
+    except RuntimeError:
+        return "RuntimeError"
+    got = list(got.values())[0] if isinstance(got, dict) else got
+    return [np.asarray(a) for a in got]
+
+
+@cntk_case(names=["cntk.Function.eval", "cntk.Function.forward", "cntk.io.MinibatchData.asarray",
+                  "cntk.eval.Evaluator.test_minibatch"],
+           note="Stadyn gave every truncated minibatch's arrays and outputs, its Function runs "
+                "beginning each piece afresh (CNTK 2.7 goes on in each slot from the previous "
+                "run and refuses to unpack a minibatch whose sequences go on and are not one "
+                "per slot)")
+def truncated_eval(C, r):
+    """A Recurrence of plus run by ``eval`` and then ``forward`` on each truncated minibatch
+    (8 samples, truncation length 4): each piece goes on in its slot from the Function's
+    previous run (the ``forward`` from the ``eval``'s end on the same minibatch), and where a
+    sequence goes on and the sequences are not one per slot the outputs (and
+    ``MinibatchData.asarray()``) are CNTK's RuntimeError, the run's states kept; an
+    Evaluator's ``test_minibatch`` over the same minibatches goes on in each slot too."""
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.io.MinibatchData.asarray",
+            "cntk.eval.Evaluator.test_minibatch")
+    res = {}
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        x = C.sequence.input_variable(2)
+        z = C.layers.Recurrence(C.plus, initial_state=0.0)(x)
+        src = _source(C, path, max_sweeps=1)
+        k = 0
+        while True:
+            mb = src.next_minibatch(8)
+            if not mb:
+                break
+            d = mb[src.streams.x]
+            res["asarray_%d" % k] = _outcome(lambda: list(d.asarray()))
+            res["eval_%d" % k] = _outcome(lambda: z.eval({x: d}))
+            res["forward_%d" % k] = _outcome(lambda: z.forward({x: d})[1])
+            k += 1
+        w = C.parameter((1,), init=np.ones(1, np.float32))
+        evaluator = C.eval.Evaluator(C.reduce_sum(C.layers.Recurrence(C.plus)(x)) * w)
+        src = _source(C, path, max_sweeps=1)
+        tests = []
+        while True:
+            mb = src.next_minibatch(8, input_map={x: src.streams.x})
+            if not mb:
+                break
+            tests.append(float(evaluator.test_minibatch(mb)))
+        res["evaluator"] = tests
+    return res
+
+
+@cntk_case(names=["cntk.train.training_session", "cntk.CrossValidationConfig"],
+           note="Stadyn's cross-validation stopped at the source's sweep end (2 of its 5 "
+                "minibatches) and the training source kept its slots (CNTK 2.7 restores it "
+                "after each cross-validation, emptying them)", rtol=1e-4,
+           atol=1e-5)
+def truncated_training_session(C, r):
+    """A training session on a truncated source (an LSTM of 3 and a Dense of 3, minibatches
+    of 8 samples truncated at 3 steps, 40 samples) with cross-validation every 16 samples on
+    another truncated source: the CV callback's errors and counts, and the parameters at the
+    end."""
+    r.touch("cntk.train.training_session", "cntk.CrossValidationConfig")
+    x = C.sequence.input_variable(2, name="x")
+    y = C.sequence.input_variable(3, name="y")
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(3)), C.layers.Dense(3)])(x)
+    r.set_params(z.parameters)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.2))])
+    calls = []
+
+    def callback(index, average_error, num_samples, num_minibatches):
+        calls.append([index, float(average_error), num_samples, num_minibatches])
+        return True
+
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        src = _source(C, path, n=3)
+        cv = _source(C, path, n=3, max_sweeps=1)
+        C.training_session(
+            trainer=trainer, mb_source=src, mb_size=8,
+            model_inputs_to_streams={x: src.streams.x, y: src.streams.y}, max_samples=40,
+            cv_config=C.CrossValidationConfig(cv, 8, 16, model_inputs_to_streams={
+                x: cv.streams.x, y: cv.streams.y}, callback=callback)).train()
+    return {"calls": calls, "after": r.param_values(z.parameters)}

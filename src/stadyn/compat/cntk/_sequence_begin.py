@@ -32,11 +32,13 @@ import numpy as np
 import torch
 
 from ... import functions as F
+from ... import io as _io
 from ...graph import FunctionNode, Subgraph, Variable
 from ...ops import RECURRENCES, RecurrenceStates, lstm_cells, recurrence_states
 from . import _graph as G
 
-__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "split_flags"]
+__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "refuse_unpacking",
+           "split_flags", "truncated_layout"]
 
 class SequenceBeginError(ValueError, RuntimeError):
     """A False sequence-begin flag with no previous minibatch to go on from: CNTK 2.7's
@@ -92,6 +94,34 @@ def _check_layouts(arguments: dict, given: dict) -> None:
                              f"have the same dynamic axes (sequence-begin flags {fb} and {fa}: "
                              "flags given with an input's data hold for it and the inputs "
                              "after it in the dict)")
+
+
+def truncated_layout(arguments):
+    """The slots of a minibatch a ``MinibatchSource`` with ``truncation_length`` packed (its
+    :class:`stadyn.io.TruncatedLayout`), found on the reader's data among ``arguments`` (a
+    dict of inputs' data, or one input's), or None."""
+    values = arguments.values() if isinstance(arguments, dict) else (arguments,)
+    for value in values:
+        layout = getattr(value, "_truncated", None) if isinstance(value, _io.MinibatchData) \
+            else None
+        if layout is not None:
+            return layout
+    return None
+
+
+def refuse_unpacking(layout) -> None:
+    """CNTK 2.7's refusal to unpack data laid out as a truncated minibatch (``layout``), into
+    arrays (``MinibatchData.asarray()``, a Function's outputs on its sequences): where a
+    sequence goes on from the previous minibatch and the minibatch does not hold one sequence
+    per slot (Utils.cpp, ``GetValueObjectFromCNTKImplMatrixAndMBLayout``)."""
+    if layout is None or all(layout.begins) or len(layout.begins) == layout.parallel:
+        return
+    raise RuntimeError(
+        "Cannot create an unpacked Value object from packed data where one or more sequences "
+        f"are truncated (CNTK 2.7: a minibatch of {len(layout.begins)} sequences in "
+        f"{layout.parallel} slots, where {sum(not b for b in layout.begins)} go on from the "
+        "previous minibatch, cannot be read as arrays; train on it, or read it with one "
+        "sequence per slot)")
 
 
 def _flagged(value) -> bool:
@@ -253,9 +283,10 @@ class _Carry:
     def _slot_states(self, flags: list[bool], layout, what: str) -> list[np.ndarray]:
         """The states carried into a minibatch a ``MinibatchSource`` with
         ``truncation_length`` packed (``layout``, a :class:`stadyn.io.TruncatedLayout`): a
-        sequence that goes on starts from the last step of its slot's sequence in the previous
-        minibatch, as CNTK's ``DelayedValueNode`` reads the previous minibatch's last column
-        of the slot."""
+        sequence that goes on starts from the last step of its slot's last sequence in the
+        previous minibatch, as CNTK's ``DelayedValueNode`` reads the previous minibatch's last
+        column of the slot (whichever sequence is there: a Function's run on a minibatch it
+        ran before goes on from its own end)."""
         before = self.last.get("layout")
         if before is None:
             raise SequenceBeginError(
@@ -268,12 +299,12 @@ class _Carry:
             if flag:
                 continue
             slot = layout.streams[i]
-            found = [j for j, (s, on) in enumerate(zip(before.streams, before.goes_on))
-                     if s == slot and on]
+            # the slot's last piece (one that goes on, but for a minibatch run again)
+            found = [j for j, s in enumerate(before.streams) if s == slot]
             if not found:
                 raise SequenceBeginError(
                     f"{what}: sequence {i} of a truncated minibatch goes on in slot {slot}, "
-                    "where no sequence of the previous minibatch went on")
+                    "where the previous minibatch had no sequence")
             j = found[-1]
             for row, trajectory in zip(rows, trajectories):
                 row[i] = trajectory[j, int(lengths[j]) - 1]

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .... import io as _io
+from .._sequence_begin import refuse_unpacking
 from .._values import Value
 
 __all__ = ["MinibatchData", "MinibatchSource", "MinibatchSourceFromData"]
@@ -52,7 +53,7 @@ class MinibatchData(_io.MinibatchData):
             >>> d.data.shape, d.data.asarray().shape, np.asarray(d).shape
             ((2, 3), (2, 3), (2, 3))
         """
-        value = Value(batch=self.asarray())
+        value = Value(batch=self._read())     # (CNTK's Value is unpacked when read)
         if self.lengths is not None:
             value.lengths = [int(n) for n in self.lengths]
         value._sparse = self.is_sparse
@@ -75,7 +76,13 @@ class MinibatchData(_io.MinibatchData):
 
     def asarray(self) -> np.ndarray:
         """The data: ``(N, 1, *shape)`` for a deserializer's non-sequence streams
-        (``(N, T, *shape)`` for sequences); a user source's as it gave it."""
+        (``(N, T, *shape)`` for sequences); a user source's as it gave it.  A minibatch of a
+        source with ``truncation_length`` where a sequence goes on from the previous minibatch
+        and the sequences are not one per slot cannot be read so (CNTK 2.7's RuntimeError)."""
+        self._check_unpackable()
+        return self._read()
+
+    def _read(self) -> np.ndarray:
         read = _READ.__get__(self)
         if self._as_given or self.lengths is not None:
             return read
@@ -83,7 +90,10 @@ class MinibatchData(_io.MinibatchData):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.asarray().shape)
+        return tuple(self._read().shape)
+
+    def _check_unpackable(self) -> None:
+        refuse_unpacking(self._truncated)
 
     @property
     def mask(self) -> np.ndarray | None:
