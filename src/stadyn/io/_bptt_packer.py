@@ -16,6 +16,14 @@ ends one is given out to its end; the data ends when every slot is empty.
 
 With sequences of 7, 3, 9, 5, 4 and 6 steps, ``N = 4`` and ``M = 8`` (two slots) the
 minibatches hold 3, 3, 2, 2 and 1 sequences of 8, 8, 8, 8 and 2 steps (CNTK 2.7's counts).
+
+Read in ``W`` data partitions (one per worker), the ``max(1, M // N)`` slots are shared out:
+partition ``r`` has ``P // W`` of them, one more when ``r < P % W`` (CNTK refuses ``W > P``),
+and takes the sequences whose position in the source's order (counted over sweeps) is ``r``
+modulo ``W``, as CNTK's ``NoRandomizer`` deals them.  A sweep's end that falls on another
+partition's sequence marks the partition's next sequence (none, at the data's end).  A minibatch
+asked for another size, or for another partition, starts with empty slots, as CNTK 2.7's
+packer does when it is configured again: the steps left in the slots are not given out.
 """
 
 from __future__ import annotations
@@ -73,15 +81,26 @@ class TruncatedPacker:
         self.layout: TruncatedLayout | None = None
         self._slots: list[_Slot] = []
         self._ended = False
+        self._config: tuple[int, int, int] | None = None   # (M, W, r) of the last minibatch
+        self._parallel = 0      # the slots (this partition's)
+        self._sweep_ended = False   # a sweep ended on a sequence another partition took
 
-    def _read(self) -> list | None:
-        """The source's next sequence, ``[{stream: steps}, length, ends a sweep, the source's
-        state before it]`` (None at the data's end)."""
+    def _read(self, partitions: tuple[int, int] = (1, 0)) -> list | None:
+        """The source's next sequence of partition ``(W, r)`` (the next whose position is
+        ``r`` modulo ``W``), ``[{stream: steps}, length, ends a sweep, the source's state
+        before it]`` (None at the data's end); a sweep's end among the sequences passed over
+        marks it."""
         names = list(self.source.streams)
-        before = MinibatchSource.get_checkpoint_state(self.source)
-        batch = MinibatchSource.next_minibatch(self.source, 1, {n: n for n in names})
-        if not batch:
-            return None
+        count, index = partitions
+        while True:
+            before = MinibatchSource.get_checkpoint_state(self.source)
+            batch = MinibatchSource.next_minibatch(self.source, 1, {n: n for n in names})
+            if not batch:
+                self._sweep_ended = False
+                return None
+            if before["position"] % count == index:
+                break
+            self._sweep_ended |= any(d.end_of_sweep for d in batch.values())
         steps = {}
         for name, d in batch.items():
             if d.lengths is None:
@@ -96,48 +115,86 @@ class TruncatedPacker:
                              "back-propagation through time needs one length in every stream "
                              "(CNTK 2.7: For BPTT sequences between different input stream "
                              "should have the same length)")
-        ends = any(d.end_of_sweep for d in batch.values())
+        ends = any(d.end_of_sweep for d in batch.values()) or self._sweep_ended
+        self._sweep_ended = False
         return [steps, next(iter(lengths.values())), ends, before]
 
     def get_state(self) -> dict:
         """What the slots hold (JSON-able): each sequence as the source's state before it was
-        read, and how far each slot's first sequence is given out."""
+        read (and whether it ends a sweep), how far each slot's first sequence is given out,
+        and the minibatch size and partition they were packed for."""
         return {"truncation_length": self.truncation_length, "ended": self._ended,
                 "slots": [[seq[3] for seq in slot.sequences] for slot in self._slots],
-                "cursors": [slot.cursor for slot in self._slots]}
+                "ends": [[bool(seq[2]) for seq in slot.sequences] for slot in self._slots],
+                "cursors": [slot.cursor for slot in self._slots],
+                "config": None if self._config is None else list(self._config),
+                "parallel": self._parallel, "sweep_ended": self._sweep_ended}
 
     def restore(self, state: Mapping[str, Any] | None, source_state: Mapping[str, Any]) -> None:
         """Fill the slots as :meth:`get_state` found them (reading their sequences again), and
-        leave the source at ``source_state``; ``state`` None empties them."""
-        self._slots, self._ended = [], False
+        leave the source at ``source_state``; ``state`` None empties them (CNTK 2.7's restore:
+        the steps its slots held are not given out)."""
+        self._slots, self._ended, self._sweep_ended = [], False, False
+        self._config, self._parallel = None, 0
         if state is not None:
-            for states, cursor in zip(state["slots"], state["cursors"]):
+            ends = state.get("ends") or [[None] * len(s) for s in state["slots"]]
+            for states, flags, cursor in zip(state["slots"], ends, state["cursors"]):
                 slot = _Slot()
-                for before in states:
+                for before, flag in zip(states, flags):
                     MinibatchSource.restore_from_checkpoint(self.source, before)
-                    slot.sequences.append(self._read())
+                    sequence = self._read()
+                    if flag is not None:
+                        sequence[2] = flag
+                    slot.sequences.append(sequence)
                 slot.cursor = int(cursor)
                 self._slots.append(slot)
             self._ended = bool(state["ended"])
+            config = state.get("config")
+            self._config = None if config is None else tuple(config)
+            self._parallel = int(state.get("parallel", len(self._slots)))
+            self._sweep_ended = bool(state.get("sweep_ended", False))
         MinibatchSource.restore_from_checkpoint(self.source, source_state)
         self.layout = None
 
+    def _configure(self, size: int, count: int, index: int) -> None:
+        """Set the slots for minibatches of ``size`` samples in partition ``index`` of
+        ``count``, as CNTK 2.7's packer is configured at the first minibatch and again when
+        the size or the partition changes: the slots are emptied then, and their number is
+        computed again only when the size changes (TruncatedBpttPacker.cpp,
+        ``SetConfiguration``)."""
+        config = (size, count, index)
+        if config == self._config:
+            return
+        if self._config is None or self._config[0] != size:
+            total = max(1, size // self.truncation_length)
+            if count > total:
+                raise ValueError(
+                    f"truncation_length={self.truncation_length}: a minibatch of {size} samples "
+                    f"has {total} slots, fewer than the {count} data partitions (CNTK 2.7: Too "
+                    "many workers for minibatch size; please increase minibatch size or "
+                    "decrease number of workers.)")
+            self._parallel = total // count + (1 if index < total % count else 0)
+        self._config = config
+        self._slots = [_Slot() for _ in range(self._parallel)]
+
     def next_minibatch(self, minibatch_size_in_samples: int,
-                       input_map: Mapping[Hashable, Any] | None = None) -> dict:
+                       input_map: Mapping[Hashable, Any] | None = None,
+                       num_data_partitions: int | None = None,
+                       partition_index: int | None = None) -> dict:
         """The next minibatch (``{}`` once the data is given out): ``max(1, M //
-        truncation_length)`` slots of ``truncation_length`` steps; ``input_map`` as
+        truncation_length)`` slots of ``truncation_length`` steps (shared out among
+        ``num_data_partitions``, see the module docstring); ``input_map`` as
         :meth:`MinibatchSource.next_minibatch`'s."""
         n = self.truncation_length
-        parallel = max(1, int(minibatch_size_in_samples) // n)
-        if parallel < len(self._slots) and any(s.sequences for s in self._slots[parallel:]):
-            raise ValueError(f"truncation_length={n}: a minibatch of {minibatch_size_in_samples} "
-                             f"samples has {parallel} slots, fewer than the previous "
-                             f"minibatch's {len(self._slots)}, whose sequences go on; keep the "
-                             "minibatch size")
-        self._slots = (self._slots + [_Slot() for _ in range(parallel)])[:parallel]
+        count = 1 if num_data_partitions is None else int(num_data_partitions)
+        index = 0 if partition_index is None else int(partition_index)
+        if count < 1 or not 0 <= index < count:
+            raise ValueError(f"partition_index must be in 0..num_data_partitions-1, got "
+                             f"{index} of {count}")
+        self._configure(int(minibatch_size_in_samples), count, index)
         for slot in self._slots:
             while not self._ended and n >= slot.available():
-                sequence = self._read()
+                sequence = self._read((count, index))
                 if sequence is None:
                     self._ended = True
                     break
@@ -147,20 +204,20 @@ class TruncatedPacker:
             return {}
         rows: list = []          # (slot, steps, first, end, begins, goes on)
         ends_sweep = False
-        for index, slot in enumerate(self._slots):
+        for row, slot in enumerate(self._slots):
             wanted = min(n, slot.available())
             while wanted:
                 steps, length, ends, _ = slot.sequences[0]
                 first = slot.cursor
                 end = min(length, first + wanted)
-                rows.append((index, steps, first, end, first == 0, end < length))
+                rows.append((row, steps, first, end, first == 0, end < length))
                 wanted -= end - first
                 slot.cursor = end
                 if end == length:
                     slot.sequences.popleft()
                     slot.cursor = 0
                     ends_sweep |= ends
-        self.layout = TruncatedLayout(parallel, [r[0] for r in rows], [r[4] for r in rows],
+        self.layout = TruncatedLayout(self._parallel, [r[0] for r in rows], [r[4] for r in rows],
                                       [r[5] for r in rows])
         return sequences_minibatch(
             self.source, input_map,

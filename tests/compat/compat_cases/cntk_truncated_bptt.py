@@ -137,3 +137,221 @@ def truncated_past_value(C, r):
                              float(trainer.previous_minibatch_loss_average)])
             res[name] = sums
     return res
+
+
+def _counts(src, size, **kw):
+    """``[sequences, samples, sweep end]`` of each minibatch of ``size`` until the data ends
+    (at most 30), then ``"end"``."""
+    got = []
+    for _ in range(30):
+        mb = src.next_minibatch(size, **kw)
+        if not mb:
+            got.append("end")
+            break
+        d = mb[src.streams.x]
+        got.append([int(d.num_sequences), int(d.num_samples), bool(d.end_of_sweep)])
+    return got
+
+
+@cntk_case(names=["cntk.io.MinibatchSource.next_minibatch"],
+           note="Stadyn refused num_data_partitions > 1 with truncation_length (a ValueError)")
+def truncated_partitions(C, r):
+    """Truncated minibatches read in two and three data partitions in one process (one
+    source per partition): each partition's share of the slots and every second (third)
+    sequence, its sequences, samples and sweep ends over one and two sweeps; too many
+    partitions for the slots is refused; and a Recurrence's running sum trained on each
+    partition's minibatches (its state goes on in the partition's slots)."""
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    res = {}
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        for size, parts, sweeps in ((8, 2, 1), (8, 2, 2), (12, 2, 2), (16, 2, 1), (12, 3, 2)):
+            for index in range(parts):
+                src = _source(C, path, max_sweeps=sweeps)
+                res["mb_%d_%d_%d_%d" % (size, parts, sweeps, index)] = _counts(
+                    src, size, num_data_partitions=parts, partition_index=index)
+        try:
+            _source(C, path, max_sweeps=1).next_minibatch(8, num_data_partitions=3,
+                                                          partition_index=0)
+            res["too_many"] = "read"
+        except ValueError:
+            res["too_many"] = "ValueError"
+        x = C.sequence.input_variable(2)
+        total = C.reduce_sum(C.layers.Recurrence(C.plus, initial_state=0.0)(x))
+        w = C.parameter((1,), init=np.ones(1, np.float32))
+        for index in range(2):
+            trainer = C.Trainer(None, (total * w, None),
+                                [C.sgd([w], C.learning_parameter_schedule(0.0))])
+            src = _source(C, path, max_sweeps=1)
+            sums = []
+            while True:
+                mb = src.next_minibatch(12, input_map={x: src.streams.x},
+                                        num_data_partitions=2, partition_index=index)
+                if not mb:
+                    break
+                trainer.train_minibatch(mb)
+                sums.append([trainer.previous_minibatch_sample_count,
+                             float(trainer.previous_minibatch_loss_average)])
+            res["running_sums_%d" % index] = sums
+    return res
+
+
+@cntk_case(names=["cntk.io.MinibatchSource.get_checkpoint_state",
+                  "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="Stadyn's restore gave out the steps the slots held when the state was taken "
+                "(CNTK 2.7 starts with empty slots), and a minibatch of another size went on "
+                "with the slots (or was refused) where CNTK 2.7 empties them")
+def truncated_checkpoint(C, r):
+    """A truncated source's checkpoint taken mid-sequence (after 1, 2 and 3 minibatches of 8,
+    truncation length 4): the minibatches that follow its restore on the same source after
+    reading on and on a new source (the slots start empty: the steps they held are not
+    given out), against reading on; and minibatches whose size changes (12 after 8, 4 after
+    12, 16 after 8: the slots are emptied each time)."""
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state",
+            "cntk.io.MinibatchSource.restore_from_checkpoint")
+    res = {}
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        for cut in (1, 2, 3):
+            src = _source(C, path, max_sweeps=2)
+            res["head_%d" % cut] = [
+                [int(mb[src.streams.x].num_samples)] for mb in
+                [src.next_minibatch(8) for _ in range(cut)]]
+            state = src.get_checkpoint_state()
+            res["on_%d" % cut] = _counts(src, 8)
+            src.restore_from_checkpoint(state)
+            res["restored_%d" % cut] = _counts(src, 8)
+            fresh = _source(C, path, max_sweeps=2)
+            fresh.restore_from_checkpoint(state)
+            res["fresh_%d" % cut] = _counts(fresh, 8)
+        for sizes in ((8, 12, 12, 4, 4, 4), (12, 12, 4, 8), (8, 16, 16, 16)):
+            src = _source(C, path, max_sweeps=1)
+            got = []
+            for size in sizes:
+                mb = src.next_minibatch(size)
+                d = mb[src.streams.x] if mb else None
+                got.append("end" if d is None else [int(d.num_sequences), int(d.num_samples)])
+            res["sizes_" + "_".join(str(s) for s in sizes)] = got
+    return res
+
+
+@cntk_case(names=["cntk.sequence.past_value"],
+           note="a past_value outside a loop began every sequence afresh (its initial state) "
+                "where explicit sequence-begin flags said it goes on")
+def flagged_past_value(C, r):
+    """A one-step ``past_value`` outside a recurrence loop given explicit sequence-begin
+    flags: a sequence flagged False reads, at its first step, the input's last step of its
+    slot in the previous minibatch (CNTK's DelayedValueNode), in a Trainer's minibatches
+    (flagged or not before) and in a Function's ``eval``; three sequences going on from a
+    minibatch of two is CNTK's RuntimeError."""
+    r.touch("cntk.sequence.past_value")
+    x = C.sequence.input_variable(2)
+    w = C.parameter((1,), init=np.ones(1, np.float32))
+    delayed = C.sequence.past_value(x, initial_state=0.5)
+    trainer = C.Trainer(None, (C.reduce_sum(delayed) * w, None),
+                        [C.sgd([w], C.learning_parameter_schedule(0.0))])
+    a = [r.randn(4, 2).astype(np.float32) for _ in range(2)]
+    b = [r.randn(4, 2).astype(np.float32) for _ in range(2)]
+    c = [r.randn(3, 2).astype(np.float32) for _ in range(3)]
+    sums = []
+    for data, flags in ((a, None), (b, [False, True]), (b, [False, False]), (a, [True, False]),
+                        (c, [False, True, False])):
+        try:
+            trainer.train_minibatch(({x: data}, flags) if flags else {x: data})
+            sums.append(float(trainer.previous_minibatch_loss_average *
+                              trainer.previous_minibatch_sample_count))
+        except RuntimeError:
+            sums.append("RuntimeError")
+    res = {"sums": sums, "eval": [np.asarray(v) for v in delayed.eval({x: a})]}
+    res["eval_flags"] = [np.asarray(v) for v in delayed.eval(({x: b}, [False, True]))]
+    res["eval_flags_2"] = [np.asarray(v) for v in delayed.eval(({x: a}, [False, False]))]
+    return res
+
+
+def _outcome(fn):
+    """``fn()``'s arrays, or ``"RuntimeError"``."""
+    try:
+        got = fn()
+    except RuntimeError:
+        return "RuntimeError"
+    got = list(got.values())[0] if isinstance(got, dict) else got
+    return [np.asarray(a) for a in got]
+
+
+@cntk_case(names=["cntk.Function.eval", "cntk.Function.forward", "cntk.io.MinibatchData.asarray",
+                  "cntk.eval.Evaluator.test_minibatch"],
+           note="Stadyn gave every truncated minibatch's arrays and outputs, its Function runs "
+                "beginning each piece afresh (CNTK 2.7 goes on in each slot from the previous "
+                "run and refuses to unpack a minibatch whose sequences go on and are not one "
+                "per slot)")
+def truncated_eval(C, r):
+    """A Recurrence of plus run by ``eval`` and then ``forward`` on each truncated minibatch
+    (8 samples, truncation length 4): each piece goes on in its slot from the Function's
+    previous run (the ``forward`` from the ``eval``'s end on the same minibatch), and where a
+    sequence goes on and the sequences are not one per slot the outputs (and
+    ``MinibatchData.asarray()``) are CNTK's RuntimeError, the run's states kept; an
+    Evaluator's ``test_minibatch`` over the same minibatches goes on in each slot too."""
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.io.MinibatchData.asarray",
+            "cntk.eval.Evaluator.test_minibatch")
+    res = {}
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        x = C.sequence.input_variable(2)
+        z = C.layers.Recurrence(C.plus, initial_state=0.0)(x)
+        src = _source(C, path, max_sweeps=1)
+        k = 0
+        while True:
+            mb = src.next_minibatch(8)
+            if not mb:
+                break
+            d = mb[src.streams.x]
+            res["asarray_%d" % k] = _outcome(lambda: list(d.asarray()))
+            res["eval_%d" % k] = _outcome(lambda: z.eval({x: d}))
+            res["forward_%d" % k] = _outcome(lambda: z.forward({x: d})[1])
+            k += 1
+        w = C.parameter((1,), init=np.ones(1, np.float32))
+        evaluator = C.eval.Evaluator(C.reduce_sum(C.layers.Recurrence(C.plus)(x)) * w)
+        src = _source(C, path, max_sweeps=1)
+        tests = []
+        while True:
+            mb = src.next_minibatch(8, input_map={x: src.streams.x})
+            if not mb:
+                break
+            tests.append(float(evaluator.test_minibatch(mb)))
+        res["evaluator"] = tests
+    return res
+
+
+@cntk_case(names=["cntk.train.training_session", "cntk.CrossValidationConfig"],
+           note="Stadyn's cross-validation stopped at the source's sweep end (2 of its 5 "
+                "minibatches) and the training source kept its slots (CNTK 2.7 restores it "
+                "after each cross-validation, emptying them)", rtol=1e-4,
+           atol=1e-5)
+def truncated_training_session(C, r):
+    """A training session on a truncated source (an LSTM of 3 and a Dense of 3, minibatches
+    of 8 samples truncated at 3 steps, 40 samples) with cross-validation every 16 samples on
+    another truncated source: the CV callback's errors and counts, and the parameters at the
+    end."""
+    r.touch("cntk.train.training_session", "cntk.CrossValidationConfig")
+    x = C.sequence.input_variable(2, name="x")
+    y = C.sequence.input_variable(3, name="y")
+    z = C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(3)), C.layers.Dense(3)])(x)
+    r.set_params(z.parameters)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.2))])
+    calls = []
+
+    def callback(index, average_error, num_samples, num_minibatches):
+        calls.append([index, float(average_error), num_samples, num_minibatches])
+        return True
+
+    with r.tempdir() as folder:
+        path = _ctf(folder, r)
+        src = _source(C, path, n=3)
+        cv = _source(C, path, n=3, max_sweeps=1)
+        C.training_session(
+            trainer=trainer, mb_source=src, mb_size=8,
+            model_inputs_to_streams={x: src.streams.x, y: src.streams.y}, max_samples=40,
+            cv_config=C.CrossValidationConfig(cv, 8, 16, model_inputs_to_streams={
+                x: cv.streams.x, y: cv.streams.y}, callback=callback)).train()
+    return {"calls": calls, "after": r.param_values(z.parameters)}

@@ -31,7 +31,8 @@ from ._checked_mode import CheckedLatch
 from ._late import late
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
-from ._sequence_begin import SequenceBegins, carrying, split_flags
+from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
+                              truncated_layout)
 from ._values import Value, output_value, root_gradient
 
 __all__ = ["FunctionRuns", "RunState"]
@@ -172,8 +173,11 @@ class FunctionRuns:
         assigns = assign_outputs(roots)
         roots += assigns
         state.runnable(roots)
+        # a truncated source's minibatch: its pieces go on in their slots (CNTK 2.7)
+        layout = truncated_layout(arguments) if flags is None else None
         if begins is not None:      # the recurrences go on from the last run where flags say
-            begins.begin(flags, "Function.forward" if keep else "Function.eval")
+            begins.begin(flags if layout is None else list(layout.begins),
+                         "Function.forward" if keep else "Function.eval", layout)
             roots += begins.wanted()
         with carrying(begins), state.checked.run(keep):
             if keep:
@@ -182,6 +186,8 @@ class FunctionRuns:
             else:
                 with training(False), torch.no_grad():
                     forward_all(roots, clear_buffer=True)
+        if layout is not None and any(unwrap(o).sequence_lengths is not None for o in wanted):
+            refuse_unpacking(layout)        # (after the run, whose states go on, as CNTK's)
         values = {o: output_value(unwrap(o)) for o in wanted}
         if not as_numpy:        # CNTK's Value objects (a dense batch; sequences stay lists)
             values = {o: Value(batch=v) if isinstance(v, np.ndarray) else v

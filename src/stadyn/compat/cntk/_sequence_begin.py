@@ -32,11 +32,13 @@ import numpy as np
 import torch
 
 from ... import functions as F
+from ... import io as _io
 from ...graph import FunctionNode, Subgraph, Variable
 from ...ops import RECURRENCES, RecurrenceStates, lstm_cells, recurrence_states
 from . import _graph as G
 
-__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "split_flags"]
+__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "refuse_unpacking",
+           "split_flags", "truncated_layout"]
 
 class SequenceBeginError(ValueError, RuntimeError):
     """A False sequence-begin flag with no previous minibatch to go on from: CNTK 2.7's
@@ -92,6 +94,34 @@ def _check_layouts(arguments: dict, given: dict) -> None:
                              f"have the same dynamic axes (sequence-begin flags {fb} and {fa}: "
                              "flags given with an input's data hold for it and the inputs "
                              "after it in the dict)")
+
+
+def truncated_layout(arguments):
+    """The slots of a minibatch a ``MinibatchSource`` with ``truncation_length`` packed (its
+    :class:`stadyn.io.TruncatedLayout`), found on the reader's data among ``arguments`` (a
+    dict of inputs' data, or one input's), or None."""
+    values = arguments.values() if isinstance(arguments, dict) else (arguments,)
+    for value in values:
+        layout = getattr(value, "_truncated", None) if isinstance(value, _io.MinibatchData) \
+            else None
+        if layout is not None:
+            return layout
+    return None
+
+
+def refuse_unpacking(layout) -> None:
+    """CNTK 2.7's refusal to unpack data laid out as a truncated minibatch (``layout``), into
+    arrays (``MinibatchData.asarray()``, a Function's outputs on its sequences): where a
+    sequence goes on from the previous minibatch and the minibatch does not hold one sequence
+    per slot (Utils.cpp, ``GetValueObjectFromCNTKImplMatrixAndMBLayout``)."""
+    if layout is None or all(layout.begins) or len(layout.begins) == layout.parallel:
+        return
+    raise RuntimeError(
+        "Cannot create an unpacked Value object from packed data where one or more sequences "
+        f"are truncated (CNTK 2.7: a minibatch of {len(layout.begins)} sequences in "
+        f"{layout.parallel} slots, where {sum(not b for b in layout.begins)} go on from the "
+        "previous minibatch, cannot be read as arrays; train on it, or read it with one "
+        "sequence per slot)")
 
 
 def _flagged(value) -> bool:
@@ -253,9 +283,10 @@ class _Carry:
     def _slot_states(self, flags: list[bool], layout, what: str) -> list[np.ndarray]:
         """The states carried into a minibatch a ``MinibatchSource`` with
         ``truncation_length`` packed (``layout``, a :class:`stadyn.io.TruncatedLayout`): a
-        sequence that goes on starts from the last step of its slot's sequence in the previous
-        minibatch, as CNTK's ``DelayedValueNode`` reads the previous minibatch's last column
-        of the slot."""
+        sequence that goes on starts from the last step of its slot's last sequence in the
+        previous minibatch, as CNTK's ``DelayedValueNode`` reads the previous minibatch's last
+        column of the slot (whichever sequence is there: a Function's run on a minibatch it
+        ran before goes on from its own end)."""
         before = self.last.get("layout")
         if before is None:
             raise SequenceBeginError(
@@ -268,12 +299,12 @@ class _Carry:
             if flag:
                 continue
             slot = layout.streams[i]
-            found = [j for j, (s, on) in enumerate(zip(before.streams, before.goes_on))
-                     if s == slot and on]
+            # the slot's last piece (one that goes on, but for a minibatch run again)
+            found = [j for j, s in enumerate(before.streams) if s == slot]
             if not found:
                 raise SequenceBeginError(
                     f"{what}: sequence {i} of a truncated minibatch goes on in slot {slot}, "
-                    "where no sequence of the previous minibatch went on")
+                    "where the previous minibatch had no sequence")
             j = found[-1]
             for row, trajectory in zip(rows, trajectories):
                 row[i] = trajectory[j, int(lengths[j]) - 1]
@@ -310,12 +341,13 @@ class _Carry:
 
 
 class _DelayCarry(_Carry):
-    """A ``past_value`` outside a recurrence loop, carried only across the minibatches of a
-    ``MinibatchSource`` with ``truncation_length``: a piece that goes on reads, at its first
-    step, its input's last step of the slot's previous piece (CNTK's ``DelayedValueNode``),
-    spliced in place of the initial state.  Only a delay of one step carries (a longer one is
-    refused when a piece goes on); with explicit sequence-begin flags it starts afresh, as
-    before."""
+    """A ``past_value`` outside a recurrence loop: a sequence that goes on from the previous
+    minibatch (a sequence-begin flag False, or a piece of a ``MinibatchSource`` with
+    ``truncation_length`` that goes on) reads, at its first step, the input's value CNTK's
+    ``DelayedValueNode`` kept from the previous minibatch (the same slot's last step, as a
+    recurrence's state: :meth:`_Carry._carried_states`, :meth:`_Carry._slot_states`),
+    spliced in place of the initial state.  Only a delay of one step carries (a longer one
+    is refused when a sequence goes on)."""
 
     def __init__(self, node):
         self.node = node
@@ -328,25 +360,11 @@ class _DelayCarry(_Carry):
         if int(attrs.get("time_step", 1)) != 1:
             self.unsupported = (f"a past_value of {attrs.get('time_step')} steps "
                                 f"({node.scope or 'unnamed'}) cannot carry its values from one "
-                                "truncated minibatch to the next in Stadyn (one step can)")
+                                "minibatch to the next in Stadyn (one step can)")
         self.dtype = np.dtype(x.dtype)
         self.step_inputs = []
         self.last = None
         self.splice = None
-        self.active = False     # whether the minibatch is a truncated one
-
-    def wanted(self) -> list[Variable]:
-        return super().wanted() if self.active else []
-
-    def set(self, flags, what="train_minibatch", layout=None) -> None:
-        self.active = layout is not None
-        super().set(flags if self.active else None, what, layout)
-
-    def keep(self, packed: bool, layout=None) -> None:
-        if not self.active:
-            self.last = None
-            return
-        super().keep(packed, layout)
 
 
 class _FutureCarry(_DelayCarry):
@@ -363,8 +381,10 @@ class _FutureCarry(_DelayCarry):
     def wanted(self) -> list[Variable]:
         return []
 
+    def keep(self, packed: bool, layout=None) -> None:
+        self.last = None
+
     def set(self, flags, what="train_minibatch", layout=None) -> None:
-        self.active = False
         if layout is None or not any(layout.goes_on):
             _Carry.set(self, None, what)
             return

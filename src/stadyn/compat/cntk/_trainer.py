@@ -19,7 +19,8 @@ from ._function import Function, combine_outputs
 from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
-from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
+from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
+                              truncated_layout)
 from ._values import Value
 
 __all__ = ["Trainer", "counted_variable"]
@@ -85,14 +86,9 @@ def _sequence_count(arguments) -> int | None:
 
 
 def _truncated(arguments):
-    """The slots of a minibatch a ``MinibatchSource`` with ``truncation_length`` packed (its
-    :class:`stadyn.io.TruncatedLayout`), or None."""
-    for value in (arguments.values() if isinstance(arguments, dict) else ()):
-        layout = getattr(value, "_truncated", None) if isinstance(value, _io.MinibatchData) \
-            else None
-        if layout is not None:
-            return layout
-    return None
+    """The slots of a minibatch a ``MinibatchSource`` with ``truncation_length`` packed, in a
+    dict of inputs' data, or None."""
+    return truncated_layout(arguments) if isinstance(arguments, dict) else None
 
 
 def _truncated_flags(arguments, flags):

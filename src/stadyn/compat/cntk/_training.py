@@ -17,6 +17,7 @@ import sys
 import numpy as np
 
 from ...train.progress import ProgressWriter
+from ._sequence_begin import truncated_layout
 from ._trainer import Trainer
 from ._variables import Record
 from ._late import bind
@@ -299,6 +300,10 @@ class TrainingSession:
         source = self.cv.source
         if self._cv_start is not None:
             source.restore_from_checkpoint(self._cv_start)
+        # CNTK 2.7 restores the training source after, from its state before (so a truncated
+        # source's slots start empty: TrainingSession.cpp, CrossValidate)
+        training = self.source.get_checkpoint_state() \
+            if hasattr(self.source, "get_checkpoint_state") else None
         total = samples = batches = 0
         while source is not None and samples < self.cv.max_samples:
             size = min(self.cv.schedule[samples], self.cv.max_samples - samples)
@@ -310,8 +315,11 @@ class TrainingSession:
             total += average * n
             samples += n
             batches += 1
-            if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
+            if any(getattr(d, "end_of_sweep", False) for d in mb.values()) and \
+                    truncated_layout(mb) is None:   # (truncated: slots to empty, as CNTK)
                 break
+        if training is not None:
+            self.source.restore_from_checkpoint(training)
         if samples:
             self.trainer.summarize_test_progress()
         average = total / samples if samples else 0.0

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .... import io as _io
+from .._sequence_begin import refuse_unpacking
 from .._values import Value
 
 __all__ = ["MinibatchData", "MinibatchSource", "MinibatchSourceFromData"]
@@ -52,7 +53,7 @@ class MinibatchData(_io.MinibatchData):
             >>> d.data.shape, d.data.asarray().shape, np.asarray(d).shape
             ((2, 3), (2, 3), (2, 3))
         """
-        value = Value(batch=self.asarray())
+        value = Value(batch=self._read())     # (CNTK's Value is unpacked when read)
         if self.lengths is not None:
             value.lengths = [int(n) for n in self.lengths]
         value._sparse = self.is_sparse
@@ -75,7 +76,13 @@ class MinibatchData(_io.MinibatchData):
 
     def asarray(self) -> np.ndarray:
         """The data: ``(N, 1, *shape)`` for a deserializer's non-sequence streams
-        (``(N, T, *shape)`` for sequences); a user source's as it gave it."""
+        (``(N, T, *shape)`` for sequences); a user source's as it gave it.  A minibatch of a
+        source with ``truncation_length`` where a sequence goes on from the previous minibatch
+        and the sequences are not one per slot cannot be read so (CNTK 2.7's RuntimeError)."""
+        self._check_unpackable()
+        return self._read()
+
+    def _read(self) -> np.ndarray:
         read = _READ.__get__(self)
         if self._as_given or self.lengths is not None:
             return read
@@ -83,7 +90,10 @@ class MinibatchData(_io.MinibatchData):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.asarray().shape)
+        return tuple(self._read().shape)
+
+    def _check_unpackable(self) -> None:
+        refuse_unpacking(self._truncated)
 
     @property
     def mask(self) -> np.ndarray | None:
@@ -154,8 +164,10 @@ class MinibatchSource(_io.MinibatchSource):
     here; ``frame_mode`` makes every frame a sample.  ``truncation_length`` N > 0 packs
     for truncated back-propagation through time, as CNTK's: a minibatch of M samples has
     ``max(1, M // N)`` slots of N steps each, each going on with its sequences where the
-    previous minibatch left them (:class:`stadyn.io.TruncatedPacker`), and a Trainer carries
-    the recurrences' states from one minibatch to the next in each slot.  With ``max_errors`` CNTK
+    previous minibatch left them (:class:`stadyn.io.TruncatedPacker`; read in data partitions,
+    each partition has its share of the slots and every ``num_data_partitions``-th sequence),
+    and a Trainer carries the recurrences' states from one minibatch to the next in each
+    slot.  With ``max_errors`` CNTK
     skips up to that many malformed sequences; Stadyn stops at the first with an error naming
     the file and line (a warning says so when ``max_errors`` is given).  Stadyn's own keywords
     (``num_workers``, ...) follow.
@@ -186,25 +198,25 @@ class MinibatchSource(_io.MinibatchSource):
             else None
 
     def get_checkpoint_state(self) -> dict:
-        """The reading position; with ``truncation_length``, also the sequences its slots hold
-        (restored without losing or repeating a step)."""
-        state = super().get_checkpoint_state()
-        if self._packer is not None:
-            state["truncated"] = self._packer.get_state()
-        return state
+        """The reading position (with ``truncation_length``, past the sequences the slots
+        hold, as CNTK 2.7's ``minibatchSourcePosition``)."""
+        return super().get_checkpoint_state()
 
     def restore_from_checkpoint(self, state) -> None:
+        """Go on from ``state``; with ``truncation_length`` the slots start empty, as CNTK
+        2.7's: the steps they held when the state was taken are not given out (with
+        sequences of 7, 3, 9, 5, 4, 6, 8 and 2 steps, truncation length 4 and minibatches of
+        8, a state taken after two minibatches restores to minibatches of 8, 8 and 4
+        samples, where reading on gives 8, 8, 8 and 4)."""
         super().restore_from_checkpoint(state)
         if self._packer is not None:
-            self._packer.restore(state.get("truncated"), state)
+            self._packer.restore(None, state)
 
     def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:
         if self._packer is not None:
-            if (num_data_partitions or 1) > 1:
-                raise ValueError("truncation_length: reading in data partitions is not "
-                                 "supported by Stadyn's truncated packing")
-            batch = self._packer.next_minibatch(minibatch_size_in_samples, input_map)
+            batch = self._packer.next_minibatch(minibatch_size_in_samples, input_map,
+                                                num_data_partitions, partition_index)
         else:
             batch = super().next_minibatch(minibatch_size_in_samples, input_map, device,
                                            num_data_partitions, partition_index)
