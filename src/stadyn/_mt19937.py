@@ -36,28 +36,12 @@ def _seeded(seed: int, words: int, multiplier: int, shift: int, bits: int,
     return np.array(state, dtype=dtype)
 
 
-def _twist(mt: np.ndarray, m: int, matrix, upper, lower) -> None:
-    """Replace the state ``mt`` (``n`` words) by the next one, in place: word ``k`` from words
-    ``k``, ``k + 1`` and ``k + m`` (mod ``n``), the last read after it is replaced; in pieces of
-    ``n - m`` words, so that no piece reads a word it replaces."""
-    n, one, zero = len(mt), mt.dtype.type(1), mt.dtype.type(0)
-
-    def step(k0, k1, nxt, far):
-        y = (mt[k0:k1] & upper) | (nxt & lower)
-        mt[k0:k1] = far ^ (y >> one) ^ np.where(y & one, matrix, zero)
-    step(0, n - m, mt[1:n - m + 1].copy(), mt[m:n].copy())
-    for k0 in range(n - m, n - 1, n - m):
-        k1 = min(k0 + n - m, n - 1)
-        step(k0, k1, mt[k0 + 1:k1 + 1].copy(), mt[k0 + m - n:k1 + m - n].copy())
-    step(n - 1, n, mt[0:1].copy(), mt[m - 1:m].copy())
-
-
 def _advance_64(state: np.ndarray, blocks: int) -> np.ndarray:
     """The raw (untempered) words of the next ``blocks`` states after ``state`` (``n`` words of
     ``mt19937_64``), one after the other: the sequence ``x[j] = x[j - n + m] ^ A((x[j - n] &
     upper) | (x[j - n + 1] & lower))`` from ``x[:n] = state``, computed ``n - m`` words at a
-    time (each reads only words at least that far back) into one array, without copies: what
-    :func:`_twist` gives ``mt19937``'s state block after block, for many blocks at once."""
+    time (each reads only words at least that far back) into one array, without copies: the
+    state block after block, for many blocks at once."""
     n, m = len(state), _M
     step = n - m
     x = np.empty((blocks + 1) * n, np.uint64)
@@ -274,7 +258,8 @@ def truncated_normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
 
 
 class MT19937:
-    """``std::mt19937`` (32 bits) seeded with an integer.
+    """``std::mt19937`` (32 bits) seeded with an integer: the C++ standard's seeding, then
+    NumPy's ``MT19937`` bit generator (the same recurrence and tempering, in C) from that state.
 
     Example:
         >>> r = MT19937(5489)           # the C++ standard's check: the 10000th number
@@ -282,28 +267,51 @@ class MT19937:
         True
     """
 
-    __slots__ = ("_state", "_out", "_at")
+    __slots__ = ("_engine", "_out", "_at")
 
     def __init__(self, seed: int):
-        self._state = _seeded(seed, 624, 1812433253, 30, 32, np.uint32)
-        self._out: list[int] = []
-        self._at = 624
-
-    def _twist(self) -> None:
-        mt = self._state
-        _twist(mt, 397, np.uint32(0x9908B0DF), np.uint32(0x80000000), np.uint32(0x7FFFFFFF))
-        x = mt.copy()
-        x ^= x >> np.uint32(11)
-        x ^= (x << np.uint32(7)) & np.uint32(0x9D2C5680)
-        x ^= (x << np.uint32(15)) & np.uint32(0xEFC60000)
-        x ^= x >> np.uint32(18)
-        self._out, self._at = x.tolist(), 0
+        self._engine = np.random.MT19937(0)
+        self._engine.state = {"bit_generator": "MT19937", "state": {
+            "key": _seeded(seed, 624, 1812433253, 30, 32, np.uint32), "pos": 624}}
+        self._out: list[int] = []       # numbers drawn ahead, as Python ints
+        self._at = 0
 
     def __call__(self) -> int:
-        if self._at == 624:
-            self._twist()
+        if self._at == len(self._out):
+            self._out, self._at = self._engine.random_raw(624).tolist(), 0
         self._at += 1
         return self._out[self._at - 1]
+
+    def take(self, count: int) -> np.ndarray:
+        """The next ``count`` numbers (uint64 holding 32-bit values), as ``count`` calls would
+        give them."""
+        count = int(count)
+        ahead = np.array(self._out[self._at:self._at + count], np.uint64)
+        self._at += len(ahead)
+        if len(ahead) == count:
+            return ahead
+        return np.concatenate([ahead, self._engine.random_raw(count - len(ahead))])
+
+
+def _draws_below(rng: MT19937, spans: np.ndarray) -> np.ndarray:
+    """For each ``span`` in turn, a number uniform in ``0..span - 1`` as GCC 5's
+    ``uniform_int_distribution`` draws it from ``rng`` (``scale = (2**32 - 1) // span``, a
+    number ``x`` redrawn while ``x >= span * scale``, then ``x // scale``): the numbers drawn
+    at once, the rare redraw shifting the rest by one."""
+    scale = np.uint64(0xFFFFFFFF) // spans
+    past = spans * scale
+    out = np.empty(len(spans), np.uint64)
+    done, words = 0, np.zeros(0, np.uint64)
+    while done < len(spans):
+        need = len(spans) - done
+        if len(words) < need:
+            words = np.concatenate([words, rng.take(need - len(words))])
+        refused = words[:need] >= past[done:]
+        k = int(np.argmax(refused)) if refused.any() else need
+        out[done:done + k] = words[:k] // scale[done:done + k]
+        done += k
+        words = words[k + 1:] if k < need else words[k:]      # a refused number is dropped
+    return out
 
 
 def std_shuffle(count: int, seed: int) -> np.ndarray:
@@ -320,15 +328,11 @@ def std_shuffle(count: int, seed: int) -> np.ndarray:
         >>> std_shuffle(10, 1).tolist()
         [6, 9, 7, 2, 4, 1, 5, 3, 8, 0]
     """
-    order = list(range(int(count)))
-    rng = MT19937(seed)
-    for i in range(1, len(order)):
-        span = i + 1
-        scale = 0xFFFFFFFF // span
-        past = span * scale
-        x = rng()
-        while x >= past:
-            x = rng()
-        j = x // scale
+    n = int(count)
+    order = list(range(n))
+    if n < 2:
+        return np.array(order, dtype=np.int64)
+    positions = _draws_below(MT19937(seed), np.arange(2, n + 1, dtype=np.uint64)).tolist()
+    for i, j in enumerate(positions, 1):
         order[i], order[j] = order[j], order[i]
     return np.array(order, dtype=np.int64)

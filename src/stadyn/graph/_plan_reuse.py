@@ -17,7 +17,8 @@ but their position in the graph, so any graph with the same *structure* can run 
   gradient marks and flags (grad mode, phase, context, buffer flags).
 
 :func:`structure` is that key (None for a graph it cannot describe by value: an op holding a
-tensor, an array or a function as an attribute, an op with state, which runs eagerly anyway).
+tensor, an array or a function as an attribute, an op with state, which runs eagerly anyway, or
+a random op with a seed of its own, whose program holds its generator).
 An attribute that is itself a graph (a recurrence's step, ``ops.StepFunction``) is keyed by
 its own structure (:func:`graph_structure`, asked through the attribute's ``structure_key``
 method), so a graph rebuilt with a recurrence in it (a greedy decoder, an attention read out
@@ -96,6 +97,17 @@ def _attribute(a: Any, where: dict) -> Any:
     raise _Unkeyed
 
 
+def _own_generator(node) -> bool:
+    """Whether ``node`` draws from a generator of its own seed (a random op's ``seed`` other
+    than -1): its program holds that generator (made when the op first runs), so a graph rebuilt
+    alike running the same program would go on drawing the first graph's stream, where each
+    such function starts its own (NNabla's rule: its generator is seeded at setup)."""
+    if "seed" not in node.spec.attrs:
+        return False
+    seed = node.attrs.get("seed", -1)
+    return not (type(seed) is int and seed == -1)
+
+
 def structure(subgraph: Subgraph) -> tuple | None:
     """The structure of ``subgraph`` (see the module docstring), or None when some op's
     attributes cannot be keyed by value."""
@@ -131,7 +143,7 @@ def graph_structure(leaves, nodes, roots) -> tuple | None:
     ops = []
     try:
         for node in nodes:
-            if node.state is not None:
+            if node.state is not None or _own_generator(node):
                 return None
             args = tuple(_attribute(a, where) for a in node.args)
             kwargs = tuple((k, _attribute(a, where)) for k, a in node.kwargs.items())

@@ -84,7 +84,8 @@ __all__ = [
 # NNabla-style data sources and iterators, their loaders and images, and the digits data set.
 from ._csv_data_source import CsvDataSource  # noqa: E402
 from ._data_cache import (CacheDataSource, DataSourceWithFileCache,  # noqa: E402
-                          DataSourceWithFileCacheError)
+                          DataSourceWithFileCacheError, FileCacheSettings,
+                          file_cache_settings)
 from ._data_iterator import (DataIterator, data_iterator, data_iterator_cache,  # noqa: E402
                              data_iterator_concat_datasets, data_iterator_csv_dataset,
                              data_iterator_simple)
@@ -103,4 +104,4 @@ __all__ += ["DataIterator", "DataSource", "SimpleDataSource", "DataSourceWithMem
             "data_iterator_concat_datasets", "FileReader", "DownloadError", "download",
             "get_data_home", "get_file_extension", "load_image", "load_csv", "load_npy",
             "imread", "imsave", "imresize", "DigitsData", "load_digits_source",
-            "data_iterator_digits", "split_indices"]
+            "data_iterator_digits", "split_indices", "FileCacheSettings", "file_cache_settings"]

@@ -4,9 +4,10 @@
 a file, into a cache folder in NNabla 1.39's format:
 
 * ``cache_00000000_00000099.npy`` ... (``{prefix}_{first:08d}_{last:08d}.npy``): for each
-  variable in turn, ``numpy.save`` of the file's samples stacked;
+  variable in turn, ``numpy.save`` of the file's samples stacked; or, with the file format
+  ``.h5``, ``cache_00000000_00000099.h5``, one HDF5 dataset per variable;
 * ``cache_index.csv``: one row per cache file, ``name,number of samples``;
-* ``cache_info.csv``: the variables' names, one per row;
+* ``cache_info.csv`` (``.npy`` files only): the variables' names, one per row;
 * ``original.csv`` (a copy of the CSV data set the samples came from) and ``order.csv``
   (``original index,index read``) when the source has them.
 
@@ -14,11 +15,20 @@ a file, into a cache folder in NNabla 1.39's format:
 both shuffle per epoch the order of the files and the order within each file, drawing from
 their ``rng`` exactly as NNabla's do.  A cache in a temporary folder (no ``cache_dir``) is
 removed on ``close()``.
+
+The samples per file (``cache_size``, NNabla's ``data_source_file_cache_size``), the file format
+(``cache_file_format``) and the folder a temporary cache is made in (NNabla's
+``data_source_file_cache_location``) are the constructor's arguments or, left ``None``, the
+current :class:`FileCacheSettings` (:func:`file_cache_settings`; compat.nnabla sets them from
+``nnabla_config``).  The samples per file also decide a shuffled order.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
+import dataclasses
 import io
 import os
 import shutil
@@ -35,10 +45,61 @@ from ._data_loader import FileReader
 from ._data_source import DataSource
 
 __all__ = ["DataSourceWithFileCache", "DataSourceWithFileCacheError", "CacheDataSource",
-           "FILE_CACHE_SIZE"]
+           "FILE_CACHE_SIZE", "CACHE_FILE_FORMATS", "FileCacheSettings", "file_cache_settings",
+           "current_file_cache_settings"]
 
-# NNabla's ``data_source_file_cache_size``: samples per cache file.
+# NNabla's ``data_source_file_cache_size``: samples per cache file, by default.
 FILE_CACHE_SIZE = 100
+#: The file formats a cache is written in (NNabla 1.39 reads back these two only).
+CACHE_FILE_FORMATS = (".npy", ".h5")
+
+
+@dataclasses.dataclass(frozen=True)
+class FileCacheSettings:
+    """How file caches are written when their constructor does not say: ``size`` samples per
+    file, ``file_format`` (``".npy"`` or ``".h5"``), and ``location``, the folder a cache
+    without ``cache_dir`` makes its temporary folder in (``None``: the system's); ``origin``
+    says where they were set, for the error a bad value gets when a cache is made.
+
+    Example:
+        >>> FileCacheSettings()
+        FileCacheSettings(size=100, file_format='.npy', location=None, origin='')
+    """
+
+    size: int = FILE_CACHE_SIZE
+    file_format: str = ".npy"
+    location: str | None = None
+    origin: str = ""
+
+
+_SETTINGS: contextvars.ContextVar[FileCacheSettings] = contextvars.ContextVar(
+    "stadyn_file_cache_settings", default=FileCacheSettings())
+
+
+def current_file_cache_settings() -> FileCacheSettings:
+    """The :class:`FileCacheSettings` file caches made now take."""
+    return _SETTINGS.get()
+
+
+@contextlib.contextmanager
+def file_cache_settings(settings: FileCacheSettings):
+    """File caches made inside the block take ``settings`` (in this thread or task).
+
+    Example:
+        >>> import numpy as np, os, tempfile
+        >>> from stadyn.io import SimpleDataSource
+        >>> folder = tempfile.mkdtemp()
+        >>> with file_cache_settings(FileCacheSettings(size=2, file_format=".h5")):
+        ...     _ = DataSourceWithFileCache(SimpleDataSource(lambda i: (np.array([i]),), 3),
+        ...                                 cache_dir=folder)
+        >>> sorted(os.listdir(folder))
+        ['cache_00000000_00000001.h5', 'cache_00000002_00000002.h5', 'cache_index.csv']
+    """
+    token = _SETTINGS.set(settings)
+    try:
+        yield settings
+    finally:
+        _SETTINGS.reset(token)
 
 
 class DataSourceWithFileCacheError(StadynError, RuntimeError):
@@ -73,15 +134,31 @@ class DataSourceWithFileCache(DataSource):
 
     def __init__(self, data_source: DataSource, cache_dir: str | None = None,
                  cache_file_name_prefix: str = "cache", shuffle: bool = False,
-                 rng: np.random.RandomState | None = None):
+                 rng: np.random.RandomState | None = None, cache_size: int | None = None,
+                 cache_file_format: str | None = None):
+        settings = current_file_cache_settings()
+        size = settings.size if cache_size is None else cache_size
+        fmt = settings.file_format if cache_file_format is None else cache_file_format
+        where = f" (set by {settings.origin})" if settings.origin else ""
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            where_size = where if cache_size is None else ""
+            raise ValueError(f"DataSourceWithFileCache: the cache size{where_size} must be a "
+                             f"whole number >= 1 (samples per cache file), got {size!r}")
+        if fmt not in CACHE_FILE_FORMATS:
+            where_fmt = where if cache_file_format is None else ""
+            raise ValueError(f"DataSourceWithFileCache: the cache file format{where_fmt} must "
+                             f"be one of {CACHE_FILE_FORMATS}, got {fmt!r}")
         super().__init__(shuffle=shuffle, rng=rng)
+        self._cache_size = int(size)
+        self._format = fmt
         self._data_source = data_source
         self._size = data_source._size
         self._variables = data_source.variables
         self._prefix = cache_file_name_prefix
         self._lock = threading.Lock()
         self._temporary = cache_dir is None
-        self._cache_dir = tempfile.mkdtemp() if cache_dir is None else os.fspath(cache_dir)
+        self._cache_dir = tempfile.mkdtemp(dir=settings.location or None) if cache_dir is None \
+            else os.fspath(cache_dir)
         os.makedirs(self._cache_dir, exist_ok=True)
         self._original_order = list(range(self._size))
         self._order = list(range(self._size))
@@ -100,15 +177,15 @@ class DataSourceWithFileCache(DataSource):
     # -- writing --------------------------------------------------------------------------------
     def _create_cache(self) -> None:
         source = self._data_source
-        for first in range(0, self._size, FILE_CACHE_SIZE):
-            last = min(first + FILE_CACHE_SIZE, self._size) - 1
+        for first in range(0, self._size, self._cache_size):
+            last = min(first + self._cache_size, self._size) - 1
             samples = [source._get_data(p) for p in range(first, last + 1)]
             self._write_file(first, last, samples)
         self._position = self._size
         self._write_index()
 
     def _write_file(self, first: int, last: int, samples: Sequence[Sequence[Any]]) -> None:
-        name = f"{self._prefix}_{first:08d}_{last:08d}.npy"
+        name = f"{self._prefix}_{first:08d}_{last:08d}{self._format}"
         path = os.path.join(self._cache_dir, name)
         columns = []
         for k, variable in enumerate(self._variables):
@@ -117,6 +194,12 @@ class DataSourceWithFileCache(DataSource):
             columns.append(_stack(values, variable, path))
 
         def write(tmp: str) -> None:
+            if self._format == ".h5":
+                import h5py
+                with h5py.File(tmp, "w") as h5:
+                    for variable, column in zip(self._variables, columns):
+                        h5.create_dataset(variable, data=column)
+                return
             with open(tmp, "wb") as f:
                 for column in columns:
                     np.save(f, column)
@@ -138,7 +221,8 @@ class DataSourceWithFileCache(DataSource):
             atomic_write(os.path.join(self._cache_dir, name), write)
         write_rows("cache_index.csv", [(os.path.basename(f), len(o))
                                        for f, o in zip(self._files, self._data_orders)])
-        write_rows("cache_info.csv", [(v,) for v in self._variables])
+        if self._format == ".npy":        # NNabla writes no info for HDF5 files
+            write_rows("cache_info.csv", [(v,) for v in self._variables])
         source = self._data_source
         if source._original_source_uri is not None:
             original = source._original_source_uri
@@ -151,15 +235,20 @@ class DataSourceWithFileCache(DataSource):
     # -- reading --------------------------------------------------------------------------------
     def _make_table(self) -> None:
         self._table = [(f, j) for f in self._file_order for j in self._data_orders[f]]
-        self._order = [f * FILE_CACHE_SIZE + j for f, j in self._table]
+        self._order = [f * self._cache_size + j for f, j in self._table]
 
     def _load(self, index: int) -> dict[str, np.ndarray]:
         if self._current is None or self._current[0] != index:
             path = self._files[index]
             try:
-                with open(path, "rb") as f:
-                    data = {v: np.load(f, allow_pickle=False) for v in self._variables}
-            except (OSError, ValueError) as exc:
+                if self._format == ".h5":
+                    import h5py
+                    with h5py.File(path, "r") as h5:
+                        data = {v: h5[v][()] for v in self._variables}
+                else:
+                    with open(path, "rb") as f:
+                        data = {v: np.load(f, allow_pickle=False) for v in self._variables}
+            except (OSError, ValueError, KeyError) as exc:
                 raise DataSourceWithFileCacheError(f"cannot read the cache file {path}: "
                                                    f"{exc}") from None
             self._current = (index, data)
@@ -183,8 +272,8 @@ class DataSourceWithFileCache(DataSource):
             self._generation += 1
 
     def get(self, index: int) -> tuple[np.ndarray, ...]:
-        data = self._load(int(index) // FILE_CACHE_SIZE)
-        return tuple(np.asarray(data[v][int(index) % FILE_CACHE_SIZE]) for v in self._variables)
+        data = self._load(int(index) // self._cache_size)
+        return tuple(np.asarray(data[v][int(index) % self._cache_size]) for v in self._variables)
 
     def close(self) -> None:
         if not self._closed:

@@ -30,7 +30,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ._csv_data_source import CsvDataSource
-from ._data_cache import CacheDataSource, DataSourceWithFileCache
+from ._data_cache import (CacheDataSource, DataSourceWithFileCache, current_file_cache_settings,
+                          file_cache_settings)
 from ._data_source import (ConcatDataSource, DataSource, DataSourceWithMemoryCache,
                            SimpleDataSource, SlicedDataSource)
 
@@ -109,6 +110,7 @@ class DataIterator:
         self._begin = list(epoch_begin_callbacks)
         self._end = list(epoch_end_callbacks)
         self._stop_exhausted = bool(stop_exhausted)
+        self._cache_settings = current_file_cache_settings()   # for the caches of slice()
         self._size = data_source.size
         self._variables = tuple(data_source.variables)
         self._epoch = 0
@@ -228,7 +230,8 @@ class DataIterator:
         ``num_of_slices`` equal parts (without ``drop_last``, the last part is moved back to
         end at the last sample, so every part is as long), or positions
         ``slice_start..slice_end``.  With ``use_cache``, the part is read through a memory
-        cache (and a file cache in ``cache_dir`` when given).
+        cache (and a file cache in ``cache_dir`` when given, written with the
+        :class:`~stadyn.io.FileCacheSettings` this iterator was made with).
 
         Example:
             >>> import numpy as np
@@ -257,9 +260,11 @@ class DataIterator:
             if cache_dir is None:
                 cache_dir = _cache_dir_of(source)
             if cache_dir is not None:
-                part = DataSourceWithFileCache(
-                    part, cache_dir=cache_dir, shuffle=self._shuffle, rng=rng,
-                    cache_file_name_prefix=f"cache_sliced_{slice_start:08d}_{slice_end:08d}")
+                with file_cache_settings(self._cache_settings):    # those it was made with
+                    part = DataSourceWithFileCache(
+                        part, cache_dir=cache_dir, shuffle=self._shuffle, rng=rng,
+                        cache_file_name_prefix=f"cache_sliced_{slice_start:08d}_"
+                                               f"{slice_end:08d}")
             part = DataSourceWithMemoryCache(part, shuffle=self._shuffle, rng=rng)
         return DataIterator(part, self._batch_size)
 

@@ -40,6 +40,10 @@ class LegacyNode(abc.ABC):
     name: str
     attrs: dict[str, Any]
     n_outputs: int
+    #: whose numbers the file's random functions draw: ``"torch"`` (Stadyn's own, the
+    #: default) or ``"nnabla"`` (NNabla 1.39's CPU numbers: ``load_nnp(..., draws="nnabla")``,
+    #: as compat.nnabla's loaders load a file)
+    draws: str = "torch"
 
     def attr(self, name: str, default: Any = None) -> Any:
         """The attribute ``name`` as decoded (``default`` if absent)."""

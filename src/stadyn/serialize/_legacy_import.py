@@ -83,6 +83,7 @@ class _Node(LegacyNode):
         self.name = fn.name
         self.attrs = dict(fn.attrs)
         self.n_outputs = len(fn.outputs)
+        self.draws = builder.draws
         shape = self.attrs.get("shape")
         if builder.fmt == "nnp" and isinstance(shape, (tuple, list)) and shape and shape[0] == -1:
             # NNabla's batch placeholder: its loaders give every function whose shape field
@@ -160,7 +161,11 @@ def _leaf(value: np.ndarray, need_grad: bool) -> Variable:
 
 
 class _Builder(FlatBuilding):
-    def __init__(self, model: LegacyModel, registry: ParameterRegistry, batch_size: int):
+    def __init__(self, model: LegacyModel, registry: ParameterRegistry, batch_size: int,
+                 draws: str = "torch"):
+        if draws not in ("torch", "nnabla"):
+            raise ValueError(f"draws={draws!r}: 'torch' or 'nnabla'")
+        self.draws = draws
         self.model = model
         self.fmt = model.format
         self.framework = FORMATS[self.fmt][1]
@@ -438,13 +443,15 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
                   outputs: Mapping[str, str], *, registry: ParameterRegistry | None = None,
                   batch_size: int = 1, info: dict[str, Any] | None = None,
                   parameter_names: Mapping[str, str] | None = None,
-                  split_name: Callable[[str, str], tuple[str, str]] | None = None) -> Network:
+                  split_name: Callable[[str, str], tuple[str, str]] | None = None,
+                  draws: str = "torch") -> Network:
     """Build ``network`` of ``model`` as a :class:`Network` whose inputs and outputs are the
     network's variables ``inputs``/``outputs`` (key -> variable name), the batch axis sized
     ``batch_size``; parameters go to ``registry`` (a new one by default) named by
     ``parameter_names`` (file name -> registry name; the file's names by default).  The
     network's ``origins`` say which of the file's values each Variable is (``split_name(key,
     shown name) -> (uid, name)`` for a leaf; the key and the name the file shows by default).
+    ``draws``: whose numbers the random functions draw (:attr:`LegacyNode.draws`).
 
     Example:
         >>> import os, tempfile, numpy as np
@@ -462,7 +469,7 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
                [0., 5., 0.]], dtype=float32)
     """
     registry = registry if registry is not None else ParameterRegistry()
-    builder = _Builder(model, registry, int(batch_size))
+    builder = _Builder(model, registry, int(batch_size), draws)
     if parameter_names:
         names = dict(parameter_names)
         builder.registry_name = lambda name: names.get(name, name)  # type: ignore[method-assign]

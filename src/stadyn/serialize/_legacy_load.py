@@ -72,7 +72,7 @@ def _names(entries: Any) -> list[str]:
 
 def load_nnp(path: str | os.PathLike | LegacyModel, executor: str | None = None, *,
              network: str | None = None, batch_size: int | None = None,
-             registry: ParameterRegistry | None = None) -> Network:
+             registry: ParameterRegistry | None = None, draws: str = "torch") -> Network:
     """Load an NNabla ``.nnp`` / ``.nntxt`` file as a runnable :class:`Network`, without NNabla.
 
     By default the first executor is built: its network, its data (and generator) variables
@@ -84,6 +84,12 @@ def load_nnp(path: str | os.PathLike | LegacyModel, executor: str | None = None,
     the file's ``need_grad``; batch normalisation and dropout follow the file (a ``runtime``
     network normalises with the running statistics).  Functions no Stadyn op maps are refused
     with one :class:`UnsupportedModelError` naming them.
+
+    The file's random functions (``Dropout``, ``Rand``, ``Randn``, ``Randint``, ``RandomCrop``,
+    ``RandomFlip``, ``RandomShift``, ``RandomErase``, ``RandomChoice``) draw as Stadyn's ops draw
+    (torch's numbers, ``stadyn.seed``), each from the generator its ``seed`` field names (-1:
+    the global one); ``draws="nnabla"`` makes them draw NNabla 1.39's CPU numbers instead, as
+    compat.nnabla's ``NnpLoader`` and ``nnabla.utils.load.load`` do.
 
     Example:
         >>> import os, tempfile, numpy as np, stadyn as sd
@@ -138,7 +144,7 @@ def load_nnp(path: str | os.PathLike | LegacyModel, executor: str | None = None,
     info = {"kind": f"NNabla model ({info_name})", "batch_size": size}
     return build_network(model, net, OrderedDict((n, n) for n in ins),
                          OrderedDict((n, n) for n in outs), registry=registry,
-                         batch_size=size, info=info)
+                         batch_size=size, info=info, draws=draws)
 
 
 def _cntk_key(var, uid: str, taken: set[str], name: str = "") -> str:

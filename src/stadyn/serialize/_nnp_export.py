@@ -87,6 +87,7 @@ class NnpEmitter:
     whether the network is written for training (batch statistics, dropout).  A rule marked
     ``takes_numbers = True`` is also given inputs that are plain numbers: their name is None
     and ``e.numbers`` maps their position to the number (others are refused).
+    ``e.name_of(var)`` names a Variable the op holds as an attribute (``scatter_nd``'s ``out``).
 
     Example (the rule of an op that is NNabla's ``Tanh``)::
 
@@ -101,6 +102,12 @@ class NnpEmitter:
         self.training = writer.training
         self.numbers: dict[int, float] = {}
         self.keeps_batch = False        # whether an output of the node has the batch axis
+        self.ids: dict[Any, str] = {}   # the written variables' names by value key
+
+    def name_of(self, var: Variable) -> str:
+        """The written name of ``var``, a Variable of the graph the op holds as an
+        attribute."""
+        return self.ids[value_key(var)]
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The shape of the variable ``name`` (the batch axis at its built size)."""
@@ -380,6 +387,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             ids[key] = vname
         e = NnpEmitter(w, node, out_names)
         e.numbers = numbers
+        e.ids = ids
         e.keeps_batch = any(batched)
         try:
             rule(e, in_names, attrs)

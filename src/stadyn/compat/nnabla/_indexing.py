@@ -12,12 +12,11 @@ NNabla).
 
 ``x[key] = value`` (:func:`setitem`, ``Variable.__setitem__``) makes ``x`` the output of a
 graph writing ``value``, broadcast to the indexed shape, into what ``x`` was; the same keys,
-the same refusals.  NNabla's graph is one ``scatter_nd(value, indices, out=x)``; Stadyn's
-``scatter_nd`` has no ``out=``, so here it is a ``where`` of the written places over a
-``scatter_nd``, with NNabla's values and gradients (``x.parent`` is that ``Where``, not a
-``ScatterNd``).  An NdArray indexes alike, at once: ``a[key]`` is a new float32 NdArray,
-``a[key] = value`` writes a float32 array in place (another dtype becomes float32, in new
-memory).
+the same refusals.  As NNabla's, the graph is one ``scatter_nd(value, indices, out=x)``
+(``x.parent`` is that ``ScatterNd``, its inputs the value, the index tuples and what ``x``
+was), with NNabla's values and gradients.  An NdArray indexes alike, at once: ``a[key]`` is a
+new float32 NdArray, ``a[key] = value`` writes a float32 array in place (another dtype becomes
+float32, in new memory).
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -207,8 +206,7 @@ def setitem(x, key, value):
     computes it: ``value`` (a Variable) broadcast to the indexed shape; the gradient reaches
     ``x`` except where it was overwritten, and ``value`` at the places it was written to
     (when ``value`` needs no gradient, NNabla's backward gives ``x`` all of it, the
-    overwritten places too).  NNabla's graph is one ``scatter_nd(value, indices, out=x)``;
-    here it is ``where(written, scatter_nd(value, indices, shape), x)``.
+    overwritten places too): one ``scatter_nd(value, indices, out=x)``, as NNabla's graph.
 
     Example:
         >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -221,20 +219,10 @@ def setitem(x, key, value):
     indices, updates = _dispatch(key, lambda k: _basic_scatter(shape, k, value, key),
                                  lambda k: _advanced_scatter(shape, k, value, key))
     if isinstance(indices, np.ndarray):
-        written = np.zeros(shape, np.float32)
-        written[tuple(indices)] = 1.0
-        written = _Variable.from_numpy_array(written)
         indices = _Variable.from_numpy_array(indices)
-    else:
-        ones = _Variable.from_numpy_array(np.ones(tuple(updates.shape), np.float32))
-        written = _F.scatter_nd(ones, indices, shape=shape)
-    out = _F.where(written, _F.scatter_nd(updates, indices, shape=shape), x)
-    if not value.need_grad:
-        # NNabla's ScatterNd masks the gradient to ``x`` only when it propagates one to the
-        # value (src/nbla/function/generic/scatter_nd.cpp, backward_impl): else all of it
-        # reaches ``x``, the overwritten places too
-        out = _F.add2(x, _F.stop_gradient(_F.sub2(out, x)))
-    return out
+    # NNabla's ScatterNd masks the gradient to ``x`` only when it propagates one to the value
+    # (src/nbla/function/generic/scatter_nd.cpp, backward_impl): the op does the same
+    return _F.scatter_nd(updates, indices, out=x)
 
 
 def _ndarray_getitem(self, key) -> NdArray:

@@ -10,9 +10,10 @@ order.  Programs read and set values in it (``nnabla_config.get('MISC',
 'cache_file_format', '.h5')``).
 
 The ``nnabla`` logger reads the ``LOG`` section when it is imported (``logger.py``), as
-NNabla's does.  Stadyn's own readers and caches take their settings from their arguments, not
-from this object (``DATA_ITERATOR``'s cache size, file format and location are not read): a
-value set here is kept and read back, and changes nothing else.
+NNabla's does.  The file caches of ``nnabla.utils``' data iterators, ``DataSourceWithFileCache``
+and ``CreateCache`` read ``DATA_ITERATOR``'s cache size, file format and location when they are
+made, as NNabla's do (``utils/_cache_settings.py``).  Other values set here are kept and read
+back, and change nothing else.
 
 Example:
     >>> from stadyn.compat.nnabla.config import nnabla_config

@@ -17,7 +17,8 @@ def _shape_of_x(e, inputs, attrs):
 
 # In .nnp files each is NNabla's function of the same name (NNabla's Console writes them in
 # training networks): the file holds the parameters and the seed, each framework draws with
-# its own generator.
+# its own generator (compat.nnabla's loaders draw NNabla's numbers, ``draws=True``; not yet
+# ImageAugmentation, whose op has no NNabla rule).
 _NNABLA = {
     F.image_augmentation: nnabla(
         F.image_augmentation, "ImageAugmentation", defaults={"shape": _shape_of_x},
@@ -25,18 +26,18 @@ _NNABLA = {
         aspect_ratio=float, distortion=float, flip_lr=bool, flip_ud=bool, brightness=float,
         brightness_each=bool, contrast=float, contrast_center=float, contrast_each=bool,
         noise=float, seed=int),
-    F.random_flip: nnabla(F.random_flip, "RandomFlip",
+    F.random_flip: nnabla(F.random_flip, "RandomFlip", draws=True,
                           defaults={"axes": lambda e, i, a: [len(e.shape(i[0])) - 1]},
                           axes=list, base_axis=int, seed=int),
-    F.random_shift: nnabla(F.random_shift, "RandomShift",
+    F.random_shift: nnabla(F.random_shift, "RandomShift", draws=True,
                            defaults={"shifts": lambda e, i, a: [0] * len(e.shape(i[0]))},
                            shifts=list, border_mode=str, constant_value=float, base_axis=int,
                            seed=int),
-    F.random_crop: nnabla(F.random_crop, "RandomCrop", defaults={"shape": _shape_of_x},
-                          shape=tuple, base_axis=int, seed=int),
-    F.random_erase: nnabla(F.random_erase, "RandomErase", defaults={"n": 1}, prob=float,
-                           area_ratios=list, aspect_ratios=list, replacements=list, n=int,
-                           share=bool, inplace=bool, base_axis=int, seed=int,
+    F.random_crop: nnabla(F.random_crop, "RandomCrop", draws=True,
+                          defaults={"shape": _shape_of_x}, shape=tuple, base_axis=int, seed=int),
+    F.random_erase: nnabla(F.random_erase, "RandomErase", draws=True, defaults={"n": 1},
+                           prob=float, area_ratios=list, aspect_ratios=list, replacements=list,
+                           n=int, share=bool, inplace=bool, base_axis=int, seed=int,
                            channel_last=bool, ste_fine_grained=bool),
 }
 for _f, _nnp in _NNABLA.items():

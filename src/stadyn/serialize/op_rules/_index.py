@@ -34,10 +34,38 @@ register_rules(F.gather_nd, onnx_export=Unmapped("ONNX's GatherND is not importe
                                                  "export could not be read back"),
                onnx_import=Unmapped("ONNX's GatherND is not imported yet"),
                nnp_import=nnabla(F.gather_nd, "GatherNd"))
+
+
+def _scatter_nd_export(e, inputs, attrs) -> None:
+    """``scatter_nd``: NNabla's ScatterNd; with ``out``, that array is its third input and
+    ``shape`` its shape, as NNabla's ``F.scatter_nd(..., out=)`` writes it."""
+    out = attrs.get("out")
+    if out is None:
+        if attrs.get("shape") is None:
+            e.unsupported("shape=None has no NNabla value")
+        e.function("ScatterNd", inputs, {"shape": [int(s) for s in attrs["shape"]],
+                                         "add": bool(attrs["add"])})
+        return
+    e.function("ScatterNd", list(inputs) + [e.name_of(out)],
+               {"shape": [int(s) for s in out.shape], "add": bool(attrs["add"])})
+
+
+_SCATTER = nnabla(F.scatter_nd, "ScatterNd", shape=list, add=bool)
+
+
+def _scatter_nd_nnp(node):
+    """NNabla's ScatterNd: a third input is its ``out=``, the array written over (its
+    ``shape`` field then repeats that array's shape)."""
+    if node.n_inputs > 2:
+        return F.scatter_nd(node.var(0), node.var(1), add=node.field("add", bool),
+                            out=node.var(2))
+    return _SCATTER["ScatterNd"](node)
+
+
 register_rules(F.scatter_nd, onnx_export=Unmapped("ONNX's ScatterND is not imported yet, so an "
                                                   "export could not be read back"),
                onnx_import=Unmapped("ONNX's ScatterND is not imported yet"),
-               nnp_import=nnabla(F.scatter_nd, "ScatterNd", shape=list, add=bool))
+               nnp_import={"ScatterNd": _scatter_nd_nnp}, nnp_export=_scatter_nd_export)
 
 _ORDERING = Unmapped("ONNX's TopK is not mapped yet")
 register_rules(F.sort, onnx_export=_ORDERING, onnx_import=_ORDERING,

@@ -519,7 +519,7 @@ def _dropout_nnp_export(e, inputs, attrs):
 
 
 register_rules(F.dropout, onnx_export=_dropout_onnx, onnx_import={"Dropout": _import_dropout},
-               nnp_import=nnabla(F.dropout, "Dropout", p=float, seed=int),
+               nnp_import=nnabla(F.dropout, "Dropout", p=float, seed=int, draws=True),
                nnp_export=_dropout_nnp_export,
                cntk_import={"Dropout": dropout_cntk})
 

@@ -15,6 +15,10 @@ the op's attributes under the field names, unless ``export(emitter, inputs, attr
 the fields itself (NNabla's values for the catalog's ``None`` defaults: ``axis=None`` is the
 last axis, ``stride=None`` the kernel).  An attribute left ``None`` without ``export`` cannot
 be written (NNabla would read the absent field as zero).
+
+``draws=True`` marks a random function: its op is given ``rule="nnabla"`` (NNabla 1.39's CPU
+numbers) when the file is loaded with ``draws="nnabla"`` (:attr:`LegacyNode.draws`), as
+compat.nnabla's loaders load it, and draws torch's numbers otherwise.
 """
 
 from __future__ import annotations
@@ -74,13 +78,14 @@ class NnablaDeclaration:
 def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None = None,
            convert: Callable[..., dict] | None = None, export: Callable[..., dict] | None = None,
            broadcast: bool = False, defaults: Mapping[str, Any] | None = None,
-           **fields: type) -> dict[str, Callable[..., Any]]:
+           draws: bool = False, **fields: type) -> dict[str, Callable[..., Any]]:
     """The ``nnp_import`` mapping ``{type: build}`` calling ``op`` on the function's inputs with
     its parameter fields (see the module docstring).  ``broadcast``: NNabla's function
     broadcasts only between inputs of the same rank, so the export reshapes a lower-rank input
     to it first (NumPy's rule: leading axes of size 1).  ``defaults``: the value NNabla gives a
     field whose catalog attribute is ``None`` (``{"axis": 0}``), or a function
-    ``(emitter, inputs, attrs)`` computing it (``last_axis``, ``spatial(1)``).
+    ``(emitter, inputs, attrs)`` computing it (``last_axis``, ``spatial(1)``).  ``draws``: a
+    random function, given ``rule="nnabla"`` where the node's ``draws`` is ``"nnabla"``.
 
     Example:
         >>> import stadyn.functions as F
@@ -99,6 +104,8 @@ def nnabla(op: Callable[..., Any], type: str, *, names: Mapping[str, str] | None
             kwargs = convert(node, values)
         else:
             kwargs = {renamed.get(f, f): v for f, v in values.items()}
+        if draws and getattr(node, "draws", "torch") == "nnabla":
+            kwargs["rule"] = "nnabla"
         return op(*[node.var(i) for i in range(node.n_inputs)], **kwargs)
     build.__name__ = f"{type}_nnp"
     build.nnabla_declaration = NnablaDeclaration(type, fields, renamed, export, broadcast,

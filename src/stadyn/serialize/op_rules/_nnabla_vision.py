@@ -60,8 +60,8 @@ register_rules(F.patch_correlation, onnx_export=_CORR, onnx_import=_CORR,
                nnp_import={"PatchCorrelation": _patch_correlation_build})
 _DRAW = Unmapped("a random draw: the runtime's generator is not Stadyn's (as rand)")
 register_rules(F.random_choice, onnx_export=_DRAW, onnx_import=_DRAW,
-               nnp_import=nnabla(F.random_choice, "RandomChoice", shape=tuple, replace=bool,
-                                 seed=int))
+               nnp_import=nnabla(F.random_choice, "RandomChoice", draws=True, shape=tuple,
+                                 replace=bool, seed=int))
 
 _VALUES = Unmapped("not mapped to ONNX yet (an output shape that depends on values: ONNX's "
                    "NonZero, Unique and Compress are close, unmapped so far)")

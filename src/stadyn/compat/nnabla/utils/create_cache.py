@@ -2,7 +2,10 @@
 a cache folder in NNabla 1.39's format (what ``data_iterator_cache`` reads; NNabla's console
 tool and its examples make their caches this way), through :mod:`stadyn.io`'s CSV source and
 file cache: ``cache_<first>_<last>.npy`` files of 100 samples, ``cache_index.csv``,
-``cache_info.csv``, ``original.csv`` and ``order.csv``.
+``cache_info.csv``, ``original.csv`` and ``order.csv``.  As NNabla's, it takes the samples per
+file from ``nnabla_config``'s ``data_source_file_cache_size`` when it is made and the file
+format (``.npy`` or ``.h5``, which has no ``cache_info.csv``) from ``cache_file_format`` when
+:meth:`CreateCache.create` runs.
 
 With ``shuffle`` the samples are written in one permutation drawn from ``rng`` (default
 ``RandomState(313)``) when the object is made, as NNabla's.  Progress goes to
@@ -26,7 +29,8 @@ import os
 
 import numpy as np
 
-from ....io import CsvDataSource, DataSourceWithFileCache
+from ....io import CsvDataSource, DataSourceWithFileCache, file_cache_settings
+from ._cache_settings import nnabla_file_cache_settings
 from .communicator_util import single_or_rankzero
 from .progress import progress
 
@@ -64,6 +68,7 @@ class CreateCache:
         self.variables = source.variables
         self.size = source.size
         self.num_of_threads = num_of_threads
+        self._cache_size = nnabla_file_cache_settings().size     # NNabla reads it here
 
     def create(self, output_cache_dirname: str, normalize: bool = True,
                cache_file_name_prefix: str = "cache") -> None:
@@ -87,8 +92,10 @@ class CreateCache:
         progress(None)
         if single_or_rankzero():
             progress("Create cache", 0)
-        cached = DataSourceWithFileCache(source, cache_dir=output_cache_dirname,
-                                         cache_file_name_prefix=cache_file_name_prefix)
+        with file_cache_settings(nnabla_file_cache_settings()):    # the format: read now
+            cached = DataSourceWithFileCache(source, cache_dir=output_cache_dirname,
+                                             cache_file_name_prefix=cache_file_name_prefix,
+                                             cache_size=self._cache_size)
         cached.close()
         if single_or_rankzero():
             progress("Create cache", 1.0)

@@ -139,7 +139,8 @@ def _network(model: Any, name: str, batch_size: int | None) -> SimpleNamespace:
     file's) and Stadyn's :class:`stadyn.Network` as ``network``.  Its Variables are
     ``nn.Variable``s and its functions NNabla's (``parent.info.type_name``)."""
     registry = current_registry()
-    net = load_nnp(model, network=name, batch_size=batch_size, registry=registry)
+    net = load_nnp(model, network=name, batch_size=batch_size, registry=registry,
+                   draws="nnabla")     # random functions draw NNabla 1.39's numbers
     network = model.networks[name]
     built = as_nnabla(_built_buffers(model, network, net))
     for node in topological_nodes(list(built.values())):

@@ -164,7 +164,8 @@ class NnpLoader:
             for k in used)
         model: LegacyModel = dataclasses.replace(
             self._model, networks=OrderedDict([(name, network)]), parameters=current)
-        net = load_nnp(model, network=name, batch_size=batch_size, registry=registry)
+        net = load_nnp(model, network=name, batch_size=batch_size, registry=registry,
+                       draws="nnabla")     # random functions draw NNabla 1.39's numbers
         for k, var in registry.items():
             set_parameter(k, var)
         return net
