@@ -16,7 +16,8 @@ import weakref
 from ...cntk_semantics import BatchAxes
 from ...graph import Variable
 
-__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS", "STEP_VALUES",
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
+           "STEP_VALUES",
            "LEAF_NAMES", "INNER_OPS", "OUTPUT_INDEX", "BATCH", "Block", "BLOCKS",
            "SEQUENCE_AXES"]
 

@@ -105,7 +105,7 @@ def plot(root, filename: str | None = None) -> str:
         >>> import stadyn.compat.cntk as C
         >>> x = C.input_variable(2, name="x")
         >>> text = C.logging.graph.plot(C.relu(x) + 1)
-        >>> [line.split("(")[0] for line in text.split(";\n\n")]
+        >>> [line.strip().split("(")[0] for line in text.split(";") if line.strip()]
         ['ReLU', 'Plus']
     """
     nodes = [root.root_function] if _is_combine(root) else []
