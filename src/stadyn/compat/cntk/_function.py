@@ -33,6 +33,24 @@ __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outp
 
 _CUSTOM: "dict[int, dict]" = {}
 _RECURRENCES = ("Recurrence", "Fold", "RecurrenceFrom")   # layers CNTK 2.7 makes no block of
+# The CNTK 2.7 ops a layer's inner Stadyn ops are, as its ``block_root`` (and the walks) show
+# them: an Embedding's product (an affine map without bias), a layer normalisation's
+# arithmetic, a batch normalisation (checked on CNTK 2.7: tests/compat cntk_graph_walks)
+_LAYER_OPS = {"add2": "Plus", "sub2": "Minus", "mul2": "ElementTimes", "div2": "ElementDivide",
+              "mean": "ReduceElements", "add_scalar": "Plus",
+              "cntk_batch_normalization": "BatchNormalization"}
+
+
+def _inner_op_name(v: Variable) -> str:
+    """The CNTK op name of the Stadyn op that made ``v`` inside a layer (no CNTK op named
+    it): ``_LAYER_OPS``; ``affine`` without bias is ``Times``."""
+    name = G.primitive_op_name(v)
+    if G.made_by_cntk_op(v) or v.parent is None:
+        return name
+    spec = v.parent.spec.name
+    if spec == "affine" and len(v.parent.inputs) == 2:
+        return "Times"
+    return _LAYER_OPS.get(spec, name)
 
 
 class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
@@ -215,7 +233,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
             return "NoOp" if G.BLOCKS[self.variable].name else "Combine"
         if self._view == "op":
             known = G.op_name_of(self.variable) if self.variable not in G.BLOCKS else None
-            return known or G.primitive_op_name(self.variable)
+            return _inner_op_name(self.variable) if known is None or not G.made_by_cntk_op(
+                self.variable) else known
         return G.op_name_of(self.variable)
 
     @property

@@ -24,13 +24,14 @@ import weakref
 from typing import Callable, Iterator
 
 from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
-from ._graph_records import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX,
-                             PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE, SPARSE_OUTPUTS,
-                             STEP_VALUES, Block)
+from ._graph_records import (BATCH, BLOCKS, INFERRED_SHAPES, INNER_OPS, INPUTS, LEAF_NAMES,
+                             OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
+                             SPARSE_OUTPUTS, STEP_VALUES, Block)
 from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
-__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "SPARSE", "SPARSE_OUTPUTS", "STEP_VALUES",
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
+           "STEP_VALUES",
            "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
            "mark_block",

@@ -16,7 +16,8 @@ import weakref
 from ...cntk_semantics import BatchAxes
 from ...graph import Variable
 
-__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "SPARSE", "SPARSE_OUTPUTS", "STEP_VALUES",
+__all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
+           "STEP_VALUES",
            "LEAF_NAMES", "INNER_OPS", "OUTPUT_INDEX", "BATCH", "Block", "BLOCKS",
            "SEQUENCE_AXES"]
 
@@ -24,6 +25,9 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "SPARSE", "SPARSE_OUTPUTS", "S
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 PLACEHOLDERS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 SHAPELESS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# The shapes placeholders were made with that have an inferred axis (-1, CNTK's
+# InferredDimension): shapeless until bound, as CNTK's, but reporting these
+INFERRED_SHAPES: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 # The inputs made with is_sparse=True (fed sparse or one-hot data, held dense): CNTK's
 # Variable.is_sparse
 SPARSE: "weakref.WeakSet[Variable]" = weakref.WeakSet()

@@ -65,7 +65,7 @@ class _DeclaredParameter:
         # (an Embedding of given weights holds them as a constant)
         self.is_parameter, self.is_constant = not constant, constant
         self.dtype = np.float64 if np.dtype(dtype) == np.float64 else np.float32
-        self.uid = f"Parameter{next(_UIDS)}"
+        self.uid = f"{'Constant' if constant else 'Parameter'}{next(_UIDS)}"
 
     @property
     def value(self) -> np.ndarray:
@@ -83,22 +83,124 @@ class _DeclaredParameter:
         return f"Parameter('{self.name}', {list(self.shape)}) (not created yet)"
 
 
+def _dense_like(layer: Any) -> "list | None":
+    """``(name, shape, init, constant)`` of a Dense's or an Embedding's declared parameters."""
+    if isinstance(layer, _L.Dense):
+        out = [("W", (-1,) * int(layer.input_rank or 1) + layer.shape, layer.init, False)]
+        return out + ([("b", layer.shape, layer.init_bias, False)] if layer.bias else [])
+    if layer.weights is not None:                       # (given weights: a constant)
+        return [("E", layer.weights.shape, layer.weights, True)]
+    return [("E", (-1,) + tuple(layer.shape or ()), layer.init, False)]
+
+
+def _convolution(layer: Any) -> "list | None":
+    """A convolution's: ``W`` ``(filters, -1, *filter_shape)`` (a transposed one's
+    ``(-1, filters, *filter_shape)``), ``b`` ``(filters, 1, ...)``; None for the forms
+    Stadyn does not model before they are applied (reduction_rank 0, groups)."""
+    n = len(layer.filter_shape)
+    if isinstance(layer, _L.ConvolutionTranspose):
+        w = (-1, layer.num_filters) + layer.filter_shape
+    elif layer.reduction_rank != 1 or layer.groups != 1:
+        return None
+    else:
+        w = (layer.num_filters, -1) + layer.filter_shape
+    out = [("W", w, layer.init, False)]
+    bias = (layer.num_filters,) + (1,) * n
+    return out + ([("b", bias, layer.init_bias, False)] if layer.bias else [])
+
+
+def _recurrent_step(layer: Any) -> "list | None":
+    """An LSTM's, GRU's or RNNStep's, in CNTK 2.7's order (``_graph._CELL_ORDER``): ``W``
+    ``(-1, gates * cell)``, ``H``, ``b``, a projection ``P``, an LSTM's peepholes, a GRU's
+    constant 1 first; None when self-stabilised (its stabilisers' constants are not
+    modelled before it is applied)."""
+    if layer.stabilize:
+        return None
+    cell, size = layer.cell_shape[0], layer.shape[0]
+    cols = layer.n_gates * cell
+    made = {"W": ((-1, cols), layer.init), "H": ((size, layer.hidden_gates * cell), layer.init),
+            "b": ((cols,), layer.init_bias)}
+    if layer.projected:
+        made["P"] = ((cell, size), layer.init)
+    if isinstance(layer, _L.GRU):
+        made["H1"] = ((size, size), layer.init)
+        order = ("P", "b", "W", "H", "H1")
+    elif isinstance(layer, _L.LSTM):
+        if layer.use_peepholes:
+            made.update({c: ((cell,), layer.init) for c in ("Ci", "Cf", "Co")})
+        order = ("P", "b", "W", "H", "Co", "Cf", "Ci")
+    else:
+        order = ("P", "W", "H", "b")
+    out = [(n, made[n][0], made[n][1], False) for n in order if n in made]
+    return ([("", (), 1.0, True)] if isinstance(layer, _L.GRU) else []) + out
+
+
+def _normalization(layer: Any) -> "list | None":
+    """A batch normalisation's ``scale``, ``bias`` ``(-1,)`` and its running statistics
+    (constants); a layer normalisation's epsilon (a constant), ``scale``, ``bias``."""
+    if isinstance(layer, _L.LayerNormalization):
+        return [("", (), float(layer.epsilon), True),
+                ("scale", (-1,), layer.initial_scale, False),
+                ("bias", (-1,), layer.initial_bias, False)]
+    if layer.sync:
+        return None
+    return [("scale", (-1,), float(layer.init_scale), False), ("bias", (-1,), 0.0, False),
+            ("aggregate_mean", (-1,), 0.0, True), ("aggregate_variance", (-1,), 0.0, True),
+            ("aggregate_count", (), 0.0, True)]
+
+
+_DECLARING = ((_L.Dense, _dense_like), (_L.Embedding, _dense_like),
+              ((_L.Convolution, _L.ConvolutionTranspose), _convolution),
+              ((_L.LSTM, _L.GRU, _L.RNNStep), _recurrent_step),
+              ((_L.BatchNormalization, _L.LayerNormalization), _normalization))
+
+
+def _declared_specs(layer: Any) -> "list | None":
+    """``(name, shape, init, constant)`` of what CNTK 2.7's ``layer`` has among its inputs
+    before it is applied, in its order; None where Stadyn does not model it."""
+    for kinds, specs in _DECLARING:
+        if isinstance(layer, kinds):
+            return specs(layer)
+    return None
+
+
+def refuse_declared(parameters: Any, owner: str) -> None:
+    """A ValueError for a learner given the parameters of a layer not applied yet: CNTK 2.7
+    creates a learned parameter's value as the learner is made, and cannot for a shape with
+    an inferred (-1) axis ('Cannot create an NDArrayView using a view shape '[? x 3]' that
+    has unknown dimensions for any of its axes').  (A declared parameter of a known shape
+    stands for the one its layer makes when applied, which the learner must be given.)
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> C.sgd(C.layers.Dense(3).parameters, C.learning_parameter_schedule(0.1))
+        Traceback (most recent call last):
+          ...
+        ValueError: sgd: parameter 'W' of shape (-1, 3) has unknown dimensions ...
+    """
+    items = [p for p in (parameters if isinstance(parameters, (list, tuple)) else ())
+             if isinstance(p, _DeclaredParameter)]
+    for p in sorted(items, key=lambda p: -1 not in p.shape):    # (an unknown shape first)
+        if -1 in p.shape:
+            raise ValueError(
+                f"{owner}: parameter {p.name!r} of shape {p.shape} has unknown dimensions (-1: "
+                "its layer is not applied yet) and so no value to learn, as in CNTK 2.7 "
+                "('Cannot create an NDArrayView using a view shape that has unknown "
+                "dimensions'); make the learner once the layer is applied to its input")
+        raise ValueError(
+            f"{owner}: parameter {p.name!r} of shape {p.shape} belongs to a layer not applied "
+            "yet: Stadyn makes it when the layer is applied; make the learner then")
+
+
 def _declared_parameter(layer: Any, name: str) -> "_DeclaredParameter | None":
-    """``layer``'s parameter ``name`` before its first application (Dense, Embedding)."""
-    if layer.parameters:
+    """``layer``'s parameter ``name`` before its first application (Dense, Embedding,
+    convolutions, recurrent steps, normalisations)."""
+    if layer.parameters or not name:
         return None
     dtype = getattr(layer, "dtype", np.float32)
-    if isinstance(layer, _L.Dense):
-        if name == "W":
-            inferred = (-1,) * int(layer.input_rank or 1)
-            return _DeclaredParameter(name, inferred + layer.shape, layer.init, dtype)
-        if name == "b" and layer.bias:
-            return _DeclaredParameter(name, layer.shape, layer.init_bias, dtype)
-    if isinstance(layer, _L.Embedding) and name == "E":
-        if layer.weights is not None:
-            return _DeclaredParameter(name, layer.weights.shape, layer.weights, dtype,
-                                      constant=True)
-        return _DeclaredParameter(name, (-1,) + tuple(layer.shape or ()), layer.init, dtype)
+    for n, shape, init, constant in _declared_specs(layer) or ():
+        if n == name:
+            return _DeclaredParameter(n, shape, init, dtype, constant)
     return None
 
 
@@ -108,27 +210,29 @@ _PARAMETERLESS = (_L.Activation, _L.MaxPooling, _L.AveragePooling, _L.GlobalMaxP
 
 
 def declared_parameters(layer: Any) -> "list | None":
-    """The parameters (and constants: an Embedding's given weights) CNTK 2.7 lists among the
-    inputs of the native ``layer`` before it is applied, in its order (``W`` then ``b``;
-    ``E``), their shapes with ``-1`` where the input decides; ``[]`` for a layer without
-    parameters; None for the layers whose declared parameters Stadyn does not model
-    (convolutions, recurrent steps, normalisations: their ``parameters`` are empty until
-    applied).
+    """The parameters and constants CNTK 2.7 lists among the inputs of the native ``layer``
+    before it is applied, in its order (``W`` then ``b``; ``E``; an LSTM's ``b``, ``W``,
+    ``H``; a batch normalisation's ``scale``, ``bias`` then its running statistics, which
+    are constants), their shapes with ``-1`` where the input decides; ``[]`` for a layer
+    without parameters; None for the layers whose declared parameters Stadyn does not model
+    (self-stabilised steps, Stabilizer, grouped convolutions: their ``parameters`` are empty
+    until applied).
 
     Example:
         >>> import stadyn.layers as L
         >>> [(p.name, p.shape) for p in declared_parameters(L.Dense(3))]
         [('W', (-1, 3)), ('b', (3,))]
+        >>> [(p.name, p.shape) for p in declared_parameters(L.LSTM(4))]
+        [('b', (16,)), ('W', (-1, 16)), ('H', (4, 16))]
     """
-    if isinstance(layer, _L.Dense):
-        names = ["W", "b"] if layer.bias else ["W"]
-    elif isinstance(layer, _L.Embedding):
-        names = ["E"]
-    elif isinstance(layer, _PARAMETERLESS):
+    if isinstance(layer, _PARAMETERLESS):
         return []
-    else:
+    specs = _declared_specs(layer)
+    if specs is None:
         return None
-    return [_declared_parameter(layer, n) for n in names]
+    dtype = getattr(layer, "dtype", np.float32)
+    return [_DeclaredParameter(n, shape, init, dtype, constant)
+            for n, shape, init, constant in specs]
 
 
 # The layers Stadyn does not declare parameters for (``declared_parameters``) that make some

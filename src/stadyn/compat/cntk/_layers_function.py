@@ -181,6 +181,8 @@ class LayerFunction(UnappliedLayerView):
                         break
             else:
                 found = declared_parameters(self.layer)
+                if found is None:
+                    found = _recurrence_declared(self.layer)
             self.__dict__["_declared"] = None if found is None else tuple(found)
         return self.__dict__["_declared"]
 
@@ -192,7 +194,9 @@ class LayerFunction(UnappliedLayerView):
         walked = [v for v in (G.walk_leaves(applied) if applied and all(
             v is not None for v in applied) else self._order) if id(v) in mine]
         taken = {id(v) for v in walked}
-        own = walked + [p for p in own if id(p) not in taken]
+        # (a step applied by a recurrence, not through its own LayerFunction: in CNTK 2.7's
+        # order of a recurrent cell's parameters)
+        own = walked + G.cntk_cell_order([p for p in own if id(p) not in taken])
         return tuple(wrap(p) for p in own)
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
@@ -240,8 +244,10 @@ class LayerFunction(UnappliedLayerView):
         its own placeholder, one of unknown shape (``(-2,)``)."""
         if self._signature is not None:
             return self._signature.output
-        waiting = Deferred(self, (self._own_placeholder(),), {})
-        waiting.name = self.name            # (a named layer's output is named so)
+        waiting = self.__dict__.get("_waiting")     # (the same output, uid, each time)
+        if waiting is None:
+            waiting = self.__dict__["_waiting"] = Deferred(self, (self._own_placeholder(),), {})
+            waiting.name = self.name        # (a named layer's output is named so)
         return waiting.output
 
     @property
@@ -267,6 +273,8 @@ class LayerFunction(UnappliedLayerView):
                                  "applied is not modelled for this layer (apply it, or give "
                                  "it a signature: update_signature)")
         keep = self._own_placeholder()
+        if self.kind == "Recurrence":       # (CNTK 2.7's Combine of the step's output)
+            return UnappliedRoot("Combine", self.name, (self.output,), self.output)
         if steps is None:
             op = _shown_layer(self)[1]
             return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
@@ -282,8 +290,9 @@ class LayerFunction(UnappliedLayerView):
 
     @property
     def outputs(self) -> tuple:
-        """``(output,)``, or its signature's Function's outputs."""
-        return self._signature.outputs if self._signature is not None else (self.output,)
+        """Its outputs of unknown shape (an LSTM's two), or its signature's Function's."""
+        return self._signature.outputs if self._signature is not None else \
+            self._unapplied_outputs()
 
     def _own_placeholder(self):
         """The placeholder (without a shape) the layer stands for when an op is applied to
@@ -300,8 +309,36 @@ class LayerFunction(UnappliedLayerView):
     def _shown(self):
         return _shown_layer(self)
 
+    def _root_op_name(self) -> str:
+        """The op of the root CNTK 2.7's layer has before it is applied (``Dense``; a
+        ``Sequential``'s last layer's, ``NoOp`` when named; ``Combine`` for a
+        ``Recurrence``)."""
+        shown = _shown_layer(self)
+        if self.kind in ("Recurrence", "RecurrenceFrom"):
+            return "Combine"
+        if isinstance(self.layer, _CompositeLayer):
+            steps = self.layer.composite.steps
+            if self.name:
+                return "NoOp"
+            if steps and isinstance(steps[-1], LayerFunction) and \
+                    _shown_layer(steps[-1]) is not None:
+                return steps[-1]._root_op_name()
+        return shown[1]
+
     def __repr__(self) -> str:
-        return f"<cntk layer {self.kind} {self.name!r}>"
+        """As CNTK 2.7's ``repr`` of a layer not applied yet (its Function over its
+        placeholders); once given a signature, that Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> repr(C.layers.Dense(3, name="fc"))
+            "Composite(Dense): Placeholder('x', [???], [???]) -> Output('fc', [???], [???])"
+        """
+        if self._signature is not None:
+            return repr(self._signature)
+        if _shown_layer(self) is None:      # (not a Function in CNTK 2.7)
+            return f"<cntk layer {self.kind} {self.name!r}>"
+        return self._unapplied_repr()
 
     def __str__(self) -> str:
         """As CNTK 2.7 prints a layer not applied yet: its name, the op its graph shows
@@ -367,6 +404,19 @@ def _shown_layer(layer: LayerFunction):
     elif not op:
         return None
     return name, op, tuple(args), outputs
+
+
+def _recurrence_declared(layer: Any) -> "list | None":
+    """What CNTK 2.7's ``Recurrence`` of an ``LSTM``, ``GRU`` or ``RNNStep`` lists among its
+    inputs before it is applied: the step's declared parameters (and constants), then its
+    initial state's constant (one for every state); None for other recurrences."""
+    if type(layer) is not _L.Recurrence or not isinstance(layer.step, (_L.LSTM, _L.GRU,
+                                                                         _L.RNNStep)):
+        return None
+    step = declared_parameters(layer.step)
+    if step is None or not isinstance(layer.initial_state, Variable):
+        return None
+    return step + [wrap(layer.initial_state)]
 
 
 LAYER_CLASSES.append(LayerFunction)      # an operand _deferred waits for

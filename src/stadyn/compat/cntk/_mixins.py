@@ -132,10 +132,10 @@ class VariableMixin:
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape of a sample (without the batch axis); a placeholder's is ``(-2,)`` until it
-        is bound."""
+        is bound (or the one it was made with, where that has an inferred axis, -1)."""
         v = self.variable
         if v in G.SHAPELESS:
-            return (-2,)
+            return G.INFERRED_SHAPES.get(v, (-2,))
         if not G.BATCH(v):
             return tuple(v.shape)
         lead = 2 if v.sequence_lengths is not None else 1   # a sequence axis too

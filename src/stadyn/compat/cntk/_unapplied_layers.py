@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["UnappliedLayerView", "UnappliedRoot"]
+__all__ = ["NextOutput", "UnappliedLayerView", "UnappliedRoot"]
 
 
 class UnappliedLayerView:
@@ -134,14 +134,89 @@ class UnappliedLayerView:
     def is_block(self) -> bool:
         return False if self._signature is None else self._signature.is_block
 
+    @property
+    def constants(self) -> tuple:
+        """The constants among its inputs: before it is applied, those CNTK 2.7's layer makes
+        with it (a batch normalisation's running statistics, of shape ``(-1,)``; a GRU's
+        constant 1; a layer normalisation's epsilon); once it has a signature, its
+        Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> [(c.name, c.shape) for c in C.layers.BatchNormalization().constants]
+            [('aggregate_mean', (-1,)), ('aggregate_variance', (-1,)), ('aggregate_count', ())]
+        """
+        if self._signature is not None:
+            return self._signature.constants
+        known = self._known_parameters()
+        if known is None:
+            raise AttributeError(f"{self.kind or 'layer'}: its constants before it is applied "
+                                 "are not modelled for this layer (apply it, or give it a "
+                                 "signature: update_signature)")
+        return tuple(p for p in known if getattr(p, "is_constant", False))
+
+    def _unapplied_outputs(self) -> tuple:
+        """Its outputs before it is applied, the same ones each time: one of unknown shape
+        per output (an LSTM's two: ``Block<n>_Output_0``, ``Block<n>_Output_1``)."""
+        made = self.__dict__.get("_outputs")
+        if made is None:
+            first = self.output
+            made = (first,) + tuple(NextOutput(first, k)
+                                    for k in range(1, self._shown_signature()[1]))
+            self.__dict__["_outputs"] = made
+        return made
+
+    def _root_op_name(self) -> str:
+        raise NotImplementedError
+
+    def _unapplied_repr(self) -> str:
+        """As CNTK 2.7's ``repr`` of the layer not applied yet: ``Composite(Dense):
+        Placeholder('x', [???], [???]) -> Output('Block5_Output_0', [???], [???])``."""
+        from ._printed import function_repr
+        return function_repr(self._root_op_name(), True, self.arguments,
+                             self._unapplied_outputs())
+
     def _known_parameters(self) -> "tuple | None":
         raise NotImplementedError
 
 
+class NextOutput:
+    """The output ``k`` (after the first) of a layer not applied yet (an LSTM's cell state):
+    ``<uid of the first without _0>_<k>``, of unknown shape.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> lstm = C.layers.LSTM(3)
+        >>> first, second = lstm.outputs
+        >>> second.uid == first.uid[:-1] + "1", second.shape
+        (True, (-2,))
+    """
+
+    is_output = True
+    is_placeholder = is_input = is_parameter = is_constant = False
+
+    def __init__(self, first, k: int):
+        self._first, self._k = first, k
+
+    @property
+    def uid(self) -> str:
+        return self._first.uid.rpartition("_")[0] + f"_{self._k}"
+
+    name = ""
+    shape = (-2,)
+
+    @property
+    def owner(self):
+        return self._first.owner
+
+    def __repr__(self) -> str:
+        return f"Output('{self.uid}', [???], [???])"
+
+
 class UnappliedRoot:
     """The root Function of a CNTK layer not applied yet (``layer.root_function``), as CNTK
-    2.7 shows it: its op (``Dense``; ``NoOp``), name, inputs and output; a block unless a
-    ``NoOp``.
+    2.7 shows it: its op (``Dense``; ``NoOp``; ``Combine`` for a ``Recurrence``), name, inputs
+    and output; a block unless a ``NoOp`` or ``Combine``.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -154,7 +229,7 @@ class UnappliedRoot:
 
     def __init__(self, op_name: str, name: str, inputs: tuple, output):
         self.op_name, self.name, self.inputs, self.output = op_name, name, inputs, output
-        self.is_block = op_name != "NoOp"
+        self.is_block = op_name not in ("NoOp", "Combine")
         self.outputs = (output,)
         self.attributes: dict = {}
 

@@ -129,7 +129,7 @@ def shown(kind: str, v) -> str:
         Input('x', [#, *], [2 x 3])
     """
     shape = tuple(v.shape)
-    dims = "???" if shape == (-2,) else " x ".join(str(d) for d in shape)
+    dims = "???" if shape == (-2,) else " x ".join("?" if d == -1 else str(d) for d in shape)
     if kind == "Placeholder" and v.variable not in _PLACEHOLDER_AXES:
         axes = "???"
     else:
@@ -381,11 +381,18 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         >>> x = C.input_variable(2)
         >>> f(x).eval({x: np.array([[-1, 2]], np.float32)}).tolist()
         [[0.0, 2.0]]
+        >>> C.placeholder((C.InferredDimension, 3), name="p")
+        Placeholder('p', [???], [? x 3])
     """
-    if shape is None or _shape(shape) == (-2,):     # (-2,): CNTK's unknown shape
-        shape = None
+    inferred = shape is not None and -1 in _shape(shape)
+    if shape is None or _shape(shape) == (-2,) or inferred:     # (-2,): CNTK's unknown shape
+        # (an inferred axis, -1: shapeless until bound, as CNTK 2.7's, which takes the shape
+        # of what it is bound to whole, but shows the shape it was given)
         var = _Var((1,))
         G.SHAPELESS.add(var)
+        if inferred:
+            G.INFERRED_SHAPES[var] = _shape(shape)
+        shape = None
     else:
         var = _Var((1,) + _shape(shape))
         if dynamic_axes is None or len(dynamic_axes):

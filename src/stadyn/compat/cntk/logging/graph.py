@@ -96,15 +96,34 @@ def get_node_outputs(node, depth: int = 0) -> list:
 
 
 def plot(root, filename: str | None = None) -> str:
-    """The graph as text, one function a line (``Dense(Parameter3, Parameter4, Input2) ->
-    Dense7_Output_0``); with ``filename`` (``.dot``) also written as a Graphviz file."""
+    """The graph as CNTK 2.7's ``plot`` returns it: a line ``Op(<input uids>) -> <output
+    uid>;`` for each output of each function met by the walk (a block's constants left out,
+    as private to it), from the inputs to the root, separated by blank lines; with
+    ``filename`` (``.dot``) also written as a Graphviz file.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable(2, name="x")
+        >>> text = C.logging.graph.plot(C.relu(x) + 1)
+        >>> [line.strip().split("(")[0] for line in text.split(";") if line.strip()]
+        ['ReLU', 'Plus']
+    """
+    nodes = [root.root_function] if _is_combine(root) else []
+    nodes += [Function(v, view=kind) for kind, v in
+              G.search(_root(root), lambda n: n[0] != "leaf", 0)]
     lines, edges = [], []
-    for kind, v in G.search(_root(root), lambda n: n[0] != "leaf", 0):
-        f = Function(v, view=kind)
-        ins = [i.uid for i in f.inputs]
-        lines.append(f"{f.op_name}({', '.join(ins)}) -> {f.output.uid}")
-        edges += [(i, f.uid) for i in ins]
-    text = "\n".join(lines)
+    for f in nodes:
+        ins = list(f.inputs)
+        shown = []
+        for k, i in enumerate(ins):
+            if f.is_block and i.is_constant:
+                continue
+            # (CNTK's separator follows every input but the last, shown or not)
+            shown.append(i.uid + (", " if k != len(ins) - 1 else ""))
+        line = f"{f.op_name}({''.join(shown)}) -> "
+        lines += [line + o.uid + ";\n" for o in f.outputs]
+        edges += [(i.uid, f.uid) for i in ins]
+    text = "\n".join(reversed(lines))
     if filename:
         import os
         if os.path.splitext(filename)[1].lower() != ".dot":
