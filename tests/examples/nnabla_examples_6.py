@@ -1,14 +1,23 @@
 """Run a sixth batch of nnabla-examples' programs (sony/nnabla-examples:
-``object-detection/yolov2``'s training pipeline), unchanged, at a tiny size, one after another in
-this process, and write as JSON what their monitors recorded, what they printed of each step, the
-files they wrote and a digest of the parameters they saved.  The same file runs on NNabla 1.39
-(which made ``refs/nnabla139_examples_6.json``) and, with ``--stadyn``, on Stadyn through
+``object-detection/yolov2``'s training pipeline, ``3d-object-part-segmentation/pointnet2``),
+unchanged, at a tiny size, one after another in this process, and write as JSON what their
+monitors recorded, what they printed of each step, the files they wrote and a digest of the
+parameters they saved.  The same file runs on NNabla 1.39 (which made
+``refs/nnabla139_examples_6.json``) and, with ``--stadyn``, on Stadyn through
 ``examples/nnabla/on_stadyn.py``'s import hook.
 
     python tests/examples/nnabla_examples_6.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
 
-The reference file is this, run on NNabla 1.39 (``/work/peers/nnabla/bin/python
-tests/examples/nnabla_examples_6.py EXAMPLES WORK tests/examples/refs/nnabla139_examples_6.json``).
+The reference file is this, run on NNabla 1.39 with every run (``STADYN_LONG_EXAMPLES=1
+/work/peers/nnabla/bin/python tests/examples/nnabla_examples_6.py EXAMPLES WORK
+tests/examples/refs/nnabla139_examples_6.json``); without ``STADYN_LONG_EXAMPLES=1`` (or an
+``--only``) the driver leaves out the long ``pointnet2`` run.
+
+It also runs ``3d-object-part-segmentation/pointnet2``'s ``train.py`` (PointNet++ part
+segmentation) on a ShapeNet-part stand-in (``examples/nnabla/shapenet_part_standin.py``) under
+``WORK/shapenet``, with nnabla-examples' ``utils`` (its ``neu`` package) first on ``sys.path``,
+``np.int`` put back for ``neu``'s learning-rate scheduler, and a NumPy ``RandomState()`` made
+without a seed seeded from NumPy's global generator (the dataset shuffles with one).
 
 EXAMPLES holds the programs' folders (a checkout or an archive of the repository); WORK is an
 empty folder.  The data are stand-ins in the real files (``examples/nnabla/voc_standin.py``):
@@ -37,7 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nnabla_example_runs as record  # noqa: E402
 
-PROGRAMS = ("object-detection/yolov2",)
+PROGRAMS = ("object-detection/yolov2", "3d-object-part-segmentation/pointnet2", "utils")
 YOLO = "object-detection/yolov2"
 N_TRAIN, N_TEST = 4, 2
 
@@ -63,12 +72,26 @@ RUNS = [
     # their seeded initial values; the trained ones differ between NNabla and Stadyn by a
     # leaky ReLU's kink, see test_nnabla_examples_6.py)
     ("yolov2-valid", YOLO + "/valid.py",
-     "-w {work}/yolov2-convert/darknet19_448.conv.23.h5 -v {work}/voc/2007_test.txt -o {out} -g -1 "
-     "--width 64 --height 64 --valid-batchsize 2 -n {examples}/" + YOLO + "/data/voc.names"),
+     "-w {work}/yolov2-convert/darknet19_448.conv.23.h5 -v {work}/voc/2007_test.txt "
+     "-o {out} -g -1 --width 64 --height 64 --valid-batchsize 2 "
+     "-n {examples}/" + YOLO + "/data/voc.names"),
+    # PointNet++ (single-scale grouping) part segmentation: farthest point sampling (512 and
+    # 128 centroids, a graph of F.randint, gather_nd, F.max(only_index=True) per point), ball
+    # queries (F.sort), feature propagation (k nearest by F.sort(with_index=True)), two epochs
+    # of two steps on 128 points, each followed by the validation of the 6 test shapes and a
+    # checkpoint
+    ("pointnet2", "3d-object-part-segmentation/pointnet2/train.py",
+     "--context cpu --data_dir {work}/shapenet --num_points 128 --batch_size 2 --max_epoch 2 "
+     "--eval_interval 1 --result_dir {out}"),
 ]
+# runs left out unless $STADYN_LONG_EXAMPLES is 1 (PointNet++ takes about 100 s on Stadyn,
+# 90 of them building its two graphs' plans: each holds a 512-step farthest point sampling
+# loop, thousands of ops, traced once; NNabla 1.39 takes 25 s)
+LONG, LONG_RUNS = "STADYN_LONG_EXAMPLES", ("pointnet2",)
 # the programs' own modules, forgotten after each run
 OWN_MODULES = ("dataset", "utils", "arg_utils", "train_graph", "region_loss_utils", "yolov2",
-               "darknet19", "darknet_parser", "image", "image2")
+               "darknet19", "darknet_parser", "image", "image2", "pointnet2", "loss",
+               "running_utils", "neu")
 # what train.py prints of each step: s=seen/n, b=batch, ..., lr, mIOU, nGT, recall, loss
 STEP = re.compile(r"lr (\S+), mIOU (\S+), nGT (\d+), recall (\d+),proposals -?\d+, "
                   r"loss: (\S+),")
@@ -91,6 +114,16 @@ def detections(folder):
             rows = [[float(v) for v in line.split()] for line in f if line.strip()]
         out[name] = rows
     return out
+
+
+class _SeededWhenUnseeded(np.random.RandomState):
+    """``np.random.RandomState()`` without a seed draws its seed from NumPy's global generator
+    (which the driver seeds) instead of the operating system: ShapeNet-part's dataset
+    (``neu/datasets/shapenet_partanno_segmentation.py``) shuffles with ``RandomState(None)``,
+    so NNabla's own runs would differ from one another."""
+
+    def __init__(self, seed=None):
+        super().__init__(np.random.randint(2 ** 31) if seed is None else seed)
 
 
 def _cuda_extension_if_missing():
@@ -128,11 +161,17 @@ def _complete_region_loss_targets(examples):
 
 
 def main(argv):
+    if os.environ.get(LONG) != "1" and not any(a.startswith("--only=") for a in argv):
+        argv = list(argv) + ["--only=" + ",".join(r for r, _, _ in RUNS if r not in LONG_RUNS)]
     examples, work, out_path, stadyn = record.begin(argv, ROOT)
     import voc_standin
     voc_standin.write_voc(os.path.join(work, "voc"), N_TRAIN, N_TEST)
     voc_standin.write_darknet19_weights(os.path.join(work, "darknet19_448.conv.23"))
+    import shapenet_part_standin
+    shapenet_part_standin.write_shapenet_part(os.path.join(work, "shapenet"), N_TRAIN, 0, 6)
     _cuda_extension_if_missing()
+    sys.path.insert(0, os.path.join(examples, "utils"))
+    np.int = int          # neu/learning_rate_scheduler.py: np.asarray(..., dtype=np.int)
     import nnabla as nn
     results = {}
     for run, program, args, folder in record.selected(RUNS, argv, work):
@@ -145,11 +184,15 @@ def main(argv):
         if run == "yolov2-train-completed":
             _complete_region_loss_targets(examples)
         printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            error, seconds = record.run_beside_its_modules(
-                os.path.join(examples, program),
-                args.format(out=folder, work=work, examples=examples).split(), folder,
-                OWN_MODULES)
+        np.random.RandomState = _SeededWhenUnseeded
+        try:
+            with contextlib.redirect_stdout(printed):
+                error, seconds = record.run_beside_its_modules(
+                    os.path.join(examples, program),
+                    args.format(out=folder, work=work, examples=examples).split(), folder,
+                    OWN_MODULES)
+        finally:
+            np.random.RandomState = _SeededWhenUnseeded.__mro__[1]
         np.seterr(all="warn")      # (train.py makes NumPy raise on overflow, for itself)
         results[run] = record.result(folder, error, seconds, stadyn,
                                      digest=run != "yolov2-valid")
