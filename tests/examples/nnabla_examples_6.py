@@ -27,7 +27,8 @@ file ``WORK/darknet19_448.conv.23``.  The runs follow the program's training tut
 the Darknet19 weights to NNabla's ``.h5``, train from them, detect on the test pictures with the
 trained parameters (``valid.py``'s ``comp4_det_test_<class>.txt``).  Each program writes under
 ``WORK/<run>``.  Only the harness around the programs differs from a user's shell: NumPy and
-``random`` are seeded 0 before each (and on Stadyn torch's generator); ``nnabla_ext.cuda``, which
+``random`` are seeded 0 before each (and on Stadyn torch's generator), NNabla's parameter
+generator ``nnabla.random.prng`` 313 (its seed in a new process); ``nnabla_ext.cuda``, which
 the programs import for ``clear_memory_cache()`` alone, is an empty module with that function
 where the CUDA extension is not installed (NNabla 1.39's environment here has none); OpenCV is
 left out (``--disable-cv2``: PIL prepares the pictures on both, as on a machine without it).
@@ -173,6 +174,7 @@ def main(argv):
     sys.path.insert(0, os.path.join(examples, "utils"))
     np.int = int          # neu/learning_rate_scheduler.py: np.asarray(..., dtype=np.int)
     import nnabla as nn
+    import nnabla.random
     results = {}
     for run, program, args, folder in record.selected(RUNS, argv, work):
         np.random.seed(0)
@@ -181,6 +183,9 @@ def main(argv):
             import torch
             torch.manual_seed(0)
         nn.clear_parameters()
+        # the parameters' initial values are drawn from nnabla.random.prng, which a fresh
+        # process seeds 313: each run starts from that state, whatever ran before it
+        nnabla.random.set_parameter_seed(313)
         if run == "yolov2-train-completed":
             _complete_region_loss_targets(examples)
         printed = io.StringIO()
