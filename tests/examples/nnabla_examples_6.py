@@ -1,9 +1,9 @@
 """Run a sixth batch of nnabla-examples' programs (sony/nnabla-examples:
 ``object-detection/yolov2``'s training pipeline, ``3d-object-part-segmentation/pointnet2``),
 unchanged, at a tiny size, one after another in this process, and write as JSON what their
-monitors recorded, what they printed of each step, the files they wrote and a digest of the
-parameters they saved.  The same file runs on NNabla 1.39 (which made
-``refs/nnabla139_examples_6.json``) and, with ``--stadyn``, on Stadyn through
+monitors recorded, what they printed of each step, the files they wrote (whether the parameters
+in them are finite, and a digest of the converted ones).  The same file runs on NNabla 1.39
+(which made ``refs/nnabla139_examples_6.json``) and, with ``--stadyn``, on Stadyn through
 ``examples/nnabla/on_stadyn.py``'s import hook.
 
     python tests/examples/nnabla_examples_6.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
@@ -200,7 +200,7 @@ def main(argv):
             np.random.RandomState = _SeededWhenUnseeded.__mro__[1]
         np.seterr(all="warn")      # (train.py makes NumPy raise on overflow, for itself)
         results[run] = record.result(folder, error, seconds, stadyn,
-                                     digest=run != "yolov2-valid")
+                                     digest=run == "yolov2-convert")
         results[run]["steps"] = printed_steps(printed.getvalue())
         results[run]["detections"] = detections(folder)
     record.write_results(results, out_path)
