@@ -12,7 +12,12 @@ write FastSpeech2's length regulator and YOLOv2's region-loss targets this way.
 On Stadyn the function runs as the op :func:`stadyn.functions.python_function`: a graph holding
 it runs eagerly and cannot be saved to a model file.  The inputs a method sees are fresh copies
 (each ``grad`` starts at zero, so ``accum`` is all False), and ``outputs=`` (writing into given
-Variables) is not offered.
+Variables) is not offered.  As in NNabla 1.39, a subclass must define
+``grad_depends_output_data`` and ``grad_depends_input_data`` when an input needs a gradient:
+calling it then asks the first (for every such input and every output), ``forward`` the second
+(for every such input and every input), and a subclass lacking one stops there with
+``NotImplementedError: Implement `grad_depends_output_data`.`` (the methods' answers only steer
+NNabla's buffer reuse, so Stadyn asks and does not use them).
 
 Example:
     >>> import numpy as np
@@ -107,8 +112,23 @@ class _Slot:
 class _Adapter:
     """A PythonFunction as the ``python_function`` op calls it."""
 
-    def __init__(self, function: "PythonFunction", n_outputs: int) -> None:
+    def __init__(self, function: "PythonFunction", n_outputs: int,
+                 needs_grad: Sequence[bool]) -> None:
         self.function, self.n = function, n_outputs
+        self.needs_grad = list(needs_grad)     # of each input, when the function was called
+        self.calling = False                   # (a dynamic graph's call runs the forward)
+
+    def check_grad_depends(self, method: str, n: int) -> None:
+        """Ask the function's ``grad_depends_<method>_data(i, k)`` for every input ``i`` needing
+        a gradient and ``k < n``, as NNabla 1.39 does when it builds a graph (``output``, of
+        the outputs: whether an output's buffer may be reused) and when ``forward`` runs one
+        (``input``, of the inputs: which buffers to keep); a subclass lacking the method stops
+        there with NNabla's ``NotImplementedError``."""
+        ask = getattr(self.function, f"grad_depends_{method}_data")
+        for i, needed in enumerate(self.needs_grad):
+            if needed:
+                for k in range(n):
+                    ask(i, k)
 
     def _setup(self, inputs: list[_Slot]) -> list[_Slot]:
         outputs = [_Slot(()) for _ in range(self.n)]
@@ -120,6 +140,8 @@ class _Adapter:
         return [(o.shape, torch.float32) for o in outputs]
 
     def forward_arrays(self, arrays):
+        if not self.calling:
+            self.check_grad_depends("input", len(arrays))
         inputs = [_Slot(a.shape, a) for a in arrays]
         outputs = self._setup(inputs)
         self.function.forward_impl(inputs, outputs)
@@ -150,7 +172,13 @@ class PythonFunction:
             raise NotImplementedError(f"{self.name}: PythonFunction(..., outputs=...) (writing "
                                       "into given Variables) is not offered by Stadyn")
         n = self.min_outputs() if n_outputs < 0 else int(n_outputs)
-        return _F.python_function(*inputs, function=_Adapter(self, n))
+        adapter = _Adapter(self, n, [bool(getattr(x, "need_grad", False)) for x in inputs])
+        adapter.check_grad_depends("output", n)
+        adapter.calling = True
+        try:
+            return _F.python_function(*inputs, function=adapter)
+        finally:
+            adapter.calling = False
 
     @property
     def name(self) -> str:
