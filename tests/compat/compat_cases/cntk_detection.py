@@ -249,3 +249,39 @@ def classification_error_along_an_axis(C, r):
     r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.previous_minibatch_evaluation_average",
             "cntk.metrics.classification_error")
     return res
+
+
+@cntk_case(names=["cntk.roipooling", "cntk.Function.clone", "cntk.Function.arguments",
+                  "cntk.Function.placeholders", "cntk.CloneMethod"],
+           note="Examples/Image/Detection/FastRCNN/FastRCNN_train.py's eval model: "
+                "clone_model(model, ['data', 'roi_proposals'], ['cls_score', 'bbox_regr'], "
+                "CloneMethod.freeze) applied to (image_input, roi_proposals) binds the "
+                "placeholders in the order CNTK 2.7 lists them, roipooling's feature map before "
+                "its regions; Stadyn listed the regions first (its values read them first), so "
+                "the image went to the regions and the regions to the convolution")
+def roipooling_operands_in_cntks_order(C, r):
+    x = C.input_variable((2, 8, 8), name="data")
+    conv = C.relu(C.layers.Convolution((3, 3), 4, pad=True, init=C.glorot_uniform(seed=1))(x),
+                  name="relu5")
+    rois_in = C.input_variable((3, 4), name="rois_in")
+    rois = C.alias(rois_in, name="roi_proposals")
+    pooled = C.roipooling(conv, rois, C.MAX_POOLING, (2, 2), spatial_scale=1.0)
+    score = C.layers.Dense(3, init=C.glorot_uniform(seed=2), name="cls_score")(pooled)
+    model = C.combine([score])
+    nodes = [model.find_by_name(n) for n in ["data", "roi_proposals"]]
+    holders = [C.placeholder(name="for_" + n) for n in ["data", "rois"]]
+    cloned = C.combine([model.find_by_name("cls_score")]).clone(
+        C.CloneMethod.freeze, dict(zip(nodes, holders)))
+    image = C.input_variable((2, 8, 8))
+    regions = C.input_variable((3, 4))
+    applied = cloned(image, regions)
+    a = r.rand(1, 2, 8, 8).astype(np.float32)
+    b = np.array([[[0, 0, 3, 3], [2, 2, 7, 7], [1, 0, 6, 4]]], np.float32)
+    r.touch("cntk.Function.find_by_name", "cntk.Function.eval", "cntk.Function.__call__",
+            "cntk.Function.clone", "cntk.Function.arguments", "cntk.Function.placeholders")
+    return {"arguments": [v.name for v in model.arguments],
+            "pooling arguments": [v.name for v in pooled.arguments],
+            "placeholders": [v.name for v in cloned.placeholders],
+            "clone arguments": [v.name for v in cloned.arguments],
+            "original": model.eval({x: a, rois_in: b}),
+            "applied": applied.eval({image: a, regions: b})}
