@@ -2,6 +2,8 @@
 ``run_faster_rcnn.py`` with its ``utils/rpn`` user functions and ``od_mb_source.py``; tests/
 examples/cntk_examples.py, docs/cntk-examples.md) on Stadyn found, each compared with CNTK 2.7."""
 
+import os
+
 import numpy as np
 
 from compat_harness import cntk_case
@@ -285,3 +287,36 @@ def roipooling_operands_in_cntks_order(C, r):
             "clone arguments": [v.name for v in cloned.arguments],
             "original": model.eval({x: a, rois_in: b}),
             "applied": applied.eval({image: a, regions: b})}
+
+
+@cntk_case(names=["cntk.convolution", "cntk.pooling", "cntk.load_model"],
+           note="the detection examples' AlexNet starts with a 5x5 convolution of stride 4 "
+                "(auto padding) on a 224 or 160 picture: CNTK 2.7 centres the first window on "
+                "position extra // 2, extra being what the centres' span leaves of the axis "
+                "(ConvolveGeometry.h:385-399, GetLowerPad), which a stride of 3 or more makes "
+                "1 or more; Stadyn centred it on position 0 (Fast R-CNN's losses 8% apart), in "
+                "the Python API and in loaded model files alike")
+def auto_padding_of_strides_of_three_and_more(C, r):
+    res = {}
+    for k, s, n in ((5, 4, 12), (5, 4, 13), (3, 4, 12), (4, 4, 12), (5, 3, 9), (3, 2, 8),
+                    (5, 4, 160)):
+        x = C.input_variable((1, n, n))
+        w = C.constant(r.randn(1, 1, k, k).astype(np.float32))
+        y = C.convolution(w, x, strides=(1, s, s), auto_padding=[False, True, True])
+        data = r.randn(1, 1, n, n).astype(np.float32)
+        res["conv %d/%d on %d" % (k, s, n)] = y.eval({x: data})
+        p = C.pooling(x, C.MAX_POOLING, (k, k), strides=(s, s), auto_padding=[True, True])
+        res["max pool %d/%d on %d" % (k, s, n)] = p.eval({x: data})
+        a = C.pooling(x, C.AVG_POOLING, (k, k), strides=(s, s), auto_padding=[True, True])
+        res["average pool %d/%d on %d" % (k, s, n)] = a.eval({x: data})
+    x = C.input_variable((2, 16, 16))
+    w = C.parameter((3, 2, 5, 5), init=r.randn(3, 2, 5, 5).astype(np.float32))
+    z = C.convolution(w, x, strides=(1, 4, 4), auto_padding=[False, True, True])
+    data = r.randn(1, 2, 16, 16).astype(np.float32)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "conv.model")
+        z.save(path)
+        loaded = C.load_model(path)
+        res["loaded"] = loaded.eval({loaded.arguments[0]: data})
+    r.touch("cntk.Function.eval", "cntk.Function.save", "cntk.Function.arguments")
+    return res
