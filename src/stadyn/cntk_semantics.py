@@ -287,11 +287,16 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
                  flags: bool | Sequence[bool] = True) -> list[tuple[int, int]]:
     """CNTK's auto-padding, per axis ``(before, after)``: windows centred on every
     ``stride``-th input position, so an axis with its flag set has ``ceil(size / stride)``
-    outputs; ``(0, 0)`` where the flag is False.
+    outputs, the first centred on position ``extra // 2``, where ``extra`` is what the centres'
+    span leaves of the axis (``size - (outputs - 1) * stride - 1``; CNTK 2.7's
+    ``ConvolveGeometry::GetLowerPad``, Source/Math/ConvolveGeometry.h:385-399: a stride of 3 or
+    more may start past position 0); ``(0, 0)`` where the flag is False.  Where that start is
+    past the window's half (a stride of 5 or more for a kernel of 3), CNTK drops the first
+    positions; that case keeps the first window on position 0 here.
 
     Example:
-        >>> auto_padding((32, 7), (3, 3), (1, 2))
-        [(1, 1), (1, 1)]
+        >>> auto_padding((32, 7, 12), (3, 3, 5), (1, 2, 4))
+        [(1, 1), (1, 1), (1, 0)]
     """
     n = len(kernels)
     dilations = _per_axis(dilations or 1, n)
@@ -303,7 +308,9 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
             continue
         span = d * (k - 1) + 1
         out = -(-size // s)
-        before = (span - 1) // 2
+        before = (span - 1) // 2 - (size - (out - 1) * s - 1) // 2
+        if before < 0:
+            before = (span - 1) // 2
         pads.append((before, max(0, (out - 1) * s + span - size - before)))
     return pads
 

@@ -19,7 +19,11 @@ of ``cifar_utils.py``), the MNIST that ``MNIST_Complex_Training.py`` takes from 
 ``test/`` corpus as ``ptb/``), UCF11's video clips (with stand-ins for the ``imageio`` and
 ``PIL`` modules ``Conv3D_UCF11.py`` reads them with, on both frameworks), the pretrained
 ResNet of FeatureExtraction and TransferLearning (``refs/cntk27_resnet_standin.model``, a small
-one CNTK 2.7 wrote) with their Grocery and Flowers pictures, and AN4's feature archive.  ATIS,
+one CNTK 2.7 wrote) with their Grocery and Flowers pictures, AN4's feature archive, and for
+Faster R-CNN (``Image/Detection``) Grocery's detection files, a small AlexNet CNTK 2.7 wrote
+(``refs/cntk27_alexnet_standin.model``) and the modules its helpers import
+(``cntk_detection_standins.py``; its sizes are cut in the files it imports,
+``DETECTION_CUTS``).  ATIS,
 Shakespeare, AN4's labels and the sequence-classification data ship with CNTK and are used as
 they are (cut).
 
@@ -49,6 +53,7 @@ import types
 import numpy as np
 
 from cntk_examples_standins import _png, cut_an4, image_standins, write_pretrained, write_ucf11
+from cntk_detection_standins import detection_standins, write_grocery_detection
 
 # (run, program under Examples/, argv, [(text, replacement), ...])
 RUNS = [
@@ -157,7 +162,82 @@ RUNS = [
     ("htk_lstm_truncated", "Speech/AN4/Python/HTK_LSTM_Truncated_Distributed.py",
      ["-n", "2", "-m", "500", "-e", "1000"],
      [("Recurrence(LSTM(256))", "Recurrence(LSTM(16))")]),
+    # -- object detection (Grocery, a small AlexNet): the sizes are cut in the configuration
+    # files and helpers the program imports (DETECTION_CUTS) --
+    ("faster_rcnn", "Image/Detection/FasterRCNN/run_faster_rcnn.py", [], []),
+    ("fast_rcnn", "Image/Detection/FastRCNN/run_fast_rcnn.py", [], []),
 ]
+
+# -- object detection: cuts in the files the detection programs import (under
+# Image/Detection), made in the copy before they run, once per file (the runs share some);
+# each text must be found --
+_DETECTION_SIZES = [
+    # Grocery: 4 training and 2 test pictures (of 20 and 5); anchors of 64, 128, 192 pixels
+    ("utils/configs/Grocery_config.py",
+     [("__C.DATA.NUM_TRAIN_IMAGES = 20", "__C.DATA.NUM_TRAIN_IMAGES = 4"),
+      ("__C.DATA.NUM_TEST_IMAGES = 5", "__C.DATA.NUM_TEST_IMAGES = 2")]),
+    # the AlexNet stand-in's fully connected layers have 64 outputs (the heads read 4096)
+    ("FastRCNN/FastRCNN_train.py",
+     [('parameter(shape=(4096, cfg["DATA"].NUM_CLASSES)',
+       'parameter(shape=(64, cfg["DATA"].NUM_CLASSES)'),
+      ('parameter(shape=(4096, cfg["DATA"].NUM_CLASSES*4)',
+       'parameter(shape=(64, cfg["DATA"].NUM_CLASSES*4)')]),
+    ("utils/configs/AlexNet_config.py",
+     [("__C.MODEL.RPN_NUM_CHANNELS = 256", "__C.MODEL.RPN_NUM_CHANNELS = 32")]),
+    # plot_helpers.py's pictures are not drawn (VISUALIZE_RESULTS is False) and CNTK 2.7's
+    # environment has no PIL
+    ("utils/plot_helpers.py",
+     [("from PIL import Image, ImageFont, ImageDraw",
+       "Image = ImageFont = ImageDraw = None  # (cut: not drawn)"),
+      ("from PIL.ExifTags import TAGS", "TAGS = {}  # (cut)")]),
+]
+DETECTION_CUTS = {
+    "faster_rcnn": _DETECTION_SIZES + [
+        # pictures of 160 x 160 (of 850), 2 epochs, 32 ROIs (of 128), RPN batches of 64
+        ("FasterRCNN/FasterRCNN_config.py",
+         [("__C.IMAGE_WIDTH = 850", "__C.IMAGE_WIDTH = 160"),
+          ("__C.IMAGE_HEIGHT = 850", "__C.IMAGE_HEIGHT = 160"),
+          ("__C.CNTK.E2E_MAX_EPOCHS = 20", "__C.CNTK.E2E_MAX_EPOCHS = 2"),
+          ("__C.NUM_ROI_PROPOSALS = 128", "__C.NUM_ROI_PROPOSALS = 32"),
+          ("__C.TRAIN.RPN_BATCHSIZE = 256", "__C.TRAIN.RPN_BATCHSIZE = 64")]),
+        # as shipped, CNTK 2.7 stops at the first minibatch: "Metric aggregation did not
+        # happen, none of the learners was marked as metric aggregator." (two distributed
+        # learners, the biases' and the others', and neither marked)
+        ("FasterRCNN/FasterRCNN_train.py",
+         [("    trainer = Trainer(None, (loss, pred_error), [learner, bias_learner])",
+           "    learner.set_as_metric_aggregator()  # (cut)\n"
+           "    trainer = Trainer(None, (loss, pred_error), [learner, bias_learner])")])],
+    "fast_rcnn": _DETECTION_SIZES + [
+        # pictures of 160 x 160 (of 850), 2 epochs, 32 proposals (of 200); the learning rate's
+        # factor 1 (of Grocery's 10, which makes the small AlexNet's losses grow to 1e18)
+        ("FastRCNN/FastRCNN_config.py",
+         [("__C.CNTK.LR_FACTOR = 10.0", "__C.CNTK.LR_FACTOR = 1.0"),
+          ("__C.IMAGE_WIDTH = 850", "__C.IMAGE_WIDTH = 160"),
+          ("__C.IMAGE_HEIGHT = 850", "__C.IMAGE_HEIGHT = 160"),
+          ("__C.CNTK.MAX_EPOCHS = 20", "__C.CNTK.MAX_EPOCHS = 2"),
+          ("__C.NUM_ROI_PROPOSALS = 200", "__C.NUM_ROI_PROPOSALS = 32")])],
+}
+
+
+_CUT_MARK = "# (sizes cut by tests/examples/cntk_examples.py)\n"
+
+
+def cut_detection(examples, run):
+    """Make ``DETECTION_CUTS[run]`` in the copy of ``Image/Detection`` (once: a file cut
+    before starts with ``_CUT_MARK``)."""
+    for name, cuts in DETECTION_CUTS.get(run, ()):
+        path = os.path.join(examples, "Image", "Detection", name)
+        with io.open(path, encoding="utf-8-sig") as f:
+            source = f.read()
+        if source.startswith(_CUT_MARK):
+            continue
+        for old, new in cuts:
+            if old not in source:
+                raise SystemExit("%s: not in the file: %r" % (name, old))
+            source = source.replace(old, new)
+        with io.open(path, "w", encoding="utf-8") as f:
+            f.write(_CUT_MARK + source)
+# -- end of object detection: cuts --
 
 # what a program writes beside what it prints, kept in the result (relative to its folder)
 WRITES = {"feature_extraction": ["layerOutput.txt"],
@@ -294,6 +374,8 @@ def write_standins(examples):
     write_ucf11(os.path.join(examples, "Video", "DataSets", "UCF11"))
     write_pretrained(examples)
     cut_an4(examples)
+    if os.path.isdir(os.path.join(examples, "Image", "Detection")):
+        write_grocery_detection(examples)
 
 
 # -- running --------------------------------------------------------------------------------
@@ -343,10 +425,19 @@ def run_program(examples, run, program, argv, cuts):
     module.__file__ = path
     saved_main = sys.modules["__main__"]
     sys.modules["__main__"] = module
+    cut_detection(examples, run)
+    if run in DETECTION_CUTS:              # (a model an earlier run left is loaded, not trained)
+        shutil.rmtree(os.path.join(os.path.dirname(os.path.join(examples, program)), "Output"),
+                      ignore_errors=True)
     standins = {"mnist_complex": sklearn_standin, "conv3d_ucf11": image_standins,
-                "transfer_learning": image_standins}.get(run, dict)()
+                "transfer_learning": image_standins, "faster_rcnn": detection_standins,
+                "fast_rcnn": detection_standins}.get(run, dict)()
     saved = {name: sys.modules.get(name) for name in standins}
     sys.modules.update(standins)
+    # the detection examples' np.float: NumPy 1's alias of float, which NumPy 1.24 removed
+    np_float = run in DETECTION_CUTS and not hasattr(np, "float")
+    if np_float:
+        np.float = float
     try:
         with contextlib.redirect_stdout(out):
             exec(compile(source, path, "exec"), module.__dict__)
@@ -358,6 +449,8 @@ def run_program(examples, run, program, argv, cuts):
         error += "\n" + "".join(traceback.format_tb(exc.__traceback__)[-4:])[-2000:]
     finally:
         sys.modules["__main__"] = saved_main
+        if np_float:
+            del np.float
         for name, was in saved.items():                        # (torch looks for sklearn)
             if was is None:
                 sys.modules.pop(name, None)
@@ -367,6 +460,10 @@ def run_program(examples, run, program, argv, cuts):
         sys.path.remove(folder)
         for helper in ("resnet_models", "data_reader", "BN_Inception"):   # each its own helpers
             sys.modules.pop(helper, None)
+        detection = os.path.join(examples, "Image", "Detection")      # (its utils package, ...)
+        for name, m in list(sys.modules.items()):
+            if (getattr(m, "__file__", None) or "").startswith(detection):
+                del sys.modules[name]
     written = {}
     for name in WRITES.get(run, ()):
         if os.path.exists(os.path.join(folder, name)):

@@ -249,44 +249,58 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
 
 
 class _PythonCall(torch.autograd.Function):
-    """Runs a CNTK user function's NumPy ``forward``/``backward`` inside autograd."""
+    """Runs a CNTK user function's NumPy ``forward``/``backward`` inside autograd (one output,
+    or a tuple of several when ``forward_arrays`` gives a list)."""
 
     @staticmethod
-    def forward(ctx, function, *xs):
+    def forward(ctx, function, for_backward, *xs):
         arrays = [x.detach().cpu().numpy() for x in xs]
-        state, out = function.forward_arrays(arrays)
+        state, out = function.forward_arrays(arrays, for_backward)
         ctx.function, ctx.state = function, state
         ctx.devices = [(x.device, x.dtype) for x in xs]
-        return torch.as_tensor(np.ascontiguousarray(out), device=xs[0].device).to(xs[0].dtype)
+        ctx.several = isinstance(out, list)
+        outs = [torch.as_tensor(np.ascontiguousarray(o), device=xs[0].device).to(xs[0].dtype)
+                for o in (out if ctx.several else [out])]
+        return tuple(outs) if ctx.several else outs[0]
 
     @staticmethod
-    def backward(ctx, grad):
-        grads = ctx.function.backward_arrays(ctx.state, grad.detach().cpu().numpy())
+    def backward(ctx, *grads):
+        given = [g.detach().cpu().numpy() for g in grads]
+        grads = ctx.function.backward_arrays(ctx.state, given if ctx.several else given[0])
         out = [None if g is None else torch.as_tensor(np.ascontiguousarray(g), device=d)
                .to(t) for g, (d, t) in zip(grads, ctx.devices)]
-        return (None, *out)
+        return (None, None, *out)
 
 
 def _user_function_shape(*x, function=None):
-    shape, dtype = function.output_shape([tuple(t.shape) for t in x])
-    out = torch.empty(tuple(shape), dtype=torch.float32 if dtype is None else dtype,
-                      device="meta")
-    return out.requires_grad_(any(t.requires_grad for t in x))
+    """The output's meta tensor, or a tuple of them (``output_shape`` giving a list of
+    ``(shape, dtype)``)."""
+    found = function.output_shape([tuple(t.shape) for t in x])
+    grad = any(t.requires_grad for t in x)
+    outs = [torch.empty(tuple(shape), dtype=torch.float32 if dtype is None else dtype,
+                        device="meta").requires_grad_(grad)
+            for shape, dtype in (found if isinstance(found, list) else [found])]
+    return tuple(outs) if isinstance(found, list) else outs[0]
 
 
 @op(category="misc", shape=_user_function_shape, traceable=False,
     unstorable="a CNTK user function runs Python; model files and ONNX hold only catalog ops")
 def cntk_user_function(*x, function=None):
     """A CNTK user function: ``function`` (a ``cntk.ops.functions.UserFunction``, or any object
-    with ``forward_arrays(arrays) -> (state, array)``, ``backward_arrays(state, gradient) ->
-    [gradient per input]`` and ``output_shape(input_shapes) -> (shape, dtype)``) computes the
-    output from the inputs as NumPy arrays, and the gradients.  Graphs holding it run eagerly
-    (its Python cannot be traced) and cannot be saved.
+    with ``forward_arrays(arrays, for_backward) -> (state, array)`` (``for_backward``: whether
+    a gradient may follow: grad mode on and an input needing one, CNTK's outputs to retain
+    state for), ``backward_arrays(state, gradient) -> [gradient per input]`` and
+    ``output_shape(input_shapes) -> (shape, dtype)``) computes the output from the inputs as
+    NumPy arrays, and the gradients.  A function of several
+    outputs gives ``forward_arrays(arrays, for_backward) -> (state, [array per output])``,
+    ``output_shape`` a list of ``(shape, dtype)`` and takes ``backward_arrays(state,
+    [gradient per output])``; the op then returns a tuple.  Graphs holding it run eagerly (its
+    Python cannot be traced) and cannot be saved.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
         >>> class Twice:
-        ...     def forward_arrays(self, a): return None, 2 * a[0]
+        ...     def forward_arrays(self, a, for_backward): return None, 2 * a[0]
         ...     def backward_arrays(self, state, g): return [2 * g]
         ...     def output_shape(self, shapes): return shapes[0], None
         >>> with sd.auto_forward():
@@ -294,7 +308,8 @@ def cntk_user_function(*x, function=None):
         >>> y.d.tolist()
         [2.0, 2.0]
     """
-    return _PythonCall.apply(function, *x)
+    for_backward = torch.is_grad_enabled() and any(t.requires_grad for t in x)
+    return _PythonCall.apply(function, for_backward, *x)
 
 
 def _eye_like_shape(x):

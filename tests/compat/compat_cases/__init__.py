@@ -10,6 +10,7 @@ MODULES = {
     "cntk": ["cntk_ops", "cntk_ops_more", "cntk_function", "cntk_graph", "cntk_layers",
              "cntk_layers_more", "cntk_learners", "cntk_train", "cntk_session",
              "cntk_examples",  # (before cntk_distributed, whose last case ends MPI)
+             "cntk_detection",
              "cntk_distributed", "cntk_io", "cntk_io_formats", "cntk_misc", "cntk_names",
              "cntk_sequence",
              "cntk_sequence_axes", "cntk_sequence_shape", "cntk_sequence_layers",

@@ -8,8 +8,9 @@ from ...cntk_semantics import reshape_sample
 from ...graph import Variable, apply, name_scope, new_lengths, set_sequence_axis, topological_nodes
 from ...sequence import input_variable as sequence_input_variable
 from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS,
-                     SPARSE, Block, link_outputs, made_by_cntk_op, outputs_of, primitive_op_name,
-                     seen_through, set_op_name, set_uid, uid_of)
+                     SPARSE, Block, link_outputs, made_by_cntk_op, operand_order, outputs_of,
+                     primitive_op_name, seen_through, set_op_name, set_uid, uid_of,
+                     show_operands_in_order)
 
 __all__ = ["rebuild"]
 
@@ -138,10 +139,14 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
 
 def _outputs_carried(old: Variable, new: Variable, mapping: dict) -> None:
     """What makes ``old`` part of one CNTK function, given to its copy ``new``: an op the
-    walks pass through stays one, and the copies of the outputs of one function of several
-    (``top_k``'s values and indices) are the outputs of one function again (one uid)."""
+    walks pass through stays one (its operands in the order shown), and the copies of the
+    outputs of one function of several (``top_k``'s values and indices) are the outputs of
+    one function again (one uid)."""
     if old in INNER_OPS:
         INNER_OPS.add(new)
+    order = operand_order(old)
+    if order:                  # (roipooling's feature map before its regions, as CNTK lists them)
+        show_operands_in_order(new, tuple(mapping.get(id(o), o) for o in order))
     outs = outputs_of(old)
     if len(outs) > 1 and outs[0] is old:
         copies = [mapping.get(id(o)) for o in outs]

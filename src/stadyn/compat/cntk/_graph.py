@@ -40,7 +40,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "Combine", "primitive_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
-           "replace_placeholder", "show_operands_in_order",
+           "replace_placeholder", "show_operands_in_order", "operand_order",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
            "seen_through", "shown_inputs", "is_splice_leaf",
@@ -94,6 +94,12 @@ def show_operands_in_order(out: Variable, operands: tuple) -> None:
     inner values read them in: ``Function.inputs`` and the walk for ``Function.arguments``
     (CNTK's ``gather(reference, indices)`` lists the reference first)."""
     keep_with(out, _OPERAND_ORDER, tuple(seen_through(o) for o in operands))
+
+
+def operand_order(v: Variable) -> tuple:
+    """The operands :func:`show_operands_in_order` gave the op that made ``v`` (empty when
+    none were given)."""
+    return kept_with(v, _OPERAND_ORDER) or ()
 
 
 def _in_operand_order(v: Variable, found: list[Variable]) -> list[Variable]:

@@ -15,7 +15,8 @@ Example:
 from __future__ import annotations
 
 from ... import cntk_semantics, functions as F
-from ._adapt import batched, float_arrays, named, operand, sample_shape, wrap
+from . import _graph as G
+from ._adapt import batched, float_arrays, named, one_op, operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
 
 __all__ = ["crop_manual", "roipooling"]
@@ -78,4 +79,8 @@ def roipooling(operand_, rois, pooling_type, roi_output_shape, spatial_scale: fl
                          f"are needed, got {shape} and {rshape}")
     out = cntk_semantics.roi_pooling(operand(operand_), operand(rois), roi_output_shape,
                                      spatial_scale)                    # (B, R, C, h, w)
+    # one op reading the feature map and the regions, in this order (CNTK 2.7's inputs, and so
+    # Function.arguments and a clone's placeholders); its values read the regions first
+    one_op(out, operand_, rois)
+    G.show_operands_in_order(out, (operand(operand_), operand(rois)))
     return named(wrap(out), name, "ROIPooling")

@@ -69,7 +69,13 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
                          name: str = ""):
     """1 for a sample whose target class (the target's argmax) is not among the ``topN``
     largest outputs, else 0; with ``topN > 1``, the number of such samples in the minibatch
-    (one number, as CNTK 2.7 gives it)."""
+    (one number, as CNTK 2.7 gives it).  Along another ``axis`` than the last given as -1
+    (``axis=1`` of ``(R, C)`` scores per sample, as CNTK's Fast R-CNN examples ask), CNTK 2.7
+    computes something else (Function.cpp, ``ClassificationError``): a row is wrong where the
+    target differs anywhere from the row's maxima (all of them marked), and a sample's error
+    is the mean of its rows': one number per sample."""
+    if int(topN) == 1 and isinstance(axis, (int, np.integer)) and int(axis) != -1:
+        return _classification_error_along(output_vector, target_vector, axis, name)
     out = F.classification_error(operand(output_vector),
                                  _target_like(target_vector, output_vector),
                                  _axis(output_vector, axis), int(topN))
@@ -77,6 +83,31 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         from . import _graph as G
         out = F.sum(out)
         G.BATCH.unmark(out)
+    return named(wrap(out), name, "ClassificationError")
+
+
+def _classification_error_along(output_vector, target_vector, axis, name: str):
+    """CNTK 2.7's ``ClassificationError`` along an axis that is not its first (C++'s; Python
+    gives -1 for that one): ``mean(sum(target != (o == max(o, axis)), axis) >= 1)`` over all
+    the sample's axes.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> z, y = C.input_variable((2, 3)), C.input_variable((2, 3))
+        >>> e = C.classification_error(z, y, axis=1)
+        >>> e.eval({z: np.array([[[1, 2, 0], [3, 1, 0]]], np.float32),
+        ...         y: np.array([[[0, 1, 0], [0, 1, 0]]], np.float32)}).tolist()
+        [0.5]
+    """
+    o, t = operand(output_vector), _target_like(target_vector, output_vector)
+    ax = _axis(output_vector, axis)
+    marked = F.cast(F.equal(o, F.max(o, axis=ax, keepdims=True)), str(o.dtype))
+    wrong = F.cast(F.not_equal(t, marked), str(o.dtype))
+    rows = F.cast(F.greater_equal_scalar(F.sum(wrong, axis=ax, keepdims=True), 1.0),
+                  str(o.dtype))
+    lead = 1 if batched(output_vector) else 0
+    out = F.mean(rows, axis=tuple(range(lead, len(rows.shape)))) if len(rows.shape) > lead \
+        else rows
     return named(wrap(out), name, "ClassificationError")
 
 

@@ -64,8 +64,12 @@ def _on_sequences(var) -> bool:
 
 
 def _as_input_shape(var, data):
-    """``data`` (``(N, *stream shape)``) as ``(N, *var.shape)`` where the sizes agree."""
+    """``data`` (``(N, *stream shape)``) as ``(N, *var.shape)`` where the sizes agree; data of
+    exactly the sample's shape is one sample, as CNTK 2.7 takes a ``Value`` without a batch
+    axis (CNTK's object-detection examples' ``MinibatchData(Value(batch=image))``)."""
     shape = tuple(getattr(var, "shape", ()) or ())
+    if shape and tuple(data.shape) == shape and not _on_sequences(var):
+        return data.reshape((1,) + shape)
     if (shape and tuple(data.shape[1:]) != shape
             and math.prod(data.shape[1:]) == math.prod(shape)):
         return data.reshape((data.shape[0],) + shape)
@@ -124,6 +128,22 @@ def counted_variable(criterion):
     return search(criterion) or criterion
 
 
+def _distributed_learners(learners) -> list:
+    """The distributed learners among a Trainer's ``learners``, as CNTK 2.7 takes them: all
+    of them or none (ValueError); a lone one is marked as the metric aggregator, of several
+    one must be (``set_as_metric_aggregator``) or each train_minibatch fails after updating
+    (checked there)."""
+    learners = list(learners or ())
+    found = [x for x in learners if callable(getattr(type(x), "set_as_metric_aggregator",
+                                                      None))]
+    if found and len(found) != len(learners):
+        raise ValueError("Cannot use a non-distributed learner for some parameters together "
+                         "with a distributed learner for other parameters, in a single Trainer.")
+    if len(found) == 1:
+        found[0].set_as_metric_aggregator()
+    return found
+
+
 class Trainer(_Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
@@ -165,6 +185,7 @@ class Trainer(_Trainer):
         # the same outputs, which shares the state this holds
         model = self.model
         self._model_runs = model._run_state() if model is not None else None
+        self._distributed = _distributed_learners(self.parameter_learners)
 
     def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
@@ -206,6 +227,11 @@ class Trainer(_Trainer):
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
         if arguments and is_sweep_end:
             self._sweeps_seen = self.__dict__.get("_sweeps_seen", 0) + 1
+        if arguments and len(self._distributed) > 1 and \
+                not any(x.is_metric_aggregator() for x in self._distributed):
+            # (CNTK 2.7 raises after the update: the parameters and counts have moved on)
+            raise RuntimeError("Update failed: Metric aggregation did not happen, none of the "
+                               "learners was marked as metric aggregator.")
         return (updated, {o: values[o] for o in mine}) if mine and updated else updated
 
     def total_number_of_units_seen(self, unit=1) -> int:

@@ -415,7 +415,10 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
 
 def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,
                     name: str = "") -> Variable:
-    """What a ``UserFunction``'s ``infer_outputs`` returns: the shape and type of an output."""
+    """What a ``UserFunction``'s ``infer_outputs`` returns: the shape and type of an output.
+    A ``FreeDimension`` in ``shape`` is sized by the arrays the function's ``forward`` gives
+    (1 until it runs)."""
+    shape = tuple(1 if d == FreeDimension else d for d in _shape(shape))
     var = _Var((1,) + _shape(shape) if dynamic_axes else _shape(shape),
                need_grad=needs_gradient, dtype=dtype)
     G.PLACEHOLDERS[var] = name

@@ -10,8 +10,9 @@ NumPy broadcasting aligns them from the last axis as CNTK does.
 **Window geometry** (``Convolution``, ``Pooling``), checked against CNTK 2.7 on every padding
 case of ``tests/fixtures/legacy/cntk_ff_ops.model`` (odd and even kernels, strides 1 and 2,
 dilation-free): per spatial axis of size *n* with kernel *k* (dilated: *(k - 1) d + 1*) and
-stride *s*, auto padding gives ``ceil(n / s)`` outputs with ``(k - 1) // 2`` padding below and
-what the last window needs above (an even kernel pads one more above than below); without it
+stride *s*, auto padding gives ``ceil(n / s)`` outputs with ``(k - 1) // 2`` padding below
+(less where a stride of 3 or more leaves cells over: :func:`stadyn.cntk_semantics.auto_padding`)
+and what the last window needs above (an even kernel pads one more above than below); without it
 ``lowerPad``/``upperPad`` and ``floor`` (``ceilOutDim``: ``ceil``) output sizes.  Lists shorter
 than the rank (CNTK broadcasts its last column-major entry) are filled from the front.
 """
@@ -100,11 +101,9 @@ def window(n: int, k: int, s: int, d: int, auto: bool, lo: int, hi: int,
         (0, 0, 3)
     """
     ke = (k - 1) * d + 1
-    if auto:
-        out = -(-n // s)
-        lo = (ke - 1) // 2
-        hi = max(0, (out - 1) * s + ke - n - lo)
-        return lo, hi, out
+    if auto:                      # (the first window's centre as CNTK places it: S.auto_padding)
+        (lo, hi), = S.auto_padding((n,), (k,), (s,), (d,), True)
+        return lo, hi, -(-n // s)
     span = n + lo + hi - ke
     out = (-(-span // s) if ceil_out else span // s) + 1
     if ceil_out:

@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -57,7 +58,16 @@ class StreamInformation(_io.StreamInformation):
 
 def _reading(user_next):
     """The user's ``next_minibatch`` as every reader of a source calls it: the workers
-    default to one, and ``input_map`` keys the result by input instead of stream."""
+    default to one, and ``input_map`` keys the result by input instead of stream.  A
+    ``next_minibatch`` that takes ``input_map`` itself (CNTK's object-detection examples'
+    ``ObjectDetectionMinibatchSource``) is called as it is, as CNTK 2.7 calls it."""
+    if "input_map" in inspect.signature(user_next).parameters:
+        @functools.wraps(user_next)
+        def own_map(self, *args, **kwargs):
+            return user_next(self, *args, **kwargs)
+        own_map._reads_user_source = True
+        return own_map
+
     @functools.wraps(user_next)
     def next_minibatch(self, num_samples, number_of_workers=1, worker_rank=0, device=None,
                        input_map=None, num_data_partitions=None, partition_index=None):

@@ -49,23 +49,37 @@ class UserFunction(Function):
     ``forward(argument(s), ...)`` returning ``(state, output)``, ``backward(state,
     root_gradients[, variables])`` returning the gradient (one input) or filling
     ``variables`` (several), and ``infer_outputs()`` returning ``[output_variable(...)]``;
-    ``cntk.user_function(instance)`` is the Function to use.  One output is supported.
+    ``cntk.user_function(instance)`` is the Function to use.  With several outputs, as in
+    CNTK 2.7, ``forward(arguments, outputs, ...)`` fills the dict ``outputs`` (keyed by
+    ``self.outputs``) and returns the state, and ``backward`` is given the root gradients as
+    a dict of the outputs that need one (the array itself when one does).  An output's
+    dimension may be ``FreeDimension``: the arrays ``forward`` returns give its size.
     """
 
     def __init__(self, inputs, as_numpy: bool = True, attributes=None, name: str = ""):
         self._user_inputs = [i if isinstance(i, GraphObject) else i for i in inputs]
         self._user_name = name
+        self.as_numpy = as_numpy
         self.attributes_ = dict(attributes or {})
-        outputs = self.infer_outputs()
-        if len(outputs) != 1:
-            raise ValueError("UserFunction: Stadyn's compat supports one output")
-        self._output_type = outputs[0]
-        out = F.cntk_user_function(*[operand(i) for i in self._user_inputs],
-                                   function=_Call(self))
-        G.set_op_name(out, type(self).__name__)
+
+    def _build(self) -> None:
+        """Make the op (once): ``infer_outputs`` is asked when ``user_function`` takes the
+        instance, as CNTK 2.7 asks it after the subclass's ``__init__`` has finished."""
+        if self.__dict__.get("_built"):
+            return
+        self._built = True
+        name = self._user_name
+        types = list(self.infer_outputs())
+        if not types:
+            raise ValueError(f"{type(self).__name__}.infer_outputs returned no outputs")
+        self._output_types = types
+        outs = F.cntk_user_function(*[operand(i) for i in self._user_inputs],
+                                    function=_Call(self))
+        outs = list(outs) if isinstance(outs, tuple) else [outs]
+        G.set_op_name(outs[0], type(self).__name__)
         if name:
-            out.name = name
-        Function.__init__(self, out)
+            outs[0].name = name
+        Function.__init__(self, outs[0], outs if len(outs) > 1 else None)
 
     @property
     def inputs(self) -> list:
@@ -77,6 +91,16 @@ class UserFunction(Function):
         raise NotImplementedError("UserFunction.infer_outputs: return [output_variable(...)]")
 
 
+def _batched(out, output_type) -> np.ndarray:
+    """An output array as the op gives it: with the batch axis, which an array of only the
+    sample's axes (one sample, as CNTK 2.7 takes it) lacks."""
+    out = np.asarray(out, dtype=np.float32)
+    v = output_type.variable
+    if G.BATCH(v) and out.ndim == len(v.shape) - 1:
+        out = out[None]
+    return out
+
+
 class _Call:
     """A UserFunction as the ``cntk_user_function`` op calls it (NumPy in and out)."""
 
@@ -85,19 +109,39 @@ class _Call:
 
     def output_shape(self, input_shapes):
         import torch
-        v = self.function._output_type.variable
-        shape = tuple(v.shape)
-        if G.BATCH(v) and input_shapes:
-            shape = (input_shapes[0][0],) + shape[1:]
-        return shape, torch.float32 if np.dtype(v.dtype) == np.float32 else torch.float64
+        found = []
+        for t in self.function._output_types:
+            v = t.variable
+            shape = tuple(v.shape)
+            if G.BATCH(v) and input_shapes:
+                shape = (input_shapes[0][0],) + shape[1:]
+            found.append((shape, torch.float32 if np.dtype(v.dtype) == np.float32 else
+                          torch.float64))
+        return found if len(found) > 1 else found[0]
 
-    def forward_arrays(self, arrays):
+    def forward_arrays(self, arrays, for_backward: bool = False):
         f = self.function
-        state, out = f.forward(arrays[0] if len(arrays) == 1 else list(arrays))
-        return state, np.asarray(out, dtype=np.float32)
+        args = arrays[0] if len(arrays) == 1 else list(arrays)
+        # CNTK 2.7's outputs_to_retain: the outputs whose state a backward pass will need
+        # (none when evaluating); CNTK's object-detection ProposalLayer reads it
+        retain = list(f.outputs) if for_backward else []
+        if len(f._output_types) == 1:
+            state, out = f.forward(args, cpu(), retain)
+            return state, _batched(out, f._output_types[0])
+        outputs = {o: None for o in f.outputs}
+        state = f.forward(args, outputs, cpu(), retain)
+        missing = [o for o in f.outputs if outputs.get(o) is None]
+        if missing:
+            raise ValueError(f"{type(f).__name__}.forward: not all outputs have been provided "
+                             f"(missing {len(missing)} of {len(outputs)})")
+        return state, [_batched(outputs[o], t) for o, t in zip(f.outputs, f._output_types)]
 
     def backward_arrays(self, state, gradient):
         f = self.function
+        if isinstance(gradient, list):          # several outputs: those that need a gradient
+            roots = {o: g for o, g, t in zip(f.outputs, gradient, f._output_types)
+                     if t.needs_gradient}
+            gradient = next(iter(roots.values())) if len(roots) == 1 else roots
         params = inspect.signature(f.backward).parameters
         if len(f._user_inputs) == 1 and len(params) < 3:
             return [np.asarray(f.backward(state, gradient))]
@@ -107,5 +151,6 @@ class _Call:
 
 
 def _user_function(user_func: UserFunction) -> Function:
-    """The Function of a :class:`UserFunction` instance."""
-    return Function(user_func.variable)
+    """The Function of a :class:`UserFunction` instance (of all its outputs)."""
+    user_func._build()
+    return Function(user_func.variable, user_func.members)

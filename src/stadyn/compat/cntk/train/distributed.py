@@ -172,6 +172,7 @@ class DistributedLearner(_WrappedOptimizer):
         self._block_size = block_size
         self._communicator = Communicator()
         self._parallel = _dist.DataParallel() if _joined() else None
+        self._metric_aggregator = False
         # (not a CntkLearner, so it has no rate to report: CNTK 2.7 writes no 'Learning rate'
         # or 'Momentum' line for a distributed learner, in a Trainer or Function.train alike)
 
@@ -195,6 +196,28 @@ class DistributedLearner(_WrappedOptimizer):
                 if self._reset_after_block:
                     self._learner.reset_smoothed_gradients()
         return updated
+
+    def set_as_metric_aggregator(self) -> None:
+        """Make this the learner that aggregates the metric over the workers: of several
+        distributed learners in one Trainer, CNTK 2.7 needs one marked (a lone one is marked
+        by the Trainer).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> z = C.layers.Dense(2)(C.input_variable(3))
+            >>> learner = C.train.distributed.data_parallel_distributed_learner(
+            ...     C.sgd(z.parameters, C.learning_parameter_schedule(0.1)))
+            >>> learner.is_metric_aggregator()
+            False
+            >>> learner.set_as_metric_aggregator(); learner.is_metric_aggregator()
+            True
+        """
+        self._metric_aggregator = True
+
+    def is_metric_aggregator(self) -> bool:
+        """Whether :meth:`set_as_metric_aggregator` (or a Trainer of this learner alone)
+        marked it."""
+        return self._metric_aggregator
 
     def parameters(self) -> list:
         """The parameters the wrapped learner updates (a method, as on CNTK's
