@@ -1,7 +1,8 @@
 """More of the CNTK v2 model-file writer's op rules (see :mod:`._cntk_write`): the activations
 CNTK 2.7 builds as blocks (``SELU``, ``LeakyReLU``, ``PReLU``, ``HardSigmoid``), the primitives
-``StraightThrough``, ``LogPlus`` (``log_add_exp``), ``Pad``, ``Gather`` and
-``RandomDistribution`` (``cntk.random``'s draws), each written as CNTK 2.7 writes it -- learnt by
+``StraightThrough``, ``LogPlus`` (``log_add_exp``), ``Pad``, ``Gather``, the norms
+(``ReduceL1``, ``ReduceL2``, ``ReduceSumSquare`` blocks) and ``RandomDistribution``
+(``cntk.random``'s draws), each written as CNTK 2.7 writes it -- learnt by
 making the op in CNTK 2.7, saving it and decoding the file (the forms are kept, decoded, in
 ``tests/fixtures/cntk_write_forms/written.json``; CNTK 2.7 loads Stadyn's files of them in
 ``make_forms.py``):
@@ -16,6 +17,9 @@ making the op in CNTK 2.7, saving it and decoding the file (the forms are kept, 
 * ``Pad``: ``paddingHead`` / ``paddingFoot`` (size_t's, stored axis order: last axis first),
   ``paddingMode`` (0 constant, 1 reflect, 2 symmetric), ``paddingConstantValue``;
 * ``Gather``: the indices first, then the table;
+* ``ReduceL1`` / ``ReduceL2`` / ``ReduceSumSquare``: a block (``axisVec``, kept) of ``Abs`` /
+  the ``ReduceSumSquare`` block then ``Sqrt`` / ``ElementTimes(x, x)``, then the ``Sum``
+  ``ReduceElements`` block CNTK builds for the axes (all, or some: ``MultiAxisReduce``);
 * ``RandomDistribution``: ``randomDistributionType`` (``uniform``, ``normal``, ``gumbel``,
   ``bernoulli``), ``randomDistributionArgs`` (doubles), ``rngSeed``, ``rngOffset`` (size_t's);
   the ``*_like`` form reads its operand, the shaped form (``cntk.random.normal(shape)``) reads
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_more import ALL_STATIC, python_axis, reduce_all_block, reduce_some
 
 __all__ = ["RULES"]
 
@@ -178,6 +183,66 @@ def _gather(w, ins, uids, attrs, out, name):
     return w.function("Gather", [uids[1], uids[0]], name=name)
 
 
+# -- ReduceL1, ReduceL2, ReduceSumSquare --------------------------------------------------------
+def _inner_nodes(out, shown) -> list:
+    stop = {id(v) for v in shown}
+    nodes, seen, stack = [], set(), [out.parent]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        stack.extend(i.parent for i in node.inputs if id(i) not in stop)
+    return nodes
+
+
+def _norm(op: str):
+    """CNTK 2.7's ``ReduceL1`` / ``ReduceL2`` / ``ReduceSumSquare`` blocks (attributes
+    ``axisVec``, ``reductionKeepDimensions``) over all of the sample's axes or along some of
+    them, kept: ``Abs`` / the ``ReduceSumSquare`` block then ``Sqrt`` / ``ElementTimes(x, x)``,
+    then the ``ReduceElements`` ``Sum`` block CNTK builds for those axes."""
+    def rule(w, ins, uids, attrs, out, name):
+        sums = [n for n in _inner_nodes(out, ins) if n.spec.name == "sum"]
+        if len(uids) != 1 or len(sums) != 1:
+            raise CntkWriteUnsupported(op, f"a {op} the writer cannot read")
+        x, a = ins[0], _attributes(sums[0])
+        nb = w.lead(x)
+        sample = list(range(nb, len(x.shape)))
+        given = a["axis"] if isinstance(a["axis"], (list, tuple)) else \
+            sample if a["axis"] is None else [a["axis"]]
+        axes = sorted(int(k) % len(x.shape) for k in given)
+        if axes == sample and not a["keepdims"]:
+            every = True
+            vec = P.vector([ALL_STATIC])
+        elif a["keepdims"] and set(axes) <= set(sample):
+            every = False
+            vec = P.vector([python_axis(w.static_rank(x) - 1 - w.static_axis_index(x, k))
+                            for k in axes])
+        else:
+            raise CntkWriteUnsupported(op, "a reduction along some of a sample's axes, not kept")
+
+        def summed(w_, v):
+            if every:
+                return reduce_all_block(w_, x, v, "Sum", "") + "_Output_0"
+            return reduce_some(w_, x, v, "Sum", axes, "") + "_Output_0"
+
+        def square_body(w_, p, c, n):
+            return summed(w_, w_.function("ElementTimes", [p[0], p[0]]) + "_Output_0")
+
+        def body(w_, p, c, n):
+            if op == "ReduceL1":
+                return summed(w_, w_.function("Abs", [p[0]]) + "_Output_0")
+            if op == "ReduceSumSquare":
+                return square_body(w_, p, c, n)
+            square = w_.fixed_block("ReduceSumSquare", "", [x], p, (), square_body, {
+                "axisVec": vec, "reductionKeepDimensions": P.boolean(True)})
+            return w_.function("Sqrt", [square + "_Output_0"]) + "_Output_0"
+        return w.fixed_block(op, name, [x], uids, (), body, {
+            "axisVec": vec, "reductionKeepDimensions": P.boolean(True)})
+    return rule
+
+
 # -- RandomDistribution ------------------------------------------------------------------------
 _KINDS = {"rand_like": ("uniform", ("low", "high")), "randn_like": ("normal", ("mu", "sigma")),
           "gumbel_like": ("gumbel", ("loc", "scale")), "bernoulli_like": ("bernoulli", ("p",))}
@@ -214,5 +279,6 @@ RULES = {
     "cntk:StraightThrough": _primitive("StraightThrough", 1),
     "cntk:LogPlus": _primitive("LogPlus", 2),
     "cntk:Pad": _pad, "cntk:Gather": _gather,
+    **{"cntk:" + op: _norm(op) for op in ("ReduceL1", "ReduceL2", "ReduceSumSquare")},
     **{catalog: _random(catalog) for catalog in _KINDS},
 }
