@@ -1,13 +1,15 @@
 """CNTK v2 files Stadyn writes with the ops its writer wrote as Stadyn's own format (with the
 warning "no CNTK v2 form for selu: the writer has no rule for this op", a file CNTK 2.7 cannot
 read) until cntkwrite5: ``SELU``, ``LeakyReLU``, ``PReLU``, ``HardSigmoid`` (the blocks CNTK 2.7
-builds), ``StraightThrough``, ``LogPlus``, ``Pad`` (constant, reflect, symmetric), ``Gather``
-and ``RandomDistribution`` (``cntk.random``'s draws: ``*_like`` and of a shape).
+builds), ``StraightThrough``, ``LogPlus``, ``Pad`` (constant, reflect, symmetric), ``Gather``,
+the ``ReduceL1``, ``ReduceL2``, ``ReduceSumSquare`` blocks and ``RandomDistribution``
+(``cntk.random``'s draws: ``*_like`` and of a shape).
 
-``tests/fixtures/cntk_write_forms/``: CNTK 2.7's ``cntk_more.model`` and ``cntk_random.model``
-with its outputs of them (``cntk_more.npz``, ``make_cntk_more.py``); CNTK 2.7's outputs and
-listing of the files Stadyn wrote (``make_forms.py``: ``again_*``, CNTK's file loaded and saved
-again; ``built_*``, the network built in the compat, ``forms_network.py``)."""
+``tests/fixtures/cntk_write_forms/``: CNTK 2.7's ``cntk_more.model``, ``cntk_random.model`` and
+``cntk_norms.model`` with its outputs of them (``cntk_more.npz``, ``make_cntk_more.py``); CNTK
+2.7's outputs and listing of the files Stadyn wrote (``make_forms.py``: ``again_*``, CNTK's
+file loaded and saved again; ``built_*``, the network built in the compat,
+``forms_network.py``)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ CNTK_MORE = dict(np.load(os.path.join(FIXTURES, "cntk_more.npz")))
 FEEDS = {"xs": CNTK_MORE["xs"], "idx": CNTK_MORE["idx"], "big": np.zeros((2, 1000), np.float32)}
 MORE = ["selu", "leaky_relu", "param_relu", "hard_sigmoid", "straight_through", "log_add_exp",
         "pad_constant", "pad_reflect", "pad_symmetric", "gather"]
+NORMS = ["reduce_l1", "reduce_l2", "reduce_sum_square", "reduce_l2_axes"]
 RANDOM = sorted(f"{k}_{form}" for k in make_forms.forms_network.RANDOM
                 for form in ("like", "shaped"))
 
@@ -63,6 +66,24 @@ def test_cntk_computes_on_stadyns_file_what_it_computes_on_its_own(name):
     for out in MORE:
         np.testing.assert_array_equal(ON_STADYNS[f"{name}/{out}"], CNTK_MORE["more/" + out],
                                       err_msg=out)
+
+
+def test_cntk_computes_the_norms_on_stadyns_file_as_on_its_own():
+    # the ReduceL1 / ReduceL2 / ReduceSumSquare blocks (around CNTK's ReduceElements blocks,
+    # and the ReduceSumSquare block inside ReduceL2) with the attributes CNTK 2.7 writes
+    listed = WRITTEN["built_norms"]["cntk"]
+    assert [o[0] for o in listed["outputs"]] == NORMS
+    assert [f[0] for f in listed["functions"][:5]] == [
+        "Combine", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceL2"]
+    own = make_forms.decoded(os.path.join(FIXTURES, "cntk_norms.model"))
+
+    def attributes(decoded):
+        return sorted(json.dumps(f["attributes"], sort_keys=True)
+                      for f in decoded["primitive_functions"])
+    assert attributes(WRITTEN["built_norms"]["file"]) == attributes(own)
+    for out in NORMS:
+        np.testing.assert_allclose(ON_STADYNS["built_norms/" + out], CNTK_MORE["norms/" + out],
+                                   rtol=1e-6, err_msg=out)
 
 
 def _random_attributes(path: str) -> dict:
@@ -133,11 +154,12 @@ def test_stadyn_reads_cntks_file_with_cntks_outputs():
                                    err_msg=o.name)
 
 
-def test_the_compat_network_computes_what_cntk_computes():
-    f = make_forms.forms_network.build_more(C)
+@pytest.mark.parametrize("kind", ["more", "norms"])
+def test_the_compat_network_computes_what_cntk_computes(kind):
+    f = getattr(make_forms.forms_network, "build_" + kind)(C)
     got = f.eval({a: FEEDS[a.name] for a in f.arguments})
     for o in f.outputs:
-        np.testing.assert_allclose(got[o], CNTK_MORE["more/" + o.name], rtol=1e-6, atol=1e-6,
+        np.testing.assert_allclose(got[o], CNTK_MORE[f"{kind}/{o.name}"], rtol=1e-6, atol=1e-6,
                                    err_msg=o.name)
 
 
