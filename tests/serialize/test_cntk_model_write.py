@@ -184,18 +184,17 @@ def test_round_is_written_as_cntks_floor_of_x_plus_a_half(tmp_path):
 
 
 def test_a_cntk_op_the_writer_has_no_form_for_is_written_through_its_catalog_ops(tmp_path):
-    # a value the compat shows as a CNTK op without a rule here (SELU; tan had none before
-    # cntk_write_forms) is written by the catalog ops computing it; where one of those has no
-    # CNTK form, Stadyn's format, warned
+    # a value the compat shows as a CNTK op without a rule here (eye_like; SELU and reduce_l1
+    # until cntkwrite5, tan before cntk_write_forms) is written by the catalog ops computing it;
+    # where one of those has no CNTK form, Stadyn's format, warned
     x = C.input_variable(2, name="x")
-    path = str(tmp_path / "selu.model")
-    with pytest.warns(UserWarning, match="no CNTK v2 form for selu: the writer has no rule"):
-        C.selu(x, name="t").save(path)
+    path = str(tmp_path / "eye.model")
+    with pytest.warns(UserWarning, match="no CNTK v2 form for cntk_eye_like: the writer has no "
+                                         "rule"):
+        C.eye_like(x, sparse_output=False, name="t").save(path)
     loaded = C.load_model(path)
-    got = loaded.eval({loaded.arguments[0]: np.array([[0.5, -1.0]], np.float32)})
-    alpha, scale = 1.6732632423543772, 1.0507009873554805           # SELU's constants
-    want = scale * np.where(np.array([0.5, -1.0]) > 0, [0.5, -1.0], alpha * np.expm1([0.5, -1.0]))
-    np.testing.assert_allclose(np.ravel(got), want, rtol=1e-6)
+    got = loaded.eval({loaded.arguments[0]: np.array([[0.5, -1.0], [2.0, 3.0]], np.float32)})
+    np.testing.assert_array_equal(got, [[1.0, 0.0], [0.0, 1.0]])
 
 
 def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):

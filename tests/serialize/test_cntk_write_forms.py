@@ -32,7 +32,8 @@ CNTK_OWN = dict(np.load(os.path.join(FIXTURES, "cntk_ops.npz")))
 ROI = dict(np.load(os.path.join(FIXTURES, "..", "cntk_roipooling", "roipooling.npz")))
 _EDIT = np.load(os.path.join(FIXTURES, "..", "cntk_read_unread", "refs.npz"))
 EDIT = {k.split("/", 1)[1]: _EDIT[k] for k in _EDIT.files if k.startswith("edit_distance/")}
-FEEDS = {**CNTK_OWN, **ROI, **EDIT}
+_MORE = np.load(os.path.join(FIXTURES, "cntk_more.npz"))     # (the inputs of the *_more files)
+FEEDS = {**CNTK_OWN, **ROI, **EDIT, "xs": _MORE["xs"], "idx": _MORE["idx"]}
 
 
 def _feed(a):

@@ -33,6 +33,7 @@ from . import _cntk_write_proto as P
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
     add_bias, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
+from ._cntk_write_acts import RULES as _ACT_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 
@@ -269,6 +270,7 @@ _RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), element_d
                "cntk:Not": _fixed_block("Not", (0.0, 1.0), _not)})
 _RULES.update(_MORE_RULES)
 _RULES.update(_LATER_RULES)
+_RULES.update(_ACT_RULES)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
 # are CNTK's and written

@@ -86,14 +86,18 @@ def walk(outputs: Sequence[Variable], cntk_op_of, written: "set[str] | frozenset
     return unique
 
 
+# the catalog's random draws of a value's shape (the writer's RandomDistribution)
+_DRAWS = ("rand_like", "randn_like", "gumbel_like", "bernoulli_like")
+
+
 def fold_shapes(w, nodes) -> set[int]:
     """CNTK's shapes for the leaves Stadyn reads reshaped: a weight (``Dense`` on an image:
     ``(channels, height, width, out)``) or convolution bias (``(out, 1, 1)``) Stadyn reshapes
     in the graph is read as it is (in ``w.folded``: the reshape's output -> the leaf; the
-    reshapes are not written), batch normalisation's flattened parameters get the input's
-    shape (``w.leaf_shapes``); a slice cropping a transposed convolution's output is written
-    with it (``w.fused``: the slice -> the deconvolution).  Returns the ids of the nodes left
-    out."""
+    reshapes are not written; likewise the constant op a random draw is "like"), batch
+    normalisation's flattened parameters get the input's shape (``w.leaf_shapes``); a slice
+    cropping a transposed convolution's output is written with it (``w.fused``: the slice ->
+    the deconvolution).  Returns the ids of the nodes left out."""
     readers: dict[int, int] = {}
     for node in nodes:
         for i in node.inputs:
@@ -117,6 +121,14 @@ def fold_shapes(w, nodes) -> set[int]:
                     v.parent.inputs[0].parent is None and readers.get(id(v)) == 1):
                 w.folded[id(v)] = v.parent.inputs[0]
                 skipped.add(id(v.parent))
+        if name in _DRAWS and node.inputs[0].parent is not None and \
+                node.inputs[0].parent.spec.name == "constant" and \
+                readers.get(id(node.inputs[0])) == 1:
+            # a loaded cntk.random.normal(shape)'s draw "like" a constant op: read as a leaf of
+            # its shape (the rule writes the shaped RandomDistribution, without it)
+            made = node.inputs[0]
+            w.folded[id(made)] = Variable.from_numpy_array(np.zeros(made.shape, made.dtype))
+            skipped.add(id(made.parent))
         if name == "cntk_batch_normalization" and \
                 not node.spec.split_arguments(node.args, node.kwargs)[1]["spatial"]:
             x = node.inputs[0]

@@ -152,6 +152,15 @@ class Writer:
                              root, uid=uid)
         return uid
 
+    def drop_leaf(self, uid: str) -> None:
+        """Leave out the leaf ``uid`` a rule read but CNTK's form does not (the constant a
+        shaped random draw is "like"), unless a function already reads it."""
+        if any(uid in (i.value for i in f["inputs"].value) for f in self.functions):
+            return
+        self.leaves = [e for e in self.leaves if e["uid"].value != uid]
+        for k in [k for k, u in self.uids.items() if u == uid]:
+            del self.uids[k]
+
     def constant(self, value, like: Variable) -> str:
         """A Constant made by the writer (a scalar op's operand)."""
         dtype = np.float64 if str(like.dtype).endswith("float64") else np.float32

@@ -69,7 +69,7 @@ def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
 # CNTK functions whose rules build several ops reading the inputs in another order than the
 # file's, which is the order CNTK shows (Times is shown otherwise: (x, W), the compat's way)
 _SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank", "ROIPooling",
-                                  "Clip"))
+                                  "Clip", "Sequence::Slice"))
 # CNTK functions CNTK 2.7 shows with their two inputs the other way round from the file's, as
 # it shows Times: Gather is stored (indices, reference), shown (reference, indices)
 _SHOWN_SWAPPED = frozenset(("Gather",))
@@ -369,7 +369,10 @@ class _Builder(FlatBuilding):
             uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
             self.record(var, LegacyOrigin("block", uid, shown, fn.type, k, tuple(arguments)))
 
-    def call(self, fn: LegacyFunction, inputs: list[Variable]) -> None:
+    def call(self, fn: LegacyFunction, inputs: list[Variable],
+             file_inputs: "list[Variable] | None" = None) -> None:
+        """Build ``fn`` over ``inputs``; ``file_inputs``: all the inputs the file gives a block
+        read as one function (its constants too), where they differ from ``inputs``."""
         label = f"function {fn.name!r} ({fn.type})"
         op_name, build = self.table[fn.type]
         node = _Node(self, fn, inputs)
@@ -396,7 +399,7 @@ class _Builder(FlatBuilding):
             name = cntk_output_name(fn.type, shown, k) if self.fmt == "cntk-v2" else shown
             # a criterion the rule builds of several ops reading its inputs in another order:
             # CNTK shows the file's order (weighted Logistic: output, target, weight)
-            operands = () if self.fmt != "cntk-v2" else tuple(inputs) \
+            operands = () if self.fmt != "cntk-v2" else tuple(file_inputs or inputs) \
                 if fn.type in _SHOWN_IN_FILE_ORDER else tuple(inputs[::-1]) \
                 if fn.type in _SHOWN_SWAPPED and len(inputs) == 2 else ()
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,

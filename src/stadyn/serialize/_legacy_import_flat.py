@@ -56,7 +56,15 @@ class FlatBuilding:
         for comp in comps:
             if not flat.is_loop(comp):
                 fn = comp[0]
-                self.call(fn, [self.value(n, network) for n in fn.inputs])
+                read = [self.value(n, network) for n in fn.inputs]
+                # (a block read as one function: its inputs as the file lists them, the leaves
+                # among them too -- Sequence::Slice's constants)
+                given = {outer: p for p, outer in (fn.meta.get("arguments") or {}).items()}
+                shown = [self.value(n, network) if n in self.model.parameters else
+                         read[fn.inputs.index(given[n])]
+                         for n in fn.attrs.get("file_inputs", ())
+                         if n in self.model.parameters or given.get(n) in fn.inputs]
+                self.call(fn, read, shown)
                 continue
             inside = {o for f in comp for o in f.outputs}
             members = {id(f) for f in comp}

@@ -107,9 +107,12 @@ class FlatNetwork:
                     self._alias(placeholder, outer)
                 if f.type in units:       # one function: its data arguments in body order
                     read = [n for g in f.body.all_functions() for n in g.inputs if n in arguments]
+                    # (the block's own inputs, its constants too, kept as "file_inputs": what
+                    # CNTK shows, Sequence::Slice's scalars 0 and 1)
                     found.append(dataclasses.replace(
                         f, inputs=tuple(OrderedDict.fromkeys(read)), body=None,
-                        attrs={**f.attrs, "body": list(f.body.all_functions())}))
+                        attrs={**f.attrs, "body": list(f.body.all_functions()),
+                               "file_inputs": tuple(f.inputs)}))
                     continue
                 self._walk(f.body, units, found)
                 root = [g for g in f.body.all_functions() if g.name == f.meta.get("root")]

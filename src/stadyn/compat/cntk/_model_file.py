@@ -18,6 +18,7 @@ from ...graph import topological_nodes
 from . import _graph as G
 from ._axis import Axis
 from ._clone import rebuild
+from ._shown_constants import show_constants
 
 __all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters"]
 
@@ -264,6 +265,7 @@ def _restore_origins(origins: list) -> None:
     ``find_by_name``, ``uid`` and cloning from inner nodes see the file's graph; the outputs
     of a function of several (``TopK``) are one node of the walks."""
     several: dict = {}
+    sliced: list = []
     for var, origin in origins:
         if origin.kind in ("function", "block"):
             several.setdefault(origin.uid, {})[origin.output] = var
@@ -284,11 +286,21 @@ def _restore_origins(origins: list) -> None:
                 G.OUTPUT_INDEX[var] = origin.output     # uid <function uid>_Output_<k>
             if origin.operands:         # a function inside a loop: what it reads from outside
                 G.show_operands_in_order(var, origin.operands)
+            if origin.op_name == "Sequence::Slice":
+                sliced.append((var, origin.operands))
         elif origin.kind == "block":
             G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments)
     for outputs in several.values():
         if len(outputs) > 1 and sorted(outputs) == list(range(len(outputs))):
             G.link_outputs([outputs[k] for k in range(len(outputs))])
+    for var, operands in sliced:
+        # sequence.first / last: the block's scalars 0 and 1, which Stadyn's op does not read,
+        # shown first among its inputs as CNTK 2.7 shows them (a Fold's, read in its loop,
+        # show already)
+        if var.parent is None or any(s.parent is None and s not in G.INPUTS
+                                     for s in G.shown_inputs(var)):
+            continue
+        show_constants(var, tuple(o for o in operands if o.parent is None and o not in G.INPUTS))
 
 
 def restore_parameters(mine: list, filename) -> None:

@@ -288,7 +288,8 @@ def pad(x, pattern, mode=CONSTANT_PAD, constant_value=0, name: str = ""):
             out = F.concatenate(*parts, axis=ax) if len(parts) > 1 else out
     else:
         raise ValueError(f"pad: unknown mode {mode!r}")
-    return named(wrap(out), name, "Pad")
+    # (one op reading x, as CNTK 2.7 shows Pad: the symmetric pad's slices are inside it)
+    return named(wrap(one_op(out, v)), name, "Pad")
 
 
 def _check_mirror_widths(sample, pattern, reflect: bool) -> None:

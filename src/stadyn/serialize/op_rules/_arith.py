@@ -8,7 +8,7 @@ import torch
 from ... import cntk_semantics as S
 from ... import functions as F
 from ._common import SCALAR_FORM, import_unary, onnx_unary
-from ._cntk_read_more import clip_cntk
+from ._cntk_read_more import clip_cntk, straight_through_cntk
 from ._cntk_rules import cntk_elementwise, cntk_same
 from ._nnabla import nnabla
 from . import _nnabla_composed as composed
@@ -197,7 +197,7 @@ def _clip_nnp(maximum, minimum):
 _NNABLA_CLIP = Unmapped("NNabla has no clip function: the export's maximum and minimum import "
                         "one by one")
 register_rules(F.clip_by_value_scalar, onnx_export=_clip_onnx, onnx_import={"Clip": _import_clip},
-               cntk_import={"Clip": clip_cntk},
+               cntk_import={"Clip": clip_cntk, "StraightThrough": straight_through_cntk},
                nnp_export=_clip_nnp("MaximumScalar", "MinimumScalar"), nnp_import=_NNABLA_CLIP)
 
 

@@ -1,8 +1,9 @@
 """``cntk_import`` rules of CNTK 2.7 ops the first rules did not read: ``Cast``,
-``CosDistance``, ``ConstantOp`` (``zeros_like``, ``ones_like``) and ``Clip`` with bounds that
+``CosDistance``, ``ConstantOp`` (``zeros_like``, ``ones_like``), ``Clip`` with bounds that
 are tensors or computed values; checked against CNTK 2.7's outputs of the model file
 ``tests/fixtures/cntk_read_more/read_more.model`` (written by CNTK 2.7, with its
-``make_model.py``).
+``make_model.py``); and ``StraightThrough``, against CNTK 2.7's outputs of
+``tests/fixtures/cntk_write_forms/cntk_more.model``.
 
 Example:
     >>> CAST_TYPES[2]
@@ -14,7 +15,8 @@ from __future__ import annotations
 from ... import cntk_semantics, functions as F
 from ._cntk_rules import cntk_elementwise
 
-__all__ = ["CAST_TYPES", "cast_cntk", "cos_distance_cntk", "constant_op_cntk", "clip_cntk"]
+__all__ = ["CAST_TYPES", "cast_cntk", "cos_distance_cntk", "constant_op_cntk", "clip_cntk",
+           "straight_through_cntk"]
 
 #: CNTK's DataType ids (``newDataType``) -> Stadyn's type names
 CAST_TYPES = {1: "float32", 2: "float64", 4: "float16"}
@@ -70,3 +72,17 @@ def clip_cntk(node):
     low, high = F.stop_gradient(low), F.stop_gradient(high)
     clipped = F.where(F.less(x, low), low, F.where(F.greater(x, high), high, x))
     return F.where(F.equal(clipped, x), x, F.stop_gradient(clipped))
+
+
+def straight_through_cntk(node):
+    """CNTK's ``StraightThrough`` (``straight_through_impl``): ``1`` where ``x > 0``, else
+    ``-1`` (CNTK 2.7 gives -1 for 0 and NaN), with the gradient of ``clip(x, -1, 1)`` (what
+    passes where ``|x| <= 1``, 0 for NaN): the sign plus the clipped input less itself held, as
+    ``stadyn.compat.cntk.straight_through_impl`` computes it."""
+    x = node.var(0)
+    held = F.stop_gradient(x)
+    sign = F.add_scalar(F.mul_scalar(F.greater(held, F.mul_scalar(held, 0.0)), 2.0), -1.0)
+    number = F.equal(held, held)
+    clipped = F.clip_by_value_scalar(F.where(number, x, F.add_scalar(
+        F.mul_scalar(number, 0.0), 2.0)), -1.0, 1.0)
+    return F.add2(sign, F.sub2(clipped, F.stop_gradient(clipped)))

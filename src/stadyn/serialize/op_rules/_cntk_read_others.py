@@ -3,7 +3,8 @@
 offset: ``crop_manual``), ``RandomDistribution`` (``cntk.random``'s draws) and
 ``OptimizedRNNStack`` (LSTM and plain RNN stacks), ``ROIPooling`` (max pooling over regions:
 ``tests/fixtures/cntk_roipooling/``), ``NDCG``, ``LabelsToGraph`` and ``ForwardBackward``
-(CNTK's CTC criterion: ``tests/fixtures/cntk_ranking_ctc/``); checked against
+(CNTK's CTC criterion: ``tests/fixtures/cntk_ranking_ctc/``), and ``Pad``'s symmetric mode
+(:func:`symmetric_pad`, for :func:`._cntk_rules.pad_cntk`); checked against
 CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (written by CNTK
 2.7, with its ``make_models.py``; for the random draws, their shapes and statistics).
 
@@ -21,7 +22,7 @@ from ...cntk_semantics import logistic, roi_pooling
 
 __all__ = ["RANDOM_KINDS", "logistic_cntk", "edit_distance_error_cntk", "lambda_rank_cntk",
            "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk", "roipooling_cntk",
-           "ndcg_cntk", "labels_to_graph_cntk", "forward_backward_cntk"]
+           "ndcg_cntk", "labels_to_graph_cntk", "forward_backward_cntk", "symmetric_pad"]
 
 
 def logistic_cntk(node):
@@ -189,3 +190,27 @@ def roipooling_cntk(node):
     if len(shape) != 2:
         node.unsupported(f"a roiOutputShape of {len(shape)} axes")
     return roi_pooling(node.var(0), node.var(1), shape, float(node.attr("spatialScale", 1.0)))
+
+
+def symmetric_pad(node, x, pairs):
+    """CNTK's ``Pad`` in mode 2 (``SYMMETRIC_PAD``): each sample axis of ``x`` mirrored with
+    its edge, ``pairs`` (before, after) per sample axis; CNTK 2.7 mirrors once (widths up to
+    the axis's length)."""
+    sample = tuple(x.shape[len(x.shape) - len(pairs):])
+    for size, (before, after) in zip(sample, pairs):
+        if max(before, after) > size:
+            node.unsupported(f"a symmetric pad of {before}/{after} of an axis of {size}")
+    out = x
+    for k, (before, after) in enumerate(pairs):
+        shape = tuple(out.shape[len(out.shape) - len(pairs):])
+        n = shape[k]
+
+        def at(i, out=out, shape=shape, k=k):
+            start = tuple(i if j == k else 0 for j in range(len(shape)))
+            stop = tuple(i + 1 if j == k else s for j, s in enumerate(shape))
+            return F.slice(out, start, stop, (1,) * len(shape))
+        parts = [at(i) for i in range(before - 1, -1, -1)] + [out] + \
+            [at(n - 1 - i) for i in range(after)]
+        if len(parts) > 1:
+            out = F.concatenate(*parts, axis=len(out.shape) - len(pairs) + k)
+    return out

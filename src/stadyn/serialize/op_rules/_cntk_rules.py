@@ -26,6 +26,7 @@ from ... import functions as F
 from ... import cntk_semantics as S
 from ...cntk_semantics import convolution_transpose
 from ...sequence import reshape_samples
+from ._cntk_read_others import symmetric_pad
 
 __all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
 
@@ -463,17 +464,19 @@ def slice_cntk(node):
 
 def pad_cntk(node):
     """CNTK's ``Pad``: ``paddingHead``/``paddingFoot`` per sample axis (stored column-major),
-    ``paddingMode`` 0 constant or 1 reflect (2, symmetric, is refused)."""
+    ``paddingMode`` 0 constant, 1 reflect or 2 symmetric (the edge mirrored too,
+    :func:`._cntk_read_others.symmetric_pad`)."""
     lead, sample = _sample(node, 0)
     head = list(reversed(node.attr("paddingHead") or []))
     foot = list(reversed(node.attr("paddingFoot") or []))
-    modes = {0: "constant", 1: "reflect"}
+    modes = {0: "constant", 1: "reflect", 2: "symmetric"}
     mode = modes.get(int(node.attr("paddingMode", 0)))
     if mode is None:
-        node.unsupported(f"paddingMode {node.attr('paddingMode')} (symmetric padding: Stadyn's "
-                         "pad has constant and reflect)")
+        node.unsupported(f"paddingMode {node.attr('paddingMode')}")
     if len(head) != len(sample) or len(foot) != len(sample):
         node.unsupported(f"padding {head}/{foot} in mode {node.attr('paddingMode')}")
+    if mode == "symmetric":
+        return symmetric_pad(node, node.var(0), [(int(h), int(f)) for h, f in zip(head, foot)])
     width = tuple(v for h, f in zip(head, foot) for v in (int(h), int(f)))
     return F.pad(node.var(0), width, mode, float(node.attr("paddingConstantValue", 0.0)))
 
