@@ -153,3 +153,35 @@ def random_auto_select_and_dtype_default(C, np):
     return {"auto_select": str(C.random.auto_select), "shape": list(u.eval().shape),
             "dtype_under_options": str(d),
             "override_value": str(np.dtype(declared.value))}
+
+
+@cntk_case(names=["cntk.random.normal", "cntk.random.uniform_like", "cntk.random.bernoulli",
+                  "cntk.random.gumbel_like", "cntk.Function.attributes",
+                  "cntk.Function.set_attribute"],
+           note="a random function's root showed Stadyn's op (NormalRandom, "
+                "UniformRandomLike, ...) and its arguments (mu, sigma, seed); CNTK 2.7 shows "
+                "one RandomDistribution with randomDistributionType/Args, rngSeed, rngOffset "
+                "(and newShape/newDataType where it draws a shape of its own)")
+def random_root_function_as_cntk(C, r):
+    x = C.input_variable(3)
+    out = {}
+    draws = {"normal": C.random.normal((2, 3), mean=1.0, scale=2.0, seed=1),
+             "uniform_like": C.random.uniform_like(x, low=-1, high=2, seed=2),
+             "bernoulli": C.random.bernoulli((2,), mean=0.25, seed=3),
+             "gumbel_like": C.random.gumbel_like(x, loc=0.5, scale=1.5, seed=4),
+             "normal_double": C.random.normal((2,), dtype=np.float64, seed=5)}
+    for key, f in draws.items():
+        root = f.root_function
+        out[key + "_op"] = root.op_name
+        out[key + "_uid"] = root.uid.rstrip("0123456789")
+        attrs = root.attributes
+        out[key + "_keys"] = " ".join(sorted(attrs))
+        for k in sorted(attrs):
+            v = attrs[k]
+            out[key + "_" + k] = [float(a) for a in v] if isinstance(v, (list, tuple)) else \
+                str(v) if isinstance(v, str) else float(v)
+    f = C.random.uniform_like(x, seed=7)
+    f.root_function.set_attribute("rngSeed", 11)
+    out["seed_after_set"] = float(f.root_function.attributes["rngSeed"])
+    r.touch("cntk.Function.attributes", "cntk.Function.set_attribute")
+    return out

@@ -333,11 +333,15 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
 
     def set_attribute(self, name: str, value: Any) -> None:
         """Change one attribute of the root op (CNTK's ``dropoutRate`` is dropout's ``p``)."""
+        given = name
         name = {"dropoutRate": "p", "rngSeed": "seed"}.get(name, name)
         parent = self.variable.parent
         if parent is None or name not in parent.spec.attrs:
             raise ValueError(f"set_attribute: the root function has no attribute {name!r}")
         parent.set_attribute(name, value)
+        shown = CNTK_ATTRIBUTES.get(self.variable)
+        if shown is not None and given in shown:
+            shown[given] = value
 
     @property
     def custom_attributes(self) -> dict:

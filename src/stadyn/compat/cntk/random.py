@@ -35,6 +35,7 @@ import numpy as np
 from ... import functions as F
 from . import _graph as G
 from ._adapt import named, operand, wrap
+from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._defaults import default_override_or, get_default_override
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 from ._variables import Constant
@@ -48,15 +49,26 @@ auto_select = SentinelValueForAutoSelectRandomSeed
 _OPS = {"uniform": F.rand_like, "normal": F.randn_like, "gumbel": F.gumbel_like}
 
 
-def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str):
+def _shown(out, kind: str, a: float, b: float, stream: int, extra: dict = None):
+    """``out`` a random Function's root as CNTK 2.7 shows it: one ``RandomDistribution`` op
+    whatever the distribution, of the attributes CNTK's C++ records (``newShape`` and
+    ``newDataType`` only where it draws a shape of its own)."""
+    G.set_op_name(out, "RandomDistribution")
+    args = [float(a)] if kind == "bernoulli" else [float(a), float(b)]
+    CNTK_ATTRIBUTES[out] = {**(extra or {}), "randomDistributionArgs": args,
+                            "randomDistributionType": kind, "rngOffset": 0,
+                            "rngSeed": int(stream)}
+
+
+def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str, extra: dict = None):
     v = operand(like)
     stream = resolved_seed(seed)
     if kind == "bernoulli":
         out = F.bernoulli_like(v, a, seed=stream)
     else:
         out = _OPS[kind](v, a, b, seed=stream)
-    G.set_op_name(out, op)
-    return named(wrap(out), name, op)
+    _shown(out, kind, a, b, stream, extra)
+    return named(wrap(out), name, "RandomDistribution")
 
 
 def _fixed(shape, dtype, kind, a, b, seed, name, op):
@@ -66,9 +78,14 @@ def _fixed(shape, dtype, kind, a, b, seed, name, op):
                          f"got {dtype}")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s)
                                                                              for s in shape)
-    out = _draw(Constant(np.zeros(shape, np.float32)), kind, a, b, seed, name, op)
+    # CNTK's DataType: 1 float, 2 double
+    extra = {"newDataType": 2 if dtype == np.float64 else 1, "newShape": shape}
+    out = _draw(Constant(np.zeros(shape, np.float32)), kind, a, b, seed, name, op, extra)
     if dtype == np.float64:     # drawn in float32, as the compat layer computes
-        out = named(wrap(F.cast(out.variable, "float64")), name, op)
+        drawn = CNTK_ATTRIBUTES[out.variable]
+        out = named(wrap(F.cast(out.variable, "float64")), name, "RandomDistribution")
+        G.set_op_name(out.variable, "RandomDistribution")
+        CNTK_ATTRIBUTES[out.variable] = drawn
     return out
 
 
