@@ -141,7 +141,6 @@ def _pool_impl(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor):
 
 def _pool_into(out, src, x, rows, cols):
     b, c, h, w = x.shape
-    r, ph, pw = rows.shape[1], rows.shape[2], cols.shape[2]
     first_h, stop_h, empty_h = _ranges(rows, h)                       # (B, R, ph)
     first_w, stop_w, empty_w = _ranges(cols, w)                       # (B, R, pw)
     level_h, level_w = _level(stop_h - first_h, h), _level(stop_w - first_w, w)
@@ -155,14 +154,32 @@ def _pool_into(out, src, x, rows, cols):
         src.fill_(h * w)
         return
     lowest = torch.tensor(LOWEST, dtype=x.dtype, device=x.device)
-    v = torch.nan_to_num(x.detach(), nan=-math.inf, posinf=math.inf, neginf=-math.inf)
-    table, offsets = _tables(_keys(v), needed)
-    v = v.view(b, c, h * w)
-    offset = torch.zeros(int(level_h.max()) + 1, levels_w, dtype=torch.int64, device=x.device)
+    places = sum((h - (1 << i) + 1) * (w - (1 << j) + 1) for i, j in needed)
+    # the tables of a block of channels at a time (a channel's tables are its own): about
+    # BLOCK_BYTES a block, with the chain of sizes that leads to them
+    step = max(1, BLOCK_BYTES // (b * (places + 3 * h * w) * 8))
+    for c0 in range(0, c, step):
+        channels = slice(c0, min(c, c0 + step))
+        v = torch.nan_to_num(x[:, channels].detach(), nan=-math.inf, posinf=math.inf,
+                             neginf=-math.inf)
+        table, offsets = _tables(_keys(v), needed)
+        _look_up(out[:, channels], src[:, channels], v.reshape(b, v.shape[1], h * w), table,
+                 offsets, (first_h, stop_h, level_h), (first_w, stop_w, level_w), some, empty,
+                 lowest, (h, w))
+
+
+def _look_up(out, src, v, table, offsets, along_h, along_w, some, empty, lowest, size):
+    """Each bin's first largest (``out``, ``src``: ``(B, C, R, ph, pw)`` views) from the tables
+    of ``v`` ``(B, C, H * W)``, a block of regions at a time."""
+    b, c, r, ph, pw = out.shape
+    (first_h, stop_h, level_h), (first_w, stop_w, level_w) = along_h, along_w
+    h, w = size
+    levels_w = int(_level(torch.tensor(w), w)) + 1
+    offset = torch.zeros(int(level_h.max()) + 1, levels_w, dtype=torch.int64, device=v.device)
     for (i, j), at in offsets.items():
         offset[i, j] = at
-    fit_w = w - (1 << torch.arange(levels_w, device=x.device)) + 1    # each width's places
-    block = max(1, BLOCK_BYTES // (ph * pw * c * 8))
+    fit_w = w - (1 << torch.arange(levels_w, device=v.device)) + 1    # each width's places
+    block = max(1, BLOCK_BYTES // (ph * pw * c * b * 8))
     for r0 in range(0, r, block):
         part = slice(r0, min(r, r0 + block))
         fh, sh, kh = first_h[:, part], stop_h[:, part], level_h[:, part]
