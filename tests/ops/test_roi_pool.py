@@ -180,3 +180,26 @@ def test_an_empty_bin_is_zero_and_a_bin_of_nan_only_is_lowest():
                                    sd.Variable.from_numpy_array(rows),
                                    sd.Variable.from_numpy_array(cols))
     assert y.d.ravel().tolist() == [LOWEST, 0.0, LOWEST]
+
+
+def test_the_gradient_sums_in_one_order_on_two_threads():
+    # 300 regions over one 20x20 map of small integers (ties): positions chosen by many bins;
+    # an accumulating index_put_ summed them in another order on two threads (the last bit,
+    # in most of these trials)
+    import torch
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        x = rng.integers(-3, 4, (1, 64, 20, 20)).astype(np.float32)
+        rois = (np.array([[[0, 0, 39, 39]]], np.float32)
+                + rng.integers(-2, 3, (1, 300, 4)).astype(np.float32))
+        g = rng.standard_normal((1, 300, 64, 3, 3)).astype(np.float32)
+        rows, cols = region_bins(rois, (3, 3), 0.5, 20, 20, np.float32)
+        want, want_g = bin_max_pooling_loop(x, rows, cols, g)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(2)
+        try:
+            got, got_g = _roi_pooling(x, rois, (3, 3), 0.5, g)
+        finally:
+            torch.set_num_threads(threads)
+        _same(got, want)
+        _same(got_g, want_g)

@@ -239,18 +239,16 @@ def _pool_setup(ctx, inputs, output):
 
 def _grad_impl(gy: torch.Tensor, src: torch.Tensor, h: int, w: int) -> torch.Tensor:
     b, r, c = gy.shape[:3]
-    # accumulating writes in the output's order: each position's gradient is summed region by
-    # region, each region's bins in row-major order (index_put_ accumulates in that order on
-    # the CPU and, sorting stably, on CUDA); a block of regions at a time
-    plane = h * w + 1                               # the last place: bins that pass none
-    lead = torch.arange(b * c, device=gy.device).view(b, 1, c, 1, 1) * plane
-    gx = gy.new_zeros(b * c * plane)
-    per_region = max(1, c * gy.shape[3] * gy.shape[4] * 8)
-    block = max(1, BLOCK_BYTES // per_region)
+    # each position's gradient summed bin by bin in (region, row, column) order: a scatter_add_
+    # along each channel's row, which adds a row's values in their order (an accumulating
+    # index_put_ does not, on more than one thread); a block of regions at a time
+    gx = gy.new_zeros((b, c, h * w + 1))            # the last place: bins that pass none
+    block = max(1, BLOCK_BYTES // max(1, c * gy.shape[3] * gy.shape[4] * 12 * b))
     for r0 in range(0, r, block):
         part = slice(r0, min(r, r0 + block))
-        gx.index_put_((lead + src[:, part],), gy[:, part], accumulate=True)
-    return gx.view(b, c, plane)[..., :h * w].reshape(b, c, h, w)
+        gx.scatter_add_(2, src[:, part].transpose(1, 2).reshape(b, c, -1).to(torch.int64),
+                        gy[:, part].transpose(1, 2).reshape(b, c, -1))
+    return gx[..., :h * w].reshape(b, c, h, w)
 
 
 _pool_grad = kernel_op("stadyn_kernels::cntk_bin_max_pool_grad",
