@@ -32,8 +32,9 @@ def bin_max_pooling_loop(x, rows, cols, g=None):
     the bins ``rows`` ``(B, R, PH, 2)``, ``cols`` ``(B, R, PW, 2)``, in ``x``'s type: a bin's
     largest value, NaN passed by, at least -FLT_MAX, 0 if empty (``stop <= start`` on an axis);
     the first largest in row-major order takes the gradient (a largest of -FLT_MAX only where
-    no position outside the bin comes first in the map), each position's gradient added bin by
-    bin in (region, row, column) order."""
+    no position outside the bin comes first in the map); CNTK 2.7's sums: a region's bins that
+    chose a position added in row-major order from 0, then that sum added to the position's
+    gradient, region after region."""
     b_, c_, h, w = x.shape
     r_, ph, pw = rows.shape[1], rows.shape[2], cols.shape[2]
     kind = x.dtype.type
@@ -43,6 +44,7 @@ def bin_max_pooling_loop(x, rows, cols, g=None):
     every = np.arange(c_)
     for b in range(b_):
         for r in range(r_):
+            sums = {}                                   # (channel, row, column): the region's
             for i in range(ph):
                 for j in range(pw):
                     (ylo, yhi), (xlo, xhi) = rows[b, r, i], cols[b, r, j]
@@ -64,7 +66,10 @@ def bin_max_pooling_loop(x, rows, cols, g=None):
                         passes |= (best == lowest) & ((xs.stop == w) | (row == 0))
                     if g is not None:
                         for c in every[passes]:
-                            gx[b, c, row[c], col[c]] += g[b, r, c, i, j].astype(kind)
+                            at = (c, row[c], col[c])
+                            sums[at] = sums.get(at, kind(0)) + g[b, r, c, i, j].astype(kind)
+            for (c, y, x_), total in sums.items():
+                gx[b, c, y, x_] += total
     return out, gx
 
 

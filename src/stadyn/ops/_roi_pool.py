@@ -21,10 +21,11 @@ map; docs/performance.md).  Here the largest value of every power-of-two rectang
 is tabled (a two-dimensional sparse table of the map: for each size ``2^i x 2^j`` in use, the
 first largest's position at every place), so a bin is the best of four overlapping tabled
 rectangles; the tables hold a few copies of the map, the bins are looked up a block of regions
-at a time, and the backward adds the output's gradient at the chosen positions, one bin after
-another in (region, row, column) order.  (CNTK 2.7 adds up each region's bins first and then
-the regions; the composition summed in its reductions' order: where three or more bins chose
-one position, the last bit of a sum may differ between the three.)  The kernel is
+at a time, and the backward adds the output's gradient at the chosen positions in CNTK 2.7's
+order: a region's bins that chose a position summed in row-major order, then the regions' sums
+added region after region (bit for bit CNTK's, ``tests/fixtures/cntk_roipooling/
+gradients.npz``; the composition summed in its reductions' order, the last bit of 37 of that
+fixture's 4,096 gradients otherwise).  The kernel is
 the torch operator ``stadyn_kernels::cntk_bin_max_pool`` (``kernel_op``: a static plan records
 it as one call; a compiled step runs it as an opaque kernel), its gradient
 ``stadyn_kernels::cntk_bin_max_pool_grad``.
@@ -238,16 +239,34 @@ def _pool_setup(ctx, inputs, output):
 
 
 def _grad_impl(gy: torch.Tensor, src: torch.Tensor, h: int, w: int) -> torch.Tensor:
-    b, r, c = gy.shape[:3]
-    # each position's gradient summed bin by bin in (region, row, column) order: a scatter_add_
-    # along each channel's row, which adds a row's values in their order (an accumulating
-    # index_put_ does not, on more than one thread); a block of regions at a time
-    gx = gy.new_zeros((b, c, h * w + 1))            # the last place: bins that pass none
-    block = max(1, BLOCK_BYTES // max(1, c * gy.shape[3] * gy.shape[4] * 12 * b))
+    b, r, c, ph, pw = gy.shape
+    # CNTK 2.7's order (MaxROIPoolingBackward): each region's bins that chose a position summed
+    # in row-major order from 0, then the regions' sums added to the position in region order.
+    # scatter_add_ adds along a row in the row's order (on any number of threads; an
+    # accumulating index_put_ does not): first into a region's own row of the map's places,
+    # then each region's sum once, from its first bin, into the gradient; a block of regions
+    # at a time.
+    plane = h * w + 1                               # the last place: bins that pass none
+    bins = ph * pw
+    gx = gy.new_zeros((b, c, plane))
+    block = min(r, max(1, BLOCK_BYTES // max(1, b * c * (plane * 8 + bins * 24))))
+    # a region's row of places, kept from block to block (only the places its bins chose are
+    # cleared and read: the rows are never filled whole)
+    sums_rows = gy.new_empty((b, c, block, plane))
+    firsts_rows = torch.empty((b, c, block, plane), dtype=torch.int32, device=gy.device)
+    order = torch.arange(bins, dtype=torch.int32, device=gy.device).expand(b, c, block, bins)
     for r0 in range(0, r, block):
         part = slice(r0, min(r, r0 + block))
-        gx.scatter_add_(2, src[:, part].transpose(1, 2).reshape(b, c, -1).to(torch.int64),
-                        gy[:, part].transpose(1, 2).reshape(b, c, -1))
+        n = part.stop - part.start
+        where = src[:, part].transpose(1, 2).reshape(b, c, n, bins).to(torch.int64)
+        g = gy[:, part].transpose(1, 2).reshape(b, c, n, bins)
+        sums = sums_rows[:, :, :n].scatter_(3, where, 0.0).scatter_add_(3, where, g)
+        firsts = firsts_rows[:, :, :n].scatter_(3, where, bins)
+        firsts.scatter_reduce_(3, where, order[:, :, :n], "amin")
+        later = firsts.gather(3, where) != order[:, :, :n]   # not the region's first bin there
+        total = sums.gather(3, where).masked_fill_(later, 0.0)
+        gx.scatter_add_(2, where.masked_fill_(later, plane - 1).reshape(b, c, n * bins),
+                        total.reshape(b, c, n * bins))
     return gx[..., :h * w].reshape(b, c, h, w)
 
 
