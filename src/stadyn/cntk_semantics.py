@@ -513,25 +513,20 @@ def constant_like(x: Variable, fill: float) -> Variable:
     return F.add_scalar(F.mul_scalar(F.equal(x, x), 0.0), float(fill))
 
 
-_LOWEST = -3.4028234663852886e38        # -FLT_MAX: where CNTK's max over a bin starts
-
-
-def _roi_bins(first: Variable, last: Variable, bins: int, size: int):
-    """``(B, R, bins, size)`` masks of the map positions each bin covers along one axis, and
-    ``(B, R, bins)`` flags of the empty bins, for region corners ``first``, ``last``
-    (``(B, R, 1)``, already rounded): CNTK's bins ``floor(k * s) .. ceil((k + 1) * s)`` from
-    ``first`` with ``s = max(last - first + 1, 1) / bins`` (a division, as CNTK's C++ does),
-    clipped to the axis."""
+def _roi_bins(first: Variable, last: Variable, bins: int, size: int) -> Variable:
+    """``(B, R, bins, 2)``: the ``(start, stop)`` of the map positions each bin covers along
+    one axis, for region corners ``first``, ``last`` (``(B, R, 1)``, already rounded): CNTK's
+    bins ``floor(k * s) .. ceil((k + 1) * s)`` from ``first`` with ``s = max(last - first + 1,
+    1) / bins`` (a division, as CNTK's C++ does), clipped to the axis (a bin with ``stop <=
+    start`` is empty)."""
     length = F.maximum_scalar(F.add_scalar(F.sub2(last, first), 1.0), 1.0)
     step = F.div2(length, F.constant(float(bins), (1,)))                  # (B, R, 1)
     k = F.arange(0, bins)                                                 # (bins,)
     lo = F.clip_by_value_scalar(F.add2(F.floor(F.mul2(k, step)), first), 0.0, float(size))
     hi = F.clip_by_value_scalar(F.add2(F.ceil(F.mul2(F.add_scalar(k, 1.0), step)), first),
                                 0.0, float(size))
-    empty = F.less_equal(hi, lo)                                          # (B, R, bins)
-    pos = F.arange(0, size)                                               # (size,)
-    lo, hi = F.reshape(lo, (-1, lo.shape[1], bins, 1)), F.reshape(hi, (-1, hi.shape[1], bins, 1))
-    return F.logical_and(F.greater_equal(pos, lo), F.less(pos, hi)), empty
+    shape = (-1, lo.shape[1], bins, 1)
+    return F.concatenate(F.reshape(lo, shape), F.reshape(hi, shape), axis=3)
 
 
 def roi_pooling(x: Variable, rois: Variable, output_shape: Sequence[int],
@@ -544,7 +539,9 @@ def roi_pooling(x: Variable, rois: Variable, output_shape: Sequence[int],
     to the map: ``(B, R, C, h, w)``.  A bin's value is its largest, NaN passed by (at least
     -FLT_MAX, where CNTK's scan starts); an empty bin gives 0.  The first largest value in
     row-major order takes the gradient, summed over the bins that chose it, as CNTK's
-    ``MaxROIPoolingBackward``; the regions take none.
+    ``MaxROIPoolingBackward``; the regions take none.  The pooling over the bins is the op
+    ``F.cntk_bin_max_pooling`` (``ops/_roi_pool.py``: no intermediate of the map's size per
+    region); a float16 map is pooled in float32 (a float32 output, as before).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
@@ -556,26 +553,15 @@ def roi_pooling(x: Variable, rois: Variable, output_shape: Sequence[int],
         [[5.0, 7.0], [13.0, 15.0]]
     """
     ph, pw = (int(s) for s in output_shape)
-    c, h, w = (int(s) for s in x.shape[1:])
-    r = int(rois.shape[1])
+    h, w = (int(s) for s in x.shape[2:])
     # the corners in double precision, as CNTK's C++ scales them (float * double)
     scaled = F.round(F.mul_scalar(F.cast(F.stop_gradient(rois), "float64"), float(spatial_scale)))
     corners = F.cast(scaled, str(x.dtype))
 
     def corner(i):
         return F.slice(corners, [None, None, i], [None, None, i + 1], [1, 1, 1])   # (B, R, 1)
-    mask_w, empty_w = _roi_bins(corner(0), corner(2), pw, w)               # (B, R, pw, W)
-    mask_h, empty_h = _roi_bins(corner(1), corner(3), ph, h)               # (B, R, ph, H)
-    lowest = F.constant(_LOWEST, (1,))
-    # each bin's columns first, (B, R, C, H, pw), then its rows, (B, R, C, ph, pw): the first
-    # of equal values in each takes the gradient, so the first in row-major order overall
-    cols = F.where(F.broadcast(F.reshape(mask_w, (-1, r, 1, 1, pw, w)), (-1, r, c, h, pw, w)),
-                   F.broadcast(F.reshape(x, (-1, 1, c, h, 1, w)), (-1, r, c, h, pw, w)), lowest)
-    cols = F.max(cols, axis=5, rule="cntk_pooling")
-    rows = F.where(F.broadcast(F.reshape(mask_h, (-1, r, 1, ph, h, 1)), (-1, r, c, ph, h, pw)),
-                   F.broadcast(F.reshape(cols, (-1, r, c, 1, h, pw)), (-1, r, c, ph, h, pw)),
-                   lowest)
-    out = F.maximum_scalar(F.max(rows, axis=4, rule="cntk_pooling"), _LOWEST)
-    empty = F.logical_or(F.reshape(empty_h, (-1, r, 1, ph, 1)),
-                         F.reshape(empty_w, (-1, r, 1, 1, pw)))
-    return F.where(F.broadcast(empty, (-1, r, c, ph, pw)), F.constant(0.0, (1,)), out)
+    cols = _roi_bins(corner(0), corner(2), pw, w)                          # (B, R, pw, 2)
+    rows = _roi_bins(corner(1), corner(3), ph, h)                          # (B, R, ph, 2)
+    if str(x.dtype) not in ("float32", "float64"):
+        x = F.cast(x, "float32")
+    return F.cntk_bin_max_pooling(x, rows, cols)

@@ -62,6 +62,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "python_func
               "lambda_rank", "ndcg_at_1", "random_sample", "random_sample_inclusion_frequency",
               # CNTK's CTC criterion and edit distance: ONNX has neither
               "cntk_forward_backward", "cntk_edit_distance_error",
+              # CNTK's max pooling over given bins (its ROIPooling): ONNX's MaxRoiPool takes
+              # the regions and rounds them otherwise
+              "cntk_bin_max_pooling",
               # updates its quantisation range in place; ONNX quantises to integers only
               "min_max_quantize", "scatter_nd",
               # NNabla 1.39's functions (2026): ONNX's EyeLike, Trilu, Einsum, Mod, BitShift,

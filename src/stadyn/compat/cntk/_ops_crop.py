@@ -2,8 +2,8 @@
 size) and ``roipooling`` (max pooling over regions of interest, Fast R-CNN's).
 
 Spatial axes are a sample's last two (row-major ``(C, H, W)``: ``x`` is the last axis, ``y``
-the one before).  Both are composed of Stadyn ops, so they run in static graphs and have
-gradients.
+the one before).  Both are Stadyn ops (a slice; the regions' bins and the op
+``cntk_bin_max_pooling``), so they run in static graphs and have gradients.
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -57,9 +57,9 @@ def roipooling(operand_, rois, pooling_type, roi_output_shape, spatial_scale: fl
     (``(R, 4)`` per sample: ``x1, y1, x2, y2`` in the original image's pixels, which
     ``spatial_scale`` maps onto the feature map) into a ``roi_output_shape`` (``(h, w)``) grid:
     ``(R, C, h, w)`` per sample, as CNTK 2.7 computes it and as a loaded CNTK file's
-    ``ROIPooling`` does (one composition, :func:`stadyn.cntk_semantics.roi_pooling`): region
-    corners rounded, neighbouring bins may share a row or column, NaN passed by, an empty bin
-    gives 0.
+    ``ROIPooling`` does (both are :func:`stadyn.cntk_semantics.roi_pooling`): region corners
+    rounded, neighbouring bins may share a row or column, NaN passed by, an empty bin gives 0;
+    its memory is the map's and the output's, so a Fast R-CNN head's 2000 regions fit.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C

@@ -27,6 +27,7 @@ from . import _compare, _elementwise, _index, _normalization, _random, _resample
 from . import _augment, _trig  # noqa: F401
 from . import _random_like, _ranking, _sequence_rnn  # noqa: F401
 from . import _ctc  # noqa: F401
+from . import _roi_pool  # noqa: F401  (CNTK's ROIPooling)
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _nnabla_more  # noqa: F401
 from . import _nnabla_tensor, _nnabla_vision, _signal  # noqa: F401  (NNabla's, fft, ...)

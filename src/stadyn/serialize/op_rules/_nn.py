@@ -16,7 +16,6 @@ import torch
 
 from ... import functions as F
 from ...ops import ntuple, pool_geometry, window_counts
-from ._cntk_read_others import roipooling_cntk
 from ._cntk_rules import (convolution_cntk, dropout_cntk, gather_cntk,
                           pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
                           V1_WINDOW)
@@ -354,7 +353,7 @@ register_rules(F.max_pooling, onnx_export=_max_pooling_onnx,
                                     export=_window_export, kernel=tuple,
                                     stride=tuple, ignore_border=bool, pad=tuple,
                                     channel_last=bool),
-               cntk_import={"Pooling": pooling_cntk, "ROIPooling": roipooling_cntk},
+               cntk_import={"Pooling": pooling_cntk},
                cntk_v1_import={"Pooling": pooling_v1})
 
 
