@@ -263,12 +263,26 @@ class TrainingSession:
                           if self.cv is not None and self.cv.source is not None
                           and hasattr(self.cv.source, "get_checkpoint_state") else None)
         since_summary = since_cv = 0
-        while samples < self.max_samples:
-            size = min(self.schedule[samples], self.max_samples - samples)
-            mb = self.source.next_minibatch(size, input_map=self.input_map)
-            if not mb:
-                break
-            trainer.train_minibatch(mb)
+        workers = trainer.__dict__.get("_workers")
+        while samples < self.max_samples or workers is not None:
+            size = min(self.schedule[samples], self.max_samples - samples) \
+                if samples < self.max_samples else 0
+            if workers is None:
+                mb = self.source.next_minibatch(size, input_map=self.input_map)
+                if not mb:
+                    break
+                trainer.train_minibatch(mb)
+            else:
+                # each worker reads its share; one with none (or after the end) still takes
+                # its part in the sums; the loop ends when no worker had samples (CNTK 2.7's
+                # TrainingSession::Train and GetTrainingMinibatch)
+                after = samples >= workers.parallel_after()
+                mb = self.source.next_minibatch(
+                    size, input_map=self.input_map,
+                    num_data_partitions=workers.size if after else 1,
+                    partition_index=workers.rank if after else 0) if size else {}
+                if not trainer.train_minibatch(mb):
+                    break
             samples += trainer.previous_minibatch_sample_count
             minibatches += 1
             since_summary += 1
@@ -305,7 +319,20 @@ class TrainingSession:
         training = self.source.get_checkpoint_state() \
             if hasattr(self.source, "get_checkpoint_state") else None
         total = samples = batches = 0
-        while source is not None and samples < self.cv.max_samples:
+        workers = self.trainer.__dict__.get("_workers")
+        while source is not None and workers is not None:
+            # several workers: each tests its share, summed over them, until none has any
+            # (CNTK 2.7's CrossValidate with a distributed TestMinibatch)
+            size = min(self.cv.schedule[samples], self.cv.max_samples - samples) \
+                if samples < self.cv.max_samples else 0
+            mb = source.next_minibatch(size, input_map=self.cv.input_map or self.input_map,
+                                       num_data_partitions=workers.size,
+                                       partition_index=workers.rank) if size else {}
+            n, metric_sum = self.trainer._test_on_workers(mb)
+            if not n:
+                break
+            total, samples, batches = total + metric_sum, samples + n, batches + 1
+        while source is not None and workers is None and samples < self.cv.max_samples:
             size = min(self.cv.schedule[samples], self.cv.max_samples - samples)
             mb = source.next_minibatch(size, input_map=self.cv.input_map or self.input_map)
             if not mb:
@@ -329,6 +356,17 @@ class TrainingSession:
     def _test(self) -> None:
         cfg = self.test_config
         samples = 0
+        workers = self.trainer.__dict__.get("_workers")
+        while workers is not None:      # (as the cross-validation on several workers)
+            mb = cfg.source.next_minibatch(cfg.schedule[samples],
+                                           input_map=cfg.input_map or self.input_map,
+                                           num_data_partitions=workers.size,
+                                           partition_index=workers.rank)
+            n = self.trainer._test_on_workers(mb)[0]
+            if not n:
+                self.trainer.summarize_test_progress()
+                return
+            samples += n
         while True:
             mb = cfg.source.next_minibatch(cfg.schedule[samples],
                                            input_map=cfg.input_map or self.input_map)

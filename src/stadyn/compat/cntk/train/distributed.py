@@ -172,6 +172,7 @@ class DistributedLearner(_WrappedOptimizer):
         self._block_size = block_size
         self._communicator = Communicator()
         self._parallel = _dist.DataParallel() if _joined() else None
+        self._summed = False     # the next update's gradients were summed by the Trainer
         # (not a CntkLearner, so it has no rate to report: CNTK 2.7 writes no 'Learning rate'
         # or 'Momentum' line for a distributed learner, in a Trainer or Function.train alike)
 
@@ -180,7 +181,9 @@ class DistributedLearner(_WrappedOptimizer):
 
     def update(self, sample_count, training_sample_count=None, is_sweep_end: bool = False):
         """Sum the gradients and the sample count over the workers, then update."""
-        if self._parallel is not None and not isinstance(sample_count, dict):
+        if self._summed:
+            self._summed = False       # (the Trainer's _Aggregation summed them, and the count)
+        elif self._parallel is not None and not isinstance(sample_count, dict):
             self._parallel.all_reduce_gradients(
                 list(self._learner.named_parameters().values()))
             total = self._parallel.all_reduce_scalars(float(sample_count))[0]
@@ -195,6 +198,12 @@ class DistributedLearner(_WrappedOptimizer):
                 if self._reset_after_block:
                     self._learner.reset_smoothed_gradients()
         return updated
+
+    @staticmethod
+    def _trainer_aggregation(learners):
+        """What a Trainer of ``learners`` sums over the workers (:func:`trainer_aggregation`;
+        found by the Trainer on the learner's class, which it does not import)."""
+        return trainer_aggregation(learners)
 
     def parameters(self) -> list:
         """The parameters the wrapped learner updates (a method, as on CNTK's
@@ -230,6 +239,53 @@ class DistributedLearner(_WrappedOptimizer):
         if isinstance(checkpoint, dict) and "localLearners" in checkpoint:
             inner = type(checkpoint)(checkpoint["localLearners"])
         self._learner.restore_from_checkpoint(inner)
+
+
+class _Aggregation:
+    """A Trainer's figures summed over the workers, as CNTK 2.7's Trainer of distributed
+    learners reports them: each minibatch's gradients, sample count, loss and metric sums
+    (``DistributedLearner::Update``'s MinibatchInfo, Trainer.cpp TrainDistributedMinibatch),
+    and the test minibatches' metric sums and counts (Evaluator.cpp TestMinibatch with
+    ``distributed``).  It is the Trainer's ``data_parallel`` hook
+    (:meth:`stadyn.distributed.DataParallel.synchronize`); every worker writes its progress
+    (``is_main``), as each CNTK worker does."""
+
+    is_main = True
+
+    def __init__(self, learners: list):
+        self._learners = learners
+        self._parallel = learners[0]._parallel
+        self.size = self._parallel.size
+        self.rank = self._parallel.rank
+
+    def synchronize(self, parameters, samples: int, loss_sum: float, metric_sum):
+        """The global ``(samples, loss_sum, metric_sum)``; the gradients summed in place (the
+        learners' next update takes them as they are)."""
+        result = self._parallel.synchronize(parameters, samples, loss_sum, metric_sum)
+        for learner in self._learners:
+            learner._summed = True
+        return result
+
+    def sum_test(self, samples: int, metric_sum: float) -> tuple[int, float]:
+        """A test minibatch's ``(samples, metric_sum)`` over the workers."""
+        total, metric = self._parallel.all_reduce_scalars(float(samples), float(metric_sum))
+        return int(round(total)), metric
+
+    def barrier(self) -> None:
+        """Wait until every worker is here."""
+        self._parallel.barrier()
+
+    def parallel_after(self) -> int:
+        """The samples after which the workers read their shares (``distributed_after``)."""
+        return max(learner.parallelization_after() for learner in self._learners)
+
+
+def trainer_aggregation(learners) -> _Aggregation | None:
+    """The :class:`_Aggregation` of a Trainer's ``learners`` when they are distributed
+    learners of more than one worker, else None."""
+    found = [x for x in learners or () if isinstance(x, DistributedLearner)
+             and x._parallel is not None and x._parallel.size > 1]
+    return _Aggregation(found) if found else None
 
 
 def data_parallel_distributed_learner(learner, distributed_after: int = 0,
