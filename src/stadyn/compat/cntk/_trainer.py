@@ -22,6 +22,7 @@ from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
                               truncated_layout)
 from ._values import Value
+from ._worker_sums import WorkerSums, aggregation, no_samples
 
 __all__ = ["Trainer", "counted_variable"]
 
@@ -124,26 +125,7 @@ def counted_variable(criterion):
     return search(criterion) or criterion
 
 
-def _aggregation(learners):
-    """What the workers sum when ``learners`` are distributed ones of several workers (their
-    class's ``_trainer_aggregation``: compat.cntk.train.distributed), else None."""
-    for learner in learners or ():
-        make = getattr(type(learner), "_trainer_aggregation", None)
-        if make is not None:
-            return make(learners)
-    return None
-
-
-def _no_samples(arguments) -> bool:
-    """Whether a minibatch has no samples: none given, or a reader's share of none."""
-    if not arguments:
-        return True
-    return isinstance(arguments, dict) and all(
-        isinstance(v, _io.MinibatchData) and not v.number_of_samples
-        for v in arguments.values())
-
-
-class Trainer(_Trainer):
+class Trainer(WorkerSums, _Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
     ``cntk.Trainer(model, loss, metric, learner)``; takes and gives CNTK Functions.
@@ -186,10 +168,9 @@ class Trainer(_Trainer):
         self._model_runs = model._run_state() if model is not None else None
         # distributed learners of several workers: the counts, losses and metrics are the
         # workers' sums, as CNTK 2.7's (the native Trainer's data_parallel hook)
-        self._workers = _aggregation(self.parameter_learners)
+        self._workers = aggregation(self.parameter_learners)
         if self._workers is not None:
             self.data_parallel = self._workers
-        self._summing_tests = False
 
     def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
@@ -200,7 +181,7 @@ class Trainer(_Trainer):
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
         arguments, flags = split_flags(arguments)
-        if self._workers is not None and _no_samples(arguments):
+        if self._workers is not None and no_samples(arguments):
             return self._train_nothing()
         flags = _truncated_flags(arguments, flags)
         self._runnable("train", self._outputs)
@@ -234,50 +215,6 @@ class Trainer(_Trainer):
         if arguments and is_sweep_end:
             self._sweeps_seen = self.__dict__.get("_sweeps_seen", 0) + 1
         return (updated, {o: values[o] for o in mine}) if mine and updated else updated
-
-    def _train_nothing(self) -> bool:
-        """This worker has no share of the minibatch: it still takes its part in summing the
-        others' gradients, count, loss and metric and updates with them (CNTK 2.7's Trainer
-        of distributed learners with an empty minibatch, Trainer.cpp
-        TrainDistributedMinibatch); False when no worker had samples."""
-        for learner in self.parameter_learners:
-            learner.zero_grad()
-        samples, loss, metric = self._workers.synchronize(
-            self.parameters, 0, 0.0, None if self._metric_sum is None else 0.0)
-        if not samples:
-            for learner in self._workers._learners:
-                learner._summed = False
-            self.previous_minibatch_sample_count = 0
-            return False
-        self._loss_value, self._metric_value = loss, metric
-        for learner in self.parameter_learners:
-            learner.step(samples)
-        self._after_step(samples, False)
-        return True
-
-    def _test_sums(self, samples: int, metric_sum: float) -> tuple[int, float]:
-        if self._summing_tests:
-            return self._workers.sum_test(samples, metric_sum)
-        return samples, metric_sum
-
-    def _test_on_workers(self, arguments) -> tuple[int, float]:
-        """test_minibatch of this worker's share (maybe none) of a minibatch the workers test
-        together: ``(samples, metric_sum)`` summed over them, which the progress writers get
-        too (CNTK 2.7's distributed Evaluator::TestMinibatch, as a training session's
-        cross-validation and test run it on several workers)."""
-        self._summing_tests = True
-        try:
-            if _no_samples(split_flags(arguments)[0]):
-                samples, metric = self._workers.sum_test(0, 0.0)
-                self.previous_test_sample_count = samples
-                if samples:
-                    for writer in self._writers():
-                        writer.update_test(metric, samples)
-                return samples, metric
-            average = self.test_minibatch(arguments)
-            return self.previous_test_sample_count, average * self.previous_test_sample_count
-        finally:
-            self._summing_tests = False
 
     def total_number_of_units_seen(self, unit=1) -> int:
         """The samples (by default, as CNTK 2.7's ``DataUnit.sample``), minibatches or sweeps

@@ -19,6 +19,7 @@ import numpy as np
 from ...train.progress import ProgressWriter
 from ._sequence_begin import truncated_layout
 from ._trainer import Trainer
+from ._worker_sums import cross_validate_on_workers, test_on_workers
 from ._variables import Record
 from ._late import bind
 
@@ -320,18 +321,9 @@ class TrainingSession:
             if hasattr(self.source, "get_checkpoint_state") else None
         total = samples = batches = 0
         workers = self.trainer.__dict__.get("_workers")
-        while source is not None and workers is not None:
-            # several workers: each tests its share, summed over them, until none has any
-            # (CNTK 2.7's CrossValidate with a distributed TestMinibatch)
-            size = min(self.cv.schedule[samples], self.cv.max_samples - samples) \
-                if samples < self.cv.max_samples else 0
-            mb = source.next_minibatch(size, input_map=self.cv.input_map or self.input_map,
-                                       num_data_partitions=workers.size,
-                                       partition_index=workers.rank) if size else {}
-            n, metric_sum = self.trainer._test_on_workers(mb)
-            if not n:
-                break
-            total, samples, batches = total + metric_sum, samples + n, batches + 1
+        if workers is not None:
+            total, samples, batches = cross_validate_on_workers(
+                self.trainer, self.cv, source, self.cv.input_map or self.input_map)
         while source is not None and workers is None and samples < self.cv.max_samples:
             size = min(self.cv.schedule[samples], self.cv.max_samples - samples)
             mb = source.next_minibatch(size, input_map=self.cv.input_map or self.input_map)
@@ -356,17 +348,8 @@ class TrainingSession:
     def _test(self) -> None:
         cfg = self.test_config
         samples = 0
-        workers = self.trainer.__dict__.get("_workers")
-        while workers is not None:      # (as the cross-validation on several workers)
-            mb = cfg.source.next_minibatch(cfg.schedule[samples],
-                                           input_map=cfg.input_map or self.input_map,
-                                           num_data_partitions=workers.size,
-                                           partition_index=workers.rank)
-            n = self.trainer._test_on_workers(mb)[0]
-            if not n:
-                self.trainer.summarize_test_progress()
-                return
-            samples += n
+        if self.trainer.__dict__.get("_workers") is not None:
+            return test_on_workers(self.trainer, cfg, cfg.input_map or self.input_map)
         while True:
             mb = cfg.source.next_minibatch(cfg.schedule[samples],
                                            input_map=cfg.input_map or self.input_map)

@@ -7,7 +7,10 @@ wraps a learner: before each update the gradients are summed over the workers an
 minibatch's sample count, so every worker takes the same step (CNTK's data-parallel SGD with
 32-bit gradients).  :func:`block_momentum_distributed_learner` (model averaging every
 ``block_size`` samples) runs on one worker only: there it is the learner itself, as in CNTK
-(the default block momentum ``1 - 1/workers`` is 0 and the block learning rate 1).
+(the default block momentum ``1 - 1/workers`` is 0 and the block learning rate 1).  A Trainer
+of such learners on several workers reports the workers' sums (sample counts, losses,
+metrics, test minibatches), and ``training_session`` has each worker read its share of every
+minibatch, as CNTK 2.7's (see docs/distributed.md).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -265,6 +268,11 @@ class _Aggregation:
         for learner in self._learners:
             learner._summed = True
         return result
+
+    def forget_sums(self) -> None:
+        """No update follows the last :meth:`synchronize` (no worker had samples)."""
+        for learner in self._learners:
+            learner._summed = False
 
     def sum_test(self, samples: int, metric_sum: float) -> tuple[int, float]:
         """A test minibatch's ``(samples, metric_sum)`` over the workers."""
