@@ -38,7 +38,7 @@ def stadyn_run(tmp_path_factory):
     env.pop("PYTEST_XDIST_WORKER", None)
     result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
                              "--timeout", "120", SCRIPT, "stadyn", str(out),
-                             "truncated,session"],
+                             "truncated,session,loop,loop_truncated"],
                             env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     runs = []
@@ -117,3 +117,28 @@ def test_whole_sequences_on_two_workers_count_as_cntk(stadyn_run, rank):
 def test_whole_sequences_on_two_workers_train_as_cntk(stadyn_run):
     ours, theirs = stadyn_run[1][0]["session"], _cntk(0)["session"]
     assert [w[0] for w in ours["training"]] == [w[0] for w in theirs["training"]]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_plain_loop_on_two_workers_as_cntk(stadyn_run, rank):
+    """A Trainer loop reading ``next_minibatch(12, num_data_partitions=2, partition_index=r)``
+    itself (truncated sequences): each step's local samples, the summed count, loss and metric
+    averages and the total are CNTK's, and so are the parameters."""
+    ours, theirs = stadyn_run[1][rank]["loop_truncated"], _cntk(rank)["loop_truncated"]
+    assert [s[:2] + s[4:] for s in ours["steps"]] == [s[:2] + s[4:] for s in theirs["steps"]]
+    np.testing.assert_allclose([s[2:4] for s in ours["steps"]],
+                               [s[2:4] for s in theirs["steps"]], rtol=1e-6)
+    for (name, a), (_, b) in zip(ours["params"], theirs["params"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_plain_loop_with_an_empty_share_sums_the_workers(stadyn_run):
+    """Whole sequences: a worker whose share of a minibatch is empty (stadyn.io deals the
+    global minibatch's sequences) still trains with the others: every step's count is the
+    sum of both workers' shares, the same on both, and so are the parameters."""
+    a, b = (stadyn_run[1][r]["loop"] for r in (0, 1))
+    assert 0 in [s[0] for s in a["steps"] + b["steps"]]        # the case this is about
+    assert [s[1] for s in a["steps"]] == [x[0] + y[0] for x, y in zip(a["steps"], b["steps"])]
+    assert [s[1:] for s in a["steps"]] == [s[1:] for s in b["steps"]]
+    assert a["steps"][-1][4] == sum(s[1] for s in a["steps"])
+    assert a["params"] == b["params"]

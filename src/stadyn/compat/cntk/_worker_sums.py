@@ -45,6 +45,10 @@ class WorkerSums:
     _workers = None
     _summing_tests = False
 
+    def _writers(self) -> list:
+        """Every worker writes its progress (the workers' sums), as each CNTK worker does."""
+        return self.progress_writers
+
     def _train_nothing(self) -> bool:
         """This worker has no share of the minibatch: it still takes its part in summing the
         others' gradients, count, loss and metric and updates with them; False when no worker

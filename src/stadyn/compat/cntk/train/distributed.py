@@ -250,16 +250,18 @@ class _Aggregation:
     (``DistributedLearner::Update``'s MinibatchInfo, Trainer.cpp TrainDistributedMinibatch),
     and the test minibatches' metric sums and counts (Evaluator.cpp TestMinibatch with
     ``distributed``).  It is the Trainer's ``data_parallel`` hook
-    (:meth:`stadyn.distributed.DataParallel.synchronize`); every worker writes its progress
-    (``is_main``), as each CNTK worker does."""
-
-    is_main = True
+    (:meth:`stadyn.distributed.DataParallel.synchronize`)."""
 
     def __init__(self, learners: list):
         self._learners = learners
         self._parallel = learners[0]._parallel
         self.size = self._parallel.size
         self.rank = self._parallel.rank
+        self.is_main = self.rank == 0
+
+    def all_reduce_scalars(self, *values: float) -> tuple[float, ...]:
+        """The sums of ``values`` over the workers."""
+        return self._parallel.all_reduce_scalars(*values)
 
     def synchronize(self, parameters, samples: int, loss_sum: float, metric_sum):
         """The global ``(samples, loss_sum, metric_sum)``; the gradients summed in place (the
