@@ -38,7 +38,7 @@ def stadyn_run(tmp_path_factory):
     env.pop("PYTEST_XDIST_WORKER", None)
     result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
                              "--timeout", "120", SCRIPT, "stadyn", str(out),
-                             "truncated,session,loop,loop_truncated"],
+                             "truncated,session,loop,loop_truncated,after"],
                             env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     runs = []
@@ -64,13 +64,16 @@ def _progress_lines(path):
                 for line in f.read().splitlines()[1:]]
 
 
+@pytest.mark.parametrize("scenario", ["truncated", "after"])
 @pytest.mark.parametrize("rank", [0, 1])
-def test_truncated_session_on_two_workers_as_cntk(stadyn_run, rank):
+def test_truncated_session_on_two_workers_as_cntk(stadyn_run, rank, scenario):
+    """``after``: distributed_after=24, each worker training alone on whole minibatches
+    (counts its own) until then."""
     out, runs = stadyn_run
-    ours, theirs = runs[rank]["truncated"], _cntk(rank)["truncated"]
+    ours, theirs = runs[rank][scenario], _cntk(rank)[scenario]
     assert runs[rank]["workers"] == 2
     # CNTK 2.7: 90 samples over both workers, every count the workers' sum
-    assert ours["seen"] == theirs["seen"] == 90
+    assert ours["seen"] == theirs["seen"] == {"truncated": 90, "after": 96}[scenario]
     assert ours["previous_count"] == theirs["previous_count"] == 0   # the final empty step
     _close_windows(ours["training"], theirs["training"])
     _close_windows(ours["tests"], theirs["tests"])
@@ -84,8 +87,8 @@ def test_truncated_session_on_two_workers_as_cntk(stadyn_run, rank):
     for (name, a), (_, b) in zip(ours["params"], theirs["params"]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name)
     # every worker prints the same (summed) lines, as CNTK's
-    assert _progress_lines(out / f"progress_truncated.txtrank{rank}") == _progress_lines(
-        os.path.join(FIXTURES, "cntk27", f"progress_truncated_rank{rank}.txt"))
+    assert _progress_lines(out / f"progress_{scenario}.txtrank{rank}") == _progress_lines(
+        os.path.join(FIXTURES, "cntk27", f"progress_{scenario}_rank{rank}.txt"))
 
 
 @pytest.mark.parametrize("scenario", ["truncated", "session"])

@@ -186,7 +186,7 @@ class DistributedLearner(_WrappedOptimizer):
         """Sum the gradients and the sample count over the workers, then update."""
         if self._summed:
             self._summed = False       # (the Trainer's _Aggregation summed them, and the count)
-        elif self._parallel is not None and not isinstance(sample_count, dict):
+        elif self._sharing() and not isinstance(sample_count, dict):
             self._parallel.all_reduce_gradients(
                 list(self._learner.named_parameters().values()))
             total = self._parallel.all_reduce_scalars(float(sample_count))[0]
@@ -201,6 +201,12 @@ class DistributedLearner(_WrappedOptimizer):
                 if self._reset_after_block:
                     self._learner.reset_smoothed_gradients()
         return updated
+
+    def _sharing(self) -> bool:
+        """Whether the workers share this update: several of them, and ``distributed_after``
+        samples seen (before, each trains alone: DataParallelDistributedLearner::Update)."""
+        return self._parallel is not None and \
+            int(getattr(self._learner, "samples_seen", 0)) >= self._after
 
     @staticmethod
     def _trainer_aggregation(learners):
@@ -266,10 +272,15 @@ class _Aggregation:
     def synchronize(self, parameters, samples: int, loss_sum: float, metric_sum):
         """The global ``(samples, loss_sum, metric_sum)``; the gradients summed in place (the
         learners' next update takes them as they are)."""
-        result = self._parallel.synchronize(parameters, samples, loss_sum, metric_sum)
+        result = self._parallel.synchronize(parameters, samples, loss_sum, metric_sum) \
+            if self.sharing() else (samples, loss_sum, metric_sum)
         for learner in self._learners:
             learner._summed = True
         return result
+
+    def sharing(self) -> bool:
+        """Whether the workers share this step (``distributed_after`` samples seen)."""
+        return all(learner._sharing() for learner in self._learners)
 
     def forget_sums(self) -> None:
         """No update follows the last :meth:`synchronize` (no worker had samples)."""
