@@ -327,11 +327,17 @@ class Trainer:
         with training(False), torch.no_grad():
             forward_all([self._metric_sum] + count_roots(metric) + list(outputs),
                         clear_buffer=True)
-        samples = self.previous_test_sample_count = sample_count(metric, samples)
-        metric_sum = float(self._metric_sum.d)
+        samples, metric_sum = self._test_sums(sample_count(metric, samples),
+                                              float(self._metric_sum.d))
+        self.previous_test_sample_count = samples
         for writer in self._writers():
             writer.update_test(metric_sum, samples)
         return metric_sum / samples
+
+    def _test_sums(self, samples: int, metric_sum: float) -> tuple[int, float]:
+        """A test minibatch's ``(samples, metric_sum)`` as reported: this process's here (a
+        front end whose workers test together sums them over the workers)."""
+        return samples, metric_sum
 
     def learning_rate(self) -> float:
         """The first learner's current learning rate (in its own unit)."""

@@ -22,6 +22,7 @@ from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
                               truncated_layout)
 from ._values import Value
+from ._worker_sums import WorkerSums, aggregation, no_samples
 
 __all__ = ["Trainer", "counted_variable"]
 
@@ -144,7 +145,7 @@ def _distributed_learners(learners) -> list:
     return found
 
 
-class Trainer(_Trainer):
+class Trainer(WorkerSums, _Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
     ``cntk.Trainer(model, loss, metric, learner)``; takes and gives CNTK Functions.
@@ -186,6 +187,11 @@ class Trainer(_Trainer):
         model = self.model
         self._model_runs = model._run_state() if model is not None else None
         self._distributed = _distributed_learners(self.parameter_learners)
+        # distributed learners of several workers: the counts, losses and metrics are the
+        # workers' sums, as CNTK 2.7's (the native Trainer's data_parallel hook)
+        self._workers = aggregation(self.parameter_learners)
+        if self._workers is not None:
+            self.data_parallel = self._workers
 
     def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
@@ -196,6 +202,8 @@ class Trainer(_Trainer):
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
         arguments, flags = split_flags(arguments)
+        if self._workers is not None and no_samples(arguments):
+            return self._train_nothing()
         flags = _truncated_flags(arguments, flags)
         self._runnable("train", self._outputs)
         if arguments and self._has_float16_parameters():
@@ -407,13 +415,26 @@ class Trainer(_Trainer):
             ['run.model', 'run.model.ckp']
             >>> t.restore_from_checkpoint(path)
             {'epoch': 1}
+
+        With distributed learners of several workers every worker calls it and worker 0
+        writes (CNTK 2.7's Trainer::SaveCheckpoint).
         """
+        if self._workers is None:
+            return self._save_checkpoint(filename, external_state)
+        self._workers.barrier()
+        try:
+            if self._workers.rank == 0:
+                self._save_checkpoint(filename, external_state)
+        finally:
+            self._workers.barrier()
+
+    def _save_checkpoint(self, filename, external_state) -> None:
         from ...serialize import write_cntk_checkpoint
         from ._learner_checkpoint import wrapped_learner
         learners = self._cntk_learner_entries()
         if isinstance(learners, str):
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
-                          f"2.7 cannot read ({learners})", UserWarning, stacklevel=2)
+                          f"2.7 cannot read ({learners})", UserWarning, stacklevel=3)
             return self._save_stadyn_checkpoint(filename, external_state)
         roots = self._trained_roots()
         combined = combine_outputs(roots)
@@ -425,7 +446,7 @@ class Trainer(_Trainer):
                 combined, tmp, outputs, metric), learners, external_state, distributed)
         except _NotCntk as exc:
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
-                          f"2.7 cannot read ({exc})", UserWarning, stacklevel=2)
+                          f"2.7 cannot read ({exc})", UserWarning, stacklevel=3)
             self._save_stadyn_checkpoint(filename, external_state)
 
     def _trained_roots(self) -> list:

@@ -19,6 +19,7 @@ import numpy as np
 from ...train.progress import ProgressWriter
 from ._sequence_begin import truncated_layout
 from ._trainer import Trainer
+from ._worker_sums import cross_validate_on_workers, test_on_workers
 from ._variables import Record
 from ._late import bind
 
@@ -263,12 +264,26 @@ class TrainingSession:
                           if self.cv is not None and self.cv.source is not None
                           and hasattr(self.cv.source, "get_checkpoint_state") else None)
         since_summary = since_cv = 0
-        while samples < self.max_samples:
-            size = min(self.schedule[samples], self.max_samples - samples)
-            mb = self.source.next_minibatch(size, input_map=self.input_map)
-            if not mb:
-                break
-            trainer.train_minibatch(mb)
+        workers = trainer.__dict__.get("_workers")
+        while samples < self.max_samples or workers is not None:
+            size = min(self.schedule[samples], self.max_samples - samples) \
+                if samples < self.max_samples else 0
+            if workers is None:
+                mb = self.source.next_minibatch(size, input_map=self.input_map)
+                if not mb:
+                    break
+                trainer.train_minibatch(mb)
+            else:
+                # each worker reads its share; one with none (or after the end) still takes
+                # its part in the sums; the loop ends when no worker had samples (CNTK 2.7's
+                # TrainingSession::Train and GetTrainingMinibatch)
+                after = samples >= workers.parallel_after()
+                mb = self.source.next_minibatch(
+                    size, input_map=self.input_map,
+                    num_data_partitions=workers.size if after else 1,
+                    partition_index=workers.rank if after else 0) if size else {}
+                if not trainer.train_minibatch(mb):
+                    break
             samples += trainer.previous_minibatch_sample_count
             minibatches += 1
             since_summary += 1
@@ -305,7 +320,11 @@ class TrainingSession:
         training = self.source.get_checkpoint_state() \
             if hasattr(self.source, "get_checkpoint_state") else None
         total = samples = batches = 0
-        while source is not None and samples < self.cv.max_samples:
+        workers = self.trainer.__dict__.get("_workers")
+        if workers is not None:
+            total, samples, batches = cross_validate_on_workers(
+                self.trainer, self.cv, source, self.cv.input_map or self.input_map)
+        while source is not None and workers is None and samples < self.cv.max_samples:
             size = min(self.cv.schedule[samples], self.cv.max_samples - samples)
             mb = source.next_minibatch(size, input_map=self.cv.input_map or self.input_map)
             if not mb:
@@ -329,6 +348,8 @@ class TrainingSession:
     def _test(self) -> None:
         cfg = self.test_config
         samples = 0
+        if self.trainer.__dict__.get("_workers") is not None:
+            return test_on_workers(self.trainer, cfg, cfg.input_map or self.input_map)
         while True:
             mb = cfg.source.next_minibatch(cfg.schedule[samples],
                                            input_map=cfg.input_map or self.input_map)

@@ -7,7 +7,10 @@ wraps a learner: before each update the gradients are summed over the workers an
 minibatch's sample count, so every worker takes the same step (CNTK's data-parallel SGD with
 32-bit gradients).  :func:`block_momentum_distributed_learner` (model averaging every
 ``block_size`` samples) runs on one worker only: there it is the learner itself, as in CNTK
-(the default block momentum ``1 - 1/workers`` is 0 and the block learning rate 1).
+(the default block momentum ``1 - 1/workers`` is 0 and the block learning rate 1).  A Trainer
+of such learners on several workers reports the workers' sums (sample counts, losses,
+metrics, test minibatches), and ``training_session`` has each worker read its share of every
+minibatch, as CNTK 2.7's (see docs/distributed.md).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -173,6 +176,7 @@ class DistributedLearner(_WrappedOptimizer):
         self._communicator = Communicator()
         self._parallel = _dist.DataParallel() if _joined() else None
         self._metric_aggregator = False
+        self._summed = False     # the next update's gradients were summed by the Trainer
         # (not a CntkLearner, so it has no rate to report: CNTK 2.7 writes no 'Learning rate'
         # or 'Momentum' line for a distributed learner, in a Trainer or Function.train alike)
 
@@ -181,7 +185,9 @@ class DistributedLearner(_WrappedOptimizer):
 
     def update(self, sample_count, training_sample_count=None, is_sweep_end: bool = False):
         """Sum the gradients and the sample count over the workers, then update."""
-        if self._parallel is not None and not isinstance(sample_count, dict):
+        if self._summed:
+            self._summed = False       # (the Trainer's _Aggregation summed them, and the count)
+        elif self._sharing() and not isinstance(sample_count, dict):
             self._parallel.all_reduce_gradients(
                 list(self._learner.named_parameters().values()))
             total = self._parallel.all_reduce_scalars(float(sample_count))[0]
@@ -219,6 +225,18 @@ class DistributedLearner(_WrappedOptimizer):
         marked it."""
         return self._metric_aggregator
 
+    def _sharing(self) -> bool:
+        """Whether the workers share this update: several of them, and ``distributed_after``
+        samples seen (before, each trains alone: DataParallelDistributedLearner::Update)."""
+        return self._parallel is not None and \
+            int(getattr(self._learner, "samples_seen", 0)) >= self._after
+
+    @staticmethod
+    def _trainer_aggregation(learners):
+        """What a Trainer of ``learners`` sums over the workers (:func:`trainer_aggregation`;
+        found by the Trainer on the learner's class, which it does not import)."""
+        return trainer_aggregation(learners)
+
     def parameters(self) -> list:
         """The parameters the wrapped learner updates (a method, as on CNTK's
         DistributedLearner)."""
@@ -253,6 +271,65 @@ class DistributedLearner(_WrappedOptimizer):
         if isinstance(checkpoint, dict) and "localLearners" in checkpoint:
             inner = type(checkpoint)(checkpoint["localLearners"])
         self._learner.restore_from_checkpoint(inner)
+
+
+class _Aggregation:
+    """A Trainer's figures summed over the workers, as CNTK 2.7's Trainer of distributed
+    learners reports them: each minibatch's gradients, sample count, loss and metric sums
+    (``DistributedLearner::Update``'s MinibatchInfo, Trainer.cpp TrainDistributedMinibatch),
+    and the test minibatches' metric sums and counts (Evaluator.cpp TestMinibatch with
+    ``distributed``).  It is the Trainer's ``data_parallel`` hook
+    (:meth:`stadyn.distributed.DataParallel.synchronize`)."""
+
+    def __init__(self, learners: list):
+        self._learners = learners
+        self._parallel = learners[0]._parallel
+        self.size = self._parallel.size
+        self.rank = self._parallel.rank
+        self.is_main = self.rank == 0
+
+    def all_reduce_scalars(self, *values: float) -> tuple[float, ...]:
+        """The sums of ``values`` over the workers."""
+        return self._parallel.all_reduce_scalars(*values)
+
+    def synchronize(self, parameters, samples: int, loss_sum: float, metric_sum):
+        """The global ``(samples, loss_sum, metric_sum)``; the gradients summed in place (the
+        learners' next update takes them as they are)."""
+        result = self._parallel.synchronize(parameters, samples, loss_sum, metric_sum) \
+            if self.sharing() else (samples, loss_sum, metric_sum)
+        for learner in self._learners:
+            learner._summed = True
+        return result
+
+    def sharing(self) -> bool:
+        """Whether the workers share this step (``distributed_after`` samples seen)."""
+        return all(learner._sharing() for learner in self._learners)
+
+    def forget_sums(self) -> None:
+        """No update follows the last :meth:`synchronize` (no worker had samples)."""
+        for learner in self._learners:
+            learner._summed = False
+
+    def sum_test(self, samples: int, metric_sum: float) -> tuple[int, float]:
+        """A test minibatch's ``(samples, metric_sum)`` over the workers."""
+        total, metric = self._parallel.all_reduce_scalars(float(samples), float(metric_sum))
+        return int(round(total)), metric
+
+    def barrier(self) -> None:
+        """Wait until every worker is here."""
+        self._parallel.barrier()
+
+    def parallel_after(self) -> int:
+        """The samples after which the workers read their shares (``distributed_after``)."""
+        return max(learner.parallelization_after() for learner in self._learners)
+
+
+def trainer_aggregation(learners) -> _Aggregation | None:
+    """The :class:`_Aggregation` of a Trainer's ``learners`` when they are distributed
+    learners of more than one worker, else None."""
+    found = [x for x in learners or () if isinstance(x, DistributedLearner)
+             and x._parallel is not None and x._parallel.size > 1]
+    return _Aggregation(found) if found else None
 
 
 def data_parallel_distributed_learner(learner, distributed_after: int = 0,

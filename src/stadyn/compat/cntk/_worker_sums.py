@@ -1,0 +1,123 @@
+"""A compat.cntk Trainer (and training session) of distributed learners on several workers:
+what CNTK 2.7 sums over the workers.
+
+CNTK 2.7's Trainer of distributed learners reports each minibatch's sample count, loss and
+metric summed over the workers (Trainer.cpp TrainDistributedMinibatch), a worker without
+samples still taking its part; its training session has each worker read its share of every
+minibatch and stops when no worker had any (TrainingSession.cpp Train, GetTrainingMinibatch);
+cross-validation and test minibatches are shared and summed the same way (CrossValidate, Test,
+a distributed Evaluator::TestMinibatch).  The sums themselves are
+``compat.cntk.train.distributed``'s (found on the learners' class: that module is not
+imported here).
+"""
+
+from __future__ import annotations
+
+from ... import io as _io
+from ._sequence_begin import split_flags
+
+__all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "test_on_workers"]
+
+
+def aggregation(learners):
+    """What the workers sum when ``learners`` are distributed ones of several workers (their
+    class's ``_trainer_aggregation``), else None."""
+    for learner in learners or ():
+        make = getattr(type(learner), "_trainer_aggregation", None)
+        if make is not None:
+            return make(learners)
+    return None
+
+
+def no_samples(arguments) -> bool:
+    """Whether a minibatch has no samples: none given, or a reader's share of none."""
+    if not arguments:
+        return True
+    return isinstance(arguments, dict) and all(
+        isinstance(v, _io.MinibatchData) and not v.number_of_samples
+        for v in arguments.values())
+
+
+class WorkerSums:
+    """The compat Trainer's part on several workers (``self._workers``: the aggregation, or
+    None on one)."""
+
+    _workers = None
+    _summing_tests = False
+
+    def _writers(self) -> list:
+        """Every worker writes its progress (the workers' sums), as each CNTK worker does."""
+        return self.progress_writers
+
+    def _train_nothing(self) -> bool:
+        """This worker has no share of the minibatch: it still takes its part in summing the
+        others' gradients, count, loss and metric and updates with them; False when no worker
+        had samples."""
+        for learner in self.parameter_learners:
+            learner.zero_grad()
+        samples, loss, metric = self._workers.synchronize(
+            self.parameters, 0, 0.0, None if self._metric_sum is None else 0.0)
+        if not samples:
+            self._workers.forget_sums()
+            self.previous_minibatch_sample_count = 0
+            return False
+        self._loss_value, self._metric_value = loss, metric
+        for learner in self.parameter_learners:
+            learner.step(samples)
+        self._after_step(samples, False)
+        return True
+
+    def _test_sums(self, samples: int, metric_sum: float) -> tuple[int, float]:
+        if self._summing_tests:
+            return self._workers.sum_test(samples, metric_sum)
+        return samples, metric_sum
+
+    def _test_on_workers(self, arguments) -> tuple[int, float]:
+        """test_minibatch of this worker's share (maybe none) of a minibatch the workers test
+        together: ``(samples, metric_sum)`` summed over them, which the progress writers get
+        too."""
+        self._summing_tests = True
+        try:
+            if no_samples(split_flags(arguments)[0]):
+                samples, metric = self._workers.sum_test(0, 0.0)
+                self.previous_test_sample_count = samples
+                if samples:
+                    for writer in self._writers():
+                        writer.update_test(metric, samples)
+                return samples, metric
+            average = self.test_minibatch(arguments)
+            return self.previous_test_sample_count, average * self.previous_test_sample_count
+        finally:
+            self._summing_tests = False
+
+
+def cross_validate_on_workers(trainer, cv, source, input_map) -> tuple[float, int, int]:
+    """One cross-validation pass, each worker testing its share, until no worker has any:
+    ``(metric sum, samples, minibatches)`` over the workers."""
+    workers = trainer._workers
+    total = samples = batches = 0
+    while source is not None:
+        size = min(cv.schedule[samples], cv.max_samples - samples) \
+            if samples < cv.max_samples else 0
+        mb = source.next_minibatch(size, input_map=input_map, num_data_partitions=workers.size,
+                                   partition_index=workers.rank) if size else {}
+        n, metric_sum = trainer._test_on_workers(mb)
+        if not n:
+            break
+        total, samples, batches = total + metric_sum, samples + n, batches + 1
+    return total, samples, batches
+
+
+def test_on_workers(trainer, cfg, input_map) -> None:
+    """The test config's pass, as :func:`cross_validate_on_workers`, then its summary."""
+    workers = trainer._workers
+    samples = 0
+    while True:
+        mb = cfg.source.next_minibatch(cfg.schedule[samples], input_map=input_map,
+                                       num_data_partitions=workers.size,
+                                       partition_index=workers.rank)
+        n = trainer._test_on_workers(mb)[0]
+        if not n:
+            break
+        samples += n
+    trainer.summarize_test_progress()

@@ -1,0 +1,147 @@
+"""compat.cntk ``training_session`` with a data-parallel distributed learner on 2 workers
+against CNTK 2.7 run under ``mpiexec -n 2`` (references and the script that wrote them:
+``tests/fixtures/cntk_distributed/``): each worker reads its share of every minibatch
+(``num_data_partitions``/``partition_index``, CNTK's TrainingSession::GetTrainingMinibatch),
+the Trainer's counts, losses and metrics are the workers' sums (what the progress writers and
+ProgressPrinter get on every worker), cross-validation and test minibatches are shared and
+summed the same way, and only worker 0 writes checkpoints."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_distributed")
+SCRIPT = os.path.join(FIXTURES, "make_refs.py")
+SRC = os.path.abspath(os.path.join(HERE, "..", "..", "src"))
+
+
+def _cntk(rank: int) -> dict:
+    with open(os.path.join(FIXTURES, "cntk27", f"rank{rank}.json")) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def stadyn_run(tmp_path_factory):
+    """Both sessions run once by ``stadyn.distributed.run --nproc 2`` (a few seconds)."""
+    out = tmp_path_factory.mktemp("cntk_distributed")
+    env = dict(os.environ, OMP_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([SRC] + [p for p in [os.environ.get("PYTHONPATH")]
+                                                   if p]))
+    env.pop("PYTEST_XDIST_WORKER", None)
+    result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
+                             "--timeout", "120", SCRIPT, "stadyn", str(out),
+                             "truncated,session,loop,loop_truncated,after"],
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-4000:]
+    runs = []
+    for rank in range(2):
+        with open(out / f"rank{rank}.json") as f:
+            runs.append(json.load(f))
+    return out, runs
+
+
+def _close_windows(ours, theirs):
+    """Progress writer records: counts exactly, loss and metric sums to float rounding."""
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a[:2] == b[:2] and [list(map(int, p)) for p in a[:2]] == b[:2], (a, b)
+        np.testing.assert_allclose(np.array(a[2:], float), np.array(b[2:], float),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def _progress_lines(path):
+    """ProgressPrinter's lines without the timing ('0.150s (240.0 samples/s)')."""
+    with open(path) as f:
+        return [re.sub(r" [0-9.]+s \( *[0-9.]+ samples/s\)", "", line.rstrip())
+                for line in f.read().splitlines()[1:]]
+
+
+@pytest.mark.parametrize("scenario", ["truncated", "after"])
+@pytest.mark.parametrize("rank", [0, 1])
+def test_truncated_session_on_two_workers_as_cntk(stadyn_run, rank, scenario):
+    """``after``: distributed_after=24, each worker training alone on whole minibatches
+    (counts its own) until then."""
+    out, runs = stadyn_run
+    ours, theirs = runs[rank][scenario], _cntk(rank)[scenario]
+    assert runs[rank]["workers"] == 2
+    # CNTK 2.7: 90 samples over both workers, every count the workers' sum
+    assert ours["seen"] == theirs["seen"] == {"truncated": 90, "after": 96}[scenario]
+    assert ours["previous_count"] == theirs["previous_count"] == 0   # the final empty step
+    _close_windows(ours["training"], theirs["training"])
+    _close_windows(ours["tests"], theirs["tests"])
+    assert [s[:4] for s in ours["summaries"]] == [s[:4] for s in theirs["summaries"]]
+    for a, b in zip(ours["summaries"], theirs["summaries"]):
+        np.testing.assert_allclose(a[4:], b[4:], rtol=1e-5, err_msg=str(b))
+    assert [c[0] for c in ours["cv"]] == [c[0] for c in theirs["cv"]]
+    assert [c[2:] for c in ours["cv"]] == [c[2:] for c in theirs["cv"]]   # [56, 8] each
+    np.testing.assert_allclose([c[1] for c in ours["cv"]], [c[1] for c in theirs["cv"]])
+    assert [p[0] for p in ours["params"]] == [p[0] for p in theirs["params"]]
+    for (name, a), (_, b) in zip(ours["params"], theirs["params"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name)
+    # every worker prints the same (summed) lines, as CNTK's
+    assert _progress_lines(out / f"progress_{scenario}.txtrank{rank}") == _progress_lines(
+        os.path.join(FIXTURES, "cntk27", f"progress_{scenario}_rank{rank}.txt"))
+
+
+@pytest.mark.parametrize("scenario", ["truncated", "session"])
+def test_only_worker_zero_writes_checkpoints(stadyn_run, scenario):
+    runs = stadyn_run[1]
+    assert runs[1][scenario]["checkpoints"] == _cntk(1)[scenario]["checkpoints"] == []
+    # (CNTK 2.7 writes model and model.ckp; on several workers Stadyn writes its own
+    # checkpoint in the model file, with a warning)
+    assert "model" in runs[0][scenario]["checkpoints"]
+    assert "model" in _cntk(0)[scenario]["checkpoints"]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_whole_sequences_on_two_workers_count_as_cntk(stadyn_run, rank):
+    """Untruncated sequences: the sums over the workers are CNTK's (how the sequences are
+    dealt to the workers is not: see the xfail below)."""
+    ours, theirs = stadyn_run[1][rank]["session"], _cntk(rank)["session"]
+    assert ours["seen"] == theirs["seen"] == 90
+    assert [s[0] for s in ours["summaries"]] == [s[0] for s in theirs["summaries"]]
+    assert [s[1] for s in ours["summaries"]] == [s[1] for s in theirs["summaries"]]
+    assert [c[2] for c in ours["cv"]] == [c[2] for c in theirs["cv"]] == [56, 56, 56]
+    np.testing.assert_allclose([c[1] for c in ours["cv"]], [c[1] for c in theirs["cv"]])
+
+
+@pytest.mark.xfail(strict=True, reason="stadyn.io's MinibatchSource deals a minibatch's "
+                   "sequences to the partitions (every W-th of the global minibatch, so a "
+                   "worker's share can be empty); CNTK 2.7's reader gives each worker its own "
+                   "every-W-th sequences up to its part of the minibatch size")
+def test_whole_sequences_on_two_workers_train_as_cntk(stadyn_run):
+    ours, theirs = stadyn_run[1][0]["session"], _cntk(0)["session"]
+    assert [w[0] for w in ours["training"]] == [w[0] for w in theirs["training"]]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_plain_loop_on_two_workers_as_cntk(stadyn_run, rank):
+    """A Trainer loop reading ``next_minibatch(12, num_data_partitions=2, partition_index=r)``
+    itself (truncated sequences): each step's local samples, the summed count, loss and metric
+    averages and the total are CNTK's, and so are the parameters."""
+    ours, theirs = stadyn_run[1][rank]["loop_truncated"], _cntk(rank)["loop_truncated"]
+    assert [s[:2] + s[4:] for s in ours["steps"]] == [s[:2] + s[4:] for s in theirs["steps"]]
+    np.testing.assert_allclose([s[2:4] for s in ours["steps"]],
+                               [s[2:4] for s in theirs["steps"]], rtol=1e-6)
+    for (name, a), (_, b) in zip(ours["params"], theirs["params"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_plain_loop_with_an_empty_share_sums_the_workers(stadyn_run):
+    """Whole sequences: a worker whose share of a minibatch is empty (stadyn.io deals the
+    global minibatch's sequences) still trains with the others: every step's count is the
+    sum of both workers' shares, the same on both, and so are the parameters."""
+    a, b = (stadyn_run[1][r]["loop"] for r in (0, 1))
+    assert 0 in [s[0] for s in a["steps"] + b["steps"]]        # the case this is about
+    assert [s[1] for s in a["steps"]] == [x[0] + y[0] for x, y in zip(a["steps"], b["steps"])]
+    assert [s[1:] for s in a["steps"]] == [s[1:] for s in b["steps"]]
+    assert a["steps"][-1][4] == sum(s[1] for s in a["steps"])
+    assert a["params"] == b["params"]
