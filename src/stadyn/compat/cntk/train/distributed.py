@@ -233,9 +233,9 @@ class DistributedLearner(_WrappedOptimizer):
 
     @staticmethod
     def _trainer_aggregation(learners):
-        """What a Trainer of ``learners`` sums over the workers (:func:`trainer_aggregation`;
+        """What a Trainer of ``learners`` sums over the workers (:func:`_aggregation_of`;
         found by the Trainer on the learner's class, which it does not import)."""
-        return trainer_aggregation(learners)
+        return _aggregation_of(learners)
 
     def parameters(self) -> list:
         """The parameters the wrapped learner updates (a method, as on CNTK's
@@ -324,7 +324,7 @@ class _Aggregation:
         return max(learner.parallelization_after() for learner in self._learners)
 
 
-def trainer_aggregation(learners) -> _Aggregation | None:
+def _aggregation_of(learners) -> _Aggregation | None:
     """The :class:`_Aggregation` of a Trainer's ``learners`` when they are distributed
     learners of more than one worker, else None."""
     found = [x for x in learners or () if isinstance(x, DistributedLearner)
