@@ -19,7 +19,7 @@ import numpy as np
 from ...train.progress import ProgressWriter
 from ._sequence_begin import truncated_layout
 from ._trainer import Trainer
-from ._worker_sums import cross_validate_on_workers, tests_on_workers
+from ._worker_sums import cross_validate_on_workers, evaluate_tests_on_workers
 from ._variables import Record
 from ._late import bind
 
@@ -349,7 +349,7 @@ class TrainingSession:
         cfg = self.test_config
         samples = 0
         if self.trainer.__dict__.get("_workers") is not None:
-            return tests_on_workers(self.trainer, cfg, cfg.input_map or self.input_map)
+            return evaluate_tests_on_workers(self.trainer, cfg, cfg.input_map or self.input_map)
         while True:
             mb = cfg.source.next_minibatch(cfg.schedule[samples],
                                            input_map=cfg.input_map or self.input_map)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from ... import io as _io
 from ._sequence_begin import split_flags
 
-__all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "tests_on_workers"]
+__all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "evaluate_tests_on_workers"]
 
 
 def aggregation(learners):
@@ -108,7 +108,7 @@ def cross_validate_on_workers(trainer, cv, source, input_map) -> tuple[float, in
     return total, samples, batches
 
 
-def tests_on_workers(trainer, cfg, input_map) -> None:
+def evaluate_tests_on_workers(trainer, cfg, input_map) -> None:
     """The test config's pass, as :func:`cross_validate_on_workers`, then its summary."""
     workers = trainer._workers
     samples = 0

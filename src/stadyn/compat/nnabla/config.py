@@ -22,6 +22,7 @@ Example:
     >>> nnabla_config.set('DATA_ITERATOR', 'cache_file_format', '.h5')
     >>> nnabla_config.get('DATA_ITERATOR', 'cache_file_format')
     '.h5'
+    >>> nnabla_config.set('DATA_ITERATOR', 'cache_file_format', '.npy')   # the default again
 """
 
 from __future__ import annotations
