@@ -1,0 +1,117 @@
+"""More of CNTK's own ``Examples/`` Python programs (of Microsoft/CNTK; not part of this
+repository) at a tiny size: the ImageNet family (AlexNet and VGG16/VGG19 with their
+distributed learners on one worker), run as ``cntk_examples.py`` runs the others (whose
+runner, import hook and PNG writer this file imports) and written as JSON.
+
+    python tests/examples/cntk_examples_more.py EXAMPLES OUT.json [--stadyn] [--only=RUN,..]
+        [--update]
+
+The reference ``refs/cntk27_examples_more.json`` is this, run on CNTK 2.7 once per program
+(``--only=RUN --update``: each program calls ``Communicator.finalize()``, after which CNTK 2.7
+cannot start MPI again in that process; ``--update`` keeps the runs already in OUT)::
+
+    LD_LIBRARY_PATH=.../shimlib .../venv36/bin/python -W ignore \\
+        tests/examples/cntk_examples_more.py EXAMPLES refs/cntk27_examples_more.json \\
+        --only=alexnet_imagenet_distributed --update
+
+ImageNet stand-in (``Image/DataSets/ImageNet``, where the programs look by default):
+``train_map.txt`` and ``val_map.txt`` (absolute path, tab, label) of small PNG pictures, each
+class a colour with noise and a bar at a class-given height.  Sizes are cut by literal text
+(each must be found): the pictures the networks take (224/227 to 32/67), the classes (1000 to
+10), the widths of the layers.  Parses under Python 3.6 (CNTK 2.7's interpreter runs it too).
+"""
+
+from __future__ import print_function
+
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cntk_examples import _CntkIsStadyn, run_program  # noqa: E402
+from cntk_examples_standins import _png  # noqa: E402
+
+N_IMAGENET_TRAIN, N_IMAGENET_VAL, N_IMAGENET_CLASSES = 24, 8, 10
+
+# the VGGs: 64x64 pictures (at 32x32 their fifth block's 3x3 convolutions would see 2x2,
+# which CNTK 2.7 refuses: cntk_examples_4.py's window_longer_than_its_input_is_refused), layers
+# 8/8/16/16/16 wide, Dense(64), 10 classes
+_VGG_CUTS = [("image_height = 224", "image_height = 64"),
+             ("image_width  = 224", "image_width  = 64"),
+             ("num_classes  = 1000", "num_classes  = 10"),
+             ("Convolution2D((3,3), 64,", "Convolution2D((3,3), 8,"),
+             ("Convolution2D((3,3), 128,", "Convolution2D((3,3), 8,"),
+             ("Convolution2D((3,3), 256,", "Convolution2D((3,3), 16,"),
+             ("Convolution2D((3,3), 512,", "Convolution2D((3,3), 16,"),
+             ("Dense(4096,", "Dense(64,")]
+
+# (run, program under Examples/, argv, [(text, replacement), ...]); one minibatch of 8 a
+# "-e 8" epoch, two epochs, the validation set of 8 at the end
+RUNS = [
+    ("alexnet_imagenet_distributed",
+     "Image/Classification/AlexNet/Python/AlexNet_ImageNet_Distributed.py",
+     ["-n", "2", "-m", "8", "-e", "8", "-r"],
+     [("image_height = 227", "image_height = 67"), ("image_width  = 227", "image_width  = 67"),
+      ("num_classes  = 1000", "num_classes  = 10"),
+      ("Convolution2D((11,11), 96,", "Convolution2D((11,11), 8,"),
+      ("Convolution2D((5,5), 192,", "Convolution2D((5,5), 8,"),
+      ("Convolution2D((3,3), 384,", "Convolution2D((3,3), 16,"),
+      ("Convolution2D((3,3), 256,", "Convolution2D((3,3), 16,"),
+      ("Dense(4096,", "Dense(64,")]),
+    ("vgg16_imagenet_distributed", "Image/Classification/VGG/Python/VGG16_ImageNet_Distributed.py",
+     ["-n", "2", "-m", "8", "-e", "8", "-r"], _VGG_CUTS),
+    ("vgg19_imagenet_distributed", "Image/Classification/VGG/Python/VGG19_ImageNet_Distributed.py",
+     ["-n", "2", "-m", "8", "-e", "8", "-r"], _VGG_CUTS),
+]
+
+
+def write_imagenet(folder):
+    """The ImageNet stand-in: ``train/%03d.png`` and ``val/%03d.png`` of 48x40 (w x h) RGB and
+    their map files (absolute path, tab, label of ``N_IMAGENET_CLASSES``)."""
+    rs = np.random.RandomState(6)
+    palette = rs.randint(0, 256, (N_IMAGENET_CLASSES, 3))
+    folder = os.path.abspath(folder)
+    for name, n, map_name in (("train", N_IMAGENET_TRAIN, "train_map.txt"),
+                              ("val", N_IMAGENET_VAL, "val_map.txt")):
+        os.makedirs(os.path.join(folder, name), exist_ok=True)
+        with open(os.path.join(folder, map_name), "w") as f:
+            for i in range(n):
+                label = rs.randint(N_IMAGENET_CLASSES)
+                img = palette[label][None, None, :] + rs.normal(0, 30, (40, 48, 3))
+                img[label * 3:label * 3 + 6] = 255 - palette[label]
+                path = os.path.join(folder, name, "%03d.png" % i)
+                _png(path, np.clip(img, 0, 255).astype(np.uint8))
+                f.write("%s\t%d\n" % (path, label))
+
+
+def write_standins(examples):
+    write_imagenet(os.path.join(examples, "Image", "DataSets", "ImageNet"))
+
+
+def main(argv):
+    examples, out_path = (os.path.abspath(a) for a in argv[:2])
+    stadyn = "--stadyn" in argv
+    if stadyn:
+        sys.meta_path.insert(0, _CntkIsStadyn())
+    write_standins(examples)
+    only = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--only=")]
+    results = {}
+    if "--update" in argv and os.path.exists(out_path):
+        with open(out_path) as f:
+            results = json.load(f)
+    for run, program, args, cuts in RUNS:
+        if only and run not in only[0]:
+            continue
+        error, stdout, _, seconds = run_program(examples, run, program, args, cuts)
+        results[run] = {"error": error, "stdout": stdout}
+        if stadyn:                              # (the reference file has no timings)
+            results[run]["seconds"] = seconds
+        sys.stderr.write("%s: %s (%.1f s)\n" % (run, "ok" if error is None else error, seconds))
+    with open(out_path, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,91 @@
+"""More of CNTK's own ``Examples/`` Python programs run unchanged on Stadyn at a tiny size, on
+stand-ins for the data they download: the ImageNet family (AlexNet_ImageNet_Distributed.py,
+VGG16_ImageNet_Distributed.py, VGG19_ImageNet_Distributed.py: ImageDeserializer with crop and
+scale transforms, momentum SGD under a data-parallel distributed learner on one worker,
+training_session with checkpoints and a test config).  What they printed is compared with CNTK
+2.7's run of the same driver (``cntk_examples_more.py``; reference
+``refs/cntk27_examples_more.json``).
+
+The programs are not part of this repository: the test reads them from a copy of CNTK,
+``$STADYN_CNTK_SOURCE`` (a checkout, or a bare git repository whose HEAD is archived), by default
+the mirror at ``/work/.mirror/yaochengji+CNTK/repo``; without one it skips.
+"""
+
+import json
+import os
+import re
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from program_copies import committed_reference, program_copy, run_driver, shared_folder  # noqa: E402
+
+SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
+PATHS = ("Examples/Image/Classification/AlexNet/Python",
+         "Examples/Image/Classification/VGG/Python")
+REFERENCE = "cntk27_examples_more.json"
+# Random crops (``randomside`` with jitter) and dropout: each framework draws its own, so the
+# losses part from the first minibatch; the same lines, parameter counts and sample counts,
+# the losses of the same size.
+ALIKE = ["alexnet_imagenet_distributed", "vgg16_imagenet_distributed",
+         "vgg19_imagenet_distributed"]
+
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+COUNT = re.compile(r"\* (\d+)")
+TIMING = re.compile(r" [\d.]+s \(\s*[\d.]+ samples/s\);$")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    with shared_folder(tmp_path_factory, "cntk_examples_more") as base:
+        if (base / "done").exists():
+            with open(base / "stadyn.json") as f:
+                return json.load(f), committed_reference(REFERENCE)
+        source = program_copy(SOURCE, PATHS, base, "Microsoft/CNTK", "STADYN_CNTK_SOURCE")
+        if source == SOURCE:                  # (a checkout: the stand-ins go to a copy)
+            source = str(base / "repo")
+            for path in PATHS:
+                os.makedirs(os.path.dirname(os.path.join(source, path)), exist_ok=True)
+                shutil.copytree(os.path.join(SOURCE, path), os.path.join(source, path))
+        out = run_driver("cntk_examples_more.py",
+                         [os.path.join(source, "Examples"), str(base / "stadyn.json"),
+                          "--stadyn", "--only=" + ",".join(ALIKE)],
+                         base / "stadyn.json", REFERENCE, 600)
+        (base / "done").write_text("done")
+    return out
+
+
+def _lines(text):
+    """The printed lines, the timing left out (``... 0.130s (15384.6 samples/s);``)."""
+    return [TIMING.sub(";", ln) for ln in text.splitlines() if ln.strip()]
+
+
+def _numbers(line):
+    return np.array([float(v) for v in NUMBER.findall(line)])
+
+
+@pytest.mark.parametrize("run", ALIKE)
+def test_the_program_runs_to_the_end_and_prints_what_cntk_prints(runs, run):
+    mine, real = runs
+    assert real[run]["error"] is None, real[run]["error"]
+    assert mine[run]["error"] is None, mine[run]["error"]
+    ours, theirs = _lines(mine[run]["stdout"]), _lines(real[run]["stdout"])
+    assert [NUMBER.sub("#", ln) for ln in ours] == [NUMBER.sub("#", ln) for ln in theirs]
+
+
+@pytest.mark.parametrize("run", ALIKE)
+def test_counts_are_cntk_27s_and_losses_of_the_same_size(runs, run):
+    mine, real = runs
+    ours, theirs = _lines(mine[run]["stdout"]), _lines(real[run]["stdout"])
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if a.startswith("Training ") and "parameters" in a:        # parameter counts
+            assert a == b
+        assert COUNT.findall(a) == COUNT.findall(b), (a, b)        # samples of each line
+        if "loss = " in a:
+            u, v = (float(ln.split("loss = ")[1].split()[0]) for ln in (a, b))
+            assert abs(u - v) <= 0.35 * abs(v) + 0.05, (a, b)
