@@ -1,6 +1,7 @@
 """More of CNTK's own ``Examples/`` Python programs (of Microsoft/CNTK; not part of this
 repository) at a tiny size: the ImageNet family (AlexNet and VGG16/VGG19 with their
-distributed learners on one worker), run as ``cntk_examples.py`` runs the others (whose
+distributed learners on one worker) and the deconvolution visualizer (after the program that
+trains its model, as ``cntk_examples.py`` cuts it), run as ``cntk_examples.py`` runs the others (whose
 runner, import hook and PNG writer this file imports) and written as JSON.
 
     python tests/examples/cntk_examples_more.py EXAMPLES OUT.json [--stadyn] [--only=RUN,..]
@@ -18,7 +19,8 @@ ImageNet stand-in (``Image/DataSets/ImageNet``, where the programs look by defau
 ``train_map.txt`` and ``val_map.txt`` (absolute path, tab, label) of small PNG pictures, each
 class a colour with noise and a bar at a class-given height.  Sizes are cut by literal text
 (each must be found): the pictures the networks take (224/227 to 32/67), the classes (1000 to
-10), the widths of the layers.  Parses under Python 3.6 (CNTK 2.7's interpreter runs it too).
+10), the widths of the layers.  The visualizer's ``PIL`` is ``cntk_examples_standins``'s
+stand-in (CNTK 2.7's environment has no Pillow), given a ``save``.  Parses under Python 3.6 (CNTK 2.7's interpreter runs it too).
 """
 
 from __future__ import print_function
@@ -30,8 +32,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cntk_examples import _CntkIsStadyn, run_program  # noqa: E402
-from cntk_examples_standins import _png  # noqa: E402
+import cntk_examples  # noqa: E402
+from cntk_examples import _CntkIsStadyn, run_program, write_mnist  # noqa: E402
+from cntk_examples_standins import _png, image_standins  # noqa: E402
 
 N_IMAGENET_TRAIN, N_IMAGENET_VAL, N_IMAGENET_CLASSES = 24, 8, 10
 
@@ -64,7 +67,16 @@ RUNS = [
      ["-n", "2", "-m", "8", "-e", "8", "-r"], _VGG_CUTS),
     ("vgg19_imagenet_distributed", "Image/Classification/VGG/Python/VGG19_ImageNet_Distributed.py",
      ["-n", "2", "-m", "8", "-e", "8", "-r"], _VGG_CUTS),
+    # the deconvolution visualizer: loads the model 07_Deconvolution_PY.py saved (which the
+    # driver runs first, as cntk_examples.py cuts it) and writes its encoder's and decoder's
+    # outputs for five test digits as text (kept) and PNGs (through the PIL stand-in)
+    ("deconvolution_visualizer", "Image/GettingStarted/07_Deconvolution_Visualizer.py", [],
+     [("from PIL import Image", "from pil_standin import Image")]),
 ]
+
+# what a program writes beside what it prints, kept in the result (relative to its folder)
+WRITES = {"deconvolution_visualizer": ["Output/encoder_output_PY.txt",
+                                       "Output/decoder_output_PY.txt"]}
 
 
 def write_imagenet(folder):
@@ -88,6 +100,51 @@ def write_imagenet(folder):
 
 def write_standins(examples):
     write_imagenet(os.path.join(examples, "Image", "DataSets", "ImageNet"))
+    write_mnist(os.path.join(examples, "Image", "DataSets", "MNIST"))
+
+
+def _pil_with_save():
+    """``cntk_examples_standins.image_standins``'s ``pil_standin`` (PIL is not in CNTK 2.7's
+    environment), its pictures also saved (a grey picture as an RGB PNG)."""
+    modules = image_standins()
+
+    def save(picture, path):
+        pixels = np.asarray(picture.pixels, np.uint8)
+        if pixels.ndim == 2:
+            pixels = np.repeat(pixels[:, :, None], 3, axis=2)
+        _png(path, np.ascontiguousarray(pixels))
+    modules["pil_standin.Image"].fromarray.save = save
+    return {k: v for k, v in modules.items() if k.startswith("pil_standin")}
+
+
+def run_one(examples, run, program, args, cuts):
+    """``run_program`` with what a run needs before it: the model 07_Deconvolution_PY.py
+    saves for the visualizer (an error there is the visualizer's), and the PIL stand-in."""
+    standins = {}
+    if run == "deconvolution_visualizer":
+        deconv = [r for r in cntk_examples.RUNS if r[0] == "deconvolution"][0]
+        error, _, _, _ = run_program(examples, *deconv)
+        if error is not None:
+            return "07_Deconvolution_PY.py: " + error, "", {}, 0.0
+        os.makedirs(os.path.join(examples, os.path.dirname(program), "Output"), exist_ok=True)
+        standins = _pil_with_save()
+    saved = {name: sys.modules.get(name) for name in standins}
+    sys.modules.update(standins)
+    try:
+        error, stdout, _, seconds = run_program(examples, run, program, args, cuts)
+    finally:
+        for name, was in saved.items():
+            if was is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = was
+    folder = os.path.dirname(os.path.join(examples, program))
+    written = {}
+    for name in WRITES.get(run, ()):
+        if os.path.exists(os.path.join(folder, name)):
+            with open(os.path.join(folder, name)) as f:
+                written[name] = f.read()
+    return error, stdout, written, seconds
 
 
 def main(argv):
@@ -104,8 +161,10 @@ def main(argv):
     for run, program, args, cuts in RUNS:
         if only and run not in only[0]:
             continue
-        error, stdout, _, seconds = run_program(examples, run, program, args, cuts)
+        error, stdout, written, seconds = run_one(examples, run, program, args, cuts)
         results[run] = {"error": error, "stdout": stdout}
+        if run in WRITES:
+            results[run]["files"] = written
         if stadyn:                              # (the reference file has no timings)
             results[run]["seconds"] = seconds
         sys.stderr.write("%s: %s (%.1f s)\n" % (run, "ok" if error is None else error, seconds))

@@ -2,7 +2,8 @@
 stand-ins for the data they download: the ImageNet family (AlexNet_ImageNet_Distributed.py,
 VGG16_ImageNet_Distributed.py, VGG19_ImageNet_Distributed.py: ImageDeserializer with crop and
 scale transforms, momentum SGD under a data-parallel distributed learner on one worker,
-training_session with checkpoints and a test config).  What they printed is compared with CNTK
+training_session with checkpoints and a test config) and 07_Deconvolution_Visualizer.py (the
+model 07_Deconvolution_PY.py trained and saved, loaded and evaluated on MNIST test digits).  What they printed is compared with CNTK
 2.7's run of the same driver (``cntk_examples_more.py``; reference
 ``refs/cntk27_examples_more.json``).
 
@@ -26,13 +27,16 @@ from program_copies import committed_reference, program_copy, run_driver, shared
 
 SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
 PATHS = ("Examples/Image/Classification/AlexNet/Python",
-         "Examples/Image/Classification/VGG/Python")
+         "Examples/Image/Classification/VGG/Python", "Examples/Image/GettingStarted")
 REFERENCE = "cntk27_examples_more.json"
 # Random crops (``randomside`` with jitter) and dropout: each framework draws its own, so the
 # losses part from the first minibatch; the same lines, parameter counts and sample counts,
 # the losses of the same size.
 ALIKE = ["alexnet_imagenet_distributed", "vgg16_imagenet_distributed",
          "vgg19_imagenet_distributed"]
+# Deterministic (CNTK's initial values, CNTK's reader order): every printed line CNTK 2.7's,
+# the files written its numbers to float rounding.
+SAME = ["deconvolution_visualizer"]
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 COUNT = re.compile(r"\* (\d+)")
@@ -53,7 +57,7 @@ def runs(tmp_path_factory):
                 shutil.copytree(os.path.join(SOURCE, path), os.path.join(source, path))
         out = run_driver("cntk_examples_more.py",
                          [os.path.join(source, "Examples"), str(base / "stadyn.json"),
-                          "--stadyn", "--only=" + ",".join(ALIKE)],
+                          "--stadyn", "--only=" + ",".join(ALIKE + SAME)],
                          base / "stadyn.json", REFERENCE, 600)
         (base / "done").write_text("done")
     return out
@@ -68,7 +72,7 @@ def _numbers(line):
     return np.array([float(v) for v in NUMBER.findall(line)])
 
 
-@pytest.mark.parametrize("run", ALIKE)
+@pytest.mark.parametrize("run", ALIKE + SAME)
 def test_the_program_runs_to_the_end_and_prints_what_cntk_prints(runs, run):
     mine, real = runs
     assert real[run]["error"] is None, real[run]["error"]
@@ -89,3 +93,18 @@ def test_counts_are_cntk_27s_and_losses_of_the_same_size(runs, run):
         if "loss = " in a:
             u, v = (float(ln.split("loss = ")[1].split()[0]) for ln in (a, b))
             assert abs(u - v) <= 0.35 * abs(v) + 0.05, (a, b)
+
+
+@pytest.mark.parametrize("run", SAME)
+def test_every_printed_line_and_written_number_is_cntk_27s(runs, run):
+    """07_Deconvolution_Visualizer.py prints two lines and writes its encoder's (7x7) and
+    decoder's (28x28) outputs for five test digits (``%.6f``): CNTK 2.7's, to float rounding
+    (the visualizer, before Stadyn took a reader's 784-value stream for a (1, 28, 28) input
+    in Function.eval, stopped at its first digit)."""
+    mine, real = runs
+    assert _lines(mine[run]["stdout"]) == _lines(real[run]["stdout"])
+    assert sorted(mine[run]["files"]) == sorted(real[run]["files"]) != []
+    for name, theirs in real[run]["files"].items():
+        x = np.loadtxt(mine[run]["files"][name].splitlines(), ndmin=2)
+        y = np.loadtxt(theirs.splitlines(), ndmin=2)
+        assert x.shape == y.shape and np.allclose(x, y, rtol=1e-3, atol=3e-5), (name, x, y)

@@ -50,3 +50,37 @@ def window_longer_than_its_input_is_refused(C, r):
     y = C.layers.Convolution((3, 3), 2, pad=True, init=0.5)(C.input_variable((1, 3, 3)))
     out["fits_value"] = y.eval({y.arguments[0]: np.ones((1, 1, 3, 3), np.float32)})
     return out
+
+
+@cntk_case(names=["cntk.io.MinibatchSource.next_minibatch", "cntk.Function.eval",
+                  "cntk.ops.functions.Function.find_by_name", "cntk.combine"],
+           note="07_Deconvolution_Visualizer.py evaluates its loaded model (input (1, 28, 28)) "
+                "on a CTF reader's 784-value stream: output_nodes.eval(mb[features_si]).  CNTK "
+                "2.7 expands a reader's flattened sample to the input's shape when the sizes "
+                "agree (Source/CNTKv2LibraryDll/Utils.cpp:600-623, the reader's packed Values "
+                "only); Stadyn's Trainer did, its Function.eval raised 'a minibatch of shape "
+                "(1, 1, 784) does not fit an input of per-sample shape (1, 28, 28)'")
+def reader_stream_evaluated_on_an_input_of_its_size(C, r):
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    r.touch("cntk.Function.eval")
+    r.touch("cntk.ops.functions.Function.find_by_name")
+    data = r.randn(5, 12).astype(np.float32)
+    with r.tempdir() as folder:
+        path = folder + "/data.ctf"
+        with open(path, "w") as f:
+            for row in data:
+                f.write("|features %s\n" % " ".join("%.6f" % v for v in row))
+        source = C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+            features=C.io.StreamDef(field="features", shape=12))), randomize=False,
+            max_sweeps=1)
+        x = C.input_variable((3, 2, 2), name="image")
+        w = C.constant(r.randn(3, 2, 2).astype(np.float32))
+        z = C.reduce_sum(C.element_times(x, w, name="scaled"), axis=(1, 2))
+        both = C.combine([z.find_by_name("scaled").owner, z])
+        features = source["features"]
+        first = source.next_minibatch(2)
+        one = z.eval(first[features])                        # the only input: the data alone
+        rest = source.next_minibatch(3)
+        outs = both.eval({x: rest[features]})
+        return {"one": one, "scaled": [v for k, v in outs.items() if k.name == "scaled"][0],
+                "sums": [v for k, v in outs.items() if k.name != "scaled"][0]}
