@@ -1,8 +1,8 @@
 """More of CNTK's own ``Examples/`` Python programs (of Microsoft/CNTK; not part of this
 repository) at a tiny size: the ImageNet family (AlexNet and VGG16/VGG19 with their
 distributed learners on one worker) and the deconvolution visualizer (after the program that
-trains its model, as ``cntk_examples.py`` cuts it), run as ``cntk_examples.py`` runs the others (whose
-runner, import hook and PNG writer this file imports) and written as JSON.
+trains its model, as ``cntk_examples.py`` cuts it), run as ``cntk_examples.py`` runs the
+others (whose runner, import hook and PNG writer this file imports) and written as JSON.
 
     python tests/examples/cntk_examples_more.py EXAMPLES OUT.json [--stadyn] [--only=RUN,..]
         [--update]
@@ -18,9 +18,10 @@ cannot start MPI again in that process; ``--update`` keeps the runs already in O
 ImageNet stand-in (``Image/DataSets/ImageNet``, where the programs look by default):
 ``train_map.txt`` and ``val_map.txt`` (absolute path, tab, label) of small PNG pictures, each
 class a colour with noise and a bar at a class-given height.  Sizes are cut by literal text
-(each must be found): the pictures the networks take (224/227 to 32/67), the classes (1000 to
+(each must be found): the pictures the networks take (224/227 to 64/67), the classes (1000 to
 10), the widths of the layers.  The visualizer's ``PIL`` is ``cntk_examples_standins``'s
-stand-in (CNTK 2.7's environment has no Pillow), given a ``save``.  Parses under Python 3.6 (CNTK 2.7's interpreter runs it too).
+stand-in (CNTK 2.7's environment has no Pillow), given a ``save``.  Parses under Python 3.6
+(CNTK 2.7's interpreter runs it too).
 """
 
 from __future__ import print_function

@@ -3,9 +3,9 @@ stand-ins for the data they download: the ImageNet family (AlexNet_ImageNet_Dist
 VGG16_ImageNet_Distributed.py, VGG19_ImageNet_Distributed.py: ImageDeserializer with crop and
 scale transforms, momentum SGD under a data-parallel distributed learner on one worker,
 training_session with checkpoints and a test config) and 07_Deconvolution_Visualizer.py (the
-model 07_Deconvolution_PY.py trained and saved, loaded and evaluated on MNIST test digits).  What they printed is compared with CNTK
-2.7's run of the same driver (``cntk_examples_more.py``; reference
-``refs/cntk27_examples_more.json``).
+model 07_Deconvolution_PY.py trained and saved, loaded and evaluated on MNIST test digits).
+What they printed is compared with CNTK 2.7's run of the same driver
+(``cntk_examples_more.py``; reference ``refs/cntk27_examples_more.json``).
 
 The programs are not part of this repository: the test reads them from a copy of CNTK,
 ``$STADYN_CNTK_SOURCE`` (a checkout, or a bare git repository whose HEAD is archived), by default
