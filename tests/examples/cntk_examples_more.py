@@ -26,16 +26,18 @@ stand-in (CNTK 2.7's environment has no Pillow), given a ``save``.  Parses under
 
 from __future__ import print_function
 
+import io
 import json
 import os
 import sys
+import types
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cntk_examples  # noqa: E402
 from cntk_examples import _CntkIsStadyn, run_program, write_mnist  # noqa: E402
-from cntk_examples_standins import _png, image_standins  # noqa: E402
+from cntk_examples_standins import _png, image_standins, write_pretrained  # noqa: E402
 
 N_IMAGENET_TRAIN, N_IMAGENET_VAL, N_IMAGENET_CLASSES = 24, 8, 10
 
@@ -73,11 +75,23 @@ RUNS = [
     # outputs for five test digits as text (kept) and PNGs (through the PIL stand-in)
     ("deconvolution_visualizer", "Image/GettingStarted/07_Deconvolution_Visualizer.py", [],
      [("from PIL import Image", "from pil_standin import Image")]),
+    # TransferLearning_Extended.py: the pretrained ResNet stand-in (cntk_examples_standins) on
+    # the Animals folders (a class a folder, unknown pictures at the top of Test/), through
+    # TransferLearning.py's functions (its module cut as cntk_examples.py cuts the program)
+    ("transfer_learning_extended", "Image/TransferLearning/TransferLearning_Extended.py", [],
+     [("image_height = 224", "image_height = 32"), ("image_width = 224", "image_width = 32"),
+      ("num_epochs=30", "num_epochs=2"),
+      ("try_set_default_device(gpu(0))", "try_set_default_device(C.device.cpu())")]),
 ]
+
+# modules a program imports from its folder, cut before it runs: {run: (module, cuts)}
+HELPERS = {"transfer_learning_extended": ("TransferLearning", [
+    ("mb_size = 50", "mb_size = 10"), ("from PIL import Image", "from pil_standin import Image")])}
 
 # what a program writes beside what it prints, kept in the result (relative to its folder)
 WRITES = {"deconvolution_visualizer": ["Output/encoder_output_PY.txt",
-                                       "Output/decoder_output_PY.txt"]}
+                                       "Output/decoder_output_PY.txt"],
+          "transfer_learning_extended": ["Output/predictions.txt"]}
 
 
 def write_imagenet(folder):
@@ -99,9 +113,51 @@ def write_imagenet(folder):
                 f.write("%s\t%d\n" % (path, label))
 
 
+N_ANIMALS_TRAIN, N_ANIMALS_TEST = 6, 2           # pictures a class
+
+
+def write_animals(folder):
+    """What TransferLearning_Extended.py reads (``install_data_and_model.py``'s Animals):
+    ``Train/<class>/*.jpg`` and ``Test/<class>/*.jpg`` of two classes (``Sheep``, ``Wolf``)
+    and two pictures of no class at the top of ``Test/``; 48x40 PNGs under ``.jpg`` names,
+    a class colour with noise and a bar at a class-given height (the unknown ones grey)."""
+    rs = np.random.RandomState(7)
+    palette = {"Sheep": (220, 220, 200), "Wolf": (90, 80, 70), "": (128, 128, 128)}
+
+    def picture(name, bar):
+        img = np.array(palette[name])[None, None, :] + rs.normal(0, 30, (40, 48, 3))
+        img[bar:bar + 6] = 255 - np.array(palette[name])
+        return np.clip(img, 0, 255).astype(np.uint8)
+    for part, n in (("Train", N_ANIMALS_TRAIN), ("Test", N_ANIMALS_TEST)):
+        for k, name in enumerate(("Sheep", "Wolf")):
+            os.makedirs(os.path.join(folder, part, name), exist_ok=True)
+            for i in range(n):
+                _png(os.path.join(folder, part, name, "%s_%02d.jpg" % (name.lower(), i)),
+                     picture(name, 5 + 20 * k))
+    for i in range(2):
+        _png(os.path.join(folder, "Test", "unknown_%02d.jpg" % i), picture("", 15))
+
+
 def write_standins(examples):
     write_imagenet(os.path.join(examples, "Image", "DataSets", "ImageNet"))
     write_mnist(os.path.join(examples, "Image", "DataSets", "MNIST"))
+    write_animals(os.path.join(examples, "Image", "DataSets", "Animals"))
+    write_pretrained(examples)
+
+
+def _helper_module(examples, program, name, cuts):
+    """The module ``name`` of ``program``'s folder, its text cut as a program's is."""
+    path = os.path.join(os.path.dirname(os.path.join(examples, program)), name + ".py")
+    with io.open(path, encoding="utf-8-sig") as f:
+        source = f.read()
+    for old, new in cuts:
+        if old not in source:
+            raise SystemExit("%s: not in the module: %r" % (path, old))
+        source = source.replace(old, new)
+    module = types.ModuleType(name)
+    module.__file__ = path
+    exec(compile(source, path, "exec"), module.__dict__)
+    return module
 
 
 def _pil_with_save():
@@ -129,8 +185,14 @@ def run_one(examples, run, program, args, cuts):
             return "07_Deconvolution_PY.py: " + error, "", {}, 0.0
         os.makedirs(os.path.join(examples, os.path.dirname(program), "Output"), exist_ok=True)
         standins = _pil_with_save()
+    if run in HELPERS:
+        standins = _pil_with_save()
     saved = {name: sys.modules.get(name) for name in standins}
     sys.modules.update(standins)
+    if run in HELPERS:
+        name, helper_cuts = HELPERS[run]
+        saved[name] = sys.modules.get(name)
+        sys.modules[name] = _helper_module(examples, program, name, helper_cuts)
     try:
         error, stdout, _, seconds = run_program(examples, run, program, args, cuts)
     finally:
