@@ -1,6 +1,7 @@
 """More of CNTK's own ``Examples/`` Python programs (of Microsoft/CNTK; not part of this
 repository) at a tiny size: the ImageNet family (AlexNet and VGG16/VGG19 with their
-distributed learners on one worker) and the deconvolution visualizer (after the program that
+distributed learners on one worker), TransferLearning_Extended, LightRNN's train.py and the
+deconvolution visualizer (after the program that
 trains its model, as ``cntk_examples.py`` cuts it), run as ``cntk_examples.py`` runs the
 others (whose runner, import hook and PNG writer this file imports) and written as JSON.
 
@@ -29,6 +30,7 @@ from __future__ import print_function
 import io
 import json
 import os
+import shutil
 import sys
 import types
 
@@ -82,6 +84,15 @@ RUNS = [
      [("image_height = 224", "image_height = 32"), ("image_width = 224", "image_width = 32"),
       ("num_epochs=30", "num_epochs=2"),
       ("try_set_default_device(gpu(0))", "try_set_default_device(C.device.cpu())")]),
+    # LightRNN on the test corpus it ships (256 training lines, vocabulary of 1566 in a 40x40
+    # table): one LSTM layer of 16, sequences of 8 in minibatches of 4, one epoch, then the
+    # reallocation of the table (its Python implementation: the C++ library is not built);
+    # -freq past the epoch's minibatches (its progress line divides by whole seconds taken)
+    ("lightrnn_train", "Text/LightRNN/LightRNN/train.py",
+     ["-datadir", "../test", "-vocab_file", "../test/vocab.txt", "-vocabdir", "../test",
+      "-outputdir", "Models", "-vocabsize", "1566", "-embed", "16", "-nhid", "16",
+      "-layer", "1", "-seqlength", "8", "-batchsize", "4", "-epochs", "1", "-freq", "100000"],
+     []),
 ]
 
 # modules a program imports from its folder, cut before it runs: {run: (module, cuts)}
@@ -187,6 +198,9 @@ def run_one(examples, run, program, args, cuts):
         standins = _pil_with_save()
     if run in HELPERS:
         standins = _pil_with_save()
+    if run == "lightrnn_train":               # (it prints "created dir : Models" when it makes it)
+        shutil.rmtree(os.path.join(os.path.dirname(os.path.join(examples, program)), "Models"),
+                      ignore_errors=True)
     saved = {name: sys.modules.get(name) for name in standins}
     sys.modules.update(standins)
     if run in HELPERS:
@@ -201,6 +215,8 @@ def run_one(examples, run, program, args, cuts):
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = was
+        for helper in ("lightrnn", "reallocate", "data_reader", "TransferLearning"):
+            sys.modules.pop(helper, None)         # (each program its own helpers)
     folder = os.path.dirname(os.path.join(examples, program))
     written = {}
     for name in WRITES.get(run, ()):

@@ -28,7 +28,8 @@ from program_copies import committed_reference, program_copy, run_driver, shared
 SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
 PATHS = ("Examples/Image/Classification/AlexNet/Python",
          "Examples/Image/Classification/VGG/Python", "Examples/Image/GettingStarted",
-         "Examples/Image/TransferLearning")
+         "Examples/Image/TransferLearning", "Examples/Text/LightRNN/LightRNN",
+         "Examples/Text/LightRNN/test")
 REFERENCE = "cntk27_examples_more.json"
 # Random crops (``randomside`` with jitter) and dropout: each framework draws its own, so the
 # losses part from the first minibatch; the same lines, parameter counts and sample counts,
@@ -40,6 +41,11 @@ ALIKE = ["alexnet_imagenet_distributed", "vgg16_imagenet_distributed",
 SAME = ["deconvolution_visualizer", "transfer_learning_extended"]
 # the files' numbers: the visualizer's %.6f outputs to float rounding, TransferLearning_
 # Extended's %.3f probabilities to their last digit
+# LightRNN's train.py: CNTK 2.7 trains an epoch and evaluates it, then the program's own
+# Python reallocation of its word table stops (a heap of SortNodes compared with '<': a Python
+# 2 program); Stadyn cannot build its lightlstm (a loop closed with replace_placeholders
+# through placeholders without shapes, x, dh and dc, before x is bound)
+NOT_YET = ["lightrnn_train"]
 FILE_ATOL = {"deconvolution_visualizer": 3e-5, "transfer_learning_extended": 2e-3}
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -61,7 +67,7 @@ def runs(tmp_path_factory):
                 shutil.copytree(os.path.join(SOURCE, path), os.path.join(source, path))
         out = run_driver("cntk_examples_more.py",
                          [os.path.join(source, "Examples"), str(base / "stadyn.json"),
-                          "--stadyn", "--only=" + ",".join(ALIKE + SAME)],
+                          "--stadyn", "--only=" + ",".join(ALIKE + SAME + NOT_YET)],
                          base / "stadyn.json", REFERENCE, 600)
         (base / "done").write_text("done")
     return out
@@ -116,3 +122,27 @@ def test_every_printed_line_and_written_number_is_cntk_27s(runs, run):
         assert NUMBER.sub("#", mine[run]["files"][name]) == NUMBER.sub("#", text), name
         x, y = _numbers(mine[run]["files"][name]), _numbers(text)
         assert np.allclose(x, y, rtol=1e-3, atol=FILE_ATOL[run]), (name, np.abs(x - y).max())
+
+
+def _namespace_sorted(line):
+    """``print(opt)``'s line with its arguments in name order (Python 3.6's argparse, CNTK
+    2.7's, sorts them; later Pythons keep the order they were declared in)."""
+    if not line.startswith("Namespace(") or not line.endswith(")"):
+        return line
+    return "Namespace(%s)" % ", ".join(sorted(line[len("Namespace("):-1].split(", ")))
+
+
+@pytest.mark.xfail(strict=True, reason="Stadyn cannot close lightlstm's loop through "
+                   "placeholders without shapes (compat/cntk/_deferred.py replace_placeholders)")
+@pytest.mark.parametrize("run", NOT_YET)
+def test_lightrnn_trains_and_prints_what_cntk_prints(runs, run):
+    """Every line CNTK 2.7 printed (its errors after an epoch), and where it stopped."""
+    mine, real = runs
+    assert real[run]["error"].startswith("TypeError: '<' not supported between instances of "
+                                         "'SortNode' and 'SortNode'"), real[run]["error"]
+    ours = [_namespace_sorted(ln) for ln in _lines(mine[run]["stdout"])]
+    theirs = [_namespace_sorted(ln) for ln in _lines(real[run]["stdout"])]
+    assert [NUMBER.sub("#", ln) for ln in ours] == [NUMBER.sub("#", ln) for ln in theirs]
+    for a, b in zip(ours, theirs):
+        assert np.allclose(_numbers(a), _numbers(b), rtol=1e-3, atol=2e-3), (a, b)
+    assert (mine[run]["error"] or "").split("\n")[0] == real[run]["error"].split("\n")[0]
