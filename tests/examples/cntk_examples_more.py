@@ -1,9 +1,9 @@
 """More of CNTK's own ``Examples/`` Python programs (of Microsoft/CNTK; not part of this
 repository) at a tiny size: the ImageNet family (AlexNet and VGG16/VGG19 with their
 distributed learners on one worker), TransferLearning_Extended, LightRNN's train.py and the
-deconvolution visualizer (after the program that
-trains its model, as ``cntk_examples.py`` cuts it), run as ``cntk_examples.py`` runs the
-others (whose runner, import hook and PNG writer this file imports) and written as JSON.
+deconvolution visualizer (after the program that trains its model, as ``cntk_examples.py``
+cuts it), run as ``cntk_examples.py`` runs the others (whose runner, import hook and PNG
+writer this file imports) and written as JSON.
 
     python tests/examples/cntk_examples_more.py EXAMPLES OUT.json [--stadyn] [--only=RUN,..]
         [--update]
