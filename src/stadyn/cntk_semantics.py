@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 
 from . import functions as F
 from ._errors import ShapeError
-from .graph import Variable
+from .graph import Variable, format_location, user_location
 from .sequence import reshape_samples
 
 __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
@@ -327,6 +327,29 @@ def _symmetric(pads, sizes, kernels, strides, dilations) -> tuple[int, ...] | No
     return tuple(out)
 
 
+def refuse_window_beyond_input(window: Sequence[int], sizes: Sequence[int], op: str) -> None:
+    """CNTK refuses a convolution or pooling window longer than its input on any axis, padded
+    or not (``ConvolveGeometry::ComputeOutputShape``, CNTK's Source/Math/ConvolveGeometry.h:447,
+    for its Python API and cntk.exe alike); a ``ShapeError`` (a ``ValueError``, as CNTK 2.7's)
+    whose first line is CNTK's and whose second names the op and the user's line.  Unknown
+    (non-positive) sizes pass.
+
+    Example:
+        >>> refuse_window_beyond_input((3, 3), (2, 2), "convolution")
+        Traceback (most recent call last):
+        ...
+        stadyn._errors.ShapeError: Convolution operation requires that kernel dim 3 <= input dim 2.
+        ...
+    """
+    for k, size in zip(window, sizes):
+        if isinstance(size, int) and size > 0 and int(k) > size:
+            where = format_location(user_location())
+            raise ShapeError(
+                f"Convolution operation requires that kernel dim {int(k)} <= input dim {size}."
+                f"\n({op} of a window {tuple(int(v) for v in window)} over an input of "
+                f"{tuple(sizes)} on those axes" + (f", made at {where})" if where else ")"))
+
+
 def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: Sequence[int],
                 auto_pad: bool | Sequence[bool], dilation: Sequence[int] | int = 1,
                 groups: int = 1) -> Variable:
@@ -343,6 +366,7 @@ def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: S
     n = len(kernel)
     strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
     sizes = tuple(x.shape[-n:])
+    refuse_window_beyond_input(kernel, sizes, "convolution")
     pads = auto_padding(sizes, kernel, strides, dilation, auto_pad)
     symmetric = _symmetric(pads, sizes, kernel, strides, dilation)
     if symmetric is None:
@@ -407,6 +431,7 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     n = len(window)
     strides = _per_axis(strides, n)
     sizes = tuple(x.shape[-n:])
+    refuse_window_beyond_input(window, sizes, "pooling")
     pads = auto_padding(sizes, window, strides, None, auto_pad)
     symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
     if symmetric is not None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ... import io as _io
 from ...graph import Variable, forward_all, topological_nodes, training
 from ...train import feed
 from . import _graph as G
@@ -117,10 +118,13 @@ class FunctionRuns:
                 value = np.stack([np.asarray(v, dtype=np.dtype(unwrap(target).dtype))
                                   for v in value])
             var = unwrap(target)
+            from_reader = isinstance(value, _io.MinibatchData)
             if hasattr(value, "asarray") and not isinstance(value, np.ndarray):
                 value = value.asarray()
             arr = np.asarray(value, dtype=np.dtype(var.dtype)) if not isinstance(
                 value, torch.Tensor) else value
+            if from_reader and G.BATCH(var) and var.sequence_lengths is None:
+                arr = _reader_sample_as_input(arr, var)
             if G.BATCH(var) and arr.ndim == var.ndim + 1 and arr.shape[1] == 1 and \
                     tuple(arr.shape[2:]) == tuple(var.shape[1:]):
                 arr = arr.reshape((arr.shape[0],) + tuple(var.shape[1:]))   # (N, 1, ...) data
@@ -321,6 +325,21 @@ class _ForwardState:
         self.function = function
         self.assignments = assignments       # assign ops' writes, made after the backward
         self.flags = flags                   # the run's sequence-begin flags, if given
+
+
+def _reader_sample_as_input(arr, var):
+    """A reader's minibatch (``(N, *stream shape)`` or ``(N, 1, *stream shape)``) whose samples
+    have as many values as ``var``'s but another shape, as ``(N, *var's sample shape)``: CNTK
+    2.7 expands a reader's flattened sample to the input's shape (Utils.cpp:600-623, packed
+    Values of the reader only), so a 784-value stream feeds a ``(1, 28, 28)`` input in
+    ``Function.eval`` as in training (07_Deconvolution_Visualizer.py)."""
+    sample = tuple(var.shape[1:])
+    if not sample or arr.ndim < 2 or tuple(arr.shape[1:]) == sample:
+        return arr
+    rest = tuple(arr.shape[2:]) if arr.ndim >= 3 and arr.shape[1] == 1 else tuple(arr.shape[1:])
+    if int(np.prod(rest)) == int(np.prod(sample)):
+        return arr.reshape((arr.shape[0],) + sample)
+    return arr
 
 
 def _is_scipy_sparse(value) -> bool:
