@@ -1,9 +1,9 @@
 """Run a fifth batch of nnabla-examples' programs (sony/nnabla-examples:
-``image-classification/cifar10-100``), unchanged, at a tiny size, one after another in this
-process, and write as JSON what their monitors recorded, the files they wrote, whether the
-parameters they saved are finite and a digest of them.  The same file runs on NNabla 1.39
-(which made ``refs/nnabla139_examples_5.json``) and, with ``--stadyn``, on Stadyn through
-``examples/nnabla/on_stadyn.py``'s import hook.
+``image-classification/cifar10-100``, ``image-superresolution/esrgan``), unchanged, at a tiny
+size, one after another in this process, and write as JSON what their monitors recorded, the
+files they wrote, whether the parameters they saved are finite and a digest of them.  The same
+file runs on NNabla 1.39 (which made ``refs/nnabla139_examples_5.json``) and, with
+``--stadyn``, on Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
 
     python tests/examples/nnabla_examples_5.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
 
@@ -14,9 +14,13 @@ EXAMPLES holds the programs' folders (a checkout or an archive of the repository
 empty folder.  The data are stand-ins in the real files: CIFAR-10's
 ``cifar-10-python.tar.gz`` (``examples/nnabla/cifar10_standin.py``: the original's 50,000 +
 10,000 images, which ``cifar10_data.py`` reshapes to) in NNabla's download cache
-``WORK/home/nnabla_data``.  Each program writes under ``WORK/<run>``.  Only the harness around
-the programs differs from a user's shell: NumPy and ``random`` are seeded 0 before each (and
-on Stadyn torch's generator).
+``WORK/home/nnabla_data``; DIV2K's and Set14's picture pairs (``HR/x4``, ``LR/x4``:
+``examples/nnabla/superres_standin.py``) under ``WORK/div2k`` and ``WORK/set14``.  Each
+program writes under ``WORK/<run>``.  Only the harness around the programs differs from a
+user's shell: NumPy, ``random`` and NNabla's generators (``nn.seed(0)``: the parameter
+initializers' ``prng`` and the random functions') are seeded 0 before each (and on Stadyn
+torch's).  ESRGAN reads its pictures with OpenCV, which NNabla 1.39's environment here lacks:
+the reference was made with ``opencv-python-headless`` 4.10 on ``PYTHONPATH``.
 
 ``classification.py`` fixes its epoch at 50,000 images and validates on all 10,000 before its
 first step (minutes of a ResNet on a CPU), so it runs as a user resumes training: the driver
@@ -25,6 +29,11 @@ parameters the program starts from (its ``models.resnet23_prediction`` as ``clas
 calls it) with a fresh Adam, 11 iterations before the end of the first epoch; then
 ``classification.py --epochs 1 --use-latest-checkpoint`` loads it and trains those 11
 iterations (no validation falls in them) and saves the parameters and the ``.nnp``.
+
+ESRGAN's ``train.py`` takes its sizes from its configuration file (``--cfg``), which the
+driver writes (``ESRGAN_CONFIG``: the CPU, batch 1, 16 x 16 crops, one epoch), and first loads
+a "PSNR-pretrained" generator file (``gen_pretrained``): the stand-in is the RRDB network's
+parameters as its own ``models.rrdb_net`` initializes them, saved by the framework at hand.
 """
 
 import glob
@@ -38,7 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nnabla_example_runs as record  # noqa: E402
 
-PROGRAMS = ("image-classification/cifar10-100",)
+PROGRAMS = ("image-classification/cifar10-100", "image-superresolution/esrgan", "utils")
 CIFAR = "image-classification/cifar10-100"
 # classification.py at batch 8: 6,250 iterations an epoch; it resumes to train the last 11
 CIFAR_BATCH, CIFAR_STEPS = 8, 11
@@ -51,9 +60,74 @@ RUNS = [
     # iteration and the mean of the next 10), the parameters and the .nnp saved at the end
     ("cifar10", CIFAR + "/classification.py",
      f"-c cpu -b {CIFAR_BATCH} --epochs 1 --use-latest-checkpoint -m {{out}} -o {{out}}"),
+    # ESRGAN's generator, the RRDB network (23 residual-in-residual dense blocks, nearest
+    # upsampling), trained for PSNR (L1 loss, Adam, the repeated cosine learning rate) from a
+    # stand-in "pretrained" file, one epoch of 2 iterations on 16 x 16 crops, then validated
+    # on a picture (the NdArray network, PSNR, the picture written with cv2)
+    ("esrgan_psnr", "image-superresolution/esrgan/train.py", "--cfg {out}/config.yaml"),
 ]
+# ESRGAN's own configuration file with the sizes shrunk and the paths set: the CPU, batch 1,
+# 16 x 16 crops, one epoch
+ESRGAN_CONFIG = """nnabla_context:
+  context: cpu
+  device_id: 0
+  type_config: float
+train:
+  batch_size: 1
+  seed: 10
+  scale: 4
+  n_epochs: 1
+  gt_size: 16
+  savemodel: {out}/model
+  vgg_pre_trained_weights: {work}/vgg19.h5
+  gen_pretrained: {work}/esrgan_generator.h5
+  lr_steps: [50000, 100000, 200000, 300000]
+  cosine_period: 250000
+  cosine_num_period: 4
+model:
+  esrgan: {esrgan}
+val:
+  batch_size: 1
+  save_results: {out}/val
+hyperparameters:
+  eta_pixel_loss: 1e-2
+  feature_loss_weight: 1
+  lambda_gan_loss: 5e-3
+  eta_max: 2e-4
+  eta_min: 1e-7
+  lr_g: 2e-4
+  lr_d: 1e-4
+DIV2K:
+  gt_train: {work}/div2k/HR/x4
+  lq_train: {work}/div2k/LR/x4
+SET14:
+  gt_val: {work}/set14/HR/x4
+  lq_val: {work}/set14/LR/x4
+"""
 # the programs' own modules, forgotten after each run
-OWN_MODULES = ("args", "checkpoint", "cifar10_data", "cifar100_data", "models")
+OWN_MODULES = ("args", "checkpoint", "cifar10_data", "cifar100_data", "models", "utils",
+               "data_loader", "esrgan_model", "vgg19", "discriminator_arch", "neu")
+
+
+def write_esrgan_generator(examples, path):
+    """The stand-in for ESRGAN's "PSNR-pretrained" generator file (``gen_pretrained``, which
+    ``train.py`` loads before it builds the network): the RRDB network's parameters as its
+    ``models.rrdb_net`` initializes them, under ``gen/``, saved as NNabla saves parameters."""
+    import nnabla as nn
+    program = os.path.join(examples, "image-superresolution", "esrgan")
+    sys.path.insert(0, program)
+    try:
+        import models
+        nn.clear_parameters()
+        with nn.parameter_scope("gen"):
+            models.rrdb_net(nn.Variable((1, 3, 4, 4)), 64, 23)
+            nn.save_parameters(path)
+        nn.clear_parameters()
+    finally:
+        sys.path.remove(program)
+        for name in list(sys.modules):
+            if name.split(".")[0] in OWN_MODULES:
+                sys.modules.pop(name)
 
 
 def nnp_summary(folder):
@@ -106,17 +180,26 @@ def main(argv):
     examples, work, out_path, stadyn = record.begin(argv, ROOT)
     import cifar10_standin
     cifar10_standin.write_cifar10(os.path.join(work, "home", "nnabla_data"), compresslevel=0)
+    import superres_standin
+    superres_standin.write_pairs(os.path.join(work, "div2k"), 2, 32, seed=0)
+    superres_standin.write_pairs(os.path.join(work, "set14"), 1, 16, seed=1)
     import nnabla as nn
     results = {}
     for run, program, args, folder in record.selected(RUNS, argv, work):
-        if run == "cifar10":
-            write_cifar10_checkpoint(examples, folder)
         np.random.seed(0)
         random.seed(0)
         if stadyn:
             import torch
             torch.manual_seed(0)
+        nn.seed(0)
         nn.clear_parameters()
+        if run == "cifar10":
+            write_cifar10_checkpoint(examples, folder)
+        if run.startswith("esrgan"):
+            write_esrgan_generator(examples, os.path.join(work, "esrgan_generator.h5"))
+            with open(os.path.join(folder, "config.yaml"), "w") as f:
+                f.write(ESRGAN_CONFIG.format(out=folder, work=work,
+                                             esrgan=run == "esrgan"))
         error, seconds = record.run_beside_its_modules(
             os.path.join(examples, program), args.format(out=folder, work=work).split(),
             folder, OWN_MODULES)
