@@ -31,9 +31,14 @@ calls it) with a fresh Adam, 11 iterations before the end of the first epoch; th
 iterations (no validation falls in them) and saves the parameters and the ``.nnp``.
 
 ESRGAN's ``train.py`` takes its sizes from its configuration file (``--cfg``), which the
-driver writes (``ESRGAN_CONFIG``: the CPU, batch 1, 16 x 16 crops, one epoch), and first loads
-a "PSNR-pretrained" generator file (``gen_pretrained``): the stand-in is the RRDB network's
-parameters as its own ``models.rrdb_net`` initializes them, saved by the framework at hand.
+driver writes (``ESRGAN_CONFIG``: the CPU, batch 2, 64 x 64 crops, one epoch, ESRGAN's
+losses), and loads two files of weights: a "PSNR-pretrained" generator (``gen_pretrained``)
+and the converted VGG19 (``vgg_pre_trained_weights``).  Their stand-ins are the networks'
+parameters as the program's own ``models.rrdb_net`` and ``vgg19.vgg_prediction`` initialize
+them, saved by the framework at hand.  (At 32 x 32 crops and batch 1 the discriminator's last
+batch normalization sees one value per channel, its output no longer depends on its input,
+and the gradients are float32 noise, which Adam's first step turns into steps of the learning
+rate: NNabla's and Stadyn's noise differ, so that size compares nothing.)
 """
 
 import glob
@@ -60,24 +65,26 @@ RUNS = [
     # iteration and the mean of the next 10), the parameters and the .nnp saved at the end
     ("cifar10", CIFAR + "/classification.py",
      f"-c cpu -b {CIFAR_BATCH} --epochs 1 --use-latest-checkpoint -m {{out}} -o {{out}}"),
-    # ESRGAN's generator, the RRDB network (23 residual-in-residual dense blocks, nearest
-    # upsampling), trained for PSNR (L1 loss, Adam, the repeated cosine learning rate) from a
-    # stand-in "pretrained" file, one epoch of 2 iterations on 16 x 16 crops, then validated
-    # on a picture (the NdArray network, PSNR, the picture written with cv2)
-    ("esrgan_psnr", "image-superresolution/esrgan/train.py", "--cfg {out}/config.yaml"),
+    # ESRGAN: its generator, the RRDB network (23 residual-in-residual dense blocks, nearest
+    # upsampling), from a stand-in "PSNR-pretrained" file, trained with the L1 pixel loss, the
+    # VGG19 feature loss (a stand-in for the converted VGG19 weights) and the relativistic GAN
+    # loss of its discriminator (Adam, the multistep learning rates), one iteration of batch 2
+    # on 64 x 64 crops (the discriminator halves them five times); then validated on a picture
+    # (the network on NdArrays, PSNR, the picture written with cv2)
+    ("esrgan", "image-superresolution/esrgan/train.py", "--cfg {out}/config.yaml"),
 ]
-# ESRGAN's own configuration file with the sizes shrunk and the paths set: the CPU, batch 1,
-# 16 x 16 crops, one epoch
+# ESRGAN's own configuration file with the sizes shrunk and the paths set: the CPU, batch 2,
+# 64 x 64 crops, one epoch, ESRGAN's losses (model: esrgan)
 ESRGAN_CONFIG = """nnabla_context:
   context: cpu
   device_id: 0
   type_config: float
 train:
-  batch_size: 1
+  batch_size: 2
   seed: 10
   scale: 4
   n_epochs: 1
-  gt_size: 16
+  gt_size: 64
   savemodel: {out}/model
   vgg_pre_trained_weights: {work}/vgg19.h5
   gen_pretrained: {work}/esrgan_generator.h5
@@ -85,7 +92,7 @@ train:
   cosine_period: 250000
   cosine_num_period: 4
 model:
-  esrgan: {esrgan}
+  esrgan: True
 val:
   batch_size: 1
   save_results: {out}/val
@@ -107,6 +114,29 @@ SET14:
 # the programs' own modules, forgotten after each run
 OWN_MODULES = ("args", "checkpoint", "cifar10_data", "cifar100_data", "models", "utils",
                "data_loader", "esrgan_model", "vgg19", "discriminator_arch", "neu")
+
+
+def write_vgg19_standin(examples, path):
+    """The stand-in for ESRGAN's converted VGG19 weights (``vgg_pre_trained_weights``): the
+    16 convolutions as its ``vgg19.vgg_prediction`` initializes them, and the classifier's three
+    affine layers, which ``PretrainedVgg19`` drops after loading, as 1 x 1 placeholders."""
+    import nnabla as nn
+    program = os.path.join(examples, "image-superresolution", "esrgan")
+    sys.path.insert(0, program)
+    try:
+        import vgg19
+        nn.clear_parameters()
+        vgg19.vgg_prediction(nn.Variable((1, 3, 32, 32)), finetune=True)
+        for layer in ("classifier/0/affine", "classifier/3/affine", "classifier/6/affine"):
+            nn.parameter.get_parameter_or_create(layer + "/W", (1, 1))
+            nn.parameter.get_parameter_or_create(layer + "/b", (1,))
+        nn.save_parameters(path)
+        nn.clear_parameters()
+    finally:
+        sys.path.remove(program)
+        for name in list(sys.modules):
+            if name.split(".")[0] in OWN_MODULES:
+                sys.modules.pop(name)
 
 
 def write_esrgan_generator(examples, path):
@@ -181,7 +211,7 @@ def main(argv):
     import cifar10_standin
     cifar10_standin.write_cifar10(os.path.join(work, "home", "nnabla_data"), compresslevel=0)
     import superres_standin
-    superres_standin.write_pairs(os.path.join(work, "div2k"), 2, 32, seed=0)
+    superres_standin.write_pairs(os.path.join(work, "div2k"), 2, 64, seed=0)
     superres_standin.write_pairs(os.path.join(work, "set14"), 1, 16, seed=1)
     import nnabla as nn
     results = {}
@@ -195,11 +225,11 @@ def main(argv):
         nn.clear_parameters()
         if run == "cifar10":
             write_cifar10_checkpoint(examples, folder)
-        if run.startswith("esrgan"):
+        if run == "esrgan":
             write_esrgan_generator(examples, os.path.join(work, "esrgan_generator.h5"))
+            write_vgg19_standin(examples, os.path.join(work, "vgg19.h5"))
             with open(os.path.join(folder, "config.yaml"), "w") as f:
-                f.write(ESRGAN_CONFIG.format(out=folder, work=work,
-                                             esrgan=run == "esrgan"))
+                f.write(ESRGAN_CONFIG.format(out=folder, work=work))
         error, seconds = record.run_beside_its_modules(
             os.path.join(examples, program), args.format(out=folder, work=work).split(),
             folder, OWN_MODULES)
