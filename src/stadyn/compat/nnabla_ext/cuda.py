@@ -4,8 +4,10 @@ CUDA device; without CUDA it warns and runs on the CPU, as
 :mod:`stadyn.compat.nnabla_ext`).
 
 Example:
-    >>> from stadyn.compat.nnabla_ext import cuda  # doctest: +SKIP
-    >>> nn.set_default_context(cuda.context(device_id="0"))  # doctest: +SKIP
+    >>> from stadyn.compat.nnabla_ext import cuda
+    >>> ctx = cuda.context(device_id="0")      # the CPU's where torch has no CUDA
+    >>> ctx.backend[-1], cuda.get_device_count() >= 1
+    ('cpu:float', True)
 """
 
 from ..nnabla.ext_utils import import_extension_module
