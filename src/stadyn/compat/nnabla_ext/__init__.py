@@ -19,3 +19,5 @@ Example:
     >>> cpu.context()
     Context(backend=['cpu:float'], array_class='CpuCachedArray', device_id='')
 """
+
+__all__: list = []     # the extensions are its modules: cpu, cuda, cudnn
