@@ -40,9 +40,9 @@ PACKAGE = os.path.join(SRC, "stadyn")
 # the package they present (``stadyn.parametric_functions`` is ``parametric``'s face,
 # ``stadyn.functions`` is the ``functions (F)`` row).
 LAYERS = [
-    "cli", "bench", "stadyn", "compat.cntk", "compat.nnabla", "brainscript", "models",
-    "distributed", "train", "inspect", "serialize", "layers", "compile", "learners", "schedules",
-    "solvers", "amp", "parametric", "functions", "ops", "graph", "io", "leaf",
+    "cli", "bench", "stadyn", "compat.cntk", "compat.nnabla_ext", "compat.nnabla", "brainscript",
+    "models", "distributed", "train", "inspect", "serialize", "layers", "compile", "learners",
+    "schedules", "solvers", "amp", "parametric", "functions", "ops", "graph", "io", "leaf",
 ]
 FACADES = {"stadyn.__main__": "cli", "stadyn.functions": "functions",
            "stadyn.sequence": "functions", "stadyn.cntk_semantics": "functions",

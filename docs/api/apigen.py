@@ -61,7 +61,9 @@ SECTIONS = [
        + ["stadyn.compat.nnabla.models.imagenet." + k
           for k in ("alexnet", "densenet", "googlenet", "inception", "mobilenet", "nin",
                     "resnet", "resnext", "senet", "shufflenet", "squeezenet", "vgg",
-                    "xception")]),
+                    "xception")]
+       + ["stadyn.compat.nnabla_ext", "stadyn.compat.nnabla_ext.cpu",
+          "stadyn.compat.nnabla_ext.cuda", "stadyn.compat.nnabla_ext.cudnn"]),
     ("CNTK's names", [
         "stadyn.compat.cntk", "stadyn.compat.cntk.ops", "stadyn.compat.cntk.sequence",
         "stadyn.compat.cntk.layers",

@@ -16,24 +16,34 @@ import os
 import runpy
 import sys
 
-_REAL, _COMPAT = "nnabla", "stadyn.compat.nnabla"
+# NNabla's packages and Stadyn's: ``nnabla`` and its CPU extension ``nnabla_ext``
+_PACKAGES = {"nnabla": "stadyn.compat.nnabla", "nnabla_ext": "stadyn.compat.nnabla_ext"}
+
+
+def _package(name):
+    """The NNabla package that ``name`` is or is in, or None."""
+    top = name.split(".")[0]
+    return top if top in _PACKAGES else None
 
 
 class _CompatNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``nnabla`` and ``nnabla.*`` as the compat layer's modules of the same path."""
+    """Finds ``nnabla``, ``nnabla_ext`` and their submodules as the compat layer's modules of
+    the same path."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != _REAL and not name.startswith(_REAL + "."):
+        if _package(name) is None:
             return None
         return importlib.util.spec_from_loader(name, self)
 
     def create_module(self, spec):
-        module = importlib.import_module(_COMPAT + spec.name[len(_REAL):])
+        real = _package(spec.name)
+        compat = _PACKAGES[real]
+        module = importlib.import_module(compat + spec.name[len(real):])
         # Submodules the compat package imported itself are known under NNabla's names too, so
         # importing one does not rebind the package's attribute (``nnabla.logger`` is a logger).
         for loaded in list(sys.modules):
-            if loaded.startswith(_COMPAT + "."):
-                sys.modules.setdefault(_REAL + loaded[len(_COMPAT):], sys.modules[loaded])
+            if loaded.startswith(compat + "."):
+                sys.modules.setdefault(real + loaded[len(compat):], sys.modules[loaded])
         return module
 
     def exec_module(self, module):

@@ -15,6 +15,9 @@ Example:
 import functools
 from collections import OrderedDict
 
+import numpy as np
+
+from ..._errors import ParameterError
 from ...graph import is_no_grad, no_grad
 from ... import parametric as _parametric
 from ._variable import as_nnabla
@@ -43,6 +46,10 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
       the view only.
     * The view is named by the last part of ``name`` (``"W"`` for ``"fc/W"``), as NNabla's;
       ``dtype`` is Stadyn's (a new parameter's element type, default float32).
+    * A new parameter's ``shape`` may hold floats, truncated to ints as NNabla 1.39 does
+      (``map(int, shape)`` before calling the initializer): nnabla-examples' PGGAN asks for
+      ``(outmaps, inp.shape[1] / group) + kernel``.  An existing parameter is checked against
+      the shape as given.
 
     Example:
         >>> import stadyn as sd
@@ -54,6 +61,12 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
         ...     a is b, b.d.tolist(), nn.get_parameters()["W"].d.tolist()
         (False, [1.0, 2.0], [1.0, 2.0])
     """
+    existing = _parametric.get_parameter(name)
+    if shape is not None and existing is None and not isinstance(initializer, np.ndarray):
+        shape = [int(d) for d in shape]
+    if shape is not None and existing is not None and tuple(shape) != tuple(existing.shape):
+        raise ParameterError(f"parameter '{name}' exists with shape {tuple(existing.shape)}; "
+                             f"it was asked for again with shape {tuple(shape)}")
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
                                         overwrite_need_grad=True)
     registered = as_nnabla(_parametric.get_parameter(name))

@@ -18,6 +18,7 @@ from ...parametric_functions import *  # noqa: F401,F403
 from ...parametric_functions import __all__ as _pf_all
 from ._float_inputs import as_float32
 from ._lstm_cell import LSTMCell
+from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 from ._parameter import get_parameter_or_create
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
@@ -90,12 +91,18 @@ def _reading_float_inputs(func):
     return call
 
 
+# Given an ``nn.NdArray`` (``rrdb_net(val_lq, ...)`` on an NdArray in nnabla-examples' ESRGAN
+# validation), NNabla 1.39's parametric functions compute at once, as its functions do: the
+# parameters are made (registered Variables) or found as with a Variable, and the output is an
+# NdArray, no graph (``_ndarray.py``'s imperative mode; case
+# ``nnabla_examples_5.examples_pf_on_ndarrays``).
 for _name in _pf_all:
     if inspect.isfunction(globals()[_name]):
         globals()[_name] = _with_nnabla_rule(_name, globals()[_name])  # (``_rules.py``)
         globals()[_name] = _taking_float_counts(globals()[_name])
         if _name != "embed":
             globals()[_name] = _reading_float_inputs(globals()[_name])
+        globals()[_name] = _accepting_ndarrays(globals()[_name])
 del _name
 
 
