@@ -203,3 +203,16 @@ def test_graphs_holding_a_recurrence_rebuilt_alike_share_one_build(builds, monke
     assert len(builds) == 2
     assert float(other.d) == pytest.approx(_decayed_sum_expected(_sequences(0), w.d, 0.25),
                                            rel=1e-5)
+
+
+@pytest.mark.parametrize("seed, shared", [(-1, True), (np.int64(-1), True), (np.int32(-1), True),
+                                          (7, False)])
+def test_a_dropout_of_the_global_generator_is_shared_however_its_seed_is_written(
+        builds, seed, shared):
+    # -1 (the global generator) as a Python or a NumPy integer: the graphs share one build;
+    # a seed of its own starts a generator per graph (not shared)
+    for k in range(3):
+        x, w = _leaves(k)
+        y = F.sum(F.dropout(x * w, 0.5, seed=seed))
+        y.forward()
+    assert len(builds) == (1 if shared else 3)

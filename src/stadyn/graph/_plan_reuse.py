@@ -105,7 +105,8 @@ def _own_generator(node) -> bool:
     if "seed" not in node.spec.attrs:
         return False
     seed = node.attrs.get("seed", -1)
-    return not (type(seed) is int and seed == -1)
+    # a plain -1, a Python or a NumPy integer (a RandomStream, an int subclass, is one's own)
+    return not ((type(seed) is int or isinstance(seed, np.integer)) and int(seed) == -1)
 
 
 def structure(subgraph: Subgraph) -> tuple | None:
