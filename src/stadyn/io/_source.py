@@ -28,6 +28,7 @@ from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
 from ._frame_mode import FrameComposite
 from ._numpy_deserializer import NumpyDeserializer
+from ._partitions import partition_walk
 from ._cntk_order import block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
 from ._workers import WorkerPool
@@ -441,6 +442,8 @@ class MinibatchSource:
                 count if num_data_partitions is None else num_data_partitions,
                 0 if partition_index is None else partition_index)
         targets = self._resolve_input_map(input_map)
+        if count > 1 and self._composite.randomizer != "tumbling":
+            return self._partition_minibatch(n, count, index, targets)
         end, taken = self._plan(self._position, self._samples, n)
         if end == self._position:
             return {}
@@ -449,6 +452,10 @@ class MinibatchSource:
             batch = self._composite.materialize(*self._job(positions), self._seed)
         else:
             batch = self._gather_from_workers(end, n, count, index)
+        return self._deliver(batch, end, taken, targets)
+
+    def _deliver(self, batch: dict[str, StreamBatch], end: int, taken: int,
+                 targets: list[tuple[Hashable, StreamInformation]]) -> dict:
         end_of_sweep = end // self._sweep_length > self._position // self._sweep_length
         self._position, self._samples = end, self._samples + taken
         result = _Minibatch()
@@ -457,6 +464,24 @@ class MinibatchSource:
             result[key] = MinibatchData(b.data, b.num_samples, b.rows, end_of_sweep, b.lengths,
                                         info.is_sparse)
         return result
+
+    def _partition_minibatch(self, n: int, count: int, index: int,
+                             targets: list[tuple[Hashable, StreamInformation]]) -> dict:
+        """Partition ``index`` of ``count``: its own sequences up to its part of ``n``, as
+        CNTK 2.7 reads (``_partitions.py``); the position walks the global stream."""
+        positions, end, walked = partition_walk(self, n, count, index)
+        if not len(positions):
+            return {}
+        if self.num_workers == 0:
+            batch = self._composite.materialize(*self._job(positions), self._seed)
+        else:  # one job at a time: the next partition minibatch is not planned ahead
+            self._reset_jobs()
+            job_id = self._next_job_id
+            self._next_job_id += 1
+            pool = self._ensure_pool()
+            pool.submit(job_id, *self._job(positions))
+            batch = pool.wait(job_id)
+        return self._deliver(batch, end, walked, targets)
 
     def _resolve_input_map(self, input_map) -> list[tuple[Hashable, StreamInformation]]:
         if input_map is None:
