@@ -13,6 +13,9 @@ Its randomizer then walks the global sequence stream from the partition's own cu
 - other partitions' sequences are stepped over;
 - the partition's sequences are taken until its local size is reached; a sequence that would
   go past it stays for the next minibatch, except the first one, which is always taken;
+- without randomization the walk stops as soon as the local size is reached; with it, the walk
+  goes on over other partitions' sequences up to the partition's next sequence or the end of
+  the sweep (so the minibatch that ends a partition's part of a sweep says ``end_of_sweep``);
 - the walk stops where the data ends (``max_sweeps``, ``max_samples`` counted over the global
   stream).
 
@@ -59,6 +62,7 @@ def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, 
     limit = local_minibatch_size(n, count, index)
     position, samples = source._position, source._samples
     sweep = max(source._sweep_length, 1)
+    randomized = bool(source._randomize)
     mine: list[int] = []
     taken = walked = 0
     while True:
@@ -70,13 +74,15 @@ def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, 
         for p, length, own in zip(block.tolist(), lengths.tolist(), local.tolist()):
             if source._exhausted(p, samples + walked):
                 return np.array(mine, np.int64), p, walked
+            if randomized and taken >= limit and p % sweep == 0:
+                return np.array(mine, np.int64), p, walked
             if own and mine and taken + length > limit:
                 return np.array(mine, np.int64), p, walked
             if own:
                 mine.append(p)
                 taken += length
             walked += length
-            if taken >= limit:
+            if taken >= limit and not randomized:
                 return np.array(mine, np.int64), p + 1, walked
             if not mine and p + 1 - source._position >= 2 * sweep:
                 # a whole sweep without one of this partition's chunks: nothing to read
