@@ -19,6 +19,10 @@ Its randomizer then walks the global sequence stream from the partition's own cu
 - the walk stops where the data ends (``max_sweeps``, ``max_samples`` counted over the global
   stream).
 
+Data CNTK 2.7 has no reader of (``NumpyDeserializer``: arrays, no chunks of their own) is
+read the way CNTK reads unrandomized data, every W-th sequence of the (randomized) order, so
+that its partitions share it rather than partition 0 reading it all.
+
 So a partition's minibatch is never empty while the data lasts (unless no chunk is its own),
 and the partitions' cursors move on independently.
 """
@@ -42,8 +46,12 @@ def local_minibatch_size(n: int, count: int, index: int) -> int:
     return max(1, n // count + (1 if n % count > index else 0))
 
 
+def _by_chunks(source) -> bool:
+    return bool(source._randomize) and source._composite.chunked
+
+
 def _local(source, positions: np.ndarray, ids: np.ndarray, count: int, index: int) -> np.ndarray:
-    if not source._randomize:
+    if not _by_chunks(source):
         return positions % count == index
     starts = np.cumsum(source._chunks)
     chunk = np.searchsorted(starts, ids, side="right")
@@ -62,7 +70,7 @@ def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, 
     limit = local_minibatch_size(n, count, index)
     position, samples = source._position, source._samples
     sweep = max(source._sweep_length, 1)
-    randomized = bool(source._randomize)
+    randomized = _by_chunks(source)
     mine: list[int] = []
     taken = walked = 0
     while True:

@@ -181,6 +181,9 @@ class MinibatchSource:
         {}
     """
 
+    #: partitions read as CNTK 2.7's MinibatchSource reads them (``_partitions.py``)
+    _cntk_partitions = True
+
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer],
                  max_samples: int = INFINITELY_REPEAT, max_sweeps: int = INFINITELY_REPEAT,
                  randomization_window_in_chunks: int | None = None,
@@ -442,7 +445,7 @@ class MinibatchSource:
                 count if num_data_partitions is None else num_data_partitions,
                 0 if partition_index is None else partition_index)
         targets = self._resolve_input_map(input_map)
-        if count > 1 and self._composite.randomizer != "tumbling":
+        if count > 1 and self._cntk_partitions and self._composite.randomizer != "tumbling":
             return self._partition_minibatch(n, count, index, targets)
         end, taken = self._plan(self._position, self._samples, n)
         if end == self._position:
@@ -546,7 +549,12 @@ class MinibatchSource:
 
 class _SourceFromData(MinibatchSource):
     """A source whose minibatches end at the end of a sweep, as CNTK's
-    ``MinibatchSourceFromData`` does (5 samples in minibatches of 3: 3, 2, 3, 2, ...)."""
+    ``MinibatchSourceFromData`` does (5 samples in minibatches of 3: 3, 2, 3, 2, ...).
+    Partitions share out each minibatch of the whole stream, as that Python source slices
+    its arrays (``begin + rank :: W``), not as CNTK's readers walk a partition's own
+    sequences."""
+
+    _cntk_partitions = False
 
     def next_minibatch(self, minibatch_size_in_samples: int, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:
