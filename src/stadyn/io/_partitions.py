@@ -29,6 +29,8 @@ and the partitions' cursors move on independently.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._cntk_order import block_chunk_positions
@@ -46,6 +48,13 @@ def local_minibatch_size(n: int, count: int, index: int) -> int:
     return max(1, n // count + (1 if n % count > index else 0))
 
 
+@functools.lru_cache(maxsize=4)
+def _chunk_positions(num_chunks: int, seed: int) -> np.ndarray:
+    positions = block_chunk_positions(num_chunks, seed)   # one shuffle per sweep, not per read
+    positions.flags.writeable = False
+    return positions
+
+
 def _by_chunks(source) -> bool:
     return bool(source._randomize) and source._composite.chunked
 
@@ -59,7 +68,7 @@ def _local(source, positions: np.ndarray, ids: np.ndarray, count: int, index: in
     local = np.empty(len(positions), dtype=bool)
     for sweep in np.unique(sweeps).tolist():
         sel = sweeps == sweep
-        shuffled = block_chunk_positions(len(source._chunks), source._seed + sweep)
+        shuffled = _chunk_positions(len(source._chunks), source._seed + sweep)
         local[sel] = shuffled[chunk[sel]] % count == index
     return local
 
