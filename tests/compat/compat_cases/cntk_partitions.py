@@ -109,53 +109,72 @@ def _write_bmp(path, rgb):
         f.write(header + info + pixels)
 
 
+def _image_map(folder, n=7):
+    """n 2x2 images of value 10 i, label i (one chunk each)."""
+    lines = []
+    for i in range(n):
+        path = os.path.join(folder, "img%d.bmp" % i)
+        _write_bmp(path, np.full((2, 2, 3), 10 * i, dtype=np.uint8))
+        lines.append("%s\t%d\n" % (path, i))
+    map_file = os.path.join(folder, "map.txt")
+    with open(map_file, "w") as f:
+        f.writelines(lines)
+    return map_file
+
+
+def _image_parts(C, map_file, W, M, calls, n=7, **kw):
+    """Per partition: [samples, labels, image values / 10, end of sweep] of each minibatch."""
+    T = C.io.transforms
+    parts = []
+    for rank in range(W):
+        streams = C.io.StreamDefs(
+            image=C.io.StreamDef(field="image",
+                                 transforms=[T.scale(width=2, height=2, channels=3)]),
+            x=C.io.StreamDef(field="label", shape=n))
+        src = C.io.MinibatchSource(C.io.ImageDeserializer(map_file, streams), max_sweeps=2,
+                                   **kw)
+        batches = []
+        for _ in range(calls):
+            mb = src.next_minibatch(M, num_data_partitions=W, partition_index=rank)
+            if not mb:
+                batches.append("empty")
+                continue
+            d = mb[src.streams.x]
+            labels = np.array(d.asarray(), copy=True).reshape(-1, n)
+            pixels = np.array(mb[src.streams.image].asarray(), copy=True).reshape(len(labels), -1)
+            batches.append([int(d.num_samples), [int(v) for v in labels.argmax(1)],
+                            [int(round(v / 10.0)) for v in pixels[:, 0]], bool(d.end_of_sweep)])
+            del mb, d
+        parts.append(batches)
+    return parts
+
+
 @cntk_case(names=["cntk.io.MinibatchSource", "cntk.io.ImageDeserializer"])
 def partitions_images(C, r):
     """7 images (one chunk each), 2 and 3 partitions, in order and randomized (the chunks
-    shuffled: partition r gets the images at shuffled positions r, r + W, ...): the label
-    (the image's index) of each image every partition reads."""
+    shuffled: partition r gets the images of the chunks at shuffled places r, r + W, ...): the
+    label (the image's index) of each image every partition reads."""
     with r.tempdir() as folder:
-        lines = []
-        for i in range(7):
-            path = os.path.join(folder, "img%d.bmp" % i)
-            _write_bmp(path, np.full((2, 2, 3), 10 * i, dtype=np.uint8))
-            lines.append("%s\t%d\n" % (path, i))
-        map_file = os.path.join(folder, "map.txt")
-        with open(map_file, "w") as f:
-            f.writelines(lines)
-
-        def make(randomize):
-            T = C.io.transforms
-            streams = C.io.StreamDefs(
-                image=C.io.StreamDef(field="image",
-                                     transforms=[T.scale(width=2, height=2, channels=3)]),
-                x=C.io.StreamDef(field="label", shape=7))
-            return C.io.MinibatchSource(C.io.ImageDeserializer(map_file, streams),
-                                        randomize=randomize, max_sweeps=2)
-
+        map_file = _image_map(folder)
         res = {}
         for W, M in ((2, 2), (3, 2), (2, 3)):
             for randomize in (False, True):
-                parts = []
-                for rank in range(W):
-                    src = make(randomize)
-                    batches = []
-                    for _ in range(8):
-                        mb = src.next_minibatch(M, num_data_partitions=W, partition_index=rank)
-                        if not mb:
-                            batches.append("empty")
-                            continue
-                        d = mb[src.streams.x]
-                        labels = np.array(d.asarray(), copy=True).reshape(-1, 7)
-                        pixels = np.array(mb[src.streams.image].asarray(),
-                                          copy=True).reshape(len(labels), -1)
-                        batches.append([int(d.num_samples),
-                                        [int(v) for v in labels.argmax(1)],
-                                        [int(round(v / 10.0)) for v in pixels[:, 0]],
-                                        bool(d.end_of_sweep)])
-                        del mb, d
-                    parts.append(batches)
-                res["w%d_m%d_%s" % (W, M, randomize)] = parts
+                res["w%d_m%d_%s" % (W, M, randomize)] = _image_parts(
+                    C, map_file, W, M, 8, randomize=randomize)
+        return res
+
+
+@cntk_case(names=["cntk.io.MinibatchSource", "cntk.io.ImageDeserializer"])
+def partitions_images_window(C, r):
+    """12 images randomized in windows of 2 and 3 chunks (a sequence moves to a nearby chunk's
+    place but stays its own chunk's partition's), seeds 0 and 5."""
+    with r.tempdir() as folder:
+        map_file = _image_map(folder, 12)
+        res = {}
+        for W, M, window, seed in ((2, 2, 2, 0), (3, 3, 3, 5), (2, 4, 2, 5)):
+            res["w%d_m%d_win%d_seed%d" % (W, M, window, seed)] = _image_parts(
+                C, map_file, W, M, 10, n=12, randomize=True,
+                randomization_window_in_chunks=window, randomization_seed=seed)
         return res
 
 
