@@ -10,8 +10,7 @@ only has to remember the position and the number of samples delivered.
 
 A minibatch of n samples takes the next positions until n samples are reached (a sequence
 counts its length; a minibatch holds at least one sequence). With ``num_data_partitions = W``
-the positions are taken for the whole minibatch, and partition r keeps those with
-``p % W == r``: over a sweep every sample goes to exactly one partition.
+partition r walks the positions itself and reads only its own, as CNTK 2.7 (``_partitions.py``).
 """
 
 from __future__ import annotations
