@@ -40,7 +40,8 @@ from ._recordio import (MAGIC, IndexedRecordIO, IRHeader, ListEntry, RecordIORea
                         read_list_file, unpack_image, unpack_image_record, write_idx_file,
                         write_list_file)
 from ._source import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, INFINITE_SAMPLES,
-                      INFINITELY_REPEAT, MinibatchData, MinibatchSource, MinibatchSourceFromData)
+                      INFINITELY_REPEAT, MinibatchData, MinibatchSource)
+from ._source_from_data import MinibatchSourceFromData
 from ._streams import Record, StreamDef, StreamDefs, StreamInformation
 from ._utterance_source import AUTO_RANDOMIZATION_RANGE, UtteranceSource, utterance_order
 from ._truncated_source import TruncatedLayout, TruncatedUtteranceSource

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._mt19937 import MT19937_64
 
-__all__ = ["block_order", "tumbling_order", "chunk_window_default"]
+__all__ = ["block_order", "block_chunk_positions", "tumbling_order", "chunk_window_default"]
 
 #: CNTK 2.7's ``DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS`` (4 GB of 32 MB chunks)
 chunk_window_default = 128
@@ -47,6 +47,23 @@ def _shuffle_range(values: list, begin: int, end: int, rng: MT19937_64) -> None:
 
 def _starts(sizes: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def block_chunk_positions(num_chunks: int, seed: int) -> np.ndarray:
+    """Where each chunk (in file order) lands in CNTK 2.7's shuffled chunk order of a sweep
+    (``seed`` is ``randomization_seed + sweep``, as for :func:`block_order`). CNTK's block
+    randomizer deals a sequence to data partition ``position % num_data_partitions`` of its
+    chunk's shuffled position.
+
+    Example:
+        >>> block_chunk_positions(1, seed=0).tolist()
+        [0]
+    """
+    order = list(range(int(num_chunks)))
+    _shuffle_whole(order, MT19937_64(seed))
+    positions = np.empty(len(order), dtype=np.int64)
+    positions[np.array(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
+    return positions
 
 
 def block_order(chunk_sequences, seed: int, window: int = chunk_window_default, *,

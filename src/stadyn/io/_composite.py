@@ -142,6 +142,13 @@ class Composite:
         """How CNTK 2.7 randomizes the joined data: as it does the first deserializer's."""
         return self.deserializers[0].randomizer
 
+    @property
+    def chunked(self) -> bool:
+        """Whether the first deserializer cuts its data into chunks as CNTK 2.7 would (False
+        for data CNTK has no reader of, such as arrays: one chunk, no CNTK rule to follow)."""
+        return self._primary_chunks is not None or \
+            self.deserializers[0].chunk_sizes() is not None
+
     def chunk_sizes(self) -> np.ndarray:
         """Sequences per chunk: the first deserializer's chunks (CNTK bundles the others'
         sequences into them)."""

@@ -51,6 +51,10 @@ class FrameComposite:
     def randomizer(self) -> str:
         return self.inner.randomizer
 
+    @property
+    def chunked(self) -> bool:
+        return self.inner.chunked
+
     def chunk_sizes(self) -> np.ndarray:
         """Frames per chunk: in frame mode every frame is a sequence of its chunk."""
         sizes = self.inner.chunk_sizes()

@@ -10,8 +10,7 @@ only has to remember the position and the number of samples delivered.
 
 A minibatch of n samples takes the next positions until n samples are reached (a sequence
 counts its length; a minibatch holds at least one sequence). With ``num_data_partitions = W``
-the positions are taken for the whole minibatch, and partition r keeps those with
-``p % W == r``: over a sweep every sample goes to exactly one partition.
+partition r walks the positions itself and reads only its own, as CNTK 2.7 (``_partitions.py``).
 """
 
 from __future__ import annotations
@@ -27,12 +26,12 @@ import numpy as np
 from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
 from ._frame_mode import FrameComposite
-from ._numpy_deserializer import NumpyDeserializer
+from ._partitions import partition_walk
 from ._cntk_order import block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
 from ._workers import WorkerPool
 
-__all__ = ["MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
+__all__ = ["MinibatchSource", "MinibatchData", "FULL_DATA_SWEEP",
            "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS"]
 
 _SIZE_MAX = (1 << 64) - 1
@@ -179,6 +178,9 @@ class MinibatchSource:
         >>> src.next_minibatch(3)
         {}
     """
+
+    #: partitions read as CNTK 2.7's MinibatchSource reads them (``_partitions.py``)
+    _cntk_partitions = True
 
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer],
                  max_samples: int = INFINITELY_REPEAT, max_sweeps: int = INFINITELY_REPEAT,
@@ -441,6 +443,8 @@ class MinibatchSource:
                 count if num_data_partitions is None else num_data_partitions,
                 0 if partition_index is None else partition_index)
         targets = self._resolve_input_map(input_map)
+        if count > 1 and self._cntk_partitions and self._composite.randomizer != "tumbling":
+            return self._partition_minibatch(n, count, index, targets)
         end, taken = self._plan(self._position, self._samples, n)
         if end == self._position:
             return {}
@@ -449,6 +453,10 @@ class MinibatchSource:
             batch = self._composite.materialize(*self._job(positions), self._seed)
         else:
             batch = self._gather_from_workers(end, n, count, index)
+        return self._deliver(batch, end, taken, targets)
+
+    def _deliver(self, batch: dict[str, StreamBatch], end: int, taken: int,
+                 targets: list[tuple[Hashable, StreamInformation]]) -> dict:
         end_of_sweep = end // self._sweep_length > self._position // self._sweep_length
         self._position, self._samples = end, self._samples + taken
         result = _Minibatch()
@@ -457,6 +465,24 @@ class MinibatchSource:
             result[key] = MinibatchData(b.data, b.num_samples, b.rows, end_of_sweep, b.lengths,
                                         info.is_sparse)
         return result
+
+    def _partition_minibatch(self, n: int, count: int, index: int,
+                             targets: list[tuple[Hashable, StreamInformation]]) -> dict:
+        """Partition ``index`` of ``count``: its own sequences up to its part of ``n``, as
+        CNTK 2.7 reads (``_partitions.py``); the position walks the global stream."""
+        positions, end, walked = partition_walk(self, n, count, index)
+        if not len(positions):
+            return {}
+        if self.num_workers == 0:
+            batch = self._composite.materialize(*self._job(positions), self._seed)
+        else:  # one job at a time: the next partition minibatch is not planned ahead
+            self._reset_jobs()
+            job_id = self._next_job_id
+            self._next_job_id += 1
+            pool = self._ensure_pool()
+            pool.submit(job_id, *self._job(positions))
+            batch = pool.wait(job_id)
+        return self._deliver(batch, end, walked, targets)
 
     def _resolve_input_map(self, input_map) -> list[tuple[Hashable, StreamInformation]]:
         if input_map is None:
@@ -517,59 +543,3 @@ class MinibatchSource:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-class _SourceFromData(MinibatchSource):
-    """A source whose minibatches end at the end of a sweep, as CNTK's
-    ``MinibatchSourceFromData`` does (5 samples in minibatches of 3: 3, 2, 3, 2, ...)."""
-
-    def next_minibatch(self, minibatch_size_in_samples: int, input_map=None, device=None,
-                       num_data_partitions=None, partition_index=None) -> dict:
-        n = minibatch_size_in_samples
-        if self._lengths is None and isinstance(n, numbers.Integral) and n >= 1 \
-                and self._sweep_length:
-            n = min(int(n), self._sweep_length - self._position % self._sweep_length)
-        elif isinstance(n, numbers.Integral) and n >= 1 and self._sweep_length:
-            # sequences (positions count them): the samples left in this sweep
-            rest = np.arange(self._position, self._position + self._sweep_length
-                             - self._position % self._sweep_length)
-            self._refuse_longer_sequence(int(n), rest[0])
-            n = min(int(n), int(self._lengths[self._sample_ids(rest)].sum()))
-        return super().next_minibatch(n, input_map, device, num_data_partitions,
-                                      partition_index)
-
-
-    def _refuse_longer_sequence(self, n: int, position: int) -> None:
-        """CNTK 2.7's ``MinibatchSourceFromData`` takes whole sequences and makes a minibatch
-        of none when the next sequence is longer than the minibatch size (or than the samples
-        ``max_samples`` leaves): its ValueError, from ``Value.create`` of no sequences.  The
-        source stays where it was, so a larger minibatch reads that sequence."""
-        if self._exhausted(self._position, self._samples):
-            return
-        index = int(self._sample_ids(np.array([position]))[0])
-        length = int(self._lengths[index])
-        left = (self._max_samples - self._samples if self._max_samples != INFINITELY_REPEAT
-                else None)
-        if length <= n and (left is None or length <= left):
-            return
-        limit = (f"the minibatch size {n}" if length > n
-                 else f"the {left} samples max_samples={self._max_samples} leaves")
-        raise ValueError(
-            f"Value::Create:: The number of sequences must be > 0 (MinibatchSourceFromData: "
-            f"sequence {index} has {length} samples, more than {limit}, and CNTK 2.7 makes "
-            "a minibatch of whole sequences only: ask for at least the longest sequence's "
-            "length)")
-
-
-def MinibatchSourceFromData(data_streams: Mapping[str, np.ndarray],
-                            max_samples: int = INFINITELY_REPEAT, **kwargs: Any) -> MinibatchSource:
-    """A source over NumPy arrays in memory, in order (CNTK's ``MinibatchSourceFromData``); a
-    minibatch ends at the end of a sweep.
-
-    Example:
-        >>> src = MinibatchSourceFromData({'x': np.eye(5, dtype=np.float32)}, max_samples=8)
-        >>> [src.next_minibatch(3)['x'].shape[0] for _ in range(3)]
-        [3, 2, 3]
-    """
-    kwargs.setdefault("randomize", False)
-    return _SourceFromData(NumpyDeserializer(data_streams), max_samples=max_samples, **kwargs)

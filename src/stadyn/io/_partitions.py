@@ -1,0 +1,107 @@
+"""Which sequences a data partition reads: CNTK 2.7's rule for ``num_data_partitions > 1``.
+
+CNTK 2.7's sequence packer gives partition r of W the local minibatch size
+``M // W`` (one more when ``r < M % W``, at least 1) and no global limit
+(``SequencePacker::SetConfiguration``, Source/Readers/ReaderLib/SequencePacker.cpp:86-100).
+Its randomizer then walks the global sequence stream from the partition's own cursor
+(``NoRandomizer::GetNextSequenceDescriptions``, NoRandomizer.cpp:106-146;
+``BlockRandomizer::GetNextSequenceDescriptions``, BlockRandomizer.cpp:245-320):
+
+- a sequence is the partition's when its global sequence position ``p % W == r`` (no
+  randomization), or when the shuffled position of its chunk ``% W == r`` (randomization:
+  whole chunks go to a partition, so a file of one chunk is all partition 0's);
+- other partitions' sequences are stepped over;
+- the partition's sequences are taken until its local size is reached; a sequence that would
+  go past it stays for the next minibatch, except the first one, which is always taken;
+- without randomization the walk stops as soon as the local size is reached; with it, the walk
+  goes on over other partitions' sequences up to the partition's next sequence or the end of
+  the sweep (so the minibatch that ends a partition's part of a sweep says ``end_of_sweep``);
+- the walk stops where the data ends (``max_sweeps``, ``max_samples`` counted over the global
+  stream).
+
+Data CNTK 2.7 has no reader of (``NumpyDeserializer``: arrays, no chunks of their own) is
+read the way CNTK reads unrandomized data, every W-th sequence of the (randomized) order, so
+that its partitions share it rather than partition 0 reading it all.
+
+So a partition's minibatch is never empty while the data lasts (unless no chunk is its own),
+and the partitions' cursors move on independently.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ._cntk_order import block_chunk_positions
+
+__all__ = ["local_minibatch_size", "partition_walk"]
+
+
+def local_minibatch_size(n: int, count: int, index: int) -> int:
+    """Partition ``index``'s part of a minibatch of ``n`` samples over ``count`` partitions.
+
+    Example:
+        >>> [local_minibatch_size(5, 2, r) for r in (0, 1)], local_minibatch_size(1, 4, 3)
+        ([3, 2], 1)
+    """
+    return max(1, n // count + (1 if n % count > index else 0))
+
+
+@functools.lru_cache(maxsize=4)
+def _chunk_positions(num_chunks: int, seed: int) -> np.ndarray:
+    positions = block_chunk_positions(num_chunks, seed)   # one shuffle per sweep, not per read
+    positions.flags.writeable = False
+    return positions
+
+
+def _by_chunks(source) -> bool:
+    return bool(source._randomize) and source._composite.chunked
+
+
+def _local(source, positions: np.ndarray, ids: np.ndarray, count: int, index: int) -> np.ndarray:
+    if not _by_chunks(source):
+        return positions % count == index
+    starts = np.cumsum(source._chunks)
+    chunk = np.searchsorted(starts, ids, side="right")
+    sweeps = positions // source._sweep_length
+    local = np.empty(len(positions), dtype=bool)
+    for sweep in np.unique(sweeps).tolist():
+        sel = sweeps == sweep
+        shuffled = _chunk_positions(len(source._chunks), source._seed + sweep)
+        local[sel] = shuffled[chunk[sel]] % count == index
+    return local
+
+
+def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, int, int]:
+    """(this partition's positions, end position, global samples stepped) of the next
+    minibatch of ``n`` samples, starting at the source's position."""
+    limit = local_minibatch_size(n, count, index)
+    position, samples = source._position, source._samples
+    sweep = max(source._sweep_length, 1)
+    randomized = _by_chunks(source)
+    mine: list[int] = []
+    taken = walked = 0
+    while True:
+        block = np.arange(position, position + max(count * limit, 16), dtype=np.int64)
+        ids = source._sample_ids(block)
+        lengths = (np.ones(len(block), np.int64) if source._lengths is None
+                   else source._lengths[ids].astype(np.int64))
+        local = _local(source, block, ids, count, index)
+        for p, length, own in zip(block.tolist(), lengths.tolist(), local.tolist()):
+            if source._exhausted(p, samples + walked):
+                return np.array(mine, np.int64), p, walked
+            if randomized and taken >= limit and p % sweep == 0:
+                return np.array(mine, np.int64), p, walked
+            if own and mine and taken + length > limit:
+                return np.array(mine, np.int64), p, walked
+            if own:
+                mine.append(p)
+                taken += length
+            walked += length
+            if taken >= limit and not randomized:
+                return np.array(mine, np.int64), p + 1, walked
+            if not mine and p + 1 - source._position >= 2 * sweep:
+                # a whole sweep without one of this partition's chunks: nothing to read
+                return np.array(mine, np.int64), source._position, 0
+        position = block[-1] + 1
