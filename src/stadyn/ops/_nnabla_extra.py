@@ -110,6 +110,9 @@ def scatter_nd(data, indices, shape=None, add=False, out=None):
                          f"{tuple(ids.shape)} do not fit shape {shape} (data must be "
                          "indices.shape[1:] + shape[M:])")
     if out is not None:
-        return _ScatterOver.apply(data.to(out.dtype), ids, out, bool(add))
+        # written in the wider dtype: float data over an integer ``out`` is not truncated
+        # (NNabla 1.39 gives float32 [0, 2.7, 2, 3] for 2.7 written at 1 over int32 arange(4))
+        dtype = torch.promote_types(data.dtype, out.dtype)
+        return _ScatterOver.apply(data.to(dtype), ids, out.to(dtype), bool(add))
     result = data.new_zeros(shape)
     return result.index_put(tuple(ids[i] for i in range(m)), data, accumulate=bool(add))

@@ -4,7 +4,7 @@
   becomes a float32 array holding ``v`` as given (``x = arange(6, int32); x[1:3] = [2.7,
   -1.5]`` gives ``[0, 2.7, -1.5, 3, 4, 5]`` float32, an int ``v`` float32 too); Stadyn's
   ``scatter_nd(v, indices, out=x)`` cast ``v`` to ``x``'s int32, truncating it to ``[0, 2,
-  -1, 3, 4, 5]``;
+  -1, 3, 4, 5]``; ``F.scatter_nd(v, idx, out=x)`` over an int32 ``x`` alike;
 * ``F.scatter_nd``'s ``indices`` given as a nested list or a NumPy array (NNabla converts
   them): Stadyn failed with ``'list' object has no attribute 'long'``.
 """
@@ -32,6 +32,10 @@ def setitem__integer_array_becomes_float32(nn, F, r):
             x[key] = value()
             x.forward()
             res["%s_%s" % (name, kname)] = x.d.copy()
+    o = nn.Variable.from_numpy_array(np.arange(4, dtype=np.int32))
+    y = F.scatter_nd(nn.Variable.from_numpy_array(np.array([2.7])), [[1]], out=o)
+    y.forward()
+    res["scatter_nd_out_int32"] = y.d.copy()
     r.touch("nnabla.Variable.forward")
     return res
 
