@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ._registry import op
@@ -78,7 +79,7 @@ def scatter_nd(data, indices, shape=None, add=False, out=None):
     which take ``data``: ``out[indices[0, j], ..., indices[M - 1, j]] = data[j]`` (``add``:
     entries indexed twice are summed; otherwise one of them is kept).  ``data`` is
     ``indices.shape[1:] + shape[M:]``.  Backward, ``data`` gets the output gradient at its
-    positions.
+    positions.  ``indices`` may be a Variable, a nested list or a NumPy array, as NNabla's.
 
     ``out`` (NNabla's ``out=``, instead of ``shape``): the array written over -- the output is
     ``out`` with ``data`` written (or added) at the index tuples, and backward, as NNabla 1.39's
@@ -99,14 +100,19 @@ def scatter_nd(data, indices, shape=None, add=False, out=None):
         raise ValueError("scatter_nd: give shape= (a new array) or out= (an existing array to "
                          "write into), one of them")
     shape = tuple(int(s) for s in (shape if out is None else out.shape))
-    ids = indices.long()
+    # NNabla takes the indices as a Variable, a nested list or a NumPy array
+    ids = (indices if isinstance(indices, torch.Tensor)
+           else torch.as_tensor(np.asarray(indices), device=data.device)).long()
     m = ids.shape[0] if ids.ndim else 0
     expected = tuple(ids.shape[1:]) + shape[m:]
     if ids.ndim == 0 or m > len(shape) or tuple(data.shape) != expected:
         raise ValueError(f"scatter_nd: data {tuple(data.shape)} and indices "
-                         f"{tuple(indices.shape)} do not fit shape {shape} (data must be "
+                         f"{tuple(ids.shape)} do not fit shape {shape} (data must be "
                          "indices.shape[1:] + shape[M:])")
     if out is not None:
-        return _ScatterOver.apply(data.to(out.dtype), ids, out, bool(add))
+        # written in the wider dtype: float data over an integer ``out`` is not truncated
+        # (NNabla 1.39 gives float32 [0, 2.7, 2, 3] for 2.7 written at 1 over int32 arange(4))
+        dtype = torch.promote_types(data.dtype, out.dtype)
+        return _ScatterOver.apply(data.to(dtype), ids, out.to(dtype), bool(add))
     result = data.new_zeros(shape)
     return result.index_put(tuple(ids[i] for i in range(m)), data, accumulate=bool(add))

@@ -5,7 +5,14 @@ declaration (:func:`~.op_rules._nnabla.nnabla`: the same NNabla type and fields)
 
 Variables are named as NNabla names them: the inputs and outputs by the names given, the
 parameters by their registry names (``cnn/conv1/conv/W``), constants ``constant_<k>`` (as
-parameters without gradient: NNabla has no constants), every other value ``<function>_out``.
+parameters without gradient: NNabla has no constants), every other value after the NNabla
+function writing it, in the network's namespace, as NNabla 1.39's ``nnabla.utils.save.save``
+names them (``nnabla/core/graph_def.py``): functions ``@<network>/<Type>`` (``@Validation/
+Convolution``, then ``@Validation/Convolution_1``, ...), their outputs ``@<network>/<Type>_out``
+(``_out_1``, ... for a second), no ``@<network>/`` prefix for a network named ``model``.  The
+buffers come first, then the parameters, and a function that takes arguments has its
+``<type>_param`` block even when every argument is at its default (``relu_param {}``), as
+NNabla writes them (checked on NNabla 1.39: ``tests/fixtures/nnp_names/``).
 The batch axis (the inputs' first axis, followed through the ops by :mod:`._nnp_batch`) is
 written as ``-1`` in the variables' shapes and in the first size of a ``Reshape`` or
 ``Broadcast`` to a shape with the batch axis, so NNabla's loaders build the network at any
@@ -51,6 +58,22 @@ _PARAM_FIELDS = {"ReLU": "relu_param", "LeakyReLU": "leaky_relu_param", "ELU": "
 # (``ProtoFunction.graph_call`` in ``nnabla/core/graph_def.py``).  At the export's size, a
 # network built for another batch size fails in NNabla's reshape.cpp / broadcast.cpp.
 _BATCH_SHAPED = ("Reshape", "Broadcast")
+
+
+# NNabla 1.39's functions without arguments: the only ones it writes without a <type>_param
+# block (nnabla/utils/save_function.py sets a field of the block for every other type).
+_NO_ARGUMENTS = frozenset((
+    "ACos", "ACosh", "ASin", "ASinh", "ATan", "ATan2", "ATanh", "Abs", "AbsoluteError",
+    "AdaptiveSeparableConvolution", "AddN", "Assign", "BatchDet", "BatchInv", "BatchLogdet",
+    "BinaryCrossEntropy", "BinaryError", "BinarySigmoid", "BinaryTanh", "BoolGather",
+    "BoolScatter", "Ceil", "ClipGradByValue", "Cos", "Cosh", "DequantizeLinear", "Embed",
+    "Equal", "Erf", "Exp", "Floor", "GELU", "GatherNd", "GlobalAveragePooling", "Greater",
+    "GreaterEqual", "HardSigmoid", "HardTanh", "Identity", "IsInf", "IsNaN", "Less",
+    "LessEqual", "Log", "LogSigmoid", "LogicalAnd", "LogicalNot", "LogicalOr", "LogicalXor",
+    "MatrixDiag", "MatrixDiagPart", "Maximum2", "Minimum2", "Mish", "MulN", "NonZero",
+    "NotEqual", "ReLU6", "ReduceMean", "ReduceSum", "Round", "Sigmoid", "SigmoidCrossEntropy",
+    "Sin", "Sinc", "Sinh", "SoftSign", "SquaredError", "Swish", "Tan", "Tanh", "TanhShrink",
+    "Unlink", "WarpByFlow", "Where"))
 
 
 def param_field(type_name: str) -> str:
@@ -111,7 +134,7 @@ class NnpEmitter:
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The shape of the variable ``name`` (the batch axis at its built size)."""
-        return self._w.shapes[name]
+        return self._w.shapes[self._w.renamed.get(name, name)]
 
     def same_rank(self, inputs: list[str]) -> list[str]:
         """``inputs`` with each of lower rank than the highest reshaped to it (leading axes of
@@ -128,12 +151,11 @@ class NnpEmitter:
         if tuple(self.shape(name)) == shape:
             return name
         # the batch axis stays first when the first size does (a Reshape to (1, B) moves it)
-        batch = self._w.batched.get(name, False) and bool(shape) \
+        batch = self.batched(name) and bool(shape) \
             and shape[0] == self.shape(name)[0]
-        reshaped = self._w.declare(self._w.unique(f"{name}_reshaped", self._w.variables), shape,
-                                   "Buffer", batch)
+        reshaped = self._w.pending_buffer(f"{name}_reshaped", shape, batch)
         self._w.add_function("Reshape", [name], [reshaped], {"shape": shape})
-        return reshaped
+        return self._w.renamed.get(reshaped, reshaped)
 
     def statistic(self, name: str, shape: tuple[int, ...]) -> str | None:
         """``name`` declared in ``shape`` (the same size) instead of its own, for a function
@@ -160,12 +182,11 @@ class NnpEmitter:
         shape = tuple(int(d) for d in shape)
         if batch is None:
             batch = self.keeps_batch and bool(shape) and shape[0] == self._w.batch_axis
-        return self._w.declare(self._w.unique(base, self._w.variables), shape, "Buffer",
-                               bool(batch))
+        return self._w.pending_buffer(base, shape, bool(batch))
 
     def batched(self, name: str) -> bool:
         """Whether the variable ``name`` has the batch axis first."""
-        return self._w.batched.get(name, False)
+        return self._w.batched.get(self._w.renamed.get(name, name), False)
 
     def function(self, type_name: str, inputs: list[str], params: dict | None = None,
                  outputs: list[str] | None = None) -> list[str]:
@@ -174,7 +195,9 @@ class NnpEmitter:
         if any(o is None for o in outs):
             self.unsupported("an output nobody holds (NNabla declares every output)")
         self._w.add_function(type_name, list(inputs), outs, params or {})
-        return outs
+        renamed = self._w.renamed
+        self.outputs = [renamed.get(o, o) for o in self.outputs]
+        return [renamed.get(o, o) for o in outs]
 
     def unsupported(self, reason: str) -> NoReturn:
         """Give up on this node (an :class:`~stadyn.serialize.ExportError` naming it)."""
@@ -238,6 +261,11 @@ class _NetworkWriter:
         self.batch_size = 1            # the message's batch_size field
         self.batch_axis = 1            # the size of the axis written as -1
         self._counts: dict[str, int] = {}
+        self._fcounts: dict[str, int] = {}      # function names, counted apart as NNabla's
+        # NNabla's namespace of the network's functions and their outputs
+        self.prefix = "" if name == "model" else f"@{name}/"
+        self.pending: set[str] = set()          # buffers named after the function writing them
+        self.renamed: dict[str, str] = {}       # a pending name -> the name it was given
 
     def unique(self, base: str, taken) -> str:
         k = self._counts.get(base, 0)
@@ -259,9 +287,35 @@ class _NetworkWriter:
         self.batched[name] = batch
         return name
 
+    def pending_buffer(self, base: str, shape: tuple[int, ...], batch: bool) -> str:
+        """A buffer named ``base`` for now, renamed ``@<network>/<Type>_out`` by the function
+        that writes it."""
+        name = self.declare(self.unique(base, self.variables), shape, "Buffer", batch)
+        self.pending.add(name)
+        return name
+
+    def _rename(self, old: str, new: str) -> None:
+        self.variables = OrderedDict(
+            (new, [("name", new)] + v[1:]) if k == old else (k, v)
+            for k, v in self.variables.items())
+        self.shapes[new] = self.shapes.pop(old)
+        self.batched[new] = self.batched.pop(old)
+        self.pending.discard(old)
+        self.renamed[old] = new
+
     def add_function(self, type_name: str, inputs: list[str], outputs: list[str],
                      params: dict) -> None:
-        fname = self.unique(type_name, ())
+        fname = self.prefix + type_name
+        k = self._fcounts.get(fname, 0)
+        self._fcounts[fname] = k + 1
+        fname = fname if k == 0 else f"{fname}_{k}"
+        inputs = [self.renamed.get(i, i) for i in inputs]
+        outputs = [self.renamed.get(o, o) for o in outputs]
+        for i, o in enumerate(outputs):
+            if o in self.pending:
+                new = self.unique(f"{self.prefix}{type_name}_out", self.variables)
+                self._rename(o, new)
+                outputs[i] = new
         if type_name in _BATCH_SHAPED and self.variable_batch_size and outputs \
                 and self.batched.get(outputs[0]):
             shape = tuple(params.get("shape", ()))
@@ -271,7 +325,7 @@ class _NetworkWriter:
         message += [("input", i) for i in inputs]
         message += [("output", o) for o in outputs]
         fields = _fields_message(params)
-        if fields:
+        if fields or type_name not in _NO_ARGUMENTS:
             message.append((param_field(type_name), fields))
         self.functions.append(message)
 
@@ -312,7 +366,7 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
         >>> x = sd.Variable((2, 3))
         >>> net = export_network("n", {"y": F.tanh(x)}, {"x": x})
         >>> [v for k, v in net.message if k == "function"][0][:2]
-        [('name', 'Tanh'), ('type', 'Tanh')]
+        [('name', '@n/Tanh'), ('type', 'Tanh')]
     """
     parts: GraphParts = collect_graph(outputs, inputs, fmt="NNabla's .nnp")
     if inputs is None and names:
@@ -382,8 +436,11 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             base = given.get(key)
             if base is not None and base in w.variables:
                 raise ExportError(f"network {name!r}: two variables are both named {base!r}")
-            vname = base or w.unique(f"{node.spec.name}_out", w.variables)
-            out_names.append(w.declare(vname, tuple(v.shape), "Buffer", batched[i]))
+            if base is None:
+                vname = w.pending_buffer(f"{node.spec.name}_out", tuple(v.shape), batched[i])
+            else:
+                vname = w.declare(base, tuple(v.shape), "Buffer", batched[i])
+            out_names.append(vname)
             ids[key] = vname
         e = NnpEmitter(w, node, out_names)
         e.numbers = numbers
@@ -393,12 +450,18 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
             rule(e, in_names, attrs)
         except _Unsupported as exc:
             raise ExportError(f"{_where(node)}: cannot be written for NNabla: {exc}") from None
+        for key in [output_key(node, i) for i in range(len(node._outputs))]:
+            if key in ids:
+                ids[key] = w.renamed.get(ids[key], ids[key])
     # a parameter no written function reads (CNTK's sample count of a batch normalisation) is
     # left out: NNabla has no use for it (and reads a 0-d one back as None)
     read = {i for f in w.functions for k, i in f if k == "input"} | set(parts.outputs)
     for pname in [p for p in params if p not in read]:
         del params[pname], w.variables[pname]
     message: Message = [("name", name), ("batch_size", int(w.batch_size))]
-    message += [("variable", v) for v in w.variables.values()]
+    # NNabla's order: the buffers (inputs and what functions write), then the parameters
+    kinds = {k: dict(v)["type"] for k, v in w.variables.items()}
+    message += [("variable", v) for k, v in w.variables.items() if kinds[k] != "Parameter"]
+    message += [("variable", v) for k, v in w.variables.items() if kinds[k] == "Parameter"]
     message += [("function", f) for f in w.functions]
     return NetworkExport(message, list(parts.inputs), list(parts.outputs), params)

@@ -43,6 +43,7 @@ from ... import functions as _F
 from ..._errors import ShapeError
 from ...graph import Variable as _Variable, format_location as _format_location
 from ...graph import user_location as _user_location
+from ._float_inputs import as_float32 as _as_float32
 from ._ndarray import NdArray, imperative
 
 __all__ = ["getitem", "setitem"]
@@ -215,6 +216,9 @@ def setitem(x, key, value):
         >>> y.forward(); y.d.tolist()
         [[0.0, 5.0, 0.0], [0.0, 5.0, 0.0]]
     """
+    # NNabla 1.39's ScatterNd writes float32: an integer x becomes a float32 array holding
+    # ``value`` untruncated (x[1:3] = [2.7, -1.5] over int32 gives 2.7 and -1.5)
+    x = _as_float32(x)
     shape = tuple(x.shape)
     indices, updates = _dispatch(key, lambda k: _basic_scatter(shape, k, value, key),
                                  lambda k: _advanced_scatter(shape, k, value, key))
