@@ -197,11 +197,9 @@ def test_faster_rcnn_prints_cntks_lines_until_it_stops(runs):
     assert lines == theirs[:len(lines)], (lines, theirs)
 
 
-@pytest.mark.xfail(strict=True, reason="stadyn.cntk_semantics.roi_pooling takes the regions' "
-                   "count R from the rois' shape when the graph is built (rois.shape[1]); the "
-                   "ProposalTargetLayer's rois have FreeDimension rows (1 until it runs, 32 "
-                   "then), so the 32 ROIs come out on the batch axis and the cross entropy "
-                   "with the (1, 32, 4) label targets fails")
+@pytest.mark.xfail(strict=True, reason="it trains as CNTK 2.7 (losses 99.829853 and 40.706413 "
+                   "against 99.829827 and 40.706412) and stops at eval_model.save: Stadyn's "
+                   "model files cannot hold the ProposalLayer user function (ExportError)")
 def test_faster_rcnn_runs_to_the_end_on_stadyn(runs):
     mine, real, _ = runs
     assert mine["faster_rcnn"]["error"] is None, mine["faster_rcnn"]["error"]

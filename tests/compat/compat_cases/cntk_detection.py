@@ -320,3 +320,43 @@ def auto_padding_of_strides_of_three_and_more(C, r):
         res["loaded"] = loaded.eval({loaded.arguments[0]: data})
     r.touch("cntk.Function.eval", "cntk.Function.save", "cntk.Function.arguments")
     return res
+
+
+@cntk_case(names=["cntk.roipooling", "cntk.ops.functions.UserFunction", "cntk.FreeDimension",
+                  "cntk.user_function"],
+           note="Faster R-CNN's regions come from a user function (utils/rpn/proposal_layer.py)"
+                " whose output has FreeDimension rows, their count known only when it runs: "
+                "CNTK 2.7 pools as many regions as the rows it gives; Stadyn took the count "
+                "from the rows' shape when the graph was built (1), so the regions came out on "
+                "the batch axis (ShapeError in cntk_bin_max_pooling)")
+def roipooling_over_free_dimension_rows(C, r):
+    class Regions(C.ops.functions.UserFunction):
+        def __init__(self, a, name="Regions"):
+            super(Regions, self).__init__([a], name=name)
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            return [C.output_variable((C.FreeDimension, 4), x.dtype, x.dynamic_axes,
+                                      needs_gradient=False, name="rois")]
+
+        def forward(self, arguments, device=None, outputs_to_retain=None):
+            n = int(arguments[0][0])                   # as many regions as the first number
+            rows = np.array([[k % 3, k % 2, 3 + 2 * k, 4 + k] for k in range(n)], np.float32)
+            return None, rows                          # one sample: no batch axis
+
+        def backward(self, state, root_gradients, variables):
+            pass
+
+    x = C.input_variable((2, 8, 8), needs_gradient=True)
+    count = C.input_variable(1)
+    rois = C.user_function(Regions(count))
+    pooled = C.roipooling(x, rois, C.MAX_POOLING, (2, 3), spatial_scale=1.0)
+    a = r.randn(1, 2, 8, 8).astype(np.float32)
+    res = {"declared": list(pooled.shape)[1:]}      # (CNTK 2.7's first is FreeDimension)
+    for n in (3, 1, 5):
+        c = np.array([[n]], np.float32)
+        res["pooled %d" % n] = pooled.eval({x: a, count: c})
+        res["gradient %d" % n] = C.reduce_sum(pooled * pooled).grad({x: a, count: c},
+                                                                   wrt=[x])
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.output_variable")
+    return res
