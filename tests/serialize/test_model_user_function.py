@@ -1,6 +1,7 @@
 """A CNTK user function in Stadyn's model file: kept by its module, class, name and
 ``serialize()`` state, rebuilt on load with the class's ``deserialize`` (CNTK 2.7's way)."""
 
+import pathlib
 import sys
 
 import numpy as np
@@ -69,3 +70,20 @@ def test_a_user_function_whose_module_is_gone_names_the_file(scaled_module, tmp_
     with pytest.raises(ModelFileError, match=r"scaled\.model.*stadyn_test_scaled_uf\.Scaled "
                                              r"cannot be rebuilt.*ModuleNotFoundError"):
         C.load_model(path)
+
+
+FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "cntk_user_function"
+
+
+def test_a_cntk_27_file_holding_a_user_function_loads(monkeypatch):
+    """``scaled.model`` (CNTK 2.7 wrote it, ``make_model.py``) keeps the user function as
+    ``UserDefinedFunction`` with its module, class and state: rebuilt by the class's
+    ``deserialize``, the model gives CNTK 2.7's output."""
+    monkeypatch.syspath_prepend(str(FIXTURE))
+    try:
+        loaded = C.load_model(str(FIXTURE / "scaled.model"))
+        expected = np.load(FIXTURE / "expected.npz")
+        out = loaded.eval({loaded.arguments[0]: expected["input"]})
+    finally:
+        sys.modules.pop("cntk27_scaled_uf", None)
+    np.testing.assert_allclose(out, expected["output"], rtol=1e-6)

@@ -70,7 +70,27 @@ def _load(r, attrs, inputs):
                f"({type(exc).__name__}: {exc})")
 
 
+def _cntk_read(node):
+    """A CNTK 2.7 file's Python user function (its module, class, name and state) rebuilt;
+    the outputs the file reads (a prefix of the function's)."""
+    form = {"module": node.attr("module"), "class": node.attr("class"),
+            "name": node.attr("name", ""), "state": node.attr("state") or {}}
+    if not _LOADERS:
+        node.unsupported(f"the user function {form['module']}.{form['class']} is rebuilt by "
+                        "stadyn.compat.cntk: import it before loading")
+    inputs = [node.var(i) for i in range(node.n_inputs)]
+    try:
+        function = _LOADERS[-1](form, inputs)
+    except Exception as exc:  # noqa: BLE001 - the user's module, class or deserialize
+        node.unsupported(f"the user function {form['module']}.{form['class']} cannot be "
+                         f"rebuilt ({type(exc).__name__}: {exc})")
+    out = F.cntk_user_function(*inputs, function=function)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    return outs[0] if node.n_outputs == 1 else outs[:node.n_outputs]
+
+
 register_rules(F.cntk_user_function,
                onnx_export=Unmapped(F.cntk_user_function.spec.unstorable),
                onnx_import=Unmapped("ONNX has no Python op"),
-               model_export=_save, model_import=_load)
+               model_export=_save, model_import=_load,
+               cntk_import={"UserFunction": _cntk_read})
