@@ -198,10 +198,7 @@ def _rebuilt(form: dict, inputs: list) -> _Call:
     if not isinstance(f, UserFunction):
         raise TypeError(f"{form['class']}.deserialize gave a {type(f).__name__}, "
                         "not a UserFunction")
-    types = list(f.infer_outputs())
-    if not types:
-        raise ValueError(f"{type(f).__name__}.infer_outputs returned no outputs")
-    f._output_types = types
+    f._build()          # its outputs (forward fills them by self.outputs), as user_function
     return _Call(f)
 
 
