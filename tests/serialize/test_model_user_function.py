@@ -137,6 +137,32 @@ def test_a_cntk_27_file_holding_a_user_function_loads(monkeypatch):
     np.testing.assert_allclose(out, expected["output"], rtol=1e-6)
 
 
+def test_a_registered_callback_rebuilds_instead_of_the_module(scaled_module, tmp_path,
+                                                               monkeypatch):
+    """``Function.register_udf_deserialize_callback(op_name, callback)``: the callback
+    rebuilds the op name's functions (the module need not be importable); CNTK 2.7's
+    ``_UDFDeserializeCallbackWrapper``."""
+    x = C.input_variable(3)
+    f = C.user_function(scaled_module.Scaled(x, 2.0, name="s"))
+    path = str(tmp_path / "scaled.model")
+    f.save(path)
+    Scaled, seen = scaled_module.Scaled, []
+    monkeypatch.setattr(C.Function, "_udf_callback_map", {})
+    sys.modules.pop("stadyn_test_scaled_uf")
+    sys.path.remove(str(tmp_path))
+
+    def callback(inputs, name, state):
+        seen.append((name, state))
+        return Scaled(inputs[0], state["factor"] + 1.0, name=name)
+    C.Function.register_udf_deserialize_callback("stadyn_test_scaled_uf.Scaled", callback)
+    with pytest.raises(ValueError, match="already been registered"):
+        C.Function.register_udf_deserialize_callback("stadyn_test_scaled_uf.Scaled", callback)
+    loaded = C.load_model(path)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(loaded.eval({loaded.arguments[0]: a}), a * 3.0)
+    assert seen == [("s", {"factor": 2.0})]
+
+
 CNTK27 = "/work/peers/cntk27/venv36/bin/python"
 
 

@@ -365,7 +365,7 @@ def _user_function(f: dict, uid: str, where: str, path: str) -> dict:
             raise fail(path, f"{where}: its user_defined_state names no {key}")
     name = _get(f, "name", str, where, path, "")
     attrs = {"module": state["module"], "class": state["class"], "name": name,
-             "state": state.get("state", {})}
+             "op_name": state.get("op_name", ""), "state": state.get("state", {})}
     return {"uid": uid, "op": _USER, "name": name, "inputs": tuple(inputs), "attrs": attrs,
             "raw": f}
 

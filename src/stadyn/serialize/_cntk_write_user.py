@@ -47,12 +47,13 @@ def _user_function(w, ins, uids, attrs, out, name):
     f = form()
     where = f"{f['module']}.{f['class']}"
     uid = f"UserDefinedFunction{next(w.count)}"
+    state = {"module": P.text(f["module"]), "class": P.text(f["class"]),
+             "op_name": P.text(f.get("op_name") or where),
+             "state": _value(f.get("state") or {}, where)}
     entry = {"version": P.size_t(_VERSION), "type": P.text("UserDefinedFunction"),
              "uid": P.text(uid), "name": P.text(f.get("name") or ""),
              "inputs": P.vector([P.text(i) for i in uids]), "native": P.boolean(False),
-             "user_defined_state": P.dictionary({
-                 "module": P.text(f["module"]), "class": P.text(f["class"]),
-                 "op_name": P.text(where), "state": _value(f.get("state") or {}, where)})}
+             "user_defined_state": P.dictionary(state)}
     w.functions.append(entry)
     return uid
 

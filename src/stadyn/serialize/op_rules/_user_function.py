@@ -74,7 +74,8 @@ def _cntk_read(node):
     """A CNTK 2.7 file's Python user function (its module, class, name and state) rebuilt;
     the outputs the file reads (a prefix of the function's)."""
     form = {"module": node.attr("module"), "class": node.attr("class"),
-            "name": node.attr("name", ""), "state": node.attr("state") or {}}
+            "op_name": node.attr("op_name", ""), "name": node.attr("name", ""),
+            "state": node.attr("state") or {}}
     if not _LOADERS:
         node.unsupported(f"the user function {form['module']}.{form['class']} is rebuilt by "
                         "stadyn.compat.cntk: import it before loading")

@@ -145,11 +145,13 @@ class _Call:
         return found if len(found) > 1 else found[0]
 
     def saved_form(self) -> dict:
-        """What a model file keeps of the function: its class's module and name, its name
-        and its ``serialize()`` state."""
+        """What a model file keeps of the function: its class's module and name, its op name
+        (``module.class``, CNTK 2.7's default), its name and its ``serialize()`` state."""
         f = self.function
-        return {"module": type(f).__module__, "class": type(f).__name__,
-                "name": f._user_name, "state": f.serialize()}
+        cls = type(f)
+        return {"module": cls.__module__, "class": cls.__name__,
+                "op_name": f"{cls.__module__}.{cls.__name__}", "name": f._user_name,
+                "state": f.serialize()}
 
     def forward_arrays(self, arrays, for_backward: bool = False):
         f = self.function
@@ -191,10 +193,12 @@ def _user_function(user_func: UserFunction) -> Function:
 def _rebuilt(form: dict, inputs: list) -> _Call:
     """A saved user function back (a model file's ``cntk_user_function`` node): its module
     imported, its class's ``deserialize(inputs, name, state)``, as CNTK 2.7 loads one."""
-    module = importlib.import_module(form["module"])
-    cls = getattr(module, form["class"])
-    f = cls.deserialize([wrap(i) for i in inputs], form.get("name", ""),
-                        form.get("state") or {})
+    op_name = form.get("op_name") or f"{form['module']}.{form['class']}"
+    factory = Function._udf_callback_map.get(op_name)  # register_udf_deserialize_callback's
+    if factory is None:
+        module = importlib.import_module(form["module"])
+        factory = getattr(module, form["class"]).deserialize
+    f = factory([wrap(i) for i in inputs], form.get("name", ""), form.get("state") or {})
     if not isinstance(f, UserFunction):
         raise TypeError(f"{form['class']}.deserialize gave a {type(f).__name__}, "
                         "not a UserFunction")
