@@ -550,8 +550,9 @@ def _roi_bins(first: Variable, last: Variable, bins: int, size: int) -> Variable
     lo = F.clip_by_value_scalar(F.add2(F.floor(F.mul2(k, step)), first), 0.0, float(size))
     hi = F.clip_by_value_scalar(F.add2(F.ceil(F.mul2(F.add_scalar(k, 1.0), step)), first),
                                 0.0, float(size))
-    shape = (-1, lo.shape[1], bins, 1)
-    return F.concatenate(F.reshape(lo, shape), F.reshape(hi, shape), axis=3)
+    # stacked, not reshaped: the regions' count R is free (a user function's FreeDimension
+    # rows, known only when it runs), so no shape here names it
+    return F.stack(lo, hi, axis=3)
 
 
 def roi_pooling(x: Variable, rois: Variable, output_shape: Sequence[int],

@@ -284,7 +284,8 @@ def _user_function_shape(*x, function=None):
 
 
 @op(category="misc", shape=_user_function_shape, traceable=False,
-    unstorable="a CNTK user function runs Python; model files and ONNX hold only catalog ops")
+    unstorable="a CNTK user function runs Python; ONNX and other formats hold only catalog ops "
+               "(Stadyn's model file keeps its module, class and serialize() state)")
 def cntk_user_function(*x, function=None):
     """A CNTK user function: ``function`` (a ``cntk.ops.functions.UserFunction``, or any object
     with ``forward_arrays(arrays, for_backward) -> (state, array)`` (``for_backward``: whether
@@ -295,7 +296,8 @@ def cntk_user_function(*x, function=None):
     outputs gives ``forward_arrays(arrays, for_backward) -> (state, [array per output])``,
     ``output_shape`` a list of ``(shape, dtype)`` and takes ``backward_arrays(state,
     [gradient per output])``; the op then returns a tuple.  Graphs holding it run eagerly (its
-    Python cannot be traced) and cannot be saved.
+    Python cannot be traced); Stadyn's model file keeps it by its ``saved_form()`` (module,
+    class, name and state; ``serialize/op_rules/_user_function.py``), other formats not.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

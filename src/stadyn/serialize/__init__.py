@@ -31,12 +31,13 @@ from ._onnx_export import (DEFAULT_OPSET, SUPPORTED_OPSETS, export_onnx, inferen
                            to_onnx_model)
 from ._onnx_import import UnsupportedModelError, import_onnx, import_table, onnx_mapping_table
 from ._parameters import load_parameters, read_parameter_file, save_parameters
-from .op_rules import OpRules, Unmapped, register_rules, rules_for
+from .op_rules import (OpRules, Unmapped, register_rules, register_user_function_loader,
+                       rules_for)
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", "load",
            "model_info", "is_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
            "inference_outputs", "DEFAULT_OPSET", "SUPPORTED_OPSETS", "OpRules", "Unmapped",
-           "register_rules", "rules_for",
+           "register_rules", "rules_for", "register_user_function_loader",
            "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
            "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "load_nnp",
            "load_cntk", "is_legacy_model_file", "save_nnp", "NnpWriter",

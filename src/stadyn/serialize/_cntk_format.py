@@ -64,6 +64,7 @@ OP_NAMES = dict(enumerate(
 OP_NAMES.update({93: "CustomProxyOp", 94: "StraightThrough", 95: "Tan", 96: "Atan",
                  97: "ConvolutionSequenceShape"})
 _BLOCK, _COMBINE = 57, 44
+_USER = -1          # (not an op code: a Python user function, CNTK's UserDefinedFunction)
 _N_OUTPUTS = {87: 2}                     # TopK: values and indices
 _REVERSED_LISTS = ("sharing", "autoPadding")   # per-axis lists CNTK's Python API reverses
 # the names CNTK 2.7 gives a function's second output: the function's name and this suffix
@@ -337,15 +338,35 @@ def _function(f: Any, path: str) -> dict:
     uid = _get(f, "uid", str, "a function", path)
     where = f"function {uid!r}"
     kind = f.get("type", "PrimitiveFunction")
+    if kind == "UserDefinedFunction" and not f.get("native", False):
+        return _user_function(f, uid, where, path)
     if kind != "PrimitiveFunction":
         raise fail(path, f"{where} is a {kind} (a user-defined function); only CNTK's own "
-                         "functions can be read")
+                         "functions and Python user functions can be read")
     op = _get(f, "op", int, where, path)
     inputs = _get(f, "inputs", list, where, path, [])
     if not all(isinstance(i, str) for i in inputs):
         raise fail(path, f"{where}: an input is not a uid")
     return {"uid": uid, "op": op, "name": _get(f, "name", str, where, path, ""),
             "inputs": tuple(inputs), "attrs": _get(f, "attributes", dict, where, path, {}),
+            "raw": f}
+
+
+def _user_function(f: dict, uid: str, where: str, path: str) -> dict:
+    """A Python user function as CNTK 2.7 keeps it (``UserFunction._serialize``): its
+    inputs, name and ``user_defined_state`` (the class's module and name, ``op_name`` and its
+    ``serialize()`` state); read as the op ``UserFunction``, which rebuilds it."""
+    inputs = _get(f, "inputs", list, where, path, [])
+    if not all(isinstance(i, str) for i in inputs):
+        raise fail(path, f"{where}: an input is not a uid")
+    state = _get(f, "user_defined_state", dict, where, path)
+    for key in ("module", "class"):
+        if not isinstance(state.get(key), str):
+            raise fail(path, f"{where}: its user_defined_state names no {key}")
+    name = _get(f, "name", str, where, path, "")
+    attrs = {"module": state["module"], "class": state["class"], "name": name,
+             "op_name": state.get("op_name", ""), "state": state.get("state", {})}
+    return {"uid": uid, "op": _USER, "name": name, "inputs": tuple(inputs), "attrs": attrs,
             "raw": f}
 
 
@@ -429,6 +450,8 @@ def _legacy_function(f: dict, outputs: tuple[str, ...], path: str) -> LegacyFunc
     if op == _BLOCK:
         op_name = _get(raw, "block_function_op_name", str, f"block {f['uid']!r}", path)
         meta["block"] = True
+    elif op == _USER:
+        op_name = "UserFunction"
     else:
         op_name = OP_NAMES.get(op, f"PrimitiveOp{op}")
     return LegacyFunction(f["uid"], op_name, f["inputs"], outputs, _python_view(f["attrs"]),

@@ -34,6 +34,7 @@ from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_W
     add_bias, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES
+from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 
@@ -271,6 +272,7 @@ _RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), element_d
 _RULES.update(_MORE_RULES)
 _RULES.update(_LATER_RULES)
 _RULES.update(_ACT_RULES)
+_RULES.update(_USER_RULES)           # a Python user function (its module, class, state)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
 # are CNTK's and written

@@ -110,6 +110,11 @@ class GraphReader:
         return v
 
 
+def _own_import(spec) -> bool:
+    rules = rules_for(spec)
+    return rules is not None and callable(rules.model_import)
+
+
 def build_node(where: str, node: Any, records: list[dict], values: list,
                batch_size: int | None, reader: GraphReader | None = None) -> None:
     """Rebuild one stored node (``network.json``'s form) on ``values`` (Variables by id), and
@@ -117,8 +122,11 @@ def build_node(where: str, node: Any, records: list[dict], values: list,
     _check(isinstance(node, dict) and set(node) == {"op", "scope", "inputs", "outputs", "attrs"},
            f"{where} must be an object with op, scope, inputs, outputs and attrs")
     name, scope = node["op"], node["scope"]
-    _check(isinstance(name, str) and name in CATALOG and not CATALOG[name].unstorable,
-           f"{where}: unknown op {name!r}")
+    # (an op declared unstorable is read only through a model_import rule of its own: a CNTK
+    # user function, rebuilt from its module, class and state)
+    _check(isinstance(name, str) and name in CATALOG and (
+        not CATALOG[name].unstorable or _own_import(CATALOG[name])),
+        f"{where}: unknown op {name!r}")
     _check(isinstance(scope, str), f"{where}: scope must be a string")
     where = f"{where} ({name}{' in ' + repr(scope) if scope else ''})"
     spec = CATALOG[name]

@@ -198,7 +198,7 @@ def save(path: str | os.PathLike, outputs: Any, inputs: Any = None, solver: Any 
         >>> net(x=np.ones((2, 3)))["probs"].shape
         (2, 4)
     """
-    parts = collect_graph(outputs, inputs, sequences=True)
+    parts = collect_graph(outputs, inputs, sequences=True, own_rules=True)
     network, params, extra = _network_json(parts)
     if tags:
         unknown = sorted(set(tags) - set(parts.outputs) - set(parts.inputs))

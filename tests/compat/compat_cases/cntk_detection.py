@@ -320,3 +320,102 @@ def auto_padding_of_strides_of_three_and_more(C, r):
         res["loaded"] = loaded.eval({loaded.arguments[0]: data})
     r.touch("cntk.Function.eval", "cntk.Function.save", "cntk.Function.arguments")
     return res
+
+
+@cntk_case(names=["cntk.roipooling", "cntk.ops.functions.UserFunction", "cntk.FreeDimension",
+                  "cntk.user_function"],
+           note="Faster R-CNN's regions come from a user function (utils/rpn/proposal_layer.py)"
+                " whose output has FreeDimension rows, their count known only when it runs: "
+                "CNTK 2.7 pools as many regions as the rows it gives; Stadyn took the count "
+                "from the rows' shape when the graph was built (1), so the regions came out on "
+                "the batch axis (ShapeError in cntk_bin_max_pooling)")
+def roipooling_over_free_dimension_rows(C, r):
+    class Regions(C.ops.functions.UserFunction):
+        def __init__(self, a, name="Regions"):
+            super(Regions, self).__init__([a], name=name)
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            return [C.output_variable((C.FreeDimension, 4), x.dtype, x.dynamic_axes,
+                                      needs_gradient=False, name="rois")]
+
+        def forward(self, arguments, device=None, outputs_to_retain=None):
+            n = int(arguments[0][0])                   # as many regions as the first number
+            rows = np.array([[k % 3, k % 2, 3 + 2 * k, 4 + k] for k in range(n)], np.float32)
+            return None, rows                          # one sample: no batch axis
+
+        def backward(self, state, root_gradients, variables):
+            pass
+
+    x = C.input_variable((2, 8, 8), needs_gradient=True)
+    count = C.input_variable(1)
+    rois = C.user_function(Regions(count))
+    pooled = C.roipooling(x, rois, C.MAX_POOLING, (2, 3), spatial_scale=1.0)
+    a = r.randn(1, 2, 8, 8).astype(np.float32)
+    res = {"declared": list(pooled.shape)[1:]}      # (CNTK 2.7's first is FreeDimension)
+    for n in (3, 1, 5):
+        c = np.array([[n]], np.float32)
+        res["pooled %d" % n] = pooled.eval({x: a, count: c})
+        res["gradient %d" % n] = C.reduce_sum(pooled * pooled).grad({x: a, count: c},
+                                                                   wrt=[x])
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.output_variable")
+    return res
+
+
+def _scaled_class(C):
+    """A user function with state (a factor) that a model file keeps: ``serialize()`` gives
+    it, ``deserialize(inputs, name, state)`` rebuilds the function; the class is made a name
+    of this module, where loading finds it (by its module and class name, as CNTK 2.7 does)."""
+    class Scaled(C.ops.functions.UserFunction):
+        rebuilt = []
+
+        def __init__(self, a, factor, name="Scaled"):
+            super(Scaled, self).__init__([a], name=name)
+            self.factor = factor
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            return None, argument * self.factor
+
+        def backward(self, state, root_gradients):
+            return root_gradients * self.factor
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+
+        def serialize(self):
+            return {"factor": self.factor}
+
+        @staticmethod
+        def deserialize(inputs, name, state):
+            Scaled.rebuilt.append((name, float(state["factor"])))
+            return Scaled(inputs[0], float(state["factor"]), name=name)
+    globals()["Scaled"] = Scaled
+    return Scaled
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.Function.save", "cntk.load_model",
+                  "cntk.ops.functions.UserFunction.serialize",
+                  "cntk.ops.functions.UserFunction.deserialize"],
+           note="Examples/Image/Detection/FasterRCNN's eval model holds the ProposalLayer user "
+                "function and is saved, then loaded by FasterRCNN_eval: CNTK 2.7 keeps the "
+                "function's module, class, name and serialize() state and rebuilds it with the "
+                "class's deserialize(inputs, name, state); Stadyn refused to save it "
+                "(ExportError)")
+def save_and_load_a_user_function(C, r):
+    Scaled = _scaled_class(C)
+    Scaled.rebuilt[:] = []
+    x = C.input_variable(3, name="x")
+    w = C.constant(r.randn(3, 2).astype(np.float32))
+    z = C.times(C.user_function(Scaled(x, 2.5, name="scaled")), w, name="z")
+    a = r.randn(2, 3).astype(np.float32)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "scaled.model")
+        z.save(path)
+        loaded = C.load_model(path)
+        out = loaded.eval({loaded.arguments[0]: a})
+    r.touch("cntk.Function.eval", "cntk.Function.arguments", "cntk.Function.save",
+            "cntk.ops.functions.UserFunction.serialize",
+            "cntk.ops.functions.UserFunction.deserialize")
+    return {"original": z.eval({x: a}), "loaded": out,
+            "rebuilt": [list(t) for t in Scaled.rebuilt]}

@@ -418,6 +418,29 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
         same architecture), in order."""
         restore_parameters(self.parameters, filename)
 
+    #: op name (``module.class``) -> ``callback(inputs, name, state)``: what rebuilds a
+    #: saved user function of that op name instead of its class's ``deserialize``
+    _udf_callback_map: dict = {}
+
+    @staticmethod
+    def register_udf_deserialize_callback(op_name: str, callback) -> None:
+        """Rebuild the saved user functions of ``op_name`` (``module.class`` of their
+        ``UserFunction`` subclass) with ``callback(inputs, name, state)`` when a model is
+        loaded, instead of importing the module and calling the class's ``deserialize``; once
+        per op name (a second raises ``ValueError``, as CNTK 2.7).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> C.Function.register_udf_deserialize_callback(
+            ...     "doc_example.Twice", lambda inputs, name, state: None)
+            >>> "doc_example.Twice" in C.Function._udf_callback_map
+            True
+        """
+        if op_name in Function._udf_callback_map:
+            raise ValueError(f"A callback for the UserFunction with op name {op_name} has "
+                             "already been registered.")
+        Function._udf_callback_map[op_name] = callback
+
     @staticmethod
     def load(model, device=None, format=ModelFormat.CNTKv2) -> "Function":
         """The Function saved in ``model`` (a file name, or the file's bytes)."""

@@ -27,10 +27,12 @@ from . import _compare, _elementwise, _index, _normalization, _random, _resample
 from . import _augment, _trig  # noqa: F401
 from . import _random_like, _ranking, _sequence_rnn  # noqa: F401
 from . import _ctc  # noqa: F401
+from ._user_function import register_user_function_loader  # (CNTK's user functions)
 from . import _roi_pool  # noqa: F401  (CNTK's ROIPooling)
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _nnabla_more  # noqa: F401
 from . import _nnabla_tensor, _nnabla_vision, _signal  # noqa: F401  (NNabla's, fft, ...)
 from ._table import OpRules, Unmapped, register_rules, rules_for
 
-__all__ = ["OpRules", "Unmapped", "register_rules", "rules_for"]
+__all__ = ["OpRules", "Unmapped", "register_rules", "rules_for",
+           "register_user_function_loader"]

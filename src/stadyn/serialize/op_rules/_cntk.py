@@ -138,11 +138,6 @@ register_rules(F.cntk_batch_normalization, onnx_export=_cntk_bn_onnx, nnp_export
                    normalization_time_constant="normalizationTimeConstant",
                    blend_time_constant="blendTimeConstant")})
 
-register_rules(F.cntk_user_function,
-               onnx_export=Unmapped(F.cntk_user_function.spec.unstorable),
-               onnx_import=Unmapped("ONNX has no Python op"))
-
-
 def _eye_like_onnx(g, inputs, attrs):
     """EyeLike"""
     return g.op("EyeLike", [inputs[0]])

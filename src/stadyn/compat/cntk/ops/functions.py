@@ -25,13 +25,15 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
 import numpy as np
 
 from .... import functions as F
+from ....serialize import register_user_function_loader
 from .. import _graph as G
-from .._adapt import operand
+from .._adapt import operand, wrap
 from .._blocks import BlockFunction
 from .._function import CloneMethod, Function, ModelFormat, load_model
 from .._mixins import GraphObject
@@ -90,6 +92,29 @@ class UserFunction(Function):
         """The output's shape and type (``[output_variable(...)]``); override it."""
         raise NotImplementedError("UserFunction.infer_outputs: return [output_variable(...)]")
 
+    def serialize(self) -> dict:
+        """The state a model file keeps (plain values): override it when the function has
+        any; ``deserialize`` is given it back.  A saved model holds the class's module and
+        name, the function's name and this state, as CNTK 2.7's does."""
+        return {}
+
+    @staticmethod
+    def deserialize(inputs, name, state):
+        """Rebuild the function from its ``inputs``, ``name`` and ``serialize()`` state when
+        a model file is loaded; override it (as a staticmethod) to load such models.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> class Twice(C.ops.functions.UserFunction):
+            ...     def __init__(self, a, name="Twice"):
+            ...         super().__init__([a], name=name)
+            ...     @staticmethod
+            ...     def deserialize(inputs, name, state):
+            ...         return Twice(inputs[0], name=name)
+        """
+        raise NotImplementedError("UserFunction.deserialize: rebuild the function from "
+                                  "(inputs, name, state) to load models holding it")
+
 
 def _batched(out, output_type) -> np.ndarray:
     """An output array as the op gives it: with the batch axis, which an array of only the
@@ -118,6 +143,15 @@ class _Call:
             found.append((shape, torch.float32 if np.dtype(v.dtype) == np.float32 else
                           torch.float64))
         return found if len(found) > 1 else found[0]
+
+    def saved_form(self) -> dict:
+        """What a model file keeps of the function: its class's module and name, its op name
+        (``module.class``, CNTK 2.7's default), its name and its ``serialize()`` state."""
+        f = self.function
+        cls = type(f)
+        return {"module": cls.__module__, "class": cls.__name__,
+                "op_name": f"{cls.__module__}.{cls.__name__}", "name": f._user_name,
+                "state": f.serialize()}
 
     def forward_arrays(self, arrays, for_backward: bool = False):
         f = self.function
@@ -154,3 +188,22 @@ def _user_function(user_func: UserFunction) -> Function:
     """The Function of a :class:`UserFunction` instance (of all its outputs)."""
     user_func._build()
     return Function(user_func.variable, user_func.members)
+
+
+def _rebuilt(form: dict, inputs: list) -> _Call:
+    """A saved user function back (a model file's ``cntk_user_function`` node): its module
+    imported, its class's ``deserialize(inputs, name, state)``, as CNTK 2.7 loads one."""
+    op_name = form.get("op_name") or f"{form['module']}.{form['class']}"
+    factory = Function._udf_callback_map.get(op_name)  # register_udf_deserialize_callback's
+    if factory is None:
+        module = importlib.import_module(form["module"])
+        factory = getattr(module, form["class"]).deserialize
+    f = factory([wrap(i) for i in inputs], form.get("name", ""), form.get("state") or {})
+    if not isinstance(f, UserFunction):
+        raise TypeError(f"{form['class']}.deserialize gave a {type(f).__name__}, "
+                        "not a UserFunction")
+    f._build()          # its outputs (forward fills them by self.outputs), as user_function
+    return _Call(f)
+
+
+register_user_function_loader(_rebuilt)
