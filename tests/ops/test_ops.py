@@ -161,9 +161,10 @@ def ref_cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
 
 
 class _CubeAndScale:
-    """A CNTK user function's NumPy protocol: ``x ** 3 * y`` and its gradients."""
+    """A CNTK user function's NumPy protocol: ``x ** 3 * y`` and its gradients
+    (``for_backward``: whether a gradient may follow; the state is kept either way)."""
 
-    def forward_arrays(self, arrays):
+    def forward_arrays(self, arrays, for_backward):
         x, y = arrays
         return (x, y), x ** 3 * y
 
