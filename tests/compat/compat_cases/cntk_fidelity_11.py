@@ -48,3 +48,49 @@ def eval__minibatch_of_the_wrong_shape(C, r):
         res["x".join(map(str, shape))] = _raised(
             lambda: f.eval({x: np.zeros(shape, np.float32)}))
     return res
+
+
+def _conv_outcome(C, xs, ws, **kw):
+    """``C.convolution``'s per-sample shape, then its values on a fixed input, or the built-in
+    type of what running it raised."""
+    x = C.input_variable(xs)
+    w = np.linspace(-1.0, 1.0, int(np.prod(ws)), dtype=np.float32).reshape(ws)
+    y = C.convolution(C.constant(w), x, **kw)
+    data = np.linspace(-2.0, 3.0, 2 * int(np.prod(xs)), dtype=np.float32).reshape((2,) + xs)
+    try:
+        got = np.asarray(y.eval({x: data}), np.float32).tolist()
+    except Exception as e:
+        got = "raises " + next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+    return {"shape": list(y.shape), "run": got}
+
+
+@cntk_case(names=["cntk.ops.convolution"],
+           note="CNTK 2.7 reads a single auto_padding, strides or dilation (and the first of a "
+                "full-rank list) for the channel axis too: with the default auto_padding=[True] "
+                "a (8, 4, 3, 3) map over (4, 3, 3) slides along the channels, the shape is "
+                "(32, 3, 3) and the first run raises ('detected padding over channel axis'); "
+                "a map of fewer input channels gives (maps * positions, ...) and 'Mismatching "
+                "outputShape and mapCount'; dilation=2 without channel padding (0, ...).  "
+                "Stadyn dropped the channel entry (always (8, ...), run).  reduction_rank=0 "
+                "with a (maps, *kernel) map: CNTK (maps, ...), Stadyn refused the map")
+def convolution__channel_axis_geometry(C, r):
+    res = {}
+    for key, xs, ws, kw in (
+            ("default", (4, 3, 3), (8, 4, 3, 3), {}),
+            ("dilation_2", (4, 3, 3), (8, 4, 3, 3), {"dilation": 2}),
+            ("dilation_2_no_channel_pad", (4, 5, 5), (8, 4, 3, 3),
+             {"dilation": 2, "auto_padding": [False, True, True]}),
+            ("strides_2", (4, 5, 5), (8, 4, 3, 3), {"strides": (2,)}),
+            ("channel_pad_only", (4, 5, 5), (8, 4, 3, 3), {"auto_padding": [True, False]}),
+            ("two_entries", (4, 5, 5), (2, 4, 3, 3), {"auto_padding": [False, True]}),
+            ("fewer_map_channels", (4, 5, 5), (8, 2, 3, 3), {"auto_padding": [False]}),
+            ("one_channel_default", (1, 5, 5), (2, 1, 3, 3), {}),
+            ("one_channel_strides_2", (1, 5, 5), (2, 1, 3, 3), {"strides": 2}),
+            ("spatial_strides", (4, 5, 5), (2, 4, 3, 3),
+             {"strides": 2, "auto_padding": [False, True, True]}),
+            ("rank0_1d", (9,), (3, 3), {"reduction_rank": 0}),
+            ("rank0_2d_strides", (5, 5), (2, 3, 3), {"reduction_rank": 0, "strides": 2}),
+            ("rank0_2d_no_pad", (5, 5), (2, 3, 3), {"reduction_rank": 0,
+                                                     "auto_padding": [False]})):
+        res[key] = _conv_outcome(C, xs, ws, **kw)
+    return res
