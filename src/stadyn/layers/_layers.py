@@ -350,6 +350,8 @@ class Convolution(Layer):
         n = len(self.filter_shape)
         if self.reduction_rank == 0:
             x = F.reshape(x, (-1, 1) + tuple(x.shape[1:]))
+        else:
+            S.refuse_input_without_channels(x.ndim - 1, n, "Convolution")
         channels = x.shape[1]
         kernel = int(np.prod(self.filter_shape))
         w = self.parameter("W", (self.num_filters, channels // self.groups) + self.filter_shape,

@@ -1,6 +1,8 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (eleventh round, found running
 CNTK's examples): ``hard_sigmoid`` at NaN and at its bounds; the ValueError for a minibatch
-whose shape does not fit the input."""
+whose shape does not fit the input; ``convolution``'s channel axis (auto-padding, strides and
+dilation reach it) and ``reduction_rank=0`` maps; convolution layers over inputs without a
+channel axis."""
 
 import numpy as np
 
@@ -93,4 +95,32 @@ def convolution__channel_axis_geometry(C, r):
             ("rank0_2d_no_pad", (5, 5), (2, 3, 3), {"reduction_rank": 0,
                                                      "auto_padding": [False]})):
         res[key] = _conv_outcome(C, xs, ws, **kw)
+    return res
+
+
+@cntk_case(names=["cntk.layers.Convolution", "cntk.layers.Convolution1D",
+                  "cntk.layers.Convolution2D", "cntk.layers.Convolution3D"],
+           note="a convolution layer over an input with no axis left for the channels: CNTK 2.7 "
+                "raises ValueError 'Convolution map tensor must have rank 1 or the same as the "
+                "input tensor.' (rank-1 input, or lower rank than the filter) or '... padding "
+                "tensor ...' (the filter's rank); Stadyn raised 'kernel dim 3 <= input dim 2' "
+                "or a ShapeError 'Invalid channel dimensions'")
+def convolution_layer__input_without_channels(C, r):
+    res = {}
+    for key, xs, make in (
+            ("conv1d_pad_on_2", (2,), lambda: C.layers.Convolution1D((3,), 8, pad=True)),
+            ("conv1d_on_5", (5,), lambda: C.layers.Convolution1D((3,), 8)),
+            ("conv_strides_on_5", (5,), lambda: C.layers.Convolution((3,), 8, strides=2)),
+            ("conv2d_on_5", (5,), lambda: C.layers.Convolution2D((3, 3), 8)),
+            ("conv2d_on_5x5", (5, 5), lambda: C.layers.Convolution2D((3, 3), 8, pad=True)),
+            ("conv3d_on_5x5", (5, 5), lambda: C.layers.Convolution3D((3, 3, 3), 8)),
+            ("conv3d_on_4x5x5", (4, 5, 5), lambda: C.layers.Convolution3D((3, 3, 3), 8)),
+            ("conv1d_rank0", (5,), lambda: C.layers.Convolution1D((3,), 8, reduction_rank=0)),
+            ("conv1d_on_2x5", (2, 5), lambda: C.layers.Convolution((3,), 8))):
+        x = C.input_variable(xs)
+        try:
+            res[key] = list(make()(x).shape)
+        except Exception as e:
+            builtin = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+            res[key] = [builtin, str(e).splitlines()[0]]
     return res
