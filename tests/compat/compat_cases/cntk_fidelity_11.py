@@ -124,3 +124,24 @@ def convolution_layer__input_without_channels(C, r):
             builtin = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
             res[key] = [builtin, str(e).splitlines()[0]]
     return res
+
+
+@cntk_case(names=["cntk.metrics.classification_error"],
+           note="classification_error of (R, C) samples along the default axis: CNTK 2.7 "
+                "computes 1 - TransposeTimes(labels, Hardmax(output)) (Function.cpp:1856), an "
+                "(R, R) matrix from the whole sample's hardmax; Stadyn gave each row's error, "
+                "(R, 1)")
+def classification_error__matrix_samples(C, r):
+    r.touch("cntk.metrics.classification_error")
+    res = {}
+    for rows, cols in ((4, 3), (2, 5)):
+        x, y = C.input_variable((rows, cols)), C.input_variable((rows, cols))
+        a = r.randn(3, rows, cols).astype(np.float32)
+        b = r.onehot(3 * rows, cols).reshape(3, rows, cols).astype(np.float32)
+        e = C.classification_error(x, y)
+        res["%dx%d" % (rows, cols)] = {"shape": list(e.shape), "eval": e.eval({x: a, y: b})}
+    # a tie: the first largest value of the whole sample is its hardmax
+    x, y = C.input_variable((2, 2)), C.input_variable((2, 2))
+    res["tie"] = C.classification_error(x, y).eval(
+        {x: np.array([[[1, 3], [3, 0]]], np.float32), y: np.array([[[0, 1], [1, 0]]], np.float32)})
+    return res
