@@ -90,6 +90,8 @@ def convolution__channel_axis_geometry(C, r):
             ("one_channel_strides_2", (1, 5, 5), (2, 1, 3, 3), {"strides": 2}),
             ("spatial_strides", (4, 5, 5), (2, 4, 3, 3),
              {"strides": 2, "auto_padding": [False, True, True]}),
+            ("inferred_channel_stride", (4, 5, 5), (2, 4, 3, 3),
+             {"strides": (C.InferredDimension, 1, 1)}),
             ("rank0_1d", (9,), (3, 3), {"reduction_rank": 0}),
             ("rank0_2d_strides", (5, 5), (2, 3, 3), {"reduction_rank": 0, "strides": 2}),
             ("rank0_2d_no_pad", (5, 5), (2, 3, 3), {"reduction_rank": 0,

@@ -132,7 +132,11 @@ def _channel_geometry(size: int, kernel: int, strides, auto_padding, dilation, r
         >>> _channel_geometry(4, 4, (1,), (False, True, True), (1,), 3) is None
         True
     """
+    if size <= 0 or kernel <= 0:      # not known yet
+        return None
     stride = int(_full_rank(strides, rank, 1)[0])
+    if stride <= 0:         # InferredDimension: the whole axis, one position (as CNTK 2.7)
+        stride = size
     pad = bool(_full_rank(auto_padding, rank, True)[0])
     dilate = int(_full_rank(dilation, rank, 1)[0])
     span = dilate * (kernel - 1) + 1
