@@ -350,33 +350,6 @@ def refuse_window_beyond_input(window: Sequence[int], sizes: Sequence[int], op: 
                 f"{tuple(sizes)} on those axes" + (f", made at {where})" if where else ")"))
 
 
-def refuse_input_without_channels(sample_rank: int, filter_rank: int, op: str) -> None:
-    """CNTK 2.7's refusal of a convolution layer (``reduction_rank=1``) over an input that has
-    no axis left for the channels (its rank at most the filter's): a ``ShapeError`` (a
-    ``ValueError``, as CNTK's) whose first line is CNTK's -- "Convolution map tensor must have
-    rank 1 or the same as the input tensor." for a rank-1 input or one of lower rank than the
-    filter, "Convolution padding tensor ..." for one of the filter's rank (as CNTK 2.7's
-    Python layers give them; the checks are ``ConvolveGeometry::ComputeOutputShape``'s,
-    Source/Math/ConvolveGeometry.h:428-437) -- and whose second names the op and the user's
-    line.  ``reduction_rank=0`` is the way to convolve such an input.
-
-    Example:
-        >>> try:
-        ...     refuse_input_without_channels(1, 1, "Convolution")
-        ... except ValueError as e:
-        ...     print(str(e).splitlines()[0][:45])
-        Convolution map tensor must have rank 1 or th
-    """
-    if sample_rank > filter_rank:
-        return
-    tensor = "map" if sample_rank == 1 or sample_rank < filter_rank else "padding"
-    where = format_location(user_location())
-    raise ShapeError(
-        f"Convolution {tensor} tensor must have rank 1 or the same as the input tensor.\n"
-        f"({op} of a {filter_rank}-d filter over an input of rank {sample_rank}, which has no "
-        "channel axis: give reduction_rank=0" + (f", made at {where})" if where else ")"))
-
-
 def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: Sequence[int],
                 auto_pad: bool | Sequence[bool], dilation: Sequence[int] | int = 1,
                 groups: int = 1) -> Variable:
