@@ -16,8 +16,9 @@ import numpy as np
 
 from .. import cntk_semantics as S
 from .. import functions as F
-from .._errors import StadynError
-from ..graph import Variable, current_scope, first_pass_shape, name_scope
+from .._errors import ShapeError, StadynError
+from ..graph import (Variable, current_scope, first_pass_shape, format_location, name_scope,
+                     user_location)
 from ..ops import RandomStream
 from ..parametric import current_registry, get_parameter_or_create
 from .._random import initializer_seed
@@ -350,6 +351,8 @@ class Convolution(Layer):
         n = len(self.filter_shape)
         if self.reduction_rank == 0:
             x = F.reshape(x, (-1, 1) + tuple(x.shape[1:]))
+        else:
+            _refuse_input_without_channels(x.ndim - 1, n, "Convolution")
         channels = x.shape[1]
         kernel = int(np.prod(self.filter_shape))
         w = self.parameter("W", (self.num_filters, channels // self.groups) + self.filter_shape,
@@ -362,6 +365,33 @@ class Convolution(Layer):
         if self.squeeze_filters:
             y = F.reshape(y, (-1,) + tuple(y.shape[2:]))
         return self.activation(y)
+
+
+def _refuse_input_without_channels(sample_rank: int, filter_rank: int, op: str) -> None:
+    """CNTK 2.7's refusal of a convolution layer (``reduction_rank=1``) over an input that has
+    no axis left for the channels (its rank at most the filter's): a ``ShapeError`` (a
+    ``ValueError``, as CNTK's) whose first line is CNTK's -- "Convolution map tensor must have
+    rank 1 or the same as the input tensor." for a rank-1 input or one of lower rank than the
+    filter, "Convolution padding tensor ..." for one of the filter's rank (as CNTK 2.7's
+    Python layers give them; the checks are ``ConvolveGeometry::ComputeOutputShape``'s,
+    Source/Math/ConvolveGeometry.h:428-437) -- and whose second names the op and the user's
+    line.  ``reduction_rank=0`` is the way to convolve such an input.
+
+    Example:
+        >>> try:
+        ...     _refuse_input_without_channels(1, 1, "Convolution")
+        ... except ValueError as e:
+        ...     print(str(e).splitlines()[0][:45])
+        Convolution map tensor must have rank 1 or th
+    """
+    if sample_rank > filter_rank:
+        return
+    tensor = "map" if sample_rank == 1 or sample_rank < filter_rank else "padding"
+    where = format_location(user_location())
+    raise ShapeError(
+        f"Convolution {tensor} tensor must have rank 1 or the same as the input tensor.\n"
+        f"({op} of a {filter_rank}-d filter over an input of rank {sample_rank}, which has no "
+        "channel axis: give reduction_rank=0" + (f", made at {where})" if where else ")"))
 
 
 def Convolution1D(filter_shape, num_filters=None, **kwargs) -> Convolution:

@@ -95,13 +95,25 @@ def _prelu(w, ins, uids, attrs, out, name):
 
 
 def _hard_sigmoid(w, ins, uids, attrs, out, name):
-    # the compat's clip(x * alpha + beta, 0, 1): clip_by_value_scalar(add_scalar(mul_scalar))
-    clip = out.parent
-    add = clip.inputs[0].parent if clip is not None and clip.spec.name == \
-        "clip_by_value_scalar" else None
-    mul = add.inputs[0].parent if add is not None and add.spec.name == "add_scalar" else None
-    if mul is None or mul.spec.name != "mul_scalar" or mul.inputs[0] is not ins[0] or \
-            (_attributes(clip)["min"], _attributes(clip)["max"]) != (0.0, 1.0):
+    # the compat's CNTK 2.7 block: s = add_scalar(mul_scalar(x)); low = less_scalar(s, 1);
+    # b = where(low, s, r_sub_scalar(low, 1)); high = greater_scalar(b, 0); where(high, b, high)
+    def parent(v, catalog, **attributes):
+        node = v.parent if v is not None else None
+        if node is None or node.spec.name != catalog or \
+                any(_attributes(node).get(k) != a for k, a in attributes.items()):
+            return None
+        return node
+    top = parent(out, "where")
+    high = parent(top.inputs[0], "greater_scalar", val=0.0) if top is not None else None
+    ok = high is not None and top.inputs[2] is top.inputs[0] and high.inputs[0] is top.inputs[1]
+    inner = parent(top.inputs[1], "where") if ok else None
+    low = parent(inner.inputs[0], "less_scalar", val=1.0) if inner is not None else None
+    back = parent(inner.inputs[2], "r_sub_scalar", val=1.0) if inner is not None else None
+    ok = low is not None and back is not None and back.inputs[0] is inner.inputs[0] and \
+        low.inputs[0] is inner.inputs[1]
+    add = parent(inner.inputs[1], "add_scalar") if ok else None
+    mul = parent(add.inputs[0], "mul_scalar") if add is not None else None
+    if mul is None or mul.inputs[0] is not ins[0]:
         raise CntkWriteUnsupported("HardSigmoid", "a hard sigmoid the writer cannot read")
     alpha, beta = float(_attributes(mul)["val"]), float(_attributes(add)["val"])
 

@@ -74,14 +74,32 @@ def _feed(var: Variable, value: Any) -> int:
             var.d = arr
     else:
         if tuple(arr.shape[1:]) != var.shape[1:]:
-            raise StadynError(f"input {var.name or ''}: a minibatch of shape {tuple(arr.shape)} "
-                              f"does not fit an input of per-sample shape {var.shape[1:]}")
+            raise ShapeError(_misfit(var, tuple(arr.shape)))
         t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
             np.ascontiguousarray(arr))
         # a copy: the input's buffer is written in place by the next minibatch of this size,
         # which must not write into the caller's array
         var.data = t.to(data_of(var).device, data_of(var).dtype, copy=True)
     return int(arr.shape[0]) if len(arr.shape) else 1
+
+
+def _misfit(var: Variable, shape: tuple) -> str:
+    """What is wrong with a minibatch of ``shape`` for ``var``: CNTK 2.7's ValueError first
+    (a value of lower rank than the sample, else trailing dimensions that differ), then the
+    input and the shapes as Stadyn sees them."""
+    sample = tuple(var.shape[1:])
+
+    def dims(s):
+        return "[" + " x ".join(str(d) for d in s) + "]"
+    name = var.name or "input"
+    if len(shape) < len(sample):
+        first = (f"Value's rank ({len(shape)}) should be >= the Variable's rank ({len(sample)}); "
+                 f"Variable = '{name}', Value shape = '{dims(shape)}'.")
+    else:
+        first = (f"The trailing dimensions of the Value shape '{dims(shape)}' do not match the "
+                 f"Variable '{name}' shape '{dims(sample)}'.")
+    return (f"{first}\ninput {var.name or ''}: a minibatch of shape {shape} does not fit an "
+            f"input of per-sample shape {sample}")
 
 
 # ops whose second input holds class ids (converted to integers, so a fraction is truncated)

@@ -76,6 +76,10 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
     is the mean of its rows': one number per sample."""
     if int(topN) == 1 and isinstance(axis, (int, np.integer)) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
+    if int(topN) == 1 and not isinstance(axis, Axis) and int(axis) == -1 and \
+            len(sample_shape(output_vector)) == 2 and lead_axes(output_vector) == 1 and \
+            tuple(sample_shape(target_vector)) == tuple(sample_shape(output_vector)):
+        return _classification_error_of_matrices(output_vector, target_vector, name)
     out = F.classification_error(operand(output_vector),
                                  _target_like(target_vector, output_vector),
                                  _axis(output_vector, axis), int(topN))
@@ -84,6 +88,26 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         out = F.sum(out)
         G.BATCH.unmark(out)
     return named(wrap(out), name, "ClassificationError")
+
+
+def _classification_error_of_matrices(output_vector, target_vector, name: str):
+    """CNTK 2.7's ``ClassificationError`` of matrix samples ``(R, C)`` along its default axis
+    (Function.cpp's ``1 - TransposeTimes(labels, Hardmax(output))``): the hardmax is the
+    whole sample's (one 1 at its first largest value) and the error an ``(R, R)`` matrix,
+    ``1 - hardmax @ labels.T``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> z, y = C.input_variable((2, 2)), C.input_variable((2, 2))
+        >>> C.classification_error(z, y).eval({z: np.array([[[1, 2], [0, 0]]], np.float32),
+        ...                                    y: np.array([[[0, 1], [1, 0]]], np.float32)})
+        array([[[0., 1.],
+                [1., 1.]]], dtype=float32)
+    """
+    o, t = operand(output_vector), operand(target_vector)
+    h = S.hardmax(o, 1, tuple(sample_shape(output_vector)))
+    out = F.r_sub_scalar(F.batch_matmul(h, t, transpose_b=True), 1.0)
+    return named(wrap(one_op(out, o, t)), name, "ClassificationError")
 
 
 def _classification_error_along(output_vector, target_vector, axis, name: str):

@@ -174,10 +174,18 @@ def softsign(x, steepness: float = 1, name: str = ""):
 
 
 def hard_sigmoid(x, alpha: float, beta: float, name: str = ""):
-    """``clip(alpha * x + beta, 0, 1)``."""
+    """``alpha * x + beta`` limited to ``[0, 1]`` as CNTK 2.7's block computes it:
+    ``s = x * alpha + beta``, ``s < 1 ? s : 1``, then ``b > 0 ? b : 0`` -- so NaN gives 1, and
+    the gradient is 0 where ``s`` is exactly 0 or 1 (``alpha`` strictly between)."""
     u = operand(x)
     v = F.add_scalar(F.mul_scalar(u, float(alpha)), float(beta))
-    return named(wrap(one_op(F.clip_by_value_scalar(v, 0.0, 1.0), u)), name, "HardSigmoid")
+    # the bounds come from the comparisons (1 - [s < 1] is 1 where s is not taken, [b > 0] is
+    # 0 where b is not), so no constant leaf joins the op's inputs
+    low = F.less_scalar(v, 1.0)
+    below = F.where(low, v, F.r_sub_scalar(low, 1.0))
+    high = F.greater_scalar(below, 0.0)
+    out = F.where(high, below, high)
+    return named(wrap(one_op(out, u)), name, "HardSigmoid")
 
 
 @float_arrays("x", "min_value", "max_value")

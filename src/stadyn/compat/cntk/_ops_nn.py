@@ -19,6 +19,7 @@ from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import defer_module
 from ._sparse_operands import refuse_sparse_operands
+from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._adapt import batched, const, float_arrays, named, one_op, operand, sample_shape, wrap
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
@@ -75,10 +76,90 @@ def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_p
     x = _channels_first(operand_, reduction_rank)
     if reduction_rank == 1 and w.ndim == x.ndim - 1:
         w = F.reshape(w, (1,) + tuple(w.shape))
+    elif reduction_rank == 0 and w.ndim == x.ndim - 1:
+        # (maps, *kernel): CNTK 2.7's map without an input-channel axis
+        w = F.reshape(w, (int(w.shape[0]), 1) + tuple(w.shape[1:]))
     n = w.ndim - 2
-    y = S.convolution(x, w, None, _trailing(strides, n, 1), _trailing(auto_padding, n, True),
-                      _trailing(dilation, n, 1), groups)
-    return named(wrap(_unbatch(y, operand_)), name, "Convolution")
+    channels = None
+    if reduction_rank == 1 and int(groups) == 1 and w.ndim == x.ndim >= 3:
+        channels = _channel_geometry(int(x.shape[1]), int(w.shape[1]), strides, auto_padding,
+                                     dilation, n + 1)
+    if channels is None:
+        y = S.convolution(x, w, None, _trailing(strides, n, 1),
+                          _trailing(auto_padding, n, True), _trailing(dilation, n, 1), groups)
+        return named(wrap(_unbatch(y, operand_)), name, "Convolution")
+    # the map slides along the channel axis too: CNTK 2.7 builds (maps * positions, ...) and
+    # refuses it at the first run; the values stand in for the shape (each position the
+    # convolution of the map's channels), never shown
+    positions, message = channels
+    S.refuse_window_beyond_input(tuple(w.shape[2:]), tuple(x.shape[2:]), "convolution")
+    part = F.slice(x, [None, 0] + [None] * n, [None, int(w.shape[1])] + [None] * n,
+                   [1] * x.ndim)
+    y = S.convolution(part, w, None, _trailing(strides, n, 1),
+                      _trailing(auto_padding, n, True), _trailing(dilation, n, 1), 1)
+    y = F.concatenate(*([y] * positions), axis=1) if positions else F.slice(
+        y, [None] * y.ndim, [None, 0] + [None] * n, [1] * y.ndim)
+    out = _unbatch(y, operand_)
+    refuse_when_run(out, message, InvalidAtRunError)
+    return named(wrap(out), name, "Convolution")
+
+
+def _full_rank(value, rank: int, default) -> tuple:
+    """A per-axis option over all ``rank`` axes of the map (channel first), as CNTK 2.7 reads
+    it: one value for every axis, a longer list right-aligned, a shorter one's missing leading
+    axes taking its first value."""
+    if value is None:
+        return (default,) * rank
+    if isinstance(value, (bool, int, np.integer)):
+        return (value,) * rank
+    value = tuple(value)
+    if len(value) >= rank:
+        return value[len(value) - rank:]
+    return (value[0],) * (rank - len(value)) + value
+
+
+def _channel_geometry(size: int, kernel: int, strides, auto_padding, dilation, rank: int):
+    """Where a convolution map slides along the input's channel axis (CNTK 2.7 treats it as
+    one more axis of the window: ``strides``, ``auto_padding`` and ``dilation`` given for every
+    axis, or one value for all, reach it): ``(positions, why CNTK refuses to run it)``, or
+    ``None`` where the map covers the channels once (the usual convolution).  With
+    auto-padding the positions are ``ceil(size / stride)``; without, ``(size - span) //
+    stride + 1`` (none where the dilated span exceeds the channels).
+
+    Example:
+        >>> _channel_geometry(4, 4, (1,), (True,), (1,), 3)[0]       # C.convolution's default
+        4
+        >>> _channel_geometry(4, 4, (1,), (False, True, True), (1,), 3) is None
+        True
+    """
+    if size <= 0 or kernel <= 0:      # not known yet
+        return None
+    stride = int(_full_rank(strides, rank, 1)[0])
+    if stride <= 0:         # InferredDimension: the whole axis, one position (as CNTK 2.7)
+        stride = size
+    pad = bool(_full_rank(auto_padding, rank, True)[0])
+    dilate = int(_full_rank(dilation, rank, 1)[0])
+    span = dilate * (kernel - 1) + 1
+    if pad:
+        positions = -(-size // stride)
+        padding = max(0, (positions - 1) * stride + span - size)
+    else:
+        positions, padding = max(0, (size - span) // stride + 1), 0
+    if positions == 1 and padding == 0 and kernel == size:
+        return None
+    if padding:
+        return positions, ("Convolution operation: detected padding over channel axis. This is "
+                           "not supported in cuDnn. Please try setting autoPadding to false for "
+                           "channel axis.\n(CNTK 2.7 refuses auto-padding over the channel axis "
+                           "when it runs: give auto_padding=[False, True, ...])")
+    if positions == 0:
+        return positions, (f"Convolution operation: the map's {kernel} input channels dilated "
+                           f"by {dilate} span {span}, more than the input's {size} channels: "
+                           "no output values (CNTK 2.7 builds this shape and cannot run it; "
+                           "give the channel axis dilation 1: dilation=(1, d, d))")
+    return positions, (f"Mismatching outputShape and mapCount\n(the map has {kernel} input "
+                       f"channels, the input {size}: CNTK 2.7 slides the map along the channels "
+                       f"to {positions} positions and refuses that when it runs)")
 
 
 def convolution_transpose(convolution_map, operand_, strides=(1,), sharing=(True,),
