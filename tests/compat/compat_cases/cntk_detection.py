@@ -414,3 +414,36 @@ def save_and_load_a_user_function(C, r):
             "cntk.ops.functions.UserFunction.deserialize")
     return {"original": z.eval({x: a}), "loaded": out,
             "rebuilt": [list(t) for t in Scaled.rebuilt]}
+
+
+@cntk_case(names=["cntk.Function.register_udf_deserialize_callback",
+                  "cntk.debugging.UserFunction.deserialize"],
+           note="a program that rebuilds a saved user function itself registers a callback "
+                "under the function's op name ('<module>.<class>' unless op_name is "
+                "overridden): "
+                "load_model calls it with (inputs, name, state) instead of the class's "
+                "deserialize")
+def user_function_rebuilt_by_a_registered_callback(C, r):
+    Scaled = _scaled_class(C)
+    Scaled.rebuilt[:] = []
+    called = []
+
+    def rebuild(inputs, name, state):
+        called.append((name, float(state["factor"])))
+        return Scaled(inputs[0], 2.0 * float(state["factor"]), name=name)   # a new factor
+    x = C.input_variable(3, name="x")
+    z = C.user_function(Scaled(x, 1.5, name="scaled")) + 1.0
+    a = r.randn(2, 3).astype(np.float32)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "scaled.model")
+        z.save(path)
+        # a user function's op name is '<module>.<class>' unless its class overrides it
+        C.Function.register_udf_deserialize_callback(Scaled.__module__ + ".Scaled", rebuild)
+        loaded = C.load_model(path)
+        out = loaded.eval({loaded.arguments[0]: a})
+    r.touch("cntk.Function.eval", "cntk.Function.save", "cntk.load_model",
+            "cntk.debugging.UserFunction.deserialize",
+            "cntk.Function.register_udf_deserialize_callback")
+    return {"original": z.eval({x: a}), "loaded": out,
+            "callback": [list(t) for t in called],
+            "class_deserialize": [list(t) for t in Scaled.rebuilt]}
