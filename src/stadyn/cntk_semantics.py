@@ -488,6 +488,29 @@ def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     return hot if len(sample) == 1 else reshape_samples(hot, lead, tuple(sample))
 
 
+def straight_through(x: Variable) -> Variable:
+    """CNTK's ``StraightThrough`` (``straight_through_impl``): ``1`` where ``x > 0``, else
+    ``-1`` (CNTK 2.7 gives -1 for 0 and for NaN), with the gradient of ``clip(x, -1, 1)``
+    (what passes where ``|x| <= 1``, 0 for NaN): the sign plus the clipped input less itself
+    held (a NaN clipped as 2).  ``C.straight_through_impl`` and the file reader's
+    ``StraightThrough`` are this.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> x = sd.Variable.from_numpy_array(np.array([0.0, 2.0, -0.5, np.nan], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = S.straight_through(x)
+        >>> y.d.tolist()
+        [-1.0, 1.0, -1.0, -1.0]
+    """
+    held = F.stop_gradient(x)
+    sign = F.add_scalar(F.mul_scalar(F.greater(held, F.mul_scalar(held, 0.0)), 2.0), -1.0)
+    number = F.equal(held, held)
+    clipped = F.clip_by_value_scalar(F.where(number, x, F.add_scalar(
+        F.mul_scalar(number, 0.0), 2.0)), -1.0, 1.0)
+    return F.add2(sign, F.sub2(clipped, F.stop_gradient(clipped)))
+
+
 def logistic(output: Variable, target: Variable, weight: Variable | None = None,
              samples: Variable | None = None) -> Variable:
     """CNTK's ``Logistic`` criterion (``weighted_binary_cross_entropy``; Source/

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import ALL_STATIC, python_axis, reduce_all_block, reduce_some
+from ._cntk_write_more import ALL_STATIC, primitive, python_axis, reduce_all_block, reduce_some
 
 __all__ = ["RULES"]
 
@@ -126,14 +126,6 @@ def _hard_sigmoid(w, ins, uids, attrs, out, name):
         return w_.function("Select", [high, below, c[3]]) + "_Output_0"
     return w.fixed_block("HardSigmoid", name, ins[:1], uids[:1], (alpha, beta, 1.0, 0.0), body,
                          {"alpha": P.single(alpha), "beta": P.single(beta)})
-
-
-def _primitive(op: str, arity: int):
-    def rule(w, ins, uids, attrs, out, name):
-        if len(uids) != arity:
-            raise CntkWriteUnsupported(op, f"{len(uids)} inputs shown, CNTK's has {arity}")
-        return w.function(op, uids, name=name)
-    return rule
 
 
 # -- Pad ----------------------------------------------------------------------------------------
@@ -288,8 +280,8 @@ def _random(catalog: str):
 RULES = {
     "cntk:SELU": _selu, "cntk:LeakyReLU": _leaky_relu, "cntk:PReLU": _prelu,
     "cntk:HardSigmoid": _hard_sigmoid,
-    "cntk:StraightThrough": _primitive("StraightThrough", 1),
-    "cntk:LogPlus": _primitive("LogPlus", 2),
+    "cntk:StraightThrough": primitive("StraightThrough", 1),
+    "cntk:LogPlus": primitive("LogPlus", 2),
     "cntk:Pad": _pad, "cntk:Gather": _gather,
     **{"cntk:" + op: _norm(op) for op in ("ReduceL1", "ReduceL2", "ReduceSumSquare")},
     **{catalog: _random(catalog) for catalog in _KINDS},

@@ -29,12 +29,22 @@ from .. import cntk_semantics as S
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 
-__all__ = ["RULES", "WRITTEN_WHERE", "SEQUENCE_REDUCTIONS", "sequence_reduction", "ALL_STATIC",
-           "reduce_all", "reduce_all_block", "reduce_some", "reduce_kept", "element_divide",
-           "add_bias"]
+__all__ = ["RULES", "primitive", "WRITTEN_WHERE", "SEQUENCE_REDUCTIONS", "sequence_reduction",
+           "ALL_STATIC", "reduce_all", "reduce_all_block", "reduce_some", "reduce_kept",
+           "element_divide", "add_bias"]
 
 # CNTK's axis standing for all the static axes of a sample
 ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
+
+
+def primitive(op: str, arity: int):
+    """The rule writing a CNTK primitive ``op`` of ``arity`` inputs as shown (refused when the
+    node shows another number)."""
+    def rule(w, ins, uids, attrs, out, name):
+        if len(uids) != arity:
+            raise CntkWriteUnsupported(op, f"{len(uids)} inputs shown, CNTK's has {arity}")
+        return w.function(op, uids, name=name)
+    return rule
 
 
 def reduce_kept(w, operand: str, op: str, axis) -> str:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, reduce_all, reduce_all_block, \
-    reduce_kept, reduce_some, sequence_reduction
+from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, primitive, reduce_all, \
+    reduce_all_block, reduce_kept, reduce_some, sequence_reduction
 
 __all__ = ["RULES"]
 
@@ -42,14 +42,6 @@ def _inner_nodes(out, shown) -> list:
         nodes.append(node)
         stack.extend(i.parent for i in node.inputs if id(i) not in stop)
     return nodes
-
-
-def _primitive(op: str, arity: int):
-    def rule(w, ins, uids, attrs, out, name):
-        if len(uids) != arity:
-            raise CntkWriteUnsupported(op, f"{len(uids)} inputs shown, CNTK's has {arity}")
-        return w.function(op, uids, name=name)
-    return rule
 
 
 def _clip(w, ins, uids, attrs, out, name):
@@ -363,17 +355,17 @@ def _edit_distance(w, ins, uids, attrs, out, name):
 
 
 RULES = {
-    "cntk:Select": _primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
+    "cntk:Select": primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
     "cntk:EditDistanceError": _edit_distance,
     "cntk:ROIPooling": _roipooling,
     "cntk:Cast": _cast, "cntk:ConstantOp": _constant_op,
     # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
     # target, weight; lambda_rank: output, gain, group): the primitives, no attributes
-    "cntk:Logistic": _primitive("Logistic", 3), "cntk:LambdaRank": _primitive("LambdaRank", 3),
-    "cntk:CosDistance": _primitive("CosDistance", 2),
-    **{"cntk:" + op: _primitive(op, 1) for op in (
+    "cntk:Logistic": primitive("Logistic", 3), "cntk:LambdaRank": primitive("LambdaRank", 3),
+    "cntk:CosDistance": primitive("CosDistance", 2),
+    **{"cntk:" + op: primitive(op, 1) for op in (
         "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Atanh")},
-    "cntk:Sin": _primitive("Sin", 1), "cntk:Cos": _primitive("Cos", 1),
+    "cntk:Sin": primitive("Sin", 1), "cntk:Cos": primitive("Cos", 1),
     "cntk:ElementMax": _block("ElementMax", (), _larger("Greater"), 2),
     "cntk:ElementMin": _block("ElementMin", (), _larger("Less"), 2),
     "cntk:Softplus": _block("Softplus", (0.0,), _softplus, 1),

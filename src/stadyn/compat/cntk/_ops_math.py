@@ -108,19 +108,7 @@ asinh = _u("asinh", "Asinh", lambda v: F.asinh(v), "The inverse hyperbolic sine.
 atanh = _u("atanh", "Atanh", lambda v: F.atanh(v), "The inverse hyperbolic tangent.")
 
 
-def _straight_through(v):
-    """CNTK 2.7's ``x > 0 ? 1 : -1`` (-1 for 0 and NaN) as the value, the gradient of
-    ``clip(x, -1, 1)`` (0 for NaN): the sign plus the clipped input less itself held (NaN
-    clipped as 2); before, 0 gave 1 and NaN gave NaN."""
-    held = F.stop_gradient(v)
-    sign = F.add_scalar(F.mul_scalar(F.greater(held, F.mul_scalar(held, 0.0)), 2.0), -1.0)
-    number = F.equal(held, held)
-    clipped = F.clip_by_value_scalar(F.where(number, v, F.add_scalar(
-        F.mul_scalar(number, 0.0), 2.0)), -1.0, 1.0)
-    return F.add2(sign, F.sub2(clipped, F.stop_gradient(clipped)))
-
-
-straight_through_impl = _u("straight_through_impl", "StraightThrough", _straight_through,
+straight_through_impl = _u("straight_through_impl", "StraightThrough", S.straight_through,
                            "``1`` where ``x > 0``, else ``-1`` (0 and NaN too) forward; the "
                            "gradient passes where ``|x| <= 1`` (the straight-through "
                            "estimator).")

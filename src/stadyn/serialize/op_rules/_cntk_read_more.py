@@ -78,11 +78,6 @@ def straight_through_cntk(node):
     """CNTK's ``StraightThrough`` (``straight_through_impl``): ``1`` where ``x > 0``, else
     ``-1`` (CNTK 2.7 gives -1 for 0 and NaN), with the gradient of ``clip(x, -1, 1)`` (what
     passes where ``|x| <= 1``, 0 for NaN): the sign plus the clipped input less itself held, as
-    ``stadyn.compat.cntk.straight_through_impl`` computes it."""
-    x = node.var(0)
-    held = F.stop_gradient(x)
-    sign = F.add_scalar(F.mul_scalar(F.greater(held, F.mul_scalar(held, 0.0)), 2.0), -1.0)
-    number = F.equal(held, held)
-    clipped = F.clip_by_value_scalar(F.where(number, x, F.add_scalar(
-        F.mul_scalar(number, 0.0), 2.0)), -1.0, 1.0)
-    return F.add2(sign, F.sub2(clipped, F.stop_gradient(clipped)))
+    ``stadyn.compat.cntk.straight_through_impl`` computes it
+    (:func:`stadyn.cntk_semantics.straight_through`)."""
+    return cntk_semantics.straight_through(node.var(0))
