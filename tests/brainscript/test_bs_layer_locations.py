@@ -26,6 +26,6 @@ _BAD = "ConvolutionalLayer {2, (3:3)}"      # on a vector: no image axes to conv
 ])
 def test_an_error_in_a_layer_names_its_line(text, line):
     with sd.parameter_registry(sd.ParameterRegistry()):
-        with pytest.raises(ConfigError, match="convolution") as e:
+        with pytest.raises(ConfigError, match="(?i)convolution") as e:   # CNTK 2.7's message
             build_network("{ x = Input {3}\n" + text + " }", StadynLibrary(), "net.bs")
     assert (e.value.path, e.value.line) == ("net.bs", line + 1)

@@ -531,15 +531,18 @@ def test_eval_without_a_model_and_unsupported_settings(mnist, tmp_path, capsys):
     assert "--nproc must be at least 1" in capsys.readouterr().err
 
 
-def test_stadyn_train_nproc_2_matches_one_process(one_hidden_run, mnist, tmp_path, capsys):
-    """``stadyn train ... --nproc 2`` starts two ``python -m stadyn train`` workers; they split
-    each minibatch of 64 and sum their gradients, so they train what one process trains (up to
+def test_stadyn_train_nproc_2_matches_one_process(mnist, tmp_path, capsys):
+    """``stadyn train ... --nproc 2`` starts two ``python -m stadyn train`` workers.  On data read
+    in order each reads every second sample, 32 of each minibatch of 64 (CNTK's data
+    partitions), and they sum their gradients, so they train what one process trains (up to
     summation order)."""
-    one = _epochs(one_hidden_run[0])[0]          # epoch 1 does not depend on maxEpochs
+    in_order = "trainNetwork.reader.randomize=false"
+    one = _epochs(_one_hidden(mnist, tmp_path / "one", "trainNetwork.SGD.maxEpochs=1",
+                              in_order))[0]
     capsys.readouterr()
     status = cli_main(["train", str(ONE_HIDDEN), f"dataDir={mnist}", f"outputDir={tmp_path}",
                        "trainNetwork.SGD.maxEpochs=1", "trainNetwork.SGD.epochSize=256",
-                       "trainNetwork.SGD.numMBsToShowResult=2", "--nproc", "2",
+                       "trainNetwork.SGD.numMBsToShowResult=2", in_order, "--nproc", "2",
                        "--timeout", "120"])
     out = capsys.readouterr().out
     assert status == 0, out
@@ -550,6 +553,22 @@ def test_stadyn_train_nproc_2_matches_one_process(one_hidden_run, mnist, tmp_pat
     assert out.count("Final Results: Minibatch[1-1]: errs = ") == 1
     assert sorted(os.listdir(tmp_path / "Models")) == ["01_OneHidden", "01_OneHidden.0",
                                                       "01_OneHidden.ckp"]
+
+
+def test_stadyn_train_nproc_2_with_a_worker_given_no_data(mnist, tmp_path, capsys):
+    """Randomized, CNTK's reader deals whole chunks to the workers: the small file is one
+    chunk, so worker 0 reads 32 samples of each minibatch and worker 1 none; worker 1 still
+    takes part in every step (cntk.exe's workers do), and the epoch counts its 256 samples
+    (before, worker 1 stopped: 'the reader delivered no samples')."""
+    status = cli_main(["train", str(ONE_HIDDEN), f"dataDir={mnist}", f"outputDir={tmp_path}",
+                       "trainNetwork.SGD.maxEpochs=1", "trainNetwork.SGD.epochSize=256",
+                       "trainNetwork.SGD.numMBsToShowResult=2", "--nproc", "2",
+                       "--timeout", "120"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    (two,) = _epochs(out)
+    assert two[:2] == ("1", "1") and two[3] == "256"
+    assert float(two[2]) < 2.3026                 # the loss (ln 10 at the start) fell
 
 
 def test_check_numerics_names_the_config_line_that_made_the_nan(mnist, tmp_path, capsys):

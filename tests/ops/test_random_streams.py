@@ -54,7 +54,7 @@ def test_a_static_plan_retraced_for_another_batch_size_continues_the_stream():
 class _Same:
     """A CNTK user function (Python, untraceable): its graph runs as an eager plan."""
 
-    def forward_arrays(self, arrays):
+    def forward_arrays(self, arrays, for_backward):
         return None, arrays[0]
 
     def backward_arrays(self, state, gradient):

@@ -178,14 +178,21 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
                            max(min(batch, source.sweep_size - read_total), 1) if by_sweep
                            else batch)
                 data = source.next_minibatch(request, input_map=input_map, **partition)
-                if not data:
+                if not data and not partition:
                     break
-                minibatch += 1
-                try:
-                    trainer._train(data, outputs, finite_only=stop_on_nonfinite)
-                except _NonFiniteLoss as exc:
-                    raise _diverged(exc.loss, epoch, minibatch, checkpoint) from None
-                if ends_sweep(data):       # schedules given per sweep move on (CNTK's rule)
+                if not data:
+                    # this worker's share is empty: it joins the others' step (none had
+                    # samples: the epoch, or the data, is over for every worker)
+                    if not trainer._train_nothing():
+                        break
+                    minibatch += 1
+                else:
+                    minibatch += 1
+                    try:
+                        trainer._train(data, outputs, finite_only=stop_on_nonfinite)
+                    except _NonFiniteLoss as exc:
+                        raise _diverged(exc.loss, epoch, minibatch, checkpoint) from None
+                if data and ends_sweep(data):   # schedules given per sweep move on (CNTK's rule)
                     for learner in trainer.parameter_learners:
                         learner.end_sweep()
                 n = trainer.previous_minibatch_sample_count

@@ -239,6 +239,24 @@ class Trainer:
             learner.step(samples)
         self._after_step(samples, False)
 
+    def _train_nothing(self) -> bool:
+        """This worker's share of the minibatch is empty (CNTK's randomizer deals whole chunks
+        to the workers, so a small file can leave one without data): it still takes its part
+        in summing the other workers' gradients, sample count, loss and metric, and updates with
+        them, as a cntk.exe worker does; False (nothing trained) when no worker had samples."""
+        for learner in self.parameter_learners:
+            learner.zero_grad()
+        samples, loss, metric = self.data_parallel.synchronize(
+            self.parameters, 0, 0.0, None if self._metric_sum is None else 0.0)
+        if not samples:
+            self.previous_minibatch_sample_count = 0
+            return False
+        self._loss_value, self._metric_value = loss, metric
+        for learner in self.parameter_learners:
+            learner.step(samples)
+        self._after_step(samples, False)
+        return True
+
     def _compiled(self, outputs: list[Variable]):
         """The compiled step that also computes ``outputs`` (one per set of outputs asked
         for; each is traced, and compiled, the first time it is asked for)."""
