@@ -34,13 +34,10 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import ALL_STATIC, primitive, python_axis, reduce_all_block, reduce_some
+from ._cntk_write_more import ALL_STATIC, inner_nodes, node_attributes, primitive, python_axis, \
+    reduce_all_block, reduce_some
 
 __all__ = ["RULES"]
-
-
-def _attributes(node) -> dict:
-    return node.spec.split_arguments(node.args, node.kwargs)[1]
 
 
 def _parent(out, op: str, catalog: str, ins):
@@ -54,7 +51,7 @@ def _parent(out, op: str, catalog: str, ins):
 
 # -- activations CNTK 2.7 builds as blocks ----------------------------------------------------
 def _selu(w, ins, uids, attrs, out, name):
-    a = _attributes(_parent(out, "SELU", "selu", ins))
+    a = node_attributes(_parent(out, "SELU", "selu", ins))
     gamma, alpha = float(a["scale"]), float(a["alpha"])
 
     def body(w_, p, c, n):
@@ -75,7 +72,7 @@ def _leaky(w, p_x, alpha: str, zero: str) -> str:
 
 
 def _leaky_relu(w, ins, uids, attrs, out, name):
-    alpha = float(_attributes(_parent(out, "LeakyReLU", "leaky_relu", ins))["alpha"])
+    alpha = float(node_attributes(_parent(out, "LeakyReLU", "leaky_relu", ins))["alpha"])
     return w.fixed_block("LeakyReLU", name, ins[:1], uids[:1], (0.0, alpha),
                          lambda w_, p, c, n: _leaky(w_, p[0], c[1], c[0]),
                          {"alpha": P.double(alpha)})
@@ -100,7 +97,7 @@ def _hard_sigmoid(w, ins, uids, attrs, out, name):
     def parent(v, catalog, **attributes):
         node = v.parent if v is not None else None
         if node is None or node.spec.name != catalog or \
-                any(_attributes(node).get(k) != a for k, a in attributes.items()):
+                any(node_attributes(node).get(k) != a for k, a in attributes.items()):
             return None
         return node
     top = parent(out, "where")
@@ -115,7 +112,7 @@ def _hard_sigmoid(w, ins, uids, attrs, out, name):
     mul = parent(add.inputs[0], "mul_scalar") if add is not None else None
     if mul is None or mul.inputs[0] is not ins[0]:
         raise CntkWriteUnsupported("HardSigmoid", "a hard sigmoid the writer cannot read")
-    alpha, beta = float(_attributes(mul)["val"]), float(_attributes(add)["val"])
+    alpha, beta = float(node_attributes(mul)["val"]), float(node_attributes(add)["val"])
 
     def body(w_, p, c, n):
         scaled = w_.function("ElementTimes", [p[0], c[0]]) + "_Output_0"
@@ -139,7 +136,7 @@ def _pad(w, ins, uids, attrs, out, name):
     rank = w.static_rank(x)
     node = out.parent
     if node is not None and node.spec.name == "pad" and node.inputs[0] is x:
-        a = _attributes(node)
+        a = node_attributes(node)
         widths = [int(v) for v in a["pad_width"]]
         mode = {"constant": 0, "reflect": 1}.get(a["mode"])
         if mode is None or len(widths) != 2 * rank:
@@ -168,7 +165,7 @@ def _symmetric_pairs(w, x, out, rank: int) -> list:
             raise CntkWriteUnsupported("Pad", "a pad the writer cannot read")
         inner = [i for i in node.inputs if not (i.parent is not None and
                                                 i.parent.spec.name == "slice")]
-        axis = int(_attributes(node)["axis"]) % len(v.shape) - lead
+        axis = int(node_attributes(node)["axis"]) % len(v.shape) - lead
         if len(inner) != 1 or not 0 <= axis < rank or pairs[axis] != (0, 0):
             raise CntkWriteUnsupported("Pad", "a pad the writer cannot read")
         at = [k for k, i in enumerate(node.inputs) if i is inner[0]][0]
@@ -188,29 +185,16 @@ def _gather(w, ins, uids, attrs, out, name):
 
 
 # -- ReduceL1, ReduceL2, ReduceSumSquare --------------------------------------------------------
-def _inner_nodes(out, shown) -> list:
-    stop = {id(v) for v in shown}
-    nodes, seen, stack = [], set(), [out.parent]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        nodes.append(node)
-        stack.extend(i.parent for i in node.inputs if id(i) not in stop)
-    return nodes
-
-
 def _norm(op: str):
     """CNTK 2.7's ``ReduceL1`` / ``ReduceL2`` / ``ReduceSumSquare`` blocks (attributes
     ``axisVec``, ``reductionKeepDimensions``) over all of the sample's axes or along some of
     them, kept: ``Abs`` / the ``ReduceSumSquare`` block then ``Sqrt`` / ``ElementTimes(x, x)``,
     then the ``ReduceElements`` ``Sum`` block CNTK builds for those axes."""
     def rule(w, ins, uids, attrs, out, name):
-        sums = [n for n in _inner_nodes(out, ins) if n.spec.name == "sum"]
+        sums = [n for n in inner_nodes(out, ins) if n.spec.name == "sum"]
         if len(uids) != 1 or len(sums) != 1:
             raise CntkWriteUnsupported(op, f"a {op} the writer cannot read")
-        x, a = ins[0], _attributes(sums[0])
+        x, a = ins[0], node_attributes(sums[0])
         nb = w.lead(x)
         sample = list(range(nb, len(x.shape)))
         given = a["axis"] if isinstance(a["axis"], (list, tuple)) else \

@@ -29,9 +29,9 @@ from .. import cntk_semantics as S
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 
-__all__ = ["RULES", "primitive", "WRITTEN_WHERE", "SEQUENCE_REDUCTIONS", "sequence_reduction",
-           "ALL_STATIC", "reduce_all", "reduce_all_block", "reduce_some", "reduce_kept",
-           "element_divide", "add_bias"]
+__all__ = ["RULES", "primitive", "node_attributes", "inner_nodes", "WRITTEN_WHERE",
+           "SEQUENCE_REDUCTIONS", "sequence_reduction", "ALL_STATIC", "reduce_all",
+           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias"]
 
 # CNTK's axis standing for all the static axes of a sample
 ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
@@ -54,8 +54,24 @@ def reduce_kept(w, operand: str, op: str, axis) -> str:
         "axis": axis, "reductionOpName": P.text(op),
         "reductionKeepDimensions": P.boolean(True)}) + "_Output_0"
 
-def _attributes(node) -> dict:
+def node_attributes(node) -> dict:
+    """A catalog node's attributes by name (its arguments that are not inputs)."""
     return node.spec.split_arguments(node.args, node.kwargs)[1]
+
+
+def inner_nodes(out, shown) -> list:
+    """The catalog nodes computing ``out`` from the inputs ``shown`` (the caller's), output
+    first."""
+    stop = {id(v) for v in shown}
+    nodes, seen, stack = [], set(), [out.parent]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        stack.extend(i.parent for i in node.inputs if id(i) not in stop)
+    return nodes
 
 
 def python_axis(k: int) -> "P.Value":
@@ -102,7 +118,7 @@ def sign_of(v, batched: set, depth: int = 16) -> "str | None":
         return "nonnegative"
     if name == "add_scalar":
         inner = sign_of(node.inputs[0], batched, depth - 1)
-        val = _attributes(node)["val"]
+        val = node_attributes(node)["val"]
         if inner is not None and val > 0:
             return "positive"
         if inner is not None and val == 0:
@@ -142,7 +158,7 @@ def integer_valued(w, v, depth: int = 16) -> bool:
     name = node.spec.name
     if name in _INTEGER:
         return True
-    if name == "cast" and "int" in str(_attributes(node)["dtype"]):
+    if name == "cast" and "int" in str(node_attributes(node)["dtype"]):
         return True
     if name in _INTEGER_PASS:
         return integer_valued(w, node.inputs[0], depth - 1)
@@ -197,7 +213,7 @@ def _one_hot(w, ins, uids, attrs, out, name):
             node.inputs[0].parent.spec.name != "one_hot" or \
             tuple(out.shape[:-1]) != tuple(x.shape):
         raise CntkWriteUnsupported("OneHotOp", "a one_hot along an axis other than a new last")
-    classes = int(_attributes(node.inputs[0].parent)["shape"][0])
+    classes = int(node_attributes(node.inputs[0].parent)["shape"][0])
     return w.function("OneHotOp", uids, {
         "numClass": P.size_t(classes), "oneHotOutputSparse": P.boolean(False),
         "onehotAxis": P.static_axis(0)}, name=name)
@@ -342,7 +358,7 @@ def _deconvolution(w, ins, uids, attrs, out, name):
     full = [f + e for f, e in zip(full, extra)]
     lows, wanted = [0] * n, list(full)
     if out.parent.spec.name == "slice":
-        a = _attributes(out.parent)
+        a = node_attributes(out.parent)
         shape = out.parent.inputs[0].shape
         ranges = [slice(b, e, s).indices(m) for b, e, s, m in zip(a["start"], a["stop"],
                                                                   a["step"], shape)]

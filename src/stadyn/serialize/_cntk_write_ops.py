@@ -20,29 +20,10 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, primitive, reduce_all, \
-    reduce_all_block, reduce_kept, reduce_some, sequence_reduction
+from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, inner_nodes, node_attributes, \
+    primitive, reduce_all, reduce_all_block, reduce_kept, reduce_some, sequence_reduction
 
 __all__ = ["RULES"]
-
-def _attributes(node) -> dict:
-    return node.spec.split_arguments(node.args, node.kwargs)[1]
-
-
-def _inner_nodes(out, shown) -> list:
-    """The catalog nodes computing ``out`` from the inputs ``shown`` (the caller's), output
-    first."""
-    stop = {id(v) for v in shown}
-    nodes, seen, stack = [], set(), [out.parent]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        nodes.append(node)
-        stack.extend(i.parent for i in node.inputs if id(i) not in stop)
-    return nodes
-
 
 def _clip(w, ins, uids, attrs, out, name):
     # bounds shown as inputs (constants, tensors, computed values: a loaded CNTK file's Clip, the
@@ -52,7 +33,7 @@ def _clip(w, ins, uids, attrs, out, name):
     node = out.parent
     if len(uids) != 1 or node.spec.name != "clip_by_value_scalar" or node.inputs[0] is not ins[0]:
         raise CntkWriteUnsupported("Clip", "bounds the writer cannot read")
-    bounds = _attributes(node)
+    bounds = node_attributes(node)
     low, high = w.constant(bounds["min"], ins[0]), w.constant(bounds["max"], ins[0])
     return w.function("Clip", [uids[0], low, high], name=name)
 
@@ -102,10 +83,10 @@ def _reduce(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("ReduceElements", "several inputs")
     if out.parent is not None and out.parent.spec.name in SEQUENCE_REDUCTIONS:
         return sequence_reduction(w, ins[0], uids[0], name, out.parent.spec.name)
-    x, nodes = ins[0], _inner_nodes(out, ins)
+    x, nodes = ins[0], inner_nodes(out, ins)
     kinds = sorted(n.spec.name for n in nodes)
     picked = [n for n in nodes if n.spec.name in ("max", "min")
-              and _attributes(n).get("only_index")]
+              and node_attributes(n).get("only_index")]
     if picked:
         return _arg(w, x, uids[0], picked[0], nodes, name)
     if kinds == ["add2", "exp", "log", "max", "max", "stop_gradient", "stop_gradient",
@@ -115,7 +96,7 @@ def _reduce(w, ins, uids, attrs, out, name):
         op, reducing = _REDUCTIONS[kinds[0]], nodes[0]
     else:
         raise CntkWriteUnsupported("ReduceElements", f"a reduction made of {kinds}")
-    a = _attributes(reducing)
+    a = node_attributes(reducing)
     axes = sorted(int(k) % len(x.shape) for k in (a["axis"] if isinstance(a["axis"], (list, tuple))
                                                   else [a["axis"]]))
     if axes == _sample_axes(w, x) and not a["keepdims"]:
@@ -130,7 +111,7 @@ def _arg(w, x, uid, node, nodes, name):
     """CNTK's argmax / argmin: one ReduceElements ``Argmax`` / ``Argmin`` over all static axes
     (the compat flattens the sample first) or along one axis (kept with size 1)."""
     op = "Argmax" if node.spec.name == "max" else "Argmin"
-    a = _attributes(node)
+    a = node_attributes(node)
     if len(nodes) == 3 and a["keepdims"] is False:        # cast(max(reshape(x)))
         axis = ALL_STATIC
         keep = False
@@ -149,7 +130,7 @@ def _slice(w, ins, uids, attrs, out, name):
     node = out.parent
     if len(uids) != 1 or node.spec.name != "slice" or node.inputs[0] is not ins[0]:
         raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
-    x, a = ins[0], _attributes(node)
+    x, a = ins[0], node_attributes(node)
     ranges = [slice(b, e, s).indices(n) for b, e, s, n in zip(a["start"], a["stop"], a["step"],
                                                               x.shape)]
     cut = [(k, *r) for k, (r, n) in enumerate(zip(ranges, x.shape)) if r != (0, n, 1)]
@@ -167,7 +148,7 @@ def _transpose(w, ins, uids, attrs, out, name):
     node = out.parent
     if len(uids) != 1 or node.spec.name != "transpose" or node.inputs[0] is not ins[0]:
         raise CntkWriteUnsupported("TransposeAxes", "a transpose the writer cannot read")
-    x, axes = ins[0], [int(a) for a in _attributes(node)["axes"]]
+    x, axes = ins[0], [int(a) for a in node_attributes(node)["axes"]]
     nb = 1 if id(x) in w.batched else 0
     if axes[:nb] != list(range(nb)):
         raise CntkWriteUnsupported("TransposeAxes", "a transpose moving the batch axis")
@@ -185,7 +166,7 @@ def _log_softmax(w, ins, uids, attrs, out, name):
     if len(uids) != 1 or node.spec.name != "log_softmax" or node.inputs[0] is not ins[0]:
         raise CntkWriteUnsupported("LogSoftmax", "a log_softmax the writer cannot read")
     x = ins[0]
-    axis = P.static_axis(w.static_axis_index(x, int(_attributes(node)["axis"])))
+    axis = P.static_axis(w.static_axis_index(x, int(node_attributes(node)["axis"])))
 
     def body(w_, p, c, n):
         top = reduce_kept(w_, p[0], "Max", axis)
@@ -233,7 +214,7 @@ def _over_a_vector(op: str, catalog: str, w, ins, out) -> dict:
     node = out.parent
     if len(ins) != 2 or node.spec.name != catalog or list(node.inputs[:2]) != list(ins):
         raise CntkWriteUnsupported(op, "a loss the writer cannot read")
-    a = _attributes(node)
+    a = node_attributes(node)
     if w.static_rank(ins[0]) != 1 or w.static_axis_index(ins[0], int(a["axis"])) != 0:
         raise CntkWriteUnsupported(op, "only over vectors")
     return a
@@ -288,10 +269,10 @@ def _constant_op(w, ins, uids, attrs, out, name):
     # ConstantOp is built; ``x * 0`` gives NaN for NaN (CNTK's gives the fill): refused
     node, fill = out.parent, 0.0
     if node.spec.name == "add_scalar":
-        fill = float(_attributes(node)["val"])
+        fill = float(node_attributes(node)["val"])
         node = node.inputs[0].parent
     zero = node is not None and node.spec.name == "mul_scalar" and \
-        float(_attributes(node)["val"]) == 0.0
+        float(node_attributes(node)["val"]) == 0.0
     same = zero and node.inputs[0].parent is not None and \
         node.inputs[0].parent.spec.name == "equal" and \
         node.inputs[0].parent.inputs[0] is node.inputs[0].parent.inputs[1]
@@ -305,10 +286,10 @@ def _crop(w, ins, uids, attrs, out, name):
     # crop_manual: CNTK's Crop(x, reference) with its offset [x, y], read off the slice that
     # computes it; CNTK takes the size from the reference, so the reference must be shown (a
     # loaded CNTK file's Crop shows it; the compat's crop_manual reads only its input)
-    slices = [n for n in _inner_nodes(out, ins) if n.spec.name == "slice"]
+    slices = [n for n in inner_nodes(out, ins) if n.spec.name == "slice"]
     if len(uids) != 2 or len(slices) != 1:
         raise CntkWriteUnsupported("Crop", "a crop whose reference the graph does not read")
-    start = _attributes(slices[0])["start"]
+    start = node_attributes(slices[0])["start"]
     if tuple(out.shape[-2:]) != tuple(ins[1].shape[-2:]) or len(start) < 2:
         raise CntkWriteUnsupported("Crop", "a crop of another size than its reference's")
     offset = [int(start[-1] or 0), int(start[-2] or 0)]
@@ -326,14 +307,14 @@ def _scale_of(nodes, rois):
         if cast.spec.name == "cast" and cast.inputs[0].parent is not None and \
                 cast.inputs[0].parent.spec.name == "stop_gradient" and \
                 cast.inputs[0].parent.inputs[0] is rois:
-            return float(_attributes(n)["val"])
+            return float(node_attributes(n)["val"])
     return None
 
 
 def _roipooling(w, ins, uids, attrs, out, name):
     # a loaded CNTK file's ROIPooling (cntk_semantics.roi_pooling over the map and the regions
     # it shows): max pooling (poolingType 0), the output's last two axes as roiOutputShape
-    scale = _scale_of(_inner_nodes(out, ins), ins[1]) if len(uids) == 2 else None
+    scale = _scale_of(inner_nodes(out, ins), ins[1]) if len(uids) == 2 else None
     if scale is None:
         raise CntkWriteUnsupported("ROIPooling", "a region pooling the writer cannot read")
     return w.function("ROIPooling", list(uids),
@@ -344,10 +325,10 @@ def _roipooling(w, ins, uids, attrs, out, name):
 def _edit_distance(w, ins, uids, attrs, out, name):
     # edit_distance_error: CNTK's EditDistanceError with the catalog op's penalties (floats),
     # SquashInputs and TokensToIgnore (size_t's), as CNTK 2.7 writes them
-    found = [n for n in _inner_nodes(out, ins) if n.spec.name == "cntk_edit_distance_error"]
+    found = [n for n in inner_nodes(out, ins) if n.spec.name == "cntk_edit_distance_error"]
     if len(uids) != 2 or len(found) != 1:
         raise CntkWriteUnsupported("EditDistanceError", "an edit distance the writer cannot read")
-    a = _attributes(found[0])
+    a = node_attributes(found[0])
     return w.function("EditDistanceError", list(uids), {
         "SubstitutionPenalty": P.single(a["sub_pen"]), "DeletionPenalty": P.single(a["del_pen"]),
         "InsertionPenalty": P.single(a["ins_pen"]), "SquashInputs": P.boolean(a["squash_inputs"]),
