@@ -52,20 +52,12 @@ class WorkerSums:
     def _train_nothing(self) -> bool:
         """This worker has no share of the minibatch: it still takes its part in summing the
         others' gradients, count, loss and metric and updates with them; False when no worker
-        had samples."""
-        for learner in self.parameter_learners:
-            learner.zero_grad()
-        samples, loss, metric = self._workers.synchronize(
-            self.parameters, 0, 0.0, None if self._metric_sum is None else 0.0)
-        if not samples:
-            self._workers.forget_sums()
-            self.previous_minibatch_sample_count = 0
-            return False
-        self._loss_value, self._metric_value = loss, metric
-        for learner in self.parameter_learners:
-            learner.step(samples)
-        self._after_step(samples, False)
-        return True
+        had samples (the native Trainer's step of no samples, through ``self.data_parallel``,
+        which is this aggregation)."""
+        if super()._train_nothing():
+            return True
+        self._workers.forget_sums()
+        return False
 
     def _test_sums(self, samples: int, metric_sum: float) -> tuple[int, float]:
         if self._summing_tests:
