@@ -171,6 +171,9 @@ def unit(module: str) -> str:
         return "leaf"
     if module in FACADES:
         return FACADES[module]
+    for facade, row in FACADES.items():      # a facade that is a package: its modules too
+        if module.startswith(facade + "."):
+            return row
     parts = module.split(".")
     if len(parts) == 1:
         return "stadyn"

@@ -1,0 +1,43 @@
+"""CNTK's semantics over Stadyn's graph, written once for both CNTK front ends.
+
+``stadyn.compat.cntk`` (CNTK's Python API) and ``stadyn.brainscript`` (its config language)
+build the same graphs: a CNTK value has per-sample axes and, when it depends on an input, a batch
+axis in front (Stadyn's axis 0).  The rules that follow from that live here:
+
+* :class:`BatchAxes` tells which Variables carry the batch axis (those computed from an input);
+* :func:`static_axis` turns CNTK's per-sample axis (row-major as CNTK's Python shows shapes, or
+  column-major as BrainScript writes them) into a Stadyn axis;
+* :func:`times` is CNTK's ``times``: the trailing axes of the data are reduced against the
+  weight's leading (input) axes; where the shapes differ it infers the base axis from the number
+  of elements, as CNTK does;
+* :func:`reshape_sample` reshapes each sample and keeps the batch axis;
+* :func:`over_sample` applies an axis function (softmax) over all axes of a sample at once;
+* :func:`broadcast_pair` aligns two operands' sample axes on the right, the batch axis apart;
+* :func:`divide` is CNTK's division (0 where the divisor is 0) and :func:`hardmax` its one-hot
+  of each sample's first maximum, for the compat's ops and for CNTK model files' rules;
+* :func:`auto_padding`, :func:`convolution` and :func:`pooling`: CNTK's auto-padding (windows
+  centred on every ``stride``-th position, ``ceil(size / stride)`` outputs) for convolutions
+  and pooling (padding never wins a max; an average counts only the values inside);
+  :func:`roi_pooling` is CNTK's ``ROIPooling`` (Fast R-CNN's max pooling over regions).
+
+Example:
+    >>> import stadyn as sd, stadyn.cntk_semantics as S
+    >>> x = sd.Variable((4, 2, 3))            # a batch of 4 samples of shape (2, 3)
+    >>> S.times(x, sd.Variable((3, 5)), batched=True).shape
+    (4, 2, 5)
+    >>> S.reshape_sample(x, (6,), batched=True).shape
+    (4, 6)
+"""
+
+from ..sequence import reshape_samples
+from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, reshape_sample,
+                    static_axis, times)
+from ._ops import constant_like, divide, hardmax, logistic, straight_through
+from ._windows import (auto_padding, convolution, convolution_transpose, pooling,
+                       refuse_window_beyond_input, roi_pooling)
+
+__all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
+           "reshape_samples", "over_sample", "broadcast_pair", "auto_padding", "convolution",
+           "convolution_transpose", "pooling", "divide", "hardmax", "roi_pooling",
+           "refuse_window_beyond_input", "straight_through", "logistic", "constant_like"]
+

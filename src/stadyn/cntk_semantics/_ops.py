@@ -1,0 +1,119 @@
+"""CNTK's element rules that both front ends share: safe division, hardmax, straight-through,
+logistic loss, constants shaped like a value."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from .. import functions as F
+from ..graph import Variable
+from ..sequence import reshape_samples
+
+def divide(a: Variable | None, b: Variable) -> Variable:
+    """``a / b`` as CNTK 2.7 computes it (``ElementDivide``, and ``Reciprocal`` with ``a`` None
+    for 1): 0 where ``b`` is 0, never inf or nan, and no gradient there.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> with sd.auto_forward():
+        ...     y = divide(None, sd.Variable.from_numpy_array(np.array([0.0, 2.0], np.float32)))
+        >>> y.d.tolist()
+        [0.0, 0.5]
+    """
+    zero = F.stop_gradient(F.equal_scalar(b, 0.0))
+    kept = F.r_sub_scalar(zero, 1.0)
+    return F.div2(kept if a is None else F.mul2(a, kept), F.add2(b, zero))
+
+
+def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
+    """CNTK's ``Hardmax``: per sample (the axes after the ``lead`` ones, of shape ``sample``),
+    1.0 at the first largest value in row-major order (the first value no later one exceeds:
+    a NaN first wins, a later one is passed by) and 0.0 elsewhere, with no gradient.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> with sd.auto_forward():
+        ...     y = hardmax(sd.Variable.from_numpy_array(np.array([[1.0, 3.0, 3.0]])), 1, (3,))
+        >>> y.d.tolist()
+        [[0.0, 1.0, 0.0]]
+    """
+    size = math.prod(sample)
+    v = F.stop_gradient(x)
+    flat = v if len(sample) == 1 else reshape_samples(v, lead, (size,))
+    index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True, rule="cntk")
+    hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)), "float32")
+    return hot if len(sample) == 1 else reshape_samples(hot, lead, tuple(sample))
+
+
+def straight_through(x: Variable) -> Variable:
+    """CNTK's ``StraightThrough`` (``straight_through_impl``): ``1`` where ``x > 0``, else
+    ``-1`` (CNTK 2.7 gives -1 for 0 and for NaN), with the gradient of ``clip(x, -1, 1)``
+    (what passes where ``|x| <= 1``, 0 for NaN): the sign plus the clipped input less itself
+    held (a NaN clipped as 2).  ``C.straight_through_impl`` and the file reader's
+    ``StraightThrough`` are this.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> x = sd.Variable.from_numpy_array(np.array([0.0, 2.0, -0.5, np.nan], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = S.straight_through(x)
+        >>> y.d.tolist()
+        [-1.0, 1.0, -1.0, -1.0]
+    """
+    held = F.stop_gradient(x)
+    sign = F.add_scalar(F.mul_scalar(F.greater(held, F.mul_scalar(held, 0.0)), 2.0), -1.0)
+    number = F.equal(held, held)
+    clipped = F.clip_by_value_scalar(F.where(number, x, F.add_scalar(
+        F.mul_scalar(number, 0.0), 2.0)), -1.0, 1.0)
+    return F.add2(sign, F.sub2(clipped, F.stop_gradient(clipped)))
+
+
+def logistic(output: Variable, target: Variable, weight: Variable | None = None,
+             samples: Variable | None = None) -> Variable:
+    """CNTK's ``Logistic`` criterion (``weighted_binary_cross_entropy``; Source/
+    ComputationNetworkLib/TrainingNodes.h:2081, LogisticNode), one number for the minibatch:
+    with ``l = log(2 t o + 1 - t - o)`` (``t log o + (1 - t) log(1 - o)`` for a target of 0 or 1),
+    ``-sum(l)``, or with a weight ``-N sum(w l) / sum(w)``, ``N`` the minibatch's samples
+    (``samples``, a 0-d Variable; by default the number of ``weight``'s elements).  Its
+    gradient is CNTK's (TrainingNodes.h:2046): for ``output`` only, that of ``-sum(w l)`` (the
+    weighted value's ``N / sum(w)`` left out).  The three broadcast as element-wise ops do.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> o = sd.Variable.from_numpy_array(np.array([[0.25], [0.5]], np.float32))
+        >>> t = sd.Variable.from_numpy_array(np.array([[1.0], [0.0]], np.float32))
+        >>> w = sd.Variable.from_numpy_array(np.array([[3.0], [1.0]], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = S.logistic(o, t, w)
+        >>> round(float(y.d), 4)                  # -2 (3 log .25 + log .5) / 4
+        2.426
+    """
+    t = F.stop_gradient(target)
+    both = F.mul_scalar(F.mul2(output, t), 2.0)    # (output, target, weight: CNTK's order of
+                                                    # the Logistic's inputs, as the graph shows)
+    log_likelihood = F.log(F.sub2(F.add_scalar(F.sub2(both, t), 1.0), output))
+    if weight is None:
+        return F.mul_scalar(F.sum(log_likelihood), -1.0)
+    w = F.stop_gradient(weight)
+    if samples is None:
+        samples = F.sum(F.add_scalar(F.mul_scalar(w, 0.0), 1.0))
+    total = F.mul_scalar(F.sum(F.mul2(log_likelihood, w)), -1.0)    # (what the gradient is of)
+    value = F.div2(F.mul2(samples, total), F.sum(w))
+    return F.add2(total, F.stop_gradient(F.sub2(value, total)))
+
+
+def constant_like(x: Variable, fill: float) -> Variable:
+    """CNTK's ``ConstantOp`` (``zeros_like``, ``ones_like``): ``fill`` everywhere in ``x``'s
+    shape, whatever ``x`` holds -- NaN and infinities too, which ``x * 0`` would keep: ``x`` is
+    only compared with itself (0 or 1), and takes no gradient.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> x = sd.Variable.from_numpy_array(np.array([np.nan, np.inf, -1.0], np.float32))
+        >>> with sd.auto_forward():
+        ...     S.constant_like(x, 1.0).d.tolist(), S.constant_like(x, 0.0).d.tolist()
+        ([1.0, 1.0, 1.0], [0.0, 0.0, 0.0])
+    """
+    x = F.stop_gradient(x)
+    return F.add_scalar(F.mul_scalar(F.equal(x, x), 0.0), float(fill))

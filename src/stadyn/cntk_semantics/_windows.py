@@ -1,0 +1,237 @@
+"""CNTK's windows: auto-padding, convolution (and its transpose), pooling and ROI pooling, with
+CNTK's geometry (ConvolveGeometry) and its refusals."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .. import functions as F
+from .._errors import ShapeError
+from ..graph import Variable, format_location, user_location
+
+from ._axes import _per_axis
+
+
+def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence[int],
+                 dilations: Sequence[int] | None = None,
+                 flags: bool | Sequence[bool] = True) -> list[tuple[int, int]]:
+    """CNTK's auto-padding, per axis ``(before, after)``: windows centred on every
+    ``stride``-th input position, so an axis with its flag set has ``ceil(size / stride)``
+    outputs, the first centred on position ``extra // 2``, where ``extra`` is what the centres'
+    span leaves of the axis (``size - (outputs - 1) * stride - 1``; CNTK 2.7's
+    ``ConvolveGeometry::GetLowerPad``, Source/Math/ConvolveGeometry.h:385-399: a stride of 3 or
+    more may start past position 0); ``(0, 0)`` where the flag is False.  Where that start is
+    past the window's half (a stride of 5 or more for a kernel of 3), CNTK drops the first
+    positions; that case keeps the first window on position 0 here.
+
+    Example:
+        >>> auto_padding((32, 7, 12), (3, 3, 5), (1, 2, 4))
+        [(1, 1), (1, 1), (1, 0)]
+    """
+    n = len(kernels)
+    dilations = _per_axis(dilations or 1, n)
+    flags = _per_axis(flags, n)
+    pads = []
+    for size, k, s, d, on in zip(sizes, kernels, strides, dilations, flags):
+        if not on:
+            pads.append((0, 0))
+            continue
+        span = d * (k - 1) + 1
+        out = -(-size // s)
+        before = (span - 1) // 2 - (size - (out - 1) * s - 1) // 2
+        if before < 0:
+            before = (span - 1) // 2
+        pads.append((before, max(0, (out - 1) * s + span - size - before)))
+    return pads
+
+
+def _symmetric(pads, sizes, kernels, strides, dilations) -> tuple[int, ...] | None:
+    """The symmetric padding giving the same windows as ``pads``, if any: padding only the start
+    by ``before`` works whenever it yields as many windows."""
+    out = []
+    for (lo, hi), size, k, s, d in zip(pads, sizes, kernels, strides, dilations):
+        span = d * (k - 1) + 1
+        if (size + 2 * lo - span) // s + 1 != (size + lo + hi - span) // s + 1:
+            return None
+        out.append(lo)
+    return tuple(out)
+
+
+def refuse_window_beyond_input(window: Sequence[int], sizes: Sequence[int], op: str) -> None:
+    """CNTK refuses a convolution or pooling window longer than its input on any axis, padded
+    or not (``ConvolveGeometry::ComputeOutputShape``, CNTK's Source/Math/ConvolveGeometry.h:447,
+    for its Python API and cntk.exe alike); a ``ShapeError`` (a ``ValueError``, as CNTK 2.7's)
+    whose first line is CNTK's and whose second names the op and the user's line.  Unknown
+    (non-positive) sizes pass.
+
+    Example:
+        >>> refuse_window_beyond_input((3, 3), (2, 2), "convolution")
+        Traceback (most recent call last):
+        ...
+        stadyn._errors.ShapeError: Convolution operation requires that kernel dim 3 <= input dim 2.
+        ...
+    """
+    for k, size in zip(window, sizes):
+        if isinstance(size, int) and size > 0 and int(k) > size:
+            where = format_location(user_location())
+            raise ShapeError(
+                f"Convolution operation requires that kernel dim {int(k)} <= input dim {size}."
+                f"\n({op} of a window {tuple(int(v) for v in window)} over an input of "
+                f"{tuple(sizes)} on those axes" + (f", made at {where})" if where else ")"))
+
+
+def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: Sequence[int],
+                auto_pad: bool | Sequence[bool], dilation: Sequence[int] | int = 1,
+                groups: int = 1) -> Variable:
+    """CNTK's convolution of ``x`` (channels first, batch axis in front) with ``weight`` of
+    shape ``(out, in // groups, *kernel)``; ``bias`` has shape ``(out,)``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> convolution(sd.Variable((2, 3, 8, 8)), sd.Variable((4, 3, 3, 3)), None, (2, 2),
+        ...             True).shape
+        (2, 4, 4, 4)
+    """
+    kernel = tuple(weight.shape[2:])
+    n = len(kernel)
+    strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
+    sizes = tuple(x.shape[-n:])
+    refuse_window_beyond_input(kernel, sizes, "convolution")
+    pads = auto_padding(sizes, kernel, strides, dilation, auto_pad)
+    symmetric = _symmetric(pads, sizes, kernel, strides, dilation)
+    if symmetric is None:
+        x = F.pad(x, tuple(v for lo_hi in pads for v in lo_hi))
+        symmetric = (0,) * n
+    return F.convolution(x, weight, bias, pad=symmetric, stride=strides, dilation=dilation,
+                         group=int(groups))
+
+
+def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
+                          strides: Sequence[int], auto_pad: bool | Sequence[bool],
+                          dilation: Sequence[int] | int = 1,
+                          output_shape: Sequence[int] | None = None) -> Variable:
+    """CNTK's transposed convolution of ``x`` with ``weight`` of shape ``(in, out, *kernel)``:
+    the transpose of :func:`convolution` over an input of ``output_shape`` (by default
+    ``size * stride`` on auto-padded axes, the full ``(size - 1) * stride + span`` on the
+    others).  ``bias`` has shape ``(out,)``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> convolution_transpose(sd.Variable((2, 3, 4, 4)), sd.Variable((3, 2, 2, 3)), None,
+        ...                       (1, 1), True).shape
+        (2, 2, 4, 4)
+    """
+    kernel = tuple(weight.shape[2:])
+    n = len(kernel)
+    strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
+    flags = _per_axis(auto_pad, n)
+    sizes = tuple(x.shape[-n:])
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    natural = [(i - 1) * s + span for i, s, span in zip(sizes, strides, spans)]
+    if output_shape is not None:
+        wanted = [int(v) for v in tuple(output_shape)[-n:]]
+    else:
+        wanted = [(i - 1) * s + 1 if on else nat
+                  for i, s, on, nat in zip(sizes, strides, flags, natural)]
+    pads = auto_padding(wanted, kernel, strides, dilation, flags)
+    lows = [lo for lo, _ in pads]
+    extra = [max(0, lo + w - nat) for lo, w, nat in zip(lows, wanted, natural)]
+    y = F.deconvolution(x, weight, bias, pad=(0,) * n, stride=strides, dilation=dilation,
+                        output_padding=tuple(extra) if any(extra) else None)
+    if any(lo or lo + w < nat + e for lo, w, nat, e in zip(lows, wanted, natural, extra)):
+        start = [None] * (y.ndim - n) + lows
+        stop = [None] * (y.ndim - n) + [lo + w for lo, w in zip(lows, wanted)]
+        y = F.slice(y, start, stop, [1] * y.ndim)
+    return y
+
+
+def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
+            auto_pad: bool | Sequence[bool], average: bool, nan_rule: str = "cntk") -> Variable:
+    """CNTK's max or average pooling over the trailing ``len(window)`` axes; with auto-padding
+    the padding never wins a max and an average counts only the values inside the input.  A
+    max passes NaN by (CNTK 2.7's rule; ``nan_rule="torch"``: a NaN wins its window, with
+    ATen's kernel, which a compiled step keeps, as Stadyn's own ``layers.MaxPooling`` has it).
+
+    Example:
+        >>> import stadyn as sd
+        >>> pooling(sd.Variable((1, 4, 5, 5)), (3, 3), (2, 2), True, average=False).shape
+        (1, 4, 3, 3)
+    """
+    window = tuple(int(k) for k in window)
+    n = len(window)
+    strides = _per_axis(strides, n)
+    sizes = tuple(x.shape[-n:])
+    refuse_window_beyond_input(window, sizes, "pooling")
+    pads = auto_padding(sizes, window, strides, None, auto_pad)
+    symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
+    if symmetric is not None:
+        if average:
+            return F.average_pooling(x, window, strides, True, symmetric, including_pad=False)
+        return F.max_pooling(x, window, strides, True, symmetric, rule=nan_rule)
+    widths = tuple(v for lo_hi in pads for v in lo_hi)
+    if not average:
+        return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides,
+                             True, rule=nan_rule)
+    # The mean over the part of each window inside the input: window sums over a zero-padded
+    # input divided by window sums over a padded mask of ones.  The ones are x ** 0 (1 for
+    # NaN and inf too, where x * 0 + 1 is NaN) and take no gradient: CNTK 2.7's average of a
+    # window holding inf is inf, its gradient g / count whatever the values
+    ones = F.stop_gradient(F.pow_scalar(x, 0.0))
+    total = F.average_pooling(F.pad(x, widths), window, strides, True)
+    count = F.average_pooling(F.pad(ones, widths), window, strides, True)
+    return F.div2(total, count)
+
+
+def _roi_bins(first: Variable, last: Variable, bins: int, size: int) -> Variable:
+    """``(B, R, bins, 2)``: the ``(start, stop)`` of the map positions each bin covers along
+    one axis, for region corners ``first``, ``last`` (``(B, R, 1)``, already rounded): CNTK's
+    bins ``floor(k * s) .. ceil((k + 1) * s)`` from ``first`` with ``s = max(last - first + 1,
+    1) / bins`` (a division, as CNTK's C++ does), clipped to the axis (a bin with ``stop <=
+    start`` is empty)."""
+    length = F.maximum_scalar(F.add_scalar(F.sub2(last, first), 1.0), 1.0)
+    step = F.div2(length, F.constant(float(bins), (1,)))                  # (B, R, 1)
+    k = F.arange(0, bins)                                                 # (bins,)
+    lo = F.clip_by_value_scalar(F.add2(F.floor(F.mul2(k, step)), first), 0.0, float(size))
+    hi = F.clip_by_value_scalar(F.add2(F.ceil(F.mul2(F.add_scalar(k, 1.0), step)), first),
+                                0.0, float(size))
+    # stacked, not reshaped: the regions' count R is free (a user function's FreeDimension
+    # rows, known only when it runs), so no shape here names it
+    return F.stack(lo, hi, axis=3)
+
+
+def roi_pooling(x: Variable, rois: Variable, output_shape: Sequence[int],
+                spatial_scale: float) -> Variable:
+    """CNTK's ``ROIPooling`` with max pooling (``C.roipooling``; Source/Math/CPUMatrixImpl.h,
+    ``MaxROIPoolingForward``): ``x`` ``(B, C, H, W)`` feature maps, ``rois`` ``(B, R, 4)``
+    regions ``x1, y1, x2, y2`` in the image's pixels, scaled by ``spatial_scale`` and rounded
+    (half away from zero) onto the map; each region is cut into ``output_shape`` ``(h, w)``
+    bins ``floor(k * s) .. ceil((k + 1) * s)`` (neighbours may share a row or column), clipped
+    to the map: ``(B, R, C, h, w)``.  A bin's value is its largest, NaN passed by (at least
+    -FLT_MAX, where CNTK's scan starts); an empty bin gives 0.  The first largest value in
+    row-major order takes the gradient, summed over the bins that chose it, as CNTK's
+    ``MaxROIPoolingBackward``; the regions take none.  The pooling over the bins is the op
+    ``F.cntk_bin_max_pooling`` (``ops/_roi_pool.py``: no intermediate of the map's size per
+    region); a float16 map is pooled in float32 (a float32 output, as before).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> fm = sd.Variable.from_numpy_array(np.arange(16.0, dtype=np.float32).reshape(1, 1, 4, 4))
+        >>> box = sd.Variable.from_numpy_array(np.array([[[0.0, 0.0, 3.0, 3.0]]], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = S.roi_pooling(fm, box, (2, 2), 1.0)
+        >>> y.d.reshape(2, 2).tolist()
+        [[5.0, 7.0], [13.0, 15.0]]
+    """
+    ph, pw = (int(s) for s in output_shape)
+    h, w = (int(s) for s in x.shape[2:])
+    # the corners in double precision, as CNTK's C++ scales them (float * double)
+    scaled = F.round(F.mul_scalar(F.cast(F.stop_gradient(rois), "float64"), float(spatial_scale)))
+    corners = F.cast(scaled, str(x.dtype))
+
+    def corner(i):
+        return F.slice(corners, [None, None, i], [None, None, i + 1], [1, 1, 1])   # (B, R, 1)
+    cols = _roi_bins(corner(0), corner(2), pw, w)                          # (B, R, pw, 2)
+    rows = _roi_bins(corner(1), corner(3), ph, h)                          # (B, R, ph, 2)
+    if str(x.dtype) not in ("float32", "float64"):
+        x = F.cast(x, "float32")
+    return F.cntk_bin_max_pooling(x, rows, cols)
