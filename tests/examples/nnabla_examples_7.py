@@ -1,0 +1,124 @@
+"""Run a seventh batch of nnabla-examples' programs (sony/nnabla-examples:
+``graph-neural-networks/GCN``), unchanged, at a tiny size, one after another in this process,
+and write as JSON what they printed and recorded and the files they wrote.  The same file runs
+on NNabla 1.39 (which made ``refs/nnabla139_examples_7.json``) and, with ``--stadyn``, on
+Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
+
+    python tests/examples/nnabla_examples_7.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
+
+The reference file is this, run on NNabla 1.39 (``/work/peers/nnabla/bin/python
+tests/examples/nnabla_examples_7.py EXAMPLES WORK tests/examples/refs/nnabla139_examples_7.json``).
+
+EXAMPLES holds the programs' folders and ``utils`` (a checkout or an archive of the
+repository); WORK is an empty folder.  ``utils`` goes on ``sys.path``, as GCN's ``utils.py``
+puts ``../../utils/`` there for a run from its own folder.  The data are stand-ins in the real
+files: Cora's ``cora.tgz`` (``examples/nnabla/cora_standin.py``, 1,200 papers: GCN's split
+takes 20 of each of the 7 subjects to train and 500 + 500 others to validate and test) in the
+program's working folder ``WORK/gcn``, where its ``download_cora`` looks first.  GCN reads the
+files with pandas, networkx (2.x) and scikit-learn's ``LabelEncoder``, which the runs on both
+frameworks take from ``gcn_library_standins.py`` (NNabla's environment has none of the three,
+Stadyn's no pandas and networkx 3).  Only the harness around the programs differs from a
+user's shell: NumPy, ``random`` and NNabla's generators (``nn.seed(0)``: GCN's dropout masks)
+are seeded 0 before each, the parameter initializers' 313 (and on Stadyn torch's 0);
+``np.float`` (gone from NumPy 1.24; GCN's ``normalize_adj`` uses it) is put back.
+
+GCN's 200 steps are fixed in the program, and each draws NNabla's dropout masks for the 1,200 x
+1,433 features (two 32-bit numbers of NNabla's ``std::mt19937`` a value): about 15 s on Stadyn.
+Unless ``STADYN_LONG_EXAMPLES=1`` is set the driver ends the run after its first
+``SHORT_STEPS`` steps, as a user interrupts it, when the program prints the step after them
+(the run's ``stopped`` says so; the reference holds all 200).
+"""
+
+import contextlib
+import io
+import os
+import random
+import re
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gcn_library_standins  # noqa: E402
+import nnabla_example_runs as record  # noqa: E402
+
+PROGRAMS = ("graph-neural-networks/GCN", "utils")
+CORA_PAPERS = 1200
+LONG = os.environ.get("STADYN_LONG_EXAMPLES") == "1"
+SHORT_STEPS = 10
+
+# (run, program, arguments); {out} is WORK/<run>, {work} is WORK.
+RUNS = [
+    # GCN: two graph convolutions (dropout, PF.affine, F.dot by the normalized adjacency),
+    # the training nodes' rows gathered by H[train_mask], categorical cross-entropy, weight
+    # decay by F.pow_scalar; 200 Adam steps (fixed in the program) on the whole graph
+    ("gcn", "graph-neural-networks/GCN/train.py", ""),
+]
+# the programs' own modules, forgotten after each run
+OWN_MODULES = ("gcn_model", "utils", "neu")
+# what GCN's train.py prints of each step
+GCN_STEP = re.compile(r"loss: (\S+) acc: (\S+) loss_val: (\S+) acc_val: (\S+)")
+GCN_END = re.compile(r"Best validation acc: (\S+)\s+Test acc: (\S+)")
+
+
+def printed(run, text):
+    """What ``run`` printed, as numbers: GCN's ``{"steps": [[loss, acc, loss_val, acc_val],
+    ...], "end": [best validation accuracy, test accuracy]}``."""
+    out = {"steps": [[float(v) for v in m.groups()] for m in GCN_STEP.finditer(text)]}
+    end = GCN_END.search(text)
+    out["end"] = [float(v) for v in end.groups()] if end else None
+    return out
+
+
+class _Interrupted(KeyboardInterrupt):
+    """The driver's interruption of a run (after the steps it was to compare)."""
+
+
+class _Printed(io.StringIO):
+    """What a program prints, kept; with ``steps`` set, the print of the step after that many
+    interrupts the program."""
+
+    def __init__(self, steps=None):
+        super().__init__()
+        self.steps = steps
+
+    def write(self, text):
+        n = super().write(text)
+        if self.steps is not None and len(GCN_STEP.findall(self.getvalue())) > self.steps:
+            raise _Interrupted("after %d steps" % self.steps)
+        return n
+
+
+def main(argv):
+    examples, work, out_path, stadyn = record.begin(argv, ROOT)
+    import cora_standin
+    cora_standin.write_cora(os.path.join(work, "gcn"), CORA_PAPERS)
+    sys.path.insert(0, os.path.join(examples, "utils"))
+    np.float = float      # GCN's utils.normalize_adj: .astype(np.float)
+    import nnabla as nn
+    import nnabla.random
+    results = {}
+    for run, program, args, folder in record.selected(RUNS, argv, work):
+        np.random.seed(0)
+        random.seed(0)
+        nn.seed(0)
+        nnabla.random.set_parameter_seed(313)
+        if stadyn:
+            import torch
+            torch.manual_seed(0)
+        nn.clear_parameters()
+        text = _Printed(None if LONG else SHORT_STEPS)
+        with gcn_library_standins.installed(), contextlib.redirect_stdout(text):
+            error, seconds = record.run_beside_its_modules(
+                os.path.join(examples, program), args.format(out=folder, work=work).split(),
+                folder, OWN_MODULES)
+        stopped = error is not None and error.startswith("_Interrupted")
+        results[run] = record.result(folder, None if stopped else error, seconds, stadyn)
+        results[run]["printed"] = printed(run, text.getvalue())
+        results[run]["stopped"] = stopped
+    record.write_results(results, out_path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
