@@ -31,7 +31,7 @@ def face(rng: np.random.RandomState) -> np.ndarray:
     rows, cols = np.mgrid[0:HEIGHT, 0:WIDTH].astype(np.float64)
     background = rng.uniform(30, 220, size=3)
     skin = np.array([rng.uniform(150, 240), rng.uniform(100, 190), rng.uniform(70, 160)])
-    img = np.empty((HEIGHT, WIDTH, 3)) + background
+    img = np.zeros((HEIGHT, WIDTH, 3)) + background
     img += 20 * np.sin(cols / rng.uniform(8, 30))[..., None]          # a striped background
     cy, cx = 121 + rng.uniform(-6, 6), 89 + rng.uniform(-6, 6)
     ry, rx = rng.uniform(50, 62), rng.uniform(38, 48)
