@@ -1,26 +1,38 @@
 """Run a seventh batch of nnabla-examples' programs (sony/nnabla-examples:
-``graph-neural-networks/GCN``), unchanged, at a tiny size, one after another in this process,
-and write as JSON what they printed and recorded and the files they wrote.  The same file runs
-on NNabla 1.39 (which made ``refs/nnabla139_examples_7.json``) and, with ``--stadyn``, on
-Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
+``graph-neural-networks/GCN``, ``image-generation/pggan``), unchanged, at a tiny size, one
+after another in this process, and write as JSON what they printed and recorded and the files
+they wrote. The same file runs on NNabla 1.39 (which made ``refs/nnabla139_examples_7.json``)
+and, with ``--stadyn``, on Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
 
     python tests/examples/nnabla_examples_7.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
 
-The reference file is this, run on NNabla 1.39 (``/work/peers/nnabla/bin/python
-tests/examples/nnabla_examples_7.py EXAMPLES WORK tests/examples/refs/nnabla139_examples_7.json``).
+The reference file is this, run on NNabla 1.39 with all of GCN's steps
+(``STADYN_LONG_EXAMPLES=1 /work/peers/nnabla/bin/python tests/examples/nnabla_examples_7.py
+EXAMPLES WORK tests/examples/refs/nnabla139_examples_7.json``).
 
 EXAMPLES holds the programs' folders and ``utils`` (a checkout or an archive of the
-repository); WORK is an empty folder.  ``utils`` goes on ``sys.path``, as GCN's ``utils.py``
-puts ``../../utils/`` there for a run from its own folder.  The data are stand-ins in the real
+repository); WORK is an empty folder. ``utils`` goes on ``sys.path``, as GCN's ``utils.py``
+puts ``../../utils/`` there for a run from its own folder. The data are stand-ins in the real
 files: Cora's ``cora.tgz`` (``examples/nnabla/cora_standin.py``, 1,200 papers: GCN's split
 takes 20 of each of the 7 subjects to train and 500 + 500 others to validate and test) in the
-program's working folder ``WORK/gcn``, where its ``download_cora`` looks first.  GCN reads the
-files with pandas, networkx (2.x) and scikit-learn's ``LabelEncoder``, which the runs on both
-frameworks take from ``gcn_library_standins.py`` (NNabla's environment has none of the three,
-Stadyn's no pandas and networkx 3).  Only the harness around the programs differs from a
+program's working folder ``WORK/gcn``, where its ``download_cora`` looks first; CelebA's
+aligned faces (``examples/nnabla/celeba_standin.py``, two pictures) under ``WORK/celeba``. GCN
+reads the files with pandas, networkx (2.x) and scikit-learn's ``LabelEncoder``, which the runs
+on both frameworks take from ``gcn_library_standins.py`` (NNabla's environment has none of the
+three, Stadyn's no pandas and networkx 3). Only the harness around the programs differs from a
 user's shell: NumPy, ``random`` and NNabla's generators (``nn.seed(0)``: GCN's dropout masks)
 are seeded 0 before each, the parameter initializers' 313 (and on Stadyn torch's 0);
-``np.float`` (gone from NumPy 1.24; GCN's ``normalize_adj`` uses it) is put back.
+``np.float`` (gone from NumPy 1.24; GCN's ``normalize_adj`` uses it) is put back; an
+``nnabla_ext.cuda`` whose ``clear_memory_cache`` does nothing stands in where there is none
+(PGGAN calls it between its phases).
+
+PGGAN grows its networks through every resolution from 4 to 128 pixels (fixed in the program;
+about 2 minutes on NNabla 1.39 even at batch 2, a 16-number latent and one epoch of two
+pictures a phase): the driver interrupts it, on both frameworks, when it logs the start of its
+growth to 16 pixels, after it has trained and saved its 4-pixel phase, the fade-in to 8 and its
+8-pixel phase. Its monitors average every 10 iterations and so record nothing in those 3
+iterations; the run's record is a digest of its saved parameters and of its image tiles
+(``pictures``).
 
 GCN's 200 steps are fixed in the program, and each draws NNabla's dropout masks for the 1,200 x
 1,433 features (two 32-bit numbers of NNabla's ``std::mt19937`` a value): about 15 s on Stadyn.
@@ -30,7 +42,9 @@ Unless ``STADYN_LONG_EXAMPLES=1`` is set the driver ends the run after its first
 """
 
 import contextlib
+import glob
 import io
+import logging
 import os
 import random
 import re
@@ -43,7 +57,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gcn_library_standins  # noqa: E402
 import nnabla_example_runs as record  # noqa: E402
 
-PROGRAMS = ("graph-neural-networks/GCN", "utils")
+PROGRAMS = ("graph-neural-networks/GCN", "image-generation/pggan", "utils")
 CORA_PAPERS = 1200
 LONG = os.environ.get("STADYN_LONG_EXAMPLES") == "1"
 SHORT_STEPS = 10
@@ -54,9 +68,17 @@ RUNS = [
     # the training nodes' rows gathered by H[train_mask], categorical cross-entropy, weight
     # decay by F.pow_scalar; 200 Adam steps (fixed in the program) on the whole graph
     ("gcn", "graph-neural-networks/GCN/train.py", ""),
+    # PGGAN: equalized-learning-rate convolutions, pixel-wise feature normalization, the
+    # minibatch standard deviation, F.randn latents, fade-ins by alpha (dynamic mode)
+    ("pggan", "image-generation/pggan/train.py",
+     "-c cpu -b 2 --img-path {work}/celeba --epoch-per-resolution 1 --latent 16 "
+     "--monitor-path {out}"),
 ]
+# the log line on which the driver interrupts a run (on NNabla 1.39 and Stadyn alike)
+INTERRUPT_AT = {"pggan": "phase : 8to16"}
 # the programs' own modules, forgotten after each run
-OWN_MODULES = ("gcn_model", "utils", "neu")
+OWN_MODULES = ("gcn_model", "utils", "neu", "args", "datasets", "helpers", "networks",
+               "functions", "trainer")
 # what GCN's train.py prints of each step
 GCN_STEP = re.compile(r"loss: (\S+) acc: (\S+) loss_val: (\S+) acc_val: (\S+)")
 GCN_END = re.compile(r"Best validation acc: (\S+)\s+Test acc: (\S+)")
@@ -90,14 +112,43 @@ class _Printed(io.StringIO):
         return n
 
 
+class _InterruptAtLog(logging.Handler):
+    """Interrupts the program when NNabla's logger logs ``message``."""
+
+    def __init__(self, message):
+        super().__init__()
+        self.message = message
+
+    def emit(self, record):
+        if record.getMessage() == self.message:
+            raise _Interrupted("at " + repr(self.message))
+
+
+def pictures(folder):
+    """``{png: [height, width, mean of each channel ..., sum of squares / size]}`` of the
+    pictures under ``folder``, by file name."""
+    from PIL import Image
+    out = {}
+    for path in sorted(glob.glob(os.path.join(folder, "**", "*.png"), recursive=True)):
+        x = np.asarray(Image.open(path), dtype=np.float64)
+        x = x.reshape(x.shape[0], x.shape[1], -1)
+        out[os.path.basename(path)] = ([x.shape[0], x.shape[1]] + x.mean(axis=(0, 1)).tolist()
+                                       + [float(np.mean(x * x))])
+    return out
+
+
 def main(argv):
     examples, work, out_path, stadyn = record.begin(argv, ROOT)
     import cora_standin
     cora_standin.write_cora(os.path.join(work, "gcn"), CORA_PAPERS)
+    import celeba_standin
+    celeba_standin.write_celeba(os.path.join(work, "celeba"), 2)
+    record.cuda_extension_if_missing()
     sys.path.insert(0, os.path.join(examples, "utils"))
     np.float = float      # GCN's utils.normalize_adj: .astype(np.float)
     import nnabla as nn
     import nnabla.random
+    from nnabla import logger
     results = {}
     for run, program, args, folder in record.selected(RUNS, argv, work):
         np.random.seed(0)
@@ -108,14 +159,22 @@ def main(argv):
             import torch
             torch.manual_seed(0)
         nn.clear_parameters()
-        text = _Printed(None if LONG else SHORT_STEPS)
-        with gcn_library_standins.installed(), contextlib.redirect_stdout(text):
-            error, seconds = record.run_beside_its_modules(
-                os.path.join(examples, program), args.format(out=folder, work=work).split(),
-                folder, OWN_MODULES)
+        text = _Printed(None if LONG or run != "gcn" else SHORT_STEPS)
+        interrupt = _InterruptAtLog(INTERRUPT_AT.get(run))
+        logger.addHandler(interrupt)
+        try:
+            with gcn_library_standins.installed(), contextlib.redirect_stdout(text):
+                error, seconds = record.run_beside_its_modules(
+                    os.path.join(examples, program),
+                    args.format(out=folder, work=work).split(), folder, OWN_MODULES)
+        finally:
+            logger.removeHandler(interrupt)
+            nn.set_auto_forward(False)
         stopped = error is not None and error.startswith("_Interrupted")
-        results[run] = record.result(folder, None if stopped else error, seconds, stadyn)
+        results[run] = record.result(folder, None if stopped else error, seconds, stadyn,
+                                     digest=run == "pggan")
         results[run]["printed"] = printed(run, text.getvalue())
+        results[run]["pictures"] = pictures(folder)
         results[run]["stopped"] = stopped
     record.write_results(results, out_path)
 
