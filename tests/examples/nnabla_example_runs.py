@@ -96,6 +96,27 @@ def stub_if_missing(names, **attributes):
             sys.modules[name] = module
 
 
+def cuda_extension_if_missing():
+    """An ``nnabla_ext.cuda`` whose ``clear_memory_cache()`` does nothing, where the CUDA
+    extension is not installed (an empty ``nnabla_ext`` too where there is none, as on
+    Stadyn: its contexts are named by ``nnabla.ext_utils``): YOLO v2's and PGGAN's training
+    loops free the CUDA memory cache between phases."""
+    import importlib
+    import types
+    try:
+        importlib.import_module("nnabla_ext.cuda")
+        return
+    except ImportError:
+        pass
+    try:
+        parent = importlib.import_module("nnabla_ext")
+    except ImportError:
+        parent = sys.modules["nnabla_ext"] = types.ModuleType("nnabla_ext")
+    cuda = types.ModuleType("nnabla_ext.cuda")
+    cuda.clear_memory_cache = lambda: None
+    sys.modules["nnabla_ext.cuda"] = parent.cuda = cuda
+
+
 def run_program(path, argv, folder):
     """Run the program at ``path`` as ``__main__`` with ``sys.argv = [path, *argv]``, in
     ``folder``; returns ``(the error it stopped with, as text, or None; seconds taken)``."""

@@ -127,26 +127,6 @@ class _SeededWhenUnseeded(np.random.RandomState):
         super().__init__(np.random.randint(2 ** 31) if seed is None else seed)
 
 
-def _cuda_extension_if_missing():
-    """An ``nnabla_ext.cuda`` whose ``clear_memory_cache()`` does nothing, where the CUDA
-    extension is not installed (an empty ``nnabla_ext`` too where there is none, as on
-    Stadyn: its contexts are named by ``nnabla.ext_utils``)."""
-    import importlib
-    import types
-    try:
-        importlib.import_module("nnabla_ext.cuda")
-        return
-    except ImportError:
-        pass
-    try:
-        parent = importlib.import_module("nnabla_ext")
-    except ImportError:
-        parent = sys.modules["nnabla_ext"] = types.ModuleType("nnabla_ext")
-    cuda = types.ModuleType("nnabla_ext.cuda")
-    cuda.clear_memory_cache = lambda: None
-    sys.modules["nnabla_ext.cuda"] = parent.cuda = cuda
-
-
 def _complete_region_loss_targets(examples):
     """Import train.py's ``train_graph`` beforehand and give its ``RegionLossTargets`` (a
     PythonFunction whose backward does nothing: its outputs are targets) the two methods NNabla
@@ -170,7 +150,7 @@ def main(argv):
     voc_standin.write_darknet19_weights(os.path.join(work, "darknet19_448.conv.23"))
     import shapenet_part_standin
     shapenet_part_standin.write_shapenet_part(os.path.join(work, "shapenet"), N_TRAIN, 0, 6)
-    _cuda_extension_if_missing()
+    record.cuda_extension_if_missing()
     sys.path.insert(0, os.path.join(examples, "utils"))
     np.int = int          # neu/learning_rate_scheduler.py: np.asarray(..., dtype=np.int)
     import nnabla as nn

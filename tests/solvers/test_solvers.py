@@ -351,6 +351,34 @@ def test_functional_foreach_equals_loop(function, rates):
         np.testing.assert_allclose(fast.numpy(), loop.numpy(), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("decay", [0.0, 0.01], ids=["adam", "adamw"])
+def test_fused_adam_takes_a_transposed_gradient_element_by_element(decay):
+    """A gradient laid out otherwise than its parameter (a convolution weight's, through the
+    second backward of a gradient penalty, is transposed in memory): the fused kernel's step is
+    the per-tensor loop's on the same values.  torch's CPU kernel pairs elements by their place
+    in memory; before, a (4, 3) weight given a transposed gradient stepped a third of its
+    elements by another element's gradient (and so, at Adam's first step, the wrong way)."""
+    torch.manual_seed(0)
+    weight = torch.randn(4, 3)
+    grad = torch.randn(3, 4).t()            # (4, 3), its columns contiguous
+    assert not grad.is_contiguous()
+    results = []
+    for fused in (True, False):
+        p = [weight.clone()]
+        m, v = [torch.zeros_like(weight)], [torch.zeros_like(weight)]
+        for _ in range(2):
+            if fused:
+                Fn.fused_adam(p, [grad], m, v, step_size=0.1, beta1=0.5, beta2=0.999, eps=1e-8,
+                              decoupled_decay=decay)
+            else:
+                Fn.adam(p, [grad.contiguous()], m, v, step_size=0.1, beta1=0.5, beta2=0.999,
+                        eps=1e-8, decoupled_decay=decay, foreach=False)
+        results.append((p[0], m[0], v[0]))
+    for fast, loop in zip(*results):
+        np.testing.assert_allclose(fast.numpy(), loop.numpy(), rtol=1e-6, atol=1e-7)
+    assert torch.equal(torch.sign(results[0][0] - weight * (1 - 2 * decay)), -torch.sign(grad))
+
+
 # ---------------------------------------------------------------------------------------------
 # (2) three steps == NNabla's formula in NumPy
 # ---------------------------------------------------------------------------------------------

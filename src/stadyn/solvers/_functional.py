@@ -162,7 +162,14 @@ def fused_adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_
     torch's kernel divides by its own bias corrections ``1 - b^t``; given a huge step count they
     are 1, so ``lr`` is exactly NNabla's bias-corrected ``step_size`` (a float, or a 0-d tensor
     in a compiled step).  ``decoupled_decay`` is AdamW's ``eta_t * wd`` (a float).
+
+    torch's CPU kernel pairs the tensors' elements by their place in memory, so a gradient laid
+    out otherwise than its parameter (a convolution's weight gets a transposed one through a
+    second backward, as a WGAN-GP's gradient penalty takes it) is first copied into the
+    parameter's layout; with it as it was, half such a weight's elements took another's step.
     """
+    grads = [g if g.stride() == p.stride() else torch.empty_like(p).copy_(g)
+             for p, g in zip(params, grads)]
     steps = [torch.full((), 1e9, device=params[0].device)] * len(params)
     kwargs = dict(lr=step_size, beta1=beta1, beta2=beta2, eps=eps, amsgrad=v_max is not None,
                   maximize=False)
