@@ -40,7 +40,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PEERS = (os.path.join(ROOT, ".peers", "nnabla", "bin", "python"), "/work/peers/nnabla/bin/python")
+PEERS = (os.path.join(ROOT, ".venv-peers", "nnabla", "bin", "python"),   # make bench-peers'
+         "/work/peers/nnabla/bin/python")
 BATCH, CHANNELS, SIDE, CLASSES = 2, 4, 4, 10
 PER_BLOCK = 7
 
