@@ -129,6 +129,28 @@ def test_collector_paused_during_build_only(monkeypatch):
     assert seen == [False, False] and gc.isenabled()
 
 
+
+def test_collector_paused_for_the_structure_key_and_the_template(monkeypatch):
+    """The runner's whole build runs with the collector paused: the structure key and the
+    template kept for graphs rebuilt alike (_plan_reuse.py) as well as the lowering; before,
+    a full collection while the template was made walked a large graph's every object."""
+    import gc
+
+    from stadyn.graph import _runner
+    seen = []
+    for name in ("structure", "remember"):
+        original = getattr(_runner, name)
+
+        def recording(*args, _original=original, _name=name, **kwargs):
+            seen.append((_name, gc.isenabled()))
+            return _original(*args, **kwargs)
+        monkeypatch.setattr(_runner, name, recording)
+    assert gc.isenabled()
+    loss = _recurrent_loss(2)
+    loss.forward()
+    assert seen == [("structure", False), ("remember", False)] and gc.isenabled()
+    assert type(loss._plan).__name__ == "StaticPlan"
+
 def _traced(monkeypatch) -> list:
     from stadyn.graph import _plan
     seen = []

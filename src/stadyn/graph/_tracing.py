@@ -20,8 +20,9 @@ Python's cyclic garbage collector is paused while a plan is built (:func:`collec
 a trace allocates tens of thousands of objects (fake tensors, fx nodes, autograd nodes) that
 live until the build ends, and each of the collector's full passes walks every one of them
 again, so with it running a build's cost grew faster than its node count (a quarter of a
-35-step PTB LSTM's build).  What the build leaves as cyclic garbage is collected at the next
-pass after it.
+35-step PTB LSTM's build).  The runner keeps it paused for its whole build (the structure
+key and the template kept for graphs rebuilt alike allocate per node too).  What the build
+leaves as cyclic garbage is collected at the next pass after it.
 """
 
 from __future__ import annotations
