@@ -143,3 +143,30 @@ def test_nodes_made_through_the_cntk_layer_record_the_users_line():
         line = _line()
         z = C.layers.Dense(2)(x)
     assert z.variable.parent.where == f"{HERE}:{line}"
+
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_a_failure_that_is_not_about_the_inputs_reaches_the_user_as_it_is(monkeypatch, static):
+    """A module an op's kernel imports that fails to import (a user's stand-in module without a
+    spec, which torch's lazy ``find_spec`` once met inside ``relu``) is the ImportError itself,
+    not a ShapeError saying the op cannot apply to its inputs; in a static plan's run too."""
+    from stadyn.ops import CATALOG
+    spec = CATALOG["relu"]
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        raise ImportError("no module named 'standin'")
+    x = sd.Variable.from_numpy_array(np.ones((2, 3), np.float32))
+    if static:
+        y = F.relu(x)                                   # built before the kernel breaks
+        monkeypatch.setattr(spec, "impl", failing)
+        with pytest.raises(ImportError, match="standin"), \
+                pytest.warns(RuntimeWarning, match="tracing failed"):   # then runs eagerly
+            y.forward()
+    else:
+        monkeypatch.setattr(spec, "impl", failing)
+        with sd.auto_forward(), pytest.raises(ImportError, match="standin"):
+            F.relu(x)
+    assert calls

@@ -68,6 +68,11 @@ def argument_error(spec, args: tuple, kwargs: dict) -> OpArgumentError | None:
     return None
 
 
+# Failures that say nothing about an op's inputs (a module that does not import, memory running
+# out, a recursion too deep): they reach the user as they are, not as a ShapeError on the op.
+NOT_ABOUT_INPUTS = (ImportError, MemoryError, torch.OutOfMemoryError, RecursionError)
+
+
 def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
              shapes: Sequence[tuple] | None = None,
              location: tuple[str, int] | None = None) -> StadynError:
@@ -168,6 +173,8 @@ def apply(spec, args: tuple, kwargs: dict):
             else:
                 out = spec.impl(*targs, **tkw)
         except Exception as exc:
+            if isinstance(exc, NOT_ABOUT_INPUTS):
+                raise
             if any(_value(v) is None for v in inputs):
                 raise StadynError(f"{spec.name}: an input's buffer was cleared (run forward or "
                                   "do not clear it)") from exc
@@ -220,6 +227,8 @@ def _infer_static(spec, args: tuple, kwargs: dict, inputs: list, scope: str, nod
     try:
         out = infer_from_values(spec, args, kwargs) if by_values else spec.infer(margs, mkw)
     except Exception as exc:
+        if isinstance(exc, NOT_ABOUT_INPUTS):
+            raise
         out = _infer_conformed(spec, args, kwargs, inputs)
         if out is None and by_values:   # values the op refuses (an input's placeholder, not
             out = _provisional(spec, margs, mkw)       # yet the data): the run will tell

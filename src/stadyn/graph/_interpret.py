@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import torch
 
 from .._errors import StadynError
-from ._apply import op_error
+from ._apply import NOT_ABOUT_INPUTS, op_error
 from ._context import get_current_context
 from ._labels import _active as _labelling
 from ._labels import backward_label, label_backward, op_label
@@ -110,7 +110,7 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
             else:
                 out = node.spec.impl(*args, **kwargs)
         except Exception as exc:
-            if not name_errors:
+            if not name_errors or isinstance(exc, NOT_ABOUT_INPUTS):
                 raise
             raise _node_error(node, env, exc) from exc
         if checking:
@@ -206,6 +206,8 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
             else:
                 out = node.spec.infer(args, kwargs)
         except Exception as exc:
+            if isinstance(exc, NOT_ABOUT_INPUTS):
+                raise
             raise _node_error(node, env, exc) from exc
         _set_shapes(node, (out,) if isinstance(out, torch.Tensor) else tuple(out), env)
     _current[0] = None
