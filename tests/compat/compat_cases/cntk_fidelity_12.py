@@ -241,3 +241,29 @@ def convolution__grouped_geometry_grid(C, r):
             C, lambda x: C.layers.Convolution((3, 3), 4, init=C.glorot_uniform(seed=1),
                                               bias=False, **kw)(x), xs)
     return res
+
+
+@cntk_case(names=["cntk.placeholder", "cntk.InferredDimension"],
+           note="ops on a placeholder with an inferred axis, before it is bound: CNTK 2.7 "
+                "infers their shapes with -1 for that axis (plus (-1, 3), printed "
+                "Sequence[Tensor[-1,3]], its output [? x 3]; a times by a (3, 2) parameter "
+                "(-1, 2)); Stadyn showed (-2,), Sequence[tensor], [???].  Over a placeholder "
+                "of no shape both stay unknown")
+def placeholder__ops_before_it_is_bound(C, r):
+    r.touch("cntk.ops.plus", "cntk.ops.relu", "cntk.ops.reduce_sum", "cntk.ops.times",
+            "cntk.ops.splice", "cntk.parameter", "cntk.Function.shape", "cntk.Function.output")
+    p = C.placeholder((C.InferredDimension, 3), name="p")
+    q = C.placeholder(name="q")
+    res = {}
+    for label, make in (("plus", lambda: C.plus(p, 1)),
+                        ("relu of plus", lambda: C.relu(C.plus(p, 1))),
+                        ("reduce_sum axis 0", lambda: C.reduce_sum(p, axis=0)),
+                        ("reduce_sum axis 1", lambda: C.reduce_sum(p, axis=1)),
+                        ("times", lambda: C.times(p, C.parameter((3, 2), init=1.0))),
+                        ("splice", lambda: C.splice(p, p)),
+                        ("plus of no shape", lambda: C.plus(q, 1))):
+        f = make()
+        # (the output's uid left out: CNTK's reduce_sum is a Block)
+        res[label] = [list(f.shape), re.sub(r"^Output\('[^']*'", "Output(#", repr(f.output)),
+                      str(f)]
+    return res
