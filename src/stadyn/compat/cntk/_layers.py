@@ -39,24 +39,34 @@ def _layer(cls, op_name: str):
 Dense = _layer(_L.Dense, "Dense")
 
 
-def _unshared(cls):
-    """``cls`` (a native convolution layer) that takes CNTK's ``sharing`` and, where it is
-    False on some axis, builds as shared and refuses to run, as CNTK 2.7 does
+class _TakesSharing:
+    """Mixed into a native convolution layer: CNTK's ``sharing``, which where it is False on
+    some axis builds the layer as shared and refuses to run it, as CNTK 2.7 does
     (``_ops_nn._refuse_unshared``)."""
-    class Unshared(cls):
-        __doc__ = cls.__doc__
 
-        def __init__(self, *args, sharing=True, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.cntk_sharing = sharing
+    def __init__(self, *args, sharing=True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cntk_sharing = sharing
 
-        def apply(self, x):
-            y = super().apply(x)
-            w = next((p for p in self.parameters if p.name.rsplit("/", 1)[-1] == "W"), None)
-            _refuse_unshared(y, self.cntk_sharing, None if w is None else wrap(w))
-            return y
-    Unshared.__name__ = Unshared.__qualname__ = cls.__name__
-    return Unshared
+    def apply(self, x):
+        y = super().apply(x)
+        w = next((p for p in self.parameters if p.name.rsplit("/", 1)[-1] == "W"), None)
+        _refuse_unshared(y, self.cntk_sharing, None if w is None else wrap(w))
+        return y
+
+
+class _Convolution(_TakesSharing, _L.Convolution):
+    __doc__ = _L.Convolution.__doc__
+
+
+class _ConvolutionTranspose(_TakesSharing, _L.ConvolutionTranspose):
+    __doc__ = _L.ConvolutionTranspose.__doc__
+
+
+# (their kind, and so their scopes' names, are the native layers'; pickled by their own names)
+_Convolution.__name__ = "Convolution"
+_ConvolutionTranspose.__name__ = "ConvolutionTranspose"
+_TAKING_SHARING = {_L.Convolution: _Convolution, _L.ConvolutionTranspose: _ConvolutionTranspose}
 
 
 def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
@@ -65,7 +75,7 @@ def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
     filter's rank or one value; ``Convolution1D``/``2D``/``3D`` take none) and
     ``groups > 1`` refused (CNTK's layer does not do grouped convolutions: ``C.convolution``
     does)."""
-    made = _layer(_unshared(cls) if isinstance(cls, type) else cls, op_name)
+    made = _layer(_TAKING_SHARING.get(cls, cls), op_name)
     title = cls.__name__
 
     def make(*args, **kwargs):
