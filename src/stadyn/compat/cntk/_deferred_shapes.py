@@ -5,7 +5,8 @@ rest, where Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``
 It is found by building the op twice on stand-in inputs, each inferred axis of a placeholder
 of a different length the second time: an output axis that keeps its length is known, one
 that follows the stand-ins is ``-1``.  An op that applies a layer is not probed (that would
-make its parameters), nor one over a placeholder of no shape at all.
+make its parameters), nor one over a placeholder of no shape at all; a random op built on the
+stand-ins takes no seed from the program's count.
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._random import auto_seeds_kept
 from ._deferred_operands import UnknownOutput, _layer_function
 from ._mixins import GraphObject
 
@@ -77,7 +79,8 @@ def _probe(deferred: Any) -> "tuple | None":
         bound = {id(h.variable): input_variable(tuple(length if d == -1 else d for d in s),
                                                 dtype=getattr(h, "dtype", None) or "float32")
                  for h, s in zip(holders, shapes)}
-        out = deferred._replay(bound, {})
+        with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
+            out = deferred._replay(bound, {})
         built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
     first, second = built
     if len(first) != len(second) or -2 in first:
