@@ -32,10 +32,12 @@ def _raised(fn):
                 "function is made (its 1 - TransposeTimes(labels, Hardmax(output)) takes "
                 "operands of rank 1 or 2 only); with topN > 1 a sample is one column of all "
                 "its values (the target's argmax among the topN largest of the whole "
-                "sample), summed over the minibatch; along a given axis the mean of its rows. "
-                "Stadyn gave each last-axis row's error (and the count of wrong rows)")
+                "sample; a sequence's step as a sample), summed over the minibatch; along a "
+                "given axis the mean of its rows.  Stadyn gave each last-axis row's error "
+                "(and the count of wrong rows)")
 def classification_error__rank_3_samples(C, r):
-    r.touch("cntk.metrics.classification_error", "cntk.Function.eval")
+    r.touch("cntk.metrics.classification_error", "cntk.Function.eval",
+            "cntk.sequence.input_variable")
     shape = (2, 3, 4)
     a, b = C.input_variable(shape), C.input_variable(shape)
     scores = r.randn(3, *shape).astype(np.float32)
@@ -52,6 +54,21 @@ def classification_error__rank_3_samples(C, r):
         res["topN %d" % k] = np.asarray(C.classification_error(a, b, topN=k).eval(data))
     for axis in (0, 1, 2):
         res["axis %d" % axis] = np.asarray(C.classification_error(a, b, axis=axis).eval(data))
+    # the steps of a sequence of (3, 4) samples, each counted whole, summed over the steps
+    m = 12
+    o = r.randn(3, 3, 4).astype(np.float32)
+    ranks = np.argsort(-o.reshape(3, m), axis=1)
+    t = np.zeros((3, m), np.float32)
+    for i, rank in enumerate((0, 1, 5)):
+        t[i, ranks[i, rank]] = 1.0
+    t = t.reshape(o.shape)
+    s, u = C.sequence.input_variable((3, 4)), C.sequence.input_variable((3, 4))
+    x, y = C.input_variable((3, 4)), C.input_variable((3, 4))
+    for k in (2, 6):
+        res["rank 2 topN %d" % k] = np.asarray(
+            C.classification_error(x, y, topN=k).eval({x: o, y: t}))
+        res["sequence topN %d" % k] = np.asarray(
+            C.classification_error(s, u, topN=k).eval({s: [o], u: [t]}))
     return res
 
 

@@ -102,13 +102,14 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         return _classification_error_of_matrices(output_vector, target_vector, name)
     o, t, ax = operand(output_vector), _target_like(target_vector, output_vector), \
         _axis(output_vector, axis)
-    if int(topN) > 1 and default_axis and len(sample_shape(output_vector)) > 1 and \
-            lead_axes(output_vector) <= 1:
-        # CNTK 2.7's ClassificationError node with topN reads a sample as one column of all
-        # its values: the target's largest among the topN largest of the whole sample
+    if int(topN) > 1 and default_axis and len(sample_shape(output_vector)) > 1:
+        # CNTK 2.7's ClassificationError node with topN reads a sample (a step of a sequence)
+        # as one column of all its values: the target's largest among the topN largest of
+        # the whole sample
         size = int(np.prod(sample_shape(output_vector)))
-        lead = (-1,) * lead_axes(output_vector)
-        o, t, ax = F.reshape(o, lead + (size,)), F.reshape(t, lead + (size,)), len(lead)
+        lead = lead_axes(output_vector)
+        o, t = (S.reshape_sample(v, (size,), lead > 0, sequence=lead == 2) for v in (o, t))
+        ax = lead
     out = F.classification_error(o, t, ax, int(topN))
     if topN > 1 and batched(output_vector):
         from . import _graph as G
