@@ -284,3 +284,34 @@ def placeholder__ops_before_it_is_bound(C, r):
         res[label] = [list(f.shape), re.sub(r"^Output\('[^']*'", "Output(#", repr(f.output)),
                       str(f)]
     return res
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.learners.momentum_sgd"],
+           note="a learner given parameters of a layer not applied yet whose shapes are known "
+                "(a Dense's b, an LSTM's H and b): CNTK 2.7 takes them, and once the layer is "
+                "applied learns the parameters its application uses (they are the same "
+                "objects); Stadyn refused them (ValueError 'belongs to a layer not applied "
+                "yet')")
+def learners__on_declared_parameters_of_known_shape(C, r):
+    r.touch("cntk.layers.Dense", "cntk.layers.LSTM", "cntk.layers.Recurrence",
+            "cntk.learning_parameter_schedule", "cntk.Trainer.train_minibatch",
+            "cntk.learners.Learner.parameters")
+    lr = C.learning_parameter_schedule(0.1)
+
+    def listed(ps):
+        return [[p.name, list(p.shape)] for p in ps]
+    x = C.input_variable(2)
+    d = C.layers.Dense(3, init=1.0)
+    learner = C.sgd([d.b], lr)
+    res = {"before": listed(learner.parameters)}
+    z = d(x)
+    res["applied"] = listed(learner.parameters)
+    trainer = C.Trainer(z, (C.reduce_sum(z), C.reduce_sum(z)), [learner])
+    trainer.train_minibatch({x: np.ones((2, 2), np.float32)})
+    res["b after a step"] = np.asarray(d.b.value)
+    res["W after a step"] = np.asarray(d.W.value)
+    cell = C.layers.LSTM(2)
+    learner = C.momentum_sgd([cell.H, cell.b], lr, 0.9)
+    C.layers.Recurrence(cell)(C.sequence.input_variable(3))
+    res["lstm"] = listed(learner.parameters)
+    return res
