@@ -130,13 +130,18 @@ def convolution__sharing_false(C, r):
             ("transpose [False]", lambda: C.layers.ConvolutionTranspose(
                 (3, 3), 2, sharing=[False], init=1.0)),
             ("transpose True", lambda: C.layers.ConvolutionTranspose(
-                (3, 3), 2, sharing=True, init=1.0))):
+                (3, 3), 2, sharing=True, init=1.0)),
+            # (its 7th positional argument is sharing, then bias)
+            ("transpose positional", lambda: C.layers.ConvolutionTranspose(
+                (3, 3), 2, C.relu, 1.0, False, 1, True, False)),
+            ("transpose positional False", lambda: C.layers.ConvolutionTranspose(
+                (3, 3), 2, C.relu, 1.0, False, 1, False, False))):
         try:
             y = make()(x)
         except Exception as e:
             res[label] = ["made: " + _described(e)[0]]
             continue
-        res[label] = [list(y.shape), _raised(lambda: y.eval({x: data}))]
+        res[label] = [list(y.shape), _raised(lambda: y.eval({x: data})), len(y.parameters)]
     res["sharing of 3 for (3, 3)"] = _raised(
         lambda: C.layers.Convolution((3, 3), 2, sharing=[True, False, True]))
     res["Convolution2D sharing"] = _raised(

@@ -85,6 +85,9 @@ def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
             raise ValueError("Convolution: groups > 1, is not currently supported by "
                              "Convolution layer. For group convolution with groups > 1, use "
                              "CNTK's low-level convolution node (cntk.convolution).")
+        if cls is _L.ConvolutionTranspose and len(args) > 6:
+            # (CNTK's 7th positional argument is sharing; the native layer has none)
+            args, kwargs = args[:6] + args[7:], {**kwargs, "sharing": args[6]}
         sharing = kwargs.get("sharing", True)
         shape = args[0] if args else kwargs.get("filter_shape", ())
         shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
