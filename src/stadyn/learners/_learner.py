@@ -524,6 +524,33 @@ class Learner(LearnerCheckpoints, Optimizer):
         """:meth:`update` with the minibatch's sample count (the optimizer protocol's name)."""
         return self.update(sample_count)
 
+    def replace_parameter(self, old: Variable, new: Variable) -> None:
+        """Learn ``new`` in the place of ``old``, one of this learner's parameters of the same
+        shape (its state starts afresh): CNTK's learner given a layer's parameter before the
+        layer is applied learns the one the application makes.
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.learners import sgd
+            >>> a = sd.Variable((2,), need_grad=True)
+            >>> b = sd.Variable((2,), need_grad=True)
+            >>> learner = sgd([a], 0.1)
+            >>> learner.replace_parameter(a, b)
+            >>> learner.parameters[0] is b
+            True
+        """
+        index = next((k for k, p in enumerate(self._params) if p is old), None)
+        if index is None:
+            raise ParameterError(f"{self.name}: {old!r} is not one of its parameters")
+        if tuple(new.shape) != tuple(old.shape):
+            raise ParameterError(f"{self.name}: a parameter of shape {tuple(old.shape)} cannot be "
+                                 f"replaced by one of shape {tuple(new.shape)}")
+        self._params[index] = new
+        self._states[index] = {k: torch.full_like(data_of(new).detach(),
+                                                  self._state_init.get(k, 0.0))
+                               for k in self._state_names}
+        self._scratch[index] = None
+
     # -- introspection --------------------------------------------------------------------------
     def named_parameters(self) -> dict[str, Variable]:
         """The parameters by name (their registry names, or their positions as strings)."""

@@ -38,6 +38,8 @@ def _feed_sequences(var: Variable, value: Any) -> int:
         value = value.as_sequences()
     elif not isinstance(value, (list, tuple)):
         value = _as_array(value)
+        if value.ndim > var.ndim:       # (var: sequences, steps, *sample)
+            raise ShapeError(_too_many_axes(var, tuple(value.shape), 2))
         if var.shape[2:] == (1,) and value.ndim == 2 and value.shape[1] != 1:
             # one array holds whole steps (CNTK: its trailing axes are the sample's); only
             # a list's sequences may leave a step's one value without its axis
@@ -45,8 +47,41 @@ def _feed_sequences(var: Variable, value: Any) -> int:
                              "does not end in the steps' shape (1,); give a list of sequences "
                              "or an array (sequences, steps, 1)")
         value = list(value)
+    _refuse_steps_of_another_shape(var, value)
     var.d = list(value)
     return int(var.sequence_lengths.d.sum())
+
+
+def _dims(shape) -> str:
+    return "[" + " x ".join(str(d) for d in shape) + "]"
+
+
+def _too_many_axes(var: Variable, shape: tuple, dynamic: int) -> str:
+    """CNTK 2.7's ValueError for a minibatch of more axes than the sample's and at most two
+    more (its batch and sequence axes; an input without a sequence axis takes one of length 1
+    too), then the input as Stadyn sees it."""
+    sample = tuple(var.shape[dynamic:])
+    return (f"Value rank ({len(shape)}) should be larger than the Variable rank "
+            f"({len(sample)}) at most by number of dynamic axes ({dynamic}); Variable = "
+            f"'{var.name or 'input'}', Value shape = '{_dims(shape)}'.\ninput "
+            f"{var.name or ''}: a minibatch of shape {shape} has more axes than the samples "
+            f"{sample} and the {'sequences and their steps' if dynamic == 2 else 'batch'}")
+
+
+def _refuse_steps_of_another_shape(var: Variable, sequences: list) -> None:
+    """CNTK 2.7's ValueError for a sequence (of a list of them) whose steps are not of the
+    input's sample shape (a sequence of one step may leave its axis out, and steps of one
+    value theirs)."""
+    sample = tuple(var.shape[2:])
+    for k, seq in enumerate(sequences):
+        shape = tuple(getattr(seq, "shape", None) or np.shape(seq))
+        if (len(shape) == len(sample) + 1 and shape[1:] == sample) or \
+                (shape == sample and shape) or (sample == (1,) and len(shape) == 1):
+            continue
+        raise ShapeError(f"Value::Create: The shape '{_dims(shape)}' of sequence #{k} is not "
+                         f"compatible with the sample shape '{_dims(sample)}'.\ninput "
+                         f"{var.name or ''}: sequence {k} has shape {shape}; the sequences of "
+                         f"this input have steps of shape {sample}")
 
 
 def feed(var: Variable, value: Any) -> int:
@@ -88,13 +123,19 @@ def _misfit(var: Variable, shape: tuple) -> str:
     (a value of lower rank than the sample, else trailing dimensions that differ), then the
     input and the shapes as Stadyn sees them."""
     sample = tuple(var.shape[1:])
-
-    def dims(s):
-        return "[" + " x ".join(str(d) for d in s) + "]"
+    dims = _dims
     name = var.name or "input"
+    if len(shape) > len(sample) + 2:
+        return _too_many_axes(var, shape, 1)
     if len(shape) < len(sample):
         first = (f"Value's rank ({len(shape)}) should be >= the Variable's rank ({len(sample)}); "
                  f"Variable = '{name}', Value shape = '{dims(shape)}'.")
+    elif len(shape) == len(sample) + 2 and shape[1] != 1:
+        # an axis between the batch and the sample: CNTK 2.7 takes it as a sequence axis of
+        # length 1 only
+        first = (f"The dimension size ({shape[1]}) of the axis ({len(sample)}) of the Value "
+                 f"('{dims(shape)}') must be 1, because this axis is not specified as a "
+                 f"dynamic axis of the Variable ('{name}').")
     else:
         first = (f"The trailing dimensions of the Value shape '{dims(shape)}' do not match the "
                  f"Variable '{name}' shape '{dims(sample)}'.")

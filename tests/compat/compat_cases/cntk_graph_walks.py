@@ -267,14 +267,12 @@ def learners__on_a_layer_not_applied(C, r):
 
 
 @cntk_case(names=["cntk.placeholder", "cntk.InferredDimension"],
-           known={"plus": "Stadyn does not infer an op's output shape from a placeholder's "
-                          "inferred dimension before it is bound (shows (-2,), [???]; CNTK "
-                          "2.7: (-1, 3), [? x 3]): compat/cntk/_deferred.py records the op "
-                          "unshaped"},
            note="CNTK 2.7 takes a placeholder of a shape with an inferred axis "
                 "(C.InferredDimension, -1): shape (-1, 3), repr \"Placeholder('p', [???], "
                 "[? x 3])\"; bound, it takes the shape of what it is bound to whole (an input "
-                "(5, 4) too); Stadyn refused it (ShapeError: dimension 1 is -1)")
+                "(5, 4) too); Stadyn refused it (ShapeError: dimension 1 is -1).  An op on it "
+                "before it is bound has CNTK's shape (-1, 3), its output [? x 3] (Stadyn "
+                "showed (-2,), [???]: _deferred_shapes.py now builds it on stand-ins)")
 def placeholder__with_an_inferred_dimension(C, r):
     r.touch("cntk.ops.plus", "cntk.Function.eval", "cntk.input_variable", "cntk.Function.shape",
             "cntk.Function.arguments", "cntk.Function.placeholders")

@@ -35,6 +35,7 @@ from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _argumen
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
+from ._deferred_shapes import probed_shape
 
 __all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
            "PROBING", "as_built"]
@@ -195,8 +196,9 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
 
     @property
     def shape(self) -> tuple:
-        """``(-2,)``: not known until it is applied (CNTK's unknown shape)."""
-        return (-2,) if self._typed is None else self._typed.shape
+        """``(-2,)``: not known until it is applied (CNTK's unknown shape); over placeholders
+        with inferred axes, CNTK's shape with ``-1`` for them (``_deferred_shapes``)."""
+        return probed_shape(self) if self._typed is None else self._typed.shape
 
     @property
     def parameters(self) -> tuple:

@@ -88,7 +88,9 @@ class UnknownOutput(TensorOpsMixin):
 
     @property
     def shape(self) -> tuple:
-        return (-2,)
+        """Its Function's (``(-2,)``, unknown, unless inferred from placeholders' shapes)."""
+        shape = getattr(self.owner, "shape", (-2,))
+        return shape if isinstance(shape, tuple) else (-2,)
 
     @property
     def dynamic_axes(self) -> tuple:
@@ -112,5 +114,9 @@ class UnknownOutput(TensorOpsMixin):
         return self.owner._output_uid()
 
     def __repr__(self) -> str:
-        """``Output('Plus5_Output_0', [???], [???])`` (its name where its Function has one)."""
-        return f"Output('{self.name or self.uid}', [???], [???])"
+        """``Output('Plus5_Output_0', [???], [???])`` (its name where its Function has one;
+        its shape where placeholders' shapes give it, ``[? x 3]``)."""
+        shape = self.shape
+        dims = "???" if shape == (-2,) else " x ".join("?" if d == -1 else str(d)
+                                                       for d in shape)
+        return f"Output('{self.name or self.uid}', [???], [{dims}])"

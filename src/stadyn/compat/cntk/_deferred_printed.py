@@ -53,7 +53,7 @@ class DeferredPrinting:
             return str(self._typed)
         name, op = self._shown_op()
         root = "" if isinstance(self._fn, _layer_function()) else op_name_of_call(self._fn)
-        return pending_text(name, op, self.arguments, root)
+        return pending_text(name, op, self.arguments, root, self.shape)
 
     def _root_op(self) -> str:
         """The op of the root CNTK 2.7 makes of the call (``Plus``; a layer's kind)."""

@@ -14,6 +14,7 @@ import inspect
 
 from ... import layers as _L
 from ._adapt import unwrap, wrap
+from ._ops_nn import _refuse_unshared
 from ._layers_function import LayerFunction, _native, _native_fn, _sequential, identity
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
@@ -36,11 +37,75 @@ def _layer(cls, op_name: str):
 
 
 Dense = _layer(_L.Dense, "Dense")
-Convolution = _layer(_L.Convolution, "Convolution")
-Convolution1D = _layer(_L.Convolution1D, "Convolution")
-Convolution2D = _layer(_L.Convolution2D, "Convolution")
-Convolution3D = _layer(_L.Convolution3D, "Convolution")
-ConvolutionTranspose = _layer(_L.ConvolutionTranspose, "ConvolutionTranspose")
+
+
+class _TakesSharing:
+    """Mixed into a native convolution layer: CNTK's ``sharing``, which where it is False on
+    some axis builds the layer as shared and refuses to run it, as CNTK 2.7 does
+    (``_ops_nn._refuse_unshared``)."""
+
+    def __init__(self, *args, sharing=True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cntk_sharing = sharing
+
+    def apply(self, x):
+        y = super().apply(x)
+        w = next((p for p in self.parameters if p.name.rsplit("/", 1)[-1] == "W"), None)
+        _refuse_unshared(y, self.cntk_sharing, None if w is None else wrap(w))
+        return y
+
+
+class _Convolution(_TakesSharing, _L.Convolution):
+    __doc__ = _L.Convolution.__doc__
+
+
+class _ConvolutionTranspose(_TakesSharing, _L.ConvolutionTranspose):
+    __doc__ = _L.ConvolutionTranspose.__doc__
+
+
+# (their kind, and so their scopes' names, are the native layers'; pickled by their own names)
+_Convolution.__name__ = "Convolution"
+_ConvolutionTranspose.__name__ = "ConvolutionTranspose"
+_TAKING_SHARING = {_L.Convolution: _Convolution, _L.ConvolutionTranspose: _ConvolutionTranspose}
+
+
+def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
+                       takes_groups: bool = False):
+    """A CNTK convolution layer: ``sharing`` checked as CNTK 2.7 checks it (a list of the
+    filter's rank or one value; ``Convolution1D``/``2D``/``3D`` take none) and
+    ``groups > 1`` refused (CNTK's layer does not do grouped convolutions: ``C.convolution``
+    does)."""
+    made = _layer(_TAKING_SHARING.get(cls, cls), op_name)
+    title = cls.__name__
+
+    def make(*args, **kwargs):
+        if "sharing" in kwargs and not takes_sharing:
+            raise TypeError(f"{title}() got an unexpected keyword argument 'sharing'")
+        if takes_groups and int(kwargs.get("groups", 1)) > 1:
+            raise ValueError("Convolution: groups > 1, is not currently supported by "
+                             "Convolution layer. For group convolution with groups > 1, use "
+                             "CNTK's low-level convolution node (cntk.convolution).")
+        if cls is _L.ConvolutionTranspose and len(args) > 6:
+            # (CNTK's 7th positional argument is sharing; the native layer has none)
+            args, kwargs = args[:6] + args[7:], {**kwargs, "sharing": args[6]}
+        sharing = kwargs.get("sharing", True)
+        shape = args[0] if args else kwargs.get("filter_shape", ())
+        shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
+        if isinstance(sharing, (list, tuple)) and len(sharing) not in (1, len(shape)):
+            raise ValueError(f"sharing parameter ({tuple(sharing)}) must be a scalar or have "
+                             f"same number of elements as the filter_shape parameter "
+                             f"({shape})")
+        return made(*args, **kwargs)
+    make.__name__ = make.__qualname__ = title
+    make.__doc__ = cls.__doc__
+    return make
+
+
+Convolution = _convolution_layer(_L.Convolution, "Convolution", takes_groups=True)
+Convolution1D = _convolution_layer(_L.Convolution1D, "Convolution", takes_sharing=False)
+Convolution2D = _convolution_layer(_L.Convolution2D, "Convolution", takes_sharing=False)
+Convolution3D = _convolution_layer(_L.Convolution3D, "Convolution", takes_sharing=False)
+ConvolutionTranspose = _convolution_layer(_L.ConvolutionTranspose, "ConvolutionTranspose")
 ConvolutionTranspose1D = _layer(_L.ConvolutionTranspose1D, "ConvolutionTranspose")
 ConvolutionTranspose2D = _layer(_L.ConvolutionTranspose2D, "ConvolutionTranspose")
 ConvolutionTranspose3D = _layer(_L.ConvolutionTranspose3D, "ConvolutionTranspose")

@@ -10,12 +10,14 @@ Example:
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
 
 from ... import layers as _L
 from ...graph import Variable
+from . import _graph as G
 from ._adapt import wrap
 from ._seq_axes import free_steps
 
@@ -60,8 +62,10 @@ class _DeclaredParameter:
     is_placeholder = is_input = is_output = False
 
     def __init__(self, name: str, shape: tuple, init: Any, dtype: Any = np.float32,
-                 constant: bool = False):
+                 constant: bool = False, layer: Any = None):
         self.name, self.shape, self._init = name, tuple(int(s) for s in shape), init
+        # (the native layer whose application makes it: a learner given it learns that one)
+        self._layer = None if layer is None else weakref.ref(layer)
         # (an Embedding of given weights holds them as a constant)
         self.is_parameter, self.is_constant = not constant, constant
         self.dtype = np.float64 if np.dtype(dtype) == np.float64 else np.float32
@@ -165,11 +169,11 @@ def _declared_specs(layer: Any) -> "list | None":
 
 
 def refuse_declared(parameters: Any, owner: str) -> None:
-    """A ValueError for a learner given the parameters of a layer not applied yet: CNTK 2.7
-    creates a learned parameter's value as the learner is made, and cannot for a shape with
-    an inferred (-1) axis ('Cannot create an NDArrayView using a view shape '[? x 3]' that
-    has unknown dimensions for any of its axes').  (A declared parameter of a known shape
-    stands for the one its layer makes when applied, which the learner must be given.)
+    """A ValueError for a learner given a parameter of a layer not applied yet whose shape has
+    an inferred (-1) axis: CNTK 2.7 creates a learned parameter's value as the learner is made,
+    and cannot for it ('Cannot create an NDArrayView using a view shape '[? x 3]' that has
+    unknown dimensions for any of its axes').  One of a known shape is taken
+    (:func:`stand_ins`).
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -178,18 +182,66 @@ def refuse_declared(parameters: Any, owner: str) -> None:
           ...
         ValueError: sgd: parameter 'W' of shape (-1, 3) has unknown dimensions ...
     """
-    items = [p for p in (parameters if isinstance(parameters, (list, tuple)) else ())
-             if isinstance(p, _DeclaredParameter)]
-    for p in sorted(items, key=lambda p: -1 not in p.shape):    # (an unknown shape first)
-        if -1 in p.shape:
+    for p in parameters if isinstance(parameters, (list, tuple)) else ():
+        if isinstance(p, _DeclaredParameter) and -1 in p.shape:
             raise ValueError(
                 f"{owner}: parameter {p.name!r} of shape {p.shape} has unknown dimensions (-1: "
                 "its layer is not applied yet) and so no value to learn, as in CNTK 2.7 "
                 "('Cannot create an NDArrayView using a view shape that has unknown "
                 "dimensions'); make the learner once the layer is applied to its input")
-        raise ValueError(
-            f"{owner}: parameter {p.name!r} of shape {p.shape} belongs to a layer not applied "
-            "yet: Stadyn makes it when the layer is applied; make the learner then")
+
+
+# learner -> [(stand-in, declared parameter)] still waiting for their layers' application
+_AWAITING: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
+
+
+def stand_ins(parameters: list) -> "tuple[list, list]":
+    """``parameters`` with each declared parameter of a known shape (a layer's, before it is
+    applied) replaced by a Variable of its shape and initial value for the learner to hold
+    until the layer is applied (:func:`learn_when_applied`); and the pairs replaced.  CNTK
+    2.7's declared parameter is the one its layer's application later uses, so a learner made
+    on it learns that one."""
+    out, pairs = [], []
+    for p in parameters:
+        if isinstance(p, _DeclaredParameter) and p.is_parameter and -1 not in p.shape:
+            try:
+                value = p.value
+            except ValueError:                  # (drawn at random when applied)
+                value = np.zeros(p.shape, p.dtype)
+            v = Variable(p.shape, need_grad=True)
+            v.d, v.name = value, p.name
+            pairs.append((v, p))
+            p = v
+        out.append(p)
+    return out, pairs
+
+
+def learn_when_applied(learner: Any, pairs: list) -> None:
+    """Have ``learner`` learn each declared parameter's own (for its stand-in) once its layer
+    is applied (:func:`adopt_applied`)."""
+    if pairs:
+        _AWAITING.setdefault(learner, []).extend(pairs)
+
+
+def adopt_applied() -> None:
+    """Give the learners waiting on declared parameters the ones their layers' applications
+    made (called after a layer is applied)."""
+    for learner, pairs in list(_AWAITING.items()):
+        left = []
+        for stand_in, declared in pairs:
+            layer = declared._layer() if declared._layer is not None else None
+            made = None
+            if layer is not None:
+                made = next((v for v in layer.parameters
+                             if G.name_of(v) == declared.name), None)
+            if made is None:
+                left.append((stand_in, declared))
+            else:
+                learner.replace_parameter(stand_in, made)
+        if left:
+            _AWAITING[learner] = left
+        else:
+            del _AWAITING[learner]
 
 
 def _declared_parameter(layer: Any, name: str) -> "_DeclaredParameter | None":
@@ -200,7 +252,7 @@ def _declared_parameter(layer: Any, name: str) -> "_DeclaredParameter | None":
     dtype = getattr(layer, "dtype", np.float32)
     for n, shape, init, constant in _declared_specs(layer) or ():
         if n == name:
-            return _DeclaredParameter(n, shape, init, dtype, constant)
+            return _DeclaredParameter(n, shape, init, dtype, constant, layer)
     return None
 
 
@@ -231,7 +283,7 @@ def declared_parameters(layer: Any) -> "list | None":
     if specs is None:
         return None
     dtype = getattr(layer, "dtype", np.float32)
-    return [_DeclaredParameter(n, shape, init, dtype, constant)
+    return [_DeclaredParameter(n, shape, init, dtype, constant, layer)
             for n, shape, init, constant in specs]
 
 

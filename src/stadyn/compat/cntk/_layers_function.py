@@ -23,7 +23,7 @@ from ._deferred import LAYER_CLASSES, Deferred, as_built, pending
 from ._function_pure import refuse_parameters
 from ._late import late
 from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
-                               declared_parameters, makes_parameters)
+                               adopt_applied, declared_parameters, makes_parameters)
 from ._layers_identity import identity
 from ._mixins import GraphObject
 from ._parameters import cntk_parameters
@@ -105,6 +105,7 @@ class LayerFunction(UnappliedLayerView):
         _refuse_weights_over_steps(self.layer, values)
         with joint_inference(), cntk_parameters():  # CNTK infers the layer's graph with
             out = self.layer(*values)                  # its operands
+        adopt_applied()         # (a learner given its declared parameters learns these)
         # CNTK's layers compute in their parameters' data type (float64 under
         # default_options(dtype=np.float64)), which their inputs must have
         operands_dtype(*values, *self.layer.parameters, op=self.kind or "layer")

@@ -73,16 +73,44 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
     (``axis=1`` of ``(R, C)`` scores per sample, as CNTK's Fast R-CNN examples ask), CNTK 2.7
     computes something else (Function.cpp, ``ClassificationError``): a row is wrong where the
     target differs anywhere from the row's maxima (all of them marked), and a sample's error
-    is the mean of its rows': one number per sample."""
+    is the mean of its rows': one number per sample.  Samples of rank 2 or more count whole
+    with ``topN > 1`` (the target's largest among the sample's ``topN`` largest values); along
+    the default axis with ``topN=1`` CNTK 2.7 refuses samples of rank 3 or more (RuntimeError,
+    as the function is made).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> z, y = C.input_variable((2, 2)), C.input_variable((2, 2))
+        >>> C.classification_error(z, y, topN=2).eval(
+        ...     {z: np.array([[[4, 3], [2, 1]]], np.float32),
+        ...      y: np.array([[[0, 0], [1, 0]]], np.float32)}).tolist()
+        1.0
+    """
     if int(topN) == 1 and isinstance(axis, (int, np.integer)) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
-    if int(topN) == 1 and not isinstance(axis, Axis) and int(axis) == -1 and \
+    default_axis = not isinstance(axis, Axis) and int(axis) == -1
+    if int(topN) == 1 and default_axis and len(sample_shape(target_vector)) > 2:
+        raise RuntimeError(
+            "Function 'ClassificationError' (1 - TransposeTimes(target, Hardmax(output))): "
+            "TransposeTimes operation currently requires the right operand (the target, of "
+            f"shape {tuple(sample_shape(target_vector))}) to be of rank 1 or 2\n(CNTK 2.7 "
+            "refuses classification_error of samples of rank 3 or more along its default "
+            "axis; give axis= or topN=)")
+    if int(topN) == 1 and default_axis and \
             len(sample_shape(output_vector)) == 2 and lead_axes(output_vector) == 1 and \
             tuple(sample_shape(target_vector)) == tuple(sample_shape(output_vector)):
         return _classification_error_of_matrices(output_vector, target_vector, name)
-    out = F.classification_error(operand(output_vector),
-                                 _target_like(target_vector, output_vector),
-                                 _axis(output_vector, axis), int(topN))
+    o, t, ax = operand(output_vector), _target_like(target_vector, output_vector), \
+        _axis(output_vector, axis)
+    if int(topN) > 1 and default_axis and len(sample_shape(output_vector)) > 1:
+        # CNTK 2.7's ClassificationError node with topN reads a sample (a step of a sequence)
+        # as one column of all its values: the target's largest among the topN largest of
+        # the whole sample
+        size = int(np.prod(sample_shape(output_vector)))
+        lead = lead_axes(output_vector)
+        o, t = (S.reshape_sample(v, (size,), lead > 0, sequence=lead == 2) for v in (o, t))
+        ax = lead
+    out = F.classification_error(o, t, ax, int(topN))
     if topN > 1 and batched(output_vector):
         from . import _graph as G
         out = F.sum(out)

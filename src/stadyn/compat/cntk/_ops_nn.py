@@ -80,14 +80,19 @@ def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_p
         # (maps, *kernel): CNTK 2.7's map without an input-channel axis
         w = F.reshape(w, (int(w.shape[0]), 1) + tuple(w.shape[1:]))
     n = w.ndim - 2
+    groups = int(groups)
+    if groups > 1:
+        _refuse_groups(int(x.shape[1]), tuple(int(d) for d in w.shape[:2]), groups)
     channels = None
-    if reduction_rank == 1 and int(groups) == 1 and w.ndim == x.ndim >= 3:
-        channels = _channel_geometry(int(x.shape[1]), int(w.shape[1]), strides, auto_padding,
-                                     dilation, n + 1)
+    if reduction_rank == 1 and w.ndim == x.ndim >= 3:
+        channels = _channel_geometry(int(x.shape[1]), int(w.shape[1]) * groups, strides,
+                                     auto_padding, dilation, n + 1)
     if channels is None:
         y = S.convolution(x, w, None, _trailing(strides, n, 1),
                           _trailing(auto_padding, n, True), _trailing(dilation, n, 1), groups)
-        return named(wrap(_unbatch(y, operand_)), name, "Convolution")
+        out = _unbatch(y, operand_)
+        _refuse_unshared(out, sharing, convolution_map)
+        return named(wrap(out), name, "Convolution")
     # the map slides along the channel axis too: CNTK 2.7 builds (maps * positions, ...) and
     # refuses it at the first run; the values stand in for the shape (each position the
     # convolution of the map's channels), never shown
@@ -101,7 +106,74 @@ def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_p
         y, [None] * y.ndim, [None, 0] + [None] * n, [1] * y.ndim)
     out = _unbatch(y, operand_)
     refuse_when_run(out, message, InvalidAtRunError)
+    _refuse_unshared(out, sharing, convolution_map)
     return named(wrap(out), name, "Convolution")
+
+
+def _refuse_groups(channels: int, map_shape: tuple, groups: int) -> None:
+    """CNTK 2.7's refusals of a grouped convolution as it is made (a RuntimeError): the
+    input's channels must be the map's input channels times ``groups``, the map's output
+    channels a multiple of ``groups``.
+
+    Example:
+        >>> _refuse_groups(4, (3, 2), 2)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: groups: number of output channels must be divisble by groups.
+        (convolution: 3 maps in 2 groups; as CNTK 2.7 refuses it)
+    """
+    maps, kernel_channels = map_shape
+    if channels > 0 and channels != kernel_channels * groups:
+        raise RuntimeError(
+            "groups: number of input channels (C) must be equal to number of input kernel "
+            f"channels (kC) * groups (G).\n(convolution: the input has {channels} channels, "
+            f"the map {kernel_channels} per group, {groups} groups; as CNTK 2.7 refuses it)")
+    if maps % groups:
+        raise RuntimeError(
+            f"groups: number of output channels must be divisble by groups.\n(convolution: "
+            f"{maps} maps in {groups} groups; as CNTK 2.7 refuses it)")
+
+
+def _refuse_unshared(out, sharing, convolution_map) -> None:
+    """``sharing=False`` on any axis: CNTK 2.7 builds the convolution (shapes as shared) and
+    refuses it when it first runs, its weight not being of an unshared convolution's layout;
+    so does Stadyn."""
+    flags = (sharing,) if isinstance(sharing, (bool, int, np.integer)) else tuple(sharing)
+    if all(bool(f) for f in flags):
+        return
+    uid = getattr(convolution_map, "uid", None) or "W"
+    refuse_when_run(out, f"Convolution weight matrix {uid} should have dimension [(filter "
+                         "shape) x (input channels) x (output channels)]\n(CNTK 2.7 builds a "
+                         "convolution with sharing=False but cannot run it; Stadyn neither: "
+                         "give sharing=True)", InvalidAtRunError)
+
+
+def _refuse_transpose_output_shape(operand_, sizes: tuple, kernel: tuple, strides,
+                                   auto_padding, dilation, output_shape) -> None:
+    """CNTK 2.7 convolves ``output_shape`` with the transposed convolution's options and
+    refuses (a RuntimeError as the op is made) a result other than the operand's shape;
+    an ``output_shape`` with its channel axis while ``auto_padding`` pads that axis (a single
+    True, CNTK's default, does) never gives it."""
+    n = len(kernel)
+    out = tuple(int(v) for v in output_shape)
+    pads, steps = _trailing(auto_padding, n, True), _trailing(strides, n, 1)
+    got = []
+    for o, k, st, pad, dil in zip(out[-n:], kernel, steps, pads, _trailing(dilation, n, 1)):
+        st = max(1, int(st))
+        got.append(-(-o // st) if pad else (o - (int(dil) * (k - 1) + 1)) // st + 1)
+    channel_pad = len(out) > n and bool(_full_rank(auto_padding, n + 1, True)[0])
+    if tuple(got) == tuple(sizes) and not channel_pad:
+        return
+    shape = list(sample_shape(operand_))
+
+    def dims(s):
+        return "[" + " x ".join(str(d) for d in s) + "]"
+    why = ("auto_padding pads the channel axis too (give auto_padding=[False, True, ...])"
+           if channel_pad else f"its spatial axes give {dims(got)}")
+    raise RuntimeError(
+        f"Convolution transpose: The shape '{dims(shape)}' of the convolution transpose "
+        f"operand is different than the resulting shape from convolving the specified output "
+        f"shape '{dims(out)}' using the provided options.\n({why}; CNTK 2.7 refuses it too)")
 
 
 def _full_rank(value, rank: int, default) -> tuple:
@@ -176,10 +248,16 @@ def convolution_transpose(convolution_map, operand_, strides=(1,), sharing=(True
     if reduction_rank == 1 and w.ndim == x.ndim - 1 and w.shape[0] == 1:
         w = F.reshape(w, (w.shape[0], 1) + tuple(w.shape[1:]))
     n = w.ndim - 2
+    if output_shape is not None:
+        _refuse_transpose_output_shape(operand_, tuple(int(d) for d in x.shape[2:]),
+                                       tuple(int(d) for d in w.shape[2:]), strides,
+                                       auto_padding, dilation, output_shape)
     y = S.convolution_transpose(x, w, None, _trailing(strides, n, 1),
                                 _trailing(auto_padding, n, True), _trailing(dilation, n, 1),
                                 output_shape)
-    return named(wrap(_unbatch(y, operand_)), name, "ConvolutionTranspose")
+    out = _unbatch(y, operand_)
+    _refuse_unshared(out, sharing, convolution_map)
+    return named(wrap(out), name, "ConvolutionTranspose")
 
 
 def pooling(operand_, pooling_type, pooling_window_shape, strides=(1,), auto_padding=(False,),

@@ -125,7 +125,8 @@ _ELEMENTWISE = {"Plus", "Minus", "ElementTimes", "ElementDivide", "Greater", "Gr
                 "LogPlus"}
 
 
-def pending_text(name: str, op_name: str, arguments, root_op: str = "") -> str:
+def pending_text(name: str, op_name: str, arguments, root_op: str = "",
+                 shape: tuple = (-2,)) -> str:
     """A Function not built yet (an op on a placeholder without a shape) as CNTK 2.7 prints
     it: its arguments' types (a placeholder's ``Sequence[tensor]``) and its output's, unknown
     (``Sequence[tensor]``) but for the dynamic axes of an argument that has known ones
@@ -140,10 +141,13 @@ def pending_text(name: str, op_name: str, arguments, root_op: str = "") -> str:
     args = ", ".join((f"{a.name}: " if a.name else "") + type_text(a) for a in arguments)
     known = [a for a in arguments if not _unknown_axes(a)]
     shaped = [a for a in known if tuple(a.shape) != (-2,)]
-    if not known:
-        out = "Sequence[tensor]"
-    elif (root_op or op_name) in _ELEMENTWISE and shaped:
+    if (root_op or op_name) in _ELEMENTWISE and shaped:
         out = type_text(shaped[0])
+    elif tuple(shape) != (-2,) and arguments:
+        # (inferred from placeholders' shapes with inferred axes: ``Tensor[-1,3]``)
+        out = type_text(_Unknown((known or list(arguments))[0].dynamic_axes, shape))
+    elif not known:
+        out = "Sequence[tensor]"
     else:
         out = type_text(_Unknown(known[0].dynamic_axes))
     return (f"{name}: " if name else "") + f"{op_name}({args}) -> {out}"
@@ -156,7 +160,5 @@ def _unknown_axes(v) -> bool:
 class _Unknown:
     """A value of unknown shape over ``dynamic_axes`` (to be written by :func:`type_text`)."""
 
-    shape = (-2,)
-
-    def __init__(self, dynamic_axes):
-        self.dynamic_axes = dynamic_axes
+    def __init__(self, dynamic_axes, shape: tuple = (-2,)):
+        self.dynamic_axes, self.shape = dynamic_axes, tuple(shape)

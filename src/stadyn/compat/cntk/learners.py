@@ -22,7 +22,7 @@ from ._schedules import (learning_parameter_schedule, learning_parameter_schedul
                          momentum_schedule, momentum_schedule_per_sample,
                          training_parameter_schedule)
 from ._adapt import unwrap
-from ._layers_declared import refuse_declared
+from ._layers_declared import learn_when_applied, refuse_declared, stand_ins
 from ._custom_learners import UserLearner, universal
 from ._learner_api import CntkLearner, as_cntk_learner
 from ._values import NDArrayView, asarray
@@ -67,7 +67,9 @@ def _learner(fn, unit_gain: bool = False):
         if unit_gain and len(args) < 3:
             kwargs.setdefault("unit_gain", _UNIT_GAIN_AT_IMPORT)
         refuse_declared(parameters, fn.__name__)   # (a layer's before it is applied)
-        learner = as_cntk_learner(fn(list(unwrap(list(parameters))), *args, **kwargs))
+        given, waiting = stand_ins(list(parameters))
+        learner = as_cntk_learner(fn(list(unwrap(given)), *args, **kwargs))
+        learn_when_applied(learner, waiting)
         # CNTK 2.7's built-in learners draw a seed as they are made (their noise injection's),
         # so the parameters made after one take the next seeds (CNTK 301's second model);
         # CNTK's checkpoints keep it (noise_injection_seed)

@@ -1,0 +1,88 @@
+"""The shape CNTK 2.7 shows for an op waiting on placeholders whose shapes have inferred axes
+(``C.placeholder((C.InferredDimension, 3))``): the known axes carried through, ``-1`` for the
+rest, where Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``(-2,)``).
+
+It is found by building the op twice on stand-in inputs, each inferred axis of a placeholder
+of a different length the second time: an output axis that keeps its length is known, one
+that follows the stand-ins is ``-1``.  An op that applies a layer is not probed (that would
+make its parameters), nor one over a placeholder of no shape at all; a random op built on the
+stand-ins takes no seed from the program's count.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> p = C.placeholder((C.InferredDimension, 3), name="p")
+    >>> C.plus(p, 1).shape, C.reduce_sum(p, axis=1).shape
+    ((-1, 3), (-1, 1))
+    >>> C.plus(C.placeholder(name="q"), 1).shape
+    (-2,)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._random import auto_seeds_kept
+from ._deferred_operands import UnknownOutput, _layer_function
+from ._mixins import GraphObject
+
+__all__ = ["probed_shape"]
+
+UNKNOWN = (-2,)
+# the lengths the stand-ins give an inferred axis, one build each
+_PROBE_LENGTHS = (7, 11)
+
+
+def probed_shape(deferred: Any) -> tuple:
+    """``deferred``'s output shape as CNTK 2.7 infers it before the placeholders are bound
+    (kept once found); ``(-2,)`` where it cannot be known."""
+    found = deferred.__dict__.get("_probed_shape")
+    if found is None:
+        try:
+            found = _probe(deferred)
+        except Exception:       # (an op that cannot be built on the stand-ins: unknown)
+            found = None
+        found = deferred.__dict__["_probed_shape"] = found or UNKNOWN
+    return found
+
+
+def _applies_a_layer(deferred: Any) -> bool:
+    """Whether building ``deferred`` would apply a layer (and so make parameters)."""
+    LayerFunction = _layer_function()
+    seen: set[int] = set()
+
+    def visit(v) -> bool:
+        if isinstance(v, UnknownOutput):
+            v = v.owner
+        if isinstance(v, LayerFunction):
+            return True
+        if isinstance(v, (list, tuple)):
+            return any(visit(u) for u in v)
+        if type(v).__name__ == "Deferred" and id(v) not in seen:
+            seen.add(id(v))
+            return visit(v._fn) or any(visit(a) for a in v._args) or \
+                any(visit(a) for a in v._kwargs.values())
+        return False
+    return visit(deferred)
+
+
+def _probe(deferred: Any) -> "tuple | None":
+    from ._variables import input_variable
+    holders = list(deferred.placeholders)
+    if not holders or _applies_a_layer(deferred):
+        return None
+    shapes = [tuple(int(d) for d in h.shape) for h in holders]
+    if any(not s or -2 in s or -1 not in s for s in shapes) or \
+            not all(isinstance(h, GraphObject) for h in holders):
+        return None
+    built = []
+    for length in _PROBE_LENGTHS:
+        bound = {id(h.variable): input_variable(tuple(length if d == -1 else d for d in s),
+                                                dtype=getattr(h, "dtype", None) or "float32")
+                 for h, s in zip(holders, shapes)}
+        with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
+            out = deferred._replay(bound, {})
+        built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
+    first, second = built
+    if len(first) != len(second) or -2 in first:
+        return None
+    return tuple(a if a == b else -1 for a, b in zip(first, second))
