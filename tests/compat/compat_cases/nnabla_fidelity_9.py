@@ -6,7 +6,9 @@
   named by NNabla's type (``'Affine'``); Stadyn's were unnamed Stadyn Variables, ``variables``
   held the inputs, outputs and parameters only, ``parent.name`` was Stadyn's op (``'affine'``);
 * ``data_iterator_cache``'s ``variables``: NNabla's iterator shows its source's list (the
-  ``.h5`` cache's keys, sorted by name, or ``cache_info.csv``'s rows); Stadyn's made a tuple.
+  ``.h5`` cache's keys, sorted by name, or ``cache_info.csv``'s rows); Stadyn's made a tuple;
+* ``F.image_augmentation`` drew torch's numbers; NNabla's kernel draws from its
+  ``std::mt19937`` (the function's own ``seed=`` or the global one), image by image.
 """
 
 import os
@@ -85,4 +87,43 @@ def data_iterator_cache__variables_list(nn, F, r):
                 it.close()
         finally:
             config.set("DATA_ITERATOR", "cache_file_format", old)
+    return res
+
+
+_AUGMENTATIONS = (
+    ("geo", dict(shape=(2, 4, 5), pad=(1, 2), min_scale=0.8, max_scale=1.3, angle=0.4,
+                 aspect_ratio=1.3, flip_lr=True, flip_ud=True)),
+    ("color", dict(brightness=0.3, brightness_each=True, contrast=1.5, contrast_each=True,
+                   contrast_center=0.2)),
+    ("color_global", dict(brightness=0.3, contrast=1.5)),
+    ("distortion", dict(distortion=0.3, angle=0.2)),
+    ("noise", dict(noise=0.5, brightness=0.1)),
+)
+
+
+@nnabla_case(names=[FN + "image_augmentation"], rtol=0.0, atol=1e-5,
+             note="seeded F.image_augmentation gives NNabla 1.39's values: the draws of its "
+                  "std::mt19937 in the CPU kernel's order (nine steps per image, per-channel "
+                  "brightness/contrast, a normal_distribution<double> per pixel for noise) -- "
+                  "with seed= (a dynamic call twice, a static graph's two forwards) and from "
+                  "the global generator after nn.seed(5); geometry, colour, distortion, "
+                  "noise.  The reference is written with OMP_NUM_THREADS=1 (NNabla's kernel "
+                  "shares one generator between its OpenMP threads); atol 1e-5: float32 "
+                  "rounding of the sampling coordinates")
+def image_augmentation__nnabla_draws(nn, F, r):
+    res = {}
+    x = nn.Variable.from_numpy_array(r.randn(3, 2, 5, 6).astype(np.float32))
+    for name, kw in _AUGMENTATIONS:
+        with nn.auto_forward():
+            res[name + " seed"] = F.image_augmentation(x, seed=17, **kw).d.copy()
+            res[name + " seed again"] = F.image_augmentation(x, seed=17, **kw).d.copy()
+        nn.seed(5)
+        with nn.auto_forward():
+            res[name + " global"] = F.image_augmentation(x, **kw).d.copy()
+            res[name + " global next"] = F.image_augmentation(x, **kw).d.copy()
+        y = F.image_augmentation(x, seed=4, **kw)
+        y.forward()
+        res[name + " static"] = y.d.copy()
+        y.forward()
+        res[name + " static next"] = y.d.copy()
     return res
