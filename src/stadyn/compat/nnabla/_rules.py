@@ -12,8 +12,9 @@ the kept axes and so take the one-pass variance too, as does ``F.weight_standard
 (its tensor normalisation over the channels), and ``F.abs``'s gradient is +1 at 0 and NaN
 (cases in ``nnabla_fidelity_7``).  ``F.dropout``, ``F.rand``, ``F.randn``, ``F.randint``,
 ``F.random_flip``, ``F.random_crop``, ``F.random_shift``, ``F.random_choice``,
-``F.random_erase`` and ``F.image_augmentation`` draw NNabla's numbers on the CPU: its ``std::mt19937`` and libstdc++'s
-distributions (cases in ``nnabla_random``).
+``F.random_erase`` and ``F.image_augmentation`` draw NNabla's numbers on the CPU: its
+``std::mt19937`` and libstdc++'s distributions (cases in ``nnabla_random``,
+``nnabla_fidelity_9``).
 """
 
 from __future__ import annotations
