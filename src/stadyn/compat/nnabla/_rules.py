@@ -14,7 +14,9 @@ the kept axes and so take the one-pass variance too, as does ``F.weight_standard
 ``F.random_flip``, ``F.random_crop``, ``F.random_shift``, ``F.random_choice``,
 ``F.random_erase`` and ``F.image_augmentation`` draw NNabla's numbers on the CPU: its
 ``std::mt19937`` and libstdc++'s distributions (cases in ``nnabla_random``,
-``nnabla_fidelity_9``).
+``nnabla_fidelity_9``).  ``F.max`` and ``F.min`` scan from -1e8 / 1e8 as NNabla's CPU kernels
+do: NaN passed by, a row of NaN or of values past the start gives the start (case
+``nnabla_nan.nan__max_min_pooling_relu``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "group_normalization": "nnabla", "abs": "nnabla", "weight_standardization": "nnabla",
          "dropout": "nnabla", "rand": "nnabla", "randn": "nnabla", "randint": "nnabla",
          "random_flip": "nnabla", "random_crop": "nnabla", "random_shift": "nnabla",
-         "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla"}
+         "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla",
+         "max": "nnabla", "min": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):
