@@ -16,7 +16,8 @@ the kept axes and so take the one-pass variance too, as does ``F.weight_standard
 ``std::mt19937`` and libstdc++'s distributions (cases in ``nnabla_random``,
 ``nnabla_fidelity_9``).  ``F.max`` and ``F.min`` scan from -1e8 / 1e8 as NNabla's CPU kernels
 do: NaN passed by, a row of NaN or of values past the start gives the start (case
-``nnabla_nan.nan__max_min_pooling_relu``).
+``nnabla_nan.nan__max_min_pooling_relu``); ``F.sort``'s backward gathers the gradient by
+the sort index, as NNabla's (case ``nnabla_functions_more.sort``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "dropout": "nnabla", "rand": "nnabla", "randn": "nnabla", "randint": "nnabla",
          "random_flip": "nnabla", "random_crop": "nnabla", "random_shift": "nnabla",
          "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla",
-         "max": "nnabla", "min": "nnabla"}
+         "max": "nnabla", "min": "nnabla", "sort": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):
