@@ -43,7 +43,8 @@ import numpy as np
 import torch
 
 __all__ = ["take_words", "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
-           "normal_floats", "uniform_ints", "weighted_choices", "erased_boxes", "WordSource"]
+           "normal_floats", "uniform_ints", "weighted_choices", "erased_boxes", "WordSource",
+           "NormalDoubles", "Lookahead", "augmentation_draws"]
 
 # torch's CPU generator state (CPUGeneratorImplState): the seed (u64), ``left`` (i32),
 # ``seeded`` (i32), ``next`` (u64), then the 624 words, each in a u64.
@@ -258,3 +259,120 @@ def erased_boxes(take, shape, prob: float, area_ratios, aspect_ratios, replaceme
                     cells.shape)
                 erased[b, c, rows, cols] = True
     return values, erased
+
+
+class NormalDoubles:
+    """One ``normal_distribution<double>(0, 1)`` kept across calls (its second value of a pair
+    saved for the next call): :meth:`draw` gives the next ``count`` values (float64), each pair
+    from four numbers (two ``generate_canonical<double, 53>``), by Marsaglia's polar method as
+    :func:`normal_floats` describes.  ``take`` is a :class:`Lookahead`: the tries are read
+    ahead and only those up to the last pair kept are consumed."""
+
+    def __init__(self):
+        self.saved: float | None = None
+
+    def draw(self, take: "Lookahead", count: int) -> np.ndarray:
+        out = np.empty(int(count), np.float64)
+        at = 0
+        if count > 0 and self.saved is not None:
+            out[0], self.saved, at = self.saved, None, 1
+        pairs = (int(count) - at + 1) // 2
+        tries = pairs + pairs // 3 + 8
+        while pairs > 0:
+            w = take.peek(4 * tries).reshape(tries, 4)
+            x = 2.0 * canonical_doubles(w[:, 0], w[:, 1]) - 1.0
+            y = 2.0 * canonical_doubles(w[:, 2], w[:, 3]) - 1.0
+            r2 = x * x + y * y
+            kept = np.flatnonzero((r2 <= 1.0) & (r2 != 0.0))
+            if kept.size < pairs:
+                tries *= 2
+                continue
+            kept = kept[:pairs]
+            take.skip(4 * (int(kept[-1]) + 1))
+            x, y, r2 = x[kept], y[kept], r2[kept]
+            mult = np.sqrt(-2.0 * np.log(r2) / r2)
+            both = np.stack([y * mult, x * mult], axis=1).reshape(-1)
+            out[at:] = both[:out.size - at]
+            if both.size > out.size - at:
+                self.saved = float(both[-1])
+            break
+        return out
+
+
+class Lookahead:
+    """The numbers of a :class:`WordSource` read ahead in blocks: ``take(n)`` consumes ``n``,
+    ``peek(n)`` shows the next ``n`` without consuming them, ``skip(n)`` consumes them;
+    :attr:`used` counts what was consumed (the source is then rewound to just past it:
+    :meth:`settle`)."""
+
+    def __init__(self, source: WordSource):
+        self.source = source
+        self.start = source.engine.state
+        self.buffer = np.zeros(0, np.uint32)
+        self.at = 0
+
+    def peek(self, count: int) -> np.ndarray:
+        short = self.at + int(count) - self.buffer.size
+        if short > 0:
+            self.buffer = np.concatenate([self.buffer, self.source(max(short, 4096))])
+        return self.buffer[self.at:self.at + int(count)]
+
+    def skip(self, count: int) -> None:
+        self.at += int(count)
+
+    def __call__(self, count: int) -> np.ndarray:
+        words = self.peek(count)
+        self.skip(count)
+        return words
+
+    @property
+    def used(self) -> int:
+        return self.at
+
+    def settle(self) -> None:
+        """Leave the source just past the numbers consumed."""
+        self.source.engine.state = self.start
+        if self.at:
+            self.source.engine.random_raw(self.at)
+
+
+def augmentation_draws(take, images: int, channels: int, pixels: int, brightness_each: bool,
+                       contrast_each: bool, noise: float):
+    """What NNabla 1.39's ``ImageAugmentation`` CPU kernel draws (image_augmentation.cpp, one
+    thread), image by image: nine steps ``(w % 1001) * 0.001f`` -- scale, aspect, angle, the
+    crop's x and y, then (after the two flips' ``w % 2``) brightness and contrast, then per
+    channel a brightness (``brightness_each``) and a contrast (``contrast_each``) step, then
+    distortion and the noise's standard deviation --, then, when that deviation
+    (``step * noise``) is above 0, a ``normal_distribution<double>`` value per output pixel
+    and channel (rows, columns, channels: its order), the distribution kept across images.
+    Returns ``(steps (images, 9), flips (images, 2) bool, each (images, channels, 2), normals
+    (images, channels, pixels) float64)``; ``steps`` columns: scale, aspect, angle, x, y,
+    brightness, contrast, distortion, noise.  ``take``: a :class:`Lookahead` (the normal
+    draws read ahead)."""
+    f = np.float32
+    per_image = 11 + int(channels) * (int(bool(brightness_each)) + int(bool(contrast_each)))
+    normals = np.zeros((images, channels, pixels), np.float64)
+    norm = NormalDoubles()
+    if float(noise) > 0:        # the normal draws follow each image's own: image by image
+        rows = np.zeros((images, per_image), np.int64)
+        for i in range(int(images)):
+            rows[i] = take(per_image)
+            if f((rows[i, -1] % 1001) * f(0.001)) * f(noise) > 0:
+                normals[i] = norm.draw(take, int(pixels) * int(channels)).reshape(
+                    int(pixels), int(channels)).T
+    else:
+        rows = take(int(images) * per_image).astype(np.int64).reshape(int(images), per_image)
+    steps = np.zeros((images, 9), np.float32)
+    steps[:, :5] = (rows[:, :5] % 1001).astype(np.float32) * f(0.001)
+    flips = (rows[:, 5:7] % 2) == 1
+    steps[:, 5:7] = (rows[:, 7:9] % 1001).astype(np.float32) * f(0.001)
+    steps[:, 7:9] = (rows[:, -2:] % 1001).astype(np.float32) * f(0.001)
+    drawn_each = int(bool(brightness_each)) + int(bool(contrast_each))
+    per_channel = rows[:, 9:-2].reshape(int(images), int(channels), drawn_each)
+    each = np.zeros((images, channels, 2), np.float32)
+    k = 0
+    for j, drawn in enumerate((brightness_each, contrast_each)):
+        if drawn:
+            each[:, :, j] = (per_channel[:, :, k] % 1001).astype(np.float32) * f(0.001)
+            k += 1
+    return steps, flips, each, normals

@@ -112,7 +112,7 @@ class DataIterator:
         self._stop_exhausted = bool(stop_exhausted)
         self._cache_settings = current_file_cache_settings()   # for the caches of slice()
         self._size = data_source.size
-        self._variables = tuple(data_source.variables)
+        self._variables = data_source.variables       # NNabla shows the source's own
         self._epoch = 0
         self._exhausted = False
         self._reader.reset()
@@ -145,7 +145,9 @@ class DataIterator:
         return self._reader.position
 
     @property
-    def variables(self) -> tuple[str, ...]:
+    def variables(self) -> Sequence[str]:
+        """The source's variable names (its own object, as NNabla's: a CSV source's tuple,
+        a cache source's list)."""
         return self._variables
 
     @property

@@ -6,10 +6,11 @@ Each draws from Stadyn's seeded generator in both modes, with NNabla's seeding r
 seeds it); with a seed of its own from a generator seeded with it when the op first runs, so
 each dynamic call draws the same values and a static graph the next values on every
 ``forward()``.  The values drawn are torch's, except that ``random_flip``, ``random_crop``,
-``random_shift`` and ``random_erase`` with ``rule="nnabla"`` (compat.nnabla's functions) on
-the CPU draw NNabla 1.39's (its ``std::mt19937``: the first three one number per sample and
-axis, the samples in its order, ``_nnabla_rows``; random_erase as
-:func:`stadyn._libstdcxx_random.erased_boxes`); what a draw *means* is NNabla's:
+``random_shift``, ``random_erase`` and ``image_augmentation`` with ``rule="nnabla"``
+(compat.nnabla's functions) on the CPU draw NNabla 1.39's (its ``std::mt19937``: the first
+three one number per sample and axis, the samples in its order, ``_nnabla_rows``;
+random_erase as :func:`stadyn._libstdcxx_random.erased_boxes`, image_augmentation as
+:func:`stadyn._libstdcxx_random.augmentation_draws`); what a draw *means* is NNabla's:
 
 * ``random_flip``: each sample (the axes before ``base_axis``) reverses each of ``axes`` with
   probability 1/2; the gradient is flipped back.
@@ -390,14 +391,43 @@ def _augmentation_shape(x, shape=None, *args, **kwargs):
     return tuple(x.shape[:x.dim() - len(shape)]) + shape
 
 
+def _augment_impl(x: torch.Tensor, images: int, channels: int, pixels: int,
+                  brightness_each: bool, contrast_each: bool, noise: float,
+                  generator: torch.Generator | None = None):
+    with _std.WordSource(generator) as source:
+        take = _std.Lookahead(source)
+        steps, flips, each, normals = _std.augmentation_draws(
+            take, images, channels, pixels, brightness_each, contrast_each, noise)
+        take.settle()
+    return (torch.from_numpy(steps), torch.from_numpy(flips),
+            torch.from_numpy(each), torch.from_numpy(normals))
+
+
+def _augment_fake(x, images, channels, pixels, brightness_each, contrast_each, noise,
+                  generator=None):
+    return (torch.empty((images, 9)), torch.empty((images, 2), dtype=torch.bool),
+            torch.empty((images, channels, 2)),
+            torch.empty((images, channels, pixels), dtype=torch.float64))
+
+
+_nnabla_augment = kernel_op("stadyn_kernels::nnabla_augment",
+                            "(Tensor x, int images, int channels, int pixels, "
+                            "bool brightness_each, bool contrast_each, float noise, "
+                            "Generator? generator=None) -> (Tensor, Tensor, Tensor, Tensor)",
+                            _augment_impl, _augment_fake,
+                            tags=(torch.Tag.nondeterministic_seeded,))
+
+
 @op(1, category=_C, shape=lambda x, shape=None, *a, **k: torch.empty(
     _augmentation_shape(x, shape), device="meta", dtype=x.dtype))
 def image_augmentation(x, shape=None, pad=(0, 0), min_scale=1.0, max_scale=1.0, angle=0.0,
                        aspect_ratio=1.0, distortion=0.0, flip_lr=False, flip_ud=False,
                        brightness=0.0, brightness_each=False, contrast=1.0, contrast_center=0.0,
-                       contrast_each=False, noise=0.0, seed=-1):
+                       contrast_each=False, noise=0.0, seed=-1, rule="torch"):
     """NNabla's random image transform: scale, aspect, rotation, crop, flips, distortion,
-    brightness, contrast and noise, each drawn per image (see the module docstring).
+    brightness, contrast and noise, each drawn per image (see the module docstring).  With
+    ``rule="nnabla"`` (compat.nnabla) on the CPU the draws are NNabla 1.39's
+    (:func:`stadyn._libstdcxx_random.augmentation_draws`, its kernel run on one thread).
 
     With the defaults it is the identity; ``shape`` (the last axes: ``(H, W)`` or
     ``(C, H, W)``) crops, ``pad`` moves the crop up to ``pad`` pixels past each edge.
@@ -417,9 +447,16 @@ def image_augmentation(x, shape=None, pad=(0, 0), min_scale=1.0, max_scale=1.0, 
     channels = x.shape[-3] if x.dim() >= 3 else 1
     images = x.numel() // (h_in * w_in * channels)
     device, dtype = x.device, _float(x)
-    generator = _source(seed, x)
-    u = _steps((images, 9), generator, device).to(dtype)
-    bits = torch.randint(0, 2, (images, 2), generator=generator, device=device).bool()
+    normals = None
+    if _nnabla_cpu(rule, x.device):
+        u, bits, each, normals = _nnabla_augment(
+            x.detach(), images, channels, h_out * w_out, bool(brightness_each),
+            bool(contrast_each), float(noise), _generator(seed, torch.device("cpu")))
+        u, each = u.to(dtype), each.to(dtype)
+    else:
+        generator = _source(seed, x)
+        u = _steps((images, 9), generator, device).to(dtype)
+        bits = torch.randint(0, 2, (images, 2), generator=generator, device=device).bool()
     log_ar, log_c = math.log(aspect_ratio), math.log(contrast)
 
     def column(k):
@@ -469,13 +506,17 @@ def image_augmentation(x, shape=None, pad=(0, 0), min_scale=1.0, max_scale=1.0, 
 
     value = (at(top, left) * gain((1 - fx) * (1 - fy)) + at(top, right) * gain(fx * (1 - fy))
              + at(bottom, left) * gain((1 - fx) * fy) + at(bottom, right) * gain(fx * fy))
-    each = _steps((images, channels, 2), generator, device).to(dtype) if (
-        brightness_each or contrast_each) else None
+    if normals is None:
+        each = _steps((images, channels, 2), generator, device).to(dtype) if (
+            brightness_each or contrast_each) else None
     shift = (each[:, :, 0:1] if brightness_each else column(5)) * brightness * 2.0 - brightness
     gain_c = torch.exp((each[:, :, 1:2] if contrast_each else column(6)) * log_c * 2.0) / contrast
     value = (value + shift - contrast_center) * gain_c + contrast_center
     if noise > 0.0:
         sigma = column(8) * noise
-        value = value + torch.randn(value.shape, generator=generator, device=device,
-                                    dtype=dtype) * sigma
+        if normals is None:
+            value = value + torch.randn(value.shape, generator=generator, device=device,
+                                        dtype=dtype) * sigma
+        else:       # NNabla adds the double draw times the float deviation, in double
+            value = (value.double() + normals * sigma.double()).to(dtype)
     return value.reshape(out_shape).to(x.dtype).detach()

@@ -77,15 +77,38 @@ def gather_nd(data, indices):
 
 
 @op(1, category=_C, sequence=unless_axes(default=-1))
-def sort(x, axis=-1, reverse=False, with_index=False, only_index=False):
+def sort(x, axis=-1, reverse=False, with_index=False, only_index=False, rule="torch"):
     """``x`` sorted along ``axis`` (descending with ``reverse``; ties keep their order);
     ``with_index`` also returns the positions the values came from, ``only_index`` only those
-    (int64).  Example: ``F.sort(x, axis=1, reverse=True)``."""
-    values, index = torch.sort(x, dim=norm_axis(axis, x.ndim), descending=bool(reverse),
-                               stable=True)
+    (int64).  ``rule="nnabla"`` (compat.nnabla's ``F.sort``) takes NNabla 1.39's backward,
+    which gathers the output gradient by the sort index (``dx[i] = dy[index[i]]``, sort.cpp)
+    where the derivative scatters it (``dx[index[i]] = dy[i]``).  Example:
+    ``F.sort(x, axis=1, reverse=True)``."""
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"sort: rule must be 'torch' or 'nnabla', got {rule!r}")
+    dim = norm_axis(axis, x.ndim)
+    values, index = torch.sort(x, dim=dim, descending=bool(reverse), stable=True)
     if only_index:
         return index
+    if rule == "nnabla":
+        values = _NnablaSortGrad.apply(x, values.detach(), index, dim)
     return (values, index) if with_index else values
+
+
+class _NnablaSortGrad(torch.autograd.Function):
+    """``values`` (``x`` sorted along ``dim`` by ``index``) with NNabla 1.39's backward of
+    Sort: ``dx[i] = dy[index[i]]`` along ``dim``."""
+
+    @staticmethod
+    def forward(ctx, x, values, index, dim):
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        return values.clone()
+
+    @staticmethod
+    def backward(ctx, dy):
+        (index,) = ctx.saved_tensors
+        return torch.gather(dy, ctx.dim, index), None, None, None
 
 
 @op(1, category=_C, sequence=top_k_rule)

@@ -57,15 +57,17 @@ def prod(x, axis=None, keepdims=False):
 
 
 def _extreme(fn, x, axis, keepdims, with_index, only_index, rule="torch"):
-    if rule not in ("torch", "cntk", "cntk_pooling") or (
+    if rule not in ("torch", "cntk", "cntk_pooling", "nnabla") or (
             rule == "cntk_pooling" and (fn is torch.min or with_index or only_index)):
-        raise ValueError(f"rule={rule!r}: 'torch' or 'cntk' ('cntk_pooling': max's values "
-                         "only)")
+        raise ValueError(f"rule={rule!r}: 'torch', 'cntk' or 'nnabla' ('cntk_pooling': max's "
+                         "values only)")
     axes = norm_axes(axis, x.ndim)
     if axes is None:
         axes = list(range(x.ndim))
     if rule == "cntk":
         return _cntk_rule(fn is torch.min, x, axes, keepdims, with_index, only_index)
+    if rule == "nnabla" and x.is_floating_point() and axes:
+        return _nnabla_rule(fn is torch.min, x, axes, keepdims, with_index, only_index)
     if rule == "cntk_pooling":
         return _cntk_pooled_max(x, axes, keepdims)
     if len(axes) == 1:
@@ -83,6 +85,54 @@ def _extreme(fn, x, axis, keepdims, with_index, only_index, rule="torch"):
     if with_index:
         return values, index
     return values
+
+
+class _NnablaExtreme(torch.autograd.Function):
+    """NNabla 1.39's Max/Min CPU kernel over the last axis (max.cpp, min.cpp): a scan from
+    ``m = -1e8`` (min: ``1e8``, in the input's type) taking each value ``v > m`` (``v < m``), so
+    NaN is passed by, the first of tied values is the index, and a row with no value past the
+    start gives the start at index 0; backward, the output gradient goes to the index."""
+
+    @staticmethod
+    def forward(ctx, moved, smaller):
+        start = torch.tensor(1e8 if smaller else -1e8, dtype=moved.dtype, device=moved.device)
+        past = (moved < start) if smaller else (moved > start)       # NaN: False
+        worst = float("inf") if smaller else float("-inf")
+        masked = torch.where(past, moved, torch.full_like(moved, worst))
+        if moved.shape[-1] == 0:
+            best = start.expand(moved.shape[:-1]).clone()
+            index = torch.zeros(moved.shape[:-1], dtype=torch.long, device=moved.device)
+        else:
+            best = masked.amin(-1) if smaller else masked.amax(-1)
+            hit = past & (masked == best.unsqueeze(-1))
+            found = past.any(-1)
+            index = torch.where(found, hit.to(torch.int8).argmax(-1), 0)
+            best = torch.where(found, best, start)
+        ctx.save_for_backward(index)
+        ctx.shape = tuple(moved.shape)
+        ctx.mark_non_differentiable(index)
+        return best, index
+
+    @staticmethod
+    def backward(ctx, dy, _):
+        (index,) = ctx.saved_tensors
+        dx = dy.new_zeros(ctx.shape)
+        if ctx.shape[-1]:
+            dx.scatter_(-1, index.unsqueeze(-1), dy.unsqueeze(-1))
+        return dx, None
+
+
+def _nnabla_rule(smaller, x, axes, keepdims, with_index, only_index):
+    """NNabla 1.39's Max/Min (see :class:`_NnablaExtreme`) over ``axes``, flattened."""
+    keep = [a for a in range(x.ndim) if a not in axes]
+    kept_shape = [x.shape[a] for a in keep]
+    moved = x.permute(*keep, *axes).reshape(*kept_shape, -1)
+    values, index = _NnablaExtreme.apply(moved, bool(smaller))
+    shape = [1 if a in axes else x.shape[a] for a in range(x.ndim)] if keepdims else kept_shape
+    values, index = values.reshape(shape), index.reshape(shape)
+    if only_index:
+        return index
+    return (values, index) if with_index else values
 
 
 def _cntk_pooled_max(x, axes, keepdims):
@@ -127,7 +177,10 @@ def max(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noq
     the one index taken, and the index is the first largest, a NaN counting as largest.
     ``rule="cntk_pooling"`` (values only) is CNTK 2.7's max pooling with one window over
     ``axis``, its ``GlobalMaxPooling``: NaN passed by (only NaN: -inf, with no gradient), the
-    first of tied values takes the gradient.
+    first of tied values takes the gradient.  ``rule="nnabla"`` is NNabla 1.39's CPU kernel
+    (compat.nnabla's ``F.max``): a scan from -1e8 taking each larger value, so NaN is passed
+    by, ties take the first, and a row of NaN or of values at most -1e8 gives -1e8 at index 0
+    (which takes the gradient); ``F.min`` alike from 1e8.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -144,5 +197,5 @@ def max(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noq
 def min(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noqa: A001
         rule="torch"):
     """Minimum over ``axis`` (see :func:`max`; ``rule="cntk"``: CNTK 2.7's ``reduce_min`` and
-    ``argmin``).  Example: ``F.min(x, axis=1)``."""
+    ``argmin``; ``rule="nnabla"``: NNabla 1.39's, from 1e8).  Example: ``F.min(x, axis=1)``."""
     return _extreme(torch.min, x, axis, keepdims, with_index, only_index, rule)

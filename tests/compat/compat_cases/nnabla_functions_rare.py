@@ -151,9 +151,7 @@ _nms_case("onnx_non_max_suppression__center", 1, 2, 15, center_point_box=1,
 _nms_case("onnx_non_max_suppression__defaults", 1, 2, 5)
 
 
-@nnabla_case(names=["nnabla.functions.onnx_non_max_suppression"], known={
-    "dtype": "NNabla 1.39's indices are uint64; Stadyn's (stadyn.ops._nnabla_onnx) are int64, "
-             "as its other index outputs (nonzero)"})
+@nnabla_case(names=["nnabla.functions.onnx_non_max_suppression"])
 def onnx_non_max_suppression__dtype(nn, F, r):
     boxes = nn.Variable.from_numpy_array(_boxes(r, 1, 4, 0))
     scores = nn.Variable.from_numpy_array(r.rand(1, 1, 4))

@@ -178,9 +178,7 @@ Z = "nnabla.initializer."
 
 @nnabla_case(names=[Z + "ConstantInitializer", Z + "UniformInitializer", Z + "NormalInitializer",
                     Z + "UniformIntInitializer"],
-             note="with a seeded NumPy RandomState both draw the same numbers",
-             known={"uniform_int dtype": "NNabla's UniformIntInitializer gives int64 (NumPy's "
-                                         "randint); Stadyn's (stadyn.parametric, native) int32"})
+             note="with a seeded NumPy RandomState both draw the same numbers")
 def initializers(nn, I, r):
     ints = np.asarray(I.UniformIntInitializer((0, 7), rng=np.random.RandomState(5))((6,)))
     return {"constant": I.ConstantInitializer(0.25)((2, 3)),

@@ -61,15 +61,11 @@ IMAGE = np.array([[[[NAN, 1, 2, 3, NAN, NAN],
                     [0, 0, 5, 5, NAN, NAN],
                     [-INF, -INF, INF, 1, 1, NAN],
                     [1, 1, NAN, NAN, NAN, 4]]]], np.float32)
-_MAX = ("ops/_reduce.py max/min (rule='torch', NNabla's front end) propagate NaN; NNabla 1.39 "
-        "passes it by, and gives -1e8 (max) or 1e8 (min) for a row of NaN or of -inf")
 
 
 @nnabla_case(names=["nnabla.functions.max", "nnabla.functions.min",
                     "nnabla.functions.max_pooling", "nnabla.functions.relu"], rtol=0, atol=0,
-             known=dict([(k, _MAX) for k in ("max", "max grad", "max index", "min", "min grad",
-                                             "min index")]
-                        + [(k, "ops/_nn.py max_pooling (rule='torch') is torch's: any NaN wins "
+             known=dict([(k, "ops/_nn.py max_pooling (rule='torch') is torch's: any NaN wins "
                                "its window (the last NaN takes the gradient); NNabla 1.39 scans "
                                "from the window's first value, so only a NaN there wins (and "
                                "takes the gradient), a later one is passed by")

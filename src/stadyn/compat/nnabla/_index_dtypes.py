@@ -1,6 +1,6 @@
 """NNabla 1.39 gives the indices its functions compute as ``uint64`` (``size_t``): ``F.max`` /
 ``F.min`` with ``only_index`` or ``with_index``, ``F.sort``'s, ``F.top_k_data``'s
-(``with_index``), ``F.nonzero``'s.  Stadyn's ops
+(``with_index``), ``F.nonzero``'s, ``F.onnx_non_max_suppression``'s.  Stadyn's ops
 give int64 (what torch indexes with, and what ``F.gather`` and the others read), so here such
 an output Variable is recorded, and its ``.d`` / ``.data.data`` / ``.data.dtype`` show the same
 memory as ``uint64`` (the indices are never negative: the same values).
@@ -26,11 +26,11 @@ import numpy as np
 __all__ = ["giving_uint64_indices", "shown_as_uint64", "as_shown"]
 
 _UINT64: "weakref.WeakSet[Any]" = weakref.WeakSet()
-_FUNCTIONS = ("max", "min", "sort", "top_k_data", "nonzero")
+_FUNCTIONS = ("max", "min", "sort", "top_k_data", "nonzero", "onnx_non_max_suppression")
 
 
 def _index_outputs(name: str, out: Any, kwargs: dict) -> list:
-    if name == "nonzero":
+    if name in ("nonzero", "onnx_non_max_suppression"):
         return [out]
     if kwargs.get("only_index"):
         return [out]

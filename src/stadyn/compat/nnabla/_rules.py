@@ -11,9 +11,13 @@ of a singular matrix gives what NNabla's LU gives, infinities and NaN, not an er
 the kept axes and so take the one-pass variance too, as does ``F.weight_standardization``
 (its tensor normalisation over the channels), and ``F.abs``'s gradient is +1 at 0 and NaN
 (cases in ``nnabla_fidelity_7``).  ``F.dropout``, ``F.rand``, ``F.randn``, ``F.randint``,
-``F.random_flip``, ``F.random_crop``, ``F.random_shift``, ``F.random_choice`` and
-``F.random_erase`` draw NNabla's numbers on the CPU: its ``std::mt19937`` and libstdc++'s
-distributions (cases in ``nnabla_random``).
+``F.random_flip``, ``F.random_crop``, ``F.random_shift``, ``F.random_choice``,
+``F.random_erase`` and ``F.image_augmentation`` draw NNabla's numbers on the CPU: its
+``std::mt19937`` and libstdc++'s distributions (cases in ``nnabla_random``,
+``nnabla_fidelity_9``).  ``F.max`` and ``F.min`` scan from -1e8 / 1e8 as NNabla's CPU kernels
+do: NaN passed by, a row of NaN or of values past the start gives the start (case
+``nnabla_nan.nan__max_min_pooling_relu``); ``F.sort``'s backward gathers the gradient by
+the sort index, as NNabla's (case ``nnabla_functions_more.sort``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "group_normalization": "nnabla", "abs": "nnabla", "weight_standardization": "nnabla",
          "dropout": "nnabla", "rand": "nnabla", "randn": "nnabla", "randint": "nnabla",
          "random_flip": "nnabla", "random_crop": "nnabla", "random_shift": "nnabla",
-         "random_choice": "nnabla", "random_erase": "nnabla"}
+         "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla",
+         "max": "nnabla", "min": "nnabla", "sort": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):

@@ -28,6 +28,21 @@ __all__ = list(__all__) + ["BaseInitializer", "RangeInitializer",
 BaseInitializer = _I.Initializer   # NNabla's name of the base class (``__call__(shape)``)
 
 
+class UniformIntInitializer(_I.UniformIntInitializer):
+    """Uniform integers on ``[low, high)`` as NNabla 1.39 draws them: NumPy's ``randint`` of
+    ``rng``, int64 (Stadyn's own initializer gives int32).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla.initializer as I
+        >>> a = I.UniformIntInitializer((0, 7), rng=np.random.RandomState(5))((3,))
+        >>> a.dtype, a.tolist()
+        (dtype('int64'), [3, 6, 5])
+    """
+
+    def __call__(self, shape):
+        return super().__call__(shape).astype(_np.int64)
+
+
 class RangeInitializer(BaseInitializer):
     """``start + step * i`` along the last axis, the same for every leading index (NNabla's
     ``RangeInitializer``; integer ``start`` and ``step`` give integers, as NNabla's).

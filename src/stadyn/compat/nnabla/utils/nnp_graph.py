@@ -31,11 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from ....graph import Variable
+from ....graph import Variable, topological_nodes
 from ....parametric import ParameterRegistry, set_parameter
 from ....serialize import (LegacyModel, LegacyNetwork, LegacyParameter, load_nnp,
                            read_legacy_model)
-from .._variable import Variable as NnablaVariable
+from .._function import as_function
+from .._variable import Variable as NnablaVariable, as_nnabla
 from ._file_parameters import declared_parameters, initial_value
 from ._nnp_pass import NnpNetworkPass, apply_pass, substitute
 
@@ -44,18 +45,31 @@ __all__ = ["NnpLoader", "NnpNetwork", "NnpNetworkPass"]
 
 class NnpNetwork:
     """One network of an ``.nnp`` file, built: ``inputs`` and ``outputs`` (ordered dicts name ->
-    Variable), ``variables`` (those and the parameters it uses), ``name``, ``batch_size``.
+    Variable), ``variables`` (every variable of the file's network -- inputs, the functions'
+    outputs, then the parameters it uses, in file order), ``name``, ``batch_size``.  As NNabla
+    1.39's, each Variable is an ``nn.Variable`` named by the file (``v.name``, the key it has
+    in ``variables``), and a function output's ``parent`` is NNabla's function of that type
+    (``parent.name`` is ``'Affine'``, ``'ReLU'``).
 
     Set ``inputs[...].d`` and call ``outputs[...].forward()``, as with NNabla."""
 
-    def __init__(self, name: str, network: Any, batch_size: int):
+    def __init__(self, name: str, network: Any, batch_size: int,
+                 legacy: LegacyNetwork | None = None):
         self.name = name
         self.batch_size = batch_size
         self.network = network
         self.inputs = OrderedDict(network.inputs)
         self.outputs = OrderedDict(network.outputs)
+        named = _file_names(network, legacy) if legacy is not None else {}
         self.variables = OrderedDict(list(self.inputs.items()) + list(self.outputs.items()))
-        self.variables.update(network.parameters)
+        if named:       # NNabla's order: the file's variables, then its parameters
+            self.variables = OrderedDict(named)
+        self.variables.update((k, v) for k, v in network.parameters.items()
+                              if k not in self.variables)
+        for k, v in self.variables.items():
+            as_nnabla(v).name = k
+        for node in topological_nodes(list(self.variables.values())):
+            as_function(node)
 
     def __repr__(self) -> str:
         return (f"<NnpNetwork {self.name!r} inputs={list(self.inputs)} "
@@ -121,8 +135,9 @@ class NnpLoader:
         if name not in self._model.networks:
             raise KeyError(name)
         if callback is None:
-            net = self._build(name, self._model.networks[name], batch_size, {})
-            return NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)))
+            network = self._model.networks[name]
+            net = self._build(name, network, batch_size, {})
+            return NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)), network)
         if not isinstance(callback, NnpNetworkPass):
             raise TypeError(f"get_network(callback=...): an NnpNetworkPass, got "
                             f"{type(callback).__name__}")
@@ -130,7 +145,7 @@ class NnpLoader:
         rewritten, replaced, grads = apply_pass(self._model.networks[name], callback,
                                                 need_grad)
         net = self._build(name, rewritten, batch_size, grads)
-        built = NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)))
+        built = NnpNetwork(name, net, int(net.info().details.get("batch_size", 1)), rewritten)
         for k, var in replaced.items():
             if k in built.inputs:
                 substitute(built.inputs[k], var)
@@ -169,6 +184,24 @@ class NnpLoader:
         for k, var in registry.items():
             set_parameter(k, var)
         return net
+
+
+def _file_names(network: Any, legacy: LegacyNetwork) -> "OrderedDict[str, Variable]":
+    """The built ``network``'s Variables by the names ``legacy`` (the file's network) gives
+    them, in the file's order of variables: inputs, parameters and function outputs (found
+    through the origins the build recorded: a function's name and which of its outputs)."""
+    outputs = {f.name: f.outputs for f in legacy.all_functions()}
+    found: dict[str, Any] = {}
+    for var, origin in network.origins:
+        if origin.kind == "function":
+            names = outputs.get(origin.uid, ())
+            if origin.output < len(names):
+                found.setdefault(names[origin.output], var)
+        elif origin.kind in ("input", "parameter"):
+            found.setdefault(origin.uid, var)
+    found.update(network.inputs)
+    found.update(network.outputs)
+    return OrderedDict((k, found[k]) for k in legacy.variables if k in found)
 
 
 def _flatten(scope: Mapping, prefix: str = "") -> "OrderedDict[str, Any]":
