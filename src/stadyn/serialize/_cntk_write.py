@@ -34,6 +34,9 @@ from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_W
     add_bias, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES
+from ._cntk_write_gather import RULES as _GATHER_RULES
+from ._cntk_write_lrn import RULES as _LRN_RULES
+from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
@@ -65,6 +68,10 @@ def _on_sequences(node) -> str:
             raw.spec.name in ("sequence_reduce_sum", "sequence_reduce_max"):
         return raw.spec.name
     return node.spec.name
+
+
+# the blocks the caller shows as one CNTK op (its cntk_op_of), whose rules write the block
+_ONE_OP_BLOCKS = frozenset({"GatherOp"})
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -272,6 +279,9 @@ _RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), element_d
 _RULES.update(_MORE_RULES)
 _RULES.update(_LATER_RULES)
 _RULES.update(_ACT_RULES)
+_RULES.update(_LRN_RULES)
+_RULES.update(_GATHER_RULES)
+_RULES.update(_TOPK_RULES)
 _RULES.update(_USER_RULES)           # a Python user function (its module, class, state)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
@@ -353,7 +363,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(op, _DIFFERENT[op])
         if op not in _RULES:
             raise CntkWriteUnsupported(op, "the writer has no rule for this op")
-        if len([o for o in node.outputs if o is not None]) > 1:
+        if len([o for o in node.outputs if o is not None]) > 1 and op not in _SEVERAL_OUTPUTS:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
     recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
 
@@ -367,6 +377,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
                 v.parent.spec.name in _SEQUENCE_ENDS:
             return None             # (the rule writes the block CNTK 2.7 builds)
+        if found is not None and found[0] in _ONE_OP_BLOCKS:
+            return None             # (likewise: gather's GatherOp)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
     names = list(input_names) if input_names is not None else \
@@ -417,7 +429,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
             produced[id(out)] = (uid, here)
+            for k, other in enumerate(node.outputs[1:], 1):     # (TopK's indices)
+                if other is not None:
+                    produced[id(other)] = (f"{made}_Output_{k}", here)
             continue
+        if len(node.outputs) > 1:
+            raise CntkWriteUnsupported(node.spec.name, "an op of several outputs in a layer")
         outer = next((b for b in sorted(blocks.values(), key=lambda b: len(b.inside))
                       if b is not block and key(node) in b.inside), None)
         if made is None or uid in block.placeholders.values():
@@ -431,8 +448,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(f"output {k}", "an output that is an input, a "
                                                       "parameter or a value inside a layer")
         ends.append(produced[id(v)][0])
-    if len(ends) == 1 and combine_name is None:
-        root = ends[0].rpartition("_Output_")[0]
+    made = ends[0].rpartition("_Output_")[0]
+    if combine_name is None and ends == [f"{made}_Output_{k}" for k in range(len(ends))]:
+        root = made                 # (one function's outputs, TopK's two: it is the root)
     else:
         root = w.function("Combine", ends, name=combine_name or "")
     if leaf_order is not None:        # (a stable sort: leaves the caller does not list last)
