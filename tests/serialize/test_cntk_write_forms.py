@@ -35,7 +35,8 @@ EDIT = {k.split("/", 1)[1]: _EDIT[k] for k in _EDIT.files if k.startswith("edit_
 _MORE = np.load(os.path.join(FIXTURES, "cntk_more.npz"))     # (the inputs of the *_more files)
 _NETS = np.load(os.path.join(FIXTURES, "cntk_nets.npz"))     # (the inputs of built_nets)
 FEEDS = {**CNTK_OWN, **ROI, **EDIT, "xs": _MORE["xs"], "idx": _MORE["idx"],
-         **{k: _NETS[k] for k in ("maps", "maps4", "vec", "mat", "pick")}}
+         **{k: _NETS[k] for k in ("maps", "maps4", "vec", "mat", "pick",
+                                              "planes")}}
 
 
 def _feed(a):

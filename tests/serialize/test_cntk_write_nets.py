@@ -3,7 +3,8 @@ warning "no CNTK v2 form for pad", "... for Slice: a slice along several axes or
 stride", "... for top_k_data", "... for TransposeAxes: a transpose the writer cannot read")
 until cntkwrite6: ``LocalResponseNormalization`` (CNTK 2.7's block), ``Slice`` with strides or
 along several axes, ``TopK`` (one function, two outputs), ``gather`` along another axis than
-the first (the ``GatherOp`` block).
+the first (the ``GatherOp`` block), ``DepthToSpace`` and ``SpaceToDepth`` (blocks; "... for
+transpose").
 
 ``tests/fixtures/cntk_write_forms/``: CNTK 2.7's ``cntk_nets.model`` of
 ``forms_network.build_nets`` with its outputs and gradients (``cntk_nets.npz``,
@@ -31,9 +32,11 @@ ON_STADYNS = dict(np.load(os.path.join(FIXTURES, "cntk_outputs.npz")))
 with open(os.path.join(FIXTURES, "written.json")) as _f:
     WRITTEN = json.load(_f)["built_nets"]
 CNTK_NETS = dict(np.load(os.path.join(FIXTURES, "cntk_nets.npz")))
-FEEDS = {k: CNTK_NETS[k] for k in ("maps", "maps4", "vec", "mat", "pick")}
+FEEDS = {k: CNTK_NETS[k] for k in ("maps", "maps4", "vec", "mat", "pick",
+                                            "planes")}
 OUTPUTS = ["lrn", "lrn_narrow", "slice_stride", "slice_axes", "slice_axes_plain", "top_k",
-           "top_k_TopKIndexMask", "gather_axis", "gather_last"]
+           "top_k_TopKIndexMask", "gather_axis", "gather_last", "depth_to_space",
+           "space_to_depth"]
 
 
 def _form(decoded: dict) -> list:
@@ -85,16 +88,19 @@ def test_cntk_computes_on_stadyns_file_what_it_computes_on_its_own():
     for out in OUTPUTS:
         np.testing.assert_array_equal(ON_STADYNS["built_nets/" + out], CNTK_NETS["nets/" + out],
                                       err_msg=out)
-    # and its gradients through them (the sum of lrn, lrn_narrow and slice_axes)
-    for name in ("maps", "maps4", "mat"):
+    # and its gradients through them (make_cntk_nets.gradients)
+    for name in ("maps", "maps4", "mat", "planes"):
         np.testing.assert_array_equal(ON_STADYNS["built_nets/grad/" + name],
                                       CNTK_NETS["grad/" + name], err_msg=name)
 
 
 def _gradients(f) -> dict:
-    picked = [o for o in f.outputs if o.name in ("lrn", "lrn_narrow", "slice_axes")]
-    total = C.plus(C.plus(C.reduce_sum(picked[0]), C.reduce_sum(picked[1])),
-                   C.reduce_sum(picked[2]))
+    # (make_cntk_nets.gradients: the outputs' sums, each times its place)
+    picked = [o for o in f.outputs if o.name in ("lrn", "lrn_narrow", "slice_axes",
+                                                 "depth_to_space", "space_to_depth")]
+    total = C.reduce_sum(picked[0])
+    for k, o in enumerate(picked[1:], 2):
+        total = C.plus(total, C.reduce_sum(C.element_times(o, float(k))))
     wrt = list(total.arguments)
     got = total.grad({a: FEEDS[a.name] for a in wrt}, wrt=wrt)
     return {a.name: np.asarray(got[a]) for a in wrt}
@@ -131,7 +137,8 @@ def test_what_has_no_cntk_form_yet_is_still_stadyns_format(tmp_path, make):
 
 
 @pytest.mark.parametrize("name", ["lrn", "lrn_narrow", "slice_stride", "slice_axes",
-                                  "slice_axes_plain", "top_k", "gather_axis", "gather_last"])
+                                  "slice_axes_plain", "top_k", "gather_axis", "gather_last",
+                                  "depth_to_space", "space_to_depth"])
 def test_each_op_alone_is_written_as_cntk_writes_it(tmp_path, name):
     # one output of the network at a time: its function as in CNTK 2.7's own file (op, block
     # kind, attributes)

@@ -36,6 +36,7 @@ from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES
 from ._cntk_write_gather import RULES as _GATHER_RULES
 from ._cntk_write_lrn import RULES as _LRN_RULES
+from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
@@ -281,6 +282,7 @@ _RULES.update(_LATER_RULES)
 _RULES.update(_ACT_RULES)
 _RULES.update(_LRN_RULES)
 _RULES.update(_GATHER_RULES)
+_RULES.update(_SPACE_RULES)
 _RULES.update(_TOPK_RULES)
 _RULES.update(_USER_RULES)           # a Python user function (its module, class, state)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
