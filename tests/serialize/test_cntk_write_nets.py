@@ -4,7 +4,8 @@ stride", "... for top_k_data", "... for TransposeAxes: a transpose the writer ca
 until cntkwrite6: ``LocalResponseNormalization`` (CNTK 2.7's block), ``Slice`` with strides or
 along several axes, ``TopK`` (one function, two outputs), ``gather`` along another axis than
 the first (the ``GatherOp`` block), ``DepthToSpace`` and ``SpaceToDepth`` (blocks; "... for
-transpose").
+transpose"), ``Times`` of each row of a matrix sample (affine with base_axis 2: "... for
+affine: base_axis 2 with 1 batch axis").
 
 ``tests/fixtures/cntk_write_forms/``: CNTK 2.7's ``cntk_nets.model`` of
 ``forms_network.build_nets`` with its outputs and gradients (``cntk_nets.npz``,
@@ -36,7 +37,7 @@ FEEDS = {k: CNTK_NETS[k] for k in ("maps", "maps4", "vec", "mat", "pick",
                                             "planes")}
 OUTPUTS = ["lrn", "lrn_narrow", "slice_stride", "slice_axes", "slice_axes_plain", "top_k",
            "top_k_TopKIndexMask", "gather_axis", "gather_last", "depth_to_space",
-           "space_to_depth"]
+           "space_to_depth", "times_rows"]
 
 
 def _form(decoded: dict) -> list:
@@ -97,7 +98,8 @@ def test_cntk_computes_on_stadyns_file_what_it_computes_on_its_own():
 def _gradients(f) -> dict:
     # (make_cntk_nets.gradients: the outputs' sums, each times its place)
     picked = [o for o in f.outputs if o.name in ("lrn", "lrn_narrow", "slice_axes",
-                                                 "depth_to_space", "space_to_depth")]
+                                                 "depth_to_space", "space_to_depth",
+                                                 "times_rows")]
     total = C.reduce_sum(picked[0])
     for k, o in enumerate(picked[1:], 2):
         total = C.plus(total, C.reduce_sum(C.element_times(o, float(k))))
@@ -138,7 +140,7 @@ def test_what_has_no_cntk_form_yet_is_still_stadyns_format(tmp_path, make):
 
 @pytest.mark.parametrize("name", ["lrn", "lrn_narrow", "slice_stride", "slice_axes",
                                   "slice_axes_plain", "top_k", "gather_axis", "gather_last",
-                                  "depth_to_space", "space_to_depth"])
+                                  "depth_to_space", "space_to_depth", "times_rows"])
 def test_each_op_alone_is_written_as_cntk_writes_it(tmp_path, name):
     # one output of the network at a time: its function as in CNTK 2.7's own file (op, block
     # kind, attributes)

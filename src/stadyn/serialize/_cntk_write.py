@@ -104,15 +104,18 @@ def _scalar(op):
 
 
 def _affine(w, ins, uids, attrs, out, name):
+    # CNTK's Times(W, x) contracts W's axes past its outputRank with as many of x's last
+    # (Python's order): a base axis past the batch axis (times of a (3, 5) sample by a (5, 2)
+    # weight) is written alike, CNTK inferring the rank it maps
     x, weight = ins[0], ins[1]
     nb = w.lead(x)
-    if attrs["base_axis"] != nb:
+    if attrs["base_axis"] < nb or attrs["base_axis"] >= len(x.shape):
         raise CntkWriteUnsupported("affine", f"base_axis {attrs['base_axis']} with "
                                              f"{nb} batch axis")
-    in_rank = len(x.shape) - nb
+    in_rank = len(x.shape) - attrs["base_axis"]
     weight = w.folded.get(id(weight), weight)
     weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
-    if tuple(weight_shape[:in_rank]) != tuple(x.shape[nb:]):
+    if tuple(weight_shape[:in_rank]) != tuple(x.shape[attrs["base_axis"]:]):
         raise CntkWriteUnsupported("affine", "an input flattened before the product")
     attributes = {"outputRank": P.size_t(len(weight_shape) - in_rank),
                   "inferInputRankToMap": P.integer(-1)}
