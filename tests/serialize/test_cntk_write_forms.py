@@ -36,7 +36,7 @@ _MORE = np.load(os.path.join(FIXTURES, "cntk_more.npz"))     # (the inputs of th
 _NETS = np.load(os.path.join(FIXTURES, "cntk_nets.npz"))     # (the inputs of built_nets)
 FEEDS = {**CNTK_OWN, **ROI, **EDIT, "xs": _MORE["xs"], "idx": _MORE["idx"],
          **{k: _NETS[k] for k in ("maps", "maps4", "vec", "mat", "pick",
-                                              "planes")}}
+                                              "planes", "steps")}}
 
 
 def _feed(a):

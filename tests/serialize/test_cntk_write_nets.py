@@ -5,13 +5,15 @@ until cntkwrite6: ``LocalResponseNormalization`` (CNTK 2.7's block), ``Slice`` w
 along several axes, ``TopK`` (one function, two outputs), ``gather`` along another axis than
 the first (the ``GatherOp`` block), ``DepthToSpace`` and ``SpaceToDepth`` (blocks; "... for
 transpose"), ``Times`` of each row of a matrix sample (affine with base_axis 2: "... for
-affine: base_axis 2 with 1 batch axis").
+affine: base_axis 2 with 1 batch axis"), ``sequence.broadcast_as`` (CNTK's
+``Sequence::BroadcastAs`` block: "... for sequence_broadcast_as: an op on a sequence the writer
+has no sequence form for").
 
 ``tests/fixtures/cntk_write_forms/``: CNTK 2.7's ``cntk_nets.model`` of
-``forms_network.build_nets`` with its outputs and gradients (``cntk_nets.npz``,
-``make_cntk_nets.py``); CNTK 2.7's listing, outputs and gradients of the file Stadyn wrote of
-the same network built in the compat (``built_nets`` in ``written.json`` and
-``cntk_outputs.npz``, ``make_forms.py``)."""
+``forms_network.build_nets`` (and ``cntk_seq_nets.model`` of ``build_seq_nets``) with its
+outputs and gradients (``cntk_nets.npz``, ``make_cntk_nets.py``); CNTK 2.7's listing, outputs
+and gradients of the file Stadyn wrote of the same network built in the compat (``built_nets``,
+``built_seq_nets`` in ``written.json`` and ``cntk_outputs.npz``, ``make_forms.py``)."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ with open(os.path.join(FIXTURES, "written.json")) as _f:
     WRITTEN = json.load(_f)["built_nets"]
 CNTK_NETS = dict(np.load(os.path.join(FIXTURES, "cntk_nets.npz")))
 FEEDS = {k: CNTK_NETS[k] for k in ("maps", "maps4", "vec", "mat", "pick",
-                                            "planes")}
+                                            "planes", "steps")}
 OUTPUTS = ["lrn", "lrn_narrow", "slice_stride", "slice_axes", "slice_axes_plain", "top_k",
            "top_k_TopKIndexMask", "gather_axis", "gather_last", "depth_to_space",
            "space_to_depth", "times_rows"]
@@ -156,3 +158,35 @@ def test_each_op_alone_is_written_as_cntk_writes_it(tmp_path, name):
                 for f in decoded["primitive_functions"] if f.get("name") == name]
     own = named(make_forms.decoded(os.path.join(FIXTURES, "cntk_nets.model")))
     assert named(make_forms.decoded(path)) == own and len(own) == 1
+
+
+# -- sequence.broadcast_as (a network of its own: see forms_network.build_seq_nets) ----------
+SEQ_OUTPUTS = ["broadcast", "broadcast_tanh", "broadcast_times"]
+
+
+def test_broadcast_as_is_written_as_cntk_writes_it(tmp_path):
+    # CNTK 2.7's Sequence::BroadcastAs block (the value, then the sequence; ReconcileDynamicAxis
+    # inside); CNTK 2.7 computes on Stadyn's file what it computes on its own
+    path = str(tmp_path / "seq.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        make_forms.forms_network.build_seq_nets(C).save(path)
+    written = make_forms.decoded(path)
+    assert written == json.load(open(os.path.join(FIXTURES, "written.json")))[
+        "built_seq_nets"]["file"]
+    assert _form(written) == _form(make_forms.decoded(os.path.join(FIXTURES,
+                                                                   "cntk_seq_nets.model")))
+    for out in SEQ_OUTPUTS:
+        np.testing.assert_array_equal(ON_STADYNS["built_seq_nets/" + out],
+                                      CNTK_NETS["seq_nets/" + out], err_msg=out)
+
+
+@pytest.mark.parametrize("source", ["built", "cntks_file"])
+def test_stadyn_broadcasts_as_cntk_does(source):
+    f = make_forms.forms_network.build_seq_nets(C) if source == "built" else \
+        C.load_model(os.path.join(FIXTURES, "cntk_seq_nets.model"))
+    got = f.eval({a: FEEDS[a.name] for a in f.arguments})
+    assert sorted(o.name for o in f.outputs) == SEQ_OUTPUTS
+    for o in f.outputs:
+        np.testing.assert_allclose(np.asarray(got[o]), CNTK_NETS["seq_nets/" + o.name],
+                                   rtol=1e-6, err_msg=o.name)

@@ -36,6 +36,7 @@ from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES
 from ._cntk_write_gather import RULES as _GATHER_RULES
 from ._cntk_write_lrn import RULES as _LRN_RULES
+from ._cntk_write_seq import RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
@@ -53,7 +54,10 @@ _SEQUENCE_OPS = frozenset((
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
-    "sequence_reduce_max", "cntk:EditDistanceError"))
+    "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as"))
+# of those, the ops reading a value without the sequence axis beside a sequence (a value per
+# sequence broadcast along it)
+_SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
 # of those, the ops whose output has no sequence axis (one step of each sequence, a sum; the
 # edit distance of the minibatch's sequences)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
@@ -286,6 +290,7 @@ _RULES.update(_ACT_RULES)
 _RULES.update(_LRN_RULES)
 _RULES.update(_GATHER_RULES)
 _RULES.update(_SPACE_RULES)
+_RULES.update(_SEQ_RULES)
 _RULES.update(_TOPK_RULES)
 _RULES.update(_USER_RULES)           # a Python user function (its module, class, state)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
@@ -350,7 +355,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             if _on_sequences(node) not in _SEQUENCE_OPS:
                 raise CntkWriteUnsupported(node.spec.name, "an op on a sequence the writer has "
                                                            "no sequence form for")
-            if any(id(i) in batched and id(i) not in sequences for i in node.inputs):
+            if _on_sequences(node) not in _SEQUENCE_AND_ONE and \
+                    any(id(i) in batched and id(i) not in sequences for i in node.inputs):
                 raise CntkWriteUnsupported(node.spec.name, "a sequence and a value without "
                                                            "its sequence axis")
             if _on_sequences(node) not in _SEQUENCE_ENDS:
@@ -382,6 +388,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
                 v.parent.spec.name in _SEQUENCE_ENDS:
             return None             # (the rule writes the block CNTK 2.7 builds)
+        if found is not None and found[0] == "Sequence::BroadcastAs" and v.parent is not None \
+                and v.parent.spec.name in _SEQUENCE_AND_ONE:
+            return None             # (likewise)
         if found is not None and found[0] in _ONE_OP_BLOCKS:
             return None             # (likewise: gather's GatherOp)
         return found
