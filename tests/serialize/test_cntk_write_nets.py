@@ -160,13 +160,14 @@ def test_each_op_alone_is_written_as_cntk_writes_it(tmp_path, name):
     assert named(make_forms.decoded(path)) == own and len(own) == 1
 
 
-# -- sequence.broadcast_as (a network of its own: see forms_network.build_seq_nets) ----------
-SEQ_OUTPUTS = ["broadcast", "broadcast_tanh", "broadcast_times"]
+# -- sequence.broadcast_as, is_first, is_last (a network of its own: build_seq_nets) ---------
+SEQ_OUTPUTS = ["broadcast", "broadcast_tanh", "broadcast_times", "is_first", "is_last"]
 
 
-def test_broadcast_as_is_written_as_cntk_writes_it(tmp_path):
+def test_sequence_ops_are_written_as_cntk_writes_them(tmp_path):
     # CNTK 2.7's Sequence::BroadcastAs block (the value, then the sequence; ReconcileDynamicAxis
-    # inside); CNTK 2.7 computes on Stadyn's file what it computes on its own
+    # inside), Sequence::IsFirst / IsLast (0 and 1, then the sequence; PastValue / FutureValue
+    # of the 0 reconciled to it); CNTK 2.7 computes on Stadyn's file what it computes on its own
     path = str(tmp_path / "seq.model")
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
@@ -182,7 +183,7 @@ def test_broadcast_as_is_written_as_cntk_writes_it(tmp_path):
 
 
 @pytest.mark.parametrize("source", ["built", "cntks_file"])
-def test_stadyn_broadcasts_as_cntk_does(source):
+def test_stadyn_computes_the_sequence_ops_as_cntk_does(source):
     f = make_forms.forms_network.build_seq_nets(C) if source == "built" else \
         C.load_model(os.path.join(FIXTURES, "cntk_seq_nets.model"))
     got = f.eval({a: FEEDS[a.name] for a in f.arguments})

@@ -54,7 +54,8 @@ _SEQUENCE_OPS = frozenset((
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
-    "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as"))
+    "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as",
+    "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast"))
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
@@ -76,7 +77,7 @@ def _on_sequences(node) -> str:
 
 
 # the blocks the caller shows as one CNTK op (its cntk_op_of), whose rules write the block
-_ONE_OP_BLOCKS = frozenset({"GatherOp"})
+_ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast"})
 
 
 # -- the ops ----------------------------------------------------------------------------------
