@@ -33,7 +33,10 @@ ROI = dict(np.load(os.path.join(FIXTURES, "..", "cntk_roipooling", "roipooling.n
 _EDIT = np.load(os.path.join(FIXTURES, "..", "cntk_read_unread", "refs.npz"))
 EDIT = {k.split("/", 1)[1]: _EDIT[k] for k in _EDIT.files if k.startswith("edit_distance/")}
 _MORE = np.load(os.path.join(FIXTURES, "cntk_more.npz"))     # (the inputs of the *_more files)
-FEEDS = {**CNTK_OWN, **ROI, **EDIT, "xs": _MORE["xs"], "idx": _MORE["idx"]}
+_NETS = np.load(os.path.join(FIXTURES, "cntk_nets.npz"))     # (the inputs of built_nets)
+FEEDS = {**CNTK_OWN, **ROI, **EDIT, "xs": _MORE["xs"], "idx": _MORE["idx"],
+         **{k: _NETS[k] for k in ("maps", "maps4", "vec", "mat", "pick",
+                                              "planes", "steps")}}
 
 
 def _feed(a):

@@ -34,6 +34,11 @@ from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_W
     add_bias, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES
+from ._cntk_write_gather import RULES as _GATHER_RULES
+from ._cntk_write_lrn import RULES as _LRN_RULES
+from ._cntk_write_seq import RULES as _SEQ_RULES
+from ._cntk_write_space import RULES as _SPACE_RULES
+from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
@@ -49,7 +54,11 @@ _SEQUENCE_OPS = frozenset((
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
-    "sequence_reduce_max", "cntk:EditDistanceError"))
+    "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as",
+    "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast"))
+# of those, the ops reading a value without the sequence axis beside a sequence (a value per
+# sequence broadcast along it)
+_SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
 # of those, the ops whose output has no sequence axis (one step of each sequence, a sum; the
 # edit distance of the minibatch's sequences)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
@@ -65,6 +74,10 @@ def _on_sequences(node) -> str:
             raw.spec.name in ("sequence_reduce_sum", "sequence_reduce_max"):
         return raw.spec.name
     return node.spec.name
+
+
+# the blocks the caller shows as one CNTK op (its cntk_op_of), whose rules write the block
+_ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast"})
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -96,15 +109,18 @@ def _scalar(op):
 
 
 def _affine(w, ins, uids, attrs, out, name):
+    # CNTK's Times(W, x) contracts W's axes past its outputRank with as many of x's last
+    # (Python's order): a base axis past the batch axis (times of a (3, 5) sample by a (5, 2)
+    # weight) is written alike, CNTK inferring the rank it maps
     x, weight = ins[0], ins[1]
     nb = w.lead(x)
-    if attrs["base_axis"] != nb:
+    if attrs["base_axis"] < nb or attrs["base_axis"] >= len(x.shape):
         raise CntkWriteUnsupported("affine", f"base_axis {attrs['base_axis']} with "
                                              f"{nb} batch axis")
-    in_rank = len(x.shape) - nb
+    in_rank = len(x.shape) - attrs["base_axis"]
     weight = w.folded.get(id(weight), weight)
     weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
-    if tuple(weight_shape[:in_rank]) != tuple(x.shape[nb:]):
+    if tuple(weight_shape[:in_rank]) != tuple(x.shape[attrs["base_axis"]:]):
         raise CntkWriteUnsupported("affine", "an input flattened before the product")
     attributes = {"outputRank": P.size_t(len(weight_shape) - in_rank),
                   "inferInputRankToMap": P.integer(-1)}
@@ -272,6 +288,11 @@ _RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), element_d
 _RULES.update(_MORE_RULES)
 _RULES.update(_LATER_RULES)
 _RULES.update(_ACT_RULES)
+_RULES.update(_LRN_RULES)
+_RULES.update(_GATHER_RULES)
+_RULES.update(_SPACE_RULES)
+_RULES.update(_SEQ_RULES)
+_RULES.update(_TOPK_RULES)
 _RULES.update(_USER_RULES)           # a Python user function (its module, class, state)
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
@@ -335,7 +356,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             if _on_sequences(node) not in _SEQUENCE_OPS:
                 raise CntkWriteUnsupported(node.spec.name, "an op on a sequence the writer has "
                                                            "no sequence form for")
-            if any(id(i) in batched and id(i) not in sequences for i in node.inputs):
+            if _on_sequences(node) not in _SEQUENCE_AND_ONE and \
+                    any(id(i) in batched and id(i) not in sequences for i in node.inputs):
                 raise CntkWriteUnsupported(node.spec.name, "a sequence and a value without "
                                                            "its sequence axis")
             if _on_sequences(node) not in _SEQUENCE_ENDS:
@@ -353,7 +375,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(op, _DIFFERENT[op])
         if op not in _RULES:
             raise CntkWriteUnsupported(op, "the writer has no rule for this op")
-        if len([o for o in node.outputs if o is not None]) > 1:
+        if len([o for o in node.outputs if o is not None]) > 1 and op not in _SEVERAL_OUTPUTS:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
     recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
 
@@ -367,6 +389,11 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
                 v.parent.spec.name in _SEQUENCE_ENDS:
             return None             # (the rule writes the block CNTK 2.7 builds)
+        if found is not None and found[0] == "Sequence::BroadcastAs" and v.parent is not None \
+                and v.parent.spec.name in _SEQUENCE_AND_ONE:
+            return None             # (likewise)
+        if found is not None and found[0] in _ONE_OP_BLOCKS:
+            return None             # (likewise: gather's GatherOp)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
     names = list(input_names) if input_names is not None else \
@@ -417,7 +444,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
             produced[id(out)] = (uid, here)
+            for k, other in enumerate(node.outputs[1:], 1):     # (TopK's indices)
+                if other is not None:
+                    produced[id(other)] = (f"{made}_Output_{k}", here)
             continue
+        if len(node.outputs) > 1:
+            raise CntkWriteUnsupported(node.spec.name, "an op of several outputs in a layer")
         outer = next((b for b in sorted(blocks.values(), key=lambda b: len(b.inside))
                       if b is not block and key(node) in b.inside), None)
         if made is None or uid in block.placeholders.values():
@@ -431,8 +463,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(f"output {k}", "an output that is an input, a "
                                                       "parameter or a value inside a layer")
         ends.append(produced[id(v)][0])
-    if len(ends) == 1 and combine_name is None:
-        root = ends[0].rpartition("_Output_")[0]
+    made = ends[0].rpartition("_Output_")[0]
+    if combine_name is None and ends == [f"{made}_Output_{k}" for k in range(len(ends))]:
+        root = made                 # (one function's outputs, TopK's two: it is the root)
     else:
         root = w.function("Combine", ends, name=combine_name or "")
     if leaf_order is not None:        # (a stable sort: leaves the caller does not list last)

@@ -126,7 +126,10 @@ def _arg(w, x, uid, node, nodes, name):
 
 
 def _slice(w, ins, uids, attrs, out, name):
-    """CNTK's Slice along one static axis with stride 1."""
+    """CNTK's Slice: along one static axis ``axis``, ``beginIndex``, ``endIndex``,
+    ``sliceStrides``; along several (in Python's order of the axes) the vectors ``axisVec``,
+    ``beginIndexVec``, ``endIndexVec``, ``sliceStridesVec``, as CNTK 2.7's ``Slice`` writes
+    them.  (A negative stride, which the compat computes as a flip, is not read.)"""
     node = out.parent
     if len(uids) != 1 or node.spec.name != "slice" or node.inputs[0] is not ins[0]:
         raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
@@ -134,12 +137,18 @@ def _slice(w, ins, uids, attrs, out, name):
     ranges = [slice(b, e, s).indices(n) for b, e, s, n in zip(a["start"], a["stop"], a["step"],
                                                               x.shape)]
     cut = [(k, *r) for k, (r, n) in enumerate(zip(ranges, x.shape)) if r != (0, n, 1)]
-    if len(cut) != 1 or cut[0][3] != 1:
-        raise CntkWriteUnsupported("Slice", "a slice along several axes or with a stride")
-    k, begin, end, _ = cut[0]
+    if not cut:
+        raise CntkWriteUnsupported("Slice", "a slice along no axis")
+    if len(cut) == 1:
+        k, begin, end, step = cut[0]
+        return w.function("Slice", uids, {
+            "axis": P.static_axis(w.static_axis_index(x, k)), "beginIndex": P.integer(begin),
+            "endIndex": P.integer(end), "sliceStrides": P.integer(step)}, name=name)
     return w.function("Slice", uids, {
-        "axis": P.static_axis(w.static_axis_index(x, k)), "beginIndex": P.integer(begin),
-        "endIndex": P.integer(end), "sliceStrides": P.integer(1)}, name=name)
+        "axisVec": P.vector([P.static_axis(w.static_axis_index(x, k)) for k, *_ in cut]),
+        "beginIndexVec": P.vector([P.integer(b) for _, b, _, _ in cut]),
+        "endIndexVec": P.vector([P.integer(e) for _, _, e, _ in cut]),
+        "sliceStridesVec": P.vector([P.integer(s) for *_, s in cut])}, name=name)
 
 
 def _transpose(w, ins, uids, attrs, out, name):

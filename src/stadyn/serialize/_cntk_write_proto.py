@@ -65,7 +65,7 @@ def double(x: float) -> Value:
 
 
 def shape(dims_numpy_order) -> Value:
-    """A shape given in NumPy's order (stored reversed)."""
+    """A shape given in NumPy's order (stored reversed); -1: a dimension CNTK infers."""
     return Value("shape", tuple(int(d) for d in dims_numpy_order))
 
 
@@ -107,7 +107,8 @@ def _fill_value(msg, v: Value) -> None:
     elif k == "string":
         msg.string_value = x
     elif k == "shape":
-        msg.nd_shape_value.shape_dim.extend(x[::-1])
+        # (-1: CNTK's InferredDimension, the largest size_t)
+        msg.nd_shape_value.shape_dim.extend(d % 2 ** 64 for d in x[::-1])
         if not x:
             msg.nd_shape_value.SetInParent()
     elif k == "axis":

@@ -209,6 +209,10 @@ op_case("unpooling", lambda C, y, x: C.unpooling(y, x, C.ops.MAX_UNPOOLING, (2, 
                         "the values went; Stadyn's is the derivative of its output"})
 op_case("local_response_normalization", lambda C, x: C.local_response_normalization(
     x, 1, 1.0, 0.5, 0.75), [(5, 2, 2)])
+# a window wider than the channels: CNTK 2.7 rounds its kernel down to them (3 channels from 1
+# below), the scale still alpha / 5
+op_case("local_response_normalization__narrow", lambda C, x: C.local_response_normalization(
+    x, 2, 1.0, 0.5, 0.75), [(3, 2, 2)], names=["cntk.ops.local_response_normalization"])
 op_case("mean_variance_normalization", lambda C, x: C.mean_variance_normalization(x),
         [(3, 2, 2)])
 op_case("mean_variance_normalization__across", lambda C, x: C.mean_variance_normalization(

@@ -144,8 +144,19 @@ def _sequence_axis_name(v) -> "str | None":
 
 def _cntk_op_of(v) -> "tuple | None":
     """The CNTK op this layer shows as making ``v`` and the inputs it shows (what
-    ``root_function.op_name`` and ``.inputs`` give), for the CNTK v2 writer."""
-    return (G.primitive_op_name(v), G.shown_inputs(v)) if G.made_by_cntk_op(v) else None
+    ``root_function.op_name`` and ``.inputs`` give), for the CNTK v2 writer: a block CNTK 2.7
+    builds for one op (gather's ``GatherOp``, ``sequence.is_first``'s ``Sequence::IsFirst``) by
+    its kind, else the op that made ``v``."""
+    if not G.made_by_cntk_op(v):
+        return None
+    block = G.BLOCKS.get(v)
+    if block is not None and block.op_name in _ONE_OP_BLOCKS:
+        return (block.op_name, G.shown_inputs(v))
+    return (G.primitive_op_name(v), G.shown_inputs(v))
+
+
+#: the blocks CNTK 2.7 builds for one op, written by the CNTK v2 writer's rule for that op
+_ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast"})
 
 
 def _block_of(v) -> "tuple | None":

@@ -336,21 +336,28 @@ def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomS
 def local_response_normalization(operand_, depth_radius: int, bias: float, alpha: float,
                                  beta: float, name: str = ""):
     """``x / (bias + alpha / (2r + 1) * sum of x**2 over the 2r + 1 nearest channels) ** beta``
-    (``r = depth_radius``)."""
+    (``r = depth_radius``).  Over fewer channels than ``2r + 1`` the window is CNTK 2.7's: as
+    many channels as there are, from ``(channels - 1) // 2`` below (CNTK rounds its kernel down
+    to the channels, warning that the values do not change; they do), the scale still
+    ``alpha / (2r + 1)``."""
     v = _channels_first(operand_, 1)
     r = int(depth_radius)
     sq = F.mul2(v, v)
     c = v.shape[1]
+    window = min(2 * r + 1, c)
+    below = (window - 1) // 2            # (r where the window is whole)
     padded = F.pad(sq, (r, r) + (0, 0) * (v.ndim - 2))
     total = None
-    for k in range(2 * r + 1):
+    for k in range(r - below, r - below + window):
         start = [None, k] + [None] * (v.ndim - 2)
         stop = [None, k + c] + [None] * (v.ndim - 2)
         part = F.slice(padded, start, stop, [1] * v.ndim)
         total = part if total is None else F.add2(total, part)
     den = F.pow_scalar(F.add_scalar(F.mul_scalar(total, float(alpha) / (2 * r + 1)),
                                     float(bias)), float(beta))
-    return named(wrap(_unbatch(F.div2(v, den), operand_)), name, "LocalResponseNormalization")
+    # one op reading the operand, as CNTK 2.7 shows its LocalResponseNormalization block
+    out = one_op(wrap(_unbatch(F.div2(v, den), operand_)), operand_)
+    return named(out, name, "LocalResponseNormalization")
 
 
 @float_arrays("operand_")

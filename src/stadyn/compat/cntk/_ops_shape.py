@@ -470,7 +470,8 @@ def depth_to_space(operand_, block_size: int, name: str = ""):
     n = lead_axes(operand_)
     y = reshape_samples(v, n, (b, b, c // (b * b), h, w))
     y = F.transpose(y, tuple(range(n)) + tuple(n + a for a in (2, 3, 0, 4, 1)))
-    return named(wrap(reshape_samples(y, n, (c // (b * b), h * b, w * b))), name, "DepthToSpace")
+    out = one_op(wrap(reshape_samples(y, n, (c // (b * b), h * b, w * b))), operand_)
+    return named(out, name, "DepthToSpace")    # (one op reading the operand, as CNTK's block)
 
 
 @float_arrays("operand_")
@@ -482,7 +483,8 @@ def space_to_depth(operand_, block_size: int, name: str = ""):
     n = lead_axes(operand_)
     y = reshape_samples(v, n, (c, h // b, b, w // b, b))
     y = F.transpose(y, tuple(range(n)) + tuple(n + a for a in (2, 4, 0, 1, 3)))
-    return named(wrap(reshape_samples(y, n, (c * b * b, h // b, w // b))), name, "SpaceToDepth")
+    out = one_op(wrap(reshape_samples(y, n, (c * b * b, h // b, w // b))), operand_)
+    return named(out, name, "SpaceToDepth")    # (one op reading the operand, as CNTK's block)
 
 
 def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):

@@ -21,7 +21,7 @@ from . import _graph as G
 from ...graph import Variable, broadcast_like
 from ._deferred import defer_module
 from ._sparse_operands import refuse_sparse_operands
-from ._adapt import adapt, batched, const, float_arrays, named, operand, unwrap, wrap
+from ._adapt import adapt, batched, const, float_arrays, named, one_op, operand, unwrap, wrap
 from ._adapt import operand as _as_operand
 from ._axis import Axis
 from ._loops import as_loop_sequence, one_step
@@ -243,16 +243,16 @@ def _ones(x):
 def is_first(seq, name: str = ""):
     """1 at each sequence's first step, 0 elsewhere.  Example: ``C.sequence.is_first(x)``."""
     ones = _ones(seq)
-    return _block(wrap(ones - S.past_value(ones, 0.0)), "Sequence::IsFirst", "PastValue", name,
-                  seq)
+    out = one_op(wrap(ones - S.past_value(ones, 0.0)), seq)     # (one op reading the sequence)
+    return _block(out, "Sequence::IsFirst", "PastValue", name, seq)
 
 
 @float_arrays("seq", op="sequence.is_last")
 def is_last(seq, name: str = ""):
     """1 at each sequence's last step, 0 elsewhere.  Example: ``C.sequence.is_last(x)``."""
     ones = _ones(seq)
-    return _block(wrap(ones - S.future_value(ones, 0.0)), "Sequence::IsLast", "FutureValue",
-                  name, seq)
+    out = one_op(wrap(ones - S.future_value(ones, 0.0)), seq)
+    return _block(out, "Sequence::IsLast", "FutureValue", name, seq)
 
 
 def delay(x, initial_state=None, time_step: int = 1, name: str = ""):

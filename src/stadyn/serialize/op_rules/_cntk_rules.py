@@ -184,9 +184,14 @@ def convolution_cntk(node):
         node.unsupported(f"convolution of {shape} (batched: {node.batched(1)}) by the kernel "
                          f"{kernel}")
     groups = int(node.attr("groups", 1) or 1)
+    weight = node.var(0)
+    if len(node.shape(0)) == len(kernel):
+        # a kernel without the output maps' axis (one map: CNTK 2.7's LocalResponseNormalization
+        # block sums the squares over a window of channels so)
+        weight = F.reshape(weight, (1,) + tuple(node.shape(0)))
 
     def apply(x, pad, stride, dilation, border):
-        return F.convolution(x, node.var(0), None, base_axis=lead, pad=pad, stride=stride,
+        return F.convolution(x, weight, None, base_axis=lead, pad=pad, stride=stride,
                              dilation=dilation, group=groups)
     return windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
                     node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),

@@ -1,0 +1,52 @@
+"""The CNTK v2 model-file writer's rules for ``top_k`` (see :mod:`._cntk_write`): CNTK 2.7's
+``TopK`` primitive, one function of two outputs, as CNTK 2.7 writes it (learnt by saving
+``C.top_k(x, k)`` with CNTK 2.7 and decoding the file, kept decoded in
+``tests/fixtures/cntk_write_forms/written.json``): attributes ``axis`` (the stored static axis
+0: the sample's last in Python's order) and ``numItems`` (size_t); ``<uid>_Output_0`` the
+values, ``<uid>_Output_1`` the indices (floats).
+
+Stadyn computes it as the catalog's ``top_k_data`` along the last axis with CNTK's ties, whose
+two outputs become the function's two, and a ``cast`` of the indices to float32, which is
+CNTK's second output itself (nothing written for it).  Along another axis (CNTK 2.7's block
+around ``TransposeAxes``) it is refused.
+
+Example:
+    >>> sorted(RULES)
+    ['cast', 'top_k_data']
+"""
+
+from __future__ import annotations
+
+from . import _cntk_write_proto as P
+from ._cntk_write_graph import CntkWriteUnsupported
+
+__all__ = ["RULES", "SEVERAL_OUTPUTS"]
+
+#: the catalog ops written as one CNTK function of several outputs (``<uid>_Output_<k>``)
+SEVERAL_OUTPUTS = frozenset({"top_k_data"})
+
+
+def _top_k(w, ins, uids, attrs, out, name):
+    x = ins[0]
+    last = len(x.shape) - 1
+    if not attrs["with_index"] or attrs["ties"] != "cntk" or attrs["abs"] or \
+            not attrs["reduce"] or not attrs["largest"] or attrs["base_axis"] != last or \
+            w.static_rank(x) < 1:
+        raise CntkWriteUnsupported("top_k_data", "a top_k other than CNTK's (the largest "
+                                                 "along the sample's last axis, with indices "
+                                                 "and CNTK's ties)")
+    return w.function("TopK", uids[:1], {"axis": P.static_axis(0),
+                                         "numItems": P.size_t(int(attrs["k"]))}, name=name)
+
+
+def _cast(w, ins, uids, attrs, out, name):
+    # the indices of a TopK as floats: CNTK's second output itself
+    source = ins[0].parent
+    if source is None or source.spec.name not in SEVERAL_OUTPUTS or \
+            source.outputs[1] is not ins[0] or "float32" not in str(out.dtype):
+        raise CntkWriteUnsupported("cast", "a cast other than of top_k's indices to float32 "
+                                           "(stadyn.compat.cntk's cast is CNTK's Cast)")
+    return None
+
+
+RULES = {"top_k_data": _top_k, "cast": _cast}
