@@ -37,7 +37,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
            "op_name_of", "made_by_cntk_op",
-           "Combine", "primitive_op_name",
+           "Combine", "primitive_op_name", "spelled_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder", "show_operands_in_order", "operand_order",
@@ -255,6 +255,12 @@ def primitive_op_name(v: Variable) -> str:
     known = _OP_NAMES.get(v)
     if known is not None:
         return known
+    return spelled_op_name(v)
+
+
+def spelled_op_name(v: Variable) -> str:
+    """The op name of the Stadyn op that made ``v`` in CNTK's spelling (``mul``: ``Mul``),
+    ``""`` for a leaf: a CNTK op's name when it recorded none."""
     if v.parent is None:
         return ""
     return "".join(part.capitalize() for part in v.parent.spec.name.split("_"))
