@@ -42,3 +42,41 @@ def Function__parameters_in_cntks_inner_order(C, r):
             "gather root inputs": _names(gathered.root_function.inputs),
             "gather parameters": _names(gathered_p.parameters)}
 
+
+@cntk_case(names=["cntk.Function.replace_placeholders", "cntk.ops.placeholder",
+                  "cntk.ops.sequence.past_value", "cntk.Value"],
+           note="a two-step cell (LightRNN's lightlstm's pattern) on placeholders without "
+                "shapes, x, h and c, whose loop is closed with replace_placeholders before x "
+                "is bound: the Function shows x alone, and applied to a sequence input takes "
+                "h's and c's shapes from the ops around them (times(h, H): H's input shape; "
+                "sigmoid(c) * h1: h1's) and runs the recurrence; len() of a Value is its "
+                "number of sequences. Before cntkex5 Stadyn refused the loop (ValueError: 'a "
+                "loop closed through it never is') and a Value had no len()")
+def replace_placeholders__loop_through_shapeless_placeholders(C, r):
+    r.touch("cntk.Function.replace_placeholders", "cntk.Value")
+    x, h, c = C.placeholder(name="x"), C.placeholder(name="h"), C.placeholder(name="c")
+    first, second = C.slice(x, -1, 0, 2), C.slice(x, -1, 2, 4)
+    w = C.parameter((2, 3), init=r.randn(2, 3).astype(np.float32) * 0.5)
+    hw = C.parameter((3, 3), init=r.randn(3, 3).astype(np.float32) * 0.5)
+    b = C.parameter(3, init=r.randn(3).astype(np.float32) * 0.1)
+    h1 = C.tanh(b + C.times(first, w) + C.times(h, hw))
+    c1 = C.sigmoid(c) * h1 + 0.5 * c
+    h2 = C.tanh(b + C.times(second, w) + C.times(h1, hw)) + c1
+    h1.replace_placeholders({h: C.sequence.past_value(h2).output,
+                             c: C.sequence.past_value(c1).output})
+    f = C.splice(h1, h2)
+    res = {"placeholders": [p.name for p in f.placeholders],
+           "arguments": [a.name for a in f.arguments]}
+    s = C.sequence.input_variable(4)
+    g = f(s)
+    data = [r.randn(3, 4).astype(np.float32), r.randn(2, 4).astype(np.float32)]
+    out = g.eval({s: data})
+    res["shape"] = list(g.shape)
+    res["arguments after"] = [[a.name, list(a.shape)] for a in g.arguments]
+    res["parameter shapes"] = sorted(list(p.shape) for p in g.parameters)
+    for k, seq in enumerate(out):
+        res["output %d" % k] = seq
+    res["len of a Value"] = len(C.Value.one_hot(batch=np.arange(8).reshape(2, 4),
+                                                num_classes=10))
+    res["len of a dense Value"] = len(C.Value(batch=np.zeros((3, 4, 1), np.float32)))
+    return res
