@@ -35,8 +35,8 @@ from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _argumen
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
-from ._deferred_loops import (LOOPS, close_built_loops, has_unknown, is_loop, loop_placeholder,
-                              probe_call)
+from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, is_loop, loop_of,
+                              loop_placeholder, probe_call)
 
 __all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
            "PROBING", "as_built"]
@@ -142,7 +142,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             elif is_loop(v) and id(v.variable) not in bound:
                 if id(v.variable) not in seen:      # (replaced by its loop: what that reads)
                     seen.add(id(v.variable))
-                    visit(LOOPS[v.variable])
+                    visit(loop_of(v))
             elif _shapeless(v) and id(v.variable) not in seen and id(v.variable) not in bound:
                 seen.add(id(v.variable))
                 out.append(v)
@@ -359,7 +359,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             if _shapeless(ph) and any(_reads(new, p) for p in shapeless):
                 # a loop: replaced in place for every Function reading the placeholder, its
                 # shape inferred when the graph is built (_deferred_loops)
-                LOOPS[ph.variable] = new
+                bind_loop(ph, new)
             else:
                 self._bound[id(ph.variable)] = new
         if pending(tuple(self._bound.values()), {}):

@@ -7,7 +7,8 @@ CNTK replaces a placeholder in place, so every Function reading it reads the loo
 on, and infers the loop's shapes once the other placeholders are bound: an op one of whose
 operands has no shape yet takes what the others fix (``times(dh, H)`` gives ``H``'s output
 shape, ``ft * dc`` ``ft``'s), passes over the loop until nothing is left unknown.  Here the
-binding is kept on the placeholder (:data:`LOOPS`) and, when the graph is built, each loop's
+binding is kept on the placeholder (:func:`bind_loop`, through ``graph.keep_with``: it lives as
+long as the placeholder, a cycle the collector frees) and, when the graph is built, each loop's
 placeholder is given the shape a *probe* finds: the loop's value replayed with the loop's
 placeholders unknown (:data:`UNKNOWN`), an op reading an unknown operand tried on stand-ins
 of the shapes its other operands suggest (:func:`probe_call`), again with the shapes found
@@ -27,21 +28,30 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Callable
 
+from ...graph import keep_with, kept_with
 from ._adapt import unwrap
 from ._axis import Axis
 from ._deferred_operands import _layer_function, _shapeless
 from ._late import late
 from ._mixins import GraphObject
 
-__all__ = ["LOOPS", "UNKNOWN", "is_loop", "has_unknown", "probe_call", "loop_placeholder",
-           "close_built_loops"]
+__all__ = ["bind_loop", "loop_of", "UNKNOWN", "is_loop", "has_unknown", "probe_call",
+           "loop_placeholder", "close_built_loops"]
 
-# a placeholder without a shape (its Stadyn Variable) -> the value replace_placeholders bound
-# it to, which reads it (a loop): every Function reading the placeholder reads that value
-LOOPS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_LOOP = "compat.cntk loop"
+
+
+def bind_loop(ph, value) -> None:
+    """Replace the placeholder without a shape ``ph`` by ``value``, which reads it (a loop):
+    every Function reading ``ph`` reads ``value`` from now on."""
+    keep_with(ph.variable, _LOOP, value)
+
+
+def loop_of(ph):
+    """The value :func:`bind_loop` bound the placeholder ``ph`` to, or None."""
+    return kept_with(ph.variable, _LOOP)
 
 _PROBE, _GUESSES, _MADE = "probe", "loop guesses", "loop placeholders"
 
@@ -57,8 +67,8 @@ UNKNOWN = _Unknown()
 
 
 def is_loop(v: Any) -> bool:
-    """Whether ``v`` is a placeholder without a shape bound to a loop (:data:`LOOPS`)."""
-    return _shapeless(v) and v.variable in LOOPS
+    """Whether ``v`` is a placeholder without a shape bound to a loop (:func:`bind_loop`)."""
+    return _shapeless(v) and loop_of(v) is not None
 
 
 def has_unknown(args, kwargs: dict) -> bool:
@@ -155,13 +165,13 @@ def _probed_shape(v, bound: dict, build: Callable) -> tuple:
     axes: dict = {}
     for _ in range(8):
         memo = {_PROBE: True, _GUESSES: dict(guesses)}
-        build(LOOPS[v.variable], bound, memo)
+        build(loop_of(v), bound, memo)
         done: set = set()
         progress = False
         while len(done) < len(memo.get(_MADE, [])):     # (each loop the probe met)
             ph = memo[_MADE][len(done)]
             done.add(id(ph.variable))
-            value = build(LOOPS[ph.variable], bound, memo)
+            value = build(loop_of(ph), bound, memo)
             shape = _shape_of(value)
             if shape is not None and guesses.get(id(ph.variable)) != shape:
                 guesses[id(ph.variable)] = shape
@@ -185,7 +195,7 @@ def close_built_loops(bound: dict, memo: dict, build: Callable) -> None:
     k = 0
     while k < len(made):                # (building a value may meet another loop)
         ph = made[k]
-        subs[id(ph.variable)] = build(LOOPS[ph.variable], bound, memo)
+        subs[id(ph.variable)] = build(loop_of(ph), bound, memo)
         k += 1
     if not subs:
         return
