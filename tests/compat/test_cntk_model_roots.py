@@ -59,8 +59,27 @@ def test_a_stadyn_saved_model_keeps_its_root_function(fname, tmp_path):
 
 
 def test_a_stadyn_saved_model_keeps_the_op_names_of_unnamed_functions(tmp_path):
-    # (an expected failure until cntkwrite6: a top_k was saved in Stadyn's format, which keeps
-    # the op names of named functions only, and the unnamed x * 2.0 the top_k reads loaded as
-    # Mul; the file is CNTK's TopK over ElementTimes now)
+    # (was an expected failure: a top_k was saved in Stadyn's format, which kept the op names of
+    # named functions only, the unnamed x * 2.0 the top_k reads loading as Mul; cntkwrite6
+    # writes CNTK's TopK over ElementTimes, and cntkex5 keeps every CNTK op name in Stadyn's
+    # format: test_a_stadyn_format_file_keeps_the_op_names_of_unnamed_functions)
     fname = "cntk_root_top_k.model"
     _same(_describe(_saved_and_loaded(fname, tmp_path)), REF[fname])
+
+
+def test_a_stadyn_format_file_keeps_the_op_names_of_unnamed_functions(tmp_path):
+    """An unpooling has no CNTK v2 form, so the model is saved in Stadyn's format; the unnamed
+    ``x * 2.0`` it reads loads back as CNTK's ``ElementTimes`` (CNTK 2.7's op name, as in
+    ``cntk_roots_reference.json``), not Stadyn's ``Mul``."""
+    x = C.input_variable((1, 4, 4))
+    h = x * 2.0
+    z = C.unpooling(C.pooling(h, C.MAX_POOLING, (2, 2), (2, 2)), h, C.MAX_POOLING, (2, 2), (2, 2))
+    path = str(tmp_path / "unpooling.model")
+    with pytest.warns(UserWarning, match="written as a Stadyn model file"):
+        z.save(path)
+    loaded = C.load_model(path)
+    pools = C.logging.graph.depth_first_search(
+        loaded, lambda n: isinstance(n, C.Function) and n.op_name == "Pooling")
+    assert [[i.owner.op_name for i in q.inputs] for q in pools] == [["ElementTimes"]]
+    data = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    np.testing.assert_array_equal(loaded.eval(data), z.eval(data))

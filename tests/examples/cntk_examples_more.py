@@ -1,6 +1,8 @@
 """More of CNTK's own ``Examples/`` Python programs (of Microsoft/CNTK; not part of this
 repository) at a tiny size: the ImageNet family (AlexNet and VGG16/VGG19 with their
-distributed learners on one worker), TransferLearning_Extended, LightRNN's train.py and the
+distributed learners on one worker; GoogLeNet's InceptionV3_ImageNet.py and
+BN_Inception_ImageNet.py, their model modules cut too), TransferLearning_Extended, LightRNN's
+train.py and the
 deconvolution visualizer (after the program that trains its model, as ``cntk_examples.py``
 cuts it), run as ``cntk_examples.py`` runs the others (whose runner, import hook and PNG
 writer this file imports) and written as JSON.
@@ -18,11 +20,12 @@ cannot start MPI again in that process; ``--update`` keeps the runs already in O
 
 ImageNet stand-in (``Image/DataSets/ImageNet``, where the programs look by default):
 ``train_map.txt`` and ``val_map.txt`` (absolute path, tab, label) of small PNG pictures, each
-class a colour with noise and a bar at a class-given height.  Sizes are cut by literal text
-(each must be found): the pictures the networks take (224/227 to 64/67), the classes (1000 to
-10), the widths of the layers.  The visualizer's ``PIL`` is ``cntk_examples_standins``'s
-stand-in (CNTK 2.7's environment has no Pillow), given a ``save``.  Parses under Python 3.6
-(CNTK 2.7's interpreter runs it too).
+class a colour with noise and a bar at a class-given height (again in ``ImageNet/test_data``
+with an ``ImageNet1K_mean.xml`` of 96x96, where the GoogLeNet programs look).  Sizes are cut
+by literal text (each must be found): the pictures the networks take (224/227 to 64/67), the
+classes (1000 to 10), the widths of the layers.  The visualizer's ``PIL`` is
+``cntk_examples_standins``'s stand-in (CNTK 2.7's environment has no Pillow), given a
+``save``.  Parses under Python 3.6 (CNTK 2.7's interpreter runs it too).
 """
 
 from __future__ import print_function
@@ -95,9 +98,48 @@ RUNS = [
      []),
 ]
 
+# the GoogLeNet ImageNet programs (stand-in in ImageNet/test_data, where they look): two epochs
+# of one minibatch of 8, the validation set of 8 at the end (testing_parameters, whose 5000
+# samples would ask past the end of the sweep); their random crops (and InceptionV3's colour
+# jitter and dropout) cut to the center crop they test with, so that each framework's
+# numbers are the same; pictures of 139x139 (InceptionV3: its 7-wide convolutions see 7x7,
+# narrower CNTK 2.7 refuses) and 96x96 (BN-Inception: its last 3x3 convolutions see 3x3), the
+# final pools cut to the 3x3 left, InceptionV3's auxiliary 5x5 convolution to the 1x1 left;
+# every convolution 1/16 as wide
+_GOOGLENET = "Image/Classification/GoogLeNet/"
+_NARROW = ("Convolution(filter_size, num_filters, activation=None",
+           "Convolution(filter_size, max(1, num_filters // 16), activation=None")
+RUNS += [
+    ("inceptionv3_imagenet", _GOOGLENET + "InceptionV3/Python/InceptionV3_ImageNet.py",
+     ["-n", "2", "-m", "8", "-e", "8", "-r"],
+     [("IMAGE_HEIGHT = 299", "IMAGE_HEIGHT = 139"), ("IMAGE_WIDTH = 299", "IMAGE_WIDTH = 139"),
+      ("NUM_CLASSES = 1000", "NUM_CLASSES = 10"), ("drop_rate = 0.2", "drop_rate = 0.0"),
+      ("crop_type='randomarea', area_ratio=(0.05, 1.0), aspect_ratio=(0.75, 1.0), "
+       "jitter_type='uniratio'", "crop_type='center', side_ratio=0.875"),
+      ("C.io.transforms.color(brightness_radius=0.125, contrast_radius=0.5, "
+       "saturation_radius=0.5)", "C.io.transforms.scale(width=IMAGE_WIDTH, "
+       "height=IMAGE_HEIGHT, channels=NUM_CHANNELS, interpolations='linear')"),
+      ("testing_parameters=(5000, 32)", "testing_parameters=(8, 8)")]),
+    ("bn_inception_imagenet", _GOOGLENET + "BN-Inception/Python/BN_Inception_ImageNet.py",
+     ["-n", "2", "-m", "8", "-e", "8", "-r"],
+     [("IMAGE_HEIGHT = 224", "IMAGE_HEIGHT = 96"), ("IMAGE_WIDTH = 224", "IMAGE_WIDTH = 96"),
+      ("NUM_CLASSES = 1000", "NUM_CLASSES = 10"),
+      ("crop_type='randomside', side_ratio=(0.46666, 0.875), jitter_type='uniratio'",
+       "crop_type='center', side_ratio=0.875"),
+      ("testing_parameters=(5000,32)", "testing_parameters=(8,8)")]),
+]
+
 # modules a program imports from its folder, cut before it runs: {run: (module, cuts)}
 HELPERS = {"transfer_learning_extended": ("TransferLearning", [
-    ("mb_size = 50", "mb_size = 10"), ("from PIL import Image", "from pil_standin import Image")])}
+    ("mb_size = 50", "mb_size = 10"), ("from PIL import Image", "from pil_standin import Image")]),
+    "inceptionv3_imagenet": ("InceptionV3", [
+        _NARROW, ("AveragePooling(filter_shape=(8,8), pad=False)",
+                  "AveragePooling(filter_shape=(3,3), pad=False)"),
+        ("conv_bn_relu_layer(auxConv1, 768, (5,5), (1,1), False",
+         "conv_bn_relu_layer(auxConv1, 768, (1,1), (1,1), False")]),
+    "bn_inception_imagenet": ("BN_Inception", [
+        _NARROW, ("AveragePooling(filter_shape=(7,7))(inception5b)",
+                  "AveragePooling(filter_shape=(3,3))(inception5b)")])}
 
 # what a program writes beside what it prints, kept in the result (relative to its folder)
 WRITES = {"deconvolution_visualizer": ["Output/encoder_output_PY.txt",
@@ -149,8 +191,24 @@ def write_animals(folder):
         _png(os.path.join(folder, "Test", "unknown_%02d.jpg" % i), picture("", 15))
 
 
+def write_imagenet_mean(folder, size):
+    """``ImageNet1K_mean.xml`` (BN_Inception_ImageNet.py's mean transform) of ``size`` x
+    ``size`` RGB: a mid-grey with a gradient, as OpenCV stores a matrix."""
+    values = 100 + 0.5 * np.arange(3 * size * size) / (size * size)
+    with open(os.path.join(folder, "ImageNet1K_mean.xml"), "w") as f:
+        f.write('<?xml version="1.0" ?>\n<opencv_storage>\n  <Channel>3</Channel>\n'
+                "  <Row>%d</Row>\n  <Col>%d</Col>\n"
+                '  <MeanImg type_id="opencv-matrix">\n    <rows>1</rows>\n'
+                "    <cols>%d</cols>\n    <dt>f</dt>\n    <data>%s</data>\n"
+                "  </MeanImg>\n</opencv_storage>\n"
+                % (size, size, 3 * size * size, " ".join("%e" % v for v in values)))
+
+
 def write_standins(examples):
     write_imagenet(os.path.join(examples, "Image", "DataSets", "ImageNet"))
+    test_data = os.path.join(examples, "Image", "DataSets", "ImageNet", "test_data")
+    write_imagenet(test_data)           # (where the GoogLeNet ImageNet programs look)
+    write_imagenet_mean(test_data, 96)
     write_mnist(os.path.join(examples, "Image", "DataSets", "MNIST"))
     write_animals(os.path.join(examples, "Image", "DataSets", "Animals"))
     write_pretrained(examples)
@@ -215,7 +273,8 @@ def run_one(examples, run, program, args, cuts):
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = was
-        for helper in ("lightrnn", "reallocate", "data_reader", "TransferLearning"):
+        for helper in ("lightrnn", "reallocate", "data_reader", "TransferLearning",
+                       "InceptionV3", "BN_Inception"):
             sys.modules.pop(helper, None)         # (each program its own helpers)
     folder = os.path.dirname(os.path.join(examples, program))
     written = {}

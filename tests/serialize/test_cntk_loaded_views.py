@@ -51,17 +51,14 @@ def _stadyns(path):
     return _CACHE[path]
 
 
-# CNTK 2.7 lists a composite's constants in the file's operand order (Gather: indices first)
-# and its inputs in Python's (Gather: the reference first); the compat walks one order for both
-_CONSTANTS_ORDER = pytest.mark.xfail(strict=True, reason="constants of a Gather in Python's "
-                                                          "operand order, CNTK's in the file's")
-
-
 # (a Sequence::Slice block (sequence.first, last) holds two scalar constants CNTK shows among
 # its inputs; Stadyn reads the block as one op (sequence_first / sequence_last) and, since
 # cntkwrite5, shows the file's two constants first among its inputs -- before, none: the
 # sequence_reductions.model inputs, constants and nodes fields failed)
-_KNOWN = {("legacy/cntk_layers/ops_gather.model", "constants"): _CONSTANTS_ORDER}
+# (CNTK 2.7 lists a composite's constants in the file's operand order, a Gather's indices
+# first, and its inputs in Python's, the reference first; before cntkex5 Stadyn walked
+# Python's order for both: the ops_gather.model constants field failed)
+_KNOWN: dict = {}
 
 
 @pytest.mark.parametrize("path,field", [

@@ -35,6 +35,8 @@ from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _argumen
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
+from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, is_loop, loop_of,
+                              loop_placeholder, probe_call)
 from ._deferred_shapes import probed_shape
 
 __all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
@@ -138,6 +140,10 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
                 v._leaves(out, seen, bound, arguments)
             elif isinstance(v, LayerFunction) and v is not self._fn:
                 visit(_keep(v))
+            elif is_loop(v) and id(v.variable) not in bound:
+                if id(v.variable) not in seen:      # (replaced by its loop: what that reads)
+                    seen.add(id(v.variable))
+                    visit(loop_of(v))
             elif _shapeless(v) and id(v.variable) not in seen and id(v.variable) not in bound:
                 seen.add(id(v.variable))
                 out.append(v)
@@ -248,14 +254,30 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
                 return memo[key]
             if isinstance(v, GraphObject) and id(v.variable) in bound:
                 return bound[id(v.variable)]
+            if is_loop(v):
+                return loop_placeholder(v, bound, memo, _build_value)
             if isinstance(v, list):
                 return [value(u) for u in v]
             if isinstance(v, tuple):
                 return tuple(value(u) for u in v)
             return v
-        out = self._fn(*[value(a) for a in self._args],
-                       **{k: value(v) for k, v in self._kwargs.items()})
+        args = [value(a) for a in self._args]
+        kwargs = {k: value(v) for k, v in self._kwargs.items()}
+        if not memo.get("probe"):
+            out = self._fn(*args, **kwargs)
+        elif has_unknown(args, kwargs):     # (a loop's shapes being inferred)
+            out = probe_call(self._fn, args, kwargs)
+        else:
+            out = probe_call(self._fn, args, kwargs, known=True)
         memo[id(self)] = out
+        return out
+
+    def _build(self, bound: dict):
+        """Its graph with the placeholders ``bound`` (``{id(variable): value}``), the loops it
+        meets closed (``_deferred_loops``)."""
+        memo: dict = {}
+        out = self._replay(bound, memo)
+        close_built_loops(bound, memo, _build_value)
         return out
 
     def __call__(self, *args, **kwargs):
@@ -272,7 +294,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             if key not in by_name:
                 raise TypeError(f"this Function has no placeholder named {key!r}")
             bound[id(by_name[key].variable)] = a
-        return self._replay(bound, {})
+        return self._build(bound)
 
     def bound_to(self, substitutions: dict):
         """The graph it makes with its placeholders bound as ``substitutions``
@@ -281,7 +303,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             return self._typed
         bound = dict(self._bound)
         bound.update((id(p.variable), a) for p, a in substitutions.items())
-        return self._replay(bound, {})
+        return self._build(bound)
 
     def clone(self, method, substitutions: "dict | None" = None):
         """A copy: with each placeholder it reads substituted by a value with a shape
@@ -318,7 +340,10 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
         """Bind placeholders (``{placeholder: variable}``); returns itself, built (its
         ``output``, ``arguments``, ``eval`` those of its graph, as CNTK 2.7's function once
         its placeholders are replaced) when every placeholder it reads is bound to a value
-        with a shape, else waiting for the others.
+        with a shape, else waiting for the others.  A placeholder bound to a value computed
+        from these placeholders (a loop, through ``past_value``) is replaced in place, for
+        every Function reading it, its shape inferred when the graph is built
+        (``_deferred_loops``).
 
         Example:
             >>> import stadyn.compat.cntk as C
@@ -331,15 +356,14 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
         if self._typed is not None:
             self._typed.replace_placeholders(substitutions)
             return self
+        shapeless = [ph for ph in substitutions if _shapeless(ph)]
         for ph, new in substitutions.items():
-            if _reads(new, ph):
-                raise ValueError(
-                    f"replace_placeholders: the value for placeholder {ph.name!r} reads that "
-                    "placeholder, which has no shape: Stadyn builds an op on such a "
-                    "placeholder only when it is applied to operands with shapes, so a loop "
-                    "closed through it never is; give the placeholder a shape "
-                    "(C.placeholder(shape=...)) or use C.layers.ForwardDeclaration()")
-            self._bound[id(ph.variable)] = new
+            if _shapeless(ph) and any(_reads(new, p) for p in shapeless):
+                # a loop: replaced in place for every Function reading the placeholder, its
+                # shape inferred when the graph is built (_deferred_loops)
+                bind_loop(ph, new)
+            else:
+                self._bound[id(ph.variable)] = new
         if pending(tuple(self._bound.values()), {}):
             return self
         # as CNTK replaces them in place: each part (this one last) whose placeholders are
@@ -350,6 +374,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             part._leaves(left, set(), self._bound)
             if part._typed is None and not left:
                 part._typed = part._replay(dict(self._bound), memo)
+        close_built_loops(dict(self._bound), memo, _build_value)
         return self
 
     def _parts(self) -> list:
@@ -415,6 +440,17 @@ def _known_dtype(deferred: Deferred):
     if not found:
         return None
     return np.float64 if np.dtype(np.float64) in found else np.float32
+
+
+def _build_value(value: Any, bound: dict, memo: dict):
+    """``value`` (a waiting Function, its output, a value with a shape) built with the
+    placeholders ``bound``, sharing ``memo`` with the build under way."""
+    if isinstance(value, UnknownOutput):
+        built = _build_value(value.owner, bound, memo)
+        return getattr(built, "output", built)
+    if isinstance(value, Deferred):
+        return value._typed if value._typed is not None else value._replay(bound, memo)
+    return value
 
 
 def _reads(value: Any, ph) -> bool:

@@ -291,12 +291,14 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     def _own_leaves(self) -> list[Variable]:
         """A composite's leaves; a root function's own inputs (CNTK 2.7 lists a primitive
         op's or a block's parameters and constants among its inputs only: a Dense block's
-        ``W`` and ``b``, not those of the layers before it; a Combine's, none)."""
+        ``W`` and ``b``, not those of the layers before it; a Combine's, none); each op's
+        inputs in the order CNTK holds them (``G.stored_inputs``: a Gather's indices before
+        its reference), as CNTK's ``parameters`` and ``constants`` walk them."""
         if self._view == "composite":
-            return self._leaves()
+            return list(G.walk_leaves(self._roots(), stored=True))
         if self._view == "combine" or self._recurrence_root():
             return []
-        return G.node_inputs(self._node() if self._view == "block" else ("op", self.variable))
+        return G.stored_inputs(self._node() if self._view == "block" else ("op", self.variable))
 
     @property
     def parameters(self) -> tuple:

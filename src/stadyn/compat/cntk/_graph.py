@@ -37,12 +37,13 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
            "op_name_of", "made_by_cntk_op",
-           "Combine", "primitive_op_name",
+           "Combine", "primitive_op_name", "spelled_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
            "replace_placeholder", "show_operands_in_order", "operand_order",
            "set_op_name", "cntk_name", "classify", "node_name",
-           "node_inputs", "block_inner_leaves", "search", "walk_leaves", "mark_spliced",
+           "node_inputs", "stored_inputs", "block_inner_leaves", "search", "walk_leaves",
+           "mark_spliced",
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order"]
 
@@ -255,6 +256,12 @@ def primitive_op_name(v: Variable) -> str:
     known = _OP_NAMES.get(v)
     if known is not None:
         return known
+    return spelled_op_name(v)
+
+
+def spelled_op_name(v: Variable) -> str:
+    """The op name of the Stadyn op that made ``v`` in CNTK's spelling (``mul``: ``Mul``),
+    ``""`` for a leaf: a CNTK op's name when it recorded none."""
     if v.parent is None:
         return ""
     return "".join(part.capitalize() for part in v.parent.spec.name.split("_"))
@@ -439,17 +446,35 @@ def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     return []
 
 
+# CNTK holds these ops' two operands the other way round inside (``times(x, W)`` is
+# ``Times(W, x)``, ``gather(reference, indices)`` is ``Gather(indices, reference)``, as its
+# files store them): ``Function.inputs`` shows Python's order, ``parameters`` and
+# ``constants`` walk the inner one (checked against CNTK 2.7: ``times(times(x, W1) + b1, W2)
+# + b2`` has the parameters W2, W1, b1, b2)
+_SWAPPED_INSIDE = frozenset({"Times", "TransposeTimes", "Gather"})
+
+
+def stored_inputs(node: tuple[str, Variable]) -> list[Variable]:
+    """:func:`node_inputs` in the order CNTK holds them inside (:data:`_SWAPPED_INSIDE`)."""
+    inputs = node_inputs(node)
+    if node[0] == "op" and len(inputs) == 2 and primitive_op_name(node[1]) in _SWAPPED_INSIDE:
+        return inputs[::-1]
+    return inputs
+
+
 def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
            visitor: Callable[[tuple[str, Variable]], bool],
            depth: int = 0, inside: Variable | None = None,
-           stop: list[Variable] = ()) -> list[tuple[str, Variable]]:
+           stop: list[Variable] = (), stored: bool = False) -> list[tuple[str, Variable]]:
     """CNTK's depth-first search from the node ``root`` (or from a list of nodes in order, as
     from the outputs of a ``combine``): each node is visited before its inputs,
     inputs in order; a block is entered only while ``depth`` allows (-1: always), its
     arguments and its inner root then walked after the nodes already waiting.  ``inside``
     (a block's output) keeps the walk inside that block: its arguments are leaves, as the
-    placeholders inside a CNTK block are; so are the values ``stop``.  Returns the nodes for
-    which ``visitor`` is true."""
+    placeholders inside a CNTK block are; so are the values ``stop``.  ``stored``: each op's
+    inputs in the order CNTK holds them (:func:`stored_inputs`), not Python's.  Returns the
+    nodes for which ``visitor`` is true."""
+    inputs_of = stored_inputs if stored else node_inputs
     if depth == -1:
         depth = 1 << 30
     boundary = {id(a) for a in BLOCKS[inside].arguments} if inside is not None else set()
@@ -468,13 +493,13 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
             continue
         visited.add((kind, id(v)))
         if kind == "op" and v in INNER_OPS:     # not a node of the file: walk through
-            stack[:0] = [(classify_(i), d) for i in node_inputs(node)]
+            stack[:0] = [(classify_(i), d) for i in inputs_of(node)]
             continue
         if kind == "block" and d > 0:
             stack.extend((classify_(a), d - 1) for a in BLOCKS[v].arguments)
             stack.append((("op", v), d - 1))
         else:
-            stack[:0] = [(classify_(i), d) for i in node_inputs(node)]
+            stack[:0] = [(classify_(i), d) for i in inputs_of(node)]
         if visitor(node):
             found.append(node)
     return found
@@ -504,7 +529,8 @@ def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variabl
     return found + [v for v in leaves if id(v) not in seen]
 
 
-def walk_leaves(roots: list[Variable], stop: list[Variable] = ()) -> Iterator[Variable]:
+def walk_leaves(roots: list[Variable], stop: list[Variable] = (),
+                stored: bool = False) -> Iterator[Variable]:
     """The leaves the roots depend on (through every block), each once, in the order of CNTK's
     ``Function.inputs`` (and so of ``parameters``): depth first, each node's inputs in order,
     a block seen from outside (its own parameters, then its arguments), so that a nested
@@ -512,12 +538,15 @@ def walk_leaves(roots: list[Variable], stop: list[Variable] = ()) -> Iterator[Va
     only inside a block (a recurrence's step reading an outer value) in the order of a walk
     through the blocks; a recurrent cell's parameters in CNTK's order
     (:func:`cntk_cell_order`).  ``stop``: values taken as leaves, the graphs that compute
-    them not walked (a layer's operands)."""
+    them not walked (a layer's operands).  ``stored``: in the order of CNTK's
+    ``parameters`` and ``constants`` instead, each op's inputs as CNTK holds them
+    (:func:`stored_inputs`)."""
     seen: set[int] = set()
     leaves = []
     for depth in (0, -1):
         for root in roots:
-            for _, v in search(classify(root), lambda n: n[0] == "leaf", depth, stop=stop):
+            for _, v in search(classify(root), lambda n: n[0] == "leaf", depth, stop=stop,
+                               stored=stored):
                 if id(v) not in seen:
                     seen.add(id(v))
                     leaves.append(v)

@@ -34,13 +34,24 @@ _OUT, _NODE, _ARG, _AXIS, _SEVERAL, _COMBINE = ("output:", "node:", "arg:", "axi
                                                "combine:")
 
 
+def _kept_op_name(node) -> bool:
+    """Whether the op of ``node`` (a walk's ``("op", v)``) has a CNTK op name that its Stadyn
+    op's name does not spell (``x * 2.0``: CNTK's ``ElementTimes``, Stadyn's ``mul``), which the
+    file must then record, named or not."""
+    kind, v = node
+    if kind != "op" or not G.made_by_cntk_op(v):
+        return False
+    return G.primitive_op_name(v) != G.spelled_op_name(v)
+
+
 def _named_nodes(roots) -> list:
-    """The named functions and the blocks of the graph behind ``roots``, each once."""
+    """The named functions, the blocks and the ops whose CNTK op name the file must keep
+    (:func:`_kept_op_name`) of the graph behind ``roots``, each once."""
     found, seen = [], set()
     for root in roots:
         for kind, v in G.search(G.classify(root),
-                                lambda n: n[0] == "block" or (n[0] != "leaf" and G.node_name(n)),
-                                -1):
+                                lambda n: n[0] == "block" or (n[0] != "leaf" and G.node_name(n))
+                                or _kept_op_name(n), -1):
             key = (kind, id(v))
             if key not in seen:
                 seen.add(key)

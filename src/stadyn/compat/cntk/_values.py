@@ -240,6 +240,17 @@ class Value:
     def asarray(self) -> np.ndarray:
         return self._data.copy()
 
+    def __len__(self) -> int:
+        """The number of samples (sequences) it holds: its first axis, as CNTK 2.7's
+        (LightRNN's reader counts a minibatch's sequences so).
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> len(C.Value.one_hot(batch=np.arange(8).reshape(2, 4), num_classes=10))
+            2
+        """
+        return self.shape[0]
+
     def __array__(self, dtype=None, copy=None):
         return self._data if dtype is None else self._data.astype(dtype)
 

@@ -14,7 +14,7 @@ from ...graph import free_batch_input, sequence_input
 from . import _graph as G
 from ._function_pure import refuse_parameters
 from ...layers import default_override_or
-from ._late import late
+from ._late import bind, late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
 
 __all__ = ["Variable", "Parameter", "Constant", "Record", "of", "input_variable",
@@ -449,3 +449,7 @@ def constant(value=None, shape=None, dtype=None, device=None, name: str = "") ->
         [2.5, 2.5, 2.5]
     """
     return Constant(value, shape, value_dtype(value, dtype), device, name)
+
+
+bind(placeholder=placeholder,            # a loop's placeholder, given its shape (_deferred_loops)
+     input_variable=input_variable)      # a probe's stand-in (_deferred_loops)

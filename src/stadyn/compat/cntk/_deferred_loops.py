@@ -1,0 +1,205 @@
+"""Loops closed through placeholders without a shape: ``replace_placeholders`` of a waiting
+Function (:class:`~._deferred.Deferred`) binding such a placeholder to a value computed from
+it through ``past_value`` / ``future_value`` (CNTK's LightRNN writes its ``lightlstm`` so, the
+input ``x`` still a placeholder too).
+
+CNTK replaces a placeholder in place, so every Function reading it reads the loop from then
+on, and infers the loop's shapes once the other placeholders are bound: an op one of whose
+operands has no shape yet takes what the others fix (``times(dh, H)`` gives ``H``'s output
+shape, ``ft * dc`` ``ft``'s), passes over the loop until nothing is left unknown.  Here the
+binding is kept on the placeholder (:func:`bind_loop`, through ``graph.keep_with``: it lives as
+long as the placeholder, a cycle the collector frees) and, when the graph is built, each loop's
+placeholder is given the shape a *probe* finds: the loop's value replayed with the loop's
+placeholders unknown (:data:`UNKNOWN`), an op reading an unknown operand tried on stand-ins
+of the shapes its other operands suggest (:func:`probe_call`), again with the shapes found
+until every loop's is known.  The graph is then built on placeholders of those shapes and
+the loops closed as any other (``_loops.close_loops``: the body runs as one recurrence).
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x, h = C.placeholder(name="x"), C.placeholder(name="h")
+    >>> s = x + C.sequence.past_value(h)
+    >>> s.replace_placeholders({h: s.output}) is s, [p.name for p in s.placeholders]
+    (True, ['x'])
+    >>> a = C.sequence.input_variable(2)
+    >>> s(a).eval({a: [np.ones((3, 2), np.float32)]})[0].tolist()
+    [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ...graph import keep_with, kept_with
+from ._adapt import unwrap
+from ._axis import Axis
+from ._deferred_operands import _layer_function, _shapeless
+from ._late import late
+from ._mixins import GraphObject
+
+__all__ = ["bind_loop", "loop_of", "UNKNOWN", "is_loop", "has_unknown", "probe_call",
+           "loop_placeholder", "close_built_loops"]
+
+_LOOP = "compat.cntk loop"
+
+
+def bind_loop(ph, value) -> None:
+    """Replace the placeholder without a shape ``ph`` by ``value``, which reads it (a loop):
+    every Function reading ``ph`` reads ``value`` from now on."""
+    keep_with(ph.variable, _LOOP, value)
+
+
+def loop_of(ph):
+    """The value :func:`bind_loop` bound the placeholder ``ph`` to, or None."""
+    return kept_with(ph.variable, _LOOP)
+
+_PROBE, _GUESSES, _MADE = "probe", "loop guesses", "loop placeholders"
+
+
+class _Unknown:
+    """A value of a probe whose shape is not known yet (see the module's text)."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+
+def is_loop(v: Any) -> bool:
+    """Whether ``v`` is a placeholder without a shape bound to a loop (:func:`bind_loop`)."""
+    return _shapeless(v) and loop_of(v) is not None
+
+
+def has_unknown(args, kwargs: dict) -> bool:
+    """Whether an operand (in a list too) is :data:`UNKNOWN`."""
+    def check(v) -> bool:
+        if isinstance(v, (list, tuple)):
+            return any(check(u) for u in v)
+        return v is UNKNOWN
+    return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
+
+
+def _stand_in(shape: tuple):
+    """A sequence input of ``shape`` standing for a value of a probe."""
+    return late("input_variable")(shape, dynamic_axes=[Axis.default_batch_axis(),
+                                                       Axis.default_dynamic_axis()])
+
+
+def _candidates(fn, args, kwargs: dict) -> list:
+    """The shapes an unknown operand of ``fn`` may have: ``times``' left one, its right
+    operand's input part (``W``'s shape less its last ``output_rank`` axes); else the shape
+    of each known operand, then a scalar's."""
+    known = [a for a in list(args) + list(kwargs.values())
+             if isinstance(a, GraphObject) and not _shapeless(a)]
+    name = getattr(fn, "__name__", "")
+    if name == "times" and len(args) >= 2 and args[0] is UNKNOWN and args[1] is not UNKNOWN:
+        rank = int(kwargs.get("output_rank", args[2] if len(args) > 2 else 1))
+        shape = tuple(args[1].shape)
+        return [shape[:len(shape) - rank]] if len(shape) > rank else []
+    out: list = []
+    for a in known:
+        if tuple(a.shape) not in out and -2 not in a.shape:
+            out.append(tuple(a.shape))
+    return out + [()]
+
+
+def probe_call(fn, args, kwargs: dict, known: bool = False):
+    """``fn`` called in a probe on operands some of which are :data:`UNKNOWN`: on stand-ins
+    of the first of :func:`_candidates` it builds with; :data:`UNKNOWN` if none does (or
+    ``fn`` is a layer, which its first operand would give its parameters' shapes).
+    ``known``: no operand is unknown, but one may stand on a wrong guess: :data:`UNKNOWN`
+    where ``fn`` refuses them."""
+    if known:
+        try:
+            return fn(*args, **kwargs)
+        except Exception:           # (a guess the next pass corrects)
+            return UNKNOWN
+    if isinstance(fn, _layer_function()):
+        return UNKNOWN
+    for shape in _candidates(fn, args, kwargs):
+        def fill(v):
+            if isinstance(v, list):
+                return [fill(u) for u in v]
+            if isinstance(v, tuple):
+                return tuple(fill(u) for u in v)
+            return _stand_in(shape) if v is UNKNOWN else v
+        try:
+            return fn(*fill(tuple(args)), **{k: fill(v) for k, v in kwargs.items()})
+        except Exception:           # (not that shape: the next)
+            continue
+    return UNKNOWN
+
+
+def _shape_of(value) -> "tuple | None":
+    if value is UNKNOWN or not isinstance(value, GraphObject):
+        return None
+    shape = tuple(getattr(value, "shape", (-2,)))
+    return None if -2 in shape else shape
+
+
+def loop_placeholder(v, bound: dict, memo: dict, build: Callable):
+    """What the loop placeholder ``v`` stands for while ``build(value, bound, memo)`` builds a
+    graph: in a probe, a stand-in of the shape guessed for it or :data:`UNKNOWN`; else a new
+    placeholder of the shape the probes find (one per build), closed by
+    :func:`close_built_loops`."""
+    key = ("loop", id(v.variable))
+    if key in memo:
+        return memo[key]
+    if memo.get(_PROBE):
+        memo.setdefault(_MADE, []).append(v)
+        guess = memo[_GUESSES].get(id(v.variable))
+        memo[key] = UNKNOWN if guess is None else _stand_in(guess)
+        return memo[key]
+    shape, axes = _probed_shape(v, bound, build)
+    memo[key] = late("placeholder")(shape=shape, dynamic_axes=axes, name=v.name)
+    memo.setdefault(_MADE, []).append(v)
+    return memo[key]
+
+
+def _probed_shape(v, bound: dict, build: Callable) -> tuple:
+    """The shape and dynamic axes of the loop placeholder ``v``: those of its value, replayed
+    with the loops' placeholders unknown, then with the shapes found, until ``v``'s is
+    known."""
+    guesses: dict = {}
+    axes: dict = {}
+    for _ in range(8):
+        memo = {_PROBE: True, _GUESSES: dict(guesses)}
+        build(loop_of(v), bound, memo)
+        done: set = set()
+        progress = False
+        while len(done) < len(memo.get(_MADE, [])):     # (each loop the probe met)
+            ph = memo[_MADE][len(done)]
+            done.add(id(ph.variable))
+            value = build(loop_of(ph), bound, memo)
+            shape = _shape_of(value)
+            if shape is not None and guesses.get(id(ph.variable)) != shape:
+                guesses[id(ph.variable)] = shape
+                axes[id(ph.variable)] = list(value.dynamic_axes)
+                progress = True
+        if id(v.variable) in guesses and not progress:
+            return guesses[id(v.variable)], axes[id(v.variable)]
+        if not progress:
+            break
+    raise ValueError(
+        f"replace_placeholders: the shape of placeholder {v.name!r}, bound to a value computed "
+        "from it, cannot be inferred from the ops around it (give the placeholder a shape: "
+        "C.placeholder(shape=...))")
+
+
+def close_built_loops(bound: dict, memo: dict, build: Callable) -> None:
+    """Close the loops a build met: each new placeholder replaced by its loop's value built
+    on it, all at once (one recurrence), as ``replace_placeholders`` does."""
+    made = memo.get(_MADE, [])
+    subs: dict = {}
+    k = 0
+    while k < len(made):                # (building a value may meet another loop)
+        ph = made[k]
+        subs[id(ph.variable)] = build(loop_of(ph), bound, memo)
+        k += 1
+    if not subs:
+        return
+    memo[_MADE] = []
+    replacements = {memo[("loop", id(ph.variable))]: subs[id(ph.variable)] for ph in made}
+    first = next(iter(replacements.values()))
+    late("Function")(unwrap(first)).replace_placeholders(replacements)
