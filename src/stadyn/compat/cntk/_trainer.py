@@ -22,6 +22,7 @@ from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
                               truncated_layout)
 from ._values import Value
+from ._previous_averages import PreviousAverages
 from ._worker_sums import WorkerSums, aggregation, no_samples
 
 __all__ = ["Trainer", "counted_variable"]
@@ -145,7 +146,7 @@ def _distributed_learners(learners) -> list:
     return found
 
 
-class Trainer(WorkerSums, _Trainer):
+class Trainer(WorkerSums, PreviousAverages, _Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
     ``cntk.Trainer(model, loss, metric, learner)``; takes and gives CNTK Functions.
@@ -545,29 +546,6 @@ class Trainer(WorkerSums, _Trainer):
     @parameter_learners.setter
     def parameter_learners(self, learners) -> None:
         self.__dict__["_parameter_learners"] = list(learners)
-
-    @property
-    def previous_minibatch_evaluation_average(self) -> float:
-        """The mean metric per sample of the last minibatch; a Trainer made without a metric
-        raises ValueError, as CNTK 2.7's (``Cannot get evaluation criterion value when no
-        evaluation function was specified``).
-
-        Example:
-            >>> import numpy as np, stadyn.compat.cntk as C
-            >>> x = C.input_variable(2)
-            >>> z = C.layers.Dense(1)(x)
-            >>> y = C.input_variable(1)
-            >>> t = C.Trainer(z, C.squared_error(z, y), [C.sgd(z.parameters, 0.1)])
-            >>> t.previous_minibatch_evaluation_average  # doctest: +ELLIPSIS
-            Traceback (most recent call last):
-            ValueError: Trainer::PreviousMinibatchEvaluationAverage: Cannot get evaluation ...
-        """
-        if self._metric is None:
-            raise ValueError(
-                "Trainer::PreviousMinibatchEvaluationAverage: Cannot get evaluation criterion "
-                "value when no evaluation function was specified during 'this' trainer's "
-                "construction")
-        return super().previous_minibatch_evaluation_average
 
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
     model = _as_function("_model", "The model Function given to the Trainer.")
