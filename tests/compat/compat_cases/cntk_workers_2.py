@@ -1,5 +1,7 @@
-"""What CNTK 2.7's training reads and may be asked, in one process: a Trainer's averages
-before a minibatch of samples."""
+"""What CNTK 2.7's training reads and may be asked, in one process: each worker's slice of
+``MinibatchSourceFromData`` for ``number_of_workers``/``worker_rank`` (its Python
+``next_minibatch``, cntk/io/__init__.py) and a Trainer's averages before a minibatch of
+samples."""
 
 import numpy as np
 
@@ -9,6 +11,58 @@ from compat_harness import cntk_case
 def _error(e):
     """The error's type and message, without Stadyn's explanation in parentheses."""
     return "%s: %s" % (type(e).__name__, str(e).splitlines()[0].split(" (")[0])
+
+
+def _from_data_parts(C, W, M, calls, n=None, lengths=None, **kw):
+    """Per worker: [samples, sequences, values, end of sweep] of each minibatch, 'empty', or
+    the error of the call (the reading stops there)."""
+    parts = []
+    for rank in range(W):
+        if lengths is None:
+            data = dict(x=np.arange(n, dtype=np.float32).reshape(n, 1))
+        else:
+            xs = [10 * i + np.arange(k, dtype=np.float32)[:, None] for i, k in enumerate(lengths)]
+            data = dict(x=(xs, C.layers.typing.Sequence[C.layers.typing.tensor]))
+        src = C.io.MinibatchSourceFromData(data, **kw)
+        got = []
+        for _ in range(calls):
+            try:
+                mb = src.next_minibatch(M, number_of_workers=W, worker_rank=rank)
+            except ValueError as e:
+                got.append(_error(e))
+                break
+            if not mb:
+                got.append("empty")
+                continue
+            d = mb[src.streams.x]
+            if lengths is None:
+                values = [float(v) for v in np.asarray(d.asarray()).ravel()]
+            else:
+                values = [[float(v) for v in np.asarray(s).ravel()] for s in d.as_sequences()]
+            got.append([int(d.num_samples), int(d.num_sequences), values, bool(d.end_of_sweep)])
+        parts.append(got)
+    return parts
+
+
+@cntk_case(names=["cntk.io.MinibatchSourceFromData"],
+           note="Stadyn dealt the rows of the whole stream (position % W == rank), each "
+                "worker's counts its own, and took no number_of_workers/worker_rank")
+def from_data_worker_slices(C, r):
+    """Each worker plans the minibatch as one would (``begin`` to ``end``) and reads the rows
+    ``begin + rank :: W`` before ``end + rank`` (the next minibatch's first row may be read
+    twice, a worker may read none), the counts and sweep end the whole minibatch's; also
+    positionally, with ``max_samples`` (whose last minibatch ends the sweep) and over
+    sequences (a worker left no sequence: Value.create's ValueError)."""
+    res = {}
+    for N, W, M in ((5, 2, 3), (7, 3, 4), (6, 2, 4), (4, 3, 2), (9, 4, 5)):
+        res["n%d_w%d_m%d" % (N, W, M)] = _from_data_parts(C, W, M, 5, n=N)
+    res["max7_n5_w2_m3"] = _from_data_parts(C, 2, 3, 5, n=5, max_samples=7)
+    res["seq_w2_m4"] = _from_data_parts(C, 2, 4, 5, lengths=[3, 1, 2, 4, 2, 1, 3])
+    res["seq_w3_m5"] = _from_data_parts(C, 3, 5, 4, lengths=[3, 1, 2, 4, 2, 1, 3])
+    src = C.io.MinibatchSourceFromData(dict(x=np.arange(5, dtype=np.float32).reshape(5, 1)))
+    res["positional"] = [np.asarray(src.next_minibatch(3, 2, 1)[src.streams.x].asarray())
+                         for _ in range(3)]
+    return res
 
 
 @cntk_case(names=["cntk.Trainer.previous_minibatch_loss_average",
