@@ -1,7 +1,9 @@
 """What CNTK 2.7's training reads and may be asked, in one process: each worker's slice of
 ``MinibatchSourceFromData`` for ``number_of_workers``/``worker_rank`` (its Python
-``next_minibatch``, cntk/io/__init__.py) and a Trainer's averages before a minibatch of
-samples."""
+``next_minibatch``, cntk/io/__init__.py), a truncated minibatch's refused reads and a
+Trainer's averages before a minibatch of samples."""
+
+import os
 
 import numpy as np
 
@@ -62,6 +64,53 @@ def from_data_worker_slices(C, r):
     src = C.io.MinibatchSourceFromData(dict(x=np.arange(5, dtype=np.float32).reshape(5, 1)))
     res["positional"] = [np.asarray(src.next_minibatch(3, 2, 1)[src.streams.x].asarray())
                          for _ in range(3)]
+    return res
+
+
+def _truncated_source(C, folder):
+    path = os.path.join(folder, "seq.ctf")
+    with open(path, "w") as f:
+        for s, n in enumerate([7, 3, 9, 5, 4, 6, 8, 2]):
+            for t in range(n):
+                f.write("%d |x %d %d\n" % (s, s, t))
+    streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=2))
+    return C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), randomize=False,
+                                truncation_length=4, max_sweeps=1)
+
+
+@cntk_case(names=["cntk.io.MinibatchData.as_sequences", "cntk.io.MinibatchData.data",
+                  "cntk.Value.as_sequences", "cntk.Value.asarray"],
+           note="Stadyn refused asarray() only; as_sequences() and the data Value's reads "
+                "gave the pieces")
+def truncated_refused_reads(C, r):
+    """Minibatches of 8 samples truncated at 4 steps: where CNTK 2.7 cannot unpack one (a
+    sequence goes on and the sequences are not one per slot) ``asarray()``,
+    ``as_sequences()`` (with and without the variable), ``.data.asarray()`` and
+    ``.data.as_sequences()`` all raise its RuntimeError; the shapes are still given."""
+    r.touch("cntk.io.MinibatchData.as_sequences", "cntk.io.MinibatchData.data",
+            "cntk.Value.as_sequences", "cntk.Value.asarray")
+    x = C.sequence.input_variable(2)
+    res = {}
+    with r.tempdir() as folder:
+        src = _truncated_source(C, folder)
+        k = 0
+        while True:
+            mb = src.next_minibatch(8)
+            if not mb:
+                break
+            d = mb[src.streams.x]
+            for name, read in (("asarray", lambda: d.asarray()),
+                               ("as_sequences", lambda: d.as_sequences()),
+                               ("as_sequences_var", lambda: d.as_sequences(x)),
+                               ("data.asarray", lambda: d.data.asarray()),
+                               ("data.as_sequences", lambda: d.data.as_sequences())):
+                try:
+                    got = read()
+                    res["%d_%s" % (k, name)] = [np.asarray(a) for a in got]
+                except RuntimeError as e:
+                    res["%d_%s" % (k, name)] = _error(e)
+            res["%d_shape" % k] = [list(d.shape), list(d.data.shape)]
+            k += 1
     return res
 
 

@@ -57,6 +57,8 @@ class MinibatchData(_io.MinibatchData):
         value = Value(batch=self._read())     # (CNTK's Value is unpacked when read)
         if self.lengths is not None:
             value.lengths = [int(n) for n in self.lengths]
+        if self._truncated is not None:      # (its reads refused as this minibatch's)
+            value._check_unpackable = self._check_unpackable
         value._sparse = self.is_sparse
         return value
 
@@ -109,7 +111,9 @@ class MinibatchData(_io.MinibatchData):
         """One array per sequence (each sample of a non-sequence stream: ``(*shape)`` from
         ``MinibatchSourceFromData``, ``(1, *shape)`` from a deserializer, as CNTK 2.7 gives
         them); ``variable`` (which CNTK 2.7 needs for a sparse stream's, refusing without
-        it) is accepted and unused: sparse streams are delivered dense."""
+        it) is accepted and unused: sparse streams are delivered dense.  A truncated
+        minibatch :meth:`asarray` refuses is refused here too, as CNTK 2.7 does."""
+        self._check_unpackable()
         if self.lengths is None:
             return list(self.asarray())
         return [row[:int(n)] for row, n in zip(_READ.__get__(self), self.lengths)]
