@@ -1,7 +1,7 @@
 """What CNTK 2.7's training reads and may be asked, in one process: each worker's slice of
 ``MinibatchSourceFromData`` for ``number_of_workers``/``worker_rank`` (its Python
-``next_minibatch``, cntk/io/__init__.py), a truncated minibatch's refused reads and a
-Trainer's averages before a minibatch of samples."""
+``next_minibatch``, cntk/io/__init__.py), a truncated minibatch's refused reads, a Trainer's
+averages before a minibatch of samples, and how far a training session's test config reads."""
 
 import os
 
@@ -142,3 +142,77 @@ def trainer_averages_before_training(C, r):
     read("after_")
     res["count"] = trainer.previous_minibatch_sample_count
     return res
+
+
+def _test_counts(C, folder, make_test):
+    """A training session (7 samples) with a test config over ``make_test()``: the test
+    updates and summary its progress writer got, or the session's error."""
+    path = os.path.join(folder, "d.ctf")
+    with open(path, "w") as f:
+        for i in range(7):
+            f.write("|x %d 1 |y %d\n" % (i, i % 2))
+
+    def ctf(sweeps):
+        streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=2),
+                                  y=C.io.StreamDef(field="y", shape=1))
+        return C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), randomize=False,
+                                    max_sweeps=sweeps)
+
+    x = C.input_variable(2)
+    y = C.input_variable(1)
+    z = C.times(x, C.parameter((2, 1), init=np.full((2, 1), 0.1, np.float32)))
+    writer = _TestRecorder(C)
+    trainer = C.Trainer(z, (C.squared_error(z, y), C.squared_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.01))], [writer])
+    train, test = ctf(1), make_test(ctf)
+    try:
+        C.training_session(trainer=trainer, mb_source=train, mb_size=4,
+                           model_inputs_to_streams={x: train.streams.x, y: train.streams.y},
+                           max_samples=7,
+                           test_config=C.TestConfig(test, mb_size=3, model_inputs_to_streams={
+                               x: test.streams.x, y: test.streams.y})).train()
+    except ValueError as e:
+        return [_error(e), trainer.total_number_of_samples_seen]
+    return writer.tests
+
+
+def _TestRecorder(C):
+    base = C.logging.ProgressWriter if hasattr(C.logging, "ProgressWriter") \
+        else C.cntk_py.ProgressWriter       # (CNTK 2.7 exports it from cntk_py only)
+
+    class Recorder(base):
+        def __init__(self):
+            super(Recorder, self).__init__(1, 0, 1, 0, 1, 0)
+            self.tests = []
+
+        def on_write_test_update(self, samples, updates, aggregate_metric):
+            self.tests.append([list(samples), list(updates), list(aggregate_metric)])
+
+        def on_write_test_summary(self, samples, updates, summaries, aggregate_metric,
+                                  elapsed_milliseconds):
+            self.tests.append(["summary", samples, updates, summaries, aggregate_metric])
+
+        def on_write_training_update(self, *args):
+            pass
+
+        def on_write_training_summary(self, *args):
+            pass
+    return Recorder()
+
+
+@cntk_case(names=["cntk.train.training_session", "cntk.TestConfig"],
+           note="Stadyn's test stopped at the source's first sweep end and tested an endless "
+                "source for a sweep", rtol=1e-5)
+def test_config_reads_to_the_end(C, r):
+    """A training session's test config reads its source until it ends: two sweeps of a
+    text file (7 samples in minibatches of 3, across the sweep's end), arrays of 5 rows with
+    ``max_samples=12``; an endless source is refused after training with CNTK 2.7's
+    ValueError."""
+    r.touch("cntk.train.training_session", "cntk.TestConfig")
+    with r.tempdir() as folder:
+        arrays = dict(x=np.arange(10, dtype=np.float32).reshape(5, 2),
+                      y=np.ones((5, 1), np.float32))
+        return {"two_sweeps": _test_counts(C, folder, lambda ctf: ctf(2)),
+                "from_data_12": _test_counts(
+                    C, folder, lambda ctf: C.io.MinibatchSourceFromData(arrays, max_samples=12)),
+                "endless": _test_counts(C, folder, lambda ctf: ctf(C.io.INFINITELY_REPEAT))}

@@ -170,7 +170,7 @@ class CrossValidationConfig:
 
 
 class TestConfig:
-    """Testing on ``minibatch_source`` (one sweep) after training."""
+    """Testing on ``minibatch_source`` (until it ends) after training."""
 
     def __init__(self, minibatch_source=None, minibatch_size=32, model_inputs_to_streams=None,
                  criterion=None, source=None, mb_size=None):
@@ -346,8 +346,14 @@ class TrainingSession:
         return keep_going is not False
 
     def _test(self) -> None:
+        """The test config's pass: the source read until it ends (every sweep it gives, not
+        only the first: CNTK 2.7's TrainingSession::Test), which an endless source cannot
+        (its ValueError, after training, as CNTK's)."""
         cfg = self.test_config
         samples = 0
+        if hasattr(cfg.source, "is_infinite") and cfg.source.is_infinite():
+            raise ValueError("Test minibatch source must have a limited number of samples or "
+                             "sweeps.")
         if self.trainer.__dict__.get("_workers") is not None:
             return evaluate_tests_on_workers(self.trainer, cfg, cfg.input_map or self.input_map)
         while True:
@@ -357,8 +363,6 @@ class TrainingSession:
                 break
             self.trainer.test_minibatch(mb)
             samples += self.trainer.previous_test_sample_count
-            if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
-                break
         if samples:
             self.trainer.summarize_test_progress()
 
