@@ -1,7 +1,8 @@
 """What CNTK 2.7's training reads and may be asked, in one process: each worker's slice of
 ``MinibatchSourceFromData`` for ``number_of_workers``/``worker_rank`` (its Python
-``next_minibatch``, cntk/io/__init__.py), a truncated minibatch's refused reads, a Trainer's
-averages before a minibatch of samples, and how far a training session's test config reads."""
+``next_minibatch``, cntk/io/__init__.py) and of a Python ``UserDeserializer``, a truncated
+minibatch's refused reads, a Trainer's averages before a minibatch of samples, and how far a
+training session's test config reads."""
 
 import os
 
@@ -216,3 +217,68 @@ def test_config_reads_to_the_end(C, r):
                 "from_data_12": _test_counts(
                     C, folder, lambda ctf: C.io.MinibatchSourceFromData(arrays, max_samples=12)),
                 "endless": _test_counts(C, folder, lambda ctf: ctf(C.io.INFINITELY_REPEAT))}
+
+
+def _user_source(C, sizes, sequences, **kw):
+    """A ``UserDeserializer`` of chunks of ``sizes`` sequences numbered on from 0 (with
+    ``sequences``: sequence i has 1 + i % 3 steps of value i)."""
+    chunks, k = [], 0
+    for n in sizes:
+        if sequences:
+            chunks.append({"x": [np.full((1 + i % 3, 1), i, np.float32)
+                                 for i in range(k, k + n)]})
+        else:
+            chunks.append({"x": np.arange(k, k + n, dtype=np.float32)[:, None]})
+        k += n
+
+    class Chunks(C.io.UserDeserializer):
+        def __init__(self):
+            super(Chunks, self).__init__()
+
+        def stream_infos(self):
+            return [C.io.StreamInformation("x", 0, "dense", np.float32, (1,))]
+
+        def num_chunks(self):
+            return len(chunks)
+
+        def get_chunk(self, chunk_id):
+            return chunks[chunk_id]
+    return C.io.MinibatchSource(Chunks(), randomize=False, **kw)
+
+
+@cntk_case(names=["cntk.io.UserDeserializer", "cntk.io.MinibatchSource"],
+           note="Stadyn shared out each global minibatch (positions p % W == r of the stream)")
+def user_deserializer_partitions(C, r):
+    """``next_minibatch(M, num_data_partitions=W, partition_index=r)`` over a Python
+    deserializer, not randomized (CNTK 2.7's local-timeline reader): per partition, the
+    samples, sequences, first value of each sequence and sweep end of each minibatch; chunks
+    of 3, 4, 2 and 4, 4 sequences and one of 5, two sweeps; sequences of 1-3 steps;
+    ``max_samples=11`` (each partition its own share)."""
+    res = {}
+    for sizes, W, M, sequences, kw in (
+            ([3, 4, 2], 2, 4, False, dict(max_sweeps=2)),
+            ([3, 4, 2], 3, 3, False, dict(max_sweeps=2)),
+            ([3, 4, 2], 2, 3, False, dict(max_sweeps=2)),
+            ([5], 2, 4, False, dict(max_sweeps=2)),
+            ([4, 4], 3, 7, False, dict(max_sweeps=2)),
+            ([3, 4], 2, 5, True, dict(max_sweeps=2)),
+            ([3, 4, 2], 2, 4, False, dict(max_samples=11))):
+        parts = []
+        for rank in range(W):
+            src = _user_source(C, sizes, sequences, **kw)
+            got = []
+            for _ in range(7):
+                mb = src.next_minibatch(M, num_data_partitions=W, partition_index=rank)
+                if not mb:
+                    got.append("empty")
+                    continue
+                d = mb[src.streams.x]
+                firsts = [int(np.asarray(s).ravel()[0]) for s in d.as_sequences()]
+                got.append([int(d.num_samples), int(d.num_sequences), firsts,
+                            bool(d.end_of_sweep)])
+            parts.append(got)
+        key = "%s_w%d_m%d%s%s" % ("-".join(map(str, sizes)), W, M,
+                                  "_seq" if sequences else "", "_max" if "max_samples" in kw
+                                  else "")
+        res[key] = parts
+    return res
