@@ -282,3 +282,36 @@ def user_deserializer_partitions(C, r):
                                   else "")
         res[key] = parts
     return res
+
+
+@cntk_case(names=["cntk.io.MinibatchSource"],
+           note="Stadyn's truncated packer dealt every W-th sequence of the randomized order to "
+                "a partition (CNTK deals whole chunks: this file is one, all partition 0's)")
+def truncated_partitions_randomized(C, r):
+    """A randomized text file of sequences (one chunk) read with ``truncation_length=4`` in 2
+    and 3 partitions, one and two sweeps: per partition, the samples, pieces and sweep end of
+    each minibatch (partition 0 reads everything, the others nothing)."""
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "seq.ctf")
+        with open(path, "w") as f:
+            for s, n in enumerate([7, 3, 9, 5, 4, 6, 8, 2]):
+                for t in range(n):
+                    f.write("%d |x %d %d\n" % (s, s, t))
+        streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=2))
+        for W, M, sweeps in ((2, 8, 1), (2, 16, 2), (3, 12, 1)):
+            parts = []
+            for rank in range(W):
+                src = C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), randomize=True,
+                                           truncation_length=4, max_sweeps=sweeps)
+                got = []
+                for _ in range(12):
+                    mb = src.next_minibatch(M, num_data_partitions=W, partition_index=rank)
+                    if not mb:
+                        got.append("empty")
+                        continue
+                    d = mb[src.streams.x]
+                    got.append([int(d.num_samples), int(d.num_sequences), bool(d.end_of_sweep)])
+                parts.append(got)
+            res["w%d_m%d_sweeps%d" % (W, M, sweeps)] = parts
+    return res
