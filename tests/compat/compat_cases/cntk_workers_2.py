@@ -315,3 +315,52 @@ def truncated_partitions_randomized(C, r):
                 parts.append(got)
             res["w%d_m%d_sweeps%d" % (W, M, sweeps)] = parts
     return res
+
+
+@cntk_case(names=["cntk.train.training_session", "cntk.CrossValidationConfig"],
+           note="Stadyn's cross-validation stopped at the source's first sweep end (9 of 14 "
+                "and of 21 samples)", rtol=1e-5)
+def cross_validation_reads_to_the_end(C, r):
+    """Cross-validation every 7 samples of a 14-sample session reads its source until it ends:
+    two and three sweeps of a 7-sample text file in minibatches of 3 (across the sweeps'
+    ends), and 10 samples of an endless one with ``max_samples=10``: the callback's
+    arguments; an endless source without ``max_samples`` is CNTK 2.7's ValueError."""
+    r.touch("cntk.train.training_session", "cntk.CrossValidationConfig")
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "d.ctf")
+        with open(path, "w") as f:
+            for i in range(7):
+                f.write("|x %d 1 |y %d\n" % (i, i % 2))
+
+        def ctf(sweeps):
+            streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=2),
+                                      y=C.io.StreamDef(field="y", shape=1))
+            return C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), randomize=False,
+                                        max_sweeps=sweeps)
+        for name, sweeps, limit in (("two_sweeps", 2, None), ("three_sweeps", 3, None),
+                                    ("endless_10", C.io.INFINITELY_REPEAT, 10),
+                                    ("endless", C.io.INFINITELY_REPEAT, None)):
+            x = C.input_variable(2)
+            y = C.input_variable(1)
+            z = C.times(x, C.parameter((2, 1), init=np.full((2, 1), 0.1, np.float32)))
+            trainer = C.Trainer(z, (C.squared_error(z, y), C.squared_error(z, y)),
+                                [C.sgd(z.parameters, C.learning_parameter_schedule(0.01))])
+            calls = []
+
+            def callback(index, average_error, samples, minibatches):
+                calls.append([index, average_error, samples, minibatches])
+                return True
+            train = ctf(3)
+            try:
+                C.training_session(
+                    trainer=trainer, mb_source=train, mb_size=4,
+                    model_inputs_to_streams={x: train.streams.x, y: train.streams.y},
+                    max_samples=14,
+                    cv_config=C.CrossValidationConfig(ctf(sweeps), mb_size=3, frequency=7,
+                                                      callback=callback,
+                                                      max_samples=limit)).train()
+                res[name] = calls
+            except ValueError as e:
+                res[name] = [_error(e), calls]
+    return res
