@@ -201,6 +201,14 @@ class DataParallel:
         C.run("all-reduce of scalars", dist.all_reduce, scalars, group=self._pg)
         return tuple(scalars.tolist())
 
+    def all_gather_objects(self, value) -> list:
+        """Every worker's ``value`` (any picklable object), in rank order, on every worker."""
+        if self.size == 1:
+            return [value]
+        everyone: list = [None] * self.size
+        C.run("gathering objects", dist.all_gather_object, everyone, value, group=self._pg)
+        return everyone
+
     def barrier(self) -> None:
         """Wait until every worker of the group arrives."""
         if self.size > 1:

@@ -20,7 +20,9 @@ minibatches hold 3, 3, 2, 2 and 1 sequences of 8, 8, 8, 8 and 2 steps (CNTK 2.7'
 Read in ``W`` data partitions (one per worker), the ``max(1, M // N)`` slots are shared out:
 partition ``r`` has ``P // W`` of them, one more when ``r < P % W`` (CNTK refuses ``W > P``),
 and takes the sequences whose position in the source's order (counted over sweeps) is ``r``
-modulo ``W``, as CNTK's ``NoRandomizer`` deals them.  A sweep's end that falls on another
+modulo ``W``, as CNTK's ``NoRandomizer`` deals them; randomized, those of the chunks whose
+place in the sweep's shuffled chunk order is ``r`` modulo ``W``, as its block randomizer deals
+them (a one-chunk file is all partition 0's).  A sweep's end that falls on another
 partition's sequence marks the partition's next sequence (none, at the data's end).  A minibatch
 asked for another size, or for another partition, starts with empty slots, as CNTK 2.7's
 packer does when it is configured again: the steps left in the slots are not given out.
@@ -33,6 +35,7 @@ from typing import Any, Hashable, Mapping
 
 import numpy as np
 
+from ._partitions import partition_of
 from ._source import MinibatchSource
 from ._truncated_source import TruncatedLayout
 from ._utterance_source import sequences_minibatch
@@ -92,14 +95,19 @@ class TruncatedPacker:
         marks it."""
         names = list(self.source.streams)
         count, index = partitions
+        passed = 0
         while True:
             before = MinibatchSource.get_checkpoint_state(self.source)
+            if count > 1 and passed > 2 * self.source._sweep_length:
+                self._sweep_ended = False       # a sweep and more without one of its own
+                return None
             batch = MinibatchSource.next_minibatch(self.source, 1, {n: n for n in names})
             if not batch:
                 self._sweep_ended = False
                 return None
-            if before["position"] % count == index:
+            if count == 1 or self._own(before["position"], count, index):
                 break
+            passed += 1
             self._sweep_ended |= any(d.end_of_sweep for d in batch.values())
         steps = {}
         for name, d in batch.items():
@@ -118,6 +126,14 @@ class TruncatedPacker:
         ends = any(d.end_of_sweep for d in batch.values()) or self._sweep_ended
         self._sweep_ended = False
         return [steps, next(iter(lengths.values())), ends, before]
+
+    def _own(self, position: int, count: int, index: int) -> bool:
+        """Whether the sequence at ``position`` is partition ``index``'s: ``position % count``,
+        or randomized, its chunk's place in the sweep's shuffled chunk order (whole chunks
+        go to a partition, as CNTK 2.7's block randomizer deals them: ``_partitions.py``)."""
+        positions = np.array([position], np.int64)
+        return bool(partition_of(self.source, positions, self.source._sample_ids(positions),
+                                 count, index)[0])
 
     def get_state(self) -> dict:
         """What the slots hold (JSON-able): each sequence as the source's state before it was

@@ -35,7 +35,7 @@ import numpy as np
 
 from ._cntk_order import block_chunk_positions
 
-__all__ = ["local_minibatch_size", "partition_walk"]
+__all__ = ["local_minibatch_size", "partition_of", "partition_walk"]
 
 
 def local_minibatch_size(n: int, count: int, index: int) -> int:
@@ -59,7 +59,11 @@ def _by_chunks(source) -> bool:
     return bool(source._randomize) and source._composite.chunked
 
 
-def _local(source, positions: np.ndarray, ids: np.ndarray, count: int, index: int) -> np.ndarray:
+def partition_of(source, positions: np.ndarray, ids: np.ndarray, count: int,
+                 index: int) -> np.ndarray:
+    """Whether each of ``positions`` (its sample ``ids``) is partition ``index``'s of
+    ``count``: ``position % count == index``, or (randomized, a chunked source) its chunk's
+    shuffled place in its sweep ``% count == index``."""
     if not _by_chunks(source):
         return positions % count == index
     starts = np.cumsum(source._chunks)
@@ -87,7 +91,7 @@ def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, 
         ids = source._sample_ids(block)
         lengths = (np.ones(len(block), np.int64) if source._lengths is None
                    else source._lengths[ids].astype(np.int64))
-        local = _local(source, block, ids, count, index)
+        local = partition_of(source, block, ids, count, index)
         for p, length, own in zip(block.tolist(), lengths.tolist(), local.tolist()):
             if source._exhausted(p, samples + walked):
                 return np.array(mine, np.int64), p, walked

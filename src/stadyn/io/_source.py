@@ -26,6 +26,7 @@ import numpy as np
 from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
 from ._frame_mode import FrameComposite
+from ._local_timeline import local_timeline_walk
 from ._partitions import partition_walk
 from ._cntk_order import block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
@@ -445,6 +446,8 @@ class MinibatchSource:
         targets = self._resolve_input_map(input_map)
         if count > 1 and self._cntk_partitions and self._composite.randomizer != "tumbling":
             return self._partition_minibatch(n, count, index, targets)
+        if count > 1 and self._cntk_partitions and not self._randomize:
+            return self._local_timeline_minibatch(n, count, index, targets)
         end, taken = self._plan(self._position, self._samples, n)
         if end == self._position:
             return {}
@@ -483,6 +486,22 @@ class MinibatchSource:
             pool.submit(job_id, *self._job(positions))
             batch = pool.wait(job_id)
         return self._deliver(batch, end, walked, targets)
+
+    def _local_timeline_minibatch(self, n: int, count: int, index: int,
+                                  targets: list[tuple[Hashable, StreamInformation]]) -> dict:
+        """Partition ``index`` of ``count`` of a deserializer CNTK 2.7 reads with its
+        local-timeline randomizer, not randomized (``_local_timeline.py``)."""
+        positions, end, taken, crossed = local_timeline_walk(self, n, count, index,
+                                                             INFINITELY_REPEAT)
+        if not len(positions):
+            self._position = end
+            return {}
+        self._reset_jobs()
+        batch = self._composite.materialize(*self._job(positions), self._seed)
+        result = self._deliver(batch, end, taken, targets)
+        for data in result.values():
+            data.end_of_sweep = crossed
+        return result
 
     def _resolve_input_map(self, input_map) -> list[tuple[Hashable, StreamInformation]]:
         if input_map is None:

@@ -193,27 +193,31 @@ def cntk_dictionary(entries: dict):
 
 def checkpoint_bytes(learners: Sequence[P.Value], external_state: Mapping | None,
                      digest: str | None = None, where: str = "save_checkpoint",
-                     distributed: bool = False) -> bytes:
+                     distributed: bool = False,
+                     worker_states: Sequence[Mapping | None] | None = None) -> bytes:
     """The bytes of a ``.ckp`` file: CNTK 2.7's trainer state Dictionary.  ``distributed``:
-    the learners are CNTK's distributed learners (:func:`distributed_entry`) on one worker,
-    whose ``DistributedState`` CNTK 2.7 keys by the worker's rank, ``"0"``, holding the
-    external state once more (``Trainer.cpp:416-438``, read off a file CNTK 2.7 wrote)."""
+    the learners are CNTK's distributed learners (:func:`distributed_entry`), whose
+    ``DistributedState`` CNTK 2.7 keys by each worker's rank (``"0"``, ``"1"``, ...), each
+    holding that worker's external state (``worker_states``, in rank order; by default one
+    worker's, ``external_state`` once more), the main worker's being ``ExternalState`` too
+    (``Trainer.cpp:383-438``, read off files CNTK 2.7 wrote on one and two workers)."""
     entries = {"DistributedState": P.dictionary({}), "ExternalState": P.dictionary({}),
                "Learners": P.vector(learners), "Version": P.size_t(_TRAINER_VERSION)}
+    workers = list(worker_states) if worker_states is not None else [external_state]
     if distributed:
-        entries["DistributedState"] = P.dictionary({"0": P.dictionary({
+        entries["DistributedState"] = P.dictionary({str(rank): P.dictionary({
             "external_worker_state": P.dictionary({}),
-            "internal_worker_state": P.dictionary({})})})
+            "internal_worker_state": P.dictionary({})}) for rank in range(len(workers))})
     if digest is not None:
         entries[DIGEST_KEY] = P.text(digest)
     msg = cntk_dictionary(entries)
     fields = {e.key: e.value for e in msg.data}
     _fill_external(fields["ExternalState"], dict(external_state or {}), where)
     if distributed:
-        worker = fields["DistributedState"].dictionary_value.data[0].value
-        state = next(e.value for e in worker.dictionary_value.data
-                     if e.key == "external_worker_state")
-        _fill_external(state, dict(external_state or {}), where)
+        for entry in fields["DistributedState"].dictionary_value.data:
+            state = next(e.value for e in entry.value.dictionary_value.data
+                         if e.key == "external_worker_state")
+            _fill_external(state, dict(workers[int(entry.key)] or {}), where)
     return msg.SerializeToString()
 
 
@@ -398,16 +402,19 @@ def is_cntk_checkpoint(path: str | os.PathLike) -> bool:
 
 def write_cntk_checkpoint(path: str | os.PathLike, write_model: Callable[[str], None],
                           learners: Sequence[P.Value], external_state: Mapping | None,
-                          distributed: bool = False) -> None:
+                          distributed: bool = False,
+                          worker_states: Sequence[Mapping | None] | None = None) -> None:
     """Write CNTK's pair: the model file (``write_model(tmp)``) and the ``.ckp`` of the
     ``learners`` (:func:`learner_entry`, :func:`distributed_entry` where ``distributed``) and
-    ``external_state``; an external state without a Dictionary form is refused before
-    anything is written."""
+    ``external_state`` (and each worker's, ``worker_states``: see :func:`checkpoint_bytes`);
+    an external state without a Dictionary form is refused before anything is written."""
     from ._proto_schemas import cntk_messages
-    probe = cntk_messages()["DictionaryValue"]()
-    _fill_external(probe, dict(external_state or {}), os.fspath(path))
+    for state in [external_state] + list(worker_states or ()):
+        probe = cntk_messages()["DictionaryValue"]()
+        _fill_external(probe, dict(state or {}), os.fspath(path))
     write_pair(path, write_model, lambda data: checkpoint_bytes(
-        learners, external_state, model_digest(data), os.fspath(path), distributed))
+        learners, external_state, model_digest(data), os.fspath(path), distributed,
+        worker_states))
 
 
 def read_cntk_checkpoint(path: str | os.PathLike,

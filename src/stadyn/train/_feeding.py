@@ -35,7 +35,9 @@ def _feed_sequences(var: Variable, value: Any) -> int:
     (padded data with lengths) or an array of equal-length sequences; returns the steps."""
     lengths = getattr(value, "lengths", None)
     if lengths is not None and not isinstance(value, (list, tuple)):
-        value = value.as_sequences()
+        # the padded rows cut to their lengths (not ``as_sequences()``, which a front end's
+        # minibatch may refuse to a user, as CNTK's truncated ones, while training on it)
+        value = [row[:int(n)] for row, n in zip(np.asarray(value), lengths)]
     elif not isinstance(value, (list, tuple)):
         value = _as_array(value)
         if value.ndim > var.ndim:       # (var: sequences, steps, *sample)

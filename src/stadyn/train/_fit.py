@@ -201,9 +201,10 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
                 read_total += read or 0
                 if read is not None and read != n:
                     same_units = False
-                loss_sum += trainer.previous_minibatch_loss_average * n
-                if trainer.previous_minibatch_evaluation_average is not None:
-                    metric_sum += trainer.previous_minibatch_evaluation_average * n
+                if n:   # (a compat Trainer refuses the averages of no samples, as CNTK's)
+                    loss_sum += trainer.previous_minibatch_loss_average * n
+                    if trainer.previous_minibatch_evaluation_average is not None:
+                        metric_sum += trainer.previous_minibatch_evaluation_average * n
                 if hooks:
                     step = {"epoch": epoch, "minibatch": minibatch, "samples": n,
                             "loss_sum": trainer.previous_minibatch_loss_sum,

@@ -77,9 +77,6 @@ def learner_entry(learner):
     if inner is not learner:
         if learner._block_size is not None:
             return "a block_momentum_distributed_learner has no CNTK 2.7 checkpoint form here"
-        if learner._communicator.num_workers() != 1:
-            return "a distributed learner of more than one worker has no CNTK 2.7 " \
-                   "checkpoint form here"
         entry = cntk_distributed_entry(entry, state["samples_seen"])
     return entry
 

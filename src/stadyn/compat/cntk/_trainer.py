@@ -22,6 +22,7 @@ from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
                               truncated_layout)
 from ._values import Value
+from ._previous_averages import PreviousAverages
 from ._worker_sums import WorkerSums, aggregation, no_samples
 
 __all__ = ["Trainer", "counted_variable"]
@@ -145,7 +146,7 @@ def _distributed_learners(learners) -> list:
     return found
 
 
-class Trainer(WorkerSums, _Trainer):
+class Trainer(WorkerSums, PreviousAverages, _Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
     ``cntk.Trainer(model, loss, metric, learner)``; takes and gives CNTK Functions.
@@ -417,18 +418,21 @@ class Trainer(WorkerSums, _Trainer):
             {'epoch': 1}
 
         With distributed learners of several workers every worker calls it and worker 0
-        writes (CNTK 2.7's Trainer::SaveCheckpoint).
+        writes the pair, ``external_state`` its own and the ``.ckp`` holding every worker's
+        too, which :meth:`restore_from_checkpoint` gives back to each (CNTK 2.7's
+        Trainer::SaveCheckpoint).
         """
         if self._workers is None:
             return self._save_checkpoint(filename, external_state)
         self._workers.barrier()
+        states = self._workers.gather(dict(external_state or {}))
         try:
             if self._workers.rank == 0:
-                self._save_checkpoint(filename, external_state)
+                self._save_checkpoint(filename, external_state, states)
         finally:
             self._workers.barrier()
 
-    def _save_checkpoint(self, filename, external_state) -> None:
+    def _save_checkpoint(self, filename, external_state, worker_states=None) -> None:
         from ...serialize import write_cntk_checkpoint
         from ._learner_checkpoint import wrapped_learner
         learners = self._cntk_learner_entries()
@@ -443,7 +447,8 @@ class Trainer(WorkerSums, _Trainer):
         distributed = any(wrapped_learner(x) is not x for x in self.parameter_learners)
         try:
             write_cntk_checkpoint(filename, lambda tmp: _write_cntk_model(
-                combined, tmp, outputs, metric), learners, external_state, distributed)
+                combined, tmp, outputs, metric), learners, external_state, distributed,
+                worker_states)
         except _NotCntk as exc:
             warnings.warn(f"{os.fspath(filename)}: written as Stadyn's checkpoint, which CNTK "
                           f"2.7 cannot read ({exc})", UserWarning, stacklevel=3)
@@ -464,11 +469,20 @@ class Trainer(WorkerSums, _Trainer):
         checkpoint file; returns the external state.  The parameters are matched as CNTK
         matches them (by uid where the file has the trainer's uids, else in order), each
         learner's state by its parameters' order.  A checkpoint of another network or other
-        learners is one ModelFileError naming the file, and nothing is changed."""
+        learners is one ModelFileError naming the file, and nothing is changed.  On several
+        workers each restores the same file and gets its own external state back (the main
+        worker's ``ExternalState``, another its entry of ``DistributedState``), after all
+        have read it (CNTK 2.7's Trainer::RestoreFromCheckpoint)."""
         from ...serialize import is_cntk_checkpoint
         if not is_cntk_checkpoint(filename):
             return super().restore_from_checkpoint(filename)      # Stadyn's own checkpoint
-        return self._restore_cntk(os.fspath(filename))
+        external, workers = self._restore_cntk(os.fspath(filename))
+        if self._workers is None:
+            return external
+        self._workers.barrier()
+        mine = workers.get(str(self._workers.rank)) if self._workers.rank else None
+        return dict(mine.get("external_worker_state", {})) if isinstance(mine, dict) \
+            else external
 
     def _cntk_learner_entries(self):
         """Each learner's CNTK checkpoint Dictionary, or why one has none (a str)."""
@@ -481,8 +495,9 @@ class Trainer(WorkerSums, _Trainer):
             entries.append(entry)
         return entries
 
-    def _restore_cntk(self, path: str) -> dict:
-        """Restore CNTK's pair at ``path``: everything checked, then everything set."""
+    def _restore_cntk(self, path: str) -> tuple[dict, dict]:
+        """Restore CNTK's pair at ``path``: everything checked, then everything set; its
+        external state and ``DistributedState`` (each worker's, by rank)."""
         from ...graph import data_of
         from ...serialize import read_cntk_checkpoint
         from ._learner_checkpoint import learner_state, restore_learner, wrapped_learner
@@ -535,7 +550,8 @@ class Trainer(WorkerSums, _Trainer):
         self.total_number_of_samples_seen = int(first.get("sample_count", 0))
         self.minibatches_seen = int(first.get("minibatchCount", 0))
         self._sweeps_seen = int(first.get("sweepCount", 0))
-        return dict(external)
+        workers = top.get("DistributedState", {})
+        return dict(external), workers if isinstance(workers, dict) else {}
 
     @property
     def parameter_learners(self) -> tuple:
@@ -545,29 +561,6 @@ class Trainer(WorkerSums, _Trainer):
     @parameter_learners.setter
     def parameter_learners(self, learners) -> None:
         self.__dict__["_parameter_learners"] = list(learners)
-
-    @property
-    def previous_minibatch_evaluation_average(self) -> float:
-        """The mean metric per sample of the last minibatch; a Trainer made without a metric
-        raises ValueError, as CNTK 2.7's (``Cannot get evaluation criterion value when no
-        evaluation function was specified``).
-
-        Example:
-            >>> import numpy as np, stadyn.compat.cntk as C
-            >>> x = C.input_variable(2)
-            >>> z = C.layers.Dense(1)(x)
-            >>> y = C.input_variable(1)
-            >>> t = C.Trainer(z, C.squared_error(z, y), [C.sgd(z.parameters, 0.1)])
-            >>> t.previous_minibatch_evaluation_average  # doctest: +ELLIPSIS
-            Traceback (most recent call last):
-            ValueError: Trainer::PreviousMinibatchEvaluationAverage: Cannot get evaluation ...
-        """
-        if self._metric is None:
-            raise ValueError(
-                "Trainer::PreviousMinibatchEvaluationAverage: Cannot get evaluation criterion "
-                "value when no evaluation function was specified during 'this' trainer's "
-                "construction")
-        return super().previous_minibatch_evaluation_average
 
     # The native Trainer keeps Stadyn Variables; CNTK code gets Functions.
     model = _as_function("_model", "The model Function given to the Trainer.")

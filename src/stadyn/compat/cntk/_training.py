@@ -17,7 +17,6 @@ import sys
 import numpy as np
 
 from ...train.progress import ProgressWriter
-from ._sequence_begin import truncated_layout
 from ._trainer import Trainer
 from ._worker_sums import cross_validate_on_workers, evaluate_tests_on_workers
 from ._variables import Record
@@ -147,8 +146,8 @@ class CheckpointConfig:
 
 class CrossValidationConfig:
     """Cross-validation on ``minibatch_source`` every ``frequency`` (None: once at the end),
-    over ``max_samples`` (None: a sweep); ``callback(index, average_error, samples,
-    minibatches)`` returning False stops training."""
+    over ``max_samples`` (None: until the source ends); ``callback(index, average_error,
+    samples, minibatches)`` returning False stops training."""
 
     def __init__(self, minibatch_source=None, frequency=None, minibatch_size=32, callback=None,
                  max_samples=None, model_inputs_to_streams=None, criterion=None, source=None,
@@ -170,7 +169,7 @@ class CrossValidationConfig:
 
 
 class TestConfig:
-    """Testing on ``minibatch_source`` (one sweep) after training."""
+    """Testing on ``minibatch_source`` (until it ends) after training."""
 
     def __init__(self, minibatch_source=None, minibatch_size=32, model_inputs_to_streams=None,
                  criterion=None, source=None, mb_size=None):
@@ -311,7 +310,10 @@ class TrainingSession:
             self._test()
 
     def _cross_validate(self, index: int) -> bool:
-        """One pass over the cross-validation source (from its start, every time)."""
+        """One pass over the cross-validation source (from its start, every time), until it
+        ends (every sweep it gives) or ``max_samples``, as CNTK 2.7's
+        TrainingSession::CrossValidate; an endless source without ``max_samples`` is its
+        ValueError."""
         source = self.cv.source
         if self._cv_start is not None:
             source.restore_from_checkpoint(self._cv_start)
@@ -320,6 +322,10 @@ class TrainingSession:
         training = self.source.get_checkpoint_state() \
             if hasattr(self.source, "get_checkpoint_state") else None
         total = samples = batches = 0
+        if source is not None and self.cv.max_samples == sys.maxsize and \
+                hasattr(source, "is_infinite") and source.is_infinite():
+            raise ValueError("Cross validation minibatch source must have a limited number of "
+                             "samples or sweeps.")
         workers = self.trainer.__dict__.get("_workers")
         if workers is not None:
             total, samples, batches = cross_validate_on_workers(
@@ -334,9 +340,6 @@ class TrainingSession:
             total += average * n
             samples += n
             batches += 1
-            if any(getattr(d, "end_of_sweep", False) for d in mb.values()) and \
-                    truncated_layout(mb) is None:   # (truncated: slots to empty, as CNTK)
-                break
         if training is not None:
             self.source.restore_from_checkpoint(training)
         if samples:
@@ -346,8 +349,14 @@ class TrainingSession:
         return keep_going is not False
 
     def _test(self) -> None:
+        """The test config's pass: the source read until it ends (every sweep it gives, not
+        only the first: CNTK 2.7's TrainingSession::Test), which an endless source cannot
+        (its ValueError, after training, as CNTK's)."""
         cfg = self.test_config
         samples = 0
+        if hasattr(cfg.source, "is_infinite") and cfg.source.is_infinite():
+            raise ValueError("Test minibatch source must have a limited number of samples or "
+                             "sweeps.")
         if self.trainer.__dict__.get("_workers") is not None:
             return evaluate_tests_on_workers(self.trainer, cfg, cfg.input_map or self.input_map)
         while True:
@@ -357,8 +366,6 @@ class TrainingSession:
                 break
             self.trainer.test_minibatch(mb)
             samples += self.trainer.previous_test_sample_count
-            if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
-                break
         if samples:
             self.trainer.summarize_test_progress()
 

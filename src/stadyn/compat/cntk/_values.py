@@ -140,9 +140,14 @@ class Value:
     def as_sequences(self, variable=None) -> list:
         """One array per sequence (a plain batch: one per sample); CNTK needs ``variable`` for
         a sparse Value and then gives SciPy matrices, Stadyn gives dense arrays either way."""
+        self._check_unpackable()
         if self.lengths is None:
             return list(self._data)
         return [d[:n] for d, n in zip(self._data, self.lengths)]
+
+    def _check_unpackable(self) -> None:
+        """Nothing: a truncated minibatch's ``MinibatchData.data`` sets its own check, which
+        refuses what CNTK 2.7 cannot unpack (RuntimeError), as its ``asarray()`` does."""
 
     @staticmethod
     def create(var, data, seq_starts=None, device=None, read_only: bool = False):
@@ -238,6 +243,7 @@ class Value:
         return self._sparse
 
     def asarray(self) -> np.ndarray:
+        self._check_unpackable()
         return self._data.copy()
 
     def __len__(self) -> int:

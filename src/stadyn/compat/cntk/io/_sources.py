@@ -6,6 +6,7 @@ CNTK's does."""
 from __future__ import annotations
 
 import functools
+import numbers
 import warnings
 
 import numpy as np
@@ -56,6 +57,8 @@ class MinibatchData(_io.MinibatchData):
         value = Value(batch=self._read())     # (CNTK's Value is unpacked when read)
         if self.lengths is not None:
             value.lengths = [int(n) for n in self.lengths]
+        if self._truncated is not None:      # (its reads refused as this minibatch's)
+            value._check_unpackable = self._check_unpackable
         value._sparse = self.is_sparse
         return value
 
@@ -108,7 +111,9 @@ class MinibatchData(_io.MinibatchData):
         """One array per sequence (each sample of a non-sequence stream: ``(*shape)`` from
         ``MinibatchSourceFromData``, ``(1, *shape)`` from a deserializer, as CNTK 2.7 gives
         them); ``variable`` (which CNTK 2.7 needs for a sparse stream's, refusing without
-        it) is accepted and unused: sparse streams are delivered dense."""
+        it) is accepted and unused: sparse streams are delivered dense.  A truncated
+        minibatch :meth:`asarray` refuses is refused here too, as CNTK 2.7 does."""
+        self._check_unpackable()
         if self.lengths is None:
             return list(self.asarray())
         return [row[:int(n)] for row, n in zip(_READ.__get__(self), self.lengths)]
@@ -135,20 +140,42 @@ _READ = _io.MinibatchData.data
 def MinibatchSourceFromData(data_streams, max_samples=_io.INFINITELY_REPEAT, **kwargs):
     """A source over arrays in memory, in order (CNTK's ``MinibatchSourceFromData``; Stadyn's
     :func:`stadyn.io.MinibatchSourceFromData`): its minibatches hold CNTK's
-    :class:`MinibatchData`, each array as given, ``(N, *shape)``.
+    :class:`MinibatchData`, each array as given, ``(N, *shape)``.  Its ``next_minibatch``
+    also takes CNTK's ``(num_samples, number_of_workers, worker_rank)``; worker ``r`` of
+    ``W`` (or partition ``r`` of ``num_data_partitions=W``) gets CNTK 2.7's slice of each
+    minibatch: the rows ``r, r + W, ...`` counted from the minibatch's first, before its end
+    plus ``r`` (so the next minibatch's first row may be read twice), the counts and the
+    sweep end being the whole minibatch's.
 
     Example:
         >>> src = MinibatchSourceFromData(dict(x=np.arange(6, dtype=np.float32).reshape(3, 2)))
         >>> d = src.next_minibatch(2)['x']
         >>> d.data.asarray().tolist(), d.num_samples, d.end_of_sweep
         ([[0.0, 1.0], [2.0, 3.0]], 2, False)
+        >>> src = MinibatchSourceFromData(dict(x=np.arange(5, dtype=np.float32).reshape(5, 1)))
+        >>> d = src.next_minibatch(3, number_of_workers=2, worker_rank=1)['x']
+        >>> d.asarray().ravel().tolist(), d.num_samples
+        ([1.0, 3.0], 3)
     """
     source = _io.MinibatchSourceFromData(data_streams, max_samples=max_samples, **kwargs)
+    source._cntk_worker_slices = True
     native = source.next_minibatch
 
     @functools.wraps(native)
-    def next_minibatch(*args, **kw):
-        batch = native(*args, **kw)
+    def next_minibatch(minibatch_size_in_samples, *args, number_of_workers=None,
+                       worker_rank=None, **kw):
+        if args and isinstance(args[0], numbers.Integral):
+            # CNTK's own signature: (num_samples, number_of_workers, worker_rank, device)
+            number_of_workers, *args = args
+            if args:
+                worker_rank, *args = args
+            kw.setdefault("device", args[0] if args else None)
+            args = ()
+        if number_of_workers is not None:
+            kw["num_data_partitions"] = number_of_workers
+        if worker_rank is not None:
+            kw["partition_index"] = worker_rank
+        batch = native(minibatch_size_in_samples, *args, **kw)
         for key in list(batch):
             batch[key] = MinibatchData._of(batch[key], as_given=True)
         return batch

@@ -319,6 +319,10 @@ class _Aggregation:
         """Wait until every worker is here."""
         self._parallel.barrier()
 
+    def gather(self, value) -> list:
+        """Every worker's ``value``, in rank order (on every worker)."""
+        return self._parallel.all_gather_objects(value)
+
     def parallel_after(self) -> int:
         """The samples after which the workers read their shares (``distributed_after``)."""
         return max(learner.parallelization_after() for learner in self._learners)

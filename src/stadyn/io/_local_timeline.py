@@ -1,0 +1,67 @@
+"""Which sequences data partition r of W reads from a deserializer CNTK 2.7 reads with its
+local-timeline randomizer (a Python ``UserDeserializer``: ``Deserializer.randomizer ==
+"tumbling"``), not randomized (``LTNoRandomizer``, LocalTimelineRandomizerBase.cpp):
+
+- partition r keeps the sequences at sweep positions ``p % W == r`` (the position counted
+  from each sweep's start), and a sweep-end marker after each sweep's last sequence;
+- it reads up to its part of the minibatch size (``local_minibatch_size``), the first
+  sequence always, a later one only if it fits; it stops as soon as the part is read, so a
+  marker after its last sequence is met by the next minibatch, which then says
+  ``end_of_sweep`` (and goes on into the next sweep); the marker of the last sweep
+  (``max_sweeps``) ends the data instead, unflagged where the minibatch before took the
+  part;
+- with ``max_samples`` (and no ``max_sweeps``) each partition reads its own share,
+  ``max_samples // W`` (one more when ``r < max_samples % W``), stopping within a minibatch
+  when that is read.
+
+Checked against CNTK 2.7 in ``tests/compat/compat_cases/cntk_workers_2.py``
+(``user_deserializer_partitions``); CNTK 2.7 crashes on a randomized one of several
+partitions, which Stadyn still shares out as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._partitions import local_minibatch_size
+
+__all__ = ["local_timeline_walk"]
+
+
+def _own_share(max_samples: int, count: int, index: int) -> int:
+    return max_samples // count + (1 if max_samples % count > index else 0)
+
+
+def local_timeline_walk(source, n: int, count: int, index: int, infinite: int
+                        ) -> tuple[np.ndarray, int, int, bool]:
+    """(this partition's positions, end position, its samples, end of sweep) of the next
+    minibatch of ``n`` samples from the source's position (its own samples counted in
+    ``source._samples``); ``infinite``: the value of an unset limit."""
+    limit = local_minibatch_size(n, count, index)
+    sweep = source._sweep_length
+    share = _own_share(source._max_samples, count, index) \
+        if source._max_sweeps == infinite and source._max_samples != infinite else None
+    last = source._max_sweeps * sweep if source._max_sweeps != infinite else None
+    p, samples = source._position, source._samples
+    mine: list[int] = []
+    taken = 0
+    crossed = False
+    while taken < limit and (share is None or samples + taken < share):
+        if p and p % sweep == 0 and source.__dict__.get("_marker_met") != p:
+            crossed = True                       # the marker after the sweep's last sequence
+            source.__dict__["_marker_met"] = p   # (met once, even if the walk stops here)
+        if last is not None and p >= last:
+            break
+        if not mine and p - source._position >= 2 * sweep:
+            break                                # a sweep and more without one of its own
+        if (p % sweep) % count != index:
+            p += 1                               # another partition's sequence
+            continue
+        ident = int(source._sample_ids(np.array([p]))[0])
+        length = 1 if source._lengths is None else int(source._lengths[ident])
+        if mine and taken + length > limit:
+            break
+        mine.append(p)
+        taken += length
+        p += 1
+    return np.array(mine, np.int64), p, taken, crossed
