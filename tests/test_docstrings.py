@@ -39,6 +39,11 @@ def test_the_walk_finds_the_packages_examples():
 
 @pytest.mark.parametrize("name", _MODULES)
 def test_docstring_examples(name):
-    result = doctest.testmod(importlib.import_module(name),
-                             optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    # Each module's examples register parameters in a registry of their own: in the global one
+    # they stayed, and a later test of the same worker comparing sd.get_parameters() with a
+    # model's met them (get_parameter_or_create's demo_gpoc/W).
+    import stadyn as sd
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        result = doctest.testmod(importlib.import_module(name),
+                                 optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
