@@ -53,6 +53,7 @@ from ._precompute_library import PreComputeFunctions
 from ._reduce_library import ReduceFunctions
 from ._rnnstack_library import RNNStackFunctions
 from ._sequence_library import SequenceFunctions
+from ._pooling_library import PoolingFunctions
 from ._tensor_library import TensorFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
@@ -73,6 +74,7 @@ _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
 class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, TensorFunctions,
+                    PoolingFunctions,
                     CriterionFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
                     RNNStackFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
@@ -117,6 +119,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         functions.update(self._init_sequences(sequences))
         functions.update(self._init_reductions())
         functions.update(self._init_tensors())
+        functions.update(self._init_poolings())
         functions.update(self._init_criteria())
         functions.update(self._init_networks())
         functions.update(self._init_norms())
