@@ -220,9 +220,11 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
                   auto_pad: bool | Sequence[bool]) -> Variable:
     """CNTK's ``MaxUnpooling``: ``values`` (the output of :func:`pooling`'s max pooling of ``x``
     with this window, stride and padding) put back in ``x``'s shape, each at its window's
-    maximum (summed where windows overlap on one), zeros elsewhere; CNTK's auto-padding
+    maximum, zeros elsewhere; CNTK's auto-padding
     whatever its sides (a window's padding never holds its maximum; positions a negative lower
-    pad skips get zeros).  The gradient flows to ``values`` only.
+    pad skips get zeros).  The gradient flows to ``values`` only.  Where overlapping windows
+    (a stride shorter than the window) share a maximum, the values are summed there; CNTK 2.7
+    keeps the last window's (in row-major order) instead.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
