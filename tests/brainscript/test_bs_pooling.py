@@ -55,6 +55,17 @@ def test_pooling_node_pads_as_cntk(case, text):
     np.testing.assert_allclose(y, _ref(case), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("case, text", [
+    ("avg_stride2_inc", 'x = Input {6:5:3} ; y = Pooling (x, "average", (3:3), stride = 2, '
+                        'includePad = true)'),
+    ("avg_stride5_inc", 'x = Input {10:10:1} ; y = Pooling (x, "average", (3:3), stride = 5, '
+                        'autoPadding = (true:true:false), includePad = true)'),
+])
+def test_average_pooling_including_the_padding_as_cntk(case, text):
+    y = _run(text, "y", {"x": case[:-4] + "_x"})
+    np.testing.assert_allclose(y, _ref(case), rtol=1e-6, atol=1e-6)
+
+
 def test_max_pooling_layer_skips_as_cntk_with_stride_3():
     # MaxPoolingLayer is CNTK.core.bs's Pooling with autoPadding = pad
     y = _run("x = Input {9:8:2} ; y = MaxPoolingLayer {(2:2), stride = 3, pad = true} (x)", "y",
@@ -96,7 +107,7 @@ def test_roi_pooling_default_scale_is_a_sixteenth():
 @pytest.mark.parametrize("text, message", [
     ('x = Input {5:4:3} ; y = Pooling (x, "min", (2:2))', "poolKind"),
     ('x = Input {5:4:3} ; y = Pooling (x, "max", (2:2:1:1))', "more entries"),
-    ('x = Input {5:4:3} ; y = Pooling (x, "max", (2:2), includePad = true)', "includePad"),
+    ('x = Input {5:4:3} ; y = Pooling (x, "max", (2:2), ceilOutDim = true)', "ceilOutDim"),
     ("fm = Input {8:6:2} ; r = Input {5:3} ; y = ROIPooling (fm, r, (2:2))", "4:R"),
 ])
 def test_bad_pooling_arguments_are_named(text, message):

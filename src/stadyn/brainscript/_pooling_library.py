@@ -45,7 +45,8 @@ class PoolingFunctions:
                 tag=""):
         """CNTK's ``Pooling`` node: the max or average of each window of ``kernelDims``
         (column-major) every ``stride``, CNTK's auto-padding on the axes it is set for (an
-        average counts only the values inside the input)."""
+        average counts only the values inside the input; ``includePad = true``: the whole
+        window, the padding as zeros)."""
         what = "Pooling"
         x = self._value(input, what)
         if self._lead(x) != 1:
@@ -70,9 +71,10 @@ class PoolingFunctions:
         if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
             raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet (use "
                               "autoPadding)")
-        for flag, name in ((ceilOutDim, "ceilOutDim"), (includePad, "includePad")):
-            if flag is not False and flag != 0:
-                raise ConfigError(f"{what}: {name} = true is not supported yet")
+        if ceilOutDim is not False and ceilOutDim != 0:
+            raise ConfigError(f"{what}: ceilOutDim = true is not supported yet")
+        if not isinstance(includePad, (bool, int)):
+            raise ConfigError(f"{what}: includePad must be true or false, got {includePad!r}")
         if str(imageLayout).lower() not in ("chw", "cudnn"):
             raise ConfigError(f"{what}: imageLayout '{imageLayout}' is not supported (CHW, "
                               "cudnn)")
@@ -82,7 +84,8 @@ class PoolingFunctions:
         if n > 3:
             raise ConfigError(f"{what}: pooling over {n} axes is not supported (1 to 3)")
         y = pooling(x, tuple(reversed(kernel[:n])), tuple(reversed(strides[:n])),
-                    tuple(reversed(pads[:n])), average=kind == "average")
+                    tuple(reversed(pads[:n])), average=kind == "average",
+                    include_pad=kind == "average" and bool(includePad))
         return self._node(y, "Pooling", tag)
 
     def MaxPooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002

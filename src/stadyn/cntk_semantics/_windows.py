@@ -179,9 +179,11 @@ def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
 
 
 def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
-            auto_pad: bool | Sequence[bool], average: bool, nan_rule: str = "cntk") -> Variable:
+            auto_pad: bool | Sequence[bool], average: bool, nan_rule: str = "cntk",
+            include_pad: bool = False) -> Variable:
     """CNTK's max or average pooling over the trailing ``len(window)`` axes; with auto-padding
-    the padding never wins a max and an average counts only the values inside the input.  A
+    the padding never wins a max and an average counts only the values inside the input
+    (``include_pad``: the whole window, the padding as zeros, CNTK's ``poolIncludePad``).  A
     max passes NaN by (CNTK 2.7's rule; ``nan_rule="torch"``: a NaN wins its window, with
     ATen's kernel, which a compiled step keeps, as Stadyn's own ``layers.MaxPooling`` has it).
 
@@ -200,9 +202,12 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
     if symmetric is not None:
         if average:
-            return F.average_pooling(x, window, strides, True, symmetric, including_pad=False)
+            return F.average_pooling(x, window, strides, True, symmetric,
+                                     including_pad=bool(include_pad))
         return F.max_pooling(x, window, strides, True, symmetric, rule=nan_rule)
     widths = tuple(v for lo_hi in pads for v in lo_hi)
+    if average and include_pad:
+        return F.average_pooling(F.pad(x, widths), window, strides, True)
     if not average:
         return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides,
                              True, rule=nan_rule)

@@ -25,3 +25,9 @@ op_case("convolution__skip",
         lambda C, x: C.convolution(C.constant(_kernel((2, 3, 1, 2))), x, (3, 3),
                                    auto_padding=[False, True, True]),
         [(3, 6, 9)], names=["cntk.ops.convolution"])
+# the same, the padding counted as zeros (include_pad): rows 1..3 and 6..8 of 10 (the first
+# skipped), columns -1..1, 4..6 and 9..11 of 12 (one of padding before)
+op_case("pooling__skip_average_include_pad",
+        lambda C, x: C.pooling(x, C.AVG_POOLING, (3, 3), (5, 5), auto_padding=[False, True, True],
+                               include_pad=True),
+        [(1, 10, 12)], names=["cntk.ops.pooling"])
