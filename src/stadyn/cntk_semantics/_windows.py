@@ -32,18 +32,15 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
     """
     n = len(kernels)
     dilations = _per_axis(dilations or 1, n)
-    flags = _per_axis(flags, n)
     pads = []
-    for size, k, s, d, on in zip(sizes, kernels, strides, dilations, flags):
-        if not on:
-            pads.append((0, 0))
-            continue
-        span = d * (k - 1) + 1
-        out = -(-size // s)
-        before = (span - 1) // 2 - (size - (out - 1) * s - 1) // 2
-        if before < 0:
+    for (before, after), size, k, s, d in zip(
+            _signed_auto_padding(sizes, kernels, strides, dilations, flags), sizes, kernels,
+            strides, dilations):
+        if before < 0:          # CNTK skips positions here; this keeps position 0
+            span = d * (k - 1) + 1
             before = (span - 1) // 2
-        pads.append((before, max(0, (out - 1) * s + span - size - before)))
+            after = (-(-size // s) - 1) * s + span - size - before
+        pads.append((before, max(0, after)))
     return pads
 
 
@@ -225,11 +222,11 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
                   auto_pad: bool | Sequence[bool]) -> Variable:
     """CNTK's ``MaxUnpooling``: ``values`` (the output of :func:`pooling`'s max pooling of ``x``
     with this window, stride and padding) put back in ``x``'s shape, each at its window's
-    maximum, zeros elsewhere; CNTK's auto-padding
-    whatever its sides (a window's padding never holds its maximum; positions a negative lower
-    pad skips get zeros).  The gradient flows to ``values`` only.  Where overlapping windows
-    (a stride shorter than the window) share a maximum, the values are summed there; CNTK 2.7
-    keeps the last window's (in row-major order) instead.
+    maximum, zeros elsewhere; CNTK's auto-padding whatever its sides (a window's padding never
+    holds its maximum; positions a negative lower pad skips get zeros).  The gradient flows to
+    ``values`` only.  Where overlapping windows (a stride shorter than the window) share a
+    maximum, the values are summed there; CNTK 2.7 keeps the last window's (in row-major
+    order) instead.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
