@@ -27,13 +27,13 @@ def data(shape, seed):
     return rng.uniform(-1.0, 1.0, shape).astype(np.float32)
 
 
-def pool(x_value, kind, window, strides, include_pad=False):
+def pool(x_value, kind, window, strides, include_pad=False, pads=(False, True, True)):
     """``Pooling (x, kind, window, stride = strides, includePad = include_pad)``
-    (autoPadding = true on the window's axes, false on the channel axis); ``window``/``strides``
-    in Python's order."""
+    (autoPadding ``pads``, by default true on the window's axes, false on the channel axis);
+    ``window``/``strides``/``pads`` in Python's order."""
     x = C.input_variable(x_value.shape[1:])
     y = C.pooling(x, C.MAX_POOLING if kind == "max" else C.AVG_POOLING, window, strides,
-                  auto_padding=[False, True, True], include_pad=include_pad)
+                  auto_padding=list(pads), include_pad=include_pad)
     return y.eval({x: x_value})
 
 
@@ -51,6 +51,9 @@ def main():
         refs[name] = pool(x, kind, window, strides).tolist()
         if kind == "average":       # includePad = true: the padding counts, as zeros
             refs[name + "_inc"] = pool(x, kind, window, strides, True).tolist()
+    # NDL's Pooling with autoPadding = {true, false, false}: the width padded, not the height
+    refs["avg_stride2_mixed"] = pool(np.asarray(refs["avg_stride2_x"], np.float32), "average",
+                                     (3, 3), (2, 2), pads=(False, False, True)).tolist()
 
     # raw Convolution, kernel 2 x 2 over 3 channels, 2 maps, stride 3: lower pad -1
     img = data((2, 3, 9, 9), 5)

@@ -18,6 +18,7 @@ from stadyn._errors import ConfigError
 from stadyn.brainscript import build_network
 from stadyn.brainscript._stadyn_library import StadynLibrary
 from stadyn.train import feed
+from test_bs_ndl import _build_text, _ndl_config
 
 REFS = json.loads((Path(__file__).parent.parent / "fixtures" / "brainscript" /
                    "pooling.json").read_text())
@@ -113,3 +114,22 @@ def test_roi_pooling_default_scale_is_a_sixteenth():
 def test_bad_pooling_arguments_are_named(text, message):
     with pytest.raises(ConfigError, match=message):
         _run(text, "y", {})
+
+
+@pytest.mark.parametrize("case, text", [
+    # NDL's ND Pooling is the same node: a stride of 3 skips the first column
+    ("max_stride3", 'x = ImageInput(9, 8, 2, imageLayout = "cudnn")\n'
+                    'y = Pooling(x, "max", {2, 2, 1}, stride = {3, 3, 1})'),
+    # autoPadding per axis: the width padded, the height not (refused before)
+    ("avg_stride2_mixed", 'x = ImageInput(6, 5, 3, imageLayout = "cudnn")\n'
+                          'y = Pooling(x, "average", {3, 3, 1}, stride = {2, 2, 1}, '
+                          'autoPadding = {true, false, false})'),
+])
+def test_ndl_pooling_node_as_cntk(tmp_path, case, text):
+    x = "max_stride3_x" if case == "max_stride3" else "avg_stride2_x"
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net, _, _ = _build_text(_ndl_config(tmp_path, text))
+        feed(net.nodes["x"], _ref(x))
+        node = net.nodes["y"]
+        node.forward()
+        np.testing.assert_allclose(node.d, _ref(case), rtol=1e-6, atol=1e-6)
