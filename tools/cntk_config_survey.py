@@ -279,7 +279,10 @@ def _stand_in_models(root, load):
     building = set()
 
     def loader(path):
-        if os.path.exists(path) or path not in writers or path in building:
+        source = writers.get(path)
+        if source is None and not os.path.exists(path):
+            source = _pretrained_stand_in(path)
+        if os.path.exists(path) or source is None or path in building:
             return load(path)
         building.add(path)
         registry = sd.ParameterRegistry()
@@ -287,7 +290,7 @@ def _stand_in_models(root, load):
             with sd.parameter_registry(registry):
                 lib = StadynLibrary()
                 lib.model_loader = loader
-                net = build_network(writers[path], lib)
+                net = build_network(source, lib)
             for node in lib.precompute_nodes:   # computed, as in the file the command writes
                 node.value.d = np.zeros(node.value.shape, np.float32)
         finally:
@@ -297,6 +300,38 @@ def _stand_in_models(root, load):
         inputs = {net.name_of(v): v for v in lib.inputs if net.name_of(v) is not None}
         return sd.Network(inputs, outputs, registry)
     return loader
+
+
+# Pretrained models CNTK's examples load from outside the repository, by file name: the
+# end-to-end test config (and its overrides) whose train command built the network the file
+# holds.  Fast R-CNN's BrainScript clones AlexNet.model's features..conv5_y and pool3..h2_d,
+# the node names of Tests/EndToEndTests/Image/AlexNet's NDL network.
+_PRETRAINED = {"AlexNet.model": ("Tests/EndToEndTests/Image/AlexNet/AlexNetCommon.cntk",
+                                 ["configFile=AlexNet.cntk"])}
+
+
+def _pretrained_stand_in(path: str):
+    """The network description standing in for the absent pretrained model ``path``, or
+    None: the first train command's of the config :data:`_PRETRAINED` names for its file name,
+    looked up in the checkout that holds the working directory."""
+    from stadyn.brainscript import load_config, run_config
+
+    entry = _PRETRAINED.get(os.path.basename(path))
+    root = os.getcwd()
+    while entry and not os.path.isdir(os.path.join(root, "Tests", "EndToEndTests")):
+        if os.path.dirname(root) == root:
+            return None
+        root = os.path.dirname(root)
+    if not entry or not os.path.exists(os.path.join(root, entry[0])):
+        return None
+    config = os.path.join(root, entry[0])
+    cwd = os.getcwd()
+    os.chdir(os.path.dirname(config))
+    try:
+        run = run_config(load_config(config, standard_overrides(config) + entry[1]))
+    finally:
+        os.chdir(cwd)
+    return next((c.network for c in run.commands if c.action == "train"), None)
 
 
 def survey_command(cmd, root_record) -> tuple[list[str], dict]:

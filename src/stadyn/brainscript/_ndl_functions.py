@@ -187,31 +187,17 @@ def _pooling(b, node, args, kw):
 
 
 def _nd_pooling(b, node, args, kw):
-    """``Pooling(x, "max"|"average", kernelShape, stride =, autoPadding =, imageLayout =)``
-    (NDL's ND pooling) over the image axes; the channel axis of a 3-D shape must be 1."""
+    """``Pooling(x, "max"|"average", kernelShape, stride = 1, autoPadding = true, lowerPad = 0,
+    upperPad = 0, imageLayout = "CHW")`` (NDL's ND pooling): the library's ``Pooling`` node,
+    per-axis settings as arrays (``{3, 3, 1}``)."""
     if len(args) != 3:
         raise ConfigError("Pooling(x, poolKind, kernelShape) takes 3 arguments")
-    kind = str(args[1]).lower()
-    if kind not in ("max", "average"):
-        raise ConfigError(f"Pooling: the kind must be max or average, got '{args[1]}'")
-    kernel = _shape(args[2])
-    kernel = kernel if isinstance(kernel, tuple) else (kernel,)
-    stride = _shape(kw.get("stride", 1))
-    stride = stride if isinstance(stride, tuple) else (stride,) * len(kernel)
-    pads = _flags(kw.get("autopadding", "true"))
-    pads = pads if isinstance(pads, tuple) else (pads,) * len(kernel)
-    if any(int(_shape(kw.get(k, 0)) not in (0, (0,) * len(kernel))) for k in
-           ("lowerpad", "upperpad")):
-        raise ConfigError("Pooling: lowerPad/upperPad other than 0 are not supported")
-    if len(kernel) == 3:
-        if kernel[2] != 1 or stride[2] != 1:
-            raise ConfigError("Pooling: a kernel across channels is not supported")
-        kernel, stride, pads = kernel[:2], stride[:2], pads[:2]
-    if len(set(pads)) != 1:
-        raise ConfigError("Pooling: autoPadding must be the same on the image axes")
-    lib = b.library
-    make = lib.MaxPoolingLayer if kind == "max" else lib.AveragePoolingLayer
-    return make(kernel, stride=stride, pad=bool(pads[0]))(args[0])
+    return b.library.Pooling(args[0], str(args[1]), _shape(args[2]),
+                             stride=_shape(kw.get("stride", 1)),
+                             autoPadding=_flags(kw.get("autopadding", "true")),
+                             lowerPad=_shape(kw.get("lowerpad", 0)),
+                             upperPad=_shape(kw.get("upperpad", 0)),
+                             imageLayout=str(kw.get("imagelayout", "CHW")))
 
 
 def _batch_normalization(b, node, args, kw):

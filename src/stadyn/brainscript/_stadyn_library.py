@@ -53,6 +53,7 @@ from ._precompute_library import PreComputeFunctions
 from ._reduce_library import ReduceFunctions
 from ._rnnstack_library import RNNStackFunctions
 from ._sequence_library import SequenceFunctions
+from ._pooling_library import PoolingFunctions
 from ._tensor_library import TensorFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
@@ -73,6 +74,7 @@ _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
 class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, TensorFunctions,
+                    PoolingFunctions,
                     CriterionFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
                     RNNStackFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
@@ -117,6 +119,7 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         functions.update(self._init_sequences(sequences))
         functions.update(self._init_reductions())
         functions.update(self._init_tensors())
+        functions.update(self._init_poolings())
         functions.update(self._init_criteria())
         functions.update(self._init_networks())
         functions.update(self._init_norms())
@@ -503,18 +506,35 @@ class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, Ten
         return self._node(y, "Dropout", tag)
 
     def CrossEntropyWithSoftmax(self, labelSequence, outProbVectorSequence, axis=0, tag=""):
-        """``-sum(labels * log softmax(z))`` per sample (the trainer sums over the minibatch)."""
+        """``-sum(labels * log softmax(z))`` per sample (the trainer sums over the minibatch);
+        ``axis = k`` (1-based, column-major): along that axis, one value per position of the
+        others, ``ReduceLogSum (z, axis) - ReduceSum (labels .* z, axis)`` as CNTK.core.bs
+        composes it (Fast R-CNN's ``axis = 1`` over ``classes:regions``)."""
         labels = self._value(labelSequence, "CrossEntropyWithSoftmax")
         z = self._value(outProbVectorSequence, "CrossEntropyWithSoftmax")
         labels = self._like(labels, z)
+        if _along(axis, "CrossEntropyWithSoftmax"):
+            return self.Minus(self.ReduceLogSum(z, axis=axis),
+                              self.ReduceSum(F.mul2(labels, z), axis=axis), tag=tag)
         return self._node(F.cross_entropy_with_softmax(z, labels, axis=_axis(axis, z)),
                           "CrossEntropyWithSoftmax", tag)
 
     def ClassificationError(self, labelSequence, outVectorSequence, topN=1, axis=0, tag=""):
-        """1 per sample whose label is not among the ``topN`` highest outputs, else 0."""
+        """1 per sample whose label is not among the ``topN`` highest outputs, else 0;
+        ``axis = k`` (1-based, column-major): the fraction of the positions of the other axes
+        whose maxima along that axis (all of them, where several tie) miss the label, as
+        CNTK.core.bs composes it (``topN`` must then be 1)."""
         labels = self._value(labelSequence, "ClassificationError")
         z = self._value(outVectorSequence, "ClassificationError")
         labels = self._like(labels, z)
+        if _along(axis, "ClassificationError"):
+            if topN != 1:
+                raise ConfigError("ClassificationError() along a specific axis does not support "
+                                  "topN.")
+            top = self.ReduceMax(z, axis=axis)
+            predicted = F.greater_equal_scalar(F.sub2(z, top), 0.0)       # z == its maximum
+            wrong = self.ReduceSum(F.not_equal(labels, predicted), axis=axis)
+            return self.ReduceMean(F.greater_equal_scalar(wrong, 1.0), tag=tag)
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
         return self._node(F.classification_error(z, labels, axis=_axis(axis, z), topN=topN),
@@ -532,6 +552,15 @@ def _hook(fn: Callable[..., Variable], *args: Any) -> Variable:
         if err.line is not None:
             raise
         raise ShapeError(err.reason) from None
+
+
+def _along(axis: Any, what: str) -> bool:
+    """Whether a criterion's ``axis`` names one axis (CNTK.core.bs's ``axis != 0``: 1-based,
+    column-major) rather than the whole sample (0)."""
+    if isinstance(axis, bool) or not isinstance(axis, int) or axis < 0:
+        raise ConfigError(f"{what}: axis must be 0 (the whole sample) or a 1-based static "
+                          f"axis, got {axis!r}")
+    return axis != 0
 
 
 def _axis(axis: Any, z: Variable) -> int:

@@ -16,10 +16,7 @@ sample is Stadyn's sample axis ``r - k``.
 * ``Hardmax``, ``SumElements``, ``TransposeTimes``;
 * ``Convolution``: the raw convolution node (kernel, map count, stride, padding as CNTK takes
   them), whose kernel may span the channel axis too (the 3-D kernels of an LRN);
-* ``MaxUnpooling``: each value of a max pooling's output put back where its window's maximum
-  was (the gradient flows to the values only, as in CNTK);
-* CNTK's deprecated image nodes ``ImageInput``, ``MaxPooling`` and ``AveragePooling`` (window and
-  subsampling given as width and height, no padding).
+* CNTK's deprecated ``ImageInput`` (the pooling nodes are ``_pooling_library.py``'s).
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ from typing import Any
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError
-from ..cntk_semantics import auto_padding, convolution, pooling, reshape_sample
+from ..cntk_semantics import convolution, reshape_sample
 from ..graph import Variable
 from ._layer_library import _as_dims
 
@@ -80,8 +77,7 @@ class TensorFunctions:
                 "TransposeDimensions": self.TransposeDimensions, "Transpose": self.Transpose,
                 "Hardmax": self.Hardmax, "SumElements": self.SumElements,
                 "TransposeTimes": self.TransposeTimes, "Convolution": self.Convolution,
-                "ImageInput": self.ImageInput, "MaxPooling": self.MaxPooling,
-                "AveragePooling": self.AveragePooling, "MaxUnpooling": self.MaxUnpooling}
+                "ImageInput": self.ImageInput}
 
     def _lead(self, x: Variable) -> int:
         """The leading non-sample axes of ``x``: 2 for a sequence, 1 for a batch, else 0."""
@@ -315,65 +311,6 @@ class TensorFunctions:
         if layout in ("hwc", "legacy"):
             dims = (dims[2], dims[0], dims[1])
         return self.Input(dims, dynamicAxis=dynamicAxis, tag=tag)
-
-    def MaxPooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002
-                   verticalSubsample, imageLayout="CHW", tag=""):
-        """Max pooling of ``windowWidth x windowHeight`` windows every ``horizontalSubsample``
-        columns and ``verticalSubsample`` rows, without padding."""
-        return self._legacy_pooling(input, windowWidth, windowHeight, horizontalSubsample,
-                                    verticalSubsample, imageLayout, tag, "MaxPooling")
-
-    def AveragePooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002
-                       verticalSubsample, imageLayout="CHW", tag=""):
-        """Average pooling, as ``MaxPooling``."""
-        return self._legacy_pooling(input, windowWidth, windowHeight, horizontalSubsample,
-                                    verticalSubsample, imageLayout, tag, "AveragePooling")
-
-    def _legacy_pooling(self, input, w, h, sw, sh, layout, tag, what):  # noqa: A002
-        x = self._value(input, what)
-        if str(layout).lower() not in ("chw", "cudnn"):
-            raise ConfigError(f"{what}: imageLayout '{layout}' is not supported (CHW, cudnn)")
-        if self._lead(x) != 1 or x.ndim != 4:
-            raise ConfigError(f"{what}: needs a minibatch of W:H:C images, got shape "
-                              f"{tuple(reversed(x.shape[1:]))} (column-major)")
-        window = (_int(h, f"{what}: windowHeight"), _int(w, f"{what}: windowWidth"))
-        strides = (_int(sh, f"{what}: verticalSubsample"),
-                   _int(sw, f"{what}: horizontalSubsample"))
-        if min(window + strides) < 1 or window[0] > x.shape[2] or window[1] > x.shape[3]:
-            raise ConfigError(f"{what}: window {window[1]} x {window[0]} and subsampling "
-                              f"{strides[1]} x {strides[0]} do not fit an image "
-                              f"{x.shape[3]} x {x.shape[2]}")
-        y = pooling(x, window, strides, False, average=what == "AveragePooling")
-        return self._node(y, what, tag)
-
-
-    def MaxUnpooling(self, unpoolInput, poolInput, kernelDims, stride=1, autoPadding=True,
-                     lowerPad=0, upperPad=0, imageLayout="CHW", tag=""):
-        """``unpoolInput`` (the output of a max pooling of ``poolInput`` with this window,
-        stride and padding) spread to ``poolInput``'s shape: each value at its window's
-        maximum, zeros elsewhere."""
-        what = "MaxUnpooling"
-        y, x = self._value(unpoolInput, what), self._value(poolInput, what)
-        if self._lead(x) != 1 or x.ndim != 4 or self._lead(y) != 1:
-            raise ConfigError(f"{what}: needs minibatches of W:H:C images")
-        if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
-            raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet")
-        window = _fix(_dims(kernelDims, f"{what}: kernelDims", zero=False), 2, 2, 1)[:2]
-        strides = _fix(_dims(stride, f"{what}: stride", zero=False), 2, 2, 1)[:2]
-        pads = _fix(autoPadding, 2, 2, False)[:2]
-        window, strides, pads = window[::-1], strides[::-1], pads[::-1]    # (H, W)
-        widths = auto_padding(tuple(x.shape[2:]), window, strides, None, pads)
-        if any(lo != hi for lo, hi in widths):
-            raise ConfigError(f"{what}: auto-padding {widths} that is not the same on both "
-                              "sides is not supported yet")
-        pooled = pooling(x, window, strides, pads, average=False)
-        if tuple(pooled.shape[1:]) != tuple(y.shape[1:]):
-            raise ConfigError(f"{what}: the values {tuple(reversed(y.shape[1:]))} are not the "
-                              f"shape of this pooling of {tuple(reversed(x.shape[1:]))}, "
-                              f"{tuple(reversed(pooled.shape[1:]))} (column-major)")
-        out = F.max_pooling_backward(y, F.stop_gradient(x), window, strides, True,
-                                     tuple(lo for lo, _ in widths))
-        return self._node(out, what, tag)
 
 
 def _as_vector(v: Variable, lead: int) -> Variable:

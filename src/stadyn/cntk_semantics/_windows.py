@@ -21,8 +21,10 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
     span leaves of the axis (``size - (outputs - 1) * stride - 1``; CNTK 2.7's
     ``ConvolveGeometry::GetLowerPad``, Source/Math/ConvolveGeometry.h:385-399: a stride of 3 or
     more may start past position 0); ``(0, 0)`` where the flag is False.  Where that start is
-    past the window's half (a stride of 5 or more for a kernel of 3), CNTK drops the first
-    positions; that case keeps the first window on position 0 here.
+    past the window's half (a window of 2 with a stride of 3, a kernel of 3 with a stride of
+    5), CNTK's lower pad is negative: it skips the first positions, as :func:`convolution` and
+    :func:`pooling` do; this function, which gives only paddings, keeps that case's first
+    window on position 0 instead.
 
     Example:
         >>> auto_padding((32, 7, 12), (3, 3, 5), (1, 2, 4))
@@ -30,7 +32,23 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
     """
     n = len(kernels)
     dilations = _per_axis(dilations or 1, n)
-    flags = _per_axis(flags, n)
+    pads = []
+    for (before, after), size, k, s, d in zip(
+            _signed_auto_padding(sizes, kernels, strides, dilations, flags), sizes, kernels,
+            strides, dilations):
+        if before < 0:          # CNTK skips positions here; this keeps position 0
+            span = d * (k - 1) + 1
+            before = (span - 1) // 2
+            after = (-(-size // s) - 1) * s + span - size - before
+        pads.append((before, max(0, after)))
+    return pads
+
+
+def _signed_auto_padding(sizes, kernels, strides, dilations, flags) -> list[tuple[int, int]]:
+    """CNTK's auto-padding with its signs (``ConvolveGeometry::GetLowerPad``/``GetUpperPad``):
+    a negative ``before`` or ``after`` drops that many positions of the input at that end."""
+    n = len(kernels)
+    dilations, flags = _per_axis(dilations or 1, n), _per_axis(flags, n)
     pads = []
     for size, k, s, d, on in zip(sizes, kernels, strides, dilations, flags):
         if not on:
@@ -39,10 +57,21 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
         span = d * (k - 1) + 1
         out = -(-size // s)
         before = (span - 1) // 2 - (size - (out - 1) * s - 1) // 2
-        if before < 0:
-            before = (span - 1) // 2
-        pads.append((before, max(0, (out - 1) * s + span - size - before)))
+        pads.append((before, (out - 1) * s + span - size - before))
     return pads
+
+
+def _crop_negative(x: Variable, pads: list[tuple[int, int]]):
+    """``x`` without the positions a negative pad drops from its trailing ``len(pads)`` axes,
+    and the pads left (none negative)."""
+    if all(lo >= 0 and hi >= 0 for lo, hi in pads):
+        return x, pads
+    lead = x.ndim - len(pads)
+    sizes = x.shape[lead:]
+    start = [None] * lead + [max(0, -lo) for lo, _ in pads]
+    stop = [None] * lead + [size - max(0, -hi) for size, (_, hi) in zip(sizes, pads)]
+    x = F.slice(x, start, stop, [1] * x.ndim)
+    return x, [(max(0, lo), max(0, hi)) for lo, hi in pads]
 
 
 def _symmetric(pads, sizes, kernels, strides, dilations) -> tuple[int, ...] | None:
@@ -97,7 +126,8 @@ def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: S
     strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(kernel, sizes, "convolution")
-    pads = auto_padding(sizes, kernel, strides, dilation, auto_pad)
+    x, pads = _crop_negative(x, _signed_auto_padding(sizes, kernel, strides, dilation, auto_pad))
+    sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, kernel, strides, dilation)
     if symmetric is None:
         x = F.pad(x, tuple(v for lo_hi in pads for v in lo_hi))
@@ -146,9 +176,11 @@ def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
 
 
 def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
-            auto_pad: bool | Sequence[bool], average: bool, nan_rule: str = "cntk") -> Variable:
+            auto_pad: bool | Sequence[bool], average: bool, nan_rule: str = "cntk",
+            include_pad: bool = False) -> Variable:
     """CNTK's max or average pooling over the trailing ``len(window)`` axes; with auto-padding
-    the padding never wins a max and an average counts only the values inside the input.  A
+    the padding never wins a max and an average counts only the values inside the input
+    (``include_pad``: the whole window, the padding as zeros, CNTK's ``poolIncludePad``).  A
     max passes NaN by (CNTK 2.7's rule; ``nan_rule="torch"``: a NaN wins its window, with
     ATen's kernel, which a compiled step keeps, as Stadyn's own ``layers.MaxPooling`` has it).
 
@@ -162,13 +194,17 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     strides = _per_axis(strides, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(window, sizes, "pooling")
-    pads = auto_padding(sizes, window, strides, None, auto_pad)
+    x, pads = _crop_negative(x, _signed_auto_padding(sizes, window, strides, None, auto_pad))
+    sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
     if symmetric is not None:
         if average:
-            return F.average_pooling(x, window, strides, True, symmetric, including_pad=False)
+            return F.average_pooling(x, window, strides, True, symmetric,
+                                     including_pad=bool(include_pad))
         return F.max_pooling(x, window, strides, True, symmetric, rule=nan_rule)
     widths = tuple(v for lo_hi in pads for v in lo_hi)
+    if average and include_pad:
+        return F.average_pooling(F.pad(x, widths), window, strides, True)
     if not average:
         return F.max_pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides,
                              True, rule=nan_rule)
@@ -180,6 +216,42 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     total = F.average_pooling(F.pad(x, widths), window, strides, True)
     count = F.average_pooling(F.pad(ones, widths), window, strides, True)
     return F.div2(total, count)
+
+
+def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides: Sequence[int],
+                  auto_pad: bool | Sequence[bool]) -> Variable:
+    """CNTK's ``MaxUnpooling``: ``values`` (the output of :func:`pooling`'s max pooling of ``x``
+    with this window, stride and padding) put back in ``x``'s shape, each at its window's
+    maximum, zeros elsewhere; CNTK's auto-padding whatever its sides (a window's padding never
+    holds its maximum; positions a negative lower pad skips get zeros).  The gradient flows to
+    ``values`` only.  Where overlapping windows (a stride shorter than the window) share a
+    maximum, the values are summed there; CNTK 2.7 keeps the last window's (in row-major
+    order) instead.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> x = sd.Variable.from_numpy_array(np.array([[[[1.0, 3.0, 2.0, 0.0, 5.0]]]], np.float32))
+        >>> v = sd.Variable.from_numpy_array(np.array([[[[7.0, 8.0, 9.0]]]], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = S.max_unpooling(v, x, (1, 2), (1, 2), True)
+        >>> y.d.ravel().tolist()
+        [0.0, 7.0, 8.0, 0.0, 9.0]
+    """
+    window = tuple(int(k) for k in window)
+    n = len(window)
+    strides = _per_axis(strides, n)
+    pads = _signed_auto_padding(tuple(x.shape[-n:]), window, strides, None, auto_pad)
+    kept, rest = _crop_negative(F.stop_gradient(x), pads)
+    widths = tuple(v for lo_hi in rest for v in lo_hi)
+    padded = F.pad(kept, widths, constant_value=float("-inf")) if any(widths) else kept
+    out = F.max_pooling_backward(values, padded, window, strides, True, (0,) * n)
+    if any(widths):
+        lead = out.ndim - n
+        start = [None] * lead + [lo for lo, _ in rest]
+        stop = [None] * lead + [lo + size for (lo, _), size in zip(rest, kept.shape[-n:])]
+        out = F.slice(out, start, stop, [1] * out.ndim)
+    dropped = tuple(v for lo, hi in pads for v in (max(0, -lo), max(0, -hi)))
+    return F.pad(out, dropped) if any(dropped) else out
 
 
 def _roi_bins(first: Variable, last: Variable, bins: int, size: int) -> Variable:

@@ -273,12 +273,7 @@ def pooling(operand_, pooling_type, pooling_window_shape, strides=(1,), auto_pad
     strides_ = _trailing(strides, n, 1)
     pads = _trailing(auto_padding, n, False)
     average = pooling_type == AVG_POOLING
-    if average and include_pad and any(pads):
-        widths = S.auto_padding(tuple(x.shape[-n:]), window, strides_, None, pads)
-        y = F.average_pooling(F.pad(x, tuple(v for p in widths for v in p)), window, strides_,
-                              True)
-    else:
-        y = S.pooling(x, window, strides_, pads, average)
+    y = S.pooling(x, window, strides_, pads, average, include_pad=average and bool(include_pad))
     return named(wrap(_unbatch(y, operand_)), name, "Pooling")
 
 

@@ -1,0 +1,91 @@
+"""Write the CNTK 2.7 references of test_bs_pooling.py (tests/fixtures/brainscript/pooling.json):
+BrainScript's ``Pooling``, ``MaxUnpooling``, ``ROIPooling`` and raw ``Convolution`` nodes on
+auto-padding CNTK makes asymmetric (even windows, strides of 2 or more) or negative before the
+first window (strides of 3 or more), computed by the CNTK 2.7 Python ops that are the same
+ComputationNetworkLib nodes.
+
+    LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \
+        tests/brainscript/refgen_bs_pooling.py
+
+Python's shapes are BrainScript's dimensions reversed (BrainScript ``Input {5:4:3}`` is Python
+``(3, 4, 5)``); the inputs are a minibatch of two samples; the BrainScript of each case is in
+the test.  Parses under Python 3.6.
+"""
+
+import json
+import os
+
+import numpy as np
+
+import cntk as C
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript", "pooling.json")
+
+
+def data(shape, seed):
+    rng = np.random.RandomState(seed)
+    return rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+
+
+def pool(x_value, kind, window, strides, include_pad=False, pads=(False, True, True)):
+    """``Pooling (x, kind, window, stride = strides, includePad = include_pad)``
+    (autoPadding ``pads``, by default true on the window's axes, false on the channel axis);
+    ``window``/``strides``/``pads`` in Python's order."""
+    x = C.input_variable(x_value.shape[1:])
+    y = C.pooling(x, C.MAX_POOLING if kind == "max" else C.AVG_POOLING, window, strides,
+                  auto_padding=list(pads), include_pad=include_pad)
+    return y.eval({x: x_value})
+
+
+def main():
+    refs = {}
+    cases = {   # name: (input shape in Python's order, seed, kind, window, strides)
+        "max_even": ((2, 3, 4, 5), 1, "max", (2, 2), (1, 1)),
+        "avg_stride2": ((2, 3, 5, 6), 2, "average", (3, 3), (2, 2)),
+        "max_stride3": ((2, 2, 8, 9), 3, "max", (2, 2), (3, 3)),
+        "avg_stride5": ((2, 1, 10, 10), 4, "average", (3, 3), (5, 5)),
+    }
+    for name, (shape, seed, kind, window, strides) in cases.items():
+        x = data(shape, seed)
+        refs[name + "_x"] = x.tolist()
+        refs[name] = pool(x, kind, window, strides).tolist()
+        if kind == "average":       # includePad = true: the padding counts, as zeros
+            refs[name + "_inc"] = pool(x, kind, window, strides, True).tolist()
+    # NDL's Pooling with autoPadding = {true, false, false}: the width padded, not the height
+    refs["avg_stride2_mixed"] = pool(np.asarray(refs["avg_stride2_x"], np.float32), "average",
+                                     (3, 3), (2, 2), pads=(False, False, True)).tolist()
+
+    # raw Convolution, kernel 2 x 2 over 3 channels, 2 maps, stride 3: lower pad -1
+    img = data((2, 3, 9, 9), 5)
+    w = data((2, 3, 2, 2), 6)                            # ParameterTensor {(2:2:3:2)}
+    x = C.input_variable(img.shape[1:])
+    y = C.convolution(C.constant(w), x, (3, 3), auto_padding=[False, True, True])
+    refs.update(conv_x=img.tolist(), conv_w=w.tolist(), conv_stride3=y.eval({x: img}).tolist())
+
+    # MaxUnpooling of a 2 x 2, stride 2 pooling of a 5 x 5 image: padded after only
+    img = data((2, 2, 5, 5), 7)
+    vals = data((2, 2, 3, 3), 8)
+    x = C.input_variable(img.shape[1:])
+    v = C.input_variable(vals.shape[1:])
+    y = C.unpooling(v, x, C.MAX_UNPOOLING, (2, 2), (2, 2), auto_padding=[False, True, True])
+    refs.update(unpool_x=img.tolist(), unpool_v=vals.tolist(),
+                unpool=y.eval({x: img, v: vals}).tolist())
+
+    # ROIPooling (fm, rois, (3:2), spatialScale = 0.5): 3 regions on 8 x 6 maps of 2 channels
+    fm = data((2, 2, 6, 8), 9)
+    rois = np.array([[[0, 0, 15, 11], [2, 3, 9, 8], [5, 1, 6, 10]],
+                     [[4, 2, 13, 5], [0, 0, 1, 1], [8, 6, 15, 11]]], np.float32)
+    f = C.input_variable(fm.shape[1:])
+    r = C.input_variable(rois.shape[1:])
+    y = C.roipooling(f, r, C.MAX_POOLING, (2, 3), 0.5)
+    refs.update(roi_fm=fm.tolist(), roi_rois=rois.tolist(),
+                roi=y.eval({f: fm, r: rois}).tolist())
+
+    with open(OUT, "w") as f_out:
+        json.dump({k: np.round(np.asarray(v, np.float64), 7).tolist() for k, v in refs.items()},
+                  f_out)
+        f_out.write("\n")
+
+
+if __name__ == "__main__":
+    main()
