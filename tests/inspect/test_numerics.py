@@ -146,11 +146,12 @@ def test_nodes_made_through_the_cntk_layer_record_the_users_line():
 
 
 
-@pytest.mark.parametrize("static", [False, True])
-def test_a_failure_that_is_not_about_the_inputs_reaches_the_user_as_it_is(monkeypatch, static):
+@pytest.mark.parametrize("when", ["dynamic", "static build", "static run", "shape refresh"])
+def test_a_failure_that_is_not_about_the_inputs_reaches_the_user_as_it_is(monkeypatch, when):
     """A module an op's kernel imports that fails to import (a user's stand-in module without a
     spec, which torch's lazy ``find_spec`` once met inside ``relu``) is the ImportError itself,
-    not a ShapeError saying the op cannot apply to its inputs; in a static plan's run too."""
+    not a ShapeError saying the op cannot apply to its inputs: in the dynamic mode, in a static
+    build's shape inference, in a plan's run, and in the shape refresh of a resized input."""
     from stadyn.ops import CATALOG
     spec = CATALOG["relu"]
     calls = []
@@ -159,14 +160,26 @@ def test_a_failure_that_is_not_about_the_inputs_reaches_the_user_as_it_is(monkey
         calls.append(1)
         raise ImportError("no module named 'standin'")
     x = sd.Variable.from_numpy_array(np.ones((2, 3), np.float32))
-    if static:
+    if when == "dynamic":
+        monkeypatch.setattr(spec, "impl", failing)
+        with sd.auto_forward(), pytest.raises(ImportError, match="standin"):
+            F.relu(x)
+    elif when == "static build":
+        monkeypatch.setattr(spec, "impl", failing)
+        with pytest.raises(ImportError, match="standin"):
+            F.relu(x)
+    elif when == "static run":
         y = F.relu(x)                                   # built before the kernel breaks
         monkeypatch.setattr(spec, "impl", failing)
         with pytest.raises(ImportError, match="standin"), \
                 pytest.warns(RuntimeWarning, match="tracing failed"):   # then runs eagerly
             y.forward()
     else:
+        import torch
+        from stadyn.graph import Subgraph, refresh_shapes
+        y = F.relu(x)
+        x.data = torch.zeros(5, 7)                      # shapes re-inferred for a new size
         monkeypatch.setattr(spec, "impl", failing)
-        with sd.auto_forward(), pytest.raises(ImportError, match="standin"):
-            F.relu(x)
+        with pytest.raises(ImportError, match="standin"):
+            refresh_shapes(Subgraph([y]).nodes, [x])
     assert calls
