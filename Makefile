@@ -44,7 +44,9 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	@# bytecode written once: each test subprocess would otherwise compile Stadyn's modules again
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+	@# --dist worksteal: each worker runs consecutive tests, so a module's fixtures are set up once
+	@# (tests/conftest.py, "Schedule")
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 2 --dist worksteal $(PYTEST_ARGS)
 
 # `make mutants`: mutation testing of compat/, amp.py, train/, learners/ and solvers/ -- a seeded
 # sample of MUTANTS_N mutants per group, each against the tests mapped to its group

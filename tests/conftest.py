@@ -27,10 +27,16 @@ says so with ``@pytest.mark.eager_fallback`` (the warning is then ignored for th
 
 Order: the long tests (``@pytest.mark.slow``, and the tests in ``LONG_TESTS``: trainings,
 example programs and multi-process runs) are collected first, each keeping its relative order.
-pytest-xdist hands tests out in collection order, in chunks of at most ``SCHEDULE_CHUNK`` tests
-here (``--maxschedchunk``, unless given on the command line), so the two workers share the long
-ones from the start, end on short ones, and neither waits at the end on the other's last long
-run.  Every test still runs; only the order changes.
+Every test still runs; only the order changes.
+
+Schedule: ``make test`` runs ``--dist worksteal``: each worker is given a run of consecutive
+tests (the first worker the first half, long ones first), and a worker that runs out takes the
+second half of what the other has left, so both end on short tests.  A module's tests then run
+one after the other on one worker, which sets up its module-scoped fixtures once, except where
+a run of tests is split.  (``--dist load``, which hands out a few tests at a time --
+``SCHEDULE_CHUNK`` here, ``--maxschedchunk`` unless given on the command line -- sent most
+modules' tests to both workers: each worker ran a module's fixture, a training or a program
+run, or waited on the lock while the other ran it: ``program_copies.shared_folder``.)
 """
 
 import os
@@ -126,10 +132,9 @@ LONG_TESTS = (
 )
 
 
-# Tests sent to a worker at a time.  xdist's default sends each worker a quarter of its share at
-# once (700-odd tests, all the long ones to one worker); a few at a time keeps both busy to the
-# end.  Each worker still runs its tests in collection order, so a module-scoped fixture is set
-# up at most once per worker.
+# Tests sent to a worker at a time under ``--dist load`` (plain ``pytest -n 2``; ``make test``
+# runs ``--dist worksteal``).  xdist's default sends each worker a quarter of its share at once
+# (700-odd tests, all the long ones to one worker); a few at a time keeps both busy to the end.
 SCHEDULE_CHUNK = 4
 
 
