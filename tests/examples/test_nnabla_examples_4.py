@@ -76,15 +76,21 @@ def test_pointnet_trains_as_nnabla_139s_does(runs):
     orthogonality loss within 1.1% (5% asked) and the validation loss within 1.2% (5% asked;
     the spread of NNabla's own runs with ``--seed`` 1, 2 and 3 is 1.48 to 1.57 after 5 epochs
     and 1.60 to 1.95 after 10).  The classifier learns: its training accuracy, over the first
-    10 iterations, well above the 1 in 4 of chance."""
+    10 iterations, well above the 1 in 4 of chance.
+
+    Those figures hold on the CPU the reference was made on (an AVX2 EPYC).  On an AVX-512 Xeon,
+    NNabla 1.39's own run of this driver gives a training loss 2.7% from its reference (0.727727
+    against 0.708465), the classification loss 2.9%, the orthogonality loss 1.5% and the
+    validation loss 2.3%, and Stadyn's there is within 1.05% of the reference: so the training
+    losses are asked within 3% (torch's masks gave 12-13%), the others within 5% as before."""
     mine, real = runs
     ours, theirs = _series(mine["pointnet"]), _series(real["pointnet"])
     for result in (ours, theirs):
         assert result["training-accuracy"][0, 1] > 0.5
     np.testing.assert_allclose(ours["training-loss"][:, 1], theirs["training-loss"][:, 1],
-                               rtol=1e-3)
+                               rtol=0.03)
     np.testing.assert_allclose(ours["training-classification-loss"][:, 1],
-                               theirs["training-classification-loss"][:, 1], rtol=5e-3)
+                               theirs["training-classification-loss"][:, 1], rtol=0.03)
     np.testing.assert_allclose(ours["training-matrix-loss"][:, 1],
                                theirs["training-matrix-loss"][:, 1], rtol=0.05)
     np.testing.assert_allclose(ours["valid-loss"][:, 1], theirs["valid-loss"][:, 1], rtol=0.05)
