@@ -207,8 +207,8 @@ def mean_subtraction(inp, base_axis=1, update_running_mean=True, fix_parameters=
         if name is not None:
             scopes.enter_context(parameter_scope(name))
         scopes.enter_context(parameter_scope("mean_subtraction"))
-        mean = get_parameter_or_create("mean", tuple(inp.shape[base_axis:]), 0.0,
+        mean = get_parameter_or_create("mean", tuple(inp.shape[base_axis:]), None,
                                        need_grad=False)
-        t = get_parameter_or_create("t", (1,), 0.0, need_grad=False)
+        t = get_parameter_or_create("t", (1,), None, need_grad=False)
     return _F.mean_subtraction(inp, mean, t, base_axis=base_axis,
                                update_running_mean=update_running_mean)
