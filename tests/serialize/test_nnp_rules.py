@@ -5,6 +5,8 @@ normalisations take the variance in one pass, its Abs passes a gradient of 1 at 
 signed zeros, and NNabla 1.39's outputs) were written by the real NNabla 1.39 (``make_nnp.py``
 there), as were ``bn.nnp``/``bn.npz`` and ``norm.nnp``/``norm.npz``; ``z`` is a ReLU after an
 affine of those values, where ``inf - inf`` makes NaN that NNabla's ReLU turns into 0.
+``order.nnp``/``order.npz`` (the same script) hold ``Max``, ``Min`` and ``Sort``: NNabla's
+scans from -1e8 / 1e8 that pass NaN by, and its Sort backward gathering by the index.
 """
 
 from __future__ import annotations
