@@ -6,7 +6,8 @@ its own (7), ``RandomFlip`` and ``RandomCrop``; ``random.npz`` holds what NNabla
 it after ``nn.seed(313)``, two forwards of each output in turn, through ``NnpLoader`` and
 through ``nnabla.utils.load.load``'s executor.  Before, the file's functions drew torch's
 numbers (every output but the flip of the first forward differed).  Stadyn's own
-``stadyn.load_nnp`` keeps drawing torch's numbers, as Stadyn's ops do.
+``stadyn.load_nnp`` keeps drawing torch's numbers, as Stadyn's ops do.  ``augment.nnp`` and
+``augment.npz`` (the same script) do the same for ``ImageAugmentation``.
 """
 
 from __future__ import annotations
@@ -71,3 +72,19 @@ def test_stadyn_load_nnp_keeps_drawing_torchs_numbers():
         expected = SF.dropout(sd.Variable.from_numpy_array(data["x"]), 0.5).d
     np.testing.assert_array_equal(y, expected)
     assert not np.array_equal(y, data["y0"])
+
+
+def test_a_loaded_nnp_files_image_augmentation_draws_nnablas_numbers():
+    # augment.nnp (NNabla 1.39, make_nnp.py's augment()): ImageAugmentation from the global
+    # generator and with a seed of its own, two forwards each after nn.seed(313) (before: the
+    # file's ImageAugmentation drew torch's numbers)
+    data = np.load(os.path.join(FIXTURES, "augment.npz"))
+    net = NnpLoader(os.path.join(FIXTURES, "augment.nnp")).get_network("net", batch_size=2)
+    net.inputs["xi"].d = data["xi"]
+    nn.seed(313)
+    for k in range(2):
+        for name in ("g", "s"):
+            out = net.outputs[name]
+            out.forward()
+            np.testing.assert_allclose(out.d, data[f"{name}{k}"], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name}{k}")

@@ -5,6 +5,8 @@ normalisations take the variance in one pass, its Abs passes a gradient of 1 at 
 signed zeros, and NNabla 1.39's outputs) were written by the real NNabla 1.39 (``make_nnp.py``
 there), as were ``bn.nnp``/``bn.npz`` and ``norm.nnp``/``norm.npz``; ``z`` is a ReLU after an
 affine of those values, where ``inf - inf`` makes NaN that NNabla's ReLU turns into 0.
+``order.nnp``/``order.npz`` (the same script) hold ``Max``, ``Min`` and ``Sort``: NNabla's
+scans from -1e8 / 1e8 that pass NaN by, and its Sort backward gathering by the index.
 """
 
 from __future__ import annotations
@@ -63,3 +65,22 @@ def test_a_loaded_nnp_files_normalizations_and_abs_are_nnablas():
         np.testing.assert_allclose(out.d, data[name], rtol=1e-5, atol=1e-6, err_msg=name)
         np.testing.assert_allclose(x.g, data["dx_" + name], rtol=1e-5, atol=1e-6,
                                    err_msg="dx " + name)
+
+
+def test_a_loaded_nnp_files_max_min_and_sort_are_nnablas():
+    # NNabla 1.39's Max/Min scan from -1e8/1e8 passing NaN by: [1, NaN, 3] -> 3, a row of NaN
+    # -> -1e8 (its gradient to the first element), [2e8, -2e8, 5] -> 2e8 and -2e8; its Sort's
+    # backward gathers dy by the sort index: [3, 1, 4, 2] with dy [1, 2, 3, 4] -> [2, 4, 1, 3]
+    # (before: torch's max and min, NaN propagated, and sort's true derivative [3, 1, 4, 2])
+    data = np.load(os.path.join(FIXTURES, "order.npz"))
+    net = NnpLoader(os.path.join(FIXTURES, "order.nnp")).get_network("net", batch_size=4)
+    for name in ("max", "min", "sort"):
+        x = net.inputs["xs" if name == "sort" else "x"]
+        x.d = data["xs" if name == "sort" else "x"]
+        x.need_grad = True
+        out = net.outputs[name]
+        out.forward()
+        x.grad = None
+        out.backward(data["dy_" + name])
+        np.testing.assert_array_equal(out.d, data[name], err_msg=name)
+        np.testing.assert_array_equal(x.g, data["dx_" + name], err_msg="dx " + name)

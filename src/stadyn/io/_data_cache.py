@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import csv
 import dataclasses
 import io
@@ -59,17 +60,20 @@ class FileCacheSettings:
     """How file caches are written when their constructor does not say: ``size`` samples per
     file, ``file_format`` (``".npy"`` or ``".h5"``), and ``location``, the folder a cache
     without ``cache_dir`` makes its temporary folder in (``None``: the system's); ``origin``
-    says where they were set, for the error a bad value gets when a cache is made.
+    says where they were set, for the error a bad value gets when a cache is made;
+    ``make_folder``: a missing ``cache_dir`` is made (``False``: it is NNabla 1.39's
+    ``FileNotFoundError`` naming the first cache file, as compat.nnabla's caches).
 
     Example:
         >>> FileCacheSettings()
-        FileCacheSettings(size=100, file_format='.npy', location=None, origin='')
+        FileCacheSettings(size=100, file_format='.npy', location=None, origin='', make_folder=True)
     """
 
     size: int = FILE_CACHE_SIZE
     file_format: str = ".npy"
     location: str | None = None
     origin: str = ""
+    make_folder: bool = True
 
 
 _SETTINGS: contextvars.ContextVar[FileCacheSettings] = contextvars.ContextVar(
@@ -159,6 +163,10 @@ class DataSourceWithFileCache(DataSource):
         self._temporary = cache_dir is None
         self._cache_dir = tempfile.mkdtemp(dir=settings.location or None) if cache_dir is None \
             else os.fspath(cache_dir)
+        if not settings.make_folder and not os.path.isdir(self._cache_dir):
+            last = max(min(self._size, self._cache_size), 1) - 1
+            first_file = os.path.join(self._cache_dir, f"{self._prefix}_{0:08d}_{last:08d}{fmt}")
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), first_file)
         os.makedirs(self._cache_dir, exist_ok=True)
         self._original_order = list(range(self._size))
         self._order = list(range(self._size))
@@ -304,7 +312,7 @@ class CacheDataSource(DataSource):
         super().__init__(shuffle=shuffle, rng=rng)
         self._cachedir = os.fspath(cachedir)
         if not os.path.isdir(self._cachedir):
-            raise FileNotFoundError(f"no cache folder {self._cachedir}")
+            raise FileNotFoundError(errno.ENOENT, "no cache folder", self._cachedir)
         self._normalize = bool(normalize)
         self._reader = FileReader(self._cachedir)
         self._variables = None

@@ -44,8 +44,59 @@ def batch_inv(x, rule="torch"):
     if rule not in ("torch", "nnabla"):
         raise ValueError(f"batch_inv: rule={rule!r}: 'torch' or 'nnabla'")
     if rule == "nnabla":
-        return torch.linalg.inv_ex(x).inverse
+        return _EigenInverse.apply(x)
     return torch.linalg.inv(x)
+
+
+def _eigen_lu_inverse(x: torch.Tensor) -> torch.Tensor:
+    """The inverses of the batch ``x`` computed in Eigen's order, as NNabla 1.39's CPU kernel
+    (``Map::inverse()``: an unblocked partial-pivoting LU, the first largest pivot, a zero
+    pivot left in place; then ``P * I`` solved by the unit-lower factor and by the upper one,
+    dividing by multiplying with the pivot's reciprocal).  A singular matrix (one whose pivot
+    rounds to exactly zero, as ``[[1, 2, 3], [4, 5, 6], [7, 8, 9]]`` in float32 does) gives
+    NNabla's infinities and NaN where LAPACK's LU would give a huge finite inverse."""
+    a = x.clone()
+    b, n, _ = a.shape
+    rows = torch.arange(b, device=x.device)
+    perm = torch.arange(n, device=x.device).repeat(b, 1)
+    for k in range(n):
+        column = a[:, k:, k].abs()
+        nonzero = column.amax(dim=1) != 0
+        pivot = torch.where(nonzero, column.argmax(dim=1) + k, k)
+        row_k, row_p = a[rows, k].clone(), a[rows, pivot].clone()
+        a[rows, k], a[rows, pivot] = row_p, row_k
+        perm_k, perm_p = perm[rows, k].clone(), perm[rows, pivot].clone()
+        perm[rows, k], perm[rows, pivot] = perm_p, perm_k
+        if k < n - 1:
+            scaled = a[:, k + 1:, k] / a[:, k, k:k + 1]
+            a[:, k + 1:, k] = torch.where(nonzero[:, None], scaled, a[:, k + 1:, k])
+            a[:, k + 1:, k + 1:] -= a[:, k + 1:, k:k + 1] * a[:, k:k + 1, k + 1:]
+    eye = torch.eye(n, dtype=x.dtype, device=x.device).expand(b, n, n)
+    r = eye[rows[:, None], perm]
+    for i in range(n):
+        for j in range(i):
+            r[:, i] -= a[:, i, j:j + 1] * r[:, j]
+    for i in reversed(range(n)):
+        r[:, i] *= 1.0 / a[:, i, i:i + 1]
+        for j in range(i):
+            r[:, j] -= a[:, j, i:i + 1] * r[:, i]
+    return r
+
+
+class _EigenInverse(torch.autograd.Function):
+    """NNabla's ``BatchInv``: Eigen's inverse forward, ``-inv^T @ dy @ inv^T`` backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = _eigen_lu_inverse(x.detach())
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensors
+        yt = y.transpose(1, 2)
+        return -yt @ dy @ yt
 
 
 @op(1, category=_C, precision="float", sequence="drop")

@@ -300,3 +300,40 @@ def download_in_place(nn, r):
                              open_file=False)
     return {"content": content.decode("ascii"), "not opened": closed is None,
             "home": os.path.basename(Lm.get_data_home())}
+
+
+@nnabla_case(names=[D + "data_iterator_simple", D + "data_iterator_csv_dataset",
+                    D + "DataSourceWithFileCache", D + "data_iterator_cache",
+                    "nnabla.utils.data_source_implements.CacheDataSource",
+                    "nnabla.utils.create_cache.CreateCache"],
+             note="a cache folder that does not exist: NNabla 1.39 does not make it, "
+                  "FileNotFoundError naming the first cache file (writing) or the folder "
+                  "(reading); Stadyn made it")
+def file_cache__missing_folder(nn, r):
+    DI = r.module("nnabla.utils.data_iterator")
+    DSI = r.module("nnabla.utils.data_source_implements")
+    CC = r.module("nnabla.utils.create_cache")
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "a.csv")
+        with open(path, "w") as f:
+            f.write("x__0,x__1,y\n1,2,0\n3,4,1\n5,6,0\n")
+        calls = {
+            "simple": lambda out: DI.data_iterator_simple(
+                _load, 5, 2, with_memory_cache=False, with_file_cache=True, cache_dir=out),
+            "csv_dataset": lambda out: DI.data_iterator_csv_dataset(path, 2, cache_dir=out),
+            "DataSourceWithFileCache": lambda out: DI.DataSourceWithFileCache(
+                DI.SimpleDataSource(_load, 5), cache_dir=out, cache_file_name_prefix="part"),
+            "CreateCache.create": lambda out: CC.CreateCache(path).create(out),
+            "data_iterator_cache": lambda out: DI.data_iterator_cache(out, 2),
+            "CacheDataSource": lambda out: DSI.CacheDataSource(out)}
+        for key, call in calls.items():
+            out = os.path.join(folder, "missing_" + key.replace(".", "_"), "cache")
+            try:
+                made = call(out)
+                res[key] = ["made", sorted(os.listdir(out))]
+                getattr(made, "close", lambda: None)()
+            except FileNotFoundError as e:
+                res[key] = ["FileNotFoundError", e.errno, os.path.relpath(e.filename, folder),
+                            os.path.isdir(out)]
+    return res

@@ -91,3 +91,25 @@ def get_parameter_or_create_as_need_grad(nn, F, S, r):
         h = nn.parameter.get_parameter_or_create("H", (2,), need_grad=True, as_need_grad=True)
         res["H in no_grad"] = [h.need_grad, nn.get_parameters()["H"].need_grad]
     return res
+
+
+@nnabla_case(names=[GPOC, "nnabla.parametric_functions.affine",
+                    "nnabla.parametric_functions.convolution"],
+             note="a number as an initializer is NNabla 1.39's ValueError when the parameter "
+                  "is made (Stadyn filled the parameter with it); an existing one is found")
+def get_parameter_or_create__number_initializer(nn, PF, r):
+    res = {}
+    calls = {"gpoc float": lambda: nn.parameter.get_parameter_or_create("w", (2, 3), 0.5),
+             "gpoc int": lambda: nn.parameter.get_parameter_or_create("v", (2,), 1),
+             "affine w_init": lambda: PF.affine(nn.Variable((1, 2)), 3, w_init=0.5),
+             "conv b_init": lambda: PF.convolution(nn.Variable((1, 1, 3, 3)), 2, (2, 2),
+                                                   b_init=0.25, name="c")}
+    for key, call in calls.items():
+        try:
+            res[key] = call().shape
+        except ValueError as e:
+            res[key] = ["ValueError", str(e)]
+    with nn.parameter_scope("found"):
+        nn.parameter.get_parameter_or_create("u", (2,))
+        res["existing, float"] = nn.parameter.get_parameter_or_create("u", (2,), 0.5).shape
+    return res

@@ -7,8 +7,9 @@ Stadyn's (which CNTK's layers and ONNX share): ``global_average_pooling`` (NNabl
 ``(N, C, 1, 1)`` whatever the input's rank) and ``kl_multinomial`` (``p.shape[:base_axis] +
 (1,)``), reshaped here where the two differ; ``sigmoid_cross_entropy``, whose target
 NNabla reads as an integer label (the catalog op's ``integer_target=True``); and ``relu``,
-NNabla 1.39's ``x > 0 ? x : 0`` (the catalog op's ``rule="nnabla"``: 0 for NaN).
-``functions.py`` exports them beside the catalog (these four in place of the catalog's).
+NNabla 1.39's ``x > 0 ? x : 0`` (the catalog op's ``rule="nnabla"``: 0 for NaN); and
+``scatter_nd``, whose ``out=`` NNabla writes in place (see there).  ``functions.py`` exports
+them beside the catalog (these five in place of the catalog's).
 
 Example:
     >>> import numpy as np, stadyn as sd
@@ -21,14 +22,17 @@ Example:
 
 import warnings
 
+import numpy as _np
+
 from ... import functions as _F
+from ...graph import get_auto_forward as _get_auto_forward
 from ._function import named
 
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
            "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization",
            "reduce", "global_average_pooling", "kl_multinomial", "sigmoid_cross_entropy",
-           "relu"]
+           "relu", "scatter_nd"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -345,3 +349,34 @@ def sigmoid_cross_entropy(x, target):
         [0.9741, 1.3133]
     """
     return _F.sigmoid_cross_entropy(x, target, integer_target=True)
+
+
+def scatter_nd(data, indices, shape=None, out=None, add=False):
+    """NNabla's ``F.scatter_nd`` (its argument order: ``out`` before ``add``): the catalog op,
+    and with ``out=x`` NNabla 1.39's in-place form as far as Stadyn can hold it: ``x`` gets no
+    gradient through the result (NNabla's backward leaves ``x.g`` as it was, measured: case
+    ``nnabla_fidelity_10.scatter_nd__out_in_place``), and in the dynamic mode the written
+    values are written into ``x``'s memory too (``x.d`` shows them).  Unlike NNabla's, the
+    result is an array of its own: a static graph's forward leaves ``x`` as it was, and
+    ``x.d = ...`` later does not show in the result.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.zeros(3))
+        >>> with sd.auto_forward():
+        ...     y = F.scatter_nd(sd.Variable.from_numpy_array([9.0]), [[1]], out=x)
+        >>> y.d.tolist(), x.d.tolist()
+        ([0.0, 9.0, 0.0], [0.0, 9.0, 0.0])
+    """
+    if out is None:
+        return _F.scatter_nd(data, indices, shape=shape, add=add)
+    if shape is not None:
+        raise TypeError("Only one of `shape` or `out` argument may be used.")
+    y = _F.scatter_nd(data, indices, out=_F.stop_gradient(out), add=add)
+    if _get_auto_forward():
+        target = getattr(out, "d", None)
+        if (isinstance(target, _np.ndarray) and target.flags.writeable
+                and target.dtype == y.d.dtype and target.shape == y.d.shape):
+            _np.copyto(target, y.d)
+    return y

@@ -30,6 +30,30 @@ def get_parameters(*args, **kwargs):
     return as_nnabla(_parametric.get_parameters(*args, **kwargs))
 
 
+#: NNabla 1.39's error for an initializer neither an array nor callable (a float, say).
+INITIALIZER_REFUSED = ("`initializer` must be either the :obj:`numpy.ndarray` or an instance "
+                       "inherited from `nnabla.initializer.BaseInitializer`.")
+
+
+class RefusedInitializer:
+    """A number given as a parametric function's ``*_init``: NNabla 1.39's ``ValueError`` when
+    the parameter is created (an existing parameter is found without it, as NNabla's).
+
+    Example:
+        >>> try:
+        ...     RefusedInitializer(0.5)((2,))
+        ... except ValueError as e:
+        ...     print(str(e)[:47])
+        `initializer` must be either the :obj:`numpy.nd
+    """
+
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self, shape):
+        raise ValueError(INITIALIZER_REFUSED)
+
+
 def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
                             as_need_grad=None, dtype=None):
     """The parameter ``name`` of the current scope, registered with ``initializer`` if missing,
@@ -50,6 +74,9 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
       (``map(int, shape)`` before calling the initializer): nnabla-examples' PGGAN asks for
       ``(outmaps, inp.shape[1] / group) + kernel``.  An existing parameter is checked against
       the shape as given.
+    * A new parameter's ``initializer`` is ``None`` (zeros), a NumPy array or a callable taking
+      the shape (an initializer); anything else, a float included, is NNabla 1.39's
+      ``ValueError``.
 
     Example:
         >>> import stadyn as sd
@@ -62,6 +89,9 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
         (False, [1.0, 2.0], [1.0, 2.0])
     """
     existing = _parametric.get_parameter(name)
+    if (existing is None and initializer is not None and not isinstance(initializer, np.ndarray)
+            and not callable(initializer)):
+        raise ValueError(INITIALIZER_REFUSED)
     if shape is not None and existing is None and not isinstance(initializer, np.ndarray):
         shape = [int(d) for d in shape]
     if shape is not None and existing is not None and tuple(shape) != tuple(existing.shape):

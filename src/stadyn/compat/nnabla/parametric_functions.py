@@ -19,7 +19,7 @@ from ...parametric_functions import __all__ as _pf_all
 from ._float_inputs import as_float32
 from ._lstm_cell import LSTMCell
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
-from ._parameter import get_parameter_or_create
+from ._parameter import RefusedInitializer, get_parameter_or_create
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
                             transformer_encode)
@@ -91,6 +91,25 @@ def _reading_float_inputs(func):
     return call
 
 
+# NNabla 1.39 refuses a number as an initializer (``w_init=0.5``: ``ValueError`` when the
+# parameter is made); Stadyn's own PF functions fill the parameter with it.
+def _refusing_number_inits(func):
+    signature = inspect.signature(func)
+    inits = [n for n in signature.parameters if n.endswith("_init")]
+    if not inits:
+        return func
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        bound = signature.bind_partial(*args, **kwargs)
+        for n in inits:
+            value = bound.arguments.get(n)
+            if isinstance(value, (int, float, np.number)):
+                bound.arguments[n] = RefusedInitializer(value)
+        return func(*bound.args, **bound.kwargs)
+    return call
+
+
 # Given an ``nn.NdArray`` (``rrdb_net(val_lq, ...)`` on an NdArray in nnabla-examples' ESRGAN
 # validation), NNabla 1.39's parametric functions compute at once, as its functions do: the
 # parameters are made (registered Variables) or found as with a Variable, and the output is an
@@ -100,6 +119,7 @@ for _name in _pf_all:
     if inspect.isfunction(globals()[_name]):
         globals()[_name] = _with_nnabla_rule(_name, globals()[_name])  # (``_rules.py``)
         globals()[_name] = _taking_float_counts(globals()[_name])
+        globals()[_name] = _refusing_number_inits(globals()[_name])
         if _name != "embed":
             globals()[_name] = _reading_float_inputs(globals()[_name])
         globals()[_name] = _accepting_ndarrays(globals()[_name])
@@ -118,7 +138,7 @@ def parametric_function_api(scope_name=None, param_desc=None):
         >>> import stadyn.compat.nnabla.parametric_functions as PF
         >>> @PF.parametric_function_api("scaled")
         ... def scaled(x, fix_parameters=False):
-        ...     return x * PF.get_parameter_or_create("s", (1,), 2.0)
+        ...     return x * PF.get_parameter_or_create("s", (1,), PF.ConstantInitializer(2.0))
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
         ...     y = scaled(sd.Variable((2,)), name="l1")
         ...     list(sd.get_parameters())
@@ -187,8 +207,8 @@ def mean_subtraction(inp, base_axis=1, update_running_mean=True, fix_parameters=
         if name is not None:
             scopes.enter_context(parameter_scope(name))
         scopes.enter_context(parameter_scope("mean_subtraction"))
-        mean = get_parameter_or_create("mean", tuple(inp.shape[base_axis:]), 0.0,
+        mean = get_parameter_or_create("mean", tuple(inp.shape[base_axis:]), None,
                                        need_grad=False)
-        t = get_parameter_or_create("t", (1,), 0.0, need_grad=False)
+        t = get_parameter_or_create("t", (1,), None, need_grad=False)
     return _F.mean_subtraction(inp, mean, t, base_axis=base_axis,
                                update_running_mean=update_running_mean)

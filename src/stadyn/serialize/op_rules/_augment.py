@@ -17,11 +17,11 @@ def _shape_of_x(e, inputs, attrs):
 
 # In .nnp files each is NNabla's function of the same name (NNabla's Console writes them in
 # training networks): the file holds the parameters and the seed, each framework draws with
-# its own generator (compat.nnabla's loaders draw NNabla's numbers, ``draws=True``; not yet
-# ImageAugmentation, whose op has no NNabla rule).
+# its own generator (compat.nnabla's loaders draw NNabla's numbers, ``draws=True``).
 _NNABLA = {
     F.image_augmentation: nnabla(
-        F.image_augmentation, "ImageAugmentation", defaults={"shape": _shape_of_x},
+        F.image_augmentation, "ImageAugmentation", draws=True,
+        defaults={"shape": _shape_of_x},
         shape=tuple, pad=tuple, min_scale=float, max_scale=float, angle=float,
         aspect_ratio=float, distortion=float, flip_lr=bool, flip_ud=bool, brightness=float,
         brightness_each=bool, contrast=float, contrast_center=float, contrast_each=bool,

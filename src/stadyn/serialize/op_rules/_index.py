@@ -70,7 +70,8 @@ register_rules(F.scatter_nd, onnx_export=Unmapped("ONNX's ScatterND is not impor
 _ORDERING = Unmapped("ONNX's TopK is not mapped yet")
 register_rules(F.sort, onnx_export=_ORDERING, onnx_import=_ORDERING,
                nnp_import=nnabla(F.sort, "Sort", axis=int, reverse=bool, with_index=bool,
-                                 only_index=bool))
+                                 only_index=bool,    # NNabla's backward gathers by the index
+                                 convert=lambda node, fields: dict(fields, rule="nnabla")))
 register_rules(F.top_k_data, onnx_export=_ORDERING, onnx_import=_ORDERING,
                nnp_import=nnabla(F.top_k_data, "TopKData", k=int, abs=bool, reduce=bool,
                                  base_axis=int, largest=bool, with_index=bool),

@@ -98,6 +98,12 @@ def _axes_nnp(node, fields):
     return dict(rest, axis=tuple(fields["axes"]) or None, keepdims=fields["keep_dims"])
 
 
+def _scan_nnp(node, fields):
+    """NNabla's ``Max``/``Min``: the axes as :func:`_axes_nnp`, and the catalog op's
+    ``rule="nnabla"`` (NNabla's CPU kernel scans from -1e8 / 1e8 and passes NaN by)."""
+    return dict(_axes_nnp(node, fields), rule="nnabla")
+
+
 register_rules(F.sum, onnx_export=_reduce_onnx("ReduceSum"),
                onnx_import={"ReduceSum": _import_reduce(F.sum)},
                nnp_import={**nnabla(F.sum, "Sum", convert=_axes_nnp, export=_axes_export,
@@ -114,12 +120,12 @@ register_rules(F.prod, onnx_export=_reduce_onnx("ReduceProd"),
 register_rules(F.max, onnx_export=_reduce_onnx("ReduceMax", "ArgMax"),
                onnx_import={"ReduceMax": _import_reduce(F.max), "ArgMax": _import_arg(F.max),
                             "GlobalMaxPool": _import_global_max_pool},
-               nnp_import=nnabla(F.max, "Max", convert=_axes_nnp,
+               nnp_import=nnabla(F.max, "Max", convert=_scan_nnp,
                                  export=_axes_export, axes=list, keep_dims=bool,
                                  with_index=bool, only_index=bool),
                cntk_import={"Hardmax": hardmax_cntk})
 register_rules(F.min, onnx_export=_reduce_onnx("ReduceMin", "ArgMin"),
                onnx_import={"ReduceMin": _import_reduce(F.min), "ArgMin": _import_arg(F.min)},
-               nnp_import=nnabla(F.min, "Min", convert=_axes_nnp,
+               nnp_import=nnabla(F.min, "Min", convert=_scan_nnp,
                                  export=_axes_export, axes=list, keep_dims=bool,
                                  with_index=bool, only_index=bool))

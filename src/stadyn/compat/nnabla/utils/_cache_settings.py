@@ -11,7 +11,9 @@ size when it is made and the format when ``create`` runs.  Its thread counts and
 ``data_source_buffer_max_size`` (how much ``DataSourceWithMemoryCache`` keeps in memory) change
 no value or file, and Stadyn does not read them.  A value NNabla 1.39 cannot use (a format it
 cannot read back: it writes ``.npy`` data under any other suffix, then reads it as HDF5) is an
-error naming the setting when a cache is made.
+error naming the setting when a cache is made.  A ``cache_dir`` that does not exist is not made,
+as NNabla 1.39 does not: its ``FileNotFoundError`` naming the first cache file, from
+``DataSourceWithFileCache``, the iterator makers' ``cache_dir`` and ``CreateCache.create``.
 
 Example:
     >>> nnabla_file_cache_settings().file_format
@@ -44,7 +46,7 @@ def nnabla_file_cache_settings() -> FileCacheSettings:
         size = raw
     return FileCacheSettings(size=size, file_format=get("cache_file_format"),  # type: ignore
                              location=get("data_source_file_cache_location") or None,
-                             origin=_ORIGIN)
+                             origin=_ORIGIN, make_folder=False)
 
 
 def with_nnabla_cache_settings(fn):

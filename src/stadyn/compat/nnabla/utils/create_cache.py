@@ -8,7 +8,9 @@ format (``.npy`` or ``.h5``, which has no ``cache_info.csv``) from ``cache_file_
 :meth:`CreateCache.create` runs.
 
 With ``shuffle`` the samples are written in one permutation drawn from ``rng`` (default
-``RandomState(313)``) when the object is made, as NNabla's.  Progress goes to
+``RandomState(313)``) when the object is made, as NNabla's.  The output folder must exist:
+a missing one is NNabla 1.39's ``FileNotFoundError`` naming the first cache file (Stadyn's own
+caches make it).  Progress goes to
 :func:`~stadyn.compat.nnabla.utils.progress.progress` at the start and the end (NNabla also
 reports every twentieth of the files).
 
@@ -18,8 +20,8 @@ Example:
     >>> path = os.path.join(folder, "train.csv")
     >>> with open(path, "w") as f:
     ...     _ = f.write("x__0,x__1,y\\n1,2,0\\n3,4,1\\n")
-    >>> CreateCache(path).create(os.path.join(folder, "cache"))
-    >>> sorted(os.listdir(os.path.join(folder, "cache")))[:3]
+    >>> CreateCache(path).create(folder)
+    >>> sorted(os.listdir(folder))[:3]
     ['cache_00000000_00000001.npy', 'cache_index.csv', 'cache_info.csv']
 """
 
