@@ -112,11 +112,15 @@ def test_esrgan_trains_and_validates_as_nnabla_139_does(runs):
     picture's PSNR through the network on NdArrays: 5.0999 dB on both (2e-5 apart); the saved
     generator's and discriminator's first values within 2e-4 of NNabla's (a few parameters
     whose gradients are near zero take Adam's first step, the learning rate, the other way:
-    5.8e-5 at most here); the validation picture written."""
+    5.8e-5 at most here); the validation picture written.
+
+    The PSNR is asked within 2e-4: NNabla 1.39's own run on an AVX-512 Xeon gives 5.09963
+    against its 5.09989 made on an AVX2 EPYC (5.1e-5), and Stadyn there gives 5.09937, 5.1e-5
+    from NNabla's run on the same Xeon."""
     mine, real = runs
     ours, theirs = _series(mine["esrgan"]), _series(real["esrgan"])
     np.testing.assert_allclose(ours["Validation-loss-per-epoch"],
-                               theirs["Validation-loss-per-epoch"], rtol=1e-4)
+                               theirs["Validation-loss-per-epoch"], rtol=2e-4)
     assert "0001_1.png" in mine["esrgan"]["files"]
     for name in ("model/generator_param_000001.h5", "model/discriminator_param_000001.h5"):
         ours, theirs = (run["esrgan"]["parameters"][name] for run in (mine, real))
