@@ -66,3 +66,19 @@ def replace_placeholders__loop_through_times_right_operand(C, r):
                                                           + C.times(x, w((2, 3), 0.2))))),
         "left": _refused(lambda: run(lambda x, h: C.tanh(C.times(h, w((3, 3), 0.1))
                                                          + C.times(x, w((2, 3), 0.2)))))}
+
+
+@cntk_case(names=["cntk.ops.placeholder", "cntk.Function.shape", "cntk.ops.reduce_sum",
+                  "cntk.ops.times"],
+           note="the shape shown for an op over placeholders with inferred axes: a reduction "
+                "over all static axes is () and times(q, W) with q = (2, ?) takes W's input "
+                "axis, (2, 5) (Stadyn showed unknown, (-2,), for both)")
+def placeholder__inferred_axes_shapes_reduced_and_times(C, r):
+    r.touch("cntk.Function.shape")
+    p = C.placeholder((C.InferredDimension, 3), name="p")
+    q = C.placeholder((2, C.InferredDimension), name="q")
+    return {"reduce_all": list(C.reduce_sum(p, axis=C.Axis.all_static_axes()).shape),
+            "times_q": list(C.times(q, C.parameter((4, 5))).shape),
+            "times_q_rank2": list(C.times(q, C.parameter((4, 5, 6)), output_rank=2).shape),
+            "plus_q_constant": list(C.plus(q, C.constant(np.zeros((2, 4), np.float32))).shape),
+            "plus": list(C.plus(p, 1).shape)}
