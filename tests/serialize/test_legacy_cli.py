@@ -108,11 +108,12 @@ def test_info_still_describes_a_cntk_file_with_unmapped_functions():
 
 
 def test_info_still_describes_a_cntk_file_it_cannot_build():
-    # CNTK's op cases: the product of two batched values does not build; the file is
-    # described all the same, saying why.  (Until cntkwrite6 this was the op-id probe
-    # cntk_ops.model, whose LocalResponseNormalization block's Convolution -- a kernel without
-    # an output-maps axis -- did not build; it builds now and gives CNTK's values,
-    # tests/serialize/test_cntk_write_nets.py.)
+    # CNTK's op cases: times(const((3, 4)), v), whose right operand v alone is batched (CNTK
+    # 2.7 computes it; Stadyn's times takes a weight without a batch axis on the right), does
+    # not build; the file is described all the same, saying why.  (Until cntkwrite6 this was
+    # the op-id probe cntk_ops.model, whose LocalResponseNormalization block's Convolution --
+    # a kernel without an output-maps axis -- did not build; it builds now and gives CNTK's
+    # values, tests/serialize/test_cntk_write_nets.py.)
     info = model_info(os.path.join(FIX, "cntk_ff_ops.model"))
     assert info.kind == "CNTK model" and info.op_counts["Times"] >= 1
     assert "function 'Times" in info.details["not buildable"]

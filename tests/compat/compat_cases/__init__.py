@@ -23,7 +23,7 @@ MODULES = {
              "cntk_slice_strides", "cntk_function_roots", "cntk_top_k_ties",
              "cntk_runs_state", "cntk_loaded_model", "cntk_graph_fidelity",
              "cntk_recurrent_constants", "cntk_user_programs", "cntk_docstring_fixes",
-             "cntk_review_mends", "cntk_graph_after_run", "cntk_op_edges",
+             "cntk_review_mends", "cntk_loop_mends", "cntk_graph_after_run", "cntk_op_edges",
              "cntk_schedules", "cntk_fidelity_fixes", "cntk_modules", "cntk_nan", "cntk_nan_2",
              "cntk_fidelity_6", "cntk_manuals", "cntk_fidelity_7", "cntk_debugging",
              "cntk_fidelity_8", "cntk_checked_mode", "cntk_function_fidelity",

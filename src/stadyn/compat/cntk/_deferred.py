@@ -35,7 +35,7 @@ from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _argumen
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
-from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, is_loop, loop_of,
+from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of,
                               loop_placeholder, probe_call)
 from ._deferred_shapes import probed_shape
 
@@ -81,6 +81,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
     def __init__(self, fn, args: tuple, kwargs: dict):
         self._fn, self._args, self._kwargs = fn, tuple(args), dict(kwargs)
         self._bound: dict[int, Any] = {}
+        self._loops: dict[int, tuple] = {}     # loops closed through it (_deferred_loops)
         self._typed = None          # the Function update_signature built
         self.name = kwargs.get("name", "") if isinstance(kwargs.get("name", ""), str) else ""
 
@@ -140,10 +141,11 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
                 v._leaves(out, seen, bound, arguments)
             elif isinstance(v, LayerFunction) and v is not self._fn:
                 visit(_keep(v))
-            elif is_loop(v) and id(v.variable) not in bound:
-                if id(v.variable) not in seen:      # (replaced by its loop: what that reads)
-                    seen.add(id(v.variable))
-                    visit(loop_of(v))
+            elif loop_of(self, v) is not None and id(v.variable) not in bound:
+                key = ("loop", id(v.variable), id(loop_of(self, v)[1]))
+                if key not in seen:         # (replaced by its loop here: what that reads)
+                    seen.add(key)
+                    visit(loop_of(self, v)[1])
             elif _shapeless(v) and id(v.variable) not in seen and id(v.variable) not in bound:
                 seen.add(id(v.variable))
                 out.append(v)
@@ -254,8 +256,8 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
                 return memo[key]
             if isinstance(v, GraphObject) and id(v.variable) in bound:
                 return bound[id(v.variable)]
-            if is_loop(v):
-                return loop_placeholder(v, bound, memo, _build_value)
+            if loop_of(self, v) is not None:
+                return loop_placeholder(loop_of(self, v), bound, memo, _build_value)
             if isinstance(v, list):
                 return [value(u) for u in v]
             if isinstance(v, tuple):
@@ -341,9 +343,9 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
         ``output``, ``arguments``, ``eval`` those of its graph, as CNTK 2.7's function once
         its placeholders are replaced) when every placeholder it reads is bound to a value
         with a shape, else waiting for the others.  A placeholder bound to a value computed
-        from these placeholders (a loop, through ``past_value``) is replaced in place, for
-        every Function reading it, its shape inferred when the graph is built
-        (``_deferred_loops``).
+        from these placeholders (a loop, through ``past_value``) is replaced in this
+        Function's graph (another Function reading it keeps it as a placeholder, as in CNTK
+        2.7), its shape inferred when the graph is built (``_deferred_loops``).
 
         Example:
             >>> import stadyn.compat.cntk as C
@@ -357,11 +359,15 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             self._typed.replace_placeholders(substitutions)
             return self
         shapeless = [ph for ph in substitutions if _shapeless(ph)]
+        # the graph CNTK replaces placeholders in: this Function's and, once replaced, that
+        # of the values put in (LightRNN's c is read through past_value(h2) alone)
+        graph = self._parts() + [part for new in substitutions.values()
+                                 for part in _parts_of(new)]
         for ph, new in substitutions.items():
             if _shapeless(ph) and any(_reads(new, p) for p in shapeless):
-                # a loop: replaced in place for every Function reading the placeholder, its
-                # shape inferred when the graph is built (_deferred_loops)
-                bind_loop(ph, new)
+                # a loop: replaced in this Function's graph (not in another one reading the
+                # placeholder), its shape inferred when the graph is built (_deferred_loops)
+                bind_loop(graph, ph, new)
             else:
                 self._bound[id(ph.variable)] = new
         if pending(tuple(self._bound.values()), {}):
@@ -451,6 +457,13 @@ def _build_value(value: Any, bound: dict, memo: dict):
     if isinstance(value, Deferred):
         return value._typed if value._typed is not None else value._replay(bound, memo)
     return value
+
+
+def _parts_of(value: Any) -> list:
+    """The Deferreds ``value`` (a waiting Function or its output, or anything) is made of."""
+    if isinstance(value, UnknownOutput):
+        value = value.owner
+    return value._parts() if isinstance(value, Deferred) else []
 
 
 def _reads(value: Any, ph) -> bool:

@@ -3,12 +3,13 @@ Function (:class:`~._deferred.Deferred`) binding such a placeholder to a value c
 it through ``past_value`` / ``future_value`` (CNTK's LightRNN writes its ``lightlstm`` so, the
 input ``x`` still a placeholder too).
 
-CNTK replaces a placeholder in place, so every Function reading it reads the loop from then
-on, and infers the loop's shapes once the other placeholders are bound: an op one of whose
-operands has no shape yet takes what the others fix (``times(dh, H)`` gives ``H``'s output
-shape, ``ft * dc`` ``ft``'s), passes over the loop until nothing is left unknown.  Here the
-binding is kept on the placeholder (:func:`bind_loop`, through ``graph.keep_with``: it lives as
-long as the placeholder, a cycle the collector frees) and, when the graph is built, each loop's
+CNTK replaces the placeholder in the graph of the Function ``replace_placeholders`` was called
+on (another Function reading it keeps it as a placeholder), and infers the loop's shapes once
+the other placeholders are bound: an op one of whose operands has no shape yet takes what the
+others fix (``times(dh, H)`` gives ``H``'s output shape, ``ft * dc`` ``ft``'s), passes over
+the loop until nothing is left unknown.  Here the binding is kept with the parts of that
+Function (:func:`bind_loop`: ``{placeholder: value}`` on each of its Deferreds, which
+:func:`loop_of` reads) and, when the graph is built, each loop's
 placeholder is given the shape a *probe* finds: the loop's value replayed with the loop's
 placeholders unknown (:data:`UNKNOWN`), an op reading an unknown operand tried on stand-ins
 of the shapes its other operands suggest (:func:`probe_call`), again with the shapes found
@@ -28,30 +29,39 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
-from ...graph import keep_with, kept_with
 from ._adapt import unwrap
 from ._axis import Axis
 from ._deferred_operands import _layer_function, _shapeless
 from ._late import late
 from ._mixins import GraphObject
 
-__all__ = ["bind_loop", "loop_of", "UNKNOWN", "is_loop", "has_unknown", "probe_call",
+__all__ = ["bind_loop", "loop_of", "UNKNOWN", "has_unknown", "probe_call",
            "loop_placeholder", "close_built_loops"]
 
-_LOOP = "compat.cntk loop"
+
+def bind_loop(parts, ph, value) -> None:
+    """Replace the placeholder without a shape ``ph`` by ``value``, which reads it (a loop), in
+    the Deferreds ``parts`` (those of the Function ``replace_placeholders`` was called on, as
+    CNTK replaces it in that Function's graph only): a Function made apart from them that
+    reads ``ph`` keeps it as a placeholder."""
+    for part in parts:
+        part._loops[id(ph.variable)] = (ph, value)
 
 
-def bind_loop(ph, value) -> None:
-    """Replace the placeholder without a shape ``ph`` by ``value``, which reads it (a loop):
-    every Function reading ``ph`` reads ``value`` from now on."""
-    keep_with(ph.variable, _LOOP, value)
+def loop_of(part, v) -> "tuple | None":
+    """The loop ``(placeholder, value)`` the Deferred ``part`` reads in place of ``v`` (bound
+    by :func:`bind_loop`), or None."""
+    if not _shapeless(v):
+        return None
+    return part.__dict__.get("_loops", {}).get(id(v.variable))
 
 
-def loop_of(ph):
-    """The value :func:`bind_loop` bound the placeholder ``ph`` to, or None."""
-    return kept_with(ph.variable, _LOOP)
+def _key(loop: tuple) -> tuple:
+    ph, value = loop
+    return ("loop", id(ph.variable), id(value))
+
 
 _PROBE, _GUESSES, _MADE = "probe", "loop guesses", "loop placeholders"
 
@@ -64,11 +74,6 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
-
-
-def is_loop(v: Any) -> bool:
-    """Whether ``v`` is a placeholder without a shape bound to a loop (:func:`bind_loop`)."""
-    return _shapeless(v) and loop_of(v) is not None
 
 
 def has_unknown(args, kwargs: dict) -> bool:
@@ -88,12 +93,15 @@ def _stand_in(shape: tuple):
 
 def _candidates(fn, args, kwargs: dict) -> list:
     """The shapes an unknown operand of ``fn`` may have: ``times``' left one, its right
-    operand's input part (``W``'s shape less its last ``output_rank`` axes); else the shape
-    of each known operand, then a scalar's."""
+    operand's input part (``W``'s shape less its last ``output_rank`` axes), its right one
+    none (its output axes are free); else the shape of each known operand, then a
+    scalar's."""
     known = [a for a in list(args) + list(kwargs.values())
              if isinstance(a, GraphObject) and not _shapeless(a)]
     name = getattr(fn, "__name__", "")
-    if name == "times" and len(args) >= 2 and args[0] is UNKNOWN and args[1] is not UNKNOWN:
+    if name == "times" and len(args) >= 2 and args[1] is UNKNOWN:
+        return []       # (the left operand does not fix the right one: CNTK 2.7 refuses too)
+    if name == "times" and len(args) >= 2 and args[0] is UNKNOWN:
         rank = int(kwargs.get("output_rank", args[2] if len(args) > 2 else 1))
         shape = tuple(args[1].shape)
         return [shape[:len(shape) - rank]] if len(shape) > rank else []
@@ -138,47 +146,47 @@ def _shape_of(value) -> "tuple | None":
     return None if -2 in shape else shape
 
 
-def loop_placeholder(v, bound: dict, memo: dict, build: Callable):
-    """What the loop placeholder ``v`` stands for while ``build(value, bound, memo)`` builds a
-    graph: in a probe, a stand-in of the shape guessed for it or :data:`UNKNOWN`; else a new
-    placeholder of the shape the probes find (one per build), closed by
-    :func:`close_built_loops`."""
-    key = ("loop", id(v.variable))
+def loop_placeholder(loop: tuple, bound: dict, memo: dict, build: Callable):
+    """What the placeholder of ``loop`` (:func:`loop_of`) stands for while ``build(value,
+    bound, memo)`` builds a graph: in a probe, a stand-in of the shape guessed for it or
+    :data:`UNKNOWN`; else a new placeholder of the shape the probes find (one per build),
+    closed by :func:`close_built_loops`."""
+    key = _key(loop)
     if key in memo:
         return memo[key]
     if memo.get(_PROBE):
-        memo.setdefault(_MADE, []).append(v)
-        guess = memo[_GUESSES].get(id(v.variable))
+        memo.setdefault(_MADE, []).append(loop)
+        guess = memo[_GUESSES].get(key)
         memo[key] = UNKNOWN if guess is None else _stand_in(guess)
         return memo[key]
-    shape, axes = _probed_shape(v, bound, build)
-    memo[key] = late("placeholder")(shape=shape, dynamic_axes=axes, name=v.name)
-    memo.setdefault(_MADE, []).append(v)
+    shape, axes = _probed_shape(loop, bound, build)
+    memo[key] = late("placeholder")(shape=shape, dynamic_axes=axes, name=loop[0].name)
+    memo.setdefault(_MADE, []).append(loop)
     return memo[key]
 
 
-def _probed_shape(v, bound: dict, build: Callable) -> tuple:
-    """The shape and dynamic axes of the loop placeholder ``v``: those of its value, replayed
-    with the loops' placeholders unknown, then with the shapes found, until ``v``'s is
-    known."""
+def _probed_shape(loop: tuple, bound: dict, build: Callable) -> tuple:
+    """The shape and dynamic axes of the placeholder of ``loop``: those of its value, replayed
+    with the loops' placeholders unknown, then with the shapes found, until its is known."""
+    v = loop[0]
     guesses: dict = {}
     axes: dict = {}
     for _ in range(8):
         memo = {_PROBE: True, _GUESSES: dict(guesses)}
-        build(loop_of(v), bound, memo)
-        done: set = set()
+        build(loop[1], bound, memo)
+        done = 0
         progress = False
-        while len(done) < len(memo.get(_MADE, [])):     # (each loop the probe met)
-            ph = memo[_MADE][len(done)]
-            done.add(id(ph.variable))
-            value = build(loop_of(ph), bound, memo)
+        while done < len(memo.get(_MADE, [])):      # (each loop the probe met)
+            met = memo[_MADE][done]
+            done += 1
+            value = build(met[1], bound, memo)
             shape = _shape_of(value)
-            if shape is not None and guesses.get(id(ph.variable)) != shape:
-                guesses[id(ph.variable)] = shape
-                axes[id(ph.variable)] = list(value.dynamic_axes)
+            if shape is not None and guesses.get(_key(met)) != shape:
+                guesses[_key(met)] = shape
+                axes[_key(met)] = list(value.dynamic_axes)
                 progress = True
-        if id(v.variable) in guesses and not progress:
-            return guesses[id(v.variable)], axes[id(v.variable)]
+        if _key(loop) in guesses and not progress:
+            return guesses[_key(loop)], axes[_key(loop)]
         if not progress:
             break
     raise ValueError(
@@ -194,12 +202,11 @@ def close_built_loops(bound: dict, memo: dict, build: Callable) -> None:
     subs: dict = {}
     k = 0
     while k < len(made):                # (building a value may meet another loop)
-        ph = made[k]
-        subs[id(ph.variable)] = build(loop_of(ph), bound, memo)
+        subs[_key(made[k])] = build(made[k][1], bound, memo)
         k += 1
     if not subs:
         return
     memo[_MADE] = []
-    replacements = {memo[("loop", id(ph.variable))]: subs[id(ph.variable)] for ph in made}
+    replacements = {memo[_key(loop)]: subs[_key(loop)] for loop in made}
     first = next(iter(replacements.values()))
     late("Function")(unwrap(first)).replace_placeholders(replacements)

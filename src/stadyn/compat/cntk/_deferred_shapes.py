@@ -4,15 +4,20 @@ rest, where Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``
 
 It is found by building the op twice on stand-in inputs, each inferred axis of a placeholder
 of a different length the second time: an output axis that keeps its length is known, one
-that follows the stand-ins is ``-1``.  An op that applies a layer is not probed (that would
-make its parameters), nor one over a placeholder of no shape at all; a random op built on the
-stand-ins takes no seed from the program's count.
+that follows the stand-ins is ``-1``.  Lengths the op refuses are passed over for those of the
+axes of the constants and parameters it reads (``times(q, W)`` over ``q`` of ``(2, ?)``
+builds with ``W``'s input length only: its output is known whole).  An op that applies a layer
+is not probed (that would make its parameters), nor one over a placeholder of no shape at all;
+one no stand-ins build stays unknown (CNTK may refuse it when it is made); a random op built on
+the stand-ins takes no seed from the program's count.
 
 Example:
     >>> import stadyn.compat.cntk as C
     >>> p = C.placeholder((C.InferredDimension, 3), name="p")
     >>> C.plus(p, 1).shape, C.reduce_sum(p, axis=1).shape
     ((-1, 3), (-1, 1))
+    >>> C.times(C.placeholder((2, C.InferredDimension)), C.parameter((4, 5))).shape
+    (2, 5)
     >>> C.plus(C.placeholder(name="q"), 1).shape
     (-2,)
 """
@@ -20,6 +25,8 @@ Example:
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ..._random import auto_seeds_kept
 from ._deferred_operands import UnknownOutput, _layer_function
@@ -41,7 +48,7 @@ def probed_shape(deferred: Any) -> tuple:
             found = _probe(deferred)
         except Exception:       # (an op that cannot be built on the stand-ins: unknown)
             found = None
-        found = deferred.__dict__["_probed_shape"] = found or UNKNOWN
+        found = deferred.__dict__["_probed_shape"] = UNKNOWN if found is None else found
     return found
 
 
@@ -75,14 +82,47 @@ def _probe(deferred: Any) -> "tuple | None":
             not all(isinstance(h, GraphObject) for h in holders):
         return None
     built = []
-    for length in _PROBE_LENGTHS:
+    for length in _lengths(deferred):
         bound = {id(h.variable): input_variable(tuple(length if d == -1 else d for d in s),
                                                 dtype=getattr(h, "dtype", None) or "float32")
                  for h, s in zip(holders, shapes)}
-        with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
-            out = deferred._replay(bound, {})
+        try:
+            with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
+                out = deferred._replay(bound, {})
+        except Exception:       # (not this length: the op fixes the inferred axes)
+            continue
         built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
-    first, second = built
-    if len(first) != len(second) or -2 in first:
+        if len(built) == 2:
+            break
+    if not built or any(len(b) != len(built[0]) or -2 in b for b in built):
         return None
+    if len(built) == 1:             # (one length builds: the inferred axes are that long)
+        return built[0]
+    first, second = built
     return tuple(a if a == b else -1 for a, b in zip(first, second))
+
+
+def _lengths(deferred: Any) -> list:
+    """The lengths to try for the inferred axes: two of :data:`_PROBE_LENGTHS`'s, then those of
+    the axes of the constants and parameters the op reads (``times(q, W)`` takes ``W``'s input
+    length)."""
+    out = list(_PROBE_LENGTHS)
+    seen: set[int] = set()
+
+    def visit(v) -> None:
+        if isinstance(v, UnknownOutput):
+            v = v.owner
+        if isinstance(v, (list, tuple)):
+            for u in v:
+                visit(u)
+        elif type(v).__name__ == "Deferred" and id(v) not in seen:
+            seen.add(id(v))
+            for a in list(v._args) + list(v._kwargs.values()):
+                visit(a)
+        elif isinstance(v, GraphObject) and (getattr(v, "is_constant", False)
+                                             or getattr(v, "is_parameter", False)):
+            out.extend(int(d) for d in v.shape if int(d) > 0 and int(d) not in out)
+        elif isinstance(v, np.ndarray):
+            out.extend(int(d) for d in v.shape if int(d) > 0 and int(d) not in out)
+    visit(deferred)
+    return out

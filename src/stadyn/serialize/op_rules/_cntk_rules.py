@@ -156,8 +156,10 @@ def times_cntk(node):
     ones, ``W``'s last ``outputRank`` axes the output's -- an ``affine`` without bias."""
     w_shape, x_shape = node.shape(0), node.shape(1)
     if node.batched(0):
-        node.unsupported("the right operand of times is batched (a product of two batched "
-                         "values)")
+        # (``times(const, v)`` with only ``v`` batched, which CNTK 2.7 computes: Stadyn's
+        # times takes the batched value on the left and a weight without a batch axis)
+        node.unsupported("the right operand of times is batched (Stadyn's times takes a "
+                         "weight without a batch axis on the right)")
     rank = int(node.attr("outputRank", 1))
     in_rank = len(w_shape) - rank
     if in_rank < 1 or in_rank > len(x_shape) or \
