@@ -52,21 +52,24 @@ def _truncated(value):
     return value
 
 
-def _taking_float_counts(func):
+def _rewriting_arguments(func, rewrites: dict):
+    """``func`` with named arguments rewritten before each call: ``rewrites`` maps a parameter
+    name to what its value becomes (one ``bind_partial`` per call for all of them); ``func``
+    itself where none of the names is its parameter."""
     try:
         signature = inspect.signature(func)
     except (TypeError, ValueError):
         return func
-    counted = [n for n in _UNIT_COUNTS if n in signature.parameters]
-    if not counted:
+    rewrites = {n: f for n, f in rewrites.items() if n in signature.parameters}
+    if not rewrites:
         return func
 
     @functools.wraps(func)
     def call(*args, **kwargs):
         bound = signature.bind_partial(*args, **kwargs)
-        for n in counted:
+        for n, rewrite in rewrites.items():
             if n in bound.arguments:
-                bound.arguments[n] = _truncated(bound.arguments[n])
+                bound.arguments[n] = rewrite(bound.arguments[n])
         return func(*bound.args, **bound.kwargs)
     return call
 
@@ -77,37 +80,25 @@ def _taking_float_counts(func):
 _DATA_ARGS = ("inp", "x", "h", "c", "z", "w")
 
 
-def _reading_float_inputs(func):
-    signature = inspect.signature(func)
-    data = [n for n in _DATA_ARGS if n in signature.parameters]
-
-    @functools.wraps(func)
-    def call(*args, **kwargs):
-        bound = signature.bind_partial(*args, **kwargs)
-        for n in data:
-            if n in bound.arguments:
-                bound.arguments[n] = as_float32(bound.arguments[n])
-        return func(*bound.args, **bound.kwargs)
-    return call
-
-
 # NNabla 1.39 refuses a number as an initializer (``w_init=0.5``: ``ValueError`` when the
 # parameter is made); Stadyn's own PF functions fill the parameter with it.
-def _refusing_number_inits(func):
-    signature = inspect.signature(func)
-    inits = [n for n in signature.parameters if n.endswith("_init")]
-    if not inits:
-        return func
+def _refused_if_number(value):
+    return RefusedInitializer(value) if isinstance(value, (int, float, np.number)) else value
 
-    @functools.wraps(func)
-    def call(*args, **kwargs):
-        bound = signature.bind_partial(*args, **kwargs)
-        for n in inits:
-            value = bound.arguments.get(n)
-            if isinstance(value, (int, float, np.number)):
-                bound.arguments[n] = RefusedInitializer(value)
-        return func(*bound.args, **bound.kwargs)
-    return call
+
+def _nnabla_arguments(name: str, func):
+    """``func`` (the parametric function ``name``) taking its arguments as NNabla 1.39 does:
+    float unit counts truncated, number initializers refused, data inputs read as float32
+    (``embed``'s are indices)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return func
+    rewrites = dict.fromkeys(_UNIT_COUNTS, _truncated)
+    rewrites.update((n, _refused_if_number) for n in params if n.endswith("_init"))
+    if name != "embed":
+        rewrites.update(dict.fromkeys(_DATA_ARGS, as_float32))
+    return _rewriting_arguments(func, rewrites)
 
 
 # Given an ``nn.NdArray`` (``rrdb_net(val_lq, ...)`` on an NdArray in nnabla-examples' ESRGAN
@@ -118,10 +109,7 @@ def _refusing_number_inits(func):
 for _name in _pf_all:
     if inspect.isfunction(globals()[_name]):
         globals()[_name] = _with_nnabla_rule(_name, globals()[_name])  # (``_rules.py``)
-        globals()[_name] = _taking_float_counts(globals()[_name])
-        globals()[_name] = _refusing_number_inits(globals()[_name])
-        if _name != "embed":
-            globals()[_name] = _reading_float_inputs(globals()[_name])
+        globals()[_name] = _nnabla_arguments(_name, globals()[_name])
         globals()[_name] = _accepting_ndarrays(globals()[_name])
 del _name
 
