@@ -22,7 +22,7 @@ from ._sparse_operands import refuse_sparse_operands
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as_operand,
                      sample_shape, wrap)
-from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
+from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
            "dropout", "local_response_normalization", "mean_variance_normalization",
@@ -400,3 +400,12 @@ refuse_sparse_operands(globals(), ["mean_variance_normalization"])
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)
+_built_dropout = dropout
+
+
+def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomSeed,
+            name: str = ""):
+    """Each value zeroed with probability ``dropout_rate`` and the rest scaled by
+    ``1 / (1 - dropout_rate)`` while training; the identity in inference.  Its seed is drawn
+    as it is called, as CNTK 2.7 draws it, where its operand has no shape yet too."""
+    return _built_dropout(x, dropout_rate, drawn_seed(seed), name)
