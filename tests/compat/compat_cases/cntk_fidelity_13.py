@@ -169,3 +169,39 @@ def classification_error__top_n_unequal_sequences(C, r):
     res["train average, count"] = [trainer.previous_minibatch_evaluation_average,
                                    trainer.previous_minibatch_sample_count]
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.LSTM",
+                  "cntk.layers.GRU", "cntk.layers.RNNStep"],
+           note="the parameters of a recurrence in CNTK 2.7's order: its depth-first walk from "
+                "the step's output meets them (a lightlstm-style step computing "
+                "b + times(x, W) + times(h, H) shows b, W, H).  Stadyn showed the step's "
+                "captured values in the order Python computed them (W, b, H)")
+def recurrence__parameter_order_of_user_steps(C, r):
+    r.touch("cntk.parameter", "cntk.sequence.input_variable", "cntk.ops.times")
+    x = C.sequence.input_variable(2)
+    res = {}
+
+    def names(f):
+        return ["%s %s" % (p.name, "x".join(str(d) for d in p.shape)) for p in f.parameters]
+    for label, make in (("LSTM", lambda: C.layers.LSTM(2)), ("GRU", lambda: C.layers.GRU(2)),
+                        ("RNNStep", lambda: C.layers.RNNStep(2))):
+        res[label] = names(C.layers.Recurrence(make())(x))
+    W = C.parameter((2, 2), name="W", init=0.1)
+    H = C.parameter((2, 2), name="H", init=0.1)
+    b = C.parameter(2, name="b", init=0.1)
+    s = C.parameter(2, name="s", init=1.0)
+
+    def bias_first(h, u):
+        return C.tanh(b + C.times(u, W) + C.times(h, H))
+
+    def recurrent_first(h, u):
+        return C.tanh(C.times(h, H) + C.times(u, W) + b)
+
+    def light(h, u):            # a lightlstm-style step: gates of one projection
+        proj = b + C.times(u, W) + C.times(h, H)
+        return C.sigmoid(proj * s) * C.tanh(proj)
+    res["b + W + H"] = names(C.layers.Recurrence(bias_first)(x))
+    res["H + W + b"] = names(C.layers.Recurrence(recurrent_first)(x))
+    res["lightlstm"] = names(C.layers.Recurrence(light)(x))
+    return res
