@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import _graph as G
 from ._deferred_operands import UnknownOutput, _layer_function
-from ._printed import function_repr, op_name_of_call, pending_text
+from ._printed import function_repr, makes_block, op_name_of_call, pending_text
 
 __all__ = ["DeferredPrinting"]
 
@@ -64,7 +64,8 @@ class DeferredPrinting:
     def _output_uid(self) -> str:
         uid = self.__dict__.get("_uid")
         if uid is None:
-            prefix = "Block" if isinstance(self._fn, _layer_function()) else self._root_op()
+            block = isinstance(self._fn, _layer_function()) or makes_block(self._fn)
+            prefix = "Block" if block else self._root_op()
             uid = self.__dict__["_uid"] = G.new_uid(prefix) + "_Output_0"
         return uid
 

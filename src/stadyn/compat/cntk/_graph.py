@@ -317,7 +317,8 @@ def shown_inputs(v: Variable) -> list[Variable]:
     if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
         first = 1 + int(node.kwargs["n_sequences"])
         end = first + len(node.kwargs["step"].states)
-        inputs = inputs[end:] + inputs[first:end] + inputs[:first]
+        inputs = _in_walk_order(node.kwargs["step"], inputs[end:]) + inputs[first:end] + \
+            inputs[:first]
     elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
         end = 2 + _FUSED_STATES[node.spec.name]
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
@@ -333,6 +334,27 @@ def shown_inputs(v: Variable) -> list[Variable]:
             if not (inner and any(j is k for k in shown)):
                 shown.append(j)
     return [*shown_constants(v), *_in_operand_order(v, shown)]
+
+
+def _in_walk_order(step, fed: list) -> list:
+    """The values ``fed`` for the captured values of the recurrence's ``step`` (in its order),
+    in the order CNTK 2.7's depth-first walk from the step's outputs meets them (``b + W @ x``
+    shows ``b`` before ``W``, whichever Python computed first)."""
+    where = {id(c): k for k, c in enumerate(step.captured)}
+    seen: set[int] = set()
+    order: list[int] = []
+    stack = list(reversed(step.outputs))
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in where:
+            order.append(where[id(v)])
+        elif v.parent is not None and v not in PLACEHOLDERS:
+            stack.extend(reversed(shown_inputs(v)))
+    order += [k for k in range(len(fed)) if k not in order]
+    return [fed[k] for k in order]
 
 
 # the recurrent cells run along a whole sequence by one op: their number of states

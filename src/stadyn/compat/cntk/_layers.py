@@ -15,6 +15,7 @@ import inspect
 from ... import layers as _L
 from ._adapt import unwrap, wrap
 from ._ops_nn import _refuse_unshared
+from ._layer_signatures import bound, cntk_signature
 from ._layers_function import LayerFunction, _native, _native_fn, _sequential, identity
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
@@ -27,12 +28,25 @@ __all__ = ["LayerFunction", "Sequential", "For", "LayerStack", "SequentialClique
            "Label", "Identity", "identity"]
 
 
-def _layer(cls, op_name: str):
-    def make(*args, name: str = "", **kwargs):
-        layer = cls(*_native(args), **{k: _native(v) for k, v in kwargs.items()})
+def _layer(cls, op_name: str, *natives):
+    """The CNTK factory of the native layer ``cls``: CNTK's positional order (see
+    :mod:`._layer_signatures`; ``natives``: the layers whose defaults it shows too)."""
+    title = getattr(cls, "__name__", op_name)
+    signature = cntk_signature(title, cls, *natives)
+
+    def make(*args, **kwargs):
+        kwargs = bound(title, signature, args, kwargs)
+        name = kwargs.pop("name", "")
+        if title.startswith("ConvolutionTranspose"):
+            # (a memory hint; reduction_rank 1 is the native layer's only one)
+            kwargs.pop("max_temp_mem_size_in_samples", None)
+            if kwargs.get("reduction_rank", 1) == 1:
+                kwargs.pop("reduction_rank", None)
+        layer = cls(**{k: _native(v) for k, v in kwargs.items()})
         return LayerFunction(layer, op_name, name)
-    make.__name__ = make.__qualname__ = getattr(cls, "__name__", op_name)
+    make.__name__ = make.__qualname__ = title
     make.__doc__ = cls.__doc__
+    make.__signature__ = signature
     return make
 
 
@@ -66,6 +80,10 @@ class _ConvolutionTranspose(_TakesSharing, _L.ConvolutionTranspose):
 # (their kind, and so their scopes' names, are the native layers'; pickled by their own names)
 _Convolution.__name__ = "Convolution"
 _ConvolutionTranspose.__name__ = "ConvolutionTranspose"
+_NATIVE_BASES = {c: (_L.Convolution,) for c in (_L.Convolution1D, _L.Convolution2D,
+                                                 _L.Convolution3D)}
+_NATIVE_BASES.update({c: (_L.ConvolutionTranspose,) for c in (
+    _L.ConvolutionTranspose1D, _L.ConvolutionTranspose2D, _L.ConvolutionTranspose3D)})
 _TAKING_SHARING = {_L.Convolution: _Convolution, _L.ConvolutionTranspose: _ConvolutionTranspose}
 
 
@@ -75,7 +93,7 @@ def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
     filter's rank or one value; ``Convolution1D``/``2D``/``3D`` take none) and
     ``groups > 1`` refused (CNTK's layer does not do grouped convolutions: ``C.convolution``
     does)."""
-    made = _layer(_TAKING_SHARING.get(cls, cls), op_name)
+    made = _layer(_TAKING_SHARING.get(cls, cls), op_name, cls, *_NATIVE_BASES.get(cls, ()))
     title = cls.__name__
 
     def make(*args, **kwargs):
@@ -85,19 +103,18 @@ def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
             raise ValueError("Convolution: groups > 1, is not currently supported by "
                              "Convolution layer. For group convolution with groups > 1, use "
                              "CNTK's low-level convolution node (cntk.convolution).")
-        if cls is _L.ConvolutionTranspose and len(args) > 6:
-            # (CNTK's 7th positional argument is sharing; the native layer has none)
-            args, kwargs = args[:6] + args[7:], {**kwargs, "sharing": args[6]}
+        kwargs = bound(title, made.__signature__, args, kwargs)
         sharing = kwargs.get("sharing", True)
-        shape = args[0] if args else kwargs.get("filter_shape", ())
+        shape = kwargs.get("filter_shape", ())
         shape = tuple(shape) if isinstance(shape, (list, tuple)) else (shape,)
         if isinstance(sharing, (list, tuple)) and len(sharing) not in (1, len(shape)):
             raise ValueError(f"sharing parameter ({tuple(sharing)}) must be a scalar or have "
                              f"same number of elements as the filter_shape parameter "
                              f"({shape})")
-        return made(*args, **kwargs)
+        return made(**kwargs)
     make.__name__ = make.__qualname__ = title
     make.__doc__ = cls.__doc__
+    make.__signature__ = made.__signature__
     return make
 
 
@@ -106,9 +123,12 @@ Convolution1D = _convolution_layer(_L.Convolution1D, "Convolution", takes_sharin
 Convolution2D = _convolution_layer(_L.Convolution2D, "Convolution", takes_sharing=False)
 Convolution3D = _convolution_layer(_L.Convolution3D, "Convolution", takes_sharing=False)
 ConvolutionTranspose = _convolution_layer(_L.ConvolutionTranspose, "ConvolutionTranspose")
-ConvolutionTranspose1D = _layer(_L.ConvolutionTranspose1D, "ConvolutionTranspose")
-ConvolutionTranspose2D = _layer(_L.ConvolutionTranspose2D, "ConvolutionTranspose")
-ConvolutionTranspose3D = _layer(_L.ConvolutionTranspose3D, "ConvolutionTranspose")
+ConvolutionTranspose1D = _layer(_L.ConvolutionTranspose1D, "ConvolutionTranspose",
+                                _L.ConvolutionTranspose)
+ConvolutionTranspose2D = _layer(_L.ConvolutionTranspose2D, "ConvolutionTranspose",
+                                _L.ConvolutionTranspose)
+ConvolutionTranspose3D = _layer(_L.ConvolutionTranspose3D, "ConvolutionTranspose",
+                                _L.ConvolutionTranspose)
 class _MaxPoolingAsCntk(_L.MaxPooling):
     __doc__ = _L.MaxPooling.__doc__
     nan_rule = "cntk"        # CNTK 2.7's: NaN passed by (docs/cntk-names.md)

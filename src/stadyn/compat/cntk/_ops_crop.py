@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ... import cntk_semantics, functions as F
 from . import _graph as G
-from ._adapt import batched, float_arrays, named, one_op, operand, sample_shape, wrap
+from ._adapt import batched, float_arrays, named, one_op, operand as _as_operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
 
 __all__ = ["crop_manual", "roipooling"]
@@ -35,7 +35,7 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
         >>> C.crop_manual(x, ref, 1, 0).eval({x: img, ref: np.zeros((1, 1, 2, 2))}).tolist()
         [[[[1.0, 2.0], [4.0, 5.0]]]]
     """
-    v = operand(node_input)
+    v = _as_operand(node_input)
     shape, ref = sample_shape(node_input), sample_shape(node_referent)
     if len(shape) < 2 or len(ref) < 2:
         raise ValueError(f"crop_manual: both operands need two spatial axes; shapes {shape} "
@@ -51,9 +51,9 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
     return named(wrap(F.slice(v, start, stop, [1] * n)), name, "Crop")
 
 
-def roipooling(operand_, rois, pooling_type, roi_output_shape, spatial_scale: float,
+def roipooling(operand, rois, pooling_type, roi_output_shape, spatial_scale: float,
                name: str = ""):
-    """Max pooling of ``operand_`` (``(C, H, W)`` per sample) over each region of ``rois``
+    """Max pooling of ``operand`` (``(C, H, W)`` per sample) over each region of ``rois``
     (``(R, 4)`` per sample: ``x1, y1, x2, y2`` in the original image's pixels, which
     ``spatial_scale`` maps onto the feature map) into a ``roi_output_shape`` (``(h, w)``) grid:
     ``(R, C, h, w)`` per sample, as CNTK 2.7 computes it and as a loaded CNTK file's
@@ -71,16 +71,16 @@ def roipooling(operand_, rois, pooling_type, roi_output_shape, spatial_scale: fl
     """
     if pooling_type != MAX_POOLING:
         raise ValueError("Unsupported pooling type, ROIPooling support only MAX pooling.")
-    if not batched(operand_) or not batched(rois):
+    if not batched(operand) or not batched(rois):
         raise ValueError("roipooling: the feature map and the regions need the batch axis")
-    shape, rshape = sample_shape(operand_), sample_shape(rois)
+    shape, rshape = sample_shape(operand), sample_shape(rois)
     if len(shape) != 3 or len(rshape) != 2 or rshape[-1] != 4:
         raise ValueError(f"roipooling: a (C, H, W) feature map and (R, 4) regions per sample "
                          f"are needed, got {shape} and {rshape}")
-    out = cntk_semantics.roi_pooling(operand(operand_), operand(rois), roi_output_shape,
+    out = cntk_semantics.roi_pooling(_as_operand(operand), _as_operand(rois), roi_output_shape,
                                      spatial_scale)                    # (B, R, C, h, w)
     # one op reading the feature map and the regions, in this order (CNTK 2.7's inputs, and so
     # Function.arguments and a clone's placeholders); its values read the regions first
-    one_op(out, operand_, rois)
-    G.show_operands_in_order(out, (operand(operand_), operand(rois)))
+    one_op(out, operand, rois)
+    G.show_operands_in_order(out, (_as_operand(operand), _as_operand(rois)))
     return named(wrap(out), name, "ROIPooling")

@@ -20,8 +20,9 @@ from ... import functions as F
 from ._deferred import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._run_checks import InvalidAtRunError, refuse_when_run
-from ._adapt import batched, const, float_arrays, named, one_op, operand, sample_shape, wrap
-from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
+from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as_operand,
+                     sample_shape, wrap)
+from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
            "dropout", "local_response_normalization", "mean_variance_normalization",
@@ -48,7 +49,7 @@ def _trailing(value, n: int, default) -> tuple:
 
 
 def _channels_first(x, reduction_rank: int):
-    v = operand(x)
+    v = _as_operand(x)
     if reduction_rank == 0:
         v = F.reshape(v, ((-1,) if batched(x) else ()) + (1,) + tuple(sample_shape(x)))
     if not batched(x):
@@ -60,10 +61,10 @@ def _unbatch(y, x):
     return y if batched(x) else F.reshape(y, tuple(y.shape[1:]))
 
 
-def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_padding=(True,),
+def convolution(convolution_map, operand, strides=(1,), sharing=(True,), auto_padding=(True,),
                 sequential: bool = False, dilation=(1,), reduction_rank: int = 1, groups: int = 1,
                 max_temp_mem_size_in_samples: int = 0, name: str = ""):
-    """``convolution_map`` (``(out, in, *kernel)``) slid over ``operand_`` (``(in, *spatial)``;
+    """``convolution_map`` (``(out, in, *kernel)``) slid over ``operand`` (``(in, *spatial)``;
     ``reduction_rank=0``: no channel axis).  ``strides``, ``auto_padding`` and ``dilation`` are
     per axis, given for the spatial axes or for all of them (channel first).  A map of the
     operand's rank (``(in, *kernel)``, no output axis) gives one output map, as in CNTK 2.7:
@@ -72,8 +73,8 @@ def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_p
     if sequential:
         raise ValueError("convolution: sequential=True needs a sequence axis, which Stadyn's "
                          "compat does not have")
-    w = operand(convolution_map)
-    x = _channels_first(operand_, reduction_rank)
+    w = _as_operand(convolution_map)
+    x = _channels_first(operand, reduction_rank)
     if reduction_rank == 1 and w.ndim == x.ndim - 1:
         w = F.reshape(w, (1,) + tuple(w.shape))
     elif reduction_rank == 0 and w.ndim == x.ndim - 1:
@@ -90,7 +91,7 @@ def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_p
     if channels is None:
         y = S.convolution(x, w, None, _trailing(strides, n, 1),
                           _trailing(auto_padding, n, True), _trailing(dilation, n, 1), groups)
-        out = _unbatch(y, operand_)
+        out = _unbatch(y, operand)
         _refuse_unshared(out, sharing, convolution_map)
         return named(wrap(out), name, "Convolution")
     # the map slides along the channel axis too: CNTK 2.7 builds (maps * positions, ...) and
@@ -104,7 +105,7 @@ def convolution(convolution_map, operand_, strides=(1,), sharing=(True,), auto_p
                       _trailing(auto_padding, n, True), _trailing(dilation, n, 1), 1)
     y = F.concatenate(*([y] * positions), axis=1) if positions else F.slice(
         y, [None] * y.ndim, [None, 0] + [None] * n, [1] * y.ndim)
-    out = _unbatch(y, operand_)
+    out = _unbatch(y, operand)
     refuse_when_run(out, message, InvalidAtRunError)
     _refuse_unshared(out, sharing, convolution_map)
     return named(wrap(out), name, "Convolution")
@@ -148,7 +149,7 @@ def _refuse_unshared(out, sharing, convolution_map) -> None:
                          "give sharing=True)", InvalidAtRunError)
 
 
-def _refuse_transpose_output_shape(operand_, sizes: tuple, kernel: tuple, strides,
+def _refuse_transpose_output_shape(operand, sizes: tuple, kernel: tuple, strides,
                                    auto_padding, dilation, output_shape) -> None:
     """CNTK 2.7 convolves ``output_shape`` with the transposed convolution's options and
     refuses (a RuntimeError as the op is made) a result other than the operand's shape;
@@ -164,7 +165,7 @@ def _refuse_transpose_output_shape(operand_, sizes: tuple, kernel: tuple, stride
     channel_pad = len(out) > n and bool(_full_rank(auto_padding, n + 1, True)[0])
     if tuple(got) == tuple(sizes) and not channel_pad:
         return
-    shape = list(sample_shape(operand_))
+    shape = list(sample_shape(operand))
 
     def dims(s):
         return "[" + " x ".join(str(d) for d in s) + "]"
@@ -234,7 +235,7 @@ def _channel_geometry(size: int, kernel: int, strides, auto_padding, dilation, r
                        f"to {positions} positions and refuses that when it runs)")
 
 
-def convolution_transpose(convolution_map, operand_, strides=(1,), sharing=(True,),
+def convolution_transpose(convolution_map, operand, strides=(1,), sharing=(True,),
                           auto_padding=(True,), output_shape=None, dilation=(1,),
                           reduction_rank: int = 1, max_temp_mem_size_in_samples: int = 0,
                           name: str = ""):
@@ -243,24 +244,24 @@ def convolution_transpose(convolution_map, operand_, strides=(1,), sharing=(True
     choice.  A map of the operand's rank of one input channel (``(1, *kernel)``) gives one
     output map, as in CNTK 2.7 (which refuses more input channels there: "Mismatching
     outputShape and mapCount")."""
-    w = operand(convolution_map)
-    x = _channels_first(operand_, reduction_rank)
+    w = _as_operand(convolution_map)
+    x = _channels_first(operand, reduction_rank)
     if reduction_rank == 1 and w.ndim == x.ndim - 1 and w.shape[0] == 1:
         w = F.reshape(w, (w.shape[0], 1) + tuple(w.shape[1:]))
     n = w.ndim - 2
     if output_shape is not None:
-        _refuse_transpose_output_shape(operand_, tuple(int(d) for d in x.shape[2:]),
+        _refuse_transpose_output_shape(operand, tuple(int(d) for d in x.shape[2:]),
                                        tuple(int(d) for d in w.shape[2:]), strides,
                                        auto_padding, dilation, output_shape)
     y = S.convolution_transpose(x, w, None, _trailing(strides, n, 1),
                                 _trailing(auto_padding, n, True), _trailing(dilation, n, 1),
                                 output_shape)
-    out = _unbatch(y, operand_)
+    out = _unbatch(y, operand)
     _refuse_unshared(out, sharing, convolution_map)
     return named(wrap(out), name, "ConvolutionTranspose")
 
 
-def pooling(operand_, pooling_type, pooling_window_shape, strides=(1,), auto_padding=(False,),
+def pooling(operand, pooling_type, pooling_window_shape, strides=(1,), auto_padding=(False,),
             ceil_out_dim: bool = False, include_pad: bool = False, name: str = ""):
     """Max (``MAX_POOLING``) or average (``AVG_POOLING``) pooling over the trailing
     ``len(pooling_window_shape)`` axes; with auto-padding an average counts only the values
@@ -269,17 +270,17 @@ def pooling(operand_, pooling_type, pooling_window_shape, strides=(1,), auto_pad
     n = len(window)
     if ceil_out_dim:
         raise ValueError("pooling: ceil_out_dim=True is not supported by Stadyn's compat")
-    x = _channels_first(operand_, 1)
+    x = _channels_first(operand, 1)
     strides_ = _trailing(strides, n, 1)
     pads = _trailing(auto_padding, n, False)
     average = pooling_type == AVG_POOLING
     y = S.pooling(x, window, strides_, pads, average, include_pad=average and bool(include_pad))
-    return named(wrap(_unbatch(y, operand_)), name, "Pooling")
+    return named(wrap(_unbatch(y, operand)), name, "Pooling")
 
 
-def unpooling(operand_, pooling_input, unpooling_type, unpooling_window_shape, strides=(1,),
+def unpooling(operand, pooling_input, unpooling_type, unpooling_window_shape, strides=(1,),
               auto_padding=(False,), name: str = ""):
-    """Max unpooling: each value of ``operand_`` goes back to where the maximum of its window
+    """Max unpooling: each value of ``operand`` goes back to where the maximum of its window
     was in ``pooling_input`` (zeros elsewhere); windows must tile the input (strides equal
     to the window, no padding)."""
     window = tuple(int(k) for k in unpooling_window_shape)
@@ -293,11 +294,11 @@ def unpooling(operand_, pooling_input, unpooling_type, unpooling_window_shape, s
     pooled = F.max_pooling(src, window, window, True)
     peak = F.unpooling(F.stop_gradient(pooled), window)   # each window's maximum, spread
     mask = F.cast(F.greater_equal(F.stop_gradient(src), peak), "float32")
-    up = F.unpooling(_channels_first(operand_, 1), window)
-    return named(wrap(_unbatch(F.mul2(up, mask), operand_)), name, "Unpooling")
+    up = F.unpooling(_channels_first(operand, 1), window)
+    return named(wrap(_unbatch(F.mul2(up, mask), operand)), name, "Unpooling")
 
 
-def batch_normalization(operand_, scale, bias, running_mean, running_inv_std, spatial: bool,
+def batch_normalization(operand, scale, bias, running_mean, running_inv_std, spatial: bool,
                         normalization_time_constant=5000, blend_time_constant=0,
                         epsilon=0.00001, use_cudnn_engine: bool = False,
                         disable_regularization: bool = False, name: str = "",
@@ -305,14 +306,14 @@ def batch_normalization(operand_, scale, bias, running_mean, running_inv_std, sp
     """CNTK's batch normalisation with the given parameters and running statistics (constants
     updated in place while training; ``running_inv_std`` holds the running variance)."""
     from ._variables import constant
-    count = operand(running_count if running_count is not None else constant(0.0, shape=()))
-    x = operand(operand_)
-    if not batched(operand_):
+    count = _as_operand(running_count if running_count is not None else constant(0.0, shape=()))
+    x = _as_operand(operand)
+    if not batched(operand):
         raise ValueError("batch_normalization: the operand needs the batch axis")
     tc = float(normalization_time_constant) if normalization_time_constant is not None else 0.0
-    out = F.cntk_batch_normalization(x, operand(scale), operand(bias), operand(running_mean),
-                                     operand(running_inv_std), count, x.sequence_lengths,
-                                     bool(spatial), tc,
+    out = F.cntk_batch_normalization(x, _as_operand(scale), _as_operand(bias),
+                                     _as_operand(running_mean), _as_operand(running_inv_std),
+                                     count, x.sequence_lengths, bool(spatial), tc,
                                      float(blend_time_constant or 0.0), float(epsilon))
     return named(wrap(out), name, "BatchNormalization")
 
@@ -324,18 +325,18 @@ def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomS
     rate = float(dropout_rate)
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"dropout: the rate must be in [0, 1), got {rate}")
-    return named(wrap(F.dropout(operand(x), rate, seed=resolved_seed(seed), train_only=True)),
+    return named(wrap(F.dropout(_as_operand(x), rate, seed=resolved_seed(seed), train_only=True)),
                  name, "Dropout")
 
 
-def local_response_normalization(operand_, depth_radius: int, bias: float, alpha: float,
+def local_response_normalization(operand, depth_radius: int, bias: float, alpha: float,
                                  beta: float, name: str = ""):
     """``x / (bias + alpha / (2r + 1) * sum of x**2 over the 2r + 1 nearest channels) ** beta``
     (``r = depth_radius``).  Over fewer channels than ``2r + 1`` the window is CNTK 2.7's: as
     many channels as there are, from ``(channels - 1) // 2`` below (CNTK rounds its kernel down
     to the channels, warning that the values do not change; they do), the scale still
     ``alpha / (2r + 1)``."""
-    v = _channels_first(operand_, 1)
+    v = _channels_first(operand, 1)
     r = int(depth_radius)
     sq = F.mul2(v, v)
     c = v.shape[1]
@@ -351,17 +352,17 @@ def local_response_normalization(operand_, depth_radius: int, bias: float, alpha
     den = F.pow_scalar(F.add_scalar(F.mul_scalar(total, float(alpha) / (2 * r + 1)),
                                     float(bias)), float(beta))
     # one op reading the operand, as CNTK 2.7 shows its LocalResponseNormalization block
-    out = one_op(wrap(_unbatch(F.div2(v, den), operand_)), operand_)
+    out = one_op(wrap(_unbatch(F.div2(v, den), operand)), operand)
     return named(out, name, "LocalResponseNormalization")
 
 
-@float_arrays("operand_")
-def mean_variance_normalization(operand_, epsilon: float = 0.00001,
+@float_arrays("operand")
+def mean_variance_normalization(operand, epsilon: float = 0.00001,
                                 use_stats_across_channels: bool = False,
                                 do_variance_scaling: bool = True, name: str = ""):
     """Each sample minus its mean (per channel, or over all of it), divided by its standard
     deviation plus ``epsilon`` when ``do_variance_scaling``."""
-    v = _channels_first(operand_, 1)
+    v = _channels_first(operand, 1)
     axes = list(range(1, v.ndim)) if use_stats_across_channels else list(range(2, v.ndim))
     if not axes:
         axes = list(range(1, v.ndim))
@@ -369,21 +370,21 @@ def mean_variance_normalization(operand_, epsilon: float = 0.00001,
     if do_variance_scaling:
         var = F.mean(F.mul2(x0, x0), axis=axes, keepdims=True)
         x0 = F.div2(x0, F.add_scalar(F.sqrt(var), float(epsilon)))
-    return named(wrap(one_op(_unbatch(x0, operand_), operand_)), name,
+    return named(wrap(one_op(_unbatch(x0, operand), operand)), name,
                  "MeanVarianceNormalization")
 
 
 @float_arrays("mean", "inv_stddev")
-def per_dim_mean_variance_normalize(operand_, mean, inv_stddev, name: str = ""):
+def per_dim_mean_variance_normalize(operand, mean, inv_stddev, name: str = ""):
     """``(x - mean) * inv_stddev``."""
     from ._ops_math import element_times, minus
-    return named(element_times(minus(operand_, mean), inv_stddev), name,
+    return named(element_times(minus(operand, mean), inv_stddev), name,
                  "PerDimMeanVarianceNormalize")
 
 
 def image_scaler(x, scalar: float, biases, name: str = ""):
     """``x * scalar`` plus one bias per channel."""
-    v = operand(x)
+    v = _as_operand(x)
     b = np.asarray(biases, dtype=np.float32).reshape((-1,) + (1,) * (len(sample_shape(x)) - 1))
     out = F.add2(F.mul_scalar(v, float(scalar)), const(b))
     return named(wrap(out), name, "ImageScaler")
@@ -394,3 +395,12 @@ refuse_sparse_operands(globals(), ["mean_variance_normalization"])
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)
+_built_dropout = dropout
+
+
+def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomSeed,
+            name: str = ""):
+    """Each value zeroed with probability ``dropout_rate`` and the rest scaled by
+    ``1 / (1 - dropout_rate)`` while training; the identity in inference.  Its seed is drawn
+    as it is called, as CNTK 2.7 draws it, where its operand has no shape yet too."""
+    return _built_dropout(x, dropout_rate, drawn_seed(seed), name)

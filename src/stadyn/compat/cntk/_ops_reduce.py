@@ -100,8 +100,11 @@ def _reducer(op_name: str, fn):
             G.BATCH.unmark(out)
         # CNTK 2.7 shows its ReduceL1, ReduceL2 and ReduceSumSquare blocks by these names, the
         # others as its primitive ReduceElements
-        return named(wrap(one_op(out, v)), name,
-                     op_name if op_name in _BLOCKS else "ReduceElements")
+        shown = op_name if op_name in _BLOCKS else "ReduceElements"
+        made = named(wrap(one_op(out, v)), name, shown)
+        # (CNTK 2.7 makes a block of each reduction: its output is Block<n>_Output_0)
+        G.mark_outputs([made.variable], shown, block=True)
+        return made
     reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
     return reduce
 

@@ -24,8 +24,9 @@ from ... import sequence as Seq
 from . import _graph as G
 from ._deferred import defer_module
 from ._sparse_operands import refuse_sparse_operands
-from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, operands_dtype,
-                     reshape_samples, same_dtype, sample_axis, sample_shape, wrap)
+from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
+                     operand as _as_operand, operands_dtype, reshape_samples, same_dtype,
+                     sample_axis, sample_shape, wrap)
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._run_checks import InvalidAtRunError, refuse_when_run
@@ -60,7 +61,7 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     # CNTK counts a negative axis from the end of the sample: -1 is its last axis
     begin = begin + rank if begin is not None and begin < 0 else begin
     end = end + rank if end is not None and end < 0 else end
-    v = operand(x)
+    v = _as_operand(x)
     out = _reshape_after_steps(v, shape, begin, end) if lead_axes(x) == 1 else None
     if out is None:
         out = S.reshape_sample(v, shape, batched(x), begin, end, sequence=lead_axes(x) == 2)
@@ -106,7 +107,7 @@ def splice(*inputs, axis=-1, name: str = ""):
     rank = max(len(sample_shape(i)) for i in items)
     dtype = operands_dtype(*items, op="Splice")
     vs = [_to_rank(v, i, rank) for v, i in zip(
-        same_dtype([operand(i, dtype) for i in items], "Splice"), items)]
+        same_dtype([_as_operand(i, dtype) for i in items], "Splice"), items)]
     ref = next((i for i in items if batched(i)), items[0])
     if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
         vs = [reshape_samples(v, lead_axes(i), (1,) + tuple(v.shape[v.ndim - rank:]))
@@ -150,7 +151,7 @@ def _match_batch(v, item, ref, lead: int | None = None):
     of a sequence ``ref``; ``lead=1``: once per sequence)."""
     if batched(item) or not batched(ref):
         return v
-    batch = operand(ref)
+    batch = _as_operand(ref)
     n = lead_axes(ref) if lead is None else lead
     zeros = F.mul_scalar(reshape_samples(F.sum(batch, axis=list(range(n, batch.ndim))), n,
                                        (1,) * v.ndim), 0.0)
@@ -171,7 +172,7 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         raise RuntimeError("Slice: Invalid axis argument provided. Slice along a dynamic axis "
                            "is unsupported (CNTK 2.7); slice a sequence along its steps with "
                            "C.sequence.slice")
-    v = operand(x)
+    v = _as_operand(x)
     start, stop, step = [None] * v.ndim, [None] * v.ndim, [1] * v.ndim
     flipped = []
     free = free_steps(v)
@@ -216,7 +217,7 @@ def transpose(x, perm, name: str = ""):
     """The sample's axes permuted: output axis ``i`` is input axis ``perm[i]``."""
     lead = lead_axes(x)
     axes = [_axis_index(x, p) for p in perm]
-    return named(wrap(F.transpose(operand(x), tuple(range(lead)) + tuple(axes))), name,
+    return named(wrap(F.transpose(_as_operand(x), tuple(range(lead)) + tuple(axes))), name,
                  "TransposeAxes")
 
 
@@ -268,7 +269,7 @@ def flatten(x, axis=None, name: str = ""):
 def pad(x, pattern, mode=CONSTANT_PAD, constant_value=0, name: str = ""):
     """The sample padded by ``pattern`` (``[(before, after)]`` per axis) with a constant, by
     reflection (``REFLECT_PAD``) or by mirroring the edge too (``SYMMETRIC_PAD``)."""
-    v = operand(x)
+    v = _as_operand(x)
     pattern = [tuple(int(p) for p in pair) for pair in pattern]
     lead = v.ndim - len(pattern)
     if mode in (REFLECT_PAD, SYMMETRIC_PAD):
@@ -331,7 +332,7 @@ def gather(reference, indices, axis=None, name: str = ""):
         >>> g.eval({i: np.array([[2, 0]], np.float32)}).tolist()
         [[[2.0, 0.0], [5.0, 3.0]]]
     """
-    ref, ids = operand(reference), operand(indices)
+    ref, ids = _as_operand(reference), _as_operand(indices)
     ref_n, ids_n = lead_axes(reference), lead_axes(indices)
     if ref_n and ids_n and ref_n != ids_n:
         raise ValueError("gather: one operand is a sequence and the other is not (CNTK gathers "
@@ -405,7 +406,7 @@ def _first_axis(axis) -> bool:
 def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str = ""):
     """Each value of ``x`` (a class index) as a one-hot vector of ``num_classes`` along a new
     per-sample ``axis``."""
-    v = operand(x)
+    v = _as_operand(x)
     shape = tuple(sample_shape(x))
     n = lead_axes(x)
     # each index on an axis of its own: no size is written into the graph (sequence.unpack's
@@ -431,13 +432,13 @@ def zeros_like(x, name: str = ""):
         >>> C.zeros_like(x).eval({x: np.array([[np.nan, -1.0]], np.float32)}).tolist()
         [[0.0, 0.0]]
     """
-    v = operand(x)
+    v = _as_operand(x)
     return named(wrap(one_op(S.constant_like(v, 0.0), v)), name, "ConstantOp")
 
 
 def ones_like(x, name: str = ""):
     """Ones of ``x``'s shape, whatever ``x`` holds (NaN too), as CNTK 2.7's ``ConstantOp``."""
-    v = operand(x)
+    v = _as_operand(x)
     return named(wrap(one_op(S.constant_like(v, 1.0), v)), name, "ConstantOp")
 
 
@@ -452,7 +453,7 @@ def eye_like(x, sparse_output: bool = True, name: str = ""):
         >>> C.eye_like(x).eval({x: np.zeros((2, 3), np.float32)}).toarray().tolist()
         [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     """
-    v = operand(x)
+    v = _as_operand(x)
     if v.ndim != 2:
         raise ValueError(f"eye_like: needs a matrix (a batch of vectors), got {v.shape}")
     out = named(wrap(F.cntk_eye_like(v)), name, "EyeLikeOp")
@@ -461,29 +462,29 @@ def eye_like(x, sparse_output: bool = True, name: str = ""):
     return out
 
 
-@float_arrays("operand_")
-def depth_to_space(operand_, block_size: int, name: str = ""):
+@float_arrays("operand")
+def depth_to_space(operand, block_size: int, name: str = ""):
     """``(C * b * b, H, W)`` samples rearranged to ``(C, H * b, W * b)``."""
-    v = operand(operand_)
+    v = _as_operand(operand)
     b = int(block_size)
-    c, h, w = sample_shape(operand_)
-    n = lead_axes(operand_)
+    c, h, w = sample_shape(operand)
+    n = lead_axes(operand)
     y = reshape_samples(v, n, (b, b, c // (b * b), h, w))
     y = F.transpose(y, tuple(range(n)) + tuple(n + a for a in (2, 3, 0, 4, 1)))
-    out = one_op(wrap(reshape_samples(y, n, (c // (b * b), h * b, w * b))), operand_)
+    out = one_op(wrap(reshape_samples(y, n, (c // (b * b), h * b, w * b))), operand)
     return named(out, name, "DepthToSpace")    # (one op reading the operand, as CNTK's block)
 
 
-@float_arrays("operand_")
-def space_to_depth(operand_, block_size: int, name: str = ""):
+@float_arrays("operand")
+def space_to_depth(operand, block_size: int, name: str = ""):
     """``(C, H, W)`` samples rearranged to ``(C * b * b, H / b, W / b)``."""
-    v = operand(operand_)
+    v = _as_operand(operand)
     b = int(block_size)
-    c, h, w = sample_shape(operand_)
-    n = lead_axes(operand_)
+    c, h, w = sample_shape(operand)
+    n = lead_axes(operand)
     y = reshape_samples(v, n, (c, h // b, b, w // b, b))
     y = F.transpose(y, tuple(range(n)) + tuple(n + a for a in (2, 4, 0, 1, 3)))
-    out = one_op(wrap(reshape_samples(y, n, (c * b * b, h // b, w // b))), operand_)
+    out = one_op(wrap(reshape_samples(y, n, (c * b * b, h // b, w // b))), operand)
     return named(out, name, "SpaceToDepth")    # (one op reading the operand, as CNTK's block)
 
 
@@ -491,16 +492,16 @@ def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
     """``x`` with the dynamic axes of ``dynamic_axes_as``: without sequences, ``x`` itself
     (repeated for every sample when it has no batch axis); on a sequence's axes, one value
     per sequence (or one for all) is repeated at every step."""
-    like = operand(dynamic_axes_as)
+    like = _as_operand(dynamic_axes_as)
     if getattr(like, "sequence_lengths", None) is not None:
-        v = operand(x)
+        v = _as_operand(x)
         if getattr(v, "sequence_lengths", None) is None:
             v = Seq.broadcast_as(_match_batch(v, x, dynamic_axes_as, lead=1), like)
         return named(wrap(F.identity(v)), name, "ReconcileDynamicAxis")
     if batched(x) or not batched(dynamic_axes_as):
         from ._ops_math import alias
         return named(alias(x), name, "ReconcileDynamicAxis")
-    out = _match_batch(operand(x), x, dynamic_axes_as)
+    out = _match_batch(_as_operand(x), x, dynamic_axes_as)
     return named(wrap(out), name, "ReconcileDynamicAxis")
 
 
@@ -511,14 +512,14 @@ def to_batch(x, name: str = ""):
         raise RuntimeError("to_batch: the input should not have a dynamic axis (it has "
                            "the batch axis already; CNTK 2.7 refuses it: 'ToBatch: the input "
                            "should not have dynamic axis.')")
-    out = F.identity(operand(x))
+    out = F.identity(_as_operand(x))
     G.BATCH.add(out)
     return named(wrap(out), name, "ToBatchAxis")
 
 
 def unpack_batch(x, name: str = ""):
     """The batch axis of ``x`` becomes an ordinary first axis."""
-    out = F.identity(operand(x))
+    out = F.identity(_as_operand(x))
     G.BATCH.unmark(out)
     return named(wrap(out), name, "UnpackBatchAxis")
 

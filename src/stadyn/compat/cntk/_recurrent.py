@@ -22,6 +22,7 @@ from ._function import combine_outputs
 from ._layers import LayerFunction, _native
 from ._run_checks import at_first_run
 from ._shown_constants import scalar_constant, show_constants, shown_constants
+from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
 from ._variables import Constant
 
@@ -33,11 +34,16 @@ __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "St
 def _step_factory(cls):
     """A CNTK step factory (``LSTM``, ``GRU``, ``RNNStep``): Stadyn's step (which owns its
     stabilisers and projection) as a CNTK layer."""
-    def make(*args, name: str = "", **kwargs):
-        layer = cls(*_native(args), **{k: _native(v) for k, v in kwargs.items()})
+    signature = cntk_signature(cls.__name__, cls)
+
+    def make(*args, **kwargs):
+        kwargs = bound(cls.__name__, signature, args, kwargs)
+        name = kwargs.pop("name", "")
+        layer = cls(**{k: _native(v) for k, v in kwargs.items()})
         return LayerFunction(layer, cls.__name__, name)
     make.__name__ = make.__qualname__ = cls.__name__
     make.__doc__ = cls.__doc__
+    make.__signature__ = signature
     return make
 
 

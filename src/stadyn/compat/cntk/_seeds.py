@@ -21,17 +21,29 @@ from ... import distributed
 from ..._random import auto_seed, fixed_seed
 from ...ops import RandomStream
 
-__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed"]
+__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed", "drawn_seed"]
 
 SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
 
 
 def resolved_seed(seed) -> RandomStream:
     """The stream of one random Function by CNTK's seed rules (see the module docstring)."""
+    return RandomStream(drawn_seed(seed) % 2 ** 64)
+
+
+def drawn_seed(seed) -> int:
+    """The seed of one random Function by CNTK's seed rules, drawn now: CNTK 2.7 draws it as
+    the op is made, before the initializers of parameters made after it, also for an op
+    whose operand has no shape yet (built later here).
+
+    Example:
+        >>> drawn_seed(7)
+        7
+    """
     if seed is None or int(seed) == SentinelValueForAutoSelectRandomSeed:
         seed = fixed_seed()
     if seed is None:
         seed = auto_seed() * distributed.size() + distributed.rank()
     if int(seed) < 0:
         raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
-    return RandomStream(int(seed) % 2 ** 64)
+    return int(seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -187,12 +188,24 @@ class Trainer(WorkerSums, PreviousAverages, _Trainer):
         # the same outputs, which shares the state this holds
         model = self.model
         self._model_runs = model._run_state() if model is not None else None
+        self._note_uncovered_parameters()
         self._distributed = _distributed_learners(self.parameter_learners)
         # distributed learners of several workers: the counts, losses and metrics are the
         # workers' sums, as CNTK 2.7's (the native Trainer's data_parallel hook)
         self._workers = aggregation(self.parameter_learners)
         if self._workers is not None:
             self.data_parallel = self._workers
+
+    def _note_uncovered_parameters(self) -> None:
+        """CNTK 2.7's Trainer ctor notes on stderr how many parameters of the model, loss
+        and metric no learner updates (they stay as they are)."""
+        learned = {id(unwrap(p)) for p in self.parameters}
+        left = {id(unwrap(p)) for f in self._trained_roots() for p in wrap(f).parameters}
+        left = len(left - learned)
+        if left:
+            print(f"[Note:] Trainer ctor: {left} of the model parameters are not covered by any "
+                  "of the specified Learners; these parameters will not be learned",
+                  file=sys.stderr)
 
     def train_minibatch(self, arguments, outputs=None, device=None, is_sweep_end=None):
         """Train on one minibatch (``{input: data}``; CNTK's ``(N, 1, ...)`` minibatch data
