@@ -29,12 +29,18 @@ def coverage(framework: str) -> list[tuple[str, int, list[str], list[str]]]:
     """Per module: ``(module, number of real names, names Stadyn has, names a case covers)``."""
     with open(os.path.join(COMPAT_TESTS, "refs", f"names_{framework}.json")) as f:
         real = json.load(f)["modules"]
-    declared = [n for c in S.cases(framework).values() for n in c.names]
+    declared = {n for c in S.cases(framework).values() for n in c.names}
+    # S.same(a, d) for some declared d: a is declared, or resolves to the object a declared
+    # name resolves to (one compared by identity).  Each name is resolved once (the objects
+    # stay referenced here, so no id is reused).
+    objects = [S.resolve(framework, d) for d in declared]
+    declared_ids = {id(o) for o in objects if o is not S._MISSING and S._by_identity(o)}
     rows = []
     for module, names in real.items():
-        have = [n for n in names if S.resolve(framework, f"{module}.{n}") is not S._MISSING]
-        tested = [n for n in have if any(S.same(framework, f"{module}.{n}", d)
-                                         for d in declared)]
+        found = {n: S.resolve(framework, f"{module}.{n}") for n in names}
+        have = [n for n in names if found[n] is not S._MISSING]
+        tested = [n for n in have if f"{module}.{n}" in declared
+                  or (S._by_identity(found[n]) and id(found[n]) in declared_ids)]
         rows.append((module, len(names), have, tested))
     return rows
 

@@ -4,7 +4,10 @@ README): each refuses the file with a StadynError naming it — or, where the RE
 and leaves no file behind (in the file's folder, the working folder or the temporary folder).
 
 Each corpus file is tried in a fresh process: a loader that tried to allocate what a file
-declares would die there (MemoryError under the limit), not take the test run with it.
+declares would die there (MemoryError under the limit), not take the test run with it.  The
+processes fork from one server per test module that imported Stadyn, h5py and onnx once (an
+interpreter start and those imports cost ~2 s of CPU a file); each child then takes the file's
+working folder, environment (its own TMPDIR) and address-space limit before it loads anything.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
+import select
 import shutil
 import subprocess
 import sys
@@ -42,18 +45,6 @@ README = _readme()
 CORPUS = sorted(p.name for p in MODELS.iterdir() if p.name not in ("README.md", "make_corpus.py"))
 
 
-def run_limited(code: str, args: list[str], *, cwd: Path, env: dict[str, str],
-                timeout: float = TIME_LIMIT, memory: int | None = None
-                ) -> subprocess.CompletedProcess:
-    """``python -c code args`` in ``cwd`` with at most ``memory`` bytes of address space, killed
-    after ``timeout`` seconds (a hang fails the test as ``subprocess.TimeoutExpired``)."""
-    def limit() -> None:
-        if memory is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env,
-                          preexec_fn=limit, capture_output=True, text=True, timeout=timeout)
-
-
 def _environment(tmp: Path) -> dict[str, str]:
     env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=os.pathsep.join(
         [str(SRC), os.environ.get("PYTHONPATH", "")]),
@@ -62,29 +53,68 @@ def _environment(tmp: Path) -> dict[str, str]:
     return env
 
 
-def _probe(path: Path, cwd: Path, env: dict[str, str], memory: int | None) -> dict:
-    out = run_limited(_PROBE, [str(path), *LOADERS], cwd=cwd, env=env, memory=memory)
-    line = next((s for s in out.stdout.splitlines() if s.startswith("RESULTS ")), None)
-    assert line is not None, f"the probe died (status {out.returncode}):\n{out.stderr[-3000:]}"
-    return json.loads(line[len("RESULTS "):])
+class ProbeServer:
+    """A Python process that imported what the probe needs once and forks a child per file.
+
+    The child takes the request's working folder, environment (``TMPDIR`` included: Python's
+    cached temporary folder is forgotten) and, when given, an address-space limit of ``memory``
+    bytes (``RLIMIT_AS``), then runs the probe with its output in two files; the server kills a
+    child still running after ``timeout`` seconds."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.proc = subprocess.Popen([sys.executable, "-c", _SERVER], cwd=tmp,
+                                     env=_environment(tmp), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def probe(self, path: Path, cwd: Path, env: dict[str, str], memory: int | None,
+              logs: Path, timeout: float = TIME_LIMIT) -> dict:
+        logs.mkdir(exist_ok=True)
+        out, err = logs / "stdout", logs / "stderr"
+        request = {"args": [str(path), *LOADERS], "cwd": str(cwd), "env": env,
+                   "memory": memory, "stdout": str(out), "stderr": str(err), "timeout": timeout}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout + 60)
+        reply = json.loads(self.proc.stdout.readline() or "null") if ready else None
+        assert reply is not None, f"the probe server died (status {self.proc.poll()})"
+        if reply["timed_out"]:
+            raise subprocess.TimeoutExpired(path.name, timeout)
+        lines = out.read_text().splitlines()
+        line = next((s for s in lines if s.startswith("RESULTS ")), None)
+        assert line is not None, \
+            f"the probe died (status {reply['status']}):\n{err.read_text()[-3000:]}"
+        return json.loads(line[len("RESULTS "):])
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(60)
 
 
 @pytest.fixture(scope="module")
-def memory_limit(tmp_path_factory) -> int:
+def server(tmp_path_factory):
+    s = ProbeServer(tmp_path_factory.mktemp("server"))
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def memory_limit(tmp_path_factory, server) -> int:
     """What the loaders take on a benign model file (peak address space), plus HEADROOM."""
     tmp = tmp_path_factory.mktemp("benign")
     code = ("import sys, stadyn as sd, stadyn.functions as F\n"
             "x = sd.Variable((2, 3))\nsd.save(sys.argv[1], F.relu(x), x)\n")
     subprocess.run([sys.executable, "-c", code, str(tmp / "benign.stadyn")], check=True,
                    env=_environment(tmp), timeout=TIME_LIMIT)
-    results = _probe(tmp / "benign.stadyn", tmp, _environment(tmp), None)
+    results = server.probe(tmp / "benign.stadyn", tmp, _environment(tmp), None, tmp / "logs")
     assert results["load"]["ok"] and results["info"]["ok"]
     return results["peak"] + HEADROOM
 
 
-_PROBE = textwrap.dedent("""
-    import contextlib, io, json, sys, traceback
+_SERVER = textwrap.dedent("""
+    import contextlib, io, json, os, resource, signal, sys, tempfile, time, traceback
     import h5py, onnx                      # imported up front: the same baseline for every file
+    import torch._dynamo                   # torch imports it the first time a shape is inferred
     import stadyn as sd
     from stadyn.brainscript import load_config, run_config
     from stadyn.cli import main as cli_main
@@ -106,19 +136,63 @@ _PROBE = textwrap.dedent("""
         "info": info,
         "config": lambda p: run_config(load_config(p)),
     }
-    path, results = sys.argv[1], {}
-    for name in sys.argv[2:]:
-        try:
-            outcome = loaders[name](path)
-            results[name] = {"ok": True, "result": str(outcome)[:300]}
-        except BaseException as exc:  # noqa: BLE001 - every outcome is reported
-            results[name] = {"ok": False, "type": type(exc).__name__,
-                             "stadyn": isinstance(exc, sd.StadynError), "message": str(exc)[:2000],
-                             "where": "".join(traceback.format_exception(exc))[-1500:]}
-    status = open("/proc/self/status").read()
-    results["peak"] = int(status.split("VmPeak:")[1].split()[0]) * 1024
-    print("RESULTS " + json.dumps(results))
+
+    def probe(path, names):
+        results = {}
+        for name in names:
+            try:
+                outcome = loaders[name](path)
+                results[name] = {"ok": True, "result": str(outcome)[:300]}
+            except BaseException as exc:  # noqa: BLE001 - every outcome is reported
+                results[name] = {"ok": False, "type": type(exc).__name__,
+                                 "stadyn": isinstance(exc, sd.StadynError),
+                                 "message": str(exc)[:2000],
+                                 "where": "".join(traceback.format_exception(exc))[-1500:]}
+        status = open("/proc/self/status").read()
+        results["peak"] = int(status.split("VmPeak:")[1].split()[0]) * 1024
+        print("RESULTS " + json.dumps(results), flush=True)
+
+    def child(request):
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            os.dup2(os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        tempfile.tempdir = None            # TMPDIR is read again
+        if request["memory"] is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (request["memory"], request["memory"]))
+        probe(request["args"][0], request["args"][1:])
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child(request)
+                code = 0
+            except BaseException:  # noqa: BLE001 - reported on the child's stderr
+                traceback.print_exc()
+                code = 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        deadline, status = time.monotonic() + request["timeout"], None
+        while status is None:
+            done, code = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = os.waitstatus_to_exitcode(code)
+            elif time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                break
+            else:
+                time.sleep(0.01)
+        print(json.dumps({"status": status, "timed_out": status is None}), flush=True)
 """)
+
 
 
 def test_every_corpus_file_has_a_readme_line_and_every_line_a_file():
@@ -126,13 +200,14 @@ def test_every_corpus_file_has_a_readme_line_and_every_line_a_file():
 
 
 @pytest.mark.parametrize("name", CORPUS)
-def test_every_loader_refuses_the_file_clearly_within_limits(tmp_path, name, memory_limit):
+def test_every_loader_refuses_the_file_clearly_within_limits(tmp_path, name, memory_limit,
+                                                            server):
     folder, cwd, tmp = tmp_path / "files", tmp_path / "cwd", tmp_path / "tmp"
     for d in (folder, cwd, tmp):
         d.mkdir()
     path = folder / name
     shutil.copyfile(MODELS / name, path)
-    results = _probe(path, cwd, _environment(tmp), memory_limit)
+    results = server.probe(path, cwd, _environment(tmp), memory_limit, tmp_path / "logs")
     described = {"info"} if "info: described" in README[name] else set()
     for loader in LOADERS:
         r = results[loader]
