@@ -80,3 +80,30 @@ def replace_placeholders__sequence_placeholder_read_elsewhere(C, r):
     _outputs(res, "a", a.eval({x: data}))
     _outputs(res, "b", b.eval({x: data}))
     return res
+
+
+def _refusal(call):
+    """The error's type and its text up to the Function it names (whose uids differ)."""
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - the refusal is what is compared
+        return [type(e).__name__, str(e).split(" in the Function")[0]]
+    return "accepted"
+
+
+@cntk_case(names=["cntk.Function.replace_placeholders", "cntk.layers.ForwardDeclaration"],
+           note="a placeholder that the Function (and what is put in) does not read: CNTK 2.7's "
+                "ValueError 'Placeholder ... specified for replacement not found in the "
+                "Function' (Stadyn replaced it anyway), also a ForwardDeclaration resolved to "
+                "a value that does not use it")
+def replace_placeholders__placeholder_not_in_the_function(C, r):
+    r.touch("cntk.Function.replace_placeholders")
+
+    def unrelated():
+        x, p = C.sequence.input_variable(2), C.placeholder(name="p")
+        (x * 2.0).replace_placeholders({p: x})
+
+    def declared():
+        fd = C.layers.ForwardDeclaration(name="fwd")
+        fd.resolve_to(C.plus(C.input_variable(2), 1.0, name="pl"))
+    return {"unrelated": _refusal(unrelated), "forward declaration": _refusal(declared)}
