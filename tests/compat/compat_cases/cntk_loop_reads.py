@@ -107,3 +107,25 @@ def replace_placeholders__placeholder_not_in_the_function(C, r):
         fd = C.layers.ForwardDeclaration(name="fwd")
         fd.resolve_to(C.plus(C.input_variable(2), 1.0, name="pl"))
     return {"unrelated": _refusal(unrelated), "forward declaration": _refusal(declared)}
+
+
+@cntk_case(names=["cntk.layers.ForwardDeclaration", "cntk.sequence.past_value"],
+           note="a ForwardDeclaration resolved to a vector (past_value(fd) + x, x of 2 per "
+                "step): the loop takes the vector's shape, also for sequences of unequal "
+                "lengths and through a scaled delay (Stadyn refused: 'step shape () and its "
+                "substitute (2,)'; its declaration held a scalar step)")
+def forward_declaration__resolved_to_a_vector(C, r):
+    r.touch("cntk.layers.ForwardDeclaration")
+    res = {}
+    for name, make in (("sum", lambda pv, x: pv + x),
+                       ("scaled", lambda pv, x: pv * 0.5 + x)):
+        x = C.sequence.input_variable(2)
+        fd = C.layers.ForwardDeclaration()
+        out = make(C.sequence.past_value(fd), x)
+        fd.resolve_to(out)
+        res[name + " shape"] = list(out.shape)
+        data = [r.randn(3, 2).astype(np.float32), r.randn(1, 2).astype(np.float32),
+                r.randn(2, 2).astype(np.float32)]
+        _outputs(res, name, out.eval({x: data}))
+        _outputs(res, name + " last", [C.sequence.last(out).eval({x: data})])
+    return res
