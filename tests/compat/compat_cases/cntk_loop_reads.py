@@ -106,7 +106,11 @@ def replace_placeholders__placeholder_not_in_the_function(C, r):
     def declared():
         fd = C.layers.ForwardDeclaration(name="fwd")
         fd.resolve_to(C.plus(C.input_variable(2), 1.0, name="pl"))
-    return {"unrelated": _refusal(unrelated), "forward declaration": _refusal(declared)}
+    def waiting():          # a Function over a placeholder without a shape, and another one
+        x, p, q = C.sequence.input_variable(2), C.placeholder(name="p"), C.placeholder(name="q")
+        (p * 2.0).replace_placeholders({p: x, q: x})
+    return {"unrelated": _refusal(unrelated), "forward declaration": _refusal(declared),
+            "waiting": _refusal(waiting)}
 
 
 @cntk_case(names=["cntk.layers.ForwardDeclaration", "cntk.sequence.past_value"],
