@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ...graph import topological_nodes
 from ._adapt import ShapelessPlaceholderError
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _arguments_of, _keep,
                                  _layer_function, _shapeless)
@@ -358,6 +359,10 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
         if self._typed is not None:
             self._typed.replace_placeholders(substitutions)
             return self
+        for ph in substitutions:
+            if not _found(ph, [self] + list(substitutions.values())):
+                raise ValueError(f"Placeholder '{ph}' specified for replacement not found in "
+                                 f"the Function '{self!r}'.")
         shapeless = [ph for ph in substitutions if _shapeless(ph)]
         # the graph CNTK replaces placeholders in: this Function's and, once replaced, that
         # of the values put in (LightRNN's c is read through past_value(h2) alone)
@@ -475,6 +480,23 @@ def _reads(value: Any, ph) -> bool:
     found: list = []
     value._leaves(found, set(), {})
     return any(getattr(p, "variable", None) is getattr(ph, "variable", ph) for p in found)
+
+
+def _found(ph, values: list) -> bool:
+    """Whether one of ``values`` (waiting Functions, or Functions with a graph) reads the
+    placeholder ``ph`` (CNTK refuses to replace one that none reads)."""
+    target = getattr(ph, "variable", None)
+    for value in values:
+        if isinstance(value, (Deferred, UnknownOutput)):
+            owner = value.owner if isinstance(value, UnknownOutput) else value
+            if owner._typed is not None or _reads(owner, ph):
+                return True
+        elif isinstance(value, GraphObject):
+            v = value.variable
+            if v is target or any(i is target for n in topological_nodes([v])
+                                  for i in n.inputs):
+                return True
+    return target is None
 
 
 def as_built(values: tuple) -> tuple:

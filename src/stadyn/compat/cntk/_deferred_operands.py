@@ -35,8 +35,7 @@ def _layer_function():
 
 
 def _shapeless(value: Any) -> bool:
-    return isinstance(value, GraphObject) and value.variable in G.SHAPELESS and \
-        type(value).__name__ != "_ForwardDeclared"
+    return isinstance(value, GraphObject) and value.variable in G.SHAPELESS
 
 
 # Set while ``@C.Function`` probes a Python function on placeholders for its untyped

@@ -12,7 +12,7 @@ import enum
 import warnings
 from typing import Any
 
-from ...graph import Variable
+from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._adapt import unwrap
 from ._late import late
@@ -153,7 +153,9 @@ class FunctionRebuilding:
         """Replace placeholders in place (``{placeholder: variable}``); returns this Function."""
         if not isinstance(substitutions, dict):
             raise TypeError("replace_placeholders: the substitutions must be a dict")
-        plain, loops = split_loops({unwrap(ph): unwrap(new) for ph, new in substitutions.items()})
+        subs = {unwrap(ph): unwrap(new) for ph, new in substitutions.items()}
+        self._check_found(substitutions, subs)
+        plain, loops = split_loops(subs)
         for ph, new in plain.items():
             G.replace_placeholder(ph, new)
         if loops:           # a cycle through past_value / future_value: a recurrence
@@ -162,6 +164,17 @@ class FunctionRebuilding:
                     raise ValueError("replace_placeholders: only placeholders can be replaced")
             close_loops(loops)
         return self
+
+    def _check_found(self, given: dict, subs: dict) -> None:
+        """CNTK's ``ValueError`` for a placeholder that neither this Function's graph nor a
+        value put in reads."""
+        graph = list(self._roots()) + list(subs.values())
+        found = {id(v) for v in graph}
+        found.update(id(i) for n in topological_nodes(graph) for i in n.inputs)
+        for key, ph in zip(given, subs):
+            if id(ph) not in found and ph in G.PLACEHOLDERS:
+                raise ValueError(f"Placeholder '{key}' specified for replacement not found in "
+                                 f"the Function '{self!r}'.")
 
     def replace_placeholder(self, substitution) -> "FunctionRebuilding":
         """Replace the only placeholder in place."""

@@ -40,7 +40,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "Combine", "primitive_op_name", "spelled_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
-           "replace_placeholder", "show_operands_in_order", "operand_order",
+           "replace_placeholder", "follow_sequence_axis", "show_operands_in_order", "operand_order",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "stored_inputs", "block_inner_leaves", "search", "walk_leaves",
            "mark_spliced",
@@ -614,5 +614,24 @@ def replace_placeholder(ph: Variable, new: Variable) -> None:
         raise ValueError(f"replace_placeholders: a placeholder of shape {ph.shape} cannot take "
                          f"a variable of shape {new.shape}")
     del PLACEHOLDERS[ph]
+    follow_sequence_axis(ph, new)
     ph.rewire_on(F.identity(new))
     BATCH.forget()
+
+
+def follow_sequence_axis(ph: Variable, new: Variable) -> None:
+    """The placeholder ``ph``'s sequence axis becomes ``new``'s: the lengths made for ``ph``
+    are computed as ``new``'s from now on, so every value computed from ``ph`` on its axis --
+    also one outside the graph ``replace_placeholders`` was called on -- runs over ``new``'s
+    steps (as CNTK's, whose placeholder takes its substitute's dynamic axes)."""
+    from ... import functions as F
+    old, lengths = ph.sequence_lengths, new.sequence_lengths
+    if old is None or lengths is None or old is lengths or old.parent is not None \
+            or not is_lengths(old):
+        return
+    old.rewire_as(F.identity(lengths))
+    axis = SEQUENCE_AXES.get(lengths)
+    if axis is not None:
+        SEQUENCE_AXES[old] = axis
+    else:
+        SEQUENCE_AXES.pop(old, None)

@@ -11,7 +11,10 @@ sequence of length 1 so that each op's attributes (axes counted with the sequenc
 right; a whole-sequence recurrence in the body (a greedy decoder's own ``Recurrence``) adds
 its states to the loop's and takes one step per step (``_nested.py``).  Then every Variable
 of the body is rewired onto its sequence from the recurrence, so what the user holds (the
-loop's output, an intermediate such as an LSTM's cell) computes from it, in both modes.
+loop's output, an intermediate such as an LSTM's cell) computes from it, in both modes, and
+the lengths made for each placeholder are computed as the loop's, so a value computed from the
+body by a Function outside it (``other = a * 2`` of ``a`` in the body) runs over the loop's
+steps too.
 """
 
 from __future__ import annotations
@@ -182,6 +185,7 @@ def close_loops(loops: dict, along: Variable | None = None) -> None:
         _rewire(out, fn(src, n.inputs[2], 1))
     for ph in phs:
         del G.PLACEHOLDERS[ph]
+        G.follow_sequence_axis(ph, loops[ph])
         _rewire(ph, loops[ph])
     G.BATCH.forget()
 

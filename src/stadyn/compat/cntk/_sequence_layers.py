@@ -24,6 +24,7 @@ from ...layers import default_override_or, glorot_uniform, resolve
 from . import _graph as G
 from . import sequence as seq
 from ._adapt import unwrap, wrap
+from ._deferred import Deferred
 from ._late import late
 from ._layers import LayerFunction
 from ._mixins import GraphObject
@@ -285,13 +286,17 @@ class _ForwardDeclared(_Variable):
         """Close the loop: this placeholder is ``var`` from now on (``var`` may be computed
         from it through ``past_value`` / ``future_value``: the loop runs as a recurrence)."""
         from ._function import Function
-        Function(unwrap(var)).replace_placeholders({self: var})
+        if isinstance(var, Deferred):       # built on this placeholder's shape, inferred
+            var.replace_placeholders({self: var})
+        else:
+            Function(unwrap(var)).replace_placeholders({self: var})
 
 
 def ForwardDeclaration(name: str = "forward_declaration"):
     """A placeholder for a value defined later from itself: use it (through ``past_value``
     or ``future_value``), then ``resolve_to(value)`` closes the loop, which runs as a
-    recurrence along the sequence axis of the loop's inputs.
+    recurrence along the sequence axis of the loop's inputs.  As a ``placeholder()`` without
+    a shape, it takes the shape its loop gives it (ops on it wait until it is known).
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
