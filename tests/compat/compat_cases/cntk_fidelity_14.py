@@ -1,0 +1,55 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (fourteenth round): reductions
+with ``keepdims=False`` over dynamic axes; the random ``*_like`` ops on placeholders without
+a shape; ``Value`` made of an array given positionally."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _outcome(fn):
+    """``fn()``'s value, or ``raises <built-in type>`` (Stadyn's errors subclass CNTK's)."""
+    try:
+        got = fn()
+    except Exception as e:
+        return "raises " + next(c.__name__ for c in type(e).__mro__
+                                if c.__module__ == "builtins")
+    return np.asarray(got)
+
+
+_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+               "reduce_log_sum_exp", "reduce_l1", "reduce_l2", "reduce_sum_square")
+
+
+@cntk_case(names=["cntk.ops.reduce_sum", "cntk.ops.reduce_mean", "cntk.ops.reduce_max",
+                  "cntk.ops.reduce_min", "cntk.ops.reduce_prod", "cntk.ops.reduce_log_sum_exp",
+                  "cntk.ops.reduce_l1", "cntk.ops.reduce_l2", "cntk.ops.reduce_sum_square",
+                  "cntk.ops.argmax", "cntk.ops.argmin"],
+           note="keepdims=False: CNTK 2.7 drops static axes given by number (one or several), "
+                "and raises ValueError ('Cannot query the static axis index for a non-static "
+                "axis') as the function is made for the default axis (all static axes), "
+                "Axis.all_static_axes(), Axis.all_axes() and the batch axis, on a placeholder "
+                "without a shape too.  Stadyn returned the reduced value for those")
+def reductions__keepdims_false_axes(C, r):
+    r.touch("cntk.Axis.all_axes", "cntk.Axis.all_static_axes", "cntk.Axis.default_batch_axis",
+            "cntk.placeholder")
+    data = np.arange(6, dtype=np.float32).reshape(1, 2, 3) - 2.5
+    axes = [("default", {}), ("0", {"axis": 0}), ("1", {"axis": 1}), ("(0, 1)", {"axis": (0, 1)}),
+            ("Axis(1)", {"axis": C.Axis(1)}),
+            ("all static", {"axis": C.Axis.all_static_axes()}),
+            ("all", {"axis": C.Axis.all_axes()}),
+            ("batch", {"axis": C.Axis.default_batch_axis()})]
+    res = {}
+    for op in _REDUCTIONS:
+        fn = getattr(C, op)
+        for label, kw in axes:
+            x = C.input_variable((2, 3))
+            res["%s %s" % (op, label)] = _outcome(
+                lambda: fn(x, keepdims=False, **kw).eval({x: data}))
+        res["%s placeholder" % op] = _outcome(
+            lambda: fn(C.placeholder(), keepdims=False).shape)
+    for op in ("argmax", "argmin"):
+        for label, kw in axes[:3]:
+            x = C.input_variable((2, 3))
+            res["%s %s" % (op, label)] = _outcome(lambda: getattr(C, op)(x, **kw).eval({x: data}))
+    return res
