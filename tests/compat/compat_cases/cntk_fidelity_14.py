@@ -53,3 +53,23 @@ def reductions__keepdims_false_axes(C, r):
             x = C.input_variable((2, 3))
             res["%s %s" % (op, label)] = _outcome(lambda: getattr(C, op)(x, **kw).eval({x: data}))
     return res
+
+
+@cntk_case(names=["cntk.Value", "cntk.core.Value"],
+           note="CNTK 2.7's Value(batch, seq_starts=None, device=None) takes the array as its "
+                "first positional argument (a float64 array stays float64).  Stadyn's took "
+                "(shape, dtype, batch, ...): an array given positionally was read as a shape "
+                "(a ValueError from NumPy), a device as the third argument as the batch")
+def value__array_positional(C, r):
+    r.touch("cntk.Value.shape", "cntk.Value.dtype", "cntk.Value.asarray", "cntk.cpu",
+            "cntk.Function.eval")
+    import inspect
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    v = C.Value(data)
+    x = C.input_variable(3)
+    return {"signature": [p.name for p in inspect.signature(C.Value).parameters.values()],
+            "value": np.asarray(v.asarray()), "shape": list(v.shape),
+            "float64": np.dtype(C.Value(data.astype(np.float64)).dtype).name,
+            "device third": list(C.Value(data, None, C.cpu()).shape),
+            "shape=": _outcome(lambda: C.Value(shape=(2, 3))),
+            "fed": np.asarray((x * 2).eval({x: C.Value(data)}))}
