@@ -73,3 +73,52 @@ def value__array_positional(C, r):
             "device third": list(C.Value(data, None, C.cpu()).shape),
             "shape=": _outcome(lambda: C.Value(shape=(2, 3))),
             "fed": np.asarray((x * 2).eval({x: C.Value(data)}))}
+
+
+@cntk_case(names=["cntk.random.uniform_like", "cntk.random.normal_like",
+                  "cntk.random.bernoulli_like", "cntk.random.gumbel_like"],
+           note="a *_like op of a placeholder without a shape: CNTK 2.7 makes it (shape (-2,), "
+                "output RandomDistribution<n>_Output_0) and draws once the placeholder is "
+                "replaced, with the seed given as it was made.  Stadyn raised "
+                "ShapelessPlaceholderError")
+def random_like__shapeless_placeholder(C, r):
+    r.touch("cntk.placeholder", "cntk.Function.replace_placeholders", "cntk.Function.eval")
+    import re
+    res = {}
+    for op, kw in (("uniform_like", {"low": 2.0, "high": 3.0}),
+                   ("normal_like", {"mean": 5.0, "scale": 0.0}),
+                   ("bernoulli_like", {"mean": 1.0}),
+                   ("gumbel_like", {"loc": 1.0, "scale": 0.0})):
+        p = C.placeholder()
+        f = getattr(C.random, op)(p, seed=11, **kw)
+        made = [list(f.shape), re.sub(r"\d+", "#", f.output.uid)]
+        x = C.input_variable(3)
+        g = f.replace_placeholders({p: x})
+        v = np.asarray(g.eval({x: np.zeros((2, 3), np.float32)}))
+        drawn = [bool((v >= 2).all() and (v < 3).all())] if op == "uniform_like" else v.tolist()
+        res[op] = made + [list(g.shape), list(v.shape), drawn,
+                          int(g.root_function.attributes["rngSeed"])]
+    return res
+
+
+@cntk_case(names=["cntk.random.normal", "cntk.random.gumbel", "cntk.random.normal_like",
+                  "cntk.random.gumbel_like"],
+           note="the scale: CNTK 2.7 takes 0 (every value the mean) and refuses a negative one "
+                "with RuntimeError ('standard deviation (-1) must be non-negative'), of a "
+                "placeholder without a shape too.  Stadyn refused 0 with ValueError ('must be "
+                "positive and finite'), a negative one with ValueError")
+def random__scale_zero_and_negative(C, r):
+    r.touch("cntk.Function.eval", "cntk.placeholder")
+    x = C.input_variable(2)
+    d = np.zeros((1, 2), np.float32)
+    res = {}
+    for s in (0.0, -1.0):
+        res["scale %g" % s] = [
+            _outcome(lambda: C.random.normal_like(x, mean=1.0, scale=s).eval({x: d})),
+            _outcome(lambda: C.random.gumbel_like(x, loc=1.0, scale=s).eval({x: d})),
+            _outcome(lambda: C.random.normal((2,), mean=1.0, scale=s).eval()),
+            _outcome(lambda: C.random.gumbel((2,), loc=1.0, scale=s).eval())]
+    res["placeholder scale -1"] = [
+        _outcome(lambda: C.random.normal_like(C.placeholder(), scale=-1.0).shape),
+        _outcome(lambda: C.random.gumbel_like(C.placeholder(), scale=-1.0).shape)]
+    return res
