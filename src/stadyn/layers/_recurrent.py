@@ -316,6 +316,8 @@ class RNNStep(_Step):
 
 def _state_shapes(step: Any, x) -> list[tuple[int, ...]]:
     shapes = getattr(step, "state_shapes", None)
+    if shapes is None and hasattr(step, "state_shapes_for"):   # (found from the input's)
+        shapes = step.state_shapes_for(tuple(x.shape[2:]))
     if shapes is not None:
         return [tuple(s) for s in shapes]
     return [tuple(x.shape[2:])]          # a plain function: a state shaped like one step

@@ -122,3 +122,34 @@ def random__scale_zero_and_negative(C, r):
         _outcome(lambda: C.random.normal_like(C.placeholder(), scale=-1.0).shape),
         _outcome(lambda: C.random.gumbel_like(C.placeholder(), scale=-1.0).shape)]
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold"],
+           note="a user step of one state and no recurrent cell whose state differs from the "
+                "input's shape (tanh(times(h, H) + times(x, W) + b), input 3, H (2, 2)): "
+                "CNTK 2.7 infers the state's shape through the loop.  Stadyn gave the state "
+                "the input step's shape and raised ShapeError in times")
+def recurrence__user_step_state_shape_inferred(C, r):
+    r.touch("cntk.parameter", "cntk.sequence.input_variable", "cntk.ops.times",
+            "cntk.Function.eval")
+    x = C.sequence.input_variable(3)
+    W = C.parameter((3, 2), init=0.1)
+    H = C.parameter((2, 2), init=0.2)
+    b = C.parameter(2, init=0.05)
+    data = [np.arange(9, dtype=np.float32).reshape(3, 3) / 10, np.ones((2, 3), np.float32)]
+
+    def elman(h, u):
+        return C.tanh(C.times(h, H) + C.times(u, W) + b)
+
+    def projected(h, u):
+        return C.tanh(C.times(u, W) + h)
+
+    def same(h, u):
+        return C.tanh(h * 0.5 + u)
+    res = {}
+    for label, step in (("elman", elman), ("projected", projected), ("input's shape", same)):
+        f = C.layers.Recurrence(step)(x)
+        res[label] = [list(f.shape)] + [np.asarray(s).tolist() for s in f.eval({x: data})]
+    fold = C.layers.Fold(elman)(x)
+    res["fold"] = [list(fold.shape), np.asarray(fold.eval({x: data})).tolist()]
+    return res
