@@ -3,7 +3,9 @@ run a step along the sequence axis (``Recurrence``, ``RecurrenceFrom``, ``Fold``
 
 A step is a layer called as ``step(*previous_states, x)`` on one step of the input (batch axis
 first) that returns the new state (or tuple of states); its ``state_shapes`` says the states'
-shapes.  The weight layouts are CNTK 2.7's, so weights CNTK initialised give CNTK's numbers:
+shapes (a step whose ``state_shapes`` is None and that has ``state_shapes_for(step_shape)`` is
+asked with the input step's shape; otherwise the one state is shaped like an input step).
+The weight layouts are CNTK 2.7's, so weights CNTK initialised give CNTK's numbers:
 ``W`` ``(input, k*C)``, ``H`` ``(H, k*C)``, ``b`` ``(k*C,)`` with the gates stacked in CNTK's
 order, where ``H`` is the step's ``shape`` and ``C`` its ``cell_shape`` (``H`` unless given).
 ``Recurrence`` records the step once (``sd.sequence.recurrence``) and the ``recurrence`` op runs
@@ -316,6 +318,8 @@ class RNNStep(_Step):
 
 def _state_shapes(step: Any, x) -> list[tuple[int, ...]]:
     shapes = getattr(step, "state_shapes", None)
+    if shapes is None and hasattr(step, "state_shapes_for"):   # (found from the input's)
+        shapes = step.state_shapes_for(tuple(x.shape[2:]))
     if shapes is not None:
         return [tuple(s) for s in shapes]
     return [tuple(x.shape[2:])]          # a plain function: a state shaped like one step

@@ -2,7 +2,8 @@
 ``softmax``/``log_softmax``/``hardmax``, ``top_k``.
 
 ``axis=None`` (or ``Axis.all_static_axes()``) reduces every axis of a sample to one number;
-an int (or a tuple) keeps the reduced axes with size 1 unless ``keepdims=False``;
+an int (or a tuple) keeps the reduced axes with size 1 unless ``keepdims=False`` (which,
+as in CNTK 2.7, takes axes given by number only: a ValueError for the others, None too);
 ``Axis.default_batch_axis()`` reduces over the samples of a minibatch (together with static
 axes when given in a list with them: ``(Axis.default_batch_axis(), 1)`` keeps axis 1 with size
 1 and drops the batch axis), ``Axis.all_axes()`` over everything (of sequences, their steps,
@@ -20,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 
 from ... import cntk_semantics as S
@@ -79,17 +81,29 @@ def _over_steps(op_name: str, fn, v, axes):
     return F.div2(F.sum(padded, axis=axes, keepdims=False), values)
 
 
+def _names_dynamic_axis(axis) -> bool:
+    """Whether ``axis`` is (or lists) an axis other than a sample's static one: None (all of
+    a sample's axes), ``Axis.all_static_axes()``, ``Axis.all_axes()``, the batch axis."""
+    items = axis if isinstance(axis, (list, tuple)) else [axis]
+    return any(a is None or (isinstance(a, Axis) and not a.is_static_axis) for a in items)
+
+
+def _refuse_dropped_dynamic_axis(op_name: str, axis, keepdims) -> None:
+    if not keepdims and _names_dynamic_axis(axis):
+        raise ValueError(f"{op_name}: keepdims=False with the axis {axis!r} (None: all of a "
+                         f"sample's axes); CNTK 2.7 drops static axes only, given by number, "
+                         f"and refuses it too: 'Cannot query the static axis index for a "
+                         f"non-static axis'")
+
+
 def _reducer(op_name: str, fn):
     def reduce(x, axis=None, keepdims: bool = True, name: str = ""):
+        _refuse_dropped_dynamic_axis(op_name, axis, keepdims)
         axes, kind = _axes(x, axis)
         v = operand(x)
         if kind == "some":
             out = fn(v, axes, bool(keepdims))
         elif kind == "batch+some":
-            if not keepdims:
-                raise ValueError(f"{op_name}: keepdims=False with the batch axis among the "
-                                 f"axes {axis!r} (CNTK 2.7 refuses it too: 'Cannot query the "
-                                 f"static axis index for a non-static axis')")
             out = fn(v, axes, True)
             out = F.reshape(out, tuple(out.shape[1:]))
         elif kind == "all" and getattr(v, "sequence_lengths", None) is not None:
@@ -106,6 +120,7 @@ def _reducer(op_name: str, fn):
         G.mark_outputs([made.variable], shown, block=True)
         return made
     reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
+    reduce.op_name = op_name
     return reduce
 
 
@@ -220,3 +235,19 @@ refuse_sparse_operands(globals(), __all__)
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)
+
+
+def _refusing_as_made(deferred):
+    """``deferred`` (a reduction waiting for its operand's shape) refusing ``keepdims=False``
+    over a dynamic axis as it is called, as CNTK 2.7 does, not when the shape arrives."""
+    op_name = deferred.op_name
+
+    @functools.wraps(deferred)
+    def reduce(x, axis=None, keepdims: bool = True, name: str = ""):
+        _refuse_dropped_dynamic_axis(op_name, axis, keepdims)
+        return deferred(x, axis, keepdims, name)
+    return reduce
+
+
+for _n in __all__[:9]:
+    globals()[_n] = _refusing_as_made(globals()[_n])

@@ -93,6 +93,8 @@ _OP_NAMES = {
     "sequence.is_last": "Sequence::IsLast", "sequence.reduce_sum": "Sequence::ReduceElements",
     "sequence.reduce_max": "Sequence::ReduceElements", "sequence.scatter": "Sequence::Scatter",
     "sequence.softmax": "Sequence::Softmax",
+    "uniform_like": "RandomDistribution", "normal_like": "RandomDistribution",
+    "gumbel_like": "RandomDistribution", "bernoulli_like": "RandomDistribution",
 }
 # the reductions CNTK 2.7 makes a block of (ReduceFunctionAsBlock): their output's uid is
 # ``Block<n>_Output_0`` (argmax and argmin are primitives)

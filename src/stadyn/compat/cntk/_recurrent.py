@@ -83,8 +83,9 @@ class FunctionStep:
 
     Its states are its arguments but the last.  Their shapes are those of the recurrent layer
     the function applies (``LSTM``, ``GRU``, ... held in its closure, as CNTK's tutorials write
-    ``lambda dh, dc, x: lstm(dh, dc, splice(x, attention(dh)))``), else shaped like a step of
-    the input.
+    ``lambda dh, dc, x: lstm(dh, dc, splice(x, attention(dh)))``), else (one state) the shape
+    the step maps to itself once the input's is known, as CNTK 2.7 infers it: the input
+    step's, else a vector as long as an axis of a parameter the step reads.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -111,6 +112,15 @@ class FunctionStep:
                 "the cell to a name the step reads: cell = self.cell; "
                 "lambda h, c, x: cell(h, c, x)")
         self.parameters: list = []
+
+    def state_shapes_for(self, step_shape: tuple) -> Any:
+        """The states' shapes over input steps of ``step_shape`` where the step applies no
+        recurrent cell: one state's inferred as CNTK 2.7 infers it (see
+        :func:`_fixed_point_shape`); None otherwise (a state shaped like an input step)."""
+        if self.state_shapes is not None or self.n_states != 1:
+            return self.state_shapes
+        shape = _fixed_point_shape(self.fn, step_shape)
+        return None if shape is None else [shape]
 
     def __call__(self, *variables):
         for v in variables:         # one step of each state and input, batch axis first
@@ -192,6 +202,38 @@ def _probed_state_shapes(fn: Any, n_states: int, arity: int) -> Any:
                 shapes.add(tuple(tuple(s) for s in cell))
             stack.extend(list(v._args) + list(v._kwargs.values()))
     return list(shapes.pop()) if len(shapes) == 1 else None
+
+
+def _fixed_point_shape(fn: Any, step_shape: tuple) -> Any:
+    """The shape of the one state of the step ``fn`` (no recurrent cell inside) over input
+    steps of ``step_shape``, as CNTK 2.7 infers it through the loop: the shape the step maps
+    to itself, tried first as the input's, then as a vector of each length of the parameters
+    and constants the step reads (``tanh(times(h, H) + times(x, W) + b)`` with ``H`` of
+    ``(2, 2)``: ``(2,)``).  None where none is (or the step applies a layer, which the trial
+    would build)."""
+    from ._deferred import Deferred
+    from ._deferred_shapes import _applies_a_layer, _lengths
+    from ._variables import input_variable, placeholder
+    fn = getattr(fn, "_fn", fn)
+    state, x = placeholder(name="state"), placeholder(name="x")
+    try:
+        with auto_seeds_kept():
+            out = fn(state, x)
+    except Exception:       # (a step the trial cannot run: its shape stays unknown)
+        return None
+    if not isinstance(out, Deferred) or _applies_a_layer(out):
+        return None
+    for candidate in [tuple(step_shape)] + [(n,) for n in _lengths(out)[2:]]:
+        bound = {id(state.variable): input_variable(candidate),
+                 id(x.variable): input_variable(tuple(step_shape))}
+        try:
+            with auto_seeds_kept():
+                built = out._replay(bound, {})
+        except Exception:       # (not this shape: an op of the step refuses it)
+            continue
+        if tuple(built.shape) == candidate:
+            return candidate
+    return None
 
 
 def _where(fn: Any) -> str:

@@ -104,18 +104,17 @@ class NDArrayView:
 
 
 class Value:
-    """A minibatch of data for a variable (CNTK's ``Value``): ``Value(batch=array)`` or
-    ``Value.create(variable, data)``; ``asarray()`` gives the array back.
+    """A minibatch of data for a variable (CNTK's ``Value``): ``Value(array)`` (or
+    ``batch=array``) or ``Value.create(variable, data)``; ``asarray()`` gives the array back.
+    ``seq_starts`` is accepted and not used (every sequence starts in its minibatch).
 
     Example:
-        >>> Value(batch=np.zeros((4, 3), np.float32)).shape
+        >>> Value(np.zeros((4, 3), np.float32)).shape
         (4, 3)
     """
 
-    def __init__(self, shape=None, dtype=None, batch=None, seq_starts=None, device=None):
-        if batch is None:
-            batch = np.zeros(tuple(shape or ()), dtype=dtype or np.float32)
-        self._data = np.asarray(batch, dtype=dtype or _dtype_of(batch))
+    def __init__(self, batch, seq_starts=None, device=None):
+        self._data = np.asarray(batch, dtype=_dtype_of(batch))
         self.lengths = None       # a batch of sequences: their lengths (the data padded)
         self._sparse = False      # the data of a sparse stream (held dense)
         self._device = device

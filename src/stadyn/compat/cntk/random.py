@@ -9,7 +9,9 @@ fixed sequence of seeds when the Function is made, so a program's run repeats fr
 to the next as in CNTK 2.7 (:func:`stadyn.seed` starts another sequence), or, after
 ``cntk.cntk_py.set_fixed_random_seed(s)``, ``s`` itself.  The
 values are Stadyn's, not CNTK's: the two generators differ; the distributions agree.  No
-gradient flows through a ``*_like`` Function into its operand.  A graph holding a random
+gradient flows through a ``*_like`` Function into its operand; of a placeholder without a
+shape it waits for the shape (its seed drawn as it is made).  A ``scale`` of 0 gives the mean
+(or ``loc``) everywhere, a negative one is a RuntimeError, as in CNTK 2.7.  A graph holding a random
 Function is lowered like any other and saves to a model file (the loaded graph starts each
 stream again from its seed).
 
@@ -28,8 +30,6 @@ Example:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ... import functions as F
@@ -37,7 +37,8 @@ from . import _graph as G
 from ._adapt import named, operand, wrap
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._defaults import default_override_or, get_default_override
-from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
+from ._deferred import deferrable
+from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
 from ._variables import Constant
 
 __all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_like",
@@ -71,6 +72,20 @@ def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str, extra: 
     return named(wrap(out), name, "RandomDistribution")
 
 
+def _deferrable_draw(public_name: str):
+    """:func:`_draw` for the ``*_like`` op ``public_name``: of a placeholder without a shape
+    it waits for the shape (named as that op), the seed drawn by the caller as it is called,
+    as CNTK 2.7 draws it."""
+    def drawn(like, kind, a, b, seed, name, op):
+        return _draw(like, kind, a, b, seed, name, op)
+    drawn.__name__ = drawn.__qualname__ = public_name
+    return deferrable(drawn)
+
+
+_DRAWS = {n: _deferrable_draw(n) for n in ("uniform_like", "normal_like", "gumbel_like",
+                                            "bernoulli_like")}
+
+
 def _fixed(shape, dtype, kind, a, b, seed, name, op):
     dtype = np.dtype(get_default_override(None, dtype=dtype))
     if dtype not in (np.float32, np.float64):
@@ -89,9 +104,19 @@ def _fixed(shape, dtype, kind, a, b, seed, name, op):
     return out
 
 
+# CNTK 2.7's op names (in its RuntimeError) and what it calls the scale
+_SCALED = {"normal": ("NormalRandom", "standard deviation"), "gumbel": ("GumbelRandom", "scale")}
+
+
 def _check_scale(op: str, scale) -> float:
-    if not float(scale) > 0 or math.isinf(float(scale)):
-        raise ValueError(f"cntk.random.{op}: scale must be positive and finite, got {scale}")
+    """``scale`` as CNTK 2.7 takes it: 0 (every value the mean) and infinity too, a negative
+    one refused (its RuntimeError)."""
+    kind = op.replace("_like", "")
+    if not float(scale) >= 0:
+        cntk_op, what = _SCALED[kind]
+        raise RuntimeError(f"cntk.random.{op}: {what} ({scale}) must be non-negative (CNTK "
+                           f"2.7's {cntk_op}{'Like' if op.endswith('_like') else ''} "
+                           f"refuses it too)")
     return float(scale)
 
 
@@ -170,7 +195,8 @@ def uniform_like(x, low=0.0, high=1.0, seed=auto_select, name: str = ""):
         >>> a.shape, bool((a == b).all()), bool((a >= 5).all() and (a < 6).all())
         ((2, 3), True, True)
     """
-    return _draw(x, "uniform", low, high, seed, name, "UniformRandomLike")
+    return _DRAWS["uniform_like"](x, "uniform", low, high, drawn_seed(seed), name,
+                                  "UniformRandomLike")
 
 
 def normal_like(x, mean=0.0, scale=1.0, seed=auto_select, name: str = ""):
@@ -182,8 +208,8 @@ def normal_like(x, mean=0.0, scale=1.0, seed=auto_select, name: str = ""):
         >>> C.random.normal_like(x, scale=2.0).eval({x: np.zeros((4, 3), np.float32)}).shape
         (4, 3)
     """
-    return _draw(x, "normal", mean, _check_scale("normal_like", scale), seed, name,
-                 "NormalRandomLike")
+    return _DRAWS["normal_like"](x, "normal", mean, _check_scale("normal_like", scale),
+                                 drawn_seed(seed), name, "NormalRandomLike")
 
 
 def gumbel_like(x, loc=0.0, scale=1.0, seed=auto_select, name: str = ""):
@@ -196,8 +222,8 @@ def gumbel_like(x, loc=0.0, scale=1.0, seed=auto_select, name: str = ""):
         >>> v.shape, v.dtype.name, bool(np.isfinite(v).all())
         ((5, 4), 'float32', True)
     """
-    return _draw(x, "gumbel", loc, _check_scale("gumbel_like", scale), seed, name,
-                 "GumbelRandomLike")
+    return _DRAWS["gumbel_like"](x, "gumbel", loc, _check_scale("gumbel_like", scale),
+                                 drawn_seed(seed), name, "GumbelRandomLike")
 
 
 def bernoulli_like(x, mean=0.5, seed=auto_select, name: str = ""):
@@ -209,5 +235,5 @@ def bernoulli_like(x, mean=0.5, seed=auto_select, name: str = ""):
         >>> C.random.bernoulli_like(x, mean=1.0).eval({x: np.zeros((2, 3), np.float32)}).tolist()
         [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
-    return _draw(x, "bernoulli", _check_mean("bernoulli_like", mean), 0.0, seed, name,
-                 "BernoulliRandomLike")
+    return _DRAWS["bernoulli_like"](x, "bernoulli", _check_mean("bernoulli_like", mean), 0.0,
+                                    drawn_seed(seed), name, "BernoulliRandomLike")
