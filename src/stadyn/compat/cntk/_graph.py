@@ -23,10 +23,12 @@ import re
 import weakref
 from typing import Callable, Iterator
 
-from ...graph import Variable, is_lengths, keep_with, kept_with, new_lengths, set_sequence_axis
+from ...graph import Variable, is_lengths, keep_with, kept_with
 from ._graph_records import (BATCH, BLOCKS, INFERRED_SHAPES, INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
                              SPARSE_OUTPUTS, STEP_VALUES, Block)
+from ._graph_placeholders import (bind_placeholder, follow_sequence_axis,
+                                  placeholder_like, replace_placeholder)
 from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
@@ -573,65 +575,3 @@ def walk_leaves(roots: list[Variable], stop: list[Variable] = (),
                     seen.add(id(v))
                     leaves.append(v)
     yield from cntk_cell_order(leaves)
-
-
-# -- placeholders ------------------------------------------------------------------------------
-
-
-def bind_placeholder(ph: Variable, shape: tuple, batched: bool) -> None:
-    """Give a placeholder made without a shape the ``shape`` (and batch axis) of what it
-    stands for."""
-    ph.reset_shape(shape)
-    SHAPELESS.discard(ph)
-    if batched:
-        BATCH.add(ph)
-
-
-def placeholder_like(v: Variable) -> Variable:
-    """A placeholder of ``v``'s shape (its batch and sequence axes too, of size 1 as in a graph
-    not run yet: ``v`` may hold the last run's) standing for it."""
-    lead = (2 if v.sequence_lengths is not None else 1) if BATCH(v) else 0
-    ph = Variable((1,) * lead + tuple(v.shape[lead:]), dtype=v.dtype)
-    PLACEHOLDERS[ph] = ""
-    if BATCH(v):
-        BATCH.add(ph)
-    if v.sequence_lengths is not None:
-        set_sequence_axis(ph, new_lengths())
-        BATCH.forget()
-    return ph
-
-
-def replace_placeholder(ph: Variable, new: Variable) -> None:
-    """Splice ``new`` into the graph in place of the placeholder ``ph``: whatever was computed
-    from ``ph`` is computed from ``new`` from now on."""
-    from ... import functions as F
-    if ph not in PLACEHOLDERS:
-        raise ValueError("replace_placeholders: only placeholders can be replaced")
-    if ph in SHAPELESS:
-        bind_placeholder(ph, new.shape, BATCH(new))
-    elif tuple(ph.shape[1:] if BATCH(ph) else ph.shape) != tuple(
-            new.shape[1:] if BATCH(new) else new.shape):
-        raise ValueError(f"replace_placeholders: a placeholder of shape {ph.shape} cannot take "
-                         f"a variable of shape {new.shape}")
-    del PLACEHOLDERS[ph]
-    follow_sequence_axis(ph, new)
-    ph.rewire_on(F.identity(new))
-    BATCH.forget()
-
-
-def follow_sequence_axis(ph: Variable, new: Variable) -> None:
-    """The placeholder ``ph``'s sequence axis becomes ``new``'s: the lengths made for ``ph``
-    are computed as ``new``'s from now on, so every value computed from ``ph`` on its axis --
-    also one outside the graph ``replace_placeholders`` was called on -- runs over ``new``'s
-    steps (as CNTK's, whose placeholder takes its substitute's dynamic axes)."""
-    from ... import functions as F
-    old, lengths = ph.sequence_lengths, new.sequence_lengths
-    if old is None or lengths is None or old is lengths or old.parent is not None \
-            or not is_lengths(old):
-        return
-    old.rewire_as(F.identity(lengths))
-    axis = SEQUENCE_AXES.get(lengths)
-    if axis is not None:
-        SEQUENCE_AXES[old] = axis
-    else:
-        SEQUENCE_AXES.pop(old, None)
