@@ -14,33 +14,11 @@ import pytest
 import stadyn.compat.cntk as C
 from stadyn._errors import ModelFileError
 
-MODULE = '''
-import numpy as np
-import stadyn.compat.cntk as C
+FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "cntk_user_function"
 
-
-class Scaled(C.ops.functions.UserFunction):
-    def __init__(self, a, factor, name="Scaled"):
-        super().__init__([a], name=name)
-        self.factor = factor
-
-    def forward(self, argument, device=None, outputs_to_retain=None):
-        return None, argument * self.factor
-
-    def backward(self, state, root_gradients):
-        return root_gradients * self.factor
-
-    def infer_outputs(self):
-        x = self.inputs[0]
-        return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
-
-    def serialize(self):
-        return {"factor": self.factor}
-
-    @staticmethod
-    def deserialize(inputs, name, state):
-        return Scaled(inputs[0], state["factor"], name=name)
-
+# A module of user functions saved by name: the Scaled of the CNTK 2.7 fixture (cntk27_scaled_uf.py,
+# whose scaled.model CNTK 2.7 wrote), and Both, of two outputs.
+MODULE = (FIXTURE / "cntk27_scaled_uf.py").read_text() + '''
 
 class Both(C.ops.functions.UserFunction):
     def __init__(self, a, shift, name="Both"):
@@ -119,8 +97,6 @@ def test_a_user_function_whose_module_is_gone_names_the_file(scaled_module, tmp_
                                              r"cannot be rebuilt.*No module"):
         C.load_model(path)
 
-
-FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "cntk_user_function"
 
 
 def test_a_cntk_27_file_holding_a_user_function_loads(monkeypatch):
