@@ -145,9 +145,9 @@ def trainer_averages_before_training(C, r):
     return res
 
 
-def _test_counts(C, folder, make_test):
-    """A training session (7 samples) with a test config over ``make_test()``: the test
-    updates and summary its progress writer got, or the session's error."""
+def _seven_samples(C, folder):
+    """A CTF file of 7 samples (``x`` of 2 values, ``y`` of 1) in ``folder``, and a function
+    making a reader of it (not randomized) over ``sweeps`` sweeps."""
     path = os.path.join(folder, "d.ctf")
     with open(path, "w") as f:
         for i in range(7):
@@ -158,6 +158,13 @@ def _test_counts(C, folder, make_test):
                                   y=C.io.StreamDef(field="y", shape=1))
         return C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), randomize=False,
                                     max_sweeps=sweeps)
+    return ctf
+
+
+def _test_counts(C, folder, make_test):
+    """A training session (7 samples) with a test config over ``make_test()``: the test
+    updates and summary its progress writer got, or the session's error."""
+    ctf = _seven_samples(C, folder)
 
     x = C.input_variable(2)
     y = C.input_variable(1)
@@ -332,16 +339,7 @@ def cross_validation_reads_to_the_end(C, r):
     r.touch("cntk.train.training_session", "cntk.CrossValidationConfig")
     res = {}
     with r.tempdir() as folder:
-        path = os.path.join(folder, "d.ctf")
-        with open(path, "w") as f:
-            for i in range(7):
-                f.write("|x %d 1 |y %d\n" % (i, i % 2))
-
-        def ctf(sweeps):
-            streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=2),
-                                      y=C.io.StreamDef(field="y", shape=1))
-            return C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), randomize=False,
-                                        max_sweeps=sweeps)
+        ctf = _seven_samples(C, folder)
         for name, sweeps, limit in (("two_sweeps", 2, None), ("three_sweeps", 3, None),
                                     ("endless_10", C.io.INFINITELY_REPEAT, 10),
                                     ("endless", C.io.INFINITELY_REPEAT, None)):
