@@ -146,8 +146,15 @@ def recurrence__user_step_state_shape_inferred(C, r):
 
     def same(h, u):
         return C.tanh(h * 0.5 + u)
+    # 7 units: a length the shape probes of ops over inferred axes also try (7 and 11)
+    W7, H7, b7 = (C.parameter((3, 7), init=0.1), C.parameter((7, 7), init=0.05),
+                  C.parameter(7, init=0.05))
+
+    def elman7(h, u):
+        return C.tanh(C.times(h, H7) + C.times(u, W7) + b7)
     res = {}
-    for label, step in (("elman", elman), ("projected", projected), ("input's shape", same)):
+    for label, step in (("elman", elman), ("projected", projected), ("input's shape", same),
+                        ("elman, 7 units", elman7)):
         f = C.layers.Recurrence(step)(x)
         res[label] = [list(f.shape)] + [np.asarray(s).tolist() for s in f.eval({x: data})]
     fold = C.layers.Fold(elman)(x)

@@ -106,7 +106,13 @@ def _lengths(deferred: Any) -> list:
     """The lengths to try for the inferred axes: two of :data:`_PROBE_LENGTHS`'s, then those of
     the axes of the constants and parameters the op reads (``times(q, W)`` takes ``W``'s input
     length)."""
-    out = list(_PROBE_LENGTHS)
+    return list(_PROBE_LENGTHS) + [n for n in read_lengths(deferred) if n not in _PROBE_LENGTHS]
+
+
+def read_lengths(deferred: Any) -> list:
+    """The lengths of the axes of the constants and parameters ``deferred`` reads, each once, in
+    the order they are met."""
+    out: list[int] = []
     seen: set[int] = set()
 
     def visit(v) -> None:

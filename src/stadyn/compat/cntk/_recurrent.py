@@ -212,7 +212,7 @@ def _fixed_point_shape(fn: Any, step_shape: tuple) -> Any:
     ``(2, 2)``: ``(2,)``).  None where none is (or the step applies a layer, which the trial
     would build)."""
     from ._deferred import Deferred
-    from ._deferred_shapes import _applies_a_layer, _lengths
+    from ._deferred_shapes import _applies_a_layer, read_lengths
     from ._variables import input_variable, placeholder
     fn = getattr(fn, "_fn", fn)
     state, x = placeholder(name="state"), placeholder(name="x")
@@ -223,7 +223,7 @@ def _fixed_point_shape(fn: Any, step_shape: tuple) -> Any:
         return None
     if not isinstance(out, Deferred) or _applies_a_layer(out):
         return None
-    for candidate in [tuple(step_shape)] + [(n,) for n in _lengths(out)[2:]]:
+    for candidate in [tuple(step_shape)] + [(n,) for n in read_lengths(out)]:
         bound = {id(state.variable): input_variable(candidate),
                  id(x.variable): input_variable(tuple(step_shape))}
         try:
