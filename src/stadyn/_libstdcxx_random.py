@@ -346,12 +346,12 @@ def augmentation_draws(take, images: int, channels: int, pixels: int, brightness
     (``step * noise``) is above 0, a ``normal_distribution<double>`` value per output pixel
     and channel (rows, columns, channels: its order), the distribution kept across images.
     Returns ``(steps (images, 9), flips (images, 2) bool, each (images, channels, 2), normals
-    (images, channels, pixels) float64)``; ``steps`` columns: scale, aspect, angle, x, y,
-    brightness, contrast, distortion, noise.  ``take``: a :class:`Lookahead` (the normal
-    draws read ahead)."""
+    (images, channels, pixels) float64, of no pixels without noise)``; ``steps`` columns:
+    scale, aspect, angle, x, y, brightness, contrast, distortion, noise.  ``take``: a
+    :class:`Lookahead` (the normal draws read ahead)."""
     f = np.float32
     per_image = 11 + int(channels) * (int(bool(brightness_each)) + int(bool(contrast_each)))
-    normals = np.zeros((images, channels, pixels), np.float64)
+    normals = np.zeros((images, channels, pixels if float(noise) > 0 else 0), np.float64)
     norm = NormalDoubles()
     if float(noise) > 0:        # the normal draws follow each image's own: image by image
         rows = np.zeros((images, per_image), np.int64)

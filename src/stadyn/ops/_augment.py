@@ -407,7 +407,7 @@ def _augment_fake(x, images, channels, pixels, brightness_each, contrast_each, n
                   generator=None):
     return (torch.empty((images, 9)), torch.empty((images, 2), dtype=torch.bool),
             torch.empty((images, channels, 2)),
-            torch.empty((images, channels, pixels), dtype=torch.float64))
+            torch.empty((images, channels, pixels if noise > 0 else 0), dtype=torch.float64))
 
 
 _nnabla_augment = kernel_op("stadyn_kernels::nnabla_augment",
@@ -447,8 +447,8 @@ def image_augmentation(x, shape=None, pad=(0, 0), min_scale=1.0, max_scale=1.0, 
     channels = x.shape[-3] if x.dim() >= 3 else 1
     images = x.numel() // (h_in * w_in * channels)
     device, dtype = x.device, _float(x)
-    normals = None
-    if _nnabla_cpu(rule, x.device):
+    nnabla = _nnabla_cpu(rule, x.device)
+    if nnabla:
         u, bits, each, normals = _nnabla_augment(
             x.detach(), images, channels, h_out * w_out, bool(brightness_each),
             bool(contrast_each), float(noise), _generator(seed, torch.device("cpu")))
@@ -506,7 +506,7 @@ def image_augmentation(x, shape=None, pad=(0, 0), min_scale=1.0, max_scale=1.0, 
 
     value = (at(top, left) * gain((1 - fx) * (1 - fy)) + at(top, right) * gain(fx * (1 - fy))
              + at(bottom, left) * gain((1 - fx) * fy) + at(bottom, right) * gain(fx * fy))
-    if normals is None:
+    if not nnabla:
         each = _steps((images, channels, 2), generator, device).to(dtype) if (
             brightness_each or contrast_each) else None
     shift = (each[:, :, 0:1] if brightness_each else column(5)) * brightness * 2.0 - brightness
@@ -514,7 +514,7 @@ def image_augmentation(x, shape=None, pad=(0, 0), min_scale=1.0, max_scale=1.0, 
     value = (value + shift - contrast_center) * gain_c + contrast_center
     if noise > 0.0:
         sigma = column(8) * noise
-        if normals is None:
+        if not nnabla:
             value = value + torch.randn(value.shape, generator=generator, device=device,
                                         dtype=dtype) * sigma
         else:       # NNabla adds the double draw times the float deviation, in double
