@@ -121,6 +121,7 @@ def _reducer(op_name: str, fn):
         return made
     reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
     reduce.op_name = op_name
+    reduce.makes_block = True       # CNTK 2.7's ReduceFunctionAsBlock (_printed.makes_block)
     return reduce
 
 
@@ -249,5 +250,6 @@ def _refusing_as_made(deferred):
     return reduce
 
 
-for _n in __all__[:9]:
-    globals()[_n] = _refusing_as_made(globals()[_n])
+for _n in __all__:
+    if getattr(globals()[_n], "makes_block", False):     # the reductions
+        globals()[_n] = _refusing_as_made(globals()[_n])

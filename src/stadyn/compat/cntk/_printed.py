@@ -96,23 +96,19 @@ _OP_NAMES = {
     "uniform_like": "RandomDistribution", "normal_like": "RandomDistribution",
     "gumbel_like": "RandomDistribution", "bernoulli_like": "RandomDistribution",
 }
-# the reductions CNTK 2.7 makes a block of (ReduceFunctionAsBlock): their output's uid is
-# ``Block<n>_Output_0`` (argmax and argmin are primitives)
-_BLOCK_CALLS = {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
-                "reduce_log_sum_exp", "reduce_l1", "reduce_l2", "reduce_sum_square"}
 
 
 def makes_block(fn) -> bool:
-    """Whether CNTK 2.7 makes a block of a call of its op ``fn`` (``reduce_sum``'s output is
-    ``Block<n>_Output_0``).
+    """Whether CNTK 2.7 makes a block of a call of its op ``fn``: the reductions
+    (ReduceFunctionAsBlock; ``reduce_sum``'s output is ``Block<n>_Output_0``; argmax and argmin
+    are primitives), which their maker marks ``makes_block``.
 
     Example:
         >>> import stadyn.compat.cntk as C
         >>> makes_block(C.reduce_sum), makes_block(C.argmax)
         (True, False)
     """
-    return getattr(fn, "__name__", "") in _BLOCK_CALLS and \
-        not getattr(fn, "__module__", "").endswith(".sequence")
+    return bool(getattr(fn, "makes_block", False))     # (set by the reductions' maker)
 
 
 # ops CNTK 2.7 makes of several, whose root reads others than the op's operands: printed
