@@ -178,16 +178,12 @@ def fit(trainer, source, input_map: Mapping | None = None, *, epochs: int = 1,
                            max(min(batch, source.sweep_size - read_total), 1) if by_sweep
                            else batch)
                 data = source.next_minibatch(request, input_map=input_map, **partition)
-                if not data and not partition:
+                # a worker whose share is empty joins the others' step (none had samples:
+                # the epoch, or the data, is over for every worker)
+                if not data and (not partition or not trainer._train_nothing()):
                     break
-                if not data:
-                    # this worker's share is empty: it joins the others' step (none had
-                    # samples: the epoch, or the data, is over for every worker)
-                    if not trainer._train_nothing():
-                        break
-                    minibatch += 1
-                else:
-                    minibatch += 1
+                minibatch += 1
+                if data:
                     try:
                         trainer._train(data, outputs, finite_only=stop_on_nonfinite)
                     except _NonFiniteLoss as exc:
