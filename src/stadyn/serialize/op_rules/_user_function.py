@@ -60,14 +60,20 @@ def _load(r, attrs, inputs):
     if not (isinstance(form, dict) and isinstance(form.get("module"), str)
             and isinstance(form.get("class"), str)):
         r.fail("attribute 'function' must name the user function's module and class")
+    return {"function": _rebuilt(form, list(inputs), r.fail)}
+
+
+def _rebuilt(form: dict, inputs: list, fail):
+    """The user function ``form`` names rebuilt over ``inputs`` by the last registered loader;
+    ``fail(message)`` (which raises) where none is registered or the rebuild fails."""
+    where = f"{form['module']}.{form['class']}"
     if not _LOADERS:
-        r.fail(f"the user function {form['module']}.{form['class']} is rebuilt by "
-               "stadyn.compat.cntk: import it before loading")
+        fail(f"the user function {where} is rebuilt by stadyn.compat.cntk: import it before "
+             "loading")
     try:
-        return {"function": _LOADERS[-1](form, list(inputs))}
+        return _LOADERS[-1](form, inputs)
     except Exception as exc:  # noqa: BLE001 - the user's module, class or deserialize
-        r.fail(f"the user function {form['module']}.{form['class']} cannot be rebuilt "
-               f"({type(exc).__name__}: {exc})")
+        fail(f"the user function {where} cannot be rebuilt ({type(exc).__name__}: {exc})")
 
 
 def _cntk_read(node):
@@ -76,15 +82,8 @@ def _cntk_read(node):
     form = {"module": node.attr("module"), "class": node.attr("class"),
             "op_name": node.attr("op_name", ""), "name": node.attr("name", ""),
             "state": node.attr("state") or {}}
-    if not _LOADERS:
-        node.unsupported(f"the user function {form['module']}.{form['class']} is rebuilt by "
-                        "stadyn.compat.cntk: import it before loading")
     inputs = [node.var(i) for i in range(node.n_inputs)]
-    try:
-        function = _LOADERS[-1](form, inputs)
-    except Exception as exc:  # noqa: BLE001 - the user's module, class or deserialize
-        node.unsupported(f"the user function {form['module']}.{form['class']} cannot be "
-                         f"rebuilt ({type(exc).__name__}: {exc})")
+    function = _rebuilt(form, inputs, node.unsupported)
     out = F.cntk_user_function(*inputs, function=function)
     outs = list(out) if isinstance(out, tuple) else [out]
     return outs[0] if node.n_outputs == 1 else outs[:node.n_outputs]
