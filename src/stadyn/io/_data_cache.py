@@ -165,7 +165,7 @@ class DataSourceWithFileCache(DataSource):
             else os.fspath(cache_dir)
         if not settings.make_folder and not os.path.isdir(self._cache_dir):
             last = max(min(self._size, self._cache_size), 1) - 1
-            first_file = os.path.join(self._cache_dir, f"{self._prefix}_{0:08d}_{last:08d}{fmt}")
+            first_file = os.path.join(self._cache_dir, self._file_name(0, last))
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), first_file)
         os.makedirs(self._cache_dir, exist_ok=True)
         self._original_order = list(range(self._size))
@@ -192,9 +192,12 @@ class DataSourceWithFileCache(DataSource):
         self._position = self._size
         self._write_index()
 
+    def _file_name(self, first: int, last: int) -> str:
+        """The name of the cache file of positions ``first`` to ``last`` (NNabla's)."""
+        return f"{self._prefix}_{first:08d}_{last:08d}{self._format}"
+
     def _write_file(self, first: int, last: int, samples: Sequence[Sequence[Any]]) -> None:
-        name = f"{self._prefix}_{first:08d}_{last:08d}{self._format}"
-        path = os.path.join(self._cache_dir, name)
+        path = os.path.join(self._cache_dir, self._file_name(first, last))
         columns = []
         for k, variable in enumerate(self._variables):
             values = [s[k] if isinstance(s[k], np.ndarray)
