@@ -42,7 +42,7 @@ from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of
 from ._deferred_shapes import probed_shape
 
 __all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
-           "PROBING", "as_built"]
+           "PROBING", "as_built", "parts_of"]
 
 
 def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:
@@ -228,7 +228,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             elif isinstance(v, Deferred):
                 if isinstance(v._fn, LayerFunction):
                     out.extend(v._fn.parameters)
-                for a in list(v._args) + list(v._kwargs.values()):
+                for a in v._operands():
                     visit(a)
             elif isinstance(v, LayerFunction):
                 out.extend(v.parameters)
@@ -370,7 +370,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
         # the graph CNTK replaces placeholders in: this Function's and, once replaced, that
         # of the values put in (LightRNN's c is read through past_value(h2) alone)
         graph = self._parts() + [part for new in substitutions.values()
-                                 for part in _parts_of(new)]
+                                 for part in parts_of(new)]
         for ph, new in substitutions.items():
             if _shapeless(ph) and any(_reads(new, p) for p in shapeless):
                 # a loop: replaced in this Function's graph (not in another one reading the
@@ -393,19 +393,20 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
 
     def _parts(self) -> list:
         """The Deferreds it is made of, each after those it reads, itself last."""
+        return parts_of(self)
+
+    def _operands(self) -> list:
+        """Its operands, as given, lists and tuples opened and an :class:`UnknownOutput` read
+        as its Function."""
         out: list = []
 
-        def visit(v):
-            if isinstance(v, UnknownOutput):
-                v = v.owner
-            if isinstance(v, Deferred) and v._typed is None and all(v is not u for u in out):
-                for a in list(v._args) + list(v._kwargs.values()):
-                    visit(a)
-                out.append(v)
-            elif isinstance(v, (list, tuple)):
+        def add(v):
+            if isinstance(v, (list, tuple)):
                 for u in v:
-                    visit(u)
-        visit(self)
+                    add(u)
+            else:
+                out.append(v.owner if isinstance(v, UnknownOutput) else v)
+        add(list(self._args) + list(self._kwargs.values()))
         return out
 
     def __rshift__(self, other):
@@ -440,7 +441,7 @@ def _known_dtype(deferred: Deferred):
             else:
                 if isinstance(v._fn, LayerFunction):
                     found.add(np.dtype(np.float32))
-                for a in list(v._args) + list(v._kwargs.values()):
+                for a in v._operands():
                     visit(a)
         elif isinstance(v, LayerFunction) or (isinstance(v, (int, float)) and
                                               not isinstance(v, bool)):
@@ -467,11 +468,32 @@ def _build_value(value: Any, bound: dict, memo: dict):
     return value
 
 
-def _parts_of(value: Any) -> list:
-    """The Deferreds ``value`` (a waiting Function or its output, or anything) is made of."""
-    if isinstance(value, UnknownOutput):
-        value = value.owner
-    return value._parts() if isinstance(value, Deferred) else []
+def parts_of(*values) -> list:
+    """The Deferreds not built yet that ``values`` (waiting Functions, their outputs, lists of
+    them, anything) are made of, each after those it reads, each once.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> h = C.relu(C.placeholder(name="p"))
+        >>> for f in parts_of((C.plus(h, 1, name="s"), h.output)):
+        ...     print(f)
+        ReLU(p: Sequence[tensor]) -> Sequence[tensor]
+        s: Composite(p: Sequence[tensor]) -> Sequence[tensor]
+    """
+    out: list = []
+
+    def visit(v):
+        if isinstance(v, UnknownOutput):
+            v = v.owner
+        if isinstance(v, Deferred) and v._typed is None and all(v is not u for u in out):
+            for a in v._operands():
+                visit(a)
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for u in v:
+                visit(u)
+    visit(values)
+    return out
 
 
 def _reads(value: Any, ph) -> bool:
