@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ...graph import topological_nodes
+from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _arguments_of, _keep,
                                  _layer_function, _shapeless)
@@ -364,8 +364,7 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             return self
         for ph in substitutions:
             if not _found(ph, [self] + list(substitutions.values())):
-                raise ValueError(f"Placeholder '{ph}' specified for replacement not found in "
-                                 f"the Function '{self!r}'.")
+                raise G.not_found(ph, self)
         shapeless = [ph for ph in substitutions if _shapeless(ph)]
         # the graph CNTK replaces placeholders in: this Function's and, once replaced, that
         # of the values put in (LightRNN's c is read through past_value(h2) alone)
@@ -516,12 +515,8 @@ def _found(ph, values: list) -> bool:
             owner = value.owner if isinstance(value, UnknownOutput) else value
             if owner._typed is not None or _reads(owner, ph):
                 return True
-        elif isinstance(value, GraphObject):
-            v = value.variable
-            if v is target or any(i is target for n in topological_nodes([v])
-                                  for i in n.inputs):
-                return True
-    return target is None
+    return target is None or G.reads([v.variable for v in values
+                                      if isinstance(v, GraphObject)], target)
 
 
 def as_built(values: tuple) -> tuple:

@@ -27,8 +27,8 @@ from ...graph import Variable, is_lengths, keep_with, kept_with
 from ._graph_records import (BATCH, BLOCKS, INFERRED_SHAPES, INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
                              SPARSE_OUTPUTS, STEP_VALUES, Block)
-from ._graph_placeholders import (bind_placeholder, follow_sequence_axis,
-                                  placeholder_like, replace_placeholder)
+from ._graph_placeholders import (bind_placeholder, follow_sequence_axis, not_found,
+                                  placeholder_like, reads, replace_placeholder)
 from ._shown_constants import gru_constant, shown_as, shown_constants, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
@@ -42,7 +42,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "Combine", "primitive_op_name", "spelled_op_name",
            "uid_of", "set_uid",
            "set_root_uid", "root_uid_of", "bind_placeholder", "placeholder_like",
-           "replace_placeholder", "follow_sequence_axis", "show_operands_in_order", "operand_order",
+           "replace_placeholder", "follow_sequence_axis", "reads", "not_found",
+           "show_operands_in_order", "operand_order",
            "set_op_name", "cntk_name", "classify", "node_name",
            "node_inputs", "stored_inputs", "block_inner_leaves", "search", "walk_leaves",
            "mark_spliced",
