@@ -37,6 +37,7 @@ from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _argumen
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
+from ._deferred_root import DeferredGraph
 from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of,
                               loop_placeholder, probe_call)
 from ._deferred_shapes import probed_shape
@@ -74,7 +75,7 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
-class Deferred(DeferredPrinting, TensorOpsMixin):
+class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
@@ -85,8 +86,9 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
         self._bound: dict[int, Any] = {}
         self._loops: dict[int, tuple] = {}     # loops closed through it (_deferred_loops)
         self._typed = None          # the Function update_signature built
-        if name is None:
-            name = kwargs.get("name", "")
+        if name is None:        # (a layer applied: the layer's name, as CNTK 2.7 names it)
+            name = fn._shown_name_and_op()[0] if isinstance(fn, _layer_function()) else \
+                kwargs.get("name", "")
         self.name = name if isinstance(name, str) else ""
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
@@ -214,7 +216,8 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
 
     @property
     def parameters(self) -> tuple:
-        """The parameters of the layers it applies (those applied already)."""
+        """The parameters of the layers it applies (those applied already) and of the values
+        with a shape it reads (``times(p, W)``: ``W``)."""
         if self._typed is not None:
             return self._typed.parameters
         LayerFunction = _layer_function()
@@ -232,6 +235,11 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
                     visit(a)
             elif isinstance(v, LayerFunction):
                 out.extend(v.parameters)
+            elif isinstance(v, GraphObject) and not _shapeless(v):
+                # (a value with a shape: its parameters, a parameter itself)
+                found = (v,) if getattr(v, "is_parameter", False) else \
+                    getattr(v, "parameters", ())
+                out.extend(p for p in found if all(p is not q for q in out))
             elif isinstance(v, (list, tuple)):
                 for u in v:
                     visit(u)
