@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import cntk_semantics as S
 from ... import functions as F
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as_operand,

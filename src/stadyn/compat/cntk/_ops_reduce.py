@@ -26,7 +26,7 @@ import math
 from ... import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, lead_axes, named, one_op, operand, reshape_samples, sample_axes,
                      sample_axis, sample_shape, wrap)

@@ -51,7 +51,7 @@ def drawn_seed(seed) -> int:
 
 def seed_drawn(arguments: dict) -> None:
     """A random op's ``seed`` argument drawn (:func:`drawn_seed`) as the op is called: the
-    ``as_called`` hook of such ops (``_deferred.deferrable``), so that one waiting for its
+    ``as_called`` hook of such ops (``_deferrable.deferrable``), so that one waiting for its
     operand's shape has its seed from the moment it was made, as in CNTK 2.7.
 
     Example:

@@ -37,7 +37,7 @@ from . import _graph as G
 from ._adapt import named, operand, wrap
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._defaults import default_override_or, get_default_override
-from ._deferred import deferrable
+from ._deferrable import deferrable
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed, seed_drawn
 from ._variables import Constant
 
