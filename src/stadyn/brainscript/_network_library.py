@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import ConfigError, StadynError
-from ..graph import Variable, apply, name_scope, topological_nodes
+from ..graph import Variable, apply, base_axis_kept, name_scope, topological_nodes
 from ..parametric import current_registry, get_parameter_or_create
 from ..serialize import load
 from . import _ast as A
@@ -329,32 +329,18 @@ def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]],
             continue
         args = tuple(sub(a) for a in node.args)
         kwargs = {k: sub(a) for k, a in node.kwargs.items()}
-        if node.spec.name == "affine":
-            args, kwargs = _times_revalidated(node, args, kwargs)
+        if node.spec.name == "affine" and isinstance(args[0], Variable):
+            # a Times applied again to a right operand with more axes, as CNTK validates the
+            # cloned node again: the axes it reduced over are reduced again, the new leading
+            # ones kept (Fast R-CNN's fully connected layers, cloned from a network of one
+            # image, applied to the 6:6:256:R regions ROIPooling gives)
+            args, kwargs = base_axis_kept(node, args, kwargs, args[0].shape)
         with name_scope(node.scope, absolute=True):
             made = apply(node.spec, args, kwargs)
         for old, new in zip(node.outputs, made if isinstance(made, tuple) else (made,)):
             if old is not None:
                 mapping[id(old)] = new
     return mapping
-
-
-def _times_revalidated(node: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """The arguments of a ``Times`` (``F.affine``) applied again to a right operand with more
-    axes than before, as CNTK validates the cloned node again: the axes it reduced over (the
-    trailing ones, column-major the first) are reduced again and the new leading axes are kept,
-    as axes of the output (Fast R-CNN's fully connected layers, cloned from a network of one
-    image, applied to the ``6:6:256:R`` regions ``ROIPooling`` gives)."""
-    old, new = node.inputs[0], args[0]
-    base = kwargs.get("base_axis", args[3] if len(args) > 3 else 1)
-    extra = new.ndim - old.ndim if isinstance(new, Variable) else 0
-    if extra <= 0 or tuple(new.shape[base + extra:]) != tuple(old.shape[base:]):
-        return args, kwargs
-    if "base_axis" in kwargs:
-        return args, {**kwargs, "base_axis": base + extra}
-    if len(args) > 3:
-        return args[:3] + (base + extra,) + args[4:], kwargs
-    return args, {**kwargs, "base_axis": base + extra}
 
 
 def _operation(v: Variable) -> str:

@@ -19,10 +19,13 @@ Files by concern (imports point down this list; see docs/architecture.md):
   line a node records; ``_labels.py`` — profiler labels of op calls;
 * ``_first_pass.py`` — the shapes CNTK's first inference pass gives values after a loop
   whose state changed shape (:func:`first_pass_shape`);
+* ``_base_axis.py`` — an op node called again on an input of another rank
+  (:func:`base_axis_kept`);
 * ``_spec.py``, ``_context.py``, ``_mode.py``, ``_precision.py``, ``_scope.py`` — leaves.
 """
 
 from ._apply import _conform, apply
+from ._base_axis import base_axis_kept
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import conform_unfed_inputs, fed_for_a_run, free_batch_input, has_free_batch
 from ._grad_buffers import eager_grad_out, release_grads, take_released
@@ -66,6 +69,7 @@ from ._tensors import data_of, grad_of
 __all__ = [
     # the IR
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
+    "base_axis_kept",
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew",

@@ -34,6 +34,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
+from ._base_axis import base_axis_kept
 from ._variable import Variable, topological_nodes
 
 # id(value) -> (weak reference, its first-pass shape)
@@ -236,16 +237,10 @@ def _reinfer(node, shapes: dict[int, tuple]) -> list:
         return a
     args = [meta(a) for a in node.args]
     kwargs = {k: meta(a) for k, a in node.kwargs.items()}
-    first = node.inputs[0] if node.inputs else None
-    if first is not None and "base_axis" in node.spec.attrs:
-        change = len(shapes.get(id(first), first.shape)) - len(first.shape)
-        base = node.spec.attributes(node.args, node.kwargs)["base_axis"]
-        names = list(node.spec.signature.parameters)
-        at = names.index("base_axis")
-        if at < len(args):
-            args[at] = base + change
-        else:
-            kwargs["base_axis"] = base + change
-    out = node.spec.infer(args, kwargs)
+    if node.inputs:
+        first = node.inputs[0]
+        args, kwargs = base_axis_kept(node, args, kwargs, shapes.get(id(first), first.shape),
+                                      checked=False)
+    out = node.spec.infer(list(args), kwargs)
     outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
     return [tuple(o.shape) for o in outs]

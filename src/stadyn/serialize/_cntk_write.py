@@ -76,8 +76,9 @@ def _on_sequences(node) -> str:
     return node.spec.name
 
 
-# the blocks the caller shows as one CNTK op (its cntk_op_of), whose rules write the block
-_ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast"})
+#: the blocks CNTK 2.7 builds for one op, which the caller shows as that op (its cntk_op_of)
+#: and whose rules write the block (compat.cntk reads it from here)
+ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast"})
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -392,7 +393,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if found is not None and found[0] == "Sequence::BroadcastAs" and v.parent is not None \
                 and v.parent.spec.name in _SEQUENCE_AND_ONE:
             return None             # (likewise)
-        if found is not None and found[0] in _ONE_OP_BLOCKS:
+        if found is not None and found[0] in ONE_OP_BLOCKS:
             return None             # (likewise: gather's GatherOp)
         return found
     blocks, scope = find_blocks(nodes, layer_of)

@@ -27,7 +27,7 @@ from ._defaults import (default_override_or, get_default_override, get_global_op
                         is_default_override, set_global_option)
 from .default_options import default_options, default_options_for  # (the module first: its
 #                                       name then means the function, as in CNTK 2.7)
-from ._training import Evaluator
+from ._function_training import Evaluator
 from ._values import NDArrayView, Value, asarray, asvalue
 from ._variables import Constant, FreeDimension, InferredDimension, Parameter, Variable
 from .device import (DeviceDescriptor, DeviceKind, all_devices, cpu, get_gpu_properties, gpu,

@@ -5,7 +5,8 @@ names, op names and blocks carried over to the copy."""
 from __future__ import annotations
 
 from ...cntk_semantics import reshape_sample
-from ...graph import Variable, apply, name_scope, new_lengths, set_sequence_axis, topological_nodes
+from ...graph import (Variable, apply, base_axis_kept, name_scope, new_lengths, set_sequence_axis,
+                      topological_nodes)
 from ...sequence import input_variable as sequence_input_variable
 from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS,
                      SPARSE, Block, link_outputs, made_by_cntk_op, operand_order, outputs_of,
@@ -110,7 +111,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
         args = tuple(swap.get(id(a), a) if isinstance(a, Variable) else a for a in node.args)
         kwargs = {k: (swap.get(id(a), a) if isinstance(a, Variable) else a)
                   for k, a in node.kwargs.items()}
-        args, kwargs = _base_axis_kept(node, args, kwargs, inputs)
+        if inputs:      # (CNTK validates the node again: times maps new leading axes)
+            args, kwargs = base_axis_kept(node, args, kwargs, inputs[0].shape)
         if node.spec.name == "recurrence":
             args = tuple(_as_recorded_steps(new, old) for new, old in zip(args, node.args))
         with name_scope(node.scope, absolute=True):
@@ -154,26 +156,6 @@ def _outputs_carried(old: Variable, new: Variable, mapping: dict) -> None:
             link_outputs(copies)
             for c in copies[1:]:
                 set_uid(c, uid_of(copies[0]))
-
-
-def _base_axis_kept(node, args: tuple, kwargs: dict, inputs: list) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` of an op with a ``base_axis`` (``affine``: CNTK's ``times``) whose
-    first input took another rank: the base axis keeps its distance from the last axis, as
-    CNTK's ``times`` maps the leading axes of a value it was not built for (a decoder saved
-    for a history of ``(1, 1, 69)`` applied to one of ``(69,)``), when the reduced axes hold as
-    many elements."""
-    if "base_axis" not in node.spec.attrs or not inputs or \
-            len(inputs[0].shape) == len(node.inputs[0].shape):
-        return args, kwargs
-    old, new = tuple(node.inputs[0].shape), tuple(inputs[0].shape)
-    base = node.spec.attributes(node.args, node.kwargs)["base_axis"]
-    moved = base + len(new) - len(old)
-    if moved < 1 or moved >= len(new) or new[moved:] != old[base:]:
-        return args, kwargs
-    at = list(node.spec.signature.parameters).index("base_axis")
-    if at < len(args):
-        return args[:at] + (moved,) + args[at + 1:], kwargs
-    return args, dict(kwargs, base_axis=moved)
 
 
 def _as_recorded_steps(new, old):

@@ -22,26 +22,24 @@ Example:
 
 from __future__ import annotations
 
-import functools
-import sys
-import types
 from typing import Any
 
 import numpy as np
 
-from ...graph import topological_nodes
+from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _arguments_of, _keep,
                                  _layer_function, _shapeless)
 from ._late import late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
+from ._deferred_root import DeferredGraph
 from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of,
                               loop_placeholder, probe_call)
 from ._deferred_shapes import probed_shape
 
-__all__ = ["Deferred", "UnknownOutput", "deferrable", "pending", "defer_module", "LAYER_CLASSES",
-           "PROBING", "as_built"]
+__all__ = ["Deferred", "UnknownOutput", "pending", "LAYER_CLASSES", "PROBING", "as_built",
+           "parts_of"]
 
 
 def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:
@@ -73,18 +71,21 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
-class Deferred(DeferredPrinting, TensorOpsMixin):
+class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
     Functions or Variables (one per placeholder) replays the call on them."""
 
-    def __init__(self, fn, args: tuple, kwargs: dict):
+    def __init__(self, fn, args: tuple, kwargs: dict, name: "str | None" = None):
         self._fn, self._args, self._kwargs = fn, tuple(args), dict(kwargs)
         self._bound: dict[int, Any] = {}
         self._loops: dict[int, tuple] = {}     # loops closed through it (_deferred_loops)
         self._typed = None          # the Function update_signature built
-        self.name = kwargs.get("name", "") if isinstance(kwargs.get("name", ""), str) else ""
+        if name is None:        # (a layer applied: the layer's name, as CNTK 2.7 names it)
+            name = fn._shown_name_and_op()[0] if isinstance(fn, _layer_function()) else \
+                kwargs.get("name", "")
+        self.name = name if isinstance(name, str) else ""
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
         """Give the placeholders types (``3``, ``(3, 2)``, ``Tensor[3]``, ``Sequence[...]``;
@@ -211,7 +212,8 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
 
     @property
     def parameters(self) -> tuple:
-        """The parameters of the layers it applies (those applied already)."""
+        """The parameters of the layers it applies (those applied already) and of the values
+        with a shape it reads (``times(p, W)``: ``W``)."""
         if self._typed is not None:
             return self._typed.parameters
         LayerFunction = _layer_function()
@@ -225,10 +227,15 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             elif isinstance(v, Deferred):
                 if isinstance(v._fn, LayerFunction):
                     out.extend(v._fn.parameters)
-                for a in list(v._args) + list(v._kwargs.values()):
+                for a in v._operands():
                     visit(a)
             elif isinstance(v, LayerFunction):
                 out.extend(v.parameters)
+            elif isinstance(v, GraphObject) and not _shapeless(v):
+                # (a value with a shape: its parameters, a parameter itself)
+                found = (v,) if getattr(v, "is_parameter", False) else \
+                    getattr(v, "parameters", ())
+                out.extend(p for p in found if all(p is not q for q in out))
             elif isinstance(v, (list, tuple)):
                 for u in v:
                     visit(u)
@@ -361,13 +368,12 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
             return self
         for ph in substitutions:
             if not _found(ph, [self] + list(substitutions.values())):
-                raise ValueError(f"Placeholder '{ph}' specified for replacement not found in "
-                                 f"the Function '{self!r}'.")
+                raise G.not_found(ph, self)
         shapeless = [ph for ph in substitutions if _shapeless(ph)]
         # the graph CNTK replaces placeholders in: this Function's and, once replaced, that
         # of the values put in (LightRNN's c is read through past_value(h2) alone)
         graph = self._parts() + [part for new in substitutions.values()
-                                 for part in _parts_of(new)]
+                                 for part in parts_of(new)]
         for ph, new in substitutions.items():
             if _shapeless(ph) and any(_reads(new, p) for p in shapeless):
                 # a loop: replaced in this Function's graph (not in another one reading the
@@ -390,19 +396,20 @@ class Deferred(DeferredPrinting, TensorOpsMixin):
 
     def _parts(self) -> list:
         """The Deferreds it is made of, each after those it reads, itself last."""
+        return parts_of(self)
+
+    def _operands(self) -> list:
+        """Its operands, as given, lists and tuples opened and an :class:`UnknownOutput` read
+        as its Function."""
         out: list = []
 
-        def visit(v):
-            if isinstance(v, UnknownOutput):
-                v = v.owner
-            if isinstance(v, Deferred) and v._typed is None and all(v is not u for u in out):
-                for a in list(v._args) + list(v._kwargs.values()):
-                    visit(a)
-                out.append(v)
-            elif isinstance(v, (list, tuple)):
+        def add(v):
+            if isinstance(v, (list, tuple)):
                 for u in v:
-                    visit(u)
-        visit(self)
+                    add(u)
+            else:
+                out.append(v.owner if isinstance(v, UnknownOutput) else v)
+        add(list(self._args) + list(self._kwargs.values()))
         return out
 
     def __rshift__(self, other):
@@ -437,7 +444,7 @@ def _known_dtype(deferred: Deferred):
             else:
                 if isinstance(v._fn, LayerFunction):
                     found.add(np.dtype(np.float32))
-                for a in list(v._args) + list(v._kwargs.values()):
+                for a in v._operands():
                     visit(a)
         elif isinstance(v, LayerFunction) or (isinstance(v, (int, float)) and
                                               not isinstance(v, bool)):
@@ -464,11 +471,32 @@ def _build_value(value: Any, bound: dict, memo: dict):
     return value
 
 
-def _parts_of(value: Any) -> list:
-    """The Deferreds ``value`` (a waiting Function or its output, or anything) is made of."""
-    if isinstance(value, UnknownOutput):
-        value = value.owner
-    return value._parts() if isinstance(value, Deferred) else []
+def parts_of(*values) -> list:
+    """The Deferreds not built yet that ``values`` (waiting Functions, their outputs, lists of
+    them, anything) are made of, each after those it reads, each once.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> h = C.relu(C.placeholder(name="p"))
+        >>> for f in parts_of((C.plus(h, 1, name="s"), h.output)):
+        ...     print(f)
+        ReLU(p: Sequence[tensor]) -> Sequence[tensor]
+        s: Composite(p: Sequence[tensor]) -> Sequence[tensor]
+    """
+    out: list = []
+
+    def visit(v):
+        if isinstance(v, UnknownOutput):
+            v = v.owner
+        if isinstance(v, Deferred) and v._typed is None and all(v is not u for u in out):
+            for a in v._operands():
+                visit(a)
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for u in v:
+                visit(u)
+    visit(values)
+    return out
 
 
 def _reads(value: Any, ph) -> bool:
@@ -491,12 +519,8 @@ def _found(ph, values: list) -> bool:
             owner = value.owner if isinstance(value, UnknownOutput) else value
             if owner._typed is not None or _reads(owner, ph):
                 return True
-        elif isinstance(value, GraphObject):
-            v = value.variable
-            if v is target or any(i is target for n in topological_nodes([v])
-                                  for i in n.inputs):
-                return True
-    return target is None
+    return target is None or G.reads([v.variable for v in values
+                                      if isinstance(v, GraphObject)], target)
 
 
 def as_built(values: tuple) -> tuple:
@@ -512,37 +536,3 @@ def as_built(values: tuple) -> tuple:
             return type(v)(built(u) for u in v)
         return v
     return tuple(built(v) for v in values)
-
-
-def deferrable(fn):
-    """``fn`` (a CNTK op) recording itself as a :class:`Deferred` when an operand is a
-    placeholder without a shape, a Deferred or a layer not applied yet.  The wrapper keeps
-    ``fn``'s globals, name and docstring (so its module's doctests still find it)."""
-    check, make, typed = pending, Deferred, as_built
-
-    def wrapper(*args, **kwargs):
-        if check(args, kwargs):
-            return make(fn, args, kwargs)
-        return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
-    new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
-                             wrapper.__closure__)
-    functools.update_wrapper(new, fn)
-    return new
-
-
-def defer_module(namespace: dict, names) -> None:
-    """Make the ops ``names`` of a module (its ``globals()``) :func:`deferrable`: those it
-    defines or adapts (a name imported as it is stays the object it is elsewhere), an
-    alias (``input = input_variable``) wrapped once."""
-    done: dict[int, Any] = {}
-    for n in names:
-        f = namespace.get(n)
-        if not isinstance(f, types.FunctionType):
-            continue
-        home = sys.modules.get(f.__module__)
-        if f.__module__ != namespace["__name__"] and home is not None and \
-                getattr(home, f.__name__, None) is f:
-            continue            # imported as it is from another module
-        if id(f) not in done:
-            done[id(f)] = deferrable(f)
-        namespace[n] = done[id(f)]

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..._random import auto_seeds_kept
-from ._deferred_operands import UnknownOutput, _layer_function
+from ._deferred_operands import _layer_function
 from ._mixins import GraphObject
 
 __all__ = ["probed_shape"]
@@ -55,21 +55,8 @@ def probed_shape(deferred: Any) -> tuple:
 def _applies_a_layer(deferred: Any) -> bool:
     """Whether building ``deferred`` would apply a layer (and so make parameters)."""
     LayerFunction = _layer_function()
-    seen: set[int] = set()
-
-    def visit(v) -> bool:
-        if isinstance(v, UnknownOutput):
-            v = v.owner
-        if isinstance(v, LayerFunction):
-            return True
-        if isinstance(v, (list, tuple)):
-            return any(visit(u) for u in v)
-        if type(v).__name__ == "Deferred" and id(v) not in seen:
-            seen.add(id(v))
-            return visit(v._fn) or any(visit(a) for a in v._args) or \
-                any(visit(a) for a in v._kwargs.values())
-        return False
-    return visit(deferred)
+    return any(isinstance(v, LayerFunction) for part in deferred._parts()
+               for v in [part._fn] + part._operands())
 
 
 def _probe(deferred: Any) -> "tuple | None":
@@ -113,22 +100,9 @@ def read_lengths(deferred: Any) -> list:
     """The lengths of the axes of the constants and parameters ``deferred`` reads, each once, in
     the order they are met."""
     out: list[int] = []
-    seen: set[int] = set()
-
-    def visit(v) -> None:
-        if isinstance(v, UnknownOutput):
-            v = v.owner
-        if isinstance(v, (list, tuple)):
-            for u in v:
-                visit(u)
-        elif type(v).__name__ == "Deferred" and id(v) not in seen:
-            seen.add(id(v))
-            for a in list(v._args) + list(v._kwargs.values()):
-                visit(a)
-        elif isinstance(v, GraphObject) and (getattr(v, "is_constant", False)
-                                             or getattr(v, "is_parameter", False)):
-            out.extend(int(d) for d in v.shape if int(d) > 0 and int(d) not in out)
-        elif isinstance(v, np.ndarray):
-            out.extend(int(d) for d in v.shape if int(d) > 0 and int(d) not in out)
-    visit(deferred)
+    for part in deferred._parts():
+        for v in part._operands():
+            if isinstance(v, np.ndarray) or (isinstance(v, GraphObject) and (
+                    getattr(v, "is_constant", False) or getattr(v, "is_parameter", False))):
+                out.extend(int(d) for d in v.shape if int(d) > 0 and int(d) not in out)
     return out

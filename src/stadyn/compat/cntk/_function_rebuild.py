@@ -12,7 +12,7 @@ import enum
 import warnings
 from typing import Any
 
-from ...graph import Variable, topological_nodes
+from ...graph import Variable
 from . import _graph as G
 from ._adapt import unwrap
 from ._late import late
@@ -169,12 +169,9 @@ class FunctionRebuilding:
         """CNTK's ``ValueError`` for a placeholder that neither this Function's graph nor a
         value put in reads."""
         graph = list(self._roots()) + list(subs.values())
-        found = {id(v) for v in graph}
-        found.update(id(i) for n in topological_nodes(graph) for i in n.inputs)
         for key, ph in zip(given, subs):
-            if id(ph) not in found and ph in G.PLACEHOLDERS:
-                raise ValueError(f"Placeholder '{key}' specified for replacement not found in "
-                                 f"the Function '{self!r}'.")
+            if ph in G.PLACEHOLDERS and not G.reads(graph, ph):
+                raise G.not_found(key, self)
 
     def replace_placeholder(self, substitution) -> "FunctionRebuilding":
         """Replace the only placeholder in place."""

@@ -275,7 +275,7 @@ class FunctionRuns:
         """CNTK's ``Function.train``: a Trainer on this criterion (loss, or ``(loss, metric)``)
         run by a training session over a reader or a tuple of arrays; ``callbacks``: progress
         writers and configs.  Returns ``epoch_summaries``, ``updates`` (, ``test_summary``);
-        the arguments and an example: ``stadyn.compat.cntk._training.train_function``."""
+        the arguments and an example: ``stadyn.compat.cntk._function_training.train_function``."""
         return late("train_function")(self, minibatch_source, *args, **kwargs)
 
     def test(self, minibatch_source, minibatch_size: int = 32, streams=None,

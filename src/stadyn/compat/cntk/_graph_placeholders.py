@@ -4,7 +4,7 @@ followed by every value computed from it).  Re-exported by ``_graph``."""
 
 from __future__ import annotations
 
-from ...graph import Variable, is_lengths, new_lengths, set_sequence_axis
+from ...graph import Variable, is_lengths, new_lengths, set_sequence_axis, topological_nodes
 from ._graph_records import BATCH, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS
 
 
@@ -65,3 +65,26 @@ def follow_sequence_axis(ph: Variable, new: Variable) -> None:
         SEQUENCE_AXES[old] = axis
     else:
         SEQUENCE_AXES.pop(old, None)
+
+
+def reads(roots: list, ph: Variable) -> bool:
+    """Whether the graph computing ``roots`` (Variables) reads the placeholder ``ph`` (a root
+    being ``ph`` counts): CNTK's ``replace_placeholders`` refuses one that none reads
+    (:func:`not_found`).
+
+    Example:
+        >>> from stadyn import functions as F
+        >>> a, b, c = Variable((2,)), Variable((2,)), Variable((2,))
+        >>> y = F.add2(a, b)
+        >>> reads([y], a), reads([y, c], c), reads([y], c)
+        (True, True, False)
+    """
+    return any(r is ph for r in roots) or any(
+        i is ph for n in topological_nodes(list(roots)) for i in n.inputs)
+
+
+def not_found(key, function) -> ValueError:
+    """CNTK 2.7's error for a placeholder ``key`` given to ``function.replace_placeholders``
+    that its graph does not read."""
+    return ValueError(f"Placeholder '{key}' specified for replacement not found in the "
+                      f"Function '{function!r}'.")

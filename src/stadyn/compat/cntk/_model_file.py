@@ -160,14 +160,11 @@ def _cntk_op_of(v) -> "tuple | None":
     its kind, else the op that made ``v``."""
     if not G.made_by_cntk_op(v):
         return None
+    from ...serialize import CNTK_ONE_OP_BLOCKS
     block = G.BLOCKS.get(v)
-    if block is not None and block.op_name in _ONE_OP_BLOCKS:
+    if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
-
-
-#: the blocks CNTK 2.7 builds for one op, written by the CNTK v2 writer's rule for that op
-_ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast"})
 
 
 def _block_of(v) -> "tuple | None":

@@ -19,7 +19,7 @@ from ... import functions as F
 from ... import cntk_semantics as S
 from ..._errors import ShapeError
 from ...cntk_semantics import broadcast_pair
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._run_checks import refuse_when_run
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, binary, float_arrays, lead_axes, named, one_op, operand,

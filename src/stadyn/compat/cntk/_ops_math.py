@@ -19,7 +19,7 @@ import numpy as np
 
 from ... import cntk_semantics as S
 from ... import functions as F
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,

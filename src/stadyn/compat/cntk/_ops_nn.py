@@ -17,12 +17,12 @@ import numpy as np
 
 from ... import cntk_semantics as S
 from ... import functions as F
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as_operand,
                      sample_shape, wrap)
-from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
+from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed, seed_drawn
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
            "dropout", "local_response_normalization", "mean_variance_normalization",
@@ -321,12 +321,19 @@ def batch_normalization(operand, scale, bias, running_mean, running_inv_std, spa
 def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomSeed,
             name: str = ""):
     """Each value zeroed with probability ``dropout_rate`` and the rest scaled by
-    ``1 / (1 - dropout_rate)`` while training; the identity in inference."""
-    rate = float(dropout_rate)
+    ``1 / (1 - dropout_rate)`` while training; the identity in inference.  Its rate is checked
+    and its seed drawn as it is called, as CNTK 2.7 does, where its operand has no shape yet
+    too (:func:`_dropout_as_called`)."""
+    return named(wrap(F.dropout(_as_operand(x), float(dropout_rate), seed=resolved_seed(seed),
+                                train_only=True)), name, "Dropout")
+
+
+def _dropout_as_called(arguments: dict) -> None:
+    """``dropout``'s rate refused outside ``[0, 1)`` (a ValueError), then its seed drawn."""
+    rate = float(arguments["dropout_rate"])
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"dropout: the rate must be in [0, 1), got {rate}")
-    return named(wrap(F.dropout(_as_operand(x), rate, seed=resolved_seed(seed), train_only=True)),
-                 name, "Dropout")
+    seed_drawn(arguments)
 
 
 def local_response_normalization(operand, depth_radius: int, bias: float, alpha: float,
@@ -393,14 +400,6 @@ def image_scaler(x, scalar: float, biases, name: str = ""):
 # CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)
 refuse_sparse_operands(globals(), ["mean_variance_normalization"])
 
-# ops on placeholders without a shape (or on layers) wait for their shapes
-defer_module(globals(), __all__)
-_built_dropout = dropout
-
-
-def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomSeed,
-            name: str = ""):
-    """Each value zeroed with probability ``dropout_rate`` and the rest scaled by
-    ``1 / (1 - dropout_rate)`` while training; the identity in inference.  Its seed is drawn
-    as it is called, as CNTK 2.7 draws it, where its operand has no shape yet too."""
-    return _built_dropout(x, dropout_rate, drawn_seed(seed), name)
+# ops on placeholders without a shape (or on layers) wait for their shapes; dropout checks
+# its rate and draws its seed as it is called
+defer_module(globals(), __all__, as_called={"dropout": _dropout_as_called})

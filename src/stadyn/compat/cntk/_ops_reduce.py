@@ -21,13 +21,12 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import math
 
 from ... import cntk_semantics as S
 from ... import functions as F
 from . import _graph as G
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, lead_axes, named, one_op, operand, reshape_samples, sample_axes,
                      sample_axis, sample_shape, wrap)
@@ -234,22 +233,16 @@ def top_k(x, k: int, axis=-1, name: str = ""):
 # CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)
 refuse_sparse_operands(globals(), __all__)
 
+def _keepdims_checked(op_name: str):
+    """The ``as_called`` hook of the reduction ``op_name``: ``keepdims=False`` over a dynamic
+    axis refused as it is called, as CNTK 2.7 does, of a placeholder without a shape too (not
+    when the shape arrives)."""
+    def as_called(arguments: dict) -> None:
+        _refuse_dropped_dynamic_axis(op_name, arguments["axis"], arguments["keepdims"])
+    return as_called
+
+
 # ops on placeholders without a shape (or on layers) wait for their shapes
-defer_module(globals(), __all__)
-
-
-def _refusing_as_made(deferred):
-    """``deferred`` (a reduction waiting for its operand's shape) refusing ``keepdims=False``
-    over a dynamic axis as it is called, as CNTK 2.7 does, not when the shape arrives."""
-    op_name = deferred.op_name
-
-    @functools.wraps(deferred)
-    def reduce(x, axis=None, keepdims: bool = True, name: str = ""):
-        _refuse_dropped_dynamic_axis(op_name, axis, keepdims)
-        return deferred(x, axis, keepdims, name)
-    return reduce
-
-
-for _n in __all__:
-    if getattr(globals()[_n], "makes_block", False):     # the reductions
-        globals()[_n] = _refusing_as_made(globals()[_n])
+defer_module(globals(), __all__, as_called={
+    n: _keepdims_checked(globals()[n].op_name) for n in __all__
+    if getattr(globals()[n], "makes_block", False)})     # (the reductions)

@@ -22,7 +22,7 @@ from ... import cntk_semantics as S
 from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      operand as _as_operand, operands_dtype, reshape_samples, same_dtype,

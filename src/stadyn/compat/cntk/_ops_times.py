@@ -16,7 +16,7 @@ import math
 from ... import cntk_semantics as S
 from ... import functions as F
 from ... import sequence as Seq
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, operands_dtype,
                      reshape_samples, same_dtype, sample_shape, wrap)
 from ._ops_shape import reshape, transpose

@@ -182,7 +182,7 @@ def _probed_state_shapes(fn: Any, n_states: int, arity: int) -> Any:
     index, ``cells[k]``): each call it makes waits as a :class:`Deferred`, which names its
     layer, as CNTK infers the states' shapes from the cell its step applies.  None unless the
     cells of ``n_states`` states it applies have one shape."""
-    from ._deferred import Deferred
+    from ._deferred import parts_of
     from ._variables import placeholder
     fn = getattr(fn, "_fn", fn)
     try:
@@ -190,17 +190,11 @@ def _probed_state_shapes(fn: Any, n_states: int, arity: int) -> Any:
             out = fn(*[placeholder(name=f"state{k}") for k in range(arity)])
     except Exception:       # a step the probe cannot run: its shapes stay unknown
         return None
-    shapes, stack, seen = set(), [out], set()
-    while stack:
-        v = stack.pop()
-        if isinstance(v, (list, tuple)):
-            stack.extend(v)
-        elif isinstance(v, Deferred) and id(v) not in seen:
-            seen.add(id(v))
-            cell = getattr(getattr(v._fn, "layer", None), "state_shapes", None)
-            if cell is not None and len(cell) == n_states:
-                shapes.add(tuple(tuple(s) for s in cell))
-            stack.extend(list(v._args) + list(v._kwargs.values()))
+    shapes = set()
+    for part in parts_of(out):
+        cell = getattr(getattr(part._fn, "layer", None), "state_shapes", None)
+        if cell is not None and len(cell) == n_states:
+            shapes.add(tuple(tuple(s) for s in cell))
     return list(shapes.pop()) if len(shapes) == 1 else None
 
 

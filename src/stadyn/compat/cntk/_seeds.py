@@ -21,7 +21,7 @@ from ... import distributed
 from ..._random import auto_seed, fixed_seed
 from ...ops import RandomStream
 
-__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed", "drawn_seed"]
+__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed", "drawn_seed", "seed_drawn"]
 
 SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
 
@@ -47,3 +47,17 @@ def drawn_seed(seed) -> int:
     if int(seed) < 0:
         raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
     return int(seed)
+
+
+def seed_drawn(arguments: dict) -> None:
+    """A random op's ``seed`` argument drawn (:func:`drawn_seed`) as the op is called: the
+    ``as_called`` hook of such ops (``_deferrable.deferrable``), so that one waiting for its
+    operand's shape has its seed from the moment it was made, as in CNTK 2.7.
+
+    Example:
+        >>> arguments = {"x": None, "seed": 7}
+        >>> seed_drawn(arguments)
+        >>> arguments["seed"]
+        7
+    """
+    arguments["seed"] = drawn_seed(arguments["seed"])

@@ -37,8 +37,8 @@ from . import _graph as G
 from ._adapt import named, operand, wrap
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._defaults import default_override_or, get_default_override
-from ._deferred import deferrable
-from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
+from ._deferrable import deferrable
+from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed, seed_drawn
 from ._variables import Constant
 
 __all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_like",
@@ -70,20 +70,6 @@ def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str, extra: 
         out = _OPS[kind](v, a, b, seed=stream)
     _shown(out, kind, a, b, stream, extra)
     return named(wrap(out), name, "RandomDistribution")
-
-
-def _deferrable_draw(public_name: str):
-    """:func:`_draw` for the ``*_like`` op ``public_name``: of a placeholder without a shape
-    it waits for the shape (named as that op), the seed drawn by the caller as it is called,
-    as CNTK 2.7 draws it."""
-    def drawn(like, kind, a, b, seed, name, op):
-        return _draw(like, kind, a, b, seed, name, op)
-    drawn.__name__ = drawn.__qualname__ = public_name
-    return deferrable(drawn)
-
-
-_DRAWS = {n: _deferrable_draw(n) for n in ("uniform_like", "normal_like", "gumbel_like",
-                                            "bernoulli_like")}
 
 
 def _fixed(shape, dtype, kind, a, b, seed, name, op):
@@ -125,6 +111,16 @@ def _check_mean(op: str, mean) -> float:
         raise ValueError(f"cntk.random.{op}: mean (the probability of 1) must be in [0, 1], "
                          f"got {mean}")
     return float(mean)
+
+
+def _checked(op: str, argument: str, check):
+    """The ``as_called`` hook of the ``*_like`` op ``op``: ``argument`` checked (``check``),
+    then the seed drawn, as CNTK 2.7 does both as the op is called, of a placeholder without
+    a shape too."""
+    def as_called(arguments: dict) -> None:
+        arguments[argument] = check(op, arguments[argument])
+        seed_drawn(arguments)
+    return as_called
 
 
 def uniform(shape, dtype=default_override_or(np.float32), low=0.0, high=1.0, seed=auto_select,
@@ -183,6 +179,7 @@ def bernoulli(shape, dtype=default_override_or(np.float32), mean=0.5, seed=auto_
                   "BernoulliRandom")
 
 
+@deferrable(as_called=seed_drawn)
 def uniform_like(x, low=0.0, high=1.0, seed=auto_select, name: str = ""):
     """:func:`uniform` values of ``x``'s shape and dtype, its batch axis included.
 
@@ -195,10 +192,10 @@ def uniform_like(x, low=0.0, high=1.0, seed=auto_select, name: str = ""):
         >>> a.shape, bool((a == b).all()), bool((a >= 5).all() and (a < 6).all())
         ((2, 3), True, True)
     """
-    return _DRAWS["uniform_like"](x, "uniform", low, high, drawn_seed(seed), name,
-                                  "UniformRandomLike")
+    return _draw(x, "uniform", low, high, seed, name, "UniformRandomLike")
 
 
+@deferrable(as_called=_checked("normal_like", "scale", _check_scale))
 def normal_like(x, mean=0.0, scale=1.0, seed=auto_select, name: str = ""):
     """:func:`normal` values of ``x``'s shape and dtype, its batch axis included.
 
@@ -208,10 +205,10 @@ def normal_like(x, mean=0.0, scale=1.0, seed=auto_select, name: str = ""):
         >>> C.random.normal_like(x, scale=2.0).eval({x: np.zeros((4, 3), np.float32)}).shape
         (4, 3)
     """
-    return _DRAWS["normal_like"](x, "normal", mean, _check_scale("normal_like", scale),
-                                 drawn_seed(seed), name, "NormalRandomLike")
+    return _draw(x, "normal", mean, scale, seed, name, "NormalRandomLike")
 
 
+@deferrable(as_called=_checked("gumbel_like", "scale", _check_scale))
 def gumbel_like(x, loc=0.0, scale=1.0, seed=auto_select, name: str = ""):
     """:func:`gumbel` values of ``x``'s shape and dtype, its batch axis included.
 
@@ -222,10 +219,10 @@ def gumbel_like(x, loc=0.0, scale=1.0, seed=auto_select, name: str = ""):
         >>> v.shape, v.dtype.name, bool(np.isfinite(v).all())
         ((5, 4), 'float32', True)
     """
-    return _DRAWS["gumbel_like"](x, "gumbel", loc, _check_scale("gumbel_like", scale),
-                                 drawn_seed(seed), name, "GumbelRandomLike")
+    return _draw(x, "gumbel", loc, scale, seed, name, "GumbelRandomLike")
 
 
+@deferrable(as_called=_checked("bernoulli_like", "mean", _check_mean))
 def bernoulli_like(x, mean=0.5, seed=auto_select, name: str = ""):
     """:func:`bernoulli` values of ``x``'s shape and dtype, its batch axis included.
 
@@ -235,5 +232,4 @@ def bernoulli_like(x, mean=0.5, seed=auto_select, name: str = ""):
         >>> C.random.bernoulli_like(x, mean=1.0).eval({x: np.zeros((2, 3), np.float32)}).tolist()
         [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
-    return _DRAWS["bernoulli_like"](x, "bernoulli", _check_mean("bernoulli_like", mean), 0.0,
-                                    drawn_seed(seed), name, "BernoulliRandomLike")
+    return _draw(x, "bernoulli", mean, 0.0, seed, name, "BernoulliRandomLike")

@@ -19,7 +19,7 @@ from ... import functions as F
 from ... import sequence as S
 from . import _graph as G
 from ...graph import Variable, broadcast_like
-from ._deferred import defer_module
+from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import adapt, batched, const, float_arrays, named, one_op, operand, unwrap, wrap
 from ._adapt import operand as _as_operand

@@ -1,6 +1,6 @@
 """``cntk.eval.evaluator``: where CNTK defines the Evaluator (Stadyn's is
-:class:`stadyn.compat.cntk._training.Evaluator`)."""
+:class:`stadyn.compat.cntk._function_training.Evaluator`)."""
 
-from .._training import Evaluator
+from .._function_training import Evaluator
 
 __all__ = ["Evaluator"]

@@ -58,7 +58,7 @@ from ..io import INFINITELY_REPEAT
 from . import functions  # noqa: E402
 from .._late import bind as _bind
 from .._adapt import adapt as _adapt_rnnstack
-from .._deferred import deferrable as _deferrable
+from .._deferrable import deferrable as _deferrable
 from ....sequence import optimized_rnnstack as _sd_sequence_ors
 
 input = input_variable  # noqa: A001 - CNTK's name

@@ -1,0 +1,99 @@
+"""CNTK's ops made to wait for their operands' shapes: :func:`deferrable` wraps one op so
+that a call on a placeholder without a shape, a waiting Function or a layer not applied yet
+is recorded as a :class:`~._deferred.Deferred` (built once the shapes arrive), and runs what
+CNTK 2.7 does as the op is called whatever its operands (its ``as_called`` hook: a seed
+drawn, an argument refused); :func:`defer_module` wraps a module's ops.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> f = C.relu(C.placeholder(name="p"), "r")      # (relu is deferrable: it waits)
+    >>> f.name, f.shape
+    ('r', (-2,))
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+from typing import Any
+
+from ._deferred import Deferred, as_built, pending
+
+__all__ = ["deferrable", "defer_module"]
+
+
+def deferrable(fn=None, *, as_called=None):
+    """``fn`` (a CNTK op) recording itself as a :class:`Deferred` when an operand is a
+    placeholder without a shape, a Deferred or a layer not applied yet.  ``as_called``, when
+    given, is what CNTK 2.7 does as the op is called whether or not its operands have shapes
+    (draw its seed, refuse an argument): it gets the call's arguments by parameter name (the
+    defaults filled in), may change them in place or raise, and the op runs (or is recorded)
+    on them.  The wrapper keeps ``fn``'s globals, name and docstring (so its module's doctests
+    still find it).  Without ``fn``, a decorator.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> def k_checked(arguments):
+        ...     if arguments["k"] < 0:
+        ...         raise ValueError("scaled: k must be >= 0")
+        >>> @deferrable(as_called=k_checked)
+        ... def scaled(x, k=2.0, name=""):
+        ...     return C.element_times(x, k, name=name)
+        >>> f = scaled(C.placeholder(), 3.0, "t")      # (waits for its operand's shape)
+        >>> x = C.input_variable(2)
+        >>> f.name, f(x).eval({x: np.ones((1, 2), np.float32)}).tolist()
+        ('t', [[3.0, 3.0]])
+        >>> scaled(C.placeholder(), -1.0)
+        Traceback (most recent call last):
+          ...
+        ValueError: scaled: k must be >= 0
+    """
+    if fn is None:
+        return functools.partial(deferrable, as_called=as_called)
+    check, make, typed, given_name = pending, Deferred, as_built, _given_name  # (its closure:
+    signature = inspect.signature(fn)                   # it runs in fn's module's globals)
+
+    def wrapper(*args, **kwargs):
+        if as_called is not None:
+            call = signature.bind(*args, **kwargs)
+            call.apply_defaults()
+            as_called(call.arguments)
+            args, kwargs = call.args, call.kwargs
+        if check(args, kwargs):
+            return make(fn, args, kwargs, name=given_name(signature, args, kwargs))
+        return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
+    new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
+                             wrapper.__closure__)
+    functools.update_wrapper(new, fn)
+    return new
+
+
+def _given_name(signature, args: tuple, kwargs: dict) -> str:
+    """The ``name`` a call of an op of ``signature`` gives, by keyword or in its place."""
+    try:
+        name = signature.bind_partial(*args, **kwargs).arguments.get("name", "")
+    except TypeError:
+        name = kwargs.get("name", "")
+    return name if isinstance(name, str) else ""
+
+
+def defer_module(namespace: dict, names, as_called: "dict | None" = None) -> None:
+    """Make the ops ``names`` of a module (its ``globals()``) :func:`deferrable`: those it
+    defines or adapts (a name imported as it is stays the object it is elsewhere), an
+    alias (``input = input_variable``) wrapped once; ``as_called`` gives some of them (by
+    name) their hook (see :func:`deferrable`)."""
+    hooks = as_called or {}
+    done: dict[int, Any] = {}
+    for n in names:
+        f = namespace.get(n)
+        if not isinstance(f, types.FunctionType):
+            continue
+        home = sys.modules.get(f.__module__)
+        if f.__module__ != namespace["__name__"] and home is not None and \
+                getattr(home, f.__name__, None) is f:
+            continue            # imported as it is from another module
+        if id(f) not in done:
+            done[id(f)] = deferrable(f, as_called=hooks.get(n))
+        namespace[n] = done[id(f)]

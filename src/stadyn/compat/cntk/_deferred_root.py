@@ -1,0 +1,212 @@
+"""What a waiting Function (``_deferred.Deferred``: an op on placeholders without a shape)
+exposes of its graph before it is built, as CNTK 2.7's Function does then: its ``inputs``
+(the leaves it reads, depth first, a layer's parameters before its argument), ``constants``,
+and its ``root_function``, the op of the call itself (:class:`DeferredRoot`: ``Plus`` whose
+inputs are the outputs of the calls it reads and its other operands), mixed into ``Deferred``.
+
+A number given as an operand (``plus(p, 1)``) is a Constant of CNTK's graph from the call on;
+here it becomes one when the graph is built, so neither ``inputs`` lists it until then.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> p, q = C.placeholder(name="p"), C.placeholder(name="q")
+    >>> f = C.plus(C.relu(p), q, name="f")
+    >>> [a.name for a in f.inputs]
+    ['p', 'q']
+    >>> f.root_function
+    Plus: Output('...', [???], [???]), Placeholder('q', [???], [???]) -> Output('f', [???], [???])
+    >>> f.root_function.op_name, f.root_function.inputs[0].owner.root_function.op_name
+    ('Plus', 'ReLU')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._deferred_operands import UnknownOutput, _keep, _layer_function
+from ._mixins import GraphObject
+from ._printed import function_repr, makes_block
+
+__all__ = ["DeferredGraph", "DeferredRoot"]
+
+
+class DeferredGraph:
+    """``inputs``, ``constants``, ``root_function`` and the flags of a waiting Function
+    (``_fn``, ``_operands``, ``_typed``, ``_bound``, ``name``, ``outputs`` are ``Deferred``'s);
+    once built, its graph's."""
+
+    @property
+    def inputs(self) -> tuple:
+        """The leaves it reads, each once, depth first in the order of the operands (CNTK
+        2.7's ``Function.inputs``): placeholders, and the inputs, parameters and constants of
+        the values with a shape it reads; a layer applied, its parameters, then what it is
+        applied to."""
+        if self._typed is not None:
+            return tuple(self._typed.inputs)
+        out: list = []
+        seen: set[int] = set()
+
+        def add(leaf) -> None:
+            key = id(getattr(leaf, "variable", leaf))
+            if key not in seen:
+                seen.add(key)
+                out.append(leaf)
+
+        def visit(v) -> None:
+            if isinstance(v, UnknownOutput):
+                v = v.owner
+            if isinstance(v, DeferredGraph):
+                if v._typed is not None:
+                    for a in v._typed.inputs:
+                        add(a)
+                    return
+                if isinstance(v._fn, _layer_function()):
+                    for p in v._fn.parameters:
+                        add(p)
+                for a in v._operands():
+                    visit(a)
+            elif isinstance(v, _layer_function()):
+                for p in v.parameters:
+                    add(p)
+                add(_keep(v))
+            elif isinstance(v, GraphObject):
+                bound = self._bound.get(id(v.variable))
+                if bound is not None and bound is not v:
+                    visit(bound)
+                elif getattr(v, "root_function", None) is not None:     # (a Function)
+                    for a in v.inputs:
+                        add(a)
+                elif getattr(v, "is_output", False):
+                    for a in v.owner.inputs:
+                        add(a)
+                else:
+                    add(v)
+        visit(self)
+        return tuple(out)
+
+    @property
+    def constants(self) -> tuple:
+        """The constants among its :attr:`inputs`."""
+        if self._typed is not None:
+            return tuple(self._typed.constants)
+        return tuple(a for a in self.inputs if getattr(a, "is_constant", False))
+
+    @property
+    def root_function(self) -> "DeferredRoot":
+        """The op of this call (CNTK's primitive root: ``Plus``; a layer's block)."""
+        if self._typed is not None:
+            return self._typed.root_function
+        return DeferredRoot(self)
+
+    @property
+    def owner(self) -> "DeferredRoot":
+        """Its root function, as CNTK's composite gives it."""
+        return self.root_function
+
+    @property
+    def signature(self) -> tuple:
+        """Its arguments (CNTK 2.7's ``signature`` of a Function over placeholders)."""
+        return tuple(self._typed.signature) if self._typed is not None else self.arguments
+
+    @property
+    def is_primitive(self) -> bool:
+        return False if self._typed is None else self._typed.is_primitive
+
+    @property
+    def is_block(self) -> bool:
+        return False if self._typed is None else self._typed.is_block
+
+    @property
+    def attributes(self) -> dict:
+        return {} if self._typed is None else self._typed.attributes
+
+
+class DeferredRoot:
+    """The op of a waiting Function's call (its ``root_function``): its ``inputs`` are the
+    call's operands -- the output of a call it reads (:class:`UnknownOutput`, whose ``owner``
+    is that call's Function), a placeholder, a value with a shape -- or, for a layer applied,
+    the layer's parameters and its argument; its outputs are the Function's.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> root = C.layers.Dense(2, name="d")(C.placeholder(name="p")).root_function
+        >>> root.op_name, root.is_block, [a.name for a in root.inputs]
+        ('Dense', True, ['W', 'b', 'p'])
+    """
+
+    is_primitive = True
+    is_composite = False
+
+    def __init__(self, function: Any):
+        self._function = function
+
+    @property
+    def name(self) -> str:
+        return self._function.name
+
+    @property
+    def op_name(self) -> str:
+        """CNTK's op of the call (``Plus``; a layer's kind, ``Dense``)."""
+        return self._function._root_op()
+
+    @property
+    def is_block(self) -> bool:
+        """Whether CNTK 2.7 makes a block of the call: a layer applied, a reduction."""
+        fn = self._function._fn
+        return isinstance(fn, _layer_function()) or makes_block(fn)
+
+    @property
+    def root_function(self) -> "DeferredRoot":
+        return self
+
+    @property
+    def inputs(self) -> tuple:
+        """The call's operands as CNTK's op lists them (see the class's text)."""
+        fn = self._function._fn
+        out: list = []
+        if isinstance(fn, _layer_function()):
+            out += list(fn.parameters)
+        for v in self._function._operands():
+            if isinstance(v, DeferredGraph):
+                out.append(v.output)
+            elif isinstance(v, _layer_function()):
+                out += list(v.parameters) + [_keep(v)]
+            elif isinstance(v, GraphObject):
+                out.append(getattr(v, "output", v) if getattr(v, "root_function", None)
+                           is not None else v)
+        return tuple(out)
+
+    @property
+    def arguments(self) -> tuple:
+        """Its inputs but the parameters and constants."""
+        return tuple(a for a in self.inputs if not (getattr(a, "is_parameter", False)
+                                                   or getattr(a, "is_constant", False)))
+
+    @property
+    def placeholders(self) -> tuple:
+        return tuple(a for a in self.inputs if getattr(a, "is_placeholder", False))
+
+    @property
+    def parameters(self) -> tuple:
+        return tuple(a for a in self.inputs if getattr(a, "is_parameter", False))
+
+    @property
+    def constants(self) -> tuple:
+        return tuple(a for a in self.inputs if getattr(a, "is_constant", False))
+
+    @property
+    def outputs(self) -> tuple:
+        return self._function.outputs
+
+    @property
+    def output(self):
+        return self._function.output
+
+    @property
+    def attributes(self) -> dict:
+        return {}
+
+    def __repr__(self) -> str:
+        """As CNTK 2.7's: ``Plus: Placeholder('p', [???], [???]) -> Output('f', [???],
+        [???])`` (its arguments and outputs)."""
+        return function_repr(self.op_name, False, self.arguments, self.outputs)

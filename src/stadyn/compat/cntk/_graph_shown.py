@@ -1,0 +1,346 @@
+"""What CNTK shows of a Variable of Stadyn's graph, kept per Variable (held weakly, as
+:mod:`._graph` says): the name of an input, a placeholder, a parameter or a constant; the CNTK
+op that made an output and its unique id (``Plus31``; a block's root's); the outputs of one CNTK
+function of several (``top_k``); the order CNTK lists an op's operands and a Function's
+arguments in; the inputs CNTK shows for the op that made a value (:func:`shown_inputs`).
+Re-exported by ``_graph``, whose depth-first search reads them.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> x = C.input_variable(3, name="x")
+    >>> y = C.plus(x, 1, name="y")
+    >>> name_of(x.variable), kind_of(x.variable), op_name_of(y.variable), uid_of(y.variable)[:4]
+    ('x', 'input', 'Plus', 'Plus')
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+
+from ...graph import Variable, is_lengths, keep_with, kept_with
+from ._graph_records import (BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX, PLACEHOLDERS,
+                             SEQUENCE_AXES, Block)
+from ._shown_constants import shown_as, shown_constants
+from ._spliced import seen_through
+
+__all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
+           "show_operands_in_order", "operand_order", "in_argument_order", "cntk_name", "kind_of",
+           "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
+           "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
+           "primitive_op_name", "spelled_op_name", "uid_of", "new_uid", "set_uid", "set_root_uid",
+           "root_uid_of", "shown_inputs"]
+
+_OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+_ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+# The outputs of a CNTK function of several (``top_k``'s values and indices): each output
+# after the first -> the first (weakly), which stands for the function in the walks.  The
+# first keeps the others while it lives (CNTK lists an output no one reads, top_k's indices,
+# among the function's), on itself (``keep_with``): a run of both makes each refer to the
+# other, so a registry keyed by the first would keep it alive for ever.
+_FIRST_OUTPUT: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
+_OTHER_OUTPUTS = "compat.cntk: the function's other outputs"
+_uid_counter = itertools.count()
+
+# Stadyn's names for batch normalisation's parameters and statistics, and CNTK's.
+_BN_NAMES = {"beta": "bias", "gamma": "scale", "mean": "aggregate_mean",
+             "var": "aggregate_variance", "count": "aggregate_count"}
+
+
+def name_sequence_axis(var: Variable, axes) -> None:
+    """Record the sequence axis among ``axes`` (CNTK's dynamic axes of the input ``var``, or
+    one axis) as the axis of ``var``'s sequences, unless it is the default one."""
+    for axis in axes if isinstance(axes, (list, tuple)) else (axes,):
+        if getattr(axis, "is_sequence_axis", False) and var.sequence_lengths is not None and \
+                axis.name != "defaultDynamicAxis":
+            SEQUENCE_AXES[var.sequence_lengths] = axis
+
+
+# The order of the arguments a Python function's signature gave the Function it made, by the
+# Function's root: CNTK passes such arguments through a "Tuple" block, so they come out in the
+# signature's order, not in the order a walk of the graph meets them (``loss(model(x), y)``
+# meets y first).  The arguments are held weakly: an input can be a root of a run with the
+# Function (``combine([z, x]).eval``), which makes it refer to ``z``, the entry's key.
+ARGUMENT_ORDER: "weakref.WeakKeyDictionary[Variable, tuple[weakref.ref, ...]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def record_argument_order(root: Variable, arguments: list[Variable]) -> None:
+    """Record ``arguments`` as the order of the arguments of the Function ``root``."""
+    ARGUMENT_ORDER[root] = tuple(weakref.ref(a) for a in arguments)
+
+
+_OPERAND_ORDER = "compat.cntk: the order CNTK lists the op's operands in"
+
+
+def show_operands_in_order(out: Variable, operands: tuple) -> None:
+    """List ``operands`` (of the op that made ``out``) in this order, whatever order Stadyn's
+    inner values read them in: ``Function.inputs`` and the walk for ``Function.arguments``
+    (CNTK's ``gather(reference, indices)`` lists the reference first)."""
+    keep_with(out, _OPERAND_ORDER, tuple(seen_through(o) for o in operands))
+
+
+def operand_order(v: Variable) -> tuple:
+    """The operands :func:`show_operands_in_order` gave the op that made ``v`` (empty when
+    none were given)."""
+    return kept_with(v, _OPERAND_ORDER) or ()
+
+
+def _in_operand_order(v: Variable, found: list[Variable]) -> list[Variable]:
+    order = kept_with(v, _OPERAND_ORDER) or ()
+    if not order:
+        return found
+    first = [o for o in order if any(o is f for f in found)]
+    return first + [f for f in found if not any(f is o for o in first)]
+
+
+def in_argument_order(root: Variable, arguments: list[Variable]) -> list[Variable]:
+    """``arguments`` (a Function's, in the walk's order) in the order recorded for ``root``:
+    the recorded ones first, then the others as they were."""
+    order = [a for a in (ref() for ref in ARGUMENT_ORDER.get(root, ())) if a is not None]
+    if not order:
+        return arguments
+    present = {id(a) for a in arguments}
+    first = [a for a in dict.fromkeys(order) if id(a) in present]
+    taken = {id(a) for a in first}
+    return first + [a for a in arguments if id(a) not in taken]
+
+
+_UNNAMED_CONSTANT = re.compile(r"constant\d+")
+
+
+def cntk_name(v: Variable) -> str:
+    """A parameter's or constant's CNTK name: the last part of its scope path (``dense/W`` is
+    ``W``), with batch normalisation's names as CNTK's layer gives them; a Constant made
+    without a name (saved as ``constant<n>``) has none."""
+    scope, _, last = (v.name or "").rpartition("/")
+    if not scope and _UNNAMED_CONSTANT.fullmatch(last) and not v.need_grad:
+        return ""
+    if scope.rpartition("/")[2].startswith("batchnormalization"):
+        return _BN_NAMES.get(last, last)
+    return last
+
+
+def kind_of(v: Variable) -> str:
+    """``input``, ``placeholder``, ``parameter``, ``constant`` or ``output``."""
+    if v in INPUTS:
+        return "input"
+    if v in PLACEHOLDERS:
+        return "placeholder"
+    if v.parent is not None:
+        return "output"
+    return "parameter" if v.need_grad else "constant"
+
+
+def name_of(v: Variable) -> str:
+    """The name CNTK shows for ``v`` ('' when it has none)."""
+    kind = kind_of(v)
+    if kind == "input":
+        return INPUTS[v]
+    if kind == "placeholder":
+        return PLACEHOLDERS[v]
+    if kind == "output":
+        block = BLOCKS.get(v)
+        if block is not None and block.name:
+            return block.name
+        return v.name or ""
+    known = LEAF_NAMES.get(v)
+    return known if known is not None else cntk_name(v)
+
+
+def set_op_name(v: Variable, op_name: str) -> None:
+    """Record the CNTK op that made the output ``v`` (``Plus``, ``Times``, ...)."""
+    _OP_NAMES[v] = op_name
+
+
+class Combine:
+    """A CNTK Combine function (``C.combine``, a loaded model of several functions' outputs):
+    its ``name`` and ``uid``.  The Function it is the root of holds it (combines of the same
+    outputs are Combine functions of their own)."""
+
+    __slots__ = ("name", "uid")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.uid = f"Combine{next(_uid_counter)}"
+
+
+def mark_outputs(outputs: list[Variable], op_name: str, block: bool = False) -> None:
+    """Record ``outputs`` as those of one CNTK function ``op_name`` (``TopK``): one uid,
+    ``<uid>_Output_<k>`` (``Block<n>`` where CNTK makes a block of it), and one node of the
+    walks, which lists them all."""
+    first = outputs[0]
+    set_op_name(first, op_name)
+    if block:
+        set_uid(first, f"Block{next(_uid_counter)}")
+    uid = uid_of(first)
+    for v in outputs[1:]:
+        set_op_name(v, op_name)
+        set_uid(v, uid)
+    link_outputs(outputs)
+
+
+def link_outputs(outputs: list[Variable]) -> None:
+    """Record ``outputs`` (in order) as those of one CNTK function (a loaded file's ``TopK``):
+    the walks see one node for them, :func:`outputs_of` lists them all."""
+    first = outputs[0]
+    for k, v in enumerate(outputs[1:], 1):
+        OUTPUT_INDEX[v] = k
+        _FIRST_OUTPUT[v] = weakref.ref(first)
+    keep_with(first, _OTHER_OUTPUTS, tuple(outputs[1:]))
+
+
+def first_output(v: Variable) -> Variable:
+    """The first output of the function that made ``v`` (``v`` itself where it is)."""
+    ref = _FIRST_OUTPUT.get(v)
+    first = ref() if ref is not None else None
+    return v if first is None else first
+
+
+def outputs_of(v: Variable) -> list[Variable]:
+    """The outputs of the function that made ``v`` (``v`` alone but for :func:`mark_outputs`)."""
+    first = first_output(v)
+    others = kept_with(first, _OTHER_OUTPUTS)
+    return [v] if others is None else [first, *others]
+
+
+def function_outputs(members) -> "tuple[Variable, ...] | None":
+    """``members`` if they are all the outputs of one CNTK function, in order (``top_k``'s
+    values and indices, an unpack's value and mask), else None (outputs of several)."""
+    outs = outputs_of(members[0])
+    same = len(outs) == len(members) and all(a is b for a, b in zip(outs, members))
+    return tuple(outs) if same else None
+
+
+def mark_block(out: Variable, op_name: str, name: str, arguments, root_op: str) -> None:
+    """Show the op that made ``out`` as CNTK 2.7 builds it, as a block: of kind ``op_name``
+    (``Sequence::Slice`` for ``sequence.first``), named ``name``, over ``arguments``, around
+    the primitive op ``root_op`` (``GatherPacked``); the op inside has no name of its own."""
+    BLOCKS[out] = Block(op_name, name, tuple(arguments))
+    set_op_name(out, root_op)
+    out.name = None
+
+
+def made_by_cntk_op(v: Variable) -> bool:
+    """``v`` is the output of a CNTK op (one :func:`set_op_name` recorded), not of one of the
+    Stadyn ops a CNTK op is made of."""
+    return v in _OP_NAMES
+
+
+def op_name_of(v: Variable) -> str:
+    """The CNTK op name of the function that made ``v`` (a block's is its layer's kind)."""
+    block = BLOCKS.get(v)
+    return block.op_name if block is not None else primitive_op_name(v)
+
+
+def primitive_op_name(v: Variable) -> str:
+    """The CNTK op name of the op that made ``v`` (inside a block too); Stadyn's op name in
+    CNTK's spelling where no CNTK op recorded one."""
+    known = _OP_NAMES.get(v)
+    if known is not None:
+        return known
+    return spelled_op_name(v)
+
+
+def spelled_op_name(v: Variable) -> str:
+    """The op name of the Stadyn op that made ``v`` in CNTK's spelling (``mul``: ``Mul``),
+    ``""`` for a leaf: a CNTK op's name when it recorded none."""
+    if v.parent is None:
+        return ""
+    return "".join(part.capitalize() for part in v.parent.spec.name.split("_"))
+
+
+def uid_of(v: Variable) -> str:
+    """A unique id for ``v`` in CNTK's style (``Parameter12``, ``Plus31``)."""
+    uid = _UIDS.get(v)
+    if uid is None:
+        kind = kind_of(v)
+        prefix = ("Block" if v in BLOCKS else op_name_of(v)) if kind == "output" else \
+            kind.capitalize()
+        uid = _UIDS[v] = f"{prefix}{next(_uid_counter)}"
+    return uid
+
+
+def new_uid(prefix: str) -> str:
+    """A new unique id ``<prefix><n>``, numbered as :func:`uid_of` numbers Variables' (for
+    what has no Variable yet: a waiting Function's output)."""
+    return f"{prefix}{next(_uid_counter)}"
+
+
+def set_uid(v: Variable, uid: str) -> None:
+    """Give ``v`` the unique id a file recorded for it (a loaded CNTK model keeps CNTK's)."""
+    _UIDS[v] = uid
+
+
+def set_root_uid(v: Variable, uid: str) -> None:
+    """Give the op inside a block whose output is ``v`` (the block's root) the uid a file
+    recorded for it; the block itself keeps ``v``'s."""
+    _ROOT_UIDS[v] = uid
+
+
+def root_uid_of(v: Variable) -> str:
+    """The uid of the primitive op that made ``v`` -- inside a block, the block's root
+    (``GatherPacked12`` in the block ``Block13``)."""
+    uid = _ROOT_UIDS.get(v)
+    if uid is None and v in BLOCKS:
+        uid = _ROOT_UIDS[v] = f"{primitive_op_name(v)}{next(_uid_counter)}"
+    return uid or uid_of(v)
+
+
+def shown_inputs(v: Variable) -> list[Variable]:
+    """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
+    Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
+    recorded by ``_shown_constants.show_constants`` come first, and a constant cloned at the
+    first run is shown in its cast's place (``shown_as``).  A recurrence shows the
+    values its step reads, then its initial states, then its sequences (CNTK's walk meets a
+    step's parameters before the delays that hold the initial states, and the sequences
+    last)."""
+    node = v.parent
+    inputs = list(node.inputs)
+    if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
+        first = 1 + int(node.kwargs["n_sequences"])
+        end = first + len(node.kwargs["step"].states)
+        inputs = _in_walk_order(node.kwargs["step"], inputs[end:]) + inputs[first:end] + \
+            inputs[:first]
+    elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
+        end = 2 + _FUSED_STATES[node.spec.name]
+        inputs = inputs[end:] + inputs[2:end] + inputs[:2]
+    shown: list[Variable] = []
+    inner = any(i in INNER_OPS and i.parent is not None for i in inputs)
+    for i in inputs:
+        if is_lengths(i):
+            continue
+        # an op with inner values (several of Stadyn's for one of CNTK's) shows what they
+        # read, each once
+        for j in (shown_inputs(i) if i in INNER_OPS and i.parent is not None
+                  else [shown_as(seen_through(i))]):
+            if not (inner and any(j is k for k in shown)):
+                shown.append(j)
+    return [*shown_constants(v), *_in_operand_order(v, shown)]
+
+
+def _in_walk_order(step, fed: list) -> list:
+    """The values ``fed`` for the captured values of the recurrence's ``step`` (in its order),
+    in the order CNTK 2.7's depth-first walk from the step's outputs meets them (``b + W @ x``
+    shows ``b`` before ``W``, whichever Python computed first)."""
+    where = {id(c): k for k, c in enumerate(step.captured)}
+    seen: set[int] = set()
+    order: list[int] = []
+    stack = list(reversed(step.outputs))
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in where:
+            order.append(where[id(v)])
+        elif v.parent is not None and v not in PLACEHOLDERS:
+            stack.extend(reversed(shown_inputs(v)))
+    order += [k for k in range(len(fed)) if k not in order]
+    return [fed[k] for k in order]
+
+
+# the recurrent cells run along a whole sequence by one op: their number of states
+_FUSED_STATES = {"cntk_lstm_sequence": 2, "cntk_gru_sequence": 1, "cntk_rnn_sequence": 1}
