@@ -7,7 +7,12 @@ column-major (a ``W:H:C`` image; Stadyn's per-sample shape is its reverse).
   ``kernelDims``; the axes the kernel leaves out are not pooled.  Auto-padding is CNTK's,
   whatever it makes of each axis: more padding after than before for an even window or a
   stride of 2 or more, the first positions skipped where a stride of 3 or more leaves more
-  than half a window before the first centre (``ConvolveGeometry::GetLowerPad``);
+  than half a window before the first centre (``ConvolveGeometry::GetLowerPad``).  Explicit
+  ``lowerPad``/``upperPad`` (on the axes ``autoPadding`` leaves off) pad by that much, and the
+  windows must then cover the padded axis exactly, as CNTK insists; ``ceilOutDim = true``
+  rounds the output count up, the last window hanging over the end (an average counts only
+  the values inside the input unless ``includePad``; a window wholly outside the input gives
+  -inf for a max, NaN for such an average, 0 with ``includePad``, as CNTK 2.7 on the CPU);
 * ``MaxUnpooling``: each value of a max pooling's output put back where its window's maximum
   was (the gradient flows to the values only, as in CNTK);
 * ``ROIPooling (input, ROIs, shape, spatialScale = 0.0625)``: Fast R-CNN's max pooling of the
@@ -31,6 +36,62 @@ from ._tensor_library import _dims, _fix, _int
 __all__ = ["PoolingFunctions"]
 
 
+def _flag(value, what: str) -> bool:
+    if isinstance(value, bool) or value in (0, 1):
+        return bool(value)
+    raise ConfigError(f"{what} must be true or false, got {value!r}")
+
+
+def _window_edges(what: str, size: int, k: int, s: int, auto: bool, lo: int, hi: int,
+                  ceil: bool) -> tuple[int, int]:
+    """One axis of CNTK's pooling geometry (ConvolveGeometry: ComputeOutputShape and the
+    reference engine's first window): how far the windows reach ``(before, after)`` the input,
+    a negative value being positions they leave out.  Auto-padding centres the windows as
+    CNTK does (C++'s division rounding toward zero where ``ceilOutDim`` makes the centres'
+    span longer than the axis); explicit pads start the first window ``lo`` before the
+    input."""
+    if k > size:
+        raise ConfigError(f"{what}: the window ({k}) is longer than the input ({size}) on an "
+                          "axis (CNTK: kernel dim <= input dim)")
+    padded = size + (k - 1 if auto else lo + hi)
+    whole, rest = divmod(padded - k, s)
+    out = whole + 1 + (1 if ceil and rest else 0)
+    if not auto and (lo or hi) and (out - 1) * s + k != padded:
+        raise ConfigError(f"{what}: lowerPad {lo} and upperPad {hi} with a window of {k} every "
+                          f"{s} leave part of the padded axis ({padded}) uncovered; CNTK "
+                          "requires the windows to fill it exactly")
+    if auto:
+        extra = size - (out - 1) * s - 1
+        before = (k - 1) // 2 - (extra // 2 if extra >= 0 else -(-extra // 2))
+    else:
+        before = lo
+    return before, (out - 1) * s + k - size - before
+
+
+def _pooling_within(x, window, strides, edges, average: bool, include_pad: bool):
+    """Pooling whose windows reach ``edges`` (``(before, after)`` per trailing axis, from
+    :func:`_window_edges`) around the input: a max never takes the padding, an average
+    counts only the values inside the input unless ``include_pad`` (then the whole window,
+    the padding as zeros)."""
+    n = len(window)
+    if any(lo < 0 or hi < 0 for lo, hi in edges):
+        lead = x.ndim - n
+        start = [None] * lead + [max(0, -lo) for lo, _ in edges]
+        stop = [None] * lead + [size - max(0, -hi) for size, (_, hi) in
+                                zip(x.shape[lead:], edges)]
+        x = F.slice(x, start, stop, [1] * x.ndim)
+    widths = tuple(max(0, v) for lo_hi in edges for v in lo_hi)
+    if not average:
+        return pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides, False,
+                       average=False)
+    total = pooling(F.pad(x, widths), window, strides, False, average=True)
+    if include_pad:
+        return total
+    # the mean over the part inside the input: x ** 0 is 1 for NaN and inf too
+    ones = F.stop_gradient(F.pow_scalar(x, 0.0))
+    return F.div2(total, pooling(F.pad(ones, widths), window, strides, False, average=True))
+
+
 class PoolingFunctions:
     """CNTK's pooling nodes: ``Pooling``, ``MaxUnpooling``, ``ROIPooling`` and the deprecated
     ``MaxPooling``/``AveragePooling``."""
@@ -44,9 +105,10 @@ class PoolingFunctions:
                 lowerPad=0, upperPad=0, ceilOutDim=False, includePad=False, imageLayout="CHW",
                 tag=""):
         """CNTK's ``Pooling`` node: the max or average of each window of ``kernelDims``
-        (column-major) every ``stride``, CNTK's auto-padding on the axes it is set for (an
-        average counts only the values inside the input; ``includePad = true``: the whole
-        window, the padding as zeros)."""
+        (column-major) every ``stride``, CNTK's auto-padding on the axes it is set for,
+        ``lowerPad``/``upperPad`` on the others (an average counts only the values inside the
+        input; ``includePad = true``: the whole window, the padding as zeros);
+        ``ceilOutDim = true`` keeps a last window that hangs over the end."""
         what = "Pooling"
         x = self._value(input, what)
         if self._lead(x) != 1:
@@ -68,24 +130,30 @@ class PoolingFunctions:
         kernel = _fix(kernel, filter_rank, rank, 1)
         strides = _fix(strides, filter_rank, rank, 1)
         pads = tuple(bool(p) for p in _fix(pads, filter_rank, rank, False))
-        if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
-            raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet (use "
-                              "autoPadding)")
-        if ceilOutDim is not False and ceilOutDim != 0:
-            raise ConfigError(f"{what}: ceilOutDim = true is not supported yet")
-        if not isinstance(includePad, (bool, int)):
-            raise ConfigError(f"{what}: includePad must be true or false, got {includePad!r}")
+        lower = _fix(_dims(lowerPad, f"{what}: lowerPad"), filter_rank, rank, 0)
+        upper = _fix(_dims(upperPad, f"{what}: upperPad"), filter_rank, rank, 0)
+        if len(lower) > rank or len(upper) > rank:
+            raise ConfigError(f"{what}: lowerPad or upperPad has more entries than the input "
+                              f"{dims} (column-major) has axes")
+        ceil = _flag(ceilOutDim, f"{what}: ceilOutDim")
+        include = _flag(includePad, f"{what}: includePad")
         if str(imageLayout).lower() not in ("chw", "cudnn"):
             raise ConfigError(f"{what}: imageLayout '{imageLayout}' is not supported (CHW, "
                               "cudnn)")
         # the axes pooled: up to the last one (column-major) a window, stride or pad touches
-        n = max((i + 1 for i in range(rank) if (kernel[i], strides[i], pads[i]) != (1, 1, False)),
-                default=1)
+        n = max((i + 1 for i in range(rank) if (kernel[i], strides[i], pads[i], lower[i],
+                                                 upper[i]) != (1, 1, False, 0, 0)), default=1)
         if n > 3:
             raise ConfigError(f"{what}: pooling over {n} axes is not supported (1 to 3)")
-        y = pooling(x, tuple(reversed(kernel[:n])), tuple(reversed(strides[:n])),
-                    tuple(reversed(pads[:n])), average=kind == "average",
-                    include_pad=kind == "average" and bool(includePad))
+        average = kind == "average"
+        window, steps = tuple(reversed(kernel[:n])), tuple(reversed(strides[:n]))
+        if ceil or any(lower[:n]) or any(upper[:n]):
+            edges = [_window_edges(what, *axis, ceil) for axis in
+                     zip(dims[:n], kernel[:n], strides[:n], pads[:n], lower[:n], upper[:n])]
+            y = _pooling_within(x, window, steps, edges[::-1], average, average and include)
+        else:
+            y = pooling(x, window, steps, tuple(reversed(pads[:n])), average=average,
+                        include_pad=average and include)
         return self._node(y, "Pooling", tag)
 
     def MaxPooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002
