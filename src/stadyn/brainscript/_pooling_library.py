@@ -32,6 +32,7 @@ from .._errors import ConfigError
 from ..cntk_semantics import max_unpooling, pooling, roi_pooling
 from ._layer_library import _as_dims
 from ._tensor_library import _dims, _fix, _int
+from ._windows import crop_to_edges, window_edges
 
 __all__ = ["PoolingFunctions"]
 
@@ -42,45 +43,12 @@ def _flag(value, what: str) -> bool:
     raise ConfigError(f"{what} must be true or false, got {value!r}")
 
 
-def _window_edges(what: str, size: int, k: int, s: int, auto: bool, lo: int, hi: int,
-                  ceil: bool) -> tuple[int, int]:
-    """One axis of CNTK's pooling geometry (ConvolveGeometry: ComputeOutputShape and the
-    reference engine's first window): how far the windows reach ``(before, after)`` the input,
-    a negative value being positions they leave out.  Auto-padding centres the windows as
-    CNTK does (C++'s division rounding toward zero where ``ceilOutDim`` makes the centres'
-    span longer than the axis); explicit pads start the first window ``lo`` before the
-    input."""
-    if k > size:
-        raise ConfigError(f"{what}: the window ({k}) is longer than the input ({size}) on an "
-                          "axis (CNTK: kernel dim <= input dim)")
-    padded = size + (k - 1 if auto else lo + hi)
-    whole, rest = divmod(padded - k, s)
-    out = whole + 1 + (1 if ceil and rest else 0)
-    if not auto and (lo or hi) and (out - 1) * s + k != padded:
-        raise ConfigError(f"{what}: lowerPad {lo} and upperPad {hi} with a window of {k} every "
-                          f"{s} leave part of the padded axis ({padded}) uncovered; CNTK "
-                          "requires the windows to fill it exactly")
-    if auto:
-        extra = size - (out - 1) * s - 1
-        before = (k - 1) // 2 - (extra // 2 if extra >= 0 else -(-extra // 2))
-    else:
-        before = lo
-    return before, (out - 1) * s + k - size - before
-
-
 def _pooling_within(x, window, strides, edges, average: bool, include_pad: bool):
     """Pooling whose windows reach ``edges`` (``(before, after)`` per trailing axis, from
-    :func:`_window_edges`) around the input: a max never takes the padding, an average
+    :func:`~._windows.window_edges`) around the input: a max never takes the padding, an average
     counts only the values inside the input unless ``include_pad`` (then the whole window,
     the padding as zeros)."""
-    n = len(window)
-    if any(lo < 0 or hi < 0 for lo, hi in edges):
-        lead = x.ndim - n
-        start = [None] * lead + [max(0, -lo) for lo, _ in edges]
-        stop = [None] * lead + [size - max(0, -hi) for size, (_, hi) in
-                                zip(x.shape[lead:], edges)]
-        x = F.slice(x, start, stop, [1] * x.ndim)
-    widths = tuple(max(0, v) for lo_hi in edges for v in lo_hi)
+    x, widths = crop_to_edges(x, edges)
     if not average:
         return pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides, False,
                        average=False)
@@ -148,7 +116,7 @@ class PoolingFunctions:
         average = kind == "average"
         window, steps = tuple(reversed(kernel[:n])), tuple(reversed(strides[:n]))
         if ceil or any(lower[:n]) or any(upper[:n]):
-            edges = [_window_edges(what, *axis, ceil) for axis in
+            edges = [window_edges(what, *axis, ceil) for axis in
                      zip(dims[:n], kernel[:n], strides[:n], pads[:n], lower[:n], upper[:n])]
             y = _pooling_within(x, window, steps, edges[::-1], average, average and include)
         else:

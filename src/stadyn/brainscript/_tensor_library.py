@@ -33,6 +33,7 @@ from .._errors import ConfigError
 from ..cntk_semantics import convolution, reshape_sample
 from ..graph import Variable
 from ._layer_library import _as_dims
+from ._windows import locally_connected, window_edges
 
 __all__ = ["TensorFunctions"]
 
@@ -263,8 +264,11 @@ class TensorFunctions:
         if len(strides) > rank or len(pads) > rank:
             raise ConfigError(f"{what}: stride or autoPadding has more entries than the input "
                               f"{dims} has axes")
-        if not all(v is True for v in _as_dims(sharing)):
-            raise ConfigError(f"{what}: sharing = false is not supported")
+        shared = tuple(bool(v) for v in _fix(_as_dims(sharing), filter_rank, rank, True))
+        if not all(shared) and (any(shared[:-1]) or rank != 3 or any(d != 1 for d in dil)):
+            raise ConfigError(f"{what}: sharing = false is supported over the width and height "
+                              "of W:H:C images with no dilation (sharing = false on every "
+                              f"axis), got sharing {_as_dims(sharing)} over {dims}")
         if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
             raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet (use "
                               "autoPadding)")
@@ -278,8 +282,9 @@ class TensorFunctions:
         maps = math.prod(_dims(mapDims, f"{what}: mapDims", zero=False)) if mapDims else None
         spatial = kernel[:-1]
         n_kernel = math.prod(kernel)
-        w = weightNode
         w = self._value(weightNode, what)
+        if not all(shared):
+            return self._node(self._local(x, w, dims, kernel, strides, pads, maps), what, tag)
         if maps is None:
             maps = w.size // n_kernel
         if w.size != n_kernel * maps:
@@ -294,6 +299,26 @@ class TensorFunctions:
                         tuple(reversed(dil[:-1])))
         return self._node(y, "Convolution", tag)
 
+
+    def _local(self, x, w, dims, kernel, strides, pads, maps):
+        """``Convolution`` with ``sharing = false`` (CIFAR-10's 05_ConvLocal): a kernel per
+        output position and map, ``w`` holding ``kernel elements x positions x maps`` values
+        in CNTK's order (:func:`~._windows.locally_connected`)."""
+        what = "Convolution"
+        edges = [window_edges(what, *axis) for axis in
+                 zip(dims[:2], kernel[:2], strides[:2], pads[:2], (0, 0), (0, 0))]
+        out = [size + lo + hi - k + 1 for size, k, (lo, hi) in zip(dims, kernel, edges)]
+        out = [(n - 1) // s + 1 for n, s in zip(out, strides)]
+        n_kernel, positions = math.prod(kernel), out[0] * out[1]
+        if maps is None:
+            maps = w.size // (n_kernel * positions)
+        if w.size != n_kernel * positions * maps or maps < 1:
+            raise ConfigError(f"{what}: with sharing = false the weight "
+                              f"{tuple(reversed(w.shape))} (column-major) must hold a kernel "
+                              f"{kernel} for each of the {out[0]} x {out[1]} outputs of "
+                              f"{maps or '?'} maps = {n_kernel * positions * (maps or 1)} values")
+        weight = F.reshape(w, (maps, out[1], out[0], dims[2], kernel[1], kernel[0]))
+        return locally_connected(x, weight, (strides[1], strides[0]), edges[::-1])
 
     # ---- deprecated image nodes ----------------------------------------------------------
     def ImageInput(self, imageWidth, imageHeight, imageChannels, imageLayout="CHW",
