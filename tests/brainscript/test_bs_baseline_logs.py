@@ -1,6 +1,6 @@
-"""cntk.exe's own logs reproduced: a config of CNTK's end-to-end tests whose data is in CNTK's
-repository, run by Stadyn's runner, prints the minibatch criteria of the test's baseline log
-(written by cntk.exe, CNTK 2.0 beta6, on the CPU).  The config, data and log are read from a
+"""cntk.exe's own logs reproduced: configs of CNTK's end-to-end tests whose data is in CNTK's
+repository, run by Stadyn's runner, print the criteria of the test's baseline log (written by
+cntk.exe, CNTK 2.0 beta6: Simple2d's on the CPU, Image/QuickE2E's on a GPU with cuDNN).  The config, data and log are read from a
 copy of CNTK (``STADYN_CNTK_SOURCE``, as test_bs_legacy_readers.py); the test skips without
 one."""
 
@@ -42,4 +42,30 @@ def test_simple2d_one_hidden_logs_cntk_exes_first_minibatches(tmp_path):
     assert len(ours) == 2, log.getvalue()
     for (first, last, ce, err), (cfirst, clast, cce, cerr) in zip(ours, baseline[:2]):
         assert (first, last, err) == (cfirst, clast, cerr)
+        assert float(ce) == pytest.approx(float(cce), rel=1e-6)
+
+
+_EPOCH = re.compile(r"Finished Epoch\[ ?(\d) of \d\]: \[Training\] ce = ([0-9.]+) \* 1000; "
+                    r"err = ([0-9.]+) \* 1000")
+
+
+def test_image_quick_e2e_logs_cntk_exes_first_epochs(tmp_path):
+    # Image/QuickE2E/baseline.txt: two raw Convolution nodes whose weights are
+    # Parameter (outMap, kW * kH * inMap) matrices, initialised uniform(seed = 1, 2, ...):
+    # "Finished Epoch[ 1 of 5]: [Training] ce = 2.33338428 * 1000; err = 0.90000000 * 1000"
+    # (10 minibatches of 100, 9 SGD steps in it).  cntk.exe's engines read such a weight's values kernel after
+    # kernel, not its rows as maps (read as rows, Stadyn logged ce = 2.33413849, err = 1).
+    data = tmp_path / "Data"
+    data.mkdir()
+    _copy(data, "Tests/EndToEndTests/Image/Data/Train_cntk_text.txt")
+    config = _copy(tmp_path, "Tests/EndToEndTests/Image/QuickE2E/cntk.cntk")
+    log = io.StringIO()
+    run(str(config), [f"DataDir={data}", f"RunDir={tmp_path}/run", "DeviceId=-1",
+                      "command=train", "train=[SGD=[maxEpochs=1]]"], out=log)
+    ours = _EPOCH.findall(log.getvalue())
+    baseline = _EPOCH.findall(
+        _cntk_file("Tests/EndToEndTests/Image/QuickE2E/baseline.txt").decode("utf-8", "replace"))
+    assert len(ours) == 1, log.getvalue()
+    for (epoch, ce, err), (cepoch, cce, cerr) in zip(ours, baseline[:1]):
+        assert (epoch, err) == (cepoch, cerr)
         assert float(ce) == pytest.approx(float(cce), rel=1e-6)

@@ -241,8 +241,9 @@ class TensorFunctions:
         """CNTK's ``Convolution`` node: ``kernelDims`` (column-major) over the first axes of
         each sample, the axes it leaves out reduced over whole; the last axis holds the input
         channels, which the kernel spans whole, and becomes ``mapDims`` output maps.  The
-        weight is ``[kernel x maps]`` (any shape with that many elements, e.g. a
-        ``ParameterTensor``), or a ``[maps x kernel elements]`` ``Parameter`` matrix."""
+        weight is ``[kernel x maps]`` or any shape with that many elements (a ``[maps x kernel
+        elements]`` ``Parameter`` matrix: its values are read in the same order, the kernel of
+        each map in turn, as CNTK's engines read them)."""
         what = "Convolution"
         x = self._value(inputValueNode, what)
         lead = self._lead(x)
@@ -291,8 +292,8 @@ class TensorFunctions:
             raise ConfigError(f"{what}: the weight {tuple(reversed(w.shape))} (column-major) "
                               f"must have kernel {kernel} x {maps} maps = {n_kernel * maps} "
                               "elements")
-        if w.ndim == 2 and w.shape == (n_kernel, maps) and maps > 1:
-            w = F.transpose(w, (1, 0))     # a [maps x kernel elements] matrix
+        # CNTK's engines read the weight's values kernel after kernel (cuDNN's "row-major kernel
+        # weight matrix"), whatever its shape: a [maps x kernel elements] Parameter too
         weight = F.reshape(w, (maps, channels) + tuple(reversed(spatial)))
         y = convolution(x, weight, None, tuple(reversed(strides[:-1])),
                         tuple(bool(p) for p in reversed(pads[:-1])),
