@@ -1,7 +1,7 @@
 """Write the CNTK 2.7 references of test_bs_pooling.py (tests/fixtures/brainscript/pooling.json):
 BrainScript's ``Pooling``, ``MaxUnpooling``, ``ROIPooling`` and raw ``Convolution`` nodes on
 auto-padding CNTK makes asymmetric (even windows, strides of 2 or more) or negative before the
-first window (strides of 3 or more), computed by the CNTK 2.7 Python ops that are the same
+first window (strides of 3 or more), ``ceilOutDim`` and explicit pads, computed by the CNTK 2.7 Python ops that are the same
 ComputationNetworkLib nodes.
 
     LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \
@@ -27,13 +27,14 @@ def data(shape, seed):
     return rng.uniform(-1.0, 1.0, shape).astype(np.float32)
 
 
-def pool(x_value, kind, window, strides, include_pad=False, pads=(False, True, True)):
-    """``Pooling (x, kind, window, stride = strides, includePad = include_pad)``
-    (autoPadding ``pads``, by default true on the window's axes, false on the channel axis);
-    ``window``/``strides``/``pads`` in Python's order."""
+def pool(x_value, kind, window, strides, include_pad=False, pads=(False, True, True),
+         ceil=False):
+    """``Pooling (x, kind, window, stride = strides, includePad = include_pad, ceilOutDim =
+    ceil)`` (autoPadding ``pads``, by default true on the window's axes, false on the channel
+    axis); ``window``/``strides``/``pads`` in Python's order."""
     x = C.input_variable(x_value.shape[1:])
     y = C.pooling(x, C.MAX_POOLING if kind == "max" else C.AVG_POOLING, window, strides,
-                  auto_padding=list(pads), include_pad=include_pad)
+                  auto_padding=list(pads), ceil_out_dim=ceil, include_pad=include_pad)
     return y.eval({x: x_value})
 
 
@@ -54,6 +55,40 @@ def main():
     # NDL's Pooling with autoPadding = {true, false, false}: the width padded, not the height
     refs["avg_stride2_mixed"] = pool(np.asarray(refs["avg_stride2_x"], np.float32), "average",
                                      (3, 3), (2, 2), pads=(False, False, True)).tolist()
+
+    # ceilOutDim = true: the last window hangs over the end (no padding, then auto-padding on
+    # the width only: CNTK 2.7's CPU engine reads past the sample where auto-padded windows
+    # hang over the height, so no reference is taken there)
+    x = data((2, 3, 6, 7), 10)
+    refs["ceil_x"] = x.tolist()
+    for kind, inc, key in (("max", False, "ceil_max"), ("average", False, "ceil_avg"),
+                           ("average", True, "ceil_avg_inc")):
+        refs[key] = pool(x, kind, (3, 3), (2, 2), inc, pads=(False, False, False),
+                         ceil=True).tolist()
+    x = data((2, 2, 5, 6), 11)
+    refs["ceil_auto_x"] = x.tolist()
+    refs["ceil_auto_avg"] = pool(x, "average", (3, 3), (2, 2), pads=(False, False, True),
+                                 ceil=True).tolist()
+
+    # explicit lowerPad = (1:0), upperPad = (0:1) (BrainScript's order: width, height) with a
+    # window (3:2) every (2:1): CNTK's Python API has no explicit pads, so the reference is its
+    # pad op followed by unpadded pooling (a max over a very negative padding; an average
+    # without the padding: window sums over the zero-padded input / over padded ones)
+    x = data((2, 3, 5, 6), 12)
+    refs["pads_x"] = x.tolist()
+    pattern = [(0, 0), (0, 1), (1, 0)]
+    v = C.input_variable(x.shape[1:])
+
+    def padded(value):
+        return C.pad(v, pattern, constant_value=value)
+
+    def avg(operand):
+        return C.pooling(operand, C.AVG_POOLING, (2, 3), (1, 2), auto_padding=[False])
+    refs["pads_max"] = C.pooling(padded(-1e30), C.MAX_POOLING, (2, 3), (1, 2),
+                                 auto_padding=[False]).eval({v: x}).tolist()
+    refs["pads_avg_inc"] = avg(padded(0)).eval({v: x}).tolist()
+    ones = C.pad(v * 0 + 1, pattern)
+    refs["pads_avg"] = (avg(padded(0)) / avg(ones)).eval({v: x}).tolist()
 
     # raw Convolution, kernel 2 x 2 over 3 channels, 2 maps, stride 3: lower pad -1
     img = data((2, 3, 9, 9), 5)

@@ -82,3 +82,13 @@ def test_a_closing_bracket_alone_at_the_files_level_is_an_item_nothing_reads():
     assert parse_config("a = 1\n ]) ; b = 2  # after\n]\n").get_int("b") == 2
     with pytest.raises(ConfigError, match="no bracket is open here"):
         parse_config("a = 1 ]\n")       # a value's text, not an item of its own
+
+
+def test_train_rnn_action_is_train():
+    # CNTK.cpp's DoCommands: 'if (thisAction == "train" || thisAction == "trainRNN") DoTrain'
+    # (TIMIT_TrainLSTM_ndl_deprecated.cntk's action), the SGD block read as for train
+    from stadyn.brainscript._blocks import command_config
+    root = parse_config('T = [ action = "trainRNN" ; SGD = [ maxEpochs = 3 ; '
+                        'learningRatesPerSample = 0.5 ] ]')
+    cmd = command_config(root, "T")
+    assert cmd.action == "train" and cmd.sgd is not None and cmd.sgd.max_epochs == 3

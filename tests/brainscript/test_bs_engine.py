@@ -279,8 +279,8 @@ def test_tags_name_special_nodes():
      "unexpected keyword argument 'padding'", "{2, (3:3)"),
     ("{ x = Input{4} ; z = DenseLayer{2, init = 'glorot'}(x) }", "unknown init 'glorot'",
      "{2, init"),
-    ("{ x = Input{4} ; z = MaxPoolingLayer{(2:2), ceilOutDim = true}(x) }",
-     "ceilOutDim = true is not supported", "{(2:2)"),
+    ("{ x = Input{4} ; z = MaxPoolingLayer{(2:2), ceilOutDim = 2}(x) }",
+     "ceilOutDim must be true or false", "{(2:2)"),
     ("{ x = Input{4} ; W = Parameter{3, 5} ; z = W * x }", "does not end in 5 elements", "* x"),
     ("{ x = Input{4} ; z = Dropout(x, 0.5) }", "Dropout", "(x, 0.5)"),
 ])

@@ -2,7 +2,8 @@
 (``refgen_bs_pooling.py`` wrote tests/fixtures/brainscript/pooling.json): the raw ``Pooling``
 node of CNTK.core.bs, with the auto-padding CNTK makes asymmetric (an even window, a stride of
 2) or negative before the first window (a stride of 3 or more skips the first positions), the
-raw ``Convolution`` with such a stride, ``MaxUnpooling`` padded after only, and Fast R-CNN's
+raw ``Convolution`` with such a stride, ``ceilOutDim`` and explicit ``lowerPad``/``upperPad``
+(against CNTK's pad op and unpadded pooling), ``MaxUnpooling`` padded after only, and Fast R-CNN's
 ``ROIPooling``."""
 
 from __future__ import annotations
@@ -67,6 +68,58 @@ def test_average_pooling_including_the_padding_as_cntk(case, text):
     np.testing.assert_allclose(y, _ref(case), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("case, text", [
+    # no padding: the last window of each axis hangs over the end
+    ("ceil_max", 'y = Pooling (x, "max", (3:3), stride = 2, autoPadding = false, '
+                 'ceilOutDim = true)'),
+    ("ceil_avg", 'y = Pooling (x, "average", (3:3), stride = 2, autoPadding = false, '
+                 'ceilOutDim = true)'),
+    # includePad: the part past the end counts as zeros
+    ("ceil_avg_inc", 'y = Pooling (x, "average", (3:3), stride = 2, autoPadding = false, '
+                     'ceilOutDim = true, includePad = true)'),
+    # the layer: CNTK.core.bs's _PoolingLayer passes ceilOutDim to the node
+    ("ceil_max", "y = MaxPoolingLayer {(3:3), stride = 2, ceilOutDim = true} (x)"),
+])
+def test_pooling_ceil_out_dim_as_cntk(case, text):
+    y = _run("x = Input {7:6:3} ; " + text, "y", {"x": "ceil_x"})
+    assert y.shape == _ref(case).shape == (2, 3, 3, 3)     # 2.5 rows rounded up
+    np.testing.assert_allclose(y, _ref(case), rtol=1e-6, atol=1e-6)
+
+
+def test_pooling_ceil_out_dim_with_auto_padding_as_cntk():
+    # the width auto-padded: 6 columns give 4 windows every 2 (3 without ceilOutDim)
+    y = _run('x = Input {6:5:2} ; y = Pooling (x, "average", (3:3), stride = 2, '
+             'autoPadding = (true:false), ceilOutDim = true)', "y", {"x": "ceil_auto_x"})
+    np.testing.assert_allclose(y, _ref("ceil_auto_avg"), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("case, text", [
+    ("pads_max", 'y = Pooling (x, "max", (3:2), stride = (2:1), autoPadding = false, '
+                 'lowerPad = (1:0), upperPad = (0:1))'),
+    ("pads_avg", 'y = Pooling (x, "average", (3:2), stride = (2:1), autoPadding = false, '
+                 'lowerPad = (1:0), upperPad = (0:1))'),
+    ("pads_avg_inc", "y = AveragePoolingLayer {(3:2), stride = (2:1), lowerPad = (1:0), "
+                     "upperPad = (0:1), includePad = true} (x)"),
+])
+def test_pooling_explicit_pads_as_cntk(case, text):
+    # window (3:2) every (2:1) over 6 x 5, one column before, one row after: 3 x 5 windows
+    y = _run("x = Input {6:5:3} ; " + text, "y", {"x": "pads_x"})
+    assert y.shape == (2, 3, 5, 3)
+    np.testing.assert_allclose(y, _ref(case), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("case, text", [
+    # includePad = true: the padding counted, as zeros (refused before)
+    ("avg_stride2_inc", "y = AveragePoolingLayer {(3:3), stride = 2, pad = true, "
+                        "includePad = true} (x)"),
+    # pad on the width only (refused before)
+    ("avg_stride2_mixed", "y = AveragePoolingLayer {(3:3), stride = 2, pad = (true:false)} (x)"),
+])
+def test_average_pooling_layer_options_as_cntk(case, text):
+    y = _run("x = Input {6:5:3} ; " + text, "y", {"x": "avg_stride2_x"})
+    np.testing.assert_allclose(y, _ref(case), rtol=1e-6, atol=1e-6)
+
+
 def test_max_pooling_layer_skips_as_cntk_with_stride_3():
     # MaxPoolingLayer is CNTK.core.bs's Pooling with autoPadding = pad
     y = _run("x = Input {9:8:2} ; y = MaxPoolingLayer {(2:2), stride = 3, pad = true} (x)", "y",
@@ -108,7 +161,10 @@ def test_roi_pooling_default_scale_is_a_sixteenth():
 @pytest.mark.parametrize("text, message", [
     ('x = Input {5:4:3} ; y = Pooling (x, "min", (2:2))', "poolKind"),
     ('x = Input {5:4:3} ; y = Pooling (x, "max", (2:2:1:1))', "more entries"),
-    ('x = Input {5:4:3} ; y = Pooling (x, "max", (2:2), ceilOutDim = true)', "ceilOutDim"),
+    # a window of 3 every 2 over 2 + 6 + 0 columns leaves the last one uncovered
+    ('x = Input {6:4:3} ; y = Pooling (x, "max", (3:3), stride = 2, autoPadding = false, '
+     'lowerPad = (2:0), upperPad = 0)', "Pooling: lowerPad 2 and upperPad 0 .* fill it"),
+    ('x = Input {5:4:3} ; y = Pooling (x, "max", (2:2), ceilOutDim = 2)', "ceilOutDim"),
     ("fm = Input {8:6:2} ; r = Input {5:3} ; y = ROIPooling (fm, r, (2:2))", "4:R"),
 ])
 def test_bad_pooling_arguments_are_named(text, message):

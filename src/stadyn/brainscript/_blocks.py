@@ -163,6 +163,8 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
     >>> c = command_config(parse_config("deviceId = -1\\nT = { action = Test }"), "T")
     >>> c.action, c.device_id
     ('test', -1)
+    >>> command_config(parse_config("T = { action = trainRNN }"), "T").action
+    'train'
     """
     if name not in root:
         names = ", ".join(k for k in root if isinstance(root[k], ConfigRecord))
@@ -185,6 +187,8 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
         _check(rec, key, _non_negative, "be >= 0", convert=to_int)
     output_path = rec.get_str("outputPath", None)
     action = str(rec.get_str("action")).lower()
+    if action == "trainrnn":        # cntk.exe runs trainRNN as train (CNTK.cpp's DoCommands)
+        action = "train"
     return CommandConfig(
         name=str(name),
         action=action,

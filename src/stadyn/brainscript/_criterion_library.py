@@ -34,6 +34,20 @@ CTC training, with ``CNTK.core.bs``'s signatures (Tests/EndToEndTests/Speech/LST
 They are the catalog ops ``F.cntk_forward_backward`` and ``F.cntk_edit_distance_error``
 (``stadyn/ops/_ctc.py``), as ``stadyn.compat.cntk``'s ``forward_backward`` and
 ``edit_distance_error``.
+
+Ranking (Tests/EndToEndTests/Text/IRMetric), over a minibatch of scored documents whose
+``queryId`` runs group them, each input one number per sample:
+
+- ``LambdaRank (gain, prediction, queryId)``: ``(1 - mean NDCG) * 100 * N``, one number for
+  the minibatch, with LambdaRank's gradient for ``prediction``;
+- ``NDCG1Eval (gain, prediction, queryId)``: the mean NDCG@1 times ``100 * N``, no gradient.
+
+An input that is a sequence (every Input of a network that uses recurrence is one) gives each
+sequence's first step: a ranking reader has one document per sequence (a CTF line without a
+sequence id), where CNTK's node would take every step of the minibatch as a document.
+
+They are the catalog ops ``F.lambda_rank`` and ``F.ndcg_at_1`` (``stadyn/ops/_ranking.py``),
+as ``stadyn.compat.cntk``'s ``lambda_rank`` and ``ndcg_at_1``.
 """
 
 from __future__ import annotations
@@ -50,13 +64,38 @@ _MASKED = -1e30      # the score of a word outside the sample's class (exp() is 
 
 
 class CriterionFunctions:
-    """``ClassBasedCrossEntropyWithSoftmax``, ``LabelsToGraph``, ``ForwardBackward`` and
-    ``EditDistanceError``."""
+    """``ClassBasedCrossEntropyWithSoftmax``, ``LabelsToGraph``, ``ForwardBackward``,
+    ``EditDistanceError``, ``LambdaRank`` and ``NDCG1Eval``."""
 
     def _init_criteria(self) -> dict[str, Any]:
         return {"ClassBasedCrossEntropyWithSoftmax": self.ClassBasedCrossEntropyWithSoftmax,
                 "LabelsToGraph": self.LabelsToGraph, "ForwardBackward": self.ForwardBackward,
-                "EditDistanceError": self.EditDistanceError}
+                "EditDistanceError": self.EditDistanceError, "LambdaRank": self.LambdaRank,
+                "NDCG1Eval": self.NDCG1Eval}
+
+    def LambdaRank(self, gain, prediction, queryId, tag=""):
+        """``(1 - mean NDCG) * 100 * N`` over the minibatch's queries, with LambdaRank's
+        gradient for ``prediction`` (the module's description)."""
+        return self._ranking(F.lambda_rank, "LambdaRank", gain, prediction, queryId, tag)
+
+    def NDCG1Eval(self, gain, prediction, queryId, tag=""):
+        """The mean NDCG@1 over the minibatch's queries, times ``100 * N``."""
+        return self._ranking(F.ndcg_at_1, "NDCG1Eval", gain, prediction, queryId, tag)
+
+    def _ranking(self, op, what, gain, prediction, queryId, tag):
+        values = []
+        for role, v in zip(("gain", "prediction", "queryId"), (gain, prediction, queryId)):
+            x = self._value(v, what)
+            if x.sequence_lengths is not None:      # a document per sequence: its one step
+                x = self._SequenceFirst(x)
+            if not self.has_batch_axis(x) or tuple(x.shape[1:]) != (1,):
+                raise ConfigError(f"{what}: {role} must be one number per sample (a minibatch "
+                                  f"of [1]), got a node of shape {x.shape}")
+            values.append(x)
+        g, s, q = values
+        out = op(s, g, q)
+        self._batched.unmark(out)          # one number for the minibatch
+        return self._node(out, what, tag)
 
     def LabelsToGraph(self, labels, tag=""):
         """The label graph of a sequence of frame labels, for ``ForwardBackward``."""

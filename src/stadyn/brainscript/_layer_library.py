@@ -331,17 +331,19 @@ class LayerFunctions:
 
     def MaxPoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0,
                         ceilOutDim=False):
-        """A :class:`stadyn.layers.MaxPooling` (``pad = false`` by default, as in CNTK)."""
-        return self._pooling(L.MaxPooling, "MaxPoolingLayer", filterShape, stride, pad, lowerPad,
-                             upperPad, ceilOutDim)
+        """A :class:`stadyn.layers.MaxPooling` (``pad = false`` by default, as in CNTK); with
+        explicit ``lowerPad``/``upperPad``, ``ceilOutDim = true`` or ``pad`` on some axes only,
+        a function applying CNTK's ``Pooling`` node."""
+        return self._pooling(L.MaxPooling, "max", filterShape, stride, pad, lowerPad,
+                             upperPad, ceilOutDim, False)
 
     def AveragePoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0,
                             ceilOutDim=False, includePad=False):
-        """A :class:`stadyn.layers.AveragePooling` (padding not counted: ``includePad = false``)."""
-        if _bool(includePad, "AveragePoolingLayer: includePad"):
-            raise ConfigError("AveragePoolingLayer: includePad = true is not supported yet")
-        return self._pooling(L.AveragePooling, "AveragePoolingLayer", filterShape, stride, pad,
-                             lowerPad, upperPad, ceilOutDim)
+        """A :class:`stadyn.layers.AveragePooling` (padding not counted: ``includePad = false``);
+        as ``MaxPoolingLayer`` a function applying CNTK's ``Pooling`` node where the layer
+        cannot say it (and for ``includePad = true``: the padding counted, as zeros)."""
+        return self._pooling(L.AveragePooling, "average", filterShape, stride, pad,
+                             lowerPad, upperPad, ceilOutDim, includePad)
 
     def MaxUnpoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0):
         """A function ``(unpoolInput, poolInput)``: CNTK's ``MaxUnpooling`` node with this
@@ -354,18 +356,25 @@ class LayerFunctions:
                                      autoPadding=pad, lowerPad=lowerPad, upperPad=upperPad)
         return apply
 
-    def _pooling(self, cls, name, filterShape, stride, pad, lowerPad, upperPad, ceilOutDim):
+    def _pooling(self, cls, kind, filterShape, stride, pad, lowerPad, upperPad, ceilOutDim,
+                 includePad):
+        name = "MaxPoolingLayer" if kind == "max" else "AveragePoolingLayer"
         _positive_ints(filterShape, f"{name}: filterShape")
         _positive_ints(stride, f"{name}: stride")
-        _zero_pads(lowerPad, upperPad, name)
-        if _bool(ceilOutDim, f"{name}: ceilOutDim"):
-            raise ConfigError(f"{name}: ceilOutDim = true is not supported yet")
+        ceil = _bool(ceilOutDim, f"{name}: ceilOutDim")
+        include = _bool(includePad, f"{name}: includePad")
         window = cntk_filter_shape(filterShape)
         rank = len(window) if isinstance(window, tuple) else 1
         padding = _spatial_pad(pad, rank, name)
-        if isinstance(padding, tuple):
-            raise ConfigError(f"{name}: padding some axes and not others is not supported yet")
-        return cls(window, _strides(stride, rank), pad=padding)
+        explicit = any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad))
+        if not (ceil or include or explicit or isinstance(padding, tuple)):
+            return cls(window, _strides(stride, rank), pad=padding)
+
+        def apply(x):       # CNTK.core.bs's _PoolingLayer: the Pooling node itself
+            return self.Pooling(x, kind, filterShape, stride=stride, autoPadding=pad,
+                                lowerPad=lowerPad, upperPad=upperPad, ceilOutDim=ceil,
+                                includePad=include)
+        return apply
 
     def BatchNormalizationLayer(self, spatialRank=0, initialScale=1,
                                 normalizationTimeConstant=5000, blendTimeConstant=0,

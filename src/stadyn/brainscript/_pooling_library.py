@@ -7,7 +7,12 @@ column-major (a ``W:H:C`` image; Stadyn's per-sample shape is its reverse).
   ``kernelDims``; the axes the kernel leaves out are not pooled.  Auto-padding is CNTK's,
   whatever it makes of each axis: more padding after than before for an even window or a
   stride of 2 or more, the first positions skipped where a stride of 3 or more leaves more
-  than half a window before the first centre (``ConvolveGeometry::GetLowerPad``);
+  than half a window before the first centre (``ConvolveGeometry::GetLowerPad``).  Explicit
+  ``lowerPad``/``upperPad`` (on the axes ``autoPadding`` leaves off) pad by that much, and the
+  windows must then cover the padded axis exactly, as CNTK insists; ``ceilOutDim = true``
+  rounds the output count up, the last window hanging over the end (an average counts only
+  the values inside the input unless ``includePad``; a window wholly outside the input gives
+  -inf for a max, NaN for such an average, 0 with ``includePad``, as CNTK 2.7 on the CPU);
 * ``MaxUnpooling``: each value of a max pooling's output put back where its window's maximum
   was (the gradient flows to the values only, as in CNTK);
 * ``ROIPooling (input, ROIs, shape, spatialScale = 0.0625)``: Fast R-CNN's max pooling of the
@@ -27,8 +32,32 @@ from .._errors import ConfigError
 from ..cntk_semantics import max_unpooling, pooling, roi_pooling
 from ._layer_library import _as_dims
 from ._tensor_library import _dims, _fix, _int
+from ._windows import crop_to_edges, window_edges
 
 __all__ = ["PoolingFunctions"]
+
+
+def _flag(value, what: str) -> bool:
+    if isinstance(value, bool) or value in (0, 1):
+        return bool(value)
+    raise ConfigError(f"{what} must be true or false, got {value!r}")
+
+
+def _pooling_within(x, window, strides, edges, average: bool, include_pad: bool):
+    """Pooling whose windows reach ``edges`` (``(before, after)`` per trailing axis, from
+    :func:`~._windows.window_edges`) around the input: a max never takes the padding, an average
+    counts only the values inside the input unless ``include_pad`` (then the whole window,
+    the padding as zeros)."""
+    x, widths = crop_to_edges(x, edges)
+    if not average:
+        return pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides, False,
+                       average=False)
+    total = pooling(F.pad(x, widths), window, strides, False, average=True)
+    if include_pad:
+        return total
+    # the mean over the part inside the input: x ** 0 is 1 for NaN and inf too
+    ones = F.stop_gradient(F.pow_scalar(x, 0.0))
+    return F.div2(total, pooling(F.pad(ones, widths), window, strides, False, average=True))
 
 
 class PoolingFunctions:
@@ -44,9 +73,10 @@ class PoolingFunctions:
                 lowerPad=0, upperPad=0, ceilOutDim=False, includePad=False, imageLayout="CHW",
                 tag=""):
         """CNTK's ``Pooling`` node: the max or average of each window of ``kernelDims``
-        (column-major) every ``stride``, CNTK's auto-padding on the axes it is set for (an
-        average counts only the values inside the input; ``includePad = true``: the whole
-        window, the padding as zeros)."""
+        (column-major) every ``stride``, CNTK's auto-padding on the axes it is set for,
+        ``lowerPad``/``upperPad`` on the others (an average counts only the values inside the
+        input; ``includePad = true``: the whole window, the padding as zeros);
+        ``ceilOutDim = true`` keeps a last window that hangs over the end."""
         what = "Pooling"
         x = self._value(input, what)
         if self._lead(x) != 1:
@@ -68,24 +98,30 @@ class PoolingFunctions:
         kernel = _fix(kernel, filter_rank, rank, 1)
         strides = _fix(strides, filter_rank, rank, 1)
         pads = tuple(bool(p) for p in _fix(pads, filter_rank, rank, False))
-        if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
-            raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet (use "
-                              "autoPadding)")
-        if ceilOutDim is not False and ceilOutDim != 0:
-            raise ConfigError(f"{what}: ceilOutDim = true is not supported yet")
-        if not isinstance(includePad, (bool, int)):
-            raise ConfigError(f"{what}: includePad must be true or false, got {includePad!r}")
+        lower = _fix(_dims(lowerPad, f"{what}: lowerPad"), filter_rank, rank, 0)
+        upper = _fix(_dims(upperPad, f"{what}: upperPad"), filter_rank, rank, 0)
+        if len(lower) > rank or len(upper) > rank:
+            raise ConfigError(f"{what}: lowerPad or upperPad has more entries than the input "
+                              f"{dims} (column-major) has axes")
+        ceil = _flag(ceilOutDim, f"{what}: ceilOutDim")
+        include = _flag(includePad, f"{what}: includePad")
         if str(imageLayout).lower() not in ("chw", "cudnn"):
             raise ConfigError(f"{what}: imageLayout '{imageLayout}' is not supported (CHW, "
                               "cudnn)")
         # the axes pooled: up to the last one (column-major) a window, stride or pad touches
-        n = max((i + 1 for i in range(rank) if (kernel[i], strides[i], pads[i]) != (1, 1, False)),
-                default=1)
+        n = max((i + 1 for i in range(rank) if (kernel[i], strides[i], pads[i], lower[i],
+                                                 upper[i]) != (1, 1, False, 0, 0)), default=1)
         if n > 3:
             raise ConfigError(f"{what}: pooling over {n} axes is not supported (1 to 3)")
-        y = pooling(x, tuple(reversed(kernel[:n])), tuple(reversed(strides[:n])),
-                    tuple(reversed(pads[:n])), average=kind == "average",
-                    include_pad=kind == "average" and bool(includePad))
+        average = kind == "average"
+        window, steps = tuple(reversed(kernel[:n])), tuple(reversed(strides[:n]))
+        if ceil or any(lower[:n]) or any(upper[:n]):
+            edges = [window_edges(what, *axis, ceil) for axis in
+                     zip(dims[:n], kernel[:n], strides[:n], pads[:n], lower[:n], upper[:n])]
+            y = _pooling_within(x, window, steps, edges[::-1], average, average and include)
+        else:
+            y = pooling(x, window, steps, tuple(reversed(pads[:n])), average=average,
+                        include_pad=average and include)
         return self._node(y, "Pooling", tag)
 
     def MaxPooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002

@@ -42,6 +42,7 @@ from ..inspect import trace
 from .._random import initializer_seed
 from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
+from ._computation_node import ComputationNodeFunctions
 from ._criterion_library import CriterionFunctions
 from ._layer_library import (LayerFunctions, _positive_ints, cntk_fans, cntk_initializer,
                              member_name)
@@ -73,8 +74,8 @@ _LEGACY_TAGS = {"criteria": "criterion", "eval": "evaluation"}
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
-class StadynLibrary(PreComputeFunctions, SequenceFunctions, ReduceFunctions, TensorFunctions,
-                    PoolingFunctions,
+class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunctions,
+                    ReduceFunctions, TensorFunctions, PoolingFunctions,
                     CriterionFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
                     RNNStackFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.

@@ -33,6 +33,7 @@ from .._errors import ConfigError
 from ..cntk_semantics import convolution, reshape_sample
 from ..graph import Variable
 from ._layer_library import _as_dims
+from ._windows import locally_connected, window_edges
 
 __all__ = ["TensorFunctions"]
 
@@ -240,8 +241,9 @@ class TensorFunctions:
         """CNTK's ``Convolution`` node: ``kernelDims`` (column-major) over the first axes of
         each sample, the axes it leaves out reduced over whole; the last axis holds the input
         channels, which the kernel spans whole, and becomes ``mapDims`` output maps.  The
-        weight is ``[kernel x maps]`` (any shape with that many elements, e.g. a
-        ``ParameterTensor``), or a ``[maps x kernel elements]`` ``Parameter`` matrix."""
+        weight is ``[kernel x maps]`` or any shape with that many elements (a ``[maps x kernel
+        elements]`` ``Parameter`` matrix: its values are read in the same order, the kernel of
+        each map in turn, as CNTK's engines read them)."""
         what = "Convolution"
         x = self._value(inputValueNode, what)
         lead = self._lead(x)
@@ -263,8 +265,11 @@ class TensorFunctions:
         if len(strides) > rank or len(pads) > rank:
             raise ConfigError(f"{what}: stride or autoPadding has more entries than the input "
                               f"{dims} has axes")
-        if not all(v is True for v in _as_dims(sharing)):
-            raise ConfigError(f"{what}: sharing = false is not supported")
+        shared = tuple(bool(v) for v in _fix(_as_dims(sharing), filter_rank, rank, True))
+        if not all(shared) and (any(shared[:-1]) or rank != 3 or any(d != 1 for d in dil)):
+            raise ConfigError(f"{what}: sharing = false is supported over the width and height "
+                              "of W:H:C images with no dilation (sharing = false on every "
+                              f"axis), got sharing {_as_dims(sharing)} over {dims}")
         if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
             raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet (use "
                               "autoPadding)")
@@ -278,22 +283,43 @@ class TensorFunctions:
         maps = math.prod(_dims(mapDims, f"{what}: mapDims", zero=False)) if mapDims else None
         spatial = kernel[:-1]
         n_kernel = math.prod(kernel)
-        w = weightNode
         w = self._value(weightNode, what)
+        if not all(shared):
+            return self._node(self._local(x, w, dims, kernel, strides, pads, maps), what, tag)
         if maps is None:
             maps = w.size // n_kernel
         if w.size != n_kernel * maps:
             raise ConfigError(f"{what}: the weight {tuple(reversed(w.shape))} (column-major) "
                               f"must have kernel {kernel} x {maps} maps = {n_kernel * maps} "
                               "elements")
-        if w.ndim == 2 and w.shape == (n_kernel, maps) and maps > 1:
-            w = F.transpose(w, (1, 0))     # a [maps x kernel elements] matrix
+        # CNTK's engines read the weight's values kernel after kernel (cuDNN's "row-major kernel
+        # weight matrix"), whatever its shape: a [maps x kernel elements] Parameter too
         weight = F.reshape(w, (maps, channels) + tuple(reversed(spatial)))
         y = convolution(x, weight, None, tuple(reversed(strides[:-1])),
                         tuple(bool(p) for p in reversed(pads[:-1])),
                         tuple(reversed(dil[:-1])))
         return self._node(y, "Convolution", tag)
 
+
+    def _local(self, x, w, dims, kernel, strides, pads, maps):
+        """``Convolution`` with ``sharing = false`` (CIFAR-10's 05_ConvLocal): a kernel per
+        output position and map, ``w`` holding ``kernel elements x positions x maps`` values
+        in CNTK's order (:func:`~._windows.locally_connected`)."""
+        what = "Convolution"
+        edges = [window_edges(what, *axis) for axis in
+                 zip(dims[:2], kernel[:2], strides[:2], pads[:2], (0, 0), (0, 0))]
+        out = [size + lo + hi - k + 1 for size, k, (lo, hi) in zip(dims, kernel, edges)]
+        out = [(n - 1) // s + 1 for n, s in zip(out, strides)]
+        n_kernel, positions = math.prod(kernel), out[0] * out[1]
+        if maps is None:
+            maps = w.size // (n_kernel * positions)
+        if w.size != n_kernel * positions * maps or maps < 1:
+            raise ConfigError(f"{what}: with sharing = false the weight "
+                              f"{tuple(reversed(w.shape))} (column-major) must hold a kernel "
+                              f"{kernel} for each of the {out[0]} x {out[1]} outputs of "
+                              f"{maps or '?'} maps = {n_kernel * positions * (maps or 1)} values")
+        weight = F.reshape(w, (maps, out[1], out[0], dims[2], kernel[1], kernel[0]))
+        return locally_connected(x, weight, (strides[1], strides[0]), edges[::-1])
 
     # ---- deprecated image nodes ----------------------------------------------------------
     def ImageInput(self, imageWidth, imageHeight, imageChannels, imageLayout="CHW",

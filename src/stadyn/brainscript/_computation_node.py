@@ -1,0 +1,52 @@
+"""``new ComputationNode [...]``, BrainScript's raw node constructor, for
+:class:`~._stadyn_library.StadynLibrary` (a mixin: it uses the library's ``lookup``).
+
+CNTK.core.bs defines its nodes this way (``Plus (x, y, tag='') = new ComputationNode [
+operation = 'Plus' ; inputs = _AsNodes (x : y) ]``) and configs copy the form for nodes the
+library does not name (Image/FCN's ``Crop``).  The record's ``operation`` is the node's CNTK
+type name, ``inputs`` one node or an array of them, and the node's ``tag`` is the enclosing
+function's argument of that name, as CNTK's "plus the function args".  Stadyn builds it with
+its library function of the same name; the form's other settings (a ``Pooling`` node's
+``kernelShape = new TensorShape [...]``, ...) are the C++ node's own names, which it does not
+translate: such a record, and an operation it has no function for, are refused by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._values import BSArray, Record, _guarded
+
+__all__ = ["ComputationNodeFunctions"]
+
+_KEYS = ("operation", "inputs")
+
+
+class ComputationNodeFunctions:
+    """``new ComputationNode [ operation = ... ; inputs = ... ]``."""
+
+    def new(self, class_name: str, value: Any) -> Any:
+        """``new ComputationNode`` builds the node its record names (the module's
+        description); other classes go to the next library in line."""
+        if class_name != "ComputationNode":
+            return super().new(class_name, value)  # type: ignore[misc]
+        what = "new ComputationNode"
+        if not isinstance(value, Record) or "operation" not in value:
+            raise NotImplementedError(f"{what} takes a record [ operation = '...' ; inputs = "
+                                      "... ]")
+        operation = value["operation"]
+        if not isinstance(operation, str):
+            raise NotImplementedError(f"{what}: operation must be a node type's name, got "
+                                      f"{operation!r}")
+        others = [k for k in value if k not in _KEYS]
+        function = self.lookup(operation)  # type: ignore[attr-defined]
+        if function is None or others:
+            why = (f"its settings {', '.join(others)} (the C++ node's names) are not read"
+                   if function is not None else "Stadyn has no node of that type")
+            raise NotImplementedError(f"{what}: operation '{operation}' is not supported: "
+                                      f"{why}")
+        inputs = value["inputs"] if "inputs" in value else ()
+        args = list(inputs) if isinstance(inputs, (BSArray, tuple, list)) else [inputs]
+        tag = value._find("tag")
+        tag = _guarded(tag) if tag is not None else ""
+        return function(*args, tag=tag) if tag else function(*args)

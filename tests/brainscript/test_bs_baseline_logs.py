@@ -1,0 +1,71 @@
+"""cntk.exe's own logs reproduced: configs of CNTK's end-to-end tests whose data is in CNTK's
+repository, run by Stadyn's runner, print the criteria of the test's baseline log (written by
+cntk.exe, CNTK 2.0 beta6: Simple2d's on the CPU, Image/QuickE2E's on a GPU with cuDNN).  The config, data and log are read from a
+copy of CNTK (``STADYN_CNTK_SOURCE``, as test_bs_legacy_readers.py); the test skips without
+one."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from stadyn.brainscript._runner import run
+from test_bs_legacy_readers import _cntk_file, _copy
+
+SIMPLE2D = "Tests/EndToEndTests/Simple2d"
+_MINIBATCH = re.compile(r"Epoch\[ 1 of \d+\]-Minibatch\[ *(\d+)- *(\d+)(?:, [0-9.]+%)?\]: "
+                        r"CrossEntropyWithSoftmax = ([0-9.]+) \* 250; "
+                        r"EvalClassificationError = ([0-9.]+) \* 250")
+
+
+def test_simple2d_one_hidden_logs_cntk_exes_first_minibatches(tmp_path):
+    # Simple2d/OneHidden/baseline.cpu.txt: SimpleNetworkBuilder (2:50*2:2, Sigmoid,
+    # uniformInit, mean/variance normalisation and prior: 3 precomputed nodes), the
+    # CNTKTextFormatReader randomizing the 10000 samples, SGD with minibatches of 25 and
+    # momentum 0.9: "Minibatch[   1-  10]: CrossEntropyWithSoftmax = 0.70050006 * 250;
+    # EvalClassificationError = 0.53200000 * 250", ...  The first 500 samples: the initial
+    # values, the randomized order and twenty momentum SGD steps all have to be cntk.exe's.
+    data = tmp_path / "Data"
+    data.mkdir()
+    _copy(data, f"{SIMPLE2D}/Data/SimpleDataTrain_cntk_text.txt")
+    config = _copy(tmp_path, f"{SIMPLE2D}/OneHidden.cntk")
+    log = io.StringIO()
+    run(str(config), [f"DataDir={data}", f"OutputDir={tmp_path}/out", "DeviceId=-1",
+                      "command=Simple_Demo_Train",
+                      "Simple_Demo_Train=[SGD=[maxEpochs=1]]",
+                      "Simple_Demo_Train=[SGD=[epochSize=500]]"], out=log)
+    ours = _MINIBATCH.findall(log.getvalue())
+    baseline = _MINIBATCH.findall(
+        _cntk_file(f"{SIMPLE2D}/OneHidden/baseline.cpu.txt").decode("utf-8", "replace"))
+    assert len(ours) == 2, log.getvalue()
+    for (first, last, ce, err), (cfirst, clast, cce, cerr) in zip(ours, baseline[:2]):
+        assert (first, last, err) == (cfirst, clast, cerr)
+        assert float(ce) == pytest.approx(float(cce), rel=1e-6)
+
+
+_EPOCH = re.compile(r"Finished Epoch\[ ?(\d) of \d\]: \[Training\] ce = ([0-9.]+) \* 1000; "
+                    r"err = ([0-9.]+) \* 1000")
+
+
+def test_image_quick_e2e_logs_cntk_exes_first_epochs(tmp_path):
+    # Image/QuickE2E/baseline.txt: two raw Convolution nodes whose weights are
+    # Parameter (outMap, kW * kH * inMap) matrices, initialised uniform(seed = 1, 2, ...):
+    # "Finished Epoch[ 1 of 5]: [Training] ce = 2.33338428 * 1000; err = 0.90000000 * 1000"
+    # (10 minibatches of 100, 9 SGD steps in it).  cntk.exe's engines read such a weight's values kernel after
+    # kernel, not its rows as maps (read as rows, Stadyn logged ce = 2.33413849, err = 1).
+    data = tmp_path / "Data"
+    data.mkdir()
+    _copy(data, "Tests/EndToEndTests/Image/Data/Train_cntk_text.txt")
+    config = _copy(tmp_path, "Tests/EndToEndTests/Image/QuickE2E/cntk.cntk")
+    log = io.StringIO()
+    run(str(config), [f"DataDir={data}", f"RunDir={tmp_path}/run", "DeviceId=-1",
+                      "command=train", "train=[SGD=[maxEpochs=1]]"], out=log)
+    ours = _EPOCH.findall(log.getvalue())
+    baseline = _EPOCH.findall(
+        _cntk_file("Tests/EndToEndTests/Image/QuickE2E/baseline.txt").decode("utf-8", "replace"))
+    assert len(ours) == 1, log.getvalue()
+    for (epoch, ce, err), (cepoch, cce, cerr) in zip(ours, baseline[:1]):
+        assert (epoch, err) == (cepoch, cerr)
+        assert float(ce) == pytest.approx(float(cce), rel=1e-6)
