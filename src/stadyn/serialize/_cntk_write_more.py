@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from .. import cntk_semantics as S
 from . import _cntk_write_proto as P
-from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_graph import CntkWriteUnsupported, front_zeros
 
 __all__ = ["RULES", "primitive", "node_attributes", "inner_nodes", "WRITTEN_WHERE",
            "SEQUENCE_REDUCTIONS", "sequence_reduction", "ALL_STATIC", "reduce_all",
@@ -340,8 +340,10 @@ def add_bias(w, conv: str, bias, bias_uid: str, n: int, name: str) -> str:
 
 def _deconvolution(w, ins, uids, attrs, out, name):
     """CNTK's transposed convolution: ``Convolution`` with ``transpose`` set over the weight
-    ``(in, out, *kernel)``; a crop of the full result (``out.parent`` a slice) is CNTK's
-    automatic padding where it is the crop CNTK's auto-padding makes."""
+    ``(in, out, *kernel)``; a crop of the full result (``out.parent`` a slice), with zeros in
+    front where CNTK's windows skip cells (a ``pad`` over it), is CNTK's automatic padding
+    where it is the one CNTK's auto-padding makes (:func:`stadyn.cntk_semantics.auto_padding`'s
+    signed padding)."""
     x, weight = ins[0], ins[1]
     nb = 1 if id(x) in w.batched else 0
     if attrs["channel_last"] or attrs["base_axis"] != nb or attrs["group"] != 1 or \
@@ -357,9 +359,16 @@ def _deconvolution(w, ins, uids, attrs, out, name):
     extra = tuple(attrs.get("output_padding") or (0,) * n)
     full = [f + e for f, e in zip(full, extra)]
     lows, wanted = [0] * n, list(full)
-    if out.parent.spec.name == "slice":
-        a = node_attributes(out.parent)
-        shape = out.parent.inputs[0].shape
+    crop, front = out.parent, [0] * n
+    if crop.spec.name == "pad":               # zeros where CNTK's windows skip the first cells
+        widths = front_zeros(crop)
+        if any(widths[:-n]):
+            raise CntkWriteUnsupported("deconvolution", "zeros in front of a non-spatial axis")
+        front = list(widths[-n:])
+        crop = crop.inputs[0].parent
+    if crop.spec.name == "slice":
+        a = node_attributes(crop)
+        shape = crop.inputs[0].shape
         ranges = [slice(b, e, s).indices(m) for b, e, s, m in zip(a["start"], a["stop"],
                                                                   a["step"], shape)]
         if any(r != (0, m, 1) for r, m in zip(ranges[:-n], shape[:-n])) or \
@@ -367,7 +376,11 @@ def _deconvolution(w, ins, uids, attrs, out, name):
             raise CntkWriteUnsupported("deconvolution", "a crop the writer cannot read")
         lows = [r[0] for r in ranges[-n:]]
         wanted = [r[1] - r[0] for r in ranges[-n:]]
-    flags = [lo > 0 or lo + wa < f for lo, wa, f in zip(lows, wanted, full)]
+    if any(f and lo for f, lo in zip(front, lows)):
+        raise CntkWriteUnsupported("deconvolution", "a crop other than CNTK's auto-padding")
+    lows = [lo - f for lo, f in zip(lows, front)]
+    wanted = [wa + f for wa, f in zip(wanted, front)]
+    flags = [lo != 0 or lo + wa < f for lo, wa, f in zip(lows, wanted, full)]
     pads = S.auto_padding(wanted, kernel, strides, dilation, flags)
     if [p[0] for p in pads] != lows:
         raise CntkWriteUnsupported("deconvolution", "a crop other than CNTK's auto-padding")
