@@ -55,7 +55,8 @@ _SEQUENCE_OPS = frozenset((
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
     "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as",
-    "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast"))
+    "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast", "cntk:CrossEntropyWithSoftmax",
+    "cntk:ClassificationError"))
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
