@@ -11,9 +11,9 @@ the writer wrote that transposed convolution so that CNTK 2.7 computed it shifte
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -23,8 +23,18 @@ import stadyn.compat.cntk as C
 from stadyn.serialize._cntk_format import _decode_file
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_window_skip")
-sys.path.insert(0, FIXTURES)
-import network  # noqa: E402
+
+
+def _module(name: str, path: str):
+    """The fixture's ``network.py`` under its own module name (other fixtures have a
+    ``network`` module too)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+network = _module("cntk_window_skip_network", os.path.join(FIXTURES, "network.py"))
 
 REFS = dict(np.load(os.path.join(FIXTURES, "refs.npz")))
 CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
