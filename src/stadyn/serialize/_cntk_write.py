@@ -31,7 +31,7 @@ from .._fileutil import atomic_write
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
-    add_bias, element_divide
+    add_bias, convolution_attributes, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES
 from ._cntk_write_gather import RULES as _GATHER_RULES
@@ -176,15 +176,9 @@ def _convolution(w, ins, uids, attrs, out, name):
     # CNTK's automatic padding where the compat padded an even kernel (stored order: the
     # spatial axes, last first, then the channel axis)
     auto = w.auto_padded.get(id(x), (False,) * n)
-    attributes = {"kernelShape": P.shape(weight.shape[1:]), "strides": P.shape((1, *stride)),
-                  "dilation": P.shape((1, *dilation)),
-                  "sharing": P.vector([P.boolean(True)] * (n + 1)),
-                  "autoPadding": P.vector([P.boolean(b) for b in auto[::-1]] +
-                                          [P.boolean(False)]),
-                  "lowerPad": P.shape((0, *pad)), "upperPad": P.shape((0, *pad)),
-                  "transpose": P.boolean(False), "sequential": P.boolean(False),
-                  "outputShape": P.shape((0,)), "maxTempMemSizeInSamples": P.size_t(0),
-                  "groups": P.size_t(attrs["group"])}
+    attributes = convolution_attributes(weight.shape[1:], (1, *stride), (1, *dilation),
+                                        (False, *auto), (0, *pad), (0, *pad),
+                                        groups=attrs["group"])
     bias = ins[2] if len(ins) > 2 else None
     conv = w.function("Convolution", [uids[1], uids[0]], attributes,
                       name="" if bias is not None else name)

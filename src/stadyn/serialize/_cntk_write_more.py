@@ -31,7 +31,8 @@ from ._cntk_write_graph import CntkWriteUnsupported, front_zeros
 
 __all__ = ["RULES", "primitive", "node_attributes", "inner_nodes", "WRITTEN_WHERE",
            "SEQUENCE_REDUCTIONS", "sequence_reduction", "ALL_STATIC", "reduce_all",
-           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias"]
+           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias",
+           "convolution_attributes"]
 
 # CNTK's axis standing for all the static axes of a sample
 ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
@@ -325,7 +326,22 @@ def _mean(w, ins, uids, attrs, out, name):
     return reduce_some(w, x, uids[0], "Mean", sorted(axes), name)
 
 
-# -- transposed convolution -------------------------------------------------------------------
+# -- convolutions ------------------------------------------------------------------------------
+def convolution_attributes(kernel, strides, dilation, auto, lower, upper, transpose=False,
+                           output_shape=(0,), groups: int = 1) -> dict:
+    """The attributes of CNTK 2.7's ``Convolution`` (every convolution the writer writes: the
+    layers', a transposed one, LRN's window sum), its per-axis lists given in NumPy order over
+    every axis of the kernel (the channels' first): ``auto`` the axes automatically padded."""
+    return {"kernelShape": P.shape(kernel), "strides": P.shape(strides),
+            "dilation": P.shape(dilation),
+            "sharing": P.vector([P.boolean(True)] * len(kernel)),
+            "autoPadding": P.vector([P.boolean(b) for b in tuple(auto)[::-1]]),
+            "lowerPad": P.shape(lower), "upperPad": P.shape(upper),
+            "transpose": P.boolean(transpose), "sequential": P.boolean(False),
+            "outputShape": P.shape(output_shape), "maxTempMemSizeInSamples": P.size_t(0),
+            "groups": P.size_t(groups)}
+
+
 def add_bias(w, conv: str, bias, bias_uid: str, n: int, name: str) -> str:
     """``Plus(conv, bias)`` with the bias of ``(out, 1, ...)`` (reshaped to it if given as
     ``(out,)``), as CNTK's convolution layers add it."""
@@ -387,16 +403,9 @@ def _deconvolution(w, ins, uids, attrs, out, name):
     default = [(i - 1) * s + 1 if on else (i - 1) * s + d * (k - 1) + 1
                for i, s, on, d, k in zip(sizes, strides, flags, dilation, kernel)]
     output_shape = (0,) if wanted == default else (weight.shape[1], *wanted)
-    attributes = {"kernelShape": P.shape(weight.shape[1:]),
-                  "strides": P.shape((weight.shape[0], *strides)),
-                  "dilation": P.shape((1, *dilation)),
-                  "sharing": P.vector([P.boolean(True)] * (n + 1)),
-                  "autoPadding": P.vector([P.boolean(b) for b in flags[::-1]] +
-                                          [P.boolean(False)]),
-                  "lowerPad": P.shape((0,) * (n + 1)), "upperPad": P.shape((0,) * (n + 1)),
-                  "transpose": P.boolean(True), "sequential": P.boolean(False),
-                  "outputShape": P.shape(output_shape), "maxTempMemSizeInSamples": P.size_t(0),
-                  "groups": P.size_t(1)}
+    attributes = convolution_attributes(
+        weight.shape[1:], (weight.shape[0], *strides), (1, *dilation), (False, *flags),
+        (0,) * (n + 1), (0,) * (n + 1), transpose=True, output_shape=output_shape)
     bias = ins[2] if len(ins) > 2 else None
     conv = w.function("Convolution", [uids[1], uids[0]], attributes,
                       name="" if bias is not None else name)
