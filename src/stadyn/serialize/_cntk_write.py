@@ -57,14 +57,15 @@ _SEQUENCE_OPS = frozenset((
     "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as",
     "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast", "cntk:CrossEntropyWithSoftmax",
     "cntk:ClassificationError", "sequence_slice", "sequence_where", "sequence_gather",
-    "sequence_scatter"))
+    "sequence_scatter", "cntk:UnpackSequenceOp"))
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
 # of those, the ops whose output has no sequence axis (one step of each sequence, a sum; the
 # edit distance of the minibatch's sequences)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
-                            "sequence_reduce_max", "cntk:EditDistanceError"))
+                            "sequence_reduce_max", "cntk:EditDistanceError",
+                            "cntk:UnpackSequenceOp"))
 
 
 def _on_sequences(node) -> str:

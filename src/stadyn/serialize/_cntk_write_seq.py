@@ -23,11 +23,13 @@ and ``sequence.is_last`` (see :mod:`._cntk_write`): CNTK 2.7's blocks, as CNTK 2
   ``PackedIndex(values, Where(condition))``; with ``new_sequence_axis_typeinfo`` the ``Where``
   of the derived axis and its factors, read back from the axis' name the caller gives) and
   ``Sequence::Scatter`` (``ScatterPacked`` of the values at ``PackedIndex(condition,
-  Where(condition))`` onto the condition's layout) blocks over the values and the condition.
+  Where(condition))`` onto the condition's layout) blocks over the values and the condition;
+* ``sequence.unpack`` (``no_mask_output``): ``UnpackSequenceOp`` with
+  ``sequenceUnpackPaddingValue`` and ``sequenceUnpackSuppressMaskOutput`` True.
 
 Example:
     >>> sorted(RULES)[:3]
-    ['cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast', 'sequence_broadcast_as']
+    ['cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast', 'cntk:UnpackSequenceOp']
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import re
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_more import node_attributes
 from ._cntk_write_writer import DEFAULT_SEQUENCE_AXIS
 
 __all__ = ["RULES", "NEW_AXES"]
@@ -179,7 +182,22 @@ def _scatter(w, ins, uids, attrs, out, name):
     return w.fixed_block("Sequence::Scatter", name, ins[:2], uids[:2], (), body)
 
 
-RULES = {"sequence_broadcast_as": _broadcast_as,
+def _unpack(w, ins, uids, attrs, out, name):
+    """``sequence.unpack``'s padded values: CNTK's ``UnpackSequenceOp`` with its padding value
+    and the mask output suppressed (a graph reading the mask is refused)."""
+    node = out.parent
+    _on_sequences("UnpackSequenceOp", w, ins[:1])
+    if len(uids) != 1 or node is None or node.spec.name != "sequence_unpack" or \
+            node.outputs[0] is not out:
+        raise CntkWriteUnsupported("UnpackSequenceOp", "its mask (the writer writes the values "
+                                                       "alone, the mask suppressed)")
+    padding = float(node_attributes(node)["padding_value"])
+    return w.function("UnpackSequenceOp", uids, {
+        "sequenceUnpackPaddingValue": P.double(padding),
+        "sequenceUnpackSuppressMaskOutput": P.boolean(True)}, name=name)
+
+
+RULES = {"sequence_broadcast_as": _broadcast_as, "cntk:UnpackSequenceOp": _unpack,
          "cntk:Sequence::IsFirst": _flag("Sequence::IsFirst", "PastValue"),
          "cntk:Sequence::IsLast": _flag("Sequence::IsLast", "FutureValue"),
          "sequence_slice": _slice, "sequence_where": _where_rule, "sequence_gather": _gather,
