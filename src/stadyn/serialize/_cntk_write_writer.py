@@ -211,13 +211,21 @@ class Writer:
         """The name of the sequence axis of ``v`` (a sequence): the one a rule put the
         sequence it made on (:attr:`axis_names`: ``Where``'s new axis, a slice's derived one),
         else that of the sequence it is computed from; CNTK's default axis for an input."""
-        while id(v) not in self.axis_names:
+        walked, name = [], DEFAULT_SEQUENCE_AXIS
+        while True:
+            if id(v) in self.axis_names:
+                name = self.axis_names[id(v)]
+                break
+            walked.append(v)
             parent = getattr(v, "parent", None)
             ahead = [i for i in parent.inputs if id(i) in self.sequences] if parent else []
             if not ahead:
-                return DEFAULT_SEQUENCE_AXIS
+                break
             v = ahead[0]
-        return self.axis_names[id(v)]
+        for u in walked:            # (the graph's values, which live while the file is
+            if isinstance(u, Variable):     # written: each walked once)
+                self.axis_names[id(u)] = name
+        return name
 
     def static_rank(self, v: Variable) -> int:
         return len(v.shape) - self.lead(v)
