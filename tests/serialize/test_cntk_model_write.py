@@ -84,11 +84,12 @@ def test_the_saved_network_computes_cntks_outputs(name):
 
 def test_an_op_without_a_cntk_form_writes_stadyns_format_with_one_warning(tmp_path):
     x = C.input_variable(5, name="x")
-    # (a reversed slice: the flip the compat computes it with has no CNTK form yet; top_k,
-    # the example until cntkwrite6, is CNTK's TopK now)
-    f = C.slice(x, 0, 0, 0, -1, name="rev")
-    path = str(tmp_path / "rev.model")
-    with pytest.warns(UserWarning, match=r"rev\.model: written as a Stadyn model file.*slice"):
+    # (eye_like: CNTK's EyeLikeOp has no form in the writer yet; top_k, the example until
+    # cntkwrite6, is CNTK's TopK now, and a reversed slice, the example until cntkwrite7,
+    # CNTK's Slice with a negative stride)
+    f = C.eye_like(x, sparse_output=False, name="eye")
+    path = str(tmp_path / "eye.model")
+    with pytest.warns(UserWarning, match=r"eye\.model: written as a Stadyn model file.*eye_like"):
         f.save(path)
     with open(path, "rb") as fh:
         assert fh.read(2) == b"PK"                # Stadyn's zip
@@ -96,7 +97,7 @@ def test_an_op_without_a_cntk_form_writes_stadyns_format_with_one_warning(tmp_pa
     loaded = C.load_model(path)
     got = loaded.eval({loaded.arguments[0]: data})
     values = got[loaded.outputs[0]] if isinstance(got, dict) else got
-    np.testing.assert_array_equal(values, [[4, 3, 2, 1, 0], [9, 8, 7, 6, 5]])
+    np.testing.assert_array_equal(values, np.eye(2, 5))
 
 
 def test_the_writer_refuses_before_writing_anything(tmp_path):

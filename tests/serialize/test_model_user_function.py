@@ -43,6 +43,13 @@ class Both(C.ops.functions.UserFunction):
     @staticmethod
     def deserialize(inputs, name, state):
         return Both(inputs[0], state["shift"], name=name)
+
+
+class Typed(Scaled):
+    # a state holding None and integers past 32 bits, which CNTK 2.7's _py_dict_to_cntk_dict
+    # keeps as None, SizeT (2 ** 40) and Double (-2 ** 40)
+    def serialize(self):
+        return {"factor": self.factor, "none": None, "big": 1 << 40, "neg": -(1 << 40)}
 '''
 
 
@@ -69,6 +76,24 @@ def test_a_saved_user_function_is_a_cntk_v2_file(scaled_module, tmp_path):
     loaded = C.load_model(str(path))
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(loaded.eval({loaded.arguments[0]: a}), a * 2.5 + 1.0)
+
+
+def test_a_user_functions_state_is_typed_as_cntk_types_it(scaled_module, tmp_path):
+    """None and integers past 32 bits in the serialize() state: CNTK's None, SizeT and
+    Double (as CNTK 2.7's Python types them, and as a Trainer's external state is typed), in a
+    CNTK v2 file; before, None was refused (Stadyn's file, with a warning) and 2 ** 40 failed
+    as a 32-bit Int."""
+    from stadyn.serialize._cntk_format import _decode_file
+    x = C.input_variable(3)
+    path = tmp_path / "typed.model"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        C.user_function(scaled_module.Typed(x, 2.0)).save(str(path))
+    top = _decode_file(str(path), path.read_bytes())
+    entry = next(f for f in top["primitive_functions"] if f["type"] == "UserDefinedFunction")
+    state = entry["user_defined_state"]["state"]
+    assert state == {"factor": 2.0, "none": None, "big": 1 << 40, "neg": -float(1 << 40)}
+    assert [type(state[k]) for k in ("big", "neg")] == [int, float]
 
 
 def test_a_user_function_of_two_outputs_in_stadyns_file(scaled_module, tmp_path):

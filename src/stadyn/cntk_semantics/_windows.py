@@ -19,34 +19,19 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
     ``stride``-th input position, so an axis with its flag set has ``ceil(size / stride)``
     outputs, the first centred on position ``extra // 2``, where ``extra`` is what the centres'
     span leaves of the axis (``size - (outputs - 1) * stride - 1``; CNTK 2.7's
-    ``ConvolveGeometry::GetLowerPad``, Source/Math/ConvolveGeometry.h:385-399: a stride of 3 or
-    more may start past position 0); ``(0, 0)`` where the flag is False.  Where that start is
-    past the window's half (a window of 2 with a stride of 3, a kernel of 3 with a stride of
-    5), CNTK's lower pad is negative: it skips the first positions, as :func:`convolution` and
-    :func:`pooling` do; this function, which gives only paddings, keeps that case's first
-    window on position 0 instead.
+    ``ConvolveGeometry::GetLowerPad`` / ``GetUpperPad``, Source/Math/ConvolveGeometry.h:385-399:
+    a stride of 3 or more may start past position 0); ``(0, 0)`` where the flag is False.
+    Where that start is past the window's half (a window of 2 with a stride of 3, a kernel of 3
+    with a stride of 5), ``before`` is negative: CNTK skips that many positions at the start
+    (no window reads them, a transposed convolution leaves them 0); a negative ``after`` skips
+    positions at the end likewise.  :func:`padded` applies such paddings.
 
     Example:
         >>> auto_padding((32, 7, 12), (3, 3, 5), (1, 2, 4))
         [(1, 1), (1, 1), (1, 0)]
+        >>> auto_padding((9,), (2,), (3,))          # windows 1-2, 4-5, 7-8
+        [(-1, 0)]
     """
-    n = len(kernels)
-    dilations = _per_axis(dilations or 1, n)
-    pads = []
-    for (before, after), size, k, s, d in zip(
-            _signed_auto_padding(sizes, kernels, strides, dilations, flags), sizes, kernels,
-            strides, dilations):
-        if before < 0:          # CNTK skips positions here; this keeps position 0
-            span = d * (k - 1) + 1
-            before = (span - 1) // 2
-            after = (-(-size // s) - 1) * s + span - size - before
-        pads.append((before, max(0, after)))
-    return pads
-
-
-def _signed_auto_padding(sizes, kernels, strides, dilations, flags) -> list[tuple[int, int]]:
-    """CNTK's auto-padding with its signs (``ConvolveGeometry::GetLowerPad``/``GetUpperPad``):
-    a negative ``before`` or ``after`` drops that many positions of the input at that end."""
     n = len(kernels)
     dilations, flags = _per_axis(dilations or 1, n), _per_axis(flags, n)
     pads = []
@@ -61,6 +46,22 @@ def _signed_auto_padding(sizes, kernels, strides, dilations, flags) -> list[tupl
     return pads
 
 
+def padded(x: Variable, pads: Sequence[tuple[int, int]], value: float = 0.0) -> Variable:
+    """``x`` with CNTK's signed paddings ``(before, after)`` of its trailing ``len(pads)`` axes
+    (:func:`auto_padding`'s): ``value`` added where one is positive, that many positions
+    dropped where it is negative.
+
+    Example:
+        >>> import stadyn as sd
+        >>> x = sd.Variable((2, 9))
+        >>> padded(x, [(-1, 0)]).shape, padded(x, [(1, 2)]).shape
+        ((2, 8), (2, 12))
+    """
+    x, rest = _crop_negative(x, list(pads))
+    widths = tuple(v for lo_hi in rest for v in lo_hi)
+    return F.pad(x, widths, constant_value=value) if any(widths) else x
+
+
 def _crop_negative(x: Variable, pads: list[tuple[int, int]]):
     """``x`` without the positions a negative pad drops from its trailing ``len(pads)`` axes,
     and the pads left (none negative)."""
@@ -68,8 +69,10 @@ def _crop_negative(x: Variable, pads: list[tuple[int, int]]):
         return x, pads
     lead = x.ndim - len(pads)
     sizes = x.shape[lead:]
-    start = [None] * lead + [max(0, -lo) for lo, _ in pads]
-    stop = [None] * lead + [size - max(0, -hi) for size, (_, hi) in zip(sizes, pads)]
+    # (None where nothing is dropped: an axis whose length is known only when it runs, a
+    # sequence's steps, keeps them all)
+    start = [None] * lead + [-lo if lo < 0 else None for lo, _ in pads]
+    stop = [None] * lead + [size + hi if hi < 0 else None for size, (_, hi) in zip(sizes, pads)]
     x = F.slice(x, start, stop, [1] * x.ndim)
     return x, [(max(0, lo), max(0, hi)) for lo, hi in pads]
 
@@ -126,7 +129,7 @@ def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: S
     strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(kernel, sizes, "convolution")
-    x, pads = _crop_negative(x, _signed_auto_padding(sizes, kernel, strides, dilation, auto_pad))
+    x, pads = _crop_negative(x, auto_padding(sizes, kernel, strides, dilation, auto_pad))
     sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, kernel, strides, dilation)
     if symmetric is None:
@@ -163,15 +166,23 @@ def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
     else:
         wanted = [(i - 1) * s + 1 if on else nat
                   for i, s, on, nat in zip(sizes, strides, flags, natural)]
-    pads = auto_padding(wanted, kernel, strides, dilation, flags)
-    lows = [lo for lo, _ in pads]
-    extra = [max(0, lo + w - nat) for lo, w, nat in zip(lows, wanted, natural)]
-    y = F.deconvolution(x, weight, bias, pad=(0,) * n, stride=strides, dilation=dilation,
-                        output_padding=tuple(extra) if any(extra) else None)
-    if any(lo or lo + w < nat + e for lo, w, nat, e in zip(lows, wanted, natural, extra)):
-        start = [None] * (y.ndim - n) + lows
-        stop = [None] * (y.ndim - n) + [lo + w for lo, w in zip(lows, wanted)]
-        y = F.slice(y, start, stop, [1] * y.ndim)
+    lows = [lo for lo, _ in auto_padding(wanted, kernel, strides, dilation, flags)]
+    # output position p is the full transposed convolution's p + lo: its positions
+    # max(lo, 0) .. lo + wanted, after -lo zeros where CNTK's windows skip the first positions
+    front = [max(0, -lo) for lo in lows]
+    starts = [max(0, lo) for lo in lows]
+    stops = [lo + w for lo, w in zip(lows, wanted)]
+    extra = [max(0, stop - nat) for stop, nat in zip(stops, natural)]
+    skips = any(front)
+    y = F.deconvolution(x, weight, None if skips else bias, pad=(0,) * n, stride=strides,
+                        dilation=dilation, output_padding=tuple(extra) if any(extra) else None)
+    if any(a or b < nat + e for a, b, nat, e in zip(starts, stops, natural, extra)):
+        y = F.slice(y, [None] * (y.ndim - n) + starts, [None] * (y.ndim - n) + stops,
+                    [1] * y.ndim)
+    if skips:
+        y = F.pad(y, tuple(v for lo in front for v in (lo, 0)))
+        if bias is not None:
+            y = F.add2(y, F.reshape(bias, tuple(bias.shape) + (1,) * n))
     return y
 
 
@@ -194,7 +205,7 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     strides = _per_axis(strides, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(window, sizes, "pooling")
-    x, pads = _crop_negative(x, _signed_auto_padding(sizes, window, strides, None, auto_pad))
+    x, pads = _crop_negative(x, auto_padding(sizes, window, strides, None, auto_pad))
     sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
     if symmetric is not None:
@@ -240,7 +251,7 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
     window = tuple(int(k) for k in window)
     n = len(window)
     strides = _per_axis(strides, n)
-    pads = _signed_auto_padding(tuple(x.shape[-n:]), window, strides, None, auto_pad)
+    pads = auto_padding(tuple(x.shape[-n:]), window, strides, None, auto_pad)
     kept, rest = _crop_negative(F.stop_gradient(x), pads)
     widths = tuple(v for lo_hi in rest for v in lo_hi)
     padded = F.pad(kept, widths, constant_value=float("-inf")) if any(widths) else kept

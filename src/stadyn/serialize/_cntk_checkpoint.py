@@ -140,55 +140,15 @@ def distributed_entry(local: P.Value, samples: int) -> P.Value:
     return P.dictionary({"localLearners": local, "totalNumberOfSamplesSeen": P.size_t(samples)})
 
 
-def _fill_external(msg, value: Any, where: str) -> None:
-    """Set the ``DictionaryValue`` message ``msg`` to a Python value of the caller's external
-    state, typed as CNTK 2.7's Python writes it (an int as Int, SizeT past 32 bits, Double
-    when negative past 32 bits; a float as Double; None as None: the training session's
-    reader positions hold all of them)."""
-    msg.version = 2
-    if value is None:
-        msg.value_type = 0
-    elif isinstance(value, (bool, np.bool_)):
-        msg.value_type, msg.bool_value = 1, bool(value)
-    elif isinstance(value, (int, np.integer)):
-        # as CNTK 2.7's Python types an int: Int where it fits 32 bits, else SizeT where it
-        # is not negative, else Double
-        value = int(value)
-        if -(1 << 31) <= value < (1 << 31):
-            msg.value_type, msg.int_value = 2, value
-        elif 0 <= value < (1 << 64):
-            msg.value_type, msg.size_t_value = 3, value
-        else:
-            msg.value_type, msg.double_value = 5, float(value)
-    elif isinstance(value, (float, np.floating)):
-        msg.value_type, msg.double_value = 5, float(value)
-    elif isinstance(value, str):
-        msg.value_type, msg.string_value = 6, value
-    elif isinstance(value, Mapping):
-        msg.value_type = 10
-        msg.dictionary_value.version = 2
-        for k, v in value.items():
-            entry = msg.dictionary_value.data.add()
-            entry.key = str(k)
-            _fill_external(entry.value, v, where)
-    elif isinstance(value, (list, tuple)):
-        msg.value_type = 9
-        msg.vector_value.SetInParent()
-        for v in value:
-            _fill_external(msg.vector_value.value.add(), v, where)
-    elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
-        one = cntk_dictionary({"a": P.array(value if value.dtype == np.float64
-                                              else value.astype(np.float32))})
-        msg.CopyFrom(one.data[0].value)
-    else:
-        raise ValueError(f"{where}: the external state's value {value!r} has no CNTK "
-                         "Dictionary form (None, numbers, strings, lists, dicts, float arrays)")
-
-
-def cntk_dictionary(entries: dict):
-    """The protobuf ``Dictionary`` message of ``entries`` (name -> Value)."""
-    from ._proto_schemas import cntk_messages
-    return cntk_messages()["Dictionary"].FromString(P.encode(entries))
+def _external(value: Any, where: str) -> P.Value:
+    """The caller's external state (a dict) as CNTK 2.7's Python writes it
+    (:func:`._cntk_write_proto.python_value`: the training session's reader positions hold
+    None, ints of every size and floats); a value without a CNTK form is a ValueError naming
+    ``where``."""
+    def refuse(v):
+        raise ValueError(f"{where}: the external state's value {v!r} has no CNTK Dictionary "
+                         "form (None, numbers, strings, lists, dicts, float arrays)")
+    return P.python_value(dict(value or {}), refuse)
 
 
 def checkpoint_bytes(learners: Sequence[P.Value], external_state: Mapping | None,
@@ -201,24 +161,17 @@ def checkpoint_bytes(learners: Sequence[P.Value], external_state: Mapping | None
     holding that worker's external state (``worker_states``, in rank order; by default one
     worker's, ``external_state`` once more), the main worker's being ``ExternalState`` too
     (``Trainer.cpp:383-438``, read off files CNTK 2.7 wrote on one and two workers)."""
-    entries = {"DistributedState": P.dictionary({}), "ExternalState": P.dictionary({}),
+    entries = {"DistributedState": P.dictionary({}),
+               "ExternalState": _external(external_state, where),
                "Learners": P.vector(learners), "Version": P.size_t(_TRAINER_VERSION)}
     workers = list(worker_states) if worker_states is not None else [external_state]
     if distributed:
         entries["DistributedState"] = P.dictionary({str(rank): P.dictionary({
-            "external_worker_state": P.dictionary({}),
-            "internal_worker_state": P.dictionary({})}) for rank in range(len(workers))})
+            "external_worker_state": _external(state, where),
+            "internal_worker_state": P.dictionary({})}) for rank, state in enumerate(workers)})
     if digest is not None:
         entries[DIGEST_KEY] = P.text(digest)
-    msg = cntk_dictionary(entries)
-    fields = {e.key: e.value for e in msg.data}
-    _fill_external(fields["ExternalState"], dict(external_state or {}), where)
-    if distributed:
-        for entry in fields["DistributedState"].dictionary_value.data:
-            state = next(e.value for e in entry.value.dictionary_value.data
-                         if e.key == "external_worker_state")
-            _fill_external(state, dict(workers[int(entry.key)] or {}), where)
-    return msg.SerializeToString()
+    return P.encode(entries)
 
 
 def checkpoint_dictionary(entry: P.Value, where: str = "create_checkpoint") -> dict:
@@ -408,10 +361,8 @@ def write_cntk_checkpoint(path: str | os.PathLike, write_model: Callable[[str], 
     ``learners`` (:func:`learner_entry`, :func:`distributed_entry` where ``distributed``) and
     ``external_state`` (and each worker's, ``worker_states``: see :func:`checkpoint_bytes`);
     an external state without a Dictionary form is refused before anything is written."""
-    from ._proto_schemas import cntk_messages
     for state in [external_state] + list(worker_states or ()):
-        probe = cntk_messages()["DictionaryValue"]()
-        _fill_external(probe, dict(state or {}), os.fspath(path))
+        _external(state, os.fspath(path))
     write_pair(path, write_model, lambda data: checkpoint_bytes(
         learners, external_state, model_digest(data), os.fspath(path), distributed,
         worker_states))

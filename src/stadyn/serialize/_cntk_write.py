@@ -31,12 +31,12 @@ from .._fileutil import atomic_write
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
-    add_bias, element_divide
+    add_bias, convolution_attributes, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES
 from ._cntk_write_gather import RULES as _GATHER_RULES
 from ._cntk_write_lrn import RULES as _LRN_RULES
-from ._cntk_write_seq import RULES as _SEQ_RULES
+from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
@@ -55,14 +55,17 @@ _SEQUENCE_OPS = frozenset((
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
     "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as",
-    "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast"))
+    "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast", "cntk:CrossEntropyWithSoftmax",
+    "cntk:ClassificationError", "sequence_slice", "sequence_where", "sequence_gather",
+    "sequence_scatter", "cntk:UnpackSequenceOp"))
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
 # of those, the ops whose output has no sequence axis (one step of each sequence, a sum; the
 # edit distance of the minibatch's sequences)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
-                            "sequence_reduce_max", "cntk:EditDistanceError"))
+                            "sequence_reduce_max", "cntk:EditDistanceError",
+                            "cntk:UnpackSequenceOp"))
 
 
 def _on_sequences(node) -> str:
@@ -175,15 +178,9 @@ def _convolution(w, ins, uids, attrs, out, name):
     # CNTK's automatic padding where the compat padded an even kernel (stored order: the
     # spatial axes, last first, then the channel axis)
     auto = w.auto_padded.get(id(x), (False,) * n)
-    attributes = {"kernelShape": P.shape(weight.shape[1:]), "strides": P.shape((1, *stride)),
-                  "dilation": P.shape((1, *dilation)),
-                  "sharing": P.vector([P.boolean(True)] * (n + 1)),
-                  "autoPadding": P.vector([P.boolean(b) for b in auto[::-1]] +
-                                          [P.boolean(False)]),
-                  "lowerPad": P.shape((0, *pad)), "upperPad": P.shape((0, *pad)),
-                  "transpose": P.boolean(False), "sequential": P.boolean(False),
-                  "outputShape": P.shape((0,)), "maxTempMemSizeInSamples": P.size_t(0),
-                  "groups": P.size_t(attrs["group"])}
+    attributes = convolution_attributes(weight.shape[1:], (1, *stride), (1, *dilation),
+                                        (False, *auto), (0, *pad), (0, *pad),
+                                        groups=attrs["group"])
     bias = ins[2] if len(ins) > 2 else None
     conv = w.function("Convolution", [uids[1], uids[0]], attributes,
                       name="" if bias is not None else name)
@@ -363,8 +360,13 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                                                            "its sequence axis")
             if _on_sequences(node) not in _SEQUENCE_ENDS:
                 sequences.update(id(o) for o in node.outputs if o is not None)
+        # (the lengths of a sequence an op makes -- a slice's, gather's -- are no value written)
+        lengths.update(id(o.sequence_lengths) for o in node.outputs
+                       if o is not None and o.sequence_lengths is not None)
     w = Writer(batched, name_of)
     w.sequences = sequences
+    if sequence_axis_of is not None:
+        w.named_axis = sequence_axis_of
     w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes
                  if n.spec.name.startswith("cntk:")}
     skipped = fold_shapes(w, nodes)               # (the nodes written as part of another)
@@ -376,7 +378,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(op, _DIFFERENT[op])
         if op not in _RULES:
             raise CntkWriteUnsupported(op, "the writer has no rule for this op")
-        if len([o for o in node.outputs if o is not None]) > 1 and op not in _SEVERAL_OUTPUTS:
+        if len([o for o in node.outputs if o is not None and id(o) not in lengths]) > 1 and \
+                op not in _SEVERAL_OUTPUTS:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
     recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
 
@@ -395,6 +398,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             return None             # (likewise)
         if found is not None and found[0] in ONE_OP_BLOCKS:
             return None             # (likewise: gather's GatherOp)
+        if found is not None and v.parent is not None and \
+                found[0] == _NEW_AXES.get(v.parent.spec.name, ""):
+            return None             # (likewise: sequence.slice, gather, scatter)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
     names = list(input_names) if input_names is not None else \

@@ -12,7 +12,8 @@ import numpy as np
 from .._errors import StadynError
 from ..graph import Variable
 
-__all__ = ["walk", "key", "fold_shapes", "find_blocks", "Block", "CntkWriteUnsupported"]
+__all__ = ["walk", "key", "fold_shapes", "fused_crop", "front_zeros", "find_blocks", "Block",
+           "CntkWriteUnsupported"]
 
 
 class CntkWriteUnsupported(StadynError, ValueError):
@@ -96,8 +97,9 @@ def fold_shapes(w, nodes) -> set[int]:
     in the graph is read as it is (in ``w.folded``: the reshape's output -> the leaf; the
     reshapes are not written; likewise the constant op a random draw is "like"), batch
     normalisation's flattened parameters get the input's shape (``w.leaf_shapes``); a slice
-    cropping a transposed convolution's output is written with it (``w.fused``: the slice ->
-    the deconvolution).  Returns the ids of the nodes left out."""
+    cropping a transposed convolution's output, or zeros padded in front of it, are written
+    with it (``w.fused``: the last of them -> the deconvolution; :func:`fused_crop`).
+    Returns the ids of the nodes left out."""
     readers: dict[int, int] = {}
     for node in nodes:
         for i in node.inputs:
@@ -107,10 +109,10 @@ def fold_shapes(w, nodes) -> set[int]:
         name = node.spec.name
         if name == "convolution":
             _fold_auto_padding(w, node, readers, skipped)
-        crop = fused_crop(node)
-        if crop is not None and readers.get(id(crop.outputs[0])) == 1:
-            w.fused[id(node)] = crop              # (the crop is written with the deconvolution)
-            skipped.add(id(crop))
+        made = fused_crop(node)
+        if made is not None and all(readers.get(id(n.outputs[0])) == 1 for n in made):
+            w.fused[id(node)] = made[0]           # (written with the deconvolution)
+            skipped.update(id(n) for n in made)
         slots = (1,) if name == "affine" else (2,) if name in ("convolution", "deconvolution") \
             else ()
         for k in slots:
@@ -139,14 +141,32 @@ def fold_shapes(w, nodes) -> set[int]:
     return skipped
 
 
-def fused_crop(node) -> "object | None":
-    """The deconvolution a ``slice`` crops (the compat's transposed convolution with CNTK's
-    padding or output shape), or None."""
-    if node.spec.name != "slice" or node.inputs[0].parent is None:
+def fused_crop(node) -> "list | None":
+    """The deconvolution (first) and the nodes between it and ``node`` that ``node`` -- a
+    ``slice`` cropping it, a zero ``pad`` in front of it or of such a crop (the compat's
+    transposed convolution with CNTK's padding or output shape: a negative padding, positions
+    CNTK's windows skip, as zeros) -- makes CNTK's output of, or None."""
+    chain, cur = [], node
+    if cur.spec.name == "pad":
+        if front_zeros(cur) is None or cur.inputs[0].parent is None:
+            return None
+        cur = cur.inputs[0].parent
+        if cur.spec.name == "deconvolution":
+            return [cur]
+        chain.append(cur)
+    inner = cur.inputs[0].parent if cur.spec.name == "slice" else None
+    if inner is None or inner.spec.name != "deconvolution":
         return None
-    inner = node.inputs[0].parent
-    return inner if inner.spec.name == "deconvolution" else None
+    return [inner] + chain
 
+
+def front_zeros(node) -> "tuple[int, ...] | None":
+    """A zero ``pad``'s widths before each axis, where it pads nothing after any, else None."""
+    a = node.spec.split_arguments(node.args, node.kwargs)[1]
+    widths = tuple(int(v) for v in a["pad_width"])
+    if a["mode"] != "constant" or a["constant_value"] != 0.0 or any(widths[1::2]):
+        return None
+    return widths[0::2]
 
 
 def _fold_auto_padding(w, node, readers, skipped) -> None:

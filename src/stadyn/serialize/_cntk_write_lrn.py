@@ -27,7 +27,8 @@ import numpy as np
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import element_divide, inner_nodes, node_attributes
+from ._cntk_write_more import convolution_attributes, element_divide, inner_nodes, \
+    node_attributes
 
 __all__ = ["RULES"]
 
@@ -73,13 +74,9 @@ def _lrn(w, ins, uids, attrs, out, name):
         split = w_.function("Reshape", [square], {
             "newShape": P.shape((1, -1)), "beginAxis": P.static_axis(2),
             "endAxis": P.static_axis(3)}) + "_Output_0"
-        summed = w_.function("Convolution", [c[2], split], {
-            "kernelShape": P.shape((1, kernel, 1, 1)), "strides": P.shape((1, 1, 1, 1)),
-            "dilation": P.shape((1, 1, 1, 1)), "sharing": P.vector([P.boolean(True)] * 4),
-            "autoPadding": P.vector([P.boolean(True)] * 4), "lowerPad": P.shape((0, 0, 0, 0)),
-            "upperPad": P.shape((0, 0, 0, 0)), "transpose": P.boolean(False),
-            "sequential": P.boolean(False), "outputShape": P.shape((0,)),
-            "maxTempMemSizeInSamples": P.size_t(0), "groups": P.size_t(1)}) + "_Output_0"
+        summed = w_.function("Convolution", [c[2], split], convolution_attributes(
+            (1, kernel, 1, 1), (1,) * 4, (1,) * 4, (True,) * 4, (0,) * 4,
+            (0,) * 4)) + "_Output_0"
         joined = w_.function("Reshape", [summed], {
             "newShape": P.shape((-1,)), "beginAxis": P.static_axis(2),
             "endAxis": P.static_axis(4)}) + "_Output_0"

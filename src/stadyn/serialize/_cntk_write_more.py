@@ -27,11 +27,12 @@ from __future__ import annotations
 
 from .. import cntk_semantics as S
 from . import _cntk_write_proto as P
-from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_graph import CntkWriteUnsupported, front_zeros
 
 __all__ = ["RULES", "primitive", "node_attributes", "inner_nodes", "WRITTEN_WHERE",
            "SEQUENCE_REDUCTIONS", "sequence_reduction", "ALL_STATIC", "reduce_all",
-           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias"]
+           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias",
+           "convolution_attributes"]
 
 # CNTK's axis standing for all the static axes of a sample
 ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
@@ -325,7 +326,22 @@ def _mean(w, ins, uids, attrs, out, name):
     return reduce_some(w, x, uids[0], "Mean", sorted(axes), name)
 
 
-# -- transposed convolution -------------------------------------------------------------------
+# -- convolutions ------------------------------------------------------------------------------
+def convolution_attributes(kernel, strides, dilation, auto, lower, upper, transpose=False,
+                           output_shape=(0,), groups: int = 1) -> dict:
+    """The attributes of CNTK 2.7's ``Convolution`` (every convolution the writer writes: the
+    layers', a transposed one, LRN's window sum), its per-axis lists given in NumPy order over
+    every axis of the kernel (the channels' first): ``auto`` the axes automatically padded."""
+    return {"kernelShape": P.shape(kernel), "strides": P.shape(strides),
+            "dilation": P.shape(dilation),
+            "sharing": P.vector([P.boolean(True)] * len(kernel)),
+            "autoPadding": P.vector([P.boolean(b) for b in tuple(auto)[::-1]]),
+            "lowerPad": P.shape(lower), "upperPad": P.shape(upper),
+            "transpose": P.boolean(transpose), "sequential": P.boolean(False),
+            "outputShape": P.shape(output_shape), "maxTempMemSizeInSamples": P.size_t(0),
+            "groups": P.size_t(groups)}
+
+
 def add_bias(w, conv: str, bias, bias_uid: str, n: int, name: str) -> str:
     """``Plus(conv, bias)`` with the bias of ``(out, 1, ...)`` (reshaped to it if given as
     ``(out,)``), as CNTK's convolution layers add it."""
@@ -340,8 +356,10 @@ def add_bias(w, conv: str, bias, bias_uid: str, n: int, name: str) -> str:
 
 def _deconvolution(w, ins, uids, attrs, out, name):
     """CNTK's transposed convolution: ``Convolution`` with ``transpose`` set over the weight
-    ``(in, out, *kernel)``; a crop of the full result (``out.parent`` a slice) is CNTK's
-    automatic padding where it is the crop CNTK's auto-padding makes."""
+    ``(in, out, *kernel)``; a crop of the full result (``out.parent`` a slice), with zeros in
+    front where CNTK's windows skip cells (a ``pad`` over it), is CNTK's automatic padding
+    where it is the one CNTK's auto-padding makes (:func:`stadyn.cntk_semantics.auto_padding`'s
+    signed padding)."""
     x, weight = ins[0], ins[1]
     nb = 1 if id(x) in w.batched else 0
     if attrs["channel_last"] or attrs["base_axis"] != nb or attrs["group"] != 1 or \
@@ -357,9 +375,16 @@ def _deconvolution(w, ins, uids, attrs, out, name):
     extra = tuple(attrs.get("output_padding") or (0,) * n)
     full = [f + e for f, e in zip(full, extra)]
     lows, wanted = [0] * n, list(full)
-    if out.parent.spec.name == "slice":
-        a = node_attributes(out.parent)
-        shape = out.parent.inputs[0].shape
+    crop, front = out.parent, [0] * n
+    if crop.spec.name == "pad":               # zeros where CNTK's windows skip the first cells
+        widths = front_zeros(crop)
+        if any(widths[:-n]):
+            raise CntkWriteUnsupported("deconvolution", "zeros in front of a non-spatial axis")
+        front = list(widths[-n:])
+        crop = crop.inputs[0].parent
+    if crop.spec.name == "slice":
+        a = node_attributes(crop)
+        shape = crop.inputs[0].shape
         ranges = [slice(b, e, s).indices(m) for b, e, s, m in zip(a["start"], a["stop"],
                                                                   a["step"], shape)]
         if any(r != (0, m, 1) for r, m in zip(ranges[:-n], shape[:-n])) or \
@@ -367,23 +392,20 @@ def _deconvolution(w, ins, uids, attrs, out, name):
             raise CntkWriteUnsupported("deconvolution", "a crop the writer cannot read")
         lows = [r[0] for r in ranges[-n:]]
         wanted = [r[1] - r[0] for r in ranges[-n:]]
-    flags = [lo > 0 or lo + wa < f for lo, wa, f in zip(lows, wanted, full)]
+    if any(f and lo for f, lo in zip(front, lows)):
+        raise CntkWriteUnsupported("deconvolution", "a crop other than CNTK's auto-padding")
+    lows = [lo - f for lo, f in zip(lows, front)]
+    wanted = [wa + f for wa, f in zip(wanted, front)]
+    flags = [lo != 0 or lo + wa < f for lo, wa, f in zip(lows, wanted, full)]
     pads = S.auto_padding(wanted, kernel, strides, dilation, flags)
     if [p[0] for p in pads] != lows:
         raise CntkWriteUnsupported("deconvolution", "a crop other than CNTK's auto-padding")
     default = [(i - 1) * s + 1 if on else (i - 1) * s + d * (k - 1) + 1
                for i, s, on, d, k in zip(sizes, strides, flags, dilation, kernel)]
     output_shape = (0,) if wanted == default else (weight.shape[1], *wanted)
-    attributes = {"kernelShape": P.shape(weight.shape[1:]),
-                  "strides": P.shape((weight.shape[0], *strides)),
-                  "dilation": P.shape((1, *dilation)),
-                  "sharing": P.vector([P.boolean(True)] * (n + 1)),
-                  "autoPadding": P.vector([P.boolean(b) for b in flags[::-1]] +
-                                          [P.boolean(False)]),
-                  "lowerPad": P.shape((0,) * (n + 1)), "upperPad": P.shape((0,) * (n + 1)),
-                  "transpose": P.boolean(True), "sequential": P.boolean(False),
-                  "outputShape": P.shape(output_shape), "maxTempMemSizeInSamples": P.size_t(0),
-                  "groups": P.size_t(1)}
+    attributes = convolution_attributes(
+        weight.shape[1:], (weight.shape[0], *strides), (1, *dilation), (False, *flags),
+        (0,) * (n + 1), (0,) * (n + 1), transpose=True, output_shape=output_shape)
     bias = ins[2] if len(ins) > 2 else None
     conv = w.function("Convolution", [uids[1], uids[0]], attributes,
                       name="" if bias is not None else name)

@@ -129,14 +129,32 @@ def _slice(w, ins, uids, attrs, out, name):
     """CNTK's Slice: along one static axis ``axis``, ``beginIndex``, ``endIndex``,
     ``sliceStrides``; along several (in Python's order of the axes) the vectors ``axisVec``,
     ``beginIndexVec``, ``endIndexVec``, ``sliceStridesVec``, as CNTK 2.7's ``Slice`` writes
-    them.  (A negative stride, which the compat computes as a flip, is not read.)"""
+    them (the indices as given: negative from the end, 0 for an end the slice leaves open).  A
+    negative stride, which the compat computes as a slice of the range, a flip of it and a
+    slice of every ``|stride|``-th, is the range's bounds with the negative stride (CNTK walks
+    the range backwards from its last element)."""
     node = out.parent
-    if len(uids) != 1 or node.spec.name != "slice" or node.inputs[0] is not ins[0]:
+    if len(uids) != 1 or node.spec.name != "slice":
         raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
     x, a = ins[0], node_attributes(node)
-    ranges = [slice(b, e, s).indices(n) for b, e, s, n in zip(a["start"], a["stop"], a["step"],
-                                                              x.shape)]
-    cut = [(k, *r) for k, (r, n) in enumerate(zip(ranges, x.shape)) if r != (0, n, 1)]
+    source, flipped = node, ()
+    steps = [int(st) for st in (a["step"] or [1] * len(x.shape))]
+    inner = node.inputs[0].parent
+    if inner is not None and inner.spec.name == "flip" and inner.inputs[0].parent is not None \
+            and inner.inputs[0].parent.spec.name == "slice":
+        if any(v not in (None, 0) for v in a["start"]) or any(v is not None for v in a["stop"]):
+            raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
+        flipped = tuple(int(k) % len(x.shape) for k in node_attributes(inner)["axes"])
+        source = inner.inputs[0].parent
+        if any(st != 1 for st in node_attributes(source)["step"] or ()):
+            raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
+    if source.inputs[0] is not x or any(st < 1 for st in steps):
+        raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
+    b = node_attributes(source)
+    cut = []
+    for k, (begin, end, step, n) in enumerate(zip(b["start"], b["stop"], steps, x.shape)):
+        if slice(begin, end).indices(n)[:2] != (0, n) or step != 1 or k in flipped:
+            cut.append((k, int(begin or 0), int(end or 0), -step if k in flipped else step))
     if not cut:
         raise CntkWriteUnsupported("Slice", "a slice along no axis")
     if len(cut) == 1:

@@ -11,24 +11,26 @@ order, which is NumPy's C order of the array in NumPy's shape; dense float32 arr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
 __all__ = ["Value", "text", "size_t", "integer", "boolean", "single", "double", "shape", "axis",
-           "vector", "dictionary", "array", "encode", "STATIC_AXIS_DYNAMIC"]
+           "vector", "dictionary", "array", "none", "python_value", "encode",
+           "STATIC_AXIS_DYNAMIC"]
 
 _VALUE_VERSION = 2
 STATIC_AXIS_DYNAMIC = 2147483647       # the static index CNTK stores for a dynamic axis
-_TYPES = {"bool": 1, "int": 2, "size_t": 3, "float": 4, "double": 5, "string": 6, "shape": 7,
-          "axis": 8, "vector": 9, "dictionary": 10, "array": 11}
+_TYPES = {"none": 0, "bool": 1, "int": 2, "size_t": 3, "float": 4, "double": 5, "string": 6,
+          "shape": 7, "axis": 8, "vector": 9, "dictionary": 10, "array": 11}
 
 
 @dataclass(frozen=True)
 class Value:
-    """One typed ``DictionaryValue``: ``kind`` one of ``bool int size_t double string shape axis
-    vector dictionary array``.
+    """One typed ``DictionaryValue``: ``kind`` one of ``none bool int size_t double string shape
+    axis vector dictionary array``.
 
     Example:
         >>> size_t(3)
@@ -90,11 +92,54 @@ def array(values: np.ndarray) -> Value:
     return Value("array", np.asarray(values))
 
 
+def none() -> Value:
+    return Value("none", None)
+
+
+def python_value(value: Any, refuse: Callable[[Any], NoReturn]) -> Value:
+    """A Python value as CNTK 2.7's Python makes it a ``DictionaryValue``
+    (``_py_dict_to_cntk_dict``: a user function's ``serialize()`` state, a Trainer's external
+    state): None; a bool; an int as Int where it fits 32 bits, else SizeT where it is not
+    negative, else Double; a float as Double; a string; a dict (its keys as strings) as a
+    Dictionary, a list or tuple as a vector; a float array (float64 kept, float32 otherwise).
+    ``refuse(value)`` raises for anything else (CNTK 2.7 refuses an int64 array).
+
+    Example:
+        >>> python_value({"n": 1 << 40, "x": [None, 0.5]}, print)
+        Value(kind='dictionary', value={'n': Value(kind='size_t', value=1099511627776), \
+'x': Value(kind='vector', value=[Value(kind='none', value=None), \
+Value(kind='double', value=0.5)])})
+    """
+    if value is None:
+        return none()
+    if isinstance(value, (bool, np.bool_)):
+        return boolean(bool(value))
+    if isinstance(value, (int, np.integer)):
+        value = int(value)
+        if -(1 << 31) <= value < (1 << 31):
+            return integer(value)
+        return size_t(value) if 0 <= value < (1 << 64) else double(float(value))
+    if isinstance(value, (float, np.floating)):
+        return double(float(value))
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, Mapping):
+        return dictionary({str(k): python_value(v, refuse) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return vector([python_value(v, refuse) for v in value])
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return array(value if value.dtype == np.float64 else value.astype(np.float32))
+    refuse(value)
+    raise ValueError(f"no CNTK Dictionary form for {value!r}")     # (refuse returned)
+
+
 def _fill_value(msg, v: Value) -> None:
     msg.version = _VALUE_VERSION
     msg.value_type = _TYPES[v.kind]
     k, x = v.kind, v.value
-    if k == "bool":
+    if k == "none":
+        pass
+    elif k == "bool":
         msg.bool_value = x
     elif k == "int":
         msg.int_value = x

@@ -8,19 +8,42 @@ and ``sequence.is_last`` (see :mod:`._cntk_write`): CNTK 2.7's blocks, as CNTK 2
   ``ReconcileDynamicAxis(value, sequence)``;
 * ``Sequence::IsFirst`` / ``Sequence::IsLast``: the scalar constants 0 and 1 as leaves, then the
   sequence; its body ``PastValue`` (``FutureValue``) of ``ReconcileDynamicAxis(0, sequence)``
-  with 1 as the initial value, ``offset`` 1.
+  with 1 as the initial value, ``offset`` 1;
+* ``sequence.slice`` of more than one step: a ``Sequence::Slice`` block over the sequence, the
+  flags of the steps kept -- ``Internal::IsWithin(x, k)``, ``PastValue`` (``FutureValue`` for
+  ``k < 0``) of ``ReconcileDynamicAxis(0, x)`` with 1 initially, ``offset |k|``; ``1 - `` it
+  for a positive begin or a negative end, the two multiplied (``ElementTimes``) where both are
+  given (the end's functions first) -- then ``Where`` with the new axis' length factors and
+  name (CNTK's ``GetDerivedDynamicAxes``: ``<axis>_times_1_minus_2`` for ``slice(x, 1, -1)``,
+  ``<axis>_fixedSliceOf_2`` for ``slice(x, 0, 2)``), ``PackedIndex`` and ``GatherPacked``;
+  the scalar constants as the block's leaves in the order CNTK's walk meets them;
+* ``sequence.where``: one ``Where`` of the condition, its new axis
+  ``whereNodeDynamicAxis_conditionVar_<the condition's uid>``;
+* ``sequence.gather`` / ``scatter``: ``Sequence::Gather`` (``GatherPacked`` of the values at
+  ``PackedIndex(values, Where(condition))``; with ``new_sequence_axis_typeinfo`` the ``Where``
+  of the derived axis and its factors, read back from the axis' name the caller gives) and
+  ``Sequence::Scatter`` (``ScatterPacked`` of the values at ``PackedIndex(condition,
+  Where(condition))`` onto the condition's layout) blocks over the values and the condition;
+* ``sequence.unpack`` (``no_mask_output``): ``UnpackSequenceOp`` with
+  ``sequenceUnpackPaddingValue`` and ``sequenceUnpackSuppressMaskOutput`` True.
 
 Example:
-    >>> sorted(RULES)
-    ['cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast', 'sequence_broadcast_as']
+    >>> sorted(RULES)[:3]
+    ['cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast', 'cntk:UnpackSequenceOp']
 """
 
 from __future__ import annotations
 
+import re
+
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_more import node_attributes
+from ._cntk_write_writer import DEFAULT_SEQUENCE_AXIS
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "NEW_AXES"]
+
+_BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
 
 
 def _broadcast_as(w, ins, uids, attrs, out, name):
@@ -46,6 +69,140 @@ def _flag(op: str, delay: str):
     return rule
 
 
-RULES = {"sequence_broadcast_as": _broadcast_as,
+def _is_within(w, p: str, zero: str, one: str, offset: int) -> str:
+    """CNTK's ``Internal::IsWithin(p, offset)``: 1 at the first ``offset`` steps of each
+    sequence (the last ``-offset``), 0 elsewhere."""
+    zeros = w.function("ReconcileDynamicAxis", [zero, p]) + "_Output_0"
+    delay = "PastValue" if offset > 0 else "FutureValue"
+    return w.function(delay, [zeros, one], {"offset": P.size_t(abs(offset))}) + "_Output_0"
+
+
+def _where(w, flags: str, axis: str, factors: "tuple[int, int] | None", name: str = "") -> str:
+    """``Where`` of ``flags`` onto the new sequence axis ``axis`` (``factors``: the new
+    length's scaling and additive factors, as CNTK writes them when given); its uid."""
+    axes = P.vector([P.axis(P.STATIC_AXIS_DYNAMIC, axis, True), _BATCH_AXIS])
+    if factors is None:
+        return w.function("Where", [flags], {"newDynamicAxes": axes}, name=name)
+    return w.function("Where", [flags], {
+        "newSequenceAxisLengthScalingFactor": P.size_t(factors[0]), "newDynamicAxes": axes,
+        "newSequenceAxisLengthAdditiveFactor": P.integer(factors[1])}, name=name)
+
+
+def _derived_axis(name: str, scale: int, add: int) -> str:
+    """CNTK's ``GetDerivedDynamicAxes`` name of an axis ``scale`` times as long plus ``add``."""
+    if scale:
+        return f"{name}_times_{scale}_" + (f"plus_{add}" if add > 0 else f"minus_{-add}")
+    return f"{name}_fixedSliceOf_{add}"
+
+
+def _on_sequences(op: str, w, ins) -> None:
+    if any(w.lead(v) != 2 for v in ins):
+        raise CntkWriteUnsupported(op, "a value without a sequence axis")
+
+
+def _slice(w, ins, uids, attrs, out, name):
+    _on_sequences("Sequence::Slice", w, ins[:1])
+    begin, end = int(attrs["begin_index"]), int(attrs["end_index"])
+    length = end - begin
+    if length == 1 or (begin, end) == (0, 0):
+        raise CntkWriteUnsupported("Sequence::Slice", "a slice of one step or of every step "
+                                                      "(CNTK's axis is not a new one there)")
+    factors = (0 if length > 0 else 1, length)
+    w.axis_names[id(out)] = _derived_axis(w.sequence_axis_name(ins[0]), *factors)
+    # the scalar constants as CNTK's walk from the root meets them: the begin's flags (1 of
+    # the subtraction, then 0 and 1 of IsWithin), then the end's
+    begins = ((1.0,) if begin > 0 else ()) + (0.0, 1.0) if begin else ()
+    ends = ((1.0,) if end < 0 else ()) + (0.0, 1.0) if end else ()
+
+    def body(w_, p, c, n):
+        cb, ce = c[:len(begins)], c[len(begins):]
+        flags = []
+        for offset, k in ((end, ce), (begin, cb)):       # (CNTK makes the end's first)
+            if offset:
+                flag = _is_within(w_, p[0], k[-2], k[-1], offset)
+                if len(k) == 3:
+                    flag = w_.function("Minus", [k[0], flag]) + "_Output_0"
+                flags.append(flag)
+        kept = flags[0] if len(flags) == 1 else \
+            w_.function("ElementTimes", [flags[1], flags[0]]) + "_Output_0"
+        where = _where(w_, kept, w.axis_names[id(out)], factors) + "_Output_0"
+        index = w_.function("PackedIndex", [p[0], where]) + "_Output_0"
+        return w_.function("GatherPacked", [p[0], index]) + "_Output_0"
+    return w.fixed_block("Sequence::Slice", name, ins[:1], uids[:1], begins + ends, body)
+
+
+_WHERE_AXIS = "whereNodeDynamicAxis_conditionVar_"
+
+
+def _where_rule(w, ins, uids, attrs, out, name):
+    _on_sequences("Where", w, ins[:1])
+    w.axis_names[id(out)] = _WHERE_AXIS + uids[0]
+    return _where(w, uids[0], w.axis_names[id(out)], None, name)
+
+
+def _factors(named: str, base: str) -> "tuple[int, int] | None":
+    """The length factors of the axis ``named``, derived from ``base`` (the inverse of
+    :func:`_derived_axis`), or None."""
+    rest = named[len(base):] if named.startswith(base) else ""
+    fixed = re.fullmatch(r"_fixedSliceOf_(\d+)", rest)
+    if fixed:
+        return 0, int(fixed.group(1))
+    scaled = re.fullmatch(r"_times_(\d+)_(plus|minus)_(\d+)", rest)
+    if scaled:
+        return int(scaled.group(1)), int(scaled.group(3)) * (1 if scaled.group(2) == "plus" else -1)
+    return None
+
+
+def _gather(w, ins, uids, attrs, out, name):
+    _on_sequences("Sequence::Gather", w, ins[:2])
+    axis, factors = _WHERE_AXIS + uids[1], None
+    named = w.named_axis(out)
+    if named and not named.startswith(_WHERE_AXIS):      # (new_sequence_axis_typeinfo)
+        factors = _factors(named, w.named_axis(ins[1]) or DEFAULT_SEQUENCE_AXIS)
+        if factors is None or factors in ((1, 0), (0, 1)):
+            raise CntkWriteUnsupported("Sequence::Gather", f"the new axis {named!r}")
+        axis = _derived_axis(w.sequence_axis_name(ins[1]), *factors)
+    w.axis_names[id(out)] = axis
+
+    def body(w_, p, c, n):
+        where = _where(w_, p[1], axis, factors) + "_Output_0"
+        index = w_.function("PackedIndex", [p[0], where]) + "_Output_0"
+        return w_.function("GatherPacked", [p[0], index]) + "_Output_0"
+    return w.fixed_block("Sequence::Gather", name, ins[:2], uids[:2], (), body)
+
+
+def _scatter(w, ins, uids, attrs, out, name):
+    _on_sequences("Sequence::Scatter", w, ins[:2])
+    axis = _WHERE_AXIS + uids[1]
+
+    def body(w_, p, c, n):
+        where = _where(w_, p[1], axis, None) + "_Output_0"
+        index = w_.function("PackedIndex", [p[1], where]) + "_Output_0"
+        return w_.function("ScatterPacked", [p[0], index, p[1]]) + "_Output_0"
+    return w.fixed_block("Sequence::Scatter", name, ins[:2], uids[:2], (), body)
+
+
+def _unpack(w, ins, uids, attrs, out, name):
+    """``sequence.unpack``'s padded values: CNTK's ``UnpackSequenceOp`` with its padding value
+    and the mask output suppressed (a graph reading the mask is refused)."""
+    node = out.parent
+    _on_sequences("UnpackSequenceOp", w, ins[:1])
+    if len(uids) != 1 or node is None or node.spec.name != "sequence_unpack" or \
+            node.outputs[0] is not out:
+        raise CntkWriteUnsupported("UnpackSequenceOp", "its mask (the writer writes the values "
+                                                       "alone, the mask suppressed)")
+    padding = float(node_attributes(node)["padding_value"])
+    return w.function("UnpackSequenceOp", uids, {
+        "sequenceUnpackPaddingValue": P.double(padding),
+        "sequenceUnpackSuppressMaskOutput": P.boolean(True)}, name=name)
+
+
+RULES = {"sequence_broadcast_as": _broadcast_as, "cntk:UnpackSequenceOp": _unpack,
          "cntk:Sequence::IsFirst": _flag("Sequence::IsFirst", "PastValue"),
-         "cntk:Sequence::IsLast": _flag("Sequence::IsLast", "FutureValue")}
+         "cntk:Sequence::IsLast": _flag("Sequence::IsLast", "FutureValue"),
+         "sequence_slice": _slice, "sequence_where": _where_rule, "sequence_gather": _gather,
+         "sequence_scatter": _scatter}
+#: the ops of these rules that put their output on a new sequence axis, by the block CNTK 2.7
+#: makes of them (its rule writes the block: the caller's mark of it is not a layer)
+NEW_AXES = {"sequence_slice": "Sequence::Slice", "sequence_gather": "Sequence::Gather",
+            "sequence_scatter": "Sequence::Scatter", "sequence_where": None}

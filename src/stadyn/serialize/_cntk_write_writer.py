@@ -21,14 +21,15 @@ from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
 from ._cntk_write_graph import CntkWriteUnsupported
 
-__all__ = ["Writer", "COMPOSITE_VERSION"]
+__all__ = ["Writer", "COMPOSITE_VERSION", "DEFAULT_SEQUENCE_AXIS"]
 
 # CNTK 2.7's PrimitiveOpType ids, by the op names the reader decodes them to
 _OP = {name: k for k, name in OP_NAMES.items()}
 _FUNCTION_VERSION, _VARIABLE_VERSION, COMPOSITE_VERSION = 24, 1, 3
 _KIND = {"input": 0, "parameter": 2, "constant": 3}
 _BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
-_SEQUENCE_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultDynamicAxis", True)
+DEFAULT_SEQUENCE_AXIS = "defaultDynamicAxis"
+_SEQUENCE_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, DEFAULT_SEQUENCE_AXIS, True)
 
 
 class Writer:
@@ -48,6 +49,10 @@ class Writer:
         self.fused: dict[int, object] = {}        # id(a node) -> the node written in its place
         self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
         self.layer_name = ""                      # the name of the layer a rule's value makes
+        self.axis_names: dict[int, str] = {}      # id(a sequence a rule put on a new axis) ->
+        #                                           the axis' name (Where's)
+        self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
+        #                                           name of a sequence's axis (None: default)
 
     # -- leaves ------------------------------------------------------------------------------
     def leaf(self, v: Variable, kind: str, name: str) -> str:
@@ -197,7 +202,30 @@ class Writer:
 
     def dynamic_axes(self, v) -> list:
         """CNTK's dynamic axes of ``v`` as a file stores them (the sequence axis first)."""
-        return [_SEQUENCE_AXIS, _BATCH_AXIS][2 - self.lead(v):]
+        lead = self.lead(v)
+        if lead == 2 and self.sequence_axis_name(v) != DEFAULT_SEQUENCE_AXIS:
+            return [P.axis(P.STATIC_AXIS_DYNAMIC, self.sequence_axis_name(v), True), _BATCH_AXIS]
+        return [_SEQUENCE_AXIS, _BATCH_AXIS][2 - lead:]
+
+    def sequence_axis_name(self, v) -> str:
+        """The name of the sequence axis of ``v`` (a sequence): the one a rule put the
+        sequence it made on (:attr:`axis_names`: ``Where``'s new axis, a slice's derived one),
+        else that of the sequence it is computed from; CNTK's default axis for an input."""
+        walked, name = [], DEFAULT_SEQUENCE_AXIS
+        while True:
+            if id(v) in self.axis_names:
+                name = self.axis_names[id(v)]
+                break
+            walked.append(v)
+            parent = getattr(v, "parent", None)
+            ahead = [i for i in parent.inputs if id(i) in self.sequences] if parent else []
+            if not ahead:
+                break
+            v = ahead[0]
+        for u in walked:            # (the graph's values, which live while the file is
+            if isinstance(u, Variable):     # written: each walked once)
+                self.axis_names[id(u)] = name
+        return name
 
     def static_rank(self, v: Variable) -> int:
         return len(v.shape) - self.lead(v)

@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 from ..graph import (PARAMETER, VIEW, FunctionNode, Subgraph, Variable, is_lengths,
                      refresh_shapes)
 from ._onnx_api import ExportError
-from .op_rules import rules_for
+from .op_rules import kept_in_model_files
 
 __all__ = ["GraphParts", "collect_graph", "named_variables"]
 
@@ -78,19 +78,13 @@ def _unwrap(outputs: Any, inputs: Any) -> tuple[Any, Any, bool]:
     return outputs, inputs, False
 
 
-def _own_rule(spec) -> bool:
-    """Whether Stadyn's model file writes the op through a ``model_export`` rule of its own."""
-    rules = rules_for(spec)
-    return rules is not None and callable(rules.model_export)
-
-
 def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False,
                   lengths: str = "refuse", fmt: str = "this format",
                   own_rules: bool = False) -> GraphParts:
     """Gather the graph that computes ``outputs`` (see the module docstring; ``lengths``,
     ``"input"`` or ``"refuse"``, says what becomes of sequence lengths the inputs leave out when
     not ``sequences``; ``fmt`` names the format in its error; ``own_rules``: Stadyn's model
-    file, which holds an op declared unstorable that has a ``model_export`` rule, as a CNTK
+    file, which holds an op declared unstorable that its own rules store, as a CNTK
     user function's module, class and state)."""
     outputs, inputs, lenient = _unwrap(outputs, inputs)
     outs = named_variables(outputs, "y", "output")
@@ -101,7 +95,7 @@ def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False,
     nodes, leaves = sub.nodes, sub.leaves
     refresh_shapes(nodes, leaves)       # inputs may have been resized since the graph was built
     for node in nodes:
-        if node.spec.unstorable and not (own_rules and _own_rule(node.spec)):
+        if node.spec.unstorable and not (own_rules and kept_in_model_files(node.spec)):
             where = f" in scope '{node.scope}'" if node.scope else ""
             raise ExportError(f"the graph holds a '{node.spec.name}' node{where}: "
                               f"{node.spec.unstorable}")

@@ -156,7 +156,15 @@ class FlatBuilding:
             for k, outer in enumerate(fn.outputs):
                 var = self.env.get(flat.resolve(outer))
                 origin = self.origin_of.get(id(var)) if var is not None else None
-                if origin is not None and origin.kind == "function" and \
-                        all(a is not var for a in arguments):
-                    self.record(var, LegacyOrigin("block", uid, shown, fn.type, k,
-                                                  tuple(arguments)))
+                if origin is None or any(a is var for a in arguments):
+                    continue
+                if origin.kind == "block" and id(var) not in self.loop_values:
+                    # a block whose output is an inner block's (LocalResponseNormalization's
+                    # ElementDivide): an identity of its own, what the network gives out, as
+                    # the importer's block() makes one (the values built from it read the
+                    # inner block's)
+                    var = self.own(var, set())
+                    self.env[flat.resolve(outer)] = var
+                elif origin.kind != "function":
+                    continue
+                self.record(var, LegacyOrigin("block", uid, shown, fn.type, k, tuple(arguments)))

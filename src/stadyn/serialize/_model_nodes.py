@@ -17,7 +17,7 @@ from .._errors import StadynError
 from ..graph import Variable, name_scope, set_sequence_axis
 from ..ops import CATALOG, function_of
 from ._model_format import _DTYPES, _NESTING_LIMIT, _check, _decode, _Invalid, _is_shape
-from .op_rules import rules_for
+from .op_rules import kept_in_model_files, rules_for
 
 __all__ = ["GraphReader", "build_node"]
 
@@ -110,11 +110,6 @@ class GraphReader:
         return v
 
 
-def _own_import(spec) -> bool:
-    rules = rules_for(spec)
-    return rules is not None and callable(rules.model_import)
-
-
 def build_node(where: str, node: Any, records: list[dict], values: list,
                batch_size: int | None, reader: GraphReader | None = None) -> None:
     """Rebuild one stored node (``network.json``'s form) on ``values`` (Variables by id), and
@@ -124,9 +119,8 @@ def build_node(where: str, node: Any, records: list[dict], values: list,
     name, scope = node["op"], node["scope"]
     # (an op declared unstorable is read only through a model_import rule of its own: a CNTK
     # user function, rebuilt from its module, class and state)
-    _check(isinstance(name, str) and name in CATALOG and (
-        not CATALOG[name].unstorable or _own_import(CATALOG[name])),
-        f"{where}: unknown op {name!r}")
+    _check(isinstance(name, str) and name in CATALOG and kept_in_model_files(CATALOG[name]),
+           f"{where}: unknown op {name!r}")
     _check(isinstance(scope, str), f"{where}: scope must be a string")
     where = f"{where} ({name}{' in ' + repr(scope) if scope else ''})"
     spec = CATALOG[name]

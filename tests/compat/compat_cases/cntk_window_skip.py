@@ -1,11 +1,13 @@
 """Auto-padding that CNTK makes negative before the first window: a stride of 3 or more whose
 first centre lies more than half a window into the input (``ConvolveGeometry::GetLowerPad``),
-so the first positions are skipped.  ``pooling`` (max and average) and ``convolution`` --
-values and gradients w.r.t. the input (``op_case``, see cntk_ops.py)."""
+so the first positions are skipped.  ``pooling`` (max and average), ``convolution`` and
+``convolution_transpose`` -- values and gradients w.r.t. the input (``op_case``, see
+cntk_ops.py) -- and ``SequentialConvolution`` (``seq_case``, see cntk_sequence.py)."""
 
 import numpy as np
 
 from compat_cases.cntk_ops import op_case
+from compat_cases.cntk_sequence import seq_case
 
 
 def _kernel(shape):
@@ -31,3 +33,15 @@ op_case("pooling__skip_average_include_pad",
         lambda C, x: C.pooling(x, C.AVG_POOLING, (3, 3), (5, 5), auto_padding=[False, True, True],
                                include_pad=True),
         [(1, 10, 12)], names=["cntk.ops.pooling"])
+# the transpose of a 2-wide convolution every 3 over 6 (output_shape): position 0, which the
+# convolution's windows skip, gets nothing (zeros); Stadyn put the windows from position 0
+op_case("convolution_transpose__skip",
+        lambda C, x: C.convolution_transpose(C.constant(_kernel((3, 2, 2, 2))), x, (3, 3),
+                                             auto_padding=[False, True, True],
+                                             output_shape=(2, 6, 6)),
+        [(3, 2, 2)], names=["cntk.ops.convolution_transpose"])
+# a window of 2 every 3 over 9 steps' cells (the sequence axis' filter of 1): cells 1-2, 4-5,
+# 7-8 (Stadyn: 0-1, 3-4, 6-7)
+seq_case("SequentialConvolution__skip",
+         lambda C, x: C.layers.SequentialConvolution((1, 2), 2, pad=True, strides=(1, 3))(x),
+         step_shape=(2, 9), names=["cntk.layers.SequentialConvolution"], params=True)

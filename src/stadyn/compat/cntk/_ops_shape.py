@@ -192,7 +192,8 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         return named(wrap(F.slice(v, start, stop, step)), name, "Slice")
     whole = [None] * v.ndim
     ranged = F.flip(F.slice(v, start, stop), axes=flipped)
-    return named(wrap(F.slice(ranged, whole, whole, step)), name, "Slice")
+    # (one Slice reading x, as CNTK 2.7 shows it, the range and its flip inside)
+    return one_op(named(wrap(F.slice(ranged, whole, whole, step)), name, "Slice"), x)
 
 
 def _check_slice(x, axis, size: int, b: int, e: int, s: int) -> None:

@@ -17,7 +17,7 @@ import math
 from ... import functions as F
 from ... import sequence as S
 from ...layers import Layer, default_override_or, glorot_uniform, resolve
-from ...cntk_semantics import auto_padding
+from ...cntk_semantics import auto_padding, padded
 from ._layers import LayerFunction, _native
 
 __all__ = ["SequentialConvolution"]
@@ -66,8 +66,7 @@ class _SequentialConvolution(Layer):
         pads = [(before, span - 1 - before)]      # steps past an end are cut by the lengths
         pads += auto_padding(tuple(planes.shape[3:]), self.filter_shape[1:], self.strides[1:],
                              self.dilation[1:], self.pad[1:])
-        if any(v for lo_hi in pads for v in lo_hi):
-            planes = F.pad(planes, tuple(v for lo_hi in pads for v in lo_hi))
+        planes = padded(planes, pads)       # (a stride of 3 or more may skip positions)
         y = F.convolution(planes, w, None, pad=(0,) * n, stride=self.strides,
                           dilation=self.dilation)
         y = F.transpose(y, (0, 2, 1) + tuple(range(3, 3 + n - 1)))   # (B, T', K, *spatial')

@@ -32,7 +32,7 @@ from . import _roi_pool  # noqa: F401  (CNTK's ROIPooling)
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _nnabla_more  # noqa: F401
 from . import _nnabla_tensor, _nnabla_vision, _signal  # noqa: F401  (NNabla's, fft, ...)
-from ._table import OpRules, Unmapped, register_rules, rules_for
+from ._table import OpRules, Unmapped, kept_in_model_files, register_rules, rules_for
 
-__all__ = ["OpRules", "Unmapped", "register_rules", "rules_for",
+__all__ = ["OpRules", "Unmapped", "register_rules", "rules_for", "kept_in_model_files",
            "register_user_function_loader"]

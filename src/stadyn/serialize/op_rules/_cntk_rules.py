@@ -11,10 +11,11 @@ NumPy broadcasting aligns them from the last axis as CNTK does.
 case of ``tests/fixtures/legacy/cntk_ff_ops.model`` (odd and even kernels, strides 1 and 2,
 dilation-free): per spatial axis of size *n* with kernel *k* (dilated: *(k - 1) d + 1*) and
 stride *s*, auto padding gives ``ceil(n / s)`` outputs with ``(k - 1) // 2`` padding below
-(less where a stride of 3 or more leaves cells over: :func:`stadyn.cntk_semantics.auto_padding`)
-and what the last window needs above (an even kernel pads one more above than below); without it
-``lowerPad``/``upperPad`` and ``floor`` (``ceilOutDim``: ``ceil``) output sizes.  Lists shorter
-than the rank (CNTK broadcasts its last column-major entry) are filled from the front.
+(less where a stride of 3 or more leaves cells over, below 0 where the first window skips
+cells: :func:`stadyn.cntk_semantics.auto_padding`) and what the last window needs above (an
+even kernel pads one more above than below); without it ``lowerPad``/``upperPad`` and
+``floor`` (``ceilOutDim``: ``ceil``) output sizes.  Lists shorter than the rank (CNTK
+broadcasts its last column-major entry) are filled from the front.
 """
 
 from __future__ import annotations
@@ -100,10 +101,12 @@ def window(n: int, k: int, s: int, d: int, auto: bool, lo: int, hi: int,
         (1, 0, 16)
         >>> window(5, 3, 1, 1, False, 0, 0)
         (0, 0, 3)
+        >>> window(9, 2, 3, 1, True, 0, 0)      # the first cell skipped: windows 1-2, 4-5, 7-8
+        (-1, 0, 3)
     """
     ke = (k - 1) * d + 1
-    if auto:                      # (the first window's centre as CNTK places it: S.auto_padding)
-        (lo, hi), = S.auto_padding((n,), (k,), (s,), (d,), True)
+    if auto:                      # (the first window's centre as CNTK places it: S.auto_padding;
+        (lo, hi), = S.auto_padding((n,), (k,), (s,), (d,), True)     # below 0: skipped cells)
         return lo, hi, -(-n // s)
     span = n + lo + hi - ke
     out = (-(-span // s) if ceil_out else span // s) + 1
@@ -129,6 +132,9 @@ def windowed(node, x, shape: tuple, spatial: int, kernel: tuple, strides: Any, d
     lower, upper = fill(lower, spatial, 0), fill(upper, spatial, 0)
     geo = [window(n, k, s, d, bool(a), int(lo), int(hi), ceil_out)
            for n, k, s, d, a, lo, hi in zip(sizes, kernel, strides, dilation, auto, lower, upper)]
+    if any(g[0] < 0 for g in geo):      # (the cells CNTK's first window skips: dropped)
+        x = S.padded(x, [(min(0, g[0]), 0) for g in geo])
+        geo = [(max(0, lo), hi, out) for lo, hi, out in geo]
     below = [g[0] for g in geo]
     extra = [max(0, g[1] - g[0]) for g in geo]
     border = True

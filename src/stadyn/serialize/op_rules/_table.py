@@ -159,6 +159,24 @@ def register_rules(op: Any, **columns: Any) -> OpRules:
     return record
 
 
+def kept_in_model_files(op: Any) -> bool:
+    """Whether Stadyn's model file holds ``op`` (an ``F`` function or its :class:`OpSpec`): an
+    op not declared unstorable, or one that is (a CNTK user function, which runs Python) that
+    its own ``model_export`` and ``model_import`` rules store and read back (its module, class
+    and state).
+
+    Example:
+        >>> import stadyn.functions as F
+        >>> kept_in_model_files(F.relu), kept_in_model_files(F.cntk_user_function)
+        (True, True)
+    """
+    spec = _spec_of(op)
+    if not spec.unstorable:
+        return True
+    rules = _RULES.get(spec)
+    return rules is not None and callable(rules.model_export) and callable(rules.model_import)
+
+
 def rules_for(op: Any) -> OpRules | None:
     """The rules registered for ``op`` (an ``F`` function or its :class:`OpSpec`), or None.
 
