@@ -366,3 +366,68 @@ def cross_validation_reads_to_the_end(C, r):
             except ValueError as e:
                 res[name] = [_error(e), calls]
     return res
+
+
+def _lengths_source(C, lengths):
+    """A ``UserDeserializer`` of one chunk: sequence i has ``lengths[i]`` steps of value i."""
+    chunk = {"x": [np.full((n, 1), i, np.float32) for i, n in enumerate(lengths)]}
+
+    class Chunk(C.io.UserDeserializer):
+        def __init__(self):
+            super(Chunk, self).__init__()
+
+        def stream_infos(self):
+            return [C.io.StreamInformation("x", 0, "dense", np.float32, (1,))]
+
+        def num_chunks(self):
+            return 1
+
+        def get_chunk(self, chunk_id):
+            return chunk
+    return C.io.MinibatchSource(Chunk(), randomize=False)
+
+
+def _partition_reads(src, M, W, rank, n):
+    """[samples, first value of each sequence, end of sweep] of ``n`` minibatches, or
+    'empty'."""
+    got = []
+    for _ in range(n):
+        mb = src.next_minibatch(M, num_data_partitions=W, partition_index=rank)
+        if not mb:
+            got.append("empty")
+            continue
+        d = mb[src.streams.x]
+        got.append([int(d.num_samples), [int(np.asarray(s).ravel()[0]) for s in d.as_sequences()],
+                    bool(d.end_of_sweep)])
+        del d, mb                    # (see user_deserializer_partitions)
+    return got
+
+
+@cntk_case(names=["cntk.io.MinibatchSource.get_checkpoint_state",
+                  "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="Stadyn did not report a sweep end met again after going back before it, and "
+                "reported twice one met just before the state was taken")
+def user_deserializer_restored_sweep_end(C, r):
+    """A partition of a Python deserializer (CNTK 2.7's local-timeline reader) restored from
+    its checkpoint state: going back (same source) before a sweep end read since reports the
+    sweep end again; a state taken right after a minibatch that met a sweep end and stopped at
+    the next sweep's start, restored into a new source, does not report it a second time.
+    Per case: the minibatches before the state, read on from it, and read after the restore."""
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state",
+            "cntk.io.MinibatchSource.restore_from_checkpoint")
+    res = {}
+    for lengths, W, M, rank, before, fresh in (
+            ([1, 2, 3, 1, 2, 3, 1], 2, 5, 0, 1, False), ([1, 2, 3, 1, 2, 3, 1], 2, 5, 1, 2, False),
+            ([1] * 9, 3, 3, 2, 2, False),
+            ([2, 2, 4, 2, 1], 3, 8, 0, 2, True), ([3, 4, 3, 2], 2, 7, 0, 2, True)):
+        src = _lengths_source(C, lengths)
+        first = _partition_reads(src, M, W, rank, before)
+        state = src.get_checkpoint_state()
+        on = _partition_reads(src, M, W, rank, 4)
+        if fresh:
+            src = _lengths_source(C, lengths)
+        src.restore_from_checkpoint(state)
+        key = "%s_w%d_m%d_r%d%s" % ("-".join(map(str, lengths)), W, M, rank,
+                                    "_fresh" if fresh else "")
+        res[key] = [first, on, _partition_reads(src, M, W, rank, 4)]
+    return res
