@@ -68,6 +68,37 @@ def from_data_worker_slices(C, r):
     return res
 
 
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
+           note="Stadyn refused training with its own StadynError and tested to a "
+                "ZeroDivisionError (on several workers it trained on the others' samples)")
+def from_data_empty_slice_refused(C, r):
+    """Worker 1 of 2's slice of the last minibatch of 3 rows in minibatches of 2 (rows
+    ``begin + 1 :: 2`` before ``end + 1``: none), and arrays of no rows: a Trainer's
+    ``train_minibatch`` and ``test_minibatch`` of them are CNTK 2.7's RuntimeError; nothing
+    was counted."""
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x, y = C.input_variable(2), C.input_variable(3)
+    z = C.times(x, C.parameter((2, 3), init=r.param_value("w", (2, 3))))
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    src = C.io.MinibatchSourceFromData(dict(x=r.randn(3, 2), y=r.onehot(3, 3)))
+    src.next_minibatch(2, number_of_workers=2, worker_rank=1)
+    mb = src.next_minibatch(2, number_of_workers=2, worker_rank=1)
+    res = {"slice": [int(mb[src.streams.x].num_samples),
+                     list(np.asarray(mb[src.streams.x].asarray()).shape)]}
+    for name, args in (("slice", {x: mb[src.streams.x], y: mb[src.streams.y]}),
+                       ("arrays", {x: np.zeros((0, 2), np.float32),
+                                   y: np.zeros((0, 3), np.float32)})):
+        for run in ("train_minibatch", "test_minibatch"):
+            try:
+                res["%s %s" % (name, run)] = float(getattr(trainer, run)(args))
+            except RuntimeError as e:      # (CNTK's node uid is not Stadyn's)
+                res["%s %s" % (name, run)] = "RuntimeError: " + str(e).splitlines()[0].split(
+                    "operation): ")[-1].split(" (")[0]
+    res["seen"] = trainer.total_number_of_samples_seen
+    return res
+
+
 def _truncated_source(C, folder):
     path = os.path.join(folder, "seq.ctf")
     with open(path, "w") as f:
