@@ -43,7 +43,7 @@ def stadyn_run(tmp_path_factory):
     result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
                              "--timeout", "120", SCRIPT, "stadyn", str(out),
                              "truncated,session,loop,loop_truncated,after,restore,direct,"
-                             "learner_checkpoint,empty_share"],
+                             "learner_checkpoint,empty_share,sync_lines"],
                             env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     runs = []
@@ -233,3 +233,26 @@ def test_empty_share_of_arrays_refused_as_cntk(stadyn_run, rank):
     train_minibatch and test_minibatch are CNTK 2.7's RuntimeError, nothing counted (Stadyn
     trained on worker 0's sample); the parameters after the two shared steps are CNTK's."""
     _close(stadyn_run[1][rank]["empty_share"], _more(rank)["empty_share"])
+
+
+def _same_lines(ours, theirs):
+    """Lines equal but for the last digit of their numbers."""
+    number = re.compile(r"-?\d+\.\d+")
+    assert len(ours) == len(theirs), (ours, theirs)
+    for a, b in zip(ours, theirs):
+        assert number.sub("#", a) == number.sub("#", b), (a, b)
+        np.testing.assert_allclose([float(v) for v in number.findall(a)],
+                                   [float(v) for v in number.findall(b)], rtol=1e-5, err_msg=b)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_distributed_sync_lines_as_cntk(stadyn_run, rank):
+    """A ProgressPrinter's ``distributed_freq=2`` prints CNTK 2.7's ``Distributed training:
+    #Syncs elapsed = 2, #Samples elapsed = 24`` before the minibatch line of the step that
+    was the second synchronisation (the workers trained alone for the first 8 samples), and a
+    writer's ``on_write_distributed_sync_update`` gets CNTK's windows; Stadyn printed and
+    called nothing."""
+    ours, theirs = stadyn_run[1][rank]["sync_lines"], _more(rank)["sync_lines"]
+    assert ours["syncs"] == theirs["syncs"] == [[[0, 18], [0, 1]], [[18, 24], [1, 2]],
+                                                [[24, 32], [2, 3]]]
+    _same_lines(ours["lines"], theirs["lines"])

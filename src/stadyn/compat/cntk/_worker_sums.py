@@ -80,6 +80,18 @@ class WorkerSums:
         """Every worker writes its progress (the workers' sums), as each CNTK worker does."""
         return self.progress_writers
 
+    def _after_step(self, samples: int, finite_only: bool) -> None:
+        """A step the workers shared (more samples than this worker's own) goes to the
+        progress writers' ``update_distributed_sync`` first: the samples since the previous
+        one, all workers' (CNTK 2.7's Trainer::TrainDistributedMinibatch)."""
+        if self._workers is not None and samples > self._workers.local_samples:
+            total = self.total_number_of_samples_seen + samples
+            synced = total - self.__dict__.get("_synced_samples", 0)
+            self._synced_samples = total
+            for writer in self._writers():
+                writer.update_distributed_sync(synced)
+        super()._after_step(samples, finite_only)
+
     def _train_nothing(self) -> bool:
         """This worker has no share of the minibatch: it still takes its part in summing the
         others' gradients, count, loss and metric and updates with them; False when no worker

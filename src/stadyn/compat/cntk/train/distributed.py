@@ -297,6 +297,7 @@ class _Aggregation:
         self.size = self._parallel.size
         self.rank = self._parallel.rank
         self.is_main = self.rank == 0
+        self.local_samples = 0       # this worker's samples of the last synchronize
 
     def all_reduce_scalars(self, *values: float) -> tuple[float, ...]:
         """The sums of ``values`` over the workers."""
@@ -305,6 +306,7 @@ class _Aggregation:
     def synchronize(self, parameters, samples: int, loss_sum: float, metric_sum):
         """The global ``(samples, loss_sum, metric_sum)``; the gradients summed in place (the
         learners' next update takes them as they are)."""
+        self.local_samples = int(samples)        # (the Trainer tells a synchronisation by it)
         result = self._parallel.synchronize(parameters, samples, loss_sum, metric_sum) \
             if self.sharing() else (samples, loss_sum, metric_sum)
         for learner in self._learners:
