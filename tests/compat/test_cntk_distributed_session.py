@@ -5,10 +5,13 @@ against CNTK 2.7 run under ``mpiexec -n 2`` (references and the script that wrot
 the Trainer's counts, losses and metrics are the workers' sums (what the progress writers and
 ProgressPrinter get on every worker), cross-validation and test minibatches are shared and
 summed the same way, and only worker 0 writes checkpoints (CNTK's pair, holding every
-worker's external state, each worker restoring its own)."""
+worker's external state, each worker restoring its own); each worker's learner gives and takes
+its own ``create_checkpoint()``, and a worker's empty share of ``MinibatchSourceFromData`` is
+refused as CNTK 2.7 refuses it."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -39,7 +42,8 @@ def stadyn_run(tmp_path_factory):
     env.pop("PYTEST_XDIST_WORKER", None)
     result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
                              "--timeout", "120", SCRIPT, "stadyn", str(out),
-                             "truncated,session,loop,loop_truncated,after,restore,direct"],
+                             "truncated,session,loop,loop_truncated,after,restore,direct,"
+                             "learner_checkpoint,empty_share,sync_lines"],
                             env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     runs = []
@@ -184,3 +188,72 @@ def test_plain_loop_with_whole_sequences_as_cntk(stadyn_run, rank):
     a, b = (stadyn_run[1][r]["loop"] for r in (0, 1))
     assert [s[1] for s in a["steps"]] == [x[0] + y[0] for x, y in zip(a["steps"], b["steps"])]
     assert a["params"] == b["params"]
+
+
+def _more(rank: int) -> dict:
+    with open(os.path.join(FIXTURES, "cntk27", f"more_rank{rank}.json")) as f:
+        return json.load(f)
+
+
+def _close(ours, theirs, path=""):
+    """Equal structure and values, numbers to float rounding."""
+    if isinstance(theirs, dict):
+        assert sorted(ours) == sorted(theirs), path
+        for k in theirs:
+            _close(ours[k], theirs[k], f"{path}/{k}")
+    elif isinstance(theirs, list):
+        assert len(ours) == len(theirs), path
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            _close(a, b, f"{path}[{k}]")
+    elif isinstance(theirs, float) and not isinstance(ours, str):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, err_msg=path)
+    else:
+        assert ours == theirs, path
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_learner_checkpoint_on_two_workers_as_cntk(stadyn_run, rank):
+    """Each worker's data-parallel learner's ``create_checkpoint()`` is CNTK 2.7's Dictionary
+    (its own smoothed gradients, the samples of both workers: 12) and restores into a new
+    learner (counts and the checkpoint's rate); Stadyn refused it on more than one worker.
+    The noise-injection seed is the process's count of learners made (the references ran
+    this scenario alone): the restored learner's is the saved one."""
+    ours = copy.deepcopy(stadyn_run[1][rank]["learner_checkpoint"])
+    theirs = _more(rank)["learner_checkpoint"]
+    seeds = [ours[k]["localLearners"].pop("noise_injection_seed") for k in ("saved", "restored")]
+    assert seeds[0] == seeds[1]
+    for k in ("saved", "restored"):
+        theirs[k]["localLearners"].pop("noise_injection_seed")
+    _close(ours, theirs)
+    assert ours["saved"]["totalNumberOfSamplesSeen"] == 12
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_empty_share_of_arrays_refused_as_cntk(stadyn_run, rank):
+    """Worker 1's share of the last minibatch of ``MinibatchSourceFromData`` has no rows: its
+    train_minibatch and test_minibatch are CNTK 2.7's RuntimeError, nothing counted (Stadyn
+    trained on worker 0's sample); the parameters after the two shared steps are CNTK's."""
+    _close(stadyn_run[1][rank]["empty_share"], _more(rank)["empty_share"])
+
+
+def _same_lines(ours, theirs):
+    """Lines equal but for the last digit of their numbers."""
+    number = re.compile(r"-?\d+\.\d+")
+    assert len(ours) == len(theirs), (ours, theirs)
+    for a, b in zip(ours, theirs):
+        assert number.sub("#", a) == number.sub("#", b), (a, b)
+        np.testing.assert_allclose([float(v) for v in number.findall(a)],
+                                   [float(v) for v in number.findall(b)], rtol=1e-5, err_msg=b)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_distributed_sync_lines_as_cntk(stadyn_run, rank):
+    """A ProgressPrinter's ``distributed_freq=2`` prints CNTK 2.7's ``Distributed training:
+    #Syncs elapsed = 2, #Samples elapsed = 24`` before the minibatch line of the step that
+    was the second synchronisation (the workers trained alone for the first 8 samples), and a
+    writer's ``on_write_distributed_sync_update`` gets CNTK's windows; Stadyn printed and
+    called nothing."""
+    ours, theirs = stadyn_run[1][rank]["sync_lines"], _more(rank)["sync_lines"]
+    assert ours["syncs"] == theirs["syncs"] == [[[0, 18], [0, 1]], [[18, 24], [1, 2]],
+                                                [[24, 32], [2, 3]]]
+    _same_lines(ours["lines"], theirs["lines"])

@@ -14,9 +14,14 @@ local-timeline randomizer (a Python ``UserDeserializer``: ``Deserializer.randomi
   ``max_samples // W`` (one more when ``r < max_samples % W``), stopping within a minibatch
   when that is read.
 
+A marker is met once: a walk that met it and stopped right after (at the next sweep's first
+position) does not report it again from there.  A checkpoint records whether the marker at its
+position was met (:func:`marker_met`), and a restore sets exactly that (:func:`restore_marker`):
+going back before a marker met since reports it again, as CNTK 2.7 does.
+
 Checked against CNTK 2.7 in ``tests/compat/compat_cases/cntk_workers_2.py``
-(``user_deserializer_partitions``); CNTK 2.7 crashes on a randomized one of several
-partitions, which Stadyn still shares out as before.
+(``user_deserializer_partitions``, ``user_deserializer_restored_sweep_end``); CNTK 2.7
+crashes on a randomized one of several partitions, which Stadyn still shares out as before.
 """
 
 from __future__ import annotations
@@ -25,7 +30,24 @@ import numpy as np
 
 from ._partitions import local_minibatch_size
 
-__all__ = ["local_timeline_walk"]
+__all__ = ["local_timeline_walk", "marker_met", "restore_marker"]
+
+_MET = "_marker_met"       # the position of the last sweep-end marker met (on the source)
+
+
+def marker_met(source) -> bool:
+    """Whether the sweep-end marker at the source's position was met (by the walk that stopped
+    there)."""
+    return source.__dict__.get(_MET) == source._position
+
+
+def restore_marker(source, met: bool) -> None:
+    """After a restore to the source's position: the marker there was met (``met``), and no
+    marker further on was (a later one is met again)."""
+    if met:
+        source.__dict__[_MET] = source._position
+    else:
+        source.__dict__.pop(_MET, None)
 
 
 def _own_share(max_samples: int, count: int, index: int) -> int:
@@ -47,9 +69,9 @@ def local_timeline_walk(source, n: int, count: int, index: int, infinite: int
     taken = 0
     crossed = False
     while taken < limit and (share is None or samples + taken < share):
-        if p and p % sweep == 0 and source.__dict__.get("_marker_met") != p:
+        if p and p % sweep == 0 and source.__dict__.get(_MET) != p:
             crossed = True                       # the marker after the sweep's last sequence
-            source.__dict__["_marker_met"] = p   # (met once, even if the walk stops here)
+            source.__dict__[_MET] = p            # (met once, even if the walk stops here)
         if last is not None and p >= last:
             break
         if not mine and p - source._position >= 2 * sweep:

@@ -26,7 +26,7 @@ import numpy as np
 from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
 from ._frame_mode import FrameComposite
-from ._local_timeline import local_timeline_walk
+from ._local_timeline import local_timeline_walk, marker_met, restore_marker
 from ._partitions import partition_walk
 from ._cntk_order import block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
@@ -519,9 +519,12 @@ class MinibatchSource:
 
     def get_checkpoint_state(self) -> dict:
         """The reading position, a JSON-serialisable dict (see :meth:`restore_from_checkpoint`)."""
-        return {"version": _STATE_VERSION, "position": self._position,
-                "samples": self._samples, "sweep_length": self._sweep_length,
-                "randomization_seed": self._seed, "randomize": self._randomize}
+        state = {"version": _STATE_VERSION, "position": self._position,
+                 "samples": self._samples, "sweep_length": self._sweep_length,
+                 "randomization_seed": self._seed, "randomize": self._randomize}
+        if marker_met(self):        # (a partition's reader stopped right after a sweep's end)
+            state["sweep_end_reported"] = True
+        return state
 
     def restore_from_checkpoint(self, state: Mapping[str, Any]) -> None:
         """Continue exactly where :meth:`get_checkpoint_state` was taken: the minibatches that
@@ -537,6 +540,7 @@ class MinibatchSource:
                              "randomize setting")
         self._reset_jobs()
         self._position, self._samples = int(state["position"]), int(state["samples"])
+        restore_marker(self, bool(state.get("sweep_end_reported", False)))
 
     @property
     def current_position(self) -> dict:

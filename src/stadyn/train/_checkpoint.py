@@ -261,13 +261,16 @@ def _checked_restore(trainer, f: TensorFile):
     return restore
 
 
-_COUNTER = re.compile(r"_\d+(?=/|$)")
+# a repeated layer name's counter (dense_20), and a constant's generated one (compat.cntk's
+# Constant and the constants its layers make are constant<N>, or constant<N>/<name>)
+_COUNTER = re.compile(r"_\d+(?=/|$)|(?:^|(?<=/))(constant)\d+(?=/|$)")
 
 
 def _generic(name: str) -> str:
-    """A parameter name without the counters Stadyn adds to repeated layer names
-    (``dense_20/W`` -> ``dense/W``)."""
-    return _COUNTER.sub("", name)
+    """A parameter name without the counters Stadyn adds to repeated layer names and to
+    constants (``dense_20/W`` -> ``dense/W``, ``recurrence_1/constant7`` ->
+    ``recurrence/constant``)."""
+    return _COUNTER.sub(lambda m: m.group(1) or "", name)
 
 
 def _saved_names(params: Mapping[str, Any], tensors: Mapping[str, torch.Tensor],

@@ -113,8 +113,9 @@ class ProgressPrinter(ProgressWriter):
         test_freq, test_first: like ``freq``/``first`` for ``Evaluation Minibatch`` lines.
         metric_is_pct: print the metric as a percentage (``25.00%``); otherwise the mean itself
             (``0.250000``).
-        distributed_freq, distributed_first: accepted for CNTK's signature; Stadyn reports no
-            distributed synchronisations.
+        distributed_freq, distributed_first: like ``freq``/``first`` for the workers'
+            synchronisations of a Trainer of distributed learners (``Distributed training:
+            #Syncs elapsed = 2, #Samples elapsed = 24``); None: only the ``first`` ones.
         style: ``"2.x"`` or ``"2017"``.
         clock: the time source (seconds), ``time.perf_counter`` unless given.
 
@@ -147,6 +148,7 @@ class ProgressPrinter(ProgressWriter):
         self.style = style
         self.gen_heartbeat = bool(gen_heartbeat)
         self.distributed_freq, self.distributed_first = distributed_freq, distributed_first
+        self._sync_schedule(distributed_freq, distributed_first)
         self.rank = rank
         self._last_heartbeat = -math.inf
         if style == "2017":
@@ -211,6 +213,11 @@ class ProgressPrinter(ProgressWriter):
 
     def on_test_summary(self, record: ProgressRecord) -> None:
         self._emit(format_test_summary(record, metric_is_pct=self.metric_is_pct))
+
+    def on_distributed_sync_update(self, record: ProgressRecord) -> None:
+        self._emit(f"Distributed training: #Syncs elapsed = "
+                   f"{record.last_minibatch - record.first_minibatch + 1}, #Samples elapsed = "
+                   f"{record.samples}")
 
     def write(self, key: str, value: Any) -> None:
         """Print ``key: value`` (CNTK: ``Learning rate per 1 samples: 0.0015625``)."""

@@ -240,6 +240,14 @@ class ProgressWriter:
         self._training = _Tracker("minibatch", "epoch", freq, first, clock)
         # An evaluation is timed from its first minibatch, not from the end of the last one.
         self._test = _Tracker("test_minibatch", "test", test_freq, test_first, clock, lazy=True)
+        # the workers' synchronisations (CNTK's third schedule; only the first ones by default)
+        self._sync = _Tracker("distributed_sync", "", None, 0, clock)
+
+    def _sync_schedule(self, freq: int | None, first: int) -> None:
+        """Write every ``freq``-th distributed synchronisation and the ``first`` ones (CNTK's
+        ``distributed_freq``/``distributed_first``)."""
+        _check_schedule(type(self).__name__, "distributed_freq", freq, first)
+        self._sync.freq, self._sync.first = freq, first
 
     # -- counters -------------------------------------------------------------------------------
     @property
@@ -323,6 +331,18 @@ class ProgressWriter:
         if record is not None:
             self.on_test_update(replace(record, total_minibatches=self._training.total_updates))
 
+    def update_distributed_sync(self, samples: int) -> None:
+        """Account for one synchronisation of the workers covering ``samples`` samples (all
+        workers' since the previous one); the Trainer of a distributed learner calls this
+        before the minibatch's :meth:`update_training`, as CNTK's."""
+        self._check_open()
+        samples = int(samples)
+        if samples <= 0:
+            return
+        record = self._sync.add(samples, None, None, None)
+        if record is not None:
+            self.on_distributed_sync_update(record)
+
     def summarize_test_progress(self) -> ProgressRecord:
         """Write the summary of the evaluation since the last one and start the next."""
         self._check_open()
@@ -366,6 +386,11 @@ class ProgressWriter:
 
     def on_test_summary(self, record: ProgressRecord) -> None:
         """An evaluation ended."""
+
+    def on_distributed_sync_update(self, record: ProgressRecord) -> None:
+        """A window of the workers' synchronisations is due (``distributed_freq``):
+        ``record.first_minibatch``..``last_minibatch`` count the synchronisations, ``samples``
+        the samples they covered."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 without ``stadyn launch`` on Stadyn): the communicator's view of the job, and training with the
 distributed learners gives the wrapped learner's parameters."""
 
+import numpy as np
+
 from compat_harness import cntk_case
 
 _NAMES = ["Communicator", "DistributedLearner", "WorkerDescriptor", "mpi_communicator",
@@ -20,6 +22,46 @@ def _train(C, r, wrap):
     for _ in range(3):
         trainer.train_minibatch({x: r.randn(5, 4), y: r.onehot(5, 3)})
     return learner, w.value, trainer.total_number_of_samples_seen
+
+
+def _error(e):
+    """The error's type and the start of its message (without Stadyn's explanation)."""
+    return "%s: %s" % (type(e).__name__, str(e).splitlines()[0].split(" (")[0][:40])
+
+
+@cntk_case(names=["cntk.train.distributed.DistributedLearner.create_checkpoint",
+                  "cntk.train.distributed.DistributedLearner.restore_from_checkpoint"],
+           note="Stadyn's localLearners was a Dictionary, and its restore took the wrapped "
+                "learner's own Dictionary or that dict")
+def distributed_checkpoint_forms(C, r):
+    """(Runs before ``distributed_one_worker``, which ends MPI.)  A data-parallel learner's
+    ``create_checkpoint()``: its ``localLearners`` is a dict (CNTK 2.7 converts a nested
+    Dictionary); ``restore_from_checkpoint`` of that dict is a TypeError, of the wrapped
+    learner's own Dictionary a RuntimeError, of the whole Dictionary the counts and rate."""
+    r.touch("cntk.train.distributed.DistributedLearner.create_checkpoint",
+            "cntk.train.distributed.DistributedLearner.restore_from_checkpoint")
+    D = C.train.distributed
+    x, y = C.input_variable(2), C.input_variable(3)
+    w = C.parameter((2, 3), init=r.param_value("w", (2, 3)), name="w")
+    z = C.times(x, w)
+    base = C.momentum_sgd([w], C.learning_parameter_schedule(0.1), C.momentum_schedule(0.9))
+    learner = D.data_parallel_distributed_learner(base)
+    C.Trainer(z, (C.squared_error(z, y),), [learner]).train_minibatch(
+        {x: r.randn(4, 2), y: r.randn(4, 3)})
+    saved = learner.create_checkpoint()
+    res = {"type": type(saved).__name__, "local type": type(saved["localLearners"]).__name__,
+           "keys": sorted(saved.keys()), "seen": saved["totalNumberOfSamplesSeen"]}
+    w2 = C.parameter((2, 3), init=np.zeros((2, 3), np.float32), name="w")
+    again = D.data_parallel_distributed_learner(
+        C.momentum_sgd([w2], C.learning_parameter_schedule(0.5), C.momentum_schedule(0.9)))
+    for name, given in (("local dict", saved["localLearners"]),
+                        ("wrapped learner's", base.create_checkpoint()), ("whole", saved)):
+        try:
+            again.restore_from_checkpoint(given)
+            res[name] = [int(again.total_number_of_samples_seen), again.learning_rate()]
+        except (TypeError, RuntimeError) as e:
+            res[name] = _error(e)
+    return res
 
 
 _METHODS = ["Communicator.barrier", "Communicator.current_worker", "Communicator.finalize",

@@ -246,6 +246,38 @@ def progress_writer_subclass(C, r):
     return {"calls": calls}
 
 
+@cntk_case(names=["cntk.logging.ProgressWriter." + m for m in (
+    "on_write_distributed_sync_update", "on_distributed_sync_update")],
+           substitutes={"cntk.logging.ProgressWriter": "cntk.cntk_py.ProgressWriter"},
+           note="one worker: never called (tests/compat/test_cntk_distributed_session.py has 2)")
+def progress_writer_distributed_sync_one_worker(C, r):
+    """A writer told of every distributed synchronisation (its constructor's fifth argument
+    1), in a Trainer of a data-parallel learner on one worker: no step is shared, so it is
+    never called, and the training updates are the plain learner's."""
+    x, y, z, loss, metric = _model(C, r)
+    calls = []
+
+    class Writer(C.logging.ProgressWriter):
+        def __init__(self):
+            super(Writer, self).__init__(1, 0, 1, 0, 1, 0)
+
+        def on_write_training_update(self, samples, updates, aggregate_loss, aggregate_metric):
+            calls.append(["update", list(samples), list(updates)])
+
+        def on_write_distributed_sync_update(self, samples, updates, aggregate_metric):
+            calls.append(["sync", list(samples), list(updates)])
+
+    learner = C.train.distributed.data_parallel_distributed_learner(
+        C.learners.sgd(z.parameters, C.learning_parameter_schedule(0.5)))
+    writer = Writer()              # (held here: CNTK's Trainer keeps only its C++ side)
+    trainer = C.Trainer(z, (loss, metric), [learner], [writer])
+    for data, target in _batches(r, (4, 5)):
+        trainer.train_minibatch({x: data, y: target})
+    r.touch(*["cntk.logging.ProgressWriter." + m for m in (
+        "on_write_distributed_sync_update", "on_distributed_sync_update")])
+    return {"calls": calls}
+
+
 _SEQUENCE_LENGTHS = (3, 1, 4, 2, 5)
 
 

@@ -68,6 +68,37 @@ def from_data_worker_slices(C, r):
     return res
 
 
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
+           note="Stadyn refused training with its own StadynError and tested to a "
+                "ZeroDivisionError (on several workers it trained on the others' samples)")
+def from_data_empty_slice_refused(C, r):
+    """Worker 1 of 2's slice of the last minibatch of 3 rows in minibatches of 2 (rows
+    ``begin + 1 :: 2`` before ``end + 1``: none), and arrays of no rows: a Trainer's
+    ``train_minibatch`` and ``test_minibatch`` of them are CNTK 2.7's RuntimeError; nothing
+    was counted."""
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x, y = C.input_variable(2), C.input_variable(3)
+    z = C.times(x, C.parameter((2, 3), init=r.param_value("w", (2, 3))))
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    src = C.io.MinibatchSourceFromData(dict(x=r.randn(3, 2), y=r.onehot(3, 3)))
+    src.next_minibatch(2, number_of_workers=2, worker_rank=1)
+    mb = src.next_minibatch(2, number_of_workers=2, worker_rank=1)
+    res = {"slice": [int(mb[src.streams.x].num_samples),
+                     list(np.asarray(mb[src.streams.x].asarray()).shape)]}
+    for name, args in (("slice", {x: mb[src.streams.x], y: mb[src.streams.y]}),
+                       ("arrays", {x: np.zeros((0, 2), np.float32),
+                                   y: np.zeros((0, 3), np.float32)})):
+        for run in ("train_minibatch", "test_minibatch"):
+            try:
+                res["%s %s" % (name, run)] = float(getattr(trainer, run)(args))
+            except RuntimeError as e:      # (CNTK's node uid is not Stadyn's)
+                res["%s %s" % (name, run)] = "RuntimeError: " + str(e).splitlines()[0].split(
+                    "operation): ")[-1].split(" (")[0]
+    res["seen"] = trainer.total_number_of_samples_seen
+    return res
+
+
 def _truncated_source(C, folder):
     path = os.path.join(folder, "seq.ctf")
     with open(path, "w") as f:
@@ -365,4 +396,69 @@ def cross_validation_reads_to_the_end(C, r):
                 res[name] = calls
             except ValueError as e:
                 res[name] = [_error(e), calls]
+    return res
+
+
+def _lengths_source(C, lengths):
+    """A ``UserDeserializer`` of one chunk: sequence i has ``lengths[i]`` steps of value i."""
+    chunk = {"x": [np.full((n, 1), i, np.float32) for i, n in enumerate(lengths)]}
+
+    class Chunk(C.io.UserDeserializer):
+        def __init__(self):
+            super(Chunk, self).__init__()
+
+        def stream_infos(self):
+            return [C.io.StreamInformation("x", 0, "dense", np.float32, (1,))]
+
+        def num_chunks(self):
+            return 1
+
+        def get_chunk(self, chunk_id):
+            return chunk
+    return C.io.MinibatchSource(Chunk(), randomize=False)
+
+
+def _partition_reads(src, M, W, rank, n):
+    """[samples, first value of each sequence, end of sweep] of ``n`` minibatches, or
+    'empty'."""
+    got = []
+    for _ in range(n):
+        mb = src.next_minibatch(M, num_data_partitions=W, partition_index=rank)
+        if not mb:
+            got.append("empty")
+            continue
+        d = mb[src.streams.x]
+        got.append([int(d.num_samples), [int(np.asarray(s).ravel()[0]) for s in d.as_sequences()],
+                    bool(d.end_of_sweep)])
+        del d, mb                    # (see user_deserializer_partitions)
+    return got
+
+
+@cntk_case(names=["cntk.io.MinibatchSource.get_checkpoint_state",
+                  "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="Stadyn did not report a sweep end met again after going back before it, and "
+                "reported twice one met just before the state was taken")
+def user_deserializer_restored_sweep_end(C, r):
+    """A partition of a Python deserializer (CNTK 2.7's local-timeline reader) restored from
+    its checkpoint state: going back (same source) before a sweep end read since reports the
+    sweep end again; a state taken right after a minibatch that met a sweep end and stopped at
+    the next sweep's start, restored into a new source, does not report it a second time.
+    Per case: the minibatches before the state, read on from it, and read after the restore."""
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state",
+            "cntk.io.MinibatchSource.restore_from_checkpoint")
+    res = {}
+    for lengths, W, M, rank, before, fresh in (
+            ([1, 2, 3, 1, 2, 3, 1], 2, 5, 0, 1, False), ([1, 2, 3, 1, 2, 3, 1], 2, 5, 1, 2, False),
+            ([1] * 9, 3, 3, 2, 2, False),
+            ([2, 2, 4, 2, 1], 3, 8, 0, 2, True), ([3, 4, 3, 2], 2, 7, 0, 2, True)):
+        src = _lengths_source(C, lengths)
+        first = _partition_reads(src, M, W, rank, before)
+        state = src.get_checkpoint_state()
+        on = _partition_reads(src, M, W, rank, 4)
+        if fresh:
+            src = _lengths_source(C, lengths)
+        src.restore_from_checkpoint(state)
+        key = "%s_w%d_m%d_r%d%s" % ("-".join(map(str, lengths)), W, M, rank,
+                                    "_fresh" if fresh else "")
+        res[key] = [first, on, _partition_reads(src, M, W, rank, 4)]
     return res

@@ -24,7 +24,7 @@ from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, spli
                               truncated_layout)
 from ._values import Value
 from ._previous_averages import PreviousAverages
-from ._worker_sums import WorkerSums, aggregation, no_samples
+from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows
 
 __all__ = ["Trainer", "counted_variable"]
 
@@ -218,6 +218,7 @@ class Trainer(WorkerSums, PreviousAverages, _Trainer):
         arguments, flags = split_flags(arguments)
         if self._workers is not None and no_samples(arguments):
             return self._train_nothing()
+        refuse_no_rows(arguments, "train_minibatch")
         flags = _truncated_flags(arguments, flags)
         self._runnable("train", self._outputs)
         if arguments and self._has_float16_parameters():
@@ -380,6 +381,7 @@ class Trainer(WorkerSums, PreviousAverages, _Trainer):
         from where the Trainer's previous minibatch, trained or tested, left it, as
         :meth:`train_minibatch` does)."""
         arguments, flags = split_flags(arguments)
+        refuse_no_rows(arguments, "test_minibatch")
         flags = _truncated_flags(arguments, flags)
         if self._metric_sum is None:     # the native Trainer's NoMetricError (a ValueError)
             return super().test_minibatch(_plain(arguments), device)

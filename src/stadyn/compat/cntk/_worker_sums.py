@@ -13,10 +13,13 @@ imported here).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import io as _io
 from ._sequence_begin import split_flags
 
-__all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "evaluate_tests_on_workers"]
+__all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "evaluate_tests_on_workers",
+           "no_samples", "refuse_no_rows"]
 
 
 def aggregation(learners):
@@ -30,12 +33,40 @@ def aggregation(learners):
 
 
 def no_samples(arguments) -> bool:
-    """Whether a minibatch has no samples: none given, or a reader's share of none."""
+    """Whether a minibatch has no samples: none given, or a reader's share of none (what a
+    worker then trains or tests on is nothing: it takes its part in the sums).  A share of
+    ``MinibatchSourceFromData`` counts the whole minibatch's samples, and one of no rows is
+    not a share of none: :func:`refuse_no_rows` refuses it, as CNTK 2.7 does."""
     if not arguments:
         return True
     return isinstance(arguments, dict) and all(
         isinstance(v, _io.MinibatchData) and not v.number_of_samples
         for v in arguments.values())
+
+
+def refuse_no_rows(arguments, what: str) -> None:
+    """CNTK 2.7's RuntimeError for an input given no rows: an array of none, or a worker's
+    empty slice of ``MinibatchSourceFromData`` (rows ``begin + rank``, ``begin + rank + W``,
+    ... of the whole minibatch: the last one of a sweep may leave a worker none).  CNTK 2.7
+    fails the same in a Trainer alone and on several workers (each worker's training session
+    over such a source too), where Stadyn trained on the other workers' samples."""
+    for key, value in (arguments.items() if isinstance(arguments, dict) else ()):
+        if isinstance(value, _io.MinibatchData) and value.lengths is None:
+            rows = value.shape[0] if len(value.shape) else 1
+        elif isinstance(value, np.ndarray) and value.ndim:
+            rows = value.shape[0]
+        else:
+            continue
+        if rows == 0:
+            uid = getattr(key, "uid", "?")
+            name = getattr(key, "name", "") or uid
+            shared = " (a worker's slice of MinibatchSourceFromData's minibatch: the " \
+                     "minibatch had fewer rows than workers from this one on)" \
+                if isinstance(value, _io.MinibatchData) and value.number_of_samples else ""
+            raise RuntimeError(
+                f"Node '{uid}' (InputValue operation): NarrowTo: Invalid bounds parameter, "
+                f"dimensions must be at least one. ({what}: input '{name}' has no rows"
+                f"{shared}; CNTK 2.7 runs no minibatch of none)")
 
 
 class WorkerSums:
@@ -48,6 +79,18 @@ class WorkerSums:
     def _writers(self) -> list:
         """Every worker writes its progress (the workers' sums), as each CNTK worker does."""
         return self.progress_writers
+
+    def _after_step(self, samples: int, finite_only: bool) -> None:
+        """A step the workers shared (more samples than this worker's own) goes to the
+        progress writers' ``update_distributed_sync`` first: the samples since the previous
+        one, all workers' (CNTK 2.7's Trainer::TrainDistributedMinibatch)."""
+        if self._workers is not None and samples > self._workers.local_samples:
+            total = self.total_number_of_samples_seen + samples
+            synced = total - self.__dict__.get("_synced_samples", 0)
+            self._synced_samples = total
+            for writer in self._writers():
+                writer.update_distributed_sync(synced)
+        super()._after_step(samples, finite_only)
 
     def _train_nothing(self) -> bool:
         """This worker has no share of the minibatch: it still takes its part in summing the

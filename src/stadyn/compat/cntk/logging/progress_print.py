@@ -55,6 +55,9 @@ class ProgressWriter(_ProgressWriter):
                          first=int(first_training_updates_to_write),
                          test_freq=_frequency(test_update_frequency),
                          test_first=int(first_test_updates_to_write))
+        # (CNTK's fifth and sixth: the distributed synchronisations' schedule)
+        self._sync_schedule(_frequency(training_summary_frequency),
+                            int(first_training_summaries_to_write))
 
     # Stadyn's hooks, as CNTK's
     def on_training_update(self, record) -> None:
@@ -72,6 +75,9 @@ class ProgressWriter(_ProgressWriter):
         self.on_write_test_summary(record.samples, record.last_minibatch, record.index,
                                    record.metric_sum or 0.0, int(record.seconds * 1000))
 
+    def on_distributed_sync_update(self, record) -> None:
+        self.on_write_distributed_sync_update(*_windows(record, loss=False))
+
     # CNTK's hooks: override these
     def on_write_training_update(self, samples, updates, aggregate_loss, aggregate_metric):
         """A window of training minibatches (see the class docstring)."""
@@ -86,6 +92,10 @@ class ProgressWriter(_ProgressWriter):
     def on_write_test_summary(self, samples, updates, summaries, aggregate_metric,
                               elapsed_milliseconds):
         """The end of an evaluation."""
+
+    def on_write_distributed_sync_update(self, samples, updates, aggregate_metric):
+        """A window of the workers' synchronisations (a Trainer of distributed learners on
+        several workers): ``(start, end)`` pairs of the samples and synchronisations so far."""
 
 
 def _frequency(value):

@@ -253,24 +253,34 @@ class DistributedLearner(_WrappedOptimizer):
         return self._after
 
     def create_checkpoint(self):
-        """CNTK 2.7's Dictionary of a data-parallel distributed learner (one worker):
-        ``{"localLearners": <the wrapped learner's>, "totalNumberOfSamplesSeen": n}``."""
-        if self._block_size is not None or self._communicator.num_workers() != 1:
-            raise ValueError("create_checkpoint: a block momentum learner, or one of more than "
-                             "one worker, has no CNTK 2.7 checkpoint form here")
+        """CNTK 2.7's Dictionary of a data-parallel distributed learner, on one worker or
+        several (each worker's own, DistributedLearnerBase::CreateCheckpoint):
+        ``{"localLearners": <the wrapped learner's, as a dict>, "totalNumberOfSamplesSeen":
+        n}``, n the samples of all workers.  A block momentum learner's is refused (CNTK
+        2.7's holds its block state, which this one-worker form does not keep)."""
+        if self._block_size is not None:
+            raise ValueError("create_checkpoint: a block_momentum_distributed_learner has no "
+                             "CNTK 2.7 checkpoint form here")
         local = self._learner.create_checkpoint()
-        return type(local)({"localLearners": local,
+        return type(local)({"localLearners": dict(local),
                             "totalNumberOfSamplesSeen": int(self._learner.samples_seen)})
 
     def restore_from_checkpoint(self, checkpoint) -> None:
-        """Restore :meth:`create_checkpoint`'s Dictionary (or the wrapped learner's); its
-        ``localLearners`` (a dict inside the Dictionary, as CNTK 2.7 converts nested ones)
-        goes to the wrapped learner as a Dictionary (of the outer one's class: a plain dict
-        stays one, which the learner refuses, as CNTK 2.7 does)."""
-        inner = checkpoint
-        if isinstance(checkpoint, dict) and "localLearners" in checkpoint:
-            inner = type(checkpoint)(checkpoint["localLearners"])
-        self._learner.restore_from_checkpoint(inner)
+        """Restore :meth:`create_checkpoint`'s Dictionary: its ``localLearners`` goes to the
+        wrapped learner (as a Dictionary of the outer one's class: a plain dict given
+        stays one, which the learner refuses with CNTK 2.7's TypeError).  A Dictionary
+        without ``localLearners`` (the wrapped learner's own) is CNTK 2.7's RuntimeError."""
+        if not isinstance(checkpoint, dict):
+            return self._learner.restore_from_checkpoint(checkpoint)     # (its TypeError)
+        if "localLearners" not in checkpoint:
+            if type(checkpoint) is dict:
+                return self._learner.restore_from_checkpoint(checkpoint)  # (its TypeError)
+            raise RuntimeError(
+                "_Map_base::at (restore_from_checkpoint: a distributed learner's checkpoint "
+                "holds 'localLearners' and 'totalNumberOfSamplesSeen', as its "
+                f"create_checkpoint() gives; this one has {sorted(checkpoint)[:4]}...: the "
+                "wrapped learner's own goes to that learner)")
+        self._learner.restore_from_checkpoint(type(checkpoint)(checkpoint["localLearners"]))
 
 
 class _Aggregation:
@@ -287,6 +297,7 @@ class _Aggregation:
         self.size = self._parallel.size
         self.rank = self._parallel.rank
         self.is_main = self.rank == 0
+        self.local_samples = 0       # this worker's samples of the last synchronize
 
     def all_reduce_scalars(self, *values: float) -> tuple[float, ...]:
         """The sums of ``values`` over the workers."""
@@ -295,6 +306,7 @@ class _Aggregation:
     def synchronize(self, parameters, samples: int, loss_sum: float, metric_sum):
         """The global ``(samples, loss_sum, metric_sum)``; the gradients summed in place (the
         learners' next update takes them as they are)."""
+        self.local_samples = int(samples)        # (the Trainer tells a synchronisation by it)
         result = self._parallel.synchronize(parameters, samples, loss_sum, metric_sum) \
             if self.sharing() else (samples, loss_sum, metric_sum)
         for learner in self._learners:
