@@ -31,7 +31,7 @@ MODULES = {
              "cntk_graph_walks", "cntk_examples_4", "cntk_partitions",
              "cntk_fidelity_11", "cntk_fidelity_12", "cntk_examples_5",
              "cntk_workers_2", "cntk_window_skip", "cntk_fidelity_13",
-             "cntk_loop_reads", "cntk_fidelity_14"],
+             "cntk_loop_reads", "cntk_fidelity_14", "cntk_fidelity_15"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",

@@ -1,0 +1,53 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (fifteenth round): ``Value`` of
+what is not an array; element-wise ops over placeholders with inferred axes whose known axes
+clash; ``past_value`` of a shaped placeholder replaced; max unpooling with overlapping windows;
+``SequentialConvolution`` whose auto-padding skips first positions; ``ConvolutionTranspose``
+with ``reduction_rank=0``."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _outcome(fn):
+    """``fn()``'s value, or ``raises <built-in type>`` (Stadyn's errors subclass CNTK's)."""
+    try:
+        got = fn()
+    except Exception as e:
+        return "raises " + next(c.__name__ for c in type(e).__mro__
+                                if c.__module__ == "builtins")
+    return np.asarray(got)
+
+
+@cntk_case(names=["cntk.Value", "cntk.core.Value"],
+           note="CNTK 2.7's Value(batch) takes a NumPy array of int8, int16, float16, float32 or "
+                "float64 (RuntimeError 'NumPy array of type int8, int16, float16, float32 or "
+                "float64 expected' for int32, int64, uint8, bool), a SciPy CSR matrix or an "
+                "NDArrayView; a list of lists, a list of arrays, a tuple, a number or a Value "
+                "is NotImplementedError ('Wrong number or type of arguments for overloaded "
+                "function new_Value').  Stadyn took them all")
+def value__what_it_takes(C, r):
+    r.touch("cntk.Value.shape", "cntk.Value.dtype", "cntk.Value.asarray",
+            "cntk.NDArrayView.from_dense")
+    import scipy.sparse as sp
+    a = np.arange(6).reshape(2, 3)
+    made = [("list of lists", lambda: [[1.0, 2.0], [3.0, 4.0]]),
+            ("list of arrays", lambda: [np.ones(2, np.float32)]),
+            ("tuple", lambda: (1.0, 2.0)), ("number", lambda: 3.0),
+            ("Value", lambda: C.Value(a.astype(np.float32)))]
+    made += [(t, lambda t=t: a.astype(t)) for t in ("int8", "int16", "int32", "int64",
+                                                       "uint8", "bool", "float16", "float32",
+                                                       "float64")]
+    made += [("csr", lambda: sp.csr_matrix(a.astype(np.float32))),
+             ("NDArrayView", lambda: C.NDArrayView.from_dense(a.astype(np.float32)))]
+    def dense(value):
+        a = value.asarray()             # (CNTK's of a CSR matrix is one)
+        return a.toarray() if hasattr(a, "toarray") else a
+    res = {}
+    for label, data in made:
+        res[label] = _outcome(lambda: dense(C.Value(data())))
+        res[label + " dtype"] = _outcome(lambda: np.dtype(C.Value(data()).dtype).name)
+    res["batch= list"] = _outcome(lambda: C.Value(batch=[[1.0, 2.0]]).asarray())
+    res["csr is_sparse"] = C.Value(sp.csr_matrix(a.astype(np.float32))).is_sparse
+    r.touch("cntk.Value.is_sparse")
+    return res
