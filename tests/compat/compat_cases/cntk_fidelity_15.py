@@ -51,3 +51,40 @@ def value__what_it_takes(C, r):
     res["csr is_sparse"] = C.Value(sp.csr_matrix(a.astype(np.float32))).is_sparse
     r.touch("cntk.Value.is_sparse")
     return res
+
+
+@cntk_case(names=["cntk.ops.plus", "cntk.ops.minus", "cntk.ops.element_times",
+                  "cntk.ops.equal", "cntk.ops.transpose", "cntk.placeholder"],
+           note="an element-wise op over a placeholder with an inferred axis "
+                "(placeholder((InferredDimension, 3))) whose known axes do not broadcast with "
+                "the other operand's (transpose of a (2, ?) placeholder: (?, 2); an input of "
+                "(2,)): CNTK 2.7 refuses it as it is made (RuntimeError 'Binary elementwise "
+                "operation Plus: Left operand ... is not compatible with right operand ...').  "
+                "Stadyn made it, of unknown shape (-2,)")
+def elementwise__inferred_axes_that_clash(C, r):
+    r.touch("cntk.Function.shape", "cntk.input_variable")
+    inferred = C.InferredDimension
+
+    def p():
+        return C.placeholder((inferred, 3))
+
+    def tq(first=2):
+        return C.transpose(C.placeholder((first, inferred)), (1, 0))
+    res = {}
+    for label, make in (
+            ("plus p, transpose q", lambda: C.plus(p(), tq())),
+            ("plus transpose q, p", lambda: C.plus(tq(), p())),
+            ("minus", lambda: C.minus(p(), tq())),
+            ("element_times", lambda: C.element_times(p(), tq())),
+            ("equal", lambda: C.equal(p(), tq())),
+            ("operator +", lambda: p() + tq()),
+            ("plus of a plus", lambda: C.plus(C.plus(p(), 1), tq())),
+            ("plus input (2,)", lambda: C.plus(p(), C.input_variable(2))),
+            ("plus input (5, 2)", lambda: C.plus(p(), C.input_variable((5, 2)))),
+            ("plus placeholder (?, 2)", lambda: C.plus(p(), C.placeholder((inferred, 2)))),
+            ("fits: transpose of (3, ?)", lambda: C.plus(p(), tq(3))),
+            ("fits: input (3,)", lambda: C.plus(p(), C.input_variable(3))),
+            ("fits: input (1,)", lambda: C.plus(p(), C.input_variable(1))),
+            ("fits: a number", lambda: C.plus(p(), 2.0))):
+        res[label] = _outcome(lambda: make().shape)
+    return res
