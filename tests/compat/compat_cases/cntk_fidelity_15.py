@@ -88,3 +88,26 @@ def elementwise__inferred_axes_that_clash(C, r):
             ("fits: a number", lambda: C.plus(p(), 2.0))):
         res[label] = _outcome(lambda: make().shape)
     return res
+
+
+@cntk_case(names=["cntk.sequence.past_value", "cntk.Function.replace_placeholders",
+                  "cntk.placeholder"],
+           note="past_value of a placeholder made with a shape, the placeholder replaced by a "
+                "sequence input, then evaluated: CNTK 2.7 computes it.  Stadyn raised "
+                "KeyError in its plan cache (graph/_plan_reuse.py: the placeholder's "
+                "replacement was not its op's output)")
+def past_value__shaped_placeholder_replaced(C, r):
+    r.touch("cntk.Function.eval", "cntk.sequence.input_variable", "cntk.Function.arguments",
+            "cntk.Function.replace_placeholders")
+    d = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((1, 3), np.float32)]
+    p = C.placeholder(shape=(3,))
+    f = C.sequence.past_value(p)
+    x = C.sequence.input_variable(3)
+    g = f.replace_placeholders({p: x})
+    res = {"shape": list(g.shape), "arguments": len(g.arguments),
+           "eval": g.eval({x: d})}
+    p2 = C.placeholder(shape=(3,))
+    h = C.sequence.past_value(p2, initial_state=5.0) + p2
+    res["past_value + p, replaced by an input run before"] = \
+        h.replace_placeholders({p2: x}).eval({x: d})
+    return res
