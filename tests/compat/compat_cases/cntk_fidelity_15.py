@@ -111,3 +111,38 @@ def past_value__shaped_placeholder_replaced(C, r):
     res["past_value + p, replaced by an input run before"] = \
         h.replace_placeholders({p2: x}).eval({x: d})
     return res
+
+
+@cntk_case(names=["cntk.ops.unpooling", "cntk.layers.MaxUnpooling"],
+           note="max unpooling whose windows overlap (strides shorter than the window, "
+                "auto-padding): each value goes to its window's first maximum and where "
+                "several windows have their maximum at one place, CNTK 2.7 keeps the last "
+                "window's value (row-major; CPUMatrix::MaxUnpooling writes window after "
+                "window); a tie inside a window goes to its first.  Stadyn refused strides "
+                "other than the window and padding (ValueError), put a value at every tied "
+                "place of its window, and failed on an input the windows do not tile.  The "
+                "gradient w.r.t. the values is left out: CNTK 2.7's is a max pooling of the "
+                "output's gradient (a known, deliberate difference: cntk_ops_more's unpooling)")
+def unpooling__overlapping_windows(C, r):
+    r.touch("cntk.ops.pooling", "cntk.ops.MAX_POOLING", "cntk.ops.MAX_UNPOOLING",
+            "cntk.Function.eval", "cntk.layers.MaxPooling")
+    x = C.input_variable((1, 4, 5))
+    d = np.array([[[[1, 3, 3, 0, 5], [2, 9, 1, 4, 4], [0, 0, 8, 8, 1], [7, 1, 2, 6, 6]]]],
+                 np.float32)
+    res = {}
+    for win, st, pad in (((2, 2), (1, 1), False), ((3, 3), (1, 1), False),
+                         ((2, 2), (1, 1), True), ((3, 3), (2, 2), True),
+                         ((1, 3), (1, 1), False), ((2, 2), (2, 2), False),
+                         ((1, 2), (1, 1), True)):
+        label = "window %s stride %s pad %s" % (win, st, pad)
+        pooled = C.pooling(x, C.MAX_POOLING, win, st, auto_padding=[pad])
+        v = C.input_variable(pooled.shape)
+        vals = (np.arange(int(np.prod(pooled.shape)), dtype=np.float32) + 1).reshape(
+            (1,) + pooled.shape)
+        u = C.unpooling(v, x, C.MAX_UNPOOLING, win, st, auto_padding=[pad])
+        res[label] = _outcome(lambda: u.eval({v: vals, x: d}))
+    y = C.input_variable((1, 3, 4))
+    layer = C.layers.MaxUnpooling((2, 2), (1, 1))(y, x)
+    res["layer"] = layer.eval({y: np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4) + 1,
+                               x: d})
+    return res
