@@ -71,7 +71,9 @@ def _crop_negative(x: Variable, pads: list[tuple[int, int]]):
     lead = x.ndim - len(pads)
     sizes = x.shape[lead:]
     start = [None] * lead + [max(0, -lo) for lo, _ in pads]
-    stop = [None] * lead + [size - max(0, -hi) for size, (_, hi) in zip(sizes, pads)]
+    # (an end not cropped stays open: an axis whose length changes when the graph runs again,
+    # a sequence's steps, is cut at no length of the first run's)
+    stop = [None] * lead + [size + hi if hi < 0 else None for size, (_, hi) in zip(sizes, pads)]
     x = F.slice(x, start, stop, [1] * x.ndim)
     return x, [(max(0, lo), max(0, hi)) for lo, hi in pads]
 

@@ -146,3 +146,37 @@ def unpooling__overlapping_windows(C, r):
     res["layer"] = layer.eval({y: np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4) + 1,
                                x: d})
     return res
+
+
+@cntk_case(names=["cntk.layers.SequentialConvolution"],
+           note="auto-padding on a step's spatial axis where CNTK 2.7's lower pad is negative "
+                "(a window of 2 with a stride of 3 over 9 positions, of 3 with a stride of 5 "
+                "over 11): CNTK skips the first positions (ConvolveGeometry's lower pad).  "
+                "Stadyn's windows started at position 0.  A window longer than the steps is "
+                "refused (ValueError, as CNTK's)")
+def sequential_convolution__skipped_first_positions(C, r):
+    r.touch("cntk.Function.eval", "cntk.sequence.input_variable", "cntk.Parameter.value")
+
+    def run(filter_shape, strides, pad, width, lengths):
+        x = C.sequence.input_variable((1, width))
+        layer = C.layers.SequentialConvolution(filter_shape, 1, pad=pad, strides=strides,
+                                               bias=False)
+        y = layer(x)
+        w = layer.W
+        w.value = (np.arange(int(np.prod(w.shape)), dtype=np.float32) + 1).reshape(w.shape)
+        data = [np.arange(n * width, dtype=np.float32).reshape(n, 1, width) * 0.5 + 1
+                for n in lengths]
+        out = {"shape": list(y.shape)}
+        for k, seq in enumerate(y.eval({x: data})):
+            out["sequence %d" % k] = np.asarray(seq)
+        return out
+    res = {}
+    for label, args in (("window 2 stride 3 over 9", ((1, 2), (1, 3), True, 9, [2, 1])),
+                        ("pad given per axis", ((1, 2), (1, 3), [False, True], 9, [2])),
+                        ("window 3 stride 5 over 11", ((1, 3), (1, 5), True, 11, [1])),
+                        ("window 2 stride 3 over 8", ((1, 2), (1, 3), True, 8, [1])),
+                        ("window 3 stride 4 over 7", ((1, 3), (1, 4), True, 7, [1]))):
+        for key, got in run(*args).items():
+            res[label + ": " + key] = got
+    res["window longer than the steps"] = _outcome(lambda: run((1, 3), (1, 1), True, 2, [2]))
+    return res

@@ -6,8 +6,13 @@ A step holds ``(channels, *spatial)`` (``reduction_rank=1``) or ``spatial`` only
 ``(steps, *spatial)`` with ``W`` ``(num_filters, channels, *filter_shape)`` and gives a sequence
 of ``(num_filters, *spatial')`` steps: ``n - filter_shape[0] + 1`` of them without padding
 (divided by the stride), ``ceil(n / stride)`` with ``pad=True`` -- windows centred on the
-steps, zeros outside each sequence.  ``b`` is ``(num_filters, 1, ...)``, one axis fewer than
-``Convolution``'s.
+steps, zeros outside each sequence; the spatial axes auto-padded as
+``cntk_semantics.convolution`` does (a stride of 3 or more may skip the first positions, as
+CNTK's).  ``b`` is ``(num_filters, 1, ...)``, one axis fewer than ``Convolution``'s.
+
+Known difference: on the sequence axis, CNTK 2.7's auto-padding with a stride of 3 or more
+also skips first steps, by an amount that depends on the longest sequence of the minibatch;
+Stadyn's windows there start at step 0 (its graph does not depend on the steps' count).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import math
 from ... import functions as F
 from ... import sequence as S
 from ...layers import Layer, default_override_or, glorot_uniform, resolve
-from ...cntk_semantics import auto_padding
+from ...cntk_semantics import convolution as window_convolution
 from ._layers import LayerFunction, _native
 
 __all__ = ["SequentialConvolution"]
@@ -61,15 +66,15 @@ class _SequentialConvolution(Layer):
         w = self.parameter("W", (k, channels) + self.filter_shape, self.init, fan_in,
                            k * math.prod(self.filter_shape))
         planes = F.transpose(values, (0, 2, 1) + tuple(range(3, 3 + n - 1)))
+        # the sequence axis padded by the window's half (steps past a sequence's end are cut by
+        # its length; the padding does not depend on the steps' count, which the graph takes
+        # as it comes); the spatial axes auto-padded as CNTK's, which may skip first positions
         span = self.dilation[0] * (self.filter_shape[0] - 1) + 1
         before = (span - 1) // 2 if self.pad[0] else 0
-        pads = [(before, span - 1 - before)]      # steps past an end are cut by the lengths
-        pads += auto_padding(tuple(planes.shape[3:]), self.filter_shape[1:], self.strides[1:],
-                             self.dilation[1:], self.pad[1:])
-        if any(v for lo_hi in pads for v in lo_hi):
-            planes = F.pad(planes, tuple(v for lo_hi in pads for v in lo_hi))
-        y = F.convolution(planes, w, None, pad=(0,) * n, stride=self.strides,
-                          dilation=self.dilation)
+        widths = (before, span - 1 - before) + (0, 0) * (n - 1)
+        planes = F.pad(planes, widths) if any(widths) else planes
+        y = window_convolution(planes, w, None, self.strides, (False,) + self.pad[1:],
+                               self.dilation)
         y = F.transpose(y, (0, 2, 1) + tuple(range(3, 3 + n - 1)))   # (B, T', K, *spatial')
         if self.bias:
             b = self.parameter("b", (k,) + (1,) * (n - 1), self.init_bias)
