@@ -180,3 +180,36 @@ def sequential_convolution__skipped_first_positions(C, r):
             res[label + ": " + key] = got
     res["window longer than the steps"] = _outcome(lambda: run((1, 3), (1, 1), True, 2, [2]))
     return res
+
+
+@cntk_case(names=["cntk.layers.ConvolutionTranspose", "cntk.layers.ConvolutionTranspose2D"],
+           note="reduction_rank=0 (the input has no channel axis): CNTK 2.7 adds one of 1 "
+                "(W of shape (1, num_filters, *filter_shape)); reduction_rank 2 is "
+                "NotImplementedError as the layer is made.  Stadyn raised TypeError (an "
+                "unexpected keyword argument) for both")
+def convolution_transpose__reduction_rank(C, r):
+    r.touch("cntk.Function.eval", "cntk.Parameter.value", "cntk.Function.shape")
+
+    def run(make, shape):
+        x = C.input_variable(shape)
+        layer = make()
+        y = layer(x)
+        w = layer.W
+        w.value = (np.arange(int(np.prod(w.shape)), dtype=np.float32) % 5 + 1).reshape(w.shape)
+        d = (np.arange(int(np.prod(shape)), dtype=np.float32) % 7).reshape((1,) + shape)
+        return {"W shape": list(w.shape), "shape": list(y.shape), "out": y.eval({x: d})}
+    L = C.layers
+    res = {}
+    for label, make, shape in (
+            ("rank 0", lambda: L.ConvolutionTranspose((2, 2), 3, reduction_rank=0, bias=False),
+             (4, 4)),
+            ("rank 0, stride 2, pad", lambda: L.ConvolutionTranspose(
+                (3, 3), 2, strides=2, pad=True, reduction_rank=0, bias=False), (3, 3)),
+            ("rank 0, 2D", lambda: L.ConvolutionTranspose2D((2, 2), 2, reduction_rank=0,
+                                                            bias=False), (3, 3)),
+            ("rank 1", lambda: L.ConvolutionTranspose((2, 2), 3, reduction_rank=1, bias=False),
+             (2, 4, 4))):
+        for key, got in run(make, shape).items():
+            res[label + ": " + key] = got
+    res["rank 2"] = _outcome(lambda: L.ConvolutionTranspose((2, 2), 3, reduction_rank=2))
+    return res
