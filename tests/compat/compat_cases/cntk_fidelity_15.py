@@ -213,3 +213,61 @@ def convolution_transpose__reduction_rank(C, r):
             res[label + ": " + key] = got
     res["rank 2"] = _outcome(lambda: L.ConvolutionTranspose((2, 2), 3, reduction_rank=2))
     return res
+
+
+@cntk_case(names=["cntk.ops.reduce_sum", "cntk.ops.reduce_mean", "cntk.ops.reduce_max",
+                  "cntk.ops.reduce_min", "cntk.ops.reduce_prod", "cntk.ops.reduce_log_sum_exp",
+                  "cntk.ops.reduce_l1", "cntk.ops.reduce_l2", "cntk.ops.reduce_sum_square",
+                  "cntk.ops.argmax", "cntk.ops.argmin"],
+           note="CNTK 2.7 makes a block of each reduction: root_function.is_block True, its "
+                "op_name ReduceElements (ReduceL1, ReduceL2, ReduceSumSquare), its name the "
+                "one given; block_root the ReduceElements over all static axes, a "
+                "MultiAxisReduce along given axes, a Reshape where they are dropped (Sqrt in "
+                "ReduceL2); attributes axisVec, reductionKeepDimensions, reductionOpName "
+                "along given axes; one node for get_node_outputs.  argmax and argmin are "
+                "primitive ReduceElements.  A model of them saved and loaded keeps the blocks "
+                "and computes the same.  Stadyn's reductions were primitive functions "
+                "(is_block False, block_root a ValueError, Stadyn's own attributes)")
+def reductions__blocks(C, r):
+    r.touch("cntk.Function.root_function", "cntk.Function.is_block", "cntk.Function.block_root",
+            "cntk.Function.op_name", "cntk.Function.name", "cntk.Function.attributes",
+            "cntk.Function.block_arguments_mapping", "cntk.logging.get_node_outputs",
+            "cntk.Function.save", "cntk.load_model", "cntk.combine", "cntk.Function.eval",
+            "cntk.Function.outputs", "cntk.Variable.owner")
+    import os
+    import tempfile
+    x = C.input_variable((2, 3), name="x")
+    made = [("reduce_sum", "s", {}), ("reduce_sum", "s0", {"axis": 0}),
+            ("reduce_mean", "m1", {"axis": 1}), ("reduce_max", "mx", {}),
+            ("reduce_min", "mn01", {"axis": (0, 1)}), ("reduce_prod", "p", {}),
+            ("reduce_log_sum_exp", "lse", {}), ("reduce_log_sum_exp", "lse1", {"axis": 1}),
+            ("reduce_sum", "s0d", {"axis": 0, "keepdims": False}),
+            ("reduce_l1", "l1", {"axis": 1}), ("reduce_l2", "l2", {}),
+            ("reduce_sum_square", "ss0", {"axis": 0}), ("argmax", "am0", {"axis": 0}),
+            ("argmin", "amin", {})]
+    res = {}
+    for op, name, kw in made:
+        f = getattr(C, op)(x, name=name, **kw)
+        rf = f.root_function
+        shown = [rf.is_block, rf.op_name, rf.name, len(C.logging.get_node_outputs(f))]
+        if rf.is_block:
+            root = rf.block_root
+            shown += [root.op_name, root.name, len(rf.block_arguments_mapping),
+                      rf.block_arguments_mapping[0][1].name]
+            if "axis" in kw:        # (CNTK 2.7 cannot show the all-static-axes attribute)
+                shown += [sorted(rf.attributes.items()), sorted(root.attributes.items())]
+        res[op + " " + name] = shown
+    d = (np.arange(12, dtype=np.float32).reshape(2, 2, 3) % 5) - 1.5
+    saved = C.combine([getattr(C, op)(x, name=name, **kw) for op, name, kw in made
+                       if name not in ("lse1", "s0d", "amin")])
+    path = os.path.join(tempfile.mkdtemp(), "reductions.model")
+    saved.save(path)
+    with open(path, "rb") as f:     # (a CNTK v2 model file: Stadyn's own format otherwise)
+        res["file begins"] = list(bytearray(f.read(40)))
+    loaded = C.load_model(path)
+    values = loaded.eval({loaded.arguments[0]: d})
+    for o in loaded.outputs:
+        res["loaded " + o.name] = [o.owner.op_name, o.owner.is_block]
+        res["loaded " + o.name + " value"] = np.asarray(values[o])
+    return res
+
