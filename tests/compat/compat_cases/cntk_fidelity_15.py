@@ -271,3 +271,33 @@ def reductions__blocks(C, r):
         res["loaded " + o.name + " value"] = np.asarray(values[o])
     return res
 
+
+@cntk_case(names=["cntk.layers.SequentialConvolution", "cntk.sequence.reduce_sum"],
+           note="auto-padding along the sequence axis with a stride of 3 or more: CNTK 2.7 "
+                "pads the minibatch's axis, as long as its longest sequence T, so the first "
+                "((T - 1) mod stride) // 2 steps are skipped, for every sequence of the "
+                "minibatch (a shorter one reads zeros past its end).  Stadyn's windows "
+                "started at step 0.  The same Function over minibatches of other lengths, "
+                "and the gradient w.r.t. the input")
+def sequential_convolution__sequence_axis_stride(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.sequence.input_variable",
+            "cntk.Parameter.value")
+    res = {}
+    for label, filter_shape, stride in (("window 2 stride 3", (2, 1), 3),
+                                        ("window 3 stride 5", (3, 1), 5)):
+        x = C.sequence.input_variable((1, 1), needs_gradient=True)
+        layer = C.layers.SequentialConvolution(filter_shape, 1, pad=True,
+                                               strides=(stride, 1), bias=False)
+        y = layer(x)
+        layer.W.value = (np.arange(filter_shape[0], dtype=np.float32) + 1).reshape(
+            layer.W.shape)
+        for lengths in ([9, 7], [4, 10, 2]):
+            data = [np.arange(n, dtype=np.float32).reshape(n, 1, 1) * 0.5 + 1
+                    for n in lengths]
+            out = y.eval({x: data})
+            grads = C.sequence.reduce_sum(y * y).grad({x: data}, wrt=[x])
+            for k in range(len(lengths)):
+                key = "%s %s #%d" % (label, lengths, k)
+                res[key] = np.asarray(out[k])
+                res[key + " grad"] = np.asarray(grads[k])
+    return res
