@@ -408,8 +408,7 @@ def Convolution3D(filter_shape, num_filters=None, **kwargs) -> Convolution:
 
 class ConvolutionTranspose(Layer):
     """Transposed convolution (deconvolution) with ``num_filters`` output channels;
-    ``reduction_rank=0``: the input has no channel axis (one channel, ``W`` of shape
-    ``(1, num_filters, *filter_shape)``), as CNTK 2.7's.
+    ``reduction_rank=0``: an input without a channel axis (``W`` ``(1, num_filters, ...)``).
 
     Example:
         >>> import stadyn as sd, stadyn.layers as L
