@@ -1,8 +1,9 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (fifteenth round): ``Value`` of
 what is not an array; element-wise ops over placeholders with inferred axes whose known axes
 clash; ``past_value`` of a shaped placeholder replaced; max unpooling with overlapping windows;
-``SequentialConvolution`` whose auto-padding skips first positions; ``ConvolutionTranspose``
-with ``reduction_rank=0``."""
+``SequentialConvolution`` whose auto-padding skips first positions (on a step's axes and
+along the sequence); ``ConvolutionTranspose`` with ``reduction_rank=0``; the reductions as
+blocks; an op on a shapeless placeholder called with arguments it cannot take."""
 
 import numpy as np
 
@@ -300,4 +301,32 @@ def sequential_convolution__sequence_axis_stride(C, r):
                 key = "%s %s #%d" % (label, lengths, k)
                 res[key] = np.asarray(out[k])
                 res[key + " grad"] = np.asarray(grads[k])
+    return res
+
+
+@cntk_case(names=["cntk.ops.transpose", "cntk.ops.reshape", "cntk.ops.plus", "cntk.ops.slice",
+                  "cntk.ops.relu", "cntk.ops.times", "cntk.ops.element_times",
+                  "cntk.ops.reduce_sum", "cntk.ops.splice", "cntk.placeholder"],
+           note="an op on a placeholder without a shape called with arguments it cannot take "
+                "(transpose without perm, plus of one operand, an unknown keyword): CNTK 2.7 "
+                "raises TypeError as it is called.  Stadyn recorded the call to replay once "
+                "the placeholder is bound, of shape (-2,)")
+def deferred_ops__arguments_checked_when_called(C, r):
+    r.touch("cntk.Function.shape")
+    p = C.placeholder
+    res = {}
+    for label, make in (("transpose without perm", lambda: C.transpose(p())),
+                        ("reshape without shape", lambda: C.reshape(p())),
+                        ("plus of one operand", lambda: C.plus(p())),
+                        ("slice without axis", lambda: C.slice(p(), 0)),
+                        ("relu, extra arguments", lambda: C.relu(p(), "a", 3)),
+                        ("relu, unknown keyword", lambda: C.relu(p(), nam="a")),
+                        ("times of one operand", lambda: C.times(p())),
+                        ("transpose with perm", lambda: C.transpose(p(), (1, 0))),
+                        ("reduce_sum, axis", lambda: C.reduce_sum(p(), axis=0)),
+                        ("splice, axis", lambda: C.splice(p(), p(), axis=0)),
+                        ("plus of three, named", lambda: C.plus(p(), p(), p(), name="s")),
+                        ("element_times of three, name after", lambda: C.element_times(
+                            p(), p(), p(), "t"))):
+        res[label] = _outcome(lambda: make().shape)
     return res

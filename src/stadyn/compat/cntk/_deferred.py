@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import types
 from typing import Any
@@ -514,14 +515,33 @@ def as_built(values: tuple) -> tuple:
     return tuple(built(v) for v in values)
 
 
+def _binding(fn):
+    """The ``bind`` of the signature ``fn`` takes calls by: that of the first function down its
+    ``__wrapped__`` chain that names its parameters (a wrapper of ``(*args, **kwargs)`` passes
+    them on; an n-ary wrapper takes more operands than the op it wraps); None if none."""
+    while fn is not None:
+        try:
+            signature = inspect.signature(fn, follow_wrapped=False)
+        except (TypeError, ValueError):
+            return None
+        kinds = {p.kind for p in signature.parameters.values()}
+        if kinds != {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}:
+            return signature.bind
+        fn = getattr(fn, "__wrapped__", None)
+    return None
+
+
 def deferrable(fn):
     """``fn`` (a CNTK op) recording itself as a :class:`Deferred` when an operand is a
     placeholder without a shape, a Deferred or a layer not applied yet.  The wrapper keeps
     ``fn``'s globals, name and docstring (so its module's doctests still find it)."""
     check, make, typed = pending, Deferred, as_built
+    bind = _binding(fn)     # (a call the op cannot take is refused now, not when replayed)
 
     def wrapper(*args, **kwargs):
         if check(args, kwargs):
+            if bind is not None:
+                bind(*args, **kwargs)
             return make(fn, args, kwargs)
         return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
