@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from .. import functions as F
 from .._errors import ShapeError
 from ..graph import Variable, format_location, user_location
@@ -233,11 +235,12 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
                   auto_pad: bool | Sequence[bool]) -> Variable:
     """CNTK's ``MaxUnpooling``: ``values`` (the output of :func:`pooling`'s max pooling of ``x``
     with this window, stride and padding) put back in ``x``'s shape, each at its window's
-    maximum, zeros elsewhere; CNTK's auto-padding whatever its sides (a window's padding never
-    holds its maximum; positions a negative lower pad skips get zeros).  The gradient flows to
-    ``values`` only.  Where overlapping windows (a stride shorter than the window) share a
-    maximum, the values are summed there; CNTK 2.7 keeps the last window's (in row-major
-    order) instead.
+    maximum (the first in row-major order), zeros elsewhere; CNTK's auto-padding whatever its
+    sides (a window's padding never holds its maximum; positions a negative lower pad skips get
+    zeros).  Where overlapping windows (a stride shorter than the window) have their maximum at
+    the same place, the last of them in row-major order keeps it, as CNTK 2.7's
+    (``CPUMatrix::MaxUnpooling`` writes window after window).  The gradient flows to
+    ``values`` only (to those that were kept).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
@@ -247,6 +250,11 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
         ...     y = S.max_unpooling(v, x, (1, 2), (1, 2), True)
         >>> y.d.ravel().tolist()
         [0.0, 7.0, 8.0, 0.0, 9.0]
+        >>> v = sd.Variable.from_numpy_array(np.array([[[[7.0, 8.0, 9.0, 6.0]]]], np.float32))
+        >>> with sd.auto_forward():        # windows of 2, stride 1: 3 is the first two's maximum
+        ...     y = S.max_unpooling(v, x, (1, 2), (1, 1), False)
+        >>> y.d.ravel().tolist()
+        [0.0, 8.0, 9.0, 0.0, 6.0]
     """
     window = tuple(int(k) for k in window)
     n = len(window)
@@ -255,7 +263,7 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
     kept, rest = _crop_negative(F.stop_gradient(x), pads)
     widths = tuple(v for lo_hi in rest for v in lo_hi)
     padded = F.pad(kept, widths, constant_value=float("-inf")) if any(widths) else kept
-    out = F.max_pooling_backward(values, padded, window, strides, True, (0,) * n)
+    out = _unpool_last_wins(values, padded, window, strides)
     if any(widths):
         lead = out.ndim - n
         start = [None] * lead + [lo for lo, _ in rest]
@@ -263,6 +271,41 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
         out = F.slice(out, start, stop, [1] * out.ndim)
     dropped = tuple(v for lo, hi in pads for v in (max(0, -lo), max(0, -hi)))
     return F.pad(out, dropped) if any(dropped) else out
+
+
+def _unpool_last_wins(values: Variable, padded: Variable, window: tuple, strides: tuple):
+    """``values`` put at their windows' maxima in ``padded`` (no padding left to add), the last
+    window in row-major order kept where several put theirs at one place.  The windows are
+    dealt in groups that do not overlap (those whose positions agree modulo ``ceil(window /
+    stride)`` on every axis; one group when the windows tile): each group is put back with
+    :func:`F.max_pooling_backward`, carrying the windows' row-major ordinals along, and a
+    group's value replaces what the groups before it put where its ordinal is higher."""
+    n = len(window)
+    apart = tuple(-(-k // s) for k, s in zip(window, strides))
+    if all(a == 1 for a in apart):
+        return F.max_pooling_backward(values, padded, window, strides, True, (0,) * n)
+    grid = tuple(int(d) for d in values.shape[-n:])
+    ordinal = np.arange(1, int(np.prod(grid)) + 1, dtype=np.float32).reshape(grid)
+    places = np.indices(grid)
+    best = kept = None
+    for group in np.ndindex(*apart):
+        member = np.ones(grid, bool)
+        for axis, (a, g) in enumerate(zip(apart, group)):
+            member &= places[axis] % a == g
+        if not member.any():
+            continue
+        mask = Variable.from_numpy_array(member.astype(np.float32))
+        ranks = Variable.from_numpy_array(np.where(member, ordinal, 0).astype(np.float32))
+        put = F.max_pooling_backward(F.mul2(values, F.cast(mask, str(values.dtype))), padded,
+                                     window, strides, True, (0,) * n)
+        rank = F.max_pooling_backward(F.broadcast(ranks, tuple(values.shape)), padded, window,
+                                      strides, True, (0,) * n)
+        if best is None:
+            best, kept = rank, put
+        else:
+            kept = F.where(F.greater(rank, best), put, kept)
+            best = F.maximum2(rank, best)
+    return kept
 
 
 def _roi_bins(first: Variable, last: Variable, bins: int, size: int) -> Variable:

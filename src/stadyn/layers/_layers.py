@@ -407,13 +407,24 @@ def Convolution3D(filter_shape, num_filters=None, **kwargs) -> Convolution:
 
 
 class ConvolutionTranspose(Layer):
-    """Transposed convolution (deconvolution) with ``num_filters`` output channels."""
+    """Transposed convolution (deconvolution) with ``num_filters`` output channels;
+    ``reduction_rank=0``: an input without a channel axis (``W`` ``(1, num_filters, ...)``).
+
+    Example:
+        >>> import stadyn as sd, stadyn.layers as L
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     L.ConvolutionTranspose((2, 2), 3, reduction_rank=0)(sd.Variable((2, 4, 4))).shape
+        (2, 3, 5, 5)
+    """
 
     def __init__(self, filter_shape, num_filters, activation=default_override_or(identity),
                  init=default_override_or(glorot_uniform()), pad=default_override_or(False),
                  strides=1, bias=default_override_or(True), init_bias=default_override_or(0.0),
-                 output_shape=None, dilation=1, name: str = ""):
+                 output_shape=None, dilation=1, reduction_rank=1, name: str = ""):
         super().__init__(name)
+        if reduction_rank not in (0, 1):
+            raise NotImplementedError("ConvolutionTranspose: reduction_rank must be 0 or 1")
+        self.reduction_rank = int(reduction_rank)
         self.filter_shape = _tuple(filter_shape, 1)
         n = len(self.filter_shape)
         self.num_filters = int(num_filters)
@@ -429,6 +440,8 @@ class ConvolutionTranspose(Layer):
 
     def apply(self, x):
         n = len(self.filter_shape)
+        if getattr(self, "reduction_rank", 1) == 0:      # (a layer pickled before it had one)
+            x = F.reshape(x, (-1, 1) + tuple(x.shape[1:]))
         channels = x.shape[1]
         kernel = int(np.prod(self.filter_shape))
         w = self.parameter("W", (channels, self.num_filters) + self.filter_shape, self.init,

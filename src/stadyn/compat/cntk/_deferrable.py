@@ -54,6 +54,7 @@ def deferrable(fn=None, *, as_called=None):
         return functools.partial(deferrable, as_called=as_called)
     check, make, typed, given_name = pending, Deferred, as_built, _given_name  # (its closure:
     signature = inspect.signature(fn)                   # it runs in fn's module's globals)
+    bind = _binding(fn)     # (a call the op cannot take is refused now, not when replayed)
 
     def wrapper(*args, **kwargs):
         if as_called is not None:
@@ -62,12 +63,30 @@ def deferrable(fn=None, *, as_called=None):
             as_called(call.arguments)
             args, kwargs = call.args, call.kwargs
         if check(args, kwargs):
+            if bind is not None:
+                bind(*args, **kwargs)
             return make(fn, args, kwargs, name=given_name(signature, args, kwargs))
         return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)
     functools.update_wrapper(new, fn)
     return new
+
+
+def _binding(fn):
+    """The ``bind`` of the signature ``fn`` takes calls by: that of the first function down its
+    ``__wrapped__`` chain that names its parameters (a wrapper of ``(*args, **kwargs)`` passes
+    them on; an n-ary wrapper takes more operands than the op it wraps); None if none."""
+    while fn is not None:
+        try:
+            signature = inspect.signature(fn, follow_wrapped=False)
+        except (TypeError, ValueError):
+            return None
+        kinds = {p.kind for p in signature.parameters.values()}
+        if kinds != {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}:
+            return signature.bind
+        fn = getattr(fn, "__wrapped__", None)
+    return None
 
 
 def _given_name(signature, args: tuple, kwargs: dict) -> str:

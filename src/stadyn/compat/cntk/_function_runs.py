@@ -194,7 +194,7 @@ class FunctionRuns:
             refuse_unpacking(layout)        # (after the run, whose states go on, as CNTK's)
         values = {o: output_value(unwrap(o)) for o in wanted}
         if not as_numpy:        # CNTK's Value objects (a dense batch; sequences stay lists)
-            values = {o: Value(batch=v) if isinstance(v, np.ndarray) else v
+            values = {o: Value._holding(v) if isinstance(v, np.ndarray) else v
                       for o, v in values.items()}
         pending = pending_assignments(assigns)
         if not keep:

@@ -39,14 +39,20 @@ def replace_placeholder(ph: Variable, new: Variable) -> None:
         raise ValueError("replace_placeholders: only placeholders can be replaced")
     if ph in SHAPELESS:
         bind_placeholder(ph, new.shape, BATCH(new))
-    elif tuple(ph.shape[1:] if BATCH(ph) else ph.shape) != tuple(
-            new.shape[1:] if BATCH(new) else new.shape):
+    elif _sample_shape(ph, new) != _sample_shape(new, ph):
         raise ValueError(f"replace_placeholders: a placeholder of shape {ph.shape} cannot take "
                          f"a variable of shape {new.shape}")
     del PLACEHOLDERS[ph]
     follow_sequence_axis(ph, new)
-    ph.rewire_on(F.identity(new))
+    ph.rewire_as(F.identity(new))     # (its op knows it as its output: plans find it)
     BATCH.forget()
+
+
+def _sample_shape(v: Variable, other: Variable) -> tuple:
+    """``v``'s shape without its batch axis, and without its sequence axis where ``other`` has
+    one too (whose length is the last run's)."""
+    both = v.sequence_lengths is not None and other.sequence_lengths is not None
+    return tuple(v.shape[(2 if both else 1) if BATCH(v) else 0:])
 
 
 def follow_sequence_axis(ph: Variable, new: Variable) -> None:

@@ -38,10 +38,7 @@ def _layer(cls, op_name: str, *natives):
         kwargs = bound(title, signature, args, kwargs)
         name = kwargs.pop("name", "")
         if title.startswith("ConvolutionTranspose"):
-            # (a memory hint; reduction_rank 1 is the native layer's only one)
-            kwargs.pop("max_temp_mem_size_in_samples", None)
-            if kwargs.get("reduction_rank", 1) == 1:
-                kwargs.pop("reduction_rank", None)
+            kwargs.pop("max_temp_mem_size_in_samples", None)        # (a memory hint)
         layer = cls(**{k: _native(v) for k, v in kwargs.items()})
         return LayerFunction(layer, op_name, name)
     make.__name__ = make.__qualname__ = title

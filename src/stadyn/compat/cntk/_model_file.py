@@ -162,14 +162,21 @@ def _cntk_op_of(v) -> "tuple | None":
         return None
     from ...serialize import CNTK_ONE_OP_BLOCKS
     block = G.BLOCKS.get(v)
-    if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
+    if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS | _REDUCTION_BLOCKS:
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
 
 
+#: the reductions' blocks (``reduce_sum``'s ``ReduceElements``, ``reduce_l2``'s ``ReduceL2``),
+#: written whole by the writer's rule for that op (``cntk:ReduceElements``), not as a layer
+_REDUCTION_BLOCKS = frozenset({"ReduceElements", "ReduceL1", "ReduceL2", "ReduceSumSquare"})
+
+
 def _block_of(v) -> "tuple | None":
     block = G.BLOCKS.get(v)
-    return None if block is None else (block.op_name, block.name, block.arguments)
+    if block is None or block.op_name in _REDUCTION_BLOCKS:
+        return None
+    return (block.op_name, block.name, block.arguments)
 
 
 def load_roots(model, format) -> "tuple[list, str | None, str | None]":

@@ -281,21 +281,16 @@ def pooling(operand, pooling_type, pooling_window_shape, strides=(1,), auto_padd
 def unpooling(operand, pooling_input, unpooling_type, unpooling_window_shape, strides=(1,),
               auto_padding=(False,), name: str = ""):
     """Max unpooling: each value of ``operand`` goes back to where the maximum of its window
-    was in ``pooling_input`` (zeros elsewhere); windows must tile the input (strides equal
-    to the window, no padding)."""
+    was in ``pooling_input`` (zeros elsewhere), the windows, strides and auto-padding those of
+    the pooling that made ``operand``; where overlapping windows have their maximum at one
+    place, the last window's value (row-major) is kept, as CNTK 2.7's."""
     window = tuple(int(k) for k in unpooling_window_shape)
     n = len(window)
     if unpooling_type != MAX_UNPOOLING:
         raise ValueError("unpooling: only MAX_UNPOOLING exists")
-    if _trailing(strides, n, 1) != window or any(_trailing(auto_padding, n, False)):
-        raise ValueError("unpooling: Stadyn's compat unpools windows that tile the input "
-                         "(strides equal to the window, no padding)")
-    src = _channels_first(pooling_input, 1)
-    pooled = F.max_pooling(src, window, window, True)
-    peak = F.unpooling(F.stop_gradient(pooled), window)   # each window's maximum, spread
-    mask = F.cast(F.greater_equal(F.stop_gradient(src), peak), "float32")
-    up = F.unpooling(_channels_first(operand, 1), window)
-    return named(wrap(_unbatch(F.mul2(up, mask), operand)), name, "Unpooling")
+    y = S.max_unpooling(_channels_first(operand, 1), _channels_first(pooling_input, 1), window,
+                        _trailing(strides, n, 1), _trailing(auto_padding, n, False))
+    return named(wrap(_unbatch(y, operand)), name, "Unpooling")
 
 
 def batch_normalization(operand, scale, bias, running_mean, running_inv_std, spatial: bool,

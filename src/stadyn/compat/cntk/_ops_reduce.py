@@ -31,6 +31,7 @@ from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, lead_axes, named, one_op, operand, reshape_samples, sample_axes,
                      sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._seq_axes import free_steps
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
@@ -95,6 +96,46 @@ def _refuse_dropped_dynamic_axis(op_name: str, axis, keepdims) -> None:
                          f"non-static axis'")
 
 
+def _block_root(op_name: str, kind: str, keepdims) -> str:
+    """The op at the root of CNTK 2.7's block of the reduction ``op_name`` over axes of
+    ``kind``: ``ReduceElements`` over all of a sample's axes, ``MultiAxisReduce`` (itself a
+    block) along given ones, ``Reshape`` where they are dropped; ``ReduceL2``'s is ``Sqrt``."""
+    if op_name == "ReduceL2":
+        return "Sqrt"
+    if op_name in _BLOCKS or kind not in ("some", "batch+some"):
+        return "ReduceElements"
+    return "MultiAxisReduce" if keepdims else "Reshape"
+
+
+# CNTK 2.7's reductionOpName of each reduction
+_CNTK_KIND = {"ReduceSum": "Sum", "ReduceMean": "Mean", "ReduceMax": "Max", "ReduceMin": "Min",
+              "ReduceProd": "Prod", "ReduceLogSum": "LogSum"}
+
+
+def _show_attributes(out, op_name: str, axis, keepdims: bool, shape: tuple) -> None:
+    """CNTK 2.7's attributes of a reduction along given axes (``root_function.attributes``)
+    and of its block's root (``block_root.attributes``): ``axisVec`` (the axes as given, in
+    CNTK's order), ``reductionKeepDimensions``, ``reductionOpName`` (not for ``ReduceL1``,
+    ``ReduceL2``, ``ReduceSumSquare``, whose root is a ``Sum``); a ``Reshape`` root (axes
+    dropped) shows its own, a ``MultiAxisReduce`` or ``Sqrt`` root none."""
+    items = axis if isinstance(axis, (list, tuple)) else [axis]
+    axes = [static_axis_attribute(a.static_axis_index() if isinstance(a, Axis) else int(a))
+            for a in items]
+    shown = {"axisVec": axes, "reductionKeepDimensions": keepdims}
+    if op_name in _CNTK_KIND:
+        shown["reductionOpName"] = _CNTK_KIND[op_name]
+    CNTK_ATTRIBUTES[out] = shown
+    if op_name in ("ReduceL1", "ReduceSumSquare"):
+        CNTK_ROOT_ATTRIBUTES[out] = {**shown, "reductionOpName": "Sum"}
+    elif op_name in _CNTK_KIND and not keepdims:
+        CNTK_ROOT_ATTRIBUTES[out] = {"beginAxis": static_axis_attribute(-1),
+                                     "endAxis": ("ordered", "static", len(shape)),
+                                     "newShape": tuple(int(d) for d in out.shape[
+                                         len(out.shape) - len(shape) + len(axes):])}
+    else:
+        CNTK_ROOT_ATTRIBUTES[out] = {}
+
+
 def _reducer(op_name: str, fn):
     def reduce(x, axis=None, keepdims: bool = True, name: str = ""):
         _refuse_dropped_dynamic_axis(op_name, axis, keepdims)
@@ -111,12 +152,15 @@ def _reducer(op_name: str, fn):
             out = fn(v, axes, False)
         if kind in ("batch", "all", "batch+some"):
             G.BATCH.unmark(out)
-        # CNTK 2.7 shows its ReduceL1, ReduceL2 and ReduceSumSquare blocks by these names, the
-        # others as its primitive ReduceElements
+        # CNTK 2.7 makes a block of each reduction (its output is Block<n>_Output_0): ReduceL1,
+        # ReduceL2 and ReduceSumSquare by these names, the others ReduceElements, around the
+        # op its root_function.block_root shows
         shown = op_name if op_name in _BLOCKS else "ReduceElements"
         made = named(wrap(one_op(out, v)), name, shown)
-        # (CNTK 2.7 makes a block of each reduction: its output is Block<n>_Output_0)
         G.mark_outputs([made.variable], shown, block=True)
+        G.mark_block(made.variable, shown, name, [v], _block_root(op_name, kind, keepdims))
+        if kind == "some":
+            _show_attributes(made.variable, op_name, axis, bool(keepdims), sample_shape(x))
         return made
     reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
     reduce.op_name = op_name

@@ -6,8 +6,14 @@ A step holds ``(channels, *spatial)`` (``reduction_rank=1``) or ``spatial`` only
 ``(steps, *spatial)`` with ``W`` ``(num_filters, channels, *filter_shape)`` and gives a sequence
 of ``(num_filters, *spatial')`` steps: ``n - filter_shape[0] + 1`` of them without padding
 (divided by the stride), ``ceil(n / stride)`` with ``pad=True`` -- windows centred on the
-steps, zeros outside each sequence.  ``b`` is ``(num_filters, 1, ...)``, one axis fewer than
-``Convolution``'s.
+steps, zeros outside each sequence; the spatial axes auto-padded as
+``cntk_semantics.convolution`` does (a stride of 3 or more may skip the first positions, as
+CNTK's).  ``b`` is ``(num_filters, 1, ...)``, one axis fewer than ``Convolution``'s.
+
+On the sequence axis with a stride of 3 or more, CNTK 2.7's auto-padding too may skip first
+steps, by an amount that depends on the longest sequence of the minibatch (its padded axis):
+the windows are computed at every step and every ``stride``-th kept from that start, read
+when the graph runs.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import math
 from ... import functions as F
 from ... import sequence as S
 from ...layers import Layer, default_override_or, glorot_uniform, resolve
-from ...cntk_semantics import auto_padding, padded
+from ...cntk_semantics import convolution as window_convolution
 from ._layers import LayerFunction, _native
 
 __all__ = ["SequentialConvolution"]
@@ -26,6 +32,31 @@ __all__ = ["SequentialConvolution"]
 def _tuple(value, n: int) -> tuple:
     value = tuple(value) if isinstance(value, (list, tuple)) else (value,)
     return value * n if len(value) == 1 and n > 1 else value
+
+
+def _every_step_from_cntks_start(y, lengths, step: int, n: int):
+    """Every ``step``-th of the windows ``y`` (``(B, K, T, *spatial)``, one per step, the
+    first at step 0) from where CNTK 2.7's auto-padding starts them along a sequence: it
+    centres them as on an axis as long as the longest sequence ``T``, skipping the first
+    ``((T - 1) mod step) // 2`` steps (``ConvolveGeometry``'s lower pad less than the
+    window's half), for every sequence of the minibatch alike.  ``T`` is read when the graph
+    runs (the longest of ``lengths``); each possible start is cut from ``y`` (the same
+    ``ceil(T / step)`` windows each) and the one ``T`` gives is kept."""
+    longest = F.add_scalar(F.max(F.cast(lengths, "float32")), -1.0)
+    rest = F.sub2(longest, F.mul_scalar(F.floor(F.mul_scalar(longest, 1.0 / step)),
+                                        float(step)))
+    skipped = F.floor(F.mul_scalar(rest, 0.5))          # ((T - 1) mod step) // 2
+    y = F.pad(y, (0, step) + (0, 0) * (n - 1))          # (every start: ceil(T / step) windows)
+    kept = None
+    for start in range((step - 1) // 2 + 1):
+        windows = F.slice(y, [start] + [None] * (n - 1), [start - step] + [None] * (n - 1),
+                          [step] + [1] * (n - 1))
+        # 1 where the start is the one CNTK takes, else 0 (a whole number's distance)
+        chosen = F.maximum_scalar(F.add_scalar(F.mul_scalar(
+            F.abs(F.add_scalar(skipped, -float(start))), -1.0), 1.0), 0.0)
+        part = F.mul2(windows, F.cast(chosen, str(windows.dtype)))
+        kept = part if kept is None else F.add2(kept, part)
+    return kept
 
 
 class _SequentialConvolution(Layer):
@@ -61,14 +92,21 @@ class _SequentialConvolution(Layer):
         w = self.parameter("W", (k, channels) + self.filter_shape, self.init, fan_in,
                            k * math.prod(self.filter_shape))
         planes = F.transpose(values, (0, 2, 1) + tuple(range(3, 3 + n - 1)))
+        # the sequence axis padded by the window's half (steps past a sequence's end are cut by
+        # its length; the padding does not depend on the steps' count, which the graph takes
+        # as it comes); the spatial axes auto-padded as CNTK's, which may skip first positions
         span = self.dilation[0] * (self.filter_shape[0] - 1) + 1
         before = (span - 1) // 2 if self.pad[0] else 0
-        pads = [(before, span - 1 - before)]      # steps past an end are cut by the lengths
-        pads += auto_padding(tuple(planes.shape[3:]), self.filter_shape[1:], self.strides[1:],
-                             self.dilation[1:], self.pad[1:])
-        planes = padded(planes, pads)       # (a stride of 3 or more may skip positions)
-        y = F.convolution(planes, w, None, pad=(0,) * n, stride=self.strides,
-                          dilation=self.dilation)
+        widths = (before, span - 1 - before) + (0, 0) * (n - 1)
+        planes = F.pad(planes, widths) if any(widths) else planes
+        step = self.strides[0]
+        if self.pad[0] and step >= 3:       # (the first window's start depends on the steps)
+            y = window_convolution(planes, w, None, (1,) + self.strides[1:],
+                                   (False,) + self.pad[1:], self.dilation)
+            y = _every_step_from_cntks_start(y, x.sequence_lengths, step, n)
+        else:
+            y = window_convolution(planes, w, None, self.strides, (False,) + self.pad[1:],
+                                   self.dilation)
         y = F.transpose(y, (0, 2, 1) + tuple(range(3, 3 + n - 1)))   # (B, T', K, *spatial')
         if self.bias:
             b = self.parameter("b", (k,) + (1,) * (n - 1), self.init_bias)

@@ -103,6 +103,31 @@ class NDArrayView:
         return f"NDArrayView({self.shape})"
 
 
+#: the NumPy types CNTK 2.7's ``Value`` keeps (its C++ side refuses any other array)
+_VALUE_DTYPES = (np.int8, np.int16, np.float16, np.float32, np.float64)
+
+
+def _batch_array(batch) -> np.ndarray:
+    """``Value(batch)``'s data as CNTK 2.7 takes it: a NumPy array of one of
+    ``_VALUE_DTYPES`` (else RuntimeError), a SciPy sparse matrix (held dense) or an
+    NDArrayView; anything else (a list of lists, a list of arrays, a number, a Value) is
+    NotImplementedError as CNTK's overloaded constructor refuses it."""
+    if isinstance(batch, NDArrayView):
+        return batch.asarray()
+    if _is_scipy_sparse(batch):
+        return np.asarray(batch.toarray())
+    if not isinstance(batch, np.ndarray):
+        raise NotImplementedError(
+            f"Value(batch): batch must be a NumPy array, a SciPy sparse matrix or an "
+            f"NDArrayView, not {type(batch).__name__} (CNTK 2.7: 'Wrong number or type of "
+            f"arguments for overloaded function new_Value'); Value.create(variable, data) "
+            f"takes lists")
+    if batch.dtype.type not in _VALUE_DTYPES:
+        raise RuntimeError(f"Value(batch): NumPy array of type int8, int16, float16, float32 "
+                           f"or float64 expected, not {batch.dtype.name}")
+    return np.array(batch)
+
+
 class Value:
     """A minibatch of data for a variable (CNTK's ``Value``): ``Value(array)`` (or
     ``batch=array``) or ``Value.create(variable, data)``; ``asarray()`` gives the array back.
@@ -114,10 +139,18 @@ class Value:
     """
 
     def __init__(self, batch, seq_starts=None, device=None):
-        self._data = np.asarray(batch, dtype=_dtype_of(batch))
+        self._data = _batch_array(batch)
         self.lengths = None       # a batch of sequences: their lengths (the data padded)
-        self._sparse = False      # the data of a sparse stream (held dense)
+        self._sparse = _is_scipy_sparse(batch)      # sparse data (held dense)
         self._device = device
+
+    @staticmethod
+    def _holding(array: np.ndarray) -> "Value":
+        """A Value of an array Stadyn computed (any NumPy type, held as it is)."""
+        value = Value.__new__(Value)
+        Value.__init__(value, np.zeros(0, np.float32))
+        value._data = array
+        return value
 
     @property
     def device(self):
