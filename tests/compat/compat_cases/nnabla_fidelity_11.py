@@ -1,7 +1,10 @@
 """NNabla 1.39 fidelity, eleventh round: what a parametric function makes a parameter from
 (``None``, a NumPy array or a callable; anything else is a ``ValueError`` when the parameter is
-made).
+made); a loaded dataset's ``cache_dir`` with and without ``create_cache_explicitly``.
 """
+
+import logging
+import os
 
 import numpy as np
 
@@ -63,4 +66,77 @@ def pf_initializers_neither_arrays_nor_callable(nn, PF, r):
         res["bn param_init array"] = _outcome(lambda: PF.batch_normalization(
             x4(), param_init={"gamma": np.full((1, 2, 1, 1), 2.0, np.float32)}))
     nn.clear_parameters()
+    return res
+
+
+_NET = """network { name: "net" batch_size: 2
+ variable { name: "x" type: "Buffer" shape { dim: -1 dim: 1 } }
+ variable { name: "y" type: "Buffer" shape { dim: -1 dim: 1 } }
+ function { name: "R" type: "ReLU" input: "x" output: "y" }
+}
+"""
+
+
+class _Lines(logging.Handler):
+    """The ``nnabla`` logger's messages while it is attached, temporary folder masked."""
+
+    def __init__(self, folder):
+        logging.Handler.__init__(self)
+        self.folder, self.lines = folder, []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage().replace(self.folder, "<tmp>"))
+
+
+def _dataset_run(nn, r, explicit, shuffle, stale=False, overwrite=False):
+    L = r.module("nnabla.utils.load")
+    res = []
+    with r.tempdir() as folder:
+        csv = os.path.join(folder, "data.csv")
+        with open(csv, "w") as f:
+            f.write("x,t\n" + "".join("%d,%d\n" % (i, i % 3) for i in range(5)))
+        cache = os.path.join(folder, "cache")
+        if stale:
+            os.makedirs(cache)
+            with open(os.path.join(cache, "junk.txt"), "w") as f:
+                f.write("x")
+        path = os.path.join(folder, "net.nntxt")
+        with open(path, "w") as f:
+            f.write(_NET + 'dataset { name: "d" uri: "%s" cache_dir: "%s" batch_size: 2 '
+                    'shuffle: %s %s %s }\n' % (
+                        csv, cache, "true" if shuffle else "false",
+                        "create_cache_explicitly: true" if explicit else "",
+                        "overwrite_cache: true" if overwrite else ""))
+        lines = _Lines(folder)
+        logging.getLogger("nnabla").addHandler(lines)
+        try:
+            info = L.load([path], prepare_data_iterator=True)
+        finally:
+            logging.getLogger("nnabla").removeHandler(lines)
+        res.append([m for m in lines.lines if "Creating cache data" in m])
+        res.append(sorted(os.listdir(cache)) if os.path.isdir(cache) else "no folder")
+        for _ in range(2):
+            with info.datasets["d"].data_iterator() as di:
+                res.append([list(di.variables), di.size,
+                            [np.asarray(di.next()[0]).ravel().tolist() for _ in range(3)]])
+        res.append(sorted(os.listdir(cache)))
+    return res
+
+
+@nnabla_case(names=["nnabla.utils.load.load"],
+             note="a dataset's cache_dir: with create_cache_explicitly the cache is made "
+                  "when the file is loaded (logged, shuffled from the dataset's RandomState, "
+                  "into a folder made for it or one holding other files) and the iterators "
+                  "read it; without, a missing folder is made at load and the CSV iterator "
+                  "writes the cache there (Stadyn made neither: FileNotFoundError at the first "
+                  "batch, and a DataError for the explicit cache)")
+def load_dataset_cache_dir(nn, r):
+    res = {}
+    for explicit in (True, False):
+        for shuffle in (False, True):
+            res["explicit %s shuffle %s" % (explicit, shuffle)] = _dataset_run(
+                nn, r, explicit, shuffle)
+    res["explicit, a folder of other files"] = _dataset_run(nn, r, True, False, stale=True)
+    res["explicit, overwrite"] = _dataset_run(nn, r, True, True, stale=True, overwrite=True)
+    res["implicit, overwrite"] = _dataset_run(nn, r, False, True, stale=True, overwrite=True)
     return res
