@@ -22,8 +22,9 @@ and an Adam step of the architecture weights (the ``alpha_*`` mixing each edge's
 operations) on a validation batch, and its monitors average 100 steps: the driver interrupts
 it, as a user does, when its "Training loss" monitor is given the value of step ``STEPS``
 (the harness counts the monitor's ``add`` calls), and records the parameters the program had
-then (``nn.get_parameters()``: a digest of each) and what it printed (the mixing
-probabilities after its first step).
+then (``nn.get_parameters()``: a digest of each), the values its monitors were given (each
+step's training and validation loss and error) and what it printed (the mixing probabilities
+after its first step).
 """
 
 import contextlib
@@ -61,15 +62,18 @@ class _Interrupted(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def interrupted_at_step(steps):
+def interrupted_at_step(steps, given):
     """Interrupt the program when its "Training loss" monitor is given step ``steps``'s value
-    (``MonitorSeries.add``, counted; the monitor itself is left as it is)."""
+    (``MonitorSeries.add``, counted; the monitor itself is left as it is); ``given`` gets
+    ``[monitor, step, value]`` of each value the monitors were given before (their files
+    average 100 steps)."""
     from nnabla.monitor import MonitorSeries
     add = MonitorSeries.add
 
     def counting(self, index, value):
         if self.name == "Training loss" and index >= steps:
             raise _Interrupted("at step %d" % index)
+        given.append([self.name, int(index), float("%.6g" % float(np.asarray(value)))])
         return add(self, index, value)
 
     MonitorSeries.add = counting
@@ -108,14 +112,15 @@ def main(argv):
             import torch
             torch.manual_seed(0)
         nn.clear_parameters()
-        text = io.StringIO()
-        with interrupted_at_step(STEPS), contextlib.redirect_stdout(text):
+        text, given = io.StringIO(), []
+        with interrupted_at_step(STEPS, given), contextlib.redirect_stdout(text):
             error, seconds = record.run_beside_its_modules(
                 os.path.join(examples, program), args.format(out=folder, work=work).split(),
                 folder, OWN_MODULES)
         stopped = error is not None and error.startswith("_Interrupted")
         results[run] = record.result(folder, None if stopped else error, seconds, stadyn)
         results[run]["stopped"] = stopped
+        results[run]["monitored"] = given
         results[run]["parameters"] = parameters()
         results[run]["printed"] = [line for line in text.getvalue().splitlines()
                                    if not line.startswith("Namespace(")]

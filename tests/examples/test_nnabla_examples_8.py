@@ -57,6 +57,15 @@ def test_darts_search_prints_nnabla_139s_mixing_probabilities(runs):
     assert mine["darts_search"]["printed"] == printed
 
 
+def test_darts_search_steps_lose_what_nnabla_139s_lose(runs):
+    """The values the monitors were given at each of the 3 steps: training and validation
+    loss (within 1e-4) and error (equal)."""
+    mine, real = runs
+    ours, theirs = mine["darts_search"]["monitored"], real["darts_search"]["monitored"]
+    assert [m[:2] for m in ours] == [m[:2] for m in theirs] and len(theirs) == 12
+    np.testing.assert_allclose([m[2] for m in ours], [m[2] for m in theirs], rtol=1e-4)
+
+
 def test_darts_search_trains_as_nnabla_139_does(runs):
     """Each parameter's sum, sum of squares and first 4 values after 3 steps (756 parameters:
     the weights, the batch normalizations' running statistics, the 10 ``alpha_*``)."""
