@@ -41,8 +41,8 @@ StarGAN names its parameter and configuration files by the day and minute it end
 writes ``MMDDHHMM`` there.
 
 GCN's 200 steps are fixed in the program, and each draws NNabla's dropout masks for the 1,200 x
-1,433 features (two 32-bit numbers of NNabla's ``std::mt19937`` a value): about 15 s on Stadyn.
-Unless ``STADYN_LONG_EXAMPLES=1`` is set the driver ends the run after its first
+1,433 features (two 32-bit numbers of NNabla's ``std::mt19937`` a value): about 9 s of CPU time
+on Stadyn.  Unless ``STADYN_LONG_EXAMPLES=1`` is set the driver ends the run after its first
 ``SHORT_STEPS`` steps, as a user interrupts it, when the program prints the step after them
 (the run's ``stopped`` says so; the reference holds all 200).
 """

@@ -9,7 +9,7 @@ with NNabla 1.39's run of the same driver (``nnabla_examples_7.py``; reference
 
 GCN's steps are the same on both to the 3 digits it prints: the driver seeds NNabla's
 generator (``nn.seed(0)``) and Stadyn draws NNabla's dropout masks from it.  Its 200 steps
-take about 15 s on Stadyn (the masks of the 1,200 x 1,433 features, drawn as NNabla's
+take about 9 s of CPU time on Stadyn (the masks of the 1,200 x 1,433 features, drawn as NNabla's
 ``std::mt19937`` draws them), so the driver interrupts it after its first 10 steps unless
 ``STADYN_LONG_EXAMPLES=1`` is set; then all 200 and the final accuracies are compared.
 

@@ -394,11 +394,9 @@ def _augmentation_shape(x, shape=None, *args, **kwargs):
 def _augment_impl(x: torch.Tensor, images: int, channels: int, pixels: int,
                   brightness_each: bool, contrast_each: bool, noise: float,
                   generator: torch.Generator | None = None):
-    with _std.WordSource(generator) as source:
-        take = _std.Lookahead(source)
+    with _std.WordSource(generator) as take:
         steps, flips, each, normals = _std.augmentation_draws(
             take, images, channels, pixels, brightness_each, contrast_each, noise)
-        take.settle()
     return (torch.from_numpy(steps), torch.from_numpy(flips),
             torch.from_numpy(each), torch.from_numpy(normals))
 

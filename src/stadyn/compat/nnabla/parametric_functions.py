@@ -80,22 +80,37 @@ def _rewriting_arguments(func, rewrites: dict):
 _DATA_ARGS = ("inp", "x", "h", "c", "z", "w")
 
 
-# NNabla 1.39 refuses a number as an initializer (``w_init=0.5``: ``ValueError`` when the
-# parameter is made); Stadyn's own PF functions fill the parameter with it.
-def _refused_if_number(value):
-    return RefusedInitializer(value) if isinstance(value, (int, float, np.number)) else value
+# NNabla 1.39 makes a parameter from an initializer that is None, a NumPy array or callable
+# and refuses anything else when the parameter is made (``ValueError``): a number
+# (``w_init=0.5``), a list or tuple of values, an NdArray or Variable, inside ``param_init``'s
+# dict too (case ``nnabla_fidelity_11.pf_initializers_neither_arrays_nor_callable``).
+# Stadyn's own PF functions fill the parameter with a number and take a list as an array.
+def _refused_unless_initializer(value):
+    if value is None or isinstance(value, np.ndarray) or callable(value):
+        return value
+    return RefusedInitializer(value)
+
+
+def _refused_unless_initializers(value):
+    """``param_init``: a dict of initializers by parameter name, each checked."""
+    if isinstance(value, dict):
+        return {k: _refused_unless_initializer(v) for k, v in value.items()}
+    return value
 
 
 def _nnabla_arguments(name: str, func):
     """``func`` (the parametric function ``name``) taking its arguments as NNabla 1.39 does:
-    float unit counts truncated, number initializers refused, data inputs read as float32
-    (``embed``'s are indices)."""
+    float unit counts truncated, initializers neither arrays nor callable refused, data inputs
+    read as float32 (``embed``'s are indices)."""
     try:
         params = inspect.signature(func).parameters
     except (TypeError, ValueError):
         return func
     rewrites = dict.fromkeys(_UNIT_COUNTS, _truncated)
-    rewrites.update((n, _refused_if_number) for n in params if n.endswith("_init"))
+    rewrites.update((n, _refused_unless_initializer) for n in params
+                    if n.endswith("_init") or n == "initializer")
+    if "param_init" in params:
+        rewrites["param_init"] = _refused_unless_initializers
     if name != "embed":
         rewrites.update(dict.fromkeys(_DATA_ARGS, as_float32))
     return _rewriting_arguments(func, rewrites)

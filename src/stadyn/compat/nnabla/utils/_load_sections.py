@@ -22,7 +22,9 @@ import numpy as np
 from ..functions import sink
 from ..initializer import (ConstantInitializer, NormalInitializer, RangeInitializer,
                            UniformInitializer)
+from ..logger import logger
 from ._file_loaders import _Fields
+from .create_cache import CreateCache
 from .data_iterator import data_iterator_cache, data_iterator_csv_dataset
 
 __all__ = ["NnpExecutor", "NnpMonitor", "NnpDataset", "TrainingConfig", "generator",
@@ -213,8 +215,19 @@ class NnpMonitor:
 class NnpDataset:
     """A dataset of a loaded file, as NNabla's: ``uri``, ``cache_dir``, ``normalize`` (not the
     file's ``no_image_normalization``) and ``data_iterator``: with ``prepare_data_iterator``,
-    a function making NNabla's iterator over the dataset (its cache folder's when that holds a
-    cache, else the CSV file's), otherwise None."""
+    a function making NNabla's iterator over the dataset, otherwise None.
+
+    Which iterator is NNabla 1.39's choice (``load.py``'s ``_create_dataset``, one process):
+
+    * ``create_cache_explicitly`` with a ``cache_dir``: the cache is made when the file is
+      loaded, unless the folder holds a ``cache_index.csv`` (``overwrite_cache`` makes it
+      anyway): the folder is made if missing, ``Creating cache data for "<uri>"`` is logged and
+      ``CreateCache`` (shuffled as the dataset is, from the dataset's ``RandomState(index)``)
+      writes it, unscaled.  The iterator reads the cache, from a new ``RandomState(index)``.
+    * otherwise, no ``cache_dir``, ``overwrite_cache``, or a folder missing or empty: the CSV
+      file's iterator, writing its cache into ``cache_dir`` (the folder made when the file is
+      loaded);
+    * otherwise the cache folder's iterator."""
 
     def __init__(self, fields: dict, prepare: bool, index: int):
         self.uri = fields.get("uri", "")
@@ -226,9 +239,18 @@ class NnpDataset:
         batch_size = int(fields.get("batch_size") or 0)
         shuffle = bool(fields.get("shuffle", False))
         cache_dir = self.cache_dir or None
+        overwrite = bool(fields.get("overwrite_cache", False))
         rng = np.random.RandomState(index)     # NNabla's: one seed per dataset, by position
-        cached = (cache_dir is not None and not fields.get("overwrite_cache", False)
-                  and os.path.isdir(cache_dir) and os.listdir(cache_dir))
+        if cache_dir is not None and fields.get("create_cache_explicitly", False):
+            if overwrite or not os.path.exists(os.path.join(cache_dir, "cache_index.csv")):
+                self._create_cache(cache_dir, batch_size, shuffle, rng)
+            rng = np.random.RandomState(index)
+            cached = True
+        else:
+            cached = (cache_dir is not None and not overwrite and os.path.isdir(cache_dir)
+                      and bool(os.listdir(cache_dir)))
+            if cache_dir is not None and not cached:
+                os.makedirs(cache_dir, exist_ok=True)
         if cached:
             self.data_iterator = lambda: data_iterator_cache(
                 cache_dir, batch_size, shuffle, rng=rng, normalize=self.normalize)
@@ -236,6 +258,21 @@ class NnpDataset:
             self.data_iterator = lambda: data_iterator_csv_dataset(
                 self.uri, batch_size, shuffle, rng=rng, normalize=self.normalize,
                 cache_dir=cache_dir)
+
+    def _create_cache(self, cache_dir: str, batch_size: int, shuffle: bool, rng) -> None:
+        """Write the dataset's cache into ``cache_dir`` now, as NNabla's ``load`` does for
+        ``create_cache_explicitly``: a local CSV file through ``CreateCache``, another
+        ``uri`` (a URL) through the CSV iterator's file cache."""
+        os.makedirs(cache_dir, exist_ok=True)
+        shown = self.uri.split("/", 3)[-1] if self.uri.startswith("s3") else self.uri
+        logger.log(99, f'Creating cache data for "{shown}"')
+        if os.path.exists(self.uri):
+            CreateCache(self.uri, rng=rng, shuffle=shuffle).create(cache_dir, normalize=False)
+        else:
+            with data_iterator_csv_dataset(self.uri, batch_size, shuffle, rng=rng,
+                                           normalize=False, cache_dir=cache_dir,
+                                           with_memory_cache=False):
+                pass
 
     def __repr__(self) -> str:
         return f"<NnpDataset {self.uri!r}>"

@@ -53,17 +53,15 @@ class NnpNetwork:
 
     Set ``inputs[...].d`` and call ``outputs[...].forward()``, as with NNabla."""
 
-    def __init__(self, name: str, network: Any, batch_size: int,
-                 legacy: LegacyNetwork | None = None):
+    def __init__(self, name: str, network: Any, batch_size: int, legacy: LegacyNetwork):
         self.name = name
         self.batch_size = batch_size
         self.network = network
         self.inputs = OrderedDict(network.inputs)
         self.outputs = OrderedDict(network.outputs)
-        named = _file_names(network, legacy) if legacy is not None else {}
-        self.variables = OrderedDict(list(self.inputs.items()) + list(self.outputs.items()))
-        if named:       # NNabla's order: the file's variables, then its parameters
-            self.variables = OrderedDict(named)
+        # NNabla's order: the file's variables (``legacy``: the network as the file has it),
+        # then the parameters it uses
+        self.variables = _file_names(network, legacy)
         self.variables.update((k, v) for k, v in network.parameters.items()
                               if k not in self.variables)
         for k, v in self.variables.items():
