@@ -21,6 +21,7 @@ gallery program's ``import stadyn.compat.cntk as C``), so that a run does what i
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -35,6 +36,7 @@ from pathlib import Path
 
 def serve(main) -> None:
     """Answer requests on standard input until it closes (see the module docstring)."""
+    gc.freeze()         # what is imported stays out of the children's collections (no copies)
     for line in sys.stdin:
         request = json.loads(line)
         sys.stdout.flush()
