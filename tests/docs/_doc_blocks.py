@@ -23,7 +23,10 @@ Setups (each writes into the working folder):
   deep CNN as NNabla 1.39 saved it (tests/fixtures/legacy/nnabla_deep_cnn.nnp).
 
 Run as a script (``python _doc_blocks.py BLOCKS.json``) it runs the blocks listed in the JSON
-file and stops at the first that fails, naming its file and line.
+file and stops at the first that fails, naming its file and line.  ``python _doc_blocks.py
+--serve`` imports Stadyn (which the runner imports before a page's first block) once and then
+runs each page (``_doc_blocks.py BLOCKS.json``) in a process forked from it
+(``tests/fork_server.py``): a page costs no interpreter start and no import of Stadyn.
 """
 
 from __future__ import annotations
@@ -185,7 +188,24 @@ def run(blocks: list[Block]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    with open(sys.argv[1], encoding="utf-8") as f:
+def _run_file(path: str) -> int:
+    with open(path, encoding="utf-8") as f:
         items = json.load(f)
-    sys.exit(run([Block(**item) for item in items]))
+    return run([Block(**item) for item in items])
+
+
+def _serve() -> None:
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, tests)
+    from fork_server import serve
+    sys.path.remove(tests)                  # (the pages' blocks see the script's path alone)
+
+    import stadyn  # noqa: F401 - imported once, before the forks (as _fresh_state would)
+    serve(lambda argv: _run_file(argv[1]))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--serve":
+        _serve()
+    else:
+        sys.exit(_run_file(sys.argv[1]))

@@ -3,7 +3,8 @@ name commands, make targets and modules that exist.
 
 How a block is run and how the Markdown marks a block that cannot run here (with the reason in
 the source) is in ``_doc_blocks.py``.  Blocks of one page run in one process, each in a fresh
-namespace unless marked ``continue``.
+namespace unless marked ``continue``; the page's process is forked from one that imported
+Stadyn (``_doc_blocks.py --serve``), as the runner imports it before a page's first block.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -25,6 +25,7 @@ import stadyn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _doc_blocks import ROOT, MarkerError, read_blocks  # noqa: E402
+from fork_server import ForkServer  # noqa: E402
 
 PAGES = ["README.md"] + sorted(os.path.relpath(p, ROOT)
                                for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
@@ -36,26 +37,34 @@ def test_the_pages_have_python_blocks():
     assert "README.md" in PYTHON_PAGES and len(PYTHON_PAGES) >= 8
 
 
+@pytest.fixture(scope="module")
+def page_server(tmp_path_factory):
+    """``_doc_blocks.py --serve``: each page's process forked from one that imported Stadyn
+    (before, each page started an interpreter and imported Stadyn: ~1-2 s of CPU a page)."""
+    # the stadyn this test imported comes first (a relative PYTHONPATH would not survive cwd)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(stadyn.__file__))]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    server = ForkServer([sys.executable, RUNNER, "--serve"],
+                        tmp_path_factory.mktemp("page_server"), env)
+    yield server
+    server.close()
+
+
 @pytest.mark.parametrize("page", PYTHON_PAGES)
-def test_python_blocks_run(page, tmp_path):
+def test_python_blocks_run(page, tmp_path, page_server):
     blocks = [b for b in read_blocks(page) if b.lang == "python" or b.file]
     spec = tmp_path / "blocks.json"
     spec.write_text(json.dumps([dataclasses.asdict(b) for b in blocks]))
     work = tmp_path / "work"
     work.mkdir()
-    # the stadyn this test imported comes first (a relative PYTHONPATH would not survive cwd)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.dirname(os.path.dirname(stadyn.__file__))]
-        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, RUNNER, str(spec)], cwd=work, capture_output=True,
-                          text=True, timeout=600, env=env)
-    if proc.returncode != 0 and shutil.which("dot") is None \
-            and "GraphvizMissing" in proc.stderr:
+    status, stdout, stderr = page_server.run([RUNNER, spec], work, tmp_path / "logs", 600)
+    if status != 0 and shutil.which("dot") is None and "GraphvizMissing" in stderr:
         pytest.skip(f"{page} draws graphs, which needs Graphviz's 'dot' program (not installed "
                     "here; .ci/run installs it with apt-get where it can)")
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
-    ran = proc.stdout.count("--- running ")
-    assert ran == sum(b.skip is None and b.file is None for b in blocks), proc.stdout
+    assert status == 0, (stdout + stderr)[-6000:]
+    ran = stdout.count("--- running ")
+    assert ran == sum(b.skip is None and b.file is None for b in blocks), stdout
 
 
 def test_markers_parse_and_fit_their_blocks():

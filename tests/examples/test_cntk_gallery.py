@@ -14,8 +14,10 @@ import sys
 import numpy as np
 import pytest
 
+import fork_server
 import stadyn as sd
 import stadyn.compat.cntk as C
+from fork_server import ForkServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples", "cntk")
@@ -42,7 +44,22 @@ def sequences(tmp_path_factory):
     return folder
 
 
-def run(stem, tmp_path, digits=None):
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    """Each program's process forked from one that imported what every program imports
+    (NumPy and ``stadyn.compat.cntk``; before, each started an interpreter and imported them:
+    ~2-3 s of CPU a program), run as ``python PROGRAM ARGS`` (tests/fork_server.py)."""
+    # the Stadyn under test, wherever the program runs from
+    path = [os.path.dirname(os.path.dirname(os.path.abspath(sd.__file__)))]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        path + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    server = ForkServer([sys.executable, fork_server.__file__, "numpy", "stadyn.compat.cntk"],
+                        tmp_path_factory.mktemp("programs"), env)
+    yield server
+    server.close()
+
+
+def run(programs, stem, tmp_path, digits=None):
     """The program's standard output at its CI size (refs/tiny_runs.json)."""
     name, = [n for n in TINY if n.endswith(f"/{stem}.py")]
     args = list(TINY[name])
@@ -50,14 +67,10 @@ def run(stem, tmp_path, digits=None):
         args += ["--data", str(digits)]
     if stem == "transfer_learning":
         args += ["--models", str(tmp_path / "Models")]
-    # the Stadyn under test, wherever the program runs from
-    path = [os.path.dirname(os.path.dirname(os.path.abspath(sd.__file__)))]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        path + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return proc.stdout
+    status, stdout, stderr = programs.run([os.path.join(EXAMPLES, name), *args], tmp_path,
+                                          tmp_path / "logs", 600)
+    assert status == 0, stderr[-4000:]
+    return stdout
 
 
 def cntk27(name):
@@ -110,10 +123,10 @@ def test_every_program_differs_from_cntks_only_in_its_import():
 
 
 @pytest.mark.slow
-def test_logistic_regression_learns_cntk_27s_weights(tmp_path):
+def test_logistic_regression_learns_cntk_27s_weights(programs, tmp_path):
     # CNTK 101: zero-initialised parameters and NumPy-seeded data make the run deterministic, so
     # CNTK 2.7's own run of the same program is the expectation, to float rounding.
-    out, ref = run("logistic_regression", tmp_path), cntk27("logistic_regression")
+    out, ref = run(programs, "logistic_regression", tmp_path), cntk27("logistic_regression")
     for what in ("Weights", "Bias"):
         mine = np.array(json.loads(re.search(rf"^{what}: *(.*)$", out, re.M).group(1)))
         theirs = np.array(json.loads(re.search(rf"^{what}: *(.*)$", ref, re.M).group(1)))
@@ -129,8 +142,8 @@ def test_logistic_regression_learns_cntk_27s_weights(tmp_path):
 
 
 @pytest.mark.slow
-def test_feedforward_network_learns(tmp_path):
-    out = run("feedforward", tmp_path)
+def test_feedforward_network_learns(programs, tmp_path):
+    out = run(programs, "feedforward", tmp_path)
     assert "Training 2802 parameters in 6 parameter tensors." in out    # CNTK 2.7's count too
     assert "Training 2802 parameters in 6 parameter tensors." in cntk27("feedforward")
     pattern = r"^Mean train loss: first quarter ([0-9.]+), last quarter ([0-9.]+)$"
@@ -141,8 +154,8 @@ def test_feedforward_network_learns(tmp_path):
 
 
 @pytest.mark.slow
-def test_convolutional_network_learns(tmp_path, digits):
-    out = run("mnist_conv", tmp_path, digits)
+def test_convolutional_network_learns(programs, tmp_path, digits):
+    out = run(programs, "mnist_conv", tmp_path, digits)
     ref = cntk27("mnist_conv")
     for line in ("Output Shape of the first convolution layer: (8, 14, 14)",
                  "Training 11274 parameters in 6 parameter tensors."):
@@ -155,8 +168,8 @@ def test_convolutional_network_learns(tmp_path, digits):
 
 
 @pytest.mark.slow
-def test_autoencoder_reconstructs_better_after_training(tmp_path, digits):
-    out = run("autoencoder", tmp_path, digits)
+def test_autoencoder_reconstructs_better_after_training(programs, tmp_path, digits):
+    out = run(programs, "autoencoder", tmp_path, digits)
     before = number(r"^Reconstruction MSE on the test pictures before training: ([0-9.]+)$", out)
     after = number(r"^Reconstruction MSE on the test pictures after training: ([0-9.]+)$", out)
     assert after < before - 50             # CNTK 2.7, the same run: 9377 -> 9125
@@ -169,8 +182,8 @@ def test_autoencoder_reconstructs_better_after_training(tmp_path, digits):
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("fresh_parameters")
-def test_transfer_learning_trains_only_the_new_head(tmp_path, digits):
-    out = run("transfer_learning", tmp_path, digits)
+def test_transfer_learning_trains_only_the_new_head(programs, tmp_path, digits):
+    out = run(programs, "transfer_learning", tmp_path, digits)
     # only the new head is trained: CNTK 2.7 counts the same
     line = "Training 325 parameters in 2 parameter tensors."
     assert line in out and line in cntk27("transfer_learning")
@@ -223,9 +236,9 @@ def test_autoencoder_steps_equal_cntk_27s():
 
 
 @pytest.mark.slow
-def test_language_understanding_tagger_learns(tmp_path, sequences):
+def test_language_understanding_tagger_learns(programs, tmp_path, sequences):
     # CNTK 202: Embedding + Recurrence(LSTM) + Dense per word, sequences from a CTF file
-    out = run("language_understanding", tmp_path, sequences)
+    out = run(programs, "language_understanding", tmp_path, sequences)
     # Embedding 40x16, LSTM W 16x128 + H 32x128 + b, Dense 32x8 + 8
     assert "Training 7176 parameters in 6 parameter tensors." in out
     pattern = r"^Mean train loss: first quarter ([0-9.]+), last quarter ([0-9.]+)$"
@@ -237,10 +250,10 @@ def test_language_understanding_tagger_learns(tmp_path, sequences):
 
 
 @pytest.mark.slow
-def test_sequence_to_sequence_with_attention_learns(tmp_path, sequences):
+def test_sequence_to_sequence_with_attention_learns(programs, tmp_path, sequences):
     # CNTK 204: encoder and decoder on their own sequence axes, attention inside the decoder's
     # recurrence, the labels delayed by one step; CNTK's tutorial counts 29 tensors too
-    out = run("sequence_to_sequence", tmp_path, sequences)
+    out = run(programs, "sequence_to_sequence", tmp_path, sequences)
     assert re.search(r"^Training \d+ parameters in 29 parameter tensors\.$", out, re.M), out
     pattern = r"^Mean train loss: first quarter ([0-9.]+), last quarter ([0-9.]+)$"
     assert number(pattern, out, 2) < number(pattern, out, 1) - 0.1

@@ -6,30 +6,45 @@ The longer runs, beside NNabla 1.39's own runs of the same files, are in each pr
 """
 
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 pytest.importorskip("sklearn", reason="the gallery's digits come from scikit-learn")
+import fork_server  # noqa: E402
+from fork_server import ForkServer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GALLERY = os.path.join(ROOT, "examples", "nnabla")
 
 
-def run(program, tmp_path, *args):
-    """Run ``examples/nnabla/<program>/<program>.py`` on Stadyn; returns its monitor folder."""
-    monitor = tmp_path / program
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    """Each program's process forked from one that imported what every program imports first
+    (NumPy, and through ``on_stadyn.py``'s names ``nnabla`` and its functions, parametric
+    functions and solvers: Stadyn's compat layer; before, each program started an interpreter
+    and imported them), run as ``python on_stadyn.py PROGRAM ARGS`` (tests/fork_server.py)."""
     env = dict(os.environ, OMP_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
                                            os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run(
-        [sys.executable, os.path.join(GALLERY, "on_stadyn.py"),
-         os.path.join(GALLERY, program, program + ".py"), "-m", str(monitor), *args],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "final" in proc.stderr                      # the closing line of NNabla's logger
+    server = ForkServer([sys.executable, fork_server.__file__, "numpy", "stadyn.compat.nnabla",
+                         "stadyn.compat.nnabla.functions",
+                         "stadyn.compat.nnabla.parametric_functions",
+                         "stadyn.compat.nnabla.solvers"],
+                        tmp_path_factory.mktemp("programs"), env)
+    yield server
+    server.close()
+
+
+def run(programs, program, tmp_path, *args):
+    """Run ``examples/nnabla/<program>/<program>.py`` on Stadyn; returns its monitor folder."""
+    monitor = tmp_path / program
+    status, _, stderr = programs.run(
+        [os.path.join(GALLERY, "on_stadyn.py"), os.path.join(GALLERY, program, program + ".py"),
+         "-m", str(monitor), *args], tmp_path, tmp_path / "logs", 600)
+    assert status == 0, stderr[-3000:]
+    assert "final" in stderr                           # the closing line of NNabla's logger
     assert len(list(monitor.glob("params_*.h5"))) == 1
     return monitor
 
@@ -53,8 +68,8 @@ def test_the_programs_import_nnabla_itself():
     assert "stadyn" not in open(os.path.join(GALLERY, "digits_data.py")).read().lower()
 
 
-def test_classification_with_augmentation_learns(tmp_path):
-    monitor = run("classification", tmp_path, "--max-iter", "40", "--batch-size", "32",
+def test_classification_with_augmentation_learns(programs, tmp_path):
+    monitor = run(programs, "classification", tmp_path, "--max-iter", "40", "--batch-size", "32",
                   "--val-interval", "40", "--val-iter", "4")
     loss = series(monitor, "Training loss")
     assert sorted(loss) == [9, 19, 29, 39]
@@ -62,8 +77,8 @@ def test_classification_with_augmentation_learns(tmp_path):
     assert series(monitor, "Validation error")[40] < 0.5          # chance: 0.9
 
 
-def test_vae_loss_falls_and_it_writes_its_images(tmp_path):
-    monitor = run("vae", tmp_path, "--max-iter", "100", "--val-interval", "50")
+def test_vae_loss_falls_and_it_writes_its_images(programs, tmp_path):
+    monitor = run(programs, "vae", tmp_path, "--max-iter", "100", "--val-interval", "50")
     loss, validation = series(monitor, "Training loss"), series(monitor, "Validation loss")
     assert loss[99] < loss[49] < 40.0     # an untrained decoder: about 64 * log 2 = 44 nats
     assert validation[100] < validation[50]
@@ -71,8 +86,8 @@ def test_vae_loss_falls_and_it_writes_its_images(tmp_path):
     assert is_png(monitor / "Samples" / "000100.png")
 
 
-def test_dcgan_generator_moves_toward_the_data(tmp_path):
-    monitor = run("dcgan", tmp_path, "--max-iter", "60", "--val-interval", "60")
+def test_dcgan_generator_moves_toward_the_data(programs, tmp_path):
+    monitor = run(programs, "dcgan", tmp_path, "--max-iter", "60", "--val-interval", "60")
     distance = series(monitor, "Mean image distance")
     assert distance[60] < 0.85 * distance[0]       # NNabla 1.39: 0.323 -> 0.201 at 100
     for name in ("Generator loss", "Discriminator loss"):
@@ -80,15 +95,15 @@ def test_dcgan_generator_moves_toward_the_data(tmp_path):
     assert is_png(monitor / "Fake-images" / "000060.png")
 
 
-def test_siamese_embedding_separates_the_digits(tmp_path):
-    monitor = run("siamese", tmp_path, "--max-iter", "100", "--val-interval", "100")
+def test_siamese_embedding_separates_the_digits(programs, tmp_path):
+    monitor = run(programs, "siamese", tmp_path, "--max-iter", "100", "--val-interval", "100")
     loss = series(monitor, "Training loss")
     assert loss[99] < loss[49]
     assert series(monitor, "Nearest neighbour accuracy")[100] > 0.6    # chance: 0.1
 
 
-def test_segmentation_encoder_decoder_finds_the_shapes(tmp_path):
-    monitor = run("segmentation", tmp_path, "--max-iter", "100", "--val-interval", "100",
+def test_segmentation_encoder_decoder_finds_the_shapes(programs, tmp_path):
+    monitor = run(programs, "segmentation", tmp_path, "--max-iter", "100", "--val-interval", "100",
                   "--num-train", "512", "--num-val", "64")
     loss = series(monitor, "Training loss")
     assert loss[99] < loss[49]

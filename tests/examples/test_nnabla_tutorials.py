@@ -16,16 +16,17 @@ listed one that starts to match, fails the test (update ``KNOWN`` then).
 
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 pytest.importorskip("sklearn", reason="the tutorials' digits come from scikit-learn")
+from fork_server import ForkServer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "tests", "examples")
+RUN_CELLS = os.path.join(HERE, "nnabla_tutorials", "run_cells.py")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 KNOWN = {
@@ -99,17 +100,29 @@ def test_same_compares_numbers_to_tolerance_and_text_exactly():
     assert not same("[[0.03003697 0.2825656]]", "[[0.03002968 0.28256524]]", cell_scale=True)
 
 
-@pytest.mark.parametrize("name", sorted(KNOWN))
-def test_the_tutorial_prints_what_nnabla_printed(name, tmp_path):
+@pytest.fixture(scope="module")
+def tutorials(tmp_path_factory):
+    """``run_cells.py --serve stadyn``: each tutorial's process forked from one that made the
+    imports every run makes first (before, each started an interpreter and imported Stadyn's
+    compat layer and scikit-learn: ~3 s of CPU a tutorial)."""
     env = dict(os.environ, OMP_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
                                            os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run(
-        [sys.executable, os.path.join(HERE, "nnabla_tutorials", "run_cells.py"),
-         os.path.join(HERE, "nnabla_tutorials", "nb_" + name + ".py"), "stadyn"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ours = split_cells(proc.stdout)
+    server = ForkServer([sys.executable, RUN_CELLS, "--serve", "stadyn"],
+                        tmp_path_factory.mktemp("tutorials"), env)
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_the_tutorial_prints_what_nnabla_printed(name, tmp_path, tutorials):
+    work = tmp_path / "work"
+    work.mkdir()
+    status, stdout, stderr = tutorials.run(
+        [RUN_CELLS, os.path.join(HERE, "nnabla_tutorials", "nb_" + name + ".py"), "stadyn"],
+        work, tmp_path / "logs", 600)
+    assert status == 0, stderr[-3000:]
+    ours = split_cells(stdout)
     theirs = split_cells(open(os.path.join(HERE, "refs", "nnabla139_tutorial_%s.txt" % name))
                          .read())
     assert sorted(ours) == sorted(theirs)

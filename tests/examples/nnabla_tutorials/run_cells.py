@@ -3,6 +3,8 @@
     python run_cells.py nb_NAME.py stadyn     (the ``import nnabla`` lines load Stadyn's compat
                                               layer, as examples/nnabla/on_stadyn.py does)
     python run_cells.py nb_NAME.py nnabla     (NNabla itself)
+    python run_cells.py --serve stadyn        (runs as above, each forked from this process:
+                                              see _serve)
 
 Prints ``=== cell N`` before each cell's output, as a notebook shows it: what the cell prints,
 then the repr of its last expression unless None.  A cell that raises prints one
@@ -80,5 +82,25 @@ def main(path, framework):
         sys.stdout.flush()
 
 
+def _serve(framework):
+    """``--serve FRAMEWORK``: what every run does before its first cell (the compat layer's
+    import hook, scikit-learn's digits) and the imports every tutorial's first cells make
+    (``nnabla``, its functions and parametric functions) once; then each run (``run_cells.py
+    nb_NAME.py FRAMEWORK``) in a process forked from this one (``tests/fork_server.py``)."""
+    if framework == "stadyn":
+        _install_stadyn()
+    import sklearn.datasets  # noqa: F401
+    import nnabla  # noqa: F401
+    import nnabla.functions  # noqa: F401
+    import nnabla.parametric_functions  # noqa: F401
+    sys.path.insert(0, ROOT)
+    from fork_server import serve
+    sys.path.remove(ROOT)
+    serve(lambda argv: main(argv[1], argv[2]))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[1] == "--serve":
+        _serve(sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2])
