@@ -254,7 +254,8 @@ class EagerPlan:
     """
 
     __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
-                 "reason", "shapes", "marks", "marks_seen", "keep_all", "_others", "_inter_values")
+                 "reason", "shapes", "marks", "marks_seen", "keep_all", "_others", "_inter_values",
+                 "_differentiates")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
         self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
@@ -272,6 +273,17 @@ class EagerPlan:
         self.diff_roots: list[Variable] = []
         self.saved: list | None = None
         self.reason = reason
+        self._differentiates = _differentiates(nodes)
+
+    def _interpret(self, tensors: list, wanted: list) -> list:
+        """The values of ``wanted`` from ``tensors`` (the leaves'), op by op, with torch's
+        autograd where a backward may follow or a ``grad`` op differentiates inside, whatever
+        the mode (as a plan's trace does), detached where only the latter."""
+        with torch.set_grad_enabled(self.has_backward or self._differentiates):
+            outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True)
+        if self._differentiates and not self.has_backward:
+            outs = [t.detach() for t in outs]
+        return outs
 
     @property
     def code(self) -> str:
@@ -282,9 +294,7 @@ class EagerPlan:
         tensors = [run_tensor(v) for v in self.leaves]
         others = [v for ref in self._others if (v := ref()) is not None] if self.has_backward \
             else []
-        with torch.set_grad_enabled(self.has_backward):
-            outs = interpret(self.nodes, self.leaves, tensors, self.fill + others,
-                             name_errors=True)
+        outs = self._interpret(tensors, self.fill + others)
         self._inter_values = {id(v): t for v, t in zip(others, outs[len(self.fill):])}
         outs = outs[:len(self.fill)]
         for v, t in zip(self.fill, outs):
@@ -348,9 +358,7 @@ class TrialPlan(EagerPlan):
         start = time.perf_counter()
         tensors = [run_tensor(v) for v in self.leaves]
         others = [v for ref in self._others if (v := ref()) is not None]
-        with torch.set_grad_enabled(self.has_backward):
-            outs = interpret(self.nodes, self.leaves, tensors, self.fill + others,
-                             name_errors=True)
+        outs = self._interpret(tensors, self.fill + others)
         for v, t in zip(self.fill, outs):
             set_output(v, t)
             v._shape, v._dtype = tuple(t.shape), t.dtype
