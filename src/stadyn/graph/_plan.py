@@ -265,9 +265,7 @@ class EagerPlan:
         # The intermediates given no value and their tensors of the last run, whose gradients
         # a backward keeps (NNabla's clear_no_need_grad keeps every one's)
         self._inter_values: dict = {}
-        self.marks: tuple | None = None           # as StaticPlan's
-        self.marks_seen = -1
-        self.keep_all = True
+        self.marks, self.marks_seen, self.keep_all = None, -1, True     # as StaticPlan's
         self.shapes = Shapes(nodes)
         self.has_backward = needs_backward
         self.diff_roots: list[Variable] = []
@@ -276,9 +274,8 @@ class EagerPlan:
         self._differentiates = _differentiates(nodes)
 
     def _interpret(self, tensors: list, wanted: list) -> list:
-        """The values of ``wanted`` from ``tensors`` (the leaves'), op by op, with torch's
-        autograd where a backward may follow or a ``grad`` op differentiates inside, whatever
-        the mode (as a plan's trace does), detached where only the latter."""
+        """``wanted``'s values from the leaves' ``tensors``, op by op; with autograd where a
+        backward may follow or a ``grad`` op differentiates (as traced), detached for the latter."""
         with torch.set_grad_enabled(self.has_backward or self._differentiates):
             outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True)
         if self._differentiates and not self.has_backward:
