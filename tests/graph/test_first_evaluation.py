@@ -145,3 +145,18 @@ def test_a_cntk_evaluation_of_new_functions_of_two_structures_builds_each_once(b
         want = np.maximum(data * 2 + 1, 0) if i % 2 else np.tanh(data)
         np.testing.assert_allclose(f.eval({x: data}), want, rtol=1e-6)
         assert len(builds) == (0 if i < 2 else 1 if i < 3 else 2)
+
+
+def test_a_graph_that_runs_eagerly_anyway_is_built_once_and_runs_new_shapes_as_trials(builds):
+    from stadyn.graph import EagerPlan, OpSpec, apply
+    spec = OpSpec.from_function(lambda t: t * 2, 1, name="twice_untraced", traceable=False)
+    x = _input(0)
+    y = apply(spec, (x,), {})
+    kinds = []
+    for _ in range(2):
+        np.testing.assert_array_equal(_evaluate(y), 2 * x.d)
+        kinds.append(type(y._plan))
+    assert kinds == [TrialPlan, EagerPlan] and len(builds) == 1
+    x.data = torch.ones(4, 3)
+    np.testing.assert_array_equal(_evaluate(y), np.full((4, 3), 2.0, np.float32))
+    assert type(y._plan) is TrialPlan and len(builds) == 1   # no build for another shape
