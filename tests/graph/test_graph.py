@@ -434,10 +434,12 @@ def test_bf16_inference_plan_keeps_its_weight_copy_and_never_exposes_it(kernels,
     rng = np.random.RandomState(3)
     x, loss, w = _affine_loss(rng, "bfloat16", 512, 1024)
     with sd.context_scope(sd.context("cpu", dtype="bfloat16")), torch.no_grad():
-        loss.forward()
+        loss.forward()          # a first evaluation runs eagerly (graph/_runner.py)
+        first = float(loss.d)
+        loss.forward()          # the second is lowered: the same value
         plan = loss._plan
         assert plan.bw is None and [k for k, _ in plan._owned] == ["cast"]
-        first = float(loss.d)
+        assert float(loss.d) == first
         loss.forward()
         assert float(loss.d) == first
         with sd.auto_forward():

@@ -224,3 +224,16 @@ def test_a_graph_holding_a_loop_runs_its_first_shape_eagerly_until_that_costs_a_
         want[:, t] = state
     want[1, 3:] = 0
     np.testing.assert_allclose(eager, want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_new_shape_of_a_grad_op_evaluated_without_gradients_gives_its_gradient():
+    x = sd.Variable.from_numpy_array(np.array([1.0, 3.0]), need_grad=True)
+    (g,) = sd.grad([F.sum(x * x)], [x])
+    with torch.no_grad():
+        for _ in range(2):      # (a first evaluation runs eagerly: the second is lowered)
+            g.forward()
+        assert g.d.tolist() == [2.0, 6.0] and isinstance(g._plan, StaticPlan)
+        x.data = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64, requires_grad=True)
+        g.forward()             # a trial of the new shape, run eagerly
+    assert g.d.tolist() == [2.0, 4.0, 8.0] and isinstance(g._plan, TrialPlan)
+    assert g.data.grad_fn is None

@@ -44,6 +44,10 @@ def _recurrent_loss(steps: int):
 def test_each_program_is_generated_once(monkeypatch, backward):
     loss = _recurrent_loss(4)
     made = _count_codegen(monkeypatch)
+    if not backward:            # a first evaluation runs eagerly: no program (graph/_runner.py)
+        with sd.no_grad():
+            loss.forward()
+        assert not made
     with sd.no_grad() if not backward else sd.auto_forward(False):
         loss.forward()
     programs = 2 if backward else 1
@@ -171,6 +175,8 @@ def test_a_forward_run_without_gradients_is_traced_without_them(monkeypatch):
     seen = _traced(monkeypatch)
     loss = _recurrent_loss(4)
     with torch.no_grad():
+        loss.forward()          # a first evaluation runs eagerly, the second is lowered
+        assert not seen
         loss.forward()
     assert len(seen) == 1 and "aten.tanh.default" in seen[0]
     assert "aten.detach.default" not in seen[0]

@@ -254,7 +254,8 @@ class EagerPlan:
     """
 
     __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
-                 "reason", "shapes", "marks", "marks_seen", "keep_all", "_others", "_inter_values")
+                 "reason", "shapes", "marks", "marks_seen", "keep_all", "_others", "_inter_values",
+                 "_differentiates")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
         self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
@@ -264,14 +265,22 @@ class EagerPlan:
         # The intermediates given no value and their tensors of the last run, whose gradients
         # a backward keeps (NNabla's clear_no_need_grad keeps every one's)
         self._inter_values: dict = {}
-        self.marks: tuple | None = None           # as StaticPlan's
-        self.marks_seen = -1
-        self.keep_all = True
+        self.marks, self.marks_seen, self.keep_all = None, -1, True     # as StaticPlan's
         self.shapes = Shapes(nodes)
         self.has_backward = needs_backward
         self.diff_roots: list[Variable] = []
         self.saved: list | None = None
         self.reason = reason
+        self._differentiates = _differentiates(nodes)
+
+    def _interpret(self, tensors: list, wanted: list) -> list:
+        """``wanted``'s values from the leaves' ``tensors``, op by op; with autograd where a
+        backward may follow or a ``grad`` op differentiates (as traced), detached for the latter."""
+        with torch.set_grad_enabled(self.has_backward or self._differentiates):
+            outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True)
+        if self._differentiates and not self.has_backward:
+            outs = [t.detach() for t in outs]
+        return outs
 
     @property
     def code(self) -> str:
@@ -282,9 +291,7 @@ class EagerPlan:
         tensors = [run_tensor(v) for v in self.leaves]
         others = [v for ref in self._others if (v := ref()) is not None] if self.has_backward \
             else []
-        with torch.set_grad_enabled(self.has_backward):
-            outs = interpret(self.nodes, self.leaves, tensors, self.fill + others,
-                             name_errors=True)
+        outs = self._interpret(tensors, self.fill + others)
         self._inter_values = {id(v): t for v, t in zip(others, outs[len(self.fill):])}
         outs = outs[:len(self.fill)]
         for v, t in zip(self.fill, outs):
@@ -348,9 +355,7 @@ class TrialPlan(EagerPlan):
         start = time.perf_counter()
         tensors = [run_tensor(v) for v in self.leaves]
         others = [v for ref in self._others if (v := ref()) is not None]
-        with torch.set_grad_enabled(self.has_backward):
-            outs = interpret(self.nodes, self.leaves, tensors, self.fill + others,
-                             name_errors=True)
+        outs = self._interpret(tensors, self.fill + others)
         for v, t in zip(self.fill, outs):
             set_output(v, t)
             v._shape, v._dtype = tuple(t.shape), t.dtype

@@ -30,6 +30,9 @@ graph that is gone leaves no values behind; :func:`clear` forgets them all.  A r
 :class:`~stadyn.graph.StaticPlan` of its own graph's Variables, with buffers of its own, and its
 Variables get the shapes the build inferred (what ``refresh_shapes`` would find: the same
 structure on the same leaf signature).
+An evaluation (grad mode off) of a structure no graph ran before runs eagerly instead of being
+lowered (``_runner.py``); :func:`sighted` remembers that structure, so that the next graph of
+it (or the same graph run again) is lowered and its plan kept for the ones after it.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -58,10 +61,14 @@ from ._plan import StaticPlan
 from ._subgraph import Subgraph
 from ._variable import Variable
 
-__all__ = ["structure", "graph_structure", "reuse", "remember", "clear", "MAX_TEMPLATES"]
+__all__ = ["structure", "graph_structure", "reuse", "remember", "sighted", "draws_own_stream",
+           "clear", "MAX_TEMPLATES", "MAX_SIGHTED"]
 
 #: Structures whose plans are kept for graphs rebuilt alike.
 MAX_TEMPLATES = 64
+#: Structures remembered as run once eagerly (a first evaluation, ``_runner.py``), so that the
+#: next graph of one is lowered.
+MAX_SIGHTED = 256
 
 _PLAIN = (int, bool, str, bytes, type(None), type(Ellipsis), torch.dtype, torch.device)
 
@@ -107,6 +114,23 @@ def _own_generator(node) -> bool:
     seed = node.attrs.get("seed", -1)
     # a plain -1, a Python or a NumPy integer (a RandomStream, an int subclass, is one's own)
     return not ((type(seed) is int or isinstance(seed, np.integer)) and int(seed) == -1)
+
+
+def draws_own_stream(nodes) -> bool:
+    """Whether a random op among ``nodes`` draws from a generator of its own seed: a static
+    plan's program holds that generator and goes on drawing its stream run after run, which an
+    eager run (a fresh generator per call for a plain seed) would not continue.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph
+        >>> x = sd.Variable.from_numpy_array(np.zeros(3, np.float32))
+        >>> draws_own_stream(Subgraph([F.rand_like(x, seed=7)]).nodes)
+        True
+        >>> draws_own_stream(Subgraph([F.rand_like(x)]).nodes)
+        False
+    """
+    return any(_own_generator(node) for node in nodes)
 
 
 def structure(subgraph: Subgraph) -> tuple | None:
@@ -228,6 +252,7 @@ def _positions(leaves, nodes) -> dict[int, tuple]:
 
 
 _TEMPLATES: OrderedDict = OrderedDict()
+_SIGHTED: OrderedDict = OrderedDict()
 
 
 def reuse(key: tuple | None, subgraph: Subgraph, keep_all: bool
@@ -250,7 +275,30 @@ def remember(key: tuple | None, plan: Any, seconds: float) -> None:
         _TEMPLATES.popitem(last=False)
 
 
+def sighted(key: tuple) -> bool:
+    """Whether a graph under ``key`` (the runner's plan key and :func:`structure`) ran before:
+    a template is kept for it, or one ran eagerly as a first evaluation.  Records this one
+    (at most :data:`MAX_SIGHTED` are remembered, the least recently seen dropped first).
+
+    Example:
+        >>> from stadyn.graph._plan_reuse import clear, sighted
+        >>> clear()
+        >>> sighted(("a structure",)), sighted(("a structure",))
+        (False, True)
+    """
+    if key + (False,) in _TEMPLATES or key + (True,) in _TEMPLATES:
+        return True
+    seen = key in _SIGHTED
+    _SIGHTED[key] = True
+    _SIGHTED.move_to_end(key)
+    if len(_SIGHTED) > MAX_SIGHTED:
+        _SIGHTED.popitem(last=False)
+    return seen
+
+
 def clear() -> None:
-    """Forget every kept template (the test suite does before each test, so that a test's
-    count of builds does not depend on the graphs of the tests before it)."""
+    """Forget every kept template and sighted structure (the test suite does before each
+    test, so that a test's count of builds does not depend on the graphs of the tests before
+    it)."""
     _TEMPLATES.clear()
+    _SIGHTED.clear()

@@ -24,6 +24,11 @@ for its flags the fastest of their forwards, times ``BUILD_RUNS``, stands for th
 seconds: an evaluation run a few times (a greedy decoder, an attention matrix printed once)
 is never lowered, a graph run as many times as its build costs is.
 
+An evaluation (grad mode off: CNTK's ``eval``, ``no_grad``) rents its first signature for one
+run when no graph of its structure ran before (``_plan_reuse.sighted``): it runs eagerly, and
+its next run, or the next graph built alike, is lowered (the graphs alike after it replay that
+plan).  A function built and evaluated once never pays a trace.
+
 :func:`backward` runs the backward program of the plan of a root's last forward, or torch's
 autograd in dynamic mode.
 """
@@ -58,7 +63,7 @@ from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
                     holds_loop, needs_backward_pass)
 from ._deferred_backward import Deferred, deferrable
-from ._plan_reuse import remember, reuse, structure
+from ._plan_reuse import draws_own_stream, remember, reuse, sighted, structure
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
 from ._variable import Variable, gradient_marks_version, graph_version, layout_version
@@ -108,7 +113,7 @@ class _PlanCache:
         # Plans of these roots are built with their backward (one was, or a backward was asked
         # of a plan that had none): no forward-only plan (_deferred_backward.py) any more.
         self.differentiated = False
-        self.pricing: set = set()
+        self.pricing: dict = {}
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -123,9 +128,10 @@ class _PlanCache:
             self.plans.move_to_end(key)
             return plan
         spent = self.trials.get(key)
-        if spent is None and self._rent_first(flags, keep_all):
+        runs = self._rent_first(key, flags, keep_all) if spent is None else None
+        if runs is not None:
             self.built[flags] = math.inf            # priced by its trials' runs
-            self.pricing.add(flags)
+            self.pricing[flags] = runs
         if spent is None and self._try_first(flags, keep_all):
             spent = self.trials[key] = 0.0
             if len(self.trials) > MAX_TRIALS:
@@ -141,14 +147,14 @@ class _PlanCache:
         self.trials.pop(key, None)
         plan, seconds = self._build(key, flags, keep_all)
         estimated = flags in self.pricing
-        self.pricing.discard(flags)
+        self.pricing.pop(flags, None)
         if isinstance(plan, StaticPlan):
             # a measured build replaces the trial runs' estimate (which may be far below it:
             # else every new signature of a graph holding a loop would build again after a
             # fraction of a build's seconds); later builds keep the fastest
             self.built[flags] = seconds if estimated else min(seconds, self.built.get(flags,
                                                                                       seconds))
-        elif flags not in self.built:
+        elif estimated or flags not in self.built:
             # A graph that runs eagerly anyway: new shapes are trials that never pay a build
             # (which would infer every shape again only to run eagerly).
             self.built[flags] = math.inf
@@ -199,11 +205,12 @@ class _PlanCache:
 
     def priced(self, plan, flags: tuple, seconds: float) -> None:
         """After a forward of ``plan`` under ``flags`` that took ``seconds``: a trial run of a
-        graph holding a loop, nothing built for its flags yet, prices the build at
-        ``BUILD_RUNS`` times its fastest run (a first run's one-time costs, lazy imports,
-        count once)."""
+        first signature, nothing built for its flags yet, prices the build at the runs it
+        rents times its fastest run (``BUILD_RUNS`` for a graph holding a loop: a first run's
+        one-time costs, lazy imports, count once; 0 for a first evaluation: the next run
+        builds)."""
         if plan is self.trial and flags in self.pricing:
-            self.built[flags] = min(self.built[flags], BUILD_RUNS * seconds)
+            self.built[flags] = min(self.built[flags], self.pricing[flags] * seconds)
 
     def _gradient_marks(self) -> tuple:
         """Which op outputs of the graph stop (``need_grad=False``) or start (``True``) the
@@ -222,14 +229,27 @@ class _PlanCache:
             return False
         return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
 
-    def _rent_first(self, flags: tuple, keep_all: bool) -> bool:
-        """Whether the first signature under ``flags`` runs eagerly first: nothing was built
-        for them, the graph holds a loop (which a trace unrolls) and runs in the standard
-        layout (as :meth:`_try_first`)."""
-        if BUILD_RUNS <= 0 or flags in self.built or flags[4] \
-                or not holds_loop(self.subgraph.nodes):
-            return False
-        return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
+    def _rent_first(self, key: tuple, flags: tuple, keep_all: bool) -> int | None:
+        """How many of its fastest eager runs the first signature under ``key`` (``flags``)
+        runs before a build, or None to build at once.  Only while nothing was built for the
+        flags, the profiler labels nothing and the graph runs in the standard layout (as
+        :meth:`_try_first`): a graph holding a loop (which a trace unrolls) rents
+        ``BUILD_RUNS``; an evaluation (grad mode off) of a structure that no graph ran before
+        (``_plan_reuse.sighted``) rents one run, its next run builds.  A graph drawing from a
+        random op's own generator is lowered at once: its program holds the generator, whose
+        stream an eager run would not start."""
+        nodes = self.subgraph.nodes
+        if flags in self.built or flags[4]:
+            return None
+        loop = BUILD_RUNS > 0 and holds_loop(nodes)
+        if not loop and (flags[1] or draws_own_stream(nodes)):
+            return None
+        if not keep_all and plan_layout(nodes, self.subgraph.leaf_tensors()):
+            return None
+        if loop:
+            return BUILD_RUNS
+        form = structure(self.subgraph)     # None: graphs alike unknown, its own next run builds
+        return 0 if form is None or not sighted(key + (form,)) else None
 
 
 def _needs_backward(subgraph: Subgraph) -> bool:
