@@ -176,3 +176,30 @@ def deferred_layer__root_of_a_sequential(C, r):
             res[label + ", what its root reads"] = last.owner.root_function.op_name
     return res
 
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RNNStep", "cntk.placeholder"],
+           note="calls over placeholders without a shape whose parts are built first: a "
+                "recurrence whose step reads its cell through .output (relu(cell(h, x).output)) "
+                "runs as CNTK 2.7's (Stadyn once took the cell's state for its input and "
+                "raised ShapeError); and plus(q, times(p, W)) with q of an inferred axis keeps "
+                "CNTK's unknown shape (-2,) after times(p, W) is given its signature (Stadyn "
+                "once read W's lengths from the built part and showed (2,))")
+def deferred_parts_built_first(C, r):
+    r.touch("cntk.ops.relu", "cntk.ops.plus", "cntk.ops.times", "cntk.parameter",
+            "cntk.sequence.input_variable", "cntk.Function.eval", "cntk.Function.shape")
+    class Model:
+        """(the cell held on an object, as a model's attribute)"""
+    m = Model()
+    m.cell = C.layers.RNNStep(4, init=0.5)
+    x = C.sequence.input_variable(3)
+    y = C.layers.Recurrence(lambda h, v: C.relu(m.cell(h, v).output))(x)
+    data = [np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)]
+    res = {"recurrence shape": list(y.shape), "recurrence": np.asarray(y.eval({x: data})[0])}
+    p = C.placeholder(name="p")
+    q = C.placeholder(shape=(C.InferredDimension,), name="q")
+    W = C.parameter((3, 2), init=1.0, name="W")
+    h = C.times(p, W)
+    f = C.plus(q, h)
+    h.update_signature(3)
+    res["after a part is built"] = list(f.shape)
+    return res
