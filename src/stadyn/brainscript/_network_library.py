@@ -330,10 +330,10 @@ def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]],
         args = tuple(sub(a) for a in node.args)
         kwargs = {k: sub(a) for k, a in node.kwargs.items()}
         if node.spec.name == "affine" and isinstance(args[0], Variable):
-            # a Times applied again to a right operand with more axes, as CNTK validates the
-            # cloned node again: the axes it reduced over are reduced again, the new leading
-            # ones kept (Fast R-CNN's fully connected layers, cloned from a network of one
-            # image, applied to the 6:6:256:R regions ROIPooling gives)
+            # a Times applied again to a right operand with more or fewer axes, as CNTK
+            # validates the cloned node again: the axes it reduced over are reduced again, the
+            # leading ones it has now kept (Fast R-CNN's fully connected layers, cloned from a
+            # network of one image, applied to the 6:6:256:R regions ROIPooling gives)
             args, kwargs = base_axis_kept(node, args, kwargs, args[0].shape)
         with name_scope(node.scope, absolute=True):
             made = apply(node.spec, args, kwargs)

@@ -212,35 +212,12 @@ class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
 
     @property
     def parameters(self) -> tuple:
-        """The parameters of the layers it applies (those applied already) and of the values
-        with a shape it reads (``times(p, W)``: ``W``)."""
+        """The parameters among its :attr:`inputs` (each once): those of the layers it applies
+        and of the values with a shape it reads (``times(p, W)``: ``W``), as CNTK 2.7 lists
+        them."""
         if self._typed is not None:
             return self._typed.parameters
-        LayerFunction = _layer_function()
-        out: list = []
-
-        def visit(v):
-            if isinstance(v, UnknownOutput):
-                v = v.owner
-            if isinstance(v, Deferred) and v._typed is not None and v is not self:
-                out.extend(p for p in v._typed.parameters if p not in out)
-            elif isinstance(v, Deferred):
-                if isinstance(v._fn, LayerFunction):
-                    out.extend(v._fn.parameters)
-                for a in v._operands():
-                    visit(a)
-            elif isinstance(v, LayerFunction):
-                out.extend(v.parameters)
-            elif isinstance(v, GraphObject) and not _shapeless(v):
-                # (a value with a shape: its parameters, a parameter itself)
-                found = (v,) if getattr(v, "is_parameter", False) else \
-                    getattr(v, "parameters", ())
-                out.extend(p for p in found if all(p is not q for q in out))
-            elif isinstance(v, (list, tuple)):
-                for u in v:
-                    visit(u)
-        visit(self)
-        return tuple(out)
+        return tuple(a for a in self.inputs if getattr(a, "is_parameter", False))
 
     # -- building ---------------------------------------------------------------------------
     def _replay(self, bound: dict, memo: dict):

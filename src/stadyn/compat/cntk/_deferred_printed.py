@@ -56,9 +56,10 @@ class DeferredPrinting:
         return pending_text(name, op, self.arguments, root, self.shape)
 
     def _root_op(self) -> str:
-        """The op of the root CNTK 2.7 makes of the call (``Plus``; a layer's kind)."""
+        """The op of the root CNTK 2.7 makes of the call (``Plus``; a layer's kind; a named
+        ``Sequential``'s ``NoOp``, an unnamed one's last layer's)."""
         if isinstance(self._fn, _layer_function()):
-            return self._fn._shown_name_and_op()[1]
+            return self._fn._root_op_name()
         return op_name_of_call(self._fn)
 
     def _output_uid(self) -> str:

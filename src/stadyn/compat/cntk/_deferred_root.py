@@ -151,9 +151,12 @@ class DeferredRoot:
 
     @property
     def is_block(self) -> bool:
-        """Whether CNTK 2.7 makes a block of the call: a layer applied, a reduction."""
+        """Whether CNTK 2.7 makes a block of the call: a layer applied (not the ``NoOp`` of
+        a named ``Sequential`` nor a recurrence's ``Combine``), a reduction."""
         fn = self._function._fn
-        return isinstance(fn, _layer_function()) or makes_block(fn)
+        if isinstance(fn, _layer_function()):
+            return self.op_name not in ("NoOp", "Combine")
+        return makes_block(fn)
 
     @property
     def root_function(self) -> "DeferredRoot":
@@ -165,6 +168,14 @@ class DeferredRoot:
         fn = self._function._fn
         out: list = []
         if isinstance(fn, _layer_function()):
+            made = self._function.__dict__.get("_sequential_root_inputs")
+            if made is None and len(self._function._operands()) == 1:
+                # (a Sequential's root: a NoOp, or its last layer's block, over the output of
+                # its steps applied, made once so that it keeps its uid)
+                made = fn._sequential_root_inputs(self._function._operands()[0])
+                self._function.__dict__["_sequential_root_inputs"] = made
+            if made is not None:
+                return made
             out += list(fn.parameters)
         for v in self._function._operands():
             if isinstance(v, DeferredGraph):
@@ -176,23 +187,35 @@ class DeferredRoot:
                            is not None else v)
         return tuple(out)
 
+    def _inputs_once(self, keep) -> tuple:
+        """Its inputs ``keep`` takes, each once (``element_times(p, p)``'s root reads ``p``
+        twice; CNTK 2.7 lists it once among its arguments)."""
+        out: list = []
+        seen: set[int] = set()
+        for a in self.inputs:
+            key = id(getattr(a, "variable", a))
+            if keep(a) and key not in seen:
+                seen.add(key)
+                out.append(a)
+        return tuple(out)
+
     @property
     def arguments(self) -> tuple:
-        """Its inputs but the parameters and constants."""
-        return tuple(a for a in self.inputs if not (getattr(a, "is_parameter", False)
-                                                   or getattr(a, "is_constant", False)))
+        """Its inputs but the parameters and constants, each once."""
+        return self._inputs_once(lambda a: not (getattr(a, "is_parameter", False)
+                                                or getattr(a, "is_constant", False)))
 
     @property
     def placeholders(self) -> tuple:
-        return tuple(a for a in self.inputs if getattr(a, "is_placeholder", False))
+        return self._inputs_once(lambda a: getattr(a, "is_placeholder", False))
 
     @property
     def parameters(self) -> tuple:
-        return tuple(a for a in self.inputs if getattr(a, "is_parameter", False))
+        return self._inputs_once(lambda a: getattr(a, "is_parameter", False))
 
     @property
     def constants(self) -> tuple:
-        return tuple(a for a in self.inputs if getattr(a, "is_constant", False))
+        return self._inputs_once(lambda a: getattr(a, "is_constant", False))
 
     @property
     def outputs(self) -> tuple:

@@ -280,14 +280,30 @@ class LayerFunction(UnappliedLayerView):
             op = _shown_layer(self)[1]
             return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
                                  self.output)
-        if self.name:                       # (CNTK 2.7's NoOp naming the composite's output)
-            inner = Deferred(_sequential(list(steps), ""), (keep,), {}).output
-            return UnappliedRoot("NoOp", self.name, (inner,), self.output)
+        inputs = self._sequential_root_inputs(keep, known=True)
         last = steps[-1]
-        before = keep if len(steps) == 1 else Deferred(
-            _sequential(list(steps[:-1]), ""), (keep,), {}).output
-        return UnappliedRoot(_shown_layer(last)[1], last.name,
-                             tuple(last._known_parameters()) + (before,), self.output)
+        if self.name:                       # (CNTK 2.7's NoOp naming the composite's output)
+            return UnappliedRoot("NoOp", self.name, inputs, self.output)
+        return UnappliedRoot(_shown_layer(last)[1], last.name, inputs, self.output)
+
+    def _sequential_root_inputs(self, applied_to: Any, known: bool = False) -> "tuple | None":
+        """The inputs of the root CNTK 2.7 makes of this ``Sequential`` applied to
+        ``applied_to``: named, the output of its steps applied (its ``NoOp``'s one input);
+        else its last layer's parameters (``known``: as declared before it is applied), then
+        the output of the steps before (or ``applied_to``).  None for another layer, or a
+        ``Sequential`` whose last step is no layer."""
+        steps = self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
+        if not steps:
+            return None
+        if self.name:
+            return (Deferred(_sequential(list(steps), ""), (applied_to,), {}).output,)
+        last = steps[-1]
+        if not isinstance(last, LayerFunction):
+            return None
+        before = applied_to if len(steps) == 1 else Deferred(
+            _sequential(list(steps[:-1]), ""), (applied_to,), {}).output
+        parameters = last._known_parameters() if known else last.parameters
+        return tuple(parameters) + (before,)
 
     @property
     def outputs(self) -> tuple:
@@ -313,10 +329,10 @@ class LayerFunction(UnappliedLayerView):
     def _root_op_name(self) -> str:
         """The op of the root CNTK 2.7's layer has before it is applied (``Dense``; a
         ``Sequential``'s last layer's, ``NoOp`` when named; ``Combine`` for a
-        ``Recurrence``)."""
+        ``Recurrence``, ``NoOp`` when named)."""
         shown = _shown_layer(self)
         if self.kind in ("Recurrence", "RecurrenceFrom"):
-            return "Combine"
+            return "NoOp" if self.name else "Combine"
         if isinstance(self.layer, _CompositeLayer):
             steps = self.layer.composite.steps
             if self.name:

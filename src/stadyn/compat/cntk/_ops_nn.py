@@ -22,7 +22,7 @@ from ._sparse_operands import refuse_sparse_operands
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as_operand,
                      sample_shape, wrap)
-from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed, seed_drawn
+from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
            "dropout", "local_response_normalization", "mean_variance_normalization",
@@ -328,7 +328,7 @@ def _dropout_as_called(arguments: dict) -> None:
     rate = float(arguments["dropout_rate"])
     if not 0.0 <= rate < 1.0:
         raise ValueError(f"dropout: the rate must be in [0, 1), got {rate}")
-    seed_drawn(arguments)
+    arguments["seed"] = drawn_seed(arguments["seed"])
 
 
 def local_response_normalization(operand, depth_radius: int, bias: float, alpha: float,

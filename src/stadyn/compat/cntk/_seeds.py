@@ -21,7 +21,7 @@ from ... import distributed
 from ..._random import auto_seed, fixed_seed
 from ...ops import RandomStream
 
-__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed", "drawn_seed", "seed_drawn"]
+__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed", "drawn_seed"]
 
 SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
 
@@ -34,7 +34,8 @@ def resolved_seed(seed) -> RandomStream:
 def drawn_seed(seed) -> int:
     """The seed of one random Function by CNTK's seed rules, drawn now: CNTK 2.7 draws it as
     the op is made, before the initializers of parameters made after it, also for an op
-    whose operand has no shape yet (built later here).
+    whose operand has no shape yet (built later here): the ``as_called`` hooks of the random
+    ops (``_deferrable.deferrable``) put it in place of their ``seed`` argument.
 
     Example:
         >>> drawn_seed(7)
@@ -48,16 +49,3 @@ def drawn_seed(seed) -> int:
         raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
     return int(seed)
 
-
-def seed_drawn(arguments: dict) -> None:
-    """A random op's ``seed`` argument drawn (:func:`drawn_seed`) as the op is called: the
-    ``as_called`` hook of such ops (``_deferrable.deferrable``), so that one waiting for its
-    operand's shape has its seed from the moment it was made, as in CNTK 2.7.
-
-    Example:
-        >>> arguments = {"x": None, "seed": 7}
-        >>> seed_drawn(arguments)
-        >>> arguments["seed"]
-        7
-    """
-    arguments["seed"] = drawn_seed(arguments["seed"])

@@ -38,7 +38,7 @@ from ._adapt import named, operand, wrap
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._defaults import default_override_or, get_default_override
 from ._deferrable import deferrable
-from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed, seed_drawn
+from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
 from ._variables import Constant
 
 __all__ = ["uniform", "normal", "gumbel", "bernoulli", "uniform_like", "normal_like",
@@ -113,13 +113,19 @@ def _check_mean(op: str, mean) -> float:
     return float(mean)
 
 
+def _seed_drawn(arguments: dict) -> None:
+    """The ``as_called`` hook of a random op: its ``seed`` drawn (:func:`_seeds.drawn_seed`)
+    as it is called, of a placeholder without a shape too, as CNTK 2.7 draws it."""
+    arguments["seed"] = drawn_seed(arguments["seed"])
+
+
 def _checked(op: str, argument: str, check):
     """The ``as_called`` hook of the ``*_like`` op ``op``: ``argument`` checked (``check``),
     then the seed drawn, as CNTK 2.7 does both as the op is called, of a placeholder without
     a shape too."""
     def as_called(arguments: dict) -> None:
         arguments[argument] = check(op, arguments[argument])
-        seed_drawn(arguments)
+        _seed_drawn(arguments)
     return as_called
 
 
@@ -179,7 +185,7 @@ def bernoulli(shape, dtype=default_override_or(np.float32), mean=0.5, seed=auto_
                   "BernoulliRandom")
 
 
-@deferrable(as_called=seed_drawn)
+@deferrable(as_called=_seed_drawn)
 def uniform_like(x, low=0.0, high=1.0, seed=auto_select, name: str = ""):
     """:func:`uniform` values of ``x``'s shape and dtype, its batch axis included.
 
