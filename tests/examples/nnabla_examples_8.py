@@ -61,10 +61,10 @@ RUNS = [
     # Momentum with clipped gradients, weight decay and a cosine learning rate.  Without the
     # auxiliary head (``--auxiliary=``): at a tiny batch its batch normalization normalizes 2-4
     # values per channel (1x1 maps), whose input gradient is float32 cancellation (on both
-    # frameworks 2e-4 of the value from float64's), so the two frameworks' first-step gradients
-    # part by 1e-3 there and the runs by the third step.  At batch 2 no max pooling or ReLU
+    # frameworks 2e-4 of the value from float64's), and the two frameworks' first-step
+    # gradients part by 1e-3, their second losses by 1e-3.  At batch 2 no max pooling or ReLU
     # meets a near-tie in these 3 steps either (at batch 4 a max pooling's two inputs 3e-6
-    # apart swap on rounding and step 3 parts by 1e-3)
+    # apart swap on rounding, and the third losses part by 1e-3)
     ("darts_train", DARTS + "/darts_train.py",
      "--context cpu -b 2 --epoch 1 --num-cells 3 --num-nodes 5 --output-filter 4 -f 0 "
      "--auxiliary= --monitor-path {out} --model-save-path {out} "
