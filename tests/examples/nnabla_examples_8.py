@@ -1,8 +1,8 @@
 """Run an eighth batch of nnabla-examples' programs (sony/nnabla-examples:
-``neural-architecture-search/DARTS``), unchanged, at a tiny size, and write as JSON what they
-printed and a digest of the parameters they trained.  The same file runs on NNabla 1.39
-(which made ``refs/nnabla139_examples_8.json``) and, with ``--stadyn``, on Stadyn through
-``examples/nnabla/on_stadyn.py``'s import hook.
+``neural-architecture-search/DARTS``'s search and retraining), unchanged, at a tiny size, and
+write as JSON what they printed and a digest of the parameters they trained.  The same file
+runs on NNabla 1.39 (which made ``refs/nnabla139_examples_8.json``) and, with ``--stadyn``, on
+Stadyn through ``examples/nnabla/on_stadyn.py``'s import hook.
 
     python tests/examples/nnabla_examples_8.py EXAMPLES WORK OUT.json [--stadyn] [--only=R,..]
 
@@ -24,11 +24,14 @@ it, as a user does, when its "Training loss" monitor is given the value of step 
 (the harness counts the monitor's ``add`` calls), and records the parameters the program had
 then (``nn.get_parameters()``: a digest of each), the values its monitors were given (each
 step's training and validation loss and error) and what it printed (the mixing probabilities
-after its first step).
+after its first step).  DARTS's retraining (``darts_train.py``, of the cells in
+``WORK/darts_arch.json``, which the driver writes) is interrupted the same way, after its first
+``STEPS`` Momentum steps on training batches (the validation pass ends the epoch).
 """
 
 import contextlib
 import io
+import json
 import os
 import random
 import sys
@@ -52,7 +55,26 @@ RUNS = [
     ("darts_search", DARTS + "/darts_search.py",
      "--context cpu -b 2 --epoch 1 --num-cells 3 --num-nodes 5 --output-filter 4 "
      "--monitor-path {out} --model-arch-name {out}/arch.json"),
+    # DARTS retraining (``darts_train.py``) of the cells ``{work}/darts_arch.json`` names
+    # (separable and dilated convolutions, max and average pooling, the identity), each
+    # operation but the identity drop-path'ed (F.rand masks against the "drop_rate" parameter),
+    # Momentum with clipped gradients, weight decay and a cosine learning rate.  Without the
+    # auxiliary head (``--auxiliary=``): at a tiny batch its batch normalization normalizes 2-4
+    # values per channel (1x1 maps), whose input gradient is float32 cancellation (on both
+    # frameworks 2e-4 of the value from float64's), and the two frameworks' first-step
+    # gradients part by 1e-3, their second losses by 1e-3.  At batch 2 no max pooling or ReLU
+    # meets a near-tie in these 3 steps either (at batch 4 a max pooling's two inputs 3e-6
+    # apart swap on rounding, and the third losses part by 1e-3)
+    ("darts_train", DARTS + "/darts_train.py",
+     "--context cpu -b 2 --epoch 1 --num-cells 3 --num-nodes 5 --output-filter 4 -f 0 "
+     "--auxiliary= --monitor-path {out} --model-save-path {out} "
+     "--model-arch-name {work}/darts_arch.json"),
 ]
+# the architecture darts_train retrains: each node's two (operation, input node) pairs; the
+# operations 0-7 are dil_conv_3x3, dil_conv_5x5, sep_conv_3x3, sep_conv_5x5, max_pool_3x3,
+# avg_pool_3x3, identity, zero
+DARTS_ARCH = {"arch_normal": {"2": [[2, 0], [6, 1]], "3": [[0, 0], [4, 2]]},
+              "arch_reduction": {"2": [[4, 0], [3, 1]], "3": [[5, 1], [6, 2]]}}
 # the programs' own modules, forgotten after each run
 OWN_MODULES = ("args", "utils", "defined_functions", "cifar10_data")
 
@@ -100,6 +122,8 @@ def main(argv):
     import cifar10_standin
     cifar10_standin.write_cifar10(os.path.join(work, "home", "nnabla_data"), compresslevel=0)
     record.six_if_missing(work)
+    with open(os.path.join(work, "darts_arch.json"), "w") as f:
+        json.dump(DARTS_ARCH, f)
     import nnabla as nn
     import nnabla.random
     results = {}
