@@ -13,8 +13,9 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
 * :func:`reshape_sample` reshapes each sample and keeps the batch axis;
 * :func:`over_sample` applies an axis function (softmax) over all axes of a sample at once;
 * :func:`broadcast_pair` aligns two operands' sample axes on the right, the batch axis apart;
-* :func:`divide` is CNTK's division (0 where the divisor is 0) and :func:`hardmax` its one-hot
-  of each sample's first maximum, for the compat's ops and for CNTK model files' rules;
+* :func:`divide` is CNTK's division (0 where the divisor is 0), :func:`hardmax` its one-hot
+  of each sample's first maximum and :func:`class_ids` the ids its ``OneHotOp`` reads, for
+  the compat's ops and for CNTK model files' rules;
 * :func:`auto_padding`, :func:`convolution` and :func:`pooling`: CNTK's auto-padding (windows
   centred on every ``stride``-th position, ``ceil(size / stride)`` outputs) for convolutions
   and pooling (padding never wins a max; an average counts only the values inside; a stride
@@ -34,7 +35,7 @@ Example:
 from ..sequence import reshape_samples
 from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, reshape_sample,
                     static_axis, times)
-from ._ops import constant_like, divide, hardmax, logistic, straight_through
+from ._ops import class_ids, constant_like, divide, hardmax, logistic, straight_through
 from ._windows import (auto_padding, convolution, convolution_transpose, max_unpooling,
                        padded, pooling, refuse_window_beyond_input, roi_pooling)
 
@@ -42,5 +43,6 @@ __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_samp
            "reshape_samples", "over_sample", "broadcast_pair", "auto_padding", "padded",
            "convolution",
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
-           "refuse_window_beyond_input", "straight_through", "logistic", "constant_like"]
+           "refuse_window_beyond_input", "straight_through", "logistic", "constant_like",
+           "class_ids"]
 

@@ -1,5 +1,5 @@
 """CNTK's element rules that both front ends share: safe division, hardmax, straight-through,
-logistic loss, constants shaped like a value."""
+logistic loss, constants shaped like a value, one-hot class ids."""
 
 from __future__ import annotations
 
@@ -24,6 +24,24 @@ def divide(a: Variable | None, b: Variable) -> Variable:
     zero = F.stop_gradient(F.equal_scalar(b, 0.0))
     kept = F.r_sub_scalar(zero, 1.0)
     return F.div2(kept if a is None else F.mul2(a, kept), F.add2(b, zero))
+
+
+def class_ids(x: Variable, num_classes: int) -> Variable:
+    """The class ids CNTK 2.7's ``OneHotOp`` reads from ``x`` (int64): each value truncated
+    (2.9 is class 2), a negative value (-0.5 too) no class (``num_classes``, whose one-hot
+    vector :func:`stadyn.functions.one_hot` makes all zeros, as CNTK does; NNabla's would count
+    -1 from the end).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([[2.9], [-0.5], [0.0], [3.0]], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = F.one_hot(class_ids(x, 3), (3,))
+        >>> y.d.tolist()
+        [[0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    none = F.constant(float(num_classes), (1,) * x.ndim)
+    return F.cast(F.where(F.less_scalar(x, 0.0), none, x), "int64")
 
 
 def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:

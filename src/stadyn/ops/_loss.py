@@ -168,25 +168,34 @@ def top_n_error(x, target, axis=None, n=1):
 @op(1, category="misc")
 def one_hot(x, shape):
     """One-hot vectors from integer ids: ``x`` of shape ``(..., len(shape))`` becomes
-    ``(..., *shape)``.
+    ``(..., *shape)``.  As NNabla 1.39's ``OneHot``: an id in ``[-n, -1]`` counts from the end
+    of its axis of ``n`` classes, and an id outside ``[-n, n - 1]`` on any axis makes its vector
+    all zeros (no error, in the dynamic and the static mode alike).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> with sd.auto_forward():
-        ...     y = F.one_hot(sd.Variable.from_numpy_array([[2], [0]]), (3,))
+        ...     y = F.one_hot(sd.Variable.from_numpy_array([[2], [0], [-1], [3]]), (3,))
         >>> y.d
         array([[0., 0., 1.],
-               [1., 0., 0.]], dtype=float32)
+               [1., 0., 0.],
+               [0., 0., 1.],
+               [0., 0., 0.]], dtype=float32)
     """
     shape = tuple(int(s) for s in shape)
     ids = x.long()
-    flat = ids[..., 0]
-    for k in range(1, len(shape)):
-        flat = flat * shape[k] + ids[..., k]
+    flat = torch.zeros(ids.shape[:-1], dtype=torch.long, device=ids.device)
+    valid = torch.ones(ids.shape[:-1], dtype=torch.bool, device=ids.device)
+    for k, n in enumerate(shape):
+        i = ids[..., k]
+        i = torch.where(i < 0, i + n, i)
+        valid = valid & (i >= 0) & (i < n)
+        flat = flat * n + i
     size = 1
     for s in shape:
         size *= s
-    return TF.one_hot(flat, size).reshape(tuple(x.shape[:-1]) + shape).to(torch.float32)
+    hit = (flat.unsqueeze(-1) == torch.arange(size, device=ids.device)) & valid.unsqueeze(-1)
+    return hit.reshape(tuple(x.shape[:-1]) + shape).to(torch.float32)
 
 
 @op(2, category=_C, precision="float", sequence=from_base_axis("p"))

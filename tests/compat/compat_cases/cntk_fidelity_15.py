@@ -330,3 +330,16 @@ def deferred_ops__arguments_checked_when_called(C, r):
                             p(), p(), p(), "t"))):
         res[label] = _outcome(lambda: make().shape)
     return res
+
+
+@cntk_case(names=["cntk.ops.one_hot"],
+           note="CNTK 2.7's OneHotOp truncates a value to its class (2.9 is 2) and makes a "
+                "negative value's vector (-0.5 too) and one past the last class all zeros; "
+                "Stadyn's static plan gave zeros but its first (eager) evaluation raised "
+                "'Class values must be smaller than num_classes'")
+def one_hot__values_outside_the_classes(C, r):
+    x = C.input_variable(1)
+    data = np.array([[-0.5], [-0.0], [-1.0], [-4.0], [2.9], [3.0], [1.7], [7.0]], np.float32)
+    f = C.one_hot(x, 3)
+    return {"out": f.eval({x: data}), "again": f.eval({x: data[::-1].copy()}),
+            "axis 0": C.one_hot(x, 3, axis=0).eval({x: data})}

@@ -138,6 +138,12 @@ fn_case("slice", lambda F, x: F.slice(x, start=(0, 1, 0), stop=(2, 3, 4), step=(
 fn_case("pad", lambda F, x: F.pad(x, (1, 2), constant_value=0.5), S234)
 fn_case("pad__reflect", lambda F, x: F.pad(x, (1, 1, 2, 0), mode="reflect"), S234)
 fn_case("one_hot", lambda F, x: F.one_hot(x, (5,)), [(4, 1)], data=[labels(5)], grads=False)
+# ids in [-n, -1] count from the end of their axis; outside [-n, n - 1] on any axis: all zeros
+fn_case("one_hot__out_of_range", lambda F, x: F.one_hot(x, (3,)), [(7, 1)], grads=False,
+        data=[lambda r, s: np.array([[-1], [-2], [-3], [-4], [3], [5], [0]], np.int32)])
+fn_case("one_hot__out_of_range_2d", lambda F, x: F.one_hot(x, (2, 3)), [(6, 2)], grads=False,
+        data=[lambda r, s: np.array([[0, -1], [1, 3], [-1, 0], [2, 0], [0, 2], [1, -3]],
+                                    np.int32)])
 fn_case("constant", lambda F, x: F.constant(1.5, (2, 3)) * x, S23)
 def _split(nn, F, r):
     x = nn.Variable.from_numpy_array(r.randn(2, 3, 4), need_grad=True)

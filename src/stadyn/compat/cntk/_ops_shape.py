@@ -412,7 +412,7 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
     n = lead_axes(x)
     # each index on an axis of its own: no size is written into the graph (sequence.unpack's
     # steps keep the size they have when run)
-    index = F.reshape_trailing(F.cast(v, "int64"), (1,), base_axis=v.ndim)
+    index = F.reshape_trailing(S.class_ids(v, int(num_classes)), (1,), base_axis=v.ndim)
     out = F.cast(F.one_hot(index, (int(num_classes),)), "float32")
     ax = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
     rank = len(shape) + 1

@@ -346,7 +346,7 @@ def one_hot_cntk(node):
     axis = sample_axis(node, node.attr("onehotAxis") or 0, rank)
     if axis is None:
         node.unsupported("one_hot along all static axes")
-    flat = reshape_samples(F.cast(node.var(0), "int64"), lead, (math.prod(sample), 1))
+    flat = reshape_samples(S.class_ids(node.var(0), n), lead, (math.prod(sample), 1))
     hot = reshape_samples(F.cast(F.one_hot(flat, (n,)), "float32"), lead, sample + (n,))
     if axis != rank - 1:
         order = list(range(lead + rank - 1))

@@ -218,8 +218,8 @@ def _import_one_hot(node):
     ids = node.var(0)
     if node.dtype(0).kind not in "iu":        # ONNX casts non-integer indices to int64
         ids = F.cast(ids, "int64")
-    zero = node.constant_variable(np.zeros((), dtype=np.int64))
-    ids = F.where(F.less(ids, zero), F.add_scalar(ids, depth), ids)    # -1 is the last class
+    # (F.one_hot counts -1 from the end and makes an id outside [-depth, depth - 1] all off,
+    # as ONNX's OneHot)
     hot = F.one_hot(F.reshape(ids, shape + (1,)), (depth,))
     if (off, on) != (0.0, 1.0):
         hot = F.add_scalar(F.mul_scalar(hot, on - off), off)
