@@ -16,7 +16,20 @@ address-space limit and an environment per file.)
 Run as a script, ``python fork_server.py MODULE...`` imports the modules and serves runs of
 scripts: a request's ``argv`` is ``[SCRIPT, ARGS...]``, run as ``python SCRIPT ARGS...`` would
 (:func:`run_script`).  The modules should be what each such script imports first (a CNTK
-gallery program's ``import stadyn.compat.cntk as C``), so that a run does what it did alone.
+gallery program's ``import stadyn.compat.cntk as C``).
+
+**What a run shares.**  A forked run starts from the server's state after those imports, not
+from a fresh interpreter's: the environment, home folder and folder the server was started
+with are the ones the imports saw, and what a module works out from them at import stays as
+the server worked it out.  Python's ``random`` is reseeded in each child (as a fresh process
+seeds it), but NumPy's and torch's global generators are not: a run that draws from them
+unseeded draws what every other run draws (the server's state), where fresh processes would
+each draw their own; a run that seeds them draws what it drew alone.
+The one thing Stadyn works out from the current folder at import is ``stadyn.compat.nnabla``'s
+``nnabla_config`` (``./nnabla.conf``, and the log file its ``LOG`` section names, opened by
+the compat logger at import): while that module is imported, a run whose folder differs from
+the server's is refused (exit status 2, the reason on its stderr) when either folder holds an
+``nnabla.conf``.  Within those bounds a run does what it did alone.
 """
 
 from __future__ import annotations
@@ -37,6 +50,7 @@ from pathlib import Path
 def serve(main) -> None:
     """Answer requests on standard input until it closes (see the module docstring)."""
     gc.freeze()         # what is imported stays out of the children's collections (no copies)
+    home = os.getcwd()
     for line in sys.stdin:
         request = json.loads(line)
         sys.stdout.flush()
@@ -48,6 +62,7 @@ def serve(main) -> None:
                 os.dup2(os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
                         fd)
             os.chdir(request["cwd"])
+            _refuse_other_nnabla_conf(home)
             sys.argv = list(request["argv"])
             sys.exit(main(sys.argv))
         deadline, status = time.monotonic() + request["timeout"], None
@@ -62,6 +77,23 @@ def serve(main) -> None:
             else:
                 time.sleep(0.02)
         print(json.dumps({"status": status, "timed_out": status is None}), flush=True)
+
+
+def _refuse_other_nnabla_conf(home: str) -> None:
+    """In a run's process, in its folder: exit with status 2 if ``stadyn.compat.nnabla`` read
+    its configuration in the server's folder ``home`` at import and this folder is another
+    where either holds an ``nnabla.conf`` (the run alone would have read this folder's)."""
+    if "stadyn.compat.nnabla.config" not in sys.modules or os.path.samefile(home, "."):
+        return
+    held = [os.path.join(d, "nnabla.conf") for d in (home, os.getcwd())
+            if os.path.exists(os.path.join(d, "nnabla.conf"))]
+    if held:
+        sys.stderr.write(f"fork_server: {held[0]}: stadyn.compat.nnabla read nnabla.conf in the "
+                         f"server's folder {home} at import, and this run's folder "
+                         f"{os.getcwd()} is another; run this program in a process of its "
+                         f"own\n")
+        sys.stderr.flush()
+        os._exit(2)
 
 
 class ForkServer:

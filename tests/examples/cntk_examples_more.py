@@ -106,7 +106,7 @@ RUNS = [
 # narrower CNTK 2.7 refuses) and 96x96 (BN-Inception: its last 3x3 convolutions see 3x3), the
 # final pools cut to the 3x3 left, InceptionV3's auxiliary 5x5 convolution to the 1x1 left;
 # every convolution 1/16 as wide; BN-Inception's repeated blocks passed by (3b, 4b-4d, 5a: it
-# keeps 3a, 3c, 4a, 4e and 5b, one or more of each of its three kinds of block; 35 of its 69
+# keeps 3a, 3c, 4a, 4e and 5b, one or more of each of its three kinds of block; 34 of its 69
 # convolutions, half its time).  (InceptionV3 keeps its eleven: cut as far, its second
 # epoch's metric or final error was no longer CNTK 2.7's -- one of 8 pictures, the second
 # step is chaotic at this size, see test_cntk_examples_more.GOOGLENET)

@@ -146,8 +146,8 @@ def test_demo_prints_the_table_and_writes_the_plot(tmp_path, monkeypatch):
 
 def test_modes_share_an_evaluation_only_where_every_parameter_is_equal():
     """What lets the demo evaluate a mode once for two (``demo._same_values``): the same names,
-    dtypes and values, running statistics included; one value apart, a NaN (never equal to
-    itself), another name or another dtype: evaluated apart."""
+    dtypes and values bit for bit, running statistics included; one value apart, ``-0.0`` for
+    ``0.0``, a NaN (never equal to itself), another name or another dtype: evaluated apart."""
     def registry(**values):
         reg = sd.ParameterRegistry()
         for name, value in values.items():
@@ -165,6 +165,9 @@ def test_modes_share_an_evaluation_only_where_every_parameter_is_equal():
     nan = w.copy()
     nan[0, 0] = np.nan
     assert not demo._same_values(registry(W=nan), registry(W=nan.copy()))
+    negative_zero = w.copy()
+    negative_zero[0, 0] = -0.0                 # == 0.0, but another value bit for bit
+    assert not demo._same_values(registry(W=w), registry(W=negative_zero))
     assert not demo._same_values(registry(W=w), registry(V=w))
     assert not demo._same_values(registry(W=w), registry(W=w, mean=mean))
     assert not demo._same_values(registry(W=w), registry(W=w.astype(np.float64)))

@@ -223,13 +223,16 @@ def evaluate(registry: ParameterRegistry, test: DigitsData, ctx: Context | None 
 
 
 def _same_values(a: ParameterRegistry, b: ParameterRegistry) -> bool:
-    """Whether the two registries hold the same names with equal values (running statistics
-    included; a NaN is never equal, so such parameters are evaluated again)."""
+    """Whether the two registries hold the same names with values equal bit for bit (running
+    statistics included; ``-0.0`` is not ``0.0``, and a NaN is never equal, so such parameters
+    are evaluated again)."""
     if list(a) != list(b):
         return False
     for name in a:
         x, y = a.get(name).d, b.get(name).d
-        if x.dtype != y.dtype or not np.array_equal(x, y):
+        if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
+            return False
+        if x.dtype.kind in "fc" and np.isnan(x).any():
             return False
     return True
 

@@ -86,22 +86,32 @@ def _ordered_sum(lhs: torch.Tensor, rhs: torch.Tensor, split: torch.Tensor | Non
     4 sum them: four partial sums (inner indices by their remainder mod 4, up to the last
     multiple of 4), added as ``(c0 + c1) + (c2 + c3)``, then the rest in order."""
     depth = lhs.shape[2]
-    terms = [lhs[:, :, p:p + 1] * rhs[:, p:p + 1, :] for p in range(depth)]
-    acc = terms[0]
-    for t in terms[1:]:
-        acc = acc + t
-    if split is None or depth < 4:
+    # One product at a time (memory of a few results, not ``depth`` of them): ``acc`` in order,
+    # and, where split, the four partial sums up to ``whole``, then their total and the rest.
+    whole = depth // 4 * 4 if split is not None and depth >= 4 else 0
+    acc = None
+    parts: list[torch.Tensor] = []
+    other = None
+    for p in range(depth):
+        term = lhs[:, :, p:p + 1] * rhs[:, p:p + 1, :]
+        if p < whole:
+            if p < 4:
+                parts.append(term.clone())
+            else:
+                parts[p % 4].add_(term)
+        elif whole:
+            if other is None:
+                other = (parts[0] + parts[1]) + (parts[2] + parts[3])
+                parts.clear()
+            other.add_(term)
+        if acc is None:
+            acc = term
+        else:
+            acc.add_(term)
+    if not whole:
         return acc
-    whole = depth // 4 * 4
-    parts = []
-    for r in range(4):
-        c = terms[r]
-        for t in terms[r + 4:whole:4]:
-            c = c + t
-        parts.append(c)
-    other = (parts[0] + parts[1]) + (parts[2] + parts[3])
-    for t in terms[whole:]:
-        other = other + t
+    if other is None:
+        other = (parts[0] + parts[1]) + (parts[2] + parts[3])
     return torch.where(split, other, acc)
 
 

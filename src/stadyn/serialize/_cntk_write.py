@@ -80,8 +80,11 @@ def _on_sequences(node) -> str:
 
 
 #: the blocks CNTK 2.7 builds for one op, which the caller shows as that op (its cntk_op_of)
-#: and whose rules write the block (compat.cntk reads it from here)
-ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast"})
+#: and whose rules write the block, so they are not written as layers (compat.cntk reads it
+#: from here): gather's, sequence.is_first's and is_last's, and the reductions' (reduce_sum's
+#: ReduceElements, reduce_l2's ReduceL2, ..., written by the rule for cntk:ReduceElements)
+ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast",
+                           "ReduceElements", "ReduceL1", "ReduceL2", "ReduceSumSquare"})
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -397,7 +400,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                 and v.parent.spec.name in _SEQUENCE_AND_ONE:
             return None             # (likewise)
         if found is not None and found[0] in ONE_OP_BLOCKS:
-            return None             # (likewise: gather's GatherOp)
+            return None             # (likewise: gather's GatherOp, the reductions' blocks)
         if found is not None and v.parent is not None and \
                 found[0] == _NEW_AXES.get(v.parent.spec.name, ""):
             return None             # (likewise: sequence.slice, gather, scatter)

@@ -278,6 +278,40 @@ def progress_writer_distributed_sync_one_worker(C, r):
     return {"calls": calls}
 
 
+@cntk_case(names=["cntk.logging.ProgressWriter"],
+           substitutes={"cntk.logging.ProgressWriter": "cntk.cntk_py.ProgressWriter"},
+           note="the constructor's parameter names, and a writer given them as keywords")
+def progress_writer_keywords(C, r):
+    """CNTK's names of the writer's six constructor arguments, in order, and a subclass that
+    passes them by name (training records every 2nd minibatch after the first, no sync
+    records on one worker)."""
+    import inspect
+    x, y, z, loss, metric = _model(C, r)
+    calls = []
+
+    class Writer(C.logging.ProgressWriter):
+        def __init__(self):
+            super(Writer, self).__init__(
+                trainingUpdateWriteFrequency=2, trainingFirstUpdatesToWrite=1,
+                testUpdateWriteFrequency=1, testFirstUpdatesToWrite=0,
+                distributedSyncUpdateWriteFrequency=1, distributedSyncFirstUpdatesToWrite=0)
+
+        def on_write_training_update(self, samples, updates, aggregate_loss, aggregate_metric):
+            calls.append(["update", list(samples), list(updates)])
+
+        def on_write_distributed_sync_update(self, samples, updates, aggregate_metric):
+            calls.append(["sync", list(samples), list(updates)])
+
+    writer = Writer()
+    trainer = C.Trainer(z, (loss, metric),
+                        [C.learners.sgd(z.parameters, C.learning_parameter_schedule(0.5))],
+                        [writer])
+    for data, target in _batches(r, (4, 5, 3, 2, 4)):
+        trainer.train_minibatch({x: data, y: target})
+    names = list(inspect.signature(C.logging.ProgressWriter.__init__).parameters)[1:]
+    return {"names": names, "calls": calls}
+
+
 _SEQUENCE_LENGTHS = (3, 1, 4, 2, 5)
 
 

@@ -156,27 +156,21 @@ def _sequence_axis_name(v) -> "str | None":
 def _cntk_op_of(v) -> "tuple | None":
     """The CNTK op this layer shows as making ``v`` and the inputs it shows (what
     ``root_function.op_name`` and ``.inputs`` give), for the CNTK v2 writer: a block CNTK 2.7
-    builds for one op (gather's ``GatherOp``, ``sequence.is_first``'s ``Sequence::IsFirst``) by
+    builds for one op (gather's ``GatherOp``, ``sequence.is_first``'s ``Sequence::IsFirst``,
+    ``reduce_sum``'s ``ReduceElements``: ``serialize.CNTK_ONE_OP_BLOCKS``) by
     its kind, else the op that made ``v``."""
     if not G.made_by_cntk_op(v):
         return None
     from ...serialize import CNTK_ONE_OP_BLOCKS
     block = G.BLOCKS.get(v)
-    if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS | _REDUCTION_BLOCKS:
+    if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
 
 
-#: the reductions' blocks (``reduce_sum``'s ``ReduceElements``, ``reduce_l2``'s ``ReduceL2``),
-#: written whole by the writer's rule for that op (``cntk:ReduceElements``), not as a layer
-_REDUCTION_BLOCKS = frozenset({"ReduceElements", "ReduceL1", "ReduceL2", "ReduceSumSquare"})
-
-
 def _block_of(v) -> "tuple | None":
     block = G.BLOCKS.get(v)
-    if block is None or block.op_name in _REDUCTION_BLOCKS:
-        return None
-    return (block.op_name, block.name, block.arguments)
+    return None if block is None else (block.op_name, block.name, block.arguments)
 
 
 def load_roots(model, format) -> "tuple[list, str | None, str | None]":

@@ -33,8 +33,12 @@ class ProgressWriter(_ProgressWriter):
     updates, aggregate_metric)``, ``on_write_training_summary(samples, updates, summaries,
     aggregate_loss, aggregate_metric, elapsed_milliseconds)`` and
     ``on_write_test_summary(samples, updates, summaries, aggregate_metric,
-    elapsed_milliseconds)`` (sums over the epoch); the frequencies are in minibatches
-    (None: no minibatch records).
+    elapsed_milliseconds)`` (sums over the epoch), and
+    ``on_write_distributed_sync_update(samples, updates, aggregate_metric)``.  The constructor's
+    six arguments are CNTK's: ``trainingUpdateWriteFrequency``,
+    ``trainingFirstUpdatesToWrite``, ``testUpdateWriteFrequency``, ``testFirstUpdatesToWrite``,
+    ``distributedSyncUpdateWriteFrequency``, ``distributedSyncFirstUpdatesToWrite``; the
+    frequencies are in minibatches (None: no minibatch records).
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -48,16 +52,17 @@ class ProgressWriter(_ProgressWriter):
         8 2 1 3.0
     """
 
-    def __init__(self, training_update_frequency=None, first_training_updates_to_write=0,
-                 test_update_frequency=None, first_test_updates_to_write=0,
-                 training_summary_frequency=None, first_training_summaries_to_write=0):
-        super().__init__(freq=_frequency(training_update_frequency),
-                         first=int(first_training_updates_to_write),
-                         test_freq=_frequency(test_update_frequency),
-                         test_first=int(first_test_updates_to_write))
-        # (CNTK's fifth and sixth: the distributed synchronisations' schedule)
-        self._sync_schedule(_frequency(training_summary_frequency),
-                            int(first_training_summaries_to_write))
+    def __init__(self, trainingUpdateWriteFrequency=None, trainingFirstUpdatesToWrite=0,
+                 testUpdateWriteFrequency=None, testFirstUpdatesToWrite=0,
+                 distributedSyncUpdateWriteFrequency=None,
+                 distributedSyncFirstUpdatesToWrite=0):
+        # (CNTK 2.7's names, which its subclasses pass as keywords; CNTK requires all six)
+        super().__init__(freq=_frequency(trainingUpdateWriteFrequency),
+                         first=int(trainingFirstUpdatesToWrite),
+                         test_freq=_frequency(testUpdateWriteFrequency),
+                         test_first=int(testFirstUpdatesToWrite))
+        self._sync_schedule(_frequency(distributedSyncUpdateWriteFrequency),
+                            int(distributedSyncFirstUpdatesToWrite))
 
     # Stadyn's hooks, as CNTK's
     def on_training_update(self, record) -> None:
