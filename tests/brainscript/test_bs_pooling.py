@@ -2,9 +2,9 @@
 (``refgen_bs_pooling.py`` wrote tests/fixtures/brainscript/pooling.json): the raw ``Pooling``
 node of CNTK.core.bs, with the auto-padding CNTK makes asymmetric (an even window, a stride of
 2) or negative before the first window (a stride of 3 or more skips the first positions), the
-raw ``Convolution`` with such a stride, ``ceilOutDim`` and explicit ``lowerPad``/``upperPad``
-(against CNTK's pad op and unpadded pooling), ``MaxUnpooling`` padded after only, and Fast R-CNN's
-``ROIPooling``."""
+raw ``Convolution`` with such a stride and with a ``[maps x kernel elements]`` ``Parameter``,
+``ceilOutDim`` and explicit ``lowerPad``/``upperPad`` (against CNTK's pad op and unpadded
+pooling), ``MaxUnpooling`` padded after only, and Fast R-CNN's ``ROIPooling``."""
 
 from __future__ import annotations
 
@@ -133,6 +133,16 @@ def test_convolution_with_stride_3_skips_as_cntk():
         y = Convolution (W, x, (2:2:3), mapDims = 2, stride = (3:3:3), autoPadding = true)""",
              "y", {"x": "conv_x"}, {"W": "conv_w"})
     np.testing.assert_allclose(y, _ref("conv_stride3"), rtol=1e-5, atol=1e-5)
+
+
+def test_convolution_reads_a_maps_by_kernel_parameter_in_value_order():
+    # a [2 x 9] Parameter: map m's kernel is its values m * 9 ... m * 9 + 8 (memory order), as
+    # CNTK's engines read them, not the Parameter's row m
+    y = _run("""x = Input {3:3:1}
+        W = Parameter (2, 9)
+        y = Convolution (W, x, (3:3:1), mapDims = 2, autoPadding = (true:true:false))""",
+             "y", {"x": "conv_matrix_x"}, {"W": "conv_matrix_w"})
+    np.testing.assert_allclose(y, _ref("conv_matrix"), rtol=1e-5, atol=1e-5)
 
 
 def test_max_unpooling_padded_after_only():
