@@ -378,7 +378,9 @@ class Evaluator(OperatorsMixin):
             reason = err.reason if err.reason.startswith(prefix) else prefix + err.reason
             raise _err(reason, loc) from err
         except (StadynError, NotImplementedError) as err:
-            raise _err(f"{name}: {err}", loc) from err
+            reason = str(err)
+            raise _err(reason if reason.startswith(f"{name}: ") else f"{name}: {reason}",
+                       loc) from err
 
     def _is_function(self, v: Any) -> bool:
         if isinstance(v, BSFunction):

@@ -30,10 +30,10 @@ from typing import Any
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError
-from ..cntk_semantics import convolution, reshape_sample
+from ..cntk_semantics import convolution, reshape_sample, window_edges
 from ..graph import Variable
 from ._layer_library import _as_dims
-from ._windows import locally_connected, window_edges
+from ._windows import locally_connected
 
 __all__ = ["TensorFunctions"]
 
@@ -306,7 +306,7 @@ class TensorFunctions:
         output position and map, ``w`` holding ``kernel elements x positions x maps`` values
         in CNTK's order (:func:`~._windows.locally_connected`)."""
         what = "Convolution"
-        edges = [window_edges(what, *axis) for axis in
+        edges = [window_edges(*axis, what=what) for axis in
                  zip(dims[:2], kernel[:2], strides[:2], pads[:2], (0, 0), (0, 0))]
         out = [size + lo + hi - k + 1 for size, k, (lo, hi) in zip(dims, kernel, edges)]
         out = [(n - 1) // s + 1 for n, s in zip(out, strides)]
