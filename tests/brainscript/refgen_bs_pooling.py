@@ -110,6 +110,17 @@ def main():
     refs.update(conv_matrix_x=img.tolist(), conv_matrix_w=w.tolist(),
                 conv_matrix=y.eval({x: img}).tolist())
 
+    # raw Convolution with explicit lowerPad = (1:0:0), upperPad = (1:1:0) (BrainScript's order:
+    # width, height, channels), kernel (3:2:3) every (2:1:3), 2 maps: CNTK's Python API has no
+    # explicit pads, so the reference is its pad op (zeros) followed by an unpadded convolution
+    img = data((2, 3, 6, 5), 15)
+    w = data((2, 3, 2, 3), 16)                           # ParameterTensor {(3:2:3:2)}
+    x = C.input_variable(img.shape[1:])
+    y = C.convolution(C.constant(w), C.pad(x, [(0, 0), (0, 1), (1, 1)]), (3, 1, 2),
+                      auto_padding=[False])
+    refs.update(conv_pads_x=img.tolist(), conv_pads_w=w.tolist(),
+                conv_pads=y.eval({x: img}).tolist())
+
     # MaxUnpooling of a 2 x 2, stride 2 pooling of a 5 x 5 image: padded after only
     img = data((2, 2, 5, 5), 7)
     vals = data((2, 2, 3, 3), 8)

@@ -154,9 +154,12 @@ def refuse_window_beyond_input(window: Sequence[int], sizes: Sequence[int], op: 
 
 def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: Sequence[int],
                 auto_pad: bool | Sequence[bool], dilation: Sequence[int] | int = 1,
-                groups: int = 1) -> Variable:
+                groups: int = 1, lower_pad: Sequence[int] | None = None,
+                upper_pad: Sequence[int] | None = None) -> Variable:
     """CNTK's convolution of ``x`` (channels first, batch axis in front) with ``weight`` of
-    shape ``(out, in // groups, *kernel)``; ``bias`` has shape ``(out,)``.
+    shape ``(out, in // groups, *kernel)``; ``bias`` has shape ``(out,)``.  ``lower_pad`` /
+    ``upper_pad`` (per axis, no dilation) pad the axes without auto-padding with zeros, as
+    BrainScript's ``lowerPad``/``upperPad`` (:func:`window_edges`).
 
     Example:
         >>> import stadyn as sd
@@ -169,7 +172,16 @@ def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: S
     strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(kernel, sizes, "convolution")
-    x, pads = _crop_negative(x, auto_padding(sizes, kernel, strides, dilation, auto_pad))
+    if any(lower_pad or ()) or any(upper_pad or ()):
+        if any(d != 1 for d in dilation):
+            raise ShapeError("Convolution: explicit lower_pad/upper_pad with a dilation are not "
+                             "supported")
+        pads = [window_edges(*axis, False, "Convolution") for axis in
+                zip(sizes, kernel, strides, _per_axis(auto_pad, n), _per_axis(lower_pad or 0, n),
+                    _per_axis(upper_pad or 0, n))]
+    else:
+        pads = auto_padding(sizes, kernel, strides, dilation, auto_pad)
+    x, pads = _crop_negative(x, pads)
     sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, kernel, strides, dilation)
     if symmetric is None:
