@@ -97,6 +97,30 @@ def main():
     y = C.convolution(C.constant(w), x, (3, 3), auto_padding=[False, True, True])
     refs.update(conv_x=img.tolist(), conv_w=w.tolist(), conv_stride3=y.eval({x: img}).tolist())
 
+    # raw Convolution with a [2 x 9] Parameter (Python (9, 2)), kernel 3 x 3 x 1, 2 maps:
+    # CNTK's engines read the weight's values kernel after kernel whatever its shape, so
+    # map m's kernel is the values m * 9 ... m * 9 + 8 in memory order -- not the Parameter's
+    # row m.  CNTK 2.7's Python convolution refuses a rank-2 map, so the reference is its
+    # convolution with those values as a (2, 1, 3, 3) kernel
+    img = data((2, 1, 3, 3), 13)
+    w = data((9, 2), 14)                                 # Parameter (2, 9)
+    x = C.input_variable(img.shape[1:])
+    y = C.convolution(C.constant(w.reshape(2, 1, 3, 3)), x, (1, 1),
+                      auto_padding=[False, True, True])
+    refs.update(conv_matrix_x=img.tolist(), conv_matrix_w=w.tolist(),
+                conv_matrix=y.eval({x: img}).tolist())
+
+    # raw Convolution with explicit lowerPad = (1:0:0), upperPad = (1:1:0) (BrainScript's order:
+    # width, height, channels), kernel (3:2:3) every (2:1:3), 2 maps: CNTK's Python API has no
+    # explicit pads, so the reference is its pad op (zeros) followed by an unpadded convolution
+    img = data((2, 3, 6, 5), 15)
+    w = data((2, 3, 2, 3), 16)                           # ParameterTensor {(3:2:3:2)}
+    x = C.input_variable(img.shape[1:])
+    y = C.convolution(C.constant(w), C.pad(x, [(0, 0), (0, 1), (1, 1)]), (3, 1, 2),
+                      auto_padding=[False])
+    refs.update(conv_pads_x=img.tolist(), conv_pads_w=w.tolist(),
+                conv_pads=y.eval({x: img}).tolist())
+
     # MaxUnpooling of a 2 x 2, stride 2 pooling of a 5 x 5 image: padded after only
     img = data((2, 2, 5, 5), 7)
     vals = data((2, 2, 3, 3), 8)

@@ -2,9 +2,10 @@
 (``refgen_bs_pooling.py`` wrote tests/fixtures/brainscript/pooling.json): the raw ``Pooling``
 node of CNTK.core.bs, with the auto-padding CNTK makes asymmetric (an even window, a stride of
 2) or negative before the first window (a stride of 3 or more skips the first positions), the
-raw ``Convolution`` with such a stride, ``ceilOutDim`` and explicit ``lowerPad``/``upperPad``
-(against CNTK's pad op and unpadded pooling), ``MaxUnpooling`` padded after only, and Fast R-CNN's
-``ROIPooling``."""
+raw ``Convolution`` with such a stride, with explicit pads and with a ``[maps x kernel
+elements]`` ``Parameter``, ``ceilOutDim`` and explicit ``lowerPad``/``upperPad`` (against CNTK's
+pad op and unpadded pooling or convolution), ``MaxUnpooling`` padded after only, and Fast
+R-CNN's ``ROIPooling``."""
 
 from __future__ import annotations
 
@@ -135,6 +136,26 @@ def test_convolution_with_stride_3_skips_as_cntk():
     np.testing.assert_allclose(y, _ref("conv_stride3"), rtol=1e-5, atol=1e-5)
 
 
+def test_convolution_reads_a_maps_by_kernel_parameter_in_value_order():
+    # a [2 x 9] Parameter: map m's kernel is its values m * 9 ... m * 9 + 8 (memory order), as
+    # CNTK's engines read them, not the Parameter's row m
+    y = _run("""x = Input {3:3:1}
+        W = Parameter (2, 9)
+        y = Convolution (W, x, (3:3:1), mapDims = 2, autoPadding = (true:true:false))""",
+             "y", {"x": "conv_matrix_x"}, {"W": "conv_matrix_w"})
+    np.testing.assert_allclose(y, _ref("conv_matrix"), rtol=1e-5, atol=1e-5)
+
+
+def test_convolution_explicit_pads_as_cntk():
+    # lowerPad (1:0:0), upperPad (1:1:0): the width padded by one each side, the height after
+    y = _run("""x = Input {5:6:3}
+        W = ParameterTensor {(3:2:3:2)}
+        y = Convolution (W, x, (3:2:3), mapDims = 2, stride = (2:1:3), autoPadding = false,
+                         lowerPad = (1:0:0), upperPad = (1:1:0))""",
+             "y", {"x": "conv_pads_x"}, {"W": "conv_pads_w"})
+    np.testing.assert_allclose(y, _ref("conv_pads"), rtol=1e-5, atol=1e-5)
+
+
 def test_max_unpooling_padded_after_only():
     y = _run("""x = Input {5:5:2} ; v = Input {3:3:2}
         y = MaxUnpooling (v, x, (2:2), stride = (2:2), autoPadding = (true:true:false))""",
@@ -166,6 +187,12 @@ def test_roi_pooling_default_scale_is_a_sixteenth():
      'lowerPad = (2:0), upperPad = 0)', "Pooling: lowerPad 2 and upperPad 0 .* fill it"),
     ('x = Input {5:4:3} ; y = Pooling (x, "max", (2:2), ceilOutDim = 2)', "ceilOutDim"),
     ("fm = Input {8:6:2} ; r = Input {5:3} ; y = ROIPooling (fm, r, (2:2))", "4:R"),
+    # explicit pads whose windows leave part of the padded axis uncovered, and on the channels
+    ('x = Input {5:6:3} ; W = ParameterTensor {(3:2:3:2)} ; y = Convolution (W, x, (3:2:3), '
+     'mapDims = 2, stride = (2:1:3), autoPadding = false, lowerPad = (1:0:0), upperPad = 0)',
+     "Convolution: lowerPad 1 and upperPad 0 .* fill it"),
+    ('x = Input {5:6:3} ; W = ParameterTensor {(3:2:3:2)} ; y = Convolution (W, x, (3:2:3), '
+     'mapDims = 2, autoPadding = false, lowerPad = 1, upperPad = 1)', "before the channel axis"),
 ])
 def test_bad_pooling_arguments_are_named(text, message):
     with pytest.raises(ConfigError, match=message):

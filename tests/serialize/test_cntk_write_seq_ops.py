@@ -1,6 +1,8 @@
 """CNTK v2 files Stadyn writes of CNTK's sequence ops that make a new sequence axis --
 ``sequence.slice`` of several steps, ``sequence.where``, ``sequence.gather`` (also with
-``new_sequence_axis_typeinfo``) and ``sequence.scatter`` -- as CNTK 2.7 writes them: the
+``new_sequence_axis_typeinfo``, and on a condition computed from the sequence: ``Greater`` of a
+``Slice``) and ``sequence.scatter`` -- as CNTK 2.7 writes them, and comparisons and
+``ReduceElements`` over a static axis on a sequence's steps: the
 ``Sequence::Slice`` / ``Gather`` / ``Scatter`` blocks and ``Where`` (before: Stadyn's format with
 a warning, "no CNTK v2 form for sequence_slice: an op on a sequence ...", and a ShapeError for
 ``gather``, whose fallback file could not be written at all).
@@ -56,14 +58,17 @@ def _listing(path: str) -> tuple:
     """The file's functions in order (op, block op name, name, input count, attributes) and
     its leaves (kind, shape, dynamic axes, value; placeholders without their names: CNTK names
     a block's placeholder after its argument, the writer does not), a Where's axis named by
-    its condition's input name rather than its uid (the files number their uids apart)."""
+    its condition's input name rather than its uid, or a computed condition's op without its
+uid's number (the files number their uids apart)."""
     with open(path, "rb") as f:
         top = _decode_file(path, f.read())
     names = {i["uid"]: i.get("name") or "" for i in top["inputs"] if i.get("kind") == 0}
 
     def plain(value) -> str:
-        return re.sub(r"conditionVar_(Input\d+)", lambda m: "conditionVar_" + names[m.group(1)],
+        text = re.sub(r"conditionVar_(Input\d+)", lambda m: "conditionVar_" + names[m.group(1)],
                       repr(value))
+        # a condition computed in the graph: its function's uid without the number
+        return re.sub(r"conditionVar_([A-Za-z]+)\d+_Output", r"conditionVar_\1_Output", text)
     functions = [(f["op"], f.get("block_function_op_name", ""), f.get("name", ""),
                   len(f["inputs"]), plain(sorted(f["attributes"].items())))
                  for f in top["primitive_functions"]]

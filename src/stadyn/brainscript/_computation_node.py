@@ -8,13 +8,19 @@ type name, ``inputs`` one node or an array of them, and the node's ``tag`` is th
 function's argument of that name, as CNTK's "plus the function args".  Stadyn builds it with
 its library function of the same name; the form's other settings (a ``Pooling`` node's
 ``kernelShape = new TensorShape [...]``, ...) are the C++ node's own names, which it does not
-translate: such a record, and an operation it has no function for, are refused by name.
+translate: such a record, an operation it has no function for, and one that is no node (a
+layer such as ``DenseLayer``) are refused by name.  The node is made by the evaluator's
+checked call at the record's line (:class:`~._library.NodeCall`): the wrong number of
+``inputs`` is an error there, as ``Plus (x, y, z)`` is.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
+from ._layer_library import LayerFunctions
+from ._library import NodeCall
 from ._values import BSArray, Record, _guarded
 
 __all__ = ["ComputationNodeFunctions"]
@@ -47,6 +53,25 @@ class ComputationNodeFunctions:
                                       f"{why}")
         inputs = value["inputs"] if "inputs" in value else ()
         args = list(inputs) if isinstance(inputs, (BSArray, tuple, list)) else [inputs]
+        if operation.endswith("Layer") or operation in vars(LayerFunctions):
+            raise NotImplementedError(f"{what}: operation '{operation}' is not a node type: "
+                                      "it is a layer (a function that makes nodes); call it "
+                                      f"as {operation} {{...}} (x)")
+        names = self.parameter_names(function)  # type: ignore[attr-defined]
+        if names is not None and tuple(names) == ("inputs",):
+            args = [tuple(args)]        # RowStack, Splice: the node's inputs as one array
+        if names is not None and len(args) > len(names) and not _variadic(function):
+            raise NotImplementedError(f"{what}: operation '{operation}' takes {len(names)} "
+                                      f"input{'s' if len(names) != 1 else ''}, got "
+                                      f"{len(args)}")
         tag = value._find("tag")
-        tag = _guarded(tag) if tag is not None else ""
-        return function(*args, tag=tag) if tag else function(*args)
+        return NodeCall(operation, function, args, _guarded(tag) if tag is not None else "")
+
+
+def _variadic(function: Any) -> bool:
+    """Whether ``function`` takes any number of positional arguments (``*args``)."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is p.VAR_POSITIONAL for p in params)

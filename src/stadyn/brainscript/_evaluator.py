@@ -32,7 +32,7 @@ from stadyn._errors import ConfigError, StadynError
 from stadyn.graph import source_location
 
 from . import _ast as A
-from ._library import Composition, ForwardRef, Library
+from ._library import Composition, ForwardRef, Library, NodeCall
 from ._operators import OperatorsMixin, line_of
 from ._values import BSArray, BSFunction, CycleError, Record, Thunk, _err, _is_number, _num
 
@@ -204,9 +204,20 @@ class Evaluator(OperatorsMixin):
     def _new(self, e: A.New, scope):
         value = self.eval(e.arg, scope)
         try:
-            return self.library.new(e.class_name, value)
+            made = self.library.new(e.class_name, value)
         except NotImplementedError as err:
             raise _err(str(err), e.loc) from None
+        if not isinstance(made, NodeCall):
+            return made
+        # a node: the library function applied as a call at this line (argument checks,
+        # errors located here), and refused unless it makes a node
+        kwargs = {} if made.tag in (None, "") else {"tag": Thunk.of(made.tag)}
+        node = self.call(made.function, [Thunk.of(x) for x in made.inputs], kwargs, e.loc,
+                         made.operation)
+        if not self.library.is_node(node):
+            raise _err(f"new {e.class_name}: operation '{made.operation}' is not a node type "
+                       f"(Stadyn's '{made.operation}' makes {self._type(node)})", e.loc)
+        return node
 
     # ---- access ----------------------------------------------------------------------------
     def _member_access(self, e: A.MemberAccess, scope):
@@ -367,7 +378,9 @@ class Evaluator(OperatorsMixin):
             reason = err.reason if err.reason.startswith(prefix) else prefix + err.reason
             raise _err(reason, loc) from err
         except (StadynError, NotImplementedError) as err:
-            raise _err(f"{name}: {err}", loc) from err
+            reason = str(err)
+            raise _err(reason if reason.startswith(f"{name}: ") else f"{name}: {reason}",
+                       loc) from err
 
     def _is_function(self, v: Any) -> bool:
         if isinstance(v, BSFunction):

@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Library", "Composition", "ForwardRef", "cntk_shape", "cntk_filter_shape",
+__all__ = ["Library", "Composition", "ForwardRef", "NodeCall", "cntk_shape", "cntk_filter_shape",
            "without_unit_axes", "NODE_OPERATOR_HOOKS"]
 
 
@@ -32,6 +32,23 @@ NODE_OPERATOR_HOOKS: dict[str, str] = {
     ">": "greater",
     ">=": "greater_equal",
 }
+
+
+class NodeCall:
+    """What a library's :meth:`Library.new` returns for a node the evaluator is to make: the
+    library function ``function`` applied to the node values ``inputs`` (and ``tag``), which
+    the evaluator does with its checked call (a wrong argument list is a located ConfigError
+    naming ``operation``) and then refuses unless the result is a node.
+
+    Example:
+        >>> NodeCall("Plus", max, (1, 2)).operation
+        'Plus'
+    """
+
+    def __init__(self, operation: str, function: Callable[..., Any], inputs: Sequence[Any],
+                 tag: Any = None) -> None:
+        self.operation, self.function = operation, function
+        self.inputs, self.tag = tuple(inputs), tag
 
 
 class Composition:

@@ -32,7 +32,6 @@ from .._errors import ConfigError
 from ..cntk_semantics import max_unpooling, pooling, roi_pooling
 from ._layer_library import _as_dims
 from ._tensor_library import _dims, _fix, _int
-from ._windows import crop_to_edges, window_edges
 
 __all__ = ["PoolingFunctions"]
 
@@ -41,23 +40,6 @@ def _flag(value, what: str) -> bool:
     if isinstance(value, bool) or value in (0, 1):
         return bool(value)
     raise ConfigError(f"{what} must be true or false, got {value!r}")
-
-
-def _pooling_within(x, window, strides, edges, average: bool, include_pad: bool):
-    """Pooling whose windows reach ``edges`` (``(before, after)`` per trailing axis, from
-    :func:`~._windows.window_edges`) around the input: a max never takes the padding, an average
-    counts only the values inside the input unless ``include_pad`` (then the whole window,
-    the padding as zeros)."""
-    x, widths = crop_to_edges(x, edges)
-    if not average:
-        return pooling(F.pad(x, widths, constant_value=float("-inf")), window, strides, False,
-                       average=False)
-    total = pooling(F.pad(x, widths), window, strides, False, average=True)
-    if include_pad:
-        return total
-    # the mean over the part inside the input: x ** 0 is 1 for NaN and inf too
-    ones = F.stop_gradient(F.pow_scalar(x, 0.0))
-    return F.div2(total, pooling(F.pad(ones, widths), window, strides, False, average=True))
 
 
 class PoolingFunctions:
@@ -115,13 +97,9 @@ class PoolingFunctions:
             raise ConfigError(f"{what}: pooling over {n} axes is not supported (1 to 3)")
         average = kind == "average"
         window, steps = tuple(reversed(kernel[:n])), tuple(reversed(strides[:n]))
-        if ceil or any(lower[:n]) or any(upper[:n]):
-            edges = [window_edges(what, *axis, ceil) for axis in
-                     zip(dims[:n], kernel[:n], strides[:n], pads[:n], lower[:n], upper[:n])]
-            y = _pooling_within(x, window, steps, edges[::-1], average, average and include)
-        else:
-            y = pooling(x, window, steps, tuple(reversed(pads[:n])), average=average,
-                        include_pad=average and include)
+        y = pooling(x, window, steps, tuple(reversed(pads[:n])), average=average,
+                    include_pad=average and include, ceil_out_dim=ceil,
+                    lower_pad=tuple(reversed(lower[:n])), upper_pad=tuple(reversed(upper[:n])))
         return self._node(y, "Pooling", tag)
 
     def MaxPooling(self, input, windowWidth, windowHeight, horizontalSubsample,  # noqa: A002

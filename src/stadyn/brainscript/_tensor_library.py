@@ -30,10 +30,10 @@ from typing import Any
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError
-from ..cntk_semantics import convolution, reshape_sample
+from ..cntk_semantics import convolution, reshape_sample, window_edges
 from ..graph import Variable
 from ._layer_library import _as_dims
-from ._windows import locally_connected, window_edges
+from ._windows import locally_connected
 
 __all__ = ["TensorFunctions"]
 
@@ -243,7 +243,9 @@ class TensorFunctions:
         channels, which the kernel spans whole, and becomes ``mapDims`` output maps.  The
         weight is ``[kernel x maps]`` or any shape with that many elements (a ``[maps x kernel
         elements]`` ``Parameter`` matrix: its values are read in the same order, the kernel of
-        each map in turn, as CNTK's engines read them)."""
+        each map in turn, as CNTK's engines read them).  ``lowerPad``/``upperPad`` pad the
+        axes before the channel axis that ``autoPadding`` leaves off (CNTK's geometry:
+        :func:`stadyn.cntk_semantics.window_edges`)."""
         what = "Convolution"
         x = self._value(inputValueNode, what)
         lead = self._lead(x)
@@ -270,9 +272,15 @@ class TensorFunctions:
             raise ConfigError(f"{what}: sharing = false is supported over the width and height "
                               "of W:H:C images with no dilation (sharing = false on every "
                               f"axis), got sharing {_as_dims(sharing)} over {dims}")
-        if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
-            raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet (use "
-                              "autoPadding)")
+        lower = _fix(_dims(lowerPad, f"{what}: lowerPad"), filter_rank, rank, 0)
+        upper = _fix(_dims(upperPad, f"{what}: upperPad"), filter_rank, rank, 0)
+        explicit = any(lower) or any(upper)
+        if explicit and (len(lower) > rank or len(upper) > rank or lower[-1] or upper[-1]
+                         or any(d != 1 for d in dil) or not all(_as_dims(sharing))):
+            raise ConfigError(f"{what}: explicit lowerPad {_as_dims(lowerPad)} / upperPad "
+                              f"{_as_dims(upperPad)} are supported on the axes before the "
+                              "channel axis (0 there), with no dilation and sharing (got "
+                              f"{lower} / {upper} over {dims})")
         if str(imageLayout).lower() not in ("chw", "cudnn"):
             raise ConfigError(f"{what}: imageLayout '{imageLayout}' is not supported (CHW, "
                               "cudnn)")
@@ -297,7 +305,8 @@ class TensorFunctions:
         weight = F.reshape(w, (maps, channels) + tuple(reversed(spatial)))
         y = convolution(x, weight, None, tuple(reversed(strides[:-1])),
                         tuple(bool(p) for p in reversed(pads[:-1])),
-                        tuple(reversed(dil[:-1])))
+                        tuple(reversed(dil[:-1])), lower_pad=tuple(reversed(lower[:-1])),
+                        upper_pad=tuple(reversed(upper[:-1])))
         return self._node(y, "Convolution", tag)
 
 
@@ -306,7 +315,7 @@ class TensorFunctions:
         output position and map, ``w`` holding ``kernel elements x positions x maps`` values
         in CNTK's order (:func:`~._windows.locally_connected`)."""
         what = "Convolution"
-        edges = [window_edges(what, *axis) for axis in
+        edges = [window_edges(*axis, what=what) for axis in
                  zip(dims[:2], kernel[:2], strides[:2], pads[:2], (0, 0), (0, 0))]
         out = [size + lo + hi - k + 1 for size, k, (lo, hi) in zip(dims, kernel, edges)]
         out = [(n - 1) // s + 1 for n, s in zip(out, strides)]

@@ -1,54 +1,15 @@
-"""CNTK's window geometry for the raw ``Pooling`` and ``Convolution`` nodes of
-:class:`~._stadyn_library.StadynLibrary` (ConvolveGeometry of CNTK's Source/Math): where each
-axis's windows start and end around the input (auto-padding, explicit ``lowerPad``/``upperPad``,
-``ceilOutDim``), and the locally-connected convolution (``sharing = false``) on it.
+"""The locally-connected convolution (``sharing = false``) of the raw ``Convolution`` node of
+:class:`~._stadyn_library.StadynLibrary`, on CNTK's window geometry
+(:func:`stadyn.cntk_semantics.window_edges`, ConvolveGeometry of CNTK's Source/Math).
 """
 
 from __future__ import annotations
 
 from .. import functions as F
-from .._errors import ConfigError
+from ..cntk_semantics import padded
 from ..graph import Variable
 
-__all__ = ["window_edges", "crop_to_edges", "locally_connected"]
-
-
-def window_edges(what: str, size: int, k: int, s: int, auto: bool, lo: int, hi: int,
-                 ceil: bool = False) -> tuple[int, int]:
-    """One axis of CNTK's window geometry (ConvolveGeometry: ComputeOutputShape and the
-    reference engine's first window): how far the windows reach ``(before, after)`` the input,
-    a negative value being positions they leave out.  Auto-padding centres the windows as
-    CNTK does (C++'s division rounding toward zero where ``ceilOutDim`` makes the centres'
-    span longer than the axis); explicit pads start the first window ``lo`` before the
-    input."""
-    if k > size:
-        raise ConfigError(f"{what}: the window ({k}) is longer than the input ({size}) on an "
-                          "axis (CNTK: kernel dim <= input dim)")
-    padded = size + (k - 1 if auto else lo + hi)
-    whole, rest = divmod(padded - k, s)
-    out = whole + 1 + (1 if ceil and rest else 0)
-    if not auto and (lo or hi) and (out - 1) * s + k != padded:
-        raise ConfigError(f"{what}: lowerPad {lo} and upperPad {hi} with a window of {k} every "
-                          f"{s} leave part of the padded axis ({padded}) uncovered; CNTK "
-                          "requires the windows to fill it exactly")
-    if auto:
-        extra = size - (out - 1) * s - 1
-        before = (k - 1) // 2 - (extra // 2 if extra >= 0 else -(-extra // 2))
-    else:
-        before = lo
-    return before, (out - 1) * s + k - size - before
-
-
-def crop_to_edges(x: Variable, edges) -> tuple[Variable, tuple[int, ...]]:
-    """``x`` without the positions a negative edge leaves out of its trailing ``len(edges)``
-    axes, and the padding widths left (``F.pad``'s: before, after for each of those axes)."""
-    if any(lo < 0 or hi < 0 for lo, hi in edges):
-        lead = x.ndim - len(edges)
-        start = [None] * lead + [max(0, -lo) for lo, _ in edges]
-        stop = [None] * lead + [size - max(0, -hi) for size, (_, hi) in
-                                zip(x.shape[lead:], edges)]
-        x = F.slice(x, start, stop, [1] * x.ndim)
-    return x, tuple(max(0, v) for lo_hi in edges for v in lo_hi)
+__all__ = ["locally_connected"]
 
 
 def locally_connected(x: Variable, weight: Variable, strides: tuple[int, int],
@@ -58,7 +19,7 @@ def locally_connected(x: Variable, weight: Variable, strides: tuple[int, int],
     CNTK's engines read the weight's values whatever its shape: kernel after kernel, each
     ``W`` fastest, then ``H``, then ``C``, the kernels ordered output column fastest, then row,
     then map -- that is ``(maps, out H, out W, C, kH, kW)``.  ``edges`` are
-    :func:`window_edges` of the two axes.
+    :func:`~stadyn.cntk_semantics.window_edges` of the two axes.
 
     Example:
         >>> import stadyn as sd
@@ -66,9 +27,7 @@ def locally_connected(x: Variable, weight: Variable, strides: tuple[int, int],
         ...                   (1, 1), [(1, 1), (1, 1)]).shape
         (2, 4, 5, 5)
     """
-    x, widths = crop_to_edges(x, edges)
-    if any(widths):
-        x = F.pad(x, widths)
+    x = padded(x, edges)
     maps, oh, ow, c, kh, kw = weight.shape
     sh, sw = strides
     patches = [F.slice(x, [None, None, i, j], [None, None, i + (oh - 1) * sh + 1,

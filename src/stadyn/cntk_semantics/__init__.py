@@ -20,7 +20,8 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
   centred on every ``stride``-th position, ``ceil(size / stride)`` outputs) for convolutions
   and pooling (padding never wins a max; an average counts only the values inside; a stride
   of 3 or more may skip the first positions: a negative padding, which :func:`padded`
-  applies), :func:`max_unpooling` its inverse;
+  applies), :func:`window_edges` its geometry also for ``ceilOutDim`` and explicit pads,
+  :func:`max_unpooling` its inverse;
   :func:`roi_pooling` is CNTK's ``ROIPooling`` (Fast R-CNN's max pooling over regions).
 
 Example:
@@ -37,11 +38,12 @@ from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, res
                     static_axis, times)
 from ._ops import class_ids, constant_like, divide, hardmax, logistic, straight_through
 from ._windows import (auto_padding, convolution, convolution_transpose, max_unpooling,
-                       padded, pooling, refuse_window_beyond_input, roi_pooling)
+                       padded, pooling, refuse_window_beyond_input, roi_pooling,
+                       window_edges)
 
 __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
            "reshape_samples", "over_sample", "broadcast_pair", "auto_padding", "padded",
-           "convolution",
+           "window_edges", "convolution",
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
            "refuse_window_beyond_input", "straight_through", "logistic", "constant_like",
            "class_ids"]

@@ -48,6 +48,44 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
     return pads
 
 
+def window_edges(size: int, k: int, s: int, auto: bool, lo: int = 0, hi: int = 0,
+                 ceil: bool = False, what: str = "pooling") -> tuple[int, int]:
+    """One axis of CNTK's window geometry (ConvolveGeometry: ComputeOutputShape and the
+    reference engine's first window) for a window of ``k`` every ``s`` over ``size``
+    positions: how far the windows reach ``(before, after)`` the input, a negative value being
+    positions they leave out (:func:`padded` applies it).  Auto-padding centres the windows
+    as :func:`auto_padding` does; without it explicit pads ``lo``/``hi`` start the first window
+    ``lo`` before the input; ``ceil`` (CNTK's ``ceilOutDim``) keeps a last window that hangs
+    over the end (auto-padding then uses C++'s division, rounding toward zero, where the
+    centres' span is longer than the axis).  A ``ShapeError`` names ``what`` where CNTK
+    refuses the geometry.
+
+    Example:
+        >>> window_edges(7, 3, 2, False, ceil=True)     # windows 0-2, 2-4, 4-6
+        (0, 0)
+        >>> window_edges(6, 3, 2, False, ceil=True)     # the last window 4-6 hangs over by 1
+        (0, 1)
+        >>> window_edges(9, 2, 3, True)                 # as auto_padding((9,), (2,), (3,))
+        (-1, 0)
+    """
+    if k > size:
+        raise ShapeError(f"{what}: the window ({k}) is longer than the input ({size}) on an "
+                         "axis (CNTK: kernel dim <= input dim)")
+    padded_size = size + (k - 1 if auto else lo + hi)
+    whole, rest = divmod(padded_size - k, s)
+    out = whole + 1 + (1 if ceil and rest else 0)
+    if not auto and (lo or hi) and (out - 1) * s + k != padded_size:
+        raise ShapeError(f"{what}: lowerPad {lo} and upperPad {hi} with a window of {k} every "
+                         f"{s} leave part of the padded axis ({padded_size}) uncovered; CNTK "
+                         "requires the windows to fill it exactly")
+    if auto:
+        extra = size - (out - 1) * s - 1
+        before = (k - 1) // 2 - (extra // 2 if extra >= 0 else -(-extra // 2))
+    else:
+        before = lo
+    return before, (out - 1) * s + k - size - before
+
+
 def padded(x: Variable, pads: Sequence[tuple[int, int]], value: float = 0.0) -> Variable:
     """``x`` with CNTK's signed paddings ``(before, after)`` of its trailing ``len(pads)`` axes
     (:func:`auto_padding`'s): ``value`` added where one is positive, that many positions
@@ -116,9 +154,12 @@ def refuse_window_beyond_input(window: Sequence[int], sizes: Sequence[int], op: 
 
 def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: Sequence[int],
                 auto_pad: bool | Sequence[bool], dilation: Sequence[int] | int = 1,
-                groups: int = 1) -> Variable:
+                groups: int = 1, lower_pad: Sequence[int] | None = None,
+                upper_pad: Sequence[int] | None = None) -> Variable:
     """CNTK's convolution of ``x`` (channels first, batch axis in front) with ``weight`` of
-    shape ``(out, in // groups, *kernel)``; ``bias`` has shape ``(out,)``.
+    shape ``(out, in // groups, *kernel)``; ``bias`` has shape ``(out,)``.  ``lower_pad`` /
+    ``upper_pad`` (per axis, no dilation) pad the axes without auto-padding with zeros, as
+    BrainScript's ``lowerPad``/``upperPad`` (:func:`window_edges`).
 
     Example:
         >>> import stadyn as sd
@@ -131,7 +172,16 @@ def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: S
     strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(kernel, sizes, "convolution")
-    x, pads = _crop_negative(x, auto_padding(sizes, kernel, strides, dilation, auto_pad))
+    if any(lower_pad or ()) or any(upper_pad or ()):
+        if any(d != 1 for d in dilation):
+            raise ShapeError("Convolution: explicit lower_pad/upper_pad with a dilation are not "
+                             "supported")
+        pads = [window_edges(*axis, False, "Convolution") for axis in
+                zip(sizes, kernel, strides, _per_axis(auto_pad, n), _per_axis(lower_pad or 0, n),
+                    _per_axis(upper_pad or 0, n))]
+    else:
+        pads = auto_padding(sizes, kernel, strides, dilation, auto_pad)
+    x, pads = _crop_negative(x, pads)
     sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, kernel, strides, dilation)
     if symmetric is None:
@@ -190,16 +240,24 @@ def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
 
 def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
             auto_pad: bool | Sequence[bool], average: bool, nan_rule: str = "cntk",
-            include_pad: bool = False) -> Variable:
+            include_pad: bool = False, ceil_out_dim: bool = False,
+            lower_pad: Sequence[int] | None = None,
+            upper_pad: Sequence[int] | None = None) -> Variable:
     """CNTK's max or average pooling over the trailing ``len(window)`` axes; with auto-padding
     the padding never wins a max and an average counts only the values inside the input
     (``include_pad``: the whole window, the padding as zeros, CNTK's ``poolIncludePad``).  A
     max passes NaN by (CNTK 2.7's rule; ``nan_rule="torch"``: a NaN wins its window, with
     ATen's kernel, which a compiled step keeps, as Stadyn's own ``layers.MaxPooling`` has it).
+    ``ceil_out_dim`` keeps a last window that hangs over the end, as CNTK's ``ceilOutDim``;
+    ``lower_pad``/``upper_pad`` (per axis) pad the axes without auto-padding explicitly, as
+    BrainScript's ``lowerPad``/``upperPad`` (:func:`window_edges`).
 
     Example:
         >>> import stadyn as sd
         >>> pooling(sd.Variable((1, 4, 5, 5)), (3, 3), (2, 2), True, average=False).shape
+        (1, 4, 3, 3)
+        >>> pooling(sd.Variable((1, 4, 6, 6)), (3, 3), (2, 2), False, average=False,
+        ...         ceil_out_dim=True).shape
         (1, 4, 3, 3)
     """
     window = tuple(int(k) for k in window)
@@ -207,7 +265,13 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     strides = _per_axis(strides, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(window, sizes, "pooling")
-    x, pads = _crop_negative(x, auto_padding(sizes, window, strides, None, auto_pad))
+    if ceil_out_dim or any(lower_pad or ()) or any(upper_pad or ()):
+        lows, highs = _per_axis(lower_pad or 0, n), _per_axis(upper_pad or 0, n)
+        pads = [window_edges(*axis, bool(ceil_out_dim), "Pooling") for axis in
+                zip(sizes, window, strides, _per_axis(auto_pad, n), lows, highs)]
+    else:
+        pads = auto_padding(sizes, window, strides, None, auto_pad)
+    x, pads = _crop_negative(x, pads)
     sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
     if symmetric is not None:

@@ -46,8 +46,9 @@ from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
            "WRITTEN_WHERE"]
 
-# the ops written over values on a sequence axis (step by step, or PastValue / FutureValue);
-# any other op reading a sequence is refused
+# the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
+# the compat's Slice and ReduceElements are over static axes only: a reduction along the
+# sequence axis is refused by its own rule); any other op reading a sequence is refused
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
@@ -57,7 +58,9 @@ _SEQUENCE_OPS = frozenset((
     "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as",
     "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast", "cntk:CrossEntropyWithSoftmax",
     "cntk:ClassificationError", "sequence_slice", "sequence_where", "sequence_gather",
-    "sequence_scatter", "cntk:UnpackSequenceOp"))
+    "sequence_scatter", "cntk:UnpackSequenceOp", "cntk:Greater", "cntk:Less",
+    "cntk:GreaterEqual", "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice",
+    "cntk:ReduceElements"))
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))

@@ -104,6 +104,13 @@ def python_value(value: Any, refuse: Callable[[Any], NoReturn]) -> Value:
     Dictionary, a list or tuple as a vector; a float array (float64 kept, float32 otherwise).
     ``refuse(value)`` raises for anything else (CNTK 2.7 refuses an int64 array).
 
+    Stadyn is more lenient than CNTK 2.7 here: it also takes NumPy scalars (``np.int64(5)``,
+    ``np.int32``, ``np.float32(0.5)``, ``np.bool_``) as the Python number or bool of the same
+    value, which CNTK 2.7's ``_py_dict_to_cntk_dict`` refuses ("Wrong number or type of
+    arguments for overloaded function 'new_DictionaryValue'"; a ``np.float64`` it takes, being
+    a float).  The file written is the one CNTK would write for the Python value, so CNTK loads
+    it.
+
     Example:
         >>> python_value({"n": 1 << 40, "x": [None, 0.5]}, print)
         Value(kind='dictionary', value={'n': Value(kind='size_t', value=1099511627776), \

@@ -1,6 +1,7 @@
-"""Auto-padding that CNTK makes negative before the first window: a stride of 3 or more whose
-first centre lies more than half a window into the input (``ConvolveGeometry::GetLowerPad``),
-so the first positions are skipped.  ``pooling`` (max and average), ``convolution`` and
+"""CNTK's window geometry: auto-padding that CNTK makes negative before the first window (a
+stride of 3 or more whose first centre lies more than half a window into the input,
+``ConvolveGeometry::GetLowerPad``, so the first positions are skipped) and ``ceil_out_dim``
+(a last window hanging over the end).  ``pooling`` (max and average), ``convolution`` and
 ``convolution_transpose`` -- values and gradients w.r.t. the input (``op_case``, see
 cntk_ops.py) -- and ``SequentialConvolution`` (``seq_case``, see cntk_sequence.py)."""
 
@@ -45,3 +46,23 @@ op_case("convolution_transpose__skip",
 seq_case("SequentialConvolution__skip",
          lambda C, x: C.layers.SequentialConvolution((1, 2), 2, pad=True, strides=(1, 3))(x),
          step_shape=(2, 9), names=["cntk.layers.SequentialConvolution"], params=True)
+# ceil_out_dim=True: a window of 3 every 2 over 6 has a last window hanging over the end by one
+# (3 outputs, not 2), over 7 none; the overhang never wins a max, an average counts only the
+# values inside unless include_pad (then the window's 9 cells, the overhang as zeros)
+op_case("pooling__ceil_max",
+        lambda C, x: C.pooling(x, C.MAX_POOLING, (3, 3), (2, 2), ceil_out_dim=True),
+        [(2, 6, 7)], names=["cntk.ops.pooling"])
+op_case("pooling__ceil_average",
+        lambda C, x: C.pooling(x, C.AVG_POOLING, (3, 3), (2, 2), ceil_out_dim=True),
+        [(2, 6, 7)], names=["cntk.ops.pooling"])
+op_case("pooling__ceil_average_include_pad",
+        lambda C, x: C.pooling(x, C.AVG_POOLING, (3, 3), (2, 2), ceil_out_dim=True,
+                               include_pad=True),
+        [(2, 6, 7)], names=["cntk.ops.pooling"])
+# with auto-padding on the width (CNTK 2.7's CPU engine reads past the sample where an
+# auto-padded window hangs over the height, so that is not compared): a window of 3 every 2
+# over 6 columns, 4 outputs centred from column 0 (C++'s rounding toward zero)
+op_case("pooling__ceil_average_auto",
+        lambda C, x: C.pooling(x, C.AVG_POOLING, (3, 3), (2, 2), auto_padding=[False, False, True],
+                               ceil_out_dim=True),
+        [(2, 5, 6)], names=["cntk.ops.pooling"])

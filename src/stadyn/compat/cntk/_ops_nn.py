@@ -265,16 +265,18 @@ def pooling(operand, pooling_type, pooling_window_shape, strides=(1,), auto_padd
             ceil_out_dim: bool = False, include_pad: bool = False, name: str = ""):
     """Max (``MAX_POOLING``) or average (``AVG_POOLING``) pooling over the trailing
     ``len(pooling_window_shape)`` axes; with auto-padding an average counts only the values
-    inside the input unless ``include_pad``."""
+    inside the input unless ``include_pad``.  ``ceil_out_dim=True`` rounds the output count
+    up, as CNTK's geometry does (:func:`stadyn.cntk_semantics.window_edges`): the last window
+    hangs over the end, its padding never winning a max and counted in an average only with
+    ``include_pad``."""
     window = tuple(int(k) for k in pooling_window_shape)
     n = len(window)
-    if ceil_out_dim:
-        raise ValueError("pooling: ceil_out_dim=True is not supported by Stadyn's compat")
     x = _channels_first(operand, 1)
     strides_ = _trailing(strides, n, 1)
     pads = _trailing(auto_padding, n, False)
     average = pooling_type == AVG_POOLING
-    y = S.pooling(x, window, strides_, pads, average, include_pad=average and bool(include_pad))
+    y = S.pooling(x, window, strides_, pads, average, include_pad=average and bool(include_pad),
+                  ceil_out_dim=bool(ceil_out_dim))
     return named(wrap(_unbatch(y, operand)), name, "Pooling")
 
 

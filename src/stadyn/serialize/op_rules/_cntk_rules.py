@@ -233,6 +233,7 @@ def pooling_cntk(node):
     """CNTK's ``Pooling``: ``poolingType`` 0 is max pooling, 1 average pooling (``includePad``
     counting the padding or not), over the last axes the window covers."""
     kind = int(node.attr("poolingType", 0))
+    include = False
     kernel = tuple(int(k) for k in node.attr("poolingWindowShape"))
     shape = node.shape(0)
     if node.lead(0) not in (1, 2) or len(shape) < len(kernel) + node.lead(0):
@@ -249,6 +250,13 @@ def pooling_cntk(node):
         pad_value = 0.0 if include else None
     else:
         node.unsupported(f"poolingType {kind}")
+    if node.attr("ceilOutDim", False):      # CNTK's geometry, shared with C.pooling
+        n = len(kernel)
+        return S.pooling(node.var(0), kernel, fill(node.attr("strides"), n, 1),
+                         tuple(bool(a) for a in fill(node.attr("autoPadding"), n, False)),
+                         kind == 1, include_pad=kind == 1 and include, ceil_out_dim=True,
+                         lower_pad=fill(node.attr("lowerPad"), n, 0),
+                         upper_pad=fill(node.attr("upperPad"), n, 0))
     return windowed(node, node.var(0), shape, len(kernel), kernel, node.attr("strides"), (),
                     node.attr("autoPadding"), node.attr("lowerPad"), node.attr("upperPad"),
                     bool(node.attr("ceilOutDim", False)), apply, pad_value)
