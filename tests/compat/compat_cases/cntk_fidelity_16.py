@@ -77,6 +77,25 @@ def run__no_rows(C, r):
     return res
 
 
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
+           note="a Trainer given a sequence of no step among a minibatch's: CNTK 2.7 refuses "
+                "it (RuntimeError 'The first entry of a Value mask must be Valid or "
+                "SequenceBegin').  Stadyn trained and tested on the others")
+def trainer__sequence_of_no_step(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.layers.Dense", "cntk.losses.squared_error",
+            "cntk.learners.sgd", "cntk.learning_parameter_schedule", "cntk.Trainer",
+            "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x, y = C.sequence.input_variable(2), C.sequence.input_variable(2)
+    z = C.layers.Dense(2, init=C.glorot_uniform(seed=1))(x)
+    loss = C.squared_error(z, y)
+    t = C.Trainer(z, (loss, loss), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    one = np.ones((2, 2), np.float32)
+    none = np.zeros((0, 2), np.float32)
+    return {"train": _outcome(lambda: t.train_minibatch({x: [one, none], y: [one, none]})),
+            "test": _outcome(lambda: t.test_minibatch({x: [none], y: [none]})),
+            "samples seen": t.total_number_of_samples_seen}
+
+
 @cntk_case(names=["cntk.sequence.slice"],
            note="sequence.slice that leaves a sequence no step (slice(x, 1, -1) of 2 steps, "
                 "slice(x, 3, 0) of 2): CNTK 2.7 refuses the run (RuntimeError 'AddSequence: "
