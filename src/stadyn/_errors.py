@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "StadynError",
     "ShapeError",
+    "EmptySequenceError",
     "OpArgumentError",
     "ArgumentError",
     "ParameterError",
@@ -29,6 +30,11 @@ class StadynError(Exception):
 
 class ShapeError(StadynError, ValueError):
     """An op was given inputs whose shapes or dtypes it cannot accept."""
+
+
+class EmptySequenceError(RuntimeError, ShapeError):
+    """A sequence of no step, given or computed (a ``sequence.slice`` that leaves a sequence
+    none): CNTK 2.7's RuntimeError "Sequences must be a least one frame long"."""
 
 
 class OpArgumentError(StadynError, TypeError):

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from ... import io as _io
+from ..._errors import EmptySequenceError
 from ...graph import Variable, forward_all, topological_nodes, training
 from ...train import feed
 from . import _graph as G
@@ -35,6 +36,7 @@ from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
                               truncated_layout)
 from ._values import Value, output_value, root_gradient
+from ._worker_sums import refuse_no_rows
 
 __all__ = ["FunctionRuns", "RunState"]
 
@@ -112,6 +114,8 @@ class FunctionRuns:
             value = _dense(value)
             if unwrap(target).sequence_lengths is not None and (
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):
+                if isinstance(value, list):
+                    _refuse_empty_sequences(target, value)
                 feed(unwrap(target), value)      # one array per sequence, of its own length
                 continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
@@ -132,6 +136,8 @@ class FunctionRuns:
                 arr = arr[None]     # one sequence's steps (CNTK 2.7 reads an array so)
             if G.BATCH(var) and tuple(arr.shape) == tuple(var.shape[1:]):
                 arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
+            if G.BATCH(var) and isinstance(arr, np.ndarray) and arr.ndim == var.ndim:
+                refuse_no_rows({target: arr}, "Function.eval or forward")
             feed(var, arr)
         return flags
 
@@ -172,8 +178,9 @@ class FunctionRuns:
         state = self._run_state()
         begins = state.recurrences(roots)
         roots += [unwrap(o) for o in wanted]                  # (forward_all drops repeats)
-        roots += [v.sequence_lengths for v in list(roots)          # computed lengths (a slice)
-                  if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
+        computed = [v.sequence_lengths for v in list(roots)      # computed lengths (a slice)
+                    if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
+        roots += computed
         assigns = assign_outputs(roots)
         roots += assigns
         state.runnable(roots)
@@ -190,6 +197,7 @@ class FunctionRuns:
             else:
                 with training(False), torch.no_grad():
                     forward_all(roots, clear_buffer=True)
+        _refuse_computed_empty(computed)
         if layout is not None and any(unwrap(o).sequence_lengths is not None for o in wanted):
             refuse_unpacking(layout)        # (after the run, whose states go on, as CNTK's)
         values = {o: output_value(unwrap(o)) for o in wanted}
@@ -325,6 +333,28 @@ class _ForwardState:
         self.function = function
         self.assignments = assignments       # assign ops' writes, made after the backward
         self.flags = flags                   # the run's sequence-begin flags, if given
+
+
+def _refuse_empty_sequences(target, sequences: list) -> None:
+    """CNTK 2.7's RuntimeError for a sequence of no step among those given to an input."""
+    for k, seq in enumerate(sequences):
+        if len(np.shape(seq)) and np.shape(seq)[0] == 0:
+            name = getattr(target, "name", "") or getattr(target, "uid", "?")
+            raise EmptySequenceError(
+                f"AddSequence: Sequences must be a least one frame long. (sequence {k} given "
+                f"to input '{name}' has no step)")
+
+
+def _refuse_computed_empty(lengths: list) -> None:
+    """CNTK 2.7's RuntimeError for an output sequence that a run left no step (a
+    ``sequence.slice`` past a sequence's length: ``slice(x, 1, -1)`` of 2 steps)."""
+    for v in lengths:
+        n = v.data
+        if n.numel() and bool((n < 1).any()):
+            empty = int(torch.nonzero(n < 1)[0, 0])
+            raise EmptySequenceError(
+                f"AddSequence: Sequences must be a least one frame long. (sequence {empty} "
+                f"of the minibatch has no step after {v.parent.spec.name})")
 
 
 def _reader_sample_as_input(arr, var):

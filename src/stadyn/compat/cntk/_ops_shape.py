@@ -98,13 +98,15 @@ def splice(*inputs, axis=-1, name: str = ""):
     """The operands joined along the per-sample ``axis`` (``Axis.new_leading_axis()``: along a
     new first axis).  As in CNTK, operands of a lower rank get leading axes of 1 and an axis of
     1 is broadcast to the others' size (``splice(x, y)`` of samples ``(16,)`` and ``(1, 1,
-    24)`` is ``(1, 1, 40)``)."""
+    24)`` is ``(1, 1, 40)``; scalars spliced along the default axis make a vector)."""
     items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) \
         else list(inputs)
     if len(items) == 1:
         from ._ops_math import alias
         return alias(items[0], name)
     rank = max(len(sample_shape(i)) for i in items)
+    if rank == 0 and not isinstance(axis, Axis) and int(axis) == -1:
+        rank = 1    # scalars spliced along the default axis: a vector (CNTK 2.7)
     dtype = operands_dtype(*items, op="Splice")
     vs = [_to_rank(v, i, rank) for v, i in zip(
         same_dtype([_as_operand(i, dtype) for i in items], "Splice"), items)]

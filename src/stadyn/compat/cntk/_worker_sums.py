@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import io as _io
+from ..._errors import EmptySequenceError
 from ._sequence_begin import split_flags
 
 __all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "evaluate_tests_on_workers",
@@ -49,8 +50,20 @@ def refuse_no_rows(arguments, what: str) -> None:
     empty slice of ``MinibatchSourceFromData`` (rows ``begin + rank``, ``begin + rank + W``,
     ... of the whole minibatch: the last one of a sweep may leave a worker none).  CNTK 2.7
     fails the same in a Trainer alone and on several workers (each worker's training session
-    over such a source too), where Stadyn trained on the other workers' samples."""
+    over such a source too), where Stadyn trained on the other workers' samples.  A sequence
+    of no step among those a list gives is CNTK 2.7's RuntimeError too
+    (``EmptySequenceError``)."""
     for key, value in (arguments.items() if isinstance(arguments, dict) else ()):
+        if isinstance(value, list):     # one array per sequence
+            empty = next((k for k, seq in enumerate(value)
+                          if len(np.shape(seq)) and np.shape(seq)[0] == 0), None)
+            if empty is not None:
+                name = getattr(key, "name", "") or getattr(key, "uid", "?")
+                raise EmptySequenceError(
+                    f"The first entry of a Value mask must be Valid or SequenceBegin ({what}: "
+                    f"sequence {empty} given to input '{name}' has no step; CNTK 2.7 refuses "
+                    "a sequence of none)")
+            continue
         if isinstance(value, _io.MinibatchData) and value.lengths is None:
             rows = value.shape[0] if len(value.shape) else 1
         elif isinstance(value, np.ndarray) and value.ndim:

@@ -107,11 +107,11 @@ def mpi_communicator() -> Communicator:
 
 class _WrappedOptimizer(Optimizer):
     """The optimizer protocol (:class:`stadyn.solvers.Optimizer`) of ``self._learner``, but for
-    :meth:`step`, which is the wrapper's ``update`` (not CNTK names: kept off the public
-    class)."""
+    :meth:`step`, which is the wrapper's ``_shared_update`` (not CNTK names: kept off the
+    public class)."""
 
     def step(self, sample_count: int) -> bool:
-        return self.update(sample_count)
+        return self._shared_update(sample_count)
 
     @property
     def name(self) -> str:
@@ -165,7 +165,8 @@ class DistributedLearner(_WrappedOptimizer):
     """A learner whose updates are those of the workers together (see the module docstring).
     Everything else (``learning_rate``, ``parameters``, the sample counts...) is the wrapped
     learner's; the optimizer protocol (:class:`stadyn.solvers.Optimizer`) too, but for
-    :meth:`step`, which is :meth:`update`."""
+    :meth:`step`, which sums over the workers.  As CNTK 2.7's, it has no ``update``: a Trainer
+    updates it (the wrapped learner's ``update`` would update this worker alone)."""
 
     def __init__(self, learner, distributed_after: int = 0, block_size: int | None = None,
                  reset_after_block: bool = True):
@@ -181,9 +182,14 @@ class DistributedLearner(_WrappedOptimizer):
         # or 'Momentum' line for a distributed learner, in a Trainer or Function.train alike)
 
     def __getattr__(self, name):
+        if name == "update":        # (CNTK 2.7's DistributedLearner has none)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'update' "
+                                 "(CNTK 2.7's neither: a Trainer updates a distributed "
+                                 "learner)")
         return getattr(self.__dict__["_learner"], name)
 
-    def update(self, sample_count, training_sample_count=None, is_sweep_end: bool = False):
+    def _shared_update(self, sample_count, training_sample_count=None,
+                       is_sweep_end: bool = False):
         """Sum the gradients and the sample count over the workers, then update."""
         if self._summed:
             self._summed = False       # (the Trainer's _Aggregation summed them, and the count)
