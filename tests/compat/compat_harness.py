@@ -318,6 +318,18 @@ class Run(object):
 # -- running and comparing ----------------------------------------------------------------------
 
 
+def outcome(fn, convert=None):
+    """What a case compares of ``fn()``: its value (through ``convert`` when given), or
+    ``"raises <built-in type>"`` for what it raised (Stadyn's errors subclass CNTK's and
+    NNabla's built-in types, so the type is what both sides share)."""
+    try:
+        got = fn()
+    except Exception as e:      # (the built-in type is what is compared)
+        return "raises " + next(c.__name__ for c in type(e).__mro__
+                                if c.__module__ == "builtins")
+    return got if convert is None else convert(got)
+
+
 def run_case(case, side):
     """Run ``case`` on ``side``; returns ``(results, touched names)``."""
     recorder = Recorder()

@@ -6,17 +6,11 @@ import re
 
 import numpy as np
 
-from compat_harness import cntk_case
+from compat_harness import cntk_case, outcome
 
 
 def _outcome(fn):
-    """``fn()``'s value, or ``raises <built-in type>`` (Stadyn's errors subclass CNTK's)."""
-    try:
-        got = fn()
-    except Exception as e:
-        return "raises " + next(c.__name__ for c in type(e).__mro__
-                                if c.__module__ == "builtins")
-    return got
+    return outcome(fn)
 
 
 def _uidless(text):

@@ -4,17 +4,11 @@ a shape; ``Value`` made of an array given positionally."""
 
 import numpy as np
 
-from compat_harness import cntk_case
+from compat_harness import cntk_case, outcome
 
 
 def _outcome(fn):
-    """``fn()``'s value, or ``raises <built-in type>`` (Stadyn's errors subclass CNTK's)."""
-    try:
-        got = fn()
-    except Exception as e:
-        return "raises " + next(c.__name__ for c in type(e).__mro__
-                                if c.__module__ == "builtins")
-    return np.asarray(got)
+    return outcome(fn, np.asarray)
 
 
 _REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",

@@ -6,19 +6,11 @@ in ``cntk_distributed``: a case after its ``Communicator.finalize`` can make non
 
 import numpy as np
 
-from compat_harness import cntk_case
+from compat_harness import cntk_case, outcome
 
 
 def _outcome(fn):
-    """``fn()``'s value, or ``raises <built-in type>`` (Stadyn's errors subclass CNTK's)."""
-    try:
-        got = fn()
-    except Exception as e:
-        return "raises " + next(c.__name__ for c in type(e).__mro__
-                                if c.__module__ == "builtins")
-    if isinstance(got, tuple):
-        return list(got)
-    return np.asarray(got)
+    return outcome(fn, lambda got: list(got) if isinstance(got, tuple) else np.asarray(got))
 
 
 @cntk_case(names=["cntk.ops.splice", "cntk.ops.reduce_sum", "cntk.ops.reduce_max"],
