@@ -324,19 +324,30 @@ def test_a_reduction_along_some_axes_is_written_as_cntks_nested_blocks(tmp_path)
                                data.mean(axis=2, keepdims=True))
 
 
-def test_one_hot_is_refused_where_cntks_differs(tmp_path):
-    # CNTK 2.7's one_hot of -0.5 (4 classes) is all zeros, Stadyn's is class 0 (its index
-    # truncated): a CNTK OneHotOp would compute something else, so Stadyn's format
+def test_one_hot_of_any_index_is_written_as_cntks_one_hot(tmp_path):
+    # the compat's one_hot reads its ids as CNTK 2.7's OneHotOp (truncated; a negative value,
+    # -0.5 too, no class), so it is written as OneHotOp for any index (before: refused for an
+    # index that may be fractional, Stadyn's format, warned).  The outputs below are CNTK
+    # 2.7's of this file (Stadyn wrote it, CNTK loaded it: the same numbers, checked by hand)
     x = C.input_variable(1, name="x")
-    with pytest.warns(UserWarning, match=r"no class for an index in \(-1, 0\)"):
-        C.one_hot(x, 4, name="oh").save(str(tmp_path / "oh.model"))
+    path = str(tmp_path / "oh.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        C.one_hot(x, 4, name="oh").save(path)
+    [f] = [f for f in make_refs.decoded(path)["primitive_functions"] if f["op"] == 68]
+    assert f["attributes"]["numClass"] == 4
+    data = np.array([[-0.5], [-0.0], [2.9], [3.0], [4.0], [-1.0]], np.float32)
+    loaded = C.load_model(path)
+    got = np.asarray(loaded.eval({loaded.arguments[0]: data})).reshape(6, 4)
+    expected = np.zeros((6, 4), np.float32)
+    expected[1, 0] = expected[2, 2] = expected[3, 3] = 1.0
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("index", ["floor", "round", "ceil"])
 def test_one_hot_of_whole_numbers_is_written_as_cntks_one_hot(tmp_path, index):
-    # an index that is a whole number (a Floor, a Round, a Ceil) never
-    # falls in (-1, 0), where CNTK's OneHotOp and Stadyn's differ: written as OneHotOp
-    # (numClass, onehotAxis as CNTK 2.7 writes them; before: Stadyn's format, warned)
+    # an index computed by a Floor, a Round, a Ceil: written as OneHotOp (numClass,
+    # onehotAxis as CNTK 2.7 writes them), a negative index all zeros as CNTK's
     x = C.input_variable(3, name="x")
     i = {"floor": C.floor(x * 2.0), "round": C.round(x), "ceil": C.ceil(x)}[index]
     path = str(tmp_path / "oh.model")

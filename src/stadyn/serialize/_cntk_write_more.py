@@ -132,42 +132,6 @@ def sign_of(v, batched: set, depth: int = 16) -> "str | None":
     return None
 
 
-_INTEGER = ("floor", "ceil", "round", "sign")
-_INTEGER_PASS = ("identity", "stop_gradient", "neg", "abs", "reshape", "cast")
-# CNTK ops (as the caller shows them) whose values are whole numbers (or NaN or infinite)
-_INTEGER_CNTK = ("Floor", "Ceil", "Round", "Hardmax", "OneHotOp", "Less", "LessEqual",
-                 "Greater", "GreaterEqual", "Equal", "NotEqual", "And", "Or", "Xor", "Not")
-
-
-def integer_valued(w, v, depth: int = 16) -> bool:
-    """Whether every value of ``v`` is a whole number (or NaN or infinite) as far as the ops
-    computing it show: a CNTK ``Floor``, ``Ceil``, ``Round``, comparison, ... (the caller's
-    marks, ``w.made_by``), the catalog's ``floor``, ``ceil``, ``round``, an integer cast, a
-    leaf of whole numbers, and negations, reshapes and sums of them."""
-    import numpy as np
-    if depth == 0:
-        return False
-    op, shown = w.made_by.get(id(v), (None, ()))
-    if op in _INTEGER_CNTK:
-        return True
-    if op in ("Negate", "Abs", "StopGradient", "NoOp", "Reshape") and len(shown) == 1:
-        return integer_valued(w, shown[0], depth - 1)
-    node = v.parent
-    if node is None:
-        d = None if id(v) in w.batched else _leaf_values(v)
-        return d is not None and bool(np.all(np.floor(d) == d))
-    name = node.spec.name
-    if name in _INTEGER:
-        return True
-    if name == "cast" and "int" in str(node_attributes(node)["dtype"]):
-        return True
-    if name in _INTEGER_PASS:
-        return integer_valued(w, node.inputs[0], depth - 1)
-    if name in ("add2", "sub2", "mul2"):
-        return all(integer_valued(w, i, depth - 1) for i in node.inputs[:2])
-    return False
-
-
 # -- element-wise ops CNTK computes otherwise at some inputs ----------------------------------
 def element_divide(w, p, c, name):
     """The body of CNTK 2.7's ``ElementDivide`` block: ``ElementTimes(x, Reciprocal(y))``
@@ -199,16 +163,11 @@ def _pow(w, ins, uids, attrs, out, name):
 
 
 def _one_hot(w, ins, uids, attrs, out, name):
-    """CNTK's OneHotOp along a new last axis, written where the index is a whole number: CNTK
-    2.7 gives no class for an index in (-1, 0) (one_hot of -0.5 is all zeros), Stadyn's
-    compat truncates it to class 0; they agree on whole numbers."""
+    """CNTK's OneHotOp along a new last axis (the compat's ``one_hot`` reads its ids as CNTK
+    2.7's does, ``cntk_semantics.class_ids``: truncated, a negative value no class)."""
     if len(uids) != 1:
         raise CntkWriteUnsupported("OneHotOp", f"{len(uids)} inputs shown, CNTK's has 1")
     x = ins[0]
-    if not integer_valued(w, x):
-        raise CntkWriteUnsupported("OneHotOp", "CNTK's one_hot gives no class for an index in "
-                                               "(-1, 0), Stadyn's gives class 0 (written where "
-                                               "the index is a whole number)")
     node = out.parent
     if node is None or node.spec.name != "cast" or node.inputs[0].parent is None or \
             node.inputs[0].parent.spec.name != "one_hot" or \

@@ -275,13 +275,6 @@ def _classification_error(w, ins, uids, attrs, out, name):
     return w.fixed_block("ClassificationError", name, ins, uids, (1.0,), body)
 
 
-def _one_hot(w, ins, uids, attrs, out, name):
-    # CNTK 2.7's OneHotOp gives no class for an index in (-1, 0) (one_hot of -0.5 is all
-    # zeros), the compat's one_hot truncates it to class 0: not written as CNTK's
-    raise CntkWriteUnsupported("OneHotOp", "CNTK's one_hot gives no class for an index in "
-                                           "(-1, 0), Stadyn's gives class 0")
-
-
 def _cast(w, ins, uids, attrs, out, name):
     # CNTK's DataType ids, as Cast's newDataType holds them (the reader's CAST_TYPES)
     kind = {"float32": 1, "float64": 2, "float16": 4}.get(str(out.dtype))
@@ -382,5 +375,5 @@ RULES = {
     "cntk:LogSoftmax": _log_softmax,
     "global_average_pooling": _global_average_pooling, "max": _max,
     "cntk:CrossEntropyWithSoftmax": _cross_entropy_with_softmax,
-    "cntk:ClassificationError": _classification_error, "cntk:OneHotOp": _one_hot,
+    "cntk:ClassificationError": _classification_error,
 }
