@@ -470,3 +470,21 @@ def test_nnablas_sigmoid_cross_entropy_exports_its_integer_label(tmp_path):
     label = np.trunc(tv).astype(np.float64)
     want = np.maximum(xv, 0) - xv * label + np.log1p(np.exp(-np.abs(xv)))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_one_hot_exports_ids_outside_an_axis_as_f_one_hot_gives_them(tmp_path):
+    # F.one_hot (NNabla 1.39's OneHot): an id in [-n, -1] counts from the end of its own axis,
+    # one outside [-n, n - 1] on any axis gives all zeros; the export flattened the ids first,
+    # so [0, -1] of (2, 3) became class 5 in onnxruntime (Stadyn: class 2), [0, 3] class 3
+    # (Stadyn: none).  Expected rows hand-computed from NNabla's rule (checked on NNabla 1.39)
+    ids = np.array([[0, -1], [1, 3], [-1, 0], [2, 0], [0, 2], [1, -3], [0, 3]], np.int64)
+    x = sd.Variable.from_numpy_array(ids)
+    y = F.one_hot(x, (2, 3))
+    sd.export_onnx(tmp_path / "oh.onnx", {"y": y}, {"x": x}, dynamic_batch=False)
+    got = ort.InferenceSession(str(tmp_path / "oh.onnx")).run(None, {"x": ids})[0]
+    expected = np.zeros((7, 6), np.float32)
+    for row, cls in ((0, 2), (2, 3), (4, 2), (5, 3)):
+        expected[row, cls] = 1.0
+    np.testing.assert_array_equal(got.reshape(7, 6), expected)
+    y.forward()
+    np.testing.assert_array_equal(y.d.reshape(7, 6), expected)

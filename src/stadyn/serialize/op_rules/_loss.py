@@ -197,12 +197,19 @@ register_rules(F.top_n_error, onnx_export=_top_n_error_onnx, onnx_import=Unmappe
 
 
 def _one_hot_onnx(g, inputs, attrs):
-    """flat ids, OneHot, Reshape"""
+    """per-axis ids, flat ids, OneHot, Reshape"""
+    # (a negative id counts from the end of its axis; where an axis's id is outside it the flat
+    # id is the size, which OneHot makes all off: F.one_hot's rule)
     x = inputs[0]
     shape = [int(s) for s in attrs["shape"]]
     strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
-    ids = g.op("Mul", [_ids(g, x), g.ints(strides)])
-    flat = g.reduce("ReduceSum", ids, [g.ndim(x) - 1], False)
+    ids, sizes = _ids(g, x), g.ints(shape)
+    zero = g.const(np.asarray(0, dtype=np.int64))
+    ids = g.op("Where", [g.op("Less", [ids, zero]), g.op("Add", [ids, sizes]), ids])
+    outside = g.op("Or", [g.op("Less", [ids, zero]), g.op("Not", [g.op("Less", [ids, sizes])])])
+    bad = g.reduce("ReduceSum", g.cast(outside, np.int64), [g.ndim(x) - 1], False)
+    flat = g.reduce("ReduceSum", g.op("Mul", [ids, g.ints(strides)]), [g.ndim(x) - 1], False)
+    flat = g.op("Where", [g.cast(bad, np.bool_), g.ints([int(np.prod(shape))]), flat])
     hot = g.op("OneHot", [flat, g.ints([int(np.prod(shape))]),
                           g.const(np.asarray([0.0, 1.0], dtype=np.float32))], axis=-1)
     if len(shape) == 1:
