@@ -63,6 +63,13 @@ def run__no_rows(C, r):
     res["sequence: a sequence of no step"] = _outcome(lambda: (sx + 1).eval({sx: [none]}))
     res["sequence: one of two of no step"] = _outcome(lambda: (sx + 1).eval({sx: [one, none]}))
     res["sequence: []"] = _outcome(lambda: (sx + 1).eval({sx: []}))
+    for label, data in (("alone", [none]), ("second of two", [one, none]),
+                        ("first of two", [none, one])):
+        try:
+            C.sequence.last(sx).eval({sx: data})
+            res["message, no step " + label] = "runs"
+        except RuntimeError as e:   # (CNTK's first clause; its own log lines follow)
+            res["message, no step " + label] = str(e).split("\n")[0].split(". ")[0].rstrip(".")
     res["sequence: array (0, 1, 2)"] = _outcome(
         lambda: (sx + 1).eval({sx: np.zeros((0, 1, 2), np.float32)}))
     res["still runs"] = _outcome(lambda: (x + 1).eval({x: one}))

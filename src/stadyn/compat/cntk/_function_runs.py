@@ -336,13 +336,16 @@ class _ForwardState:
 
 
 def _refuse_empty_sequences(target, sequences: list) -> None:
-    """CNTK 2.7's RuntimeError for a sequence of no step among those given to an input."""
+    """CNTK 2.7's RuntimeError for a sequence of no step among those given to an input: its
+    "AddSequence" message when it is the only sequence, its Value-mask message when others
+    have steps."""
     for k, seq in enumerate(sequences):
         if len(np.shape(seq)) and np.shape(seq)[0] == 0:
             name = getattr(target, "name", "") or getattr(target, "uid", "?")
+            said = ("AddSequence: Sequences must be a least one frame long." if len(sequences) == 1
+                    else "The first entry of a Value mask must be Valid or SequenceBegin.")
             raise EmptySequenceError(
-                f"AddSequence: Sequences must be a least one frame long. (sequence {k} given "
-                f"to input '{name}' has no step)")
+                f"{said} (sequence {k} given to input '{name}' has no step)")
 
 
 def _refuse_computed_empty(lengths: list) -> None:
