@@ -65,18 +65,25 @@ def serve(main) -> None:
             _refuse_other_nnabla_conf(home)
             sys.argv = list(request["argv"])
             sys.exit(main(sys.argv))
-        deadline, status = time.monotonic() + request["timeout"], None
-        while status is None:
-            done, code = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = os.waitstatus_to_exitcode(code)
-            elif time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                break
-            else:
-                time.sleep(0.02)
-        print(json.dumps({"status": status, "timed_out": status is None}), flush=True)
+        answer(pid, request["timeout"])
+
+
+def answer(pid: int, timeout: float, poll: float = 0.02) -> None:
+    """Wait for the forked run ``pid`` (killing it after ``timeout`` seconds) and answer its
+    request: a JSON line of its exit status, or that it timed out (tests/hostile's probe
+    server answers so too)."""
+    deadline, status = time.monotonic() + timeout, None
+    while status is None:
+        done, code = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = os.waitstatus_to_exitcode(code)
+        elif time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            break
+        else:
+            time.sleep(poll)
+    print(json.dumps({"status": status, "timed_out": status is None}), flush=True)
 
 
 def _refuse_other_nnabla_conf(home: str) -> None:

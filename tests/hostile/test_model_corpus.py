@@ -112,7 +112,9 @@ def memory_limit(tmp_path_factory, server) -> int:
 
 
 _SERVER = textwrap.dedent("""
-    import contextlib, io, json, os, resource, signal, sys, tempfile, time, traceback
+    import contextlib, io, json, os, resource, sys, tempfile, traceback
+    sys.path.insert(0, TESTS_FOLDER)
+    from fork_server import answer          # (waits for a child, kills it at its timeout)
     import h5py, onnx                      # imported up front: the same baseline for every file
     import torch._dynamo                   # torch imports it the first time a shape is inferred
     import stadyn as sd
@@ -179,19 +181,8 @@ _SERVER = textwrap.dedent("""
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
-        deadline, status = time.monotonic() + request["timeout"], None
-        while status is None:
-            done, code = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = os.waitstatus_to_exitcode(code)
-            elif time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                break
-            else:
-                time.sleep(0.01)
-        print(json.dumps({"status": status, "timed_out": status is None}), flush=True)
-""")
+        answer(pid, request["timeout"], poll=0.01)
+""").replace("TESTS_FOLDER", repr(str(Path(__file__).resolve().parents[1])))
 
 
 
