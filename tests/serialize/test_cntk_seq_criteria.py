@@ -12,7 +12,6 @@ the losses and metrics CNTK 2.7 goes on with (``refs.json``, ``make_refs.py``).
 from __future__ import annotations
 
 import json
-import importlib.util
 import os
 import subprocess
 import warnings
@@ -22,20 +21,12 @@ import pytest
 
 import stadyn.compat.cntk as C
 from stadyn.serialize._cntk_format import _decode_file
+from fixture_network import fixture_network
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_seq_criteria")
 
 
-def _module(name: str, path: str):
-    """The fixture's ``network.py`` under its own module name (other fixtures have a
-    ``network`` module too)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-network = _module("cntk_seq_criteria_network", os.path.join(FIXTURES, "network.py"))
+network = fixture_network("cntk_seq_criteria")
 
 with open(os.path.join(FIXTURES, "refs.json")) as _f:
     AFTER = json.load(_f)["after"]

@@ -11,7 +11,6 @@ the writer wrote that transposed convolution so that CNTK 2.7 computed it shifte
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import warnings
@@ -21,20 +20,12 @@ import pytest
 
 import stadyn.compat.cntk as C
 from stadyn.serialize._cntk_format import _decode_file
+from fixture_network import fixture_network
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_window_skip")
 
 
-def _module(name: str, path: str):
-    """The fixture's ``network.py`` under its own module name (other fixtures have a
-    ``network`` module too)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-network = _module("cntk_window_skip_network", os.path.join(FIXTURES, "network.py"))
+network = fixture_network("cntk_window_skip")
 
 REFS = dict(np.load(os.path.join(FIXTURES, "refs.npz")))
 CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")

@@ -9,7 +9,6 @@ its outputs and gradients of them (``refs.npz``, ``make_refs.py``).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import warnings
@@ -19,12 +18,10 @@ import pytest
 
 import stadyn.compat.cntk as C
 from stadyn.serialize._cntk_format import _decode_file
+from fixture_network import fixture_network
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_negative_strides")
-_SPEC = importlib.util.spec_from_file_location("cntk_negative_strides_network",
-                                               os.path.join(FIXTURES, "network.py"))
-network = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(network)
+network = fixture_network("cntk_negative_strides")
 
 REFS = dict(np.load(os.path.join(FIXTURES, "refs.npz")))
 CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
