@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import os
 
 import torch
@@ -61,7 +62,7 @@ def _eigen_lu_inverse(x: torch.Tensor) -> torch.Tensor:
     place), where LAPACK's LU would give other rounding or a huge finite inverse.
 
     The LU (:func:`_eigen_lu`) is unblocked up to 16 columns and blocked above (Eigen's
-    ``blocked_lu``); the two solves (:func:`_eigen_solve_lower`, :func:`_eigen_solve_upper`)
+    ``blocked_lu``); the two solves (:func:`_eigen_solve_lower_block`, :func:`_eigen_solve_upper`)
     go in panels of 8 (Eigen's ``SmallPanelWidth`` for floats over SSE): the panels already
     solved are subtracted as one sum, then the panel's own columns one by one."""
     a = x.clone()
@@ -71,7 +72,7 @@ def _eigen_lu_inverse(x: torch.Tensor) -> torch.Tensor:
     eye = torch.eye(n, dtype=x.dtype, device=x.device).expand(b, n, n)
     rows = torch.arange(b, device=x.device)
     r = eye[rows[:, None], perm].clone()
-    _eigen_solve_lower(a, r)
+    _eigen_solve_lower_block(a, r)
     _eigen_solve_upper(a, r)
     return r
 
@@ -175,6 +176,7 @@ def _eigen_unblocked_lu(a: torch.Tensor, perm: torch.Tensor, c: int, rows: int,
                                                                              k + 1:end_c]
 
 
+@functools.lru_cache(maxsize=None)
 def _l1_cache_bytes() -> int:
     """The first-level data cache's size, which Eigen reads from the processor to choose its
     blocking (32 KiB, Eigen's default, where Linux does not say)."""
@@ -232,11 +234,6 @@ def _eigen_solve_lower_block(lower: torch.Tensor, x: torch.Tensor) -> None:
         if end < n:
             x[:, end:] -= _ordered_sum(lower[:, end:, k2:end], x[:, k2:end],
                                        _left_over(n - end, cols, True, x.device))
-
-
-def _eigen_solve_lower(lu: torch.Tensor, x: torch.Tensor) -> None:
-    """The unit-lower solve of :func:`_eigen_lu_inverse`."""
-    _eigen_solve_lower_block(lu, x)
 
 
 def _eigen_solve_upper(upper: torch.Tensor, x: torch.Tensor) -> None:

@@ -92,8 +92,8 @@ def fill(values: Any, n: int, default: Any) -> tuple:
     return (items[0],) * (n - len(items)) + items
 
 
-def window(n: int, k: int, s: int, d: int, auto: bool, lo: int, hi: int,
-           ceil_out: bool = False) -> tuple[int, int, int]:
+def window(n: int, k: int, s: int, d: int, auto: bool, lo: int,
+           hi: int) -> tuple[int, int, int]:
     """``(pad below, pad above, output size)`` of one spatial axis (see the module docstring).
 
     Example:
@@ -108,15 +108,11 @@ def window(n: int, k: int, s: int, d: int, auto: bool, lo: int, hi: int,
     if auto:                      # (the first window's centre as CNTK places it: S.auto_padding;
         (lo, hi), = S.auto_padding((n,), (k,), (s,), (d,), True)     # below 0: skipped cells)
         return lo, hi, -(-n // s)
-    span = n + lo + hi - ke
-    out = (-(-span // s) if ceil_out else span // s) + 1
-    if ceil_out:
-        hi = max(hi, (out - 1) * s + ke - n - lo)
-    return lo, hi, out
+    return lo, hi, (n + lo + hi - ke) // s + 1
 
 
 def windowed(node, x, shape: tuple, spatial: int, kernel: tuple, strides: Any, dilation: Any,
-             auto: Any, lower: Any, upper: Any, ceil_out: bool, apply: Callable[..., Any],
+             auto: Any, lower: Any, upper: Any, apply: Callable[..., Any],
              pad_value: float | None):
     """Run ``apply(x, pad, stride, dilation, ignore_border)`` (a catalog convolution or pooling
     with symmetric padding) so that it computes CNTK's windows over the last ``spatial`` axes
@@ -130,7 +126,7 @@ def windowed(node, x, shape: tuple, spatial: int, kernel: tuple, strides: Any, d
     dilation = fill(dilation, spatial, 1)
     auto = fill(auto, spatial, False)
     lower, upper = fill(lower, spatial, 0), fill(upper, spatial, 0)
-    geo = [window(n, k, s, d, bool(a), int(lo), int(hi), ceil_out)
+    geo = [window(n, k, s, d, bool(a), int(lo), int(hi))
            for n, k, s, d, a, lo, hi in zip(sizes, kernel, strides, dilation, auto, lower, upper)]
     if any(g[0] < 0 for g in geo):      # (the cells CNTK's first window skips: dropped)
         x = S.padded(x, [(min(0, g[0]), 0) for g in geo])
@@ -203,7 +199,7 @@ def convolution_cntk(node):
                              dilation=dilation, group=groups)
     return windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
                     node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),
-                    node.attr("upperPad"), False, apply, 0.0)
+                    node.attr("upperPad"), apply, 0.0)
 
 
 def convolution_transpose_cntk(node):
@@ -259,7 +255,7 @@ def pooling_cntk(node):
                          upper_pad=fill(node.attr("upperPad"), n, 0))
     return windowed(node, node.var(0), shape, len(kernel), kernel, node.attr("strides"), (),
                     node.attr("autoPadding"), node.attr("lowerPad"), node.attr("upperPad"),
-                    bool(node.attr("ceilOutDim", False)), apply, pad_value)
+                    apply, pad_value)
 
 
 def batch_normalization_cntk(node):
