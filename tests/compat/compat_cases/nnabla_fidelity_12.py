@@ -80,3 +80,77 @@ def pf_bias_array_initializer(nn, PF, r):
     res["zero bias of one value"] = z.d.copy()
     nn.clear_parameters()
     return res
+
+
+V = "nnabla.Variable."
+_BUILT_AS_FLOAT = ("a leaf a graph already reads as float data stays float32 on Stadyn (the "
+                   "graph holds no cast: compat nnabla _float_inputs.read_as_float); NNabla's "
+                   "takes the integer type and its functions cast at each forward")
+_NEEDS_GRAD = ("a leaf needing a gradient stays float32 on Stadyn (torch's gradients are "
+               "floating point only); NNabla's takes the integer type")
+_F64 = ("Stadyn keeps floating values float32 where NNabla stores the float64 array (compat "
+        "nnabla _variable._take_written_type)")
+
+
+def _labels_run(nn, F, res, key):
+    """A loss and an error over labels written as int64 after the graph was built, and an
+    integer picture written before."""
+    x = nn.Variable.from_numpy_array(np.array([[1.0, 2.0, 3.0], [3.0, 1.0, 0.0]], np.float32))
+    t = nn.Variable((2, 1))
+    loss = F.mean(F.softmax_cross_entropy(x, t))
+    err = F.mean(F.top_n_error(x, t, n=1))
+    t.d = np.array([[2], [1]])
+    loss.forward()
+    err.forward()
+    res[key + " label dtype"] = [_dt(t.d), str(t.data.dtype)]
+    res[key + " loss"] = float(loss.d)
+    res[key + " error"] = float(err.d)
+    res[key + " one-hot by label"] = np.eye(3)[t.d.ravel()]
+    t.d = np.array([[0], [0]], np.int32)
+    loss.forward()
+    res[key + " label dtype, int32 then"] = _dt(t.d)
+    res[key + " loss, int32 labels"] = float(loss.d)
+    p = nn.Variable((2, 3))
+    p.d = np.array([[0, 128, 255], [10, 20, 30]], np.uint8)
+    y = F.mul_scalar(p, 1.0 / 255)
+    y.forward()
+    res[key + " picture dtype"] = _dt(p.d)
+    res[key + " picture scaled"] = [_dt(y.d), y.d.copy()]
+
+
+@nnabla_case(names=[V + "d"],
+             known={"built as float": _BUILT_AS_FLOAT, "needs grad": _NEEDS_GRAD,
+                    "ints then floats": _F64},
+             note="v.d = an integer array gives the leaf its type (labels read back as "
+                  "int64, usable as NumPy indices), static and dynamic; the loss reads them "
+                  "as class ids, the functions reading data cast them to float32")
+def assigned_integers__keep_their_type(nn, F, r):
+    r.touch(V + "d")
+    res = {}
+    _labels_run(nn, F, res, "static")
+    with nn.auto_forward():
+        x = nn.Variable.from_numpy_array(np.array([[1.0, 2.0, 3.0]], np.float32))
+        t = nn.Variable((1, 1))
+        t.d = np.array([[1]])
+        loss = F.softmax_cross_entropy(x, t)
+        res["dynamic label dtype"] = _dt(t.d)
+        res["dynamic loss"] = loss.d.copy()
+        u = nn.Variable((3,))
+        u.d = np.array([1, 2, 3], np.int32)
+        s = F.sum(u)
+        res["dynamic sum of int32"] = [_dt(u.d), _dt(s.d), float(s.d)]
+    a = nn.Variable((2,))
+    b = F.relu(a)
+    a.d = np.array([3, -4])
+    b.forward()
+    res["built as float"] = _dt(a.d)
+    res["built as float, relu"] = b.d.copy()
+    g = nn.Variable((2,), need_grad=True)
+    g.d = np.array([1, 2], np.int32)
+    res["needs grad"] = _dt(g.d)
+    w = nn.Variable((2,))
+    w.d = np.array([1, 2])
+    w.d = np.array([0.5, 1.5])
+    res["ints then floats"] = _dt(w.d)
+    res["ints then floats, values"] = np.asarray(w.d, np.float64)
+    return res
