@@ -103,16 +103,28 @@ _INDEX_INPUTS: dict[str, tuple[str, ...]] = {
     "one_hot": ("x",), "top_n_error": ("target",), "sigmoid_cross_entropy": ("target",),
 }
 
-# Floating leaves a function was given as data (see the module docstring).
-_READ_AS_FLOAT: "weakref.WeakSet[Any]" = weakref.WeakSet()
+# Floating leaves a function was given as data (see the module docstring), by ``id``: a
+# weak reference each, which removes the entry with the leaf (on every F call: a dict look-up
+# is a tenth of a WeakSet's add).
+_READ_AS_FLOAT: dict[int, "weakref.ref[Any]"] = {}
+
+
+def _forget(ref: "weakref.ref[Any]", key: int) -> None:
+    if _READ_AS_FLOAT.get(key) is ref:
+        del _READ_AS_FLOAT[key]
 
 
 def _note(v: Any) -> None:
-    if isinstance(v, _Variable) and v.parent is None:
-        dtype = v.dtype         # a torch dtype where NumPy has none (bfloat16, uint16, ...)
-        if (dtype.kind == "f" if isinstance(dtype, np.dtype)
-                else getattr(dtype, "is_floating_point", False)):
-            _READ_AS_FLOAT.add(v)
+    if not isinstance(v, _Variable) or v.parent is not None:
+        return
+    key = id(v)
+    known = _READ_AS_FLOAT.get(key)
+    if known is not None and known() is v:
+        return
+    dtype = v.dtype             # a torch dtype where NumPy has none (bfloat16, uint16, ...)
+    if (dtype.kind == "f" if isinstance(dtype, np.dtype)
+            else getattr(dtype, "is_floating_point", False)):
+        _READ_AS_FLOAT[key] = weakref.ref(v, lambda ref, key=key: _forget(ref, key))
 
 
 def read_as_float(v: Any) -> bool:
@@ -127,15 +139,15 @@ def read_as_float(v: Any) -> bool:
         >>> read_as_float(x), read_as_float(t)
         (True, False)
     """
-    try:
-        return v in _READ_AS_FLOAT
-    except TypeError:
-        return False
+    known = _READ_AS_FLOAT.get(id(v))
+    return known is not None and known() is v
 
 
 def _integer(v: Any) -> bool:
-    return (isinstance(v, _Variable)
-            and np.issubdtype(np.dtype(v.dtype), np.integer))
+    if not isinstance(v, _Variable):
+        return False
+    dtype = v.dtype             # (a torch dtype where NumPy has none: read as not integer)
+    return isinstance(dtype, np.dtype) and dtype.kind in "iu"
 
 
 def as_float32(v: Any) -> Any:
