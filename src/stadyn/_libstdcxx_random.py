@@ -108,10 +108,6 @@ class WordSource:
             return np.zeros(0, np.uint32)
         return self.words(int(count))
 
-    def pairs(self, count: int) -> np.ndarray:
-        """The next ``2 * count`` numbers as ``count`` uint64 ``second << 32 | first``."""
-        return self(2 * int(count)).view(np.uint64) if count > 0 else np.zeros(0, np.uint64)
-
     def __enter__(self):
         return self
 
@@ -151,8 +147,8 @@ def bernoulli(take, p: float, count: int) -> np.ndarray:
     out = np.empty(count, bool)
     bound = None if float(p) >= 1.0 else np.uint64(_bernoulli_bound(float(p)))
     for at in range(0, count, _BLOCK):
-        joined = take.pairs(min(_BLOCK, count - at)) if hasattr(take, "pairs") else \
-            take(2 * min(_BLOCK, count - at)).astype(np.uint32).view(np.uint64)
+        # each two numbers as one uint64, ``second << 32 | first`` (little-endian memory)
+        joined = take(2 * min(_BLOCK, count - at)).astype(np.uint32, copy=False).view(np.uint64)
         if bound is None:
             out[at:at + joined.size] = True
         else:

@@ -17,7 +17,7 @@ from typing import Sequence
 from .. import functions as F
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_axes, checked_base_axis, count, counts, parameter, pf_scope
+from ._pf_common import checked_axes, checked_base_axis, count, counts, given_or, parameter, pf_scope
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
            "fused_batch_normalization", "sync_batch_normalization", "embed"]
@@ -48,7 +48,7 @@ def affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1, w_
         w = parameter("W", (inmaps,) + out, w_init, fix_parameters, apply=apply_w)
         b = None
         if with_bias:
-            b = parameter("b", out, b_init or I.ConstantInitializer(0.0), fix_parameters,
+            b = parameter("b", out, given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
                           apply=apply_b)
         return F.affine(inp, w, b, base_axis)
 
@@ -83,7 +83,7 @@ def convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, st
         w = parameter("W", w_shape, w_init, fix_parameters, apply=apply_w)
         b = None
         if with_bias:
-            b = parameter("b", (outmaps,), b_init or I.ConstantInitializer(0.0), fix_parameters,
+            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
                           apply=apply_b)
         return F.convolution(inp, w, b, base_axis, pad, stride, dilation, group, channel_last)
 
@@ -116,7 +116,7 @@ def deconvolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, 
         w = parameter("W", w_shape, w_init, fix_parameters, apply=apply_w)
         b = None
         if with_bias:
-            b = parameter("b", (outmaps,), b_init or I.ConstantInitializer(0.0), fix_parameters,
+            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
                           apply=apply_b)
         return F.deconvolution(inp, w, b, base_axis, pad, stride, dilation, group, channel_last,
                                output_padding)

@@ -21,7 +21,7 @@ from typing import Sequence
 from .. import functions as F
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_base_axis, count, counts, parameter, pf_scope
+from ._pf_common import checked_base_axis, count, counts, given_or, parameter, pf_scope
 
 __all__ = ["binary_connect_affine", "binary_weight_affine", "binary_connect_convolution",
            "binary_weight_convolution"]
@@ -29,9 +29,9 @@ __all__ = ["binary_connect_affine", "binary_weight_affine", "binary_connect_conv
 
 def _weights(shape, lim, w_init, wb_init, rng, fix_parameters):
     """``W`` (trained) and ``Wb`` (written by the op), Glorot uniform by default."""
-    w = parameter("W", shape, w_init or I.UniformInitializer((-lim, lim), rng=rng),
+    w = parameter("W", shape, given_or(w_init, I.UniformInitializer((-lim, lim), rng=rng)),
                   fix_parameters)
-    wb = parameter("Wb", shape, wb_init or I.UniformInitializer((-lim, lim), rng=rng),
+    wb = parameter("Wb", shape, given_or(wb_init, I.UniformInitializer((-lim, lim), rng=rng)),
                    need_grad=False)
     return w, wb
 
@@ -39,7 +39,7 @@ def _weights(shape, lim, w_init, wb_init, rng, fix_parameters):
 def _bias(units, b_init, fix_parameters, with_bias):
     if not with_bias:
         return None
-    return parameter("b", units, b_init or I.ConstantInitializer(0.0), fix_parameters)
+    return parameter("b", units, given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters)
 
 
 def _affine(fn, scope, inp, n_outmaps, base_axis, quantize_zero_to, w_init, wb_init, b_init,

@@ -14,7 +14,8 @@ from .._errors import ShapeError
 from ..graph import Variable
 from ._registry import get_parameter_or_create, parameter_scope
 
-__all__ = ["pf_scope", "parameter", "counts", "count", "checked_axes", "checked_base_axis"]
+__all__ = ["pf_scope", "parameter", "given_or", "counts", "count", "checked_axes",
+           "checked_base_axis"]
 
 
 @contextlib.contextmanager
@@ -60,6 +61,19 @@ def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters:
     var = get_parameter_or_create(name, tuple(int(s) for s in shape), initializer, need_grad,
                                   as_need_grad, overwrite_need_grad=True)
     return apply(var) if apply is not None else var
+
+
+def given_or(initializer: Any, default: Any) -> Any:
+    """``initializer`` unless it is None, else ``default``: a parametric function's ``*_init``
+    may be a NumPy array, whose truth value ``initializer or default`` would ask for (NNabla
+    1.39 tests for None).
+
+    Example:
+        >>> import numpy as np
+        >>> given_or(np.array([1.0, 2.0]), 0.0).tolist(), given_or(None, 0.0)
+        ([1.0, 2.0], 0.0)
+    """
+    return default if initializer is None else initializer
 
 
 def counts(value: int | Sequence[int], fn: str, arg: str, sequence: bool) -> tuple[int, ...]:

@@ -8,7 +8,7 @@ from typing import Sequence
 from .. import functions as F
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_base_axis, count, counts, parameter, pf_scope
+from ._pf_common import checked_base_axis, count, counts, given_or, parameter, pf_scope
 
 
 def depthwise_deconvolution(inp: Variable, kernel: Sequence[int], pad=None, stride=None,
@@ -36,7 +36,7 @@ def depthwise_deconvolution(inp: Variable, kernel: Sequence[int], pad=None, stri
         w = parameter("W", (channels,) + kernel, w_init, fix_parameters)
         b = None
         if with_bias:
-            b = parameter("b", (channels // divisor,), b_init or I.ConstantInitializer(0.0),
+            b = parameter("b", (channels // divisor,), given_or(b_init, I.ConstantInitializer(0.0)),
                           fix_parameters)
         return F.depthwise_deconvolution(inp, w, b, base_axis, pad, stride, dilation, divisor)
 
@@ -75,7 +75,8 @@ def deformable_convolution(inp: Variable, outmaps: int, kernel: Sequence[int],
             w = apply_w(w)
         b = None
         if with_bias:
-            b = parameter("b", (outmaps,), b_init or I.ConstantInitializer(0.0), fix_parameters)
+            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
+                          fix_parameters)
             if apply_b is not None:
                 b = apply_b(b)
         return F.deformable_convolution(inp, w, offset, mask, b, base_axis, pad, stride,

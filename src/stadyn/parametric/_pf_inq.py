@@ -21,7 +21,7 @@ from typing import Sequence
 from .. import functions as F
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_base_axis, count, counts, parameter, pf_scope
+from ._pf_common import checked_base_axis, count, counts, given_or, parameter, pf_scope
 
 __all__ = ["inq_affine", "inq_convolution"]
 
@@ -48,11 +48,11 @@ def inq_affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1
             lim = I.calc_uniform_lim_glorot(inmaps, math.prod(out))
             w_init = I.UniformInitializer((-lim, lim), rng=rng)
         w = parameter("W", (inmaps,) + out, w_init, fix_parameters)
-        fixed = parameter("I", (inmaps,) + out, i_init or I.ConstantInitializer(0.0),
+        fixed = parameter("I", (inmaps,) + out, given_or(i_init, I.ConstantInitializer(0.0)),
                           need_grad=False)
         b = None
         if with_bias:
-            b = parameter("b", out, b_init or I.ConstantInitializer(0.0), fix_parameters)
+            b = parameter("b", out, given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters)
         return F.inq_affine(inp, w, fixed, b, base_axis, num_bits, tuple(inq_iterations),
                             selection_algorithm, seed)
 
@@ -82,10 +82,12 @@ def inq_convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None
             lim = I.calc_uniform_lim_glorot(inmaps, outmaps, kernel)
             w_init = I.UniformInitializer((-lim, lim), rng=rng)
         w = parameter("W", (outmaps, inmaps) + kernel, w_init, fix_parameters)
-        fixed = parameter("I", (outmaps, inmaps) + kernel, i_init or I.ConstantInitializer(0.0),
+        fixed = parameter("I", (outmaps, inmaps) + kernel,
+                          given_or(i_init, I.ConstantInitializer(0.0)),
                           need_grad=False)
         b = None
         if with_bias:
-            b = parameter("b", (outmaps,), b_init or I.ConstantInitializer(0.0), fix_parameters)
+            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
+                          fix_parameters)
         return F.inq_convolution(inp, w, fixed, b, base_axis, pad, stride, dilation, group,
                                  num_bits, tuple(inq_iterations), selection_algorithm, seed)

@@ -24,7 +24,7 @@ from .. import functions as F
 from .._errors import ShapeError
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_base_axis, count, counts, parameter, pf_scope
+from ._pf_common import checked_base_axis, count, counts, given_or, parameter, pf_scope
 from ._registry import get_parameter, set_parameter
 
 __all__ = ["svd_affine", "svd_convolution", "cpd3_convolution", "cp_als"]
@@ -64,7 +64,7 @@ def _factors(names, make, fix_parameters):
 def _bias(with_bias, shape, b_init, fix_parameters):
     if not with_bias:
         return None
-    return parameter("b", shape, b_init or I.ConstantInitializer(0.0), fix_parameters)
+    return parameter("b", shape, given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters)
 
 
 def svd_affine(inp: Variable, n_outmaps: int | Sequence[int], r: int, base_axis: int = 1,

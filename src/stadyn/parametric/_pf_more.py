@@ -19,7 +19,8 @@ from .. import functions as F
 from ..graph import Variable
 from . import initializers as I
 from ._pf import scale_and_bias
-from ._pf_common import checked_axes, checked_base_axis, count, counts, parameter, pf_scope
+from ._pf_common import (checked_axes, checked_base_axis, count, counts, given_or, parameter,
+                         pf_scope)
 
 __all__ = ["layer_normalization", "instance_normalization", "group_normalization", "prelu",
            "depthwise_convolution", "spectral_norm"]
@@ -108,7 +109,7 @@ def prelu(inp: Variable, base_axis: int = 1, shared: bool = True, fix_parameters
     axis = checked_base_axis(base_axis, inp, "prelu")
     shape = () if shared else (inp.shape[axis],)
     with pf_scope(name, "prelu"):
-        slope = parameter("slope", shape, slope_init or I.ConstantInitializer(0.25),
+        slope = parameter("slope", shape, given_or(slope_init, I.ConstantInitializer(0.25)),
                           fix_parameters)
         return F.prelu(inp, slope, base_axis)
 
@@ -138,7 +139,8 @@ def depthwise_convolution(inp: Variable, kernel: Sequence[int], pad=None, stride
         w = parameter("W", (channels * multiplier,) + kernel, w_init, fix_parameters)
         b = None
         if with_bias:
-            b = parameter("b", (channels * multiplier,), b_init or I.ConstantInitializer(0.0),
+            b = parameter("b", (channels * multiplier,),
+                          given_or(b_init, I.ConstantInitializer(0.0)),
                           fix_parameters)
         return F.depthwise_convolution(inp, w, b, base_axis, pad, stride, dilation, multiplier)
 
@@ -160,5 +162,6 @@ def spectral_norm(w: Variable, dim: int = 0, itr: int = 1, eps: float = 1e-12,
     """
     dim = checked_axes([dim], w, "spectral_norm")[0]
     with pf_scope(name, "spectral-norm"):
-        u = parameter("u", (w.shape[dim],), u_init or I.NormalInitializer(), need_grad=False)
+        u = parameter("u", (w.shape[dim],), given_or(u_init, I.NormalInitializer()),
+                      need_grad=False)
         return F.spectral_norm(w, u, dim, itr, eps, test)

@@ -23,7 +23,7 @@ from .. import functions as F
 from .._errors import ArgumentError
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_base_axis, count, counts, parameter, pf_scope
+from ._pf_common import checked_base_axis, count, counts, given_or, parameter, pf_scope
 
 __all__ = ["fixed_point_quantized_affine", "fixed_point_quantized_convolution",
            "pow2_quantized_affine", "pow2_quantized_convolution", "min_max_quantize",
@@ -55,8 +55,8 @@ def _min_max(which, ql_min, ql_max, x_min_max, ste_fine_grained, eps, qr_min_ini
     """The quantiser of the min-max layers' ``W`` (``which="w"``: the range starts at +-2) or
     ``b`` (``"b"``: +-6): ``min_max_quantize`` in scope ``min_max_quantize_<which>``."""
     if which == "w":
-        qr_min_init = qr_min_init or I.ConstantInitializer(-2.0)
-        qr_max_init = qr_max_init or I.ConstantInitializer(2.0)
+        qr_min_init = given_or(qr_min_init, I.ConstantInitializer(-2.0))
+        qr_max_init = given_or(qr_max_init, I.ConstantInitializer(2.0))
 
     def quantize(value, quantize):
         return min_max_quantize(value, ql_min, ql_max, 0.999, x_min_max, False,
@@ -76,7 +76,7 @@ def _affine(fn, scope, inp, n_outmaps, base_axis, w_init, b_init, fix_parameters
         w = _quantized("W", (inmaps,) + out, w_init, fix_parameters, quantize_w, *w_rule)
         b = None
         if with_bias:
-            b = _quantized("b", out, b_init or I.ConstantInitializer(0.0), fix_parameters,
+            b = _quantized("b", out, given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
                            quantize_b, *b_rule)
         return F.affine(inp, w, b, base_axis)
 
@@ -96,7 +96,7 @@ def _convolution(fn, scope, inp, outmaps, kernel, pad, stride, dilation, group, 
                        quantize_w, *w_rule)
         b = None
         if with_bias:
-            b = _quantized("b", (outmaps,), b_init or I.ConstantInitializer(0.0),
+            b = _quantized("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
                            fix_parameters, quantize_b, *b_rule)
         return F.convolution(inp, w, b, base_axis, pad, stride, dilation, group)
 
@@ -210,9 +210,11 @@ def min_max_quantize(x: Variable, ql_min=0, ql_max=255, decay: float = 0.999,
         ql_min = _level(ql_min, ones, "ql_min")
         ql_max = _level(ql_max, ones, "ql_max")
         trained = not (x_min_max and ema)
-        qr_min = parameter("qr_min", ql_min.shape, qr_min_init or I.ConstantInitializer(-6.0),
+        qr_min = parameter("qr_min", ql_min.shape,
+                           given_or(qr_min_init, I.ConstantInitializer(-6.0)),
                            fix_parameters, need_grad=trained)
-        qr_max = parameter("qr_max", ql_max.shape, qr_max_init or I.ConstantInitializer(6.0),
+        qr_max = parameter("qr_max", ql_max.shape,
+                           given_or(qr_max_init, I.ConstantInitializer(6.0)),
                            fix_parameters, need_grad=trained)
         return F.min_max_quantize(x, qr_min, qr_max, ql_min, ql_max, decay, x_min_max, ema,
                                   ste_fine_grained, eps)

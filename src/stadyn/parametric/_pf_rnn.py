@@ -14,7 +14,7 @@ from .._errors import ShapeError
 from ..graph import Variable
 from . import initializers as I
 from ._pf import affine
-from ._pf_common import parameter, pf_scope
+from ._pf_common import given_or, parameter, pf_scope
 from ._registry import parameter_scope
 
 __all__ = ["lstm_cell", "lstm", "gru", "rnn"]
@@ -83,7 +83,7 @@ def _stacked(fn: str, x: Variable, h: Variable, gates: tuple, bias_gates: tuple,
     b = None
     if with_bias:
         b = parameter("bias", (layers, directions) + bias_gates + (hidden,),
-                      b_init or I.ConstantInitializer(0.0), fix_parameters)
+                      given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters)
     return w0, w, b, layers
 
 

@@ -54,7 +54,8 @@ MODULES = {
                "nnabla_examples_4", "nnabla_tutorials_2", "nnabla_indexing_2",
                "nnabla_random", "nnabla_random_2", "nnabla_examples_6",
                "nnabla_examples_5", "nnabla_fidelity_8", "nnabla_examples_7",
-               "nnabla_fidelity_9", "nnabla_fidelity_10", "nnabla_fidelity_11"],
+               "nnabla_fidelity_9", "nnabla_fidelity_10", "nnabla_fidelity_11",
+               "nnabla_fidelity_12"],
 }
 
 

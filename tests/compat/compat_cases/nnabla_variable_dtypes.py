@@ -6,8 +6,10 @@ NNabla keeps a Variable's array in the dtype last written to it (a float64 array
 ``v.d = ints`` makes it int64) and its functions read their inputs as float32 (the default
 context's type) and write float32.  Stadyn holds one tensor per Variable and computes in its
 dtype, so the compat layer keeps floating values float32 where NNabla would store float64 (a
-float64 leaf would make every op downstream float64) and casts an assigned array to the
-Variable's dtype.  The keys where that shows are ``known``.
+float64 leaf would make every op downstream float64) and casts an assigned floating array to
+the Variable's dtype (an integer array's type is taken, as NNabla's: case
+``nnabla_fidelity_12.assigned_integers__keep_their_type``).  The keys where that shows are
+``known``.
 """
 
 import numpy as np
@@ -19,8 +21,9 @@ V = "nnabla.Variable."
 _STORE = ("Stadyn keeps a floating Variable float32 where NNabla stores the float64 array (one "
           "tensor per Variable, which the ops compute in: stadyn.graph.Variable."
           "from_numpy_array, compat nnabla _variable._set)")
-_ASSIGN = ("v.d = array casts into the Variable's dtype on Stadyn; NNabla's array takes the "
-           "assigned array's dtype (compat nnabla _variable._set)")
+_ASSIGN = ("v.d = floating array casts into the Variable's dtype on Stadyn (an integer array's "
+           "type is taken: compat nnabla _variable._take_written_type); NNabla's array takes "
+           "the assigned array's dtype")
 _COMPUTE = ("Stadyn's ops compute in their input's floating dtype; NNabla's CPU functions read "
             "float16/float64 inputs as float32 (stadyn.graph._precision casts only under a "
             "half context)")
@@ -62,7 +65,7 @@ def from_numpy_array__dtypes(nn, F, r):
 
 
 @nnabla_case(names=[V + "d", "nnabla.NdArray.cast"],
-             known={"v.d = ints": _ASSIGN, "v.d = float64": _ASSIGN,
+             known={"v.d = float64": _ASSIGN,
                     "int32 then v.d = floats": _ASSIGN, "float16 input": _COMPUTE,
                     "float16 input values": _COMPUTE},
              note="cast converts the values in place (1.5 -> 1 for int32) and returns them; "

@@ -30,6 +30,14 @@ Functions that read an input as indices (``embed``, ``one_hot``, ``gather``, a l
 target, ...) are left alone, as are the indices functions give back (``max(...,
 only_index=True)``, ``sort``'s: int64 in Stadyn, uint64 in NNabla).
 
+An integer array assigned to a leaf (``t.d = labels``) makes NNabla's array of its type, and
+Stadyn's Variable takes it too (``_variable.py``) -- unless a graph already reads the leaf as
+float data: NNabla's function casts at each forward, but the graph Stadyn built then holds no
+cast, so such a leaf stays floating (the values written into it; ``read_as_float``).  Every
+function notes the floating leaves it is given, but for the inputs it reads as indices
+(``_INDEX_INPUTS`` and the other inputs of ``_DATA_INPUTS``' functions), so a label read only
+by a loss's target takes the integer type whenever it is written.
+
 Example:
     >>> import numpy as np, stadyn as sd
     >>> import stadyn.compat.nnabla.functions as F
@@ -42,6 +50,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -51,7 +60,7 @@ from ... import functions as _F
 from ...graph import Variable as _Variable
 from ...ops import CATALOG as _CATALOG
 
-__all__ = ["FLOAT_CATEGORIES", "reading_floats", "as_float32"]
+__all__ = ["FLOAT_CATEGORIES", "reading_floats", "as_float32", "read_as_float"]
 
 # The catalog's categories whose NNabla functions take data (no indices) in every input.
 FLOAT_CATEGORIES = ("activation", "arithmetic", "math", "reduction", "logical")
@@ -89,9 +98,56 @@ _WRITTEN: dict[str, tuple[str, ...]] = {
 }
 
 
+# The inputs read as indices of the functions neither float-reading nor in ``_DATA_INPUTS``.
+_INDEX_INPUTS: dict[str, tuple[str, ...]] = {
+    "one_hot": ("x",), "top_n_error": ("target",), "sigmoid_cross_entropy": ("target",),
+}
+
+# Floating leaves a function was given as data (see the module docstring), by ``id``: a
+# weak reference each, which removes the entry with the leaf (on every F call: a dict look-up
+# is a tenth of a WeakSet's add).
+_READ_AS_FLOAT: dict[int, "weakref.ref[Any]"] = {}
+
+
+def _forget(ref: "weakref.ref[Any]", key: int) -> None:
+    if _READ_AS_FLOAT.get(key) is ref:
+        del _READ_AS_FLOAT[key]
+
+
+def _note(v: Any) -> None:
+    if not isinstance(v, _Variable) or v.parent is not None:
+        return
+    key = id(v)
+    known = _READ_AS_FLOAT.get(key)
+    if known is not None and known() is v:
+        return
+    dtype = v.dtype             # a torch dtype where NumPy has none (bfloat16, uint16, ...)
+    if (dtype.kind == "f" if isinstance(dtype, np.dtype)
+            else getattr(dtype, "is_floating_point", False)):
+        _READ_AS_FLOAT[key] = weakref.ref(v, lambda ref, key=key: _forget(ref, key))
+
+
+def read_as_float(v: Any) -> bool:
+    """Whether a function was given the leaf ``v`` as float data while it was floating (so
+    the graph built then reads it as such, with no cast).
+
+    Example:
+        >>> import stadyn as sd
+        >>> x, t = sd.Variable((2, 3)), sd.Variable((2, 1))
+        >>> _ = reading_floats("softmax_cross_entropy",
+        ...                    sd.functions.softmax_cross_entropy)(x, t)
+        >>> read_as_float(x), read_as_float(t)
+        (True, False)
+    """
+    known = _READ_AS_FLOAT.get(id(v))
+    return known is not None and known() is v
+
+
 def _integer(v: Any) -> bool:
-    return (isinstance(v, _Variable)
-            and np.issubdtype(np.dtype(v.dtype), np.integer))
+    if not isinstance(v, _Variable):
+        return False
+    dtype = v.dtype             # (a torch dtype where NumPy has none: read as not integer)
+    return isinstance(dtype, np.dtype) and dtype.kind in "iu"
 
 
 def as_float32(v: Any) -> Any:
@@ -102,19 +158,24 @@ def as_float32(v: Any) -> Any:
         >>> as_float32(sd.Variable.from_numpy_array(np.ones(2, np.int32))).dtype
         dtype('float32')
     """
-    return _F.cast(v, "float32") if _integer(v) else v
+    if _integer(v):
+        return _F.cast(v, "float32")
+    _note(v)
+    return v
 
 
 def reading_floats(name: str, fn: Callable) -> Callable:
     """``fn`` (NNabla's function ``name``) with its integer Variable inputs cast to float32
     first, where NNabla's function reads its inputs as float32 (see the module docstring; only
     the data inputs of the functions that also take indices, such as ``embed``'s table), and
-    ``mod2``'s second input cast to its first's dtype; ``fn`` itself for the others.
+    ``mod2``'s second input cast to its first's dtype; the others noting the floating leaves
+    they are given but as indices (:func:`read_as_float`); ``fn`` itself for a function with no
+    inputs.
 
     Example:
         >>> import stadyn.functions as sdF
-        >>> reading_floats("add2", sdF.add2) is sdF.add2, reading_floats("one_hot", \\
-        ...     sdF.one_hot) is sdF.one_hot
+        >>> reading_floats("add2", sdF.add2) is sdF.add2, reading_floats("arange", \\
+        ...     sdF.arange) is sdF.arange
         (False, True)
     """
     spec = _CATALOG.get(name)
@@ -124,13 +185,31 @@ def reading_floats(name: str, fn: Callable) -> Callable:
         return _reading_floats_in(fn, spec, _DATA_INPUTS[name])
     if (name not in _ALSO and name not in _DATA_INPUTS
             and (spec is None or spec.category not in FLOAT_CATEGORIES)):
-        return fn
+        return _noting_leaves(fn, spec, _INDEX_INPUTS.get(name, ()))
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if any(_integer(a) for a in args) or any(_integer(v) for v in kwargs.values()):
-            args = tuple(as_float32(a) for a in args)
-            kwargs = {k: as_float32(v) for k, v in kwargs.items()}
+        args = tuple(as_float32(a) for a in args)
+        kwargs = {k: as_float32(v) for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+    return call
+
+
+def _noting_leaves(fn: Callable, spec: Any, indices: tuple[str, ...]) -> Callable:
+    """``fn`` (a function keeping its inputs' dtype, or reading some as indices) noting the
+    floating leaves it is given but at ``indices`` (:func:`read_as_float`)."""
+    if spec is not None and not spec.inputs:
+        return fn
+    skipped = [spec.inputs.index(n) for n in indices] if spec is not None else []
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for i, a in enumerate(args):
+            if i not in skipped:
+                _note(a)
+        for k, v in kwargs.items():
+            if k not in indices:
+                _note(v)
         return fn(*args, **kwargs)
     return call
 
@@ -147,6 +226,7 @@ def _reading_floats_in(fn: Callable, spec: Any, names: tuple[str, ...]) -> Calla
         for v in [a for i, a in enumerate(args) if i in written_at] + \
                 [v for k, v in kwargs.items() if k in written]:
             _make_float32(v)
+            _note(v)
         args = tuple(as_float32(a) if i in positions else a for i, a in enumerate(args))
         kwargs = {k: as_float32(v) if k in names else v for k, v in kwargs.items()}
         return fn(*args, **kwargs)
@@ -166,6 +246,7 @@ def _in_first_dtype(fn: Callable) -> Callable:
     unless ``fmod=True``); a float ``x0`` with an int32 ``x1`` gives float (C's ``fmod``)."""
     @functools.wraps(fn)
     def call(x0, x1, *args, **kwargs):
+        _note(x0), _note(x1)
         if (isinstance(x0, _Variable) and isinstance(x1, _Variable)
                 and np.dtype(x0.dtype) != np.dtype(x1.dtype)):
             x1 = _F.cast(x1, np.dtype(x0.dtype).name)

@@ -77,6 +77,12 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
     * A new parameter's ``initializer`` is ``None`` (zeros), a NumPy array or a callable taking
       the shape (an initializer); anything else, a float included, is NNabla 1.39's
       ``ValueError``.
+    * An integer (or bool) array makes a parameter of its type where it needs no gradient
+      (``need_grad=False``), as NNabla 1.39's keeps it (``.d`` int32 for an int32 array; its
+      functions still read it as float32).  One that needs a gradient is float32 on Stadyn:
+      torch computes gradients of floating-point tensors only (NNabla keeps the int32 array
+      and writes a float32 gradient beside it).  A float64 array gives float32, as every
+      floating value a program hands the compat layer does (NNabla keeps float64).
 
     Example:
         >>> import stadyn as sd
@@ -97,6 +103,9 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
     if shape is not None and existing is not None and tuple(shape) != tuple(existing.shape):
         raise ParameterError(f"parameter '{name}' exists with shape {tuple(existing.shape)}; "
                              f"it was asked for again with shape {tuple(shape)}")
+    if (dtype is None and existing is None and not need_grad
+            and isinstance(initializer, np.ndarray) and initializer.dtype.kind in "biu"):
+        dtype = initializer.dtype       # NNabla 1.39 keeps an integer array's type
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
                                         overwrite_need_grad=True)
     registered = as_nnabla(_parametric.get_parameter(name))

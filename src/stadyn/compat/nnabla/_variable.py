@@ -36,13 +36,12 @@ import torch
 
 from ... import graph as _graph
 from ..._errors import ArgumentError
-from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, value_holder,
-                      take_released, topological_nodes)
+from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, take_released,
+                      to_torch_dtype, topological_nodes, value_holder)
 from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
-from ._float_inputs import as_float32
+from ._float_inputs import as_float32, read_as_float
 from ._indexing import getitem, setitem
-from ._index_dtypes import as_shown
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -64,16 +63,6 @@ class Variable(_Core):
     """
 
     __slots__ = ()
-
-    @property
-    def d(self) -> np.ndarray:
-        """The value as a NumPy array sharing its memory (NNabla's uint64 for the indices its
-        functions give: ``_index_dtypes.py``)."""
-        return as_shown(self, _Core.d.fget(self))
-
-    @d.setter
-    def d(self, value: Any) -> None:
-        _Core.d.fset(self, value)
 
     @property
     def need_grad(self) -> bool:
@@ -186,6 +175,8 @@ class Variable(_Core):
         if np.isscalar(value):
             self.data.data = value           # NNabla's zero() / fill(): new memory
             return
+        if self.parent is None:
+            _take_written_type(self, value)
         _Core.d.fset(self, value)
 
     @property
@@ -456,6 +447,30 @@ def _set_grad(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
                             "its .data instead")
     _Core.grad.fset(v, tensor)
     return grad_of(v)
+
+
+def _take_written_type(v: Variable, value: Any) -> None:
+    """NNabla 1.39's leaf takes the type of a NumPy array assigned to its ``.d`` (``v.d =
+    labels`` of int64 reads back int64; checked on NNabla 1.39, case
+    ``nnabla_fidelity_12.assigned_integers__keep_their_type``).  Here ``v`` takes an integer or
+    bool array's type unless it needs a gradient (torch's are floating point only), views
+    another Variable's value, or a graph built before reads it as float data (it holds no cast
+    then: ``_float_inputs.read_as_float``); an integer ``v`` given floating values becomes
+    float32 (NNabla's float64: Stadyn keeps floating values float32).  Anything else is written
+    into ``v``'s dtype, as before."""
+    dtype = getattr(value, "dtype", None)
+    if not isinstance(dtype, np.dtype):
+        return
+    current = data_of(v)
+    if current is None or value_holder(v) is not v:
+        return
+    if dtype.kind in "biu":
+        if to_torch_dtype(dtype) == current.dtype or (current.is_floating_point() and (
+                _Core.need_grad.fget(v) or read_as_float(v))):
+            return
+        v.data.cast(dtype)
+    elif dtype.kind == "f" and not current.is_floating_point():
+        v.data.cast(np.float32)
 
 
 def _set(v: Variable, value: Any, current: torch.Tensor, core_setter) -> None:
