@@ -205,11 +205,17 @@ def _pooling(kind):
         pad = _spatial(attrs, n, "pad", 0)
         stride = _spatial(attrs, n, "stride", 1) if attrs.get("stride") is not None \
             else tuple(attrs["kernel"])
+        # (CNTK's automatic padding and ceilOutDim where the compat padded for them; with
+        # ceilOutDim, as C.pooling writes its defaults: one flag and pad for every axis)
+        auto = w.auto_padded.get(id(ins[0]), (False,) * n)
+        ceil = id(ins[0]) in w.ceil_pooled
+        if ceil and len(set(auto)) == 1 and not any(pad):
+            auto, pad = auto[:1], (0,)
         attributes = {"poolingType": P.size_t(0 if kind == "max" else 1),
                       "poolingWindowShape": P.shape(attrs["kernel"]), "strides": P.shape(stride),
-                      "autoPadding": P.vector([P.boolean(False)] * n),
+                      "autoPadding": P.vector([P.boolean(a) for a in auto[::-1]]),
                       "lowerPad": P.shape(pad), "upperPad": P.shape(pad),
-                      "ceilOutDim": P.boolean(False),
+                      "ceilOutDim": P.boolean(ceil),
                       "includePad": P.boolean(bool(attrs.get("including_pad", False)))}
         return w.function("Pooling", uids[:1], attributes, name=name)
     return rule
@@ -471,6 +477,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                                                   for a in block.arguments]), outer)
     ends = []
     for k, v in enumerate(outputs):
+        v = w.folded.get(id(v), v)                # (top_k's values swapped back: its own)
         if id(v) not in produced or produced[id(v)][1] is not None or \
                 "_Output_" not in produced[id(v)][0]:
             raise CntkWriteUnsupported(f"output {k}", "an output that is an input, a "

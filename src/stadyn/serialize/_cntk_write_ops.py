@@ -68,6 +68,11 @@ def _squared_error(w, p, c, name):
 
 # the reductions Stadyn's compat computes with one catalog op (log-sum-exp: several)
 _REDUCTIONS = {"sum": "Sum", "mean": "Mean", "max": "Max", "min": "Min", "prod": "Prod"}
+# the catalog ops of the compat's log-sum-exp: over all of a sample's axes (the max taken
+# again for the dropped axes) and along some, kept (the kept max added back)
+_LOG_SUM_EXP = ["add2", "exp", "log", "max", "max", "stop_gradient", "stop_gradient", "sub2",
+                "sum"]
+_LOG_SUM_EXP_KEPT = ["add2", "exp", "log", "max", "stop_gradient", "sub2", "sum"]
 
 
 def _sample_axes(w, x) -> list:
@@ -89,8 +94,7 @@ def _reduce(w, ins, uids, attrs, out, name):
               and node_attributes(n).get("only_index")]
     if picked:
         return _arg(w, x, uids[0], picked[0], nodes, name)
-    if kinds == ["add2", "exp", "log", "max", "max", "stop_gradient", "stop_gradient",
-                 "sub2", "sum"]:
+    if kinds in (_LOG_SUM_EXP, _LOG_SUM_EXP_KEPT):
         op, reducing = "LogSum", next(n for n in nodes if n.spec.name == "sum")
     elif len(nodes) == 1 and kinds[0] in _REDUCTIONS:
         op, reducing = _REDUCTIONS[kinds[0]], nodes[0]
@@ -355,7 +359,14 @@ def _edit_distance(w, ins, uids, attrs, out, name):
         "TokensToIgnore": P.vector([P.size_t(t) for t in a["tokens_to_ignore"]])}, name=name)
 
 
+def _eye_like(w, ins, uids, attrs, out, name):
+    # CNTK's EyeLikeOp (op 92) of a batch of vectors: written dense (OutputSparse false: the
+    # catalog op does not know whether the caller showed it sparse; the values are the same)
+    return w.function("EyeLikeOp", uids[:1], {"OutputSparse": P.boolean(False)}, name=name)
+
+
 RULES = {
+    "cntk_eye_like": _eye_like,
     "cntk:Select": primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
     "cntk:EditDistanceError": _edit_distance,
     "cntk:ROIPooling": _roipooling,

@@ -46,6 +46,8 @@ class Writer:
         self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
         self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
+        self.ceil_pooled: set[int] = set()        # ids of pooled inputs with ceilOutDim
+        self.moved_top_k: dict[int, tuple] = {}   # id(top_k_data) -> (axis, shown values)
         self.fused: dict[int, object] = {}        # id(a node) -> the node written in its place
         self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
         self.layer_name = ""                      # the name of the layer a rule's value makes
