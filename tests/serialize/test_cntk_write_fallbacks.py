@@ -87,3 +87,19 @@ def test_cntk_computes_on_stadyns_files_what_it_computes_on_its_own(written, tmp
     for name in network.NAMES:
         _check({k.split("/")[1]: v for k, v in got.items() if k.startswith(name + "/")}, name)
 
+
+def test_a_sequence_gather_graph_that_falls_back_saves_and_loads(tmp_path):
+    # a graph with sequence.gather the writer refuses for another reason (pow of a base that
+    # may be 0) is Stadyn's format, warned; the save crashed before, re-inferring the gather's
+    # shape on the inputs' placeholder zeros (a condition taking no step)
+    x = C.sequence.input_variable(3, name="x")
+    c = C.sequence.input_variable(1, name="c")
+    f = C.pow(C.sequence.last(C.sequence.gather(x, c)), C.constant(2.0))
+    path = str(tmp_path / "gather.model")
+    with pytest.warns(UserWarning, match=r"gather\.model: written as a Stadyn model file.*pow"):
+        f.save(path)
+    loaded = C.load_model(path)
+    xs = [np.arange(12, dtype=np.float32).reshape(4, 3), np.ones((2, 3), np.float32) * -2]
+    cs = [np.array([[1], [0], [1], [0]], np.float32), np.array([[1], [0]], np.float32)]
+    got = loaded.eval({v: {"x": xs, "c": cs}[v.name] for v in loaded.arguments})
+    np.testing.assert_array_equal(np.asarray(got).reshape(2, 3), [[36, 49, 64], [4, 4, 4]])
