@@ -60,7 +60,7 @@ _SEQUENCE_OPS = frozenset((
     "cntk:ClassificationError", "sequence_slice", "sequence_where", "sequence_gather",
     "sequence_scatter", "cntk:UnpackSequenceOp", "cntk:Greater", "cntk:Less",
     "cntk:GreaterEqual", "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice",
-    "cntk:ReduceElements"))
+    "cntk:ReduceElements", "cntk:LabelsToGraph", "cntk_forward_backward"))
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
@@ -68,7 +68,7 @@ _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
 # edit distance of the minibatch's sequences)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
                             "sequence_reduce_max", "cntk:EditDistanceError",
-                            "cntk:UnpackSequenceOp"))
+                            "cntk:UnpackSequenceOp", "cntk_forward_backward"))
 
 
 def _on_sequences(node) -> str:

@@ -274,7 +274,8 @@ def _fold_pooling_padding(w, node, readers, skipped) -> None:
             not pool["ignore_border"]:
         return
     sizes = padding.inputs[0].shape[-n:]
-    for ceil in (True, False):      # (the first form found: several compute the same)
+    forms = []                      # (how many flags it sets, ceil, auto): several may compute
+    for ceil in (False, True):      # the same windows; the one of fewest flags is written
         auto = []
         for k in range(n):
             edges = widths[2 * k], widths[2 * k + 1]
@@ -284,12 +285,14 @@ def _fold_pooling_padding(w, node, readers, skipped) -> None:
                 break
             auto.append(found[0])
         if len(auto) == n:
-            w.folded[id(x)] = padding.inputs[0]
-            w.auto_padded[id(x)] = tuple(auto)
-            if ceil:
-                w.ceil_pooled.add(id(x))
-            skipped.add(id(padding))
-            return
+            forms.append((int(ceil) + sum(auto), ceil, tuple(auto)))
+    if forms:
+        _, ceil, auto = min(forms)
+        w.folded[id(x)] = padding.inputs[0]
+        w.auto_padded[id(x)] = auto
+        if ceil:
+            w.ceil_pooled.add(id(x))
+        skipped.add(id(padding))
 
 
 class Block:
