@@ -48,19 +48,18 @@ __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OP
 
 # the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
 # the compat's Slice and ReduceElements are over static axes only: a reduction along the
-# sequence axis is refused by its own rule); any other op reading a sequence is refused
+# sequence axis is refused by its own rule; the sequence ops of _cntk_write_seq's rules); any
+# other op reading a sequence is refused
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
-    "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as",
-    "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast", "cntk:CrossEntropyWithSoftmax",
-    "cntk:ClassificationError", "sequence_slice", "sequence_where", "sequence_gather",
-    "sequence_scatter", "cntk:UnpackSequenceOp", "cntk:Greater", "cntk:Less",
-    "cntk:GreaterEqual", "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice",
-    "cntk:ReduceElements", "cntk:LabelsToGraph", "cntk_forward_backward"))
+    "sequence_reduce_max", "cntk:EditDistanceError", "cntk:CrossEntropyWithSoftmax",
+    "cntk:ClassificationError", "cntk:Greater", "cntk:Less", "cntk:GreaterEqual",
+    "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice", "cntk:ReduceElements",
+    "cntk:LabelsToGraph", "cntk_forward_backward")) | frozenset(_SEQ_RULES)
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
@@ -88,6 +87,11 @@ def _on_sequences(node) -> str:
 #: ReduceElements, reduce_l2's ReduceL2, ..., written by the rule for cntk:ReduceElements)
 ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast",
                            "ReduceElements", "ReduceL1", "ReduceL2", "ReduceSumSquare"})
+# the blocks the caller marks on a value that the rule of the op making it writes itself
+# (not as layers), by that op: sequence.last's and first's Sequence::Slice, broadcast_as's,
+# sequence.slice's, gather's and scatter's (_cntk_write_seq.NEW_AXES)
+_RULE_BLOCKS = {**dict.fromkeys(_SEQUENCE_ENDS, "Sequence::Slice"),
+                **dict.fromkeys(_SEQUENCE_AND_ONE, "Sequence::BroadcastAs"), **_NEW_AXES}
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -402,17 +406,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if found is not None and found[0] in ("Recurrence", "Fold"):
             recurrences[id(v)] = found[1]
             return None
-        if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
-                v.parent.spec.name in _SEQUENCE_ENDS:
+        if found is not None and (found[0] in ONE_OP_BLOCKS or (
+                v.parent is not None and found[0] == _RULE_BLOCKS.get(v.parent.spec.name))):
             return None             # (the rule writes the block CNTK 2.7 builds)
-        if found is not None and found[0] == "Sequence::BroadcastAs" and v.parent is not None \
-                and v.parent.spec.name in _SEQUENCE_AND_ONE:
-            return None             # (likewise)
-        if found is not None and found[0] in ONE_OP_BLOCKS:
-            return None             # (likewise: gather's GatherOp, the reductions' blocks)
-        if found is not None and v.parent is not None and \
-                found[0] == _NEW_AXES.get(v.parent.spec.name, ""):
-            return None             # (likewise: sequence.slice, gather, scatter)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
     names = list(input_names) if input_names is not None else \

@@ -129,6 +129,7 @@ def fold_shapes(w, nodes) -> set[int]:
         made = fused_crop(node)
         if made is not None and all(readers.get(id(n.outputs[0])) == 1 for n in made):
             w.fused[id(node)] = made[0]           # (written with the deconvolution)
+            w.crops[id(node.outputs[0])] = made[1:] + [node]     # (the crop's nodes, in order)
             skipped.update(id(n) for n in made)
         slots = (1,) if name == "affine" else (2,) if name in ("convolution", "deconvolution") \
             else ()

@@ -39,11 +39,9 @@ import re
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_more import node_attributes
-from ._cntk_write_writer import DEFAULT_SEQUENCE_AXIS
+from ._cntk_write_writer import BATCH_AXIS, DEFAULT_SEQUENCE_AXIS
 
 __all__ = ["RULES", "NEW_AXES"]
-
-_BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
 
 
 def _broadcast_as(w, ins, uids, attrs, out, name):
@@ -83,7 +81,7 @@ def _where(w, flags: str, axis: "str | None", factors: "tuple[int, int] | None",
     each sequence kept; ``factors``: the new length's scaling and additive factors, as CNTK
     writes them when given); its uid."""
     axes = P.vector(([P.axis(P.STATIC_AXIS_DYNAMIC, axis, True)] if axis is not None else [])
-                    + [_BATCH_AXIS])
+                    + [BATCH_AXIS])
     if factors is None:
         return w.function("Where", [flags], {"newDynamicAxes": axes}, name=name)
     return w.function("Where", [flags], {
@@ -212,4 +210,4 @@ RULES = {"sequence_broadcast_as": _broadcast_as, "cntk:UnpackSequenceOp": _unpac
 #: the ops of these rules that put their output on a new sequence axis, by the block CNTK 2.7
 #: makes of them (its rule writes the block: the caller's mark of it is not a layer)
 NEW_AXES = {"sequence_slice": "Sequence::Slice", "sequence_gather": "Sequence::Gather",
-            "sequence_scatter": "Sequence::Scatter", "sequence_where": None}
+            "sequence_scatter": "Sequence::Scatter"}
