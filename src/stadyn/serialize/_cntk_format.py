@@ -419,7 +419,10 @@ def _model(path: str, top: dict) -> LegacyModel:
         if f["op"] == _COMBINE:
             outputs[f["uid"]] = f["inputs"]
         else:
-            ks = sorted(referenced.get(f["uid"], set()) | set(range(count(f))))
+            # (the model's root gives all its outputs, a root block all of its body's: those
+            # of another function are the ones read)
+            n = count(f) if f["uid"] == top.get("root") else _N_OUTPUTS.get(f["op"], 1)
+            ks = sorted(referenced.get(f["uid"], set()) | set(range(n)))
             outputs[f["uid"]] = tuple(f"{f['uid']}_Output_{k}" for k in ks)
     functions = {f["uid"]: _legacy_function(f, outputs[f["uid"]], path) for f in raw}
     inner: set[str] = set()
