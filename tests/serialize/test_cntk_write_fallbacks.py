@@ -68,9 +68,8 @@ def test_the_file_is_cntks(written, name):
     assert not os.path.exists(fell_back), open(fell_back).read()
     with open(os.path.join(written, name + ".model"), "rb") as f:
         assert f.read(2) != b"PK"                                   # (not Stadyn's zip)
-    if name not in network.OWN_FORMS:
-        assert _functions(os.path.join(written, name + ".model")) == \
-            _functions(os.path.join(FIXTURES, name + ".model"))
+    assert _functions(os.path.join(written, name + ".model")) == \
+        _functions(os.path.join(FIXTURES, name + ".model"))
 
 
 def _check(got: dict, name: str, stadyns: bool = False) -> None:

@@ -44,7 +44,7 @@ from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_sh
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
-           "WRITTEN_WHERE"]
+           "WRITTEN_WHERE", "ONE_OP_BLOCKS", "ATTRIBUTE_BLOCKS"]
 
 # the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
 # the compat's Slice and ReduceElements are over static axes only: a reduction along the
@@ -87,6 +87,10 @@ def _on_sequences(node) -> str:
 #: ReduceElements, reduce_l2's ReduceL2, ..., written by the rule for cntk:ReduceElements)
 ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast",
                            "ReduceElements", "ReduceL1", "ReduceL2", "ReduceSumSquare"})
+#: the blocks of a loaded CNTK file the caller shows as one op with the block's attributes (its
+#: cntk_op_of gives ``(kind, arguments, attributes)``), which the rule of that kind writes from
+#: them, not as a layer of the ops the reader made of its body
+ATTRIBUTE_BLOCKS = frozenset({"LocalResponseNormalization"})
 # the blocks the caller marks on a value that the rule of the op making it writes itself
 # (not as layers), by that op: sequence.last's and first's Sequence::Slice, broadcast_as's,
 # sequence.slice's, gather's and scatter's (_cntk_write_seq.NEW_AXES)
@@ -398,6 +402,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                 op not in _SEVERAL_OUTPUTS:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
     recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
+    # (a loaded block written by its rule from its attributes: not a layer)
+    from_attributes = {id(n.outputs[0]) for n in nodes if n.spec.name.startswith("cntk:") and
+                       n.spec.name[len("cntk:"):] in ATTRIBUTE_BLOCKS}
 
     def layer_of(v):
         # (CNTK 2.7 writes no block for Recurrence and Fold: the LSTM / GRU block and delays
@@ -407,7 +414,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             recurrences[id(v)] = found[1]
             return None
         if found is not None and (found[0] in ONE_OP_BLOCKS or (
-                v.parent is not None and found[0] == _RULE_BLOCKS.get(v.parent.spec.name))):
+                v.parent is not None and found[0] == _RULE_BLOCKS.get(v.parent.spec.name)) or
+                id(v) in from_attributes):
             return None             # (the rule writes the block CNTK 2.7 builds)
         return found
     blocks, scope = find_blocks(nodes, layer_of)

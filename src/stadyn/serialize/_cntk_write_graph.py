@@ -37,14 +37,16 @@ class _CntkOp:
             self.name = name
 
         def split_arguments(self, args, kwargs):
-            return list(args), {}
+            return list(args), dict(kwargs)
 
-    def __init__(self, op_name: str, out: Variable, inputs: Sequence[Variable]):
+    def __init__(self, op_name: str, out: Variable, inputs: Sequence[Variable],
+                 attributes: "dict | None" = None):
         self.spec = self._Spec("cntk:" + op_name)
         self.raw = out.parent
         self.inputs = list(inputs)
         self.outputs = [out]
-        self.args, self.kwargs = tuple(inputs), {}
+        # (the CNTK attributes the caller gives, a loaded block's: the rule's attributes)
+        self.args, self.kwargs = tuple(inputs), dict(attributes or {})
 
 
 def key(node) -> int:
@@ -61,7 +63,7 @@ def walk(outputs: Sequence[Variable], cntk_op_of, written: "set[str] | frozenset
     def node_of(v: Variable):
         found = cntk_op_of(v) if cntk_op_of is not None else None
         if found is not None and "cntk:" + found[0] in written:
-            return _CntkOp(found[0], v, found[1])
+            return _CntkOp(found[0], v, found[1], found[2] if len(found) > 2 else None)
         return v.parent
 
     order, done, made = [], set(), {}
