@@ -54,6 +54,7 @@ def _top_k_block(w, x, uid: str, k, axis: int, shown, indices) -> str:
     listed as a placeholder named by that output's uid, as it writes them).  Returns the
     block's uid (its outputs ``_Output_0``, ``_Output_1``)."""
     name = w.name_of(shown)
+    x = w.folded.get(id(x), x)          # (the value before the swap: the block's argument)
     swap = {"axis1": P.static_axis(0), "axis2": P.static_axis(w.static_axis_index(x, axis))}
 
     def body(w_, p, c, n):
