@@ -84,12 +84,13 @@ def test_the_saved_network_computes_cntks_outputs(name):
 
 def test_an_op_without_a_cntk_form_writes_stadyns_format_with_one_warning(tmp_path):
     x = C.input_variable(5, name="x")
-    # (eye_like: CNTK's EyeLikeOp has no form in the writer yet; top_k, the example until
-    # cntkwrite6, is CNTK's TopK now, and a reversed slice, the example until cntkwrite7,
-    # CNTK's Slice with a negative stride)
-    f = C.eye_like(x, sparse_output=False, name="eye")
-    path = str(tmp_path / "eye.model")
-    with pytest.warns(UserWarning, match=r"eye\.model: written as a Stadyn model file.*eye_like"):
+    # (pow of a base that may be 0: CNTK's Pow gives 0 for 0 to a negative power, so the
+    # writer refuses it on purpose; top_k, the example until cntkwrite6, is CNTK's TopK now, a
+    # reversed slice, the example until cntkwrite7, CNTK's Slice with a negative stride, and
+    # eye_like, the example until cntkwrite8, CNTK's EyeLikeOp)
+    f = C.pow(x, C.constant(2.0), name="square")
+    path = str(tmp_path / "square.model")
+    with pytest.warns(UserWarning, match=r"square\.model: written as a Stadyn model file.*pow"):
         f.save(path)
     with open(path, "rb") as fh:
         assert fh.read(2) == b"PK"                # Stadyn's zip
@@ -97,7 +98,7 @@ def test_an_op_without_a_cntk_form_writes_stadyns_format_with_one_warning(tmp_pa
     loaded = C.load_model(path)
     got = loaded.eval({loaded.arguments[0]: data})
     values = got[loaded.outputs[0]] if isinstance(got, dict) else got
-    np.testing.assert_array_equal(values, np.eye(2, 5))
+    np.testing.assert_array_equal(values, data ** 2)
 
 
 def test_the_writer_refuses_before_writing_anything(tmp_path):
@@ -187,17 +188,21 @@ def test_round_is_written_as_cntks_floor_of_x_plus_a_half(tmp_path):
 
 
 def test_a_cntk_op_the_writer_has_no_form_for_is_written_through_its_catalog_ops(tmp_path):
-    # a value the compat shows as a CNTK op without a rule here (eye_like; SELU and reduce_l1
-    # until cntkwrite5, tan before cntk_write_forms) is written by the catalog ops computing it;
+    # a value the compat shows as a CNTK op without a rule here
+    # (CosineDistanceWithNegativeSamples; eye_like until cntkwrite8, SELU and reduce_l1 until
+    # cntkwrite5, tan before cntk_write_forms) is written by the catalog ops computing it;
     # where one of those has no CNTK form, Stadyn's format, warned
-    x = C.input_variable(2, name="x")
-    path = str(tmp_path / "eye.model")
-    with pytest.warns(UserWarning, match="no CNTK v2 form for cntk_eye_like: the writer has no "
-                                         "rule"):
-        C.eye_like(x, sparse_output=False, name="t").save(path)
+    x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+    path = str(tmp_path / "cdns.model")
+    f = C.cosine_distance_with_negative_samples(x, y, 1, 1, name="t")
+    with pytest.warns(UserWarning, match="no CNTK v2 form for sum: the writer has no rule"):
+        f.save(path)
     loaded = C.load_model(path)
-    got = loaded.eval({loaded.arguments[0]: np.array([[0.5, -1.0], [2.0, 3.0]], np.float32)})
-    np.testing.assert_array_equal(got, [[1.0, 0.0], [0.0, 1.0]])
+    a = np.array([[0.5, -1.0], [2.0, 3.0]], np.float32)
+    b = np.array([[1.0, 1.0], [-1.0, 2.0]], np.float32)
+    got = loaded.eval({v: {"x": a, "y": b}[v.name] for v in loaded.arguments})
+    np.testing.assert_allclose(np.asarray(got).reshape(2, 2), f.eval({x: a, y: b}).reshape(2, 2),
+                               rtol=1e-6)
 
 
 def test_cntk_log_is_written_as_cntks_log_and_read_back_floored(tmp_path):

@@ -99,11 +99,12 @@ def test_info_names_a_cntk_files_outputs_as_cntk_load_model_does():
 
 def test_info_still_describes_a_cntk_file_with_unmapped_functions():
     # (cntk_ops.model's last unmapped function, RandomDistribution, is read now, and so is
-    # ROIPooling: a file with RandomSample, which is not)
+    # ROIPooling: a file with RandomSample of weights with the batch axis, which is not; a
+    # RandomSample of a vector of weights is read since cntkwrite8)
     info = model_info(os.path.join(FIX, "..", "cntk_unmapped", "random_sample.model"))
     assert info.kind == "CNTK model"
-    assert info.details["not buildable"].startswith("network 'main': CNTK functions no Stadyn "
-                                                    "op maps: RandomSample")
+    assert info.details["not buildable"].startswith(
+        "function 'RandomSample4' (RandomSample): cannot be mapped: weights of shape (1, 5)")
     assert all(shape == ("?",) for shape, _ in info.outputs.values())
 
 

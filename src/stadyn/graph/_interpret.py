@@ -52,13 +52,25 @@ def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynErro
     return op_error(node.spec, node.inputs, node.scope, exc, shapes, node.location)
 
 
-def _infer_on_values(node: FunctionNode, values: dict, half: torch.dtype | None):
+def _infer_on_values(node: FunctionNode, values: dict, half: torch.dtype | None,
+                     margs: list, mkw: dict):
     """Output meta tensors of a node whose shape depends on its inputs' values (all leaves):
-    the op run on the leaves' tensors."""
+    the op run on the leaves' tensors; where the op refuses those values (an input's
+    placeholder, not yet the data: a ``sequence_gather`` of zeros takes no step), its shape
+    rule on the meta tensors ``margs``/``mkw``, as a static build takes them (the run will
+    tell), else the op's error on the values."""
     args, kwargs = _node_arguments(node, values, half)
-    with torch.no_grad():
-        out = node.spec.impl(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args],
-                             **kwargs)
+    try:
+        with torch.no_grad():
+            out = node.spec.impl(*[a.detach() if isinstance(a, torch.Tensor) else a
+                                   for a in args], **kwargs)
+    except Exception as exc:
+        if isinstance(exc, NOT_ABOUT_INPUTS):
+            raise
+        try:
+            return node.spec.infer(margs, mkw)
+        except Exception:  # noqa: BLE001 - the error on the values is the one reported
+            raise exc from None
     need = any(v._need_grad for v in node.inputs)
     outs = (out,) if isinstance(out, torch.Tensor) else tuple(out)
     metas = tuple(torch.empty(o.shape, dtype=o.dtype, device="meta").requires_grad_(
@@ -202,7 +214,7 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
         kwargs = {k: _as_meta(v) for k, v in kwargs.items()}
         try:
             if node.spec.value_shape and all(value_key(v) in values for v in node.inputs):
-                out = _infer_on_values(node, values, half)
+                out = _infer_on_values(node, values, half, args, kwargs)
             else:
                 out = node.spec.infer(args, kwargs)
         except Exception as exc:

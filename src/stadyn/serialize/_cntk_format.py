@@ -47,8 +47,9 @@ _KINDS = {0: "input", 1: "output", 2: "parameter", 3: "constant", 4: "placeholde
 _DTYPES = {1: "float32", 2: "float64", 4: "float16", 5: "int8", 6: "int16"}
 
 # PrimitiveOpType ids of CNTK 2.7 and the op names its Python API reports (``op_name``):
-# 0-91 as CNTK's PrimitiveOpType enum numbers them, 93-97 as CNTK 2.7 writes them (found by
-# saving each op with CNTK 2.7: tests/fixtures/legacy/make_cntk.py); 92 was not found.
+# 0-91 as CNTK's PrimitiveOpType enum numbers them, 92-97 as CNTK 2.7 writes them (found by
+# saving each op with CNTK 2.7: tests/fixtures/legacy/make_cntk.py; 92, eye_like's, with
+# tests/fixtures/cntk_write_fallbacks/make_refs.py).
 OP_NAMES = dict(enumerate(
     "Negate Sigmoid Tanh ReLU Exp Log Sqrt Floor Abs Reciprocal Softmax Hardmax TransposeAxes "
     "Where Slice Dropout Reshape Pooling SumAll Plus Minus ElementTimes Equal NotEqual Less "
@@ -61,8 +62,8 @@ OP_NAMES = dict(enumerate(
     "CosDistanceWithNegativeSamples OneHotOp Pow ToSequenceOp ToSequenceLikeOp UnpackSequenceOp "
     "Assign Gather StableSigmoid RandomDistribution Sinh Cosh UnpackBatchAxis ToBatchAxis Asin "
     "Acos Pad Crop Atanh Asinh TopK Squeeze ConstantOp LatticeSequenceWithSoftmax Cast".split()))
-OP_NAMES.update({93: "CustomProxyOp", 94: "StraightThrough", 95: "Tan", 96: "Atan",
-                 97: "ConvolutionSequenceShape"})
+OP_NAMES.update({92: "EyeLikeOp", 93: "CustomProxyOp", 94: "StraightThrough", 95: "Tan",
+                 96: "Atan", 97: "ConvolutionSequenceShape"})
 _BLOCK, _COMBINE = 57, 44
 _USER = -1          # (not an op code: a Python user function, CNTK's UserDefinedFunction)
 _N_OUTPUTS = {87: 2}                     # TopK: values and indices
@@ -403,11 +404,25 @@ def _model(path: str, top: dict) -> LegacyModel:
                 raise fail(path, f"function {f['uid']!r} reads {i!r}, which the model does not "
                                  "define")
     outputs = {}
+
+    def count(f: dict, depth: int = 0) -> int:
+        # a block has as many outputs as its body's root (TopK's block along another axis:
+        # the Combine of the values and the indices)
+        root = f["raw"].get("block_function_composite", {}).get("root") \
+            if f["op"] == _BLOCK else None
+        if root in by_uid and depth < 64:
+            inner = by_uid[root]
+            return len(inner["inputs"]) if inner["op"] == _COMBINE else count(inner, depth + 1)
+        return _N_OUTPUTS.get(f["op"], 1)
+
     for f in raw:
         if f["op"] == _COMBINE:
             outputs[f["uid"]] = f["inputs"]
         else:
-            ks = sorted(referenced.get(f["uid"], set()) | set(range(_N_OUTPUTS.get(f["op"], 1))))
+            # (the model's root gives all its outputs, a root block all of its body's: those
+            # of another function are the ones read)
+            n = count(f) if f["uid"] == top.get("root") else _N_OUTPUTS.get(f["op"], 1)
+            ks = sorted(referenced.get(f["uid"], set()) | set(range(n)))
             outputs[f["uid"]] = tuple(f"{f['uid']}_Output_{k}" for k in ks)
     functions = {f["uid"]: _legacy_function(f, outputs[f["uid"]], path) for f in raw}
     inner: set[str] = set()

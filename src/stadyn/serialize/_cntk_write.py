@@ -44,23 +44,22 @@ from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_sh
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
-           "WRITTEN_WHERE"]
+           "WRITTEN_WHERE", "ONE_OP_BLOCKS", "ATTRIBUTE_BLOCKS"]
 
 # the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
 # the compat's Slice and ReduceElements are over static axes only: a reduction along the
-# sequence axis is refused by its own rule); any other op reading a sequence is refused
+# sequence axis is refused by its own rule; the sequence ops of _cntk_write_seq's rules); any
+# other op reading a sequence is refused
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
-    "sequence_reduce_max", "cntk:EditDistanceError", "sequence_broadcast_as",
-    "cntk:Sequence::IsFirst", "cntk:Sequence::IsLast", "cntk:CrossEntropyWithSoftmax",
-    "cntk:ClassificationError", "sequence_slice", "sequence_where", "sequence_gather",
-    "sequence_scatter", "cntk:UnpackSequenceOp", "cntk:Greater", "cntk:Less",
-    "cntk:GreaterEqual", "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice",
-    "cntk:ReduceElements"))
+    "sequence_reduce_max", "cntk:EditDistanceError", "cntk:CrossEntropyWithSoftmax",
+    "cntk:ClassificationError", "cntk:Greater", "cntk:Less", "cntk:GreaterEqual",
+    "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice", "cntk:ReduceElements",
+    "cntk:LabelsToGraph", "cntk_forward_backward")) | frozenset(_SEQ_RULES)
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
@@ -68,7 +67,7 @@ _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
 # edit distance of the minibatch's sequences)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
                             "sequence_reduce_max", "cntk:EditDistanceError",
-                            "cntk:UnpackSequenceOp"))
+                            "cntk:UnpackSequenceOp", "cntk_forward_backward"))
 
 
 def _on_sequences(node) -> str:
@@ -88,6 +87,15 @@ def _on_sequences(node) -> str:
 #: ReduceElements, reduce_l2's ReduceL2, ..., written by the rule for cntk:ReduceElements)
 ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast",
                            "ReduceElements", "ReduceL1", "ReduceL2", "ReduceSumSquare"})
+#: the blocks of a loaded CNTK file the caller shows as one op with the block's attributes (its
+#: cntk_op_of gives ``(kind, arguments, attributes)``), which the rule of that kind writes from
+#: them, not as a layer of the ops the reader made of its body
+ATTRIBUTE_BLOCKS = frozenset({"LocalResponseNormalization"})
+# the blocks the caller marks on a value that the rule of the op making it writes itself
+# (not as layers), by that op: sequence.last's and first's Sequence::Slice, broadcast_as's,
+# sequence.slice's, gather's and scatter's (_cntk_write_seq.NEW_AXES)
+_RULE_BLOCKS = {**dict.fromkeys(_SEQUENCE_ENDS, "Sequence::Slice"),
+                **dict.fromkeys(_SEQUENCE_AND_ONE, "Sequence::BroadcastAs"), **_NEW_AXES}
 
 
 # -- the ops ----------------------------------------------------------------------------------
@@ -205,11 +213,17 @@ def _pooling(kind):
         pad = _spatial(attrs, n, "pad", 0)
         stride = _spatial(attrs, n, "stride", 1) if attrs.get("stride") is not None \
             else tuple(attrs["kernel"])
+        # (CNTK's automatic padding and ceilOutDim where the compat padded for them; with
+        # ceilOutDim, as C.pooling writes its defaults: one flag and pad for every axis)
+        auto = w.auto_padded.get(id(ins[0]), (False,) * n)
+        ceil = id(ins[0]) in w.ceil_pooled
+        if ceil and len(set(auto)) == 1 and not any(pad):
+            auto, pad = auto[:1], (0,)
         attributes = {"poolingType": P.size_t(0 if kind == "max" else 1),
                       "poolingWindowShape": P.shape(attrs["kernel"]), "strides": P.shape(stride),
-                      "autoPadding": P.vector([P.boolean(False)] * n),
+                      "autoPadding": P.vector([P.boolean(a) for a in auto[::-1]]),
                       "lowerPad": P.shape(pad), "upperPad": P.shape(pad),
-                      "ceilOutDim": P.boolean(False),
+                      "ceilOutDim": P.boolean(ceil),
                       "includePad": P.boolean(bool(attrs.get("including_pad", False)))}
         return w.function("Pooling", uids[:1], attributes, name=name)
     return rule
@@ -388,6 +402,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                 op not in _SEVERAL_OUTPUTS:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
     recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
+    # (a loaded block written by its rule from its attributes: not a layer)
+    from_attributes = {id(n.outputs[0]) for n in nodes if n.spec.name.startswith("cntk:") and
+                       n.spec.name[len("cntk:"):] in ATTRIBUTE_BLOCKS}
 
     def layer_of(v):
         # (CNTK 2.7 writes no block for Recurrence and Fold: the LSTM / GRU block and delays
@@ -396,17 +413,10 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if found is not None and found[0] in ("Recurrence", "Fold"):
             recurrences[id(v)] = found[1]
             return None
-        if found is not None and found[0] == "Sequence::Slice" and v.parent is not None and \
-                v.parent.spec.name in _SEQUENCE_ENDS:
+        if found is not None and (found[0] in ONE_OP_BLOCKS or (
+                v.parent is not None and found[0] == _RULE_BLOCKS.get(v.parent.spec.name)) or
+                id(v) in from_attributes):
             return None             # (the rule writes the block CNTK 2.7 builds)
-        if found is not None and found[0] == "Sequence::BroadcastAs" and v.parent is not None \
-                and v.parent.spec.name in _SEQUENCE_AND_ONE:
-            return None             # (likewise)
-        if found is not None and found[0] in ONE_OP_BLOCKS:
-            return None             # (likewise: gather's GatherOp, the reductions' blocks)
-        if found is not None and v.parent is not None and \
-                found[0] == _NEW_AXES.get(v.parent.spec.name, ""):
-            return None             # (likewise: sequence.slice, gather, scatter)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
     names = list(input_names) if input_names is not None else \
@@ -465,12 +475,13 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs in a layer")
         outer = next((b for b in sorted(blocks.values(), key=lambda b: len(b.inside))
                       if b is not block and key(node) in b.inside), None)
-        if made is None or uid in block.placeholders.values():
+        if "_Output_" not in uid or uid in block.placeholders.values():
             raise CntkWriteUnsupported(block.op_name, "a layer whose output is its input")
         produced[id(out)] = (w.block(block, uid, [read(a, outer, block.op_name)
                                                   for a in block.arguments]), outer)
     ends = []
     for k, v in enumerate(outputs):
+        v = w.folded.get(id(v), v)                # (top_k's values swapped back: its own)
         if id(v) not in produced or produced[id(v)][1] is not None or \
                 "_Output_" not in produced[id(v)][0]:
             raise CntkWriteUnsupported(f"output {k}", "an output that is an input, a "

@@ -261,7 +261,22 @@ def _random(catalog: str):
     return rule
 
 
+def _random_sample(w, ins, uids, attrs, out, name):
+    # CNTK's RandomSample of a vector of class weights (a leaf or a value computed without the
+    # batch axis): numSamples, allowDuplicates, rngSeed, rngOffset, as CNTK 2.7 writes it (so
+    # CNTK draws from Stadyn's file the rows it draws from its own, the same seed)
+    seed = int(attrs["seed"])
+    if seed < 0 or id(ins[0]) in w.batched:
+        raise CntkWriteUnsupported("RandomSample", "an unseeded draw or weights with the batch "
+                                                   "axis")
+    return w.function("RandomSample", uids[:1], {
+        "allowDuplicates": P.boolean(bool(attrs["allow_duplicates"])),
+        "numSamples": P.size_t(int(attrs["num_samples"])), "rngOffset": P.size_t(0),
+        "rngSeed": P.size_t(seed)}, name=name)
+
+
 RULES = {
+    "random_sample": _random_sample,
     "cntk:SELU": _selu, "cntk:LeakyReLU": _leaky_relu, "cntk:PReLU": _prelu,
     "cntk:HardSigmoid": _hard_sigmoid,
     "cntk:StraightThrough": primitive("StraightThrough", 1),

@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import StadynError
+from ..cntk_semantics import window_edges
 from ..graph import Variable
 
 __all__ = ["walk", "key", "fold_shapes", "fused_crop", "front_zeros", "find_blocks", "Block",
@@ -36,14 +37,16 @@ class _CntkOp:
             self.name = name
 
         def split_arguments(self, args, kwargs):
-            return list(args), {}
+            return list(args), dict(kwargs)
 
-    def __init__(self, op_name: str, out: Variable, inputs: Sequence[Variable]):
+    def __init__(self, op_name: str, out: Variable, inputs: Sequence[Variable],
+                 attributes: "dict | None" = None):
         self.spec = self._Spec("cntk:" + op_name)
         self.raw = out.parent
         self.inputs = list(inputs)
         self.outputs = [out]
-        self.args, self.kwargs = tuple(inputs), {}
+        # (the CNTK attributes the caller gives, a loaded block's: the rule's attributes)
+        self.args, self.kwargs = tuple(inputs), dict(attributes or {})
 
 
 def key(node) -> int:
@@ -60,7 +63,7 @@ def walk(outputs: Sequence[Variable], cntk_op_of, written: "set[str] | frozenset
     def node_of(v: Variable):
         found = cntk_op_of(v) if cntk_op_of is not None else None
         if found is not None and "cntk:" + found[0] in written:
-            return _CntkOp(found[0], v, found[1])
+            return _CntkOp(found[0], v, found[1], found[2] if len(found) > 2 else None)
         return v.parent
 
     order, done, made = [], set(), {}
@@ -101,17 +104,34 @@ def fold_shapes(w, nodes) -> set[int]:
     with it (``w.fused``: the last of them -> the deconvolution; :func:`fused_crop`).
     Returns the ids of the nodes left out."""
     readers: dict[int, int] = {}
+    read_by: dict[int, object] = {}               # id(a value) -> (the last) node reading it
     for node in nodes:
         for i in node.inputs:
             readers[id(i)] = readers.get(id(i), 0) + 1
+            read_by[id(i)] = node
     skipped = set()
     for node in nodes:
         name = node.spec.name
         if name == "convolution":
             _fold_auto_padding(w, node, readers, skipped)
+        if name == "max_pooling":
+            _fold_pooling_padding(w, node, readers, skipped)
+        if name == "sequence_first" and node.inputs[0].parent is not None and \
+                node.inputs[0].parent.spec.name == "sequence_slice" and \
+                readers.get(id(node.inputs[0])) == 1:
+            # the compat's sequence.slice(x, b, b + 1): the first step of the slice, CNTK's one
+            # Sequence::Slice block of one step (the slice's rule writes it)
+            inner = node.inputs[0].parent
+            a = inner.spec.split_arguments(inner.args, inner.kwargs)[1]
+            if int(a["end_index"]) - int(a["begin_index"]) == 1:
+                w.fused[id(node)] = inner
+                skipped.add(id(inner))
+        if name == "top_k_data":
+            _fold_top_k_moves(w, node, readers, read_by, skipped)
         made = fused_crop(node)
         if made is not None and all(readers.get(id(n.outputs[0])) == 1 for n in made):
             w.fused[id(node)] = made[0]           # (written with the deconvolution)
+            w.crops[id(node.outputs[0])] = made[1:] + [node]     # (the crop's nodes, in order)
             skipped.update(id(n) for n in made)
         slots = (1,) if name == "affine" else (2,) if name in ("convolution", "deconvolution") \
             else ()
@@ -199,6 +219,83 @@ def _fold_auto_padding(w, node, readers, skipped) -> None:
     w.folded[id(x)] = padding.inputs[0]
     w.auto_padded[id(x)] = tuple(auto)
     skipped.add(id(padding))
+
+
+def _swap(node, rank: int) -> "tuple[int, int] | None":
+    """The two axes a ``transpose`` node swaps, all others in place, or None."""
+    if node is None or node.spec.name != "transpose":
+        return None
+    axes = [int(a) for a in node.spec.split_arguments(node.args, node.kwargs)[1]["axes"]]
+    moved = [k for k, a in enumerate(axes) if a != k]
+    if len(axes) != rank or len(moved) != 2 or axes[moved[0]] != moved[1]:
+        return None
+    return moved[0], moved[1]
+
+
+def _fold_top_k_moves(w, node, readers, read_by, skipped) -> None:
+    """The compat's ``top_k`` along another axis than the last: the axis swapped with the last
+    (a ``transpose``), ``top_k_data`` along the last, both outputs swapped back (the indices
+    then cast to floats), each read once -- CNTK 2.7's ``TopK`` block of two outputs, which the
+    ``top_k_data`` rule writes (``w.moved_top_k``: id of the node -> (the axis, the values'
+    output as the caller shows it)); the transposes are not written (``w.folded``: each
+    swapped value -> the value it swaps)."""
+    x, (values, indices) = node.inputs[0], node.outputs[:2]
+    rank = len(x.shape)
+    around = [x.parent] + [read_by.get(id(o)) for o in (values, indices)]
+    swaps = {_swap(n, rank) for n in around}
+    if len(swaps) != 1 or None in swaps or max(next(iter(swaps))) != rank - 1 or \
+            readers.get(id(x)) != 1 or readers.get(id(values)) != 1 or \
+            readers.get(id(indices)) != 1:
+        return
+    w.folded[id(x)] = x.parent.inputs[0]
+    skipped.add(id(x.parent))
+    for n in around[1:]:
+        w.folded[id(n.outputs[0])] = n.inputs[0]
+        skipped.add(id(n))
+    w.moved_top_k[id(node)] = (min(next(iter(swaps))), around[1].outputs[0])
+
+
+def _fold_pooling_padding(w, node, readers, skipped) -> None:
+    """A max pooling reading a ``-inf`` ``pad`` of its window's axes that is CNTK's geometry
+    (:func:`stadyn.cntk_semantics.window_edges`) for automatic padding on some axes, with or
+    without ``ceilOutDim`` (what the compat pads for ``C.pooling(..., ceil_out_dim=True)`` and
+    for an even window's ``pad=True``): the pooling reads the unpadded input, with CNTK's
+    automatic padding on those axes (``w.auto_padded``) and ``ceilOutDim`` where it takes it
+    (``w.ceil_pooled``)."""
+    x = node.inputs[0]
+    padding = x.parent
+    if padding is None or padding.spec.name != "pad" or readers.get(id(x)) != 1:
+        return
+    a = padding.spec.split_arguments(padding.args, padding.kwargs)[1]
+    pool = node.spec.split_arguments(node.args, node.kwargs)[1]
+    window = tuple(int(k) for k in pool["kernel"])
+    n = len(window)
+    strides = tuple(pool.get("stride") or window)
+    widths = tuple(int(v) for v in a["pad_width"])
+    if a["mode"] != "constant" or a["constant_value"] != float("-inf") or \
+            len(widths) != 2 * n or any(pool.get("pad") or ()) or pool["channel_last"] or \
+            not pool["ignore_border"]:
+        return
+    sizes = padding.inputs[0].shape[-n:]
+    forms = []                      # (how many flags it sets, ceil, auto): several may compute
+    for ceil in (False, True):      # the same windows; the one of fewest flags is written
+        auto = []
+        for k in range(n):
+            edges = widths[2 * k], widths[2 * k + 1]
+            found = [on for on in (False, True) if window_edges(
+                sizes[k], window[k], strides[k], on, ceil=ceil) == edges]
+            if not found:
+                break
+            auto.append(found[0])
+        if len(auto) == n:
+            forms.append((int(ceil) + sum(auto), ceil, tuple(auto)))
+    if forms:
+        _, ceil, auto = min(forms)
+        w.folded[id(x)] = padding.inputs[0]
+        w.auto_padded[id(x)] = auto
+        if ceil:
+            w.ceil_pooled.add(id(x))
+        skipped.add(id(padding))
 
 
 class Block:

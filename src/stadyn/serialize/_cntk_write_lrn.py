@@ -14,7 +14,10 @@
 
 Stadyn's compat computes the same sum from a padded copy of the squares (CNTK's window is
 centred where ``k`` is odd); the writer reads the radius, ``alpha``, ``bias``, ``beta`` from the
-catalog ops the compat made (``pad``, ``mul_scalar``, ``add_scalar``, ``pow_scalar``).
+catalog ops the compat made (``pad``, ``mul_scalar``, ``add_scalar``, ``pow_scalar``), or, for a
+loaded CNTK file's block, from the block's own attributes the caller gives
+(``depthRadius``, ``bias``, ``alpha``, ``beta``: the window's size is not enough, CNTK rounds it
+down to the channels).
 
 Example:
     >>> sorted(RULES)
@@ -63,7 +66,11 @@ def _lrn(w, ins, uids, attrs, out, name):
     x = ins[0]
     if w.static_rank(x) != 3:
         raise CntkWriteUnsupported(_OP, "an input other than (channels, height, width)")
-    radius, bias, alpha, beta = _lrn_attributes(out, ins)
+    if "depthRadius" in attrs:          # (a loaded file's block: its own attributes)
+        radius, bias, alpha, beta = (int(attrs["depthRadius"]), float(attrs["bias"]),
+                                     float(attrs["alpha"]), float(attrs["beta"]))
+    else:
+        radius, bias, alpha, beta = _lrn_attributes(out, ins)
     channels = x.shape[w.lead(x)]
     width = 2 * radius + 1
     kernel = min(width, channels)          # (CNTK 2.7 rounds the window down to the channels)

@@ -315,8 +315,9 @@ def add_bias(w, conv: str, bias, bias_uid: str, n: int, name: str) -> str:
 
 def _deconvolution(w, ins, uids, attrs, out, name):
     """CNTK's transposed convolution: ``Convolution`` with ``transpose`` set over the weight
-    ``(in, out, *kernel)``; a crop of the full result (``out.parent`` a slice), with zeros in
-    front where CNTK's windows skip cells (a ``pad`` over it), is CNTK's automatic padding
+    ``(in, out, *kernel)``; a crop of the full result (a slice, ``w.crops``: what
+    :func:`._cntk_write_graph.fused_crop` found), with zeros in front where CNTK's windows skip
+    cells (a ``pad`` over it), is CNTK's automatic padding
     where it is the one CNTK's auto-padding makes (:func:`stadyn.cntk_semantics.auto_padding`'s
     signed padding)."""
     x, weight = ins[0], ins[1]
@@ -334,14 +335,16 @@ def _deconvolution(w, ins, uids, attrs, out, name):
     extra = tuple(attrs.get("output_padding") or (0,) * n)
     full = [f + e for f, e in zip(full, extra)]
     lows, wanted = [0] * n, list(full)
-    crop, front = out.parent, [0] * n
-    if crop.spec.name == "pad":               # zeros where CNTK's windows skip the first cells
-        widths = front_zeros(crop)
+    front = [0] * n
+    # (the crop fold_shapes found: a slice, a zero pad over the result or over the slice)
+    chain = {node.spec.name: node for node in w.crops.get(id(out), ())}
+    if "pad" in chain:                        # zeros where CNTK's windows skip the first cells
+        widths = front_zeros(chain["pad"])
         if any(widths[:-n]):
             raise CntkWriteUnsupported("deconvolution", "zeros in front of a non-spatial axis")
         front = list(widths[-n:])
-        crop = crop.inputs[0].parent
-    if crop.spec.name == "slice":
+    crop = chain.get("slice")
+    if crop is not None:
         a = node_attributes(crop)
         shape = crop.inputs[0].shape
         ranges = [slice(b, e, s).indices(m) for b, e, s, m in zip(a["start"], a["stop"],

@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 from . import _cntk_write_proto as P
+from ..cntk_semantics import auto_padding
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, inner_nodes, node_attributes, \
     primitive, reduce_all, reduce_all_block, reduce_kept, reduce_some, sequence_reduction
@@ -68,6 +69,11 @@ def _squared_error(w, p, c, name):
 
 # the reductions Stadyn's compat computes with one catalog op (log-sum-exp: several)
 _REDUCTIONS = {"sum": "Sum", "mean": "Mean", "max": "Max", "min": "Min", "prod": "Prod"}
+# the catalog ops of the compat's log-sum-exp: over all of a sample's axes (the max taken
+# again for the dropped axes) and along some, kept (the kept max added back)
+_LOG_SUM_EXP = ["add2", "exp", "log", "max", "max", "stop_gradient", "stop_gradient", "sub2",
+                "sum"]
+_LOG_SUM_EXP_KEPT = ["add2", "exp", "log", "max", "stop_gradient", "sub2", "sum"]
 
 
 def _sample_axes(w, x) -> list:
@@ -89,8 +95,7 @@ def _reduce(w, ins, uids, attrs, out, name):
               and node_attributes(n).get("only_index")]
     if picked:
         return _arg(w, x, uids[0], picked[0], nodes, name)
-    if kinds == ["add2", "exp", "log", "max", "max", "stop_gradient", "stop_gradient",
-                 "sub2", "sum"]:
+    if kinds in (_LOG_SUM_EXP, _LOG_SUM_EXP_KEPT):
         op, reducing = "LogSum", next(n for n in nodes if n.spec.name == "sum")
     elif len(nodes) == 1 and kinds[0] in _REDUCTIONS:
         op, reducing = _REDUCTIONS[kinds[0]], nodes[0]
@@ -355,7 +360,55 @@ def _edit_distance(w, ins, uids, attrs, out, name):
         "TokensToIgnore": P.vector([P.size_t(t) for t in a["tokens_to_ignore"]])}, name=name)
 
 
+def _forward_backward(w, ins, uids, attrs, out, name):
+    # CNTK's CTC criterion ForwardBackward(label graph, network output) of two sequences:
+    # BlankTokenId (size_t) and DelayConstraint (int), as CNTK 2.7 writes them
+    if len(uids) != 2 or any(w.lead(v) != 2 for v in ins[:2]) or attrs["blank_token_id"] < 0:
+        raise CntkWriteUnsupported("ForwardBackward", "a criterion of other than two sequences "
+                                                      "or without a blank token")
+    return w.function("ForwardBackward", list(uids), {
+        "BlankTokenId": P.size_t(int(attrs["blank_token_id"])),
+        "DelayConstraint": P.integer(int(attrs["delay_constraint"]))}, name=name)
+
+
+def _eye_like(w, ins, uids, attrs, out, name):
+    # CNTK's EyeLikeOp (op 92) of a batch of vectors: written dense (OutputSparse false: the
+    # catalog op does not know whether the caller showed it sparse; the values are the same)
+    return w.function("EyeLikeOp", uids[:1], {"OutputSparse": P.boolean(False)}, name=name)
+
+
+def _unpooling(w, ins, uids, attrs, out, name):
+    """CNTK's ``Unpooling`` (max) of the pooled values and the pooling's input: the window and
+    strides of the compat's ``max_pooling_backward``s; automatic padding on an axis where the
+    pooled values' count is the one it gives (``ceil(size / stride)``) and not the count
+    without it (where both counts agree and the padding moves the windows, refused)."""
+    found = [n for n in inner_nodes(out, ins) if n.spec.name == "max_pooling_backward"]
+    if len(uids) != 2 or not found:
+        raise CntkWriteUnsupported("Unpooling", "an unpooling the writer cannot read")
+    a = node_attributes(found[0])
+    window = tuple(int(k) for k in a["kernel"])
+    n = len(window)
+    strides = tuple(int(s) for s in (a.get("stride") or window))
+    sizes, counts = tuple(ins[1].shape[-n:]), tuple(ins[0].shape[-n:])
+    auto = []
+    for size, k, st, count in zip(sizes, window, strides, counts):
+        plain, padded = (size - k) // st + 1, -(-size // st)
+        moved = auto_padding((size,), (k,), (st,))[0] != (0, 0)
+        if count not in (plain, padded) or (plain == padded and moved):
+            raise CntkWriteUnsupported("Unpooling", "an unpooling whose padding the writer "
+                                                    "cannot tell")
+        auto.append(count != plain)
+    if len(set(auto)) == 1:
+        auto = auto[:1]             # (as C.unpooling writes its default: one flag)
+    return w.function("Unpooling", list(uids), {
+        "autoPadding": P.vector([P.boolean(f) for f in auto[::-1]]),
+        "lowerPad": P.shape((0,)), "poolingType": P.size_t(0), "strides": P.shape(strides),
+        "unpoolingWindowShape": P.shape(window), "upperPad": P.shape((0,))}, name=name)
+
+
 RULES = {
+    "cntk_eye_like": _eye_like, "cntk:Unpooling": _unpooling,
+    "cntk_forward_backward": _forward_backward, "cntk:LabelsToGraph": primitive("LabelsToGraph", 1),
     "cntk:Select": primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
     "cntk:EditDistanceError": _edit_distance,
     "cntk:ROIPooling": _roipooling,

@@ -39,11 +39,9 @@ import re
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_more import node_attributes
-from ._cntk_write_writer import DEFAULT_SEQUENCE_AXIS
+from ._cntk_write_writer import BATCH_AXIS, DEFAULT_SEQUENCE_AXIS
 
 __all__ = ["RULES", "NEW_AXES"]
-
-_BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
 
 
 def _broadcast_as(w, ins, uids, attrs, out, name):
@@ -77,10 +75,13 @@ def _is_within(w, p: str, zero: str, one: str, offset: int) -> str:
     return w.function(delay, [zeros, one], {"offset": P.size_t(abs(offset))}) + "_Output_0"
 
 
-def _where(w, flags: str, axis: str, factors: "tuple[int, int] | None", name: str = "") -> str:
-    """``Where`` of ``flags`` onto the new sequence axis ``axis`` (``factors``: the new
-    length's scaling and additive factors, as CNTK writes them when given); its uid."""
-    axes = P.vector([P.axis(P.STATIC_AXIS_DYNAMIC, axis, True), _BATCH_AXIS])
+def _where(w, flags: str, axis: "str | None", factors: "tuple[int, int] | None",
+           name: str = "") -> str:
+    """``Where`` of ``flags`` onto the new sequence axis ``axis`` (None: none, one step of
+    each sequence kept; ``factors``: the new length's scaling and additive factors, as CNTK
+    writes them when given); its uid."""
+    axes = P.vector(([P.axis(P.STATIC_AXIS_DYNAMIC, axis, True)] if axis is not None else [])
+                    + [BATCH_AXIS])
     if factors is None:
         return w.function("Where", [flags], {"newDynamicAxes": axes}, name=name)
     return w.function("Where", [flags], {
@@ -101,14 +102,18 @@ def _on_sequences(op: str, w, ins) -> None:
 
 
 def _slice(w, ins, uids, attrs, out, name):
+    # (a slice of one step -- the compat's first step of the slice, written in its place
+    # (_cntk_write_graph.fold_shapes) -- is no sequence: its Where keeps the batch axis only)
     _on_sequences("Sequence::Slice", w, ins[:1])
     begin, end = int(attrs["begin_index"]), int(attrs["end_index"])
     length = end - begin
-    if length == 1 or (begin, end) == (0, 0):
-        raise CntkWriteUnsupported("Sequence::Slice", "a slice of one step or of every step "
-                                                      "(CNTK's axis is not a new one there)")
+    if (begin, end) == (0, 0) or (length == 1 and id(out) in w.sequences):
+        raise CntkWriteUnsupported("Sequence::Slice", "a slice of every step (CNTK's axis is "
+                                                      "not a new one there)")
     factors = (0 if length > 0 else 1, length)
-    w.axis_names[id(out)] = _derived_axis(w.sequence_axis_name(ins[0]), *factors)
+    axis = None if length == 1 else _derived_axis(w.sequence_axis_name(ins[0]), *factors)
+    if axis is not None:
+        w.axis_names[id(out)] = axis
     # the scalar constants as CNTK's walk from the root meets them: the begin's flags (1 of
     # the subtraction, then 0 and 1 of IsWithin), then the end's
     begins = ((1.0,) if begin > 0 else ()) + (0.0, 1.0) if begin else ()
@@ -125,7 +130,7 @@ def _slice(w, ins, uids, attrs, out, name):
                 flags.append(flag)
         kept = flags[0] if len(flags) == 1 else \
             w_.function("ElementTimes", [flags[1], flags[0]]) + "_Output_0"
-        where = _where(w_, kept, w.axis_names[id(out)], factors) + "_Output_0"
+        where = _where(w_, kept, axis, factors) + "_Output_0"
         index = w_.function("PackedIndex", [p[0], where]) + "_Output_0"
         return w_.function("GatherPacked", [p[0], index]) + "_Output_0"
     return w.fixed_block("Sequence::Slice", name, ins[:1], uids[:1], begins + ends, body)
@@ -205,4 +210,4 @@ RULES = {"sequence_broadcast_as": _broadcast_as, "cntk:UnpackSequenceOp": _unpac
 #: the ops of these rules that put their output on a new sequence axis, by the block CNTK 2.7
 #: makes of them (its rule writes the block: the caller's mark of it is not a layer)
 NEW_AXES = {"sequence_slice": "Sequence::Slice", "sequence_gather": "Sequence::Gather",
-            "sequence_scatter": "Sequence::Scatter", "sequence_where": None}
+            "sequence_scatter": "Sequence::Scatter"}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_more import python_axis
 
 __all__ = ["RULES", "SEVERAL_OUTPUTS"]
 
@@ -35,15 +36,47 @@ def _top_k(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("top_k_data", "a top_k other than CNTK's (the largest "
                                                  "along the sample's last axis, with indices "
                                                  "and CNTK's ties)")
-    return w.function("TopK", uids[:1], {"axis": P.static_axis(0),
-                                         "numItems": P.size_t(int(attrs["k"]))}, name=name)
+    k = P.size_t(int(attrs["k"]))
+    moved = w.moved_top_k.get(id(out.parent))
+    if moved is None:
+        return w.function("TopK", uids[:1], {"axis": P.static_axis(0), "numItems": k},
+                          name=name)
+    return _top_k_block(w, x, uids[0], k, *moved, out.parent.outputs[1])
+
+
+def _top_k_block(w, x, uid: str, k, axis: int, shown, indices) -> str:
+    """CNTK 2.7's ``TopK`` block along the sample's ``axis`` (Python's order) of ``x`` (read
+    as ``uid``; Stadyn's value with that axis swapped with the last): ``TransposeAxes`` of the
+    stored axes 0 and the axis, ``TopK`` along 0 (named as the block), both outputs swapped
+    back, their ``Combine`` the root; the block's attributes ``axis`` (as CNTK's Python API
+    passes it) and ``numItems``.  The functions in the order CNTK 2.7 writes them (the
+    indices' swap first; CNTK 2.7's loader needs the indices, read before the ``TopK`` is,
+    listed as a placeholder named by that output's uid, as it writes them).  Returns the
+    block's uid (its outputs ``_Output_0``, ``_Output_1``)."""
+    name = w.name_of(shown)
+    x = w.folded.get(id(x), x)          # (the value before the swap: the block's argument)
+    swap = {"axis1": P.static_axis(0), "axis2": P.static_axis(w.static_axis_index(x, axis))}
+
+    def body(w_, p, c, n):
+        start = len(w_.functions)
+        inner = w_.function("TransposeAxes", p[:1], swap) + "_Output_0"
+        top = w_.function("TopK", [inner], {"axis": P.static_axis(0), "numItems": k}, name=name)
+        values = w_.function("TransposeAxes", [top + "_Output_0"], swap) + "_Output_0"
+        back = w_.function("TransposeAxes", [top + "_Output_1"], swap) + "_Output_0"
+        w_.functions.insert(start, w_.functions.pop())     # (the indices' swap first)
+        w_.placeholder(indices, top + "_Output_1")
+        return w_.function("Combine", [values, back]) + "_Output_0"
+    return w.fixed_block("TopK", name, [x], [uid], (), body,
+                         {"axis": python_axis(axis - w.lead(x)), "numItems": k})
 
 
 def _cast(w, ins, uids, attrs, out, name):
-    # the indices of a TopK as floats: CNTK's second output itself
-    source = ins[0].parent
+    # the indices of a TopK as floats: CNTK's second output itself (along another axis than
+    # the last: the indices swapped back, the block's second output)
+    source = w.folded.get(id(ins[0]), ins[0]).parent
     if source is None or source.spec.name not in SEVERAL_OUTPUTS or \
-            source.outputs[1] is not ins[0] or "float32" not in str(out.dtype):
+            source.outputs[1] is not w.folded.get(id(ins[0]), ins[0]) or \
+            "float32" not in str(out.dtype):
         raise CntkWriteUnsupported("cast", "a cast other than of top_k's indices to float32 "
                                            "(stadyn.compat.cntk's cast is CNTK's Cast)")
     return None

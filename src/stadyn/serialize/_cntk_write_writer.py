@@ -21,13 +21,14 @@ from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
 from ._cntk_write_graph import CntkWriteUnsupported
 
-__all__ = ["Writer", "COMPOSITE_VERSION", "DEFAULT_SEQUENCE_AXIS"]
+__all__ = ["Writer", "COMPOSITE_VERSION", "DEFAULT_SEQUENCE_AXIS", "BATCH_AXIS"]
 
 # CNTK 2.7's PrimitiveOpType ids, by the op names the reader decodes them to
 _OP = {name: k for k, name in OP_NAMES.items()}
 _FUNCTION_VERSION, _VARIABLE_VERSION, COMPOSITE_VERSION = 24, 1, 3
 _KIND = {"input": 0, "parameter": 2, "constant": 3}
-_BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
+#: CNTK's batch axis, as a file stores it
+BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
 DEFAULT_SEQUENCE_AXIS = "defaultDynamicAxis"
 _SEQUENCE_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, DEFAULT_SEQUENCE_AXIS, True)
 
@@ -46,7 +47,10 @@ class Writer:
         self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
         self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
+        self.ceil_pooled: set[int] = set()        # ids of pooled inputs with ceilOutDim
+        self.moved_top_k: dict[int, tuple] = {}   # id(top_k_data) -> (axis, shown values)
         self.fused: dict[int, object] = {}        # id(a node) -> the node written in its place
+        self.crops: dict[int, list] = {}          # id(a fused crop's output) -> its nodes
         self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
         self.layer_name = ""                      # the name of the layer a rule's value makes
         self.axis_names: dict[int, str] = {}      # id(a sequence a rule put on a new axis) ->
@@ -204,8 +208,8 @@ class Writer:
         """CNTK's dynamic axes of ``v`` as a file stores them (the sequence axis first)."""
         lead = self.lead(v)
         if lead == 2 and self.sequence_axis_name(v) != DEFAULT_SEQUENCE_AXIS:
-            return [P.axis(P.STATIC_AXIS_DYNAMIC, self.sequence_axis_name(v), True), _BATCH_AXIS]
-        return [_SEQUENCE_AXIS, _BATCH_AXIS][2 - lead:]
+            return [P.axis(P.STATIC_AXIS_DYNAMIC, self.sequence_axis_name(v), True), BATCH_AXIS]
+        return [_SEQUENCE_AXIS, BATCH_AXIS][2 - lead:]
 
     def sequence_axis_name(self, v) -> str:
         """The name of the sequence axis of ``v`` (a sequence): the one a rule put the

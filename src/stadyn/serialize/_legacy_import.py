@@ -367,7 +367,9 @@ class _Builder(FlatBuilding):
                 var = self.own(var, claimed)    # a block of a block, or one passing a value on
             self.env[outer] = var
             uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
-            self.record(var, LegacyOrigin("block", uid, shown, fn.type, k, tuple(arguments)))
+            self.record(var, LegacyOrigin(
+                "block", uid, shown, fn.type, k, tuple(arguments),
+                attributes=tuple(sorted((fn.attrs or {}).items()))))
 
     def call(self, fn: LegacyFunction, inputs: list[Variable],
              file_inputs: "list[Variable] | None" = None) -> None:

@@ -167,4 +167,6 @@ class FlatBuilding:
                     self.env[flat.resolve(outer)] = var
                 elif origin.kind != "function":
                     continue
-                self.record(var, LegacyOrigin("block", uid, shown, fn.type, k, tuple(arguments)))
+                self.record(var, LegacyOrigin(
+                    "block", uid, shown, fn.type, k, tuple(arguments),
+                    attributes=tuple(sorted((fn.attrs or {}).items()))))

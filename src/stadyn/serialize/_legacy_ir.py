@@ -150,7 +150,9 @@ class LegacyOrigin:
     it is not CNTK's default one (``C.Axis('inputAxis')``); ``operands`` the Variables CNTK
     shows as a function's inputs, in its order, where the op that made the Variable reads
     them otherwise (a function inside a loop, which the loop's recurrence computes: what it
-    reads from outside the loop; empty: the op's own inputs).
+    reads from outside the loop; empty: the op's own inputs); ``attributes`` a block's own
+    attributes as ``(name, value)`` pairs (CNTK's ``LocalResponseNormalization``'s
+    ``depthRadius``, ``alpha``, ...).
 
     Example:
         >>> from stadyn.serialize import LegacyOrigin
@@ -167,6 +169,7 @@ class LegacyOrigin:
     arguments: tuple = ()
     sequence_axis: str = ""
     operands: tuple = ()
+    attributes: tuple = ()
 
 
 @dataclass

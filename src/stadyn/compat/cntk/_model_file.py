@@ -158,11 +158,16 @@ def _cntk_op_of(v) -> "tuple | None":
     ``root_function.op_name`` and ``.inputs`` give), for the CNTK v2 writer: a block CNTK 2.7
     builds for one op (gather's ``GatherOp``, ``sequence.is_first``'s ``Sequence::IsFirst``,
     ``reduce_sum``'s ``ReduceElements``: ``serialize.CNTK_ONE_OP_BLOCKS``) by
-    its kind, else the op that made ``v``."""
+    its kind, else the op that made ``v``; a loaded file's block the writer writes from its
+    attributes (``serialize.CNTK_ATTRIBUTE_BLOCKS``: ``LocalResponseNormalization``) by its
+    kind, over its arguments, with those attributes."""
+    from ...serialize import CNTK_ATTRIBUTE_BLOCKS, CNTK_ONE_OP_BLOCKS
+    block = G.BLOCKS.get(v)
+    if block is not None and block.op_name in CNTK_ATTRIBUTE_BLOCKS and block.attributes:
+        # (a loaded file's block the writer writes from its attributes, over its arguments)
+        return (block.op_name, list(block.arguments), dict(block.attributes))
     if not G.made_by_cntk_op(v):
         return None
-    from ...serialize import CNTK_ONE_OP_BLOCKS
-    block = G.BLOCKS.get(v)
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
@@ -309,7 +314,8 @@ def _restore_origins(origins: list) -> None:
             if origin.op_name == "Sequence::Slice":
                 sliced.append((var, origin.operands))
         elif origin.kind == "block":
-            G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments)
+            G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments,
+                                    dict(origin.attributes))
     for outputs in several.values():
         if len(outputs) > 1 and sorted(outputs) == list(range(len(outputs))):
             G.link_outputs([outputs[k] for k in range(len(outputs))])

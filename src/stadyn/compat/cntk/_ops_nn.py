@@ -292,7 +292,8 @@ def unpooling(operand, pooling_input, unpooling_type, unpooling_window_shape, st
         raise ValueError("unpooling: only MAX_UNPOOLING exists")
     y = S.max_unpooling(_channels_first(operand, 1), _channels_first(pooling_input, 1), window,
                         _trailing(strides, n, 1), _trailing(auto_padding, n, False))
-    return named(wrap(_unbatch(y, operand)), name, "Unpooling")
+    # (one op reading the pooled values and the pooling's input, as CNTK 2.7 shows it)
+    return named(wrap(one_op(_unbatch(y, operand), operand, pooling_input)), name, "Unpooling")
 
 
 def batch_normalization(operand, scale, bias, running_mean, running_inv_std, spatial: bool,

@@ -150,5 +150,11 @@ def _import_eye_like(node):
     return F.cntk_eye_like(node.var(0))
 
 
+def _eye_like_cntk(node):
+    # CNTK's EyeLikeOp: read dense whatever its OutputSparse (the values are the same)
+    return F.cntk_eye_like(node.var(0))
+
+
 register_rules(F.cntk_eye_like, onnx_export=_eye_like_onnx,
-               onnx_import={"EyeLike": _import_eye_like})
+               onnx_import={"EyeLike": _import_eye_like},
+               cntk_import={"EyeLikeOp": _eye_like_cntk})

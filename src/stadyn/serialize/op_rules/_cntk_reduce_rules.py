@@ -80,8 +80,16 @@ def reduce_cntk(node):
         y = F.add2(F.log(F.sum(F.exp(F.sub2(x, m)), axis=axis, keepdims=True)), m)
         return y if keep else reshape_samples(y, lead, tuple(d for k, d in enumerate(sample)
                                                              if k not in axes))
-    if name in ("Argmax", "Argmin") and len(axis) == 1:
+    if name in ("Argmax", "Argmin") and (len(axis) == 1 or sorted(axes) ==
+                                         list(range(len(sample)))):
+        # over several axes, all of the sample's (CNTK 2.7's argmax(x)): the index into the
+        # sample flattened in Python's order
         pick = F.max if name == "Argmax" else F.min
-        index = pick(x, axis=axis[0], keepdims=keep, only_index=True, rule="cntk")
+        if len(axis) > 1:
+            x = reshape_samples(x, lead, (math.prod(sample),))
+        index = pick(x, axis=lead if len(axis) > 1 else axis[0], keepdims=keep,
+                     only_index=True, rule="cntk")
+        if keep and len(axis) > 1:
+            index = reshape_samples(index, lead, (1,) * len(sample))
         return F.cast(index, np.dtype(x.dtype).name)
     node.unsupported(f"reduction {name!r} over {axes}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import functions as F
+from ... import cntk_semantics, functions as F
 from ...ops import interpolation_source, interpolation_size
 from ._common import COMPOSITE
 from ._nnabla import nnabla
@@ -70,22 +70,27 @@ def _unpooling_onnx(g, inputs, attrs):
 
 
 def _unpooling_cntk(node):
-    """CNTK's ``Unpooling(x, pooling_input)`` (``MaxUnpooling``): each value of ``x`` back
-    where the maximum of its window was in ``pooling_input``, zeros elsewhere -- for windows
-    that tile the input (strides equal to the window, no padding), as the compat layer's
-    ``unpooling``."""
+    """CNTK's ``Unpooling(x, pooling_input)`` (``MaxUnpooling``) of a batch of images: each
+    value of ``x`` back where the maximum of its window was in ``pooling_input`` (the first in
+    row-major order; where overlapping windows have theirs at one place, the last window's),
+    zeros elsewhere, with the window, strides and automatic padding of its attributes (one
+    entry standing for every axis), as the compat layer's ``unpooling``
+    (:func:`stadyn.cntk_semantics.max_unpooling`)."""
     window = tuple(int(k) for k in node.attr("unpoolingWindowShape"))
     n = len(window)
-    strides = tuple(node.attr("strides") or ())[-n:]
-    if int(node.attr("poolingType", 0)) != 0 or strides != window or \
-            any((node.attr("autoPadding") or [False])[-n:]) or node.lead(1) != 1:
-        node.unsupported(f"unpooling of {window} windows with strides {strides}, padding "
-                         f"{node.attr('autoPadding')}: max unpooling of tiling windows of a "
-                         "batch of images is read")
-    src = node.var(1)
-    peak = F.unpooling(F.stop_gradient(F.max_pooling(src, window, window, True)), window)
-    mask = F.cast(F.greater_equal(F.stop_gradient(src), peak), "float32")
-    return F.mul2(F.unpooling(node.var(0), window), mask)
+
+    def per_axis(values, default):
+        values = list(values or [default])
+        return tuple(values * n if len(values) == 1 else values[-n:])
+    strides = per_axis(node.attr("strides"), 1)
+    auto = per_axis(node.attr("autoPadding"), False)
+    if int(node.attr("poolingType", 0)) != 0 or node.lead(0) != 1 or node.lead(1) != 1 or \
+            any(per_axis(node.attr("lowerPad"), 0)) or any(per_axis(node.attr("upperPad"), 0)):
+        node.unsupported(f"unpooling of {window} windows with strides {strides}, lowerPad "
+                         f"{node.attr('lowerPad')}, upperPad {node.attr('upperPad')}: max "
+                         "unpooling of a batch of images with automatic padding is read")
+    return cntk_semantics.max_unpooling(node.var(0), node.var(1), window, strides,
+                                        tuple(bool(a) for a in auto))
 
 
 register_rules(F.unpooling, onnx_export=_unpooling_onnx, onnx_import=Unmapped(COMPOSITE),
