@@ -1,5 +1,7 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (seventeenth round):
-``sequence.where`` and ``sequence.gather`` whose condition takes no step in a sequence."""
+``sequence.where`` and ``sequence.gather`` whose condition takes no step in a sequence; the
+root of an unnamed ``Sequential`` whose last step is an op; the inside of a ``Dense``
+block (``Plus(Times(x, W), b)``)."""
 
 import numpy as np
 
@@ -40,3 +42,91 @@ def sequence__where_gather_no_step(C, r):
         res["gather, " + title] = _refusal(
             lambda: C.sequence.gather(x, c).eval({x: rows, c: data}), _NO_STEP)
     return res
+
+
+def _kind(v):
+    return ("input" if v.is_input else "placeholder" if v.is_placeholder else
+            "parameter" if v.is_parameter else "constant" if v.is_constant else "output")
+
+
+def _root(f, inside=True):
+    """What a root function shows: op, name, block or not, inputs (name, shape, kind; a block's
+    inside placeholders are Stadyn's actual arguments, so ``inside`` shows only whether it
+    is an output) and outputs, and the op of the Function behind each input made by one."""
+    return {"op": f.op_name, "name": f.name, "block": f.is_block,
+            "uid": "".join(c for c in f.uid if not c.isdigit()),
+            "inputs": [[i.name, list(i.shape),
+                        ("output" if i.is_output else "leaf") if inside else _kind(i)]
+                       for i in f.inputs],
+            "outputs": [[o.name, list(o.shape)] for o in f.outputs],
+            "made by": [i.owner.root_function.op_name if i.is_output else None
+                        for i in f.inputs]}
+
+
+
+def _walked(C, f):
+    """The ops and leaves CNTK's depth-first search meets, through every block."""
+    return [getattr(n, "op_name", None) or "%s %s" % (_kind(n), list(n.shape))
+            for n in C.logging.graph.depth_first_search(f, lambda n: True, depth=-1)]
+
+
+@cntk_case(names=["cntk.layers.Sequential", "cntk.Function.root_function"],
+           note="an unnamed Sequential not applied yet whose last step is no layer ([Dense(3), "
+                "relu]; [relu]; a Python function): CNTK 2.7's root is that step's op (ReLU, "
+                "not a block) over the output of the steps before (over its placeholder "
+                "'keep' for one step).  Stadyn raised AttributeError ('not modelled')")
+def sequential__root_of_last_op(C, r):
+    r.touch("cntk.layers.Dense", "cntk.ops.relu", "cntk.ops.softmax", "cntk.Function.op_name",
+            "cntk.Function.inputs", "cntk.Function.outputs", "cntk.input_variable",
+            "cntk.Function.is_block", "cntk.Function.name", "cntk.Function.uid",
+            "cntk.Function.root_function")
+    res = {}
+    for title, steps in [("Dense, relu", lambda: [C.layers.Dense(3), C.relu]),
+                         ("relu", lambda: [C.relu]),
+                         ("Dense, softmax", lambda: [C.layers.Dense(3), C.softmax]),
+                         ("Dense, relu, Dense", lambda: [C.layers.Dense(3), C.relu,
+                                                         C.layers.Dense(2)]),
+                         ("Dense, a function", lambda: [C.layers.Dense(3),
+                                                        lambda x: C.sigmoid(x)])]:
+        m = C.layers.Sequential(steps())
+        res[title] = outcome(lambda: _root(m.root_function, inside=False))
+        res[title + ", again"] = m.root_function.inputs[-1].uid == m.root_function.inputs[
+            -1].uid
+        z = m(C.input_variable(2))
+        res[title + ", applied"] = outcome(lambda: _root(z.root_function, inside=False))
+    return res
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.Function.block_root"],
+           note="a Dense block's inside: CNTK 2.7 shows Plus(Times(x, W), b) (Stadyn computes "
+                "one affine op: it showed 'Affine' over x, W, b), ReLU over it with an "
+                "activation, Times alone without a bias; the depth-first search through the "
+                "block meets Plus, Times, W, b.  (Inside the block CNTK's Times reads the "
+                "block's placeholder, Stadyn's the actual argument: only the name and shape "
+                "are compared.)")
+def dense__block_root_plus_times(C, r):
+    r.touch("cntk.input_variable", "cntk.Function.root_function", "cntk.Function.op_name",
+            "cntk.Function.inputs", "cntk.Function.outputs", "cntk.Function.is_block",
+            "cntk.Function.name", "cntk.Function.uid", "cntk.Function.eval", "cntk.ops.relu",
+            "cntk.logging.graph.depth_first_search", "cntk.Function.parameters",
+            "cntk.Function.block_root")
+    x = C.input_variable(2)
+    data = r.randn(2, 2)
+    res = {}
+    for title, layer in [("Dense", lambda: C.layers.Dense(3, init=0.5)),
+                         ("Dense relu", lambda: C.layers.Dense(3, activation=C.relu,
+                                                               init=0.5, init_bias=0.25)),
+                         ("Dense (2, 3)", lambda: C.layers.Dense((2, 3), init=0.5)),
+                         ("Dense, no bias", lambda: C.layers.Dense(3, bias=False, init=0.5))]:
+        z = layer()(x)
+        inside = z.root_function.block_root
+        shown = [_root(inside)]
+        while inside.inputs[0].is_output:
+            inside = inside.inputs[0].owner
+            shown.append(_root(inside))
+        res[title + " inside"] = shown
+        res[title + " walked"] = _walked(C, z)
+        res[title + " parameters"] = [p.name for p in z.parameters]
+        res[title + " eval"] = z.eval({x: data})
+    return res
+

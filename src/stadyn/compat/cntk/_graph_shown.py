@@ -19,7 +19,8 @@ import itertools
 import re
 import weakref
 
-from ...graph import Variable, is_lengths, keep_with, kept_with
+from ... import functions as F
+from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with
 from ._graph_records import (BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX, PLACEHOLDERS,
                              SEQUENCE_AXES, Block)
 from ._shown_constants import shown_as, shown_constants
@@ -29,8 +30,8 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "show_operands_in_order", "operand_order", "in_argument_order", "cntk_name", "kind_of",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
-           "primitive_op_name", "spelled_op_name", "uid_of", "new_uid", "set_uid", "set_root_uid",
-           "root_uid_of", "shown_inputs"]
+           "primitive_op_name", "spelled_op_name", "shown_product", "uid_of", "new_uid",
+           "set_uid", "set_root_uid", "root_uid_of", "shown_inputs"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -237,11 +238,56 @@ def op_name_of(v: Variable) -> str:
 
 def primitive_op_name(v: Variable) -> str:
     """The CNTK op name of the op that made ``v`` (inside a block too); Stadyn's op name in
-    CNTK's spelling where no CNTK op recorded one."""
+    CNTK's spelling where no CNTK op recorded one (``Plus`` for a layer's affine map with a
+    bias: :func:`shown_product`)."""
     known = _OP_NAMES.get(v)
     if known is not None:
         return known
+    if _layer_affine(v):
+        return "Plus" if len(v.parent.inputs) == 3 else "Times"
     return spelled_op_name(v)
+
+
+_PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
+
+
+def _layer_affine(v: Variable) -> bool:
+    """``v`` is made by Stadyn's affine op inside a layer (a ``Dense``, an ``Embedding``):
+    CNTK 2.7's ``Times`` (without a bias), ``Plus(Times(x, W), b)`` (with one); not by an op
+    a CNTK op recorded, nor one of several Stadyn ops shown as one CNTK op."""
+    node = v.parent
+    return (node is not None and node.spec.name == "affine" and v not in _OP_NAMES
+            and v not in INNER_OPS)
+
+
+def _fused_affine(v: Variable) -> bool:
+    """``v`` is made by Stadyn's affine op with a bias inside a layer, which CNTK 2.7 builds
+    as ``Plus(Times(x, W), b)``."""
+    return _layer_affine(v) and len(v.parent.inputs) == 3
+
+
+def shown_product(v: Variable) -> Variable:
+    """The ``Times`` output CNTK 2.7's graph holds inside the affine map with a bias that made
+    ``v`` (a ``Dense`` block's ``Plus(Times(x, W), b)``): a node of Stadyn's graph over the same
+    ``x`` and ``W`` that no run computes (nothing reads it), made the first time a walk asks
+    and kept on ``v``, so it is the same Variable (and uid) in every walk.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Dense(2)(C.input_variable(3))
+        >>> times = shown_product(z.variable)
+        >>> op_name_of(times), [name_of(i) for i in shown_inputs(times)], times.shape[1:]
+        ('Times', ['', 'W'], (2,))
+    """
+    product = kept_with(v, _PRODUCT)
+    if product is None:
+        node = v.parent
+        x, w, _ = node.inputs
+        with auto_forward(False):       # (a node to show, never a value to compute)
+            product = F.affine(x, w, None, base_axis=node.attrs["base_axis"])
+        set_op_name(product, "Times")
+        keep_with(v, _PRODUCT, product)
+    return product
 
 
 def spelled_op_name(v: Variable) -> str:
@@ -299,7 +345,9 @@ def shown_inputs(v: Variable) -> list[Variable]:
     last)."""
     node = v.parent
     inputs = list(node.inputs)
-    if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
+    if _fused_affine(v):                    # (CNTK's Plus(Times(x, W), b))
+        inputs = [shown_product(v), inputs[2]]
+    elif node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
         first = 1 + int(node.kwargs["n_sequences"])
         end = first + len(node.kwargs["step"].states)
         inputs = _in_walk_order(node.kwargs["step"], inputs[end:]) + inputs[first:end] + \

@@ -268,8 +268,9 @@ class LayerFunction(UnappliedLayerView):
             return self._signature.root_function
         known = self._known_parameters()
         steps = self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
-        if known is None or steps == [] or (steps and not self.name and not isinstance(
-                steps[-1], LayerFunction)):
+        if self._root_is_last_op():
+            return self._last_step_root()
+        if known is None or steps == []:
             raise AttributeError(f"{self.kind or 'layer'}: its root_function before it is "
                                  "applied is not modelled for this layer (apply it, or give "
                                  "it a signature: update_signature)")
@@ -280,11 +281,42 @@ class LayerFunction(UnappliedLayerView):
             op = _shown_layer(self)[1]
             return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
                                  self.output)
-        inputs = self._sequential_root_inputs(keep, known=True)
+        inputs = self.__dict__.get("_root_inputs")   # (made once: they keep their uids)
+        if inputs is None:
+            inputs = self.__dict__["_root_inputs"] = self._sequential_root_inputs(keep,
+                                                                                  known=True)
         last = steps[-1]
         if self.name:                       # (CNTK 2.7's NoOp naming the composite's output)
             return UnappliedRoot("NoOp", self.name, inputs, self.output)
         return UnappliedRoot(_shown_layer(last)[1], last.name, inputs, self.output)
+
+    def _root_is_last_op(self) -> bool:
+        """Whether this is an unnamed ``Sequential`` whose last step is no layer (an op, a
+        Python function), whose root CNTK 2.7 makes that step's."""
+        return (isinstance(self.layer, _CompositeLayer) and not self.name
+                and bool(self.layer.composite.steps)
+                and not isinstance(self.layer.composite.steps[-1], LayerFunction))
+
+    def _makes_block(self) -> bool:
+        """Whether its root (applied or not) is a block, as CNTK 2.7 numbers its output
+        (``Block12_Output_0``; ``ReLU12_Output_0`` where the root is a last step's op)."""
+        return not self._root_is_last_op() or self._last_step_root().is_block
+
+    def _last_step_root(self) -> UnappliedRoot:
+        """The root of an unnamed ``Sequential`` not applied yet whose last step is no layer
+        (an op, a Python function): as CNTK 2.7's, that step's op (``ReLU``) over the output
+        of the steps before (over its placeholder, ``keep``, for one step); made once, so
+        that its inputs keep their uids."""
+        made = self.__dict__.get("_last_root")
+        if made is None:
+            steps = self.layer.composite.steps
+            keep = self._own_placeholder()
+            before = keep if len(steps) == 1 else Deferred(
+                _sequential(list(steps[:-1]), ""), (keep,), {})
+            root = steps[-1](before).root_function
+            made = self.__dict__["_last_root"] = UnappliedRoot(
+                root.op_name, root.name, tuple(root.inputs), self.output, root.is_block)
+        return made
 
     def _sequential_root_inputs(self, applied_to: Any, known: bool = False) -> "tuple | None":
         """The inputs of the root CNTK 2.7 makes of this ``Sequential`` applied to
@@ -337,6 +369,8 @@ class LayerFunction(UnappliedLayerView):
             steps = self.layer.composite.steps
             if self.name:
                 return "NoOp"
+            if self._root_is_last_op():
+                return self._last_step_root().op_name
             if steps and isinstance(steps[-1], LayerFunction) and \
                     _shown_layer(steps[-1]) is not None:
                 return steps[-1]._root_op_name()
