@@ -1,7 +1,8 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (seventeenth round):
 ``sequence.where`` and ``sequence.gather`` whose condition takes no step in a sequence; the
 root of an unnamed ``Sequential`` whose last step is an op; the inside of a ``Dense``
-block (``Plus(Times(x, W), b)``)."""
+block (``Plus(Times(x, W), b)``); a number operand of a binary op that waits (its
+Constant, at once)."""
 
 import numpy as np
 
@@ -128,5 +129,50 @@ def dense__block_root_plus_times(C, r):
         res[title + " walked"] = _walked(C, z)
         res[title + " parameters"] = [p.name for p in z.parameters]
         res[title + " eval"] = z.eval({x: data})
+    return res
+
+
+@cntk_case(names=["cntk.ops.plus", "cntk.ops.element_times", "cntk.Function.constants"],
+           note="a number operand of a binary op that waits for its other operand's shape (a "
+                "placeholder without one, a layer not applied yet): CNTK 2.7 makes it a "
+                "float32 Constant as the op is called, listed at once in inputs / constants "
+                "(and the root's inputs), the one the built graph holds (a value set on it "
+                "counts), float32 until a float64 graph's first run.  Stadyn made it only when "
+                "the graph was built (and refused + on a layer: TypeError)")
+def binary__number_operand_constant(C, r):
+    r.touch("cntk.placeholder", "cntk.input_variable", "cntk.Function.inputs",
+            "cntk.Function.root_function", "cntk.Function.replace_placeholders",
+            "cntk.Function.eval", "cntk.layers.Dense", "cntk.ops.relu", "cntk.Function.arguments",
+            "cntk.ops.plus", "cntk.Function.constants", "cntk.ops.minus")
+
+    def shown(f):
+        root = f.root_function
+        return {"inputs": [[i.name, list(i.shape), _kind(i)] for i in f.inputs],
+                "constants": [[list(c.shape), str(c.dtype.__name__), c.value.tolist()]
+                              for c in f.constants],
+                "root inputs": [[i.name, list(i.shape), _kind(i)] for i in root.inputs],
+                "root inputs made by": [i.owner.root_function.op_name if i.is_output else None
+                                        for i in root.inputs],
+                "arguments": [a.name for a in f.arguments]}
+    res = {}
+    p = C.placeholder(name="p")
+    res["p + 2"] = outcome(lambda: shown(p + 2))
+    res["2 * relu(p)"] = outcome(lambda: shown(C.element_times(2, C.relu(p))))
+    res["p - 0.5"] = outcome(lambda: shown(C.minus(p, 0.5)))
+    res["Dense + 2"] = outcome(lambda: shown(C.layers.Dense(3) + 2))
+    f = p + 2
+    f.constants[0].value = np.array(5, np.float32)
+    x = C.input_variable(2)
+    g = f.replace_placeholders({p: x})
+    res["value set, built"] = g.eval({x: np.ones((1, 2), np.float32)})
+    res["value set, built, constants"] = [c.value.tolist() for c in g.constants]
+    q = C.placeholder(name="q")
+    h = q * 3
+    x64 = C.input_variable(2, dtype=np.float64)
+    built = h(x64)
+    res["float64: before a run"] = [str(c.dtype.__name__) for c in built.constants]
+    res["float64: eval"] = built.eval({x64: np.ones((1, 2))})
+    d = C.layers.Dense(2, init=1.0) + 2
+    res["Dense + 2, applied"] = d(x).eval({x: np.ones((1, 2), np.float32)})
     return res
 

@@ -25,7 +25,7 @@ from ._late import late
 from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
                                adopt_applied, declared_parameters, makes_parameters)
 from ._layers_identity import identity
-from ._mixins import GraphObject
+from ._mixins import GraphObject, TensorOpsMixin
 from ._parameters import cntk_parameters
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
@@ -67,9 +67,10 @@ def _is_initializer(value: Any) -> bool:
 _REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
 
 
-class LayerFunction(UnappliedLayerView):
+class LayerFunction(UnappliedLayerView, TensorOpsMixin):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
-    (after the first application) are attributes by their CNTK names (``d.W``).
+    (after the first application) are attributes by their CNTK names (``d.W``); CNTK's
+    operators on it (``Dense(3) + 2``) wait for it to be applied, as the ops do.
 
     Example:
         >>> import stadyn.compat.cntk as C
