@@ -2,7 +2,7 @@
 ``sequence.where`` and ``sequence.gather`` whose condition takes no step in a sequence; the
 root of an unnamed ``Sequential`` whose last step is an op; the inside of a ``Dense``
 block (``Plus(Times(x, W), b)``); a number operand of a binary op that waits (its
-Constant, at once)."""
+Constant, at once); a ``Fold`` over a placeholder without a shape."""
 
 import numpy as np
 
@@ -176,3 +176,44 @@ def binary__number_operand_constant(C, r):
     res["Dense + 2, applied"] = d(x).eval({x: np.ones((1, 2), np.float32)})
     return res
 
+
+_FOLD_PENDING = ("Stadyn's Fold over a placeholder without a shape shows its graph's constants "
+                 "(the Sequence::Slice's 0 and 1, the initial state) and its Combine's input "
+                 "(the step's output) only once built; CNTK 2.7 lists them at once")
+
+
+@cntk_case(names=["cntk.layers.Fold"],
+           known={"constants": _FOLD_PENDING, "root inputs": _FOLD_PENDING},
+           note="Fold applied to a placeholder without a shape: CNTK 2.7 makes a Function of "
+                "unknown shape (root Combine, NoOp when named) that a call or "
+                "replace_placeholders builds.  Stadyn raised AttributeError ('UnknownOutput' "
+                "has no attribute 'parent')")
+def fold__on_shapeless_placeholder(C, r):
+    r.touch("cntk.placeholder", "cntk.sequence.input_variable", "cntk.ops.plus",
+            "cntk.Function.shape", "cntk.Function.arguments", "cntk.Function.placeholders",
+            "cntk.Function.root_function", "cntk.Function.op_name", "cntk.Function.eval",
+            "cntk.Function.replace_placeholders", "cntk.Function.constants",
+            "cntk.Function.inputs", "cntk.layers.GRU")
+    x = C.sequence.input_variable(2)
+    data = [np.arange(6, dtype=np.float32).reshape(3, 2), np.ones((1, 2), np.float32)]
+    res = {}
+    p = C.placeholder(name="p")
+    f = outcome(lambda: C.layers.Fold(C.plus)(p))
+    if isinstance(f, str):
+        return {"made": f}
+    res["made"] = "a Function"
+    res["shape"] = list(f.shape)
+    res["arguments"] = [[a.name, list(a.shape)] for a in f.arguments]
+    res["placeholders"] = [[a.name, list(a.shape)] for a in f.placeholders]
+    res["root"] = f.root_function.op_name
+    res["constants"] = [[list(c.shape), c.value.tolist()] for c in f.constants]
+    res["root inputs"] = [[i.name, list(i.shape), _kind(i)] for i in f.root_function.inputs]
+    res["called"] = [f(x).shape, f(x).eval({x: data}).tolist()]
+    g = f.replace_placeholders({p: x})
+    res["replaced"] = [g.shape, g.eval({x: data}).tolist()]
+    res["replaced constants"] = [[list(c.shape), c.value.tolist()] for c in g.constants]
+    res["named, root"] = C.layers.Fold(C.plus, name="f")(C.placeholder()).root_function.op_name
+    res["backwards"] = C.layers.Fold(C.plus, go_backwards=True)(C.placeholder())(x).eval(
+        {x: data}).tolist()
+    res["GRU, shape"] = list(C.layers.Fold(C.layers.GRU(3))(C.placeholder()).shape)
+    return res

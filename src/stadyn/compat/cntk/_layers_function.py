@@ -362,9 +362,9 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
     def _root_op_name(self) -> str:
         """The op of the root CNTK 2.7's layer has before it is applied (``Dense``; a
         ``Sequential``'s last layer's, ``NoOp`` when named; ``Combine`` for a
-        ``Recurrence``, ``NoOp`` when named)."""
+        ``Recurrence`` or a ``Fold``, ``NoOp`` when named)."""
         shown = _shown_layer(self)
-        if self.kind in ("Recurrence", "RecurrenceFrom"):
+        if self.kind in ("Recurrence", "RecurrenceFrom", "Fold"):
             return "NoOp" if self.name else "Combine"
         if isinstance(self.layer, _CompositeLayer):
             steps = self.layer.composite.steps

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ... import layers as _L
+from ...graph import Variable
 from ..._random import auto_seeds_kept
 from . import _graph as G
 from ._adapt import unwrap, wrap
@@ -330,6 +331,8 @@ class _FoldLayer(StatesLayer):
         out = super().__call__(*args)
         for o in getattr(out, "outputs", None) or ():
             v = unwrap(o)
+            if not isinstance(v, Variable):     # (a call that waits for its operand's
+                continue                        # shape: shown once built, by this call)
             while v.parent is not None and v.parent.spec.name == "identity":
                 v = v.parent.inputs[0]
             if v.parent is not None and v.parent.spec.name in ("sequence_last",
