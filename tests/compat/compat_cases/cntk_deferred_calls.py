@@ -84,9 +84,6 @@ def _graph_of(f):
 @cntk_case(names=["cntk.Function.root_function", "cntk.Function.inputs", "cntk.Function.constants",
                   "cntk.Function.parameters", "cntk.Function.owner", "cntk.Function.is_primitive",
                   "cntk.Function.is_block", "cntk.placeholder", "cntk.layers.Dense"],
-           known={"plus a number": "a number given as an operand is a Constant of CNTK 2.7's "
-                                   "graph from the call on; Stadyn makes it when the graph is "
-                                   "built (compat/cntk/_deferred_root.py)"},
            note="a Function over placeholders without a shape, before they are bound: CNTK "
                 "2.7 lists its inputs (the leaves, depth first; a layer's parameters before its "
                 "argument), parameters and constants, and its root_function is the call's op "
