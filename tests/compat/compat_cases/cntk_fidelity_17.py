@@ -2,7 +2,8 @@
 ``sequence.where`` and ``sequence.gather`` whose condition takes no step in a sequence; the
 root of an unnamed ``Sequential`` whose last step is an op; the inside of a ``Dense``
 block (``Plus(Times(x, W), b)``); a number operand of a binary op that waits (its
-Constant, at once); a ``Fold`` over a placeholder without a shape."""
+Constant, at once); a ``Fold`` over a placeholder without a shape; a recurrence's root's input
+(the step's output)."""
 
 import numpy as np
 
@@ -177,13 +178,11 @@ def binary__number_operand_constant(C, r):
     return res
 
 
-_FOLD_PENDING = ("Stadyn's Fold over a placeholder without a shape shows its graph's constants "
-                 "(the Sequence::Slice's 0 and 1, the initial state) and its Combine's input "
-                 "(the step's output) only once built; CNTK 2.7 lists them at once")
-
-
 @cntk_case(names=["cntk.layers.Fold"],
-           known={"constants": _FOLD_PENDING, "root inputs": _FOLD_PENDING},
+           known={"constants": "Stadyn's Fold over a placeholder without a shape shows its "
+                               "graph's constants (the Sequence::Slice's 0 and 1, the initial "
+                               "state) only once built (compat/cntk/_recurrent.py _FoldLayer); "
+                               "CNTK 2.7 lists them at once"},
            note="Fold applied to a placeholder without a shape: CNTK 2.7 makes a Function of "
                 "unknown shape (root Combine, NoOp when named) that a call or "
                 "replace_placeholders builds.  Stadyn raised AttributeError ('UnknownOutput' "
@@ -216,4 +215,49 @@ def fold__on_shapeless_placeholder(C, r):
     res["backwards"] = C.layers.Fold(C.plus, go_backwards=True)(C.placeholder())(x).eval(
         {x: data}).tolist()
     res["GRU, shape"] = list(C.layers.Fold(C.layers.GRU(3))(C.placeholder()).shape)
+    return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RecurrenceFrom"],
+           note="a recurrence's root (a Combine; NoOp when named): CNTK 2.7's one input is the "
+                "step's output inside the loop (an output of the recurrence's shape, owned by "
+                "the step's op: Plus, a GRU / LSTM / RNNStep block; a Fold's Sequence::Slice), "
+                "its arguments that output, no placeholder; so before it is applied and over a "
+                "placeholder (of unknown shape).  Stadyn showed the recurrence's input there "
+                "(its placeholder, with the step's parameters, over a placeholder; an "
+                "AttributeError before it was applied)")
+def recurrence__root_inputs(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.placeholder", "cntk.ops.plus",
+            "cntk.layers.GRU", "cntk.layers.LSTM", "cntk.layers.RNNStep", "cntk.layers.Fold",
+            "cntk.Function.root_function", "cntk.Function.inputs", "cntk.Function.arguments",
+            "cntk.Function.placeholders", "cntk.Function.op_name", "cntk.Function.outputs")
+
+    def shown(root):
+        return {"op": root.op_name, "name": root.name,
+                "inputs": [[i.name, list(i.shape), _kind(i)] for i in root.inputs],
+                "arguments": [[a.name, list(a.shape), _kind(a)] for a in root.arguments],
+                "placeholders": len(root.placeholders),
+                "outputs": [[o.name, list(o.shape)] for o in root.outputs],
+                "made by": [i.owner.root_function.op_name if i.is_output else None
+                            for i in root.inputs]}
+    x = C.sequence.input_variable(2)
+    res = {}
+    for title, make in [("plus", lambda: C.layers.Recurrence(C.plus)),
+                        ("GRU", lambda: C.layers.Recurrence(C.layers.GRU(3))),
+                        ("LSTM", lambda: C.layers.Recurrence(C.layers.LSTM(3))),
+                        ("RNNStep, named", lambda: C.layers.Recurrence(C.layers.RNNStep(3),
+                                                                       name="r")),
+                        ("Fold of plus", lambda: C.layers.Fold(C.plus)),
+                        ("Fold of GRU", lambda: C.layers.Fold(C.layers.GRU(3)))]:
+        layer = make()
+        res[title + ", not applied"] = outcome(lambda: shown(layer.root_function))
+        z = make()(x)
+        res[title + ", applied"] = outcome(lambda: shown(z.root_function))
+        w = make()(C.placeholder())
+        res[title + ", over a placeholder"] = outcome(lambda: shown(w.root_function))
+    start = C.layers.RecurrenceFrom(C.layers.GRU(3))
+    res["RecurrenceFrom, not applied"] = outcome(lambda: shown(start.root_function))
+    h0 = C.input_variable(3)
+    z = C.layers.RecurrenceFrom(C.layers.GRU(3))(h0, x)
+    res["RecurrenceFrom, applied"] = outcome(lambda: shown(z.root_function))
     return res

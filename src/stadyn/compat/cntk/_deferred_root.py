@@ -168,6 +168,9 @@ class DeferredRoot:
         """The call's operands as CNTK's op lists them (see the class's text)."""
         fn = self._function._fn
         out: list = []
+        if isinstance(fn, _layer_function()) and fn.kind in ("Recurrence", "RecurrenceFrom",
+                                                             "Fold"):
+            return (fn._shown_step_output(),)     # (its Combine's: the step's output)
         if isinstance(fn, _layer_function()):
             made = self._function.__dict__.get("_sequential_root_inputs")
             if made is None and len(self._function._operands()) == 1:

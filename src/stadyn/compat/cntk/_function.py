@@ -256,8 +256,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
             return self.outputs
         if self._view == "composite":
             return tuple(wrap_variable(v) for v in self._leaves())
-        if self._recurrence_root():     # one: CNTK's is the step's output (inside the loop;
-            return (wrap_variable(G.BLOCKS[self.variable].arguments[-1]),)  # here its input)
+        if self._recurrence_root():     # one: the step's output (inside CNTK's loop)
+            return (wrap_variable(G.shown_step_output(
+                self.variable, G.BLOCKS[self.variable].op_name == "Fold")),)
         return tuple(wrap_variable(v) for v in G.node_inputs(
             self._node() if self._view == "block" else ("op", self.variable)))
 

@@ -31,7 +31,8 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
            "primitive_op_name", "spelled_op_name", "shown_product", "uid_of", "new_uid",
-           "set_uid", "set_root_uid", "root_uid_of", "shown_inputs"]
+           "set_uid", "set_root_uid", "root_uid_of", "shown_inputs", "note_step_op",
+           "shown_step_output"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -333,6 +334,62 @@ def root_uid_of(v: Variable) -> str:
     if uid is None and v in BLOCKS:
         uid = _ROOT_UIDS[v] = f"{primitive_op_name(v)}{next(_uid_counter)}"
     return uid or uid_of(v)
+
+
+_STEP_OUTPUT = "compat.cntk: the step's output CNTK shows as the recurrence root's input"
+_STEP_OP = "compat.cntk: the CNTK op of the recurrence's step"
+# the recurrent cells run along a whole sequence by one op: CNTK's block of the step
+_FUSED_STEP_OPS = {"cntk_lstm_sequence": "LSTM", "cntk_gru_sequence": "GRU",
+                   "cntk_rnn_sequence": "RNNStep"}
+
+
+def note_step_op(out: Variable, op_name: str) -> None:
+    """Record the CNTK op (``GRU``: the block of a layer given as the step) whose output the
+    root of the recurrence ``out`` shows (:func:`shown_step_output`)."""
+    keep_with(out, _STEP_OP, op_name)
+
+
+def _step_op(out: Variable, fold: bool) -> str:
+    """The CNTK op of the step of the recurrence whose output is ``out``: a ``Fold``'s
+    ``Sequence::Slice``, the step layer's block (:func:`note_step_op`), a fused cell's, or the
+    op that makes the step's output (``Plus``)."""
+    if fold:
+        return "Sequence::Slice"
+    noted = kept_with(out, _STEP_OP)
+    if noted is not None:
+        return noted
+    v = out
+    while v.parent is not None and v.parent.spec.name == "identity":
+        v = v.parent.inputs[0]
+    if v.parent is None:
+        return ""
+    name = v.parent.spec.name
+    if name == "recurrence":
+        return op_name_of(v.parent.kwargs["step"].outputs[0])
+    return _FUSED_STEP_OPS.get(name) or primitive_op_name(v)
+
+
+def shown_step_output(out: Variable, fold: bool = False) -> Variable:
+    """The output CNTK 2.7 shows as the one input of a recurrence's root (its ``Combine``;
+    ``NoOp`` when named) whose output is ``out``: the step's output inside the loop, owned by
+    the step's op (``Plus``, a ``GRU`` block; a ``Fold``'s ``Sequence::Slice``), of ``out``'s
+    shape.  Stadyn's recurrence is one op, so it is a node over ``out`` that no run computes,
+    named as that op, made the first time it is asked for and kept on ``out``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Recurrence(C.plus)(C.sequence.input_variable(2))
+        >>> shown = shown_step_output(z.variable)
+        >>> op_name_of(shown), shown.shape[2:]
+        ('Plus', (2,))
+    """
+    shown = kept_with(out, _STEP_OUTPUT)
+    if shown is None:
+        with auto_forward(False):       # (a node to show, never a value to compute)
+            shown = F.identity(out)
+        set_op_name(shown, _step_op(out, fold))
+        keep_with(out, _STEP_OUTPUT, shown)
+    return shown
 
 
 def shown_inputs(v: Variable) -> list[Variable]:

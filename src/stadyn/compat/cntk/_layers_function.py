@@ -271,13 +271,14 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         steps = self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
         if self._root_is_last_op():
             return self._last_step_root()
+        if self.kind in _RECURRENCES:       # (CNTK 2.7's Combine of the step's output)
+            return UnappliedRoot(self._root_op_name(), self.name,
+                                 (self._shown_step_output(),), self.output)
         if known is None or steps == []:
             raise AttributeError(f"{self.kind or 'layer'}: its root_function before it is "
                                  "applied is not modelled for this layer (apply it, or give "
                                  "it a signature: update_signature)")
         keep = self._own_placeholder()
-        if self.kind == "Recurrence":       # (CNTK 2.7's Combine of the step's output)
-            return UnappliedRoot("Combine", self.name, (self.output,), self.output)
         if steps is None:
             op = _shown_layer(self)[1]
             return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
@@ -290,6 +291,10 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         if self.name:                       # (CNTK 2.7's NoOp naming the composite's output)
             return UnappliedRoot("NoOp", self.name, inputs, self.output)
         return UnappliedRoot(_shown_layer(last)[1], last.name, inputs, self.output)
+
+    def _shown_step_output(self):
+        """For a recurrence (``StatesLayer``): its step's output, its root's input."""
+        return self.output
 
     def _root_is_last_op(self) -> bool:
         """Whether this is an unnamed ``Sequential`` whose last step is no layer (an op, a
@@ -364,7 +369,7 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         ``Sequential``'s last layer's, ``NoOp`` when named; ``Combine`` for a
         ``Recurrence`` or a ``Fold``, ``NoOp`` when named)."""
         shown = _shown_layer(self)
-        if self.kind in ("Recurrence", "RecurrenceFrom", "Fold"):
+        if self.kind in _RECURRENCES:
             return "NoOp" if self.name else "Combine"
         if isinstance(self.layer, _CompositeLayer):
             steps = self.layer.composite.steps
@@ -421,6 +426,7 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
 _LAYER_ARGUMENTS = {"LSTM": ("dh", "dc", "x"), "GRU": ("dh", "x"), "RNNStep": ("dh", "x"),
                     "MaxUnpooling": ("x", "y"),
                     "AttentionModel": ("encoder_hidden_state", "decoder_hidden_state")}
+_RECURRENCES = ("Recurrence", "RecurrenceFrom", "Fold")     # (their root: a Combine)
 _SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
 
 

@@ -257,6 +257,17 @@ class UnappliedRoot:
     def parameters(self) -> tuple:
         return tuple(i for i in self.inputs if getattr(i, "is_parameter", False))
 
+    @property
+    def arguments(self) -> tuple:
+        """Its inputs but the parameters and constants (an output of the steps before, a
+        placeholder), as CNTK 2.7's root function's."""
+        return tuple(i for i in self.inputs if not (getattr(i, "is_parameter", False)
+                                                    or getattr(i, "is_constant", False)))
+
+    @property
+    def placeholders(self) -> tuple:
+        return tuple(i for i in self.inputs if getattr(i, "is_placeholder", False))
+
     def __repr__(self) -> str:
         ins = ", ".join(i.name or "''" for i in self.inputs)
         return f"<{self.op_name} {self.name!r} of a layer not applied yet: ({ins})>"
