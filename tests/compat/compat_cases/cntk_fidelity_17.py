@@ -3,7 +3,8 @@
 root of an unnamed ``Sequential`` whose last step is an op; the inside of a ``Dense``
 block (``Plus(Times(x, W), b)``); a number operand of a binary op that waits (its
 Constant, at once); a ``Fold`` over a placeholder without a shape; a recurrence's root's input
-(the step's output)."""
+(the step's output); and, recorded as known differences, ``SequentialConvolution`` over
+sequences shorter than its window."""
 
 import numpy as np
 
@@ -18,7 +19,7 @@ def _refusal(fn, *clauses):
     except Exception as e:          # (the built-in type and CNTK's words are compared)
         kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
         return {"raises": kind, "says": [c for c in clauses if c in str(e)]}
-    return {"returns": outcome(lambda: np.asarray(got).tolist())}
+    return {"returns": got if isinstance(got, list) else np.asarray(got).tolist()}
 
 
 _NO_STEP = "AddSequence: Sequences must be a least one frame long."
@@ -260,4 +261,43 @@ def recurrence__root_inputs(C, r):
     h0 = C.input_variable(3)
     z = C.layers.RecurrenceFrom(C.layers.GRU(3))(h0, x)
     res["RecurrenceFrom, applied"] = outcome(lambda: shown(z.root_function))
+    return res
+
+
+_KERNEL = "Convolution operation requires that kernel dim 3 <= input dim"
+_MASK = "The first entry of a Value mask must be Valid or SequenceBegin"
+_SHORT = ("CNTK 2.7 refuses a minibatch whose longest sequence is shorter than the "
+          "SequentialConvolution's window, padded or not (ValueError '%s 2.'); Stadyn pads "
+          "the sequence axis by the window whatever the steps' count (compat/cntk/_seq_conv.py), "
+          "so it computes (pad=True) or finds the output sequence empty after the run "
+          "(RuntimeError 'AddSequence ...', compat/cntk/_function_runs.py): the refusal needs "
+          "the padded length, known only when the graph runs" % _KERNEL)
+
+
+@cntk_case(names=["cntk.layers.SequentialConvolution"],
+           known={"one of 2, pad=False": _SHORT, "one of 2, pad=True": _SHORT,
+                  "two of 2, pad=False": _SHORT,
+                  "4 and 2, pad=False": "beside a sequence as long as the window CNTK 2.7's "
+                                        "RuntimeError for the one left no step is '%s'; "
+                                        "Stadyn's is 'AddSequence: ...' (compat/cntk/"
+                                        "_function_runs.py _refuse_computed_empty)" % _MASK},
+           note="SequentialConvolution over sequences shorter than its window (3 steps): CNTK "
+                "2.7 refuses a minibatch whose longest sequence is shorter (ValueError, padded "
+                "or not), and a sequence left no step beside longer ones (RuntimeError); it "
+                "computes the others")
+def sequential_convolution__shorter_than_the_window(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.Function.eval")
+    res = {}
+    for title, lengths, pad in [("one of 2, pad=False", [2], False),
+                                ("one of 2, pad=True", [2], True),
+                                ("two of 2, pad=False", [2, 2], False),
+                                ("4 and 2, pad=False", [4, 2], False),
+                                ("4 and 2, pad=True", [4, 2], True),
+                                ("one of 3, pad=False", [3], False),
+                                ("4 and 3, pad=False", [4, 3], False)]:
+        x = C.sequence.input_variable((1, 4))
+        f = C.layers.SequentialConvolution((3, 2), 2, pad=pad, init=1.0)(x)
+        data = [np.ones((n, 1, 4), np.float32) for n in lengths]
+        res[title] = _refusal(lambda: [np.asarray(a).tolist() for a in f.eval({x: data})],
+                              _KERNEL, _MASK, _NO_STEP)
     return res
