@@ -3,8 +3,8 @@
 root of an unnamed ``Sequential`` whose last step is an op; the inside of a ``Dense``
 block (``Plus(Times(x, W), b)``); a number operand of a binary op that waits (its
 Constant, at once); a ``Fold`` over a placeholder without a shape; a recurrence's root's input
-(the step's output); and, recorded as known differences, ``SequentialConvolution`` over
-sequences shorter than its window."""
+(the step's output); a placeholder of no dynamic axes bound to a sequence; and, recorded
+as known differences, ``SequentialConvolution`` over sequences shorter than its window."""
 
 import numpy as np
 
@@ -300,4 +300,40 @@ def sequential_convolution__shorter_than_the_window(C, r):
         data = [np.ones((n, 1, 4), np.float32) for n in lengths]
         res[title] = _refusal(lambda: [np.asarray(a).tolist() for a in f.eval({x: data})],
                               _KERNEL, _MASK, _NO_STEP)
+    return res
+
+
+@cntk_case(names=["cntk.placeholder", "cntk.Function.replace_placeholders"],
+           note="a placeholder of a shape and no dynamic axes (placeholder((2,), "
+                "dynamic_axes=[])) bound to a sequence input (replace_placeholders, or the "
+                "Function called on it): CNTK 2.7 builds the graph on the sequences (a "
+                "reduction per step), and on a batch input per sample.  Stadyn refused the "
+                "sequence in replace_placeholders (ValueError 'cannot take a variable of "
+                "shape') and, called on it or bound to a batch input, replayed the ops with "
+                "their axes unchanged (reduce_sum summed across the batch: wrong numbers)")
+def placeholder__no_dynamic_axes_bound_to_a_sequence(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.input_variable", "cntk.ops.reduce_sum",
+            "cntk.ops.relu", "cntk.Function.eval", "cntk.Function.shape",
+            "cntk.Variable.dynamic_axes", "cntk.Variable.shape",
+            "cntk.Function.replace_placeholders")
+    x = C.sequence.input_variable(2)
+    data = [np.arange(6, dtype=np.float32).reshape(3, 2), np.ones((1, 2), np.float32)]
+    res = {}
+    p = C.placeholder((2,), dynamic_axes=[], name="p")
+    f = C.reduce_sum(p * 2)
+    res["placeholder"] = [list(p.shape), len(p.dynamic_axes)]
+    res["shape before"] = list(f.shape)
+    res["replaced"] = outcome(lambda: [a.tolist() for a in f.replace_placeholders(
+        {p: x}).eval({x: data})])
+    q = C.placeholder((2,), dynamic_axes=[], name="q")
+    res["called"] = outcome(lambda: [a.tolist() for a in C.reduce_sum(q * 2)(x).eval(
+        {x: data})])
+    s = C.placeholder((2,), dynamic_axes=[], name="s")
+    g = C.relu(s - 1)
+    res["relu, replaced"] = outcome(lambda: [a.tolist() for a in g.replace_placeholders(
+        {s: x}).eval({x: data})])
+    b = C.placeholder((2,), dynamic_axes=[], name="b")
+    v = C.input_variable(2)
+    res["on a batch input"] = outcome(lambda: C.reduce_sum(b * 2).replace_placeholders(
+        {b: v}).eval({v: np.arange(4, dtype=np.float32).reshape(2, 2)}).tolist())
     return res
