@@ -335,7 +335,8 @@ def where(condition: Variable, max_repeat: int = 1) -> Variable:
     ``k`` repeats a position ``k`` times, fractions accumulate; the new axis is as long as the
     longest new sequence, read from the counts: ``max_repeat`` times the condition's padded
     length is only the shape a build shows before its values are known).  A sequence that
-    takes no step is a ShapeError (CNTK's sequences are at least one step long).
+    takes no step is an ``EmptySequenceError`` (CNTK 2.7's RuntimeError: its sequences are at
+    least one step long).
 
     Example:
         >>> import numpy as np, stadyn as sd

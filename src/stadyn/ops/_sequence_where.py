@@ -12,15 +12,16 @@ The new axis is as long as the longest new sequence: its length depends on the c
 layout CNTK's ``WhereNode`` builds on the host from the condition's values does, so ``where``
 and ``gather`` declare ``value_shape`` (a static graph holding one runs eagerly; a build on a
 condition without values shows ``max_repeat`` times its padded length ``T`` until a run).  A
-sequence whose counts take no step is refused, as CNTK 2.7 refuses it ("Sequences must be at
-least one frame long").
+sequence whose counts take no step is refused with CNTK 2.7's RuntimeError ("AddSequence:
+Sequences must be a least one frame long.", an ``EmptySequenceError``), whether or not the
+other sequences of the minibatch take steps.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .._errors import ShapeError
+from .._errors import EmptySequenceError, ShapeError
 from ._registry import op
 from ._sequence import step_mask
 
@@ -55,9 +56,10 @@ def _taken(condition, lengths, op_name: str):
     new_lengths = ends[:, -1].contiguous()
     if new_lengths.numel() and int(new_lengths.min()) < 1:
         empty = int(torch.nonzero(new_lengths < 1)[0, 0])
-        raise ShapeError(f"{op_name}: the condition of sequence {empty} of the minibatch takes "
-                         "no step (its counts add up to 0 or less); sequences must be at least "
-                         "one frame long (CNTK 2.7 refuses this too)")
+        raise EmptySequenceError(
+            f"AddSequence: Sequences must be a least one frame long. ({op_name}: the condition "
+            f"of sequence {empty} of the minibatch takes no step: its counts add up to 0 or "
+            "less)")
     steps = int(new_lengths.max()) if new_lengths.numel() else 0
     j = torch.arange(steps, device=ends.device).expand(ends.shape[0], steps).contiguous()
     index = torch.searchsorted(ends.contiguous(), j, right=True)

@@ -84,9 +84,6 @@ def _graph_of(f):
 @cntk_case(names=["cntk.Function.root_function", "cntk.Function.inputs", "cntk.Function.constants",
                   "cntk.Function.parameters", "cntk.Function.owner", "cntk.Function.is_primitive",
                   "cntk.Function.is_block", "cntk.placeholder", "cntk.layers.Dense"],
-           known={"plus a number": "a number given as an operand is a Constant of CNTK 2.7's "
-                                   "graph from the call on; Stadyn makes it when the graph is "
-                                   "built (compat/cntk/_deferred_root.py)"},
            note="a Function over placeholders without a shape, before they are bound: CNTK "
                 "2.7 lists its inputs (the leaves, depth first; a layer's parameters before its "
                 "argument), parameters and constants, and its root_function is the call's op "
@@ -127,16 +124,7 @@ def deferred_function__graph_before_binding(C, r):
     return res
 
 
-_RECURRENCE_ROOT = ("CNTK 2.7's root of a Recurrence applied reads the output of its step's "
-                    "block inside the loop; Stadyn's lists the step's parameters and the "
-                    "placeholder (compat/cntk/_deferred_root.py DeferredRoot.inputs)")
-
-
 @cntk_case(names=["cntk.layers.Sequential", "cntk.layers.Recurrence", "cntk.placeholder"],
-           known={"recurrence named, its root": _RECURRENCE_ROOT,
-                  "recurrence named, what its root reads": _RECURRENCE_ROOT,
-                  "recurrence, its root": _RECURRENCE_ROOT,
-                  "recurrence, what its root reads": _RECURRENCE_ROOT},
            note="the root of a Sequential or a Recurrence applied to a placeholder without a "
                 "shape: CNTK 2.7's named one is a NoOp (not a block), an unnamed Sequential's "
                 "is its last layer's op (Dense, a block), an unnamed Recurrence's a Combine "

@@ -132,13 +132,10 @@ _INSIDE = ("Stadyn's blocks read their actual arguments inside (compat/cntk/_gra
 
 
 @cntk_case(names=["cntk.Function.block_root", "cntk.Function.block_arguments_mapping"],
-           known={"Dense": "Stadyn's Dense block holds one Affine node (the native "
-                           "stadyn/layers/_layers.py Dense that compat/cntk/_layers.py wraps) "
-                           "where CNTK 2.7's holds Plus(Times(x, W), b)",
-                  "Convolution": "Stadyn's Convolution block holds one Convolution node with "
+           known={"Convolution": "Stadyn's Convolution block holds one Convolution node with "
                                  "its bias (the native stadyn/layers/_layers.py Convolution) "
                                  "where CNTK 2.7's holds Plus(Convolution(W, x), b)",
-                  "Dense walk": "as 'Dense'", "Convolution walk": "as 'Convolution'",
+                  "Convolution walk": "as 'Convolution'",
                   "Dense arguments mapping": _INSIDE,
                   "Convolution arguments mapping": _INSIDE,
                   "Embedding arguments mapping": _INSIDE,
@@ -187,8 +184,7 @@ def layers__block_roots(C, r):
                                   "sequence.last block shows no constant inputs",
                   "walk": "as 'node outputs' (the fused recurrence, sequence.last's "
                           "constants)",
-                  "walk at depth 1": "as 'node outputs', and Stadyn's Dense block holds one "
-                                     "Affine node (stadyn/layers/_layers.py)"})
+                  "walk at depth 1": "as 'node outputs'"})
 def graph__walks_of_a_recurrent_model(C, r):
     r.touch("cntk.layers.Sequential", "cntk.layers.Embedding", "cntk.layers.Recurrence",
             "cntk.layers.LSTM", "cntk.layers.Dense", "cntk.sequence.last",

@@ -65,7 +65,8 @@ class DeferredPrinting:
     def _output_uid(self) -> str:
         uid = self.__dict__.get("_uid")
         if uid is None:
-            block = isinstance(self._fn, _layer_function()) or makes_block(self._fn)
+            block = self._fn._makes_block() if isinstance(self._fn, _layer_function()) \
+                else makes_block(self._fn)
             prefix = "Block" if block else self._root_op()
             uid = self.__dict__["_uid"] = G.new_uid(prefix) + "_Output_0"
         return uid

@@ -4,8 +4,8 @@ exposes of its graph before it is built, as CNTK 2.7's Function does then: its `
 and its ``root_function``, the op of the call itself (:class:`DeferredRoot`: ``Plus`` whose
 inputs are the outputs of the calls it reads and its other operands), mixed into ``Deferred``.
 
-A number given as an operand (``plus(p, 1)``) is a Constant of CNTK's graph from the call on;
-here it becomes one when the graph is built, so neither ``inputs`` lists it until then.
+A number given as an operand of a binary op (``plus(p, 1)``) is a Constant of CNTK's graph
+from the call on, here too (``_ops_math``), so ``inputs`` and ``constants`` list it at once.
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -124,8 +124,9 @@ class DeferredGraph:
 class DeferredRoot:
     """The op of a waiting Function's call (its ``root_function``): its ``inputs`` are the
     call's operands -- the output of a call it reads (:class:`UnknownOutput`, whose ``owner``
-    is that call's Function), a placeholder, a value with a shape -- or, for a layer applied,
-    the layer's parameters and its argument; its outputs are the Function's.
+    is that call's Function; a layer's, for a layer given as an operand), a placeholder, a
+    value with a shape -- or, for a layer applied, the layer's parameters and its argument;
+    its outputs are the Function's.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -167,6 +168,9 @@ class DeferredRoot:
         """The call's operands as CNTK's op lists them (see the class's text)."""
         fn = self._function._fn
         out: list = []
+        if isinstance(fn, _layer_function()) and fn.kind in ("Recurrence", "RecurrenceFrom",
+                                                             "Fold"):
+            return (fn._shown_step_output(),)     # (its Combine's: the step's output)
         if isinstance(fn, _layer_function()):
             made = self._function.__dict__.get("_sequential_root_inputs")
             if made is None and len(self._function._operands()) == 1:
@@ -180,8 +184,8 @@ class DeferredRoot:
         for v in self._function._operands():
             if isinstance(v, DeferredGraph):
                 out.append(v.output)
-            elif isinstance(v, _layer_function()):
-                out += list(v.parameters) + [_keep(v)]
+            elif isinstance(v, _layer_function()):     # (the layer applied to its own
+                out.append(v.output)                    # placeholder: CNTK's block's output)
             elif isinstance(v, GraphObject):
                 out.append(getattr(v, "output", v) if getattr(v, "root_function", None)
                            is not None else v)

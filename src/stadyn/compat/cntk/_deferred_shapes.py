@@ -1,6 +1,7 @@
 """The shape CNTK 2.7 shows for an op waiting on placeholders whose shapes have inferred axes
 (``C.placeholder((C.InferredDimension, 3))``): the known axes carried through, ``-1`` for the
-rest, where Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``(-2,)``).
+rest, where Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``(-2,)``); over
+placeholders of a known shape and no dynamic axes, the op's shape.
 
 It is found by building the op twice on stand-in inputs, each inferred axis of a placeholder
 of a different length the second time: an output axis that keeps its length is known, one
@@ -65,7 +66,7 @@ def _probe(deferred: Any) -> "tuple | None":
     if not holders or _applies_a_layer(deferred):
         return None
     shapes = [tuple(int(d) for d in h.shape) for h in holders]
-    if any(not s or -2 in s or -1 not in s for s in shapes) or \
+    if any(not s or -2 in s for s in shapes) or \
             not all(isinstance(h, GraphObject) for h in holders):
         return None
     built = []

@@ -34,8 +34,9 @@ __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outp
 _CUSTOM: "dict[int, dict]" = {}
 _RECURRENCES = ("Recurrence", "Fold", "RecurrenceFrom")   # layers CNTK 2.7 makes no block of
 # The CNTK 2.7 ops a layer's inner Stadyn ops are, as its ``block_root`` (and the walks) show
-# them: an Embedding's product (an affine map without bias), a layer normalisation's
-# arithmetic, a batch normalisation (checked on CNTK 2.7: tests/compat cntk_graph_walks)
+# them (an affine map, a Dense's or an Embedding's, is named by ``_graph_shown``): a layer
+# normalisation's arithmetic, a batch normalisation (checked on CNTK 2.7: tests/compat
+# cntk_graph_walks)
 _LAYER_OPS = {"add2": "Plus", "sub2": "Minus", "mul2": "ElementTimes", "div2": "ElementDivide",
               "mean": "ReduceElements", "add_scalar": "Plus",
               "cntk_batch_normalization": "BatchNormalization"}
@@ -43,14 +44,12 @@ _LAYER_OPS = {"add2": "Plus", "sub2": "Minus", "mul2": "ElementTimes", "div2": "
 
 def _inner_op_name(v: Variable) -> str:
     """The CNTK op name of the Stadyn op that made ``v`` inside a layer (no CNTK op named
-    it): ``_LAYER_OPS``; ``affine`` without bias is ``Times``."""
+    it): ``_LAYER_OPS``; ``affine`` is ``Times``, or with a bias ``Plus`` (over its
+    ``Times``: ``_graph_shown.shown_product``)."""
     name = G.primitive_op_name(v)
     if G.made_by_cntk_op(v) or v.parent is None:
         return name
-    spec = v.parent.spec.name
-    if spec == "affine" and len(v.parent.inputs) == 2:
-        return "Times"
-    return _LAYER_OPS.get(spec, name)
+    return _LAYER_OPS.get(v.parent.spec.name, name)
 
 
 class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
@@ -257,8 +256,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
             return self.outputs
         if self._view == "composite":
             return tuple(wrap_variable(v) for v in self._leaves())
-        if self._recurrence_root():     # one: CNTK's is the step's output (inside the loop;
-            return (wrap_variable(G.BLOCKS[self.variable].arguments[-1]),)  # here its input)
+        if self._recurrence_root():     # one: the step's output (inside CNTK's loop)
+            return (wrap_variable(G.shown_step_output(
+                self.variable, G.BLOCKS[self.variable].op_name == "Fold")),)
         return tuple(wrap_variable(v) for v in G.node_inputs(
             self._node() if self._view == "block" else ("op", self.variable)))
 

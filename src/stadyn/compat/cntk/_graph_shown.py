@@ -19,7 +19,8 @@ import itertools
 import re
 import weakref
 
-from ...graph import Variable, is_lengths, keep_with, kept_with
+from ... import functions as F
+from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with
 from ._graph_records import (BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX, PLACEHOLDERS,
                              SEQUENCE_AXES, Block)
 from ._shown_constants import shown_as, shown_constants
@@ -29,8 +30,9 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "show_operands_in_order", "operand_order", "in_argument_order", "cntk_name", "kind_of",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
-           "primitive_op_name", "spelled_op_name", "uid_of", "new_uid", "set_uid", "set_root_uid",
-           "root_uid_of", "shown_inputs"]
+           "primitive_op_name", "spelled_op_name", "shown_product", "uid_of", "new_uid",
+           "set_uid", "set_root_uid", "root_uid_of", "shown_inputs", "note_step_op",
+           "shown_step_output"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -237,11 +239,56 @@ def op_name_of(v: Variable) -> str:
 
 def primitive_op_name(v: Variable) -> str:
     """The CNTK op name of the op that made ``v`` (inside a block too); Stadyn's op name in
-    CNTK's spelling where no CNTK op recorded one."""
+    CNTK's spelling where no CNTK op recorded one (``Plus`` for a layer's affine map with a
+    bias: :func:`shown_product`)."""
     known = _OP_NAMES.get(v)
     if known is not None:
         return known
+    if _layer_affine(v):
+        return "Plus" if len(v.parent.inputs) == 3 else "Times"
     return spelled_op_name(v)
+
+
+_PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
+
+
+def _layer_affine(v: Variable) -> bool:
+    """``v`` is made by Stadyn's affine op inside a layer (a ``Dense``, an ``Embedding``):
+    CNTK 2.7's ``Times`` (without a bias), ``Plus(Times(x, W), b)`` (with one); not by an op
+    a CNTK op recorded, nor one of several Stadyn ops shown as one CNTK op."""
+    node = v.parent
+    return (node is not None and node.spec.name == "affine" and v not in _OP_NAMES
+            and v not in INNER_OPS)
+
+
+def _fused_affine(v: Variable) -> bool:
+    """``v`` is made by Stadyn's affine op with a bias inside a layer, which CNTK 2.7 builds
+    as ``Plus(Times(x, W), b)``."""
+    return _layer_affine(v) and len(v.parent.inputs) == 3
+
+
+def shown_product(v: Variable) -> Variable:
+    """The ``Times`` output CNTK 2.7's graph holds inside the affine map with a bias that made
+    ``v`` (a ``Dense`` block's ``Plus(Times(x, W), b)``): a node of Stadyn's graph over the same
+    ``x`` and ``W`` that no run computes (nothing reads it), made the first time a walk asks
+    and kept on ``v``, so it is the same Variable (and uid) in every walk.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Dense(2)(C.input_variable(3))
+        >>> times = shown_product(z.variable)
+        >>> op_name_of(times), [name_of(i) for i in shown_inputs(times)], times.shape[1:]
+        ('Times', ['', 'W'], (2,))
+    """
+    product = kept_with(v, _PRODUCT)
+    if product is None:
+        node = v.parent
+        x, w, _ = node.inputs
+        with auto_forward(False):       # (a node to show, never a value to compute)
+            product = F.affine(x, w, None, base_axis=node.attrs["base_axis"])
+        set_op_name(product, "Times")
+        keep_with(v, _PRODUCT, product)
+    return product
 
 
 def spelled_op_name(v: Variable) -> str:
@@ -289,6 +336,62 @@ def root_uid_of(v: Variable) -> str:
     return uid or uid_of(v)
 
 
+_STEP_OUTPUT = "compat.cntk: the step's output CNTK shows as the recurrence root's input"
+_STEP_OP = "compat.cntk: the CNTK op of the recurrence's step"
+# the recurrent cells run along a whole sequence by one op: CNTK's block of the step
+_FUSED_STEP_OPS = {"cntk_lstm_sequence": "LSTM", "cntk_gru_sequence": "GRU",
+                   "cntk_rnn_sequence": "RNNStep"}
+
+
+def note_step_op(out: Variable, op_name: str) -> None:
+    """Record the CNTK op (``GRU``: the block of a layer given as the step) whose output the
+    root of the recurrence ``out`` shows (:func:`shown_step_output`)."""
+    keep_with(out, _STEP_OP, op_name)
+
+
+def _step_op(out: Variable, fold: bool) -> str:
+    """The CNTK op of the step of the recurrence whose output is ``out``: a ``Fold``'s
+    ``Sequence::Slice``, the step layer's block (:func:`note_step_op`), a fused cell's, or the
+    op that makes the step's output (``Plus``)."""
+    if fold:
+        return "Sequence::Slice"
+    noted = kept_with(out, _STEP_OP)
+    if noted is not None:
+        return noted
+    v = out
+    while v.parent is not None and v.parent.spec.name == "identity":
+        v = v.parent.inputs[0]
+    if v.parent is None:
+        return ""
+    name = v.parent.spec.name
+    if name == "recurrence":
+        return op_name_of(v.parent.kwargs["step"].outputs[0])
+    return _FUSED_STEP_OPS.get(name) or primitive_op_name(v)
+
+
+def shown_step_output(out: Variable, fold: bool = False) -> Variable:
+    """The output CNTK 2.7 shows as the one input of a recurrence's root (its ``Combine``;
+    ``NoOp`` when named) whose output is ``out``: the step's output inside the loop, owned by
+    the step's op (``Plus``, a ``GRU`` block; a ``Fold``'s ``Sequence::Slice``), of ``out``'s
+    shape.  Stadyn's recurrence is one op, so it is a node over ``out`` that no run computes,
+    named as that op, made the first time it is asked for and kept on ``out``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Recurrence(C.plus)(C.sequence.input_variable(2))
+        >>> shown = shown_step_output(z.variable)
+        >>> op_name_of(shown), shown.shape[2:]
+        ('Plus', (2,))
+    """
+    shown = kept_with(out, _STEP_OUTPUT)
+    if shown is None:
+        with auto_forward(False):       # (a node to show, never a value to compute)
+            shown = F.identity(out)
+        set_op_name(shown, _step_op(out, fold))
+        keep_with(out, _STEP_OUTPUT, shown)
+    return shown
+
+
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
     Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
@@ -299,7 +402,9 @@ def shown_inputs(v: Variable) -> list[Variable]:
     last)."""
     node = v.parent
     inputs = list(node.inputs)
-    if node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
+    if _fused_affine(v):                    # (CNTK's Plus(Times(x, W), b))
+        inputs = [shown_product(v), inputs[2]]
+    elif node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
         first = 1 + int(node.kwargs["n_sequences"])
         end = first + len(node.kwargs["step"].states)
         inputs = _in_walk_order(node.kwargs["step"], inputs[end:]) + inputs[first:end] + \

@@ -25,7 +25,7 @@ from ._late import late
 from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
                                adopt_applied, declared_parameters, makes_parameters)
 from ._layers_identity import identity
-from ._mixins import GraphObject
+from ._mixins import GraphObject, TensorOpsMixin
 from ._parameters import cntk_parameters
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
@@ -67,9 +67,10 @@ def _is_initializer(value: Any) -> bool:
 _REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
 
 
-class LayerFunction(UnappliedLayerView):
+class LayerFunction(UnappliedLayerView, TensorOpsMixin):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
-    (after the first application) are attributes by their CNTK names (``d.W``).
+    (after the first application) are attributes by their CNTK names (``d.W``); CNTK's
+    operators on it (``Dense(3) + 2``) wait for it to be applied, as the ops do.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -268,23 +269,60 @@ class LayerFunction(UnappliedLayerView):
             return self._signature.root_function
         known = self._known_parameters()
         steps = self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
-        if known is None or steps == [] or (steps and not self.name and not isinstance(
-                steps[-1], LayerFunction)):
+        if self._root_is_last_op():
+            return self._last_step_root()
+        if self.kind in _RECURRENCES:       # (CNTK 2.7's Combine of the step's output)
+            return UnappliedRoot(self._root_op_name(), self.name,
+                                 (self._shown_step_output(),), self.output)
+        if known is None or steps == []:
             raise AttributeError(f"{self.kind or 'layer'}: its root_function before it is "
                                  "applied is not modelled for this layer (apply it, or give "
                                  "it a signature: update_signature)")
         keep = self._own_placeholder()
-        if self.kind == "Recurrence":       # (CNTK 2.7's Combine of the step's output)
-            return UnappliedRoot("Combine", self.name, (self.output,), self.output)
         if steps is None:
             op = _shown_layer(self)[1]
             return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
                                  self.output)
-        inputs = self._sequential_root_inputs(keep, known=True)
+        inputs = self.__dict__.get("_root_inputs")   # (made once: they keep their uids)
+        if inputs is None:
+            inputs = self.__dict__["_root_inputs"] = self._sequential_root_inputs(keep,
+                                                                                  known=True)
         last = steps[-1]
         if self.name:                       # (CNTK 2.7's NoOp naming the composite's output)
             return UnappliedRoot("NoOp", self.name, inputs, self.output)
         return UnappliedRoot(_shown_layer(last)[1], last.name, inputs, self.output)
+
+    def _shown_step_output(self):
+        """For a recurrence (``StatesLayer``): its step's output, its root's input."""
+        return self.output
+
+    def _root_is_last_op(self) -> bool:
+        """Whether this is an unnamed ``Sequential`` whose last step is no layer (an op, a
+        Python function), whose root CNTK 2.7 makes that step's."""
+        return (isinstance(self.layer, _CompositeLayer) and not self.name
+                and bool(self.layer.composite.steps)
+                and not isinstance(self.layer.composite.steps[-1], LayerFunction))
+
+    def _makes_block(self) -> bool:
+        """Whether its root (applied or not) is a block, as CNTK 2.7 numbers its output
+        (``Block12_Output_0``; ``ReLU12_Output_0`` where the root is a last step's op)."""
+        return not self._root_is_last_op() or self._last_step_root().is_block
+
+    def _last_step_root(self) -> UnappliedRoot:
+        """The root of an unnamed ``Sequential`` not applied yet whose last step is no layer
+        (an op, a Python function): as CNTK 2.7's, that step's op (``ReLU``) over the output
+        of the steps before (over its placeholder, ``keep``, for one step); made once, so
+        that its inputs keep their uids."""
+        made = self.__dict__.get("_last_root")
+        if made is None:
+            steps = self.layer.composite.steps
+            keep = self._own_placeholder()
+            before = keep if len(steps) == 1 else Deferred(
+                _sequential(list(steps[:-1]), ""), (keep,), {})
+            root = steps[-1](before).root_function
+            made = self.__dict__["_last_root"] = UnappliedRoot(
+                root.op_name, root.name, tuple(root.inputs), self.output, root.is_block)
+        return made
 
     def _sequential_root_inputs(self, applied_to: Any, known: bool = False) -> "tuple | None":
         """The inputs of the root CNTK 2.7 makes of this ``Sequential`` applied to
@@ -329,14 +367,16 @@ class LayerFunction(UnappliedLayerView):
     def _root_op_name(self) -> str:
         """The op of the root CNTK 2.7's layer has before it is applied (``Dense``; a
         ``Sequential``'s last layer's, ``NoOp`` when named; ``Combine`` for a
-        ``Recurrence``, ``NoOp`` when named)."""
+        ``Recurrence`` or a ``Fold``, ``NoOp`` when named)."""
         shown = _shown_layer(self)
-        if self.kind in ("Recurrence", "RecurrenceFrom"):
+        if self.kind in _RECURRENCES:
             return "NoOp" if self.name else "Combine"
         if isinstance(self.layer, _CompositeLayer):
             steps = self.layer.composite.steps
             if self.name:
                 return "NoOp"
+            if self._root_is_last_op():
+                return self._last_step_root().op_name
             if steps and isinstance(steps[-1], LayerFunction) and \
                     _shown_layer(steps[-1]) is not None:
                 return steps[-1]._root_op_name()
@@ -386,6 +426,7 @@ class LayerFunction(UnappliedLayerView):
 _LAYER_ARGUMENTS = {"LSTM": ("dh", "dc", "x"), "GRU": ("dh", "x"), "RNNStep": ("dh", "x"),
                     "MaxUnpooling": ("x", "y"),
                     "AttentionModel": ("encoder_hidden_state", "decoder_hidden_state")}
+_RECURRENCES = ("Recurrence", "RecurrenceFrom", "Fold")     # (their root: a Combine)
 _SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
 
 

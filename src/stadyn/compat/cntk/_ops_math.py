@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import cntk_semantics as S
 from ... import functions as F
+from ._deferred import pending
 from ._deferrable import defer_module
 from ._elementwise_shapes import refusing_unbroadcastable
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
@@ -26,6 +27,7 @@ from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, same_dtype, wrap)
 from ._mixins import GraphObject
+from ._variables import Constant
 
 __all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu", "softplus",
            "softsign", "hard_sigmoid", "exp", "log", "sqrt", "square", "abs", "negate",
@@ -473,15 +475,39 @@ _TAKE_SPARSE = ("stop_gradient", "alias", "cast", "associative_multi_arg")
 refuse_sparse_operands(globals(), [n for n in __all__ if n not in _TAKE_SPARSE])
 pass_sparse_on(globals(), ["alias"])
 
+_BINARY = (("plus", "Plus"), ("minus", "Minus"), ("element_times", "ElementTimes"),
+           ("element_divide", "ElementDivide"), ("element_max", "ElementMax"),
+           ("element_min", "ElementMin"), ("pow", "Pow"), ("log_add_exp", "LogPlus"),
+           ("equal", "Equal"), ("not_equal", "NotEqual"), ("less", "Less"),
+           ("less_equal", "LessEqual"), ("greater", "Greater"),
+           ("greater_equal", "GreaterEqual"), ("element_and", "And"),
+           ("element_or", "Or"), ("element_xor", "Xor"))
+
+
+def _numbers_as_constants(fn):
+    """``fn`` (a binary op) making a number operand, in a call that waits for another
+    operand's shape (``p + 2`` on a placeholder without one, ``Dense(3) + 2``), the Constant
+    CNTK 2.7 makes of it as the op is called (of the default type, float32; a float64 graph
+    clones it at its first run, as CNTK's): the waiting Function lists it among its
+    ``inputs`` and ``constants`` at once, and the graph it builds holds it (a value set on
+    it counts).  A call on operands with shapes makes it as it builds the op, of the other
+    operand's type."""
+    def number(v) -> bool:
+        return isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if pending(args, kwargs):
+            args = tuple(Constant(a) if number(a) else a for a in args)
+            kwargs = {k: Constant(v) if k != "name" and number(v) else v
+                      for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+    return wrapper
+
+
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)
 
 # a binary element-wise op over inferred axes refuses operands that cannot broadcast, as made
-for _name, _op in (("plus", "Plus"), ("minus", "Minus"), ("element_times", "ElementTimes"),
-                   ("element_divide", "ElementDivide"), ("element_max", "ElementMax"),
-                   ("element_min", "ElementMin"), ("pow", "Pow"), ("log_add_exp", "LogPlus"),
-                   ("equal", "Equal"), ("not_equal", "NotEqual"), ("less", "Less"),
-                   ("less_equal", "LessEqual"), ("greater", "Greater"),
-                   ("greater_equal", "GreaterEqual"), ("element_and", "And"),
-                   ("element_or", "Or"), ("element_xor", "Xor")):
-    globals()[_name] = refusing_unbroadcastable(globals()[_name], _op)
+for _name, _op in _BINARY:
+    globals()[_name] = refusing_unbroadcastable(_numbers_as_constants(globals()[_name]), _op)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ... import layers as _L
+from ...graph import Variable
 from ..._random import auto_seeds_kept
 from . import _graph as G
 from ._adapt import unwrap, wrap
@@ -24,7 +25,8 @@ from ._run_checks import at_first_run
 from ._shown_constants import scalar_constant, show_constants, shown_constants
 from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
-from ._variables import Constant
+from ._variables import Constant, placeholder
+from .sequence import last as _sequence_last
 
 __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer",
            "FunctionStep"]
@@ -66,7 +68,43 @@ class StatesLayer(LayerFunction):
 
     def __call__(self, *args):
         out = super().__call__(*args)
+        v = getattr(out, "variable", None)
+        kind = getattr(getattr(self.layer, "step", None), "kind", None)
+        if isinstance(v, Variable) and v in G.BLOCKS and kind in _STEP_BLOCKS:
+            G.note_step_op(v, _STEP_BLOCKS[kind])       # (its root's input: the step's block)
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
+
+    def with_step(self, step_function: Any) -> "StatesLayer":
+        """Keep the step the user gave (a layer, an op, a Python function), for what the
+        root shows before the layer is applied (:meth:`_shown_step_output`)."""
+        self.__dict__["_cntk_step"] = step_function
+        return self
+
+    def _shown_step_output(self):
+        """The output CNTK 2.7 shows as the one input of the recurrence's root (its
+        ``Combine``; ``NoOp`` when named) before the layer is applied to values with a shape:
+        the step's output, of unknown shape, owned by the step's op (a ``GRU`` block,
+        ``Plus``; a ``Fold``'s ``Sequence::Slice``); the same one each time.  (Applied, it is
+        ``_graph_shown.shown_step_output``.)"""
+        made = self.__dict__.get("_step_output")
+        if made is None:
+            made = self.__dict__["_step_output"] = self._step_output()
+        return made
+
+    def _step_output(self):
+        step = self.__dict__.get("_cntk_step")
+        if self.kind == "Fold":
+            return _sequence_last(placeholder()).output
+        if isinstance(step, LayerFunction):
+            return step.outputs[0]
+        try:        # (a Python function of the states and the input, on placeholders)
+            out = step(*[placeholder() for _ in range(max(_arity(step, required=True), 1))])
+            return out.outputs[0]
+        except Exception:       # (one Stadyn cannot defer: the layer's own output)
+            return self.output
+
+
+_STEP_BLOCKS = {"lstm": "LSTM", "gru": "GRU", "rnnstep": "RNNStep"}
 
 
 def _step(step_function: Any):
@@ -294,7 +332,7 @@ def Recurrence(step_function, go_backwards=_L.default_override_or(False),
     """
     return StatesLayer(_L.Recurrence(_step(step_function), go_backwards,
                                        _initial(initial_state, "Recurrence"), return_full_state,
-                                       name), "Recurrence", name)
+                                       name), "Recurrence", name).with_step(step_function)
 
 
 def RecurrenceFrom(step_function, go_backwards=_L.default_override_or(False),
@@ -302,7 +340,8 @@ def RecurrenceFrom(step_function, go_backwards=_L.default_override_or(False),
     """``cntk.layers.RecurrenceFrom``: called as ``(initial states..., x)``.  Example:
     ``C.layers.RecurrenceFrom(C.layers.GRU(4))(h0, x)``."""
     return StatesLayer(_L.RecurrenceFrom(_step(step_function), go_backwards,
-                                           return_full_state, name), "RecurrenceFrom", name)
+                                           return_full_state, name), "RecurrenceFrom",
+                       name).with_step(step_function)
 
 
 def Fold(folder_function, go_backwards=_L.default_override_or(False),
@@ -312,7 +351,7 @@ def Fold(folder_function, go_backwards=_L.default_override_or(False),
     ``C.layers.Fold(C.layers.GRU(4))(x)``."""
     return _FoldLayer(_L.Fold(_step(folder_function), go_backwards,
                                 _initial(initial_state, "Fold"), return_full_state, name),
-                      "Fold", name)
+                      "Fold", name).with_step(folder_function)
 
 
 def _float64_scalars(v) -> None:
@@ -330,6 +369,8 @@ class _FoldLayer(StatesLayer):
         out = super().__call__(*args)
         for o in getattr(out, "outputs", None) or ():
             v = unwrap(o)
+            if not isinstance(v, Variable):     # (a call that waits for its operand's
+                continue                        # shape: shown once built, by this call)
             while v.parent is not None and v.parent.spec.name == "identity":
                 v = v.parent.inputs[0]
             if v.parent is not None and v.parent.spec.name in ("sequence_last",

@@ -103,6 +103,15 @@ class UnappliedLayerView:
         return True if self._signature is None else self._signature.is_composite
 
     @property
+    def uid(self) -> str:
+        """``CompositeFunction<n>``, numbered after its output's (``Block<n - 1>_Output_0``),
+        as CNTK 2.7's composite; once it has a signature, its Function's."""
+        if self._signature is not None:
+            return self._signature.uid
+        number = "".join(c for c in self.output.uid.rpartition("_Output_")[0] if c.isdigit())
+        return f"CompositeFunction{int(number or 0) + 1}"
+
+    @property
     def op_name(self) -> str:
         """``CompositeFunctionOpName``, as CNTK 2.7's layer (a composite Function over its
         placeholders); once it has a signature, its Function's."""
@@ -215,8 +224,9 @@ class NextOutput:
 
 class UnappliedRoot:
     """The root Function of a CNTK layer not applied yet (``layer.root_function``), as CNTK
-    2.7 shows it: its op (``Dense``; ``NoOp``; ``Combine`` for a ``Recurrence``), name, inputs
-    and output; a block unless a ``NoOp`` or ``Combine``.
+    2.7 shows it: its op (``Dense``; ``NoOp``; ``Combine`` for a ``Recurrence``; an unnamed
+    ``Sequential``'s last step's: ``ReLU``), name, inputs and output; a block unless a
+    ``NoOp``, a ``Combine`` or a primitive op (``is_block``, where given).
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -227,9 +237,10 @@ class UnappliedRoot:
 
     is_composite = False
 
-    def __init__(self, op_name: str, name: str, inputs: tuple, output):
+    def __init__(self, op_name: str, name: str, inputs: tuple, output,
+                 is_block: "bool | None" = None):
         self.op_name, self.name, self.inputs, self.output = op_name, name, inputs, output
-        self.is_block = op_name not in ("NoOp", "Combine")
+        self.is_block = op_name not in ("NoOp", "Combine") if is_block is None else is_block
         self.outputs = (output,)
         self.attributes: dict = {}
 
@@ -238,8 +249,24 @@ class UnappliedRoot:
         return self
 
     @property
+    def uid(self) -> str:
+        """Its output's uid less ``_Output_0`` (``Block12``, ``ReLU12``), as CNTK 2.7's."""
+        return self.output.uid.rpartition("_Output_")[0]
+
+    @property
     def parameters(self) -> tuple:
         return tuple(i for i in self.inputs if getattr(i, "is_parameter", False))
+
+    @property
+    def arguments(self) -> tuple:
+        """Its inputs but the parameters and constants (an output of the steps before, a
+        placeholder), as CNTK 2.7's root function's."""
+        return tuple(i for i in self.inputs if not (getattr(i, "is_parameter", False)
+                                                    or getattr(i, "is_constant", False)))
+
+    @property
+    def placeholders(self) -> tuple:
+        return tuple(i for i in self.inputs if getattr(i, "is_placeholder", False))
 
     def __repr__(self) -> str:
         ins = ", ".join(i.name or "''" for i in self.inputs)

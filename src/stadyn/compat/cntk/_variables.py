@@ -384,10 +384,12 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         >>> C.placeholder((C.InferredDimension, 3), name="p")
         Placeholder('p', [???], [? x 3])
     """
-    inferred = shape is not None and -1 in _shape(shape)
+    # (an inferred axis, -1, or no dynamic axes: shapeless until bound, as CNTK 2.7's, which
+    # takes the shape of what it is bound to whole, but shows the shape it was given; a
+    # placeholder of no dynamic axes so takes a batch or a sequence input, its ops built on it)
+    inferred = shape is not None and (-1 in _shape(shape) or (
+        dynamic_axes is not None and not len(dynamic_axes) and _shape(shape) != (-2,)))
     if shape is None or _shape(shape) == (-2,) or inferred:     # (-2,): CNTK's unknown shape
-        # (an inferred axis, -1: shapeless until bound, as CNTK 2.7's, which takes the shape
-        # of what it is bound to whole, but shows the shape it was given)
         var = _Var((1,))
         G.SHAPELESS.add(var)
         if inferred:
