@@ -461,11 +461,13 @@ def parts_of(*values) -> list:
         s: Composite(p: Sequence[tensor]) -> Sequence[tensor]
     """
     out: list = []
+    seen: set = set()       # (the ids of those in out: a test of each in out was quadratic)
 
     def visit(v):
         if isinstance(v, UnknownOutput):
             v = v.owner
-        if isinstance(v, Deferred) and v._typed is None and all(v is not u for u in out):
+        if isinstance(v, Deferred) and v._typed is None and id(v) not in seen:
+            seen.add(id(v))
             for a in v._operands():
                 visit(a)
             out.append(v)
