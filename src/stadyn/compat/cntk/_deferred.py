@@ -77,8 +77,11 @@ class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
     Functions or Variables (one per placeholder) replays the call on them."""
 
-    def __init__(self, fn, args: tuple, kwargs: dict, name: "str | None" = None):
+    def __init__(self, fn, args: tuple, kwargs: dict, name: "str | None" = None,
+                 shape: "tuple | None" = None):
         self._fn, self._args, self._kwargs = fn, tuple(args), dict(kwargs)
+        if shape is not None:       # (CNTK's, inferred as the op was made: not probed for)
+            self._probed_shape = tuple(shape)
         self._bound: dict[int, Any] = {}
         self._loops: dict[int, tuple] = {}     # loops closed through it (_deferred_loops)
         self._typed = None          # the Function update_signature built

@@ -20,7 +20,7 @@ import numpy as np
 from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferrable import defer_module
-from ._elementwise_shapes import refusing_unbroadcastable
+from ._elementwise_shapes import broadcast_checked
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
@@ -473,15 +473,14 @@ _TAKE_SPARSE = ("stop_gradient", "alias", "cast", "associative_multi_arg")
 refuse_sparse_operands(globals(), [n for n in __all__ if n not in _TAKE_SPARSE])
 pass_sparse_on(globals(), ["alias"])
 
-# ops on placeholders without a shape (or on layers) wait for their shapes
-defer_module(globals(), __all__)
-
-# a binary element-wise op over inferred axes refuses operands that cannot broadcast, as made
-for _name, _op in (("plus", "Plus"), ("minus", "Minus"), ("element_times", "ElementTimes"),
-                   ("element_divide", "ElementDivide"), ("element_max", "ElementMax"),
-                   ("element_min", "ElementMin"), ("pow", "Pow"), ("log_add_exp", "LogPlus"),
-                   ("equal", "Equal"), ("not_equal", "NotEqual"), ("less", "Less"),
-                   ("less_equal", "LessEqual"), ("greater", "Greater"),
-                   ("greater_equal", "GreaterEqual"), ("element_and", "And"),
-                   ("element_or", "Or"), ("element_xor", "Xor")):
-    globals()[_name] = refusing_unbroadcastable(globals()[_name], _op)
+# ops on placeholders without a shape (or on layers) wait for their shapes; a binary
+# element-wise op refuses operands whose known axes cannot broadcast as it is called (over
+# inferred axes too), and shows CNTK's inferred shape while it waits
+defer_module(globals(), __all__, as_called={
+    name: broadcast_checked(op) for name, op in (
+        ("plus", "Plus"), ("minus", "Minus"), ("element_times", "ElementTimes"),
+        ("element_divide", "ElementDivide"), ("element_max", "ElementMax"),
+        ("element_min", "ElementMin"), ("pow", "Pow"), ("log_add_exp", "LogPlus"),
+        ("equal", "Equal"), ("not_equal", "NotEqual"), ("less", "Less"),
+        ("less_equal", "LessEqual"), ("greater", "Greater"), ("greater_equal", "GreaterEqual"),
+        ("element_and", "And"), ("element_or", "Or"), ("element_xor", "Xor"))})
