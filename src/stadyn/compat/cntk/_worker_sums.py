@@ -93,6 +93,7 @@ class WorkerSums:
     None on one)."""
 
     _workers = None
+    _distributed: list = []
     _summing_tests = False
 
     def _writers(self) -> list:
@@ -103,13 +104,19 @@ class WorkerSums:
         """A step the workers shared (more samples than this worker's own) goes to the
         progress writers' ``update_distributed_sync`` first: the samples since the previous
         one, all workers' (CNTK 2.7's Trainer::TrainDistributedMinibatch)."""
-        if self._workers is not None and samples > self._workers.local_samples:
-            total = self.total_number_of_samples_seen + samples
+        block = getattr(self._distributed[0], "_block", None) if self._distributed else None
+        total = block.sample_count if block is not None else \
+            self.total_number_of_samples_seen + samples
+        if (self._workers is not None and samples > self._workers.local_samples) or (
+                block is not None and total - self.total_number_of_samples_seen > samples):
             synced = total - self.__dict__.get("_synced_samples", 0)
             self._synced_samples = total
             for writer in self._writers():
                 writer.update_distributed_sync(synced)
         super()._after_step(samples, finite_only)
+        # CNTK 2.7's count is its first learner's: a block momentum learner's is all workers'
+        # samples as of the last block's end (and this worker's since)
+        self.total_number_of_samples_seen = total
 
     def _train_nothing(self) -> bool:
         """This worker has no share of the minibatch: it still takes its part in summing the
