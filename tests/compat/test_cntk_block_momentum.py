@@ -5,7 +5,8 @@ the workers merge their models at every block's end (block momentum by default a
 constant, a block learning rate, with and without Nesterov's momentum and the learner's
 momentum reset, ``distributed_after``); after each minibatch, the Trainer's loss, sample
 counts and the parameter are CNTK's, and so is ``create_checkpoint()`` (which ends a block
-first) and the parameter after it.  Alone (one worker), the same script is CNTK's too (a block
+first) and the parameter after it, and a new learner's ``restore_from_checkpoint`` of it and
+its training on.  Alone (one worker), the same script is CNTK's too (a block
 momentum or learning rate of one's own was refused there)."""
 
 from __future__ import annotations
@@ -98,6 +99,18 @@ def test_create_checkpoint_as_cntk(runs, rank, config):
     _close(ours["checkpoint"], theirs["checkpoint"], "checkpoint")
     np.testing.assert_allclose(ours["w_after_checkpoint"], theirs["w_after_checkpoint"],
                                rtol=1e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("rank", [0, 1])
+def test_restore_from_checkpoint_as_cntk(runs, rank, config):
+    """A new learner (of another rate) restored from the checkpoint: its samples seen, 5
+    minibatches trained on (its first block starts at the restored model, of the restored
+    block-level smoothed gradient) and its own checkpoint after them."""
+    ours, theirs = runs[rank][config], _cntk(rank)[config]
+    assert ours["restored_seen"] == theirs["restored_seen"]
+    _close(ours["restored_steps"], theirs["restored_steps"], "restored_steps")
+    _close(ours["restored_checkpoint"], theirs["restored_checkpoint"], "restored_checkpoint")
 
 
 def test_alone_as_cntk(runs):
