@@ -143,7 +143,9 @@ class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
                         seen.add(id(a.variable))
                         out.append(a)
             elif isinstance(v, Deferred):
-                v._leaves(out, seen, bound, arguments)
+                if ("part", id(v)) not in seen:     # (a part read twice adds nothing more:
+                    seen.add(("part", id(v)))       # walked again, a diamond was exponential)
+                    v._leaves(out, seen, bound, arguments)
             elif isinstance(v, LayerFunction) and v is not self._fn:
                 visit(_keep(v))
             elif loop_of(self, v) is not None and id(v.variable) not in bound:
