@@ -30,8 +30,11 @@ def deferrable(fn=None, *, as_called=None):
     given, is what CNTK 2.7 does as the op is called whether or not its operands have shapes
     (draw its seed, refuse an argument): it gets the call's arguments by parameter name (the
     defaults filled in), may change them in place or raise, and the op runs (or is recorded)
-    on them.  The wrapper keeps ``fn``'s globals, name and docstring (so its module's doctests
-    still find it).  Without ``fn``, a decorator.
+    on them; a shape it returns is the one the op shows while it waits (CNTK's, inferred as it
+    is made, where the Deferred would else probe for it).  The arguments are bound by the
+    signature the op takes calls by (an n-ary wrapper's, ``plus(a, b, c)``), and a default the
+    hook leaves as it is is not passed on.  The wrapper keeps ``fn``'s globals, name and
+    docstring (so its module's doctests still find it).  Without ``fn``, a decorator.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -54,18 +57,26 @@ def deferrable(fn=None, *, as_called=None):
         return functools.partial(deferrable, as_called=as_called)
     check, make, typed, given_name = pending, Deferred, as_built, _given_name  # (its closure:
     signature = inspect.signature(fn)                   # it runs in fn's module's globals)
-    bind = _binding(fn)     # (a call the op cannot take is refused now, not when replayed)
+    taken = _call_signature(fn)     # (a call the op cannot take is refused now, not replayed)
+    bind = taken.bind if taken is not None else None
 
     def wrapper(*args, **kwargs):
+        shape = None
         if as_called is not None:
-            call = signature.bind(*args, **kwargs)
+            call = (taken or signature).bind(*args, **kwargs)
+            given = set(call.arguments)
             call.apply_defaults()
-            as_called(call.arguments)
+            shape = as_called(call.arguments)
+            defaults = call.signature.parameters
+            for key in [k for k, v in call.arguments.items()    # (a default the hook left
+                        if k not in given and v is defaults[k].default]:  # stays unsaid: an
+                del call.arguments[key]     # n-ary op reads a name among its operands)
             args, kwargs = call.args, call.kwargs
         if check(args, kwargs):
             if bind is not None:
                 bind(*args, **kwargs)
-            return make(fn, args, kwargs, name=given_name(signature, args, kwargs))
+            return make(fn, args, kwargs, name=given_name(signature, args, kwargs),
+                        shape=shape)
         return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)
@@ -73,8 +84,8 @@ def deferrable(fn=None, *, as_called=None):
     return new
 
 
-def _binding(fn):
-    """The ``bind`` of the signature ``fn`` takes calls by: that of the first function down its
+def _call_signature(fn):
+    """The signature ``fn`` takes calls by: that of the first function down its
     ``__wrapped__`` chain that names its parameters (a wrapper of ``(*args, **kwargs)`` passes
     them on; an n-ary wrapper takes more operands than the op it wraps); None if none."""
     while fn is not None:
@@ -84,7 +95,7 @@ def _binding(fn):
             return None
         kinds = {p.kind for p in signature.parameters.values()}
         if kinds != {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}:
-            return signature.bind
+            return signature
         fn = getattr(fn, "__wrapped__", None)
     return None
 

@@ -77,8 +77,11 @@ class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
     Functions or Variables (one per placeholder) replays the call on them."""
 
-    def __init__(self, fn, args: tuple, kwargs: dict, name: "str | None" = None):
+    def __init__(self, fn, args: tuple, kwargs: dict, name: "str | None" = None,
+                 shape: "tuple | None" = None):
         self._fn, self._args, self._kwargs = fn, tuple(args), dict(kwargs)
+        if shape is not None:       # (CNTK's, inferred as the op was made: not probed for)
+            self._probed_shape = tuple(shape)
         self._bound: dict[int, Any] = {}
         self._loops: dict[int, tuple] = {}     # loops closed through it (_deferred_loops)
         self._typed = None          # the Function update_signature built
@@ -140,7 +143,9 @@ class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
                         seen.add(id(a.variable))
                         out.append(a)
             elif isinstance(v, Deferred):
-                v._leaves(out, seen, bound, arguments)
+                if ("part", id(v)) not in seen:     # (a part read twice adds nothing more:
+                    seen.add(("part", id(v)))       # walked again, a diamond was exponential)
+                    v._leaves(out, seen, bound, arguments)
             elif isinstance(v, LayerFunction) and v is not self._fn:
                 visit(_keep(v))
             elif loop_of(self, v) is not None and id(v.variable) not in bound:
@@ -461,11 +466,13 @@ def parts_of(*values) -> list:
         s: Composite(p: Sequence[tensor]) -> Sequence[tensor]
     """
     out: list = []
+    seen: set = set()       # (the ids of those in out: a test of each in out was quadratic)
 
     def visit(v):
         if isinstance(v, UnknownOutput):
             v = v.owner
-        if isinstance(v, Deferred) and v._typed is None and all(v is not u for u in out):
+        if isinstance(v, Deferred) and v._typed is None and id(v) not in seen:
+            seen.add(id(v))
             for a in v._operands():
                 visit(a)
             out.append(v)

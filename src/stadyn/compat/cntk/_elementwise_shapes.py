@@ -5,6 +5,7 @@ ShapeError too).  Operands of known shapes are refused so as Stadyn's op would r
 that waits on a placeholder with inferred axes (``C.placeholder((C.InferredDimension, 3))``) is
 refused where Stadyn's waiting op would only have failed once the placeholders were bound.  An
 inferred axis (``-1``) fits any length; an operand of unknown shape (``(-2,)``) is not checked.
+The check is the ops' ``as_called`` hook (:func:`broadcast_checked`, see ``_deferrable``).
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -19,18 +20,16 @@ Example:
 
 from __future__ import annotations
 
-import functools
-import inspect
-import types
 from typing import Any
 
 import numpy as np
 
 from ..._errors import ShapeError
 from ...graph import format_location, user_location
+from ._deferred import Deferred, UnknownOutput
 from ._mixins import GraphObject
 
-__all__ = ["ElementwiseShapeError", "output_shape", "refusing_unbroadcastable"]
+__all__ = ["ElementwiseShapeError", "output_shape", "broadcast_checked"]
 
 
 class ElementwiseShapeError(RuntimeError, ShapeError):
@@ -38,14 +37,9 @@ class ElementwiseShapeError(RuntimeError, ShapeError):
     RuntimeError as the op is made; a ValueError too, as Stadyn's other shape errors)."""
 
 
-def _waits(value: Any) -> bool:
-    """Whether ``value`` is an op (or its output) waiting on placeholders."""
-    return type(value).__name__ in ("Deferred", "UnknownOutput")
-
-
 def _shape(value: Any) -> "tuple | None":
     """The static shape of an operand, ``-1`` for an inferred axis; None where unknown."""
-    if _waits(value) or isinstance(value, GraphObject):
+    if isinstance(value, (Deferred, UnknownOutput, GraphObject)):
         shape = tuple(int(d) for d in value.shape)
     elif isinstance(value, (int, float, np.ndarray, np.number, list)):
         shape = tuple(np.shape(value))
@@ -65,12 +59,13 @@ def _broadcast(a: tuple, b: tuple) -> bool:
                for x, y in zip(reversed(a), reversed(b)))
 
 
-def check_operands(left: Any, right: Any, op: str) -> None:
+def check_operands(left: Any, right: Any, op: str) -> "tuple | None":
     """Refuse ``left`` and ``right`` for the element-wise ``op`` where their known axes do not
-    broadcast (their shapes known, or one waiting on inferred axes)."""
+    broadcast (their shapes known, or one waiting on inferred axes); the output shape CNTK
+    infers for them (:func:`output_shape`), None where a shape is unknown."""
     a, b = _shape(left), _shape(right)
     if a is None or b is None:
-        return
+        return None
     if not _broadcast(a, b):
         line = format_location(user_location())
         raise ElementwiseShapeError(
@@ -78,6 +73,7 @@ def check_operands(left: Any, right: Any, op: str) -> None:
             f"operand's {_text(b)} (aligned on the right, each axis equal or 1"
             + ("; '?' an inferred axis)" if min(a + b, default=0) < 0 else ")")
             + (f" at {line}" if line else ""))
+    return output_shape(a, b)
 
 
 def output_shape(a: tuple, b: tuple) -> tuple:
@@ -100,23 +96,12 @@ def output_shape(a: tuple, b: tuple) -> tuple:
     return tuple(reversed(out))
 
 
-def refusing_unbroadcastable(fn, op: str):
-    """``fn`` (a binary element-wise CNTK op, already :func:`deferrable`) checking its two
-    operands first (:func:`check_operands`); an op it makes that waits on placeholders shows
-    CNTK's inferred shape (:func:`output_shape`).  The wrapper keeps ``fn``'s globals, name and
-    docstring (so its module's doctests still find it)."""
-    first, second = list(inspect.signature(fn).parameters)[:2]
-    check, shape_of, waits, infer = check_operands, _shape, _waits, output_shape
-
-    def wrapper(*args, **kwargs):
-        operands = list(args[:2]) + [kwargs.get(n) for n in (first, second)[len(args[:2]):]]
-        check(operands[0], operands[1], op)
-        out = fn(*args, **kwargs)
-        a, b = shape_of(operands[0]), shape_of(operands[1])
-        if waits(out) and a is not None and b is not None:
-            out.__dict__["_probed_shape"] = infer(a, b)     # (CNTK's, as it is made)
-        return out
-    new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
-                             wrapper.__closure__)
-    functools.update_wrapper(new, fn)
-    return new
+def broadcast_checked(op: str):
+    """The ``as_called`` hook (see ``_deferrable.deferrable``) of the binary element-wise CNTK
+    op ``op`` (``"Plus"``): its two operands (its first two parameters) checked as it is called
+    (:func:`check_operands`); the shape it returns is the one the op shows while it waits on
+    placeholders (CNTK's inferred shape, as the op is made)."""
+    def as_called(arguments: dict) -> "tuple | None":
+        operands = iter(arguments.values())
+        return check_operands(next(operands), next(operands), op)
+    return as_called

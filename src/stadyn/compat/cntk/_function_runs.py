@@ -36,7 +36,7 @@ from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
                               truncated_layout)
 from ._values import Value, output_value, root_gradient
-from ._worker_sums import refuse_no_rows
+from ._worker_sums import refuse_empty_sequences, refuse_no_rows
 
 __all__ = ["FunctionRuns", "RunState"]
 
@@ -115,7 +115,7 @@ class FunctionRuns:
             if unwrap(target).sequence_lengths is not None and (
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):
                 if isinstance(value, list):
-                    _refuse_empty_sequences(target, value)
+                    refuse_empty_sequences(target, value, "Function.eval or forward")
                 feed(unwrap(target), value)      # one array per sequence, of its own length
                 continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
@@ -333,19 +333,6 @@ class _ForwardState:
         self.function = function
         self.assignments = assignments       # assign ops' writes, made after the backward
         self.flags = flags                   # the run's sequence-begin flags, if given
-
-
-def _refuse_empty_sequences(target, sequences: list) -> None:
-    """CNTK 2.7's RuntimeError for a sequence of no step among those given to an input: its
-    "AddSequence" message when it is the only sequence, its Value-mask message when others
-    have steps."""
-    for k, seq in enumerate(sequences):
-        if len(np.shape(seq)) and np.shape(seq)[0] == 0:
-            name = getattr(target, "name", "") or getattr(target, "uid", "?")
-            said = ("AddSequence: Sequences must be a least one frame long." if len(sequences) == 1
-                    else "The first entry of a Value mask must be Valid or SequenceBegin.")
-            raise EmptySequenceError(
-                f"{said} (sequence {k} given to input '{name}' has no step)")
 
 
 def _refuse_computed_empty(lengths: list) -> None:

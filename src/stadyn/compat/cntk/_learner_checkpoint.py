@@ -75,7 +75,7 @@ def learner_entry(learner):
                                _smoothed_count(state),
                                master_updated=name != "universal" and counts["minibatches"] > 0)
     if inner is not learner:
-        if learner._block_size is not None:
+        if hasattr(learner, "_block"):     # (its form holds the block state: not written here)
             return "a block_momentum_distributed_learner has no CNTK 2.7 checkpoint form here"
         entry = cntk_distributed_entry(entry, state["samples_seen"])
     return entry

@@ -21,7 +21,7 @@ from ... import cntk_semantics as S
 from ... import functions as F
 from ._deferred import pending
 from ._deferrable import defer_module
-from ._elementwise_shapes import refusing_unbroadcastable
+from ._elementwise_shapes import broadcast_checked
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
@@ -505,9 +505,12 @@ def _numbers_as_constants(fn):
     return wrapper
 
 
-# ops on placeholders without a shape (or on layers) wait for their shapes
-defer_module(globals(), __all__)
+# ops on placeholders without a shape (or on layers) wait for their shapes; a binary
+# element-wise op refuses operands whose known axes cannot broadcast as it is called (over
+# inferred axes too), and shows CNTK's inferred shape while it waits
+defer_module(globals(), __all__,
+             as_called={name: broadcast_checked(op) for name, op in _BINARY})
 
-# a binary element-wise op over inferred axes refuses operands that cannot broadcast, as made
+# a number operand of a binary op that waits is CNTK's Constant from the call on
 for _name, _op in _BINARY:
-    globals()[_name] = refusing_unbroadcastable(_numbers_as_constants(globals()[_name]), _op)
+    globals()[_name] = _numbers_as_constants(globals()[_name])

@@ -17,6 +17,7 @@ import os
 import sys
 import numpy as np
 
+from ..._errors import ConfigError
 from ._worker_sums import cross_validate_on_workers, evaluate_tests_on_workers
 
 __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig",
@@ -247,6 +248,14 @@ class TrainingSession:
     def train(self, device=None) -> None:
         """Train (see the module docstring)."""
         trainer = self.trainer
+        if any(getattr(x, "_block", None) is not None and getattr(x, "_parallel", None)
+               is not None for x in trainer.parameter_learners):
+            raise ConfigError(
+                "training_session: a block_momentum_distributed_learner on several workers "
+                "trains here in a Trainer loop of the program's own (each worker its own "
+                "minibatches of the same size); CNTK 2.7's session, which has each worker read "
+                "its share of minibatches of mb_size times the workers and merges the models "
+                "once a worker runs out of data, is not done")
         ckpt = _Counter(self.checkpoint.frequency, self.checkpoint.frequency_unit) \
             if self.checkpoint is not None and self.checkpoint.filename else None
         cv = _Counter(self.cv.frequency, self.cv.frequency_unit) \

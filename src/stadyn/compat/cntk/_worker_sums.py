@@ -20,7 +20,7 @@ from ..._errors import EmptySequenceError
 from ._sequence_begin import split_flags
 
 __all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "evaluate_tests_on_workers",
-           "no_samples", "refuse_no_rows"]
+           "no_samples", "refuse_empty_sequences", "refuse_no_rows"]
 
 
 def aggregation(learners):
@@ -45,24 +45,30 @@ def no_samples(arguments) -> bool:
         for v in arguments.values())
 
 
+def refuse_empty_sequences(target, sequences: list, what: str) -> None:
+    """CNTK 2.7's RuntimeError (``EmptySequenceError``) for a sequence of no step among those
+    given to an input (one array per sequence) in a run, a train_minibatch or a
+    test_minibatch: its "AddSequence" message when it is the only sequence, its Value-mask
+    message when others are given beside it (before or after it)."""
+    for k, seq in enumerate(sequences):
+        if len(np.shape(seq)) and np.shape(seq)[0] == 0:
+            name = getattr(target, "name", "") or getattr(target, "uid", "?")
+            said = ("AddSequence: Sequences must be a least one frame long." if len(sequences) == 1
+                    else "The first entry of a Value mask must be Valid or SequenceBegin.")
+            raise EmptySequenceError(f"{said} ({what}: sequence {k} given to input '{name}' "
+                                     "has no step; CNTK 2.7 refuses a sequence of none)")
+
+
 def refuse_no_rows(arguments, what: str) -> None:
     """CNTK 2.7's RuntimeError for an input given no rows: an array of none, or a worker's
     empty slice of ``MinibatchSourceFromData`` (rows ``begin + rank``, ``begin + rank + W``,
     ... of the whole minibatch: the last one of a sweep may leave a worker none).  CNTK 2.7
     fails the same in a Trainer alone and on several workers (each worker's training session
     over such a source too), where Stadyn trained on the other workers' samples.  A sequence
-    of no step among those a list gives is CNTK 2.7's RuntimeError too
-    (``EmptySequenceError``)."""
+    of no step among those a list gives is :func:`refuse_empty_sequences`'."""
     for key, value in (arguments.items() if isinstance(arguments, dict) else ()):
         if isinstance(value, list):     # one array per sequence
-            empty = next((k for k, seq in enumerate(value)
-                          if len(np.shape(seq)) and np.shape(seq)[0] == 0), None)
-            if empty is not None:
-                name = getattr(key, "name", "") or getattr(key, "uid", "?")
-                raise EmptySequenceError(
-                    f"The first entry of a Value mask must be Valid or SequenceBegin ({what}: "
-                    f"sequence {empty} given to input '{name}' has no step; CNTK 2.7 refuses "
-                    "a sequence of none)")
+            refuse_empty_sequences(key, value, what)
             continue
         if isinstance(value, _io.MinibatchData) and value.lengths is None:
             rows = value.shape[0] if len(value.shape) else 1
@@ -87,6 +93,7 @@ class WorkerSums:
     None on one)."""
 
     _workers = None
+    _distributed: list = []
     _summing_tests = False
 
     def _writers(self) -> list:
@@ -97,13 +104,19 @@ class WorkerSums:
         """A step the workers shared (more samples than this worker's own) goes to the
         progress writers' ``update_distributed_sync`` first: the samples since the previous
         one, all workers' (CNTK 2.7's Trainer::TrainDistributedMinibatch)."""
-        if self._workers is not None and samples > self._workers.local_samples:
-            total = self.total_number_of_samples_seen + samples
+        block = getattr(self._distributed[0], "_block", None) if self._distributed else None
+        total = block.sample_count if block is not None else \
+            self.total_number_of_samples_seen + samples
+        if (self._workers is not None and samples > self._workers.local_samples) or (
+                block is not None and total - self.total_number_of_samples_seen > samples):
             synced = total - self.__dict__.get("_synced_samples", 0)
             self._synced_samples = total
             for writer in self._writers():
                 writer.update_distributed_sync(synced)
         super()._after_step(samples, finite_only)
+        # CNTK 2.7's count is its first learner's: a block momentum learner's is all workers'
+        # samples as of the last block's end (and this worker's since)
+        self.total_number_of_samples_seen = total
 
     def _train_nothing(self) -> bool:
         """This worker has no share of the minibatch: it still takes its part in summing the

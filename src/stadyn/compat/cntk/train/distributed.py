@@ -5,12 +5,13 @@ processes of ``stadyn launch`` (:mod:`stadyn.distributed`), and a program starte
 one worker of one, as CNTK's was without ``mpiexec``.  :func:`data_parallel_distributed_learner`
 wraps a learner: before each update the gradients are summed over the workers and so is the
 minibatch's sample count, so every worker takes the same step (CNTK's data-parallel SGD with
-32-bit gradients).  :func:`block_momentum_distributed_learner` (model averaging every
-``block_size`` samples) runs on one worker only: there it is the learner itself, as in CNTK
-(the default block momentum ``1 - 1/workers`` is 0 and the block learning rate 1).  A Trainer
-of such learners on several workers reports the workers' sums (sample counts, losses,
-metrics, test minibatches), and ``training_session`` has each worker read its share of every
-minibatch, as CNTK 2.7's (see docs/distributed.md).
+32-bit gradients).  A Trainer of such learners on several workers reports the workers' sums
+(sample counts, losses, metrics, test minibatches), and ``training_session`` has each worker
+read its share of every minibatch, as CNTK 2.7's (see docs/distributed.md).
+:func:`block_momentum_distributed_learner` has each worker train alone on its own minibatches
+and the workers merge their models every ``block_size`` samples (all workers' samples), as
+CNTK 2.7's block momentum (:mod:`._block_momentum`); the Trainer's figures are then this
+worker's own but for the sample count seen, which is all workers' as of the last merge.
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -32,9 +33,14 @@ from __future__ import annotations
 import os
 import socket
 
+import numpy as np
+import torch
+
 from .... import distributed as _dist
 from ...._errors import ConfigError
+from ....graph import data_of
 from ....solvers import Optimizer
+from ._block_momentum import BlockModel
 
 __all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_communicator",
            "data_parallel_distributed_learner", "block_momentum_distributed_learner"]
@@ -168,12 +174,9 @@ class DistributedLearner(_WrappedOptimizer):
     :meth:`step`, which sums over the workers.  As CNTK 2.7's, it has no ``update``: a Trainer
     updates it (the wrapped learner's ``update`` would update this worker alone)."""
 
-    def __init__(self, learner, distributed_after: int = 0, block_size: int | None = None,
-                 reset_after_block: bool = True):
+    def __init__(self, learner, distributed_after: int = 0):
         self._learner = learner
-        self._in_block, self._reset_after_block = 0, bool(reset_after_block)
         self._after = int(distributed_after)
-        self._block_size = block_size
         self._communicator = Communicator()
         self._parallel = _dist.DataParallel() if _joined() else None
         self._metric_aggregator = False
@@ -198,16 +201,7 @@ class DistributedLearner(_WrappedOptimizer):
                 list(self._learner.named_parameters().values()))
             total = self._parallel.all_reduce_scalars(float(sample_count))[0]
             sample_count = int(round(total))
-        updated = self._learner.update(sample_count, training_sample_count, is_sweep_end)
-        if self._block_size is not None and not isinstance(sample_count, dict):
-            # one worker's block: the block model is the local one (block momentum 0, block
-            # learning rate 1); the learner's smoothed gradients restart after each block
-            self._in_block += int(sample_count)
-            if self._in_block >= self._block_size:
-                self._in_block = 0
-                if self._reset_after_block:
-                    self._learner.reset_smoothed_gradients()
-        return updated
+        return self._learner.update(sample_count, training_sample_count, is_sweep_end)
 
     def set_as_metric_aggregator(self) -> None:
         """Make this the learner that aggregates the metric over the workers: of several
@@ -262,11 +256,7 @@ class DistributedLearner(_WrappedOptimizer):
         """CNTK 2.7's Dictionary of a data-parallel distributed learner, on one worker or
         several (each worker's own, DistributedLearnerBase::CreateCheckpoint):
         ``{"localLearners": <the wrapped learner's, as a dict>, "totalNumberOfSamplesSeen":
-        n}``, n the samples of all workers.  A block momentum learner's is refused (CNTK
-        2.7's holds its block state, which this one-worker form does not keep)."""
-        if self._block_size is not None:
-            raise ValueError("create_checkpoint: a block_momentum_distributed_learner has no "
-                             "CNTK 2.7 checkpoint form here")
+        n}``, n the samples of all workers."""
         local = self._learner.create_checkpoint()
         return type(local)({"localLearners": dict(local),
                             "totalNumberOfSamplesSeen": int(self._learner.samples_seen)})
@@ -287,6 +277,89 @@ class DistributedLearner(_WrappedOptimizer):
                 f"create_checkpoint() gives; this one has {sorted(checkpoint)[:4]}...: the "
                 "wrapped learner's own goes to that learner)")
         self._learner.restore_from_checkpoint(type(checkpoint)(checkpoint["localLearners"]))
+
+
+class _BlockMomentumLearner(DistributedLearner):
+    """A learner each worker updates alone, the workers merging their models at the end of
+    every block (:class:`._block_momentum.BlockModel`), as CNTK 2.7's
+    BlockMomentumDistributedLearner; its ``total_number_of_samples_seen`` (and a Trainer's) is
+    all workers' samples as of the last merge and this worker's since."""
+
+    def __init__(self, learner, block: BlockModel, reset_after_block: bool):
+        super().__init__(learner, block.after)
+        self._block, self._reset_after_block = block, bool(reset_after_block)
+
+    @property
+    def total_number_of_samples_seen(self) -> int:
+        """All workers' samples as of the last block's end, and this worker's since (of the
+        type of the wrapped learner's count: CNTK's may be called too)."""
+        kind = type(self._learner.total_number_of_samples_seen)
+        return kind(self._block.sample_count)
+
+    def _values(self) -> list:
+        return [data_of(p) for p in self._learner.named_parameters().values()]
+
+    def _shared_update(self, sample_count, training_sample_count=None,
+                       is_sweep_end: bool = False):
+        """This worker's update, then the block's end when its block is full (the workers end
+        it together: each ends its block at the same minibatch of its own)."""
+        self._summed = False
+        self._block.start(self._values())      # (the first block starts at the first update)
+        if sample_count:
+            self._learner.update(sample_count, training_sample_count, is_sweep_end)
+        if self._block.seen(int(sample_count)):
+            self._end_block()
+        return True
+
+    def _end_block(self) -> None:
+        self._block.end(self._values(), self._sum)
+        if self._reset_after_block:
+            self._learner.reset_smoothed_gradients()
+
+    def _sum(self, tensors: list, *numbers: float) -> tuple:
+        """``tensors`` summed over the workers in place; the sums of ``numbers``."""
+        if self._parallel is None:
+            return numbers
+        _dist.all_reduce_tensors(tensors, what="block momentum: the block gradients")
+        return self._parallel.all_reduce_scalars(*numbers)
+
+    def create_checkpoint(self):
+        """CNTK 2.7's Dictionary of a block momentum learner, after the block's end it forces
+        (every worker calls it): ``{"base": {"localLearners": <the wrapped learner's>,
+        "totalNumberOfSamplesSeen": n}, "localTotalNumSamplesSeen": m,
+        "blockLevelSmoothedGradient": [<array per parameter>]}``, n all workers' samples, m
+        this worker's."""
+        self._block.start(self._values())
+        self._end_block()
+        local = self._learner.create_checkpoint()
+        kind = type(local)
+        return kind({"base": kind({"localLearners": dict(local),
+                                   "totalNumberOfSamplesSeen": self._block.sample_count}),
+                     "localTotalNumSamplesSeen": self._block.local_total,
+                     "blockLevelSmoothedGradient": [t.detach().cpu().numpy().copy()
+                                                    for t in self._block.smoothed]})
+
+    def restore_from_checkpoint(self, checkpoint) -> None:
+        """Restore :meth:`create_checkpoint`'s Dictionary (the next update starts a block)."""
+        try:
+            base, local_total = checkpoint["base"], checkpoint["localTotalNumSamplesSeen"]
+            smoothed = checkpoint["blockLevelSmoothedGradient"]
+        except (KeyError, TypeError):
+            raise RuntimeError(
+                "_Map_base::at (restore_from_checkpoint: a block momentum learner's checkpoint "
+                "holds 'base', 'localTotalNumSamplesSeen' and 'blockLevelSmoothedGradient', as "
+                "its create_checkpoint() gives)") from None
+        values = self._values()
+        if len(smoothed) != len(values):
+            raise RuntimeError("Inconsistent parameter size between learner and checkpoint "
+                               f"({len(values)} parameters, {len(smoothed)} in the checkpoint)")
+        self._learner.restore_from_checkpoint(type(checkpoint)(base["localLearners"]))
+        block = self._block
+        block.sample_count, block.local_total = int(base["totalNumberOfSamplesSeen"]), \
+            int(local_total)
+        block.smoothed = [torch.as_tensor(np.asarray(g)).to(v).clone()
+                          for g, v in zip(smoothed, values)]
+        block.begin = None      # (taken again at the next update)
 
 
 class _Aggregation:
@@ -350,6 +423,7 @@ def _aggregation_of(learners) -> _Aggregation | None:
     """The :class:`_Aggregation` of a Trainer's ``learners`` when they are distributed
     learners of more than one worker, else None."""
     found = [x for x in learners or () if isinstance(x, DistributedLearner)
+             and not isinstance(x, _BlockMomentumLearner)     # (each worker updates alone)
              and x._parallel is not None and x._parallel.size > 1]
     return _Aggregation(found) if found else None
 
@@ -370,15 +444,26 @@ def block_momentum_distributed_learner(learner, block_size: int,
                                        reset_sgd_momentum_after_aggregation: bool = True,
                                        block_learning_rate: float = 1.0,
                                        distributed_after: int = 0):
-    """Block momentum (model averaging every ``block_size`` samples); one worker only."""
-    if Communicator.num_workers() > 1:
-        raise ConfigError("block_momentum_distributed_learner runs on one worker here; with "
-                          "several, use data_parallel_distributed_learner")
-    if int(block_size) <= 0:
-        raise ConfigError(f"block_momentum_distributed_learner: block_size must be positive, got "
-                         f"{block_size}")
-    if block_momentum_as_time_constant not in (None, 0) or float(block_learning_rate) != 1.0:
-        raise ConfigError("block_momentum_distributed_learner: on one worker the block momentum "
-                          "is 0 and the block learning rate 1 (the defaults)")
-    return DistributedLearner(learner, distributed_after, int(block_size),
-                              reset_sgd_momentum_after_aggregation)
+    """``learner`` on each worker alone, the workers merging their models every ``block_size``
+    samples (all workers' together) with block momentum (CNTK 2.7's BMUF, see
+    :mod:`._block_momentum`): ``block_momentum_as_time_constant`` in samples (by default that
+    of a momentum ``1 - 1/workers`` per block), ``block_learning_rate``, Nesterov's momentum
+    (``use_nestrov_momentum``, CNTK's spelling), the learner's momentum reset after each merge.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(2), C.input_variable(1)
+        >>> w = C.parameter((2, 1), init=0.0)
+        >>> learner = C.train.distributed.block_momentum_distributed_learner(
+        ...     C.sgd([w], C.learning_parameter_schedule(0.5)), block_size=2)
+        >>> trainer = C.Trainer(C.times(x, w), C.squared_error(C.times(x, w), y), [learner])
+        >>> trainer.train_minibatch({x: np.ones((2, 2), np.float32), y: np.ones((2, 1),
+        ...                                                                     np.float32)})
+        True
+        >>> w.value.ravel().tolist(), trainer.total_number_of_samples_seen
+        ([1.0, 1.0], 2)
+    """
+    workers = Communicator.num_workers()
+    block = BlockModel(block_size, workers, block_momentum_as_time_constant,
+                       use_nestrov_momentum, block_learning_rate, distributed_after)
+    return _BlockMomentumLearner(learner, block, reset_sgd_momentum_after_aggregation)
