@@ -213,6 +213,8 @@ _LABELS = (
     (r"unknown identifier '([^']+)'", "BS identifier {}"),
     # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn's sequences.bs lacks
     (r"record has no member '(Network|Seq2Seq|RNNs)'", "BS.{}"),
+    (r"record has no member '(BeamSearchSequenceDecoderFrom|GreedySequenceDecoderFrom)'",
+     "BS.Seq2Seq.{}"),
     (r"gradUpdateType = '([^']+)'", "gradUpdateType {}"),
     (r"AutoAdjust: (autoAdjustMinibatch) = true", "AutoAdjust {}"),
     (r"AutoAdjust: autoAdjustLR = (\w+)", "AutoAdjust autoAdjustLR {}"),

@@ -76,7 +76,7 @@ class TensorFunctions:
                 "SplitDimension": self.SplitDimension,
                 "Slice": self.Slice, "RowSlice": self.RowSlice,
                 "TransposeDimensions": self.TransposeDimensions, "Transpose": self.Transpose,
-                "Hardmax": self.Hardmax, "SumElements": self.SumElements,
+                "Hardmax": self.Hardmax, "SumElements": self.SumElements, "_If": self.If,
                 "TransposeTimes": self.TransposeTimes, "Convolution": self.Convolution,
                 "ImageInput": self.ImageInput}
 
@@ -186,7 +186,47 @@ class TensorFunctions:
         """CNTK axes 1 and 2 swapped."""
         return self.TransposeDimensions(x, 1, 2, tag=tag)
 
+    # ---- selection ----------------------------------------------------------------------
+    def If(self, cond, thenVal, elseVal, tag=""):
+        """CNTK's ``If`` node (``BS.Boolean.If``): ``thenVal`` where ``cond`` is not 0,
+        ``elseVal`` elsewhere, element by element (the three broadcast as in ``Plus``); a
+        number as ``cond`` picks one of them."""
+        if isinstance(cond, (bool, numbers.Real)):
+            return thenVal if cond else elseVal
+        values = [cond, thenVal, elseVal]
+        for i, j in ((1, 2), (2, 1), (0, 1)):   # a delay of a loop: its partner's dimensions
+            if isinstance(values[j], Variable):
+                values[i] = self._materialized(values[i], values[j],
+                                               self.has_batch_axis(values[j]))
+        self._loops.prepare(values)
+        c, t, e = (self._value(v, "If") for v in values)
+        t, e = self._aligned(t, e)
+        c, t = self._aligned(c, t)
+        c, e = self._aligned(c, e)
+        return self._node(F.where(c, t, e), "If", tag)
+
     # ---- matrix nodes -------------------------------------------------------------------
+    def _times_data_left(self, x: Variable, w: Variable, rank: int) -> Variable:
+        """CNTK's ``Times (x, W)`` with the data on the left (G2P.cntk's ``h * hook``): the
+        first ``rank`` (column-major) axes of ``x``'s sample are kept, the others reduced
+        against ``W``'s first axes, and ``W``'s remaining axes follow the kept ones."""
+        lead = 2 if x.sequence_lengths is not None else 1
+        sample = tuple(x.shape[lead:])            # row-major: reduced axes, then kept ones
+        if not 1 <= rank <= len(sample):
+            raise ConfigError(f"Times: outputRank {rank} does not fit a left operand of "
+                              f"shape {tuple(reversed(sample))} (column-major)")
+        reduced, kept = sample[:len(sample) - rank], sample[len(sample) - rank:]
+        if tuple(w.shape[w.ndim - len(reduced):]) != reduced or w.ndim < len(reduced):
+            raise ConfigError(f"Times: a right operand of shape {tuple(reversed(w.shape))} "
+                              f"does not start with the left operand's reduced axes "
+                              f"{tuple(reversed(reduced))} (column-major)")
+        rest = tuple(w.shape[:w.ndim - len(reduced)])
+        xs = reshape_sample(x, (math.prod(reduced), math.prod(kept)), True,
+                            sequence=lead == 2)
+        ws = F.reshape(w, (math.prod(rest), math.prod(reduced)))
+        y = F.einsum(xs, ws, equation="...rk,nr->...nk")
+        return reshape_sample(y, rest + kept, True, sequence=lead == 2)
+
     def Hardmax(self, z, tag=""):
         """1 at the first largest element of each sample, 0 elsewhere (no gradient flows)."""
         x = self._value(z, "Hardmax")
