@@ -324,17 +324,11 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
     n = len(window)
     strides = _per_axis(strides, n)
     pads = auto_padding(tuple(x.shape[-n:]), window, strides, None, auto_pad)
-    kept, rest = _crop_negative(F.stop_gradient(x), pads)
-    widths = tuple(v for lo_hi in rest for v in lo_hi)
-    padded = F.pad(kept, widths, constant_value=float("-inf")) if any(widths) else kept
-    out = _unpool_last_wins(values, padded, window, strides)
-    if any(widths):
-        lead = out.ndim - n
-        start = [None] * lead + [lo for lo, _ in rest]
-        stop = [None] * lead + [lo + size for (lo, _), size in zip(rest, kept.shape[-n:])]
-        out = F.slice(out, start, stop, [1] * out.ndim)
-    dropped = tuple(v for lo, hi in pads for v in (max(0, -lo), max(0, -hi)))
-    return F.pad(out, dropped) if any(dropped) else out
+    # the windows' input (its padding never a maximum), then back to x's shape: the padding
+    # cropped off, zeros where a negative pad left positions out
+    out = _unpool_last_wins(values, padded(F.stop_gradient(x), pads, float("-inf")), window,
+                            strides)
+    return padded(out, [(-lo, -hi) for lo, hi in pads])
 
 
 def _unpool_last_wins(values: Variable, padded: Variable, window: tuple, strides: tuple):
