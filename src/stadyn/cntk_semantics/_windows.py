@@ -265,12 +265,7 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     strides = _per_axis(strides, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(window, sizes, "pooling")
-    if ceil_out_dim or any(lower_pad or ()) or any(upper_pad or ()):
-        lows, highs = _per_axis(lower_pad or 0, n), _per_axis(upper_pad or 0, n)
-        pads = [window_edges(*axis, bool(ceil_out_dim), "Pooling") for axis in
-                zip(sizes, window, strides, _per_axis(auto_pad, n), lows, highs)]
-    else:
-        pads = auto_padding(sizes, window, strides, None, auto_pad)
+    pads = _pooling_edges(sizes, window, strides, auto_pad, ceil_out_dim, lower_pad, upper_pad)
     x, pads = _crop_negative(x, pads)
     sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
@@ -295,16 +290,30 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     return F.div2(total, count)
 
 
+def _pooling_edges(sizes, window, strides, auto_pad, ceil_out_dim=False, lower_pad=None,
+                   upper_pad=None) -> list[tuple[int, int]]:
+    """Each pooled axis's signed ``(before, after)`` reach of the windows (:func:`window_edges`;
+    :func:`auto_padding` where neither ``ceil_out_dim`` nor an explicit pad is given)."""
+    n = len(window)
+    if ceil_out_dim or any(lower_pad or ()) or any(upper_pad or ()):
+        lows, highs = _per_axis(lower_pad or 0, n), _per_axis(upper_pad or 0, n)
+        return [window_edges(*axis, bool(ceil_out_dim), "Pooling") for axis in
+                zip(sizes, window, strides, _per_axis(auto_pad, n), lows, highs)]
+    return auto_padding(sizes, window, strides, None, auto_pad)
+
+
 def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides: Sequence[int],
-                  auto_pad: bool | Sequence[bool]) -> Variable:
+                  auto_pad: bool | Sequence[bool], lower_pad: Sequence[int] | None = None,
+                  upper_pad: Sequence[int] | None = None) -> Variable:
     """CNTK's ``MaxUnpooling``: ``values`` (the output of :func:`pooling`'s max pooling of ``x``
     with this window, stride and padding) put back in ``x``'s shape, each at its window's
     maximum (the first in row-major order), zeros elsewhere; CNTK's auto-padding whatever its
     sides (a window's padding never holds its maximum; positions a negative lower pad skips get
     zeros).  Where overlapping windows (a stride shorter than the window) have their maximum at
     the same place, the last of them in row-major order keeps it, as CNTK 2.7's
-    (``CPUMatrix::MaxUnpooling`` writes window after window).  The gradient flows to
-    ``values`` only (to those that were kept).
+    (``CPUMatrix::MaxUnpooling`` writes window after window).  ``lower_pad``/``upper_pad`` (per
+    axis) place the windows of the axes without auto-padding as :func:`pooling`'s.  The
+    gradient flows to ``values`` only (to those that were kept).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
@@ -323,7 +332,8 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
     window = tuple(int(k) for k in window)
     n = len(window)
     strides = _per_axis(strides, n)
-    pads = auto_padding(tuple(x.shape[-n:]), window, strides, None, auto_pad)
+    pads = _pooling_edges(tuple(x.shape[-n:]), window, strides, auto_pad, False, lower_pad,
+                          upper_pad)
     # the windows' input (its padding never a maximum), then back to x's shape: the padding
     # cropped off, zeros where a negative pad left positions out
     out = _unpool_last_wins(values, padded(F.stop_gradient(x), pads, float("-inf")), window,
@@ -356,8 +366,9 @@ def _unpool_last_wins(values: Variable, padded: Variable, window: tuple, strides
         ranks = Variable.from_numpy_array(np.where(member, ordinal, 0).astype(np.float32))
         put = F.max_pooling_backward(F.mul2(values, F.cast(mask, str(values.dtype))), padded,
                                      window, strides, True, (0,) * n)
-        rank = F.max_pooling_backward(F.broadcast(ranks, tuple(values.shape)), padded, window,
-                                      strides, True, (0,) * n)
+        # (the ordinals at values' shape when it runs: a where whose both branches are them)
+        spread = F.where(F.stop_gradient(values), ranks, ranks)
+        rank = F.max_pooling_backward(spread, padded, window, strides, True, (0,) * n)
         if best is None:
             best, kept = rank, put
         else:
