@@ -126,13 +126,17 @@ class SequenceFunctions:
         return Composition(f, g, self._loops.resolve, nested)
 
     # ---- inputs ----------------------------------------------------------------------------
-    def _make_input(self, shape: tuple[int, ...], dynamic_axis: Any) -> Variable:
+    def _make_input(self, shape: tuple[int, ...], dynamic_axis: Any,
+                    image: bool = False) -> Variable:
         # where the network declares an axis, an Input of the default one is a sequence when
         # the network passes it to a sequence function (G2P.cntk's labels: Slice (..., axis =
         # -1)), else one step per sample (a sequence classifier's labels)
+        # (an ImageInput holds one image a sample, unless given a DynamicAxis: Image/FCN's
+        # images beside its criteria's BS.Constants)
         sequence = bool(self.sequences) and (
-            isinstance(dynamic_axis, _DynamicAxis) or not self._declares_axis or
-            self.path.rsplit(".", 1)[-1] in self._sequence_arguments)
+            isinstance(dynamic_axis, _DynamicAxis) or (not image and (
+                not self._declares_axis or
+                self.path.rsplit(".", 1)[-1] in self._sequence_arguments)))
         v = S.input_variable(shape) if sequence else Variable((1,) + shape)
         return v
 

@@ -230,8 +230,11 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
     def Input(self, dims, dynamicAxis="", sparse=False, tag="feature"):
         """A graph input of per-sample shape ``dims`` (column-major), with a batch axis of 1 that
         the trainer resizes to each minibatch."""
+        return self._new_input(dims, dynamicAxis, tag)
+
+    def _new_input(self, dims, dynamic_axis, tag, image=False):
         shape = cntk_shape(_positive_ints(dims, "Input: dims"))
-        v = self._make_input(shape, dynamicAxis)
+        v = self._make_input(shape, dynamic_axis, image)
         self.inputs.append(v)
         self._batched.add(v)
         return self._node(v, "InputValue", tag or "")
