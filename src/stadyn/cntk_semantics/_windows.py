@@ -49,7 +49,8 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
 
 
 def window_edges(size: int, k: int, s: int, auto: bool, lo: int = 0, hi: int = 0,
-                 ceil: bool = False, what: str = "pooling") -> tuple[int, int]:
+                 ceil: bool = False, what: str = "pooling", dilation: int = 1,
+                 refuse: bool = True) -> tuple[int, int]:
     """One axis of CNTK's window geometry (ConvolveGeometry: ComputeOutputShape and the
     reference engine's first window) for a window of ``k`` every ``s`` over ``size``
     positions: how far the windows reach ``(before, after)`` the input, a negative value being
@@ -57,8 +58,10 @@ def window_edges(size: int, k: int, s: int, auto: bool, lo: int = 0, hi: int = 0
     as :func:`auto_padding` does; without it explicit pads ``lo``/``hi`` start the first window
     ``lo`` before the input; ``ceil`` (CNTK's ``ceilOutDim``) keeps a last window that hangs
     over the end (auto-padding then uses C++'s division, rounding toward zero, where the
-    centres' span is longer than the axis).  A ``ShapeError`` names ``what`` where CNTK
-    refuses the geometry.
+    centres' span is longer than the axis).  A window ``dilation``-spaced spans
+    ``dilation * (k - 1) + 1`` positions.  A ``ShapeError`` names ``what`` where CNTK's
+    ConvolveGeometry refuses the geometry; ``refuse=False`` (a CNTK model file's node, which
+    CNTK built) takes it as it is.
 
     Example:
         >>> window_edges(7, 3, 2, False, ceil=True)     # windows 0-2, 2-4, 4-6
@@ -67,14 +70,17 @@ def window_edges(size: int, k: int, s: int, auto: bool, lo: int = 0, hi: int = 0
         (0, 1)
         >>> window_edges(9, 2, 3, True)                 # as auto_padding((9,), (2,), (3,))
         (-1, 0)
+        >>> window_edges(8, 3, 1, True, dilation=2)     # a span of 5: 2 before, 2 after
+        (2, 2)
     """
-    if k > size:
+    k = int(dilation) * (k - 1) + 1
+    if refuse and k > size:
         raise ShapeError(f"{what}: the window ({k}) is longer than the input ({size}) on an "
                          "axis (CNTK: kernel dim <= input dim)")
     padded_size = size + (k - 1 if auto else lo + hi)
     whole, rest = divmod(padded_size - k, s)
     out = whole + 1 + (1 if ceil and rest else 0)
-    if not auto and (lo or hi) and (out - 1) * s + k != padded_size:
+    if refuse and not auto and (lo or hi) and (out - 1) * s + k != padded_size:
         raise ShapeError(f"{what}: lowerPad {lo} and upperPad {hi} with a window of {k} every "
                          f"{s} leave part of the padded axis ({padded_size}) uncovered; CNTK "
                          "requires the windows to fill it exactly")
