@@ -109,3 +109,49 @@ def test_image_inputs_hold_one_image_a_sample_in_a_network_of_sequences():
                   "c = ConvolutionalLayer {1, (3:3)} (x)")
     assert net.nodes["x"].sequence_lengths is None
     assert net.nodes["y"].sequence_lengths is not None
+
+
+ACCUMULATE = """command = train
+modelPath = "MODEL"
+traceLevel = 1
+train = {
+    action = "train"
+    BrainScriptNetworkBuilder = {
+        Accumulator (input, tag = '') = new ComputationNode [ operation = 'EpochAccumulator' ;
+                                                              inputs = (input) ]
+        features = Input {2} ; labels = Input {2}
+        z = DenseLayer {2, activation = Identity} (features)
+        ce = CrossEntropyWithSoftmax (labels, z, tag = 'criterion')
+        seen = ReduceSum (Accumulator (features), tag = 'evaluation')
+    }
+    SGD = { epochSize = 0 ; maxEpochs = 2 ; minibatchSize = 4 ; learningRatesPerSample = 0.1
+            numMBsToShowResult = 1 }
+    reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
+        input = { features = { dim = 2 ; format = "dense" } ; labels = { dim = 2 ; format = "dense" } } }
+}
+"""
+
+
+def test_epoch_accumulator_is_the_mean_since_the_epoch_began(tmp_path):
+    # CNTK's EpochAccumulator (FCN's mean IoU): UpdateRunningAverage over every sample since
+    # OnEpochStart; 'seen' is one value for the minibatch, logged per sample (value / n)
+    import io as pyio
+    import re
+
+    from stadyn.brainscript import run
+    x = np.random.default_rng(0).standard_normal((10, 2)).round(3)
+    lines = [f"|features {a:.3f} {b:.3f} |labels 1 0" for a, b in x]
+    (tmp_path / "data.txt").write_text("\n".join(lines) + "\n")
+    config = tmp_path / "run.cntk"
+    config.write_text(ACCUMULATE.replace("MODEL", str(tmp_path / "m.dnn"))
+                      .replace("DATA", str(tmp_path / "data.txt")))
+    log = pyio.StringIO()
+    run(str(config), [], out=log)
+    logged = [float(v) * int(n) for v, n in re.findall(r"Minibatch\[.*?\]: ce = \S+ \* \d+; "
+                                                         r"seen = (\S+) \* (\d+)", log.getvalue())]
+    ends = [4, 8, 10]
+    want = [x[:e].sum(1).mean() for e in ends] * 2          # the second epoch starts again
+    np.testing.assert_allclose(logged, want, rtol=1e-5)
+    with pytest.raises(ConfigError, match="EpochAccumulator: the input must be a minibatch"):
+        _net("x = Input {2} ; d = PastValue (0, x) ; "
+             "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (x) ]")

@@ -56,6 +56,10 @@ CASES = {
     "G2P": ("Examples/SequenceToSequence/CMUDict/BrainScript/G2P.cntk", (),
             ["command=train", "train=[epochSize=500]"],
             "Tests/EndToEndTests/Examples/Text/G2P/baseline.txt"),
+    # Image/FCN's TrainFCN8: Crop with ancestors, a BilinearUpsamplingLayer (not trained),
+    # EpochAccumulator in its mean IoU: 19 tensors, 10,480 parameters
+    "FCN": ("Tests/EndToEndTests/Image/FCN/fcn.cntk", ("Tests/EndToEndTests/Image/FCN/shared.bs",),
+            [], "Tests/EndToEndTests/Image/FCN/baseline.txt"),
     # BatchNormalizationLayer's members scale and bias
     "04_OneConvBN": ("Examples/Image/GettingStarted/04_OneConvBN.cntk", (), [],
                      "Tests/EndToEndTests/Examples/Image/GettingStarted/04_OneConvBN/baseline.txt"),
