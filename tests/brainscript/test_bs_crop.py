@@ -1,8 +1,10 @@
 """What Tests/EndToEndTests/Image/FCN's network needs of the BrainScript library: CNTK's ``Crop``
 node with automatic offsets (two inputs: from their common ancestor; four: the last two stand
 for one another) or given ones, ``BilinearUpsamplingLayer``, ``ConstantTensor``, the comparison
-nodes (``Equal`` & co., ``==`` on nodes), and that an ``ImageInput`` holds one image a sample
-also where ``BS.Constants`` make the network one of sequences.  The offsets are hand-computed and are CNTK 2.7's
+nodes (``Equal`` & co., ``==`` on nodes), ``EpochAccumulator`` (the mean since the epoch
+began), and that an ``ImageInput`` holds one image a sample also where ``BS.Constants`` make
+the network one of sequences.  FCN's trained parameters against cntk.exe's log:
+test_bs_param_paths.py.  The offsets are hand-computed and are CNTK 2.7's
 (its Python ``crop_automatic`` and ``crop_automatic_with_ancestors`` on the same graphs crop at
 (1, 1)); the values against NumPy.
 """
