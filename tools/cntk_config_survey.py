@@ -209,10 +209,14 @@ def test_configs(root: str) -> list[tuple[str, list[str], str]]:
 # (pattern of an error's first line, its label); the first that matches names the gap
 _LABELS = (
     (r"unknown function '([^']+)'", "BS function {}"),
+    (r"new ComputationNode: operation '([^']+)' is not supported: Stadyn has no node",
+     "node {}"),
     (r"NDL function '([^']+)' is not supported", "NDL function {}"),
     (r"unknown identifier '([^']+)'", "BS identifier {}"),
     # BS.Network.Load (...), BS.Seq2Seq.*: namespaces Stadyn's sequences.bs lacks
     (r"record has no member '(Network|Seq2Seq|RNNs)'", "BS.{}"),
+    (r"record has no member '(BeamSearchSequenceDecoderFrom|GreedySequenceDecoderFrom)'",
+     "BS.Seq2Seq.{}"),
     (r"gradUpdateType = '([^']+)'", "gradUpdateType {}"),
     (r"AutoAdjust: (autoAdjustMinibatch) = true", "AutoAdjust {}"),
     (r"AutoAdjust: autoAdjustLR = (\w+)", "AutoAdjust autoAdjustLR {}"),

@@ -1,7 +1,7 @@
 """Write the CNTK 2.7 references of test_bs_pooling.py (tests/fixtures/brainscript/pooling.json):
 BrainScript's ``Pooling``, ``MaxUnpooling``, ``ROIPooling`` and raw ``Convolution`` nodes on
 auto-padding CNTK makes asymmetric (even windows, strides of 2 or more) or negative before the
-first window (strides of 3 or more), ``ceilOutDim`` and explicit pads, computed by the CNTK 2.7 Python ops that are the same
+first window (strides of 3 or more), ``ceilOutDim`` and explicit pads (``MaxUnpooling`` too), computed by the CNTK 2.7 Python ops that are the same
 ComputationNetworkLib nodes.
 
     LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \
@@ -129,6 +129,27 @@ def main():
     y = C.unpooling(v, x, C.MAX_UNPOOLING, (2, 2), (2, 2), auto_padding=[False, True, True])
     refs.update(unpool_x=img.tolist(), unpool_v=vals.tolist(),
                 unpool=y.eval({x: img, v: vals}).tolist())
+
+    # MaxUnpooling of overlapping windows: 2 x 2 every 1 (where two windows share a maximum,
+    # the last one's value), on the same two images
+    v = C.input_variable((2, 4, 4))
+    x = C.input_variable(img.shape[1:])
+    vals = data((2, 2, 4, 4), 18)
+    y = C.unpooling(v, x, C.MAX_UNPOOLING, (2, 2), (1, 1), auto_padding=[False])
+    refs.update(unpool_overlap_v=vals.tolist(), unpool_overlap=y.eval({x: img, v: vals}).tolist())
+
+    # MaxUnpooling with explicit lowerPad = (1:0), upperPad = (0:1) and the overlapping windows
+    # (3:2) every (2:1) of pads_max, on its input: CNTK's Python unpooling has no explicit
+    # pads, so the reference is its pad op (a very negative padding, never a maximum), an
+    # unpadded unpooling and a slice back to the input's shape
+    x_value = np.asarray(refs["pads_x"], np.float32)
+    vals = data((2, 3, 5, 3), 17)
+    x = C.input_variable(x_value.shape[1:])
+    v = C.input_variable(vals.shape[1:])
+    y = C.unpooling(v, C.pad(x, pattern, constant_value=-1e30), C.MAX_UNPOOLING, (2, 3), (1, 2),
+                    auto_padding=[False])
+    y = C.slice(y, [1, 2], [0, 1], [5, 7])
+    refs.update(unpool_pads_v=vals.tolist(), unpool_pads=y.eval({x: x_value, v: vals}).tolist())
 
     # ROIPooling (fm, rois, (3:2), spatialScale = 0.5): 3 regions on 8 x 6 maps of 2 channels
     fm = data((2, 2, 6, 8), 9)

@@ -2,7 +2,12 @@
 BrainScript's ``LambdaRank`` and ``NDCG1Eval`` nodes (CNTK.core.bs), which are the
 ComputationNetworkLib nodes of CNTK 2.7's Python ``lambda_rank`` and ``ndcg_at_1``, on one
 minibatch of 9 documents in 3 queries (each query's documents in decreasing gain, as CNTK
-requires), and LambdaRank's gradient for the scores.
+requires), and LambdaRank's gradient for the scores; and ``sequences``: the same nodes on
+sequences of several steps (each in its own parallel stream of CNTK's minibatch: the node reads
+its columns time-major, the gaps after the shorter sequences included).  CNTK packs a
+sequence after another in one stream where it fits within the longest one's steps (first fit,
+in the order given: lengths 3, 1, 2 share a stream of 1 + 2); these cases keep each sequence in
+a stream of its own, as Stadyn lays them out.
 
     LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \\
         tests/brainscript/refgen_bs_ranking.py
@@ -31,9 +36,31 @@ def main():
     refs = {"gain": gain.tolist(), "group": group.tolist(), "score": score.tolist(),
             "lambda_rank": float(irm.eval(feed)), "ndcg_at_1": float(ndcg.eval(feed)),
             "lambda_rank_grad": irm.grad(feed, wrt=[s]).tolist()}
+    refs["sequences"] = [_sequences(*case) for case in (
+        # two queries, one per sequence
+        ([[3, 1, 0], [2, 0]], [[0.1, 0.9, 0.5], [0.2, 0.8]], [[1, 1, 1], [2, 2]]),
+        # one query across two sequences
+        ([[3, 1], [0]], [[0.1, 0.9], [0.5]], [[1, 1], [1]]),
+        # three sequences of 3, 1 and 3 steps, each in its own stream (the second's gaps after
+        # its step); time-major the query runs are [3 2 1] [2] [gap] [2] [1] [gap] [0], each in
+        # decreasing gain, as CNTK requires
+        ([[3, 2, 1], [2], [1, 2, 0]], [[0.3, -0.2, 0.7], [0.4], [0.9, -0.5, 0.1]],
+         [[5, 6, 7], [5], [5, 6, 7]]))]
     with open(OUT, "w") as f:
         json.dump(refs, f)
         f.write("\n")
+
+
+def _sequences(gain, score, group):
+    g, s, q = (C.sequence.input_variable(1, needs_gradient=v == "s") for v in "gsq")
+    feed = {v: [np.array(x, np.float32)[:, None] for x in data]
+            for v, data in ((g, gain), (s, score), (q, group))}
+    irm = C.lambda_rank(s, g, q)
+    grad = irm.grad(feed, wrt=[s])
+    return {"gain": gain, "score": score, "group": group,
+            "lambda_rank": float(irm.eval(feed)),
+            "ndcg_at_1": float(C.ndcg_at_1(s, g, q).eval(feed)),
+            "lambda_rank_grad": [np.asarray(x).ravel().tolist() for x in grad]}
 
 
 if __name__ == "__main__":

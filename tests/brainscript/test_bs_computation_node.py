@@ -46,9 +46,9 @@ def test_new_computation_node_row_stack_takes_its_inputs_as_one_array():
 
 
 @pytest.mark.parametrize("text, message", [
-    # Image/FCN's Crop: no such node in Stadyn
-    ("c = new ComputationNode [ operation = 'Crop' ; inputs = (x : x) ]",
-     "operation 'Crop' is not supported: Stadyn has no node of that type"),
+    # a node type Stadyn lacks (CNTK's GMMLogLikelihood)
+    ("c = new ComputationNode [ operation = 'GMMLogLikelihood' ; inputs = (x) ]",
+     "operation 'GMMLogLikelihood' is not supported: Stadyn has no node of that type"),
     # the C++ node's own settings are not translated to the library's arguments
     ("c = new ComputationNode [ operation = 'Pooling' ; inputs = x ; pool = 'max' ]",
      "operation 'Pooling' is not supported: its settings pool"),

@@ -4,7 +4,8 @@ node of CNTK.core.bs, with the auto-padding CNTK makes asymmetric (an even windo
 2) or negative before the first window (a stride of 3 or more skips the first positions), the
 raw ``Convolution`` with such a stride, with explicit pads and with a ``[maps x kernel
 elements]`` ``Parameter``, ``ceilOutDim`` and explicit ``lowerPad``/``upperPad`` (against CNTK's
-pad op and unpadded pooling or convolution), ``MaxUnpooling`` padded after only, and Fast
+pad op and unpadded pooling or convolution), ``MaxUnpooling`` padded after only and with
+explicit pads, and Fast
 R-CNN's ``ROIPooling``."""
 
 from __future__ import annotations
@@ -161,6 +162,27 @@ def test_max_unpooling_padded_after_only():
         y = MaxUnpooling (v, x, (2:2), stride = (2:2), autoPadding = (true:true:false))""",
              "y", {"x": "unpool_x", "v": "unpool_v"})
     np.testing.assert_allclose(y, _ref("unpool"), rtol=1e-6, atol=1e-6)
+
+
+def test_max_unpooling_of_overlapping_windows_takes_the_minibatchs_size():
+    # windows 2 x 2 every 1: the windows' ordinals (the last window wins a shared maximum)
+    # were laid out at the size the network was built with (1), not the minibatch's (2)
+    y = _run("""x = Input {5:5:2} ; v = Input {4:4:2}
+        y = MaxUnpooling (v, x, (2:2), stride = (1:1), autoPadding = false)""",
+             "y", {"x": "unpool_x", "v": "unpool_overlap_v"})
+    np.testing.assert_allclose(y, _ref("unpool_overlap"), rtol=1e-6, atol=1e-6)
+
+
+def test_max_unpooling_with_explicit_pads_as_cntk():
+    # the overlapping windows (3:2) every (2:1) of test_pooling_explicit_pads_as_cntk: each
+    # value at its window's maximum in x, the last window's where two share one (refused
+    # before: "explicit lowerPad/upperPad are not supported yet")
+    y = _run("""x = Input {6:5:3} ; v = Input {3:5:3}
+        y = MaxUnpooling (v, x, (3:2), stride = (2:1), autoPadding = false,
+                          lowerPad = (1:0), upperPad = (0:1))""",
+             "y", {"x": "pads_x", "v": "unpool_pads_v"})
+    assert y.shape == (2, 3, 5, 6)
+    np.testing.assert_allclose(y, _ref("unpool_pads"), rtol=1e-6, atol=1e-6)
 
 
 def test_roi_pooling_as_cntk():

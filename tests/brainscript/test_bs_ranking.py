@@ -98,3 +98,25 @@ def test_ir_metric_network_has_cntk_exes_parameters(tmp_path):
     _check_parameters(params, _baseline(f"{IR_METRIC}/baseline.txt"))
     assert [lib.operation_of(n) for n in lib.tagged["criterion"]] == ["LambdaRank"]
     assert [lib.operation_of(n) for n in lib.tagged["evaluation"]] == ["NDCG1Eval"]
+
+
+@pytest.mark.parametrize("case", range(len(REFS["sequences"])))
+def test_ranking_of_sequences_reads_every_column_as_cntk(case):
+    # CNTK's nodes take every column of the minibatch: the steps time-major across the
+    # sequences, the gaps after shorter ones included (CNTK 2.7's numbers, refgen_bs_ranking.py)
+    ref = REFS["sequences"][case]
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        nodes = build_network("{ " + NETWORK + " ; d = PastValue (1, s) }",
+                              StadynLibrary()).nodes
+        for name, key in (("g", "gain"), ("s", "score"), ("q", "group")):
+            sd.sequence.feed(nodes[name], [np.asarray(v, np.float32)[:, None]
+                                           for v in ref[key]])
+        nodes["s"].need_grad = True
+        nodes["ndcg"].forward()
+        nodes["irm"].forward()
+        nodes["irm"].backward()
+        np.testing.assert_allclose(float(nodes["ndcg"].d), ref["ndcg_at_1"], rtol=1e-5)
+        np.testing.assert_allclose(float(nodes["irm"].d), ref["lambda_rank"], rtol=1e-5)
+        grad = np.asarray(nodes["s"].g)                    # (sequences, steps, 1), padded
+        for b, want in enumerate(ref["lambda_rank_grad"]):
+            np.testing.assert_allclose(grad[b, :len(want), 0], want, rtol=1e-4, atol=1e-6)

@@ -11,7 +11,7 @@ from stadyn.ops import CATALOG
 CNTK_ONLY = {"rand_like", "randn_like", "gumbel_like", "bernoulli_like", "random_sample",
              "random_sample_inclusion_frequency", "lambda_rank", "ndcg_at_1",
              "cntk_forward_backward", "cntk_edit_distance_error", "reshape_trailing",
-             "cntk_log", "cntk_bin_max_pooling"}
+             "cntk_log", "cntk_bin_max_pooling", "cntk_epoch_accumulator"}
 # Stadyn's own (``frameworks=("stadyn",)``): the op NNabla's PythonFunction runs as, which
 # NNabla 1.39's nnabla.functions has no name for
 STADYN_ONLY = {"python_function"}

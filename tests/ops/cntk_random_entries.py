@@ -1,7 +1,7 @@
 """Harness entries of CNTK's random ops (``stadyn/ops/_random_like.py``: ``rand_like``,
 ``randn_like``, ``gumbel_like``, ``bernoulli_like``, ``random_sample``,
-``random_sample_inclusion_frequency``) and ranking criteria (``stadyn/ops/_ranking.py``:
-``lambda_rank``, ``ndcg_at_1``).
+``random_sample_inclusion_frequency``), ranking criteria (``stadyn/ops/_ranking.py``:
+``lambda_rank``, ``ndcg_at_1``) and ``EpochAccumulator`` (``stadyn/ops/_cntk_stateful.py``).
 
 The random ones get checks: shape, dtype, support, and the moments of many draws within six
 standard errors of the distribution's (the Gumbel's mean is ``loc + euler_gamma * scale``, its
@@ -186,6 +186,7 @@ def cntk_random_entries(Case, Entry):
     """The entries, built with test_ops.py's ``Case`` and ``Entry``."""
     like = "only the operand's shape is read: no gradient flows into it"
     weights = np.array([1.0, 0.0, 3.0, 2.0, 0.5], np.float32)
+    rng = np.random.default_rng(7)
     return {
         "rand_like": Entry(
             [Case((_zeros(200, 50),)), Case((_zeros(4000),),
@@ -226,4 +227,11 @@ def cntk_random_entries(Case, Entry):
         "ndcg_at_1": Entry(
             [Case(ranking_case(9, 3)), Case(ranking_case(12, 4, ties=True, seed=1))],
             reference=ref_ndcg_at_1, rtol=1e-5, atol=1e-4, no_grad="a metric (CNTK's)"),
+        # CNTK's EpochAccumulator: on a node's first run (or the same input again) the mean of
+        # the samples; the running mean over runs: tests/brainscript/test_bs_crop.py
+        "cntk_epoch_accumulator": Entry(
+            [Case((rng.standard_normal((4, 3)).astype(np.float32),)),
+             Case((rng.standard_normal((5, 2, 3)).astype(np.float32),))],
+            reference=lambda x: x.mean(0),
+            no_grad="a running mean over the epoch's runs (CNTK's node has no backward)"),
     }

@@ -74,8 +74,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "python_func
               "flip", "trilu", "eye_like", "einsum", "mod2", "bit_shift", "shape", "linspace",
               "sum_pooling", "clip_grad_by_value", "clip_grad_by_norm", "top_k_grad",
               "scatter_add", "bool_fill", "confusion_matrix",
-              # NNabla's mean_subtraction updates its running mean in place (as assign)
-              "mean_subtraction",
+              # NNabla's mean_subtraction updates its running mean in place (as assign),
+              # CNTK's EpochAccumulator keeps one from run to run
+              "mean_subtraction", "cntk_epoch_accumulator",
               # NNabla's other random sources (as rand)
               "rand_binomial", "rand_gamma", "rand_beta",
               # NNabla's Fourier transforms: ONNX 17's DFT and STFT are not mapped yet

@@ -8,8 +8,9 @@ type name, ``inputs`` one node or an array of them, and the node's ``tag`` is th
 function's argument of that name, as CNTK's "plus the function args".  Stadyn builds it with
 its library function of the same name; the form's other settings (a ``Pooling`` node's
 ``kernelShape = new TensorShape [...]``, ...) are the C++ node's own names, which it does not
-translate: such a record, an operation it has no function for, and one that is no node (a
-layer such as ``DenseLayer``) are refused by name.  The node is made by the evaluator's
+translate: such a record (but a ``Crop``'s ``xOffset``/``yOffset``, its function's own
+names), an operation it has no function for, and one that is no node (a layer such as
+``DenseLayer``) are refused by name.  The node is made by the evaluator's
 checked call at the record's line (:class:`~._library.NodeCall`): the wrong number of
 ``inputs`` is an error there, as ``Plus (x, y, z)`` is.
 """
@@ -26,6 +27,8 @@ from ._values import BSArray, Record, _guarded
 __all__ = ["ComputationNodeFunctions"]
 
 _KEYS = ("operation", "inputs")
+# the settings of a node's record that its library function takes by the C++ node's name
+_SETTINGS = {"Crop": ("xOffset", "yOffset")}
 
 
 class ComputationNodeFunctions:
@@ -44,7 +47,8 @@ class ComputationNodeFunctions:
         if not isinstance(operation, str):
             raise NotImplementedError(f"{what}: operation must be a node type's name, got "
                                       f"{operation!r}")
-        others = [k for k in value if k not in _KEYS]
+        settings = _SETTINGS.get(operation, ())
+        others = [k for k in value if k not in _KEYS and k not in settings]
         function = self.lookup(operation)  # type: ignore[attr-defined]
         if function is None or others:
             why = (f"its settings {', '.join(others)} (the C++ node's names) are not read"
@@ -65,6 +69,9 @@ class ComputationNodeFunctions:
                                       f"input{'s' if len(names) != 1 else ''}, got "
                                       f"{len(args)}")
         tag = value._find("tag")
+        given = {k: value[k] for k in settings if k in value}
+        if given:                   # (a Crop's offsets)
+            node, function = function, lambda *a, tag="": node(*a, tag=tag, **given)
         return NodeCall(operation, function, args, _guarded(tag) if tag is not None else "")
 
 

@@ -61,6 +61,7 @@ class Evaluator(OperatorsMixin):
             "LayerStack": self._layer_stack,
             "Identity": lambda x: x,
             "Length": self._length,
+            "Fail": self._fail,
         }
         self._last_loc: A.SourceLocation | None = None
         # where each function a library call returned (a layer) was made: a step of
@@ -410,6 +411,10 @@ class Evaluator(OperatorsMixin):
         return self._sequential(tuple(
             self._to_python(self.at_path(f"{path}[{i}]", functools.partial(c, i))())
             for i in range(count)))
+
+    def _fail(self, what: Any) -> Any:
+        # CNTK.core.bs's Fail (msg): stops evaluation, with the caller's line
+        raise ConfigError(str(what))
 
     def _length(self, x: Any) -> int:
         if isinstance(x, (str, tuple)):

@@ -24,6 +24,7 @@ from .._random import initializer_seed
 from ..graph import Variable
 from ..layers import CNTKInitializer
 from ._library import cntk_filter_shape, cntk_shape
+from ._ndl_functions import _bilinear
 from ._sequence_library import NONE
 
 __all__ = ["LayerFunctions", "cntk_initializer", "cntk_fans"]
@@ -194,6 +195,7 @@ class LayerFunctions:
         return {"LinearLayer": self.LinearLayer, "DenseLayer": self.DenseLayer,
                 "ConvolutionalLayer": self.ConvolutionalLayer,
                 "ConvolutionTransposeLayer": self.ConvolutionTransposeLayer,
+                "BilinearUpsamplingLayer": self.BilinearUpsamplingLayer,
                 "MaxPoolingLayer": self.MaxPoolingLayer,
                 "AveragePoolingLayer": self.AveragePoolingLayer,
                 "MaxUnpoolingLayer": self.MaxUnpoolingLayer,
@@ -329,6 +331,19 @@ class LayerFunctions:
         return self._claims_on_apply(_InputChannels(layer, int(numInputChannels), what),
                                      initializer)
 
+    def BilinearUpsamplingLayer(self, numChannels, kernelSize, stride):
+        """CNTK.core.bs's ``BilinearUpsamplingLayer``: a ``ConvolutionTransposeLayer`` of
+        ``numChannels`` to ``numChannels`` channels, ``kernelSize x kernelSize`` every
+        ``stride``, weights ``init = 'bilinear'``, no bias, not learned
+        (``learningRateMultiplier = 0``)."""
+        what = "BilinearUpsamplingLayer"
+        _positive_ints(kernelSize, f"{what}: kernelSize")
+        layer = self.ConvolutionTransposeLayer(numChannels, (kernelSize, kernelSize),
+                                               numChannels, bias=False, init="zero",
+                                               initValueScale=1, stride=stride)
+        k, c = int(kernelSize), int(numChannels)
+        return _Frozen(layer, _bilinear({"kernelwidth": k, "kernelheight": k}, (k, k, c, c)))
+
     def MaxPoolingLayer(self, filterShape, stride=1, pad=False, lowerPad=0, upperPad=0,
                         ceilOutDim=False):
         """A :class:`stadyn.layers.MaxPooling` (``pad = false`` by default, as in CNTK); with
@@ -435,6 +450,26 @@ def _as_dims(value: Any) -> tuple:
     """A BrainScript array as a tuple, a lone value as a 1-tuple (also used by
     ``_tensor_library``)."""
     return tuple(value) if isinstance(value, tuple) else (value,)
+
+
+class _Frozen:
+    """A layer whose parameters are not learned (CNTK's ``learningRateMultiplier = 0``), its
+    weight ``value`` (NDL's ``init = bilinear``: each channel upsampled from itself)."""
+
+    def __init__(self, layer: Any, value: np.ndarray) -> None:
+        self.layer, self.value = layer, value
+
+    def __call__(self, x: Any) -> Any:
+        y = self.layer(x)
+        for p in self.parameters:
+            p.need_grad = False
+            if tuple(p.shape) == self.value.shape:
+                p.d = self.value
+        return y
+
+    @property
+    def parameters(self) -> Any:
+        return getattr(self.layer, "parameters", ())
 
 
 class _InputChannels:

@@ -30,7 +30,6 @@ from typing import Any
 from .. import functions as F
 from .._errors import ConfigError
 from ..cntk_semantics import max_unpooling, pooling, roi_pooling
-from ._layer_library import _as_dims
 from ._tensor_library import _dims, _fix, _int
 
 __all__ = ["PoolingFunctions"]
@@ -135,24 +134,27 @@ class PoolingFunctions:
     def MaxUnpooling(self, unpoolInput, poolInput, kernelDims, stride=1, autoPadding=True,
                      lowerPad=0, upperPad=0, imageLayout="CHW", tag=""):
         """``unpoolInput`` (the output of a max pooling of ``poolInput`` with this window,
-        stride and padding) spread to ``poolInput``'s shape: each value at its window's
-        maximum, zeros elsewhere."""
+        stride and padding: auto-padding, or ``lowerPad``/``upperPad`` on the axes without it)
+        spread to ``poolInput``'s shape: each value at its window's maximum, zeros
+        elsewhere."""
         what = "MaxUnpooling"
         y, x = self._value(unpoolInput, what), self._value(poolInput, what)
         if self._lead(x) != 1 or x.ndim != 4 or self._lead(y) != 1:
             raise ConfigError(f"{what}: needs minibatches of W:H:C images")
-        if any(v != 0 for v in _as_dims(lowerPad) + _as_dims(upperPad)):
-            raise ConfigError(f"{what}: explicit lowerPad/upperPad are not supported yet")
         window = _fix(_dims(kernelDims, f"{what}: kernelDims", zero=False), 2, 2, 1)[:2]
         strides = _fix(_dims(stride, f"{what}: stride", zero=False), 2, 2, 1)[:2]
         pads = _fix(autoPadding, 2, 2, False)[:2]
+        lower = _fix(_dims(lowerPad, f"{what}: lowerPad"), 2, 2, 0)[:2]
+        upper = _fix(_dims(upperPad, f"{what}: upperPad"), 2, 2, 0)[:2]
         window, strides, pads = window[::-1], strides[::-1], pads[::-1]    # (H, W)
-        pooled = pooling(x, window, strides, pads, average=False)
+        lower, upper = lower[::-1], upper[::-1]
+        pooled = pooling(x, window, strides, pads, average=False, lower_pad=lower,
+                         upper_pad=upper)
         if tuple(pooled.shape[1:]) != tuple(y.shape[1:]):
             raise ConfigError(f"{what}: the values {tuple(reversed(y.shape[1:]))} are not the "
                               f"shape of this pooling of {tuple(reversed(x.shape[1:]))}, "
                               f"{tuple(reversed(pooled.shape[1:]))} (column-major)")
-        return self._node(max_unpooling(y, x, window, strides, pads), what, tag)
+        return self._node(max_unpooling(y, x, window, strides, pads, lower, upper), what, tag)
 
     def ROIPooling(self, input, ROIs, shape, spatialScale=0.0625):  # noqa: A002
         """CNTK's ``ROIPooling`` node: the max of ``input``'s ``W:H:C`` feature maps over

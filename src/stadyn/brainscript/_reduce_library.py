@@ -21,14 +21,14 @@ __all__ = ["ReduceFunctions"]
 
 
 class ReduceFunctions:
-    """``ReduceSum`` & co., ``RectifiedLinear`` (CNTK's deprecated name of ``ReLU``) and
-    ``Scale``."""
+    """``ReduceSum`` & co., ``RectifiedLinear`` (CNTK's deprecated name of ``ReLU``),
+    ``Scale`` and ``EpochAccumulator``."""
 
     def _init_reductions(self) -> dict[str, Any]:
         return {"ReduceSum": self.ReduceSum, "ReduceMean": self.ReduceMean,
                 "ReduceMax": self.ReduceMax, "ReduceMin": self.ReduceMin,
                 "ReduceLogSum": self.ReduceLogSum, "RectifiedLinear": self.ReLU,
-                "Scale": self.Scale}
+                "Scale": self.Scale, "EpochAccumulator": self.EpochAccumulator}
 
     def Scale(self, scalarScalingFactor, matrix, tag=""):
         """``matrix`` times a scalar: CNTK built it as an ``ElementTimes`` of its two inputs
@@ -56,6 +56,20 @@ class ReduceFunctions:
             lead = v.ndim - len(axes)
             out = reshape_sample(out, (1,), lead > 0, sequence=lead == 2)
         return self._node(out, "ReduceElements", tag)
+
+    def EpochAccumulator(self, input, tag=""):  # noqa: A002 - CNTK's name
+        """CNTK's ``EpochAccumulator`` node (``new ComputationNode [operation =
+        'EpochAccumulator' ; inputs = x]``, Image/FCN's mean IoU): the mean of every sample of
+        ``input`` since the epoch began (``F.cntk_epoch_accumulator``; the runner resets it at
+        each epoch and each evaluation), one value for the minibatch."""
+        what = "EpochAccumulator"
+        x = self._value(input, what)
+        if x.sequence_lengths is not None or not self.has_batch_axis(x):
+            raise ConfigError(f"{what}: the input must be a minibatch of samples (not a "
+                              "sequence, not a parameter)")
+        out = F.cntk_epoch_accumulator(x)
+        self._batched.unmark(out)          # one value for the minibatch
+        return self._node(out, what, tag)
 
     def ReduceSum(self, _, axis=None, tag=""):
         return self._reduce(_, axis, tag, "ReduceSum", lambda v, a: F.sum(v, a, keepdims=True))

@@ -59,8 +59,8 @@ from ._readers import make_source
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import disable_reg_in_batch_norm, keep_checkpoint_files, make_learners
-from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch, TrainingComplete,
-                              TrainSetting)
+from ._train_progress import (CNTKProgress, EpochAccumulators, EpochResult, RepeatEpoch,
+                              TrainingComplete, TrainSetting)
 from ._write import write_format, write_outputs
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
@@ -339,7 +339,8 @@ class _Runner:
                 trainer.fit(inputs, inputs.input_map, epochs=max_epochs, epoch_size=epoch_size,
                             minibatch_size=list(sgd.minibatch_size), initial_epoch=epoch,
                             outputs=[F.sum(n) for n in evals[1:]], stop_on_nonfinite=False,
-                            callbacks=[progress], progress_bar=False)
+                            callbacks=[EpochAccumulators([criterion] + evals), progress],
+                            progress_bar=False)
             except RepeatEpoch as again:
                 epoch = again.epoch
                 continue
@@ -459,6 +460,7 @@ class _Runner:
                 raise ConfigError(f"node '{network.name(node)}': criterion nodes to evaluate must "
                                   "have dimension 1x1 (one value per sample)", *where)
         names = [network.name(n) for n in nodes]
+        EpochAccumulators(nodes).on_epoch_begin(None, 0)    # the sweep is one epoch
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
@@ -592,3 +594,4 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
         return runner.result
     finally:
         log.close()
+

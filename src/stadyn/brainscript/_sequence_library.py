@@ -38,18 +38,11 @@ from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
 from ..cntk_semantics import reshape_sample
-from . import _ast as A
 from ._library import Composition, ForwardRef, cntk_shape
 from ._loops import Loops, PendingMap, PendingState
+from ._sequence_use import sequence_arguments, uses_sequences
 
 __all__ = ["SequenceFunctions", "NONE", "uses_sequences"]
-
-# Names whose use makes a network a sequence network (its Inputs then carry a sequence axis).
-SEQUENCE_NAMES = frozenset({
-    "PastValue", "FutureValue", "Delay", "DelayLayer", "RecurrentLSTMLayer",
-    "RecurrentLSTMLayerStack", "DynamicAxis", "OptimizedRNNStack", "BS",
-    "LabelsToGraph", "ForwardBackward"})   # CTC: over sequences
-
 
 class _NoneValue:
     """CNTK's ``None`` (``BS.Constants.None``): "not given"."""
@@ -59,35 +52,6 @@ class _NoneValue:
 
 
 NONE = _NoneValue()
-
-
-def _names(expr: Any, out: set[str]) -> set[str]:
-    """Every identifier an AST mentions."""
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, A.Ident):
-            out.add(e.name)
-        if isinstance(e, A.MemberAccess) and isinstance(e.obj, A.Ident) and \
-                (e.obj.name, e.name) == ("BS", "Network"):
-            continue          # BS.Network.Load & co. are no sequence functions
-        if isinstance(e, (list, tuple)):
-            stack.extend(e)
-        elif hasattr(e, "__dataclass_fields__"):
-            stack.extend(getattr(e, f) for f in e.__dataclass_fields__ if f != "loc")
-    return out
-
-
-def uses_sequences(expr: Any) -> tuple[bool, bool]:
-    """Whether a network description uses sequence functions, and whether it declares a
-    ``DynamicAxis`` (then only Inputs given that axis are sequences).
-
-    >>> from stadyn.brainscript._parser import parse_expression
-    >>> uses_sequences(parse_expression("{ x = Input{3} ; h = PastValue (3, x) }"))
-    (True, False)
-    """
-    names = _names(expr, set())
-    return bool(names & SEQUENCE_NAMES), "DynamicAxis" in names
 
 
 class _DynamicAxis:
@@ -107,6 +71,7 @@ class SequenceFunctions:
     def _init_sequences(self, sequences: bool | None) -> dict[str, Any]:
         self.sequences = sequences
         self._declares_axis = False
+        self._sequence_arguments: frozenset[str] = frozenset()
         self._loops = Loops(self._batched.add)
         return {
             "PastValue": self.PastValue, "FutureValue": self.FutureValue,
@@ -155,14 +120,23 @@ class SequenceFunctions:
         if self.sequences is None:      # (a loaded model of sequences: _network_library.py)
             self.sequences = uses or self.loads_sequences(expr)
         self._declares_axis = declares
+        self._sequence_arguments = sequence_arguments(expr) if declares else frozenset()
 
     def compose(self, f, g, nested=False):
         return Composition(f, g, self._loops.resolve, nested)
 
     # ---- inputs ----------------------------------------------------------------------------
-    def _make_input(self, shape: tuple[int, ...], dynamic_axis: Any) -> Variable:
+    def _make_input(self, shape: tuple[int, ...], dynamic_axis: Any,
+                    image: bool = False) -> Variable:
+        # where the network declares an axis, an Input of the default one is a sequence when
+        # the network passes it to a sequence function (G2P.cntk's labels: Slice (..., axis =
+        # -1)), else one step per sample (a sequence classifier's labels)
+        # (an ImageInput holds one image a sample, unless given a DynamicAxis: Image/FCN's
+        # images beside its criteria's BS.Constants)
         sequence = bool(self.sequences) and (
-            isinstance(dynamic_axis, _DynamicAxis) or not self._declares_axis)
+            isinstance(dynamic_axis, _DynamicAxis) or (not image and (
+                not self._declares_axis or
+                self.path.rsplit(".", 1)[-1] in self._sequence_arguments)))
         v = S.input_variable(shape) if sequence else Variable((1,) + shape)
         return v
 
@@ -269,7 +243,13 @@ class SequenceFunctions:
         return S.gather(self._seq(x, "BS.Sequences.Gather"), self._seq(cond, "BS.Sequences.Gather"))
 
     def _SequenceScatter(self, cond, y):
-        return S.scatter(self._seq(y, "BS.Sequences.Scatter"),
+        values = self._value(y, "BS.Sequences.Scatter")
+        if values.sequence_lengths is None and self.has_batch_axis(values):
+            # one value per sequence (BS.Sequences.First, cntk.exe's sequence of one step):
+            # that step, put where cond is first nonzero
+            values = S.to_sequence(reshape_sample(values, (1,) + tuple(values.shape[1:]),
+                                                  True))
+        return S.scatter(self._seq(values, "BS.Sequences.Scatter"),
                          self._seq(cond, "BS.Sequences.Scatter"))
 
     def _BroadcastSequenceAs(self, type, data1):  # noqa: A002 - CNTK's name

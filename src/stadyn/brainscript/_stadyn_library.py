@@ -230,8 +230,11 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
     def Input(self, dims, dynamicAxis="", sparse=False, tag="feature"):
         """A graph input of per-sample shape ``dims`` (column-major), with a batch axis of 1 that
         the trainer resizes to each minibatch."""
+        return self._new_input(dims, dynamicAxis, tag)
+
+    def _new_input(self, dims, dynamic_axis, tag, image=False):
         shape = cntk_shape(_positive_ints(dims, "Input: dims"))
-        v = self._make_input(shape, dynamicAxis)
+        v = self._make_input(shape, dynamic_axis, image)
         self.inputs.append(v)
         self._batched.add(v)
         return self._node(v, "InputValue", tag or "")
@@ -361,7 +364,10 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
             x = x.materialize(self._value(y, "Times"), rank)
         a, b = self._value(x, "Times"), self._value(y, "Times")
         if self.has_batch_axis(a):
-            raise ConfigError("Times: the data must be the right operand (Times(W, x), W * x)")
+            if not self.has_batch_axis(b):     # the data on the left: h * matrix
+                return self._node(self._times_data_left(a, b, rank), "Times", tag)
+            raise ConfigError("Times: one operand must be data and the other a parameter "
+                              "(Times(W, x), W * x)")
         if not 1 <= rank < a.ndim + (0 if a.ndim > 1 else 1):
             raise ConfigError(f"Times: outputRank {rank} does not fit a left operand of shape "
                               f"{tuple(reversed(a.shape))} (column-major)")
@@ -454,9 +460,15 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
     def Sqrt(self, _, tag=""):
         return self._node(F.sqrt(self._value(_, "Sqrt"), rule="cntk"), "Sqrt", tag)
 
-    def Softmax(self, _, tag=""):
-        """Softmax over all elements of each sample (CNTK's column)."""
-        return self._node(self._over_sample(F.softmax, self._value(_, "Softmax")), "Softmax", tag)
+    def Softmax(self, _, axis=0, tag=""):
+        """Softmax over all elements of each sample (CNTK's column), or along CNTK axis
+        ``axis`` (1-based, column-major) only: CNTK.core.bs's ``exp (z - ReduceLogSum (z,
+        axis))``."""
+        x = self._value(_, "Softmax")
+        if isinstance(axis, numbers.Integral) and not isinstance(axis, bool) and axis == 0:
+            return self._node(self._over_sample(F.softmax, x), "Softmax", tag)
+        (along,) = self._sample_axes(x, axis, "Softmax")
+        return self._node(F.softmax(x, along), "Softmax", tag)
 
     def LogSoftmax(self, _, tag=""):
         return self._node(self._over_sample(F.log_softmax, self._value(_, "LogSoftmax")),

@@ -21,6 +21,7 @@ sample is Stadyn's sample axis ``r - k``.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -30,7 +31,7 @@ from typing import Any
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError
-from ..cntk_semantics import convolution, reshape_sample, window_edges
+from ..cntk_semantics import convolution, crop, crop_offsets, reshape_sample, window_edges
 from ..graph import Variable
 from ._layer_library import _as_dims
 from ._windows import locally_connected
@@ -66,6 +67,11 @@ def _fix(value: Any, filter_rank: int, rank: int, fill: Any, given: tuple = ()) 
     return tuple(items)
 
 
+# CNTK's comparison nodes and the functions that compute them
+_COMPARISONS = {"Equal": F.equal, "NotEqual": F.not_equal, "Less": F.less,
+                "LessEqual": F.less_equal, "Greater": F.greater, "GreaterEqual": F.greater_equal}
+
+
 class TensorFunctions:
     """CNTK's reshaping, slicing, transposing, matrix and raw convolution nodes."""
 
@@ -74,9 +80,10 @@ class TensorFunctions:
                 "ReshapeDimension": self.ReshapeDimension,
                 "FlattenDimensions": self.FlattenDimensions,
                 "SplitDimension": self.SplitDimension,
-                "Slice": self.Slice, "RowSlice": self.RowSlice,
+                "Slice": self.Slice, "RowSlice": self.RowSlice, "Crop": self.Crop,
+                **{name: functools.partial(self._compare, name) for name in _COMPARISONS},
                 "TransposeDimensions": self.TransposeDimensions, "Transpose": self.Transpose,
-                "Hardmax": self.Hardmax, "SumElements": self.SumElements,
+                "Hardmax": self.Hardmax, "SumElements": self.SumElements, "_If": self.If,
                 "TransposeTimes": self.TransposeTimes, "Convolution": self.Convolution,
                 "ImageInput": self.ImageInput}
 
@@ -186,7 +193,112 @@ class TensorFunctions:
         """CNTK axes 1 and 2 swapped."""
         return self.TransposeDimensions(x, 1, 2, tag=tag)
 
+    def Crop(self, input, referent, *ancestors, xOffset=None, yOffset=None,  # noqa: A002
+             tag=""):
+        """CNTK's ``Crop`` node (``new ComputationNode [operation = 'Crop' ; inputs = ...]``):
+        ``input`` cut to ``referent``'s width and height (its first two, column-major axes) at
+        ``xOffset``/``yOffset``, or, without them, at the offsets that align both with their
+        common ancestor in the graph (``cntk_semantics.crop_offsets``; four inputs: the last
+        two, above ``input`` and above ``referent``, stand for one another)."""
+        what = "Crop"
+        x, ref = self._value(input, what), self._value(referent, what)
+        if len(ancestors) not in (0, 2):
+            raise ConfigError(f"{what}: takes 2 or 4 inputs, got {2 + len(ancestors)}")
+        if (xOffset is None) != (yOffset is None):
+            raise ConfigError(f"{what}: give both xOffset and yOffset, or neither")
+        if xOffset is not None:
+            offsets = (_int(xOffset, f"{what}: xOffset"), _int(yOffset, f"{what}: yOffset"))
+        else:
+            pair = tuple(self._value(a, what) for a in ancestors) or None
+            offsets = crop_offsets(x, ref, pair, what)
+        lead = 2 if x.sequence_lengths is not None else int(self.has_batch_axis(x))
+        if x.ndim - lead < 2:
+            raise ConfigError(f"{what}: the input needs two spatial axes, got "
+                              f"{tuple(reversed(x.shape[lead:]))} (column-major)")
+        return self._node(crop(x, ref, *offsets, what=what), "Crop", tag)
+
+    # ---- comparisons and selection ------------------------------------------------------
+    def _compare(self, name, _, y, tag=""):
+        """CNTK's comparison nodes (``Equal (a, b)``, ``Less``, ...; ``a == b`` & co. on
+        nodes): 1 where the relation holds, else 0, element by element (broadcasting as
+        ``Plus``), no gradient."""
+        values = [_, y]
+        for i, j in ((0, 1), (1, 0)):       # a delay of a loop: its partner's dimensions
+            if isinstance(values[j], Variable):
+                values[i] = self._materialized(values[i], values[j],
+                                               self.has_batch_axis(values[j]))
+        self._loops.prepare(values)
+        a, b = (v if isinstance(v, Variable) else
+                Variable.from_numpy_array(np.full((1,), float(v), np.float32))
+                for v in (self._scalar_or_node(v, name) for v in values))
+        a, b = self._aligned(a, b)
+        return self._node(F.stop_gradient(_COMPARISONS[name](a, b)), name, tag)
+
+    # the operators on nodes: a == b, a != b, a < b, ...
+    def equal(self, a, b):
+        return self._compare("Equal", a, b)
+
+    def not_equal(self, a, b):
+        return self._compare("NotEqual", a, b)
+
+    def less(self, a, b):
+        return self._compare("Less", a, b)
+
+    def less_equal(self, a, b):
+        return self._compare("LessEqual", a, b)
+
+    def greater(self, a, b):
+        return self._compare("Greater", a, b)
+
+    def greater_equal(self, a, b):
+        return self._compare("GreaterEqual", a, b)
+
+    def _scalar_or_node(self, v, what):
+        if isinstance(v, numbers.Real) and not isinstance(v, bool):
+            return v
+        return self._value(v, what)
+
+    # ---- selection ----------------------------------------------------------------------
+    def If(self, cond, thenVal, elseVal, tag=""):
+        """CNTK's ``If`` node (``BS.Boolean.If``): ``thenVal`` where ``cond`` is not 0,
+        ``elseVal`` elsewhere, element by element (the three broadcast as in ``Plus``); a
+        number as ``cond`` picks one of them."""
+        if isinstance(cond, (bool, numbers.Real)):
+            return thenVal if cond else elseVal
+        values = [cond, thenVal, elseVal]
+        for i, j in ((1, 2), (2, 1), (0, 1)):   # a delay of a loop: its partner's dimensions
+            if isinstance(values[j], Variable):
+                values[i] = self._materialized(values[i], values[j],
+                                               self.has_batch_axis(values[j]))
+        self._loops.prepare(values)
+        c, t, e = (self._value(v, "If") for v in values)
+        t, e = self._aligned(t, e)
+        c, t = self._aligned(c, t)
+        c, e = self._aligned(c, e)
+        return self._node(F.where(c, t, e), "If", tag)
+
     # ---- matrix nodes -------------------------------------------------------------------
+    def _times_data_left(self, x: Variable, w: Variable, rank: int) -> Variable:
+        """CNTK's ``Times (x, W)`` with the data on the left (G2P.cntk's ``h * hook``): the
+        first ``rank`` (column-major) axes of ``x``'s sample are kept, the others reduced
+        against ``W``'s first axes, and ``W``'s remaining axes follow the kept ones."""
+        lead = 2 if x.sequence_lengths is not None else 1
+        sample = tuple(x.shape[lead:])            # row-major: reduced axes, then kept ones
+        if not 1 <= rank <= len(sample):
+            raise ConfigError(f"Times: outputRank {rank} does not fit a left operand of "
+                              f"shape {tuple(reversed(sample))} (column-major)")
+        reduced, kept = sample[:len(sample) - rank], sample[len(sample) - rank:]
+        if tuple(w.shape[w.ndim - len(reduced):]) != reduced or w.ndim < len(reduced):
+            raise ConfigError(f"Times: a right operand of shape {tuple(reversed(w.shape))} "
+                              f"does not start with the left operand's reduced axes "
+                              f"{tuple(reversed(reduced))} (column-major)")
+        rest = tuple(w.shape[:w.ndim - len(reduced)])
+        xs = reshape_sample(x, (math.prod(reduced), math.prod(kept)), True,
+                            sequence=lead == 2)
+        ws = F.reshape(w, (math.prod(rest), math.prod(reduced)))
+        y = F.einsum(xs, ws, equation="...rk,nr->...nk")
+        return reshape_sample(y, rest + kept, True, sequence=lead == 2)
+
     def Hardmax(self, z, tag=""):
         """1 at the first largest element of each sample, 0 elsewhere (no gradient flows)."""
         x = self._value(z, "Hardmax")
@@ -335,7 +447,8 @@ class TensorFunctions:
                    dynamicAxis="", tag="feature"):
         """``Input`` of an image: ``imageWidth : imageHeight : imageChannels`` in the ``CHW``
         (``cudnn``) layout, ``imageChannels : imageWidth : imageHeight`` in the legacy
-        ``HWC``."""
+        ``HWC``; one image a sample, also in a network of sequences (unless it is given a
+        ``dynamicAxis``)."""
         dims = tuple(_int(v, f"ImageInput: {n}") for v, n in (
             (imageWidth, "imageWidth"), (imageHeight, "imageHeight"),
             (imageChannels, "imageChannels")))
@@ -345,7 +458,7 @@ class TensorFunctions:
                               f"'{imageLayout}'")
         if layout in ("hwc", "legacy"):
             dims = (dims[2], dims[0], dims[1])
-        return self.Input(dims, dynamicAxis=dynamicAxis, tag=tag)
+        return self._new_input(dims, dynamicAxis, tag, image=True)
 
 
 def _as_vector(v: Variable, lead: int) -> Variable:

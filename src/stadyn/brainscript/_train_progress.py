@@ -31,6 +31,7 @@ import torch
 
 from .. import schedules as SC
 from .._errors import StadynError
+from ..graph import Variable, topological_nodes
 from ..train import TrainingCallback
 from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
@@ -38,7 +39,7 @@ from ._cntk_log import CNTKLog, epoch_line, minibatch_line
 from ._model_files import epoch_model, roll_back, save_epoch, save_model
 from ._sgd import cntk_learning_rate, effective_minibatch_size, momenta_per_sample
 
-__all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
+__all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete", "EpochAccumulators"]
 
 _SIZE_MAX = float(2 ** 64 - 1)        # CNTK's requestDataSize
 
@@ -325,3 +326,16 @@ class CNTKProgress(TrainingCallback):
             raise RepeatEpoch(step.next_epoch)
         drop = step.drop_checkpoints if adjust.load_best_model else None
         return {"auto_adjust": list(step.state.saved[epoch])}, drop, step.late_lines
+
+
+class EpochAccumulators(TrainingCallback):
+    """Resets the ``EpochAccumulator`` nodes the ``roots`` are computed from at the start of
+    each epoch, as cntk.exe's ``OnEpochStart`` does (a test or eval sweep is one epoch)."""
+
+    def __init__(self, roots: Sequence[Variable]) -> None:
+        self.nodes = [n for n in topological_nodes(list(roots))
+                      if n.spec.name == "cntk_epoch_accumulator"]
+
+    def on_epoch_begin(self, trainer, epoch: int) -> None:
+        for node in self.nodes:
+            node.state.reset()

@@ -22,7 +22,9 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
   of 3 or more may skip the first positions: a negative padding, which :func:`padded`
   applies), :func:`window_edges` its geometry also for ``ceilOutDim`` and explicit pads,
   :func:`max_unpooling` its inverse;
-  :func:`roi_pooling` is CNTK's ``ROIPooling`` (Fast R-CNN's max pooling over regions).
+  :func:`roi_pooling` is CNTK's ``ROIPooling`` (Fast R-CNN's max pooling over regions);
+* :func:`crop` is CNTK's ``Crop``, :func:`crop_offsets` the offsets its automatic form finds
+  from the graph (the two inputs' pixels mapped back to a common ancestor).
 
 Example:
     >>> import stadyn as sd, stadyn.cntk_semantics as S
@@ -34,6 +36,7 @@ Example:
 """
 
 from ..sequence import reshape_samples
+from ._crop import crop, crop_offsets
 from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, reshape_sample,
                     static_axis, times)
 from ._ops import class_ids, constant_like, divide, hardmax, logistic, straight_through
@@ -46,5 +49,5 @@ __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_samp
            "window_edges", "convolution",
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
            "refuse_window_beyond_input", "straight_through", "logistic", "constant_like",
-           "class_ids"]
+           "class_ids", "crop", "crop_offsets"]
 

@@ -49,7 +49,8 @@ def auto_padding(sizes: Sequence[int], kernels: Sequence[int], strides: Sequence
 
 
 def window_edges(size: int, k: int, s: int, auto: bool, lo: int = 0, hi: int = 0,
-                 ceil: bool = False, what: str = "pooling") -> tuple[int, int]:
+                 ceil: bool = False, what: str = "pooling", dilation: int = 1,
+                 refuse: bool = True) -> tuple[int, int]:
     """One axis of CNTK's window geometry (ConvolveGeometry: ComputeOutputShape and the
     reference engine's first window) for a window of ``k`` every ``s`` over ``size``
     positions: how far the windows reach ``(before, after)`` the input, a negative value being
@@ -57,8 +58,10 @@ def window_edges(size: int, k: int, s: int, auto: bool, lo: int = 0, hi: int = 0
     as :func:`auto_padding` does; without it explicit pads ``lo``/``hi`` start the first window
     ``lo`` before the input; ``ceil`` (CNTK's ``ceilOutDim``) keeps a last window that hangs
     over the end (auto-padding then uses C++'s division, rounding toward zero, where the
-    centres' span is longer than the axis).  A ``ShapeError`` names ``what`` where CNTK
-    refuses the geometry.
+    centres' span is longer than the axis).  A window ``dilation``-spaced spans
+    ``dilation * (k - 1) + 1`` positions.  A ``ShapeError`` names ``what`` where CNTK's
+    ConvolveGeometry refuses the geometry; ``refuse=False`` (a CNTK model file's node, which
+    CNTK built) takes it as it is.
 
     Example:
         >>> window_edges(7, 3, 2, False, ceil=True)     # windows 0-2, 2-4, 4-6
@@ -67,14 +70,17 @@ def window_edges(size: int, k: int, s: int, auto: bool, lo: int = 0, hi: int = 0
         (0, 1)
         >>> window_edges(9, 2, 3, True)                 # as auto_padding((9,), (2,), (3,))
         (-1, 0)
+        >>> window_edges(8, 3, 1, True, dilation=2)     # a span of 5: 2 before, 2 after
+        (2, 2)
     """
-    if k > size:
+    k = int(dilation) * (k - 1) + 1
+    if refuse and k > size:
         raise ShapeError(f"{what}: the window ({k}) is longer than the input ({size}) on an "
                          "axis (CNTK: kernel dim <= input dim)")
     padded_size = size + (k - 1 if auto else lo + hi)
     whole, rest = divmod(padded_size - k, s)
     out = whole + 1 + (1 if ceil and rest else 0)
-    if not auto and (lo or hi) and (out - 1) * s + k != padded_size:
+    if refuse and not auto and (lo or hi) and (out - 1) * s + k != padded_size:
         raise ShapeError(f"{what}: lowerPad {lo} and upperPad {hi} with a window of {k} every "
                          f"{s} leave part of the padded axis ({padded_size}) uncovered; CNTK "
                          "requires the windows to fill it exactly")
@@ -265,12 +271,7 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     strides = _per_axis(strides, n)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(window, sizes, "pooling")
-    if ceil_out_dim or any(lower_pad or ()) or any(upper_pad or ()):
-        lows, highs = _per_axis(lower_pad or 0, n), _per_axis(upper_pad or 0, n)
-        pads = [window_edges(*axis, bool(ceil_out_dim), "Pooling") for axis in
-                zip(sizes, window, strides, _per_axis(auto_pad, n), lows, highs)]
-    else:
-        pads = auto_padding(sizes, window, strides, None, auto_pad)
+    pads = _pooling_edges(sizes, window, strides, auto_pad, ceil_out_dim, lower_pad, upper_pad)
     x, pads = _crop_negative(x, pads)
     sizes = tuple(x.shape[-n:])
     symmetric = _symmetric(pads, sizes, window, strides, (1,) * n)
@@ -295,16 +296,30 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     return F.div2(total, count)
 
 
+def _pooling_edges(sizes, window, strides, auto_pad, ceil_out_dim=False, lower_pad=None,
+                   upper_pad=None) -> list[tuple[int, int]]:
+    """Each pooled axis's signed ``(before, after)`` reach of the windows (:func:`window_edges`;
+    :func:`auto_padding` where neither ``ceil_out_dim`` nor an explicit pad is given)."""
+    n = len(window)
+    if ceil_out_dim or any(lower_pad or ()) or any(upper_pad or ()):
+        lows, highs = _per_axis(lower_pad or 0, n), _per_axis(upper_pad or 0, n)
+        return [window_edges(*axis, bool(ceil_out_dim), "Pooling") for axis in
+                zip(sizes, window, strides, _per_axis(auto_pad, n), lows, highs)]
+    return auto_padding(sizes, window, strides, None, auto_pad)
+
+
 def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides: Sequence[int],
-                  auto_pad: bool | Sequence[bool]) -> Variable:
+                  auto_pad: bool | Sequence[bool], lower_pad: Sequence[int] | None = None,
+                  upper_pad: Sequence[int] | None = None) -> Variable:
     """CNTK's ``MaxUnpooling``: ``values`` (the output of :func:`pooling`'s max pooling of ``x``
     with this window, stride and padding) put back in ``x``'s shape, each at its window's
     maximum (the first in row-major order), zeros elsewhere; CNTK's auto-padding whatever its
     sides (a window's padding never holds its maximum; positions a negative lower pad skips get
     zeros).  Where overlapping windows (a stride shorter than the window) have their maximum at
     the same place, the last of them in row-major order keeps it, as CNTK 2.7's
-    (``CPUMatrix::MaxUnpooling`` writes window after window).  The gradient flows to
-    ``values`` only (to those that were kept).
+    (``CPUMatrix::MaxUnpooling`` writes window after window).  ``lower_pad``/``upper_pad`` (per
+    axis) place the windows of the axes without auto-padding as :func:`pooling`'s.  The
+    gradient flows to ``values`` only (to those that were kept).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
@@ -323,18 +338,13 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
     window = tuple(int(k) for k in window)
     n = len(window)
     strides = _per_axis(strides, n)
-    pads = auto_padding(tuple(x.shape[-n:]), window, strides, None, auto_pad)
-    kept, rest = _crop_negative(F.stop_gradient(x), pads)
-    widths = tuple(v for lo_hi in rest for v in lo_hi)
-    padded = F.pad(kept, widths, constant_value=float("-inf")) if any(widths) else kept
-    out = _unpool_last_wins(values, padded, window, strides)
-    if any(widths):
-        lead = out.ndim - n
-        start = [None] * lead + [lo for lo, _ in rest]
-        stop = [None] * lead + [lo + size for (lo, _), size in zip(rest, kept.shape[-n:])]
-        out = F.slice(out, start, stop, [1] * out.ndim)
-    dropped = tuple(v for lo, hi in pads for v in (max(0, -lo), max(0, -hi)))
-    return F.pad(out, dropped) if any(dropped) else out
+    pads = _pooling_edges(tuple(x.shape[-n:]), window, strides, auto_pad, False, lower_pad,
+                          upper_pad)
+    # the windows' input (its padding never a maximum), then back to x's shape: the padding
+    # cropped off, zeros where a negative pad left positions out
+    out = _unpool_last_wins(values, padded(F.stop_gradient(x), pads, float("-inf")), window,
+                            strides)
+    return padded(out, [(-lo, -hi) for lo, hi in pads])
 
 
 def _unpool_last_wins(values: Variable, padded: Variable, window: tuple, strides: tuple):
@@ -362,8 +372,9 @@ def _unpool_last_wins(values: Variable, padded: Variable, window: tuple, strides
         ranks = Variable.from_numpy_array(np.where(member, ordinal, 0).astype(np.float32))
         put = F.max_pooling_backward(F.mul2(values, F.cast(mask, str(values.dtype))), padded,
                                      window, strides, True, (0,) * n)
-        rank = F.max_pooling_backward(F.broadcast(ranks, tuple(values.shape)), padded, window,
-                                      strides, True, (0,) * n)
+        # (the ordinals at values' shape when it runs: a where whose both branches are them)
+        spread = F.where(F.stop_gradient(values), ranks, ranks)
+        rank = F.max_pooling_backward(spread, padded, window, strides, True, (0,) * n)
         if best is None:
             best, kept = rank, put
         else:

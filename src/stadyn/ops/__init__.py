@@ -21,6 +21,7 @@ from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _nnabla_extra  # noqa: F401  (NNabla's scatter_nd)
 from . import _nnabla_array, _nnabla_grad, _nnabla_index  # noqa: F401  (NNabla's flip, ...)
 from . import _nnabla_stateful  # noqa: F401  (NNabla's mean_subtraction)
+from . import _cntk_stateful  # noqa: F401  (CNTK's EpochAccumulator)
 from . import _signal  # noqa: F401  (NNabla's fft, ifft, stft, istft)
 from . import _nnabla_vision  # noqa: F401  (NNabla's roi_align, warp_by_flow)
 from . import _nnabla_sampling  # noqa: F401  (NNabla's random_choice)

@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from ... import cntk_semantics, functions as F
+from ... import cntk_semantics
 from . import _graph as G
 from ._adapt import batched, float_arrays, named, one_op, operand as _as_operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
@@ -45,10 +45,8 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
     if ox < 0 or oy < 0 or oy + h > shape[-2] or ox + w > shape[-1]:
         raise ValueError(f"crop_manual: a {h}x{w} window at offset (x={ox}, y={oy}) does not "
                          f"fit in the input's {shape[-2]}x{shape[-1]}")
-    n = v.ndim
-    start = [None] * (n - 2) + [oy, ox]
-    stop = [None] * (n - 2) + [oy + h, ox + w]
-    return named(wrap(F.slice(v, start, stop, [1] * n)), name, "Crop")
+    return named(wrap(cntk_semantics.crop(v, _as_operand(node_referent), ox, oy,
+                                          "crop_manual")), name, "Crop")
 
 
 def roipooling(operand, rois, pooling_type, roi_output_shape, spatial_scale: float,

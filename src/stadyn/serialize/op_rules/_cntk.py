@@ -158,3 +158,8 @@ def _eye_like_cntk(node):
 register_rules(F.cntk_eye_like, onnx_export=_eye_like_onnx,
                onnx_import={"EyeLike": _import_eye_like},
                cntk_import={"EyeLikeOp": _eye_like_cntk})
+
+# CNTK's EpochAccumulator (stadyn/ops/_cntk_stateful.py): a mean it keeps from run to run
+_EPOCH_MEAN = Unmapped("CNTK's EpochAccumulator keeps the mean of an epoch's samples from run "
+                       "to run (state the node keeps), which ONNX cannot hold")
+register_rules(F.cntk_epoch_accumulator, onnx_export=_EPOCH_MEAN, onnx_import=_EPOCH_MEAN)

@@ -94,7 +94,9 @@ def fill(values: Any, n: int, default: Any) -> tuple:
 
 def window(n: int, k: int, s: int, d: int, auto: bool, lo: int,
            hi: int) -> tuple[int, int, int]:
-    """``(pad below, pad above, output size)`` of one spatial axis (see the module docstring).
+    """``(pad below, pad above, output size)`` of one spatial axis (see the module docstring):
+    :func:`stadyn.cntk_semantics.window_edges`'s reach of the windows before and after the
+    input, and their count.
 
     Example:
         >>> window(32, 3, 2, 1, True, 0, 0)      # the CIFAR ConvNet's 3x3/2 pooling
@@ -104,11 +106,10 @@ def window(n: int, k: int, s: int, d: int, auto: bool, lo: int,
         >>> window(9, 2, 3, 1, True, 0, 0)      # the first cell skipped: windows 1-2, 4-5, 7-8
         (-1, 0, 3)
     """
-    ke = (k - 1) * d + 1
-    if auto:                      # (the first window's centre as CNTK places it: S.auto_padding;
-        (lo, hi), = S.auto_padding((n,), (k,), (s,), (d,), True)     # below 0: skipped cells)
-        return lo, hi, -(-n // s)
-    return lo, hi, (n + lo + hi - ke) // s + 1
+    # (S.window_edges: the first window's centre as CNTK places it, below 0 where it skips
+    # cells; with explicit pads the reach of the last whole window above)
+    below, above = S.window_edges(n, k, s, auto, lo, hi, dilation=d, refuse=False)
+    return below, above, (n + below + above - (k - 1) * d - 1) // s + 1
 
 
 def windowed(node, x, shape: tuple, spatial: int, kernel: tuple, strides: Any, dilation: Any,

@@ -1,0 +1,129 @@
+"""Which sequence functions a network description uses, read from its syntax tree before it is
+evaluated: whether its Inputs carry a sequence axis.
+
+Only what the network can reach counts: the members of its records (CNTK builds every node a
+network record defines) and the bodies of the functions they call, by name, however deep.  A
+function the network defines but never calls makes no node, so a ``PastValue`` in it does not
+make the network one of sequences.  Names are matched without scopes (a name defined twice
+counts both definitions): the analysis may take a network for one of sequences that uses none,
+never the other way round where a function is called by its name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _ast as A
+
+__all__ = ["SEQUENCE_NAMES", "uses_sequences", "sequence_arguments"]
+
+# Names whose use makes a network a sequence network (its Inputs then carry a sequence axis).
+SEQUENCE_NAMES = frozenset({
+    "PastValue", "FutureValue", "Delay", "DelayLayer", "RecurrentLSTMLayer",
+    "RecurrentLSTMLayerStack", "DynamicAxis", "OptimizedRNNStack", "BS",
+    "LabelsToGraph", "ForwardBackward"})   # CTC: over sequences
+
+# The BS namespace that holds no sequence function (the others count, as a whole, for whether
+# a network is one of sequences); those whose functions' arguments are sequences
+_PLAIN_BS = frozenset({"Network"})
+_SEQUENCE_BS = frozenset({"Loop", "Sequences", "RNNs", "Seq2Seq"})
+
+
+def _children(e: Any) -> list[Any]:
+    if isinstance(e, (list, tuple)):
+        return list(e)
+    if hasattr(e, "__dataclass_fields__"):
+        return [getattr(e, f) for f in e.__dataclass_fields__ if f != "loc"]
+    return []
+
+
+def _functions(expr: Any) -> dict[str, list[Any]]:
+    """Every named function of the tree (``f (x) = ...``, ``f = x => ...``): name -> bodies."""
+    found: dict[str, list[Any]] = {}
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, A.Member) and isinstance(e.value, A.Lambda):
+            found.setdefault(e.name, []).append(e.value)
+        stack.extend(_children(e))
+    return found
+
+
+def _reached(expr: Any) -> list[Any]:
+    """The nodes of the tree the network evaluates: everything outside named functions, and
+    the named functions it calls (transitively)."""
+    functions = _functions(expr)
+    named = {id(body) for bodies in functions.values() for body in bodies}
+    seen: set[str] = set()
+    out: list[Any] = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, A.Lambda) and id(e) in named and e is not expr:
+            continue            # a definition: walked where it is called
+        out.append(e)
+        if isinstance(e, A.Ident) and e.name in functions and e.name not in seen:
+            seen.add(e.name)
+            for body in functions[e.name]:
+                stack.extend(_children(body))
+        if isinstance(e, A.MemberAccess) and e.name in functions and e.name not in seen:
+            seen.add(e.name)    # rec.f (...): a function of a record
+            for body in functions[e.name]:
+                stack.extend(_children(body))
+        stack.extend(_children(e))
+    return out
+
+
+def _is_sequence_name(e: Any) -> bool:
+    if isinstance(e, A.Ident):
+        return e.name in SEQUENCE_NAMES and e.name != "BS"
+    if isinstance(e, A.MemberAccess) and isinstance(e.obj, A.Ident) and e.obj.name == "BS":
+        return e.name not in _PLAIN_BS
+    return False
+
+
+def uses_sequences(expr: Any) -> tuple[bool, bool]:
+    """Whether a network description uses sequence functions, and whether it declares a
+    ``DynamicAxis`` (then only Inputs given that axis, or passed to a sequence function by
+    name, are sequences: see :func:`sequence_arguments`).
+
+    >>> from stadyn.brainscript._parser import parse_expression
+    >>> uses_sequences(parse_expression("{ x = Input{3} ; h = PastValue (3, x) }"))
+    (True, False)
+    >>> uses_sequences(parse_expression("{ x = Input{3} ; f (y) = PastValue (3, y) ; h = x }"))
+    (False, False)
+    """
+    reached = _reached(expr)
+    uses = any(_is_sequence_name(e) for e in reached)
+    return uses, any(isinstance(e, A.Ident) and e.name == "DynamicAxis" for e in reached)
+
+
+def _is_sequence_call(call: A.Call) -> bool:
+    f = call.func
+    if isinstance(f, A.Ident):
+        if f.name == "Slice":     # Slice (..., axis = -1): along the sequence
+            return any(a.name == "axis" and isinstance(a.value, A.Unary) and a.value.op == "-"
+                       and isinstance(a.value.operand, A.Number) and a.value.operand.value == 1
+                       for a in call.args)
+        return _is_sequence_name(f)
+    # BS.Sequences.First (x), BS.Loop.Previous (x), ...
+    return isinstance(f, A.MemberAccess) and isinstance(f.obj, A.MemberAccess) and \
+        isinstance(f.obj.obj, A.Ident) and f.obj.obj.name == "BS" and f.obj.name in _SEQUENCE_BS
+
+
+def sequence_arguments(expr: Any) -> frozenset[str]:
+    """The names passed, as they are, to a sequence function (``BS.Sequences.First (x)``,
+    ``Slice (1, 0, x, axis = -1)``, ``PastValue (0, x)``): an Input of one of these names is
+    a sequence even where the network declares its own ``DynamicAxis`` and the Input does not
+    name it (CNTK gives such an Input the default sequence axis).
+
+    >>> from stadyn.brainscript._parser import parse_expression
+    >>> sorted(sequence_arguments(parse_expression(
+    ...     "{ a = DynamicAxis{} ; x = Input{3} ; y = Slice (1, 0, x, axis = -1) }")))
+    ['x']
+    """
+    names: set[str] = set()
+    for e in _reached(expr):
+        if isinstance(e, A.Call) and _is_sequence_call(e):
+            names.update(a.value.name for a in e.args if isinstance(a.value, A.Ident))
+    return frozenset(names)
