@@ -19,7 +19,8 @@ when it is built (a Variable named only later is freed until the plan is built a
 it ``persistent``); a clearing backward reads it as it runs.
 
 :func:`held_variables` is the one place that decides; ``Subgraph.filled`` (what a forward
-gives values to), the plan's and autograd's clearing backwards and the plan-sharing key ask it.
+gives values to), the clearing backwards (a plan's: :func:`free_passed`; autograd's:
+``retain_intermediate_grads``) and the reuse of a shared plan ask it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import types
 from ._location import _PACKAGE
 from ._variable import Variable
 
-__all__ = ["held_variables", "keeps_value", "MAX_ITEMS"]
+__all__ = ["held_variables", "keeps_value", "free_passed", "MAX_ITEMS"]
 
 #: A list, tuple, set or dict the program names is looked into up to this many items (a
 #: larger one is data, not a list of Variables).
@@ -95,3 +96,28 @@ def keeps_value(v: Variable, held: set[int]) -> bool:
         (False, True)
     """
     return v._persistent or id(v) in held
+
+
+def free_passed(variables) -> None:
+    """After a clearing backward: drop the values and gradients of ``variables`` (the
+    intermediates it passed through), but a ``persistent`` one's, and the value of one the
+    program holds.
+
+    Example:
+        >>> import weakref, numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph._held_values import free_passed
+        >>> x = sd.Variable.from_numpy_array(np.ones(2))
+        >>> h = F.tanh(x)
+        >>> y = F.sum(F.sin(h))
+        >>> y.forward()
+        >>> dropped = weakref.ref(y.parent.inputs[0])     # F.sin(h): the program holds none
+        >>> free_passed([h, dropped()])
+        >>> h._data is not None, dropped()._data is None
+        (True, True)
+    """
+    held = held_variables()
+    for v in variables:
+        if not v._persistent:
+            v._grad = None
+            if id(v) not in held:
+                v._data = None

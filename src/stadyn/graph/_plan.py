@@ -32,7 +32,7 @@ import torch.fx as fx
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
-from ._held_values import held_variables
+from ._held_values import free_passed
 from ._intermediate_grads import (backward_returning, intermediates_beyond, intermediates_of,
                                   keep_intermediate_grads, persistent_positions,
                                   retain_intermediate_grads, take_retained_grads)
@@ -198,14 +198,8 @@ class StaticPlan:
         if clear_buffer:
             self.saved = None
             # NNabla frees the values and gradients of the intermediates its backward passes
-            # through (those held for it only too: clear_no_need_grad's ``kept``); a value the
-            # program holds stays (_held_values.py)
-            held = held_variables()
-            for v in (*self.kept, *self.all_inters):
-                if not v._persistent:
-                    v._grad = None
-                    if id(v) not in held:
-                        v._data = None
+            # through (those held for it only too: clear_no_need_grad's ``kept``)
+            free_passed((*self.kept, *self.all_inters))
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
         if self.grad_inters:
             keep_intermediate_grads(self.grad_inters, grads[len(self.grad_leaves):],
