@@ -10,6 +10,7 @@ measure.py`` shows when that is the value and when it is not); Stadyn read zeros
 expected values are a NumPy forward of the same network.
 """
 
+import gc
 import weakref
 
 import numpy as np
@@ -147,3 +148,19 @@ def test_a_plan_built_while_the_program_held_a_variable_is_not_shared_by_one_tha
     assert dropped()._data is None           # no backward reads it: freed as the forward ran
     other.backward(clear_buffer=True)
     np.testing.assert_allclose(pred.d, _numpy_scores(x_np), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_looking_for_what_the_program_holds_keeps_nothing_alive(data, dynamic):
+    """The search reads each function's variables (``frame.f_locals``, before Python 3.13 a
+    copy the frame keeps): a graph the program deletes is freed as before."""
+    x_np, labels = data
+    with nn.auto_forward(dynamic):
+        pred = _mlp(nn.Variable.from_numpy_array(x_np))
+        loss = F.mean(F.softmax_cross_entropy(pred, nn.Variable.from_numpy_array(labels)))
+    loss.forward(clear_no_need_grad=True)
+    loss.backward(clear_buffer=True)
+    gone = weakref.ref(pred)
+    del pred, loss
+    gc.collect()
+    assert gone() is None

@@ -25,6 +25,7 @@ gives values to), the clearing backwards (a plan's: :func:`free_passed`; autogra
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 
@@ -36,6 +37,9 @@ __all__ = ["held_variables", "keeps_value", "free_passed", "MAX_ITEMS"]
 #: A list, tuple, set or dict the program names is looked into up to this many items (a
 #: larger one is data, not a list of Variables).
 MAX_ITEMS = 1000
+
+_SNAPSHOTS = sys.version_info < (3, 13)
+_OPTIMIZED = inspect.CO_OPTIMIZED
 
 _OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
            types.MethodType, types.CodeType, types.FrameType)
@@ -59,6 +63,9 @@ def _contents(value):
 def held_variables() -> set[int]:
     """The ``id`` of every Variable the program holds (see the module docstring): named by a
     frame outside Stadyn on the caller's stack, directly or one step inside what it names.
+    Before Python 3.13 reading a function's variables fills the dict ``locals()`` returns,
+    which is emptied again after (a dict a function took from ``locals()`` earlier and reads
+    after a clearing run finds it empty; under a debugger it is left filled).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -73,13 +80,21 @@ def held_variables() -> set[int]:
     frame = sys._getframe(1)
     while frame is not None:
         if not frame.f_code.co_filename.startswith(_PACKAGE):
-            for value in list(frame.f_locals.values()):
+            names = frame.f_locals
+            for value in list(names.values()):
                 if isinstance(value, Variable):
                     held.add(id(value))
                     continue
                 for inner in list(_contents(value)):
                     if isinstance(inner, Variable):
                         held.add(id(inner))
+            if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED and frame.f_trace is None:
+                # Before Python 3.13 a function's f_locals is a dict the frame keeps, a copy
+                # of its variables made when asked: left filled, it would keep what the
+                # function deletes or rebinds alive until the frame ends.  Emptied, it is
+                # made again by the next ``locals()``; under a Python tracer (a debugger)
+                # it is left, since the tracer writes it back into the variables.
+                names.clear()
         frame = frame.f_back
     return held
 
