@@ -51,11 +51,11 @@ def _contents(value):
         return value.values() if len(value) <= MAX_ITEMS else ()
     if isinstance(value, (list, tuple, set, frozenset)):
         return value if len(value) <= MAX_ITEMS else ()
-    if isinstance(value, _OPAQUE):
-        return ()
+    if not type(value).__dictoffset__ or isinstance(value, _OPAQUE):
+        return ()                    # no attributes of its own (a number, an array, a str)
     try:
         attributes = value.__dict__
-    except Exception:  # noqa: BLE001 - an object without (or refusing) attributes holds none
+    except Exception:  # noqa: BLE001 - an object refusing its attributes holds none
         return ()
     return attributes.values() if isinstance(attributes, dict) else ()
 
@@ -81,7 +81,9 @@ def held_variables() -> set[int]:
     while frame is not None:
         if not frame.f_code.co_filename.startswith(_PACKAGE):
             names = frame.f_locals
-            for value in list(names.values()):
+            for name, value in list(names.items()):
+                if name[:2] == "__":         # a module's own (its __builtins__ dict)
+                    continue
                 if isinstance(value, Variable):
                     held.add(id(value))
                     continue
@@ -113,10 +115,12 @@ def keeps_value(v: Variable, held: set[int]) -> bool:
     return v._persistent or id(v) in held
 
 
-def free_passed(variables) -> None:
+def free_passed(variables, given=None) -> None:
     """After a clearing backward: drop the values and gradients of ``variables`` (the
     intermediates it passed through), but a ``persistent`` one's, and the value of one the
-    program holds.
+    program holds -- or, with ``given``, of one among ``given`` (the Variables a clearing
+    forward's plan gives values to: those the program held when it was built), which spares
+    a backward the search.
 
     Example:
         >>> import weakref, numpy as np, stadyn as sd, stadyn.functions as F
@@ -130,7 +134,7 @@ def free_passed(variables) -> None:
         >>> h._data is not None, dropped()._data is None
         (True, True)
     """
-    held = held_variables()
+    held = held_variables() if given is None else {id(v) for v in given}
     for v in variables:
         if not v._persistent:
             v._grad = None

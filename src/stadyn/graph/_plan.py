@@ -198,8 +198,10 @@ class StaticPlan:
         if clear_buffer:
             self.saved = None
             # NNabla frees the values and gradients of the intermediates its backward passes
-            # through (those held for it only too: clear_no_need_grad's ``kept``)
-            free_passed((*self.kept, *self.all_inters))
+            # through (those held for it only too: clear_no_need_grad's ``kept``); a clearing
+            # forward's plan keeps those it gave values to (what the program held then)
+            given = None if self.keep_all else self.fill[:len(self.fill) - len(self.kept)]
+            free_passed((*self.kept, *self.all_inters), given)
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
         if self.grad_inters:
             keep_intermediate_grads(self.grad_inters, grads[len(self.grad_leaves):],
