@@ -93,9 +93,11 @@ def held_variables() -> set[int]:
             if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED and frame.f_trace is None:
                 # Before Python 3.13 a function's f_locals is a dict the frame keeps, a copy
                 # of its variables made when asked: left filled, it would keep what the
-                # function deletes or rebinds alive until the frame ends.  Emptied, it is
-                # made again by the next ``locals()``; under a Python tracer (a debugger)
-                # it is left, since the tracer writes it back into the variables.
+                # function deletes or rebinds alive until the frame ends (any object: a CNTK
+                # Function holds its graph through attributes this search does not look
+                # into).  Emptied, it is made again by the next ``locals()``; under a Python
+                # tracer (a debugger) it is left, since the tracer writes it back into the
+                # variables.
                 names.clear()
         frame = frame.f_back
     return held
