@@ -32,7 +32,9 @@ NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 KNOWN = {
     "python_api": {
         53: "NNabla prints the freed buffer of an intermediate cleared by clear_buffer "
-            "(whatever memory holds), Stadyn zeros; the persistent value after agrees",
+            "(whatever memory holds), Stadyn the prediction: the notebook holds y, and a "
+            "Variable the program holds keeps its value (graph/_held_values.py); the "
+            "persistent value after agrees",
     },
     "mixed_precision_training": {},         # its fragments fail alike; the added cell agrees
     "by_examples": {},                      # nn.Context prints NNabla's fields (cell 28)

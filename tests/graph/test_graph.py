@@ -104,25 +104,28 @@ def test_no_gradient_reaches_leaves_without_need_grad():
 
 def test_clear_no_need_grad_keeps_roots_persistent_and_what_the_backward_reads():
     """NNabla's rule: m = x * 0.5 is freed (no backward reads it: tanh's reads its output),
-    h1 = tanh(m) is kept (tanh's and sigmoid's backward read it) until a clearing backward."""
+    h1 = tanh(m) is kept (tanh's and sigmoid's backward read it) until a clearing backward.
+    ``m`` and ``h1`` are looked at through weak references: a Variable the program holds
+    keeps its value (``_held_values.py``)."""
     x = sd.Variable.from_numpy_array(np.full((2, 2), 2.0), need_grad=True)
     m = x * 0.5
     h1 = F.tanh(m)
     h2 = F.sigmoid(h1)
     h2.persistent = True
     loss = F.sum(h2 * 2.0)
+    m, h1 = weakref.ref(m), weakref.ref(h1)
     loss.forward(clear_no_need_grad=True)
-    assert m._data is None and h2._data is not None and loss._data is not None
-    np.testing.assert_allclose(h1.d, np.full((2, 2), np.tanh(1.0)), rtol=1e-6)
+    assert m()._data is None and h2._data is not None and loss._data is not None
+    np.testing.assert_allclose(h1().d, np.full((2, 2), np.tanh(1.0)), rtol=1e-6)
     loss.backward(clear_buffer=True)
-    assert h1._data is None and h2._data is not None
+    assert h1()._data is None and h2._data is not None
     expected = 0.5 * 2 * (1 - np.tanh(1) ** 2) * (1 / (1 + np.exp(-np.tanh(1)))) * (
         1 - 1 / (1 + np.exp(-np.tanh(1))))
     np.testing.assert_allclose(x.g, np.full((2, 2), expected), rtol=1e-6)
     with pytest.raises(sd.StadynError, match="cleared"):
         loss.backward()
     loss.forward()                           # default: every intermediate is kept
-    assert h1._data is not None
+    assert h1()._data is not None
 
 
 def test_setting_persistent_after_a_cleared_forward_keeps_the_value_next_time():
@@ -160,13 +163,16 @@ def test_a_backward_scale_past_float32_is_inf_as_in_nnabla(dynamic):
 
 
 def test_dynamic_backward_clear_buffer_frees_intermediates():
+    """``h`` is looked at through a weak reference: a Variable the program holds keeps its
+    value (``_held_values.py``)."""
     x = sd.Variable.from_numpy_array(np.ones(3), need_grad=True)
     with sd.auto_forward():
         h = F.tanh(x)
         loss = F.sum(h)
-    assert h._data is not None
+    h = weakref.ref(h)
+    assert h()._data is not None
     loss.backward(clear_buffer=True)
-    assert h._data is None and loss._data is not None and x.grad is not None
+    assert h()._data is None and loss._data is not None and x.grad is not None
 
 
 def test_forward_all_runs_outputs_together():

@@ -36,6 +36,7 @@ from typing import Iterable, Mapping, Sequence
 import torch
 import torch.fx as fx
 
+from ._held_values import held_variables
 from ._passes import drop_dead_code
 from ._tracing import program_module
 from ._variable import FunctionNode, Variable, topological_nodes
@@ -95,7 +96,8 @@ def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
     computed by autograd-recorded ops; with ``clear_buffer`` only the persistent ones, and the
     others' old gradients are dropped, and their values where the backward passes through
     them: NNabla's ``backward(clear_buffer=True)`` frees those, and keeps a branch's that
-    needs no gradient; a static graph's forward keeps its roots', ``spare``).  ``values``
+    needs no gradient; a static graph's forward keeps its roots', ``spare``, and the values the
+    program holds stay, ``_held_values.py``).  ``values``
     gives the tensors of the Variables (by ``id``) whose run left them no value (an eager run
     of a clearing forward); the others' are their ``.data``.  Returns what
     :func:`take_retained_grads` reads after.
@@ -111,6 +113,8 @@ def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
     """
     kept = []
     spared = {id(v) for v in spare}
+    if clear_buffer:                # a value the program holds stays (_held_values.py)
+        spared |= held_variables()
     for v in variables:
         t = values.get(id(v), v._data) if values else v._data
         if clear_buffer and not v._persistent:

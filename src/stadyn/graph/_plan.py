@@ -32,6 +32,7 @@ import torch.fx as fx
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
+from ._held_values import free_passed
 from ._intermediate_grads import (backward_returning, intermediates_beyond, intermediates_of,
                                   keep_intermediate_grads, persistent_positions,
                                   retain_intermediate_grads, take_retained_grads)
@@ -197,10 +198,10 @@ class StaticPlan:
         if clear_buffer:
             self.saved = None
             # NNabla frees the values and gradients of the intermediates its backward passes
-            # through (those held for it only too: clear_no_need_grad's ``kept``)
-            for v in (*self.kept, *self.all_inters):
-                if not v._persistent:
-                    v._data = v._grad = None
+            # through (those held for it only too: clear_no_need_grad's ``kept``); a clearing
+            # forward's plan keeps those it gave values to (what the program held then)
+            given = None if self.keep_all else self.fill[:len(self.fill) - len(self.kept)]
+            free_passed((*self.kept, *self.all_inters), given)
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
         if self.grad_inters:
             keep_intermediate_grads(self.grad_inters, grads[len(self.grad_leaves):],

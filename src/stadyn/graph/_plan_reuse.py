@@ -11,7 +11,8 @@ but their position in the graph, so any graph with the same *structure* can run 
 * its ops in the same order, each with the same spec, the same attributes (the non-Variable
   arguments, by value) and its inputs at the same positions (a leaf by its index among the
   leaves, an op output by its node's index and output index);
-* the same roots, the same live and ``persistent`` outputs (what a forward fills), the same
+* the same roots, the same live and ``persistent`` outputs and the same outputs the program
+  holds (what a forward fills, ``_held_values.py``: checked when a plan is reused), the same
   ``recompute`` flags, the same views among the leaves and the same leaves sharing one tensor;
 * and, as for any plan, the same leaf signature (shape, dtype, device, ``requires_grad``),
   gradient marks and flags (grad mode, phase, context, buffer flags).
@@ -261,6 +262,11 @@ def reuse(key: tuple | None, subgraph: Subgraph, keep_all: bool
     :func:`structure`), and the seconds that template's build took; None when there is none."""
     template = _TEMPLATES.get(key) if key is not None else None
     if template is None:
+        return None
+    # the values a forward gives out depend on what the program holds too (_held_values.py)
+    at = _positions(subgraph.leaves, subgraph.nodes)
+    if [at.get(id(v)) for v in subgraph.filled(keep_all)] != \
+            template.fill[:len(template.fill) - template.n_kept]:
         return None
     _TEMPLATES.move_to_end(key)
     return template.bind(subgraph, keep_all), template.seconds

@@ -27,6 +27,7 @@ from typing import Hashable, Sequence
 
 import torch
 
+from ._held_values import held_variables, keeps_value
 from ._tensors import data_of, grad_of
 from ._variable import FunctionNode, Variable, topological_nodes
 
@@ -218,9 +219,11 @@ class Subgraph:
 
     def filled(self, keep_all: bool) -> list[Variable]:
         """The Variables a forward run gives values to: the roots computed by ops, then (with
-        ``keep_all``) every live intermediate, or else only the ``persistent`` ones."""
+        ``keep_all``) every live intermediate, or else only the ``persistent`` ones and those
+        the program holds (``_held_values.py``)."""
         fill: list[Variable] = []
         seen: set[int] = set()
+        held = set() if keep_all else held_variables()
         for r in self.roots:
             if id(r) not in seen and r.parent is not None:
                 seen.add(id(r))
@@ -228,7 +231,7 @@ class Subgraph:
         for node in self.nodes:
             for ref in node._outputs:
                 v = ref()
-                if v is not None and id(v) not in seen and (keep_all or v.persistent):
+                if v is not None and id(v) not in seen and (keep_all or keeps_value(v, held)):
                     seen.add(id(v))
                     fill.append(v)
         return fill

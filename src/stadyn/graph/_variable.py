@@ -437,8 +437,8 @@ class Variable:
                 function_post_hook: Callable | None = None) -> None:
         """Compute this Variable from the leaves of its graph.
 
-        ``clear_buffer`` keeps only this output and ``persistent`` variables (inference);
-        ``clear_no_need_grad`` additionally keeps what a later :meth:`backward` needs (training).
+        ``clear_buffer`` keeps only this output, ``persistent`` variables and those the program
+        holds (inference); ``clear_no_need_grad`` also keeps what a :meth:`backward` needs.
         The graph is lowered once to generated code and cached.  ``function_pre_hook`` /
         ``function_post_hook`` are called with each op's node before / after it runs, after the
         global ones (``stadyn.graph.set_function_pre_hook``); the graph then runs op by op.
@@ -454,7 +454,7 @@ class Variable:
 
         ``grad`` is the gradient of the objective w.r.t. this Variable (a scalar, an array, or None
         to use the current ``.g``).  Gradients accumulate until a solver's ``zero_grad``.
-        ``clear_buffer`` frees the saved intermediates (a second backward then needs a forward).
+        ``clear_buffer`` frees the values the program does not hold (then forward again).
         ``function_pre_hook`` / ``function_post_hook`` are called with each op's node before /
         after its backward runs (a static graph's backward then runs op by op).
         """

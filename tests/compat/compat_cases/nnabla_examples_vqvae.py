@@ -112,9 +112,10 @@ def examples_data_iterator_data_source(r):
 @nnabla_case(names=["nnabla.Variable.backward"])
 def examples_op_on_a_buffer_backward_cleared(nn, F, PF, r):
     """In dynamic mode an op may read an intermediate a ``backward(clear_buffer=True)`` freed:
-    NNabla reads the freed memory (whatever it holds), Stadyn the zeros ``.d`` shows there;
-    neither refuses, and the result has the intermediate's shape (its values are not compared:
-    NNabla's are whatever the memory held)."""
+    NNabla reads the freed memory (whatever it holds), Stadyn the value it keeps for a Variable
+    the program holds (``recon`` here; a dropped one's ``.d`` shows zeros); neither refuses, and
+    the result has the intermediate's shape (its values are not compared: NNabla's are
+    whatever the memory held)."""
     r.touch("nnabla.Variable.backward")
     nn.set_auto_forward(True)
     try:
