@@ -79,6 +79,9 @@ MAX_TRIALS = 64
 #: its first signature's trial runs pay before a build; 0 lowers such a graph at once too).
 BUILD_RUNS = 50
 
+#: A structure not looked for yet (``structure`` gives None for a graph it cannot key).
+_UNSEEN = object()
+
 
 class _PlanCache:
     """The subgraph of a set of roots, its lowered plans (by leaf signature and flags, least
@@ -128,7 +131,7 @@ class _PlanCache:
             self.plans.move_to_end(key)
             return plan
         spent = self.trials.get(key)
-        runs = self._rent_first(key, flags, keep_all) if spent is None else None
+        runs, form = self._rent_first(key, flags, keep_all) if spent is None else (None, _UNSEEN)
         if runs is not None:
             self.built[flags] = math.inf            # priced by its trials' runs
             self.pricing[flags] = runs
@@ -145,7 +148,7 @@ class _PlanCache:
             self.trial, self.trial_key = trial, key
             return trial
         self.trials.pop(key, None)
-        plan, seconds = self._build(key, flags, keep_all)
+        plan, seconds = self._build(key, flags, keep_all, form)
         estimated = flags in self.pricing
         self.pricing.pop(flags, None)
         if isinstance(plan, StaticPlan):
@@ -164,9 +167,10 @@ class _PlanCache:
             self.plans.popitem(last=False)
         return plan
 
-    def _build(self, key: tuple, flags: tuple, keep_all: bool) -> tuple:
-        """A new plan for ``key`` and its build's seconds.  A graph rebuilt alike (new roots,
-        same structure) replays the plan built for the first (_plan_reuse.py; a labelled plan
+    def _build(self, key: tuple, flags: tuple, keep_all: bool, form: Any) -> tuple:
+        """A new plan for ``key`` and its build's seconds (``form``: the graph's
+        :func:`structure` where :meth:`_rent_first` found it, else ``_UNSEEN``).  A graph
+        rebuilt alike (new roots, same structure) replays the plan built for the first (_plan_reuse.py; a labelled plan
         is not shared: its ranges name scopes).  A graph that may be differentiated, but whose
         parameters another graph differentiated already, gets its forward only
         (_deferred_backward.py).  Python's cyclic garbage collector is paused throughout, not
@@ -175,13 +179,14 @@ class _PlanCache:
         graph and its programs hold (nnabla-examples' PointNet++, graphs of 11,000 functions:
         1.4-1.5 s of collection while each template was made, 3-5% of the build)."""
         with collector_paused():
-            return self._build_paused(key, flags, keep_all)
+            return self._build_paused(key, flags, keep_all, form)
 
-    def _build_paused(self, key: tuple, flags: tuple, keep_all: bool) -> tuple:
+    def _build_paused(self, key: tuple, flags: tuple, keep_all: bool, form: Any) -> tuple:
         subgraph = self.subgraph
         defer = (not self.differentiated and not flags[4] and flags[1]
                  and _needs_backward(subgraph) and deferrable(subgraph.leaves, subgraph.nodes))
-        form = None if flags[4] else structure(subgraph)
+        if form is _UNSEEN:
+            form = None if flags[4] else structure(subgraph)
         shared = None if form is None else key + (form,)
         reused = reuse(shared and shared + (False,), subgraph, keep_all)
         if reused is None and defer:
@@ -229,27 +234,28 @@ class _PlanCache:
             return False
         return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
 
-    def _rent_first(self, key: tuple, flags: tuple, keep_all: bool) -> int | None:
+    def _rent_first(self, key: tuple, flags: tuple, keep_all: bool) -> tuple[int | None, Any]:
         """How many of its fastest eager runs the first signature under ``key`` (``flags``)
-        runs before a build, or None to build at once.  Only while nothing was built for the
-        flags, the profiler labels nothing and the graph runs in the standard layout (as
-        :meth:`_try_first`): a graph holding a loop (which a trace unrolls) rents
-        ``BUILD_RUNS``; an evaluation (grad mode off) of a structure that no graph ran before
-        (``_plan_reuse.sighted``) rents one run, its next run builds.  A graph drawing from a
-        random op's own generator is lowered at once: its program holds the generator, whose
-        stream an eager run would not start."""
+        runs before a build, or None to build at once; and the graph's :func:`structure`
+        where it was found on the way (else ``_UNSEEN``), for the build to key its plan by.
+        Only while nothing was built for the flags, the profiler labels nothing and the graph
+        runs in the standard layout (as :meth:`_try_first`): a graph holding a loop (which a
+        trace unrolls) rents ``BUILD_RUNS``; an evaluation (grad mode off) of a structure that
+        no graph ran before (``_plan_reuse.sighted``) rents one run, its next run builds.  A
+        graph drawing from a random op's own generator is lowered at once: its program holds
+        the generator, whose stream an eager run would not start."""
         nodes = self.subgraph.nodes
         if flags in self.built or flags[4]:
-            return None
+            return None, _UNSEEN
         loop = BUILD_RUNS > 0 and holds_loop(nodes)
         if not loop and (flags[1] or draws_own_stream(nodes)):
-            return None
+            return None, _UNSEEN
         if not keep_all and plan_layout(nodes, self.subgraph.leaf_tensors()):
-            return None
+            return None, _UNSEEN
         if loop:
-            return BUILD_RUNS
+            return BUILD_RUNS, _UNSEEN
         form = structure(self.subgraph)     # None: graphs alike unknown, its own next run builds
-        return 0 if form is None or not sighted(key + (form,)) else None
+        return (0 if form is None or not sighted(key + (form,)) else None), form
 
 
 def _needs_backward(subgraph: Subgraph) -> bool:
