@@ -24,8 +24,9 @@ for its flags the fastest of their forwards, times ``BUILD_RUNS``, stands for th
 seconds: an evaluation run a few times (a greedy decoder, an attention matrix printed once)
 is never lowered, a graph run as many times as its build costs is.
 
-An evaluation (grad mode off: CNTK's ``eval``, ``no_grad``) rents its first signature for one
-run when no graph of its structure ran before (``_plan_reuse.sighted``): it runs eagerly, and
+An evaluation (a forward no backward can follow: grad mode off, CNTK's ``eval``, ``no_grad``,
+or a graph none of whose leaves needs a gradient) rents its first signature for one run when
+no graph of its structure ran before (``_plan_reuse.sighted``): it runs eagerly, and
 its next run, or the next graph built alike, is lowered (the graphs alike after it replay that
 plan).  A function built and evaluated once never pays a trace.
 
@@ -76,7 +77,8 @@ MAX_PLANS = 32
 #: New signatures per set of roots whose eager runs are counted towards a build.
 MAX_TRIALS = 64
 #: About how many eager runs of a graph holding a loop cost as much as lowering it (the price
-#: its first signature's trial runs pay before a build; 0 lowers such a graph at once too).
+#: its first signature's trial runs pay before a build).  0 lowers every graph on its first
+#: run: one holding a loop, and a first evaluation, too (docs/performance.md).
 BUILD_RUNS = 50
 
 #: A structure not looked for yet (``structure`` gives None for a graph it cannot key).
@@ -239,16 +241,18 @@ class _PlanCache:
         runs before a build, or None to build at once; and the graph's :func:`structure`
         where it was found on the way (else ``_UNSEEN``), for the build to key its plan by.
         Only while nothing was built for the flags, the profiler labels nothing and the graph
-        runs in the standard layout (as :meth:`_try_first`): a graph holding a loop (which a
-        trace unrolls) rents ``BUILD_RUNS``; an evaluation (grad mode off) of a structure that
+        runs in the standard layout (as :meth:`_try_first`), and ``BUILD_RUNS`` is not 0: a
+        graph holding a loop (which a trace unrolls) rents ``BUILD_RUNS``; an evaluation (grad
+        mode off, or no leaf needing a gradient: no backward can follow) of a structure that
         no graph ran before (``_plan_reuse.sighted``) rents one run, its next run builds.  A
         graph drawing from a random op's own generator is lowered at once: its program holds
         the generator, whose stream an eager run would not start."""
         nodes = self.subgraph.nodes
-        if flags in self.built or flags[4]:
+        if flags in self.built or flags[4] or BUILD_RUNS <= 0:
             return None, _UNSEEN
-        loop = BUILD_RUNS > 0 and holds_loop(nodes)
-        if not loop and (flags[1] or draws_own_stream(nodes)):
+        loop = holds_loop(nodes)
+        if not loop and (draws_own_stream(nodes)
+                         or (flags[1] and _needs_backward(self.subgraph))):
             return None, _UNSEEN
         if not keep_all and plan_layout(nodes, self.subgraph.leaf_tensors()):
             return None, _UNSEEN
