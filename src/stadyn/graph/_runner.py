@@ -172,14 +172,14 @@ class _PlanCache:
     def _build(self, key: tuple, flags: tuple, keep_all: bool, form: Any) -> tuple:
         """A new plan for ``key`` and its build's seconds (``form``: the graph's
         :func:`structure` where :meth:`_rent_first` found it, else ``_UNSEEN``).  A graph
-        rebuilt alike (new roots, same structure) replays the plan built for the first (_plan_reuse.py; a labelled plan
-        is not shared: its ranges name scopes).  A graph that may be differentiated, but whose
-        parameters another graph differentiated already, gets its forward only
-        (_deferred_backward.py).  Python's cyclic garbage collector is paused throughout, not
-        only while ``build_plan`` lowers (``collector_paused``): the structure key and the kept
-        template allocate per node too, and a full collection then walks every object the
-        graph and its programs hold (nnabla-examples' PointNet++, graphs of 11,000 functions:
-        1.4-1.5 s of collection while each template was made, 3-5% of the build)."""
+        rebuilt alike (new roots, same structure) replays the plan built for the first
+        (_plan_reuse.py; a labelled plan is not shared: its ranges name scopes).  A graph that
+        may be differentiated, but whose parameters another graph differentiated already, gets
+        its forward only (_deferred_backward.py).  Python's cyclic garbage collector is paused
+        throughout, not only while ``build_plan`` lowers (``collector_paused``): the structure
+        key and the kept template allocate per node too, and a full collection then walks every
+        object the graph and its programs hold (nnabla-examples' PointNet++, graphs of 11,000
+        functions: 1.4-1.5 s of collection while each template was made, 3-5% of the build)."""
         with collector_paused():
             return self._build_paused(key, flags, keep_all, form)
 
