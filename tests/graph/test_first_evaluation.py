@@ -191,3 +191,32 @@ def test_build_runs_0_lowers_a_first_evaluation_at_once(builds, monkeypatch):
     assert (len(builds), type(y._plan)) == (1, StaticPlan)
     np.testing.assert_allclose(got, np.maximum(x.d * 2 + 1, 0), rtol=1e-6)
 
+
+def test_a_clearing_eager_run_lets_each_value_go_once_its_last_reader_ran():
+    """A trial run under ``clear_buffer`` (a first evaluation here) holds what a plan's program
+    holds: the values it keeps, and those a later op still reads, not every intermediate until
+    the run ends (peak memory).  An op of the chain counts the values of the ops before it
+    still alive when it runs."""
+    import weakref
+    from stadyn.graph import OpSpec, apply
+    made, alive = [], []
+
+    def step(t):
+        alive.append(sum(ref() is not None for ref in made))
+        out = t * 1.5
+        made.append(weakref.ref(out))
+        return out
+
+    spec = OpSpec.from_function(step, 1, name="counting_step")
+    x = _input(0, (64, 64))
+    h = x
+    for _ in range(8):
+        h = apply(spec, (h,), {})
+    y = F.sum(h)
+    made.clear()
+    alive.clear()                          # (the graph's definition inferred a shape)
+    with torch.no_grad():
+        y.forward(clear_buffer=True)
+    assert isinstance(y._plan, TrialPlan)
+    assert alive == [0] + [1] * 7          # only the step's own input (was 0, 1, 2, ..., 7)
+    np.testing.assert_allclose(float(y.d), float(x.d.sum()) * 1.5 ** 8, rtol=1e-5)

@@ -36,7 +36,7 @@ from ._intermediate_grads import (backward_returning, intermediates_beyond, inte
                                   keep_intermediate_grads, persistent_positions,
                                   retain_intermediate_grads, take_retained_grads)
 from ._interpret import _current as _shapes_owner
-from ._interpret import Shapes, interpret, refresh_shapes
+from ._interpret import Shapes, interpret, refresh_shapes, release_points
 from ._labels import tidy_ranges
 from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
@@ -44,7 +44,7 @@ from ._numerics import not_finite
 from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       drop_dead_code, plan_passes, write_products_into_buffers)
-from ._subgraph import Subgraph, leaf_tensor, run_tensor
+from ._subgraph import Subgraph, leaf_tensor, run_tensor, value_key
 from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import set_output
 from ._variable import FunctionNode, Variable
@@ -273,11 +273,13 @@ class EagerPlan:
         self.reason = reason
         self._differentiates = _differentiates(nodes)
 
-    def _interpret(self, tensors: list, wanted: list) -> list:
+    def _interpret(self, tensors: list, wanted: list, release=None, shapes=None) -> list:
         """``wanted``'s values from the leaves' ``tensors``, op by op; with autograd where a
-        backward may follow or a ``grad`` op differentiates (as traced), detached for the latter."""
+        backward may follow or a ``grad`` op differentiates (as traced), detached for the latter
+        (``release``, ``shapes``: :func:`~stadyn.graph.interpret`'s)."""
         with torch.set_grad_enabled(self.has_backward or self._differentiates):
-            outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True)
+            outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True,
+                             release=release, shapes=shapes)
         if self._differentiates and not self.has_backward:
             outs = [t.detach() for t in outs]
         return outs
@@ -342,7 +344,7 @@ class TrialPlan(EagerPlan):
         ((5, 3), 11.4239, True)
     """
 
-    __slots__ = ("spent",)
+    __slots__ = ("spent", "_release")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool,
                  reason: str | None = None):
@@ -350,19 +352,31 @@ class TrialPlan(EagerPlan):
             "a new shape of a graph with a plan (lowered once this shape has run as long as "
             "a build takes)"))
         self.spent = 0.0
+        self._release: list | None = None
 
     def run(self) -> None:
         start = time.perf_counter()
         tensors = [run_tensor(v) for v in self.leaves]
         others = [v for ref in self._others if (v := ref()) is not None]
-        outs = self._interpret(tensors, self.fill + others)
+        if self.has_backward:
+            outs = self._interpret(tensors, self.fill + others)
+            self._inter_values = {id(v): t for v, t in zip(others, outs[len(self.fill):])}
+            found = [(tuple(t.shape), t.dtype) for t in outs[len(self.fill):]]
+        else:
+            # No backward reads the values the run does not keep: each goes once its last
+            # reader ran, as a plan's program frees them (peak memory of a clearing forward)
+            if self._release is None:
+                self._release = release_points(self.nodes, self.fill)
+            seen: dict = {}
+            outs = self._interpret(tensors, self.fill, self._release, seen)
+            found = [seen.get(value_key(v)) for v in others]
         for v, t in zip(self.fill, outs):
             set_output(v, t)
             v._shape, v._dtype = tuple(t.shape), t.dtype
-        if self.has_backward:
-            self._inter_values = {id(v): t for v, t in zip(others, outs[len(self.fill):])}
-        for v, t in zip(others, outs[len(self.fill):]):
-            v._shape, v._dtype = tuple(t.shape), t.dtype
+        for v, shape in zip(others, found):
+            if shape is None:
+                continue
+            v._shape, v._dtype = shape
             held = v._data
             if held is not None and tuple(held.shape) != v._shape:
                 v._data = None          # a stale buffer of another shape (refresh_shapes')
