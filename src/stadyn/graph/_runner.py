@@ -64,7 +64,8 @@ from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
                     holds_loop, needs_backward_pass)
 from ._deferred_backward import Deferred, deferrable
-from ._plan_reuse import draws_own_stream, remember, reuse, sighted, structure
+from ._plan_reuse import (draws_own_stream, remember, restarts_own_stream, reuse, sighted,
+                          structure)
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
 from ._variable import Variable, gradient_marks_version, graph_version, layout_version
@@ -230,9 +231,11 @@ class _PlanCache:
 
     def _try_first(self, flags: tuple, keep_all: bool) -> bool:
         """Whether a new signature under ``flags`` runs eagerly first: a static plan was built
-        for these flags, the profiler labels nothing, and the plan would keep the standard
+        for these flags, the profiler labels nothing, no random op has a plain seed of its own
+        (an eager run would seed a fresh generator each time, where the new shape's plan goes
+        on drawing one stream: ``restarts_own_stream``), and the plan would keep the standard
         layout (a channels-last plan's convolutions sum in another order than eager ones)."""
-        if flags not in self.built or flags[4]:
+        if flags not in self.built or flags[4] or restarts_own_stream(self.subgraph.nodes):
             return False
         return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
 
@@ -251,8 +254,8 @@ class _PlanCache:
         if flags in self.built or flags[4] or BUILD_RUNS <= 0:
             return None, _UNSEEN
         loop = holds_loop(nodes)
-        if not loop and (draws_own_stream(nodes)
-                         or (flags[1] and _needs_backward(self.subgraph))):
+        if restarts_own_stream(nodes) or not loop and (
+                draws_own_stream(nodes) or (flags[1] and _needs_backward(self.subgraph))):
             return None, _UNSEEN
         if not keep_all and plan_layout(nodes, self.subgraph.leaf_tensors()):
             return None, _UNSEEN
