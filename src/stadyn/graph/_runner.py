@@ -61,13 +61,14 @@ from ._numerics import _depth as _checking
 from ._numerics import _policy as _checks
 from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
-from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
-                    holds_loop, needs_backward_pass)
+from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, holds_loop,
+                    needs_backward_pass)
 from ._deferred_backward import Deferred, deferrable
 from ._plan_reuse import (draws_own_stream, remember, restarts_own_stream, reuse, sighted,
                           structure)
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
+from ._trial_plan import TrialPlan
 from ._variable import Variable, gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
@@ -281,7 +282,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
         >>> from stadyn.graph._runner import run_forward
-        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]))
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
         >>> y = F.sum(x * x)
         >>> run_forward([y]) is run_forward([y]), float(y.d)
         (True, 5.0)
