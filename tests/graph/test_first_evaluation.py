@@ -160,3 +160,63 @@ def test_a_graph_that_runs_eagerly_anyway_is_built_once_and_runs_new_shapes_as_t
     x.data = torch.ones(4, 3)
     np.testing.assert_array_equal(_evaluate(y), np.full((4, 3), 2.0, np.float32))
     assert type(y._plan) is TrialPlan and len(builds) == 1   # no build for another shape
+
+
+def test_a_forward_no_backward_can_follow_runs_eagerly_first_with_gradients_on(builds):
+    """NNabla's ``forward()`` runs with gradients on; a graph none of whose leaves needs a
+    gradient (a prediction from a fixed network, a metric) is an evaluation all the same."""
+    assert torch.is_grad_enabled()
+    x = _input(0, (4, 5))
+    w = sd.Variable.from_numpy_array(np.random.RandomState(1).randn(5, 3).astype(np.float32))
+    y = F.sum(F.tanh(F.affine(x, w)), axis=1)
+    y.forward()
+    first = y.d.copy()
+    assert (len(builds), type(y._plan), y._plan.saved) == (0, TrialPlan, None)   # no autograd
+    np.testing.assert_allclose(first, np.tanh(x.d @ w.d).sum(axis=1), rtol=1e-5)
+    y.forward()
+    assert (len(builds), type(y._plan)) == (1, StaticPlan)
+    np.testing.assert_array_equal(y.d, first)          # the plan's results, bit for bit
+    w.need_grad = True                    # a backward may follow now: lowered at once
+    z = F.sum(F.tanh(F.affine(_input(2, (4, 5)), w)), axis=1)
+    z.forward()
+    assert (len(builds), type(z._plan), z._plan.has_backward) == (2, StaticPlan, True)
+
+
+def test_build_runs_0_lowers_a_first_evaluation_at_once(builds, monkeypatch):
+    from stadyn.graph import _runner
+    monkeypatch.setattr(_runner, "BUILD_RUNS", 0)
+    x = _input(0)
+    y = F.relu(x * 2.0 + 1.0)
+    got = _evaluate(y)
+    assert (len(builds), type(y._plan)) == (1, StaticPlan)
+    np.testing.assert_allclose(got, np.maximum(x.d * 2 + 1, 0), rtol=1e-6)
+
+
+def test_a_clearing_eager_run_lets_each_value_go_once_its_last_reader_ran():
+    """A trial run under ``clear_buffer`` (a first evaluation here) holds what a plan's program
+    holds: the values it keeps, and those a later op still reads, not every intermediate until
+    the run ends (peak memory).  An op of the chain counts the values of the ops before it
+    still alive when it runs."""
+    import weakref
+    from stadyn.graph import OpSpec, apply
+    made, alive = [], []
+
+    def step(t):
+        alive.append(sum(ref() is not None for ref in made))
+        out = t * 1.5
+        made.append(weakref.ref(out))
+        return out
+
+    spec = OpSpec.from_function(step, 1, name="counting_step")
+    x = _input(0, (64, 64))
+    h = x
+    for _ in range(8):
+        h = apply(spec, (h,), {})
+    y = F.sum(h)
+    made.clear()
+    alive.clear()                          # (the graph's definition inferred a shape)
+    with torch.no_grad():
+        y.forward(clear_buffer=True)
+    assert isinstance(y._plan, TrialPlan)
+    assert alive == [0] + [1] * 7          # only the step's own input (was 0, 1, 2, ..., 7)
+    np.testing.assert_allclose(float(y.d), float(x.d.sum()) * 1.5 ** 8, rtol=1e-5)

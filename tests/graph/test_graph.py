@@ -470,19 +470,22 @@ def test_static_plan_generated_code_has_no_stadyn_calls():
 
 
 def test_a_graph_without_inputs_is_lowered_not_run_eagerly():
-    from stadyn.graph import EagerPlan
+    from stadyn.graph import StaticPlan, TrialPlan
     y = F.mul_scalar(F.constant(2.0, (2, 3)), 3.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")      # a fall-back to eager execution warns
+        y.forward()                         # a forward needing no backward: its first run eager
+        assert isinstance(y._plan, TrialPlan)
         y.forward()
-    assert not isinstance(y._plan, EagerPlan)
+    assert isinstance(y._plan, StaticPlan)
     np.testing.assert_array_equal(y.d, np.full((2, 3), 6.0, np.float32))
     with sd.context_scope(sd.context("cpu", dtype="bfloat16")):   # the cast pass sees no inputs
         z = F.mul_scalar(F.constant(2.0, (2, 3)), 3.0)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             z.forward()
-    assert not isinstance(z._plan, EagerPlan)
+            z.forward()
+    assert isinstance(z._plan, StaticPlan)
     np.testing.assert_array_equal(z.d, np.full((2, 3), 6.0, np.float32))
 
 

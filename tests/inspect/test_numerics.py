@@ -172,6 +172,7 @@ def test_a_failure_that_is_not_about_the_inputs_reaches_the_user_as_it_is(monkey
         with pytest.raises(ImportError, match="standin"):
             F.relu(x)
     elif when == "static run":
+        x.need_grad = True          # a backward may follow: lowered on its first run, not eager
         y = F.relu(x)                                   # built before the kernel breaks
         monkeypatch.setattr(spec, "impl", failing)
         with pytest.raises(ImportError, match="standin"), \

@@ -4,6 +4,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 
 * ``_runner.py`` — the plan cache, ``forward``/``backward`` of static graphs;
 * ``_plan.py`` — lowering a subgraph to a :class:`StaticPlan` (or an :class:`EagerPlan`);
+* ``_trial_plan.py`` — :class:`TrialPlan`, a graph run eagerly until lowering it pays;
 * ``_passes.py`` — rewrites of traced programs; ``_partition.py`` — forward/backward split;
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
@@ -52,7 +53,8 @@ from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
 from ._tracing import collector_paused, program_module, realize, trace_fake
-from ._plan import EagerPlan, StaticPlan, TrialPlan, build_plan, untraceable_ops
+from ._plan import EagerPlan, StaticPlan, build_plan, untraceable_ops
+from ._trial_plan import TrialPlan
 from ._plan_reuse import graph_structure
 from ._runner import forward_all
 from ._scope import current_scope, name_scope

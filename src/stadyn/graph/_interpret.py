@@ -25,7 +25,7 @@ from ._shape_cache import key as shape_key
 from ._subgraph import leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
 
-__all__ = ["interpret", "refresh_shapes", "Shapes"]
+__all__ = ["interpret", "refresh_shapes", "Shapes", "release_points"]
 
 # The Shapes record whose shapes the graph's Variables hold now (None: unknown, since a
 # refresh_shapes changed some): a replay of the same plan as last time costs one comparison.
@@ -78,9 +78,40 @@ def _infer_on_values(node: FunctionNode, values: dict, half: torch.dtype | None,
     return metas[0] if isinstance(out, torch.Tensor) else metas
 
 
+def release_points(nodes: Sequence[FunctionNode], kept: Sequence[Variable]) -> list[list]:
+    """For each of ``nodes`` (in order), the op outputs no later node reads and ``kept`` does
+    not hold: what a run may let go of once that node ran (a plan's program frees its values
+    alike), so that a run keeping few values holds few at a time.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph
+        >>> x = sd.Variable((2,))
+        >>> a = F.tanh(x)
+        >>> y = F.relu(a * 2.0)
+        >>> sub = Subgraph([y])
+        >>> [len(keys) for keys in release_points(sub.nodes, [y])]
+        [0, 1, 1]
+    """
+    keep = {value_key(v) for v in kept}
+    last: dict = {}
+    for i, node in enumerate(nodes):
+        for k in range(len(node._outputs)):
+            last[output_key(node, k)] = i              # made here; read later, or never
+        for a in (*node.args, *node.kwargs.values()):
+            if isinstance(a, Variable) and a.parent is not None:
+                last[value_key(a)] = i
+    points: list[list] = [[] for _ in nodes]
+    for key, i in last.items():
+        if key not in keep:
+            points[i].append(key)
+    return points
+
+
 def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
               leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable],
-              name_errors: bool = False, channels_last: frozenset[int] = frozenset()) -> list:
+              name_errors: bool = False, channels_last: frozenset[int] = frozenset(),
+              release: Sequence[Sequence] | None = None, shapes: dict | None = None) -> list:
     """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
 
     This is the reference semantics of a static graph; lowering traces exactly this function.
@@ -89,6 +120,8 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     :func:`stadyn.check_numerics` outputs and input gradients are checked as dynamic mode
     checks them.  The nodes whose ``id`` is in ``channels_last`` get their input and weight in
     channels-last strides (a plan's layout, :func:`~stadyn.graph._layout.plan_layout`).
+    ``release`` (:func:`release_points` for ``wanted``) lets each value go once its last reader
+    ran; ``shapes`` then gets every op output's shape and dtype by its key.
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -106,7 +139,7 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     # A labelled trace for a backward also labels each op's autograd nodes (_labels.py).
     backward_seen: set | None = set() if (_labelling[0] and not name_errors
                                            and torch.is_grad_enabled()) else None
-    for node in nodes:
+    for i, node in enumerate(nodes):
         args, kwargs = _node_arguments(node, env, half)
         if channels_last and id(node) in channels_last:
             args, kwargs = channels_last_arguments(node, args, kwargs)
@@ -131,8 +164,17 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
         if isinstance(out, torch.Tensor):
             env[output_key(node, 0)] = out
         else:
-            for i, t in enumerate(out):
-                env[output_key(node, i)] = t
+            for k, t in enumerate(out):
+                env[output_key(node, k)] = t
+        if release is not None:
+            del args, kwargs
+            outs = (out,) if isinstance(out, torch.Tensor) else out
+            for k, t in enumerate(outs):
+                if isinstance(t, torch.Tensor):
+                    shapes[output_key(node, k)] = (tuple(t.shape), t.dtype)
+            del out, outs
+            for key in release[i]:
+                env.pop(key, None)
     return [env[value_key(v)] for v in wanted]
 
 

@@ -22,7 +22,6 @@ cached by the runner (``_runner.py``).
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import Sequence
 
@@ -36,7 +35,6 @@ from ._held_values import free_passed
 from ._intermediate_grads import (backward_returning, intermediates_beyond, intermediates_of,
                                   keep_intermediate_grads, persistent_positions,
                                   retain_intermediate_grads, take_retained_grads)
-from ._interpret import _current as _shapes_owner
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
 from ._layout import plan_layout, standard_layout
@@ -50,7 +48,7 @@ from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import set_output
 from ._variable import FunctionNode, Variable
 
-__all__ = ["StaticPlan", "EagerPlan", "TrialPlan", "build_plan", "untraceable_ops", "holds_loop"]
+__all__ = ["StaticPlan", "EagerPlan", "build_plan", "untraceable_ops", "holds_loop"]
 
 
 def untraceable_ops(nodes) -> list[str]:
@@ -248,7 +246,8 @@ class EagerPlan:
         >>> import torch, stadyn as sd
         >>> from stadyn.graph import OpSpec, apply
         >>> spec = OpSpec.from_function(lambda x: x * 2, 1, name="twice", traceable=False)
-        >>> y = apply(spec, (sd.Variable.from_numpy_array([1.0, 2.0]),), {})
+        >>> x = sd.Variable.from_numpy_array([1.0, 2.0], need_grad=True)
+        >>> y = apply(spec, (x,), {})
         >>> y.forward()
         >>> y._plan.code, y.d.tolist()
         ('# runs eagerly: holds op(s) that cannot be traced: twice', [2.0, 4.0])
@@ -274,11 +273,13 @@ class EagerPlan:
         self.reason = reason
         self._differentiates = _differentiates(nodes)
 
-    def _interpret(self, tensors: list, wanted: list) -> list:
+    def _interpret(self, tensors: list, wanted: list, release=None, shapes=None) -> list:
         """``wanted``'s values from the leaves' ``tensors``, op by op; with autograd where a
-        backward may follow or a ``grad`` op differentiates (as traced), detached for the latter."""
+        backward may follow or a ``grad`` op differentiates (as traced), detached for the latter
+        (``release``, ``shapes``: :func:`~stadyn.graph.interpret`'s)."""
         with torch.set_grad_enabled(self.has_backward or self._differentiates):
-            outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True)
+            outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True,
+                             release=release, shapes=shapes)
         if self._differentiates and not self.has_backward:
             outs = [t.detach() for t in outs]
         return outs
@@ -313,70 +314,6 @@ class EagerPlan:
         if clear_buffer:
             self.saved = None
             self._inter_values = {}
-
-
-class TrialPlan(EagerPlan):
-    """A graph that has a static plan run eagerly for a new signature of its leaves (another
-    batch size or sequence length), until running it so has cost as much as building a plan.
-
-    The runner (``_runner.py``) uses one where a plan with the same flags exists already and a
-    new minibatch shape comes: lowering a graph is its most expensive step (seconds for a graph
-    holding a recurrence, which the trace unrolls), and a shape that comes once or twice is
-    cheaper run op by op.  ``spent`` adds up the seconds its forwards and backwards took; once
-    that reaches the graph's cost of a build, the runner builds the plan (ski rental: at most
-    twice the cost of the better choice made in hindsight).  The results are the plan's: the
-    same ATen kernels in the same order (a plan that would run channels-last is built at once).
-    Unlike :func:`build_plan` it infers no shapes: each run sets every intermediate's shape from
-    the value it got.  Where the graph's plan is an :class:`EagerPlan` anyway, new shapes run
-    as trials for good (``reason``: the eager plan's).
-
-    Example:
-        >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
-        >>> from stadyn.graph import Subgraph, TrialPlan
-        >>> x = sd.Variable.from_numpy_array(np.ones((2, 3)), need_grad=True)
-        >>> h = F.tanh(x)
-        >>> y = F.sum(h)
-        >>> sub = Subgraph([y])
-        >>> x.data = torch.ones(5, 3, requires_grad=True)
-        >>> plan = TrialPlan(sub.roots, sub.nodes, sub.leaves, sub.filled(False), True)
-        >>> plan.run(); h.shape, round(float(y.d), 4), plan.spent > 0
-        ((5, 3), 11.4239, True)
-    """
-
-    __slots__ = ("spent",)
-
-    def __init__(self, roots, nodes, leaves, fill, needs_backward: bool,
-                 reason: str | None = None):
-        super().__init__(roots, list(nodes), list(leaves), fill, needs_backward, reason or (
-            "a new shape of a graph with a plan (lowered once this shape has run as long as "
-            "a build takes)"))
-        self.spent = 0.0
-
-    def run(self) -> None:
-        start = time.perf_counter()
-        tensors = [run_tensor(v) for v in self.leaves]
-        others = [v for ref in self._others if (v := ref()) is not None]
-        outs = self._interpret(tensors, self.fill + others)
-        for v, t in zip(self.fill, outs):
-            set_output(v, t)
-            v._shape, v._dtype = tuple(t.shape), t.dtype
-        if self.has_backward:
-            self._inter_values = {id(v): t for v, t in zip(others, outs[len(self.fill):])}
-        for v, t in zip(others, outs[len(self.fill):]):
-            v._shape, v._dtype = tuple(t.shape), t.dtype
-            held = v._data
-            if held is not None and tuple(held.shape) != v._shape:
-                v._data = None          # a stale buffer of another shape (refresh_shapes')
-        _shapes_owner[0] = None         # no plan's recorded shapes are the Variables' now
-        outs = outs[:len(self.fill)]
-        self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
-        self.saved = outs if self.has_backward else None
-        self.spent += time.perf_counter() - start
-
-    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
-        start = time.perf_counter()
-        super().run_backward(root, seed, clear_buffer)
-        self.spent += time.perf_counter() - start
 
 
 def check_gradients(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],

@@ -63,7 +63,7 @@ from ._subgraph import Subgraph
 from ._variable import Variable
 
 __all__ = ["structure", "graph_structure", "reuse", "remember", "sighted", "draws_own_stream",
-           "clear", "MAX_TEMPLATES", "MAX_SIGHTED"]
+           "restarts_own_stream", "clear", "MAX_TEMPLATES", "MAX_SIGHTED"]
 
 #: Structures whose plans are kept for graphs rebuilt alike.
 MAX_TEMPLATES = 64
@@ -132,6 +132,29 @@ def draws_own_stream(nodes) -> bool:
         False
     """
     return any(_own_generator(node) for node in nodes)
+
+
+def restarts_own_stream(nodes) -> bool:
+    """Whether a random op among ``nodes`` has a plain seed of its own (not a ``RandomStream``,
+    which carries its generator): an eager run of it seeds a fresh generator on every call,
+    where a static plan's program holds one and goes on drawing its stream run after run, so
+    a run of such a graph cannot stand in for its plan's (a new shape's trial).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph
+        >>> x = sd.Variable.from_numpy_array(np.ones(3, np.float32))
+        >>> restarts_own_stream(Subgraph([F.dropout(x, 0.5, seed=7)]).nodes)
+        True
+        >>> restarts_own_stream(Subgraph([F.dropout(x, 0.5, seed=sd.ops.RandomStream(7))]).nodes)
+        False
+    """
+    for node in nodes:
+        if _own_generator(node):
+            seed = node.attrs.get("seed")
+            if type(seed) is int or isinstance(seed, np.integer):
+                return True
+    return False
 
 
 def structure(subgraph: Subgraph) -> tuple | None:

@@ -24,8 +24,9 @@ for its flags the fastest of their forwards, times ``BUILD_RUNS``, stands for th
 seconds: an evaluation run a few times (a greedy decoder, an attention matrix printed once)
 is never lowered, a graph run as many times as its build costs is.
 
-An evaluation (grad mode off: CNTK's ``eval``, ``no_grad``) rents its first signature for one
-run when no graph of its structure ran before (``_plan_reuse.sighted``): it runs eagerly, and
+An evaluation (a forward no backward can follow: grad mode off, CNTK's ``eval``, ``no_grad``,
+or a graph none of whose leaves needs a gradient) rents its first signature for one run when
+no graph of its structure ran before (``_plan_reuse.sighted``): it runs eagerly, and
 its next run, or the next graph built alike, is lowered (the graphs alike after it replay that
 plan).  A function built and evaluated once never pays a trace.
 
@@ -60,12 +61,14 @@ from ._numerics import _depth as _checking
 from ._numerics import _policy as _checks
 from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
-from ._plan import (EagerPlan, StaticPlan, TrialPlan, build_plan, check_gradients,
-                    holds_loop, needs_backward_pass)
+from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, holds_loop,
+                    needs_backward_pass)
 from ._deferred_backward import Deferred, deferrable
-from ._plan_reuse import draws_own_stream, remember, reuse, sighted, structure
+from ._plan_reuse import (draws_own_stream, remember, restarts_own_stream, reuse, sighted,
+                          structure)
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
+from ._trial_plan import TrialPlan
 from ._variable import Variable, gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
@@ -76,8 +79,12 @@ MAX_PLANS = 32
 #: New signatures per set of roots whose eager runs are counted towards a build.
 MAX_TRIALS = 64
 #: About how many eager runs of a graph holding a loop cost as much as lowering it (the price
-#: its first signature's trial runs pay before a build; 0 lowers such a graph at once too).
+#: its first signature's trial runs pay before a build).  0 lowers every graph on its first
+#: run: one holding a loop, and a first evaluation, too (docs/performance.md).
 BUILD_RUNS = 50
+
+#: A structure not looked for yet (``structure`` gives None for a graph it cannot key).
+_UNSEEN = object()
 
 
 class _PlanCache:
@@ -128,7 +135,7 @@ class _PlanCache:
             self.plans.move_to_end(key)
             return plan
         spent = self.trials.get(key)
-        runs = self._rent_first(key, flags, keep_all) if spent is None else None
+        runs, form = self._rent_first(key, flags, keep_all) if spent is None else (None, _UNSEEN)
         if runs is not None:
             self.built[flags] = math.inf            # priced by its trials' runs
             self.pricing[flags] = runs
@@ -145,7 +152,7 @@ class _PlanCache:
             self.trial, self.trial_key = trial, key
             return trial
         self.trials.pop(key, None)
-        plan, seconds = self._build(key, flags, keep_all)
+        plan, seconds = self._build(key, flags, keep_all, form)
         estimated = flags in self.pricing
         self.pricing.pop(flags, None)
         if isinstance(plan, StaticPlan):
@@ -164,24 +171,26 @@ class _PlanCache:
             self.plans.popitem(last=False)
         return plan
 
-    def _build(self, key: tuple, flags: tuple, keep_all: bool) -> tuple:
-        """A new plan for ``key`` and its build's seconds.  A graph rebuilt alike (new roots,
-        same structure) replays the plan built for the first (_plan_reuse.py; a labelled plan
-        is not shared: its ranges name scopes).  A graph that may be differentiated, but whose
-        parameters another graph differentiated already, gets its forward only
-        (_deferred_backward.py).  Python's cyclic garbage collector is paused throughout, not
-        only while ``build_plan`` lowers (``collector_paused``): the structure key and the kept
-        template allocate per node too, and a full collection then walks every object the
-        graph and its programs hold (nnabla-examples' PointNet++, graphs of 11,000 functions:
-        1.4-1.5 s of collection while each template was made, 3-5% of the build)."""
+    def _build(self, key: tuple, flags: tuple, keep_all: bool, form: Any) -> tuple:
+        """A new plan for ``key`` and its build's seconds (``form``: the graph's
+        :func:`structure` where :meth:`_rent_first` found it, else ``_UNSEEN``).  A graph
+        rebuilt alike (new roots, same structure) replays the plan built for the first
+        (_plan_reuse.py; a labelled plan is not shared: its ranges name scopes).  A graph that
+        may be differentiated, but whose parameters another graph differentiated already, gets
+        its forward only (_deferred_backward.py).  Python's cyclic garbage collector is paused
+        throughout, not only while ``build_plan`` lowers (``collector_paused``): the structure
+        key and the kept template allocate per node too, and a full collection then walks every
+        object the graph and its programs hold (nnabla-examples' PointNet++, graphs of 11,000
+        functions: 1.4-1.5 s of collection while each template was made, 3-5% of the build)."""
         with collector_paused():
-            return self._build_paused(key, flags, keep_all)
+            return self._build_paused(key, flags, keep_all, form)
 
-    def _build_paused(self, key: tuple, flags: tuple, keep_all: bool) -> tuple:
+    def _build_paused(self, key: tuple, flags: tuple, keep_all: bool, form: Any) -> tuple:
         subgraph = self.subgraph
         defer = (not self.differentiated and not flags[4] and flags[1]
                  and _needs_backward(subgraph) and deferrable(subgraph.leaves, subgraph.nodes))
-        form = None if flags[4] else structure(subgraph)
+        if form is _UNSEEN:
+            form = None if flags[4] else structure(subgraph)
         shared = None if form is None else key + (form,)
         reused = reuse(shared and shared + (False,), subgraph, keep_all)
         if reused is None and defer:
@@ -223,33 +232,38 @@ class _PlanCache:
 
     def _try_first(self, flags: tuple, keep_all: bool) -> bool:
         """Whether a new signature under ``flags`` runs eagerly first: a static plan was built
-        for these flags, the profiler labels nothing, and the plan would keep the standard
+        for these flags, the profiler labels nothing, no random op has a plain seed of its own
+        (an eager run would seed a fresh generator each time, where the new shape's plan goes
+        on drawing one stream: ``restarts_own_stream``), and the plan would keep the standard
         layout (a channels-last plan's convolutions sum in another order than eager ones)."""
-        if flags not in self.built or flags[4]:
+        if flags not in self.built or flags[4] or restarts_own_stream(self.subgraph.nodes):
             return False
         return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
 
-    def _rent_first(self, key: tuple, flags: tuple, keep_all: bool) -> int | None:
+    def _rent_first(self, key: tuple, flags: tuple, keep_all: bool) -> tuple[int | None, Any]:
         """How many of its fastest eager runs the first signature under ``key`` (``flags``)
-        runs before a build, or None to build at once.  Only while nothing was built for the
-        flags, the profiler labels nothing and the graph runs in the standard layout (as
-        :meth:`_try_first`): a graph holding a loop (which a trace unrolls) rents
-        ``BUILD_RUNS``; an evaluation (grad mode off) of a structure that no graph ran before
-        (``_plan_reuse.sighted``) rents one run, its next run builds.  A graph drawing from a
-        random op's own generator is lowered at once: its program holds the generator, whose
-        stream an eager run would not start."""
+        runs before a build, or None to build at once; and the graph's :func:`structure`
+        where it was found on the way (else ``_UNSEEN``), for the build to key its plan by.
+        Only while nothing was built for the flags, the profiler labels nothing and the graph
+        runs in the standard layout (as :meth:`_try_first`), and ``BUILD_RUNS`` is not 0: a
+        graph holding a loop (which a trace unrolls) rents ``BUILD_RUNS``; an evaluation (grad
+        mode off, or no leaf needing a gradient: no backward can follow) of a structure that
+        no graph ran before (``_plan_reuse.sighted``) rents one run, its next run builds.  A
+        graph drawing from a random op's own generator is lowered at once: its program holds
+        the generator, whose stream an eager run would not start."""
         nodes = self.subgraph.nodes
-        if flags in self.built or flags[4]:
-            return None
-        loop = BUILD_RUNS > 0 and holds_loop(nodes)
-        if not loop and (flags[1] or draws_own_stream(nodes)):
-            return None
+        if flags in self.built or flags[4] or BUILD_RUNS <= 0:
+            return None, _UNSEEN
+        loop = holds_loop(nodes)
+        if restarts_own_stream(nodes) or not loop and (
+                draws_own_stream(nodes) or (flags[1] and _needs_backward(self.subgraph))):
+            return None, _UNSEEN
         if not keep_all and plan_layout(nodes, self.subgraph.leaf_tensors()):
-            return None
+            return None, _UNSEEN
         if loop:
-            return BUILD_RUNS
+            return BUILD_RUNS, _UNSEEN
         form = structure(self.subgraph)     # None: graphs alike unknown, its own next run builds
-        return 0 if form is None or not sighted(key + (form,)) else None
+        return (0 if form is None or not sighted(key + (form,)) else None), form
 
 
 def _needs_backward(subgraph: Subgraph) -> bool:
@@ -268,7 +282,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
         >>> from stadyn.graph._runner import run_forward
-        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]))
+        >>> x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
         >>> y = F.sum(x * x)
         >>> run_forward([y]) is run_forward([y]), float(y.d)
         (True, 5.0)

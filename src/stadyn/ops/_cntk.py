@@ -205,7 +205,7 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
         m, v = mean.reshape(shape), variance.reshape(shape)
         return (x - m) * torch.rsqrt(v + epsilon) * s + b
     var_b, mean_b, n, elements = _bn_batch_statistics(x, lengths, reduce)
-    first = (count == 0).to(x.dtype)       # (before the update below counts this minibatch)
+    first = count == 0                     # (before the update below counts this minibatch)
     if time_constant == 0:
         factor = 1.0
     elif math.isinf(time_constant):
@@ -214,15 +214,23 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
         factor = -torch.expm1(-n / time_constant)
     else:
         factor = -math.expm1(-n / time_constant)
+    # Few ATen calls (a build traces each; a conv network has one of these per layer), the
+    # update's values unchanged: mean + f * (minibatch mean - mean) with f in x's dtype (1 on
+    # the first minibatch, else the factor), the variance alike with the unbiased one.
     with torch.no_grad():
         if isinstance(elements, torch.Tensor):
-            unbiased = var_b.detach() * (elements / torch.clamp(elements - 1, min=1))
+            unbiased = var_b * (elements / torch.clamp(elements - 1, min=1))
         else:
-            unbiased = var_b.detach() * (elements / max(elements - 1, 1))
-        f = first + (1 - first) * factor
-        mean.copy_((mean + f * (mean_b.detach().reshape(mean.shape).to(mean.dtype) - mean)))
-        variance.copy_(variance + f * (unbiased.reshape(variance.shape).to(variance.dtype)
-                                       - variance))
+            unbiased = var_b * (elements / max(elements - 1, 1))
+        if isinstance(factor, torch.Tensor):
+            f = first.to(x.dtype)
+            f = f + (1 - f) * factor
+        else:       # 1 + 0 * factor is 1; 0 + 1 * factor the factor in x's computing dtype
+            wide = x.dtype if x.dtype == torch.float64 else torch.float32   # (half: float)
+            f = x.new_full((), factor, dtype=wide)
+            f = f.masked_fill_(first, 1.0).to(x.dtype)
+        mean.add_(f * (mean_b.reshape(mean.shape).to(mean.dtype) - mean))
+        variance.add_(f * (unbiased.reshape(variance.shape).to(variance.dtype) - variance))
         count.add_(n)
     inv_std = torch.rsqrt(var_b + epsilon)
     if not blend_time_constant:
@@ -232,7 +240,7 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
     # minibatch's with 1 - w; w is 0 on the first minibatch
     w = 1.0 if math.isinf(blend_time_constant) else \
         blend_time_constant / (blend_time_constant + n)
-    w = (1 - first) * w
+    w = (1 - first.to(x.dtype)) * w
     run_mean, run_inv_std = mean.reshape(shape), torch.rsqrt(variance.reshape(shape) + epsilon)
     m_used = ((1 - w) * mean_b + w * run_mean.to(x.dtype)).detach()
     inv_used = ((1 - w) * inv_std + w * run_inv_std.to(x.dtype)).detach()

@@ -21,6 +21,7 @@ Example:
     >>> y.forward()
     >>> y.shape, y.d.tolist()
     ((2, 3), [[0, 1, 1], [1, 0, 2]])
+    >>> y.forward()                      # (its first run, an evaluation, ran eagerly anyway)
     >>> y._plan.code
     "# runs eagerly: an output shape depends on values: nonzero (x's count of nonzero elements)"
 """

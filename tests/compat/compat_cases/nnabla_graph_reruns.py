@@ -87,3 +87,20 @@ def grad_of_an_input_without_need_grad(nn, F, r):
         res[mode + " dw"] = dw.d.copy()
     nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.functions.dropout", "nnabla.Variable.reset_shape"],
+             note="dropout(seed=7) of batches 2, 2, 4, 4 through one graph: a new batch sets the "
+                  "function up again, its generator seeded anew, and the next run of that batch "
+                  "draws on (Stadyn ran the new batch eagerly, seeding afresh on every run)")
+def own_seed_dropout_over_two_batch_sizes(nn, F, r):
+    r.touch("nnabla.functions.dropout", "nnabla.Variable.reset_shape")
+    x = nn.Variable((2, 8))
+    y = F.dropout(x, 0.5, seed=7)
+    res = {}
+    for i, batch in enumerate((2, 2, 4, 4)):
+        x.reset_shape((batch, 8), force=True)
+        x.d = np.ones((batch, 8), np.float32)
+        y.forward()
+        res["run %d, batch %d" % (i, batch)] = y.d.copy()
+    return res
