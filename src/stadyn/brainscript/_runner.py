@@ -519,9 +519,10 @@ class _Runner:
 
     def _network_for(self, cmd: CommandConfig) -> BrainScriptSource:
         """The network description of a command without one: the train command (of the whole
-        config) that writes the same ``modelPath``.  (CNTK read it from the model file; Stadyn's
-        model files hold the graph but not which nodes are criteria, so the description is
-        rebuilt and the model file gives the parameters.)"""
+        config) that writes the same ``modelPath``, whose description is rebuilt (the model
+        file then gives the parameters); where no block of the config builds it, the model file
+        itself (``BS.Network.Load``: the graph with its criterion, evaluation and output tags,
+        as cntk.exe read the network from the file), when it exists."""
         root = self.run.root
         candidates = []
         for key in root:
@@ -536,6 +537,14 @@ class _Runner:
         for path, block in candidates:
             if path == cmd.model_path:
                 return network_of_block(block)
+        if cmd.model_path is not None and os.path.exists(cmd.model_path):
+            # a model another config's train command wrote (TIMIT's eval, write and cv
+            # configs): the network as the file holds it, its nodes tagged criterion,
+            # evaluation and output as they were trained
+            path = str(cmd.model_path)
+            quoted = f"'{path}'" if '"' in path else f'"{path}"'
+            return BrainScriptSource(f"BS.Network.Load ({quoted})",
+                                     *record_loc(cmd.record, "modelPath"))
         raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
                           f"the config builds the model '{cmd.model_path}'",
                           *record_loc(cmd.record, "action"))
