@@ -38,7 +38,8 @@ def _data(folder) -> str:
     return str(path)
 
 
-def _config(folder, data: str, parallel: str) -> str:
+def _config(folder, data: str, parallel: str, sgd: str = "epochSize = 0 ; "
+            "learningRatesPerSample = 0.02 ; maxEpochs = 1") -> str:
     path = folder / "bm.cntk"
     path.write_text(f"""command = train
 deviceId = -1 ; traceLevel = 0
@@ -50,8 +51,7 @@ train = [ action = "train" ; modelPath = "{folder}/Models/bm"
     z = W * features + b
     ce = CrossEntropyWithSoftmax (labels, z)
     criterionNodes = (ce) ; outputNodes = (z) ]
-  SGD = [ epochSize = 0 ; minibatchSize = 16 ; learningRatesPerSample = 0.02 ; maxEpochs = 1
-    momentumPerMB = 0
+  SGD = [ {sgd} ; minibatchSize = 16 ; momentumPerMB = 0
     ParallelTrain = [ {parallel} ] ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "{data}" ; randomize = false
     input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ] ] ]
@@ -60,10 +60,11 @@ train = [ action = "train" ; modelPath = "{folder}/Models/bm"
 
 
 def _numpy_block_momentum(data: str, block: int, constant, workers: int = 2, minibatch: int = 16,
-                          rate: float = 0.02):
+                          rates=(0.02,), epoch: int = 96):
     """The block momentum update written out in NumPy (CNTK's BMUF with its defaults:
     Nesterov, the block learning rate 1): worker r trains plain SGD on samples r, r + 2, ...
-    of each minibatch, and every ``block / workers`` samples of its own the models merge."""
+    of each minibatch, and every ``block / workers`` samples of its own the models merge, and
+    at each epoch's end (``epoch`` samples of all workers; ``rates`` per epoch)."""
     rows = [line.split("|")[1:] for line in open(data).read().splitlines()]
     x = np.array([[float(v) for v in r[0].split()[1:]] for r in rows])
     y = np.array([[float(v) for v in r[1].split()[1:]] for r in rows])
@@ -82,6 +83,7 @@ def _numpy_block_momentum(data: str, block: int, constant, workers: int = 2, min
 
     seen = 0
     for first in range(0, len(x), minibatch):
+        rate = rates[min(first // epoch, len(rates) - 1)]
         for r in range(workers):
             rows = list(range(first + r, min(first + minibatch, len(x)), workers))
             z = x[rows] @ w[r] + b[r]
@@ -90,17 +92,16 @@ def _numpy_block_momentum(data: str, block: int, constant, workers: int = 2, min
             w[r] -= rate * x[rows].T @ g
             b[r] -= rate * g.sum(0)
         seen += len(range(first, min(first + minibatch, len(x)), workers))
-        if seen >= block // workers:
+        ends_epoch = (first + minibatch) % epoch == 0 or first + minibatch >= len(x)
+        if seen >= block // workers or (ends_epoch and seen):
             merge(seen)
             seen = 0
-    if seen:        # (the epoch's end merges the last, partial block)
-        merge(seen)
     return w[0], b[0]
 
 
-def _trained(folder, data: str, parallel: str) -> dict:
+def _trained(folder, data: str, parallel: str, **sgd) -> dict:
     folder.mkdir()
-    status = cli_main(["train", _config(folder, data, parallel), "--nproc", "2",
+    status = cli_main(["train", _config(folder, data, parallel, **sgd), "--nproc", "2",
                        "--timeout", "120"])
     assert status == 0
     return {k: v.d for k, v in sd.load(str(folder / "Models" / "bm")).parameters.items()}
@@ -138,6 +139,21 @@ def test_two_workers_train_what_the_compat_learner_and_numpy_train(tmp_path, cap
     want_w, want_b = _numpy_block_momentum(data, 56, 100.0)
     np.testing.assert_allclose(w, want_w, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(b, want_b, rtol=1e-4, atol=1e-6)
+
+
+def test_the_learning_rate_schedule_counts_all_workers_samples(tmp_path, capsys):
+    """Two epochs of 48 samples (24 per worker) at 0.02 then 0.01 per sample: cntk.exe sets the
+    rate of each epoch, an epoch counting all workers' samples (a learner counting its own
+    would stay at 0.02 through the second epoch); blocks of 16 per worker, each epoch's last 8
+    merged at its end."""
+    data = _data(tmp_path)
+    ours = _trained(tmp_path / "bs", data, "parallelizationMethod = BlockMomentumSGD ; "
+                    "BlockMomentumSGD = [ blockSizePerWorker = 16 ]",
+                    sgd="epochSize = 48 ; learningRatesPerSample = 0.02:0.01 ; maxEpochs = 2")
+    capsys.readouterr()
+    want_w, want_b = _numpy_block_momentum(data, 32, None, rates=(0.02, 0.01), epoch=48)
+    np.testing.assert_allclose(ours["W"].reshape(3, 2), want_w, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(ours["b"].reshape(2), want_b, rtol=1e-4, atol=1e-6)
 
 
 def _options(text: str, workers: int = 2):

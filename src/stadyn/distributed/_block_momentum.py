@@ -140,7 +140,8 @@ class BlockMomentum:
 class BlockMomentumParallel(DataParallel):
     """The Trainer's ``data_parallel`` hook for block momentum: every worker updates its own
     model from its own minibatches (its learners get its own sample count), and the workers
-    merge their models with :class:`BlockMomentum` whenever a worker's block is full; the
+    merge their models with :class:`BlockMomentum` whenever a worker's block is full (the
+    learners' schedules move on by all workers' samples); the
     minibatch's sample count, loss and metric are still summed over the workers (for the
     epoch's progress, as :class:`DataParallel`'s).  :meth:`end_epoch` ends a partial block
     (CNTK's SGD merges the models at each epoch's end).
@@ -192,11 +193,18 @@ class BlockMomentumParallel(DataParallel):
         return int(round(total)), loss, None if metric_sum is None else metric
 
     def step_learners(self, learners: Sequence, samples: int) -> None:
-        """Update with each of ``learners`` by this worker's samples; then, when a block is
-        full, merge the workers' models (all workers call it at the same minibatch)."""
+        """Update with each of ``learners`` by this worker's samples, their schedules moving on
+        by all workers' ``samples`` (cntk.exe's SGD sets the rates of each epoch, an epoch
+        counting all workers' samples); then, when a block is full, merge the workers' models
+        (all workers call it at the same minibatch)."""
         if self._local:
             for learner in learners:
                 learner.step(self._local)
+        others = int(samples) - self._local
+        if others:      # (the schedules' position: all workers' samples, cntk.exe's epochs)
+            for learner in learners:
+                if hasattr(learner, "samples_seen"):
+                    learner.samples_seen += others
         if self._full:
             self._end_block(learners)
 
