@@ -254,32 +254,48 @@ def _reader_gaps(reader, what: str) -> list[str]:
                       if d.type.lower() not in _READERS]
 
 
-def _stand_in_models(root, load):
-    """``BS.Network.Load`` for the survey: a model file a train or edit command of the config
-    writes (``modelPath``, ``outputModelPath``) is that command's network, built afresh (the
-    survey runs no command); any other file is loaded as it is."""
-    import numpy as np
-
-    import stadyn as sd
-    from stadyn.brainscript import StadynLibrary, build_network
+def model_writers(root) -> dict:
+    """The model files the train and edit commands of a config write (``modelPath``,
+    ``outputModelPath``), each with the network description that command builds."""
+    from stadyn.brainscript._blocks import network_of_block
     from stadyn.brainscript._config import ConfigRecord
-    from stadyn.brainscript._ndl import ndl_source
 
     writers = {}
     for key in root:
         block = root.peek(key)
-        if not isinstance(block, ConfigRecord) or not ({"BrainScriptNetworkBuilder",
-                                                        "NDLNetworkBuilder"} & set(block)):
+        if not isinstance(block, ConfigRecord):
             continue
         action = str(block.get_str("action", "", inherited=True))
+        if action not in ("train", "edit"):
+            continue
+        try:
+            source = network_of_block(block)
+        except Exception:  # noqa: BLE001 - a network the survey reports elsewhere
+            continue
+        if source is None:
+            continue
         path = block.get_str("outputModelPath", None) if action == "edit" else \
             block.get_str("modelPath", None, inherited=True)
         sgd = block.get("SGD")
         if action == "train" and isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
             path = sgd.get_str("modelPath")
-        if path is not None and action in ("train", "edit"):
-            writers.setdefault(str(path), block["BrainScriptNetworkBuilder"] if
-                               "BrainScriptNetworkBuilder" in block else ndl_source(block))
+        if path is not None:
+            writers.setdefault(str(path), source)
+    return writers
+
+
+def _stand_in_models(root, load, others: "dict | None" = None):
+    """``BS.Network.Load`` for the survey: a model file a train or edit command of the config
+    writes (``modelPath``, ``outputModelPath``), or one of ``others`` (the configs run before
+    it in the same test, or beside it in its Examples folder) writes, is that command's
+    network, built afresh (the survey runs no command); any other file is loaded as it is."""
+    import numpy as np
+
+    import stadyn as sd
+    from stadyn.brainscript import StadynLibrary, build_network
+
+    writers = dict(others or {})
+    writers.update(model_writers(root))
     building = set()
 
     def loader(path):
@@ -338,13 +354,14 @@ def _pretrained_stand_in(path: str):
     return next((c.network for c in run.commands if c.action == "train"), None)
 
 
-def survey_command(cmd, root_record) -> tuple[list[str], dict]:
+def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list[str], dict]:
     """The gaps of one command and what was built (``params``: parameter count, ``tensors``)."""
     import numpy as np
 
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
     from stadyn.brainscript._autoadjust import auto_adjust
+    from stadyn.brainscript._config import BrainScriptSource
     from stadyn.brainscript._command_checks import ACTIONS
     from stadyn.brainscript._runner import _Runner
     from stadyn.brainscript._sgd import make_learner
@@ -379,12 +396,16 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
             network.run = type("R", (), {"root": root_record})()
             network = _Runner._network_for(network, cmd)
         except Exception:  # noqa: BLE001 - any failure is a finding
-            gaps.append("network only in a model file (BS.Network.Load, edit)")
-            return gaps, info
+            if str(cmd.model_path) not in (others or {}):
+                gaps.append("network only in a model file (BS.Network.Load, edit)")
+                return gaps, info
+            # another config's train command writes the file: the runner loads it then
+            # (BS.Network.Load of the file, as cntk.exe read the network from it)
+            network = BrainScriptSource(f'BS.Network.Load ("{cmd.model_path}")')
     with sd.parameter_registry(sd.ParameterRegistry()):
         try:
             lib = StadynLibrary()
-            lib.model_loader = _stand_in_models(root_record, lib.model_loader)
+            lib.model_loader = _stand_in_models(root_record, lib.model_loader, others)
             net = build_network(network, lib)
         except RecursionError:
             gaps.append("recursion")
@@ -399,8 +420,9 @@ def survey_command(cmd, root_record) -> tuple[list[str], dict]:
     return list(dict.fromkeys(gaps)), info
 
 
-def survey_config(path: str, overrides: list[str]) -> dict:
-    """``{"gaps": [...], "commands": {name: info}}`` for one config."""
+def survey_config(path: str, overrides: list[str], others: "dict | None" = None) -> dict:
+    """``{"gaps": [...], "commands": {name: info}}`` for one config (``others``: the model
+    files other configs write, :func:`model_writers`)."""
     from stadyn.brainscript import load_config, run_config
 
     result: dict = {"config": path, "overrides": overrides, "gaps": [], "commands": {}}
@@ -417,7 +439,7 @@ def survey_config(path: str, overrides: list[str]) -> dict:
             result["gaps"].append(_label(exc))
             return result
         for cmd in run.commands:
-            gaps, info = survey_command(cmd, root)
+            gaps, info = survey_command(cmd, root, others)
             gaps = list(dict.fromkeys(gaps))      # a reader and a cvReader may share a gap
             result["commands"][cmd.name] = {"action": cmd.action, "gaps": gaps, **info}
             result["gaps"] += [g for g in gaps if g not in result["gaps"]]
@@ -439,23 +461,58 @@ def _quiet(fn, *args):
 def _zero_initialised() -> None:
     """Stand-in parameter values: every initialiser draws zeros (the networks of ImageNet
     configs hold 10^8 parameters; the survey needs their shapes, not CNTK's random values)."""
-    from stadyn.brainscript import _layer_library, _stadyn_library
+    from stadyn.brainscript import _layer_library, _parameter_library, _stadyn_library
 
     real = _layer_library.cntk_initializer
-    for module in (_layer_library, _stadyn_library):
+    for module in (_layer_library, _parameter_library, _stadyn_library):
         module.cntk_initializer = lambda init, scale=1.0: real("zero", 1.0)
+
+
+def _writers_of(path: str, overrides: list[str]) -> dict:
+    """:func:`model_writers` of one config (nothing where it cannot be read)."""
+    from stadyn.brainscript import load_config
+
+    cwd = os.getcwd()
+    os.chdir(os.path.dirname(path))
+    try:
+        return model_writers(load_config(path, overrides))
+    except Exception:  # noqa: BLE001 - the config's own survey reports it
+        return {}
+    finally:
+        os.chdir(cwd)
+
+
+def _others(runs: list[tuple[str, list[str], str]]) -> list[dict]:
+    """For each ``(config, overrides, group)``, the model files the other configs of its group
+    write (a test's other ``cntkrun`` configs, an example's neighbours in its folder): CNTK's
+    TIMIT eval, write and cross-validation configs read the model TIMIT_TrainSimpleNetwork
+    trains."""
+    writers = [_quiet(_writers_of, path, overrides) for path, overrides, _ in runs]
+    found = []
+    for k, (path, _, group) in enumerate(runs):
+        mine: dict = {}
+        for j, (other, _, where) in enumerate(runs):
+            if where == group and other != path:
+                for key, source in writers[j].items():
+                    mine.setdefault(key, source)
+        found.append(mine)
+    return found
 
 
 def survey(root: str) -> list[dict]:
     sys.setrecursionlimit(20000)
     _zero_initialised()
     results = []
-    for path, overrides in example_configs(root):
-        r = _quiet(survey_config, path, standard_overrides(path) + overrides)
+    examples = [(path, standard_overrides(path) + overrides, os.path.dirname(path))
+                for path, overrides in example_configs(root)]
+    for (path, overrides, _), others in zip(examples, _others(examples)):
+        r = _quiet(survey_config, path, overrides, others)
         r["kind"] = "example"
         results.append(r)
-    for path, overrides, test in test_configs(root):
-        r = _quiet(survey_config, path, standard_overrides(path) + overrides)
+    tests = [(path, standard_overrides(path) + overrides, test)
+             for path, overrides, test in test_configs(root)]
+    for (path, overrides, test), others in zip(tests, _others(tests)):
+        r = _quiet(survey_config, path, overrides, others)
         r["kind"] = "test"
         r["test"] = os.path.relpath(test, root)
         r["baseline"] = baseline_counts(test)

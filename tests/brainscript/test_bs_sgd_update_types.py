@@ -68,16 +68,16 @@ def test_parallel_train_is_ignored_in_one_process_as_cntk_did():
     assert make_learner([w], sgd, rec, epoch_size=10).name == "momentum_sgd"
 
 
-def test_parallel_train_with_workers_needs_full_precision_data_parallel_sgd():
+def test_parallel_train_with_workers_needs_full_precision_data_parallel_sgd_or_block_momentum():
     sgd, rec = _sgd(PARALLEL.format(method="DataParallelSGD", bits=32))
     assert parallel_train(sgd, rec, 2) is None
     sgd, rec = _sgd(PARALLEL.format(method="DataParallelSGD", bits=1))
     with pytest.raises(ConfigError, match="gradientBits = 1 .quantised") as err:
         parallel_train(sgd, rec, 2)
     assert err.value.line == 2
-    sgd, rec = _sgd(PARALLEL.format(method="BlockMomentumSGD", bits=32))
-    with pytest.raises(ConfigError, match="BlockMomentumSGD is not supported"):
-        parallel_train(sgd, rec, 2)
+    sgd, rec = _sgd(PARALLEL.format(method="ModelAveragingSGD", bits=32))
+    with pytest.raises(ConfigError, match="ModelAveragingSGD is not supported"):
+        parallel_train(sgd, rec, 2)     # (BlockMomentumSGD: tests/brainscript/test_bs_block_momentum.py)
 
 
 def test_load_best_model_in_the_sgd_block_has_no_effect_as_in_cntk():

@@ -116,7 +116,7 @@ class _LayerNormalization:
 
 def is_pending_parameter(library: Any, v: Any) -> bool:
     """Whether ``v`` is a ``Parameter`` whose dimensions are not known yet (the library's
-    ``_PendingParameter``: a node that is neither a Variable nor a delay)."""
+    ``PendingParameter``: a node that is neither a Variable nor a delay)."""
     return library.is_node(v) and not isinstance(v, (Variable, PendingState))
 
 

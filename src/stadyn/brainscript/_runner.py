@@ -58,7 +58,8 @@ from ._model_files import (check_writable, load_model_parameters, model_name, re
 from ._readers import make_source
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
-from ._sgd import disable_reg_in_batch_norm, keep_checkpoint_files, make_learners
+from ._sgd import (block_momentum, disable_reg_in_batch_norm, keep_checkpoint_files,
+                   make_learners)
 from ._train_progress import (CNTKProgress, EpochAccumulators, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
 from ._write import write_format, write_outputs
@@ -109,8 +110,17 @@ class _Parallel:
     def is_main(self) -> bool:
         return self.rank == 0
 
-    def data_parallel(self, params: dict[str, Variable]):
-        return self.dist.DataParallel(params) if self.dist is not None else None
+    def data_parallel(self, params: dict[str, Variable], block: dict | None = None):
+        """The Trainer's hook: gradients summed (DataParallelSGD), or with ``block`` (the
+        options of :func:`._sgd.block_momentum`) the models merged by block momentum."""
+        if self.dist is None:
+            return None
+        if block is None:
+            return self.dist.DataParallel(params)
+        options = dict(block)
+        reset = options.pop("reset_after_block")
+        model = self.dist.BlockMomentum(workers=self.size, **options)
+        return self.dist.BlockMomentumParallel(params, model, reset_after_block=reset)
 
     def barrier(self) -> None:
         if self.dist is not None:
@@ -162,6 +172,9 @@ class _NetworkTrainer(Trainer):
     def summarize_training_progress(self) -> None:
         if self._carry is not None:     # (the epoch's steps are done: the graph as built)
             self._carry.release()
+        end_epoch = getattr(self.data_parallel, "end_epoch", None)
+        if end_epoch is not None:       # (block momentum: cntk.exe merges at the epoch's end)
+            end_epoch(self.parameter_learners)
         super().summarize_training_progress()
 
 
@@ -273,7 +286,8 @@ class _Runner:
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
         trainer = _NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
-                                  data_parallel=parallel.data_parallel(params),
+                                  data_parallel=parallel.data_parallel(
+                                      params, block_momentum(sgd, sgd_rec, parallel.size)),
                                   check_numerics=cmd.check_numerics,
                                   counted=lambda node: network.counted(node, [criterion] + evals),
                                   carry=carry)
@@ -505,9 +519,10 @@ class _Runner:
 
     def _network_for(self, cmd: CommandConfig) -> BrainScriptSource:
         """The network description of a command without one: the train command (of the whole
-        config) that writes the same ``modelPath``.  (CNTK read it from the model file; Stadyn's
-        model files hold the graph but not which nodes are criteria, so the description is
-        rebuilt and the model file gives the parameters.)"""
+        config) that writes the same ``modelPath``, whose description is rebuilt (the model
+        file then gives the parameters); where no block of the config builds it, the model file
+        itself (``BS.Network.Load``: the graph with its criterion, evaluation and output tags,
+        as cntk.exe read the network from the file), when it exists."""
         root = self.run.root
         candidates = []
         for key in root:
@@ -522,6 +537,14 @@ class _Runner:
         for path, block in candidates:
             if path == cmd.model_path:
                 return network_of_block(block)
+        if cmd.model_path is not None and os.path.exists(cmd.model_path):
+            # a model another config's train command wrote (TIMIT's eval, write and cv
+            # configs): the network as the file holds it, its nodes tagged criterion,
+            # evaluation and output as they were trained
+            path = str(cmd.model_path)
+            quoted = f"'{path}'" if '"' in path else f'"{path}"'
+            return BrainScriptSource(f"BS.Network.Load ({quoted})",
+                                     *record_loc(cmd.record, "modelPath"))
         raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
                           f"the config builds the model '{cmd.model_path}'",
                           *record_loc(cmd.record, "action"))

@@ -24,6 +24,7 @@ import numpy as np
 from .. import learners as LR
 from .. import schedules as SC
 from .._errors import ConfigError
+from ..distributed import block_momentum_time_constant
 from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
@@ -283,9 +284,10 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
 
     In one process CNTK ignored the block ("ParallelTrain config will be ignored"), and so does
     Stadyn.  With ``stadyn train --nproc N`` the workers sum their gradients in full precision,
-    which is CNTK's ``DataParallelSGD`` with ``gradientBits = 32`` (its default for float);
-    quantised gradients (``gradientBits`` below 32, 1-bit SGD), ``ModelAveragingSGD`` and
-    ``BlockMomentumSGD`` are other algorithms and are refused there.
+    which is CNTK's ``DataParallelSGD`` with ``gradientBits = 32`` (its default for float), or
+    merge their models by block momentum (``BlockMomentumSGD``, :func:`block_momentum`);
+    quantised gradients (``gradientBits`` below 32, 1-bit SGD) and ``ModelAveragingSGD`` are
+    other algorithms and are refused there.
     """
     block = _extra(sgd, "ParallelTrain", None)
     if block is None:
@@ -296,10 +298,13 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
     if not isinstance(block, ConfigRecord):
         raise ConfigError("SGD.ParallelTrain must be a block [ parallelizationMethod = ... ]", *where)
     method = str(block.get_str("parallelizationMethod", "None")).strip()
+    if method.lower() == "blockmomentumsgd":
+        block_momentum(sgd, record, workers)        # (its options checked)
+        return None
     if method.lower() != "dataparallelsgd":
         raise ConfigError(f"ParallelTrain: parallelizationMethod = {method} is not supported "
                           "(stadyn train --nproc runs DataParallelSGD with full-precision "
-                          "gradients)", *where)
+                          "gradients, or BlockMomentumSGD)", *where)
     inner = block.get("DataParallelSGD")
     bits = inner.get_ints("gradientBits", [32]) if isinstance(inner, ConfigRecord) else [32]
     if any(b < 32 for b in bits):
@@ -307,6 +312,78 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
                           "gradients) is not supported; Stadyn sums full-precision gradients "
                           "(gradientBits = 32)", *where)
     return None
+
+
+def block_momentum(sgd: SGDConfig, record: ConfigRecord | None, workers: int) -> dict | None:
+    """The :class:`stadyn.distributed.BlockMomentum` arguments (and ``reset_after_block``) of
+    ``ParallelTrain = [ parallelizationMethod = BlockMomentumSGD ; BlockMomentumSGD = [...] ]``
+    on ``workers`` workers, with CNTK's names and defaults (SGD.cpp): ``blockSize`` (all
+    workers' samples per block) or ``blockSizePerWorker`` (or its old name ``syncPeriod``),
+    by default 120000 per worker; ``blockMomentumAsTimeConstant`` or ``blockMomentumPerSync``
+    (by default a momentum of ``1 - 1/workers`` per block); ``blockLearningRate`` (1);
+    ``useNesterovMomentum`` (true); ``resetSGDMomentum`` (true).  None when the job has one
+    worker or another method.
+
+    Example:
+        >>> from stadyn.brainscript._blocks import sgd_config
+        >>> from stadyn.brainscript._config import parse_config
+        >>> rec = parse_config("SGD = [ maxEpochs = 1 ; learningRatesPerSample = 0.1 ; "
+        ...                    "ParallelTrain = [ "
+        ...                    "parallelizationMethod = BlockMomentumSGD ; "
+        ...                    "BlockMomentumSGD = [ blockSizePerWorker = 64 ] ] ]")["SGD"]
+        >>> options = block_momentum(sgd_config(rec), rec, 2)
+        >>> options["block_size"], round(options["time_constant"], 2), options["nesterov"]
+        (128, 184.66, True)
+    """
+    block = _extra(sgd, "ParallelTrain", None)
+    if workers <= 1 or not isinstance(block, ConfigRecord) or \
+            str(block.get_str("parallelizationMethod", "None")).strip().lower() != \
+            "blockmomentumsgd":
+        return None
+    inner = block.get("BlockMomentumSGD")
+    inner = inner if isinstance(inner, ConfigRecord) else None
+    where = _where(record, "ParallelTrain") if inner is None else \
+        _where(block, "BlockMomentumSGD")
+
+    def has(key: str) -> bool:
+        return inner is not None and key in inner
+
+    def both(a: str, b: str, message: str) -> None:
+        if has(a) and has(b):
+            raise ConfigError(f"ParallelTrain.BlockMomentumSGD: {message}", *where)
+
+    both("blockSize", "blockSizePerWorker",
+         "It is only allowed to set blockSizePerWorker or blockSize, not both of them")
+    for other in ("blockSize", "blockSizePerWorker"):
+        both("syncPeriod", other, "syncPeriod is a deprecated alias of blockSizePerWorker. "
+             "It is not allowed to specify both of them")
+    both("blockMomentumPerSync", "blockMomentumAsTimeConstant", "It is only allowed to set "
+         "either blockMomentumPerSync or blockMomentumAsTimeConstant, not both of them")
+    if has("blockSize"):
+        size = int(inner.get_int("blockSize"))
+    else:
+        per_worker = "syncPeriod" if has("syncPeriod") else "blockSizePerWorker"
+        size = int(inner.get_int(per_worker)) * workers if has(per_worker) else 120000 * workers
+    if int(str(block.get_str("parallelizationStartEpoch", "1")).strip()) != 1:
+        raise ConfigError("ParallelTrain: parallelizationStartEpoch other than 1 is not "
+                          "supported with BlockMomentumSGD (the workers merge from the first "
+                          "epoch on)", *where)
+    if has("blockMomentumAsTimeConstant"):
+        constant = float(inner.get_float("blockMomentumAsTimeConstant"))
+    else:
+        momentum = float(inner.get_float("blockMomentumPerSync")) if \
+            has("blockMomentumPerSync") else 1.0 - 1.0 / workers
+        try:
+            constant = block_momentum_time_constant(momentum, size)
+        except ConfigError as exc:
+            raise ConfigError(f"ParallelTrain.BlockMomentumSGD: {exc}", *where) from None
+    flag = (lambda key: bool(inner.get_bool(key, True))) if inner is not None else \
+        (lambda key: True)
+    return {"block_size": size, "time_constant": constant,
+            "nesterov": flag("useNesterovMomentum"),
+            "block_learning_rate": float(inner.get_float("blockLearningRate", 1.0))
+            if inner is not None else 1.0,
+            "reset_after_block": flag("resetSGDMomentum")}
 
 
 def keep_checkpoint_files(sgd: SGDConfig, record: ConfigRecord | None = None) -> bool:

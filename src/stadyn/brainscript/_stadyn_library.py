@@ -27,11 +27,8 @@ Example:
 from __future__ import annotations
 
 import numbers
-from collections import deque
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from .. import cntk_semantics as cntk
 from .. import functions as F
@@ -39,16 +36,13 @@ from .. import sequence as S
 from .._errors import ConfigError, ShapeError
 from ..graph import Variable
 from ..inspect import trace
-from .._random import initializer_seed
-from ..layers import CNTKInitializer, initial_value
-from ..parametric import current_registry, get_parameter_or_create
 from ._computation_node import ComputationNodeFunctions
 from ._criterion_library import CriterionFunctions
-from ._layer_library import (LayerFunctions, _positive_ints, cntk_fans, cntk_initializer,
-                             member_name)
+from ._layer_library import LayerFunctions, _positive_ints, cntk_initializer
 from ._library import Library, cntk_shape, without_unit_axes
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
+from ._parameter_library import ParameterFunctions, PendingParameter
 from ._norm_library import NormFunctions
 from ._precompute_library import PreComputeFunctions
 from ._reduce_library import ReduceFunctions
@@ -74,7 +68,8 @@ _LEGACY_TAGS = {"criteria": "criterion", "eval": "evaluation"}
 _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 
 
-class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunctions,
+class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunctions,
+                    SequenceFunctions,
                     ReduceFunctions, TensorFunctions, PoolingFunctions,
                     CriterionFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
                     RNNStackFunctions, Library):
@@ -135,7 +130,7 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
         return super().parameter_names(fn)
 
     def is_node(self, value: Any) -> bool:
-        return isinstance(value, (Variable, _PendingParameter, PendingState))
+        return isinstance(value, (Variable, PendingParameter, PendingState))
 
     def type_name(self, value: Any) -> str:
         if isinstance(value, Variable):
@@ -171,7 +166,7 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
 
     def _value(self, v: Any, what: str) -> Variable:
         v = self._loops.settle(v)
-        if isinstance(v, _PendingParameter):
+        if isinstance(v, PendingParameter):
             raise ConfigError(f"{what}: the parameter's inferred dimension is not known yet "
                               "(use it in a Times first, or give its input dimension)")
         if isinstance(v, PendingState):
@@ -226,7 +221,7 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
                 node.set_attribute("p", rate)
         return len(self._dropout_nodes)
 
-    # ---- inputs, parameters, constants ---------------------------------------------------
+    # ---- inputs (parameters and constants: ._parameter_library) ----------------------------
     def Input(self, dims, dynamicAxis="", sparse=False, tag="feature"):
         """A graph input of per-sample shape ``dims`` (column-major), with a batch axis of 1 that
         the trainer resizes to each minibatch."""
@@ -239,119 +234,6 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
         self._batched.add(v)
         return self._node(v, "InputValue", tag or "")
 
-    def Parameter(self, outputDim, inputDim, learningRateMultiplier=1.0, init="",
-                  initValueScale=1, value=0, initValue="", initFromFilePath="",
-                  initFromLiteral="", initOnCPUOnly=True, randomSeed=-1, tag=""):
-        """A learnable ``[outputDim x inputDim]`` matrix (Stadyn shape ``(inputDim, outputDim)``);
-        ``inputDim = 0`` is inferred by the first ``Times`` that uses it."""
-        return self._parameter((outputDim, inputDim), learningRateMultiplier, init,
-                               initValueScale, value, initValue, initFromFilePath,
-                               initFromLiteral, tag, "Parameter", random_seed=randomSeed)
-
-    def ParameterTensor(self, dims, learningRateMultiplier=1.0, init="", initValueScale=1,
-                        value=0, initValue="", initFilterRank=0, initOutputRank=1,
-                        initFromFilePath="", initFromLiteral="", initOnCPUOnly=True,
-                        randomSeed=-1, tag=""):
-        """A learnable tensor of shape ``dims`` (column-major); a random ``init`` draws with
-        CNTK's fans for ``initFilterRank`` and ``initOutputRank``."""
-        dims = dims if isinstance(dims, tuple) else (dims,)
-        return self._parameter(dims, learningRateMultiplier, init, initValueScale, value,
-                               initValue, initFromFilePath, initFromLiteral, tag,
-                               "ParameterTensor", (int(initFilterRank), int(initOutputRank)),
-                               random_seed=randomSeed)
-
-    def _parameter(self, cntk_dims, lr_multiplier, init, scale, value, init_value, from_file,
-                   from_literal, tag, what, ranks=(0, 1), random_seed=-1):
-        if from_file or from_literal:
-            raise ConfigError(f"{what}: initFromFilePath and initFromLiteral are not supported "
-                              "yet")
-        for d in cntk_dims:
-            if isinstance(d, bool) or not isinstance(d, int) or d < 0:
-                raise ConfigError(f"{what}: dimensions must be non-negative integers, got "
-                                  f"{cntk_dims!r}")
-        if isinstance(init_value, numbers.Real) and not isinstance(init_value, bool):
-            initializer: Any = float(init_value)
-        elif init_value not in ("", None):
-            raise ConfigError(f"{what}: initValue must be a number")
-        elif str(init).lower() == "fixedvalue":
-            initializer = float(value)
-        else:
-            initializer = cntk_initializer(init or "uniform", scale)
-        if isinstance(initializer, CNTKInitializer):
-            # cntk.exe's LearnableParameter takes its seed when it is made, even when its shape
-            # is inferred later: 'randomSeed' if given, else the next of the count
-            forced = int(random_seed)
-            initializer = initializer.with_seed(forced if forced >= 0 else initializer_seed())
-        need_grad = float(lr_multiplier) != 0.0
-        shape = cntk_shape(cntk_dims)
-        if 0 in shape:
-            return _PendingParameter(self, shape, initializer, need_grad, tag, ranks, self.path)
-        return self._make_parameter(shape, initializer, need_grad, tag, ranks, self.path)
-
-    def _make_parameter(self, shape, initializer, need_grad, tag, ranks=(0, 1), path=""):
-        # a placeholder name until the network is evaluated (name_parameters): the order
-        # parameters are made in depends on the evaluation order, their node names do not
-        registry_name = _claim("anonymous") + "/W"
-        fan_in, fan_out = cntk_fans(tuple(reversed(shape)), *ranks) if shape else (1, 1)
-        value = initial_value(initializer, shape, fan_in, fan_out)
-        v = get_parameter_or_create(registry_name, shape, value, need_grad)
-        if path:
-            self._unnamed_parameters.append((v, registry_name, path))
-        return self._node(v, "LearnableParameter", tag or "")
-
-    def name_parameters(self, nodes: dict[str, Any], roots: Any = ()) -> None:
-        """Register each parameter under cntk.exe's name of its node: the expression path it
-        was made at (``W0``; ``out.W`` for ``out = m (x)`` where ``m (x) = { W = Parameter
-        (...) ... }``; ``z.PlusArgs[1]`` for ``z = W * x + Parameter (4, 1)``; a layer's
-        parameters add CNTK.core.bs's member names), so a model file's parameters are matched
-        by name whatever order the network makes them in.  Two parameters at one path are
-        named as cntk.exe names them: the one its breadth-first walk from ``roots`` reaches
-        first takes the path, the next ``_`` and the path, and so on (ResNet20's
-        ``_z.x.x.x.b...W``).  A parameter made at no path, at the path of another node, or at
-        a shared path the walk does not order keeps its ``anonymous_<n>/W``, numbered in the
-        order made."""
-        registry = current_registry()
-        made, self._unnamed_parameters = self._unnamed_parameters, []
-        for layer, path, members in self.named_layers:   # Dense, Convolutional, LSTM, ...
-            made += [(v, v.name, f"{path}.{member_name(v.name, members)}")
-                     for v in layer.parameters]
-        self.named_layers = []
-        groups: dict[str, list[tuple[Variable, str]]] = {}
-        for v, registry_name, path in made:
-            other = nodes.get(path)
-            if isinstance(other, _PendingParameter):
-                other = other.variable
-            if other is not None and other is not v:    # a Python function's own path
-                continue
-            if registry.get(registry_name) is v:
-                groups.setdefault(path, []).append((v, registry_name))
-        order = _breadth_first(roots) if any(len(g) > 1 for g in groups.values()) else {}
-        for path, group in groups.items():
-            if len(group) > 1:
-                if not any(c in path for c in ".[]") or \
-                        not all(id(v) in order for v, _ in group):
-                    continue            # cntk.exe: a duplicated name; or an order unknown
-                group.sort(key=lambda item: order[id(item[0])])
-            name = path
-            for v, registry_name in group:
-                while name in registry and any(c in path for c in ".[]"):
-                    name = "_" + name
-                if name not in registry:
-                    registry.rename(registry_name, name)
-
-    def Constant(self, val, rows=1, cols=1, tag=""):
-        """A non-learnable ``[rows x cols]`` matrix filled with ``val``: as CNTK.core.bs's
-        ``Constant``, a ``LearnableParameter`` with ``learningRateMultiplier = 0`` (a parameter
-        the learners leave alone, saved in the model file with the others), not an input."""
-        if isinstance(val, bool) or not isinstance(val, numbers.Real):
-            raise ConfigError(f"Constant: val must be a number, got {val!r}")
-        shape = cntk_shape((_positive_ints(rows, "Constant: rows"),
-                            _positive_ints(cols, "Constant: cols")))
-        v = self._make_parameter(shape, float(val), False, "", path=self.path)
-        if rows == 1 and cols == 1:
-            self._constants[id(v)] = (v, float(val))
-        return self._node(v, "LearnableParameter", tag or "")
-
     # ---- nodes ---------------------------------------------------------------------------
     def Times(self, x, y, outputRank=1, inferInputRankToMap=-1, tag=""):
         """Matrix product: ``Times(W, x)`` with ``W`` ``[out x in]`` and ``x`` ``[in x *]``
@@ -360,7 +242,7 @@ class StadynLibrary(ComputationNodeFunctions, PreComputeFunctions, SequenceFunct
         if isinstance(y, PendingState) and isinstance(x, Variable):
             in_rank = x.ndim - rank
             y = self._loops.materialize(y, tuple(x.shape[:in_rank]))
-        if isinstance(x, _PendingParameter):
+        if isinstance(x, PendingParameter):
             x = x.materialize(self._value(y, "Times"), rank)
         a, b = self._value(x, "Times"), self._value(y, "Times")
         if self.has_batch_axis(a):
@@ -581,65 +463,3 @@ def _axis(axis: Any, z: Variable) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < z.ndim - 1:
         raise ConfigError(f"axis must be a static axis 0..{z.ndim - 2}, got {axis!r}")
     return cntk.static_axis(axis, z.ndim, batched=True, column_major=True)
-
-
-def _breadth_first(roots: Any) -> dict[int, int]:
-    """The position of each node in cntk.exe's walk of a network (ComputationNetwork::
-    ConstructFromRoots): from the roots in order, a node's inputs after it, breadth first."""
-    order: dict[int, int] = {}
-    queue = deque(roots)
-    while queue:
-        v = queue.popleft()
-        if not isinstance(v, Variable) or id(v) in order:
-            continue
-        order[id(v)] = len(order)
-        if v.parent is not None:
-            queue.extend(v.parent.inputs)
-    return order
-
-
-def _claim(base: str) -> str:
-    return current_registry().claim(base)
-
-
-class _PendingParameter:
-    """A ``Parameter`` whose input dimension (0, CNTK's ``Inferred``) the first ``Times`` sets."""
-
-    def __init__(self, library: StadynLibrary, shape: tuple[int, ...], initializer: Any,
-                 need_grad: bool, tag: str, ranks: tuple[int, int] = (0, 1), path: str = ""):
-        self.library, self.shape, self.initializer = library, shape, initializer
-        self.need_grad, self.tag, self.ranks, self.path = need_grad, tag, ranks, path
-        self.variable: Variable | None = None
-
-    def materialize(self, data: Variable, output_rank: int) -> Variable:
-        if self.variable is not None:
-            return self.variable
-        lib = self.library
-        batched = lib.has_batch_axis(data)
-        sample = data.shape[1:] if batched else data.shape
-        out = self.shape[len(self.shape) - output_rank:]
-        if 0 in out:
-            raise ConfigError("Parameter: only the input dimension can be inferred (0)")
-        in_rank = len(self.shape) - output_rank
-        inferred = tuple(sample[len(sample) - in_rank:]) if in_rank > 1 else \
-            (int(np.prod(sample)),)
-        known = self.shape[:in_rank]
-        # (an outputRank past the parameter's rank drops dimensions here: Times then refuses
-        # the rank, naming the shape made)
-        return self._made(tuple(k or i for k, i in zip(known, inferred)) + tuple(out))
-
-    def infer(self, dims: tuple[int, ...]) -> Variable:
-        """The parameter with its 0 dimensions taken from ``dims`` (Stadyn order, one for each
-        of its dimensions; CNTK's ``ValidateInferInputDimsFrom``)."""
-        return self._made(tuple(d or g for d, g in zip(self.shape, dims)))
-
-    def _made(self, shape: tuple[int, ...]) -> Variable:
-        """The parameter, made once with ``shape``, the same Variable afterwards."""
-        if self.variable is None:
-            self.variable = self.library._make_parameter(shape, self.initializer,
-                                                         self.need_grad, self.tag, self.ranks,
-                                                         self.path)
-        return self.variable
-
-    def __repr__(self) -> str:
-        return f"Parameter(shape {self.shape}, input dimension inferred later)"

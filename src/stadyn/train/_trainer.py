@@ -235,8 +235,7 @@ class Trainer:
                 None if self._metric_value is None else float(self._metric_value))
         if finite_only and not math.isfinite(self.previous_minibatch_loss_sum):
             raise _NonFiniteLoss(self.previous_minibatch_loss_sum)
-        for learner in self.parameter_learners:
-            learner.step(samples)
+        self._step_learners(samples)
         self._after_step(samples, False)
 
     def _train_nothing(self) -> bool:
@@ -252,10 +251,19 @@ class Trainer:
             self.previous_minibatch_sample_count = 0
             return False
         self._loss_value, self._metric_value = loss, metric
-        for learner in self.parameter_learners:
-            learner.step(samples)
+        self._step_learners(samples)
         self._after_step(samples, False)
         return True
+
+    def _step_learners(self, samples: int) -> None:
+        """The learners' update for a minibatch of ``samples`` (all workers'); a
+        ``data_parallel`` hook with ``step_learners`` (block momentum's: each worker updates
+        alone, by its own samples) does it itself."""
+        step = getattr(self.data_parallel, "step_learners", None)
+        if step is not None:
+            return step(self.parameter_learners, samples)
+        for learner in self.parameter_learners:
+            learner.step(samples)
 
     def _compiled(self, outputs: list[Variable]):
         """The compiled step that also computes ``outputs`` (one per set of outputs asked

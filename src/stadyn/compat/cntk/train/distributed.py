@@ -10,7 +10,8 @@ minibatch's sample count, so every worker takes the same step (CNTK's data-paral
 read its share of every minibatch, as CNTK 2.7's (see docs/distributed.md).
 :func:`block_momentum_distributed_learner` has each worker train alone on its own minibatches
 and the workers merge their models every ``block_size`` samples (all workers' samples), as
-CNTK 2.7's block momentum (:mod:`._block_momentum`); the Trainer's figures are then this
+CNTK 2.7's block momentum (:class:`stadyn.distributed.BlockMomentum`); the Trainer's figures
+are then this
 worker's own but for the sample count seen, which is all workers' as of the last merge.
 
 Example:
@@ -40,7 +41,6 @@ from .... import distributed as _dist
 from ...._errors import ConfigError
 from ....graph import data_of
 from ....solvers import Optimizer
-from ._block_momentum import BlockModel
 
 __all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_communicator",
            "data_parallel_distributed_learner", "block_momentum_distributed_learner"]
@@ -281,11 +281,11 @@ class DistributedLearner(_WrappedOptimizer):
 
 class _BlockMomentumLearner(DistributedLearner):
     """A learner each worker updates alone, the workers merging their models at the end of
-    every block (:class:`._block_momentum.BlockModel`), as CNTK 2.7's
+    every block (:class:`stadyn.distributed.BlockMomentum`), as CNTK 2.7's
     BlockMomentumDistributedLearner; its ``total_number_of_samples_seen`` (and a Trainer's) is
     all workers' samples as of the last merge and this worker's since."""
 
-    def __init__(self, learner, block: BlockModel, reset_after_block: bool):
+    def __init__(self, learner, block: _dist.BlockMomentum, reset_after_block: bool):
         super().__init__(learner, block.after)
         self._block, self._reset_after_block = block, bool(reset_after_block)
 
@@ -446,7 +446,8 @@ def block_momentum_distributed_learner(learner, block_size: int,
                                        distributed_after: int = 0):
     """``learner`` on each worker alone, the workers merging their models every ``block_size``
     samples (all workers' together) with block momentum (CNTK 2.7's BMUF, see
-    :mod:`._block_momentum`): ``block_momentum_as_time_constant`` in samples (by default that
+    :class:`stadyn.distributed.BlockMomentum`): ``block_momentum_as_time_constant`` in samples
+    (by default that
     of a momentum ``1 - 1/workers`` per block), ``block_learning_rate``, Nesterov's momentum
     (``use_nestrov_momentum``, CNTK's spelling), the learner's momentum reset after each merge.
 
@@ -464,6 +465,6 @@ def block_momentum_distributed_learner(learner, block_size: int,
         ([1.0, 1.0], 2)
     """
     workers = Communicator.num_workers()
-    block = BlockModel(block_size, workers, block_momentum_as_time_constant,
-                       use_nestrov_momentum, block_learning_rate, distributed_after)
+    block = _dist.BlockMomentum(block_size, workers, block_momentum_as_time_constant,
+                                use_nestrov_momentum, block_learning_rate, distributed_after)
     return _BlockMomentumLearner(learner, block, reset_sgd_momentum_after_aggregation)
