@@ -59,3 +59,79 @@ def class_ids__fractional(nn, F, r):
     loss.forward()
     res["static mean, fractional targets"] = float(loss.d)
     return res
+
+
+_FLOAT32_VALUES = ("a Variable needing a gradient holds float32 on Stadyn (torch computes "
+                   "gradients of floating-point tensors only); NNabla keeps the integer array and "
+                   "writes a float32 gradient beside it (compat nnabla Variable.from_numpy_array, "
+                   "need_grad, get_parameter_or_create)")
+_INT_GRAD = ("the gradient buffer of an integer Variable needing no gradient is of its value's "
+             "type on Stadyn (graph Variable.grad), float32 on NNabla")
+_V = "nnabla.Variable."
+
+
+def _dt(a):
+    return str(np.asarray(a).dtype)
+
+
+@nnabla_case(names=[_V + "from_numpy_array", _V + "need_grad", "nnabla.parameter."
+                    "get_parameter_or_create"],
+             known=dict({k + " d dtype": _FLOAT32_VALUES
+                         for k in ("int32", "int64", "with grad", "dynamic", "need_grad set",
+                                   "parameter asked again")}, **{"parameter g dtype": _INT_GRAD}),
+             note="the values of an integer array that needs a gradient keep their numbers, "
+                  "in float32")
+def integer_array__needing_a_gradient(nn, F, r):
+    r.touch(_V + "from_numpy_array", _V + "need_grad",
+            "nnabla.parameter.get_parameter_or_create")
+    res = {}
+    for key, dt in (("int32", np.int32), ("int64", np.int64)):
+        v = nn.Variable.from_numpy_array(np.array([1, 2, 3], dt), need_grad=True)
+        res[key + " need_grad"] = v.need_grad
+        res[key + " g dtype"] = _dt(v.g)
+        res[key + " d dtype"] = _dt(v.d)
+        y = F.sum(F.mul_scalar(v, 2.5))
+        y.forward()
+        v.grad.zero()
+        y.backward()
+        res[key + " y"] = float(y.d)
+        res[key + " g"] = v.g.copy()
+        res[key + " d"] = np.asarray(v.d, np.float64)
+    v = nn.Variable.from_numpy_array(np.array([1, 2], np.int32),
+                                     np.array([0.5, 0.5], np.float32), need_grad=True)
+    res["with grad need_grad"] = v.need_grad
+    res["with grad g"] = v.g.copy()
+    res["with grad d dtype"] = _dt(v.d)
+    nn.set_auto_forward(True)
+    v = nn.Variable.from_numpy_array(np.array([1, 2, 3], np.int32), need_grad=True)
+    y = F.sum(F.mul2(v, v))
+    y.backward()
+    res["dynamic g"] = v.g.copy()
+    res["dynamic d dtype"] = _dt(v.d)
+    nn.set_auto_forward(False)
+    v = nn.Variable.from_numpy_array(np.array([4, 5], np.int32))
+    res["need_grad unset"] = v.need_grad
+    v.need_grad = True
+    y = F.sum(F.mul_scalar(v, 3.0))
+    y.forward()
+    v.grad.zero()
+    y.backward()
+    res["need_grad set g"] = v.g.copy()
+    res["need_grad set d dtype"] = _dt(v.d)
+    p = nn.parameter.get_parameter_or_create("p", (2,), initializer=np.array([4, 5], np.int32),
+                                             need_grad=False)
+    res["parameter need_grad"] = p.need_grad
+    res["parameter g dtype"] = _dt(p.g)        # a gradient buffer before it needs one
+    q = nn.parameter.get_parameter_or_create("p", (2,), need_grad=True)
+    res["parameter asked again need_grad"] = q.need_grad
+    res["parameter asked again g dtype"] = _dt(q.g)
+    res["parameter asked again d dtype"] = _dt(q.d)
+    y = F.sum(F.mul_scalar(q, 3.0))
+    y.forward()
+    q.grad.zero()
+    y.backward()
+    res["parameter asked again g"] = q.g.copy()
+    res["parameter asked again d"] = np.asarray(q.d, np.float64)
+    res["parameter registered g"] = nn.get_parameters()["p"].g.copy()
+    nn.clear_parameters()
+    return res
