@@ -135,3 +135,52 @@ def integer_array__needing_a_gradient(nn, F, r):
     res["parameter registered g"] = nn.get_parameters()["p"].g.copy()
     nn.clear_parameters()
     return res
+
+
+_KEPT_FLOAT = ("integers written through .data into a leaf that a graph built before reads as "
+               "float data (or that needs a gradient) are held as float32 on Stadyn, as for "
+               "v.d = ints (compat nnabla _variable._set_data); NNabla gives the leaf the "
+               "integer type and its functions read it as float32")
+_WRITES = {
+    "cast int32": lambda x: x.data.cast(np.int32),
+    "cast int": lambda x: x.data.cast(int),
+    "data.data = int32": lambda x: setattr(x.data, "data", np.array([[4, 5, -6]], np.int32)),
+    "data.data = int64": lambda x: setattr(x.data, "data", np.array([[4, 5, -6]])),
+    "get_data int32": lambda x: x.data.get_data("rw", np.int32),
+}
+
+
+@nnabla_case(names=["nnabla.NdArray.cast", "nnabla.NdArray.data", "nnabla.NdArray.get_data"],
+             known={k + " x dtype": _KEPT_FLOAT for k in list(_WRITES) + ["trained"]},
+             note="the values are compared as float64; their dtype is a known difference")
+def integer_data__written_into_a_read_leaf(nn, F, r):
+    r.touch("nnabla.NdArray.cast", "nnabla.NdArray.data", "nnabla.NdArray.get_data")
+    res = {}
+    for key, write in _WRITES.items():
+        x = nn.Variable.from_numpy_array(np.array([[1.5, -2.0, 3.0]], np.float32))
+        w = nn.Variable.from_numpy_array(np.ones((3, 2), np.float32))
+        y = F.affine(x, w)
+        z = F.relu(x)
+        y.forward()
+        z.forward()
+        write(x)
+        res[key + " x dtype"] = _dt(x.d)
+        res[key + " x"] = np.asarray(x.d, np.float64)
+        y.forward()
+        z.forward()
+        res[key + " affine"] = y.d.copy()
+        res[key + " relu"] = z.d.copy()
+    # a leaf that needs a gradient, cast to integers after its graph was built
+    x = nn.Variable.from_numpy_array(np.array([[1.0, 2.0, 3.0]], np.float32))
+    w = nn.Variable.from_numpy_array(np.full((3, 2), 0.5, np.float32), need_grad=True)
+    loss = F.sum(F.affine(x, w))
+    loss.forward()
+    w.data.cast(np.int32)
+    loss.forward()
+    w.grad.zero()
+    loss.backward()
+    res["trained x dtype"] = _dt(w.d)
+    res["trained w"] = np.asarray(w.d, np.float64)
+    res["trained loss"] = float(loss.d)
+    res["trained w.g"] = w.g.copy()
+    return res

@@ -453,8 +453,18 @@ def _value_tensor(v: Variable) -> torch.Tensor:
 
 
 def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
-    """``v``'s value becomes ``tensor`` (an NdArray cast to another dtype); returns the
-    tensor ``v`` now holds."""
+    """``v``'s value becomes ``tensor`` (an NdArray cast to another dtype: ``v.data.cast``,
+    ``v.data.data = array``); returns the tensor ``v`` now holds.  Integers cast into a
+    floating leaf that needs a gradient or that a graph built before reads as float data are
+    held in its floating dtype (the integer values: 1.5 cast to int is 1.0), by the rule of
+    ``v.d = ints`` (:func:`_take_written_type`): NNabla 1.39 gives the leaf the integer type
+    and its functions read it as float32, which Stadyn's graph built on the float leaf would
+    not (it holds no cast there)."""
+    current = data_of(v)
+    if (v.parent is None and current is not None and current.is_floating_point()
+            and not (tensor.is_floating_point() or tensor.is_complex())
+            and (_Core.need_grad.fget(v) or read_as_float(v))):
+        tensor = tensor.to(current.dtype)
     _Core.data.fset(v, tensor)
     return data_of(v)
 
@@ -500,7 +510,8 @@ def _take_written_type(v: Variable, value: Any) -> None:
     another Variable's value, or a graph built before reads it as float data (it holds no cast
     then: ``_float_inputs.read_as_float``); an integer ``v`` given floating values becomes
     float32 (NNabla's float64: Stadyn keeps floating values float32).  Anything else is written
-    into ``v``'s dtype, as before."""
+    into ``v``'s dtype, as before.  Integers written through ``v.data`` follow the same rule
+    (:func:`_set_data`)."""
     dtype = getattr(value, "dtype", None)
     if not isinstance(dtype, np.dtype):
         return
