@@ -367,10 +367,11 @@ def _ruff() -> list[str] | None:
 
 
 def test_ruff_is_clean():
-    """``ruff check`` with the rules of pyproject.toml ([tool.ruff])."""
+    """``ruff check`` of the package, the tests and the examples with the rules of
+    pyproject.toml ([tool.ruff])."""
     command = _ruff()
     if command is None:
         pytest.skip("ruff is not installed (pip install -e '.[test]' installs it)")
-    result = subprocess.run(command + ["check", "--no-cache", "src", "tests"], cwd=ROOT,
+    result = subprocess.run(command + ["check", "--no-cache", "src", "tests", "examples"], cwd=ROOT,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -23,8 +23,10 @@ Example:
     >>> write_facades(root, n_train=1, n_val=1, n_test=1)
     >>> sorted(os.listdir(root + "/train"))
     ['cmp_x0000.jpg', 'cmp_x0000.png']
-    >>> Image.open(root + "/train/cmp_x0000.jpg").size, Image.open(root + "/train/cmp_x0000.png").mode
-    ((300, 286), 'L')
+    >>> Image.open(root + "/train/cmp_x0000.jpg").size
+    (300, 286)
+    >>> Image.open(root + "/train/cmp_x0000.png").mode
+    'L'
 """
 
 import argparse

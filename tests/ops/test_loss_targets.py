@@ -90,6 +90,31 @@ def test_float_class_ids_must_be_whole_numbers(op, dynamic):
                 y.forward()
 
 
+@pytest.mark.parametrize("op", ["softmax_cross_entropy", "categorical_cross_entropy",
+                                "top_n_error"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_the_nnabla_rule_truncates_float_class_ids_toward_zero(op, dynamic):
+    """``rule="nnabla"`` (compat.nnabla's functions, an .nnp file's) reads 2.7 as class 2 and
+    -0.5 as class 0, as NNabla 1.39's kernels do (they take the target array as int)."""
+    x = sd.Variable.from_numpy_array(np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], np.float32))
+    fractional = sd.Variable.from_numpy_array(np.array([[2.7], [-0.5]], np.float32))
+    whole = sd.Variable.from_numpy_array(np.array([[2], [0]], np.int32))
+    with sd.auto_forward(dynamic):
+        y = function_of(op)(x, fractional, rule="nnabla")
+        want = function_of(op)(x, whole)
+        if not dynamic:
+            y.forward()
+            want.forward()
+    np.testing.assert_array_equal(y.d, want.d)
+
+
+def test_a_class_id_rule_other_than_torch_or_nnabla_is_refused():
+    x = sd.Variable.from_numpy_array(np.zeros((1, 2), np.float32))
+    t = sd.Variable.from_numpy_array(np.array([[1]]))
+    with sd.auto_forward(), pytest.raises(sd.ShapeError, match="rule='cntk'.*'nnabla'"):
+        F.softmax_cross_entropy(x, t, rule="cntk")
+
+
 def test_float_class_ids_are_checked_in_a_static_graph_on_every_forward():
     x = sd.Variable.from_numpy_array(np.full((2, 3), 0.5, np.float32))
     t = sd.Variable((2, 1))

@@ -142,3 +142,27 @@ def test_sigmoid_cross_entropy_is_written_as_nnabla_computes_its_target(tmp_path
     sd.save_nnp(str(tmp_path / "m.nnp"), {"y": y}, {"x": x, "t": t}, network="n", executor="n")
     text = nntxt_of(str(tmp_path / "m.nnp"))
     assert [f for f in re.findall(r'type: "(\w+)"', text) if f not in ("Buffer",)] == types
+
+
+def test_a_files_class_id_losses_truncate_a_fractional_target_as_nnabla(tmp_path):
+    # NNabla 1.39's SoftmaxCrossEntropy, CategoricalCrossEntropy and TopNError read their
+    # target array as int (1.9 is class 1, -0.5 class 0, -1.5 ignored); read back from a file,
+    # Stadyn does too, where its own functions refuse a fraction
+    import stadyn as sd
+    import stadyn.functions as F
+    x, p, t = sd.Variable((3, 3)), sd.Variable((3, 3)), sd.Variable((3, 1))
+    outputs = {"sce": F.softmax_cross_entropy(x, t), "cce": F.categorical_cross_entropy(p, t),
+               "top": F.top_n_error(x, F.abs(t))}
+    sd.save_nnp(str(tmp_path / "m.nnp"), outputs, {"x": x, "p": p, "t": t}, network="n",
+                executor="n")
+    scores = np.array([[0.1, 0.5, -0.3], [1.0, 0.2, 0.0], [0.0, 1.0, 2.0]], np.float32)
+    probs = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1], [0.1, 0.1, 0.8]], np.float32)
+    got = sd.load(str(tmp_path / "m.nnp"))(x=scores, p=probs,
+                                            t=np.array([[1.9], [-0.5], [-1.5]], np.float32))
+    logp = scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(got["sce"]).ravel(), [-logp[0, 1], -logp[1, 0], 0.0],
+                               rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(got["cce"]).ravel(),
+                               [-np.log(0.3), -np.log(0.6), 0.0], rtol=1e-5)
+    # |t| = 1.9, 0.5, 1.5: classes 1, 0, 1; row 2's class 1 (1.0) is below its 2.0
+    np.testing.assert_array_equal(np.asarray(got["top"]).ravel(), [0.0, 0.0, 1.0])

@@ -16,15 +16,20 @@ def _class_axis(x, axis):
     return norm_axis(x.ndim - 1 if axis is None else axis, x.ndim)
 
 
-def _class_ids(x, target, axis):
+def _class_ids(x, target, axis, rule="torch"):
     """``target`` as int64 class ids for scores ``x`` with classes on ``axis``: NNabla's rule,
-    ``x``'s shape with size 1 on the class axis, of an integer or floating dtype (a float one
-    holds whole numbers).  Returns ``(ids, axis)``.
+    ``x``'s shape with size 1 on the class axis, of an integer or floating dtype.  A float one
+    holds whole numbers (``rule="torch"``), or (``rule="nnabla"``) is truncated toward zero as
+    NNabla 1.39 reads it (its kernels take the target array as ``int``: 1.9 is class 1, -0.5
+    class 0).  Returns ``(ids, axis)``.
 
     The shape and dtype are checked wherever the op runs (on meta tensors while a static graph
     is built); whole numbers only on the CPU, inside the op's own program (an asynchronous
     assert there would end the CUDA context, so on GPUs the Trainer checks what it feeds).
     """
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"rule={rule!r}: 'torch' (float class ids must be whole numbers) or "
+                         f"'nnabla' (truncated toward zero)")
     a = _class_axis(x, axis)
     expected = tuple(x.shape[:a]) + (1,) + tuple(x.shape[a + 1:])
     if tuple(target.shape) != expected:
@@ -35,10 +40,10 @@ def _class_ids(x, target, axis):
                          f"class axis {a}){hint}")
     if target.dtype == torch.bool or target.is_complex():
         raise ValueError(f"the target has dtype {target.dtype}; class ids are integers")
-    if target.is_floating_point() and target.device.type == "cpu":
+    if rule == "torch" and target.is_floating_point() and target.device.type == "cpu":
         torch._assert_async(torch.all(target == torch.trunc(target)),
                             "the target holds class ids that are not whole numbers")
-    return target.long(), a
+    return target.long(), a       # a float is truncated toward zero
 
 
 def _same_shape_target(x, target) -> None:
@@ -49,12 +54,13 @@ def _same_shape_target(x, target) -> None:
 
 
 @op(2, category=_C, precision="float", sequence=unless_class_axis)
-def softmax_cross_entropy(x, target, axis=None):
+def softmax_cross_entropy(x, target, axis=None, rule="torch"):
     """``-log softmax(x)[target]`` along ``axis`` (default: last) with integer class ids.
 
     ``target`` has ``x``'s shape with size 1 on ``axis`` (``(B, 1)`` for ``(B, C)`` logits), and
     so does the output.  A negative class id is ignored, as in NNabla: its loss and gradient
-    are 0.
+    are 0.  A float ``target`` must hold whole numbers; ``rule="nnabla"`` truncates it toward
+    zero instead, as NNabla 1.39 does (1.9 is class 1, -0.5 class 0, -1.5 is ignored).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -64,18 +70,18 @@ def softmax_cross_entropy(x, target, axis=None):
         >>> np.round(y.d, 5)
         array([[0.69315]], dtype=float32)
     """
-    ids, a = _class_ids(x, target, axis)
+    ids, a = _class_ids(x, target, axis, rule)
     loss = -torch.gather(torch.log_softmax(x, a), a, ids.clamp(min=0))
     return torch.where(ids < 0, torch.zeros_like(loss), loss)
 
 
 @op(2, category=_C, precision="float", sequence=unless_class_axis)
-def categorical_cross_entropy(x, target, axis=None):
+def categorical_cross_entropy(x, target, axis=None, rule="torch"):
     """``-log(x[target])`` for probabilities ``x`` (see :func:`softmax_cross_entropy`).  As
     in NNabla, the log's argument is clamped at the smallest normal number, the gradient
-    ``-dy / max(x, tiny)`` (not 0 below it), and a negative class id gives 0.
-    Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
-    ids, a = _class_ids(x, target, axis)
+    ``-dy / max(x, tiny)`` (not 0 below it), and a negative class id gives 0; ``rule``: as
+    there.  Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
+    ids, a = _class_ids(x, target, axis, rule)
     p = torch.gather(x, a, ids.clamp(min=0))
     clamped = p.detach().clamp(min=torch.finfo(p.dtype).tiny)
     loss = -torch.log(clamped) - (p - p.detach()) / clamped  # the gradient -1 / clamped
@@ -141,14 +147,15 @@ def huber_loss(x0, x1, delta=1.0):
 
 
 @op(2, category="metric", precision="float", sequence=unless_class_axis)
-def top_n_error(x, target, axis=None, n=1):
+def top_n_error(x, target, axis=None, n=1, rule="torch"):
     """1 where the target class is not among the ``n`` largest scores, else 0 (no gradient).
 
     NNabla's rule: count the scores ``>=`` the target's (the target's own included); the error
     is ``count > n``, so a target tied with other classes at the cut is an error.  A NaN score
     counts as higher than any number (as ``torch.topk`` orders it), so a row of NaN is an error
     (NNabla counts it as right).  ``target`` holds class ids as for
-    :func:`softmax_cross_entropy`.
+    :func:`softmax_cross_entropy` (``rule`` too), each in ``[0, classes)``: NNabla 1.39 reads
+    past the scores for one outside, Stadyn raises an index error.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -157,7 +164,7 @@ def top_n_error(x, target, axis=None, n=1):
         >>> e.d
         array([[0.]], dtype=float32)
     """
-    ids, a = _class_ids(x, target, axis)
+    ids, a = _class_ids(x, target, axis, rule)
     x = x.detach()
     score = torch.gather(x, a, ids)
     # the scores not below the target's: a NaN on either side counts (x < NaN is false)

@@ -20,7 +20,7 @@ import numpy as np
 from ..._errors import ParameterError
 from ...graph import is_no_grad, no_grad
 from ... import parametric as _parametric
-from ._variable import as_nnabla
+from ._variable import as_nnabla, float_for_gradients
 
 __all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create"]
 
@@ -81,7 +81,8 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
       (``need_grad=False``), as NNabla 1.39's keeps it (``.d`` int32 for an int32 array; its
       functions still read it as float32).  One that needs a gradient is float32 on Stadyn:
       torch computes gradients of floating-point tensors only (NNabla keeps the int32 array
-      and writes a float32 gradient beside it).  A float64 array gives float32, as every
+      and writes a float32 gradient beside it); so is an integer parameter asked for again
+      with ``need_grad=True``.  A float64 array gives float32, as every
       floating value a program hands the compat layer does (NNabla keeps float64).
 
     Example:
@@ -106,6 +107,8 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
     if (dtype is None and existing is None and not need_grad
             and isinstance(initializer, np.ndarray) and initializer.dtype.kind in "biu"):
         dtype = initializer.dtype       # NNabla 1.39 keeps an integer array's type
+    if existing is not None and (need_grad or as_need_grad) and not is_no_grad():
+        float_for_gradients(as_nnabla(existing))   # an integer one asked for with a gradient
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
                                         overwrite_need_grad=True)
     registered = as_nnabla(_parametric.get_parameter(name))

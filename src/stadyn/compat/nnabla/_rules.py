@@ -18,6 +18,9 @@ the kept axes and so take the one-pass variance too, as does ``F.weight_standard
 do: NaN passed by, a row of NaN or of values past the start gives the start (case
 ``nnabla_nan.nan__max_min_pooling_relu``); ``F.sort``'s backward gathers the gradient by
 the sort index, as NNabla's (case ``nnabla_functions_more.sort``).
+``F.softmax_cross_entropy``, ``F.categorical_cross_entropy`` and ``F.top_n_error`` truncate
+a fractional float class id toward zero, as NNabla 1.39 does, where Stadyn's own refuse it
+(case ``nnabla_fidelity_13.class_ids__fractional``).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "dropout": "nnabla", "rand": "nnabla", "randn": "nnabla", "randint": "nnabla",
          "random_flip": "nnabla", "random_crop": "nnabla", "random_shift": "nnabla",
          "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla",
-         "max": "nnabla", "min": "nnabla", "sort": "nnabla"}
+         "max": "nnabla", "min": "nnabla", "sort": "nnabla", "softmax_cross_entropy": "nnabla",
+         "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):

@@ -45,7 +45,7 @@ from ._indexing import getitem, setitem
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
-__all__ = ["Variable", "as_nnabla", "forward_all"]
+__all__ = ["Variable", "as_nnabla", "float_for_gradients", "forward_all"]
 
 _Core = _graph.Variable
 
@@ -63,6 +63,24 @@ class Variable(_Core):
     """
 
     __slots__ = ()
+
+    @classmethod
+    def from_numpy_array(cls, data: Any, grad: Any = None, need_grad: bool | None = False,
+                         dtype: Any = None) -> "Variable":
+        """A leaf Variable holding a copy of ``data``, as NNabla's.  An integer or bool array
+        that needs a gradient (``need_grad=True``) gets one, float32 as NNabla writes it; its
+        values are float32 here (torch computes gradients of floating-point tensors only),
+        where NNabla keeps the integer array beside the gradient.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> v = nn.Variable.from_numpy_array(np.array([1, 2]), need_grad=True)
+            >>> v.need_grad, v.g.dtype, v.d.tolist()
+            (True, dtype('float32'), [1.0, 2.0])
+        """
+        if need_grad and dtype is None and np.asarray(data).dtype.kind in "biu":
+            dtype = np.float32
+        return super().from_numpy_array(data, grad, need_grad, dtype)
 
     @property
     def need_grad(self) -> bool:
@@ -85,6 +103,8 @@ class Variable(_Core):
     def need_grad(self, flag: bool) -> None:
         flag = bool(flag)
         computes = _Core.need_grad.fget(self)
+        if flag:
+            float_for_gradients(self)
         if set_by_stadyn(sys._getframe(1)):
             REGISTERED_FLAGS.pop(self, None)
             _Core.need_grad.fset(self, flag)
@@ -433,8 +453,18 @@ def _value_tensor(v: Variable) -> torch.Tensor:
 
 
 def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
-    """``v``'s value becomes ``tensor`` (an NdArray cast to another dtype); returns the
-    tensor ``v`` now holds."""
+    """``v``'s value becomes ``tensor`` (an NdArray cast to another dtype: ``v.data.cast``,
+    ``v.data.data = array``); returns the tensor ``v`` now holds.  Integers cast into a
+    floating leaf that needs a gradient or that a graph built before reads as float data are
+    held in its floating dtype (the integer values: 1.5 cast to int is 1.0), by the rule of
+    ``v.d = ints`` (:func:`_take_written_type`): NNabla 1.39 gives the leaf the integer type
+    and its functions read it as float32, which Stadyn's graph built on the float leaf would
+    not (it holds no cast there)."""
+    current = data_of(v)
+    if (v.parent is None and current is not None and current.is_floating_point()
+            and not (tensor.is_floating_point() or tensor.is_complex())
+            and (_Core.need_grad.fget(v) or read_as_float(v))):
+        tensor = tensor.to(current.dtype)
     _Core.data.fset(v, tensor)
     return data_of(v)
 
@@ -449,6 +479,29 @@ def _set_grad(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     return grad_of(v)
 
 
+def float_for_gradients(v: Variable) -> None:
+    """An integer or bool leaf about to need a gradient holds float32 from now on (its values
+    kept): NNabla 1.39 writes a float32 gradient beside its integer array, and torch computes
+    gradients of floating-point tensors only.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> v = nn.Variable.from_numpy_array(np.array([4, 5]))
+        >>> float_for_gradients(v)
+        >>> v.d
+        array([4., 5.], dtype=float32)
+    """
+    current = data_of(v)
+    if (v.parent is None and current is not None and value_holder(v) is v
+            and not current.is_floating_point() and not current.is_complex()):
+        grad = grad_of(v)                     # a gradient buffer read before: float32 too
+        if grad is not None:
+            _Core.grad.fset(v, None)
+        v.data.cast(np.float32)
+        if grad is not None:
+            _Core.grad.fset(v, grad.to(torch.float32))
+
+
 def _take_written_type(v: Variable, value: Any) -> None:
     """NNabla 1.39's leaf takes the type of a NumPy array assigned to its ``.d`` (``v.d =
     labels`` of int64 reads back int64; checked on NNabla 1.39, case
@@ -457,7 +510,8 @@ def _take_written_type(v: Variable, value: Any) -> None:
     another Variable's value, or a graph built before reads it as float data (it holds no cast
     then: ``_float_inputs.read_as_float``); an integer ``v`` given floating values becomes
     float32 (NNabla's float64: Stadyn keeps floating values float32).  Anything else is written
-    into ``v``'s dtype, as before."""
+    into ``v``'s dtype, as before.  Integers written through ``v.data`` follow the same rule
+    (:func:`_set_data`)."""
     dtype = getattr(value, "dtype", None)
     if not isinstance(dtype, np.dtype):
         return

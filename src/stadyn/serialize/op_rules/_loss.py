@@ -37,6 +37,12 @@ def _gather_class(g, x, t, axis, pick, zero_like):
     return g.op("Where", [ignored, g.scalar(0.0, zero_like), pick(picked)])
 
 
+def _truncated_ids(node, values):
+    """An ``.nnp`` file's class-id losses read a fractional float target as NNabla 1.39 does:
+    truncated toward zero (the ops' ``rule="nnabla"``)."""
+    return {**values, "rule": "nnabla"}
+
+
 def _softmax_cross_entropy_onnx(g, inputs, attrs):
     """LogSoftmax, GatherElements, Neg; Where(t < 0, 0, loss)"""
     x, t = inputs
@@ -67,7 +73,7 @@ def _import_softmax_cross_entropy_loss(node):
 register_rules(F.softmax_cross_entropy, onnx_export=_softmax_cross_entropy_onnx,
                onnx_import={"SoftmaxCrossEntropyLoss": _import_softmax_cross_entropy_loss},
                nnp_import=nnabla(F.softmax_cross_entropy, "SoftmaxCrossEntropy",
-                                 export=last_axis_export, axis=int))
+                                 export=last_axis_export, axis=int, convert=_truncated_ids))
 
 
 def _categorical_cross_entropy_onnx(g, inputs, attrs):
@@ -82,7 +88,7 @@ def _categorical_cross_entropy_onnx(g, inputs, attrs):
 register_rules(F.categorical_cross_entropy, onnx_export=_categorical_cross_entropy_onnx,
                onnx_import=Unmapped(COMPOSITE),
                nnp_import=nnabla(F.categorical_cross_entropy, "CategoricalCrossEntropy",
-                                 export=last_axis_export, axis=int))
+                                 export=last_axis_export, axis=int, convert=_truncated_ids))
 
 
 def _sigmoid_cross_entropy_onnx(g, inputs, attrs):
@@ -193,7 +199,7 @@ def _top_n_error_onnx(g, inputs, attrs):
 
 register_rules(F.top_n_error, onnx_export=_top_n_error_onnx, onnx_import=Unmapped(COMPOSITE),
                nnp_import=nnabla(F.top_n_error, "TopNError", defaults={"axis": last_axis},
-                                 axis=int, n=int))
+                                 axis=int, n=int, convert=_truncated_ids))
 
 
 def _one_hot_onnx(g, inputs, attrs):
