@@ -14,7 +14,7 @@ import os
 import warnings
 from collections import OrderedDict
 
-from ...graph import topological_nodes
+from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._axis import Axis
 from ._clone import rebuild
@@ -169,6 +169,11 @@ def _cntk_op_of(v) -> "tuple | None":
     if not G.made_by_cntk_op(v):
         return None
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
+        if block.attributes and block.arguments and all(
+                isinstance(a, Variable) for a in block.arguments):
+            # (a loaded file's block reads what it was applied to: its inside holds the
+            # file's blocks, ReduceL2's ReduceSumSquare, which Stadyn's ops do not see through)
+            return (block.op_name, list(block.arguments))
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
 
