@@ -248,7 +248,8 @@ def _pooling(kind):
                       "autoPadding": P.vector([P.boolean(a) for a in auto[::-1]]),
                       "lowerPad": P.shape(pad), "upperPad": P.shape(pad),
                       "ceilOutDim": P.boolean(ceil),
-                      "includePad": P.boolean(bool(attrs.get("including_pad", False)))}
+                      "includePad": P.boolean(bool(attrs.get("including_pad", False)) and
+                                              id(ins[0]) not in w.inside_means)}
         return w.function("Pooling", uids[:1], attributes, name=name)
     return rule
 

@@ -48,6 +48,7 @@ class Writer:
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
         self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
         self.ceil_pooled: set[int] = set()        # ids of pooled inputs with ceilOutDim
+        self.inside_means: set[int] = set()       # ids of pooled inputs averaged inside only
         self.moved_top_k: dict[int, tuple] = {}   # id(top_k_data) -> (axis, shown values)
         self.fused: dict[int, object] = {}        # id(a node) -> the node written in its place
         self.crops: dict[int, list] = {}          # id(a fused crop's output) -> its nodes
