@@ -1,8 +1,11 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (eighteenth round): the
-attributes of ``eye_like``'s root function and of a loaded model's blocks."""
+attributes of ``eye_like``'s root function and of a loaded model's blocks; ``lambda_rank``'s
+gradient where scores tie in queries of more than 16 documents."""
 
 import os
 import tempfile
+
+import numpy as np
 
 from compat_harness import cntk_case
 
@@ -39,4 +42,33 @@ def loaded_model__block_attributes(C, r):
                                                  depth=0):
         if fn.is_block:
             res[fn.op_name] = sorted(fn.attributes.items())
+    return res
+
+
+@cntk_case(names=["cntk.losses.lambda_rank", "cntk.Function.grad", "cntk.Function.eval"],
+           note="lambda_rank over queries of more than 16 documents whose scores tie (all 0, "
+                "as from zero weights; scores rounded to one decimal) and whose gains repeat: "
+                "CNTK 2.7 ranks a query with std::sort, which is not stable, so documents of "
+                "equal score and gain take libstdc++'s order, and LambdaRank's gradient each "
+                "gets depends on it.  Stadyn ranked them in the listed order (the value agreed, "
+                "the gradients did not)")
+def lambda_rank__tied_scores_in_long_queries(C, r):
+    r.touch("cntk.input_variable", "cntk.Function.grad", "cntk.Function.eval")
+    group, gain = C.input_variable(1), C.input_variable(1)
+    score = C.input_variable(1, needs_gradient=True)
+    f = C.losses.lambda_rank(score, gain, group)
+    res = {}
+    sizes = [24, 19]
+    n = sum(sizes)
+    col = lambda v: np.asarray(v, np.float32).reshape(n, 1)  # noqa: E731
+    q = col(np.repeat([3, 4], sizes))
+    g = col(np.concatenate([np.sort(r.randint(0, 4, (k,)))[::-1] for k in sizes]))
+    for title, s in [("zero scores", np.zeros(n)), ("rounded scores", r.randn(n).round(1))]:
+        feed = {score: col(s), gain: g, group: q}
+        value, (grad,) = r.cntk_forward_backward(f, feed, [score])
+        res[title] = {"value": f.eval(feed), "grad": f.grad(feed, wrt=[score]),
+                      "train value": value, "train grad": grad}
+    unsorted = col(r.randint(0, 4, (n,)))
+    res["unsorted gains"] = f.grad({score: col(np.zeros(n)), gain: unsorted, group: q},
+                                   wrt=[score])
     return res
