@@ -248,6 +248,12 @@ def ref_full_lengths(x):
     return np.full(x.shape[0], x.shape[1], dtype=np.int64)
 
 
+def ref_window_lengths(lengths, kernel=1, span=1, stride=1, pad=False):
+    """By hand: ceil(n / stride) padded, else the whole windows that fit, one per stride."""
+    return np.array([-(-n // stride) if pad else (n - span) // stride + 1 for n in lengths],
+                    np.int64)
+
+
 # 0/1 conditions (and counts of 2) at real steps, garbage (7) at padded ones
 CONDITION = np.array([[1, 0, 1, 7], [1, 7, 7, 7], [0, 1, 1, 0]], np.float32)
 COUNTS = np.array([[2, 0, 1, 7], [1, 7, 7, 7], [0, 1, 0, 0]], np.float32)
@@ -276,6 +282,10 @@ def new_axis_entries(Case, Entry):
                              grad_inputs=(0,), why_not_others="the lengths are counts"),
         "sequence_full_lengths": Entry([Case((x3,))], ref_full_lengths,
                                        no_grad="the lengths are integers"),
+        "sequence_window_lengths": Entry(
+            [Case((np.array([5, 7, 9]),), {"kernel": 3, "span": 5, "stride": 2}),
+             Case((np.array([5, 7, 2]),), {"kernel": 3, "span": 3, "stride": 2, "pad": True})],
+            ref_window_lengths, no_grad="the lengths are integers"),
     }
 
 

@@ -46,15 +46,14 @@ def checkpoint(tmp_path_factory):
 
 def _functions(path: str) -> list:
     """The file's functions (blocks' insides included: CNTK lists them all at the top), as a
-    sorted list of op, block op name, name, input count and attributes -- but ``Times``'
-    ``inferInputRankToMap``: CNTK's Dense writes 0 (infer the weight from every input axis),
-    the writer -1 (the weight's own axes), the same product of these known shapes."""
+    sorted list of op, block op name, name, input count and attributes (``Times``'
+    ``inferInputRankToMap`` too: CNTK's Dense writes 0, infer the weight from every input
+    axis, and so does the writer)."""
     with open(path, "rb") as f:
         top = _decode_file(path, f.read())
     listed = []
     for f in top["primitive_functions"]:
-        attributes = {k: repr(v) for k, v in f["attributes"].items()
-                      if k != "inferInputRankToMap"}
+        attributes = {k: repr(v) for k, v in f["attributes"].items()}
         listed.append((f["op"], f.get("block_function_op_name", ""), f.get("name", ""),
                        len(f["inputs"]), sorted(attributes.items())))
     return sorted(listed)

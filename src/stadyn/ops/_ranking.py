@@ -4,7 +4,8 @@
 Each takes, per sample, a score (``output``), a ``gain`` and a ``group`` id, all ``(N, 1)``; a
 group is a run of consecutive samples with the same id (the id truncated to an integer, as CNTK
 casts it), listed in decreasing gain.  Within a group, samples rank by decreasing score (equal
-scores: the lower gain first, then the earlier sample); a sample's discount is
+scores: the lower gain first, then the earlier sample; LambdaRank's gradient takes CNTK's
+order of equal score and gain, below); a sample's discount is
 ``log(2 + rank)``.  The value is one number for the minibatch, as CNTK 2.7's: ``(1 - mean
 NDCG) * 100 * N`` for ``lambda_rank``, ``mean NDCG@1 * 100 * N`` for ``ndcg_at_1``.
 
@@ -16,6 +17,10 @@ ideal DCG|`` is added to ``i``'s score gradient and taken from ``j``'s, where ``
 -1 / (1 + exp(s_i - s_j))``; CNTK takes the ``k``-th such pair's ``lambda`` from the ``k``-th
 pair whose ``gain_i`` is above the group's last (equal gains included), and ignores the
 incoming gradient -- both kept here, as the reference values in ``tests/compat`` show.
+LambdaRank's ranks are CNTK's own order: its ``std::sort`` is not stable, so documents of
+equal score and gain in a group of more than 16 (all scores equal, as from zero weights) rank
+as libstdc++ leaves them (``_std_sort.py``), read on the host by one torch operator that a
+traced program calls as it runs.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ import math
 
 import torch
 
+from ._kernels import kernel_op
 from ._registry import op
+from ._std_sort import std_sort
 
 _C = "loss"
 
@@ -72,8 +79,42 @@ class _Groups:
         return (self.same.to(values.dtype) * values[None, :]).sum(1)
 
 
-def _ndcg_parts(s, g, q):
+def _cntk_ranks_impl(s: torch.Tensor, g: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
+    """Each sample's rank in its group as CNTK 2.7's LambdaRankNode sorts a group (its
+    documents in the listed order, ``std::sort`` with ``Url::operator<``: the higher score
+    first; equal scores, or a NaN, the lower gain first), read on the host: ``std::sort`` is
+    not stable, so where a group of more than 16 holds documents of equal score and gain their
+    order is libstdc++'s (:func:`std_sort`), on which LambdaRank's gradient depends."""
+    scores, gains = s.tolist(), g.tolist()
+
+    def less(i, j):
+        a, b = scores[i], scores[j]
+        if a == b or math.isnan(a) or math.isnan(b):
+            return gains[i] < gains[j]
+        return a > b
+
+    starts = torch.nonzero(first).reshape(-1).tolist() + [len(scores)]
+    rank = [0] * len(scores)
+    for begin, end in zip(starts[:-1], starts[1:]):
+        for r, i in enumerate(std_sort(list(range(begin, end)), less)):
+            rank[i] = r
+    return torch.tensor(rank, dtype=torch.int64, device=s.device)
+
+
+def _cntk_ranks_fake(s, g, first):
+    return s.new_empty(s.shape, dtype=torch.int64)
+
+
+# (one operator, so that a traced program calls it with the values when it runs)
+_cntk_ranks = kernel_op("stadyn_kernels::cntk_lambda_rank_ranks",
+                        "(Tensor scores, Tensor gains, Tensor first) -> Tensor",
+                        _cntk_ranks_impl, _cntk_ranks_fake)
+
+
+def _ndcg_parts(s, g, q, cntk_order: bool = False):
     groups = _Groups(s, g, q)
+    if cntk_order:
+        groups.rank = _cntk_ranks(s, g, groups.first)
     ideal = groups.per_group(g / torch.log(2.0 + groups.position.to(g.dtype)))
     dcg = groups.per_group(g / torch.log(2.0 + groups.rank.to(g.dtype)))
     ratio = torch.where(ideal != 0, dcg / torch.where(ideal != 0, ideal, 1.0), 0.0)
@@ -87,7 +128,7 @@ class _LambdaRank(torch.autograd.Function):
     @staticmethod
     def forward(ctx, output, gain, group):
         s, g, q = _columns("lambda_rank", output, gain, group)
-        groups, ideal, mean = _ndcg_parts(s, g, q)
+        groups, ideal, mean = _ndcg_parts(s, g, q, cntk_order=True)
         ctx.save_for_backward(s, g, ideal, groups.rank, groups.same, groups.last)
         ctx.out_dtype = output.dtype
         return ((1.0 - mean) * 100.0 * groups.n).to(output.dtype)

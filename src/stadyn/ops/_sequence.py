@@ -13,7 +13,9 @@ lengths the op computes), so a direct ``F`` call gives the same axes.
 from __future__ import annotations
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 
+from .._errors import EmptySequenceError, ShapeError
 from ._registry import op
 
 _C = "sequence"
@@ -207,6 +209,54 @@ def future_value(x, lengths, initial_state, time_step=1):
     inside = step_mask(lengths - k, steps, x.ndim)
     y = torch.where(inside, shifted, tail.expand_as(x))
     return _masked(y, lengths, 0.0)
+
+
+_SHORTER = ("Convolution operation requires that kernel dim %d <= input dim %s. (the minibatch's "
+            "longest sequence is shorter than the window, padded or not: CNTK 2.7 refuses it)")
+_MASK = ("The first entry of a Value mask must be Valid or SequenceBegin. (a sequence shorter "
+         "than the window's %d steps is left no step beside longer ones: CNTK 2.7 refuses it)")
+_NO_STEP = ("AddSequence: Sequences must be a least one frame long. (the sequences are shorter "
+            "than the window's %d steps: none is left a step)")
+
+
+def _window_lengths_shape(lengths, kernel=1, span=1, stride=1, pad=False):
+    return torch.empty(lengths.shape, dtype=torch.int64, device="meta")
+
+
+@op(1, category=_C, sequence="drop", shape=_window_lengths_shape)
+def sequence_window_lengths(lengths, kernel=1, span=1, stride=1, pad=False):
+    """The lengths of the sequences a convolution along the steps leaves (CNTK's
+    ``SequentialConvolution``): ``ceil(n / stride)`` with ``pad``, ``(n - span) // stride + 1``
+    without (``span`` the dilated window).  As CNTK 2.7, a minibatch whose longest sequence is
+    shorter than the ``kernel`` is refused (a ``ShapeError``, CNTK's ValueError "Convolution
+    operation requires that kernel dim ..."), padded or not, and a sequence left no step
+    beside longer ones (an ``EmptySequenceError``: its Value-mask RuntimeError).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     n = sd.Variable.from_numpy_array(np.array([5, 3]))
+        ...     F.sequence_window_lengths(n, kernel=3, span=3).d.tolist()
+        [3, 1]
+    """
+    kernel, span, stride = int(kernel), int(span), int(stride)
+    out = torch.div(lengths + stride - 1, stride, rounding_mode="floor") if pad else \
+        torch.div(lengths - span, stride, rounding_mode="floor") + 1
+    if not lengths.numel():
+        return out
+    if isinstance(lengths, FakeTensor):    # traced: the checks are in the program (CPU)
+        if lengths.device.type == "cpu":
+            torch._assert_async(lengths.max() >= kernel, _SHORTER % (kernel, "?"))
+            if not pad:
+                torch._assert_async(torch.all(out >= 1), _MASK % span)
+        return out
+    longest = int(lengths.max())
+    if longest < kernel:
+        raise ShapeError(_SHORTER % (kernel, longest))
+    if not pad and bool((out < 1).any()):
+        said = _NO_STEP if bool((out < 1).all()) else _MASK
+        raise EmptySequenceError(said % span)
+    return out
 
 
 @op(2, category=_C, sequence="drop")

@@ -28,6 +28,7 @@ from collections import OrderedDict
 from typing import Callable, Mapping, Sequence
 
 from .._fileutil import atomic_write
+from ..cntk_semantics import window_edges
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
@@ -140,8 +141,11 @@ def _affine(w, ins, uids, attrs, out, name):
     weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
     if tuple(weight_shape[:in_rank]) != tuple(x.shape[attrs["base_axis"]:]):
         raise CntkWriteUnsupported("affine", "an input flattened before the product")
+    # CNTK's Dense of neither input_rank nor map_rank maps all the input's axes: its Times
+    # says 0 ('infer W to use all input dims'); C.times' default is -1
+    whole = w.layer_kind == "Dense" and attrs["base_axis"] == nb
     attributes = {"outputRank": P.size_t(len(weight_shape) - in_rank),
-                  "inferInputRankToMap": P.integer(-1)}
+                  "inferInputRankToMap": P.integer(0 if whole else -1)}
     bias = ins[2] if len(ins) > 2 else None
     times = w.function("Times", [uids[1], uids[0]], attributes, name="" if bias is not None
                        else name)
@@ -203,6 +207,21 @@ def _convolution(w, ins, uids, attrs, out, name):
     return add_bias(w, conv, bias, uids[2], n, name)
 
 
+_POOLING_LAYERS = ("MaxPooling", "AveragePooling")
+
+
+def _as_auto_padding(sizes, window, strides, pad, ceil):
+    """``(auto, pad)``: explicit pads written as CNTK's automatic padding on the axes where
+    that computes the same windows (``C.pooling(..., auto_padding=[True])``, which the compat
+    pads so, and CNTK writes as the flag), the others' pads kept."""
+    auto = tuple(p > 0 and window_edges(n, k, s, True, ceil=ceil, refuse=False) ==
+                 window_edges(n, k, s, False, p, p, ceil=ceil, refuse=False)
+                 for n, k, s, p in zip(sizes, window, strides, pad))
+    if not all(a or p == 0 for a, p in zip(auto, pad)):
+        return (False,) * len(pad), pad
+    return auto, tuple(0 if a else p for a, p in zip(auto, pad))
+
+
 def _pooling(kind):
     def rule(w, ins, uids, attrs, out, name):
         if attrs["channel_last"]:
@@ -217,14 +236,20 @@ def _pooling(kind):
         # ceilOutDim, as C.pooling writes its defaults: one flag and pad for every axis)
         auto = w.auto_padded.get(id(ins[0]), (False,) * n)
         ceil = id(ins[0]) in w.ceil_pooled
-        if ceil and len(set(auto)) == 1 and not any(pad):
+        if not any(auto) and any(pad):      # (CNTK's automatic padding, where it is that)
+            auto, pad = _as_auto_padding(tuple(ins[0].shape[-n:]), attrs["kernel"], stride,
+                                         pad, ceil)
+            if all(auto):                   # (a layer writes a flag per axis, C.pooling one)
+                auto, pad = auto if w.layer_kind in _POOLING_LAYERS else auto[:1], (0,)
+        elif ceil and len(set(auto)) == 1 and not any(pad):
             auto, pad = auto[:1], (0,)
         attributes = {"poolingType": P.size_t(0 if kind == "max" else 1),
                       "poolingWindowShape": P.shape(attrs["kernel"]), "strides": P.shape(stride),
                       "autoPadding": P.vector([P.boolean(a) for a in auto[::-1]]),
                       "lowerPad": P.shape(pad), "upperPad": P.shape(pad),
                       "ceilOutDim": P.boolean(ceil),
-                      "includePad": P.boolean(bool(attrs.get("including_pad", False)))}
+                      "includePad": P.boolean(bool(attrs.get("including_pad", False)) and
+                                              id(ins[0]) not in w.inside_means)}
         return w.function("Pooling", uids[:1], attributes, name=name)
     return rule
 
@@ -461,6 +486,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         block = blocks.get(id(out))
         name = "" if block is not None or id(out) in recurrences else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
+        w.layer_kind = here.op_name if here is not None else ""  # (the layer it is inside)
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):

@@ -116,6 +116,8 @@ def fold_shapes(w, nodes) -> set[int]:
             _fold_auto_padding(w, node, readers, skipped)
         if name == "max_pooling":
             _fold_pooling_padding(w, node, readers, skipped)
+        if name == "div2":
+            _fold_mean_inside(w, node, readers, skipped)
         if name == "sequence_first" and node.inputs[0].parent is not None and \
                 node.inputs[0].parent.spec.name == "sequence_slice" and \
                 readers.get(id(node.inputs[0])) == 1:
@@ -296,6 +298,65 @@ def _fold_pooling_padding(w, node, readers, skipped) -> None:
         if ceil:
             w.ceil_pooled.add(id(x))
         skipped.add(id(padding))
+
+
+def _parent_named(v, name: str, readers):
+    """The node ``name`` that made ``v``, where ``v`` is read once; else None."""
+    node = v.parent
+    return node if node is not None and node.spec.name == name and \
+        readers.get(id(v)) == 1 else None
+
+
+def _fold_mean_inside(w, node, readers, skipped) -> None:
+    """The compat's average pooling of the values inside the input where its windows hang
+    over it (``C.pooling(..., AVG_POOLING, ceil_out_dim=True)``, or automatic padding that is
+    not symmetric): ``div2`` of the window sums of the zero-padded input by those of its
+    zero-padded ``x ** 0`` (:func:`stadyn.cntk_semantics.pooling`).  Written as CNTK's one
+    ``Pooling`` of the unpadded input (the sums' pooling in ``w.fused``) with the automatic
+    padding and ``ceilOutDim`` that give those windows, and ``includePad`` false
+    (``w.inside_means``)."""
+    total = _parent_named(node.inputs[0], "average_pooling", readers)
+    count = _parent_named(node.inputs[1], "average_pooling", readers)
+    if total is None or count is None:
+        return
+    padded = _parent_named(total.inputs[0], "pad", readers)
+    padded_ones = _parent_named(count.inputs[0], "pad", readers)
+    kept = padded_ones and _parent_named(padded_ones.inputs[0], "stop_gradient", readers)
+    ones = kept and _parent_named(kept.inputs[0], "pow_scalar", readers)
+    if padded is None or ones is None or ones.inputs[0] is not padded.inputs[0]:
+        return
+    attrs = [n.spec.split_arguments(n.args, n.kwargs)[1]
+             for n in (total, count, padded, padded_ones, ones)]
+    pool, pads = attrs[0], attrs[2]
+    if attrs[1] != pool or attrs[3] != pads or float(attrs[4]["val"]) != 0.0 or \
+            pads["mode"] != "constant" or pads["constant_value"] != 0.0 or \
+            any(pool.get("pad") or ()) or pool["channel_last"] or not pool["ignore_border"]:
+        return
+    window = tuple(int(k) for k in pool["kernel"])
+    n = len(window)
+    strides = tuple(pool.get("stride") or window)
+    widths = tuple(int(v) for v in pads["pad_width"])
+    if len(widths) != 2 * n:
+        return
+    sizes = padded.inputs[0].shape[-n:]
+    forms = []
+    for ceil in (False, True):
+        auto = [next((on for on in (False, True) if window_edges(
+            sizes[k], window[k], strides[k], on, ceil=ceil, refuse=False) ==
+            (widths[2 * k], widths[2 * k + 1])), None) for k in range(n)]
+        if None not in auto:
+            forms.append((int(ceil) + sum(auto), ceil, tuple(auto)))
+    if not forms:
+        return
+    _, ceil, auto = min(forms)
+    x = padded.outputs[0]
+    w.fused[id(node)] = total
+    w.folded[id(x)] = padded.inputs[0]
+    w.auto_padded[id(x)] = auto
+    w.inside_means.add(id(x))
+    if ceil:
+        w.ceil_pooled.add(id(x))
+    skipped.update(id(k) for k in (total, count, padded, padded_ones, kept, ones))
 
 
 class Block:

@@ -48,11 +48,13 @@ class Writer:
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
         self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
         self.ceil_pooled: set[int] = set()        # ids of pooled inputs with ceilOutDim
+        self.inside_means: set[int] = set()       # ids of pooled inputs averaged inside only
         self.moved_top_k: dict[int, tuple] = {}   # id(top_k_data) -> (axis, shown values)
         self.fused: dict[int, object] = {}        # id(a node) -> the node written in its place
         self.crops: dict[int, list] = {}          # id(a fused crop's output) -> its nodes
         self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
         self.layer_name = ""                      # the name of the layer a rule's value makes
+        self.layer_kind = ""                      # the kind of the layer a rule writes inside
         self.axis_names: dict[int, str] = {}      # id(a sequence a rule put on a new axis) ->
         #                                           the axis' name (Where's)
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's

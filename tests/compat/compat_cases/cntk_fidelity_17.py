@@ -3,8 +3,8 @@
 root of an unnamed ``Sequential`` whose last step is an op; the inside of a ``Dense``
 block (``Plus(Times(x, W), b)``); a number operand of a binary op that waits (its
 Constant, at once); a ``Fold`` over a placeholder without a shape; a recurrence's root's input
-(the step's output); a placeholder of no dynamic axes bound to a sequence; and, recorded
-as known differences, ``SequentialConvolution`` over sequences shorter than its window."""
+(the step's output); a placeholder of no dynamic axes bound to a sequence; and
+``SequentialConvolution`` over sequences shorter than its window."""
 
 import numpy as np
 
@@ -266,25 +266,14 @@ def recurrence__root_inputs(C, r):
 
 _KERNEL = "Convolution operation requires that kernel dim 3 <= input dim"
 _MASK = "The first entry of a Value mask must be Valid or SequenceBegin"
-_SHORT = ("CNTK 2.7 refuses a minibatch whose longest sequence is shorter than the "
-          "SequentialConvolution's window, padded or not (ValueError '%s 2.'); Stadyn pads "
-          "the sequence axis by the window whatever the steps' count (compat/cntk/_seq_conv.py), "
-          "so it computes (pad=True) or finds the output sequence empty after the run "
-          "(RuntimeError 'AddSequence ...', compat/cntk/_function_runs.py): the refusal needs "
-          "the padded length, known only when the graph runs" % _KERNEL)
 
 
 @cntk_case(names=["cntk.layers.SequentialConvolution"],
-           known={"one of 2, pad=False": _SHORT, "one of 2, pad=True": _SHORT,
-                  "two of 2, pad=False": _SHORT,
-                  "4 and 2, pad=False": "beside a sequence as long as the window CNTK 2.7's "
-                                        "RuntimeError for the one left no step is '%s'; "
-                                        "Stadyn's is 'AddSequence: ...' (compat/cntk/"
-                                        "_function_runs.py _refuse_computed_empty)" % _MASK},
            note="SequentialConvolution over sequences shorter than its window (3 steps): CNTK "
                 "2.7 refuses a minibatch whose longest sequence is shorter (ValueError, padded "
                 "or not), and a sequence left no step beside longer ones (RuntimeError); it "
-                "computes the others")
+                "computes the others.  Stadyn computed (pad=True) or refused the empty output "
+                "after the run ('AddSequence ...')")
 def sequential_convolution__shorter_than_the_window(C, r):
     r.touch("cntk.sequence.input_variable", "cntk.Function.eval")
     res = {}

@@ -14,7 +14,7 @@ import os
 import warnings
 from collections import OrderedDict
 
-from ...graph import topological_nodes
+from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._axis import Axis
 from ._clone import rebuild
@@ -153,6 +153,9 @@ def _sequence_axis_name(v) -> "str | None":
     return None if axis is None else axis.name
 
 
+_NORMS = ("ReduceL1", "ReduceL2", "ReduceSumSquare")
+
+
 def _cntk_op_of(v) -> "tuple | None":
     """The CNTK op this layer shows as making ``v`` and the inputs it shows (what
     ``root_function.op_name`` and ``.inputs`` give), for the CNTK v2 writer: a block CNTK 2.7
@@ -169,6 +172,11 @@ def _cntk_op_of(v) -> "tuple | None":
     if not G.made_by_cntk_op(v):
         return None
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
+        if block.op_name in _NORMS and block.attributes and len(block.arguments) == 1 and \
+                isinstance(block.arguments[0], Variable):
+            # (a loaded file's norm reads what it was applied to: its inside holds the file's
+            # blocks, ReduceL2's ReduceSumSquare, which the shown inputs do not see through)
+            return (block.op_name, list(block.arguments))
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
 

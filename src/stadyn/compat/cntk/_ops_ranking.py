@@ -4,8 +4,10 @@
 Each takes, per sample, a score (``output``), a ``gain`` and a ``group`` id, all of shape
 ``(1,)``; a group is a run of consecutive samples with the same id, listed in decreasing gain.
 A sample's discount is ``log(2 + rank)``; within a group, ranking is by decreasing score (ties:
-the lower gain first).  The value is one number for the minibatch, as CNTK's: ``(1 - mean
-NDCG) * 100 * N`` for ``lambda_rank``, ``mean NDCG@1 * 100 * N`` for ``ndcg_at_1``.  They are
+the lower gain first; equal score and gain in a group of more than 16: libstdc++'s
+``std::sort`` order, as CNTK 2.7's, which LambdaRank's gradient depends on).  The value is one
+number for the minibatch, as CNTK's: ``(1 - mean NDCG) * 100 * N`` for ``lambda_rank``, ``mean
+NDCG@1 * 100 * N`` for ``ndcg_at_1``.  They are
 the catalog ops ``F.lambda_rank`` and ``F.ndcg_at_1`` (CNTK's algorithm, pairwise over the
 minibatch), so a graph holding one is lowered like any other.
 

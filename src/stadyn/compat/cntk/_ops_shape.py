@@ -460,6 +460,7 @@ def eye_like(x, sparse_output: bool = True, name: str = ""):
     if v.ndim != 2:
         raise ValueError(f"eye_like: needs a matrix (a batch of vectors), got {v.shape}")
     out = named(wrap(F.cntk_eye_like(v)), name, "EyeLikeOp")
+    CNTK_ATTRIBUTES[out.variable] = {"OutputSparse": bool(sparse_output)}
     if sparse_output:
         G.SPARSE_OUTPUTS.add(out.variable)
     return out

@@ -113,13 +113,9 @@ class _SequentialConvolution(Layer):
             y = F.add2(y, F.reshape(b, (1, 1, k) + (1,) * (n - 1)))
         if not self.num_filters:
             y = F.sum(y, axis=2)
-        lengths = F.cast(x.sequence_lengths, "float32")
-        s = float(self.strides[0])
-        if self.pad[0]:
-            lengths = F.ceil(F.mul_scalar(lengths, 1.0 / s))
-        else:
-            lengths = F.add_scalar(F.floor(F.mul_scalar(F.add_scalar(lengths, -float(span)),
-                                                        1.0 / s)), 1.0)
+        # (refuses a minibatch shorter than the window, or a sequence left no step, as CNTK)
+        lengths = F.sequence_window_lengths(x.sequence_lengths, self.filter_shape[0], span,
+                                            self.strides[0], self.pad[0])
         y = S.to_sequence(y, lengths)
         return self.activation(y) if self.activation is not None else y
 
