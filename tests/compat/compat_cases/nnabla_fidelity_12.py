@@ -4,6 +4,8 @@ parametric function given a NumPy array of several values as ``b_init`` (Stadyn 
 array's truth value).
 """
 
+import gc
+
 import numpy as np
 
 from compat_harness import nnabla_case
@@ -153,4 +155,48 @@ def assigned_integers__keep_their_type(nn, F, r):
     w.d = np.array([0.5, 1.5])
     res["ints then floats"] = _dt(w.d)
     res["ints then floats, values"] = np.asarray(w.d, np.float64)
+    return res
+
+
+def _ints(shape):
+    return np.arange(int(np.prod(shape))).reshape(shape).astype(np.int32)
+
+
+@nnabla_case(names=[V + "d", V + "__getitem__", V + "reshape", V + "get_unlinked_variable"],
+             note="a graph built on a floating leaf through x[...], x.reshape or a view of x "
+                  "reads int32 later written into x as float32, as one built straight on x; "
+                  "once no graph reads x, x.d = int32 gives x int32 (Stadyn, mendn: the "
+                  "slice's node did not mark x, so the graph read int32 and failed)")
+def read_as_float__every_path(nn, F, PF, r):
+    r.touch(V + "d", V + "__getitem__", V + "reshape", V + "get_unlinked_variable")
+    res = {}
+    builds = {
+        "x[:, 1:] softmax": lambda x: F.softmax(x[:, 1:]),
+        "x[0] softmax": lambda x: F.softmax(x[0]),
+        "x[[1, 0]] relu": lambda x: F.relu(x[[1, 0]]),
+        "x.reshape relu": lambda x: F.relu(x.reshape((3, 2))),
+        "unlinked view softmax": lambda x: F.softmax(x.get_unlinked_variable()),
+        "PF.affine of x[:, 1:]": lambda x: PF.affine(x[:, 1:], 2,
+                                                      w_init=np.ones((2, 2), np.float32)),
+    }
+    for key, build in builds.items():
+        x = nn.Variable((2, 3))
+        y = build(x)
+        x.d = _ints((2, 3))
+        y.forward()
+        res[key] = y.d.copy()
+    a = nn.Variable((2,))
+    b = F.relu(a)
+    del b
+    gc.collect()
+    a.d = np.array([1, -2], np.int32)
+    res["graph gone: leaf dtype"] = _dt(a.d)
+    c = nn.Variable((2,))
+    u = c.get_unlinked_variable()
+    e = F.relu(u)
+    del e, u
+    gc.collect()
+    c.d = np.array([1, -2], np.int32)
+    res["graph on a view gone: leaf dtype"] = _dt(c.d)
+    nn.clear_parameters()
     return res
