@@ -17,7 +17,8 @@ from typing import Sequence
 from .. import functions as F
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_axes, checked_base_axis, count, counts, given_or, parameter, pf_scope
+from ._pf_common import (checked_axes, checked_base_axis, count, counts, given_or, parameter,
+                         pf_scope)
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
            "fused_batch_normalization", "sync_batch_normalization", "embed"]
@@ -83,8 +84,8 @@ def convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, st
         w = parameter("W", w_shape, w_init, fix_parameters, apply=apply_w)
         b = None
         if with_bias:
-            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
-                          apply=apply_b)
+            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
+                          fix_parameters, apply=apply_b)
         return F.convolution(inp, w, b, base_axis, pad, stride, dilation, group, channel_last)
 
 
@@ -116,8 +117,8 @@ def deconvolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, 
         w = parameter("W", w_shape, w_init, fix_parameters, apply=apply_w)
         b = None
         if with_bias:
-            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
-                          apply=apply_b)
+            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
+                          fix_parameters, apply=apply_b)
         return F.deconvolution(inp, w, b, base_axis, pad, stride, dilation, group, channel_last,
                                output_padding)
 
@@ -136,7 +137,9 @@ def batch_normalization(inp: Variable, axes: Sequence[int] = (1,), decay_rate: f
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
         ...     _ = PF.batch_normalization(sd.Variable((4, 64, 8, 8)))
         ...     {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
-        {'bn/beta': (1, 64, 1, 1), 'bn/gamma': (1, 64, 1, 1), 'bn/mean': (1, 64, 1, 1), 'bn/var': (1, 64, 1, 1)}
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'bn/beta': (1, 64, 1, 1), 'bn/gamma': (1, 64, 1, 1),
+         'bn/mean': (1, 64, 1, 1), 'bn/var': (1, 64, 1, 1)}
     """
     axes = checked_axes(axes, inp, "batch_normalization")
     with pf_scope(name, "bn"):
