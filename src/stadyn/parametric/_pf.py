@@ -144,7 +144,7 @@ def batch_normalization(inp: Variable, axes: Sequence[int] = (1,), decay_rate: f
     axes = checked_axes(axes, inp, "batch_normalization")
     with pf_scope(name, "bn"):
         beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
-                                               no_bias)
+                                               no_bias, batch_stat)
         return F.batch_normalization(inp, beta, gamma, mean, var, axes, decay_rate, eps,
                                      batch_stat, output_stat, rule=rule)
 
@@ -168,21 +168,26 @@ def fused_batch_normalization(inp: Variable, z: Variable | None = None,
     axes = checked_axes(axes, inp, "fused_batch_normalization")
     with pf_scope(name, "bn"):
         beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
-                                               no_bias)
+                                               no_bias, batch_stat)
         return F.fused_batch_normalization(inp, beta, gamma, mean, var, z, axes, decay_rate, eps,
                                            batch_stat, nonlinearity, output_stat, rule=rule)
 
 
 def bn_parameters(inp: Variable, axes: list[int], fix_parameters: bool,
-                  param_init: dict | None, no_scale: bool, no_bias: bool) -> tuple:
+                  param_init: dict | None, no_scale: bool, no_bias: bool,
+                  batch_stat: bool = True) -> tuple:
     """``beta``, ``gamma``, ``mean`` and ``var`` of a batch normalisation, in the current
-    scope (``beta``/``gamma`` None with ``no_bias``/``no_scale``)."""
+    scope (``beta``/``gamma`` None with ``no_bias``/``no_scale``); integer running statistics
+    (given as ``param_init``) are read as float32, and made float32 where ``batch_stat``
+    writes them, as NNabla 1.39's (``parameter``'s ``read_by``)."""
     shape = tuple(inp.shape[i] if i in axes else 1 for i in range(inp.ndim))
     init = dict(param_init or {})
     beta, gamma = scale_and_bias(shape, fix_parameters, init, no_scale, no_bias)
+    read_by = "writing" if batch_stat else "reading"
     mean = parameter("mean", shape, init.get("mean", I.ConstantInitializer(0.0)),
-                     need_grad=False)
-    var = parameter("var", shape, init.get("var", I.ConstantInitializer(1.0)), need_grad=False)
+                     need_grad=False, read_by=read_by)
+    var = parameter("var", shape, init.get("var", I.ConstantInitializer(1.0)), need_grad=False,
+                    read_by=read_by)
     return beta, gamma, mean, var
 
 
@@ -216,7 +221,7 @@ def sync_batch_normalization(inp: Variable, comm=None, group: str = "world",
     axes = checked_axes(axes, inp, "sync_batch_normalization")
     with pf_scope(name, "bn"):
         beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
-                                               no_bias)
+                                               no_bias, batch_stat)
         return F.sync_batch_normalization(inp, beta, gamma, mean, var, comm, group, axes,
                                           decay_rate, eps, batch_stat, output_stat)
 

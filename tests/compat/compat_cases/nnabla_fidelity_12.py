@@ -200,3 +200,48 @@ def read_as_float__every_path(nn, F, PF, r):
     res["graph on a view gone: leaf dtype"] = _dt(c.d)
     nn.clear_parameters()
     return res
+
+
+_WRITTEN_AT_BUILD = ("running statistics a forward writes are made float32 when the graph is "
+                     "built on Stadyn (stadyn.parametric._pf_common.parameter, read_by="
+                     "'writing'), at the forward that writes them on NNabla")
+
+
+@nnabla_case(names=[PFN + "batch_normalization", PFN + "affine"],
+             known={"fixed affine b": _TRAINED,
+                    "batch_stat=True built: mean, var dtypes": _WRITTEN_AT_BUILD},
+             note="a parametric function's parameter needing no gradient made from an integer "
+                  "array keeps its type (batch normalisation's running statistics given as "
+                  "param_init), read as float32, made float32 by a forward writing it; "
+                  "fix_parameters=True still registers a trainable parameter (float32 here)")
+def pf_integer_parameters__keep_their_type(nn, PF, r):
+    r.touch(PFN + "batch_normalization", PFN + "affine")
+    res = {}
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    stats = {"mean": np.array([[1, 2, 3]]), "var": np.array([[1, 2, 4]], np.int32)}
+    for batch_stat in (False, True):
+        key = "batch_stat=%s" % batch_stat
+        with nn.parameter_scope(key):
+            y = PF.batch_normalization(x, batch_stat=batch_stat, param_init=stats)
+            registered = nn.get_parameters(grad_only=False)
+            res[key + " built: mean, var dtypes"] = [_dt(registered["bn/mean"].d),
+                                                     _dt(registered["bn/var"].d)]
+            y.forward()
+            res[key] = y.d.copy()
+            res[key + " mean after"] = np.asarray(registered["bn/mean"].d, np.float64)
+            res[key + " mean, var dtypes after"] = [_dt(registered["bn/mean"].d),
+                                                    _dt(registered["bn/var"].d)]
+    for batch_stat in (False, True):
+        key = "registered int32 var, batch_stat=%s" % batch_stat
+        with nn.parameter_scope(key):
+            var = nn.parameter.get_parameter_or_create(
+                "bn/var", (1, 3), initializer=np.array([[1, 2, 4]], np.int32), need_grad=False)
+            y = PF.batch_normalization(x, batch_stat=batch_stat)
+            y.forward()
+            res[key] = y.d.copy()
+            res[key + ", var after"] = [_dt(var.d), np.asarray(var.d, np.float64)]
+    with nn.parameter_scope("fixed"):
+        PF.affine(x, 2, b_init=np.array([1, 2]), fix_parameters=True)
+        res["fixed affine b"] = _dt(nn.get_parameters(grad_only=False)["affine/b"].d)
+    nn.clear_parameters()
+    return res

@@ -81,8 +81,10 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
       (``need_grad=False``), as NNabla 1.39's keeps it (``.d`` int32 for an int32 array; its
       functions still read it as float32).  One that needs a gradient is float32 on Stadyn:
       torch computes gradients of floating-point tensors only (NNabla keeps the int32 array
-      and writes a float32 gradient beside it).  A float64 array gives float32, as every
-      floating value a program hands the compat layer does (NNabla keeps float64).
+      and writes a float32 gradient beside it); the rule is Stadyn's
+      ``get_parameter_or_create``'s, which the parametric functions share.  A float64 array
+      gives float32, as every floating value a program hands the compat layer does (NNabla
+      keeps float64).
 
     Example:
         >>> import stadyn as sd
@@ -103,9 +105,6 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
     if shape is not None and existing is not None and tuple(shape) != tuple(existing.shape):
         raise ParameterError(f"parameter '{name}' exists with shape {tuple(existing.shape)}; "
                              f"it was asked for again with shape {tuple(shape)}")
-    if (dtype is None and existing is None and not need_grad
-            and isinstance(initializer, np.ndarray) and initializer.dtype.kind in "biu"):
-        dtype = initializer.dtype       # NNabla 1.39 keeps an integer array's type
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
                                         overwrite_need_grad=True)
     registered = as_nnabla(_parametric.get_parameter(name))
