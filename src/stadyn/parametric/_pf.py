@@ -17,7 +17,8 @@ from typing import Sequence
 from .. import functions as F
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_axes, checked_base_axis, count, counts, given_or, parameter, pf_scope
+from ._pf_common import (checked_axes, checked_base_axis, count, counts, given_or, parameter,
+                         pf_scope)
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
            "fused_batch_normalization", "sync_batch_normalization", "embed"]
@@ -83,8 +84,8 @@ def convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, st
         w = parameter("W", w_shape, w_init, fix_parameters, apply=apply_w)
         b = None
         if with_bias:
-            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
-                          apply=apply_b)
+            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
+                          fix_parameters, apply=apply_b)
         return F.convolution(inp, w, b, base_axis, pad, stride, dilation, group, channel_last)
 
 
@@ -116,8 +117,8 @@ def deconvolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, 
         w = parameter("W", w_shape, w_init, fix_parameters, apply=apply_w)
         b = None
         if with_bias:
-            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
-                          apply=apply_b)
+            b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
+                          fix_parameters, apply=apply_b)
         return F.deconvolution(inp, w, b, base_axis, pad, stride, dilation, group, channel_last,
                                output_padding)
 
@@ -136,12 +137,14 @@ def batch_normalization(inp: Variable, axes: Sequence[int] = (1,), decay_rate: f
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
         ...     _ = PF.batch_normalization(sd.Variable((4, 64, 8, 8)))
         ...     {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
-        {'bn/beta': (1, 64, 1, 1), 'bn/gamma': (1, 64, 1, 1), 'bn/mean': (1, 64, 1, 1), 'bn/var': (1, 64, 1, 1)}
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'bn/beta': (1, 64, 1, 1), 'bn/gamma': (1, 64, 1, 1),
+         'bn/mean': (1, 64, 1, 1), 'bn/var': (1, 64, 1, 1)}
     """
     axes = checked_axes(axes, inp, "batch_normalization")
     with pf_scope(name, "bn"):
         beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
-                                               no_bias)
+                                               no_bias, batch_stat)
         return F.batch_normalization(inp, beta, gamma, mean, var, axes, decay_rate, eps,
                                      batch_stat, output_stat, rule=rule)
 
@@ -165,21 +168,26 @@ def fused_batch_normalization(inp: Variable, z: Variable | None = None,
     axes = checked_axes(axes, inp, "fused_batch_normalization")
     with pf_scope(name, "bn"):
         beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
-                                               no_bias)
+                                               no_bias, batch_stat)
         return F.fused_batch_normalization(inp, beta, gamma, mean, var, z, axes, decay_rate, eps,
                                            batch_stat, nonlinearity, output_stat, rule=rule)
 
 
 def bn_parameters(inp: Variable, axes: list[int], fix_parameters: bool,
-                  param_init: dict | None, no_scale: bool, no_bias: bool) -> tuple:
+                  param_init: dict | None, no_scale: bool, no_bias: bool,
+                  batch_stat: bool = True) -> tuple:
     """``beta``, ``gamma``, ``mean`` and ``var`` of a batch normalisation, in the current
-    scope (``beta``/``gamma`` None with ``no_bias``/``no_scale``)."""
+    scope (``beta``/``gamma`` None with ``no_bias``/``no_scale``); integer running statistics
+    (given as ``param_init``) are read as float32, and made float32 where ``batch_stat``
+    writes them, as NNabla 1.39's (``parameter``'s ``read_by``)."""
     shape = tuple(inp.shape[i] if i in axes else 1 for i in range(inp.ndim))
     init = dict(param_init or {})
     beta, gamma = scale_and_bias(shape, fix_parameters, init, no_scale, no_bias)
+    read_by = "writing" if batch_stat else "reading"
     mean = parameter("mean", shape, init.get("mean", I.ConstantInitializer(0.0)),
-                     need_grad=False)
-    var = parameter("var", shape, init.get("var", I.ConstantInitializer(1.0)), need_grad=False)
+                     need_grad=False, read_by=read_by)
+    var = parameter("var", shape, init.get("var", I.ConstantInitializer(1.0)), need_grad=False,
+                    read_by=read_by)
     return beta, gamma, mean, var
 
 
@@ -213,7 +221,7 @@ def sync_batch_normalization(inp: Variable, comm=None, group: str = "world",
     axes = checked_axes(axes, inp, "sync_batch_normalization")
     with pf_scope(name, "bn"):
         beta, gamma, mean, var = bn_parameters(inp, axes, fix_parameters, param_init, no_scale,
-                                               no_bias)
+                                               no_bias, batch_stat)
         return F.sync_batch_normalization(inp, beta, gamma, mean, var, comm, group, axes,
                                           decay_rate, eps, batch_stat, output_stat)
 

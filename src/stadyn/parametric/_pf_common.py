@@ -9,9 +9,11 @@ import contextlib
 from typing import Any, Sequence
 
 import numpy as np
+import torch
 
+from .. import functions as F
 from .._errors import ShapeError
-from ..graph import Variable
+from ..graph import Variable, value_holder
 from ._registry import get_parameter_or_create, parameter_scope
 
 __all__ = ["pf_scope", "parameter", "given_or", "counts", "count", "checked_axes",
@@ -42,13 +44,21 @@ def pf_scope(name: str | None, own: str):
 
 
 def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters: bool = False,
-              need_grad: bool = True, apply: Any = None) -> Variable:
+              need_grad: bool = True, apply: Any = None, read_by: str | None = None) -> Variable:
     """The parameter ``name`` of the current scope as NNabla's parametric functions ask for it:
     registered with ``need_grad`` (an existing parameter's flag is set to it, as NNabla 1.39
     does: ``PF.affine`` over a ``W`` registered with ``need_grad=False`` trains it) and, with
     ``fix_parameters``, seen by the graph through a view that needs no gradient
     (``get_parameters()`` still lists it as trainable); ``apply`` (NNabla's
     ``apply_w``/``apply_b``) maps the parameter before use.
+
+    A new parameter is float32, but for one needing no gradient made from an integer (or bool)
+    NumPy array, which keeps the array's type as NNabla 1.39's does (``get_parameter_or_create``'s
+    rule) where the function says how it reads it: ``read_by="reading"`` gives the function a
+    float32 cast of it, ``read_by="writing"`` (a batch normalisation's running statistics
+    under ``batch_stat``) makes the parameter float32, values kept, as NNabla's forward writes
+    float32 into it.  Elsewhere (a quantised copy, an INQ indicator, a binary weight: written
+    by ops computing in float) the parameter is float32 whatever the array.
 
     Example:
         >>> import stadyn as sd
@@ -59,7 +69,14 @@ def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters:
     """
     as_need_grad = (not fix_parameters) if need_grad else None
     var = get_parameter_or_create(name, tuple(int(s) for s in shape), initializer, need_grad,
-                                  as_need_grad, overwrite_need_grad=True)
+                                  as_need_grad, None if read_by else np.float32,
+                                  overwrite_need_grad=True)
+    if read_by is not None and not var.torch_dtype.is_floating_point:
+        if read_by == "writing":
+            holder = value_holder(var)
+            Variable.data.fset(holder, Variable.data.fget(holder).detach().to(torch.float32))
+        else:
+            var = F.cast(var, "float32")
     return apply(var) if apply is not None else var
 
 

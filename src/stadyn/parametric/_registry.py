@@ -185,7 +185,11 @@ def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
     Asking for an existing parameter with another shape is an error naming it.  ``as_need_grad``
     returns a view of the parameter with that ``need_grad`` (e.g. to freeze it in one graph);
     inside ``stadyn.graph.no_grad`` it is always a view without gradient.  ``dtype`` is a new
-    parameter's element type (default float32; ``np.float64`` for CNTK's double parameters).
+    parameter's element type (default float32; ``np.float64`` for CNTK's double parameters);
+    a new parameter needing no gradient made from an integer or bool NumPy array keeps the
+    array's type, as NNabla 1.39's does (batch normalisation's running statistics given as
+    ``param_init``, ``nn.parameter.get_parameter_or_create``); one needing a gradient is
+    float32, as torch computes gradients of floating-point tensors only.
     With ``overwrite_need_grad`` (NNabla's rule, which its parametric functions and
     ``nnabla.parameter.get_parameter_or_create`` follow), asking for an existing parameter with
     another ``need_grad`` sets the registered parameter's flag to it; without, an existing
@@ -215,6 +219,9 @@ def get_parameter_or_create(name: str, shape: Sequence[int] | None = None,
         return var
     if shape is None:
         raise ParameterError(f"parameter '{path}' does not exist and no shape was given")
+    if (dtype is None and not need_grad and isinstance(initializer, np.ndarray)
+            and initializer.dtype.kind in "biu"):
+        dtype = initializer.dtype
     value = _initial_value(initializer, shape, path, dtype)
     var = Variable.from_numpy_array(value, need_grad=need_grad, dtype=dtype)
     registry.set(path, var)

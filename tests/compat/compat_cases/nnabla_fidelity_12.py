@@ -4,6 +4,8 @@ parametric function given a NumPy array of several values as ``b_init`` (Stadyn 
 array's truth value).
 """
 
+import gc
+
 import numpy as np
 
 from compat_harness import nnabla_case
@@ -153,4 +155,93 @@ def assigned_integers__keep_their_type(nn, F, r):
     w.d = np.array([0.5, 1.5])
     res["ints then floats"] = _dt(w.d)
     res["ints then floats, values"] = np.asarray(w.d, np.float64)
+    return res
+
+
+def _ints(shape):
+    return np.arange(int(np.prod(shape))).reshape(shape).astype(np.int32)
+
+
+@nnabla_case(names=[V + "d", V + "__getitem__", V + "reshape", V + "get_unlinked_variable"],
+             note="a graph built on a floating leaf through x[...], x.reshape or a view of x "
+                  "reads int32 later written into x as float32, as one built straight on x; "
+                  "once no graph reads x, x.d = int32 gives x int32 (Stadyn, mendn: the "
+                  "slice's node did not mark x, so the graph read int32 and failed)")
+def read_as_float__every_path(nn, F, PF, r):
+    r.touch(V + "d", V + "__getitem__", V + "reshape", V + "get_unlinked_variable")
+    res = {}
+    builds = {
+        "x[:, 1:] softmax": lambda x: F.softmax(x[:, 1:]),
+        "x[0] softmax": lambda x: F.softmax(x[0]),
+        "x[[1, 0]] relu": lambda x: F.relu(x[[1, 0]]),
+        "x.reshape relu": lambda x: F.relu(x.reshape((3, 2))),
+        "unlinked view softmax": lambda x: F.softmax(x.get_unlinked_variable()),
+        "PF.affine of x[:, 1:]": lambda x: PF.affine(x[:, 1:], 2,
+                                                      w_init=np.ones((2, 2), np.float32)),
+    }
+    for key, build in builds.items():
+        x = nn.Variable((2, 3))
+        y = build(x)
+        x.d = _ints((2, 3))
+        y.forward()
+        res[key] = y.d.copy()
+    a = nn.Variable((2,))
+    b = F.relu(a)
+    del b
+    gc.collect()
+    a.d = np.array([1, -2], np.int32)
+    res["graph gone: leaf dtype"] = _dt(a.d)
+    c = nn.Variable((2,))
+    u = c.get_unlinked_variable()
+    e = F.relu(u)
+    del e, u
+    gc.collect()
+    c.d = np.array([1, -2], np.int32)
+    res["graph on a view gone: leaf dtype"] = _dt(c.d)
+    nn.clear_parameters()
+    return res
+
+
+_WRITTEN_AT_BUILD = ("running statistics a forward writes are made float32 when the graph is "
+                     "built on Stadyn (stadyn.parametric._pf_common.parameter, read_by="
+                     "'writing'), at the forward that writes them on NNabla")
+
+
+@nnabla_case(names=[PFN + "batch_normalization", PFN + "affine"],
+             known={"fixed affine b": _TRAINED,
+                    "batch_stat=True built: mean, var dtypes": _WRITTEN_AT_BUILD},
+             note="a parametric function's parameter needing no gradient made from an integer "
+                  "array keeps its type (batch normalisation's running statistics given as "
+                  "param_init), read as float32, made float32 by a forward writing it; "
+                  "fix_parameters=True still registers a trainable parameter (float32 here)")
+def pf_integer_parameters__keep_their_type(nn, PF, r):
+    r.touch(PFN + "batch_normalization", PFN + "affine")
+    res = {}
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    stats = {"mean": np.array([[1, 2, 3]]), "var": np.array([[1, 2, 4]], np.int32)}
+    for batch_stat in (False, True):
+        key = "batch_stat=%s" % batch_stat
+        with nn.parameter_scope(key):
+            y = PF.batch_normalization(x, batch_stat=batch_stat, param_init=stats)
+            registered = nn.get_parameters(grad_only=False)
+            res[key + " built: mean, var dtypes"] = [_dt(registered["bn/mean"].d),
+                                                     _dt(registered["bn/var"].d)]
+            y.forward()
+            res[key] = y.d.copy()
+            res[key + " mean after"] = np.asarray(registered["bn/mean"].d, np.float64)
+            res[key + " mean, var dtypes after"] = [_dt(registered["bn/mean"].d),
+                                                    _dt(registered["bn/var"].d)]
+    for batch_stat in (False, True):
+        key = "registered int32 var, batch_stat=%s" % batch_stat
+        with nn.parameter_scope(key):
+            var = nn.parameter.get_parameter_or_create(
+                "bn/var", (1, 3), initializer=np.array([[1, 2, 4]], np.int32), need_grad=False)
+            y = PF.batch_normalization(x, batch_stat=batch_stat)
+            y.forward()
+            res[key] = y.d.copy()
+            res[key + ", var after"] = [_dt(var.d), np.asarray(var.d, np.float64)]
+    with nn.parameter_scope("fixed"):
+        PF.affine(x, 2, b_init=np.array([1, 2]), fix_parameters=True)
+        res["fixed affine b"] = _dt(nn.get_parameters(grad_only=False)["affine/b"].d)
+    nn.clear_parameters()
     return res

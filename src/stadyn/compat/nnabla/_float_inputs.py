@@ -33,10 +33,15 @@ only_index=True)``, ``sort``'s: int64 in Stadyn, uint64 in NNabla).
 An integer array assigned to a leaf (``t.d = labels``) makes NNabla's array of its type, and
 Stadyn's Variable takes it too (``_variable.py``) -- unless a graph already reads the leaf as
 float data: NNabla's function casts at each forward, but the graph Stadyn built then holds no
-cast, so such a leaf stays floating (the values written into it; ``read_as_float``).  Every
-function notes the floating leaves it is given, but for the inputs it reads as indices
-(``_INDEX_INPUTS`` and the other inputs of ``_DATA_INPUTS``' functions), so a label read only
-by a loss's target takes the integer type whenever it is written.
+cast, so such a leaf stays floating (the values written into it; ``read_as_float``) while
+that graph lives.  Every node of an NNabla graph marks the floating leaves it reads where it is
+made (``note_reads``, called by ``_function.Function``: ``F`` functions, operators,
+``x[...]``, ``x.reshape``, parametric functions alike; a view such as
+``get_unlinked_variable()`` marks the leaf it views), but for the inputs the function being
+called reads as indices (``_INDEX_INPUTS`` and the other inputs of ``_DATA_INPUTS``'
+functions), so a label read only by a loss's target takes the integer type whenever it is
+written.  Once no node reading it is left (``del y``), ``v.d = ints`` gives the leaf their type
+again, as NNabla's.
 
 Example:
     >>> import numpy as np, stadyn as sd
@@ -49,6 +54,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import weakref
 from typing import Any, Callable
@@ -57,10 +63,10 @@ import numpy as np
 import torch
 
 from ... import functions as _F
-from ...graph import Variable as _Variable
+from ...graph import Variable as _Variable, value_holder
 from ...ops import CATALOG as _CATALOG
 
-__all__ = ["FLOAT_CATEGORIES", "reading_floats", "as_float32", "read_as_float"]
+__all__ = ["FLOAT_CATEGORIES", "reading_floats", "as_float32", "read_as_float", "note_reads"]
 
 # The catalog's categories whose NNabla functions take data (no indices) in every input.
 FLOAT_CATEGORIES = ("activation", "arithmetic", "math", "reduction", "logical")
@@ -103,44 +109,90 @@ _INDEX_INPUTS: dict[str, tuple[str, ...]] = {
     "one_hot": ("x",), "top_n_error": ("target",), "sigmoid_cross_entropy": ("target",),
 }
 
-# Floating leaves a function was given as data (see the module docstring), by ``id``: a
-# weak reference each, which removes the entry with the leaf (on every F call: a dict look-up
-# is a tenth of a WeakSet's add).
-_READ_AS_FLOAT: dict[int, "weakref.ref[Any]"] = {}
+# The floating leaves the nodes of a graph read as data (see the module docstring), by ``id``
+# of the Variable holding the value (a view's, ``get_unlinked_variable``'s, is the viewed
+# one's): a weak reference to it, which removes the entry with it, and weak references to the
+# nodes reading it, so that the mark goes with the graph (NNabla casts at each forward: once
+# no graph reads the leaf, ``v.d = ints`` gives it the ints' type).  The dead references are
+# dropped when the list has doubled since the last sweep.
+_READ_AS_FLOAT: dict[int, list] = {}
+# The ``id``s of the Variables the function being called reads as indices: the nodes it
+# builds do not mark them (a label given to a loss's target takes the integer type).
+_AS_INDICES: set[int] = set()
 
 
 def _forget(ref: "weakref.ref[Any]", key: int) -> None:
-    if _READ_AS_FLOAT.get(key) is ref:
+    entry = _READ_AS_FLOAT.get(key)
+    if entry is not None and entry[0] is ref:
         del _READ_AS_FLOAT[key]
 
 
-def _note(v: Any) -> None:
-    if not isinstance(v, _Variable) or v.parent is not None:
-        return
-    key = id(v)
-    known = _READ_AS_FLOAT.get(key)
-    if known is not None and known() is v:
-        return
-    dtype = v.dtype             # a torch dtype where NumPy has none (bfloat16, uint16, ...)
-    if (dtype.kind == "f" if isinstance(dtype, np.dtype)
-            else getattr(dtype, "is_floating_point", False)):
-        _READ_AS_FLOAT[key] = weakref.ref(v, lambda ref, key=key: _forget(ref, key))
+def note_reads(node: Any, inputs: Any) -> None:
+    """Mark the floating leaves among ``inputs`` (those of the graph node ``node`` being made)
+    as read as float data while ``node`` lives (:func:`read_as_float`), but those the NNabla
+    function being called reads as indices.  Called where every node of an NNabla graph is
+    made (``_function.Function``), so no path (an operator, ``x[...]``, ``x.reshape``, a
+    parametric function, a view) skips it.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> x = nn.Variable((2, 3))
+        >>> y = F.relu(x[:, 1:])            # the slice's node marks x
+        >>> read_as_float(x)
+        True
+    """
+    for v in inputs:
+        if v.parent is not None:
+            continue
+        while v._alias is not None:         # ``value_holder``: a view marks the viewed leaf
+            v = v._alias
+        key = id(v)
+        if key in _AS_INDICES or not v.torch_dtype.is_floating_point:
+            continue
+        entry = _READ_AS_FLOAT.get(key)
+        if entry is None or entry[0]() is not v:
+            entry = [weakref.ref(v, lambda ref, key=key: _forget(ref, key)), [], 8]
+            _READ_AS_FLOAT[key] = entry
+        readers = entry[1]
+        if readers and readers[-1]() is node:      # ``add2(x, x)``: one reader
+            continue
+        readers.append(weakref.ref(node))
+        if len(readers) > entry[2]:
+            readers[:] = [r for r in readers if r() is not None]
+            entry[2] = max(8, 2 * len(readers))
 
 
 def read_as_float(v: Any) -> bool:
-    """Whether a function was given the leaf ``v`` as float data while it was floating (so
-    the graph built then reads it as such, with no cast).
+    """Whether a graph node still alive reads the leaf ``v`` as float data, given to it while
+    ``v`` was floating (so that graph reads it as such, with no cast).
 
     Example:
-        >>> import stadyn as sd
-        >>> x, t = sd.Variable((2, 3)), sd.Variable((2, 1))
-        >>> _ = reading_floats("softmax_cross_entropy",
-        ...                    sd.functions.softmax_cross_entropy)(x, t)
+        >>> import gc
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> x, t = nn.Variable((2, 3)), nn.Variable((2, 1))
+        >>> y = F.softmax_cross_entropy(x, t)
         >>> read_as_float(x), read_as_float(t)
         (True, False)
+        >>> del y; _ = gc.collect()
+        >>> read_as_float(x)
+        False
     """
-    known = _READ_AS_FLOAT.get(id(v))
-    return known is not None and known() is v
+    entry = _READ_AS_FLOAT.get(id(v))
+    return (entry is not None and entry[0]() is v
+            and any(r() is not None for r in entry[1]))
+
+
+@contextlib.contextmanager
+def _as_indices(variables: list):
+    """While the function runs, the nodes it makes leave ``variables`` unmarked (they are
+    read as indices)."""
+    added = {id(h) for h in (value_holder(v) for v in variables if isinstance(v, _Variable))
+             if id(h) not in _AS_INDICES}
+    _AS_INDICES.update(added)
+    try:
+        yield
+    finally:
+        _AS_INDICES.difference_update(added)
 
 
 def _integer(v: Any) -> bool:
@@ -160,7 +212,6 @@ def as_float32(v: Any) -> Any:
     """
     if _integer(v):
         return _F.cast(v, "float32")
-    _note(v)
     return v
 
 
@@ -168,9 +219,9 @@ def reading_floats(name: str, fn: Callable) -> Callable:
     """``fn`` (NNabla's function ``name``) with its integer Variable inputs cast to float32
     first, where NNabla's function reads its inputs as float32 (see the module docstring; only
     the data inputs of the functions that also take indices, such as ``embed``'s table), and
-    ``mod2``'s second input cast to its first's dtype; the others noting the floating leaves
-    they are given but as indices (:func:`read_as_float`); ``fn`` itself for a function with no
-    inputs.
+    ``mod2``'s second input cast to its first's dtype; for the others, the nodes they make leave
+    the inputs they read as indices unmarked (:func:`note_reads`); ``fn`` itself for a
+    function with no inputs read as indices.
 
     Example:
         >>> import stadyn.functions as sdF
@@ -196,27 +247,25 @@ def reading_floats(name: str, fn: Callable) -> Callable:
 
 
 def _noting_leaves(fn: Callable, spec: Any, indices: tuple[str, ...]) -> Callable:
-    """``fn`` (a function keeping its inputs' dtype, or reading some as indices) noting the
-    floating leaves it is given but at ``indices`` (:func:`read_as_float`)."""
-    if spec is not None and not spec.inputs:
+    """``fn`` (a function keeping its inputs' dtype, or reading some as indices): the nodes
+    it makes mark the floating leaves they read (:func:`note_reads`) but those given at
+    ``indices``."""
+    if not indices or spec is None:
         return fn
-    skipped = [spec.inputs.index(n) for n in indices] if spec is not None else []
+    skipped = [spec.inputs.index(n) for n in indices]
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        for i, a in enumerate(args):
-            if i not in skipped:
-                _note(a)
-        for k, v in kwargs.items():
-            if k not in indices:
-                _note(v)
-        return fn(*args, **kwargs)
+        with _as_indices([a for i, a in enumerate(args) if i in skipped]
+                         + [v for k, v in kwargs.items() if k in indices]):
+            return fn(*args, **kwargs)
     return call
 
 
 def _reading_floats_in(fn: Callable, spec: Any, names: tuple[str, ...]) -> Callable:
     """``fn`` with its integer Variable inputs named ``names`` (given by position or by
-    name) cast to float32 first; its other inputs (indices, masks) as given."""
+    name) cast to float32 first; its inputs written (``_WRITTEN``) made float32; its other
+    inputs (indices, masks) as given, left unmarked by the nodes it makes."""
     positions = [spec.inputs.index(n) for n in names]
     written = _WRITTEN.get(spec.name, ())
     written_at = [spec.inputs.index(n) for n in written]
@@ -226,10 +275,14 @@ def _reading_floats_in(fn: Callable, spec: Any, names: tuple[str, ...]) -> Calla
         for v in [a for i, a in enumerate(args) if i in written_at] + \
                 [v for k, v in kwargs.items() if k in written]:
             _make_float32(v)
-            _note(v)
+        indices = ([a for i, a in enumerate(args) if i not in positions and i not in written_at]
+                   + [v for k, v in kwargs.items() if k not in names and k not in written])
         args = tuple(as_float32(a) if i in positions else a for i, a in enumerate(args))
         kwargs = {k: as_float32(v) if k in names else v for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
+        if not indices:
+            return fn(*args, **kwargs)
+        with _as_indices(indices):
+            return fn(*args, **kwargs)
     return call
 
 
@@ -246,7 +299,6 @@ def _in_first_dtype(fn: Callable) -> Callable:
     unless ``fmod=True``); a float ``x0`` with an int32 ``x1`` gives float (C's ``fmod``)."""
     @functools.wraps(fn)
     def call(x0, x1, *args, **kwargs):
-        _note(x0), _note(x1)
         if (isinstance(x0, _Variable) and isinstance(x1, _Variable)
                 and np.dtype(x0.dtype) != np.dtype(x1.dtype)):
             x1 = _F.cast(x1, np.dtype(x0.dtype).name)

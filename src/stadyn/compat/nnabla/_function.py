@@ -36,6 +36,7 @@ import weakref
 from typing import Any, Sequence
 
 from ...graph import FunctionNode, topological_nodes
+from ._float_inputs import note_reads
 from ._function_args import nnabla_args
 
 __all__ = ["Function", "Info", "type_name", "as_function", "named", "mark_forwarded",
@@ -171,6 +172,7 @@ class Function(FunctionNode):
                  location: tuple[str, int] | None = None):
         # ``inputs`` is a list, as NNabla's: held as one, so reading it costs nothing.
         super().__init__(spec, args, kwargs, list(inputs), scope, location)
+        note_reads(self, inputs)        # the floating leaves it reads as data (_float_inputs)
 
     @property
     def info(self) -> Info:

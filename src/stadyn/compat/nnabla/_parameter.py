@@ -82,8 +82,9 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
       functions still read it as float32).  One that needs a gradient is float32 on Stadyn:
       torch computes gradients of floating-point tensors only (NNabla keeps the int32 array
       and writes a float32 gradient beside it); so is an integer parameter asked for again
-      with ``need_grad=True``.  A float64 array gives float32, as every
-      floating value a program hands the compat layer does (NNabla keeps float64).
+      with ``need_grad=True``.  The rule is Stadyn's ``get_parameter_or_create``'s, which the
+      parametric functions share.  A float64 array gives float32, as every floating value a
+      program hands the compat layer does (NNabla keeps float64).
 
     Example:
         >>> import stadyn as sd
@@ -104,9 +105,6 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
     if shape is not None and existing is not None and tuple(shape) != tuple(existing.shape):
         raise ParameterError(f"parameter '{name}' exists with shape {tuple(existing.shape)}; "
                              f"it was asked for again with shape {tuple(shape)}")
-    if (dtype is None and existing is None and not need_grad
-            and isinstance(initializer, np.ndarray) and initializer.dtype.kind in "biu"):
-        dtype = initializer.dtype       # NNabla 1.39 keeps an integer array's type
     if existing is not None and (need_grad or as_need_grad) and not is_no_grad():
         float_for_gradients(as_nnabla(existing))   # an integer one asked for with a gradient
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
