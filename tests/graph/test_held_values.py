@@ -10,6 +10,7 @@ measure.py`` shows when that is the value and when it is not); Stadyn read zeros
 expected values are a NumPy forward of the same network.
 """
 
+import copy
 import gc
 import sys
 import threading
@@ -354,3 +355,15 @@ def test_freed_plans_leave_no_count_behind(data):
     del loss
     gc.collect()
     assert len(_TABLED) == before
+
+
+def test_a_container_two_functions_share_is_counted_once():
+    """A copy of a function node shares its ``inputs`` and ``args``: counted twice, the
+    program's own reference would be taken for Stadyn's and its value freed."""
+    import stadyn as sd
+    import stadyn.functions as SF
+    h = SF.relu(sd.Variable((2,)))
+    y = SF.sum(h)
+    twin = copy.copy(y.parent)
+    assert twin.inputs is y.parent.inputs
+    assert references_beyond_stadyn([h.parent, y.parent, twin])[id(h)] == 1     # the name h

@@ -113,16 +113,21 @@ def _counted_edges(nodes: Iterable[FunctionNode], tables: Sequence) -> Counter:
     caller's ``tables`` hold to each object (by ``id``), each container once.  The count is
     by identity, of every item (a number's too: an object's id is its own while it lives)."""
     items: list = []
-    for node in nodes:
-        inputs, args = node.inputs, node.args
-        items += inputs
-        if args is not inputs:
-            items += args
-        if node.kwargs:
-            items += node.kwargs.values()
-    for table in {id(t): t for t in tables}.values():
-        items += table
+    seen: set[int] = set()     # a container two nodes (or a node and a caller) share: once
+    for container in _containers(nodes, tables):
+        if id(container) not in seen:
+            seen.add(id(container))
+            items += container.values() if isinstance(container, dict) else container
     return Counter(map(id, items))
+
+
+def _containers(nodes: Iterable[FunctionNode], tables: Sequence):
+    for node in nodes:
+        yield node.inputs
+        yield node.args
+        if node.kwargs:
+            yield node.kwargs
+    yield from tables
 
 
 def _surplus(nodes: Sequence, tables: Sequence) -> dict[int, int]:
