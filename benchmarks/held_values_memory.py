@@ -19,7 +19,8 @@ small CNN (3 convolutions with batch normalization and ReLU, 2 max poolings, bat
 program holding the prediction only (``pred``: nnabla-examples' habit) or every layer's output
 (a list of them: the most a program can hold).
 
-Measured (this tree against 26c061c9, CPU, ``--base``; MB over the count before the network):
+Measured with the stack search (nnmem, against 26c061c9, CPU, ``--base``; MB over the count
+before the network):
 
     case                          peak    between steps   26c061c9 peak   between
     mlp static holds pred        144.1        115.1            144.1        115.1
@@ -37,6 +38,11 @@ each step it costs 3 times that: ``loss.forward()`` of a dynamic graph runs it t
 cached on ``loss``, which refers back to ``loss`` (``_runner.py``), so a step's graph is freed
 by Python's cyclic garbage collector, not when the program drops it, and the values it held
 live until then (with ``gc.collect()`` before the count, 135.0 MB: the 20 MB).
+
+With the count of references that replaced the search (nnheld, against bbd61c07, the same
+way): every case the same to 0.1 MB (peak and between steps), but ``mlp dynamic holds all``
+between steps, 155.0 MB for bbd61c07's 175.0 (one run each; what the cyclic collector has
+freed by then), and the prediction read in every case.
 """
 
 import argparse

@@ -9,6 +9,7 @@ same count per block: from 2 to 4 blocks twice what 1 to 2 added.  ``benchmarks/
 measures the build's seconds.
 """
 
+import gc
 import os
 import sys
 
@@ -40,6 +41,7 @@ def _residual_loss(blocks: int):
 def _work_of_a_build(blocks: int) -> tuple[int, int]:
     """``(lines of Stadyn run, Python calls made)`` while the loss of ``blocks`` blocks is
     lowered (its first ``forward()``)."""
+    gc.collect()        # the graphs built before are freed now, not while this one builds
     loss = _residual_loss(blocks)
     counts = [0, 0]
 

@@ -14,10 +14,11 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_subgraph.py`` — :class:`Subgraph` (nodes, leaves and their roles), :func:`value_key`;
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
 * ``_sequence.py`` — the sequence axis (padding + lengths), :func:`set_sequences`;
+* ``_held_values.py`` — the intermediates that keep their values through ``clear_buffer`` and
+  ``clear_no_need_grad``: the ``persistent`` ones and those the program holds (a reference
+  beyond Stadyn's own, counted);
 * ``_variable.py`` — :class:`Variable`, :class:`FunctionNode`, the layout and graph versions;
 * ``_numpy_readers.py`` — NumPy arrays handed out over a gradient, still alive (:func:`viewed`);
-* ``_held_values.py`` — the intermediates that keep their values through ``clear_buffer`` and
-  ``clear_no_need_grad``: the ``persistent`` ones and those the program holds;
 * ``_numerics.py`` — :func:`check_numerics` (NaN/Inf tracing); ``_location.py`` — the user's
   line a node records; ``_labels.py`` — profiler labels of op calls;
 * ``_first_pass.py`` — the shapes CNTK's first inference pass gives values after a loop

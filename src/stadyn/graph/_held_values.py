@@ -3,20 +3,30 @@
 
 NNabla's ``forward(clear_no_need_grad=True)`` and ``backward(clear_buffer=True)`` free the
 buffers of the intermediates they pass; a Variable read after that gives whatever NNabla's
-memory pool left in the freed block: the last value while nothing else took it, another
-array's values once something did (NNabla 1.39, measured: the prediction nnabla-examples'
-DARTS reads after ``forward(clear_no_need_grad=True)`` holds its value from the second step
-on, not on the first; a small MLP's is another array's).  No program can rely on that, yet
-programs read them: DARTS and capsulenet print their training error from ``pred.d`` after the
-clearing step.  Stadyn's rule is one a program can rely on: **a Variable the program holds
-keeps its value** -- one that a frame of the program's call stack (any code outside Stadyn)
-names, directly or as an item of a list, tuple, set or dict it names (of at most
-:data:`MAX_ITEMS` items), or as an attribute of an object it names -- and the intermediates it
-dropped (``h = F.relu(PF.affine(h, ...))`` in a loop: every ``h`` but the last) are freed, so
-the memory a clearing forward saves stays saved where it matters: the many values inside the
-network, not the few the program keeps names for.  A static plan reads what the program holds
-when it is built (a Variable named only later is freed until the plan is built again: mark
-it ``persistent``); a clearing backward reads it as it runs.
+memory pool left in the freed block: the last value while nothing else took it, another array's
+values once something did (NNabla 1.39, measured: the prediction nnabla-examples' DARTS reads
+after ``forward(clear_no_need_grad=True)`` holds its value from the second step on, not on the
+first; a small MLP's is another array's). No program can rely on that, yet programs read them:
+DARTS prints its training error from ``pred.d`` after the clearing step (measured; capsulenet
+uses the same pattern). Stadyn's rule is one a program can rely on: **a Variable the program
+holds keeps its value**. The program holds a Variable when a reference to it exists besides
+Stadyn's own, which are counted, not searched for: the functions of the graph that take it as
+an input (their ``inputs``, ``args`` and ``kwargs``), the tables of the plans that run it
+(:func:`count_tables`) and the check's own (:data:`OWN_REFERENCES`). So any reference counts: a
+variable of any function, thread or suspended generator, a closure's cell, a module's global,
+an item of any container at any depth, an attribute of any object, an ``NdArray`` taken from
+its ``.data``, a function of another graph taking it as an input. The intermediates no such
+reference reaches (``h = F.relu(PF.affine(h, ...))`` in a loop: every ``h`` but the last) are
+freed, so the memory a clearing forward saves stays saved where it matters: the many values
+inside the network, not the few the program keeps. Nothing of the program is read or changed:
+Python's count of references (``sys.getrefcount``) says it all. Where the count is unsure it
+errs towards keeping: a reference Stadyn holds but does not count keeps a value, never frees
+one the program holds.
+
+A static plan reads what the program holds when it is built (a Variable the program takes
+only later, ``p = loss.parent.inputs[0]``, is freed until the plan is built again: mark it
+``persistent``); a clearing backward of a plain ``forward()``'s plan and the autograd
+backwards (eager plans, dynamic graphs) read it as they run.
 
 :func:`held_variables` is the one place that decides; ``Subgraph.filled`` (what a forward
 gives values to), the clearing backwards (a plan's: :func:`free_passed`; autograd's:
@@ -25,82 +35,180 @@ gives values to), the clearing backwards (a plan's: :func:`free_passed`; autogra
 
 from __future__ import annotations
 
-import inspect
 import sys
-import types
+import threading
+import weakref
+from collections import Counter
+from typing import Iterable, Sequence
 
-from ._location import _PACKAGE
-from ._variable import Variable
+from ._variable import FunctionNode, Variable
 
-__all__ = ["held_variables", "keeps_value", "free_passed", "MAX_ITEMS"]
+__all__ = ["held_variables", "references_beyond_stadyn", "keeps_value", "free_passed",
+           "count_tables", "OWN_REFERENCES", "PLAN_TABLES"]
 
-#: A list, tuple, set or dict the program names is looked into up to this many items (a
-#: larger one is data, not a list of Variables).
-MAX_ITEMS = 1000
-
-_SNAPSHOTS = sys.version_info < (3, 13)
-_OPTIMIZED = inspect.CO_OPTIMIZED
-
-_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-           types.MethodType, types.CodeType, types.FrameType)
+# How many references the tables of the live plans hold to each Variable (by ``id``: a
+# Variable a table holds lives, so its id is its own while counted).
+_TABLED: dict[int, int] = {}
+_LOCK = threading.RLock()
 
 
-def _contents(value):
-    """The values one step inside ``value``: a container's items, an object's attributes."""
-    if isinstance(value, dict):
-        return value.values() if len(value) <= MAX_ITEMS else ()
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return value if len(value) <= MAX_ITEMS else ()
-    if not type(value).__dictoffset__ or isinstance(value, _OPAQUE):
-        return ()                    # no attributes of its own (a number, an array, a str)
-    try:
-        attributes = value.__dict__
-    except Exception:  # noqa: BLE001 - an object refusing its attributes holds none
-        return ()
-    return attributes.values() if isinstance(attributes, dict) else ()
+def _change(ids: Iterable[int], step: int) -> None:
+    with _LOCK:
+        for i in ids:
+            n = _TABLED.get(i, 0) + step
+            if n > 0:
+                _TABLED[i] = n
+            else:
+                _TABLED.pop(i, None)
 
 
-def held_variables() -> set[int]:
-    """The ``id`` of every Variable the program holds (see the module docstring): named by a
-    frame outside Stadyn on the caller's stack, directly or one step inside what it names.
-    Before Python 3.13 reading a function's variables fills the dict ``locals()`` returns,
-    which is emptied again after (a dict a function took from ``locals()`` earlier and reads
-    after a clearing run finds it empty; under a debugger it is left filled).
+#: The attributes of a plan that hold Variables it runs (a plan lacking one holds none there).
+PLAN_TABLES = ("fill", "kept", "all_inters", "grad_inters")
+
+
+def count_tables(plan: object, record: list | None = None) -> list:
+    """Count the references the tables of ``plan`` (its :data:`PLAN_TABLES`) hold as Stadyn's
+    own, until ``plan`` is freed.  Returns the record of them; passed back as ``record``
+    after the plan replaced a table, the counts become those of its tables now.  A table
+    holding a Variable twice counts twice; one list that is two tables, once.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph._held_values import count_tables, references_beyond_stadyn
+        >>> h = F.relu(sd.Variable((2,)))
+        >>> nodes = [h.parent]
+        >>> class Plan: pass
+        >>> plan = Plan()
+        >>> plan.fill = [h]
+        >>> references_beyond_stadyn(nodes)[id(h)]          # the name h and the table
+        2
+        >>> record = count_tables(plan)
+        >>> references_beyond_stadyn(nodes)[id(h)]          # the name h
+        1
+        >>> del plan                                        # its table and count go with it
+        >>> references_beyond_stadyn(nodes)[id(h)]
+        1
+    """
+    tables = {id(t): t for name in PLAN_TABLES if (t := getattr(plan, name, None)) is not None}
+    ids = [id(v) for t in tables.values() for v in t]
+    if record is None:
+        record = []
+        weakref.finalize(plan, _release, record)
+    with _LOCK:
+        _change(record, -1)
+        record[:] = ids
+        _change(ids, 1)
+    return record
+
+
+def _release(record: list) -> None:
+    # A finalizer runs before its object's references go: the count falls first (keeping).
+    with _LOCK:
+        _change(record, -1)
+        record.clear()
+
+
+def _counted_edges(nodes: Iterable[FunctionNode], tables: Sequence) -> Counter:
+    """How many references ``nodes`` (their ``inputs``, ``args`` and ``kwargs``) and the
+    caller's ``tables`` hold to each object (by ``id``), each container once.  The count is
+    by identity, of every item (a number's too: an object's id is its own while it lives)."""
+    items: list = []
+    seen: set[int] = set()     # a container two nodes (or a node and a caller) share: once
+    for container in _containers(nodes, tables):
+        if id(container) not in seen:
+            seen.add(id(container))
+            items += container.values() if isinstance(container, dict) else container
+    return Counter(map(id, items))
+
+
+def _containers(nodes: Iterable[FunctionNode], tables: Sequence):
+    for node in nodes:
+        yield node.inputs
+        yield node.args
+        if node.kwargs:
+            yield node.kwargs
+    yield from tables
+
+
+def _surplus(nodes: Sequence, tables: Sequence) -> dict[int, int]:
+    """Each live output of ``nodes`` (by id): Python's count of references to it less those
+    of the graph's edges among ``nodes``, the plans' tables and ``tables``.  The check's own
+    (the loop's name ``v`` and ``getrefcount``'s argument) are still in: this loop is the
+    only place a count is read, so that :data:`OWN_REFERENCES` measures exactly them."""
+    counted = _counted_edges(nodes, tables)
+    tabled = _TABLED
+    surplus: dict[int, int] = {}
+    for node in nodes:
+        for ref in node._outputs:
+            v = ref()
+            if v is not None:
+                surplus[id(v)] = (sys.getrefcount(v) - counted.get(id(v), 0)
+                                  - tabled.get(id(v), 0))
+    return surplus
+
+
+def _own_references() -> int:
+    """What :func:`_surplus` reads of an object nothing but one name here holds, less that
+    name: the references the check itself holds (2 on CPython 3.10-3.13, the loop's name and
+    ``getrefcount``'s argument; measured, since an interpreter may borrow the latter)."""
+
+    class Probe:
+        __slots__ = ("__weakref__",)
+
+    class Node:
+        inputs, args, kwargs = (), (), {}
+
+    probe = Probe()
+    node = Node()
+    node._outputs = (weakref.ref(probe),)
+    return _surplus([node], ())[id(probe)] - 1
+
+
+#: The references the check holds itself to the Variable it counts (its loop's name and
+#: ``sys.getrefcount``'s argument), measured when the module is imported.
+OWN_REFERENCES = _own_references()
+
+
+def references_beyond_stadyn(nodes: Sequence[FunctionNode], *tables: Sequence
+                             ) -> dict[int, int]:
+    """How many references the program holds to each live output of ``nodes`` (by ``id``):
+    all of Python's count but Stadyn's own -- the functions among ``nodes`` taking it as an
+    input, the tables of the live plans (:func:`count_tables`), the caller's ``tables`` (the
+    lists of Variables it holds while it asks) and the check's own (:data:`OWN_REFERENCES`).
+    A function of another graph taking it counts as the program's: it may be read there.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph._held_values import references_beyond_stadyn
+        >>> x = sd.Variable((2,))
+        >>> h = F.relu(x)
+        >>> y = F.sum(F.tanh(h))
+        >>> nodes = [y.parent.inputs[0].parent, h.parent, y.parent]
+        >>> found = references_beyond_stadyn(nodes)
+        >>> found[id(h)], found[id(y.parent.inputs[0])], found[id(y)]
+        (1, 0, 1)
+    """
+    own = OWN_REFERENCES
+    return {i: n - own for i, n in _surplus(nodes, tables).items()}
+
+
+def held_variables(nodes: Sequence[FunctionNode], *tables: Sequence) -> set[int]:
+    """The ``id`` of every live output of ``nodes`` the program holds (see the module
+    docstring): one with a reference beyond Stadyn's own (:func:`references_beyond_stadyn`).
+    ``tables``: the lists of Variables the caller holds while it asks (counted as Stadyn's).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> from stadyn.graph._held_values import held_variables
         >>> x = sd.Variable((2,))
-        >>> outputs = [F.relu(x)]
-        >>> held = held_variables()
-        >>> id(x) in held, id(outputs[0]) in held, id(F.tanh(x)) in held
-        (True, True, False)
+        >>> outputs = {"deep": [[F.relu(x)]]}
+        >>> y = F.sum(F.tanh(outputs["deep"][0][0]))
+        >>> nodes = [outputs["deep"][0][0].parent, y.parent.inputs[0].parent, y.parent]
+        >>> held = held_variables(nodes)
+        >>> id(outputs["deep"][0][0]) in held, id(y.parent.inputs[0]) in held
+        (True, False)
     """
-    held: set[int] = set()
-    frame = sys._getframe(1)
-    while frame is not None:
-        if not frame.f_code.co_filename.startswith(_PACKAGE):
-            names = frame.f_locals
-            for name, value in list(names.items()):
-                if name[:2] == "__":         # a module's own (its __builtins__ dict)
-                    continue
-                if isinstance(value, Variable):
-                    held.add(id(value))
-                    continue
-                for inner in list(_contents(value)):
-                    if isinstance(inner, Variable):
-                        held.add(id(inner))
-            if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED and frame.f_trace is None:
-                # Before Python 3.13 a function's f_locals is a dict the frame keeps, a copy
-                # of its variables made when asked: left filled, it would keep what the
-                # function deletes or rebinds alive until the frame ends (any object: a CNTK
-                # Function holds its graph through attributes this search does not look
-                # into).  Emptied, it is made again by the next ``locals()``; under a Python
-                # tracer (a debugger) it is left, since the tracer writes it back into the
-                # variables.
-                names.clear()
-        frame = frame.f_back
-    return held
+    return {i for i, n in references_beyond_stadyn(nodes, *tables).items() if n > 0}
 
 
 def keeps_value(v: Variable, held: set[int]) -> bool:
@@ -117,26 +225,28 @@ def keeps_value(v: Variable, held: set[int]) -> bool:
     return v._persistent or id(v) in held
 
 
-def free_passed(variables, given=None) -> None:
+def free_passed(variables: Sequence[Variable], nodes: Sequence[FunctionNode],
+                given: Sequence[Variable] | None = None) -> None:
     """After a clearing backward: drop the values and gradients of ``variables`` (the
-    intermediates it passed through), but a ``persistent`` one's, and the value of one the
-    program holds -- or, with ``given``, of one among ``given`` (the Variables a clearing
-    forward's plan gives values to: those the program held when it was built), which spares
-    a backward the search.
+    intermediates it passed through, outputs of ``nodes``), but a ``persistent`` one's, and
+    the value of one the program holds -- or, with ``given``, of one among ``given`` (the
+    Variables a clearing forward's plan gives values to: those the program held when it was
+    built), which spares a backward the count.
 
     Example:
         >>> import weakref, numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import Subgraph
         >>> from stadyn.graph._held_values import free_passed
         >>> x = sd.Variable.from_numpy_array(np.ones(2))
         >>> h = F.tanh(x)
         >>> y = F.sum(F.sin(h))
         >>> y.forward()
         >>> dropped = weakref.ref(y.parent.inputs[0])     # F.sin(h): the program holds none
-        >>> free_passed([h, dropped()])
+        >>> free_passed([h, dropped()], Subgraph([y]).nodes)
         >>> h._data is not None, dropped()._data is None
         (True, True)
     """
-    held = held_variables() if given is None else {id(v) for v in given}
+    held = held_variables(nodes, variables) if given is None else {id(v) for v in given}
     for v in variables:
         if not v._persistent:
             v._grad = None

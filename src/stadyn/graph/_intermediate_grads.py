@@ -69,18 +69,28 @@ def keep_intermediate_grads(variables: Sequence[Variable], grads: Sequence[torch
         v._grad = g
 
 
-def intermediates_of(root: Variable) -> list[Variable]:
-    """The live Variables computed by ops that ``root`` depends on, other than ``root``.
+class Intermediates(list):
+    """The intermediates of a root (a list) and the ``nodes`` of its graph, whose inputs are
+    Stadyn's references to them (``_held_values.py`` counts them)."""
+
+    __slots__ = ("nodes",)
+
+
+def intermediates_of(root: Variable) -> Intermediates:
+    """The live Variables computed by ops that ``root`` depends on, other than ``root``, with
+    the graph's nodes (``.nodes``).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> h = F.relu(sd.Variable((2,)))
         >>> y = F.sum(h)
-        >>> intermediates_of(y) == [h]
-        True
+        >>> found = intermediates_of(y)
+        >>> found == [h], [n.spec.name for n in found.nodes]
+        (True, ['relu', 'sum'])
     """
-    out = []
-    for node in topological_nodes([root]):
+    out = Intermediates()
+    out.nodes = topological_nodes([root])
+    for node in out.nodes:
         for ref in node._outputs:
             v = ref()
             if v is not None and v is not root:
@@ -90,14 +100,17 @@ def intermediates_of(root: Variable) -> list[Variable]:
 
 def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
                               values: Mapping[int, torch.Tensor] | None = None,
-                              spare: Sequence[Variable] = ()
+                              spare: Sequence[Variable] = (),
+                              nodes: Sequence[FunctionNode] | None = None
                               ) -> list[tuple[Variable, torch.Tensor]]:
     """Before an autograd backward: ask torch to keep the gradients of ``variables`` (those
     computed by autograd-recorded ops; with ``clear_buffer`` only the persistent ones, and the
     others' old gradients are dropped, and their values where the backward passes through
     them: NNabla's ``backward(clear_buffer=True)`` frees those, and keeps a branch's that
     needs no gradient; a static graph's forward keeps its roots', ``spare``, and the values the
-    program holds stay, ``_held_values.py``).  ``values``
+    program holds stay, ``_held_values.py``: ``nodes`` are the graph's, whose inputs are
+    Stadyn's references to them, by default ``variables.nodes`` (:func:`intermediates_of`'s)
+    or else the ones that made ``variables``).  ``values``
     gives the tensors of the Variables (by ``id``) whose run left them no value (an eager run
     of a clearing forward); the others' are their ``.data``.  Returns what
     :func:`take_retained_grads` reads after.
@@ -114,7 +127,11 @@ def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
     kept = []
     spared = {id(v) for v in spare}
     if clear_buffer:                # a value the program holds stays (_held_values.py)
-        spared |= held_variables()
+        variables = variables if isinstance(variables, (list, tuple)) else list(variables)
+        if nodes is None:
+            nodes = getattr(variables, "nodes", None) or list(
+                {id(v.parent): v.parent for v in variables}.values())
+        spared |= held_variables(nodes, variables, spare)
     for v in variables:
         t = values.get(id(v), v._data) if values else v._data
         if clear_buffer and not v._persistent:

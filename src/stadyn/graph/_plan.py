@@ -31,7 +31,7 @@ import torch.fx as fx
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
 from ._grad_buffers import accumulate_grads, grad_out_buffer
-from ._held_values import free_passed
+from ._held_values import count_tables, free_passed
 from ._intermediate_grads import (backward_returning, intermediates_beyond, intermediates_of,
                                   keep_intermediate_grads, persistent_positions,
                                   retain_intermediate_grads, take_retained_grads)
@@ -81,7 +81,7 @@ class StaticPlan:
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
                  "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter",
                  "marks", "marks_seen", "keep_all", "all_inters", "_raw_bw", "_positions",
-                 "_programs", "kept", "deferred")
+                 "_programs", "kept", "deferred", "_tabled", "__weakref__")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -129,6 +129,7 @@ class StaticPlan:
         self._programs: dict = {}
         self.kept = list(kept)
         self.deferred = None                  # a backward left for later (_deferred_backward.py)
+        self._tabled = count_tables(self)     # Stadyn's references, not the program's
 
     @property
     def code(self) -> str:
@@ -180,12 +181,7 @@ class StaticPlan:
                               "(backward(clear_buffer=True) ran already); run forward again")
         if self._raw_bw is not None:
             self._choose_program(clear_buffer)
-        tangents = []
-        for r in self.diff_roots:
-            if r is root:
-                tangents.append(seed)
-            else:
-                tangents.append(torch.zeros_like(r._data))
+        tangents = [seed if r is root else torch.zeros_like(r._data) for r in self.diff_roots]
         buffers = [self._buffer(("grad", k), self.grad_leaves[k]._data, owned) if owned
                    else grad_out_buffer(self.grad_leaves[k]._data)
                    for k, owned in self._out_slots]
@@ -199,7 +195,7 @@ class StaticPlan:
             # through (those held for it only too: clear_no_need_grad's ``kept``); a clearing
             # forward's plan keeps those it gave values to (what the program held then)
             given = None if self.keep_all else self.fill[:len(self.fill) - len(self.kept)]
-            free_passed((*self.kept, *self.all_inters), given)
+            free_passed((*self.kept, *self.all_inters), self.nodes, given)
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
         if self.grad_inters:
             keep_intermediate_grads(self.grad_inters, grads[len(self.grad_leaves):],
@@ -226,6 +222,7 @@ class StaticPlan:
         self._bw_call = self.bw.forward
         self.grad_inters = [inters[k] for k in positions]
         self._positions = positions
+        count_tables(self, self._tabled)
 
     def _buffer(self, key: tuple, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """The plan's own buffer for a slot (shaped like ``like``), made on first use and
@@ -255,10 +252,11 @@ class EagerPlan:
 
     __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
                  "reason", "shapes", "marks", "marks_seen", "keep_all", "_others", "_inter_values",
-                 "_differentiates")
+                 "_differentiates", "__weakref__")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
         self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
+        count_tables(self)              # Stadyn's references, not the program's
         mine = {id(v) for v in fill}
         self._others = [ref for node in nodes for ref in node._outputs
                         if (v := ref()) is not None and id(v) not in mine]
@@ -308,7 +306,7 @@ class EagerPlan:
             raise StadynError("backward: the buffers of the last forward were cleared "
                               "(backward(clear_buffer=True) ran already); run forward again")
         kept = retain_intermediate_grads(intermediates_of(root), clear_buffer,
-                                         self._inter_values, self.roots)
+                                         self._inter_values, self.roots, self.nodes)
         torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:

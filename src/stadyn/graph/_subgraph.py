@@ -223,7 +223,7 @@ class Subgraph:
         the program holds (``_held_values.py``)."""
         fill: list[Variable] = []
         seen: set[int] = set()
-        held = set() if keep_all else held_variables()
+        held = set() if keep_all else held_variables(self.nodes)
         for r in self.roots:
             if id(r) not in seen and r.parent is not None:
                 seen.add(id(r))
