@@ -59,6 +59,13 @@ def deferrable(fn=None, *, as_called=None):
     signature = inspect.signature(fn)                   # it runs in fn's module's globals)
     taken = _call_signature(fn)     # (a call the op cannot take is refused now, not replayed)
     bind = taken.bind if taken is not None else None
+    recheck = None
+    if as_called is not None:
+        def recheck(args: tuple, kwargs: dict) -> None:
+            """The hook again on the values the waiting op is built on (its shapes known)."""
+            call = (taken or signature).bind(*args, **kwargs)
+            call.apply_defaults()
+            as_called(call.arguments)
 
     def wrapper(*args, **kwargs):
         shape = None
@@ -76,7 +83,7 @@ def deferrable(fn=None, *, as_called=None):
             if bind is not None:
                 bind(*args, **kwargs)
             return make(fn, args, kwargs, name=given_name(signature, args, kwargs),
-                        shape=shape)
+                        shape=shape, check=recheck)
         return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)

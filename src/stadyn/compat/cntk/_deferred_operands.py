@@ -93,6 +93,9 @@ class UnknownOutput(TensorOpsMixin):
 
     @property
     def dynamic_axes(self) -> tuple:
+        """Its Function's (CNTK's unknown ones unless the placeholders it reads give them)."""
+        if isinstance(getattr(type(self.owner), "dynamic_axes", None), property):
+            return self.owner.dynamic_axes
         return Axis.unknown_dynamic_axes()
 
     @property

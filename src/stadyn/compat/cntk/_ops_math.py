@@ -493,7 +493,7 @@ def _numbers_as_constants(fn):
     it counts).  A call on operands with shapes makes it as it builds the op, of the other
     operand's type."""
     def number(v) -> bool:
-        return isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+        return isinstance(v, (int, float, np.number, np.bool_))
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -415,6 +415,21 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
     return obj
 
 
+def without_dynamic_axes(v) -> bool:
+    """Whether ``v`` is a placeholder made with no dynamic axes (``dynamic_axes=[]``) and not
+    bound yet: CNTK 2.7 knows its dynamic axes (none) while it waits, so an op on it has none
+    either and a ``sequence`` op refuses it as it is called.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> [without_dynamic_axes(C.placeholder(2, dynamic_axes=d)) for d in ([], None)]
+        [True, False]
+    """
+    var = getattr(v, "variable", None)
+    return isinstance(var, _Var) and _PLACEHOLDER_AXES.get(var) == () and \
+        G.kind_of(var) == "placeholder"
+
+
 def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,
                     name: str = "") -> Variable:
     """What a ``UserFunction``'s ``infer_outputs`` returns: the shape and type of an output.
