@@ -40,8 +40,9 @@ _TWO_AXES = "with #dynamic axes != 2 (1 sequence axis and 1 batch axis) is not s
                 "placeholder: unknown, one), and its sequence ops refuse such an operand as "
                 "they are called (ValueError 'Axis::OperandSequenceAxis() sentinel cannot be "
                 "resolved ...', 'A sequence function can only be applied ...'; past_value a "
-                "RuntimeError).  Stadyn raised AttributeError for the Function's dynamic_axes, "
-                "gave its output one, and took the sequence ops")
+                "RuntimeError); the output prints them ([], [#, *], [#]).  Stadyn raised "
+                "AttributeError for the Function's dynamic_axes, gave its output one (printed "
+                "[???]), and took the sequence ops")
 def placeholder__no_dynamic_axes_waiting(C, r):
     r.touch("cntk.Function.dynamic_axes", "cntk.ops.reduce_sum", "cntk.ops.relu",
             "cntk.Function.output",
@@ -59,6 +60,8 @@ def placeholder__no_dynamic_axes_waiting(C, r):
     res["p + shapeless"] = [len((p + q).dynamic_axes), len((p + q).output.dynamic_axes)]
     res["shapeless"] = len(C.relu(q).dynamic_axes)
     res["inferred axis"] = len(C.relu(C.placeholder((C.InferredDimension, 2))).dynamic_axes)
+    res["outputs printed"] = ["".join(c for c in repr(h.output) if not c.isdigit())
+                              for h in (f, g, C.input_variable(2) + p, C.relu(q))]
     calls = [("sequence.reduce_sum(p)", lambda: C.sequence.reduce_sum(p)),
              ("sequence.reduce_sum(p * 2)", lambda: C.sequence.reduce_sum(p * 2)),
              ("sequence.reduce_max(p)", lambda: C.sequence.reduce_max(p)),

@@ -113,7 +113,15 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         return shown(kind, self)
 
 
-def _axis_mark(axis) -> str:
+def axis_mark(axis) -> str:
+    """How CNTK 2.7 shows a dynamic axis in a Variable's text: ``#`` the batch axis, ``*`` the
+    default sequence axis, else its name.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> [axis_mark(a) for a in C.sequence.input_variable(2).dynamic_axes]
+        ['#', '*']
+    """
     name = getattr(axis, "name", str(axis))
     return {"defaultBatchAxis": "#", "defaultDynamicAxis": "*"}.get(name, name)
 
@@ -133,7 +141,7 @@ def shown(kind: str, v) -> str:
     if kind == "Placeholder" and v.variable not in _PLACEHOLDER_AXES:
         axes = "???"
     else:
-        axes = ", ".join(_axis_mark(a) for a in v.dynamic_axes)
+        axes = ", ".join(axis_mark(a) for a in v.dynamic_axes)
     return f"{kind}('{v.name or v.uid}', [{axes}], [{dims}])"
 
 
