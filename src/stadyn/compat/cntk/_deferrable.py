@@ -59,13 +59,30 @@ def deferrable(fn=None, *, as_called=None):
     signature = inspect.signature(fn)                   # it runs in fn's module's globals)
     taken = _call_signature(fn)     # (a call the op cannot take is refused now, not replayed)
     bind = taken.bind if taken is not None else None
+    recheck = None
+    if as_called is not None:
+        def recheck(args: tuple, kwargs: dict) -> None:
+            """The hook again on the values the waiting op is built on (its shapes known)."""
+            call = (taken or signature).bind(*args, **kwargs)
+            call.apply_defaults()
+            as_called(call.arguments)
+
+    # (with a hook, the call is bound once: taken checked, and the name read where the op's
+    # own signature is the one bound; an n-ary op's takes the name among its operands)
+    named = "name" in signature.parameters and (taken is None or taken == signature)
+    name_at, arity, keywords = _name_position(signature)
 
     def wrapper(*args, **kwargs):
-        shape = None
+        shape = name = None
+        checked = False
         if as_called is not None:
             call = (taken or signature).bind(*args, **kwargs)
+            checked = True
             given = set(call.arguments)
             call.apply_defaults()
+            if named:
+                name = call.arguments["name"]
+                name = name if isinstance(name, str) else ""
             shape = as_called(call.arguments)
             defaults = call.signature.parameters
             for key in [k for k, v in call.arguments.items()    # (a default the hook left
@@ -73,10 +90,15 @@ def deferrable(fn=None, *, as_called=None):
                 del call.arguments[key]     # n-ary op reads a name among its operands)
             args, kwargs = call.args, call.kwargs
         if check(args, kwargs):
-            if bind is not None:
+            if bind is not None and not checked:
                 bind(*args, **kwargs)
-            return make(fn, args, kwargs, name=given_name(signature, args, kwargs),
-                        shape=shape)
+            if name is None and name_at is not None and len(args) <= arity and \
+                    kwargs.keys() <= keywords and not (len(args) > name_at and "name" in kwargs):
+                name = args[name_at] if len(args) > name_at else kwargs.get("name", "")
+                name = name if isinstance(name, str) else ""
+            if name is None:
+                name = given_name(signature, args, kwargs)
+            return make(fn, args, kwargs, name=name, shape=shape, check=recheck)
         return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)
@@ -98,6 +120,19 @@ def _call_signature(fn):
             return signature
         fn = getattr(fn, "__wrapped__", None)
     return None
+
+
+def _name_position(signature) -> tuple:
+    """``(index, arity, keywords)``: where a call of an op of ``signature`` gives its ``name``
+    in place, how many arguments it takes in place, and the keywords it takes, for a signature
+    of plain parameters only (the name read without binding the call); ``(None, 0, ())``
+    otherwise."""
+    params = list(signature.parameters.values())
+    plain = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    names = [p.name for p in params]
+    if "name" not in names or any(p.kind is not plain for p in params):
+        return None, 0, frozenset()
+    return names.index("name"), len(names), frozenset(names)
 
 
 def _given_name(signature, args: tuple, kwargs: dict) -> str:

@@ -22,21 +22,24 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
 
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
+from ._axis import Axis
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _arguments_of, _keep,
                                  _layer_function, _shapeless)
 from ._late import late
+from ...graph import source_location, user_location
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
 from ._deferred_root import DeferredGraph
 from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of,
                               loop_placeholder, probe_call)
-from ._deferred_shapes import probed_shape
+from ._deferred_shapes import probed_dynamic_axes, probed_shape
 
 __all__ = ["Deferred", "UnknownOutput", "pending", "LAYER_CLASSES", "PROBING", "as_built",
            "parts_of"]
@@ -71,6 +74,9 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
+_nothing = contextlib.nullcontext
+
+
 class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
@@ -78,8 +84,11 @@ class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
     Functions or Variables (one per placeholder) replays the call on them."""
 
     def __init__(self, fn, args: tuple, kwargs: dict, name: "str | None" = None,
-                 shape: "tuple | None" = None):
+                 shape: "tuple | None" = None, check=None):
         self._fn, self._args, self._kwargs = fn, tuple(args), dict(kwargs)
+        # where the user made it (its op, built later, is placed there: a shape error names
+        # this line) and the check its op makes as it is called, made again when it is built
+        self._where, self._check = user_location(), check
         if shape is not None:       # (CNTK's, inferred as the op was made: not probed for)
             self._probed_shape = tuple(shape)
         self._bound: dict[int, Any] = {}
@@ -216,6 +225,26 @@ class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
         return probed_shape(self) if self._typed is None else self._typed.shape
 
     @property
+    def dynamic_axes(self) -> tuple:
+        """Its output's dynamic axes: CNTK 2.7's unknown ones (``(Axis('UnknownAxes'),)``)
+        until it is built, but where every placeholder it reads has none
+        (``dynamic_axes=[]``): then those of the op on operands without dynamic axes (none, or
+        those of the other operands: a sequence input's).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> p = C.placeholder(2, dynamic_axes=[])
+            >>> C.reduce_sum(p * 2).dynamic_axes, len((C.input_variable(2) + p).dynamic_axes)
+            ((), 1)
+            >>> C.relu(C.placeholder()).dynamic_axes
+            (Axis('UnknownAxes'),)
+        """
+        if self._typed is not None:
+            return self._typed.dynamic_axes
+        axes = probed_dynamic_axes(self)
+        return Axis.unknown_dynamic_axes() if axes is None else axes
+
+    @property
     def parameters(self) -> tuple:
         """The parameters among its :attr:`inputs` (each once): those of the layers it applies
         and of the values with a shape it reads (``times(p, W)``: ``W``), as CNTK 2.7 lists
@@ -256,7 +285,10 @@ class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
         args = [value(a) for a in self._args]
         kwargs = {k: value(v) for k, v in self._kwargs.items()}
         if not memo.get("probe"):
-            out = self._fn(*args, **kwargs)
+            with source_location(self._where) if self._where is not None else _nothing():
+                if self._check is not None:
+                    self._check(args, kwargs)
+                out = self._fn(*args, **kwargs)
         elif has_unknown(args, kwargs):     # (a loop's shapes being inferred)
             out = probe_call(self._fn, args, kwargs)
         else:

@@ -15,6 +15,7 @@ from typing import Any
 from . import _graph as G
 from ._axis import Axis
 from ._mixins import GraphObject, TensorOpsMixin
+from ._variables import axis_mark
 
 __all__ = ["LAYER_CLASSES", "PROBING", "UnknownOutput"]
 
@@ -93,6 +94,9 @@ class UnknownOutput(TensorOpsMixin):
 
     @property
     def dynamic_axes(self) -> tuple:
+        """Its Function's (CNTK's unknown ones unless the placeholders it reads give them)."""
+        if isinstance(getattr(type(self.owner), "dynamic_axes", None), property):
+            return self.owner.dynamic_axes
         return Axis.unknown_dynamic_axes()
 
     @property
@@ -118,4 +122,7 @@ class UnknownOutput(TensorOpsMixin):
         shape = self.shape
         dims = "???" if shape == (-2,) else " x ".join("?" if d == -1 else str(d)
                                                        for d in shape)
-        return f"Output('{self.name or self.uid}', [???], [{dims}])"
+        axes = self.dynamic_axes        # (known where its placeholders have none: [], [#])
+        axes = "???" if axes == Axis.unknown_dynamic_axes() else ", ".join(
+            axis_mark(a) for a in axes)
+        return f"Output('{self.name or self.uid}', [{axes}], [{dims}])"

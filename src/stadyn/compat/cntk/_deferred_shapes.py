@@ -33,7 +33,7 @@ from ..._random import auto_seeds_kept
 from ._deferred_operands import _layer_function
 from ._mixins import GraphObject
 
-__all__ = ["probed_shape"]
+__all__ = ["probed_shape", "probed_dynamic_axes"]
 
 UNKNOWN = (-2,)
 # the lengths the stand-ins give an inferred axis, one build each
@@ -51,6 +51,45 @@ def probed_shape(deferred: Any) -> tuple:
             found = None
         found = deferred.__dict__["_probed_shape"] = UNKNOWN if found is None else found
     return found
+
+
+def probed_dynamic_axes(deferred: Any) -> "tuple | None":
+    """``deferred``'s dynamic axes as CNTK 2.7 knows them before the placeholders are bound,
+    where every placeholder it reads was made without dynamic axes (``dynamic_axes=[]``): those
+    of the op built on stand-in inputs without dynamic axes (``reduce_sum(p * 2)``: none;
+    ``sequence.input_variable(2) + p``: the sequence's); None (unknown) otherwise (kept once
+    found)."""
+    found = deferred.__dict__.get("_probed_axes", False)
+    if found is False:
+        try:
+            found = _probe_axes(deferred)
+        except Exception:       # (an op that cannot be built on the stand-ins: unknown)
+            found = None
+        deferred.__dict__["_probed_axes"] = found
+    return found
+
+
+def _probe_axes(deferred: Any) -> "tuple | None":
+    from ._variables import input_variable, without_dynamic_axes
+    holders = list(deferred.placeholders)
+    if not holders or not all(without_dynamic_axes(h) for h in holders) or \
+            _applies_a_layer(deferred):
+        return None
+    shapes = [tuple(int(d) for d in h.shape) for h in holders]
+    if any(-2 in s for s in shapes):
+        return None
+    for length in _lengths(deferred):
+        bound = {id(h.variable): input_variable(tuple(length if d == -1 else d for d in s),
+                                                dtype=getattr(h, "dtype", None) or "float32",
+                                                dynamic_axes=[])
+                 for h, s in zip(holders, shapes)}
+        try:
+            with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
+                out = deferred._replay(bound, {})
+        except Exception:       # (not this length: the op fixes the inferred axes)
+            continue
+        return tuple(out.dynamic_axes)
+    return None
 
 
 def _applies_a_layer(deferred: Any) -> bool:

@@ -493,14 +493,15 @@ def _numbers_as_constants(fn):
     it counts).  A call on operands with shapes makes it as it builds the op, of the other
     operand's type."""
     def number(v) -> bool:
-        return isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+        return isinstance(v, (int, float, np.number, np.bool_))
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if pending(args, kwargs):
-            args = tuple(Constant(a) if number(a) else a for a in args)
-            kwargs = {k: Constant(v) if k != "name" and number(v) else v
-                      for k, v in kwargs.items()}
+        numbers = [k for k, a in enumerate(args) if number(a)]     # (most calls: none, and
+        named = [k for k, v in kwargs.items() if k != "name" and number(v)]  # no walk)
+        if (numbers or named) and pending(args, kwargs):
+            args = tuple(Constant(a) if k in numbers else a for k, a in enumerate(args))
+            kwargs = {k: Constant(v) if k in named else v for k, v in kwargs.items()}
         return fn(*args, **kwargs)
     return wrapper
 

@@ -68,7 +68,10 @@ def show_clone(cast: Variable, clone: Variable) -> None:
 def shown_as(v: Variable) -> Variable:
     """What the walks show in the place of ``v``: a clone :func:`show_clone` recorded, else
     ``v``."""
-    return (kept_with(v, _CLONE) or v) if v.parent is not None else v
+    if v.parent is None:
+        return v
+    clone = kept_with(v, _CLONE)
+    return clone if clone is not None else v
 
 
 def gru_constant(params: list[Variable]) -> Variable:

@@ -248,8 +248,9 @@ class TrainingSession:
     def train(self, device=None) -> None:
         """Train (see the module docstring)."""
         trainer = self.trainer
-        if any(getattr(x, "_block", None) is not None and getattr(x, "_parallel", None)
-               is not None for x in trainer.parameter_learners):
+        # (a block momentum learner of train.distributed says so; others have no such method)
+        if any(callable(getattr(type(x), "merges_workers_blocks", None))
+               and x.merges_workers_blocks() for x in trainer.parameter_learners):
             raise ConfigError(
                 "training_session: a block_momentum_distributed_learner on several workers "
                 "trains here in a Trainer loop of the program's own (each worker its own "

@@ -113,7 +113,15 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         return shown(kind, self)
 
 
-def _axis_mark(axis) -> str:
+def axis_mark(axis) -> str:
+    """How CNTK 2.7 shows a dynamic axis in a Variable's text: ``#`` the batch axis, ``*`` the
+    default sequence axis, else its name.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> [axis_mark(a) for a in C.sequence.input_variable(2).dynamic_axes]
+        ['#', '*']
+    """
     name = getattr(axis, "name", str(axis))
     return {"defaultBatchAxis": "#", "defaultDynamicAxis": "*"}.get(name, name)
 
@@ -133,7 +141,7 @@ def shown(kind: str, v) -> str:
     if kind == "Placeholder" and v.variable not in _PLACEHOLDER_AXES:
         axes = "???"
     else:
-        axes = ", ".join(_axis_mark(a) for a in v.dynamic_axes)
+        axes = ", ".join(axis_mark(a) for a in v.dynamic_axes)
     return f"{kind}('{v.name or v.uid}', [{axes}], [{dims}])"
 
 
@@ -413,6 +421,21 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
     obj = Variable.__new__(Variable)
     GraphObject.__init__(obj, var)
     return obj
+
+
+def without_dynamic_axes(v) -> bool:
+    """Whether ``v`` is a placeholder made with no dynamic axes (``dynamic_axes=[]``) and not
+    bound yet: CNTK 2.7 knows its dynamic axes (none) while it waits, so an op on it has none
+    either and a ``sequence`` op refuses it as it is called.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> [without_dynamic_axes(C.placeholder(2, dynamic_axes=d)) for d in ([], None)]
+        [True, False]
+    """
+    var = getattr(v, "variable", None)
+    return isinstance(var, _Var) and _PLACEHOLDER_AXES.get(var) == () and \
+        G.kind_of(var) == "placeholder"
 
 
 def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,

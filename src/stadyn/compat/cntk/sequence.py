@@ -18,7 +18,7 @@ import numpy as np
 from ... import functions as F
 from ... import sequence as S
 from . import _graph as G
-from ...graph import Variable, broadcast_like
+from ...graph import Variable, broadcast_like, format_location, user_location
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import adapt, batched, const, float_arrays, named, one_op, operand, unwrap, wrap
@@ -27,7 +27,8 @@ from ._axis import Axis
 from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
-from ._variables import input_dtype
+from ._variables import input_dtype, without_dynamic_axes
+from ._deferred import Deferred, UnknownOutput
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
            "first", "last", "broadcast_as", "slice", "softmax", "unpack", "is_first", "is_last",
@@ -326,5 +327,46 @@ def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
 refuse_sparse_operands(globals(), ["past_value", "future_value", "delay", "reduce_sum",
                                   "reduce_max", "broadcast_as"])
 
-# ops on placeholders without a shape (or on layers) wait for their shapes
-defer_module(globals(), __all__)
+def _no_axes_placeholder(operand):
+    """The placeholder made without dynamic axes (``dynamic_axes=[]``) ``operand`` is, or that
+    an op waiting on such placeholders alone reads first (its dynamic axes none); else None."""
+    if without_dynamic_axes(operand):
+        return operand
+    owner = operand.owner if isinstance(operand, UnknownOutput) else operand  # (its op)
+    if isinstance(owner, Deferred) and owner._typed is None and owner.dynamic_axes == ():
+        return owner.placeholders[0]
+    return None
+
+
+def _refused_without_axes(op: str, kind: type, says: str):
+    """The ``as_called`` hook (``_deferrable``) of the sequence op ``op``: an operand without
+    dynamic axes, a placeholder of ``dynamic_axes=[]`` waiting for its binding, refused as
+    CNTK 2.7 refuses it when the op is made (``kind``, ``says`` with ``{}`` for the operand)."""
+    def as_called(arguments: dict) -> None:
+        found = _no_axes_placeholder(next(iter(arguments.values())))
+        if found is not None:
+            line = format_location(user_location())
+            raise kind(f"sequence.{op}: " + says.format(repr(found))
+                       + " (it was made with dynamic_axes=[]: give it a sequence axis)"
+                       + (f" at {line}" if line else ""))
+    return as_called
+
+
+_NO_SEQUENCE_AXIS = ("Axis::OperandSequenceAxis() sentinel cannot be resolved if the operand "
+                     "'{}' has no sequence axis or > 1 ordered dynamic axes.")
+_NO_ORDERED_AXIS = ("A sequence function can only be applied on operands with at least one "
+                    "dynamic axis and whose first dynamic axis is ordered")
+_NO_LAYOUT_AXIS = "ReconcileDynamicAxis: layout operand '{}' must have at least one dynamic axis."
+_NOT_TWO_AXES = ("PastValue/FutureValue Function: Input operand '{}' with #dynamic axes != 2 "
+                 "(1 sequence axis and 1 batch axis) is not supported.")
+_WITHOUT_AXES = {**{op: (ValueError, _NO_SEQUENCE_AXIS)
+                    for op in ("reduce_sum", "reduce_max", "softmax")},
+                 **{op: (ValueError, _NO_ORDERED_AXIS) for op in ("first", "last", "slice")},
+                 **{op: (ValueError, _NO_LAYOUT_AXIS) for op in ("is_first", "is_last")},
+                 **{op: (RuntimeError, _NOT_TWO_AXES)
+                    for op in ("past_value", "future_value", "delay")}}
+
+# ops on placeholders without a shape (or on layers) wait for their shapes; those over a
+# sequence axis refuse an operand that has no dynamic axes as they are called
+defer_module(globals(), __all__,
+             as_called={op: _refused_without_axes(op, *how) for op, how in _WITHOUT_AXES.items()})

@@ -296,6 +296,12 @@ class _BlockMomentumLearner(DistributedLearner):
         kind = type(self._learner.total_number_of_samples_seen)
         return kind(self._block.sample_count)
 
+    def merges_workers_blocks(self) -> bool:
+        """Whether this learner merges the models of several workers at each block's end
+        (more than one worker joined; alone, it is its wrapped learner with block momentum).
+        A ``training_session`` refuses it then (the session's data split is not done)."""
+        return self._parallel is not None
+
     def _values(self) -> list:
         return [data_of(p) for p in self._learner.named_parameters().values()]
 

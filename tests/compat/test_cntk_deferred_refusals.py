@@ -1,0 +1,37 @@
+"""Refusals of ops waiting on placeholders name the user's line where the op was made: the
+element-wise shape clash found when the placeholders are bound (CNTK 2.7's RuntimeError names
+``Plus`` and the two shapes; the case ``replace_placeholders__elementwise_shape_clash`` holds
+its words), and a sequence op given a placeholder made without dynamic axes (case
+``placeholder__no_dynamic_axes_waiting``)."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+
+
+def _line() -> int:
+    """The caller's line number."""
+    return inspect.currentframe().f_back.f_lineno
+
+
+def test_a_shape_clash_found_at_binding_names_the_op_and_its_line():
+    p = C.placeholder((C.InferredDimension, 3))
+    g, made = C.plus(p, np.ones(3, np.float32)), _line()
+    with pytest.raises(RuntimeError) as caught:
+        g.replace_placeholders({p: C.input_variable((2, 4))})
+    text = str(caught.value)
+    assert text.startswith("Plus: ") and "(2, 4)" in text and "(3,)" in text, text
+    assert text.endswith(f"test_cntk_deferred_refusals.py:{made}"), text
+
+
+def test_a_sequence_op_on_a_placeholder_without_dynamic_axes_names_its_line():
+    p = C.placeholder((2,), dynamic_axes=[])
+    with pytest.raises(ValueError) as caught:
+        line = _line() + 1
+        C.sequence.last(C.relu(p))
+    text = str(caught.value)
+    assert text.startswith("sequence.last: A sequence function can only be applied"), text
+    assert text.endswith(f"test_cntk_deferred_refusals.py:{line}"), text
