@@ -367,3 +367,25 @@ def test_a_container_two_functions_share_is_counted_once():
     twin = copy.copy(y.parent)
     assert twin.inputs is y.parent.inputs
     assert references_beyond_stadyn([h.parent, y.parent, twin])[id(h)] == 1     # the name h
+
+
+def test_a_plan_replayed_under_new_gradient_marks_keeps_what_the_program_holds():
+    """An eagerly run graph whose marks changed after its forward (``w.need_grad = True``) is
+    run again as a new plan before its clearing backward; the old plan is still cached.  Had
+    the two plans shared one ``fill`` list, its references would have been counted for both,
+    the program's own reference to ``h`` taken for Stadyn's, and ``h`` freed (a reviewer's
+    probe of nnheld: ``h._data`` was None)."""
+    import stadyn as sd
+    import stadyn.functions as SF
+    from stadyn.graph import OpSpec, apply
+    spec = OpSpec.from_function(lambda t: t * 2, 1, name="twice_untraced", traceable=False)
+    x = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+    w = sd.Variable.from_numpy_array(np.array([3.0, 4.0]), need_grad=False)
+    h = apply(spec, (SF.tanh(x),), {})          # the program holds h
+    y = SF.sum(SF.sin(h) * w)
+    y.forward()
+    w.need_grad = True
+    y.backward(clear_buffer=True)
+    expected = 2 * np.tanh([1.0, 2.0])
+    np.testing.assert_allclose(h.d, expected, rtol=1e-6)
+    np.testing.assert_allclose(w.g, np.sin(expected), rtol=1e-6)

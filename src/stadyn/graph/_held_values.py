@@ -70,7 +70,8 @@ def count_tables(plan: object, record: list | None = None) -> list:
     """Count the references the tables of ``plan`` (its :data:`PLAN_TABLES`) hold as Stadyn's
     own, until ``plan`` is freed.  Returns the record of them; passed back as ``record``
     after the plan replaced a table, the counts become those of its tables now.  A table
-    holding a Variable twice counts twice; one list that is two tables, once.
+    holding a Variable twice counts twice; one list that is two tables, once.  A table two
+    plans share would count for both: each plan holds its own copies (``_plan.py``).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F

@@ -93,7 +93,7 @@ class StaticPlan:
         self.roots: list[Variable] = roots
         self.nodes: list[FunctionNode] = nodes
         self.leaves: list[Variable] = leaves
-        self.fill: list[Variable] = fill
+        self.fill: list[Variable] = list(fill)   # its own: a shared table counts twice
         self.n_fill = len(fill)
         self.fw: fx.GraphModule = realize(fw)      # its code, generated after the last pass
         self.bw: fx.GraphModule | None = realize(bw) if bw is not None else None
@@ -220,9 +220,12 @@ class StaticPlan:
                                                self._copy_inter)
         self.bw, self._copy_grad, self._out_slots, self._copy_inter = program
         self._bw_call = self.bw.forward
-        self.grad_inters = [inters[k] for k in positions]
+        # the old table lives until the count is of the new one (a check between sees more
+        # references than counted: it keeps, never frees)
+        old, self.grad_inters = self.grad_inters, [inters[k] for k in positions]
         self._positions = positions
         count_tables(self, self._tabled)
+        del old
 
     def _buffer(self, key: tuple, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """The plan's own buffer for a slot (shaped like ``like``), made on first use and
@@ -255,7 +258,8 @@ class EagerPlan:
                  "_differentiates", "__weakref__")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
-        self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, fill
+        # its own fill (a list another plan shares would be counted for both: count_tables)
+        self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, list(fill)
         count_tables(self)              # Stadyn's references, not the program's
         mine = {id(v) for v in fill}
         self._others = [ref for node in nodes for ref in node._outputs
