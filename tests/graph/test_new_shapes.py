@@ -76,7 +76,8 @@ def test_sequences_of_new_lengths_are_lowered_once_with_the_results_of_a_plan_ea
     # _plan_reuse.py, and this counts what the second run builds on its own)
     _plan_reuse.clear()
     with monkeypatch.context() as m:
-        m.setattr(_runner, "BUILD_RUNS", 0)     # a graph holding a loop lowered at once too
+        # the first shape lowered at once (a graph holding a loop rents none), new ones trials
+        m.setattr(_runner._PlanCache, "_rent_first", lambda *a: (None, _runner._UNSEEN))
         built = _count_builds(m)
         losses, params = _train_tagger(minibatches, cell)
         assert len(built) == 1  # the first shape only; five ran as trials (the eager plan's
@@ -93,6 +94,21 @@ def test_sequences_of_new_lengths_are_lowered_once_with_the_results_of_a_plan_ea
     assert losses == ref_losses
     for p, q in zip(params, ref_params):
         np.testing.assert_array_equal(p, q)
+
+
+def test_build_runs_0_lowers_a_new_shape_on_its_first_run_too(monkeypatch):
+    # docs/performance.md: BUILD_RUNS = 0 lowers every graph on its first run -- a new input
+    # shape of a graph that has a plan included (it ran as an eager trial before).
+    monkeypatch.setattr(_runner, "BUILD_RUNS", 0)
+    x = sd.Variable.from_numpy_array(np.ones((2, 3), np.float32), need_grad=True)
+    y = F.sum(F.tanh(x) * 2.0)
+    y.forward()
+    assert isinstance(y._plan, StaticPlan)
+    x.reset_shape((4, 3), force=True)
+    x.d = np.ones((4, 3), np.float32)
+    y.forward()
+    assert isinstance(y._plan, StaticPlan)
+    assert float(y.d) == pytest.approx(24 * np.tanh(1.0), rel=1e-6)
 
 
 def test_a_shape_that_keeps_coming_gets_its_plan_and_plans_are_bounded(monkeypatch):

@@ -80,7 +80,8 @@ MAX_PLANS = 32
 MAX_TRIALS = 64
 #: About how many eager runs of a graph holding a loop cost as much as lowering it (the price
 #: its first signature's trial runs pay before a build).  0 lowers every graph on its first
-#: run: one holding a loop, and a first evaluation, too (docs/performance.md).
+#: run: one holding a loop, a first evaluation and a new shape of a graph with a plan, too
+#: (docs/performance.md).
 BUILD_RUNS = 50
 
 #: A structure not looked for yet (``structure`` gives None for a graph it cannot key).
@@ -235,8 +236,11 @@ class _PlanCache:
         for these flags, the profiler labels nothing, no random op has a plain seed of its own
         (an eager run would seed a fresh generator each time, where the new shape's plan goes
         on drawing one stream: ``restarts_own_stream``), and the plan would keep the standard
-        layout (a channels-last plan's convolutions sum in another order than eager ones)."""
-        if flags not in self.built or flags[4] or restarts_own_stream(self.subgraph.nodes):
+        layout (a channels-last plan's convolutions sum in another order than eager ones).
+        Never while ``BUILD_RUNS`` is 0: every graph is then lowered on its first run, a new
+        shape's too."""
+        if (flags not in self.built or flags[4] or BUILD_RUNS <= 0
+                or restarts_own_stream(self.subgraph.nodes)):
             return False
         return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
 
