@@ -42,17 +42,26 @@ def stadyn_side(framework: str) -> H.Side:
     phase and seed; every process-wide switch a case may set (``state_guard.ITEMS``: the
     default context, hooks, recompute, CNTK's fixed seed and global options, the image
     backend, torch's determinism switch, ...) is as it was before the case after it, so a
-    case's result does not depend on the cases run before it."""
+    case's result does not depend on the cases run before it.
+
+    An NNabla case's static graphs are lowered on their first run (``BUILD_RUNS = 0``): an
+    evaluation's first run, and a new shape's, would otherwise run eagerly, and the plan's
+    results for that case would not be compared with NNabla's."""
     @contextlib.contextmanager
     def isolate():
         import stadyn as sd
+        from stadyn.graph import _runner
         before = state_guard.snapshot()
+        build_runs = _runner.BUILD_RUNS
+        if framework == "nnabla":
+            _runner.BUILD_RUNS = 0
         sd.seed(313)
         try:
             with sd.parameter_registry(sd.ParameterRegistry()), sd.training(True):
                 sd.set_auto_forward(False)
                 yield
         finally:
+            _runner.BUILD_RUNS = build_runs
             state_guard.restore(before, state_guard.snapshot())
     return H.Side(framework, PREFIX, isolate)
 

@@ -469,7 +469,7 @@ def test_static_plan_generated_code_has_no_stadyn_calls():
     assert "torch.ops.aten" in code and "stadyn" not in code
 
 
-def test_a_graph_without_inputs_is_lowered_not_run_eagerly():
+def test_a_graph_without_inputs_runs_eagerly_first_then_is_lowered_without_warning():
     from stadyn.graph import StaticPlan, TrialPlan
     y = F.mul_scalar(F.constant(2.0, (2, 3)), 3.0)
     with warnings.catch_warnings():

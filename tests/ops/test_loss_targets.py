@@ -16,10 +16,18 @@ import pytest
 
 import stadyn as sd
 import stadyn.functions as F
+from stadyn.graph import StaticPlan, _runner
 from stadyn.ops import function_of
 
 _HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "fixtures",
                      "loss_targets")
+
+
+@pytest.fixture(autouse=True)
+def _lowered_at_once(monkeypatch):
+    """A static run here is an evaluation's first run, which would run eagerly: lowered at
+    once, the plan's accepting and refusing is what is checked."""
+    monkeypatch.setattr(_runner, "BUILD_RUNS", 0)
 
 
 def _cases():
@@ -41,6 +49,7 @@ def _run(record, dynamic: bool):
         y = function_of(record["op"])(x, t, **record["kwargs"])
     if not dynamic:
         y.forward()
+        assert isinstance(y._plan, StaticPlan)
     return y
 
 

@@ -18,6 +18,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.solvers as S
+from stadyn.graph import StaticPlan, _runner
 from stadyn.ops import _picks as picks
 
 NAN, INF = np.nan, np.inf
@@ -184,15 +185,17 @@ def test_the_step_program_computes_what_the_static_plan_does(name):
 
 
 @pytest.mark.parametrize("smaller", [False, True])
-def test_cntk_index_is_the_first_value_no_later_one_exceeds(smaller):
+def test_cntk_index_is_the_first_value_no_later_one_exceeds(monkeypatch, smaller):
     fn = F.min if smaller else F.max
     expected = _first_extreme(ROWS, smaller)
     with sd.auto_forward():
         got = fn(sd.Variable.from_numpy_array(ROWS), axis=1, only_index=True, rule="cntk").d
     np.testing.assert_array_equal(got, expected)
+    monkeypatch.setattr(_runner, "BUILD_RUNS", 0)   # the static graph's plan, not an eager run
     x = sd.Variable.from_numpy_array(ROWS)
     index = fn(x, axis=1, only_index=True, rule="cntk")
     index.forward()
+    assert isinstance(index._plan, StaticPlan)
     np.testing.assert_array_equal(index.d, expected)
     # several axes: the flat index over them, keepdims
     with sd.auto_forward():

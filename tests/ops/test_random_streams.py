@@ -75,6 +75,25 @@ def test_an_eagerly_run_graph_draws_new_values_on_every_forward():
     np.testing.assert_array_equal(z.d, _first_draws(9, 3))
 
 
+def test_a_plain_seed_draws_on_in_a_static_graph_however_it_runs():
+    # NNabla's function keeps its generator from forward to forward (and CNTK 2.7's random
+    # Functions draw new values on every eval): a static graph run op by op (function hooks),
+    # or eagerly (an op that cannot be traced), draws on as its plan does, where it seeded the
+    # op afresh on every run
+    want = _first_draws(9, 6)
+    plan = F.rand_like(_zeros(3), seed=9)
+    hooked = F.rand_like(_zeros(3), seed=9)
+    eager = F.cntk_user_function(F.rand_like(_zeros(3), seed=9), function=_Same())
+    for y in (plan, hooked, eager):
+        runs = []
+        for _ in range(2):
+            y.forward(function_pre_hook=(lambda f: None) if y is hooked else None)
+            runs.append(y.d.copy())
+        np.testing.assert_array_equal(np.concatenate(runs), want)
+    with sd.auto_forward():     # a dynamic-mode call is a function of its own: drawn anew
+        np.testing.assert_array_equal(F.rand_like(_zeros(3), seed=9).d, want[:3])
+
+
 def test_a_stream_is_an_int_for_files_and_refuses_a_negative_seed():
     s = RandomStream(3)
     assert isinstance(s, int) and s == 3 and repr(int(s)) == "3"

@@ -10,6 +10,7 @@ import pytest
 
 import stadyn as sd
 import stadyn.functions as F
+from stadyn.graph import TrialPlan, _runner
 from stadyn.ops import CATALOG
 
 
@@ -19,10 +20,12 @@ def test_the_value_shape_ops_are_declared_so():
         "onnx_non_max_suppression", "sequence_where", "sequence_gather"}
 
 
-def test_a_build_on_values_the_op_refuses_gets_the_provisional_shape_and_the_run_refuses():
+def test_a_build_on_values_the_op_refuses_gets_the_provisional_shape_and_the_run_refuses(
+        monkeypatch):
     """An input's values at a build may be a placeholder's, not the data a run gets (CNTK's
     inputs hold zeros until fed): values the op refuses leave the provisional shape, and the
     run on them raises the op's error."""
+    monkeypatch.setattr(_runner, "BUILD_RUNS", 0)   # a first evaluation lowered, not run eagerly
     c = sd.Variable.from_numpy_array(np.zeros((1, 2)))
     n = sd.Variable.from_numpy_array(np.array([2]))
     y, m = F.sequence_where(c, n)                      # no step taken: refused when run
@@ -31,6 +34,7 @@ def test_a_build_on_values_the_op_refuses_gets_the_provisional_shape_and_the_run
         y.forward()
     c.d = np.array([[1.0, 2.0]])
     y.forward()
+    assert not isinstance(y._plan, TrialPlan)       # built (a value-shape op's plan is eager)
     assert y.d.tolist() == [[0.0, 1.0, 1.0]]
 
 

@@ -20,6 +20,7 @@ from ._labels import _active as _labelling
 from ._labels import backward_label, label_backward, op_label
 from ._layout import channels_last_arguments
 from ._numerics import check_outputs, numerics_enabled, probe_inputs
+from ._own_streams import node_seed
 from ._precision import cast_arguments
 from ._shape_cache import key as shape_key
 from ._subgraph import leaf_tensor, output_key, value_key
@@ -41,8 +42,25 @@ def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
                for k, v in node.kwargs.items()} if node.kwargs else {})
     if node.state is not None:
         kwargs["state"] = node.state
+    if "seed" in node.spec.attrs:
+        args, kwargs = _own_seed(node, args, kwargs, env)
     if half is not None and node.spec.precision != "any":
         args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
+    return args, kwargs
+
+
+def _own_seed(node: FunctionNode, args: list, kwargs: dict, env: dict) -> tuple[list, dict]:
+    """The arguments with a plain seed of the op's own replaced by the node's generators
+    (``_own_streams.py``: kept from run to run, set up again for new input shapes)."""
+    seed = node_seed(node)
+    if seed is None:
+        return args, kwargs
+    seed.setup(tuple(tuple(env[value_key(v)].shape) for v in node.inputs))
+    k = list(node.spec.signature.parameters).index("seed")
+    if not node.spec.variadic and k < len(args):
+        args = [*args[:k], seed, *args[k + 1:]]
+    else:
+        kwargs = {**kwargs, "seed": seed}
     return args, kwargs
 
 

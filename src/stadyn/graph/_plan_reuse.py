@@ -136,9 +136,9 @@ def draws_own_stream(nodes) -> bool:
 
 def restarts_own_stream(nodes) -> bool:
     """Whether a random op among ``nodes`` has a plain seed of its own (not a ``RandomStream``,
-    which carries its generator): an eager run of it seeds a fresh generator on every call,
-    where a static plan's program holds one and goes on drawing its stream run after run, so
-    a run of such a graph cannot stand in for its plan's (a new shape's trial).
+    which carries its generator): a dynamic-mode call of it seeds a fresh generator each time;
+    in a static graph the node keeps one (``_own_streams.py``).  The runner lowers a new shape
+    of such a graph at once rather than running it as a trial.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

@@ -64,6 +64,7 @@ from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, holds_loop,
                     needs_backward_pass)
 from ._deferred_backward import Deferred, deferrable
+from ._own_streams import own_seed_nodes, record, set_up
 from ._plan_reuse import (draws_own_stream, remember, restarts_own_stream, reuse, sighted,
                           structure)
 from ._subgraph import leaf_tensor, Subgraph
@@ -80,7 +81,8 @@ MAX_PLANS = 32
 MAX_TRIALS = 64
 #: About how many eager runs of a graph holding a loop cost as much as lowering it (the price
 #: its first signature's trial runs pay before a build).  0 lowers every graph on its first
-#: run: one holding a loop, and a first evaluation, too (docs/performance.md).
+#: run: one holding a loop, a first evaluation and a new shape of a graph with a plan, too
+#: (docs/performance.md).
 BUILD_RUNS = 50
 
 #: A structure not looked for yet (``structure`` gives None for a graph it cannot key).
@@ -102,7 +104,7 @@ class _PlanCache:
 
     __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
                  "last_key", "trial", "trial_key", "marks", "marks_version", "differentiated",
-                 "pricing")
+                 "pricing", "own_seeds", "seed_shapes")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
@@ -121,6 +123,10 @@ class _PlanCache:
         # of a plan that had none): no forward-only plan (_deferred_backward.py) any more.
         self.differentiated = False
         self.pricing: dict = {}
+        # the ops with a plain seed of their own (_own_streams.py) and, per static plan (by
+        # id, with the plan), their inputs' shapes in its runs: set up again before a replay
+        self.own_seeds = own_seed_nodes(subgraph.nodes)
+        self.seed_shapes: dict = {}
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -235,8 +241,13 @@ class _PlanCache:
         for these flags, the profiler labels nothing, no random op has a plain seed of its own
         (an eager run would seed a fresh generator each time, where the new shape's plan goes
         on drawing one stream: ``restarts_own_stream``), and the plan would keep the standard
-        layout (a channels-last plan's convolutions sum in another order than eager ones)."""
-        if flags not in self.built or flags[4] or restarts_own_stream(self.subgraph.nodes):
+        layout (a channels-last plan's convolutions sum in another order than eager ones).
+        (A random op's own generator is the node's, ``_own_streams.py``, whichever plan runs:
+        a graph holding one is still lowered for each new shape, as before.)
+        Never while ``BUILD_RUNS`` is 0: every graph is then lowered on its first run, a new
+        shape's too."""
+        if (flags not in self.built or flags[4] or BUILD_RUNS <= 0
+                or restarts_own_stream(self.subgraph.nodes)):
             return False
         return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
 
@@ -330,7 +341,12 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         plan.deferred.keep(plan)
     pricing = bool(entry.pricing) and isinstance(plan, TrialPlan)
     spent = plan.spent if pricing else 0.0
+    own = entry.own_seeds and isinstance(plan, StaticPlan)
+    if own and id(plan) in entry.seed_shapes:     # a replay calls no op: set up its seeds
+        set_up(entry.seed_shapes[id(plan)][1])
     plan.run()
+    if own and id(plan) not in entry.seed_shapes:
+        _record_seed_shapes(entry, plan)
     if pricing:
         entry.priced(plan, fast[:5], plan.spent - spent)
     if plan.marks is None:          # a plan is built for one set of gradient marks
@@ -339,6 +355,15 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     for r in roots:
         r._plan = plan
     return plan
+
+
+def _record_seed_shapes(entry: _PlanCache, plan: StaticPlan) -> None:
+    """Record the input shapes of ``entry``'s own-seed ops in ``plan``'s first run (the plans
+    no longer cached forgotten)."""
+    if len(entry.seed_shapes) >= MAX_PLANS:
+        kept = {id(p) for p in entry.plans.values()}
+        entry.seed_shapes = {k: v for k, v in entry.seed_shapes.items() if k in kept}
+    entry.seed_shapes[id(plan)] = (plan, record(entry.own_seeds))
 
 
 def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,

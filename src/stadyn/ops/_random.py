@@ -3,8 +3,10 @@
 They take no inputs and draw an array of ``shape``.  With ``seed=-1`` (the default) they draw
 from torch's generator, which :func:`stadyn.seed` seeds, in both modes.  With a seed of their
 own they draw from a generator seeded with it when the op first runs -- NNabla's rule: in
-dynamic mode each call draws the same values, a static graph draws the next values of that
-stream on every ``forward()`` (the stream starts again when the graph is rebuilt).
+dynamic mode each call draws the same values, a static graph's op draws the next values of its
+stream on every ``forward()``, however the graph runs (a plan, an eager trial, op by op), and
+starts it again when its own inputs change shape or the graph is rebuilt
+(``graph/_own_streams.py``).
 
 With ``rule="nnabla"`` (compat.nnabla's functions) a CPU draw is NNabla 1.39's own: the
 numbers of its ``std::mt19937`` through libstdc++'s distributions (``stadyn._libstdcxx_random``),
@@ -20,7 +22,7 @@ import numpy as np
 import torch
 
 from .. import _libstdcxx_random as _std
-from ..graph import get_current_context
+from ..graph import NodeSeed, get_current_context
 from ._kernels import kernel_op
 from ._registry import op
 
@@ -80,7 +82,7 @@ class RandomStream(int):
 def _generator(seed: int, device: torch.device) -> torch.Generator | None:
     """None (torch's own generator) for ``seed == -1``, a :class:`RandomStream`'s own
     generator, else a fresh generator seeded ``seed``."""
-    if isinstance(seed, RandomStream):
+    if isinstance(seed, (RandomStream, NodeSeed)):    # (NodeSeed: a static graph's node's)
         return seed.generator(device)
     if int(seed) == -1:
         return None

@@ -90,17 +90,39 @@ def grad_of_an_input_without_need_grad(nn, F, r):
 
 
 @nnabla_case(names=["nnabla.functions.dropout", "nnabla.Variable.reset_shape"],
-             note="dropout(seed=7) of batches 2, 2, 4, 4 through one graph: a new batch sets the "
-                  "function up again, its generator seeded anew, and the next run of that batch "
-                  "draws on (Stadyn ran the new batch eagerly, seeding afresh on every run)")
+             note="dropout(seed=7) of batches 2, 2, 4, 4, 2, 2 through one graph: a new batch "
+                  "sets the function up again, its generator seeded anew, and the next run of "
+                  "that batch draws on; back at batch 2 the draws of the first runs repeat "
+                  "(Stadyn ran the new batch eagerly, seeding afresh on every run; then replayed "
+                  "the batch-2 plan whose generator went on)")
 def own_seed_dropout_over_two_batch_sizes(nn, F, r):
     r.touch("nnabla.functions.dropout", "nnabla.Variable.reset_shape")
     x = nn.Variable((2, 8))
     y = F.dropout(x, 0.5, seed=7)
     res = {}
-    for i, batch in enumerate((2, 2, 4, 4)):
+    for i, batch in enumerate((2, 2, 4, 4, 2, 2)):
         x.reset_shape((batch, 8), force=True)
         x.d = np.ones((batch, 8), np.float32)
         y.forward()
         res["run %d, batch %d" % (i, batch)] = y.d.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.rand", "nnabla.forward_all"],
+             note="rand(shape=(2, 3), seed=11) run with sum(x) through forward_all while x takes "
+                  "2, 4, 4 rows: rand has no input whose shape changes, so it is never set up "
+                  "again and draws on every run (Stadyn's plan for the new shape seeded it "
+                  "anew)")
+def own_seed_rand_beside_a_reshaped_input(nn, F, r):
+    r.touch("nnabla.functions.rand", "nnabla.forward_all", "nnabla.Variable.reset_shape")
+    x = nn.Variable((2, 3))
+    noise = F.rand(shape=(2, 3), seed=11)
+    total = F.sum(x)
+    res = {}
+    for i, rows in enumerate((2, 4, 4)):
+        x.reset_shape((rows, 3), force=True)
+        x.d = np.ones((rows, 3), np.float32)
+        nn.forward_all([noise, total])
+        res["run %d, rand" % i] = noise.d.copy()
+        res["run %d, sum" % i] = float(total.d)
     return res

@@ -1,0 +1,112 @@
+"""The generators of random ops with a plain seed of their own in a static graph.
+
+NNabla's rule: a random function given ``seed=n`` seeds a generator of its own when it is set
+up, draws on from it on every forward, and is set up again -- its generator seeded anew --
+only when the shapes of its inputs change.  A static graph's op node therefore keeps one
+generator (:class:`NodeSeed`, what the node's op is called with in place of its ``seed``)
+whichever way it runs: a plan built for one leaf signature, another for the next one, an
+eager trial, a run op by op.  Each call with input shapes other than the last reseeds it
+(:meth:`NodeSeed.setup`); a plan replayed from the cache (which calls no Python per op) is
+set up by the runner before it runs (:func:`set_up`, from the shapes its last run recorded,
+:func:`record`).  A dynamic-mode call makes a node per call: the same draws each time.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["NodeSeed", "node_seed", "own_seed_nodes", "record", "set_up"]
+
+_SEEDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class NodeSeed(int):
+    """The seed of one op node, with that node's generators (one per device): an ``int`` (the
+    seed) to everything that reads it as one.
+
+    Example:
+        >>> s = NodeSeed(7)
+        >>> s.setup(((3,),)); a = torch.rand(2, generator=s.generator("cpu"))
+        >>> s.setup(((3,),)); b = torch.rand(2, generator=s.generator("cpu"))   # draws on
+        >>> s.setup(((4,),)); c = torch.rand(2, generator=s.generator("cpu"))   # seeded anew
+        >>> bool((a == b).all()), bool((a == c).all()), int(s)
+        (False, True, 7)
+    """
+
+    def __new__(cls, seed: int):
+        self = super().__new__(cls, int(seed))
+        self._generators: dict = {}
+        self._shapes: Any = None
+        return self
+
+    def generator(self, device) -> torch.Generator:
+        """The node's generator on ``device`` (made, seeded, on first use)."""
+        key = str(torch.device(device))
+        generator = self._generators.get(key)
+        if generator is None:
+            generator = self._generators[key] = torch.Generator(device=device)
+            generator.manual_seed(int(self))
+        return generator
+
+    def setup(self, shapes: tuple) -> None:
+        """The node runs on inputs of ``shapes``: other shapes than its last run's reseed its
+        generators (NNabla sets the function up again)."""
+        if shapes != self._shapes:
+            if self._shapes is not None:
+                for generator in self._generators.values():
+                    generator.manual_seed(int(self))
+            self._shapes = shapes
+
+    def __reduce__(self):
+        return (int, (int(self),))
+
+    def __copy__(self):
+        return int(self)
+
+    def __deepcopy__(self, memo):
+        return int(self)
+
+
+def _plain_seed(node) -> int | None:
+    """``node``'s seed if it is a plain seed of its own (an ``int`` other than -1, not a stream
+    that carries its generator), else None."""
+    if "seed" not in node.spec.attrs:
+        return None
+    seed = node.attrs.get("seed", -1)
+    if (type(seed) is int or isinstance(seed, np.integer)) and int(seed) >= 0:
+        return int(seed)
+    return None
+
+
+def node_seed(node) -> NodeSeed | None:
+    """The :class:`NodeSeed` ``node`` runs with in a static graph (made on first use), or None
+    where its op has no plain seed of its own."""
+    seed = _plain_seed(node)
+    if seed is None:
+        return None
+    held = _SEEDS.get(node)
+    if held is None or int(held) != seed:           # (a seed attribute set since)
+        held = _SEEDS[node] = NodeSeed(seed)
+    return held
+
+
+def own_seed_nodes(nodes) -> list:
+    """The nodes among ``nodes`` whose op has a plain seed of its own."""
+    return [n for n in nodes if _plain_seed(n) is not None]
+
+
+def record(nodes) -> list:
+    """For each of ``nodes`` (:func:`own_seed_nodes`' of a graph that just ran), its seed and
+    its inputs' shapes in that run: what :func:`set_up` sets them up with before the same plan
+    runs again."""
+    return [(node_seed(n), tuple(tuple(v.shape) for v in n.inputs)) for n in nodes]
+
+
+def set_up(recorded: list) -> None:
+    """Set up the seeds of a plan about to replay on the shapes its last run :func:`record`-ed."""
+    for seed, shapes in recorded:
+        seed.setup(shapes)
