@@ -35,3 +35,19 @@ def test_a_sequence_op_on_a_placeholder_without_dynamic_axes_names_its_line():
     text = str(caught.value)
     assert text.startswith("sequence.last: A sequence function can only be applied"), text
     assert text.endswith(f"test_cntk_deferred_refusals.py:{line}"), text
+
+
+@pytest.mark.parametrize("op, kind", [
+    (lambda p: C.sequence.unpack(p, 0), ValueError),
+    (lambda p: C.sequence.where(p), RuntimeError),
+    (lambda p: C.sequence.gather(p, p), RuntimeError),
+    (lambda p: C.sequence.scatter(p, p), RuntimeError)], ids=["unpack", "where", "gather",
+                                                              "scatter"])
+def test_the_step_selecting_sequence_ops_refuse_a_placeholder_without_dynamic_axes(op, kind):
+    """CNTK 2.7 refuses these as they are called on ``placeholder((2,), dynamic_axes=[])``:
+    unpack with ValueError "Axis::OperandSequenceAxis() sentinel cannot be resolved ...",
+    where/gather/scatter with RuntimeError "vector::_M_range_insert" (run on CNTK 2.7 by a
+    reviewer's probe); Stadyn accepted them and waited."""
+    p = C.placeholder((2,), dynamic_axes=[], name="p")
+    with pytest.raises(kind, match="dynamic_axes=\\[\\]"):
+        op(p)

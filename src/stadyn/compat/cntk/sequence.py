@@ -357,6 +357,7 @@ _NO_SEQUENCE_AXIS = ("Axis::OperandSequenceAxis() sentinel cannot be resolved if
 _NO_ORDERED_AXIS = ("A sequence function can only be applied on operands with at least one "
                     "dynamic axis and whose first dynamic axis is ordered")
 _NO_LAYOUT_AXIS = "ReconcileDynamicAxis: layout operand '{}' must have at least one dynamic axis."
+_NO_SEQUENCE_TO_SELECT = "its operand '{}' has no sequence axis to select steps along."
 _NOT_TWO_AXES = ("PastValue/FutureValue Function: Input operand '{}' with #dynamic axes != 2 "
                  "(1 sequence axis and 1 batch axis) is not supported.")
 _WITHOUT_AXES = {**{op: (ValueError, _NO_SEQUENCE_AXIS)
@@ -364,7 +365,11 @@ _WITHOUT_AXES = {**{op: (ValueError, _NO_SEQUENCE_AXIS)
                  **{op: (ValueError, _NO_ORDERED_AXIS) for op in ("first", "last", "slice")},
                  **{op: (ValueError, _NO_LAYOUT_AXIS) for op in ("is_first", "is_last")},
                  **{op: (RuntimeError, _NOT_TWO_AXES)
-                    for op in ("past_value", "future_value", "delay")}}
+                    for op in ("past_value", "future_value", "delay")},
+                 "unpack": (ValueError, _NO_SEQUENCE_AXIS),
+                 # CNTK 2.7: RuntimeError "vector::_M_range_insert" (a C++ message; ours says why)
+                 **{op: (RuntimeError, _NO_SEQUENCE_TO_SELECT)
+                    for op in ("where", "gather", "scatter")}}
 
 # ops on placeholders without a shape (or on layers) wait for their shapes; those over a
 # sequence axis refuse an operand that has no dynamic axes as they are called

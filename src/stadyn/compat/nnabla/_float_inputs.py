@@ -40,8 +40,9 @@ made (``note_reads``, called by ``_function.Function``: ``F`` functions, operato
 ``get_unlinked_variable()`` marks the leaf it views), but for the inputs the function being
 called reads as indices (``_INDEX_INPUTS`` and the other inputs of ``_DATA_INPUTS``'
 functions), so a label read only by a loss's target takes the integer type whenever it is
-written.  Once no node reading it is left (``del y``), ``v.d = ints`` gives the leaf their type
-again, as NNabla's.
+written.  Once no node reading it is left, ``v.d = ints`` gives the leaf their type again, as
+NNabla's: at ``del y`` for a graph never run; a graph that ran holds its plan and the plan its
+roots, so it goes at the next garbage collection (``gc.collect()``), where NNabla's goes at once.
 
 Example:
     >>> import numpy as np, stadyn as sd
