@@ -70,7 +70,7 @@ def probed_dynamic_axes(deferred: Any) -> "tuple | None":
 
 
 def _probe_axes(deferred: Any) -> "tuple | None":
-    from ._variables import input_variable, without_dynamic_axes
+    from ._variables import without_dynamic_axes
     holders = list(deferred.placeholders)
     if not holders or not all(without_dynamic_axes(h) for h in holders) or \
             _applies_a_layer(deferred):
@@ -78,18 +78,27 @@ def _probe_axes(deferred: Any) -> "tuple | None":
     shapes = [tuple(int(d) for d in h.shape) for h in holders]
     if any(-2 in s for s in shapes):
         return None
+    for out in _built(deferred, holders, shapes, dynamic_axes=[]):
+        return tuple(out.dynamic_axes)
+    return None
+
+
+def _built(deferred: Any, holders: list, shapes: list, **axes):
+    """``deferred`` built on stand-in inputs (``input_variable(..., **axes)``) of its
+    placeholders' ``shapes``, their inferred axes of each of :func:`_lengths` in turn: the
+    outputs of the lengths it builds at."""
+    from ._variables import input_variable
     for length in _lengths(deferred):
         bound = {id(h.variable): input_variable(tuple(length if d == -1 else d for d in s),
                                                 dtype=getattr(h, "dtype", None) or "float32",
-                                                dynamic_axes=[])
+                                                **axes)
                  for h, s in zip(holders, shapes)}
         try:
             with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
                 out = deferred._replay(bound, {})
         except Exception:       # (not this length: the op fixes the inferred axes)
             continue
-        return tuple(out.dynamic_axes)
-    return None
+        yield out
 
 
 def _applies_a_layer(deferred: Any) -> bool:
@@ -100,7 +109,6 @@ def _applies_a_layer(deferred: Any) -> bool:
 
 
 def _probe(deferred: Any) -> "tuple | None":
-    from ._variables import input_variable
     holders = list(deferred.placeholders)
     if not holders or _applies_a_layer(deferred):
         return None
@@ -109,15 +117,7 @@ def _probe(deferred: Any) -> "tuple | None":
             not all(isinstance(h, GraphObject) for h in holders):
         return None
     built = []
-    for length in _lengths(deferred):
-        bound = {id(h.variable): input_variable(tuple(length if d == -1 else d for d in s),
-                                                dtype=getattr(h, "dtype", None) or "float32")
-                 for h, s in zip(holders, shapes)}
-        try:
-            with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
-                out = deferred._replay(bound, {})
-        except Exception:       # (not this length: the op fixes the inferred axes)
-            continue
+    for out in _built(deferred, holders, shapes):
         built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
         if len(built) == 2:
             break
