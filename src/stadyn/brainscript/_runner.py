@@ -35,15 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, TextIO
 
 import numpy as np
-import torch
 
 from .. import functions as F
 from .. import io
 from .._errors import ConfigError, ModelFileError, StadynError
 from .._random import auto_seeds_kept, restart_auto_seeds, seed
-from ..graph import Variable, context, context_scope, topological_nodes
+from ..graph import context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
-from ..train import Trainer, evaluate_sums
+from ..train import evaluate_sums
 from ._blocks import CommandConfig, RunConfig, network_of_block, per_epoch, run_config
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
@@ -56,6 +55,7 @@ from ._ndl_counts import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
+from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (block_momentum, disable_reg_in_batch_norm, keep_checkpoint_files,
@@ -90,94 +90,8 @@ class RunResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# Data-parallel jobs
-# ---------------------------------------------------------------------------------------------
-class _Parallel:
-    """This process's place in a data-parallel job (``stadyn train --nproc N`` starts the
-    workers; each runs the config).  Alone: rank 0 of 1, and every method is a no-op."""
-
-    def __init__(self) -> None:
-        self.dist = None
-        self.rank, self.size = 0, 1
-        try:
-            import stadyn.distributed as dist
-        except ModuleNotFoundError:
-            return
-        if dist.init():
-            self.dist, self.rank, self.size = dist, dist.rank(), dist.size()
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
-
-    def data_parallel(self, params: dict[str, Variable], block: dict | None = None):
-        """The Trainer's hook: gradients summed (DataParallelSGD), or with ``block`` (the
-        options of :func:`._sgd.block_momentum`) the models merged by block momentum."""
-        if self.dist is None:
-            return None
-        if block is None:
-            return self.dist.DataParallel(params)
-        options = dict(block)
-        reset = options.pop("reset_after_block")
-        model = self.dist.BlockMomentum(workers=self.size, **options)
-        return self.dist.BlockMomentumParallel(params, model, reset_after_block=reset)
-
-    def barrier(self) -> None:
-        if self.dist is not None:
-            self.dist.barrier()
-
-
-# ---------------------------------------------------------------------------------------------
 # The runner
 # ---------------------------------------------------------------------------------------------
-def _device(device_id: int | str, precision: str, where: tuple):
-    if precision != "float":
-        raise ConfigError(f'precision = "{precision}" is not supported yet (Stadyn computes in '
-                          'float32; use precision = "float")', *where)
-    if device_id == "auto":
-        return context("cuda" if torch.cuda.is_available() else "cpu")
-    if int(device_id) < 0:
-        return context("cpu")
-    if not torch.cuda.is_available():
-        raise ConfigError(f"deviceId = {device_id} asks for a GPU, but CUDA is not available "
-                          "(use deviceId = -1 or auto)", *where)
-    return context("cuda", int(device_id), fallback=False)
-
-
-class _NetworkTrainer(Trainer):
-    """The train command's Trainer: a minibatch's samples are counted as cntk.exe's SGD counts
-    them (:meth:`CommandNetwork.counted`: a criterion that is one number for the minibatch
-    counts the network's samples, not one)."""
-
-    def __init__(self, *args: Any, counted: Callable[[Variable], Variable],
-                 carry: StateCarry | None = None, **kwargs: Any):
-        self._count_for = counted
-        self._carry = carry
-        super().__init__(*args, **kwargs)
-
-    def _counted(self, criterion: Variable) -> Variable:
-        return self._count_for(criterion)
-
-    def _train(self, arguments, outputs, finite_only):
-        if self._carry is None:        # (truncated BPTT: the recurrent state carries over)
-            return super()._train(arguments, outputs, finite_only)
-        ran = False
-        try:        # (before() inside: a splice it made before failing is taken out again)
-            self._carry.before()
-            super()._train(arguments, list(outputs) + self._carry.wanted(), finite_only)
-            ran = True
-        finally:
-            self._carry.after(ran)
-
-    def summarize_training_progress(self) -> None:
-        if self._carry is not None:     # (the epoch's steps are done: the graph as built)
-            self._carry.release()
-        end_epoch = getattr(self.data_parallel, "end_epoch", None)
-        if end_epoch is not None:       # (block momentum: cntk.exe merges at the epoch's end)
-            end_epoch(self.parameter_learners)
-        super().summarize_training_progress()
-
-
 @contextlib.contextmanager
 def _seeds_kept(root: ConfigRecord) -> Iterator[None]:
     """A network built where cntk.exe reads its model file takes no seeds: neither a
@@ -187,7 +101,7 @@ def _seeds_kept(root: ConfigRecord) -> Iterator[None]:
 
 
 class _Runner:
-    def __init__(self, run: RunConfig, log: CNTKLog, parallel: _Parallel,
+    def __init__(self, run: RunConfig, log: CNTKLog, parallel: Parallel,
                  epoch_callback: Callable[[str, int], None] | None = None):
         self.run = run
         self.log = log
@@ -201,7 +115,7 @@ class _Runner:
         log()
         banner(log, f"{cmd.name} command ({cmd.action} action)")
         log()
-        ctx = _device(cmd.device_id, cmd.precision, record_loc(cmd.record, "action"))
+        ctx = device_of(cmd.device_id, cmd.precision, record_loc(cmd.record, "action"))
         with context_scope(ctx), parameter_registry(ParameterRegistry()):
             if cmd.action == "train":
                 self.result.commands[cmd.name] = self.train(cmd)
@@ -285,7 +199,7 @@ class _Runner:
                                  {k for k, p in params.items() if id(p) in exempt})
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
-        trainer = _NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
+        trainer = NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
                                   data_parallel=parallel.data_parallel(
                                       params, block_momentum(sgd, sgd_rec, parallel.size)),
                                   check_numerics=cmd.check_numerics,
@@ -586,7 +500,7 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
         if cmd.action == "edit":
             check_edit(cmd)
     names = "_".join(c.name for c in commands)
-    parallel = _Parallel()
+    parallel = Parallel()
     log_path = f"{config.stderr}_{names}.log" if config.stderr and parallel.is_main else None
     if parallel.is_main:     # before anything runs: not after an epoch of training
         if log_path is not None:
