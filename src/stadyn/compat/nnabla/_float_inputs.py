@@ -112,11 +112,10 @@ _INDEX_INPUTS: dict[str, tuple[str, ...]] = {
 
 # The floating leaves the nodes of a graph read as data (see the module docstring), by ``id``
 # of the Variable holding the value (a view's, ``get_unlinked_variable``'s, is the viewed
-# one's): a weak reference to it, which removes the entry with it, and weak references to the
+# one's): a weak reference to it, which removes the entry with it, and a weak set of the
 # nodes reading it, so that the mark goes with the graph (NNabla casts at each forward: once
-# no graph reads the leaf, ``v.d = ints`` gives it the ints' type).  The dead references are
-# dropped when the list has doubled since the last sweep.
-_READ_AS_FLOAT: dict[int, list] = {}
+# no graph reads the leaf, ``v.d = ints`` gives it the ints' type).
+_READ_AS_FLOAT: dict[int, tuple] = {}
 # The ``id``s of the Variables the function being called reads as indices: the nodes it
 # builds do not mark them (a label given to a loss's target takes the integer type).
 _AS_INDICES: set[int] = set()
@@ -145,22 +144,15 @@ def note_reads(node: Any, inputs: Any) -> None:
     for v in inputs:
         if v.parent is not None:
             continue
-        while v._alias is not None:         # ``value_holder``: a view marks the viewed leaf
-            v = v._alias
+        v = value_holder(v)                 # a view marks the viewed leaf
         key = id(v)
         if key in _AS_INDICES or not v.torch_dtype.is_floating_point:
             continue
         entry = _READ_AS_FLOAT.get(key)
         if entry is None or entry[0]() is not v:
-            entry = [weakref.ref(v, lambda ref, key=key: _forget(ref, key)), [], 8]
-            _READ_AS_FLOAT[key] = entry
-        readers = entry[1]
-        if readers and readers[-1]() is node:      # ``add2(x, x)``: one reader
-            continue
-        readers.append(weakref.ref(node))
-        if len(readers) > entry[2]:
-            readers[:] = [r for r in readers if r() is not None]
-            entry[2] = max(8, 2 * len(readers))
+            entry = _READ_AS_FLOAT[key] = (
+                weakref.ref(v, lambda ref, key=key: _forget(ref, key)), weakref.WeakSet())
+        entry[1].add(node)
 
 
 def read_as_float(v: Any) -> bool:
@@ -179,8 +171,7 @@ def read_as_float(v: Any) -> bool:
         False
     """
     entry = _READ_AS_FLOAT.get(id(v))
-    return (entry is not None and entry[0]() is v
-            and any(r() is not None for r in entry[1]))
+    return entry is not None and entry[0]() is v and bool(entry[1])
 
 
 @contextlib.contextmanager

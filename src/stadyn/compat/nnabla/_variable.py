@@ -452,6 +452,13 @@ def _value_tensor(v: Variable) -> torch.Tensor:
     return data_of(value_holder(v))
 
 
+def _stays_float(v: Variable, current: torch.Tensor) -> bool:
+    """Whether the leaf ``v`` (holding ``current``) keeps its floating dtype when integers are
+    written into it (``v.d =``, ``v.data``): it needs a gradient, or a live graph reads it as
+    float data (:func:`read_as_float`)."""
+    return current.is_floating_point() and (_Core.need_grad.fget(v) or read_as_float(v))
+
+
 def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     """``v``'s value becomes ``tensor`` (an NdArray cast to another dtype: ``v.data.cast``,
     ``v.data.data = array``); returns the tensor ``v`` now holds.  Integers cast into a
@@ -461,9 +468,8 @@ def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     and its functions read it as float32, which Stadyn's graph built on the float leaf would
     not (it holds no cast there)."""
     current = data_of(v)
-    if (v.parent is None and current is not None and current.is_floating_point()
-            and not (tensor.is_floating_point() or tensor.is_complex())
-            and (_Core.need_grad.fget(v) or read_as_float(v))):
+    if (v.parent is None and current is not None and _stays_float(v, current)
+            and not (tensor.is_floating_point() or tensor.is_complex())):
         tensor = tensor.to(current.dtype)
     _Core.data.fset(v, tensor)
     return data_of(v)
@@ -519,8 +525,7 @@ def _take_written_type(v: Variable, value: Any) -> None:
     if current is None or value_holder(v) is not v:
         return
     if dtype.kind in "biu":
-        if to_torch_dtype(dtype) == current.dtype or (current.is_floating_point() and (
-                _Core.need_grad.fget(v) or read_as_float(v))):
+        if to_torch_dtype(dtype) == current.dtype or _stays_float(v, current):
             return
         v.data.cast(dtype)
     elif dtype.kind == "f" and not current.is_floating_point():
