@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+import weakref
 from collections import OrderedDict
 from typing import Any, Sequence
 
@@ -126,7 +127,7 @@ class _PlanCache:
         # the ops with a plain seed of their own (_own_streams.py) and, per static plan (by
         # id, with the plan), their inputs' shapes in its runs: set up again before a replay
         self.own_seeds = own_seed_nodes(subgraph.nodes)
-        self.seed_shapes: dict = {}
+        self.seed_shapes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -342,11 +343,11 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     pricing = bool(entry.pricing) and isinstance(plan, TrialPlan)
     spent = plan.spent if pricing else 0.0
     own = entry.own_seeds and isinstance(plan, StaticPlan)
-    if own and id(plan) in entry.seed_shapes:     # a replay calls no op: set up its seeds
-        set_up(entry.seed_shapes[id(plan)][1])
+    if own and plan in entry.seed_shapes:     # a replay calls no op: set up its seeds
+        set_up(entry.seed_shapes[plan])
     plan.run()
-    if own and id(plan) not in entry.seed_shapes:
-        _record_seed_shapes(entry, plan)
+    if own and plan not in entry.seed_shapes:     # (forgotten with the plan)
+        entry.seed_shapes[plan] = record(entry.own_seeds)
     if pricing:
         entry.priced(plan, fast[:5], plan.spent - spent)
     if plan.marks is None:          # a plan is built for one set of gradient marks
@@ -355,15 +356,6 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     for r in roots:
         r._plan = plan
     return plan
-
-
-def _record_seed_shapes(entry: _PlanCache, plan: StaticPlan) -> None:
-    """Record the input shapes of ``entry``'s own-seed ops in ``plan``'s first run (the plans
-    no longer cached forgotten)."""
-    if len(entry.seed_shapes) >= MAX_PLANS:
-        kept = {id(p) for p in entry.plans.values()}
-        entry.seed_shapes = {k: v for k, v in entry.seed_shapes.items() if k in kept}
-    entry.seed_shapes[id(plan)] = (plan, record(entry.own_seeds))
 
 
 def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
