@@ -136,6 +136,22 @@ class BlockMomentum:
         self.in_block = 0
         return self.sample_count
 
+    def end_with(self, values: Sequence[torch.Tensor], parallel: DataParallel | None,
+                 learners: Sequence = (), reset: bool = False) -> int:
+        """:meth:`end` with the workers of ``parallel`` (None or one worker: alone); then, with
+        ``reset`` (CNTK's resetSGDMomentum), ``learners``' smoothed gradients start again.
+        Returns all workers' samples in all."""
+        def sum_over_workers(tensors: list, *numbers: float) -> Sequence[float]:
+            if parallel is None or parallel.size == 1:
+                return numbers
+            C.all_reduce_tensors(tensors, what="block momentum: the block gradients")
+            return parallel.all_reduce_scalars(*numbers)
+        total = self.end(values, sum_over_workers)
+        if reset:
+            for learner in learners:
+                learner.reset_smoothed_gradients()
+        return total
+
 
 class BlockMomentumParallel(DataParallel):
     """The Trainer's ``data_parallel`` hook for block momentum: every worker updates its own
@@ -163,6 +179,7 @@ class BlockMomentumParallel(DataParallel):
         >>> hook.step_learners([learner], 1); w.d.tolist()     # one worker: the learner's step
         [-0.5, -0.5]
     """
+
 
     def __init__(self, parameters, block: BlockMomentum, *, reset_after_block: bool = True,
                  group="world"):
@@ -219,13 +236,4 @@ class BlockMomentumParallel(DataParallel):
 
     def _end_block(self, learners: Sequence) -> None:
         self._full = False
-        self.block.end(self._values(), self._sum)
-        if self.reset_after_block:
-            for learner in learners:
-                learner.reset_smoothed_gradients()
-
-    def _sum(self, tensors: list, *numbers: float) -> tuple:
-        if self.size == 1:
-            return numbers
-        C.all_reduce_tensors(tensors, what="block momentum: the block gradients")
-        return self.all_reduce_scalars(*numbers)
+        self.block.end_with(self._values(), self, learners, self.reset_after_block)

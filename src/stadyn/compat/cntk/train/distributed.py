@@ -309,7 +309,6 @@ class _BlockMomentumLearner(DistributedLearner):
                        is_sweep_end: bool = False):
         """This worker's update, then the block's end when its block is full (the workers end
         it together: each ends its block at the same minibatch of its own)."""
-        self._summed = False
         self._block.start(self._values())      # (the first block starts at the first update)
         if sample_count:
             self._learner.update(sample_count, training_sample_count, is_sweep_end)
@@ -318,16 +317,8 @@ class _BlockMomentumLearner(DistributedLearner):
         return True
 
     def _end_block(self) -> None:
-        self._block.end(self._values(), self._sum)
-        if self._reset_after_block:
-            self._learner.reset_smoothed_gradients()
-
-    def _sum(self, tensors: list, *numbers: float) -> tuple:
-        """``tensors`` summed over the workers in place; the sums of ``numbers``."""
-        if self._parallel is None:
-            return numbers
-        _dist.all_reduce_tensors(tensors, what="block momentum: the block gradients")
-        return self._parallel.all_reduce_scalars(*numbers)
+        self._block.end_with(self._values(), self._parallel, [self._learner],
+                             self._reset_after_block)
 
     def create_checkpoint(self):
         """CNTK 2.7's Dictionary of a block momentum learner, after the block's end it forces
