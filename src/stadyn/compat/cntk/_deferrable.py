@@ -67,10 +67,9 @@ def deferrable(fn=None, *, as_called=None):
             call.apply_defaults()
             as_called(call.arguments)
 
-    # (with a hook, the call is bound once: taken checked, and the name read where the op's
-    # own signature is the one bound; an n-ary op's takes the name among its operands)
+    # (the call is bound once: taken checked, and the name read from that binding where the
+    # op's own signature is the one bound; an n-ary op's takes the name among its operands)
     named = "name" in signature.parameters and (taken is None or taken == signature)
-    name_at, arity, keywords = _name_position(signature)
 
     def wrapper(*args, **kwargs):
         shape = name = None
@@ -91,11 +90,10 @@ def deferrable(fn=None, *, as_called=None):
             args, kwargs = call.args, call.kwargs
         if check(args, kwargs):
             if bind is not None and not checked:
-                bind(*args, **kwargs)
-            if name is None and name_at is not None and len(args) <= arity and \
-                    kwargs.keys() <= keywords and not (len(args) > name_at and "name" in kwargs):
-                name = args[name_at] if len(args) > name_at else kwargs.get("name", "")
-                name = name if isinstance(name, str) else ""
+                bound = bind(*args, **kwargs)
+                if named:
+                    name = bound.arguments.get("name", "")
+                    name = name if isinstance(name, str) else ""
             if name is None:
                 name = given_name(signature, args, kwargs)
             return make(fn, args, kwargs, name=name, shape=shape, check=recheck)
@@ -120,19 +118,6 @@ def _call_signature(fn):
             return signature
         fn = getattr(fn, "__wrapped__", None)
     return None
-
-
-def _name_position(signature) -> tuple:
-    """``(index, arity, keywords)``: where a call of an op of ``signature`` gives its ``name``
-    in place, how many arguments it takes in place, and the keywords it takes, for a signature
-    of plain parameters only (the name read without binding the call); ``(None, 0, ())``
-    otherwise."""
-    params = list(signature.parameters.values())
-    plain = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    names = [p.name for p in params]
-    if "name" not in names or any(p.kind is not plain for p in params):
-        return None, 0, frozenset()
-    return names.index("name"), len(names), frozenset(names)
 
 
 def _given_name(signature, args: tuple, kwargs: dict) -> str:
