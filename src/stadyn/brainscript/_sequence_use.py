@@ -62,12 +62,10 @@ def _reached(expr: Any) -> list[Any]:
         if isinstance(e, A.Lambda) and id(e) in named and e is not expr:
             continue            # a definition: walked where it is called
         out.append(e)
-        if isinstance(e, A.Ident) and e.name in functions and e.name not in seen:
+        # f (...), or rec.f (...): a function of a record
+        if isinstance(e, (A.Ident, A.MemberAccess)) and e.name in functions \
+                and e.name not in seen:
             seen.add(e.name)
-            for body in functions[e.name]:
-                stack.extend(_children(body))
-        if isinstance(e, A.MemberAccess) and e.name in functions and e.name not in seen:
-            seen.add(e.name)    # rec.f (...): a function of a record
             for body in functions[e.name]:
                 stack.extend(_children(body))
         stack.extend(_children(e))
