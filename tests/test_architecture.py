@@ -12,7 +12,8 @@ Three rules from docs/architecture.md ("Package layers"):
 Violations that other parts of issue 17 remove are listed in :data:`ALLOWED`, each with the part
 that removes it; the list only shrinks: an entry whose violation is gone fails the test too.
 :data:`PERMANENT` holds the exceptions the architecture makes on purpose.  The same file runs
-``ruff`` over the package and the tests when it is installed (the ``test`` extra has it).
+``ruff`` over the package, the tests, examples, tools and benchmarks when it is installed
+(the ``test`` extra has it).
 """
 
 from __future__ import annotations
@@ -367,11 +368,12 @@ def _ruff() -> list[str] | None:
 
 
 def test_ruff_is_clean():
-    """``ruff check`` of the package, the tests and the examples with the rules of
-    pyproject.toml ([tool.ruff])."""
+    """``ruff check`` of the package, the tests, the examples, the tools and the benchmarks
+    with the rules of pyproject.toml ([tool.ruff])."""
     command = _ruff()
     if command is None:
         pytest.skip("ruff is not installed (pip install -e '.[test]' installs it)")
-    result = subprocess.run(command + ["check", "--no-cache", "src", "tests", "examples"], cwd=ROOT,
+    result = subprocess.run(command + ["check", "--no-cache", "src", "tests", "examples",
+                                       "tools", "benchmarks"], cwd=ROOT,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr

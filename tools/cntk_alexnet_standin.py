@@ -28,8 +28,8 @@ def conv(x, channels, size, stride, name, rs):
                                    (channels, x.shape[0], size, size)).astype(np.float32))
     b = C.parameter((channels, 1, 1), name=name + ".b",
                     init=rs.uniform(0, 0.1, (channels, 1, 1)).astype(np.float32))
-    return C.plus(C.convolution(w, x, strides=(1, stride, stride), auto_padding=[False, True, True]),
-                  b, name=name)
+    convolved = C.convolution(w, x, strides=(1, stride, stride), auto_padding=[False, True, True])
+    return C.plus(convolved, b, name=name)
 
 
 def dense(x, n, name, rs):
