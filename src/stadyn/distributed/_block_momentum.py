@@ -121,11 +121,23 @@ class BlockMomentum:
         """End the block on every worker: ``values`` (the parameters, in place) become the
         block model; ``sum_over_workers(tensors, *numbers)`` sums the tensors in place and
         returns the numbers' sums.  Returns all workers' samples in all."""
+        total = []
+
+        def sum_tensors(grads: list) -> None:
+            total.extend(sum_over_workers(grads, float(self.local_total)))
+        self.merge(values, sum_tensors)
+        self.sample_count = int(round(total[0]))
+        return self.sample_count
+
+    def merge(self, values: Sequence[torch.Tensor],
+              sum_tensors: Callable[[list], None]) -> None:
+        """The block's end without the sample counts (CNTK's ``AggregateImpl``): ``values``
+        (the parameters, in place) become the block model, the block gradients summed over
+        the workers by ``sum_tensors(tensors)`` (in place)."""
         momentum = 0.0 if self.time_constant == 0 else \
             math.exp(-self.in_block / self.time_constant)
         grads = [b - v.detach() for b, v in zip(self.begin, values)]
-        total = sum_over_workers(grads, float(self.local_total))[0]
-        self.sample_count = int(round(total))
+        sum_tensors(grads)
         with torch.no_grad():
             for begin, value, grad, smoothed in zip(self.begin, values, grads, self.smoothed):
                 smoothed.mul_(momentum).add_(grad, alpha=(1.0 - momentum) * self.rate)
@@ -134,7 +146,6 @@ class BlockMomentum:
                     value.sub_(smoothed, alpha=momentum)
                 begin.copy_(value)
         self.in_block = 0
-        return self.sample_count
 
     def end_with(self, values: Sequence[torch.Tensor], parallel: DataParallel | None,
                  learners: Sequence = (), reset: bool = False) -> int:

@@ -215,6 +215,8 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         arguments, flags = split_flags(arguments)
         if self._workers is not None and no_samples(arguments):
             return self._train_nothing()
+        if self._block_learner() is not None and no_samples(arguments):
+            return self._end_of_data()      # (block momentum: this worker is out of data)
         refuse_no_rows(arguments, "train_minibatch")
         flags = _truncated_flags(arguments, flags)
         self._runnable("train", self._outputs)

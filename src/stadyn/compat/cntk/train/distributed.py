@@ -288,6 +288,8 @@ class _BlockMomentumLearner(DistributedLearner):
     def __init__(self, learner, block: _dist.BlockMomentum, reset_after_block: bool):
         super().__init__(learner, block.after)
         self._block, self._reset_after_block = block, bool(reset_after_block)
+        self._agreement = _dist.BlockAgreement(block, self._parallel, [learner],
+                                               reset_after_block)
 
     @property
     def total_number_of_samples_seen(self) -> int:
@@ -296,11 +298,10 @@ class _BlockMomentumLearner(DistributedLearner):
         kind = type(self._learner.total_number_of_samples_seen)
         return kind(self._block.sample_count)
 
-    def merges_workers_blocks(self) -> bool:
-        """Whether this learner merges the models of several workers at each block's end
-        (more than one worker joined; alone, it is its wrapped learner with block momentum).
-        A ``training_session`` refuses it then (the session's data split is not done)."""
-        return self._parallel is not None
+    def minibatch_size_scale_factor(self) -> int:
+        """How many times a ``training_session``'s minibatch size each read takes (the
+        workers: each worker's share is a whole minibatch; CNTK's MinibatchSizeScaleFactor)."""
+        return 1 if self._parallel is None else self._parallel.size
 
     def _values(self) -> list:
         return [data_of(p) for p in self._learner.named_parameters().values()]
@@ -312,13 +313,18 @@ class _BlockMomentumLearner(DistributedLearner):
         self._block.start(self._values())      # (the first block starts at the first update)
         if sample_count:
             self._learner.update(sample_count, training_sample_count, is_sweep_end)
-        if self._block.seen(int(sample_count)):
-            self._end_block()
-        return True
+        return self._agreement.update(self._values(), int(sample_count), at_end=False)
 
-    def _end_block(self) -> None:
-        self._block.end_with(self._values(), self._parallel, [self._learner],
-                             self._reset_after_block)
+    def _end_of_data(self) -> bool:
+        """This worker is out of data (an empty minibatch): it takes its part in the others'
+        block ends until every worker is, then in the last merge; False then (CNTK's
+        Update with ``atEndOfData``)."""
+        return self._agreement.update(self._values(), 0, at_end=True)
+
+    def _average_metrics(self, loss, metric):
+        """The summary's loss and metric sums averaged over the workers, or None (see
+        :meth:`stadyn.distributed.BlockAgreement.average_metrics`)."""
+        return self._agreement.average_metrics(self._values(), loss, metric)
 
     def create_checkpoint(self):
         """CNTK 2.7's Dictionary of a block momentum learner, after the block's end it forces
@@ -326,8 +332,7 @@ class _BlockMomentumLearner(DistributedLearner):
         "totalNumberOfSamplesSeen": n}, "localTotalNumSamplesSeen": m,
         "blockLevelSmoothedGradient": [<array per parameter>]}``, n all workers' samples, m
         this worker's."""
-        self._block.start(self._values())
-        self._end_block()
+        self._checkpoint_merge()
         local = self._learner.create_checkpoint()
         kind = type(local)
         return kind({"base": kind({"localLearners": dict(local),
@@ -335,6 +340,36 @@ class _BlockMomentumLearner(DistributedLearner):
                      "localTotalNumSamplesSeen": self._block.local_total,
                      "blockLevelSmoothedGradient": [t.detach().cpu().numpy().copy()
                                                     for t in self._block.smoothed]})
+
+    def _checkpoint_merge(self) -> None:
+        """The merge before a checkpoint (every worker; the others' block ends first)."""
+        self._agreement.checkpoint(self._values())
+
+    def _block_state(self) -> tuple[int, int, list]:
+        """``(all workers' samples, this worker's, the block-level smoothed gradients)``."""
+        return self._block.sample_count, self._block.local_total, \
+            [t.detach().cpu().numpy().copy() for t in self._block.smoothed or ()]
+
+    def _check_block_state(self, smoothed, where: str = "") -> None:
+        """Refuse block-level smoothed gradients not one per parameter of its shape."""
+        values = self._values()
+        if len(smoothed) != len(values):
+            raise RuntimeError("Inconsistent parameter size between learner and checkpoint "
+                               f"({len(values)} parameters, {len(smoothed)} in the checkpoint"
+                               f"{where})")
+        for g, v in zip(smoothed, values):
+            if tuple(np.shape(g)) != tuple(v.shape):
+                raise RuntimeError(f"a block-level smoothed gradient of shape "
+                                   f"{tuple(np.shape(g))} for a parameter of shape "
+                                   f"{tuple(v.shape)}{where}")
+
+    def _restore_block(self, total: int, local_total: int, smoothed) -> None:
+        """Set the block state (the next update starts a block at the model then)."""
+        block = self._block
+        block.sample_count, block.local_total = int(total), int(local_total)
+        block.smoothed = [torch.as_tensor(np.asarray(g)).to(v).clone()
+                          for g, v in zip(smoothed, self._values())]
+        block.begin = None
 
     def restore_from_checkpoint(self, checkpoint) -> None:
         """Restore :meth:`create_checkpoint`'s Dictionary (the next update starts a block)."""
@@ -346,17 +381,9 @@ class _BlockMomentumLearner(DistributedLearner):
                 "_Map_base::at (restore_from_checkpoint: a block momentum learner's checkpoint "
                 "holds 'base', 'localTotalNumSamplesSeen' and 'blockLevelSmoothedGradient', as "
                 "its create_checkpoint() gives)") from None
-        values = self._values()
-        if len(smoothed) != len(values):
-            raise RuntimeError("Inconsistent parameter size between learner and checkpoint "
-                               f"({len(values)} parameters, {len(smoothed)} in the checkpoint)")
+        self._check_block_state(smoothed)
         self._learner.restore_from_checkpoint(type(checkpoint)(base["localLearners"]))
-        block = self._block
-        block.sample_count, block.local_total = int(base["totalNumberOfSamplesSeen"]), \
-            int(local_total)
-        block.smoothed = [torch.as_tensor(np.asarray(g)).to(v).clone()
-                          for g, v in zip(smoothed, values)]
-        block.begin = None      # (taken again at the next update)
+        self._restore_block(base["totalNumberOfSamplesSeen"], local_total, smoothed)
 
 
 class _Aggregation:
