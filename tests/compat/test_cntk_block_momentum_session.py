@@ -4,7 +4,8 @@ them: ``tests/fixtures/cntk_block_momentum_session/``): each worker reads its sh
 minibatches of ``mb_size`` times the workers, a worker out of data takes its part in the
 others' block ends until all are (then the last merge), the summaries average the workers'
 loss and metric, the Trainer's count is the learner's (all workers' as of the last agreement),
-the progress actions come due by it (at the end too), and the Trainer's checkpoints hold CNTK's
+the progress actions come due by it (at the end too), cross-validation and test minibatches
+are shared and summed over the workers, and the Trainer's checkpoints hold CNTK's
 block state: a checkpoint pair Stadyn writes has CNTK's learner entries, and a Trainer restored
 from CNTK's pair (or Stadyn's) trains on as CNTK's does."""
 
@@ -26,7 +27,7 @@ FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_block_momentum_session")
 THEIRS = os.path.join(FIXTURES, "cntk27")
 SCRIPT = os.path.join(FIXTURES, "make_refs.py")
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", "src"))
-SESSIONS = ["uneven", "first", "second"]
+SESSIONS = ["uneven", "tested", "first", "second"]
 PAIRS = ["uneven_model", "first_model", "second_model"]
 
 
@@ -60,16 +61,20 @@ def _json(folder, rank: int) -> dict:
         return json.load(f)
 
 
-def _flat(value) -> list:
-    """The numbers of a JSON value, in order (strings must be equal: checked apart)."""
+def _flat(value, strings: bool = False) -> list:
+    """The numbers of a JSON value (or its strings), in order."""
     if isinstance(value, dict):
-        return [x for k in sorted(value) for x in _flat(value[k])]
+        return [x for k in sorted(value) for x in _flat(value[k], strings)]
     if isinstance(value, list):
-        return [x for v in value for x in _flat(v)]
-    return [] if isinstance(value, str) else [float(value)]
+        return [x for v in value for x in _flat(v, strings)]
+    if isinstance(value, str):
+        return [value] if strings else []
+    return [] if strings else [float(value)]
 
 
 def _close(ours, theirs, what: str) -> None:
+    """The same strings, the numbers to float rounding."""
+    assert _flat(ours, True) == _flat(theirs, True), what
     a, b = np.array(_flat(ours)), np.array(_flat(theirs))
     assert a.shape == b.shape, (what, ours, theirs)
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6, err_msg=what)
@@ -92,10 +97,13 @@ def test_session_as_cntk(runs, rank, name):
     with all workers' samples since the previous one), the Trainer's count and the
     parameters after the session, the checkpoint files: ``uneven`` (45 samples read once,
     one worker's last share 3, the other's 2), ``first`` (to 40 samples, a checkpoint every
-    16) and ``second`` (restored from first's checkpoint, on to 80)."""
+    16) and ``second`` (restored from first's checkpoint, on to 80); ``tested``: uneven's
+    with cross-validation every 16 samples and a test at the end, each worker testing its
+    share of each minibatch, the counts and metric sums the workers' (the writer's test
+    updates and summaries, the callback's arguments)."""
     ours_dir, theirs_dir, r = _pick(runs, rank)
     ours, theirs = _json(ours_dir, r)[name], _json(theirs_dir, r)[name]
-    for key in ("training", "summaries", "syncs"):
+    for key in ("training", "summaries", "syncs", "tests", "validated"):
         assert len(ours[key]) == len(theirs[key]), (key, ours[key], theirs[key])
         _close(ours[key], theirs[key], key)
     assert ours["seen"] == theirs["seen"] and ours["files"] == theirs["files"]

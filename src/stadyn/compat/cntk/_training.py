@@ -402,7 +402,7 @@ class TrainingSession:
                 hasattr(source, "is_infinite") and source.is_infinite():
             raise ValueError("Cross validation minibatch source must have a limited number of "
                              "samples or sweeps.")
-        workers = self.trainer.__dict__.get("_workers")
+        workers = self.trainer.__dict__.get("_test_workers")
         if workers is not None:
             total, samples, batches = cross_validate_on_workers(
                 self.trainer, self.cv, source, self.cv.input_map or self.input_map)
@@ -433,7 +433,7 @@ class TrainingSession:
         if hasattr(cfg.source, "is_infinite") and cfg.source.is_infinite():
             raise ValueError("Test minibatch source must have a limited number of samples or "
                              "sweeps.")
-        if self.trainer.__dict__.get("_workers") is not None:
+        if self.trainer.__dict__.get("_test_workers") is not None:
             return evaluate_tests_on_workers(self.trainer, cfg, cfg.input_map or self.input_map)
         while True:
             mb = cfg.source.next_minibatch(cfg.schedule[samples],

@@ -19,7 +19,8 @@ from ... import io as _io
 from ..._errors import EmptySequenceError
 from ._sequence_begin import split_flags
 
-__all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "evaluate_tests_on_workers",
+__all__ = ["WorkerSums", "aggregation", "test_sums", "cross_validate_on_workers",
+           "evaluate_tests_on_workers",
            "no_samples", "refuse_empty_sequences", "refuse_no_rows"]
 
 
@@ -28,6 +29,17 @@ def aggregation(learners):
     class's ``_trainer_aggregation``), else None."""
     for learner in learners or ():
         make = getattr(type(learner), "_trainer_aggregation", None)
+        if make is not None:
+            return make(learners)
+    return None
+
+
+def test_sums(learners):
+    """What the workers sum of the test and cross-validation minibatches of a training
+    session when ``learners`` are distributed ones of several workers (their class's
+    ``_trainer_tests``: the aggregation's, or block momentum learners' own), else None."""
+    for learner in learners or ():
+        make = getattr(type(learner), "_trainer_tests", None)
         if make is not None:
             return make(learners)
     return None
@@ -93,6 +105,7 @@ class WorkerSums:
     None on one)."""
 
     _workers = None
+    _test_workers = None
     _distributed: list = []
     _summing_tests = False
 
@@ -185,7 +198,7 @@ class WorkerSums:
 
     def _test_sums(self, samples: int, metric_sum: float) -> tuple[int, float]:
         if self._summing_tests:
-            return self._workers.sum_test(samples, metric_sum)
+            return self._test_workers.sum_test(samples, metric_sum)
         return samples, metric_sum
 
     def _test_on_workers(self, arguments) -> tuple[int, float]:
@@ -195,7 +208,7 @@ class WorkerSums:
         self._summing_tests = True
         try:
             if no_samples(split_flags(arguments)[0]):
-                samples, metric = self._workers.sum_test(0, 0.0)
+                samples, metric = self._test_workers.sum_test(0, 0.0)
                 self.previous_test_sample_count = samples
                 if samples:
                     for writer in self._writers():
@@ -210,7 +223,7 @@ class WorkerSums:
 def cross_validate_on_workers(trainer, cv, source, input_map) -> tuple[float, int, int]:
     """One cross-validation pass, each worker testing its share, until no worker has any:
     ``(metric sum, samples, minibatches)`` over the workers."""
-    workers = trainer._workers
+    workers = trainer._test_workers
     total = samples = batches = 0
     while source is not None:
         size = min(cv.schedule[samples], cv.max_samples - samples) \
@@ -226,7 +239,7 @@ def cross_validate_on_workers(trainer, cv, source, input_map) -> tuple[float, in
 
 def evaluate_tests_on_workers(trainer, cfg, input_map) -> None:
     """The test config's pass, as :func:`cross_validate_on_workers`, then its summary."""
-    workers = trainer._workers
+    workers = trainer._test_workers
     samples = 0
     while True:
         mb = cfg.source.next_minibatch(cfg.schedule[samples], input_map=input_map,

@@ -237,6 +237,18 @@ class DistributedLearner(_WrappedOptimizer):
         found by the Trainer on the learner's class, which it does not import)."""
         return _aggregation_of(learners)
 
+    @staticmethod
+    def _trainer_tests(learners):
+        """What a Trainer of ``learners`` sums over the workers of a training session's test
+        and cross-validation minibatches (the aggregation's, or block momentum learners' of
+        several workers; None otherwise)."""
+        found = _aggregation_of(learners)
+        if found is not None:
+            return found
+        blocks = [x for x in learners or () if isinstance(x, _BlockMomentumLearner)
+                  and x._parallel is not None and x._parallel.size > 1]
+        return _WorkerTests(blocks[0]._parallel) if blocks else None
+
     def parameters(self) -> list:
         """The parameters the wrapped learner updates (a method, as on CNTK's
         DistributedLearner)."""
@@ -386,20 +398,33 @@ class _BlockMomentumLearner(DistributedLearner):
         self._restore_block(base["totalNumberOfSamplesSeen"], local_total, smoothed)
 
 
-class _Aggregation:
-    """A Trainer's figures summed over the workers, as CNTK 2.7's Trainer of distributed
-    learners reports them: each minibatch's gradients, sample count, loss and metric sums
-    (``DistributedLearner::Update``'s MinibatchInfo, Trainer.cpp TrainDistributedMinibatch),
-    and the test minibatches' metric sums and counts (Evaluator.cpp TestMinibatch with
-    ``distributed``).  It is the Trainer's ``data_parallel`` hook
-    (:meth:`stadyn.distributed.DataParallel.synchronize`)."""
+class _WorkerTests:
+    """A training session's test and cross-validation minibatches summed over the workers
+    (``parallel``), each testing its share: their metric sums and counts (Evaluator.cpp
+    TestMinibatch with ``distributed``, for distributed learners of either kind)."""
 
-    def __init__(self, learners: list):
-        self._learners = learners
-        self._parallel = learners[0]._parallel
+    def __init__(self, parallel):
+        self._parallel = parallel
         self.size = self._parallel.size
         self.rank = self._parallel.rank
         self.is_main = self.rank == 0
+
+    def sum_test(self, samples: int, metric_sum: float) -> tuple[int, float]:
+        """A test minibatch's ``(samples, metric_sum)`` over the workers."""
+        total, metric = self._parallel.all_reduce_scalars(float(samples), float(metric_sum))
+        return int(round(total)), metric
+
+
+class _Aggregation(_WorkerTests):
+    """A Trainer's figures summed over the workers, as CNTK 2.7's Trainer of distributed
+    learners reports them: each minibatch's gradients, sample count, loss and metric sums
+    (``DistributedLearner::Update``'s MinibatchInfo, Trainer.cpp TrainDistributedMinibatch),
+    and the test minibatches' metric sums and counts (:class:`_WorkerTests`).  It is the
+    Trainer's ``data_parallel`` hook (:meth:`stadyn.distributed.DataParallel.synchronize`)."""
+
+    def __init__(self, learners: list):
+        super().__init__(learners[0]._parallel)
+        self._learners = learners
         self.local_samples = 0       # this worker's samples of the last synchronize
 
     def all_reduce_scalars(self, *values: float) -> tuple[float, ...]:
@@ -424,11 +449,6 @@ class _Aggregation:
         """No update follows the last :meth:`synchronize` (no worker had samples)."""
         for learner in self._learners:
             learner._summed = False
-
-    def sum_test(self, samples: int, metric_sum: float) -> tuple[int, float]:
-        """A test minibatch's ``(samples, metric_sum)`` over the workers."""
-        total, metric = self._parallel.all_reduce_scalars(float(samples), float(metric_sum))
-        return int(round(total)), metric
 
     def barrier(self) -> None:
         """Wait until every worker is here."""
