@@ -172,3 +172,40 @@ def test_trainer_restored_trains_on_as_cntk(runs, scenario, rank):
     assert ours["seen"] == theirs["seen"]
     for key in ("params", "steps", "checkpoint", "params_after"):
         _close(ours[key], theirs[key], key)
+
+
+def test_stadyns_own_checkpoint_keeps_the_block_state(tmp_path):
+    """Where the graph has no CNTK form the Trainer writes Stadyn's own checkpoint: it keeps
+    the block state too (all workers' samples, this worker's, the block-level smoothed
+    gradients), so a Trainer restored from it trains on as the one that wrote it (one worker,
+    a block momentum of its own: each merge moves the model by the smoothed gradient)."""
+    import stadyn.compat.cntk as C
+
+    def trainer():
+        x, y = C.input_variable(2), C.input_variable(3)
+        w = C.parameter((2, 3), init=np.arange(6, dtype=np.float32).reshape(2, 3) * 0.1)
+        learner = C.train.distributed.block_momentum_distributed_learner(
+            C.momentum_sgd([w], C.learning_parameter_schedule(0.2), C.momentum_schedule(0.9)),
+            block_size=6, block_momentum_as_time_constant=20.0)
+        z = C.times(x, w)
+        return C.Trainer(z, C.cross_entropy_with_softmax(z, y), [learner]), x, y, w, learner
+
+    r = np.random.RandomState(0)
+    batches = [{"x": r.randn(4, 2).astype(np.float32),
+                "y": np.eye(3, dtype=np.float32)[r.randint(0, 3, 4)]} for _ in range(6)]
+    first, x, y, w, learner = trainer()
+    for mb in batches[:3]:
+        first.train_minibatch({x: mb["x"], y: mb["y"]})
+    learner._checkpoint_merge()         # (what save_checkpoint does first, on every worker)
+    path = str(tmp_path / "model")
+    first._save_stadyn_checkpoint(path, {})
+    second, x2, y2, w2, learner2 = trainer()
+    second.restore_from_checkpoint(path)
+    assert learner2._block_state()[:2] == learner._block_state()[:2] == (12, 12)
+    np.testing.assert_array_equal(learner2._block_state()[2][0], learner._block_state()[2][0])
+    assert np.abs(learner._block_state()[2][0]).max() > 0
+    for mb in batches[3:]:
+        first.train_minibatch({x: mb["x"], y: mb["y"]})
+        second.train_minibatch({x2: mb["x"], y2: mb["y"]})
+    np.testing.assert_allclose(np.asarray(w2.value), np.asarray(w.value), rtol=1e-6)
+    assert second.total_number_of_samples_seen == first.total_number_of_samples_seen == 24

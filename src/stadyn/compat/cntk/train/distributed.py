@@ -383,6 +383,32 @@ class _BlockMomentumLearner(DistributedLearner):
                           for g, v in zip(smoothed, self._values())]
         block.begin = None
 
+    def state_dict(self):
+        """The wrapped learner's state, and the block state under ``"block_momentum"`` (for
+        Stadyn's own checkpoint, where the graph has no CNTK form)."""
+        total, local, smoothed = self._block_state()
+        return dict(self._learner.state_dict(), block_momentum={
+            "samples": total, "local_samples": local,
+            "smoothed": {str(k): torch.as_tensor(g) for k, g in enumerate(smoothed)}})
+
+    def check_state_dict(self, state) -> None:
+        block = state.get("block_momentum") if isinstance(state, dict) else None
+        if block is not None:
+            smoothed = block.get("smoothed", {})
+            try:
+                self._check_block_state([smoothed[str(k)] for k in range(len(smoothed))])
+            except (RuntimeError, KeyError) as exc:
+                raise ConfigError(f"the block momentum state: {exc}") from None
+        self._learner.check_state_dict(_without_block(state))
+
+    def load_state_dict(self, state) -> None:
+        block = state.get("block_momentum") if isinstance(state, dict) else None
+        self._learner.load_state_dict(_without_block(state))
+        if block is not None:
+            smoothed = block["smoothed"]
+            self._restore_block(int(block["samples"]), int(block["local_samples"]),
+                                [smoothed[str(k)] for k in range(len(smoothed))])
+
     def restore_from_checkpoint(self, checkpoint) -> None:
         """Restore :meth:`create_checkpoint`'s Dictionary (the next update starts a block)."""
         try:
@@ -396,6 +422,13 @@ class _BlockMomentumLearner(DistributedLearner):
         self._check_block_state(smoothed)
         self._learner.restore_from_checkpoint(type(checkpoint)(base["localLearners"]))
         self._restore_block(base["totalNumberOfSamplesSeen"], local_total, smoothed)
+
+
+def _without_block(state):
+    """A learner state without the block state (:meth:`_BlockMomentumLearner.state_dict`)."""
+    if not isinstance(state, dict):
+        return state
+    return {k: v for k, v in state.items() if k != "block_momentum"}
 
 
 class _WorkerTests:
