@@ -27,8 +27,8 @@ FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_block_momentum_session")
 THEIRS = os.path.join(FIXTURES, "cntk27")
 SCRIPT = os.path.join(FIXTURES, "make_refs.py")
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", "src"))
-SESSIONS = ["uneven", "tested", "first", "second"]
-PAIRS = ["uneven_model", "first_model", "second_model"]
+SESSIONS = ["uneven", "sequences", "tested", "first", "second"]
+PAIRS = ["uneven_model", "sequences_model", "first_model", "second_model"]
 
 
 def _env() -> dict:
@@ -96,7 +96,11 @@ def test_session_as_cntk(runs, rank, name):
     the workers' averaged loss and metric over this worker's samples; the synchronisations
     with all workers' samples since the previous one), the Trainer's count and the
     parameters after the session, the checkpoint files: ``uneven`` (45 samples read once,
-    one worker's last share 3, the other's 2), ``first`` (to 40 samples, a checkpoint every
+    one worker's last share 3, the other's 2), ``sequences`` (whole sequences of 1 to 9
+    samples each worker: the workers' blocks fill at different minibatches, one worker runs
+    out of data first and takes its part in the other's merges, checkpoint and summary, a
+    summary it is out of data for staying the other's own), ``first`` (to 40 samples, a
+    checkpoint every
     16) and ``second`` (restored from first's checkpoint, on to 80); ``tested``: uneven's
     with cross-validation every 16 samples and a test at the end, each worker testing its
     share of each minibatch, the counts and metric sums the workers' (the writer's test
