@@ -10,9 +10,10 @@ minibatch's sample count, so every worker takes the same step (CNTK's data-paral
 read its share of every minibatch, as CNTK 2.7's (see docs/distributed.md).
 :func:`block_momentum_distributed_learner` has each worker train alone on its own minibatches
 and the workers merge their models every ``block_size`` samples (all workers' samples), as
-CNTK 2.7's block momentum (:class:`stadyn.distributed.BlockMomentum`); the Trainer's figures
-are then this
-worker's own but for the sample count seen, which is all workers' as of the last merge.
+CNTK 2.7's block momentum (:class:`stadyn.distributed.BlockMomentum`, the workers agreeing on
+each step with :class:`stadyn.distributed.BlockAgreement`); the Trainer's figures are then
+this worker's own but for the sample count seen, which is all workers' as of the last
+agreement, and the training summaries' loss and metric, averaged over the workers.
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
