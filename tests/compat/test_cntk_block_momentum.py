@@ -129,10 +129,3 @@ def test_a_block_of_less_than_a_sample_per_worker_is_refused_as_cntk(runs, run):
     theirs = _cntk(run) if run < 2 else _cntk(0, "alone")
     for key in ("block_size 1", "block_size 0"):
         assert runs[run][key] == theirs[key]
-
-
-def test_training_session_on_several_workers_is_refused(runs):
-    """``training_session`` of a block momentum learner: refused on 2 workers (CNTK 2.7's
-    reads minibatches of mb_size times the workers and merges at the end of data, which is
-    not done here), trained alone."""
-    assert [run["session"] for run in runs] == ["ConfigError", "ConfigError", "trained"]

@@ -47,7 +47,9 @@ class Parallel:
             return self.dist.DataParallel(params)
         options = dict(block)
         reset = options.pop("reset_after_block")
-        model = self.dist.BlockMomentum(workers=self.size, **options)
+        # (cntk.exe's BlockMomentumSGD: every merge, an epoch's end too, takes the momentum
+        # of a full block)
+        model = self.dist.BlockMomentum(workers=self.size, full_block_momentum=True, **options)
         return self.dist.BlockMomentumParallel(params, model, reset_after_block=reset)
 
     def barrier(self) -> None:

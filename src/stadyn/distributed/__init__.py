@@ -15,6 +15,7 @@ and the global sample count, so per-sample learning rates mean the same on 1 and
 See docs/distributed.md.
 """
 
+from ._block_agreement import BlockAgreement
 from ._block_momentum import BlockMomentum, BlockMomentumParallel, block_momentum_time_constant
 from ._checkpoint import restore_from_checkpoint, save_checkpoint
 from ._collectives import (all_gather_tensors, all_reduce_sum, all_reduce_tensors, barrier,
@@ -33,5 +34,6 @@ __all__ = [
     "default_timeout", "DistributedError", "DataParallel", "all_reduce_sum",
     "all_reduce_tensors", "broadcast_tensors", "reduce_tensors", "all_gather_tensors",
     "ShardedDataIterator", "slice_data_iterator", "save_checkpoint", "restore_from_checkpoint",
-    "run_workers", "BlockMomentum", "BlockMomentumParallel", "block_momentum_time_constant",
+    "run_workers", "BlockMomentum", "BlockAgreement", "BlockMomentumParallel",
+    "block_momentum_time_constant",
 ]

@@ -73,6 +73,9 @@ class BlockMomentum:
         nesterov: Nesterov's momentum at the block level.
         block_learning_rate: the factor of the summed block gradient.
         distributed_after: this worker's samples before the first block starts counting.
+        full_block_momentum: every merge takes the block momentum of a full block, ``n`` the
+            block's samples per worker (cntk.exe's BlockMomentumSGD); by default ``n`` is
+            the samples this worker saw in the block (CNTK 2.7's learner).
 
     Example:
         >>> import stadyn.distributed as dist
@@ -83,7 +86,7 @@ class BlockMomentum:
 
     def __init__(self, block_size: int, workers: int, time_constant: "float | None",
                  nesterov: bool = True, block_learning_rate: float = 1.0,
-                 distributed_after: int = 0):
+                 distributed_after: int = 0, full_block_momentum: bool = False):
         self.period = int(block_size) // int(workers)       # this worker's samples per block
         if self.period <= 0:
             raise ConfigError(f"Sync period is too small. (block momentum: block_size "
@@ -94,6 +97,7 @@ class BlockMomentum:
         self.time_constant = float(time_constant) / workers     # per worker, as CNTK's
         self.nesterov, self.rate = bool(nesterov), float(block_learning_rate)
         self.after = int(distributed_after)
+        self.full_block_momentum = bool(full_block_momentum)
         self.begin: "list[torch.Tensor] | None" = None     # the model at the block's start
         self.smoothed: "list[torch.Tensor] | None" = None
         self.in_block = 0           # this worker's samples since the block began
@@ -121,11 +125,24 @@ class BlockMomentum:
         """End the block on every worker: ``values`` (the parameters, in place) become the
         block model; ``sum_over_workers(tensors, *numbers)`` sums the tensors in place and
         returns the numbers' sums.  Returns all workers' samples in all."""
+        total = []
+
+        def sum_tensors(grads: list) -> None:
+            total.extend(sum_over_workers(grads, float(self.local_total)))
+        self.merge(values, sum_tensors)
+        self.sample_count = int(round(total[0]))
+        return self.sample_count
+
+    def merge(self, values: Sequence[torch.Tensor],
+              sum_tensors: Callable[[list], None]) -> None:
+        """The block's end without the sample counts (CNTK's ``AggregateImpl``): ``values``
+        (the parameters, in place) become the block model, the block gradients summed over
+        the workers by ``sum_tensors(tensors)`` (in place)."""
+        samples = self.period if self.full_block_momentum else self.in_block
         momentum = 0.0 if self.time_constant == 0 else \
-            math.exp(-self.in_block / self.time_constant)
+            math.exp(-samples / self.time_constant)
         grads = [b - v.detach() for b, v in zip(self.begin, values)]
-        total = sum_over_workers(grads, float(self.local_total))[0]
-        self.sample_count = int(round(total))
+        sum_tensors(grads)
         with torch.no_grad():
             for begin, value, grad, smoothed in zip(self.begin, values, grads, self.smoothed):
                 smoothed.mul_(momentum).add_(grad, alpha=(1.0 - momentum) * self.rate)
@@ -134,7 +151,6 @@ class BlockMomentum:
                     value.sub_(smoothed, alpha=momentum)
                 begin.copy_(value)
         self.in_block = 0
-        return self.sample_count
 
     def end_with(self, values: Sequence[torch.Tensor], parallel: DataParallel | None,
                  learners: Sequence = (), reset: bool = False) -> int:
@@ -159,8 +175,8 @@ class BlockMomentumParallel(DataParallel):
     merge their models with :class:`BlockMomentum` whenever a worker's block is full (the
     learners' schedules move on by all workers' samples); the
     minibatch's sample count, loss and metric are still summed over the workers (for the
-    epoch's progress, as :class:`DataParallel`'s).  :meth:`end_epoch` ends a partial block
-    (CNTK's SGD merges the models at each epoch's end).
+    epoch's progress, as :class:`DataParallel`'s).  :meth:`end_epoch` merges the models at
+    each epoch's end, as CNTK's SGD does.
 
     Args:
         parameters: the parameters the workers merge (a dict or list of Variables).
@@ -226,13 +242,11 @@ class BlockMomentumParallel(DataParallel):
             self._end_block(learners)
 
     def end_epoch(self, learners: Sequence) -> None:
-        """Merge the workers' models when a block has samples since its start (the epoch's
-        end, all workers together)."""
-        pending = self.block.in_block > 0
-        if self.size > 1:
-            pending = self.all_reduce_scalars(float(pending))[0] > 0
-        if pending:
-            self._end_block(learners)
+        """Merge the workers' models at the epoch's end (all workers together), whatever the
+        samples since the last merge, none too (cntk.exe's ``OnEpochEnd``: a worker at the
+        end of its data always merges)."""
+        self.block.start(self._values())
+        self._end_block(learners)
 
     def _end_block(self, learners: Sequence) -> None:
         self._full = False

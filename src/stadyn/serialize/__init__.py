@@ -9,6 +9,7 @@ registered against the op in the op rules (:func:`register_rules`, :func:`rules_
 from ._cntk_checkpoint import LEARNER_SLOTS as CNTK_CHECKPOINT_LEARNERS
 from ._cntk_checkpoint import is_cntk_checkpoint, read_cntk_checkpoint, write_cntk_checkpoint
 from ._cntk_checkpoint import learner_entry as cntk_learner_entry
+from ._cntk_checkpoint import block_momentum_entry as cntk_block_momentum_entry
 from ._cntk_checkpoint import distributed_entry as cntk_distributed_entry
 from ._cntk_checkpoint import checkpoint_dictionary as cntk_checkpoint_dictionary
 from ._cntk_schedule import cntk_schedule, schedule_from_cntk
@@ -48,5 +49,5 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "save_cntk_v2", "CntkWriteUnsupported", "CNTK_ONE_OP_BLOCKS", "CNTK_ATTRIBUTE_BLOCKS", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin",
            "is_cntk_checkpoint", "read_cntk_checkpoint", "write_cntk_checkpoint",
            "cntk_learner_entry", "cntk_learner_states", "CNTK_CHECKPOINT_LEARNERS",
-           "cntk_training_function_bytes", "cntk_distributed_entry", "cntk_schedule",
+           "cntk_training_function_bytes", "cntk_distributed_entry", "cntk_block_momentum_entry", "cntk_schedule",
            "schedule_from_cntk", "cntk_checkpoint_dictionary"]

@@ -18,6 +18,10 @@ read off checkpoints CNTK 2.7 wrote, ``tests/fixtures/cntk_checkpoints/``)::
 
     a distributed learner: localLearners {a learner}, totalNumberOfSamplesSeen (size_t)
 
+    a block momentum learner: base {a distributed learner's}, localTotalNumSamplesSeen
+    (size_t, this worker's samples), blockLevelSmoothedGradient [one array per parameter]
+    (BlockMomentumDistributedLearner::CreateCheckpoint; the main worker's is the file's)
+
 A learner's per-parameter state is one array (``smoothed_gradients``): sgd's and universal's a
 scalar 0; momentum_sgd's and nesterov's the momentum buffer and adagrad's the accumulated
 squares, in the parameter's shape at every rank; adam's (and adamax's) ``[v, m]``,
@@ -46,7 +50,8 @@ from .._errors import ModelFileError
 from .._fileutil import check_writable, fsync_path, make_temp, publish
 from . import _cntk_write_proto as P
 
-__all__ = ["CKP_SUFFIX", "LEARNER_SLOTS", "learner_entry", "distributed_entry", "checkpoint_bytes",
+__all__ = ["CKP_SUFFIX", "LEARNER_SLOTS", "learner_entry", "distributed_entry",
+           "block_momentum_entry", "checkpoint_bytes",
            "checkpoint_dictionary",
            "read_checkpoint_file", "split_state", "stacked_state", "write_pair", "model_digest",
            "training_function_bytes", "is_cntk_checkpoint", "write_cntk_checkpoint",
@@ -140,6 +145,16 @@ def distributed_entry(local: P.Value, samples: int) -> P.Value:
     return P.dictionary({"localLearners": local, "totalNumberOfSamplesSeen": P.size_t(samples)})
 
 
+def block_momentum_entry(distributed: P.Value, local_samples: int,
+                         smoothed: Sequence[np.ndarray]) -> P.Value:
+    """The checkpoint Dictionary of CNTK 2.7's ``block_momentum_distributed_learner``: its
+    :func:`distributed_entry` as ``base``, this worker's samples and the block-level smoothed
+    gradients (one array per parameter)."""
+    return P.dictionary({"base": distributed, "localTotalNumSamplesSeen": P.size_t(local_samples),
+                         "blockLevelSmoothedGradient": P.vector(
+                             [P.array(np.asarray(g)) for g in smoothed])})
+
+
 def _external(value: Any, where: str) -> P.Value:
     """The caller's external state (a dict) as CNTK 2.7's Python writes it
     (:func:`._cntk_write_proto.python_value`: the training session's reader positions hold
@@ -226,10 +241,12 @@ def read_checkpoint_file(path: str | os.PathLike,
         raise ModelFileError(f"{path}: not a CNTK trainer checkpoint (no 'Learners' list)")
     if not isinstance(top.get("ExternalState", {}), dict):
         raise ModelFileError(f"{path}: 'ExternalState' is not a Dictionary")
-    saved = ["localLearners" in learner for learner in learners]
+    saved = ["localLearners" in learner or "base" in learner for learner in learners]
     if distributed is not None:
         _check_kinds(path, saved, distributed)
     for k, learner in enumerate(learners):
+        if "base" in learner:       # a block momentum learner's: its block state kept aside
+            learner = learners[k] = _block_state(path, k, learner, top)
         if "localLearners" in learner:     # a distributed learner's: the learner it wraps
             learner = learners[k] = learner["localLearners"]
             if not isinstance(learner, dict):
@@ -241,6 +258,24 @@ def read_checkpoint_file(path: str | os.PathLike,
         if not isinstance(learner["smoothed_gradients"], list):
             raise ModelFileError(f"{path}: learner {k}'s 'smoothed_gradients' is not a list")
     return top
+
+
+def _block_state(path: str, k: int, learner: dict, top: dict) -> dict:
+    """A block momentum learner's entry (learner ``k``) as a distributed learner's; its block
+    state goes to ``top["BlockMomentum"][k]``: ``(all workers' samples, the main worker's,
+    the block-level smoothed gradients)``."""
+    base = learner["base"]
+    try:
+        state = (int(base["totalNumberOfSamplesSeen"]), int(learner["localTotalNumSamplesSeen"]),
+                 list(learner["blockLevelSmoothedGradient"]))
+    except (KeyError, TypeError, ValueError):
+        raise ModelFileError(f"{path}: learner {k} is not a block momentum learner's entry "
+                             "(base, localTotalNumSamplesSeen, blockLevelSmoothedGradient)") \
+            from None
+    if not isinstance(base, dict):
+        raise ModelFileError(f"{path}: learner {k}'s 'base' is not a Dictionary")
+    top.setdefault("BlockMomentum", {})[k] = state
+    return base
 
 
 def write_pair(path: str | os.PathLike, write_model: Callable[[str], None],

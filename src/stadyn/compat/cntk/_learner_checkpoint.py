@@ -48,8 +48,8 @@ def learner_entry(learner):
     """``learner``'s CNTK checkpoint Dictionary (a distributed learner's around the one it
     wraps), or why it has none (a str)."""
     from ...learners import Learner
-    from ...serialize import (CNTK_CHECKPOINT_LEARNERS, cntk_distributed_entry,
-                              cntk_learner_entry)
+    from ...serialize import (CNTK_CHECKPOINT_LEARNERS, cntk_block_momentum_entry,
+                              cntk_distributed_entry, cntk_learner_entry)
     inner = wrapped_learner(learner)
     name = getattr(inner, "name", None)
     if not isinstance(inner, Learner):
@@ -74,9 +74,11 @@ def learner_entry(learner):
                                schedule, int(seed) if seed is not None else 0,
                                _smoothed_count(state),
                                master_updated=name != "universal" and counts["minibatches"] > 0)
+    if inner is not learner and hasattr(learner, "_block_state"):
+        # (a block momentum learner's: the merge before it is the Trainer's, on every worker)
+        total, local, smoothed = learner._block_state()
+        return cntk_block_momentum_entry(cntk_distributed_entry(entry, total), local, smoothed)
     if inner is not learner:
-        if hasattr(learner, "_block"):     # (its form holds the block state: not written here)
-            return "a block_momentum_distributed_learner has no CNTK 2.7 checkpoint form here"
         entry = cntk_distributed_entry(entry, state["samples_seen"])
     return entry
 

@@ -21,7 +21,7 @@ from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, spli
 from ._values import Value
 from ._previous_averages import PreviousAverages
 from ._trainer_checkpoint import TrainerCheckpoints
-from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows
+from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows, test_sums
 
 __all__ = ["Trainer", "counted_variable"]
 
@@ -192,6 +192,9 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         self._workers = aggregation(self.parameter_learners)
         if self._workers is not None:
             self.data_parallel = self._workers
+        # (a training session's test and cross-validation minibatches: summed over the workers
+        # by either kind of distributed learner)
+        self._test_workers = test_sums(self.parameter_learners)
 
     def _note_uncovered_parameters(self) -> None:
         """CNTK 2.7's Trainer ctor notes on stderr how many parameters of the model, loss
@@ -215,6 +218,8 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         arguments, flags = split_flags(arguments)
         if self._workers is not None and no_samples(arguments):
             return self._train_nothing()
+        if self._block_learner() is not None and no_samples(arguments):
+            return self._end_of_data()      # (block momentum: this worker is out of data)
         refuse_no_rows(arguments, "train_minibatch")
         flags = _truncated_flags(arguments, flags)
         self._runnable("train", self._outputs)

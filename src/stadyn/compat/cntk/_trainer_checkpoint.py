@@ -50,15 +50,28 @@ class TrainerCheckpoints:
         too, which :meth:`restore_from_checkpoint` gives back to each (CNTK 2.7's
         Trainer::SaveCheckpoint).
         """
-        if self._workers is None:
+        blocks = self._block_learner()
+        if blocks is not None:      # (CNTK 2.7: the learners' checkpoints first, every worker)
+            for learner in self._distributed:
+                learner._checkpoint_merge()
+            self.total_number_of_samples_seen = int(blocks.total_number_of_samples_seen)
+        group = self._worker_group()
+        if group is None:
             return self._save_checkpoint(filename, external_state)
-        self._workers.barrier()
-        states = self._workers.gather(dict(external_state or {}))
+        group.barrier()
+        states = group.all_gather_objects(dict(external_state or {}))
         try:
-            if self._workers.rank == 0:
+            if group.rank == 0:
                 self._save_checkpoint(filename, external_state, states)
         finally:
-            self._workers.barrier()
+            group.barrier()
+
+    def _worker_group(self):
+        """The workers (a :class:`stadyn.distributed.DataParallel`) of the distributed
+        learners of several workers, data-parallel or block momentum; None otherwise."""
+        if self._workers is not None:
+            return self._workers._parallel
+        return getattr(self._block_learner(), "_parallel", None)
 
     def _save_checkpoint(self, filename, external_state, worker_states=None) -> None:
         from ...serialize import write_cntk_checkpoint
@@ -105,10 +118,11 @@ class TrainerCheckpoints:
         if not is_cntk_checkpoint(filename):
             return super().restore_from_checkpoint(filename)      # Stadyn's own checkpoint
         external, workers = self._restore_cntk(os.fspath(filename))
-        if self._workers is None:
+        group = self._worker_group()
+        if group is None:
             return external
-        self._workers.barrier()
-        mine = workers.get(str(self._workers.rank)) if self._workers.rank else None
+        group.barrier()
+        mine = workers.get(str(group.rank)) if group.rank else None
         return dict(mine.get("external_worker_state", {})) if isinstance(mine, dict) \
             else external
 
@@ -165,6 +179,7 @@ class TrainerCheckpoints:
                                  f"{len(self.parameter_learners)} learners; nothing was restored")
         states = [learner_state(learner, entry, f"{where}: learner {k}")
                   for k, (learner, entry) in enumerate(zip(self.parameter_learners, stored))]
+        blocks = _block_states(self.parameter_learners, top.get("BlockMomentum", {}), where)
         external = top.get("ExternalState", {})
         # all checked: set everything
         with torch.no_grad():
@@ -174,12 +189,36 @@ class TrainerCheckpoints:
                 data_of(c.variable).copy_(torch.as_tensor(np.asarray(value)))
         for learner, state, entry in zip(self.parameter_learners, states, stored):
             restore_learner(learner, state, entry)
+        for learner, block in blocks:
+            learner._restore_block(*block)
         first = stored[0] if stored else {}
-        self.total_number_of_samples_seen = int(first.get("sample_count", 0))
+        self.total_number_of_samples_seen = int(blocks[0][1][0] if blocks else
+                                                first.get("sample_count", 0))
         self.minibatches_seen = int(first.get("minibatchCount", 0))
         self._sweeps_seen = int(first.get("sweepCount", 0))
         workers = top.get("DistributedState", {})
         return dict(external), workers if isinstance(workers, dict) else {}
+
+
+def _block_states(learners, saved: dict, where: str) -> list:
+    """``[(learner, its saved block state)]`` of the block momentum learners among
+    ``learners`` (checked: a state for each, one smoothed gradient per parameter of its
+    shape); a block state for a learner of another kind is refused."""
+    found = []
+    for k, learner in enumerate(learners):
+        block = saved.get(k)
+        if hasattr(learner, "_restore_block") != (block is not None):
+            kinds = ("a block momentum learner", "another") if block is not None else \
+                ("another learner", "a block momentum one")
+            raise ModelFileError(f"{where}: learner {k} was saved by {kinds[0]}, the "
+                                 f"trainer's is {kinds[1]}; nothing was restored")
+        if block is not None:
+            try:
+                learner._check_block_state(block[2], f", {where}: learner {k}")
+            except RuntimeError as exc:
+                raise ModelFileError(f"{exc}; nothing was restored") from None
+            found.append((learner, block))
+    return found
 
 
 def _remove_stale_ckp(filename) -> None:

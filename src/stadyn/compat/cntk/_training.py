@@ -17,7 +17,6 @@ import os
 import sys
 import numpy as np
 
-from ..._errors import ConfigError
 from ._worker_sums import cross_validate_on_workers, evaluate_tests_on_workers
 
 __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig",
@@ -208,6 +207,7 @@ class _Counter:
     def __init__(self, frequency: int, unit: DataUnit):
         self.frequency, self.unit = frequency, unit
         self.index = 0
+        self.last = 0       # the count when it was last due (CNTK's unitCountWhenLastCalled)
 
     def active(self) -> bool:
         return 0 < self.frequency < sys.maxsize
@@ -217,8 +217,18 @@ class _Counter:
                 DataUnit.sweep: sweeps}[self.unit]
         if not self.active() or done // self.frequency <= self.index:
             return False
-        self.index = done // self.frequency
+        self.index, self.last = done // self.frequency, done
         return True
+
+    def left_over(self, samples: int, minibatches: int, sweeps: int) -> bool:
+        """Whether it is due at the end for the count since it was last due (CNTK 2.7's
+        TrainingSession::Train after its loop: a count not a multiple of the frequency and
+        not the one it was last due at)."""
+        if not self.frequency:
+            return False
+        done = {DataUnit.sample: samples, DataUnit.minibatch: minibatches,
+                DataUnit.sweep: sweeps}[self.unit]
+        return done % self.frequency != 0 and done != self.last
 
 
 class TrainingSession:
@@ -248,15 +258,9 @@ class TrainingSession:
     def train(self, device=None) -> None:
         """Train (see the module docstring)."""
         trainer = self.trainer
-        # (a block momentum learner of train.distributed says so; others have no such method)
-        if any(callable(getattr(type(x), "merges_workers_blocks", None))
-               and x.merges_workers_blocks() for x in trainer.parameter_learners):
-            raise ConfigError(
-                "training_session: a block_momentum_distributed_learner on several workers "
-                "trains here in a Trainer loop of the program's own (each worker its own "
-                "minibatches of the same size); CNTK 2.7's session, which has each worker read "
-                "its share of minibatches of mb_size times the workers and merges the models "
-                "once a worker runs out of data, is not done")
+        blocks = trainer._block_learner() if hasattr(trainer, "_block_learner") else None
+        if blocks is not None:
+            return self._train_blocks(blocks)
         ckpt = _Counter(self.checkpoint.frequency, self.checkpoint.frequency_unit) \
             if self.checkpoint is not None and self.checkpoint.filename else None
         cv = _Counter(self.cv.frequency, self.cv.frequency_unit) \
@@ -315,6 +319,72 @@ class TrainingSession:
         if self.test_config is not None and self.test_config.source is not None:
             self._test()
 
+    def _train_blocks(self, blocks) -> None:
+        """The loop of block momentum learners (``blocks``: the first), as CNTK 2.7's: each
+        worker reads its share of minibatches of ``mb_size`` times the workers (a whole
+        minibatch each) up to ``max_samples`` of the Trainer's count (all workers' as of the
+        last block's end, this worker's since), an empty one once it is out of data, until
+        every worker is and the last merge is done; the actions (progress, cross-validation,
+        checkpoints) come due by the Trainer's counts, and at the end for a count they were
+        not due at (TrainingSession::Train)."""
+        trainer = self.trainer
+        counters = [_Counter(self.checkpoint.frequency, self.checkpoint.frequency_unit)
+                    if self.checkpoint is not None and self.checkpoint.filename else None,
+                    self.progress,
+                    _Counter(self.cv.frequency, self.cv.frequency_unit)
+                    if self.cv is not None and self.cv.frequency else None]
+        self._restore()
+        restored = seen = trainer.total_number_of_samples_seen
+        counts = (seen, trainer.minibatches_seen, trainer.total_number_of_units_seen(0))
+        for counter in counters:
+            if counter is not None and counter.active():
+                counter.due(*counts)
+                done = counts[[DataUnit.sample, DataUnit.minibatch, DataUnit.sweep].index(
+                    counter.unit)]
+                counter.last = done - done % counter.frequency
+        self._cv_start = (self.cv.source.get_checkpoint_state()
+                          if self.cv is not None and self.cv.source is not None
+                          and hasattr(self.cv.source, "get_checkpoint_state") else None)
+        workers, rank = blocks.minibatch_size_scale_factor(), blocks.communicator().rank()
+        early = False
+        actions = [(counters[0], self._save_due), (counters[1], self._summarize_due),
+                   (counters[2], self._cross_validate_due)]
+        while True:
+            seen = trainer.total_number_of_samples_seen
+            shared = seen >= blocks.parallelization_after()
+            size = 0 if early or seen >= self.max_samples else \
+                min(self.schedule[seen] * (workers if shared else 1), self.max_samples - seen)
+            mb = self.source.next_minibatch(
+                size, input_map=self.input_map, num_data_partitions=workers if shared else 1,
+                partition_index=rank if shared else 0) if size else {}
+            going = trainer.train_minibatch(mb)
+            counts = (trainer.total_number_of_samples_seen, trainer.minibatches_seen,
+                      trainer.total_number_of_units_seen(0))
+            for counter, action in actions:
+                if counter is not None and counter.active():
+                    index = counter.index
+                    if counter.due(*counts):
+                        early = not action(index, counts) or early
+            if not going:
+                break
+        if restored != counts[0]:
+            for counter, action in actions:
+                if counter is not None and counter.left_over(*counts):
+                    action(counter.index, counts)
+        if self.test_config is not None and self.test_config.source is not None:
+            self._test()
+
+    def _save_due(self, index: int, counts) -> bool:
+        self._save(index, *counts)
+        return True
+
+    def _summarize_due(self, index: int, counts) -> bool:
+        self.trainer.summarize_training_progress()
+        return True
+
+    def _cross_validate_due(self, index: int, counts) -> bool:
+        return self._cross_validate(index)
+
     def _cross_validate(self, index: int) -> bool:
         """One pass over the cross-validation source (from its start, every time), until it
         ends (every sweep it gives) or ``max_samples``, as CNTK 2.7's
@@ -332,7 +402,7 @@ class TrainingSession:
                 hasattr(source, "is_infinite") and source.is_infinite():
             raise ValueError("Cross validation minibatch source must have a limited number of "
                              "samples or sweeps.")
-        workers = self.trainer.__dict__.get("_workers")
+        workers = self.trainer.__dict__.get("_test_workers")
         if workers is not None:
             total, samples, batches = cross_validate_on_workers(
                 self.trainer, self.cv, source, self.cv.input_map or self.input_map)
@@ -363,7 +433,7 @@ class TrainingSession:
         if hasattr(cfg.source, "is_infinite") and cfg.source.is_infinite():
             raise ValueError("Test minibatch source must have a limited number of samples or "
                              "sweeps.")
-        if self.trainer.__dict__.get("_workers") is not None:
+        if self.trainer.__dict__.get("_test_workers") is not None:
             return evaluate_tests_on_workers(self.trainer, cfg, cfg.input_map or self.input_map)
         while True:
             mb = cfg.source.next_minibatch(cfg.schedule[samples],

@@ -19,7 +19,8 @@ from ... import io as _io
 from ..._errors import EmptySequenceError
 from ._sequence_begin import split_flags
 
-__all__ = ["WorkerSums", "aggregation", "cross_validate_on_workers", "evaluate_tests_on_workers",
+__all__ = ["WorkerSums", "aggregation", "test_sums", "cross_validate_on_workers",
+           "evaluate_tests_on_workers",
            "no_samples", "refuse_empty_sequences", "refuse_no_rows"]
 
 
@@ -28,6 +29,17 @@ def aggregation(learners):
     class's ``_trainer_aggregation``), else None."""
     for learner in learners or ():
         make = getattr(type(learner), "_trainer_aggregation", None)
+        if make is not None:
+            return make(learners)
+    return None
+
+
+def test_sums(learners):
+    """What the workers sum of the test and cross-validation minibatches of a training
+    session when ``learners`` are distributed ones of several workers (their class's
+    ``_trainer_tests``: the aggregation's, or block momentum learners' own), else None."""
+    for learner in learners or ():
+        make = getattr(type(learner), "_trainer_tests", None)
         if make is not None:
             return make(learners)
     return None
@@ -93,6 +105,7 @@ class WorkerSums:
     None on one)."""
 
     _workers = None
+    _test_workers = None
     _distributed: list = []
     _summing_tests = False
 
@@ -100,23 +113,78 @@ class WorkerSums:
         """Every worker writes its progress (the workers' sums), as each CNTK worker does."""
         return self.progress_writers
 
+    def _block_learner(self):
+        """The first learner when the Trainer's are block momentum learners (each worker
+        updates alone; their count is the Trainer's), else None."""
+        first = self._distributed[0] if self._distributed else None
+        return first if callable(getattr(type(first), "_end_of_data", None)) else None
+
     def _after_step(self, samples: int, finite_only: bool) -> None:
         """A step the workers shared (more samples than this worker's own) goes to the
         progress writers' ``update_distributed_sync`` first: the samples since the previous
         one, all workers' (CNTK 2.7's Trainer::TrainDistributedMinibatch)."""
-        block = getattr(self._distributed[0], "_block", None) if self._distributed else None
-        total = block.sample_count if block is not None else \
-            self.total_number_of_samples_seen + samples
-        if (self._workers is not None and samples > self._workers.local_samples) or (
-                block is not None and total - self.total_number_of_samples_seen > samples):
-            synced = total - self.__dict__.get("_synced_samples", 0)
-            self._synced_samples = total
-            for writer in self._writers():
-                writer.update_distributed_sync(synced)
-        super()._after_step(samples, finite_only)
+        blocks = self._block_learner()
+        before = self.total_number_of_samples_seen
         # CNTK 2.7's count is its first learner's: a block momentum learner's is all workers'
         # samples as of the last block's end (and this worker's since)
+        total = int(blocks.total_number_of_samples_seen) if blocks is not None else \
+            before + samples
+        local = self._workers.local_samples if self._workers is not None else samples
+        self._tell_sync(total - before > local, total)
+        super()._after_step(samples, finite_only)
         self.total_number_of_samples_seen = total
+        if blocks is not None:
+            sums = self.__dict__.get("_summary_sums") or [None, None]
+            loss, metric = self.previous_minibatch_loss_sum, \
+                self.previous_minibatch_evaluation_sum
+            self._summary_sums = [(sums[0] or 0.0) + float(loss),
+                                  None if metric is None else (sums[1] or 0.0) + float(metric)]
+
+    def _tell_sync(self, synced: bool, total: int) -> None:
+        """Tell the progress writers of a synchronisation (``synced``): all workers' samples
+        since the previous one, ``total`` now."""
+        if synced:
+            samples = total - self.__dict__.get("_synced_samples", 0)
+            self._synced_samples = total
+            for writer in self._writers():
+                writer.update_distributed_sync(samples)
+
+    def _end_of_data(self) -> bool:
+        """A minibatch of no samples for block momentum learners: this worker is out of data
+        and takes its part in the others' block ends, then in the last merge once every
+        worker is out of data; False then (CNTK 2.7's TrainDistributedMinibatch of an empty
+        minibatch, ``atEndOfData``)."""
+        before = self.total_number_of_samples_seen
+        going = False
+        for learner in self._distributed:
+            going = learner._end_of_data() or going
+        total = int(self._block_learner().total_number_of_samples_seen)
+        self.previous_minibatch_sample_count = 0
+        self._tell_sync(total > before, total)
+        self.total_number_of_samples_seen = total
+        return going
+
+    def summarize_training_progress(self) -> None:
+        """The epoch summaries; block momentum learners' workers first average the loss and
+        metric sums since the last summary (each worker's samples stay its own: CNTK 2.7's
+        Trainer::SummarizeTrainingProgress, DoAggregateMetricsIfNeeded)."""
+        blocks = self._block_learner()
+        if blocks is not None:
+            loss, metric = self.__dict__.get("_summary_sums") or [None, None]
+            self._summary_sums = None
+            if self._metric_sum is None:
+                metric = None
+            averaged = blocks._average_metrics(loss, metric)
+            if averaged is not None:
+                for writer in self._writers():
+                    tracker = getattr(writer, "_training", None)
+                    if tracker is not None and averaged[0] is not None:
+                        tracker.loss_sum = averaged[0]
+                    if tracker is not None and averaged[1] is not None:
+                        tracker.metric_sum = averaged[1]
+            # (the agreement counted all workers' samples: the Trainer's count is the learner's)
+            self.total_number_of_samples_seen = int(blocks.total_number_of_samples_seen)
+        super().summarize_training_progress()
 
     def _train_nothing(self) -> bool:
         """This worker has no share of the minibatch: it still takes its part in summing the
@@ -130,7 +198,7 @@ class WorkerSums:
 
     def _test_sums(self, samples: int, metric_sum: float) -> tuple[int, float]:
         if self._summing_tests:
-            return self._workers.sum_test(samples, metric_sum)
+            return self._test_workers.sum_test(samples, metric_sum)
         return samples, metric_sum
 
     def _test_on_workers(self, arguments) -> tuple[int, float]:
@@ -140,7 +208,7 @@ class WorkerSums:
         self._summing_tests = True
         try:
             if no_samples(split_flags(arguments)[0]):
-                samples, metric = self._workers.sum_test(0, 0.0)
+                samples, metric = self._test_workers.sum_test(0, 0.0)
                 self.previous_test_sample_count = samples
                 if samples:
                     for writer in self._writers():
@@ -155,7 +223,7 @@ class WorkerSums:
 def cross_validate_on_workers(trainer, cv, source, input_map) -> tuple[float, int, int]:
     """One cross-validation pass, each worker testing its share, until no worker has any:
     ``(metric sum, samples, minibatches)`` over the workers."""
-    workers = trainer._workers
+    workers = trainer._test_workers
     total = samples = batches = 0
     while source is not None:
         size = min(cv.schedule[samples], cv.max_samples - samples) \
@@ -171,7 +239,7 @@ def cross_validate_on_workers(trainer, cv, source, input_map) -> tuple[float, in
 
 def evaluate_tests_on_workers(trainer, cfg, input_map) -> None:
     """The test config's pass, as :func:`cross_validate_on_workers`, then its summary."""
-    workers = trainer._workers
+    workers = trainer._test_workers
     samples = 0
     while True:
         mb = cfg.source.next_minibatch(cfg.schedule[samples], input_map=input_map,

@@ -10,9 +10,10 @@ minibatch's sample count, so every worker takes the same step (CNTK's data-paral
 read its share of every minibatch, as CNTK 2.7's (see docs/distributed.md).
 :func:`block_momentum_distributed_learner` has each worker train alone on its own minibatches
 and the workers merge their models every ``block_size`` samples (all workers' samples), as
-CNTK 2.7's block momentum (:class:`stadyn.distributed.BlockMomentum`); the Trainer's figures
-are then this
-worker's own but for the sample count seen, which is all workers' as of the last merge.
+CNTK 2.7's block momentum (:class:`stadyn.distributed.BlockMomentum`, the workers agreeing on
+each step with :class:`stadyn.distributed.BlockAgreement`); the Trainer's figures are then
+this worker's own but for the sample count seen, which is all workers' as of the last
+agreement, and the training summaries' loss and metric, averaged over the workers.
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -237,6 +238,18 @@ class DistributedLearner(_WrappedOptimizer):
         found by the Trainer on the learner's class, which it does not import)."""
         return _aggregation_of(learners)
 
+    @staticmethod
+    def _trainer_tests(learners):
+        """What a Trainer of ``learners`` sums over the workers of a training session's test
+        and cross-validation minibatches (the aggregation's, or block momentum learners' of
+        several workers; None otherwise)."""
+        found = _aggregation_of(learners)
+        if found is not None:
+            return found
+        blocks = [x for x in learners or () if isinstance(x, _BlockMomentumLearner)
+                  and x._parallel is not None and x._parallel.size > 1]
+        return _WorkerTests(blocks[0]._parallel) if blocks else None
+
     def parameters(self) -> list:
         """The parameters the wrapped learner updates (a method, as on CNTK's
         DistributedLearner)."""
@@ -288,6 +301,8 @@ class _BlockMomentumLearner(DistributedLearner):
     def __init__(self, learner, block: _dist.BlockMomentum, reset_after_block: bool):
         super().__init__(learner, block.after)
         self._block, self._reset_after_block = block, bool(reset_after_block)
+        self._agreement = _dist.BlockAgreement(block, self._parallel, [learner],
+                                               reset_after_block)
 
     @property
     def total_number_of_samples_seen(self) -> int:
@@ -296,11 +311,10 @@ class _BlockMomentumLearner(DistributedLearner):
         kind = type(self._learner.total_number_of_samples_seen)
         return kind(self._block.sample_count)
 
-    def merges_workers_blocks(self) -> bool:
-        """Whether this learner merges the models of several workers at each block's end
-        (more than one worker joined; alone, it is its wrapped learner with block momentum).
-        A ``training_session`` refuses it then (the session's data split is not done)."""
-        return self._parallel is not None
+    def minibatch_size_scale_factor(self) -> int:
+        """How many times a ``training_session``'s minibatch size each read takes (the
+        workers: each worker's share is a whole minibatch; CNTK's MinibatchSizeScaleFactor)."""
+        return 1 if self._parallel is None else self._parallel.size
 
     def _values(self) -> list:
         return [data_of(p) for p in self._learner.named_parameters().values()]
@@ -312,13 +326,18 @@ class _BlockMomentumLearner(DistributedLearner):
         self._block.start(self._values())      # (the first block starts at the first update)
         if sample_count:
             self._learner.update(sample_count, training_sample_count, is_sweep_end)
-        if self._block.seen(int(sample_count)):
-            self._end_block()
-        return True
+        return self._agreement.update(self._values(), int(sample_count), at_end=False)
 
-    def _end_block(self) -> None:
-        self._block.end_with(self._values(), self._parallel, [self._learner],
-                             self._reset_after_block)
+    def _end_of_data(self) -> bool:
+        """This worker is out of data (an empty minibatch): it takes its part in the others'
+        block ends until every worker is, then in the last merge; False then (CNTK's
+        Update with ``atEndOfData``)."""
+        return self._agreement.update(self._values(), 0, at_end=True)
+
+    def _average_metrics(self, loss, metric):
+        """The summary's loss and metric sums averaged over the workers, or None (see
+        :meth:`stadyn.distributed.BlockAgreement.average_metrics`)."""
+        return self._agreement.average_metrics(self._values(), loss, metric)
 
     def create_checkpoint(self):
         """CNTK 2.7's Dictionary of a block momentum learner, after the block's end it forces
@@ -326,8 +345,7 @@ class _BlockMomentumLearner(DistributedLearner):
         "totalNumberOfSamplesSeen": n}, "localTotalNumSamplesSeen": m,
         "blockLevelSmoothedGradient": [<array per parameter>]}``, n all workers' samples, m
         this worker's."""
-        self._block.start(self._values())
-        self._end_block()
+        self._checkpoint_merge()
         local = self._learner.create_checkpoint()
         kind = type(local)
         return kind({"base": kind({"localLearners": dict(local),
@@ -335,6 +353,62 @@ class _BlockMomentumLearner(DistributedLearner):
                      "localTotalNumSamplesSeen": self._block.local_total,
                      "blockLevelSmoothedGradient": [t.detach().cpu().numpy().copy()
                                                     for t in self._block.smoothed]})
+
+    def _checkpoint_merge(self) -> None:
+        """The merge before a checkpoint (every worker; the others' block ends first)."""
+        self._agreement.checkpoint(self._values())
+
+    def _block_state(self) -> tuple[int, int, list]:
+        """``(all workers' samples, this worker's, the block-level smoothed gradients)``."""
+        return self._block.sample_count, self._block.local_total, \
+            [t.detach().cpu().numpy().copy() for t in self._block.smoothed or ()]
+
+    def _check_block_state(self, smoothed, where: str = "") -> None:
+        """Refuse block-level smoothed gradients not one per parameter of its shape."""
+        values = self._values()
+        if len(smoothed) != len(values):
+            raise RuntimeError("Inconsistent parameter size between learner and checkpoint "
+                               f"({len(values)} parameters, {len(smoothed)} in the checkpoint"
+                               f"{where})")
+        for g, v in zip(smoothed, values):
+            if tuple(np.shape(g)) != tuple(v.shape):
+                raise RuntimeError(f"a block-level smoothed gradient of shape "
+                                   f"{tuple(np.shape(g))} for a parameter of shape "
+                                   f"{tuple(v.shape)}{where}")
+
+    def _restore_block(self, total: int, local_total: int, smoothed) -> None:
+        """Set the block state (the next update starts a block at the model then)."""
+        block = self._block
+        block.sample_count, block.local_total = int(total), int(local_total)
+        block.smoothed = [torch.as_tensor(np.asarray(g)).to(v).clone()
+                          for g, v in zip(smoothed, self._values())]
+        block.begin = None
+
+    def state_dict(self):
+        """The wrapped learner's state, and the block state under ``"block_momentum"`` (for
+        Stadyn's own checkpoint, where the graph has no CNTK form)."""
+        total, local, smoothed = self._block_state()
+        return dict(self._learner.state_dict(), block_momentum={
+            "samples": total, "local_samples": local,
+            "smoothed": {str(k): torch.as_tensor(g) for k, g in enumerate(smoothed)}})
+
+    def check_state_dict(self, state) -> None:
+        block = state.get("block_momentum") if isinstance(state, dict) else None
+        if block is not None:
+            smoothed = block.get("smoothed", {})
+            try:
+                self._check_block_state([smoothed[str(k)] for k in range(len(smoothed))])
+            except (RuntimeError, KeyError) as exc:
+                raise ConfigError(f"the block momentum state: {exc}") from None
+        self._learner.check_state_dict(_without_block(state))
+
+    def load_state_dict(self, state) -> None:
+        block = state.get("block_momentum") if isinstance(state, dict) else None
+        self._learner.load_state_dict(_without_block(state))
+        if block is not None:
+            smoothed = block["smoothed"]
+            self._restore_block(int(block["samples"]), int(block["local_samples"]),
+                                [smoothed[str(k)] for k in range(len(smoothed))])
 
     def restore_from_checkpoint(self, checkpoint) -> None:
         """Restore :meth:`create_checkpoint`'s Dictionary (the next update starts a block)."""
@@ -346,33 +420,45 @@ class _BlockMomentumLearner(DistributedLearner):
                 "_Map_base::at (restore_from_checkpoint: a block momentum learner's checkpoint "
                 "holds 'base', 'localTotalNumSamplesSeen' and 'blockLevelSmoothedGradient', as "
                 "its create_checkpoint() gives)") from None
-        values = self._values()
-        if len(smoothed) != len(values):
-            raise RuntimeError("Inconsistent parameter size between learner and checkpoint "
-                               f"({len(values)} parameters, {len(smoothed)} in the checkpoint)")
+        self._check_block_state(smoothed)
         self._learner.restore_from_checkpoint(type(checkpoint)(base["localLearners"]))
-        block = self._block
-        block.sample_count, block.local_total = int(base["totalNumberOfSamplesSeen"]), \
-            int(local_total)
-        block.smoothed = [torch.as_tensor(np.asarray(g)).to(v).clone()
-                          for g, v in zip(smoothed, values)]
-        block.begin = None      # (taken again at the next update)
+        self._restore_block(base["totalNumberOfSamplesSeen"], local_total, smoothed)
 
 
-class _Aggregation:
-    """A Trainer's figures summed over the workers, as CNTK 2.7's Trainer of distributed
-    learners reports them: each minibatch's gradients, sample count, loss and metric sums
-    (``DistributedLearner::Update``'s MinibatchInfo, Trainer.cpp TrainDistributedMinibatch),
-    and the test minibatches' metric sums and counts (Evaluator.cpp TestMinibatch with
-    ``distributed``).  It is the Trainer's ``data_parallel`` hook
-    (:meth:`stadyn.distributed.DataParallel.synchronize`)."""
+def _without_block(state):
+    """A learner state without the block state (:meth:`_BlockMomentumLearner.state_dict`)."""
+    if not isinstance(state, dict):
+        return state
+    return {k: v for k, v in state.items() if k != "block_momentum"}
 
-    def __init__(self, learners: list):
-        self._learners = learners
-        self._parallel = learners[0]._parallel
+
+class _WorkerTests:
+    """A training session's test and cross-validation minibatches summed over the workers
+    (``parallel``), each testing its share: their metric sums and counts (Evaluator.cpp
+    TestMinibatch with ``distributed``, for distributed learners of either kind)."""
+
+    def __init__(self, parallel):
+        self._parallel = parallel
         self.size = self._parallel.size
         self.rank = self._parallel.rank
         self.is_main = self.rank == 0
+
+    def sum_test(self, samples: int, metric_sum: float) -> tuple[int, float]:
+        """A test minibatch's ``(samples, metric_sum)`` over the workers."""
+        total, metric = self._parallel.all_reduce_scalars(float(samples), float(metric_sum))
+        return int(round(total)), metric
+
+
+class _Aggregation(_WorkerTests):
+    """A Trainer's figures summed over the workers, as CNTK 2.7's Trainer of distributed
+    learners reports them: each minibatch's gradients, sample count, loss and metric sums
+    (``DistributedLearner::Update``'s MinibatchInfo, Trainer.cpp TrainDistributedMinibatch),
+    and the test minibatches' metric sums and counts (:class:`_WorkerTests`).  It is the
+    Trainer's ``data_parallel`` hook (:meth:`stadyn.distributed.DataParallel.synchronize`)."""
+
+    def __init__(self, learners: list):
+        super().__init__(learners[0]._parallel)
+        self._learners = learners
         self.local_samples = 0       # this worker's samples of the last synchronize
 
     def all_reduce_scalars(self, *values: float) -> tuple[float, ...]:
@@ -397,11 +483,6 @@ class _Aggregation:
         """No update follows the last :meth:`synchronize` (no worker had samples)."""
         for learner in self._learners:
             learner._summed = False
-
-    def sum_test(self, samples: int, metric_sum: float) -> tuple[int, float]:
-        """A test minibatch's ``(samples, metric_sum)`` over the workers."""
-        total, metric = self._parallel.all_reduce_scalars(float(samples), float(metric_sum))
-        return int(round(total)), metric
 
     def barrier(self) -> None:
         """Wait until every worker is here."""
