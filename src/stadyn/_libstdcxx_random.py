@@ -44,7 +44,8 @@ import threading
 import numpy as np
 import torch
 
-__all__ = ["take_words", "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
+__all__ = ["take_words", "skip_words", "words_drawn", "kept_normal", "keep_normal",
+           "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
            "normal_floats", "uniform_ints", "weighted_choices", "erased_boxes", "WordSource",
            "NormalDoubles", "augmentation_draws"]
 
@@ -119,6 +120,116 @@ def take_words(generator: torch.Generator | None, count: int) -> np.ndarray:
     """The next ``count`` numbers of ``generator`` (``std::mt19937``'s ``operator()``)."""
     with WordSource(generator) as take:
         return take(count)
+
+
+def skip_words(generator: torch.Generator, count: int) -> None:
+    """Advance ``generator`` by ``count`` 32-bit numbers (drawn and dropped in blocks, so a
+    long skip holds little memory).
+
+    Example:
+        >>> import torch
+        >>> a, b = torch.Generator().manual_seed(5489), torch.Generator().manual_seed(5489)
+        >>> skip_words(a, 1000); bool((take_words(a, 3) == take_words(b, 1003)[1000:]).all())
+        True
+    """
+    left = int(count)
+    if left <= 0:
+        return
+    with WordSource(generator) as take:
+        while left > 0:
+            step = min(left, _SEARCH_BLOCK)
+            take(step)
+            left -= step
+
+
+_SEARCH_BLOCK = 624 * 1024     # numbers drawn at once while skipping or searching (4 MiB)
+
+
+def _tempered(words: np.ndarray) -> np.ndarray:
+    """``std::mt19937``'s output of state words (its tempering)."""
+    y = words.astype(np.uint32)
+    y ^= y >> np.uint32(11)
+    y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+    return y ^ (y >> np.uint32(18))
+
+
+def words_drawn(generator: torch.Generator, seed: int, limit: int = 1 << 32) -> int | None:
+    """How many 32-bit numbers ``generator`` (a torch CPU generator) has given since
+    ``manual_seed(seed)``: where it stands in that seed's sequence.  Found by drawing the
+    sequence again from the seed (the block of 624 numbers whose first ones are the tempered
+    words of the generator's state, then its position in the block), up to ``limit``
+    numbers; None where the state is not on that sequence (seeded otherwise, or set).  What
+    torch keeps of a normal pair outside the engine (a draw of fewer than 16 normals leaves
+    one) is no part of the position.
+
+    Example:
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(7)
+        >>> words_drawn(g, 7), (take_words(g, 1300), words_drawn(g, 7))[1], words_drawn(g, 8)
+        (0, 1300, None)
+    """
+    state = generator.get_state().numpy()
+    if state.size != _STATE_BYTES or generator.device.type != "cpu":
+        return None
+    fresh = torch.Generator().manual_seed(int(seed)).get_state().numpy()
+    if np.array_equal(state[_WORDS:], fresh[_WORDS:]) and \
+            np.array_equal(state[:_WORDS], fresh[:_WORDS]):
+        return 0
+    position = int(state[_NEXT:_NEXT + 8].view(np.uint64)[0])      # in its block, 1..624
+    if not 1 <= position <= 624:
+        return None
+    key = state[_WORDS:_WORDS + 624 * 8].view(np.uint64).astype(np.uint32)
+    wanted = _tempered(key[:4])
+    replay = torch.Generator().manual_seed(int(seed))
+    blocks_seen = 0
+    with WordSource(replay) as take:
+        while blocks_seen * 624 < limit:
+            blocks = take(_SEARCH_BLOCK).reshape(-1, 624)
+            hits = np.flatnonzero((blocks[:, :4] == wanted).all(axis=1))
+            for hit in hits:
+                block = blocks_seen + int(hit)
+                if np.array_equal(_tempered(key), blocks[hit]):
+                    return block * 624 + position
+            blocks_seen += blocks.shape[0]
+    return None
+
+
+def kept_normal(generator: torch.Generator) -> str | None:
+    """What a torch CPU generator keeps of a normal pair beside its engine (torch's normal
+    draws of fewer than 16 values make two at a time and keep one), as hex; None if nothing.
+
+    Example:
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(3)
+        >>> kept_normal(g), torch.randn(1, generator=g).shape, kept_normal(g) is not None
+        (None, torch.Size([1]), True)
+    """
+    tail = generator.get_state().numpy()[_STATE_END:]
+    return tail.tobytes().hex() if tail.any() else None
+
+
+def keep_normal(generator: torch.Generator, kept: str) -> None:
+    """Give a torch CPU generator what :func:`kept_normal` read from another one.
+
+    Example:
+        >>> import torch
+        >>> g, h = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+        >>> _ = torch.randn(1, generator=g); keep_normal(h, kept_normal(g))
+        >>> skip_words(h, 4); bool(torch.equal(torch.randn(1, generator=g),
+        ...                                    torch.randn(1, generator=h)))
+        True
+    """
+    state = generator.get_state().numpy().copy()
+    tail = np.frombuffer(bytes.fromhex(kept), np.uint8)
+    if tail.size != state.size - _STATE_END:
+        raise ValueError(f"a kept normal value is {state.size - _STATE_END} bytes, got "
+                         f"{tail.size}")
+    state[_STATE_END:] = tail
+    generator.set_state(torch.from_numpy(state))
+
+
+_STATE_END = _WORDS + 624 * 8        # then the normal values torch keeps
 
 
 def canonical_floats(words: np.ndarray) -> np.ndarray:

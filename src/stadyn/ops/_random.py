@@ -40,7 +40,17 @@ class RandomStream(int):
     node -- dynamic or static, replayed, re-traced or interpreted -- draws the next values of
     one generator seeded with it, where a plain seed starts a fresh generator per call (NNabla's
     rule).  CNTK's random Functions are built with one (every evaluation draws new values).  It
-    is an ``int``, so a model file stores the seed and a loaded graph starts the stream again.
+    is an ``int`` (the seed); ``offset`` starts it that many 32-bit numbers into the seed's
+    sequence on the CPU (CNTK's ``rngOffset``), ``normal`` with the normal value torch's CPU
+    generator kept there (:meth:`kept_normal`).
+
+    A model file keeps where the stream stands (:meth:`position`, as CNTK 2.7's files keep
+    ``rngSeed`` and ``rngOffset``): the loaded graph draws on from there.  The position counts
+    the numbers the CPU generator gave -- one a value for the uniform draws (``rand_like``,
+    ``bernoulli_like``, ``gumbel_like``, dropout's mask), CNTK's count too; a normal draw takes
+    torch's count, which is not CNTK's, and a normal draw of fewer than 16 values keeps half a
+    pair beside the count, which a Stadyn model file keeps too and a CNTK file cannot.  A stream
+    that drew on another device is kept at ``offset``.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -49,28 +59,73 @@ class RandomStream(int):
         >>> with sd.auto_forward():
         ...     a, b = F.rand_like(x, seed=s).d, F.rand_like(x, seed=s).d
         ...     c = F.rand_like(x, seed=7).d
-        >>> bool((a == c).all()), bool((a == b).all()), int(s)
-        (True, False, 7)
+        ...     moved = sd.ops.RandomStream(7, offset=s.position())   # where s stands
+        ...     d, e = F.rand_like(x, seed=s).d, F.rand_like(x, seed=moved).d
+        >>> bool((a == c).all()), bool((a == b).all()), int(s), bool((d == e).all())
+        (True, False, 7, True)
     """
 
-    def __new__(cls, seed: int):
+    def __new__(cls, seed: int, offset: int = 0, normal: str | None = None):
         if int(seed) < 0:
             raise ValueError(f"a random stream's seed must be >= 0, got {seed}")
+        if int(offset) < 0:
+            raise ValueError(f"a random stream's offset must be >= 0, got {offset}")
         self = super().__new__(cls, int(seed))
         self._generators = {}
+        self._offset = int(offset)
+        self.saved_offset = int(offset)
+        if self._offset or normal:      # moved on now: a graph being traced may make it first
+            generator = self.generator(torch.device("cpu"))
+            if normal:
+                _std.keep_normal(generator, normal)
         return self
 
     def generator(self, device: torch.device) -> torch.Generator:
-        """This stream's generator on ``device`` (made, seeded, on first use)."""
+        """This stream's generator on ``device`` (made, seeded, on first use; on the CPU
+        moved on by ``offset`` numbers)."""
         key = str(torch.device(device))
         if key not in self._generators:
             generator = torch.Generator(device=device)
             generator.manual_seed(int(self))
+            if generator.device.type == "cpu" and self._offset:
+                _std.skip_words(generator, self._offset)
             self._generators[key] = generator
         return self._generators[key]
 
+    def position(self) -> int:
+        """How many 32-bit numbers of its seed's sequence the stream's CPU generator has
+        given (``offset`` where it has drawn none on the CPU); CNTK's ``rngOffset``."""
+        generator = self._generators.get("cpu")
+        if generator is None:
+            return self._offset
+        drawn = _std.words_drawn(generator, int(self))
+        if drawn is None:
+            raise RuntimeError(f"the random stream of seed {int(self)}: its generator's state "
+                               "is not on its seed's sequence (set from elsewhere), so a file "
+                               "cannot say where it stands")
+        return drawn
+
+    def kept_normal(self) -> str | None:
+        """What the stream's CPU generator keeps of a normal pair beside its position (hex),
+        None if nothing (``_libstdcxx_random.kept_normal``)."""
+        generator = self._generators.get("cpu")
+        return None if generator is None else _std.kept_normal(generator)
+
+    def saved(self) -> int:
+        """:meth:`position`, recorded as the position of the stream's last save: what a copy
+        of the graph starts from (:meth:`restarted`; CNTK 2.7 copies the ``rngOffset`` its
+        function last saved)."""
+        self.saved_offset = self.position()
+        return self.saved_offset
+
+    def restarted(self) -> "RandomStream":
+        """A stream of its own for a copy of the op: the same seed, at the position of this
+        stream's last save (the offset it was made with if never saved), as CNTK 2.7's
+        ``clone`` starts the copy's random functions."""
+        return RandomStream(int(self), self.saved_offset)
+
     def __reduce__(self):
-        return (RandomStream, (int(self),))
+        return (RandomStream, (int(self), self.position(), self.kept_normal()))
 
     def __copy__(self):
         return self

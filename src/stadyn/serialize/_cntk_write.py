@@ -30,6 +30,7 @@ from typing import Callable, Mapping, Sequence
 from .._fileutil import atomic_write
 from ..cntk_semantics import window_edges
 from ..graph import Variable
+from ..ops import RandomStream
 from . import _cntk_write_proto as P
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
     add_bias, convolution_attributes, element_divide
@@ -174,8 +175,10 @@ def _dropout(w, ins, uids, attrs, out, name):
     if not attrs["train_only"] or attrs["output_mask"]:
         raise CntkWriteUnsupported("dropout", "NNabla's dropout (applied in inference too)")
     seed = int(attrs["seed"])
+    # where its stream stands, as CNTK 2.7 saves it (the loaded function draws on from there)
+    offset = attrs["seed"].saved() if isinstance(attrs["seed"], RandomStream) else 0
     attributes = {"dropoutRate": P.double(attrs["p"]), "rngSeed": P.size_t(max(seed, 0)),
-                  "rngOffset": P.size_t(0)}
+                  "rngOffset": P.size_t(offset)}
     return w.function("Dropout", uids[:1], attributes, name=name)
 
 

@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+from ..ops import RandomStream
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_more import ALL_STATIC, inner_nodes, node_attributes, primitive, python_axis, \
@@ -236,6 +237,13 @@ _KINDS = {"rand_like": ("uniform", ("low", "high")), "randn_like": ("normal", ("
           "gumbel_like": ("gumbel", ("loc", "scale")), "bernoulli_like": ("bernoulli", ("p",))}
 
 
+def _offset(attrs) -> int:
+    """Where the op's random stream stands, as CNTK 2.7 saves its ``rngOffset`` (the loaded
+    function draws on from there); 0 for a plain seed (a stream that starts again)."""
+    seed = attrs["seed"]
+    return seed.saved() if isinstance(seed, RandomStream) else 0
+
+
 def _random(catalog: str):
     kind, keys = _KINDS[catalog]
 
@@ -247,7 +255,7 @@ def _random(catalog: str):
         attributes = {"randomDistributionType": P.text(kind),
                       "randomDistributionArgs": P.vector([P.double(float(attrs[k]))
                                                           for k in keys]),
-                      "rngSeed": P.size_t(seed), "rngOffset": P.size_t(0)}
+                      "rngSeed": P.size_t(seed), "rngOffset": P.size_t(_offset(attrs))}
         like = ins[0]
         if id(like) not in w.batched and (like.parent is None or
                                           like.parent.spec.name == "constant"):
@@ -271,7 +279,7 @@ def _random_sample(w, ins, uids, attrs, out, name):
                                                    "axis")
     return w.function("RandomSample", uids[:1], {
         "allowDuplicates": P.boolean(bool(attrs["allow_duplicates"])),
-        "numSamples": P.size_t(int(attrs["num_samples"])), "rngOffset": P.size_t(0),
+        "numSamples": P.size_t(int(attrs["num_samples"])), "rngOffset": P.size_t(_offset(attrs)),
         "rngSeed": P.size_t(seed)}, name=name)
 
 

@@ -7,6 +7,7 @@ A model file (``.stadyn``) is a zip archive of
 * ``network.json`` -- the graph: variables, op nodes (catalog names and attributes), named inputs
   and outputs, parameter names (see ``docs/model-files.md`` for the schema).  Version 2 added
   sequence inputs with their ``lengths`` and graphs inside attributes (a recurrence's step);
+  version 3 random streams (a ``RandomStream`` seed: its seed and position, ``$stream``);
 * ``parameters.safetensors`` -- the parameters by scope path (with their ``need_grad``);
 * ``constants.safetensors`` -- leaf values that are neither inputs nor parameters (if any);
 * ``solver.safetensors`` -- optionally, solver state as ``Solver.save_states`` writes it.
@@ -20,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from ..ops import RandomStream
+
 __all__ = ["FORMAT", "VERSION"]
 
 FORMAT = "stadyn-model"
-VERSION = 2
+VERSION = 3
 
 _REQUIRED = ("format.json", "network.json", "parameters.safetensors")
 _OPTIONAL = ("constants.safetensors", "solver.safetensors")
@@ -57,6 +60,10 @@ def _encode(value: Any, depth: int = 0) -> Any:
         raise TypeError("nested too deeply")
     if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, RandomStream):     # its seed and where it stands (format version 3)
+        stream = {"seed": int(value), "offset": value.saved()}
+        kept = value.kept_normal()
+        return {"$stream": {**stream, "normal": kept} if kept else stream}
     if isinstance(value, np.generic):
         return _encode(value.item(), depth)
     if isinstance(value, int):
@@ -90,6 +97,16 @@ def _decode(value: Any, where: str, depth: int = 0) -> Any:
             return tuple(_decode(v, where, depth + 1) for v in body)
         if tag == "$float" and body in ("nan", "inf", "-inf"):
             return float(body)
+        if tag == "$stream" and isinstance(body, dict) and \
+                {"seed", "offset"} <= set(body) <= {"seed", "offset", "normal"}:
+            seed, offset, kept = body["seed"], body["offset"], body.get("normal")
+            _check(all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2 ** 64
+                       for n in (seed, offset)), f"{where}: a random stream's seed and offset "
+                                                 "must be integers in 0..2**64-1")
+            _check(kept is None or (isinstance(kept, str) and len(kept) == 80 and all(
+                c in "0123456789abcdef" for c in kept)), f"{where}: a random stream's kept "
+                                                         "normal must be 80 hex digits")
+            return RandomStream(seed, offset, kept)
         if tag == "$array" and isinstance(body, dict) and set(body) == {"dtype", "shape", "data"}:
             dtype, shape, data = body["dtype"], body["shape"], body["data"]
             _check(dtype in _DTYPES and dtype != "bfloat16", f"{where}: array dtype {dtype!r}")
