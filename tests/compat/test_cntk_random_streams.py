@@ -4,7 +4,9 @@
 * a CNTK model file keeps where each stream stands (``rngSeed``, ``rngOffset``): the function
   loaded from a file saved after ``k`` evaluations first gives the original's evaluation ``k``
   (0-based).  Stadyn reads CNTK's files so and writes CNTK's ``rngOffset`` (the count of
-  uniform numbers drawn: CNTK's count for the uniform, bernoulli, gumbel draws and dropout)."""
+  uniform numbers drawn: CNTK's count for the uniform, bernoulli, gumbel draws and dropout);
+* a clone (share, clone or freeze, and a Function called on a new input) draws a stream of its
+  own, from where the original's stood at its last save (from its seed if never saved)."""
 
 from __future__ import annotations
 
@@ -72,3 +74,34 @@ def test_a_saved_function_keeps_cntks_offset_and_draws_on_when_loaded(name, tmp_
         firsts.append(_index(evaluations, _run(C.load_model(path))))
     assert offsets == CNTK["files"][name]["offsets"]
     assert firsts == CNTK["files"][name]["loaded_first_is_evaluation"]
+
+
+def _made():
+    x = C.input_variable(5, name="x")
+    return C.random.uniform_like(x, seed=3) + x
+
+
+@pytest.mark.parametrize("method", ["share", "clone", "freeze"])
+def test_a_clone_draws_a_stream_of_its_own_as_cntks_does(method):
+    evaluations = _evaluations(lambda x: C.random.uniform_like(x, seed=3) + x)
+    f = _made()
+    _run(f), _run(f)
+    c = f.clone(getattr(C.CloneMethod, method))
+    first, original_next, second = _run(c), _run(f), _run(c)
+    assert {"clone_first": _index(evaluations, first),
+            "clone_second": _index(evaluations, second),
+            "original_next": _index(evaluations, original_next)} == CNTK["clone"][method]
+
+
+def test_a_clone_starts_where_the_stream_stood_at_its_last_save(tmp_path):
+    evaluations = _evaluations(lambda x: C.random.uniform_like(x, seed=3) + x)
+    f = _made()
+    _run(f), _run(f)
+    f.save(os.path.join(tmp_path, "f.model"))
+    _run(f)
+    got = _index(evaluations, _run(f.clone(C.CloneMethod.share)))
+    assert got == CNTK["clone"]["after_save_at_2_then_1"]
+    f = _made()
+    _run(f), _run(f)
+    called = f(C.input_variable(5, name="y"))
+    assert _index(evaluations, _run(called)) == CNTK["clone"]["called_on_new_input"]
