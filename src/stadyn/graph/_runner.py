@@ -154,7 +154,7 @@ class _PlanCache:
             self.trials.move_to_end(key)
             trial = TrialPlan(self.subgraph.roots, self.subgraph.nodes, self.subgraph.leaves,
                               self.subgraph.filled(keep_all), _needs_backward(self.subgraph),
-                              self.eager.get(flags))
+                              self.eager.get(flags) or _rented(self.pricing.get(flags)))
             trial.spent = spent
             self.trial, self.trial_key = trial, key
             return trial
@@ -274,6 +274,19 @@ class _PlanCache:
             return BUILD_RUNS, _UNSEEN
         form = structure(self.subgraph)     # None: graphs alike unknown, its own next run builds
         return (0 if form is None or not sighted(key + (form,)) else None), form
+
+
+def _rented(runs: int | None) -> str | None:
+    """Why a trial runs where nothing was built for its flags yet (``runs``: the runs its
+    :meth:`_PlanCache._rent_first` rented), or None for a new shape of a graph with a plan (the
+    trial's own reason)."""
+    if runs is None:
+        return None
+    if runs == 0:
+        return ("a first evaluation of a graph unlike any run before (lowered on its next "
+                "run, or the next graph built alike)")
+    return (f"a graph holding a loop, before its first build (lowered once its runs have cost "
+            f"BUILD_RUNS = {runs} times its fastest forward)")
 
 
 def _needs_backward(subgraph: Subgraph) -> bool:
