@@ -44,10 +44,9 @@ import threading
 import numpy as np
 import torch
 
-__all__ = ["take_words", "skip_words", "words_drawn", "kept_normal", "keep_normal",
-           "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
-           "normal_floats", "uniform_ints", "weighted_choices", "erased_boxes", "WordSource",
-           "NormalDoubles", "augmentation_draws"]
+__all__ = ["take_words", "skip_words", "words_drawn", "canonical_floats", "canonical_doubles",
+           "bernoulli", "uniform_floats", "normal_floats", "uniform_ints", "weighted_choices",
+           "erased_boxes", "WordSource", "NormalDoubles", "augmentation_draws"]
 
 # torch's CPU generator state (CPUGeneratorImplState): the seed (u64), ``left`` (i32),
 # ``seeded`` (i32), ``next`` (u64), then the 624 words, each in a u64.
@@ -154,79 +153,60 @@ def _tempered(words: np.ndarray) -> np.ndarray:
     return y ^ (y >> np.uint32(18))
 
 
-def words_drawn(generator: torch.Generator, seed: int, limit: int = 1 << 32) -> int | None:
+def words_drawn(generator: torch.Generator, seed: int, limit: int = 1 << 30,
+                since: tuple[int, torch.Tensor] | None = None) -> int | None:
     """How many 32-bit numbers ``generator`` (a torch CPU generator) has given since
     ``manual_seed(seed)``: where it stands in that seed's sequence.  Found by drawing the
-    sequence again from the seed (the block of 624 numbers whose first ones are the tempered
-    words of the generator's state, then its position in the block), up to ``limit``
-    numbers; None where the state is not on that sequence (seeded otherwise, or set).  What
-    torch keeps of a normal pair outside the engine (a draw of fewer than 16 normals leaves
-    one) is no part of the position.
+    sequence again (the block of 624 numbers whose first ones are the tempered words of the
+    generator's state, then its position in the block), from the seed or from ``since`` -- a
+    position found before and the generator's state there (``get_state()``) -- up to ``limit``
+    numbers on (about 10 ns each); None where the state is not found so (not on that
+    sequence, or farther on).  What torch keeps of a normal pair outside the engine is no part
+    of the position.
 
     Example:
         >>> import torch
         >>> g = torch.Generator().manual_seed(7)
         >>> words_drawn(g, 7), (take_words(g, 1300), words_drawn(g, 7))[1], words_drawn(g, 8)
         (0, 1300, None)
+        >>> here = (1300, g.get_state()); _ = take_words(g, 5)
+        >>> words_drawn(g, 7, since=here), words_drawn(g, 7, limit=1000, since=here)
+        (1305, 1305)
     """
     state = generator.get_state().numpy()
     if state.size != _STATE_BYTES or generator.device.type != "cpu":
         return None
-    fresh = torch.Generator().manual_seed(int(seed)).get_state().numpy()
-    if np.array_equal(state[_WORDS:], fresh[_WORDS:]) and \
-            np.array_equal(state[:_WORDS], fresh[:_WORDS]):
-        return 0
+    if since is None:
+        start, replay = 0, torch.Generator().manual_seed(int(seed))
+    else:
+        start, replay = int(since[0]), torch.Generator()
+        replay.set_state(since[1])
+    known = replay.get_state().numpy()
+    if np.array_equal(state[_WORDS:_STATE_END], known[_WORDS:_STATE_END]) and \
+            np.array_equal(state[_LEFT:_WORDS], known[_LEFT:_WORDS]):
+        return start
     position = int(state[_NEXT:_NEXT + 8].view(np.uint64)[0])      # in its block, 1..624
     if not 1 <= position <= 624:
         return None
-    key = state[_WORDS:_WORDS + 624 * 8].view(np.uint64).astype(np.uint32)
+    here = int(known[_NEXT:_NEXT + 8].view(np.uint64)[0])
+    if np.array_equal(state[_WORDS:_STATE_END], known[_WORDS:_STATE_END]):
+        return start + position - here if position >= here else None    # the replay's block
+    key = state[_WORDS:_STATE_END].view(np.uint64).astype(np.uint32)
     wanted = _tempered(key[:4])
-    replay = torch.Generator().manual_seed(int(seed))
-    blocks_seen = 0
     with WordSource(replay) as take:
-        while blocks_seen * 624 < limit:
+        # to the end of the replay's block: the numbers after it come a block at a time
+        left = int(known[_LEFT:_LEFT + 4].view(np.int32)[0])
+        first = left - 1
+        take(first)
+        drawn = start + first        # numbers given up to the start of the next block
+        while drawn - start < limit:
             blocks = take(_SEARCH_BLOCK).reshape(-1, 624)
             hits = np.flatnonzero((blocks[:, :4] == wanted).all(axis=1))
             for hit in hits:
-                block = blocks_seen + int(hit)
                 if np.array_equal(_tempered(key), blocks[hit]):
-                    return block * 624 + position
-            blocks_seen += blocks.shape[0]
+                    return drawn + int(hit) * 624 + position
+            drawn += blocks.shape[0] * 624
     return None
-
-
-def kept_normal(generator: torch.Generator) -> str | None:
-    """What a torch CPU generator keeps of a normal pair beside its engine (torch's normal
-    draws of fewer than 16 values make two at a time and keep one), as hex; None if nothing.
-
-    Example:
-        >>> import torch
-        >>> g = torch.Generator().manual_seed(3)
-        >>> kept_normal(g), torch.randn(1, generator=g).shape, kept_normal(g) is not None
-        (None, torch.Size([1]), True)
-    """
-    tail = generator.get_state().numpy()[_STATE_END:]
-    return tail.tobytes().hex() if tail.any() else None
-
-
-def keep_normal(generator: torch.Generator, kept: str) -> None:
-    """Give a torch CPU generator what :func:`kept_normal` read from another one.
-
-    Example:
-        >>> import torch
-        >>> g, h = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
-        >>> _ = torch.randn(1, generator=g); keep_normal(h, kept_normal(g))
-        >>> skip_words(h, 4); bool(torch.equal(torch.randn(1, generator=g),
-        ...                                    torch.randn(1, generator=h)))
-        True
-    """
-    state = generator.get_state().numpy().copy()
-    tail = np.frombuffer(bytes.fromhex(kept), np.uint8)
-    if tail.size != state.size - _STATE_END:
-        raise ValueError(f"a kept normal value is {state.size - _STATE_END} bytes, got "
-                         f"{tail.size}")
-    state[_STATE_END:] = tail
-    generator.set_state(torch.from_numpy(state))
 
 
 _STATE_END = _WORDS + 624 * 8        # then the normal values torch keeps

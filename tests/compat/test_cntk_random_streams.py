@@ -15,8 +15,11 @@ import os
 
 import numpy as np
 import pytest
+import torch
 
 import stadyn.compat.cntk as C
+from stadyn.graph import topological_nodes
+from stadyn.ops import RandomStream
 from stadyn.serialize._cntk_format import read_cntk
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_random_streams")
@@ -74,6 +77,21 @@ def test_a_saved_function_keeps_cntks_offset_and_draws_on_when_loaded(name, tmp_
         firsts.append(_index(evaluations, _run(C.load_model(path))))
     assert offsets == CNTK["files"][name]["offsets"]
     assert firsts == CNTK["files"][name]["loaded_first_is_evaluation"]
+
+
+def test_a_stream_whose_position_is_not_found_is_written_at_0_with_a_warning(tmp_path):
+    x = C.input_variable(5, name="x")
+    f = C.random.uniform_like(x, seed=3)
+    _run(f)
+    (stream,) = {a for node in topological_nodes([f.variable]) for a in node.kwargs.values()
+                 if isinstance(a, RandomStream)}
+    other = torch.Generator().manual_seed(4)        # a state on another seed's sequence
+    stream.generator(torch.device("cpu")).set_state(other.get_state())
+    path = os.path.join(tmp_path, "lost.model")
+    with pytest.warns(RuntimeWarning, match="seed 3 has drawn too many numbers to count: "
+                                            "rngOffset 0 written"):
+        f.save(path)
+    assert _saved_offset(path) == 0
 
 
 def _made():

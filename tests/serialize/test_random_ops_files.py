@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import zipfile
 
 import numpy as np
 import pytest
@@ -88,6 +89,26 @@ def test_a_stream_made_at_an_offset_is_saved_there_in_a_version_3_file(tmp_path)
     want.forward()         # 9 numbers: the 6 skipped, then the first 3 of the loaded draw
     np.testing.assert_array_equal(sd.load(path)(x=np.zeros((1, 3), np.float32))["y"],
                                   want.d[2:])
+
+
+def test_a_streams_state_that_is_not_its_seeds_is_refused_naming_the_file(tmp_path):
+    x = sd.Variable.from_numpy_array(np.zeros((2, 3), np.float32))
+    path = os.path.join(tmp_path, "stream.stadyn")
+    sd.save(path, {"y": F.rand_like(x, seed=RandomStream(11))}, {"x": x})
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    network = json.loads(members["network.json"])
+    stream = network["nodes"][0]["attrs"]["seed"]["$stream"]
+    stream["seed"] = 12                                 # the state is seed 11's
+    members["network.json"] = json.dumps(network).encode()
+    bad = os.path.join(tmp_path, "bad.stadyn")
+    with zipfile.ZipFile(bad, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    with pytest.raises(sd.ModelFileError, match=r"bad\.stadyn: .*node 0.*random stream's "
+                                                 r"state: not the state of a CPU generator "
+                                                 r"seeded 12"):
+        sd.load(bad)
 
 
 def _session(model):

@@ -7,7 +7,8 @@ A model file (``.stadyn``) is a zip archive of
 * ``network.json`` -- the graph: variables, op nodes (catalog names and attributes), named inputs
   and outputs, parameter names (see ``docs/model-files.md`` for the schema).  Version 2 added
   sequence inputs with their ``lengths`` and graphs inside attributes (a recurrence's step);
-  version 3 random streams (a ``RandomStream`` seed: its seed and position, ``$stream``);
+  version 3 random streams (a ``RandomStream`` seed: its seed and its generator's state,
+  ``$stream``);
 * ``parameters.safetensors`` -- the parameters by scope path (with their ``need_grad``);
 * ``constants.safetensors`` -- leaf values that are neither inputs nor parameters (if any);
 * ``solver.safetensors`` -- optionally, solver state as ``Solver.save_states`` writes it.
@@ -61,9 +62,8 @@ def _encode(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, RandomStream):     # its seed and where it stands (format version 3)
-        stream = {"seed": int(value), "offset": value.saved()}
-        kept = value.kept_normal()
-        return {"$stream": {**stream, "normal": kept} if kept else stream}
+        value.mark_saved()
+        return {"$stream": {"seed": int(value), "state": value.state()}}
     if isinstance(value, np.generic):
         return _encode(value.item(), depth)
     if isinstance(value, int):
@@ -97,16 +97,15 @@ def _decode(value: Any, where: str, depth: int = 0) -> Any:
             return tuple(_decode(v, where, depth + 1) for v in body)
         if tag == "$float" and body in ("nan", "inf", "-inf"):
             return float(body)
-        if tag == "$stream" and isinstance(body, dict) and \
-                {"seed", "offset"} <= set(body) <= {"seed", "offset", "normal"}:
-            seed, offset, kept = body["seed"], body["offset"], body.get("normal")
-            _check(all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2 ** 64
-                       for n in (seed, offset)), f"{where}: a random stream's seed and offset "
-                                                 "must be integers in 0..2**64-1")
-            _check(kept is None or (isinstance(kept, str) and len(kept) == 80 and all(
-                c in "0123456789abcdef" for c in kept)), f"{where}: a random stream's kept "
-                                                         "normal must be 80 hex digits")
-            return RandomStream(seed, offset, kept)
+        if tag == "$stream" and isinstance(body, dict) and set(body) == {"seed", "state"}:
+            seed, state = body["seed"], body["state"]
+            _check(isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 64
+                   and isinstance(state, str), f"{where}: a random stream's seed must be an "
+                                               "integer in 0..2**64-1 and its state a string")
+            try:
+                return RandomStream.restored(seed, state)
+            except ValueError as exc:
+                raise _Invalid(f"{where}: a random stream's state: {exc}") from None
         if tag == "$array" and isinstance(body, dict) and set(body) == {"dtype", "shape", "data"}:
             dtype, shape, data = body["dtype"], body["shape"], body["data"]
             _check(dtype in _DTYPES and dtype != "bfloat16", f"{where}: array dtype {dtype!r}")
