@@ -35,8 +35,10 @@ try:
     from .compile import CompiledStep, compile_step
     from .inspect import profile, reset_trace_counts, show, summary, trace
     from .graph import (Context, Variable, auto_forward, check_numerics, context, context_scope,
-                        forward_all, get_auto_forward, get_current_context, is_training,
-                        set_auto_forward, set_default_context, set_training, training)
+                        forward_all, get_auto_forward, get_current_context,
+                        get_static_options, is_training, set_auto_forward,
+                        set_default_context, set_static_options, set_training, static_options,
+                        training)
     from .ops import grad
     from .parametric import (ParameterRegistry, clear_parameters, get_parameter_or_create,
                              get_parameters, parameter_registry, parameter_scope)
@@ -50,7 +52,8 @@ finally:
 
 __all__ = [
     "Variable", "auto_forward", "set_auto_forward", "get_auto_forward", "forward_all", "grad",
-    "no_grad", "training", "is_training", "set_training", "Context", "context",
+    "no_grad", "training", "is_training", "set_training", "static_options",
+    "set_static_options", "get_static_options", "Context", "context",
     "set_default_context", "get_current_context",
     "context_scope", "parameter_scope", "parameter_registry", "ParameterRegistry",
     "get_parameters", "clear_parameters", "get_parameter_or_create", "save_parameters",

@@ -44,9 +44,9 @@ import threading
 import numpy as np
 import torch
 
-__all__ = ["take_words", "canonical_floats", "canonical_doubles", "bernoulli", "uniform_floats",
-           "normal_floats", "uniform_ints", "weighted_choices", "erased_boxes", "WordSource",
-           "NormalDoubles", "augmentation_draws"]
+__all__ = ["take_words", "skip_words", "words_drawn", "canonical_floats", "canonical_doubles",
+           "bernoulli", "uniform_floats", "normal_floats", "uniform_ints", "weighted_choices",
+           "erased_boxes", "WordSource", "NormalDoubles", "augmentation_draws"]
 
 # torch's CPU generator state (CPUGeneratorImplState): the seed (u64), ``left`` (i32),
 # ``seeded`` (i32), ``next`` (u64), then the 624 words, each in a u64.
@@ -119,6 +119,97 @@ def take_words(generator: torch.Generator | None, count: int) -> np.ndarray:
     """The next ``count`` numbers of ``generator`` (``std::mt19937``'s ``operator()``)."""
     with WordSource(generator) as take:
         return take(count)
+
+
+def skip_words(generator: torch.Generator, count: int) -> None:
+    """Advance ``generator`` by ``count`` 32-bit numbers (drawn and dropped in blocks, so a
+    long skip holds little memory).
+
+    Example:
+        >>> import torch
+        >>> a, b = torch.Generator().manual_seed(5489), torch.Generator().manual_seed(5489)
+        >>> skip_words(a, 1000); bool((take_words(a, 3) == take_words(b, 1003)[1000:]).all())
+        True
+    """
+    left = int(count)
+    if left <= 0:
+        return
+    with WordSource(generator) as take:
+        while left > 0:
+            step = min(left, _SEARCH_BLOCK)
+            take(step)
+            left -= step
+
+
+_SEARCH_BLOCK = 624 * 1024     # numbers drawn at once while skipping or searching (4 MiB)
+
+
+def _tempered(words: np.ndarray) -> np.ndarray:
+    """``std::mt19937``'s output of state words (its tempering)."""
+    y = words.astype(np.uint32)
+    y ^= y >> np.uint32(11)
+    y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+    return y ^ (y >> np.uint32(18))
+
+
+def words_drawn(generator: torch.Generator, seed: int, limit: int = 1 << 30,
+                since: tuple[int, torch.Tensor] | None = None) -> int | None:
+    """How many 32-bit numbers ``generator`` (a torch CPU generator) has given since
+    ``manual_seed(seed)``: where it stands in that seed's sequence.  Found by drawing the
+    sequence again (the block of 624 numbers whose first ones are the tempered words of the
+    generator's state, then its position in the block), from the seed or from ``since`` -- a
+    position found before and the generator's state there (``get_state()``) -- up to ``limit``
+    numbers on (about 10 ns each); None where the state is not found so (not on that
+    sequence, or farther on).  What torch keeps of a normal pair outside the engine is no part
+    of the position.
+
+    Example:
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(7)
+        >>> words_drawn(g, 7), (take_words(g, 1300), words_drawn(g, 7))[1], words_drawn(g, 8)
+        (0, 1300, None)
+        >>> here = (1300, g.get_state()); _ = take_words(g, 5)
+        >>> words_drawn(g, 7, since=here), words_drawn(g, 7, limit=1000, since=here)
+        (1305, 1305)
+    """
+    state = generator.get_state().numpy()
+    if state.size != _STATE_BYTES or generator.device.type != "cpu":
+        return None
+    if since is None:
+        start, replay = 0, torch.Generator().manual_seed(int(seed))
+    else:
+        start, replay = int(since[0]), torch.Generator()
+        replay.set_state(since[1])
+    known = replay.get_state().numpy()
+    if np.array_equal(state[_WORDS:_STATE_END], known[_WORDS:_STATE_END]) and \
+            np.array_equal(state[_LEFT:_WORDS], known[_LEFT:_WORDS]):
+        return start
+    position = int(state[_NEXT:_NEXT + 8].view(np.uint64)[0])      # in its block, 1..624
+    if not 1 <= position <= 624:
+        return None
+    here = int(known[_NEXT:_NEXT + 8].view(np.uint64)[0])
+    if np.array_equal(state[_WORDS:_STATE_END], known[_WORDS:_STATE_END]):
+        return start + position - here if position >= here else None    # the replay's block
+    key = state[_WORDS:_STATE_END].view(np.uint64).astype(np.uint32)
+    wanted = _tempered(key[:4])
+    with WordSource(replay) as take:
+        # to the end of the replay's block: the numbers after it come a block at a time
+        left = int(known[_LEFT:_LEFT + 4].view(np.int32)[0])
+        first = left - 1
+        take(first)
+        drawn = start + first        # numbers given up to the start of the next block
+        while drawn - start < limit:
+            blocks = take(_SEARCH_BLOCK).reshape(-1, 624)
+            hits = np.flatnonzero((blocks[:, :4] == wanted).all(axis=1))
+            for hit in hits:
+                if np.array_equal(_tempered(key), blocks[hit]):
+                    return drawn + int(hit) * 624 + position
+            drawn += blocks.shape[0] * 624
+    return None
+
+
+_STATE_END = _WORDS + 624 * 8        # then the normal values torch keeps
 
 
 def canonical_floats(words: np.ndarray) -> np.ndarray:

@@ -255,11 +255,17 @@ def test_a_new_shape_of_a_grad_op_evaluated_without_gradients_gives_its_gradient
     assert g.data.grad_fn is None
 
 
-def test_a_random_op_of_its_own_plain_seed_draws_on_across_the_plans_of_new_shapes(monkeypatch):
+@pytest.mark.parametrize("build_runs, plans, builds", [
+    (None, [StaticPlan, TrialPlan, TrialPlan], 1),      # the new shape tried eagerly
+    (0, [StaticPlan] * 3, 2)])                          # every shape lowered at once
+def test_a_random_op_of_its_own_plain_seed_draws_on_across_the_plans_of_new_shapes(
+        monkeypatch, build_runs, plans, builds):
     """A random op of its own plain ``seed=`` keeps one generator through every plan of its
-    graph: another leaf's new shape (a new plan) does not start its stream again, as NNabla 1.39
-    sets up again only a function whose own inputs changed shape (``rand`` has none: it draws
-    on; tests/compat case own_seed_rand_beside_a_reshaped_input)."""
+    graph, a trial's too: another leaf's new shape (a new plan) does not start its stream again,
+    as NNabla 1.39 sets up again only a function whose own inputs changed shape (``rand`` has
+    none: it draws on; tests/compat case own_seed_rand_beside_a_reshaped_input)."""
+    if build_runs is not None:
+        monkeypatch.setattr(_runner, "BUILD_RUNS", build_runs)
     built = _count_builds(monkeypatch)
     x = sd.Variable.from_numpy_array(np.ones((2, 3), np.float32))
     noise = F.rand(shape=(2, 3), seed=11)
@@ -275,4 +281,4 @@ def test_a_random_op_of_its_own_plain_seed_draws_on_across_the_plans_of_new_shap
         kinds.append(type(noise._plan))
     for run in range(3):
         np.testing.assert_array_equal(got[run], want[run])
-    assert kinds == [StaticPlan] * 3 and len(built) == 2
+    assert kinds == plans and len(built) == builds

@@ -61,6 +61,7 @@ from ._trial_plan import TrialPlan
 from ._own_streams import NodeSeed
 from ._plan_reuse import graph_structure
 from ._runner import forward_all
+from ._static_options import get_static_options, set_static_options, static_options
 from ._scope import current_scope, name_scope
 from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, sequences_of,
                         set_sequence_axis, set_sequences)
@@ -84,6 +85,7 @@ __all__ = [
     "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
+    "static_options", "set_static_options", "get_static_options",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",
     "set_global_recompute", "set_function_pre_hook", "set_function_post_hook",
     "unset_function_pre_hook", "unset_function_post_hook", "Context", "context",

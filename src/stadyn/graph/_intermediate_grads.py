@@ -31,7 +31,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import torch
 import torch.fx as fx
@@ -69,28 +69,20 @@ def keep_intermediate_grads(variables: Sequence[Variable], grads: Sequence[torch
         v._grad = g
 
 
-class Intermediates(list):
-    """The intermediates of a root (a list) and the ``nodes`` of its graph, whose inputs are
-    Stadyn's references to them (``_held_values.py`` counts them)."""
-
-    __slots__ = ("nodes",)
-
-
-def intermediates_of(root: Variable) -> Intermediates:
-    """The live Variables computed by ops that ``root`` depends on, other than ``root``, with
-    the graph's nodes (``.nodes``).
+def intermediates_of(root: Variable, nodes: Sequence[FunctionNode] | None = None
+                     ) -> list[Variable]:
+    """The live Variables computed by ``nodes`` (the ops ``root`` depends on,
+    ``topological_nodes([root])``, unless given), other than ``root``.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> h = F.relu(sd.Variable((2,)))
         >>> y = F.sum(h)
-        >>> found = intermediates_of(y)
-        >>> found == [h], [n.spec.name for n in found.nodes]
-        (True, ['relu', 'sum'])
+        >>> intermediates_of(y) == [h]
+        True
     """
-    out = Intermediates()
-    out.nodes = topological_nodes([root])
-    for node in out.nodes:
+    out = []
+    for node in topological_nodes([root]) if nodes is None else nodes:
         for ref in node._outputs:
             v = ref()
             if v is not None and v is not root:
@@ -98,10 +90,10 @@ def intermediates_of(root: Variable) -> Intermediates:
     return out
 
 
-def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
+def retain_intermediate_grads(variables: Sequence[Variable], clear_buffer: bool,
+                              nodes: Sequence[FunctionNode],
                               values: Mapping[int, torch.Tensor] | None = None,
-                              spare: Sequence[Variable] = (),
-                              nodes: Sequence[FunctionNode] | None = None
+                              spare: Sequence[Variable] = ()
                               ) -> list[tuple[Variable, torch.Tensor]]:
     """Before an autograd backward: ask torch to keep the gradients of ``variables`` (those
     computed by autograd-recorded ops; with ``clear_buffer`` only the persistent ones, and the
@@ -109,8 +101,7 @@ def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
     them: NNabla's ``backward(clear_buffer=True)`` frees those, and keeps a branch's that
     needs no gradient; a static graph's forward keeps its roots', ``spare``, and the values the
     program holds stay, ``_held_values.py``: ``nodes`` are the graph's, whose inputs are
-    Stadyn's references to them, by default ``variables.nodes`` (:func:`intermediates_of`'s)
-    or else the ones that made ``variables``).  ``values``
+    Stadyn's references to them).  ``values``
     gives the tensors of the Variables (by ``id``) whose run left them no value (an eager run
     of a clearing forward); the others' are their ``.data``.  Returns what
     :func:`take_retained_grads` reads after.
@@ -120,17 +111,14 @@ def retain_intermediate_grads(variables: Iterable[Variable], clear_buffer: bool,
         >>> x = sd.Variable.from_numpy_array(np.array([2.0]), need_grad=True)
         >>> with sd.auto_forward():
         ...     h = F.tanh(x); y = F.sum(h * 2.0)
-        >>> kept = retain_intermediate_grads([h], clear_buffer=False)
+        >>> kept = retain_intermediate_grads([h], False, [h.parent, y.parent.inputs[0].parent,
+        ...                                                  y.parent])
         >>> len(kept), h.g.tolist()
         (1, [0.0])
     """
     kept = []
     spared = {id(v) for v in spare}
     if clear_buffer:                # a value the program holds stays (_held_values.py)
-        variables = variables if isinstance(variables, (list, tuple)) else list(variables)
-        if nodes is None:
-            nodes = getattr(variables, "nodes", None) or list(
-                {id(v.parent): v.parent for v in variables}.values())
         spared |= held_variables(nodes, variables, spare)
     for v in variables:
         t = values.get(id(v), v._data) if values else v._data
@@ -155,7 +143,7 @@ def take_retained_grads(kept: Sequence[tuple[Variable, torch.Tensor]]) -> None:
         >>> x = sd.Variable.from_numpy_array(np.array([2.0]), need_grad=True)
         >>> with sd.auto_forward():
         ...     h = F.tanh(x); y = F.sum(h * 2.0)
-        >>> kept = retain_intermediate_grads([h], clear_buffer=False)
+        >>> kept = retain_intermediate_grads([h], False, [h.parent])
         >>> torch.autograd.backward(y.data, torch.ones(()), retain_graph=True)
         >>> take_retained_grads(kept); h.g.tolist()
         [2.0]

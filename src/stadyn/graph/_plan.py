@@ -309,8 +309,8 @@ class EagerPlan:
         if self.saved is None:
             raise StadynError("backward: the buffers of the last forward were cleared "
                               "(backward(clear_buffer=True) ran already); run forward again")
-        kept = retain_intermediate_grads(intermediates_of(root), clear_buffer,
-                                         self._inter_values, self.roots, self.nodes)
+        kept = retain_intermediate_grads(intermediates_of(root), clear_buffer, self.nodes,
+                                         self._inter_values, self.roots)
         torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:

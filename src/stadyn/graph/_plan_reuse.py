@@ -58,12 +58,12 @@ import numpy as np
 import torch
 
 from .._memory import keep_freed_cpu_memory
-from ._plan import StaticPlan
+from ._plan import StaticPlan, _inner_graphs
 from ._subgraph import Subgraph
 from ._variable import Variable
 
 __all__ = ["structure", "graph_structure", "reuse", "remember", "sighted", "draws_own_stream",
-           "restarts_own_stream", "clear", "MAX_TEMPLATES", "MAX_SIGHTED"]
+           "loop_and_own_stream", "clear", "MAX_TEMPLATES", "MAX_SIGHTED"]
 
 #: Structures whose plans are kept for graphs rebuilt alike.
 MAX_TEMPLATES = 64
@@ -134,27 +134,25 @@ def draws_own_stream(nodes) -> bool:
     return any(_own_generator(node) for node in nodes)
 
 
-def restarts_own_stream(nodes) -> bool:
-    """Whether a random op among ``nodes`` has a plain seed of its own (not a ``RandomStream``,
-    which carries its generator): a dynamic-mode call of it seeds a fresh generator each time;
-    in a static graph the node keeps one (``_own_streams.py``).  The runner lowers a new shape
-    of such a graph at once rather than running it as a trial.
+def loop_and_own_stream(nodes) -> tuple[bool, bool]:
+    """Whether an op among ``nodes`` holds a loop (``_plan.holds_loop``) and whether one draws
+    from a generator of its own seed (:func:`draws_own_stream`), in one walk: what the runner
+    asks of a graph's first signature.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
         >>> from stadyn.graph import Subgraph
         >>> x = sd.Variable.from_numpy_array(np.ones(3, np.float32))
-        >>> restarts_own_stream(Subgraph([F.dropout(x, 0.5, seed=7)]).nodes)
-        True
-        >>> restarts_own_stream(Subgraph([F.dropout(x, 0.5, seed=sd.ops.RandomStream(7))]).nodes)
-        False
+        >>> loop_and_own_stream(Subgraph([F.dropout(x, 0.5, seed=7)]).nodes)
+        (False, True)
     """
+    loop = own = False
     for node in nodes:
-        if _own_generator(node):
-            seed = node.attrs.get("seed")
-            if type(seed) is int or isinstance(seed, np.integer):
-                return True
-    return False
+        loop = loop or bool(_inner_graphs(node))
+        own = own or _own_generator(node)
+        if loop and own:
+            break
+    return loop, own
 
 
 def structure(subgraph: Subgraph) -> tuple | None:

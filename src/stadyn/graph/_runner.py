@@ -62,16 +62,16 @@ from ._numerics import _depth as _checking
 from ._numerics import _policy as _checks
 from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
-from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, holds_loop,
-                    needs_backward_pass)
+from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, needs_backward_pass)
 from ._deferred_backward import Deferred, deferrable
 from ._own_streams import own_seed_nodes, record, set_up
-from ._plan_reuse import (draws_own_stream, remember, restarts_own_stream, reuse, sighted,
+from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
                           structure)
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
-from ._variable import Variable, gradient_marks_version, graph_version, layout_version
+from ._variable import (Variable, gradient_marks_version, graph_version, layout_version,
+                        topological_nodes)
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
 
@@ -154,7 +154,7 @@ class _PlanCache:
             self.trials.move_to_end(key)
             trial = TrialPlan(self.subgraph.roots, self.subgraph.nodes, self.subgraph.leaves,
                               self.subgraph.filled(keep_all), _needs_backward(self.subgraph),
-                              self.eager.get(flags))
+                              self.eager.get(flags) or _rented(self.pricing.get(flags)))
             trial.spent = spent
             self.trial, self.trial_key = trial, key
             return trial
@@ -239,16 +239,13 @@ class _PlanCache:
 
     def _try_first(self, flags: tuple, keep_all: bool) -> bool:
         """Whether a new signature under ``flags`` runs eagerly first: a static plan was built
-        for these flags, the profiler labels nothing, no random op has a plain seed of its own
-        (an eager run would seed a fresh generator each time, where the new shape's plan goes
-        on drawing one stream: ``restarts_own_stream``), and the plan would keep the standard
-        layout (a channels-last plan's convolutions sum in another order than eager ones).
-        (A random op's own generator is the node's, ``_own_streams.py``, whichever plan runs:
-        a graph holding one is still lowered for each new shape, as before.)
+        for these flags, the profiler labels nothing, and the plan would keep the standard
+        layout (a channels-last plan's convolutions sum in another order than eager ones).  A
+        random op's own generator is the node's (``_own_streams.py``), which the trial runs
+        draw from as the plans do, so a graph holding one is tried like any other.
         Never while ``BUILD_RUNS`` is 0: every graph is then lowered on its first run, a new
         shape's too."""
-        if (flags not in self.built or flags[4] or BUILD_RUNS <= 0
-                or restarts_own_stream(self.subgraph.nodes)):
+        if flags not in self.built or flags[4] or BUILD_RUNS <= 0:
             return False
         return keep_all or not plan_layout(self.subgraph.nodes, self.subgraph.leaf_tensors())
 
@@ -261,14 +258,15 @@ class _PlanCache:
         graph holding a loop (which a trace unrolls) rents ``BUILD_RUNS``; an evaluation (grad
         mode off, or no leaf needing a gradient: no backward can follow) of a structure that
         no graph ran before (``_plan_reuse.sighted``) rents one run, its next run builds.  A
-        graph drawing from a random op's own generator is lowered at once: its program holds
-        the generator, whose stream an eager run would not start."""
+        graph without a loop drawing from a random op's own generator is lowered at once (a
+        rule from when an eager run drew from a generator of its own; the runs now share the
+        node's, so renting would keep the draws, but the first run's timing would change).
+        One walk of the nodes finds both (``loop_and_own_stream``)."""
         nodes = self.subgraph.nodes
         if flags in self.built or flags[4] or BUILD_RUNS <= 0:
             return None, _UNSEEN
-        loop = holds_loop(nodes)
-        if restarts_own_stream(nodes) or not loop and (
-                draws_own_stream(nodes) or (flags[1] and _needs_backward(self.subgraph))):
+        loop, own = loop_and_own_stream(nodes)
+        if not loop and (own or (flags[1] and _needs_backward(self.subgraph))):
             return None, _UNSEEN
         if not keep_all and plan_layout(nodes, self.subgraph.leaf_tensors()):
             return None, _UNSEEN
@@ -276,6 +274,19 @@ class _PlanCache:
             return BUILD_RUNS, _UNSEEN
         form = structure(self.subgraph)     # None: graphs alike unknown, its own next run builds
         return (0 if form is None or not sighted(key + (form,)) else None), form
+
+
+def _rented(runs: int | None) -> str | None:
+    """Why a trial runs where nothing was built for its flags yet (``runs``: the runs its
+    :meth:`_PlanCache._rent_first` rented), or None for a new shape of a graph with a plan (the
+    trial's own reason)."""
+    if runs is None:
+        return None
+    if runs == 0:
+        return ("a first evaluation of a graph unlike any run before (lowered on its next "
+                "run, or the next graph built alike)")
+    return (f"a graph holding a loop, before its first build (lowered once its runs have cost "
+            f"BUILD_RUNS = {runs} times its fastest forward)")
 
 
 def _needs_backward(subgraph: Subgraph) -> bool:
@@ -507,11 +518,12 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
         return
     if data is not None and data.grad_fn is not None:
         seed = _seed(var, grad, data)
-        inters = intermediates_of(var)
+        nodes = topological_nodes([var])
+        inters = intermediates_of(var, nodes)
         # a leaf set need_grad=True after an op that took part used it: that op runs again
         late = run_again_for_late_leaves(_nodes_of(var, inters), data)
         cuts = cut_stopped(inters)        # need_grad=False set after its consumers ran
-        kept = retain_intermediate_grads(inters, clear_buffer)
+        kept = retain_intermediate_grads(inters, clear_buffer, nodes)
         # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would make
         # the first backward import sympy (torch.autograd checks a given seed's shape with
         # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).

@@ -40,7 +40,16 @@ class RandomStream(int):
     node -- dynamic or static, replayed, re-traced or interpreted -- draws the next values of
     one generator seeded with it, where a plain seed starts a fresh generator per call (NNabla's
     rule).  CNTK's random Functions are built with one (every evaluation draws new values).  It
-    is an ``int``, so a model file stores the seed and a loaded graph starts the stream again.
+    is an ``int`` (the seed); ``offset`` starts it that many 32-bit numbers into the seed's
+    sequence on the CPU (CNTK's ``rngOffset``).
+
+    Files keep where the stream stands, so the loaded graph draws on from there, as CNTK 2.7's
+    loaded models do: a Stadyn model file its CPU generator's state (:meth:`state`), a CNTK
+    file its :meth:`position` -- the count of 32-bit numbers the CPU generator gave, one a
+    value for the uniform draws (``rand_like``, ``bernoulli_like``, ``gumbel_like``, dropout's
+    mask) as CNTK counts them; a normal draw takes torch's count, not CNTK's, and a normal draw
+    of fewer than 16 values keeps half a pair beside it, which a CNTK file cannot hold.  A
+    stream that drew on another device is kept where its CPU generator stands.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -49,28 +58,95 @@ class RandomStream(int):
         >>> with sd.auto_forward():
         ...     a, b = F.rand_like(x, seed=s).d, F.rand_like(x, seed=s).d
         ...     c = F.rand_like(x, seed=7).d
-        >>> bool((a == c).all()), bool((a == b).all()), int(s)
-        (True, False, 7)
+        ...     moved = sd.ops.RandomStream(7, offset=s.position())   # where s stands
+        ...     d, e = F.rand_like(x, seed=s).d, F.rand_like(x, seed=moved).d
+        >>> bool((a == c).all()), bool((a == b).all()), int(s), bool((d == e).all())
+        (True, False, 7, True)
     """
 
-    def __new__(cls, seed: int):
+    def __new__(cls, seed: int, offset: int = 0):
         if int(seed) < 0:
             raise ValueError(f"a random stream's seed must be >= 0, got {seed}")
+        if int(offset) < 0:
+            raise ValueError(f"a random stream's offset must be >= 0, got {offset}")
         self = super().__new__(cls, int(seed))
         self._generators = {}
+        self._offset = int(offset)
+        self._known = None      # (a position found, the CPU generator's state there)
+        self._saved = None      # the CPU generator's state at the stream's last save
+        if self._offset:        # moved on now: a graph being traced may make it first
+            self.generator(torch.device("cpu"))
         return self
 
     def generator(self, device: torch.device) -> torch.Generator:
-        """This stream's generator on ``device`` (made, seeded, on first use)."""
+        """This stream's generator on ``device`` (made, seeded, on first use; on the CPU
+        moved on by ``offset`` numbers)."""
         key = str(torch.device(device))
         if key not in self._generators:
             generator = torch.Generator(device=device)
             generator.manual_seed(int(self))
+            if generator.device.type == "cpu" and self._offset:
+                _std.skip_words(generator, self._offset)
+                self._known = (self._offset, generator.get_state())
             self._generators[key] = generator
         return self._generators[key]
 
+    def position(self) -> int | None:
+        """How many 32-bit numbers of its seed's sequence the stream's CPU generator has
+        given (CNTK's ``rngOffset``): found by drawing the sequence again from the last
+        position found, else from the seed (``_libstdcxx_random.words_drawn``, ~10 ns a
+        number), None where that takes more than 2**30 numbers (or the generator's state was
+        set to another sequence's)."""
+        generator = self.generator(torch.device("cpu"))
+        drawn = _std.words_drawn(generator, int(self), since=self._known)
+        if drawn is None and self._known is not None:   # (a state put back: from the seed)
+            drawn = _std.words_drawn(generator, int(self))
+        if drawn is not None:
+            self._known = (drawn, generator.get_state())
+        return drawn
+
+    def state(self) -> str:
+        """The stream's CPU generator's state (torch's ``get_state()``) as hex: what a Stadyn
+        model file keeps (:meth:`restored` makes the stream again)."""
+        return self.generator(torch.device("cpu")).get_state().numpy().tobytes().hex()
+
+    @classmethod
+    def restored(cls, seed: int, state: str) -> "RandomStream":
+        """The stream of ``seed`` whose CPU generator is in ``state`` (:meth:`state`'s);
+        a ValueError where ``state`` is not a torch CPU generator's state of that seed.
+
+        Example:
+            >>> s = RandomStream(5, offset=10)
+            >>> RandomStream.restored(5, s.state()).position()
+            10
+        """
+        stream = cls(seed)
+        try:
+            tensor = torch.frombuffer(bytearray.fromhex(state), dtype=torch.uint8)
+        except (TypeError, ValueError):
+            tensor = None
+        if tensor is None or tensor.numel() != len(stream.state()) // 2 or \
+                int.from_bytes(bytes(tensor[:8].tolist()), "little") != int(seed):
+            raise ValueError(f"not the state of a CPU generator seeded {int(seed)}")
+        stream.generator(torch.device("cpu")).set_state(tensor.clone())
+        return stream
+
+    def mark_saved(self) -> None:
+        """Record where the stream stands as the place of its last save: where a copy of its
+        op starts (:meth:`restarted`; CNTK 2.7's clone copies the ``rngOffset`` its function
+        last saved)."""
+        self._saved = self.state()
+
+    def restarted(self) -> "RandomStream":
+        """A stream of its own for a copy of the op: the same seed, where this stream stood
+        at its last save (:meth:`mark_saved`; where it was made if never saved), as CNTK
+        2.7's ``clone`` starts the copy's random functions."""
+        if self._saved is None:
+            return RandomStream(int(self), self._offset)
+        return RandomStream.restored(int(self), self._saved)
+
     def __reduce__(self):
-        return (RandomStream, (int(self),))
+        return (RandomStream.restored, (int(self), self.state()))
 
     def __copy__(self):
         return self

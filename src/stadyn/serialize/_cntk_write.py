@@ -34,7 +34,7 @@ from . import _cntk_write_proto as P
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
     add_bias, convolution_attributes, element_divide
 from ._cntk_write_ops import RULES as _MORE_RULES
-from ._cntk_write_acts import RULES as _ACT_RULES
+from ._cntk_write_acts import RULES as _ACT_RULES, rng_offset
 from ._cntk_write_gather import RULES as _GATHER_RULES
 from ._cntk_write_lrn import RULES as _LRN_RULES
 from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
@@ -174,8 +174,10 @@ def _dropout(w, ins, uids, attrs, out, name):
     if not attrs["train_only"] or attrs["output_mask"]:
         raise CntkWriteUnsupported("dropout", "NNabla's dropout (applied in inference too)")
     seed = int(attrs["seed"])
+    # where its stream stands, as CNTK 2.7 saves it (the loaded function draws on from there)
+    offset = rng_offset(attrs["seed"])
     attributes = {"dropoutRate": P.double(attrs["p"]), "rngSeed": P.size_t(max(seed, 0)),
-                  "rngOffset": P.size_t(0)}
+                  "rngOffset": P.size_t(offset)}
     return w.function("Dropout", uids[:1], attributes, name=name)
 
 

@@ -32,6 +32,9 @@ Example:
 
 from __future__ import annotations
 
+import warnings
+
+from ..ops import RandomStream
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_more import ALL_STATIC, inner_nodes, node_attributes, primitive, python_axis, \
@@ -236,6 +239,23 @@ _KINDS = {"rand_like": ("uniform", ("low", "high")), "randn_like": ("normal", ("
           "gumbel_like": ("gumbel", ("loc", "scale")), "bernoulli_like": ("bernoulli", ("p",))}
 
 
+def rng_offset(seed) -> int:
+    """A random op's ``rngOffset``: where its stream stands (``RandomStream.position``, the
+    stream marked saved there), as CNTK 2.7 saves it so that the loaded function draws on from
+    there; 0 for a plain seed (a stream that starts again), and, with a warning, for a stream
+    whose position is not found (farther than 2**30 numbers on from the last one found)."""
+    if not isinstance(seed, RandomStream):
+        return 0
+    seed.mark_saved()
+    found = seed.position()
+    if found is None:
+        warnings.warn(f"the random stream of seed {int(seed)} has drawn too many numbers to "
+                      "count: rngOffset 0 written (the loaded function starts it again)",
+                      RuntimeWarning, stacklevel=2)
+        return 0
+    return found
+
+
 def _random(catalog: str):
     kind, keys = _KINDS[catalog]
 
@@ -247,7 +267,7 @@ def _random(catalog: str):
         attributes = {"randomDistributionType": P.text(kind),
                       "randomDistributionArgs": P.vector([P.double(float(attrs[k]))
                                                           for k in keys]),
-                      "rngSeed": P.size_t(seed), "rngOffset": P.size_t(0)}
+                      "rngSeed": P.size_t(seed), "rngOffset": P.size_t(rng_offset(attrs["seed"]))}
         like = ins[0]
         if id(like) not in w.batched and (like.parent is None or
                                           like.parent.spec.name == "constant"):
@@ -271,7 +291,8 @@ def _random_sample(w, ins, uids, attrs, out, name):
                                                    "axis")
     return w.function("RandomSample", uids[:1], {
         "allowDuplicates": P.boolean(bool(attrs["allow_duplicates"])),
-        "numSamples": P.size_t(int(attrs["num_samples"])), "rngOffset": P.size_t(0),
+        "numSamples": P.size_t(int(attrs["num_samples"])),
+        "rngOffset": P.size_t(rng_offset(attrs["seed"])),
         "rngSeed": P.size_t(seed)}, name=name)
 
 

@@ -315,7 +315,11 @@ def _load_v2(*args) -> Network:
     return _load_network(*args, version=2)
 
 
-_LOADERS: dict[int, Callable[..., Network]] = {1: _load_v1, 2: _load_v2}
+def _load_v3(*args) -> Network:
+    return _load_network(*args, version=3)
+
+
+_LOADERS: dict[int, Callable[..., Network]] = {1: _load_v1, 2: _load_v2, 3: _load_v3}
 
 
 def load(path: str | os.PathLike, registry: ParameterRegistry | None = None,

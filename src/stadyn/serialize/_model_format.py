@@ -7,6 +7,8 @@ A model file (``.stadyn``) is a zip archive of
 * ``network.json`` -- the graph: variables, op nodes (catalog names and attributes), named inputs
   and outputs, parameter names (see ``docs/model-files.md`` for the schema).  Version 2 added
   sequence inputs with their ``lengths`` and graphs inside attributes (a recurrence's step);
+  version 3 random streams (a ``RandomStream`` seed: its seed and its generator's state,
+  ``$stream``);
 * ``parameters.safetensors`` -- the parameters by scope path (with their ``need_grad``);
 * ``constants.safetensors`` -- leaf values that are neither inputs nor parameters (if any);
 * ``solver.safetensors`` -- optionally, solver state as ``Solver.save_states`` writes it.
@@ -20,10 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from ..ops import RandomStream
+
 __all__ = ["FORMAT", "VERSION"]
 
 FORMAT = "stadyn-model"
-VERSION = 2
+VERSION = 3
 
 _REQUIRED = ("format.json", "network.json", "parameters.safetensors")
 _OPTIONAL = ("constants.safetensors", "solver.safetensors")
@@ -57,6 +61,9 @@ def _encode(value: Any, depth: int = 0) -> Any:
         raise TypeError("nested too deeply")
     if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, RandomStream):     # its seed and where it stands (format version 3)
+        value.mark_saved()
+        return {"$stream": {"seed": int(value), "state": value.state()}}
     if isinstance(value, np.generic):
         return _encode(value.item(), depth)
     if isinstance(value, int):
@@ -90,6 +97,15 @@ def _decode(value: Any, where: str, depth: int = 0) -> Any:
             return tuple(_decode(v, where, depth + 1) for v in body)
         if tag == "$float" and body in ("nan", "inf", "-inf"):
             return float(body)
+        if tag == "$stream" and isinstance(body, dict) and set(body) == {"seed", "state"}:
+            seed, state = body["seed"], body["state"]
+            _check(isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 64
+                   and isinstance(state, str), f"{where}: a random stream's seed must be an "
+                                               "integer in 0..2**64-1 and its state a string")
+            try:
+                return RandomStream.restored(seed, state)
+            except ValueError as exc:
+                raise _Invalid(f"{where}: a random stream's state: {exc}") from None
         if tag == "$array" and isinstance(body, dict) and set(body) == {"dtype", "shape", "data"}:
             dtype, shape, data = body["dtype"], body["shape"], body["data"]
             _check(dtype in _DTYPES and dtype != "bfloat16", f"{where}: array dtype {dtype!r}")

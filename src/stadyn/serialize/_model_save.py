@@ -16,6 +16,7 @@ from .._fileutil import atomic_write
 from .._tensorfile import tensor_file_bytes
 from .._version import __version__
 from ..graph import Variable, data_of, output_key, value_key
+from ..ops import RandomStream
 from ._graph import collect_graph
 from ._model_format import _NESTING_LIMIT, FORMAT, VERSION, _encode
 from ._onnx_api import ExportError
@@ -53,6 +54,7 @@ class GraphWriter:
         self.ids: dict[Any, int] = {}
         self.depth = depth
         self.holds_graphs = False    # an attribute held a graph (format version 2)
+        self.holds_streams = False   # an attribute held a random stream (format version 3)
 
     def add(self, key, v: Variable, **extra) -> int:
         """Record the Variable ``v`` under ``key``; returns its variable id."""
@@ -80,6 +82,7 @@ class GraphWriter:
         for v in leaves:
             inner.add(id(v), v, kind="leaf")
         encoded = [inner.node(node) for node in nodes]
+        self.holds_streams = self.holds_streams or inner.holds_streams
         return {"variables": inner.records, "nodes": encoded,
                 "outputs": [inner.ids[value_key(v)] for v in outputs]}
 
@@ -99,6 +102,8 @@ class GraphWriter:
                 except TypeError as exc:
                     raise ExportError(f"op '{node.spec.name}'{where}: an input given as {exc} "
                                       "cannot be saved") from None
+        self.holds_streams = self.holds_streams or any(
+            isinstance(a, RandomStream) for a in attrs.values())
         rules = rules_for(node.spec)
         export = rules.model_export if rules is not None and callable(rules.model_export) \
             else None
@@ -167,7 +172,8 @@ def _network_json(parts) -> tuple[dict, "OrderedDict[str, torch.Tensor]", dict]:
                "inputs": [[n, w.ids[id(v)]] for n, v in parts.inputs.items()],
                "outputs": outputs, "parameters": list(parts.parameters)}
     # the lowest version that holds the graph, so older Stadyns read what they can
-    version = VERSION if w.holds_graphs or any(r.get("sequence") for r in w.records) else 1
+    version = VERSION if w.holds_streams else \
+        2 if w.holds_graphs or any(r.get("sequence") for r in w.records) else 1
     return network, params, {"need_grad": need_grad, "constants": constants,
                              "version": version}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...cntk_semantics import reshape_sample
 from ...graph import (Variable, apply, base_axis_kept, name_scope, new_lengths, set_sequence_axis,
                       topological_nodes)
+from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS,
                      SPARSE, Block, link_outputs, made_by_cntk_op, operand_order, outputs_of,
@@ -58,11 +59,13 @@ def _copy_input(v: Variable) -> Variable:
 
 
 def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
-            clone_inputs: bool = False) -> list[Variable]:
+            clone_inputs: bool = False, own_streams: bool = False) -> list[Variable]:
     """The graph computing ``roots`` made again with each op call replayed: Variables in
     ``substitutions`` (``{old: new}``) replaced, parameters shared, cloned or frozen
     (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
-    over, values the sequence-begin flags spliced in (:func:`~._graph.mark_spliced`) left out.
+    over, values the sequence-begin flags spliced in (:func:`~._graph.mark_spliced`) left out;
+    with ``own_streams`` each random op made again with a stream of its own, from where its
+    stream stood when last saved (``RandomStream.restarted``: CNTK 2.7's clone).
     Returns the new roots."""
     mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
     for old, new in substitutions.items():
@@ -102,15 +105,16 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
         if all(o is not None and id(o) in mapping for o in outputs):
             continue   # a substituted output: nothing upstream of it is needed
         inputs = [new_of(i) for i in node.inputs]
-        if all(a is b for a, b in zip(inputs, node.inputs)):
+        streams = own_streams and any(isinstance(a, RandomStream)
+                                      for a in list(node.args) + list(node.kwargs.values()))
+        if not streams and all(a is b for a, b in zip(inputs, node.inputs)):
             for o in outputs:
                 if o is not None:
                     mapping.setdefault(id(o), o)
             continue
         swap = {id(a): b for a, b in zip(node.inputs, inputs)}
-        args = tuple(swap.get(id(a), a) if isinstance(a, Variable) else a for a in node.args)
-        kwargs = {k: (swap.get(id(a), a) if isinstance(a, Variable) else a)
-                  for k, a in node.kwargs.items()}
+        args = tuple(_copied(a, swap, streams) for a in node.args)
+        kwargs = {k: _copied(a, swap, streams) for k, a in node.kwargs.items()}
         if inputs:      # (CNTK validates the node again: times maps new leading axes)
             args, kwargs = base_axis_kept(node, args, kwargs, inputs[0].shape)
         if node.spec.name == "recurrence":
@@ -137,6 +141,16 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
             for r in roots]
+
+
+def _copied(a, swap: dict, streams: bool):
+    """An op's argument for its copy: a Variable swapped, a random stream restarted where the
+    copy's streams are its own."""
+    if isinstance(a, Variable):
+        return swap.get(id(a), a)
+    if streams and isinstance(a, RandomStream):
+        return a.restarted()
+    return a
 
 
 def _outputs_carried(old: Variable, new: Variable, mapping: dict) -> None:

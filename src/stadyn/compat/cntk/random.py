@@ -12,8 +12,8 @@ values are Stadyn's, not CNTK's: the two generators differ; the distributions ag
 gradient flows through a ``*_like`` Function into its operand; of a placeholder without a
 shape it waits for the shape (its seed drawn as it is made).  A ``scale`` of 0 gives the mean
 (or ``loc``) everywhere, a negative one is a RuntimeError, as in CNTK 2.7.  A graph holding a random
-Function is lowered like any other and saves to a model file (the loaded graph starts each
-stream again from its seed).
+Function is lowered like any other and saves to a model file (the loaded graph draws on from
+where each stream stood, as CNTK 2.7's loaded models do).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C

@@ -19,6 +19,7 @@ import math
 
 from ... import functions as F
 from ...cntk_semantics import logistic, roi_pooling
+from ...ops import RandomStream
 
 __all__ = ["RANDOM_KINDS", "logistic_cntk", "edit_distance_error_cntk", "lambda_rank_cntk",
            "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk", "roipooling_cntk",
@@ -123,6 +124,13 @@ def crop_cntk(node):
     return F.add2(out, F.reshape(zero, (1,) * len(out.shape)))
 
 
+def cntk_stream(node) -> RandomStream:
+    """The random stream a CNTK op's ``rngSeed`` and ``rngOffset`` give: CNTK 2.7 saves where
+    each random function's stream stands, and its loaded function draws on from there, on
+    every evaluation (whatever shape it is given), as the Function it was saved from would."""
+    return RandomStream(int(node.attr("rngSeed", 0)), int(node.attr("rngOffset", 0) or 0))
+
+
 #: CNTK's ``randomDistributionType`` -> the catalog's draw of a Variable's shape
 RANDOM_KINDS = {"uniform": F.rand_like, "normal": F.randn_like, "gumbel": F.gumbel_like,
                 "bernoulli": F.bernoulli_like}
@@ -132,14 +140,15 @@ def random_distribution_cntk(node):
     """CNTK's ``RandomDistribution``: ``randomDistributionType`` uniform (``[low, high)``),
     normal (mean, scale), gumbel (loc, scale) or bernoulli (mean) from
     ``randomDistributionArgs``, of ``newShape`` (``cntk.random.uniform``) or of its input's
-    shape (``uniform_like``), seeded with ``rngSeed``.  CNTK's generator is its own: the
+    shape (``uniform_like``), from the stream of ``rngSeed`` moved on by ``rngOffset``
+    (:func:`cntk_stream`).  CNTK's generator is its own: the
     values are other draws of the same distribution."""
     kind = str(node.attr("randomDistributionType", ""))
     draw = RANDOM_KINDS.get(kind)
     if draw is None:
         node.unsupported(f"the random distribution {kind!r}")
     args = [float(a) for a in (node.attr("randomDistributionArgs") or ())]
-    seed = int(node.attr("rngSeed", 0))
+    seed = cntk_stream(node)
     if node.n_inputs:
         like = node.var(0)
     else:

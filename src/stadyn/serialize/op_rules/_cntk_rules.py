@@ -27,7 +27,7 @@ from ... import functions as F
 from ... import cntk_semantics as S
 from ...cntk_semantics import convolution_transpose
 from ...sequence import reshape_samples
-from ._cntk_read_others import symmetric_pad
+from ._cntk_read_others import cntk_stream, symmetric_pad
 
 __all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
 
@@ -277,8 +277,10 @@ def batch_normalization_cntk(node):
 
 
 def dropout_cntk(node):
-    """CNTK's ``Dropout``: only while training."""
-    return F.dropout(node.var(0), float(node.attr("dropoutRate", 0.5)), train_only=True)
+    """CNTK's ``Dropout``: only while training, its mask drawn from the stream of ``rngSeed``
+    moved on by ``rngOffset`` (:func:`cntk_stream`)."""
+    return F.dropout(node.var(0), float(node.attr("dropoutRate", 0.5)), seed=cntk_stream(node),
+                     train_only=True)
 
 
 # -- axes, shapes and reductions ----------------------------------------------------------------

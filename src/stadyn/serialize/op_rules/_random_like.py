@@ -11,7 +11,7 @@ as ONNX's ``seed``).  The sampling ops have no ONNX counterpart.
 from __future__ import annotations
 
 from ... import functions as F
-from ._cntk_read_others import random_distribution_cntk
+from ._cntk_read_others import cntk_stream, random_distribution_cntk
 from ._table import Unmapped, register_rules
 
 
@@ -84,8 +84,9 @@ register_rules(F.bernoulli_like, onnx_export=_bernoulli_like_onnx, onnx_import=_
 register_rules(F.gumbel_like, onnx_export=_gumbel_like_onnx, onnx_import=_COMPOSED)
 def _random_sample_cntk(node):
     """CNTK's ``RandomSample``: ``numSamples`` classes drawn by the weights (a vector, or a
-    row ``(1, n)``), with duplicates where ``allowDuplicates``, seeded with ``rngSeed``; the
-    draws are Stadyn's (CNTK's generator is its own), dense one-hot rows."""
+    row ``(1, n)``), with duplicates where ``allowDuplicates``, from the stream of ``rngSeed``
+    moved on by ``rngOffset`` (:func:`cntk_stream`); the draws are Stadyn's (CNTK's generator
+    is its own), dense one-hot rows."""
     weights = node.var(0)
     if node.lead(0) or len(weights.shape) not in (1, 2) or \
             (len(weights.shape) == 2 and weights.shape[0] != 1):
@@ -95,7 +96,8 @@ def _random_sample_cntk(node):
         weights = F.reshape(weights, (weights.shape[1],))
     return F.random_sample(weights, int(node.attr("numSamples", 1)),
                            bool(node.attr("allowDuplicates", True)),
-                           seed=int(node.attr("rngSeed", 0)))
+                           seed=cntk_stream(node))
+
 
 
 for _f in (F.random_sample, F.random_sample_inclusion_frequency):
