@@ -199,9 +199,21 @@ class Variable(_Core):
             _take_written_type(self, value)
         _Core.d.fset(self, value)
 
+    def _grad_buffer(self) -> torch.Tensor:
+        # NNabla 1.39's gradient is float32 whatever the value's type (an int32 or bool
+        # Variable's ``g`` is float32 zeros: case ``nnabla_fidelity_14.integer_leaf__float32_
+        # gradient``); Stadyn's allocates one of the value's dtype
+        if _Core.grad.fget(self) is None:
+            value = _Core.data.fget(self)
+            if not (value.is_floating_point() or value.is_complex()):
+                _Core.grad.fset(self, torch.zeros(value.shape, dtype=torch.float32,
+                                                  device=value.device))
+        return super()._grad_buffer()
+
     @property
     def g(self) -> Any:
-        """The gradient as a NumPy array sharing its memory (zeros allocated on first read)."""
+        """The gradient as a NumPy array sharing its memory (zeros allocated on first read;
+        float32 for a Variable of integers or bools, as NNabla's)."""
         value = _Core.g.fget(self)
         unmark_zeroing(grad_of(self))
         return value
@@ -477,10 +489,12 @@ def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
 
 def _set_grad(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     """``v``'s gradient becomes ``tensor``; returns the tensor ``v`` now holds."""
-    if v.parent is None and tensor.dtype != data_of(v).dtype:
-        raise ArgumentError(f"a leaf Variable's gradient stays in its value's dtype "
-                            f"({data_of(v).dtype}) on Stadyn, not {tensor.dtype}: cast "
-                            "its .data instead")
+    value = data_of(v)
+    held = value.dtype if value.is_floating_point() or value.is_complex() else torch.float32
+    if v.parent is None and tensor.dtype != held:
+        raise ArgumentError(f"a leaf Variable's gradient stays {held} on Stadyn (its value's "
+                            f"dtype, float32 for integers), not {tensor.dtype}: cast its "
+                            ".data instead")
     _Core.grad.fset(v, tensor)
     return grad_of(v)
 
