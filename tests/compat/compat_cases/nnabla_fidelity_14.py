@@ -1,8 +1,9 @@
 """NNabla 1.39 fidelity, fourteenth round: the gradient of a Variable of integers or bools is
-float32 (Stadyn allocated one of the value's type); and the parameters a parametric function
+float32 (Stadyn allocated one of the value's type); the parameters a parametric function
 creates with no gradient from an integer array keep its type where NNabla's do (INQ's
 indicator ``I``, read and rewritten as int32; ``min_max_quantize``'s levels ``ql_min`` /
-``ql_max``, int64 from a Python int).
+``ql_max``, int64 from a Python int); and ``x.reshape(shape, unlink=True)`` holds ``x``'s
+array, not a copy that a cast or ``x.d = ints`` leaves behind.
 """
 
 import numpy as np
@@ -121,4 +122,74 @@ def integer_initializers__no_gradient(nn, F, PF, r):
                 res["%s %s" % (key, short)] = p.d.copy()
                 res["%s %s.g" % (key, short)] = p.g.copy()
         nn.clear_parameters()
+    return res
+
+
+def _fresh(nn):
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32))
+    return x, x.reshape((2, 3), unlink=True)
+
+
+_WRITES = {
+    "x.d = int32": lambda nn, x, v: setattr(x, "d", np.arange(10, 16, dtype=np.int32)),
+    "x.d = int64": lambda nn, x, v: setattr(x, "d", np.arange(10, 16)),
+    "x.d = floats": lambda nn, x, v: setattr(x, "d", np.arange(10, 16, dtype=np.float32)),
+    "x.d[1] = 9": lambda nn, x, v: x.d.__setitem__(1, 9),
+    "x.data.fill(3)": lambda nn, x, v: x.data.fill(3),
+    "x.data.cast(int32)": lambda nn, x, v: x.data.cast(np.int32),
+    "x.data.data = int32": lambda nn, x, v: setattr(x.data, "data",
+                                                    np.arange(20, 26, dtype=np.int32)),
+    "x.grad.fill(2)": lambda nn, x, v: x.grad.fill(2),
+    "v.d = int32": lambda nn, x, v: setattr(v, "d", np.arange(40, 46, dtype=np.int32)
+                                            .reshape(2, 3)),
+    "v.data.fill(4)": lambda nn, x, v: v.data.fill(4),
+    "v.data.cast(int32)": lambda nn, x, v: v.data.cast(np.int32),
+}
+_READ_AS_FLOAT = ("integers written into a leaf that a graph built before reads as float data "
+                  "are held as float32 on Stadyn (compat nnabla _variable._stays_float, here "
+                  "through the view the graph reads); NNabla gives the array the integer type "
+                  "and its functions read it as float32")
+
+
+@nnabla_case(names=[_V + "reshape", _V + "d", "nnabla.NdArray.cast", "nnabla.NdArray.fill"],
+             known={"graph x dtype": _READ_AS_FLOAT, "graph v dtype": _READ_AS_FLOAT})
+def reshaped_view__shares_the_array(nn, F, r):
+    r.touch(_V + "reshape", _V + "d", "nnabla.NdArray.cast", "nnabla.NdArray.fill")
+    res = {}
+    for key, write in _WRITES.items():
+        x, v = _fresh(nn)
+        kept = x.d                  # a NumPy array of x handed out: fill() gives new memory
+        v.g
+        write(nn, x, v)
+        res[key + " x"] = x.d.copy()
+        res[key + " v"] = v.d.copy()
+        res[key + " v.g"] = v.g.copy()
+        res[key + " x.g"] = x.g.copy()
+        res[key + " kept"] = kept.copy()
+    # a graph built on the view, run again after integers were written into x
+    x, v = _fresh(nn)
+    y = F.mul_scalar(v, 2.0)
+    y.forward()
+    x.d = np.arange(10, 16, dtype=np.int32)
+    y.forward()
+    res["graph y"] = y.d.copy()
+    res["graph x dtype"] = _dt(x.d)
+    res["graph v dtype"] = _dt(v.d)
+    # the gradient reaching the view is x's
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32), need_grad=True)
+    v = x.reshape((3, 2), unlink=True)
+    loss = F.sum(F.mul_scalar(v, 3.0))
+    loss.forward()
+    x.grad.zero()
+    loss.backward()
+    res["trained x.g"] = x.g.copy()
+    # a view of an op's output reads what each forward writes
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32))
+    h = F.mul_scalar(x, 2.0)
+    v = h.reshape((2, 3), unlink=True)
+    h.forward()
+    res["output view"] = v.d.copy()
+    x.d = np.ones(6, np.float32)
+    h.forward()
+    res["output view rerun"] = v.d.copy()
     return res

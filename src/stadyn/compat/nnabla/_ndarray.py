@@ -39,6 +39,7 @@ import torch
 from ...graph import Variable, auto_forward, data_of, numpy_reader, to_torch_dtype, viewed
 from ..._errors import ArgumentError, ShapeError
 from ._index_dtypes import as_shown, shown_as_uint64
+from ._shared_arrays import members
 
 __all__ = ["NdArray"]
 
@@ -131,9 +132,10 @@ class NdArray:
         if self._owner is None:
             return None
         t = self._mark
-        if not viewed(t):
+        variable, getter, _, renew = self._owner
+        # (an array of a Variable sharing this one's memory counts: ``_shared_arrays``)
+        if not any(viewed(t if m is variable else getter(m)) for m in members(variable)):
             return None
-        variable, _, _, renew = self._owner
         fresh = torch.empty_like(t.detach(), memory_format=torch.contiguous_format)
         return renew(variable, fresh)
 
