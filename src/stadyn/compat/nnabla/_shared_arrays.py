@@ -31,9 +31,9 @@ from typing import Iterable
 
 import torch
 
-from ...graph import Variable as _Core, data_of, grad_of
+from ...graph import Variable as _Core, data_of, grad_of, viewed
 
-__all__ = ["share_array", "members", "follow"]
+__all__ = ["share_array", "members", "follow", "viewed_in_group"]
 
 # Each Variable of a group -> the group's members (a weak set shared by all of them).
 _GROUPS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
@@ -94,6 +94,24 @@ def follow(v: _Core) -> None:
         _Core.data.fset(other, new.detach().reshape(tuple(other.shape)))
         if grad is not None and _fits(grad, data_of(other)):
             _Core.grad.fset(other, grad)
+
+
+def viewed_in_group(v: _Core, t: torch.Tensor) -> bool:
+    """Whether a NumPy array handed out reads ``t`` (``v``'s value tensor) or the value of a
+    Variable holding ``v``'s array: ``fill()`` / ``zero()`` of either then give the group new
+    memory, leaving the old to that array, as NNabla's do.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn
+        >>> from stadyn.graph import data_of
+        >>> x = nn.Variable((4,)); v = x.reshape((2, 2), unlink=True)
+        >>> viewed_in_group(v, data_of(v))
+        False
+        >>> kept = x.d
+        >>> viewed_in_group(v, data_of(v))
+        True
+    """
+    return viewed(t) or any(viewed(data_of(m)) for m in members(v) if m is not v)
 
 
 def _fits(grad: torch.Tensor, value: torch.Tensor) -> bool:

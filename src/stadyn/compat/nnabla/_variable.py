@@ -42,7 +42,7 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32, read_as_float
 from ._indexing import getitem, setitem
-from ._shared_arrays import follow, members, share_array
+from ._shared_arrays import follow, members, share_array, viewed_in_group
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -122,7 +122,7 @@ class Variable(_Core):
     def data(self) -> NdArray:
         """The value as an NdArray viewing this Variable's memory (its ``cast`` changes the
         Variable's dtype, as in NNabla); one kept reads the value the Variable holds then."""
-        return NdArray._of(self, _value_tensor, _set_data, _renew_value)
+        return NdArray._of(self, _value_tensor, _set_data, _renew_value, viewed_in_group)
 
     @data.setter
     def data(self, value: Any) -> None:
