@@ -153,7 +153,7 @@ _READ_AS_FLOAT = ("integers written into a leaf that a graph built before reads 
 
 @nnabla_case(names=[_V + "reshape", _V + "d", "nnabla.NdArray.cast", "nnabla.NdArray.fill"],
              known={"graph x dtype": _READ_AS_FLOAT, "graph v dtype": _READ_AS_FLOAT})
-def reshaped_view__shares_the_array(nn, F, r):
+def reshaped_view__shares_the_array(nn, F, S, r):
     r.touch(_V + "reshape", _V + "d", "nnabla.NdArray.cast", "nnabla.NdArray.fill")
     res = {}
     for key, write in _WRITES.items():
@@ -183,6 +183,20 @@ def reshaped_view__shares_the_array(nn, F, r):
     x.grad.zero()
     loss.backward()
     res["trained x.g"] = x.g.copy()
+    # a solver trains x through the view (its zero_grad drops x's gradient)
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32), need_grad=True)
+    v = x.reshape((2, 3), unlink=True)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters({"x": x})
+    loss = F.sum(F.squared_error(v, nn.Variable.from_numpy_array(np.ones((2, 3), np.float32))))
+    for step in range(3):
+        loss.forward()
+        solver.zero_grad()
+        loss.backward()
+        solver.update()
+        res["solver loss %d" % step] = float(loss.d)
+        res["solver x %d" % step] = x.d.copy()
+        res["solver v.g %d" % step] = v.g.copy()
     # a view of an op's output reads what each forward writes
     x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32))
     h = F.mul_scalar(x, 2.0)

@@ -11,9 +11,10 @@ Here the view is a leaf over a ``view`` of ``x``'s tensor, and ``x`` and its vie
 group: when one of them is given a new tensor (a cast to another dtype, new memory for
 ``fill()``), :func:`follow` makes the others view it in their shapes; a write that keeps a
 member floating (one needs a gradient, or a built graph reads one as float data: ``v.d = ints``'s
-rule, ``_variable._stays_float``) keeps the whole group floating.  ``x.data = nd`` (NNabla's
-``set_data``: the view keeps the old array) is not followed: Stadyn copies ``nd`` into the
-shared memory, which the views then read.
+rule, ``_variable._stays_float``) keeps the whole group floating, and a gradient dropped by a
+solver's ``zero_grad`` gives the group one new zero gradient (:func:`relink_grads`).
+``x.data = nd`` (NNabla's ``set_data``: the view keeps the old array) is not followed: Stadyn
+copies ``nd`` into the shared memory, which the views then read.
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -32,8 +33,9 @@ from typing import Iterable
 import torch
 
 from ...graph import Variable as _Core, data_of, grad_of, viewed
+from ._ndarray import mark_zeroing
 
-__all__ = ["share_array", "members", "follow", "viewed_in_group"]
+__all__ = ["share_array", "members", "follow", "relink_grads", "viewed_in_group"]
 
 # Each Variable of a group -> the group's members (a weak set shared by all of them).
 _GROUPS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
@@ -94,6 +96,34 @@ def follow(v: _Core) -> None:
         _Core.data.fset(other, new.detach().reshape(tuple(other.shape)))
         if grad is not None and _fits(grad, data_of(other)):
             _Core.grad.fset(other, grad)
+
+
+def relink_grads(v: _Core) -> None:
+    """``v``'s gradient was dropped (a solver's ``zero_grad``: ``stadyn.graph.release_grads``):
+    ``v`` and the Variables holding its array get one new zero gradient, each viewing it in its
+    own shape, so that a backward through any of them adds into what the others read (NNabla
+    zeroes their one gradient array).  Unlike a dropped gradient, it is there: a solver's
+    ``update()`` with no backward since updates ``v`` with zeros (NNabla's skips a gradient
+    still ``zeroing``; a momentum solver moves it on here).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> from stadyn.graph import release_grads
+        >>> x = nn.Variable.from_numpy_array(np.zeros(4, np.float32), need_grad=True)
+        >>> v = x.reshape((2, 2), unlink=True)
+        >>> release_grads([x]); v.grad.fill(1.0); x.g.tolist()
+        [1.0, 1.0, 1.0, 1.0]
+    """
+    group = _GROUPS.get(v)
+    if group is None:
+        return
+    value = data_of(v)
+    dtype = value.dtype if value.is_floating_point() or value.is_complex() else torch.float32
+    grad = torch.zeros(value.shape, dtype=dtype, device=value.device)
+    for member in tuple(group):
+        if member.parent is None and _fits(grad, data_of(member)):
+            _Core.grad.fset(member, grad.view(tuple(member.shape)))
+            mark_zeroing(grad_of(member))   # ``.grad.zeroing``, as after NNabla's zero_grad
 
 
 def viewed_in_group(v: _Core, t: torch.Tensor) -> bool:

@@ -42,7 +42,7 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32, read_as_float
 from ._indexing import getitem, setitem
-from ._shared_arrays import follow, members, share_array, viewed_in_group
+from ._shared_arrays import follow, members, relink_grads, share_array, viewed_in_group
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -147,6 +147,7 @@ class Variable(_Core):
     def grad(self, value: Any) -> None:
         if value is None:
             _Core.grad.fset(self, None)
+            relink_grads(self)          # (a solver's zero_grad of a Variable sharing its array)
             return
         current = grad_of(self)
         if current is None:
