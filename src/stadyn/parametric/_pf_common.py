@@ -55,9 +55,12 @@ def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters:
     A new parameter is float32, but for one needing no gradient made from an integer (or bool)
     NumPy array, which keeps the array's type as NNabla 1.39's does (``get_parameter_or_create``'s
     rule) where the function says how it reads it: ``read_by="reading"`` gives the function a
-    float32 cast of it, ``read_by="writing"`` (a batch normalisation's running statistics
-    under ``batch_stat``) makes the parameter float32, values kept, as NNabla's forward writes
-    float32 into it.  Elsewhere (a quantised copy, an INQ indicator, a binary weight: written
+    float32 cast of it (``min_max_quantize``'s ``ql_min``/``ql_max``), ``read_by="writing"``
+    (a batch normalisation's running statistics under ``batch_stat``) makes the parameter
+    float32, values kept, as NNabla's forward writes float32 into it, and ``read_by="as_is"``
+    gives it to the function in its own type (an INQ indicator, which NNabla 1.39 reads and
+    rewrites as int32: case ``nnabla_fidelity_14.integer_initializers__no_gradient``).
+    Elsewhere (a quantised copy, a binary weight and its scale, a spectral norm's ``u``: written
     by ops computing in float) the parameter is float32 whatever the array.
 
     Example:
@@ -71,7 +74,7 @@ def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters:
     var = get_parameter_or_create(name, tuple(int(s) for s in shape), initializer, need_grad,
                                   as_need_grad, None if read_by else np.float32,
                                   overwrite_need_grad=True)
-    if read_by is not None and not var.torch_dtype.is_floating_point:
+    if read_by in ("reading", "writing") and not var.torch_dtype.is_floating_point:
         if read_by == "writing":
             holder = value_holder(var)
             Variable.data.fset(holder, Variable.data.fget(holder).detach().to(torch.float32))

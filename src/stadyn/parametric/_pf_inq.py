@@ -49,7 +49,7 @@ def inq_affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1
             w_init = I.UniformInitializer((-lim, lim), rng=rng)
         w = parameter("W", (inmaps,) + out, w_init, fix_parameters)
         fixed = parameter("I", (inmaps,) + out, given_or(i_init, I.ConstantInitializer(0.0)),
-                          need_grad=False)
+                          need_grad=False, read_by="as_is")
         b = None
         if with_bias:
             b = parameter("b", out, given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters)
@@ -84,7 +84,7 @@ def inq_convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None
         w = parameter("W", (outmaps, inmaps) + kernel, w_init, fix_parameters)
         fixed = parameter("I", (outmaps, inmaps) + kernel,
                           given_or(i_init, I.ConstantInitializer(0.0)),
-                          need_grad=False)
+                          need_grad=False, read_by="as_is")
         b = None
         if with_bias:
             b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),

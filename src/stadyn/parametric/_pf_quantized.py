@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import numpy as np
+
 from .. import functions as F
 from .._errors import ArgumentError
 from ..graph import Variable
@@ -187,9 +189,12 @@ def pow2_quantized_convolution(inp: Variable, outmaps: int, kernel: Sequence[int
 
 
 def _level(value, shape, name):
+    # a number is the parameter's initial array, as NNabla 1.39's ``np.array(ql_min)``: an
+    # int gives an int64 parameter, which the function reads as float32
     if isinstance(value, Variable):
         return value
-    return parameter(name, shape, I.ConstantInitializer(float(value)), need_grad=False)
+    return parameter(name, shape, np.array(value).reshape(shape), need_grad=False,
+                     read_by="reading")
 
 
 def min_max_quantize(x: Variable, ql_min=0, ql_max=255, decay: float = 0.999,

@@ -65,8 +65,6 @@ _FLOAT32_VALUES = ("a Variable needing a gradient holds float32 on Stadyn (torch
                    "gradients of floating-point tensors only); NNabla keeps the integer array and "
                    "writes a float32 gradient beside it (compat nnabla Variable.from_numpy_array, "
                    "need_grad, get_parameter_or_create)")
-_INT_GRAD = ("the gradient buffer of an integer Variable needing no gradient is of its value's "
-             "type on Stadyn (graph Variable.grad), float32 on NNabla")
 _V = "nnabla.Variable."
 
 
@@ -76,9 +74,9 @@ def _dt(a):
 
 @nnabla_case(names=[_V + "from_numpy_array", _V + "need_grad", "nnabla.parameter."
                     "get_parameter_or_create"],
-             known=dict({k + " d dtype": _FLOAT32_VALUES
-                         for k in ("int32", "int64", "with grad", "dynamic", "need_grad set",
-                                   "parameter asked again")}, **{"parameter g dtype": _INT_GRAD}),
+             known={k + " d dtype": _FLOAT32_VALUES
+                    for k in ("int32", "int64", "with grad", "dynamic", "need_grad set",
+                              "parameter asked again")},
              note="the values of an integer array that needs a gradient keep their numbers, "
                   "in float32")
 def integer_array__needing_a_gradient(nn, F, r):

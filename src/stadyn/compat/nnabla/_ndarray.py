@@ -89,17 +89,19 @@ class NdArray:
         return a
 
     @classmethod
-    def _of(cls, variable: Any, getter, setter, renew) -> "NdArray":
+    def _of(cls, variable: Any, getter, setter, renew, is_viewed=None) -> "NdArray":
         """The NdArray of ``variable``'s value or gradient, as NNabla's: one handle that reads
         whatever tensor the Variable holds when it is used (``getter(variable)``; a ``zero_grad``
         or a new value since it was taken is seen).  ``setter(variable, tensor)`` makes the
         Variable hold a new tensor (``cast`` to another dtype) and returns the tensor it now
         holds; ``renew(variable, tensor)`` likewise, for new memory of the same kind that
         ``zero()`` / ``fill()`` give when a NumPy array handed out reads the old (see the
-        module docstring)."""
+        module docstring); ``is_viewed(variable, tensor)``, when given, says whether such an
+        array reads ``tensor``'s memory (default :func:`stadyn.graph.viewed` of the tensor: a
+        Variable sharing its array with others counts theirs too)."""
         a = cls.__new__(cls)
         a._own = None
-        a._owner = (variable, getter, setter, renew)
+        a._owner = (variable, getter, setter, renew, is_viewed)
         return a
 
     @property
@@ -118,7 +120,7 @@ class NdArray:
         """Hold ``tensor`` from now on (and so does the Variable this array views); returns
         the tensor held."""
         if self._owner is not None:
-            variable, _, setter, _ = self._owner
+            variable, _, setter, _, _ = self._owner
             return setter(variable, tensor)
         self._own = tensor
         return tensor
@@ -131,9 +133,9 @@ class NdArray:
         if self._owner is None:
             return None
         t = self._mark
-        if not viewed(t):
+        variable, _, _, renew, is_viewed = self._owner
+        if not (viewed(t) if is_viewed is None else is_viewed(variable, t)):
             return None
-        variable, _, _, renew = self._owner
         fresh = torch.empty_like(t.detach(), memory_format=torch.contiguous_format)
         return renew(variable, fresh)
 

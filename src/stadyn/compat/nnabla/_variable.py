@@ -42,6 +42,7 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32, read_as_float
 from ._indexing import getitem, setitem
+from ._shared_arrays import follow, members, relink_grads, share_array, viewed_in_group
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -121,7 +122,7 @@ class Variable(_Core):
     def data(self) -> NdArray:
         """The value as an NdArray viewing this Variable's memory (its ``cast`` changes the
         Variable's dtype, as in NNabla); one kept reads the value the Variable holds then."""
-        return NdArray._of(self, _value_tensor, _set_data, renew_value)
+        return NdArray._of(self, _value_tensor, _set_data, _renew_value, viewed_in_group)
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -146,6 +147,7 @@ class Variable(_Core):
     def grad(self, value: Any) -> None:
         if value is None:
             _Core.grad.fset(self, None)
+            relink_grads(self)          # (a solver's zero_grad of a Variable sharing its array)
             return
         current = grad_of(self)
         if current is None:
@@ -199,9 +201,21 @@ class Variable(_Core):
             _take_written_type(self, value)
         _Core.d.fset(self, value)
 
+    def _grad_buffer(self) -> torch.Tensor:
+        # NNabla 1.39's gradient is float32 whatever the value's type (an int32 or bool
+        # Variable's ``g`` is float32 zeros: case ``nnabla_fidelity_14.integer_leaf__float32_
+        # gradient``); Stadyn's allocates one of the value's dtype
+        if _Core.grad.fget(self) is None:
+            value = _Core.data.fget(self)
+            if not (value.is_floating_point() or value.is_complex()):
+                _Core.grad.fset(self, torch.zeros(value.shape, dtype=torch.float32,
+                                                  device=value.device))
+        return super()._grad_buffer()
+
     @property
     def g(self) -> Any:
-        """The gradient as a NumPy array sharing its memory (zeros allocated on first read)."""
+        """The gradient as a NumPy array sharing its memory (zeros allocated on first read;
+        float32 for a Variable of integers or bools, as NNabla's)."""
         value = _Core.g.fget(self)
         unmark_zeroing(grad_of(self))
         return value
@@ -254,7 +268,9 @@ class Variable(_Core):
         """This Variable in another ``shape`` (one entry may be -1): NNabla's method.  By
         default the result is ``F.reshape(self, shape)``, in the graph (the gradient flows back
         to this Variable); ``unlink=True`` gives a leaf viewing this one's value and gradient
-        in the new shape, with its ``need_grad``.
+        in the new shape, with its ``need_grad``: the two hold one array, as NNabla's
+        (``_shared_arrays.py``: a cast or ``x.d = ints`` of either shows in the other; an op
+        output's view reads what each forward writes).
 
         Example:
             >>> import numpy as np
@@ -269,10 +285,13 @@ class Variable(_Core):
             from ...functions import reshape
             return reshape(self, tuple(shape))
         _Core.g.fget(self)                  # the gradient's buffer, allocated on first read
+        if self.parent is not None:
+            hand_out(data_of(self))          # later runs write into it, as NNabla's do
         value, grad = data_of(self).view(tuple(shape)), grad_of(self).view(tuple(shape))
         leaf = Variable(tuple(value.shape), need_grad=self.need_grad)
         _Core.data.fset(leaf, value)
         _Core.grad.fset(leaf, grad)
+        share_array(self, leaf)
         return leaf
 
     def visit(self, f) -> None:
@@ -454,9 +473,11 @@ def _value_tensor(v: Variable) -> torch.Tensor:
 
 def _stays_float(v: Variable, current: torch.Tensor) -> bool:
     """Whether the leaf ``v`` (holding ``current``) keeps its floating dtype when integers are
-    written into it (``v.d =``, ``v.data``): it needs a gradient, or a live graph reads it as
+    written into it (``v.d =``, ``v.data``): it, or a Variable holding its array
+    (``x.reshape(shape, unlink=True)``), needs a gradient, or a live graph reads one of them as
     float data (:func:`read_as_float`)."""
-    return current.is_floating_point() and (_Core.need_grad.fget(v) or read_as_float(v))
+    return current.is_floating_point() and any(
+        _Core.need_grad.fget(m) or read_as_float(m) for m in members(v))
 
 
 def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
@@ -472,15 +493,26 @@ def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
             and not (tensor.is_floating_point() or tensor.is_complex())):
         tensor = tensor.to(current.dtype)
     _Core.data.fset(v, tensor)
+    follow(v)                           # the Variables sharing its array (x.reshape(unlink))
     return data_of(v)
+
+
+def _renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
+    """``renew_value`` (new memory for ``fill()`` / ``zero()``), seen by the Variables sharing
+    ``v``'s array."""
+    new = renew_value(v, tensor)
+    follow(value_holder(v))
+    return new
 
 
 def _set_grad(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     """``v``'s gradient becomes ``tensor``; returns the tensor ``v`` now holds."""
-    if v.parent is None and tensor.dtype != data_of(v).dtype:
-        raise ArgumentError(f"a leaf Variable's gradient stays in its value's dtype "
-                            f"({data_of(v).dtype}) on Stadyn, not {tensor.dtype}: cast "
-                            "its .data instead")
+    value = data_of(v)
+    held = value.dtype if value.is_floating_point() or value.is_complex() else torch.float32
+    if v.parent is None and tensor.dtype != held:
+        raise ArgumentError(f"a leaf Variable's gradient stays {held} on Stadyn (its value's "
+                            f"dtype, float32 for integers), not {tensor.dtype}: cast its "
+                            ".data instead")
     _Core.grad.fset(v, tensor)
     return grad_of(v)
 

@@ -47,6 +47,8 @@ from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
 from ._registered_flags import honouring_registered_flags as _honouring_flags
 from ._rules import with_nnabla_rule as _with_nnabla_rule
+from ...graph import FunctionNode as _FunctionNode, Variable as _Core
+from ._float_inputs import note_reads as _note_reads
 from ._function import as_function as _as_function
 from ._variable import as_nnabla as _as_nnabla
 
@@ -60,33 +62,58 @@ def _offered(names, catalog) -> list[str]:
 
 
 def _giving_nnabla_variables(fn):
-    """``fn`` (an op with no inputs: ``constant``, ``arange``, ``rand``, ...) giving NNabla's
-    Variables, as every NNabla function does (an op's output otherwise takes its first input's
-    class, and these have none): ``F.constant(0, shape).reshape(...)`` works, and their
-    ``parent`` is NNabla's Function (``F.randn(...).parent.info.args``)."""
+    """``fn`` giving NNabla's Variables, as every NNabla function does, also where an op's
+    output would take its first input's class: of an op with no inputs (``constant``,
+    ``arange``, ``rand``: ``F.constant(0, shape).reshape(...)`` works) and of one whose first
+    input is Stadyn's own Variable (``F.add2(sd_var, nn_var)``).  The nodes the call made are
+    NNabla's Functions (``parent.info.args``), and they mark the floating leaves they read as
+    every NNabla node does (``_float_inputs.note_reads``: ``nn_var.d = ints`` keeps the graph
+    built on it working, as NNabla 1.39's; case ``mixed_variable_classes`` of
+    ``tests/compat/test_nnabla_mixed_classes.py``).  Applied inside ``reading_floats``, whose
+    inputs read as indices stay unmarked."""
     @_functools.wraps(fn)
     def call(*args, **kwargs):
-        out = _as_nnabla(fn(*args, **kwargs))
-        for v in (out if isinstance(out, (list, tuple)) else (out,)):
-            if getattr(v, "parent", None) is not None:
-                _as_function(v.parent)
+        given = [a for a in (*args, *kwargs.values()) if isinstance(a, _Core)]
+        if given and all(type(a) is not _Core for a in given):
+            return fn(*args, **kwargs)          # NNabla's inputs: NNabla's nodes already
+        out = fn(*args, **kwargs)
+        _adopt(out, given)
         return out
     return call
 
 
+def _adopt(out, given: list) -> None:
+    """Make the nodes between ``given`` (a call's inputs) and ``out`` (its outputs) NNabla's
+    Functions, and their outputs NNabla's Variables."""
+    stop = {id(v) for v in given}
+    stack = [v for v in (out if isinstance(out, (list, tuple)) else (out,))
+             if isinstance(v, _Core)]
+    seen: set[int] = set()
+    while stack:
+        v = stack.pop()
+        node = v.parent
+        if id(v) in stop or node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is _FunctionNode:
+            _note_reads(_as_function(node), node.inputs)
+            _as_nnabla(node.outputs)
+        _as_nnabla(v)
+        stack.extend(node.inputs)
+
+
 __all__ = _offered(_F.__all__, _CATALOG)
 globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(_honouring_flags(
-    _refusing(_n, _reading_floats(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n))))))
-    )) for _n in __all__})
-globals().update({_n: _giving_nnabla_variables(globals()[_n]) for _n in __all__
-                  if not _CATALOG[_n].inputs})
+    _refusing(_n, _reading_floats(_n, _giving_nnabla_variables(_giving_uint64(
+        _n, _with_nnabla_rule(_n, getattr(_F, _n))))))))) for _n in __all__})
 
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
 from . import _composed as _composed  # noqa: E402
 
 __all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # four replace catalog ops
 globals().update({_n: _refusing_proto_variables(_accepting_ndarrays(_honouring_flags(
-    _refusing(_n, _reading_floats(_n, getattr(_composed, _n)))))) for _n in _composed.__all__})
+    _refusing(_n, _reading_floats(_n, _giving_nnabla_variables(getattr(_composed, _n)))))))
+    for _n in _composed.__all__})
 
 # NNabla's ``functions`` module also holds (imported there) the mode and context getters.
 from ...graph import get_auto_forward  # noqa: E402

@@ -1,0 +1,149 @@
+"""Variables holding one NNabla array in different shapes: ``x.reshape(shape, unlink=True)``.
+
+NNabla 1.39's ``reshape(..., unlink=True)`` gives a new leaf whose ``NdArray``s view ``x``'s
+arrays (``Variable::view(shape)``: one ``SyncedArray`` each for the value and the gradient), so
+whatever one of them writes the other reads: ``x.d = ints`` (the array takes the int type, and
+the view reads the ints), ``x.data.cast(np.int32)``, ``x.data.fill(3)`` with a NumPy array of
+``x`` kept, and the same from the view's side; an op output's view reads what each forward
+writes (checked on NNabla 1.39, case ``nnabla_fidelity_14.reshaped_view__shares_the_array``).
+
+Here the view is a leaf over a ``view`` of ``x``'s tensor, and ``x`` and its views form one
+group: when one of them is given a new tensor (a cast to another dtype, new memory for
+``fill()``), :func:`follow` makes the others view it in their shapes; a write that keeps a
+member floating (one needs a gradient, or a built graph reads one as float data: ``v.d = ints``'s
+rule, ``_variable._stays_float``) keeps the whole group floating, and a gradient dropped by a
+solver's ``zero_grad`` gives the group one new zero gradient (:func:`relink_grads`).
+``x.data = nd`` (NNabla's ``set_data``: the view keeps the old array) is not followed: Stadyn
+copies ``nd`` into the shared memory, which the views then read.
+
+Example:
+    >>> import numpy as np, stadyn.compat.nnabla as nn
+    >>> x = nn.Variable.from_numpy_array(np.arange(4.0))
+    >>> v = x.reshape((2, 2), unlink=True)
+    >>> x.d = np.array([5, 6, 7, 8], np.int32)
+    >>> v.d.dtype, v.d.tolist()
+    (dtype('int32'), [[5, 6], [7, 8]])
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Iterable
+
+import torch
+
+from ...graph import Variable as _Core, data_of, grad_of, viewed
+from ._ndarray import mark_zeroing
+
+__all__ = ["share_array", "members", "follow", "relink_grads", "viewed_in_group"]
+
+# Each Variable of a group -> the group's members (a weak set shared by all of them).
+_GROUPS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
+
+
+def share_array(x: _Core, view: _Core) -> None:
+    """Make ``view`` (a leaf viewing ``x``'s tensor in another shape) one of the Variables
+    holding ``x``'s array.
+
+    Example:
+        >>> import stadyn as sd
+        >>> x, v = sd.Variable((4,)), sd.Variable((2, 2))
+        >>> share_array(x, v); len(members(v))
+        2
+    """
+    group = _GROUPS.get(x)
+    if group is None:
+        group = _GROUPS[x] = weakref.WeakSet([x])
+    group.add(view)
+    _GROUPS[view] = group
+
+
+def members(v: _Core) -> Iterable[_Core]:
+    """The Variables holding ``v``'s array: ``v`` and those sharing it (:func:`share_array`).
+
+    Example:
+        >>> import stadyn as sd
+        >>> x = sd.Variable((2,))
+        >>> list(members(x)) == [x]
+        True
+    """
+    group = _GROUPS.get(v)
+    return (v,) if group is None else tuple(group)
+
+
+def follow(v: _Core) -> None:
+    """``v`` was given a new value tensor: the other Variables holding its array view that
+    tensor from now on, each in its own shape (their gradients kept where the dtype allows).
+
+    Example:
+        >>> import numpy as np, torch, stadyn as sd
+        >>> x = sd.Variable.from_numpy_array(np.zeros(4, np.float32))
+        >>> v = sd.Variable((2, 2)); v.data = x.data.view(2, 2); share_array(x, v)
+        >>> x.data = torch.arange(4); follow(x); v.d.tolist()
+        [[0, 1], [2, 3]]
+    """
+    group = _GROUPS.get(v)
+    if group is None:
+        return
+    new = data_of(v)
+    for other in tuple(group):
+        if other is v or other.parent is not None:
+            continue
+        old = data_of(other)
+        if old is not None and old.data_ptr() == new.data_ptr() and old.dtype == new.dtype:
+            continue
+        grad = grad_of(other)
+        _Core.data.fset(other, new.detach().reshape(tuple(other.shape)))
+        if grad is not None and _fits(grad, data_of(other)):
+            _Core.grad.fset(other, grad)
+
+
+def relink_grads(v: _Core) -> None:
+    """``v``'s gradient was dropped (a solver's ``zero_grad``: ``stadyn.graph.release_grads``):
+    ``v`` and the Variables holding its array get one new zero gradient, each viewing it in its
+    own shape, so that a backward through any of them adds into what the others read (NNabla
+    zeroes their one gradient array).  Unlike a dropped gradient, it is there: a solver's
+    ``update()`` with no backward since updates ``v`` with zeros (NNabla's skips a gradient
+    still ``zeroing``; a momentum solver moves it on here).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> from stadyn.graph import release_grads
+        >>> x = nn.Variable.from_numpy_array(np.zeros(4, np.float32), need_grad=True)
+        >>> v = x.reshape((2, 2), unlink=True)
+        >>> release_grads([x]); v.grad.fill(1.0); x.g.tolist()
+        [1.0, 1.0, 1.0, 1.0]
+    """
+    group = _GROUPS.get(v)
+    if group is None:
+        return
+    value = data_of(v)
+    dtype = value.dtype if value.is_floating_point() or value.is_complex() else torch.float32
+    grad = torch.zeros(value.shape, dtype=dtype, device=value.device)
+    for member in tuple(group):
+        if member.parent is None and _fits(grad, data_of(member)):
+            _Core.grad.fset(member, grad.view(tuple(member.shape)))
+            mark_zeroing(grad_of(member))   # ``.grad.zeroing``, as after NNabla's zero_grad
+
+
+def viewed_in_group(v: _Core, t: torch.Tensor) -> bool:
+    """Whether a NumPy array handed out reads ``t`` (``v``'s value tensor) or the value of a
+    Variable holding ``v``'s array: ``fill()`` / ``zero()`` of either then give the group new
+    memory, leaving the old to that array, as NNabla's do.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn
+        >>> from stadyn.graph import data_of
+        >>> x = nn.Variable((4,)); v = x.reshape((2, 2), unlink=True)
+        >>> viewed_in_group(v, data_of(v))
+        False
+        >>> kept = x.d
+        >>> viewed_in_group(v, data_of(v))
+        True
+    """
+    return viewed(t) or any(viewed(data_of(m)) for m in members(v) if m is not v)
+
+
+def _fits(grad: torch.Tensor, value: torch.Tensor) -> bool:
+    """Whether ``grad`` can stay the gradient of a leaf now holding ``value``."""
+    return not value.requires_grad or grad.dtype == value.dtype
