@@ -406,7 +406,9 @@ class _Builder(FlatBuilding):
                 if fn.type in _SHOWN_SWAPPED and len(inputs) == 2 else ()
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
                                           sequence_axis=axis if var.sequence_lengths is not None
-                                          else "", operands=operands))
+                                          else "", operands=operands,
+                                          attributes=fn.file_attributes()
+                                          if self.fmt == "cntk-v2" else None))
 
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:

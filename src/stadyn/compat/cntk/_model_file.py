@@ -17,6 +17,7 @@ from collections import OrderedDict
 from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._axis import Axis
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
 from ._clone import rebuild
 from ._shown_constants import show_constants
 
@@ -154,6 +155,9 @@ def _sequence_axis_name(v) -> "str | None":
 
 
 _NORMS = ("ReduceL1", "ReduceL2", "ReduceSumSquare")
+# (a loaded random op shows Stadyn's attributes: its seed and offset are the draws' state)
+_RANDOM_OPS = ("RandomDistribution", "RandomSample", "RandomSampleInclusionFrequency",
+               "Dropout")
 
 
 def _cntk_op_of(v) -> "tuple | None":
@@ -299,6 +303,7 @@ def _restore_origins(origins: list) -> None:
     of a function of several (``TopK``) are one node of the walks."""
     several: dict = {}
     sliced: list = []
+    shown: dict = {}                # id(var) -> (var, a CNTK file's attributes of its function)
     for var, origin in origins:
         if origin.kind in ("function", "block"):
             several.setdefault(origin.uid, {})[origin.output] = var
@@ -321,9 +326,17 @@ def _restore_origins(origins: list) -> None:
                 G.show_operands_in_order(var, origin.operands)
             if origin.op_name == "Sequence::Slice":
                 sliced.append((var, origin.operands))
+            if origin.op_name not in _RANDOM_OPS and origin.attributes is not None:
+                shown[id(var)] = (var, origin.attributes)
         elif origin.kind == "block":
             G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments,
-                                    dict(origin.attributes))
+                                    dict(origin.attributes or ()))
+    # a CNTK v2 file's function shows the attributes the file gives it (CNTK's names and
+    # values: EyeLikeOp's OutputSparse, Times' outputRank), a block's root op (ReduceL2's
+    # Sqrt) as its block_root
+    for var, attributes in shown.values():
+        found = {k: file_attribute(v) for k, v in attributes}
+        (CNTK_ROOT_ATTRIBUTES if var in G.BLOCKS else CNTK_ATTRIBUTES)[var] = found
     for outputs in several.values():
         if len(outputs) > 1 and sorted(outputs) == list(range(len(outputs))):
             G.link_outputs([outputs[k] for k in range(len(outputs))])
