@@ -141,11 +141,14 @@ def _affine(w, ins, uids, attrs, out, name):
     weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
     if tuple(weight_shape[:in_rank]) != tuple(x.shape[attrs["base_axis"]:]):
         raise CntkWriteUnsupported("affine", "an input flattened before the product")
-    # CNTK's Dense of neither input_rank nor map_rank maps all the input's axes: its Times
-    # says 0 ('infer W to use all input dims'); C.times' default is -1
-    whole = w.layer_kind == "Dense" and attrs["base_axis"] == nb
+    # CNTK's Dense says what its input_rank / map_rank were (-1 for input_rank, map_rank,
+    # else 0: 'infer W to use all input dims'), which the caller gives as the layer's
+    # inferInputRankToMap; C.times' default is -1
+    rank = w.layer_options.get("inferInputRankToMap") if w.layer_kind == "Dense" else None
+    if rank is None:
+        rank = 0 if w.layer_kind == "Dense" and attrs["base_axis"] == nb else -1
     attributes = {"outputRank": P.size_t(len(weight_shape) - in_rank),
-                  "inferInputRankToMap": P.integer(0 if whole else -1)}
+                  "inferInputRankToMap": P.integer(rank)}
     bias = ins[2] if len(ins) > 2 else None
     times = w.function("Times", [uids[1], uids[0]], attributes, name="" if bias is not None
                        else name)
@@ -367,7 +370,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     (default its ``name``); ``combine_name``: the name of the Combine function of the
     outputs, to write one even for one output (None: a Combine only for several);
     ``block_of``: ``(op name, name, arguments)`` of the layer (CNTK block) whose output a
-    Variable is, or None; ``input_names``: the names the file gives the inputs (default the
+    Variable is, or None (and a fourth, a dict of what the layer was given that its graph does
+    not show: a Dense's ``inferInputRankToMap``); ``input_names``: the names the file gives the inputs (default the
     keys of ``inputs``); ``cntk_op_of``: the CNTK op the caller shows as making a Variable,
     ``(op name, its inputs)``, or None: one the writer has a ``cntk:<op>`` rule for (``Floor``,
     ``Log``, ``Negate``, ``Less``, ``ElementDivide``, ``And``, ... see :data:`WRITABLE_OPS`) is
@@ -487,6 +491,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         name = "" if block is not None or id(out) in recurrences else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         w.layer_kind = here.op_name if here is not None else ""  # (the layer it is inside)
+        w.layer_options = here.options if here is not None else {}
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):

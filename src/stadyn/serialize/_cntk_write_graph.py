@@ -360,11 +360,15 @@ def _fold_mean_inside(w, node, readers, skipped) -> None:
 
 
 class Block:
-    """A layer application to write as a CNTK block function: its output, kind, name and
-    arguments, the nodes inside it and the block it sits in."""
+    """A layer application to write as a CNTK block function: its output, kind, name,
+    arguments and options, the nodes inside it and the block it sits in."""
 
-    def __init__(self, out: Variable, op_name: str, name: str, arguments: Sequence[Variable]):
+    def __init__(self, out: Variable, op_name: str, name: str, arguments: Sequence[Variable],
+                 options: "dict | None" = None):
         self.out, self.op_name, self.name = out, op_name, name
+        # (what the caller says of the layer that its graph does not show: a Dense's
+        # inferInputRankToMap)
+        self.options = dict(options or {})
         self.arguments = [a for a in arguments if isinstance(a, Variable)]
         self.argument_ids = {id(a) for a in self.arguments}
         self.inside: set[int] = set()             # ids of the FunctionNodes inside

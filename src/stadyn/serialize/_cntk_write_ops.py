@@ -21,6 +21,7 @@ from __future__ import annotations
 from . import _cntk_write_proto as P
 from ..cntk_semantics import auto_padding
 from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_topk import indices_cast
 from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, inner_nodes, node_attributes, \
     primitive, reduce_all, reduce_all_block, reduce_kept, reduce_some, sequence_reduction
 
@@ -288,6 +289,16 @@ def _cast(w, ins, uids, attrs, out, name):
     return w.function("Cast", list(uids), {"newDataType": P.integer(kind)}, name=name)
 
 
+def _cast_op(w, ins, uids, attrs, out, name):
+    # a constant of another type than the values it meets (a float32 number constant of a
+    # float64 graph: x + C.constant(2.0)): CNTK 2.7 keeps its type, each op reading it as its
+    # other operands' (the file's Constant is float32): nothing written; the indices of a TopK
+    x = w.folded.get(id(ins[0]), ins[0])
+    if x.parent is None and not x.need_grad and id(x) not in w.batched:
+        return None
+    return indices_cast(w, ins, uids, attrs, out, name)
+
+
 def _constant_op(w, ins, uids, attrs, out, name):
     # zeros_like / ones_like: CNTK's ConstantOp with its fillValue, written where the graph
     # fills whatever the input holds -- ``equal(x, x) * 0 (+ fill)``, as a loaded CNTK file's
@@ -412,7 +423,7 @@ RULES = {
     "cntk:Select": primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
     "cntk:EditDistanceError": _edit_distance,
     "cntk:ROIPooling": _roipooling,
-    "cntk:Cast": _cast, "cntk:ConstantOp": _constant_op,
+    "cntk:Cast": _cast, "cast": _cast_op, "cntk:ConstantOp": _constant_op,
     # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
     # target, weight; lambda_rank: output, gain, group): the primitives, no attributes
     "cntk:Logistic": primitive("Logistic", 3), "cntk:LambdaRank": primitive("LambdaRank", 3),

@@ -70,7 +70,9 @@ def _top_k_block(w, x, uid: str, k, axis: int, shown, indices) -> str:
                          {"axis": python_axis(axis - w.lead(x)), "numItems": k})
 
 
-def _cast(w, ins, uids, attrs, out, name):
+def indices_cast(w, ins, uids, attrs, out, name):
+    """The rule for a ``cast`` of a ``top_k``'s indices to float32 (nothing written); refuses
+    any other cast."""
     # the indices of a TopK as floats: CNTK's second output itself (along another axis than
     # the last: the indices swapped back, the block's second output)
     source = w.folded.get(id(ins[0]), ins[0]).parent
@@ -82,4 +84,4 @@ def _cast(w, ins, uids, attrs, out, name):
     return None
 
 
-RULES = {"top_k_data": _top_k, "cast": _cast}
+RULES = {"top_k_data": _top_k}

@@ -173,21 +173,45 @@ def _cntk_op_of(v) -> "tuple | None":
     if block is not None and block.op_name in CNTK_ATTRIBUTE_BLOCKS and block.attributes:
         # (a loaded file's block the writer writes from its attributes, over its arguments)
         return (block.op_name, list(block.arguments), dict(block.attributes))
+    if block is not None and block.op_name in _NORMS and block.attributes and \
+            len(block.arguments) == 1 and isinstance(block.arguments[0], Variable):
+        # (a loaded file's norm reads what it was applied to: its inside holds the file's
+        # blocks, ReduceL2's ReduceSumSquare, which the shown inputs do not see through; its
+        # output is that of the block inside it where that is the root, ReduceL1's and
+        # ReduceSumSquare's ReduceElements, no op CNTK named)
+        return (block.op_name, list(block.arguments))
     if not G.made_by_cntk_op(v):
         return None
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
-        if block.op_name in _NORMS and block.attributes and len(block.arguments) == 1 and \
-                isinstance(block.arguments[0], Variable):
-            # (a loaded file's norm reads what it was applied to: its inside holds the file's
-            # blocks, ReduceL2's ReduceSumSquare, which the shown inputs do not see through)
-            return (block.op_name, list(block.arguments))
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
 
 
 def _block_of(v) -> "tuple | None":
     block = G.BLOCKS.get(v)
-    return None if block is None else (block.op_name, block.name, block.arguments)
+    if block is None:
+        return None
+    options = block.options
+    if not options and block.op_name == "Dense":
+        options = _loaded_dense_options(v, block)
+    return (block.op_name, block.name, block.arguments, options)
+
+
+def _loaded_dense_options(v: Variable, block) -> dict:
+    """A loaded file's Dense: the ``inferInputRankToMap`` of the ``Times`` inside it, as the
+    file gives it (CNTK 2.7 writes it again as it read it)."""
+    arguments = {id(a) for a in block.arguments}
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if id(u) in seen or id(u) in arguments or u.parent is None:
+            continue
+        seen.add(id(u))
+        rank = CNTK_ATTRIBUTES.get(u, {}).get("inferInputRankToMap")
+        if rank is not None and G.primitive_op_name(u) == "Times":
+            return {"inferInputRankToMap": int(rank)}
+        stack.extend(u.parent.inputs)
+    return {}
 
 
 def load_roots(model, format) -> "tuple[list, str | None, str | None]":
