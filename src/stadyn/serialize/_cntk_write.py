@@ -371,9 +371,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     outputs, to write one even for one output (None: a Combine only for several);
     ``block_of``: ``(op name, name, arguments)`` of the layer (CNTK block) whose output a
     Variable is, or None (and a fourth, a dict of what the layer was given that its graph does
-    not show: a Dense's ``inferInputRankToMap``); ``input_names``: the names the file gives the inputs (default the
-    keys of ``inputs``); ``cntk_op_of``: the CNTK op the caller shows as making a Variable,
-    ``(op name, its inputs)``, or None: one the writer has a ``cntk:<op>`` rule for (``Floor``,
+    not show: a Dense's ``inferInputRankToMap``); ``input_names``: the names the file gives
+    the inputs (default the keys of ``inputs``); ``cntk_op_of``: the CNTK op the caller shows
+    as making a Variable, ``(op name, its inputs)``, or None: one the writer has a ``cntk:<op>`` rule for (``Floor``,
     ``Log``, ``Negate``, ``Less``, ``ElementDivide``, ``And``, ... see :data:`WRITABLE_OPS`) is
     written as that CNTK op over those inputs, whatever catalog ops compute it;
     ``leaf_order``: the graph's leaves in the order the caller lists them (CNTK's ``Inputs()``
