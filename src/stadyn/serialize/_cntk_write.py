@@ -373,8 +373,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     Variable is, or None (and a fourth, a dict of what the layer was given that its graph does
     not show: a Dense's ``inferInputRankToMap``); ``input_names``: the names the file gives
     the inputs (default the keys of ``inputs``); ``cntk_op_of``: the CNTK op the caller shows
-    as making a Variable, ``(op name, its inputs)``, or None: one the writer has a ``cntk:<op>`` rule for (``Floor``,
-    ``Log``, ``Negate``, ``Less``, ``ElementDivide``, ``And``, ... see :data:`WRITABLE_OPS`) is
+    as making a Variable, ``(op name, its inputs)``, or None: one the writer has a
+    ``cntk:<op>`` rule for (``Floor``, ``Log``, ``Negate``, ``Less``, ``ElementDivide``,
+    ``And``, ... see :data:`WRITABLE_OPS`) is
     written as that CNTK op over those inputs, whatever catalog ops compute it;
     ``leaf_order``: the graph's leaves in the order the caller lists them (CNTK's ``Inputs()``
     order, the order of a CNTK file's ``inputs`` and of CNTK's ``parameters``, by which CNTK's
