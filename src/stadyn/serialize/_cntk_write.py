@@ -41,7 +41,8 @@ from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
-from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
+from ._cntk_write_graph import Block, CntkWriteUnsupported, auto_padding_form, find_blocks, \
+    fold_shapes, key, walk
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
@@ -217,11 +218,12 @@ def _as_auto_padding(sizes, window, strides, pad, ceil):
     """``(auto, pad)``: explicit pads written as CNTK's automatic padding on the axes where
     that computes the same windows (``C.pooling(..., auto_padding=[True])``, which the compat
     pads so, and CNTK writes as the flag), the others' pads kept."""
-    auto = tuple(p > 0 and window_edges(n, k, s, True, ceil=ceil, refuse=False) ==
-                 window_edges(n, k, s, False, p, p, ceil=ceil, refuse=False)
-                 for n, k, s, p in zip(sizes, window, strides, pad))
-    if not all(a or p == 0 for a, p in zip(auto, pad)):
+    widths = [e for n, k, s, p in zip(sizes, window, strides, pad)
+              for e in window_edges(n, k, s, False, p, p, ceil=ceil, refuse=False)]
+    form = auto_padding_form(sizes, window, strides, widths, (ceil,))
+    if form is None:
         return (False,) * len(pad), pad
+    auto = form[1]
     return auto, tuple(0 if a else p for a, p in zip(auto, pad))
 
 
