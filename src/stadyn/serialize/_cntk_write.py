@@ -46,7 +46,7 @@ from ._cntk_write_graph import Block, CntkWriteUnsupported, auto_padding_form, f
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
-           "WRITTEN_WHERE", "ONE_OP_BLOCKS", "ATTRIBUTE_BLOCKS"]
+           "WRITTEN_WHERE", "ONE_OP_BLOCKS", "ATTRIBUTE_BLOCKS", "ATTRIBUTE_OPS"]
 
 # the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
 # the compat's Slice and ReduceElements are over static axes only: a reduction along the
@@ -93,6 +93,9 @@ ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast",
 #: cntk_op_of gives ``(kind, arguments, attributes)``), which the rule of that kind writes from
 #: them, not as a layer of the ops the reader made of its body
 ATTRIBUTE_BLOCKS = frozenset({"LocalResponseNormalization"})
+#: the CNTK ops the caller gives with the attributes CNTK shows, which the writer writes (the
+#: third element of ``cntk_op_of``'s answer): random_sample_inclusion_frequency's seed
+ATTRIBUTE_OPS = frozenset({"RandomSampleInclusionFrequency"})
 # the blocks the caller marks on a value that the rule of the op making it writes itself
 # (not as layers), by that op: sequence.last's and first's Sequence::Slice, broadcast_as's,
 # sequence.slice's, gather's and scatter's (_cntk_write_seq.NEW_AXES)

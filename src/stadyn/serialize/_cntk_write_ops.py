@@ -299,6 +299,21 @@ def _cast_op(w, ins, uids, attrs, out, name):
     return indices_cast(w, ins, uids, attrs, out, name)
 
 
+def _inclusion_frequency(w, ins, uids, attrs, out, name):
+    # random_sample_inclusion_frequency: CNTK's RandomSampleInclusionFrequency of a vector (or
+    # row) of class weights with the attributes the caller gives (numSamples, allowDuplicates,
+    # rngSeed, rngOffset: those CNTK 2.7 writes), which Stadyn's op computes without a seed
+    keys = ("numSamples", "allowDuplicates", "rngSeed", "rngOffset")
+    if len(uids) != 1 or any(k not in attrs for k in keys) or id(ins[0]) in w.batched:
+        raise CntkWriteUnsupported("RandomSampleInclusionFrequency",
+                                   "weights with the batch axis, or no CNTK attributes given")
+    return w.function("RandomSampleInclusionFrequency", list(uids), {
+        "allowDuplicates": P.boolean(bool(attrs["allowDuplicates"])),
+        "numSamples": P.size_t(int(attrs["numSamples"])),
+        "rngOffset": P.size_t(int(attrs["rngOffset"])),
+        "rngSeed": P.size_t(int(attrs["rngSeed"]))}, name=name)
+
+
 def _constant_op(w, ins, uids, attrs, out, name):
     # zeros_like / ones_like: CNTK's ConstantOp with its fillValue, written where the graph
     # fills whatever the input holds -- ``equal(x, x) * 0 (+ fill)``, as a loaded CNTK file's
@@ -424,6 +439,7 @@ RULES = {
     "cntk:EditDistanceError": _edit_distance,
     "cntk:ROIPooling": _roipooling,
     "cntk:Cast": _cast, "cast": _cast_op, "cntk:ConstantOp": _constant_op,
+    "cntk:RandomSampleInclusionFrequency": _inclusion_frequency,
     # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
     # target, weight; lambda_rank: output, gain, group): the primitives, no attributes
     "cntk:Logistic": primitive("Logistic", 3), "cntk:LambdaRank": primitive("LambdaRank", 3),

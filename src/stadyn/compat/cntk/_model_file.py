@@ -156,8 +156,7 @@ def _sequence_axis_name(v) -> "str | None":
 
 _NORMS = ("ReduceL1", "ReduceL2", "ReduceSumSquare")
 # (a loaded random op shows Stadyn's attributes: its seed and offset are the draws' state)
-_RANDOM_OPS = ("RandomDistribution", "RandomSample", "RandomSampleInclusionFrequency",
-               "Dropout")
+_RANDOM_OPS = ("RandomDistribution", "RandomSample", "Dropout")
 
 
 def _cntk_op_of(v) -> "tuple | None":
@@ -168,7 +167,7 @@ def _cntk_op_of(v) -> "tuple | None":
     its kind, else the op that made ``v``; a loaded file's block the writer writes from its
     attributes (``serialize.CNTK_ATTRIBUTE_BLOCKS``: ``LocalResponseNormalization``) by its
     kind, over its arguments, with those attributes."""
-    from ...serialize import CNTK_ATTRIBUTE_BLOCKS, CNTK_ONE_OP_BLOCKS
+    from ...serialize import CNTK_ATTRIBUTE_BLOCKS, CNTK_ATTRIBUTE_OPS, CNTK_ONE_OP_BLOCKS
     block = G.BLOCKS.get(v)
     if block is not None and block.op_name in CNTK_ATTRIBUTE_BLOCKS and block.attributes:
         # (a loaded file's block the writer writes from its attributes, over its arguments)
@@ -182,6 +181,11 @@ def _cntk_op_of(v) -> "tuple | None":
         return (block.op_name, list(block.arguments))
     if not G.made_by_cntk_op(v):
         return None
+    if block is None and G.primitive_op_name(v) in CNTK_ATTRIBUTE_OPS and \
+            CNTK_ATTRIBUTES.get(v) is not None:
+        # (an op the writer writes from the attributes CNTK shows: random_sample_inclusion_
+        # frequency's seed, which Stadyn's op does not take)
+        return (G.primitive_op_name(v), G.shown_inputs(v), dict(CNTK_ATTRIBUTES[v]))
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
