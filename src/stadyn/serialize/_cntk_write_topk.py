@@ -7,12 +7,13 @@ values, ``<uid>_Output_1`` the indices (floats).
 
 Stadyn computes it as the catalog's ``top_k_data`` along the last axis with CNTK's ties, whose
 two outputs become the function's two, and a ``cast`` of the indices to float32, which is
-CNTK's second output itself (nothing written for it).  Along another axis (CNTK 2.7's block
-around ``TransposeAxes``) it is refused.
+CNTK's second output itself (nothing written for it: :func:`indices_cast`, which the rule for
+``cast`` of ``_cntk_write_ops`` calls).  Along another axis (CNTK 2.7's block around
+``TransposeAxes``) it is refused.
 
 Example:
     >>> sorted(RULES)
-    ['cast', 'top_k_data']
+    ['top_k_data']
 """
 
 from __future__ import annotations
