@@ -359,17 +359,15 @@ def _unpool_last_wins(values: Variable, padded: Variable, window: tuple, strides
     if all(a == 1 for a in apart):
         return F.max_pooling_backward(values, padded, window, strides, True, (0,) * n)
     grid = tuple(int(d) for d in values.shape[-n:])
-    ordinal = np.arange(1, int(np.prod(grid)) + 1, dtype=np.float32).reshape(grid)
-    places = np.indices(grid)
+    # (the windows' row-major ordinals and each group's mask are computed by ops, not held as
+    # constants: the op shows the two inputs CNTK's Unpooling shows, no leaves of its own)
+    ordinal = F.reshape(F.arange(1, int(np.prod(grid)) + 1), grid)
     best = kept = None
     for group in np.ndindex(*apart):
-        member = np.ones(grid, bool)
-        for axis, (a, g) in enumerate(zip(apart, group)):
-            member &= places[axis] % a == g
-        if not member.any():
+        if any(g >= d for g, d in zip(group, grid)):
             continue
-        mask = Variable.from_numpy_array(member.astype(np.float32))
-        ranks = Variable.from_numpy_array(np.where(member, ordinal, 0).astype(np.float32))
+        mask = _periodic_mask(grid, apart, group)
+        ranks = F.mul2(ordinal, mask)
         put = F.max_pooling_backward(F.mul2(values, F.cast(mask, str(values.dtype))), padded,
                                      window, strides, True, (0,) * n)
         # (the ordinals at values' shape when it runs: a where whose both branches are them)
@@ -381,6 +379,21 @@ def _unpool_last_wins(values: Variable, padded: Variable, window: tuple, strides
             kept = F.where(F.greater(rank, best), put, kept)
             best = F.maximum2(rank, best)
     return kept
+
+
+def _periodic_mask(grid: tuple, apart: tuple, group: tuple) -> Variable:
+    """1 at the places of ``grid`` whose index along each axis is ``group``'s modulo
+    ``apart``'s, else 0 (float32), computed by ops from ``arange``."""
+    mask = None
+    for axis, (d, a, g) in enumerate(zip(grid, apart, group)):
+        shifted = F.add_scalar(F.arange(0, d), -float(g))
+        # (r - a * floor((r + 0.5) / a): exact for the integers r, half a step from a multiple)
+        quotient = F.floor(F.mul_scalar(F.add_scalar(shifted, 0.5), 1.0 / a))
+        rest = F.sub2(shifted, F.mul_scalar(quotient, float(a)))
+        along = F.reshape(F.equal_scalar(rest, 0.0),
+                          tuple(d if k == axis else 1 for k in range(len(grid))))
+        mask = along if mask is None else F.mul2(mask, along)
+    return mask
 
 
 def _roi_bins(first: Variable, last: Variable, bins: int, size: int) -> Variable:

@@ -16,7 +16,7 @@ from ._cntk_schedule import cntk_schedule, schedule_from_cntk
 from ._cntk_checkpoint import learner_states as cntk_learner_states
 from ._cntk_checkpoint import training_function_bytes as cntk_training_function_bytes
 from ._cntk_write import ATTRIBUTE_BLOCKS as CNTK_ATTRIBUTE_BLOCKS, \
-    ONE_OP_BLOCKS as CNTK_ONE_OP_BLOCKS
+    ATTRIBUTE_OPS as CNTK_ATTRIBUTE_OPS, ONE_OP_BLOCKS as CNTK_ONE_OP_BLOCKS
 from ._cntk_write import CntkWriteUnsupported, save_cntk_v2
 from ._legacy import read_legacy_model
 from ._legacy_load import is_legacy_model_file, load_cntk, load_nnp
@@ -46,7 +46,7 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "load_cntk", "is_legacy_model_file", "save_nnp", "NnpWriter",
            "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
            "read_nnabla_optimizer_states", "optimizer_states", "nnabla_scheduler",
-           "save_cntk_v2", "CntkWriteUnsupported", "CNTK_ONE_OP_BLOCKS", "CNTK_ATTRIBUTE_BLOCKS", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin",
+           "save_cntk_v2", "CntkWriteUnsupported", "CNTK_ONE_OP_BLOCKS", "CNTK_ATTRIBUTE_BLOCKS", "CNTK_ATTRIBUTE_OPS", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin",
            "is_cntk_checkpoint", "read_cntk_checkpoint", "write_cntk_checkpoint",
            "cntk_learner_entry", "cntk_learner_states", "CNTK_CHECKPOINT_LEARNERS",
            "cntk_training_function_bytes", "cntk_distributed_entry", "cntk_block_momentum_entry", "cntk_schedule",

@@ -41,11 +41,12 @@ from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
-from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, walk
+from ._cntk_write_graph import Block, CntkWriteUnsupported, auto_padding_form, find_blocks, \
+    fold_shapes, key, walk
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
-           "WRITTEN_WHERE", "ONE_OP_BLOCKS", "ATTRIBUTE_BLOCKS"]
+           "WRITTEN_WHERE", "ONE_OP_BLOCKS", "ATTRIBUTE_BLOCKS", "ATTRIBUTE_OPS"]
 
 # the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
 # the compat's Slice and ReduceElements are over static axes only: a reduction along the
@@ -92,6 +93,9 @@ ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast",
 #: cntk_op_of gives ``(kind, arguments, attributes)``), which the rule of that kind writes from
 #: them, not as a layer of the ops the reader made of its body
 ATTRIBUTE_BLOCKS = frozenset({"LocalResponseNormalization"})
+#: the CNTK ops the caller gives with the attributes CNTK shows, which the writer writes (the
+#: third element of ``cntk_op_of``'s answer): random_sample_inclusion_frequency's seed
+ATTRIBUTE_OPS = frozenset({"RandomSampleInclusionFrequency"})
 # the blocks the caller marks on a value that the rule of the op making it writes itself
 # (not as layers), by that op: sequence.last's and first's Sequence::Slice, broadcast_as's,
 # sequence.slice's, gather's and scatter's (_cntk_write_seq.NEW_AXES)
@@ -141,11 +145,14 @@ def _affine(w, ins, uids, attrs, out, name):
     weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
     if tuple(weight_shape[:in_rank]) != tuple(x.shape[attrs["base_axis"]:]):
         raise CntkWriteUnsupported("affine", "an input flattened before the product")
-    # CNTK's Dense of neither input_rank nor map_rank maps all the input's axes: its Times
-    # says 0 ('infer W to use all input dims'); C.times' default is -1
-    whole = w.layer_kind == "Dense" and attrs["base_axis"] == nb
+    # CNTK's Dense says what its input_rank / map_rank were (-1 for input_rank, map_rank,
+    # else 0: 'infer W to use all input dims'), which the caller gives as the layer's
+    # inferInputRankToMap; C.times' default is -1
+    rank = w.layer_options.get("inferInputRankToMap") if w.layer_kind == "Dense" else None
+    if rank is None:
+        rank = 0 if w.layer_kind == "Dense" and attrs["base_axis"] == nb else -1
     attributes = {"outputRank": P.size_t(len(weight_shape) - in_rank),
-                  "inferInputRankToMap": P.integer(0 if whole else -1)}
+                  "inferInputRankToMap": P.integer(rank)}
     bias = ins[2] if len(ins) > 2 else None
     times = w.function("Times", [uids[1], uids[0]], attributes, name="" if bias is not None
                        else name)
@@ -216,11 +223,12 @@ def _as_auto_padding(sizes, window, strides, pad, ceil):
     """``(auto, pad)``: explicit pads written as CNTK's automatic padding on the axes where
     that computes the same windows (``C.pooling(..., auto_padding=[True])``, which the compat
     pads so, and CNTK writes as the flag), the others' pads kept."""
-    auto = tuple(p > 0 and window_edges(n, k, s, True, ceil=ceil, refuse=False) ==
-                 window_edges(n, k, s, False, p, p, ceil=ceil, refuse=False)
-                 for n, k, s, p in zip(sizes, window, strides, pad))
-    if not all(a or p == 0 for a, p in zip(auto, pad)):
+    widths = [e for n, k, s, p in zip(sizes, window, strides, pad)
+              for e in window_edges(n, k, s, False, p, p, ceil=ceil, refuse=False)]
+    form = auto_padding_form(sizes, window, strides, widths, (ceil,))
+    if form is None:
         return (False,) * len(pad), pad
+    auto = form[1]
     return auto, tuple(0 if a else p for a, p in zip(auto, pad))
 
 
@@ -369,10 +377,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     (default its ``name``); ``combine_name``: the name of the Combine function of the
     outputs, to write one even for one output (None: a Combine only for several);
     ``block_of``: ``(op name, name, arguments)`` of the layer (CNTK block) whose output a
-    Variable is, or None; ``input_names``: the names the file gives the inputs (default the
-    keys of ``inputs``); ``cntk_op_of``: the CNTK op the caller shows as making a Variable,
-    ``(op name, its inputs)``, or None: one the writer has a ``cntk:<op>`` rule for (``Floor``,
-    ``Log``, ``Negate``, ``Less``, ``ElementDivide``, ``And``, ... see :data:`WRITABLE_OPS`) is
+    Variable is, or None (and a fourth, a dict of what the layer was given that its graph does
+    not show: a Dense's ``inferInputRankToMap``); ``input_names``: the names the file gives
+    the inputs (default the keys of ``inputs``); ``cntk_op_of``: the CNTK op the caller shows
+    as making a Variable, ``(op name, its inputs)``, or None: one the writer has a
+    ``cntk:<op>`` rule for (``Floor``, ``Log``, ``Negate``, ``Less``, ``ElementDivide``,
+    ``And``, ... see :data:`WRITABLE_OPS`) is
     written as that CNTK op over those inputs, whatever catalog ops compute it;
     ``leaf_order``: the graph's leaves in the order the caller lists them (CNTK's ``Inputs()``
     order, the order of a CNTK file's ``inputs`` and of CNTK's ``parameters``, by which CNTK's
@@ -489,6 +499,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         name = "" if block is not None or id(out) in recurrences else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         w.layer_kind = here.op_name if here is not None else ""  # (the layer it is inside)
+        w.layer_options = here.options if here is not None else {}
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):

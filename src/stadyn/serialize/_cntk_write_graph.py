@@ -257,6 +257,34 @@ def _fold_top_k_moves(w, node, readers, read_by, skipped) -> None:
     w.moved_top_k[id(node)] = (min(next(iter(swaps))), around[1].outputs[0])
 
 
+def auto_padding_form(sizes, window, strides, widths, ceils=(False, True)
+                      ) -> "tuple[bool, tuple[bool, ...]] | None":
+    """``(ceil, auto)``: the ``ceilOutDim`` (one of ``ceils``) and per-axis automatic padding
+    of CNTK's geometry (:func:`stadyn.cntk_semantics.window_edges`) whose windows reach
+    ``widths`` (``(before, after)`` per axis, flattened) over an input of ``sizes``; of the
+    forms that do, the one of fewest flags; None where none does, or where CNTK refuses the
+    geometry (a window longer than the input: 'kernel dim <= input dim', which CNTK 2.7
+    checks when it loads the file) -- the padding is then not folded.
+
+    Example:
+        >>> auto_padding_form((5, 5), (3, 3), (1, 1), (1, 1, 1, 1))
+        (False, (True, True))
+        >>> auto_padding_form((2, 5), (3, 3), (1, 1), (1, 1, 1, 1)) is None
+        True
+    """
+    n = len(window)
+    if any(int(k) > int(d) for k, d in zip(window, sizes)):
+        return None
+    forms = []                      # (how many flags it sets, ceil, auto): several may compute
+    for ceil in ceils:              # the same windows; the one of fewest flags is written
+        auto = [next((on for on in (False, True) if window_edges(
+            sizes[k], window[k], strides[k], on, ceil=ceil, refuse=False) ==
+            (widths[2 * k], widths[2 * k + 1])), None) for k in range(n)]
+        if None not in auto:
+            forms.append((int(ceil) + sum(auto), ceil, tuple(auto)))
+    return min(forms)[1:] if forms else None
+
+
 def _fold_pooling_padding(w, node, readers, skipped) -> None:
     """A max pooling reading a ``-inf`` ``pad`` of its window's axes that is CNTK's geometry
     (:func:`stadyn.cntk_semantics.window_edges`) for automatic padding on some axes, with or
@@ -278,21 +306,9 @@ def _fold_pooling_padding(w, node, readers, skipped) -> None:
             len(widths) != 2 * n or any(pool.get("pad") or ()) or pool["channel_last"] or \
             not pool["ignore_border"]:
         return
-    sizes = padding.inputs[0].shape[-n:]
-    forms = []                      # (how many flags it sets, ceil, auto): several may compute
-    for ceil in (False, True):      # the same windows; the one of fewest flags is written
-        auto = []
-        for k in range(n):
-            edges = widths[2 * k], widths[2 * k + 1]
-            found = [on for on in (False, True) if window_edges(
-                sizes[k], window[k], strides[k], on, ceil=ceil) == edges]
-            if not found:
-                break
-            auto.append(found[0])
-        if len(auto) == n:
-            forms.append((int(ceil) + sum(auto), ceil, tuple(auto)))
-    if forms:
-        _, ceil, auto = min(forms)
+    form = auto_padding_form(padding.inputs[0].shape[-n:], window, strides, widths)
+    if form is not None:
+        ceil, auto = form
         w.folded[id(x)] = padding.inputs[0]
         w.auto_padded[id(x)] = auto
         if ceil:
@@ -338,17 +354,10 @@ def _fold_mean_inside(w, node, readers, skipped) -> None:
     widths = tuple(int(v) for v in pads["pad_width"])
     if len(widths) != 2 * n:
         return
-    sizes = padded.inputs[0].shape[-n:]
-    forms = []
-    for ceil in (False, True):
-        auto = [next((on for on in (False, True) if window_edges(
-            sizes[k], window[k], strides[k], on, ceil=ceil, refuse=False) ==
-            (widths[2 * k], widths[2 * k + 1])), None) for k in range(n)]
-        if None not in auto:
-            forms.append((int(ceil) + sum(auto), ceil, tuple(auto)))
-    if not forms:
+    form = auto_padding_form(padded.inputs[0].shape[-n:], window, strides, widths)
+    if form is None:
         return
-    _, ceil, auto = min(forms)
+    ceil, auto = form
     x = padded.outputs[0]
     w.fused[id(node)] = total
     w.folded[id(x)] = padded.inputs[0]
@@ -360,11 +369,15 @@ def _fold_mean_inside(w, node, readers, skipped) -> None:
 
 
 class Block:
-    """A layer application to write as a CNTK block function: its output, kind, name and
-    arguments, the nodes inside it and the block it sits in."""
+    """A layer application to write as a CNTK block function: its output, kind, name,
+    arguments and options, the nodes inside it and the block it sits in."""
 
-    def __init__(self, out: Variable, op_name: str, name: str, arguments: Sequence[Variable]):
+    def __init__(self, out: Variable, op_name: str, name: str, arguments: Sequence[Variable],
+                 options: "dict | None" = None):
         self.out, self.op_name, self.name = out, op_name, name
+        # (what the caller says of the layer that its graph does not show: a Dense's
+        # inferInputRankToMap)
+        self.options = dict(options or {})
         self.arguments = [a for a in arguments if isinstance(a, Variable)]
         self.argument_ids = {id(a) for a in self.arguments}
         self.inside: set[int] = set()             # ids of the FunctionNodes inside

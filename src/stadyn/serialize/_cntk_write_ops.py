@@ -21,6 +21,7 @@ from __future__ import annotations
 from . import _cntk_write_proto as P
 from ..cntk_semantics import auto_padding
 from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_topk import indices_cast
 from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, inner_nodes, node_attributes, \
     primitive, reduce_all, reduce_all_block, reduce_kept, reduce_some, sequence_reduction
 
@@ -288,6 +289,31 @@ def _cast(w, ins, uids, attrs, out, name):
     return w.function("Cast", list(uids), {"newDataType": P.integer(kind)}, name=name)
 
 
+def _cast_op(w, ins, uids, attrs, out, name):
+    # a constant of another type than the values it meets (a float32 number constant of a
+    # float64 graph: x + C.constant(2.0)): CNTK 2.7 keeps its type, each op reading it as its
+    # other operands' (the file's Constant is float32): nothing written; the indices of a TopK
+    x = w.folded.get(id(ins[0]), ins[0])
+    if x.parent is None and not x.need_grad and id(x) not in w.batched:
+        return None
+    return indices_cast(w, ins, uids, attrs, out, name)
+
+
+def _inclusion_frequency(w, ins, uids, attrs, out, name):
+    # random_sample_inclusion_frequency: CNTK's RandomSampleInclusionFrequency of a vector (or
+    # row) of class weights with the attributes the caller gives (numSamples, allowDuplicates,
+    # rngSeed, rngOffset: those CNTK 2.7 writes), which Stadyn's op computes without a seed
+    keys = ("numSamples", "allowDuplicates", "rngSeed", "rngOffset")
+    if len(uids) != 1 or any(k not in attrs for k in keys) or id(ins[0]) in w.batched:
+        raise CntkWriteUnsupported("RandomSampleInclusionFrequency",
+                                   "weights with the batch axis, or no CNTK attributes given")
+    return w.function("RandomSampleInclusionFrequency", list(uids), {
+        "allowDuplicates": P.boolean(bool(attrs["allowDuplicates"])),
+        "numSamples": P.size_t(int(attrs["numSamples"])),
+        "rngOffset": P.size_t(int(attrs["rngOffset"])),
+        "rngSeed": P.size_t(int(attrs["rngSeed"]))}, name=name)
+
+
 def _constant_op(w, ins, uids, attrs, out, name):
     # zeros_like / ones_like: CNTK's ConstantOp with its fillValue, written where the graph
     # fills whatever the input holds -- ``equal(x, x) * 0 (+ fill)``, as a loaded CNTK file's
@@ -412,7 +438,8 @@ RULES = {
     "cntk:Select": primitive("Select", 3), "cntk:Clip": _clip, "cntk:Crop": _crop,
     "cntk:EditDistanceError": _edit_distance,
     "cntk:ROIPooling": _roipooling,
-    "cntk:Cast": _cast, "cntk:ConstantOp": _constant_op,
+    "cntk:Cast": _cast, "cast": _cast_op, "cntk:ConstantOp": _constant_op,
+    "cntk:RandomSampleInclusionFrequency": _inclusion_frequency,
     # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
     # target, weight; lambda_rank: output, gain, group): the primitives, no attributes
     "cntk:Logistic": primitive("Logistic", 3), "cntk:LambdaRank": primitive("LambdaRank", 3),

@@ -7,12 +7,13 @@ values, ``<uid>_Output_1`` the indices (floats).
 
 Stadyn computes it as the catalog's ``top_k_data`` along the last axis with CNTK's ties, whose
 two outputs become the function's two, and a ``cast`` of the indices to float32, which is
-CNTK's second output itself (nothing written for it).  Along another axis (CNTK 2.7's block
-around ``TransposeAxes``) it is refused.
+CNTK's second output itself (nothing written for it: :func:`indices_cast`, which the rule for
+``cast`` of ``_cntk_write_ops`` calls).  Along another axis (CNTK 2.7's block around
+``TransposeAxes``) it is refused.
 
 Example:
     >>> sorted(RULES)
-    ['cast', 'top_k_data']
+    ['top_k_data']
 """
 
 from __future__ import annotations
@@ -70,7 +71,9 @@ def _top_k_block(w, x, uid: str, k, axis: int, shown, indices) -> str:
                          {"axis": python_axis(axis - w.lead(x)), "numItems": k})
 
 
-def _cast(w, ins, uids, attrs, out, name):
+def indices_cast(w, ins, uids, attrs, out, name):
+    """The rule for a ``cast`` of a ``top_k``'s indices to float32 (nothing written); refuses
+    any other cast."""
     # the indices of a TopK as floats: CNTK's second output itself (along another axis than
     # the last: the indices swapped back, the block's second output)
     source = w.folded.get(id(ins[0]), ins[0]).parent
@@ -82,4 +85,4 @@ def _cast(w, ins, uids, attrs, out, name):
     return None
 
 
-RULES = {"top_k_data": _top_k, "cast": _cast}
+RULES = {"top_k_data": _top_k}

@@ -371,12 +371,29 @@ class _Builder(FlatBuilding):
                 "block", uid, shown, fn.type, k, tuple(arguments),
                 attributes=tuple(sorted((fn.attrs or {}).items()))))
 
+    def constants_as_operands(self, inputs: list[Variable]) -> list[Variable]:
+        """``inputs`` with a constant of another float type than the function's other operands
+        cast to theirs: CNTK 2.7 keeps a float32 constant of a float64 graph float32 in its
+        file (``x + C.constant(2.0)`` of a float64 ``x``) and computes with it as a float64."""
+        def constant(v):
+            origin = self.origin_of.get(id(v))
+            return v.parent is None and origin is not None and origin.kind == "constant"
+        floats = {str(v.dtype) for v in inputs if not constant(v) and
+                  str(v.dtype) in ("float16", "float32", "float64")}
+        if len(floats) != 1:
+            return inputs
+        dtype = floats.pop()
+        return [F.cast(v, dtype) if constant(v) and str(v.dtype) != dtype and
+                str(v.dtype) in ("float16", "float32", "float64") else v for v in inputs]
+
     def call(self, fn: LegacyFunction, inputs: list[Variable],
              file_inputs: "list[Variable] | None" = None) -> None:
         """Build ``fn`` over ``inputs``; ``file_inputs``: all the inputs the file gives a block
         read as one function (its constants too), where they differ from ``inputs``."""
         label = f"function {fn.name!r} ({fn.type})"
         op_name, build = self.table[fn.type]
+        if self.fmt == "cntk-v2":
+            inputs = self.constants_as_operands(inputs)
         node = _Node(self, fn, inputs)
         try:
             with name_scope(fn.name, absolute=True):
@@ -406,7 +423,9 @@ class _Builder(FlatBuilding):
                 if fn.type in _SHOWN_SWAPPED and len(inputs) == 2 else ()
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
                                           sequence_axis=axis if var.sequence_lengths is not None
-                                          else "", operands=operands))
+                                          else "", operands=operands,
+                                          attributes=fn.file_attributes()
+                                          if self.fmt == "cntk-v2" else None))
 
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:

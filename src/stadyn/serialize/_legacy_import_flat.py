@@ -109,7 +109,8 @@ class FlatBuilding:
                 uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
                 self.record(var, LegacyOrigin(
                     "function", uid, cntk_output_name(fn.type, shown, k), fn.type, k,
-                    operands=tuple(self.loop_inputs(flat, fn, var, network))))
+                    operands=tuple(self.loop_inputs(flat, fn, var, network)),
+                    attributes=fn.file_attributes()))
                 self.loop_values.add(id(var))
 
     def loop_inputs(self, flat: FlatNetwork, fn: LegacyFunction, own: Variable,

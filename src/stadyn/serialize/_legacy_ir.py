@@ -84,6 +84,19 @@ class LegacyFunction:
     body: "LegacyNetwork | None" = None
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def file_attributes(self) -> tuple:
+        """The attributes the file gives the function, ``(name, value)`` pairs by name (not
+        what the reader adds: a block read as one function's ``body`` and ``file_inputs``).
+
+        Example:
+            >>> from stadyn.serialize import LegacyFunction
+            >>> LegacyFunction("e", "EyeLikeOp", ("v",), ("y",),
+            ...                {"OutputSparse": False}).file_attributes()
+            (('OutputSparse', False),)
+        """
+        return tuple(sorted((k, v) for k, v in self.attrs.items()
+                            if k not in ("body", "file_inputs")))
+
 
 @dataclass
 class LegacyParameter:
@@ -152,7 +165,9 @@ class LegacyOrigin:
     them otherwise (a function inside a loop, which the loop's recurrence computes: what it
     reads from outside the loop; empty: the op's own inputs); ``attributes`` a block's own
     attributes as ``(name, value)`` pairs (CNTK's ``LocalResponseNormalization``'s
-    ``depthRadius``, ``alpha``, ...).
+    ``depthRadius``, ``alpha``, ...), and a CNTK v2 file's function's (``EyeLikeOp``'s
+    ``OutputSparse``), as the file stores them (None: a file that gives none, a legacy one's
+    function).
 
     Example:
         >>> from stadyn.serialize import LegacyOrigin
@@ -169,7 +184,7 @@ class LegacyOrigin:
     arguments: tuple = ()
     sequence_axis: str = ""
     operands: tuple = ()
-    attributes: tuple = ()
+    attributes: "tuple | None" = None
 
 
 @dataclass

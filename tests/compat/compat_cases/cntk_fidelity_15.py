@@ -117,7 +117,10 @@ def past_value__shaped_placeholder_replaced(C, r):
                 "other than the window and padding (ValueError), put a value at every tied "
                 "place of its window, and failed on an input the windows do not tile.  The "
                 "gradient w.r.t. the values is left out: CNTK 2.7's is a max pooling of the "
-                "output's gradient (a known, deliberate difference: cntk_ops_more's unpooling)")
+                "output's gradient (a known, deliberate difference: cntk_ops_more's unpooling).  "
+                "With overlapping windows, Stadyn's unpooling showed its inner masks as "
+                "constants: among root_function.inputs, the composite's inputs and constants "
+                "(before cntkwrite9)")
 def unpooling__overlapping_windows(C, r):
     r.touch("cntk.ops.pooling", "cntk.ops.MAX_POOLING", "cntk.ops.MAX_UNPOOLING",
             "cntk.Function.eval", "cntk.layers.MaxPooling")
@@ -131,11 +134,13 @@ def unpooling__overlapping_windows(C, r):
                          ((1, 2), (1, 1), True)):
         label = "window %s stride %s pad %s" % (win, st, pad)
         pooled = C.pooling(x, C.MAX_POOLING, win, st, auto_padding=[pad])
-        v = C.input_variable(pooled.shape)
+        v = C.input_variable(pooled.shape, name="v")
         vals = (np.arange(int(np.prod(pooled.shape)), dtype=np.float32) + 1).reshape(
             (1,) + pooled.shape)
         u = C.unpooling(v, x, C.MAX_UNPOOLING, win, st, auto_padding=[pad])
         res[label] = _outcome(lambda: u.eval({v: vals, x: d}))
+        res[label + " shown"] = [[i.name for i in u.root_function.inputs],
+                                 sorted(i.name for i in u.inputs), len(u.constants)]
     y = C.input_variable((1, 3, 4))
     layer = C.layers.MaxUnpooling((2, 2), (1, 1))(y, x)
     res["layer"] = layer.eval({y: np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4) + 1,

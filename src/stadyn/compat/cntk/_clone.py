@@ -135,7 +135,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             new = mapping.get(id(old)) if old is not None else None
             if block is not None and new is not None and new is not old:
                 BLOCKS[new] = Block(block.op_name, block.name,
-                                    tuple(new_of(a) for a in block.arguments), block.attributes)
+                                    tuple(new_of(a) for a in block.arguments), block.attributes,
+                                    block.options)
             if new is not None and new is not old:
                 _outputs_carried(old, new, mapping)
     del keep

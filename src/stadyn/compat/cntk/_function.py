@@ -17,7 +17,7 @@ from typing import Any
 from ...graph import Variable, is_lengths
 from . import _graph as G
 from ._adapt import unwrap, wrap
-from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
 from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
@@ -51,17 +51,6 @@ def _inner_op_name(v: Variable) -> str:
         return name
     return _LAYER_OPS.get(v.parent.spec.name, name)
 
-
-
-def _shown_attribute(value):
-    """A block attribute as read from a CNTK file, as CNTK 2.7 shows it: a static axis as
-    ``('ordered', 'static', index)`` (the index as stored), lists item by item."""
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(_shown_attribute(v) for v in value)
-    index = getattr(value, "static_axis_idx", None)
-    if index is not None and not getattr(value, "is_dynamic", True):
-        return ("ordered", "static", int(index))
-    return value
 
 class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
     """A CNTK Function.
@@ -341,7 +330,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
         if shown is not None and self._view == ("block" if self.variable in G.BLOCKS else "op"):
             return dict(shown)
         if self._view == "block" and self.variable in G.BLOCKS:     # (a loaded file's block)
-            return {k: _shown_attribute(v) for k, v in G.BLOCKS[self.variable].attributes.items()}
+            return {k: file_attribute(v) for k, v in G.BLOCKS[self.variable].attributes.items()}
         if self._view != "op" or self.variable.parent is None:
             return {}
         return dict(self.variable.parent.attrs)

@@ -53,20 +53,25 @@ BATCH = BatchAxes()
 class Block:
     """A layer applied to ``arguments``: CNTK's block function (``op_name`` is the layer's kind,
     ``Dense``; ``name`` the name it was given; ``attributes`` the block's own where a CNTK file
-    gave them, a loaded ``LocalResponseNormalization``'s ``depthRadius``, ``alpha``, ...).
+    gave them, a loaded ``LocalResponseNormalization``'s ``depthRadius``, ``alpha``, ...;
+    ``options`` what the layer was given that a CNTK file writes inside it, a ``Dense``'s
+    ``inferInputRankToMap``).
 
     Kept in :data:`BLOCKS` under the block's output, it holds the arguments that output is
     computed from weakly (the output holds them), the others (an argument the layer ignores)
     as given: an argument can be a root of the same runs as the output, and so refer to it."""
 
-    __slots__ = ("op_name", "name", "_arguments", "attributes", "__weakref__")
+    __slots__ = ("op_name", "name", "_arguments", "attributes", "options", "__weakref__")
 
     def __init__(self, op_name: str, name: str, arguments: tuple,
-                 attributes: "dict | None" = None):
+                 attributes: "dict | None" = None, options: "dict | None" = None):
         self.op_name = op_name
         self.name = name
         self._arguments = tuple(arguments)
         self.attributes = dict(attributes or {})
+        # (what the layer was given that its graph does not show and a CNTK file writes: a
+        # Dense's inferInputRankToMap, from its input_rank / map_rank)
+        self.options = dict(options or {})
 
     @property
     def arguments(self) -> tuple:

@@ -67,6 +67,16 @@ def _is_initializer(value: Any) -> bool:
 _REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
 
 
+
+def _block_options(layer: Any) -> dict:
+    """What a CNTK file writes of ``layer`` that its graph does not show: a ``Dense``'s
+    ``inferInputRankToMap`` (CNTK 2.7's Dense: -1 with ``input_rank``, ``map_rank`` as given,
+    else 0, all of the input's axes)."""
+    if not isinstance(layer, _L.Dense):
+        return {}
+    rank = -1 if layer.input_rank is not None else int(layer.map_rank or 0)
+    return {"inferInputRankToMap": rank}
+
 class LayerFunction(UnappliedLayerView, TensorOpsMixin):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
     (after the first application) are attributes by their CNTK names (``d.W``); CNTK's
@@ -116,7 +126,8 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
             if not self.kind:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
                 G.set_op_name(out, "NoOp")
         if isinstance(out, Variable) and self.kind:
-            G.BLOCKS[out] = G.Block(self.kind, self.name, tuple(values))
+            G.BLOCKS[out] = G.Block(self.kind, self.name, tuple(values),
+                                    options=_block_options(self.layer))
         elif isinstance(out, Variable) and self.name:
             out.name = self.name
         steepness = getattr(self.layer, "steepness", None)   # a Stabilizer's

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._axis import Axis
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
 from ._clone import rebuild
 from ._shown_constants import show_constants
 
@@ -154,6 +155,8 @@ def _sequence_axis_name(v) -> "str | None":
 
 
 _NORMS = ("ReduceL1", "ReduceL2", "ReduceSumSquare")
+# (a loaded random op shows Stadyn's attributes: its seed and offset are the draws' state)
+_RANDOM_OPS = ("RandomDistribution", "RandomSample", "Dropout")
 
 
 def _cntk_op_of(v) -> "tuple | None":
@@ -164,26 +167,55 @@ def _cntk_op_of(v) -> "tuple | None":
     its kind, else the op that made ``v``; a loaded file's block the writer writes from its
     attributes (``serialize.CNTK_ATTRIBUTE_BLOCKS``: ``LocalResponseNormalization``) by its
     kind, over its arguments, with those attributes."""
-    from ...serialize import CNTK_ATTRIBUTE_BLOCKS, CNTK_ONE_OP_BLOCKS
+    from ...serialize import CNTK_ATTRIBUTE_BLOCKS, CNTK_ATTRIBUTE_OPS, CNTK_ONE_OP_BLOCKS
     block = G.BLOCKS.get(v)
     if block is not None and block.op_name in CNTK_ATTRIBUTE_BLOCKS and block.attributes:
         # (a loaded file's block the writer writes from its attributes, over its arguments)
         return (block.op_name, list(block.arguments), dict(block.attributes))
+    if block is not None and block.op_name in _NORMS and block.attributes and \
+            len(block.arguments) == 1 and isinstance(block.arguments[0], Variable):
+        # (a loaded file's norm reads what it was applied to: its inside holds the file's
+        # blocks, ReduceL2's ReduceSumSquare, which the shown inputs do not see through; its
+        # output is that of the block inside it where that is the root, ReduceL1's and
+        # ReduceSumSquare's ReduceElements, no op CNTK named)
+        return (block.op_name, list(block.arguments))
     if not G.made_by_cntk_op(v):
         return None
+    if block is None and G.primitive_op_name(v) in CNTK_ATTRIBUTE_OPS and \
+            CNTK_ATTRIBUTES.get(v) is not None:
+        # (an op the writer writes from the attributes CNTK shows: random_sample_inclusion_
+        # frequency's seed, which Stadyn's op does not take)
+        return (G.primitive_op_name(v), G.shown_inputs(v), dict(CNTK_ATTRIBUTES[v]))
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
-        if block.op_name in _NORMS and block.attributes and len(block.arguments) == 1 and \
-                isinstance(block.arguments[0], Variable):
-            # (a loaded file's norm reads what it was applied to: its inside holds the file's
-            # blocks, ReduceL2's ReduceSumSquare, which the shown inputs do not see through)
-            return (block.op_name, list(block.arguments))
         return (block.op_name, G.shown_inputs(v))
     return (G.primitive_op_name(v), G.shown_inputs(v))
 
 
 def _block_of(v) -> "tuple | None":
     block = G.BLOCKS.get(v)
-    return None if block is None else (block.op_name, block.name, block.arguments)
+    if block is None:
+        return None
+    options = block.options
+    if not options and block.op_name == "Dense":
+        options = _loaded_dense_options(v, block)
+    return (block.op_name, block.name, block.arguments, options)
+
+
+def _loaded_dense_options(v: Variable, block) -> dict:
+    """A loaded file's Dense: the ``inferInputRankToMap`` of the ``Times`` inside it, as the
+    file gives it (CNTK 2.7 writes it again as it read it)."""
+    arguments = {id(a) for a in block.arguments}
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if id(u) in seen or id(u) in arguments or u.parent is None:
+            continue
+        seen.add(id(u))
+        rank = CNTK_ATTRIBUTES.get(u, {}).get("inferInputRankToMap")
+        if rank is not None and G.primitive_op_name(u) == "Times":
+            return {"inferInputRankToMap": int(rank)}
+        stack.extend(u.parent.inputs)
+    return {}
 
 
 def load_roots(model, format) -> "tuple[list, str | None, str | None]":
@@ -299,6 +331,7 @@ def _restore_origins(origins: list) -> None:
     of a function of several (``TopK``) are one node of the walks."""
     several: dict = {}
     sliced: list = []
+    shown: dict = {}                # id(var) -> (var, a CNTK file's attributes of its function)
     for var, origin in origins:
         if origin.kind in ("function", "block"):
             several.setdefault(origin.uid, {})[origin.output] = var
@@ -321,9 +354,17 @@ def _restore_origins(origins: list) -> None:
                 G.show_operands_in_order(var, origin.operands)
             if origin.op_name == "Sequence::Slice":
                 sliced.append((var, origin.operands))
+            if origin.op_name not in _RANDOM_OPS and origin.attributes is not None:
+                shown[id(var)] = (var, origin.attributes)
         elif origin.kind == "block":
             G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments,
-                                    dict(origin.attributes))
+                                    dict(origin.attributes or ()))
+    # a CNTK v2 file's function shows the attributes the file gives it (CNTK's names and
+    # values: EyeLikeOp's OutputSparse, Times' outputRank), a block's root op (ReduceL2's
+    # Sqrt) as its block_root
+    for var, attributes in shown.values():
+        found = {k: file_attribute(v) for k, v in attributes}
+        (CNTK_ROOT_ATTRIBUTES if var in G.BLOCKS else CNTK_ATTRIBUTES)[var] = found
     for outputs in several.values():
         if len(outputs) > 1 and sorted(outputs) == list(range(len(outputs))):
             G.link_outputs([outputs[k] for k in range(len(outputs))])

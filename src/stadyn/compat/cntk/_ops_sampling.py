@@ -22,7 +22,8 @@ import numpy as np
 
 from ... import functions as F
 from . import _graph as G
-from ._adapt import batched, named, operand, wrap
+from ._adapt import batched, named, one_op, operand, wrap
+from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
 __all__ = ["random_sample", "random_sample_inclusion_frequency"]
@@ -90,6 +91,12 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
         _checked(w, "random_sample_inclusion_frequency"), int(num_samples),
         bool(allow_duplicates))
     if len(operand(weights).shape) == 2:                  # a row in, a row out (CNTK 2.7)
-        out = F.reshape(out, (1, out.shape[0]))
+        # (one op reading the row, as CNTK shows it)
+        out = one_op(F.reshape(out, (1, out.shape[0])), operand(weights))
     G.set_op_name(out, "RandomSampleInclusionFrequency")
+    # (CNTK 2.7's attributes, which its file holds; the seed is CNTK's estimate's, Stadyn's
+    # computation needs none)
+    CNTK_ATTRIBUTES[out] = {"numSamples": int(num_samples),
+                            "allowDuplicates": bool(allow_duplicates),
+                            "rngSeed": int(resolved_seed(seed)), "rngOffset": 0}
     return named(wrap(out), name, "RandomSampleInclusionFrequency")

@@ -8,7 +8,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axis
 from .._onnx_api import OnnxUnsupported
-from ._cntk_rules import batch_normalization_cntk, v1
+from ._cntk_rules import batch_normalization_cntk, batch_normalization_cntk_v1, v1
 from ._common import COMPOSITE
 from ._nn import _batch_normalization_onnx
 from ._nnp_batch_norm import batch_normalization_nnp_export
@@ -134,7 +134,7 @@ register_rules(F.cntk_batch_normalization, onnx_export=_cntk_bn_onnx, nnp_export
                                     "(no sample count)"),
                cntk_import={"BatchNormalization": batch_normalization_cntk},
                cntk_v1_import={"BatchNormalization": v1(
-                   batch_normalization_cntk,
+                   batch_normalization_cntk_v1,
                    normalization_time_constant="normalizationTimeConstant",
                    blend_time_constant="blendTimeConstant")})
 

@@ -23,9 +23,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
+
 from ... import functions as F
 from ... import cntk_semantics as S
 from ...cntk_semantics import convolution_transpose
+from ...graph import Variable
 from ...sequence import reshape_samples
 from ._cntk_read_others import cntk_stream, symmetric_pad
 
@@ -265,15 +268,38 @@ def batch_normalization_cntk(node):
     the sequences' steps, padded ones left out, as CNTK 2.7 computes them); the running
     statistics normalise outside training, and in training are updated by CNTK's rule from the
     file's statistics and count (``normalizationTimeConstant``, ``blendTimeConstant``)."""
+    return _batch_normalization(node, node.var(5))
+
+
+def _batch_normalization(node, count):
     lead = node.lead(0)
     if lead not in (1, 2):
         node.unsupported("batch normalisation of an input without the batch axis")
     x = node.var(0)
     return F.cntk_batch_normalization(
-        x, node.var(1), node.var(2), node.var(3), node.var(4), node.var(5),
+        x, node.var(1), node.var(2), node.var(3), node.var(4), count,
         x.sequence_lengths, bool(node.attr("spatial")),
         float(node.attr("normalizationTimeConstant", 0) or 0.0),
         float(node.attr("blendTimeConstant", 0) or 0.0), float(node.attr("epsilon", 1e-5)))
+
+
+def batch_normalization_cntk_v1(node):
+    """A v1 ``BatchNormalization`` node (its fields renamed to CNTK 2's attributes): of six
+    inputs as CNTK 2's; of five, a model of before the sample count was an input (versions 13
+    to 18), the count a new value of 0, as CNTK 2.7 reads it (ComputationNetwork::Read gives
+    such a node a ``run_sample_count`` parameter of 0, which then rules over the node's own
+    ``run_count`` field).  An older one (a minibatch count, and an inverse standard deviation
+    where the variance is now, which CNTK converts approximately) is refused."""
+    if node.n_inputs == 6:
+        return batch_normalization_cntk(node)
+    if node.n_inputs != 5:
+        node.unsupported(f"a batch normalisation of {node.n_inputs} inputs (CNTK's: 5 or 6)")
+    if "run_count" not in node.attrs:
+        node.unsupported("a model of before version 13 (a minibatch count and an inverse "
+                         "standard deviation where the sample count and the variance are now)")
+    count = Variable((1,), need_grad=False)
+    count.d = np.zeros((1,), dtype=np.dtype(str(node.var(3).dtype)))
+    return _batch_normalization(node, count)
 
 
 def dropout_cntk(node):

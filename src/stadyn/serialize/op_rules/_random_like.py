@@ -82,11 +82,10 @@ register_rules(F.randn_like, onnx_export=_randn_like_onnx,
                onnx_import={"RandomNormalLike": _import_normal})
 register_rules(F.bernoulli_like, onnx_export=_bernoulli_like_onnx, onnx_import=_COMPOSED)
 register_rules(F.gumbel_like, onnx_export=_gumbel_like_onnx, onnx_import=_COMPOSED)
-def _random_sample_cntk(node):
-    """CNTK's ``RandomSample``: ``numSamples`` classes drawn by the weights (a vector, or a
-    row ``(1, n)``), with duplicates where ``allowDuplicates``, from the stream of ``rngSeed``
-    moved on by ``rngOffset`` (:func:`cntk_stream`); the draws are Stadyn's (CNTK's generator
-    is its own), dense one-hot rows."""
+
+
+def _class_weights(node):
+    """A CNTK sampling function's weights as a vector (a row ``(1, n)`` reshaped)."""
     weights = node.var(0)
     if node.lead(0) or len(weights.shape) not in (1, 2) or \
             (len(weights.shape) == 2 and weights.shape[0] != 1):
@@ -94,15 +93,35 @@ def _random_sample_cntk(node):
                          "is read)")
     if len(weights.shape) == 2:
         weights = F.reshape(weights, (weights.shape[1],))
+    return weights
+
+
+def _inclusion_frequency_cntk(node):
+    """CNTK's ``RandomSampleInclusionFrequency``: how often each class is expected among
+    ``numSamples`` drawn by the weights (a vector, or a row ``(1, n)``: a row out), with
+    duplicates where ``allowDuplicates`` (Stadyn computes without CNTK's ``rngSeed``)."""
+    out = F.random_sample_inclusion_frequency(_class_weights(node),
+                                              int(node.attr("numSamples", 1)),
+                                              bool(node.attr("allowDuplicates", True)))
+    if len(node.var(0).shape) == 2:
+        out = F.reshape(out, (1, out.shape[0]))
+    return out
+
+
+def _random_sample_cntk(node):
+    """CNTK's ``RandomSample``: ``numSamples`` classes drawn by the weights (a vector, or a
+    row ``(1, n)``), with duplicates where ``allowDuplicates``, from the stream of ``rngSeed``
+    moved on by ``rngOffset`` (:func:`cntk_stream`); the draws are Stadyn's (CNTK's generator
+    is its own), dense one-hot rows."""
+    weights = _class_weights(node)
     return F.random_sample(weights, int(node.attr("numSamples", 1)),
                            bool(node.attr("allowDuplicates", True)),
                            seed=cntk_stream(node))
-
 
 
 for _f in (F.random_sample, F.random_sample_inclusion_frequency):
     register_rules(_f, onnx_export=Unmapped("ONNX has no weighted sampling of distinct classes "
                                             "(CNTK's random_sample)"),
                    onnx_import=Unmapped("ONNX has no weighted sampling of distinct classes"),
-                   **({"cntk_import": {"RandomSample": _random_sample_cntk}}
-                      if _f is F.random_sample else {}))
+                   cntk_import={"RandomSample": _random_sample_cntk} if _f is F.random_sample
+                   else {"RandomSampleInclusionFrequency": _inclusion_frequency_cntk})
