@@ -18,6 +18,7 @@ from .._errors import ConfigError, StadynError
 from ..graph import Variable, topological_nodes
 from ..parametric import current_registry, get_parameters
 from ..train import evaluate_sums
+from ._accumulators import EpochAccumulators, holds_accumulated_result
 from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
@@ -149,6 +150,11 @@ class CommandNetwork:
         """The ``Input`` nodes ``roots`` depend on, with their names."""
         reached = reached_ids(list(roots))
         return [(self.name(v), v) for v in self.library.inputs if id(v) in reached]
+
+    def accumulated(self, nodes: Sequence[Variable]) -> list[bool]:
+        """Per node, whether it holds an accumulated result (computed from ``EpochAccumulator``
+        nodes and parameters only): logged as its value counted once, as cntk.exe."""
+        return [holds_accumulated_result(n, self.library.inputs) for n in nodes]
 
     def nodes_with_gradient(self, criterion: Variable) -> int | None:
         """cntk.exe's "and M nodes with gradient" (SGD.cpp): the nodes the criterion is computed
@@ -377,20 +383,31 @@ class Validation:
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
         self.sums = [criterion_total(n) for n in nodes]
         self.inputs = network.inputs_of(nodes)
+        # the criterion is summed; an evaluation node holding an accumulated result is its
+        # last value, counted once
+        self.accumulated = [False] + network.accumulated(nodes[1:])
+        self.accumulators = EpochAccumulators(nodes)
 
     def __call__(self, epoch: int) -> dict[str, float]:
         cmd = self.cmd
         source = make_source(cmd.cv_reader, max_sweeps=1)
         inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"))
+        last: list[float] = [0.0] * len(self.sums)      # the last minibatch's values
+
+        def keep(record: dict) -> None:
+            last[:] = record["sums"]
+        self.accumulators.reset()      # cntk.exe's evaluator starts the pass (OnEpochStart)
         try:
             # samples as CNTK counted them: the criterion's (a per-frame criterion over
             # sequences counts frames, whatever axes its inputs are on)
             result = evaluate_sums(self.sums, inputs, inputs.input_map,
                                    minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch),
-                                   count=self.network.counted(self.nodes[0], self.nodes))
+                                   count=self.network.counted(self.nodes[0], self.nodes),
+                                   on_minibatch=keep)
         finally:
             source.close()
-        totals = [[t, result["samples"]] for t in result["sums"]]
+        totals = [[v, 1] if once else [t, result["samples"]]
+                  for t, v, once in zip(result["sums"], last, self.accumulated)]
         perplexity = [self.network.library.shows_perplexity(n) for n in self.nodes]
         self.log(results_line(1, result["minibatches"], self.names, totals,
                               [[0.0, 0]] * len(totals), perplexity, True))

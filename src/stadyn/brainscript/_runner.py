@@ -43,6 +43,7 @@ from .._random import auto_seeds_kept, restart_auto_seeds, seed
 from ..graph import context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import evaluate_sums
+from ._accumulators import EpochAccumulators
 from ._blocks import CommandConfig, RunConfig, network_of_block, per_epoch, run_config
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
@@ -60,7 +61,7 @@ from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (block_momentum, disable_reg_in_batch_norm, keep_checkpoint_files,
                    make_learners)
-from ._train_progress import (CNTKProgress, EpochAccumulators, EpochResult, RepeatEpoch,
+from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
 from ._write import write_format, write_outputs
 
@@ -241,7 +242,7 @@ class _Runner:
                        *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec),
-                               adjust, min_lr)
+                               adjust, min_lr, [False] + network.accumulated(evals))
         validate = None
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
@@ -388,7 +389,9 @@ class _Runner:
                 raise ConfigError(f"node '{network.name(node)}': criterion nodes to evaluate must "
                                   "have dimension 1x1 (one value per sample)", *where)
         names = [network.name(n) for n in nodes]
-        EpochAccumulators(nodes).on_epoch_begin(None, 0)    # the sweep is one epoch
+        EpochAccumulators(nodes).reset()    # the sweep is one epoch
+        # a node holding an accumulated result is logged as its value so far, counted once
+        accumulated = network.accumulated(nodes)
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
@@ -398,21 +401,23 @@ class _Runner:
         first = rec.get_int("firstMBsToShowResult", 0)
         totals = [[0.0, 0] for _ in nodes]
         logged = [[0.0, 0] for _ in nodes]
-        mbs_logged = 0
+        mbs_logged = seen_logged = 0
 
         def show_results(record: dict) -> None:      # CNTK's line every numMBsToShowResult
-            nonlocal totals, logged, mbs_logged
-            totals = [[t, record["seen"]] for t in record["totals"]]
+            nonlocal totals, logged, mbs_logged, seen_logged
+            totals = [[v, 1] if once else [t, record["seen"]]
+                      for t, v, once in zip(record["totals"], record["sums"], accumulated)]
             mbs = record["minibatch"]
             if cmd.trace_level > 0 and (mbs <= first or (show and mbs % show == 0)):
                 self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
-                logged = [list(t) for t in totals]
-                mbs_logged = mbs
-        mbs = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
-                            max_samples=limit, on_minibatch=show_results,
-                            count=network.counted(nodes[0], nodes))["minibatches"]
+                logged = [[0.0, 0] if once else list(t) for t, once in zip(totals, accumulated)]
+                mbs_logged, seen_logged = mbs, record["seen"]
+        result = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
+                               max_samples=limit, on_minibatch=show_results,
+                               count=network.counted(nodes[0], nodes))
+        mbs = result["minibatches"]
         source.close()
-        if cmd.trace_level > 0 and totals and totals[0][1] > logged[0][1]:
+        if cmd.trace_level > 0 and result["samples"] > seen_logged:
             self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
         zero = [[0.0, 0] for _ in nodes]
         self._eval_line(1, mbs, names, nodes, totals, zero, network, True)
