@@ -14,7 +14,7 @@ import numpy as np
 import stadyn as sd
 from stadyn.brainscript import StadynLibrary, build_network
 from stadyn.brainscript._parser import parse_expression
-from stadyn.brainscript._sequence_library import uses_sequences
+from stadyn.brainscript._sequence_library import sequence_use
 from stadyn.train import feed
 
 
@@ -111,9 +111,9 @@ def test_a_default_axis_input_given_to_a_sequence_function_is_a_sequence():
 
 def test_a_sequence_function_only_in_a_function_never_called_makes_no_sequences():
     text = "{ x = Input {2} ; Unused (v) = PastValue (0, v) ; z = x + 1 }"
-    assert uses_sequences(parse_expression(text)) == (False, False)
+    assert sequence_use(parse_expression(text))[:2] == (False, False)
     assert _net(text[2:-2]).nodes["x"].sequence_lengths is None
     called = "{ x = Input {2} ; Delayed (v) = PastValue (0, v) ; z = Delayed (x) }"
-    assert uses_sequences(parse_expression(called)) == (True, False)
+    assert sequence_use(parse_expression(called))[:2] == (True, False)
     deep = "{ x = Input {2} ; F (v) = PastValue (0, v) ; G (v) = F (v) ; z = G (x) }"
-    assert uses_sequences(parse_expression(deep)) == (True, False)
+    assert sequence_use(parse_expression(deep))[:2] == (True, False)
