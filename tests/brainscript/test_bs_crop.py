@@ -155,8 +155,27 @@ def test_epoch_accumulator_is_the_mean_since_the_epoch_began(tmp_path):
     want = [x[:e].sum(1).mean() for e in ends] * 2          # the second epoch starts again
     np.testing.assert_allclose(logged, want, rtol=1e-5)
     with pytest.raises(ConfigError, match="EpochAccumulator: the input must be a minibatch"):
-        _net("x = Input {2} ; d = PastValue (0, x) ; "
-             "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (x) ]")
+        _net("p = ParameterTensor {2} ; "
+             "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (p) ]")
+
+
+def test_epoch_accumulator_of_sequences_averages_their_real_steps():
+    # cntk.exe's UpdateRunningAverage on a sequence input: the gaps masked to zero, the count
+    # GetActualNumSamples (the real steps), one value without the sequence axis; NumPy's mean
+    net, _ = _net("x = Input {2} ; d = PastValue (0, x) ; "
+                  "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (x) ]")
+    x, a = net.nodes["x"], net.nodes["a"]
+    rng = np.random.default_rng(3)
+    first = [rng.standard_normal((3, 2)), rng.standard_normal((1, 2))]
+    second = [rng.standard_normal((2, 2))]
+    x.d = first
+    a.forward()
+    assert a.sequence_lengths is None and a.shape == (2,)
+    np.testing.assert_allclose(a.d, np.concatenate(first).mean(0), rtol=1e-5, atol=1e-6)
+    x.d = second
+    a.forward()
+    np.testing.assert_allclose(a.d, np.concatenate(first + second).mean(0), rtol=1e-5,
+                               atol=1e-6)
 
 
 PASSES = """command = train:test
