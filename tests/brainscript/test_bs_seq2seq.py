@@ -42,8 +42,11 @@ def test_past_value_window_holds_each_sequences_last_steps():
             np.stack([SEQS[1][0], np.zeros(2), np.zeros(2)])]
     got = np.asarray(value.d).reshape(2, 3, 2)
     np.testing.assert_allclose(got, want)
-    # (one valid flag per step: [1 x 3], where cntk.exe's OnesLike keeps x's [2]; the same
-    # numbers wherever it broadcasts)
+    # one valid flag per step, [1 x 3]: cntk.exe's is [1 x N] too (CNTK.core.bs's OnesLike is
+    # one row, SumColumnElements (RowSlice (0, 1, x) .* Zero) + One; G2P's baseline.txt
+    # validates 'attentionWindow.valid = Reshape (...) : [20 x WhereNodeAxis4] -> [1 x 20 x
+    # WhereNodeAxis4]' beside 'attentionWindow.value' of [512 x 20 x WhereNodeAxis4])
+    assert valid.shape[-2:] == (3, 1) and value.shape[-2:] == (3, 2)
     np.testing.assert_allclose(np.broadcast_to(valid.d, (2, 3, 2)),
                                [np.ones((3, 2)), [[1, 1], [0, 0], [0, 0]]])
 
