@@ -361,6 +361,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
     from stadyn.brainscript._autoadjust import auto_adjust
+    from stadyn.brainscript._blocks import sgd_block
     from stadyn.brainscript._config import BrainScriptSource
     from stadyn.brainscript._command_checks import ACTIONS
     from stadyn.brainscript._runner import _Runner
@@ -380,7 +381,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
         with sd.parameter_registry(sd.ParameterRegistry()):
             try:
                 w = sd.Variable.from_numpy_array(np.zeros(2, np.float32), need_grad=True)
-                sgd_record = cmd.record.get_record("SGD")
+                sgd_record = sgd_block(cmd.record)
                 make_learner({"w": w}, cmd.sgd, sgd_record, epoch_size=None)
                 auto_adjust(sgd_record.get("AutoAdjust"), sgd_record,
                             (len(cmd.sgd.minibatch_size), cmd.sgd.max_epochs))

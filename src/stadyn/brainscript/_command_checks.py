@@ -14,7 +14,7 @@ import warnings
 from typing import Callable
 
 from .._errors import ConfigError
-from ._blocks import CommandConfig, RunConfig
+from ._blocks import CommandConfig, RunConfig, sgd_block
 from ._command_network import record_loc
 from ._config import ConfigRecord, unused_overrides
 from ._readers import LM_DATA_PARALLEL, utterance_mode
@@ -36,7 +36,7 @@ def check_train(cmd: CommandConfig, workers: int, log: Callable[[str], None]) ->
                        ("reader", cmd.reader), ("modelPath", cmd.model_path)):
         if value is None:
             raise ConfigError(f"command '{cmd.name}' (action train) needs '{key}'", *where)
-    sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
+    sgd, sgd_rec = cmd.sgd, sgd_block(rec)
     check_sgd_keys(sgd, sgd_rec)   # sgd_config checked the ranges (maxEpochs >= 1, ...)
     note = parallel_train(sgd, sgd_rec, workers)
     if note is not None:

@@ -44,7 +44,8 @@ from ..graph import context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import evaluate_sums
 from ._accumulators import EpochAccumulators
-from ._blocks import CommandConfig, RunConfig, network_of_block, per_epoch, run_config
+from ._blocks import (CommandConfig, RunConfig, network_of_block, per_epoch, run_config,
+                      sgd_block)
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
 from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overrides
@@ -138,7 +139,7 @@ class _Runner:
     def train(self, cmd: CommandConfig) -> list[EpochResult]:
         log, rec = self.log, cmd.record
         check_train(cmd, self.parallel.size, log)
-        sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
+        sgd, sgd_rec = cmd.sgd, sgd_block(rec)
         adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec,
                              (len(sgd.minibatch_size), sgd.max_epochs))
         min_lr = min_learning_rate(sgd_rec)
@@ -512,7 +513,8 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
             check_writable(log_path, "log file (stderr)", loc_of(root.get_str("stderr")))
         for cmd in commands:
             if cmd.action == "train" and cmd.model_path is not None:
-                rec = cmd.record.get_record("SGD") if "SGD" in cmd.record else cmd.record
+                sgd = sgd_block(cmd.record)
+                rec = sgd if sgd is not None and "modelPath" in sgd else cmd.record
                 check_writable(cmd.model_path, "model file (modelPath)",
                                 loc_of(rec.get_str("modelPath", None, inherited=True)))
     if not parallel.is_main:
