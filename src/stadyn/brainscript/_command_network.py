@@ -23,14 +23,16 @@ from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
+from ._model_files import inputs_tag
 from ._ndl import NDLSource
+from ._network import Network
 from ._network_library import reached_ids
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
 from ._simple_network import SimpleNetworkSource
 from ._stadyn_library import StadynLibrary
 
-__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
+__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of", "node_inputs",
            "record_loc"]
 
 
@@ -229,12 +231,38 @@ class CommandNetwork:
             for name, v in list(outputs.items()):
                 if any(v is n for n in nodes) and self.net.name_of(v) == name:
                     tags.setdefault(name, []).append(tag)
+        for name, links in node_inputs(self.net, self.library, outputs).items():
+            tags.setdefault(name, []).append(inputs_tag(links))     # for MEL's SetInput
         return outputs, inputs_by_name, tags
 
     def learnable(self, root: Variable) -> dict[str, Variable]:
         """The trainable parameters ``root`` depends on, by registry name."""
         leaves = {id(v) for n in topological_nodes([root]) for v in n.inputs if v.parent is None}
         return {k: v for k, v in get_parameters().items() if id(v) in leaves}
+
+
+def node_inputs(net: Network, library: Any, outputs: dict[str, Variable]) -> dict[str, list[str]]:
+    """Each node of ``outputs``' inputs in cntk.exe's order, by name, where the network knows
+    them: an NDL network's nodes (:attr:`Network.cntk_nodes`), a loaded network's nodes whose
+    model file said (``BS.Network.Load``): what MEL's ``SetInput (node, k, x)`` counts in."""
+    links: dict[str, list[str]] = {}
+    names: dict[int, str] = {}
+    for name, v in net.nodes.items():
+        names.setdefault(id(v), name)
+    for name, p in current_registry().items():
+        names.setdefault(id(p), name)
+    if net.cntk_nodes is not None:
+        nodes = net.cntk_nodes
+        for v, inputs, _ in nodes:
+            name = names.get(id(v))
+            found = [names.get(id(nodes[i][0])) for i in inputs]
+            if name in outputs and outputs[name] is v and None not in found:
+                links[name] = [str(f) for f in found]
+    for name, v in outputs.items():
+        known = library.loaded_inputs(v)
+        if name not in links and known is not None:
+            links[name] = known
+    return links
 
 
 def criterion_total(node: Variable) -> Variable:

@@ -52,12 +52,14 @@ from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overr
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
+from ._mel import MELScript, is_mel_edit, mel_saved_models
 from ._precompute import check_computed, mark_computed, precompute
 from ._ndl_counts import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
 from ._run_setup import NetworkTrainer, Parallel, device_of
+from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (block_momentum, disable_reg_in_batch_norm, keep_checkpoint_files,
@@ -110,6 +112,11 @@ class _Runner:
         self.parallel = parallel
         self.epoch_callback = epoch_callback
         self.result = RunResult()
+        # the model files the config's MEL edits write: a train command starting from one
+        # trains the network the file holds (cntk.exe reads its start file's network)
+        self.mel_models = {os.path.abspath(path) for cmd in run.commands if is_mel_edit(cmd)
+                           for path in mel_saved_models(str(cmd.record.get_str("editPath")),
+                                                        cmd.record)}
 
     # -- commands ---------------------------------------------------------------------------
     def command(self, cmd: CommandConfig) -> None:
@@ -169,10 +176,16 @@ class _Runner:
         # (run_config_file), whatever the offset: randomSeedOffset reaches only NDL networks
         with auto_seeds_kept():
             seed(seed_offset)
+        description = cmd.network
+        if resume_from is not None and \
+                os.path.abspath(model_name(model_path, -1, max_epochs)) in self.mel_models:
+            # a MEL edit wrote the start (modelPath.0): the network is the file's, as cntk.exe
+            # reads every network from its start file (TIMIT_TrainWithPreTrain's added layers)
+            description = _loaded(resume_from, record_loc(rec, "modelPath"))
         # cntk.exe loads a checkpoint without evaluating the network description: its
         # parameters take no seeds then
         with _seeds_kept(self.run.root) if resume_from is not None else contextlib.nullcontext():
-            network = CommandNetwork(cmd.network, per_epoch(sgd.dropout_rate, start))
+            network = CommandNetwork(description, per_epoch(sgd.dropout_rate, start))
         if not network.criterion_nodes:
             raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",
                               *loc_of(cmd.network))
@@ -346,6 +359,10 @@ class _Runner:
         saved as ``outputModelPath``; the model file's path, or None when make mode skipped
         it (run_config_file has already checked the command with check_edit)."""
         rec = cmd.record
+        if is_mel_edit(cmd):
+            # MEL (cntk.exe's legacy model editing): run whatever makeMode says, as cntk.exe
+            saved = MELScript(str(rec.get_str("editPath")), rec, StadynLibrary()).run()
+            return saved[-1] if saved else None
         output = str(rec.get_str("outputModelPath"))
         if rec.get_bool("makeMode", True, inherited=True) and os.path.exists(output):
             self.log(f"'{output}' exists, skipping. Specify makeMode=false to force executing "
@@ -461,13 +478,16 @@ class _Runner:
             # a model another config's train command wrote (TIMIT's eval, write and cv
             # configs): the network as the file holds it, its nodes tagged criterion,
             # evaluation and output as they were trained
-            path = str(cmd.model_path)
-            quoted = f"'{path}'" if '"' in path else f'"{path}"'
-            return BrainScriptSource(f"BS.Network.Load ({quoted})",
-                                     *record_loc(cmd.record, "modelPath"))
+            return _loaded(str(cmd.model_path), record_loc(cmd.record, "modelPath"))
         raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
                           f"the config builds the model '{cmd.model_path}'",
                           *record_loc(cmd.record, "action"))
+
+
+def _loaded(path: str, where: tuple) -> BrainScriptSource:
+    """The network a model file holds, as a description (``BS.Network.Load``)."""
+    quoted = f"'{path}'" if '"' in path else f'"{path}"'
+    return BrainScriptSource(f"BS.Network.Load ({quoted})", *where)
 
 
 def run(config: str | os.PathLike | Sequence[str | os.PathLike], overrides: Sequence[str] = (),
