@@ -4,10 +4,11 @@ TIMIT_TrainWithPreTrain_ndl_deprecated.cntk (and Tests/EndToEndTests/Speech/DNN'
 DiscriminativePreTraining): train one hidden layer, add a layer with add_layer.mel (an NDL macro
 call, ``SetInput`` with a ``*`` pattern), train on from the edited ``modelPath.0`` (cntk.exe
 reads its start file's network), add another.  Expected: cntk.exe's log of that config grows by
-one layer's parameters and two tensors a step (Tests/EndToEndTests/Examples/Speech/TIMIT/
-TrainWithPreTrain/baseline.gpu.txt: 499895 in 4, 762551 in 6, 1025207 in 8 tensors, the layer
-512 x 512 + 512); here 3 -> 4 -> 2 dims, a layer 4 x 4 + 4; the edited model's output against
-NumPy's composition of the file's weights."""
+one layer's parameters, two tensors and five nodes with gradient a step
+(Tests/EndToEndTests/Examples/Speech/TIMIT/TrainWithPreTrain/baseline.gpu.txt: 499895 in 4
+tensors and 10 nodes, 762551 in 6 and 15, 1025207 in 8 and 20, the layer 512 x 512 + 512); here
+3 -> 4 -> 2 dims, a layer 4 x 4 + 4; the edited model's output against NumPy's composition of
+the file's weights."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ Dump(m1, "$newModel$.dump.txt")
 CONFIG = """command = COMMANDS
 precision = float
 deviceId = -1
+traceLevel = 1
 ndlMacros = $Dir$/macros.ndl
 SGD = [
     epochSize = 0
@@ -116,8 +118,10 @@ def _sigmoid(x):
 
 def test_mel_adds_layers_and_training_goes_on_from_the_edited_models(tmp_path):
     text = _run(_setup(tmp_path, "Pre1:Add2:Pre2:Add3:Train3"), tmp_path)
-    counts = re.findall(r"Training (\d+) parameters in (\d+) ", text)
-    assert counts == [("26", "4"), ("46", "6"), ("66", "8")]    # + 4 x 4 + 4 a layer
+    counts = re.findall(r"Training (\d+) parameters in (\d+) out of \d+ parameter tensors "
+                        r"and (\d+) nodes with gradient", text)
+    # + 4 x 4 + 4 a layer, and its Times, Plus and Sigmoid (cntk.exe: 10, 15, 20 nodes)
+    assert counts == [("26", "4", "10"), ("46", "6", "15"), ("66", "8", "20")]
     assert text.count("Starting from checkpoint. Loading network from") == 2
     # the edited model: CE's Times reads the new layer, which reads the old one
     net = sd.load(tmp_path / "m2" / "net.0", batch_size=2)

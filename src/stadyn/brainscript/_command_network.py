@@ -165,6 +165,8 @@ class CommandNetwork:
         loop (a recurrence Stadyn runs as one node); an NDL or SimpleNetworkBuilder network's
         from its nodes as cntk.exe made them (:meth:`Network.nodes_with_gradient`), loops
         included."""
+        if self.net.cntk_nodes is None:     # a loaded network whose file lists the inputs
+            self.net.cntk_nodes = _loaded_cntk_nodes(self.net, self.library)
         if self.net.cntk_nodes is not None:
             return self.net.nodes_with_gradient(criterion)
         if not isinstance(self.source, (NDLSource, SimpleNetworkSource)):
@@ -239,6 +241,26 @@ class CommandNetwork:
         """The trainable parameters ``root`` depends on, by registry name."""
         leaves = {id(v) for n in topological_nodes([root]) for v in n.inputs if v.parent is None}
         return {k: v for k, v in get_parameters().items() if id(v) in leaves}
+
+
+def _loaded_cntk_nodes(net: Network, library: Any) -> list[tuple[Any, list[int], bool]] | None:
+    """cntk.exe's nodes (:attr:`Network.cntk_nodes`) of a network whose computed nodes all come
+    from a model file that lists their inputs (an NDL network's or a MEL edit's, loaded), or
+    None: its named nodes, inputs and parameters, each with its inputs' indices."""
+    table: dict[str, Variable] = dict(current_registry().items())
+    table.update((n, v) for n, v in net.nodes.items() if isinstance(v, Variable))
+    links = {}
+    for name, v in table.items():
+        if v.parent is not None:
+            links[name] = library.loaded_inputs(v)
+            if links[name] is None or any(i not in table for i in links[name]):
+                return None
+    if not links:
+        return None
+    index = {name: k for k, name in enumerate(table)}
+    return [(v, [index[i] for i in links.get(name, [])],
+             v.parent is None and bool(getattr(v, "need_grad", False)))
+            for name, v in table.items()]
 
 
 def node_inputs(net: Network, library: Any, outputs: dict[str, Variable]) -> dict[str, list[str]]:
