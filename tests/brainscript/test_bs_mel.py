@@ -160,3 +160,23 @@ def test_mel_mistakes_are_one_error_naming_the_line(tmp_path):
         with pytest.raises(ConfigError, match=message) as err:
             _run(_setup(tmp_path, "Add2", text, "wrong.mel"), tmp_path)
         assert (err.value.path.endswith("wrong.mel"), err.value.line) == (True, line)
+
+
+def test_a_mel_script_may_add_an_input_and_rewire_a_criterion_to_it(tmp_path):
+    # cntk.exe's MEL evaluates NDL items in the model (an Input too) and SetInput's 0 of
+    # CrossEntropyWithSoftmax (labels, z) is its labels
+    script = ADD_LAYER.replace("HDim = 4\n", "other = Input(2, tag=\"label\")\n").replace(
+        "L$newLayer$ = SBFF(L$currLayer$.S, HDim, HDim)\n", "").replace(
+        "SetInput(CE.*.T, 1, L$newLayer$.S)\nSetInput(L$newLayer$.*.T, 1, L$currLayer$.S)",
+        "SetInput(CE.SM, 0, other)")
+    _run(_setup(tmp_path, "Pre1:Add2", script, "relabel.mel"), tmp_path)
+    net = sd.load(tmp_path / "m2" / "net.0", batch_size=2)
+    assert list(net.inputs) == ["features", "labels", "other"]
+    assert net.tags["CE.SM"][-1] == 'inputs:["other", "CE.BFF.FF.P"]'
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
+    labels, other = np.eye(2, dtype=np.float32), np.eye(2, dtype=np.float32)[::-1]
+    z = net(features=x, labels=labels, other=other)["CE.BFF.FF.P"].astype(np.float64)
+    log_softmax = z - np.log(np.exp(z).sum(1, keepdims=True))
+    got = net(features=x, labels=labels, other=other)["CE.SM"]
+    np.testing.assert_allclose(np.asarray(got).ravel(), -(other * log_softmax).sum(1),
+                               rtol=1e-5)

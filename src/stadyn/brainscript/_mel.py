@@ -360,6 +360,10 @@ class MELScript:
             model.ndl = _Editor(NDLSource("", self.path, s.line, 1, self.record), self.library,
                                 model)
         for name, v, tag, links in model.ndl.define([i for i in items if isinstance(i, Assign)]):
+            if v.parent is None:           # a new Input joins the model's inputs
+                if any(v is i for i in self.library.inputs):
+                    model.inputs[name] = v
+                continue
             model.nodes[name] = v
             if links is not None:
                 model.links[name] = links
