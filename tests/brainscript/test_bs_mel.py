@@ -152,6 +152,10 @@ def test_mel_mistakes_are_one_error_naming_the_line(tmp_path):
     assert (err.value.path.endswith("bad.mel"), err.value.line) == (True, 3)
     assert not (tmp_path / "m1").exists()        # refused before any command ran
     _run(_setup(tmp_path, "Pre1"), tmp_path)
+    legacy = ADD_LAYER.replace('format="cntk")\nSetDefaultModel', 'format="cntk_legacy")\n'
+                                                                   'SetDefaultModel')
+    with pytest.raises(ConfigError, match='LoadModel: format = "cntk_legacy" is not supported'):
+        _run(_setup(tmp_path, "Add2", legacy, "legacy.mel"), tmp_path)
     for script, message, line in (
             ("SetInput(CE.*.X, 1, L1.S)", "no node of the model matches 'CE.\\*.X'", 3),
             ("SetInput(L1.S, 1, L1.S)", "'L1.S' has 1 input\\(s\\), no input 1", 3),

@@ -200,6 +200,9 @@ class MELScript:
         """Run the script; the model files it saved."""
         for s in read_mel(self.path, self.record):
             try:
+                if str(s.kwargs.get("format", "cntk")).lower() != "cntk":
+                    raise ConfigError(f"{s.function}: format = \"{s.kwargs['format']}\" is "
+                                      "not supported (format = \"cntk\": a Stadyn model file)")
                 if s.function is None:
                     self._ndl(s)
                 else:
