@@ -151,6 +151,10 @@ def test_mel_mistakes_are_one_error_naming_the_line(tmp_path):
         _run(_setup(tmp_path, "Pre1:Add2", bad, "bad.mel"), tmp_path)
     assert (err.value.path.endswith("bad.mel"), err.value.line) == (True, 3)
     assert not (tmp_path / "m1").exists()        # refused before any command ran
+    with pytest.raises(ConfigError, match="MEL: LoadModel: the model file .* does not exist") \
+            as err:
+        _run(_setup(tmp_path, "Add2"), tmp_path)
+    assert (err.value.path.endswith("add_layer.mel"), err.value.line) == (True, 1)
     _run(_setup(tmp_path, "Pre1"), tmp_path)
     legacy = ADD_LAYER.replace('format="cntk")\nSetDefaultModel', 'format="cntk_legacy")\n'
                                                                    'SetDefaultModel')

@@ -228,9 +228,12 @@ class MELScript:
         if len(s.args) != 1 or isinstance(s.args[0], _Symbol):
             raise ConfigError("LoadModel (\"path\", format = \"cntk\") takes the model file")
         path = str(s.args[0])
-        if not os.path.isfile(path):
-            raise ConfigError(f"LoadModel: the model file '{path}' does not exist")
-        record = self.library._NetworkLoad(path)
+        try:      # (through the library's model loader: a tool may stand in for the file)
+            record = self.library._NetworkLoad(path)
+        except ConfigError as exc:
+            if not exc.reason.startswith("BS.Network.Load: "):
+                raise                      # (the network standing in for it: its own error)
+            raise ConfigError("LoadModel" + exc.reason[len("BS.Network.Load"):]) from None
         loaded = record.network
         tags = {name: list(t) for name, t in (getattr(loaded, "tags", None) or {}).items()}
         nodes = {name: v for name, v in loaded.outputs.items()}
