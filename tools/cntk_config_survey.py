@@ -11,8 +11,10 @@ included by others) and every end-to-end test of ``Tests/EndToEndTests`` that ha
 with those overrides.  For each config it does what ``stadyn train`` does before reading data:
 read the config (includes, ``$var$``), read the command blocks, and for each command
 
-* refuse an action other than ``train``/``test``/``eval``/``write``/``edit`` (and an ``edit`` by
-  a MEL script);
+* refuse an action other than ``train``/``test``/``eval``/``write``/``edit``; run an ``edit``'s
+  MEL script on the networks standing in for the models it loads (``MEL Delete``: a MEL
+  command Stadyn does not run), and build a train command that starts from a model file a
+  MEL edit writes from that file, as the runner does;
 * build the network of ``BrainScriptNetworkBuilder``, ``SimpleNetworkBuilder`` or
   ``NDLNetworkBuilder`` with ``StadynLibrary`` (Input sizes are the config's own; no data is
   read) and count its parameters;
@@ -226,6 +228,7 @@ _LABELS = (
     (r"precision = \"(\w+)\"", "precision {}"),
     (r"(BS.Network.Load): the model file .* does not exist", "{} of a file from outside the "
                                                              "config"),
+    (r"MEL: (\w+) is not supported", "MEL {}"),     # a MEL command Stadyn does not run
     # SimpleNetworkBuilder's kinds and settings Stadyn does not build (._simple_network)
     (r"SimpleNetworkBuilder: (?:unknown )?(rnnType '\w+'|\w+ '\w+')", "SimpleNetworkBuilder {}"),
 )
@@ -260,11 +263,21 @@ def model_writers(root) -> dict:
     from stadyn.brainscript._blocks import network_of_block
     from stadyn.brainscript._config import ConfigRecord
 
+    from stadyn.brainscript._config import BrainScriptSource
+    from stadyn.brainscript._mel import mel_saved_models
+
     writers = {}
-    for key in root:
-        block = root.peek(key)
-        if not isinstance(block, ConfigRecord):
-            continue
+    blocks = [root.peek(key) for key in root]
+    blocks = [b for b in blocks if isinstance(b, ConfigRecord)]
+    for block in blocks:
+        if str(block.get_str("action", "", inherited=True)) == "edit" and \
+                "editPath" in block and "BrainScriptNetworkBuilder" not in block:
+            try:         # a MEL edit: what it saves is its script run on what it loads
+                for path in mel_saved_models(str(block.get_str("editPath")), block):
+                    writers.setdefault(path, _MELStandIn(block))
+            except Exception:  # noqa: BLE001 - the command's survey reports it
+                pass
+    for block in blocks:
         action = str(block.get_str("action", "", inherited=True))
         if action not in ("train", "edit"):
             continue
@@ -279,9 +292,40 @@ def model_writers(root) -> dict:
         sgd = block.get("SGD")
         if action == "train" and isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
             path = sgd.get_str("modelPath")
+        if path is not None and action == "train" and \
+                isinstance(writers.get(f"{path}.0"), _MELStandIn):
+            # it trains the network a MEL edit saved as its modelPath.0 (as the runner does)
+            source = BrainScriptSource(f'BS.Network.Load ("{path}.0")')
         if path is not None:
             writers.setdefault(str(path), source)
     return writers
+
+
+class _MELStandIn:
+    """A model file a MEL edit command saves: its script, run when the file is loaded."""
+
+    def __init__(self, record):
+        self.record = record
+
+
+def _run_mel(record, loader):
+    """Run the MEL script of edit command ``record``, its models loaded by ``loader``: the
+    networks it saves, by path (nothing is written)."""
+    import stadyn as sd
+    from stadyn.brainscript import StadynLibrary
+    from stadyn.brainscript._mel import MELScript
+
+    saved = {}
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        lib = StadynLibrary()
+        lib.model_loader = loader
+        mel = MELScript(str(record.get_str("editPath")), record, lib)
+        mel.save = lambda path, outputs, inputs, tags: saved.__setitem__(
+            path, sd.Network(inputs, outputs, registry, tags=tags))
+        mel.write = lambda path, text: None
+        mel.run()
+    return saved
 
 
 def _stand_in_models(root, load, others: "dict | None" = None):
@@ -293,6 +337,8 @@ def _stand_in_models(root, load, others: "dict | None" = None):
 
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
+    from stadyn.brainscript._command_network import node_inputs
+    from stadyn.brainscript._model_files import inputs_tag
 
     writers = dict(others or {})
     writers.update(model_writers(root))
@@ -305,20 +351,33 @@ def _stand_in_models(root, load, others: "dict | None" = None):
         if os.path.exists(path) or source is None or path in building:
             return load(path)
         building.add(path)
-        registry = sd.ParameterRegistry()
         try:
+            if isinstance(source, _MELStandIn):
+                return _run_mel(source.record, loader)[path]
+            registry = sd.ParameterRegistry()
             with sd.parameter_registry(registry):
                 lib = StadynLibrary()
                 lib.model_loader = loader
                 net = build_network(source, lib)
+                outputs = {k: v for k, v in net.nodes.items()
+                           if isinstance(v, sd.Variable) and v.parent is not None}
+                # the tags the file has: criterion, evaluation and output nodes, and each
+                # node's inputs (a MEL edit's SetInput counts in them)
+                tags = {}
+                for tag, nodes in (("criterion", net.criterion_nodes),
+                                   ("evaluation", net.evaluation_nodes),
+                                   ("output", net.output_nodes)):
+                    for name, v in outputs.items():
+                        if any(v is n for n in nodes):
+                            tags.setdefault(name, []).append(tag)
+                for name, links in node_inputs(net, lib, outputs).items():
+                    tags.setdefault(name, []).append(inputs_tag(links))
             for node in lib.precompute_nodes:   # computed, as in the file the command writes
                 node.value.d = np.zeros(node.value.shape, np.float32)
         finally:
             building.discard(path)
-        outputs = {k: v for k, v in net.nodes.items()
-                   if isinstance(v, sd.Variable) and v.parent is not None}
         inputs = {net.name_of(v): v for v in lib.inputs if net.name_of(v) is not None}
-        return sd.Network(inputs, outputs, registry)
+        return sd.Network(inputs, outputs, registry, tags=tags)
     return loader
 
 
@@ -361,8 +420,12 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
     from stadyn.brainscript._autoadjust import auto_adjust
+    from stadyn.brainscript._blocks import sgd_block
     from stadyn.brainscript._config import BrainScriptSource
     from stadyn.brainscript._command_checks import ACTIONS
+    from stadyn.brainscript._mel import is_mel_edit, mel_saved_models
+    from stadyn.brainscript._model_files import model_name
+    from stadyn.brainscript._network_library import load_model_file
     from stadyn.brainscript._runner import _Runner
     from stadyn.brainscript._sgd import make_learner
     from stadyn.graph import topological_nodes
@@ -371,8 +434,17 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     info: dict = {}
     if cmd.action not in ACTIONS:
         gaps.append(f"action {cmd.action}")
-    if cmd.action == "edit" and cmd.network is None:
-        return gaps + ["action edit with a MEL script (editPath)"], info
+    if is_mel_edit(cmd):     # its script run on the models it loads (stand-ins)
+        loader = _stand_in_models(root_record, load_model_file, others)
+        try:
+            saved = _run_mel(cmd.record, loader)
+        except Exception as exc:  # noqa: BLE001 - any failure is a finding
+            return gaps + [_label(exc)], info
+        for net in saved.values():     # its trained parameters, as a train command's
+            params = {k: p for k, p in net.registry.items() if p.need_grad}
+            info = {"params": int(sum(p.size for p in params.values())),
+                    "tensors": len(params)}
+        return gaps, info
     gaps += _reader_gaps(cmd.reader, "reader")
     if cmd.cv_reader is not None:
         gaps += _reader_gaps(cmd.cv_reader, "cvReader")
@@ -380,13 +452,26 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
         with sd.parameter_registry(sd.ParameterRegistry()):
             try:
                 w = sd.Variable.from_numpy_array(np.zeros(2, np.float32), need_grad=True)
-                sgd_record = cmd.record.get_record("SGD")
+                sgd_record = sgd_block(cmd.record)
                 make_learner({"w": w}, cmd.sgd, sgd_record, epoch_size=None)
                 auto_adjust(sgd_record.get("AutoAdjust"), sgd_record,
                             (len(cmd.sgd.minibatch_size), cmd.sgd.max_epochs))
             except Exception as exc:  # noqa: BLE001
                 gaps.append(_label(exc))
     network = cmd.network
+    if cmd.action == "train" and cmd.model_path is not None and cmd.sgd is not None:
+        first = model_name(cmd.model_path, -1, cmd.sgd.max_epochs)
+        for block in (root_record.peek(k) for k in root_record):
+            try:
+                if getattr(block, "get_str", None) is None or \
+                        str(block.get_str("action", "", inherited=True)) != "edit" or \
+                        "editPath" not in block:
+                    continue
+                if first in mel_saved_models(str(block.get_str("editPath")), block):
+                    # a MEL edit writes modelPath.0: the runner trains the file's network
+                    network = BrainScriptSource(f'BS.Network.Load ("{first}")')
+            except Exception:  # noqa: BLE001 - the edit command's survey reports it
+                continue
     if network is None:
         if cmd.action in ("train",):
             gaps.append("no network")

@@ -40,12 +40,12 @@ test = [ action = "test" ; minibatchSize = 8
     input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 3 ; format = "dense" ] ] ]""")
 
 
-def _run(tmp_path, monkeypatch) -> str:
+def _run(tmp_path, monkeypatch, config: str = _CONFIG) -> str:
     rng = np.random.default_rng(0)
     (tmp_path / "data.txt").write_text("".join(
         f"|features {' '.join(f'{v:.3f}' for v in rng.normal(size=3))} |labels 0 1 0\n"
         for _ in range(16)))
-    (tmp_path / "cmd.cntk").write_text(_CONFIG)
+    (tmp_path / "cmd.cntk").write_text(config)
     out = io.StringIO()
     monkeypatch.chdir(tmp_path)
     run(str(tmp_path / "cmd.cntk"), out=out)
@@ -92,3 +92,20 @@ def test_train_rnn_action_is_train():
                         'learningRatesPerSample = 0.5 ] ]')
     cmd = command_config(root, "T")
     assert cmd.action == "train" and cmd.sgd is not None and cmd.sgd.max_epochs == 3
+
+
+def test_a_train_command_without_an_sgd_block_uses_an_enclosing_ones(tmp_path, monkeypatch):
+    # cntk.exe's DoTrain reads config(L"SGD"), which looks in the enclosing blocks too
+    # (ConfigParameters::TryFind): TIMIT_TrainWithPreTrain's train commands share the top-level
+    # SGD block and save where their own modelPath says
+    sgd = ("  SGD = [ epochSize = 0 ; minibatchSize = 8 ; learningRatesPerSample = 0.01 ; "
+           "maxEpochs = 1 ]\n")
+    assert sgd in _CONFIG
+    config = _CONFIG.replace(sgd, '  modelPath = "Models/own"\n').replace(
+        "command = train:test", "command = train\nSGD = [ epochSize = 0 ; minibatchSize = 4 ; "
+        "learningRatesPerSample = 0.01 ; maxEpochs = 2 ]")
+    log = _run(tmp_path, monkeypatch, config)
+    epochs = re.findall(r"Finished Epoch\[ (\d) of 2\]: \[Training\] ce = \S+ \* 16", log)
+    assert epochs == ["1", "2"]
+    assert (tmp_path / "Models" / "own").exists()
+    assert not (tmp_path / "Models" / "net").exists()

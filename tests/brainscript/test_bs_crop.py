@@ -136,7 +136,7 @@ train = {
 
 def test_epoch_accumulator_is_the_mean_since_the_epoch_began(tmp_path):
     # CNTK's EpochAccumulator (FCN's mean IoU): UpdateRunningAverage over every sample since
-    # OnEpochStart; 'seen' is one value for the minibatch, logged per sample (value / n)
+    # OnEpochStart; 'seen' is one value for the minibatch, logged as that value counted once
     import io as pyio
     import re
 
@@ -155,5 +155,98 @@ def test_epoch_accumulator_is_the_mean_since_the_epoch_began(tmp_path):
     want = [x[:e].sum(1).mean() for e in ends] * 2          # the second epoch starts again
     np.testing.assert_allclose(logged, want, rtol=1e-5)
     with pytest.raises(ConfigError, match="EpochAccumulator: the input must be a minibatch"):
-        _net("x = Input {2} ; d = PastValue (0, x) ; "
-             "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (x) ]")
+        _net("p = ParameterTensor {2} ; "
+             "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (p) ]")
+
+
+def test_epoch_accumulator_of_sequences_averages_their_real_steps():
+    # cntk.exe's UpdateRunningAverage on a sequence input: the gaps masked to zero, the count
+    # GetActualNumSamples (the real steps), one value without the sequence axis; NumPy's mean
+    net, _ = _net("x = Input {2} ; d = PastValue (0, x) ; "
+                  "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (x) ]")
+    x, a = net.nodes["x"], net.nodes["a"]
+    rng = np.random.default_rng(3)
+    first = [rng.standard_normal((3, 2)), rng.standard_normal((1, 2))]
+    second = [rng.standard_normal((2, 2))]
+    x.d = first
+    a.forward()
+    assert a.sequence_lengths is None and a.shape == (2,)
+    np.testing.assert_allclose(a.d, np.concatenate(first).mean(0), rtol=1e-5, atol=1e-6)
+    x.d = second
+    a.forward()
+    np.testing.assert_allclose(a.d, np.concatenate(first + second).mean(0), rtol=1e-5,
+                               atol=1e-6)
+
+
+PASSES = """command = train:test
+modelPath = "MODEL"
+traceLevel = 1
+reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
+    input = { features = { dim = 2 ; format = "dense" } ; labels = { dim = 2 ; format = "dense" } } }
+train = {
+    action = "train"
+    BrainScriptNetworkBuilder = {
+        Accumulator (input, tag = '') = new ComputationNode [ operation = 'EpochAccumulator' ;
+                                                              inputs = (input) ]
+        features = Input {2} ; labels = Input {2}
+        z = DenseLayer {2, activation = Identity} (features)
+        ce = CrossEntropyWithSoftmax (labels, z, tag = 'criterion')
+        seen = ReduceSum (Accumulator (features), tag = 'evaluation')
+        err = ClassificationError (labels, z, tag = 'evaluation')
+        shifted = Minus (seen, Constant (1), tag = 'evaluation')
+    }
+    SGD = { epochSize = 0 ; maxEpochs = 2 ; minibatchSize = 4 ; learningRatesPerSample = 0.1
+            numMBsToShowResult = 1 }
+    cvReader = { readerType = "CNTKTextFormatReader" ; file = "CV" ; randomize = false
+        input = { features = { dim = 2 ; format = "dense" } ; labels = { dim = 2 ; format = "dense" } } }
+}
+test = { action = "test" ; minibatchSize = 4 ; numMBsToShowResult = 1 }
+"""
+
+
+def test_accumulated_results_are_logged_once_and_reset_for_each_pass(tmp_path):
+    # cntk.exe (SGD.cpp, SimpleEvaluator.h, Criterion.h): an evaluation node computed from
+    # EpochAccumulators and parameters only (ExtractNodesWhichAccumulateResult) is logged as
+    # its value so far counted once -- "miouError = 0.67398942 * 1" in every minibatch line,
+    # the epoch's, the cvReader's and a test's (Image/FCN/baseline.txt) -- and every pass
+    # starts its accumulators afresh (StartEvaluateMinibatchLoop -> OnEpochStart), the
+    # validation after an epoch too.  Expected values from NumPy.
+    import io as pyio
+    import re
+
+    from stadyn.brainscript import run
+    rng = np.random.default_rng(1)
+    train, cv = rng.standard_normal((10, 2)).round(3), rng.standard_normal((6, 2)).round(3)
+    for name, x in (("data.txt", train), ("cv.txt", cv)):
+        (tmp_path / name).write_text("".join(f"|features {a:.3f} {b:.3f} |labels 1 0\n"
+                                             for a, b in x))
+    config = tmp_path / "run.cntk"
+    config.write_text(PASSES.replace("MODEL", str(tmp_path / "m.dnn"))
+                      .replace("DATA", str(tmp_path / "data.txt"))
+                      .replace("CV", str(tmp_path / "cv.txt")))
+    log = pyio.StringIO()
+    run(str(config), [], out=log)
+    text = log.getvalue()
+
+    def logged(kind: str, name: str) -> list[tuple[float, int]]:
+        return [(float(v), int(n)) for v, n in
+                re.findall(kind + r".*?\b" + name + r" = (\S+) \* (\d+)", text)]
+
+    def means(x, ends):
+        return [x[:e].sum(1).mean() for e in ends]
+    for name, shift in (("seen", 0.0), ("shifted", 1.0)):
+        train_lines = logged(r"Epoch\[ \d of 2\]-Minibatch", name)
+        assert [n for _, n in train_lines] == [1] * 6
+        np.testing.assert_allclose([v for v, _ in train_lines],
+                                   [m - shift for m in means(train, [4, 8, 10]) * 2], rtol=1e-5)
+        for kind, x in ((r"\[Training\]", train), (r"\[Validate\]", cv)):
+            np.testing.assert_allclose(logged(kind, name), [(x.sum(1).mean() - shift, 1)] * 2,
+                                       rtol=1e-5)
+        # the test command: the running mean in its minibatch lines, the sweep's at the end
+        test = text[text.index("# test command (test action)"):]
+        test_lines = [(float(v), int(n)) for v, n in
+                      re.findall(r"\b" + name + r" = (\S+) \* (\d+)", test)]
+        np.testing.assert_allclose(test_lines, [(m - shift, 1) for m in
+                                                means(train, [4, 8, 10, 10])], rtol=1e-5)
+    # an ordinary evaluation node is still summed over the samples
+    assert [n for _, n in logged(r"\[Training\]", "err")] == [10, 10]

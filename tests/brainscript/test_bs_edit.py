@@ -1,7 +1,7 @@
 """The ``edit`` action: CNTK's BrainScript variant (``DoEdit`` in Source/ActionsLib/
 TrainActions.cpp: build ``BrainScriptNetworkBuilder``, save it as ``outputModelPath``, skip in make
-mode when that file exists) runs; the MEL variant (``editPath``) is refused before anything runs,
-naming the key where it is written."""
+mode when that file exists) runs; a MEL variant (``editPath``) whose script is missing stops the
+run before anything runs, naming the key where it is written."""
 
 from __future__ import annotations
 
@@ -56,9 +56,10 @@ def test_brainscript_edit_saves_the_network_and_make_mode_skips_it(tmp_path):
             "the action.") in again
 
 
-def test_mel_edit_is_refused_before_anything_runs_naming_editpath(tmp_path):
-    with pytest.raises(ConfigError, match=r"command 'MEL' \(action edit\): editing a model "
-                       r"with a MEL script \(editPath"):
+def test_a_missing_mel_script_stops_the_run_before_anything_runs_naming_editpath(tmp_path):
+    # (MEL scripts themselves: test_bs_mel.py)
+    with pytest.raises(ConfigError, match=r"edit: the MEL script '.*change.mel' \(editPath\) "
+                       r"does not exist"):
         _run(tmp_path, "Edit:MEL")
     assert not os.path.exists(tmp_path / "edited")      # the Edit command did not run either
     with pytest.raises(ConfigError) as err:

@@ -28,7 +28,7 @@ from ._simple_network import simple_network_source
 __all__ = [
     "SGDConfig", "TransformConfig", "StreamConfig", "DeserializerConfig", "ReaderConfig",
     "CommandConfig", "RunConfig", "sgd_config", "reader_config", "command_config", "run_config",
-    "command_names", "per_epoch", "network_of_block",
+    "command_names", "per_epoch", "network_of_block", "sgd_block",
 ]
 
 
@@ -176,8 +176,10 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
     network = _network(rec)
     if network is not None and not isinstance(network, (BrainScriptSource, NDLSource)):  # pragma: no cover
         raise _err(f"'{name}.BrainScriptNetworkBuilder' must be BrainScript", rec.loc)
-    sgd_rec = rec.get_record("SGD") if "SGD" in rec else None
-    model_path = (sgd_rec or rec).get_str("modelPath", None, inherited=True)
+    sgd_rec = sgd_block(rec)
+    model_path = sgd_rec.get_str("modelPath", None) if sgd_rec is not None else None
+    if model_path is None:
+        model_path = rec.get_str("modelPath", None, inherited=True)
     mb = rec.get_ints("minibatchSize", None, inherited=True)
     epoch = rec.get_int("epochSize", None)
     _check(rec, "minibatchSize", _at_least_1, "be >= 1", convert=to_int, inherited=True)
@@ -214,6 +216,19 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
         check_numerics=bool(rec.get_bool("checkNumerics", False, inherited=True)),
         extra=_extra(rec, _COMMAND_KEYS, consumed=False),
     )
+
+
+def sgd_block(rec: ConfigRecord) -> ConfigRecord | None:
+    """A command's ``SGD`` block: its own, else an enclosing block's (cntk.exe's DoTrain reads
+    ``config(L"SGD")``, which looks in the enclosing blocks too: TIMIT_TrainWithPreTrain's train
+    commands share the top-level one).
+
+    >>> from stadyn.brainscript import parse_config
+    >>> root = parse_config("SGD = [ maxEpochs = 2 ]\\nT = [ action = train ]")
+    >>> sgd_block(root.get_record("T")).get_int("maxEpochs")
+    2
+    """
+    return rec.get_record("SGD", None, inherited=True)
 
 
 def _reader(rec: ConfigRecord, key: str) -> ReaderConfig | None:

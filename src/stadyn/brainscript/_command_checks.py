@@ -14,7 +14,8 @@ import warnings
 from typing import Callable
 
 from .._errors import ConfigError
-from ._blocks import CommandConfig, RunConfig
+from ._blocks import CommandConfig, RunConfig, sgd_block
+from ._mel import is_mel_edit, read_mel
 from ._command_network import record_loc
 from ._config import ConfigRecord, unused_overrides
 from ._readers import LM_DATA_PARALLEL, utterance_mode
@@ -36,7 +37,7 @@ def check_train(cmd: CommandConfig, workers: int, log: Callable[[str], None]) ->
                        ("reader", cmd.reader), ("modelPath", cmd.model_path)):
         if value is None:
             raise ConfigError(f"command '{cmd.name}' (action train) needs '{key}'", *where)
-    sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
+    sgd, sgd_rec = cmd.sgd, sgd_block(rec)
     check_sgd_keys(sgd, sgd_rec)   # sgd_config checked the ranges (maxEpochs >= 1, ...)
     note = parallel_train(sgd, sgd_rec, workers)
     if note is not None:
@@ -60,14 +61,16 @@ def check_train(cmd: CommandConfig, workers: int, log: Callable[[str], None]) ->
 
 def check_edit(cmd: CommandConfig) -> None:
     """An ``edit`` command Stadyn can run: CNTK's BrainScript variant (``BrainScriptNetworkBuilder``
-    and ``outputModelPath``); the MEL variant (``editPath``) is refused, naming the key."""
+    and ``outputModelPath``), or the MEL variant (``editPath``: a script whose commands Stadyn
+    runs, read here so that a mistake in it stops the run before any command)."""
     rec = cmd.record
+    if is_mel_edit(cmd):
+        read_mel(str(rec.get_str("editPath")), rec)
+        return
     if cmd.network is None:
-        key = "editPath" if "editPath" in rec else "action"
-        raise ConfigError(f"command '{cmd.name}' (action edit): editing a model with a MEL "
-                          "script (editPath; CNTK's deprecated Model Editing Language) is not "
-                          "supported; CNTK's BrainScript variant needs BrainScriptNetworkBuilder "
-                          "and outputModelPath", *record_loc(rec, key))
+        raise ConfigError(f"command '{cmd.name}' (action edit) needs BrainScriptNetworkBuilder "
+                          "and outputModelPath (CNTK's BrainScript variant) or editPath (a MEL "
+                          "script)", *record_loc(rec, "action"))
     if "outputModelPath" not in rec:
         raise ConfigError(f"command '{cmd.name}' (action edit) needs 'outputModelPath'",
                           *record_loc(rec, "action"))

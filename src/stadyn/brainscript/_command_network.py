@@ -18,18 +18,21 @@ from .._errors import ConfigError, StadynError
 from ..graph import Variable, topological_nodes
 from ..parametric import current_registry, get_parameters
 from ..train import evaluate_sums
+from ._accumulators import EpochAccumulators, holds_accumulated_result
 from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
+from ._model_files import inputs_tag
 from ._ndl import NDLSource
+from ._network import Network
 from ._network_library import reached_ids
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
 from ._simple_network import SimpleNetworkSource
 from ._stadyn_library import StadynLibrary
 
-__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
+__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of", "node_inputs",
            "record_loc"]
 
 
@@ -150,6 +153,11 @@ class CommandNetwork:
         reached = reached_ids(list(roots))
         return [(self.name(v), v) for v in self.library.inputs if id(v) in reached]
 
+    def accumulated(self, nodes: Sequence[Variable]) -> list[bool]:
+        """Per node, whether it holds an accumulated result (computed from ``EpochAccumulator``
+        nodes and parameters only): logged as its value counted once, as cntk.exe."""
+        return [holds_accumulated_result(n, self.library.inputs) for n in nodes]
+
     def nodes_with_gradient(self, criterion: Variable) -> int | None:
         """cntk.exe's "and M nodes with gradient" (SGD.cpp): the nodes the criterion is computed
         from (itself too) that are trained parameters or are computed from one; ``None`` where
@@ -157,6 +165,8 @@ class CommandNetwork:
         loop (a recurrence Stadyn runs as one node); an NDL or SimpleNetworkBuilder network's
         from its nodes as cntk.exe made them (:meth:`Network.nodes_with_gradient`), loops
         included."""
+        if self.net.cntk_nodes is None:     # a loaded network whose file lists the inputs
+            self.net.cntk_nodes = _loaded_cntk_nodes(self.net, self.library)
         if self.net.cntk_nodes is not None:
             return self.net.nodes_with_gradient(criterion)
         if not isinstance(self.source, (NDLSource, SimpleNetworkSource)):
@@ -223,12 +233,58 @@ class CommandNetwork:
             for name, v in list(outputs.items()):
                 if any(v is n for n in nodes) and self.net.name_of(v) == name:
                     tags.setdefault(name, []).append(tag)
+        for name, links in node_inputs(self.net, self.library, outputs).items():
+            tags.setdefault(name, []).append(inputs_tag(links))     # for MEL's SetInput
         return outputs, inputs_by_name, tags
 
     def learnable(self, root: Variable) -> dict[str, Variable]:
         """The trainable parameters ``root`` depends on, by registry name."""
         leaves = {id(v) for n in topological_nodes([root]) for v in n.inputs if v.parent is None}
         return {k: v for k, v in get_parameters().items() if id(v) in leaves}
+
+
+def _loaded_cntk_nodes(net: Network, library: Any) -> list[tuple[Any, list[int], bool]] | None:
+    """cntk.exe's nodes (:attr:`Network.cntk_nodes`) of a network whose computed nodes all come
+    from a model file that lists their inputs (an NDL network's or a MEL edit's, loaded), or
+    None: its named nodes, inputs and parameters, each with its inputs' indices."""
+    table: dict[str, Variable] = dict(current_registry().items())
+    table.update((n, v) for n, v in net.nodes.items() if isinstance(v, Variable))
+    links = {}
+    for name, v in table.items():
+        if v.parent is not None:
+            links[name] = library.loaded_inputs(v)
+            if links[name] is None or any(i not in table for i in links[name]):
+                return None
+    if not links:
+        return None
+    index = {name: k for k, name in enumerate(table)}
+    return [(v, [index[i] for i in links.get(name, [])],
+             v.parent is None and bool(getattr(v, "need_grad", False)))
+            for name, v in table.items()]
+
+
+def node_inputs(net: Network, library: Any, outputs: dict[str, Variable]) -> dict[str, list[str]]:
+    """Each node of ``outputs``' inputs in cntk.exe's order, by name, where the network knows
+    them: an NDL network's nodes (:attr:`Network.cntk_nodes`), a loaded network's nodes whose
+    model file said (``BS.Network.Load``): what MEL's ``SetInput (node, k, x)`` counts in."""
+    links: dict[str, list[str]] = {}
+    names: dict[int, str] = {}
+    for name, v in net.nodes.items():
+        names.setdefault(id(v), name)
+    for name, p in current_registry().items():
+        names.setdefault(id(p), name)
+    if net.cntk_nodes is not None:
+        nodes = net.cntk_nodes
+        for v, inputs, _ in nodes:
+            name = names.get(id(v))
+            found = [names.get(id(nodes[i][0])) for i in inputs]
+            if name in outputs and outputs[name] is v and None not in found:
+                links[name] = [str(f) for f in found]
+    for name, v in outputs.items():
+        known = library.loaded_inputs(v)
+        if name not in links and known is not None:
+            links[name] = known
+    return links
 
 
 def criterion_total(node: Variable) -> Variable:
@@ -377,20 +433,31 @@ class Validation:
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
         self.sums = [criterion_total(n) for n in nodes]
         self.inputs = network.inputs_of(nodes)
+        # the criterion is summed; an evaluation node holding an accumulated result is its
+        # last value, counted once
+        self.accumulated = [False] + network.accumulated(nodes[1:])
+        self.accumulators = EpochAccumulators(nodes)
 
     def __call__(self, epoch: int) -> dict[str, float]:
         cmd = self.cmd
         source = make_source(cmd.cv_reader, max_sweeps=1)
         inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"))
+        last: list[float] = [0.0] * len(self.sums)      # the last minibatch's values
+
+        def keep(record: dict) -> None:
+            last[:] = record["sums"]
+        self.accumulators.reset()      # cntk.exe's evaluator starts the pass (OnEpochStart)
         try:
             # samples as CNTK counted them: the criterion's (a per-frame criterion over
             # sequences counts frames, whatever axes its inputs are on)
             result = evaluate_sums(self.sums, inputs, inputs.input_map,
                                    minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch),
-                                   count=self.network.counted(self.nodes[0], self.nodes))
+                                   count=self.network.counted(self.nodes[0], self.nodes),
+                                   on_minibatch=keep)
         finally:
             source.close()
-        totals = [[t, result["samples"]] for t in result["sums"]]
+        totals = [[v, 1] if once else [t, result["samples"]]
+                  for t, v, once in zip(result["sums"], last, self.accumulated)]
         perplexity = [self.network.library.shows_perplexity(n) for n in self.nodes]
         self.log(results_line(1, result["minibatches"], self.names, totals,
                               [[0.0, 0]] * len(totals), perplexity, True))

@@ -6,6 +6,7 @@ file beside the Trainer's checkpoint ``<model>.ckp`` after each epoch, and resum
 from __future__ import annotations
 
 import errno
+import json
 import math
 import os
 import re
@@ -21,7 +22,30 @@ from ..serialize import is_model_file, load, load_parameters, save, save_paramet
 from ..train import feed, read_checkpoint_state
 
 __all__ = ["model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
-           "save_epoch", "resume", "roll_back", "epoch_model"]
+           "save_epoch", "resume", "roll_back", "epoch_model", "inputs_tag", "tagged_inputs"]
+
+_INPUTS = "inputs:"
+
+
+def inputs_tag(names: Iterable[str]) -> str:
+    """The model-file tag that lists a node's inputs in cntk.exe's order, by name (what MEL's
+    ``SetInput (node, k, x)`` counts ``k`` in).
+
+    >>> inputs_tag(["CE.BFF.W", "L1.S"])
+    'inputs:["CE.BFF.W", "L1.S"]'
+    >>> tagged_inputs(["criterion", inputs_tag(["W", "x"])])
+    ['W', 'x']
+    """
+    return _INPUTS + json.dumps(list(names))
+
+
+def tagged_inputs(tags: Iterable[str]) -> list[str] | None:
+    """A node's inputs in cntk.exe's order from its model-file tags (:func:`inputs_tag`), or
+    None where the file does not say (a network not built from NDL or MEL)."""
+    for tag in tags:
+        if tag.startswith(_INPUTS):
+            return list(json.loads(tag[len(_INPUTS):]))
+    return None
 
 
 def model_name(model_path: str, epoch: int, max_epochs: int) -> str:

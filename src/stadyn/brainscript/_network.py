@@ -151,8 +151,16 @@ def _add_own_names(net: Network, library: Library, loc) -> None:
     """The names the nodes reached already have (a loaded network's) for those the record does
     not name: as CNTK, another node of the same name is an error, unless the name holds ``.``, ``[`` or
     ``]`` (then ``_`` is put before it until it is free)."""
+    own = library.own_names(list(net.nodes.values()))
+    if getattr(net.record, "network", None) is not None:
+        # the description is a loaded network itself (BS.Network.Load ("m")): its nodes keep
+        # the file's names, '.' and all (cntk.exe uses the file's network as it is), not the
+        # record's members' ('_' for '.')
+        names = {id(v): name for name, v in own.items()}
+        net.nodes = {(names[id(v)] if id(v) in names and names[id(v)].replace(".", "_") == key
+                      else key): v for key, v in net.nodes.items()}
     named = {id(v) for v in net.nodes.values()}
-    for name, node in library.own_names(list(net.nodes.values())).items():
+    for name, node in own.items():
         if id(node) in named:       # a member of the record: named after it (CNTK renames it)
             continue
         while name in net.nodes and net.nodes[name] is not node:

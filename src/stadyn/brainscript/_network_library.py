@@ -45,6 +45,7 @@ from ..graph import Variable, apply, base_axis_kept, name_scope, topological_nod
 from ..parametric import current_registry, get_parameter_or_create
 from ..serialize import load
 from . import _ast as A
+from ._model_files import tagged_inputs
 from ._precompute_library import PreComputeNode, never_computed
 from ._values import BSArray, Record
 
@@ -66,6 +67,8 @@ class NetworkFunctions:
 
     def _init_networks(self) -> dict[str, Any]:
         self._own_names: dict[int, tuple[Variable, str]] = {}
+        # a loaded node's inputs in cntk.exe's order, by name, where its file said (MEL)
+        self._links: dict[int, tuple[Variable, list[str]]] = {}
         self._peeked: dict[str, Any] = {}
         self.model_loader = load_model_file
         return {"_NetworkLoad": self._NetworkLoad, "_CloneFunction": self._CloneFunction,
@@ -139,6 +142,9 @@ class NetworkFunctions:
         for name, v in loaded.outputs.items():
             if self.operation_of(v) is None and v.parent is not None:
                 self._node(v, _operation(v))
+            links = tagged_inputs(tags.get(name, ()))
+            if links is not None:
+                self._links[id(v)] = (v, links)
             if tagged:
                 found = [_TAGGED[t] for t in tags.get(name, ()) if t in _TAGGED]
             else:
@@ -183,6 +189,12 @@ class NetworkFunctions:
     def own_names(self, nodes: list[Any]) -> dict[str, Any]:
         reached = reached_ids([v for v in nodes if isinstance(v, Variable)])
         return {name: v for key, (v, name) in self._own_names.items() if key in reached}
+
+    def loaded_inputs(self, v: Any) -> list[str] | None:
+        """The inputs, in cntk.exe's order and by name, of a node of a loaded network whose
+        model file lists them (an NDL network's, MEL's), else None."""
+        entry = self._links.get(id(v))
+        return list(entry[1]) if entry is not None and entry[0] is v else None
 
     def is_loaded(self, v: Any) -> bool:
         """Whether ``v`` is a node of a loaded network (it has a name of its own)."""
@@ -303,12 +315,14 @@ def load_model_file(path: str) -> Any:
 
 
 def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]],
-           made: dict[int, Variable] | None = None) -> dict[int, Variable]:
+           made: dict[int, Variable] | None = None,
+           only: set[int] | None = None) -> dict[int, Variable]:
     """The graph of ``roots`` with each ``(old, new)`` of ``subs`` put in: every op that reads a
     replaced Variable (or one made again) is applied again, the rest is kept.  Returns
     ``{id(old): new}`` for everything replaced or made again (a sequence read through its
     lengths reads the substitute's); ``made``, such a mapping of an earlier replay, goes on
-    (what it holds is not made again)."""
+    (what it holds is not made again); ``only`` (ids of op nodes) limits what is applied again
+    to those ops (MEL's SetInput: one node's own ops)."""
     mapping: dict[int, Variable] = dict(made or {})
     for old, new in subs:
         mapping[id(old)] = new
@@ -325,7 +339,8 @@ def replay(roots: list[Variable], subs: list[tuple[Variable, Variable]],
     for node in topological_nodes(list(roots)):
         outputs = [o for o in node.outputs if o is not None]
         if (outputs and all(id(o) in mapping for o in outputs)) or \
-                not any(id(i) in mapping for i in node.inputs):
+                not any(id(i) in mapping for i in node.inputs) or \
+                (only is not None and id(node) not in only):
             continue
         args = tuple(sub(a) for a in node.args)
         kwargs = {k: sub(a) for k, a in node.kwargs.items()}

@@ -30,7 +30,7 @@ from ..graph import Variable, forward_all, training
 from ..train import feed
 from ._cntk_log import CNTKLog
 from ._command_network import CommandNetwork, InputSource, record_loc
-from ._blocks import CommandConfig
+from ._blocks import CommandConfig, sgd_block
 from ._config import ConfigRecord
 from ._network_library import reached_ids
 from ._precompute_library import PreComputeNode
@@ -135,7 +135,7 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> boo
     if cmd.trace_level > 0:
         for node in nodes:
             log(f"\t{network.precompute_name(node)} = {node.operation}()")
-    sgd_rec = cmd.record.get_record("SGD")
+    sgd_rec = sgd_block(cmd.record)
     limit = None if use_all_data(sgd_rec) else cmd.sgd.epoch_size
     reader_loc = record_loc(cmd.record, "reader")
     source = make_source(cmd.reader, max_sweeps=1, warn=lambda _: None)  # said once

@@ -61,13 +61,17 @@ class ReduceFunctions:
         """CNTK's ``EpochAccumulator`` node (``new ComputationNode [operation =
         'EpochAccumulator' ; inputs = x]``, Image/FCN's mean IoU): the mean of every sample of
         ``input`` since the epoch began (``F.cntk_epoch_accumulator``; the runner resets it at
-        each epoch and each evaluation), one value for the minibatch."""
+        each epoch and each evaluation), one value for the minibatch; of a sequence, the mean
+        of every real step (cntk.exe masks the gaps and counts the actual samples)."""
         what = "EpochAccumulator"
         x = self._value(input, what)
-        if x.sequence_lengths is not None or not self.has_batch_axis(x):
-            raise ConfigError(f"{what}: the input must be a minibatch of samples (not a "
-                              "sequence, not a parameter)")
-        out = F.cntk_epoch_accumulator(x)
+        if x.sequence_lengths is not None:
+            out = F.cntk_epoch_accumulator(x, x.sequence_lengths)
+        elif self.has_batch_axis(x):
+            out = F.cntk_epoch_accumulator(x)
+        else:
+            raise ConfigError(f"{what}: the input must be a minibatch of samples or of "
+                              "sequences (not a parameter)")
         self._batched.unmark(out)          # one value for the minibatch
         return self._node(out, what, tag)
 

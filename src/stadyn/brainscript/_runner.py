@@ -43,24 +43,28 @@ from .._random import auto_seeds_kept, restart_auto_seeds, seed
 from ..graph import context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import evaluate_sums
-from ._blocks import CommandConfig, RunConfig, network_of_block, per_epoch, run_config
+from ._accumulators import EpochAccumulators
+from ._blocks import (CommandConfig, RunConfig, network_of_block, per_epoch, run_config,
+                      sgd_block)
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
 from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overrides
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
+from ._mel import MELScript, is_mel_edit, mel_saved_models
 from ._precompute import check_computed, mark_computed, precompute
 from ._ndl_counts import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._readers import make_source
 from ._run_setup import NetworkTrainer, Parallel, device_of
+from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (block_momentum, disable_reg_in_batch_norm, keep_checkpoint_files,
                    make_learners)
-from ._train_progress import (CNTKProgress, EpochAccumulators, EpochResult, RepeatEpoch,
+from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
 from ._write import write_format, write_outputs
 
@@ -108,6 +112,11 @@ class _Runner:
         self.parallel = parallel
         self.epoch_callback = epoch_callback
         self.result = RunResult()
+        # the model files the config's MEL edits write: a train command starting from one
+        # trains the network the file holds (cntk.exe reads its start file's network)
+        self.mel_models = {os.path.abspath(path) for cmd in run.commands if is_mel_edit(cmd)
+                           for path in mel_saved_models(str(cmd.record.get_str("editPath")),
+                                                        cmd.record)}
 
     # -- commands ---------------------------------------------------------------------------
     def command(self, cmd: CommandConfig) -> None:
@@ -137,7 +146,7 @@ class _Runner:
     def train(self, cmd: CommandConfig) -> list[EpochResult]:
         log, rec = self.log, cmd.record
         check_train(cmd, self.parallel.size, log)
-        sgd, sgd_rec = cmd.sgd, rec.get_record("SGD")
+        sgd, sgd_rec = cmd.sgd, sgd_block(rec)
         adjust = auto_adjust(sgd_rec.get("AutoAdjust"), sgd_rec,
                              (len(sgd.minibatch_size), sgd.max_epochs))
         min_lr = min_learning_rate(sgd_rec)
@@ -167,10 +176,16 @@ class _Runner:
         # (run_config_file), whatever the offset: randomSeedOffset reaches only NDL networks
         with auto_seeds_kept():
             seed(seed_offset)
+        description = cmd.network
+        if resume_from is not None and \
+                os.path.abspath(model_name(model_path, -1, max_epochs)) in self.mel_models:
+            # a MEL edit wrote the start (modelPath.0): the network is the file's, as cntk.exe
+            # reads every network from its start file (TIMIT_TrainWithPreTrain's added layers)
+            description = _loaded(resume_from, record_loc(rec, "modelPath"))
         # cntk.exe loads a checkpoint without evaluating the network description: its
         # parameters take no seeds then
         with _seeds_kept(self.run.root) if resume_from is not None else contextlib.nullcontext():
-            network = CommandNetwork(cmd.network, per_epoch(sgd.dropout_rate, start))
+            network = CommandNetwork(description, per_epoch(sgd.dropout_rate, start))
         if not network.criterion_nodes:
             raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",
                               *loc_of(cmd.network))
@@ -241,7 +256,7 @@ class _Runner:
                        *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,
                                seed_offset, model_path, keep_checkpoint_files(sgd, sgd_rec),
-                               adjust, min_lr)
+                               adjust, min_lr, [False] + network.accumulated(evals))
         validate = None
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
@@ -344,6 +359,10 @@ class _Runner:
         saved as ``outputModelPath``; the model file's path, or None when make mode skipped
         it (run_config_file has already checked the command with check_edit)."""
         rec = cmd.record
+        if is_mel_edit(cmd):
+            # MEL (cntk.exe's legacy model editing): run whatever makeMode says, as cntk.exe
+            saved = MELScript(str(rec.get_str("editPath")), rec, StadynLibrary()).run()
+            return saved[-1] if saved else None
         output = str(rec.get_str("outputModelPath"))
         if rec.get_bool("makeMode", True, inherited=True) and os.path.exists(output):
             self.log(f"'{output}' exists, skipping. Specify makeMode=false to force executing "
@@ -388,7 +407,9 @@ class _Runner:
                 raise ConfigError(f"node '{network.name(node)}': criterion nodes to evaluate must "
                                   "have dimension 1x1 (one value per sample)", *where)
         names = [network.name(n) for n in nodes]
-        EpochAccumulators(nodes).on_epoch_begin(None, 0)    # the sweep is one epoch
+        EpochAccumulators(nodes).reset()    # the sweep is one epoch
+        # a node holding an accumulated result is logged as its value so far, counted once
+        accumulated = network.accumulated(nodes)
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
@@ -398,21 +419,23 @@ class _Runner:
         first = rec.get_int("firstMBsToShowResult", 0)
         totals = [[0.0, 0] for _ in nodes]
         logged = [[0.0, 0] for _ in nodes]
-        mbs_logged = 0
+        mbs_logged = seen_logged = 0
 
         def show_results(record: dict) -> None:      # CNTK's line every numMBsToShowResult
-            nonlocal totals, logged, mbs_logged
-            totals = [[t, record["seen"]] for t in record["totals"]]
+            nonlocal totals, logged, mbs_logged, seen_logged
+            totals = [[v, 1] if once else [t, record["seen"]]
+                      for t, v, once in zip(record["totals"], record["sums"], accumulated)]
             mbs = record["minibatch"]
             if cmd.trace_level > 0 and (mbs <= first or (show and mbs % show == 0)):
                 self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
-                logged = [list(t) for t in totals]
-                mbs_logged = mbs
-        mbs = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
-                            max_samples=limit, on_minibatch=show_results,
-                            count=network.counted(nodes[0], nodes))["minibatches"]
+                logged = [[0.0, 0] if once else list(t) for t, once in zip(totals, accumulated)]
+                mbs_logged, seen_logged = mbs, record["seen"]
+        result = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
+                               max_samples=limit, on_minibatch=show_results,
+                               count=network.counted(nodes[0], nodes))
+        mbs = result["minibatches"]
         source.close()
-        if cmd.trace_level > 0 and totals and totals[0][1] > logged[0][1]:
+        if cmd.trace_level > 0 and result["samples"] > seen_logged:
             self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
         zero = [[0.0, 0] for _ in nodes]
         self._eval_line(1, mbs, names, nodes, totals, zero, network, True)
@@ -455,13 +478,16 @@ class _Runner:
             # a model another config's train command wrote (TIMIT's eval, write and cv
             # configs): the network as the file holds it, its nodes tagged criterion,
             # evaluation and output as they were trained
-            path = str(cmd.model_path)
-            quoted = f"'{path}'" if '"' in path else f'"{path}"'
-            return BrainScriptSource(f"BS.Network.Load ({quoted})",
-                                     *record_loc(cmd.record, "modelPath"))
+            return _loaded(str(cmd.model_path), record_loc(cmd.record, "modelPath"))
         raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
                           f"the config builds the model '{cmd.model_path}'",
                           *record_loc(cmd.record, "action"))
+
+
+def _loaded(path: str, where: tuple) -> BrainScriptSource:
+    """The network a model file holds, as a description (``BS.Network.Load``)."""
+    quoted = f"'{path}'" if '"' in path else f'"{path}"'
+    return BrainScriptSource(f"BS.Network.Load ({quoted})", *where)
 
 
 def run(config: str | os.PathLike | Sequence[str | os.PathLike], overrides: Sequence[str] = (),
@@ -507,7 +533,8 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
             check_writable(log_path, "log file (stderr)", loc_of(root.get_str("stderr")))
         for cmd in commands:
             if cmd.action == "train" and cmd.model_path is not None:
-                rec = cmd.record.get_record("SGD") if "SGD" in cmd.record else cmd.record
+                sgd = sgd_block(cmd.record)
+                rec = sgd if sgd is not None and "modelPath" in sgd else cmd.record
                 check_writable(cmd.model_path, "model file (modelPath)",
                                 loc_of(rec.get_str("modelPath", None, inherited=True)))
     if not parallel.is_main:

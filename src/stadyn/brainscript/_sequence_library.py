@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
@@ -40,9 +41,9 @@ from ..graph import Variable
 from ..cntk_semantics import reshape_sample
 from ._library import Composition, ForwardRef, cntk_shape
 from ._loops import Loops, PendingMap, PendingState
-from ._sequence_use import sequence_arguments, uses_sequences
+from ._sequence_use import sequence_use
 
-__all__ = ["SequenceFunctions", "NONE", "uses_sequences"]
+__all__ = ["SequenceFunctions", "NONE", "sequence_use"]
 
 class _NoneValue:
     """CNTK's ``None`` (``BS.Constants.None``): "not given"."""
@@ -116,11 +117,11 @@ class SequenceFunctions:
         return resources.files("stadyn.brainscript").joinpath("sequences.bs").read_text()
 
     def prepare(self, expr: Any) -> None:
-        uses, declares = uses_sequences(expr)
+        use = sequence_use(expr)
         if self.sequences is None:      # (a loaded model of sequences: _network_library.py)
-            self.sequences = uses or self.loads_sequences(expr)
-        self._declares_axis = declares
-        self._sequence_arguments = sequence_arguments(expr) if declares else frozenset()
+            self.sequences = use.uses or self.loads_sequences(expr)
+        self._declares_axis = use.declares_axis
+        self._sequence_arguments = use.arguments
 
     def compose(self, f, g, nested=False):
         return Composition(f, g, self._loops.resolve, nested)
@@ -185,11 +186,17 @@ class SequenceFunctions:
         return self._node(self._loops.delay(x, shape, initial, int(time_step), backwards, where),
                           name, tag)
 
-    def _materialized(self, v: Any, like: Any, batched_like: bool) -> Any:
-        """A pending delay given the per-step shape of ``like`` (its partner in an op)."""
-        if isinstance(v, PendingState) and isinstance(like, Variable):
-            return self._loops.materialize(v, self._loops.step_shape(like, batched_like))
-        return v
+    def _sized_delays(self, values: list[Any], partners: Sequence[tuple[int, int]]) -> list[Any]:
+        """The arguments ``values`` of one operation, each pending delay of a loop given the
+        per-step shape of its partner (for each ``(i, j)`` of ``partners`` in turn, a delay
+        ``values[i]`` takes that of ``values[j]``, a node), then prepared for the loop."""
+        for i, j in partners:
+            v, like = values[i], values[j]
+            if isinstance(v, PendingState) and isinstance(like, Variable):
+                values[i] = self._loops.materialize(
+                    v, self._loops.step_shape(like, self.has_batch_axis(like)))
+        self._loops.prepare(values)
+        return values
 
     def _deferred(self, a: Any, b: Any, fn: Any) -> PendingMap | None:
         """``fn (a, b)`` made later (a :class:`~._loops.PendingMap`) where one of them is a

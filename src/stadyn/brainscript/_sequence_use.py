@@ -11,11 +11,11 @@ never the other way round where a function is called by its name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _ast as A
 
-__all__ = ["SEQUENCE_NAMES", "uses_sequences", "sequence_arguments"]
+__all__ = ["SEQUENCE_NAMES", "SequenceUse", "sequence_use"]
 
 # Names whose use makes a network a sequence network (its Inputs then carry a sequence axis).
 SEQUENCE_NAMES = frozenset({
@@ -80,22 +80,6 @@ def _is_sequence_name(e: Any) -> bool:
     return False
 
 
-def uses_sequences(expr: Any) -> tuple[bool, bool]:
-    """Whether a network description uses sequence functions, and whether it declares a
-    ``DynamicAxis`` (then only Inputs given that axis, or passed to a sequence function by
-    name, are sequences: see :func:`sequence_arguments`).
-
-    >>> from stadyn.brainscript._parser import parse_expression
-    >>> uses_sequences(parse_expression("{ x = Input{3} ; h = PastValue (3, x) }"))
-    (True, False)
-    >>> uses_sequences(parse_expression("{ x = Input{3} ; f (y) = PastValue (3, y) ; h = x }"))
-    (False, False)
-    """
-    reached = _reached(expr)
-    uses = any(_is_sequence_name(e) for e in reached)
-    return uses, any(isinstance(e, A.Ident) and e.name == "DynamicAxis" for e in reached)
-
-
 def _is_sequence_call(call: A.Call) -> bool:
     f = call.func
     if isinstance(f, A.Ident):
@@ -109,19 +93,40 @@ def _is_sequence_call(call: A.Call) -> bool:
         isinstance(f.obj.obj, A.Ident) and f.obj.obj.name == "BS" and f.obj.name in _SEQUENCE_BS
 
 
-def sequence_arguments(expr: Any) -> frozenset[str]:
-    """The names passed, as they are, to a sequence function (``BS.Sequences.First (x)``,
-    ``Slice (1, 0, x, axis = -1)``, ``PastValue (0, x)``): an Input of one of these names is
-    a sequence even where the network declares its own ``DynamicAxis`` and the Input does not
-    name it (CNTK gives such an Input the default sequence axis).
+class SequenceUse(NamedTuple):
+    """What a network description does with sequences (:func:`sequence_use`)."""
+
+    #: it uses sequence functions: its Inputs carry a sequence axis
+    uses: bool
+    #: it declares a ``DynamicAxis``: then only Inputs given that axis, or named in
+    #: ``arguments``, are sequences
+    declares_axis: bool
+    #: where it declares an axis, the names passed, as they are, to a sequence function
+    #: (``BS.Sequences.First (x)``, ``Slice (1, 0, x, axis = -1)``, ``PastValue (0, x)``): an
+    #: Input of one of these names is a sequence even where it does not name the declared axis
+    #: (CNTK gives such an Input the default sequence axis); empty where none is declared
+    arguments: frozenset[str]
+
+
+def sequence_use(expr: Any) -> SequenceUse:
+    """Whether a network description uses sequence functions, whether it declares a
+    ``DynamicAxis``, and then which names it passes to sequence functions: one walk over what
+    the network reaches.
 
     >>> from stadyn.brainscript._parser import parse_expression
-    >>> sorted(sequence_arguments(parse_expression(
-    ...     "{ a = DynamicAxis{} ; x = Input{3} ; y = Slice (1, 0, x, axis = -1) }")))
+    >>> sequence_use(parse_expression("{ x = Input{3} ; h = PastValue (3, x) }"))[:2]
+    (True, False)
+    >>> sequence_use(parse_expression("{ x = Input{3} ; f (y) = PastValue (3, y) ; h = x }"))
+    SequenceUse(uses=False, declares_axis=False, arguments=frozenset())
+    >>> sorted(sequence_use(parse_expression(
+    ...     "{ a = DynamicAxis{} ; x = Input{3} ; y = Slice (1, 0, x, axis = -1) }")).arguments)
     ['x']
     """
+    uses = declares = False
     names: set[str] = set()
     for e in _reached(expr):
+        uses = uses or _is_sequence_name(e)
+        declares = declares or (isinstance(e, A.Ident) and e.name == "DynamicAxis")
         if isinstance(e, A.Call) and _is_sequence_call(e):
             names.update(a.value.name for a in e.args if isinstance(a.value, A.Ident))
-    return frozenset(names)
+    return SequenceUse(uses, declares, frozenset(names) if declares else frozenset())

@@ -276,11 +276,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         if deferred is not None:      # a pending delay times a scalar: its dimensions later
             return deferred
         if isinstance(a, PendingState) or isinstance(b, PendingState):
-            a = self._materialized(a, b, isinstance(b, Variable) and self.has_batch_axis(b))
-            b = self._materialized(b, a, isinstance(a, Variable) and self.has_batch_axis(a))
-            values = [a, b]
-            self._loops.prepare(values)
-            a, b = values
+            a, b = self._sized_delays([a, b], ((0, 1), (1, 0)))
         sa, sb = self._scalar(a), self._scalar(b)
         if sa is None and sb is None:
             a, b = self._aligned(self._value(a, op), self._value(b, op))

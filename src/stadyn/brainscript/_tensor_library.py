@@ -222,12 +222,8 @@ class TensorFunctions:
         """CNTK's comparison nodes (``Equal (a, b)``, ``Less``, ...; ``a == b`` & co. on
         nodes): 1 where the relation holds, else 0, element by element (broadcasting as
         ``Plus``), no gradient."""
-        values = [_, y]
-        for i, j in ((0, 1), (1, 0)):       # a delay of a loop: its partner's dimensions
-            if isinstance(values[j], Variable):
-                values[i] = self._materialized(values[i], values[j],
-                                               self.has_batch_axis(values[j]))
-        self._loops.prepare(values)
+        # a delay of a loop: its partner's dimensions
+        values = self._sized_delays([_, y], ((0, 1), (1, 0)))
         a, b = (v if isinstance(v, Variable) else
                 Variable.from_numpy_array(np.full((1,), float(v), np.float32))
                 for v in (self._scalar_or_node(v, name) for v in values))
@@ -265,12 +261,8 @@ class TensorFunctions:
         number as ``cond`` picks one of them."""
         if isinstance(cond, (bool, numbers.Real)):
             return thenVal if cond else elseVal
-        values = [cond, thenVal, elseVal]
-        for i, j in ((1, 2), (2, 1), (0, 1)):   # a delay of a loop: its partner's dimensions
-            if isinstance(values[j], Variable):
-                values[i] = self._materialized(values[i], values[j],
-                                               self.has_batch_axis(values[j]))
-        self._loops.prepare(values)
+        # a delay of a loop: its partner's dimensions
+        values = self._sized_delays([cond, thenVal, elseVal], ((1, 2), (2, 1), (0, 1)))
         c, t, e = (self._value(v, "If") for v in values)
         t, e = self._aligned(t, e)
         c, t = self._aligned(c, t)

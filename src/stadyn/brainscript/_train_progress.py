@@ -31,7 +31,6 @@ import torch
 
 from .. import schedules as SC
 from .._errors import StadynError
-from ..graph import Variable, topological_nodes
 from ..train import TrainingCallback
 from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
@@ -39,7 +38,7 @@ from ._cntk_log import CNTKLog, epoch_line, minibatch_line
 from ._model_files import epoch_model, roll_back, save_epoch, save_model
 from ._sgd import cntk_learning_rate, effective_minibatch_size, momenta_per_sample
 
-__all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete", "EpochAccumulators"]
+__all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
 
 _SIZE_MAX = float(2 ** 64 - 1)        # CNTK's requestDataSize
 
@@ -84,6 +83,9 @@ class TrainSetting:
     keep_checkpoints: bool          # keepCheckPointFiles
     auto_adjust: AutoAdjust | None = None    # SGD.AutoAdjust (adjustAfterEpoch)
     min_lr: float = float(np.float32(1e-9))  # minLearningRatePerSample
+    # per name: the node holds an accumulated result (EpochAccumulator; logged as its value
+    # counted once, not summed over the minibatches)
+    accumulated: Sequence[bool] = ()
 
 
 class CNTKProgress(TrainingCallback):
@@ -220,9 +222,12 @@ class CNTKProgress(TrainingCallback):
         metric = record["metric_sum"]
         values = [record["loss_sum"]] + ([metric] if metric is not None else []) + \
             list(record["outputs"])
-        for t, v in zip(self.totals, values):
-            t[0] += v
-            t[1] += count
+        for t, v, once in zip(self.totals, values, self._accumulated()):
+            if once:                     # the value is the epoch's so far (cntk.exe: * 1)
+                t[0], t[1] = v, 1
+            else:
+                t[0] += v
+                t[1] += count
         self.mbs += 1
         sgd, mbs = self.setting.sgd, self.mbs
         if mbs <= sgd.first_mbs_to_show_result or (
@@ -250,9 +255,15 @@ class CNTKProgress(TrainingCallback):
                                     time.perf_counter() - self.since, since_samples))
         if not math.isfinite(totals[0][0]):
             raise StadynError("The training criterion is not a number (NAN).")
-        self.logged = [list(t) for t in totals]
+        # an accumulated result is logged whole each time (cntk.exe resets its last logged)
+        self.logged = [[0.0, 0] if once else list(t)
+                       for t, once in zip(totals, self._accumulated())]
         self.mbs_logged = mbs
         self.since = time.perf_counter()
+
+    def _accumulated(self) -> list[bool]:
+        flags = list(self.setting.accumulated)
+        return flags + [False] * (len(self.setting.names) - len(flags))
 
     # -- epoch end ----------------------------------------------------------------------------
     def on_epoch_end(self, trainer, record: dict[str, Any]) -> None:
@@ -326,16 +337,3 @@ class CNTKProgress(TrainingCallback):
             raise RepeatEpoch(step.next_epoch)
         drop = step.drop_checkpoints if adjust.load_best_model else None
         return {"auto_adjust": list(step.state.saved[epoch])}, drop, step.late_lines
-
-
-class EpochAccumulators(TrainingCallback):
-    """Resets the ``EpochAccumulator`` nodes the ``roots`` are computed from at the start of
-    each epoch, as cntk.exe's ``OnEpochStart`` does (a test or eval sweep is one epoch)."""
-
-    def __init__(self, roots: Sequence[Variable]) -> None:
-        self.nodes = [n for n in topological_nodes(list(roots))
-                      if n.spec.name == "cntk_epoch_accumulator"]
-
-    def on_epoch_begin(self, trainer, epoch: int) -> None:
-        for node in self.nodes:
-            node.state.reset()

@@ -1,0 +1,87 @@
+"""cntk.exe's ``EpochAccumulator`` nodes around a pass over data: their reset at the start of
+each pass (a training epoch, a ``cvReader`` validation, a test/eval sweep: cntk.exe's
+``StartEvaluateMinibatchLoop`` calls ``OnEpochStart`` on every node the pass evaluates), and
+which evaluation nodes hold an accumulated result (``ExtractNodesWhichAccumulateResult``).
+
+Such a node (Image/FCN's ``miouError``) is computed from accumulators and parameters only: its
+value is already the result of every sample of the pass so far, so cntk.exe logs it as that
+value counted once (``miouError = 0.67398942 * 1``, in the minibatch lines, the epoch's and the
+validation's, and a test's ``Final Results``) instead of summing it over the minibatches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..graph import Variable, topological_nodes
+from ..train import TrainingCallback
+
+__all__ = ["EpochAccumulators", "holds_accumulated_result"]
+
+_ACCUMULATOR = "cntk_epoch_accumulator"
+
+
+class EpochAccumulators(TrainingCallback):
+    """Resets the ``EpochAccumulator`` nodes the ``roots`` are computed from at the start of
+    each epoch, as cntk.exe's ``OnEpochStart`` does (a test, eval or validation sweep is one
+    epoch: :meth:`reset`).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([[1.0], [3.0]]))
+        >>> y = F.cntk_epoch_accumulator(x)
+        >>> y.forward(); x.d = np.array([[8.0], [8.0]]); y.forward(); y.d.tolist()
+        [5.0]
+        >>> EpochAccumulators([y]).reset(); y.forward(); y.d.tolist()
+        [8.0]
+    """
+
+    def __init__(self, roots: Sequence[Variable]) -> None:
+        self.nodes = [n for n in topological_nodes(list(roots)) if n.spec.name == _ACCUMULATOR]
+
+    def reset(self) -> None:
+        """Forget what every accumulator has seen (the start of a pass over data)."""
+        for node in self.nodes:
+            node.state.reset()
+
+    def on_epoch_begin(self, trainer, epoch: int) -> None:
+        self.reset()
+
+
+def holds_accumulated_result(node: Variable, inputs: Iterable[Variable]) -> bool:
+    """Whether ``node`` is computed from ``EpochAccumulator`` nodes and otherwise from
+    parameters and constants only (no path from it reaches one of the network's ``inputs``
+    but through an accumulator): cntk.exe's ``ExtractNodesWhichAccumulateResult``, whose
+    evaluation nodes it logs as their value counted once.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((2, 1))
+        >>> one = sd.Variable.from_numpy_array(np.ones(1))
+        >>> mean = F.cntk_epoch_accumulator(x)
+        >>> holds_accumulated_result(F.sub2(one, mean), [x]), holds_accumulated_result(x, [x])
+        (True, False)
+        >>> holds_accumulated_result(F.add2(mean, F.sum(x, keepdims=True)), [x])
+        False
+    """
+    data = set()
+    for v in inputs:
+        data.add(id(v))
+        if v.sequence_lengths is not None:
+            data.add(id(v.sequence_lengths))
+    stack, seen, found = [node], set(), False
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in data:
+            return False
+        parent = v.parent
+        if parent is None:
+            continue
+        if parent.spec.name == _ACCUMULATOR:
+            found = True
+            continue
+        stack.extend(i for i in parent.inputs if i is not None)
+    return found
