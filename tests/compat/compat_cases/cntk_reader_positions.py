@@ -189,3 +189,33 @@ def positions_data_source_workers(C, r):
             for _ in range(2)]
         res["r%d" % rank] = [got, int(state["cursor"]), int(state["total_num_samples"]), more]
     return res
+
+
+@cntk_case(names=["cntk.io.MinibatchSource"],
+           note="Stadyn counted a partition's turn on from the first sweep for ever")
+def positions_truncated_partitions(C, r):
+    """``truncation_length=2`` over 11 sequences of 1-5 steps (an odd sweep), partition r of
+    2, minibatches of 8 then 4, or 6 then 9 (the packer's slots emptied and the reader set
+    again where the size changes): each minibatch's samples, sequences and sweep end, and
+    the position at the end."""
+    with r.tempdir() as folder:
+        path = _files(folder)["sequences"]
+        res = {}
+        for sizes in ([8] * 6 + [4] * 5, [6] * 7 + [9] * 4):
+            for rank in (0, 1):
+                src = C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+                    x=C.io.StreamDef(field="x", shape=1))), randomize=False,
+                    truncation_length=2, max_sweeps=3)
+                got = []
+                for n in sizes:
+                    mb = src.next_minibatch(n, num_data_partitions=2, partition_index=rank)
+                    if not mb:
+                        got.append("empty")
+                        continue
+                    d = mb[src.streams.x]
+                    got.append([int(d.num_samples), int(d.num_sequences),
+                                bool(d.end_of_sweep)])
+                    del mb, d
+                got.append(src.get_checkpoint_state()["minibatchSourcePosition"])
+                res["%d_%d_r%d" % (sizes[0], sizes[-1], rank)] = got
+        return res
