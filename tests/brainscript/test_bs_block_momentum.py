@@ -178,3 +178,34 @@ def test_block_momentum_is_accepted_on_several_workers():
     rec = parse_config("SGD = [ maxEpochs = 1 ; learningRatesPerSample = 0.1 ; ParallelTrain = "
                        "[ parallelizationMethod = BlockMomentumSGD ] ]")["SGD"]
     assert parallel_train(sgd_config(rec), rec, 2) is None
+
+
+def test_a_restart_goes_on_with_the_block_and_each_workers_reader(tmp_path, capsys):
+    """Two epochs, the run restarted after the first (its final model removed, the first
+    epoch's checkpoint kept): the restart goes on with the block the checkpoint kept (the
+    model at the block's start and the block-level smoothed gradient: cntk.exe's ``BMACKP``
+    section, BlockMomentumSGD.h's SaveToCheckPoint/LoadFromCheckPoint) and each worker reads on
+    from its own position, so it ends with the parameters of cntk.exe's rule over the two
+    epochs, as the uninterrupted run does (Stadyn restarted with a fresh block, and every
+    worker at worker 0's position)."""
+    data = _data(tmp_path)
+    folder = tmp_path / "bs"
+    folder.mkdir()
+    config = _config(folder, data, "parallelizationMethod = BlockMomentumSGD ; "
+                     "BlockMomentumSGD = [ blockSizePerWorker = 20 ; "
+                     "blockMomentumAsTimeConstant = 100 ]",
+                     "epochSize = 0 ; learningRatesPerSample = 0.02 ; maxEpochs = 2 ; "
+                     "keepCheckPointFiles = true")
+    argv = ["train", config, "--nproc", "2", "--timeout", "120"]
+    assert cli_main(argv) == 0
+    models = folder / "Models"
+    (models / "bm").unlink()
+    (models / "bm.ckp").unlink()
+    assert cli_main(argv) == 0                      # (from bm.1 and bm.1.ckp)
+    assert "Starting from checkpoint" in capsys.readouterr().out
+    got = {k: v.d for k, v in sd.load(str(models / "bm")).parameters.items()}
+    twice = tmp_path / "twice.txt"
+    twice.write_text(open(data).read() * 2)
+    want_w, want_b = _numpy_block_momentum(str(twice), 40, 100.0, epoch=96)
+    np.testing.assert_allclose(got["W"].reshape(3, 2), want_w, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(got["b"].reshape(2), want_b, rtol=1e-4, atol=1e-6)

@@ -421,8 +421,13 @@ def _restore(model_file: str, trainer, source, what: str,
     flags = _read_parameters(model_file, what, trainer, aliases, reshaped)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
+    readers, rank = state.get("readers"), getattr(trainer.data_parallel, "rank", 0)
+    size = getattr(trainer.data_parallel, "size", 1)
     try:
-        source.restore_from_checkpoint(state["reader"])
+        if isinstance(readers, list) and len(readers) == size > 1:
+            source.restore_from_checkpoint(readers[rank])     # (this worker's own position)
+        else:
+            source.restore_from_checkpoint(state["reader"])
     except (KeyError, ValueError) as exc:
         raise ConfigError(f"'{ckp}' does not fit this reader ({exc}); delete it to "
                           "start the reader afresh") from None

@@ -56,6 +56,19 @@ class Parallel:
         if self.dist is not None:
             self.dist.barrier()
 
+    def reader_states(self, state: dict) -> list[dict] | None:
+        """Every worker's reader state (each has its own position in the data: CNTK 2.7's
+        partitions), ``state`` this worker's; all workers call it together.  None alone, or
+        for a reader whose state has no position."""
+        if self.dist is None or self.size == 1 or \
+                not {"position", "samples"} <= set(state):
+            return None
+        table = torch.zeros(self.size, 2, dtype=torch.int64)
+        table[self.rank, 0], table[self.rank, 1] = int(state["position"]), int(state["samples"])
+        self.dist.all_reduce_tensors([table], what="the readers' positions")
+        mine = {k: v for k, v in state.items() if k != "sweep_end_reported"}
+        return [dict(mine, position=int(p), samples=int(n)) for p, n in table.tolist()]
+
 
 def device_of(device_id: int | str, precision: str, where: tuple):
     if precision != "float":

@@ -95,7 +95,7 @@ class CNTKProgress(TrainingCallback):
     ``library`` sets the dropout rate (:meth:`StadynLibrary.set_dropout_rate`); ``source`` is the
     reader whose position goes into each checkpoint; ``model_parts`` is what the model file holds
     (:meth:`_Network.model_file_parts`); ``parallel`` is the runner's place in a data-parallel job
-    (``is_main``, ``barrier()``).
+    (``is_main``, ``barrier()``; with a ``size`` over 1, ``reader_states(state)``).
 
     Example — the lines of one 2-minibatch epoch (``time = ...`` varies):
         >>> import io, re
@@ -287,10 +287,16 @@ class CNTKProgress(TrainingCallback):
         recorded, drop, late = None, None, ()
         if setting.auto_adjust is not None:
             recorded, drop, late = self._adjust(trainer, epoch, validation, result)
+        # (on several workers the checkpoint keeps each one's reader position: a restart reads
+        # on from each, as the uninterrupted run does)
+        readers = None
+        if getattr(self.parallel, "size", 1) > 1:
+            readers = self.parallel.reader_states(self.source.get_checkpoint_state())
         if self.parallel.is_main:
+            extra = recorded if readers is None else {**(recorded or {}), "readers": readers}
             save_epoch(self.log, setting.model_path, epoch, max_epochs, trainer, self.source,
                        self.model_parts, setting.keep_checkpoints, setting.trace_level,
-                       recorded, drop)
+                       extra, drop)
         for line in late:
             self.log(line)
         self.parallel.barrier()

@@ -248,6 +248,51 @@ class BlockMomentumParallel(DataParallel):
         self.block.start(self._values())
         self._end_block(learners)
 
+    def checkpoint_tensors(self) -> dict[str, torch.Tensor]:
+        """What a checkpoint keeps of the block (cntk.exe's ``BMACKP`` section,
+        ``BlockMomentumSGD::SaveToCheckPoint``): the model at the block's start and the
+        block-level smoothed gradient, ``begin/<k>`` and ``smoothed/<k>`` for the k-th
+        parameter; nothing before the first minibatch.
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.distributed as dist
+            >>> w = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+            >>> hook = dist.BlockMomentumParallel([w], dist.BlockMomentum(4, 1, None))
+            >>> hook.checkpoint_tensors()
+            {}
+            >>> _ = hook.synchronize([w], 1, 0.0, None)
+            >>> sorted(hook.checkpoint_tensors())
+            ['begin/0', 'smoothed/0']
+        """
+        block = self.block
+        if block.begin is None or block.smoothed is None:
+            return {}
+        out = {f"begin/{k}": t for k, t in enumerate(block.begin)}
+        out.update({f"smoothed/{k}": t for k, t in enumerate(block.smoothed)})
+        return out
+
+    def restore_checkpoint_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Go on with the block a checkpoint kept (:meth:`checkpoint_tensors`; cntk.exe's
+        ``LoadFromCheckPoint``); none kept: the next block starts afresh, as cntk.exe's
+        without a ``BMACKP`` section.  A kept block that does not fit the parameters is a
+        ValueError."""
+        if not tensors:
+            return
+        values = self._values()
+        begin, smoothed = [], []
+        for k, value in enumerate(values):
+            pair = [tensors.get(f"{part}/{k}") for part in ("begin", "smoothed")]
+            if any(t is None or tuple(t.shape) != tuple(value.shape) for t in pair):
+                raise ValueError(f"the block momentum state kept has no block of the shape "
+                                 f"{tuple(value.shape)} of parameter {k}")
+            begin.append(pair[0].to(value).clone())
+            smoothed.append(pair[1].to(value).clone())
+        if len(tensors) != 2 * len(values):
+            raise ValueError(f"the block momentum state kept is of {len(tensors) // 2} "
+                             f"parameters, the model has {len(values)}")
+        self.block.begin, self.block.smoothed = begin, smoothed
+        self.block.in_block = 0
+
     def _end_block(self, learners: Sequence) -> None:
         self._full = False
         self.block.end_with(self._values(), self, learners, self.reset_after_block)

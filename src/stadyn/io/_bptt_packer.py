@@ -192,6 +192,8 @@ class TruncatedPacker:
             self._parallel = total // count + (1 if index < total % count else 0)
         self._config = config
         self._slots = [_Slot() for _ in range(self._parallel)]
+        # (and CNTK's reader is set again where it is: a partition's turn counts from there)
+        MinibatchSource._reconfigure(self.source, None)
 
     def next_minibatch(self, minibatch_size_in_samples: int,
                        input_map: Mapping[Hashable, Any] | None = None,

@@ -7,9 +7,14 @@ Its randomizer then walks the global sequence stream from the partition's own cu
 (``NoRandomizer::GetNextSequenceDescriptions``, NoRandomizer.cpp:106-146;
 ``BlockRandomizer::GetNextSequenceDescriptions``, BlockRandomizer.cpp:245-320):
 
-- a sequence is the partition's when its global sequence position ``p % W == r`` (no
-  randomization), or when the shuffled position of its chunk ``% W == r`` (randomization:
-  whole chunks go to a partition, so a file of one chunk is all partition 0's);
+- a sequence is the partition's when its sequence position ``p % W == r`` (no
+  randomization), ``p`` counted from the first sequence of the sweep where the reader was
+  last set (its first read, a change of minibatch size or partition, a restore:
+  ``CompositeMinibatchSource::GetNextMinibatch`` sets its position again and
+  ``NoRandomizer::SetState`` counts from that sweep's start) and then on across sweeps, so
+  after a sweep of odd length the partitions' turns swap until the reader is set again;
+  or (randomization) when the shuffled position of its chunk ``% W == r``: whole chunks go
+  to a partition, so a file of one chunk is all partition 0's;
 - other partitions' sequences are stepped over;
 - the partition's sequences are taken until its local size is reached; a sequence that would
   go past it stays for the next minibatch, except the first one, which is always taken;
@@ -37,6 +42,8 @@ from ._cntk_order import block_chunk_positions
 
 __all__ = ["local_minibatch_size", "partition_of", "partition_walk"]
 
+_UNSET = (1 << 64) - 1      # an unset max_samples / max_sweeps (the source's INFINITELY_REPEAT)
+
 
 def local_minibatch_size(n: int, count: int, index: int) -> int:
     """Partition ``index``'s part of a minibatch of ``n`` samples over ``count`` partitions.
@@ -62,10 +69,11 @@ def _by_chunks(source) -> bool:
 def partition_of(source, positions: np.ndarray, ids: np.ndarray, count: int,
                  index: int) -> np.ndarray:
     """Whether each of ``positions`` (its sample ``ids``) is partition ``index``'s of
-    ``count``: ``position % count == index``, or (randomized, a chunked source) its chunk's
-    shuffled place in its sweep ``% count == index``."""
+    ``count``: ``(position - base) % count == index``, ``base`` the first position of the
+    sweep the reader was last set at (``MinibatchSource._reconfigure``), or (randomized, a
+    chunked source) its chunk's shuffled place in its sweep ``% count == index``."""
     if not _by_chunks(source):
-        return positions % count == index
+        return (positions - source._partition_base) % count == index
     starts = np.cumsum(source._chunks)
     chunk = np.searchsorted(starts, ids, side="right")
     sweeps = positions // source._sweep_length
@@ -75,6 +83,17 @@ def partition_of(source, positions: np.ndarray, ids: np.ndarray, count: int,
         shuffled = _chunk_positions(len(source._chunks), source._seed + sweep)
         local[sel] = shuffled[chunk[sel]] % count == index
     return local
+
+
+def _nothing_to_read(source) -> tuple[np.ndarray, int, int]:
+    """A partition none of whose chunks is in a sweep (randomized): CNTK 2.7's reader walks
+    on to the end of the data, so the source's position is there (``max_sweeps``; with no
+    such end it stays where it is here, where CNTK's would be at half of SIZE_MAX)."""
+    none = np.zeros(0, np.int64)
+    if source._max_sweeps == _UNSET or source._max_samples != _UNSET:
+        return none, source._position, 0
+    end = source._max_sweeps * source._sweep_length
+    return none, end, source._max_sweeps * source.sweep_size - source._samples
 
 
 def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, int, int]:
@@ -107,5 +126,5 @@ def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, 
                 return np.array(mine, np.int64), p + 1, walked
             if not mine and p + 1 - source._position >= 2 * sweep:
                 # a whole sweep without one of this partition's chunks: nothing to read
-                return np.array(mine, np.int64), source._position, 0
+                return _nothing_to_read(source)
         position = block[-1] + 1

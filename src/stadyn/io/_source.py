@@ -219,6 +219,11 @@ class MinibatchSource:
         self._partitions = self._check_partition(num_data_partitions, partition_index)
         self._position = 0
         self._samples = 0
+        # CNTK 2.7's reader counts sequences from the start of the sweep it was last set at
+        # (its first read, a change of minibatch size or partition, a restore): which
+        # partition a sequence is given to counts from there (``_partitions.py``)
+        self._reader_config: tuple[int, int, int] | None = None
+        self._partition_base = 0
         self._orders: collections.OrderedDict[int, np.ndarray] = collections.OrderedDict()
         self._streams = Record()
         for stream_id, (name, spec) in enumerate(self._composite.specs.items()):
@@ -444,6 +449,8 @@ class MinibatchSource:
                 count if num_data_partitions is None else num_data_partitions,
                 0 if partition_index is None else partition_index)
         targets = self._resolve_input_map(input_map)
+        if self._reader_config != (n, count, index):
+            self._reconfigure((n, count, index))
         if count > 1 and self._cntk_partitions and self._composite.randomizer != "tumbling":
             return self._partition_minibatch(n, count, index, targets)
         if count > 1 and self._cntk_partitions and not self._randomize:
@@ -457,6 +464,14 @@ class MinibatchSource:
         else:
             batch = self._gather_from_workers(end, n, count, index)
         return self._deliver(batch, end, taken, targets)
+
+    def _reconfigure(self, config: tuple[int, int, int] | None) -> None:
+        """A new (minibatch size, partitions, partition) or a restore: CNTK 2.7 sets its
+        reader to its position again, and its count of sequences, which decides the partition
+        of each unrandomized sequence, starts again from that sweep's first sequence."""
+        self._reader_config = config
+        sweep = max(self._sweep_length, 1)
+        self._partition_base = self._position // sweep * sweep
 
     def _deliver(self, batch: dict[str, StreamBatch], end: int, taken: int,
                  targets: list[tuple[Hashable, StreamInformation]]) -> dict:
@@ -474,7 +489,8 @@ class MinibatchSource:
         """Partition ``index`` of ``count``: its own sequences up to its part of ``n``, as
         CNTK 2.7 reads (``_partitions.py``); the position walks the global stream."""
         positions, end, walked = partition_walk(self, n, count, index)
-        if not len(positions):
+        if not len(positions):   # (the data ends before another of its own: CNTK 2.7's
+            self._position, self._samples = end, self._samples + walked   # reader is there)
             return {}
         if self.num_workers == 0:
             batch = self._composite.materialize(*self._job(positions), self._seed)
@@ -540,6 +556,7 @@ class MinibatchSource:
                              "randomize setting")
         self._reset_jobs()
         self._position, self._samples = int(state["position"]), int(state["samples"])
+        self._reconfigure(None)
         restore_marker(self, bool(state.get("sweep_end_reported", False)))
 
     @property

@@ -163,6 +163,10 @@ def write_checkpoint(trainer, filename: str | os.PathLike,
     for name, var in trainer._named_parameters().items():
         tensors[f"param/{name}"] = data_of(var)
         order.append(name)
+    # a block momentum hook's block (cntk.exe's BMACKP section of its .ckp)
+    kept = getattr(trainer.data_parallel, "checkpoint_tensors", None)
+    for key, value in (kept() if kept is not None else {}).items():
+        tensors[f"{_BLOCK}{key}"] = value
     rng_meta, rng_tensors = random_state()
     tensors.update(rng_tensors)
     write_tensor_file(filename, tensors, format=_FORMAT, fields={
@@ -198,6 +202,30 @@ def read_checkpoint_state(filename: str | os.PathLike) -> dict:
         return f.field("external_state", dict)
     except StadynError as exc:
         raise ModelFileError(f"{f.where}: not a readable checkpoint ({exc})") from None
+
+
+_BLOCK = "block_momentum/"
+
+
+def _checked_block(trainer, tensors: Mapping[str, torch.Tensor]):
+    """The setter of a block momentum hook's block kept in the checkpoint (checked against
+    the parameters now), or None: no such hook (the block kept is not read, as cntk.exe reads
+    ``BMACKP`` only with BlockMomentumSGD), or none kept (the next block starts afresh)."""
+    restore = getattr(trainer.data_parallel, "restore_checkpoint_tensors", None)
+    kept = {key[len(_BLOCK):]: t for key, t in tensors.items() if key.startswith(_BLOCK)}
+    if restore is None or not kept:
+        return None
+    values = [data_of(p) for p in trainer.data_parallel.parameters]
+    for k, value in enumerate(values):
+        for part in ("begin", "smoothed"):
+            t = kept.get(f"{part}/{k}")
+            if t is None or tuple(t.shape) != tuple(value.shape):
+                raise StadynError(f"the block momentum state has no {part} of the shape "
+                                  f"{tuple(value.shape)} of parameter {k}")
+    if len(kept) != 2 * len(values):
+        raise StadynError(f"the block momentum state is of {len(kept) // 2} parameters, the "
+                          f"model has {len(values)}")
+    return lambda: restore(kept)
 
 
 def _count(counters: Mapping, key: str) -> int:
@@ -246,6 +274,9 @@ def _checked_restore(trainer, f: TensorFile):
                 raise StadynError(f"learner {k}: {exc}") from exc
         states.append(state)
     setters = [] if rng is None else _checked_random_state(rng, tensors)
+    block = _checked_block(trainer, tensors)
+    if block is not None:
+        setters.append(block)
 
     def restore() -> dict:
         with torch.no_grad():

@@ -24,6 +24,7 @@ __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig"
 
 
 _CNTK_SOURCE_KEY = "TrainingMinibatchSource"
+_CNTK_POSITION = "minibatchSourcePosition"     # (the key of CNTK 2.7's reader state)
 
 
 def _is_user_source(source) -> bool:
@@ -31,6 +32,13 @@ def _is_user_source(source) -> bool:
     own dict, in CNTK 2.7 as here)."""
     from .io import UserMinibatchSource
     return isinstance(source, UserMinibatchSource)
+
+
+def _is_reader(source) -> bool:
+    """Whether ``source`` is compat.cntk's ``MinibatchSource`` over deserializers (whose
+    checkpoint state CNTK 2.7 keeps as ``{'minibatchSourcePosition': samples}``)."""
+    from .io import MinibatchSource
+    return isinstance(source, MinibatchSource)
 
 
 def _is_data_source(state) -> bool:
@@ -41,10 +49,13 @@ def _is_data_source(state) -> bool:
 
 def _cntk_source_state(source, state):
     """The source's state as CNTK 2.7 keeps it, or None where it has no CNTK form here: a user
-    source's own dict; ``MinibatchSourceFromData``'s ``cursor`` (within the sweep) and
+    source's own dict; a reader's ``minibatchSourcePosition`` (samples read or stepped over);
+    ``MinibatchSourceFromData``'s ``cursor`` (within the sweep) and
     ``total_num_samples`` (CNTK's ``cntk/io/__init__.py`` MinibatchSourceFromData)."""
     if _is_user_source(source):
         return state
+    if _is_reader(source) and isinstance(state, dict) and _CNTK_POSITION in state:
+        return {_CNTK_POSITION: int(state[_CNTK_POSITION])}
     if _is_data_source(state):
         sweep = state["sweep_length"]
         return {"cursor": int(state["position"] % sweep if sweep else state["position"]),
@@ -58,6 +69,8 @@ def _source_state_of_cntk(source, theirs, filename):
     source then starts from its beginning)."""
     if _is_user_source(source):
         return theirs
+    if _is_reader(source) and isinstance(theirs, dict) and _CNTK_POSITION in theirs:
+        return {_CNTK_POSITION: int(theirs[_CNTK_POSITION])}
     mine = source.get_checkpoint_state() if hasattr(source, "get_checkpoint_state") else None
     if _is_data_source(mine) and isinstance(theirs, dict) and \
             {"cursor", "total_num_samples"} <= set(theirs):

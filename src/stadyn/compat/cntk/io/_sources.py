@@ -136,6 +136,9 @@ class MinibatchData(_io.MinibatchData):
 # Value of it)
 _READ = _io.MinibatchData.data
 
+#: the key of CNTK 2.7's minibatch source state: the samples read or stepped over from the start
+CNTK_POSITION = "minibatchSourcePosition"
+
 
 def MinibatchSourceFromData(data_streams, max_samples=_io.INFINITELY_REPEAT, **kwargs):
     """A source over arrays in memory, in order (CNTK's ``MinibatchSourceFromData``; Stadyn's
@@ -156,6 +159,16 @@ def MinibatchSourceFromData(data_streams, max_samples=_io.INFINITELY_REPEAT, **k
         >>> d = src.next_minibatch(3, number_of_workers=2, worker_rank=1)['x']
         >>> d.asarray().ravel().tolist(), d.num_samples
         ([1.0, 3.0], 3)
+
+    Its ``get_checkpoint_state()`` has CNTK 2.7's ``cursor`` (the row the next minibatch
+    starts at) and ``total_num_samples`` (rows read, every worker's), and
+    ``restore_from_checkpoint`` takes CNTK's state:
+
+        >>> src.get_checkpoint_state()['cursor'], src.get_checkpoint_state()['total_num_samples']
+        (3, 3)
+        >>> src.restore_from_checkpoint({'cursor': 1, 'total_num_samples': 6})
+        >>> src.next_minibatch(2)['x'].asarray().ravel().tolist()
+        [1.0, 2.0]
     """
     source = _io.MinibatchSourceFromData(data_streams, max_samples=max_samples, **kwargs)
     source._cntk_worker_slices = True
@@ -180,6 +193,25 @@ def MinibatchSourceFromData(data_streams, max_samples=_io.INFINITELY_REPEAT, **k
             batch[key] = MinibatchData._of(batch[key], as_given=True)
         return batch
     source.next_minibatch = next_minibatch
+    native_state, native_restore = source.get_checkpoint_state, source.restore_from_checkpoint
+
+    def get_checkpoint_state():
+        state = native_state()
+        sweep = state["sweep_length"]
+        # CNTK 2.7's keys: the row the next minibatch starts at, and the rows read in all
+        state.update(cursor=int(state["position"] % sweep if sweep else state["position"]),
+                     total_num_samples=int(state["samples"]))
+        return state
+
+    def restore_from_checkpoint(state):
+        if isinstance(state, dict) and "version" not in state and \
+                {"cursor", "total_num_samples"} <= set(state):
+            total = int(state["total_num_samples"])      # (CNTK 2.7's form)
+            state = dict(native_state(), position=total, samples=total)
+            state.pop("sweep_end_reported", None)
+        native_restore(state)
+    source.get_checkpoint_state = get_checkpoint_state
+    source.restore_from_checkpoint = restore_from_checkpoint
     return source
 
 
@@ -225,19 +257,65 @@ class MinibatchSource(_io.MinibatchSource):
             else None
 
     def get_checkpoint_state(self) -> dict:
-        """The reading position (with ``truncation_length``, past the sequences the slots
-        hold, as CNTK 2.7's ``minibatchSourcePosition``)."""
-        return super().get_checkpoint_state()
+        """The reading position: Stadyn's state, with CNTK 2.7's ``minibatchSourcePosition``
+        (the samples of the stream read or stepped over, every partition's, from the start;
+        with ``truncation_length``, past the sequences the slots hold).
+
+        Example:
+            >>> import numpy as np
+            >>> from stadyn.io import NumpyDeserializer
+            >>> src = MinibatchSource(NumpyDeserializer({'x': np.arange(9.0)[:, None]}),
+            ...                       randomize=False)
+            >>> mb = src.next_minibatch(4, num_data_partitions=2, partition_index=1)
+            >>> mb['x'].asarray().ravel().tolist(), src.get_checkpoint_state()[
+            ...     'minibatchSourcePosition']
+            ([1.0, 3.0], 4)
+        """
+        state = super().get_checkpoint_state()
+        state[CNTK_POSITION] = int(state["samples"])
+        return state
 
     def restore_from_checkpoint(self, state) -> None:
-        """Go on from ``state``; with ``truncation_length`` the slots start empty, as CNTK
+        """Go on from ``state``: this source's, or CNTK 2.7's ``{'minibatchSourcePosition':
+        samples}`` (a sequence source goes on from the first sequence that starts there or
+        after, as CNTK's); with ``truncation_length`` the slots start empty, as CNTK
         2.7's: the steps they held when the state was taken are not given out (with
         sequences of 7, 3, 9, 5, 4, 6, 8 and 2 steps, truncation length 4 and minibatches of
         8, a state taken after two minibatches restores to minibatches of 8, 8 and 4
-        samples, where reading on gives 8, 8, 8 and 4)."""
+        samples, where reading on gives 8, 8, 8 and 4).
+
+        Example:
+            >>> import numpy as np
+            >>> from stadyn.io import NumpyDeserializer
+            >>> src = MinibatchSource(NumpyDeserializer({'x': np.arange(9.0)[:, None]}),
+            ...                       randomize=False)
+            >>> src.restore_from_checkpoint({'minibatchSourcePosition': 12})
+            >>> src.next_minibatch(2)['x'].asarray().ravel().tolist()
+            [3.0, 4.0]
+        """
+        if isinstance(state, dict) and "version" not in state and CNTK_POSITION in state:
+            state = self._state_at_samples(int(state[CNTK_POSITION]))
         super().restore_from_checkpoint(state)
         if self._packer is not None:
             self._packer.restore(None, state)
+
+    def _state_at_samples(self, samples: int) -> dict:
+        """This source's state at CNTK 2.7's position ``samples`` (samples from the start):
+        the first sequence that starts there or after (``NoRandomizer::SetState``)."""
+        state = super().get_checkpoint_state()
+        state.pop("sweep_end_reported", None)
+        sweep_samples = self.sweep_size
+        if not sweep_samples:
+            return state
+        sweep, within = divmod(samples, sweep_samples)
+        positions = np.arange(sweep * self._sweep_length, (sweep + 1) * self._sweep_length)
+        lengths = np.ones(len(positions), np.int64) if self._lengths is None else \
+            self._lengths[self._sample_ids(positions)].astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        index = int(np.searchsorted(starts, within, side="left"))
+        state.update(position=int(positions[0] + index),
+                     samples=int(sweep * sweep_samples + starts[index]))
+        return state
 
     def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:
