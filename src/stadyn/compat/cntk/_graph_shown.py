@@ -20,7 +20,7 @@ import re
 import weakref
 
 from ... import functions as F
-from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with
+from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with, shown_only
 from ._graph_records import (BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX, PLACEHOLDERS,
                              SEQUENCE_AXES, Block)
 from ._shown_constants import shown_as, shown_constants
@@ -30,8 +30,8 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "show_operands_in_order", "operand_order", "in_argument_order", "cntk_name", "kind_of",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
-           "primitive_op_name", "spelled_op_name", "shown_product", "uid_of", "new_uid",
-           "set_uid", "set_root_uid", "root_uid_of", "shown_inputs", "note_step_op",
+           "primitive_op_name", "spelled_op_name", "shown_product", "shown_node", "uid_of",
+           "new_uid", "set_uid", "set_root_uid", "root_uid_of", "shown_inputs", "note_step_op",
            "shown_step_output"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -280,15 +280,34 @@ def shown_product(v: Variable) -> Variable:
         >>> op_name_of(times), [name_of(i) for i in shown_inputs(times)], times.shape[1:]
         ('Times', ['', 'W'], (2,))
     """
-    product = kept_with(v, _PRODUCT)
-    if product is None:
-        node = v.parent
-        x, w, _ = node.inputs
+    node = v.parent
+    return shown_node(v, _PRODUCT, lambda: F.affine(*node.inputs[:2], None,
+                                                   base_axis=node.attrs["base_axis"]), "Times")
+
+
+def shown_node(v: Variable, key: str, make, op_name: str) -> Variable:
+    """The output of a node CNTK 2.7's graph holds where Stadyn's holds none (a ``Dense``
+    block's ``Times``: :func:`shown_product`), kept on ``v`` under ``key``: made by
+    ``make()`` (Stadyn ops over Stadyn's values) the first time a walk asks, so it is the same
+    Variable (and uid) in every walk, and shown as the CNTK op ``op_name``.  No run computes
+    it (nothing reads it), and it holds no value: a value it reads is the program's no more
+    than before (``graph.shown_only``), so a clearing backward frees it as it did.
+
+    Example:
+        >>> import stadyn.compat.cntk as C, stadyn.functions as F
+        >>> x = C.input_variable(2).variable
+        >>> y = shown_node(x, "doubled", lambda: x * 2.0, "Plus")
+        >>> op_name_of(y), y is shown_node(x, "doubled", None, "Plus")
+        ('Plus', True)
+    """
+    shown = kept_with(v, key)
+    if shown is None:
         with auto_forward(False):       # (a node to show, never a value to compute)
-            product = F.affine(x, w, None, base_axis=node.attrs["base_axis"])
-        set_op_name(product, "Times")
-        keep_with(v, _PRODUCT, product)
-    return product
+            shown = make()
+        set_op_name(shown, op_name)
+        shown_only(shown.parent)
+        keep_with(v, key, shown)
+    return shown
 
 
 def spelled_op_name(v: Variable) -> str:
@@ -383,13 +402,7 @@ def shown_step_output(out: Variable, fold: bool = False) -> Variable:
         >>> op_name_of(shown), shown.shape[2:]
         ('Plus', (2,))
     """
-    shown = kept_with(out, _STEP_OUTPUT)
-    if shown is None:
-        with auto_forward(False):       # (a node to show, never a value to compute)
-            shown = F.identity(out)
-        set_op_name(shown, _step_op(out, fold))
-        keep_with(out, _STEP_OUTPUT, shown)
-    return shown
+    return shown_node(out, _STEP_OUTPUT, lambda: F.identity(out), _step_op(out, fold))
 
 
 def shown_inputs(v: Variable) -> list[Variable]:
