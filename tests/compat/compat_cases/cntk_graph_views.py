@@ -1,0 +1,57 @@
+"""Where ``stadyn.compat.cntk``'s graph views did otherwise than CNTK 2.7's: the root of a
+``Sequential`` nested in another (CNTK makes no function of an unnamed one, a ``NoOp`` alias
+of a named one's output); the inside of the recurrent step blocks (``LSTM``, ``GRU``,
+``RNNStep``) and of a ``Convolution`` block, which Stadyn computes by fused ops."""
+
+from compat_harness import cntk_case, outcome
+
+
+def _kind(v):
+    return ("input" if v.is_input else "placeholder" if v.is_placeholder else
+            "parameter" if v.is_parameter else "constant" if v.is_constant else "output")
+
+
+def _uid_kind(uid):
+    """A uid without its numbers (``Block12_Output_0``: ``Block_Output_``)."""
+    return "".join(c for c in uid if not c.isdigit())
+
+
+def _shown_root(f):
+    """What a root function shows: its op, name, whether a block, its uid's kind, and each
+    input's name, shape, kind, uid kind and the op of the function that made it."""
+    return {"op": f.op_name, "name": f.name, "block": f.is_block, "uid": _uid_kind(f.uid),
+            "inputs": [[i.name, list(i.shape), _kind(i), _uid_kind(i.uid),
+                        i.owner.root_function.op_name if i.is_output else None]
+                       for i in f.inputs]}
+
+
+@cntk_case(names=["cntk.layers.Sequential"],
+           note="a Sequential whose last step is a Sequential: CNTK 2.7 makes no function of "
+                "an unnamed one (its steps are applied in turn), so the root is the inner "
+                "one's last op (ReLU, Tanh) or block (Dense); a named one is an alias of its "
+                "steps' output (NoOp, also over an op: Sequential([Dense, relu], name='s') "
+                "applied).  Stadyn showed the inner Sequential as a 'Composite' block before "
+                "it was applied, and the ReLU itself named 's' once applied")
+def sequential__nested_roots(C, r):
+    r.touch("cntk.layers.Dense", "cntk.ops.relu", "cntk.ops.tanh", "cntk.input_variable",
+            "cntk.Function.op_name", "cntk.Function.inputs", "cntk.Function.name",
+            "cntk.Function.is_block", "cntk.Function.uid", "cntk.Function.outputs")
+    S, D = C.layers.Sequential, C.layers.Dense
+    made = [("[Dense, [Dense, relu]]", lambda: S([D(3), S([D(2), C.relu])])),
+            ("[Dense, [Dense, Dense]]", lambda: S([D(3), S([D(2), D(2)])])),
+            ("[[Dense]]", lambda: S([S([D(2)])])),
+            ("[relu, [relu, tanh]]", lambda: S([C.relu, S([C.relu, C.tanh])])),
+            ("[[Dense, [relu]]]", lambda: S([S([D(2), S([C.relu])])])),
+            ("[Dense, [[Dense]]]", lambda: S([D(3), S([S([D(2)])])])),
+            ("[Dense, [Dense] named]", lambda: S([D(3), S([D(2)], name="inner")])),
+            ("[Dense, [Dense, relu] named]", lambda: S([D(3), S([D(2), C.relu], name="s")])),
+            ("[Dense, relu] named", lambda: S([D(2), C.relu], name="s")),
+            ("[relu] named", lambda: S([C.relu], name="s"))]
+    res = {}
+    for title, make in made:
+        m = make()          # (held: CNTK 2.7's inner functions expire with their layer)
+        res[title] = outcome(lambda: _shown_root(m.root_function))
+        z = make()(C.input_variable(4, name="x"))
+        res[title + ", applied"] = outcome(lambda: [_shown_root(z.root_function), z.name,
+                                                    str(z), [o.name for o in z.outputs]])
+    return res
