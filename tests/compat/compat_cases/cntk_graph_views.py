@@ -55,3 +55,49 @@ def sequential__nested_roots(C, r):
         res[title + ", applied"] = outcome(lambda: [_shown_root(z.root_function), z.name,
                                                     str(z), [o.name for o in z.outputs]])
     return res
+
+
+def _leaf(v):
+    """A leaf's kind, an input and a block's placeholder both as an argument (Stadyn's blocks
+    read their actual arguments inside)."""
+    kind = _kind(v)
+    return "argument" if kind in ("input", "placeholder") else kind
+
+
+def _function(n):
+    """A function by its op, name, whether a block, uid kind and its inputs' kinds, names,
+    shapes (and the op of the function that made each output among them)."""
+    return [n.op_name, n.name, n.is_block, _uid_kind(n.uid),
+            [[_leaf(i), i.name, list(i.shape),
+              i.owner.root_function.op_name if i.is_output else None] for i in n.inputs]]
+
+
+def _walked(C, f):
+    """The functions and leaves CNTK's depth-first search meets through every block."""
+    return [_function(n) if type(n).__name__ == "Function" else
+            [_leaf(n), n.name, list(n.shape)]
+            for n in C.logging.graph.depth_first_search(f, lambda n: True, depth=-1)]
+
+
+@cntk_case(names=["cntk.layers.Convolution"],
+           note="a Convolution block's inside: CNTK 2.7 shows Plus(Convolution(W, x), b) "
+                "(ReLU over it with an activation; Convolution(W, x) alone without a bias), "
+                "b of shape (maps, 1, 1); Stadyn computes one convolution with its bias and "
+                "showed Convolution(x, W, Reshape(b))")
+def convolution__block_inside(C, r):
+    r.touch("cntk.input_variable", "cntk.Function.root_function", "cntk.Function.op_name",
+            "cntk.Function.inputs", "cntk.Function.is_block", "cntk.Function.uid",
+            "cntk.Function.eval", "cntk.ops.relu", "cntk.logging.graph.depth_first_search")
+    img = C.input_variable((1, 4, 4), name="img")
+    data = r.randn(2, 1, 4, 4)
+    res = {}
+    for title, layer in [("bias", lambda: C.layers.Convolution((3, 3), 2, init=0.5)),
+                         ("bias, relu", lambda: C.layers.Convolution(
+                             (3, 3), 2, activation=C.relu, init=0.5, init_bias=-1.0)),
+                         ("no bias", lambda: C.layers.Convolution((2, 2), 3, bias=False,
+                                                                  init=0.5))]:
+        z = layer()(img)
+        res[title + " root"] = _function(z.root_function.block_root)
+        res[title + " walked"] = _walked(C, z)
+        res[title + " eval"] = z.eval({img: data})
+    return res

@@ -244,27 +244,35 @@ def primitive_op_name(v: Variable) -> str:
     known = _OP_NAMES.get(v)
     if known is not None:
         return known
-    if _layer_affine(v):
-        return "Plus" if len(v.parent.inputs) == 3 else "Times"
+    layer_op = _layer_op(v)
+    if layer_op is not None:
+        return "Plus" if len(v.parent.inputs) == 3 else layer_op
     return spelled_op_name(v)
 
 
 _PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
+_CONVOLVED = "compat.cntk: the Convolution CNTK shows inside a layer's convolution"
+# Stadyn's ops that compute a layer's product with its bias (x, W, b): CNTK 2.7's op of the
+# product, which a Plus adds the bias to
+_LAYER_PRODUCTS = {"affine": "Times", "convolution": "Convolution"}
 
 
-def _layer_affine(v: Variable) -> bool:
-    """``v`` is made by Stadyn's affine op inside a layer (a ``Dense``, an ``Embedding``):
-    CNTK 2.7's ``Times`` (without a bias), ``Plus(Times(x, W), b)`` (with one); not by an op
-    a CNTK op recorded, nor one of several Stadyn ops shown as one CNTK op."""
+def _layer_op(v: Variable) -> "str | None":
+    """CNTK 2.7's op of the product (``Times``, ``Convolution``) where ``v`` is made by
+    Stadyn's affine map or convolution inside a layer (a ``Dense``, an ``Embedding``, a
+    ``Convolution``), which CNTK builds as that op (without a bias), or a ``Plus`` over it and
+    the bias (with one); None where a CNTK op recorded its own name, where it is one of several
+    Stadyn ops shown as one CNTK op, or for another op."""
     node = v.parent
-    return (node is not None and node.spec.name == "affine" and v not in _OP_NAMES
-            and v not in INNER_OPS)
+    if node is None or v in _OP_NAMES or v in INNER_OPS:
+        return None
+    return _LAYER_PRODUCTS.get(node.spec.name)
 
 
-def _fused_affine(v: Variable) -> bool:
-    """``v`` is made by Stadyn's affine op with a bias inside a layer, which CNTK 2.7 builds
-    as ``Plus(Times(x, W), b)``."""
-    return _layer_affine(v) and len(v.parent.inputs) == 3
+def _fused_bias(v: Variable) -> bool:
+    """``v`` is made by Stadyn's affine map or convolution with a bias inside a layer, which
+    CNTK 2.7 builds as ``Plus(Times(x, W), b)``, ``Plus(Convolution(W, x), b)``."""
+    return _layer_op(v) is not None and len(v.parent.inputs) == 3
 
 
 def shown_product(v: Variable) -> Variable:
@@ -283,6 +291,29 @@ def shown_product(v: Variable) -> Variable:
     node = v.parent
     return shown_node(v, _PRODUCT, lambda: F.affine(*node.inputs[:2], None,
                                                    base_axis=node.attrs["base_axis"]), "Times")
+
+
+def _shown_convolution(v: Variable) -> Variable:
+    """The ``Convolution`` output CNTK 2.7's graph holds inside a ``Convolution`` block with a
+    bias (``Plus(Convolution(W, x), b)``), as :func:`shown_product` the ``Times`` of a Dense:
+    Stadyn's convolution over the same ``x`` and ``W`` without the bias, listing ``W`` first
+    as CNTK's op does."""
+    node = v.parent
+    x, w = node.inputs[:2]
+
+    def make():
+        out = F.convolution(x, w, None, **node.kwargs)
+        show_operands_in_order(out, (w, x))
+        return out
+    return shown_node(v, _CONVOLVED, make, "Convolution")
+
+
+def _shown_bias(b: Variable) -> Variable:
+    """The bias a layer's product adds as CNTK 2.7 shows it: its parameter (Stadyn's
+    convolution reads it reshaped to one value per channel)."""
+    while b.parent is not None and b.parent.spec.name == "reshape" and b not in _OP_NAMES:
+        b = b.parent.inputs[0]
+    return b
 
 
 def shown_node(v: Variable, key: str, make, op_name: str) -> Variable:
@@ -415,8 +446,12 @@ def shown_inputs(v: Variable) -> list[Variable]:
     last)."""
     node = v.parent
     inputs = list(node.inputs)
-    if _fused_affine(v):                    # (CNTK's Plus(Times(x, W), b))
-        inputs = [shown_product(v), inputs[2]]
+    layer_op = _layer_op(v)
+    if layer_op is not None and len(inputs) == 3:   # (CNTK's Plus(Times(x, W), b) and
+        inputs = [shown_product(v) if layer_op == "Times"     # Plus(Convolution(W, x), b))
+                  else _shown_convolution(v), _shown_bias(inputs[2])]
+    elif layer_op == "Convolution":         # (CNTK's Convolution(W, x))
+        inputs = inputs[1::-1]
     elif node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
         first = 1 + int(node.kwargs["n_sequences"])
         end = first + len(node.kwargs["step"].states)
