@@ -101,3 +101,42 @@ def convolution__block_inside(C, r):
         res[title + " walked"] = _walked(C, z)
         res[title + " eval"] = z.eval({img: data})
     return res
+
+
+_NOT_A_BLOCK = ("Stadyn's LSTM applied to values gives its two outputs as a Combine of the "
+                "cell's ops (compat/cntk/_layers_function.py: a layer of several outputs makes "
+                "no block), where CNTK 2.7's is one LSTM block of two outputs whose block_root "
+                "is a Combine of them")
+
+
+@cntk_case(names=["cntk.layers.LSTM", "cntk.layers.GRU", "cntk.layers.RNNStep"],
+           known={"LSTM root": _NOT_A_BLOCK, "LSTM walked": _NOT_A_BLOCK},
+           note="a recurrent step applied to values: inside its block CNTK 2.7 shows "
+                "StableSigmoid, ElementTimes, Plus(b, Times(x, W)) (LSTM, GRU), the GRU's "
+                "Minus(1, z) over a Constant and ElementTimes(h, r), the RNNStep's "
+                "Plus(Plus(Times(x, W), Times(h, H)), b); Stadyn showed its own ops (Sigmoid, "
+                "RSubScalar, uids Mul<n>, Add<n>), Plus(Times(x, W), b), and the RNNStep's bias "
+                "added to x W.  'LSTM inside' walks a combine of the inputs of the block_root "
+                "where there is one (CNTK), of the root's where there is none (Stadyn)")
+def recurrent_steps__block_inside(C, r):
+    r.touch("cntk.input_variable", "cntk.Function.root_function", "cntk.Function.op_name",
+            "cntk.Function.inputs", "cntk.Function.is_block", "cntk.Function.uid",
+            "cntk.Function.eval", "cntk.logging.graph.depth_first_search")
+    h, c = C.input_variable(3, name="h"), C.input_variable(3, name="c")
+    x = C.input_variable(2, name="x")
+    data = {h: r.randn(2, 3), c: r.randn(2, 3), x: r.randn(2, 2)}
+    res = {}
+    for title, make, args in [("LSTM", lambda: C.layers.LSTM(3, init=0.5), (h, c, x)),
+                              ("GRU", lambda: C.layers.GRU(3, init=0.5), (h, x)),
+                              ("RNNStep", lambda: C.layers.RNNStep(3, init=0.5), (h, x))]:
+        z = make()(*args)
+        root = z.root_function
+        res[title + " root"] = _function(root)
+        res[title + " walked"] = _walked(C, z)
+        inner = root.block_root if root.is_block else root
+        if title == "LSTM":         # (the Combine inside CNTK's block, Stadyn's root: a new
+            inner = C.combine(list(inner.inputs))     # one over the same outputs for both)
+        res[title + " inside"] = _walked(C, inner)
+        got = z.eval({a: data[a] for a in args})
+        res[title + " eval"] = [got[o] for o in z.outputs] if isinstance(got, dict) else got
+    return res

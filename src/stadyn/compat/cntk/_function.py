@@ -33,26 +33,6 @@ __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outp
 
 _CUSTOM: "dict[int, dict]" = {}
 _RECURRENCES = ("Recurrence", "Fold", "RecurrenceFrom")   # layers CNTK 2.7 makes no block of
-# The CNTK 2.7 ops a layer's inner Stadyn ops are, as its ``block_root`` (and the walks) show
-# them (an affine map, a Dense's or an Embedding's, is named by ``_graph_shown``): a layer
-# normalisation's arithmetic, a batch normalisation (checked on CNTK 2.7: tests/compat
-# cntk_graph_walks)
-_LAYER_OPS = {"add2": "Plus", "sub2": "Minus", "mul2": "ElementTimes", "div2": "ElementDivide",
-              "mean": "ReduceElements", "add_scalar": "Plus",
-              "cntk_batch_normalization": "BatchNormalization"}
-
-
-def _inner_op_name(v: Variable) -> str:
-    """The CNTK op name of the Stadyn op that made ``v`` inside a layer (no CNTK op named
-    it): ``_LAYER_OPS``; ``affine`` is ``Times``, or with a bias ``Plus`` (over its
-    ``Times``: ``_graph_shown.shown_product``)."""
-    name = G.primitive_op_name(v)
-    if G.made_by_cntk_op(v) or v.parent is None:
-        return name
-    return _LAYER_OPS.get(v.parent.spec.name, name)
-
-
-
 def _shown_attribute(value):
     """A block attribute as read from a CNTK file, as CNTK 2.7 shows it: a static axis as
     ``('ordered', 'static', index)`` (the index as stored), lists item by item."""
@@ -242,9 +222,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
         if self._recurrence_root():
             return "NoOp" if G.BLOCKS[self.variable].name else "Combine"
         if self._view == "op":
-            known = G.op_name_of(self.variable) if self.variable not in G.BLOCKS else None
-            return _inner_op_name(self.variable) if known is None or not G.made_by_cntk_op(
-                self.variable) else known
+            return G.primitive_op_name(self.variable)
         return G.op_name_of(self.variable)
 
     @property

@@ -32,7 +32,7 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
            "primitive_op_name", "spelled_op_name", "shown_product", "shown_node", "uid_of",
            "new_uid", "set_uid", "set_root_uid", "root_uid_of", "shown_inputs", "note_step_op",
-           "shown_step_output"]
+           "show_bias_last", "shown_step_output"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -247,7 +247,18 @@ def primitive_op_name(v: Variable) -> str:
     layer_op = _layer_op(v)
     if layer_op is not None:
         return "Plus" if len(v.parent.inputs) == 3 else layer_op
+    if v.parent is not None and v not in INNER_OPS and v.parent.spec.name in _LAYER_OPS:
+        return _LAYER_OPS[v.parent.spec.name]
     return spelled_op_name(v)
+
+
+# The CNTK 2.7 ops Stadyn's ops are where they compute a layer's inside (no CNTK op recorded
+# its name): a layer normalisation's arithmetic, a batch normalisation, a recurrent step's
+# gates (its 1 - z: Minus(1, z)); an affine map and a convolution are :func:`_layer_op`'s
+# (checked on CNTK 2.7: tests/compat cntk_graph_walks, cntk_graph_views)
+_LAYER_OPS = {"add2": "Plus", "sub2": "Minus", "mul2": "ElementTimes", "div2": "ElementDivide",
+              "mean": "ReduceElements", "add_scalar": "Plus", "r_sub_scalar": "Minus",
+              "sigmoid": "StableSigmoid", "cntk_batch_normalization": "BatchNormalization"}
 
 
 _PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
@@ -339,6 +350,32 @@ def shown_node(v: Variable, key: str, make, op_name: str) -> Variable:
         shown_only(shown.parent)
         keep_with(v, key, shown)
     return shown
+
+
+_BIAS_LAST = "compat.cntk: a sum CNTK shows with its bias added last"
+_SUMMED = "compat.cntk: the Plus of a sum's two products, without the bias"
+
+
+def show_bias_last(v: Variable) -> None:
+    """Show the sum ``v`` of ``x W + b`` (an affine map with a bias) and ``h H`` as CNTK 2.7's
+    ``RNNStep`` computes it, ``Plus(Plus(Times(x, W), Times(h, H)), b)``: its inputs are then
+    a ``Plus`` of the two products, a view node no run reads (:func:`shown_node`), and the
+    bias.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.RNNStep(3)(C.input_variable(3), C.input_variable(2))
+        >>> summed = z.variable.parent.inputs[0]
+        >>> [primitive_op_name(i) for i in shown_inputs(summed)]
+        ['Plus', '']
+    """
+    keep_with(v, _BIAS_LAST, True)
+
+
+def _bias_last_inputs(v: Variable) -> list:
+    product, recurrent = v.parent.inputs        # (x W + b, h H)
+    return [shown_node(v, _SUMMED, lambda: F.add2(shown_product(product), recurrent), "Plus"),
+            product.parent.inputs[2]]
 
 
 def spelled_op_name(v: Variable) -> str:
@@ -447,7 +484,9 @@ def shown_inputs(v: Variable) -> list[Variable]:
     node = v.parent
     inputs = list(node.inputs)
     layer_op = _layer_op(v)
-    if layer_op is not None and len(inputs) == 3:   # (CNTK's Plus(Times(x, W), b) and
+    if kept_with(v, _BIAS_LAST):            # (an RNNStep's Plus(Plus(x W, h H), b))
+        inputs = _bias_last_inputs(v)
+    elif layer_op is not None and len(inputs) == 3:   # (CNTK's Plus(Times(x, W), b) and
         inputs = [shown_product(v) if layer_op == "Times"     # Plus(Convolution(W, x), b))
                   else _shown_convolution(v), _shown_bias(inputs[2])]
     elif layer_op == "Convolution":         # (CNTK's Convolution(W, x))

@@ -25,11 +25,12 @@ from ._run_checks import at_first_run
 from ._shown_constants import scalar_constant, show_constants, shown_constants
 from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
+from ._step_views import mark_step_inside
 from ._variables import Constant, placeholder
 from .sequence import last as _sequence_last
 
 __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer",
-           "FunctionStep"]
+           "FunctionStep", "StepFunction"]
 
 
 
@@ -42,11 +43,31 @@ def _step_factory(cls):
         kwargs = bound(cls.__name__, signature, args, kwargs)
         name = kwargs.pop("name", "")
         layer = cls(**{k: _native(v) for k, v in kwargs.items()})
-        return LayerFunction(layer, cls.__name__, name)
+        return StepFunction(layer, cls.__name__, name)
     make.__name__ = make.__qualname__ = cls.__name__
     make.__doc__ = cls.__doc__
     make.__signature__ = signature
     return make
+
+
+class StepFunction(LayerFunction):
+    """A recurrent step (``LSTM``, ``GRU``, ``RNNStep``) as a CNTK layer: applied to values,
+    the ops of its block are marked to show as CNTK 2.7's (``_step_views``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.GRU(2)(C.input_variable(2), C.input_variable(3))
+        >>> z.root_function.op_name, z.root_function.block_root.op_name
+        ('GRU', 'Plus')
+    """
+
+    def __call__(self, *args):
+        out = super().__call__(*args)
+        outputs = [getattr(o, "variable", None) for o in getattr(out, "outputs", ())]
+        if outputs and all(isinstance(o, Variable) for o in outputs):
+            mark_step_inside(self.kind, self.layer, outputs,
+                             [getattr(a, "variable", a) for a in args])
+        return out
 
 
 LSTM = _step_factory(_L.LSTM)
