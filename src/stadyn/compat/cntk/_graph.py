@@ -34,7 +34,7 @@ from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, fun
                            op_name_of, operand_order, outputs_of, primitive_op_name,
                            record_argument_order, root_uid_of, set_op_name, set_root_uid,
                            set_uid, show_operands_in_order, shown_inputs, shown_step_output,
-                           note_step_op, spelled_op_name, uid_of)
+                           note_step_op, spelled_op_name, uid_of, STEP_BLOCKS)
 from ._shown_constants import gru_constant, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
@@ -56,7 +56,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order", "ARGUMENT_ORDER", "new_uid",
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
-           "note_step_op"]
+           "note_step_op", "STEP_BLOCKS"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------

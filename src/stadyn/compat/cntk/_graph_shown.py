@@ -21,6 +21,7 @@ import weakref
 
 from ... import functions as F
 from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with, shown_only
+from ...ops import recurrence_states
 from ._graph_records import (BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX, PLACEHOLDERS,
                              SEQUENCE_AXES, Block)
 from ._shown_constants import shown_as, shown_constants
@@ -32,7 +33,7 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
            "primitive_op_name", "spelled_op_name", "shown_product", "shown_node", "uid_of",
            "new_uid", "set_uid", "set_root_uid", "root_uid_of", "shown_inputs", "note_step_op",
-           "show_bias_last", "shown_step_output"]
+           "show_bias_last", "shown_step_output", "STEP_BLOCKS"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -425,9 +426,11 @@ def root_uid_of(v: Variable) -> str:
 
 _STEP_OUTPUT = "compat.cntk: the step's output CNTK shows as the recurrence root's input"
 _STEP_OP = "compat.cntk: the CNTK op of the recurrence's step"
-# the recurrent cells run along a whole sequence by one op: CNTK's block of the step
-_FUSED_STEP_OPS = {"cntk_lstm_sequence": "LSTM", "cntk_gru_sequence": "GRU",
-                   "cntk_rnn_sequence": "RNNStep"}
+#: The recurrent steps of ``stadyn.layers`` (by their layer kind) -> CNTK 2.7's block of one.
+STEP_BLOCKS = {"lstm": "LSTM", "gru": "GRU", "rnnstep": "RNNStep"}
+# the ops that run a step along a whole sequence at once -> the step's kind
+_FUSED_STEPS = {"cntk_lstm_sequence": "lstm", "cntk_gru_sequence": "gru",
+                "cntk_rnn_sequence": "rnnstep"}
 
 
 def note_step_op(out: Variable, op_name: str) -> None:
@@ -453,7 +456,7 @@ def _step_op(out: Variable, fold: bool) -> str:
     name = v.parent.spec.name
     if name == "recurrence":
         return op_name_of(v.parent.kwargs["step"].outputs[0])
-    return _FUSED_STEP_OPS.get(name) or primitive_op_name(v)
+    return STEP_BLOCKS[_FUSED_STEPS[name]] if name in _FUSED_STEPS else primitive_op_name(v)
 
 
 def shown_step_output(out: Variable, fold: bool = False) -> Variable:
@@ -496,8 +499,8 @@ def shown_inputs(v: Variable) -> list[Variable]:
         end = first + len(node.kwargs["step"].states)
         inputs = _in_walk_order(node.kwargs["step"], inputs[end:]) + inputs[first:end] + \
             inputs[:first]
-    elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
-        end = 2 + _FUSED_STATES[node.spec.name]
+    elif node.spec.name in _FUSED_STEPS:    # (x, lengths, states..., parameters...)
+        end = 1 + max(recurrence_states(node).positions)
         inputs = inputs[end:] + inputs[2:end] + inputs[:2]
     shown: list[Variable] = []
     inner = any(i in INNER_OPS and i.parent is not None for i in inputs)
@@ -533,6 +536,3 @@ def _in_walk_order(step, fed: list) -> list:
     order += [k for k in range(len(fed)) if k not in order]
     return [fed[k] for k in order]
 
-
-# the recurrent cells run along a whole sequence by one op: their number of states
-_FUSED_STATES = {"cntk_lstm_sequence": 2, "cntk_gru_sequence": 1, "cntk_rnn_sequence": 1}

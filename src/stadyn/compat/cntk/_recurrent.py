@@ -91,8 +91,8 @@ class StatesLayer(LayerFunction):
         out = super().__call__(*args)
         v = getattr(out, "variable", None)
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
-        if isinstance(v, Variable) and v in G.BLOCKS and kind in _STEP_BLOCKS:
-            G.note_step_op(v, _STEP_BLOCKS[kind])       # (its root's input: the step's block)
+        if isinstance(v, Variable) and v in G.BLOCKS and kind in G.STEP_BLOCKS:
+            G.note_step_op(v, G.STEP_BLOCKS[kind])      # (its root's input: the step's block)
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
 
     def with_step(self, step_function: Any) -> "StatesLayer":
@@ -124,8 +124,6 @@ class StatesLayer(LayerFunction):
         except Exception:       # (one Stadyn cannot defer: the layer's own output)
             return self.output
 
-
-_STEP_BLOCKS = {"lstm": "LSTM", "gru": "GRU", "rnnstep": "RNNStep"}
 
 
 def _step(step_function: Any):
