@@ -140,3 +140,45 @@ def recurrent_steps__block_inside(C, r):
         got = z.eval({a: data[a] for a in args})
         res[title + " eval"] = [got[o] for o in z.outputs] if isinstance(got, dict) else got
     return res
+
+
+def _walked_at(C, f, depth):
+    return [_function(n) if type(n).__name__ == "Function" else
+            [_leaf(n), n.name, list(n.shape)]
+            for n in C.logging.graph.depth_first_search(f, lambda n: True, depth=depth)]
+
+
+@cntk_case(names=["cntk.layers.Recurrence"],
+           known={"GRU nodes": "Stadyn's recurrence output is its root Combine's own, not the "
+                               "step block's output passed through (CNTK 2.7's Combine "
+                               "outputs the GRU block's output variable), so the first node "
+                               "output's owner is the Combine (CNTK: the GRU block)",
+                  "GRU backwards nodes": "as 'GRU nodes'",
+                  "RNNStep nodes": "as 'GRU nodes'"},
+           note="a Recurrence of a GRU or RNNStep (Stadyn runs it as one fused op): CNTK 2.7's "
+                "root is a Combine (uid Combine<n>) of the step block's output; the block reads "
+                "a PastValue (FutureValue backwards) of its own output and the initial state's "
+                "Constant, and the sequence.  Stadyn showed the Combine twice (uid Block<n>) "
+                "over one node of its own (CntkGruSequence at depth 1)")
+def recurrence__fused_step_graph(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.layers.GRU", "cntk.layers.RNNStep",
+            "cntk.Function.root_function", "cntk.Function.op_name", "cntk.Function.inputs",
+            "cntk.Function.uid", "cntk.Function.eval", "cntk.logging.graph.depth_first_search",
+            "cntk.logging.graph.get_node_outputs", "cntk.Function.parameters")
+    s = C.sequence.input_variable(2, name="s")
+    data = [r.randn(3, 2), r.randn(2, 2)]
+    res = {}
+    for title, make in [
+            ("GRU", lambda: C.layers.Recurrence(C.layers.GRU(3, init=0.5))),
+            ("GRU backwards", lambda: C.layers.Recurrence(C.layers.GRU(3, init=0.5),
+                                                          go_backwards=True)),
+            ("RNNStep", lambda: C.layers.Recurrence(C.layers.RNNStep(3, activation=C.tanh,
+                                                                     init=0.5)))]:
+        z = make()(s)
+        res[title + " root"] = _function(z.root_function)
+        res[title + " walked"] = _walked_at(C, z, 0)
+        res[title + " nodes"] = [o.owner.op_name
+                                 for o in C.logging.graph.get_node_outputs(z)]
+        res[title + " parameters"] = [[p.name, list(p.shape)] for p in z.parameters]
+        res[title + " eval"] = z.eval({s: data})
+    return res

@@ -230,6 +230,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
         """A unique id (``CompositeFunction10``, ``Plus9``, ``Combine11``)."""
         if self._view == "op" and self.variable in G.BLOCKS:
             return G.root_uid_of(self.variable)         # the op inside the block
+        if self._recurrence_root():         # (CNTK 2.7's Combine<n>, NoOp<n> when named)
+            return G.recurrence_root_uid(self.variable, self.op_name)
         combine = self._combine()
         base = combine.uid if combine is not None else G.uid_of(self.variable)
         if self._view == "composite":       # (its root's number + 1, as in CNTK 2.7)

@@ -33,7 +33,8 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
            "primitive_op_name", "spelled_op_name", "shown_product", "shown_node", "uid_of",
            "new_uid", "set_uid", "set_root_uid", "root_uid_of", "shown_inputs", "note_step_op",
-           "show_bias_last", "shown_step_output", "STEP_BLOCKS"]
+           "show_bias_last", "shown_step_output", "STEP_BLOCKS", "note_step_view",
+           "has_step_view", "past_value_view", "read_by_past_value", "recurrence_root_uid"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -398,6 +399,27 @@ def uid_of(v: Variable) -> str:
     return uid
 
 
+_RECURRENCE_ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = \
+    weakref.WeakKeyDictionary()
+
+
+def recurrence_root_uid(v: Variable, op_name: str) -> str:
+    """The uid of the root of the recurrence whose output is ``v``: CNTK 2.7's ``Combine``
+    (``NoOp`` when named, ``op_name``) of the step's output, numbered once; the output keeps
+    its own uid (``uid_of``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Recurrence(C.plus)(C.sequence.input_variable(2))
+        >>> z.root_function.uid[:7], z.root_function.uid == z.root_function.uid
+        ('Combine', True)
+    """
+    uid = _RECURRENCE_ROOT_UIDS.get(v)
+    if uid is None:
+        uid = _RECURRENCE_ROOT_UIDS[v] = new_uid(op_name)
+    return uid
+
+
 def new_uid(prefix: str) -> str:
     """A new unique id ``<prefix><n>``, numbered as :func:`uid_of` numbers Variables' (for
     what has no Variable yet: a waiting Function's output)."""
@@ -459,6 +481,41 @@ def _step_op(out: Variable, fold: bool) -> str:
     return STEP_BLOCKS[_FUSED_STEPS[name]] if name in _FUSED_STEPS else primitive_op_name(v)
 
 
+_STEP_VIEW = "compat.cntk: what makes the view of the step of the fused recurrence"
+_PAST = "compat.cntk: the step's output a PastValue view reads"
+
+
+def note_step_view(out: Variable, make) -> None:
+    """Record ``make`` as what builds the graph CNTK 2.7 holds for the step of the recurrence
+    ``out`` that Stadyn runs as one op (``cntk_gru_sequence``, ``recurrence``): ``make(out)``
+    gives the step's
+    block output (a view over :func:`past_value_view` values, the sequences and the
+    parameters), which :func:`shown_step_output` shows and the walks enter.  ``make`` must hold
+    none of the graph's values (it is kept on ``out``)."""
+    keep_with(out, _STEP_VIEW, make)
+
+
+def has_step_view(out: Variable) -> bool:
+    """Whether the recurrence ``out`` shows its step's graph (:func:`note_step_view`)."""
+    return kept_with(out, _STEP_VIEW) is not None
+
+
+def past_value_view(out: Variable, op_name: str) -> Variable:
+    """A ``PastValue`` (``FutureValue``) of the recurrence ``out`` as CNTK 2.7's loop holds it:
+    a view node over ``out`` no run reads, whose inputs show as the step's output (once
+    :func:`read_by_past_value` names it) and the recurrence's initial state."""
+    with auto_forward(False):       # (a node to show, never a value to compute)
+        past = F.identity(out)
+    set_op_name(past, op_name)
+    shown_only(past.parent)
+    return past
+
+
+def read_by_past_value(past: Variable, step_output: Variable) -> None:
+    """Show ``step_output`` (a view: it holds no value) as the input ``past`` delays."""
+    keep_with(past, _PAST, step_output)
+
+
 def shown_step_output(out: Variable, fold: bool = False) -> Variable:
     """The output CNTK 2.7 shows as the one input of a recurrence's root (its ``Combine``;
     ``NoOp`` when named) whose output is ``out``: the step's output inside the loop, owned by
@@ -473,6 +530,13 @@ def shown_step_output(out: Variable, fold: bool = False) -> Variable:
         >>> op_name_of(shown), shown.shape[2:]
         ('Plus', (2,))
     """
+    make = kept_with(out, _STEP_VIEW)
+    if make is not None:
+        made = kept_with(out, _STEP_OUTPUT)
+        if made is None:
+            made = make(out)
+            keep_with(out, _STEP_OUTPUT, made)
+        return made
     return shown_node(out, _STEP_OUTPUT, lambda: F.identity(out), _step_op(out, fold))
 
 
@@ -487,7 +551,10 @@ def shown_inputs(v: Variable) -> list[Variable]:
     node = v.parent
     inputs = list(node.inputs)
     layer_op = _layer_op(v)
-    if kept_with(v, _BIAS_LAST):            # (an RNNStep's Plus(Plus(x W, h H), b))
+    past = kept_with(v, _PAST)
+    if past is not None:                    # (a PastValue of the step's output, the state's
+        inputs = [past, recurrence_states(node.inputs[0].parent).initial[0]]  # initial value)
+    elif kept_with(v, _BIAS_LAST):          # (an RNNStep's Plus(Plus(x W, h H), b))
         inputs = _bias_last_inputs(v)
     elif layer_op is not None and len(inputs) == 3:   # (CNTK's Plus(Times(x, W), b) and
         inputs = [shown_product(v) if layer_op == "Times"     # Plus(Convolution(W, x), b))

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ... import layers as _L
-from ...graph import Variable
+from ...graph import Variable, auto_forward, shown_only
+from ...ops import recurrence_states
 from ..._random import auto_seeds_kept
 from . import _graph as G
 from ._adapt import unwrap, wrap
@@ -93,6 +94,11 @@ class StatesLayer(LayerFunction):
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
         if isinstance(v, Variable) and v in G.BLOCKS and kind in G.STEP_BLOCKS:
             G.note_step_op(v, G.STEP_BLOCKS[kind])      # (its root's input: the step's block)
+            if v.parent is not None and v.parent.spec.name in _VIEWED and \
+                    kind in _VIEWED_STEPS and not self.layer.step.op_by_op:
+                step = self.__dict__.get("_cntk_step")
+                G.note_step_view(v, _StepView(self.layer.step, kind,
+                                              getattr(step, "name", "") or ""))
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
 
     def with_step(self, step_function: Any) -> "StatesLayer":
@@ -124,6 +130,52 @@ class StatesLayer(LayerFunction):
         except Exception:       # (one Stadyn cannot defer: the layer's own output)
             return self.output
 
+
+
+# the recurrences (fused or of a step graph) whose step the walks show as CNTK 2.7's graph
+# holds it: of a step of one state, without stabilisers or projection
+_VIEWED = ("cntk_gru_sequence", "cntk_rnn_sequence", "recurrence")
+_VIEWED_STEPS = ("gru", "rnnstep")
+
+
+class _StepView:
+    """What builds the graph CNTK 2.7 holds for the step of a recurrence Stadyn runs as one
+    op (a fused kernel, or its step graph: ``_graph_shown.note_step_view``): the step's block
+    (``GRU``, ``RNNStep``) over a ``PastValue`` of its own output (``FutureValue``
+    backwards) and the sequence, its ops Stadyn's written out as the step computes one
+    position, none of them run.  It holds the step layer (for its parameters), not the
+    graph's values."""
+
+    def __init__(self, step, kind: str, name: str):
+        self.step, self.kind, self.name = step, kind, name
+
+    def __call__(self, out: Variable) -> Variable:
+        node = out.parent
+        states = recurrence_states(node)
+        x = node.inputs[states.sequences[0]]
+        past = G.past_value_view(out, "FutureValue" if states.go_backwards else "PastValue")
+        with auto_forward(False):       # (nodes to show, never values to compute)
+            made = self.step.apply(past, x)
+        inside = _made_between(made, {id(past), id(x)})
+        for v in inside:
+            shown_only(v.parent)
+        G.BLOCKS[made] = G.Block(G.STEP_BLOCKS[self.kind], self.name, (past, x))
+        mark_step_inside(G.STEP_BLOCKS[self.kind], self.step, [made], [past, x])
+        G.read_by_past_value(past, made)
+        return made
+
+
+def _made_between(out: Variable, stop: set) -> list:
+    """The values the ops between the values ``stop`` (by id) and ``out`` make."""
+    found, seen, stack = [], set(), [out]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or id(v) in stop or v.parent is None:
+            continue
+        seen.add(id(v))
+        found.append(v)
+        stack.extend(v.parent.inputs)
+    return found
 
 
 def _step(step_function: Any):
