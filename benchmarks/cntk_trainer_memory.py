@@ -23,7 +23,7 @@ batch 256, ``--base``; MB over the count before the network):
 
 The same without the walk (``--no-walk``: the Trainer's own look at the graph makes the
 Dense blocks' ``Times`` views): 99.4 / 91.0 -> 94.4 / 84.9.  Before, each ``Times`` view
-(``compat/cntk/_graph_shown.shown_product``) took the Dense's input as held by the program
+(``compat/cntk/_graph_views.shown_product``) took the Dense's input as held by the program
 and the Trainer's clearing backward kept it; the view's inputs are Stadyn's own now
 (``graph.shown_only``).
 """

@@ -113,7 +113,7 @@ def test_a_block_inside_a_closed_loop_keeps_its_arguments_when_the_program_drops
 
 
 def test_a_walk_of_dense_blocks_keeps_no_value_the_trainer_frees():
-    """The Times CNTK 2.7 shows inside a Dense block (``_graph_shown.shown_product``) is a node
+    """The Times CNTK 2.7 shows inside a Dense block (``_graph_views.shown_product``) is a node
     of Stadyn's graph over the Dense's input; made by a walk (and by the Trainer), it took that
     input as the program's, so the Trainer's clearing backward kept the hidden layer's value
     (graph/_held_values.py).  Expected: the value the program dropped is freed, as without a

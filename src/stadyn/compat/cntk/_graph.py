@@ -33,10 +33,11 @@ from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, fun
                            mark_block, mark_outputs, name_of, name_sequence_axis, new_uid,
                            op_name_of, operand_order, outputs_of, primitive_op_name,
                            record_argument_order, root_uid_of, set_op_name, set_root_uid,
-                           set_uid, show_operands_in_order, shown_inputs, shown_step_output,
-                           note_step_op, spelled_op_name, uid_of, STEP_BLOCKS,
-                           has_step_view, note_step_view, past_value_view, read_by_past_value,
+                           set_uid, show_operands_in_order, spelled_op_name, uid_of,
                            recurrence_root_uid)
+from ._graph_views import (STEP_BLOCKS, has_step_view, note_step_op, note_step_view,
+                           past_value_view, read_by_past_value, shown_inputs,
+                           shown_step_output)
 from ._shown_constants import gru_constant, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 

@@ -112,7 +112,7 @@ class StatesLayer(LayerFunction):
         ``Combine``; ``NoOp`` when named) before the layer is applied to values with a shape:
         the step's output, of unknown shape, owned by the step's op (a ``GRU`` block,
         ``Plus``; a ``Fold``'s ``Sequence::Slice``); the same one each time.  (Applied, it is
-        ``_graph_shown.shown_step_output``.)"""
+        ``_graph_views.shown_step_output``.)"""
         made = self.__dict__.get("_step_output")
         if made is None:
             made = self.__dict__["_step_output"] = self._step_output()
@@ -140,7 +140,7 @@ _VIEWED_STEPS = ("gru", "rnnstep")
 
 class _StepView:
     """What builds the graph CNTK 2.7 holds for the step of a recurrence Stadyn runs as one
-    op (a fused kernel, or its step graph: ``_graph_shown.note_step_view``): the step's block
+    op (a fused kernel, or its step graph: ``_graph_views.note_step_view``): the step's block
     (``GRU``, ``RNNStep``) over a ``PastValue`` of its own output (``FutureValue``
     backwards) and the sequence, its ops Stadyn's written out as the step computes one
     position, none of them run.  It holds the step layer (for its parameters), not the

@@ -3,7 +3,7 @@
 gates with its own ops, which :func:`mark_step_inside` marks, as the step is applied, to show
 as CNTK's ops: the bias first in ``Plus(b, Times(x, W))`` (LSTM, GRU); the GRU's ``1 - z`` a
 ``Minus`` over its constant 1; the ``RNNStep``'s bias added last, ``Plus(Plus(Times(x, W),
-Times(h, H)), b)`` (Stadyn adds it in ``x W + b``: ``_graph_shown.show_bias_last``).  The op
+Times(h, H)), b)`` (Stadyn adds it in ``x W + b``: ``_graph_views.show_bias_last``).  The op
 names are ``_graph_shown``'s (``StableSigmoid``, ``ElementTimes``, ...).  A step with
 stabilisers, peepholes or a projection is left as Stadyn computes it.
 
@@ -19,7 +19,8 @@ Example:
 from __future__ import annotations
 
 from ...graph import Variable
-from ._graph_shown import show_bias_last, show_operands_in_order
+from ._graph_shown import show_operands_in_order
+from ._graph_views import show_bias_last
 from ._shown_constants import gru_constant, show_constants
 
 __all__ = ["mark_step_inside"]
