@@ -110,3 +110,25 @@ def test_a_block_inside_a_closed_loop_keeps_its_arguments_when_the_program_drops
     assert len(greedy.parameters) == 6          # Dense's W, b; GRU's b, W, H, H1
     out = greedy.eval({greedy.arguments[0]: [np.ones((3, 2), np.float32)]})
     assert [s.shape for s in out] == [(3, 2)]
+
+
+def test_a_walk_of_dense_blocks_keeps_no_value_the_trainer_frees():
+    """The Times CNTK 2.7 shows inside a Dense block (``_graph_views.shown_product``) is a node
+    of Stadyn's graph over the Dense's input; made by a walk (and by the Trainer), it took that
+    input as the program's, so the Trainer's clearing backward kept the hidden layer's value
+    (graph/_held_values.py).  Expected: the value the program dropped is freed, as without a
+    walk, and the view still shows the Times over it."""
+    x, y = C.input_variable(3), C.input_variable(2)
+    hidden = C.layers.Dense(4, activation=C.relu)(x)
+    z = C.layers.Dense(2)(hidden)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), None),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    walked = C.logging.graph.depth_first_search(z, lambda n: True, depth=-1)
+    assert [getattr(n, "op_name", None) for n in walked].count("Times") == 2
+    dropped = weakref.ref(unwrap(hidden))
+    del hidden, walked
+    data = {x: np.ones((2, 3), np.float32), y: np.eye(2, dtype=np.float32)}
+    trainer.train_minibatch(data)
+    assert dropped() is not None and dropped()._data is None
+    times = z.root_function.block_root.inputs[0].owner
+    assert times.op_name == "Times" and unwrap(times.inputs[0]) is dropped()

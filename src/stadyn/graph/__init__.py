@@ -18,7 +18,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_sequence.py`` — the sequence axis (padding + lengths), :func:`set_sequences`;
 * ``_held_values.py`` — the intermediates that keep their values through ``clear_buffer`` and
   ``clear_no_need_grad``: the ``persistent`` ones and those the program holds (a reference
-  beyond Stadyn's own, counted);
+  beyond Stadyn's own, counted; a node made only to show the graph, :func:`shown_only`,
+  holds none);
 * ``_variable.py`` — :class:`Variable`, :class:`FunctionNode`, the layout and graph versions;
 * ``_numpy_readers.py`` — NumPy arrays handed out over a gradient, still alive (:func:`viewed`);
 * ``_numerics.py`` — :func:`check_numerics` (NaN/Inf tracing); ``_location.py`` — the user's
@@ -71,6 +72,7 @@ from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor,
 from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version,
                         to_torch_dtype, topological_nodes)
 from ._kept import keep_with, kept_with
+from ._held_values import shown_only
 from ._shared_values import (hand_out, on_renew, read_value_of, renew_value, set_output,
                              value_holder)
 from ._tensors import data_of, grad_of
@@ -79,7 +81,7 @@ __all__ = [
     # the IR
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "base_axis_kept",
-    "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with",
+    "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "shown_only",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew",
     "numpy_reader", "viewed",

@@ -44,7 +44,7 @@ from typing import Iterable, Sequence
 from ._variable import FunctionNode, Variable
 
 __all__ = ["held_variables", "references_beyond_stadyn", "keeps_value", "free_passed",
-           "count_tables", "OWN_REFERENCES", "PLAN_TABLES"]
+           "count_tables", "shown_only", "OWN_REFERENCES", "PLAN_TABLES"]
 
 # How many references the tables of the live plans hold to each Variable (by ``id``: a
 # Variable a table holds lives, so its id is its own while counted).
@@ -107,6 +107,30 @@ def _release(record: list) -> None:
     with _LOCK:
         _change(record, -1)
         record.clear()
+
+
+def shown_only(node: FunctionNode) -> None:
+    """Count the references ``node`` holds to its inputs (its ``inputs``, ``args`` and
+    ``kwargs``) as Stadyn's own, while it lives: a node no run reads, made only to show the
+    graph as another framework does (compat.cntk's view of a ``Dense`` block's ``Times``),
+    keeps no value the program dropped.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph._held_values import shown_only, references_beyond_stadyn
+        >>> h = F.relu(sd.Variable((2,)))
+        >>> nodes = [h.parent]
+        >>> shown = F.tanh(h)                               # reads h: the program's
+        >>> references_beyond_stadyn(nodes)[id(h)]          # h, the tanh's inputs and args
+        3
+        >>> shown_only(shown.parent)
+        >>> references_beyond_stadyn(nodes)[id(h)]          # the name h
+        1
+    """
+    record = list(_counted_edges([node], ()).elements())
+    weakref.finalize(node, _release, record)
+    with _LOCK:
+        _change(record, 1)
 
 
 def _counted_edges(nodes: Iterable[FunctionNode], tables: Sequence) -> Counter:

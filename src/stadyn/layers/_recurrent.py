@@ -279,7 +279,7 @@ class GRU(_Step):
         zx, rx, cx = _gates(_times(x, w, b), 3, size)
         zh, rh = _gates(_times(hs, hw), 2, size)
         z, r = F.sigmoid(zx + zh), F.sigmoid(rx + rh)
-        candidate = self.activation(cx + _times(r * hs, h1))
+        candidate = self.activation(cx + _times(hs * r, h1))    # (CNTK's dhs * rt)
         return self._output((1.0 - z) * candidate + z * hs)
 
 

@@ -132,11 +132,7 @@ _INSIDE = ("Stadyn's blocks read their actual arguments inside (compat/cntk/_gra
 
 
 @cntk_case(names=["cntk.Function.block_root", "cntk.Function.block_arguments_mapping"],
-           known={"Convolution": "Stadyn's Convolution block holds one Convolution node with "
-                                 "its bias (the native stadyn/layers/_layers.py Convolution) "
-                                 "where CNTK 2.7's holds Plus(Convolution(W, x), b)",
-                  "Convolution walk": "as 'Convolution'",
-                  "Dense arguments mapping": _INSIDE,
+           known={"Dense arguments mapping": _INSIDE,
                   "Convolution arguments mapping": _INSIDE,
                   "Embedding arguments mapping": _INSIDE,
                   "LayerNormalization arguments mapping": _INSIDE,

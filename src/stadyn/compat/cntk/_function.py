@@ -33,23 +33,6 @@ __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outp
 
 _CUSTOM: "dict[int, dict]" = {}
 _RECURRENCES = ("Recurrence", "Fold", "RecurrenceFrom")   # layers CNTK 2.7 makes no block of
-# The CNTK 2.7 ops a layer's inner Stadyn ops are, as its ``block_root`` (and the walks) show
-# them (an affine map, a Dense's or an Embedding's, is named by ``_graph_shown``): a layer
-# normalisation's arithmetic, a batch normalisation (checked on CNTK 2.7: tests/compat
-# cntk_graph_walks)
-_LAYER_OPS = {"add2": "Plus", "sub2": "Minus", "mul2": "ElementTimes", "div2": "ElementDivide",
-              "mean": "ReduceElements", "add_scalar": "Plus",
-              "cntk_batch_normalization": "BatchNormalization"}
-
-
-def _inner_op_name(v: Variable) -> str:
-    """The CNTK op name of the Stadyn op that made ``v`` inside a layer (no CNTK op named
-    it): ``_LAYER_OPS``; ``affine`` is ``Times``, or with a bias ``Plus`` (over its
-    ``Times``: ``_graph_shown.shown_product``)."""
-    name = G.primitive_op_name(v)
-    if G.made_by_cntk_op(v) or v.parent is None:
-        return name
-    return _LAYER_OPS.get(v.parent.spec.name, name)
 
 
 class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
@@ -231,9 +214,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
         if self._recurrence_root():
             return "NoOp" if G.BLOCKS[self.variable].name else "Combine"
         if self._view == "op":
-            known = G.op_name_of(self.variable) if self.variable not in G.BLOCKS else None
-            return _inner_op_name(self.variable) if known is None or not G.made_by_cntk_op(
-                self.variable) else known
+            return G.primitive_op_name(self.variable)
         return G.op_name_of(self.variable)
 
     @property
@@ -241,6 +222,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
         """A unique id (``CompositeFunction10``, ``Plus9``, ``Combine11``)."""
         if self._view == "op" and self.variable in G.BLOCKS:
             return G.root_uid_of(self.variable)         # the op inside the block
+        if self._recurrence_root():         # (CNTK 2.7's Combine<n>, NoOp<n> when named)
+            return G.recurrence_root_uid(self.variable, self.op_name)
         combine = self._combine()
         base = combine.uid if combine is not None else G.uid_of(self.variable)
         if self._view == "composite":       # (its root's number + 1, as in CNTK 2.7)

@@ -33,8 +33,11 @@ from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, fun
                            mark_block, mark_outputs, name_of, name_sequence_axis, new_uid,
                            op_name_of, operand_order, outputs_of, primitive_op_name,
                            record_argument_order, root_uid_of, set_op_name, set_root_uid,
-                           set_uid, show_operands_in_order, shown_inputs, shown_step_output,
-                           note_step_op, spelled_op_name, uid_of)
+                           set_uid, show_operands_in_order, spelled_op_name, uid_of,
+                           recurrence_root_uid)
+from ._graph_views import (STEP_BLOCKS, has_step_view, note_step_op, note_step_view,
+                           past_value_view, read_by_past_value, shown_inputs,
+                           shown_step_output)
 from ._shown_constants import gru_constant, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
@@ -56,7 +59,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order", "ARGUMENT_ORDER", "new_uid",
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
-           "note_step_op"]
+           "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",
+           "read_by_past_value", "recurrence_root_uid"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
@@ -159,6 +163,8 @@ def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     """The inputs CNTK shows for a node: a block shows its parameters, then its arguments; an
     op its own inputs; a leaf none."""
     kind, v = node
+    if kind == "block" and has_step_view(v):     # (a recurrence: its Combine of the step's
+        return [shown_step_output(v)]               # output)
     if kind == "block":
         return block_inner_leaves(v) + list(BLOCKS[v].arguments)
     if kind == "op" and v.parent is not None:
@@ -215,7 +221,7 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
         if kind == "op" and v in INNER_OPS:     # not a node of the file: walk through
             stack[:0] = [(classify_(i), d) for i in inputs_of(node)]
             continue
-        if kind == "block" and d > 0:
+        if kind == "block" and d > 0 and not has_step_view(v):
             stack.extend((classify_(a), d - 1) for a in BLOCKS[v].arguments)
             stack.append((("op", v), d - 1))
         else:

@@ -2,8 +2,9 @@
 :mod:`._graph` says): the name of an input, a placeholder, a parameter or a constant; the CNTK
 op that made an output and its unique id (``Plus31``; a block's root's); the outputs of one CNTK
 function of several (``top_k``); the order CNTK lists an op's operands and a Function's
-arguments in; the inputs CNTK shows for the op that made a value (:func:`shown_inputs`).
-Re-exported by ``_graph``, whose depth-first search reads them.
+arguments in.  The nodes CNTK holds where Stadyn computes one op, and the inputs CNTK shows
+for an op, are ``_graph_views``'s, above it.  Re-exported by ``_graph``, whose depth-first
+search reads them.
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -19,20 +20,17 @@ import itertools
 import re
 import weakref
 
-from ... import functions as F
-from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with
+from ...graph import Variable, keep_with, kept_with
 from ._graph_records import (BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX, PLACEHOLDERS,
                              SEQUENCE_AXES, Block)
-from ._shown_constants import shown_as, shown_constants
 from ._spliced import seen_through
 
 __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "show_operands_in_order", "operand_order", "in_argument_order", "cntk_name", "kind_of",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
-           "primitive_op_name", "spelled_op_name", "shown_product", "uid_of", "new_uid",
-           "set_uid", "set_root_uid", "root_uid_of", "shown_inputs", "note_step_op",
-           "shown_step_output"]
+           "primitive_op_name", "spelled_op_name", "uid_of", "new_uid", "set_uid",
+           "set_root_uid", "root_uid_of", "recurrence_root_uid"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -244,51 +242,38 @@ def primitive_op_name(v: Variable) -> str:
     known = _OP_NAMES.get(v)
     if known is not None:
         return known
-    if _layer_affine(v):
-        return "Plus" if len(v.parent.inputs) == 3 else "Times"
+    layer_op = _layer_op(v)
+    if layer_op is not None:
+        return "Plus" if len(v.parent.inputs) == 3 else layer_op
+    if v.parent is not None and v not in INNER_OPS and v.parent.spec.name in _LAYER_OPS:
+        return _LAYER_OPS[v.parent.spec.name]
     return spelled_op_name(v)
 
 
-_PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
+# The CNTK 2.7 ops Stadyn's ops are where they compute a layer's inside (no CNTK op recorded
+# its name): a layer normalisation's arithmetic, a batch normalisation, a recurrent step's
+# gates (its 1 - z: Minus(1, z)); an affine map and a convolution are :func:`_layer_op`'s
+# (checked on CNTK 2.7: tests/compat cntk_graph_walks, cntk_graph_views)
+_LAYER_OPS = {"add2": "Plus", "sub2": "Minus", "mul2": "ElementTimes", "div2": "ElementDivide",
+              "mean": "ReduceElements", "add_scalar": "Plus", "r_sub_scalar": "Minus",
+              "sigmoid": "StableSigmoid", "cntk_batch_normalization": "BatchNormalization"}
 
 
-def _layer_affine(v: Variable) -> bool:
-    """``v`` is made by Stadyn's affine op inside a layer (a ``Dense``, an ``Embedding``):
-    CNTK 2.7's ``Times`` (without a bias), ``Plus(Times(x, W), b)`` (with one); not by an op
-    a CNTK op recorded, nor one of several Stadyn ops shown as one CNTK op."""
+# Stadyn's ops that compute a layer's product with its bias (x, W, b): CNTK 2.7's op of the
+# product, which a Plus adds the bias to
+_LAYER_PRODUCTS = {"affine": "Times", "convolution": "Convolution"}
+
+
+def _layer_op(v: Variable) -> "str | None":
+    """CNTK 2.7's op of the product (``Times``, ``Convolution``) where ``v`` is made by
+    Stadyn's affine map or convolution inside a layer (a ``Dense``, an ``Embedding``, a
+    ``Convolution``), which CNTK builds as that op (without a bias), or a ``Plus`` over it and
+    the bias (with one); None where a CNTK op recorded its own name, where it is one of several
+    Stadyn ops shown as one CNTK op, or for another op."""
     node = v.parent
-    return (node is not None and node.spec.name == "affine" and v not in _OP_NAMES
-            and v not in INNER_OPS)
-
-
-def _fused_affine(v: Variable) -> bool:
-    """``v`` is made by Stadyn's affine op with a bias inside a layer, which CNTK 2.7 builds
-    as ``Plus(Times(x, W), b)``."""
-    return _layer_affine(v) and len(v.parent.inputs) == 3
-
-
-def shown_product(v: Variable) -> Variable:
-    """The ``Times`` output CNTK 2.7's graph holds inside the affine map with a bias that made
-    ``v`` (a ``Dense`` block's ``Plus(Times(x, W), b)``): a node of Stadyn's graph over the same
-    ``x`` and ``W`` that no run computes (nothing reads it), made the first time a walk asks
-    and kept on ``v``, so it is the same Variable (and uid) in every walk.
-
-    Example:
-        >>> import stadyn.compat.cntk as C
-        >>> z = C.layers.Dense(2)(C.input_variable(3))
-        >>> times = shown_product(z.variable)
-        >>> op_name_of(times), [name_of(i) for i in shown_inputs(times)], times.shape[1:]
-        ('Times', ['', 'W'], (2,))
-    """
-    product = kept_with(v, _PRODUCT)
-    if product is None:
-        node = v.parent
-        x, w, _ = node.inputs
-        with auto_forward(False):       # (a node to show, never a value to compute)
-            product = F.affine(x, w, None, base_axis=node.attrs["base_axis"])
-        set_op_name(product, "Times")
-        keep_with(v, _PRODUCT, product)
-    return product
+    if node is None or v in _OP_NAMES or v in INNER_OPS:
+        return None
+    return _LAYER_PRODUCTS.get(node.spec.name)
 
 
 def spelled_op_name(v: Variable) -> str:
@@ -307,6 +292,27 @@ def uid_of(v: Variable) -> str:
         prefix = ("Block" if v in BLOCKS else op_name_of(v)) if kind == "output" else \
             kind.capitalize()
         uid = _UIDS[v] = f"{prefix}{next(_uid_counter)}"
+    return uid
+
+
+_RECURRENCE_ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = \
+    weakref.WeakKeyDictionary()
+
+
+def recurrence_root_uid(v: Variable, op_name: str) -> str:
+    """The uid of the root of the recurrence whose output is ``v``: CNTK 2.7's ``Combine``
+    (``NoOp`` when named, ``op_name``) of the step's output, numbered once; the output keeps
+    its own uid (``uid_of``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Recurrence(C.plus)(C.sequence.input_variable(2))
+        >>> z.root_function.uid[:7], z.root_function.uid == z.root_function.uid
+        ('Combine', True)
+    """
+    uid = _RECURRENCE_ROOT_UIDS.get(v)
+    if uid is None:
+        uid = _RECURRENCE_ROOT_UIDS[v] = new_uid(op_name)
     return uid
 
 
@@ -335,117 +341,3 @@ def root_uid_of(v: Variable) -> str:
         uid = _ROOT_UIDS[v] = f"{primitive_op_name(v)}{next(_uid_counter)}"
     return uid or uid_of(v)
 
-
-_STEP_OUTPUT = "compat.cntk: the step's output CNTK shows as the recurrence root's input"
-_STEP_OP = "compat.cntk: the CNTK op of the recurrence's step"
-# the recurrent cells run along a whole sequence by one op: CNTK's block of the step
-_FUSED_STEP_OPS = {"cntk_lstm_sequence": "LSTM", "cntk_gru_sequence": "GRU",
-                   "cntk_rnn_sequence": "RNNStep"}
-
-
-def note_step_op(out: Variable, op_name: str) -> None:
-    """Record the CNTK op (``GRU``: the block of a layer given as the step) whose output the
-    root of the recurrence ``out`` shows (:func:`shown_step_output`)."""
-    keep_with(out, _STEP_OP, op_name)
-
-
-def _step_op(out: Variable, fold: bool) -> str:
-    """The CNTK op of the step of the recurrence whose output is ``out``: a ``Fold``'s
-    ``Sequence::Slice``, the step layer's block (:func:`note_step_op`), a fused cell's, or the
-    op that makes the step's output (``Plus``)."""
-    if fold:
-        return "Sequence::Slice"
-    noted = kept_with(out, _STEP_OP)
-    if noted is not None:
-        return noted
-    v = out
-    while v.parent is not None and v.parent.spec.name == "identity":
-        v = v.parent.inputs[0]
-    if v.parent is None:
-        return ""
-    name = v.parent.spec.name
-    if name == "recurrence":
-        return op_name_of(v.parent.kwargs["step"].outputs[0])
-    return _FUSED_STEP_OPS.get(name) or primitive_op_name(v)
-
-
-def shown_step_output(out: Variable, fold: bool = False) -> Variable:
-    """The output CNTK 2.7 shows as the one input of a recurrence's root (its ``Combine``;
-    ``NoOp`` when named) whose output is ``out``: the step's output inside the loop, owned by
-    the step's op (``Plus``, a ``GRU`` block; a ``Fold``'s ``Sequence::Slice``), of ``out``'s
-    shape.  Stadyn's recurrence is one op, so it is a node over ``out`` that no run computes,
-    named as that op, made the first time it is asked for and kept on ``out``.
-
-    Example:
-        >>> import stadyn.compat.cntk as C
-        >>> z = C.layers.Recurrence(C.plus)(C.sequence.input_variable(2))
-        >>> shown = shown_step_output(z.variable)
-        >>> op_name_of(shown), shown.shape[2:]
-        ('Plus', (2,))
-    """
-    shown = kept_with(out, _STEP_OUTPUT)
-    if shown is None:
-        with auto_forward(False):       # (a node to show, never a value to compute)
-            shown = F.identity(out)
-        set_op_name(shown, _step_op(out, fold))
-        keep_with(out, _STEP_OUTPUT, shown)
-    return shown
-
-
-def shown_inputs(v: Variable) -> list[Variable]:
-    """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
-    Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
-    recorded by ``_shown_constants.show_constants`` come first, and a constant cloned at the
-    first run is shown in its cast's place (``shown_as``).  A recurrence shows the
-    values its step reads, then its initial states, then its sequences (CNTK's walk meets a
-    step's parameters before the delays that hold the initial states, and the sequences
-    last)."""
-    node = v.parent
-    inputs = list(node.inputs)
-    if _fused_affine(v):                    # (CNTK's Plus(Times(x, W), b))
-        inputs = [shown_product(v), inputs[2]]
-    elif node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
-        first = 1 + int(node.kwargs["n_sequences"])
-        end = first + len(node.kwargs["step"].states)
-        inputs = _in_walk_order(node.kwargs["step"], inputs[end:]) + inputs[first:end] + \
-            inputs[:first]
-    elif node.spec.name in _FUSED_STATES:   # (x, lengths, states..., parameters...)
-        end = 2 + _FUSED_STATES[node.spec.name]
-        inputs = inputs[end:] + inputs[2:end] + inputs[:2]
-    shown: list[Variable] = []
-    inner = any(i in INNER_OPS and i.parent is not None for i in inputs)
-    for i in inputs:
-        if is_lengths(i):
-            continue
-        # an op with inner values (several of Stadyn's for one of CNTK's) shows what they
-        # read, each once
-        for j in (shown_inputs(i) if i in INNER_OPS and i.parent is not None
-                  else [shown_as(seen_through(i))]):
-            if not (inner and any(j is k for k in shown)):
-                shown.append(j)
-    return [*shown_constants(v), *_in_operand_order(v, shown)]
-
-
-def _in_walk_order(step, fed: list) -> list:
-    """The values ``fed`` for the captured values of the recurrence's ``step`` (in its order),
-    in the order CNTK 2.7's depth-first walk from the step's outputs meets them (``b + W @ x``
-    shows ``b`` before ``W``, whichever Python computed first)."""
-    where = {id(c): k for k, c in enumerate(step.captured)}
-    seen: set[int] = set()
-    order: list[int] = []
-    stack = list(reversed(step.outputs))
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if id(v) in where:
-            order.append(where[id(v)])
-        elif v.parent is not None and v not in PLACEHOLDERS:
-            stack.extend(reversed(shown_inputs(v)))
-    order += [k for k in range(len(fed)) if k not in order]
-    return [fed[k] for k in order]
-
-
-# the recurrent cells run along a whole sequence by one op: their number of states
-_FUSED_STATES = {"cntk_lstm_sequence": 2, "cntk_gru_sequence": 1, "cntk_rnn_sequence": 1}

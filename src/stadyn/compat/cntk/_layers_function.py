@@ -121,7 +121,10 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         # default_options(dtype=np.float64)), which their inputs must have
         operands_dtype(*values, *self.layer.parameters, op=self.kind or "layer")
         if isinstance(out, Variable) and (any(out is v for v in values) or (
-                out in G.BLOCKS and (self.kind or self.name))):
+                out in G.BLOCKS and (self.kind or self.name)) or (
+                self.name and not self.kind and isinstance(self.layer, _CompositeLayer))):
+            # (a named Sequential is CNTK 2.7's alias of its steps' output, whatever op made
+            # it: a NoOp over a ReLU too)
             out = F.identity(out)
             if not self.kind:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
                 G.set_op_name(out, "NoOp")
@@ -279,7 +282,7 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         if self._signature is not None:
             return self._signature.root_function
         known = self._known_parameters()
-        steps = self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
+        steps = self._shown_steps()
         if self._root_is_last_op():
             return self._last_step_root()
         if self.kind in _RECURRENCES:       # (CNTK 2.7's Combine of the step's output)
@@ -299,24 +302,38 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
             inputs = self.__dict__["_root_inputs"] = self._sequential_root_inputs(keep,
                                                                                   known=True)
         last = steps[-1]
-        if self.name:                       # (CNTK 2.7's NoOp naming the composite's output)
-            return UnappliedRoot("NoOp", self.name, inputs, self.output)
+        if self.name or _named_sequential(last):   # (CNTK 2.7's NoOp naming the output)
+            return UnappliedRoot("NoOp", self.name or last.name, inputs, self.output)
         return UnappliedRoot(_shown_layer(last)[1], last.name, inputs, self.output)
 
     def _shown_step_output(self):
         """For a recurrence (``StatesLayer``): its step's output, its root's input."""
         return self.output
 
+    def _shown_steps(self) -> "list | None":
+        """A ``Sequential``'s steps as CNTK 2.7's graph holds them (None for another layer):
+        an unnamed ``Sequential`` is no function of its own, only its steps applied in turn,
+        so one ending in an unnamed ``Sequential`` ends in that one's steps (its root is
+        their last op: ``[Dense(3), Sequential([Dense(2), relu])]`` has ``ReLU``)."""
+        if not isinstance(self.layer, _CompositeLayer):
+            return None
+        steps = list(self.layer.composite.steps)
+        while not self.name and steps and _unnamed_sequential(steps[-1]):
+            steps[-1:] = steps[-1].layer.composite.steps
+        return steps
+
     def _root_is_last_op(self) -> bool:
         """Whether this is an unnamed ``Sequential`` whose last step is no layer (an op, a
         Python function), whose root CNTK 2.7 makes that step's."""
-        return (isinstance(self.layer, _CompositeLayer) and not self.name
-                and bool(self.layer.composite.steps)
-                and not isinstance(self.layer.composite.steps[-1], LayerFunction))
+        steps = self._shown_steps()
+        return not self.name and bool(steps) and not isinstance(steps[-1], LayerFunction)
 
     def _makes_block(self) -> bool:
         """Whether its root (applied or not) is a block, as CNTK 2.7 numbers its output
-        (``Block12_Output_0``; ``ReLU12_Output_0`` where the root is a last step's op)."""
+        (``Block12_Output_0``; ``ReLU12_Output_0`` where the root is a last step's op,
+        ``NoOp12_Output_0`` where it is a named ``Sequential``'s alias)."""
+        if isinstance(self.layer, _CompositeLayer) and self._root_op_name() == "NoOp":
+            return False
         return not self._root_is_last_op() or self._last_step_root().is_block
 
     def _last_step_root(self) -> UnappliedRoot:
@@ -326,7 +343,7 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         that its inputs keep their uids."""
         made = self.__dict__.get("_last_root")
         if made is None:
-            steps = self.layer.composite.steps
+            steps = self._shown_steps()
             keep = self._own_placeholder()
             before = keep if len(steps) == 1 else Deferred(
                 _sequential(list(steps[:-1]), ""), (keep,), {})
@@ -341,12 +358,13 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         else its last layer's parameters (``known``: as declared before it is applied), then
         the output of the steps before (or ``applied_to``).  None for another layer, or a
         ``Sequential`` whose last step is no layer."""
-        steps = self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
+        steps = self._shown_steps()
         if not steps:
             return None
-        if self.name:
-            return (Deferred(_sequential(list(steps), ""), (applied_to,), {}).output,)
         last = steps[-1]
+        if self.name or _named_sequential(last):    # (its NoOp's: the steps' output)
+            inner = steps if self.name else steps[:-1] + list(last.layer.composite.steps)
+            return (Deferred(_sequential(inner, ""), (applied_to,), {}).output,)
         if not isinstance(last, LayerFunction):
             return None
         before = applied_to if len(steps) == 1 else Deferred(
@@ -383,7 +401,7 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         if self.kind in _RECURRENCES:
             return "NoOp" if self.name else "Combine"
         if isinstance(self.layer, _CompositeLayer):
-            steps = self.layer.composite.steps
+            steps = self._shown_steps()
             if self.name:
                 return "NoOp"
             if self._root_is_last_op():
@@ -439,6 +457,18 @@ _LAYER_ARGUMENTS = {"LSTM": ("dh", "dc", "x"), "GRU": ("dh", "x"), "RNNStep": ("
                     "AttentionModel": ("encoder_hidden_state", "decoder_hidden_state")}
 _RECURRENCES = ("Recurrence", "RecurrenceFrom", "Fold")     # (their root: a Combine)
 _SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
+
+
+def _unnamed_sequential(step: Any) -> bool:
+    """``step`` is a ``Sequential`` without a name: CNTK 2.7 makes no function of it."""
+    return isinstance(step, LayerFunction) and isinstance(step.layer, _CompositeLayer) and \
+        not step.name and not step.kind
+
+
+def _named_sequential(step: Any) -> bool:
+    """``step`` is a ``Sequential`` with a name: CNTK 2.7's alias (``NoOp``) of its output."""
+    return isinstance(step, LayerFunction) and isinstance(step.layer, _CompositeLayer) and \
+        bool(step.name) and not step.kind
 
 
 def _shown_layer(layer: LayerFunction):

@@ -484,34 +484,31 @@ _BINARY = (("plus", "Plus"), ("minus", "Minus"), ("element_times", "ElementTimes
            ("element_or", "Or"), ("element_xor", "Xor"))
 
 
-def _numbers_as_constants(fn):
-    """``fn`` (a binary op) making a number operand, in a call that waits for another
-    operand's shape (``p + 2`` on a placeholder without one, ``Dense(3) + 2``), the Constant
-    CNTK 2.7 makes of it as the op is called (of the default type, float32; a float64 graph
-    clones it at its first run, as CNTK's): the waiting Function lists it among its
-    ``inputs`` and ``constants`` at once, and the graph it builds holds it (a value set on
-    it counts).  A call on operands with shapes makes it as it builds the op, of the other
-    operand's type."""
-    def number(v) -> bool:
-        return isinstance(v, (int, float, np.number, np.bool_))
+def _binary_as_called(op: str):
+    """The ``as_called`` hook (see ``_deferrable.deferrable``) of the binary element-wise op
+    ``op`` (``"Plus"``).  A number operand, in a call that waits for another operand's shape
+    (``p + 2`` on a placeholder without one, ``Dense(3) + 2``), becomes the Constant CNTK 2.7
+    makes of it as the op is called (of the default type, float32; a float64 graph clones it
+    at its first run, as CNTK's): the waiting Function lists it among its ``inputs`` and
+    ``constants`` at once, and the graph it builds holds it (a value set on it counts).  A
+    call on operands with shapes makes it as it builds the op, of the other operand's type.
+    Then the two operands are checked as the op is called (``broadcast_checked``), whose
+    shape is the one the op shows while it waits."""
+    checked = broadcast_checked(op)
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        numbers = [k for k, a in enumerate(args) if number(a)]     # (most calls: none, and
-        named = [k for k, v in kwargs.items() if k != "name" and number(v)]  # no walk)
-        if (numbers or named) and pending(args, kwargs):
-            args = tuple(Constant(a) if k in numbers else a for k, a in enumerate(args))
-            kwargs = {k: Constant(v) if k in named else v for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
-    return wrapper
+    def as_called(arguments: dict) -> "tuple | None":
+        numbers = [k for k, v in arguments.items()      # (most calls: none, and no walk)
+                   if k != "name" and isinstance(v, (int, float, np.number, np.bool_))]
+        if numbers and pending(tuple(arguments.values()), {}):
+            for k in numbers:
+                arguments[k] = Constant(arguments[k])
+        return checked(arguments)
+    return as_called
 
 
 # ops on placeholders without a shape (or on layers) wait for their shapes; a binary
-# element-wise op refuses operands whose known axes cannot broadcast as it is called (over
-# inferred axes too), and shows CNTK's inferred shape while it waits
+# element-wise op makes its number operands Constants as it is called while it waits,
+# refuses operands whose known axes cannot broadcast as it is called (over inferred axes
+# too), and shows CNTK's inferred shape while it waits
 defer_module(globals(), __all__,
-             as_called={name: broadcast_checked(op) for name, op in _BINARY})
-
-# a number operand of a binary op that waits is CNTK's Constant from the call on
-for _name, _op in _BINARY:
-    globals()[_name] = _numbers_as_constants(globals()[_name])
+             as_called={name: _binary_as_called(op) for name, op in _BINARY})

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ... import layers as _L
-from ...graph import Variable
+from ...graph import Variable, auto_forward, shown_only
+from ...ops import recurrence_states
 from ..._random import auto_seeds_kept
 from . import _graph as G
 from ._adapt import unwrap, wrap
@@ -25,11 +26,12 @@ from ._run_checks import at_first_run
 from ._shown_constants import scalar_constant, show_constants, shown_constants
 from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
+from ._step_views import mark_step_inside
 from ._variables import Constant, placeholder
 from .sequence import last as _sequence_last
 
 __all__ = ["Recurrence", "RecurrenceFrom", "Fold", "LSTM", "GRU", "RNNStep", "StatesLayer",
-           "FunctionStep"]
+           "FunctionStep", "StepFunction"]
 
 
 
@@ -42,11 +44,31 @@ def _step_factory(cls):
         kwargs = bound(cls.__name__, signature, args, kwargs)
         name = kwargs.pop("name", "")
         layer = cls(**{k: _native(v) for k, v in kwargs.items()})
-        return LayerFunction(layer, cls.__name__, name)
+        return StepFunction(layer, cls.__name__, name)
     make.__name__ = make.__qualname__ = cls.__name__
     make.__doc__ = cls.__doc__
     make.__signature__ = signature
     return make
+
+
+class StepFunction(LayerFunction):
+    """A recurrent step (``LSTM``, ``GRU``, ``RNNStep``) as a CNTK layer: applied to values,
+    the ops of its block are marked to show as CNTK 2.7's (``_step_views``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.GRU(2)(C.input_variable(2), C.input_variable(3))
+        >>> z.root_function.op_name, z.root_function.block_root.op_name
+        ('GRU', 'Plus')
+    """
+
+    def __call__(self, *args):
+        out = super().__call__(*args)
+        outputs = [getattr(o, "variable", None) for o in getattr(out, "outputs", ())]
+        if outputs and all(isinstance(o, Variable) for o in outputs):
+            mark_step_inside(self.kind, self.layer, outputs,
+                             [getattr(a, "variable", a) for a in args])
+        return out
 
 
 LSTM = _step_factory(_L.LSTM)
@@ -70,8 +92,13 @@ class StatesLayer(LayerFunction):
         out = super().__call__(*args)
         v = getattr(out, "variable", None)
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
-        if isinstance(v, Variable) and v in G.BLOCKS and kind in _STEP_BLOCKS:
-            G.note_step_op(v, _STEP_BLOCKS[kind])       # (its root's input: the step's block)
+        if isinstance(v, Variable) and v in G.BLOCKS and kind in G.STEP_BLOCKS:
+            G.note_step_op(v, G.STEP_BLOCKS[kind])      # (its root's input: the step's block)
+            if v.parent is not None and v.parent.spec.name in _VIEWED and \
+                    kind in _VIEWED_STEPS and not self.layer.step.op_by_op:
+                step = self.__dict__.get("_cntk_step")
+                G.note_step_view(v, _StepView(self.layer.step, kind,
+                                              getattr(step, "name", "") or ""))
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
 
     def with_step(self, step_function: Any) -> "StatesLayer":
@@ -85,7 +112,7 @@ class StatesLayer(LayerFunction):
         ``Combine``; ``NoOp`` when named) before the layer is applied to values with a shape:
         the step's output, of unknown shape, owned by the step's op (a ``GRU`` block,
         ``Plus``; a ``Fold``'s ``Sequence::Slice``); the same one each time.  (Applied, it is
-        ``_graph_shown.shown_step_output``.)"""
+        ``_graph_views.shown_step_output``.)"""
         made = self.__dict__.get("_step_output")
         if made is None:
             made = self.__dict__["_step_output"] = self._step_output()
@@ -104,7 +131,51 @@ class StatesLayer(LayerFunction):
             return self.output
 
 
-_STEP_BLOCKS = {"lstm": "LSTM", "gru": "GRU", "rnnstep": "RNNStep"}
+
+# the recurrences (fused or of a step graph) whose step the walks show as CNTK 2.7's graph
+# holds it: of a step of one state, without stabilisers or projection
+_VIEWED = ("cntk_gru_sequence", "cntk_rnn_sequence", "recurrence")
+_VIEWED_STEPS = ("gru", "rnnstep")
+
+
+class _StepView:
+    """What builds the graph CNTK 2.7 holds for the step of a recurrence Stadyn runs as one
+    op (a fused kernel, or its step graph: ``_graph_views.note_step_view``): the step's block
+    (``GRU``, ``RNNStep``) over a ``PastValue`` of its own output (``FutureValue``
+    backwards) and the sequence, its ops Stadyn's written out as the step computes one
+    position, none of them run.  It holds the step layer (for its parameters), not the
+    graph's values."""
+
+    def __init__(self, step, kind: str, name: str):
+        self.step, self.kind, self.name = step, kind, name
+
+    def __call__(self, out: Variable) -> Variable:
+        node = out.parent
+        states = recurrence_states(node)
+        x = node.inputs[states.sequences[0]]
+        past = G.past_value_view(out, "FutureValue" if states.go_backwards else "PastValue")
+        with auto_forward(False):       # (nodes to show, never values to compute)
+            made = self.step.apply(past, x)
+        inside = _made_between(made, {id(past), id(x)})
+        for v in inside:
+            shown_only(v.parent)
+        G.BLOCKS[made] = G.Block(G.STEP_BLOCKS[self.kind], self.name, (past, x))
+        mark_step_inside(G.STEP_BLOCKS[self.kind], self.step, [made], [past, x])
+        G.read_by_past_value(past, made)
+        return made
+
+
+def _made_between(out: Variable, stop: set) -> list:
+    """The values the ops between the values ``stop`` (by id) and ``out`` make."""
+    found, seen, stack = [], set(), [out]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or id(v) in stop or v.parent is None:
+            continue
+        seen.add(id(v))
+        found.append(v)
+        stack.extend(v.parent.inputs)
+    return found
 
 
 def _step(step_function: Any):

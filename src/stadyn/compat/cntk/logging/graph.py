@@ -44,7 +44,8 @@ def _is_combine(node) -> bool:
     """``node`` is a ``combine`` (of one output too; a model saved with its criteria, loaded):
     CNTK's walk visits that Combine function first, then each output's graph."""
     return isinstance(node, Function) and node.is_composite and \
-        node.root_function.op_name == "Combine"
+        node.root_function.op_name == "Combine" and \
+        not node.root_function._recurrence_root()   # (its walk starts at that Combine)
 
 
 def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:

@@ -1,0 +1,284 @@
+"""The nodes CNTK 2.7's graph holds where Stadyn computes one op, and the inputs CNTK shows
+for the op that made a value (:func:`shown_inputs`), which ``_graph``'s depth-first search
+walks: a ``Dense`` block's ``Times`` and a ``Convolution`` block's ``Convolution`` inside
+their ``Plus`` with the bias, an ``RNNStep``'s ``Plus`` of its two products, a recurrence's
+step output (the step's graph over ``PastValue`` views, for a step ``_recurrent`` writes
+out).  Each is a node of Stadyn's graph that no run computes and that holds no value
+(``graph.shown_only``), made when a walk first asks and kept on the value it shows
+(:func:`shown_node`).  Above ``_graph_shown`` (names, op names, uids); re-exported by
+``_graph``.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> z = C.layers.Dense(2)(C.input_variable(3, name="x"))
+    >>> [op_name_of(i) or name_of(i) for i in shown_inputs(z.variable)]
+    ['Times', 'b']
+"""
+
+from __future__ import annotations
+
+from ... import functions as F
+from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with, shown_only
+from ...ops import recurrence_states
+from ._graph_records import INNER_OPS, PLACEHOLDERS
+from ._graph_shown import (_in_operand_order, _layer_op, made_by_cntk_op, op_name_of,
+                           primitive_op_name, set_op_name, show_operands_in_order)
+from ._graph_shown import name_of  # noqa: F401  (the examples read names with it)
+from ._shown_constants import shown_as, shown_constants
+from ._spliced import seen_through
+
+__all__ = ["shown_node", "shown_product", "show_bias_last", "STEP_BLOCKS", "note_step_op",
+           "note_step_view", "has_step_view", "past_value_view", "read_by_past_value",
+           "shown_step_output", "shown_inputs"]
+
+
+_PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
+_CONVOLVED = "compat.cntk: the Convolution CNTK shows inside a layer's convolution"
+def shown_product(v: Variable) -> Variable:
+    """The ``Times`` output CNTK 2.7's graph holds inside the affine map with a bias that made
+    ``v`` (a ``Dense`` block's ``Plus(Times(x, W), b)``): a node of Stadyn's graph over the same
+    ``x`` and ``W`` that no run computes (nothing reads it), made the first time a walk asks
+    and kept on ``v``, so it is the same Variable (and uid) in every walk.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Dense(2)(C.input_variable(3))
+        >>> times = shown_product(z.variable)
+        >>> op_name_of(times), [name_of(i) for i in shown_inputs(times)], times.shape[1:]
+        ('Times', ['', 'W'], (2,))
+    """
+    node = v.parent
+    return shown_node(v, _PRODUCT, lambda: F.affine(*node.inputs[:2], None,
+                                                   base_axis=node.attrs["base_axis"]), "Times")
+
+
+def _shown_convolution(v: Variable) -> Variable:
+    """The ``Convolution`` output CNTK 2.7's graph holds inside a ``Convolution`` block with a
+    bias (``Plus(Convolution(W, x), b)``), as :func:`shown_product` the ``Times`` of a Dense:
+    Stadyn's convolution over the same ``x`` and ``W`` without the bias, listing ``W`` first
+    as CNTK's op does."""
+    node = v.parent
+    x, w = node.inputs[:2]
+
+    def make():
+        out = F.convolution(x, w, None, **node.kwargs)
+        show_operands_in_order(out, (w, x))
+        return out
+    return shown_node(v, _CONVOLVED, make, "Convolution")
+
+
+def _shown_bias(b: Variable) -> Variable:
+    """The bias a layer's product adds as CNTK 2.7 shows it: its parameter (Stadyn's
+    convolution reads it reshaped to one value per channel)."""
+    while b.parent is not None and b.parent.spec.name == "reshape" and not made_by_cntk_op(b):
+        b = b.parent.inputs[0]
+    return b
+
+
+def shown_node(v: Variable, key: str, make, op_name: str) -> Variable:
+    """The output of a node CNTK 2.7's graph holds where Stadyn's holds none (a ``Dense``
+    block's ``Times``: :func:`shown_product`), kept on ``v`` under ``key``: made by
+    ``make()`` (Stadyn ops over Stadyn's values) the first time a walk asks, so it is the same
+    Variable (and uid) in every walk, and shown as the CNTK op ``op_name``.  No run computes
+    it (nothing reads it), and it holds no value: a value it reads is the program's no more
+    than before (``graph.shown_only``), so a clearing backward frees it as it did.
+
+    Example:
+        >>> import stadyn.compat.cntk as C, stadyn.functions as F
+        >>> x = C.input_variable(2).variable
+        >>> y = shown_node(x, "doubled", lambda: x * 2.0, "Plus")
+        >>> op_name_of(y), y is shown_node(x, "doubled", None, "Plus")
+        ('Plus', True)
+    """
+    shown = kept_with(v, key)
+    if shown is None:
+        with auto_forward(False):       # (a node to show, never a value to compute)
+            shown = make()
+        set_op_name(shown, op_name)
+        shown_only(shown.parent)
+        keep_with(v, key, shown)
+    return shown
+
+
+_BIAS_LAST = "compat.cntk: a sum CNTK shows with its bias added last"
+_SUMMED = "compat.cntk: the Plus of a sum's two products, without the bias"
+
+
+def show_bias_last(v: Variable) -> None:
+    """Show the sum ``v`` of ``x W + b`` (an affine map with a bias) and ``h H`` as CNTK 2.7's
+    ``RNNStep`` computes it, ``Plus(Plus(Times(x, W), Times(h, H)), b)``: its inputs are then
+    a ``Plus`` of the two products, a view node no run reads (:func:`shown_node`), and the
+    bias.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.RNNStep(3)(C.input_variable(3), C.input_variable(2))
+        >>> summed = z.variable.parent.inputs[0]
+        >>> [primitive_op_name(i) for i in shown_inputs(summed)]
+        ['Plus', '']
+    """
+    keep_with(v, _BIAS_LAST, True)
+
+
+def _bias_last_inputs(v: Variable) -> list:
+    product, recurrent = v.parent.inputs        # (x W + b, h H)
+    return [shown_node(v, _SUMMED, lambda: F.add2(shown_product(product), recurrent), "Plus"),
+            product.parent.inputs[2]]
+
+
+_STEP_OUTPUT = "compat.cntk: the step's output CNTK shows as the recurrence root's input"
+_STEP_OP = "compat.cntk: the CNTK op of the recurrence's step"
+#: The recurrent steps of ``stadyn.layers`` (by their layer kind) -> CNTK 2.7's block of one.
+STEP_BLOCKS = {"lstm": "LSTM", "gru": "GRU", "rnnstep": "RNNStep"}
+# the ops that run a step along a whole sequence at once -> the step's kind
+_FUSED_STEPS = {"cntk_lstm_sequence": "lstm", "cntk_gru_sequence": "gru",
+                "cntk_rnn_sequence": "rnnstep"}
+
+
+def note_step_op(out: Variable, op_name: str) -> None:
+    """Record the CNTK op (``GRU``: the block of a layer given as the step) whose output the
+    root of the recurrence ``out`` shows (:func:`shown_step_output`)."""
+    keep_with(out, _STEP_OP, op_name)
+
+
+def _step_op(out: Variable, fold: bool) -> str:
+    """The CNTK op of the step of the recurrence whose output is ``out``: a ``Fold``'s
+    ``Sequence::Slice``, the step layer's block (:func:`note_step_op`), a fused cell's, or the
+    op that makes the step's output (``Plus``)."""
+    if fold:
+        return "Sequence::Slice"
+    noted = kept_with(out, _STEP_OP)
+    if noted is not None:
+        return noted
+    v = out
+    while v.parent is not None and v.parent.spec.name == "identity":
+        v = v.parent.inputs[0]
+    if v.parent is None:
+        return ""
+    name = v.parent.spec.name
+    if name == "recurrence":
+        return op_name_of(v.parent.kwargs["step"].outputs[0])
+    return STEP_BLOCKS[_FUSED_STEPS[name]] if name in _FUSED_STEPS else primitive_op_name(v)
+
+
+_STEP_VIEW = "compat.cntk: what makes the view of the step of the fused recurrence"
+_PAST = "compat.cntk: the step's output a PastValue view reads"
+
+
+def note_step_view(out: Variable, make) -> None:
+    """Record ``make`` as what builds the graph CNTK 2.7 holds for the step of the recurrence
+    ``out`` that Stadyn runs as one op (``cntk_gru_sequence``, ``recurrence``): ``make(out)``
+    gives the step's
+    block output (a view over :func:`past_value_view` values, the sequences and the
+    parameters), which :func:`shown_step_output` shows and the walks enter.  ``make`` must hold
+    none of the graph's values (it is kept on ``out``)."""
+    keep_with(out, _STEP_VIEW, make)
+
+
+def has_step_view(out: Variable) -> bool:
+    """Whether the recurrence ``out`` shows its step's graph (:func:`note_step_view`)."""
+    return kept_with(out, _STEP_VIEW) is not None
+
+
+def past_value_view(out: Variable, op_name: str) -> Variable:
+    """A ``PastValue`` (``FutureValue``) of the recurrence ``out`` as CNTK 2.7's loop holds it:
+    a view node over ``out`` no run reads, whose inputs show as the step's output (once
+    :func:`read_by_past_value` names it) and the recurrence's initial state."""
+    with auto_forward(False):       # (a node to show, never a value to compute)
+        past = F.identity(out)
+    set_op_name(past, op_name)
+    shown_only(past.parent)
+    return past
+
+
+def read_by_past_value(past: Variable, step_output: Variable) -> None:
+    """Show ``step_output`` (a view: it holds no value) as the input ``past`` delays."""
+    keep_with(past, _PAST, step_output)
+
+
+def shown_step_output(out: Variable, fold: bool = False) -> Variable:
+    """The output CNTK 2.7 shows as the one input of a recurrence's root (its ``Combine``;
+    ``NoOp`` when named) whose output is ``out``: the step's output inside the loop, owned by
+    the step's op (``Plus``, a ``GRU`` block; a ``Fold``'s ``Sequence::Slice``), of ``out``'s
+    shape.  Stadyn's recurrence is one op, so it is a node over ``out`` that no run computes,
+    named as that op, made the first time it is asked for and kept on ``out``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Recurrence(C.plus)(C.sequence.input_variable(2))
+        >>> shown = shown_step_output(z.variable)
+        >>> op_name_of(shown), shown.shape[2:]
+        ('Plus', (2,))
+    """
+    make = kept_with(out, _STEP_VIEW)
+    if make is not None:
+        made = kept_with(out, _STEP_OUTPUT)
+        if made is None:
+            made = make(out)
+            keep_with(out, _STEP_OUTPUT, made)
+        return made
+    return shown_node(out, _STEP_OUTPUT, lambda: F.identity(out), _step_op(out, fold))
+
+
+def shown_inputs(v: Variable) -> list[Variable]:
+    """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
+    Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
+    recorded by ``_shown_constants.show_constants`` come first, and a constant cloned at the
+    first run is shown in its cast's place (``shown_as``).  A recurrence shows the
+    values its step reads, then its initial states, then its sequences (CNTK's walk meets a
+    step's parameters before the delays that hold the initial states, and the sequences
+    last)."""
+    node = v.parent
+    inputs = list(node.inputs)
+    layer_op = _layer_op(v)
+    past = kept_with(v, _PAST)
+    if past is not None:                    # (a PastValue of the step's output, the state's
+        inputs = [past, recurrence_states(node.inputs[0].parent).initial[0]]  # initial value)
+    elif kept_with(v, _BIAS_LAST):          # (an RNNStep's Plus(Plus(x W, h H), b))
+        inputs = _bias_last_inputs(v)
+    elif layer_op is not None and len(inputs) == 3:   # (CNTK's Plus(Times(x, W), b) and
+        inputs = [shown_product(v) if layer_op == "Times"     # Plus(Convolution(W, x), b))
+                  else _shown_convolution(v), _shown_bias(inputs[2])]
+    elif layer_op == "Convolution":         # (CNTK's Convolution(W, x))
+        inputs = inputs[1::-1]
+    elif node.spec.name == "recurrence":      # (lengths, sequences..., states..., captured...)
+        first = 1 + int(node.kwargs["n_sequences"])
+        end = first + len(node.kwargs["step"].states)
+        inputs = _in_walk_order(node.kwargs["step"], inputs[end:]) + inputs[first:end] + \
+            inputs[:first]
+    elif node.spec.name in _FUSED_STEPS:    # (x, lengths, states..., parameters...)
+        end = 1 + max(recurrence_states(node).positions)
+        inputs = inputs[end:] + inputs[2:end] + inputs[:2]
+    shown: list[Variable] = []
+    inner = any(i in INNER_OPS and i.parent is not None for i in inputs)
+    for i in inputs:
+        if is_lengths(i):
+            continue
+        # an op with inner values (several of Stadyn's for one of CNTK's) shows what they
+        # read, each once
+        for j in (shown_inputs(i) if i in INNER_OPS and i.parent is not None
+                  else [shown_as(seen_through(i))]):
+            if not (inner and any(j is k for k in shown)):
+                shown.append(j)
+    return [*shown_constants(v), *_in_operand_order(v, shown)]
+
+
+def _in_walk_order(step, fed: list) -> list:
+    """The values ``fed`` for the captured values of the recurrence's ``step`` (in its order),
+    in the order CNTK 2.7's depth-first walk from the step's outputs meets them (``b + W @ x``
+    shows ``b`` before ``W``, whichever Python computed first)."""
+    where = {id(c): k for k, c in enumerate(step.captured)}
+    seen: set[int] = set()
+    order: list[int] = []
+    stack = list(reversed(step.outputs))
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in where:
+            order.append(where[id(v)])
+        elif v.parent is not None and v not in PLACEHOLDERS:
+            stack.extend(reversed(shown_inputs(v)))
+    order += [k for k in range(len(fed)) if k not in order]
+    return [fed[k] for k in order]
