@@ -55,6 +55,7 @@ class Writer:
         self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
         self.layer_name = ""                      # the name of the layer a rule's value makes
         self.layer_kind = ""                      # the kind of the layer a rule writes inside
+        self.in_layer = False                     # whether a rule writes inside a layer
         self.axis_names: dict[int, str] = {}      # id(a sequence a rule put on a new axis) ->
         #                                           the axis' name (Where's)
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
