@@ -10,7 +10,9 @@
 * a Function shows as ``rngOffset`` where its stream stood at its last save;
 * a random op inside a block is saved (and shown) at the offset it was made with, CNTK 2.7's
   save updating only the top-level functions; each application of ``layers.Dropout`` draws a
-  stream of its own."""
+  stream of its own;
+* a v1 (``cntk.exe``) file's Dropout loads with rate 0 and, given a rate, draws from the
+  node's seed and offset."""
 
 from __future__ import annotations
 
@@ -153,6 +155,19 @@ def _shown_offsets(make, tmp_path) -> list:
 @pytest.mark.parametrize("name", ["uniform_like", "dropout"])
 def test_the_offset_a_function_shows_is_where_its_stream_stood_at_its_last_save(name, tmp_path):
     assert _shown_offsets(MAKERS[name], tmp_path) == CNTK["shown_offsets"][name]
+
+
+def test_a_v1_files_dropout_has_no_rate_and_draws_from_its_seed_and_offset_once_given_one():
+    want = CNTK["v1_dropout"]
+    loaded = C.load_model(os.path.join(HERE, "dropout_v1_after2.model"))
+    root = loaded.root_function
+    dropout = root.inputs[0].owner if root.op_name == "Combine" else root
+    assert dropout.attributes == want["attributes"]
+    assert np.array_equal(_run(loaded), X) == want["identity_before_rate_set"]
+    dropout.set_attribute("dropoutRate", 0.5)
+    evaluations = _evaluations(MAKERS["dropout"], 6)
+    assert [_index(evaluations, _run(loaded)) for _ in range(3)] == \
+        want["with_rate_then_evaluations"]
 
 
 def _block():
