@@ -33,7 +33,10 @@ def static_axis_attribute(axis: int) -> tuple:
 
 
 def _stream(v: Variable) -> "RandomStream | None":
-    """The random stream the op computing ``v`` draws from, if it has one."""
+    """The random stream the op computing ``v`` draws from, if it has one (a float64 draw of
+    a shape of its own, drawn in float32 and cast: its draw's)."""
+    if v.parent is not None and v.parent.spec.name == "cast" and v.parent.inputs:
+        v = v.parent.inputs[0]
     seed = v.parent.attrs.get("seed") if v.parent is not None else None
     return seed if isinstance(seed, RandomStream) else None
 
@@ -71,8 +74,9 @@ def _drawn_shape(like: Variable) -> dict:
 def random_op_attributes(v: Variable) -> "dict | None":
     """The attributes CNTK 2.7 shows for the random op computing ``v`` where the op was not
     made by the compat's own function (a loaded file's): a ``RandomDistribution``'s type,
-    arguments, ``rngSeed`` and ``rngOffset``, a ``Dropout``'s rate, ``rngSeed`` and
-    ``rngOffset``; None for any other op.
+    arguments, ``rngSeed`` and ``rngOffset``, a ``Dropout``'s rate, a ``RandomSample``'s
+    ``numSamples`` and ``allowDuplicates``, with their ``rngSeed`` and ``rngOffset``; None for
+    any other op.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -94,5 +98,9 @@ def random_op_attributes(v: Variable) -> "dict | None":
         return {**_drawn_shape(v.parent.inputs[0]), **shown}
     if name == "dropout":
         return {"dropoutRate": float(attrs["p"]), "rngOffset": stream.saved_offset(),
+                "rngSeed": int(stream)}
+    if name == "random_sample":
+        return {"allowDuplicates": bool(attrs["allow_duplicates"]),
+                "numSamples": int(attrs["num_samples"]), "rngOffset": stream.saved_offset(),
                 "rngSeed": int(stream)}
     return None
