@@ -74,6 +74,7 @@ class RandomStream(int):
         self._offset = int(offset)
         self._known = None      # (a position found, the CPU generator's state there)
         self._saved = None      # the CPU generator's state at the stream's last save
+        self._saved_at = None   # its position there, where found
         if self._offset:        # moved on now: a graph being traced may make it first
             self.generator(torch.device("cpu"))
         return self
@@ -131,19 +132,44 @@ class RandomStream(int):
         stream.generator(torch.device("cpu")).set_state(tensor.clone())
         return stream
 
-    def mark_saved(self) -> None:
+    def mark_saved(self, position: int | None = None) -> None:
         """Record where the stream stands as the place of its last save: where a copy of its
         op starts (:meth:`restarted`; CNTK 2.7's clone copies the ``rngOffset`` its function
-        last saved)."""
+        last saved); ``position``: the stream's :meth:`position` there, where known."""
         self._saved = self.state()
+        self._saved_at = position
+
+    def saved_offset(self) -> int:
+        """The offset a CNTK Function shows as its ``rngOffset`` attribute: where the stream
+        stood at its last save (:meth:`mark_saved`), else the offset it was made with (a
+        loaded file's ``rngOffset``, a copy's of its original's), as CNTK 2.7 updates the
+        attribute only when the Function is saved.  0 where that place cannot be counted
+        (:meth:`position`).
+
+        Example:
+            >>> s = RandomStream(4, offset=6)
+            >>> _ = torch.rand(1, generator=s.generator(torch.device("cpu")))
+            >>> s.saved_offset(), s.position()
+            (6, 7)
+            >>> s.mark_saved(); s.saved_offset(), RandomStream(4).restarted().saved_offset()
+            (7, 0)
+        """
+        if self._saved is None:
+            return self._offset
+        if self._saved_at is None:
+            self._saved_at = RandomStream.restored(int(self), self._saved).position()
+        return self._saved_at or 0
 
     def restarted(self) -> "RandomStream":
         """A stream of its own for a copy of the op: the same seed, where this stream stood
         at its last save (:meth:`mark_saved`; where it was made if never saved), as CNTK
-        2.7's ``clone`` starts the copy's random functions."""
+        2.7's ``clone`` starts the copy's random functions (and shows that place as its
+        :meth:`saved_offset`)."""
         if self._saved is None:
             return RandomStream(int(self), self._offset)
-        return RandomStream.restored(int(self), self._saved)
+        copy = RandomStream.restored(int(self), self._saved)
+        copy._saved, copy._saved_at = self._saved, self._saved_at
+        return copy
 
     def __reduce__(self):
         return (RandomStream.restored, (int(self), self.state()))

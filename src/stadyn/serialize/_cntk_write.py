@@ -182,7 +182,7 @@ def _dropout(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("dropout", "NNabla's dropout (applied in inference too)")
     seed = int(attrs["seed"])
     # where its stream stands, as CNTK 2.7 saves it (the loaded function draws on from there)
-    offset = rng_offset(attrs["seed"])
+    offset = rng_offset(attrs["seed"], w.in_layer)
     attributes = {"dropoutRate": P.double(attrs["p"]), "rngSeed": P.size_t(max(seed, 0)),
                   "rngOffset": P.size_t(offset)}
     return w.function("Dropout", uids[:1], attributes, name=name)
@@ -500,6 +500,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         w.layer_kind = here.op_name if here is not None else ""  # (the layer it is inside)
         w.layer_options = here.options if here is not None else {}
+        w.in_layer = here is not None
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):

@@ -239,15 +239,21 @@ _KINDS = {"rand_like": ("uniform", ("low", "high")), "randn_like": ("normal", ("
           "gumbel_like": ("gumbel", ("loc", "scale")), "bernoulli_like": ("bernoulli", ("p",))}
 
 
-def rng_offset(seed) -> int:
+def rng_offset(seed, in_layer: bool = False) -> int:
     """A random op's ``rngOffset``: where its stream stands (``RandomStream.position``, the
     stream marked saved there), as CNTK 2.7 saves it so that the loaded function draws on from
     there; 0 for a plain seed (a stream that starts again), and, with a warning, for a stream
-    whose position is not found (farther than 2**30 numbers on from the last one found)."""
+    whose position is not found (farther than 2**30 numbers on from the last one found).  An
+    op inside a layer (``in_layer``: a block's) keeps the offset its Function shows
+    (``RandomStream.saved_offset``: 0 unless made from a file's or a copy's), unmarked: CNTK
+    2.7's save brings only the top-level functions' offsets up to date, so a loaded block's
+    random op starts again, and so does a clone of the saved block."""
     if not isinstance(seed, RandomStream):
         return 0
-    seed.mark_saved()
+    if in_layer:
+        return seed.saved_offset()
     found = seed.position()
+    seed.mark_saved(found)
     if found is None:
         warnings.warn(f"the random stream of seed {int(seed)} has drawn too many numbers to "
                       "count: rngOffset 0 written (the loaded function starts it again)",
@@ -267,7 +273,8 @@ def _random(catalog: str):
         attributes = {"randomDistributionType": P.text(kind),
                       "randomDistributionArgs": P.vector([P.double(float(attrs[k]))
                                                           for k in keys]),
-                      "rngSeed": P.size_t(seed), "rngOffset": P.size_t(rng_offset(attrs["seed"]))}
+                      "rngSeed": P.size_t(seed),
+                      "rngOffset": P.size_t(rng_offset(attrs["seed"], w.in_layer))}
         like = ins[0]
         if id(like) not in w.batched and (like.parent is None or
                                           like.parent.spec.name == "constant"):
@@ -292,7 +299,7 @@ def _random_sample(w, ins, uids, attrs, out, name):
     return w.function("RandomSample", uids[:1], {
         "allowDuplicates": P.boolean(bool(attrs["allow_duplicates"])),
         "numSamples": P.size_t(int(attrs["num_samples"])),
-        "rngOffset": P.size_t(rng_offset(attrs["seed"])),
+        "rngOffset": P.size_t(rng_offset(attrs["seed"], w.in_layer)),
         "rngSeed": P.size_t(seed)}, name=name)
 
 

@@ -56,6 +56,7 @@ class Writer:
         self.layer_name = ""                      # the name of the layer a rule's value makes
         self.layer_kind = ""                      # the kind of the layer a rule writes inside
         self.layer_options: dict = {}             # and what the caller says of it (Block)
+        self.in_layer = False                     # whether a rule writes inside a layer
         self.axis_names: dict[int, str] = {}      # id(a sequence a rule put on a new axis) ->
         #                                           the axis' name (Where's)
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's

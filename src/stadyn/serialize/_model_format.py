@@ -103,9 +103,11 @@ def _decode(value: Any, where: str, depth: int = 0) -> Any:
                    and isinstance(state, str), f"{where}: a random stream's seed must be an "
                                                "integer in 0..2**64-1 and its state a string")
             try:
-                return RandomStream.restored(seed, state)
+                stream = RandomStream.restored(seed, state)
             except ValueError as exc:
                 raise _Invalid(f"{where}: a random stream's state: {exc}") from None
+            stream.mark_saved()     # (the file's save is its last: where a copy starts)
+            return stream
         if tag == "$array" and isinstance(body, dict) and set(body) == {"dtype", "shape", "data"}:
             dtype, shape, data = body["dtype"], body["shape"], body["data"]
             _check(dtype in _DTYPES and dtype != "bfloat16", f"{where}: array dtype {dtype!r}")

@@ -16,8 +16,10 @@ from __future__ import annotations
 import weakref
 
 from ...graph import Variable
+from ...ops import RandomStream
 
-__all__ = ["CNTK_ATTRIBUTES", "CNTK_ROOT_ATTRIBUTES", "file_attribute", "static_axis_attribute"]
+__all__ = ["CNTK_ATTRIBUTES", "CNTK_ROOT_ATTRIBUTES", "file_attribute", "static_axis_attribute",
+           "with_rng_state", "random_op_attributes"]
 
 CNTK_ATTRIBUTES: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
 # the attributes of the op inside a block (its ``block_root``) where they are CNTK's own: a
@@ -49,3 +51,77 @@ def file_attribute(value):
     if dynamic:
         return ("ordered" if value.ordered else "unordered", "dynamic", value.name)
     return ("ordered", "static", int(value.static_axis_idx))
+
+
+def _stream(v: Variable) -> "RandomStream | None":
+    """The random stream the op computing ``v`` draws from, if it has one (a float64 draw of
+    a shape of its own, drawn in float32 and cast: its draw's)."""
+    if v.parent is not None and v.parent.spec.name == "cast" and v.parent.inputs:
+        v = v.parent.inputs[0]
+    seed = v.parent.attrs.get("seed") if v.parent is not None else None
+    return seed if isinstance(seed, RandomStream) else None
+
+
+def with_rng_state(v: Variable, shown: dict) -> dict:
+    """``shown`` (the attributes CNTK shows for the op computing ``v``) with its ``rngSeed``
+    and ``rngOffset`` as they are now: CNTK 2.7 shows the offset where the stream stood at the
+    Function's last save (``RandomStream.saved_offset``), the one it was made with until then."""
+    stream = _stream(v)
+    if stream is not None and "rngOffset" in shown:
+        shown["rngSeed"], shown["rngOffset"] = int(stream), stream.saved_offset()
+    return shown
+
+
+# a random op of Stadyn's catalog -> CNTK's randomDistributionType and its arguments
+_DISTRIBUTIONS = {"rand_like": ("uniform", ("low", "high")),
+                  "randn_like": ("normal", ("mu", "sigma")),
+                  "gumbel_like": ("gumbel", ("loc", "scale")),
+                  "bernoulli_like": ("bernoulli", ("p",))}
+
+
+def _drawn_shape(like: Variable) -> dict:
+    """``newShape`` and ``newDataType`` (1 float, 2 double) of a draw of a shape of its own
+    (``cntk.random.normal(shape)``: a file's draw "like" a constant made for it), else none."""
+    made = like.parent.spec.name if like.parent is not None else None
+    if made == "cast" and like.parent.inputs[0].parent is not None and \
+            like.parent.inputs[0].parent.spec.name == "constant":
+        made = "constant"
+    if made != "constant":
+        return {}
+    return {"newDataType": 2 if str(like.dtype).endswith("float64") else 1,
+            "newShape": tuple(like.shape)}
+
+
+def random_op_attributes(v: Variable) -> "dict | None":
+    """The attributes CNTK 2.7 shows for the random op computing ``v`` where the op was not
+    made by the compat's own function (a loaded file's): a ``RandomDistribution``'s type,
+    arguments, ``rngSeed`` and ``rngOffset``, a ``Dropout``'s rate, a ``RandomSample``'s
+    ``numSamples`` and ``allowDuplicates``, with their ``rngSeed`` and ``rngOffset``; None for
+    any other op.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((2, 3))
+        >>> random_op_attributes(F.rand_like(x, -1.0, 1.0, seed=RandomStream(5, offset=12)))
+        {'randomDistributionArgs': [-1.0, 1.0], 'randomDistributionType': 'uniform', \
+'rngOffset': 12, 'rngSeed': 5}
+    """
+    stream = _stream(v)
+    if stream is None:
+        return None
+    attrs = v.parent.attrs
+    name = v.parent.spec.name
+    if name in _DISTRIBUTIONS:
+        kind, keys = _DISTRIBUTIONS[name]
+        shown = {"randomDistributionArgs": [float(attrs[k]) for k in keys],
+                 "randomDistributionType": kind, "rngOffset": stream.saved_offset(),
+                 "rngSeed": int(stream)}
+        return {**_drawn_shape(v.parent.inputs[0]), **shown}
+    if name == "dropout":
+        return {"dropoutRate": float(attrs["p"]), "rngOffset": stream.saved_offset(),
+                "rngSeed": int(stream)}
+    if name == "random_sample":
+        return {"allowDuplicates": bool(attrs["allow_duplicates"]),
+                "numSamples": int(attrs["num_samples"]), "rngOffset": stream.saved_offset(),
+                "rngSeed": int(stream)}
+    return None

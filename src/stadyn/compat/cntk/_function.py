@@ -17,7 +17,8 @@ from typing import Any
 from ...graph import Variable, is_lengths
 from . import _graph as G
 from ._adapt import unwrap, wrap
-from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
+from ._cntk_attributes import (CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute,
+                               random_op_attributes, with_rng_state)
 from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
@@ -303,20 +304,22 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
 
     @property
     def attributes(self) -> dict:
-        """A root op's attributes (Stadyn's names: dropout's rate is ``p``; CNTK 2.7's where an
-        op records them, ``gather``'s ``axis``); a composite's and a block's (but those) empty."""
+        """A root op's attributes (CNTK 2.7's where an op records them: ``gather``'s ``axis``,
+        a random op's or dropout's ``rngSeed`` and ``rngOffset`` -- where its stream stood at
+        the Function's last save, as CNTK shows it --; Stadyn's names otherwise); a
+        composite's and a block's (but those) empty."""
         if self._view == "op" and self.variable in G.BLOCKS:   # (a block's root)
             root = CNTK_ROOT_ATTRIBUTES.get(self.variable)
             if root is not None:
                 return dict(root)
         shown = CNTK_ATTRIBUTES.get(self.variable)      # (a block's, or a primitive op's)
         if shown is not None and self._view == ("block" if self.variable in G.BLOCKS else "op"):
-            return dict(shown)
+            return with_rng_state(self.variable, dict(shown))
         if self._view == "block" and self.variable in G.BLOCKS:     # (a loaded file's block)
             return {k: file_attribute(v) for k, v in G.BLOCKS[self.variable].attributes.items()}
         if self._view != "op" or self.variable.parent is None:
             return {}
-        return dict(self.variable.parent.attrs)
+        return random_op_attributes(self.variable) or dict(self.variable.parent.attrs)
 
     def set_attribute(self, name: str, value: Any) -> None:
         """Change one attribute of the root op (CNTK's ``dropoutRate`` is dropout's ``p``)."""

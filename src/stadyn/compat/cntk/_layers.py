@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 
+from ... import functions as F
 from ... import layers as _L
 from ._adapt import unwrap, wrap
 from ._ops_nn import _refuse_unshared
@@ -149,12 +150,35 @@ Embedding = _layer(_L.Embedding, "Embedding")
 Activation = _layer(_L.Activation, "Activation")
 
 
+class _DropoutAsCntk(_L.Dropout):
+    """Each application's dropout draws a stream of its own from the layer's seed, as CNTK
+    2.7's layer (its Function cloned for each call, the clone's random state the one the
+    Function shows) does, where :class:`stadyn.layers.Dropout` draws one stream through all
+    its applications."""
+
+    def apply(self, x):
+        return F.dropout(x, self.rate, seed=self.seed.restarted(), train_only=True)
+
+
 def Dropout(dropout_rate=None, keep_prob=None, seed=SentinelValueForAutoSelectRandomSeed,
             name: str = ""):
     """CNTK's Dropout layer: :class:`stadyn.layers.Dropout` with CNTK's seed rules (the
     default ``auto_select`` takes the next of a fixed sequence of seeds, so a run repeats from
-    one process to the next, as in CNTK 2.7)."""
-    layer = _L.Dropout(dropout_rate, keep_prob, seed=resolved_seed(seed))
+    one process to the next, as in CNTK 2.7) and streams (each application of the layer draws
+    its masks from a stream of its own, from the seed's start, as CNTK 2.7's does).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(8)
+        >>> d = C.layers.Dropout(0.5, seed=3)
+        >>> first = d(x)
+        >>> run = lambda f: f.forward({x: np.ones((2, 8), np.float32)},
+        ...                           keep_for_backward=set(f.outputs))[1][f.output]
+        >>> a, b = run(first), run(first)
+        >>> bool((run(d(x)) == a).all()), bool((b == a).all())    # a new call starts again
+        (True, False)
+    """
+    layer = _DropoutAsCntk(dropout_rate, keep_prob, seed=resolved_seed(seed))
     return LayerFunction(layer, "Dropout", name)
 
 

@@ -16,7 +16,7 @@ import torch
 
 from ... import functions as F
 from ...ops import ntuple, pool_geometry, window_counts
-from ._cntk_rules import (convolution_cntk, dropout_cntk, gather_cntk,
+from ._cntk_rules import (convolution_cntk, dropout_cntk, dropout_v1, gather_cntk,
                           pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
                           V1_WINDOW)
 from ._nnabla import nnabla, reshaped_nnp, shape_or_none, spatial
@@ -520,7 +520,8 @@ def _dropout_nnp_export(e, inputs, attrs):
 register_rules(F.dropout, onnx_export=_dropout_onnx, onnx_import={"Dropout": _import_dropout},
                nnp_import=nnabla(F.dropout, "Dropout", p=float, seed=int, draws=True),
                nnp_export=_dropout_nnp_export,
-               cntk_import={"Dropout": dropout_cntk})
+               cntk_import={"Dropout": dropout_cntk},
+               cntk_v1_import={"Dropout": dropout_v1})
 
 
 def _depthwise_convolution_onnx(g, inputs, attrs):
