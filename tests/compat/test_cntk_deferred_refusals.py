@@ -51,3 +51,16 @@ def test_the_step_selecting_sequence_ops_refuse_a_placeholder_without_dynamic_ax
     p = C.placeholder((2,), dynamic_axes=[], name="p")
     with pytest.raises(kind, match="dynamic_axes=\\[\\]"):
         op(p)
+
+
+def test_data_for_a_placeholder_not_bound_names_it_and_the_line_of_the_run():
+    # CNTK 2.7 raises RuntimeError 'Unknown DataType.' (case placeholder__eval_before_binding);
+    # Stadyn's words name the placeholder, the op and the user's line of the eval
+    p = C.placeholder((3,), dynamic_axes=[], name="scores")
+    f = C.relu(p)
+    with pytest.raises(RuntimeError) as caught:
+        f.eval({p: np.ones(3, np.float32)})
+    line = _line() - 1
+    text = str(caught.value)
+    assert text.startswith("Unknown DataType.\n"), text
+    assert f"test_cntk_deferred_refusals.py:{line}: ReLU.eval: the placeholder 'scores'" in text

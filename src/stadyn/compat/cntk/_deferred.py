@@ -36,6 +36,7 @@ from ._late import late
 from ...graph import source_location, user_location
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
+from ._deferred_runs import DeferredRuns
 from ._deferred_root import DeferredGraph
 from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of,
                               loop_placeholder, probe_call)
@@ -77,7 +78,7 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
 _nothing = contextlib.nullcontext
 
 
-class Deferred(DeferredPrinting, DeferredGraph, TensorOpsMixin):
+class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on

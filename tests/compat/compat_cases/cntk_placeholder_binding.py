@@ -1,0 +1,64 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 with placeholders, their binding
+and sequence ops (cntkfid18): a waiting Function run before its placeholders are bound."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _refusal(fn, *clauses):
+    """What ``fn()`` raised (its built-in type) and which of ``clauses`` its message holds
+    (CNTK's words; Stadyn adds the op and the user's line)."""
+    try:
+        got = fn()
+    except Exception as e:          # (the built-in type and CNTK's words are compared)
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        return {"raises": kind, "says": [c for c in clauses if c in str(e)]}
+    return {"returns": np.asarray(got).tolist()}
+
+
+_UNKNOWN_TYPE = "Unknown DataType."
+_EXPECTS = "function expects "
+_NOT_GIVEN = "have not been provided."
+
+
+@cntk_case(names=["cntk.Function.eval", "cntk.Function.forward"],
+           note="eval / forward of a Function over placeholders not bound yet (no dynamic "
+                "axes, or no shape): CNTK 2.7 raises ValueError 'function expects 1 "
+                "arguments' without data, RuntimeError 'Unknown DataType.' with data for the "
+                "placeholders, ValueError '... have not been provided.' with data for an "
+                "input and none for a placeholder.  Stadyn raised AttributeError (\"Deferred "
+                "has no 'eval'\"); eval() of a Function over an input or a shaped placeholder "
+                "computed it with zeros")
+def placeholder__eval_before_binding(C, r):
+    r.touch("cntk.placeholder", "cntk.input_variable", "cntk.ops.relu", "cntk.ops.plus",
+            "cntk.Function.eval", "cntk.Function.forward")
+    clauses = (_UNKNOWN_TYPE, _EXPECTS, _NOT_GIVEN)
+    res = {}
+    p = C.placeholder((3,), dynamic_axes=[], name="p")
+    f = p * 2
+    one = np.ones(3, np.float32)
+    res["no axes, eval()"] = _refusal(lambda: f.eval(), *clauses)
+    res["no axes, eval(data)"] = _refusal(lambda: f.eval({p: one}), *clauses)
+    res["no axes, eval(array)"] = _refusal(lambda: f.eval(one), *clauses)
+    res["no axes, forward(data)"] = _refusal(lambda: f.forward({p: one}), *clauses)
+    q = C.placeholder(name="q")
+    g = C.relu(q)
+    res["no shape, eval()"] = _refusal(lambda: g.eval(), *clauses)
+    res["no shape, eval(data)"] = _refusal(lambda: g.eval({q: np.ones((1, 3), np.float32)}),
+                                           *clauses)
+    a, b = C.placeholder(name="a"), C.placeholder(name="b")
+    res["two, eval()"] = _refusal(lambda: (a + b).eval(), *clauses)
+    res["two, one given"] = _refusal(lambda: (a + b).eval({a: np.ones((1, 3), np.float32)}),
+                                     *clauses)
+    x = C.input_variable(3)
+    h = x + p
+    res["input given"] = _refusal(lambda: h.eval({x: np.ones((1, 3), np.float32)}), *clauses)
+    res["both given"] = _refusal(lambda: h.eval({x: np.ones((1, 3), np.float32), p: one}),
+                                 *clauses)
+    s = C.placeholder((3,), name="s")
+    res["shaped, eval()"] = _refusal(lambda: (s * 2).eval(), *clauses)
+    res["input, eval()"] = _refusal(lambda: (x + 1).eval(), *clauses)
+    res["input, eval({})"] = _refusal(lambda: (x + 1).eval({}), *clauses)
+    res["no input, eval()"] = _refusal(lambda: C.plus(C.constant(1.0), 2.0).eval(), *clauses)
+    return res
