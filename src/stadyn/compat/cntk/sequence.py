@@ -349,7 +349,14 @@ def _refused_without_axes(op: str, kind: type, says: str):
             raise kind(f"sequence.{op}: " + says.format(repr(found))
                        + " (it was made with dynamic_axes=[]: give it a sequence axis)"
                        + (f" at {line}" if line else ""))
+    as_called.acts_on = _may_lack_axes      # (a call on anything else skips the hook)
     return as_called
+
+
+def _may_lack_axes(operand) -> bool:
+    """Whether ``operand`` may be what :func:`_no_axes_placeholder` finds: a placeholder made
+    without dynamic axes, or a waiting op (its output)."""
+    return isinstance(operand, (Deferred, UnknownOutput)) or without_dynamic_axes(operand)
 
 
 _NO_SEQUENCE_AXIS = ("Axis::OperandSequenceAxis() sentinel cannot be resolved if the operand "
