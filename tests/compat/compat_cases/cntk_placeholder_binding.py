@@ -62,3 +62,41 @@ def placeholder__eval_before_binding(C, r):
     res["input, eval({})"] = _refusal(lambda: (x + 1).eval({}), *clauses)
     res["no input, eval()"] = _refusal(lambda: C.plus(C.constant(1.0), 2.0).eval(), *clauses)
     return res
+
+
+@cntk_case(names=["cntk.placeholder", "cntk.FreeDimension"],
+           note="a placeholder with a free axis, placeholder((FreeDimension, 3)): CNTK 2.7 takes "
+                "it (shape (-3, 3), printed [* x 3], unknown dynamic axes), ops on it show "
+                "-3 where the free axis goes (Plus (-3, 3), reduce_sum over axis 1 (-3, 1), "
+                "times by a (3, 2) parameter (-3, 2)), and it takes the shape of what it is "
+                "bound to (an input of (2, 3) or (4, 3), a sequence of (2, 3)), which evaluates.  "
+                "Stadyn raised ShapeError ('dimension 1 is -3')")
+def placeholder__free_dimension(C, r):
+    r.touch("cntk.input_variable", "cntk.sequence.input_variable", "cntk.ops.plus",
+            "cntk.ops.reduce_sum", "cntk.ops.times", "cntk.parameter", "cntk.Function.eval",
+            "cntk.Function.replace_placeholders", "cntk.Variable.shape",
+            "cntk.Variable.dynamic_axes", "cntk.Function.output", "cntk.Function.arguments")
+    res = {}
+    q = C.placeholder((C.FreeDimension, 3), name="q")
+    res["placeholder"] = [repr(q), str(q), list(q.shape), [str(a) for a in q.dynamic_axes]]
+    h = q + 1
+    res["plus"] = [str(h), "".join(c for c in repr(h) if not c.isdigit()), list(h.output.shape),
+                   [str(a) for a in h.output.dynamic_axes]]
+    s = C.reduce_sum(q, axis=1)
+    t = C.times(q, C.parameter((3, 2), init=1.0))
+    res["reduce_sum, times"] = [str(s), list(s.shape), str(t), list(t.shape)]
+    y = C.input_variable((2, 3), name="y")
+    h.replace_placeholders({q: y})
+    data = r.randn(1, 2, 3)
+    res["replaced"] = [str(h), list(h.output.shape), [a.name for a in h.arguments]]
+    res["replaced, eval"] = h.eval({y: data})
+    for title, make, data in [
+            ("called on (4, 3)", lambda: C.input_variable((4, 3), name="z"), r.randn(2, 4, 3)),
+            ("called on a sequence", lambda: C.sequence.input_variable((2, 3), name="z"),
+             [r.randn(2, 2, 3), r.randn(3, 2, 3)])]:
+        p = C.placeholder((C.FreeDimension, 3), name="p")
+        z = make()
+        f = C.reduce_sum(p * 2, axis=1)(z)
+        res[title] = [str(f), list(f.output.shape)]
+        res[title + ", eval"] = f.eval({z: data})
+    return res

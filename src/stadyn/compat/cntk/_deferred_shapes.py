@@ -1,6 +1,7 @@
 """The shape CNTK 2.7 shows for an op waiting on placeholders whose shapes have inferred axes
 (``C.placeholder((C.InferredDimension, 3))``): the known axes carried through, ``-1`` for the
-rest, where Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``(-2,)``); over
+rest (``-3`` where the placeholders' open axes are free ones, ``FreeDimension``), where
+Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``(-2,)``); over
 placeholders of a known shape and no dynamic axes, the op's shape.
 
 It is found by building the op twice on stand-in inputs, each inferred axis of a placeholder
@@ -36,6 +37,7 @@ from ._mixins import GraphObject
 __all__ = ["probed_shape", "probed_dynamic_axes"]
 
 UNKNOWN = (-2,)
+_OPEN = (-1, -3)        # InferredDimension, FreeDimension: axes the stand-ins give lengths
 # the lengths the stand-ins give an inferred axis, one build each
 _PROBE_LENGTHS = (7, 11)
 
@@ -89,7 +91,7 @@ def _built(deferred: Any, holders: list, shapes: list, **axes):
     outputs of the lengths it builds at."""
     from ._variables import input_variable
     for length in _lengths(deferred):
-        bound = {id(h.variable): input_variable(tuple(length if d == -1 else d for d in s),
+        bound = {id(h.variable): input_variable(tuple(length if d in _OPEN else d for d in s),
                                                 dtype=getattr(h, "dtype", None) or "float32",
                                                 **axes)
                  for h, s in zip(holders, shapes)}
@@ -126,7 +128,10 @@ def _probe(deferred: Any) -> "tuple | None":
     if len(built) == 1:             # (one length builds: the inferred axes are that long)
         return built[0]
     first, second = built
-    return tuple(a if a == b else -1 for a, b in zip(first, second))
+    # (an axis that follows the stand-ins: inferred, or free where the placeholders' open
+    # axes are all free, as CNTK 2.7 carries FreeDimension through)
+    open_ = -3 if all(d != -1 for s in shapes for d in s) else -1
+    return tuple(a if a == b else open_ for a, b in zip(first, second))
 
 
 def _lengths(deferred: Any) -> list:
