@@ -100,3 +100,40 @@ def placeholder__free_dimension(C, r):
         res[title] = [str(f), list(f.output.shape)]
         res[title + ", eval"] = f.eval({z: data})
     return res
+
+
+def _leaves(vs):
+    return [[v.name, list(v.shape), "constant" if v.is_constant else "parameter"
+             if v.is_parameter else "placeholder" if v.is_placeholder else "input"
+             if v.is_input else "output"] for v in vs]
+
+
+@cntk_case(names=["cntk.layers.Fold", "cntk.layers.Recurrence"],
+           note="Fold / Recurrence applied to a placeholder without a shape: CNTK 2.7 lists "
+                "the graph's leaves at the call (inputs, constants, parameters): a Fold's "
+                "Sequence::Slice scalars 0 and 1 first, the step's parameters and constants, "
+                "the initial state's Constant, the placeholder, then the other states' "
+                "scalars (return_full_state).  Stadyn listed the placeholder alone until the "
+                "graph was built")
+def fold__leaves_at_the_call(C, r):
+    r.touch("cntk.placeholder", "cntk.sequence.input_variable", "cntk.ops.plus",
+            "cntk.Function.inputs", "cntk.Function.parameters", "cntk.layers.GRU",
+            "cntk.layers.LSTM", "cntk.Function.constants")
+    x = C.sequence.input_variable(2, name="x")
+    res = {}
+    for title, make in [
+            ("Fold(plus)", lambda: C.layers.Fold(C.plus)),
+            ("Fold(plus), initial 2.5", lambda: C.layers.Fold(C.plus, initial_state=2.5)),
+            ("Fold(plus), full state", lambda: C.layers.Fold(C.plus, return_full_state=True)),
+            ("Fold(GRU)", lambda: C.layers.Fold(C.layers.GRU(3))),
+            ("Fold(LSTM)", lambda: C.layers.Fold(C.layers.LSTM(2))),
+            ("Fold(LSTM), full state", lambda: C.layers.Fold(C.layers.LSTM(2),
+                                                             return_full_state=True)),
+            ("Recurrence(plus)", lambda: C.layers.Recurrence(C.plus)),
+            ("Recurrence(GRU)", lambda: C.layers.Recurrence(C.layers.GRU(3)))]:
+        f = make()(C.placeholder(name="p"))
+        res[title + ": inputs"] = _leaves(f.inputs)
+        res[title + ": constants"] = [[list(c.shape), c.value.tolist()] for c in f.constants]
+        res[title + ": parameters"] = [[p.name, list(p.shape)] for p in f.parameters]
+        res[title + ": built, inputs"] = _leaves(f(x).inputs)
+    return res
