@@ -137,3 +137,43 @@ def fold__leaves_at_the_call(C, r):
         res[title + ": parameters"] = [[p.name, list(p.shape)] for p in f.parameters]
         res[title + ": built, inputs"] = _leaves(f(x).inputs)
     return res
+
+
+_PACKED = ("CNTK 2.7 packs a short sequence after another in one stream where it fits "
+           "within the longest one's steps (MBLayout::InitAsPackedSequences, first fit): fewer "
+           "columns, in another order; Stadyn's compat/cntk/_ops_ranking.py _columns gives "
+           "each sequence a stream of its own (as brainscript's LambdaRank does), CNTK's "
+           "layout only where no sequence fits after another (a native op of data-dependent "
+           "packing is needed)")
+
+
+@cntk_case(names=["cntk.lambda_rank", "cntk.ndcg_at_1"],
+           known=dict(("lengths %s: %s" % (lengths, k), _PACKED)
+                      for lengths in ((1, 3, 2), (4, 1, 1))
+                      for k in ("lambda_rank", "gradient", "ndcg_at_1")),
+           note="lambda_rank / ndcg_at_1 over sequences (score, gain and group on one sequence "
+                "axis): CNTK 2.7 reads the minibatch's samples step by step, each step's "
+                "sequences side by side, a shorter sequence's missing steps as samples of "
+                "gain, score and group 0 (so groups run across sequences, and the gaps count "
+                "among the samples); the gradient reaches the sequences' steps.  Stadyn "
+                "refused sequences (ShapeError 'output must be (1, 1)')")
+def lambda_rank__sequences(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.Function.eval", "cntk.Function.grad")
+    res = {}
+    for lengths, ids in [((3, 2), [[1, 1, 2], [2, 3]]), ((3,), [[1, 1, 2]]),
+                         ((2, 2), [[1, 1], [1, 1]]), ((1, 3, 2), [[4], [4, 4, 5], [4, 5]]),
+                         ((4, 1, 1), [[2, 2, 2, 2], [2], [3]])]:
+        s = C.sequence.input_variable(1, needs_gradient=True)
+        n = C.sequence.input_variable(1, sequence_axis=s.dynamic_axes[1])
+        g = C.sequence.input_variable(1, sequence_axis=s.dynamic_axes[1])
+        scores = [r.randn(k, 1) for k in lengths]
+        gains = [np.sort(r.rand(k, 1) * 5, axis=0)[::-1].copy() for k in lengths]
+        groups = [np.array(i, np.float32).reshape(-1, 1) for i in ids]
+        data = {s: scores, n: gains, g: groups}
+        title = "lengths %s" % (lengths,)
+        f = C.lambda_rank(s, n, g)
+        res[title + ": str"] = str(f)
+        res[title + ": lambda_rank"] = f.eval(data)
+        res[title + ": gradient"] = [np.asarray(a) for a in f.grad(data, wrt=[s])]
+        res[title + ": ndcg_at_1"] = C.ndcg_at_1(s, n, g).eval(data)
+    return res
