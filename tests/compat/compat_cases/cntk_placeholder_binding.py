@@ -177,3 +177,62 @@ def lambda_rank__sequences(C, r):
         res[title + ": gradient"] = [np.asarray(a) for a in f.grad(data, wrt=[s])]
         res[title + ": ndcg_at_1"] = C.ndcg_at_1(s, n, g).eval(data)
     return res
+
+
+@cntk_case(names=["cntk.placeholder"],
+           note="a placeholder of a shape and no sequence axis (dynamic axes unknown, as made "
+                "without any, or the batch axis alone) bound to a sequence: CNTK 2.7 builds "
+                "its ops on the sequence (p * 2, reduce_sum over axis 0, times by a "
+                "parameter, sequence.last: per step, the last step), whether it is replaced "
+                "in place or the Function called (sequence.last of a placeholder of the batch "
+                "axis alone it refuses at the call: RuntimeError '... (1 sequence axis and 1 "
+                "batch axis) is not supported.').  Stadyn refused the binding (ValueError "
+                "'cannot take a variable of shape (1, 1, 3)'), reduced the whole sequence "
+                "where called, and refused sequence.last on the placeholder.  A layer applied "
+                "to such a placeholder makes its parameters at the call (Dense(4): W (3, 4), "
+                "shape (4,))")
+def placeholder__shaped_bound_to_sequence(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.input_variable", "cntk.ops.reduce_sum",
+            "cntk.ops.times", "cntk.parameter", "cntk.sequence.last", "cntk.Function.eval",
+            "cntk.Function.output", "cntk.Variable.dynamic_axes", "cntk.Variable.shape",
+            "cntk.Axis.default_batch_axis", "cntk.Function.replace_placeholders",
+            "cntk.layers.Dense", "cntk.layers.Sequential", "cntk.Function.parameters")
+    data = [r.randn(2, 3), r.randn(3, 3)]
+    batch = r.randn(2, 3)
+    ops = [("times 2", lambda p: p * 2),
+           ("reduce_sum axis 0", lambda p: C.reduce_sum(p, 0)),
+           ("times W", lambda p: C.times(p, C.parameter((3, 2), init=0.5))),
+           ("sequence.last", lambda p: C.sequence.last(p))]
+    res = {}
+    for axes_title, axes in [("no axes given", None),
+                             ("batch axis", lambda: [C.Axis.default_batch_axis()])]:
+        for title, op in ops:
+            key = axes_title + ", " + title
+            p = C.placeholder((3,), **({} if axes is None else {"dynamic_axes": axes()}))
+            if axes is not None and title == "sequence.last":   # (CNTK refuses it at the call)
+                res[key] = _refusal(lambda: op(p), "(1 sequence axis and 1 batch axis)")
+                continue
+            f = op(p)
+            res[key + ": before"] = [list(f.output.shape),
+                                     [str(a) for a in f.output.dynamic_axes]]
+            x = C.sequence.input_variable(3)
+            g = f.replace_placeholders({p: x})
+            res[key + ": replaced"] = [list(g.output.shape),
+                                       [str(a) for a in g.output.dynamic_axes]]
+            res[key + ": replaced, eval"] = g.eval({x: data})
+            p = C.placeholder((3,), **({} if axes is None else {"dynamic_axes": axes()}))
+            y = C.sequence.input_variable(3)
+            res[key + ": called, eval"] = op(p)(y).eval({y: data})
+            if title != "sequence.last":
+                p = C.placeholder((3,), **({} if axes is None else {"dynamic_axes": axes()}))
+                z = C.input_variable(3)
+                res[key + ": on a batch, eval"] = op(p)(z).eval({z: batch})
+    p = C.placeholder((3,), name="p")
+    d = C.layers.Dense(4, init=0.5)(p)          # (its parameters made at the call)
+    res["Dense"] = [list(d.shape), str(d), [list(w.shape) for w in d.parameters]]
+    x = C.sequence.input_variable(3)
+    res["Dense, eval"] = d.replace_placeholders({p: x}).eval({x: data})
+    p = C.placeholder((3,), name="p")
+    res["Sequential"] = list(C.layers.Sequential([C.layers.Dense(4), C.layers.Dense(2)])(
+        p).shape)
+    return res

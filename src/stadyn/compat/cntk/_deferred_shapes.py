@@ -72,24 +72,33 @@ def probed_dynamic_axes(deferred: Any) -> "tuple | None":
 
 
 def _probe_axes(deferred: Any) -> "tuple | None":
-    from ._variables import without_dynamic_axes
+    from ._axis import Axis
+    from ._variables import batch_axis_only, without_dynamic_axes
     holders = list(deferred.placeholders)
-    if not holders or not all(without_dynamic_axes(h) for h in holders) or \
-            _applies_a_layer(deferred):
+    if not holders or _applies_a_layer(deferred):
+        return None
+    if all(without_dynamic_axes(h) for h in holders):
+        axes = []
+    elif all(batch_axis_only(h) for h in holders):      # (made with [batch axis])
+        axes = [Axis.default_batch_axis()]
+    else:
         return None
     shapes = [tuple(int(d) for d in h.shape) for h in holders]
     if any(-2 in s for s in shapes):
         return None
-    for out in _built(deferred, holders, shapes, dynamic_axes=[]):
+    for out in _built(deferred, holders, shapes, dynamic_axes=axes):
         return tuple(out.dynamic_axes)
     return None
 
 
-def _built(deferred: Any, holders: list, shapes: list, **axes):
-    """``deferred`` built on stand-in inputs (``input_variable(..., **axes)``) of its
-    placeholders' ``shapes``, their inferred axes of each of :func:`_lengths` in turn: the
-    outputs of the lengths it builds at."""
+def _built(deferred: Any, holders: list, shapes: list, sequence: bool = False, **axes):
+    """``deferred`` built on stand-in inputs (``input_variable(..., **axes)``; sequences with
+    ``sequence``) of its placeholders' ``shapes``, their inferred axes of each of
+    :func:`_lengths` in turn: the outputs of the lengths it builds at."""
     from ._variables import input_variable
+    if sequence:
+        from ._axis import Axis
+        axes = {"dynamic_axes": Axis.default_input_variable_dynamic_axes()}
     for length in _lengths(deferred):
         bound = {id(h.variable): input_variable(tuple(length if d in _OPEN else d for d in s),
                                                 dtype=getattr(h, "dtype", None) or "float32",
@@ -111,6 +120,7 @@ def _applies_a_layer(deferred: Any) -> bool:
 
 
 def _probe(deferred: Any) -> "tuple | None":
+    from ._variables import without_dynamic_axes
     holders = list(deferred.placeholders)
     if not holders or _applies_a_layer(deferred):
         return None
@@ -123,6 +133,12 @@ def _probe(deferred: Any) -> "tuple | None":
         built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
         if len(built) == 2:
             break
+    if not built and not any(without_dynamic_axes(h) for h in holders):
+        # (a sequence op: its dynamic axes unknown, the placeholders may be sequences)
+        for out in _built(deferred, holders, shapes, sequence=True):
+            built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
+            if len(built) == 2:
+                break
     if not built or any(len(b) != len(built[0]) or -2 in b for b in built):
         return None
     if len(built) == 1:             # (one length builds: the inferred axes are that long)
