@@ -5,7 +5,9 @@ Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``(-2,)``); ov
 placeholders of a known shape and no dynamic axes, the op's shape.
 
 It is found by building the op twice on stand-in inputs, each inferred axis of a placeholder
-of a different length the second time: an output axis that keeps its length is known, one
+of a different length the second time (once, where the placeholders' shapes are known; an
+operand already probed so is a stand-in of its shape, so that a chain's probes do not each
+build the chain below): an output axis that keeps its length is known, one
 that follows the stand-ins is ``-1``.  Lengths the op refuses are passed over for those of the
 axes of the constants and parameters it reads (``times(q, W)`` over ``q`` of ``(2, ?)``
 builds with ``W``'s input length only: its output is known whole).  An op that applies a layer
@@ -99,14 +101,20 @@ def _built(deferred: Any, holders: list, shapes: list, sequence: bool = False, *
     if sequence:
         from ._axis import Axis
         axes = {"dynamic_axes": Axis.default_input_variable_dynamic_axes()}
+    # (the parts below it probed already on plain stand-ins, of known shapes: stand-ins of
+    # theirs, so that a chain's probes do not each replay the chain below)
+    known = {} if sequence or axes or any(d in _OPEN for s in shapes for d in s) else {
+        id(part): part.__dict__["_probed_shape"] for part in deferred._operands()
+        if getattr(part, "__dict__", {}).get("_probed_plain") and part._typed is None}
     for length in _lengths(deferred):
         bound = {id(h.variable): input_variable(tuple(length if d in _OPEN else d for d in s),
                                                 dtype=getattr(h, "dtype", None) or "float32",
                                                 **axes)
                  for h, s in zip(holders, shapes)}
+        memo = {key: input_variable(shape) for key, shape in known.items()}
         try:
             with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
-                out = deferred._replay(bound, {})
+                out = deferred._replay(bound, memo)
         except Exception:       # (not this length: the op fixes the inferred axes)
             continue
         yield out
@@ -129,10 +137,15 @@ def _probe(deferred: Any) -> "tuple | None":
             not all(isinstance(h, GraphObject) for h in holders):
         return None
     built = []
+    fixed = not any(d in _OPEN for s in shapes for d in s)     # (one build tells it all)
+    batch = False
     for out in _built(deferred, holders, shapes):
         built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
-        if len(built) == 2:
+        batch = len(getattr(out, "dynamic_axes", ())) == 1       # (the batch axis alone)
+        if len(built) == 2 or fixed:
             break
+    plain = batch and all(isinstance(h, GraphObject) and not without_dynamic_axes(h)
+                          for h in holders)
     if not built and not any(without_dynamic_axes(h) for h in holders):
         # (a sequence op: its dynamic axes unknown, the placeholders may be sequences)
         for out in _built(deferred, holders, shapes, sequence=True):
@@ -141,6 +154,7 @@ def _probe(deferred: Any) -> "tuple | None":
                 break
     if not built or any(len(b) != len(built[0]) or -2 in b for b in built):
         return None
+    deferred.__dict__["_probed_plain"] = plain and fixed and all(d >= 0 for d in built[0])
     if len(built) == 1:             # (one length builds: the inferred axes are that long)
         return built[0]
     first, second = built
