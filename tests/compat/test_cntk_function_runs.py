@@ -42,12 +42,15 @@ def test_a_graph_is_checked_once_and_again_after_a_rewire(monkeypatch):
     for _ in range(2):          # a refused graph raises at every run
         with pytest.raises(_run_checks.DataTypeError, match="float64 constant"):
             refused.eval({x: data})
-    q = C.placeholder(shape=(2,))
+    # (a placeholder on a sequence axis is in the graph from the start and replaced by a
+    # rewire; one without waits, its graph built as it is bound)
+    xs = C.sequence.input_variable(2)
+    q = C.placeholder(shape=(2,), dynamic_axes=xs.dynamic_axes)
     g = C.tanh(q)
-    np.testing.assert_allclose(g.eval({q: data}), np.tanh(data), rtol=1e-6)
-    g.replace_placeholders({q: refused})     # a rewire: checked again, and refused
-    with pytest.raises(_run_checks.DataTypeError, match="float64 constant"):
-        g.eval({x: data})
+    np.testing.assert_allclose(g.eval({q: [data]})[0], np.tanh(data), rtol=1e-6)
+    g.replace_placeholders({q: xs + C.constant(np.ones(2))})     # a rewire: checked again,
+    with pytest.raises(_run_checks.DataTypeError, match="float64 constant"):   # and refused
+        g.eval({xs: [data]})
 
 
 def test_a_trainer_checks_its_graph_once(monkeypatch):

@@ -180,10 +180,6 @@ def binary__number_operand_constant(C, r):
 
 
 @cntk_case(names=["cntk.layers.Fold"],
-           known={"constants": "Stadyn's Fold over a placeholder without a shape shows its "
-                               "graph's constants (the Sequence::Slice's 0 and 1, the initial "
-                               "state) only once built (compat/cntk/_recurrent.py _FoldLayer); "
-                               "CNTK 2.7 lists them at once"},
            note="Fold applied to a placeholder without a shape: CNTK 2.7 makes a Function of "
                 "unknown shape (root Combine, NoOp when named) that a call or "
                 "replace_placeholders builds.  Stadyn raised AttributeError ('UnknownOutput' "

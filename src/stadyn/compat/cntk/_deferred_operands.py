@@ -15,7 +15,7 @@ from typing import Any
 from . import _graph as G
 from ._axis import Axis
 from ._mixins import GraphObject, TensorOpsMixin
-from ._variables import axis_mark
+from ._variables import axis_mark, dims_text
 
 __all__ = ["LAYER_CLASSES", "PROBING", "UnknownOutput"]
 
@@ -120,8 +120,7 @@ class UnknownOutput(TensorOpsMixin):
         """``Output('Plus5_Output_0', [???], [???])`` (its name where its Function has one;
         its shape where placeholders' shapes give it, ``[? x 3]``)."""
         shape = self.shape
-        dims = "???" if shape == (-2,) else " x ".join("?" if d == -1 else str(d)
-                                                       for d in shape)
+        dims = dims_text(shape)
         axes = self.dynamic_axes        # (known where its placeholders have none: [], [#])
         axes = "???" if axes == Axis.unknown_dynamic_axes() else ", ".join(
             axis_mark(a) for a in axes)

@@ -60,11 +60,17 @@ class DeferredGraph:
                     for a in v._typed.inputs:
                         add(a)
                     return
+                after = ()
                 if isinstance(v._fn, _layer_function()):
-                    for p in v._fn.parameters:
+                    # (a recurrence lists its step's and its own leaves around its argument)
+                    around = getattr(v._fn, "_inputs_around_argument", None)
+                    before, after = around(v) if around else (v._fn.parameters, ())
+                    for p in before:
                         add(p)
                 for a in v._operands():
                     visit(a)
+                for c in after:
+                    add(c)
             elif isinstance(v, _layer_function()):
                 for p in v.parameters:
                     add(p)

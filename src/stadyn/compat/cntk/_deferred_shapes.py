@@ -1,10 +1,13 @@
 """The shape CNTK 2.7 shows for an op waiting on placeholders whose shapes have inferred axes
 (``C.placeholder((C.InferredDimension, 3))``): the known axes carried through, ``-1`` for the
-rest, where Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``(-2,)``); over
+rest (``-3`` where the placeholders' open axes are free ones, ``FreeDimension``), where
+Stadyn's recorded op (``_deferred.Deferred``) had only "unknown" (``(-2,)``); over
 placeholders of a known shape and no dynamic axes, the op's shape.
 
 It is found by building the op twice on stand-in inputs, each inferred axis of a placeholder
-of a different length the second time: an output axis that keeps its length is known, one
+of a different length the second time (once, where the placeholders' shapes are known; an
+operand already probed so is a stand-in of its shape, so that a chain's probes do not each
+build the chain below): an output axis that keeps its length is known, one
 that follows the stand-ins is ``-1``.  Lengths the op refuses are passed over for those of the
 axes of the constants and parameters it reads (``times(q, W)`` over ``q`` of ``(2, ?)``
 builds with ``W``'s input length only: its output is known whole).  An op that applies a layer
@@ -36,6 +39,7 @@ from ._mixins import GraphObject
 __all__ = ["probed_shape", "probed_dynamic_axes"]
 
 UNKNOWN = (-2,)
+_OPEN = (-1, -3)        # InferredDimension, FreeDimension: axes the stand-ins give lengths
 # the lengths the stand-ins give an inferred axis, one build each
 _PROBE_LENGTHS = (7, 11)
 
@@ -70,32 +74,47 @@ def probed_dynamic_axes(deferred: Any) -> "tuple | None":
 
 
 def _probe_axes(deferred: Any) -> "tuple | None":
-    from ._variables import without_dynamic_axes
+    from ._axis import Axis
+    from ._variables import batch_axis_only, without_dynamic_axes
     holders = list(deferred.placeholders)
-    if not holders or not all(without_dynamic_axes(h) for h in holders) or \
-            _applies_a_layer(deferred):
+    if not holders or _applies_a_layer(deferred):
+        return None
+    if all(without_dynamic_axes(h) for h in holders):
+        axes = []
+    elif all(batch_axis_only(h) for h in holders):      # (made with [batch axis])
+        axes = [Axis.default_batch_axis()]
+    else:
         return None
     shapes = [tuple(int(d) for d in h.shape) for h in holders]
     if any(-2 in s for s in shapes):
         return None
-    for out in _built(deferred, holders, shapes, dynamic_axes=[]):
+    for out in _built(deferred, holders, shapes, dynamic_axes=axes):
         return tuple(out.dynamic_axes)
     return None
 
 
-def _built(deferred: Any, holders: list, shapes: list, **axes):
-    """``deferred`` built on stand-in inputs (``input_variable(..., **axes)``) of its
-    placeholders' ``shapes``, their inferred axes of each of :func:`_lengths` in turn: the
-    outputs of the lengths it builds at."""
+def _built(deferred: Any, holders: list, shapes: list, sequence: bool = False, **axes):
+    """``deferred`` built on stand-in inputs (``input_variable(..., **axes)``; sequences with
+    ``sequence``) of its placeholders' ``shapes``, their inferred axes of each of
+    :func:`_lengths` in turn: the outputs of the lengths it builds at."""
     from ._variables import input_variable
+    if sequence:
+        from ._axis import Axis
+        axes = {"dynamic_axes": Axis.default_input_variable_dynamic_axes()}
+    # (the parts below it probed already on plain stand-ins, of known shapes: stand-ins of
+    # theirs, so that a chain's probes do not each replay the chain below)
+    known = {} if sequence or axes or any(d in _OPEN for s in shapes for d in s) else {
+        id(part): part.__dict__["_probed_shape"] for part in deferred._operands()
+        if getattr(part, "__dict__", {}).get("_probed_plain") and part._typed is None}
     for length in _lengths(deferred):
-        bound = {id(h.variable): input_variable(tuple(length if d == -1 else d for d in s),
+        bound = {id(h.variable): input_variable(tuple(length if d in _OPEN else d for d in s),
                                                 dtype=getattr(h, "dtype", None) or "float32",
                                                 **axes)
                  for h, s in zip(holders, shapes)}
+        memo = {key: input_variable(shape) for key, shape in known.items()}
         try:
             with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
-                out = deferred._replay(bound, {})
+                out = deferred._replay(bound, memo)
         except Exception:       # (not this length: the op fixes the inferred axes)
             continue
         yield out
@@ -109,6 +128,7 @@ def _applies_a_layer(deferred: Any) -> bool:
 
 
 def _probe(deferred: Any) -> "tuple | None":
+    from ._variables import without_dynamic_axes
     holders = list(deferred.placeholders)
     if not holders or _applies_a_layer(deferred):
         return None
@@ -117,16 +137,31 @@ def _probe(deferred: Any) -> "tuple | None":
             not all(isinstance(h, GraphObject) for h in holders):
         return None
     built = []
+    fixed = not any(d in _OPEN for s in shapes for d in s)     # (one build tells it all)
+    batch = False
     for out in _built(deferred, holders, shapes):
         built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
-        if len(built) == 2:
+        batch = len(getattr(out, "dynamic_axes", ())) == 1       # (the batch axis alone)
+        if len(built) == 2 or fixed:
             break
+    plain = batch and all(isinstance(h, GraphObject) and not without_dynamic_axes(h)
+                          for h in holders)
+    if not built and not any(without_dynamic_axes(h) for h in holders):
+        # (a sequence op: its dynamic axes unknown, the placeholders may be sequences)
+        for out in _built(deferred, holders, shapes, sequence=True):
+            built.append(tuple(int(d) for d in getattr(out, "shape", UNKNOWN)))
+            if len(built) == 2:
+                break
     if not built or any(len(b) != len(built[0]) or -2 in b for b in built):
         return None
+    deferred.__dict__["_probed_plain"] = plain and fixed and all(d >= 0 for d in built[0])
     if len(built) == 1:             # (one length builds: the inferred axes are that long)
         return built[0]
     first, second = built
-    return tuple(a if a == b else -1 for a, b in zip(first, second))
+    # (an axis that follows the stand-ins: inferred, or free where the placeholders' open
+    # axes are all free, as CNTK 2.7 carries FreeDimension through)
+    open_ = -3 if all(d != -1 for s in shapes for d in s) else -1
+    return tuple(a if a == b else open_ for a, b in zip(first, second))
 
 
 def _lengths(deferred: Any) -> list:

@@ -90,7 +90,9 @@ class FunctionRuns:
 
     def _bind(self, arguments: Any) -> list[bool] | None:
         """Feed ``arguments``; returns the sequence-begin flags given with them, or None."""
-        if arguments is None:
+        if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
+            if self.arguments:      # (CNTK 2.7's words)
+                raise ValueError(f"function expects {len(self.arguments)} arguments")
             return None
         arguments, flags = split_flags(arguments)
         if not isinstance(arguments, dict):

@@ -67,7 +67,6 @@ def _is_initializer(value: Any) -> bool:
 _REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
 
 
-
 def _block_options(layer: Any) -> dict:
     """What a CNTK file writes of ``layer`` that its graph does not show: a ``Dense``'s
     ``inferInputRankToMap`` (CNTK 2.7's Dense: -1 with ``input_rank``, ``map_rank`` as given,
@@ -76,6 +75,22 @@ def _block_options(layer: Any) -> dict:
         return {}
     rank = -1 if layer.input_rank is not None else int(layer.map_rank or 0)
     return {"inferInputRankToMap": rank}
+
+
+def _known_shapes(args: tuple) -> "list | None":
+    """The shapes of ``args`` where each is a placeholder waiting with a known shape (no
+    inferred, free or unknown axis) and dynamic axes not known to be none; else None."""
+    from ._variables import without_dynamic_axes
+    shapes = []
+    for a in args:
+        v = getattr(a, "variable", None)
+        shape = G.INFERRED_SHAPES.get(v) if isinstance(v, Variable) else None
+        if shape is None or v not in G.SHAPELESS or any(d < 0 for d in shape) or \
+                without_dynamic_axes(a):
+            return None
+        shapes.append(shape)
+    return shapes
+
 
 class LayerFunction(UnappliedLayerView, TensorOpsMixin):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
@@ -105,7 +120,12 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
 
     def __call__(self, *args):
         if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
-            return Deferred(self, args, {})
+            waiting = Deferred(self, args, {})
+            shapes = _known_shapes(args)
+            if shapes is not None:      # (placeholders of known shapes: CNTK 2.7 makes the
+                stand_in = late("input_variable")           # layer's parameters at the call)
+                waiting._probed_shape = tuple(self(*[stand_in(s) for s in shapes]).shape)
+            return waiting
         args = as_built(args)                    # a waiting op given its types: its Function
         if args and not any(isinstance(a, GraphObject) for a in args):
             if self._signature is None:

@@ -9,7 +9,8 @@ the lower gain first; equal score and gain in a group of more than 16: libstdc++
 number for the minibatch, as CNTK's: ``(1 - mean NDCG) * 100 * N`` for ``lambda_rank``, ``mean
 NDCG@1 * 100 * N`` for ``ndcg_at_1``.  They are
 the catalog ops ``F.lambda_rank`` and ``F.ndcg_at_1`` (CNTK's algorithm, pairwise over the
-minibatch), so a graph holding one is lowered like any other.
+minibatch), so a graph holding one is lowered like any other.  Over sequences they read the
+minibatch's samples as CNTK 2.7 lays them out (:func:`_columns`).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -25,22 +26,43 @@ Example:
 from __future__ import annotations
 
 from ... import functions as F
+from ... import sequence as S
 from . import _graph as G
-from ._adapt import batched, float_arrays, named, operand, sample_shape, wrap
+from ._adapt import batched, float_arrays, named, one_op, operand, sample_shape, wrap
 
 __all__ = ["lambda_rank", "ndcg_at_1"]
 
 
 def _ranking(kind: str, op: str, output, gain, group, name: str):
-    for label, x in (("output", output), ("gain", gain), ("group", group)):
+    operands = (("output", output), ("gain", gain), ("group", group))
+    for label, x in operands:
         if not batched(x) or tuple(sample_shape(x)) != (1,):
             raise ValueError(f"{kind}: {label} needs the batch axis and shape (1,), got "
                              f"{tuple(sample_shape(x))}")
+    over = [operand(x).sequence_lengths is not None for _, x in operands]
+    if any(over) and not all(over):
+        raise ValueError(f"{kind}: output, gain and group must all be sequences or none, got "
+                         + ", ".join(f"{label} {'a sequence' if o else 'no sequence'}"
+                                     for (label, _), o in zip(operands, over)))
     op_fn = F.lambda_rank if kind == "lambda_rank" else F.ndcg_at_1
-    out = op_fn(operand(output), operand(gain), operand(group))
+    columns = _columns if all(over) else operand
+    out = one_op(op_fn(columns(output), columns(gain), columns(group)),  # (CNTK's one op
+                 output, gain, group)                                     # over the three)
     G.BATCH.unmark(out)
     G.set_op_name(out, op)
     return named(wrap(out), name, op)
+
+
+def _columns(x):
+    """The samples of the sequences ``x`` as CNTK 2.7's minibatch holds them, one column each:
+    step by step, each step's sequences side by side, a shorter sequence's missing steps
+    (gaps) zero (its gain, score and group) -- the order CNTK's ranking ops read the samples
+    in, forming the groups and counting the gaps among the samples.  Each sequence has a
+    stream of its own: CNTK 2.7 puts a short sequence after another in one stream where it fits
+    within the longest one's steps (first fit), and its columns are then fewer, in another
+    order (case ``lambda_rank__sequences``' known differences)."""
+    padded, _ = S.unpack(operand(x), 0.0)           # (sequences, steps, 1), gaps zero
+    return F.reshape(F.transpose(padded, (1, 0, 2)), (-1, 1))
 
 
 @float_arrays("output", "gain", "group")

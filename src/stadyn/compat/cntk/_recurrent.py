@@ -101,6 +101,35 @@ class StatesLayer(LayerFunction):
                                               getattr(step, "name", "") or ""))
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
 
+    def _inputs_around_argument(self, call: Any) -> "tuple[list, list]":
+        """What CNTK 2.7's Function of this layer applied to a placeholder without a shape
+        (the waiting ``call``) lists among its ``inputs`` before and after the placeholder:
+        a Recurrence's step's parameters and constants, then its initial state's Constant; a
+        Fold's the same after the ``Sequence::Slice``'s two scalars (0 and 1) of the state it
+        returns, and those of every other state (``return_full_state``) after the
+        placeholder.  The scalars are made once for the call, as CNTK makes them at it."""
+        if self.kind not in ("Recurrence", "Fold"):
+            return list(self.parameters), []
+        step = self.__dict__.get("_cntk_step")
+        before = [i for i in step.inputs if not i.is_placeholder] \
+            if isinstance(step, LayerFunction) else []
+        init = self.layer.initial_state
+        for state in init if isinstance(init, tuple) else (init,):
+            if isinstance(state, Variable) and all(unwrap(b) is not state for b in before):
+                before.append(wrap(state))
+        if self.kind != "Fold":
+            return before, []
+        slices = call.__dict__.get("_fold_slices")
+        if slices is None:
+            count = 1
+            if self.layer.return_full_state:    # (a function's states: its required operands
+                count = max(_arity(step, required=True) - 1, 1) if not isinstance(   # less x)
+                    step, LayerFunction) else getattr(self.layer.step, "n_states", 1)
+            slices = call.__dict__["_fold_slices"] = [
+                [wrap(scalar_constant(k, np.float32)) for k in (0.0, 1.0)]
+                for _ in range(count)]
+        return slices[0] + before, [c for pair in slices[1:] for c in pair]
+
     def with_step(self, step_function: Any) -> "StatesLayer":
         """Keep the step the user gave (a layer, an op, a Python function), for what the
         root shows before the layer is applied (:meth:`_shown_step_output`)."""

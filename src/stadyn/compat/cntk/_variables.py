@@ -126,6 +126,19 @@ def axis_mark(axis) -> str:
     return {"defaultBatchAxis": "#", "defaultDynamicAxis": "*"}.get(name, name)
 
 
+def dims_text(shape: tuple) -> str:
+    """A shape as CNTK 2.7's ``repr`` writes it: ``2 x 3``, ``? x 3`` (an inferred axis),
+    ``* x 3`` (a free one), ``???`` (unknown).
+
+    Example:
+        >>> dims_text((-3, 3)), dims_text((-1, 2)), dims_text((-2,))
+        ('* x 3', '? x 2', '???')
+    """
+    if shape == (-2,):
+        return "???"
+    return " x ".join("?" if d == -1 else "*" if d == FreeDimension else str(d) for d in shape)
+
+
 def shown(kind: str, v) -> str:
     """``v`` as CNTK 2.7 shows a Variable: ``Input('x', [#, *], [2 x 3])`` (its name, else its
     uid; its dynamic axes, ``#`` the batch axis and ``*`` the default sequence axis; its
@@ -136,8 +149,7 @@ def shown(kind: str, v) -> str:
         >>> C.sequence.input_variable((2, 3), name="x")
         Input('x', [#, *], [2 x 3])
     """
-    shape = tuple(v.shape)
-    dims = "???" if shape == (-2,) else " x ".join("?" if d == -1 else str(d) for d in shape)
+    dims = dims_text(tuple(v.shape))
     if kind == "Placeholder" and v.variable not in _PLACEHOLDER_AXES:
         axes = "???"
     else:
@@ -391,12 +403,17 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         [[0.0, 2.0]]
         >>> C.placeholder((C.InferredDimension, 3), name="p")
         Placeholder('p', [???], [? x 3])
+        >>> q = C.placeholder((C.FreeDimension, 3), name="q")
+        >>> q, (q + 1).shape
+        (Placeholder('q', [???], [* x 3]), (-3, 3))
     """
-    # (an inferred axis, -1, or no dynamic axes: shapeless until bound, as CNTK 2.7's, which
-    # takes the shape of what it is bound to whole, but shows the shape it was given; a
-    # placeholder of no dynamic axes so takes a batch or a sequence input, its ops built on it)
-    inferred = shape is not None and (-1 in _shape(shape) or (
-        dynamic_axes is not None and not len(dynamic_axes) and _shape(shape) != (-2,)))
+    # (shapeless until bound, as CNTK 2.7's, which takes the shape of what it is bound to
+    # whole -- an inferred axis, -1, a free one, -3 -- but shows the shape it was given)
+    # every shaped placeholder but one on a sequence axis waits too: until bound, CNTK 2.7's
+    # dynamic axes of one made without any (or with the batch axis alone) are not its own --
+    # it takes a sequence as it takes a batch, its ops built on what it is bound to
+    inferred = shape is not None and _shape(shape) != (-2,) and not any(
+        getattr(a, "is_sequence_axis", False) for a in dynamic_axes or ())
     if shape is None or _shape(shape) == (-2,) or inferred:     # (-2,): CNTK's unknown shape
         var = _Var((1,))
         G.SHAPELESS.add(var)
@@ -436,6 +453,23 @@ def without_dynamic_axes(v) -> bool:
     var = getattr(v, "variable", None)
     return isinstance(var, _Var) and _PLACEHOLDER_AXES.get(var) == () and \
         G.kind_of(var) == "placeholder"
+
+
+def batch_axis_only(v) -> bool:
+    """Whether ``v`` is a placeholder made with the batch axis alone as its dynamic axes and
+    not bound yet: CNTK 2.7 knows them while it waits, so a ``sequence`` op refuses it as it
+    is called.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> [batch_axis_only(C.placeholder(2, dynamic_axes=d))
+        ...  for d in ([C.Axis.default_batch_axis()], None)]
+        [True, False]
+    """
+    var = getattr(v, "variable", None)
+    axes = _PLACEHOLDER_AXES.get(var) if isinstance(var, _Var) else None
+    return axes is not None and len(axes) == 1 and getattr(axes[0], "is_batch_axis", False) \
+        and G.kind_of(var) == "placeholder"
 
 
 def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,

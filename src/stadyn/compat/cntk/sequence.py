@@ -27,7 +27,7 @@ from ._axis import Axis
 from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
-from ._variables import input_dtype, without_dynamic_axes
+from ._variables import batch_axis_only, input_dtype, without_dynamic_axes
 from ._deferred import Deferred, UnknownOutput
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
@@ -343,13 +343,31 @@ def _refused_without_axes(op: str, kind: type, says: str):
     dynamic axes, a placeholder of ``dynamic_axes=[]`` waiting for its binding, refused as
     CNTK 2.7 refuses it when the op is made (``kind``, ``says`` with ``{}`` for the operand)."""
     def as_called(arguments: dict) -> None:
-        found = _no_axes_placeholder(next(iter(arguments.values())))
+        operand = next(iter(arguments.values()))
+        found, made = _no_axes_placeholder(operand), "dynamic_axes=[]"
+        refused, words = kind, says
+        if found is None and batch_axis_only(operand):      # (made with [batch axis])
+            found, made = operand, "the batch axis alone"
+            if op in _STEPPING:     # (CNTK's first / last: a step back or on, refused)
+                refused, words = RuntimeError, _NOT_TWO_AXES
         if found is not None:
             line = format_location(user_location())
-            raise kind(f"sequence.{op}: " + says.format(repr(found))
-                       + " (it was made with dynamic_axes=[]: give it a sequence axis)"
-                       + (f" at {line}" if line else ""))
+            raise refused(f"sequence.{op}: " + words.format(repr(found))
+                          + f" (it was made with {made}: give it a sequence axis)"
+                          + (f" at {line}" if line else ""))
+    as_called.acts_on = _may_lack_axes      # (a call on anything else skips the hook)
     return as_called
+
+
+def _may_lack_axes(operand) -> bool:
+    """Whether ``operand`` may be what :func:`_no_axes_placeholder` finds: a placeholder made
+    without dynamic axes or with the batch axis alone, or a waiting op (its output)."""
+    return isinstance(operand, (Deferred, UnknownOutput)) or without_dynamic_axes(operand) \
+        or batch_axis_only(operand)
+
+
+# the ops CNTK 2.7 builds of a step back or on (PastValue / FutureValue)
+_STEPPING = ("first", "last", "is_first", "is_last")
 
 
 _NO_SEQUENCE_AXIS = ("Axis::OperandSequenceAxis() sentinel cannot be resolved if the operand "

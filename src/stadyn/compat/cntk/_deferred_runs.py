@@ -1,0 +1,85 @@
+"""Running a waiting Function (``_deferred.Deferred``) before its placeholders are bound, as
+CNTK 2.7 refuses it: ``eval`` or ``forward`` with no data is a ValueError
+(``function expects 1 arguments``), with data for a placeholder a RuntimeError
+(``Unknown DataType.``: a placeholder has no type until it is replaced), with data for some
+inputs and none for a placeholder a ValueError naming the placeholder.  Mixed into
+``Deferred``.
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> p = C.placeholder(3, dynamic_axes=[], name="p")
+    >>> try:
+    ...     (p * 2).eval({p: np.ones(3, np.float32)})
+    ... except RuntimeError as e:
+    ...     print(str(e).splitlines()[0])
+    Unknown DataType.
+"""
+
+from __future__ import annotations
+
+from ...graph import user_location
+from ._mixins import GraphObject
+
+__all__ = ["DeferredRuns", "typeless_data"]
+
+
+class DeferredRuns:
+    """``eval``/``forward``/``test`` of a waiting Function: CNTK 2.7's refusals (its
+    ``arguments``, ``output`` and ``name`` are ``Deferred``'s)."""
+
+    def eval(self, arguments=None, outputs=None, device=None, as_numpy: bool = True):
+        """Refused, as CNTK 2.7 refuses it: its placeholders are not bound yet (bind them with
+        ``replace_placeholders`` or by calling it on values with a shape)."""
+        typed = self.__dict__.get("_typed")
+        if typed is not None:           # (built: its graph runs)
+            return typed.eval(arguments, outputs, device, as_numpy)
+        self._refuse_run(arguments, "eval")
+
+    def forward(self, arguments=None, outputs=None, keep_for_backward=None, device=None,
+                as_numpy: bool = True):
+        """Refused, as :meth:`eval`."""
+        typed = self.__dict__.get("_typed")
+        if typed is not None:
+            return typed.forward(arguments, outputs, keep_for_backward, device, as_numpy)
+        self._refuse_run(arguments, "forward")
+
+    def _refuse_run(self, arguments, method: str):
+        expected = self.arguments
+        if isinstance(arguments, tuple):        # (data, sequence starts)
+            arguments = arguments[0]
+        if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
+            raise ValueError(f"function expects {len(expected)} arguments")
+        if isinstance(arguments, dict):
+            given = [getattr(k, "variable", k) for k in arguments]
+        else:           # (one value: for its one argument, as CNTK maps it)
+            given = [expected[0].variable] if len(expected) == 1 else []
+        left = [a for a in expected if all(a.variable is not v for v in given)]
+        if left:
+            raise ValueError(
+                f"Values for {len(left)} required arguments "
+                f"'{', '.join(repr(a) for a in left)}', that the requested output(s) "
+                f"'{self.output!r}' depend on, have not been provided.")
+        names = {id(a.variable): a for a in expected}
+        raise typeless_data(self._root_op(), method,
+                            [names[id(v)] for v in given if id(v) in names and
+                             _placeholder(names[id(v)])])
+
+
+def typeless_data(op: str, method: str, placeholders: list) -> RuntimeError:
+    """CNTK 2.7's RuntimeError for data given to ``placeholders`` (not bound yet) by
+    ``method`` (``eval``) of a Function whose root is ``op``, with the user's line."""
+    where = user_location()
+    at = f"{where[0]}:{where[1]}: " if where else ""
+    return RuntimeError(
+        f"Unknown DataType.\n{at}{op}.{method}: "
+        f"{', '.join(_named(p) for p in placeholders)} has no data type until it is bound "
+        "(replace_placeholders, or call the Function on a value with a shape); give the "
+        "data to what it is bound to")
+
+
+def _placeholder(v) -> bool:
+    return isinstance(v, GraphObject) and v.is_placeholder
+
+
+def _named(p) -> str:
+    return f"the placeholder {p.name!r}" if p.name else f"a placeholder ({p.uid})"
