@@ -17,13 +17,20 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
   read an edited node are made again; an edit that would close a loop is refused.  The model
   file must list its nodes' inputs (a model of an NDL network, or of an earlier edit: Stadyn's
   model files tag them).
+* ``SetProperty (node, property, value)``: a node into (``true``) or out of (``false``) the
+  ``criterion``, ``evaluation``, ``output``, ``feature`` or ``label`` group; a parameter's
+  ``computeGradient`` / ``learningRateMultiplier`` (0 or 1).
+* ``Delete (node, ...)`` (``Remove``): nodes, inputs or parameters out of the model (one no
+  other node reads: cntk.exe would leave the reader's input empty).
+* ``Rename (old, new)``: a node, input or parameter (or every name of a ``*`` pattern) renamed,
+  its groups and the inputs lists that name it with it.
 * ``SaveModel (m, "path", format = "cntk")``: the model file, which a ``train`` command starting
   from it takes its network from (cntk.exe reads a network from its start file).
 * ``Dump (m, "path")`` (or ``DumpModel``): a text listing of the model's nodes (name, operation,
   inputs, shape; Stadyn's own layout, not cntk.exe's).
 
-The others (``Delete``, ``Rename``, ``SetProperty``, ``CreateModel``, ``CopyNode``, ...) are
-refused, naming the line.
+The others (``CreateModel``, ``CopyNode``, ``SetPropertyForSubTree``, ...) are refused, naming
+the line.
 """
 
 from __future__ import annotations
@@ -41,23 +48,34 @@ from ._ast import SourceLocation
 from ._command_network import record_loc
 from ._config import ConfigRecord
 from ._model_files import inputs_tag, save_model, tagged_inputs
-from ._ndl import NDLSource, _Builder, _Cell, _Instance, _Node, _Scope
+from ._mel_ndl import MELItems
+from ._ndl import NDLSource
 from ._ndl_parser import Assign, parse_ndl
 from ._network_library import replay
 
 __all__ = ["MELScript", "read_mel", "mel_saved_models", "is_mel_edit"]
 
 _RUN = {"loadmodel": "LoadModel", "savemodel": "SaveModel", "setdefaultmodel": "SetDefaultModel",
-        "setnodeinput": "SetInput", "setinput": "SetInput", "dumpmodel": "Dump", "dump": "Dump"}
+        "setnodeinput": "SetInput", "setinput": "SetInput", "dumpmodel": "Dump", "dump": "Dump",
+        "setproperty": "SetProperty", "removenode": "Delete", "remove": "Delete",
+        "deletenode": "Delete", "delete": "Delete", "rename": "Rename"}
 _REFUSED = ("CreateModel", "CreateModelWithName", "LoadModelWithName", "LoadNDLSnippet",
             "SaveDefaultModel", "UnloadModel", "DumpNode", "CopyNode", "Copy", "CopySubTree",
-            "CopyNodeInputs", "CopyInputs", "SetNodeInputs", "SetInputs", "SetProperty",
-            "SetPropertyForSubTree", "RemoveNode", "Remove", "DeleteNode", "Delete", "Rename",
-            "ReviseParameter")
+            "CopyNodeInputs", "CopyInputs", "SetNodeInputs", "SetInputs",
+            "SetPropertyForSubTree", "ReviseParameter")
+# SetProperty's names (ModelEditLanguage.cpp: the legacy ones first) -> the group it sets
+_PROPERTIES = {"criterion": "criterion", "finalcriterion": "criterion", "criteria": "criterion",
+               "evaluation": "evaluation", "eval": "evaluation", "output": "output",
+               "feature": "feature", "label": "label", "computegradient": "gradient",
+               "needgradient": "gradient", "needsgradient": "gradient",
+               "learningratemultiplier": "gradient", "recurrent": None,
+               "freezeparameters": "freeze"}
 _STATEMENT = re.compile(r"^\s*(?:(?P<target>[A-Za-z_][\w.]*)\s*=\s*)?"
                         r"(?P<function>[A-Za-z_]\w*)\s*\((?P<args>.*)\)\s*$")
 _VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_.]*)\$")
 _GROUPS = ("criterion", "evaluation", "output")
+_RUNS = ("LoadModel, SetDefaultModel, NDL items, SetInput, SetProperty, Delete, Rename, "
+         "SaveModel and Dump")
 
 
 @dataclass
@@ -147,8 +165,7 @@ def read_mel(path: str, record: ConfigRecord) -> list[_Statement]:
                     else:
                         statement.args.append(_value(part))
             elif any(name.lower() == r.lower() for r in _REFUSED):
-                raise ConfigError(f"MEL: {name} is not supported (Stadyn runs LoadModel, "
-                                  "SetDefaultModel, NDL items, SetInput, SaveModel and Dump)",
+                raise ConfigError(f"MEL: {name} is not supported (Stadyn runs {_RUNS})",
                                   path, number, m.start("function") + 1)
         statements.append(statement)
     return statements
@@ -286,32 +303,146 @@ class MELScript:
 
     # ---- nodes ---------------------------------------------------------------------------
     def _lookup(self, model: _Model, name: str, what: str) -> Variable:
-        for table in (model.nodes, model.inputs, dict(current_registry().items())):
+        tables = (model.nodes, model.inputs, _parameters())
+        for table in tables:
             if name in table:
                 return table[name]
-        for table in (model.nodes, model.inputs, dict(current_registry().items())):
+        for table in tables:
             for key, v in table.items():
                 if key.lower() == name.lower():
                     return v
         raise ConfigError(f"{what}: the model has no node named '{name}'")
 
+    def _matching(self, s: _Statement, k: int, tables: tuple[dict[str, Variable], ...]
+                  ) -> list[str]:
+        """The names in ``tables`` that argument ``k`` of ``s`` names: a name (any case where
+        none matches exactly) or a pattern with one ``*`` (``CE.*.T``)."""
+        if len(s.args) <= k or not isinstance(s.args[k], str):
+            raise ConfigError(f"{s.function}: argument {k + 1} must name a node")
+        pattern = str(s.args[k])
+        names = [n for table in tables for n in table]
+        head, star, tail = pattern.partition("*")
+        if star:
+            found = [n for n in names if n.startswith(head) and n.endswith(tail)
+                     and len(n) >= len(head) + len(tail)]
+        else:
+            found = [n for n in names if n == pattern] or \
+                [n for n in names if n.lower() == pattern.lower()]
+        if not found:
+            raise ConfigError(f"{s.function}: no node of the model matches '{pattern}'")
+        return list(dict.fromkeys(found))
+
+    def _default(self, what: str | None) -> _Model:
+        if self.default is None:
+            raise ConfigError(f"{what}: no model is loaded (LoadModel)")
+        return self.default
+
+    def _SetProperty(self, s: _Statement) -> None:
+        """cntk.exe's SetProperty (node, property, value): a node joins or leaves the group
+        of ``criterion``, ``evaluation``, ``output``, ``feature`` or ``label`` nodes; a
+        parameter's ``computeGradient`` (``needGradient``) or ``learningRateMultiplier`` (0 or
+        1) says whether training changes it; ``recurrent`` does nothing (as cntk.exe)."""
+        model = self._default("SetProperty")
+        if len(s.args) != 3:
+            raise ConfigError("SetProperty (node, property, value) takes three arguments")
+        prop, value = str(s.args[1]), s.args[2]
+        if prop.lower() not in _PROPERTIES:
+            raise ConfigError(f"SetProperty: no property '{prop}' (criterion, evaluation, "
+                              "output, feature, label, computeGradient, "
+                              "learningRateMultiplier, recurrent)")
+        group = _PROPERTIES[prop.lower()]
+        if group is None:
+            return
+        if group == "freeze":
+            raise ConfigError("SetProperty: freezeParameters is not supported (Stadyn "
+                              "freezes a BatchNormalization's statistics through its config)")
+        if isinstance(value, _Symbol) or not (isinstance(value, (bool, int, float))):
+            raise ConfigError(f"SetProperty: the value of '{prop}' must be true, false or a "
+                              f"number (not '{value}')")
+        if group == "gradient":
+            if float(value) not in (0.0, 1.0):
+                raise ConfigError(f"SetProperty: {prop} = {value} is not supported (Stadyn "
+                                  "trains a parameter at the full rate or not at all: 1 or 0)")
+            for name in self._matching(s, 0, (_parameters(),)):
+                _parameters()[name].need_grad = bool(value)
+            return
+        tables = (model.inputs,) if group in ("feature", "label") else (model.nodes,)
+        for name in self._matching(s, 0, tables):
+            tags = model.tags.setdefault(name, [])
+            if value and group not in tags:
+                tags.append(group)
+            elif not value:
+                tags[:] = [t for t in tags if t != group]
+
+    def _Delete(self, s: _Statement) -> None:
+        """cntk.exe's Delete (node, ...) (or Remove): each node (or pattern) leaves the model
+        and its groups.  A node another node still reads is refused: cntk.exe leaves that
+        input empty, a network no file can hold (SetInput its readers to another node
+        first)."""
+        model = self._default("Delete")
+        if not s.args:
+            raise ConfigError("Delete (node, ...) takes the nodes to delete")
+        for k in range(len(s.args)):
+            parameters = _parameters()
+            for name in self._matching(s, k, (model.nodes, model.inputs, parameters)):
+                v = model.nodes.get(name, model.inputs.get(name, parameters.get(name)))
+                kept = [n for n in model.nodes if n != name]
+                readers = [n for n in kept if name in model.links.get(n, [])] or \
+                    [n for n in kept if any(r is v for r in _reached([model.nodes[n]]))]
+                if readers:
+                    raise ConfigError(f"Delete: '{readers[0]}' still reads '{name}' (cntk.exe "
+                                      "would leave that input empty): SetInput it to another "
+                                      "node first")
+                model.nodes.pop(name, None)
+                model.inputs.pop(name, None)
+                model.tags.pop(name, None)
+                model.links.pop(name, None)
+                if name in parameters:
+                    current_registry().pop(name)
+                if model.ndl is not None:
+                    model.ndl.forget(name)
+
+    def _Rename(self, s: _Statement) -> None:
+        """cntk.exe's Rename (old, new): a node (or input) takes the name ``new`` with its
+        groups; ``Rename (L1.*, L9.*)`` renames every node matching the pattern, its ``*``
+        kept.  A name the model holds already is refused."""
+        model = self._default("Rename")
+        if len(s.args) != 2:
+            raise ConfigError("Rename (oldNodeName, newNodeName) takes two names")
+        old_pattern, new_pattern = str(s.args[0]), str(s.args[1])
+        if (old_pattern.count("*"), new_pattern.count("*")) not in ((0, 0), (1, 1)):
+            raise ConfigError(f"Rename: '{old_pattern}' and '{new_pattern}' must hold one '*' "
+                              "each, or none")
+        head, _, tail = old_pattern.partition("*")
+        parameters = _parameters()
+        taken = set(model.nodes) | set(model.inputs) | set(parameters)
+        for old in self._matching(s, 0, (model.nodes, model.inputs, parameters)):
+            middle = old[len(head):len(old) - len(tail)] if "*" in old_pattern else ""
+            new = new_pattern.replace("*", middle)
+            if new in taken:
+                raise ConfigError(f"Rename: the model has a node named '{new}' already")
+            if old in parameters:
+                current_registry().rename(old, new)
+            for table in (model.nodes, model.inputs, model.tags, model.links):
+                if old in table:
+                    table[new] = table.pop(old)
+            for links in model.links.values():
+                links[:] = [new if n == old else n for n in links]
+            taken.discard(old)
+            taken.add(new)
+            if model.ndl is not None:
+                model.ndl.forget(old)
+                model.ndl.renew({new: model.nodes.get(new, model.inputs.get(new,
+                                                                              parameters.get(old)))})
+
     def _SetInput(self, s: _Statement) -> None:
-        model = self.default
-        if model is None:
-            raise ConfigError("SetInput: no model is loaded (LoadModel)")
+        model = self._default("SetInput")
         if len(s.args) != 3 or not isinstance(s.args[1], int) or isinstance(s.args[1], bool):
             raise ConfigError("SetInput (node, k, input) takes a node, a 0-based input number "
                               "and the new input")
-        pattern, k, source = str(s.args[0]), s.args[1], str(s.args[2])
+        k, source = s.args[1], str(s.args[2])
         new = self._lookup(model, source, "SetInput")
-        head, star, tail = pattern.partition("*")
-        if star:
-            targets = [n for n in model.nodes if n.startswith(head) and n.endswith(tail)]
-        else:
-            targets = [n for n in model.nodes if n == pattern]
-        if not targets:
-            raise ConfigError(f"SetInput: no node of the model matches '{pattern}'")
-        for name in targets:
+        for name in self._matching(s, 0, (model.nodes,)):
             links = model.links.get(name)
             if links is None:
                 raise ConfigError(f"SetInput: the model file does not list the inputs of "
@@ -363,8 +494,8 @@ class MELScript:
             raise ConfigError("an NDL item before any model is loaded (LoadModel)")
         items = parse_ndl(s.text, self.path, s.line).items
         if model.ndl is None:
-            model.ndl = _Editor(NDLSource("", self.path, s.line, 1, self.record), self.library,
-                                model)
+            model.ndl = MELItems(NDLSource("", self.path, s.line, 1, self.record), self.library,
+                                 model.nodes, model.inputs)
         for name, v, tag, links in model.ndl.define([i for i in items if isinstance(i, Assign)]):
             if v.parent is None:           # a new Input joins the model's inputs
                 if any(v is i for i in self.library.inputs):
@@ -383,91 +514,14 @@ def _write_text(path: str, text: str) -> None:
         f.write(text)
 
 
+def _parameters() -> dict[str, Variable]:
+    """The parameters by name (the loaded models' and the NDL items')."""
+    return dict(current_registry().items())
+
+
 def _reached(roots: list[Variable]) -> list[Variable]:
     """``roots`` and every Variable their graph reads or makes."""
     out = list(roots)
     for n in topological_nodes(roots):
         out.extend(o for o in (*n.inputs, *n.outputs) if o is not None)
     return out
-
-
-class _Editor(_Builder):
-    """The NDL builder of a MEL script's NDL items: the config's ``ndlMacros``, and the loaded
-    model's nodes (and parameters) by name, ``a.b.c`` reached as a macro instance's members."""
-
-    def __init__(self, source: NDLSource, library: Any, model: _Model):
-        super().__init__(source, library)
-        macros = source.record.lookup("ndlMacros", None)
-        for name in str(macros).split("+") if macros is not None else []:
-            if name.strip():
-                self._load_file(self._read(name, "ndlMacros"), run=False)
-        self.existing: dict[str, _Node] = {}
-        self.renew(model.nodes, model.inputs)
-
-    def renew(self, nodes: dict[str, Variable], inputs: dict[str, Variable] | None = None) -> None:
-        """The model's nodes (again, after an edit made some anew) in the names' scopes."""
-        table = dict(current_registry().items())
-        table.update(inputs or {})
-        table.update(nodes)
-        for name, v in table.items():
-            node = self.existing.get(name)
-            if node is not None:
-                node.built = v
-                continue
-            node = self.existing[name] = _Node(name, "Existing", [], {}, self.sections, None,
-                                               built=v)
-            scope, parts = self.sections, name.split(".")
-            for k, part in enumerate(parts[:-1]):
-                cell = scope.names.get(part.lower())
-                if cell is None or not isinstance(cell.value, _Instance):
-                    inner = _Scope(self.globals, ".".join(parts[:k + 1]))
-                    instance = _Instance(inner, cell)       # (a node of that name: its value)
-                    cell = scope.names[part.lower()] = _Cell(inner.prefix, None)
-                    cell.value = instance
-                scope = cell.value.scope
-            last = scope.names.get(parts[-1].lower())
-            cell = _Cell(name, None)
-            cell.value = node
-            if last is not None and isinstance(last.value, _Instance):
-                last.value.last = cell                      # a.b is a node and a prefix
-            else:
-                scope.names[parts[-1].lower()] = cell
-
-    def define(self, items: list[Assign]) -> list[tuple[str, Variable, str | None,
-                                                        list[str] | None]]:
-        """Build the nodes of NDL ``items``: ``(name, node, tag, inputs by name)`` of each."""
-        first, tags = len(self.nodes), len(self.tags)
-        self._run_items(items, self.sections, None)
-        made = self.nodes[first:]
-        for node in made:
-            self._build(node)
-        named = {n.name: self.library.resolve(n.built) for n in made if n.name is not None}
-        self.library.name_parameters(named)
-        tag_of: dict[int, str] = {}
-        for value, tag, loc in self.tags[tags:]:
-            target = self._node_of(value, loc)
-            text = str(self._constant(tag, _Node(None, "tag", [], {}, self.sections, loc), "tag"))
-            low = "evaluation" if text.lower().startswith("eval") else \
-                "criterion" if text.lower() in ("criteria", "criterion") else text.lower()
-            if isinstance(target, _Node):
-                tag_of[id(target)] = low
-        out = []
-        for node in made:
-            if node.name is None or node.function in ("LearnableParameter", "ImageParameter"):
-                continue
-            links: list[str] | None = []
-            for arg in node.args:
-                target = self._node_of(arg, node)
-                for item in target if isinstance(target, list) else [target]:
-                    item = self._node_of(item, node)
-                    if isinstance(item, _Node):
-                        if item.name is None:
-                            links = None
-                            break
-                        links.append(item.name)
-                if links is None:
-                    break
-            out.append((node.name, self.library.resolve(node.built), tag_of.get(id(node)),
-                        links))
-            self.existing[node.name] = node
-        return out
