@@ -274,3 +274,35 @@ def test_mel_delete_rename_set_property_mistakes_name_the_line(tmp_path):
         with pytest.raises(ConfigError, match=message) as err:
             _run(_setup(tmp_path, "Add2", text, "wrong.mel"), tmp_path)
         assert (err.value.path.endswith("wrong.mel"), err.value.line) == (True, 3)
+
+
+# cntk.exe's 'm2 = LoadModel (...)' is LoadModelWithName (m2, ...): a network of its own, whose
+# nodes keep the file's names (ModelEditLanguage.h's OverrideModelNameAndSetDefaultModel), so
+# the same file loaded twice saves its parameters under the file's names
+LOAD_TWICE = """m1 = LoadModel("$currModel$", format="cntk")
+m2 = LoadModel("$currModel$", format="cntk")
+SetDefaultModel(m2)
+SetProperty(L1.BFF.W, computeGradient, false)
+Rename(CE.BFF.B, CE.BFF.Bias)
+Delete(L1.S)
+SaveModel(m2, "$newModel$", format="cntk")
+SaveModel(m1, "$newModel$.m1", format="cntk")
+"""
+
+
+def test_mel_loading_a_file_twice_keeps_the_files_names(tmp_path):
+    script = LOAD_TWICE.replace("Delete(L1.S)\n", "")
+    _run(_setup(tmp_path, "Pre1:Add2", script, "twice.mel"), tmp_path)
+    first = sd.load(tmp_path / "m1" / "net", batch_size=2).parameters
+    second = sd.load(tmp_path / "m2" / "net.0", batch_size=2).parameters
+    assert list(second) == ["L1.BFF.W", "L1.BFF.B", "CE.BFF.W", "CE.BFF.Bias"]
+    for name in ("L1.BFF.W", "L1.BFF.B", "CE.BFF.W"):
+        np.testing.assert_array_equal(second[name].d, first[name].d)
+    np.testing.assert_array_equal(second["CE.BFF.Bias"].d, first["CE.BFF.B"].d)
+    assert not second["L1.BFF.W"].need_grad
+    # the edits of m2 are m2's: m1 saves as the file holds it
+    again = sd.load(tmp_path / "m2" / "net.0.m1", batch_size=2).parameters
+    assert list(again) == list(first) and again["L1.BFF.W"].need_grad
+    with pytest.raises(ConfigError, match="'CE.BFF.FF.T' still reads 'L1.S'") as err:
+        _run(_setup(tmp_path, "Add2", LOAD_TWICE, "twice.mel"), tmp_path)
+    assert err.value.line == 6

@@ -6,7 +6,8 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
 ``LoadConfigFileAndResolveVariables``.  The statements Stadyn runs:
 
 * ``m = LoadModel ("path", format = "cntk")``: a model file written by ``stadyn train`` (or an
-  earlier edit); it becomes the default model.  ``SetDefaultModel (m)`` chooses another.
+  earlier edit); it becomes the default model.  ``SetDefaultModel (m)`` chooses another.  Each
+  is a model of its own (cntk.exe's LoadModelWithName), saved under the file's names.
 * NDL items, ``HDim = 512`` or ``L2 = SBFF (L1.S, HDim, HDim)``: new nodes of the default model,
   built as an NDL network's (the macros of the config's ``ndlMacros``, cntk.exe's seeds and
   names); the model's nodes are reached by their names (``L1.S``, ``outputNodes.z``), and a
@@ -94,10 +95,13 @@ class _Symbol(str):
 
 @dataclass
 class _Model:
-    """A loaded model: its named nodes and inputs, tags, and each node's inputs by name."""
+    """A loaded model: its named nodes, inputs and parameters (by the model's own names: the
+    file's, though the same file loaded twice holds its second copy under a ``Load/`` scope in
+    the parameter registry), tags, and each node's inputs by name."""
 
     nodes: dict[str, Variable]
     inputs: dict[str, Variable]
+    parameters: dict[str, Variable]
     tags: dict[str, list[str]]
     links: dict[str, list[str]]
     ndl: Any = None                 # the NDL items' builder, made at the first one
@@ -259,7 +263,11 @@ class MELScript:
             found = tagged_inputs(items)
             if found is not None:
                 links[name] = found
-        model = _Model(nodes, dict(loaded.inputs), tags, links)
+        # (cntk.exe: 'm = LoadModel' is LoadModelWithName, a network of its own, its names the
+        # file's)
+        own = dict(loaded.registry.items()) if getattr(loaded, "registry", None) is not None \
+            else {}
+        model = _Model(nodes, dict(loaded.inputs), own, tags, links)
         self.models[(s.target or path).lower()] = model
         self.default = model
 
@@ -282,7 +290,14 @@ class MELScript:
         for name, links in model.links.items():
             if name in outputs:
                 tags.setdefault(name, []).append(inputs_tag(links))
-        self.save(path, outputs, inputs, tags)
+        names = {id(p): p.name for p in model.parameters.values()}
+        try:                     # the parameters saved under the model's own names
+            for name, p in model.parameters.items():
+                p.name = name
+            self.save(path, outputs, inputs, tags)
+        finally:
+            for p in model.parameters.values():
+                p.name = names[id(p)]
         self.saved.append(path)
 
     def _Dump(self, s: _Statement) -> None:
@@ -297,13 +312,13 @@ class MELScript:
             links = model.links.get(name, [])
             lines.append(f"{name} = {operation}({', '.join(links)}) : "
                          f"{list(v.shape[1:])}")
-        for name, p in current_registry().items():
+        for name, p in model.parameters.items():
             lines.append(f"{name} = LearnableParameter() : {list(p.shape)}")
         self.write(path, "\n".join(lines) + "\n")
 
     # ---- nodes ---------------------------------------------------------------------------
     def _lookup(self, model: _Model, name: str, what: str) -> Variable:
-        tables = (model.nodes, model.inputs, _parameters())
+        tables = (model.nodes, model.inputs, model.parameters)
         for table in tables:
             if name in table:
                 return table[name]
@@ -363,8 +378,8 @@ class MELScript:
             if float(value) not in (0.0, 1.0):
                 raise ConfigError(f"SetProperty: {prop} = {value} is not supported (Stadyn "
                                   "trains a parameter at the full rate or not at all: 1 or 0)")
-            for name in self._matching(s, 0, (_parameters(),)):
-                _parameters()[name].need_grad = bool(value)
+            for name in self._matching(s, 0, (model.parameters,)):
+                model.parameters[name].need_grad = bool(value)
             return
         tables = (model.inputs,) if group in ("feature", "label") else (model.nodes,)
         for name in self._matching(s, 0, tables):
@@ -383,7 +398,7 @@ class MELScript:
         if not s.args:
             raise ConfigError("Delete (node, ...) takes the nodes to delete")
         for k in range(len(s.args)):
-            parameters = _parameters()
+            parameters = model.parameters
             for name in self._matching(s, k, (model.nodes, model.inputs, parameters)):
                 v = model.nodes.get(name, model.inputs.get(name, parameters.get(name)))
                 kept = [n for n in model.nodes if n != name]
@@ -395,10 +410,12 @@ class MELScript:
                                       "node first")
                 model.nodes.pop(name, None)
                 model.inputs.pop(name, None)
+                model.parameters.pop(name, None)
                 model.tags.pop(name, None)
                 model.links.pop(name, None)
-                if name in parameters:
-                    current_registry().pop(name)
+                registry = current_registry()
+                for key in [key for key, p in registry.items() if p is v and v is not None]:
+                    registry.pop(key)
                 if model.ndl is not None:
                     model.ndl.forget(name)
 
@@ -414,16 +431,14 @@ class MELScript:
             raise ConfigError(f"Rename: '{old_pattern}' and '{new_pattern}' must hold one '*' "
                               "each, or none")
         head, _, tail = old_pattern.partition("*")
-        parameters = _parameters()
+        parameters = model.parameters
         taken = set(model.nodes) | set(model.inputs) | set(parameters)
         for old in self._matching(s, 0, (model.nodes, model.inputs, parameters)):
             middle = old[len(head):len(old) - len(tail)] if "*" in old_pattern else ""
             new = new_pattern.replace("*", middle)
             if new in taken:
                 raise ConfigError(f"Rename: the model has a node named '{new}' already")
-            if old in parameters:
-                current_registry().rename(old, new)
-            for table in (model.nodes, model.inputs, model.tags, model.links):
+            for table in (model.nodes, model.inputs, parameters, model.tags, model.links):
                 if old in table:
                     table[new] = table.pop(old)
             for links in model.links.values():
@@ -433,7 +448,7 @@ class MELScript:
             if model.ndl is not None:
                 model.ndl.forget(old)
                 model.ndl.renew({new: model.nodes.get(new, model.inputs.get(new,
-                                                                              parameters.get(old)))})
+                                                                              parameters.get(new)))})
 
     def _SetInput(self, s: _Statement) -> None:
         model = self._default("SetInput")
@@ -495,8 +510,13 @@ class MELScript:
         items = parse_ndl(s.text, self.path, s.line).items
         if model.ndl is None:
             model.ndl = MELItems(NDLSource("", self.path, s.line, 1, self.record), self.library,
-                                 model.nodes, model.inputs)
-        for name, v, tag, links in model.ndl.define([i for i in items if isinstance(i, Assign)]):
+                                 model.nodes, model.inputs, model.parameters)
+        before = {id(p) for _, p in current_registry().items()}
+        made = model.ndl.define([i for i in items if isinstance(i, Assign)])
+        for name, p in current_registry().items():     # the items' parameters join the model's
+            if id(p) not in before:
+                model.parameters[name] = p
+        for name, v, tag, links in made:
             if v.parent is None:           # a new Input joins the model's inputs
                 if any(v is i for i in self.library.inputs):
                     model.inputs[name] = v
@@ -512,11 +532,6 @@ def _write_text(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-
-
-def _parameters() -> dict[str, Variable]:
-    """The parameters by name (the loaded models' and the NDL items')."""
-    return dict(current_registry().items())
 
 
 def _reached(roots: list[Variable]) -> list[Variable]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph import Variable
-from ..parametric import current_registry
 from ._ndl import NDLSource, _Builder, _Cell, _Instance, _Node, _Scope
 from ._ndl_parser import Assign
 
@@ -18,21 +17,18 @@ class MELItems(_Builder):
     model's nodes (and parameters) by name, ``a.b.c`` reached as a macro instance's members."""
 
     def __init__(self, source: NDLSource, library: Any, nodes: dict[str, Variable],
-                 inputs: dict[str, Variable]):
+                 inputs: dict[str, Variable], parameters: dict[str, Variable]):
         super().__init__(source, library)
         macros = source.record.lookup("ndlMacros", None)
         for name in str(macros).split("+") if macros is not None else []:
             if name.strip():
                 self._load_file(self._read(name, "ndlMacros"), run=False)
         self.existing: dict[str, _Node] = {}
-        self.renew(nodes, inputs)
+        self.renew({**parameters, **inputs, **nodes})
 
-    def renew(self, nodes: dict[str, Variable], inputs: dict[str, Variable] | None = None) -> None:
+    def renew(self, nodes: dict[str, Variable]) -> None:
         """The model's nodes (again, after an edit made some anew) in the names' scopes."""
-        table = dict(current_registry().items())
-        table.update(inputs or {})
-        table.update(nodes)
-        for name, v in table.items():
+        for name, v in nodes.items():
             node = self.existing.get(name)
             if node is not None:
                 node.built = v
