@@ -402,8 +402,11 @@ class MELScript:
             for name in self._matching(s, k, (model.nodes, model.inputs, parameters)):
                 v = model.nodes.get(name, model.inputs.get(name, parameters.get(name)))
                 kept = [n for n in model.nodes if n != name]
-                readers = [n for n in kept if name in model.links.get(n, [])] or \
-                    [n for n in kept if any(r is v for r in _reached([model.nodes[n]]))]
+                readers = [n for n in kept if name in model.links.get(n, [])]
+                if not readers and any(r is v for r in _reached([model.nodes[n] for n in kept])):
+                    graphs = {n: _reached([model.nodes[n]]) for n in kept}
+                    readers = sorted((n for n in kept if any(r is v for r in graphs[n])),
+                                     key=lambda n: len(graphs[n]))     # the nearest first
                 if readers:
                     raise ConfigError(f"Delete: '{readers[0]}' still reads '{name}' (cntk.exe "
                                       "would leave that input empty): SetInput it to another "
