@@ -277,21 +277,21 @@ def test_mel_delete_rename_set_property_mistakes_name_the_line(tmp_path):
 
 
 # cntk.exe's 'm2 = LoadModel (...)' is LoadModelWithName (m2, ...): a network of its own, whose
-# nodes keep the file's names (ModelEditLanguage.h's OverrideModelNameAndSetDefaultModel), so
-# the same file loaded twice saves its parameters under the file's names
+# nodes keep the file's names, the default model only if none is set yet (ModelEditLanguage.h's
+# OverrideModelNameAndSetDefaultModel); 'm2.L1.S' is a node of m2 (ParseName)
 LOAD_TWICE = """m1 = LoadModel("$currModel$", format="cntk")
 m2 = LoadModel("$currModel$", format="cntk")
-SetDefaultModel(m2)
-SetProperty(L1.BFF.W, computeGradient, false)
-Rename(CE.BFF.B, CE.BFF.Bias)
-Delete(L1.S)
+SetProperty(m2.L1.BFF.W, computeGradient, false)
+Rename(m2.CE.BFF.B, m2.CE.BFF.Bias)
+SetProperty(Err, evaluation, false)
+Delete(m2.L1.S)
 SaveModel(m2, "$newModel$", format="cntk")
 SaveModel(m1, "$newModel$.m1", format="cntk")
 """
 
 
 def test_mel_loading_a_file_twice_keeps_the_files_names(tmp_path):
-    script = LOAD_TWICE.replace("Delete(L1.S)\n", "")
+    script = LOAD_TWICE.replace("Delete(m2.L1.S)\n", "")
     _run(_setup(tmp_path, "Pre1:Add2", script, "twice.mel"), tmp_path)
     first = sd.load(tmp_path / "m1" / "net", batch_size=2).parameters
     second = sd.load(tmp_path / "m2" / "net.0", batch_size=2).parameters
@@ -301,8 +301,11 @@ def test_mel_loading_a_file_twice_keeps_the_files_names(tmp_path):
     np.testing.assert_array_equal(second["CE.BFF.Bias"].d, first["CE.BFF.B"].d)
     assert not second["L1.BFF.W"].need_grad
     # the edits of m2 are m2's: m1 saves as the file holds it
-    again = sd.load(tmp_path / "m2" / "net.0.m1", batch_size=2).parameters
-    assert list(again) == list(first) and again["L1.BFF.W"].need_grad
+    again = sd.load(tmp_path / "m2" / "net.0.m1", batch_size=2)
+    assert list(again.parameters) == list(first) and again.parameters["L1.BFF.W"].need_grad
+    # the bare name is the default model's, m1 (the first loaded)
+    assert "evaluation" not in again.tags["Err"]
+    assert "evaluation" in sd.load(tmp_path / "m2" / "net.0", batch_size=2).tags["Err"]
     with pytest.raises(ConfigError, match="'CE.BFF.FF.T' still reads 'L1.S'") as err:
         _run(_setup(tmp_path, "Add2", LOAD_TWICE, "twice.mel"), tmp_path)
     assert err.value.line == 6

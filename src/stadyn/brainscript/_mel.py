@@ -6,8 +6,10 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
 ``LoadConfigFileAndResolveVariables``.  The statements Stadyn runs:
 
 * ``m = LoadModel ("path", format = "cntk")``: a model file written by ``stadyn train`` (or an
-  earlier edit); it becomes the default model.  ``SetDefaultModel (m)`` chooses another.  Each
-  is a model of its own (cntk.exe's LoadModelWithName), saved under the file's names.
+  earlier edit); the first becomes the default model (cntk.exe's
+  OverrideModelNameAndSetDefaultModel), ``SetDefaultModel (m)`` chooses another.  Each is a
+  model of its own (cntk.exe's LoadModelWithName), saved under the file's names; ``m.L1.S``
+  names a node of the model ``m``.
 * NDL items, ``HDim = 512`` or ``L2 = SBFF (L1.S, HDim, HDim)``: new nodes of the default model,
   built as an NDL network's (the macros of the config's ``ndlMacros``, cntk.exe's seeds and
   names); the model's nodes are reached by their names (``L1.S``, ``outputNodes.z``), and a
@@ -268,8 +270,12 @@ class MELScript:
         own = dict(loaded.registry.items()) if getattr(loaded, "registry", None) is not None \
             else {}
         model = _Model(nodes, dict(loaded.inputs), own, tags, links)
-        self.models[(s.target or path).lower()] = model
-        self.default = model
+        key = (s.target or path).lower()
+        if self.default is not None and self.default is self.models.get(key):
+            self.default = None              # (a name loaded again: the old model goes)
+        self.models[key] = model
+        if self.default is None:             # cntk.exe: the default only if none is set yet
+            self.default = model
 
     def _SetDefaultModel(self, s: _Statement) -> None:
         self.default = self._model(s)
@@ -328,6 +334,20 @@ class MELScript:
                     return v
         raise ConfigError(f"{what}: the model has no node named '{name}'")
 
+    def _model_of(self, s: _Statement, k: int) -> _Model:
+        """The model argument ``k`` of ``s`` names a node of: ``m1.L1.S`` a node of the model
+        ``m1`` (cntk.exe's ParseName: the name before the first ``.``, where it is a model's;
+        the argument keeps the rest, ``m1`` alone every node), else the default model."""
+        if len(s.args) <= k or not isinstance(s.args[k], str):
+            raise ConfigError(f"{s.function}: argument {k + 1} must name a node")
+        text = str(s.args[k])
+        first, dot, rest = text.partition(".")
+        model = self.models.get(first.lower()) if "*" not in first else None
+        if model is None:
+            return self._default(s.function)
+        s.args[k] = _Symbol(rest if dot and rest else "*")
+        return model
+
     def _matching(self, s: _Statement, k: int, tables: tuple[dict[str, Variable], ...]
                   ) -> list[str]:
         """The names in ``tables`` that argument ``k`` of ``s`` names: a name (any case where
@@ -357,9 +377,9 @@ class MELScript:
         of ``criterion``, ``evaluation``, ``output``, ``feature`` or ``label`` nodes; a
         parameter's ``computeGradient`` (``needGradient``) or ``learningRateMultiplier`` (0 or
         1) says whether training changes it; ``recurrent`` does nothing (as cntk.exe)."""
-        model = self._default("SetProperty")
         if len(s.args) != 3:
             raise ConfigError("SetProperty (node, property, value) takes three arguments")
+        model = self._model_of(s, 0)
         prop, value = str(s.args[1]), s.args[2]
         if prop.lower() not in _PROPERTIES:
             raise ConfigError(f"SetProperty: no property '{prop}' (criterion, evaluation, "
@@ -394,10 +414,10 @@ class MELScript:
         and its groups.  A node another node still reads is refused: cntk.exe leaves that
         input empty, a network no file can hold (SetInput its readers to another node
         first)."""
-        model = self._default("Delete")
         if not s.args:
             raise ConfigError("Delete (node, ...) takes the nodes to delete")
         for k in range(len(s.args)):
+            model = self._model_of(s, k)
             parameters = model.parameters
             for name in self._matching(s, k, (model.nodes, model.inputs, parameters)):
                 v = model.nodes.get(name, model.inputs.get(name, parameters.get(name)))
@@ -426,9 +446,12 @@ class MELScript:
         """cntk.exe's Rename (old, new): a node (or input) takes the name ``new`` with its
         groups; ``Rename (L1.*, L9.*)`` renames every node matching the pattern, its ``*``
         kept.  A name the model holds already is refused."""
-        model = self._default("Rename")
         if len(s.args) != 2:
             raise ConfigError("Rename (oldNodeName, newNodeName) takes two names")
+        model = self._model_of(s, 0)
+        if self._model_of(s, 1) is not model:        # (cntk.exe's message says CopyInputs)
+            raise ConfigError(f"Rename: '{s.args[0]}' and '{s.args[1]}' belong to different "
+                              "models")
         old_pattern, new_pattern = str(s.args[0]), str(s.args[1])
         if (old_pattern.count("*"), new_pattern.count("*")) not in ((0, 0), (1, 1)):
             raise ConfigError(f"Rename: '{old_pattern}' and '{new_pattern}' must hold one '*' "
@@ -454,10 +477,14 @@ class MELScript:
                                                                               parameters.get(new)))})
 
     def _SetInput(self, s: _Statement) -> None:
-        model = self._default("SetInput")
         if len(s.args) != 3 or not isinstance(s.args[1], int) or isinstance(s.args[1], bool):
             raise ConfigError("SetInput (node, k, input) takes a node, a 0-based input number "
                               "and the new input")
+        model = self._model_of(s, 0)
+        if self._model_of(s, 2) is not model:
+            raise ConfigError(f"SetInput: '{s.args[2]}' is a node of another model than "
+                              f"'{s.args[0]}' (a network reading another's node is not "
+                              "supported)")
         k, source = s.args[1], str(s.args[2])
         new = self._lookup(model, source, "SetInput")
         for name in self._matching(s, 0, (model.nodes,)):
