@@ -146,8 +146,8 @@ def test_mel_adds_layers_and_training_goes_on_from_the_edited_models(tmp_path):
 
 
 def test_mel_mistakes_are_one_error_naming_the_line(tmp_path):
-    bad = ADD_LAYER.replace("SetDefaultModel(m1)", "SetDefaultModel(m1)\nRename(L1.S, L1.T)")
-    with pytest.raises(ConfigError, match="MEL: Rename is not supported") as err:
+    bad = ADD_LAYER.replace("SetDefaultModel(m1)", "SetDefaultModel(m1)\nCopyNode(L1.S, L1.T)")
+    with pytest.raises(ConfigError, match="MEL: CopyNode is not supported") as err:
         _run(_setup(tmp_path, "Pre1:Add2", bad, "bad.mel"), tmp_path)
     assert (err.value.path.endswith("bad.mel"), err.value.line) == (True, 3)
     assert not (tmp_path / "m1").exists()        # refused before any command ran
@@ -188,3 +188,124 @@ def test_a_mel_script_may_add_an_input_and_rewire_a_criterion_to_it(tmp_path):
     got = net(features=x, labels=labels, other=other)["CE.SM"]
     np.testing.assert_allclose(np.asarray(got).ravel(), -(other * log_softmax).sum(1),
                                rtol=1e-5)
+
+
+# Tests/EndToEndTests/Speech/DNN/SequenceTraining's replace_ce_with_sequence_criterion.mel: the
+# criterion taken out of its group and removed, a new one of the same name made a criterion
+REPLACE_CRITERION = """m1 = LoadModel("$currModel$", format="cntk")
+SetDefaultModel(m1)
+SetProperty(CE.SM, "criterion", false)
+Remove(CE.SM)
+CE.SM = SquareError(labels, CE.BFF.FF.P)
+SetProperty(CE.SM, criterion, true)
+SetProperty(Err, "evaluation", false)
+SetProperty(L1.S, output, true)
+SetProperty(L1.BFF.W, computeGradient, false)
+SaveModel(m1, "$newModel$", format="cntk")
+"""
+
+
+def test_mel_set_property_regroups_nodes_and_stops_a_parameters_training(tmp_path):
+    text = _run(_setup(tmp_path, "Pre1:Add2:Pre2", REPLACE_CRITERION, "seq.mel"), tmp_path)
+    pre2 = text[text.index("# Pre2 command"):]
+    assert "Training criterion:   CE.SM" in pre2 and "Evaluation criterion" not in pre2
+    assert "Err = " not in pre2.split("Finished Epoch")[1].split("\n")[0]
+    # L1.BFF.W (4 x 3) has no gradient, nor the Times that reads it with the features
+    assert re.findall(r"Training (\d+) parameters in (\d+) out of (\d+) parameter tensors "
+                      r"and (\d+) nodes with gradient", pre2) == [("14", "3", "3", "8")]
+    before = sd.load(tmp_path / "m1" / "net", batch_size=2).parameters
+    after = sd.load(tmp_path / "m2" / "net", batch_size=2).parameters
+    np.testing.assert_array_equal(after["L1.BFF.W"].d, before["L1.BFF.W"].d)
+    assert not np.array_equal(after["CE.BFF.W"].d, before["CE.BFF.W"].d)
+    net = sd.load(tmp_path / "m2" / "net.0", batch_size=2)
+    assert "criterion" in net.tags["CE.SM"] and "output" in net.tags["L1.S"]
+    assert "evaluation" not in net.tags["Err"]
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
+    y = np.eye(2, dtype=np.float32)
+    out = net(features=x, labels=y)        # the new criterion: a sample's squared distance
+    np.testing.assert_allclose(np.asarray(out["CE.SM"]).ravel(),
+                               ((y - out["CE.BFF.FF.P"]) ** 2).sum(1), rtol=1e-5)
+
+
+# Tests/EndToEndTests/Image/FCN's prepare_for_test.mel: an input renamed, a new one of its name
+# given to its readers, the old one deleted; and a pattern renamed (cntk.exe's GenerateNames)
+SWAP_INPUT = """m = LoadModel("$currModel$", format="cntk")
+SetDefaultModel(m)
+Rename(labels, oldLabels)
+labels = Input(2, tag="label")
+SetInput(CE.SM, 0, labels)
+SetInput(Err, 0, labels)
+Delete(oldLabels)
+Rename(L1.*, L9.*)
+SaveModel(m, "$newModel$", format="cntk")
+"""
+
+
+def test_mel_rename_and_delete_replace_an_input(tmp_path):
+    text = _run(_setup(tmp_path, "Pre1:Add2:Pre2", SWAP_INPUT, "swap.mel"), tmp_path)
+    assert "Starting from checkpoint. Loading network from" in text
+    net = sd.load(tmp_path / "m2" / "net.0", batch_size=2)
+    assert list(net.inputs) == ["features", "labels"]
+    assert sorted(net.parameters) == ["CE.BFF.B", "CE.BFF.W", "L9.BFF.B", "L9.BFF.W"]
+    assert net.tags["CE.BFF.FF.T"][-1] == 'inputs:["CE.BFF.W", "L9.S"]'
+    assert net.tags["CE.SM"] == ["criterion", 'inputs:["labels", "CE.BFF.FF.P"]']
+    p = {k: np.asarray(v.d, np.float64) for k, v in net.parameters.items()}
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
+    y = np.eye(2, dtype=np.float32)[::-1]
+    got = net(features=x, labels=y)
+    z = _sigmoid(x @ p["L9.BFF.W"] + p["L9.BFF.B"]) @ p["CE.BFF.W"] + p["CE.BFF.B"]
+    np.testing.assert_allclose(got["L9.S"], _sigmoid(x @ p["L9.BFF.W"] + p["L9.BFF.B"]),
+                               rtol=1e-5)
+    log_softmax = z - np.log(np.exp(z).sum(1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(got["CE.SM"]).ravel(), -(y * log_softmax).sum(1),
+                               rtol=1e-5)
+
+
+def test_mel_delete_rename_set_property_mistakes_name_the_line(tmp_path):
+    _run(_setup(tmp_path, "Pre1"), tmp_path)
+    for script, message in (
+            ("Delete(L1.S)", "'CE.BFF.FF.T' still reads 'L1.S'"),
+            ("Rename(labels, features)", "has a node named 'features' already"),
+            ("Rename(L1.*, L9.S)", "must hold one '\\*' each"),
+            ("SetProperty(L1.S, colour, true)", "no property 'colour'"),
+            ("SetProperty(L1.BFF.W, learningRateMultiplier, 0.5)", "is not supported"),
+            ("Remove(Nothing)", "no node of the model matches 'Nothing'")):
+        text = ADD_LAYER.replace("HDim = 4", script)
+        with pytest.raises(ConfigError, match=message) as err:
+            _run(_setup(tmp_path, "Add2", text, "wrong.mel"), tmp_path)
+        assert (err.value.path.endswith("wrong.mel"), err.value.line) == (True, 3)
+
+
+# cntk.exe's 'm2 = LoadModel (...)' is LoadModelWithName (m2, ...): a network of its own, whose
+# nodes keep the file's names, the default model only if none is set yet (ModelEditLanguage.h's
+# OverrideModelNameAndSetDefaultModel); 'm2.L1.S' is a node of m2 (ParseName)
+LOAD_TWICE = """m1 = LoadModel("$currModel$", format="cntk")
+m2 = LoadModel("$currModel$", format="cntk")
+SetProperty(m2.L1.BFF.W, computeGradient, false)
+Rename(m2.CE.BFF.B, m2.CE.BFF.Bias)
+SetProperty(Err, evaluation, false)
+Delete(m2.L1.S)
+SaveModel(m2, "$newModel$", format="cntk")
+SaveModel(m1, "$newModel$.m1", format="cntk")
+"""
+
+
+def test_mel_loading_a_file_twice_keeps_the_files_names(tmp_path):
+    script = LOAD_TWICE.replace("Delete(m2.L1.S)\n", "")
+    _run(_setup(tmp_path, "Pre1:Add2", script, "twice.mel"), tmp_path)
+    first = sd.load(tmp_path / "m1" / "net", batch_size=2).parameters
+    second = sd.load(tmp_path / "m2" / "net.0", batch_size=2).parameters
+    assert list(second) == ["L1.BFF.W", "L1.BFF.B", "CE.BFF.W", "CE.BFF.Bias"]
+    for name in ("L1.BFF.W", "L1.BFF.B", "CE.BFF.W"):
+        np.testing.assert_array_equal(second[name].d, first[name].d)
+    np.testing.assert_array_equal(second["CE.BFF.Bias"].d, first["CE.BFF.B"].d)
+    assert not second["L1.BFF.W"].need_grad
+    # the edits of m2 are m2's: m1 saves as the file holds it
+    again = sd.load(tmp_path / "m2" / "net.0.m1", batch_size=2)
+    assert list(again.parameters) == list(first) and again.parameters["L1.BFF.W"].need_grad
+    # the bare name is the default model's, m1 (the first loaded)
+    assert "evaluation" not in again.tags["Err"]
+    assert "evaluation" in sd.load(tmp_path / "m2" / "net.0", batch_size=2).tags["Err"]
+    with pytest.raises(ConfigError, match="'CE.BFF.FF.T' still reads 'L1.S'") as err:
+        _run(_setup(tmp_path, "Add2", LOAD_TWICE, "twice.mel"), tmp_path)
+    assert err.value.line == 6

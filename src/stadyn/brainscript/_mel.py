@@ -6,7 +6,10 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
 ``LoadConfigFileAndResolveVariables``.  The statements Stadyn runs:
 
 * ``m = LoadModel ("path", format = "cntk")``: a model file written by ``stadyn train`` (or an
-  earlier edit); it becomes the default model.  ``SetDefaultModel (m)`` chooses another.
+  earlier edit); the first becomes the default model (cntk.exe's
+  OverrideModelNameAndSetDefaultModel), ``SetDefaultModel (m)`` chooses another.  Each is a
+  model of its own (cntk.exe's LoadModelWithName), saved under the file's names; ``m.L1.S``
+  names a node of the model ``m``.
 * NDL items, ``HDim = 512`` or ``L2 = SBFF (L1.S, HDim, HDim)``: new nodes of the default model,
   built as an NDL network's (the macros of the config's ``ndlMacros``, cntk.exe's seeds and
   names); the model's nodes are reached by their names (``L1.S``, ``outputNodes.z``), and a
@@ -17,13 +20,20 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
   read an edited node are made again; an edit that would close a loop is refused.  The model
   file must list its nodes' inputs (a model of an NDL network, or of an earlier edit: Stadyn's
   model files tag them).
+* ``SetProperty (node, property, value)``: a node into (``true``) or out of (``false``) the
+  ``criterion``, ``evaluation``, ``output``, ``feature`` or ``label`` group; a parameter's
+  ``computeGradient`` / ``learningRateMultiplier`` (0 or 1).
+* ``Delete (node, ...)`` (``Remove``): nodes, inputs or parameters out of the model (one no
+  other node reads: cntk.exe would leave the reader's input empty).
+* ``Rename (old, new)``: a node, input or parameter (or every name of a ``*`` pattern) renamed,
+  its groups and the inputs lists that name it with it.
 * ``SaveModel (m, "path", format = "cntk")``: the model file, which a ``train`` command starting
   from it takes its network from (cntk.exe reads a network from its start file).
 * ``Dump (m, "path")`` (or ``DumpModel``): a text listing of the model's nodes (name, operation,
   inputs, shape; Stadyn's own layout, not cntk.exe's).
 
-The others (``Delete``, ``Rename``, ``SetProperty``, ``CreateModel``, ``CopyNode``, ...) are
-refused, naming the line.
+The others (``CreateModel``, ``CopyNode``, ``SetPropertyForSubTree``, ...) are refused, naming
+the line.
 """
 
 from __future__ import annotations
@@ -41,23 +51,34 @@ from ._ast import SourceLocation
 from ._command_network import record_loc
 from ._config import ConfigRecord
 from ._model_files import inputs_tag, save_model, tagged_inputs
-from ._ndl import NDLSource, _Builder, _Cell, _Instance, _Node, _Scope
+from ._mel_ndl import MELItems
+from ._ndl import NDLSource
 from ._ndl_parser import Assign, parse_ndl
 from ._network_library import replay
 
 __all__ = ["MELScript", "read_mel", "mel_saved_models", "is_mel_edit"]
 
 _RUN = {"loadmodel": "LoadModel", "savemodel": "SaveModel", "setdefaultmodel": "SetDefaultModel",
-        "setnodeinput": "SetInput", "setinput": "SetInput", "dumpmodel": "Dump", "dump": "Dump"}
+        "setnodeinput": "SetInput", "setinput": "SetInput", "dumpmodel": "Dump", "dump": "Dump",
+        "setproperty": "SetProperty", "removenode": "Delete", "remove": "Delete",
+        "deletenode": "Delete", "delete": "Delete", "rename": "Rename"}
 _REFUSED = ("CreateModel", "CreateModelWithName", "LoadModelWithName", "LoadNDLSnippet",
             "SaveDefaultModel", "UnloadModel", "DumpNode", "CopyNode", "Copy", "CopySubTree",
-            "CopyNodeInputs", "CopyInputs", "SetNodeInputs", "SetInputs", "SetProperty",
-            "SetPropertyForSubTree", "RemoveNode", "Remove", "DeleteNode", "Delete", "Rename",
-            "ReviseParameter")
+            "CopyNodeInputs", "CopyInputs", "SetNodeInputs", "SetInputs",
+            "SetPropertyForSubTree", "ReviseParameter")
+# SetProperty's names (ModelEditLanguage.cpp: the legacy ones first) -> the group it sets
+_PROPERTIES = {"criterion": "criterion", "finalcriterion": "criterion", "criteria": "criterion",
+               "evaluation": "evaluation", "eval": "evaluation", "output": "output",
+               "feature": "feature", "label": "label", "computegradient": "gradient",
+               "needgradient": "gradient", "needsgradient": "gradient",
+               "learningratemultiplier": "gradient", "recurrent": None,
+               "freezeparameters": "freeze"}
 _STATEMENT = re.compile(r"^\s*(?:(?P<target>[A-Za-z_][\w.]*)\s*=\s*)?"
                         r"(?P<function>[A-Za-z_]\w*)\s*\((?P<args>.*)\)\s*$")
 _VAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_.]*)\$")
 _GROUPS = ("criterion", "evaluation", "output")
+_RUNS = ("LoadModel, SetDefaultModel, NDL items, SetInput, SetProperty, Delete, Rename, "
+         "SaveModel and Dump")
 
 
 @dataclass
@@ -76,10 +97,13 @@ class _Symbol(str):
 
 @dataclass
 class _Model:
-    """A loaded model: its named nodes and inputs, tags, and each node's inputs by name."""
+    """A loaded model: its named nodes, inputs and parameters (by the model's own names: the
+    file's, though the same file loaded twice holds its second copy under a ``Load/`` scope in
+    the parameter registry), tags, and each node's inputs by name."""
 
     nodes: dict[str, Variable]
     inputs: dict[str, Variable]
+    parameters: dict[str, Variable]
     tags: dict[str, list[str]]
     links: dict[str, list[str]]
     ndl: Any = None                 # the NDL items' builder, made at the first one
@@ -147,8 +171,7 @@ def read_mel(path: str, record: ConfigRecord) -> list[_Statement]:
                     else:
                         statement.args.append(_value(part))
             elif any(name.lower() == r.lower() for r in _REFUSED):
-                raise ConfigError(f"MEL: {name} is not supported (Stadyn runs LoadModel, "
-                                  "SetDefaultModel, NDL items, SetInput, SaveModel and Dump)",
+                raise ConfigError(f"MEL: {name} is not supported (Stadyn runs {_RUNS})",
                                   path, number, m.start("function") + 1)
         statements.append(statement)
     return statements
@@ -242,9 +265,17 @@ class MELScript:
             found = tagged_inputs(items)
             if found is not None:
                 links[name] = found
-        model = _Model(nodes, dict(loaded.inputs), tags, links)
-        self.models[(s.target or path).lower()] = model
-        self.default = model
+        # (cntk.exe: 'm = LoadModel' is LoadModelWithName, a network of its own, its names the
+        # file's)
+        own = dict(loaded.registry.items()) if getattr(loaded, "registry", None) is not None \
+            else {}
+        model = _Model(nodes, dict(loaded.inputs), own, tags, links)
+        key = (s.target or path).lower()
+        if self.default is not None and self.default is self.models.get(key):
+            self.default = None              # (a name loaded again: the old model goes)
+        self.models[key] = model
+        if self.default is None:             # cntk.exe: the default only if none is set yet
+            self.default = model
 
     def _SetDefaultModel(self, s: _Statement) -> None:
         self.default = self._model(s)
@@ -265,7 +296,14 @@ class MELScript:
         for name, links in model.links.items():
             if name in outputs:
                 tags.setdefault(name, []).append(inputs_tag(links))
-        self.save(path, outputs, inputs, tags)
+        names = {id(p): p.name for p in model.parameters.values()}
+        try:                     # the parameters saved under the model's own names
+            for name, p in model.parameters.items():
+                p.name = name
+            self.save(path, outputs, inputs, tags)
+        finally:
+            for p in model.parameters.values():
+                p.name = names[id(p)]
         self.saved.append(path)
 
     def _Dump(self, s: _Statement) -> None:
@@ -280,38 +318,176 @@ class MELScript:
             links = model.links.get(name, [])
             lines.append(f"{name} = {operation}({', '.join(links)}) : "
                          f"{list(v.shape[1:])}")
-        for name, p in current_registry().items():
+        for name, p in model.parameters.items():
             lines.append(f"{name} = LearnableParameter() : {list(p.shape)}")
         self.write(path, "\n".join(lines) + "\n")
 
     # ---- nodes ---------------------------------------------------------------------------
     def _lookup(self, model: _Model, name: str, what: str) -> Variable:
-        for table in (model.nodes, model.inputs, dict(current_registry().items())):
+        tables = (model.nodes, model.inputs, model.parameters)
+        for table in tables:
             if name in table:
                 return table[name]
-        for table in (model.nodes, model.inputs, dict(current_registry().items())):
+        for table in tables:
             for key, v in table.items():
                 if key.lower() == name.lower():
                     return v
         raise ConfigError(f"{what}: the model has no node named '{name}'")
 
-    def _SetInput(self, s: _Statement) -> None:
-        model = self.default
+    def _model_of(self, s: _Statement, k: int) -> _Model:
+        """The model argument ``k`` of ``s`` names a node of: ``m1.L1.S`` a node of the model
+        ``m1`` (cntk.exe's ParseName: the name before the first ``.``, where it is a model's;
+        the argument keeps the rest, ``m1`` alone every node), else the default model."""
+        if len(s.args) <= k or not isinstance(s.args[k], str):
+            raise ConfigError(f"{s.function}: argument {k + 1} must name a node")
+        text = str(s.args[k])
+        first, dot, rest = text.partition(".")
+        model = self.models.get(first.lower()) if "*" not in first else None
         if model is None:
-            raise ConfigError("SetInput: no model is loaded (LoadModel)")
+            return self._default(s.function)
+        s.args[k] = _Symbol(rest if dot and rest else "*")
+        return model
+
+    def _matching(self, s: _Statement, k: int, tables: tuple[dict[str, Variable], ...]
+                  ) -> list[str]:
+        """The names in ``tables`` that argument ``k`` of ``s`` names: a name (any case where
+        none matches exactly) or a pattern with one ``*`` (``CE.*.T``)."""
+        if len(s.args) <= k or not isinstance(s.args[k], str):
+            raise ConfigError(f"{s.function}: argument {k + 1} must name a node")
+        pattern = str(s.args[k])
+        names = [n for table in tables for n in table]
+        head, star, tail = pattern.partition("*")
+        if star:
+            found = [n for n in names if n.startswith(head) and n.endswith(tail)
+                     and len(n) >= len(head) + len(tail)]
+        else:
+            found = [n for n in names if n == pattern] or \
+                [n for n in names if n.lower() == pattern.lower()]
+        if not found:
+            raise ConfigError(f"{s.function}: no node of the model matches '{pattern}'")
+        return list(dict.fromkeys(found))
+
+    def _default(self, what: str | None) -> _Model:
+        if self.default is None:
+            raise ConfigError(f"{what}: no model is loaded (LoadModel)")
+        return self.default
+
+    def _SetProperty(self, s: _Statement) -> None:
+        """cntk.exe's SetProperty (node, property, value): a node joins or leaves the group
+        of ``criterion``, ``evaluation``, ``output``, ``feature`` or ``label`` nodes; a
+        parameter's ``computeGradient`` (``needGradient``) or ``learningRateMultiplier`` (0 or
+        1) says whether training changes it; ``recurrent`` does nothing (as cntk.exe)."""
+        if len(s.args) != 3:
+            raise ConfigError("SetProperty (node, property, value) takes three arguments")
+        model = self._model_of(s, 0)
+        prop, value = str(s.args[1]), s.args[2]
+        if prop.lower() not in _PROPERTIES:
+            raise ConfigError(f"SetProperty: no property '{prop}' (criterion, evaluation, "
+                              "output, feature, label, computeGradient, "
+                              "learningRateMultiplier, recurrent)")
+        group = _PROPERTIES[prop.lower()]
+        if group is None:
+            return
+        if group == "freeze":
+            raise ConfigError("SetProperty: freezeParameters is not supported (Stadyn "
+                              "freezes a BatchNormalization's statistics through its config)")
+        if isinstance(value, _Symbol) or not (isinstance(value, (bool, int, float))):
+            raise ConfigError(f"SetProperty: the value of '{prop}' must be true, false or a "
+                              f"number (not '{value}')")
+        if group == "gradient":
+            if float(value) not in (0.0, 1.0):
+                raise ConfigError(f"SetProperty: {prop} = {value} is not supported (Stadyn "
+                                  "trains a parameter at the full rate or not at all: 1 or 0)")
+            for name in self._matching(s, 0, (model.parameters,)):
+                model.parameters[name].need_grad = bool(value)
+            return
+        tables = (model.inputs,) if group in ("feature", "label") else (model.nodes,)
+        for name in self._matching(s, 0, tables):
+            tags = model.tags.setdefault(name, [])
+            if value and group not in tags:
+                tags.append(group)
+            elif not value:
+                tags[:] = [t for t in tags if t != group]
+
+    def _Delete(self, s: _Statement) -> None:
+        """cntk.exe's Delete (node, ...) (or Remove): each node (or pattern) leaves the model
+        and its groups.  A node another node still reads is refused: cntk.exe leaves that
+        input empty, a network no file can hold (SetInput its readers to another node
+        first)."""
+        if not s.args:
+            raise ConfigError("Delete (node, ...) takes the nodes to delete")
+        for k in range(len(s.args)):
+            model = self._model_of(s, k)
+            parameters = model.parameters
+            for name in self._matching(s, k, (model.nodes, model.inputs, parameters)):
+                v = model.nodes.get(name, model.inputs.get(name, parameters.get(name)))
+                kept = [n for n in model.nodes if n != name]
+                readers = [n for n in kept if name in model.links.get(n, [])]
+                if not readers and any(r is v for r in _reached([model.nodes[n] for n in kept])):
+                    graphs = {n: _reached([model.nodes[n]]) for n in kept}
+                    readers = sorted((n for n in kept if any(r is v for r in graphs[n])),
+                                     key=lambda n: len(graphs[n]))     # the nearest first
+                if readers:
+                    raise ConfigError(f"Delete: '{readers[0]}' still reads '{name}' (cntk.exe "
+                                      "would leave that input empty): SetInput it to another "
+                                      "node first")
+                model.nodes.pop(name, None)
+                model.inputs.pop(name, None)
+                model.parameters.pop(name, None)
+                model.tags.pop(name, None)
+                model.links.pop(name, None)
+                registry = current_registry()
+                for key in [key for key, p in registry.items() if p is v and v is not None]:
+                    registry.pop(key)
+                if model.ndl is not None:
+                    model.ndl.forget(name)
+
+    def _Rename(self, s: _Statement) -> None:
+        """cntk.exe's Rename (old, new): a node (or input) takes the name ``new`` with its
+        groups; ``Rename (L1.*, L9.*)`` renames every node matching the pattern, its ``*``
+        kept.  A name the model holds already is refused."""
+        if len(s.args) != 2:
+            raise ConfigError("Rename (oldNodeName, newNodeName) takes two names")
+        model = self._model_of(s, 0)
+        if self._model_of(s, 1) is not model:        # (cntk.exe's message says CopyInputs)
+            raise ConfigError(f"Rename: '{s.args[0]}' and '{s.args[1]}' belong to different "
+                              "models")
+        old_pattern, new_pattern = str(s.args[0]), str(s.args[1])
+        if (old_pattern.count("*"), new_pattern.count("*")) not in ((0, 0), (1, 1)):
+            raise ConfigError(f"Rename: '{old_pattern}' and '{new_pattern}' must hold one '*' "
+                              "each, or none")
+        head, _, tail = old_pattern.partition("*")
+        parameters = model.parameters
+        taken = set(model.nodes) | set(model.inputs) | set(parameters)
+        for old in self._matching(s, 0, (model.nodes, model.inputs, parameters)):
+            middle = old[len(head):len(old) - len(tail)] if "*" in old_pattern else ""
+            new = new_pattern.replace("*", middle)
+            if new in taken:
+                raise ConfigError(f"Rename: the model has a node named '{new}' already")
+            for table in (model.nodes, model.inputs, parameters, model.tags, model.links):
+                if old in table:
+                    table[new] = table.pop(old)
+            for links in model.links.values():
+                links[:] = [new if n == old else n for n in links]
+            taken.discard(old)
+            taken.add(new)
+            if model.ndl is not None:
+                model.ndl.forget(old)
+                model.ndl.renew({new: model.nodes.get(new, model.inputs.get(new,
+                                                                              parameters.get(new)))})
+
+    def _SetInput(self, s: _Statement) -> None:
         if len(s.args) != 3 or not isinstance(s.args[1], int) or isinstance(s.args[1], bool):
             raise ConfigError("SetInput (node, k, input) takes a node, a 0-based input number "
                               "and the new input")
-        pattern, k, source = str(s.args[0]), s.args[1], str(s.args[2])
+        model = self._model_of(s, 0)
+        if self._model_of(s, 2) is not model:
+            raise ConfigError(f"SetInput: '{s.args[2]}' is a node of another model than "
+                              f"'{s.args[0]}' (a network reading another's node is not "
+                              "supported)")
+        k, source = s.args[1], str(s.args[2])
         new = self._lookup(model, source, "SetInput")
-        head, star, tail = pattern.partition("*")
-        if star:
-            targets = [n for n in model.nodes if n.startswith(head) and n.endswith(tail)]
-        else:
-            targets = [n for n in model.nodes if n == pattern]
-        if not targets:
-            raise ConfigError(f"SetInput: no node of the model matches '{pattern}'")
-        for name in targets:
+        for name in self._matching(s, 0, (model.nodes,)):
             links = model.links.get(name)
             if links is None:
                 raise ConfigError(f"SetInput: the model file does not list the inputs of "
@@ -363,9 +539,14 @@ class MELScript:
             raise ConfigError("an NDL item before any model is loaded (LoadModel)")
         items = parse_ndl(s.text, self.path, s.line).items
         if model.ndl is None:
-            model.ndl = _Editor(NDLSource("", self.path, s.line, 1, self.record), self.library,
-                                model)
-        for name, v, tag, links in model.ndl.define([i for i in items if isinstance(i, Assign)]):
+            model.ndl = MELItems(NDLSource("", self.path, s.line, 1, self.record), self.library,
+                                 model.nodes, model.inputs, model.parameters)
+        before = {id(p) for _, p in current_registry().items()}
+        made = model.ndl.define([i for i in items if isinstance(i, Assign)])
+        for name, p in current_registry().items():     # the items' parameters join the model's
+            if id(p) not in before:
+                model.parameters[name] = p
+        for name, v, tag, links in made:
             if v.parent is None:           # a new Input joins the model's inputs
                 if any(v is i for i in self.library.inputs):
                     model.inputs[name] = v
@@ -389,85 +570,3 @@ def _reached(roots: list[Variable]) -> list[Variable]:
     for n in topological_nodes(roots):
         out.extend(o for o in (*n.inputs, *n.outputs) if o is not None)
     return out
-
-
-class _Editor(_Builder):
-    """The NDL builder of a MEL script's NDL items: the config's ``ndlMacros``, and the loaded
-    model's nodes (and parameters) by name, ``a.b.c`` reached as a macro instance's members."""
-
-    def __init__(self, source: NDLSource, library: Any, model: _Model):
-        super().__init__(source, library)
-        macros = source.record.lookup("ndlMacros", None)
-        for name in str(macros).split("+") if macros is not None else []:
-            if name.strip():
-                self._load_file(self._read(name, "ndlMacros"), run=False)
-        self.existing: dict[str, _Node] = {}
-        self.renew(model.nodes, model.inputs)
-
-    def renew(self, nodes: dict[str, Variable], inputs: dict[str, Variable] | None = None) -> None:
-        """The model's nodes (again, after an edit made some anew) in the names' scopes."""
-        table = dict(current_registry().items())
-        table.update(inputs or {})
-        table.update(nodes)
-        for name, v in table.items():
-            node = self.existing.get(name)
-            if node is not None:
-                node.built = v
-                continue
-            node = self.existing[name] = _Node(name, "Existing", [], {}, self.sections, None,
-                                               built=v)
-            scope, parts = self.sections, name.split(".")
-            for k, part in enumerate(parts[:-1]):
-                cell = scope.names.get(part.lower())
-                if cell is None or not isinstance(cell.value, _Instance):
-                    inner = _Scope(self.globals, ".".join(parts[:k + 1]))
-                    instance = _Instance(inner, cell)       # (a node of that name: its value)
-                    cell = scope.names[part.lower()] = _Cell(inner.prefix, None)
-                    cell.value = instance
-                scope = cell.value.scope
-            last = scope.names.get(parts[-1].lower())
-            cell = _Cell(name, None)
-            cell.value = node
-            if last is not None and isinstance(last.value, _Instance):
-                last.value.last = cell                      # a.b is a node and a prefix
-            else:
-                scope.names[parts[-1].lower()] = cell
-
-    def define(self, items: list[Assign]) -> list[tuple[str, Variable, str | None,
-                                                        list[str] | None]]:
-        """Build the nodes of NDL ``items``: ``(name, node, tag, inputs by name)`` of each."""
-        first, tags = len(self.nodes), len(self.tags)
-        self._run_items(items, self.sections, None)
-        made = self.nodes[first:]
-        for node in made:
-            self._build(node)
-        named = {n.name: self.library.resolve(n.built) for n in made if n.name is not None}
-        self.library.name_parameters(named)
-        tag_of: dict[int, str] = {}
-        for value, tag, loc in self.tags[tags:]:
-            target = self._node_of(value, loc)
-            text = str(self._constant(tag, _Node(None, "tag", [], {}, self.sections, loc), "tag"))
-            low = "evaluation" if text.lower().startswith("eval") else \
-                "criterion" if text.lower() in ("criteria", "criterion") else text.lower()
-            if isinstance(target, _Node):
-                tag_of[id(target)] = low
-        out = []
-        for node in made:
-            if node.name is None or node.function in ("LearnableParameter", "ImageParameter"):
-                continue
-            links: list[str] | None = []
-            for arg in node.args:
-                target = self._node_of(arg, node)
-                for item in target if isinstance(target, list) else [target]:
-                    item = self._node_of(item, node)
-                    if isinstance(item, _Node):
-                        if item.name is None:
-                            links = None
-                            break
-                        links.append(item.name)
-                if links is None:
-                    break
-            out.append((node.name, self.library.resolve(node.built), tag_of.get(id(node)),
-                        links))
-            self.existing[node.name] = node
-        return out
