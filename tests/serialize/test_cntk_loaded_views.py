@@ -16,6 +16,12 @@ Before (a9dd4ed5): a loaded file's function showed the attributes of the Stadyn 
 read as (``EyeLikeOp`` ``{}``, ``Times`` ``{'base_axis': 2}``, ``Plus`` ``{'inplace': False}``,
 ``Slice`` ``start``/``stop``/``step``), CNTK 2.7 the file's (``{'OutputSparse': False}``,
 ``outputRank`` / ``inferInputRankToMap``, ``{}``, ``axis`` / ``beginIndex`` / ...).
+
+Before (cffa426b): a loaded ``GatherOp`` block (``gather`` along an axis) showed its inputs in
+the file's order, ``[indices, reference]`` (``Input7``, ``Constant9``), CNTK 2.7
+``[reference, indices]``: the ``cntk_write_forms/cntk_nets.model`` inputs and nodes fields
+failed (that file, ``cntk_more.model`` and ``eye_like.model`` were compared for their
+attributes only before).
 """
 
 from __future__ import annotations
