@@ -302,14 +302,14 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
 def passed_on_block(v: Variable) -> "Variable | None":
     """The output of the block inside a loaded file's block that only passes that output on
     (the reader gives the outer block an identity of its own: ReduceL1's and ReduceSumSquare's
-    inner ``ReduceElements``), which CNTK 2.7 shows as the outer block's ``block_root``; None
-    for another value."""
+    inner ``ReduceElements``, LocalResponseNormalization's ``ElementDivide``), which CNTK 2.7
+    shows as the outer block's ``block_root``; None for another value."""
     node = v.parent
     if v not in G.BLOCKS or node is None or node.spec.name != "identity" or \
             G.made_by_cntk_op(v):
         return None
     inner = node.inputs[0]
-    return inner if inner in G.BLOCKS and G.BLOCKS[inner].attributes else None
+    return inner if inner in G.BLOCKS else None
 
 
 def _root_function(legacy) -> "tuple[str, str, str] | None":
