@@ -238,6 +238,10 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
     elif serialize.is_legacy_model_file(path):
         legacy = serialize.read_legacy_model(path)
         root = _root_function(legacy)
+        if legacy.format == "cntk-v1":
+            # CNTK 2.7 gives a v1 file's roots: its criteria (ce, errs) and outputs, by name
+            for net in legacy.networks.values():
+                net.outputs = serialize.cntk_v1_roots(net)
         network = serialize.load_cntk(legacy) if legacy.format.startswith("cntk") else \
             serialize.load(path)
     else:
