@@ -198,3 +198,23 @@ register_rules(F.cntk_eye_like, onnx_export=_eye_like_onnx,
 _EPOCH_MEAN = Unmapped("CNTK's EpochAccumulator keeps the mean of an epoch's samples from run "
                        "to run (state the node keeps), which ONNX cannot hold")
 register_rules(F.cntk_epoch_accumulator, onnx_export=_EPOCH_MEAN, onnx_import=_EPOCH_MEAN)
+
+
+def _max_unpooled_onnx(g, inputs, attrs):
+    """Identity (of the unpooled values; ONNX graphs have no gradients)"""
+    return g.op("Identity", [inputs[0]])
+
+
+def _max_unpooled_nnp(e, inputs, attrs):
+    """The unpooled values passed on (NNabla's ``Identity``): NNabla's gradient is then the
+    unpooling's own derivative, not CNTK's max pooling of the output's gradient."""
+    e.function("Identity", inputs[:1])
+
+
+# (a CNTK v2 file's Unpooling is read by F.unpooling's rule, through
+# cntk_semantics.max_unpooling, which ends in this op; the CNTK writer writes the Unpooling the
+# compat marks)
+register_rules(F.cntk_max_unpooled, onnx_export=_max_unpooled_onnx,
+               onnx_import=Unmapped("ONNX graphs have no gradients: the export (Identity) "
+                                    "imports as identity"),
+               nnp_export=_max_unpooled_nnp, nnp_import=_NOT_NNABLA)
