@@ -760,6 +760,15 @@ ENTRIES: dict[str, Entry] = {
     "python_function": Entry(
         [Case((normal(3, 2), normal(2)), {"function": _CubeAndRowSums()})],
         lambda x, y, function=None: (x ** 3 * y, (x * y).sum(axis=1))),
+    "cntk_max_unpooled": Entry(
+        [Case((normal(2, 1, 4, 6), normal(2, 1, 2, 3)),
+              {"kernel": (2, 2), "stride": (2, 2), "lower_pad": (0, 0), "upper_pad": (0, 0)}),
+         Case((normal(1, 2, 5), normal(1, 2, 3)),
+              {"kernel": (3,), "stride": (2,), "lower_pad": (1,), "upper_pad": (1,)})],
+        lambda unpooled, values, **geometry: unpooled,
+        no_grad="its gradient is CNTK 2.7's, not the derivative: the values get the max "
+                "pooling of the output's gradient (tests/ops/test_cntk_max_unpooled.py checks "
+                "it)"),
     "cntk_eye_like": Entry([Case((normal(3, 4),)), Case((normal(4, 2),))],
                       lambda x: np.eye(x.shape[0], x.shape[1]),
                       no_grad="its value does not depend on the input's values"),

@@ -16,6 +16,18 @@ Before (a9dd4ed5): a loaded file's function showed the attributes of the Stadyn 
 read as (``EyeLikeOp`` ``{}``, ``Times`` ``{'base_axis': 2}``, ``Plus`` ``{'inplace': False}``,
 ``Slice`` ``start``/``stop``/``step``), CNTK 2.7 the file's (``{'OutputSparse': False}``,
 ``outputRank`` / ``inferInputRankToMap``, ``{}``, ``axis`` / ``beginIndex`` / ...).
+
+Before (cffa426b): a loaded ``GatherOp`` block (``gather`` along an axis) showed its inputs in
+the file's order, ``[indices, reference]`` (``Input7``, ``Constant9``), CNTK 2.7
+``[reference, indices]``: the ``cntk_write_forms/cntk_nets.model`` inputs and nodes fields
+failed (that file, ``cntk_more.model`` and ``eye_like.model`` were compared for their
+attributes only before).  A loaded ReduceL1's or ReduceSumSquare's ``block_root`` was an
+``Identity`` of no attributes (the reader's), CNTK 2.7's the ``ReduceElements`` block inside
+it with its attributes and inputs (the ``block_roots`` fields of cntk_norms.model and
+reduce_sum_square_source.model failed; a LocalResponseNormalization's, CNTK's
+``ElementDivide`` block, likewise).  A clone of a loaded file kept none of the file's
+attributes (a ``Slice`` showed Stadyn's ``start``/``stop``/``step``, CNTK 2.7's clone the
+file's ``axis``/``beginIndex``/...: the ``clone_attributes`` fields failed).
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 with open(os.path.join(FIXTURES, "cntk_loaded_views", "views.json")) as _f:
     VIEWS = json.load(_f)
 FIELDS = ["uid", "inputs", "arguments", "parameters", "constants", "outputs", "root", "nodes",
-          "attributes"]
+          "attributes", "block_roots", "clone_attributes"]
 
 
 def _uids(vs):
@@ -58,7 +70,30 @@ def _view(g) -> dict:
             "outputs": [[o.name, o.uid] for o in g.outputs],
             "root": [r.uid, r.name, r.op_name, _uids(r.inputs)], "nodes": nodes,
             "attributes": [[n.owner.uid, n.owner.op_name, _attributes(n.owner)]
-                           for n in C.logging.get_node_outputs(g)]}
+                           for n in C.logging.get_node_outputs(g)],
+            "block_roots": [[f.uid, f.op_name, f.block_root.uid, f.block_root.op_name,
+                             _attributes(f.block_root), _root_inputs(f)]
+                            for f in (n.owner for n in C.logging.get_node_outputs(g))
+                            if f.is_block],
+            "clone_attributes": {m: _clone_attributes(g, m) for m in ("clone", "share", "freeze")}}
+
+
+def _root_inputs(f) -> list:
+    """A block's block_root's inputs, a placeholder of the block as the argument it stands
+    for (Stadyn's blocks hold their arguments inside)."""
+    args = {p.uid: a.uid for p, a in f.block_arguments_mapping}
+    return [args.get(i.uid, i.uid) for i in f.block_root.inputs]
+
+
+def _clone_attributes(g, method: str) -> list:
+    rows = []
+    for n in C.logging.get_node_outputs(g.clone(getattr(C.CloneMethod, method))):
+        f = n.owner
+        rows.append([f.op_name, _attributes(f)])
+        if f.is_block:
+            rows.append(["block_root of " + f.op_name, f.block_root.op_name,
+                         _attributes(f.block_root)])
+    return sorted(rows, key=json.dumps)
 
 
 _CACHE: dict = {}
@@ -86,6 +121,7 @@ _KNOWN: dict = {}
 def test_a_loaded_file_shows_what_cntk_shows(path, field):
     got = json.loads(json.dumps(_stadyns(path)[field]))
     want = VIEWS[path][field]
-    if field in ("nodes", "attributes"):    # (get_node_outputs' order is a set's in CNTK 2.7)
+    # (get_node_outputs' order is a set's in CNTK 2.7)
+    if field in ("nodes", "attributes", "block_roots"):
         got, want = sorted(got), sorted(want)
     assert got == want

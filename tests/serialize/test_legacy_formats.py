@@ -387,20 +387,20 @@ def test_real_cntk_exe_v1_files_match_cntk(name):
 def test_real_cntk_exe_v1_files_compute_cntks_outputs(name):
     # (Models__01_OneHidden.dnn and Models__ResNet20_CIFAR10_DataAug.dnn, version 18, hold
     # batch normalisations of five inputs, no sample count: 'BatchNormalization: IndexError'
-    # before; CNTK 2.7 gives them a count of 0).  Stadyn's load_model of a v1 file shows its
-    # output nodes, not its criteria (CNTK's ce, errs): the outputs it shows are compared
+    # before; CNTK 2.7 gives them a count of 0).  CNTK 2.7's load_model of a v1 file gives a
+    # Combine of its roots by name, the criteria among them (ce, errs, top5Errs, z.z); before
+    # cntkwrite10 Stadyn's showed the output nodes only (z.z), and its reader mapped no v1
+    # CrossEntropyWithSoftmax, ErrorPrediction / ClassificationError, SquareError or Logistic
     import stadyn.compat.cntk as C
     ref = CNTK_V1_REAL[name]
     got = np.load(fixture("cntk_v1_real_outputs.npz"))
     model = C.load_model(os.path.join(REAL_DIR, name))
     by_name = {ref["variables"][uid]["name"]: got[f"{name}/in/{uid}"] for uid in ref["arguments"]}
-    shown = {o.name: o for o in model.outputs}
-    compared = [out for out in ref["outputs"]
-                if ref["functions"][out.rpartition("_Output_")[0]]["name"] in shown]
-    assert compared
+    names = [ref["functions"][out.rpartition("_Output_")[0]]["name"] for out in ref["outputs"]]
+    assert [o.name for o in model.outputs] == names
+    assert [a.name for a in model.arguments] == list(by_name)
     feed = {a: by_name[a.name] for a in model.arguments}
-    for out in compared:
-        output = shown[ref["functions"][out.rpartition("_Output_")[0]]["name"]]
+    for out, output in zip(ref["outputs"], model.outputs):
         value = C.combine([output]).eval(feed)
         np.testing.assert_allclose(np.asarray(value, np.float32).reshape(-1),
                                    got[f"{name}/out/{out}"].reshape(-1), rtol=1e-4, atol=1e-5,

@@ -319,7 +319,8 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
     the same place, the last of them in row-major order keeps it, as CNTK 2.7's
     (``CPUMatrix::MaxUnpooling`` writes window after window).  ``lower_pad``/``upper_pad`` (per
     axis) place the windows of the axes without auto-padding as :func:`pooling`'s.  The
-    gradient flows to ``values`` only (to those that were kept).
+    gradient is CNTK 2.7's (:func:`F.cntk_max_unpooled`): ``values`` get the max pooling of the
+    output's gradient over each window, ``x`` none.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
@@ -344,7 +345,9 @@ def max_unpooling(values: Variable, x: Variable, window: Sequence[int], strides:
     # cropped off, zeros where a negative pad left positions out
     out = _unpool_last_wins(values, padded(F.stop_gradient(x), pads, float("-inf")), window,
                             strides)
-    return padded(out, [(-lo, -hi) for lo, hi in pads])
+    # (CNTK's gradient: values get the max pooling of the output's gradient)
+    return F.cntk_max_unpooled(padded(out, [(-lo, -hi) for lo, hi in pads]), values, window,
+                               strides, tuple(lo for lo, _ in pads), tuple(hi for _, hi in pads))
 
 
 def _unpool_last_wins(values: Variable, padded: Variable, window: tuple, strides: tuple):

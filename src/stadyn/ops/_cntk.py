@@ -342,3 +342,58 @@ def cntk_eye_like(x):
         [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     """
     return torch.eye(x.shape[0], x.shape[1], dtype=x.dtype, device=x.device)
+
+
+class _MaxUnpooledGradient(torch.autograd.Function):
+    """The unpooled values passed on; backward: the pooled values get the max pooling of the
+    output's gradient, the unpooled values nothing."""
+
+    @staticmethod
+    def forward(ctx, unpooled, values, kernel, stride, lower_pad, upper_pad):
+        ctx.geometry = (kernel, stride, lower_pad, upper_pad)
+        ctx.values_shape = tuple(values.shape)
+        return unpooled.clone()
+
+    @staticmethod
+    def backward(ctx, dy):
+        kernel, stride, lower_pad, upper_pad = ctx.geometry
+        n = len(kernel)
+        # the windows over the padded grid, the padding never a maximum (a negative pad crops)
+        sides = [p for lo, hi in zip(reversed(lower_pad), reversed(upper_pad)) for p in (lo, hi)]
+        grid = torch.nn.functional.pad(dy, sides, value=-math.inf)
+        pool = (torch.nn.functional.max_pool1d, torch.nn.functional.max_pool2d,
+                torch.nn.functional.max_pool3d)[n - 1]
+        flat = grid.reshape((-1, 1) + tuple(grid.shape[-n:]))
+        pooled = pool(flat, tuple(kernel), tuple(stride))
+        return None, pooled.reshape(ctx.values_shape), None, None, None, None
+
+
+@op(2, category="neural", frameworks=("cntk",))
+def cntk_max_unpooled(unpooled, values, kernel, stride, lower_pad, upper_pad):
+    """``unpooled``, the max unpooling of ``values`` (put back at their windows' maxima),
+    passed on with CNTK 2.7's gradient (``MaxUnpoolingNode::BackpropTo``): ``values`` get the
+    max pooling of the output's gradient over each window -- ``kernel`` and ``stride`` over
+    the trailing ``len(kernel)`` axes, padded by ``lower_pad``/``upper_pad`` (per axis;
+    negative: positions cropped), the padding never a maximum -- whatever place the value went
+    to; ``unpooled`` gets none.  Up to 3 pooled axes.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> v = sd.Variable.from_numpy_array(np.array([[[[5.0]]]]), need_grad=True)
+        >>> u = sd.Variable.from_numpy_array(np.array([[[[0.0, 5.0], [0.0, 0.0]]]]))
+        >>> with sd.auto_forward():
+        ...     y = F.cntk_max_unpooled(u, v, (2, 2), (2, 2), (0, 0), (0, 0))
+        ...     F.sum(F.mul2(y, sd.Variable.from_numpy_array(np.array([[[[1.0, 2.0],
+        ...                                                            [7.0, 3.0]]]])))).backward()
+        >>> v.g.ravel().tolist()         # the largest output gradient of the window
+        [7.0]
+    """
+    n = len(kernel)
+    if not 1 <= n <= 3 or len(stride) != n or len(lower_pad) != n or len(upper_pad) != n:
+        raise ValueError(f"cntk_max_unpooled: {n} pooled axes (kernel {tuple(kernel)}, stride "
+                         f"{tuple(stride)}, pads {tuple(lower_pad)}/{tuple(upper_pad)}); 1 to 3 "
+                         "axes, each given a stride and two pads")
+    return _MaxUnpooledGradient.apply(unpooled, values, tuple(int(k) for k in kernel),
+                                      tuple(int(s) for s in stride),
+                                      tuple(int(p) for p in lower_pad),
+                                      tuple(int(p) for p in upper_pad))

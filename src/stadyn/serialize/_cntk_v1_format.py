@@ -38,7 +38,7 @@ import numpy as np
 from ._legacy_ir import (MAX_NAME_CHARS, MAX_RANK, LegacyFunction, LegacyModel, LegacyNetwork,
                          LegacyParameter, LegacyVariable, fail, read_limited, sort_functions)
 
-__all__ = ["read_cntk_v1", "is_cntk_v1_file", "V1_MAGIC"]
+__all__ = ["read_cntk_v1", "is_cntk_v1_file", "cntk_v1_roots", "V1_MAGIC"]
 
 V1_MAGIC = "BCN".encode("utf-16-le") + b"\0\0"
 _MAX_VERSION = 31
@@ -528,3 +528,32 @@ def _model(path: str, version: int, nodes: dict, inputs: dict, groups: dict) -> 
                        [f.name for f in net.functions if f.name not in read and f.inputs])
     return LegacyModel("cntk-v1", path, OrderedDict(main=net), params,
                        {"version": version, "groups": groups})
+
+
+# the nodes cntk.exe computes before training (PreComputedNodeBase): roots whoever reads them
+_PRECOMPUTED = frozenset({"Mean", "InvStdDev"})
+
+
+def cntk_v1_roots(net: LegacyNetwork) -> list[str]:
+    """The nodes of a v1 network (as :func:`read_cntk_v1` gives it) that CNTK 2.7's
+    ``load_model`` gives as the outputs of the ``Combine`` it returns: those no node reads, the
+    criterion, evaluation and output nodes and the nodes computed before training
+    (``Mean``, ``InvStdDev``), leaves left out, by name (``ComputationNetwork::
+    DetermineSetOfAllRoots``; ``01_OneHidden.dnn``'s ``ce``, ``errs``, ``top5Errs``, ``z.z``).
+
+    Example:
+        >>> from stadyn.serialize import LegacyFunction, LegacyNetwork, cntk_v1_roots
+        >>> net = LegacyNetwork("main", [LegacyFunction("z", "Plus", ("x", "b"), ("z",)),
+        ...                              LegacyFunction("ce", "CrossEntropyWithSoftmax",
+        ...                                             ("y", "z"), ("ce",))],
+        ...                     attrs={"groups": {"output": ["z"], "criterion": ["ce"]}})
+        >>> cntk_v1_roots(net)
+        ['ce', 'z']
+    """
+    groups = net.attrs.get("groups") or {}
+    read = {i for f in net.functions for i in f.inputs}
+    computed = {f.name: f for f in net.functions if f.inputs}
+    roots = {n for n in computed if n not in read}
+    roots.update(n for key in ("criterion", "evaluation", "output") for n in groups.get(key, ()))
+    roots.update(n for n, f in computed.items() if f.type in _PRECOMPUTED)
+    return sorted(n for n in roots if n in computed)

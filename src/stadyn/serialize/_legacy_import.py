@@ -27,7 +27,7 @@ from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
-from ._legacy_import_flat import FlatBuilding
+from ._legacy_import_flat import FlatBuilding, shown_argument_order
 from ._legacy_loops import needs_sequences
 from ._network import Network
 from ._onnx_import import UnsupportedModelError
@@ -351,7 +351,7 @@ class _Builder(FlatBuilding):
 
     def block(self, fn: LegacyFunction, network: LegacyNetwork) -> None:
         arguments = []
-        for placeholder, outer in (fn.meta.get("arguments") or {}).items():
+        for placeholder, outer in shown_argument_order(fn):
             self.env[placeholder] = self.value(outer, network)
             arguments.append(self.env[placeholder])
         self.functions(fn.body.functions, fn.body)
@@ -523,3 +523,4 @@ def legacy_mapping_table() -> str:
         parts += [f"| `{op}` | {', '.join(by_op[op])} |" for op in sorted(by_op)]
         parts.append("")
     return "\n".join(parts).rstrip()
+

@@ -147,7 +147,7 @@ class FlatBuilding:
         to the values of :meth:`loop_inputs`."""
         for fn in flat.blocks:
             arguments = [self.env.get(flat.resolve(outer))
-                         for outer in (fn.meta.get("arguments") or {}).values()]
+                         for _, outer in shown_argument_order(fn)]
             if any(a is None for a in arguments):
                 out = self.env.get(flat.resolve(fn.outputs[0])) if fn.outputs else None
                 if out is None or id(out) not in self.loop_values:
@@ -171,3 +171,40 @@ class FlatBuilding:
                 self.record(var, LegacyOrigin(
                     "block", uid, shown, fn.type, k, tuple(arguments),
                     attributes=tuple(sorted((fn.attrs or {}).items()))))
+
+
+# CNTK holds these ops' two operands the other way round from Python's (``gather(reference,
+# indices)`` is stored ``Gather(indices, reference)``)
+_PYTHON_SWAPPED = frozenset({"Times", "TransposeTimes", "Gather"})
+
+
+def shown_argument_order(fn: LegacyFunction) -> list[tuple[str, str]]:
+    """A CNTK block's ``(placeholder, outer variable)`` pairs in the order CNTK 2.7 shows the
+    block's inputs once loaded: as a depth-first walk of its inside from the root, each
+    function's operands in Python's order, meets the placeholders (a ``GatherOp``'s file
+    stores ``(indices, reference)``, CNTK 2.7 shows ``(reference, indices)``); placeholders
+    the walk does not meet keep the file's order, after the others."""
+    arguments = dict(fn.meta.get("arguments") or {})
+    if fn.body is None or len(arguments) < 2:
+        return list(arguments.items())
+    made_by = {o: f for f in fn.body.functions for o in f.outputs}
+    by_name = {f.name: f for f in fn.body.functions}
+    met: list[str] = []
+    seen: set[str] = set()
+    todo = [fn.meta.get("root")]           # (a function's name, or an operand's)
+    while todo:
+        name = todo.pop()
+        if name in arguments:
+            if name not in met:
+                met.append(name)
+            continue
+        f = by_name.get(name) or made_by.get(name)
+        if f is None or f.name in seen:
+            continue
+        seen.add(f.name)
+        operands = list(f.inputs)
+        if f.type in _PYTHON_SWAPPED and len(operands) == 2:
+            operands.reverse()
+        todo.extend(reversed(operands))     # (the first operand walked first)
+    return sorted(arguments.items(), key=lambda kv: met.index(kv[0]) if kv[0] in met
+                  else len(met) + list(arguments).index(kv[0]))

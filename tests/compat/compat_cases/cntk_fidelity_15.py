@@ -116,8 +116,10 @@ def past_value__shaped_placeholder_replaced(C, r):
                 "window); a tie inside a window goes to its first.  Stadyn refused strides "
                 "other than the window and padding (ValueError), put a value at every tied "
                 "place of its window, and failed on an input the windows do not tile.  The "
-                "gradient w.r.t. the values is left out: CNTK 2.7's is a max pooling of the "
-                "output's gradient (a known, deliberate difference: cntk_ops_more's unpooling).  "
+                "gradient w.r.t. the values (of the output times a weight) is CNTK 2.7's: the "
+                "max pooling of the output's gradient over each window, the padding never a "
+                "maximum (Stadyn's was the gradient at the places the values went, before "
+                "cntkwrite10).  "
                 "With overlapping windows, Stadyn's unpooling showed its inner masks as "
                 "constants: among root_function.inputs, the composite's inputs and constants "
                 "(before cntkwrite9)")
@@ -134,11 +136,15 @@ def unpooling__overlapping_windows(C, r):
                          ((1, 2), (1, 1), True)):
         label = "window %s stride %s pad %s" % (win, st, pad)
         pooled = C.pooling(x, C.MAX_POOLING, win, st, auto_padding=[pad])
-        v = C.input_variable(pooled.shape, name="v")
+        v = C.input_variable(pooled.shape, name="v", needs_gradient=True)
         vals = (np.arange(int(np.prod(pooled.shape)), dtype=np.float32) + 1).reshape(
             (1,) + pooled.shape)
         u = C.unpooling(v, x, C.MAX_UNPOOLING, win, st, auto_padding=[pad])
         res[label] = _outcome(lambda: u.eval({v: vals, x: d}))
+        # (the gradient w.r.t. the values of sum(u * w): CNTK's max pooling of w)
+        w = ((np.arange(20, dtype=np.float32) * 7) % 11 - 5).reshape(1, 4, 5)
+        weighted = u * C.constant(w)
+        res[label + " gradient"] = _outcome(lambda: weighted.grad({v: vals, x: d}, wrt=[v]))
         res[label + " shown"] = [[i.name for i in u.root_function.inputs],
                                  sorted(i.name for i in u.inputs), len(u.constants)]
     y = C.input_variable((1, 3, 4))

@@ -204,9 +204,9 @@ op_case("pooling__type_max", lambda C, x: C.pooling(x, C.ops.PoolingType_Max, (3
         [(1, 4, 4)], names=["cntk.ops.pooling", "cntk.ops.PoolingType_Max"])
 op_case("unpooling", lambda C, y, x: C.unpooling(y, x, C.ops.MAX_UNPOOLING, (2, 2), (2, 2)),
         [(2, 2, 3), (2, 4, 6)], grads=[0], names=["cntk.ops.unpooling", "cntk.ops.MAX_UNPOOLING"],
-        known={"grad0": "deliberate: CNTK 2.7's gradient w.r.t. the unpooled values is the "
-                        "max-pooling of the output's gradient, not the gradient at the places "
-                        "the values went; Stadyn's is the derivative of its output"})
+        note="the gradient w.r.t. the unpooled values is CNTK 2.7's: the max pooling of the "
+             "output's gradient over each window, not the gradient at the places the values "
+             "went (a known difference before cntkwrite10)")
 op_case("local_response_normalization", lambda C, x: C.local_response_normalization(
     x, 1, 1.0, 0.5, 0.75), [(5, 2, 2)])
 # a window wider than the channels: CNTK 2.7 rounds its kernel down to them (3 channels from 1

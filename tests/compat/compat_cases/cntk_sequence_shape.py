@@ -183,10 +183,9 @@ def _unpool(C, x):
 
 seq_case("steps_unpooling", _unpool, step_shape=(2, 4, 6),
          names=["cntk.ops.unpooling", "cntk.ops.pooling"],
-         note="each step's maxima spread back over their windows, zeros elsewhere",
-         known={"grad x": "deliberate, as in case unpooling: CNTK 2.7's gradient w.r.t. the "
-                          "unpooled values is the max-pooling of the output's gradient; "
-                          "Stadyn's is the derivative of its output"})
+         note="each step's maxima spread back over their windows, zeros elsewhere; the "
+              "gradient w.r.t. x is CNTK 2.7's (through the pooling, the max pooling of the "
+              "unpooling's output gradient; a known difference before cntkwrite10)")
 
 
 @cntk_case(names=["cntk.ops.unpooling", "cntk.ops.pooling", "cntk.sequence.input_variable"],

@@ -1,6 +1,6 @@
 """Cloning a CNTK graph: its op calls replayed with substitutions, its parameters shared, copied
 or frozen (``Function.clone``, calling a Function on other Functions, ``as_block``), CNTK's
-names, op names and blocks carried over to the copy."""
+names, op names, blocks and the attributes CNTK shows carried over to the copy."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from ...graph import (Variable, apply, base_axis_kept, name_scope, new_lengths, 
                       topological_nodes)
 from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS,
                      SPARSE, Block, link_outputs, made_by_cntk_op, operand_order, outputs_of,
                      primitive_op_name, seen_through, set_op_name, set_uid, uid_of,
@@ -139,6 +140,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                                     block.options)
             if new is not None and new is not old:
                 _outputs_carried(old, new, mapping)
+                _attributes_carried(old, new)
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
             for r in roots]
@@ -171,6 +173,15 @@ def _outputs_carried(old: Variable, new: Variable, mapping: dict) -> None:
             link_outputs(copies)
             for c in copies[1:]:
                 set_uid(c, uid_of(copies[0]))
+
+
+def _attributes_carried(old: Variable, new: Variable) -> None:
+    """The attributes CNTK shows for ``old``'s function (and its block's root), given to its
+    copy: a clone keeps them, as CNTK 2.7's does (a loaded file's ``Slice`` keeps
+    ``axis``/``beginIndex``/..., not the Stadyn op's ``start``/``stop``)."""
+    for shown in (CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES):
+        if old in shown and new not in shown:
+            shown[new] = dict(shown[old])
 
 
 def _as_recorded_steps(new, old):

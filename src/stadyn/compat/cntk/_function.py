@@ -23,7 +23,7 @@ from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
-from ._model_file import ModelFormat, load_roots, restore_parameters, save_roots
+from ._model_file import ModelFormat, load_roots, passed_on_block, restore_parameters, save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._printed import function_repr, function_text
 from ._signature import _function_of_callable as function_of_callable
@@ -192,7 +192,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
         """Inside a block: the op that makes its output."""
         if not self.is_block:       # (CNTK 2.7's ValueError)
             raise ValueError(f"block_root: the Function {self.op_name} is not a block")
-        return Function(self.variable, view="op")
+        inner = passed_on_block(self.variable)      # (a loaded ReduceL1's ReduceElements)
+        return Function(self.variable, view="op") if inner is None else \
+            Function(inner, view="block")
 
     @property
     def block_arguments_mapping(self) -> tuple:

@@ -238,6 +238,10 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
     elif serialize.is_legacy_model_file(path):
         legacy = serialize.read_legacy_model(path)
         root = _root_function(legacy)
+        if legacy.format == "cntk-v1":
+            # CNTK 2.7 gives a v1 file's roots: its criteria (ce, errs) and outputs, by name
+            for net in legacy.networks.values():
+                net.outputs = serialize.cntk_v1_roots(net)
         network = serialize.load_cntk(legacy) if legacy.format.startswith("cntk") else \
             serialize.load(path)
     else:
@@ -297,6 +301,19 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
             combine = "" if len(roots) > 1 else None
     G.BATCH.forget()
     return roots, combine, combine_uid
+
+
+def passed_on_block(v: Variable) -> "Variable | None":
+    """The output of the block inside a loaded file's block that only passes that output on
+    (the reader gives the outer block an identity of its own: ReduceL1's and ReduceSumSquare's
+    inner ``ReduceElements``, LocalResponseNormalization's ``ElementDivide``), which CNTK 2.7
+    shows as the outer block's ``block_root``; None for another value."""
+    node = v.parent
+    if v not in G.BLOCKS or node is None or node.spec.name != "identity" or \
+            G.made_by_cntk_op(v):
+        return None
+    inner = node.inputs[0]
+    return inner if inner in G.BLOCKS else None
 
 
 def _root_function(legacy) -> "tuple[str, str, str] | None":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ...cntk_semantics import reshape_sample
 from ...ops import norm_axis
 from .._onnx_api import OnnxUnsupported
 from ._cntk_rules import batch_normalization_cntk, batch_normalization_cntk_v1, v1
@@ -30,8 +31,30 @@ def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
 _NOT_NNABLA = Unmapped("CNTK's criterion: NNabla 1.39 has no such function (its "
                        "softmax_cross_entropy and top_n_error take class indices, not one-hot "
                        "targets)")
+def v1_criterion_operands(node) -> tuple:
+    """A CNTK v1 criterion node's ``(prediction, labels)`` (stored ``(labels, prediction)``),
+    the prediction reshaped to the labels' sample shape where only the shapes' layout differs
+    (cntk.exe's ``[10 x 1]`` output column against ``[10]`` labels: CNTK compares elements)."""
+    labels, z = node.var(0), node.var(1)
+    want, have = node.shape(0)[node.lead(0):], node.shape(1)[node.lead(1):]
+    if tuple(want) != tuple(have) and int(np.prod(want)) == int(np.prod(have)) and \
+            node.lead(0) == node.lead(1) and node.lead(1) in (1, 2):
+        z = reshape_sample(z, tuple(want), batched=True, sequence=node.lead(1) == 2)
+    return z, labels
+
+
+def _cross_entropy_with_softmax_v1(node):
+    """A CNTK v1 ``CrossEntropyWithSoftmax(labels, z)`` node: the cross entropy of every
+    sample summed over the minibatch, one number (CNTK 2.7 evaluates a loaded v1 criterion
+    so: 01_OneHidden.dnn's ``ce``)."""
+    z, labels = v1_criterion_operands(node)
+    node.reduces_dynamic_axes()
+    return F.sum(F.cross_entropy_with_softmax(z, labels, axis=-1))
+
+
 register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_softmax_onnx,
-               onnx_import=Unmapped(COMPOSITE), nnp_export=_NOT_NNABLA, nnp_import=_NOT_NNABLA)
+               onnx_import=Unmapped(COMPOSITE), nnp_export=_NOT_NNABLA, nnp_import=_NOT_NNABLA,
+               cntk_v1_import={"CrossEntropyWithSoftmax": _cross_entropy_with_softmax_v1})
 
 
 def _classification_error_onnx(g, inputs, attrs):
@@ -72,9 +95,21 @@ def _classification_error_cntk(node):
     return F.sum(F.classification_error(node.var(0), node.var(1), axis=-1, topN=top_n))
 
 
+def _classification_error_v1(node):
+    """A CNTK v1 ``ClassificationError(labels, z[, topN])`` node (older files:
+    ``ErrorPrediction``): the errors summed over the minibatch, one number (CNTK 2.7
+    evaluates a loaded v1 file's ``errs`` and ``top5Errs`` so)."""
+    top_n = int(np.asarray(node.const(2)).ravel()[0]) if node.n_inputs > 2 else 1
+    z, labels = v1_criterion_operands(node)
+    node.reduces_dynamic_axes()
+    return F.sum(F.classification_error(z, labels, axis=-1, topN=top_n))
+
+
 register_rules(F.classification_error, onnx_export=_classification_error_onnx,
                onnx_import=Unmapped(COMPOSITE), nnp_export=_NOT_NNABLA, nnp_import=_NOT_NNABLA,
-               cntk_import={"ClassificationError": _classification_error_cntk})
+               cntk_import={"ClassificationError": _classification_error_cntk},
+               cntk_v1_import={"ClassificationError": _classification_error_v1,
+                               "ErrorPrediction": _classification_error_v1})
 
 
 def _cntk_bn_onnx(g, inputs, attrs):
@@ -163,3 +198,23 @@ register_rules(F.cntk_eye_like, onnx_export=_eye_like_onnx,
 _EPOCH_MEAN = Unmapped("CNTK's EpochAccumulator keeps the mean of an epoch's samples from run "
                        "to run (state the node keeps), which ONNX cannot hold")
 register_rules(F.cntk_epoch_accumulator, onnx_export=_EPOCH_MEAN, onnx_import=_EPOCH_MEAN)
+
+
+def _max_unpooled_onnx(g, inputs, attrs):
+    """Identity (of the unpooled values; ONNX graphs have no gradients)"""
+    return g.op("Identity", [inputs[0]])
+
+
+def _max_unpooled_nnp(e, inputs, attrs):
+    """The unpooled values passed on (NNabla's ``Identity``): NNabla's gradient is then the
+    unpooling's own derivative, not CNTK's max pooling of the output's gradient."""
+    e.function("Identity", inputs[:1])
+
+
+# (a CNTK v2 file's Unpooling is read by F.unpooling's rule, through
+# cntk_semantics.max_unpooling, which ends in this op; the CNTK writer writes the Unpooling the
+# compat marks)
+register_rules(F.cntk_max_unpooled, onnx_export=_max_unpooled_onnx,
+               onnx_import=Unmapped("ONNX graphs have no gradients: the export (Identity) "
+                                    "imports as identity"),
+               nnp_export=_max_unpooled_nnp, nnp_import=_NOT_NNABLA)

@@ -9,7 +9,9 @@ from ...ops import norm_axis
 from ._cntk_rules import one_hot_cntk
 from ._common import COMPOSITE
 from ._nnabla import last_axis, last_axis_export, nnabla, reshaped_nnp
+from ._cntk import v1_criterion_operands
 from ._cntk_read_others import logistic_cntk
+from ...cntk_semantics import logistic
 from ._table import Unmapped, register_rules
 
 
@@ -142,10 +144,23 @@ def _binary_cross_entropy_onnx(g, inputs, attrs):
     return g.op("Neg", [g.op("Add", [pos, neg])])
 
 
+def _logistic_v1(node):
+    """A CNTK v1 ``Logistic(labels, prediction)`` node: CNTK's ``Logistic`` criterion
+    (:func:`stadyn.cntk_semantics.logistic`), the prediction's ``[1 x 1]`` column read as the
+    labels' ``[1]``, as CNTK 2.7 evaluates LR_reg.dnn's ``lr`` (broadcast instead, each
+    sample's prediction would meet every sample's label)."""
+    if node.n_inputs != 2:
+        node.unsupported("a weighted v1 Logistic")
+    z, labels = v1_criterion_operands(node)
+    node.reduces_dynamic_axes()
+    return logistic(z, labels)
+
+
 register_rules(F.binary_cross_entropy, onnx_export=_binary_cross_entropy_onnx,
                onnx_import=Unmapped(COMPOSITE),
                nnp_import=nnabla(F.binary_cross_entropy, "BinaryCrossEntropy"),
-               cntk_import={"Logistic": logistic_cntk})
+               cntk_import={"Logistic": logistic_cntk},
+               cntk_v1_import={"Logistic": _logistic_v1})
 
 
 def _squared_error_onnx(g, inputs, attrs):
@@ -154,8 +169,17 @@ def _squared_error_onnx(g, inputs, attrs):
     return g.op("Mul", [d, d])
 
 
+def _square_error_v1(node):
+    """A CNTK v1 ``SquareError(labels, prediction)`` node: the squared differences summed over
+    the minibatch, one number (CNTK 2.7 evaluates LR_reg.dnn's ``err`` so)."""
+    z, labels = v1_criterion_operands(node)
+    node.reduces_dynamic_axes()
+    return F.sum(F.squared_error(labels, z))
+
+
 register_rules(F.squared_error, onnx_export=_squared_error_onnx, onnx_import=Unmapped(COMPOSITE),
-               nnp_import=nnabla(F.squared_error, "SquaredError"))
+               nnp_import=nnabla(F.squared_error, "SquaredError"),
+               cntk_v1_import={"SquareError": _square_error_v1})
 
 
 def _absolute_error_onnx(g, inputs, attrs):
