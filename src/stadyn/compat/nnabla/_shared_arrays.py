@@ -39,11 +39,34 @@ import torch
 from ...graph import Variable as _Core, data_of, grad_of, hand_out, on_renew, viewed
 from ._ndarray import mark_zeroing
 
-__all__ = ["share_array", "members", "follow", "watch_output", "relink_grads",
+__all__ = ["unlinked_view", "share_array", "members", "follow", "watch_output", "relink_grads",
            "viewed_in_group"]
 
 # Each Variable of a group -> the group's members (a weak set shared by all of them).
 _GROUPS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
+
+
+def unlinked_view(x: _Core, shape) -> _Core:
+    """NNabla's ``x.reshape(shape, unlink=True)``: a leaf of ``x``'s class and ``need_grad``
+    viewing ``x``'s value and gradient in ``shape`` (one entry may be -1), the two holding one
+    array from now on (:func:`share_array`; an op output's runs write into it:
+    :func:`watch_output`).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> x = nn.Variable.from_numpy_array(np.arange(4.0))
+        >>> v = unlinked_view(x, (2, -1)); x.data.fill(1.0); v.shape, v.d.tolist()
+        ((2, 2), [[1.0, 1.0], [1.0, 1.0]])
+    """
+    _Core.g.fget(x)                     # the gradient's buffer, allocated on first read
+    value, grad = data_of(x).view(tuple(shape)), grad_of(x).view(tuple(shape))
+    leaf = type(x)(tuple(value.shape), need_grad=x.need_grad)
+    _Core.data.fset(leaf, value)
+    _Core.grad.fset(leaf, grad)
+    share_array(x, leaf)
+    if x.parent is not None:
+        watch_output(x)                 # later runs write into its array, as NNabla's do
+    return leaf
 
 
 def share_array(x: _Core, view: _Core) -> None:

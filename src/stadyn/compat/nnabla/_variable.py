@@ -42,8 +42,7 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32, read_as_float
 from ._indexing import getitem, setitem
-from ._shared_arrays import (follow, members, relink_grads, share_array, viewed_in_group,
-                             watch_output)
+from ._shared_arrays import follow, members, relink_grads, unlinked_view, viewed_in_group
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -285,15 +284,7 @@ class Variable(_Core):
         if not unlink:
             from ...functions import reshape
             return reshape(self, tuple(shape))
-        _Core.g.fget(self)                  # the gradient's buffer, allocated on first read
-        value, grad = data_of(self).view(tuple(shape)), grad_of(self).view(tuple(shape))
-        leaf = Variable(tuple(value.shape), need_grad=self.need_grad)
-        _Core.data.fset(leaf, value)
-        _Core.grad.fset(leaf, grad)
-        share_array(self, leaf)
-        if self.parent is not None:
-            watch_output(self)              # later runs write into its array, as NNabla's do
-        return leaf
+        return unlinked_view(self, shape)
 
     def visit(self, f) -> None:
         """Call ``f(function)`` for every function this Variable depends on, in forward order
