@@ -146,7 +146,7 @@ _WRITES = {
     "v.data.cast(int32)": lambda nn, x, v: v.data.cast(np.int32),
 }
 _READ_AS_FLOAT = ("integers written into a leaf that a graph built before reads as float data "
-                  "are held as float32 on Stadyn (compat nnabla _variable._stays_float, here "
+                  "are held as float32 on Stadyn (compat nnabla _written_types.stays_float, here "
                   "through the view the graph reads); NNabla gives the array the integer type "
                   "and its functions read it as float32")
 

@@ -14,7 +14,7 @@ group: when one of them is given a new tensor (a cast to another dtype, new memo
 included; an op output's runs write into the tensor it holds, and one that gives it new memory
 instead (its dtype was changed) makes the others view that (:func:`watch_output`).  A write
 that keeps a member floating (one needs a gradient, or a built graph reads one as float data:
-``v.d = ints``'s rule, ``_variable._stays_float``) keeps the whole group floating, and a
+``v.d = ints``'s rule, ``_written_types.stays_float``) keeps the whole group floating, and a
 gradient dropped by a solver's ``zero_grad`` gives the group one new zero gradient
 (:func:`relink_grads`).
 ``x.data = nd`` (NNabla's ``set_data``: the view keeps the old array) is not followed: Stadyn
