@@ -6,6 +6,8 @@ new values, and Functions made with the same seed start alike)."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -99,3 +101,19 @@ def test_a_stream_is_an_int_for_files_and_refuses_a_negative_seed():
     assert isinstance(s, int) and s == 3 and repr(int(s)) == "3"
     with pytest.raises(ValueError, match="must be >= 0"):
         RandomStream(-1)
+
+
+def test_a_pickled_stream_keeps_its_offset_and_its_last_save():
+    # made at offset 30 and never saved: CNTK's rngOffset shown and a copy's start are 30
+    s = RandomStream(3, offset=30)
+    back = pickle.loads(pickle.dumps(s))
+    assert (back.saved_offset(), back.restarted().position(), back.position()) == (30, 30, 30)
+    # drawn on to 31 and saved there, then drawn on: the save's place survives the round trip
+    cpu = torch.device("cpu")
+    torch.rand(1, generator=s.generator(cpu))
+    s.mark_saved(31)
+    torch.rand(2, generator=s.generator(cpu))
+    back = pickle.loads(pickle.dumps(s))
+    assert (back.saved_offset(), back.restarted().position(), back.position()) == (31, 31, 33)
+    assert torch.equal(torch.rand(4, generator=back.generator(cpu)),
+                       torch.rand(4, generator=s.generator(cpu)))

@@ -492,17 +492,16 @@ def _differentiates(nodes) -> bool:
                for node in nodes)
 
 
-def holds_loop(nodes) -> bool:
-    """Whether an op among ``nodes`` holds a graph as an attribute, which it runs step after
-    step (a recurrence's step): a trace of ``nodes`` unrolls that loop.
+def holds_loop(node) -> bool:
+    """Whether the op ``node`` holds a graph as an attribute, which it runs step after step (a
+    recurrence's step): a trace of a graph holding it unrolls that loop.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
-        >>> from stadyn.graph import Subgraph
-        >>> holds_loop(Subgraph([F.tanh(sd.Variable((2,)))]).nodes)
+        >>> holds_loop(F.tanh(sd.Variable((2,))).parent)
         False
     """
-    return any(_inner_graphs(node) for node in nodes)
+    return bool(_inner_graphs(node))
 
 
 def keep_read_values(fw: fx.GraphModule, n_fill: int, rest: Sequence[Variable]

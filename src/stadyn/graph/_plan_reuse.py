@@ -58,12 +58,12 @@ import numpy as np
 import torch
 
 from .._memory import keep_freed_cpu_memory
-from ._plan import StaticPlan, _inner_graphs
+from ._plan import StaticPlan, holds_loop
 from ._subgraph import Subgraph
 from ._variable import Variable
 
-__all__ = ["structure", "graph_structure", "reuse", "remember", "sighted", "draws_own_stream",
-           "loop_and_own_stream", "clear", "MAX_TEMPLATES", "MAX_SIGHTED"]
+__all__ = ["structure", "graph_structure", "reuse", "remember", "sighted", "loop_and_own_stream",
+           "clear", "MAX_TEMPLATES", "MAX_SIGHTED"]
 
 #: Structures whose plans are kept for graphs rebuilt alike.
 MAX_TEMPLATES = 64
@@ -117,27 +117,12 @@ def _own_generator(node) -> bool:
     return not ((type(seed) is int or isinstance(seed, np.integer)) and int(seed) == -1)
 
 
-def draws_own_stream(nodes) -> bool:
-    """Whether a random op among ``nodes`` draws from a generator of its own seed: a static
-    plan's program holds that generator and goes on drawing its stream run after run, which an
-    eager run (a fresh generator per call for a plain seed) would not continue.
-
-    Example:
-        >>> import numpy as np, stadyn as sd, stadyn.functions as F
-        >>> from stadyn.graph import Subgraph
-        >>> x = sd.Variable.from_numpy_array(np.zeros(3, np.float32))
-        >>> draws_own_stream(Subgraph([F.rand_like(x, seed=7)]).nodes)
-        True
-        >>> draws_own_stream(Subgraph([F.rand_like(x)]).nodes)
-        False
-    """
-    return any(_own_generator(node) for node in nodes)
-
-
 def loop_and_own_stream(nodes) -> tuple[bool, bool]:
-    """Whether an op among ``nodes`` holds a loop (``_plan.holds_loop``) and whether one draws
-    from a generator of its own seed (:func:`draws_own_stream`), in one walk: what the runner
-    asks of a graph's first signature.
+    """Whether an op among ``nodes`` holds a loop (``_plan.holds_loop``) and whether a random
+    op among them draws from a generator of its own seed, in one walk: what the runner asks of
+    a graph's first signature.  A static plan's program holds such a generator and goes on
+    drawing its stream run after run, which an eager run (a fresh generator per call for a
+    plain seed) would not continue.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -148,7 +133,7 @@ def loop_and_own_stream(nodes) -> tuple[bool, bool]:
     """
     loop = own = False
     for node in nodes:
-        loop = loop or bool(_inner_graphs(node))
+        loop = loop or holds_loop(node)
         own = own or _own_generator(node)
         if loop and own:
             break

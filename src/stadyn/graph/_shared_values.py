@@ -49,7 +49,9 @@ def hand_out(t: torch.Tensor) -> None:
 def set_output(v: Variable, t: torch.Tensor) -> None:
     """Give the op output ``v`` the value ``t`` a run computed: written into ``v``'s tensor in
     place when that was handed out (:func:`hand_out`) and has ``t``'s shape, dtype and device,
-    with no autograd graph on either; otherwise ``v`` holds ``t``.
+    with no autograd graph on either; otherwise ``v`` holds ``t``, and whoever asked to be told
+    of a handed-out tensor's replacement (:func:`on_renew`) is told (an output cast to float64
+    between runs gets its float32 value back in new memory).
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -66,6 +68,8 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
         old.copy_(t)
         return
     v._data = t
+    if old is not None and old is not t and getattr(old, _HANDED_OUT, False):
+        _tell_renewed(old, t)
 
 
 def read_value_of(leaf: Variable, var: Variable) -> None:
@@ -115,9 +119,10 @@ def value_holder(v: Variable) -> Variable:
 
 
 def on_renew(t: torch.Tensor, key: object, callback) -> None:
-    """Call ``callback(old, new)`` when :func:`renew_value` replaces the tensor ``t`` (``old``)
-    by ``new`` in the Variable holding it, and again at every later renewal: for a holder that
-    keeps ``t`` itself (a solver's state).  One callback per ``key``: registering a key again
+    """Call ``callback(old, new)`` when :func:`renew_value` (or a run's :func:`set_output`)
+    replaces the tensor ``t`` (``old``) by ``new`` in the Variable holding it, and again at
+    every later replacement: for a holder that keeps ``t`` itself (a solver's state, a
+    Variable viewing an op output's array).  One callback per ``key``: registering a key again
     replaces its callback.
 
     Example:
@@ -154,9 +159,15 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     carry_released(old, new)            # a ``zero_grad``'s gradient still reads ``zeroing``
     if grad is not None:
         Variable.grad.fset(holder, grad)
+    _tell_renewed(old, new)
+    return new
+
+
+def _tell_renewed(old: torch.Tensor, new: torch.Tensor) -> None:
+    """``new`` replaced ``old`` in the Variable holding it: the callbacks registered on ``old``
+    (:func:`on_renew`) move to ``new`` and are called."""
     callbacks = getattr(old, _ON_RENEW, None)
     if callbacks is not None:
         setattr(new, _ON_RENEW, callbacks)
         for callback in list(callbacks.values()):
             callback(old, new)
-    return new

@@ -172,13 +172,23 @@ class RandomStream(int):
         return copy
 
     def __reduce__(self):
-        return (RandomStream.restored, (int(self), self.state()))
+        return (_unpickled, (int(self), self.state(), self._offset, self._saved, self._saved_at))
 
     def __copy__(self):
         return self
 
     def __deepcopy__(self, memo):
         return self
+
+
+def _unpickled(seed: int, state: str, offset: int, saved: str | None,
+               saved_at: int | None) -> RandomStream:
+    """A pickled :class:`RandomStream` again: its CPU generator's state, the offset it was made
+    with and its last save (what :meth:`~RandomStream.saved_offset` and
+    :meth:`~RandomStream.restarted` read)."""
+    stream = RandomStream.restored(seed, state)
+    stream._offset, stream._saved, stream._saved_at = int(offset), saved, saved_at
+    return stream
 
 
 def _generator(seed: int, device: torch.device) -> torch.Generator | None:

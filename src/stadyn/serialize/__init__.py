@@ -37,6 +37,7 @@ from ._onnx_import import UnsupportedModelError, import_onnx, import_table, onnx
 from ._parameters import load_parameters, read_parameter_file, save_parameters
 from .op_rules import (OpRules, Unmapped, register_rules, register_user_function_loader,
                        rules_for)
+from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS as CNTK_RANDOM_DISTRIBUTIONS
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", "load",
            "model_info", "is_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
@@ -47,7 +48,7 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", 
            "load_cntk", "is_legacy_model_file", "cntk_v1_roots", "save_nnp", "NnpWriter",
            "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
            "read_nnabla_optimizer_states", "optimizer_states", "nnabla_scheduler",
-           "save_cntk_v2", "CntkWriteUnsupported", "CNTK_ONE_OP_BLOCKS", "CNTK_ATTRIBUTE_BLOCKS", "CNTK_ATTRIBUTE_OPS", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin",
+           "save_cntk_v2", "CntkWriteUnsupported", "CNTK_ONE_OP_BLOCKS", "CNTK_ATTRIBUTE_BLOCKS", "CNTK_ATTRIBUTE_OPS", "CNTK_RANDOM_DISTRIBUTIONS", "LegacyNetwork", "LegacyFunction", "LegacyVariable", "LegacyParameter", "LegacyOrigin",
            "is_cntk_checkpoint", "read_cntk_checkpoint", "write_cntk_checkpoint",
            "cntk_learner_entry", "cntk_learner_states", "CNTK_CHECKPOINT_LEARNERS",
            "cntk_training_function_bytes", "cntk_distributed_entry", "cntk_block_momentum_entry", "cntk_schedule",

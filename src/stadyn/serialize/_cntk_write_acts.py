@@ -39,6 +39,7 @@ from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_more import ALL_STATIC, inner_nodes, node_attributes, primitive, python_axis, \
     reduce_all_block, reduce_some
+from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS
 
 __all__ = ["RULES"]
 
@@ -235,10 +236,6 @@ def _norm(op: str):
 
 
 # -- RandomDistribution ------------------------------------------------------------------------
-_KINDS = {"rand_like": ("uniform", ("low", "high")), "randn_like": ("normal", ("mu", "sigma")),
-          "gumbel_like": ("gumbel", ("loc", "scale")), "bernoulli_like": ("bernoulli", ("p",))}
-
-
 def rng_offset(seed, in_layer: bool = False) -> int:
     """A random op's ``rngOffset``: where its stream stands (``RandomStream.position``, the
     stream marked saved there), as CNTK 2.7 saves it so that the loaded function draws on from
@@ -263,7 +260,7 @@ def rng_offset(seed, in_layer: bool = False) -> int:
 
 
 def _random(catalog: str):
-    kind, keys = _KINDS[catalog]
+    kind, keys = RANDOM_DISTRIBUTIONS[catalog]
 
     def rule(w, ins, uids, attrs, out, name):
         seed = int(attrs["seed"])
@@ -311,5 +308,5 @@ RULES = {
     "cntk:LogPlus": primitive("LogPlus", 2),
     "cntk:Pad": _pad, "cntk:Gather": _gather,
     **{"cntk:" + op: _norm(op) for op in ("ReduceL1", "ReduceL2", "ReduceSumSquare")},
-    **{catalog: _random(catalog) for catalog in _KINDS},
+    **{catalog: _random(catalog) for catalog in RANDOM_DISTRIBUTIONS},
 }

@@ -91,7 +91,7 @@ _BUILT_AS_FLOAT = ("a leaf a graph already reads as float data stays float32 on 
 _NEEDS_GRAD = ("a leaf needing a gradient stays float32 on Stadyn (torch's gradients are "
                "floating point only); NNabla's takes the integer type")
 _F64 = ("Stadyn keeps floating values float32 where NNabla stores the float64 array (compat "
-        "nnabla _variable._take_written_type)")
+        "nnabla _written_types.take_written_type)")
 
 
 def _labels_run(nn, F, res, key):

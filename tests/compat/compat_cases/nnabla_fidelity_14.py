@@ -146,7 +146,7 @@ _WRITES = {
     "v.data.cast(int32)": lambda nn, x, v: v.data.cast(np.int32),
 }
 _READ_AS_FLOAT = ("integers written into a leaf that a graph built before reads as float data "
-                  "are held as float32 on Stadyn (compat nnabla _variable._stays_float, here "
+                  "are held as float32 on Stadyn (compat nnabla _written_types.stays_float, here "
                   "through the view the graph reads); NNabla gives the array the integer type "
                   "and its functions read it as float32")
 
@@ -206,4 +206,36 @@ def reshaped_view__shares_the_array(nn, F, S, r):
     x.d = np.ones(6, np.float32)
     h.forward()
     res["output view rerun"] = v.d.copy()
+    # the op output holds what its view is given: integers (A), new memory for fill() while
+    # NumPy arrays of both are kept (K), another dtype (M); the next forward writes float32
+    # into the array both read again (N), not into the arrays kept
+    a = nn.Variable.from_numpy_array(np.arange(4, dtype=np.float32))
+    x = F.add_scalar(a, 1.0)
+    x.forward()
+    v = x.reshape((2, 2), unlink=True)
+    v.d = np.array([[5, 6], [7, 8]], np.int32)
+    res["output view A x"] = x.d.copy()
+    x.forward()
+    res["output view A forward x"] = x.d.copy()
+    res["output view A forward v"] = v.d.copy()
+    kept, kept_x = v.d, x.d
+    v.data.fill(3)
+    res["output view K x"] = x.d.copy()
+    res["output view K kept"] = kept.copy()
+    res["output view K kept x"] = kept_x.copy()
+    a.d = np.arange(10, 50, 10, dtype=np.float32)
+    x.forward()
+    res["output view K forward v"] = v.d.copy()
+    res["output view K forward kept x"] = kept_x.copy()
+    v.d = np.full((2, 2), 7, np.float32)
+    v.data.cast(np.float64)
+    res["output view M x"] = x.d.copy()
+    x.forward()
+    res["output view N v"] = v.d.copy()
+    # the same from the output's side: cast, then a forward
+    x.data.cast(np.float64)
+    res["output cast v"] = v.d.copy()
+    a.d = np.ones(4, np.float32)
+    x.forward()
+    res["output cast forward v"] = v.d.copy()
     return res

@@ -22,7 +22,7 @@ _STORE = ("Stadyn keeps a floating Variable float32 where NNabla stores the floa
           "tensor per Variable, which the ops compute in: stadyn.graph.Variable."
           "from_numpy_array, compat nnabla _variable._set)")
 _ASSIGN = ("v.d = floating array casts into the Variable's dtype on Stadyn (an integer array's "
-           "type is taken: compat nnabla _variable._take_written_type); NNabla's array takes "
+           "type is taken: compat nnabla _written_types.take_written_type); NNabla's array takes "
            "the assigned array's dtype")
 _COMPUTE = ("Stadyn's ops compute in their input's floating dtype; NNabla's CPU functions read "
             "float16/float64 inputs as float32 (stadyn.graph._precision casts only under a "

@@ -17,6 +17,7 @@ import weakref
 
 from ...graph import Variable
 from ...ops import RandomStream
+from ...serialize import CNTK_RANDOM_DISTRIBUTIONS
 
 __all__ = ["CNTK_ATTRIBUTES", "CNTK_ROOT_ATTRIBUTES", "file_attribute", "static_axis_attribute",
            "with_rng_state", "random_op_attributes"]
@@ -72,13 +73,6 @@ def with_rng_state(v: Variable, shown: dict) -> dict:
     return shown
 
 
-# a random op of Stadyn's catalog -> CNTK's randomDistributionType and its arguments
-_DISTRIBUTIONS = {"rand_like": ("uniform", ("low", "high")),
-                  "randn_like": ("normal", ("mu", "sigma")),
-                  "gumbel_like": ("gumbel", ("loc", "scale")),
-                  "bernoulli_like": ("bernoulli", ("p",))}
-
-
 def _drawn_shape(like: Variable) -> dict:
     """``newShape`` and ``newDataType`` (1 float, 2 double) of a draw of a shape of its own
     (``cntk.random.normal(shape)``: a file's draw "like" a constant made for it), else none."""
@@ -111,8 +105,8 @@ def random_op_attributes(v: Variable) -> "dict | None":
         return None
     attrs = v.parent.attrs
     name = v.parent.spec.name
-    if name in _DISTRIBUTIONS:
-        kind, keys = _DISTRIBUTIONS[name]
+    if name in CNTK_RANDOM_DISTRIBUTIONS:
+        kind, keys = CNTK_RANDOM_DISTRIBUTIONS[name]
         shown = {"randomDistributionArgs": [float(attrs[k]) for k in keys],
                  "randomDistributionType": kind, "rngOffset": stream.saved_offset(),
                  "rngSeed": int(stream)}

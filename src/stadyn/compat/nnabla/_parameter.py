@@ -20,7 +20,8 @@ import numpy as np
 from ..._errors import ParameterError
 from ...graph import is_no_grad, no_grad
 from ... import parametric as _parametric
-from ._variable import as_nnabla, float_for_gradients
+from ._variable import as_nnabla
+from ._written_types import float_for_gradients
 
 __all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create"]
 

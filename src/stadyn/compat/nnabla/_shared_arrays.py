@@ -4,15 +4,19 @@ NNabla 1.39's ``reshape(..., unlink=True)`` gives a new leaf whose ``NdArray``s 
 arrays (``Variable::view(shape)``: one ``SyncedArray`` each for the value and the gradient), so
 whatever one of them writes the other reads: ``x.d = ints`` (the array takes the int type, and
 the view reads the ints), ``x.data.cast(np.int32)``, ``x.data.fill(3)`` with a NumPy array of
-``x`` kept, and the same from the view's side; an op output's view reads what each forward
-writes (checked on NNabla 1.39, case ``nnabla_fidelity_14.reshaped_view__shares_the_array``).
+``x`` kept, and the same from the view's side, ``x`` an op's output or not; an op output's
+view reads what each forward writes, which is float32 again after a cast of either (checked on
+NNabla 1.39, case ``nnabla_fidelity_14.reshaped_view__shares_the_array``).
 
 Here the view is a leaf over a ``view`` of ``x``'s tensor, and ``x`` and its views form one
 group: when one of them is given a new tensor (a cast to another dtype, new memory for
-``fill()``), :func:`follow` makes the others view it in their shapes; a write that keeps a
-member floating (one needs a gradient, or a built graph reads one as float data: ``v.d = ints``'s
-rule, ``_variable._stays_float``) keeps the whole group floating, and a gradient dropped by a
-solver's ``zero_grad`` gives the group one new zero gradient (:func:`relink_grads`).
+``fill()``), :func:`follow` makes the others view it in their shapes, an op output among them
+included; an op output's runs write into the tensor it holds, and one that gives it new memory
+instead (its dtype was changed) makes the others view that (:func:`watch_output`).  A write
+that keeps a member floating (one needs a gradient, or a built graph reads one as float data:
+``v.d = ints``'s rule, ``_written_types.stays_float``) keeps the whole group floating, and a
+gradient dropped by a solver's ``zero_grad`` gives the group one new zero gradient
+(:func:`relink_grads`).
 ``x.data = nd`` (NNabla's ``set_data``: the view keeps the old array) is not followed: Stadyn
 copies ``nd`` into the shared memory, which the views then read.
 
@@ -32,13 +36,37 @@ from typing import Iterable
 
 import torch
 
-from ...graph import Variable as _Core, data_of, grad_of, viewed
+from ...graph import Variable as _Core, data_of, grad_of, hand_out, on_renew, viewed
 from ._ndarray import mark_zeroing
 
-__all__ = ["share_array", "members", "follow", "relink_grads", "viewed_in_group"]
+__all__ = ["unlinked_view", "share_array", "members", "follow", "watch_output", "relink_grads",
+           "viewed_in_group"]
 
 # Each Variable of a group -> the group's members (a weak set shared by all of them).
 _GROUPS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
+
+
+def unlinked_view(x: _Core, shape) -> _Core:
+    """NNabla's ``x.reshape(shape, unlink=True)``: a leaf of ``x``'s class and ``need_grad``
+    viewing ``x``'s value and gradient in ``shape`` (one entry may be -1), the two holding one
+    array from now on (:func:`share_array`; an op output's runs write into it:
+    :func:`watch_output`).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> x = nn.Variable.from_numpy_array(np.arange(4.0))
+        >>> v = unlinked_view(x, (2, -1)); x.data.fill(1.0); v.shape, v.d.tolist()
+        ((2, 2), [[1.0, 1.0], [1.0, 1.0]])
+    """
+    _Core.g.fget(x)                     # the gradient's buffer, allocated on first read
+    value, grad = data_of(x).view(tuple(shape)), grad_of(x).view(tuple(shape))
+    leaf = type(x)(tuple(value.shape), need_grad=x.need_grad)
+    _Core.data.fset(leaf, value)
+    _Core.grad.fset(leaf, grad)
+    share_array(x, leaf)
+    if x.parent is not None:
+        watch_output(x)                 # later runs write into its array, as NNabla's do
+    return leaf
 
 
 def share_array(x: _Core, view: _Core) -> None:
@@ -87,15 +115,46 @@ def follow(v: _Core) -> None:
         return
     new = data_of(v)
     for other in tuple(group):
-        if other is v or other.parent is not None:
-            continue
         old = data_of(other)
-        if old is not None and old.data_ptr() == new.data_ptr() and old.dtype == new.dtype:
-            continue
-        grad = grad_of(other)
-        _Core.data.fset(other, new.detach().reshape(tuple(other.shape)))
-        if grad is not None and _fits(grad, data_of(other)):
-            _Core.grad.fset(other, grad)
+        if other is not v and not (old is not None and old.data_ptr() == new.data_ptr()
+                                   and old.dtype == new.dtype):
+            grad = grad_of(other)
+            _Core.data.fset(other, new.detach().reshape(tuple(other.shape)))
+            if grad is not None and _fits(grad, data_of(other)):
+                _Core.grad.fset(other, grad)
+        if other.parent is not None:
+            watch_output(other)
+
+
+def watch_output(x: _Core) -> None:
+    """The op output ``x`` holds an array other Variables view: its runs write into the tensor
+    it holds (:func:`stadyn.graph.hand_out`), and a run that gives it new memory instead (its
+    dtype was changed, ``v.data.cast(np.float64)`` of a view) makes the others view that.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> x = F.add_scalar(nn.Variable.from_numpy_array(np.zeros(4, np.float32)), 1.0)
+        >>> v = x.reshape((2, 2), unlink=True)   # (calls watch_output(x))
+        >>> _ = v.data.cast(np.float64); x.forward(); v.d.dtype, v.d.tolist()
+        (dtype('float32'), [[1.0, 1.0], [1.0, 1.0]])
+    """
+    t = data_of(x)
+    hand_out(t)
+    ref = weakref.ref(x)
+    on_renew(t, _WATCHED, lambda old, new: _rerun(ref, old, new))
+
+
+_WATCHED = "stadyn.compat.nnabla: an op output's array viewed by other Variables"
+
+
+def _rerun(ref: "weakref.ref[_Core]", old: torch.Tensor, new: torch.Tensor) -> None:
+    """A run gave the watched op output (``ref``) the new tensor ``new`` in place of ``old``:
+    the Variables sharing its array view ``new`` (not when the run changed its size)."""
+    x = ref()
+    if x is None or data_of(x) is not new or new.numel() != old.numel():
+        return
+    _Core.data.fset(x, new)             # (its dtype is the run's again)
+    follow(x)
 
 
 def relink_grads(v: _Core) -> None:

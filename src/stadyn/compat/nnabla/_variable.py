@@ -37,16 +37,17 @@ import torch
 from ... import graph as _graph
 from ..._errors import ArgumentError
 from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, take_released,
-                      to_torch_dtype, topological_nodes, value_holder)
+                      topological_nodes, value_holder)
 from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
-from ._float_inputs import as_float32, read_as_float
+from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
-from ._shared_arrays import follow, members, relink_grads, share_array, viewed_in_group
+from ._shared_arrays import follow, relink_grads, unlinked_view, viewed_in_group
+from ._written_types import float_for_gradients, stays_float, take_written_type
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
-__all__ = ["Variable", "as_nnabla", "float_for_gradients", "forward_all"]
+__all__ = ["Variable", "as_nnabla", "forward_all"]
 
 _Core = _graph.Variable
 
@@ -198,7 +199,7 @@ class Variable(_Core):
             self.data.data = value           # NNabla's zero() / fill(): new memory
             return
         if self.parent is None:
-            _take_written_type(self, value)
+            take_written_type(self, value)
         _Core.d.fset(self, value)
 
     def _grad_buffer(self) -> torch.Tensor:
@@ -284,15 +285,7 @@ class Variable(_Core):
         if not unlink:
             from ...functions import reshape
             return reshape(self, tuple(shape))
-        _Core.g.fget(self)                  # the gradient's buffer, allocated on first read
-        if self.parent is not None:
-            hand_out(data_of(self))          # later runs write into it, as NNabla's do
-        value, grad = data_of(self).view(tuple(shape)), grad_of(self).view(tuple(shape))
-        leaf = Variable(tuple(value.shape), need_grad=self.need_grad)
-        _Core.data.fset(leaf, value)
-        _Core.grad.fset(leaf, grad)
-        share_array(self, leaf)
-        return leaf
+        return unlinked_view(self, shape)
 
     def visit(self, f) -> None:
         """Call ``f(function)`` for every function this Variable depends on, in forward order
@@ -471,25 +464,16 @@ def _value_tensor(v: Variable) -> torch.Tensor:
     return data_of(value_holder(v))
 
 
-def _stays_float(v: Variable, current: torch.Tensor) -> bool:
-    """Whether the leaf ``v`` (holding ``current``) keeps its floating dtype when integers are
-    written into it (``v.d =``, ``v.data``): it, or a Variable holding its array
-    (``x.reshape(shape, unlink=True)``), needs a gradient, or a live graph reads one of them as
-    float data (:func:`read_as_float`)."""
-    return current.is_floating_point() and any(
-        _Core.need_grad.fget(m) or read_as_float(m) for m in members(v))
-
-
 def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     """``v``'s value becomes ``tensor`` (an NdArray cast to another dtype: ``v.data.cast``,
     ``v.data.data = array``); returns the tensor ``v`` now holds.  Integers cast into a
     floating leaf that needs a gradient or that a graph built before reads as float data are
     held in its floating dtype (the integer values: 1.5 cast to int is 1.0), by the rule of
-    ``v.d = ints`` (:func:`_take_written_type`): NNabla 1.39 gives the leaf the integer type
-    and its functions read it as float32, which Stadyn's graph built on the float leaf would
-    not (it holds no cast there)."""
+    ``v.d = ints`` (``_written_types.take_written_type``): NNabla 1.39 gives the leaf the
+    integer type and its functions read it as float32, which Stadyn's graph built on the float
+    leaf would not (it holds no cast there)."""
     current = data_of(v)
-    if (v.parent is None and current is not None and _stays_float(v, current)
+    if (v.parent is None and current is not None and stays_float(v, current)
             and not (tensor.is_floating_point() or tensor.is_complex())):
         tensor = tensor.to(current.dtype)
     _Core.data.fset(v, tensor)
@@ -515,53 +499,6 @@ def _set_grad(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
                             ".data instead")
     _Core.grad.fset(v, tensor)
     return grad_of(v)
-
-
-def float_for_gradients(v: Variable) -> None:
-    """An integer or bool leaf about to need a gradient holds float32 from now on (its values
-    kept): NNabla 1.39 writes a float32 gradient beside its integer array, and torch computes
-    gradients of floating-point tensors only.
-
-    Example:
-        >>> import numpy as np, stadyn.compat.nnabla as nn
-        >>> v = nn.Variable.from_numpy_array(np.array([4, 5]))
-        >>> float_for_gradients(v)
-        >>> v.d
-        array([4., 5.], dtype=float32)
-    """
-    current = data_of(v)
-    if (v.parent is None and current is not None and value_holder(v) is v
-            and not current.is_floating_point() and not current.is_complex()):
-        grad = grad_of(v)                     # a gradient buffer read before: float32 too
-        if grad is not None:
-            _Core.grad.fset(v, None)
-        v.data.cast(np.float32)
-        if grad is not None:
-            _Core.grad.fset(v, grad.to(torch.float32))
-
-
-def _take_written_type(v: Variable, value: Any) -> None:
-    """NNabla 1.39's leaf takes the type of a NumPy array assigned to its ``.d`` (``v.d =
-    labels`` of int64 reads back int64; checked on NNabla 1.39, case
-    ``nnabla_fidelity_12.assigned_integers__keep_their_type``).  Here ``v`` takes an integer or
-    bool array's type unless it needs a gradient (torch's are floating point only), views
-    another Variable's value, or a graph built before reads it as float data (it holds no cast
-    then: ``_float_inputs.read_as_float``); an integer ``v`` given floating values becomes
-    float32 (NNabla's float64: Stadyn keeps floating values float32).  Anything else is written
-    into ``v``'s dtype, as before.  Integers written through ``v.data`` follow the same rule
-    (:func:`_set_data`)."""
-    dtype = getattr(value, "dtype", None)
-    if not isinstance(dtype, np.dtype):
-        return
-    current = data_of(v)
-    if current is None or value_holder(v) is not v:
-        return
-    if dtype.kind in "biu":
-        if to_torch_dtype(dtype) == current.dtype or _stays_float(v, current):
-            return
-        v.data.cast(dtype)
-    elif dtype.kind == "f" and not current.is_floating_point():
-        v.data.cast(np.float32)
 
 
 def _set(v: Variable, value: Any, current: torch.Tensor, core_setter) -> None:

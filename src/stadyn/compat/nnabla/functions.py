@@ -64,11 +64,12 @@ def _offered(names, catalog) -> list[str]:
 def _giving_nnabla_variables(fn):
     """``fn`` giving NNabla's Variables, as every NNabla function does, also where an op's
     output would take its first input's class: of an op with no inputs (``constant``,
-    ``arange``, ``rand``: ``F.constant(0, shape).reshape(...)`` works) and of one whose first
-    input is Stadyn's own Variable (``F.add2(sd_var, nn_var)``).  The nodes the call made are
-    NNabla's Functions (``parent.info.args``), and they mark the floating leaves they read as
-    every NNabla node does (``_float_inputs.note_reads``: ``nn_var.d = ints`` keeps the graph
-    built on it working, as NNabla 1.39's; case ``mixed_variable_classes`` of
+    ``arange``, ``rand``: ``F.constant(0, shape).reshape(...)`` works) and of one given
+    Stadyn's own Variable as any of its inputs, not only the first (``F.add2(sd_var, nn_var)``
+    and ``F.add2(nn_var, sd_var)`` alike).  The nodes the call made are NNabla's Functions
+    (``parent.info.args``), and they mark the floating leaves they read as every NNabla node
+    does (``_float_inputs.note_reads``: ``nn_var.d = ints`` keeps the graph built on it
+    working, as NNabla 1.39's; case ``mixed_variable_classes`` of
     ``tests/compat/test_nnabla_mixed_classes.py``).  Applied inside ``reading_floats``, whose
     inputs read as indices stay unmarked."""
     @_functools.wraps(fn)

@@ -11,6 +11,8 @@ CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (w
 Example:
     >>> sorted(RANDOM_KINDS)
     ['bernoulli', 'gumbel', 'normal', 'uniform']
+    >>> RANDOM_DISTRIBUTIONS["randn_like"]
+    ('normal', ('mu', 'sigma'))
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from ... import functions as F
 from ...cntk_semantics import logistic, roi_pooling
 from ...ops import RandomStream
 
-__all__ = ["RANDOM_KINDS", "logistic_cntk", "edit_distance_error_cntk", "lambda_rank_cntk",
-           "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk", "roipooling_cntk",
-           "ndcg_cntk", "labels_to_graph_cntk", "forward_backward_cntk", "symmetric_pad"]
+__all__ = ["RANDOM_KINDS", "RANDOM_DISTRIBUTIONS", "logistic_cntk", "edit_distance_error_cntk",
+           "lambda_rank_cntk", "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk",
+           "roipooling_cntk", "ndcg_cntk", "labels_to_graph_cntk", "forward_backward_cntk",
+           "symmetric_pad"]
 
 
 def logistic_cntk(node):
@@ -134,6 +137,14 @@ def cntk_stream(node) -> RandomStream:
 #: CNTK's ``randomDistributionType`` -> the catalog's draw of a Variable's shape
 RANDOM_KINDS = {"uniform": F.rand_like, "normal": F.randn_like, "gumbel": F.gumbel_like,
                 "bernoulli": F.bernoulli_like}
+
+#: the other way: a catalog draw's name -> CNTK's ``randomDistributionType`` and the draw's
+#: attributes that are CNTK's ``randomDistributionArgs``, in order (the writer's and the
+#: attributes CNTK 2.7 shows for a loaded draw)
+RANDOM_DISTRIBUTIONS = {"rand_like": ("uniform", ("low", "high")),
+                        "randn_like": ("normal", ("mu", "sigma")),
+                        "gumbel_like": ("gumbel", ("loc", "scale")),
+                        "bernoulli_like": ("bernoulli", ("p",))}
 
 
 def random_distribution_cntk(node):

@@ -30,8 +30,7 @@ from ... import cntk_semantics as S
 from ...cntk_semantics import convolution_transpose
 from ...graph import Variable
 from ...sequence import reshape_samples
-from ...ops import RandomStream
-from ._cntk_read_others import cntk_stream, symmetric_pad
+from ._cntk_read_others import symmetric_pad
 
 __all__ = ["cntk_same", "cntk_elementwise", "window", "fill", "windowed", "times_cntk"]
 
@@ -301,25 +300,6 @@ def batch_normalization_cntk_v1(node):
     count = Variable((1,), need_grad=False)
     count.d = np.zeros((1,), dtype=np.dtype(str(node.var(3).dtype)))
     return _batch_normalization(node, count)
-
-
-def dropout_cntk(node):
-    """CNTK's ``Dropout``: only while training, its mask drawn from the stream of ``rngSeed``
-    moved on by ``rngOffset`` (:func:`cntk_stream`)."""
-    return F.dropout(node.var(0), float(node.attr("dropoutRate", 0.5)), seed=cntk_stream(node),
-                     train_only=True)
-
-
-def dropout_v1(node):
-    """A v1 (``cntk.exe``) ``Dropout`` node: the file keeps no rate (``cntk.exe``'s SGD sets
-    it from its ``dropoutRate`` when it trains), so, as CNTK 2.7 loads it, the rate is 0 (the
-    identity) until set (``set_attribute("dropoutRate", ...)``); from version 17 the node's
-    ``rng_seed`` and ``rng_offset``: the stream its masks then draw on from, as CNTK 2.7's
-    loaded node's do.  An older file keeps no seed (``cntk.exe`` made one per process): the
-    masks come from torch's generator."""
-    seed = node.attr("rng_seed")
-    stream = -1 if seed is None else RandomStream(int(seed), int(node.attr("rng_offset", 0)))
-    return F.dropout(node.var(0), 0.0, seed=stream, train_only=True)
 
 
 # -- axes, shapes and reductions ----------------------------------------------------------------

@@ -15,10 +15,10 @@ import numpy as np
 import torch
 
 from ... import functions as F
-from ...ops import ntuple, pool_geometry, window_counts
-from ._cntk_rules import (convolution_cntk, dropout_cntk, dropout_v1, gather_cntk,
-                          pooling_cntk, pooling_v1, times_cntk, transpose_times_cntk, v1,
-                          V1_WINDOW)
+from ...ops import RandomStream, ntuple, pool_geometry, window_counts
+from ._cntk_read_others import cntk_stream
+from ._cntk_rules import (convolution_cntk, gather_cntk, pooling_cntk, pooling_v1, times_cntk,
+                          transpose_times_cntk, v1, V1_WINDOW)
 from ._nnabla import nnabla, reshaped_nnp, shape_or_none, spatial
 from ._nnp_batch_norm import (batch_normalization_nnp, batch_normalization_nnp_export,
                               fused_batch_normalization_nnp_export)
@@ -517,11 +517,30 @@ def _dropout_nnp_export(e, inputs, attrs):
         e.function("Dropout", inputs[:1], {"p": float(attrs["p"]), "seed": int(attrs["seed"])})
 
 
+def _dropout_cntk(node):
+    """CNTK's ``Dropout``: only while training, its mask drawn from the stream of ``rngSeed``
+    moved on by ``rngOffset`` (:func:`cntk_stream`)."""
+    return F.dropout(node.var(0), float(node.attr("dropoutRate", 0.5)), seed=cntk_stream(node),
+                     train_only=True)
+
+
+def _dropout_v1(node):
+    """A v1 (``cntk.exe``) ``Dropout`` node: the file keeps no rate (``cntk.exe``'s SGD sets
+    it from its ``dropoutRate`` when it trains), so, as CNTK 2.7 loads it, the rate is 0 (the
+    identity) until set (``set_attribute("dropoutRate", ...)``); from version 17 the node's
+    ``rng_seed`` and ``rng_offset``: the stream its masks then draw on from, as CNTK 2.7's
+    loaded node's do.  An older file keeps no seed (``cntk.exe`` made one per process): the
+    masks come from torch's generator."""
+    seed = node.attr("rng_seed")
+    stream = -1 if seed is None else RandomStream(int(seed), int(node.attr("rng_offset", 0)))
+    return F.dropout(node.var(0), 0.0, seed=stream, train_only=True)
+
+
 register_rules(F.dropout, onnx_export=_dropout_onnx, onnx_import={"Dropout": _import_dropout},
                nnp_import=nnabla(F.dropout, "Dropout", p=float, seed=int, draws=True),
                nnp_export=_dropout_nnp_export,
-               cntk_import={"Dropout": dropout_cntk},
-               cntk_v1_import={"Dropout": dropout_v1})
+               cntk_import={"Dropout": _dropout_cntk},
+               cntk_v1_import={"Dropout": _dropout_v1})
 
 
 def _depthwise_convolution_onnx(g, inputs, attrs):
