@@ -151,6 +151,17 @@ def test_mel_mistakes_are_one_error_naming_the_line(tmp_path):
         _run(_setup(tmp_path, "Pre1:Add2", bad, "bad.mel"), tmp_path)
     assert (err.value.path.endswith("bad.mel"), err.value.line) == (True, 3)
     assert not (tmp_path / "m1").exists()        # refused before any command ran
+    # a misspelled command (no 'x =' before it: not an NDL item) is cntk.exe's "Unknown Editor
+    # function", not an NDL error
+    save = 'SaveModel(m1, "$newModel$", format="cntk")'
+    for bad, name, line in (
+            (ADD_LAYER.replace(save, save.replace("SaveModel", "SaveModle")), "SaveModle", 7),
+            (ADD_LAYER.replace("HDim = 4", "Foo(L1.S)"), "Foo", 3)):
+        with pytest.raises(ConfigError) as err:
+            _run(_setup(tmp_path, "Pre1:Add2", bad, "typo.mel"), tmp_path)
+        assert err.value.reason.startswith(f"MEL: unknown command '{name}' (Stadyn runs ")
+        assert (err.value.path.endswith("typo.mel"), err.value.line) == (True, line)
+        assert not (tmp_path / "m1").exists()
     with pytest.raises(ConfigError, match="MEL: LoadModel: the model file .* does not exist") \
             as err:
         _run(_setup(tmp_path, "Add2"), tmp_path)

@@ -33,7 +33,8 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
   inputs, shape; Stadyn's own layout, not cntk.exe's).
 
 The others (``CreateModel``, ``CopyNode``, ``SetPropertyForSubTree``, ...) are refused, naming
-the line.
+the line, and so is a call of a command MEL does not have (``SaveModle (m1, "x")``: cntk.exe's
+"Unknown Editor function"; only ``x = F (...)`` is an NDL item).
 """
 
 from __future__ import annotations
@@ -172,6 +173,9 @@ def read_mel(path: str, record: ConfigRecord) -> list[_Statement]:
                         statement.args.append(_value(part))
             elif any(name.lower() == r.lower() for r in _REFUSED):
                 raise ConfigError(f"MEL: {name} is not supported (Stadyn runs {_RUNS})",
+                                  path, number, m.start("function") + 1)
+            elif m.group("target") is None:     # (cntk.exe: "Unknown Editor function")
+                raise ConfigError(f"MEL: unknown command '{name}' (Stadyn runs {_RUNS})",
                                   path, number, m.start("function") + 1)
         statements.append(statement)
     return statements
