@@ -7,7 +7,8 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
 
 * ``m = LoadModel ("path", format = "cntk")``: a model file written by ``stadyn train`` (or an
   earlier edit); the first becomes the default model (cntk.exe's
-  OverrideModelNameAndSetDefaultModel), ``SetDefaultModel (m)`` chooses another.  Each is a
+  OverrideModelNameAndSetDefaultModel), ``SetDefaultModel (m)`` chooses another; a plain
+  ``LoadModel (...)`` is the model named ``default`` (a second one replaces it).  Each is a
   model of its own (cntk.exe's LoadModelWithName), saved under the file's names; ``m.L1.S``
   names a node of the model ``m``.
 * NDL items, ``HDim = 512`` or ``L2 = SBFF (L1.S, HDim, HDim)``: new nodes of the default model,
@@ -274,7 +275,7 @@ class MELScript:
         own = dict(loaded.registry.items()) if getattr(loaded, "registry", None) is not None \
             else {}
         model = _Model(nodes, dict(loaded.inputs), own, tags, links)
-        key = (s.target or path).lower()
+        key = (s.target or "default").lower()   # (cntk.exe names a plain LoadModel 'default')
         if self.default is not None and self.default is self.models.get(key):
             self.default = None              # (a name loaded again: the old model goes)
         self.models[key] = model
