@@ -58,7 +58,7 @@ from ._ndl import NDLSource
 from ._ndl_parser import Assign, parse_ndl
 from ._network_library import replay
 
-__all__ = ["MELScript", "read_mel", "mel_saved_models", "is_mel_edit"]
+__all__ = ["MELScript", "read_mel", "mel_saved_models", "is_mel_block", "is_mel_edit"]
 
 _RUN = {"loadmodel": "LoadModel", "savemodel": "SaveModel", "setdefaultmodel": "SetDefaultModel",
         "setnodeinput": "SetInput", "setinput": "SetInput", "dumpmodel": "Dump", "dump": "Dump",
@@ -182,13 +182,27 @@ def read_mel(path: str, record: ConfigRecord) -> list[_Statement]:
     return statements
 
 
-def is_mel_edit(cmd: Any) -> bool:
-    """Whether an ``edit`` command (a :class:`CommandConfig`) runs a MEL script: it names
+def is_mel_block(record: ConfigRecord) -> bool:
+    """Whether the command block ``record`` is an ``edit`` that runs a MEL script: it names
     ``editPath`` and no ``BrainScriptNetworkBuilder`` of its own (cntk.exe's DoEdit asks for
-    the builder first)."""
-    rec = cmd.record
-    return cmd.action == "edit" and "editPath" in rec and (
-        cmd.network is None or "BrainScriptNetworkBuilder" not in rec)
+    the builder first).
+
+    Example:
+        >>> from stadyn.brainscript import parse_config
+        >>> edit = parse_config('E = [ action = edit ; editPath = "x.mel" ]')["E"]
+        >>> bs = parse_config('B = [ action = edit ; editPath = "x.mel" ; '
+        ...                   'BrainScriptNetworkBuilder = [ z = 1 ] ]')["B"]
+        >>> is_mel_block(edit), is_mel_block(bs)
+        (True, False)
+    """
+    return str(record.get_str("action", "", inherited=True)).lower() == "edit" and \
+        "editPath" in record and "BrainScriptNetworkBuilder" not in record
+
+
+def is_mel_edit(cmd: Any) -> bool:
+    """Whether an ``edit`` command (a :class:`CommandConfig`) runs a MEL script
+    (:func:`is_mel_block` of its block)."""
+    return cmd.action == "edit" and is_mel_block(cmd.record)
 
 
 def mel_saved_models(path: str, record: ConfigRecord) -> list[str]:
