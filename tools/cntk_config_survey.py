@@ -45,6 +45,8 @@ import sys
 import tempfile
 import warnings
 
+from cntk_model_stand_ins import model_writers, run_mel, stand_in_models
+
 _SUFFIXES = (".cntk", ".bs", ".ndl", ".mel", ".config")
 _READERS = {"imagedeserializer", "cntktextformatdeserializer", "cntktextformatreader",
             "cntkbinaryformatdeserializer", "htkfeaturedeserializer", "htkmlfdeserializer",
@@ -257,130 +259,6 @@ def _reader_gaps(reader, what: str) -> list[str]:
                       if d.type.lower() not in _READERS]
 
 
-def model_writers(root) -> dict:
-    """The model files the train and edit commands of a config write (``modelPath``,
-    ``outputModelPath``), each with the network description that command builds."""
-    from stadyn.brainscript._blocks import network_of_block
-    from stadyn.brainscript._config import ConfigRecord
-
-    from stadyn.brainscript._config import BrainScriptSource
-    from stadyn.brainscript._mel import mel_saved_models
-
-    writers = {}
-    blocks = [root.peek(key) for key in root]
-    blocks = [b for b in blocks if isinstance(b, ConfigRecord)]
-    for block in blocks:
-        if str(block.get_str("action", "", inherited=True)) == "edit" and \
-                "editPath" in block and "BrainScriptNetworkBuilder" not in block:
-            try:         # a MEL edit: what it saves is its script run on what it loads
-                for path in mel_saved_models(str(block.get_str("editPath")), block):
-                    writers.setdefault(path, _MELStandIn(block))
-            except Exception:  # noqa: BLE001 - the command's survey reports it
-                pass
-    for block in blocks:
-        action = str(block.get_str("action", "", inherited=True))
-        if action not in ("train", "edit"):
-            continue
-        try:
-            source = network_of_block(block)
-        except Exception:  # noqa: BLE001 - a network the survey reports elsewhere
-            continue
-        if source is None:
-            continue
-        path = block.get_str("outputModelPath", None) if action == "edit" else \
-            block.get_str("modelPath", None, inherited=True)
-        sgd = block.get("SGD")
-        if action == "train" and isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
-            path = sgd.get_str("modelPath")
-        if path is not None and action == "train" and \
-                isinstance(writers.get(f"{path}.0"), _MELStandIn):
-            # it trains the network a MEL edit saved as its modelPath.0 (as the runner does)
-            source = BrainScriptSource(f'BS.Network.Load ("{path}.0")')
-        if path is not None:
-            writers.setdefault(str(path), source)
-    return writers
-
-
-class _MELStandIn:
-    """A model file a MEL edit command saves: its script, run when the file is loaded."""
-
-    def __init__(self, record):
-        self.record = record
-
-
-def _run_mel(record, loader):
-    """Run the MEL script of edit command ``record``, its models loaded by ``loader``: the
-    networks it saves, by path (nothing is written)."""
-    import stadyn as sd
-    from stadyn.brainscript import StadynLibrary
-    from stadyn.brainscript._mel import MELScript
-
-    saved = {}
-    registry = sd.ParameterRegistry()
-    with sd.parameter_registry(registry):
-        lib = StadynLibrary()
-        lib.model_loader = loader
-        mel = MELScript(str(record.get_str("editPath")), record, lib)
-        mel.save = lambda path, outputs, inputs, tags: saved.__setitem__(
-            path, sd.Network(inputs, outputs, registry, tags=tags))
-        mel.write = lambda path, text: None
-        mel.run()
-    return saved
-
-
-def _stand_in_models(root, load, others: "dict | None" = None):
-    """``BS.Network.Load`` for the survey: a model file a train or edit command of the config
-    writes (``modelPath``, ``outputModelPath``), or one of ``others`` (the configs run before
-    it in the same test, or beside it in its Examples folder) writes, is that command's
-    network, built afresh (the survey runs no command); any other file is loaded as it is."""
-    import numpy as np
-
-    import stadyn as sd
-    from stadyn.brainscript import StadynLibrary, build_network
-    from stadyn.brainscript._command_network import node_inputs
-    from stadyn.brainscript._model_files import inputs_tag
-
-    writers = dict(others or {})
-    writers.update(model_writers(root))
-    building = set()
-
-    def loader(path):
-        source = writers.get(path)
-        if source is None and not os.path.exists(path):
-            source = _pretrained_stand_in(path)
-        if os.path.exists(path) or source is None or path in building:
-            return load(path)
-        building.add(path)
-        try:
-            if isinstance(source, _MELStandIn):
-                return _run_mel(source.record, loader)[path]
-            registry = sd.ParameterRegistry()
-            with sd.parameter_registry(registry):
-                lib = StadynLibrary()
-                lib.model_loader = loader
-                net = build_network(source, lib)
-                outputs = {k: v for k, v in net.nodes.items()
-                           if isinstance(v, sd.Variable) and v.parent is not None}
-                # the tags the file has: criterion, evaluation and output nodes, and each
-                # node's inputs (a MEL edit's SetInput counts in them)
-                tags = {}
-                for tag, nodes in (("criterion", net.criterion_nodes),
-                                   ("evaluation", net.evaluation_nodes),
-                                   ("output", net.output_nodes)):
-                    for name, v in outputs.items():
-                        if any(v is n for n in nodes):
-                            tags.setdefault(name, []).append(tag)
-                for name, links in node_inputs(net, lib, outputs).items():
-                    tags.setdefault(name, []).append(inputs_tag(links))
-            for node in lib.precompute_nodes:   # computed, as in the file the command writes
-                node.value.d = np.zeros(node.value.shape, np.float32)
-        finally:
-            building.discard(path)
-        inputs = {net.name_of(v): v for v in lib.inputs if net.name_of(v) is not None}
-        return sd.Network(inputs, outputs, registry, tags=tags)
-    return loader
-
-
 # Pretrained models CNTK's examples load from outside the repository, by file name: the
 # end-to-end test config (and its overrides) whose train command built the network the file
 # holds.  Fast R-CNN's BrainScript clones AlexNet.model's features..conv5_y and pool3..h2_d,
@@ -423,7 +301,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     from stadyn.brainscript._blocks import sgd_block
     from stadyn.brainscript._config import BrainScriptSource
     from stadyn.brainscript._command_checks import ACTIONS
-    from stadyn.brainscript._mel import is_mel_edit, mel_saved_models
+    from stadyn.brainscript._mel import is_mel_block, is_mel_edit, mel_saved_models
     from stadyn.brainscript._model_files import model_name
     from stadyn.brainscript._network_library import load_model_file
     from stadyn.brainscript._runner import _Runner
@@ -435,9 +313,9 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     if cmd.action not in ACTIONS:
         gaps.append(f"action {cmd.action}")
     if is_mel_edit(cmd):     # its script run on the models it loads (stand-ins)
-        loader = _stand_in_models(root_record, load_model_file, others)
+        loader = stand_in_models(root_record, load_model_file, others, _pretrained_stand_in)
         try:
-            saved = _run_mel(cmd.record, loader)
+            saved = run_mel(cmd.record, loader)
         except Exception as exc:  # noqa: BLE001 - any failure is a finding
             return gaps + [_label(exc)], info
         for net in saved.values():     # its trained parameters, as a train command's
@@ -463,9 +341,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
         first = model_name(cmd.model_path, -1, cmd.sgd.max_epochs)
         for block in (root_record.peek(k) for k in root_record):
             try:
-                if getattr(block, "get_str", None) is None or \
-                        str(block.get_str("action", "", inherited=True)) != "edit" or \
-                        "editPath" not in block:
+                if getattr(block, "get_str", None) is None or not is_mel_block(block):
                     continue
                 if first in mel_saved_models(str(block.get_str("editPath")), block):
                     # a MEL edit writes modelPath.0: the runner trains the file's network
@@ -490,7 +366,8 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     with sd.parameter_registry(sd.ParameterRegistry()):
         try:
             lib = StadynLibrary()
-            lib.model_loader = _stand_in_models(root_record, lib.model_loader, others)
+            lib.model_loader = stand_in_models(root_record, lib.model_loader, others,
+                                                _pretrained_stand_in)
             net = build_network(network, lib)
         except RecursionError:
             gaps.append("recursion")

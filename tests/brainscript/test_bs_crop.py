@@ -250,3 +250,15 @@ def test_accumulated_results_are_logged_once_and_reset_for_each_pass(tmp_path):
                                                 means(train, [4, 8, 10, 10])], rtol=1e-5)
     # an ordinary evaluation node is still summed over the samples
     assert [n for _, n in logged(r"\[Training\]", "err")] == [10, 10]
+
+
+def test_a_precomputed_mean_beside_an_accumulator_holds_an_accumulated_result():
+    # cntk.exe's ExtractNodesWhichAccumulateResult (ComputationNetworkEvaluation.cpp:918-975)
+    # walks the global eval order, leaves included: a leaf has no inputs, so it joins the set
+    # "all leaf descendants are learnable parameters" vacuously (an InputValue too), and Mean (x)
+    # after it; d's inputs are then an accumulator's and that set's, so d is logged "* 1"
+    from stadyn.brainscript._accumulators import holds_accumulated_result
+    net, _ = _net("x = Input {2} ; m = Mean (x) ; "
+                  "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (x) ] ; "
+                  "d = Minus (ReduceSum (a), ReduceSum (m))")
+    assert holds_accumulated_result(net.nodes["d"], [net.nodes["x"]])

@@ -151,6 +151,17 @@ def test_mel_mistakes_are_one_error_naming_the_line(tmp_path):
         _run(_setup(tmp_path, "Pre1:Add2", bad, "bad.mel"), tmp_path)
     assert (err.value.path.endswith("bad.mel"), err.value.line) == (True, 3)
     assert not (tmp_path / "m1").exists()        # refused before any command ran
+    # a misspelled command (no 'x =' before it: not an NDL item) is cntk.exe's "Unknown Editor
+    # function", not an NDL error
+    save = 'SaveModel(m1, "$newModel$", format="cntk")'
+    for bad, name, line in (
+            (ADD_LAYER.replace(save, save.replace("SaveModel", "SaveModle")), "SaveModle", 7),
+            (ADD_LAYER.replace("HDim = 4", "Foo(L1.S)"), "Foo", 3)):
+        with pytest.raises(ConfigError) as err:
+            _run(_setup(tmp_path, "Pre1:Add2", bad, "typo.mel"), tmp_path)
+        assert err.value.reason.startswith(f"MEL: unknown command '{name}' (Stadyn runs ")
+        assert (err.value.path.endswith("typo.mel"), err.value.line) == (True, line)
+        assert not (tmp_path / "m1").exists()
     with pytest.raises(ConfigError, match="MEL: LoadModel: the model file .* does not exist") \
             as err:
         _run(_setup(tmp_path, "Add2"), tmp_path)
@@ -309,3 +320,23 @@ def test_mel_loading_a_file_twice_keeps_the_files_names(tmp_path):
     with pytest.raises(ConfigError, match="'CE.BFF.FF.T' still reads 'L1.S'") as err:
         _run(_setup(tmp_path, "Add2", LOAD_TWICE, "twice.mel"), tmp_path)
     assert err.value.line == 6
+
+
+# cntk.exe names the model of a plain 'LoadModel (...)' "default" (ModelEditLanguage.cpp's
+# LoadModel calls OverrideModelNameAndSetDefaultModel (cn), its name defaulting to "default"): a
+# second plain LoadModel replaces the first, and so becomes the default model
+LOAD_PLAIN = """LoadModel("$currModel$", format="cntk")
+SetProperty(Err, evaluation, false)
+SaveModel(default, "$newModel$.a", format="cntk")
+LoadModel("$newModel$.a", format="cntk")
+Rename(CE.BFF.B, CE.BFF.Bias)
+SaveModel(default, "$newModel$", format="cntk")
+"""
+
+
+def test_mel_a_plain_load_model_is_the_model_named_default(tmp_path):
+    _run(_setup(tmp_path, "Pre1:Add2", LOAD_PLAIN, "plain.mel"), tmp_path)
+    first = sd.load(tmp_path / "m2" / "net.0.a", batch_size=2)
+    assert "CE.BFF.B" in first.parameters and "evaluation" not in first.tags["Err"]
+    second = sd.load(tmp_path / "m2" / "net.0", batch_size=2)     # the second file, renamed
+    assert "CE.BFF.Bias" in second.parameters and "evaluation" not in second.tags["Err"]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from ..graph import Variable, topological_nodes
 from ..train import TrainingCallback
 
-__all__ = ["EpochAccumulators", "holds_accumulated_result"]
+__all__ = ["EpochAccumulators", "counted_once", "holds_accumulated_result", "logged_so_far"]
 
 _ACCUMULATOR = "cntk_epoch_accumulator"
 
@@ -85,3 +85,29 @@ def holds_accumulated_result(node: Variable, inputs: Iterable[Variable]) -> bool
             continue
         stack.extend(i for i in parent.inputs if i is not None)
     return found
+
+
+def counted_once(totals: Sequence[Sequence[float]], values: Sequence[float],
+                 accumulated: Sequence[bool]) -> list[list[float]]:
+    """Per node, its ``[sum, samples]`` of a pass so far from ``totals``, except that a node
+    holding an accumulated result (``accumulated``) is its last value ``values`` counted once,
+    as cntk.exe logs it (``miouError = 0.67398942 * 1``).
+
+    Example:
+        >>> counted_once([[6.0, 4], [1.5, 4]], [2.0, 0.25], [False, True])
+        [[6.0, 4], [0.25, 1]]
+    """
+    return [[v, 1] if once else list(t) for t, v, once in zip(totals, values, accumulated)]
+
+
+def logged_so_far(totals: Sequence[Sequence[float]],
+                  accumulated: Sequence[bool]) -> list[list[float]]:
+    """What a log line leaves as "already logged" to subtract from the next one's totals: a
+    summed node's ``[sum, samples]`` so far, nothing for an accumulated result (cntk.exe logs
+    it whole each time).
+
+    Example:
+        >>> logged_so_far([[6.0, 4], [0.25, 1]], [False, True])
+        [[6.0, 4], [0.0, 0]]
+    """
+    return [[0.0, 0] if once else list(t) for t, once in zip(totals, accumulated)]

@@ -18,7 +18,7 @@ from .._errors import ConfigError, StadynError
 from ..graph import Variable, topological_nodes
 from ..parametric import current_registry, get_parameters
 from ..train import evaluate_sums
-from ._accumulators import EpochAccumulators, holds_accumulated_result
+from ._accumulators import EpochAccumulators, counted_once, holds_accumulated_result
 from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
@@ -456,8 +456,8 @@ class Validation:
                                    on_minibatch=keep)
         finally:
             source.close()
-        totals = [[v, 1] if once else [t, result["samples"]]
-                  for t, v, once in zip(result["sums"], last, self.accumulated)]
+        totals = counted_once([[t, result["samples"]] for t in result["sums"]], last,
+                              self.accumulated)
         perplexity = [self.network.library.shows_perplexity(n) for n in self.nodes]
         self.log(results_line(1, result["minibatches"], self.names, totals,
                               [[0.0, 0]] * len(totals), perplexity, True))

@@ -7,7 +7,8 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
 
 * ``m = LoadModel ("path", format = "cntk")``: a model file written by ``stadyn train`` (or an
   earlier edit); the first becomes the default model (cntk.exe's
-  OverrideModelNameAndSetDefaultModel), ``SetDefaultModel (m)`` chooses another.  Each is a
+  OverrideModelNameAndSetDefaultModel), ``SetDefaultModel (m)`` chooses another; a plain
+  ``LoadModel (...)`` is the model named ``default`` (a second one replaces it).  Each is a
   model of its own (cntk.exe's LoadModelWithName), saved under the file's names; ``m.L1.S``
   names a node of the model ``m``.
 * NDL items, ``HDim = 512`` or ``L2 = SBFF (L1.S, HDim, HDim)``: new nodes of the default model,
@@ -33,7 +34,8 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
   inputs, shape; Stadyn's own layout, not cntk.exe's).
 
 The others (``CreateModel``, ``CopyNode``, ``SetPropertyForSubTree``, ...) are refused, naming
-the line.
+the line, and so is a call of a command MEL does not have (``SaveModle (m1, "x")``: cntk.exe's
+"Unknown Editor function"; only ``x = F (...)`` is an NDL item).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from ._ndl import NDLSource
 from ._ndl_parser import Assign, parse_ndl
 from ._network_library import replay
 
-__all__ = ["MELScript", "read_mel", "mel_saved_models", "is_mel_edit"]
+__all__ = ["MELScript", "read_mel", "mel_saved_models", "is_mel_block", "is_mel_edit"]
 
 _RUN = {"loadmodel": "LoadModel", "savemodel": "SaveModel", "setdefaultmodel": "SetDefaultModel",
         "setnodeinput": "SetInput", "setinput": "SetInput", "dumpmodel": "Dump", "dump": "Dump",
@@ -173,17 +175,34 @@ def read_mel(path: str, record: ConfigRecord) -> list[_Statement]:
             elif any(name.lower() == r.lower() for r in _REFUSED):
                 raise ConfigError(f"MEL: {name} is not supported (Stadyn runs {_RUNS})",
                                   path, number, m.start("function") + 1)
+            elif m.group("target") is None:     # (cntk.exe: "Unknown Editor function")
+                raise ConfigError(f"MEL: unknown command '{name}' (Stadyn runs {_RUNS})",
+                                  path, number, m.start("function") + 1)
         statements.append(statement)
     return statements
 
 
-def is_mel_edit(cmd: Any) -> bool:
-    """Whether an ``edit`` command (a :class:`CommandConfig`) runs a MEL script: it names
+def is_mel_block(record: ConfigRecord) -> bool:
+    """Whether the command block ``record`` is an ``edit`` that runs a MEL script: it names
     ``editPath`` and no ``BrainScriptNetworkBuilder`` of its own (cntk.exe's DoEdit asks for
-    the builder first)."""
-    rec = cmd.record
-    return cmd.action == "edit" and "editPath" in rec and (
-        cmd.network is None or "BrainScriptNetworkBuilder" not in rec)
+    the builder first).
+
+    Example:
+        >>> from stadyn.brainscript import parse_config
+        >>> edit = parse_config('E = [ action = edit ; editPath = "x.mel" ]')["E"]
+        >>> bs = parse_config('B = [ action = edit ; editPath = "x.mel" ; '
+        ...                   'BrainScriptNetworkBuilder = [ z = 1 ] ]')["B"]
+        >>> is_mel_block(edit), is_mel_block(bs)
+        (True, False)
+    """
+    return str(record.get_str("action", "", inherited=True)).lower() == "edit" and \
+        "editPath" in record and "BrainScriptNetworkBuilder" not in record
+
+
+def is_mel_edit(cmd: Any) -> bool:
+    """Whether an ``edit`` command (a :class:`CommandConfig`) runs a MEL script
+    (:func:`is_mel_block` of its block)."""
+    return cmd.action == "edit" and is_mel_block(cmd.record)
 
 
 def mel_saved_models(path: str, record: ConfigRecord) -> list[str]:
@@ -270,7 +289,7 @@ class MELScript:
         own = dict(loaded.registry.items()) if getattr(loaded, "registry", None) is not None \
             else {}
         model = _Model(nodes, dict(loaded.inputs), own, tags, links)
-        key = (s.target or path).lower()
+        key = (s.target or "default").lower()   # (cntk.exe names a plain LoadModel 'default')
         if self.default is not None and self.default is self.models.get(key):
             self.default = None              # (a name loaded again: the old model goes)
         self.models[key] = model

@@ -43,7 +43,7 @@ from .._random import auto_seeds_kept, restart_auto_seeds, seed
 from ..graph import context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import evaluate_sums
-from ._accumulators import EpochAccumulators
+from ._accumulators import EpochAccumulators, counted_once, logged_so_far
 from ._blocks import (CommandConfig, RunConfig, network_of_block, per_epoch, run_config,
                       sgd_block)
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
@@ -423,12 +423,12 @@ class _Runner:
 
         def show_results(record: dict) -> None:      # CNTK's line every numMBsToShowResult
             nonlocal totals, logged, mbs_logged, seen_logged
-            totals = [[v, 1] if once else [t, record["seen"]]
-                      for t, v, once in zip(record["totals"], record["sums"], accumulated)]
+            totals = counted_once([[t, record["seen"]] for t in record["totals"]],
+                                  record["sums"], accumulated)
             mbs = record["minibatch"]
             if cmd.trace_level > 0 and (mbs <= first or (show and mbs % show == 0)):
                 self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
-                logged = [[0.0, 0] if once else list(t) for t, once in zip(totals, accumulated)]
+                logged = logged_so_far(totals, accumulated)
                 mbs_logged, seen_logged = mbs, record["seen"]
         result = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
                                max_samples=limit, on_minibatch=show_results,

@@ -32,6 +32,7 @@ import torch
 from .. import schedules as SC
 from .._errors import StadynError
 from ..train import TrainingCallback
+from ._accumulators import counted_once, logged_so_far
 from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
 from ._cntk_log import CNTKLog, epoch_line, minibatch_line
@@ -222,12 +223,10 @@ class CNTKProgress(TrainingCallback):
         metric = record["metric_sum"]
         values = [record["loss_sum"]] + ([metric] if metric is not None else []) + \
             list(record["outputs"])
-        for t, v, once in zip(self.totals, values, self._accumulated()):
-            if once:                     # the value is the epoch's so far (cntk.exe: * 1)
-                t[0], t[1] = v, 1
-            else:
-                t[0] += v
-                t[1] += count
+        # an accumulated result's value is the epoch's so far (cntk.exe: * 1)
+        summed = [[t + v, c + count] for (t, c), v in zip(self.totals, values)]
+        self.totals = counted_once(summed, values, self._accumulated()) + \
+            self.totals[len(summed):]
         self.mbs += 1
         sgd, mbs = self.setting.sgd, self.mbs
         if mbs <= sgd.first_mbs_to_show_result or (
@@ -256,8 +255,7 @@ class CNTKProgress(TrainingCallback):
         if not math.isfinite(totals[0][0]):
             raise StadynError("The training criterion is not a number (NAN).")
         # an accumulated result is logged whole each time (cntk.exe resets its last logged)
-        self.logged = [[0.0, 0] if once else list(t)
-                       for t, once in zip(totals, self._accumulated())]
+        self.logged = logged_so_far(totals, self._accumulated())
         self.mbs_logged = mbs
         self.since = time.perf_counter()
 
