@@ -261,4 +261,18 @@ def test_a_precomputed_mean_beside_an_accumulator_holds_an_accumulated_result():
     net, _ = _net("x = Input {2} ; m = Mean (x) ; "
                   "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (x) ] ; "
                   "d = Minus (ReduceSum (a), ReduceSum (m))")
-    assert holds_accumulated_result(net.nodes["d"], [net.nodes["x"]])
+    assert holds_accumulated_result(net.nodes["d"])
+
+
+def test_an_accumulator_beside_a_per_sample_value_holds_an_accumulated_result_but_not_in_a_loop():
+    # the same walk of cntk.exe's: an Input joins the "parameters only" set as a leaf, so
+    # e = a + ReduceSum (x) is an accumulated result; a loop's nodes (a PastValue met before its
+    # input in the eval order) are in neither set, nor is what reads them (s + a)
+    from stadyn.brainscript._accumulators import holds_accumulated_result
+    net, _ = _net("x = Input {2} ; "
+                  "a = new ComputationNode [ operation = 'EpochAccumulator' ; inputs = (x) ] ; "
+                  "e = a + ReduceSum (x) ; "
+                  "s = x + PastValue (0, s) ; l = ReduceSum (s) + a")
+    assert holds_accumulated_result(net.nodes["e"])
+    assert not holds_accumulated_result(net.nodes["l"])
+    assert not holds_accumulated_result(net.nodes["x"])

@@ -19,6 +19,7 @@ from ..train import TrainingCallback
 __all__ = ["EpochAccumulators", "counted_once", "holds_accumulated_result", "logged_so_far"]
 
 _ACCUMULATOR = "cntk_epoch_accumulator"
+_LOOP = "recurrence"             # (a BrainScript loop: brainscript/_loops.py)
 
 
 class EpochAccumulators(TrainingCallback):
@@ -48,41 +49,39 @@ class EpochAccumulators(TrainingCallback):
         self.reset()
 
 
-def holds_accumulated_result(node: Variable, inputs: Iterable[Variable]) -> bool:
-    """Whether ``node`` is computed from ``EpochAccumulator`` nodes and otherwise from
-    parameters and constants only (no path from it reaches one of the network's ``inputs``
-    but through an accumulator): cntk.exe's ``ExtractNodesWhichAccumulateResult``, whose
-    evaluation nodes it logs as their value counted once.
+def holds_accumulated_result(node: Variable) -> bool:
+    """Whether ``node`` is computed from ``EpochAccumulator`` nodes and is in no recurrence
+    loop, nor reads one: cntk.exe's ``ExtractNodesWhichAccumulateResult``, whose evaluation
+    nodes it logs as their value counted once.  cntk.exe's rule means to admit, beside
+    accumulators, only nodes whose leaves are parameters, but it walks the eval order leaves
+    included, so every leaf (an ``Input`` too) joins that set and only a loop's nodes (a
+    ``PastValue`` met before its input) are left out (ComputationNetworkEvaluation.cpp:917-975):
+    an accumulator plus a per-sample value is an accumulated result there, and here.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
         >>> x = sd.Variable((2, 1))
         >>> one = sd.Variable.from_numpy_array(np.ones(1))
         >>> mean = F.cntk_epoch_accumulator(x)
-        >>> holds_accumulated_result(F.sub2(one, mean), [x]), holds_accumulated_result(x, [x])
+        >>> holds_accumulated_result(F.sub2(one, mean)), holds_accumulated_result(x)
         (True, False)
-        >>> holds_accumulated_result(F.add2(mean, F.sum(x, keepdims=True)), [x])
-        False
+        >>> holds_accumulated_result(F.add2(mean, F.sum(x, keepdims=True)))
+        True
     """
-    data = set()
-    for v in inputs:
-        data.add(id(v))
-        if v.sequence_lengths is not None:
-            data.add(id(v.sequence_lengths))
     stack, seen, found = [node], set(), False
     while stack:
         v = stack.pop()
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if id(v) in data:
-            return False
         parent = v.parent
         if parent is None:
             continue
         if parent.spec.name == _ACCUMULATOR:
             found = True
             continue
+        if parent.spec.name == _LOOP:
+            return False
         stack.extend(i for i in parent.inputs if i is not None)
     return found
 

@@ -156,7 +156,7 @@ class CommandNetwork:
     def accumulated(self, nodes: Sequence[Variable]) -> list[bool]:
         """Per node, whether it holds an accumulated result (computed from ``EpochAccumulator``
         nodes and parameters only): logged as its value counted once, as cntk.exe."""
-        return [holds_accumulated_result(n, self.library.inputs) for n in nodes]
+        return [holds_accumulated_result(n) for n in nodes]
 
     def nodes_with_gradient(self, criterion: Variable) -> int | None:
         """cntk.exe's "and M nodes with gradient" (SGD.cpp): the nodes the criterion is computed
