@@ -11,7 +11,7 @@ validation's, and a test's ``Final Results``) instead of summing it over the min
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ..graph import Variable, topological_nodes
 from ..train import TrainingCallback
