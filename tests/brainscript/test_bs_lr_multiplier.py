@@ -4,11 +4,15 @@ to ``UpdateWeights``): the rate, not the gradient, so under FSAdaGrad, whose ste
 gradient's running size, a multiplier still scales the step.  The expectations are a NumPy
 rewrite of SGD.cpp's ``UpdateWeights`` and the CPU kernels it calls (Matrix.cpp
 ``MomentumSGDUpdate``: ``sg = m sg + (1 - m) lr g; w -= sg``; CPUMatrixImpl.h ``FSAdagrad``),
-on a linear model whose gradients are written out by hand."""
+on a linear model whose gradients are written out by hand, and CNTK 2.7's Trainer with one
+learner per parameter at its own rate (``refgen_bs_lr_multiplier.py`` wrote
+``lr_multiplier_cntk27.json``: the data and the trained values)."""
 
 from __future__ import annotations
 
 import io
+import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -73,12 +77,15 @@ UPDATES = {"sgd": "momentumAsTimeConstant = 0",
                         "varianceTimeConstant = 20"}
 
 
+CNTK27 = json.loads((pathlib.Path(__file__).parent.parent / "fixtures" / "brainscript" /
+                     "lr_multiplier_cntk27.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lrm")
-    rng = np.random.default_rng(5)
-    x = rng.normal(0, 1.0, (16, 2)).round(3).astype(np.float32)
-    y = rng.normal(0, 1.0, 16).round(3).astype(np.float32)
+    x = np.array(CNTK27["x"], np.float32)
+    y = np.array(CNTK27["y"], np.float32)
     (folder / "data.txt").write_text("".join(f"|feat {a} {b} |lab {c}\n"
                                              for (a, b), c in zip(x, y)))
     (folder / "net.ndl").write_text(NDL)
@@ -130,6 +137,9 @@ def test_each_parameter_trains_at_its_learning_rate_multiplier(data, update):
     want_w, want_b = _expected(x, y, update)
     np.testing.assert_allclose(got["W"], want_w, rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(got["b"], want_b, rtol=2e-5, atol=1e-6)
+    cntk = CNTK27["trained"][update]
+    np.testing.assert_allclose(got["W"], cntk["W"], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(got["b"], cntk["b"], rtol=2e-5, atol=1e-6)
 
 
 def test_an_ndl_parameter_trains_at_its_learning_rate_multiplier(data):
