@@ -156,3 +156,52 @@ def test_a_negative_learning_rate_multiplier_is_refused(data):
     with pytest.raises(ConfigError, match="learningRateMultiplier should be non-negative, "
                                           "got -1"):
         _train(folder, "sgd", BS.replace("learningRateMultiplier = 2", "learningRateMultiplier = -1"))
+
+
+EDIT = """command = pre:edit:train
+deviceId = -1
+precision = "float"
+traceLevel = 1
+reader = {
+    readerType = "CNTKTextFormatReader" ; file = "$DataDir$/data.txt" ; randomize = false
+    input = { feat = { dim = 2 ; format = "dense" } ; lab = { dim = 1 ; format = "dense" } }
+}
+BrainScriptNetworkBuilder = {
+    feat = Input {2} ; lab = Input {1}
+    W = ParameterTensor {(1:2), init = "fixedValue", value = 0.5}
+    b = ParameterTensor {1, init = "fixedValue", value = -0.25}
+    out = W * feat + b
+    sqerr = (out - lab) .* (out - lab)
+    featureNodes = (feat) ; labelNodes = (lab) ; criterionNodes = (sqerr) ; outputNodes = (out)
+}
+pre = { action = "train" ; modelPath = "$OutputDir$/m1/lrm"
+    SGD = { epochSize = 0 ; minibatchSize = 4 ; maxEpochs = 1
+            learningRatesPerSample = 0 ; minLearningRatePerSample = 0 } }
+edit = { action = "edit" ; editPath = "$OutputDir$/set.mel" }
+train = { action = "train" ; modelPath = "$OutputDir$/m2/lrm"
+    SGD = { epochSize = 0 ; minibatchSize = 4 ; maxEpochs = 1
+            learningRatesPerSample = 0.01 ; momentumAsTimeConstant = 10 } }
+"""
+MEL = """m = LoadModel("$OutputDir$/m1/lrm", format="cntk")
+SetProperty(W, learningRateMultiplier, 0.5)
+SetProperty(b, learningRateMultiplier, 2)
+SaveModel(m, "$OutputDir$/m2/lrm.0", format="cntk")
+"""
+
+
+def test_mel_set_property_gives_a_learning_rate_multiplier_the_model_file_keeps(data):
+    # cntk.exe's SetProperty (node, learningRateMultiplier, v) takes any value not negative and
+    # the model file keeps it (LearnableParameter::Save); the next train command starts from
+    # the edited file (modelPath.0) and trains each parameter at its rate
+    folder, x, y = data
+    out = folder / "edit"
+    out.mkdir()
+    (out / "set.mel").write_text(MEL)
+    (out / "edit.cntk").write_text(EDIT)
+    run(out / "edit.cntk", [f"DataDir={folder}", f"OutputDir={out}"], out=io.StringIO())
+    found = ParameterRegistry()
+    load(str(out / "m2" / "lrm"), registry=found)
+    values = dict(found.items())
+    cntk = CNTK27["trained"]["momentum"]
+    np.testing.assert_allclose(np.asarray(values["W"].d).ravel(), cntk["W"], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(values["b"].d).ravel(), cntk["b"], rtol=2e-5, atol=1e-6)

@@ -268,7 +268,7 @@ def test_mel_delete_rename_set_property_mistakes_name_the_line(tmp_path):
             ("Rename(labels, features)", "has a node named 'features' already"),
             ("Rename(L1.*, L9.S)", "must hold one '\\*' each"),
             ("SetProperty(L1.S, colour, true)", "no property 'colour'"),
-            ("SetProperty(L1.BFF.W, learningRateMultiplier, 0.5)", "is not supported"),
+            ("SetProperty(L1.BFF.W, learningRateMultiplier, -1)", "should be non-negative"),
             ("Remove(Nothing)", "no node of the model matches 'Nothing'")):
         text = ADD_LAYER.replace("HDim = 4", script)
         with pytest.raises(ConfigError, match=message) as err:

@@ -23,7 +23,7 @@ from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
-from ._model_files import inputs_tag
+from ._model_files import inputs_tag, multiplier_tags
 from ._ndl import NDLSource
 from ._network import Network
 from ._network_library import reached_ids
@@ -235,6 +235,9 @@ class CommandNetwork:
                     tags.setdefault(name, []).append(tag)
         for name, links in node_inputs(self.net, self.library, outputs).items():
             tags.setdefault(name, []).append(inputs_tag(links))     # for MEL's SetInput
+        rates = self.library.learning_rate_multipliers
+        multiplier_tags(tags, outputs, {name: rates[id(v)][1]
+                                        for name, v in get_parameters().items() if id(v) in rates})
         return outputs, inputs_by_name, tags
 
     def learnable(self, root: Variable) -> dict[str, Variable]:
