@@ -51,8 +51,9 @@ from ._ast import SourceLocation
 from ._command_network import record_loc
 from ._config import ConfigRecord
 from ._library import learning_rate_multiplier
-from ._model_files import (inputs_tag, multiplier_tags, save_model, tagged_inputs,
-                           tagged_multipliers, without_multipliers)
+from ._model_files import (inputs_tag, multiplier_tags, operation_tag, save_model,
+                           tagged_inputs, tagged_multipliers, tagged_operation,
+                           without_multipliers)
 from ._mel_ndl import MELItems
 from ._ndl import NDLSource
 from ._ndl_parser import Assign, parse_ndl
@@ -296,9 +297,14 @@ class MELScript:
         names = set(outputs) | set(inputs)
         tags: dict[str, list[str]] = {}
         for name, items in model.tags.items():
-            kept = [t for t in items if tagged_inputs([t]) is None]
+            kept = [t for t in items if tagged_inputs([t]) is None and
+                    tagged_operation([t]) is None]
             if name in names and kept:
                 tags[name] = kept
+        for name, v in outputs.items():       # each node's operation, a new one's too
+            operation = self.library.operation_of(v) or tagged_operation(model.tags.get(name, ()))
+            if operation is not None:
+                tags.setdefault(name, []).append(operation_tag(operation))
         for name, links in model.links.items():
             if name in outputs:
                 tags.setdefault(name, []).append(inputs_tag(links))

@@ -21,11 +21,28 @@ from ..parametric import ParameterRegistry, current_registry
 from ..serialize import is_model_file, load, load_parameters, save, save_parameters
 from ..train import feed, read_checkpoint_state
 
-__all__ = ["multiplier_tags", "tagged_multipliers", "without_multipliers", "model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
+__all__ = ["multiplier_tags", "tagged_multipliers", "without_multipliers", "operation_tag",
+           "tagged_operation", "model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
            "save_epoch", "resume", "roll_back", "epoch_model", "inputs_tag", "tagged_inputs"]
 
 _INPUTS = "inputs:"
 _MULTIPLIER = "learningRateMultiplier:"
+_OPERATION = "operation:"
+
+
+def operation_tag(operation: str) -> str:
+    """The model-file tag that keeps a node's CNTK operation (``SquareError``; cntk.exe's file
+    keeps each node's operation name), which a network loaded from the file logs.
+
+    >>> operation_tag("SquareError"), tagged_operation(["criterion", "operation:SquareError"])
+    ('operation:SquareError', 'SquareError')
+    """
+    return _OPERATION + operation
+
+
+def tagged_operation(tags: Iterable[str]) -> str | None:
+    """The operation a node's tags name (:func:`operation_tag`), or None."""
+    return next((t[len(_OPERATION):] for t in tags if t.startswith(_OPERATION)), None)
 
 
 def multiplier_tags(tags: dict[str, list[str]], outputs: Iterable[str],
