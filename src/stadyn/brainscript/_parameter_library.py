@@ -189,6 +189,11 @@ class PendingParameter:
         self.multiplier, self.tag, self.ranks, self.path = multiplier, tag, ranks, path
         self.variable: Variable | None = None
 
+    @property
+    def need_grad(self) -> bool:
+        """Whether training changes the parameter (its multiplier is not 0)."""
+        return self.multiplier > 0
+
     def materialize(self, data: Variable, output_rank: int) -> Variable:
         if self.variable is not None:
             return self.variable
