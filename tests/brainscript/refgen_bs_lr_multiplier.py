@@ -36,6 +36,11 @@ def learner(kind, params, multiplier):
     momentum = C.momentum_schedule_per_sample(float(np.float32(math.exp(-1.0 / TC))))
     if kind == "momentum":
         return C.momentum_sgd(params, lr, momentum, unit_gain=True)
+    if kind == "adagrad":
+        return C.adagrad(params, lr, need_ave_multiplier=True)
+    if kind == "rmsprop":
+        return C.rmsprop(params, lr, gamma=0.99, inc=1.2, dec=0.75, max=10.0, min=0.1,
+                         need_ave_multiplier=True)
     return C.fsadagrad(params, lr, momentum, unit_gain=True,
                        variance_momentum=C.momentum_as_time_constant_schedule(VARIANCE_TC))
 
@@ -57,7 +62,8 @@ def train(kind, x, y):
 def main():
     x, y = data()
     out = {"x": x.tolist(), "y": y.tolist(),
-           "trained": {kind: train(kind, x, y) for kind in ("sgd", "momentum", "fsadagrad")}}
+           "trained": {kind: train(kind, x, y) for kind in ("sgd", "momentum", "fsadagrad", "adagrad",
+                                                            "rmsprop")}}
     path = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript",
                         "lr_multiplier_cntk27.json")
     with open(path, "w") as f:

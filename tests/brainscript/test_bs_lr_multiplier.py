@@ -74,7 +74,9 @@ LR, MB, TC = 0.01, 4, 10.0                       # momentumAsTimeConstant = 10 w
 UPDATES = {"sgd": "momentumAsTimeConstant = 0",
            "momentum": f"momentumAsTimeConstant = {TC:g}",
            "fsadagrad": f"momentumAsTimeConstant = {TC:g} ; gradUpdateType = FSAdaGrad ; "
-                        "varianceTimeConstant = 20"}
+                        "varianceTimeConstant = 20",
+           "adagrad": "gradUpdateType = AdaGrad",      # (these two against CNTK 2.7 only)
+           "rmsprop": "gradUpdateType = RmsProp"}
 
 
 CNTK27 = json.loads((pathlib.Path(__file__).parent.parent / "fixtures" / "brainscript" /
@@ -134,9 +136,10 @@ def _expected(x, y, update: str) -> list[np.ndarray]:
 def test_each_parameter_trains_at_its_learning_rate_multiplier(data, update):
     folder, x, y = data
     got = _train(folder, update, BS)
-    want_w, want_b = _expected(x, y, update)
-    np.testing.assert_allclose(got["W"], want_w, rtol=2e-5, atol=1e-6)
-    np.testing.assert_allclose(got["b"], want_b, rtol=2e-5, atol=1e-6)
+    if update in ("sgd", "momentum", "fsadagrad"):
+        want_w, want_b = _expected(x, y, update)
+        np.testing.assert_allclose(got["W"], want_w, rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(got["b"], want_b, rtol=2e-5, atol=1e-6)
     cntk = CNTK27["trained"][update]
     np.testing.assert_allclose(got["W"], cntk["W"], rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(got["b"], cntk["b"], rtol=2e-5, atol=1e-6)
