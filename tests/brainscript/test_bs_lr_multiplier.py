@@ -94,11 +94,13 @@ def data(tmp_path_factory):
     return folder, x, y
 
 
-def _train(folder, update: str, builder: str) -> dict[str, np.ndarray]:
-    out = folder / f"run_{update}_{len(builder)}"
+def _train(folder, update: str, builder: str, epochs: str = "maxEpochs = 1"
+           ) -> dict[str, np.ndarray]:
+    out = folder / f"run_{update}_{len(builder)}_{len(epochs)}"
     out.mkdir()
     path = out / "lrm.cntk"
-    path.write_text(CONFIG.replace("BUILDER", builder).replace("UPDATE", UPDATES[update]))
+    path.write_text(CONFIG.replace("BUILDER", builder).replace("UPDATE", UPDATES[update])
+                    .replace("maxEpochs = 1", epochs))
     run(path, [f"DataDir={folder}", f"OutputDir={out}"], out=io.StringIO())
     found = ParameterRegistry()
     load(str(out / "Models" / "lrm"), registry=found)
@@ -106,7 +108,7 @@ def _train(folder, update: str, builder: str) -> dict[str, np.ndarray]:
     return {name: np.asarray(values[name].d, np.float64).ravel() for name in ("W", "b")}
 
 
-def _expected(x, y, update: str) -> list[np.ndarray]:
+def _expected(x, y, update: str, epochs: int = 1) -> list[np.ndarray]:
     """SGD.cpp's updates of W and b, each at the rate times its multiplier."""
     params = [np.array([0.5, 0.5]), np.array([-0.25])]
     smoothed = [np.zeros(2), np.zeros(1)]
@@ -114,7 +116,7 @@ def _expected(x, y, update: str) -> list[np.ndarray]:
     count = 0.0
     momentum = 0.0 if update == "sgd" else float(np.float32(np.exp(-1.0 / TC))) ** MB
     var_momentum = np.exp(-MB / 20.0)
-    for start in range(0, len(x), MB):
+    for start in [s for _ in range(epochs) for s in range(0, len(x), MB)]:
         xb, yb = x[start:start + MB].astype(np.float64), y[start:start + MB].astype(np.float64)
         d = xb @ params[0] + params[1][0] - yb
         grads = [2 * d @ xb, np.array([2 * d.sum()])]   # of the criterion summed over the batch
@@ -143,6 +145,17 @@ def test_each_parameter_trains_at_its_learning_rate_multiplier(data, update):
     cntk = CNTK27["trained"][update]
     np.testing.assert_allclose(got["W"], cntk["W"], rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(got["b"], cntk["b"], rtol=2e-5, atol=1e-6)
+
+
+def test_auto_adjust_keeps_each_parameters_multiplier(data):
+    # after its fixed epochs AutoAdjust sets the rate it carries on: each parameter's times its
+    # multiplier still (here the criterion improves, so the rate stays the block's)
+    folder, x, y = data
+    got = _train(folder, "momentum", BS,
+                 "maxEpochs = 2 ; AutoAdjust = [ autoAdjustLR = adjustAfterEpoch ]")
+    want_w, want_b = _expected(x, y, "momentum", epochs=2)
+    np.testing.assert_allclose(got["W"], want_w, rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(got["b"], want_b, rtol=2e-5, atol=1e-6)
 
 
 def test_an_ndl_parameter_trains_at_its_learning_rate_multiplier(data):
