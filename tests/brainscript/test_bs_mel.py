@@ -219,7 +219,9 @@ SaveModel(m1, "$newModel$", format="cntk")
 def test_mel_set_property_regroups_nodes_and_stops_a_parameters_training(tmp_path):
     text = _run(_setup(tmp_path, "Pre1:Add2:Pre2", REPLACE_CRITERION, "seq.mel"), tmp_path)
     pre2 = text[text.index("# Pre2 command"):]
-    assert "Training criterion:   CE.SM" in pre2 and "Evaluation criterion" not in pre2
+    # (cntk.exe logs the new node's operation: SquareError)
+    assert "Training criterion:   CE.SM = SquareError\n" in pre2
+    assert "Evaluation criterion" not in pre2
     assert "Err = " not in pre2.split("Finished Epoch")[1].split("\n")[0]
     # L1.BFF.W (4 x 3) has no gradient, nor the Times that reads it with the features
     assert re.findall(r"Training (\d+) parameters in (\d+) out of (\d+) parameter tensors "
@@ -259,7 +261,8 @@ def test_mel_rename_and_delete_replace_an_input(tmp_path):
     assert list(net.inputs) == ["features", "labels"]
     assert sorted(net.parameters) == ["CE.BFF.B", "CE.BFF.W", "L9.BFF.B", "L9.BFF.W"]
     assert net.tags["CE.BFF.FF.T"][-1] == 'inputs:["CE.BFF.W", "L9.S"]'
-    assert net.tags["CE.SM"] == ["criterion", 'inputs:["labels", "CE.BFF.FF.P"]']
+    assert net.tags["CE.SM"] == ["criterion", "operation:CrossEntropyWithSoftmax",
+                                 'inputs:["labels", "CE.BFF.FF.P"]']
     p = {k: np.asarray(v.d, np.float64) for k, v in net.parameters.items()}
     x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
     y = np.eye(2, dtype=np.float32)[::-1]
@@ -279,7 +282,7 @@ def test_mel_delete_rename_set_property_mistakes_name_the_line(tmp_path):
             ("Rename(labels, features)", "has a node named 'features' already"),
             ("Rename(L1.*, L9.S)", "must hold one '\\*' each"),
             ("SetProperty(L1.S, colour, true)", "no property 'colour'"),
-            ("SetProperty(L1.BFF.W, learningRateMultiplier, 0.5)", "is not supported"),
+            ("SetProperty(L1.BFF.W, learningRateMultiplier, -1)", "should be non-negative"),
             ("Remove(Nothing)", "no node of the model matches 'Nothing'")):
         text = ADD_LAYER.replace("HDim = 4", script)
         with pytest.raises(ConfigError, match=message) as err:

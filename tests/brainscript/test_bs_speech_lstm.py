@@ -100,7 +100,10 @@ def test_tags_and_constants_survive_the_edit_actions_model_file(tmp_path):
     assert first[1] == first[3] == PACKED[0]
     np.testing.assert_allclose(first[0], ce, rtol=1e-6)
     np.testing.assert_allclose(first[2], err, rtol=1e-6)
-    want = {"ce": ["criterion"], "err": ["evaluation"], "out": ["output"]}
+    # (and each named node's CNTK operation, which a network loaded from the file logs)
+    want = {"ce": ["criterion", "operation:SumElements"],
+            "err": ["evaluation", "operation:SumElements"],
+            "out": ["output", "operation:Pass"], "z": ["operation:Times"]}
     for path in (f"{tmp_path}/m.dnn.initial", f"{tmp_path}/m.dnn"):     # edit's, train's
         assert sd.load(path).tags == want
     # the constant is saved as a parameter that is not trained, with its value

@@ -23,7 +23,7 @@ from ._blocks import CommandConfig, per_epoch
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
-from ._model_files import inputs_tag
+from ._model_files import inputs_tag, multiplier_tags, operation_tag
 from ._ndl import NDLSource
 from ._network import Network
 from ._network_library import reached_ids
@@ -233,8 +233,15 @@ class CommandNetwork:
             for name, v in list(outputs.items()):
                 if any(v is n for n in nodes) and self.net.name_of(v) == name:
                     tags.setdefault(name, []).append(tag)
+        for name, v in outputs.items():      # (what a network loaded from the file logs)
+            operation = self.library.operation_of(v)
+            if operation is not None and self.net.name_of(v) == name:
+                tags.setdefault(name, []).append(operation_tag(operation))
         for name, links in node_inputs(self.net, self.library, outputs).items():
             tags.setdefault(name, []).append(inputs_tag(links))     # for MEL's SetInput
+        rates = self.library.learning_rate_multipliers
+        multiplier_tags(tags, outputs, {name: rates[id(v)][1]
+                                        for name, v in get_parameters().items() if id(v) in rates})
         return outputs, inputs_by_name, tags
 
     def learnable(self, root: Variable) -> dict[str, Variable]:

@@ -11,10 +11,16 @@ plugs in a fake that records calls.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from .._errors import ConfigError
+
 __all__ = ["Library", "Composition", "ForwardRef", "NodeCall", "cntk_shape", "cntk_filter_shape",
+           "learning_rate_multiplier",
            "without_unit_axes", "NODE_OPERATOR_HOOKS"]
 
 
@@ -313,3 +319,24 @@ def cntk_filter_shape(shape: int | Sequence[int]) -> int | tuple[int, ...]:
     if isinstance(shape, int) and not isinstance(shape, bool):
         return shape
     return cntk_shape(shape)
+
+
+def learning_rate_multiplier(value: Any, what: str) -> float:
+    """A parameter's ``learningRateMultiplier`` as cntk.exe takes it (a float32): 0 leaves the
+    parameter out of training, another value scales the learning rate of its updates (CNTK's
+    ``SGD::TrainOneEpoch``: the rate per sample times the node's multiplier); a negative one
+    is refused, as ``SetLearningRateMultiplier`` refuses it.
+
+    >>> learning_rate_multiplier(0.1, "ParameterTensor")
+    0.10000000149011612
+    >>> learning_rate_multiplier(-1, "Parameter")
+    Traceback (most recent call last):
+    stadyn._errors.ConfigError: Parameter: learningRateMultiplier should be non-negative, got -1
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0:
+        raise ConfigError(f"{what}: learningRateMultiplier should be non-negative, got {value}")
+    return float(np.float32(number))

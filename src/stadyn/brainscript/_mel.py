@@ -23,7 +23,7 @@ command's block (``CurrModel``, ``NewModel``, ``CurrLayer``, ...), as cntk.exe's
   model files tag them).
 * ``SetProperty (node, property, value)``: a node into (``true``) or out of (``false``) the
   ``criterion``, ``evaluation``, ``output``, ``feature`` or ``label`` group; a parameter's
-  ``computeGradient`` / ``learningRateMultiplier`` (0 or 1).
+  ``computeGradient`` / ``learningRateMultiplier`` (any value not negative).
 * ``Delete (node, ...)`` (``Remove``): nodes, inputs or parameters out of the model (one no
   other node reads: cntk.exe would leave the reader's input empty).
 * ``Rename (old, new)``: a node, input or parameter (or every name of a ``*`` pattern) renamed,
@@ -52,7 +52,10 @@ from ..parametric import current_registry
 from ._ast import SourceLocation
 from ._command_network import record_loc
 from ._config import ConfigRecord
-from ._model_files import inputs_tag, save_model, tagged_inputs
+from ._library import learning_rate_multiplier
+from ._model_files import (inputs_tag, multiplier_tags, operation_tag, save_model,
+                           tagged_inputs, tagged_multipliers, tagged_operation,
+                           without_multipliers)
 from ._mel_ndl import MELItems
 from ._ndl import NDLSource
 from ._ndl_parser import Assign, parse_ndl
@@ -109,6 +112,8 @@ class _Model:
     tags: dict[str, list[str]]
     links: dict[str, list[str]]
     ndl: Any = None                 # the NDL items' builder, made at the first one
+    # each parameter's learningRateMultiplier other than 0 and 1, by the model's name
+    multipliers: dict[str, float] = field(default_factory=dict)
 
 
 def _split(text: str) -> list[str]:
@@ -278,6 +283,7 @@ class MELScript:
             raise ConfigError("LoadModel" + exc.reason[len("BS.Network.Load"):]) from None
         loaded = record.network
         tags = {name: list(t) for name, t in (getattr(loaded, "tags", None) or {}).items()}
+        multipliers, tags = tagged_multipliers(tags), without_multipliers(tags)
         nodes = {name: v for name, v in loaded.outputs.items()}
         links = {}
         for name, items in tags.items():
@@ -288,7 +294,8 @@ class MELScript:
         # file's)
         own = dict(loaded.registry.items()) if getattr(loaded, "registry", None) is not None \
             else {}
-        model = _Model(nodes, dict(loaded.inputs), own, tags, links)
+        model = _Model(nodes, dict(loaded.inputs), own, tags, links,
+                       multipliers={k: m for k, m in multipliers.items() if k in own})
         key = (s.target or "default").lower()   # (cntk.exe names a plain LoadModel 'default')
         if self.default is not None and self.default is self.models.get(key):
             self.default = None              # (a name loaded again: the old model goes)
@@ -309,12 +316,19 @@ class MELScript:
         names = set(outputs) | set(inputs)
         tags: dict[str, list[str]] = {}
         for name, items in model.tags.items():
-            kept = [t for t in items if tagged_inputs([t]) is None]
+            kept = [t for t in items if tagged_inputs([t]) is None and
+                    tagged_operation([t]) is None]
             if name in names and kept:
                 tags[name] = kept
+        for name, v in outputs.items():       # each node's operation, a new one's too
+            operation = self.library.operation_of(v) or tagged_operation(model.tags.get(name, ()))
+            if operation is not None:
+                tags.setdefault(name, []).append(operation_tag(operation))
         for name, links in model.links.items():
             if name in outputs:
                 tags.setdefault(name, []).append(inputs_tag(links))
+        multiplier_tags(tags, outputs, {name: m for name, m in model.multipliers.items()
+                                        if name in model.parameters})
         names = {id(p): p.name for p in model.parameters.values()}
         try:                     # the parameters saved under the model's own names
             for name, p in model.parameters.items():
@@ -394,8 +408,10 @@ class MELScript:
     def _SetProperty(self, s: _Statement) -> None:
         """cntk.exe's SetProperty (node, property, value): a node joins or leaves the group
         of ``criterion``, ``evaluation``, ``output``, ``feature`` or ``label`` nodes; a
-        parameter's ``computeGradient`` (``needGradient``) or ``learningRateMultiplier`` (0 or
-        1) says whether training changes it; ``recurrent`` does nothing (as cntk.exe)."""
+        parameter's ``computeGradient`` (``needGradient``: its multiplier 1 or 0) or
+        ``learningRateMultiplier`` (any value not negative: 0 leaves it out of training,
+        another scales its learning rate) says how training changes it, kept in the model file;
+        ``recurrent`` does nothing (as cntk.exe)."""
         if len(s.args) != 3:
             raise ConfigError("SetProperty (node, property, value) takes three arguments")
         model = self._model_of(s, 0)
@@ -414,11 +430,15 @@ class MELScript:
             raise ConfigError(f"SetProperty: the value of '{prop}' must be true, false or a "
                               f"number (not '{value}')")
         if group == "gradient":
-            if float(value) not in (0.0, 1.0):
-                raise ConfigError(f"SetProperty: {prop} = {value} is not supported (Stadyn "
-                                  "trains a parameter at the full rate or not at all: 1 or 0)")
+            # cntk.exe: computeGradient sets the multiplier to 1 or 0, learningRateMultiplier
+            # to its value (a float32, not negative)
+            multiplier = learning_rate_multiplier(value, "SetProperty") \
+                if prop.lower() == "learningratemultiplier" else float(bool(value))
             for name in self._matching(s, 0, (model.parameters,)):
-                model.parameters[name].need_grad = bool(value)
+                model.parameters[name].need_grad = multiplier > 0
+                model.multipliers.pop(name, None)
+                if multiplier not in (0.0, 1.0):
+                    model.multipliers[name] = multiplier
             return
         tables = (model.inputs,) if group in ("feature", "label") else (model.nodes,)
         for name in self._matching(s, 0, tables):
@@ -483,7 +503,8 @@ class MELScript:
             new = new_pattern.replace("*", middle)
             if new in taken:
                 raise ConfigError(f"Rename: the model has a node named '{new}' already")
-            for table in (model.nodes, model.inputs, parameters, model.tags, model.links):
+            for table in (model.nodes, model.inputs, parameters, model.tags, model.links,
+                          model.multipliers):
                 if old in table:
                     table[new] = table.pop(old)
             for links in model.links.values():

@@ -21,10 +21,66 @@ from ..parametric import ParameterRegistry, current_registry
 from ..serialize import is_model_file, load, load_parameters, save, save_parameters
 from ..train import feed, read_checkpoint_state
 
-__all__ = ["model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
+__all__ = ["multiplier_tags", "tagged_multipliers", "without_multipliers", "operation_tag",
+           "tagged_operation", "model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
            "save_epoch", "resume", "roll_back", "epoch_model", "inputs_tag", "tagged_inputs"]
 
 _INPUTS = "inputs:"
+_MULTIPLIER = "learningRateMultiplier:"
+_OPERATION = "operation:"
+
+
+def operation_tag(operation: str) -> str:
+    """The model-file tag that keeps a node's CNTK operation (``SquareError``; cntk.exe's file
+    keeps each node's operation name), which a network loaded from the file logs.
+
+    >>> operation_tag("SquareError"), tagged_operation(["criterion", "operation:SquareError"])
+    ('operation:SquareError', 'SquareError')
+    """
+    return _OPERATION + operation
+
+
+def tagged_operation(tags: Iterable[str]) -> str | None:
+    """The operation a node's tags name (:func:`operation_tag`), or None."""
+    return next((t[len(_OPERATION):] for t in tags if t.startswith(_OPERATION)), None)
+
+
+def multiplier_tags(tags: dict[str, list[str]], outputs: Iterable[str],
+                    multipliers: Mapping[str, float]) -> None:
+    """Add to ``tags`` the ``learningRateMultiplier`` of each parameter in ``multipliers``
+    (parameter name -> a multiplier other than 0 and 1, which cntk.exe's model file keeps with
+    the parameter: ``LearnableParameter::Save``), on the first of ``outputs`` (a model file tags
+    only its inputs and outputs); :func:`tagged_multipliers` reads them back.
+
+    >>> tags = {}
+    >>> multiplier_tags(tags, ["z"], {"W": 0.5})
+    >>> tags, tagged_multipliers(tags)
+    ({'z': ['learningRateMultiplier:W:0.5']}, {'W': 0.5})
+    """
+    holder = next(iter(outputs), None)
+    if holder is None or not multipliers:
+        return
+    tags.setdefault(holder, []).extend(f"{_MULTIPLIER}{name}:{float(m)!r}"
+                                       for name, m in multipliers.items())
+
+
+def tagged_multipliers(tags: Mapping[str, Iterable[str]]) -> dict[str, float]:
+    """The parameters' ``learningRateMultiplier`` a model file's tags hold
+    (:func:`multiplier_tags`), by parameter name."""
+    found = {}
+    for tag in (t for items in tags.values() for t in items):
+        if tag.startswith(_MULTIPLIER):
+            name, _, value = tag[len(_MULTIPLIER):].rpartition(":")
+            found[name] = float(value)
+    return found
+
+
+def without_multipliers(tags: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """``tags`` less the ``learningRateMultiplier`` ones (:func:`multiplier_tags`), and less
+    a node left with none."""
+    kept = {name: [t for t in items if not t.startswith(_MULTIPLIER)]
+            for name, items in tags.items()}
+    return {name: items for name, items in kept.items() if items}
 
 
 def inputs_tag(names: Iterable[str]) -> str:

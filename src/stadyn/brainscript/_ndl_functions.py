@@ -17,8 +17,9 @@ from .._errors import ConfigError
 from ..graph import Variable
 from ..layers import bilinear
 from ..parametric import current_registry, get_parameter_or_create
-from ._library import cntk_shape
+from ._library import cntk_shape, learning_rate_multiplier
 from ._ndl_parser import Call, where
+
 
 __all__ = ["FUNCTIONS", "function_name"]
 
@@ -44,14 +45,15 @@ def _parameter(b, node, args, kw):
     dims = _dims(args, "LearnableParameter")
     grad = all(str(kw.get(k, "true")).lower() not in ("false", "0")
                for k in ("needgradient", "needsgradient", "computegradient"))
-    lr = float(kw.get("learningratemultiplier", 1)) if grad else 0.0
+    lr = learning_rate_multiplier(kw.get("learningratemultiplier", 1), "LearnableParameter") \
+        if grad else 0.0
     init = str(kw.get("init", "uniform"))
     lib = b.library
     if init.lower() == "fromfile":
-        return lib._make_parameter(cntk_shape(dims), _from_file(kw, dims), lr != 0.0, "",
+        return lib._make_parameter(cntk_shape(dims), _from_file(kw, dims), lr, "",
                                    path=lib.path)
     if init.lower() == "bilinear":
-        return lib._make_parameter(cntk_shape(dims), _bilinear(kw, dims), lr != 0.0, "",
+        return lib._make_parameter(cntk_shape(dims), _bilinear(kw, dims), lr, "",
                                    path=lib.path)
     if init.lower() not in ("uniform", "gaussian", "henormal", "fixedvalue"):
         raise ConfigError("'init' must be one of the values of [ uniform | gaussian | "

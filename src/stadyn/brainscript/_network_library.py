@@ -45,7 +45,7 @@ from ..graph import Variable, apply, base_axis_kept, name_scope, topological_nod
 from ..parametric import current_registry, get_parameter_or_create
 from ..serialize import load
 from . import _ast as A
-from ._model_files import tagged_inputs
+from ._model_files import tagged_inputs, tagged_multipliers, tagged_operation
 from ._precompute_library import PreComputeNode, never_computed
 from ._values import BSArray, Record
 
@@ -113,6 +113,10 @@ class NetworkFunctions:
                  if any(name in registry for name in loaded.registry) else "")
         for name, parameter in loaded.registry.items():
             registry.set(scope + name, parameter)
+        for name, multiplier in tagged_multipliers(tags).items():   # (cntk.exe's file keeps
+            parameter = loaded.registry.get(name)                     # each parameter's)
+            if parameter is not None and parameter.need_grad:
+                self.learning_rate_multipliers[id(parameter)] = (parameter, multiplier)
         nodes: dict[str, Variable] = {}
         for name, v in loaded.inputs.items():
             self.inputs.append(v)
@@ -141,7 +145,7 @@ class NetworkFunctions:
         tagged = any(t in _TAGGED for items in tags.values() for t in items)
         for name, v in loaded.outputs.items():
             if self.operation_of(v) is None and v.parent is not None:
-                self._node(v, _operation(v))
+                self._node(v, tagged_operation(tags.get(name, ())) or _operation(v))
             links = tagged_inputs(tags.get(name, ()))
             if links is not None:
                 self._links[id(v)] = (v, links)

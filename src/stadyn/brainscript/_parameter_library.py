@@ -28,7 +28,7 @@ from ..graph import Variable
 from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._layer_library import _positive_ints, cntk_fans, cntk_initializer, member_name
-from ._library import cntk_shape
+from ._library import cntk_shape, learning_rate_multiplier
 
 __all__ = ["ParameterFunctions", "PendingParameter"]
 
@@ -37,6 +37,8 @@ class ParameterFunctions:
     """``Parameter``, ``ParameterTensor`` and ``Constant``, and the naming of the parameters
     they (and the layers) made.  The library holding it keeps ``_unnamed_parameters`` (each
     made parameter with its placeholder name and expression path), ``_constants``,
+    ``learning_rate_multipliers`` (``id -> (parameter, multiplier)`` of those trained at a
+    multiplier other than 1),
     ``named_layers``, ``path`` and ``_node``."""
 
     def Parameter(self, outputDim, inputDim, learningRateMultiplier=1.0, init="",
@@ -82,19 +84,25 @@ class ParameterFunctions:
             # is inferred later: 'randomSeed' if given, else the next of the count
             forced = int(random_seed)
             initializer = initializer.with_seed(forced if forced >= 0 else initializer_seed())
-        need_grad = float(lr_multiplier) != 0.0
+        multiplier = learning_rate_multiplier(lr_multiplier, what)
         shape = cntk_shape(cntk_dims)
         if 0 in shape:
-            return PendingParameter(self, shape, initializer, need_grad, tag, ranks, self.path)
-        return self._make_parameter(shape, initializer, need_grad, tag, ranks, self.path)
+            return PendingParameter(self, shape, initializer, multiplier, tag, ranks, self.path)
+        return self._make_parameter(shape, initializer, multiplier, tag, ranks, self.path)
 
-    def _make_parameter(self, shape, initializer, need_grad, tag, ranks=(0, 1), path=""):
+    def _make_parameter(self, shape, initializer, multiplier, tag, ranks=(0, 1), path=""):
+        """A parameter node; ``multiplier`` is its ``learningRateMultiplier`` (a bool: 1 or 0):
+        0 leaves it out of training, another value scales the learning rate of its updates
+        (kept in ``learning_rate_multipliers``)."""
         # a placeholder name until the network is evaluated (name_parameters): the order
         # parameters are made in depends on the evaluation order, their node names do not
         registry_name = _claim("anonymous") + "/W"
         fan_in, fan_out = cntk_fans(tuple(reversed(shape)), *ranks) if shape else (1, 1)
         value = initial_value(initializer, shape, fan_in, fan_out)
-        v = get_parameter_or_create(registry_name, shape, value, need_grad)
+        multiplier = float(multiplier)
+        v = get_parameter_or_create(registry_name, shape, value, multiplier > 0)
+        if multiplier > 0 and multiplier != 1.0:
+            self.learning_rate_multipliers[id(v)] = (v, multiplier)
         if path:
             self._unnamed_parameters.append((v, registry_name, path))
         return self._node(v, "LearnableParameter", tag or "")
@@ -176,10 +184,15 @@ class PendingParameter:
     """A ``Parameter`` whose input dimension (0, CNTK's ``Inferred``) the first ``Times`` sets."""
 
     def __init__(self, library: ParameterFunctions, shape: tuple[int, ...], initializer: Any,
-                 need_grad: bool, tag: str, ranks: tuple[int, int] = (0, 1), path: str = ""):
+                 multiplier: float, tag: str, ranks: tuple[int, int] = (0, 1), path: str = ""):
         self.library, self.shape, self.initializer = library, shape, initializer
-        self.need_grad, self.tag, self.ranks, self.path = need_grad, tag, ranks, path
+        self.multiplier, self.tag, self.ranks, self.path = multiplier, tag, ranks, path
         self.variable: Variable | None = None
+
+    @property
+    def need_grad(self) -> bool:
+        """Whether training changes the parameter (its multiplier is not 0)."""
+        return self.multiplier > 0
 
     def materialize(self, data: Variable, output_rank: int) -> Variable:
         if self.variable is not None:
@@ -207,7 +220,7 @@ class PendingParameter:
         """The parameter, made once with ``shape``, the same Variable afterwards."""
         if self.variable is None:
             self.variable = self.library._make_parameter(shape, self.initializer,
-                                                         self.need_grad, self.tag, self.ranks,
+                                                         self.multiplier, self.tag, self.ranks,
                                                          self.path)
         return self.variable
 

@@ -210,8 +210,10 @@ class _Runner:
         if not params:
             raise ConfigError("the criterion depends on no learnable parameter", *loc_of(cmd.network))
         exempt = network.library.unregularized(disable_reg_in_batch_norm(sgd, sgd_rec))
+        rates = network.library.learning_rate_multipliers
         learners = make_learners(params, sgd, sgd_rec, sgd.epoch_size,
-                                 {k for k, p in params.items() if id(p) in exempt})
+                                 {k for k, p in params.items() if id(p) in exempt},
+                                 {k: rates[id(p)][1] for k, p in params.items() if id(p) in rates})
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
         trainer = NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,

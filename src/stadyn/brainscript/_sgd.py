@@ -199,12 +199,15 @@ def _update_type(sgd: SGDConfig, record: ConfigRecord | None) -> str:
 
 
 def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = None,
-                 epoch_size: int | None = None) -> LR.Learner:
+                 epoch_size: int | None = None, lr_multiplier: float = 1.0) -> LR.Learner:
     """The learner an ``SGD`` block describes, for ``parameters``.
 
     ``parameters`` is a list or a ``{name: Variable}`` mapping (names key the learner's state).
     ``epoch_size`` is the epoch in samples (``None``: one sweep of the data, which the caller
-    supplies later with ``learner.resolve_epoch_size``).  ``gradUpdateType`` chooses the update
+    supplies later with ``learner.resolve_epoch_size``).  ``lr_multiplier`` is the parameters'
+    ``learningRateMultiplier``: cntk.exe passes each update the learning rate per sample times
+    the node's multiplier, so it scales the rate (also in AdaGrad's, RmsProp's and FSAdaGrad's
+    steps and L1's shrinking), not the gradient.  ``gradUpdateType`` chooses the update
     as CNTK's ``SGD::UpdateWeights`` did, on the gradient summed over the minibatch with the
     per-sample learning rate:
 
@@ -226,8 +229,10 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
     """
     check_sgd_keys(sgd, record)
     kind = _update_type(sgd, record)
-    lr = SC.learning_parameter_schedule_per_sample(learning_rates_per_sample(sgd),
-                                                   epoch_size=epoch_size)
+    rates = learning_rates_per_sample(sgd)
+    if lr_multiplier != 1.0:       # (double) learnRatePerSample * the node's float multiplier
+        rates = [r * float(np.float32(lr_multiplier)) for r in rates]
+    lr = SC.learning_parameter_schedule_per_sample(rates, epoch_size=epoch_size)
     common = dict(l1_regularization_weight=sgd.l1_reg_weight,
                   l2_regularization_weight=sgd.l2_reg_weight,
                   gradient_clipping_threshold_per_sample=sgd.clipping_threshold_per_sample,
@@ -260,18 +265,36 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
 
 
 def make_learners(parameters: dict[str, Any], sgd: SGDConfig, record: ConfigRecord | None,
-                  epoch_size: int | None, unregularized: set[str] = frozenset()) -> list[LR.Learner]:
-    """The learners of an ``SGD`` block: :func:`make_learner` for ``parameters``, and, when the
-    block regularises (``L1RegWeight``/``L2RegWeight``), a second one without regularisation
+                  epoch_size: int | None, unregularized: set[str] = frozenset(),
+                  multipliers: dict[str, float] | None = None) -> list[LR.Learner]:
+    """The learners of an ``SGD`` block: :func:`make_learner` for ``parameters``; when the
+    block regularises (``L1RegWeight``/``L2RegWeight``), another one without regularisation
     for the parameters named in ``unregularized`` (CNTK's regularisation multiplier 0: the scale
-    and bias of batch normalisation with ``disableRegInBatchNormalization``)."""
-    exempt = {k: v for k, v in parameters.items() if k in unregularized}
-    if not exempt or not (sgd.l1_reg_weight or sgd.l2_reg_weight):
-        return [make_learner(parameters, sgd, record, epoch_size=epoch_size)]
-    rest = {k: v for k, v in parameters.items() if k not in unregularized}
+    and bias of batch normalisation with ``disableRegInBatchNormalization``); and one for each
+    ``learningRateMultiplier`` other than 1 in ``multipliers`` (parameter name -> multiplier),
+    its learning rate scaled by it.
+
+    >>> import numpy as np, stadyn as sd
+    >>> from stadyn.brainscript import SGDConfig
+    >>> w, b = (sd.Variable.from_numpy_array(np.zeros(2), need_grad=True) for _ in range(2))
+    >>> learners = make_learners({"W": w, "b": b}, SGDConfig(1, learning_rates_per_sample=(0.5,)),
+    ...                          None, 100, multipliers={"b": 0.25})
+    >>> [(x.parameters[0] is b, x.learning_rate()) for x in learners]
+    [(False, 0.5), (True, 0.125)]
+    """
+    multipliers = multipliers or {}
+    regularized = bool(sgd.l1_reg_weight or sgd.l2_reg_weight)
     plain = dataclasses.replace(sgd, l1_reg_weight=0.0, l2_reg_weight=0.0)
-    learners = [make_learner(rest, sgd, record, epoch_size=epoch_size)] if rest else []
-    return learners + [make_learner(exempt, plain, record, epoch_size=epoch_size)]
+    groups: dict[tuple[bool, float], dict[str, Any]] = {}
+    for k, v in parameters.items():
+        key = (regularized and k in unregularized, float(multipliers.get(k, 1.0)))
+        groups.setdefault(key, {})[k] = v
+    if len(groups) == 1 and (False, 1.0) in groups:
+        return [make_learner(parameters, sgd, record, epoch_size=epoch_size)]
+    return [make_learner(group, plain if exempt else sgd, record, epoch_size=epoch_size,
+                         lr_multiplier=multiplier)
+            for (exempt, multiplier), group in sorted(
+                groups.items(), key=lambda item: (item[0][0], item[0][1] != 1.0, item[0][1]))]
 
 
 def disable_reg_in_batch_norm(sgd: SGDConfig, record: ConfigRecord | None) -> bool:

@@ -92,6 +92,8 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         self._operations: dict[int, tuple[Variable, str]] = {}
         self._batched = cntk.BatchAxes()
         self._constants: dict[int, tuple[Variable, float]] = {}
+        # the parameters trained at a learningRateMultiplier other than 1, by id
+        self.learning_rate_multipliers: dict[int, tuple[Variable, float]] = {}
         # the parameters Parameter/ParameterTensor made, by name_parameters's placeholder
         # name, with the expression path each was made at
         self._unnamed_parameters: list[tuple[Variable, str, str]] = []

@@ -172,8 +172,13 @@ class CNTKProgress(TrainingCallback):
         self.lr = cntk_learning_rate(sgd, epoch)
         if setting.auto_adjust is not None and epoch >= self.fixed_epochs:
             self.lr = self.lr_state.lr              # the rate AutoAdjust carried on
+            rates = self.library.learning_rate_multipliers
             for learner in trainer.parameter_learners:
-                learner.reset_learning_rate(SC.learning_parameter_schedule_per_sample(self.lr))
+                # (a learner's parameters share one learningRateMultiplier: make_learners)
+                first = learner.parameters[0] if learner.parameters else None
+                multiplier = rates[id(first)][1] if id(first) in rates else 1.0
+                learner.reset_learning_rate(
+                    SC.learning_parameter_schedule_per_sample(self.lr * multiplier))
         if self.lr < setting.min_lr:
             log(f"Learn Rate Per Sample for Epoch[{epoch + 1}] = {self.lr:.8g} is less than "
                 f"minLearningRatePerSample {setting.min_lr:.8g}. Training complete.")
