@@ -298,8 +298,9 @@ def batch_normalization_cntk_v1(node):
     if "run_count" not in node.attrs:
         node.unsupported("a model of before version 13 (a minibatch count and an inverse "
                          "standard deviation where the sample count and the variance are now)")
-    count = Variable((1,), need_grad=False)
-    count.d = np.zeros((1,), dtype=np.dtype(str(node.var(3).dtype)))
+    # (shape (), as the op's count: CNTK's TensorShape(1) failed the op's update in training)
+    count = Variable((), need_grad=False)
+    count.d = np.zeros((), dtype=np.dtype(str(node.var(3).dtype)))
     return _batch_normalization(node, count)
 
 
