@@ -354,3 +354,21 @@ def test_a_v1_batch_norm_before_version_13_is_refused():
     assert "minibatch_count" in v12 and "run_count" not in v12
     with pytest.raises(MappingUnsupported, match="before version 13"):
         _v1_batch_norm(v12, None)
+
+
+def test_a_v1_batch_norm_of_five_inputs_has_its_count_as_a_constant():
+    # CNTK 2.7 gives the node a constant <node>.run_sample_count, which its Trainer counts up
+    # (Models__01_OneHidden.dnn: 'y.run_sample_count' 4 after a minibatch of 4); Stadyn's was an
+    # unnamed leaf, an input the Trainer asked data for ('no data for input 2 of 3')
+    from stadyn.graph import Subgraph
+    from stadyn.serialize._legacy_import import legacy_import_table
+    rule = legacy_import_table("cntk-v1")["BatchNormalization"][1]
+    x = sd.Variable((4, 3))
+    stats = [sd.Variable.from_numpy_array(np.ones(3, np.float32)) for _ in range(4)]
+    for v, name in zip(stats, ("scale", "bias", "mean", "variance")):
+        v.need_grad, v.name = False, name           # (as the file's parameters are named)
+    y = rule(_V1Node("BatchNormalization", _v1_batch_norm_fields(18, 100), [x] + stats))
+    graph = Subgraph([y])
+    assert graph.inputs == [x]
+    assert [(v.name, v.d.tolist()) for v in graph.parameters if v.name.endswith("count")] == \
+        [("bn.run_sample_count", 0.0)]
