@@ -124,3 +124,28 @@ def test_a_sequence_gather_graph_that_falls_back_saves_and_loads(tmp_path):
     cs = [np.array([[1], [0], [1], [0]], np.float32), np.array([[1], [0]], np.float32)]
     got = loaded.eval({v: {"x": xs, "c": cs}[v.name] for v in loaded.arguments})
     np.testing.assert_array_equal(np.asarray(got).reshape(2, 3), [[36, 49, 64], [4, 4, 4]])
+
+
+def test_a_float64_constant_in_a_float32_graph_is_refused(tmp_path):
+    # only a float32 constant in a float64 graph is written without its cast (as CNTK 2.7 keeps
+    # it: float64_constant); the other way CNTK 2.7 loads the file with a Double Constant and its
+    # eval fails ("Constant::Clone: Cannot clone Constant ... 'Double' to DataType 'Float'", as
+    # it fails on x + C.constant(float64 array) itself): refused, and the compat's save is
+    # Stadyn's format, warned, with the values of x + c
+    import stadyn as sd
+    import stadyn.functions as F
+    from stadyn.serialize import CntkWriteUnsupported, save_cntk_v2
+    x = sd.Variable((1, 3))
+    c = sd.Variable((3,), dtype="float64")
+    c.d, c.need_grad = np.array([1.0, 2.0, 3.0]), False
+    with pytest.raises(CntkWriteUnsupported, match="cast"):
+        save_cntk_v2(str(tmp_path / "native.model"), [F.add2(x, F.cast(c, "float32"))], {"x": x})
+
+    x = C.input_variable(3, name="x")
+    f = x + C.constant(np.array([1.0, 2.0, 3.0]), dtype=np.float64)
+    path = str(tmp_path / "c64.model")
+    with pytest.warns(UserWarning, match=r"c64\.model: written as a Stadyn model file.*cast"):
+        f.save(path)
+    loaded = C.load_model(path)
+    got = loaded.eval({loaded.arguments[0]: np.array([[0.5, -1.0, 2.0]], np.float32)})
+    np.testing.assert_array_equal(np.asarray(got).reshape(3), [1.5, 1.0, 5.0])

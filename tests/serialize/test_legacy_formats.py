@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from collections import OrderedDict
 
 import numpy as np
@@ -367,13 +368,43 @@ def test_cntk_v1_convolution_and_pooling_attributes_match_cntks_view():
 
 
 REAL_DIR = os.environ.get("STADYN_CNTK_V1_DIR")
+CNTK_SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
+#: where make_cntk_v1_real.py's file names (``<folder>__<file>``) are in CNTK's repository
+REAL_FOLDERS = {"ComputationNetwork": "Tests/UnitTests/BrainScriptTests/Data/ComputationNetwork",
+                "Models": "Tests/UnitTests/NetworkTests/Models"}
 
 
-@pytest.mark.skipif(not REAL_DIR, reason="set STADYN_CNTK_V1_DIR to a folder with the cntk.exe "
-                                         "model files named in make_cntk_v1_real.py")
+@pytest.fixture(scope="module")
+def real_v1_file(tmp_path_factory):
+    """The path of one of the cntk.exe files make_cntk_v1_real.py names: in
+    ``$STADYN_CNTK_V1_DIR``, else copied out of the copy of CNTK at ``$STADYN_CNTK_SOURCE`` (a
+    checkout, or a bare git repository whose HEAD is read); skips without either."""
+    copies = tmp_path_factory.mktemp("cntk_v1_real")
+
+    def find(name: str) -> str:
+        if REAL_DIR:
+            return os.path.join(REAL_DIR, name)
+        folder, _, file = name.partition("__")
+        in_cntk = f"{REAL_FOLDERS[folder]}/{file}"
+        if os.path.isfile(os.path.join(CNTK_SOURCE, in_cntk)):
+            return os.path.join(CNTK_SOURCE, in_cntk)
+        if not os.path.isdir(CNTK_SOURCE):
+            pytest.skip(f"the cntk.exe v1 files: set STADYN_CNTK_V1_DIR to a folder holding them "
+                        f"(make_cntk_v1_real.py), or STADYN_CNTK_SOURCE to a copy of CNTK (none "
+                        f"at {CNTK_SOURCE})")
+        got = subprocess.run(["git", "--git-dir", CNTK_SOURCE, "show", f"HEAD:{in_cntk}"],
+                             capture_output=True)
+        if got.returncode:
+            pytest.skip(f"{in_cntk} is not in the copy of CNTK at {CNTK_SOURCE}")
+        path = copies / name
+        path.write_bytes(got.stdout)
+        return str(path)
+    return find
+
+
 @pytest.mark.parametrize("name", list(CNTK_V1_REAL))
-def test_real_cntk_exe_v1_files_match_cntk(name):
-    path = os.path.join(REAL_DIR, name)
+def test_real_cntk_exe_v1_files_match_cntk(real_v1_file, name):
+    path = real_v1_file(name)
     with open(path, "rb") as f:
         assert hashlib.sha256(f.read()).hexdigest() == CNTK_V1_REAL[name]["sha256"]
     model = read_cntk_v1(path)
@@ -381,10 +412,8 @@ def test_real_cntk_exe_v1_files_match_cntk(name):
     check_v1_against_cntk(model, CNTK_V1_REAL[name])
 
 
-@pytest.mark.skipif(not REAL_DIR, reason="set STADYN_CNTK_V1_DIR to a folder with the cntk.exe "
-                                         "model files named in make_cntk_v1_real.py")
 @pytest.mark.parametrize("name", list(CNTK_V1_REAL))
-def test_real_cntk_exe_v1_files_compute_cntks_outputs(name):
+def test_real_cntk_exe_v1_files_compute_cntks_outputs(real_v1_file, name):
     # (Models__01_OneHidden.dnn and Models__ResNet20_CIFAR10_DataAug.dnn, version 18, hold
     # batch normalisations of five inputs, no sample count: 'BatchNormalization: IndexError'
     # before; CNTK 2.7 gives them a count of 0).  CNTK 2.7's load_model of a v1 file gives a
@@ -394,7 +423,10 @@ def test_real_cntk_exe_v1_files_compute_cntks_outputs(name):
     import stadyn.compat.cntk as C
     ref = CNTK_V1_REAL[name]
     got = np.load(fixture("cntk_v1_real_outputs.npz"))
-    model = C.load_model(os.path.join(REAL_DIR, name))
+    path = real_v1_file(name)
+    with open(path, "rb") as f:
+        assert hashlib.sha256(f.read()).hexdigest() == ref["sha256"]
+    model = C.load_model(path)
     by_name = {ref["variables"][uid]["name"]: got[f"{name}/in/{uid}"] for uid in ref["arguments"]}
     names = [ref["functions"][out.rpartition("_Output_")[0]]["name"] for out in ref["outputs"]]
     assert [o.name for o in model.outputs] == names

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ import stadyn.functions as F
 from stadyn import ModelFileError
 from stadyn.serialize import (UnsupportedModelError, is_legacy_model_file, load_cntk, load_nnp,
                               read_legacy_model)
+from stadyn.serialize._legacy_api import LegacyNode
 from stadyn.serialize._legacy_import import build_network, legacy_mapping_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -277,3 +279,96 @@ def test_a_cntk_slice_with_a_negative_stride_walks_its_range_backwards():
         y = net.outputs[name]
         y.forward()
         np.testing.assert_array_equal(y.d, data["out_" + name], err_msg=name)
+
+
+class _V1Node(LegacyNode):
+    """A v1 function as the v1 import rules see it: its inputs (the first batched) and the
+    fields the v1 reader decoded."""
+
+    def __init__(self, type_: str, attrs: dict, inputs: list):
+        self.type, self.name, self.attrs, self.n_outputs = type_, "bn", dict(attrs), 1
+        self._vars = inputs
+
+    @property
+    def n_inputs(self):
+        return len(self._vars)
+
+    def var(self, i):
+        return self._vars[i]
+
+    def shape(self, i):
+        return tuple(self._vars[i].shape)
+
+    def batched(self, i):
+        return i == 0
+
+    def const(self, i):
+        return self._vars[i].d
+
+
+def _v1_batch_norm_fields(version: int, run_count: int) -> dict:
+    # a BatchNormalization node's fields as a v1 file of ``version`` stores them (spatial,
+    # normalization and blend time constants, image layout, then the run count -- a minibatch
+    # count before version 13 --, epsilon, useCntkEngine), decoded by the v1 reader
+    from stadyn.serialize._cntk_v1_format import _batch_norm, _Reader
+    data = struct.pack("<?ddiQd?", False, 3.0, 0.0, 0, run_count, 1e-5, True)
+    return _batch_norm(_Reader(data, "bn.dnn"), version, "float")
+
+
+def _v1_batch_norm(attrs: dict, with_count: float | None):
+    """The v1 BatchNormalization rule in training on a minibatch of 4: its output and the
+    running mean and variance it updated (a six-input node's count of shape (), as CNTK 2's
+    files keep it)."""
+    from stadyn.serialize._legacy_import import legacy_import_table
+    rule = legacy_import_table("cntk-v1")["BatchNormalization"][1]
+    x = np.linspace(-1.0, 2.0, 12, dtype=np.float32).reshape(4, 3) ** 2
+    stats = [np.array(v, np.float32) for v in ([1.5, 0.5, 2.0], [0.1, -0.2, 0.3],
+                                               [0.4, 0.0, -1.0], [2.0, 1.0, 0.5])]
+    inputs = [sd.Variable.from_numpy_array(a) for a in [x] + stats]
+    if with_count is not None:
+        inputs.append(sd.Variable.from_numpy_array(np.array(with_count, np.float32)))
+    for v in inputs[1:]:
+        v.need_grad = False
+    with sd.auto_forward(), sd.training(True):
+        y = rule(_V1Node("BatchNormalization", attrs, inputs))
+    return y.d.copy(), inputs[3].d.copy(), inputs[4].d.copy()
+
+
+def test_a_v1_batch_norm_of_five_inputs_counts_from_0():
+    # a v1 file of versions 13 to 18 keeps no sample count input: CNTK 2.7 reads the node with
+    # a count of 0 (whatever its run_count field says), so the first training minibatch
+    # replaces the running statistics: the six-input rule given a count of 0
+    v18 = _v1_batch_norm_fields(18, 100)
+    assert v18["run_count"] == 100
+    five = _v1_batch_norm(v18, None)
+    six = _v1_batch_norm(v18, 0.0)
+    for got, want in zip(five, six):
+        np.testing.assert_array_equal(got, want)
+    counted = _v1_batch_norm(v18, 100.0)    # (a count of 100 blends: the comparison tells)
+    assert not np.allclose(counted[1], six[1])
+
+
+def test_a_v1_batch_norm_before_version_13_is_refused():
+    from stadyn.serialize._legacy_api import MappingUnsupported
+    v12 = _v1_batch_norm_fields(12, 7)
+    assert "minibatch_count" in v12 and "run_count" not in v12
+    with pytest.raises(MappingUnsupported, match="before version 13"):
+        _v1_batch_norm(v12, None)
+
+
+def test_a_v1_batch_norm_of_five_inputs_has_its_count_as_a_constant():
+    # CNTK 2.7 gives the node a constant <node>.run_sample_count, which its Trainer counts up
+    # (Models__01_OneHidden.dnn: 'y.run_sample_count' 4 after a minibatch of 4); Stadyn's was an
+    # unnamed leaf, an input the Trainer asked data for ('no data for input 2 of 3')
+    from stadyn.graph import Subgraph
+    from stadyn.serialize._legacy_import import legacy_import_table
+    rule = legacy_import_table("cntk-v1")["BatchNormalization"][1]
+    x = sd.Variable((4, 3))
+    stats = [sd.Variable.from_numpy_array(np.ones(3, np.float32)) for _ in range(4)]
+    for v, name in zip(stats, ("scale", "bias", "mean", "variance")):
+        v.need_grad, v.name = False, name           # (as the file's parameters are named)
+    y = rule(_V1Node("BatchNormalization", _v1_batch_norm_fields(18, 100), [x] + stats))
+    graph = Subgraph([y])
+    assert graph.inputs == [x]
+    assert [(v.name, v.d.tolist()) for v in graph.parameters if v.name.endswith("count")] == \
+        [("bn.run_sample_count", 0.0)]

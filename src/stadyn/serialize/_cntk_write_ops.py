@@ -292,9 +292,12 @@ def _cast(w, ins, uids, attrs, out, name):
 def _cast_op(w, ins, uids, attrs, out, name):
     # a constant of another type than the values it meets (a float32 number constant of a
     # float64 graph: x + C.constant(2.0)): CNTK 2.7 keeps its type, each op reading it as its
-    # other operands' (the file's Constant is float32): nothing written; the indices of a TopK
+    # other operands' (the file's Constant is float32): nothing written; the indices of a TopK.
+    # Only that direction: a float64 Constant in a float32 graph is refused (CNTK 2.7 loads
+    # the file, then its eval fails: "Cannot clone Constant ... 'Double' to DataType 'Float'")
     x = w.folded.get(id(ins[0]), ins[0])
-    if x.parent is None and not x.need_grad and id(x) not in w.batched:
+    if x.parent is None and not x.need_grad and id(x) not in w.batched and \
+            str(x.dtype) == "float32" and str(out.dtype) == "float64":
         return None
     return indices_cast(w, ins, uids, attrs, out, name)
 

@@ -286,10 +286,10 @@ def _batch_normalization(node, count):
 def batch_normalization_cntk_v1(node):
     """A v1 ``BatchNormalization`` node (its fields renamed to CNTK 2's attributes): of six
     inputs as CNTK 2's; of five, a model of before the sample count was an input (versions 13
-    to 18), the count a new value of 0, as CNTK 2.7 reads it (ComputationNetwork::Read gives
-    such a node a ``run_sample_count`` parameter of 0, which then rules over the node's own
-    ``run_count`` field).  An older one (a minibatch count, and an inverse standard deviation
-    where the variance is now, which CNTK converts approximately) is refused."""
+    to 18), the count a new constant ``<node>.run_sample_count`` of 0, as CNTK 2.7 reads it
+    (ComputationNetwork::Read gives such a node that parameter, of 0, which then rules over the
+    node's own ``run_count`` field).  An older one (a minibatch count, and an inverse standard
+    deviation where the variance is now, which CNTK converts approximately) is refused."""
     if node.n_inputs == 6:
         return batch_normalization_cntk(node)
     if node.n_inputs != 5:
@@ -297,8 +297,11 @@ def batch_normalization_cntk_v1(node):
     if "run_count" not in node.attrs:
         node.unsupported("a model of before version 13 (a minibatch count and an inverse "
                          "standard deviation where the sample count and the variance are now)")
-    count = Variable((1,), need_grad=False)
-    count.d = np.zeros((1,), dtype=np.dtype(str(node.var(3).dtype)))
+    # (shape (), as the op's count: CNTK's TensorShape(1) failed the op's update in training;
+    # named as CNTK names it, a constant of the network, not an input a Trainer feeds)
+    count = Variable((), need_grad=False)
+    count.name = f"{node.name}.run_sample_count"
+    count.d = np.zeros((), dtype=np.dtype(str(node.var(3).dtype)))
     return _batch_normalization(node, count)
 
 
