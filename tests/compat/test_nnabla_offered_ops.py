@@ -6,12 +6,12 @@ from stadyn.compat.nnabla import functions as NF
 from stadyn.graph import OpSpec
 from stadyn.ops import CATALOG
 
-# CNTK's random, sampling and ranking Functions, and its reshape of a sample that keeps a
-# sequence's axes: not in NNabla 1.39's nnabla.functions
+# CNTK's random, sampling and ranking Functions, its reshape of a sample that keeps a
+# sequence's axes, its max unpooling's gradient: not in NNabla 1.39's nnabla.functions
 CNTK_ONLY = {"rand_like", "randn_like", "gumbel_like", "bernoulli_like", "random_sample",
              "random_sample_inclusion_frequency", "lambda_rank", "ndcg_at_1",
              "cntk_forward_backward", "cntk_edit_distance_error", "reshape_trailing",
-             "cntk_log", "cntk_bin_max_pooling", "cntk_epoch_accumulator"}
+             "cntk_log", "cntk_bin_max_pooling", "cntk_epoch_accumulator", "cntk_max_unpooled"}
 # Stadyn's own (``frameworks=("stadyn",)``): the op NNabla's PythonFunction runs as, which
 # NNabla 1.39's nnabla.functions has no name for
 STADYN_ONLY = {"python_function"}
