@@ -130,3 +130,35 @@ def function__run_before_binding(C, r):
         res[title + ": grad({})"] = _refusal(lambda: f.grad({}), *_CLAUSES)
         res[title + ": grad(None)"] = _refusal(lambda: f.grad(None), *_CLAUSES)
     return res
+
+
+@cntk_case(names=["cntk.sequence.last", "cntk.sequence.first", "cntk.sequence.is_first",
+                  "cntk.sequence.reduce_sum", "cntk.sequence.softmax",
+                  "cntk.sequence.past_value", "cntk.sequence.slice"],
+           note="a sequence op on an op over a placeholder made with the batch axis alone "
+                "(p * 2, relu(p), p + an input): CNTK 2.7 refuses it at the call as it "
+                "refuses the op on the placeholder itself (first, last, is_first, past_value, "
+                "slice: RuntimeError '... (1 sequence axis and 1 batch axis) is not "
+                "supported.'; reduce_sum, softmax: ValueError '... has no sequence axis or > 1 "
+                "ordered dynamic axes.').  Stadyn refused it on the placeholder only and "
+                "waited on the op")
+def sequence_ops__on_an_op_over_a_batch_axis_placeholder(C, r):
+    r.touch("cntk.placeholder", "cntk.Axis.default_batch_axis", "cntk.ops.relu",
+            "cntk.input_variable")
+    clauses = ("(1 sequence axis and 1 batch axis) is not supported.",
+               "has no sequence axis or > 1 ordered dynamic axes.")
+    ops = [("last", lambda v: C.sequence.last(v)), ("first", lambda v: C.sequence.first(v)),
+           ("is_first", lambda v: C.sequence.is_first(v)),
+           ("reduce_sum", lambda v: C.sequence.reduce_sum(v)),
+           ("softmax", lambda v: C.sequence.softmax(v)),
+           ("past_value", lambda v: C.sequence.past_value(v)),
+           ("slice", lambda v: C.sequence.slice(v, 0, 1))]
+    operands = [("p", lambda p: p), ("p * 2", lambda p: p * 2),
+                ("relu(p)", lambda p: C.relu(p)),
+                ("p + input", lambda p: p + C.input_variable(3))]
+    res = {}
+    for title, op in ops:
+        for over, operand in operands:
+            p = C.placeholder((3,), dynamic_axes=[C.Axis.default_batch_axis()], name="p")
+            res[title + "(" + over + ")"] = _refusal(lambda: str(op(operand(p))), *clauses)
+    return res
