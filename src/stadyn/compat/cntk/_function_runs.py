@@ -187,7 +187,7 @@ class FunctionRuns:
         flags = self._bind(arguments, "forward" if keep else "eval", given)
         wanted = self.outputs if outputs is None else list(outputs)
         state = self._run_state()
-        self._refuse_missing(state, wanted, given)
+        self._refuse_missing(state, None if outputs is None else wanted, given)
         roots = self._roots()
         begins = state.recurrences(roots)
         roots += [unwrap(o) for o in wanted]                  # (forward_all drops repeats)
@@ -222,20 +222,21 @@ class FunctionRuns:
             apply_assignments(pending)      # training: after the backward
         return (_ForwardState(self, pending, flags) if keep else None), values
 
-    def _refuse_missing(self, state: RunState, wanted: list, given: set) -> None:
-        """CNTK 2.7's ValueError where an argument the ``wanted`` outputs depend on was given
-        no data (the ids of those given: ``given``); the arguments of each set of outputs are
-        found once per graph version (:class:`RunState`'s ``required``)."""
-        key = tuple(id(unwrap(o)) for o in wanted)
+    def _refuse_missing(self, state: RunState, wanted: "list | None", given: set) -> None:
+        """CNTK 2.7's ValueError where an argument the ``wanted`` outputs (None: all) depend
+        on was given no data (the ids of those given: ``given``); the arguments of each set
+        of outputs are found once per graph version (:class:`RunState`'s ``required``)."""
+        key = None if wanted is None else tuple(id(unwrap(o)) for o in wanted)
         version = graph_version()
         found = state.required.get(key)
         if found is None or found[0] != version:
-            outs = [unwrap(o) for o in wanted]
+            outs = self._roots() if wanted is None else [unwrap(o) for o in wanted]
             over = self if outputs_are(self, outs) else type(self)(outs[0], outs)
-            found = state.required[key] = (version, over.arguments)
-        left = [a for a in found[1] if id(unwrap(a)) not in given]
-        if left:
-            raise not_provided(left, wanted)
+            found = state.required[key] = (version, [id(unwrap(a)) for a in over.arguments])
+        if len(given) < len(found[1]) or not given.issuperset(found[1]):
+            ids = [i for i in found[1] if i not in given]
+            left = [a for a in over_arguments(self, wanted) if id(unwrap(a)) in ids]
+            raise not_provided(left, self.outputs if wanted is None else wanted)
 
     def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
         """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
@@ -322,6 +323,14 @@ class FunctionRuns:
         return late("evaluate_function")(self, minibatch_source, minibatch_size, streams,
                                  model_inputs_to_streams, callbacks)
 
+
+
+def over_arguments(function, wanted: "list | None") -> tuple:
+    """The arguments of ``function``'s outputs ``wanted`` (None: all of them)."""
+    if wanted is None:
+        return function.arguments
+    outs = [unwrap(o) for o in wanted]
+    return type(function)(outs[0], outs).arguments
 
 
 def outputs_are(function, outs: list) -> bool:
