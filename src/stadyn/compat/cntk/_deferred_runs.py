@@ -20,11 +20,11 @@ from __future__ import annotations
 from ...graph import user_location
 from ._mixins import GraphObject
 
-__all__ = ["DeferredRuns", "typeless_data"]
+__all__ = ["DeferredRuns", "typeless_data", "refuse_run", "refuse_grad", "not_provided"]
 
 
 class DeferredRuns:
-    """``eval``/``forward``/``test`` of a waiting Function: CNTK 2.7's refusals (its
+    """``eval``/``forward``/``grad`` of a waiting Function: CNTK 2.7's refusals (its
     ``arguments``, ``output`` and ``name`` are ``Deferred``'s)."""
 
     def eval(self, arguments=None, outputs=None, device=None, as_numpy: bool = True):
@@ -33,7 +33,7 @@ class DeferredRuns:
         typed = self.__dict__.get("_typed")
         if typed is not None:           # (built: its graph runs)
             return typed.eval(arguments, outputs, device, as_numpy)
-        self._refuse_run(arguments, "eval")
+        refuse_run(self, self._root_op(), arguments, "eval")
 
     def forward(self, arguments=None, outputs=None, keep_for_backward=None, device=None,
                 as_numpy: bool = True):
@@ -41,28 +41,60 @@ class DeferredRuns:
         typed = self.__dict__.get("_typed")
         if typed is not None:
             return typed.forward(arguments, outputs, keep_for_backward, device, as_numpy)
-        self._refuse_run(arguments, "forward")
+        refuse_run(self, self._root_op(), arguments, "forward")
 
-    def _refuse_run(self, arguments, method: str):
-        expected = self.arguments
-        if isinstance(arguments, tuple):        # (data, sequence starts)
-            arguments = arguments[0]
-        if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
-            raise ValueError(f"function expects {len(expected)} arguments")
-        if isinstance(arguments, dict):
-            given = [getattr(k, "variable", k) for k in arguments]
-        else:           # (one value: for its one argument, as CNTK maps it)
-            given = [expected[0].variable] if len(expected) == 1 else []
-        left = [a for a in expected if all(a.variable is not v for v in given)]
-        if left:
-            raise ValueError(
-                f"Values for {len(left)} required arguments "
-                f"'{', '.join(repr(a) for a in left)}', that the requested output(s) "
-                f"'{self.output!r}' depend on, have not been provided.")
-        names = {id(a.variable): a for a in expected}
-        raise typeless_data(self._root_op(), method,
-                            [names[id(v)] for v in given if id(v) in names and
-                             _placeholder(names[id(v)])])
+    def grad(self, at, wrt=None, outputs=None, device=None, as_numpy: bool = True,
+             grad_root=None):
+        """Refused, as :meth:`eval`: without ``wrt``, first because no argument (a
+        placeholder) needs a gradient."""
+        typed = self.__dict__.get("_typed")
+        if typed is not None:
+            return typed.grad(at, wrt, outputs, device, as_numpy, grad_root)
+        refuse_grad(self, self._root_op(), at, wrt)
+
+
+def refuse_run(function, op: str, arguments, method: str) -> None:
+    """Raise CNTK 2.7's error for ``function.eval(arguments)`` (``method``) where
+    ``function``'s arguments include placeholders not bound yet and its root is ``op``:
+    ValueError ``function expects N arguments`` without data, ValueError ``... have not been
+    provided.`` naming those left without data, else RuntimeError ``Unknown DataType.``."""
+    expected = function.arguments
+    if isinstance(arguments, tuple):        # (data, sequence starts)
+        arguments = arguments[0]
+    if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
+        raise ValueError(f"function expects {len(expected)} arguments")
+    if isinstance(arguments, dict):
+        given = [getattr(k, "variable", k) for k in arguments]
+    else:           # (one value: for its one argument, as CNTK maps it)
+        given = [expected[0].variable] if len(expected) == 1 else []
+    left = [a for a in expected if all(a.variable is not v for v in given)]
+    if left:
+        raise not_provided(left, list(function.outputs))
+    names = {id(a.variable): a for a in expected}
+    raise typeless_data(op, method, [names[id(v)] for v in given if id(v) in names and
+                                     _placeholder(names[id(v)])])
+
+
+def refuse_grad(function, op: str, at, wrt) -> None:
+    """Raise CNTK 2.7's error for ``function.grad(at, wrt)`` where ``function`` waits for its
+    placeholders (as :func:`refuse_run`; with data and no ``wrt``, ValueError ``None of the
+    Function ... arguments have 'needs_gradient == True'``: a placeholder needs none)."""
+    if isinstance(at, tuple):
+        at = at[0]
+    if wrt is None and not (at is None or isinstance(at, (dict, list)) and not at) and not any(
+            a.needs_gradient for a in function.arguments):
+        raise ValueError(f"None of the Function '{function}' arguments have "
+                         "'needs_gradient == True'")
+    refuse_run(function, op, at, "grad")
+
+
+def not_provided(left: list, outputs: list) -> ValueError:
+    """CNTK 2.7's ValueError for a run given no data for the arguments ``left``, which the
+    requested ``outputs`` depend on."""
+    return ValueError(
+        f"Values for {len(left)} required arguments "
+        f"'{', '.join(repr(a) for a in left)}', that the requested output(s) "
+        f"'{', '.join(repr(o) for o in outputs)}' depend on, have not been provided.")
 
 
 def typeless_data(op: str, method: str, placeholders: list) -> RuntimeError:

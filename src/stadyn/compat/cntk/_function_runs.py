@@ -24,12 +24,13 @@ import torch
 
 from ... import io as _io
 from ..._errors import EmptySequenceError
-from ...graph import Variable, forward_all, topological_nodes, training
+from ...graph import Variable, forward_all, graph_version, topological_nodes, training
 from ...train import feed
 from . import _graph as G
 from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._checked_mode import CheckedLatch
+from ._deferred_runs import not_provided, typeless_data
 from ._late import late
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
@@ -46,12 +47,15 @@ class RunState:
     (:class:`SequenceBegins`, made at its first run), whether its graph may run and whether
     its runs are checked for NaN (CNTK's checked mode, read at its first run)."""
 
-    __slots__ = ("begins", "runnable", "checked", "__weakref__")
+    __slots__ = ("begins", "runnable", "checked", "required", "__weakref__")
 
     def __init__(self):
         self.begins: SequenceBegins | None = None
         self.runnable = RunnableCheck()
         self.checked = CheckedLatch()
+        # the arguments each set of requested outputs needs (by their ids), with the graph
+        # version they were found at: found once, again only after a rewire
+        self.required: dict = {}
 
     def recurrences(self, roots: list[Variable]) -> SequenceBegins | None:
         """The recurrences of the graph of the Function's outputs ``roots`` whose states its
@@ -88,8 +92,10 @@ class FunctionRuns:
             self._runs = state
         return state
 
-    def _bind(self, arguments: Any) -> list[bool] | None:
-        """Feed ``arguments``; returns the sequence-begin flags given with them, or None."""
+    def _bind(self, arguments: Any, method: str, given: set) -> list[bool] | None:
+        """Feed ``arguments`` (the ids of the Variables fed added to ``given``); returns the
+        sequence-begin flags given with them, or None.  Data for a placeholder left in the
+        graph is CNTK 2.7's RuntimeError (it has no data type)."""
         if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
             if self.arguments:      # (CNTK 2.7's words)
                 raise ValueError(f"function expects {len(self.arguments)} arguments")
@@ -110,6 +116,9 @@ class FunctionRuns:
                 target = by_name.get(key)
             if target is None:
                 raise ValueError(f"no input named {key!r}")
+            if G.kind_of(unwrap(target)) == "placeholder":
+                raise typeless_data(self.root_function.op_name, method, [target])
+            given.add(id(unwrap(target)))
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
             refuse_dense_feed(unwrap(target), value)        # (CNTK 2.7's ValueError)
@@ -173,11 +182,13 @@ class FunctionRuns:
             >>> f.backward(state, {f.output: np.ones((1, 2), np.float32)}, {x})[x].tolist()
             [[0.25, 0.25]]
         """
-        flags = self._bind(arguments)
-        wanted = self.outputs if outputs is None else list(outputs)
         keep = bool(keep_for_backward)
-        roots = self._roots()
+        given: set = set()
+        flags = self._bind(arguments, "forward" if keep else "eval", given)
+        wanted = self.outputs if outputs is None else list(outputs)
         state = self._run_state()
+        self._refuse_missing(state, None if outputs is None else wanted, given)
+        roots = self._roots()
         begins = state.recurrences(roots)
         roots += [unwrap(o) for o in wanted]                  # (forward_all drops repeats)
         computed = [v.sequence_lengths for v in list(roots)      # computed lengths (a slice)
@@ -210,6 +221,22 @@ class FunctionRuns:
         if not keep:
             apply_assignments(pending)      # training: after the backward
         return (_ForwardState(self, pending, flags) if keep else None), values
+
+    def _refuse_missing(self, state: RunState, wanted: "list | None", given: set) -> None:
+        """CNTK 2.7's ValueError where an argument the ``wanted`` outputs (None: all) depend
+        on was given no data (the ids of those given: ``given``); the arguments of each set
+        of outputs are found once per graph version (:class:`RunState`'s ``required``)."""
+        key = None if wanted is None else tuple(id(unwrap(o)) for o in wanted)
+        version = graph_version()
+        found = state.required.get(key)
+        if found is None or found[0] != version:
+            outs = self._roots() if wanted is None else [unwrap(o) for o in wanted]
+            over = self if outputs_are(self, outs) else type(self)(outs[0], outs)
+            found = state.required[key] = (version, [id(unwrap(a)) for a in over.arguments])
+        if len(given) < len(found[1]) or not given.issuperset(found[1]):
+            ids = [i for i in found[1] if i not in given]
+            left = [a for a in over_arguments(self, wanted) if id(unwrap(a)) in ids]
+            raise not_provided(left, self.outputs if wanted is None else wanted)
 
     def backward(self, state, root_gradients: dict, variables, as_numpy: bool = True) -> dict:
         """CNTK's ``backward``: the gradients w.r.t. ``variables`` (inputs made with
@@ -296,6 +323,20 @@ class FunctionRuns:
         return late("evaluate_function")(self, minibatch_source, minibatch_size, streams,
                                  model_inputs_to_streams, callbacks)
 
+
+
+def over_arguments(function, wanted: "list | None") -> tuple:
+    """The arguments of ``function``'s outputs ``wanted`` (None: all of them)."""
+    if wanted is None:
+        return function.arguments
+    outs = [unwrap(o) for o in wanted]
+    return type(function)(outs[0], outs).arguments
+
+
+def outputs_are(function, outs: list) -> bool:
+    """Whether ``outs`` are ``function``'s own outputs, in order (its arguments are theirs)."""
+    roots = function._roots()
+    return len(roots) == len(outs) and all(a is b for a, b in zip(roots, outs))
 
 
 def _check_differentiable(variables, what: str) -> None:

@@ -121,10 +121,8 @@ class StatesLayer(LayerFunction):
             return before, []
         slices = call.__dict__.get("_fold_slices")
         if slices is None:
-            count = 1
-            if self.layer.return_full_state:    # (a function's states: its required operands
-                count = max(_arity(step, required=True) - 1, 1) if not isinstance(   # less x)
-                    step, LayerFunction) else getattr(self.layer.step, "n_states", 1)
+            count = getattr(self.layer.step, "n_states", 1) if \
+                self.layer.return_full_state else 1
             slices = call.__dict__["_fold_slices"] = [
                 [wrap(scalar_constant(k, np.float32)) for k in (0.0, 1.0)]
                 for _ in range(count)]
@@ -236,11 +234,13 @@ class FunctionStep:
     def __init__(self, fn: Any):
         self.fn = fn
         arity = _arity(fn)
-        self.n_states = max(arity - 1, 1)
+        # its states: the arguments without a default but the last (CNTK 2.7 makes a Function
+        # of the required ones: C.plus's name='' is none)
+        self.n_states = max(_arity(fn, required=True) - 1, 1)
         self.state_shapes = _inner_state_shapes(fn, self.n_states)
         if self.state_shapes is None:
             self.state_shapes = _probed_state_shapes(fn, self.n_states, arity)
-        if self.state_shapes is None and _arity(fn, required=True) > 2:
+        if self.state_shapes is None and self.n_states > 1:
             raise ValueError(
                 f"the recurrence step {_where(fn)} takes {self.n_states} states, whose "
                 "shapes Stadyn takes from the recurrent cell (LSTM, GRU, RNNStep) the step "

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._deferred_runs import refuse_grad, refuse_run
+
 __all__ = ["NextOutput", "UnappliedLayerView", "UnappliedRoot"]
 
 
@@ -78,6 +80,40 @@ class UnappliedLayerView:
         if self._signature is not None:
             return self._signature.placeholders
         return self._argument_placeholders()
+
+    def eval(self, arguments=None, outputs=None, device=None, as_numpy: bool = True):
+        """Refused, as CNTK 2.7 refuses to run a layer over its own placeholders (ValueError
+        ``function expects 1 arguments`` without data, RuntimeError ``Unknown DataType.``
+        with data); once it has a signature, its Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> try:
+            ...     C.layers.Dense(2).eval()
+            ... except ValueError as e:
+            ...     print(e)
+            function expects 1 arguments
+        """
+        if self._signature is not None:
+            return self._signature.eval(arguments, outputs, device, as_numpy)
+        refuse_run(self, self._root_op_name(), arguments, "eval")
+
+    def forward(self, arguments=None, outputs=None, keep_for_backward=None, device=None,
+                as_numpy: bool = True):
+        """Refused, as :meth:`eval`."""
+        if self._signature is not None:
+            return self._signature.forward(arguments, outputs, keep_for_backward, device,
+                                           as_numpy)
+        refuse_run(self, self._root_op_name(), arguments, "forward")
+
+    def grad(self, at, wrt=None, outputs=None, device=None, as_numpy: bool = True,
+             grad_root=None):
+        """Refused, as :meth:`eval` (without ``wrt``, first because its placeholders need no
+        gradient: CNTK 2.7's ValueError ``None of the Function ... 'needs_gradient ==
+        True'``)."""
+        if self._signature is not None:
+            return self._signature.grad(at, wrt, outputs, device, as_numpy, grad_root)
+        refuse_grad(self, self._root_op_name(), at, wrt)
 
     @property
     def shape(self) -> tuple:

@@ -327,15 +327,26 @@ def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
 refuse_sparse_operands(globals(), ["past_value", "future_value", "delay", "reduce_sum",
                                   "reduce_max", "broadcast_as"])
 
-def _no_axes_placeholder(operand):
-    """The placeholder made without dynamic axes (``dynamic_axes=[]``) ``operand`` is, or that
-    an op waiting on such placeholders alone reads first (its dynamic axes none); else None."""
+def _lacking_axes(operand) -> "tuple":
+    """``(placeholder, how it was made)`` where ``operand`` is a placeholder made without
+    dynamic axes (``dynamic_axes=[]``) or with the batch axis alone, or an op waiting on such
+    placeholders whose dynamic axes are so known (none, the batch axis alone: the placeholder
+    it reads first); else ``(None, None)``."""
     if without_dynamic_axes(operand):
-        return operand
+        return operand, _NONE_MADE
+    if batch_axis_only(operand):
+        return operand, _BATCH_MADE
     owner = operand.owner if isinstance(operand, UnknownOutput) else operand  # (its op)
-    if isinstance(owner, Deferred) and owner._typed is None and owner.dynamic_axes == ():
-        return owner.placeholders[0]
-    return None
+    if isinstance(owner, Deferred) and owner._typed is None:
+        axes = owner.dynamic_axes
+        if axes == ():
+            return owner.placeholders[0], _NONE_MADE
+        if len(axes) == 1 and getattr(axes[0], "is_batch_axis", False):
+            return owner.placeholders[0], _BATCH_MADE
+    return None, None
+
+
+_NONE_MADE, _BATCH_MADE = "dynamic_axes=[]", "the batch axis alone"
 
 
 def _refused_without_axes(op: str, kind: type, says: str):
@@ -343,13 +354,10 @@ def _refused_without_axes(op: str, kind: type, says: str):
     dynamic axes, a placeholder of ``dynamic_axes=[]`` waiting for its binding, refused as
     CNTK 2.7 refuses it when the op is made (``kind``, ``says`` with ``{}`` for the operand)."""
     def as_called(arguments: dict) -> None:
-        operand = next(iter(arguments.values()))
-        found, made = _no_axes_placeholder(operand), "dynamic_axes=[]"
+        found, made = _lacking_axes(next(iter(arguments.values())))
         refused, words = kind, says
-        if found is None and batch_axis_only(operand):      # (made with [batch axis])
-            found, made = operand, "the batch axis alone"
-            if op in _STEPPING:     # (CNTK's first / last: a step back or on, refused)
-                refused, words = RuntimeError, _NOT_TWO_AXES
+        if made == _BATCH_MADE and op in _STEPPING:     # (CNTK's first / last: a step back
+            refused, words = RuntimeError, _NOT_TWO_AXES        # or on, refused)
         if found is not None:
             line = format_location(user_location())
             raise refused(f"sequence.{op}: " + words.format(repr(found))
@@ -360,14 +368,14 @@ def _refused_without_axes(op: str, kind: type, says: str):
 
 
 def _may_lack_axes(operand) -> bool:
-    """Whether ``operand`` may be what :func:`_no_axes_placeholder` finds: a placeholder made
+    """Whether ``operand`` may be what :func:`_lacking_axes` finds: a placeholder made
     without dynamic axes or with the batch axis alone, or a waiting op (its output)."""
     return isinstance(operand, (Deferred, UnknownOutput)) or without_dynamic_axes(operand) \
         or batch_axis_only(operand)
 
 
 # the ops CNTK 2.7 builds of a step back or on (PastValue / FutureValue)
-_STEPPING = ("first", "last", "is_first", "is_last")
+_STEPPING = ("first", "last", "is_first", "is_last", "slice")
 
 
 _NO_SEQUENCE_AXIS = ("Axis::OperandSequenceAxis() sentinel cannot be resolved if the operand "
