@@ -271,28 +271,55 @@ class BlockMomentumParallel(DataParallel):
         out.update({f"smoothed/{k}": t for k, t in enumerate(block.smoothed)})
         return out
 
+    def check_checkpoint_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Whether a block a checkpoint kept (:meth:`checkpoint_tensors`) fits the
+        parameters: a ValueError naming what does not (:func:`checked_block`)."""
+        if tensors:
+            checked_block(self._values(), tensors)
+
     def restore_checkpoint_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
         """Go on with the block a checkpoint kept (:meth:`checkpoint_tensors`; cntk.exe's
         ``LoadFromCheckPoint``); none kept: the next block starts afresh, as cntk.exe's
         without a ``BMACKP`` section.  A kept block that does not fit the parameters is a
-        ValueError."""
+        ValueError (:func:`checked_block`), nothing changed."""
         if not tensors:
             return
-        values = self._values()
-        begin, smoothed = [], []
-        for k, value in enumerate(values):
-            pair = [tensors.get(f"{part}/{k}") for part in ("begin", "smoothed")]
-            if any(t is None or tuple(t.shape) != tuple(value.shape) for t in pair):
-                raise ValueError(f"the block momentum state kept has no block of the shape "
-                                 f"{tuple(value.shape)} of parameter {k}")
-            begin.append(pair[0].to(value).clone())
-            smoothed.append(pair[1].to(value).clone())
-        if len(tensors) != 2 * len(values):
-            raise ValueError(f"the block momentum state kept is of {len(tensors) // 2} "
-                             f"parameters, the model has {len(values)}")
-        self.block.begin, self.block.smoothed = begin, smoothed
+        self.block.begin, self.block.smoothed = checked_block(self._values(), tensors)
         self.block.in_block = 0
 
     def _end_block(self, learners: Sequence) -> None:
         self._full = False
         self.block.end_with(self._values(), self, learners, self.reset_after_block)
+
+
+def checked_block(values: Sequence[torch.Tensor], tensors: dict[str, torch.Tensor]
+                  ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """The block a checkpoint kept (``begin/<k>``, ``smoothed/<k>`` of the k-th parameter,
+    as :meth:`BlockMomentumParallel.checkpoint_tensors` writes them) as copies on the
+    parameters' ``values`` device and dtype: ``(begin, smoothed)``; a ValueError where a
+    parameter's pair is missing or of another shape, or the block is of more parameters.
+
+    Example:
+        >>> import torch
+        >>> from stadyn.distributed._block_momentum import checked_block
+        >>> w = torch.zeros(2, 3)
+        >>> begin, smoothed = checked_block([w], {"begin/0": torch.ones(2, 3),
+        ...                                       "smoothed/0": torch.zeros(2, 3)})
+        >>> begin[0].shape
+        torch.Size([2, 3])
+        >>> checked_block([w], {"begin/0": torch.ones(3, 2), "smoothed/0": torch.zeros(2, 3)})
+        Traceback (most recent call last):
+        ValueError: the block momentum state kept has no block of the shape (2, 3) of parameter 0
+    """
+    begin, smoothed = [], []
+    for k, value in enumerate(values):
+        pair = [tensors.get(f"{part}/{k}") for part in ("begin", "smoothed")]
+        if any(t is None or tuple(t.shape) != tuple(value.shape) for t in pair):
+            raise ValueError(f"the block momentum state kept has no block of the shape "
+                             f"{tuple(value.shape)} of parameter {k}")
+        begin.append(pair[0].to(value).clone())
+        smoothed.append(pair[1].to(value).clone())
+    if len(tensors) != 2 * len(values):
+        raise ValueError(f"the block momentum state kept is of {len(tensors) // 2} "
+                         f"parameters, the model has {len(values)}")
+    return begin, smoothed
