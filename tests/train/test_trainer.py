@@ -256,6 +256,35 @@ def test_a_checkpoint_whose_block_does_not_fit_the_model_is_refused(tmp_path):
     assert not all(np.array_equal(b, a) for b, a in zip(before, after))
 
 
+def test_a_block_momentum_checkpoint_keeps_cntk_exes_options_over_the_config(tmp_path):
+    """As cntk.exe's BMACKP section (BlockMomentumSGD::SaveToCheckPoint/LoadFromCheckPoint),
+    the checkpoint keeps the momentum reset, the block momentum time constant per worker and
+    the samples per block per worker, and a run restored from it takes them over its own
+    configuration."""
+    import stadyn.distributed as dist
+
+    def trainer(block, reset):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            x, y = sd.Variable((2, 4)), sd.Variable((2, 3))
+            z = L.Dense(3)(x)
+            solver = S.Sgd(lr=0.1)
+            solver.set_parameters(sd.get_parameters())
+            params = list(sd.get_parameters().values())
+        hook = dist.BlockMomentumParallel(params, block, reset_after_block=reset)
+        return x, y, hook, Trainer(z, (F.cross_entropy_with_softmax(z, y),
+                                       F.classification_error(z, y)), [solver],
+                                   data_parallel=hook)
+
+    x, y, hook, first = trainer(dist.BlockMomentum(6, 1, 40.0), False)
+    first.train_minibatch({x: np.ones((2, 4), np.float32), y: _one_hot([0, 1])})
+    path = tmp_path / "model.ckp"
+    first.save_checkpoint(path)
+    _, _, other, second = trainer(dist.BlockMomentum(20, 1, 90.0), True)
+    second.restore_from_checkpoint(path)
+    assert (other.block.period, other.block.time_constant, other.reset_after_block) == \
+        (6, 40.0, False)
+
+
 def test_trainer_static_and_layers_driven_dynamically_give_equal_losses():
     rng = np.random.RandomState(0)
     batches = [(rng.rand(8, 1, 8, 8) * 16, _one_hot(rng.randint(0, 3, 8))) for _ in range(4)]
