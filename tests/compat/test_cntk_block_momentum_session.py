@@ -27,8 +27,9 @@ FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_block_momentum_session")
 THEIRS = os.path.join(FIXTURES, "cntk27")
 SCRIPT = os.path.join(FIXTURES, "make_refs.py")
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", "src"))
-SESSIONS = ["uneven", "sequences", "tested", "first", "second"]
-PAIRS = ["uneven_model", "sequences_model", "first_model", "second_model"]
+SESSIONS = ["uneven", "sequences", "alternating", "tested", "first", "second"]
+PAIRS = ["uneven_model", "sequences_model", "alternating_model", "first_model",
+         "second_model"]
 
 
 def _env() -> dict:
@@ -99,7 +100,10 @@ def test_session_as_cntk(runs, rank, name):
     one worker's last share 3, the other's 2), ``sequences`` (whole sequences of 1 to 9
     samples each worker: the workers' blocks fill at different minibatches, one worker runs
     out of data first and takes its part in the other's merges, checkpoint and summary, a
-    summary it is out of data for staying the other's own), ``first`` (to 40 samples, a
+    summary it is out of data for staying the other's own), ``alternating`` (sequences of 3
+    and 10 samples in turn: the workers ask for different things at once, a merge, a
+    checkpoint, a summary or the end of their data against each other, and do what CNTK's
+    priorities decide), ``first`` (to 40 samples, a
     checkpoint every
     16) and ``second`` (restored from first's checkpoint, on to 80); ``tested``: uneven's
     with cross-validation every 16 samples and a test at the end, each worker testing its

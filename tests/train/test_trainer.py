@@ -1,5 +1,7 @@
 """The CNTK-style Trainer: summed-loss steps, evaluation phase, checkpoints."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -215,6 +217,72 @@ def test_a_damaged_checkpoint_is_refused(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(sd.ModelFileError, match="ckpt"):
         trainer.restore_from_checkpoint(path)
+
+
+def test_a_checkpoint_whose_block_does_not_fit_the_model_is_refused(tmp_path):
+    """A block momentum checkpoint (BrainScript's .ckp) whose block (the model at the block's
+    start) is of another shape than its parameter: refused naming the file, the parameter and
+    the shape it should have, and nothing restored."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+    import stadyn.distributed as dist
+
+    x, y = sd.Variable((2, 4)), sd.Variable((2, 3))
+    z = L.Dense(3)(x)
+    solver = S.Sgd(lr=0.1)
+    solver.set_parameters(sd.get_parameters())
+    params = list(sd.get_parameters().values())
+    hook = dist.BlockMomentumParallel(params, dist.BlockMomentum(4, 1, None),
+                                      reset_after_block=False)
+    trainer = Trainer(z, (F.cross_entropy_with_softmax(z, y), F.classification_error(z, y)),
+                      [solver], data_parallel=hook)
+    trainer.train_minibatch({x: np.ones((2, 4), np.float32), y: _one_hot([0, 1])})
+    path = tmp_path / "model.ckp"
+    trainer.save_checkpoint(path)
+    with safe_open(str(path), framework="pt") as f:
+        meta = f.metadata()
+    tensors = load_file(str(path))
+    assert tuple(tensors["block_momentum/begin/0"].shape) == tuple(params[0].shape)
+    tensors["block_momentum/begin/0"] = tensors["block_momentum/begin/0"].reshape(-1)
+    save_file(tensors, str(path), metadata=meta)
+    before = [p.d.copy() for p in params]
+    trainer.train_minibatch({x: np.ones((2, 4), np.float32), y: _one_hot([2, 1])})
+    after = [p.d.copy() for p in params]
+    shape = tuple(params[0].shape)
+    with pytest.raises(sd.ModelFileError, match=r"model\.ckp: .*the block momentum state kept "
+                       rf"has no block of the shape {re.escape(str(shape))} of parameter 0"):
+        trainer.restore_from_checkpoint(path)
+    assert all(np.array_equal(p.d, a) for p, a in zip(params, after))
+    assert not all(np.array_equal(b, a) for b, a in zip(before, after))
+
+
+def test_a_block_momentum_checkpoint_keeps_cntk_exes_options_over_the_config(tmp_path):
+    """As cntk.exe's BMACKP section (BlockMomentumSGD::SaveToCheckPoint/LoadFromCheckPoint),
+    the checkpoint keeps the momentum reset, the block momentum time constant per worker and
+    the samples per block per worker, and a run restored from it takes them over its own
+    configuration."""
+    import stadyn.distributed as dist
+
+    def trainer(block, reset):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            x, y = sd.Variable((2, 4)), sd.Variable((2, 3))
+            z = L.Dense(3)(x)
+            solver = S.Sgd(lr=0.1)
+            solver.set_parameters(sd.get_parameters())
+            params = list(sd.get_parameters().values())
+        hook = dist.BlockMomentumParallel(params, block, reset_after_block=reset)
+        return x, y, hook, Trainer(z, (F.cross_entropy_with_softmax(z, y),
+                                       F.classification_error(z, y)), [solver],
+                                   data_parallel=hook)
+
+    x, y, hook, first = trainer(dist.BlockMomentum(6, 1, 40.0), False)
+    first.train_minibatch({x: np.ones((2, 4), np.float32), y: _one_hot([0, 1])})
+    path = tmp_path / "model.ckp"
+    first.save_checkpoint(path)
+    _, _, other, second = trainer(dist.BlockMomentum(20, 1, 90.0), True)
+    second.restore_from_checkpoint(path)
+    assert (other.block.period, other.block.time_constant, other.reset_after_block) == \
+        (6, 40.0, False)
 
 
 def test_trainer_static_and_layers_driven_dynamically_give_equal_losses():

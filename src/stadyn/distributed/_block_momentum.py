@@ -42,6 +42,8 @@ from ._data_parallel import DataParallel
 
 __all__ = ["BlockMomentum", "BlockMomentumParallel", "block_momentum_time_constant"]
 
+_OPTIONS = "options/"       # (the options a checkpoint keeps beside the block)
+
 
 def block_momentum_time_constant(momentum: float, block_size: int) -> float:
     """The time constant (in samples) of a block momentum ``momentum`` per block of
@@ -252,7 +254,9 @@ class BlockMomentumParallel(DataParallel):
         """What a checkpoint keeps of the block (cntk.exe's ``BMACKP`` section,
         ``BlockMomentumSGD::SaveToCheckPoint``): the model at the block's start and the
         block-level smoothed gradient, ``begin/<k>`` and ``smoothed/<k>`` for the k-th
-        parameter; nothing before the first minibatch.
+        parameter, and cntk.exe's options, which a restore takes over the configuration's:
+        ``options/reset`` (``reset_after_block``), ``options/time_constant`` and
+        ``options/period`` (per worker); nothing before the first minibatch.
 
         Example:
             >>> import numpy as np, stadyn as sd, stadyn.distributed as dist
@@ -262,37 +266,84 @@ class BlockMomentumParallel(DataParallel):
             {}
             >>> _ = hook.synchronize([w], 1, 0.0, None)
             >>> sorted(hook.checkpoint_tensors())
-            ['begin/0', 'smoothed/0']
+            ['begin/0', 'options/period', 'options/reset', 'options/time_constant', 'smoothed/0']
         """
         block = self.block
         if block.begin is None or block.smoothed is None:
             return {}
         out = {f"begin/{k}": t for k, t in enumerate(block.begin)}
         out.update({f"smoothed/{k}": t for k, t in enumerate(block.smoothed)})
+        out[_OPTIONS + "reset"] = torch.tensor(int(self.reset_after_block))
+        out[_OPTIONS + "time_constant"] = torch.tensor(block.time_constant, dtype=torch.float64)
+        out[_OPTIONS + "period"] = torch.tensor(block.period)
         return out
+
+    def check_checkpoint_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Whether a block a checkpoint kept (:meth:`checkpoint_tensors`) fits the
+        parameters: a ValueError naming what does not (:func:`checked_block`)."""
+        if tensors:
+            checked_block(self._values(), tensors)
 
     def restore_checkpoint_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
         """Go on with the block a checkpoint kept (:meth:`checkpoint_tensors`; cntk.exe's
-        ``LoadFromCheckPoint``); none kept: the next block starts afresh, as cntk.exe's
-        without a ``BMACKP`` section.  A kept block that does not fit the parameters is a
-        ValueError."""
+        ``LoadFromCheckPoint``), with the options it kept over the configuration's (the
+        momentum reset, the time constant and the samples per block of each worker, as
+        cntk.exe's); none kept: the next block starts afresh, as cntk.exe's without a
+        ``BMACKP`` section.  A kept block that does not fit the parameters is a ValueError
+        (:func:`checked_block`), nothing changed."""
         if not tensors:
             return
-        values = self._values()
-        begin, smoothed = [], []
-        for k, value in enumerate(values):
-            pair = [tensors.get(f"{part}/{k}") for part in ("begin", "smoothed")]
-            if any(t is None or tuple(t.shape) != tuple(value.shape) for t in pair):
-                raise ValueError(f"the block momentum state kept has no block of the shape "
-                                 f"{tuple(value.shape)} of parameter {k}")
-            begin.append(pair[0].to(value).clone())
-            smoothed.append(pair[1].to(value).clone())
-        if len(tensors) != 2 * len(values):
-            raise ValueError(f"the block momentum state kept is of {len(tensors) // 2} "
-                             f"parameters, the model has {len(values)}")
-        self.block.begin, self.block.smoothed = begin, smoothed
+        self.block.begin, self.block.smoothed = checked_block(self._values(), tensors)
         self.block.in_block = 0
+        options = {k[len(_OPTIONS):]: t for k, t in tensors.items() if k.startswith(_OPTIONS)}
+        if "reset" in options:
+            self.reset_after_block = bool(int(options["reset"]))
+        if "time_constant" in options:
+            self.block.time_constant = float(options["time_constant"])
+        if "period" in options:
+            self.block.period = int(options["period"])
 
     def _end_block(self, learners: Sequence) -> None:
         self._full = False
         self.block.end_with(self._values(), self, learners, self.reset_after_block)
+
+
+def checked_block(values: Sequence[torch.Tensor], tensors: dict[str, torch.Tensor]
+                  ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """The block a checkpoint kept (``begin/<k>``, ``smoothed/<k>`` of the k-th parameter,
+    as :meth:`BlockMomentumParallel.checkpoint_tensors` writes them) as copies on the
+    parameters' ``values`` device and dtype: ``(begin, smoothed)``; a ValueError where a
+    parameter's pair is missing or of another shape, or the block is of more parameters.
+
+    Example:
+        >>> import torch
+        >>> from stadyn.distributed._block_momentum import checked_block
+        >>> w = torch.zeros(2, 3)
+        >>> begin, smoothed = checked_block([w], {"begin/0": torch.ones(2, 3),
+        ...                                       "smoothed/0": torch.zeros(2, 3)})
+        >>> begin[0].shape
+        torch.Size([2, 3])
+        >>> checked_block([w], {"begin/0": torch.ones(3, 2), "smoothed/0": torch.zeros(2, 3)})
+        Traceback (most recent call last):
+        ValueError: the block momentum state kept has no block of the shape (2, 3) of parameter 0
+    """
+    options = {k: t for k, t in tensors.items() if k.startswith(_OPTIONS)}
+    for key, t in options.items():
+        if key[len(_OPTIONS):] not in ("reset", "time_constant", "period") or t.numel() != 1:
+            raise ValueError(f"the block momentum state kept has an unknown option {key!r} "
+                             f"(of {t.numel()} values)")
+    if _OPTIONS + "period" in options and int(options[_OPTIONS + "period"]) <= 0:
+        raise ValueError("the block momentum state kept has no sample per block")
+    tensors = {k: t for k, t in tensors.items() if k not in options}
+    begin, smoothed = [], []
+    for k, value in enumerate(values):
+        pair = [tensors.get(f"{part}/{k}") for part in ("begin", "smoothed")]
+        if any(t is None or tuple(t.shape) != tuple(value.shape) for t in pair):
+            raise ValueError(f"the block momentum state kept has no block of the shape "
+                             f"{tuple(value.shape)} of parameter {k}")
+        begin.append(pair[0].to(value).clone())
+        smoothed.append(pair[1].to(value).clone())
+    if len(tensors) != 2 * len(values):
+        raise ValueError(f"the block momentum state kept is of {len(tensors) // 2} "
+                         f"parameters, the model has {len(values)}")
+    return begin, smoothed

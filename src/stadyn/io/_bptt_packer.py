@@ -193,7 +193,7 @@ class TruncatedPacker:
         self._config = config
         self._slots = [_Slot() for _ in range(self._parallel)]
         # (and CNTK's reader is set again where it is: a partition's turn counts from there)
-        MinibatchSource._reconfigure(self.source, None)
+        self.source._reconfigure(None)
 
     def next_minibatch(self, minibatch_size_in_samples: int,
                        input_map: Mapping[Hashable, Any] | None = None,

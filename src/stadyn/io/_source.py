@@ -155,6 +155,8 @@ class MinibatchSource:
             does) and of the augmentation.
         randomization_window_in_chunks: how far a sequence may move, in chunks (CNTK's
             default, 128); ``randomization_window_in_samples``: the window in samples instead.
+            No window (0 chunks, no samples) reads in file order, ``randomize`` or not, as
+            CNTK 2.7 does.
         num_workers: worker processes that decode and augment (0: in this process).
         prefetch: minibatches each worker prepares ahead.
         start_method: 'forkserver' (default on Linux), 'spawn' or 'fork' (unsafe once OpenCV's
@@ -215,6 +217,8 @@ class MinibatchSource:
             self._window = (int(chunks), False)
         if self._window[0] < 0:
             raise ValueError(f"the randomization window must be >= 0, got {self._window[0]}")
+        if self._window[0] == 0:        # (CNTK 2.7 then makes no randomizer: file order)
+            self._randomize = False
         self._chunks = self._composite.chunk_sizes() if self._randomize else None
         self._partitions = self._check_partition(num_data_partitions, partition_index)
         self._position = 0

@@ -209,22 +209,18 @@ _BLOCK = "block_momentum/"
 
 def _checked_block(trainer, tensors: Mapping[str, torch.Tensor]):
     """The setter of a block momentum hook's block kept in the checkpoint (checked against
-    the parameters now), or None: no such hook (the block kept is not read, as cntk.exe reads
-    ``BMACKP`` only with BlockMomentumSGD), or none kept (the next block starts afresh)."""
-    restore = getattr(trainer.data_parallel, "restore_checkpoint_tensors", None)
+    the parameters now by the hook), or None: no such hook (the block kept is not read, as
+    cntk.exe reads ``BMACKP`` only with BlockMomentumSGD), or none kept (the next block
+    starts afresh)."""
+    hook = trainer.data_parallel
+    restore = getattr(hook, "restore_checkpoint_tensors", None)
     kept = {key[len(_BLOCK):]: t for key, t in tensors.items() if key.startswith(_BLOCK)}
     if restore is None or not kept:
         return None
-    values = [data_of(p) for p in trainer.data_parallel.parameters]
-    for k, value in enumerate(values):
-        for part in ("begin", "smoothed"):
-            t = kept.get(f"{part}/{k}")
-            if t is None or tuple(t.shape) != tuple(value.shape):
-                raise StadynError(f"the block momentum state has no {part} of the shape "
-                                  f"{tuple(value.shape)} of parameter {k}")
-    if len(kept) != 2 * len(values):
-        raise StadynError(f"the block momentum state is of {len(kept) // 2} parameters, the "
-                          f"model has {len(values)}")
+    try:
+        hook.check_checkpoint_tensors(kept)
+    except ValueError as exc:
+        raise StadynError(str(exc)) from None
     return lambda: restore(kept)
 
 

@@ -219,3 +219,28 @@ def positions_truncated_partitions(C, r):
                 got.append(src.get_checkpoint_state()["minibatchSourcePosition"])
                 res["%d_%d_r%d" % (sizes[0], sizes[-1], rank)] = got
         return res
+
+
+@cntk_case(names=["cntk.io.MinibatchSource"],
+           note="Stadyn shuffled with randomize=True and no window (CNTK 2.7 reads in order)")
+def positions_no_randomization_window(C, r):
+    """``randomize=True`` with ``randomization_window_in_chunks=0`` (and no window in
+    samples): CNTK 2.7 makes no randomizer and reads in file order, over sweeps too; reads
+    of 4, 4, 4, 5, 5 and the position, then a new source restored at 13 reading 5, 5, 5."""
+    with r.tempdir() as folder:
+        res = {}
+        for kind, path in sorted(_files(folder).items()):
+            def source():
+                streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1))
+                return C.io.MinibatchSource(C.io.CTFDeserializer(path, streams),
+                                            randomize=True, max_sweeps=4,
+                                            randomization_window_in_chunks=0)
+            src = source()
+            got = [_read(src, n, 1, 0) for n in (4, 4, 4)]
+            got.append(src.get_checkpoint_state()["minibatchSourcePosition"])
+            got += [_read(src, n, 1, 0) for n in (5, 5)]
+            again = source()
+            again.restore_from_checkpoint({"minibatchSourcePosition": 13})
+            got += [_read(again, n, 1, 0) for n in (5, 5, 5)]
+            res[kind] = got
+        return res

@@ -27,6 +27,7 @@ from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
 from ._layers_identity import identity
 from ._mixins import GraphObject, TensorOpsMixin
 from ._parameters import cntk_parameters
+from ._sequential_steps import SequentialSteps, named_sequential
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
 from ._unapplied_layers import UnappliedLayerView, UnappliedRoot
@@ -92,7 +93,7 @@ def _known_shapes(args: tuple) -> "list | None":
     return shapes
 
 
-class LayerFunction(UnappliedLayerView, TensorOpsMixin):
+class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
     (after the first application) are attributes by their CNTK names (``d.W``); CNTK's
     operators on it (``Dense(3) + 2``) wait for it to be applied, as the ops do.
@@ -322,7 +323,7 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
             inputs = self.__dict__["_root_inputs"] = self._sequential_root_inputs(keep,
                                                                                   known=True)
         last = steps[-1]
-        if self.name or _named_sequential(last):   # (CNTK 2.7's NoOp naming the output)
+        if self.name or named_sequential(last):   # (CNTK 2.7's NoOp naming the output)
             return UnappliedRoot("NoOp", self.name or last.name, inputs, self.output)
         return UnappliedRoot(_shown_layer(last)[1], last.name, inputs, self.output)
 
@@ -330,23 +331,9 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         """For a recurrence (``StatesLayer``): its step's output, its root's input."""
         return self.output
 
-    def _shown_steps(self) -> "list | None":
-        """A ``Sequential``'s steps as CNTK 2.7's graph holds them (None for another layer):
-        an unnamed ``Sequential`` is no function of its own, only its steps applied in turn,
-        so one ending in an unnamed ``Sequential`` ends in that one's steps (its root is
-        their last op: ``[Dense(3), Sequential([Dense(2), relu])]`` has ``ReLU``)."""
-        if not isinstance(self.layer, _CompositeLayer):
-            return None
-        steps = list(self.layer.composite.steps)
-        while not self.name and steps and _unnamed_sequential(steps[-1]):
-            steps[-1:] = steps[-1].layer.composite.steps
-        return steps
-
-    def _root_is_last_op(self) -> bool:
-        """Whether this is an unnamed ``Sequential`` whose last step is no layer (an op, a
-        Python function), whose root CNTK 2.7 makes that step's."""
-        steps = self._shown_steps()
-        return not self.name and bool(steps) and not isinstance(steps[-1], LayerFunction)
+    def _composite_steps(self) -> "list | None":
+        """A ``Sequential``'s steps as written (None for another layer: ``SequentialSteps``)."""
+        return self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
 
     def _makes_block(self) -> bool:
         """Whether its root (applied or not) is a block, as CNTK 2.7 numbers its output
@@ -382,7 +369,7 @@ class LayerFunction(UnappliedLayerView, TensorOpsMixin):
         if not steps:
             return None
         last = steps[-1]
-        if self.name or _named_sequential(last):    # (its NoOp's: the steps' output)
+        if self.name or named_sequential(last):    # (its NoOp's: the steps' output)
             inner = steps if self.name else steps[:-1] + list(last.layer.composite.steps)
             return (Deferred(_sequential(inner, ""), (applied_to,), {}).output,)
         if not isinstance(last, LayerFunction):
@@ -477,18 +464,6 @@ _LAYER_ARGUMENTS = {"LSTM": ("dh", "dc", "x"), "GRU": ("dh", "x"), "RNNStep": ("
                     "AttentionModel": ("encoder_hidden_state", "decoder_hidden_state")}
 _RECURRENCES = ("Recurrence", "RecurrenceFrom", "Fold")     # (their root: a Combine)
 _SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
-
-
-def _unnamed_sequential(step: Any) -> bool:
-    """``step`` is a ``Sequential`` without a name: CNTK 2.7 makes no function of it."""
-    return isinstance(step, LayerFunction) and isinstance(step.layer, _CompositeLayer) and \
-        not step.name and not step.kind
-
-
-def _named_sequential(step: Any) -> bool:
-    """``step`` is a ``Sequential`` with a name: CNTK 2.7's alias (``NoOp``) of its output."""
-    return isinstance(step, LayerFunction) and isinstance(step.layer, _CompositeLayer) and \
-        bool(step.name) and not step.kind
 
 
 def _shown_layer(layer: LayerFunction):

@@ -26,7 +26,7 @@ from ._run_checks import at_first_run
 from ._shown_constants import scalar_constant, show_constants, shown_constants
 from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
-from ._step_views import mark_step_inside
+from ._step_views import made_between, mark_step_inside
 from ._variables import Constant, placeholder
 from .sequence import last as _sequence_last
 
@@ -183,26 +183,13 @@ class _StepView:
         past = G.past_value_view(out, "FutureValue" if states.go_backwards else "PastValue")
         with auto_forward(False):       # (nodes to show, never values to compute)
             made = self.step.apply(past, x)
-        inside = _made_between(made, {id(past), id(x)})
+        inside = made_between([made], {id(past), id(x)})
         for v in inside:
             shown_only(v.parent)
         G.BLOCKS[made] = G.Block(G.STEP_BLOCKS[self.kind], self.name, (past, x))
         mark_step_inside(G.STEP_BLOCKS[self.kind], self.step, [made], [past, x])
         G.read_by_past_value(past, made)
         return made
-
-
-def _made_between(out: Variable, stop: set) -> list:
-    """The values the ops between the values ``stop`` (by id) and ``out`` make."""
-    found, seen, stack = [], set(), [out]
-    while stack:
-        v = stack.pop()
-        if id(v) in seen or id(v) in stop or v.parent is None:
-            continue
-        seen.add(id(v))
-        found.append(v)
-        stack.extend(v.parent.inputs)
-    return found
 
 
 def _step(step_function: Any):

@@ -23,7 +23,7 @@ from ._graph_shown import show_operands_in_order
 from ._graph_views import show_bias_last
 from ._shown_constants import gru_constant, show_constants
 
-__all__ = ["mark_step_inside"]
+__all__ = ["made_between", "mark_step_inside"]
 
 
 def mark_step_inside(kind: str, step, outputs: list, arguments: list) -> None:
@@ -33,7 +33,7 @@ def mark_step_inside(kind: str, step, outputs: list, arguments: list) -> None:
     if getattr(step, "op_by_op", True) or getattr(step, "use_peepholes", False):
         return
     stop = {id(a) for a in arguments}
-    for v in _inside(outputs, stop):
+    for v in made_between(outputs, stop):
         name = v.parent.spec.name
         if name == "affine" and len(v.parent.inputs) == 3 and kind in ("LSTM", "GRU"):
             show_operands_in_order(v, (v.parent.inputs[2],))     # (CNTK's b + x W)
@@ -45,9 +45,9 @@ def mark_step_inside(kind: str, step, outputs: list, arguments: list) -> None:
             show_bias_last(summed)
 
 
-def _inside(outputs: list, stop: set) -> list:
-    """The values the ops inside the step's block make, from ``outputs`` to the ones in
-    ``stop`` (its arguments) and the leaves."""
+def made_between(outputs: list, stop: set) -> list:
+    """The values the ops between ``outputs`` and the values in ``stop`` (by id: a step's
+    arguments) make, down to the leaves: the ops inside a step's block."""
     found: list[Variable] = []
     seen: set[int] = set()
     stack = [v for v in outputs if isinstance(v, Variable)]

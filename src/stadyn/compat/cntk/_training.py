@@ -18,13 +18,13 @@ import sys
 import numpy as np
 
 from ._worker_sums import cross_validate_on_workers, evaluate_tests_on_workers
+from .io._sources import CNTK_POSITION
 
 __all__ = ["DataUnit", "CheckpointConfig", "CrossValidationConfig", "TestConfig",
            "TrainingSession", "training_session", "minibatch_size_schedule"]
 
 
 _CNTK_SOURCE_KEY = "TrainingMinibatchSource"
-_CNTK_POSITION = "minibatchSourcePosition"     # (the key of CNTK 2.7's reader state)
 
 
 def _is_user_source(source) -> bool:
@@ -54,8 +54,8 @@ def _cntk_source_state(source, state):
     ``total_num_samples`` (CNTK's ``cntk/io/__init__.py`` MinibatchSourceFromData)."""
     if _is_user_source(source):
         return state
-    if _is_reader(source) and isinstance(state, dict) and _CNTK_POSITION in state:
-        return {_CNTK_POSITION: int(state[_CNTK_POSITION])}
+    if _is_reader(source) and isinstance(state, dict) and CNTK_POSITION in state:
+        return {CNTK_POSITION: int(state[CNTK_POSITION])}
     if _is_data_source(state):
         sweep = state["sweep_length"]
         return {"cursor": int(state["position"] % sweep if sweep else state["position"]),
@@ -69,8 +69,8 @@ def _source_state_of_cntk(source, theirs, filename):
     source then starts from its beginning)."""
     if _is_user_source(source):
         return theirs
-    if _is_reader(source) and isinstance(theirs, dict) and _CNTK_POSITION in theirs:
-        return {_CNTK_POSITION: int(theirs[_CNTK_POSITION])}
+    if _is_reader(source) and isinstance(theirs, dict) and CNTK_POSITION in theirs:
+        return {CNTK_POSITION: int(theirs[CNTK_POSITION])}
     mine = source.get_checkpoint_state() if hasattr(source, "get_checkpoint_state") else None
     if _is_data_source(mine) and isinstance(theirs, dict) and \
             {"cursor", "total_num_samples"} <= set(theirs):

@@ -247,7 +247,7 @@ class DistributedLearner(_WrappedOptimizer):
         if found is not None:
             return found
         blocks = [x for x in learners or () if isinstance(x, _BlockMomentumLearner)
-                  and x._parallel is not None and x._parallel.size > 1]
+                  and _of_several_workers(x)]
         return _WorkerTests(blocks[0]._parallel) if blocks else None
 
     def parameters(self) -> list:
@@ -502,8 +502,14 @@ def _aggregation_of(learners) -> _Aggregation | None:
     learners of more than one worker, else None."""
     found = [x for x in learners or () if isinstance(x, DistributedLearner)
              and not isinstance(x, _BlockMomentumLearner)     # (each worker updates alone)
-             and x._parallel is not None and x._parallel.size > 1]
+             and _of_several_workers(x)]
     return _Aggregation(found) if found else None
+
+
+def _of_several_workers(learner: DistributedLearner) -> bool:
+    """Whether ``learner`` shares its updates with other workers (distributed over more than
+    one)."""
+    return learner._parallel is not None and learner._parallel.size > 1
 
 
 def data_parallel_distributed_learner(learner, distributed_after: int = 0,
