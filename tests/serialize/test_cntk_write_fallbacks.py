@@ -131,7 +131,8 @@ def test_a_float64_constant_in_a_float32_graph_is_refused(tmp_path):
     # it: float64_constant); the other way CNTK 2.7 loads the file with a Double Constant and its
     # eval fails ("Constant::Clone: Cannot clone Constant ... 'Double' to DataType 'Float'", as
     # it fails on x + C.constant(float64 array) itself): refused, and the compat's save is
-    # Stadyn's format, warned, with the values of x + c
+    # Stadyn's format, warned, with the values of x + c (Stadyn evaluates such a graph, the
+    # original and the loaded copy alike, where CNTK 2.7 refuses both: not a file question)
     import stadyn as sd
     import stadyn.functions as F
     from stadyn.serialize import CntkWriteUnsupported, save_cntk_v2

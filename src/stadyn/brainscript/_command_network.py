@@ -155,7 +155,8 @@ class CommandNetwork:
 
     def accumulated(self, nodes: Sequence[Variable]) -> list[bool]:
         """Per node, whether it holds an accumulated result (computed from ``EpochAccumulator``
-        nodes and parameters only): logged as its value counted once, as cntk.exe."""
+        nodes and in no recurrence loop: :func:`holds_accumulated_result`): logged as its value
+        counted once, as cntk.exe."""
         return [holds_accumulated_result(n) for n in nodes]
 
     def nodes_with_gradient(self, criterion: Variable) -> int | None:

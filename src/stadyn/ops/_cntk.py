@@ -375,7 +375,9 @@ def cntk_max_unpooled(unpooled, values, kernel, stride, lower_pad, upper_pad):
     max pooling of the output's gradient over each window -- ``kernel`` and ``stride`` over
     the trailing ``len(kernel)`` axes, padded by ``lower_pad``/``upper_pad`` (per axis;
     negative: positions cropped), the padding never a maximum -- whatever place the value went
-    to; ``unpooled`` gets none.  Up to 3 pooled axes.
+    to; ``unpooled`` gets none.  Up to 3 pooled axes.  Where ``values`` also reach the loss
+    another way their gradients add (CNTK 2.7's node overwrites the other path's: a known
+    difference, docs/cntk-names.md).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

@@ -230,9 +230,8 @@ class FunctionRuns:
         version = graph_version()
         found = state.required.get(key)
         if found is None or found[0] != version:
-            outs = self._roots() if wanted is None else [unwrap(o) for o in wanted]
-            over = self if outputs_are(self, outs) else type(self)(outs[0], outs)
-            found = state.required[key] = (version, [id(unwrap(a)) for a in over.arguments])
+            found = state.required[key] = (version, [id(unwrap(a)) for a in
+                                                     over_arguments(self, wanted)])
         if len(given) < len(found[1]) or not given.issuperset(found[1]):
             ids = [i for i in found[1] if i not in given]
             left = [a for a in over_arguments(self, wanted) if id(unwrap(a)) in ids]
@@ -326,17 +325,15 @@ class FunctionRuns:
 
 
 def over_arguments(function, wanted: "list | None") -> tuple:
-    """The arguments of ``function``'s outputs ``wanted`` (None: all of them)."""
+    """The arguments of ``function``'s outputs ``wanted`` (None, or its own outputs in order:
+    all of them)."""
     if wanted is None:
         return function.arguments
     outs = [unwrap(o) for o in wanted]
-    return type(function)(outs[0], outs).arguments
-
-
-def outputs_are(function, outs: list) -> bool:
-    """Whether ``outs`` are ``function``'s own outputs, in order (its arguments are theirs)."""
     roots = function._roots()
-    return len(roots) == len(outs) and all(a is b for a, b in zip(roots, outs))
+    if len(roots) == len(outs) and all(a is b for a, b in zip(roots, outs)):
+        return function.arguments
+    return type(function)(outs[0], outs).arguments
 
 
 def _check_differentiable(variables, what: str) -> None:
