@@ -18,7 +18,8 @@ from stadyn.ops import CATALOG
 def test_the_value_shape_ops_are_declared_so():
     assert {n for n, s in CATALOG.items() if s.value_shape} == {
         "nonzero", "unique", "bool_gather", "pack_padded_sequence", "pad_packed_sequence",
-        "onnx_non_max_suppression", "sequence_where", "sequence_gather"}
+        "onnx_non_max_suppression", "sequence_where", "sequence_gather",
+        "cntk_sequence_columns"}
 
 
 def test_a_build_on_values_the_op_refuses_gets_the_provisional_shape_and_the_run_refuses(
