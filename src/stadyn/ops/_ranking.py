@@ -245,7 +245,7 @@ def _sequence_columns_shape(x, lengths):
                        device="meta", requires_grad=x.requires_grad)
 
 
-@op(2, category="sequence", shape=_sequence_columns_shape, sequence="drop",
+@op(2, category="sequence", shape=_sequence_columns_shape, sequence="drop", traceable=False,
     value_shape="the lengths (CNTK's packing of the sequences into parallel streams)")
 def cntk_sequence_columns(x, lengths):
     """The steps of the sequences ``x`` (padded ``(B, T, *sample)``, ``lengths`` ``(B,)``) as
@@ -253,7 +253,9 @@ def cntk_sequence_columns(x, lengths):
     step's parallel streams side by side, where CNTK packs a shorter sequence after another in
     one stream if it fits within the longest one's steps (first fit, in the order of the
     minibatch), and a stream's steps after its sequences (gaps) are 0.  The order CNTK's
-    ranking nodes read the samples in; the gradient goes back to each sequence's steps.
+    ranking nodes read the samples in; the gradient goes back to each sequence's steps.  The
+    packing is read from the lengths on the host (``traceable=False``): a static graph holding
+    the op runs eagerly, and ``compile_step`` refuses it.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
