@@ -3,11 +3,11 @@ BrainScript's ``LambdaRank`` and ``NDCG1Eval`` nodes (CNTK.core.bs), which are t
 ComputationNetworkLib nodes of CNTK 2.7's Python ``lambda_rank`` and ``ndcg_at_1``, on one
 minibatch of 9 documents in 3 queries (each query's documents in decreasing gain, as CNTK
 requires), and LambdaRank's gradient for the scores; and ``sequences``: the same nodes on
-sequences of several steps (each in its own parallel stream of CNTK's minibatch: the node reads
-its columns time-major, the gaps after the shorter sequences included).  CNTK packs a
-sequence after another in one stream where it fits within the longest one's steps (first fit,
-in the order given: lengths 3, 1, 2 share a stream of 1 + 2); these cases keep each sequence in
-a stream of its own, as Stadyn lays them out.
+sequences of several steps, in the parallel streams of CNTK's minibatch (the node reads its
+columns time-major, the gaps after the streams' sequences included).  CNTK packs a sequence
+after another in one stream where it fits within the longest one's steps (first fit, in the
+order given: lengths 1, 3, 2 make a stream of 1 + 2 and one of 3), as its readers do for
+cntk.exe; the first three cases give each sequence a stream of its own, the last two pack.
 
     LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \\
         tests/brainscript/refgen_bs_ranking.py
@@ -45,7 +45,14 @@ def main():
         # its step); time-major the query runs are [3 2 1] [2] [gap] [2] [1] [gap] [0], each in
         # decreasing gain, as CNTK requires
         ([[3, 2, 1], [2], [1, 2, 0]], [[0.3, -0.2, 0.7], [0.4], [0.9, -0.5, 0.1]],
-         [[5, 6, 7], [5], [5, 6, 7]]))]
+         [[5, 6, 7], [5], [5, 6, 7]]),
+        # lengths 1, 3, 2: the third sequence goes after the first in stream 0 (time-major
+        # the columns are [1st, 2nd's 1st step], [3rd's 1st, 2nd's 2nd], [3rd's 2nd, 2nd's 3rd])
+        ([[2], [3, 2, 1], [1, 0]], [[0.5], [0.1, 0.7, -0.3], [0.2, 0.6]],
+         [[4], [4, 4, 5], [4, 5]]),
+        # lengths 4, 1, 2, 1: the 1 and the 2 share stream 1, the last 1 fills it; one query
+        ([[4, 3, 2, 1], [3], [2, 1], [1]], [[0.4, -0.1, 0.8, 0.3], [0.9], [-0.6, 0.2], [0.05]],
+         [[3, 3, 3, 3], [3], [3, 3], [3]]))]
     with open(OUT, "w") as f:
         json.dump(refs, f)
         f.write("\n")

@@ -102,8 +102,9 @@ def test_ir_metric_network_has_cntk_exes_parameters(tmp_path):
 
 @pytest.mark.parametrize("case", range(len(REFS["sequences"])))
 def test_ranking_of_sequences_reads_every_column_as_cntk(case):
-    # CNTK's nodes take every column of the minibatch: the steps time-major across the
-    # sequences, the gaps after shorter ones included (CNTK 2.7's numbers, refgen_bs_ranking.py)
+    # CNTK's nodes take every column of the minibatch: the sequences packed into parallel
+    # streams (first fit), the steps time-major across the streams, the gaps after a stream's
+    # sequences included (CNTK 2.7's numbers, refgen_bs_ranking.py; cases 3 and 4 pack)
     ref = REFS["sequences"][case]
     with sd.parameter_registry(sd.ParameterRegistry()):
         nodes = build_network("{ " + NETWORK + " ; d = PastValue (1, s) }",

@@ -1,7 +1,8 @@
 """Harness entries of CNTK's random ops (``stadyn/ops/_random_like.py``: ``rand_like``,
 ``randn_like``, ``gumbel_like``, ``bernoulli_like``, ``random_sample``,
 ``random_sample_inclusion_frequency``), ranking criteria (``stadyn/ops/_ranking.py``:
-``lambda_rank``, ``ndcg_at_1``) and ``EpochAccumulator`` (``stadyn/ops/_cntk_stateful.py``).
+``lambda_rank``, ``ndcg_at_1``, and ``cntk_sequence_columns``, the columns they read from
+sequences) and ``EpochAccumulator`` (``stadyn/ops/_cntk_stateful.py``).
 
 The random ones get checks: shape, dtype, support, and the moments of many draws within six
 standard errors of the distribution's (the Gumbel's mean is ``loc + euler_gamma * scale``, its
@@ -182,6 +183,35 @@ def ranking_case(n, groups, ties=False, seed=0):
     return s[:, None], g[:, None], q[:, None]
 
 
+def ref_cntk_sequence_columns(x, lengths):
+    """CNTK 2.7's packed minibatch, filled stream by stream: a sequence joins the first stream
+    whose steps so far leave room for it within the longest sequence's, else opens a stream;
+    column ``t * streams + s`` is stream ``s``'s step ``t``, 0 after a stream's sequences."""
+    width = int(max(lengths))
+    streams = []                                        # each: the (sequence, step) it holds
+    for b, n in enumerate(int(k) for k in lengths):
+        steps = [(b, t) for t in range(n)]
+        room = [st for st in streams if len(st) + n <= width]
+        if room:
+            room[0].extend(steps)
+        else:
+            streams.append(steps)
+    out = np.zeros((len(streams) * width,) + x.shape[2:])
+    for s, held in enumerate(streams):
+        for t, (b, j) in enumerate(held):
+            out[t * len(streams) + s] = x[b, j]
+    return out
+
+
+def _padded(lengths, sample=(1,), steps=None, seed=0):
+    rng = np.random.default_rng(seed)
+    lengths = np.array(lengths, np.int64)
+    x = rng.standard_normal((len(lengths), steps or int(lengths.max())) + sample)
+    for b, n in enumerate(lengths):
+        x[b, n:] = 50.0                                  # padding the op must not read
+    return x.astype(np.float32), lengths
+
+
 def cntk_random_entries(Case, Entry):
     """The entries, built with test_ops.py's ``Case`` and ``Entry``."""
     like = "only the operand's shape is read: no gradient flows into it"
@@ -227,6 +257,12 @@ def cntk_random_entries(Case, Entry):
         "ndcg_at_1": Entry(
             [Case(ranking_case(9, 3)), Case(ranking_case(12, 4, ties=True, seed=1))],
             reference=ref_ndcg_at_1, rtol=1e-5, atol=1e-4, no_grad="a metric (CNTK's)"),
+        "cntk_sequence_columns": Entry(
+            [Case(_padded([1, 3, 2])), Case(_padded([4, 1, 1], (2,), seed=1)),
+             Case(_padded([5, 1, 6, 4, 5, 2], seed=2)), Case(_padded([2, 1], steps=4, seed=3)),
+             Case(_padded([3, 3], seed=4))],
+            reference=ref_cntk_sequence_columns, grad_inputs=(0,),
+            why_not_others="the lengths are counts"),
         # CNTK's EpochAccumulator: on a node's first run (or the same input again) the mean of
         # the samples; the running mean over runs: tests/brainscript/test_bs_crop.py
         "cntk_epoch_accumulator": Entry(

@@ -10,7 +10,7 @@ import pytest
 
 import stadyn as sd
 import stadyn.functions as F
-from cntk_random_entries import ranking_case, ranking_reference
+from cntk_random_entries import ranking_case, ranking_reference, ref_cntk_sequence_columns
 
 
 def _run(case, dynamic, scale=1.0):
@@ -64,3 +64,70 @@ def test_a_ranking_input_of_the_wrong_shape_is_refused():
     with pytest.raises(ValueError, match="gain must be"):
         with sd.auto_forward():
             F.lambda_rank(*(sd.Variable.from_numpy_array(a) for a in (s, g[:-1], q)))
+
+
+# Over sequences: the columns CNTK 2.7 packs them into (F.cntk_sequence_columns), one static
+# graph run on minibatches of other lengths (other packings) as the dynamic mode runs each.
+SEQUENCE_BATCHES = [(1, 3, 2), (4, 1, 2, 1), (3, 3), (2, 5, 1, 3, 2, 4)]
+
+
+def _sequence_batch(lengths, seed):
+    rng = np.random.default_rng(seed)
+    scores = [rng.standard_normal((k, 1)).astype(np.float32) for k in lengths]
+    gains = [np.sort(rng.integers(0, 4, (k, 1)), 0)[::-1].astype(np.float32) for k in lengths]
+    groups = [np.sort(rng.integers(1, 3, (k, 1)), 0).astype(np.float32) for k in lengths]
+    return scores, gains, groups
+
+
+def _packed_reference(lengths, scores, gains, groups):
+    """The value and each step's gradient from NumPy: the packed columns, CNTK's algorithm
+    over them, each column's gradient back to the step it came from."""
+    width = max(lengths)
+
+    def padded(seqs):
+        out = np.zeros((len(seqs), width, 1))
+        for b, v in enumerate(seqs):
+            out[b, :len(v)] = v
+        return out
+
+    ids = padded([np.arange(1, k + 1)[:, None] + 100 * b for b, k in enumerate(lengths)])
+    where = ref_cntk_sequence_columns(ids, lengths).ravel()          # 0: a gap
+    value, grad = ranking_reference("lambda_rank", *(ref_cntk_sequence_columns(padded(v), lengths)
+                                                     for v in (scores, gains, groups)))
+    steps = [np.zeros(k) for k in lengths]
+    for col, at in enumerate(where.astype(int)):
+        if at:
+            steps[at // 100][at % 100 - 1] = grad[col, 0]
+    return value, steps
+
+
+def _sequence_loss():
+    s = sd.sequence.input_variable(1, need_grad=True)
+    g, q = sd.sequence.input_variable(1), sd.sequence.input_variable(1)
+    columns = [F.cntk_sequence_columns(v, v.sequence_lengths) for v in (s, g, q)]
+    return s, g, q, F.lambda_rank(*columns)
+
+
+def test_lambda_rank_of_packed_sequences_is_cntks_in_both_modes():
+    s, g, q, loss = _sequence_loss()                                 # one static graph
+    for seed, lengths in enumerate(SEQUENCE_BATCHES):
+        data = _sequence_batch(lengths, seed)
+        want_value, want_steps = _packed_reference(lengths, *data)
+        for v, d in zip((s, g, q), data):
+            sd.sequence.feed(v, d)
+        s.g = 0
+        loss.forward()
+        loss.backward()
+        static = float(loss.d), np.asarray(s.g).copy()
+        ds, dg, dq = (sd.sequence.input_variable(1, need_grad=k == 0) for k in range(3))
+        for v, d in zip((ds, dg, dq), data):
+            sd.sequence.feed(v, d)
+        with sd.auto_forward():
+            dynamic = F.lambda_rank(*(F.cntk_sequence_columns(v, v.sequence_lengths)
+                                      for v in (ds, dg, dq)))
+        dynamic.backward()
+        for value, grad in (static, (float(dynamic.d), np.asarray(ds.g))):
+            np.testing.assert_allclose(value, want_value, rtol=1e-5, atol=1e-4)
+            for b, want in enumerate(want_steps):
+                np.testing.assert_allclose(grad[b, :len(want), 0], want, rtol=1e-5, atol=1e-6)
+                assert not grad[b, len(want):].any()

@@ -5,7 +5,9 @@ CNTK 2.7's outputs and the CTC gradient for the network output), written by the 
 (``make_models.py`` there).
 
 Before (8105dcf2) both files were refused: "CNTK functions no Stadyn op maps: NDCG",
-"... ForwardBackward, LabelsToGraph".
+"... ForwardBackward, LabelsToGraph".  ``LambdaRank`` and ``NDCG`` on sequences:
+``tests/fixtures/cntk_ranking_sequences/`` (``ranking.model``, ``refs.npz``, its
+``make_model.py``), CNTK 2.7's values and gradients on minibatches it packs.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 
 import stadyn.compat.cntk as C
 
@@ -48,3 +51,26 @@ def test_ctc_gives_cntks_value_and_gradient():
     assert len(got) == 2
     for k, g in enumerate(got):
         np.testing.assert_allclose(np.asarray(g), REFS[f"ctc/grad/{k}"], rtol=1e-5, atol=1e-6)
+
+
+SEQUENCES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_ranking_sequences")
+SEQUENCE_REFS = dict(np.load(os.path.join(SEQUENCES, "refs.npz")))
+
+
+@pytest.mark.parametrize("batch", range(3))
+def test_ranking_of_sequences_gives_cntks_values_and_gradient(batch):
+    # CNTK 2.7's LambdaRank and NDCG on sequences, read as its minibatch packs them (first
+    # fit: lengths 1, 3, 2 and 4, 1, 2, 1 take fewer streams); 8ee3919c refused the file ("an
+    # NDCG of other than one value per sample")
+    m = C.load_model(os.path.join(SEQUENCES, "ranking.model"))
+    feed = {a: [SEQUENCE_REFS[f"{batch}/{a.name}/{j}"] for j in range(6)
+                if f"{batch}/{a.name}/{j}" in SEQUENCE_REFS] for a in m.arguments}
+    out = {v.name: float(np.asarray(value)) for v, value in m.eval(feed).items()}
+    for name in ("lambda_rank", "ndcg"):
+        np.testing.assert_allclose(out[name], SEQUENCE_REFS[f"{batch}/{name}"], rtol=1e-5)
+    score = next(a for a in m.arguments if a.name == "score")
+    lambda_rank = next(o for o in m.outputs if o.name == "lambda_rank")
+    got = C.combine([lambda_rank]).grad(feed, wrt=[score])
+    for j, g in enumerate(got):
+        np.testing.assert_allclose(np.asarray(g), SEQUENCE_REFS[f"{batch}/grad/{j}"],
+                                   rtol=1e-5, atol=1e-6)

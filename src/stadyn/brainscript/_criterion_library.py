@@ -43,12 +43,13 @@ Ranking (Tests/EndToEndTests/Text/IRMetric), over a minibatch of scored document
 - ``NDCG1Eval (gain, prediction, queryId)``: the mean NDCG@1 times ``100 * N``, no gradient.
 
 An input that is a sequence (every Input of a network that uses recurrence is one) gives every
-column of the minibatch as cntk.exe's node reads it (``ValueFor`` the whole minibatch): the
-steps time-major across the sequences, each in its own parallel stream, and the gaps after
-the shorter ones as documents of gain 0, score 0 and query 0 (CNTK 2.7's Python nodes on the
-same sequences).  A ranking reader's documents are one-step sequences: one sample each.  (Where
-CNTK packs a short sequence after another in one stream, first fit within the longest one's
-steps, its columns are fewer and in another order; Stadyn keeps a stream per sequence.)
+column of the minibatch as cntk.exe's node reads it (``ValueFor`` the whole minibatch,
+``F.cntk_sequence_columns``): CNTK's readers pack the minibatch's sequences into parallel
+streams as its Python API does (``MBLayout::InitAsPackedSequences``: first fit, in the
+minibatch's order, within the longest sequence's steps), and the node reads the steps
+time-major across the streams, a stream's steps after its sequences as documents of gain 0,
+score 0 and query 0 (CNTK 2.7's Python nodes on the same sequences).  A ranking reader's
+documents are one-step sequences: one sample each.
 
 They are the catalog ops ``F.lambda_rank`` and ``F.ndcg_at_1`` (``stadyn/ops/_ranking.py``),
 as ``stadyn.compat.cntk``'s ``lambda_rank`` and ``ndcg_at_1``.
@@ -59,7 +60,6 @@ from __future__ import annotations
 from typing import Any
 
 from .. import functions as F
-from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
 
@@ -91,10 +91,8 @@ class CriterionFunctions:
         values = []
         for role, v in zip(("gain", "prediction", "queryId"), (gain, prediction, queryId)):
             x = self._value(v, what)
-            if x.sequence_lengths is not None:      # every column, time-major (module doc)
-                steps, _ = S.unpack(x)
-                x = F.reshape(F.transpose(steps, (1, 0) + tuple(range(2, steps.ndim))),
-                              (-1,) + tuple(steps.shape[2:]))
+            if x.sequence_lengths is not None:      # every column, as CNTK packs them
+                x = F.cntk_sequence_columns(x, x.sequence_lengths)
             if not self.has_batch_axis(x) or tuple(x.shape[1:]) != (1,):
                 raise ConfigError(f"{what}: {role} must be one number per sample (a minibatch "
                                   f"of [1]), got a node of shape {x.shape}")

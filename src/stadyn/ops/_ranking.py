@@ -21,6 +21,11 @@ LambdaRank's ranks are CNTK's own order: its ``std::sort`` is not stable, so doc
 equal score and gain in a group of more than 16 (all scores equal, as from zero weights) rank
 as libstdc++ leaves them (``_std_sort.py``), read on the host by one torch operator that a
 traced program calls as it runs.
+
+Over sequences, CNTK's ranking nodes read the columns of the minibatch as CNTK lays it out:
+``cntk_sequence_columns`` gives them (CNTK 2.7's first-fit packing of the sequences into
+parallel streams, ``MBLayout::InitAsPackedSequences``, as its Python API and its readers
+build it).
 """
 
 from __future__ import annotations
@@ -207,3 +212,67 @@ def ndcg_at_1(output, gain, group):
     ratio = torch.where(best != 0, top / torch.where(best != 0, best, 1.0), 0.0)
     mean = torch.where(groups.first, ratio, 0.0).sum() / groups.runs
     return (mean * 100.0 * groups.n).to(output.dtype)
+
+
+def _packing(lengths: list[int]) -> tuple[int, int, list[int]]:
+    """CNTK 2.7's layout of sequences of ``lengths`` in a minibatch (``MBLayout::
+    InitAsPackedSequences``): the layout is as wide as the longest sequence; each sequence in
+    turn goes into the first parallel stream that still has room for it after the sequences
+    already there (a new stream when none has), and a stream's steps after its last sequence
+    are a gap.  Returns ``(streams, width, source)``: ``source[t * streams + s]`` is the index
+    ``b * width + step`` of the sample column ``t * streams + s`` holds, ``-1`` for a gap."""
+    width = max(lengths, default=0)
+    used: list[int] = []
+    source: list[int] = []
+    places = []
+    for n in lengths:
+        stream = next((k for k, u in enumerate(used) if u + n <= width), len(used))
+        if stream == len(used):
+            used.append(0)
+        places.append((stream, used[stream]))
+        used[stream] += n
+    streams = len(used)
+    source = [-1] * (streams * width)
+    for b, (n, (stream, begin)) in enumerate(zip(lengths, places)):
+        for step in range(n):
+            source[(begin + step) * streams + stream] = b * width + step
+    return streams, width, source
+
+
+def _sequence_columns_shape(x, lengths):
+    # before the lengths are known: a stream per sequence, as long as the padded axis
+    return torch.empty((x.shape[0] * x.shape[1],) + tuple(x.shape[2:]), dtype=x.dtype,
+                       device="meta", requires_grad=x.requires_grad)
+
+
+@op(2, category="sequence", shape=_sequence_columns_shape, sequence="drop", traceable=False,
+    value_shape="the lengths (CNTK's packing of the sequences into parallel streams)")
+def cntk_sequence_columns(x, lengths):
+    """The steps of the sequences ``x`` (padded ``(B, T, *sample)``, ``lengths`` ``(B,)``) as
+    the columns of CNTK 2.7's minibatch, ``(streams * width, *sample)``: step by step, each
+    step's parallel streams side by side, where CNTK packs a shorter sequence after another in
+    one stream if it fits within the longest one's steps (first fit, in the order of the
+    minibatch), and a stream's steps after its sequences (gaps) are 0.  The order CNTK's
+    ranking nodes read the samples in; the gradient goes back to each sequence's steps.  The
+    packing is read from the lengths on the host (``traceable=False``): a static graph holding
+    the op runs eagerly, and ``compile_step`` refuses it.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.array([[1., 0, 0], [2, 3, 4], [5, 6, 0]]))
+        ...     n = sd.Variable.from_numpy_array(np.array([1, 3, 2]))
+        ...     y = F.cntk_sequence_columns(F.reshape(x, (3, 3, 1)), n)
+        >>> y.d.ravel().tolist()        # streams: (1, 5, 6) and (2, 3, 4)
+        [1.0, 2.0, 5.0, 3.0, 6.0, 4.0]
+    """
+    counts = [int(n) for n in lengths.reshape(-1).tolist()]
+    if len(counts) != x.shape[0] or any(n < 0 or n > x.shape[1] for n in counts):
+        raise ValueError(f"cntk_sequence_columns: lengths {counts} do not fit the "
+                         f"{x.shape[0]} sequences of {x.shape[1]} steps")
+    _, width, source = _packing(counts)
+    steps = x[:, :width].reshape((x.shape[0] * width,) + tuple(x.shape[2:]))
+    gap = steps.new_zeros((1,) + tuple(x.shape[2:]))
+    index = torch.tensor([len(steps) if k < 0 else k for k in source], dtype=torch.int64,
+                         device=x.device)
+    return torch.cat([steps, gap]).index_select(0, index)

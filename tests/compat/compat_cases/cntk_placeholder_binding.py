@@ -139,30 +139,36 @@ def fold__leaves_at_the_call(C, r):
     return res
 
 
-_PACKED = ("CNTK 2.7 packs a short sequence after another in one stream where it fits "
-           "within the longest one's steps (MBLayout::InitAsPackedSequences, first fit): fewer "
-           "columns, in another order; Stadyn's compat/cntk/_ops_ranking.py _columns gives "
-           "each sequence a stream of its own (as brainscript's LambdaRank does), CNTK's "
-           "layout only where no sequence fits after another (a native op of data-dependent "
-           "packing is needed)")
+def _fuzzed_rankings(r, count):
+    """``count`` minibatches of 2 to 6 sequences of 1 to 6 steps, each step's group id a
+    non-decreasing run of small integers (so groups run within and across sequences)."""
+    out = []
+    for _ in range(count):
+        lengths = tuple(int(k) for k in r.randint(1, 7, (int(r.randint(2, 7, ())),)))
+        ids = [np.sort(r.randint(1, 4, (k,))).tolist() for k in lengths]
+        out.append(("fuzzed %d, lengths %s" % (len(out) + 1, lengths), lengths, ids))
+    return out
 
 
 @cntk_case(names=["cntk.lambda_rank", "cntk.ndcg_at_1"],
-           known=dict(("lengths %s: %s" % (lengths, k), _PACKED)
-                      for lengths in ((1, 3, 2), (4, 1, 1))
-                      for k in ("lambda_rank", "gradient", "ndcg_at_1")),
            note="lambda_rank / ndcg_at_1 over sequences (score, gain and group on one sequence "
-                "axis): CNTK 2.7 reads the minibatch's samples step by step, each step's "
-                "sequences side by side, a shorter sequence's missing steps as samples of "
-                "gain, score and group 0 (so groups run across sequences, and the gaps count "
-                "among the samples); the gradient reaches the sequences' steps.  Stadyn "
-                "refused sequences (ShapeError 'output must be (1, 1)')")
+                "axis): CNTK 2.7 reads the minibatch's samples as its layout holds them, step "
+                "by step, each step's parallel streams side by side, packing a short sequence "
+                "after another in one stream where it fits within the longest one's steps "
+                "(MBLayout::InitAsPackedSequences, first fit, in the minibatch's order: "
+                "lengths (1, 3, 2) make two streams, (4, 1, 1) two), a stream's steps after its "
+                "sequences as samples of gain, score and group 0 (so groups run across "
+                "sequences, and the gaps count among the samples); the gradient reaches the "
+                "sequences' steps.  Stadyn refused sequences (ShapeError 'output must be (1, "
+                "1)'), then gave each sequence a stream of its own; fuzzed lengths after the "
+                "fixed ones")
 def lambda_rank__sequences(C, r):
     r.touch("cntk.sequence.input_variable", "cntk.Function.eval", "cntk.Function.grad")
     res = {}
-    for lengths, ids in [((3, 2), [[1, 1, 2], [2, 3]]), ((3,), [[1, 1, 2]]),
-                         ((2, 2), [[1, 1], [1, 1]]), ((1, 3, 2), [[4], [4, 4, 5], [4, 5]]),
-                         ((4, 1, 1), [[2, 2, 2, 2], [2], [3]])]:
+    fixed = [((3, 2), [[1, 1, 2], [2, 3]]), ((3,), [[1, 1, 2]]), ((2, 2), [[1, 1], [1, 1]]),
+             ((1, 3, 2), [[4], [4, 4, 5], [4, 5]]), ((4, 1, 1), [[2, 2, 2, 2], [2], [3]])]
+    for title, lengths, ids in ([("lengths %s" % (k,), k, i) for k, i in fixed]
+                                + _fuzzed_rankings(r, 8)):
         s = C.sequence.input_variable(1, needs_gradient=True)
         n = C.sequence.input_variable(1, sequence_axis=s.dynamic_axes[1])
         g = C.sequence.input_variable(1, sequence_axis=s.dynamic_axes[1])
@@ -170,7 +176,6 @@ def lambda_rank__sequences(C, r):
         gains = [np.sort(r.rand(k, 1) * 5, axis=0)[::-1].copy() for k in lengths]
         groups = [np.array(i, np.float32).reshape(-1, 1) for i in ids]
         data = {s: scores, n: gains, g: groups}
-        title = "lengths %s" % (lengths,)
         f = C.lambda_rank(s, n, g)
         res[title + ": str"] = str(f)
         res[title + ": lambda_rank"] = f.eval(data)

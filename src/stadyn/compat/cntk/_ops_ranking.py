@@ -54,15 +54,14 @@ def _ranking(kind: str, op: str, output, gain, group, name: str):
 
 
 def _columns(x):
-    """The samples of the sequences ``x`` as CNTK 2.7's minibatch holds them, one column each:
-    step by step, each step's sequences side by side, a shorter sequence's missing steps
-    (gaps) zero (its gain, score and group) -- the order CNTK's ranking ops read the samples
-    in, forming the groups and counting the gaps among the samples.  Each sequence has a
-    stream of its own: CNTK 2.7 puts a short sequence after another in one stream where it fits
-    within the longest one's steps (first fit), and its columns are then fewer, in another
-    order (case ``lambda_rank__sequences``' known differences)."""
-    padded, _ = S.unpack(operand(x), 0.0)           # (sequences, steps, 1), gaps zero
-    return F.reshape(F.transpose(padded, (1, 0, 2)), (-1, 1))
+    """The samples of the sequences ``x`` as CNTK 2.7's minibatch holds them, one column each
+    (``F.cntk_sequence_columns``): step by step, each step's parallel streams side by side,
+    CNTK's first-fit packing putting a short sequence after another in one stream where it fits
+    within the longest one's steps, a stream's steps after its sequences (gaps) zero (their
+    gain, score and group) -- the order CNTK's ranking ops read the samples in, forming the
+    groups and counting the gaps among the samples."""
+    v = operand(x)
+    return F.cntk_sequence_columns(v, S.lengths_of(v, "lambda_rank"))
 
 
 @float_arrays("output", "gain", "group")

@@ -3,7 +3,8 @@
 offset: ``crop_manual``), ``RandomDistribution`` (``cntk.random``'s draws) and
 ``OptimizedRNNStack`` (LSTM and plain RNN stacks), ``ROIPooling`` (max pooling over regions:
 ``tests/fixtures/cntk_roipooling/``), ``NDCG``, ``LabelsToGraph`` and ``ForwardBackward``
-(CNTK's CTC criterion: ``tests/fixtures/cntk_ranking_ctc/``), and ``Pad``'s symmetric mode
+(CNTK's CTC criterion: ``tests/fixtures/cntk_ranking_ctc/``; the ranking nodes on sequences:
+``tests/fixtures/cntk_ranking_sequences/``), and ``Pad``'s symmetric mode
 (:func:`symmetric_pad`, for :func:`._cntk_rules.pad_cntk`); checked against
 CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (written by CNTK
 2.7, with its ``make_models.py``; for the random draws, their shapes and statistics).
@@ -63,22 +64,30 @@ def edit_distance_error_cntk(node):
     return out
 
 
+def _ranking_columns(node, what: str):
+    """The three inputs of a ranking node as the columns it reads: one value per sample, or
+    sequences of one value per step as CNTK's minibatch packs them (``cntk_sequence_columns``)."""
+    lead = node.lead(0)
+    if lead not in (1, 2) or any(node.lead(i) != lead or tuple(node.shape(i)[lead:]) != (1,)
+                                 for i in range(3)):
+        node.unsupported(f"{what} of other than one value per sample (or per step of "
+                         "sequences, all three)")
+    node.reduces_dynamic_axes()
+    if lead == 1:
+        return [node.var(i) for i in range(3)]
+    return [F.cntk_sequence_columns(v, v.sequence_lengths) for v in map(node.var, range(3))]
+
+
 def lambda_rank_cntk(node):
     """CNTK's ``LambdaRank(output, gain, group)``: the catalog's ``lambda_rank`` (one score, gain
-    and group id per sample); one number."""
-    if any(node.lead(i) != 1 or tuple(node.shape(i)[1:]) != (1,) for i in range(3)):
-        node.unsupported("a LambdaRank of other than one value per sample")
-    node.reduces_dynamic_axes()
-    return F.lambda_rank(node.var(0), node.var(1), node.var(2))
+    and group id per sample, or per step of sequences); one number."""
+    return F.lambda_rank(*_ranking_columns(node, "a LambdaRank"))
 
 
 def ndcg_cntk(node):
     """CNTK's ``NDCG(output, gain, group)`` (``ndcg_at_1``): the catalog's ``ndcg_at_1`` (one
-    score, gain and group id per sample); one number."""
-    if any(node.lead(i) != 1 or tuple(node.shape(i)[1:]) != (1,) for i in range(3)):
-        node.unsupported("an NDCG of other than one value per sample")
-    node.reduces_dynamic_axes()
-    return F.ndcg_at_1(node.var(0), node.var(1), node.var(2))
+    score, gain and group id per sample, or per step of sequences); one number."""
+    return F.ndcg_at_1(*_ranking_columns(node, "an NDCG"))
 
 
 def labels_to_graph_cntk(node):
