@@ -23,13 +23,13 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import warnings
 from typing import Any
 
 import numpy as np
 
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
+from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _arguments_of, _keep,
                                  _layer_function, _shapeless)
@@ -79,7 +79,8 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
 _nothing = contextlib.nullcontext
 
 
-class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
+class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin,
+               ArgumentBinding):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
@@ -129,38 +130,6 @@ class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
                 raise TypeError(f"update_signature: no placeholder {key!r} left to type")
             types_[by_name[key]] = kind
         self._typed = self(*[input_of_type(t, p.name) for t, p in zip(types_, phs)])
-
-    def declare_args(self, *arg_types) -> None:
-        """The 2017 betas' :meth:`update_signature` (deprecated): the placeholders, in order,
-        replaced by the given Variables or by inputs of the given shapes."""
-        warnings.warn("This will be removed in future versions. Please use "
-                      "update_signature(...) instead", DeprecationWarning, stacklevel=2)
-        if self._typed is not None:
-            self._typed.declare_args(*arg_types)
-            return
-        phs = self.placeholders
-        if len(arg_types) != len(phs):
-            raise TypeError(f"CNTK Function.declare_args() expected {len(phs)} arguments, got "
-                            f"{len(arg_types)}")
-        input_of_type = late("input_of_type")
-        self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
-                                   for p, t in zip(phs, arg_types)})
-
-    def argument_map(self, *args, **kwargs) -> dict:
-        """``{argument: value}`` from positional values (in the order of ``arguments``) and
-        keyword values (by argument name), as a Function's."""
-        if self._typed is not None:
-            return self._typed.argument_map(*args, **kwargs)
-        params = self.arguments
-        if len(args) > len(params):
-            raise TypeError(f"this Function takes {len(params)} arguments, {len(args)} given")
-        mapping = dict(zip(params, args))
-        by_name = {p.name: p for p in params}
-        for key, value in kwargs.items():
-            if key not in by_name:
-                raise TypeError(f"this Function has no argument named {key!r}")
-            mapping[by_name[key]] = value
-        return mapping
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
@@ -441,14 +410,6 @@ class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
                 part._typed = part._replay(dict(self._bound), memo)
         close_built_loops(dict(self._bound), memo, _build_value)
         return self
-
-    def replace_placeholder(self, substitution) -> "Deferred":
-        """Bind the only placeholder (:meth:`replace_placeholders`)."""
-        placeholders = self.placeholders
-        if len(placeholders) != 1:
-            raise ValueError(f"replace_placeholder: the Function has {len(placeholders)} "
-                             "placeholders, not one")
-        return self.replace_placeholders({placeholders[0]: substitution})
 
     def _parts(self) -> list:
         """The Deferreds it is made of, each after those it reads, itself last."""
