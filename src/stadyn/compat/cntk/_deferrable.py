@@ -19,7 +19,8 @@ import sys
 import types
 from typing import Any
 
-from ._deferred import Deferred, as_built, pending
+from ._deferred import Deferred, pending
+from ._deferred_reads import as_built
 
 __all__ = ["deferrable", "defer_module"]
 

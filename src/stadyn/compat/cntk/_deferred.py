@@ -23,16 +23,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import warnings
 from typing import Any
-
-import numpy as np
 
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError
+from ._argument_binding import ArgumentBinding
 from ._axis import Axis
-from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _arguments_of, _keep,
-                                 _layer_function, _shapeless)
+from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _keep, _layer_function,
+                                 _shapeless)
 from ._late import late
 from ...graph import source_location, user_location
 from ._mixins import GraphObject, TensorOpsMixin
@@ -41,10 +39,11 @@ from ._deferred_runs import DeferredRuns
 from ._deferred_root import DeferredGraph
 from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of,
                               loop_placeholder, probe_call)
+from ._deferred_reads import DeferredReads, as_built, found, parts_of, reads
 from ._deferred_shapes import probed_dynamic_axes, probed_shape
 
-__all__ = ["Deferred", "UnknownOutput", "pending", "LAYER_CLASSES", "PROBING", "as_built",
-           "parts_of"]
+# (as_built, _deferred_reads's, handed out here too: _layers_function takes it from here)
+__all__ = ["Deferred", "UnknownOutput", "pending", "LAYER_CLASSES", "PROBING", "as_built"]
 
 
 def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:
@@ -79,7 +78,8 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
 _nothing = contextlib.nullcontext
 
 
-class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
+class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin,
+               ArgumentBinding):
     """A call waiting for the shapes of its placeholders (see the module's text): its
     ``placeholders`` (and ``arguments``) are the placeholders without a shape it reads, first
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
@@ -130,38 +130,6 @@ class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
             types_[by_name[key]] = kind
         self._typed = self(*[input_of_type(t, p.name) for t, p in zip(types_, phs)])
 
-    def declare_args(self, *arg_types) -> None:
-        """The 2017 betas' :meth:`update_signature` (deprecated): the placeholders, in order,
-        replaced by the given Variables or by inputs of the given shapes."""
-        warnings.warn("This will be removed in future versions. Please use "
-                      "update_signature(...) instead", DeprecationWarning, stacklevel=2)
-        if self._typed is not None:
-            self._typed.declare_args(*arg_types)
-            return
-        phs = self.placeholders
-        if len(arg_types) != len(phs):
-            raise TypeError(f"CNTK Function.declare_args() expected {len(phs)} arguments, got "
-                            f"{len(arg_types)}")
-        input_of_type = late("input_of_type")
-        self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
-                                   for p, t in zip(phs, arg_types)})
-
-    def argument_map(self, *args, **kwargs) -> dict:
-        """``{argument: value}`` from positional values (in the order of ``arguments``) and
-        keyword values (by argument name), as a Function's."""
-        if self._typed is not None:
-            return self._typed.argument_map(*args, **kwargs)
-        params = self.arguments
-        if len(args) > len(params):
-            raise TypeError(f"this Function takes {len(params)} arguments, {len(args)} given")
-        mapping = dict(zip(params, args))
-        by_name = {p.name: p for p in params}
-        for key, value in kwargs.items():
-            if key not in by_name:
-                raise TypeError(f"this Function has no argument named {key!r}")
-            mapping[by_name[key]] = value
-        return mapping
-
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
         if typed is None or name.startswith("__"):     # (typed: the Function it built, whole)
@@ -171,73 +139,7 @@ class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
             raise AttributeError(f"{type(self).__name__} has no {name!r}")
         return getattr(typed, name)
 
-    # -- what it reads ----------------------------------------------------------------------
-    def _leaves(self, out: list, seen: set, bound: dict, arguments: bool = False) -> None:
-        """The placeholders without a shape it reads and are not ``bound``, into ``out``;
-        with ``arguments``, the arguments of the parts built already too, in order."""
-        LayerFunction = _layer_function()
-
-        def visit(v):
-            if isinstance(v, UnknownOutput):
-                v = v.owner
-            if isinstance(v, Deferred) and v._typed is not None:
-                for a in (v._typed.arguments if arguments else ()):
-                    if id(a.variable) not in seen:
-                        seen.add(id(a.variable))
-                        out.append(a)
-            elif isinstance(v, Deferred):
-                if ("part", id(v)) not in seen:     # (a part read twice adds nothing more:
-                    seen.add(("part", id(v)))       # walked again, a diamond was exponential)
-                    v._leaves(out, seen, bound, arguments)
-            elif isinstance(v, LayerFunction) and v is not self._fn:
-                visit(_keep(v))
-            elif loop_of(self, v) is not None and id(v.variable) not in bound:
-                key = ("loop", id(v.variable), id(loop_of(self, v)[1]))
-                if key not in seen:         # (replaced by its loop here: what that reads)
-                    seen.add(key)
-                    visit(loop_of(self, v)[1])
-            elif _shapeless(v) and id(v.variable) not in seen and id(v.variable) not in bound:
-                seen.add(id(v.variable))
-                out.append(v)
-            elif arguments and isinstance(v, GraphObject) and not _shapeless(v):
-                for a in _arguments_of(v):      # (an input with a shape, as CNTK lists it)
-                    if id(a.variable) not in seen and (a.is_input or a.is_placeholder):
-                        seen.add(id(a.variable))
-                        out.append(a)
-            elif arguments and _shapeless(v) and id(v.variable) in bound:
-                # bound by replace_placeholders before the others: what it is bound to reads
-                # its arguments in its place (CNTK 2.7 lists them there)
-                for a in _arguments_of(bound[id(v.variable)]):
-                    if id(a.variable) not in seen:
-                        seen.add(id(a.variable))
-                        out.append(a)
-            elif isinstance(v, (list, tuple)):
-                for u in v:
-                    visit(u)
-        for a in self._args:
-            visit(a)
-        for a in self._kwargs.values():
-            visit(a)
-
-    @property
-    def placeholders(self) -> tuple:
-        """The placeholders without a shape it reads (a layer operand's ``keep``)."""
-        if self._typed is not None:
-            return self._typed.placeholders
-        out: list = []
-        self._leaves(out, set(), self._bound)
-        return tuple(out)
-
-    @property
-    def arguments(self) -> tuple:
-        """The placeholders without a shape it reads, and the arguments of its parts built
-        already (once typed, its graph's arguments)."""
-        if self._typed is not None:
-            return self._typed.arguments
-        out: list = []
-        self._leaves(out, set(), self._bound, arguments=True)
-        return tuple(out)
-
+    # -- what it is ---------------------------------------------------------------------------
     @property
     def output(self):
         """Its output: until it is built, one of unknown shape (``(-2,)``) and unknown dynamic
@@ -415,7 +317,7 @@ class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
             self._typed.replace_placeholders(substitutions)
             return self
         for ph in substitutions:
-            if not _found(ph, [self] + list(substitutions.values())):
+            if not found(ph, [self] + list(substitutions.values())):
                 raise G.not_found(ph, self)
         shapeless = [ph for ph in substitutions if _shapeless(ph)]
         # the graph CNTK replaces placeholders in: this Function's and, once replaced, that
@@ -423,7 +325,7 @@ class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
         graph = self._parts() + [part for new in substitutions.values()
                                  for part in parts_of(new)]
         for ph, new in substitutions.items():
-            if _shapeless(ph) and any(_reads(new, p) for p in shapeless):
+            if _shapeless(ph) and any(reads(new, p) for p in shapeless):
                 # a loop: replaced in this Function's graph (not in another one reading the
                 # placeholder), its shape inferred when the graph is built (_deferred_loops)
                 bind_loop(graph, ph, new)
@@ -442,32 +344,6 @@ class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
         close_built_loops(dict(self._bound), memo, _build_value)
         return self
 
-    def replace_placeholder(self, substitution) -> "Deferred":
-        """Bind the only placeholder (:meth:`replace_placeholders`)."""
-        placeholders = self.placeholders
-        if len(placeholders) != 1:
-            raise ValueError(f"replace_placeholder: the Function has {len(placeholders)} "
-                             "placeholders, not one")
-        return self.replace_placeholders({placeholders[0]: substitution})
-
-    def _parts(self) -> list:
-        """The Deferreds it is made of, each after those it reads, itself last."""
-        return parts_of(self)
-
-    def _operands(self) -> list:
-        """Its operands, as given, lists and tuples opened and an :class:`UnknownOutput` read
-        as its Function."""
-        out: list = []
-
-        def add(v):
-            if isinstance(v, (list, tuple)):
-                for u in v:
-                    add(u)
-            else:
-                out.append(v.owner if isinstance(v, UnknownOutput) else v)
-        add(list(self._args) + list(self._kwargs.values()))
-        return out
-
     def __rshift__(self, other):
         return other(self)
 
@@ -480,40 +356,6 @@ class Deferred(DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin):
     def is_composite(self) -> bool:
         return True if self._typed is None else self._typed.is_composite
 
-    def _known_dtype(self):
-        """The data type its operands fix (its :class:`UnknownOutput`'s ``dtype``)."""
-        return _known_dtype(self)
-
-
-def _known_dtype(deferred: Deferred):
-    """The data type a waiting Function's operands fix: float64 where one is float64, else
-    float32 where one has a type (a number, a constant, a layer's parameters), else None."""
-    LayerFunction = _layer_function()
-    found: set = set()
-
-    def visit(v):
-        if isinstance(v, UnknownOutput):
-            v = v.owner
-        if isinstance(v, Deferred):
-            if v._typed is not None:
-                found.add(np.dtype(v._typed.dtype))
-            else:
-                if isinstance(v._fn, LayerFunction):
-                    found.add(np.dtype(np.float32))
-                for a in v._operands():
-                    visit(a)
-        elif isinstance(v, LayerFunction) or (isinstance(v, (int, float)) and
-                                              not isinstance(v, bool)):
-            found.add(np.dtype(np.float32))
-        elif isinstance(v, GraphObject) and not _shapeless(v):
-            found.add(np.dtype(v.dtype))
-        elif isinstance(v, (list, tuple)):
-            for u in v:
-                visit(u)
-    visit(deferred)
-    if not found:
-        return None
-    return np.float64 if np.dtype(np.float64) in found else np.float32
 
 
 def _build_value(value: Any, bound: dict, memo: dict):
@@ -525,72 +367,3 @@ def _build_value(value: Any, bound: dict, memo: dict):
     if isinstance(value, Deferred):
         return value._typed if value._typed is not None else value._replay(bound, memo)
     return value
-
-
-def parts_of(*values) -> list:
-    """The Deferreds not built yet that ``values`` (waiting Functions, their outputs, lists of
-    them, anything) are made of, each after those it reads, each once.
-
-    Example:
-        >>> import stadyn.compat.cntk as C
-        >>> h = C.relu(C.placeholder(name="p"))
-        >>> for f in parts_of((C.plus(h, 1, name="s"), h.output)):
-        ...     print(f)
-        ReLU(p: Sequence[tensor]) -> Sequence[tensor]
-        s: Composite(p: Sequence[tensor]) -> Sequence[tensor]
-    """
-    out: list = []
-    seen: set = set()       # (the ids of those in out: a test of each in out was quadratic)
-
-    def visit(v):
-        if isinstance(v, UnknownOutput):
-            v = v.owner
-        if isinstance(v, Deferred) and v._typed is None and id(v) not in seen:
-            seen.add(id(v))
-            for a in v._operands():
-                visit(a)
-            out.append(v)
-        elif isinstance(v, (list, tuple)):
-            for u in v:
-                visit(u)
-    visit(values)
-    return out
-
-
-def _reads(value: Any, ph) -> bool:
-    """Whether ``value`` (a waiting Function or its output) reads the placeholder ``ph``."""
-    if isinstance(value, UnknownOutput):
-        value = value.owner
-    if not isinstance(value, Deferred) or value._typed is not None:
-        return False
-    found: list = []
-    value._leaves(found, set(), {})
-    return any(getattr(p, "variable", None) is getattr(ph, "variable", ph) for p in found)
-
-
-def _found(ph, values: list) -> bool:
-    """Whether one of ``values`` (waiting Functions, or Functions with a graph) reads the
-    placeholder ``ph`` (CNTK refuses to replace one that none reads)."""
-    target = getattr(ph, "variable", None)
-    for value in values:
-        if isinstance(value, (Deferred, UnknownOutput)):
-            owner = value.owner if isinstance(value, UnknownOutput) else value
-            if owner._typed is not None or _reads(owner, ph):
-                return True
-    return target is None or G.reads([v.variable for v in values
-                                      if isinstance(v, GraphObject)], target)
-
-
-def as_built(values: tuple) -> tuple:
-    """``values`` with each :class:`Deferred` given its types (``update_signature``) replaced
-    by the Function it built."""
-    def built(v):
-        if isinstance(v, UnknownOutput) and v.owner._typed is not None:
-            return v.owner._typed.output
-        if isinstance(v, Deferred) and v._typed is not None:
-            return v._typed
-        if isinstance(v, (list, tuple)) and any(isinstance(u, (Deferred, UnknownOutput))
-                                                for u in v):
-            return type(v)(built(u) for u in v)
-        return v
-    return tuple(built(v) for v in values)

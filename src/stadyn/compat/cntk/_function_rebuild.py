@@ -1,20 +1,22 @@
 """Rebuilding a CNTK Function (:class:`FunctionRebuilding`, mixed into
 :class:`~stadyn.compat.cntk.Function`): ``clone`` (:class:`CloneMethod`), calling it on other
 Functions, ``>>``/``<<``, ``replace_placeholders`` and typing its placeholders
-(``update_signature``, ``declare_args``).  The copy itself is replayed by :mod:`._loops` and
-:mod:`._clone`; the Function made is reached through :mod:`._late`, the class being the one
-this mixes into.
+(``update_signature``).  The copy itself is replayed by :mod:`._loops` and :mod:`._clone`; the
+Function made is reached through :mod:`._late`, the class being the one this mixes into.
+What a waiting Function (``_deferred.Deferred``) does as a Function does, over its own
+``arguments``, ``placeholders`` and ``replace_placeholders`` -- ``argument_map``,
+``replace_placeholder``, ``declare_args`` -- is :mod:`._argument_binding`'s, mixed into both.
 """
 
 from __future__ import annotations
 
 import enum
-import warnings
 from typing import Any
 
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import unwrap
+from ._argument_binding import ArgumentBinding
 from ._late import late
 from ._loops import clone_graph, close_loops, split_loops
 from ._mixins import GraphObject
@@ -40,7 +42,7 @@ def _as_method(method: Any) -> str:
     raise ValueError(f"clone: method must be a CloneMethod, got {method!r}")
 
 
-class FunctionRebuilding:
+class FunctionRebuilding(ArgumentBinding):
     """A Function's rebuilding methods (mixed into :class:`~stadyn.compat.cntk.Function`).
 
     Example:
@@ -72,18 +74,6 @@ class FunctionRebuilding:
         mapping = self.argument_map(*arg_types, **kwarg_types)
         self.replace_placeholders({p: input_of_type(t, p.name) for p, t in mapping.items()
                                    if t is not None})
-
-    def declare_args(self, *arg_types) -> None:
-        """The 2017 betas' :meth:`update_signature` (deprecated): the placeholders, in order,
-        replaced by the given Variables or by inputs of the given shapes."""
-        warnings.warn("This will be removed in future versions. Please use "
-                      "update_signature(...) instead", DeprecationWarning, stacklevel=2)
-        placeholders = self.placeholders
-        if len(arg_types) != len(placeholders):
-            raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
-                            f"arguments, got {len(arg_types)}")
-        self.replace_placeholders({p: t if isinstance(t, GraphObject) else input_of_type(t)
-                                   for p, t in zip(placeholders, arg_types)})
 
     # -- rebuilding: the graph copied, applied, its placeholders replaced -----------------
     def clone(self, method, substitutions: dict | None = None) -> "FunctionRebuilding":
@@ -135,20 +125,6 @@ class FunctionRebuilding:
             return tuple(values[o] for o in self.outputs)
         return values
 
-    def argument_map(self, *args, **kwargs) -> dict:
-        """``{argument: value}`` from positional values (in the order of ``arguments``) and
-        keyword values (by argument name)."""
-        params = self.arguments
-        if len(args) > len(params):
-            raise TypeError(f"this Function takes {len(params)} arguments, {len(args)} given")
-        mapping = dict(zip(params, args))
-        by_name = {p.name: p for p in params}
-        for key, value in kwargs.items():
-            if key not in by_name:
-                raise TypeError(f"this Function has no argument named {key!r}")
-            mapping[by_name[key]] = value
-        return mapping
-
     def replace_placeholders(self, substitutions: dict) -> "FunctionRebuilding":
         """Replace placeholders in place (``{placeholder: variable}``); returns this Function."""
         if not isinstance(substitutions, dict):
@@ -172,14 +148,6 @@ class FunctionRebuilding:
         for key, ph in zip(given, subs):
             if ph in G.PLACEHOLDERS and not G.reads(graph, ph):
                 raise G.not_found(key, self)
-
-    def replace_placeholder(self, substitution) -> "FunctionRebuilding":
-        """Replace the only placeholder in place."""
-        placeholders = self.placeholders
-        if len(placeholders) != 1:
-            raise ValueError(f"replace_placeholder: the Function has {len(placeholders)} "
-                             "placeholders, not one")
-        return self.replace_placeholders({placeholders[0]: substitution})
 
     def __rshift__(self, other):
         if isinstance(other, tuple):

@@ -307,7 +307,7 @@ def _probed_state_shapes(fn: Any, n_states: int, arity: int) -> Any:
     index, ``cells[k]``): each call it makes waits as a :class:`Deferred`, which names its
     layer, as CNTK infers the states' shapes from the cell its step applies.  None unless the
     cells of ``n_states`` states it applies have one shape."""
-    from ._deferred import parts_of
+    from ._deferred_reads import parts_of
     from ._variables import placeholder
     fn = getattr(fn, "_fn", fn)
     try:

@@ -1,0 +1,67 @@
+"""What a CNTK Function and a waiting one (``_deferred.Deferred``: an op on placeholders
+without a shape, built once they are bound) do alike, written once over their own
+``arguments``, ``placeholders`` and ``replace_placeholders``: :class:`ArgumentBinding`, mixed
+into both (through ``_function_rebuild.FunctionRebuilding`` into ``Function``).  Below both:
+an input of a given type is made through :mod:`._late` (``_signature``'s, which is above
+``_deferred``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ._late import late
+from ._mixins import GraphObject
+
+__all__ = ["ArgumentBinding"]
+
+
+class ArgumentBinding:
+    """What a Function and a waiting one (``_deferred.Deferred``, an op on placeholders without
+    a shape) do alike, over their ``arguments``, ``placeholders`` and ``replace_placeholders``:
+    ``argument_map``, ``replace_placeholder`` and the betas' ``declare_args`` (mixed into
+    both).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable(2, name="x")
+        >>> [(a.name, v) for a, v in C.plus(x, 1.0).argument_map(x=3).items()]
+        [('x', 3)]
+    """
+
+    __slots__ = ()
+
+    def argument_map(self, *args, **kwargs) -> dict:
+        """``{argument: value}`` from positional values (in the order of ``arguments``) and
+        keyword values (by argument name)."""
+        params = self.arguments
+        if len(args) > len(params):
+            raise TypeError(f"this Function takes {len(params)} arguments, {len(args)} given")
+        mapping = dict(zip(params, args))
+        by_name = {p.name: p for p in params}
+        for key, value in kwargs.items():
+            if key not in by_name:
+                raise TypeError(f"this Function has no argument named {key!r}")
+            mapping[by_name[key]] = value
+        return mapping
+
+    def replace_placeholder(self, substitution):
+        """Replace the only placeholder (:meth:`replace_placeholders`, whose result it
+        returns)."""
+        placeholders = self.placeholders
+        if len(placeholders) != 1:
+            raise ValueError(f"replace_placeholder: the Function has {len(placeholders)} "
+                             "placeholders, not one")
+        return self.replace_placeholders({placeholders[0]: substitution})
+
+    def declare_args(self, *arg_types) -> None:
+        """The 2017 betas' ``update_signature`` (deprecated): the placeholders, in order,
+        replaced by the given Variables or by inputs of the given shapes."""
+        warnings.warn("This will be removed in future versions. Please use "
+                      "update_signature(...) instead", DeprecationWarning, stacklevel=2)
+        placeholders = self.placeholders
+        if len(arg_types) != len(placeholders):
+            raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
+                            f"arguments, got {len(arg_types)}")
+        self.replace_placeholders({p: t if isinstance(t, GraphObject) else late("input_of_type")(t)
+                                   for p, t in zip(placeholders, arg_types)})
