@@ -38,6 +38,7 @@ from ..graph import Variable
 from ..inspect import trace
 from ._computation_node import ComputationNodeFunctions
 from ._criterion_library import CriterionFunctions
+from ._elementwise_library import ElementwiseFunctions
 from ._layer_library import LayerFunctions, _positive_ints, cntk_initializer
 from ._library import Library, cntk_shape, without_unit_axes
 from ._loops import PendingState
@@ -71,7 +72,7 @@ _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunctions,
                     SequenceFunctions,
                     ReduceFunctions, TensorFunctions, PoolingFunctions,
-                    CriterionFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
+                    CriterionFunctions, ElementwiseFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
                     RNNStackFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
@@ -119,6 +120,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         functions.update(self._init_tensors())
         functions.update(self._init_poolings())
         functions.update(self._init_criteria())
+        functions.update(self._init_elementwise())
         functions.update(self._init_networks())
         functions.update(self._init_norms())
         functions.update(self._init_rnnstacks())
