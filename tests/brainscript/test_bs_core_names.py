@@ -46,15 +46,13 @@ EXCEPTIONS = {
     "BS.Seq2Seq.GetTopNTensor": "helper of the Seq2Seq decoders (see there)",
     **{name: _UNUSED for name in (
         "StabilizerLayer", "Parallel", "MergeBinary", "ConstantFromString",
-        "SparseImageInput", "EnvironmentInput", "RowRepeat", "Logistic", "WeightedLogistic",
+        "SparseImageInput", "EnvironmentInput", "RowRepeat", "WeightedLogistic",
         "ReconcileMBLayout", "ConvolutionTranspose", "ColumnwiseCrossProduct",
-        "BatchNormalization", "ColumnElementTimes", "CosDistance",
-        "CosDistanceWithNegativeSamples", "CrossEntropy", "GatherPacked", "GMMLogLikelihood",
+        "BatchNormalization", "ColumnElementTimes",
+        "CosDistanceWithNegativeSamples", "GatherPacked", "GMMLogLikelihood",
         "KhatriRaoProduct", "LogPlus", "MatrixL1Reg", "MatrixL2Reg", "PackedIndex",
-        "RNNStack", "ScatterPacked", "SumColumnElements", "TimeReverse", "QuantizedTimes",
-        "Where", "Print", "Format", "Replace", "Substr", "Chr", "Repeat", "IsArray",
-        "IsDouble", "IsBool", "Mod", "IntDiv", "Embedding", "BS.Constants.Range",
-        "BS.Constants.ZeroSequenceLike", "BS.Constants.ZeroesLike1", "BS.Boolean.Toggle",
+        "RNNStack", "ScatterPacked", "TimeReverse", "QuantizedTimes",
+        "Where", "Print", "Format", "Repeat", "Embedding", "BS.Constants.Range",
         "BS.Sequences.FoldL", "BS.Sequences.FoldR", "BS.Loop.Iteration", "BS.Loop.Count",
         "BS.RNNs.LSTMBlock", "BS.RNNs.PreviousHCWithTrainedInitialState",
         "BS.RNNs.NextHCWithTrainedInitialState", "BS.RNNs.GRU", "BS.RNNs.RecurrentGRU",
@@ -163,6 +161,57 @@ def test_number_helpers():
                                         "<test>"))
         assert rec._members["n"].force() == 120 + 70 - 1000 + 30000
         assert rec._members["z"].force() == 1
+
+
+def test_simple_criteria_against_numpy():
+    p = np.array([[0.2, 0.5, 0.3], [0.9, 0.05, 0.05]], np.float32)
+    r = np.array([[0.0, 1.0, 0.0], [0.5, 0.25, 0.25]], np.float32)
+    y = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], np.float32)
+    out = _run("""p = Input {3} ; r = Input {3} ; y = Input {3}
+        ce = CrossEntropy (r, p) ; lg = Logistic (y, p) ; cd = CosDistance (r, p)
+        sc = SumColumnElements (p)""", "ce lg cd sc", {"p": p, "r": r, "y": y})
+    np.testing.assert_allclose(out["ce"].reshape(-1), -(r * np.log(p)).sum(axis=1), rtol=1e-6)
+    want = -np.log(y * p + (1 - y) * (1 - p)).sum(axis=1)
+    np.testing.assert_allclose(out["lg"].reshape(-1), want, rtol=1e-6)
+    cos = (r * p).sum(axis=1) / np.linalg.norm(r, axis=1) / np.linalg.norm(p, axis=1)
+    np.testing.assert_allclose(out["cd"].reshape(-1), cos, rtol=1e-6)
+    np.testing.assert_allclose(out["sc"].reshape(-1), p.sum(axis=1), rtol=1e-6)
+
+
+def test_value_functions():
+    # BrainScriptEvaluator.cpp: Mod and IntDiv on the numbers cast to int (C++: towards zero),
+    # Substr's negative start counts from the end, a count past the end stops there
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        from stadyn.brainscript._parser import parse_members
+        rec = Evaluator(StadynLibrary()).evaluate(parse_members("""
+            m = Mod (-7, 3) : Mod (7.9, -3) : IntDiv (-7, 2) : IntDiv (9, 4)
+            s = Substr ("network", -4, 2) : Substr ("network", 3, 100) : Substr ("ab", -5, 1)
+            c = Chr (65) ; r = Replace ("a.b.c", ".", "::")
+            t = IsArray ((1 : 2)) : IsArray (1) : IsDouble (1.5) : IsDouble (true) : IsBool (false)
+            """, "<test>"))
+        value = {k: rec._members[k].force() for k in "mscrt"}
+    assert list(value["m"]) == [-1, 1, -3, 2]
+    assert list(value["s"]) == ["wo", "work", ""]
+    assert value["c"] == "A" and value["r"] == "a::b::c"
+    assert list(value["t"]) == [True, False, True, False, True]
+
+
+def test_toggle_and_zeroes_like():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("""{ clk = Input {1} ; t = BS.Boolean.Toggle (clk)
+            z = BS.Constants.ZeroesLike1 (clk) ; zs = BS.Constants.ZeroSequenceLike (clk) }""",
+                            StadynLibrary())
+        net.nodes["clk"].d = [np.array([[1.0], [0.0], [1.0], [1.0], [0.0]]), np.array([[0.0]])]
+        steps = {}
+        for name in ("t", "z", "zs"):
+            net.nodes[name].forward()
+            steps[name] = [np.asarray(s).reshape(-1) for s in
+                           sd.sequence.unpack_value(net.nodes[name])]
+    # the state flips where clk is 1: 1, 1, 0, 1, 1; the second sequence starts at False
+    np.testing.assert_array_equal(steps["t"][0], [1, 1, 0, 1, 1])
+    np.testing.assert_array_equal(steps["t"][1], [0])
+    for name in ("z", "zs"):
+        np.testing.assert_array_equal(np.concatenate(steps[name]), np.zeros(6))
 
 
 def test_clip_refuses_a_number_beside_a_node():

@@ -51,6 +51,7 @@ from ._rnnstack_library import RNNStackFunctions
 from ._sequence_library import SequenceFunctions
 from ._pooling_library import PoolingFunctions
 from ._tensor_library import TensorFunctions
+from ._value_functions import ValueFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
 
@@ -73,7 +74,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
                     SequenceFunctions,
                     ReduceFunctions, TensorFunctions, PoolingFunctions,
                     CriterionFunctions, ElementwiseFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
-                    RNNStackFunctions, Library):
+                    RNNStackFunctions, ValueFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -121,6 +122,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         functions.update(self._init_poolings())
         functions.update(self._init_criteria())
         functions.update(self._init_elementwise())
+        functions.update(self._init_values())
         functions.update(self._init_networks())
         functions.update(self._init_norms())
         functions.update(self._init_rnnstacks())
