@@ -46,7 +46,7 @@ EXCEPTIONS = {
     "BS.Seq2Seq.GetTopNTensor": "helper of the Seq2Seq decoders (see there)",
     **{name: _UNUSED for name in (
         "StabilizerLayer", "Parallel", "MergeBinary", "ConstantFromString",
-        "SparseImageInput", "EnvironmentInput", "RowRepeat", "WeightedLogistic",
+        "SparseImageInput", "EnvironmentInput", "WeightedLogistic",
         "ReconcileMBLayout", "ConvolutionTranspose", "ColumnwiseCrossProduct",
         "BatchNormalization", "ColumnElementTimes",
         "CosDistanceWithNegativeSamples", "GatherPacked", "GMMLogLikelihood",
@@ -212,6 +212,17 @@ def test_toggle_and_zeroes_like():
     np.testing.assert_array_equal(steps["t"][1], [0])
     for name in ("z", "zs"):
         np.testing.assert_array_equal(np.concatenate(steps[name]), np.zeros(6))
+
+
+def test_row_repeat_multiplies_the_last_axis():
+    # CNTK's RowRepeatNode: the trailing (column-major) dimension times numRepeats, the sample
+    # (all its elements, one column) repeated; [2 x 3] column-major is NumPy's (3, 2)
+    m = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    out = _run("x = Input {6} ; m = Input {2:3} ; r = RowRepeat (x, 2) ; rm = RowRepeat (m, 3)",
+               "r rm", {"x": X, "m": m})
+    np.testing.assert_array_equal(out["r"], np.concatenate([X, X], axis=1))
+    assert out["rm"].shape == (2, 9, 2)
+    np.testing.assert_array_equal(out["rm"].reshape(2, -1), np.tile(m.reshape(2, -1), 3))
 
 
 def test_clip_refuses_a_number_beside_a_node():
