@@ -52,7 +52,7 @@ EXCEPTIONS = {
         "CosDistanceWithNegativeSamples", "GatherPacked", "GMMLogLikelihood",
         "KhatriRaoProduct", "LogPlus", "MatrixL1Reg", "MatrixL2Reg", "PackedIndex",
         "RNNStack", "ScatterPacked", "TimeReverse", "QuantizedTimes",
-        "Where", "Print", "Format", "Repeat", "Embedding", "BS.Constants.Range",
+        "Print", "Format", "Repeat", "Embedding", "BS.Constants.Range",
         "BS.Sequences.FoldL", "BS.Sequences.FoldR", "BS.Loop.Iteration", "BS.Loop.Count",
         "BS.RNNs.LSTMBlock", "BS.RNNs.PreviousHCWithTrainedInitialState",
         "BS.RNNs.NextHCWithTrainedInitialState", "BS.RNNs.GRU", "BS.RNNs.RecurrentGRU",
@@ -223,6 +223,18 @@ def test_row_repeat_multiplies_the_last_axis():
     np.testing.assert_array_equal(out["r"], np.concatenate([X, X], axis=1))
     assert out["rm"].shape == (2, 9, 2)
     np.testing.assert_array_equal(out["rm"].reshape(2, -1), np.tile(m.reshape(2, -1), 3))
+
+
+def test_where_gives_the_positions_of_the_nonzero_steps():
+    # CNTK's WhereNode: each step's position, repeated as often as its count (2 -> twice), one
+    # [1] value a step
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("{ c = Input {1} ; w = Where (c) }", StadynLibrary())
+        net.nodes["c"].d = [np.array([[1.0], [0.0], [1.0], [1.0]]), np.array([[0.0], [2.0]])]
+        net.nodes["w"].forward()
+        got = [np.asarray(s) for s in sd.sequence.unpack_value(net.nodes["w"])]
+    assert [g.shape for g in got] == [(3, 1), (2, 1)]
+    assert [g.reshape(-1).tolist() for g in got] == [[0, 2, 3], [1, 1]]
 
 
 def test_clip_refuses_a_number_beside_a_node():
