@@ -45,7 +45,7 @@ EXCEPTIONS = {
                                                 "command, which Stadyn does not run)",
     "BS.Seq2Seq.GetTopNTensor": "helper of the Seq2Seq decoders (see there)",
     **{name: _UNUSED for name in (
-        "StabilizerLayer", "Parallel", "MergeBinary", "ConstantFromString",
+        "StabilizerLayer", "ConstantFromString",
         "SparseImageInput", "EnvironmentInput", "WeightedLogistic",
         "ReconcileMBLayout", "ConvolutionTranspose", "ColumnwiseCrossProduct",
         "BatchNormalization", "ColumnElementTimes",
@@ -235,6 +235,20 @@ def test_where_gives_the_positions_of_the_nonzero_steps():
         got = [np.asarray(s) for s in sd.sequence.unpack_value(net.nodes["w"])]
     assert [g.shape for g in got] == [(3, 1), (2, 1)]
     assert [g.reshape(-1).tolist() for g in got] == [[0, 2, 3], [1, 1]]
+
+
+def test_parallel_and_merge_binary():
+    # CNTK.core.bs: Parallel applies each function to the input and combines the array of
+    # results; MergeBinary applies two functions to two inputs and combines the two
+    x = np.array([[0.5, -1.0, 2.0]], np.float32)
+    y = np.array([[1.0, 0.0, -2.0]], np.float32)
+    out = _run("""x = Input {3} ; y = Input {3}
+        p = Parallel ((Sigmoid : Tanh), Splice) (x) ; p1 = Parallel (Tanh, Splice) (x)
+        m = MergeBinary ((Sigmoid : Tanh), Plus) (x, y)""", "p p1 m", {"x": x, "y": y})
+    sig = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(out["p"], np.concatenate([sig, np.tanh(x)], axis=1), rtol=1e-6)
+    np.testing.assert_allclose(out["p1"], np.tanh(x), rtol=1e-6)
+    np.testing.assert_allclose(out["m"], sig + np.tanh(y), rtol=1e-6)
 
 
 def test_clip_refuses_a_number_beside_a_node():
