@@ -357,18 +357,8 @@ def _lookup_table(b, node, args, kw):
     return lib._node(lib._value(y, "LookupTable"), "LookupTable")
 
 
-def _square_error(b, node, args, kw):
-    """``SquareError(a, b)``: per sample the sum of ``(a - b)^2`` (cntk.exe's node sums it over
-    the minibatch too; the trainer sums here, so the logged averages are the same)."""
-    if len(args) != 2:
-        raise ConfigError("SquareError(a, b) takes 2 arguments")
-    lib = b.library
-    d = lib.Minus(args[0], args[1])
-    return lib._node(lib.ReduceSum(lib.ElementTimes(d, d)), "SquareError")
-
-
 FUNCTIONS = {
-    "SquareError": _square_error,
+    "SquareError": _plain("SquareError", 2),
     "ImageInput": _image_input, "ImageParameter": _image_parameter,
     "Convolution": _convolution, "MaxPooling": _pooling, "AveragePooling": _pooling,
     "Pooling": _nd_pooling, "BatchNormalization": _batch_normalization,

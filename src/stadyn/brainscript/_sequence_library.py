@@ -85,7 +85,7 @@ class SequenceFunctions:
             "_Unsupported": _unsupported, "_ZeroesLike": self._ZeroesLike,
             "_IsFirstN": self._IsFirstN, "_IsLastN": self._IsLastN,
             "_SequenceFirst": self._SequenceFirst, "_SequenceLast": self._SequenceLast,
-            "_SequenceGather": self._SequenceGather, "_SequenceScatter": self._SequenceScatter,
+            "Where": self.Where, "_SequenceGather": self._SequenceGather, "_SequenceScatter": self._SequenceScatter,
             "_BroadcastSequenceAs": self._BroadcastSequenceAs,
             "_StabilizeElements": self._StabilizeElements, "_KnownDims": self._KnownDims,
         }
@@ -245,6 +245,13 @@ class SequenceFunctions:
 
     def _SequenceLast(self, x):
         return S.last(self._seq(x, "BS.Sequences.Last"))
+
+    def Where(self, cond, tag=""):
+        """The positions (0, 1, ...) of the steps of ``cond`` that are nonzero, a new sequence
+        (CNTK's ``WhereNode``: a count ``k`` repeats a position ``k`` times), one ``[1]``
+        value a step as cntk.exe's (``TensorShape::Scalar`` outside the V2 library)."""
+        positions = S.where(self._seq(cond, "Where"))
+        return self._node(reshape_sample(positions, (1,), True, sequence=True), "Where", tag)
 
     def _SequenceGather(self, cond, x):
         return S.gather(self._seq(x, "BS.Sequences.Gather"), self._seq(cond, "BS.Sequences.Gather"))

@@ -21,7 +21,8 @@ __all__ = ["SEQUENCE_NAMES", "SequenceUse", "sequence_use"]
 SEQUENCE_NAMES = frozenset({
     "PastValue", "FutureValue", "Delay", "DelayLayer", "RecurrentLSTMLayer",
     "RecurrentLSTMLayerStack", "DynamicAxis", "OptimizedRNNStack", "BS",
-    "LabelsToGraph", "ForwardBackward"})   # CTC: over sequences
+    "LabelsToGraph", "ForwardBackward",    # CTC: over sequences
+    "Where"})
 
 # The BS namespace that holds no sequence function (the others count, as a whole, for whether
 # a network is one of sequences); those whose functions' arguments are sequences

@@ -38,6 +38,7 @@ from ..graph import Variable
 from ..inspect import trace
 from ._computation_node import ComputationNodeFunctions
 from ._criterion_library import CriterionFunctions
+from ._elementwise_library import ElementwiseFunctions
 from ._layer_library import LayerFunctions, _positive_ints, cntk_initializer
 from ._library import Library, cntk_shape, without_unit_axes
 from ._loops import PendingState
@@ -50,6 +51,7 @@ from ._rnnstack_library import RNNStackFunctions
 from ._sequence_library import SequenceFunctions
 from ._pooling_library import PoolingFunctions
 from ._tensor_library import TensorFunctions
+from ._value_functions import ValueFunctions
 
 __all__ = ["StadynLibrary", "cntk_initializer"]
 
@@ -71,8 +73,8 @@ _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunctions,
                     SequenceFunctions,
                     ReduceFunctions, TensorFunctions, PoolingFunctions,
-                    CriterionFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
-                    RNNStackFunctions, Library):
+                    CriterionFunctions, ElementwiseFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
+                    RNNStackFunctions, ValueFunctions, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -119,6 +121,8 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         functions.update(self._init_tensors())
         functions.update(self._init_poolings())
         functions.update(self._init_criteria())
+        functions.update(self._init_elementwise())
+        functions.update(self._init_values())
         functions.update(self._init_networks())
         functions.update(self._init_norms())
         functions.update(self._init_rnnstacks())

@@ -81,6 +81,7 @@ class TensorFunctions:
                 "FlattenDimensions": self.FlattenDimensions,
                 "SplitDimension": self.SplitDimension,
                 "Slice": self.Slice, "RowSlice": self.RowSlice, "Crop": self.Crop,
+                "RowRepeat": self.RowRepeat,
                 **{name: functools.partial(self._compare, name) for name in _COMPARISONS},
                 "TransposeDimensions": self.TransposeDimensions, "Transpose": self.Transpose,
                 "Hardmax": self.Hardmax, "SumElements": self.SumElements, "_If": self.If,
@@ -301,6 +302,21 @@ class TensorFunctions:
         index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True, rule="cntk")
         hot = F.cast(F.one_hot(F.cast(index, "int64"), (n,)), np.dtype(x.dtype).name)
         return self._node(S.reshape_samples(hot, lead, sample), "Hardmax", tag)
+
+    def RowRepeat(self, input, numRepeats, tag=""):
+        """Each sample ``numRepeats`` times, one after the other, along its last (column-major)
+        axis, whose dimension is multiplied (CNTK's ``RowRepeatNode``: a vector ``[n]``
+        becomes ``[n * numRepeats]``)."""
+        x = self._value(input, "RowRepeat")
+        if isinstance(numRepeats, bool) or not isinstance(numRepeats, numbers.Integral) \
+                or numRepeats < 1:
+            raise ConfigError(f"RowRepeat: numRepeats must be a positive integer, got "
+                              f"{numRepeats!r}")
+        lead = self._lead(x)
+        if x.ndim == lead:
+            raise ConfigError("RowRepeat needs a sample of at least one axis")
+        joined = F.concatenate(*([x] * int(numRepeats)), axis=lead)
+        return self._node(joined, "RowRepeat", tag)
 
     def SumElements(self, matrix, tag=""):
         """The sum of all elements, over the minibatch (and each sequence's steps) too: one

@@ -1,0 +1,131 @@
+"""CNTK.core.bs's element-wise nodes beyond the basic ones (rounding, trigonometry,
+``ElementDivide``, ``Clip``) and its simple per-sample criteria (``SquareError``,
+``CrossEntropy``, ``Logistic``, ``CosDistance``, ``SumColumnElements``), for :class:`~._stadyn_library.StadynLibrary`
+(a mixin: it uses the library's ``_value``, ``_node``, ``_scalar``, ``_aligned`` and
+``ReduceSum``).
+
+Each keeps CNTK.core.bs's parameter names and order (``Clip (minValue, maxValue, x)``) and
+computes what cntk.exe's node computes: ``Round`` is ``floor (x + 0.5)`` (halves up, as CNTK's
+``RoundNode``), ``ElementDivide`` gives 0 where the divisor is 0, ``Cosine`` is the cosine.
+cntk.exe's criterion nodes sum over the minibatch; here each gives one value per sample (all
+of a sample's elements: cntk.exe's column), which the trainer sums, as for
+``CrossEntropyWithSoftmax``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import cntk_semantics as cntk
+from .. import functions as F
+from .._errors import ConfigError
+from ..graph import Variable
+
+__all__ = ["ElementwiseFunctions"]
+
+# CNTK.core.bs's name -> Stadyn's element-wise function
+_UNARY = {
+    "Floor": F.floor, "Ceil": F.ceil, "Sin": F.sin, "Cosine": F.cos, "Sinh": F.sinh,
+    "Cosh": F.cosh, "Asin": F.asin, "Acos": F.acos, "Asinh": F.asinh, "Atanh": F.atanh,
+}
+
+
+class ElementwiseFunctions:
+    """``Floor``, ``Ceil``, ``Round``, ``Sin``, ``Cosine``, ``Sinh``, ``Cosh``, ``Asin``,
+    ``Acos``, ``Asinh``, ``Atanh``, ``ElementDivide``, ``Clip`` and ``SquareError``."""
+
+    def _init_elementwise(self) -> dict[str, Any]:
+        functions: dict[str, Any] = {name: self._unary(name) for name in _UNARY}
+        functions.update({"Round": self.Round, "ElementDivide": self.ElementDivide,
+                          "Clip": self.Clip, "SquareError": self.SquareError,
+                          "CrossEntropy": self.CrossEntropy, "Logistic": self.Logistic,
+                          "CosDistance": self.CosDistance,
+                          "SumColumnElements": self.SumColumnElements})
+        return functions
+
+    def _unary(self, name: str) -> Any:
+        op = _UNARY[name]
+
+        def node(x, tag=""):
+            return self._node(op(self._value(x, name)), name, tag)
+        node.__name__ = name
+        return node
+
+    def Round(self, x, tag=""):
+        """The nearest integer, halves up: ``floor (x + 0.5)`` (CNTK's ``RoundNode``)."""
+        return self._node(F.floor(F.add_scalar(self._value(x, "Round"), 0.5)), "Round", tag)
+
+    def ElementDivide(self, aMatrix, anotherMatrix, tag=""):
+        """``aMatrix ./ anotherMatrix`` with broadcasting; 0 where the divisor is 0 (CNTK's
+        ``ElementDivide``); a number on either side is a constant."""
+        sa, sb = self._scalar(aMatrix), self._scalar(anotherMatrix)
+        if sb is not None and sa is None:
+            y = F.mul_scalar(self._value(aMatrix, "ElementDivide"), 1.0 / sb if sb else 0.0)
+        elif sa is not None and sb is None:
+            y = F.mul_scalar(cntk.divide(None, self._value(anotherMatrix, "ElementDivide")), sa)
+        else:
+            a, b = self._aligned(self._value(aMatrix, "ElementDivide"),
+                                 self._value(anotherMatrix, "ElementDivide"))
+            y = cntk.divide(a, b)
+        return self._node(y, "ElementDivide", tag)
+
+    def Clip(self, minValue, maxValue, x, tag=""):
+        """``x`` limited to ``[minValue, maxValue]`` (numbers or nodes that broadcast to it):
+        ``x < minValue ? minValue : (x > maxValue ? maxValue : x)``, as CNTK's ``ClipNode``;
+        the gradient reaches ``x`` only."""
+        v = self._value(x, "Clip")
+        lo, hi = self._scalar(minValue), self._scalar(maxValue)
+        if lo is not None and hi is not None:
+            return self._node(F.clip_by_value_scalar(v, lo, hi), "Clip", tag)
+        if lo is not None or hi is not None:
+            raise ConfigError("Clip: give minValue and maxValue both as numbers or both as "
+                              "nodes")
+        v, lo_v = self._aligned(v, self._value(minValue, "Clip"))
+        v, hi_v = self._aligned(v, self._value(maxValue, "Clip"))
+        lo_v, hi_v = F.stop_gradient(lo_v), F.stop_gradient(hi_v)
+        clipped = F.where(F.less(v, lo_v), lo_v, F.where(F.greater(v, hi_v), hi_v, v))
+        return self._node(clipped, "Clip", tag)
+
+    def _pair(self, a: Any, b: Any, op: str) -> tuple[Variable, Variable]:
+        return self._aligned(self._value(a, op), self._value(b, op))
+
+    def _sample_sum(self, v: Variable) -> Variable:
+        return self._value(self.ReduceSum(v), "ReduceSum")
+
+    def CrossEntropy(self, refProbVectorSequence, outProbVectorSequence, tag=""):
+        """``-sum (ref .* log (out))`` per sample (CNTK's ``CrossEntropyNode``: the log of the
+        probabilities as given, no softmax)."""
+        ref, out = self._pair(refProbVectorSequence, outProbVectorSequence, "CrossEntropy")
+        y = F.mul_scalar(self._sample_sum(F.mul2(ref, F.log(out))), -1.0)
+        return self._node(y, "CrossEntropy", tag)
+
+    def Logistic(self, label, probability, tag=""):
+        """``-sum (log (y p + (1 - y) (1 - p)))`` per sample, with ``y`` the labels (0 or 1) and
+        ``p`` the probabilities of class 1 (CNTK's ``LogisticNode``, which takes the log of
+        ``2 y p + (1 - y) - p``)."""
+        y, p = self._pair(label, probability, "Logistic")
+        inner = F.sub2(F.add2(F.mul_scalar(F.mul2(y, p), 2.0), F.r_sub_scalar(y, 1.0)), p)
+        return self._node(F.mul_scalar(self._sample_sum(F.log(inner)), -1.0), "Logistic", tag)
+
+    def CosDistance(self, aVectorSequence, anotherVectorSequence, tag=""):
+        """The cosine of the angle between the two, per sample: ``a . b / (|a| |b|)`` (CNTK's
+        ``CosDistanceNode``, a similarity despite its name)."""
+        a, b = self._pair(aVectorSequence, anotherVectorSequence, "CosDistance")
+        dot = self._sample_sum(F.mul2(a, b))
+        norms = F.mul2(F.sqrt(self._sample_sum(F.mul2(a, a))),
+                       F.sqrt(self._sample_sum(F.mul2(b, b))))
+        return self._node(F.div2(dot, norms), "CosDistance", tag)
+
+    def SumColumnElements(self, z, tag=""):
+        """The sum of each sample's elements (CNTK's deprecated ``SumColumnElements``: each
+        column of the minibatch)."""
+        v = self._value(z, "SumColumnElements")
+        return self._node(self._sample_sum(v), "SumColumnElements", tag)
+
+    def SquareError(self, aMatrix, anotherMatrix, tag=""):
+        """Per sample the sum of ``(aMatrix - anotherMatrix)^2`` (cntk.exe's node sums it over
+        the minibatch too; the trainer sums the samples, so the logged averages are the
+        same)."""
+        d = self.Minus(aMatrix, anotherMatrix)
+        y: Variable = self._value(self.ReduceSum(self.ElementTimes(d, d)), "SquareError")
+        return self._node(y, "SquareError", tag)

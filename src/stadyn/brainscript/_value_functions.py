@@ -1,0 +1,85 @@
+"""CNTK.core.bs's functions of plain config values (numbers, strings, arrays) that cntk.exe's
+evaluator computes in C++ (BrainScriptEvaluator.cpp's ``NumericFunction``, ``StringFunction``
+and ``CompareFunction``), for :class:`~._stadyn_library.StadynLibrary` (a mixin).
+
+Example:
+    >>> from stadyn.brainscript import StadynLibrary
+    >>> lib = StadynLibrary()
+    >>> lib.Mod(-7, 3), lib.IntDiv(-7, 2), lib.Substr("network", -4, 2), lib.Chr(65)
+    (-1, -3, 'wo', 'A')
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+from .._errors import ConfigError
+from ._values import BSArray
+
+__all__ = ["ValueFunctions"]
+
+
+def _integer(x: Any, what: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
+        raise ConfigError(f"{what}: needs numbers, got {x!r}")
+    return int(x)           # C++'s (int) cast: towards zero
+
+
+def _text(x: Any, what: str) -> str:
+    if not isinstance(x, str):
+        raise ConfigError(f"{what}: needs a string, got {x!r}")
+    return x
+
+
+class ValueFunctions:
+    """``Mod``, ``IntDiv``, ``Chr``, ``Substr``, ``Replace``, ``IsArray``, ``IsDouble`` and
+    ``IsBool``."""
+
+    def _init_values(self) -> dict[str, Any]:
+        return {"Mod": self.Mod, "IntDiv": self.IntDiv, "Chr": self.Chr, "Substr": self.Substr,
+                "Replace": self.Replace, "IsArray": self.IsArray, "IsDouble": self.IsDouble,
+                "IsBool": self.IsBool}
+
+    def Mod(self, x, y):
+        """The remainder of the two as integers (C++'s ``%``: the sign of ``x``)."""
+        a, b = _integer(x, "Mod"), _integer(y, "Mod")
+        if b == 0:
+            raise ConfigError("Mod: division by zero")
+        return int(math.fmod(a, b))
+
+    def IntDiv(self, x, y):
+        """The quotient of the two as integers, rounded towards zero (C++'s ``/``)."""
+        a, b = _integer(x, "IntDiv"), _integer(y, "IntDiv")
+        if b == 0:
+            raise ConfigError("IntDiv: division by zero")
+        q = abs(a) // abs(b)
+        return q if (a < 0) == (b < 0) else -q
+
+    def Chr(self, c):
+        """The one-character string of code ``c``."""
+        return chr(_integer(c, "Chr"))
+
+    def Substr(self, s, begin, num):
+        """``num`` characters of ``s`` from ``begin`` (negative: from the end); either may
+        run past the end, a negative ``num`` takes the rest."""
+        text = _text(s, "Substr")
+        b, n = _integer(begin, "Substr"), _integer(num, "Substr")
+        start = len(text) + b if b < 0 else b
+        start = len(text) if start < 0 or start > len(text) else start
+        return text[start:] if n < 0 else text[start:start + n]
+
+    def Replace(self, s, from_, to):
+        """``s`` with every ``from`` replaced by ``to``."""
+        return _text(s, "Replace").replace(_text(from_, "Replace"), _text(to, "Replace"))
+
+    def IsArray(self, a):
+        return isinstance(a, (BSArray, Sequence)) and not isinstance(a, str)
+
+    def IsDouble(self, a):
+        return isinstance(a, numbers.Real) and not isinstance(a, bool)
+
+    def IsBool(self, a):
+        return isinstance(a, bool)
