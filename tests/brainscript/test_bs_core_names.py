@@ -179,12 +179,12 @@ def test_simple_criteria_against_numpy():
 
 
 def test_value_functions():
-    # BrainScriptEvaluator.cpp: Mod and IntDiv on the numbers cast to int (C++: towards zero),
-    # Substr's negative start counts from the end, a count past the end stops there
+    # BrainScriptEvaluator.cpp: Mod and IntDiv on the numbers as ints (C++'s % and /: towards
+    # zero), Substr's negative start counts from the end, a count past the end stops there
     with sd.parameter_registry(sd.ParameterRegistry()):
         from stadyn.brainscript._parser import parse_members
         rec = Evaluator(StadynLibrary()).evaluate(parse_members("""
-            m = Mod (-7, 3) : Mod (7.9, -3) : IntDiv (-7, 2) : IntDiv (9, 4)
+            m = Mod (-7, 3) : Mod (7, -3) : IntDiv (-7, 2) : IntDiv (9, 4)
             s = Substr ("network", -4, 2) : Substr ("network", 3, 100) : Substr ("ab", -5, 1)
             c = Chr (65) ; r = Replace ("a.b.c", ".", "::")
             t = IsArray ((1 : 2)) : IsArray (1) : IsDouble (1.5) : IsDouble (true) : IsBool (false)
@@ -194,6 +194,18 @@ def test_value_functions():
     assert list(value["s"]) == ["wo", "work", ""]
     assert value["c"] == "A" and value["r"] == "a::b::c"
     assert list(value["t"]) == [True, False, True, False, True]
+
+
+@pytest.mark.parametrize("call", ["Mod (7.9, -3)", "IntDiv (9, 4.5)", 'Substr ("network", 1.5, 2)'])
+def test_value_functions_take_whole_numbers_only(call):
+    # cntk.exe converts each argument with (int) of the config value (ConfigValuePtr::operator
+    # int -> AsInt, ScriptableObjects.h:364-381): "expected expression of type size_t instead of
+    # floating-point value 7.900000" where it is not a whole number
+    from stadyn.brainscript._parser import parse_members
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        rec = Evaluator(StadynLibrary()).evaluate(parse_members(f"v = {call}", "<test>"))
+        with pytest.raises(ConfigError, match="expected an integer instead of the floating"):
+            rec._members["v"].force()
 
 
 def test_toggle_and_zeroes_like():
@@ -251,6 +263,23 @@ def test_parallel_and_merge_binary():
     np.testing.assert_allclose(out["m"], sig + np.tanh(y), rtol=1e-6)
 
 
-def test_clip_refuses_a_number_beside_a_node():
-    with pytest.raises(ConfigError, match="Clip: give minValue and maxValue both"):
-        _run("x = Input {6} ; c = Clip (0, x, x)", "c", {"x": X})
+def test_clip_takes_a_number_beside_a_node():
+    # CNTK.core.bs: Clip's inputs are _AsNodes (minValue : maxValue : x), a number a Constant
+    x = np.array([[-1.0, 0.5, 2.0, 3.0]], np.float32)
+    y = np.array([[1.0, 1.0, 1.5, 4.0]], np.float32)
+    out = _run("x = Input {4} ; y = Input {4} ; c = Clip (0, y, x) ; d = Clip (y, 2.5, x)",
+               "c d", {"x": x, "y": y})
+    np.testing.assert_array_equal(out["c"], np.where(x < 0, 0, np.where(x > y, y, x)))
+    np.testing.assert_array_equal(out["d"], np.where(x < y, y, np.where(x > 2.5, 2.5, x)))
+
+
+def test_cross_entropy_and_logistic_take_cntks_log_of_zero():
+    # CrossEntropyNode / LogisticNode take CPUMatrix's log, LOG_OF_EPS_IN_LOG (-85.1) below
+    # EPS_IN_LOG (1e-37) (CPUMatrixImpl.h, CommonMatrix.h): a one-hot output gives 0, not nan
+    p = np.array([[0.0, 1.0, 0.0]], np.float32)
+    y = np.array([[1.0, 0.0, 0.0]], np.float32)
+    out = _run("p = Input {3} ; y = Input {3} ; ce = CrossEntropy (p, p) ; lg = Logistic (y, p)",
+               "ce lg", {"p": p, "y": y})
+    np.testing.assert_allclose(out["ce"].reshape(-1), [0.0], atol=1e-6)
+    # y = 1 where p = 0: log of 0 -> -85.1; the other two classes: log (1 - 0), log (1 - 1) = -85.1
+    np.testing.assert_allclose(out["lg"].reshape(-1), [85.1 + 0.0 + 85.1], rtol=1e-6)

@@ -18,7 +18,6 @@ from typing import Any
 
 from .. import cntk_semantics as cntk
 from .. import functions as F
-from .._errors import ConfigError
 from ..graph import Variable
 
 __all__ = ["ElementwiseFunctions"]
@@ -72,14 +71,16 @@ class ElementwiseFunctions:
     def Clip(self, minValue, maxValue, x, tag=""):
         """``x`` limited to ``[minValue, maxValue]`` (numbers or nodes that broadcast to it):
         ``x < minValue ? minValue : (x > maxValue ? maxValue : x)``, as CNTK's ``ClipNode``;
-        the gradient reaches ``x`` only."""
+        the gradient reaches ``x`` only.  A number beside a node is a ``Constant``, as
+        CNTK.core.bs's ``_AsNodes`` makes it."""
         v = self._value(x, "Clip")
         lo, hi = self._scalar(minValue), self._scalar(maxValue)
         if lo is not None and hi is not None:
             return self._node(F.clip_by_value_scalar(v, lo, hi), "Clip", tag)
-        if lo is not None or hi is not None:
-            raise ConfigError("Clip: give minValue and maxValue both as numbers or both as "
-                              "nodes")
+        if lo is not None:                  # (a number beside a node: CNTK.core.bs's _AsNodes
+            minValue = self.Constant(lo)    # makes it a Constant {val})
+        if hi is not None:
+            maxValue = self.Constant(hi)
         v, lo_v = self._aligned(v, self._value(minValue, "Clip"))
         v, hi_v = self._aligned(v, self._value(maxValue, "Clip"))
         lo_v, hi_v = F.stop_gradient(lo_v), F.stop_gradient(hi_v)
@@ -94,18 +95,20 @@ class ElementwiseFunctions:
 
     def CrossEntropy(self, refProbVectorSequence, outProbVectorSequence, tag=""):
         """``-sum (ref .* log (out))`` per sample (CNTK's ``CrossEntropyNode``: the log of the
-        probabilities as given, no softmax)."""
+        probabilities as given, no softmax; CNTK's log, -85.1 below 1e-37, so a zero
+        probability gives a finite number: ``F.cntk_log``)."""
         ref, out = self._pair(refProbVectorSequence, outProbVectorSequence, "CrossEntropy")
-        y = F.mul_scalar(self._sample_sum(F.mul2(ref, F.log(out))), -1.0)
+        y = F.mul_scalar(self._sample_sum(F.mul2(ref, F.cntk_log(out))), -1.0)
         return self._node(y, "CrossEntropy", tag)
 
     def Logistic(self, label, probability, tag=""):
         """``-sum (log (y p + (1 - y) (1 - p)))`` per sample, with ``y`` the labels (0 or 1) and
         ``p`` the probabilities of class 1 (CNTK's ``LogisticNode``, which takes the log of
-        ``2 y p + (1 - y) - p``)."""
+        ``2 y p + (1 - y) - p``, with CNTK's log: -85.1 below 1e-37)."""
         y, p = self._pair(label, probability, "Logistic")
         inner = F.sub2(F.add2(F.mul_scalar(F.mul2(y, p), 2.0), F.r_sub_scalar(y, 1.0)), p)
-        return self._node(F.mul_scalar(self._sample_sum(F.log(inner)), -1.0), "Logistic", tag)
+        return self._node(F.mul_scalar(self._sample_sum(F.cntk_log(inner)), -1.0), "Logistic",
+                          tag)
 
     def CosDistance(self, aVectorSequence, anotherVectorSequence, tag=""):
         """The cosine of the angle between the two, per sample: ``a . b / (|a| |b|)`` (CNTK's

@@ -22,10 +22,16 @@ from ._values import BSArray
 __all__ = ["ValueFunctions"]
 
 
-def _integer(x: Any, what: str) -> int:
+def _integer(x: Any, what: str, whole: bool = True) -> int:
+    """``x`` as cntk.exe's ``(int)`` of a config value (``ConfigValuePtr::operator int``: a
+    whole number, else "expected expression of type size_t instead of floating-point value");
+    ``whole=False``: C++'s cast of the double, towards zero (``Chr``'s ``(wchar_t)(double)``)."""
     if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
         raise ConfigError(f"{what}: needs numbers, got {x!r}")
-    return int(x)           # C++'s (int) cast: towards zero
+    if whole and x != int(x):
+        raise ConfigError(f"{what}: expected an integer instead of the floating-point value "
+                          f"{x!r}")
+    return int(x)
 
 
 def _text(x: Any, what: str) -> str:
@@ -60,7 +66,7 @@ class ValueFunctions:
 
     def Chr(self, c):
         """The one-character string of code ``c``."""
-        return chr(_integer(c, "Chr"))
+        return chr(_integer(c, "Chr", whole=False))
 
     def Substr(self, s, begin, num):
         """``num`` characters of ``s`` from ``begin`` (negative: from the end); either may

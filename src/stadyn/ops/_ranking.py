@@ -223,7 +223,6 @@ def _packing(lengths: list[int]) -> tuple[int, int, list[int]]:
     ``b * width + step`` of the sample column ``t * streams + s`` holds, ``-1`` for a gap."""
     width = max(lengths, default=0)
     used: list[int] = []
-    source: list[int] = []
     places = []
     for n in lengths:
         stream = next((k for k, u in enumerate(used) if u + n <= width), len(used))
