@@ -90,3 +90,29 @@ def no_dynamic_axes__placeholder_parameters(C, r):
         res[label]["bound"] = out.reshape(-1)
         res[label]["bound is x @ W + b"] = bool(np.allclose(out.reshape(-1), xv @ w, atol=1e-6))
     return res
+
+
+@cntk_case(names=["cntk.ops.softmax", "cntk.ops.hardmax", "cntk.ops.log_softmax"],
+           note="softmax and hardmax with no axis over an operand of more than one axis and "
+                "no dynamic axes (an input made with dynamic_axes=[], a constant, a "
+                "parameter): CNTK 2.7 works on each row (along the last axis), where over a "
+                "sample with the batch axis it takes the whole sample.  Stadyn took the whole "
+                "operand")
+def no_dynamic_axes__softmax_rows(C, r):
+    r.touch("cntk.ops.softmax", "cntk.ops.hardmax", "cntk.ops.log_softmax",
+            "cntk.input_variable", "cntk.constant", "cntk.parameter", "cntk.Function.grad")
+    xv = (np.arange(12, dtype=np.float32).reshape(2, 2, 3) - 5) / 3
+    x = C.input_variable((2, 2, 3), dynamic_axes=[], needs_gradient=True, name="x")
+    res = {}
+    for label, f in (("softmax", C.softmax(x)), ("hardmax", C.hardmax(x)),
+                     ("log_softmax", C.log_softmax(x))):
+        res[label] = {"shape": list(f.shape), "value": np.asarray(f.eval({x: xv}))}
+    w = C.constant(np.linspace(-1, 1, 12).reshape(2, 2, 3).astype(np.float32))
+    res["softmax gradient"] = np.asarray(C.reduce_sum(C.softmax(x) * w).grad({x: xv}, wrt=[x]))
+    res["softmax of a constant"] = np.asarray(C.softmax(C.constant(xv[0])).eval())
+    res["hardmax of a constant"] = np.asarray(C.hardmax(C.constant(xv[1])).eval())
+    p = C.parameter((2, 3), init=xv[0])
+    res["softmax of a parameter"] = np.asarray(C.softmax(p).eval())
+    b = C.input_variable((2, 3), name="b")
+    res["with the batch axis"] = np.asarray(C.softmax(b).eval({b: xv}))
+    return res
