@@ -136,6 +136,8 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
             prop = getattr(type(self), name, None)
             if isinstance(prop, property):      # (its own reason, not "has no 'output'")
                 return prop.fget(self)
+            if self.__dict__.get("_made_parameters"):   # (a layer's, made at the call: W)
+                return getattr(self._fn, name)
             raise AttributeError(f"{type(self).__name__} has no {name!r}")
         return getattr(typed, name)
 

@@ -36,7 +36,7 @@ from ..._random import auto_seeds_kept
 from ._deferred_operands import _layer_function
 from ._mixins import GraphObject
 
-__all__ = ["probed_shape", "probed_dynamic_axes"]
+__all__ = ["probed_shape", "probed_dynamic_axes", "placeholder_stand_ins"]
 
 UNKNOWN = (-2,)
 _OPEN = (-1, -3)        # InferredDimension, FreeDimension: axes the stand-ins give lengths
@@ -54,6 +54,31 @@ def probed_shape(deferred: Any) -> tuple:
         except Exception:       # (an op that cannot be built on the stand-ins: unknown)
             found = None
         found = deferred.__dict__["_probed_shape"] = UNKNOWN if found is None else found
+    return found
+
+
+def placeholder_stand_ins(args: tuple) -> "list | None":
+    """Inputs standing for ``args`` where each is a placeholder waiting with a known shape (no
+    inferred, free or unknown axis), of its shape and dynamic axes (none for one made with
+    ``dynamic_axes=[]``), on which a layer applied to them makes its parameters at the call,
+    as CNTK 2.7's; else None.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> [v.shape for v in placeholder_stand_ins((C.placeholder((3,), dynamic_axes=[]),))]
+        [(3,)]
+        >>> placeholder_stand_ins((C.placeholder(),)) is None
+        True
+    """
+    from ._graph_records import INFERRED_SHAPES, SHAPELESS
+    from ._variables import input_variable, without_dynamic_axes
+    found = []
+    for a in args:
+        v = a.variable if isinstance(a, GraphObject) else None
+        shape = INFERRED_SHAPES.get(v) if v is not None else None
+        if shape is None or v not in SHAPELESS or any(d < 0 for d in shape):
+            return None
+        found.append(input_variable(shape, dynamic_axes=[] if without_dynamic_axes(a) else None))
     return found
 
 

@@ -20,12 +20,14 @@ from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import operand, operands_dtype, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred, as_built, pending
+from ._deferred_shapes import placeholder_stand_ins
 from ._function_pure import refuse_parameters
 from ._late import late
 from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
                                adopt_applied, declared_parameters, makes_parameters)
 from ._layers_identity import identity
 from ._mixins import GraphObject, TensorOpsMixin
+from ._one_sample import apply_to_samples
 from ._parameters import cntk_parameters
 from ._sequential_steps import SequentialSteps, named_sequential
 from ._shown_constants import note_steepness
@@ -78,21 +80,6 @@ def _block_options(layer: Any) -> dict:
     return {"inferInputRankToMap": rank}
 
 
-def _known_shapes(args: tuple) -> "list | None":
-    """The shapes of ``args`` where each is a placeholder waiting with a known shape (no
-    inferred, free or unknown axis) and dynamic axes not known to be none; else None."""
-    from ._variables import without_dynamic_axes
-    shapes = []
-    for a in args:
-        v = getattr(a, "variable", None)
-        shape = G.INFERRED_SHAPES.get(v) if isinstance(v, Variable) else None
-        if shape is None or v not in G.SHAPELESS or any(d < 0 for d in shape) or \
-                without_dynamic_axes(a):
-            return None
-        shapes.append(shape)
-    return shapes
-
-
 class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
     (after the first application) are attributes by their CNTK names (``d.W``); CNTK's
@@ -122,10 +109,10 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
     def __call__(self, *args):
         if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
             waiting = Deferred(self, args, {})
-            shapes = _known_shapes(args)
-            if shapes is not None:      # (placeholders of known shapes: CNTK 2.7 makes the
-                stand_in = late("input_variable")           # layer's parameters at the call)
-                waiting._probed_shape = tuple(self(*[stand_in(s) for s in shapes]).shape)
+            stand_ins = placeholder_stand_ins(args)
+            if stand_ins is not None:   # (placeholders of known shapes: CNTK 2.7 makes the
+                waiting._probed_shape = tuple(self(*stand_ins).shape)   # layer's parameters
+                waiting._made_parameters = True                         # at the call)
             return waiting
         args = as_built(args)                    # a waiting op given its types: its Function
         if args and not any(isinstance(a, GraphObject) for a in args):
@@ -136,7 +123,9 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         values = [operand(a) for a in args]
         _refuse_weights_over_steps(self.layer, values)
         with joint_inference(), cntk_parameters():  # CNTK infers the layer's graph with
-            out = self.layer(*values)                  # its operands
+            out = self.layer(*values) if isinstance(self.layer, _CompositeLayer) else \
+                apply_to_samples(self.layer, values)    # its operands (a Sequential's steps:
+                                                        # each for itself)
         adopt_applied()         # (a learner given its declared parameters learns these)
         # CNTK's layers compute in their parameters' data type (float64 under
         # default_options(dtype=np.float64)), which their inputs must have

@@ -25,12 +25,14 @@ import math
 
 from ... import cntk_semantics as S
 from ... import functions as F
+from ...graph import Variable
 from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, lead_axes, named, one_op, operand, reshape_samples, sample_axes,
                      sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._one_sample import one_sample_values
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._seq_axes import free_steps
 
@@ -230,8 +232,20 @@ def _along(fn, x, axis):
     return S.over_sample(fn, v, batched(x), sequence=lead_axes(x) == 2)
 
 
+def _rows(x) -> bool:
+    """Whether CNTK 2.7's softmax and hardmax with no axis work on each row of ``x`` (along
+    its last axis): an operand of more than one axis and no dynamic axes (an input made with
+    ``dynamic_axes=[]``, a constant), which CNTK holds as a matrix of its rows; of a sample
+    with the batch axis, they take the whole sample."""
+    v = operand(x)
+    return isinstance(v, Variable) and v.ndim > 1 and one_sample_values([v])
+
+
 def softmax(x, axis=None, name: str = ""):
-    """Softmax along the per-sample ``axis`` (None: over all of a sample's axes at once)."""
+    """Softmax along the per-sample ``axis`` (None: over all of a sample's axes at once; over
+    the last axis of an operand with no dynamic axes, as CNTK 2.7)."""
+    if axis is None and _rows(x):
+        return named(wrap(F.softmax(operand(x), axis=operand(x).ndim - 1)), name, "Softmax")
     return named(wrap(_along(F.softmax, x, axis)), name, "Softmax")
 
 
@@ -243,8 +257,11 @@ def log_softmax(x, axis=None, name: str = ""):
 
 
 def hardmax(x, name: str = ""):
-    """1.0 at the (first) largest value of each sample, 0.0 elsewhere (no gradient)."""
-    out = S.hardmax(operand(x), lead_axes(x), sample_shape(x))
+    """1.0 at the (first) largest value of each sample, 0.0 elsewhere (no gradient); of each
+    row of an operand with no dynamic axes, as CNTK 2.7."""
+    v = operand(x)
+    out = S.hardmax(v, v.ndim - 1, v.shape[-1:]) if _rows(x) else \
+        S.hardmax(v, lead_axes(x), sample_shape(x))
     return named(wrap(one_op(out, x)), name, "Hardmax")
 
 
