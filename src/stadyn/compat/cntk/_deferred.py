@@ -39,11 +39,10 @@ from ._deferred_runs import DeferredRuns
 from ._deferred_root import DeferredGraph
 from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of,
                               loop_placeholder, probe_call)
-from ._deferred_reads import DeferredReads, as_built, found, parts_of, reads
+from ._deferred_reads import DeferredReads, found, parts_of, reads
 from ._deferred_shapes import probed_dynamic_axes, probed_shape
 
-# (as_built, _deferred_reads's, handed out here too: _layers_function takes it from here)
-__all__ = ["Deferred", "UnknownOutput", "pending", "LAYER_CLASSES", "PROBING", "as_built"]
+__all__ = ["Deferred", "UnknownOutput", "pending", "LAYER_CLASSES", "PROBING"]
 
 
 def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:

@@ -19,7 +19,8 @@ from ... import layers as _L
 from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import operand, operands_dtype, unwrap, wrap
-from ._deferred import LAYER_CLASSES, Deferred, as_built, pending
+from ._deferred import LAYER_CLASSES, Deferred, pending
+from ._deferred_reads import as_built
 from ._deferred_shapes import placeholder_stand_ins
 from ._function_pure import refuse_parameters
 from ._late import late
