@@ -67,10 +67,6 @@ class FunctionRebuilding(ArgumentBinding):
             >>> [(a.name, a.shape, a.is_input) for a in f.arguments]
             [('p', (2,), True)]
         """
-        params = self.signature
-        if len(arg_types) + len(kwarg_types) != len(params):
-            raise TypeError(f"CNTK Function expected {len(params)} arguments, got "
-                            f"{len(arg_types) + len(kwarg_types)}")
         mapping = self.argument_map(*arg_types, **kwarg_types)
         self.replace_placeholders({p: input_of_type(t, p.name) for p, t in mapping.items()
                                    if t is not None})
