@@ -60,3 +60,63 @@ def replace_placeholder__refused_in_cntks_words(C, r):
     return {"none": _refusal(lambda: C.plus(x, 1.0).replace_placeholder(x)),
             "two": _refusal(lambda: C.plus(p, q).replace_placeholder(x)),
             "one": _refusal(lambda: C.relu(C.placeholder(name="r")).replace_placeholder(x))}
+
+
+def _bound_outcome(C, np, op, how):
+    """``op`` on a placeholder made on a sequence axis, bound to an input without one (``how``:
+    ``replace_placeholders`` in place, or calling the Function on it): the result's shape,
+    dynamic axes and values, or the built-in type of the refusal."""
+    p = C.placeholder((3,), dynamic_axes=C.Axis.default_input_variable_dynamic_axes(),
+                      name="p")
+    x = C.input_variable(3, name="x")
+    try:
+        f = op(p)
+        if how == "replace":
+            f.replace_placeholders({p: x})
+        else:
+            f = f(x)
+        got = f.eval({x: np.arange(6, dtype=np.float32).reshape(2, 3)})
+    except Exception as e:      # (whether it refuses is compared; the type, as known)
+        return {"refused": next(c.__name__ for c in type(e).__mro__
+                                if c.__module__ == "builtins")}
+    return {"shape": list(f.shape), "dynamic axes": [str(a) for a in f.output.dynamic_axes],
+            "arguments": [a.name for a in f.arguments], "value": np.asarray(got).tolist(),
+            "printed": re.sub(r"\d+", "#", str(f)),
+            "root inputs": [re.sub(r"\d+", "#", str(i)) for i in f.root_function.inputs]}
+
+
+@cntk_case(names=["cntk.placeholder", "cntk.Function.replace_placeholders"],
+           note="a placeholder made on a sequence axis bound to an input without one: CNTK "
+                "2.7 takes it (the ops on it then have the input's dynamic axes: plus, "
+                "reduce_sum over a static axis, times, a chain of them) and refuses the "
+                "sequence ops (sequence.last, sequence.reduce_sum, past_value) as it is "
+                "bound.  Stadyn refused the binding ('cannot take a variable of shape "
+                "(1, 3)'); calling the Function on it, reduce_sum(p, 0) failed ('axis 2 out "
+                "of range') and the sequence ops took the input",
+           known={"sequence ops, refusal types": "CNTK 2.7 refuses last and past_value on a "
+                  "non-sequence with RuntimeError (its PastValue's check), sequence.reduce_sum "
+                  "with ValueError; Stadyn's sequence ops refuse a non-sequence with ShapeError "
+                  "(a ValueError) whether called on it or bound to it"})
+def sequence_placeholder__bound_to_a_non_sequence(C, r, np):
+    r.touch("cntk.input_variable", "cntk.Axis.default_input_variable_dynamic_axes",
+            "cntk.ops.plus", "cntk.ops.reduce_sum", "cntk.ops.times", "cntk.sequence.last",
+            "cntk.sequence.reduce_sum", "cntk.sequence.past_value", "cntk.Function.eval",
+            "cntk.Function.replace_placeholders", "cntk.Function.root_function",
+            "cntk.Function.inputs")
+    w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    ops = {"plus": lambda p: C.plus(p, 1.0), "reduce_sum 0": lambda p: C.reduce_sum(p, 0),
+           "times": lambda p: C.times(p, w),
+           "chain": lambda p: C.reduce_sum(C.relu(p * 2.0 - 3.0), 0, name="s"),
+           "last": C.sequence.last, "sequence.reduce_sum": C.sequence.reduce_sum,
+           "past_value": C.sequence.past_value}
+    res = {}
+    types = {}
+    for label, op in ops.items():
+        for how in ("replace", "call"):
+            got = _bound_outcome(C, np, op, how)
+            if "refused" in got:
+                types[label + " " + how] = got["refused"]
+                got = {"refused": True}
+            res[label + ", " + how] = got
+    res["sequence ops, refusal types"] = types
+    return res
