@@ -33,7 +33,7 @@ MODULES = {
              "cntk_workers_2", "cntk_window_skip", "cntk_fidelity_13",
              "cntk_loop_reads", "cntk_fidelity_14", "cntk_deferred_calls",
              "cntk_fidelity_15", "cntk_fidelity_16", "cntk_fidelity_17", "cntk_fidelity_18",
-             "cntk_trainer_sequences", "cntk_review_mends_2",
+             "cntk_fidelity_20", "cntk_trainer_sequences", "cntk_review_mends_2",
              "cntk_reader_positions", "cntk_graph_views", "cntk_placeholder_binding",
              "cntk_eval_refusals", "cntk_no_dynamic_axes"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",

@@ -32,16 +32,26 @@ class ArgumentBinding:
     __slots__ = ()
 
     def argument_map(self, *args, **kwargs) -> dict:
-        """``{argument: value}`` from positional values (in the order of ``arguments``) and
-        keyword values (by argument name)."""
-        params = self.arguments
-        if len(args) > len(params):
-            raise TypeError(f"this Function takes {len(params)} arguments, {len(args)} given")
+        """``{argument: value}`` from positional values (in the order of ``signature``) and
+        keyword values (by argument name), one for each argument, as CNTK 2.7 maps them."""
+        return self._bind_each(self.signature, args, kwargs)
+
+    @staticmethod
+    def _bind_each(params, args: tuple, kwargs: dict) -> dict:
+        """``{param: value}``: ``args`` in order, ``kwargs`` by name, each of ``params`` given
+        exactly once, with CNTK 2.7's TypeErrors (and its SyntaxError for a name given twice)
+        otherwise; the one check of a Function's and a waiting one's calls and
+        ``update_signature``."""
+        if len(args) + len(kwargs) != len(params):
+            raise TypeError(f"CNTK Function expected {len(params)} arguments, got "
+                            f"{len(args) + len(kwargs)}")
         mapping = dict(zip(params, args))
         by_name = {p.name: p for p in params}
         for key, value in kwargs.items():
             if key not in by_name:
-                raise TypeError(f"this Function has no argument named {key!r}")
+                raise TypeError(f"got an unexpected keyword argument {key!r}")
+            if by_name[key] in mapping:
+                raise SyntaxError(f"got multiple values for argument {key!r}")
             mapping[by_name[key]] = value
         return mapping
 
@@ -49,9 +59,11 @@ class ArgumentBinding:
         """Replace the only placeholder (:meth:`replace_placeholders`, whose result it
         returns)."""
         placeholders = self.placeholders
-        if len(placeholders) != 1:
-            raise ValueError(f"replace_placeholder: the Function has {len(placeholders)} "
-                             "placeholders, not one")
+        if len(placeholders) != 1:      # (CNTK 2.7's words, its Function.cpp)
+            shown = getattr(substitution, "output", substitution)
+            raise ValueError(f"ReplacePlaceholder called with a single replacement Variable "
+                             f"'{shown}' but this Function '{self!r}' has {len(placeholders)} "
+                             f"placeholders '{', '.join(str(p) for p in placeholders)}'")
         return self.replace_placeholders({placeholders[0]: substitution})
 
     def declare_args(self, *arg_types) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ._deferred import Deferred, pending
 from ._deferred_reads import as_built
+from ._sequence_placeholders import note_call
 
 __all__ = ["deferrable", "defer_module"]
 
@@ -59,7 +60,8 @@ def deferrable(fn=None, *, as_called=None):
     """
     if fn is None:
         return functools.partial(deferrable, as_called=as_called)
-    check, make, typed, given_name = pending, Deferred, as_built, _given_name  # (its closure:
+    check, make, typed, note = pending, Deferred, as_built, note_call
+    given_name = _given_name                            # (its closure:
     signature = inspect.signature(fn)                   # it runs in fn's module's globals)
     taken = _call_signature(fn)     # (a call the op cannot take is refused now, not replayed)
     bind = taken.bind if taken is not None else None
@@ -107,7 +109,9 @@ def deferrable(fn=None, *, as_called=None):
             if name is None:
                 name = given_name(signature, args, kwargs)
             return make(fn, args, kwargs, name=name, shape=shape, check=recheck)
-        return fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
+        out = fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
+        note(fn, args, kwargs, out)     # (on a placeholder made on a sequence axis: noted)
+        return out
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)
     functools.update_wrapper(new, fn)

@@ -118,16 +118,8 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
             return
         input_of_type = late("input_of_type")
         phs = self.placeholders
-        if len(arg_types) + len(kwarg_types) != len(phs):
-            raise TypeError(f"update_signature: this Function has {len(phs)} placeholders, "
-                            f"{len(arg_types) + len(kwarg_types)} types given")
-        by_name = {p.name: k for k, p in enumerate(phs)}
-        types_ = list(arg_types) + [None] * (len(phs) - len(arg_types))
-        for key, kind in kwarg_types.items():
-            if key not in by_name or by_name[key] < len(arg_types):
-                raise TypeError(f"update_signature: no placeholder {key!r} left to type")
-            types_[by_name[key]] = kind
-        self._typed = self(*[input_of_type(t, p.name) for t, p in zip(types_, phs)])
+        types_ = self._bind_each(phs, arg_types, kwarg_types)
+        self._typed = self(*[input_of_type(types_[p], p.name) for p in phs])
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
@@ -244,17 +236,9 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
     def __call__(self, *args, **kwargs):
         if self._typed is not None:
             return self._typed(*args, **kwargs)
-        phs = self.placeholders
-        if len(args) > len(phs):
-            raise TypeError(f"this Function has {len(phs)} placeholders to bind, "
-                            f"{len(args)} operands given")
         bound = dict(self._bound)
-        bound.update((id(p.variable), a) for p, a in zip(phs, args))
-        by_name = {p.name: p for p in phs}
-        for key, a in kwargs.items():
-            if key not in by_name:
-                raise TypeError(f"this Function has no placeholder named {key!r}")
-            bound[id(by_name[key].variable)] = a
+        bound.update((id(p.variable), a) for p, a in
+                     self._bind_each(self.placeholders, args, kwargs).items())
         return self._build(bound)
 
     def bound_to(self, substitutions: dict):

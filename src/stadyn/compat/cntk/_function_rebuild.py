@@ -20,6 +20,7 @@ from ._argument_binding import ArgumentBinding
 from ._late import late
 from ._loops import clone_graph, close_loops, split_loops
 from ._mixins import GraphObject
+from ._sequence_placeholders import non_sequence_bindings, noted_readers, rebuilt
 from ._signature import _input_of_type as input_of_type, argument_leaves
 
 __all__ = ["CloneMethod", "FunctionRebuilding"]
@@ -67,10 +68,6 @@ class FunctionRebuilding(ArgumentBinding):
             >>> [(a.name, a.shape, a.is_input) for a in f.arguments]
             [('p', (2,), True)]
         """
-        params = self.signature
-        if len(arg_types) + len(kwarg_types) != len(params):
-            raise TypeError(f"CNTK Function expected {len(params)} arguments, got "
-                            f"{len(arg_types) + len(kwarg_types)}")
         mapping = self.argument_map(*arg_types, **kwarg_types)
         self.replace_placeholders({p: input_of_type(t, p.name) for p, t in mapping.items()
                                    if t is not None})
@@ -90,6 +87,10 @@ class FunctionRebuilding(ArgumentBinding):
             >>> g.arguments == (y,), len(g.parameters), len(g.constants)
             (True, 0, 2)
         """
+        return self._copy(method, substitutions, "clone")
+
+    def _copy(self, method, substitutions: "dict | None", what: str) -> "FunctionRebuilding":
+        """:meth:`clone`, ``what`` (``"clone"``) naming the call in its errors."""
         method = _as_method(method)
         if substitutions is not None and not isinstance(substitutions, dict):
             raise TypeError("clone: the substitutions must be a dict")
@@ -98,7 +99,11 @@ class FunctionRebuilding(ArgumentBinding):
             if old is None or new is None:
                 raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
             subs[unwrap(old)] = _bound_placeholder(unwrap(new), unwrap(old))
-        roots = clone_graph(self._roots(), subs, method)
+        if method == "share" and non_sequence_bindings(
+                {unwrap(old): new for old, new in (substitutions or {}).items()}):
+            roots = self._rebuilt_on(substitutions, what)
+        else:
+            roots = clone_graph(self._roots(), subs, method)
         combined = self._combine()
         if combined is not None:        # a combine's copy is a combine of the same name
             return late("combine_outputs")(roots, combined.name)
@@ -115,7 +120,7 @@ class FunctionRebuilding(ArgumentBinding):
         if symbolic:
             for a in self.arguments:
                 mapping.setdefault(a, a)
-            applied = self.clone(CloneMethod.share, mapping)
+            applied = self._copy(CloneMethod.share, mapping, "calling the Function")
             if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
                 G.record_argument_order(applied.variable, argument_leaves(
                     [mapping[a] for a in self.arguments]))
@@ -132,6 +137,10 @@ class FunctionRebuilding(ArgumentBinding):
         subs = {unwrap(ph): unwrap(new) for ph, new in substitutions.items()}
         self._check_found(substitutions, subs)
         plain, loops = split_loops(subs)
+        if not loops and non_sequence_bindings(
+                {unwrap(ph): new for ph, new in substitutions.items()}):
+            self._rebuild_in_place(substitutions)
+            return self
         for ph, new in plain.items():
             G.replace_placeholder(ph, new)
         if loops:           # a cycle through past_value / future_value: a recurrence
@@ -140,6 +149,23 @@ class FunctionRebuilding(ArgumentBinding):
                     raise ValueError("replace_placeholders: only placeholders can be replaced")
             close_loops(loops)
         return self
+
+    def _rebuild_in_place(self, substitutions: dict) -> None:
+        """``replace_placeholders`` where a placeholder made on a sequence axis is bound to a
+        value without one: its roots, and every value noted as computed from it, built again
+        on the substitutes, each in its own place (:mod:`._sequence_placeholders`)."""
+        subs = {unwrap(ph): new for ph, new in substitutions.items()}
+        memo: dict = {}
+        for old in list(self._roots()) + noted_readers(subs):
+            rebuilt(old, subs, "replace_placeholders", memo, in_place=True)
+        G.BATCH.forget()
+
+    def _rebuilt_on(self, substitutions: dict, what: str) -> list:
+        """Its roots built again with ``substitutions`` (``{placeholder: value}``), where a
+        placeholder made on a sequence axis is bound to a value without one: its ops called
+        again on that value (:mod:`._sequence_placeholders`), as CNTK 2.7 infers them anew."""
+        subs = {unwrap(ph): new for ph, new in substitutions.items()}
+        return [unwrap(rebuilt(root, subs, what)) for root in self._roots()]
 
     def _check_found(self, given: dict, subs: dict) -> None:
         """CNTK's ``ValueError`` for a placeholder that neither this Function's graph nor a

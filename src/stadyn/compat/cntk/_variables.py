@@ -16,6 +16,7 @@ from ._function_pure import refuse_parameters
 from ...layers import default_override_or
 from ._late import bind, late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
+from ._sequence_placeholders import mark_sequence_placeholder
 
 __all__ = ["Variable", "Parameter", "Constant", "Record", "of", "input_variable",
            "placeholder", "parameter", "constant", "output_variable", "InferredDimension",
@@ -434,6 +435,7 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
                                  for a in dynamic_axes or ()):
         from ._loops import as_loop_sequence     # on a sequence axis: a sequence until replaced
         as_loop_sequence(var)
+        mark_sequence_placeholder(var)      # (its ops noted: bound to a non-sequence, rebuilt)
         G.name_sequence_axis(var, tuple(dynamic_axes))
     obj = Variable.__new__(Variable)
     GraphObject.__init__(obj, var)

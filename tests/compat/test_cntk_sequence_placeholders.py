@@ -1,0 +1,54 @@
+"""A placeholder made on a sequence axis bound to a value without one
+(compat/cntk/_sequence_placeholders.py): its ops built again on that value.  (Values and
+refusals are compared with CNTK 2.7 in compat_cases/cntk_fidelity_20.py,
+``sequence_placeholder__bound_to_a_non_sequence``.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+
+
+def _sequence_placeholder():
+    return C.placeholder((3,), dynamic_axes=C.Axis.default_input_variable_dynamic_axes(),
+                         name="p")
+
+
+def test_replace_placeholders_in_place_keeps_the_function_and_its_readers():
+    # reduce_sum(p * 2, 0) on x = [[0, 1, 2], [3, 4, 5]]: [[6], [24]] (NumPy: (2 * x).sum(1))
+    p = _sequence_placeholder()
+    h = p * 2.0
+    f = C.reduce_sum(h, 0, name="s")
+    g = f + 1.0                 # (made before the binding: reads f's root, rebuilt in place)
+    x = C.input_variable(3, name="x")
+    assert f.replace_placeholders({p: x}) is f
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert f.name == "s" and [a.name for a in f.arguments] == ["x"]
+    assert len(f.output.dynamic_axes) == 1
+    np.testing.assert_allclose(f.eval({x: data}), (2 * data).sum(1, keepdims=True))
+    np.testing.assert_allclose(g.eval({x: data}), (2 * data).sum(1, keepdims=True) + 1)
+
+
+def test_a_sequence_substitute_still_closes_a_recurrence():
+    # h[t] = h[t-1] + x[t] over ones: the running count (1, 2, 3) on each of the 3 axes
+    x = C.sequence.input_variable(3, name="x")
+    q = C.placeholder((3,), dynamic_axes=x.dynamic_axes, name="q")
+    h = C.plus(C.sequence.past_value(q), x, name="h")
+    h.replace_placeholders({q: h.output})
+    got = h.eval({x: [np.ones((3, 3), np.float32)]})
+    np.testing.assert_allclose(got[0], np.repeat([[1.0], [2.0], [3.0]], 3, axis=1))
+
+
+@pytest.mark.parametrize("how", ["replace", "call"])
+def test_a_layer_applied_to_it_is_named_in_the_refusal(how):
+    # (CNTK 2.7 builds the Dense again on the input; Stadyn cannot call a layer's application
+    # again: it says which Function reads the placeholder, and what to do)
+    p = _sequence_placeholder()
+    f = C.plus(C.layers.Dense(2, name="d")(p), 1.0)
+    x = C.input_variable(3, name="x")
+    what = "replace_placeholders" if how == "replace" else "calling the Function"
+    with pytest.raises(ValueError, match=rf"^{what}: a placeholder made on a sequence axis .*"
+                                         r"'Composite\(Dense\): Placeholder\('p'"):
+        f.replace_placeholders({p: x}) if how == "replace" else f(x)
