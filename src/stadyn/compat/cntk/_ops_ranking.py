@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 from ... import functions as F
-from ... import sequence as S
 from . import _graph as G
 from ._adapt import batched, float_arrays, named, one_op, operand, sample_shape, wrap
 
@@ -61,7 +60,7 @@ def _columns(x):
     gain, score and group) -- the order CNTK's ranking ops read the samples in, forming the
     groups and counting the gaps among the samples."""
     v = operand(x)
-    return F.cntk_sequence_columns(v, S.lengths_of(v, "lambda_rank"))
+    return F.cntk_sequence_columns(v, v.sequence_lengths)   # (called on sequences only)
 
 
 @float_arrays("output", "gain", "group")
