@@ -61,7 +61,7 @@ def deferrable(fn=None, *, as_called=None):
     if fn is None:
         return functools.partial(deferrable, as_called=as_called)
     check, make, typed, note = pending, Deferred, as_built, note_call
-    given_name = _given_name                            # (its closure:
+    given_name, name_of = _given_name, _name_of         # (its closure:
     signature = inspect.signature(fn)                   # it runs in fn's module's globals)
     taken = _call_signature(fn)     # (a call the op cannot take is refused now, not replayed)
     bind = taken.bind if taken is not None else None
@@ -92,8 +92,7 @@ def deferrable(fn=None, *, as_called=None):
             given = set(call.arguments)
             call.apply_defaults()
             if named:
-                name = call.arguments["name"]
-                name = name if isinstance(name, str) else ""
+                name = name_of(call.arguments)
             shape = as_called(call.arguments)
             defaults = call.signature.parameters
             for key in [k for k, v in call.arguments.items()    # (a default the hook left
@@ -104,8 +103,7 @@ def deferrable(fn=None, *, as_called=None):
             if bind is not None and not checked:
                 bound = bind(*args, **kwargs)
                 if named:
-                    name = bound.arguments.get("name", "")
-                    name = name if isinstance(name, str) else ""
+                    name = name_of(bound.arguments)
             if name is None:
                 name = given_name(signature, args, kwargs)
             return make(fn, args, kwargs, name=name, shape=shape, check=recheck)
@@ -158,13 +156,18 @@ def _plain_binding(signature):
     return binds
 
 
+def _name_of(arguments: dict) -> str:
+    """The ``name`` among a call's bound ``arguments`` (``""`` where none, or not a string)."""
+    name = arguments.get("name", "")
+    return name if isinstance(name, str) else ""
+
+
 def _given_name(signature, args: tuple, kwargs: dict) -> str:
     """The ``name`` a call of an op of ``signature`` gives, by keyword or in its place."""
     try:
-        name = signature.bind_partial(*args, **kwargs).arguments.get("name", "")
+        return _name_of(signature.bind_partial(*args, **kwargs).arguments)
     except TypeError:
-        name = kwargs.get("name", "")
-    return name if isinstance(name, str) else ""
+        return _name_of(kwargs)
 
 
 def defer_module(namespace: dict, names, as_called: "dict | None" = None) -> None:
