@@ -34,12 +34,14 @@ _NOT_NNABLA = Unmapped("CNTK's criterion: NNabla 1.39 has no such function (its 
 def v1_criterion_operands(node) -> tuple:
     """A CNTK v1 criterion node's ``(prediction, labels)`` (stored ``(labels, prediction)``),
     the prediction reshaped to the labels' sample shape where only the shapes' layout differs
-    (cntk.exe's ``[10 x 1]`` output column against ``[10]`` labels: CNTK compares elements)."""
+    (cntk.exe's ``[10 x 1]`` output column against ``[10]`` labels: CNTK compares elements);
+    the criterion reduces the dynamic axes (one number per minibatch)."""
     labels, z = node.var(0), node.var(1)
     want, have = node.shape(0)[node.lead(0):], node.shape(1)[node.lead(1):]
     if tuple(want) != tuple(have) and int(np.prod(want)) == int(np.prod(have)) and \
             node.lead(0) == node.lead(1) and node.lead(1) in (1, 2):
         z = reshape_sample(z, tuple(want), batched=True, sequence=node.lead(1) == 2)
+    node.reduces_dynamic_axes()
     return z, labels
 
 
@@ -48,7 +50,6 @@ def _cross_entropy_with_softmax_v1(node):
     sample summed over the minibatch, one number (CNTK 2.7 evaluates a loaded v1 criterion
     so: 01_OneHidden.dnn's ``ce``)."""
     z, labels = v1_criterion_operands(node)
-    node.reduces_dynamic_axes()
     return F.sum(F.cross_entropy_with_softmax(z, labels, axis=-1))
 
 
@@ -101,7 +102,6 @@ def _classification_error_v1(node):
     evaluates a loaded v1 file's ``errs`` and ``top5Errs`` so)."""
     top_n = int(np.asarray(node.const(2)).ravel()[0]) if node.n_inputs > 2 else 1
     z, labels = v1_criterion_operands(node)
-    node.reduces_dynamic_axes()
     return F.sum(F.classification_error(z, labels, axis=-1, topN=top_n))
 
 

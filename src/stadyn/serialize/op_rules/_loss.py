@@ -152,7 +152,6 @@ def _logistic_v1(node):
     if node.n_inputs != 2:
         node.unsupported("a weighted v1 Logistic")
     z, labels = v1_criterion_operands(node)
-    node.reduces_dynamic_axes()
     return logistic(z, labels)
 
 
@@ -173,7 +172,6 @@ def _square_error_v1(node):
     """A CNTK v1 ``SquareError(labels, prediction)`` node: the squared differences summed over
     the minibatch, one number (CNTK 2.7 evaluates LR_reg.dnn's ``err`` so)."""
     z, labels = v1_criterion_operands(node)
-    node.reduces_dynamic_axes()
     return F.sum(F.squared_error(labels, z))
 
 
