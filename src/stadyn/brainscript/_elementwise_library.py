@@ -130,5 +130,4 @@ class ElementwiseFunctions:
         the minibatch too; the trainer sums the samples, so the logged averages are the
         same)."""
         d = self.Minus(aMatrix, anotherMatrix)
-        y: Variable = self._value(self.ReduceSum(self.ElementTimes(d, d)), "SquareError")
-        return self._node(y, "SquareError", tag)
+        return self._node(self._sample_sum(self.ElementTimes(d, d)), "SquareError", tag)

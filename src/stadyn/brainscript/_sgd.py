@@ -289,8 +289,6 @@ def make_learners(parameters: dict[str, Any], sgd: SGDConfig, record: ConfigReco
     for k, v in parameters.items():
         key = (regularized and k in unregularized, float(multipliers.get(k, 1.0)))
         groups.setdefault(key, {})[k] = v
-    if len(groups) == 1 and (False, 1.0) in groups:
-        return [make_learner(parameters, sgd, record, epoch_size=epoch_size)]
     return [make_learner(group, plain if exempt else sgd, record, epoch_size=epoch_size,
                          lr_multiplier=multiplier)
             for (exempt, multiplier), group in sorted(
