@@ -44,24 +44,25 @@ import threading
 import numpy as np
 import torch
 
-__all__ = ["take_words", "skip_words", "words_drawn", "canonical_floats", "canonical_doubles",
-           "bernoulli", "uniform_floats", "normal_floats", "uniform_ints", "weighted_choices",
-           "erased_boxes", "WordSource", "NormalDoubles", "augmentation_draws"]
+__all__ = ["STATE_BYTES", "take_words", "skip_words", "words_drawn", "canonical_floats",
+           "canonical_doubles", "bernoulli", "uniform_floats", "normal_floats", "uniform_ints",
+           "weighted_choices", "erased_boxes", "WordSource", "NormalDoubles",
+           "augmentation_draws"]
 
 # torch's CPU generator state (CPUGeneratorImplState): the seed (u64), ``left`` (i32),
 # ``seeded`` (i32), ``next`` (u64), then the 624 words, each in a u64.
 _LEFT, _NEXT, _WORDS = 8, 16, 24
 
 
-_STATE_BYTES = 5056
+STATE_BYTES = 5056       # the size of a torch CPU generator's state (get_state())
 _ENGINES = threading.local()
 
 
 def _numpy_engine(generator: torch.Generator):
     state = generator.get_state().numpy().copy()
-    if state.size != _STATE_BYTES or generator.device.type != "cpu":
+    if state.size != STATE_BYTES or generator.device.type != "cpu":
         raise RuntimeError(f"NNabla's random numbers need a torch CPU generator whose state is "
-                           f"the {_STATE_BYTES} bytes of torch 2's mt19937 layout; this one "
+                           f"the {STATE_BYTES} bytes of torch 2's mt19937 layout; this one "
                            f"({generator.device}) has {state.size}")
     left = int(state[_LEFT:_LEFT + 4].view(np.int32)[0])
     nxt = int(state[_NEXT:_NEXT + 8].view(np.uint64)[0])
@@ -174,7 +175,7 @@ def words_drawn(generator: torch.Generator, seed: int, limit: int = 1 << 30,
         (1305, 1305)
     """
     state = generator.get_state().numpy()
-    if state.size != _STATE_BYTES or generator.device.type != "cpu":
+    if state.size != STATE_BYTES or generator.device.type != "cpu":
         return None
     if since is None:
         start, replay = 0, torch.Generator().manual_seed(int(seed))

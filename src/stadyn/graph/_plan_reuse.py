@@ -120,9 +120,8 @@ def _own_generator(node) -> bool:
 def loop_and_own_stream(nodes) -> tuple[bool, bool]:
     """Whether an op among ``nodes`` holds a loop (``_plan.holds_loop``) and whether a random
     op among them draws from a generator of its own seed, in one walk: what the runner asks of
-    a graph's first signature.  A static plan's program holds such a generator and goes on
-    drawing its stream run after run, which an eager run (a fresh generator per call for a
-    plain seed) would not continue.
+    a graph's first signature (the runner lowers such a graph at once: ``_runner._rent_first``;
+    plans, trials and eager runs all draw from the node's own generator, ``_own_streams.py``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

@@ -126,7 +126,7 @@ class RandomStream(int):
             tensor = torch.frombuffer(bytearray.fromhex(state), dtype=torch.uint8)
         except (TypeError, ValueError):
             tensor = None
-        if tensor is None or tensor.numel() != len(stream.state()) // 2 or \
+        if tensor is None or tensor.numel() != _std.STATE_BYTES or \
                 int.from_bytes(bytes(tensor[:8].tolist()), "little") != int(seed):
             raise ValueError(f"not the state of a CPU generator seeded {int(seed)}")
         stream.generator(torch.device("cpu")).set_state(tensor.clone())
