@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from ... import functions as F
-from ...cntk_semantics import logistic, roi_pooling
+from ...cntk_semantics import logistic, roi_pooling, sequence_columns
 from ...ops import RandomStream
 
 __all__ = ["RANDOM_KINDS", "RANDOM_DISTRIBUTIONS", "logistic_cntk", "edit_distance_error_cntk",
@@ -73,9 +73,7 @@ def _ranking_columns(node, what: str):
         node.unsupported(f"{what} of other than one value per sample (or per step of "
                          "sequences, all three)")
     node.reduces_dynamic_axes()
-    if lead == 1:
-        return [node.var(i) for i in range(3)]
-    return [F.cntk_sequence_columns(v, v.sequence_lengths) for v in map(node.var, range(3))]
+    return [sequence_columns(node.var(i)) for i in range(3)]     # (lead 2: sequences)
 
 
 def lambda_rank_cntk(node):
