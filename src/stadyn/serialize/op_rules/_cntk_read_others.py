@@ -5,7 +5,7 @@ offset: ``crop_manual``), ``RandomDistribution`` (``cntk.random``'s draws) and
 ``tests/fixtures/cntk_roipooling/``), ``NDCG``, ``LabelsToGraph`` and ``ForwardBackward``
 (CNTK's CTC criterion: ``tests/fixtures/cntk_ranking_ctc/``; the ranking nodes on sequences:
 ``tests/fixtures/cntk_ranking_sequences/``), and ``Pad``'s symmetric mode
-(:func:`symmetric_pad`, for :func:`._cntk_rules.pad_cntk`); checked against
+(:func:`symmetric_pad`, for :func:`._cntk_shape_rules.pad_cntk`); checked against
 CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (written by CNTK
 2.7, with its ``make_models.py``; for the random draws, their shapes and statistics).
 

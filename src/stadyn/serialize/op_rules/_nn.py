@@ -13,8 +13,8 @@ import numpy as np
 from ... import functions as F
 from ...ops import RandomStream, ntuple
 from ._cntk_read_others import cntk_stream
-from ._cntk_rules import (convolution_cntk, gather_cntk, times_cntk, transpose_times_cntk, v1,
-                          V1_WINDOW)
+from ._cntk_rules import convolution_cntk, times_cntk, transpose_times_cntk, v1, V1_WINDOW
+from ._cntk_shape_rules import gather_cntk
 from ._nnabla import nnabla, shape_or_none, spatial
 from ._nnp_batch_norm import (batch_normalization_nnp, batch_normalization_nnp_export,
                               fused_batch_normalization_nnp_export)
