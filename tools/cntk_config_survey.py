@@ -301,7 +301,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     from stadyn.brainscript._blocks import sgd_block
     from stadyn.brainscript._config import BrainScriptSource
     from stadyn.brainscript._command_checks import ACTIONS
-    from stadyn.brainscript._mel import is_mel_block, is_mel_edit, mel_saved_models
+    from stadyn.brainscript._mel_read import is_mel_block, is_mel_edit, mel_saved_models
     from stadyn.brainscript._model_files import model_name
     from stadyn.brainscript._network_library import load_model_file
     from stadyn.brainscript._runner import _Runner

@@ -16,7 +16,7 @@ def model_writers(root) -> dict:
     ``outputModelPath``), each with the network description that command builds."""
     from stadyn.brainscript._blocks import network_of_block
     from stadyn.brainscript._config import BrainScriptSource, ConfigRecord
-    from stadyn.brainscript._mel import is_mel_block, mel_saved_models
+    from stadyn.brainscript._mel_read import is_mel_block, mel_saved_models
 
     writers = {}
     blocks = [root.peek(key) for key in root]

@@ -15,7 +15,7 @@ from typing import Callable
 
 from .._errors import ConfigError
 from ._blocks import CommandConfig, RunConfig, sgd_block
-from ._mel import is_mel_edit, read_mel
+from ._mel_read import is_mel_edit, read_mel
 from ._command_network import record_loc
 from ._config import ConfigRecord, unused_overrides
 from ._readers import LM_DATA_PARALLEL, utterance_mode

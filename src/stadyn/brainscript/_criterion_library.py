@@ -61,6 +61,7 @@ from typing import Any
 
 from .. import functions as F
 from .._errors import ConfigError
+from ..cntk_semantics import sequence_columns
 from ..graph import Variable
 
 __all__ = ["CriterionFunctions"]
@@ -90,9 +91,7 @@ class CriterionFunctions:
     def _ranking(self, op, what, gain, prediction, queryId, tag):
         values = []
         for role, v in zip(("gain", "prediction", "queryId"), (gain, prediction, queryId)):
-            x = self._value(v, what)
-            if x.sequence_lengths is not None:      # every column, as CNTK packs them
-                x = F.cntk_sequence_columns(x, x.sequence_lengths)
+            x = sequence_columns(self._value(v, what))     # every column, as CNTK packs them
             if not self.has_batch_axis(x) or tuple(x.shape[1:]) != (1,):
                 raise ConfigError(f"{what}: {role} must be one number per sample (a minibatch "
                                   f"of [1]), got a node of shape {x.shape}")

@@ -52,7 +52,8 @@ from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overr
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
-from ._mel import MELScript, is_mel_edit, mel_saved_models
+from ._mel import MELScript
+from ._mel_read import is_mel_edit, mel_saved_models
 from ._precompute import check_computed, mark_computed, precompute
 from ._ndl_counts import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,

@@ -135,3 +135,26 @@ def constant_like(x: Variable, fill: float) -> Variable:
     """
     x = F.stop_gradient(x)
     return F.add_scalar(F.mul_scalar(F.equal(x, x), 0.0), float(fill))
+
+
+def sequence_columns(x: Variable) -> Variable:
+    """The samples of ``x`` as the columns of CNTK 2.7's minibatch, the order its ranking
+    nodes (``LambdaRank``, ``NDCG``) read them in: a sequence's steps packed as CNTK packs them
+    (:func:`stadyn.functions.cntk_sequence_columns` over its lengths: step by step, each step's
+    parallel streams side by side, gaps zero); a value without a sequence axis as it is.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> x = sd.sequence.input_variable(1)
+        >>> x.d = [np.array([[1.0]]), np.array([[2.0], [3.0]])]
+        >>> with sd.auto_forward():
+        ...     columns = S.sequence_columns(x)
+        >>> columns.d.ravel().tolist()      # streams (1, gap) and (2, 3), step by step
+        [1.0, 2.0, 0.0, 3.0]
+        >>> y = sd.Variable((4, 1))
+        >>> S.sequence_columns(y) is y
+        True
+    """
+    if x.sequence_lengths is None:
+        return x
+    return F.cntk_sequence_columns(x, x.sequence_lengths)

@@ -99,6 +99,20 @@ class BlockAgreement:
         self.block.sample_count = sum(totals)
         return _decide(mine, asked)
 
+    def _request(self, values: Sequence[torch.Tensor], action: int,
+                 gives_way: Sequence[int] = ()) -> bool:
+        """Ask for ``action`` until the workers agree on it (True), merging the models
+        whenever they agree on a merge; False as soon as they agree on one of ``gives_way``
+        (what this worker leaves to the others, asking again later)."""
+        while True:
+            agreed = self._ask(action)
+            if agreed == action:
+                return True
+            if agreed == MERGE:
+                self.merge(values)
+            elif agreed in gives_way:
+                return False
+
     def merge(self, values: Sequence[torch.Tensor]) -> None:
         """Merge the workers' models now (every worker calls it; CNTK's AggregateImpl),
         then restart the learners' momentum (with ``reset``)."""
@@ -128,26 +142,16 @@ class BlockAgreement:
                 self._ask(MERGE)
                 self.merge(values)
             return True
-        while True:
-            action = self._ask(END)
-            if action == END:
-                self.merge(values)
-                return False
-            if action == MERGE:
-                self.merge(values)
-            elif action == CHECKPOINT:
-                return True         # (the others checkpoint; this worker asks again later)
+        if self._request(values, END, gives_way=(CHECKPOINT,)):
+            self.merge(values)      # (every worker out of data: the last merge)
+            return False
+        return True                 # (the others checkpoint; this worker asks again later)
 
     def checkpoint(self, values: Sequence[torch.Tensor]) -> None:
         """Before a checkpoint (every worker calls it): the others' block ends first, then a
         merge (CNTK's CreateCheckpoint: the block's start is the model then)."""
         self.block.start(values)
-        while True:
-            action = self._ask(CHECKPOINT)
-            if action == CHECKPOINT:
-                break
-            if action == MERGE:
-                self.merge(values)
+        self._request(values, CHECKPOINT)
         self._ask(MERGE)
         self.merge(values)
 
@@ -160,14 +164,8 @@ class BlockAgreement:
         if self._size() == 1:
             return None
         self.block.start(values)
-        while True:
-            action = self._ask(METRICS)
-            if action == METRICS:
-                break
-            if action == MERGE:
-                self.merge(values)
-            elif action in (CHECKPOINT, END):
-                return None
+        if not self._request(values, METRICS, gives_way=(CHECKPOINT, END)):
+            return None
         pair = np.array([0.0 if loss is None else loss, 0.0 if metric is None else metric],
                         np.float32)
         sums = np.array(self.parallel.all_reduce_scalars(*pair.tolist()), np.float32)

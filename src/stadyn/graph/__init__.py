@@ -5,8 +5,9 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_runner.py`` — the plan cache, ``forward``/``backward`` of static graphs;
 * ``_plan.py`` — lowering a subgraph to a :class:`StaticPlan` (or an :class:`EagerPlan`);
 * ``_trial_plan.py`` — :class:`TrialPlan`, a graph run eagerly until lowering it pays;
-* ``_own_streams.py`` — :class:`NodeSeed`, a random op's own plain seed with the node's
-  generator (kept across plans, seeded anew when its inputs change shape);
+* ``_own_streams.py`` — :class:`GeneratorSeed`, a seed holding its generators; :class:`NodeSeed`,
+  a random op's own plain seed with the node's generator (kept across plans, seeded anew when
+  its inputs change shape);
 * ``_passes.py`` — rewrites of traced programs; ``_partition.py`` — forward/backward split;
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
@@ -59,7 +60,7 @@ from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
 from ._tracing import collector_paused, program_module, realize, trace_fake
 from ._plan import EagerPlan, StaticPlan, build_plan, untraceable_ops
 from ._trial_plan import TrialPlan
-from ._own_streams import NodeSeed
+from ._own_streams import GeneratorSeed, NodeSeed
 from ._plan_reuse import graph_structure
 from ._runner import forward_all
 from ._static_options import get_static_options, set_static_options, static_options
@@ -103,8 +104,8 @@ __all__ = [
     "Subgraph", "INPUT", "PARAMETER", "VIEW", "CONSTANT", "value_key", "output_key",
     "leaf_tensor", "interpret", "refresh_shapes", "Shapes",
     # static graphs: plans, lowering, the passes a whole-step program reuses
-    "forward_all", "StaticPlan", "EagerPlan", "TrialPlan", "NodeSeed", "build_plan",
-    "bump_graph_version",
+    "forward_all", "StaticPlan", "EagerPlan", "TrialPlan", "GeneratorSeed", "NodeSeed",
+    "build_plan", "bump_graph_version",
     "graph_version", "graph_structure",
     "partition", "trace_fake", "program_module", "realize", "collector_paused",
     "simplify", "drop_dead_code", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu",

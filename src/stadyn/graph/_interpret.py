@@ -9,6 +9,7 @@ the plan replays.  Both name a failing op as dynamic mode does (:func:`op_error`
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import torch
@@ -56,12 +57,18 @@ def _own_seed(node: FunctionNode, args: list, kwargs: dict, env: dict) -> tuple[
     if seed is None:
         return args, kwargs
     seed.setup(tuple(tuple(env[value_key(v)].shape) for v in node.inputs))
-    k = list(node.spec.signature.parameters).index("seed")
+    k = _seed_position(node.spec)
     if not node.spec.variadic and k < len(args):
         args = [*args[:k], seed, *args[k + 1:]]
     else:
         kwargs = {**kwargs, "seed": seed}
     return args, kwargs
+
+
+@functools.cache
+def _seed_position(spec) -> int:
+    """Where ``seed`` is among the parameters of the op ``spec`` (looked up once per op)."""
+    return list(spec.signature.parameters).index("seed")
 
 
 def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynError:

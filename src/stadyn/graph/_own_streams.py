@@ -19,12 +19,50 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["NodeSeed", "node_seed", "own_seed_nodes", "record", "set_up"]
+__all__ = ["GeneratorSeed", "NodeSeed", "node_seed", "own_seed", "own_seed_nodes", "record",
+           "set_up"]
 
 _SEEDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-class NodeSeed(int):
+class GeneratorSeed(int):
+    """An ``int`` (the seed) that holds its own generators, one per device, each made and
+    seeded with it on first use; a subclass moves a new generator on in :meth:`_started`.
+    What a random op is called with in place of a plain seed to draw on from run to run
+    (:class:`NodeSeed`, ``stadyn.ops.RandomStream``).
+
+    Example:
+        >>> s = GeneratorSeed(3)
+        >>> s.generator("cpu") is s.generator(torch.device("cpu")), int(s)
+        (True, 3)
+        >>> a = torch.rand(2, generator=s.generator("cpu"))
+        >>> bool((a == torch.rand(2, generator=torch.Generator().manual_seed(3))).all())
+        True
+    """
+
+    _generators: dict
+
+    def __new__(cls, seed: int):
+        self = super().__new__(cls, int(seed))
+        self._generators = {}
+        return self
+
+    def generator(self, device) -> torch.Generator:
+        """The generator on ``device`` (made, seeded, on first use)."""
+        key = str(torch.device(device))
+        generator = self._generators.get(key)
+        if generator is None:
+            generator = torch.Generator(device=device)
+            generator.manual_seed(int(self))
+            self._started(generator)
+            self._generators[key] = generator
+        return generator
+
+    def _started(self, generator: torch.Generator) -> None:
+        """A generator just made and seeded (nothing more to do here)."""
+
+
+class NodeSeed(GeneratorSeed):
     """The seed of one op node, with that node's generators (one per device): an ``int`` (the
     seed) to everything that reads it as one.
 
@@ -38,19 +76,9 @@ class NodeSeed(int):
     """
 
     def __new__(cls, seed: int):
-        self = super().__new__(cls, int(seed))
-        self._generators: dict = {}
+        self = super().__new__(cls, seed)
         self._shapes: Any = None
         return self
-
-    def generator(self, device) -> torch.Generator:
-        """The node's generator on ``device`` (made, seeded, on first use)."""
-        key = str(torch.device(device))
-        generator = self._generators.get(key)
-        if generator is None:
-            generator = self._generators[key] = torch.Generator(device=device)
-            generator.manual_seed(int(self))
-        return generator
 
     def setup(self, shapes: tuple) -> None:
         """The node runs on inputs of ``shapes``: other shapes than its last run's reseed its
@@ -71,14 +99,30 @@ class NodeSeed(int):
         return int(self)
 
 
-def _plain_seed(node) -> int | None:
-    """``node``'s seed if it is a plain seed of its own (an ``int`` other than -1, not a stream
-    that carries its generator), else None."""
+def own_seed(node) -> tuple[Any, bool] | None:
+    """``(seed, plain)`` where ``node`` draws from a generator of its own seed -- its random
+    op's ``seed`` other than a plain -1; ``plain``: a Python or NumPy integer, not a stream that
+    carries its generator (an ``int`` subclass) -- else None.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones(3, np.float32))
+        >>> own_seed(F.dropout(x, 0.5, seed=7).parent), own_seed(F.dropout(x, 0.5).parent)
+        ((7, True), None)
+    """
     if "seed" not in node.spec.attrs:
         return None
     seed = node.attrs.get("seed", -1)
-    if (type(seed) is int or isinstance(seed, np.integer)) and int(seed) >= 0:
-        return int(seed)
+    plain = type(seed) is int or isinstance(seed, np.integer)
+    return None if plain and int(seed) == -1 else (seed, plain)
+
+
+def _plain_seed(node) -> int | None:
+    """``node``'s seed if it is a plain seed of its own (an ``int`` other than -1, not a stream
+    that carries its generator), else None."""
+    found = own_seed(node)
+    if found is not None and found[1] and int(found[0]) >= 0:
+        return int(found[0])
     return None
 
 

@@ -81,7 +81,7 @@ class StaticPlan:
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
                  "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter",
                  "marks", "marks_seen", "keep_all", "all_inters", "_raw_bw", "_positions",
-                 "_programs", "kept", "deferred", "_tabled", "__weakref__")
+                 "_programs", "kept", "deferred", "_tabled", "seed_shapes", "__weakref__")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -129,6 +129,9 @@ class StaticPlan:
         self._programs: dict = {}
         self.kept = list(kept)
         self.deferred = None                  # a backward left for later (_deferred_backward.py)
+        # the inputs' shapes of the random ops of their own plain seed in its first run (set by
+        # the runner, _own_streams.record): what they are set up with before it replays
+        self.seed_shapes: list | None = None
         self._tabled = count_tables(self)     # Stadyn's references, not the program's
 
     @property

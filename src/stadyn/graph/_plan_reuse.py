@@ -58,6 +58,7 @@ import numpy as np
 import torch
 
 from .._memory import keep_freed_cpu_memory
+from ._own_streams import own_seed
 from ._plan import StaticPlan, holds_loop
 from ._subgraph import Subgraph
 from ._variable import Variable
@@ -105,18 +106,6 @@ def _attribute(a: Any, where: dict) -> Any:
     raise _Unkeyed
 
 
-def _own_generator(node) -> bool:
-    """Whether ``node`` draws from a generator of its own seed (a random op's ``seed`` other
-    than -1): its program holds that generator (made when the op first runs), so a graph rebuilt
-    alike running the same program would go on drawing the first graph's stream, where each
-    such function starts its own (NNabla's rule: its generator is seeded at setup)."""
-    if "seed" not in node.spec.attrs:
-        return False
-    seed = node.attrs.get("seed", -1)
-    # a plain -1, a Python or a NumPy integer (a RandomStream, an int subclass, is one's own)
-    return not ((type(seed) is int or isinstance(seed, np.integer)) and int(seed) == -1)
-
-
 def loop_and_own_stream(nodes) -> tuple[bool, bool]:
     """Whether an op among ``nodes`` holds a loop (``_plan.holds_loop``) and whether a random
     op among them draws from a generator of its own seed, in one walk: what the runner asks of
@@ -133,7 +122,7 @@ def loop_and_own_stream(nodes) -> tuple[bool, bool]:
     loop = own = False
     for node in nodes:
         loop = loop or holds_loop(node)
-        own = own or _own_generator(node)
+        own = own or own_seed(node) is not None
         if loop and own:
             break
     return loop, own
@@ -174,7 +163,10 @@ def graph_structure(leaves, nodes, roots) -> tuple | None:
     ops = []
     try:
         for node in nodes:
-            if node.state is not None or _own_generator(node):
+            # a generator of its own seed (own_seed) is held by the program (made when the op
+            # first runs): a graph rebuilt alike running the same program would go on drawing
+            # the first graph's stream, where each such function starts its own (NNabla's rule)
+            if node.state is not None or own_seed(node) is not None:
                 return None
             args = tuple(_attribute(a, where) for a in node.args)
             kwargs = tuple((k, _attribute(a, where)) for k, a in node.kwargs.items())

@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 import time
 import warnings
-import weakref
 from collections import OrderedDict
 from typing import Any, Sequence
 
@@ -105,7 +104,7 @@ class _PlanCache:
 
     __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
                  "last_key", "trial", "trial_key", "marks", "marks_version", "differentiated",
-                 "pricing", "own_seeds", "seed_shapes")
+                 "pricing", "own_seeds")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
@@ -124,10 +123,9 @@ class _PlanCache:
         # of a plan that had none): no forward-only plan (_deferred_backward.py) any more.
         self.differentiated = False
         self.pricing: dict = {}
-        # the ops with a plain seed of their own (_own_streams.py) and, per static plan (by
-        # id, with the plan), their inputs' shapes in its runs: set up again before a replay
+        # the ops with a plain seed of their own (_own_streams.py): a static plan records their
+        # inputs' shapes in its first run (StaticPlan.seed_shapes), set up again before a replay
         self.own_seeds = own_seed_nodes(subgraph.nodes)
-        self.seed_shapes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -354,11 +352,11 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     pricing = bool(entry.pricing) and isinstance(plan, TrialPlan)
     spent = plan.spent if pricing else 0.0
     own = entry.own_seeds and isinstance(plan, StaticPlan)
-    if own and plan in entry.seed_shapes:     # a replay calls no op: set up its seeds
-        set_up(entry.seed_shapes[plan])
+    if own and plan.seed_shapes is not None:     # a replay calls no op: set up its seeds
+        set_up(plan.seed_shapes)
     plan.run()
-    if own and plan not in entry.seed_shapes:     # (forgotten with the plan)
-        entry.seed_shapes[plan] = record(entry.own_seeds)
+    if own and plan.seed_shapes is None:
+        plan.seed_shapes = record(entry.own_seeds)
     if pricing:
         entry.priced(plan, fast[:5], plan.spent - spent)
     if plan.marks is None:          # a plan is built for one set of gradient marks

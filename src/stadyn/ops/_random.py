@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .. import _libstdcxx_random as _std
-from ..graph import NodeSeed, get_current_context
+from ..graph import GeneratorSeed, NodeSeed, get_current_context
 from ._kernels import kernel_op
 from ._registry import op
 
@@ -35,7 +35,7 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
-class RandomStream(int):
+class RandomStream(GeneratorSeed):
     """A seed that carries its stream: passed as a random op's ``seed``, every run of that op
     node -- dynamic or static, replayed, re-traced or interpreted -- draws the next values of
     one generator seeded with it, where a plain seed starts a fresh generator per call (NNabla's
@@ -70,7 +70,6 @@ class RandomStream(int):
         if int(offset) < 0:
             raise ValueError(f"a random stream's offset must be >= 0, got {offset}")
         self = super().__new__(cls, int(seed))
-        self._generators = {}
         self._offset = int(offset)
         self._known = None      # (a position found, the CPU generator's state there)
         self._saved = None      # the CPU generator's state at the stream's last save
@@ -79,18 +78,12 @@ class RandomStream(int):
             self.generator(torch.device("cpu"))
         return self
 
-    def generator(self, device: torch.device) -> torch.Generator:
-        """This stream's generator on ``device`` (made, seeded, on first use; on the CPU
-        moved on by ``offset`` numbers)."""
-        key = str(torch.device(device))
-        if key not in self._generators:
-            generator = torch.Generator(device=device)
-            generator.manual_seed(int(self))
-            if generator.device.type == "cpu" and self._offset:
-                _std.skip_words(generator, self._offset)
-                self._known = (self._offset, generator.get_state())
-            self._generators[key] = generator
-        return self._generators[key]
+    def _started(self, generator: torch.Generator) -> None:
+        """A generator of the stream just made and seeded: on the CPU, moved on by ``offset``
+        numbers."""
+        if generator.device.type == "cpu" and self._offset:
+            _std.skip_words(generator, self._offset)
+            self._known = (self._offset, generator.get_state())
 
     def position(self) -> int | None:
         """How many 32-bit numbers of its seed's sequence the stream's CPU generator has

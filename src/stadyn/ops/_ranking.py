@@ -59,9 +59,11 @@ def _columns(name, *xs):
 
 
 class _Groups:
-    """The pairwise structure of one minibatch: groups, positions, ranks."""
+    """The pairwise structure of one minibatch: groups, positions, ranks (CNTK's LambdaRank
+    order with ``cntk_order``, else by decreasing score, then increasing gain, then position)."""
 
-    def __init__(self, s: torch.Tensor, g: torch.Tensor, q: torch.Tensor):
+    def __init__(self, s: torch.Tensor, g: torch.Tensor, q: torch.Tensor,
+                 cntk_order: bool = False):
         n = s.shape[0]
         ids = torch.trunc(q)
         self.first = torch.cat([torch.ones(1, dtype=torch.bool, device=s.device),
@@ -73,9 +75,12 @@ class _Groups:
         index = torch.arange(n, device=s.device)
         before = index[None, :] < index[:, None]                  # [i, j]: j comes before i
         self.position = (self.same & before).sum(1)               # place in the listed order
-        ahead = (s[None, :] > s[:, None]) | ((s[None, :] == s[:, None]) & (
-            (g[None, :] < g[:, None]) | ((g[None, :] == g[:, None]) & before)))
-        self.rank = (self.same & ahead).sum(1)
+        if cntk_order:
+            self.rank = _cntk_ranks(s, g, self.first)
+        else:
+            ahead = (s[None, :] > s[:, None]) | ((s[None, :] == s[:, None]) & (
+                (g[None, :] < g[:, None]) | ((g[None, :] == g[:, None]) & before)))
+            self.rank = (self.same & ahead).sum(1)
         self.runs = self.first.sum()
         self.n = n
 
@@ -117,9 +122,7 @@ _cntk_ranks = kernel_op("stadyn_kernels::cntk_lambda_rank_ranks",
 
 
 def _ndcg_parts(s, g, q, cntk_order: bool = False):
-    groups = _Groups(s, g, q)
-    if cntk_order:
-        groups.rank = _cntk_ranks(s, g, groups.first)
+    groups = _Groups(s, g, q, cntk_order)
     ideal = groups.per_group(g / torch.log(2.0 + groups.position.to(g.dtype)))
     dcg = groups.per_group(g / torch.log(2.0 + groups.rank.to(g.dtype)))
     ratio = torch.where(ideal != 0, dcg / torch.where(ideal != 0, ideal, 1.0), 0.0)

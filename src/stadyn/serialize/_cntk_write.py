@@ -498,9 +498,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         block = blocks.get(id(out))
         name = "" if block is not None or id(out) in recurrences else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
-        w.layer_kind = here.op_name if here is not None else ""  # (the layer it is inside)
-        w.layer_options = here.options if here is not None else {}
-        w.in_layer = here is not None
+        w.layer = here                            # (the layer it is inside)
         made = rule(w, ins, uids, attrs, out, name)
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):

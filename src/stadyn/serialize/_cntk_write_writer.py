@@ -19,7 +19,7 @@ import numpy as np
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
-from ._cntk_write_graph import CntkWriteUnsupported
+from ._cntk_write_graph import Block, CntkWriteUnsupported
 
 __all__ = ["Writer", "COMPOSITE_VERSION", "DEFAULT_SEQUENCE_AXIS", "BATCH_AXIS"]
 
@@ -54,13 +54,26 @@ class Writer:
         self.crops: dict[int, list] = {}          # id(a fused crop's output) -> its nodes
         self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
         self.layer_name = ""                      # the name of the layer a rule's value makes
-        self.layer_kind = ""                      # the kind of the layer a rule writes inside
-        self.layer_options: dict = {}             # and what the caller says of it (Block)
-        self.in_layer = False                     # whether a rule writes inside a layer
+        self.layer: Block | None = None           # the layer a rule writes inside (None: none)
         self.axis_names: dict[int, str] = {}      # id(a sequence a rule put on a new axis) ->
         #                                           the axis' name (Where's)
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
+
+    @property
+    def layer_kind(self) -> str:
+        """The kind of the layer a rule writes inside (its CNTK op name), "" outside layers."""
+        return self.layer.op_name if self.layer is not None else ""
+
+    @property
+    def in_layer(self) -> bool:
+        """Whether a rule writes inside a layer."""
+        return self.layer is not None
+
+    @property
+    def layer_options(self) -> dict:
+        """What the caller says of the layer a rule writes inside (:class:`Block`'s options)."""
+        return self.layer.options if self.layer is not None else {}
 
     # -- leaves ------------------------------------------------------------------------------
     def leaf(self, v: Variable, kind: str, name: str) -> str:

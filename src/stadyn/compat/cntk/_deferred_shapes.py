@@ -98,20 +98,31 @@ def probed_dynamic_axes(deferred: Any) -> "tuple | None":
     return found
 
 
-def _probe_axes(deferred: Any) -> "tuple | None":
-    from ._axis import Axis
-    from ._variables import batch_axis_only, without_dynamic_axes
+def _probed_placeholders(deferred: Any) -> "tuple[list, list] | None":
+    """``deferred``'s placeholders and their shapes where a probe may build it on stand-ins
+    of them (it reads some, applies no layer, and none has an axis of unknown length), else
+    None."""
     holders = list(deferred.placeholders)
     if not holders or _applies_a_layer(deferred):
         return None
+    shapes = [tuple(int(d) for d in h.shape) for h in holders]
+    if any(-2 in s for s in shapes):
+        return None
+    return holders, shapes
+
+
+def _probe_axes(deferred: Any) -> "tuple | None":
+    from ._axis import Axis
+    from ._variables import batch_axis_only, without_dynamic_axes
+    found = _probed_placeholders(deferred)
+    if found is None:
+        return None
+    holders, shapes = found
     if all(without_dynamic_axes(h) for h in holders):
         axes = []
     elif all(batch_axis_only(h) for h in holders):      # (made with [batch axis])
         axes = [Axis.default_batch_axis()]
     else:
-        return None
-    shapes = [tuple(int(d) for d in h.shape) for h in holders]
-    if any(-2 in s for s in shapes):
         return None
     for out in _built(deferred, holders, shapes, dynamic_axes=axes):
         return tuple(out.dynamic_axes)
@@ -154,12 +165,11 @@ def _applies_a_layer(deferred: Any) -> bool:
 
 def _probe(deferred: Any) -> "tuple | None":
     from ._variables import without_dynamic_axes
-    holders = list(deferred.placeholders)
-    if not holders or _applies_a_layer(deferred):
+    found = _probed_placeholders(deferred)
+    if found is None:
         return None
-    shapes = [tuple(int(d) for d in h.shape) for h in holders]
-    if any(not s or -2 in s for s in shapes) or \
-            not all(isinstance(h, GraphObject) for h in holders):
+    holders, shapes = found
+    if any(not s for s in shapes) or not all(isinstance(h, GraphObject) for h in holders):
         return None
     built = []
     fixed = not any(d in _OPEN for s in shapes for d in s)     # (one build tells it all)

@@ -99,9 +99,9 @@ class FunctionRebuilding(ArgumentBinding):
             if old is None or new is None:
                 raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
             subs[unwrap(old)] = _bound_placeholder(unwrap(new), unwrap(old))
-        if method == "share" and non_sequence_bindings(
-                {unwrap(old): new for old, new in (substitutions or {}).items()}):
-            roots = self._rebuilt_on(substitutions, what)
+        keyed = _keyed(substitutions or {})
+        if method == "share" and non_sequence_bindings(keyed):
+            roots = self._rebuilt_on(keyed, what)
         else:
             roots = clone_graph(self._roots(), subs, method)
         combined = self._combine()
@@ -137,9 +137,9 @@ class FunctionRebuilding(ArgumentBinding):
         subs = {unwrap(ph): unwrap(new) for ph, new in substitutions.items()}
         self._check_found(substitutions, subs)
         plain, loops = split_loops(subs)
-        if not loops and non_sequence_bindings(
-                {unwrap(ph): new for ph, new in substitutions.items()}):
-            self._rebuild_in_place(substitutions)
+        keyed = _keyed(substitutions)
+        if not loops and non_sequence_bindings(keyed):
+            self._rebuild_in_place(keyed)
             return self
         for ph, new in plain.items():
             G.replace_placeholder(ph, new)
@@ -150,21 +150,21 @@ class FunctionRebuilding(ArgumentBinding):
             close_loops(loops)
         return self
 
-    def _rebuild_in_place(self, substitutions: dict) -> None:
+    def _rebuild_in_place(self, subs: dict) -> None:
         """``replace_placeholders`` where a placeholder made on a sequence axis is bound to a
-        value without one: its roots, and every value noted as computed from it, built again
-        on the substitutes, each in its own place (:mod:`._sequence_placeholders`)."""
-        subs = {unwrap(ph): new for ph, new in substitutions.items()}
+        value without one (``subs``: :func:`_keyed`'s): its roots, and every value noted as
+        computed from it, built again on the substitutes, each in its own place
+        (:mod:`._sequence_placeholders`)."""
         memo: dict = {}
         for old in list(self._roots()) + noted_readers(subs):
             rebuilt(old, subs, "replace_placeholders", memo, in_place=True)
         G.BATCH.forget()
 
-    def _rebuilt_on(self, substitutions: dict, what: str) -> list:
-        """Its roots built again with ``substitutions`` (``{placeholder: value}``), where a
-        placeholder made on a sequence axis is bound to a value without one: its ops called
-        again on that value (:mod:`._sequence_placeholders`), as CNTK 2.7 infers them anew."""
-        subs = {unwrap(ph): new for ph, new in substitutions.items()}
+    def _rebuilt_on(self, subs: dict, what: str) -> list:
+        """Its roots built again with ``subs`` (:func:`_keyed`'s ``{placeholder: value}``),
+        where a placeholder made on a sequence axis is bound to a value without one: its ops
+        called again on that value (:mod:`._sequence_placeholders`), as CNTK 2.7 infers them
+        anew."""
         return [unwrap(rebuilt(root, subs, what)) for root in self._roots()]
 
     def _check_found(self, given: dict, subs: dict) -> None:
@@ -186,6 +186,12 @@ class FunctionRebuilding(ArgumentBinding):
 
     def __lshift__(self, other):
         return self(other)
+
+
+def _keyed(substitutions: dict) -> dict:
+    """``substitutions`` keyed by the Stadyn Variables they replace (the substitutes as given):
+    what :mod:`._sequence_placeholders` reads."""
+    return {unwrap(old): new for old, new in substitutions.items()}
 
 
 def _bound_placeholder(new: Variable, old: Variable) -> Variable:

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 from ... import functions as F
+from ...cntk_semantics import sequence_columns
 from . import _graph as G
 from ._adapt import batched, float_arrays, named, one_op, operand, sample_shape, wrap
 
@@ -44,23 +45,13 @@ def _ranking(kind: str, op: str, output, gain, group, name: str):
                          + ", ".join(f"{label} {'a sequence' if o else 'no sequence'}"
                                      for (label, _), o in zip(operands, over)))
     op_fn = F.lambda_rank if kind == "lambda_rank" else F.ndcg_at_1
-    columns = _columns if all(over) else operand
-    out = one_op(op_fn(columns(output), columns(gain), columns(group)),  # (CNTK's one op
-                 output, gain, group)                                     # over the three)
+    # (sequences: their steps as CNTK 2.7's minibatch holds them, the order its ranking ops
+    # read the samples in, forming the groups and counting the gaps among the samples)
+    columns = [sequence_columns(operand(x)) for x in (output, gain, group)]
+    out = one_op(op_fn(*columns), output, gain, group)      # (CNTK's one op over the three)
     G.BATCH.unmark(out)
     G.set_op_name(out, op)
     return named(wrap(out), name, op)
-
-
-def _columns(x):
-    """The samples of the sequences ``x`` as CNTK 2.7's minibatch holds them, one column each
-    (``F.cntk_sequence_columns``): step by step, each step's parallel streams side by side,
-    CNTK's first-fit packing putting a short sequence after another in one stream where it fits
-    within the longest one's steps, a stream's steps after its sequences (gaps) zero (their
-    gain, score and group) -- the order CNTK's ranking ops read the samples in, forming the
-    groups and counting the gaps among the samples."""
-    v = operand(x)
-    return F.cntk_sequence_columns(v, v.sequence_lengths)   # (called on sequences only)
 
 
 @float_arrays("output", "gain", "group")

@@ -2,9 +2,10 @@
 against the op's spec object.
 
 The op modules (``stadyn/ops/``) are the catalog and know nothing of file formats.  For each op
-the module here that mirrors its op module (``_nn.py`` for ``ops/_nn.py``, ...) registers one
-:class:`OpRules` record with ``register_rules(F.convolution, onnx_export=..., onnx_import=...)``:
-the op's rules for every format sit side by side, each column either a rule or
+the module here that mirrors its op module (``_nn.py`` for ``ops/_nn.py``, its pooling ops'
+in ``_nn_pooling.py``, ...) registers one :class:`OpRules` record with
+``register_rules(F.convolution, onnx_export=..., onnx_import=...)``: the op's rules for every
+format sit side by side, each column either a rule or
 :class:`Unmapped` with the one-line reason the op has none.  The exporter and the importer look
 a node's rules up by its spec (:func:`rules_for`); nothing is looked up by name.
 
@@ -22,7 +23,7 @@ Example:
 """
 
 from . import _activation, _arith, _cntk, _distributed, _logical, _loss, _misc  # noqa: F401
-from . import _gradient, _nn, _reduce, _sequence, _shape  # noqa: F401
+from . import _gradient, _nn, _nn_pooling, _reduce, _sequence, _shape  # noqa: F401
 from . import _compare, _elementwise, _index, _normalization, _random, _resample  # noqa: F401
 from . import _augment, _trig  # noqa: F401
 from . import _random_like, _ranking, _sequence_rnn  # noqa: F401

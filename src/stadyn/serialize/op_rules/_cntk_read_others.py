@@ -5,7 +5,7 @@ offset: ``crop_manual``), ``RandomDistribution`` (``cntk.random``'s draws) and
 ``tests/fixtures/cntk_roipooling/``), ``NDCG``, ``LabelsToGraph`` and ``ForwardBackward``
 (CNTK's CTC criterion: ``tests/fixtures/cntk_ranking_ctc/``; the ranking nodes on sequences:
 ``tests/fixtures/cntk_ranking_sequences/``), and ``Pad``'s symmetric mode
-(:func:`symmetric_pad`, for :func:`._cntk_rules.pad_cntk`); checked against
+(:func:`symmetric_pad`, for :func:`._cntk_shape_rules.pad_cntk`); checked against
 CNTK 2.7's outputs of the model files in ``tests/fixtures/cntk_read_unread/`` (written by CNTK
 2.7, with its ``make_models.py``; for the random draws, their shapes and statistics).
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from ... import functions as F
-from ...cntk_semantics import logistic, roi_pooling
+from ...cntk_semantics import logistic, roi_pooling, sequence_columns
 from ...ops import RandomStream
 
 __all__ = ["RANDOM_KINDS", "RANDOM_DISTRIBUTIONS", "logistic_cntk", "edit_distance_error_cntk",
@@ -73,9 +73,7 @@ def _ranking_columns(node, what: str):
         node.unsupported(f"{what} of other than one value per sample (or per step of "
                          "sequences, all three)")
     node.reduces_dynamic_axes()
-    if lead == 1:
-        return [node.var(i) for i in range(3)]
-    return [F.cntk_sequence_columns(v, v.sequence_lengths) for v in map(node.var, range(3))]
+    return [sequence_columns(node.var(i)) for i in range(3)]     # (lead 2: sequences)
 
 
 def lambda_rank_cntk(node):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import functions as F
 from ...sequence import reshape_samples, unpack
-from ._cntk_rules import _ALL_AXES, _axes_attr, _sample
+from ._cntk_shape_rules import _ALL_AXES, _axes_attr, _sample
 
 __all__ = ["reduce_cntk"]
 

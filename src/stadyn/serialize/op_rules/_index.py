@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import functions as F
 from ...ops import norm_axis
-from ._cntk_rules import top_k_cntk
+from ._cntk_shape_rules import top_k_cntk
 from ._nnabla import nnabla
 from ._table import Unmapped, register_rules
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import functions as F
 from ...ops import norm_axis
-from ._cntk_rules import one_hot_cntk
+from ._cntk_shape_rules import one_hot_cntk
 from ._common import COMPOSITE
 from ._nnabla import last_axis, last_axis_export, nnabla, reshaped_nnp
 from ._cntk import v1_criterion_operands

@@ -10,8 +10,8 @@ from ... import functions as F
 from ...ops import norm_axis
 from .._onnx_api import INT64_MAX
 from ._common import COMPOSITE, onnx_axis
-from ._cntk_rules import (pad_cntk, reshape_cntk, slice_cntk, splice_cntk, squeeze_cntk,
-                          transpose_axes_cntk)
+from ._cntk_shape_rules import (pad_cntk, reshape_cntk, slice_cntk, splice_cntk, squeeze_cntk,
+                                transpose_axes_cntk)
 from ._nnabla import nnabla
 from ._cntk_read_others import crop_cntk
 from ._table import Unmapped, register_rules
