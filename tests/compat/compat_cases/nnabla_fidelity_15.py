@@ -19,6 +19,101 @@ def _dt(a):
     return str(np.asarray(a).dtype)
 
 
+@nnabla_case(names=[_V + "d"],
+             known={k + "float64 dtype": "Stadyn keeps floating values float32 where NNabla's "
+                                         "array takes float64 (one tensor per Variable, which "
+                                         "the ops compute in)" for k in ("", "dynamic ")},
+             note="integer and bool arrays assigned to an op's output, in both modes")
+def output_written_integers__keep_their_type(nn, F, r):
+    r.touch(_V + "d")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        nn.set_auto_forward(dynamic)
+        try:
+            x = nn.Variable.from_numpy_array(np.arange(4, dtype=np.float32), need_grad=True)
+            y = F.add_scalar(x, 1.0)
+            loss = F.sum(F.mul2(y, y))
+            loss.forward()
+            for key, value in (("int32", np.array([5, 6, 7, 8], np.int32)),
+                               ("int64", np.array([5, 6, 7, 9], np.int64)),
+                               ("uint8", np.array([5, 6, 7, 10], np.uint8)),
+                               ("bool", np.array([True, False, True, True]))):
+                y.d = value
+                res[mode + key + " dtype"] = _dt(y.d)
+                res[mode + key] = y.d.copy()
+            y.d = np.array([1, 2, 3, 4], np.int32)
+            kept = y.d
+            y.d = np.array([1.5, 2.0, 3.0, 4.0])
+            res[mode + "float64 dtype"] = _dt(y.d)
+            res[mode + "float64"] = np.asarray(y.d, np.float64)
+            res[mode + "kept int32"] = kept.copy()
+            y.d = np.array([2, 3, 4, 5], np.int32)
+            x.grad.zero()
+            loss.backward()         # it reads the values assigned since the forward
+            res[mode + "x.g after ints"] = x.g.copy()
+            loss.forward()
+            x.grad.zero()
+            loss.backward()
+            res[mode + "forward dtype"] = _dt(y.d)
+            res[mode + "forward"] = y.d.copy()
+            res[mode + "y.g dtype"] = _dt(y.g)
+            res[mode + "loss"] = float(loss.d)
+            res[mode + "x.g"] = x.g.copy()
+            z = F.mul_scalar(y, 2.0)
+            y.d = np.array([3, 1, 4, 1], np.int64)
+            if dynamic:
+                z = F.mul_scalar(y, 2.0)
+            else:
+                z.forward()
+            res[mode + "read by a function"] = z.d.copy()
+        finally:
+            nn.set_auto_forward(False)
+    return res
+
+
+_ROUNDED = ("integers beyond 2**24 given to a Variable that needs a gradient are held as float32 "
+            "on Stadyn (torch computes gradients of floating-point tensors only), which rounds "
+            "them, with a warning at the user's line (compat nnabla _written_types.warn_rounded); "
+            "NNabla keeps the integer array")
+
+
+@nnabla_case(names=[_V + "from_numpy_array", _V + "d"],
+             known={k: _ROUNDED for k in ("leaf d", "leaf dtype", "assigned d", "assigned dtype",
+                                          "made trainable d", "made trainable dtype")},
+             tols={k: (0, 0) for k in ("leaf d", "assigned d", "made trainable d")},
+             note="what the functions compute from them (float32, rounded alike) is compared; "
+                  "the values read back exactly")
+def large_integers__need_grad(nn, F, r):
+    r.touch(_V + "from_numpy_array", _V + "d")
+    res = {}
+    big = np.array([2 ** 24 + 1, 2 ** 30 + 3, -(2 ** 25) - 1, 7], np.int64)
+    v = nn.Variable.from_numpy_array(big, need_grad=True)
+    res["leaf d"] = np.asarray(v.d, np.float64)
+    res["leaf dtype"] = _dt(v.d)
+    res["leaf g dtype"] = _dt(v.g)
+    u = F.mul_scalar(v, 1.0)
+    loss = F.sum(F.mul_scalar(u, 0.5))
+    loss.forward()
+    v.grad.zero()
+    loss.backward()
+    res["function"] = u.d.copy()
+    res["loss"] = float(loss.d)
+    res["grad"] = v.g.copy()
+    w = nn.Variable((4,), need_grad=True)
+    w.d = big
+    res["assigned d"] = np.asarray(w.d, np.float64)
+    res["assigned dtype"] = _dt(w.d)
+    t = nn.Variable.from_numpy_array(big.astype(np.int32))
+    t.need_grad = True
+    res["made trainable d"] = np.asarray(t.d, np.float64)
+    res["made trainable dtype"] = _dt(t.d)
+    res["made trainable g dtype"] = _dt(t.g)
+    small = nn.Variable.from_numpy_array(np.array([3, -4]), need_grad=True)
+    res["small d"] = np.asarray(small.d, np.float64)
+    return res
+
+
 @nnabla_case(names=[_V + "reshape", "nnabla.Variable.reset_shape"],
              note="the input of an op's output given another shape between forwards")
 def output_view__new_shape(nn, F, r):

@@ -42,8 +42,10 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
-from ._shared_arrays import follow, relink_grads, unlinked_view, viewed_in_group
-from ._written_types import float_for_gradients, stays_float, take_written_type
+from ._shared_arrays import (follow, relink_grads, unlinked_view, viewed_in_group,
+                             watch_output)
+from ._written_types import (assign_to_output, float_for_gradients, stays_float,
+                             take_written_type, warn_rounded)
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -81,6 +83,7 @@ class Variable(_Core):
             (True, dtype('float32'), [1.0, 2.0])
         """
         if need_grad and dtype is None and np.asarray(data).dtype.kind in "biu":
+            warn_rounded(data)
             dtype = np.float32
         return super().from_numpy_array(data, grad, need_grad, dtype)
 
@@ -198,8 +201,10 @@ class Variable(_Core):
         if np.isscalar(value):
             self.data.data = value           # NNabla's zero() / fill(): new memory
             return
-        if self.parent is None:
-            take_written_type(self, value)
+        if self.parent is not None:
+            assign_to_output(self, value)
+            return
+        take_written_type(self, value)
         _Core.d.fset(self, value)
 
     def _grad_buffer(self) -> torch.Tensor:
@@ -475,9 +480,12 @@ def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     current = data_of(v)
     if (v.parent is None and current is not None and stays_float(v, current)
             and not (tensor.is_floating_point() or tensor.is_complex())):
+        warn_rounded(tensor)
         tensor = tensor.to(current.dtype)
     _Core.data.fset(v, tensor)
     follow(v)                           # the Variables sharing its array (x.reshape(unlink))
+    if v.parent is not None:
+        watch_output(v)                 # its next run gives it float32 again, dtype included
     return data_of(v)
 
 
