@@ -114,6 +114,38 @@ def large_integers__need_grad(nn, F, r):
     return res
 
 
+@nnabla_case(names=[FN + "scatter_nd"],
+             note="out=x of a leaf x in a static graph: the result holds x's array")
+def scatter_nd__out_shares_x(nn, F, r):
+    res = {}
+    idx = nn.Variable.from_numpy_array(np.array([[0, 2, 4]]))
+    d = nn.Variable.from_numpy_array(np.array([1.0, 2.0, 3.0], np.float32), need_grad=True)
+    for add in (False, True):
+        key = "add " if add else ""
+        x = nn.Variable.from_numpy_array(np.full(5, 9.0, np.float32), need_grad=True)
+        kept = x.d
+        y = F.scatter_nd(d, idx, out=x, add=add)
+        res[key + "x before"] = x.d.copy()
+        for step in range(2):
+            y.forward()
+            res[key + "y %d" % step] = y.d.copy()
+            res[key + "x %d" % step] = x.d.copy()
+        res[key + "kept"] = kept.copy()
+        y.d = np.arange(5, dtype=np.float32)
+        res[key + "x after y.d ="] = x.d.copy()
+        x.d = np.ones(5)
+        loss = F.sum(F.mul_scalar(y, 2.0))
+        loss.forward()
+        res[key + "y after x.d ="] = y.d.copy()
+        res[key + "loss"] = float(loss.d)
+        x.g = 7.0
+        d.grad.zero()
+        loss.backward()
+        res[key + "x.g (was 7)"] = x.g.copy()
+        res[key + "d.g"] = d.g.copy()
+    return res
+
+
 @nnabla_case(names=[_V + "reshape", "nnabla.Variable.reset_shape"],
              note="the input of an op's output given another shape between forwards")
 def output_view__new_shape(nn, F, r):
