@@ -194,3 +194,32 @@ def output_view__new_shape(nn, F, r):
     y.g = np.full((2, 2), 5.0, np.float32)
     res["reshaped w.g"] = w.g.copy()
     return res
+
+
+@nnabla_case(names=[FN + "sink", FN + "dropout"],
+             note="nnabla-examples' Graph U-Nets: F.sink(loss, acc).forward(), then "
+                  "loss.backward(); Stadyn ran loss's forward again, drawing new dropout masks")
+def sink_forward__then_backward_of_an_input(nn, F, PF, r):
+    res = {}
+    x = nn.Variable.from_numpy_array(r.randn(4, 6).astype(np.float32), need_grad=True)
+    labels = nn.Variable.from_numpy_array(np.array([[0], [2], [1], [2]]))
+    h = F.dropout(PF.affine(x, 8, name="fc0"), 0.5)
+    out = F.softmax(PF.affine(F.relu(h), 3, name="fc1"))
+    loss = F.mean(F.categorical_cross_entropy(out, labels))
+    pred = F.reshape(F.max(out, axis=1, only_index=True), (4, 1))
+    acc = F.mean(F.equal(pred, labels))
+    params = nn.get_parameters()
+    r.set_params(params)
+    for step in range(2):
+        for p in params.values():
+            p.grad.zero()
+        x.grad.zero()
+        F.sink(loss, acc).forward()
+        res["loss %d" % step] = float(loss.d)
+        res["acc %d" % step] = float(acc.d)
+        loss.backward()
+        res["loss after backward %d" % step] = float(loss.d)
+        res["x.g %d" % step] = x.g.copy()
+        for name, p in sorted(params.items()):
+            res["%s.g %d" % (name, step)] = p.g.copy()
+    return res

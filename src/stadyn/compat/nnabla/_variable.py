@@ -248,8 +248,26 @@ class Variable(_Core):
 
     def forward(self, *args, **kwargs) -> None:
         """Stadyn's ``forward`` (same arguments); the functions it runs have NNabla's rank
-        after a forward from the start, their hooks' included (see ``Function.rank``)."""
+        after a forward from the start, their hooks' included (see ``Function.rank``).  The
+        forward of ``F.sink(loss, acc)`` is one of ``loss`` and ``acc`` too, as NNabla's: a
+        ``loss.backward()`` after it reads that forward's values (its dropout masks included)
+        instead of running ``loss``'s forward again (nnabla-examples' Graph U-Nets).
+
+        Example:
+            >>> import numpy as np
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable.from_numpy_array(np.ones((2, 3)), need_grad=True)
+            >>> loss = F.mean(F.dropout(x, 0.5)); acc = F.max(x)
+            >>> F.sink(loss, acc).forward(); kept = float(loss.d)
+            >>> x.grad.zero(); loss.backward(); float(loss.d) == kept
+            True
+        """
         mark_forwarded(self)
+        parent = self.parent
+        if (parent is not None and parent.spec.name == "sink" and not args
+                and set(kwargs) <= {"clear_buffer", "clear_no_need_grad"}):
+            forward_all([self, *parent.inputs], **kwargs)
+            return
         super().forward(*args, **kwargs)
 
     def apply(self, **kwargs) -> "Variable":
