@@ -24,6 +24,7 @@ from ._numerics import check_outputs, numerics_enabled, probe_inputs
 from ._own_streams import node_seed
 from ._precision import cast_arguments
 from ._shape_cache import key as shape_key
+from ._shared_values import drop_stale
 from ._subgraph import leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
 
@@ -301,7 +302,7 @@ def _set_shapes(node: FunctionNode, outs: Sequence[torch.Tensor], env: dict) -> 
             v._shape, v._dtype = tuple(t.shape), t.dtype
             held = v._data
             if held is not None and tuple(held.shape) != v._shape:
-                v._data = None
+                drop_stale(v)
 
 
 class Shapes:

@@ -60,6 +60,7 @@ import torch
 from .._memory import keep_freed_cpu_memory
 from ._own_streams import own_seed
 from ._plan import StaticPlan, holds_loop
+from ._shared_values import drop_stale
 from ._subgraph import Subgraph
 from ._variable import Variable
 
@@ -216,7 +217,7 @@ class _Template:
                     v._shape, v._dtype = found
                     held = v._data
                     if held is not None and tuple(held.shape) != v._shape:
-                        v._data = None         # a buffer of another shape (refresh_shapes')
+                        drop_stale(v)          # a buffer of another shape (refresh_shapes')
         if any(leaf.device.type == "cpu" for leaf in subgraph.leaf_tensors()):
             keep_freed_cpu_memory()
 

@@ -16,10 +16,15 @@ NNabla's sharing where the compat layer asks for it:
   it (NNabla's ``W.data.fill(v)``, ``zero()``, ``W.d = scalar``: a NumPy array kept from
   ``W.d`` keeps the old values); graph runs and solvers read a leaf's tensor when they run,
   so they see the new one, and a holder that keeps the tensor itself (a solver's state,
-  handed out as a Variable by ``get_states``) asks to be told with :func:`on_renew`.
+  handed out as a Variable by ``get_states``) asks to be told with :func:`on_renew`;
+* :func:`drop_stale` lets an op output's value go when the graph gives it another shape (an
+  input of another shape); the run that fills it next tells the holders of the dropped
+  tensor, as for any replacement.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import torch
 
@@ -27,11 +32,16 @@ from .._errors import StadynError
 from ._grad_buffers import carry_released
 from ._variable import Variable, bump_graph_version, layout_changed
 
-__all__ = ["hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew"]
+__all__ = ["hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew",
+           "drop_stale"]
 
 _ON_RENEW = "_stadyn_on_renew"
 
 _HANDED_OUT = "_stadyn_handed_out"
+
+# Op outputs whose value was dropped for a new shape (drop_stale) -> the dropped tensor, when
+# someone asked to be told of its replacement (on_renew): the next set_output tells them.
+_DROPPED: "weakref.WeakKeyDictionary[Variable, torch.Tensor]" = weakref.WeakKeyDictionary()
 
 
 def hand_out(t: torch.Tensor) -> None:
@@ -62,6 +72,8 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
         ([5.0, 5.0], True)
     """
     old = v._data
+    if old is None:
+        old = _DROPPED.pop(v, None)     # (dropped for a new shape: its holders are told)
     if (old is not None and old is not t and getattr(old, _HANDED_OUT, False)
             and not t.requires_grad and not old.requires_grad and old.shape == t.shape
             and old.dtype == t.dtype and old.device == t.device):
@@ -70,6 +82,28 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
     v._data = t
     if old is not None and old is not t and getattr(old, _HANDED_OUT, False):
         _tell_renewed(old, t)
+
+
+def drop_stale(v: Variable) -> None:
+    """The graph gives the op output ``v`` another shape than its value's: the value goes (the
+    next run fills ``v``), and whoever asked to be told of its replacement (:func:`on_renew`)
+    is told when :func:`set_output` fills it (a Variable viewing its array in another shape,
+    NNabla's ``x.reshape(shape, unlink=True)``, follows it).
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import data_of
+        >>> y = F.add_scalar(sd.Variable((2,)), 1.0)
+        >>> y.forward(); told = []
+        >>> on_renew(data_of(y), "me", lambda old, new: told.append(tuple(new.shape)))
+        >>> hand_out(data_of(y)); drop_stale(y)
+        >>> set_output(y, torch.ones(1, 2)); told
+        [(1, 2)]
+    """
+    old = v._data
+    v._data = None
+    if old is not None and getattr(old, _ON_RENEW, None):
+        _DROPPED[v] = old
 
 
 def read_value_of(leaf: Variable, var: Variable) -> None:

@@ -10,7 +10,7 @@ import torch
 from ._interpret import _current as _shapes_owner
 from ._interpret import release_points
 from ._plan import EagerPlan
-from ._shared_values import set_output
+from ._shared_values import drop_stale, set_output
 from ._subgraph import run_tensor, value_key
 from ._variable import Variable
 
@@ -80,7 +80,7 @@ class TrialPlan(EagerPlan):
             v._shape, v._dtype = shape
             held = v._data
             if held is not None and tuple(held.shape) != v._shape:
-                v._data = None          # a stale buffer of another shape (refresh_shapes')
+                drop_stale(v)           # a stale buffer of another shape (refresh_shapes')
         _shapes_owner[0] = None         # no plan's recorded shapes are the Variables' now
         outs = outs[:len(self.fill)]
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]

@@ -25,6 +25,7 @@ import warnings
 import numpy as _np
 
 from ... import functions as _F
+from ...graph import Variable as _Variable, data_of, hand_out, value_holder
 from ...graph import get_auto_forward as _get_auto_forward
 from ._function import named
 
@@ -356,9 +357,11 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
     and with ``out=x`` NNabla 1.39's in-place form as far as Stadyn can hold it: ``x`` gets no
     gradient through the result (NNabla's backward leaves ``x.g`` as it was, measured: case
     ``nnabla_fidelity_10.scatter_nd__out_in_place``), and in the dynamic mode the written
-    values are written into ``x``'s memory too (``x.d`` shows them).  Unlike NNabla's, the
-    result is an array of its own: a static graph's forward leaves ``x`` as it was, and
-    ``x.d = ...`` later does not show in the result.
+    values are written into ``x``'s memory too (``x.d`` shows them).  In a static graph whose
+    ``x`` is a leaf holding its own array, the result holds ``x``'s memory, as NNabla's: each
+    forward writes into what ``x.d`` shows, and ``x.d = ...`` is what the next one reads (case
+    ``nnabla_fidelity_15.scatter_nd__out_shares_x``); otherwise (an ``x`` computed by a
+    function, or viewing another's array) the result is an array of its own.
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -374,9 +377,25 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
     if shape is not None:
         raise TypeError("Only one of `shape` or `out` argument may be used.")
     y = _F.scatter_nd(data, indices, out=_F.stop_gradient(out), add=add)
+    if not _get_auto_forward() and _holds_own_array(out):
+        # NNabla's result holds ``x``'s array: each forward writes into ``x``'s memory (what
+        # ``x.d`` shows, kept NumPy arrays of it included), which ``x.d = ...`` writes for the
+        # next one to read; the gradients stay apart
+        held = data_of(out).detach()
+        hand_out(held)
+        _Variable.data.fset(y, held)
+        return y
     if _get_auto_forward():
         target = getattr(out, "d", None)
         if (isinstance(target, _np.ndarray) and target.flags.writeable
                 and target.dtype == y.d.dtype and target.shape == y.d.shape):
             _np.copyto(target, y.d)
     return y
+
+
+def _holds_own_array(x) -> bool:
+    """Whether ``x`` is a leaf Variable holding an array no other Variable views (the
+    in-place ``scatter_nd`` can then make it read its result's)."""
+    from ._shared_arrays import members
+    return (isinstance(x, _Variable) and x.parent is None and value_holder(x) is x
+            and data_of(x) is not None and tuple(members(x)) == (x,))

@@ -149,12 +149,26 @@ _WATCHED = "stadyn.compat.nnabla: an op output's array viewed by other Variables
 
 def _rerun(ref: "weakref.ref[_Core]", old: torch.Tensor, new: torch.Tensor) -> None:
     """A run gave the watched op output (``ref``) the new tensor ``new`` in place of ``old``:
-    the Variables sharing its array view ``new`` (not when the run changed its size)."""
+    the Variables sharing its array view ``new``, each in its shape (an input of another shape
+    with as many elements included).  A run that changed its number of elements gives it
+    arrays of its own, value and gradient, as NNabla 1.39's (its views keep the old ones;
+    case ``nnabla_fidelity_15.output_view__new_shape``)."""
     x = ref()
-    if x is None or data_of(x) is not new or new.numel() != old.numel():
+    if x is None or data_of(x) is not new:
+        return
+    if new.numel() != old.numel():
+        group = _GROUPS.pop(x, None)
+        if group is not None:
+            group.discard(x)
+            if grad_of(x) is not None:
+                _Core.grad.fset(x, None)    # (the views keep the gradient they share)
         return
     _Core.data.fset(x, new)             # (its dtype is the run's again)
     follow(x)
+    shared = next((g for g in (grad_of(m) for m in members(x) if m is not x)
+                   if g is not None and g.numel() == new.numel()), None)
+    if shared is not None:              # and one gradient, in its new shape
+        _Core.grad.fset(x, shared.view(tuple(x.shape)))
 
 
 def relink_grads(v: _Core) -> None:

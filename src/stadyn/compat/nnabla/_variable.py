@@ -42,8 +42,10 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
-from ._shared_arrays import follow, relink_grads, unlinked_view, viewed_in_group
-from ._written_types import float_for_gradients, stays_float, take_written_type
+from ._shared_arrays import (follow, relink_grads, unlinked_view, viewed_in_group,
+                             watch_output)
+from ._written_types import (assign_to_output, float_for_gradients, stays_float,
+                             take_written_type, warn_rounded)
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -81,6 +83,7 @@ class Variable(_Core):
             (True, dtype('float32'), [1.0, 2.0])
         """
         if need_grad and dtype is None and np.asarray(data).dtype.kind in "biu":
+            warn_rounded(data)
             dtype = np.float32
         return super().from_numpy_array(data, grad, need_grad, dtype)
 
@@ -198,8 +201,10 @@ class Variable(_Core):
         if np.isscalar(value):
             self.data.data = value           # NNabla's zero() / fill(): new memory
             return
-        if self.parent is None:
-            take_written_type(self, value)
+        if self.parent is not None:
+            assign_to_output(self, value)
+            return
+        take_written_type(self, value)
         _Core.d.fset(self, value)
 
     def _grad_buffer(self) -> torch.Tensor:
@@ -243,8 +248,26 @@ class Variable(_Core):
 
     def forward(self, *args, **kwargs) -> None:
         """Stadyn's ``forward`` (same arguments); the functions it runs have NNabla's rank
-        after a forward from the start, their hooks' included (see ``Function.rank``)."""
+        after a forward from the start, their hooks' included (see ``Function.rank``).  The
+        forward of ``F.sink(loss, acc)`` is one of ``loss`` and ``acc`` too, as NNabla's: a
+        ``loss.backward()`` after it reads that forward's values (its dropout masks included)
+        instead of running ``loss``'s forward again (nnabla-examples' Graph U-Nets).
+
+        Example:
+            >>> import numpy as np
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable.from_numpy_array(np.ones((2, 3)), need_grad=True)
+            >>> loss = F.mean(F.dropout(x, 0.5)); acc = F.max(x)
+            >>> F.sink(loss, acc).forward(); kept = float(loss.d)
+            >>> x.grad.zero(); loss.backward(); float(loss.d) == kept
+            True
+        """
         mark_forwarded(self)
+        parent = self.parent
+        if (parent is not None and parent.spec.name == "sink" and not args
+                and set(kwargs) <= {"clear_buffer", "clear_no_need_grad"}):
+            forward_all([self, *parent.inputs], **kwargs)
+            return
         super().forward(*args, **kwargs)
 
     def apply(self, **kwargs) -> "Variable":
@@ -475,9 +498,12 @@ def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     current = data_of(v)
     if (v.parent is None and current is not None and stays_float(v, current)
             and not (tensor.is_floating_point() or tensor.is_complex())):
+        warn_rounded(tensor)
         tensor = tensor.to(current.dtype)
     _Core.data.fset(v, tensor)
     follow(v)                           # the Variables sharing its array (x.reshape(unlink))
+    if v.parent is not None:
+        watch_output(v)                 # its next run gives it float32 again, dtype included
     return data_of(v)
 
 

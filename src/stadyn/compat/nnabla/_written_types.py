@@ -4,7 +4,10 @@ int64 reads back int64); torch computes gradients of floating-point tensors only
 Stadyn built on a float leaf holds no cast.  So here a leaf takes a written integer type unless
 it, or a Variable holding its array, needs a gradient or is read by a built graph as float data
 (:func:`stays_float`), and an integer leaf about to need a gradient becomes float32
-(:func:`float_for_gradients`).  ``_variable.py``'s ``d`` / ``data`` setters apply these rules.
+(:func:`float_for_gradients`); integers that float32 rounds get a warning at the user's line
+there (:func:`warn_rounded`: NNabla keeps them exactly).  An op's output takes a written
+integer type until its next run, the values reaching what a backward before that run reads
+(:func:`assign_to_output`).  ``_variable.py``'s ``d`` / ``data`` setters apply these rules.
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -17,16 +20,24 @@ Example:
 
 from __future__ import annotations
 
+import warnings
+import weakref
 from typing import Any
 
 import numpy as np
 import torch
 
-from ...graph import Variable as _Core, data_of, grad_of, to_torch_dtype, value_holder
+from ...graph import (Variable as _Core, data_of, grad_of, to_torch_dtype, user_location,
+                      value_holder)
 from ._float_inputs import read_as_float
 from ._shared_arrays import members
 
-__all__ = ["stays_float", "float_for_gradients", "take_written_type"]
+__all__ = ["stays_float", "float_for_gradients", "take_written_type", "warn_rounded",
+           "assign_to_output"]
+
+# An op output -> the tensor the backward of its graph reads (the one its last run gave it)
+# and a weak reference to the tensor it holds since integers assigned gave it other memory.
+_FOR_BACKWARD: "weakref.WeakKeyDictionary[_Core, tuple]" = weakref.WeakKeyDictionary()
 
 
 def stays_float(v: _Core, current: torch.Tensor) -> bool:
@@ -36,6 +47,44 @@ def stays_float(v: _Core, current: torch.Tensor) -> bool:
     float data (:func:`read_as_float`)."""
     return current.is_floating_point() and any(
         _Core.need_grad.fget(m) or read_as_float(m) for m in members(v))
+
+
+def warn_rounded(values: Any) -> None:
+    """Warn, at the user's line, when integer ``values`` going into a float32 leaf are not all
+    float32 numbers (beyond 2**24, ``16777217`` becomes ``16777216``): NNabla 1.39 keeps the
+    integer array exactly beside a float32 gradient (``x.d`` reads them back; its functions
+    read them as float32, rounded alike), where Stadyn's leaf that needs a gradient, or that a
+    built graph reads as float data, holds float32 (checked on NNabla 1.39, case
+    ``nnabla_fidelity_15.large_integers__need_grad``).
+
+    Example:
+        >>> import warnings, numpy as np
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_rounded(np.array([3, 2**24 + 1]))
+        >>> "16777217" in str(caught[0].message)
+        True
+    """
+    arr = values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else values
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "iu" or arr.size == 0:
+        return
+    exact = arr.astype(np.float64)
+    lost = np.flatnonzero(arr.astype(np.float32).astype(np.float64) != exact)
+    if lost.size == 0:
+        return
+    first = arr.reshape(-1)[lost[0]]
+    where = user_location()
+    message = (f"integers written into a float32 Variable lose their values on Stadyn: "
+               f"{lost.size} of them are no float32 number ({int(first)} is held as "
+               f"{int(np.float32(first))}); NNabla 1.39 keeps the integer array beside the "
+               "float32 gradient of a Variable that needs one (its functions read float32 "
+               "all the same). Hold such integers in a Variable that needs no gradient, "
+               "given them before a graph is built on it")
+    if where is None:
+        warnings.warn(message, UserWarning, stacklevel=2)
+    else:
+        warnings.warn_explicit(message, UserWarning, where[0], where[1])
 
 
 def float_for_gradients(v: _Core) -> None:
@@ -53,6 +102,7 @@ def float_for_gradients(v: _Core) -> None:
     current = data_of(v)
     if (v.parent is None and current is not None and value_holder(v) is v
             and not current.is_floating_point() and not current.is_complex()):
+        warn_rounded(current)
         grad = grad_of(v)                     # a gradient buffer read before: float32 too
         if grad is not None:
             _Core.grad.fset(v, None)
@@ -64,13 +114,24 @@ def float_for_gradients(v: _Core) -> None:
 def take_written_type(v: _Core, value: Any) -> None:
     """NNabla 1.39's leaf takes the type of a NumPy array assigned to its ``.d`` (``v.d =
     labels`` of int64 reads back int64; checked on NNabla 1.39, case
-    ``nnabla_fidelity_12.assigned_integers__keep_their_type``).  Here ``v`` takes an integer or
-    bool array's type unless it needs a gradient (torch's are floating point only), views
-    another Variable's value, or a graph built before reads it as float data (it holds no cast
-    then: ``_float_inputs.read_as_float``); an integer ``v`` given floating values becomes
+    ``nnabla_fidelity_12.assigned_integers__keep_their_type``), and so does an op's output
+    until its next run writes float32 again (case ``nnabla_fidelity_15.output_written_
+    integers__keep_their_type``).  Here ``v`` takes an integer or bool array's type unless it
+    is a leaf that needs a gradient (torch's are floating point only) or that a graph built
+    before reads as float data (it holds no cast then: ``_float_inputs.read_as_float``), or
+    views another Variable's value; an integer ``v`` given floating values becomes
     float32 (NNabla's float64: Stadyn keeps floating values float32).  Anything else is written
     into ``v``'s dtype, as before.  Integers written through ``v.data`` follow the same rule
-    (``_variable._set_data``)."""
+    (``_variable._set_data``).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> y = F.add_scalar(nn.Variable.from_numpy_array(np.zeros(2, np.float32)), 1.0)
+        >>> y.forward(); y.d = np.array([3, 4], np.int32); y.d.dtype
+        dtype('int32')
+        >>> y.forward(); y.d.dtype, y.d.tolist()
+        (dtype('float32'), [1.0, 1.0])
+    """
     dtype = getattr(value, "dtype", None)
     if not isinstance(dtype, np.dtype):
         return
@@ -78,8 +139,48 @@ def take_written_type(v: _Core, value: Any) -> None:
     if current is None or value_holder(v) is not v:
         return
     if dtype.kind in "biu":
-        if to_torch_dtype(dtype) == current.dtype or stays_float(v, current):
+        if to_torch_dtype(dtype) == current.dtype:
+            return
+        if v.parent is None and stays_float(v, current):
+            warn_rounded(value)
             return
         v.data.cast(dtype)
     elif dtype.kind == "f" and not current.is_floating_point():
         v.data.cast(np.float32)
+
+
+def assign_to_output(v: _Core, value: Any) -> None:
+    """``v.d = value`` of the op output ``v``: it takes an integer or bool array's type
+    (:func:`take_written_type`), and the values reach the tensor the backward of the graph
+    that computed ``v`` reads: NNabla's backward reads the values assigned (its arrays are plain
+    memory), Stadyn's the tensor the run gave ``v``, which the write reaches through ``.data``
+    (no version bump, which would make autograd refuse a dynamic graph's; as ``NdArray.fill``
+    writes), also after integers assigned gave ``v`` other memory (case
+    ``nnabla_fidelity_15.output_written_integers__keep_their_type``).
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> x = nn.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+        >>> y = F.add_scalar(x, 1.0); loss = F.sum(F.mul2(y, y)); loss.forward()
+        >>> assign_to_output(y, np.array([3, 4], np.int32)); loss.backward()
+        >>> y.d.dtype, x.g.tolist()
+        (dtype('int32'), [6.0, 8.0])
+    """
+    current = data_of(v)
+    entry = _FOR_BACKWARD.get(v)
+    saved = entry[0] if entry is not None and entry[1]() is current else current
+    take_written_type(v, value)
+    now = data_of(v)
+    if now is not saved or saved.grad_fn is not None:
+        try:
+            arr = np.array(np.broadcast_to(np.asarray(value), tuple(saved.shape)))
+        except ValueError:
+            arr = None                  # (the assignment itself says what does not fit)
+        if arr is not None:
+            saved.data.copy_(torch.from_numpy(arr).to(saved.dtype))
+        if now is not saved:
+            _FOR_BACKWARD[v] = (saved, weakref.ref(now))
+        else:
+            return
+    _Core.d.fset(v, value)
