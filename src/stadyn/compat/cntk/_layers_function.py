@@ -30,6 +30,7 @@ from ._layers_identity import identity
 from ._mixins import GraphObject, TensorOpsMixin
 from ._one_sample import apply_to_samples
 from ._parameters import cntk_parameters
+from ._sequence_placeholders import note_call
 from ._sequential_steps import SequentialSteps, named_sequential
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
@@ -156,8 +157,12 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         self._order = list(G.walk_leaves([o for o in outs if isinstance(o, Variable)],
                                          stop=[v for v in values if isinstance(v, Variable)]))
         if isinstance(out, tuple):          # several outputs: one Function with an output each
-            return late("combine_outputs")([wrap(o) for o in out])
-        return wrap(out)
+            result = late("combine_outputs")([wrap(o) for o in out])
+        else:
+            result = wrap(out)
+        # (applied to a placeholder made on a sequence axis: applied again to what binds it)
+        note_call(self, args, {}, result)
+        return result
 
     @property
     def parameters(self) -> tuple:

@@ -1,0 +1,100 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (twenty-first round): layers on a
+placeholder made on a sequence axis bound to a value without one; the refusals of the sequence
+ops on a non-sequence; ops and losses over operands without dynamic axes; graph views of
+unapplied layers and of a padded convolution."""
+
+from compat_harness import cntk_case
+
+
+def _builtin(e):
+    return next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+
+def _layer_bound(C, np, make, how, batched):
+    """``make()`` (a layer) applied to a placeholder made on a sequence axis, then under a
+    ``reduce_sum`` over its static axis; the placeholder bound (``how``: in place, or by
+    calling the Function) to an input with the batch axis only or with no dynamic axis."""
+    p = C.placeholder((2,), dynamic_axes=C.Axis.default_input_variable_dynamic_axes(),
+                      name="p")
+    x = C.input_variable(2, name="x", dynamic_axes=(
+        [C.Axis.default_batch_axis()] if batched else []))
+    data = np.arange(4 if batched else 2, dtype=np.float32).reshape((2, 2) if batched else (2,))
+    out = {}
+    try:
+        layer = make()
+        y = layer(p)
+        s = C.reduce_sum(y, 0, name="s")
+        if how == "replace":
+            s.replace_placeholders({p: x})
+            z, total = y, s
+        else:
+            z, total = y(x), s(x)
+        out["shape"] = list(z.shape)
+        out["dynamic axes"] = [str(a) for a in z.output.dynamic_axes]
+        out["arguments"] = [a.name for a in total.arguments]
+        out["value"] = np.asarray(z.eval({x: data})).tolist()
+        out["sum"] = np.asarray(total.eval({x: data})).tolist()
+        out["parameters"] = sorted(list(q.shape) for q in total.parameters)
+    except Exception as e:      # (whether it refuses is compared, and the type)
+        out["refused"] = _builtin(e)
+    return out
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Sequential", "cntk.placeholder",
+                  "cntk.Function.replace_placeholders"],
+           note="a layer (Dense, a Sequential of Dense and relu, of two Denses) or a Function "
+                "over a placeholder applied to a "
+                "placeholder made on a sequence axis, the placeholder then bound to an input "
+                "with the batch axis only or with no dynamic axis (in place or by calling "
+                "the Function): CNTK 2.7 infers the layer anew on the input; Stadyn refused "
+                "('a layer or a Function applied to the placeholder ... cannot be built "
+                "again on that value')")
+def layer_on_sequence_placeholder__bound_to_a_non_sequence(C, r, np):
+    r.touch("cntk.input_variable", "cntk.Axis.default_input_variable_dynamic_axes",
+            "cntk.Axis.default_batch_axis", "cntk.ops.reduce_sum", "cntk.ops.relu",
+            "cntk.glorot_uniform", "cntk.Function.eval", "cntk.Function.parameters",
+            "cntk.Function.arguments", "cntk.Function.replace_placeholders")
+    makes = {"Dense": lambda: C.layers.Dense(3, init=C.glorot_uniform(seed=1)),
+             "Dense relu": lambda: C.layers.Sequential(
+                 [C.layers.Dense(3, init=C.glorot_uniform(seed=1)), C.relu]),
+             "two Dense": lambda: C.layers.Sequential(
+                 [C.layers.Dense(3, init=C.glorot_uniform(seed=1)),
+                  C.layers.Dense(2, init=C.glorot_uniform(seed=2))]),
+             "a Function": lambda: C.relu(C.placeholder(2, name="a") * 2.0 - 1.0)}
+    res = {}
+    for label, make in makes.items():
+        for how in ("replace", "call"):
+            for batched in (True, False):
+                key = "%s, %s, %s" % (label, how, "batch" if batched else "no dynamic axis")
+                res[key] = _layer_bound(C, np, make, how, batched)
+    return res
+
+
+@cntk_case(names=["cntk.sequence.last", "cntk.sequence.first", "cntk.sequence.past_value",
+                  "cntk.sequence.future_value", "cntk.sequence.reduce_sum",
+                  "cntk.sequence.reduce_max", "cntk.sequence.softmax", "cntk.sequence.slice",
+                  "cntk.sequence.is_first", "cntk.sequence.is_last", "cntk.sequence.delay",
+                  "cntk.sequence.unpack"],
+           note="the sequence ops on an input with the batch axis alone and on one with no "
+                "dynamic axis: CNTK 2.7 refuses them as they are called, with RuntimeError "
+                "(its PastValue's check: first, last, slice, is_first on the batch axis "
+                "alone; past_value, future_value, delay on both) or ValueError; Stadyn raised "
+                "its ShapeError for each")
+def sequence_ops__on_non_sequences_refused_as_cntk(C, r):
+    x = C.input_variable(3, name="x")
+    x0 = C.input_variable(3, name="x0", dynamic_axes=[])
+    ops = {"last": C.sequence.last, "first": C.sequence.first,
+           "past_value": C.sequence.past_value, "future_value": C.sequence.future_value,
+           "reduce_sum": C.sequence.reduce_sum, "reduce_max": C.sequence.reduce_max,
+           "softmax": C.sequence.softmax, "slice": lambda v: C.sequence.slice(v, 0, 1),
+           "is_first": C.sequence.is_first, "is_last": C.sequence.is_last,
+           "delay": C.sequence.delay, "unpack": lambda v: C.sequence.unpack(v, 0)}
+    res = {}
+    for label, op in ops.items():
+        for which, v in (("batch axis alone", x), ("no dynamic axis", x0)):
+            try:
+                op(v)
+                res[label + ", " + which] = "built"
+            except Exception as e:      # (the built-in type is compared)
+                res[label + ", " + which] = _builtin(e)
+    return res
