@@ -98,3 +98,33 @@ def sequence_ops__on_non_sequences_refused_as_cntk(C, r):
             except Exception as e:      # (the built-in type is compared)
                 res[label + ", " + which] = _builtin(e)
     return res
+
+
+@cntk_case(names=["cntk.cross_entropy_with_softmax", "cntk.classification_error"],
+           note="cross_entropy_with_softmax and classification_error along the default axis "
+                "of (3, 4) samples, with the batch axis and without dynamic axes: CNTK 2.7 "
+                "computes them with TransposeTimes (a (3, 3) matrix; the hardmax of the "
+                "classification error each row's without dynamic axes, the whole sample's "
+                "with the batch axis); Stadyn gave (3, 1) for the cross entropy and the "
+                "classification error without dynamic axes; the gradient of the cross "
+                "entropy's sum with respect to the scores")
+def losses__of_matrices_along_the_default_axis(C, r, np):
+    r.touch("cntk.input_variable", "cntk.Function.eval", "cntk.Function.grad",
+            "cntk.ops.reduce_sum")
+    rng = np.random.RandomState(0)
+    pred = rng.randn(3, 4).astype(np.float32)
+    lab = np.eye(4, dtype=np.float32)[[1, 3, 0]]
+    res = {}
+    for which, axes in (("batch axis", None), ("no dynamic axis", [])):
+        kw = {} if axes is None else {"dynamic_axes": axes}
+        z = C.input_variable((3, 4), name="z", needs_gradient=True, **kw)
+        t = C.input_variable((3, 4), name="t", **kw)
+        feed = {z: pred, t: lab} if axes is not None else {z: pred[None], t: lab[None]}
+        for label, f in (("ce", C.cross_entropy_with_softmax),
+                         ("error", C.classification_error)):
+            y = f(z, t)
+            res[label + ", " + which] = {"shape": list(y.shape),
+                                         "value": np.asarray(y.eval(feed)).tolist()}
+        g = C.reduce_sum(C.cross_entropy_with_softmax(z, t)).grad(feed, wrt=[z])
+        res["ce gradient, " + which] = np.asarray(g).tolist()
+    return res

@@ -305,15 +305,14 @@ def batch_normalization(operand, scale, bias, running_mean, running_inv_std, spa
     updated in place while training; ``running_inv_std`` holds the running variance)."""
     from ._variables import constant
     count = _as_operand(running_count if running_count is not None else constant(0.0, shape=()))
-    x = _as_operand(operand)
-    if not batched(operand):
-        raise ValueError("batch_normalization: the operand needs the batch axis")
+    # (an operand without dynamic axes is one sample, as CNTK 2.7's eval normalises it)
+    x = _channels_first(operand, 1)
     tc = float(normalization_time_constant) if normalization_time_constant is not None else 0.0
     out = F.cntk_batch_normalization(x, _as_operand(scale), _as_operand(bias),
                                      _as_operand(running_mean), _as_operand(running_inv_std),
                                      count, x.sequence_lengths, bool(spatial), tc,
                                      float(blend_time_constant or 0.0), float(epsilon))
-    return named(wrap(out), name, "BatchNormalization")
+    return named(wrap(_unbatch(out, operand)), name, "BatchNormalization")
 
 
 def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomSeed,
