@@ -3,6 +3,8 @@ placeholder made on a sequence axis bound to a value without one; the refusals o
 ops on a non-sequence; ops and losses over operands without dynamic axes; graph views of
 unapplied layers and of a padded convolution."""
 
+import re
+
 from compat_harness import cntk_case
 
 
@@ -127,4 +129,76 @@ def losses__of_matrices_along_the_default_axis(C, r, np):
                                          "value": np.asarray(y.eval(feed)).tolist()}
         g = C.reduce_sum(C.cross_entropy_with_softmax(z, t)).grad(feed, wrt=[z])
         res["ce gradient, " + which] = np.asarray(g).tolist()
+    return res
+
+
+def _walked(C, f, depth=0):
+    """A depth-first search's nodes: ``[op name, name]`` for a function, ``[kind, name,
+    shape]`` for a variable."""
+    out = []
+    for n in C.logging.graph.depth_first_search(f, lambda n: True, depth=depth):
+        if hasattr(n, "op_name"):
+            out.append([n.op_name, n.name])
+        else:
+            kind = "parameter" if n.is_parameter else "placeholder" if n.is_placeholder \
+                else "input" if n.is_input else "other"
+            out.append([kind, n.name, list(n.shape)])
+    return out
+
+
+@cntk_case(names=["cntk.layers.Convolution", "cntk.convolution", "cntk.pooling"],
+           note="a convolution padded with an even kernel (the layer with pad=True, the op "
+                "with auto_padding) and a max pooling padded with an even window: CNTK 2.7's "
+                "graph holds no Pad (its Convolution and Pooling pad inside); Stadyn's walks "
+                "showed the Pad it adds before the op, and its convolution op listed x before "
+                "W (CNTK 2.7's Convolution(W, x))")
+def padded_even_kernels__graph_without_pad(C, r):
+    r.touch("cntk.input_variable", "cntk.parameter", "cntk.logging.graph.depth_first_search",
+            "cntk.Function.root_function", "cntk.Function.inputs")
+    x = C.input_variable((1, 5, 5), name="x")
+    w = C.parameter((3, 1, 2, 2), name="W")
+    layer = C.layers.Convolution((2, 2), 3, pad=True, name="c")(x)
+    op = C.convolution(w, x, auto_padding=[False, True, True])
+    pooled = C.pooling(x, C.MAX_POOLING, (2, 2), auto_padding=[True])
+    return {"layer": _walked(C, layer, -1), "layer shape": list(layer.shape),
+            "op": _walked(C, op, -1), "op inputs": [i.name for i in op.root_function.inputs],
+            "pooling": _walked(C, pooled, -1), "pooling shape": list(pooled.shape)}
+
+
+@cntk_case(names=["cntk.layers.Sequential", "cntk.logging.graph.depth_first_search"],
+           note="layers not applied yet: an unnamed Sequential whose last step is a named "
+                "layer has that layer's output (its name, outputs, repr and str: 'last: "
+                "Composite(keep: ...)'); Stadyn's output was unnamed (Block<n>_Output_0).  A "
+                "depth-first search of a layer not applied yet (Dense, Sequentials, "
+                "Embedding, Convolution) walks its root function over its declared "
+                "parameters and its placeholder, and the functions of the steps before; "
+                "Stadyn refused it (TypeError: expected a CNTK Function)")
+def unapplied_layers__names_and_walks(C, r):
+    r.touch("cntk.layers.Dense", "cntk.layers.Embedding", "cntk.layers.Convolution",
+            "cntk.ops.relu", "cntk.Function.outputs", "cntk.Function.output")
+    mask = lambda s: re.sub(r"\d+_Output", "#_Output", s)   # noqa: E731
+    res = {}
+    makes = {"last named": lambda: C.layers.Sequential(
+                 [C.layers.Dense(3), C.layers.Dense(2, name="last")]),
+             "last an op": lambda: C.layers.Sequential([C.layers.Dense(3), C.relu]),
+             "one named": lambda: C.layers.Sequential([C.layers.Dense(3, name="only")]),
+             "first named": lambda: C.layers.Sequential(
+                 [C.layers.Dense(3, name="a"), C.layers.Dense(2)]),
+             "chained": lambda: C.layers.Dense(3) >> C.layers.Dense(2, name="last")}
+    for label, make in makes.items():
+        s = make()
+        res[label] = {"output": mask(repr(s.output)), "outputs": [mask(repr(o))
+                                                                   for o in s.outputs],
+                      "repr": mask(repr(s)), "str": str(s)}
+    walks = {"Dense": lambda: C.layers.Dense(3, name="dd"),
+             "Sequential": makes["last named"],
+             "Sequential, op inside": lambda: C.layers.Sequential(
+                 [C.layers.Dense(3), C.relu, C.layers.Dense(2)]),
+             "Sequential, last an op": makes["last an op"],
+             "named Sequential": lambda: C.layers.Sequential(
+                 [C.layers.Dense(3), C.layers.Dense(2)], name="s"),
+             "Embedding": lambda: C.layers.Embedding(4),
+             "Convolution": lambda: C.layers.Convolution((3, 3), 2)}
+    for label, make in walks.items():
+        res["walk, " + label] = _walked(C, make())
     return res
