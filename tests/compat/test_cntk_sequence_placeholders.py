@@ -42,13 +42,52 @@ def test_a_sequence_substitute_still_closes_a_recurrence():
 
 
 @pytest.mark.parametrize("how", ["replace", "call"])
-def test_a_layer_applied_to_it_is_named_in_the_refusal(how):
-    # (CNTK 2.7 builds the Dense again on the input; Stadyn cannot call a layer's application
-    # again: it says which Function reads the placeholder, and what to do)
+def test_a_layer_applied_to_it_is_applied_again_to_the_value(how):
+    # (CNTK 2.7 infers the Dense anew on the input: compat_cases/cntk_fidelity_21.py,
+    # layer_on_sequence_placeholder__bound_to_a_non_sequence); its parameters are shared
     p = _sequence_placeholder()
-    f = C.plus(C.layers.Dense(2, name="d")(p), 1.0)
+    d = C.layers.Dense(2, name="d")
+    f = C.plus(d(p), 1.0)
+    x = C.input_variable(3, name="x")
+    g = f.replace_placeholders({p: x}) if how == "replace" else f(x)
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w, b = d.W.value, d.b.value
+    assert [a.name for a in g.arguments] == ["x"] and len(g.output.dynamic_axes) == 1
+    np.testing.assert_allclose(g.eval({x: data}), data @ w + b + 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["replace", "call"])
+def test_a_block_over_it_is_named_in_the_refusal(how):
+    # (an as_block block over the placeholder is not built again: Stadyn says which Function
+    # reads the placeholder, and what to do)
+    p = _sequence_placeholder()
+    q = C.placeholder(3, name="q")
+    f = C.plus(C.as_block(C.plus(q, 1.0), [(q, p)], "blk"), 1.0)
     x = C.input_variable(3, name="x")
     what = "replace_placeholders" if how == "replace" else "calling the Function"
     with pytest.raises(ValueError, match=rf"^{what}: a placeholder made on a sequence axis .*"
-                                         r"'Composite\(Dense\): Placeholder\('p'"):
+                                         r"'Composite\(blk\): Placeholder\('p'"):
         f.replace_placeholders({p: x}) if how == "replace" else f(x)
+
+
+def test_a_sequence_op_on_a_non_sequence_names_the_users_line():
+    # (CNTK 2.7's types, compat_cases/cntk_fidelity_21.py: RuntimeError for sequence.last on
+    # the batch axis alone, ValueError for sequence.reduce_sum; the words say where)
+    x = C.input_variable(3, name="x")
+    here = __file__.rsplit("/", 1)[-1]
+    with pytest.raises(RuntimeError, match=rf"^sequence\.last: .*'Input\('x', \[#\], \[3\]\)'"
+                                           rf".* at .*{here}:\d+$"):
+        C.sequence.last(x)
+    x0 = C.input_variable(3, name="x0", dynamic_axes=[])
+    with pytest.raises(ValueError, match=rf"^sequence\.reduce_sum: .*no dynamic axes.* at "
+                                         rf".*{here}:\d+$"):
+        C.sequence.reduce_sum(x0)
+
+
+def test_a_sequence_op_bound_to_a_non_sequence_is_refused_at_the_binding():
+    p = _sequence_placeholder()
+    f = C.sequence.past_value(p)
+    x = C.input_variable(3, name="x")
+    here = __file__.rsplit("/", 1)[-1]
+    with pytest.raises(RuntimeError, match=rf"^sequence\.past_value: .* at .*{here}:\d+$"):
+        f.replace_placeholders({p: x})

@@ -72,7 +72,7 @@ from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor,
                         value_key)
 from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version,
                         to_torch_dtype, topological_nodes)
-from ._kept import keep_with, kept_with
+from ._kept import keep_as, keep_with, kept_with
 from ._held_values import shown_only
 from ._shared_values import (hand_out, on_renew, read_value_of, renew_value, set_output,
                              value_holder)
@@ -82,7 +82,7 @@ __all__ = [
     # the IR
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "base_axis_kept",
-    "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "shown_only",
+    "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "keep_as", "shown_only",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew",
     "numpy_reader", "viewed",

@@ -14,7 +14,7 @@ from typing import Any
 
 from ._variable import Variable
 
-__all__ = ["keep_with", "kept_with"]
+__all__ = ["keep_with", "kept_with", "keep_as"]
 
 
 def keep_with(v: Variable, key: str, value: Any) -> None:
@@ -38,3 +38,20 @@ def kept_with(v: Variable, key: str) -> Any:
     """What :func:`keep_with` kept with ``v`` under ``key``, or None."""
     kept = getattr(v, "_kept", None)
     return None if kept is None else kept.get(key)
+
+
+def keep_as(v: Variable, source: Variable) -> None:
+    """``v`` keeps what ``source`` keeps, in place of what it kept (``v`` rewired as ``source``:
+    ``Variable.rewire_as``, the front end's knowledge of ``source``'s op now ``v``'s).
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.graph import keep_as, keep_with, kept_with
+        >>> old, new = sd.Variable((2,)), sd.Variable((2,))
+        >>> keep_with(old, "note", 1); keep_with(new, "other", 2)
+        >>> keep_as(old, new)
+        >>> kept_with(old, "note"), kept_with(old, "other")
+        (None, 2)
+    """
+    kept = getattr(source, "_kept", None)
+    v._kept = dict(kept) if kept else {}

@@ -308,7 +308,8 @@ class Dense(Layer):
         fan_out = int(np.prod(self.shape))
         w = self.parameter("W", in_shape + self.shape, self.init, fan_in, fan_out)
         b = self.parameter("b", self.shape, self.init_bias) if self.bias else None
-        return self.activation(S.times(x, w, len(self.shape), batched=True, bias=b))
+        # (input_rank of all the data's axes: one sample, no batch axis)
+        return self.activation(S.times(x, w, len(self.shape), batched=base_axis > 0, bias=b))
 
 
 class Convolution(Layer):

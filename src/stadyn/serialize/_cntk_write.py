@@ -370,7 +370,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   input_names: Sequence[str] | None = None,
                   cntk_op_of: Callable[[Variable], "tuple | None"] | None = None,
                   leaf_order: Sequence[Variable] | None = None,
-                  sequence_axis_of: Callable[[Variable], "str | None"] | None = None) -> bytes:
+                  sequence_axis_of: Callable[[Variable], "str | None"] | None = None,
+                  batched_input: Callable[[Variable], bool] | None = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -389,7 +390,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     ``restore_from_checkpoint`` matches parameters), the order the file lists them in (default:
     the order they are met); ``sequence_axis_of``: the name of an input's sequence axis where
     the caller gave it one (None: CNTK's default axis) -- an input on a named axis is refused
-    (the writer writes CNTK's ``defaultDynamicAxis``).  Raises :class:`CntkWriteUnsupported`
+    (the writer writes CNTK's ``defaultDynamicAxis``); ``batched_input``: whether an input
+    that is no sequence has the batch axis first (default: every one does; one without is
+    written with no dynamic axes, CNTK's ``dynamic_axes=[]``).  Raises :class:`CntkWriteUnsupported`
     for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
@@ -400,7 +403,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(f"input {name!r}", f"an input on the named sequence axis "
                                                           f"{axis!r} (the writer writes CNTK's "
                                                           f"default one)")
-    batched = {id(v) for v in inputs.values()}
+    batched = {id(v) for v in inputs.values() if batched_input is None
+               or v.sequence_lengths is not None or batched_input(v)}
     sequences = {id(v) for v in inputs.values() if v.sequence_lengths is not None}
     lengths = {id(v.sequence_lengths) for v in inputs.values() if v.sequence_lengths is not None}
     nodes = walk(outputs, cntk_op_of, frozenset(_RULES))

@@ -92,11 +92,8 @@ def _bound_outcome(C, np, op, how):
                 "sequence ops (sequence.last, sequence.reduce_sum, past_value) as it is "
                 "bound.  Stadyn refused the binding ('cannot take a variable of shape "
                 "(1, 3)'); calling the Function on it, reduce_sum(p, 0) failed ('axis 2 out "
-                "of range') and the sequence ops took the input",
-           known={"sequence ops, refusal types": "CNTK 2.7 refuses last and past_value on a "
-                  "non-sequence with RuntimeError (its PastValue's check), sequence.reduce_sum "
-                  "with ValueError; Stadyn's sequence ops refuse a non-sequence with ShapeError "
-                  "(a ValueError) whether called on it or bound to it"})
+                "of range') and the sequence ops took the input; then refused them with its "
+                "ShapeError where CNTK 2.7 raises RuntimeError (last, past_value)")
 def sequence_placeholder__bound_to_a_non_sequence(C, r, np):
     r.touch("cntk.input_variable", "cntk.Axis.default_input_variable_dynamic_axes",
             "cntk.ops.plus", "cntk.ops.reduce_sum", "cntk.ops.times", "cntk.sequence.last",

@@ -81,6 +81,11 @@ def deferrable(fn=None, *, as_called=None):
     # sequence: the binding cost a fifth of the call)
     acts_on = getattr(as_called, "acts_on", None)
     binds = _plain_binding(taken or signature) if acts_on is not None else None
+    again = fn      # (what a call noted on a sequence placeholder calls once it is bound: the
+    if recheck is not None:     # hook's checks, then the op)
+        def again(*args, **kwargs):
+            recheck(args, kwargs)
+            return fn(*args, **kwargs)
 
     def wrapper(*args, **kwargs):
         shape = name = None
@@ -108,7 +113,7 @@ def deferrable(fn=None, *, as_called=None):
                 name = given_name(signature, args, kwargs)
             return make(fn, args, kwargs, name=name, shape=shape, check=recheck)
         out = fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
-        note(fn, args, kwargs, out)     # (on a placeholder made on a sequence axis: noted)
+        note(again, args, kwargs, out)  # (on a placeholder made on a sequence axis: noted)
         return out
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)

@@ -41,6 +41,7 @@ from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of
                               loop_placeholder, probe_call)
 from ._deferred_reads import DeferredReads, found, parts_of, reads
 from ._deferred_shapes import probed_dynamic_axes, probed_shape
+from ._sequence_placeholders import note_call
 
 __all__ = ["Deferred", "UnknownOutput", "pending", "LAYER_CLASSES", "PROBING"]
 
@@ -239,7 +240,9 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
         bound = dict(self._bound)
         bound.update((id(p.variable), a) for p, a in
                      self._bind_each(self.placeholders, args, kwargs).items())
-        return self._build(bound)
+        out = self._build(bound)
+        note_call(self, args, kwargs, out)  # (on a placeholder made on a sequence axis: built
+        return out                          # again on what binds it)
 
     def bound_to(self, substitutions: dict):
         """The graph it makes with its placeholders bound as ``substitutions``

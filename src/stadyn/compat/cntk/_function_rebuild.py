@@ -20,7 +20,7 @@ from ._argument_binding import ArgumentBinding
 from ._late import late
 from ._loops import clone_graph, close_loops, split_loops
 from ._mixins import GraphObject
-from ._sequence_placeholders import non_sequence_bindings, noted_readers, rebuilt
+from ._sequence_placeholders import non_sequence_bindings, note_call, noted_readers, rebuilt
 from ._signature import _input_of_type as input_of_type, argument_leaves
 
 __all__ = ["CloneMethod", "FunctionRebuilding"]
@@ -124,6 +124,9 @@ class FunctionRebuilding(ArgumentBinding):
             if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
                 G.record_argument_order(applied.variable, argument_leaves(
                     [mapping[a] for a in self.arguments]))
+            # (applied to a placeholder made on a sequence axis: applied again to what binds
+            # it, as CNTK 2.7 infers the Function anew)
+            note_call(self, args, kwargs, applied)
             return applied
         values = self.eval(mapping, self.outputs)
         if isinstance(values, dict):

@@ -27,8 +27,9 @@ from ._graph_shown import name_of  # noqa: F401  (the examples read names with i
 from ._shown_constants import shown_as, shown_constants
 from ._spliced import seen_through
 
-__all__ = ["shown_node", "shown_product", "show_bias_last", "STEP_BLOCKS", "note_step_op",
-           "note_step_view", "has_step_view", "past_value_view", "read_by_past_value",
+__all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "STEP_BLOCKS",
+           "note_step_op", "note_step_view", "has_step_view", "past_value_view",
+           "read_by_past_value",
            "shown_step_output", "shown_inputs"]
 
 
@@ -73,6 +74,32 @@ def _shown_bias(b: Variable) -> Variable:
     while b.parent is not None and b.parent.spec.name == "reshape" and not made_by_cntk_op(b):
         b = b.parent.inputs[0]
     return b
+
+
+def hide_padding(out: Variable, operands) -> None:
+    """The ``Pad`` ops between ``operands`` and ``out`` (what a convolution or a pooling made
+    of them) walked through, as CNTK 2.7's graph holds none: Stadyn pads before the op where
+    CNTK's ``Convolution`` and ``Pooling`` pad inside (an even kernel's centred
+    auto-padding).  A ``Pad`` among the operands (the user's own) stays.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> c = C.layers.Convolution((2, 2), 3, pad=True)(C.input_variable((1, 5, 5)))
+        >>> pads = [n for n in C.logging.graph.depth_first_search(c, lambda n: True, depth=-1)
+        ...         if getattr(n, "op_name", "") == "Pad"]
+        >>> pads
+        []
+    """
+    stop = {id(o) for o in operands if isinstance(o, Variable)}
+    stack, seen = [out], set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or id(v) in stop or v.parent is None:
+            continue
+        seen.add(id(v))
+        if v.parent.spec.name == "pad" and v is not out:
+            INNER_OPS.add(v)
+        stack.extend(v.parent.inputs)
 
 
 def shown_node(v: Variable, key: str, make, op_name: str) -> Variable:

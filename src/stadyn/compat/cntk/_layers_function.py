@@ -26,10 +26,12 @@ from ._function_pure import refuse_parameters
 from ._late import late
 from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
                                adopt_applied, declared_parameters, makes_parameters)
+from ._layer_shown import RECURRENCES, shown_layer, shown_name
 from ._layers_identity import identity
 from ._mixins import GraphObject, TensorOpsMixin
 from ._one_sample import apply_to_samples
 from ._parameters import cntk_parameters
+from ._sequence_placeholders import note_call
 from ._sequential_steps import SequentialSteps, named_sequential
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
@@ -69,6 +71,8 @@ def _is_initializer(value: Any) -> bool:
 # operations are currently not supported for sparse matrices'); Activation refuses through its
 # op, and Dense, Embedding, BatchNormalization, Dropout, Label run
 _REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
+# the layers whose CNTK op pads inside itself, where Stadyn pads before it
+_PADDING_INSIDE = ("Convolution", "ConvolutionTranspose", "MaxPooling", "AveragePooling")
 
 
 def _block_options(layer: Any) -> dict:
@@ -139,6 +143,8 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
             out = F.identity(out)
             if not self.kind:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
                 G.set_op_name(out, "NoOp")
+        if isinstance(out, Variable) and self.kind in _PADDING_INSIDE:
+            G.hide_padding(out, values)     # (CNTK's op pads inside: no Pad in its graph)
         if isinstance(out, Variable) and self.kind:
             G.BLOCKS[out] = G.Block(self.kind, self.name, tuple(values),
                                     options=_block_options(self.layer))
@@ -156,8 +162,12 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         self._order = list(G.walk_leaves([o for o in outs if isinstance(o, Variable)],
                                          stop=[v for v in values if isinstance(v, Variable)]))
         if isinstance(out, tuple):          # several outputs: one Function with an output each
-            return late("combine_outputs")([wrap(o) for o in out])
-        return wrap(out)
+            result = late("combine_outputs")([wrap(o) for o in out])
+        else:
+            result = wrap(out)
+        # (applied to a placeholder made on a sequence axis: applied again to what binds it)
+        note_call(self, args, {}, result)
+        return result
 
     @property
     def parameters(self) -> tuple:
@@ -274,7 +284,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         waiting = self.__dict__.get("_waiting")     # (the same output, uid, each time)
         if waiting is None:
             waiting = self.__dict__["_waiting"] = Deferred(self, (self._own_placeholder(),), {})
-            waiting.name = self.name        # (a named layer's output is named so)
+            waiting.name = shown_name(self)    # (a named layer's output is named so)
         return waiting.output
 
     @property
@@ -296,7 +306,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         steps = self._shown_steps()
         if self._root_is_last_op():
             return self._last_step_root()
-        if self.kind in _RECURRENCES:       # (CNTK 2.7's Combine of the step's output)
+        if self.kind in RECURRENCES:       # (CNTK 2.7's Combine of the step's output)
             return UnappliedRoot(self._root_op_name(), self.name,
                                  (self._shown_step_output(),), self.output)
         if known is None or steps == []:
@@ -305,7 +315,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
                                  "it a signature: update_signature)")
         keep = self._own_placeholder()
         if steps is None:
-            op = _shown_layer(self)[1]
+            op = shown_layer(self)[1]
             return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
                                  self.output)
         inputs = self.__dict__.get("_root_inputs")   # (made once: they keep their uids)
@@ -315,7 +325,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         last = steps[-1]
         if self.name or named_sequential(last):   # (CNTK 2.7's NoOp naming the output)
             return UnappliedRoot("NoOp", self.name or last.name, inputs, self.output)
-        return UnappliedRoot(_shown_layer(last)[1], last.name, inputs, self.output)
+        return UnappliedRoot(shown_layer(last)[1], last.name, inputs, self.output)
 
     def _shown_step_output(self):
         """For a recurrence (``StatesLayer``): its step's output, its root's input."""
@@ -353,8 +363,8 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         """The inputs of the root CNTK 2.7 makes of this ``Sequential`` applied to
         ``applied_to``: named, the output of its steps applied (its ``NoOp``'s one input);
         else its last layer's parameters (``known``: as declared before it is applied), then
-        the output of the steps before (or ``applied_to``).  None for another layer, or a
-        ``Sequential`` whose last step is no layer."""
+        the output of the steps before (or ``applied_to``); its last step an op, what that op
+        reads.  None for another layer, or a ``Sequential`` whose last step is a tuple."""
         steps = self._shown_steps()
         if not steps:
             return None
@@ -362,10 +372,11 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         if self.name or named_sequential(last):    # (its NoOp's: the steps' output)
             inner = steps if self.name else steps[:-1] + list(last.layer.composite.steps)
             return (Deferred(_sequential(inner, ""), (applied_to,), {}).output,)
-        if not isinstance(last, LayerFunction):
-            return None
         before = applied_to if len(steps) == 1 else Deferred(
             _sequential(list(steps[:-1]), ""), (applied_to,), {}).output
+        if not isinstance(last, LayerFunction):     # (an op's: what it reads, the output of
+            return None if isinstance(last, tuple) or not callable(last) else \
+                tuple(last(before).root_function.inputs)        # the steps before among it)
         parameters = last._known_parameters() if known else last.parameters
         return tuple(parameters) + (before,)
 
@@ -388,14 +399,14 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         return keep
 
     def _shown(self):
-        return _shown_layer(self)
+        return shown_layer(self)
 
     def _root_op_name(self) -> str:
         """The op of the root CNTK 2.7's layer has before it is applied (``Dense``; a
         ``Sequential``'s last layer's, ``NoOp`` when named; ``Combine`` for a
         ``Recurrence`` or a ``Fold``, ``NoOp`` when named)."""
-        shown = _shown_layer(self)
-        if self.kind in _RECURRENCES:
+        shown = shown_layer(self)
+        if self.kind in RECURRENCES:
             return "NoOp" if self.name else "Combine"
         if isinstance(self.layer, _CompositeLayer):
             steps = self._shown_steps()
@@ -404,7 +415,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
             if self._root_is_last_op():
                 return self._last_step_root().op_name
             if steps and isinstance(steps[-1], LayerFunction) and \
-                    _shown_layer(steps[-1]) is not None:
+                    shown_layer(steps[-1]) is not None:
                 return steps[-1]._root_op_name()
         return shown[1]
 
@@ -419,7 +430,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         """
         if self._signature is not None:
             return repr(self._signature)
-        if _shown_layer(self) is None:      # (not a Function in CNTK 2.7)
+        if shown_layer(self) is None:      # (not a Function in CNTK 2.7)
             return f"<cntk layer {self.kind} {self.name!r}>"
         return self._unapplied_repr()
 
@@ -437,7 +448,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         """
         if self._signature is not None:
             return str(self._signature)
-        shown = _shown_layer(self)
+        shown = shown_layer(self)
         if shown is None:           # (CNTK 2.7's ResNetBlock, SequentialClique: not Functions)
             return repr(self)
         name, op, args, outputs = shown
@@ -445,49 +456,6 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         out = untyped if outputs == 1 else "Tuple[" + ", ".join([untyped] * outputs) + "]"
         return (f"{name}: " if name else "") + f"{op}(" + \
             ", ".join(f"{a}: {untyped}" for a in args) + f") -> {out}"
-
-
-# The arguments CNTK 2.7 names a layer's placeholders (``x`` where not listed), and the op its
-# graph shows where that is not the layer's kind
-_LAYER_ARGUMENTS = {"LSTM": ("dh", "dc", "x"), "GRU": ("dh", "x"), "RNNStep": ("dh", "x"),
-                    "MaxUnpooling": ("x", "y"),
-                    "AttentionModel": ("encoder_hidden_state", "decoder_hidden_state")}
-_RECURRENCES = ("Recurrence", "RecurrenceFrom", "Fold")     # (their root: a Combine)
-_SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
-
-
-def _shown_layer(layer: LayerFunction):
-    """``(name, op, argument names, number of outputs)`` as CNTK 2.7 prints ``layer`` before
-    it is applied; None for a layer CNTK makes no Function of."""
-    op, args, outputs = layer.kind, _LAYER_ARGUMENTS.get(layer.kind, ("x",)), 1
-    name = layer.name
-    if op == "LSTM":
-        outputs = 2
-    if op == "RecurrenceFrom":
-        args = ("h", "c", "x") if isinstance(layer.layer.step, _L.LSTM) else ("h", "x")
-    if op in _SHOWN_AS_COMPOSITE:
-        op = "Composite"
-    elif isinstance(layer.layer, _L.Label):
-        op = "NoOp"
-    elif isinstance(layer.layer, _CompositeLayer):
-        steps = layer.layer.composite.steps
-        args = layer.__dict__.get("_argument_names", ("keep",))
-        if steps and isinstance(steps[-1], tuple):
-            outputs = len(steps[-1])
-        if not steps:
-            op = "Combine"
-        elif len(steps) == 1 and isinstance(steps[0], LayerFunction) and not name:
-            # (a name makes CNTK's Sequential a composite over the layer)
-            inner = _shown_layer(steps[0])
-            if inner is None:
-                return None
-            name = name or inner[0]
-            op, outputs = inner[1], inner[3]
-        else:
-            op = "Composite"
-    elif not op:
-        return None
-    return name, op, tuple(args), outputs
 
 
 def _recurrence_declared(layer: Any) -> "list | None":
@@ -562,7 +530,7 @@ class _Composite:
 def _chained(composite: LayerFunction, first: Any) -> LayerFunction:
     """``composite`` (``f >> g``) printed with ``first``'s arguments, as CNTK 2.7 composes
     the two Functions (a Sequential's argument is ``keep``)."""
-    shown = _shown_layer(first) if isinstance(first, LayerFunction) else None
+    shown = shown_layer(first) if isinstance(first, LayerFunction) else None
     if shown is not None:
         composite._argument_names = shown[2]
     return composite

@@ -138,7 +138,7 @@ def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list
                      combine_name=combine.name if combine is not None else None,
                      block_of=_block_of, cntk_op_of=_cntk_op_of,
                      leaf_order=list(G.walk_leaves(roots)),
-                     sequence_axis_of=_sequence_axis_name)
+                     sequence_axis_of=_sequence_axis_name, batched_input=G.BATCH)
         return True
     except CntkWriteUnsupported as exc:
         warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
@@ -246,9 +246,11 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
             serialize.load(path)
     else:
         network = serialize.load(path)
+    unbatched = _inputs_without_dynamic_axes(legacy, network) if root is not None else set()
     for name, var in network.inputs.items():
         G.INPUTS[var] = name.partition("#")[0]
-        G.BATCH.add(var)
+        if id(var) not in unbatched:        # (an input CNTK made with dynamic_axes=[]: none)
+            G.BATCH.add(var)
     _restore_origins(network.origins)
     # a sequence output as the file computes it (the network's output sets the steps past
     # each sequence's end to 0: no function of the file, and the compat's eval gives each
@@ -339,6 +341,18 @@ def _mark_inner(roots: list) -> None:
         if not G.made_by_cntk_op(v) and v not in G.BLOCKS:
             G.INNER_OPS.add(v)
         stack.extend(v.parent.inputs)
+
+
+def _inputs_without_dynamic_axes(legacy, network) -> set:
+    """The ids of the inputs of ``network`` (read from the CNTK v2 file ``legacy``) that the
+    file gives no dynamic axes (made with ``dynamic_axes=[]``)."""
+    if legacy.format != "cntk-v2":
+        return set()
+    found = {}
+    for net in legacy.networks.values():
+        found.update(net.variables)
+    return {id(var) for var, origin in network.origins if origin.kind == "input"
+            and origin.uid in found and not found[origin.uid].meta.get("dynamic_axes")}
 
 
 def _restore_origins(origins: list) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import functions as F
+from ... import layers as L
 from ...graph import Variable
 from . import _graph as G
 
@@ -38,6 +39,8 @@ def apply_to_samples(layer: Any, values: list) -> Any:
     tensors = [v for v in values if isinstance(v, Variable)]
     if not tensors or not one_sample_values(tensors):
         return layer(*values)
+    if _maps_all_axes(layer, values):
+        return _dense_of_one_sample(layer, values[0])
     out = layer(*[_batch_of_one(v) if isinstance(v, Variable) else v for v in values])
     outs = [F.reshape(o, tuple(o.shape[1:])) if isinstance(o, Variable) else o
             for o in (out if isinstance(out, tuple) else (out,))]
@@ -68,6 +71,25 @@ def one_sample_values(values: list) -> bool:
         elif not (v.need_grad or v in G.INPUTS or v in G.PLACEHOLDERS or v in G.LEAF_NAMES):
             return False
     return True
+
+
+def _maps_all_axes(layer: Any, values: list) -> bool:
+    """Whether ``layer`` is a ``Dense`` that maps all of its one operand's axes (given neither
+    ``input_rank`` nor ``map_rank``)."""
+    return isinstance(layer, L.Dense) and layer.input_rank is None and \
+        layer.map_rank is None and len(values) == 1 and isinstance(values[0], Variable)
+
+
+def _dense_of_one_sample(layer: Any, x: Variable) -> Variable:
+    """``layer`` (a Dense) over all the axes of the sample ``x`` (its ``input_rank`` all of
+    them for this application): CNTK 2.7's ``Times`` and ``Plus`` over the sample itself, no
+    batch of one around them, so its block's root is the ``Plus`` (or its activation) and a
+    CNTK file written of it holds those two ops alone."""
+    layer.input_rank = x.ndim
+    try:
+        return layer(x)
+    finally:
+        layer.input_rank = None
 
 
 def _batch_of_one(v: Variable) -> Variable:

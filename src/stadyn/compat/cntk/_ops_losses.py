@@ -57,7 +57,10 @@ def _target_like(target, output):
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str = ""):
     """``log_sum_exp(z) - sum(t * z)`` along ``axis``: the cross entropy of ``softmax(z)`` for a
     target that sums to 1 (one-hot or soft), with CNTK's gradients (``softmax(z) - t`` for
-    ``z``, ``-z`` for ``t``)."""
+    ``z``, ``-z`` for ``t``).  Of matrix samples ``(R, C)`` along the default axis, CNTK 2.7's
+    ``(R, R)`` (:func:`_cross_entropy_of_matrices`)."""
+    if _matrices_along_default_axis(output_vector, target_vector, axis):
+        return _cross_entropy_of_matrices(output_vector, target_vector, name)
     out = F.cross_entropy_with_softmax(operand(output_vector),
                                        _target_like(target_vector, output_vector),
                                        _axis(output_vector, axis))
@@ -96,9 +99,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
             f"shape {tuple(sample_shape(target_vector))}) to be of rank 1 or 2\n(CNTK 2.7 "
             "refuses classification_error of samples of rank 3 or more along its default "
             "axis; give axis= or topN=)")
-    if int(topN) == 1 and default_axis and \
-            len(sample_shape(output_vector)) == 2 and lead_axes(output_vector) == 1 and \
-            tuple(sample_shape(target_vector)) == tuple(sample_shape(output_vector)):
+    if int(topN) == 1 and _matrices_along_default_axis(output_vector, target_vector, axis):
         return _classification_error_of_matrices(output_vector, target_vector, name)
     o, t, ax = operand(output_vector), _target_like(target_vector, output_vector), \
         _axis(output_vector, axis)
@@ -122,7 +123,8 @@ def _classification_error_of_matrices(output_vector, target_vector, name: str):
     """CNTK 2.7's ``ClassificationError`` of matrix samples ``(R, C)`` along its default axis
     (Function.cpp's ``1 - TransposeTimes(labels, Hardmax(output))``): the hardmax is the
     whole sample's (one 1 at its first largest value) and the error an ``(R, R)`` matrix,
-    ``1 - hardmax @ labels.T``.
+    ``1 - hardmax @ labels.T``.  Of an operand without dynamic axes (one matrix), whose rows
+    CNTK 2.7 holds as its columns, the hardmax is each row's.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -133,9 +135,55 @@ def _classification_error_of_matrices(output_vector, target_vector, name: str):
                 [1., 1.]]], dtype=float32)
     """
     o, t = operand(output_vector), operand(target_vector)
-    h = S.hardmax(o, 1, tuple(sample_shape(output_vector)))
-    out = F.r_sub_scalar(F.batch_matmul(h, t, transpose_b=True), 1.0)
+    if lead_axes(output_vector):
+        h = S.hardmax(o, 1, tuple(sample_shape(output_vector)))
+        out = F.r_sub_scalar(F.batch_matmul(h, t, transpose_b=True), 1.0)
+    else:
+        h = S.hardmax(o, 1, tuple(o.shape[1:]))
+        out = F.r_sub_scalar(_times_transposed(h, t), 1.0)
     return named(wrap(one_op(out, o, t)), name, "ClassificationError")
+
+
+def _times_transposed(a, b):
+    """``a @ b.T`` of two matrices."""
+    rows = (a.shape[0], b.shape[0])
+    out = F.batch_matmul(F.reshape(a, (1,) + tuple(a.shape)), F.reshape(b, (1,) + tuple(b.shape)),
+                         transpose_b=True)
+    return F.reshape(out, rows)
+
+
+def _matrices_along_default_axis(output_vector, target_vector, axis) -> bool:
+    """Whether CNTK 2.7 computes a loss of these operands along its default axis with
+    ``TransposeTimes`` of matrices (Function.cpp, ``CrossEntropyWithSoftmax`` and
+    ``ClassificationError`` along ``Axis(0)``): samples ``(R, C)`` of one shape, with the
+    batch axis alone or no dynamic axis."""
+    return not isinstance(axis, Axis) and int(axis) == -1 and \
+        len(sample_shape(output_vector)) == 2 and lead_axes(output_vector) <= 1 and \
+        lead_axes(target_vector) == lead_axes(output_vector) and \
+        tuple(sample_shape(target_vector)) == tuple(sample_shape(output_vector))
+
+
+def _cross_entropy_of_matrices(output_vector, target_vector, name: str):
+    """CNTK 2.7's ``CrossEntropyWithSoftmax`` of matrix samples ``(R, C)`` along its default
+    axis (``ReduceLogSum(z) - TransposeTimes(t, z)``): ``(R, R)``, the log-sum-exp of row
+    ``i`` of ``z`` less the product of that row with row ``j`` of ``t``.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> z, t = C.input_variable((2, 2)), C.input_variable((2, 2))
+        >>> C.cross_entropy_with_softmax(z, t).eval(
+        ...     {z: np.array([[[1, 0], [0, 0]]], np.float32),
+        ...      t: np.array([[[1, 0], [0, 1]]], np.float32)}).round(4)
+        array([[[0.3133, 1.3133],
+                [0.6931, 0.6931]]], dtype=float32)
+    """
+    o, t = operand(output_vector), operand(target_vector)
+    top = F.max(o, axis=o.ndim - 1, keepdims=True)
+    lse = F.add2(F.log(F.sum(F.exp(F.sub2(o, top)), axis=o.ndim - 1, keepdims=True)), top)
+    product = F.batch_matmul(o, t, transpose_b=True) if lead_axes(output_vector) else \
+        _times_transposed(o, t)
+    out = F.sub2(lse, product)
+    return named(wrap(one_op(out, o, t)), name, "CrossEntropyWithSoftmax")
 
 
 def _classification_error_along(output_vector, target_vector, axis, name: str):

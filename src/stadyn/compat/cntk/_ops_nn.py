@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import cntk_semantics as S
 from ... import functions as F
+from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._run_checks import InvalidAtRunError, refuse_when_run
@@ -91,7 +92,10 @@ def convolution(convolution_map, operand, strides=(1,), sharing=(True,), auto_pa
     if channels is None:
         y = S.convolution(x, w, None, _trailing(strides, n, 1),
                           _trailing(auto_padding, n, True), _trailing(dilation, n, 1), groups)
+        G.hide_padding(y, [x, w])       # (CNTK's Convolution pads inside: no Pad shown)
         out = _unbatch(y, operand)
+        if out is y:                    # (CNTK's Convolution(W, x): the map first)
+            G.show_operands_in_order(out, (_as_operand(convolution_map), _as_operand(operand)))
         _refuse_unshared(out, sharing, convolution_map)
         return named(wrap(out), name, "Convolution")
     # the map slides along the channel axis too: CNTK 2.7 builds (maps * positions, ...) and
@@ -277,6 +281,7 @@ def pooling(operand, pooling_type, pooling_window_shape, strides=(1,), auto_padd
     average = pooling_type == AVG_POOLING
     y = S.pooling(x, window, strides_, pads, average, include_pad=average and bool(include_pad),
                   ceil_out_dim=bool(ceil_out_dim))
+    G.hide_padding(y, [x])              # (CNTK's Pooling pads inside: no Pad shown)
     return named(wrap(_unbatch(y, operand)), name, "Pooling")
 
 
@@ -305,15 +310,14 @@ def batch_normalization(operand, scale, bias, running_mean, running_inv_std, spa
     updated in place while training; ``running_inv_std`` holds the running variance)."""
     from ._variables import constant
     count = _as_operand(running_count if running_count is not None else constant(0.0, shape=()))
-    x = _as_operand(operand)
-    if not batched(operand):
-        raise ValueError("batch_normalization: the operand needs the batch axis")
+    # (an operand without dynamic axes is one sample, as CNTK 2.7's eval normalises it)
+    x = _channels_first(operand, 1)
     tc = float(normalization_time_constant) if normalization_time_constant is not None else 0.0
     out = F.cntk_batch_normalization(x, _as_operand(scale), _as_operand(bias),
                                      _as_operand(running_mean), _as_operand(running_inv_std),
                                      count, x.sequence_lengths, bool(spatial), tc,
                                      float(blend_time_constant or 0.0), float(epsilon))
-    return named(wrap(out), name, "BatchNormalization")
+    return named(wrap(_unbatch(out, operand)), name, "BatchNormalization")
 
 
 def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomSeed,

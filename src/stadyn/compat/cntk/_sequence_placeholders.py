@@ -7,8 +7,9 @@ an input without a sequence axis is that input's sum; ``sequence.last(p)`` is re
 each op called on such a placeholder, or on what is computed from one, is noted here as it is
 built (:func:`note_call`, from ``_deferrable``'s wrapper): the op and its arguments; binding
 the placeholder to a value without a sequence axis calls those ops again on that value
-(:func:`rebuilt`), each op making its own checks.  What was not noted (a layer applied to
-the placeholder) cannot be called again: :func:`rebuilt` says so.
+(:func:`rebuilt`), each op making its own checks; so are the layers, the Functions called on
+it and the waiting ones.  What was not noted (a block of ``as_block`` over the placeholder)
+cannot be called again: :func:`rebuilt` says so.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from ...graph import Variable
+from ...graph import Variable, keep_as
 from . import _graph as G
 from ._late import late
 from ._mixins import GraphObject
@@ -96,8 +97,8 @@ def rebuilt(root: Variable, substitutions: dict, what: str, memo: "dict | None" 
                 raise ValueError(
                     f"{what}: a placeholder made on a sequence axis is bound to a value "
                     f"without one, and '{Function(_first_unnoted(var, substitutions))!r}' "
-                    "reads it, which cannot be built again on that value (a layer or a "
-                    "Function applied to the placeholder); apply it to the value itself")
+                    "reads it, which cannot be built again on that value (a block of "
+                    "as_block over the placeholder); apply it to the value itself")
             return v
         fn, args, kwargs = call
         out = fn(*[value(a) for a in args], **{k: value(a) for k, a in kwargs.items()})
@@ -115,6 +116,8 @@ def _take_place(old: Variable, new: Variable) -> None:
     its arguments ``new``'s), noted as ``new`` was."""
     block = G.BLOCKS.get(new)
     old.rewire_as(new)
+    keep_as(old, new)       # (the views of its op a walk made: those of the new op)
+    G.BATCH.forget()        # (whether it has the batch axis: the new op's answer)
     if block is not None:
         G.BLOCKS[old] = block
     else:

@@ -343,10 +343,23 @@ def _lacking_axes(operand) -> "tuple":
             return owner.placeholders[0], _NONE_MADE
         if len(axes) == 1 and getattr(axes[0], "is_batch_axis", False):
             return owner.placeholders[0], _BATCH_MADE
+    if _built_without_sequence(operand):
+        return operand, (_BATCH_HAS if batched(operand) else _NONE_HAS)
     return None, None
 
 
-_NONE_MADE, _BATCH_MADE = "dynamic_axes=[]", "the batch axis alone"
+_NONE_MADE = "it was made with dynamic_axes=[]"
+_BATCH_MADE = "it was made with the batch axis alone"
+_NONE_HAS, _BATCH_HAS = "it has no dynamic axes", "it has the batch axis alone"
+
+
+def _built_without_sequence(operand) -> bool:
+    """Whether ``operand`` is a built value (an input, an op's output) without a sequence axis
+    that is no step of a recurrence (CNTK 2.7 refuses the sequence ops on it as they are
+    called)."""
+    var = getattr(operand, "variable", None)
+    return isinstance(var, Variable) and var.sequence_lengths is None and \
+        G.kind_of(var) != "placeholder" and not _in_step(var)
 
 
 def _refused_without_axes(op: str, kind: type, says: str):
@@ -356,12 +369,14 @@ def _refused_without_axes(op: str, kind: type, says: str):
     def as_called(arguments: dict) -> None:
         found, made = _lacking_axes(next(iter(arguments.values())))
         refused, words = kind, says
-        if made == _BATCH_MADE and op in _STEPPING:     # (CNTK's first / last: a step back
-            refused, words = RuntimeError, _NOT_TWO_AXES        # or on, refused)
+        if made in (_BATCH_MADE, _BATCH_HAS) and op in _STEPPING:   # (CNTK's first / last:
+            refused, words = RuntimeError, _NOT_TWO_AXES    # a step back or on, refused)
+        if made in (_BATCH_HAS, _NONE_HAS) and op in _SELECTING:    # (each its own checks:
+            return              # a scattered value needs no sequence axis)
         if found is not None:
             line = format_location(user_location())
             raise refused(f"sequence.{op}: " + words.format(repr(found))
-                          + f" (it was made with {made}: give it a sequence axis)"
+                          + f" ({made}: give it a sequence axis)"
                           + (f" at {line}" if line else ""))
     as_called.acts_on = _may_lack_axes      # (a call on anything else skips the hook)
     return as_called
@@ -370,12 +385,15 @@ def _refused_without_axes(op: str, kind: type, says: str):
 def _may_lack_axes(operand) -> bool:
     """Whether ``operand`` may be what :func:`_lacking_axes` finds: a placeholder made
     without dynamic axes or with the batch axis alone, or a waiting op (its output)."""
+    var = getattr(operand, "variable", None)
     return isinstance(operand, (Deferred, UnknownOutput)) or without_dynamic_axes(operand) \
-        or batch_axis_only(operand)
+        or batch_axis_only(operand) or (isinstance(var, Variable) and var.sequence_lengths is None)
 
 
 # the ops CNTK 2.7 builds of a step back or on (PastValue / FutureValue)
 _STEPPING = ("first", "last", "is_first", "is_last", "slice")
+# the ops that select steps by a condition (a Where): on a built operand, their own checks
+_SELECTING = ("where", "gather", "scatter")
 
 
 _NO_SEQUENCE_AXIS = ("Axis::OperandSequenceAxis() sentinel cannot be resolved if the operand "

@@ -319,21 +319,25 @@ def transpose_times_cntk(node):
 
 
 def softmax_cntk(node):
-    """CNTK's ``Softmax``: over ``axis``, else over the whole sample."""
+    """CNTK's ``Softmax``: over ``axis``, else over the whole sample (each row of an operand
+    with no dynamic axes, which CNTK 2.7 holds as a matrix of its rows)."""
     lead, sample = _sample(node, 0)
     if node.attr("axis") is not None:
         a = sample_axis(node, node.attr("axis"), len(sample))
         if a is not None:
             return F.softmax(node.var(0), axis=a + lead)
-    if len(sample) == 1:
-        return F.softmax(node.var(0), axis=lead)
+    if len(sample) == 1 or (lead == 0 and sample):
+        return F.softmax(node.var(0), axis=len(sample) - 1 + lead)
     flat = reshape_samples(node.var(0), lead, (math.prod(sample),))
     return reshape_samples(F.softmax(flat, axis=lead), lead, sample)
 
 
 def hardmax_cntk(node):
-    """CNTK's ``Hardmax`` over the whole sample: 1.0 at the first maximum, 0.0 elsewhere."""
+    """CNTK's ``Hardmax`` over the whole sample: 1.0 at the first maximum, 0.0 elsewhere (of
+    each row of an operand with no dynamic axes, as :func:`softmax_cntk`)."""
     lead, sample = _sample(node, 0)
+    if lead == 0 and len(sample) > 1:
+        return S.hardmax(node.var(0), len(sample) - 1, sample[-1:])
     return S.hardmax(node.var(0), lead, sample)
 
 

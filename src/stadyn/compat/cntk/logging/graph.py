@@ -19,6 +19,7 @@ from .. import _graph as G
 from .._adapt import wrap
 from .._function import Function, wrap_variable
 from .._mixins import GraphObject
+from .._unapplied_layers import UnappliedLayerView
 from .._variables import Variable
 
 __all__ = ["depth_first_search", "find_all_with_name", "find_by_name", "find_by_uid",
@@ -54,9 +55,48 @@ def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
     first, as CNTK visits its Combine function).  The visitor sees variables as ``Variable``
     objects; what is returned has parameters as ``Parameter`` and constants as ``Constant``,
     as CNTK's."""
+    if _unapplied(root):
+        return _unapplied_search(root, visitor, depth)
     first = [root.root_function] if _is_combine(root) and visitor(root.root_function) else []
     return first + [_object(n) for n in G.search(
         _root(root), lambda n: bool(visitor(_object(n, as_variable=True))), depth)]
+
+
+def _unapplied(node) -> bool:
+    """``node`` is a layer not applied yet (no signature): no graph of Stadyn's yet, its
+    Function CNTK 2.7's over its own placeholders (``_unapplied_layers``)."""
+    return isinstance(node, UnappliedLayerView) and getattr(node, "_signature", None) is None
+
+
+def _unapplied_search(layer, visitor: Callable, depth: int) -> list:
+    """CNTK 2.7's depth-first search of a layer not applied yet (its blocks not entered): its
+    root function, then that function's inputs in order, the function that makes an input
+    (the steps before a ``Sequential``'s last) walked where it is met."""
+    if depth != 0:
+        raise ValueError(f"depth_first_search of a layer not applied yet with depth={depth}: "
+                         "its blocks hold nothing until it is applied (apply it, or give it a "
+                         "signature: update_signature)")
+    found, seen, stack = [], set(), [layer.root_function]
+    while stack:
+        node = stack.pop(0)
+        if _made_output(node):              # (an output: the function making it, walked)
+            node = node.owner.root_function
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if visitor(node):
+            found.append(node)
+        stack[:0] = list(getattr(node, "inputs", ()))
+    return found
+
+
+def _made_output(node) -> bool:
+    """``node`` is the output of a function (not an input, a placeholder, a parameter or a
+    constant)."""
+    if hasattr(node, "inputs") or any(getattr(node, k, False) for k in (
+            "is_input", "is_placeholder", "is_parameter", "is_constant")):
+        return False
+    return getattr(node, "owner", None) is not None
 
 
 def find_all_with_name(node, node_name: str, depth: int = 0) -> list:
