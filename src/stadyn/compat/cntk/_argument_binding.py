@@ -15,6 +15,8 @@ from ._mixins import GraphObject
 
 __all__ = ["ArgumentBinding"]
 
+_UNKNOWN = (-2,)        # (CNTK's shape of a variable whose shape is not known yet)
+
 
 class ArgumentBinding:
     """What a Function and a waiting one (``_deferred.Deferred``, an op on placeholders without
@@ -55,6 +57,38 @@ class ArgumentBinding:
             mapping[by_name[key]] = value
         return mapping
 
+    @staticmethod
+    def _check_types(mapping: dict) -> None:
+        """CNTK 2.7's TypeErrors for a value put in an argument's place (``{argument:
+        value}``, a Function applied or given types): a value that is no Variable or
+        Function, one of unknown shape for an argument with a known one, and one whose type
+        (the shape's trailing axes, whether a sequence, dtype) is not the argument's.  An
+        argument of unknown shape (a placeholder) takes any."""
+        for i, (param, arg) in enumerate(mapping.items()):
+            what = f"argument {param.name}" if param.name else f"positional argument {i}"
+            if not isinstance(arg, GraphObject):
+                raise TypeError(f"{what} was passed an object that is not a Variable or "
+                                "Function")
+            if param.is_placeholder or tuple(param.shape) == _UNKNOWN:
+                continue
+            outputs = arg.outputs if hasattr(arg, "root_function") else (arg,)
+            if len(outputs) != 1:
+                continue            # (CNTK 2.7 asks a Function of several outputs no type)
+            given, wanted = outputs[0], param
+            shape, own = tuple(given.shape), tuple(wanted.shape)
+            if shape == _UNKNOWN:
+                raise TypeError(f"{what} has a known shape, and cannot be passed a Variable "
+                                "of unknown shape")
+            # (the dynamic axes by number, not name, and sparsity not asked: where CNTK 2.7
+            # saves a Function over placeholders, or a sparse input, Stadyn's file holds an
+            # input on the named axis, a dense one)
+            if (len(shape) < len(own) or shape[len(shape) - len(own):] != own
+                    or (given.dynamic_axes and len(given.dynamic_axes) !=
+                        len(wanted.dynamic_axes))
+                    or given.dtype != wanted.dtype):
+                raise TypeError(f"{what}'s type {wanted._type} is incompatible with the type "
+                                f"{given._type} of the passed Variable")
+
     def replace_placeholder(self, substitution):
         """Replace the only placeholder (:meth:`replace_placeholders`, whose result it
         returns)."""
@@ -75,5 +109,7 @@ class ArgumentBinding:
         if len(arg_types) != len(placeholders):
             raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
                             f"arguments, got {len(arg_types)}")
-        self.replace_placeholders({p: t if isinstance(t, GraphObject) else late("input_of_type")(t)
-                                   for p, t in zip(placeholders, arg_types)})
+        mapping = {p: t if isinstance(t, GraphObject) else late("input_of_type")(t)
+                   for p, t in zip(placeholders, arg_types)}
+        self._check_types(mapping)
+        self.replace_placeholders(mapping)
