@@ -108,6 +108,27 @@ def applying_functions_to_the_wrong_arguments(C, r):
     res["typed on a placeholder"] = _said(lambda: t(C.placeholder(), y).shape)
     res["typed on Tensor[3, 2]"] = _said(lambda: list(t(C.input_variable((3, 2)), y).shape))
     res["typed on a Variable and data"] = _said(lambda: t(x, one))
+    typing = C.layers.typing
+
+    @C.Function.with_signature(typing.SequenceOver[C.Axis("ax")][Tensor[2]])
+    def on_ax(a):
+        return a * 2
+
+    @C.Function.with_signature(typing.SparseTensor[2])
+    def sparse(a):
+        return a * 2
+
+    @C.Function.with_signature(Tensor[np.float64, 2])
+    def wide(a):
+        return a * 2
+    res["named axis on the default one"] = _said(lambda: list(on_ax(
+        C.sequence.input_variable(2)).shape))
+    res["named axis on its own"] = _said(lambda: list(on_ax(
+        C.sequence.input_variable(2, sequence_axis=C.Axis("ax"))).shape))
+    res["sparse on dense"] = _said(lambda: list(sparse(C.input_variable(2)).shape))
+    res["sparse on sparse without a batch axis"] = _said(lambda: list(sparse(
+        C.input_variable(2, dynamic_axes=[], is_sparse=True)).shape))
+    res["float64 on float32"] = _said(lambda: list(wide(C.input_variable(2)).shape))
     for title, types in [("2", (2,)), ("2, 2", (2, 2)), ("2, 2, 2", (2, 2, 2))]:
         f = _untyped(C)
         res["declare_args " + title] = _said(
