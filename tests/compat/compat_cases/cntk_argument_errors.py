@@ -69,6 +69,8 @@ def update_signature_of_an_untyped_function(C, r):
     h = p * q
     res["op on placeholders: None, 2"] = _said(lambda: (h.update_signature(None, 2),
                                                         _args(h))[1])
+    res["op on placeholders: None, 2, applied"] = _said(lambda: _args(h(
+        C.input_variable(2, name="v"), C.input_variable(2, name="w"))))
     res["op on placeholders: 2, c=2"] = _said(lambda: (C.relu(C.placeholder(name="p"))
                                                        .update_signature(2, c=2)))
     return res
@@ -129,6 +131,12 @@ def applying_functions_to_the_wrong_arguments(C, r):
     res["sparse on sparse without a batch axis"] = _said(lambda: list(sparse(
         C.input_variable(2, dynamic_axes=[], is_sparse=True)).shape))
     res["float64 on float32"] = _said(lambda: list(wide(C.input_variable(2)).shape))
+    p1, p2 = C.placeholder(name="p1"), C.placeholder(name="p2")
+    part = C.layers.Dense(2, init=1.0)(p1) + p2
+    part.replace_placeholders({p1: C.input_variable(3, name="x3")})   # (p2 waits)
+    res["part built: arguments"] = _args(part)
+    res["part built: the waiting one"] = _said(lambda: _args(part(y)))
+    res["part built: both"] = _said(lambda: _args(part(C.input_variable(3, name="u"), y)))
     for title, types in [("2", (2,)), ("2, 2", (2, 2)), ("2, 2, 2", (2, 2, 2))]:
         f = _untyped(C)
         res["declare_args " + title] = _said(

@@ -243,9 +243,15 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
         mapping = self.argument_map(*args, **kwargs)
         if any(isinstance(v, GraphObject) for v in mapping.values()):
             self._check_types(mapping)
+        waiting = {id(p.variable) for p in self.placeholders}
         bound = dict(self._bound)
-        bound.update((id(p.variable), a) for p, a in mapping.items())
-        return self._build(bound)
+        bound.update((id(p.variable), a) for p, a in mapping.items() if id(p.variable) in waiting)
+        built = self._build(bound)
+        # the arguments of its parts built already (inputs bound before): replaced as a
+        # Function's are, its parameters shared
+        others = {p: a for p, a in mapping.items()
+                  if id(p.variable) not in waiting and a is not p}
+        return built.clone("share", others) if others else built
 
     def bound_to(self, substitutions: dict):
         """The graph it makes with its placeholders bound as ``substitutions``
