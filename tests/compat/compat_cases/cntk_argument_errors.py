@@ -8,6 +8,10 @@ import numpy as np
 
 from compat_harness import cntk_case
 
+# (each type says its dtype: in a run of every case, CNTK 2.7's typing keeps a default dtype
+# an earlier case set)
+F32 = np.float32
+
 
 def _said(call):
     """The call's result, or the built-in type of the error it raised and its first line."""
@@ -47,9 +51,9 @@ def update_signature_of_an_untyped_function(C, r):
                                 ("None, 2", (None, 2), {}), ("None, None", (None, None), {}),
                                 ("b=2, a=2", (), {"b": 2, "a": 2}), ("'x', 2", ("x", 2), {}),
                                 ("[2], 2", ([2], 2), {}), ("2.5, 2", (2.5, 2), {}),
-                                ("Tensor[2], (2,)", (Tensor[2], (2,)), {}),
+                                ("Tensor[2], (2,)", (Tensor[F32, 2], (2,)), {}),
                                 ("Sequence[Tensor[2]] twice",
-                                 (Sequence[Tensor[2]], Sequence[Tensor[2]]), {})]:
+                                 (Sequence[Tensor[F32, 2]], Sequence[Tensor[F32, 2]]), {})]:
         f = _untyped(C)
         res[title] = _said(lambda: (f.update_signature(*args, **kwargs), _args(f))[1])
     f = _untyped(C)
@@ -88,7 +92,7 @@ def applying_functions_to_the_wrong_arguments(C, r):
     x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
     one = np.ones((1, 2), np.float32)
 
-    @C.Function.with_signature(Tensor[2], Tensor[2])
+    @C.Function.with_signature(Tensor[F32, 2], Tensor[F32, 2])
     def t(a, b):
         return a * b
 
@@ -112,11 +116,11 @@ def applying_functions_to_the_wrong_arguments(C, r):
     res["typed on a Variable and data"] = _said(lambda: t(x, one))
     typing = C.layers.typing
 
-    @C.Function.with_signature(typing.SequenceOver[C.Axis("ax")][Tensor[2]])
+    @C.Function.with_signature(typing.SequenceOver[C.Axis("ax")][Tensor[F32, 2]])
     def on_ax(a):
         return a * 2
 
-    @C.Function.with_signature(typing.SparseTensor[2])
+    @C.Function.with_signature(typing.SparseTensor[F32, 2])
     def sparse(a):
         return a * 2
 
