@@ -182,3 +182,58 @@ def recurrence__fused_step_graph(C, r):
         res[title + " parameters"] = [[p.name, list(p.shape)] for p in z.parameters]
         res[title + " eval"] = z.eval({s: data})
     return res
+
+
+_TWO_OUTPUT_BLOCKS = ("CNTK 2.7's step of two states is a block of two outputs (an LSTM's h and "
+                      "c; a Python step's arguments a Tuple block of the PastValue and the "
+                      "sequence), each read by a PastValue; Stadyn's blocks have one output "
+                      "each, so its recurrence shows one node of its own (a Recurrence or "
+                      "CntkLstmSequence op inside the Combine)")
+
+
+_TWO_STATE_KNOWN = dict([(title + " " + key, _TWO_OUTPUT_BLOCKS)
+                         for title in ("LSTM", "projected LSTM", "Python step",
+                                       "Python step over an LSTM")
+                         for key in ("walked", "nodes", "output owners")] +
+                        [("Python step over an LSTM root", _TWO_OUTPUT_BLOCKS)])
+
+
+@cntk_case(names=["cntk.layers.Recurrence"], known=_TWO_STATE_KNOWN,
+           note="a Recurrence of an LSTM (also projected: cell_shape) or of a Python step "
+                "function: CNTK 2.7's root Combine reads the step's output; at depth 0 the "
+                "walk meets the LSTM block, of two outputs, over two PastValues of them and "
+                "the sequence (a Python step's ops over a Tuple block of the PastValue and "
+                "the sequence).  Stadyn matches the root, the parameters and the values, not "
+                "the walk (known differences)")
+def recurrence__two_state_step_graph(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.layers.LSTM", "cntk.Function.root_function",
+            "cntk.Function.op_name", "cntk.Function.inputs", "cntk.Function.outputs",
+            "cntk.Function.eval", "cntk.logging.graph.depth_first_search",
+            "cntk.logging.graph.get_node_outputs", "cntk.Function.parameters")
+    s = C.sequence.input_variable(2, name="s")
+    W = C.parameter((2, 3), init=0.5, name="W")
+    cell = C.layers.LSTM(3, init=0.5)
+    data = [r.randn(3, 2), r.randn(2, 2)]
+
+    def step(h, x):
+        return C.tanh(C.times(x, W) + h)
+
+    def step_over_lstm(h, c, x):
+        return cell(h, c, x * 2.0)
+
+    res = {}
+    for title, make in [
+            ("LSTM", lambda: C.layers.Recurrence(C.layers.LSTM(3, init=0.5))),
+            ("projected LSTM", lambda: C.layers.Recurrence(C.layers.LSTM(3, cell_shape=4,
+                                                                         init=0.5))),
+            ("Python step", lambda: C.layers.Recurrence(step)),
+            ("Python step over an LSTM", lambda: C.layers.Recurrence(step_over_lstm))]:
+        z = make()(s)
+        res[title + " root"] = _function(z.root_function)
+        res[title + " walked"] = _walked_at(C, z, 0)
+        res[title + " nodes"] = [o.owner.op_name
+                                 for o in C.logging.graph.get_node_outputs(z)]
+        res[title + " output owners"] = [o.owner.op_name for o in z.outputs]
+        res[title + " parameters"] = sorted([p.name, list(p.shape)] for p in z.parameters)
+        res[title + " eval"] = z.eval({s: data})
+    return res

@@ -9,11 +9,28 @@ an input of a given type is made through :mod:`._late` (``_signature``'s, which 
 from __future__ import annotations
 
 import warnings
+import weakref
 
+from ...graph import Variable
+from ._adapt import unwrap
 from ._late import late
 from ._mixins import GraphObject
 
-__all__ = ["ArgumentBinding"]
+__all__ = ["ArgumentBinding", "TYPED", "typed_input"]
+
+_UNKNOWN = (-2,)        # (CNTK's shape of a variable whose shape is not known yet)
+
+# The inputs made for a type given to a Function's argument (``Tensor[...]`` in its signature,
+# ``update_signature``, ``declare_args``): the arguments whose type a value put in their
+# place is checked against.  (Not every input: where CNTK 2.7 saves an untyped @Function over
+# placeholders, Stadyn's file holds inputs of the types it was last applied to.)
+TYPED: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+
+
+def typed_input(made):
+    """``made`` (an input made for an argument's type), noted as one (:data:`TYPED`)."""
+    TYPED.add(unwrap(made))
+    return made
 
 
 class ArgumentBinding:
@@ -55,6 +72,36 @@ class ArgumentBinding:
             mapping[by_name[key]] = value
         return mapping
 
+    @staticmethod
+    def _check_types(mapping: dict) -> None:
+        """CNTK 2.7's TypeErrors for a value put in an argument's place (``{argument:
+        value}``, a Function applied or given types): a value that is no Variable or
+        Function, one of unknown shape for an argument with a known one, and one whose type
+        (the shape's trailing axes, dynamic axes, dtype, sparsity) is not the argument's.
+        Only an argument given its type (:data:`TYPED`) is checked: a placeholder takes
+        anything."""
+        for i, (param, arg) in enumerate(mapping.items()):
+            what = f"argument {param.name}" if param.name else f"positional argument {i}"
+            if not isinstance(arg, GraphObject):
+                raise TypeError(f"{what} was passed an object that is not a Variable or "
+                                "Function")
+            if unwrap(param) not in TYPED or tuple(param.shape) == _UNKNOWN:
+                continue
+            outputs = arg.outputs if hasattr(arg, "root_function") else (arg,)
+            if len(outputs) != 1:
+                continue            # (CNTK 2.7 asks a Function of several outputs no type)
+            given, wanted = outputs[0], param
+            shape, own = tuple(given.shape), tuple(wanted.shape)
+            if shape == _UNKNOWN:
+                raise TypeError(f"{what} has a known shape, and cannot be passed a Variable "
+                                "of unknown shape")
+            if (len(shape) < len(own) or shape[len(shape) - len(own):] != own
+                    or (given.dynamic_axes and tuple(given.dynamic_axes) !=
+                        tuple(wanted.dynamic_axes))
+                    or given.dtype != wanted.dtype or given.is_sparse != wanted.is_sparse):
+                raise TypeError(f"{what}'s type {wanted._type} is incompatible with the type "
+                                f"{given._type} of the passed Variable")
+
     def replace_placeholder(self, substitution):
         """Replace the only placeholder (:meth:`replace_placeholders`, whose result it
         returns)."""
@@ -75,5 +122,7 @@ class ArgumentBinding:
         if len(arg_types) != len(placeholders):
             raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
                             f"arguments, got {len(arg_types)}")
-        self.replace_placeholders({p: t if isinstance(t, GraphObject) else late("input_of_type")(t)
-                                   for p, t in zip(placeholders, arg_types)})
+        mapping = {p: t if isinstance(t, GraphObject) else typed_input(late("input_of_type")(t))
+                   for p, t in zip(placeholders, arg_types)}
+        self._check_types(mapping)
+        self.replace_placeholders(mapping)

@@ -118,9 +118,13 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
             self._typed.update_signature(*arg_types, **kwarg_types)
             return
         input_of_type = late("input_of_type")
-        phs = self.placeholders
-        types_ = self._bind_each(phs, arg_types, kwarg_types)
-        self._typed = self(*[input_of_type(types_[p], p.name) for p in phs])
+        mapping = self.argument_map(*arg_types, **kwarg_types)
+        typed = {p: input_of_type(t, p.name) for p, t in mapping.items() if t is not None}
+        self._check_types(typed)
+        if len(typed) == len(mapping):
+            self._typed = self(*[typed[p] for p in self.signature])
+        elif typed:         # (None leaves a placeholder as it is, as CNTK 2.7 leaves it)
+            self.replace_placeholders(typed)
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
@@ -237,10 +241,18 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
     def __call__(self, *args, **kwargs):
         if self._typed is not None:
             return self._typed(*args, **kwargs)
+        mapping = self.argument_map(*args, **kwargs)
+        if any(isinstance(v, GraphObject) for v in mapping.values()):
+            self._check_types(mapping)
+        waiting = {id(p.variable) for p in self.placeholders}
         bound = dict(self._bound)
-        bound.update((id(p.variable), a) for p, a in
-                     self._bind_each(self.placeholders, args, kwargs).items())
-        out = self._build(bound)
+        bound.update((id(p.variable), a) for p, a in mapping.items() if id(p.variable) in waiting)
+        built = self._build(bound)
+        # the arguments of its parts built already (inputs bound before): replaced as a
+        # Function's are, its parameters shared
+        others = {p: a for p, a in mapping.items()
+                  if id(p.variable) not in waiting and a is not p}
+        out = built.clone("share", others) if others else built
         note_call(self, args, kwargs, out)  # (on a placeholder made on a sequence axis: built
         return out                          # again on what binds it)
 

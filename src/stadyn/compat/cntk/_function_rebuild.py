@@ -69,8 +69,9 @@ class FunctionRebuilding(ArgumentBinding):
             [('p', (2,), True)]
         """
         mapping = self.argument_map(*arg_types, **kwarg_types)
-        self.replace_placeholders({p: input_of_type(t, p.name) for p, t in mapping.items()
-                                   if t is not None})
+        typed = {p: input_of_type(t, p.name) for p, t in mapping.items() if t is not None}
+        self._check_types(typed)
+        self.replace_placeholders(typed)
 
     # -- rebuilding: the graph copied, applied, its placeholders replaced -----------------
     def clone(self, method, substitutions: dict | None = None) -> "FunctionRebuilding":
@@ -120,6 +121,7 @@ class FunctionRebuilding(ArgumentBinding):
         if symbolic:
             for a in self.arguments:
                 mapping.setdefault(a, a)
+            self._check_types(mapping)
             applied = self._copy(CloneMethod.share, mapping, "calling the Function")
             if self.variable in G.ARGUMENT_ORDER:       # the signature's order, substituted
                 G.record_argument_order(applied.variable, argument_leaves(
@@ -172,10 +174,12 @@ class FunctionRebuilding(ArgumentBinding):
 
     def _check_found(self, given: dict, subs: dict) -> None:
         """CNTK's ``ValueError`` for a placeholder that neither this Function's graph nor a
-        value put in reads."""
+        value put in reads, and for a key that is no placeholder (an input given a type
+        again)."""
         graph = list(self._roots()) + list(subs.values())
         for key, ph in zip(given, subs):
-            if ph in G.PLACEHOLDERS and not G.reads(graph, ph):
+            if ph not in G.PLACEHOLDERS and G.kind_of(ph) == "input" or (
+                    ph in G.PLACEHOLDERS and not G.reads(graph, ph)):
                 raise G.not_found(key, self)
 
     def __rshift__(self, other):

@@ -103,19 +103,25 @@ class FunctionRuns:
         arguments, flags = split_flags(arguments)
         if not isinstance(arguments, dict):
             args = self.arguments
-            if len(args) != 1:
-                raise ValueError(f"give a dict of {{input: data}} for a Function with "
-                                 f"{len(args)} inputs")
+            if len(args) != 1:      # (CNTK 2.7's words)
+                raise ValueError(f"non-dict argument ({type(arguments).__name__}) is not "
+                                 "supported for nodes with more than one input")
             arguments = {args[0]: arguments}
         by_name = None      # the arguments by name, looked up (a walk of the graph) if asked
         for key, value in arguments.items():
             target = key
             if isinstance(key, str):
                 if by_name is None:
-                    by_name = {a.name: a for a in self.arguments}
-                target = by_name.get(key)
-            if target is None:
-                raise ValueError(f"no input named {key!r}")
+                    by_name = {}
+                    for a in self.arguments:
+                        by_name.setdefault(a.name, []).append(a)
+                named = by_name.get(key, [])
+                if len(named) != 1:     # (CNTK 2.7's words)
+                    raise ValueError(
+                        f'node name "{key}" is not unique' if named else
+                        f'variable with name "{key}" does not exist in the network. '
+                        f'Available variable names: {", ".join(dict.fromkeys(by_name))}')
+                target = named[0]
             if G.kind_of(unwrap(target)) == "placeholder":
                 raise typeless_data(self.root_function.op_name, method, [target])
             given.add(id(unwrap(target)))

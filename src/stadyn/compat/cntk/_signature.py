@@ -28,6 +28,7 @@ import numpy as np
 from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError, unwrap, wrap
+from ._argument_binding import ArgumentBinding, typed_input
 from ._axis import Axis
 from ._deferred import PROBING
 from ._late import bind, late
@@ -112,9 +113,9 @@ def _argument(name: str, kind):
     if not isinstance(kind, _Type):
         raise TypeError(f"argument {name!r}: a type is Tensor[...], SparseTensor[...] or "
                         f"ParameterTensor[...], got {kind!r}")
-    return input_variable(kind["shape"], is_sparse=kind["is_sparse"],
-                          dynamic_axes=kind["dynamic_axes"] or [], name=name,
-                          **({"dtype": kind["dtype"]} if "dtype" in kind else {}))
+    return typed_input(input_variable(kind["shape"], is_sparse=kind["is_sparse"],
+                                      dynamic_axes=kind["dynamic_axes"] or [], name=name,
+                                      **({"dtype": kind["dtype"]} if "dtype" in kind else {})))
 
 
 def _input_of_type(kind, name: str = ""):
@@ -122,7 +123,10 @@ def _input_of_type(kind, name: str = ""):
     ``Sequence[SparseTensor[943]]``)."""
     if isinstance(kind, _Type):
         return _argument(name, kind)
-    return input_variable(kind, name=name)
+    if not isinstance(kind, (int, tuple)) or isinstance(kind, bool):     # (CNTK 2.7's words)
+        raise TypeError("update_signature() expects arguments of type int, tuple of int, or "
+                        "Type.Variable")
+    return typed_input(input_variable(kind, name=name))
 
 
 def _function_of_callable(f, types=(), named_types=None):
@@ -174,26 +178,35 @@ def _as_function(out):
     return wrap(out) if not hasattr(out, "outputs") else out
 
 
-class _Deferred:
+class _Deferred(ArgumentBinding):
     """``@C.Function`` of a Python function with untyped arguments: its ``arguments`` are
     placeholders of unknown shape (``(-2,)``, as CNTK shows them); calling it on Functions or
     Variables builds the graph for their shapes; once given types (``update_signature``) it
-    is the Function of its graph on inputs of those types."""
+    is the Function of its graph on inputs of those types (given some, those arguments are
+    inputs, the others wait)."""
 
     def __init__(self, fn, placeholders: list):
         self._fn = fn
         self._placeholders = list(placeholders)
-        self._typed = None          # the Function update_signature built
+        self._given: dict = {}      # {argument name: the Variable put in its place}
+        self._typed = None          # the Function its graph is, once every argument has one
         self.name = getattr(fn, "__name__", "")
 
     @property
     def arguments(self) -> tuple:
-        """The untyped arguments: placeholders without a shape (once typed, the inputs)."""
+        """The arguments: placeholders without a shape, those given a type or a Variable
+        (``update_signature``, ``replace_placeholders``) in their place (once all are, its
+        Function's)."""
         if self._typed is not None:
             return self._typed.arguments
-        return tuple(self._placeholders)
+        return tuple(self._given.get(p.name, p) for p in self._placeholders)
 
-    placeholders = arguments
+    @property
+    def placeholders(self) -> tuple:
+        """The arguments still placeholders."""
+        if self._typed is not None:
+            return self._typed.placeholders
+        return tuple(p for p in self._placeholders if p.name not in self._given)
 
     @property
     def signature(self) -> tuple:
@@ -201,9 +214,10 @@ class _Deferred:
         return tuple(self.arguments)
 
     def update_signature(self, *arg_types, **kwarg_types) -> None:
-        """Give the arguments types (``3``, ``(3, 2)``, ``Tensor[3]``, ``Sequence[...]``), in
-        place: the graph is built on inputs of those types, named after the arguments, and
-        this is its Function from now on.
+        """Give the arguments types (``3``, ``(3, 2)``, ``Tensor[3]``, ``Sequence[...]``;
+        None leaves one untyped), in place: once every argument has one, the graph is built
+        on inputs of those types, named after the arguments, and this is its Function from
+        now on.
 
         Example:
             >>> import numpy as np, stadyn.compat.cntk as C
@@ -211,35 +225,39 @@ class _Deferred:
             >>> @C.Function
             ... def f(a, b):
             ...     return dense(a) + b
-            >>> f.update_signature(3, b=2)
+            >>> f.update_signature(None, 2)
+            >>> [(v.name, v.shape) for v in f.arguments]
+            [('a', (-2,)), ('b', (2,))]
+            >>> f.update_signature(3, None)
             >>> [(v.name, v.shape) for v in f.arguments], f(np.ones((1, 3), np.float32),
             ...                                              np.ones((1, 2), np.float32)).tolist()
             ([('a', (3,)), ('b', (2,))], [[4.0, 4.0]])
         """
-        names = [p.name for p in self.signature]
-        if len(arg_types) + len(kwarg_types) != len(names):
-            raise TypeError(f"CNTK Function expected {len(names)} arguments, got "
-                            f"{len(arg_types) + len(kwarg_types)}")
-        given = self._by_name(names, arg_types, kwarg_types)
         if self._typed is not None:
-            self._typed.update_signature(*[given[n] for n in names])
+            self._typed.update_signature(*arg_types, **kwarg_types)
             return
-        if any(t is None for t in given.values()):
-            raise ValueError(f"{self.name}: update_signature needs a type for every argument "
-                             "(its graph needs their shapes)")
-        inputs = [_input_of_type(given[n], n) for n in names]
-        self._typed = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
+        mapping = self.argument_map(*arg_types, **kwarg_types)
+        typed = {p: _input_of_type(t, p.name) for p, t in mapping.items() if t is not None}
+        self._check_types(typed)
+        self.replace_placeholders(typed)
 
-    def _by_name(self, names: list, args: tuple, kwargs: dict) -> dict:
-        """``{argument name: value}`` from positional and keyword values."""
-        if len(args) > len(names):
-            raise TypeError(f"{self.name} takes {len(names)} arguments, {len(args)} given")
-        given = dict(zip(names, args))
-        for key, value in kwargs.items():
-            if key not in names:
-                raise TypeError(f"{self.name} has no argument named {key!r}")
-            given[key] = value
-        return given
+    def replace_placeholders(self, substitutions: dict) -> "_Deferred":
+        """Put Variables in the place of arguments (``{placeholder: variable}``); once every
+        argument has one, the graph is built on them and this is its Function.  Returns
+        itself."""
+        if self._typed is not None:
+            self._typed.replace_placeholders(substitutions)
+            return self
+        waiting = {id(unwrap(p)): p.name for p in self.placeholders}
+        for ph, new in substitutions.items():
+            if id(unwrap(ph)) not in waiting:
+                raise G.not_found(ph, self)
+            self._given[waiting[id(unwrap(ph))]] = new
+        self.__dict__.pop("_shown", None)
+        if len(self._given) == len(self._placeholders):
+            values = list(self.arguments)
+            self._typed = _in_signature_order(_as_function(self._fn(*values)), values)
+        return self
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
@@ -250,16 +268,13 @@ class _Deferred:
     def __call__(self, *args, **kwargs):
         if self._typed is not None:
             return self._typed(*args, **kwargs)
-        names = [p.name for p in self._placeholders]
-        given = self._by_name(names, args, kwargs)
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise TypeError(f"{self.name}: no value for the arguments {missing}")
-        if not all(isinstance(v, GraphObject) for v in given.values()):
+        mapping = self.argument_map(*args, **kwargs)
+        if not any(isinstance(v, GraphObject) for v in mapping.values()):
             raise ValueError(f"{self.name}: its arguments have no types, so it applies to "
                              "Functions and Variables only (give the Python function a "
                              "signature to evaluate it on data)")
-        values = [given[n] for n in names]
+        self._check_types(mapping)
+        values = [mapping[a] for a in self.signature]
         with joint_inference():          # CNTK infers the Function's graph with its operands
             out = self._fn(*values)
         applied = _in_signature_order(_as_function(out), values)
@@ -343,7 +358,7 @@ class _Deferred:
         untyped = f"Composite({self.name}: untyped arguments " \
                   f"{[p.name for p in self._placeholders]})"
         try:
-            out = self._fn(*self._placeholders)
+            out = self._fn(*self.arguments)
         except Exception:       # (a function that needs its arguments' shapes to run)
             return untyped
         return untyped if isinstance(out, (tuple, list)) else str(out)

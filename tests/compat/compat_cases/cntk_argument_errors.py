@@ -1,0 +1,164 @@
+"""How CNTK 2.7 maps the values given to a Function's arguments, and its errors, type and
+words: ``@C.Function`` of untyped arguments given types (``update_signature``, None leaving an
+argument a placeholder) or applied, a typed or composed Function applied, ``eval`` by names,
+``declare_args``.  Stadyn's waiting ``@C.Function`` checked its arguments its own way (a
+KeyError for a name given twice, a ValueError for a None type)."""
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+# (each type says its dtype: in a run of every case, CNTK 2.7's typing keeps a default dtype
+# an earlier case set)
+F32 = np.float32
+
+
+def _said(call):
+    """The call's result, or the built-in type of the error it raised and its first line."""
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - the type and the words are what is compared
+        kind = next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+        return [kind, str(exc).splitlines()[0] if str(exc) else ""]
+
+
+def _untyped(C):
+    @C.Function
+    def f(a, b):
+        return a + b
+    return f
+
+
+def _args(f):
+    return [[v.name, list(v.shape), bool(v.is_placeholder)] for v in f.arguments]
+
+
+@cntk_case(names=["cntk.Function.update_signature", "cntk.Function.argument_map"],
+           note="CNTK 2.7's words for types given to an untyped @Function: a name it has not "
+                "(TypeError 'got an unexpected keyword argument'), a name given by position "
+                "too (SyntaxError 'got multiple values'), too few or many (TypeError 'CNTK "
+                "Function expected 2 arguments, got 1'), a type that is no int, tuple or "
+                "Tensor[...] (TypeError); None leaves that argument a placeholder, the "
+                "Function applies to Variables after.  Stadyn said 'f has no argument named', "
+                "a KeyError, a ValueError for None")
+def update_signature_of_an_untyped_function(C, r):
+    r.touch("cntk.Function.update_signature", "cntk.Function.argument_map",
+            "cntk.Function.arguments")
+    Tensor, Sequence = C.layers.typing.Tensor, C.layers.typing.Sequence
+    res = {}
+    for title, args, kwargs in [("3, c=2", (3,), {"c": 2}), ("3, a=2", (3,), {"a": 2}),
+                                ("3", (3,), {}), ("3, 2, 1", (3, 2, 1), {}),
+                                ("None, 2", (None, 2), {}), ("None, None", (None, None), {}),
+                                ("b=2, a=2", (), {"b": 2, "a": 2}), ("'x', 2", ("x", 2), {}),
+                                ("[2], 2", ([2], 2), {}), ("2.5, 2", (2.5, 2), {}),
+                                ("Tensor[2], (2,)", (Tensor[F32, 2], (2,)), {}),
+                                ("Sequence[Tensor[2]] twice",
+                                 (Sequence[Tensor[F32, 2]], Sequence[Tensor[F32, 2]]), {})]:
+        f = _untyped(C)
+        res[title] = _said(lambda: (f.update_signature(*args, **kwargs), _args(f))[1])
+    f = _untyped(C)
+    f.update_signature(None, 2)
+    x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+    res["None, 2: str"] = str(f)
+    res["None, 2: applied"] = _args(f(x, y))
+    res["None, 2: applied to a wrong type"] = _said(lambda: f(x, C.input_variable(3)))
+    f.update_signature(2, None)
+    res["None, 2 then 2, None"] = _args(f)
+    res["None, 2 then 2, None: eval"] = f(np.ones((1, 2), np.float32),
+                                          np.full((1, 2), 2.0, np.float32))
+    g = _untyped(C)
+    g.update_signature(2, 2)
+    res["again, other types"] = _said(lambda: g.update_signature(3, 3))
+    p, q = C.placeholder(name="p"), C.placeholder(name="q")
+    h = p * q
+    res["op on placeholders: None, 2"] = _said(lambda: (h.update_signature(None, 2),
+                                                        _args(h))[1])
+    res["op on placeholders: None, 2, applied"] = _said(lambda: _args(h(
+        C.input_variable(2, name="v"), C.input_variable(2, name="w"))))
+    res["op on placeholders: 2, c=2"] = _said(lambda: (C.relu(C.placeholder(name="p"))
+                                                       .update_signature(2, c=2)))
+    return res
+
+
+@cntk_case(names=["cntk.Function.__call__", "cntk.Function.declare_args"],
+           note="applying a Function (untyped @Function, typed, composed) with a name it has "
+                "not, a name given twice, too few or too many values: CNTK 2.7's TypeError / "
+                "SyntaxError words; a Variable whose type is not a typed argument's is its "
+                "TypeError ('argument a's type Tensor[2] is incompatible with ...'), Stadyn "
+                "applied it; declare_args of an untyped @Function (Stadyn had none)")
+def applying_functions_to_the_wrong_arguments(C, r):
+    r.touch("cntk.Function.__call__", "cntk.Function.declare_args")
+    Tensor = C.layers.typing.Tensor
+    x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+    one = np.ones((1, 2), np.float32)
+
+    @C.Function.with_signature(Tensor[F32, 2], Tensor[F32, 2])
+    def t(a, b):
+        return a * b
+
+    z = C.plus(x, y)
+    res = {}
+    for title, args, kwargs in [("x, c=x", (x,), {"c": x}), ("x, a=x", (x,), {"a": x}),
+                                ("x", (x,), {}), ("x, y, x", (x, y, x), {}),
+                                ("b=x, a=y", (), {"b": x, "a": y})]:
+        res["untyped " + title] = _said(lambda: _args(_untyped(C)(*args, **kwargs)))
+        res["typed " + title] = _said(lambda: _args(t(*args, **kwargs)))
+    for title, args, kwargs in [("x, q=x", (x,), {"q": x}), ("x, x=y", (x,), {"x": y}),
+                                ("one", (one,), {}), ("one, y=one, x=one", (one,),
+                                                      {"y": one, "x": one})]:
+        res["composed " + title] = _said(lambda: np.asarray(z(*args, **kwargs)).tolist()
+                                         if not hasattr(z(*args, **kwargs), "arguments")
+                                         else _args(z(*args, **kwargs)))
+    res["typed on Tensor[3]"] = _said(lambda: t(C.input_variable(3), y).shape)
+    res["typed on a sequence"] = _said(lambda: t(C.sequence.input_variable(2), y).shape)
+    res["typed on a placeholder"] = _said(lambda: t(C.placeholder(), y).shape)
+    res["typed on Tensor[3, 2]"] = _said(lambda: list(t(C.input_variable((3, 2)), y).shape))
+    res["typed on a Variable and data"] = _said(lambda: t(x, one))
+    typing = C.layers.typing
+
+    @C.Function.with_signature(typing.SequenceOver[C.Axis("ax")][Tensor[F32, 2]])
+    def on_ax(a):
+        return a * 2
+
+    @C.Function.with_signature(typing.SparseTensor[F32, 2])
+    def sparse(a):
+        return a * 2
+
+    @C.Function.with_signature(Tensor[np.float64, 2])
+    def wide(a):
+        return a * 2
+    res["named axis on the default one"] = _said(lambda: list(on_ax(
+        C.sequence.input_variable(2)).shape))
+    res["named axis on its own"] = _said(lambda: list(on_ax(
+        C.sequence.input_variable(2, sequence_axis=C.Axis("ax"))).shape))
+    res["sparse on dense"] = _said(lambda: list(sparse(C.input_variable(2)).shape))
+    res["sparse on sparse without a batch axis"] = _said(lambda: list(sparse(
+        C.input_variable(2, dynamic_axes=[], is_sparse=True)).shape))
+    res["float64 on float32"] = _said(lambda: list(wide(C.input_variable(2)).shape))
+    p1, p2 = C.placeholder(name="p1"), C.placeholder(name="p2")
+    part = C.layers.Dense(2, init=1.0)(p1) + p2
+    part.replace_placeholders({p1: C.input_variable(3, name="x3")})   # (p2 waits)
+    res["part built: arguments"] = _args(part)
+    res["part built: the waiting one"] = _said(lambda: _args(part(y)))
+    res["part built: both"] = _said(lambda: _args(part(C.input_variable(3, name="u"), y)))
+    for title, types in [("2", (2,)), ("2, 2", (2, 2)), ("2, 2, 2", (2, 2, 2))]:
+        f = _untyped(C)
+        res["declare_args " + title] = _said(
+            lambda: (f.declare_args(*types), [list(v.shape) for v in f.arguments])[1])
+    return res
+
+
+@cntk_case(names=["cntk.Function.eval"],
+           note="eval given a dict by argument names: a name no argument has, and one two "
+                "arguments have, are CNTK 2.7's ValueErrors (its words name the arguments); "
+                "data not in a dict for a Function of two arguments too")
+def eval_by_names_it_does_not_have(C, r):
+    r.touch("cntk.Function.eval")
+    x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+    z = C.plus(x, y)
+    data = r.randn(1, 2).astype(np.float32)
+    twice = C.input_variable(2, name="x") * C.input_variable(2, name="x")
+    return {"by names": z.eval({"x": data, "y": data}),
+            "a name it has not": _said(lambda: z.eval({"x": data, "y": data, "q": data})),
+            "a name two arguments have": _said(lambda: twice.eval({"x": data})),
+            "data, two arguments": _said(lambda: z.eval(data))}
