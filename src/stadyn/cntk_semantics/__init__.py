@@ -15,7 +15,8 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
 * :func:`broadcast_pair` aligns two operands' sample axes on the right, the batch axis apart;
 * :func:`divide` is CNTK's division (0 where the divisor is 0), :func:`hardmax` its one-hot
   of each sample's first maximum and :func:`class_ids` the ids its ``OneHotOp`` reads, for
-  the compat's ops and for CNTK model files' rules;
+  the compat's ops and for CNTK model files' rules; :func:`log_add_exp` is CNTK's ``LogPlus``
+  (``C.log_add_exp`` and BrainScript's ``LogPlus``);
 * :func:`auto_padding`, :func:`convolution` and :func:`pooling`: CNTK's auto-padding (windows
   centred on every ``stride``-th position, ``ceil(size / stride)`` outputs) for convolutions
   and pooling (padding never wins a max; an average counts only the values inside; a stride
@@ -39,7 +40,8 @@ from ..sequence import reshape_samples
 from ._crop import crop, crop_offsets
 from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, reshape_sample,
                     static_axis, times)
-from ._ops import class_ids, constant_like, divide, hardmax, logistic, straight_through
+from ._ops import (class_ids, constant_like, divide, hardmax, log_add_exp, logistic,
+                   straight_through)
 from ._windows import (auto_padding, convolution, convolution_transpose, max_unpooling,
                        padded, pooling, refuse_window_beyond_input, roi_pooling,
                        window_edges)
@@ -49,5 +51,5 @@ __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_samp
            "window_edges", "convolution",
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
            "refuse_window_beyond_input", "straight_through", "logistic", "constant_like",
-           "class_ids", "crop", "crop_offsets"]
+           "class_ids", "crop", "crop_offsets", "log_add_exp"]
 
