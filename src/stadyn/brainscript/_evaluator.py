@@ -320,6 +320,7 @@ class Evaluator(OperatorsMixin):
         self.library.path = self._path
         with source_location(line_of(loc)):     # nodes it makes name the config's line
             result = self._guard(lambda: fn(*pos, **named), loc, name)
+        self.library.after_apply(fn, pos, named, result)
         if loc is not None and callable(result) and self._is_function(result):
             self._made_at.setdefault(id(result), (result, loc))
         return self._from_python(result, loc)

@@ -282,6 +282,11 @@ class MELScript:
                 raise                      # (the network standing in for it: its own error)
             raise ConfigError("LoadModel" + exc.reason[len("BS.Network.Load"):]) from None
         loaded = record.network
+        if self.library.sequences is None and any(
+                v.sequence_lengths is not None for v in loaded.inputs.values()):
+            # (an NDL item's Input has the default sequence axis, as the model's inputs: a
+            # BrainScript network's, which CNTK's readers feed one-step sequences)
+            self.library.sequences = True
         tags = {name: list(t) for name, t in (getattr(loaded, "tags", None) or {}).items()}
         multipliers, tags = tagged_multipliers(tags), without_multipliers(tags)
         nodes = {name: v for name, v in loaded.outputs.items()}

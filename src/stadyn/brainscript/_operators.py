@@ -117,7 +117,11 @@ class OperatorsMixin:
             with source_location(line_of(loc)):
                 values = list(args)
                 self.library.prepare_args(values, {})
-                return getattr(self.library, hook)(*values)
+                self.library.path = self._path        # (the node's name: the expression's)
+                fn = getattr(self.library, hook)
+                result = fn(*values)
+                self.library.after_apply(fn, values, {}, result)
+                return result
         except CycleError:
             raise
         except NotImplementedError as err:

@@ -44,6 +44,7 @@ from ._layer_library import LayerFunctions, _positive_ints, cntk_initializer
 from ._library import Library, cntk_shape, without_unit_axes
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
+from ._node_names import NodeNames
 from ._parameter_library import ParameterFunctions, PendingParameter
 from ._norm_library import NormFunctions
 from ._precompute_library import PreComputeFunctions
@@ -76,7 +77,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
                     ReduceFunctions, TensorFunctions, PoolingFunctions,
                     CriterionFunctions, ElementwiseFunctions, MinibatchFunctions,
                     NetworkFunctions, LayerFunctions, NormFunctions, RNNStackFunctions,
-                    ValueFunctions, Library):
+                    ValueFunctions, NodeNames, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -125,6 +126,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         functions.update(self._init_criteria())
         functions.update(self._init_elementwise())
         functions.update(self._init_minibatch())
+        self._init_node_names()
         functions.update(self._init_values())
         functions.update(self._init_networks())
         functions.update(self._init_norms())
