@@ -1,5 +1,6 @@
 """The network a command builds from its ``BrainScriptNetworkBuilder`` and the reader that feeds
-its inputs: :class:`CommandNetwork` (a network built with :class:`StadynLibrary`, with name lookups),
+its inputs: :class:`CommandNetwork` (a network built with :class:`StadynLibrary`, with name
+lookups),
 :class:`InputSource` (the reader as the source of the network's inputs, by stream name) and
 :class:`Validation` (a train command's ``cvReader`` set after each epoch).  Used by the runner
 (:mod:`._runner`) and the ``write`` action (:mod:`._write`)."""
@@ -32,8 +33,8 @@ from ._readers import make_source
 from ._simple_network import SimpleNetworkSource
 from ._stadyn_library import StadynLibrary
 
-__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of", "node_inputs",
-           "record_loc"]
+__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
+           "node_inputs", "record_loc"]
 
 
 # the names pre-computed values are made under (:mod:`._precompute_library`)

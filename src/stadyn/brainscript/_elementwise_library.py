@@ -7,8 +7,8 @@ it uses the library's ``_value``, ``_node``, ``_scalar``, ``_aligned``, ``_lead`
 
 Each keeps CNTK.core.bs's parameter names and order (``Clip (minValue, maxValue, x)``) and
 computes what cntk.exe's node computes: ``Round`` is ``floor (x + 0.5)`` (halves up, as CNTK's
-``RoundNode``), ``ElementDivide`` gives 0 where the divisor is 0, ``Cosine`` is the cosine, ``LogPlus`` is
-CNTK 2.7's ``LogAdd`` (``cntk_semantics.log_add_exp``, as ``C.log_add_exp``),
+``RoundNode``), ``ElementDivide`` gives 0 where the divisor is 0, ``Cosine`` is the cosine,
+``LogPlus`` is CNTK 2.7's ``LogAdd`` (``cntk_semantics.log_add_exp``, as ``C.log_add_exp``),
 ``ColumnElementTimes`` is cntk.exe's ``ElementTimes`` node (ComputationNetworkBuilder.cpp), and
 ``KhatriRaoProduct`` (``ColumnwiseCrossProduct``) is each sample's outer product flattened, the
 left operand's index running fastest (CPUMatrix::AssignKhatriRaoProductOf).

@@ -175,7 +175,8 @@ class Library:
         return self._missing("times")
 
     def element_times(self, a: Any, b: Any) -> Any:
-        """``a .* b``, ``scalar * node``, ``node * scalar`` and ``node / scalar`` (as ``node .* (1/scalar)``)."""
+        """``a .* b``, ``scalar * node``, ``node * scalar`` and ``node / scalar`` (as ``node .*
+        (1/scalar)``)."""
         return self._missing("element_times")
 
     def reciprocal(self, x: Any) -> Any:

@@ -521,8 +521,8 @@ class MELScript:
             taken.add(new)
             if model.ndl is not None:
                 model.ndl.forget(old)
-                model.ndl.renew({new: model.nodes.get(new, model.inputs.get(new,
-                                                                              parameters.get(new)))})
+                renamed = model.nodes.get(new, model.inputs.get(new, parameters.get(new)))
+                model.ndl.renew({new: renamed})
 
     def _SetInput(self, s: _Statement) -> None:
         if len(s.args) != 3 or not isinstance(s.args[1], int) or isinstance(s.args[1], bool):

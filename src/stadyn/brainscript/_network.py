@@ -153,8 +153,8 @@ def _roots(ev: Evaluator, net: Network) -> list[Any]:
 
 def _add_own_names(net: Network, library: Library, loc) -> None:
     """The names the nodes reached already have (a loaded network's) for those the record does
-    not name: as CNTK, another node of the same name is an error, unless the name holds ``.``, ``[`` or
-    ``]`` (then ``_`` is put before it until it is free)."""
+    not name: as CNTK, another node of the same name is an error, unless the name holds ``.``,
+    ``[`` or ``]`` (then ``_`` is put before it until it is free)."""
     own = library.own_names(list(net.nodes.values()))
     if getattr(net.record, "network", None) is not None:
         # the description is a loaded network itself (BS.Network.Load ("m")): its nodes keep
