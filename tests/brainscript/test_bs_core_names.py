@@ -59,7 +59,7 @@ EXCEPTIONS = {
         "SparseImageInput", "EnvironmentInput", "ConvolutionTranspose",
         "BatchNormalization", "CosDistanceWithNegativeSamples", "GatherPacked",
         "GMMLogLikelihood", "PackedIndex", "ScatterPacked", "QuantizedTimes",
-        "Print", "Format", "Embedding", "BS.RNNs.LSTMBlock", "BS.RNNs.PreviousHCWithTrainedInitialState",
+        "Embedding", "BS.RNNs.LSTMBlock", "BS.RNNs.PreviousHCWithTrainedInitialState",
         "BS.RNNs.NextHCWithTrainedInitialState", "BS.RNNs.GRU", "BS.RNNs.RecurrentGRU",
         "BS.RNNs.RecurrentGRUStack", "BS.RNNs.RecurrentBidirectionalGRUStack")},
 }
@@ -446,3 +446,24 @@ def test_time_reverse_is_refused_as_cntk_exe_refuses_it():
             pytest.raises(ConfigError, match="undefined operation TimeReverse") as err:
         build_network("{ x = Input {3}\n r = TimeReverse (x) }", StadynLibrary())
     assert err.value.line == 2
+
+
+def test_format_and_print(capsys):
+    # BrainScriptEvaluator.cpp's FormatConfigValue: 'how' is a printf conversion's middle; a
+    # whole number %d, another %f, a string %s; an array's items a line each in ( ... ), a
+    # record's members by name in [ ... ] (HasToString::NestString: indented by two)
+    from stadyn.brainscript._parser import parse_members
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        rec = Evaluator(StadynLibrary()).evaluate(parse_members("""
+            f = Format (2.5, ".2") : Format (7, "3") : Format (7.0, "") : Format ("ab", "-4")
+            a = Format ((1 : 2.5), "") ; r = Format ([ b = "x" ; a = 1 ], "")
+            p = Print ((1 : "two"))""", "<test>"))
+        value = {k: rec._members[k].force() for k in "farp"}
+    assert list(value["f"]) == ["2.50", "  7", "7", "ab  "]
+    assert value["a"] == "( 1\n  2.500000 )"
+    assert value["r"] == "[\n  a = 1\n  b = x\n]"
+    assert capsys.readouterr().err == "( 1\n  two )\n"
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        rec = Evaluator(StadynLibrary()).evaluate(parse_members('f = Format (1, "%d")', "<t>"))
+        with pytest.raises(ConfigError, match="must not contain %"):
+            rec._members["f"].force()
