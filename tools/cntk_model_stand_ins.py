@@ -114,6 +114,8 @@ def stand_in_models(root, load, others: "dict | None" = None, pretrained=None):
                 net = build_network(source, lib)
                 outputs = {k: v for k, v in net.nodes.items()
                            if isinstance(v, sd.Variable) and v.parent is not None}
+                # with cntk.exe's names of the nodes made inside functions, as the file has
+                outputs.update((k, v) for k, v in net.inner_nodes.items() if k not in outputs)
                 # the tags the file has: criterion, evaluation and output nodes, and each
                 # node's inputs (a MEL edit's SetInput counts in them)
                 tags = {}

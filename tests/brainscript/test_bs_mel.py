@@ -343,3 +343,15 @@ def test_mel_a_plain_load_model_is_the_model_named_default(tmp_path):
     assert "CE.BFF.B" in first.parameters and "evaluation" not in first.tags["Err"]
     second = sd.load(tmp_path / "m2" / "net.0", batch_size=2)     # the second file, renamed
     assert "CE.BFF.Bias" in second.parameters and "evaluation" not in second.tags["Err"]
+
+
+def test_a_mel_command_with_a_target_other_than_load_model_is_an_ndl_item(tmp_path):
+    # ModelEditLanguage.h (ParseValue): 'key = Function (...)' is MEL's own only for LoadModel
+    # and CreateModel, "all other commands will be interpretted as NDL": NDL has no SetInput,
+    # so the line is an error naming it, and nothing is rewired or saved
+    _run(_setup(tmp_path, "Pre1"), tmp_path)
+    script = ADD_LAYER.replace("SetInput(CE.*.T", "x = SetInput(CE.BFF.FF.T")
+    with pytest.raises(ConfigError, match="NDL function 'SetInput' is not supported") as err:
+        _run(_setup(tmp_path, "Add2", script, "target.mel"), tmp_path)
+    assert (err.value.path.endswith("target.mel"), err.value.line) == (True, 5)
+    assert not (tmp_path / "m2").exists()

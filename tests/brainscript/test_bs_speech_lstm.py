@@ -100,10 +100,25 @@ def test_tags_and_constants_survive_the_edit_actions_model_file(tmp_path):
     assert first[1] == first[3] == PACKED[0]
     np.testing.assert_allclose(first[0], ce, rtol=1e-6)
     np.testing.assert_allclose(first[2], err, rtol=1e-6)
-    # (and each named node's CNTK operation, which a network loaded from the file logs)
-    want = {"ce": ["criterion", "operation:SumElements"],
-            "err": ["evaluation", "operation:SumElements"],
-            "out": ["output", "operation:Pass"], "z": ["operation:Times"]}
+    # (and each named node's CNTK operation, which a network loaded from the file logs, and
+    # its inputs; the nodes inside the functions under cntk.exe's names, those of
+    # Tests/EndToEndTests/Speech/LSTM's baseline: "ce.matrix = Minus
+    # (ce.matrix.MinusArgs[0].r, ce.matrix.MinusArgs[1])", "err.matrix = Minus
+    # (BS.Constants.One, err.matrix.MinusArgs[1])")
+    want = {"ce": ["criterion", "operation:SumElements", 'inputs:["ce.matrix"]'],
+            "err": ["evaluation", "operation:SumElements", 'inputs:["err.matrix"]'],
+            "out": ["output", "operation:Pass", 'inputs:["z"]'],
+            "z": ["operation:Times", 'inputs:["W", "features"]'],
+            "ce.matrix.MinusArgs[0].r": ["operation:ReduceElements", 'inputs:["z"]'],
+            "ce.matrix.MinusArgs[1]": ["operation:TransposeTimes", 'inputs:["labels", "z"]'],
+            "ce.matrix": ["operation:Minus",
+                          'inputs:["ce.matrix.MinusArgs[0].r", "ce.matrix.MinusArgs[1]"]'],
+            "err.matrix.MinusArgs[1].rightMatrix": ["operation:Hardmax", 'inputs:["z"]'],
+            "err.matrix.MinusArgs[1]": [
+                "operation:TransposeTimes",
+                'inputs:["labels", "err.matrix.MinusArgs[1].rightMatrix"]'],
+            "err.matrix": ["operation:Minus",
+                           'inputs:["BS.Constants.One", "err.matrix.MinusArgs[1]"]']}
     for path in (f"{tmp_path}/m.dnn.initial", f"{tmp_path}/m.dnn"):     # edit's, train's
         assert sd.load(path).tags == want
     # the constant is saved as a parameter that is not trained, with its value

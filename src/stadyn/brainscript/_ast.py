@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from .._errors import ConfigError
 
 __all__ = [
-    "SourceLocation", "config_error", "Expr", "Number", "String", "Bool", "Ident", "Unary", "Binary", "ArrayLit",
-    "ArrayCtor", "If", "Lambda", "Param", "Call", "Arg", "MemberAccess", "Index", "Record", "Member",
-    "New",
+    "SourceLocation", "config_error", "Expr", "Number", "String", "Bool", "Ident", "Unary",
+    "Binary", "ArrayLit", "ArrayCtor", "If", "Lambda", "Param", "Call", "Arg", "MemberAccess",
+    "Index", "Record", "Member", "New",
 ]
 
 
 @dataclass(frozen=True)
 class SourceLocation:
-    """A place in a source file: ``path`` (``None`` for a string), 1-based ``line`` and ``column``."""
+    """A place in a source file: ``path`` (``None`` for a string), 1-based ``line`` and
+    ``column``."""
 
     path: str | None
     line: int

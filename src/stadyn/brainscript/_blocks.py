@@ -60,9 +60,10 @@ class CommandConfig:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-_COMMAND_KEYS = {"action", "brainscriptnetworkbuilder", "experimentalnetworkbuilder", "sgd", "reader",
-                 "cvreader", "modelpath", "minibatchsize", "epochsize", "evalnodenames", "outputnodenames", "outputpath",
-                 "deviceid", "precision", "tracelevel", "checknumerics"}
+_COMMAND_KEYS = {"action", "brainscriptnetworkbuilder", "experimentalnetworkbuilder", "sgd",
+                 "reader", "cvreader", "modelpath", "minibatchsize", "epochsize", "evalnodenames",
+                 "outputnodenames", "outputpath", "deviceid", "precision", "tracelevel",
+                 "checknumerics"}
 _TOP_KEYS = {"command", "modelpath", "deviceid", "precision", "tracelevel", "stderr",
              "checknumerics"}
 
@@ -117,7 +118,8 @@ def _device_id(rec: ConfigRecord) -> int | str:
 def _precision(rec: ConfigRecord) -> str:
     value = rec.get_str("precision", "float", inherited=True)
     if str(value).lower() not in ("float", "double"):
-        raise _err(f"precision must be 'float' or 'double', got '{value}'", getattr(value, "loc", None))
+        raise _err(f"precision must be 'float' or 'double', got '{value}'",
+                   getattr(value, "loc", None))
     return str(value).lower()
 
 
@@ -174,7 +176,8 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
     if "action" not in rec:
         raise _err(f"command block '{name}' has no 'action' (train, test or eval)", rec.loc)
     network = _network(rec)
-    if network is not None and not isinstance(network, (BrainScriptSource, NDLSource)):  # pragma: no cover
+    if network is not None and \
+            not isinstance(network, (BrainScriptSource, NDLSource)):  # pragma: no cover
         raise _err(f"'{name}.BrainScriptNetworkBuilder' must be BrainScript", rec.loc)
     sgd_rec = sgd_block(rec)
     model_path = sgd_rec.get_str("modelPath", None) if sgd_rec is not None else None
@@ -240,7 +243,8 @@ def run_config(root: ConfigRecord) -> RunConfig:
     """Read ``command`` and every block it names, plus the top-level settings.
 
     >>> from stadyn.brainscript import parse_config
-    >>> run = run_config(parse_config('command = T ; modelPath = "m.dnn"\\nT = { action = "test" }'))
+    >>> config = parse_config('command = T ; modelPath = "m.dnn"\\nT = { action = "test" }')
+    >>> run = run_config(config)
     >>> [(c.name, c.action, c.model_path) for c in run.commands]
     [('T', 'test', 'm.dnn')]
     """
@@ -254,6 +258,7 @@ def run_config(root: ConfigRecord) -> RunConfig:
         precision=_precision(root),
         trace_level=root.get_int("traceLevel", 0),
         stderr=None if stderr is None else str(stderr),
-        extra={k: v for k, v in _extra(root, _TOP_KEYS, consumed=False).items() if not isinstance(v, ConfigRecord)},
+        extra={k: v for k, v in _extra(root, _TOP_KEYS, consumed=False).items()
+               if not isinstance(v, ConfigRecord)},
         root=root,
     )

@@ -11,7 +11,8 @@ from ._library import Library
 __all__ = ["build_network"]
 
 
-def build_network(source: BrainScriptSource | Any | str, library: Library, path: str | None = None) -> Network:
+def build_network(source: BrainScriptSource | Any | str, library: Library,
+                  path: str | None = None) -> Network:
     """Parse and evaluate a network description (a ``BrainScriptNetworkBuilder`` value).
 
     >>> from stadyn.brainscript import Library, build_network

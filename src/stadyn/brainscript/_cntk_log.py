@@ -104,8 +104,10 @@ def minibatch_line(epoch: int, max_epochs: int, first: int, last: int, progress:
     window is its running ``[sum, count]`` in ``totals`` less that at the last line (``logged``);
     ``progress`` is the fraction of the epoch done (``None`` while the epoch size is unknown).
 
-    >>> minibatch_line(0, 3, 1, 16, 0.25, 2, ["ce"], [[100.0, 50]], [[0.0, 0]], 2.0, 50)
-    ' Epoch[ 1 of 3]-Minibatch[   1-  16, 25.00%]: ce = 2.00000000 * 50; time = 2.0000s; samplesPerSecond = 25.0'
+    >>> line = minibatch_line(0, 3, 1, 16, 0.25, 2, ["ce"], [[100.0, 50]], [[0.0, 0]], 2.0, 50)
+    >>> line.split("; ")  # doctest: +NORMALIZE_WHITESPACE
+    [' Epoch[ 1 of 3]-Minibatch[   1-  16, 25.00%]: ce = 2.00000000 * 50', 'time = 2.0000s',
+     'samplesPerSecond = 25.0']
     """
     line = f" Epoch[{epoch + 1:2d} of {max_epochs}]-Minibatch[{first:4d}-{last:4d}"
     if progress is not None:
@@ -123,8 +125,10 @@ def epoch_line(epoch: int, max_epochs: int, names: Sequence[str],
     """``Finished Epoch[ e of E]: [Training] <criteria>; totalSamplesSeen = ...;
     learningRatePerSample = ...; epochTime=...s``.
 
-    >>> epoch_line(0, 3, ["ce"], [(100.0, 50)], 50, 0.0015625, 3.85148)
-    'Finished Epoch[ 1 of 3]: [Training] ce = 2.00000000 * 50; totalSamplesSeen = 50; learningRatePerSample = 0.0015625; epochTime=3.85148s'
+    >>> line = epoch_line(0, 3, ["ce"], [(100.0, 50)], 50, 0.0015625, 3.85148)
+    >>> line.split("; ")  # doctest: +NORMALIZE_WHITESPACE
+    ['Finished Epoch[ 1 of 3]: [Training] ce = 2.00000000 * 50', 'totalSamplesSeen = 50',
+     'learningRatePerSample = 0.0015625', 'epochTime=3.85148s']
     """
     line = f"Finished Epoch[{epoch + 1:2d} of {max_epochs}]: [Training] "
     for name, (total, n) in zip(names, totals):

@@ -1,5 +1,6 @@
 """The network a command builds from its ``BrainScriptNetworkBuilder`` and the reader that feeds
-its inputs: :class:`CommandNetwork` (a network built with :class:`StadynLibrary`, with name lookups),
+its inputs: :class:`CommandNetwork` (a network built with :class:`StadynLibrary`, with name
+lookups),
 :class:`InputSource` (the reader as the source of the network's inputs, by stream name) and
 :class:`Validation` (a train command's ``cvReader`` set after each epoch).  Used by the runner
 (:mod:`._runner`) and the ``write`` action (:mod:`._write`)."""
@@ -32,8 +33,8 @@ from ._readers import make_source
 from ._simple_network import SimpleNetworkSource
 from ._stadyn_library import StadynLibrary
 
-__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of", "node_inputs",
-           "record_loc"]
+__all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
+           "node_inputs", "record_loc"]
 
 
 # the names pre-computed values are made under (:mod:`._precompute_library`)
@@ -209,6 +210,9 @@ class CommandNetwork:
         tag in its model file: ``BS.Network.Load`` gives them back)."""
         outputs = {name: v for name, v in self.net.nodes.items()
                    if isinstance(v, Variable) and v.parent is not None}
+        inner = {name: v for name, v in self.net.inner_nodes.items()   # (cntk.exe's names of
+                 if name not in outputs}                               # the functions' nodes)
+        outputs.update(inner)
         inputs = [v for v in self.library.inputs     # a loaded network's unused inputs: out
                   if self.net.name_of(v) is not None or not self.library.is_loaded(v)]
         order = {id(v): k for k, v in enumerate(self.net.nodes.values())}
@@ -236,7 +240,7 @@ class CommandNetwork:
                     tags.setdefault(name, []).append(tag)
         for name, v in outputs.items():      # (what a network loaded from the file logs)
             operation = self.library.operation_of(v)
-            if operation is not None and self.net.name_of(v) == name:
+            if operation is not None and (self.net.name_of(v) == name or name in inner):
                 tags.setdefault(name, []).append(operation_tag(operation))
         for name, links in node_inputs(self.net, self.library, outputs).items():
             tags.setdefault(name, []).append(inputs_tag(links))     # for MEL's SetInput
@@ -274,10 +278,11 @@ def _loaded_cntk_nodes(net: Network, library: Any) -> list[tuple[Any, list[int],
 def node_inputs(net: Network, library: Any, outputs: dict[str, Variable]) -> dict[str, list[str]]:
     """Each node of ``outputs``' inputs in cntk.exe's order, by name, where the network knows
     them: an NDL network's nodes (:attr:`Network.cntk_nodes`), a loaded network's nodes whose
-    model file said (``BS.Network.Load``): what MEL's ``SetInput (node, k, x)`` counts in."""
+    model file said (``BS.Network.Load``), a BrainScript function's node whose inputs all have
+    names (:meth:`Library.made_inputs`): what MEL's ``SetInput (node, k, x)`` counts in."""
     links: dict[str, list[str]] = {}
     names: dict[int, str] = {}
-    for name, v in net.nodes.items():
+    for name, v in [*net.nodes.items(), *net.inner_nodes.items()]:
         names.setdefault(id(v), name)
     for name, p in current_registry().items():
         names.setdefault(id(p), name)
@@ -292,6 +297,9 @@ def node_inputs(net: Network, library: Any, outputs: dict[str, Variable]) -> dic
         known = library.loaded_inputs(v)
         if name not in links and known is not None:
             links[name] = known
+        made = library.made_inputs(v)
+        if name not in links and made is not None and all(id(i) in names for i in made):
+            links[name] = [names[id(i)] for i in made]
     return links
 
 

@@ -66,7 +66,8 @@ class ConfigString(str):
     loc: SourceLocation | None
     quoted: bool
 
-    def __new__(cls, value: str, loc: SourceLocation | None = None, quoted: bool = False) -> ConfigString:
+    def __new__(cls, value: str, loc: SourceLocation | None = None,
+                quoted: bool = False) -> ConfigString:
         s = super().__new__(cls, value)
         s.loc = loc
         s.quoted = quoted
@@ -74,9 +75,11 @@ class ConfigString(str):
 
 
 class ConfigList(list):
-    """An array value (``a:b:c`` or ``( ... )``): a ``list`` with ``loc`` and its source ``text``."""
+    """An array value (``a:b:c`` or ``( ... )``): a ``list`` with ``loc`` and its source
+    ``text``."""
 
-    def __init__(self, items: Iterable[Any] = (), loc: SourceLocation | None = None, text: str = "") -> None:
+    def __init__(self, items: Iterable[Any] = (), loc: SourceLocation | None = None,
+                 text: str = "") -> None:
         super().__init__(items)
         self.loc = loc
         self.text = text
@@ -189,7 +192,8 @@ class ConfigRecord(Mapping):
         if default is not _MISSING:
             return default
         where = f"block '{self.path}'" if self.path else "the config"
-        raise _err(f"missing key '{key}' in {where} and the blocks around it", self.loc, ConfigKeyError)
+        raise _err(f"missing key '{key}' in {where} and the blocks around it", self.loc,
+                   ConfigKeyError)
 
     def location(self, key: str) -> SourceLocation:
         """Where ``key`` was (last) defined."""
@@ -217,15 +221,16 @@ class ConfigRecord(Mapping):
                 if isinstance(entry.value, _Block):
                     entry.read = True
                     return ConfigRecord(entry.value, rec, path, inherits=self)
-            return ConfigString(self._substitute(value.text, value.loc, active), value.loc, value.quoted)
+            return ConfigString(self._substitute(value.text, value.loc, active), value.loc,
+                                value.quoted)
         if isinstance(value, _List):
             items = [self._resolve(v, f"{path}[{k}]", active) for k, v in enumerate(value.items)]
             # the array's text: a block named in it (``({ input = $inputs$ })``) stays as written
             return ConfigList(items, value.loc,
                               self._substitute(value.text, value.loc, active, keep_blocks=True))
         if isinstance(value, _Raw):
-            return BrainScriptSource(self._substitute(value.text, value.loc, active), value.loc.path,
-                                     value.loc.line, value.loc.column)
+            return BrainScriptSource(self._substitute(value.text, value.loc, active),
+                                     value.loc.path, value.loc.line, value.loc.column)
         raise TypeError(value)  # pragma: no cover - the reader makes only the kinds above
 
     def _substitute(self, text: str, loc: SourceLocation, active: set,
@@ -234,7 +239,8 @@ class ConfigRecord(Mapping):
             return text
         return _VAR.sub(lambda m: self._variable(m.group(1), loc, active, keep_blocks), text)
 
-    def _find_variable(self, name: str, loc: SourceLocation, active: set) -> tuple[ConfigRecord, Any]:
+    def _find_variable(self, name: str, loc: SourceLocation,
+                       active: set) -> tuple[ConfigRecord, Any]:
         """The block defining ``$name$`` and its entry: the nearest one around, passing over a
         definition whose value is being resolved (``x = "$x$"`` reads the ``x`` of an enclosing
         block, as CNTK did)."""
@@ -247,7 +253,8 @@ class ConfigRecord(Mapping):
         if rec is None and skipped:
             raise _err(f"circular variable reference '${name}$'", loc)
         if rec is None:
-            raise _err(f"unknown variable '${name}$': no key '{name}' in this block or around it", loc)
+            raise _err(f"unknown variable '${name}$': no key '{name}' in this block or around it",
+                       loc)
         return rec, rec._block.entries[name.lower()]
 
     def _variable(self, name: str, loc: SourceLocation, active: set,

@@ -5,12 +5,12 @@ The grammar (``config.lark``) only balances brackets; this module reads items (`
 value``), values, ``:`` arrays and blocks off the bracket tree, splices ``include`` files, and
 locates every error at its file, line and column.
 
-Limits, so that no input can exhaust the stack or the memory: brackets and dotted keys nest at
-most :data:`NESTING_LIMIT` levels (``$name$`` references chain at most as deep), and a config
-file holds at most :data:`SIZE_LIMIT` bytes (:mod:`._source_files`).  A file whose first item is not ``key = value`` (or
-``key { ... }``, ``include ...``) is not taken for a config: its error names the file, line and
-column but shows none of its text, so that ``include "/etc/passwd"`` does not print a password
-file's first line.
+Limits, so that no input can exhaust the stack or the memory: brackets and dotted keys nest at most
+:data:`NESTING_LIMIT` levels (``$name$`` references chain at most as deep), and a config file holds
+at most :data:`SIZE_LIMIT` bytes (:mod:`._source_files`).  A file whose first item is not ``key =
+value`` (or ``key { ... }``, ``include ...``) is not taken for a config: its error names the file,
+line and column but shows none of its text, so that ``include "/etc/passwd"`` does not print a
+password file's first line.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ __all__ = ["RAW_KEYS", "NESTING_LIMIT", "SIZE_LIMIT"]
 _GRAMMAR = Path(__file__).with_name("config.lark")
 
 #: Keys whose value is kept as source text (a network description in its own language).
-RAW_KEYS = frozenset({"brainscriptnetworkbuilder", "experimentalnetworkbuilder", "ndlnetworkbuilder"})
+RAW_KEYS = frozenset({"brainscriptnetworkbuilder", "experimentalnetworkbuilder",
+                      "ndlnetworkbuilder"})
 
 #: How deep blocks, arrays and dotted keys may nest (CNTK's own configs use a handful of levels).
 NESTING_LIMIT = 100
@@ -102,7 +103,8 @@ class _Block:
     entries: dict[str, _Entry] = field(default_factory=dict)
 
     def set(self, parts: Sequence[str], value: Any, loc: SourceLocation) -> None:
-        """Define ``a.b.c = value``: intermediate blocks are created; a block merges into a block."""
+        """Define ``a.b.c = value``: intermediate blocks are created; a block merges into a
+        block."""
         block = self
         for part in parts[:-1]:
             entry = block.entries.get(part.lower())
@@ -206,7 +208,8 @@ class _Reader:
                     if end is not None:
                         raise _StrayCloser(tok.start_pos, end) from None
                 message = f"unexpected '{tok.value}'; " + (
-                    f"expected {closers}{hint}" if closers != expected else "no bracket is open here")
+                    f"expected {closers}{hint}" if closers != expected
+                    else "no bracket is open here")
                 loc = SourceLocation(self.path, tok.line or 1, tok.column or 1)
             raise self.error(message, loc) from None
         except UnexpectedCharacters as err:  # cannot happen with this grammar; kept for safety
@@ -258,7 +261,8 @@ class _Reader:
     def _value(self, nodes: list[Any], depth: int) -> Any:
         for n in nodes:
             if _is(n, "EQ"):
-                raise self.error("unexpected '=' inside a value (quote the value if it holds one)", n)
+                raise self.error("unexpected '=' inside a value (quote the value if it holds "
+                                 "one)", n)
         elements = _split(nodes, ("COLON",), keep_empty=True)
         if len(elements) == 1:
             return self._element(elements[0], depth)
@@ -353,7 +357,8 @@ def _closing_only(expected: str) -> str:
     return " or ".join(closers) if closers else expected
 
 
-def _split(nodes: Sequence[Any], seps: tuple[str, ...], keep_empty: bool = False) -> list[list[Any]]:
+def _split(nodes: Sequence[Any], seps: tuple[str, ...],
+           keep_empty: bool = False) -> list[list[Any]]:
     parts: list[list[Any]] = [[]]
     for n in nodes:
         if _is(n, *seps):

@@ -1,12 +1,17 @@
 """CNTK.core.bs's element-wise nodes beyond the basic ones (rounding, trigonometry,
-``ElementDivide``, ``Clip``) and its simple per-sample criteria (``SquareError``,
-``CrossEntropy``, ``Logistic``, ``CosDistance``, ``SumColumnElements``), for :class:`~._stadyn_library.StadynLibrary`
-(a mixin: it uses the library's ``_value``, ``_node``, ``_scalar``, ``_aligned`` and
+``ElementDivide``, ``Clip``, ``LogPlus``, ``ColumnElementTimes``, ``KhatriRaoProduct``) and
+its simple per-sample criteria (``SquareError``, ``CrossEntropy``, ``Logistic``,
+``CosDistance``, ``SumColumnElements``), for :class:`~._stadyn_library.StadynLibrary` (a mixin:
+it uses the library's ``_value``, ``_node``, ``_scalar``, ``_aligned``, ``_lead`` and
 ``ReduceSum``).
 
 Each keeps CNTK.core.bs's parameter names and order (``Clip (minValue, maxValue, x)``) and
 computes what cntk.exe's node computes: ``Round`` is ``floor (x + 0.5)`` (halves up, as CNTK's
-``RoundNode``), ``ElementDivide`` gives 0 where the divisor is 0, ``Cosine`` is the cosine.
+``RoundNode``), ``ElementDivide`` gives 0 where the divisor is 0, ``Cosine`` is the cosine,
+``LogPlus`` is CNTK 2.7's ``LogAdd`` (``cntk_semantics.log_add_exp``, as ``C.log_add_exp``),
+``ColumnElementTimes`` is cntk.exe's ``ElementTimes`` node (ComputationNetworkBuilder.cpp), and
+``KhatriRaoProduct`` (``ColumnwiseCrossProduct``) is each sample's outer product flattened, the
+left operand's index running fastest (CPUMatrix::AssignKhatriRaoProductOf).
 cntk.exe's criterion nodes sum over the minibatch; here each gives one value per sample (all
 of a sample's elements: cntk.exe's column), which the trainer sums, as for
 ``CrossEntropyWithSoftmax``.
@@ -14,11 +19,14 @@ of a sample's elements: cntk.exe's column), which the trainer sums, as for
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import cntk_semantics as cntk
 from .. import functions as F
+from .._errors import ConfigError
 from ..graph import Variable
+from ..sequence import reshape_samples
 
 __all__ = ["ElementwiseFunctions"]
 
@@ -31,7 +39,8 @@ _UNARY = {
 
 class ElementwiseFunctions:
     """``Floor``, ``Ceil``, ``Round``, ``Sin``, ``Cosine``, ``Sinh``, ``Cosh``, ``Asin``,
-    ``Acos``, ``Asinh``, ``Atanh``, ``ElementDivide``, ``Clip`` and ``SquareError``."""
+    ``Acos``, ``Asinh``, ``Atanh``, ``ElementDivide``, ``Clip``, ``LogPlus``,
+    ``ColumnElementTimes``, ``KhatriRaoProduct`` and the simple criteria."""
 
     def _init_elementwise(self) -> dict[str, Any]:
         functions: dict[str, Any] = {name: self._unary(name) for name in _UNARY}
@@ -39,7 +48,10 @@ class ElementwiseFunctions:
                           "Clip": self.Clip, "SquareError": self.SquareError,
                           "CrossEntropy": self.CrossEntropy, "Logistic": self.Logistic,
                           "CosDistance": self.CosDistance,
-                          "SumColumnElements": self.SumColumnElements})
+                          "SumColumnElements": self.SumColumnElements,
+                          "LogPlus": self.LogPlus, "KhatriRaoProduct": self.KhatriRaoProduct,
+                          "ColumnwiseCrossProduct": self.KhatriRaoProduct,
+                          "ColumnElementTimes": self.ColumnElementTimes})
         return functions
 
     def _unary(self, name: str) -> Any:
@@ -86,6 +98,41 @@ class ElementwiseFunctions:
         lo_v, hi_v = F.stop_gradient(lo_v), F.stop_gradient(hi_v)
         clipped = F.where(F.less(v, lo_v), lo_v, F.where(F.greater(v, hi_v), hi_v, v))
         return self._node(clipped, "Clip", tag)
+
+    def _operand(self, v: Any, what: str) -> Variable:
+        """A node, or a number as CNTK.core.bs's ``_AsNodes`` makes it: a ``Constant``."""
+        number = self._scalar(v)
+        if number is not None and not isinstance(v, Variable):
+            v = self.Constant(number)
+        return self._value(v, what)
+
+    def LogPlus(self, leftMatrix, rightMatrix, tag=""):
+        """``log (exp (leftMatrix) + exp (rightMatrix))`` element-wise, with broadcasting
+        (CNTK's ``LogPlusNode``: CNTK 2.7's ``LogAdd``, ``cntk_semantics.log_add_exp``)."""
+        a, b = self._aligned(self._operand(leftMatrix, "LogPlus"),
+                             self._operand(rightMatrix, "LogPlus"))
+        return self._node(cntk.log_add_exp(a, b), "LogPlus", tag)
+
+    def ColumnElementTimes(self, aVectorSequence, anotherVectorSequence, tag=""):
+        """cntk.exe's deprecated name of ``ElementTimes`` (the same node)."""
+        return self.ElementTimes(aVectorSequence, anotherVectorSequence, tag=tag)
+
+    def KhatriRaoProduct(self, leftMatrix, rightMatrix, tag=""):
+        """Each sample's (column's) Kronecker product of the two: element ``j * rows (left) +
+        i`` of the ``[rows (left) * rows (right)]`` result is ``left[i] * right[j]`` (CNTK's
+        ``KhatriRaoProductNode``, each operand's sample read as one column of all its
+        elements).  Both must hold the same samples (both data, or both not)."""
+        a, b = (self._value(v, "KhatriRaoProduct") for v in (leftMatrix, rightMatrix))
+        lead = self._lead(a)
+        if self._lead(b) != lead or a.shape[:lead] != b.shape[:lead]:
+            raise ConfigError(f"KhatriRaoProduct: the two operands must have the same columns "
+                              f"(samples), got shapes {a.shape} and {b.shape}")
+        na, nb = math.prod(a.shape[lead:]), math.prod(b.shape[lead:])
+        # (row-major NumPy of a column-major sample: its elements in cntk.exe's column order)
+        left = reshape_samples(a, lead, (1, na))
+        right = reshape_samples(b, lead, (nb, 1))
+        return self._node(reshape_samples(F.mul2(right, left), lead, (nb * na,)),
+                          "KhatriRaoProduct", tag)
 
     def _pair(self, a: Any, b: Any, op: str) -> tuple[Variable, Variable]:
         return self._aligned(self._value(a, op), self._value(b, op))

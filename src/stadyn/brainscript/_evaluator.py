@@ -146,7 +146,8 @@ class Evaluator(OperatorsMixin):
         rec = Record(scope, e.loc)
         rec.path = self._path
         for m in e.members:
-            rec._define(m.name, self._member_thunk(m, rec), functools.partial(self._member_thunk, m))
+            rec._define(m.name, self._member_thunk(m, rec),
+                        functools.partial(self._member_thunk, m))
         return rec
 
     def _member_thunk(self, m: A.Member, rec: Record) -> Thunk:
@@ -188,7 +189,8 @@ class Evaluator(OperatorsMixin):
             raise _err("'array' needs an initializer function of one argument (the index), got "
                        f"{self._type(init)}", e.init.loc)
         if isinstance(init, BSFunction) and (len(init.positional) != 1):
-            raise _err("'array' needs an initializer function of one argument (the index)", e.init.loc)
+            raise _err("'array' needs an initializer function of one argument (the index)",
+                       e.init.loc)
         if last - first + 1 > _MAX_ARRAY:
             raise _err(f"array[{first}..{last}] has more than {_MAX_ARRAY} items", e.loc)
 
@@ -320,6 +322,7 @@ class Evaluator(OperatorsMixin):
         self.library.path = self._path
         with source_location(line_of(loc)):     # nodes it makes name the config's line
             result = self._guard(lambda: fn(*pos, **named), loc, name)
+        self.library.after_apply(fn, pos, named, result)
         if loc is not None and callable(result) and self._is_function(result):
             self._made_at.setdefault(id(result), (result, loc))
         return self._from_python(result, loc)

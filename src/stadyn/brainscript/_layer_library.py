@@ -126,7 +126,8 @@ class _SeedOnApply(CNTKInitializer):
     it when its weight is drawn."""
 
     def __init__(self, init: CNTKInitializer) -> None:
-        super().__init__(init.kind, init.scale, init.mode, init.gain, _UNCLAIMED,  # type: ignore[arg-type]
+        super().__init__(init.kind, init.scale, init.mode, init.gain,
+                         _UNCLAIMED,  # type: ignore[arg-type]
                          init.output_rank, init.filter_rank)
         self.inner = init
 
@@ -435,7 +436,8 @@ def member_name(name: str, members: dict[str, str]) -> str:
     """CNTK.core.bs's member for the Stadyn parameter ``name`` (``recurrence/lstm/b``) of a
     layer: the entry of ``members`` its name ends with (the longest), else its last part.
 
-    >>> member_name("recurrence/lstm/dh_stabilizer/alpha", {"alpha": "x", "dh_stabilizer/alpha": "Sdh.param"})
+    >>> member_name("recurrence/lstm/dh_stabilizer/alpha",
+    ...             {"alpha": "x", "dh_stabilizer/alpha": "Sdh.param"})
     'Sdh.param'
     >>> member_name("dense/W", {})
     'W'

@@ -120,8 +120,8 @@ def _randomize(rec: ConfigRecord, reader: str) -> bool:
     if method == "rollingwindow":          # CNTK's other randomizer; Stadyn shuffles its own way
         return window
     if method != "blockrandomize":
-        raise _err(f"{reader}: 'readMethod' must be blockRandomize, rollingWindow or none, got '{method}'",
-                   rec, "readMethod")
+        raise _err(f"{reader}: 'readMethod' must be blockRandomize, rollingWindow or none, got "
+                   f"'{method}'", rec, "readMethod")
     if not window:
         raise _err(f"{reader}: 'randomize' cannot be none when 'readMethod' is blockRandomize "
                    "(CNTK's rule; use readMethod = \"none\")", rec, "randomize")

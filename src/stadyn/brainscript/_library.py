@@ -175,7 +175,8 @@ class Library:
         return self._missing("times")
 
     def element_times(self, a: Any, b: Any) -> Any:
-        """``a .* b``, ``scalar * node``, ``node * scalar`` and ``node / scalar`` (as ``node .* (1/scalar)``)."""
+        """``a .* b``, ``scalar * node``, ``node * scalar`` and ``node / scalar`` (as ``node .*
+        (1/scalar)``)."""
         return self._missing("element_times")
 
     def reciprocal(self, x: Any) -> Any:
@@ -268,6 +269,22 @@ class Library:
         """Called when the evaluator applies the library callable ``fn``, before it evaluates
         the arguments (Stadyn's layers take their parameters' seeds here, as cntk.exe's layers
         make their weights before they evaluate their input); the default does nothing."""
+
+    def after_apply(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any],
+                    result: Any) -> None:
+        """Called when the library callable ``fn`` (or an operator's hook) has returned
+        ``result`` from ``args`` and ``kwargs``, with :attr:`path` still the call's (Stadyn
+        notes cntk.exe's name and inputs of the node it made); the default does nothing."""
+
+    def inner_nodes(self, named: dict[str, Any]) -> dict[str, Any]:
+        """cntk.exe's names of the nodes the library's functions made that the network's
+        members (``named``) do not name; the default knows none."""
+        return {}
+
+    def made_inputs(self, node: Any) -> list[Any] | None:
+        """The inputs, in cntk.exe's order, of a node a library function made, or None where
+        not known (the default)."""
+        return None
 
     def new(self, class_name: str, value: Any) -> Any:
         """``new ClassName value``; ``new ComputationNetwork {...}`` is the record itself."""

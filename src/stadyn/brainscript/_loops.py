@@ -156,7 +156,8 @@ class Loops:
                 raise ConfigError("a value mixes steps of a loop that is already closed "
                                   f"(at {other.where}) with one being defined")
             if other.backwards != first.backwards:
-                raise ConfigError(f"one loop mixes PastValue ({'' if first.backwards else first.where}"
+                raise ConfigError("one loop mixes PastValue ("
+                                  f"{'' if first.backwards else first.where}"
                                   f"{other.where if first.backwards else ''}) and FutureValue; "
                                   "a loop runs in one direction")
             first.states += other.states

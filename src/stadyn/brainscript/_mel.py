@@ -141,6 +141,11 @@ class MELScript:
                 raise                      # (the network standing in for it: its own error)
             raise ConfigError("LoadModel" + exc.reason[len("BS.Network.Load"):]) from None
         loaded = record.network
+        if self.library.sequences is None and any(
+                v.sequence_lengths is not None for v in loaded.inputs.values()):
+            # (an NDL item's Input has the default sequence axis, as the model's inputs: a
+            # BrainScript network's, which CNTK's readers feed one-step sequences)
+            self.library.sequences = True
         tags = {name: list(t) for name, t in (getattr(loaded, "tags", None) or {}).items()}
         multipliers, tags = tagged_multipliers(tags), without_multipliers(tags)
         nodes = {name: v for name, v in loaded.outputs.items()}
@@ -372,8 +377,8 @@ class MELScript:
             taken.add(new)
             if model.ndl is not None:
                 model.ndl.forget(old)
-                model.ndl.renew({new: model.nodes.get(new, model.inputs.get(new,
-                                                                              parameters.get(new)))})
+                renamed = model.nodes.get(new, model.inputs.get(new, parameters.get(new)))
+                model.ndl.renew({new: renamed})
 
     def _SetInput(self, s: _Statement) -> None:
         if len(s.args) != 3 or not isinstance(s.args[1], int) or isinstance(s.args[1], bool):

@@ -99,7 +99,10 @@ def read_mel(path: str, record: ConfigRecord) -> list[_Statement]:
             m.group(1), SourceLocation(path, n, m.start() + 1), set()), text)
         statement = _Statement(number, text)
         m = _STATEMENT.match(text)
-        if m is not None:
+        if m is not None and m.group("target") is not None and \
+                m.group("function").lower() not in ("loadmodel", "createmodel"):
+            m = None     # (cntk.exe: 'x = F (...)' is MEL's only for LoadModel, CreateModel;
+        if m is not None:                               # any other is an NDL item)
             name = m.group("function")
             if name.lower() in _RUN:
                 statement.function, statement.target = _RUN[name.lower()], m.group("target")

@@ -22,8 +22,9 @@ from ..serialize import is_model_file, load, load_parameters, save, save_paramet
 from ..train import feed, read_checkpoint_state
 
 __all__ = ["multiplier_tags", "tagged_multipliers", "without_multipliers", "operation_tag",
-           "tagged_operation", "model_name", "start_epoch", "check_writable", "save_model", "load_model_parameters",
-           "save_epoch", "resume", "roll_back", "epoch_model", "inputs_tag", "tagged_inputs"]
+           "tagged_operation", "model_name", "start_epoch", "check_writable", "save_model",
+           "load_model_parameters", "save_epoch", "resume", "roll_back", "epoch_model",
+           "inputs_tag", "tagged_inputs"]
 
 _INPUTS = "inputs:"
 _MULTIPLIER = "learningRateMultiplier:"
@@ -187,9 +188,11 @@ def check_writable(path: str, what: str, where: tuple) -> None:
     >>> folder = tempfile.mkdtemp()
     >>> check_writable(os.path.join(folder, "Models", "net"), "model file", ())
     >>> open(os.path.join(folder, "a_file"), "w").close()
-    >>> check_writable(os.path.join(folder, "a_file", "net"), "model file", ("run.cntk", 3, 1))
+    >>> check_writable(os.path.join(folder, "a_file", "net"), "model file",
+    ...                ("run.cntk", 3, 1))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
-    stadyn._errors.ConfigError: run.cntk:3:1: cannot write the model file '...': '...a_file' is a file, not a folder
+    stadyn._errors.ConfigError: run.cntk:3:1: cannot write the model file '...': '...a_file' is
+    a file, not a folder
     """
     target = os.path.abspath(path)
     try:
@@ -371,9 +374,11 @@ def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, V
     >>> [q is c for _, q in _match_parameters("m", {"parameter_1/W": c}, {"W": a, "b": b})]
     [True]
     >>> _match_parameters("m", {"parameter/W": c, "parameter_1/W": c},
-    ...                   {"W": a, "V": Variable((2, 3))})  # doctest: +ELLIPSIS
+    ...                   {"W": a, "V": Variable((2, 3))}
+    ...                   )  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
-    stadyn._errors.ModelFileError: m: was written by an older Stadyn, ... (parameter/W, parameter_1/W); ...
+    stadyn._errors.ModelFileError: m: was written by an older Stadyn, ... (parameter/W,
+    parameter_1/W); ...
     """
     pairs: list[tuple[Variable, Variable]] = []
     # an old-style name the network itself has (kept by BS.Network.Load from its file, or
@@ -422,9 +427,10 @@ def _flat_times_weight(path: str, name: str, value: Variable, have: Variable) ->
     >>> old = Variable((6, 4)); old.d = np.arange(24, dtype=np.float32).reshape(6, 4)
     >>> _flat_times_weight("m", "W", old, Variable((3, 2, 4))).d[2, 1]
     array([20., 21., 22., 23.], dtype=float32)
-    >>> _flat_times_weight("m", "W", old, Variable((4, 6)))
+    >>> _flat_times_weight("m", "W", old, Variable((4, 6)))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
-    stadyn._errors.ModelFileError: m: parameter 'W' has shape (6, 4) in the file but (4, 6) in the network
+    stadyn._errors.ModelFileError: m: parameter 'W' has shape (6, 4) in the file but (4, 6) in
+    the network
     """
     if value.ndim == 2 and have.ndim > 2 and have.shape[-1] == value.shape[-1] and \
             math.prod(have.shape[:-1]) == value.shape[0]:

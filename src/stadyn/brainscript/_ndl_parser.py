@@ -19,8 +19,8 @@ from typing import Any
 from .._errors import ConfigError
 from ._ast import SourceLocation as Loc
 
-__all__ = ["where", "Num", "Str", "Ref", "Call", "Array", "Section", "Assign", "MacroDef", "parse_ndl",
-           "section_names", "builder_settings"]
+__all__ = ["where", "Num", "Str", "Ref", "Call", "Array", "Section", "Assign", "MacroDef",
+           "parse_ndl", "section_names", "builder_settings"]
 
 
 def where(loc: Loc) -> tuple:

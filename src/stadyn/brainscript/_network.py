@@ -40,6 +40,9 @@ class Network:
     # cntk.exe's nodes where the builder knows them one for one (NDL): each node's Variable,
     # its inputs (indices, loops included) and whether it is a trained parameter
     cntk_nodes: list[tuple[Any, list[int], bool]] | None = None
+    # cntk.exe's names of the nodes made inside functions that no member names
+    # (``pixelwiseError.pixelNorm.z.r``: Library.inner_nodes), for the model file and MEL
+    inner_nodes: dict[str, Any] = field(default_factory=dict)
 
     def nodes_with_gradient(self, criterion: Any) -> int | None:
         """cntk.exe's "and M nodes with gradient" for ``criterion`` from :attr:`cntk_nodes`
@@ -111,6 +114,7 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
             if key in value:
                 setattr(net, attr, _node_list(ev, value[key], key, value._members[key].loc))
         library.name_parameters(net.nodes, _roots(ev, net))
+        net.inner_nodes = library.inner_nodes(net.nodes)
     except RecursionError:
         raise _err("evaluation nested too deeply", ev._last_loc) from None
     return net
@@ -149,8 +153,8 @@ def _roots(ev: Evaluator, net: Network) -> list[Any]:
 
 def _add_own_names(net: Network, library: Library, loc) -> None:
     """The names the nodes reached already have (a loaded network's) for those the record does
-    not name: as CNTK, another node of the same name is an error, unless the name holds ``.``, ``[`` or
-    ``]`` (then ``_`` is put before it until it is free)."""
+    not name: as CNTK, another node of the same name is an error, unless the name holds ``.``,
+    ``[`` or ``]`` (then ``_`` is put before it until it is free)."""
     own = library.own_names(list(net.nodes.values()))
     if getattr(net.record, "network", None) is not None:
         # the description is a loaded network itself (BS.Network.Load ("m")): its nodes keep

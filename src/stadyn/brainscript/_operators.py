@@ -61,7 +61,8 @@ class OperatorsMixin:
             right = self.eval_at(e.right, scope, f"{prefix}Args[1]")
             if isinstance(right, bool):
                 return right
-            raise _err(f"operator '{e.op}' cannot be applied to boolean and {self._type(right)}", e.loc)
+            raise _err(f"operator '{e.op}' cannot be applied to boolean and "
+                       f"{self._type(right)}", e.loc)
         right = self.eval_at(e.right, scope, f"{prefix}Args[1]")
         return self.binary(e.op, left, right, e.loc)
 
@@ -93,7 +94,8 @@ class OperatorsMixin:
     def _node_op(self, op: str, a: Any, b: Any, loc):
         for v in (a, b):
             if not (self.library.is_node(v) or _is_number(v)):
-                raise _err(f"operator '{op}' cannot be applied to {self._type(a)} and {self._type(b)}", loc)
+                raise _err(f"operator '{op}' cannot be applied to {self._type(a)} and "
+                           f"{self._type(b)}", loc)
         if op == "*" and (_is_number(a) or _is_number(b)):
             return self._hook("element_times", (a, b), loc, op)
         if op == "/":
@@ -117,7 +119,11 @@ class OperatorsMixin:
             with source_location(line_of(loc)):
                 values = list(args)
                 self.library.prepare_args(values, {})
-                return getattr(self.library, hook)(*values)
+                self.library.path = self._path        # (the node's name: the expression's)
+                fn = getattr(self.library, hook)
+                result = fn(*values)
+                self.library.after_apply(fn, values, {}, result)
+                return result
         except CycleError:
             raise
         except NotImplementedError as err:

@@ -1,4 +1,5 @@
-"""BrainScript proper: lark parse (grammar in ``brainscript.lark``) -> the dataclass AST of :mod:`._ast`.
+"""BrainScript proper: lark parse (grammar in ``brainscript.lark``) -> the dataclass AST of
+:mod:`._ast`.
 
 Parsing runs in two passes, both driven by lark with one LALR grammar:
 
@@ -84,7 +85,9 @@ def _describe_token(tok: Token) -> str:
     if tok.type == "$END":
         return "end of input"
     if tok.type in _DISPLAY_KIND:
-        return f"{_DISPLAY_KIND[tok.type]} {tok.value!r}" if tok.type != "STRING" else f"string {tok.value}"
+        if tok.type == "STRING":
+            return f"string {tok.value}"
+        return f"{_DISPLAY_KIND[tok.type]} {tok.value!r}"
     if tok.value.isalpha():
         return f"keyword '{tok.value}'"
     return f"'{tok.value}'"
@@ -163,8 +166,8 @@ class _Builder(Transformer):
         seen: dict[str, A.Member] = {}
         for m in c:
             if m.name in seen:
-                raise ConfigError(f"duplicate member '{m.name}' (first defined at {seen[m.name].loc})",
-                                  m.loc.path, m.loc.line, m.loc.column)
+                raise ConfigError(f"duplicate member '{m.name}' (first defined at "
+                                  f"{seen[m.name].loc})", m.loc.path, m.loc.line, m.loc.column)
             seen[m.name] = m
         return list(c)
 
@@ -193,7 +196,8 @@ class _Builder(Transformer):
         names: set[str] = set()
         for p in params:
             if p.name in names:
-                raise ConfigError(f"duplicate parameter '{p.name}'", p.loc.path, p.loc.line, p.loc.column)
+                raise ConfigError(f"duplicate parameter '{p.name}'", p.loc.path, p.loc.line,
+                                  p.loc.column)
             names.add(p.name)
         return params
 
@@ -239,8 +243,8 @@ class _Builder(Transformer):
         for a in args:
             if a.name is not None:
                 if a.name in names:
-                    raise ConfigError(f"duplicate named argument '{a.name}'", a.loc.path, a.loc.line,
-                                      a.loc.column)
+                    raise ConfigError(f"duplicate named argument '{a.name}'", a.loc.path,
+                                      a.loc.line, a.loc.column)
                 names.add(a.name)
         return args
 
@@ -469,7 +473,8 @@ def _reads_as_members(text: str) -> bool:
 # public entry points
 # ---------------------------------------------------------------------------------------------
 
-def parse_expression(text: str, path: str | None = None, *, line: int = 1, column: int = 1) -> A.Expr:
+def parse_expression(text: str, path: str | None = None, *, line: int = 1,
+                     column: int = 1) -> A.Expr:
     """Parse one BrainScript expression (e.g. the ``{ ... }`` of a ``BrainScriptNetworkBuilder``).
 
     ``line``/``column`` say where ``text`` starts inside ``path`` so that error locations point
@@ -482,7 +487,8 @@ def parse_expression(text: str, path: str | None = None, *, line: int = 1, colum
     return _Session().parse(text, path, line, column, "start_expr")
 
 
-def parse_members(text: str, path: str | None = None, *, line: int = 1, column: int = 1) -> A.Record:
+def parse_members(text: str, path: str | None = None, *, line: int = 1,
+                  column: int = 1) -> A.Record:
     """Parse a sequence of record members without braces (a ``.bs`` file) into one record.
 
     >>> r = parse_members("f(x) = x + 1 ; y = f(2)")

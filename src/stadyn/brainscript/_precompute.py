@@ -1,13 +1,13 @@
 """The data pass before training that sets CNTK's pre-computed nodes (``Mean``, ``InvStdDev``,
 so ``MeanVarNorm`` and ``LogPrior``), as CNTK's ``SGD::PreCompute`` ran it.
 
-* It runs once, before the first epoch of a train command that starts afresh, after the
-  network is built and before the untrained model ``modelPath.0`` is saved; the values are
-  parameters of the model files, so a restart, ``test``, ``eval`` and ``write`` read them back
-  and nothing is computed again ("No PreCompute nodes found, or all already computed").  Only
-  the nodes of the network (reached from its named nodes) whose value is not computed yet
-  (its ``hasComputed`` flag: :mod:`._precompute_library`) count; a restart from a model file written before the
-  pass (the ``edit`` action's ``modelPath.0``) computes them then, as CNTK.
+* It runs once, before the first epoch of a train command that starts afresh, after the network is
+  built and before the untrained model ``modelPath.0`` is saved; the values are parameters of the
+  model files, so a restart, ``test``, ``eval`` and ``write`` read them back and nothing is computed
+  again ("No PreCompute nodes found, or all already computed").  Only the nodes of the network
+  (reached from its named nodes) whose value is not computed yet (its ``hasComputed`` flag:
+  :mod:`._precompute_library`) count; a restart from a model file written before the pass (the
+  ``edit`` action's ``modelPath.0``) computes them then, as CNTK.
 * Its data is the training reader's: a reader of its own in epoch 0's order, in minibatches of
   the first epoch's ``minibatchSize``, over one whole sweep (``SGD.UseAllDataForPreComputedNode
   = true``, the default) or the first ``epochSize`` samples (``false``).  Training then reads

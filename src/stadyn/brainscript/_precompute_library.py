@@ -111,8 +111,8 @@ class PreComputeFunctions:
 
     def MeanVarNorm(self, feat):
         mean = self._precomputed(feat, "Mean", "", "mean")
-        return self.PerDimMeanVarNormalization(feat, mean,
-                                               self._precomputed(feat, "InvStdDev", "", "invStdDev"))
+        inv_std_dev = self._precomputed(feat, "InvStdDev", "", "invStdDev")
+        return self.PerDimMeanVarNormalization(feat, mean, inv_std_dev)
 
     def LogPrior(self, labels):
         return self.Log(self._precomputed(labels, "Mean", "", "_"))

@@ -92,7 +92,8 @@ _FILELESS = {"htkfeaturedeserializer", "htkmlfdeserializer"}
 
 def _transform(value: Any, owner: ConfigRecord) -> TransformConfig:
     if not isinstance(value, ConfigRecord):
-        raise _err(f"'{owner.path}.transforms' must list blocks {{ type = ... }}", getattr(value, "loc", owner.loc))
+        raise _err(f"'{owner.path}.transforms' must list blocks {{ type = ... }}",
+                   getattr(value, "loc", owner.loc))
     params = {k: _auto(value[k]) for k in value if k.lower() != "type"}
     return TransformConfig(str(value.get_str("type")), params, value.loc)
 
@@ -150,8 +151,8 @@ def _randomize(rec: ConfigRecord) -> bool:
     try:
         return to_bool(value)
     except ValueError:
-        raise _err(f"'{rec.key_path('randomize')}' must be true, false, auto or none, got '{value}'",
-                   value.loc) from None
+        raise _err(f"'{rec.key_path('randomize')}' must be true, false, auto or none, got "
+                   f"'{value}'", value.loc) from None
 
 
 # CNTK's legacy ImageReader passed the feature stream's block to each of its transformers in
@@ -200,7 +201,8 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
 
     >>> from stadyn.brainscript import parse_config
     >>> r = reader_config(parse_config('''reader = { readerType = "CNTKTextFormatReader"
-    ...     file = "t.txt" ; input = { features = { dim = 784 ; format = "dense" } } }''')["reader"])
+    ...     file = "t.txt" ; input = { features = { dim = 784 ; format = "dense" } } }
+    ...     ''')["reader"])
     >>> r.deserializers[0].type, r.deserializers[0].streams[0].dim
     ('CNTKTextFormatDeserializer', 784)
     """
@@ -215,8 +217,9 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
                            getattr(item, "loc", rec.loc))
             deserializers.append(_deserializer(item))
     elif reader_type is not None and reader_type.lower() in _TEXT_READERS:
-        deserializers.append(DeserializerConfig("CNTKTextFormatDeserializer", str(rec.get_str("file")),
-                                                _streams(rec), loc=rec.loc))
+        deserializers.append(DeserializerConfig("CNTKTextFormatDeserializer",
+                                                str(rec.get_str("file")), _streams(rec),
+                                                loc=rec.loc))
     consumed: set[str] = set()
     legacy = None
     if not deserializers and reader_type is not None and reader_type.lower() == "imagereader":

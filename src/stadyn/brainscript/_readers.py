@@ -12,9 +12,9 @@ written ``readerType = "CNTKTextFormatReader"`` with ``file`` and ``input``; str
 ``labelMappingFile``, ``phoneBoundaries``).  Several deserializers are joined by sequence key.
 ``randomize`` (CNTK's default: true) shuffles every sweep; ``frameMode = true`` makes every frame
 a sample.  CNTK's older ``readerType = "HTKMLFReader"`` blocks come here as that speech pair
-(with ``frameMode = false`` read by :class:`stadyn.io.UtteranceSource`, cntk.exe's
-whole-utterance minibatches), and ``readerType = "LMSequenceReader"`` as an ``LMSequenceReader`` deserializer (``_legacy_readers``
-reads those blocks; this module opens the word-class and label mapping files).
+(with ``frameMode = false`` read by :class:`stadyn.io.UtteranceSource`, cntk.exe's whole-utterance
+minibatches), and ``readerType = "LMSequenceReader"`` as an ``LMSequenceReader`` deserializer
+(``_legacy_readers`` reads those blocks; this module opens the word-class and label mapping files).
 
 Keys this module does not use are reported (as warnings through ``warn``), since CNTK accepted
 many reader keys that only tune its own engine.
@@ -93,9 +93,9 @@ def _image(d: DeserializerConfig) -> io.ImageDeserializer:
     labels = [s for s in d.streams if s.is_label]
     images = [s for s in d.streams if not s.is_label]
     if len(labels) > 1 or len(images) > 1 or not images:
-        raise config_error(f"ImageDeserializer '{d.file}': expected one image stream and at most one label "
-                   f"stream (labelDim = ...), got {', '.join(s.name for s in d.streams) or 'none'}",
-                   d.loc)
+        raise config_error(f"ImageDeserializer '{d.file}': expected one image stream and at most "
+                           "one label stream (labelDim = ...), got "
+                           f"{', '.join(s.name for s in d.streams) or 'none'}", d.loc)
     image = images[0]
     defs = {image.name: io.StreamDef(field="image",
                                      transforms=[t for t in map(_transform, image.transforms)
@@ -112,8 +112,8 @@ def _image(d: DeserializerConfig) -> io.ImageDeserializer:
 
 def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
     if s.dim is None:
-        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a 'dim'",
-                   d.loc)
+        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a "
+                           "'dim'", d.loc)
     fmt = (s.format or "dense").lower()
     if fmt not in ("dense", "sparse"):
         raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' has format "
@@ -164,8 +164,8 @@ def _flag(s: StreamConfig, key: str, d: DeserializerConfig) -> bool:
         return value
     text = str(value).lower()
     if text not in ("true", "false"):
-        raise config_error(f"{d.type}: stream '{s.name}': {key} must be true or false, got '{value}'",
-                   d.loc)
+        raise config_error(f"{d.type}: stream '{s.name}': {key} must be true or false, got "
+                           f"'{value}'", d.loc)
     return text == "true"
 
 
@@ -183,8 +183,8 @@ def _context(s: StreamConfig, d: DeserializerConfig) -> tuple[int, int] | None:
         return (counts[0] // 2, counts[0] // 2)
     if len(counts) == 2 and min(counts) >= 0:
         return (counts[0], counts[1])
-    raise config_error(f"HTKFeatureDeserializer: stream '{s.name}': contextWindow must be an odd frame "
-               f"count or left:right, got '{value}'", d.loc)
+    raise config_error(f"HTKFeatureDeserializer: stream '{s.name}': contextWindow must be an odd "
+                       f"frame count or left:right, got '{value}'", d.loc)
 
 
 def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureDeserializer:
@@ -196,8 +196,8 @@ def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureD
     for s in d.streams:
         scp = _param(s, "scpFile")
         if scp is None or s.dim is None:
-            raise config_error(f"HTKFeatureDeserializer: stream '{s.name}' needs 'dim' and 'scpFile'",
-                       d.loc)
+            raise config_error(f"HTKFeatureDeserializer: stream '{s.name}' needs 'dim' and "
+                               "'scpFile'", d.loc)
         context = _context(s, d)
         if context == (0, 0):
             context = None
@@ -255,11 +255,11 @@ def _lm_text(d: DeserializerConfig) -> io.LMSequenceDeserializer:
     elif classes is not None:
         vocabulary = dict(classes.ids)
     else:
-        raise config_error("LMSequenceReader: the words need numbers: give wordclass = \"...\" (lines "
-                   "'id count word class') or an existing labelMappingFile", d.loc)
+        raise config_error("LMSequenceReader: the words need numbers: give wordclass = \"...\" "
+                           "(lines 'id count word class') or an existing labelMappingFile", d.loc)
     if p["mode"] == "class" and classes is None:
-        raise config_error("LMSequenceReader: mode = \"class\" (the default) needs wordclass = \"...\"",
-                   d.loc)
+        raise config_error("LMSequenceReader: mode = \"class\" (the default) needs wordclass = "
+                           "\"...\"", d.loc)
     dim = max(int(p.get("labeldim") or 0), max(vocabulary.values()) + 1)
     return io.LMSequenceDeserializer(d.file, vocabulary, d.streams[0].name, dim, p["output"],
                                      output=p["mode"], classes=classes, unk=str(p["unk"]))
@@ -306,9 +306,9 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     """
     if not reader.deserializers:
         kind = f" '{reader.reader_type}'" if reader.reader_type else ""
-        raise config_error(f"the reader block{kind} defines no deserializers (use deserializers = ({{ type "
-                   "= \"ImageDeserializer\" ... }}) or readerType = \"CNTKTextFormatReader\")",
-                   reader.loc)
+        raise config_error(f"the reader block{kind} defines no deserializers (use deserializers = "
+                           "({ type = \"ImageDeserializer\" ... }) or readerType = "
+                           "\"CNTKTextFormatReader\")", reader.loc)
     if reader.refused:
         raise reader.refused[0][1]
     if warn is not None:
@@ -329,17 +329,19 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         elif kind in _LM_TYPES:
             made.append(_lm_text(d))
         else:
-            raise config_error(f"deserializer type '{d.type}' is not supported (use ImageDeserializer, "
-                       "CNTKTextFormatDeserializer, CNTKBinaryFormatDeserializer, "
-                       "HTKFeatureDeserializer or HTKMLFDeserializer, or readerType = "
-                       "\"HTKMLFReader\" or \"LMSequenceReader\")", d.loc)
+            raise config_error(f"deserializer type '{d.type}' is not supported (use "
+                               "ImageDeserializer, CNTKTextFormatDeserializer, "
+                               "CNTKBinaryFormatDeserializer, HTKFeatureDeserializer or "
+                               "HTKMLFDeserializer, or readerType = \"HTKMLFReader\" or "
+                               "\"LMSequenceReader\")", d.loc)
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
     seed = reader.extra.get("randomizationSeed", 0)
     try:
         seed = int(str(seed))
     except ValueError:
-        raise config_error(f"randomizationSeed must be an integer, got '{seed}'", reader.loc) from None
+        raise config_error(f"randomizationSeed must be an integer, got '{seed}'",
+                           reader.loc) from None
     frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
     if str(frame_mode).lower() not in ("true", "false"):
         raise config_error(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)

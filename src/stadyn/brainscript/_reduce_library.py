@@ -1,5 +1,5 @@
-"""CNTK's reductions, ``Scale`` and deprecated aliases for :class:`~._stadyn_library.StadynLibrary` (a
-mixin: it uses the library's ``_value``, ``_node`` and ``has_batch_axis``).
+"""CNTK's reductions, ``Scale`` and deprecated aliases for :class:`~._stadyn_library.StadynLibrary`
+(a mixin: it uses the library's ``_value``, ``_node`` and ``has_batch_axis``).
 
 ``ReduceSum``, ``ReduceMean``, ``ReduceMax``, ``ReduceMin`` and ``ReduceLogSum`` are CNTK's
 ``ReduceElements`` node: ``axis`` (1-based, column-major) is reduced to a dimension of 1, the

@@ -209,7 +209,8 @@ class _Runner:
             raise ConfigError("the training reader delivers no samples", *reader_loc)
         params = network.learnable(criterion)
         if not params:
-            raise ConfigError("the criterion depends on no learnable parameter", *loc_of(cmd.network))
+            raise ConfigError("the criterion depends on no learnable parameter",
+                              *loc_of(cmd.network))
         exempt = network.library.unregularized(disable_reg_in_batch_norm(sgd, sgd_rec))
         rates = network.library.learning_rate_multipliers
         learners = make_learners(params, sgd, sgd_rec, sgd.epoch_size,
@@ -239,7 +240,8 @@ class _Runner:
             # by name (cntk.exe's learnable nodes come sorted: BatchNormalization/NonSpatial/CNTK/
             # baseline.txt lists b, h1.W, h1.b, ol.W, ol.b, sc)
             for name, p in sorted(params.items()):
-                log(f"\tNode '{name}' (LearnableParameter operation) : [{cntk_shape_text(p.shape)}]")
+                log(f"\tNode '{name}' (LearnableParameter operation) : "
+                    f"[{cntk_shape_text(p.shape)}]")
         else:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")
         log()

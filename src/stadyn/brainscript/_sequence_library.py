@@ -85,7 +85,8 @@ class SequenceFunctions:
             "_Unsupported": _unsupported, "_ZeroesLike": self._ZeroesLike,
             "_IsFirstN": self._IsFirstN, "_IsLastN": self._IsLastN,
             "_SequenceFirst": self._SequenceFirst, "_SequenceLast": self._SequenceLast,
-            "Where": self.Where, "_SequenceGather": self._SequenceGather, "_SequenceScatter": self._SequenceScatter,
+            "Where": self.Where, "_SequenceGather": self._SequenceGather,
+            "_SequenceScatter": self._SequenceScatter, "TimeReverse": self.TimeReverse,
             "_BroadcastSequenceAs": self._BroadcastSequenceAs,
             "_StabilizeElements": self._StabilizeElements, "_KnownDims": self._KnownDims,
         }
@@ -245,6 +246,15 @@ class SequenceFunctions:
 
     def _SequenceLast(self, x):
         return S.last(self._seq(x, "BS.Sequences.Last"))
+
+    def TimeReverse(self, vectorSequence, tag=""):
+        """Refused, as cntk.exe refuses it: CNTK.core.bs still declares ``TimeReverse``, but
+        CNTK deleted its node (commit abd520633: "StrideTimesNode, ParallelNode, LSTMNode,
+        BatchModeNode, TimeReverseNode"), so ComputationNetworkBuilder.cpp's
+        ``CreateStandardNode`` stops with "Attempted to instantiate undefined operation"."""
+        raise ConfigError("TimeReverse: Attempted to instantiate undefined operation "
+                          "TimeReverse (CNTK.core.bs declares it, but cntk.exe 2.7 has no "
+                          "TimeReverse node)")
 
     def Where(self, cond, tag=""):
         """The positions (0, 1, ...) of the steps of ``cond`` that are nonzero, a new sequence

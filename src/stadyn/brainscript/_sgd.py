@@ -194,7 +194,8 @@ def _update_type(sgd: SGDConfig, record: ConfigRecord | None) -> str:
         kind = "adagrad"
     if kind not in ("none", "adagrad", "fsadagrad", "rmsprop"):
         raise ConfigError(f"gradUpdateType = '{_extra(sgd, 'gradUpdateType', '')}' is not known "
-                          "(None, AdaGrad, FSAdaGrad or RmsProp)", *_where(record, "gradUpdateType"))
+                          "(None, AdaGrad, FSAdaGrad or RmsProp)",
+                          *_where(record, "gradUpdateType"))
     return kind
 
 
@@ -317,7 +318,8 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
         return "parallelTrain option is not enabled. ParallelTrain config will be ignored."
     where = _where(record, "ParallelTrain")
     if not isinstance(block, ConfigRecord):
-        raise ConfigError("SGD.ParallelTrain must be a block [ parallelizationMethod = ... ]", *where)
+        raise ConfigError("SGD.ParallelTrain must be a block [ parallelizationMethod = ... ]",
+                          *where)
     method = str(block.get_str("parallelizationMethod", "None")).strip()
     if method.lower() == "blockmomentumsgd":
         block_momentum(sgd, record, workers)        # (its options checked)

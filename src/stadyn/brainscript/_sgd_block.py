@@ -92,21 +92,25 @@ def sgd_config(rec: ConfigRecord) -> SGDConfig:
     """Read an ``SGD`` block, with CNTK's defaults and checks.
 
     >>> from stadyn.brainscript import parse_config
-    >>> sgd = sgd_config(parse_config("SGD = { maxEpochs = 3 ; learningRatesPerMB = 0.1*2:0.05 }")["SGD"])
+    >>> root = parse_config("SGD = { maxEpochs = 3 ; learningRatesPerMB = 0.1*2:0.05 }")
+    >>> sgd = sgd_config(root["SGD"])
     >>> sgd.learning_rates_per_mb, sgd.minibatch_size, sgd.epoch_size
     ((0.1, 0.1, 0.05), (256,), None)
     """
     lr_sample = _opt_floats(rec, "learningRatesPerSample")
     lr_mb = _opt_floats(rec, "learningRatesPerMB")
     if lr_sample is not None and lr_mb is not None:
-        raise _err(f"'{rec.path}' sets both learningRatesPerSample and learningRatesPerMB; keep one",
-                   rec.location("learningRatesPerMB"))
+        raise _err(f"'{rec.path}' sets both learningRatesPerSample and learningRatesPerMB; keep "
+                   "one", rec.location("learningRatesPerMB"))
     if lr_sample is None and lr_mb is None:
-        raise _err(f"'{rec.path or 'SGD'}' needs learningRatesPerSample or learningRatesPerMB", rec.loc)
-    momenta = {k: _opt_floats(rec, k) for k in ("momentumAsTimeConstant", "momentumPerMB", "momentumPerSample")}
+        raise _err(f"'{rec.path or 'SGD'}' needs learningRatesPerSample or learningRatesPerMB",
+                   rec.loc)
+    momenta = {k: _opt_floats(rec, k)
+               for k in ("momentumAsTimeConstant", "momentumPerMB", "momentumPerSample")}
     given = [k for k, v in momenta.items() if v is not None]
     if len(given) > 1:
-        raise _err(f"'{rec.path}' sets both {given[0]} and {given[1]}; keep one", rec.location(given[1]))
+        raise _err(f"'{rec.path}' sets both {given[0]} and {given[1]}; keep one",
+                   rec.location(given[1]))
     epoch_size = rec.get_int("epochSize", 0)
     sgd = SGDConfig(
         max_epochs=rec.get_int("maxEpochs"),

@@ -1,6 +1,6 @@
-"""cntk.exe's ``SimpleNetworkBuilder``: the standard networks a config describes by a few keys (``layerSizes = 363:512:512:132``, ``trainingCriterion``, ``evalCriterion``,
-``layerTypes``, ``initValueScale``, ``uniformInit``, ``applyMeanVarNorm``, ``needPrior``,
-``addDropoutNodes``).
+"""cntk.exe's ``SimpleNetworkBuilder``: the standard networks a config describes by a few keys
+(``layerSizes = 363:512:512:132``, ``trainingCriterion``, ``evalCriterion``, ``layerTypes``,
+``initValueScale``, ``uniformInit``, ``applyMeanVarNorm``, ``needPrior``, ``addDropoutNodes``).
 
 The network is the one cntk.exe's ``SimpleNetworkBuilder::BuildFFDNNFromDescription`` builds
 (Source/ActionsLib/SimpleNetworkBuilder.cpp), written as a BrainScript description that Stadyn's

@@ -39,10 +39,12 @@ from ..inspect import trace
 from ._computation_node import ComputationNodeFunctions
 from ._criterion_library import CriterionFunctions
 from ._elementwise_library import ElementwiseFunctions
+from ._minibatch_library import MinibatchFunctions
 from ._layer_library import LayerFunctions, _positive_ints, cntk_initializer
 from ._library import Library, cntk_shape, without_unit_axes
 from ._loops import PendingState
 from ._network_library import NetworkFunctions
+from ._node_names import NodeNames
 from ._parameter_library import ParameterFunctions, PendingParameter
 from ._norm_library import NormFunctions
 from ._precompute_library import PreComputeFunctions
@@ -73,8 +75,9 @@ _TAGS = ("feature", "label", "criterion", "evaluation", "output")
 class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunctions,
                     SequenceFunctions,
                     ReduceFunctions, TensorFunctions, PoolingFunctions,
-                    CriterionFunctions, ElementwiseFunctions, NetworkFunctions, LayerFunctions, NormFunctions,
-                    RNNStackFunctions, ValueFunctions, Library):
+                    CriterionFunctions, ElementwiseFunctions, MinibatchFunctions,
+                    NetworkFunctions, LayerFunctions, NormFunctions, RNNStackFunctions,
+                    ValueFunctions, NodeNames, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
 
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
@@ -122,6 +125,8 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         functions.update(self._init_poolings())
         functions.update(self._init_criteria())
         functions.update(self._init_elementwise())
+        functions.update(self._init_minibatch())
+        self._init_node_names()
         functions.update(self._init_values())
         functions.update(self._init_networks())
         functions.update(self._init_norms())
@@ -266,16 +271,25 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         return self._node(y, "Times", tag)
 
     def Plus(self, _, y, tag=""):
-        """Element-wise sum (with broadcasting)."""
-        return self._node(self._binary(_, y, "Plus"), "Plus", tag)
+        """Element-wise sum (with broadcasting); a per-sample criterion plus one number for
+        the minibatch is the criterion's sum plus the number (``_minibatch_library.py``)."""
+        a, b = self._minibatch_total(_, y)
+        return self._note_per_sample_sum(self._node(self._binary(a, b, "Plus"), "Plus", tag),
+                                         a, b)
 
     def Minus(self, _, y, tag=""):
-        """Element-wise difference (with broadcasting)."""
-        return self._node(self._binary(_, y, "Minus"), "Minus", tag)
+        """Element-wise difference (with broadcasting); as ``Plus`` for a per-sample
+        criterion and one number for the minibatch."""
+        a, b = self._minibatch_total(_, y)
+        return self._note_per_sample_sum(self._node(self._binary(a, b, "Minus"), "Minus", tag),
+                                         a, b)
 
     def ElementTimes(self, _, y, tag=""):
         """Element-wise product (with broadcasting); a number or a 1-element ``Constant`` scales."""
-        return self._node(self._binary(_, y, "ElementTimes"), "ElementTimes", tag)
+        v = self._node(self._binary(_, y, "ElementTimes"), "ElementTimes", tag)
+        if self._scalar(_) is not None or self._scalar(y) is not None:
+            self._note_per_sample_sum(v, _, y)      # a criterion scaled is one still
+        return v
 
     def _binary(self, a: Any, b: Any, op: str) -> Variable:
         deferred = self._deferred(a, b, lambda x, y: self._binary(x, y, op))

@@ -160,9 +160,9 @@ class _Carry:
 
 
 def _every_output_kept(node: Any) -> tuple[Any, list[Variable]]:
-    """``node`` and its outputs, or where some state's sequence is held by nobody (a loop's cell state in a
-    network loaded from a model file: no node reads it) the same op applied again, its outputs
-    in place of the old ones (``rewire_as``)."""
+    """``node`` and its outputs, or where some state's sequence is held by nobody (a loop's cell
+    state in a network loaded from a model file: no node reads it) the same op applied again, its
+    outputs in place of the old ones (``rewire_as``)."""
     outputs = node.outputs
     if all(o is not None for o in outputs):
         return node, outputs

@@ -116,13 +116,17 @@ class CNTKProgress(TrainingCallback):
         ...     progress.on_minibatch_end(T, {"samples": 2, "loss_sum": loss,
         ...                                  "metric_sum": None, "outputs": []})
         >>> progress.on_epoch_end(T, {})
-        >>> print(re.sub(r"time = .*|epochTime=.*", "...", out.getvalue()))
+        >>> text = re.sub(r"time = .*|epochTime=.*", "...", out.getvalue())
+        >>> text = text.replace("  momentum as", "\\n  momentum as")
+        >>> print(text.replace("; total", ";\\n  total"))
         <BLANKLINE>
-        Starting Epoch 1: learning rate per sample = 0.500000  effective momentum = 0.000000  momentum as time constant = 0.0 samples
+        Starting Epoch 1: learning rate per sample = 0.500000  effective momentum = 0.000000
+          momentum as time constant = 0.0 samples
         <BLANKLINE>
         Starting minibatch loop.
          Epoch[ 1 of 1]-Minibatch[   1-   2, 100.00%]: ce = 1.00000000 * 4; ...
-        Finished Epoch[ 1 of 1]: [Training] ce = 1.00000000 * 4; totalSamplesSeen = 4; learningRatePerSample = 0.5; ...
+        Finished Epoch[ 1 of 1]: [Training] ce = 1.00000000 * 4;
+          totalSamplesSeen = 4; learningRatePerSample = 0.5; ...
         <BLANKLINE>
         >>> progress.results[0].criterion
         {'ce': 1.0}
@@ -190,7 +194,8 @@ class CNTKProgress(TrainingCallback):
             tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
             log.raw()
             log(f"Starting Epoch {epoch + 1}: learning rate per sample = {self.lr:f}  effective "
-                f"momentum = {m ** effective_minibatch_size(sgd, epoch):f}  momentum as time constant = {tc:.1f} samples")
+                f"momentum = {m ** effective_minibatch_size(sgd, epoch):f}  momentum as time "
+                f"constant = {tc:.1f} samples")
             log.raw()
             log("Starting minibatch loop.")
         self.totals = [[0.0, 0] for _ in setting.names]

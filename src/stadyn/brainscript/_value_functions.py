@@ -1,19 +1,23 @@
 """CNTK.core.bs's functions of plain config values (numbers, strings, arrays) that cntk.exe's
-evaluator computes in C++ (BrainScriptEvaluator.cpp's ``NumericFunction``, ``StringFunction``
-and ``CompareFunction``), for :class:`~._stadyn_library.StadynLibrary` (a mixin).
+evaluator computes in C++ (BrainScriptEvaluator.cpp's ``NumericFunction``, ``StringFunction``,
+``CompareFunction`` and ``PrintAction``), for :class:`~._stadyn_library.StadynLibrary` (a
+mixin).
 
 Example:
     >>> from stadyn.brainscript import StadynLibrary
     >>> lib = StadynLibrary()
     >>> lib.Mod(-7, 3), lib.IntDiv(-7, 2), lib.Substr("network", -4, 2), lib.Chr(65)
     (-1, -3, 'wo', 'A')
+    >>> lib.Format(2.5, ".3"), lib.Format(7, "4"), lib.Format("ab", "-4") + "|"
+    ('2.500', '   7', 'ab  |')
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._errors import ConfigError
@@ -41,13 +45,13 @@ def _text(x: Any, what: str) -> str:
 
 
 class ValueFunctions:
-    """``Mod``, ``IntDiv``, ``Chr``, ``Substr``, ``Replace``, ``IsArray``, ``IsDouble`` and
-    ``IsBool``."""
+    """``Mod``, ``IntDiv``, ``Chr``, ``Substr``, ``Replace``, ``Format``, ``Print``,
+    ``IsArray``, ``IsDouble`` and ``IsBool``."""
 
     def _init_values(self) -> dict[str, Any]:
         return {"Mod": self.Mod, "IntDiv": self.IntDiv, "Chr": self.Chr, "Substr": self.Substr,
-                "Replace": self.Replace, "IsArray": self.IsArray, "IsDouble": self.IsDouble,
-                "IsBool": self.IsBool}
+                "Replace": self.Replace, "Format": self.Format, "Print": self.Print,
+                "IsArray": self.IsArray, "IsDouble": self.IsDouble, "IsBool": self.IsBool}
 
     def Mod(self, x, y):
         """The remainder of the two as integers (C++'s ``%``: the sign of ``x``)."""
@@ -81,6 +85,21 @@ class ValueFunctions:
         """``s`` with every ``from`` replaced by ``to``."""
         return _text(s, "Replace").replace(_text(from_, "Replace"), _text(to, "Replace"))
 
+    def Format(self, value, format):  # noqa: A002 - CNTK.core.bs's parameter name
+        """``value`` as text by cntk.exe's ``FormatConfigValue``: ``format`` is the middle of a
+        printf conversion (``".2"`` for ``%.2f``, no ``%``): a string ``%<format>s``, a whole
+        number ``%<format>d``, another number ``%<format>f``; an array's items one a line in
+        ``( ... )``, a record's ``name = value`` lines (by name) in ``[ ... ]``, indented."""
+        return _formatted(value, _text(format, "Format"))
+
+    def Print(self, value, format=""):  # noqa: A002 - CNTK.core.bs's parameter name
+        """Write ``value`` (a string as it is, else ``Format (value, '')``) and a newline to
+        stderr when evaluated (cntk.exe's ``PrintAction``, which ignores ``format``); the
+        text written."""
+        text = value if isinstance(value, str) else _formatted(value, "")
+        print(text, file=sys.stderr)
+        return text
+
     def IsArray(self, a):
         return isinstance(a, (BSArray, Sequence)) and not isinstance(a, str)
 
@@ -89,3 +108,33 @@ class ValueFunctions:
 
     def IsBool(self, a):
         return isinstance(a, bool)
+
+
+def _formatted(value: Any, how: str) -> str:
+    """cntk.exe's ``FormatConfigValue (value, how)`` (BrainScriptEvaluator.cpp)."""
+    if "%" in how:
+        raise ConfigError("FormatConfigValue: format string must not contain %")
+    try:
+        if isinstance(value, str):
+            return ("%" + how + "s") % value
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            whole = math.isfinite(value) and value == int(value) and abs(value) < 2 ** 31
+            return ("%" + how + "d") % int(value) if whole else ("%" + how + "f") % value
+    except (TypeError, ValueError):
+        raise ConfigError(f"Format: '{how}' is not the middle of a printf conversion") from None
+    if isinstance(value, (BSArray, Sequence)):
+        items = [_formatted(v, how) for v in value]
+        return _nested("\n".join(items), "(", False, ")")
+    if isinstance(value, Mapping):
+        lines = [f"{name} = {_formatted(value[name], how)}" for name in sorted(value)]
+        return _nested("\n".join(lines), "[", True, "]")
+    raise ConfigError(f"Format: cannot format {type(value).__name__} {value!r} (strings, numbers, "
+                      "arrays and records only)")
+
+
+def _nested(text: str, open_: str, newline: bool, close: str) -> str:
+    """cntk.exe's ``HasToString::NestString``: ``text`` indented by two, between ``open_`` and
+    ``close`` (on lines of their own with ``newline``)."""
+    inner = "\n".join("  " + line for line in text.split("\n"))
+    inner = " \n" + inner + "\n " if newline else inner + "  "
+    return open_ + inner[1:-1] + close

@@ -57,7 +57,8 @@ class Thunk:
     __slots__ = ("_compute", "_value", "_state", "name", "loc", "_done_callbacks")
     _PENDING, _RUNNING, _DONE = 0, 1, 2
 
-    def __init__(self, compute: Callable[[], Any] | None, name: str = "", loc: A.SourceLocation | None = None):
+    def __init__(self, compute: Callable[[], Any] | None, name: str = "",
+                 loc: A.SourceLocation | None = None):
         self._compute = compute
         self._value: Any = None
         self._state = self._PENDING
@@ -142,7 +143,8 @@ class Record(Mapping):
         rec.network = network
         return rec
 
-    def _define(self, name: str, thunk: Thunk, rebind: Callable[[Record], Thunk] | None = None) -> None:
+    def _define(self, name: str, thunk: Thunk,
+                rebind: Callable[[Record], Thunk] | None = None) -> None:
         self._members[name] = thunk
         self._rebind[name] = rebind or (lambda _rec, t=thunk: t)
 
@@ -182,7 +184,8 @@ class BSArray(Sequence):
     As a Python sequence it is 0-based and evaluates items on access.
     """
 
-    def __init__(self, first: int, size: int, item: Callable[[int], Thunk], loc: A.SourceLocation | None = None):
+    def __init__(self, first: int, size: int, item: Callable[[int], Thunk],
+                 loc: A.SourceLocation | None = None):
         self.first = first
         self._size = max(size, 0)
         self._item = item
@@ -190,7 +193,8 @@ class BSArray(Sequence):
         self.loc = loc
 
     @classmethod
-    def of_thunks(cls, thunks: Sequence[Thunk], first: int = 0, loc: A.SourceLocation | None = None) -> BSArray:
+    def of_thunks(cls, thunks: Sequence[Thunk], first: int = 0,
+                  loc: A.SourceLocation | None = None) -> BSArray:
         items = list(thunks)
         return cls(first, len(items), lambda k: items[k], loc)
 
@@ -238,10 +242,12 @@ class BSFunction:
         self.optional = {p.name: p for p in lam.params if p.default is not None}
         self.name = lam.name or "lambda"
 
-    def apply(self, args: Sequence[Thunk], kwargs: Mapping[str, Thunk], loc: A.SourceLocation | None) -> Any:
+    def apply(self, args: Sequence[Thunk], kwargs: Mapping[str, Thunk],
+              loc: A.SourceLocation | None) -> Any:
         if len(args) != len(self.positional):
             raise _err(f"function '{self.name}' expects {len(self.positional)} positional "
-                       f"argument(s) ({', '.join(self.positional) or 'none'}), got {len(args)}", loc)
+                       f"argument(s) ({', '.join(self.positional) or 'none'}), got {len(args)}",
+                       loc)
         for key in kwargs:
             if key not in self.optional:
                 known = ", ".join(self.optional) or "none"
@@ -262,9 +268,9 @@ class BSFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         loc = self.lam.loc
         conv = self._ev._from_python
-        return _guarded(Thunk(lambda: self.apply([Thunk.of(conv(a, loc)) for a in args],
-                                                 {k: Thunk.of(conv(v, loc)) for k, v in kwargs.items()},
-                                                 loc), self.name, loc))
+        return _guarded(Thunk(lambda: self.apply(
+            [Thunk.of(conv(a, loc)) for a in args],
+            {k: Thunk.of(conv(v, loc)) for k, v in kwargs.items()}, loc), self.name, loc))
 
     def __repr__(self) -> str:
         return f"BSFunction({self.name}({', '.join(p.name for p in self.lam.params)}))"

@@ -15,7 +15,8 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
 * :func:`broadcast_pair` aligns two operands' sample axes on the right, the batch axis apart;
 * :func:`divide` is CNTK's division (0 where the divisor is 0), :func:`hardmax` its one-hot
   of each sample's first maximum and :func:`class_ids` the ids its ``OneHotOp`` reads, for
-  the compat's ops and for CNTK model files' rules;
+  the compat's ops and for CNTK model files' rules; :func:`log_add_exp` is CNTK's ``LogPlus``
+  (``C.log_add_exp`` and BrainScript's ``LogPlus``);
 * :func:`sequence_columns` gives a sequence's steps as the columns of CNTK's minibatch (its
   packing of sequences into parallel streams), the order its ranking nodes read them in;
 * :func:`auto_padding`, :func:`convolution` and :func:`pooling`: CNTK's auto-padding (windows
@@ -41,7 +42,8 @@ from ..sequence import reshape_samples
 from ._crop import crop, crop_offsets
 from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, reshape_sample,
                     static_axis, times)
-from ._ops import (class_ids, constant_like, divide, hardmax, logistic, sequence_columns,
+from ._ops import (class_ids, constant_like, divide, hardmax, log_add_exp, logistic,
+                   sequence_columns,
                    straight_through)
 from ._windows import (auto_padding, convolution, convolution_transpose, max_unpooling,
                        padded, pooling, refuse_window_beyond_input, roi_pooling,
@@ -52,5 +54,5 @@ __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_samp
            "window_edges", "convolution",
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
            "refuse_window_beyond_input", "straight_through", "logistic", "constant_like",
-           "class_ids", "crop", "crop_offsets", "sequence_columns"]
+           "class_ids", "crop", "crop_offsets", "log_add_exp", "sequence_columns"]
 

@@ -1,5 +1,5 @@
 """CNTK's element rules that both front ends share: safe division, hardmax, straight-through,
-logistic loss, constants shaped like a value, one-hot class ids."""
+logistic loss, ``LogPlus``, constants shaped like a value, one-hot class ids."""
 
 from __future__ import annotations
 
@@ -158,3 +158,32 @@ def sequence_columns(x: Variable) -> Variable:
     if x.sequence_lengths is None:
         return x
     return F.cntk_sequence_columns(x, x.sequence_lengths)
+
+
+def log_add_exp(a: Variable, b: Variable) -> Variable:
+    """CNTK's ``LogPlus`` (``C.log_add_exp``, BrainScript's ``LogPlus``): ``log(exp(a) +
+    exp(b))`` as CNTK 2.7's ``LogAdd`` computes it (Math/TensorOps.h): the larger plus
+    ``log1p(exp(smaller - larger))``, that log1p exact where its argument is below float's
+    epsilon (``log_add_exp(log(0), 0)`` is CNTK's ``exp(-85.1)``, 1.1e-37, not 0).  The
+    gradient is that of ``max + log(exp(a - max) + exp(b - max))``: ``sigmoid(a - b)`` for
+    ``a``, the rest for ``b``.  ``a`` and ``b`` broadcast as element-wise ops do.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.cntk_semantics as S
+        >>> a = sd.Variable.from_numpy_array(np.array([0.0, 1000.0, -85.1], np.float32))
+        >>> b = sd.Variable.from_numpy_array(np.array([0.0, 0.0, 0.0], np.float32))
+        >>> with sd.auto_forward():
+        ...     y = S.log_add_exp(a, b)
+        >>> [round(v, 4) for v in y.d.tolist()]
+        [0.6931, 1000.0, 0.0]
+    """
+    top = F.maximum2(a, b)
+    # the value the gradient is taken of (exp of at most 0: no overflow)
+    smooth = F.add2(top, F.log(F.add2(F.exp(F.sub2(a, top)), F.exp(F.sub2(b, top)))))
+    held = F.stop_gradient(top)
+    small = F.stop_gradient(F.exp(F.sub2(F.minimum2(a, b), top)))
+    # log1p(small) as log(u) * small / (u - 1) with u = 1 + small; small itself where u is 1
+    u = F.add_scalar(small, 1.0)
+    log1p = F.where(F.equal_scalar(u, 1.0), small,
+                    F.div2(F.mul2(F.log(u), small), F.add_scalar(u, -1.0)))
+    return F.add2(smooth, F.stop_gradient(F.sub2(F.add2(held, log1p), smooth)))

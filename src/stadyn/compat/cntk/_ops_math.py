@@ -264,23 +264,10 @@ def pow(base, exponent, name: str = ""):  # noqa: A001
     return binary(F.pow2, base, exponent, name, "Pow")
 
 
-def _log_add_exp(a, b):
-    # CNTK 2.7's LogAdd (Math/TensorOps.h:217-228): max + log1p(exp(min - max)), exact where
-    # exp(min - max) is below float's epsilon (log_add_exp(log(0), 0) is exp(-85.1), 1.1e-37,
-    # not 0); log1p(e) as log(u) * e / (u - 1) with u = 1 + e (e itself where u is 1).  The
-    # gradient is that of max + log(exp(a - max) + exp(b - max)): sigmoid(a - b) and the rest
-    m = F.maximum2(a, b)
-    rough = F.add2(m, F.log(F.add2(F.exp(F.sub2(a, m)), F.exp(F.sub2(b, m)))))
-    top, e = F.stop_gradient(m), F.stop_gradient(F.exp(F.sub2(F.minimum2(a, b), m)))
-    u = F.add_scalar(e, 1.0)
-    log1p = F.where(F.equal_scalar(u, 1.0), e, F.div2(F.mul2(F.log(u), e), F.add_scalar(u, -1.0)))
-    return F.add2(rough, F.stop_gradient(F.sub2(F.add2(top, log1p), rough)))
-
-
 @float_arrays("left", "right")
 def log_add_exp(left, right, name: str = ""):
     """``log(exp(left) + exp(right))``, computed without overflow."""
-    return binary(_log_add_exp, left, right, name, "LogPlus")
+    return binary(S.log_add_exp, left, right, name, "LogPlus")
 
 
 # -- comparisons and logic: 1.0 / 0.0 --------------------------------------------------------

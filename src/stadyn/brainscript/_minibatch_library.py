@@ -1,0 +1,128 @@
+"""CNTK.core.bs's minibatch-level terms for :class:`~._stadyn_library.StadynLibrary` (a mixin:
+it uses the library's ``_value``, ``_node``, ``_lead``, ``_batched`` and ``operation_of``).
+
+cntk.exe's criterion nodes (``CrossEntropyWithSoftmax``, ``SquareError``, ``Logistic``, ...) are
+one number for the minibatch: the sum over its samples.  Stadyn keeps those one value per
+sample, which the trainer sums (the same total and gradients).  A few nodes cannot be split per
+sample, and are one number for the minibatch here too, as ``SumElements`` is (``[1]``, no batch
+axis; the trainer counts the network's samples for such a criterion, as cntk.exe's SGD does):
+
+- ``MatrixL1Reg (matrix)``: the sum of ``|matrix|`` over all its elements (every sample of the
+  minibatch, every real step of a sequence), with the gradient ``sign (matrix)`` (CNTK's
+  ``MatrixL1RegNode``, TrainingNodes.h);
+- ``MatrixL2Reg (matrix)``: the Frobenius norm ``sqrt (sum (matrix^2))``, with cntk.exe's
+  gradient ``matrix / (norm + 1e-30)`` (``MatrixL2RegNode``: ``EPS_IN_INVERSE``);
+- ``WeightedLogistic (label, probability, instanceWeight)``: CNTK's ``LogisticNode`` with its
+  third input, ``-N sum (w l) / sum (w)`` with ``l = log (2 y p + 1 - y - p)`` and ``N`` the
+  minibatch's samples, and its gradient (for ``probability`` only) that of ``-sum (w l)``
+  (``cntk_semantics.logistic``, which ``C.weighted_binary_cross_entropy`` uses).
+
+How such a number reaches the trainer: as a criterion of its own, or added to a per-sample
+criterion (``ce + 0.001 * MatrixL1Reg (W)``): where ``Plus`` or ``Minus`` meets a value with no
+batch axis and a per-sample criterion (a node cntk.exe's criterion nodes make, or a sum or
+scaling of them), the criterion is summed over the minibatch first (:meth:`_minibatch_total`),
+as cntk.exe adds two ``[1]`` values; the sum of per-sample values and one number would
+otherwise count that number once per sample.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import cntk_semantics as cntk
+from .. import functions as F
+from .. import sequence as S
+from ..graph import Variable
+
+__all__ = ["MinibatchFunctions", "PER_SAMPLE_CRITERIA"]
+
+# the operations that are one number for the minibatch in cntk.exe (its sum over the samples)
+# and one value per sample in Stadyn
+PER_SAMPLE_CRITERIA = frozenset((
+    "CrossEntropyWithSoftmax", "ClassificationError", "SquareError", "CrossEntropy",
+    "Logistic", "ClassBasedCrossEntropyWithSoftmax"))
+
+
+class MinibatchFunctions:
+    """``MatrixL1Reg``, ``MatrixL2Reg`` and ``WeightedLogistic``."""
+
+    def _init_minibatch(self) -> dict[str, Any]:
+        self._per_sample_sums: dict[int, Variable] = {}
+        return {"MatrixL1Reg": self.MatrixL1Reg, "MatrixL2Reg": self.MatrixL2Reg,
+                "WeightedLogistic": self.WeightedLogistic}
+
+    def _whole(self, v: Variable) -> Variable:
+        """The sum of all of ``v``'s elements (a sequence's real steps only) as ``[1]``, with no
+        batch axis."""
+        if v.sequence_lengths is not None:
+            v = S.reduce_sum(v)
+        total = F.reshape(F.sum(v), (1,))
+        self._batched.unmark(total)
+        return total
+
+    def MatrixL1Reg(self, matrix, tag=""):
+        """``sum (|matrix|)`` over the minibatch: one number (the module's description)."""
+        x = self._value(matrix, "MatrixL1Reg")
+        return self._node(self._whole(F.abs(x)), "MatrixL1Reg", tag)
+
+    def MatrixL2Reg(self, matrix, tag=""):
+        """``sqrt (sum (matrix^2))`` over the minibatch: one number, with cntk.exe's gradient
+        (the module's description)."""
+        x = self._value(matrix, "MatrixL2Reg")
+        norm = F.stop_gradient(F.sqrt(self._whole(F.mul2(x, x))))
+        # the value is the norm; the gradient x / (norm + 1e-30), cntk.exe's
+        pull = self._whole(F.mul2(x, F.stop_gradient(x)))
+        step = F.div2(F.sub2(pull, F.stop_gradient(pull)), F.add_scalar(norm, 1e-30))
+        return self._node(F.add2(norm, step), "MatrixL2Reg", tag)
+
+    def WeightedLogistic(self, label, probability, instanceWeight, tag=""):
+        """CNTK's weighted ``Logistic``: one number for the minibatch (the module's
+        description)."""
+        y, p, w = (self._value(v, "WeightedLogistic")
+                   for v in (label, probability, instanceWeight))
+        lead = self._lead(p)
+        if p.sequence_lengths is not None:      # padded steps: weight 0, probability 1/2
+            mask = None
+            parts = []
+            for v, fill in ((y, 0.0), (p, 0.5), (w, 0.0)):
+                padded, mask = S.unpack(v, padding_value=fill) if v.sequence_lengths \
+                    is not None else (v, mask)
+                parts.append(padded)
+            y, p, w = parts
+            samples = F.sum(mask)
+        else:
+            per_sample = math.prod(w.shape[lead:]) if lead else 1
+            samples = F.mul_scalar(F.sum(cntk.constant_like(w, 1.0)), 1.0 / per_sample)
+        y, p = self._aligned(y, p)
+        p, w = self._aligned(p, w)
+        total = F.reshape(cntk.logistic(p, y, w, samples=samples), (1,))
+        self._batched.unmark(total)
+        return self._node(total, "Logistic", tag)
+
+    # ---- a per-sample criterion meeting one number -------------------------------------
+    def _note_per_sample_sum(self, v: Variable, *operands: Any) -> Variable:
+        """Mark ``v`` as a per-sample criterion where it is one of cntk.exe's criterion nodes
+        or ``operands`` (its Plus/Minus/scaling operands) hold one."""
+        if self.operation_of(v) in PER_SAMPLE_CRITERIA or \
+                any(self._is_per_sample_sum(o) for o in operands):
+            self._per_sample_sums[id(v)] = v
+        return v
+
+    def _is_per_sample_sum(self, v: Any) -> bool:
+        if not isinstance(v, Variable) or not self.has_batch_axis(v):
+            return False
+        return self.operation_of(v) in PER_SAMPLE_CRITERIA or \
+            self._per_sample_sums.get(id(v)) is v
+
+    def _minibatch_total(self, a: Any, b: Any) -> tuple[Any, Any]:
+        """``a`` and ``b`` of ``Plus``/``Minus``, a per-sample criterion among them summed over
+        the minibatch where the other is a node with no batch axis (cntk.exe adds two
+        ``[1]``)."""
+        def alone(v: Any) -> bool:
+            return isinstance(v, Variable) and not self.has_batch_axis(v)
+        if self._is_per_sample_sum(a) and alone(b):
+            return self._whole(a), b
+        if self._is_per_sample_sum(b) and alone(a):
+            return a, self._whole(b)
+        return a, b
