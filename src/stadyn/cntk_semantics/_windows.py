@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import functions as F
 from .._errors import ShapeError
-from ..graph import Variable, format_location, user_location
+from ..graph import Variable, format_location, user_location, widen_free_dimensions
 
 from ._axes import _per_axis
 
@@ -135,6 +135,15 @@ def _symmetric(pads, sizes, kernels, strides, dilations) -> tuple[int, ...] | No
     return tuple(out)
 
 
+def _fit_free_dimensions(x: Variable, spans: Sequence[int]) -> None:
+    """An input whose free dimensions (CNTK's ``FreeDimension``) were never fed holds a
+    stand-in length there: lengthen it where ``x``'s last axes are shorter than the window
+    ``spans`` (CNTK infers nothing from a free axis; the data fed decides)."""
+    n = len(spans)
+    widen_free_dimensions([x], lambda: all(
+        int(s) >= k for s, k in zip(x.shape[x.ndim - n:], spans)))
+
+
 def refuse_window_beyond_input(window: Sequence[int], sizes: Sequence[int], op: str) -> None:
     """CNTK refuses a convolution or pooling window longer than its input on any axis, padded
     or not (``ConvolveGeometry::ComputeOutputShape``, CNTK's Source/Math/ConvolveGeometry.h:447,
@@ -176,6 +185,7 @@ def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: S
     kernel = tuple(weight.shape[2:])
     n = len(kernel)
     strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
+    _fit_free_dimensions(x, tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation)))
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(kernel, sizes, "convolution")
     if any(lower_pad or ()) or any(upper_pad or ()):
@@ -269,6 +279,7 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     window = tuple(int(k) for k in window)
     n = len(window)
     strides = _per_axis(strides, n)
+    _fit_free_dimensions(x, window)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(window, sizes, "pooling")
     pads = _pooling_edges(sizes, window, strides, auto_pad, ceil_out_dim, lower_pad, upper_pad)
