@@ -15,6 +15,9 @@
   element by element (``tanh``, ``* 2``, ``+ b``), ``times`` by a weight, ``reshape`` of the
   axes after it (or of it with all after it: ``(-3,)``), ``slice``/``pad`` of other axes,
   ``transpose``, reductions over other axes, ``splice``.
+* An **input's free dimensions** (``input_variable((C.FreeDimension, 3))``, marked by
+  :func:`stadyn.graph.mark_free_dimensions`) are shown as ``-3`` the same way, and through
+  convolutions and poolings over them (a fully convolutional network's image sizes).
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -25,7 +28,7 @@ Example:
 
 from __future__ import annotations
 
-from ...graph import Variable
+from ...graph import Variable, free_dimensions
 from . import _graph as G
 from ._axis import Axis
 
@@ -92,8 +95,8 @@ def free_steps(v: Variable) -> frozenset:
         if id(u) in found:
             continue
         node = u.parent
-        if node is None:
-            found[id(u)] = frozenset()
+        if node is None:        # an input with free dimensions (``input_variable((-3, 3))``)
+            found[id(u)] = free_dimensions(u)
             continue
         if node.spec.name == "sequence_unpack":
             found[id(u)] = frozenset({1})
@@ -120,11 +123,16 @@ _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
 _SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip"})
 _MOVING = frozenset({"slice", "pad", "transpose", "concatenate", "affine", "reshape",
                      "reshape_trailing", "one_hot"})
+# ops that slide a window over the axes after the batch and channel axes (N, C, *spatial)
+_WINDOWS = frozenset({"convolution", "deconvolution", "depthwise_convolution",
+                      "depthwise_deconvolution", "max_pooling", "average_pooling",
+                      "sum_pooling"})
 
 
 def _carries(node) -> bool:
     name = node.spec.name
-    return node.spec.category in _ELEMENTWISE or name in _SAME_AXES | _REDUCTIONS | _MOVING
+    return node.spec.category in _ELEMENTWISE or name in _SAME_AXES | _REDUCTIONS | _MOVING | \
+        _WINDOWS
 
 
 def _arg(node, name: str, index: int, default=None):
@@ -163,6 +171,8 @@ def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
         width = tuple(_arg(node, "pad_width", 1, ()))
         first = rank - len(width) // 2           # the pairs pad the last axes
         return {a for a in free if a < first or not any(width[2 * (a - first):2 * (a - first) + 2])}
+    if name in _WINDOWS:        # a free spatial axis of an image stays free (CNTK's FCNs)
+        return {a for a in free if a >= 2} if x is node.inputs[0] else set()
     if name == "one_hot":                        # the last axis, of indices, made classes
         return {a for a in free if a < rank - 1}
     if name == "affine":
