@@ -1,0 +1,106 @@
+"""An input with a free dimension (``input_variable((C.FreeDimension, 3))``): each minibatch gives
+that axis' length (tests/fixtures/cntk_free_dimension/probe.py compares the two frameworks
+program by program).  Stadyn refused the shape (a negative dimension)."""
+
+import re
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _refusal(call):
+    """What ``call()`` raised, as ``[type, first line]`` (uid numbers masked), or ``"ok"``."""
+    try:
+        call()
+    except Exception as e:      # (the built-in type and the words are compared)
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        return [kind, re.sub(r"Placeholder\d+", "Placeholder#", str(e).strip().split("\n")[0])]
+    return "ok"
+
+
+def _rows(*shape):
+    return (np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) % 7) / 7 - 0.4
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reduce_sum",
+                  "cntk.ops.times"],
+           note="an input of shape (FreeDimension, 3): shown [* x 3], shape (-3, 3) through "
+                "element-wise ops and times, (1, 3) summed over it; evaluated at lengths 4, 2 "
+                "and 5 in a row.  Stadyn refused the shape")
+def free_dimension__shapes_and_values_at_three_lengths(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reduce_sum",
+            "cntk.ops.times", "cntk.ops.parameter", "cntk.Function.eval", "cntk.Function.shape")
+    x = C.input_variable((C.FreeDimension, 3), name="x")
+    w = C.parameter((3, 2), init=np.arange(6, dtype=np.float32).reshape(3, 2) / 5)
+    f, s = C.times(x * 2, w), C.reduce_sum(x, axis=0)
+    res = {"repr": repr(x), "shapes": [list(x.shape), list(f.shape), list(s.shape),
+                                       list(C.reduce_sum(x, axis=1).shape)]}
+    for n in (4, 2, 5):
+        a = _rows(2, n, 3)
+        res["times %d" % n], res["sum %d" % n] = f.eval({x: a}), s.eval({x: a})
+    res["one sample"] = (x * 1).eval({x: _rows(3, 3)})
+    res["a list"] = (x * 1).eval({x: [_rows(2, 3), _rows(2, 3) + 1]})
+    return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.layers.Dense"],
+           note="samples of different lengths in one minibatch: CNTK 2.7's 'Value::Create: "
+                "The shape ... of sequence #1 is not compatible with the sample shape '[* x "
+                "3]''; a Dense over (FreeDimension, 3): Times' 'dimension cannot be inferred "
+                "from a left operand ... free dimension', with map_rank=1 a weight 3 x 4.  "
+                "Stadyn refused the shape")
+def free_dimension__refusals_and_dense(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.layers.Dense",
+            "cntk.Function.eval")
+    x = C.input_variable((C.FreeDimension, 3), name="x")
+    res = {"mixed": _refusal(lambda: (x * 1).eval({x: [_rows(4, 3), _rows(2, 3)]})),
+           "dense": _refusal(lambda: C.layers.Dense(4)(x)),
+           "dense rank 2": _refusal(lambda: C.layers.Dense(2, input_rank=2)(x))}
+    d = C.layers.Dense(4, map_rank=1, init=C.glorot_uniform(seed=1))
+    y = d(x)
+    res["map_rank 1"] = [list(y.shape), list(d.W.shape)]
+    res["map_rank 1 value"] = y.eval({x: _rows(2, 5, 3)})
+    return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.layers.Convolution",
+                  "cntk.layers.MaxPooling"],
+           rtol=1e-4, atol=1e-5,
+           note="a convolution and a pooling over (1, FreeDimension, FreeDimension) images "
+                "of two sizes (a fully convolutional network): shape (2, -3, -3), the weight "
+                "(2, 1, 3, 3).  Stadyn refused the shape")
+def free_dimension__convolution_over_two_image_sizes(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.layers.Convolution",
+            "cntk.layers.MaxPooling", "cntk.Function.eval")
+    x = C.input_variable((1, C.FreeDimension, C.FreeDimension), name="x")
+    conv = C.layers.Convolution((3, 3), 2, pad=False, init=C.glorot_uniform(seed=1))
+    y = C.layers.MaxPooling((2, 2), strides=2)(conv(x))
+    res = {"shapes": [list(conv(x).shape), list(y.shape), list(conv.W.shape)]}
+    for h, w in ((6, 8), (10, 6)):
+        res["%dx%d" % (h, w)] = y.eval({x: _rows(1, 1, h, w)})
+    return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.Function.grad",
+                  "cntk.Trainer.train_minibatch"],
+           note="gradients at two lengths, and a Trainer's sgd steps on minibatches of "
+                "lengths 3 then 5.  Stadyn refused the shape")
+def free_dimension__gradients_and_training(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.Function.grad",
+            "cntk.Trainer.train_minibatch", "cntk.ops.reduce_mean", "cntk.ops.squared_error",
+            "cntk.learners.sgd", "cntk.Trainer.previous_minibatch_loss_average")
+    x = C.input_variable((C.FreeDimension, 3), needs_gradient=True, name="x")
+    f = C.reduce_sum(x * x * x)
+    res = {"grad %d" % n: f.grad({x: _rows(2, n, 3)}) for n in (4, 2)}
+    t = C.input_variable(1, name="t")
+    w = C.parameter((3, 1), init=0.5)
+    m = C.reshape(C.reduce_mean(C.times(x, w), axis=0), (1,))
+    loss = C.squared_error(m, t)
+    trainer = C.Trainer(m, (loss, None), [C.sgd(m.parameters,
+                                                 C.learning_parameter_schedule(0.1))])
+    for n in (3, 5):
+        trainer.train_minibatch({x: _rows(2, n, 3), t: np.ones((2, 1), np.float32)})
+        res["loss %d" % n] = float(trainer.previous_minibatch_loss_average)
+        res["w %d" % n] = np.asarray(w.value)
+    return res
