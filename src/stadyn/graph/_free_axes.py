@@ -283,8 +283,8 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     if not unfed:
         return False
     batch = batches.pop()
-    before = [(v, v._shape, v._data, _FREE[v], data_of(v._seq) if v._seq is not None else None)
-              for v in unfed]
+    before = [(v, v._shape, v._data, _FREE[v], data_of(v._seq) if v._seq is not None else None,
+               _FREE_DIMS_UNFED.get(v)) for v in unfed]
     changed = False
     for v in unfed:
         lead = (batch,)
@@ -293,8 +293,11 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
         shape = lead + v._shape[len(lead):]
         if shape == v._shape:
             continue
+        stand_in = _free_dims_unfed(v)
         v.reset_shape(shape)
         _FREE[v] = (v._data, v._data._version)      # still a placeholder
+        if stand_in:                                # (and its free dimensions' lengths)
+            _FREE_DIMS_UNFED[v] = (v._data, v._data._version)
         if v._seq is not None:                 # every sequence as long as the padded axis
             lengths = v._seq
             lengths.data = torch.full((batch,), shape[1], dtype=torch.int64,
@@ -305,8 +308,10 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     try:
         refresh_shapes(sub.nodes, sub.leaves)
     except Exception:  # noqa: BLE001 - an op upstream refuses the batch: leave things as they were
-        for v, shape, data, record, lengths in before:
+        for v, shape, data, record, lengths, stand_in in before:
             v._shape, v._data, _FREE[v] = shape, data, record
+            if stand_in is not None:
+                _FREE_DIMS_UNFED[v] = stand_in
             if lengths is not None:
                 v._seq.data = lengths
         try:
