@@ -31,6 +31,7 @@ def test_an_input_with_a_free_dimension_shows_it_as_minus_3():
     assert C.reduce_sum(x, axis=0).shape == (1, 3)        # summed away (CNTK 2.7's shapes)
     assert C.reduce_sum(x, axis=1).shape == (-3, 1)
     assert C.times(x, C.parameter((3, 2))).shape == (-3, 2)
+    assert C.slice(x, 0, 0, 2).shape == (2, 3)        # (a static range: CNTK 2.7's shape)
     bare = C.input_variable((F, 3), dynamic_axes=[], name="bare")     # (no batch axis)
     assert repr(bare) == "Input('bare', [], [* x 3])" and bare.shape == (-3, 3)
     assert (bare * 2).eval({bare: np.ones((4, 3), np.float32)}).shape == (4, 3)

@@ -26,11 +26,13 @@ def _rows(*shape):
 @cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reduce_sum",
                   "cntk.ops.times"],
            note="an input of shape (FreeDimension, 3): shown [* x 3], shape (-3, 3) through "
-                "element-wise ops and times, (1, 3) summed over it; evaluated at lengths 4, 2 "
-                "and 5 in a row.  Stadyn refused the shape")
+                "element-wise ops and times, (1, 3) summed over it, (2, 3) sliced [0, 2) (a "
+                "slice from 1 to the end keeps -3); evaluated at lengths 4, 2 and 5 in a "
+                "row.  Stadyn refused the shape")
 def free_dimension__shapes_and_values_at_three_lengths(C, r):
     r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reduce_sum",
-            "cntk.ops.times", "cntk.ops.parameter", "cntk.Function.eval", "cntk.Function.shape")
+            "cntk.ops.times", "cntk.ops.parameter", "cntk.Function.eval", "cntk.Function.shape",
+            "cntk.ops.slice")
     x = C.input_variable((C.FreeDimension, 3), name="x")
     w = C.parameter((3, 2), init=np.arange(6, dtype=np.float32).reshape(3, 2) / 5)
     f, s = C.times(x * 2, w), C.reduce_sum(x, axis=0)
@@ -39,6 +41,9 @@ def free_dimension__shapes_and_values_at_three_lengths(C, r):
     for n in (4, 2, 5):
         a = _rows(2, n, 3)
         res["times %d" % n], res["sum %d" % n] = f.eval({x: a}), s.eval({x: a})
+    sliced = C.slice(x, 0, 0, 2)        # (a range counted from the start: static, 2)
+    res["slice"] = [list(sliced.shape), list(C.slice(x, 0, 1, 0).shape)]
+    res["slice value"] = sliced.eval({x: _rows(2, 3, 3)})
     res["one sample"] = (x * 1).eval({x: _rows(3, 3)})
     res["a list"] = (x * 1).eval({x: [_rows(2, 3), _rows(2, 3) + 1]})
     return res

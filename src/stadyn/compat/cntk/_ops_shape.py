@@ -21,6 +21,7 @@ import numpy as np
 from ... import cntk_semantics as S
 from ... import functions as F
 from ... import sequence as Seq
+from ...graph import widen_free_dimensions
 from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
@@ -183,6 +184,8 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         b, e, s = int(b), int(e), int(s if s is not None else 1)
         if k not in free:
             _check_slice(x, a, v.shape[k], b, e, s)
+        elif b >= 0 and e > 0:      # (a range of an input's unfed free dimension: room for it)
+            widen_free_dimensions([v], lambda k=k, e=e: v.shape[k] >= e)
         # Python's slice of the range, counted from the end where CNTK counts so (an axis of
         # unpacked steps has its length only when the graph runs); a negative stride walks
         # the range reversed
