@@ -109,3 +109,26 @@ def free_dimension__gradients_and_training(C, r):
         res["loss %d" % n] = float(trainer.previous_minibatch_loss_average)
         res["w %d" % n] = np.asarray(w.value)
     return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reshape"],
+           note="reshape targets with a FreeDimension: from (FreeDimension, 3) to (-3, 3) and "
+                "(-3, 1, 3) (the free axis goes there), -1 joining it ((-3,), (3, -3)); from "
+                "a fixed (6,) CNTK 2.7's RuntimeError 'NDShape::TotalSize: TotalSize cannot "
+                "be determined ...'.  Stadyn refused the input's shape, and the target in "
+                "words of its own")
+def free_dimension__reshape_targets(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reshape",
+            "cntk.Function.eval", "cntk.Function.shape")
+    x = C.input_variable((C.FreeDimension, 3), name="x")
+    a = _rows(1, 4, 3)
+    res = {}
+    for label, target in [("free 3", (C.FreeDimension, 3)), ("free 1 3", (C.FreeDimension, 1, 3)),
+                          ("-1", (-1,)), ("3 -1", (3, -1))]:
+        f = C.reshape(x, target)
+        res[label] = [list(f.shape), list(f.eval({x: a}).shape)]
+    res["free 1 3 value"] = C.reshape(x, (C.FreeDimension, 1, 3)).eval({x: a})
+    y = C.input_variable(6, name="y")
+    res["fixed"] = _refusal(lambda: C.reshape(y, (C.FreeDimension, 3)))
+    res["fixed 2"] = _refusal(lambda: C.reshape(y, (2, C.FreeDimension)))
+    return res

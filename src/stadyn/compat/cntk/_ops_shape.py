@@ -31,7 +31,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._run_checks import InvalidAtRunError, refuse_when_run
-from ._seq_axes import free_steps
+from ._seq_axes import FREE_DIMENSION, free_steps
 
 __all__ = ["reshape", "splice", "slice", "transpose", "swapaxes",
            "expand_dims", "squeeze", "flatten", "pad", "gather", "one_hot", "zeros_like",
@@ -63,10 +63,25 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     begin = begin + rank if begin is not None and begin < 0 else begin
     end = end + rank if end is not None and end < 0 else end
     v = _as_operand(x)
+    if FREE_DIMENSION in shape:
+        shape = _free_target(v, shape)
     out = _reshape_after_steps(v, shape, begin, end) if lead_axes(x) == 1 else None
     if out is None:
         out = S.reshape_sample(v, shape, batched(x), begin, end, sequence=lead_axes(x) == 2)
     return named(wrap(out), name, "Reshape")
+
+
+def _free_target(v, shape: tuple) -> tuple:
+    """A reshape's target with a free dimension (-3): the operand's free axis goes there, as
+    CNTK 2.7 reshapes ``(-3, 3)`` to ``(-3, 1, 3)`` (the -3 read as the one axis to infer);
+    an operand without one is CNTK 2.7's RuntimeError."""
+    if not free_steps(v) or shape.count(FREE_DIMENSION) != 1 or -1 in shape:
+        raise RuntimeError(f"NDShape::TotalSize: TotalSize cannot be determined for a NDShape "
+                           f"'[{' x '.join('*' if d == FREE_DIMENSION else str(d) for d in shape)}"
+                           f"]' with one or more dimensions being InferredDimension or "
+                           f"FreeDimension.\nreshape: the target {shape} has a free dimension "
+                           "(-3) that the operand's free axes do not give")
+    return tuple(-1 if d == FREE_DIMENSION else d for d in shape)
 
 
 def _reshape_after_steps(v, shape: tuple, begin, end):
