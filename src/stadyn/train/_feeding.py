@@ -154,6 +154,8 @@ def _feed(var: Variable, value: Any) -> int:
     lengths = getattr(value, "lengths", None)
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]
+    if isinstance(value, (list, tuple)) and free_dimensions(var):
+        value = stack_samples(var, value)       # (one length per minibatch, CNTK's words)
     arr = value if type(value) is np.ndarray else _as_array(value)
     data = data_of(var)
     if not data.dtype.is_floating_point and data.dtype != torch.bool:

@@ -50,18 +50,27 @@ def free_dimension__shapes_and_values_at_three_lengths(C, r):
 
 
 @cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.layers.Dense"],
-           note="samples of different lengths in one minibatch: CNTK 2.7's 'Value::Create: "
-                "The shape ... of sequence #1 is not compatible with the sample shape '[* x "
-                "3]''; a Dense over (FreeDimension, 3): Times' 'dimension cannot be inferred "
-                "from a left operand ... free dimension', with map_rank=1 a weight 3 x 4.  "
+           note="samples of different lengths in one minibatch (eval, Value.create, a "
+                "Trainer): CNTK 2.7's 'Value::Create: The shape ... of sequence #1 is not "
+                "compatible with the sample shape '[* x 3]''; a Dense over (FreeDimension, "
+                "3): Times' 'dimension cannot be inferred from a left operand ... free "
+                "dimension', with map_rank=1 a weight 3 x 4.  "
                 "Stadyn refused the shape")
 def free_dimension__refusals_and_dense(C, r):
     r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.layers.Dense",
-            "cntk.Function.eval")
+            "cntk.Function.eval", "cntk.Value.create", "cntk.Trainer.train_minibatch")
     x = C.input_variable((C.FreeDimension, 3), name="x")
     res = {"mixed": _refusal(lambda: (x * 1).eval({x: [_rows(4, 3), _rows(2, 3)]})),
            "dense": _refusal(lambda: C.layers.Dense(4)(x)),
            "dense rank 2": _refusal(lambda: C.layers.Dense(2, input_rank=2)(x))}
+    res["Value.create"] = _refusal(lambda: C.Value.create(x, [_rows(2, 3), _rows(3, 3)]))
+    res["Value.create shape"] = list(C.Value.create(x, [_rows(2, 3), _rows(2, 3)]).shape)
+    t = C.input_variable(1, name="t")
+    m = C.reshape(C.reduce_mean(C.times(x, C.parameter((3, 1), init=0.5)), axis=0), (1,))
+    trainer = C.Trainer(m, (C.squared_error(m, t), None),
+                        [C.sgd(m.parameters, C.learning_parameter_schedule(0.1))])
+    res["Trainer"] = _refusal(lambda: trainer.train_minibatch(
+        {x: [_rows(3, 3), _rows(2, 3)], t: np.ones((2, 1), np.float32)}))
     d = C.layers.Dense(4, map_rank=1, init=C.glorot_uniform(seed=1))
     y = d(x)
     res["map_rank 1"] = [list(y.shape), list(d.W.shape)]
