@@ -187,3 +187,29 @@ def test_cntk_reads_stadyns_file_with_its_free_dimension(name, tmp_path):
 def test_a_free_dimension_on_a_sequence_input_is_refused_clearly():
     with pytest.raises(ValueError, match="FreeDimension"):
         C.sequence.input_variable((F, 2))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: C.layers.AveragePooling((2, 2), strides=2, pad=True),
+    lambda: C.layers.Convolution((4, 4), 1, strides=2, pad=True),
+    lambda: C.layers.MaxPooling((3, 3), strides=3, pad=True)])
+def test_a_window_whose_padding_depends_on_the_length_is_refused(make):
+    # CNTK 2.7 pads an even window every 2 by each image's size (7 x 7 average-pooled 2 x 2
+    # every 2 gives 4 x 4 there); a static graph fixes the padding when built: refused (without
+    # the check it gave 3 x 3)
+    x = C.input_variable((1, F, F), name="x")
+    with pytest.raises(ValueError, match=r"auto-padded over a free dimension \(-3\)"):
+        make()(x)
+    with pytest.raises(ValueError, match=r"auto-padded over a free dimension \(-3\)"):
+        C.pooling(x, C.AVG_POOLING, (2, 2), (2, 2), auto_padding=[False, True, True])
+
+
+def test_a_window_the_same_at_every_length_runs_at_each():
+    x = C.input_variable((1, F, F), name="x")
+    y = C.layers.MaxPooling((3, 3), strides=2, pad=True)(x)   # (1 before, windows ceil(n/2))
+    for n in (6, 7):
+        a = _rows(1, 1, n, n)
+        expected = torch.nn.functional.max_pool2d(torch.from_numpy(a), 3, 2, padding=1)
+        got = y.eval({x: a})
+        assert got.shape == (1, 1, (n + 1) // 2, (n + 1) // 2)
+        np.testing.assert_allclose(got, expected.numpy()[..., :(n + 1) // 2, :(n + 1) // 2])

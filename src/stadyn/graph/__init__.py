@@ -124,7 +124,7 @@ __all__ = [
     # inputs whose batch axis and free dimensions the data sizes (CNTK's dynamic axes and
     # FreeDimension, _free_axes.py)
     "free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
-    "mark_free_dimensions", "free_dimensions", "widen_free_dimensions", "conform_for_op",
+    "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
     "holds_free_stand_ins", "behind_free_dimensions",
 ]
 

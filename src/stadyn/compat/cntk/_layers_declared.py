@@ -19,7 +19,7 @@ from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import wrap
-from ._seq_axes import free_steps
+from ._seq_axes import free_steps, refuse_free_windows
 from ._variables import dims_text
 
 
@@ -53,6 +53,19 @@ def _refuse_weights_over_steps(layer: Any, values: list) -> None:
             f"dimension.\nDense: its weight W cannot take its input dimensions from a free "
             f"dimension (-3) of its input of shape {sample}; apply it to each row with "
             "input_rank=1 or map_rank=1")
+
+
+def _refuse_windows_over_free_lengths(layer: Any, values: list) -> None:
+    """A ``Convolution``, ``MaxPooling`` or ``AveragePooling`` layer whose CNTK padding over a
+    free dimension of its input would depend on each minibatch's length is refused
+    (:func:`._seq_axes.refuse_free_windows`); the same at every length, it runs."""
+    window = getattr(layer, "filter_shape", None)
+    if window is None or len(values) != 1 or not isinstance(values[0], Variable) or \
+            not isinstance(layer, (_L.Convolution, _L.MaxPooling, _L.AveragePooling)):
+        return
+    pad = layer.pad if isinstance(layer.pad, bool) else tuple(bool(p) for p in layer.pad)
+    refuse_free_windows(values[0], window, getattr(layer, "strides", 1), pad,
+                        getattr(layer, "dilation", 1), type(layer).__name__)
 
 
 _UIDS = itertools.count(1)

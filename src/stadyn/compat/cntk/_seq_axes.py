@@ -28,12 +28,13 @@ Example:
 
 from __future__ import annotations
 
+from ... import cntk_semantics as S
 from ...graph import Variable, free_dimensions
 from . import _graph as G
 from ._axis import Axis
 
 __all__ = ["FREE_DIMENSION", "value_uid", "name_new_axis", "on_derived_axis", "derived_axis_name",
-           "free_steps"]
+           "free_steps", "refuse_free_windows"]
 
 FREE_DIMENSION = -3
 
@@ -117,6 +118,20 @@ def free_steps(v: Variable) -> frozenset:
                     axes |= _kept_steps(node, i, found[id(i)], tuple(u.shape))
         found[id(u)] = frozenset(axes)
     return found[id(v)]
+
+
+def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str = "pooling",
+                        ceil: bool = False) -> None:
+    """Refuse a window op over the last ``len(window)`` axes of ``x`` where one is a free
+    dimension and CNTK's padding there depends on each minibatch's length
+    (:func:`stadyn.cntk_semantics.refuse_windows_over_free_lengths`)."""
+    free = free_steps(x)
+    if not free:
+        return
+    n = len(window)
+    shown = tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(x.shape))
+    S.refuse_windows_over_free_lengths([x.ndim - n + i in free for i in range(n)], window,
+                                       strides, auto, dilation, op, shown[1:], ceil)
 
 
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
