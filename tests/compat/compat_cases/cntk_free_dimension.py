@@ -141,3 +141,31 @@ def free_dimension__reshape_targets(C, r):
     res["fixed"] = _refusal(lambda: C.reshape(y, (C.FreeDimension, 3)))
     res["fixed 2"] = _refusal(lambda: C.reshape(y, (2, C.FreeDimension)))
     return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.layers.Convolution",
+                  "cntk.parameter", "cntk.layers.LayerNormalization", "cntk.layers.Embedding"],
+           note="what needs a free dimension's size: a convolution over a free channel axis "
+                "(CNTK 2.7: 'Convolution kernel or stride/padding attribute shape has an "
+                "illegal FreeDimension after shape inference.'), a parameter of a free shape "
+                "('it is illegal for a Parameter/Constant to have a FreeDimension'); and what "
+                "does not: LayerNormalization, Embedding over the last axis, times with the "
+                "free axis on the right (2, -3).  Stadyn refused the input's shape")
+def free_dimension__what_needs_its_size(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.layers.Convolution",
+            "cntk.parameter", "cntk.layers.LayerNormalization", "cntk.layers.Embedding",
+            "cntk.ops.times", "cntk.Function.eval")
+    F = C.FreeDimension
+    x = C.input_variable((F, 3), name="x")
+    img = C.input_variable((F, 5, 5), name="img")
+    res = {"conv": _refusal(lambda: C.layers.Convolution((3, 3), 2)(img)),
+           "param": _refusal(lambda: C.parameter((F, 3), name="p"))}
+    a = _rows(2, 4, 3)
+    ln = C.layers.LayerNormalization()(x)
+    res["ln"] = [list(ln.shape), ln.eval({x: a})]
+    e = C.layers.Embedding(4, init=C.glorot_uniform(seed=3))(x)
+    res["embedding"] = [list(e.shape), e.eval({x: a})]
+    col = C.input_variable((4, F), name="col")
+    t = C.times(C.parameter((2, 4), init=0.25), col)
+    res["times right"] = [list(t.shape), t.eval({col: _rows(1, 4, 5)})]
+    return res

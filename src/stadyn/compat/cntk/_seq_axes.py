@@ -124,11 +124,16 @@ def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str 
                         ceil: bool = False) -> None:
     """Refuse a window op over the last ``len(window)`` axes of ``x`` where one is a free
     dimension and CNTK's padding there depends on each minibatch's length
-    (:func:`stadyn.cntk_semantics.refuse_windows_over_free_lengths`)."""
+    (:func:`stadyn.cntk_semantics.refuse_windows_over_free_lengths`), and a convolution whose
+    channel axis is a free dimension (in CNTK 2.7's words)."""
     free = free_steps(x)
     if not free:
         return
     n = len(window)
+    if op.startswith("Convolution") and x.ndim - n - 1 in free and x.ndim - n - 1 > 0:
+        raise ValueError("Convolution kernel or stride/padding attribute shape has an illegal "
+                         "FreeDimension after shape inference.\nConvolution: its input's "
+                         "channel axis is a free dimension (-3); the kernel needs its size")
     shown = tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(x.shape))
     S.refuse_windows_over_free_lengths([x.ndim - n + i in free for i in range(n)], window,
                                        strides, auto, dilation, op, shown[1:], ceil)

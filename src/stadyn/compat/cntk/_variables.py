@@ -196,6 +196,11 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
             shape = value.shape
         else:
             shape = _shape(shape)
+            if FreeDimension in shape:      # (CNTK 2.7's words; the uid is CNTK's count)
+                dims = dims_text(shape)
+                raise ValueError(f"Parameter/Constant 'Parameter('{name or 'Parameter'}', [], "
+                                 f"[{dims}])' has invalid shape '[{dims}]'; it is illegal for a "
+                                 "Parameter/Constant to have a FreeDimension.")
             if any(d < 0 for d in shape):
                 raise ValueError(f"Parameter: the shape {shape} has a dimension to infer, which "
                                  "Stadyn's compat does not do (give the full shape)")
