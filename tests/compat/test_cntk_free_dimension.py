@@ -213,3 +213,10 @@ def test_a_window_the_same_at_every_length_runs_at_each():
         got = y.eval({x: a})
         assert got.shape == (1, 1, (n + 1) // 2, (n + 1) // 2)
         np.testing.assert_allclose(got, expected.numpy()[..., :(n + 1) // 2, :(n + 1) // 2])
+
+
+def test_hardmax_over_a_sample_with_a_free_dimension_is_refused_clearly():
+    # (its one-hot size would be the length the graph was built with: wrong at another)
+    x = C.input_variable((F, 3), name="x")
+    with pytest.raises(ValueError, match=r"hardmax: the sample \(-3, 3\) has a free dimension"):
+        C.hardmax(x)

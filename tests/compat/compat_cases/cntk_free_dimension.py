@@ -169,3 +169,37 @@ def free_dimension__what_needs_its_size(C, r):
     t = C.times(C.parameter((2, 4), init=0.25), col)
     res["times right"] = [list(t.shape), t.eval({col: _rows(1, 4, 5)})]
     return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.ops.flatten",
+                  "cntk.ops.pad", "cntk.ops.dropout", "cntk.ops.softmax", "cntk.ops.transpose",
+                  "cntk.ops.splice", "cntk.ops.times_transpose"],
+           note="more ops over (FreeDimension, 3) and (3, FreeDimension), their shapes and "
+                "values at lengths 4 and 2: flatten (1, -3) (Stadyn wrote the length it was "
+                "built with into the reshape: a (2, 4, 3) minibatch came out (4, 1, 6)), pad "
+                "and dropout keep -3 (Stadyn showed the last length), plus a (4, 3) constant "
+                "is (4, 3); Stadyn refused the input's shape before")
+def free_dimension__more_ops(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.flatten", "cntk.ops.pad",
+            "cntk.ops.dropout", "cntk.ops.softmax", "cntk.ops.transpose", "cntk.ops.splice",
+            "cntk.ops.times_transpose", "cntk.ops.reduce_max", "cntk.ops.slice",
+            "cntk.ops.reduce_sum", "cntk.Function.eval", "cntk.Function.shape")
+    F = C.FreeDimension
+    x = C.input_variable((F, 3), name="x")
+    y = C.input_variable((3, F), name="y")
+    made = {"flatten": C.flatten(x), "pad": C.pad(x, pattern=[(1, 2), (0, 0)]),
+            "dropout": C.dropout(x, 0.0), "softmax": C.softmax(x, axis=0),
+            "reduce_max": C.reduce_max(x, axis=0), "transpose": C.transpose(x, (1, 0)),
+            "splice": C.splice(x, x * 2, axis=1), "slice from the end": C.slice(x, 0, -2, 0),
+            "times_transpose": C.times_transpose(x, C.constant(
+                np.arange(6, dtype=np.float32).reshape(2, 3) / 6)),
+            "y reduce_sum": C.reduce_sum(y, axis=1),
+            "plus a fixed (4, 3)": x + C.constant(np.arange(12, dtype=np.float32).reshape(4, 3))}
+    res = {}
+    for label, f in sorted(made.items()):
+        res[label + " shape"] = list(f.shape)
+        for n in ((4,) if "fixed" in label else (4, 2)):
+            arg = f.arguments[0]
+            shape = [d if d != -3 else n for d in arg.shape]
+            res["%s %d" % (label, n)] = f.eval({arg: _rows(*([2] + shape))})
+    return res

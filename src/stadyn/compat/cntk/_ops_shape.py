@@ -65,6 +65,9 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     v = _as_operand(x)
     if FREE_DIMENSION in shape:
         shape = _free_target(v, shape)
+        if begin is None and end is None and lead_axes(x) == 1:    # (the whole sample, the
+            # free axis' part inferred at each run)
+            return named(wrap(F.reshape_trailing(v, shape, base_axis=1)), name, "Reshape")
     out = _reshape_after_steps(v, shape, begin, end) if lead_axes(x) == 1 else None
     if out is None:
         out = S.reshape_sample(v, shape, batched(x), begin, end, sequence=lead_axes(x) == 2)
@@ -284,6 +287,10 @@ def flatten(x, axis=None, name: str = ""):
     k = 0 if axis is None else (axis.static_axis_index() if isinstance(axis, Axis)
                                 else int(axis)) % max(len(shape), 1)
     new = (math.prod(shape[:k]), math.prod(shape[k:]))
+    free = [a - lead_axes(x) for a in free_steps(_as_operand(x))]
+    if len(free) == 1:          # (an input's free dimension: its part is each run's)
+        new = tuple(FREE_DIMENSION if (free[0] < k) == (j == 0) else d
+                    for j, d in enumerate(new))
     return named(reshape(x, new), name, "Flatten")
 
 

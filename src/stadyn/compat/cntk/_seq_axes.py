@@ -13,7 +13,7 @@
   CNTK shows as a free dimension (``-3``: ``(-3, 3)`` for steps of 3, ``(-3,)`` for the mask);
   so do the values computed from it by ops that keep that axis, as CNTK 2.7's ``.shape`` shows:
   element by element (``tanh``, ``* 2``, ``+ b``), ``times`` by a weight, ``reshape`` of the
-  axes after it (or of it with all after it: ``(-3,)``), ``slice``/``pad`` of other axes,
+  axes after it (or of it with all after it: ``(-3,)``), ``slice`` of other axes, ``pad``,
   ``transpose``, reductions over other axes, ``splice``.
 * An **input's free dimensions** (``input_variable((C.FreeDimension, 3))``, marked by
   :func:`stadyn.graph.mark_free_dimensions`) are shown as ``-3`` the same way, and through
@@ -116,6 +116,8 @@ def free_steps(v: Variable) -> frozenset:
             for i in inputs:
                 if found[id(i)]:
                     axes |= _kept_steps(node, i, found[id(i)], tuple(u.shape))
+            if node.spec.category in _ELEMENTWISE or node.spec.name in _SAME_AXES:
+                axes -= _fixed_by_others(inputs, found, len(u.shape))
         found[id(u)] = frozenset(axes)
     return found[id(v)]
 
@@ -140,13 +142,26 @@ def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str 
 
 
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
-_SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip"})
+_SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip",
+                        "dropout"})
 _MOVING = frozenset({"slice", "pad", "transpose", "concatenate", "affine", "reshape",
                      "reshape_trailing", "one_hot"})
 # ops that slide a window over the axes after the batch and channel axes (N, C, *spatial)
 _WINDOWS = frozenset({"convolution", "deconvolution", "depthwise_convolution",
                       "depthwise_deconvolution", "max_pooling", "average_pooling",
                       "sum_pooling"})
+
+
+def _fixed_by_others(inputs: list, found: dict, rank: int) -> set:
+    """The axes of an element-wise op's output (of ``rank``, inputs aligned on the right) where
+    some input has a fixed length above 1: a free axis broadcast against it takes that length
+    (CNTK 2.7: ``(-3, 3) + (4, 3)`` is ``(4, 3)``)."""
+    fixed = set()
+    for i in inputs:
+        offset = rank - i.ndim
+        fixed |= {a + offset for a, d in enumerate(i.shape)
+                  if d > 1 and a not in found.get(id(i), ()) and a + offset > 0}
+    return fixed
 
 
 def _carries(node) -> bool:
@@ -169,8 +184,8 @@ def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
     axis of unpacked steps; a slice of the steps counted from the start at both ends holds its
     static number of steps, one counted from the end keeps them)."""
     name, rank = node.spec.name, len(x.shape)
-    if node.spec.category in _ELEMENTWISE or name in _SAME_AXES:
-        return {a for a in free if len(shape) == rank and shape[a] == x.shape[a]}
+    if node.spec.category in _ELEMENTWISE or name in _SAME_AXES:    # (the lengths may be
+        return {a for a in free if len(shape) == rank}      # stale; _fixed_by_others decides)
     if name in _REDUCTIONS:
         axis = _arg(node, "axis", 1)
         axes = set(range(rank)) if axis is None else {
@@ -187,10 +202,8 @@ def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
         start, stop = _arg(node, "start", 1) or (), _arg(node, "stop", 2) or ()
         return {a for a in free if not ((a >= len(start) or (start[a] or 0) >= 0)
                                         and a < len(stop) and (stop[a] or 0) > 0)}
-    if name == "pad":
-        width = tuple(_arg(node, "pad_width", 1, ()))
-        first = rank - len(width) // 2           # the pairs pad the last axes
-        return {a for a in free if a < first or not any(width[2 * (a - first):2 * (a - first) + 2])}
+    if name == "pad":           # CNTK 2.7 keeps -3 on a padded free axis too
+        return set(free) if len(shape) == rank else set()
     if name in _WINDOWS:        # a free spatial axis of an image stays free (CNTK's FCNs)
         return {a for a in free if a >= 2} if x is node.inputs[0] else set()
     if name == "one_hot":                        # the last axis, of indices, made classes
