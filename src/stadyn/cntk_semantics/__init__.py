@@ -46,13 +46,14 @@ from ._ops import (class_ids, constant_like, divide, hardmax, log_add_exp, logis
                    sequence_columns,
                    straight_through)
 from ._windows import (auto_padding, convolution, convolution_transpose, max_unpooling,
-                       padded, pooling, refuse_window_beyond_input, roi_pooling,
-                       window_edges)
+                       padded, pooling, refuse_window_beyond_input,
+                       refuse_windows_over_free_lengths, roi_pooling, window_edges)
 
 __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_sample",
            "reshape_samples", "over_sample", "broadcast_pair", "auto_padding", "padded",
            "window_edges", "convolution",
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
-           "refuse_window_beyond_input", "straight_through", "logistic", "constant_like",
-           "class_ids", "crop", "crop_offsets", "log_add_exp", "sequence_columns"]
+           "refuse_window_beyond_input", "refuse_windows_over_free_lengths", "straight_through",
+           "logistic", "constant_like", "class_ids", "crop", "crop_offsets", "log_add_exp",
+           "sequence_columns"]
 

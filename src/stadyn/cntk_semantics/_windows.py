@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import functions as F
 from .._errors import ShapeError
-from ..graph import Variable, format_location, user_location
+from ..graph import Variable, format_location, user_location, widen_free_dimensions
 
 from ._axes import _per_axis
 
@@ -135,6 +135,58 @@ def _symmetric(pads, sizes, kernels, strides, dilations) -> tuple[int, ...] | No
     return tuple(out)
 
 
+def _fit_free_dimensions(x: Variable, spans: Sequence[int]) -> None:
+    """An input whose free dimensions (CNTK's ``FreeDimension``) were never fed holds a
+    stand-in length there: lengthen it where ``x``'s last axes are shorter than the window
+    ``spans`` (CNTK infers nothing from a free axis; the data fed decides)."""
+    n = len(spans)
+    widen_free_dimensions([x], lambda: all(
+        int(s) >= k for s, k in zip(x.shape[x.ndim - n:], spans)))
+
+
+def refuse_windows_over_free_lengths(free: Sequence[bool], window: Sequence[int],
+                                     strides: Sequence[int], auto: Sequence[bool],
+                                     dilation: Sequence[int] | int = 1, op: str = "pooling",
+                                     shape: tuple = (), ceil: bool = False) -> None:
+    """Refuse a window op over free dimensions (the axes flagged in ``free``: CNTK's
+    ``FreeDimension``, each minibatch's length) whose CNTK geometry depends on the length: the
+    padding CNTK 2.7 puts before the first window, or the count of windows the fixed padding
+    gives, changes with it (an even window auto-padded every 2), while a static graph fixes the
+    padding when it is built (checked against CNTK 2.7 for windows of 2 to 5 every 1 to 3 over
+    lengths 6 to 12: those it refuses are those whose values went wrong).  A ``ShapeError``
+    naming the op and the user's line.
+
+    Example:
+        >>> refuse_windows_over_free_lengths([True], (3,), (2,), [True])     # the same at all
+        >>> refuse_windows_over_free_lengths([True], (2,), (2,), [True])
+        Traceback (most recent call last):
+        ...
+        stadyn._errors.ShapeError: pooling: a window (2,) every (2,) auto-padded over a free ...
+    """
+    n = len(window)
+    strides, dilation, auto = _per_axis(strides, n), _per_axis(dilation, n), _per_axis(auto, n)
+    for on, k, s, d, a in zip(free, window, strides, dilation, auto):
+        if not on:
+            continue
+        span = d * (int(k) - 1) + 1
+        first = None
+        for size in range(span, span + 2 * int(s) + 2):
+            lo, hi = window_edges(size, int(k), int(s), bool(a), ceil=ceil, dilation=d,
+                                  refuse=False)
+            count = (size + lo + hi - span) // int(s) + 1
+            if first is None:
+                first = (lo, hi)
+            if lo != first[0] or (size + first[0] + first[1] - span) // int(s) + 1 != count:
+                where = format_location(user_location())
+                raise ShapeError(
+                    f"{op}: a window {tuple(int(v) for v in window)} every "
+                    f"{tuple(int(v) for v in strides)} auto-padded over a free dimension (-3) "
+                    f"of an input of shape {shape}: CNTK pads it by each minibatch's "
+                    "length, which Stadyn's static graph fixes when it is built (not "
+                    "supported; an odd window, a stride of 1 or no padding is the same at "
+                    "every length)" + (f" (made at {where})" if where else ""))
+
+
 def refuse_window_beyond_input(window: Sequence[int], sizes: Sequence[int], op: str) -> None:
     """CNTK refuses a convolution or pooling window longer than its input on any axis, padded
     or not (``ConvolveGeometry::ComputeOutputShape``, CNTK's Source/Math/ConvolveGeometry.h:447,
@@ -176,6 +228,7 @@ def convolution(x: Variable, weight: Variable, bias: Variable | None, strides: S
     kernel = tuple(weight.shape[2:])
     n = len(kernel)
     strides, dilation = _per_axis(strides, n), _per_axis(dilation, n)
+    _fit_free_dimensions(x, tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation)))
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(kernel, sizes, "convolution")
     if any(lower_pad or ()) or any(upper_pad or ()):
@@ -269,6 +322,7 @@ def pooling(x: Variable, window: Sequence[int], strides: Sequence[int],
     window = tuple(int(k) for k in window)
     n = len(window)
     strides = _per_axis(strides, n)
+    _fit_free_dimensions(x, window)
     sizes = tuple(x.shape[-n:])
     refuse_window_beyond_input(window, sizes, "pooling")
     pads = _pooling_edges(sizes, window, strides, auto_pad, ceil_out_dim, lower_pad, upper_pad)

@@ -11,8 +11,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_passes.py`` — rewrites of traced programs; ``_partition.py`` — forward/backward split;
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
-* ``_free_axes.py`` — inputs whose batch axis the data sizes (CNTK's), conformed when a build
-  joins one never fed with values of a fed batch;
+* ``_free_axes.py`` — inputs whose batch axis (and free dimensions) the data sizes (CNTK's),
+  conformed when a build joins one never fed with values of a fed batch;
 * ``_interpret.py`` — :func:`interpret`, the reference semantics; :func:`refresh_shapes`;
 * ``_subgraph.py`` — :class:`Subgraph` (nodes, leaves and their roles), :func:`value_key`;
 * ``_apply.py`` — :func:`apply`, one op call in either mode;
@@ -35,7 +35,9 @@ Files by concern (imports point down this list; see docs/architecture.md):
 from ._apply import _conform, apply
 from ._base_axis import base_axis_kept
 from ._context import Context, context, context_scope, get_current_context, set_default_context
-from ._free_axes import conform_unfed_inputs, fed_for_a_run, free_batch_input, has_free_batch
+from ._free_axes import (behind_free_dimensions, conform_for_op, conform_unfed_inputs,
+                         fed_for_a_run, free_batch_input, free_dimensions, has_free_batch,
+                         holds_free_stand_ins, mark_free_dimensions, widen_free_dimensions)
 from ._grad_buffers import eager_grad_out, release_grads, take_released
 from ._late_leaves import grad_of_dynamic_graph, grad_seed
 from ._first_pass import (broadcast_like, first_pass_shape, joint_inference,
@@ -120,8 +122,11 @@ __all__ = [
     "new_lengths", "set_sequence_axis", "hoist_invariants", "first_pass_shape", "broadcast_like",
     "joint_inference",
     "note_first_pass", "step_first_pass",
-    # inputs whose batch axis the data sizes (CNTK's dynamic axes, _free_axes.py)
+    # inputs whose batch axis and free dimensions the data sizes (CNTK's dynamic axes and
+    # FreeDimension, _free_axes.py)
     "free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
+    "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
+    "holds_free_stand_ins", "behind_free_dimensions",
 ]
 
-_conform[0] = conform_unfed_inputs      # a static build's retry when an op rejects shapes
+_conform[0] = conform_for_op      # a static build's retry when an op rejects shapes

@@ -37,7 +37,7 @@ __all__ = ["apply", "argument_error", "op_error"]
 _Tensor = torch.Tensor
 
 # What a static build tries when an op rejects its inputs' shapes, before it reports the error:
-# ``_free_axes.conform_unfed_inputs`` (above this module; installed by the package).
+# ``_free_axes.conform_for_op`` (above this module; installed by the package).
 _conform: list = [None]
 
 
@@ -259,17 +259,18 @@ def _provisional(spec, margs: list, mkw: dict):
 
 def _infer_conformed(spec, args: tuple, kwargs: dict, inputs: list):
     """The op's shape inference once more after inputs never fed took the batch of those that
-    were (:mod:`~stadyn.graph._free_axes`); None if nothing changed or it fails again."""
+    were, or lengths on their free dimensions that the op takes (:mod:`~stadyn.graph._free_axes`,
+    ``conform_for_op``); None if nothing changed or it fails again."""
     conform = _conform[0]
-    if conform is None or not inputs or not conform(inputs):
+    if conform is None or not inputs:
         return None
-    margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
-    mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
-           if kwargs else kwargs)
-    try:
+
+    def infer():        # (on the inputs' shapes as they stand now)
+        margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
+        mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
+               if kwargs else kwargs)
         return spec.infer(margs, mkw)
-    except Exception:  # noqa: BLE001 - the first error is the one reported
-        return None
+    return conform(inputs, infer)
 
 
 def _has_sequence_axis(inputs: list) -> bool:

@@ -15,6 +15,14 @@ CNTK's inputs hold nothing between runs; data a user put in an input is never re
 Nothing changes for a graph whose ops accept their inputs, and an NNabla-style Variable (fixed
 shape) is never resized.
 
+An input may have free dimensions besides (CNTK's ``FreeDimension``: ``input_variable((-3,
+3))``): axes of the sample whose length each minibatch gives, marked by
+:func:`mark_free_dimensions` and read by :func:`free_dimensions`.  Until it is fed such an axis
+has length 1 (an op that needs more, a convolution or pooling window, doubles it until the op
+takes it: :func:`widen_free_dimensions`); the data fed replaces it whole (every sample of a
+minibatch of one length), and a static plan is made anew for each new length as for each new
+batch size.
+
 Example:
     >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
     >>> from stadyn.graph import free_batch_input
@@ -28,7 +36,7 @@ Example:
 from __future__ import annotations
 
 import weakref
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
@@ -37,7 +45,9 @@ from ._subgraph import Subgraph
 from ._tensors import data_of
 from ._variable import Variable
 
-__all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run"]
+__all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
+           "mark_free_dimensions", "free_dimensions", "widen_free_dimensions", "conform_for_op",
+           "holds_free_stand_ins", "behind_free_dimensions"]
 
 # Leaves marked by free_batch_input -> the placeholder buffer they were marked with and its
 # version: an input still holding that buffer, never written, was never fed.
@@ -46,6 +56,12 @@ _FREE: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
 # Free inputs fed for a run (fed_for_a_run) -> the buffer fed and its version
 _RUN_FED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
+# Leaves with free dimensions (mark_free_dimensions) -> those axes of their shape
+_FREE_DIMS: "weakref.WeakKeyDictionary[Variable, frozenset[int]]" = weakref.WeakKeyDictionary()
+# ... and the placeholder buffer they hold until fed, with its version (as _FREE's)
+_FREE_DIMS_UNFED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
+    weakref.WeakKeyDictionary()
+_WIDEST = 4096      # widen_free_dimensions doubles an unfed free dimension up to this length
 
 
 def free_batch_input(v: Variable) -> Variable:
@@ -71,6 +87,145 @@ def has_free_batch(v: Variable) -> bool:
     """Whether ``v`` is an input whose batch axis is sized by the data fed
     (:func:`free_batch_input`)."""
     return v in _FREE
+
+
+def mark_free_dimensions(v: Variable, axes: Sequence[int]) -> Variable:
+    """Mark the axes ``axes`` of the leaf ``v``'s shape (the batch axis is axis 0) as free
+    dimensions: each minibatch fed gives their lengths, as CNTK's ``FreeDimension`` in an
+    input's shape; returns ``v``.  CNTK's ``input_variable((C.FreeDimension, 3))`` makes
+    ``(1, 1, 3)`` with axis 1 free.
+
+    Example:
+        >>> import torch, stadyn as sd
+        >>> from stadyn.graph import free_dimensions, mark_free_dimensions
+        >>> x = mark_free_dimensions(sd.Variable((1, 1, 3)), [1])
+        >>> x.data = torch.ones(2, 5, 3)             # a minibatch of 2 samples of 5 rows
+        >>> free_dimensions(x), (x * 2).shape
+        (frozenset({1}), (2, 5, 3))
+    """
+    if v.parent is not None:
+        raise ValueError("mark_free_dimensions: only a graph input (a leaf) has free dimensions")
+    marked = frozenset(int(a) % max(v.ndim, 1) for a in axes)
+    if any(a >= v.ndim for a in axes):
+        raise ValueError(f"mark_free_dimensions: axes {sorted(axes)} beyond the shape {v.shape}")
+    if marked:
+        _FREE_DIMS[v] = marked
+        data = data_of(v)
+        _FREE_DIMS_UNFED[v] = (data, data._version)
+    return v
+
+
+def free_dimensions(v: Variable) -> frozenset:
+    """The axes of the leaf ``v``'s shape marked free (:func:`mark_free_dimensions`); empty
+    for any other Variable.
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.graph import free_dimensions
+        >>> free_dimensions(sd.Variable((2, 3)))
+        frozenset()
+    """
+    return _FREE_DIMS.get(v, frozenset())
+
+
+def _free_dims_unfed(v: Variable) -> bool:
+    record = _FREE_DIMS_UNFED.get(v)
+    return record is not None and v._data is record[0] and record[0]._version == record[1]
+
+
+def widen_free_dimensions(variables: Sequence[Variable], fits: Callable[[], bool]) -> bool:
+    """Where ``variables`` are computed from inputs with free dimensions that were never fed
+    (their length a stand-in, 1), double those dimensions' lengths until ``fits()`` holds (a
+    window fits in the values), re-inferring the values between; returns whether it fits.
+    Where doubling does not make it fit (the axis that is too short is no free one, or an op
+    between refuses), everything is left as it was.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import mark_free_dimensions, widen_free_dimensions
+        >>> x = mark_free_dimensions(sd.Variable((1, 1, 1)), [2])
+        >>> h = F.tanh(x)
+        >>> widen_free_dimensions([h], lambda: h.shape[-1] >= 3), h.shape, x.shape
+        (True, (1, 1, 4), (1, 1, 4))
+    """
+    if fits():
+        return True
+    sub = Subgraph(list(variables))
+    leaves = [u for u in sub.leaves if _free_dims_unfed(u)]
+    if not leaves:
+        return False
+    before = [(u, u._shape, u._data, _FREE_DIMS_UNFED[u], _FREE.get(u)) for u in leaves]
+    length = max(u._shape[a] for u in leaves for a in _FREE_DIMS[u])
+    try:
+        while length < _WIDEST:
+            length *= 2
+            for u in leaves:
+                u.reset_shape(tuple(length if k in _FREE_DIMS[u] else d
+                                    for k, d in enumerate(u._shape)))
+                _FREE_DIMS_UNFED[u] = (u._data, u._data._version)     # still a stand-in
+                if u in _FREE:
+                    _FREE[u] = (u._data, u._data._version)
+            refresh_shapes(sub.nodes, sub.leaves)
+            if fits():
+                return True
+    except Exception:  # noqa: BLE001 - an op between refuses the lengths: as before, below
+        pass
+    for u, shape, data, record, batch_record in before:
+        u._shape, u._data, _FREE_DIMS_UNFED[u] = shape, data, record
+        if batch_record is not None:
+            _FREE[u] = batch_record
+    refresh_shapes(sub.nodes, sub.leaves)
+    return False
+
+
+def behind_free_dimensions(v: Variable) -> bool:
+    """Whether ``v`` is computed from an input with free dimensions (fed or not).
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.graph import behind_free_dimensions, mark_free_dimensions
+        >>> x = mark_free_dimensions(sd.Variable((1, 1, 3)), [1])
+        >>> behind_free_dimensions(x + 1), behind_free_dimensions(sd.Variable((1, 3)) + 1)
+        (True, False)
+    """
+    return any(u in _FREE_DIMS for u in Subgraph([v]).leaves)
+
+
+def holds_free_stand_ins(v: Variable) -> bool:
+    """Whether ``v`` is computed from an input whose free dimensions were never fed (their
+    lengths stand-ins: a shape computed from them says nothing of a run's).
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.graph import holds_free_stand_ins, mark_free_dimensions
+        >>> x = mark_free_dimensions(sd.Variable((1, 1, 3)), [1])
+        >>> holds_free_stand_ins(x * 2), holds_free_stand_ins(sd.Variable((1, 3)))
+        (True, False)
+    """
+    return any(_free_dims_unfed(u) for u in Subgraph([v]).leaves)
+
+
+def conform_for_op(inputs: Sequence[Variable], infer: Callable[[], object]):
+    """What a static build tries when an op refuses the shapes of ``inputs``: the op's
+    shape inference ``infer()`` once more after :func:`conform_unfed_inputs`, else after
+    :func:`widen_free_dimensions` (an unfed free dimension too short for a window); its
+    result, or None where neither helps."""
+    if conform_unfed_inputs(inputs):
+        try:
+            return infer()
+        except Exception:  # noqa: BLE001 - the first error is the one reported
+            return None
+    found: list = []
+
+    def fits() -> bool:
+        try:
+            found[:] = [infer()]
+        except Exception:  # noqa: BLE001 - still too short: widen further
+            return False
+        return True
+    if not any(holds_free_stand_ins(v) for v in inputs):
+        return None
+    return found[0] if widen_free_dimensions(inputs, fits) and found else None
 
 
 def _never_fed(v: Variable) -> bool:
@@ -128,8 +283,8 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     if not unfed:
         return False
     batch = batches.pop()
-    before = [(v, v._shape, v._data, _FREE[v], data_of(v._seq) if v._seq is not None else None)
-              for v in unfed]
+    before = [(v, v._shape, v._data, _FREE[v], data_of(v._seq) if v._seq is not None else None,
+               _FREE_DIMS_UNFED.get(v)) for v in unfed]
     changed = False
     for v in unfed:
         lead = (batch,)
@@ -138,8 +293,11 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
         shape = lead + v._shape[len(lead):]
         if shape == v._shape:
             continue
+        stand_in = _free_dims_unfed(v)
         v.reset_shape(shape)
         _FREE[v] = (v._data, v._data._version)      # still a placeholder
+        if stand_in:                                # (and its free dimensions' lengths)
+            _FREE_DIMS_UNFED[v] = (v._data, v._data._version)
         if v._seq is not None:                 # every sequence as long as the padded axis
             lengths = v._seq
             lengths.data = torch.full((batch,), shape[1], dtype=torch.int64,
@@ -150,8 +308,10 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     try:
         refresh_shapes(sub.nodes, sub.leaves)
     except Exception:  # noqa: BLE001 - an op upstream refuses the batch: leave things as they were
-        for v, shape, data, record, lengths in before:
+        for v, shape, data, record, lengths, stand_in in before:
             v._shape, v._data, _FREE[v] = shape, data, record
+            if stand_in is not None:
+                _FREE_DIMS_UNFED[v] = stand_in
             if lengths is not None:
                 v._seq.data = lengths
         try:

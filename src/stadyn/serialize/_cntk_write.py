@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Sequence
 
 from .._fileutil import atomic_write
 from ..cntk_semantics import window_edges
-from ..graph import Variable
+from ..graph import Variable, behind_free_dimensions
 from . import _cntk_write_proto as P
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
     add_bias, convolution_attributes, element_divide
@@ -193,6 +193,17 @@ def _spatial(attrs, n: int, key: str, default: int) -> tuple:
     return tuple(value) if value is not None else (default,) * n
 
 
+def _free_auto_padding(kernel, stride, dilation, pad, auto) -> tuple:
+    """``(auto, pad)`` of a convolution over values computed from an input with free
+    dimensions (CNTK's ``FreeDimension``): a symmetric pad that is CNTK's automatic padding at
+    every length (an odd window every 1) written as the flag, since CNTK 2.7 refuses a file's
+    explicit pads over a free dimension ('kernel fills the entire space')."""
+    flags = tuple(bool(a) or (int(s) == 1 and int(k) % 2 == 1 and p > 0
+                              and int(p) == int(d) * (int(k) - 1) // 2)
+                  for k, s, d, p, a in zip(kernel, stride, dilation, pad, auto))
+    return flags, tuple(0 if f and not a else p for f, a, p in zip(flags, auto, pad))
+
+
 def _convolution(w, ins, uids, attrs, out, name):
     x, weight = ins[0], ins[1]
     nb = 1 if id(x) in w.batched else 0
@@ -205,6 +216,8 @@ def _convolution(w, ins, uids, attrs, out, name):
     # CNTK's automatic padding where the compat padded an even kernel (stored order: the
     # spatial axes, last first, then the channel axis)
     auto = w.auto_padded.get(id(x), (False,) * n)
+    if behind_free_dimensions(x):       # (CNTK refuses explicit pads over a free dimension)
+        auto, pad = _free_auto_padding(weight.shape[2:], stride, dilation, pad, auto)
     attributes = convolution_attributes(weight.shape[1:], (1, *stride), (1, *dilation),
                                         (False, *auto), (0, *pad), (0, *pad),
                                         groups=attrs["group"])

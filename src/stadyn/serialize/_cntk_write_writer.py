@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..graph import Variable
+from ..graph import Variable, free_dimensions
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
 from ._cntk_write_graph import Block, CntkWriteUnsupported
@@ -79,8 +79,9 @@ class Writer:
     def leaf(self, v: Variable, kind: str, name: str) -> str:
         uid = f"{kind.capitalize()}{next(self.count)}"
         self.uids[id(v)] = uid
-        shape = v.shape[self.lead(v):] if kind == "input" else \
-            self.leaf_shapes.get(id(v), v.shape)
+        free = free_dimensions(v)      # (CNTK's FreeDimension, -3: each minibatch's length)
+        shape = tuple(-3 if k in free else d for k, d in enumerate(v.shape))[self.lead(v):] \
+            if kind == "input" else self.leaf_shapes.get(id(v), v.shape)
         entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                  "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
                  "name": P.text(name), "shape": P.shape(shape),

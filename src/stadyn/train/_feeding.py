@@ -10,10 +10,10 @@ import numpy as np
 import torch
 
 from .._errors import DataError, ShapeError, StadynError
-from ..graph import Variable, data_of, fed_for_a_run
+from ..graph import Variable, data_of, fed_for_a_run, free_dimensions
 
 __all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
-           "loss_axis", "sample_count", "unwrap_input"]
+           "loss_axis", "sample_count", "unwrap_input", "fits_sample", "stack_samples"]
 
 
 def _as_array(value: Any) -> np.ndarray | torch.Tensor:
@@ -55,7 +55,62 @@ def _feed_sequences(var: Variable, value: Any) -> int:
 
 
 def _dims(shape) -> str:
-    return "[" + " x ".join(str(d) for d in shape) + "]"
+    return "[" + " x ".join("*" if d == _FREE else str(d) for d in shape) + "]"
+
+
+_FREE = -3      # CNTK's FreeDimension, as a sample's shape shows a free dimension
+
+
+def _sample_shape(var: Variable, lead: int = 1) -> tuple:
+    """``var``'s per-sample shape (after ``lead`` batch and sequence axes), ``-3`` for each of
+    its free dimensions (:func:`~stadyn.graph.mark_free_dimensions`)."""
+    free = free_dimensions(var)
+    return tuple(_FREE if k + lead in free else d for k, d in enumerate(var.shape[lead:]))
+
+
+def fits_sample(var: Variable, shape: Sequence[int], lead: int = 1) -> bool:
+    """Whether ``shape`` is that of one sample of the input ``var`` (any length on a free
+    dimension).
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.graph import mark_free_dimensions
+        >>> x = mark_free_dimensions(sd.Variable((1, 1, 3)), [1])
+        >>> fits_sample(x, (7, 3)), fits_sample(x, (7, 2)), fits_sample(x, (3,))
+        (True, False, False)
+    """
+    sample = _sample_shape(var, lead)
+    return len(shape) == len(sample) and all(
+        d == _FREE or d == int(n) for d, n in zip(sample, shape))
+
+
+def stack_samples(var: Variable, samples: Sequence[Any]) -> np.ndarray:
+    """A list of samples (arrays) for the input ``var`` as one minibatch array; samples of
+    different lengths on a free dimension are refused in CNTK 2.7's words (``Value::Create``
+    takes a list's entries as sequences, each of one sample).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.graph import mark_free_dimensions
+        >>> x = mark_free_dimensions(sd.Variable((1, 1, 3)), [1])
+        >>> stack_samples(x, [np.ones((2, 3)), np.ones((2, 3))]).shape
+        (2, 2, 3)
+        >>> stack_samples(x, [np.ones((4, 3)), np.ones((2, 3))])
+        Traceback (most recent call last):
+        ...
+        stadyn._errors.ShapeError: Value::Create: The shape '[2 x 3]' of sequence #1 is not ...
+    """
+    arrays = [np.asarray(v, dtype=np.dtype(var.dtype)) for v in samples]
+    if free_dimensions(var) and arrays:
+        first = arrays[0].shape
+        for k, a in enumerate(arrays[1:], 1):
+            if a.shape != first:
+                raise ShapeError(
+                    f"Value::Create: The shape '{_dims(a.shape)}' of sequence #{k} is not "
+                    f"compatible with the sample shape '{_dims(_sample_shape(var))}'.\ninput "
+                    f"{var.name or ''}: sample {k} has shape {a.shape}, sample 0 {first}: the "
+                    "samples of one minibatch have one length on each free dimension")
+    return np.stack(arrays)
 
 
 def _too_many_axes(var: Variable, shape: tuple, dynamic: int) -> str:
@@ -99,6 +154,8 @@ def _feed(var: Variable, value: Any) -> int:
     lengths = getattr(value, "lengths", None)
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]
+    if isinstance(value, (list, tuple)) and free_dimensions(var):
+        value = stack_samples(var, value)       # (one length per minibatch, CNTK's words)
     arr = value if type(value) is np.ndarray else _as_array(value)
     data = data_of(var)
     if not data.dtype.is_floating_point and data.dtype != torch.bool:
@@ -110,7 +167,8 @@ def _feed(var: Variable, value: Any) -> int:
         else:
             var.d = arr
     else:
-        if tuple(arr.shape[1:]) != var.shape[1:]:
+        if tuple(arr.shape[1:]) != var.shape[1:] and not (
+                free_dimensions(var) and fits_sample(var, tuple(arr.shape[1:]))):
             raise ShapeError(_misfit(var, tuple(arr.shape)))
         t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
             np.ascontiguousarray(arr))
@@ -124,7 +182,7 @@ def _misfit(var: Variable, shape: tuple) -> str:
     """What is wrong with a minibatch of ``shape`` for ``var``: CNTK 2.7's ValueError first
     (a value of lower rank than the sample, else trailing dimensions that differ), then the
     input and the shapes as Stadyn sees them."""
-    sample = tuple(var.shape[1:])
+    sample = _sample_shape(var)
     dims = _dims
     name = var.name or "input"
     if len(shape) > len(sample) + 2:
@@ -142,7 +200,8 @@ def _misfit(var: Variable, shape: tuple) -> str:
         first = (f"The trailing dimensions of the Value shape '{dims(shape)}' do not match the "
                  f"Variable '{name}' shape '{dims(sample)}'.")
     return (f"{first}\ninput {var.name or ''}: a minibatch of shape {shape} does not fit an "
-            f"input of per-sample shape {sample}")
+            f"input of per-sample shape {sample}" + (" (-3: a free dimension, any length)"
+                                                     if _FREE in sample else ""))
 
 
 # ops whose second input holds class ids (converted to integers, so a fraction is truncated)

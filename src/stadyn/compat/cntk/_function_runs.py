@@ -25,7 +25,7 @@ import torch
 from ... import io as _io
 from ..._errors import EmptySequenceError
 from ...graph import Variable, forward_all, graph_version, topological_nodes, training
-from ...train import feed
+from ...train import feed, fits_sample, stack_samples
 from . import _graph as G
 from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
@@ -136,8 +136,7 @@ class FunctionRuns:
                 feed(unwrap(target), value)      # one array per sequence, of its own length
                 continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
-                value = np.stack([np.asarray(v, dtype=np.dtype(unwrap(target).dtype))
-                                  for v in value])
+                value = stack_samples(unwrap(target), value)
             var = unwrap(target)
             from_reader = isinstance(value, _io.MinibatchData)
             if hasattr(value, "asarray") and not isinstance(value, np.ndarray):
@@ -151,7 +150,7 @@ class FunctionRuns:
                 arr = arr.reshape((arr.shape[0],) + tuple(var.shape[1:]))   # (N, 1, ...) data
             if var.sequence_lengths is not None and arr.ndim == var.ndim - 1:
                 arr = arr[None]     # one sequence's steps (CNTK 2.7 reads an array so)
-            if G.BATCH(var) and tuple(arr.shape) == tuple(var.shape[1:]):
+            if G.BATCH(var) and fits_sample(var, tuple(arr.shape)):
                 arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
             if G.BATCH(var) and isinstance(arr, np.ndarray) and arr.ndim == var.ndim:
                 refuse_no_rows({target: arr}, "Function.eval or forward")

@@ -19,14 +19,16 @@ from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import wrap
-from ._seq_axes import free_steps
+from ._seq_axes import free_steps, refuse_free_windows
+from ._variables import dims_text
 
 
 def _refuse_weights_over_steps(layer: Any, values: list) -> None:
-    """CNTK 2.7 refuses a ``Dense`` whose weight would take its input dimensions from
-    ``sequence.unpack``'s padded steps (a free dimension, -3): their number is the run's, so
-    the weight would have none (a ValueError when applied); ``input_rank``/``map_rank`` that
-    leave the steps out apply it to each step."""
+    """CNTK 2.7 refuses a ``Dense`` whose weight would take its input dimensions from a free
+    dimension (-3: an input's ``FreeDimension``, ``sequence.unpack``'s padded steps): their
+    number is the run's, so the weight would have none (a ValueError, in CNTK's ``Times``
+    words, when applied); ``input_rank``/``map_rank`` that leave the free axes out apply it
+    to each row."""
     if not isinstance(layer, _L.Dense) or layer.parameters or len(values) != 1:
         return
     x = values[0]
@@ -38,10 +40,32 @@ def _refuse_weights_over_steps(layer: Any, values: list) -> None:
     else:
         base = 1 + int(layer.map_rank or 0)
     if any(a >= base for a in free):
-        raise ValueError(f"Dense: its weight W cannot take its input dimensions from the "
-                         f"steps of sequence.unpack (a free dimension, -3) of its input of "
-                         f"shape {wrap(x).shape} (CNTK 2.7 refuses it too); apply it to each "
-                         "step with input_rank=1 or map_rank=1")
+        sample = tuple(wrap(x).shape)
+        out = tuple(layer.shape)
+        declared = (-1,) * int(layer.input_rank or 1) + out
+        inferred = tuple(-1 if d == -3 else d for d in sample[base - 1:]) + out
+        shown = dims_text
+        name = G.name_of(x) or f"Placeholder{next(_UIDS)}"
+        raise ValueError(
+            f"Times: right operand 'Parameter('W', [], [{shown(declared)}])' shape "
+            f"'[{shown(inferred)}]' dimension cannot be inferred from a left operand "
+            f"'Placeholder('{name}', [#], [{shown(sample)}])' shape '[{shown(sample)}]' free "
+            f"dimension.\nDense: its weight W cannot take its input dimensions from a free "
+            f"dimension (-3) of its input of shape {sample}; apply it to each row with "
+            "input_rank=1 or map_rank=1")
+
+
+def _refuse_windows_over_free_lengths(layer: Any, values: list) -> None:
+    """A ``Convolution``, ``MaxPooling`` or ``AveragePooling`` layer whose CNTK padding over a
+    free dimension of its input would depend on each minibatch's length is refused
+    (:func:`._seq_axes.refuse_free_windows`); the same at every length, it runs."""
+    window = getattr(layer, "filter_shape", None)
+    if window is None or len(values) != 1 or not isinstance(values[0], Variable) or \
+            not isinstance(layer, (_L.Convolution, _L.MaxPooling, _L.AveragePooling)):
+        return
+    pad = layer.pad if isinstance(layer.pad, bool) else tuple(bool(p) for p in layer.pad)
+    refuse_free_windows(values[0], window, getattr(layer, "strides", 1), pad,
+                        getattr(layer, "dilation", 1), type(layer).__name__)
 
 
 _UIDS = itertools.count(1)

@@ -25,6 +25,7 @@ from ._deferred_shapes import placeholder_stand_ins
 from ._function_pure import refuse_parameters
 from ._late import late
 from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
+                               _refuse_windows_over_free_lengths,
                                adopt_applied, declared_parameters, makes_parameters)
 from ._layer_shown import RECURRENCES, shown_layer, shown_name
 from ._layers_identity import identity
@@ -127,6 +128,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
             return self._signature(*args)
         values = [operand(a) for a in args]
         _refuse_weights_over_steps(self.layer, values)
+        _refuse_windows_over_free_lengths(self.layer, values)
         with joint_inference(), cntk_parameters():  # CNTK infers the layer's graph with
             out = self.layer(*values) if isinstance(self.layer, _CompositeLayer) else \
                 apply_to_samples(self.layer, values)    # its operands (a Sequential's steps:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...graph import Variable
+from ...graph import Variable, free_dimensions
 from . import _graph as G
 from ._late import late
 from ._printed import type_text
@@ -136,10 +136,11 @@ class VariableMixin:
         v = self.variable
         if v in G.SHAPELESS:
             return G.INFERRED_SHAPES.get(v, (-2,))
-        if not G.BATCH(v):
-            return tuple(v.shape)
+        if not G.BATCH(v):         # (an input made with dynamic_axes=[]: its free dimensions)
+            free = free_dimensions(v)
+            return tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(v.shape))
         lead = 2 if v.sequence_lengths is not None else 1   # a sequence axis too
-        free = free_steps(v)        # sequence.unpack's padded steps: CNTK's free dimension
+        free = free_steps(v)        # sequence.unpack's padded steps, an input's free dimensions
         return tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(v.shape))[lead:]
 
     @property

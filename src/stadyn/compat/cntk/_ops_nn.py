@@ -21,6 +21,7 @@ from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._run_checks import InvalidAtRunError, refuse_when_run
+from ._seq_axes import refuse_free_windows
 from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as_operand,
                      sample_shape, wrap)
 from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
@@ -82,6 +83,8 @@ def convolution(convolution_map, operand, strides=(1,), sharing=(True,), auto_pa
         # (maps, *kernel): CNTK 2.7's map without an input-channel axis
         w = F.reshape(w, (int(w.shape[0]), 1) + tuple(w.shape[1:]))
     n = w.ndim - 2
+    refuse_free_windows(x, tuple(w.shape[2:]), _trailing(strides, n, 1),
+                        _trailing(auto_padding, n, True), _trailing(dilation, n, 1), "Convolution")
     groups = int(groups)
     if groups > 1:
         _refuse_groups(int(x.shape[1]), tuple(int(d) for d in w.shape[:2]), groups)
@@ -278,6 +281,7 @@ def pooling(operand, pooling_type, pooling_window_shape, strides=(1,), auto_padd
     x = _channels_first(operand, 1)
     strides_ = _trailing(strides, n, 1)
     pads = _trailing(auto_padding, n, False)
+    refuse_free_windows(x, window, strides_, pads, 1, "Pooling", bool(ceil_out_dim))
     average = pooling_type == AVG_POOLING
     y = S.pooling(x, window, strides_, pads, average, include_pad=average and bool(include_pad),
                   ceil_out_dim=bool(ceil_out_dim))

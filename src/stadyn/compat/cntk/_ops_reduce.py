@@ -260,6 +260,11 @@ def hardmax(x, name: str = ""):
     """1.0 at the (first) largest value of each sample, 0.0 elsewhere (no gradient); of each
     row of an operand with no dynamic axes, as CNTK 2.7."""
     v = operand(x)
+    free = free_steps(v)
+    if not _rows(x) and any(a >= lead_axes(x) for a in free):
+        shown = tuple(-3 if a in free else d for a, d in enumerate(v.shape))[lead_axes(x):]
+        raise ValueError(f"hardmax: the sample {shown} has a free dimension (-3), whose "
+                         "length is each run's; Stadyn's compat does not take one here")
     out = S.hardmax(v, v.ndim - 1, v.shape[-1:]) if _rows(x) else \
         S.hardmax(v, lead_axes(x), sample_shape(x))
     return named(wrap(one_op(out, x)), name, "Hardmax")

@@ -21,6 +21,7 @@ import numpy as np
 from ... import cntk_semantics as S
 from ... import functions as F
 from ... import sequence as Seq
+from ...graph import widen_free_dimensions
 from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
@@ -30,7 +31,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._run_checks import InvalidAtRunError, refuse_when_run
-from ._seq_axes import free_steps
+from ._seq_axes import FREE_DIMENSION, free_steps
 
 __all__ = ["reshape", "splice", "slice", "transpose", "swapaxes",
            "expand_dims", "squeeze", "flatten", "pad", "gather", "one_hot", "zeros_like",
@@ -62,10 +63,28 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     begin = begin + rank if begin is not None and begin < 0 else begin
     end = end + rank if end is not None and end < 0 else end
     v = _as_operand(x)
+    if FREE_DIMENSION in shape:
+        shape = _free_target(v, shape)
+        if begin is None and end is None and lead_axes(x) == 1:    # (the whole sample, the
+            # free axis' part inferred at each run)
+            return named(wrap(F.reshape_trailing(v, shape, base_axis=1)), name, "Reshape")
     out = _reshape_after_steps(v, shape, begin, end) if lead_axes(x) == 1 else None
     if out is None:
         out = S.reshape_sample(v, shape, batched(x), begin, end, sequence=lead_axes(x) == 2)
     return named(wrap(out), name, "Reshape")
+
+
+def _free_target(v, shape: tuple) -> tuple:
+    """A reshape's target with a free dimension (-3): the operand's free axis goes there, as
+    CNTK 2.7 reshapes ``(-3, 3)`` to ``(-3, 1, 3)`` (the -3 read as the one axis to infer);
+    an operand without one is CNTK 2.7's RuntimeError."""
+    if not free_steps(v) or shape.count(FREE_DIMENSION) != 1 or -1 in shape:
+        raise RuntimeError(f"NDShape::TotalSize: TotalSize cannot be determined for a NDShape "
+                           f"'[{' x '.join('*' if d == FREE_DIMENSION else str(d) for d in shape)}"
+                           f"]' with one or more dimensions being InferredDimension or "
+                           f"FreeDimension.\nreshape: the target {shape} has a free dimension "
+                           "(-3) that the operand's free axes do not give")
+    return tuple(-1 if d == FREE_DIMENSION else d for d in shape)
 
 
 def _reshape_after_steps(v, shape: tuple, begin, end):
@@ -183,6 +202,8 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         b, e, s = int(b), int(e), int(s if s is not None else 1)
         if k not in free:
             _check_slice(x, a, v.shape[k], b, e, s)
+        elif b >= 0 and e > 0:      # (a range of an input's unfed free dimension: room for it)
+            widen_free_dimensions([v], lambda k=k, e=e: v.shape[k] >= e)
         # Python's slice of the range, counted from the end where CNTK counts so (an axis of
         # unpacked steps has its length only when the graph runs); a negative stride walks
         # the range reversed
@@ -266,6 +287,10 @@ def flatten(x, axis=None, name: str = ""):
     k = 0 if axis is None else (axis.static_axis_index() if isinstance(axis, Axis)
                                 else int(axis)) % max(len(shape), 1)
     new = (math.prod(shape[:k]), math.prod(shape[k:]))
+    free = [a - lead_axes(x) for a in free_steps(_as_operand(x))]
+    if len(free) == 1:          # (an input's free dimension: its part is each run's)
+        new = tuple(FREE_DIMENSION if (free[0] < k) == (j == 0) else d
+                    for j, d in enumerate(new))
     return named(reshape(x, new), name, "Flatten")
 
 

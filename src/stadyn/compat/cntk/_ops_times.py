@@ -92,11 +92,21 @@ def _times_batched_right(w, x, output_rank: int, n: int):
     if tuple(w.shape[w.ndim - in_rank:]) != in_shape:
         raise ValueError(f"times: {tuple(w.shape)} cannot multiply samples of shape {sample}")
     k, m, r = math.prod(in_shape), math.prod(lead), math.prod(out_shape)
+    free = [a - n - in_rank for a in free_steps(x) if a >= n + in_rank]
+    if len(free) == 1:      # (an input's free dimension kept: its length is each run's)
+        r, out_shape = -1, tuple(-1 if j == free[0] else d for j, d in enumerate(out_shape))
     keep = tuple(range(n))
-    xs = F.transpose(reshape_samples(x, n, (k, r)), keep + (n + 1, n))   # (..., r, k)
+    xs = F.transpose(_samples(x, n, (k, r)), keep + (n + 1, n))        # (..., r, k)
     wt = F.transpose(F.reshape(w, (m, k)), (1, 0))                     # (k, m)
     y = F.transpose(F.affine(xs, wt, None, n + 1), keep + (n + 1, n))  # (..., m, r)
-    return reshape_samples(y, n, lead + out_shape)
+    return _samples(y, n, lead + out_shape)
+
+
+def _samples(v, n: int, shape: tuple):
+    """:func:`reshape_samples`, the leading axes kept as they come where ``shape`` has an axis
+    to infer (a free dimension's length, each run's)."""
+    return F.reshape_trailing(v, shape, base_axis=n) if -1 in shape else \
+        reshape_samples(v, n, shape)
 
 
 def _times_over_steps(w, x, lead: tuple, in_shape: tuple, out_shape: tuple):

@@ -13,8 +13,11 @@
   CNTK shows as a free dimension (``-3``: ``(-3, 3)`` for steps of 3, ``(-3,)`` for the mask);
   so do the values computed from it by ops that keep that axis, as CNTK 2.7's ``.shape`` shows:
   element by element (``tanh``, ``* 2``, ``+ b``), ``times`` by a weight, ``reshape`` of the
-  axes after it (or of it with all after it: ``(-3,)``), ``slice``/``pad`` of other axes,
+  axes after it (or of it with all after it: ``(-3,)``), ``slice`` of other axes, ``pad``,
   ``transpose``, reductions over other axes, ``splice``.
+* An **input's free dimensions** (``input_variable((C.FreeDimension, 3))``, marked by
+  :func:`stadyn.graph.mark_free_dimensions`) are shown as ``-3`` the same way, and through
+  convolutions and poolings over them (a fully convolutional network's image sizes).
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -25,12 +28,13 @@ Example:
 
 from __future__ import annotations
 
-from ...graph import Variable
+from ... import cntk_semantics as S
+from ...graph import Variable, free_dimensions
 from . import _graph as G
 from ._axis import Axis
 
 __all__ = ["FREE_DIMENSION", "value_uid", "name_new_axis", "on_derived_axis", "derived_axis_name",
-           "free_steps"]
+           "free_steps", "refuse_free_windows"]
 
 FREE_DIMENSION = -3
 
@@ -92,8 +96,8 @@ def free_steps(v: Variable) -> frozenset:
         if id(u) in found:
             continue
         node = u.parent
-        if node is None:
-            found[id(u)] = frozenset()
+        if node is None:        # an input with free dimensions (``input_variable((-3, 3))``)
+            found[id(u)] = free_dimensions(u)
             continue
         if node.spec.name == "sequence_unpack":
             found[id(u)] = frozenset({1})
@@ -112,19 +116,58 @@ def free_steps(v: Variable) -> frozenset:
             for i in inputs:
                 if found[id(i)]:
                     axes |= _kept_steps(node, i, found[id(i)], tuple(u.shape))
+            if node.spec.category in _ELEMENTWISE or node.spec.name in _SAME_AXES:
+                axes -= _fixed_by_others(inputs, found, len(u.shape))
         found[id(u)] = frozenset(axes)
     return found[id(v)]
 
 
+def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str = "pooling",
+                        ceil: bool = False) -> None:
+    """Refuse a window op over the last ``len(window)`` axes of ``x`` where one is a free
+    dimension and CNTK's padding there depends on each minibatch's length
+    (:func:`stadyn.cntk_semantics.refuse_windows_over_free_lengths`), and a convolution whose
+    channel axis is a free dimension (in CNTK 2.7's words)."""
+    free = free_steps(x)
+    if not free:
+        return
+    n = len(window)
+    if op.startswith("Convolution") and x.ndim - n - 1 in free and x.ndim - n - 1 > 0:
+        raise ValueError("Convolution kernel or stride/padding attribute shape has an illegal "
+                         "FreeDimension after shape inference.\nConvolution: its input's "
+                         "channel axis is a free dimension (-3); the kernel needs its size")
+    shown = tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(x.shape))
+    S.refuse_windows_over_free_lengths([x.ndim - n + i in free for i in range(n)], window,
+                                       strides, auto, dilation, op, shown[1:], ceil)
+
+
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
-_SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip"})
+_SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip",
+                        "dropout"})
 _MOVING = frozenset({"slice", "pad", "transpose", "concatenate", "affine", "reshape",
                      "reshape_trailing", "one_hot"})
+# ops that slide a window over the axes after the batch and channel axes (N, C, *spatial)
+_WINDOWS = frozenset({"convolution", "deconvolution", "depthwise_convolution",
+                      "depthwise_deconvolution", "max_pooling", "average_pooling",
+                      "sum_pooling"})
+
+
+def _fixed_by_others(inputs: list, found: dict, rank: int) -> set:
+    """The axes of an element-wise op's output (of ``rank``, inputs aligned on the right) where
+    some input has a fixed length above 1: a free axis broadcast against it takes that length
+    (CNTK 2.7: ``(-3, 3) + (4, 3)`` is ``(4, 3)``)."""
+    fixed = set()
+    for i in inputs:
+        offset = rank - i.ndim
+        fixed |= {a + offset for a, d in enumerate(i.shape)
+                  if d > 1 and a not in found.get(id(i), ()) and a + offset > 0}
+    return fixed
 
 
 def _carries(node) -> bool:
     name = node.spec.name
-    return node.spec.category in _ELEMENTWISE or name in _SAME_AXES | _REDUCTIONS | _MOVING
+    return node.spec.category in _ELEMENTWISE or name in _SAME_AXES | _REDUCTIONS | _MOVING | \
+        _WINDOWS
 
 
 def _arg(node, name: str, index: int, default=None):
@@ -141,8 +184,8 @@ def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
     axis of unpacked steps; a slice of the steps counted from the start at both ends holds its
     static number of steps, one counted from the end keeps them)."""
     name, rank = node.spec.name, len(x.shape)
-    if node.spec.category in _ELEMENTWISE or name in _SAME_AXES:
-        return {a for a in free if len(shape) == rank and shape[a] == x.shape[a]}
+    if node.spec.category in _ELEMENTWISE or name in _SAME_AXES:    # (the lengths may be
+        return {a for a in free if len(shape) == rank}      # stale; _fixed_by_others decides)
     if name in _REDUCTIONS:
         axis = _arg(node, "axis", 1)
         axes = set(range(rank)) if axis is None else {
@@ -159,10 +202,10 @@ def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
         start, stop = _arg(node, "start", 1) or (), _arg(node, "stop", 2) or ()
         return {a for a in free if not ((a >= len(start) or (start[a] or 0) >= 0)
                                         and a < len(stop) and (stop[a] or 0) > 0)}
-    if name == "pad":
-        width = tuple(_arg(node, "pad_width", 1, ()))
-        first = rank - len(width) // 2           # the pairs pad the last axes
-        return {a for a in free if a < first or not any(width[2 * (a - first):2 * (a - first) + 2])}
+    if name == "pad":           # CNTK 2.7 keeps -3 on a padded free axis too
+        return set(free) if len(shape) == rank else set()
+    if name in _WINDOWS:        # a free spatial axis of an image stays free (CNTK's FCNs)
+        return {a for a in free if a >= 2} if x is node.inputs[0] else set()
     if name == "one_hot":                        # the last axis, of indices, made classes
         return {a for a in free if a < rank - 1}
     if name == "affine":

@@ -207,6 +207,15 @@ class Value:
         seqs = [np.asarray(d.toarray() if sparse else d, dtype=dtype) for d in data]
         seqs = [a[None] if a.ndim == rank else a for a in seqs]
         steps = {a.shape[1:] for a in seqs}
+        sample = tuple(getattr(var, "shape", ()) or ())
+        if len(steps) > 1 and -3 in sample:     # (a free dimension: one length per minibatch)
+            k = next(k for k, a in enumerate(seqs) if a.shape[1:] != seqs[0].shape[1:])
+            dims = [" x ".join("*" if d == -3 else str(d) for d in shape)
+                    for shape in (np.shape(data[k]), sample)]
+            raise ValueError(f"Value::Create: The shape '[{dims[0]}]' of sequence #{k} is not "
+                             f"compatible with the sample shape '[{dims[1]}]'.\nValue.create: "
+                             "the samples of one minibatch have one length on each free "
+                             "dimension (-3)")
         if len(steps) > 1:
             raise ValueError(f"Value.create: the sequences' steps have different shapes "
                              f"{sorted(steps)}")

@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from ...graph import Variable as _Var
-from ...graph import free_batch_input, sequence_input
+from ...graph import free_batch_input, mark_free_dimensions, sequence_input
 from . import _graph as G
 from ._function_pure import refuse_parameters
 from ...layers import default_override_or
@@ -57,18 +57,26 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
     def __init__(self, shape=None, dtype=None, needs_gradient: bool = False,
                  is_sparse: bool = False, dynamic_axes=None, name: str = ""):
         dtype = input_dtype(dtype)
+        shape = _shape(shape)
+        free = [k for k, d in enumerate(shape) if d == FreeDimension]
+        shape = tuple(1 if d == FreeDimension else d for d in shape)   # (until fed)
         if any(getattr(a, "is_sequence_axis", False) for a in (dynamic_axes or ())):
-            var = sequence_input(_shape(shape), need_grad=needs_gradient, dtype=dtype)
+            if free:
+                raise ValueError("input_variable: a FreeDimension in the shape of a sequence "
+                                 "input is not supported by Stadyn's compat")
+            var = sequence_input(shape, need_grad=needs_gradient, dtype=dtype)
         else:
-            var = _Var((1,) + _shape(shape), need_grad=needs_gradient, dtype=dtype)
+            var = _Var((1,) + shape, need_grad=needs_gradient, dtype=dtype)
         G.INPUTS[var] = name
         if is_sparse:
             G.SPARSE.add(var)
         if dynamic_axes is None or len(dynamic_axes):
             G.BATCH.add(var)
             free_batch_input(var)      # sized by what is fed (CNTK's dynamic axes)
+            mark_free_dimensions(var, [k + 1 for k in free])
         else:
-            var.reset_shape(_shape(shape))
+            var.reset_shape(shape)
+            mark_free_dimensions(var, free)
         G.name_sequence_axis(var, tuple(dynamic_axes or ()))
         GraphObject.__init__(self, var)
 
@@ -188,6 +196,11 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
             shape = value.shape
         else:
             shape = _shape(shape)
+            if FreeDimension in shape:      # (CNTK 2.7's words; the uid is CNTK's count)
+                dims = dims_text(shape)
+                raise ValueError(f"Parameter/Constant 'Parameter('{name or 'Parameter'}', [], "
+                                 f"[{dims}])' has invalid shape '[{dims}]'; it is illegal for a "
+                                 "Parameter/Constant to have a FreeDimension.")
             if any(d < 0 for d in shape):
                 raise ValueError(f"Parameter: the shape {shape} has a dimension to infer, which "
                                  "Stadyn's compat does not do (give the full shape)")

@@ -51,6 +51,10 @@ def input_variable(shape, dtype=default_override_or(np.float32), needs_gradient:
         >>> C.sequence.input_variable(3, sequence_axis=C.Axis("words")).dynamic_axes
         (Axis('defaultBatchAxis'), Axis('words'))
     """
+    if -3 in ((shape,) if isinstance(shape, int) else tuple(shape)):
+        raise ValueError(f"sequence.input_variable: a FreeDimension (-3) in the steps' shape "
+                         f"{tuple(shape)} is not supported by Stadyn's compat (an input with "
+                         "the batch axis alone takes one: input_variable)")
     v = S.input_variable(shape, dtype=input_dtype(dtype), need_grad=needs_gradient)
     G.INPUTS[v] = name
     if is_sparse:

@@ -28,7 +28,7 @@ import numpy as np
 from ... import functions as F
 from ... import cntk_semantics as S
 from ...cntk_semantics import convolution_transpose
-from ...graph import Variable
+from ...graph import Variable, holds_free_stand_ins
 from ...sequence import reshape_samples
 from ._cntk_shape_rules import _sample, sample_axis
 
@@ -115,6 +115,26 @@ def window(n: int, k: int, s: int, d: int, auto: bool, lo: int,
     return below, above, (n + below + above - (k - 1) * d - 1) // s + 1
 
 
+def _free_sizes(node, kernel, strides, dilation, auto, lower, upper) -> tuple:
+    """Lengths standing for any length of the spatial axes of a window op's input computed
+    from free dimensions (CNTK's ``FreeDimension``): its padding and the windows the catalog's
+    op computes must then be CNTK's at every length (a padding that depends on the length, an
+    even window auto-padded with a stride, is refused)."""
+    sizes = []
+    for k, s, d, a, lo, hi in zip(kernel, strides, dilation, auto, lower, upper):
+        span = (int(k) - 1) * int(d) + 1
+        seen = set()
+        for n in range(span, span + 2 * int(s) + 2):
+            below, above, out = window(n, int(k), int(s), int(d), bool(a), int(lo), int(hi))
+            natural = (n + 2 * below + max(0, above - below) - span) // int(s) + 1
+            seen.add((below, max(0, above - below), out == natural))
+        if len(seen) != 1 or not next(iter(seen))[2] or next(iter(seen))[0] < 0:
+            node.unsupported(f"a window {tuple(kernel)} every {tuple(strides)} over a free "
+                             "dimension (-3) whose padding depends on its length")
+        sizes.append(span + int(s))
+    return tuple(sizes)
+
+
 def windowed(node, x, shape: tuple, spatial: int, kernel: tuple, strides: Any, dilation: Any,
              auto: Any, lower: Any, upper: Any, apply: Callable[..., Any],
              pad_value: float | None):
@@ -130,6 +150,9 @@ def windowed(node, x, shape: tuple, spatial: int, kernel: tuple, strides: Any, d
     dilation = fill(dilation, spatial, 1)
     auto = fill(auto, spatial, False)
     lower, upper = fill(lower, spatial, 0), fill(upper, spatial, 0)
+    free = holds_free_stand_ins(x)      # (sizes from an input's free dimensions: any length)
+    if free:
+        sizes = _free_sizes(node, kernel, strides, dilation, auto, lower, upper)
     geo = [window(n, k, s, d, bool(a), int(lo), int(hi))
            for n, k, s, d, a, lo, hi in zip(sizes, kernel, strides, dilation, auto, lower, upper)]
     if any(g[0] < 0 for g in geo):      # (the cells CNTK's first window skips: dropped)
@@ -147,6 +170,8 @@ def windowed(node, x, shape: tuple, spatial: int, kernel: tuple, strides: Any, d
         x = F.pad(x, tuple(width), "constant", pad_value)
     y = apply(x, tuple(below), tuple(int(s) for s in strides), tuple(int(d) for d in dilation),
               border)
+    if free:            # (every length's windows as those of _free_sizes: no crop)
+        return y
     out = [g[2] for g in geo]
     have = y.shape[len(y.shape) - spatial:]
     if any(h < o for h, o in zip(have, out)):
