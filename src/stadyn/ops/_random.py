@@ -64,6 +64,15 @@ class RandomStream(int):
         (True, False, 7, True)
     """
 
+    #: the kinds of stream whose :meth:`state` starts with a prefix of their own (a subclass
+    #: names it: ``class S(RandomStream, state_prefix="...")``), which :meth:`restored` makes
+    _KINDS: dict = {}
+
+    def __init_subclass__(cls, state_prefix: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if state_prefix is not None:
+            RandomStream._KINDS[state_prefix] = cls
+
     def __new__(cls, seed: int, offset: int = 0):
         if int(seed) < 0:
             raise ValueError(f"a random stream's seed must be >= 0, got {seed}")
@@ -114,13 +123,17 @@ class RandomStream(int):
     @classmethod
     def restored(cls, seed: int, state: str) -> "RandomStream":
         """The stream of ``seed`` whose CPU generator is in ``state`` (:meth:`state`'s);
-        a ValueError where ``state`` is not a torch CPU generator's state of that seed.
+        a ValueError where ``state`` is not a torch CPU generator's state of that seed.  The
+        state of another kind of stream (a prefix of its own) makes a stream of that kind.
 
         Example:
             >>> s = RandomStream(5, offset=10)
             >>> RandomStream.restored(5, s.state()).position()
             10
         """
+        for prefix, kind in RandomStream._KINDS.items():
+            if cls is RandomStream and isinstance(state, str) and state.startswith(prefix):
+                return kind.restored(seed, state)
         stream = cls(seed)
         try:
             tensor = torch.frombuffer(bytearray.fromhex(state), dtype=torch.uint8)

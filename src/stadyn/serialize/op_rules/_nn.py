@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ... import functions as F
-from ...ops import RandomStream, ntuple, pool_geometry, window_counts
+from ...ops import CNTKStream, ntuple, pool_geometry, window_counts
 from ._cntk_read_others import cntk_stream
 from ._cntk_rules import (convolution_cntk, gather_cntk, pooling_cntk, pooling_v1, times_cntk,
                           transpose_times_cntk, v1, V1_WINDOW)
@@ -532,7 +532,7 @@ def _dropout_v1(node):
     loaded node's do.  An older file keeps no seed (``cntk.exe`` made one per process): the
     masks come from torch's generator."""
     seed = node.attr("rng_seed")
-    stream = -1 if seed is None else RandomStream(int(seed), int(node.attr("rng_offset", 0)))
+    stream = -1 if seed is None else CNTKStream(int(seed), int(node.attr("rng_offset", 0)))
     return F.dropout(node.var(0), 0.0, seed=stream, train_only=True)
 
 
