@@ -39,7 +39,8 @@ class RandomStream(int):
     """A seed that carries its stream: passed as a random op's ``seed``, every run of that op
     node -- dynamic or static, replayed, re-traced or interpreted -- draws the next values of
     one generator seeded with it, where a plain seed starts a fresh generator per call (NNabla's
-    rule).  CNTK's random Functions are built with one (every evaluation draws new values).  It
+    rule).  CNTK's random Functions are built with its subclass :class:`stadyn.ops.CNTKStream`,
+    which draws CNTK 2.7's own numbers (every evaluation new values).  It
     is an ``int`` (the seed); ``offset`` starts it that many 32-bit numbers into the seed's
     sequence on the CPU (CNTK's ``rngOffset``).
 
@@ -47,9 +48,10 @@ class RandomStream(int):
     loaded models do: a Stadyn model file its CPU generator's state (:meth:`state`), a CNTK
     file its :meth:`position` -- the count of 32-bit numbers the CPU generator gave, one a
     value for the uniform draws (``rand_like``, ``bernoulli_like``, ``gumbel_like``, dropout's
-    mask) as CNTK counts them; a normal draw takes torch's count, not CNTK's, and a normal draw
-    of fewer than 16 values keeps half a pair beside it, which a CNTK file cannot hold.  A
-    stream that drew on another device is kept where its CPU generator stands.
+    mask); a normal draw takes torch's count, and a normal draw of fewer than 16 values keeps
+    half a pair beside it, which a CNTK file cannot hold (a :class:`~stadyn.ops.CNTKStream`
+    counts as CNTK does).  A stream that drew on another device is kept where its CPU
+    generator stands.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

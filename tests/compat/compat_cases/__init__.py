@@ -35,7 +35,7 @@ MODULES = {
              "cntk_fidelity_15", "cntk_fidelity_16", "cntk_fidelity_17", "cntk_fidelity_18",
              "cntk_fidelity_20", "cntk_trainer_sequences", "cntk_review_mends_2",
              "cntk_reader_positions", "cntk_graph_views", "cntk_placeholder_binding",
-             "cntk_eval_refusals", "cntk_no_dynamic_axes"],
+             "cntk_eval_refusals", "cntk_no_dynamic_axes", "cntk_random_values"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",
