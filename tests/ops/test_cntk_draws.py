@@ -143,6 +143,8 @@ def test_a_restored_state_of_another_kind_or_seed_is_refused():
     assert isinstance(RandomStream.restored(3, s.state()), CNTKStream)
     with pytest.raises(ValueError, match="not the state of a CNTK stream seeded 3"):
         CNTKStream.restored(3, RandomStream(3).state())
+    with pytest.raises(ValueError, match="not the state of a CNTK stream seeded 4"):
+        RandomStream.restored(4, s.state())             # (seed 3's)
     with pytest.raises(ValueError, match="offset must be >= 0"):
         CNTKStream(3, offset=-1)
 

@@ -113,9 +113,11 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         return self._offset if self._handle is None else self._engine().count
 
     def state(self) -> str:
-        """The engine's state and count, as text (:meth:`RandomStream.restored` reads it)."""
+        """The seed, the count and the engine's state, as text (:meth:`RandomStream.restored`
+        reads it)."""
         engine = self._engine()
-        words = np.concatenate([np.array([engine.count], np.uint64), engine.rng.state()])
+        words = np.concatenate([np.array([int(self), engine.count], np.uint64),
+                                engine.rng.state()])
         return _STATE_PREFIX + words.astype("<u8").tobytes().hex()
 
     @classmethod
@@ -130,13 +132,14 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         """
         try:
             words = np.frombuffer(bytes.fromhex(state[len(_STATE_PREFIX):]), "<u8")
-            if not state.startswith(_STATE_PREFIX) or len(words) < 1:
+            if not state.startswith(_STATE_PREFIX) or len(words) < 2 or \
+                    int(words[0]) != int(seed):
                 raise ValueError
-            rng = _mt.MT19937_64.from_state(words[1:])
+            rng = _mt.MT19937_64.from_state(words[2:])
         except (TypeError, ValueError):
             raise ValueError(f"not the state of a CNTK stream seeded {int(seed)}") from None
         stream = cls(seed)
-        stream._handle = _handle_of(_Engine(rng, int(words[0])))
+        stream._handle = _handle_of(_Engine(rng, int(words[1])))
         return stream
 
     def mark_saved(self, position: int | None = None) -> None:
