@@ -162,3 +162,15 @@ def test_the_engine_gives_back_discards_and_restores_its_numbers():
     assert r() == skipped() == restored()
     with pytest.raises(ValueError, match="not the state"):
         MT19937_64.from_state(np.zeros(3, np.uint64))
+
+
+def test_a_time_major_stream_draws_time_step_by_time_step_and_keeps_the_flag():
+    """Of a sequence operand ``(batch, time, ...)`` CNTK draws its minibatch's columns
+    ``t * sequences + s`` (compat_cases' ``random_values_of_sequences_are_cntks`` compares with
+    CNTK 2.7)."""
+    s = CNTKStream(7, time_major=True)
+    got = _drawn(lambda: F.rand_like(_zeros((2, 3, 4)), seed=s))
+    flat = _drawn(lambda: F.rand_like(_zeros((3, 2, 4)), seed=CNTKStream(7)))
+    np.testing.assert_array_equal(got, flat.transpose(1, 0, 2))
+    assert RandomStream.restored(7, s.state()).time_major
+    assert pickle.loads(pickle.dumps(s)).time_major and s.restarted().time_major

@@ -74,8 +74,10 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
     draw CNTK 2.7's values.  Its :meth:`position` is CNTK's count of the values drawn (what a
     CNTK file keeps as ``rngOffset``); a Stadyn model file keeps its engine's state
     (:meth:`state`); a copy of its op starts from its seed moved on by the offset of its last
-    save (:meth:`restarted`), as CNTK 2.7's clone does.  Other ops given it draw from its
-    torch generator (:meth:`RandomStream.generator`).
+    save (:meth:`restarted`), as CNTK 2.7's clone does.  ``time_major``: its op's operand has
+    a sequence axis (``(batch, time, ...)``), whose values CNTK draws time step by time step
+    (its minibatch's columns are ``t * sequences + s``, the padding included).  Other ops given
+    it draw from its torch generator (:meth:`RandomStream.generator`).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -87,11 +89,12 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         ([1.0191947221755981, -0.884516179561615, -0.32413432002067566], 3)
     """
 
-    def __new__(cls, seed: int, offset: int = 0):
+    def __new__(cls, seed: int, offset: int = 0, time_major: bool = False):
         if int(offset) < 0:
             raise ValueError(f"a random stream's offset must be >= 0, got {offset}")
         self = super().__new__(cls, seed)
         self._offset = int(offset)
+        self.time_major = bool(time_major)
         self._handle: torch.Generator | None = None
         return self
 
@@ -113,11 +116,11 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         return self._offset if self._handle is None else self._engine().count
 
     def state(self) -> str:
-        """The seed, the count and the engine's state, as text (:meth:`RandomStream.restored`
-        reads it)."""
+        """The seed, the count, ``time_major`` and the engine's state, as text
+        (:meth:`RandomStream.restored` reads it)."""
         engine = self._engine()
-        words = np.concatenate([np.array([int(self), engine.count], np.uint64),
-                                engine.rng.state()])
+        words = np.concatenate([np.array([int(self), engine.count, int(self.time_major)],
+                                         np.uint64), engine.rng.state()])
         return _STATE_PREFIX + words.astype("<u8").tobytes().hex()
 
     @classmethod
@@ -132,13 +135,13 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         """
         try:
             words = np.frombuffer(bytes.fromhex(state[len(_STATE_PREFIX):]), "<u8")
-            if not state.startswith(_STATE_PREFIX) or len(words) < 2 or \
+            if not state.startswith(_STATE_PREFIX) or len(words) < 3 or \
                     int(words[0]) != int(seed):
                 raise ValueError
-            rng = _mt.MT19937_64.from_state(words[2:])
+            rng = _mt.MT19937_64.from_state(words[3:])
         except (TypeError, ValueError):
             raise ValueError(f"not the state of a CNTK stream seeded {int(seed)}") from None
-        stream = cls(seed)
+        stream = cls(seed, time_major=bool(words[2]))
         stream._handle = _handle_of(_Engine(rng, int(words[1])))
         return stream
 
@@ -155,7 +158,7 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
     def restarted(self) -> "CNTKStream":
         """A stream of its own for a copy of the op: the seed moved on by the offset of the
         last save (:meth:`saved_offset`), as CNTK 2.7's clone makes the copy's engine."""
-        return CNTKStream(int(self), self.saved_offset())
+        return CNTKStream(int(self), self.saved_offset(), self.time_major)
 
     def __reduce__(self):
         return (_unpickled, (int(self), self.state(), self._offset, self._saved_at))
@@ -219,7 +222,8 @@ def cntk_draw(kind: str, a: float, b: float, shape, dtype: torch.dtype, stream: 
     draws it from ``stream``: ``kind`` ``"uniform"`` (on ``[a, b)``), ``"normal"`` (mean
     ``a``, standard deviation ``b``), ``"gumbel"`` (location ``a``, scale ``b``), ``"bernoulli"``
     (1 with probability ``a``) or ``"dropout"`` (a mask of 0 where a value is dropped with
-    probability ``a``, else 1); on ``device`` (the CPU's numbers).
+    probability ``a``, else 1); on ``device`` (the CPU's numbers).  A ``time_major`` stream
+    draws ``shape``'s first two axes (batch, time) time step by time step, as CNTK does.
 
     Example:
         >>> import torch
@@ -233,7 +237,11 @@ def cntk_draw(kind: str, a: float, b: float, shape, dtype: torch.dtype, stream: 
     else:
         a, b = _in(dtype, a), _in(dtype, b)
     shape = [int(s) for s in shape]
-    out = _cntk_draw(_KINDS.index(kind), a, b, shape, dtype, stream.handle())
+    swap = stream.time_major and len(shape) >= 2
+    drawn = [shape[1], shape[0], *shape[2:]] if swap else shape
+    out = _cntk_draw(_KINDS.index(kind), a, b, drawn, dtype, stream.handle())
+    if swap:
+        out = out.transpose(0, 1).contiguous()
     return out if device is None else out.to(device)
 
 

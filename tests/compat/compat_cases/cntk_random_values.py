@@ -127,3 +127,21 @@ def nce_loss_of_cntks_negatives(C, np):
     data = {x: np.arange(6, dtype=np.float32).reshape(2, 3) / 5,
             y: np.eye(5, dtype=np.float32)[[1, 3]]}
     return {"loss": np.stack([loss.eval(data) for _ in range(3)])}
+
+
+@cntk_case(names=["cntk.ops.dropout", "cntk.random.uniform_like", "cntk.layers.Dropout"],
+           note="of sequences CNTK draws time step by time step (its minibatch's columns are "
+                "t * sequences + s, the padding included)", **EXACT)
+def random_values_of_sequences_are_cntks(C, np):
+    x = C.sequence.input_variable(3)
+    data = [np.ones((3, 3), np.float32), np.ones((2, 3), np.float32)]
+    out = {}
+    draws = {"dropout": C.dropout(x, 0.5, seed=7),
+             "uniform_like": C.random.uniform_like(x, seed=8),
+             "layer": C.layers.Dropout(0.4, seed=9)(x)}
+    for name, f in sorted(draws.items()):
+        for k in range(2):
+            got = f.forward({x: data}, keep_for_backward=set(f.outputs))[1][f.output]
+            for s, seq in enumerate(got):
+                out["%s_%d_%d" % (name, k, s)] = np.asarray(seq)
+    return out
