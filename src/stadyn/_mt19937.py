@@ -10,13 +10,15 @@ shuffles (``io/_cntk_order.py``) and the uniform initial values of parameters
 from __future__ import annotations
 
 import bisect
+import decimal
 import functools
 import math
 
 import numpy as np
 
-__all__ = ["MT19937", "MT19937_64", "normal_floats", "std_shuffle", "truncated_normal_floats",
-           "uniform_floats"]
+__all__ = ["MT19937", "MT19937_64", "gumbel_doubles", "mask_doubles", "normal_doubles",
+           "normal_draw", "normal_floats", "sample_classes", "std_shuffle",
+           "truncated_normal_floats", "uniform_doubles", "uniform_floats"]
 
 _N, _M = 312, 156
 _MATRIX = np.uint64(0xB5026F5AA96619E9)
@@ -82,13 +84,14 @@ class MT19937_64:
         True
     """
 
-    __slots__ = ("_state", "_block", "_out", "_at")
+    __slots__ = ("_state", "_block", "_out", "_at", "_back")
 
     def __init__(self, seed: int):
         self._state = _seeded(seed, _N, 6364136223846793005, 62, 64, np.uint64)
         self._block = np.zeros(0, np.uint64)   # the numbers of the current block
         self._out: list[int] | None = None     # ... as Python ints, made when first called
         self._at = _N
+        self._back = np.zeros(0, np.uint64)    # numbers given back, the next ones to give
 
     def _twist(self) -> None:
         raw = _advance_64(self._state, 1)
@@ -97,6 +100,9 @@ class MT19937_64:
         self._at = 0
 
     def __call__(self) -> int:
+        if len(self._back):
+            first, self._back = int(self._back[0]), self._back[1:]
+            return first
         if self._at == _N:
             self._twist()
         if self._out is None:
@@ -107,7 +113,11 @@ class MT19937_64:
     def take(self, count: int) -> np.ndarray:
         """The next ``count`` numbers (uint64), as ``count`` calls would give them."""
         parts, need = [], int(count)
-        if need > 0 and self._at < _N:                 # the rest of the current block first
+        if need > 0 and len(self._back):               # numbers given back first
+            parts.append(self._back[:need])
+            self._back = self._back[need:]
+            need -= len(parts[0])
+        if need > 0 and self._at < _N:                 # the rest of the current block next
             k = min(need, _N - self._at)
             parts.append(self._block[self._at:self._at + k])
             self._at += k
@@ -120,7 +130,48 @@ class MT19937_64:
             self._block, self._out = out[-_N:], None
             self._at = need - (blocks - 1) * _N
             parts.append(out[:need])
-        return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+        if not parts:
+            return np.zeros(0, np.uint64)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
+
+    def give_back(self, numbers: np.ndarray) -> None:
+        """Put ``numbers`` (the last ones taken, in order) back: the next calls give them
+        again.  A draw that takes numbers ahead returns those it did not use."""
+        self._back = np.concatenate([np.asarray(numbers, np.uint64), self._back])
+
+    def discard(self, count: int) -> None:
+        """Move on by ``count`` numbers, as ``std::mt19937_64::discard`` does (~5 ns a
+        number, a million at a time)."""
+        count = int(count)
+        while count > 0:
+            step = min(count, 1 << 20)
+            self.take(step)
+            count -= step
+
+    def state(self) -> np.ndarray:
+        """Where the engine stands, as uint64 words: what :meth:`from_state` takes again."""
+        return np.concatenate([np.array([self._at, len(self._back)], np.uint64), self._state,
+                               self._back])
+
+    @classmethod
+    def from_state(cls, words: np.ndarray) -> "MT19937_64":
+        """The engine :meth:`state` described (a ValueError where ``words`` cannot be one).
+
+        Example:
+            >>> r = MT19937_64(3); _ = r.take(400)
+            >>> MT19937_64.from_state(r.state())() == r()
+            True
+        """
+        words = np.asarray(words, np.uint64)
+        if len(words) < 2 + _N or int(words[0]) > _N or len(words) != 2 + _N + int(words[1]):
+            raise ValueError("not the state of a std::mt19937_64")
+        engine = cls(0)
+        engine._at = int(words[0])
+        engine._state = words[2:2 + _N].copy()
+        engine._back = words[2 + _N:].copy()
+        if engine._at < _N:
+            engine._block = _temper_64(engine._state.copy())
+        return engine
 
 
 def uniform_floats(seed: int, count: int, limit: float) -> np.ndarray:
@@ -137,21 +188,48 @@ def uniform_floats(seed: int, count: int, limit: float) -> np.ndarray:
     return (x * float(np.float32(limit))).astype(np.float32)
 
 
+def _pi() -> decimal.Decimal:
+    """pi in the current decimal context (Machin: 16 atan(1/5) - 4 atan(1/239))."""
+    def atan_inverse(k: int) -> decimal.Decimal:
+        x = decimal.Decimal(1) / k
+        term, total, n, limit = x, x, 1, decimal.Decimal(10) ** -(decimal.getcontext().prec + 2)
+        while abs(term) > limit:
+            term *= -x * x
+            n += 2
+            total += term / n
+        return total
+    return 16 * atan_inverse(5) - 4 * atan_inverse(239)
+
+
 @functools.cache
 def _ziggurat_tables() -> tuple[np.ndarray, np.ndarray]:
     """The 128 layers of the normal ziggurat Boost 1.60's ``normal_distribution`` samples from
     (Marsaglia and Tsang): ``x[1]`` is the tail's start ``r``, each layer has the area ``v`` of
     the base (the rectangle under ``x[1]`` and the tail), ``x[0] = v / f(r)``, ``x[128] = 0``;
-    ``y = f(x) = exp(-x**2 / 2)`` (``y[0] = 0``, ``y[128] = 1``).  Computed in double: equal
-    in float32 to Boost's printed table, within 3e-14 of it in double."""
-    r = 3.4426198558966521214
-    v = r * math.exp(-r * r / 2) + math.sqrt(math.pi / 2) * math.erfc(r / math.sqrt(2))
-    x = [v / math.exp(-r * r / 2), r]
-    for _ in range(126):
-        x.append(math.sqrt(-2 * math.log(math.exp(-x[-1] ** 2 / 2) + v / x[-1])))
-    x.append(0.0)
-    y = [0.0] + [math.exp(-t * t / 2) for t in x[1:-1]] + [1.0]
-    return np.array(x), np.array(y)
+    ``y = f(x) = exp(-x**2 / 2)`` (``y[0] = 0``, ``y[128] = 1``).  Computed with 50 decimal
+    digits and rounded to double: Boost's table, to the bit (a table computed in double is
+    off by up to 3e-14, which CNTK's float64 draws show)."""
+    D = decimal.Decimal
+    with decimal.localcontext() as ctx:
+        ctx.prec = 50
+        r, pi = D("3.4426198558966521214"), _pi()
+
+        def f(t: decimal.Decimal) -> decimal.Decimal:
+            return (-t * t / 2).exp()
+
+        z = r / D(2).sqrt()                 # erfc(z) = 1 - erf(z), erf by its Taylor series
+        power, series, n = z, z, 0
+        while abs(power) > D(10) ** -60:
+            n += 1
+            power *= -z * z / n
+            series += power / (2 * n + 1)
+        v = r * f(r) + (pi / 2).sqrt() * (1 - 2 / pi.sqrt() * series)
+        x = [v / f(r), r]
+        for _ in range(126):
+            x.append((-2 * (f(x[-1]) + v / x[-1]).ln()).sqrt())
+        y = [D(0)] + [f(t) for t in x[1:]] + [D(1)]
+        x.append(D(0))
+        return np.array([float(t) for t in x]), np.array([float(t) for t in y])
 
 
 def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
@@ -160,7 +238,8 @@ def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
     ``normal_distribution`` on ``mt19937_64(seed)``, in double, each value rounded to float32;
     found bit for bit against CNTK 2.7's ``normal`` and ``he_normal``).  Each try takes one
     64-bit number ``u``: its low 8 bits pick the layer ``i = bits >> 1`` and the sign (bit 0),
-    ``r = (u >> 8) / 2**56`` and ``x = r * x[i]`` is taken when below ``x[i + 1]``.  Otherwise
+    ``r = (u >> 8) / 2**56`` (bit 11 of ``u`` cleared first, as Boost does for a double)
+    and ``x = r * x[i]`` is taken when below ``x[i + 1]``.  Otherwise
     layer 0 draws from the tail (``x[1] + e1 / x[1]`` for exponential draws ``e1, e2`` with
     ``2 e2 > (e1 / x[1])**2``), any other layer takes ``x`` when a uniform ``y`` within the
     layer lies under ``exp(-x**2 / 2)``, else it tries again.  A uniform draw is
@@ -171,8 +250,26 @@ def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
         >>> normal_floats(7, 3, 0.5).tolist()     # CNTK 2.7: C.normal(0.5, seed=7)
         [0.48164117336273193, -0.8281922936439514, -0.05767981335520744]
     """
+    return (float(np.float32(sigma)) * normal_doubles(MT19937_64(seed), count)).astype(
+        np.float32)
+
+
+_BIT11_CLEARED = np.uint64(0xFFFFFFFFFFFFF7FF)
+
+
+def normal_doubles(rng: MT19937_64, count: int) -> np.ndarray:
+    """``count`` standard normal values in double from ``rng``, as Boost 1.60's
+    ``normal_distribution`` draws them (its ziggurat: :func:`normal_floats` says how), taking
+    from ``rng`` just the numbers those draws take, so the engine goes on from there.
+
+    Example:
+        >>> r = MT19937_64(7)
+        >>> a = normal_doubles(r, 2); b = normal_doubles(r, 1)
+        >>> bool((a == normal_doubles(MT19937_64(7), 3)[:2]).all())
+        True
+    """
     tx, ty = _ziggurat_tables()          # (made once; threads drawing at once share them)
-    rng = MT19937_64(seed)
+    txl, tyl = tx.tolist(), ty.tolist()
     n = int(count)
     out = np.empty(n, np.float64)
     buf, at, tries = np.zeros(0, np.uint64), 0, None    # the numbers drawn, the next one's
@@ -193,25 +290,27 @@ def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
 
     def first_tries(u: np.ndarray):
         layer = (u & np.uint64(0xFF)).astype(np.int64)
-        x = (u >> np.uint64(8)).astype(np.float64) * 2.0 ** -56 * tx[layer >> 1]
+        x = ((u & _BIT11_CLEARED) >> np.uint64(8)).astype(np.float64) * 2.0 ** -56 \
+            * tx[layer >> 1]
         return x, layer >> 1, np.where(layer & 1, 1.0, -1.0), x < tx[(layer >> 1) + 1]
 
     def one_value(x: float, i: int, sign: float) -> float:
-        """The value whose first try (``x`` in layer ``i``) was not taken."""
+        """The value whose first try (``x`` in layer ``i``) was not taken (in Python floats:
+        NumPy's scalars cost ~10x more)."""
         while True:
             if i == 0:
                 while True:
-                    e1 = -math.log(1.0 - uniform()) / tx[1]
+                    e1 = -math.log(1.0 - uniform()) / txl[1]
                     e2 = -math.log(1.0 - uniform())
                     if 2 * e2 > e1 * e1:
-                        return (e1 + tx[1]) * sign
-            y = ty[i] + uniform() * (ty[i + 1] - ty[i])
+                        return (e1 + txl[1]) * sign
+            y = tyl[i] + uniform() * (tyl[i + 1] - tyl[i])
             if y < math.exp(-(x * x / 2)):
                 return x * sign
             u = draw()                   # another try
             i, sign = (u & 0xFF) >> 1, 1.0 if u & 1 else -1.0
-            x = float(u >> 8) * 2.0 ** -56 * tx[i]
-            if x < tx[i + 1]:
+            x = float((u & ~(1 << 11)) >> 8) * 2.0 ** -56 * txl[i]
+            if x < txl[i + 1]:
                 return x * sign
 
     filled = 0
@@ -234,7 +333,8 @@ def normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
             at += 1                      # (its number drawn)
             out[filled] = one_value(float(x[nxt]), int(i[nxt]), float(sign[nxt]))
             filled += 1
-    return (float(np.float32(sigma)) * out).astype(np.float32)
+    rng.give_back(buf[at:])             # (the numbers not used)
+    return out
 
 
 def truncated_normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
@@ -255,6 +355,126 @@ def truncated_normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
         if len(kept) >= count:
             return kept[:int(count)]
         n *= 2
+
+
+# ---------------------------------------------------------------------------------------------
+# CNTK 2.7's random Functions: what its CPU nodes draw (RandomDistribution, Dropout,
+# RandomSample), from the node's engine, each draw going on from where the last one left it
+# ---------------------------------------------------------------------------------------------
+def uniform_doubles(rng: MT19937_64, count: int, low: float, high: float) -> np.ndarray:
+    """``count`` values uniform in ``[low, high)`` as Boost 1.60's
+    ``uniform_real_distribution<double>`` draws them from ``rng``: ``u / 2**64 * (high - low)
+    + low`` for a number ``u``, again from the next number where that is not below ``high``
+    (CNTK 2.7's ``SetUniformRandomValue``: its float32 values are these rounded, found bit for
+    bit against its ``uniform``).  ``high <= low`` (where Boost never returns) gives ``low``.
+
+    Example:
+        >>> v = uniform_doubles(MT19937_64(5), 2, -1.0, 2.0)  # C.random.uniform(2, -1, 2, seed=5)
+        >>> v.astype(np.float32).tolist()
+        [1.0191947221755981, -0.884516179561615]
+    """
+    low, high, need = float(low), float(high), int(count)
+    span = high - low
+    if not span > 0:
+        rng.take(need)
+        return np.full(need, low)
+    parts = []
+    while need > 0:
+        u = rng.take(need)
+        v = u.astype(np.float64) * 2.0 ** -64 * span + low
+        refused = ~(v < high)
+        if not refused.any():
+            parts.append(v)
+            break
+        k = int(np.argmax(refused))         # (the first refused: its number dropped)
+        parts.append(v[:k])
+        rng.give_back(u[k + 1:])
+        need -= k
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def mask_doubles(rng: MT19937_64, count: int, rate: float, scale: float) -> np.ndarray:
+    """CNTK 2.7's ``SetUniformRandomMask``: 0 where a :func:`uniform_doubles` value in
+    ``[0, 1)`` is at most ``rate``, else ``scale`` (dropout: its rate and ``1 / (1 - rate)``;
+    ``bernoulli``: ``1 - mean`` and 1).
+
+    Example:
+        >>> mask_doubles(MT19937_64(7), 6, 0.5, 2.0).tolist()   # C.dropout(x, 0.5, seed=7)
+        [2.0, 2.0, 0.0, 2.0, 0.0, 0.0]
+    """
+    v = uniform_doubles(rng, count, 0.0, 1.0)
+    return np.where(v <= float(rate), 0.0, float(scale))
+
+
+def gumbel_doubles(rng: MT19937_64, count: int, loc: float, scale: float,
+                   exact: bool = False) -> np.ndarray:
+    """CNTK 2.7's ``SetGumbelRandomValue``: ``loc - scale * log(-log1p(-u))`` for
+    :func:`uniform_doubles` values ``u`` in ``[0, 1)``.  NumPy's ``log`` and ``log1p`` differ
+    from the C library's in the last bit of a double now and then (rounded to float32 the
+    values agree); ``exact`` takes Python's ``math`` (the C library's) value by value, ~15x
+    slower, for float64 draws.
+
+    Example:
+        >>> v = gumbel_doubles(MT19937_64(5), 2, 0.5, 2.0)    # C.random.gumbel(2, 0.5, 2, seed=5)
+        >>> [round(x, 6) for x in v.astype(np.float32).tolist()]
+        [0.276929, 6.975348]
+    """
+    u = uniform_doubles(rng, count, 0.0, 1.0)
+    loc, scale = float(loc), float(scale)
+    if exact:
+        return np.array([loc - scale * _log_or_inf(-math.log1p(-v)) for v in u.tolist()])
+    with np.errstate(divide="ignore"):
+        return loc - scale * np.log(-np.log1p(-u))
+
+
+def _log_or_inf(v: float) -> float:
+    return math.log(v) if v > 0 else -math.inf
+
+
+def normal_draw(rng: MT19937_64, count: int, mean: float, scale: float) -> np.ndarray:
+    """CNTK 2.7's ``SetGaussianRandomValue``: Boost's normal values
+    (:func:`normal_doubles`) times ``scale`` plus ``mean``, in double; CNTK draws an even
+    count, so an odd ``count`` draws one more value and leaves it.
+
+    Example:
+        >>> v = normal_draw(MT19937_64(5), 5, 1.0, 2.0)       # C.random.normal((5,), 1, 2)
+        >>> v.astype(np.float32)[:2].tolist()
+        [-0.5686930418014526, 0.8645166754722595]
+    """
+    n = int(count)
+    return normal_doubles(rng, n + (n & 1))[:n] * float(scale) + float(mean)
+
+
+def sample_classes(rng: MT19937_64, weights: np.ndarray, count: int,
+                   allow_duplicates: bool) -> tuple[np.ndarray, int]:
+    """CNTK 2.7's ``RandomSample``: ``count`` classes drawn with probability proportional to
+    ``weights`` (each a :func:`uniform_doubles` value in ``[0, total)`` looked up in the
+    running sums, in double: the first class whose sum reaches it), with duplicates or, without,
+    drawn again until ``count`` distinct ones are found; returns the classes (int64) and the
+    tries taken (CNTK's ``rngOffset`` counts them).
+
+    Example:
+        >>> w = np.array([1, 2, 3, 4, 5], np.float32)
+        >>> c, tries = sample_classes(MT19937_64(3), w, 3, True)
+        >>> c.tolist(), tries
+        ([3, 1, 3], 3)
+    """
+    sums = np.cumsum(np.asarray(weights, np.float64).reshape(-1))
+    total, count = float(sums[-1]), int(count)
+    if allow_duplicates:
+        v = uniform_doubles(rng, count, 0.0, total)
+        return np.searchsorted(sums, v, side="left").astype(np.int64), count
+    picked: list[int] = []
+    seen: set[int] = set()
+    tries = 0
+    while len(picked) < count:        # (each of these tries is taken: no number drawn ahead)
+        for c in np.searchsorted(sums, uniform_doubles(rng, count - len(picked), 0.0, total),
+                                 side="left").tolist():
+            tries += 1
+            if c not in seen:
+                seen.add(c)
+                picked.append(c)
+    return np.array(picked, np.int64), tries
 
 
 class MT19937:

@@ -3,8 +3,10 @@
 
 * a CNTK model file keeps where each stream stands (``rngSeed``, ``rngOffset``): the function
   loaded from a file saved after ``k`` evaluations first gives the original's evaluation ``k``
-  (0-based).  Stadyn reads CNTK's files so and writes CNTK's ``rngOffset`` (the count of
-  uniform numbers drawn: CNTK's count for the uniform, bernoulli, gumbel draws and dropout);
+  (0-based) -- or, after a normal draw, none of them: CNTK counts the values drawn (a normal
+  draw's count rounded up to even), not its engine's numbers, and the loaded function's
+  engine is moved on by that count.  Stadyn draws CNTK's values (``stadyn.ops.CNTKStream``),
+  reads CNTK's files so and writes CNTK's ``rngOffset``;
 * a clone (share, clone or freeze, and a Function called on a new input) draws a stream of its
   own, from where the original's stood at its last save (from its seed if never saved);
 * a Function shows as ``rngOffset`` where its stream stood at its last save, with CNTK's
@@ -26,8 +28,9 @@ import torch
 
 import stadyn.compat.cntk as C
 from stadyn.graph import topological_nodes
-from stadyn.ops import RandomStream
+from stadyn.ops import CNTKStream, RandomStream
 from stadyn.serialize._cntk_format import read_cntk
+from stadyn.serialize._cntk_write_acts import rng_offset
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_random_streams")
 with open(os.path.join(HERE, "streams.json")) as _fh:
@@ -37,6 +40,7 @@ MAKERS = {
     "uniform_like": lambda x: C.random.uniform_like(x, seed=3),
     "bernoulli_like": lambda x: C.random.bernoulli_like(x, mean=0.5, seed=3),
     "gumbel_like": lambda x: C.random.gumbel_like(x, seed=3),
+    "normal_like": lambda x: C.random.normal_like(x, seed=3),
     "dropout": lambda x: C.dropout(x, 0.5, seed=3),
 }
 
@@ -86,19 +90,34 @@ def test_a_saved_function_keeps_cntks_offset_and_draws_on_when_loaded(name, tmp_
     assert firsts == CNTK["files"][name]["loaded_first_is_evaluation"]
 
 
-def test_a_stream_whose_position_is_not_found_is_written_at_0_with_a_warning(tmp_path):
+def test_the_values_drawn_are_cntks_own():
+    """The first evaluations of each maker equal CNTK 2.7's (``streams.json``'s ``values``)."""
+    for name, make in sorted(MAKERS.items()):
+        np.testing.assert_array_equal(np.stack(_evaluations(make, 2)),
+                                      np.asarray(CNTK["values"][name], np.float32), err_msg=name)
+
+
+def test_a_cntk_stream_knows_its_offset_however_far_it_drew():
     x = C.input_variable(5, name="x")
     f = C.random.uniform_like(x, seed=3)
     _run(f)
     (stream,) = {a for node in topological_nodes([f.variable]) for a in node.kwargs.values()
                  if isinstance(a, RandomStream)}
+    assert isinstance(stream, CNTKStream) and stream.position() == 15
+    far = CNTKStream(3, offset=2 ** 31)     # (a torch stream's position is lost past 2**30)
+    assert far.position() == 2 ** 31
+
+
+def test_a_torch_stream_whose_position_is_not_found_is_written_at_0_with_a_warning():
+    """A stream of torch's generator (a native graph's ``RandomStream``) written to a CNTK
+    file: its position is found by drawing its sequence again, up to 2**30 numbers."""
+    stream = RandomStream(3)
+    torch.rand(4, generator=stream.generator(torch.device("cpu")))
     other = torch.Generator().manual_seed(4)        # a state on another seed's sequence
     stream.generator(torch.device("cpu")).set_state(other.get_state())
-    path = os.path.join(tmp_path, "lost.model")
     with pytest.warns(RuntimeWarning, match="seed 3 has drawn too many numbers to count: "
                                             "rngOffset 0 written"):
-        f.save(path)
-    assert _saved_offset(path) == 0
+        assert rng_offset(stream) == 0
 
 
 def _made():
@@ -233,18 +252,16 @@ def _listed(attributes: dict) -> dict:
 @pytest.mark.parametrize("key, duplicates", [("random_sample", True),
                                              ("random_sample_distinct", False)])
 def test_a_random_samples_attributes_are_cntks(key, duplicates, tmp_path):
-    """CNTK's names and state; after a save the offset is the one written (CNTK counts its
-    tries, 6 and 7 here; Stadyn writes torch's multinomial's count: docs/cntk-names.md)."""
+    """CNTK's names and state; after a save the offset is the one written: CNTK's count of
+    its tries (6 and 7 here)."""
     want = CNTK["root_attributes"][key]
     f = C.random_sample(np.array([1, 2, 3, 4, 5], np.float32), 3, duplicates, seed=3)
     assert f.root_function.attributes == want["made"]
     f.eval(), f.eval()
     path = os.path.join(tmp_path, "sample.model")
     f.save(path)
-    shown = f.root_function.attributes
-    assert {k: v for k, v in shown.items() if k != "rngOffset"} == \
-        {k: v for k, v in want["saved_after_2"].items() if k != "rngOffset"}
-    assert shown["rngOffset"] == _saved_offset_of(path, "RandomSample") > 0
+    assert f.root_function.attributes == want["saved_after_2"]
+    assert _saved_offset_of(path, "RandomSample") == want["saved_after_2"]["rngOffset"]
 
 
 def _saved_offset_of(path: str, kind: str) -> int:

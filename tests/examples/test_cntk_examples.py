@@ -55,14 +55,17 @@ SAME = ["logreg_functional", "logreg_graph", "simple_mnist", "deconvolution",
         # the driver marks one of its two distributed learners the metric aggregator, without
         # which CNTK 2.7 stops): its ProposalLayer's FreeDimension rows pooled, the eval model
         # holding the user function saved and loaded back (docs/cntk-examples.md)
-        "faster_rcnn"]
-# Dropout (and ConvNetLRN's and BN-Inception's random crops; word_rnn's sampled softmax): each
-# framework draws its own masks (samples, crops), so the losses part after the first minibatch
-# (BN-Inception's and Conv3D_UCF11's at their first: its crops, their dropout); the same lines,
-# parameter counts and sample counts, the losses of the same size.
-ALIKE = ["mnist_complex", "convnet_mnist", "convnet_cifar10", "convnetlrn_cifar10_dataaug",
-         "convnet_cifar10_dataaug", "word_rnn", "convnet_cifar10_dataaug_distributed",
-         "bn_inception_cifar10", "conv3d_ucf11"]
+        "faster_rcnn",
+        # dropout: CNTK 2.7's own masks (stadyn.ops.CNTKStream)
+        "convnet_mnist", "convnet_cifar10", "conv3d_ucf11"]
+# Random crops (ConvNetLRN's, the DataAug programs', BN-Inception's): each framework draws its
+# own, so the losses part after the first minibatch (BN-Inception's at its first); the same
+# lines, parameter counts and sample counts, the losses of the same size.  MNIST_Complex's
+# dropout masks are CNTK's, its third epoch drifts past float rounding (1.797866 and 58% for
+# CNTK's 1.796137 and 58.5%); word_rnn's sampled classes are CNTK's, and so is every number it
+# prints but its timings.
+ALIKE = ["mnist_complex", "convnetlrn_cifar10_dataaug", "convnet_cifar10_dataaug", "word_rnn",
+         "convnet_cifar10_dataaug_distributed", "bn_inception_cifar10"]
 # CNTK 2.7's CPU build stops at the first minibatch (fsadagrad on a sparse gradient is not
 # implemented): what it printed before is printed the same, and the program runs to the end.
 STOPS_IN_CNTK = ["language_understanding"]

@@ -15,6 +15,7 @@ from . import _activation, _arith, _cntk, _logical, _loss, _misc, _nn, _reduce, 
 from . import _compare, _elementwise, _index, _normalization  # noqa: F401
 from . import _random, _resample, _trig  # noqa: F401
 from . import _random_like  # noqa: F401  (random values of another value's shape: CNTK's)
+from . import _cntk_draws  # noqa: F401  (CNTK 2.7's own random numbers: CNTKStream)
 from . import _ranking  # noqa: F401  (CNTK's ranking criteria: lambda_rank, ndcg_at_1)
 from . import _augment  # noqa: F401  (data augmentation: image_augmentation, random_*)
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
@@ -49,6 +50,7 @@ from ._resample import interpolation_size, interpolation_source
 from ._trace import reset_trace_counts
 from ._recurrence import StepFunction
 from ._random import RandomStream
+from ._cntk_draws import CNTKStream
 from ._nnabla_inq import INQState
 from ._picks import kernels_as_torch_ops
 from ._sequence_rnn import lstm_cells, rnnstack_parameters, rnnstack_weight_count
@@ -59,6 +61,6 @@ from ._util import norm_axes, norm_axis, ntuple
 __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_axis", "norm_axes",
            "pool_geometry", "window_counts", "CAST_DTYPES", "interpolation_size",
            "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index",
-           "RandomStream", "INQState", "rnnstack_parameters", "rnnstack_weight_count",
+           "RandomStream", "CNTKStream", "INQState", "rnnstack_parameters", "rnnstack_weight_count",
            "lstm_cells", "RECURRENCES", "RecurrenceStates", "recurrence_states",
            "kernels_as_torch_ops"]

@@ -10,6 +10,7 @@ import torch.nn.functional as TF
 
 from ..graph import is_training
 from . import _kernels as kernels
+from ._cntk_draws import CNTKStream, cntk_draw
 from ._picks import cntk_max_pool
 from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._registry import op
@@ -397,7 +398,9 @@ def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False, rule="torch"
     from torch's generator (:func:`stadyn.seed`); a seed of its own draws it from a generator
     seeded with it, as the random ops do (NNabla's rule: the same masks in every process; a
     static graph draws the stream's next mask on each ``forward()``), and a
-    :class:`stadyn.ops.RandomStream` from that stream (CNTK's Functions).  With
+    :class:`stadyn.ops.RandomStream` from that stream; a :class:`stadyn.ops.CNTKStream`
+    (compat.cntk's dropout) draws CNTK 2.7's own mask and scales by ``1 / (1 - p)`` rounded to
+    the input's type, as CNTK's node does.  With
     ``rule="nnabla"`` (compat.nnabla's ``F.dropout``) a CPU mask is NNabla 1.39's: its
     ``bernoulli_distribution`` over ``std::mt19937`` (:func:`stadyn.ops._random.nnabla_draw`),
     ``p`` and the scale taken in float as NNabla's kernel takes them.
@@ -419,6 +422,11 @@ def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False, rule="torch"
         scale = float(np.float32(1.0 / (1.0 - p32)))
         mask = nnabla_draw("bernoulli", keep, 0.0, tuple(x.shape), seed).to(x.dtype)
         y = x * mask * scale
+        return (y, mask) if output_mask else y
+    if isinstance(seed, CNTKStream):    # CNTK 2.7's mask: x times 0 or float(1 / (1 - p))
+        mask = cntk_draw("dropout", p, 0.0, tuple(x.shape), x.dtype, seed, x.device)
+        scale = 1.0 / (1.0 - float(p))
+        y = x * (mask * (scale if x.dtype == torch.float64 else float(np.float32(scale))))
         return (y, mask) if output_mask else y
     generator = _generator(seed, x.device)
     if generator is None and not output_mask:

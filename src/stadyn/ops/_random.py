@@ -39,7 +39,8 @@ class RandomStream(GeneratorSeed):
     """A seed that carries its stream: passed as a random op's ``seed``, every run of that op
     node -- dynamic or static, replayed, re-traced or interpreted -- draws the next values of
     one generator seeded with it, where a plain seed starts a fresh generator per call (NNabla's
-    rule).  CNTK's random Functions are built with one (every evaluation draws new values).  It
+    rule).  CNTK's random Functions are built with its subclass :class:`stadyn.ops.CNTKStream`,
+    which draws CNTK 2.7's own numbers (every evaluation new values).  It
     is an ``int`` (the seed); ``offset`` starts it that many 32-bit numbers into the seed's
     sequence on the CPU (CNTK's ``rngOffset``).
 
@@ -47,9 +48,10 @@ class RandomStream(GeneratorSeed):
     loaded models do: a Stadyn model file its CPU generator's state (:meth:`state`), a CNTK
     file its :meth:`position` -- the count of 32-bit numbers the CPU generator gave, one a
     value for the uniform draws (``rand_like``, ``bernoulli_like``, ``gumbel_like``, dropout's
-    mask) as CNTK counts them; a normal draw takes torch's count, not CNTK's, and a normal draw
-    of fewer than 16 values keeps half a pair beside it, which a CNTK file cannot hold.  A
-    stream that drew on another device is kept where its CPU generator stands.
+    mask); a normal draw takes torch's count, and a normal draw of fewer than 16 values keeps
+    half a pair beside it, which a CNTK file cannot hold (a :class:`~stadyn.ops.CNTKStream`
+    counts as CNTK does).  A stream that drew on another device is kept where its CPU
+    generator stands.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -63,6 +65,15 @@ class RandomStream(GeneratorSeed):
         >>> bool((a == c).all()), bool((a == b).all()), int(s), bool((d == e).all())
         (True, False, 7, True)
     """
+
+    #: the kinds of stream whose :meth:`state` starts with a prefix of their own (a subclass
+    #: names it: ``class S(RandomStream, state_prefix="...")``), which :meth:`restored` makes
+    _KINDS: dict = {}
+
+    def __init_subclass__(cls, state_prefix: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if state_prefix is not None:
+            RandomStream._KINDS[state_prefix] = cls
 
     def __new__(cls, seed: int, offset: int = 0):
         if int(seed) < 0:
@@ -107,13 +118,17 @@ class RandomStream(GeneratorSeed):
     @classmethod
     def restored(cls, seed: int, state: str) -> "RandomStream":
         """The stream of ``seed`` whose CPU generator is in ``state`` (:meth:`state`'s);
-        a ValueError where ``state`` is not a torch CPU generator's state of that seed.
+        a ValueError where ``state`` is not a torch CPU generator's state of that seed.  The
+        state of another kind of stream (a prefix of its own) makes a stream of that kind.
 
         Example:
             >>> s = RandomStream(5, offset=10)
             >>> RandomStream.restored(5, s.state()).position()
             10
         """
+        for prefix, kind in RandomStream._KINDS.items():
+            if cls is RandomStream and isinstance(state, str) and state.startswith(prefix):
+                return kind.restored(seed, state)
         stream = cls(seed)
         try:
             tensor = torch.frombuffer(bytearray.fromhex(state), dtype=torch.uint8)

@@ -3,7 +3,9 @@
 ``RandomUniformLike`` / ``RandomNormalLike``) -- and CNTK's sampling ops, ``random_sample`` and
 ``random_sample_inclusion_frequency``.
 
-They draw from Stadyn's seeded generator in both modes, with the seeding rule of
+A :class:`stadyn.ops.CNTKStream` seed (compat.cntk's Functions) draws CNTK 2.7's own numbers
+(``ops/_cntk_draws.py``).  Otherwise they draw from Stadyn's seeded generator in both modes, with
+the seeding rule of
 :mod:`stadyn.ops._random`: ``seed=-1`` draws from torch's generator (:func:`stadyn.seed` seeds
 it); a seed of their own from a generator seeded with it when the op runs (each dynamic call
 the same values, a static graph the next values on every ``forward()``); a
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import torch
 
+from ._cntk_draws import CNTKStream, cntk_draw, cntk_sample
 from ._random import _generator
 from ._registry import op
 
@@ -28,6 +31,10 @@ def _float(x: torch.Tensor) -> torch.dtype:
 def _like_shape(x, *args, **kwargs):
     """Shape rule: ``x``'s shape, a float dtype, no gradient; draws nothing."""
     return torch.empty(tuple(x.shape), dtype=_float(x), device="meta")
+
+
+def _cntk(kind: str, x: torch.Tensor, a: float, b: float, seed: CNTKStream) -> torch.Tensor:
+    return cntk_draw(kind, a, b, tuple(x.shape), _float(x), seed, x.device)
 
 
 def _uniform(x: torch.Tensor, seed) -> torch.Tensor:
@@ -46,6 +53,8 @@ def rand_like(x, low=0.0, high=1.0, seed=-1):
         >>> u.shape, bool((u.d >= 2).all() and (u.d < 3).all())
         ((2, 500), True)
     """
+    if isinstance(seed, CNTKStream):
+        return _cntk("uniform", x, low, high, seed)
     return _uniform(x, seed) * (float(high) - float(low)) + float(low)
 
 
@@ -60,6 +69,8 @@ def randn_like(x, mu=0.0, sigma=1.0, seed=-1):
         >>> round(float(z.d.mean()), 1), round(float(z.d.std()), 2)
         (5.0, 0.1)
     """
+    if isinstance(seed, CNTKStream):
+        return _cntk("normal", x, mu, sigma, seed)
     z = torch.randn(tuple(x.shape), generator=_generator(seed, x.device), device=x.device,
                     dtype=_float(x))
     return z * float(sigma) + float(mu)
@@ -77,6 +88,8 @@ def gumbel_like(x, loc=0.0, scale=1.0, seed=-1):
         >>> round(float(v.d.mean()), 1)    # Euler's constant, 0.577...
         0.6
     """
+    if isinstance(seed, CNTKStream):
+        return _cntk("gumbel", x, loc, scale, seed)
     u = _uniform(x, seed).clamp_min(torch.finfo(_float(x)).tiny)
     return float(loc) - float(scale) * torch.log(-torch.log(u))
 
@@ -94,6 +107,8 @@ def bernoulli_like(x, p=0.5, seed=-1):
     """
     if not 0.0 <= float(p) <= 1.0:
         raise ValueError(f"bernoulli_like: p (the probability of 1) must be in [0, 1], got {p}")
+    if isinstance(seed, CNTKStream):
+        return _cntk("bernoulli", x, p, 0.0, seed)
     return (_uniform(x, seed) < float(p)).to(_float(x))
 
 
@@ -135,6 +150,9 @@ def random_sample(weights, num_samples=1, allow_duplicates=True, seed=-1):
         ((4, 3), [1.0, 1.0, 1.0, 1.0], 0.0)
     """
     n = _check_count(weights, num_samples, allow_duplicates, "random_sample")
+    if isinstance(seed, CNTKStream):
+        picks = cntk_sample(weights, n, bool(allow_duplicates), seed)
+        return torch.nn.functional.one_hot(picks, weights.shape[0]).to(_float(weights))
     p = weights.detach().to(torch.float64)
     picks = torch.multinomial(p, n, replacement=bool(allow_duplicates),
                               generator=_generator(seed, weights.device))

@@ -1,8 +1,8 @@
-"""``cntk.random``: CNTK's random values cannot equal Stadyn's (the generators differ), so the
-cases compare what is certain -- shapes, dtypes, the batch axis of the ``*_like`` forms, the
-values' range and support, the seed rules (the same seed gives the same first values, each
-evaluation draws new ones, another seed other ones) -- and the distributions' moments over
-large draws.
+"""``cntk.random``: what holds for any draw -- shapes, dtypes, the batch axis of the ``*_like``
+forms, the values' range and support, the seed rules (the same seed gives the same first values,
+each evaluation draws new ones, another seed other ones) -- and the distributions' moments over
+large draws (the values themselves, CNTK's to the bit, are compared in
+``cntk_random_values.py``).
 
 A moment's tolerance comes from the draw's size: both sides' sample means (variances) are
 estimates with standard error ``s = sqrt(var / n)`` (``sqrt((mu4 - var**2) / n)``), so their

@@ -1,7 +1,8 @@
-"""``random_sample`` and ``random_sample_inclusion_frequency``: CNTK's draws cannot equal
-Stadyn's, so the cases compare shapes, the one-hot rows, distinctness without duplicates, and
-how often each class is drawn over many sets against CNTK's counts, within six standard errors
-of the difference of two binomial estimates (``sqrt(2 p (1 - p) / n)``).  With duplicates the
+"""``random_sample`` and ``random_sample_inclusion_frequency``: the cases compare shapes, the
+one-hot rows, distinctness without duplicates, and how often each class is drawn over many sets
+against CNTK's counts, within six standard errors of the difference of two binomial estimates
+(``sqrt(2 p (1 - p) / n)``; the classes themselves, CNTK's exactly, are compared in
+``cntk_random_values.py``).  With duplicates the
 inclusion frequency is exact; without, CNTK's is an estimate from a random number of tries and
 Stadyn's solves for that number, so that case compares only its properties."""
 

@@ -13,8 +13,8 @@ inclusion`` (``random_sample_inclusion_frequency``), a sample ``x`` with label `
 
 where ``s`` runs over the drawn negatives.  ``q``, ``log_prior``, ``entropy`` and ``importance``
 are computed once, when the loss is built, as CNTK does (a new noise distribution needs a new
-loss).  The negatives come from Stadyn's generator, not CNTK's, so only a noise distribution
-that decides the draws (tests/compat puts all its mass on one class) gives CNTK's numbers.
+loss).  The negatives are CNTK 2.7's own draws (``random_sample`` with duplicates), so the loss
+is CNTK's for any noise distribution (``compat_cases/cntk_random_values.py``).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C

@@ -330,8 +330,11 @@ def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomS
     ``1 / (1 - dropout_rate)`` while training; the identity in inference.  Its rate is checked
     and its seed drawn as it is called, as CNTK 2.7 does, where its operand has no shape yet
     too (:func:`_dropout_as_called`)."""
-    return named(wrap(F.dropout(_as_operand(x), float(dropout_rate), seed=resolved_seed(seed),
-                                train_only=True)), name, "Dropout")
+    v = _as_operand(x)
+    stream = resolved_seed(seed)
+    stream.time_major = getattr(v, "sequence_lengths", None) is not None   # (CNTK's order)
+    return named(wrap(F.dropout(v, float(dropout_rate), seed=stream, train_only=True)), name,
+                 "Dropout")
 
 
 def _dropout_as_called(arguments: dict) -> None:

@@ -4,9 +4,9 @@ and ``random_sample_inclusion_frequency`` (how often each class is expected in s
 ``weights`` is a vector of non-negative numbers without the batch axis (or a row of them,
 shape ``(1, n)``, as CNTK's Examples/Text/WordLMWithSampledSoftmax gives it); class ``i`` is drawn
 with probability ``weights[i] / sum(weights)``.  Without duplicates a class already drawn is
-drawn again until ``num_samples`` distinct classes are in the set.  The draws are Stadyn's
-(CNTK's seed rules, see ``cntk.random``), so they differ from CNTK's while their frequencies
-agree; ``random_sample`` gives dense one-hot rows where CNTK gives a sparse matrix.  Both are
+drawn again until ``num_samples`` distinct classes are in the set.  The draws are CNTK 2.7's
+own (its seed rules and its generator, see ``cntk.random``; CNTK's ``rngOffset`` counts the
+tries); ``random_sample`` gives dense one-hot rows where CNTK gives a sparse matrix.  Both are
 catalog ops (``F.random_sample``, ``F.random_sample_inclusion_frequency``).
 
 Example:

@@ -19,16 +19,17 @@ from __future__ import annotations
 
 from ... import distributed
 from ..._random import auto_seed, fixed_seed
-from ...ops import RandomStream
+from ...ops import CNTKStream
 
 __all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed", "drawn_seed"]
 
 SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
 
 
-def resolved_seed(seed) -> RandomStream:
-    """The stream of one random Function by CNTK's seed rules (see the module docstring)."""
-    return RandomStream(drawn_seed(seed) % 2 ** 64)
+def resolved_seed(seed) -> CNTKStream:
+    """The stream of one random Function by CNTK's seed rules (see the module docstring):
+    CNTK 2.7's own engine and draws (:class:`stadyn.ops.CNTKStream`)."""
+    return CNTKStream(drawn_seed(seed) % 2 ** 64)
 
 
 def drawn_seed(seed) -> int:

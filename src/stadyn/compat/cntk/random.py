@@ -8,7 +8,8 @@ values of its stream on each evaluation; ``seed=auto_select`` (the default) take
 fixed sequence of seeds when the Function is made, so a program's run repeats from one process
 to the next as in CNTK 2.7 (:func:`stadyn.seed` starts another sequence), or, after
 ``cntk.cntk_py.set_fixed_random_seed(s)``, ``s`` itself.  The
-values are Stadyn's, not CNTK's: the two generators differ; the distributions agree.  No
+values are CNTK 2.7's own, to the bit (its CPU's: ``std::mt19937_64`` and Boost's
+distributions, :class:`stadyn.ops.CNTKStream`), whatever device computes the graph.  No
 gradient flows through a ``*_like`` Function into its operand; of a placeholder without a
 shape it waits for the shape (its seed drawn as it is made).  A ``scale`` of 0 gives the mean
 (or ``loc``) everywhere, a negative one is a RuntimeError, as in CNTK 2.7.  A graph holding a random
@@ -61,9 +62,13 @@ def _shown(out, kind: str, a: float, b: float, stream: int, extra: dict = None):
                             "rngSeed": int(stream)}
 
 
-def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str, extra: dict = None):
+def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str, extra: dict = None,
+          double: bool = False):
     v = operand(like)
+    if double:      # (the values drawn in double, as CNTK's float64 node draws them)
+        v = F.cast(v, "float64")
     stream = resolved_seed(seed)
+    stream.time_major = getattr(v, "sequence_lengths", None) is not None   # (CNTK's order)
     if kind == "bernoulli":
         out = F.bernoulli_like(v, a, seed=stream)
     else:
@@ -81,8 +86,9 @@ def _fixed(shape, dtype, kind, a, b, seed, name, op):
                                                                              for s in shape)
     # CNTK's DataType: 1 float, 2 double
     extra = {"newDataType": 2 if dtype == np.float64 else 1, "newShape": shape}
-    out = _draw(Constant(np.zeros(shape, np.float32)), kind, a, b, seed, name, op, extra)
-    if dtype == np.float64:     # drawn in float32, as the compat layer computes
+    out = _draw(Constant(np.zeros(shape, np.float32)), kind, a, b, seed, name, op, extra,
+                dtype == np.float64)
+    if dtype == np.float64:     # (a float64 value, which compat.cntk's Functions cast to)
         drawn = CNTK_ATTRIBUTES[out.variable]
         out = named(wrap(F.cast(out.variable, "float64")), name, "RandomDistribution")
         G.set_op_name(out.variable, "RandomDistribution")

@@ -22,7 +22,7 @@ import math
 
 from ... import functions as F
 from ...cntk_semantics import logistic, roi_pooling, sequence_columns
-from ...ops import RandomStream
+from ...ops import CNTKStream
 
 __all__ = ["RANDOM_KINDS", "RANDOM_DISTRIBUTIONS", "logistic_cntk", "edit_distance_error_cntk",
            "lambda_rank_cntk", "crop_cntk", "random_distribution_cntk", "optimized_rnnstack_cntk",
@@ -134,11 +134,14 @@ def crop_cntk(node):
     return F.add2(out, F.reshape(zero, (1,) * len(out.shape)))
 
 
-def cntk_stream(node) -> RandomStream:
+def cntk_stream(node) -> CNTKStream:
     """The random stream a CNTK op's ``rngSeed`` and ``rngOffset`` give: CNTK 2.7 saves where
     each random function's stream stands, and its loaded function draws on from there, on
     every evaluation (whatever shape it is given), as the Function it was saved from would."""
-    return RandomStream(int(node.attr("rngSeed", 0)), int(node.attr("rngOffset", 0) or 0))
+    stream = CNTKStream(int(node.attr("rngSeed", 0)), int(node.attr("rngOffset", 0) or 0))
+    operand = node.var(0) if node.n_inputs else None
+    stream.time_major = getattr(operand, "sequence_lengths", None) is not None
+    return stream
 
 
 #: CNTK's ``randomDistributionType`` -> the catalog's draw of a Variable's shape

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
-from ...ops import RandomStream, ntuple
+from ...ops import CNTKStream, ntuple
 from ._cntk_read_others import cntk_stream
 from ._cntk_rules import convolution_cntk, times_cntk, transpose_times_cntk, v1, V1_WINDOW
 from ._cntk_shape_rules import gather_cntk
@@ -358,7 +358,7 @@ def _dropout_v1(node):
     loaded node's do.  An older file keeps no seed (``cntk.exe`` made one per process): the
     masks come from torch's generator."""
     seed = node.attr("rng_seed")
-    stream = -1 if seed is None else RandomStream(int(seed), int(node.attr("rng_offset", 0)))
+    stream = -1 if seed is None else CNTKStream(int(seed), int(node.attr("rng_offset", 0)))
     return F.dropout(node.var(0), 0.0, seed=stream, train_only=True)
 
 
