@@ -154,3 +154,48 @@ def pooling_and_transposed_convolution__graphs(C, r, np):
         C, np, C.convolution(m, z, auto_padding=[False]), None, None)
     return res
 
+
+def _builtin(e):
+    return next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+
+@cntk_case(names=["cntk.as_block"],
+           note="a block of as_block whose argument is a placeholder made on a sequence axis, "
+                "the placeholder then bound (in place, or by calling the Function) to an "
+                "input with the batch axis only or with no dynamic axis: CNTK 2.7 builds the "
+                "block anew on the input; Stadyn refused ('... cannot be built again on that "
+                "value (a block of as_block over the placeholder)')")
+def as_block__over_a_sequence_placeholder_bound_to_a_non_sequence(C, r, np):
+    r.touch("cntk.placeholder", "cntk.input_variable", "cntk.ops.relu", "cntk.ops.reduce_sum",
+            "cntk.Axis.default_input_variable_dynamic_axes", "cntk.Axis.default_batch_axis",
+            "cntk.Function.replace_placeholders", "cntk.Function.eval",
+            "cntk.Function.arguments", "cntk.Function.root_function")
+    res = {}
+    for batched in (True, False):
+        for how in ("replace", "call"):
+            key = "%s, %s" % (how, "batch" if batched else "no dynamic axis")
+            try:
+                p = C.placeholder((2,), dynamic_axes=C.Axis.default_input_variable_dynamic_axes(),
+                                  name="p")
+                q = C.placeholder(name="q")
+                b = C.as_block(C.relu(q * 2.0 - 1.0), [(q, p)], "MyBlock", "blk")
+                s = C.reduce_sum(b, 0)
+                x = C.input_variable(2, name="x", dynamic_axes=(
+                    [C.Axis.default_batch_axis()] if batched else []))
+                if how == "replace":
+                    s.replace_placeholders({p: x})
+                    z = b
+                else:
+                    z, s = b(x), s(x)
+                data = np.arange(4 if batched else 2, dtype=np.float32).reshape(
+                    (2, 2) if batched else (2,))
+                res[key] = {"shape": list(z.shape),
+                            "dynamic axes": [str(a) for a in z.output.dynamic_axes],
+                            "op": z.root_function.op_name, "name": z.name,
+                            "arguments": [a.name for a in s.arguments],
+                            "value": np.asarray(z.eval({x: data})).tolist(),
+                            "sum": np.asarray(s.eval({x: data})).tolist()}
+            except Exception as e:      # (whether it refuses is compared, and the type)
+                res[key] = {"refused": _builtin(e)}
+    return res
+
