@@ -93,3 +93,19 @@ def test_a_sequence_op_bound_to_a_non_sequence_is_refused_at_the_binding():
     with pytest.raises(RuntimeError, match=rf"^sequence\.past_value: .* at .*{here}:\d+$"):
         f.replace_placeholders({p: x})
 
+
+def test_a_selecting_op_on_the_batch_axis_alone_refuses_its_run_with_the_users_line():
+    # (CNTK 2.7 builds sequence.where / gather / scatter of such an operand and fails when it
+    # runs, RuntimeError: compat_cases/cntk_fidelity_22.py,
+    # selecting_sequence_ops__on_the_batch_axis_alone); the words name compat's input
+    # function and the line that built the op
+    x = C.input_variable(1, name="x")
+    here = __file__.rsplit("/", 1)[-1]
+    f = C.sequence.where(x)
+    with pytest.raises(RuntimeError, match=rf"^sequence\.where: .*'x'.* batch axis alone.*"
+                                           rf"C\.sequence\.input_variable.* at .*{here}:\d+"):
+        f.eval({x: np.ones((2, 1), np.float32)})
+    x0 = C.input_variable(1, name="x0", dynamic_axes=[])
+    with pytest.raises(RuntimeError, match=rf"^sequence\.gather: .*'x0'.*no dynamic axes.*"
+                                           rf"C\.sequence\.input_variable\) at .*{here}:\d+$"):
+        C.sequence.gather(x0, x0)

@@ -199,3 +199,42 @@ def as_block__over_a_sequence_placeholder_bound_to_a_non_sequence(C, r, np):
                 res[key] = {"refused": _builtin(e)}
     return res
 
+
+@cntk_case(names=["cntk.sequence.where", "cntk.sequence.gather", "cntk.sequence.scatter"],
+           note="where, gather and scatter of operands with the batch axis alone: CNTK 2.7 "
+                "builds them (each sample a sequence of one step) and fails when they run "
+                "with a condition of 0 (RuntimeError 'AddSequence: Sequences must be a least "
+                "one frame long'); of operands without dynamic axes it refuses them when "
+                "built (RuntimeError); Stadyn refused them when built (ShapeError, a "
+                "ValueError, naming sd.sequence.input_variable)")
+def selecting_sequence_ops__on_the_batch_axis_alone(C, r, np):
+    r.touch("cntk.input_variable", "cntk.sequence.input_variable", "cntk.Function.eval")
+    x = C.input_variable(1, name="x")
+    v = C.input_variable(2, name="v")
+    s = C.sequence.input_variable(1, name="s")
+    x0 = C.input_variable(1, name="x0", dynamic_axes=[])
+    v0 = C.input_variable(2, name="v0", dynamic_axes=[])
+    data = {"x": np.array([[1], [0], [1]], np.float32),
+            "v": np.arange(6, dtype=np.float32).reshape(3, 2),
+            "s": [np.array([[1], [0], [1]], np.float32)] * 3}
+    makes = {"where": lambda: C.sequence.where(x),
+             "gather": lambda: C.sequence.gather(v, x),
+             "gather, condition a sequence": lambda: C.sequence.gather(v, s),
+             "scatter": lambda: C.sequence.scatter(v, x),
+             "where, no dynamic axes": lambda: C.sequence.where(x0),
+             "gather, no dynamic axes": lambda: C.sequence.gather(v0, x0)}
+    res = {}
+    for label, make in makes.items():
+        try:
+            f = make()
+        except Exception as e:
+            res[label] = {"refused when built": _builtin(e)}
+            continue
+        out = {"shape": list(f.shape)}
+        try:
+            f.eval({a: data[a.name] for a in f.arguments})
+            out["ran"] = True
+        except Exception as e:
+            out["refused when run"] = _builtin(e)
+        res[label] = out
+    return res
