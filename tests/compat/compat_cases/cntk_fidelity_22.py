@@ -53,7 +53,8 @@ _DECLARED = ("the parameters of a layer not applied yet are Stadyn's stand-ins "
            note="the nodes of a depth-first search of a layer not applied yet (a Dense, a "
                 "Sequential, an Embedding of given weights): CNTK 2.7's are Functions, "
                 "Parameters, Constants and Variables (a visitor's isinstance(n, C.Function) "
-                "holds for its functions); Stadyn's were objects of their own classes")
+                "holds for its functions); Stadyn's were objects of their own classes.  A "
+                "search of its root function walks the same (Stadyn: TypeError)")
 def unapplied_layer_walks__nodes_are_functions_and_parameters(C, r, np):
     r.touch("cntk.layers.Dense", "cntk.layers.Sequential", "cntk.layers.Embedding",
             "cntk.Function", "cntk.Variable", "cntk.Parameter", "cntk.Constant")
@@ -72,6 +73,9 @@ def unapplied_layer_walks__nodes_are_functions_and_parameters(C, r, np):
             n.op_name for n in C.logging.graph.depth_first_search(
                 layer, lambda n: isinstance(n, C.Function))]
         res[label + ", root"] = _kinds(C, layer.root_function)
+        res[label + ", walk of its root function"] = [
+            [getattr(n, "op_name", ""), n.name]
+            for n in C.logging.graph.depth_first_search(layer.root_function, lambda n: True)]
     return res
 
 
