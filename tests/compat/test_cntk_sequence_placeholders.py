@@ -57,17 +57,18 @@ def test_a_layer_applied_to_it_is_applied_again_to_the_value(how):
 
 
 @pytest.mark.parametrize("how", ["replace", "call"])
-def test_a_block_over_it_is_named_in_the_refusal(how):
-    # (an as_block block over the placeholder is not built again: Stadyn says which Function
-    # reads the placeholder, and what to do)
+def test_a_block_over_it_is_built_again_on_the_value(how):
+    # (CNTK 2.7 takes a value without a sequence axis for the block's argument too:
+    # compat_cases/cntk_fidelity_22.py,
+    # as_block__over_a_sequence_placeholder_bound_to_a_non_sequence)
     p = _sequence_placeholder()
     q = C.placeholder(3, name="q")
-    f = C.plus(C.as_block(C.plus(q, 1.0), [(q, p)], "blk"), 1.0)
+    f = C.plus(C.as_block(C.plus(q, 1.0), [(q, p)], "Blk", "blk"), 1.0)
     x = C.input_variable(3, name="x")
-    what = "replace_placeholders" if how == "replace" else "calling the Function"
-    with pytest.raises(ValueError, match=rf"^{what}: a placeholder made on a sequence axis .*"
-                                         r"'Composite\(blk\): Placeholder\('p'"):
-        f.replace_placeholders({p: x}) if how == "replace" else f(x)
+    g = f.replace_placeholders({p: x}) if how == "replace" else f(x)
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert [a.name for a in g.arguments] == ["x"] and len(g.output.dynamic_axes) == 1
+    np.testing.assert_allclose(g.eval({x: data}), data + 2.0)
 
 
 def test_a_sequence_op_on_a_non_sequence_names_the_users_line():
@@ -91,3 +92,20 @@ def test_a_sequence_op_bound_to_a_non_sequence_is_refused_at_the_binding():
     here = __file__.rsplit("/", 1)[-1]
     with pytest.raises(RuntimeError, match=rf"^sequence\.past_value: .* at .*{here}:\d+$"):
         f.replace_placeholders({p: x})
+
+
+def test_a_selecting_op_on_the_batch_axis_alone_refuses_its_run_with_the_users_line():
+    # (CNTK 2.7 builds sequence.where / gather / scatter of such an operand and fails when it
+    # runs, RuntimeError: compat_cases/cntk_fidelity_22.py,
+    # selecting_sequence_ops__on_the_batch_axis_alone); the words name compat's input
+    # function and the line that built the op
+    x = C.input_variable(1, name="x")
+    here = __file__.rsplit("/", 1)[-1]
+    f = C.sequence.where(x)
+    with pytest.raises(RuntimeError, match=rf"^sequence\.where: .*'x'.* batch axis alone.*"
+                                           rf"C\.sequence\.input_variable.* at .*{here}:\d+"):
+        f.eval({x: np.ones((2, 1), np.float32)})
+    x0 = C.input_variable(1, name="x0", dynamic_axes=[])
+    with pytest.raises(RuntimeError, match=rf"^sequence\.gather: .*'x0'.*no dynamic axes.*"
+                                           rf"C\.sequence\.input_variable\) at .*{here}:\d+$"):
+        C.sequence.gather(x0, x0)

@@ -23,6 +23,7 @@ from ._adapt import unwrap
 from ._clone import rebuild
 from ._deferred import Deferred
 from ._function import Function
+from ._sequence_placeholders import note_call
 
 __all__ = ["as_block", "as_composite", "BlockFunction"]
 
@@ -59,7 +60,12 @@ def as_block(composite, block_arguments_map, block_op_name: str,
     if pairs and out.parent is None:
         out = F.identity(out)
     G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))
-    return Function(out)
+    block = Function(out)
+    # (over a placeholder made on a sequence axis: made again on what binds it, as CNTK 2.7
+    # takes a value without a sequence axis there too)
+    note_call(as_block, (composite, block_arguments_map, block_op_name, block_instance_name),
+              {}, block)
+    return block
 
 
 def BlockFunction(op_name: str, name: str):
@@ -71,7 +77,9 @@ def BlockFunction(op_name: str, name: str):
             if v.parent is None or v in G.BLOCKS:
                 v = F.identity(v)
             G.BLOCKS[v] = G.Block(op_name, name, tuple(unwrap(a) for a in args))
-            return Function(v)
+            made = Function(v)
+            note_call(block, args, {}, made)    # (as as_block's)
+            return made
         block.__name__ = getattr(fn, "__name__", op_name)
         return block
     return decorate

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._deferred_operands import UnknownOutput, _keep, _layer_function
+from ._late import late
 from ._mixins import GraphObject
 from ._printed import function_repr, makes_block
 
@@ -143,6 +144,12 @@ class DeferredRoot:
 
     is_primitive = True
     is_composite = False
+
+    @property
+    def __class__(self):
+        """``C.Function``, as CNTK 2.7's root function of the call is one
+        (``isinstance(n, C.Function)`` in a visitor of a walk holds for it)."""
+        return late("Function")
 
     def __init__(self, function: Any):
         self._function = function

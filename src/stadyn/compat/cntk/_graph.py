@@ -36,7 +36,7 @@ from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, fun
                            set_uid, show_operands_in_order, spelled_op_name, uid_of,
                            recurrence_root_uid)
 from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, note_step_op,
-                           note_step_view,
+                           note_step_view, show_transposed,
                            past_value_view, read_by_past_value, shown_inputs,
                            shown_step_output)
 from ._shown_constants import gru_constant, with_stabilizer_constants
@@ -61,7 +61,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "record_argument_order", "in_argument_order", "ARGUMENT_ORDER", "new_uid",
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",
-           "read_by_past_value", "recurrence_root_uid", "hide_padding"]
+           "read_by_past_value", "recurrence_root_uid", "hide_padding",
+           "show_transposed"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------

@@ -27,7 +27,8 @@ from ._graph_shown import name_of  # noqa: F401  (the examples read names with i
 from ._shown_constants import shown_as, shown_constants
 from ._spliced import seen_through
 
-__all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "STEP_BLOCKS",
+__all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "show_transposed",
+           "STEP_BLOCKS",
            "note_step_op", "note_step_view", "has_step_view", "past_value_view",
            "read_by_past_value",
            "shown_step_output", "shown_inputs"]
@@ -100,6 +101,64 @@ def hide_padding(out: Variable, operands) -> None:
         if v.parent.spec.name == "pad" and v is not out:
             INNER_OPS.add(v)
         stack.extend(v.parent.inputs)
+
+
+_TRANSPOSED = "compat.cntk: a transposed convolution CNTK shows as Convolution(W, x) (+ b)"
+_TRANSPOSED_PRODUCT = "compat.cntk: the Convolution CNTK shows inside a ConvolutionTranspose"
+
+
+def show_transposed(out: Variable) -> None:
+    """Show ``out``, the output of Stadyn's transposed convolution inside a
+    ``ConvolutionTranspose`` layer (its deconvolution, the bias added in it, the slice of its
+    padding: inner values already, ``_adapt.one_op``), as CNTK 2.7's graph holds it: a
+    ``Convolution(W, x)`` (CNTK builds the transpose as its ``Convolution`` op), in a
+    ``Plus`` with the bias where there is one.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.ConvolutionTranspose((2, 2), 3)(C.input_variable((1, 4, 4)))
+        >>> walk = C.logging.graph.depth_first_search(z, lambda n: True, depth=-1)
+        >>> [getattr(n, "op_name", n.name) for n in walk]
+        ['ConvolutionTranspose', '', 'Plus', 'Convolution', 'W', 'b']
+    """
+    keep_with(out, _TRANSPOSED, True)
+    set_op_name(out, "Plus" if _transposed_reads(out)[2] is not None else "Convolution")
+
+
+def _transposed_reads(out: Variable) -> tuple:
+    """``(x, W, bias or None)`` of Stadyn's deconvolution that made ``out`` (under the
+    slice of its padding)."""
+    v = out
+    while v.parent.spec.name != "deconvolution":
+        v = v.parent.inputs[0]
+    inputs = v.parent.inputs
+    return inputs[0], inputs[1], (_shown_bias(inputs[2]) if len(inputs) > 2 else None)
+
+
+def _seen(v: Variable) -> list:
+    """What CNTK 2.7 shows for ``v`` read by an op: what an inner value reads, else ``v``."""
+    return shown_inputs(v) if v in INNER_OPS and v.parent is not None else \
+        [shown_as(seen_through(v))]
+
+
+def _transposed_inputs(v: Variable) -> "list | None":
+    """The inputs CNTK 2.7 shows for ``v`` where it is (a view in) a transposed convolution
+    :func:`show_transposed` marked; None for another value."""
+    if kept_with(v, _TRANSPOSED) is None:
+        return None
+    if v.parent.spec.name == "identity" and kept_with(v.parent.inputs[0], _TRANSPOSED_PRODUCT) \
+            is v:                         # (the Convolution view inside the Plus)
+        x, w, _ = _transposed_reads(v.parent.inputs[0])
+        return _seen(w) + _seen(x)
+    x, w, b = _transposed_reads(v)
+    if b is None:
+        return _seen(w) + _seen(x)
+
+    def make():
+        product = F.identity(v)
+        keep_with(product, _TRANSPOSED, True)
+        return product
+    return [shown_node(v, _TRANSPOSED_PRODUCT, make, "Convolution"), b]
 
 
 def shown_node(v: Variable, key: str, make, op_name: str) -> Variable:
@@ -259,6 +318,9 @@ def shown_inputs(v: Variable) -> list[Variable]:
     inputs = list(node.inputs)
     layer_op = _layer_op(v)
     past = kept_with(v, _PAST)
+    transposed = _transposed_inputs(v)
+    if transposed is not None:              # (CNTK's [Plus(]Convolution(W, x)[, b)])
+        return transposed
     if past is not None:                    # (a PastValue of the step's output, the state's
         inputs = [past, recurrence_states(node.inputs[0].parent).initial[0]]  # initial value)
     elif kept_with(v, _BIAS_LAST):          # (an RNNStep's Plus(Plus(x W, h H), b))

@@ -40,7 +40,7 @@ def shown_layer(layer: Any) -> "tuple | None":
     """``(name, op, argument names, number of outputs)`` as CNTK 2.7 prints ``layer`` before
     it is applied; None for a layer CNTK makes no Function of."""
     op, args, outputs = layer.kind, LAYER_ARGUMENTS.get(layer.kind, ("x",)), 1
-    name = layer.name
+    name = layer.own_name
     if op == "LSTM":
         outputs = 2
     if op == "RecurrenceFrom":
@@ -74,8 +74,8 @@ def shown_layer(layer: Any) -> "tuple | None":
 def shown_name(layer: Any) -> str:
     """The name CNTK 2.7 gives ``layer`` before it is applied: its own; an unnamed
     ``Sequential``'s is that of its last step (a layer), whose output is the Sequential's."""
-    if layer.name or not _is_steps(layer.layer):
-        return layer.name
+    if layer.own_name or not _is_steps(layer.layer):
+        return layer.own_name
     steps = layer._shown_steps()
     last = steps[-1] if steps else None
     return shown_name(last) if _is_layer(last) else ""

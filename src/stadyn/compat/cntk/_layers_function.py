@@ -18,7 +18,7 @@ from ... import functions as F
 from ... import layers as _L
 from ...graph import Variable, joint_inference
 from . import _graph as G
-from ._adapt import operand, operands_dtype, unwrap, wrap
+from ._adapt import one_op, operand, operands_dtype, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred, pending
 from ._deferred_reads import as_built
 from ._deferred_shapes import placeholder_stand_ins
@@ -73,7 +73,9 @@ def _is_initializer(value: Any) -> bool:
 # op, and Dense, Embedding, BatchNormalization, Dropout, Label run
 _REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
 # the layers whose CNTK op pads inside itself, where Stadyn pads before it
-_PADDING_INSIDE = ("Convolution", "ConvolutionTranspose", "MaxPooling", "AveragePooling")
+_PADDING_INSIDE = ("Convolution",)
+# the layers CNTK 2.7 computes with one op (Pooling; Convolution, a Plus of the bias)
+_ONE_OP = ("ConvolutionTranspose", "MaxPooling", "AveragePooling")
 
 
 def _block_options(layer: Any) -> dict:
@@ -104,13 +106,30 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
             refuse_parameters()     # (inside a @Function body, as CNTK 2.7's layers)
         self.layer = layer
         self.kind = op_name         # the op its block shows once applied (Dense; "" for none)
-        self.name = name
+        self.own_name = name     # (its ``name``: this, or as CNTK 2.7 shows it, ``shown_name``)
         self._signature: Any = None
         # the last application's outputs, weakly (a CNTK layer is a graph of its own over
         # placeholders: it keeps none of the graphs it is applied into), which ``parameters``
         # walks for CNTK's order
         self._applied: list[weakref.ref] = []
         self._order: list[Variable] = []
+
+    @property
+    def name(self) -> str:
+        """Its name as CNTK 2.7 shows it: the one it was given (``own_name``); an unnamed
+        ``Sequential``'s is its last step's (that layer's output is the Sequential's).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> s = C.layers.Sequential([C.layers.Dense(3), C.layers.Dense(2, name="last")])
+            >>> s.name, s.own_name
+            ('last', '')
+        """
+        return shown_name(self)
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.own_name = value
 
     def __call__(self, *args):
         if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
@@ -138,20 +157,26 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         # default_options(dtype=np.float64)), which their inputs must have
         operands_dtype(*values, *self.layer.parameters, op=self.kind or "layer")
         if isinstance(out, Variable) and (any(out is v for v in values) or (
-                out in G.BLOCKS and (self.kind or self.name)) or (
-                self.name and not self.kind and isinstance(self.layer, _CompositeLayer))):
+                out in G.BLOCKS and (self.kind or self.own_name)) or (
+                self.own_name and not self.kind and isinstance(self.layer, _CompositeLayer))):
             # (a named Sequential is CNTK 2.7's alias of its steps' output, whatever op made
             # it: a NoOp over a ReLU too)
             out = F.identity(out)
             if not self.kind:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
                 G.set_op_name(out, "NoOp")
-        if isinstance(out, Variable) and self.kind in _PADDING_INSIDE:
+        if isinstance(out, Variable) and self.kind in _ONE_OP:
+            one_op(out, *values)        # (CNTK 2.7's one Pooling, one Convolution)
+            if self.kind == "ConvolutionTranspose":
+                G.show_transposed(out)
+            else:
+                G.set_op_name(out, "Pooling")
+        elif isinstance(out, Variable) and self.kind in _PADDING_INSIDE:
             G.hide_padding(out, values)     # (CNTK's op pads inside: no Pad in its graph)
         if isinstance(out, Variable) and self.kind:
-            G.BLOCKS[out] = G.Block(self.kind, self.name, tuple(values),
+            G.BLOCKS[out] = G.Block(self.kind, self.own_name, tuple(values),
                                     options=_block_options(self.layer))
-        elif isinstance(out, Variable) and self.name:
-            out.name = self.name
+        elif isinstance(out, Variable) and self.own_name:
+            out.name = self.own_name
         steepness = getattr(self.layer, "steepness", None)   # a Stabilizer's
         for p in self.layer.parameters if steepness is not None else ():
             note_steepness(p, steepness)
@@ -247,7 +272,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         self._signature = self(*[_input_of_type(t, n) for t, n in zip(arg_types, names)])
 
     def __getattr__(self, name: str):
-        if name.startswith("_") or name in ("layer", "kind", "name"):
+        if name.startswith("_") or name in ("layer", "kind", "name", "own_name"):
             raise AttributeError(name)
         view = getattr(type(self), name, None)
         if isinstance(view, property):          # (its own reason: CNTK's, several outputs)
@@ -309,7 +334,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         if self._root_is_last_op():
             return self._last_step_root()
         if self.kind in RECURRENCES:       # (CNTK 2.7's Combine of the step's output)
-            return UnappliedRoot(self._root_op_name(), self.name,
+            return UnappliedRoot(self._root_op_name(), self.own_name,
                                  (self._shown_step_output(),), self.output)
         if known is None or steps == []:
             raise AttributeError(f"{self.kind or 'layer'}: its root_function before it is "
@@ -318,16 +343,16 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         keep = self._own_placeholder()
         if steps is None:
             op = shown_layer(self)[1]
-            return UnappliedRoot(op, self.name, tuple(known) + tuple(self.arguments),
+            return UnappliedRoot(op, self.own_name, tuple(known) + tuple(self.arguments),
                                  self.output)
         inputs = self.__dict__.get("_root_inputs")   # (made once: they keep their uids)
         if inputs is None:
             inputs = self.__dict__["_root_inputs"] = self._sequential_root_inputs(keep,
                                                                                   known=True)
         last = steps[-1]
-        if self.name or named_sequential(last):   # (CNTK 2.7's NoOp naming the output)
-            return UnappliedRoot("NoOp", self.name or last.name, inputs, self.output)
-        return UnappliedRoot(shown_layer(last)[1], last.name, inputs, self.output)
+        if self.own_name or named_sequential(last):   # (CNTK 2.7's NoOp naming the output)
+            return UnappliedRoot("NoOp", self.own_name or last.own_name, inputs, self.output)
+        return UnappliedRoot(shown_layer(last)[1], last.own_name, inputs, self.output)
 
     def _shown_step_output(self):
         """For a recurrence (``StatesLayer``): its step's output, its root's input."""
@@ -371,8 +396,8 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         if not steps:
             return None
         last = steps[-1]
-        if self.name or named_sequential(last):    # (its NoOp's: the steps' output)
-            inner = steps if self.name else steps[:-1] + list(last.layer.composite.steps)
+        if self.own_name or named_sequential(last):    # (its NoOp's: the steps' output)
+            inner = steps if self.own_name else steps[:-1] + list(last.layer.composite.steps)
             return (Deferred(_sequential(inner, ""), (applied_to,), {}).output,)
         before = applied_to if len(steps) == 1 else Deferred(
             _sequential(list(steps[:-1]), ""), (applied_to,), {}).output
@@ -409,10 +434,10 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         ``Recurrence`` or a ``Fold``, ``NoOp`` when named)."""
         shown = shown_layer(self)
         if self.kind in RECURRENCES:
-            return "NoOp" if self.name else "Combine"
+            return "NoOp" if self.own_name else "Combine"
         if isinstance(self.layer, _CompositeLayer):
             steps = self._shown_steps()
-            if self.name:
+            if self.own_name:
                 return "NoOp"
             if self._root_is_last_op():
                 return self._last_step_root().op_name
@@ -433,7 +458,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         if self._signature is not None:
             return repr(self._signature)
         if shown_layer(self) is None:      # (not a Function in CNTK 2.7)
-            return f"<cntk layer {self.kind} {self.name!r}>"
+            return f"<cntk layer {self.kind} {self.own_name!r}>"
         return self._unapplied_repr()
 
     def __str__(self) -> str:
@@ -482,7 +507,7 @@ def _sublayer(layer: Any, name: str) -> "LayerFunction | None":
     for step in steps:
         for member in (step if isinstance(step, tuple) else (step,)):
             if isinstance(member, LayerFunction):
-                if member.name == name:
+                if member.own_name == name:
                     return member
                 inner = _sublayer(member.layer, name)
                 if inner is not None:

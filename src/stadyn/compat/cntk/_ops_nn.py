@@ -97,8 +97,9 @@ def convolution(convolution_map, operand, strides=(1,), sharing=(True,), auto_pa
                           _trailing(auto_padding, n, True), _trailing(dilation, n, 1), groups)
         G.hide_padding(y, [x, w])       # (CNTK's Convolution pads inside: no Pad shown)
         out = _unbatch(y, operand)
-        if out is y:                    # (CNTK's Convolution(W, x): the map first)
-            G.show_operands_in_order(out, (_as_operand(convolution_map), _as_operand(operand)))
+        if out is not y:                # (one Convolution over an operand without a batch
+            one_op(out, convolution_map, operand)   # axis: no Reshape of Stadyn's shown)
+        G.show_operands_in_order(out, (_as_operand(convolution_map), _as_operand(operand)))
         _refuse_unshared(out, sharing, convolution_map)
         return named(wrap(out), name, "Convolution")
     # the map slides along the channel axis too: CNTK 2.7 builds (maps * positions, ...) and
@@ -265,7 +266,10 @@ def convolution_transpose(convolution_map, operand, strides=(1,), sharing=(True,
                                 output_shape)
     out = _unbatch(y, operand)
     _refuse_unshared(out, sharing, convolution_map)
-    return named(wrap(out), name, "ConvolutionTranspose")
+    # (CNTK 2.7 builds it as its Convolution op, transposed inside: Convolution(W, x))
+    one_op(out, convolution_map, operand)
+    G.show_operands_in_order(out, (_as_operand(convolution_map), _as_operand(operand)))
+    return named(wrap(out), name, "Convolution")
 
 
 def pooling(operand, pooling_type, pooling_window_shape, strides=(1,), auto_padding=(False,),

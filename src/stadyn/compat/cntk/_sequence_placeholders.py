@@ -8,8 +8,9 @@ each op called on such a placeholder, or on what is computed from one, is noted 
 built (:func:`note_call`, from ``_deferrable``'s wrapper): the op and its arguments; binding
 the placeholder to a value without a sequence axis calls those ops again on that value
 (:func:`rebuilt`), each op making its own checks; so are the layers, the Functions called on
-it and the waiting ones.  What was not noted (a block of ``as_block`` over the placeholder)
-cannot be called again: :func:`rebuilt` says so.
+it, the blocks (``as_block``, ``BlockFunction``) and the waiting ones.  What was not noted
+(a value Stadyn's own functions computed from the placeholder's) cannot be called again:
+:func:`rebuilt` says so.
 """
 
 from __future__ import annotations
@@ -97,8 +98,8 @@ def rebuilt(root: Variable, substitutions: dict, what: str, memo: "dict | None" 
                 raise ValueError(
                     f"{what}: a placeholder made on a sequence axis is bound to a value "
                     f"without one, and '{Function(_first_unnoted(var, substitutions))!r}' "
-                    "reads it, which cannot be built again on that value (a block of "
-                    "as_block over the placeholder); apply it to the value itself")
+                    "reads it, which cannot be built again on that value (it was not "
+                    "made by a CNTK op, layer or block); apply it to the value itself")
             return v
         fn, args, kwargs = call
         out = fn(*[value(a) for a in args], **{k: value(a) for k, a in kwargs.items()})

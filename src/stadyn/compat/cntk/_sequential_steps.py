@@ -39,7 +39,7 @@ class SequentialSteps:
         if steps is None:
             return None
         steps = list(steps)
-        while not self.name and steps and unnamed_sequential(steps[-1]):
+        while not self.own_name and steps and unnamed_sequential(steps[-1]):
             steps[-1:] = steps[-1]._composite_steps()
         return steps
 
@@ -47,16 +47,17 @@ class SequentialSteps:
         """Whether this is an unnamed ``Sequential`` whose last step is no layer (an op, a
         Python function), whose root CNTK 2.7 makes that step's."""
         steps = self._shown_steps()
-        return not self.name and bool(steps) and not isinstance(steps[-1], SequentialSteps)
+        return not self.own_name and bool(steps) and \
+            not isinstance(steps[-1], SequentialSteps)
 
 
 def unnamed_sequential(step: Any) -> bool:
     """``step`` is a ``Sequential`` without a name: CNTK 2.7 makes no function of it."""
     return isinstance(step, SequentialSteps) and step._composite_steps() is not None and \
-        not step.name and not step.kind
+        not step.own_name and not step.kind
 
 
 def named_sequential(step: Any) -> bool:
     """``step`` is a ``Sequential`` with a name: CNTK 2.7's alias (``NoOp``) of its output."""
     return isinstance(step, SequentialSteps) and step._composite_steps() is not None and \
-        bool(step.name) and not step.kind
+        bool(step.own_name) and not step.kind

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._deferred_runs import refuse_grad, refuse_run
+from ._late import late
 
 __all__ = ["NextOutput", "UnappliedLayerView", "UnappliedRoot"]
 
@@ -272,6 +273,12 @@ class UnappliedRoot:
     """
 
     is_composite = False
+
+    @property
+    def __class__(self):
+        """``C.Function``, as CNTK 2.7's root function is one (``isinstance(n, C.Function)``
+        in a visitor of a walk holds for it)."""
+        return late("Function")
 
     def __init__(self, op_name: str, name: str, inputs: tuple, output,
                  is_block: "bool | None" = None):

@@ -28,6 +28,7 @@ from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
 from ._variables import batch_axis_only, input_dtype, without_dynamic_axes
+from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._deferred import Deferred, UnknownOutput
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
@@ -281,8 +282,10 @@ def where(condition, name: str = ""):
         >>> C.sequence.where(c).eval({c: [np.array([[1], [0], [1]], np.float32)]})
         [array([0., 2.], dtype=float32)]
     """
-    c = unwrap(condition)
-    return named(wrap(name_new_axis(S.where(c), _WHERE_AXIS, c)), name, "Where")
+    c, stood_in = _selected_steps(condition, "where")
+    out = name_new_axis(S.where(c), _WHERE_AXIS, unwrap(condition))
+    _refuse_run_of_samples(out, "where", condition, stood_in)
+    return named(wrap(out), name, "Where")
 
 
 @float_arrays("seq", "condition", op="sequence.gather")
@@ -291,13 +294,16 @@ def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     ``where`` makes (``new_sequence_axis_typeinfo=(scale, add)``: one derived from the
     condition's, ``<axis>_times_<scale>_plus_<add>``; the values do not depend on it).
     Example: ``C.sequence.gather(x, C.greater(x, 0))``."""
-    c = unwrap(condition)
-    out = S.gather(unwrap(seq), c)
+    c, stood_in = _selected_steps(condition, "gather")
+    x, seq_stood_in = _selected_steps(seq, "gather")
+    out = S.gather(x, c)
+    _refuse_run_of_samples(out, "gather", seq if seq_stood_in else condition,
+                           stood_in or seq_stood_in)
     if new_sequence_axis_typeinfo is None:
-        out = name_new_axis(out, _WHERE_AXIS, c)
+        out = name_new_axis(out, _WHERE_AXIS, unwrap(condition))
     else:
         scale, add = (int(k) for k in new_sequence_axis_typeinfo)
-        out = on_derived_axis(out, derived_axis_name(c, scale, add))
+        out = on_derived_axis(out, derived_axis_name(unwrap(condition), scale, add))
     return _block(wrap(out), "Sequence::Gather", "GatherPacked", name, seq, c)
 
 
@@ -323,8 +329,39 @@ def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
                              "give it a sequence axis (C.sequence.input_variable) or a batch "
                              "axis (C.input_variable)")
         x = one_step(x)
-    return _block(wrap(S.scatter(x, unwrap(condition))), "Sequence::Scatter",
-                  "ScatterPacked", name, seq, condition)
+    c, stood_in = _selected_steps(condition, "scatter")
+    out = S.scatter(x, c)
+    _refuse_run_of_samples(out, "scatter", condition, stood_in)
+    return _block(wrap(out), "Sequence::Scatter", "ScatterPacked", name, seq, condition)
+
+
+def _selected_steps(operand, op: str) -> "tuple[Variable, bool]":
+    """``(the operand's value, stood in)`` for the sequence op ``op`` that selects steps by a
+    condition: a value with the batch axis alone stands in as sequences of one step each
+    (``stood in``: CNTK 2.7 builds the op so but does not run it,
+    :func:`_refuse_run_of_samples`); one without dynamic axes is refused, as CNTK 2.7
+    refuses it, with the user's line."""
+    v = unwrap(operand)
+    if not isinstance(v, Variable) or v.sequence_lengths is not None or _in_step(v):
+        return v, False
+    if batched(operand):
+        return one_step(v), True
+    line = format_location(user_location())
+    raise RuntimeError(f"sequence.{op}: " + _NO_SEQUENCE_TO_SELECT.format(repr(operand))
+                       + f" ({_NONE_HAS}: give it a sequence axis, C.sequence.input_variable)"
+                       + (f" at {line}" if line else ""))
+
+
+def _refuse_run_of_samples(out: Variable, op: str, operand, stood_in: bool) -> None:
+    """Where ``operand`` has the batch axis alone (:func:`_selected_steps`), every run of a
+    graph holding ``out`` refused as CNTK 2.7's fails (RuntimeError), the words saying why
+    and where the op was built."""
+    if stood_in:
+        refuse_when_run(out, f"sequence.{op}: its operand {operand!r} has the batch axis "
+                        "alone, each sample a sequence of one step, which CNTK 2.7 builds "
+                        "but does not run ('AddSequence: Sequences must be a least one frame "
+                        "long'); give it a sequence axis (C.sequence.input_variable)",
+                        InvalidAtRunError)
 
 
 # CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)

@@ -19,7 +19,7 @@ from .. import _graph as G
 from .._adapt import wrap
 from .._function import Function, wrap_variable
 from .._mixins import GraphObject
-from .._unapplied_layers import UnappliedLayerView
+from .._unapplied_layers import UnappliedLayerView, UnappliedRoot
 from .._variables import Variable
 
 __all__ = ["depth_first_search", "find_all_with_name", "find_by_name", "find_by_uid",
@@ -65,7 +65,8 @@ def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
 def _unapplied(node) -> bool:
     """``node`` is a layer not applied yet (no signature): no graph of Stadyn's yet, its
     Function CNTK 2.7's over its own placeholders (``_unapplied_layers``)."""
-    return isinstance(node, UnappliedLayerView) and getattr(node, "_signature", None) is None
+    return (isinstance(node, UnappliedLayerView) and getattr(node, "_signature", None) is None
+            ) or type(node) is UnappliedRoot    # (its root function: walked as the layer)
 
 
 def _unapplied_search(layer, visitor: Callable, depth: int) -> list:
