@@ -36,7 +36,6 @@ MODULES = {
              "cntk_fidelity_20", "cntk_trainer_sequences", "cntk_review_mends_2",
              "cntk_reader_positions", "cntk_graph_views", "cntk_placeholder_binding",
              "cntk_eval_refusals", "cntk_no_dynamic_axes", "cntk_fidelity_21",
-             "cntk_eval_refusals", "cntk_no_dynamic_axes", "cntk_fidelity_21",
              "cntk_argument_errors", "cntk_free_dimension", "cntk_random_values",
              "cntk_fidelity_22"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
