@@ -46,8 +46,11 @@ EXCEPTIONS = {
                                                 "command, which Stadyn does not run)",
     "BS.Seq2Seq.GetTopNTensor": "helper of the Seq2Seq decoders (see there)",
     "ReconcileMBLayout": "CNTK.core.bs's old name of ReconcileDynamicAxis (see there)",
-    "ConstantFromString": "a ParameterTensor of initFromLiteral, which Stadyn's parameters do "
-                          "not read yet",
+    # (initFromLiteral is read for init = "fromLiteral": test_bs_param_text_init.py)
+    "ConstantFromString": "CNTK.core.bs's ParameterTensor ((0), initFromLiteral = literal) "
+                          "gives no init, so cntk.exe does not read the literal: a uniform "
+                          "random constant whose dimension the element-wise op it meets "
+                          "infers; Stadyn's inferred dimensions come from Times only",
     # CNTK.core.bs's own definitions fail in cntk.exe: _Fold takes 3 arguments and FoldL/FoldR
     # give it 4; Iteration calls PastValue (dims, input, ...) with the input alone; Count gives
     # Sequences.Last (x) two arguments
