@@ -394,6 +394,37 @@ def test_a_per_sample_criterion_plus_one_number_is_cntks_sum():
         np.testing.assert_allclose(net.nodes["d"].d, [5.0 - ((x - y) ** 2).sum()], rtol=1e-6)
 
 
+def test_a_per_sample_criterion_with_per_sample_data_is_cntks_broadcast_sum():
+    # cntk.exe's SquareError is one number for the minibatch (no minibatch layout); plus, minus
+    # or times per-sample data x it broadcasts to each sample of x, and the SGD sums such a
+    # criterion over its samples (CriterionAccumulator) with every sample's gradient seeded
+    # with 1 (ComputationNetwork::Backprop): N se + sum x, the gradient N d(se); a number
+    # added is cntk.exe's Constant, added once
+    x = np.array([[0.5, -1.0], [1.0, 2.0], [0.0, 3.0]], np.float32)
+    y = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]], np.float32)
+    b = np.array([0.25, -0.5], np.float32)
+    se = ((x + b - y) ** 2).sum()
+    d_se = 2 * (x + b - y).sum(axis=0)                  # d se / d B
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network("""{ x = Input {2} ; y = Input {2} ; B = ParameterTensor {2}
+            se = SquareError (x + B, y)
+            p = se + x ; m = x - se ; t = se .* x ; n = se + 1 }""", lib)
+        net.nodes["B"].d = b
+        feed(net.nodes["x"], x)
+        feed(net.nodes["y"], y)
+        expect = {"p": (se + x, 6 * d_se), "m": (x - se, -6 * d_se),
+                  "t": (se * x, x.sum() * d_se), "n": ([se + 1], d_se)}
+        for name, (value, grad) in expect.items():
+            node = net.nodes[name]
+            node.forward()
+            net.nodes["B"].g = 0
+            node.backward()
+            np.testing.assert_allclose(node.d, value, rtol=1e-6, err_msg=name)
+            np.testing.assert_allclose(net.nodes["B"].g, grad, rtol=1e-5, err_msg=name)
+        assert not lib.has_batch_axis(net.nodes["n"])
+
+
 def test_khatri_rao_product_and_column_element_times():
     # KhatriRaoProductNode: element j * rows (left) + i of each column is left[i] * right[j]
     # (CPUMatrix::AssignKhatriRaoProductOf); ColumnwiseCrossProduct is its old name
