@@ -36,8 +36,8 @@ def read_text_matrix(text: str, where: str, what: str = "") -> np.ndarray:
     in errors (``initFromLiteral``, a file's path), after ``what`` (the function) if given.
 
     Example:
-        >>> read_text_matrix("\\n 0.5  -1e-1 \\r\\n\\n 2 3\\n", "x").tolist()
-        [[0.5, -0.1], [2.0, 3.0]]
+        >>> read_text_matrix("\\n 0.5  -25e-2 \\r\\n\\n 2 3\\n", "x").tolist()
+        [[0.5, -0.25], [2.0, 3.0]]
     """
     where = f"{what}: {where}" if what else where
     rows: list[list[float]] = []
