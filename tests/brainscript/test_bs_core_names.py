@@ -442,7 +442,8 @@ def test_khatri_rao_product_and_column_element_times():
 def test_stabilizer_layer_repeat_range_and_rnn_stack():
     # StabilizerLayer: x times log (1 + exp (s p)) / s, p starting at 0.99537863 (1 for s = 4)
     x = np.array([[0.5, -1.0, 2.0]], np.float32)
-    out = _run("""x = Input {3} ; s4 = StabilizerLayer {} (x) ; s2 = StabilizerLayer {steepness = 2} (x)
+    out = _run("""x = Input {3} ; s4 = StabilizerLayer {} (x)
+        s2 = StabilizerLayer {steepness = 2} (x)
         r = BS.Constants.Range (4)""", "s4 s2 r", {"x": x})
     for name, s in (("s4", 4.0), ("s2", 2.0)):
         beta = np.log1p(np.exp(s * 0.99537863)) / s
@@ -451,7 +452,8 @@ def test_stabilizer_layer_repeat_range_and_rnn_stack():
     from stadyn.brainscript._parser import parse_members
     with sd.parameter_registry(sd.ParameterRegistry()):
         rec = Evaluator(StadynLibrary()).evaluate(parse_members(
-            "n = Length (Repeat (3, 7)) ; a = Repeat (2, 5) ; z = BS.Constants.IsNone (Repeat (0, 1))",
+            "n = Length (Repeat (3, 7)) ; a = Repeat (2, 5) ; "
+            "z = BS.Constants.IsNone (Repeat (0, 1))",
             "<test>"))
         assert rec._members["n"].force() == 3
         assert list(rec._members["a"].force()) == [5, 5]
