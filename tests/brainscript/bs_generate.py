@@ -115,7 +115,8 @@ class _Writer:
             bias = kind == "dense" or self.draw(st.booleans())
             args = [self.int_expr(n)]
             if kind == "dense" and self.draw(st.booleans()):
-                args.append(f"activation = {self.activation_expr(self.draw(st.sampled_from(ACTIVATIONS)))}")
+                activation = self.activation_expr(self.draw(st.sampled_from(ACTIVATIONS)))
+                args.append(f"activation = {activation}")
             if kind == "linear" and not bias:
                 args.append("bias = false")
             layer = "DenseLayer" if kind == "dense" else "LinearLayer"
@@ -196,7 +197,8 @@ class _Writer:
             if stride != 1:
                 args.append(f"stride = {stride}")
             if self.draw(st.booleans()):
-                args.append(f"activation = {self.activation_expr(self.draw(st.sampled_from(ACTIVATIONS)))}")
+                activation = self.activation_expr(self.draw(st.sampled_from(ACTIVATIONS)))
+                args.append(f"activation = {activation}")
             size = (lambda n: math.ceil(n / stride)) if pad else \
                 (lambda n: (n - k) // stride + 1)
             return Step(f"ConvolutionalLayer{{{', '.join(args)}}}", (out, size(h), size(w)),

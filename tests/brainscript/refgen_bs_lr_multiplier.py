@@ -62,8 +62,8 @@ def train(kind, x, y):
 def main():
     x, y = data()
     out = {"x": x.tolist(), "y": y.tolist(),
-           "trained": {kind: train(kind, x, y) for kind in ("sgd", "momentum", "fsadagrad", "adagrad",
-                                                            "rmsprop")}}
+           "trained": {kind: train(kind, x, y)
+                       for kind in ("sgd", "momentum", "fsadagrad", "adagrad", "rmsprop")}}
     path = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript",
                         "lr_multiplier_cntk27.json")
     with open(path, "w") as f:

@@ -1,8 +1,8 @@
 """Write the CNTK 2.7 references of test_bs_pooling.py (tests/fixtures/brainscript/pooling.json):
 BrainScript's ``Pooling``, ``MaxUnpooling``, ``ROIPooling`` and raw ``Convolution`` nodes on
 auto-padding CNTK makes asymmetric (even windows, strides of 2 or more) or negative before the
-first window (strides of 3 or more), ``ceilOutDim`` and explicit pads (``MaxUnpooling`` too), computed by the CNTK 2.7 Python ops that are the same
-ComputationNetworkLib nodes.
+first window (strides of 3 or more), ``ceilOutDim`` and explicit pads (``MaxUnpooling`` too),
+computed by the CNTK 2.7 Python ops that are the same ComputationNetworkLib nodes.
 
     LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \
         tests/brainscript/refgen_bs_pooling.py

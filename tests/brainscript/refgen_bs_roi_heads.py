@@ -42,7 +42,8 @@ def main():
     ce = C.reduce_log_sum_exp(zv, axis=-1) - C.reduce_sum(lv * zv, axis=-1)
     ax_max = C.reduce_max(zv, axis=-1)
     wrong = C.not_equal(lv, C.equal(zv, ax_max))
-    err = C.reduce_mean(C.greater_equal(C.reduce_sum(wrong, axis=-1), 1.0), axis=C.Axis.all_static_axes())
+    err = C.reduce_mean(C.greater_equal(C.reduce_sum(wrong, axis=-1), 1.0),
+                        axis=C.Axis.all_static_axes())
     feed = {zv: z, lv: labels}
     refs.update(z=z.tolist(), labels=labels.tolist(), ce=ce.eval(feed).tolist(),
                 errs=err.eval(feed).tolist())

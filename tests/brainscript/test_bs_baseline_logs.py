@@ -1,8 +1,8 @@
 """cntk.exe's own logs reproduced: configs of CNTK's end-to-end tests whose data is in CNTK's
 repository, run by Stadyn's runner, print the criteria of the test's baseline log (written by
-cntk.exe, CNTK 2.0 beta6: Simple2d's on the CPU, Image/QuickE2E's on a GPU with cuDNN).  The config, data and log are read from a
-copy of CNTK (``STADYN_CNTK_SOURCE``, as test_bs_legacy_readers.py); the test skips without
-one."""
+cntk.exe, CNTK 2.0 beta6: Simple2d's on the CPU, Image/QuickE2E's on a GPU with cuDNN).  The
+config, data and log are read from a copy of CNTK (``STADYN_CNTK_SOURCE``, as
+test_bs_legacy_readers.py); the test skips without one."""
 
 from __future__ import annotations
 
@@ -53,8 +53,9 @@ def test_image_quick_e2e_logs_cntk_exes_first_epochs(tmp_path):
     # Image/QuickE2E/baseline.txt: two raw Convolution nodes whose weights are
     # Parameter (outMap, kW * kH * inMap) matrices, initialised uniform(seed = 1, 2, ...):
     # "Finished Epoch[ 1 of 5]: [Training] ce = 2.33338428 * 1000; err = 0.90000000 * 1000"
-    # (10 minibatches of 100, 9 SGD steps in it).  cntk.exe's engines read such a weight's values kernel after
-    # kernel, not its rows as maps (read as rows, Stadyn logged ce = 2.33413849, err = 1).
+    # (10 minibatches of 100, 9 SGD steps in it).  cntk.exe's engines read such a weight's
+    # values kernel after kernel, not its rows as maps (read as rows, Stadyn logged
+    # ce = 2.33413849, err = 1).
     data = tmp_path / "Data"
     data.mkdir()
     _copy(data, "Tests/EndToEndTests/Image/Data/Train_cntk_text.txt")

@@ -50,7 +50,8 @@ train = [ action = "train" ; modelPath = "{folder}/Models/bm"
   SGD = [ {sgd} ; minibatchSize = 16 ; momentumPerMB = 0
     ParallelTrain = [ {parallel} ] ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "{data}" ; randomize = false
-    input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ] ] ]
+    input = [ features = [ dim = 3 ; format = "dense" ] ;
+              labels = [ dim = 2 ; format = "dense" ] ] ] ]
 """)
     return str(path)
 

@@ -36,8 +36,10 @@ test = [ action = "test" ; minibatchSize = 8
   # PTB's RNN test (Tests/EndToEndTests/Text/...): an SGD block in a test command
   SGD = [ maxEpochs = 3 ]
   READER ]
-""".replace("READER", """reader = [ readerType = "CNTKTextFormatReader" ; file = "data.txt" ; randomize = false
-    input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 3 ; format = "dense" ] ] ]""")
+""".replace("READER", """reader = [ readerType = "CNTKTextFormatReader" ; file = "data.txt"
+    randomize = false
+    input = [ features = [ dim = 3 ; format = "dense" ] ;
+              labels = [ dim = 3 ; format = "dense" ] ] ]""")
 
 
 def _run(tmp_path, monkeypatch, config: str = _CONFIG) -> str:
@@ -52,7 +54,8 @@ def _run(tmp_path, monkeypatch, config: str = _CONFIG) -> str:
     return out.getvalue()
 
 
-def test_learnable_parameters_are_listed_by_name_and_a_test_sgd_block_needs_no_rates(tmp_path, monkeypatch):
+def test_learnable_parameters_are_listed_by_name_and_a_test_sgd_block_needs_no_rates(tmp_path,
+                                                                                      monkeypatch):
     log = _run(tmp_path, monkeypatch)
     # cntk.exe sorts the learnable nodes by name (ComputationNetwork.cpp, "sort learnable
     # parameters by name"; BatchNormalization/NonSpatial/CNTK/baseline.txt lists b, h1.W, h1.b,

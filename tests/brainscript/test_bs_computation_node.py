@@ -20,7 +20,8 @@ def test_new_computation_node_is_the_named_operation():
         lib = StadynLibrary()
         nodes = build_network("""{ a = Input {3} ; b = Input {3}
             MyPlus (x, y, tag = '') = new ComputationNode [ operation = 'Plus' ; inputs = (x : y) ]
-            MyReLU (x, tag = '') = new ComputationNode [ operation = 'RectifiedLinear' ; inputs = x ]
+            MyReLU (x, tag = '') = new ComputationNode [ operation = 'RectifiedLinear'
+                                                         inputs = x ]
             s = MyPlus (a, b, tag = 'output') ; r = MyReLU (s) }""", lib).nodes
         feed(nodes["a"], a)
         feed(nodes["b"], b)

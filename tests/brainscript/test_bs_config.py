@@ -47,7 +47,8 @@ def test_keys_are_case_insensitive_and_keep_first_spelling():
 
 
 def test_blocks_in_braces_and_brackets():
-    cfg = parse_config("Train = [ action = train\n SGD = { maxEpochs = 2 } ]\nTest{ action = test }")
+    cfg = parse_config("Train = [ action = train\n SGD = { maxEpochs = 2 } ]\n"
+                       "Test{ action = test }")
     assert isinstance(cfg["train"], ConfigRecord)
     assert cfg["Train"]["SGD"].get_int("maxEpochs") == 2
     assert cfg["Test"]["action"] == "test"
@@ -60,7 +61,8 @@ def test_arrays_and_repeats():
     assert isinstance(cfg["cmd"], ConfigList) and list(cfg["cmd"]) == ["A", "B"]
     assert cfg["q"] == "x:y"  # quoted: one value
     lr = cfg.get_floats("lr")
-    assert len(lr) == 41 and lr[:20] == [0.0015625] * 20 and lr[20] == 0.00046875 and lr[-1] == 0.000015625
+    assert len(lr) == 41 and lr[:20] == [0.0015625] * 20 and lr[20] == 0.00046875
+    assert lr[-1] == 0.000015625
     assert [r["a"] for r in cfg["t"]] == ["1", "2"]
     assert len(cfg["one"]) == 1 and cfg["one"][0].get_int("a") == 3
     assert cfg["lr"].text == "0.0015625*20:0.00046875*20:0.000015625"
@@ -77,7 +79,8 @@ def test_expand_repeats():
 
 
 def test_typed_getters_and_their_errors():
-    cfg = parse_config("n = 64\nf = 0.5\nb = false\nmb = 64:128\nbad = abc\nblk = { x = 1 }", "c.cntk")
+    cfg = parse_config("n = 64\nf = 0.5\nb = false\nmb = 64:128\nbad = abc\nblk = { x = 1 }",
+                       "c.cntk")
     assert cfg.get_int("n") == 64 and cfg.get_float("f") == 0.5 and cfg.get_bool("b") is False
     assert cfg.get_ints("mb") == [64, 128] and cfg.get_ints("n") == [64]
     assert cfg.get_int("missing", 7) == 7
@@ -161,7 +164,8 @@ def test_a_renamed_network_builder_is_not_read_as_config():
 
 
 def test_command_line_overrides_win_and_reach_variables():
-    text = 'rootDir = ".." ; dataDir = "$rootDir$/data"\nTrain = { SGD = { maxEpochs = 80 ; mb = 64 } }'
+    text = ('rootDir = ".." ; dataDir = "$rootDir$/data"\n'
+            'Train = { SGD = { maxEpochs = 80 ; mb = 64 } }')
     cfg = parse_config(text, overrides=["rootDir=/mnt", "Train.SGD.maxEpochs=2"])
     assert cfg["dataDir"] == "/mnt/data"
     assert cfg["Train"]["SGD"].get_int("maxEpochs") == 2 and cfg["Train"]["SGD"]["mb"] == "64"
@@ -189,7 +193,8 @@ def test_lookup_inherits_from_enclosing_blocks():
 def test_include_relative_to_including_file(tmp_path):
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "common.cntk").write_text('dataDir = "/data"\nshared = { a = 1 }\n')
-    (tmp_path / "conf" / "main.cntk").write_text('include "common.cntk"\nT = { f = "$dataDir$/x" }\n'
+    (tmp_path / "conf" / "main.cntk").write_text('include "common.cntk"\n'
+                                                 'T = { f = "$dataDir$/x" }\n'
                                                  'shared = { b = 2 }\n')
     cfg = load_config(tmp_path / "conf" / "main.cntk")
     assert cfg["T"]["f"] == "/data/x" and dict(cfg["shared"]) == {"a": "1", "b": "2"}
@@ -209,7 +214,8 @@ def test_several_files_later_wins(tmp_path):
 
 
 def test_brainscript_block_is_kept_as_located_source():
-    text = 'dim = 7\nT = {\n  BrainScriptNetworkBuilder = {\n    x = $dim$ ; f(a) = [ b = "s" ]\n  }\n}'
+    text = ('dim = 7\nT = {\n  BrainScriptNetworkBuilder = {\n'
+            '    x = $dim$ ; f(a) = [ b = "s" ]\n  }\n}')
     src = parse_config(text, "n.cntk")["T"]["BrainScriptNetworkBuilder"]
     assert isinstance(src, BrainScriptSource)
     assert (src.path, src.line, src.column) == ("n.cntk", 3, 31)
@@ -257,8 +263,10 @@ def test_command_and_blocks():
         BrainScriptNetworkBuilder = { z = 1 }
         SGD = { maxEpochs = 3 ; learningRatesPerMB = 0.1 ; momentumPerMB = 0.9*2:0 ; myKey = 5 }
     }
-    Eval = { action = Eval ; minibatchSize = 512 ; evalNodeNames = errs:top5Errs ; modelPath = "other" }
-    Out = { action = write ; outputNodeNames = z ; outputPath = "out.txt" ; format = { type = real } }
+    Eval = { action = Eval ; minibatchSize = 512 ; evalNodeNames = errs:top5Errs
+             modelPath = "other" }
+    Out = { action = write ; outputNodeNames = z ; outputPath = "out.txt"
+            format = { type = real } }
     """
     run = run_config(parse_config(text))
     assert [c.name for c in run.commands] == ["Train", "Eval", "Out"]
@@ -293,20 +301,24 @@ def test_sgd_defaults_and_checks():
     sgd = sgd_config(parse_config("S = { maxEpochs = 1 ; learningRatesPerSample = 0.01 }")["S"])
     assert sgd.minibatch_size == (256,) and sgd.epoch_size is None and sgd.dropout_rate == (0.0,)
     assert sgd.num_mbs_to_show_result == 10 and sgd.first_mbs_to_show_result == 0
-    assert sgd.gradient_clipping_with_truncation is True and sgd.clipping_threshold_per_sample == math.inf
+    assert sgd.gradient_clipping_with_truncation is True
+    assert sgd.clipping_threshold_per_sample == math.inf
     assert sgd.momentum_per_mb is None and sgd.l2_reg_weight == 0.0 and sgd.l1_reg_weight == 0.0
     full = sgd_config(parse_config(
         "S = { maxEpochs = 4 ; epochSize = 100 ; minibatchSize = 32:64 ; learningRatesPerMB = 1 ;"
         " momentumPerSample = 0.99 ; L1RegWeight = 0.1 ; firstMBsToShowResult = 5 ;"
         " gradientClippingWithTruncation = false ; clippingThresholdPerSample = 2.5 }")["S"])
-    assert full.epoch_size == 100 and full.minibatch_size == (32, 64) and full.momentum_per_sample == (0.99,)
+    assert full.epoch_size == 100 and full.minibatch_size == (32, 64)
+    assert full.momentum_per_sample == (0.99,)
     assert (full.l1_reg_weight, full.first_mbs_to_show_result) == (0.1, 5)
-    assert full.gradient_clipping_with_truncation is False and full.clipping_threshold_per_sample == 2.5
+    assert full.gradient_clipping_with_truncation is False
+    assert full.clipping_threshold_per_sample == 2.5
     for bad, words in [
         ("maxEpochs = 1", "needs learningRatesPerSample or learningRatesPerMB"),
         ("maxEpochs = 1 ; learningRatesPerSample = 1 ; learningRatesPerMB = 1", "both"),
         ("maxEpochs = 1 ; learningRatesPerMB = 1 ; momentumPerMB = 1.5", "[0, 1)"),
-        ("maxEpochs = 1 ; learningRatesPerMB = 1 ; momentumPerMB = 0.5 ; momentumAsTimeConstant = 5", "both"),
+        ("maxEpochs = 1 ; learningRatesPerMB = 1 ; momentumPerMB = 0.5 ; "
+         "momentumAsTimeConstant = 5", "both"),
         ("maxEpochs = 1 ; learningRatesPerMB = 1 ; dropoutRate = 1", "[0, 1)"),
         ("learningRatesPerMB = 1", "missing key 'maxEpochs'"),
         ("maxEpochs = 1 ; learningRatesPerMB = 1*x", "vector of numbers"),
@@ -320,7 +332,8 @@ def test_reader_blocks():
     text = """r = {
         verbosity = 2 ; randomize = false ; extraKey = 3
         deserializers = ({ type = "ImageDeserializer" ; module = "ImageReader" ; file = "map.txt"
-            input = { img = { transforms = ( { type = "Crop" ; sideRatio = 0.5:0.9 ; cropType = "Center" } :
+            input = { img = { transforms = ( { type = "Crop" ; sideRatio = 0.5:0.9
+                                               cropType = "Center" } :
                                              { type = "Color" ; brightnessRadius = 0.2 } ) }
                       lbl = { labelDim = 7 } } } :
             { type = "CNTKTextFormatDeserializer" ; file = "x.ctf"
@@ -334,7 +347,8 @@ def test_reader_blocks():
     assert crop.type == "Crop" and crop.params == {"sideRatio": [0.5, 0.9], "cropType": "Center"}
     assert color.params == {"brightnessRadius": 0.2}
     assert img.stream("LBL").is_label and img.stream("lbl").label_dim == 7
-    assert ctf.stream("f").dim == 3 and ctf.stream("f").format == "sparse" and ctf.stream("f").alias == "F"
+    assert ctf.stream("f").dim == 3 and ctf.stream("f").format == "sparse"
+    assert ctf.stream("f").alias == "F"
     with pytest.raises(ConfigError, match="no stream 'nope'"):
         img.stream("nope")
 
@@ -346,7 +360,8 @@ def test_network_builder_forms(tmp_path):
 
     (tmp_path / "net.bs").write_text("[ f = Input{2} ; outputNodes = (f) ]\n")
     (tmp_path / "run.cntk").write_text(
-        "A = { BrainScriptNetworkBuilder = (new ComputationNetwork [ x = Input{1} ; outputNodes = (x) ]) }\n"
+        "A = { BrainScriptNetworkBuilder = (new ComputationNetwork [ x = Input{1} ; "
+        "outputNodes = (x) ]) }\n"
         'B = { BrainScriptNetworkBuilder = (new ComputationNetwork include "net.bs") }\n'
         "C = { BrainScriptNetworkBuilder = [\n  y = Input{3}\n  outputNodes = (y)\n] }\n")
     cfg = load_config(tmp_path / "run.cntk")
@@ -377,7 +392,8 @@ def test_a_slash_slash_line_is_a_key_nothing_reads():
     # CNTK's ConfigParser (Config.h: Parse/ParseValue) only knows '#' comments; a line
     # "// Note: a, b = 2" is two items, the key "// Note: a" (true) and b = 2, as in
     # Tests/EndToEndTests/Speech/LSTM/cntk.cntk, whose line 9 is such a note.
-    cfg = parse_config("x = 1\n// Note: a, b = 2\n  // y = [ z = 3 ]\nT = { // inner note\n q = 4 }")
+    cfg = parse_config("x = 1\n// Note: a, b = 2\n  // y = [ z = 3 ]\n"
+                       "T = { // inner note\n q = 4 }")
     assert sorted(cfg) == ["T", "b", "x"]
     assert cfg["b"] == "2" and sorted(cfg.get_record("T")) == ["q"]
 

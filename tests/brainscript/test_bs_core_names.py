@@ -46,8 +46,11 @@ EXCEPTIONS = {
                                                 "command, which Stadyn does not run)",
     "BS.Seq2Seq.GetTopNTensor": "helper of the Seq2Seq decoders (see there)",
     "ReconcileMBLayout": "CNTK.core.bs's old name of ReconcileDynamicAxis (see there)",
-    "ConstantFromString": "a ParameterTensor of initFromLiteral, which Stadyn's parameters do "
-                          "not read yet",
+    # (initFromLiteral is read for init = "fromLiteral": test_bs_param_text_init.py)
+    "ConstantFromString": "CNTK.core.bs's ParameterTensor ((0), initFromLiteral = literal) "
+                          "gives no init, so cntk.exe does not read the literal: a uniform "
+                          "random constant whose dimension the element-wise op it meets "
+                          "infers; Stadyn's inferred dimensions come from Times only",
     # CNTK.core.bs's own definitions fail in cntk.exe: _Fold takes 3 arguments and FoldL/FoldR
     # give it 4; Iteration calls PastValue (dims, input, ...) with the input alone; Count gives
     # Sequences.Last (x) two arguments
@@ -391,6 +394,37 @@ def test_a_per_sample_criterion_plus_one_number_is_cntks_sum():
         np.testing.assert_allclose(net.nodes["d"].d, [5.0 - ((x - y) ** 2).sum()], rtol=1e-6)
 
 
+def test_a_per_sample_criterion_with_per_sample_data_is_cntks_broadcast_sum():
+    # cntk.exe's SquareError is one number for the minibatch (no minibatch layout); plus, minus
+    # or times per-sample data x it broadcasts to each sample of x, and the SGD sums such a
+    # criterion over its samples (CriterionAccumulator) with every sample's gradient seeded
+    # with 1 (ComputationNetwork::Backprop): N se + sum x, the gradient N d(se); a number
+    # added is cntk.exe's Constant, added once
+    x = np.array([[0.5, -1.0], [1.0, 2.0], [0.0, 3.0]], np.float32)
+    y = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]], np.float32)
+    b = np.array([0.25, -0.5], np.float32)
+    se = ((x + b - y) ** 2).sum()
+    d_se = 2 * (x + b - y).sum(axis=0)                  # d se / d B
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network("""{ x = Input {2} ; y = Input {2} ; B = ParameterTensor {2}
+            se = SquareError (x + B, y)
+            p = se + x ; m = x - se ; t = se .* x ; n = se + 1 }""", lib)
+        net.nodes["B"].d = b
+        feed(net.nodes["x"], x)
+        feed(net.nodes["y"], y)
+        expect = {"p": (se + x, 6 * d_se), "m": (x - se, -6 * d_se),
+                  "t": (se * x, x.sum() * d_se), "n": ([se + 1], d_se)}
+        for name, (value, grad) in expect.items():
+            node = net.nodes[name]
+            node.forward()
+            net.nodes["B"].g = 0
+            node.backward()
+            np.testing.assert_allclose(node.d, value, rtol=1e-6, err_msg=name)
+            np.testing.assert_allclose(net.nodes["B"].g, grad, rtol=1e-5, err_msg=name)
+        assert not lib.has_batch_axis(net.nodes["n"])
+
+
 def test_khatri_rao_product_and_column_element_times():
     # KhatriRaoProductNode: element j * rows (left) + i of each column is left[i] * right[j]
     # (CPUMatrix::AssignKhatriRaoProductOf); ColumnwiseCrossProduct is its old name
@@ -408,7 +442,8 @@ def test_khatri_rao_product_and_column_element_times():
 def test_stabilizer_layer_repeat_range_and_rnn_stack():
     # StabilizerLayer: x times log (1 + exp (s p)) / s, p starting at 0.99537863 (1 for s = 4)
     x = np.array([[0.5, -1.0, 2.0]], np.float32)
-    out = _run("""x = Input {3} ; s4 = StabilizerLayer {} (x) ; s2 = StabilizerLayer {steepness = 2} (x)
+    out = _run("""x = Input {3} ; s4 = StabilizerLayer {} (x)
+        s2 = StabilizerLayer {steepness = 2} (x)
         r = BS.Constants.Range (4)""", "s4 s2 r", {"x": x})
     for name, s in (("s4", 4.0), ("s2", 2.0)):
         beta = np.log1p(np.exp(s * 0.99537863)) / s
@@ -417,7 +452,8 @@ def test_stabilizer_layer_repeat_range_and_rnn_stack():
     from stadyn.brainscript._parser import parse_members
     with sd.parameter_registry(sd.ParameterRegistry()):
         rec = Evaluator(StadynLibrary()).evaluate(parse_members(
-            "n = Length (Repeat (3, 7)) ; a = Repeat (2, 5) ; z = BS.Constants.IsNone (Repeat (0, 1))",
+            "n = Length (Repeat (3, 7)) ; a = Repeat (2, 5) ; "
+            "z = BS.Constants.IsNone (Repeat (0, 1))",
             "<test>"))
         assert rec._members["n"].force() == 3
         assert list(rec._members["a"].force()) == [5, 5]

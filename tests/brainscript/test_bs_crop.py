@@ -129,7 +129,8 @@ train = {
     SGD = { epochSize = 0 ; maxEpochs = 2 ; minibatchSize = 4 ; learningRatesPerSample = 0.1
             numMBsToShowResult = 1 }
     reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
-        input = { features = { dim = 2 ; format = "dense" } ; labels = { dim = 2 ; format = "dense" } } }
+        input = { features = { dim = 2 ; format = "dense" } ;
+                  labels = { dim = 2 ; format = "dense" } } }
 }
 """
 
@@ -182,7 +183,8 @@ PASSES = """command = train:test
 modelPath = "MODEL"
 traceLevel = 1
 reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
-    input = { features = { dim = 2 ; format = "dense" } ; labels = { dim = 2 ; format = "dense" } } }
+    input = { features = { dim = 2 ; format = "dense" } ;
+              labels = { dim = 2 ; format = "dense" } } }
 train = {
     action = "train"
     BrainScriptNetworkBuilder = {
@@ -198,7 +200,8 @@ train = {
     SGD = { epochSize = 0 ; maxEpochs = 2 ; minibatchSize = 4 ; learningRatesPerSample = 0.1
             numMBsToShowResult = 1 }
     cvReader = { readerType = "CNTKTextFormatReader" ; file = "CV" ; randomize = false
-        input = { features = { dim = 2 ; format = "dense" } ; labels = { dim = 2 ; format = "dense" } } }
+        input = { features = { dim = 2 ; format = "dense" } ;
+                  labels = { dim = 2 ; format = "dense" } } }
 }
 test = { action = "test" ; minibatchSize = 4 ; numMBsToShowResult = 1 }
 """

@@ -47,7 +47,8 @@ train = [ action = "train"
 {_NET}
   SGD = [ epochSize = 0 ; minibatchSize = 16 ; learningRatesPerSample = 0.02 ; maxEpochs = 2 ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "{folder}/data.txt" ; randomize = false
-    input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ] ] ]
+    input = [ features = [ dim = 3 ; format = "dense" ] ;
+              labels = [ dim = 2 ; format = "dense" ] ] ] ]
 """)
     return str(path)
 

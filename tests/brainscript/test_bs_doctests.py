@@ -8,7 +8,8 @@ import importlib
 import pytest
 
 MODULES = ["stadyn.brainscript", "stadyn.brainscript._ast", "stadyn.brainscript._parser",
-           "stadyn.brainscript._evaluator", "stadyn.brainscript._network", "stadyn.brainscript._library", "stadyn.brainscript._config",
+           "stadyn.brainscript._evaluator", "stadyn.brainscript._network",
+           "stadyn.brainscript._library", "stadyn.brainscript._config",
            "stadyn.brainscript._blocks", "stadyn.brainscript._sgd_block",
            "stadyn.brainscript._reader_blocks", "stadyn.brainscript._block_values",
            "stadyn.brainscript._layer_library", "stadyn.brainscript._model_files",

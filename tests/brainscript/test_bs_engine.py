@@ -81,7 +81,8 @@ def test_cifar_network_shapes_follow_cntks_log():
 
 
 def _padded_cifar_source():
-    """The CIFAR config's network with padded pooling: the Python model's architecture (stadyn.models.cifar_convnet)."""
+    """The CIFAR config's network with padded pooling: the Python model's architecture
+    (stadyn.models.cifar_convnet)."""
     source = _train_command(CIFAR).network
     text = source.text.replace("MaxPoolingLayer {(3:3), stride = (2:2)}",
                                "MaxPoolingLayer {(3:3), stride = (2:2), pad = true}")

@@ -270,7 +270,8 @@ def test_library_layers_called_and_applied():
     text = "x = Input{784}\nh = DenseLayer{200, activation = ReLU}(x)\nz = LinearLayer{10}(h)"
     rec = Evaluator(lib).evaluate(parse_members(text))
     assert rec["z"].chain() == ["Input", "DenseLayer", "ReLU", "LinearLayer"]
-    assert lib.calls_to("DenseLayer") == [("DenseLayer", (200,), {"activation": lib.functions["ReLU"]})]
+    assert lib.calls_to("DenseLayer") == [("DenseLayer", (200,),
+                                           {"activation": lib.functions["ReLU"]})]
     assert isinstance(rec["z"].inputs[0].inputs[0].attrs["layer"], Layer)
 
 
@@ -286,7 +287,8 @@ def test_network_record_collects_named_and_special_nodes():
     }"""
     net = build_network(text, FakeLibrary())
     assert list(net.nodes) == ["f", "out.h", "out.o", "arr[0]", "arr[1]"]
-    assert net.name_of(net.output_nodes[0]) == "out.o" and net.name_of(net.output_nodes[1]) == "out.h"
+    assert net.name_of(net.output_nodes[0]) == "out.o"
+    assert net.name_of(net.output_nodes[1]) == "out.h"
     assert net.feature_nodes == [net.nodes["f"]] and net.label_nodes == []
     assert net.criterion_nodes == [net.nodes["out.o"]]
 
@@ -307,7 +309,8 @@ def test_unknown_identifier_and_function_are_named_with_location():
 
 def test_wrong_arguments_to_library_functions_are_located():
     e = fails("z = ConvolutionalLayer{64, (3:3), padding = true}", FakeLibrary())
-    assert (e.line, e.column) == (1, 23) and "ConvolutionalLayer" in e.reason and "padding" in e.reason
+    assert (e.line, e.column) == (1, 23)
+    assert "ConvolutionalLayer" in e.reason and "padding" in e.reason
     e = fails("z = ReLU(1, 2, 3)", FakeLibrary())  # CNTK's ReLU(_, tag='')
     assert "ReLU" in e.reason and "too many" in e.reason
 

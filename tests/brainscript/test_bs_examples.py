@@ -50,7 +50,8 @@ def test_cifar_sgd_block():
     lr = sgd.learning_rates_per_sample
     assert len(lr) == 71 and lr.count(0.0015625) == 20 and lr.count(0.00046875) == 20
     assert lr.count(0.00015625) == 20 and lr.count(0.000046875) == 10 and lr[-1] == 0.000015625
-    assert per_epoch(lr, 0) == 0.0015625 and per_epoch(lr, 45) == 0.00015625 and per_epoch(lr, 79) == 0.000015625
+    assert per_epoch(lr, 0) == 0.0015625 and per_epoch(lr, 45) == 0.00015625
+    assert per_epoch(lr, 79) == 0.000015625
     mom = sgd.momentum_as_time_constant
     assert mom == (0.0,) * 20 + (600.0,) * 20 + (1200.0,)
     assert sgd.learning_rates_per_mb is None and sgd.momentum_per_mb is None
@@ -94,10 +95,10 @@ def test_cifar_network():
     assert cntk_filter_shape(pool[2]["stride"]) == (2, 2)
 
     (z,) = net.output_nodes
-    assert z.chain() == ["ElementTimes", "ConvolutionalLayer", "ReLU", "ConvolutionalLayer", "ReLU",
-                         "MaxPoolingLayer", "ConvolutionalLayer", "ReLU", "ConvolutionalLayer", "ReLU",
-                         "MaxPoolingLayer", "DenseLayer", "ReLU", "Dropout", "DenseLayer", "ReLU",
-                         "Dropout", "LinearLayer"]
+    assert z.chain() == ["ElementTimes", "ConvolutionalLayer", "ReLU", "ConvolutionalLayer",
+                         "ReLU", "MaxPoolingLayer", "ConvolutionalLayer", "ReLU",
+                         "ConvolutionalLayer", "ReLU", "MaxPoolingLayer", "DenseLayer", "ReLU",
+                         "Dropout", "DenseLayer", "ReLU", "Dropout", "LinearLayer"]
     normalize = z
     while normalize.op != "ElementTimes":
         normalize = normalize.inputs[0]
@@ -110,7 +111,8 @@ def test_cifar_network():
     top5 = net.nodes["top5Errs"]
     assert (top5.op, top5.inputs, top5.attrs) == ("ClassificationError", (labels, z), {"topN": 5})
     assert list(net.nodes) == ["features", "labels", "z", "ce", "errs", "top5Errs"]
-    assert [net.name_of(n) for n in (features, labels, ce, errs, z)] == ["features", "labels", "ce", "errs", "z"]
+    assert [net.name_of(n) for n in (features, labels, ce, errs, z)] == \
+        ["features", "labels", "ce", "errs", "z"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,7 +122,8 @@ def test_cifar_network():
 def test_mnist_config():
     r = run(MNIST, "trainNetwork.SGD.maxEpochs=2")
     train, test = r.commands
-    assert [(c.name, c.action) for c in r.commands] == [("trainNetwork", "train"), ("testNetwork", "test")]
+    assert [(c.name, c.action) for c in r.commands] == [("trainNetwork", "train"),
+                                                        ("testNetwork", "test")]
     assert r.model_path == "./Output/Models/ConvNet_MNIST"
     sgd = train.sgd
     assert (sgd.epoch_size, sgd.minibatch_size, sgd.max_epochs) == (60000, (64,), 2)
@@ -128,10 +131,12 @@ def test_mnist_config():
     assert sgd.momentum_as_time_constant == (0.0,) * 5 + (1024.0,)
     assert (sgd.dropout_rate, sgd.num_mbs_to_show_result, sgd.l2_reg_weight) == ((0.5,), 500, 0.0)
     rd = train.reader
-    assert (rd.reader_type, rd.randomize, rd.keep_data_in_memory) == ("CNTKTextFormatReader", True, True)
+    assert (rd.reader_type, rd.randomize, rd.keep_data_in_memory) == \
+        ("CNTKTextFormatReader", True, True)
     (d,) = rd.deserializers
     assert (d.type, d.file) == ("CNTKTextFormatDeserializer", "/data/Train-28x28_cntk_text.txt")
-    assert [(s.name, s.dim, s.format) for s in d.streams] == [("features", 784, "dense"), ("labels", 10, "dense")]
+    assert [(s.name, s.dim, s.format) for s in d.streams] == [("features", 784, "dense"),
+                                                              ("labels", 10, "dense")]
     assert test.minibatch_size == (1024,) and test.reader.keep_data_in_memory is False
     assert test.reader.deserializers[0].file == "/data/Test-28x28_cntk_text.txt"
 
@@ -146,11 +151,13 @@ def test_mnist_network():
                       ("ConvolutionalLayer", (64, (3, 3)), {"pad": False}),
                       ("DenseLayer", (96,), {}), ("LinearLayer", (10,), {})]
     assert lib.calls_to("Input") == [("Input", (10,), {}), ("Input", ((28, 28, 1),), {})]
-    assert lib.calls_to("Constant") == [("Constant", (1 / 256,), {})]  # Scale{f} = x => Constant(f) .* x
+    # Scale{f} = x => Constant(f) .* x
+    assert lib.calls_to("Constant") == [("Constant", (1 / 256,), {})]
     (ol,) = net.output_nodes
-    assert ol.chain() == ["Constant", "ElementTimes", "ConvolutionalLayer", "ReLU", "MaxPoolingLayer",
-                          "ConvolutionalLayer", "ReLU", "MaxPoolingLayer", "ConvolutionalLayer", "ReLU",
-                          "DenseLayer", "Dropout", "ReLU", "LinearLayer"]
+    assert ol.chain() == ["Constant", "ElementTimes", "ConvolutionalLayer", "ReLU",
+                          "MaxPoolingLayer", "ConvolutionalLayer", "ReLU", "MaxPoolingLayer",
+                          "ConvolutionalLayer", "ReLU", "DenseLayer", "Dropout", "ReLU",
+                          "LinearLayer"]
     features = net.feature_nodes[0]
     assert cntk_shape(features.inputs[0]) == (1, 28, 28)
     assert net.criterion_nodes[0].op == "CrossEntropyWithSoftmax"
@@ -196,5 +203,6 @@ def test_fixtures_are_cntk_files_verbatim(path):
     # the files were fetched from microsoft/CNTK and must stay byte-identical
     text = path.read_bytes()
     assert text.startswith(b"# ") and b"BrainScriptNetworkBuilder = {" in text and b"\r" not in text
-    sizes = {"ConvNet_CIFAR10_DataAug.cntk": 3540, "ConvNet_MNIST.cntk": 2658, "01_OneHidden.cntk": 3487}
+    sizes = {"ConvNet_CIFAR10_DataAug.cntk": 3540, "ConvNet_MNIST.cntk": 2658,
+             "01_OneHidden.cntk": 3487}
     assert len(text) == sizes[path.name]

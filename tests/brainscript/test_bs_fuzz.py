@@ -30,7 +30,8 @@ _BS_TOKENS = [
     "=", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", ".*", "**", "%", "!", "&&", "||",
     ">>", "<<", ":", "=>", ".", "..", ",", ";", "(", ")", "{", "}", "[", "]", "[|", "|]",
     # comments, line ends, junk
-    "# c\n", "// c\n", "/* c */", "/*", "\n", "'open", '"open', "@", "$", "$x$", "?", "\\", "^", "~",
+    "# c\n", "// c\n", "/* c */", "/*", "\n", "'open", '"open', "@", "$", "$x$", "?", "\\", "^",
+    "~",
     "include 'nowhere.bs'",
 ]
 
@@ -50,7 +51,8 @@ def _token_text(vocabulary: list[str]):
     the low 7 bits of each byte pick a token, the high bit a following space.
     """
     def text(data: bytes) -> str:
-        return "".join(vocabulary[(b & 127) % len(vocabulary)] + (" " if b & 128 else "") for b in data)
+        return "".join(vocabulary[(b & 127) % len(vocabulary)] + (" " if b & 128 else "")
+                       for b in data)
     return st.binary(max_size=40).map(text)
 
 

@@ -131,7 +131,8 @@ TRAIN_SAMPLES, TEST_SAMPLES = 24, 13
 
 def _write_ctf(path: Path, x: np.ndarray, y: np.ndarray) -> None:
     path.write_text("".join(
-        f"|features {' '.join(f'{v:.6f}' for v in xi)} |labels {' '.join(str(int(v)) for v in yi)}\n"
+        f"|features {' '.join(f'{v:.6f}' for v in xi)} "
+        f"|labels {' '.join(str(int(v)) for v in yi)}\n"
         for xi, yi in zip(x, y)))
 
 

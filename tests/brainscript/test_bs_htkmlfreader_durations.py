@@ -157,8 +157,9 @@ def test_cntk2_deserializers_still_join_feature_streams_by_key(tmp_path):
                                             for k, n in ((1, 3), (2, 4), (3, 5))))
     (tmp_path / "b.scp").write_text("".join(f"u{k}={tmp_path}/u{k}b.htk[0,{n - 1}]\n"
                                             for k, n in ((3, 5), (1, 3), (2, 4))))
-    des = io.HTKFeatureDeserializer(io.StreamDefs(a=io.StreamDef(shape=1, scp=str(tmp_path / "a.scp")),
-                                                  b=io.StreamDef(shape=1, scp=str(tmp_path / "b.scp"))))
+    des = io.HTKFeatureDeserializer(io.StreamDefs(
+        a=io.StreamDef(shape=1, scp=str(tmp_path / "a.scp")),
+        b=io.StreamDef(shape=1, scp=str(tmp_path / "b.scp"))))
     for i in range(3):
         row = des.read(i)
         assert row["b"].ravel().tolist() == [10 * v for v in row["a"].ravel().tolist()]

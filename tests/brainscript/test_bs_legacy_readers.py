@@ -430,7 +430,8 @@ def ptb(tmp_path_factory):
     log = _cntk_file("Tests/EndToEndTests/Examples/Text/PennTreebank/RNN/baseline.linux.cpu.txt")
     table = [ln.split() for ln in vocab.read_text().splitlines() if ln.strip()]
     return dict(data=data, config=config, valid=valid, log=log.decode("utf-8", "replace"),
-                ids={w: int(i) for i, _, w, _ in table}, cls={int(i): int(c) for i, _, _, c in table})
+                ids={w: int(i) for i, _, w, _ in table},
+                cls={int(i): int(c) for i, _, _, c in table})
 
 
 def _lm_reader(case, command, *overrides):

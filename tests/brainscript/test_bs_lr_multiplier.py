@@ -171,7 +171,8 @@ def test_a_negative_learning_rate_multiplier_is_refused(data):
     folder, _, _ = data
     with pytest.raises(ConfigError, match="learningRateMultiplier should be non-negative, "
                                           "got -1"):
-        _train(folder, "sgd", BS.replace("learningRateMultiplier = 2", "learningRateMultiplier = -1"))
+        _train(folder, "sgd",
+               BS.replace("learningRateMultiplier = 2", "learningRateMultiplier = -1"))
 
 
 EDIT = """command = pre:edit:train

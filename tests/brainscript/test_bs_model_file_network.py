@@ -18,7 +18,8 @@ from stadyn._errors import ConfigError
 from stadyn.brainscript import run
 
 _READER = """reader = [ readerType = "CNTKTextFormatReader" ; file = "{data}" ; randomize = false
-    input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ] ]"""
+    input = [ features = [ dim = 3 ; format = "dense" ] ;
+              labels = [ dim = 2 ; format = "dense" ] ] ]"""
 
 
 def _data(folder) -> str:

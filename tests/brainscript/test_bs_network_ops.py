@@ -24,7 +24,8 @@ from stadyn.train import feed
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "legacy"
 
 READER = """reader = [ readerType = "CNTKTextFormatReader" ; file = "data.txt" ; randomize = false
-    input = [ features = [ dim = 4 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ] ]"""
+    input = [ features = [ dim = 4 ; format = "dense" ] ;
+              labels = [ dim = 2 ; format = "dense" ] ] ]"""
 
 TRAIN = f"""deviceId = -1
 modelPath = "Models/net"
@@ -144,7 +145,8 @@ def test_edit_replaces_a_node_and_remakes_what_reads_it(trained):
     with sd.parameter_registry(sd.ParameterRegistry()):
         net = build_network(f"""{{ m = BS.Network.Load ("{folder}/Models/net")
             e = BS.Network.Edit (m, BS.Network.Editing.ReplaceLinksToNode (m.h, Sigmoid (m.h)), m.z)
-            n = BS.Network.Edit (m, BS.Network.Editing.ReplaceLinksToNamedNode ("h", Tanh (m.h)), m.z)
+            n = BS.Network.Edit (m, BS.Network.Editing.ReplaceLinksToNamedNode ("h", Tanh (m.h)),
+                                 m.z)
             z = e.z ; z0 = m.z ; zt = n.z ; h = e.h }}""", StadynLibrary())
         feed(net.record["m"]["features"], x[:3])
         out = {k: (net.nodes[k].forward(), net.nodes[k].d.copy())[1] for k in ("z", "z0", "zt")}
@@ -218,7 +220,8 @@ more = [ action = "train" ; modelPath = "Models/more"
     assert "Training criterion:   ce = CrossEntropyWithSoftmax" in log
     errs = float(re.search(r"Finished Epoch\[ 1 of 1\]: \[Training\] ce = [0-9.]+ \* 64; "
                            r"errs = ([0-9.]+)%", log)[1])
-    z = sd.load(str(folder / "Models" / "net"))(features=x)["z"]   # (one minibatch: before its update)
+    # (one minibatch: before its update)
+    z = sd.load(str(folder / "Models" / "net"))(features=x)["z"]
     assert errs == pytest.approx(100 * np.mean(z.argmax(-1) != y), abs=1e-3)
     assert "Evaluation criterion: errs = ClassificationError" in log
 

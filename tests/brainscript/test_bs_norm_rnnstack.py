@@ -52,7 +52,8 @@ def _backward(node, weights: np.ndarray | None = None):
 def test_layer_normalization_is_cntk_27s_with_one_gain_and_bias(case, dims):
     ref = LN_REFS[case]
     net, params = _build(f"""x = Input{{{dims}}}
-        ln = LayerNormalizationLayer {{initScale = {LN_REFS['scale']}, initBias = {LN_REFS['bias']}}}
+        ln = LayerNormalizationLayer {{initScale = {LN_REFS['scale']},
+                                       initBias = {LN_REFS['bias']}}}
         y = ln (x)""")
     # cntk.exe's names: CNTK.core.bs's record members gain and bias, at the layer's path
     assert {k: v.shape for k, v in params.items()} == {"ln.gain": (1,), "ln.bias": (1,)}
@@ -192,7 +193,8 @@ def test_optimized_rnn_stack_gives_cntk_27s_numbers(k):
     net, params = _build(f"""x = Input{{3}}
         W = ParameterTensor {{0:0, initOutputRank = -1, init = 'heNormal'}}
         y = OptimizedRNNStack (W, x, 4, numLayers = {layers},
-                               bidirectional = {str(bidirectional).lower()}, recurrentOp = '{op}')""")
+                               bidirectional = {str(bidirectional).lower()},
+                               recurrentOp = '{op}')""")
     (w,) = params.values()
     assert w.shape == tuple(ORS_REFS[f"{k}_weight_shape"])       # CNTK's (count / 4, 4)
     w.d = ORS_REFS[f"{k}_weights"]
@@ -226,7 +228,8 @@ def test_optimized_rnn_stack_refuses_what_cntk_refuses():
         _build("x = Input{3} ; W = ParameterTensor {0:0} ; "
                "y = OptimizedRNNStack (W, x, 4, recurrentOp = 'relu')")
     with pytest.raises(ConfigError, match="axis = 2"):
-        _build("x = Input{3} ; W = ParameterTensor {0:0} ; y = OptimizedRNNStack (W, x, 4, axis = 2)")
+        _build("x = Input{3} ; W = ParameterTensor {0:0} ; "
+               "y = OptimizedRNNStack (W, x, 4, axis = 2)")
 
 
 # ---- Inferred ---------------------------------------------------------------------------------

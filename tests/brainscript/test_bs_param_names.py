@@ -269,7 +269,8 @@ def test_a_test_after_edit_and_train_from_a_loaded_network_scores_the_trained_mo
     x = rng.randn(200, 4).astype(np.float32)
     y = np.argmax(x[:, :3] + 0.5 * rng.randn(200, 3), axis=1)
     (tmp_path / "train.ctf").write_text("".join(
-        f"|x {' '.join(f'{v:.3f}' for v in row)} |y {' '.join(str(int(k == c)) for c in range(3))}\n"
+        f"|x {' '.join(f'{v:.3f}' for v in row)} "
+        f"|y {' '.join(str(int(k == c)) for c in range(3))}\n"
         for row, k in zip(x, y)))
     (tmp_path / "cmd.cntk").write_text(_PRETRAIN)
     monkeypatch.chdir(tmp_path)
@@ -295,7 +296,8 @@ def test_a_declared_parameter_nothing_uses_does_not_stop_test_or_resume(tmp_path
     x = rng.randn(60, 4).astype(np.float32)
     y = np.argmax(x[:, :3], axis=1)
     (tmp_path / "train.ctf").write_text("".join(
-        f"|x {' '.join(f'{v:.3f}' for v in row)} |y {' '.join(str(int(k == c)) for c in range(3))}\n"
+        f"|x {' '.join(f'{v:.3f}' for v in row)} "
+        f"|y {' '.join(str(int(k == c)) for c in range(3))}\n"
         for row, k in zip(x, y)))
     text = _PRETRAIN.split("Train1 = ")[0].replace("Train1:Edit:Train2:Test", "Train:Test") + """
 Train = [ action = "train" ; modelPath = "out/m.dnn" ; reader = $R$

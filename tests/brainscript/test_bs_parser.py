@@ -30,10 +30,12 @@ def sexpr(e: A.Expr) -> str:
     if isinstance(e, A.If):
         return f"(if {sexpr(e.cond)} {sexpr(e.then)} {sexpr(e.orelse)})"
     if isinstance(e, A.Lambda):
-        params = " ".join(p.name if p.default is None else f"{p.name}={sexpr(p.default)}" for p in e.params)
+        params = " ".join(p.name if p.default is None else f"{p.name}={sexpr(p.default)}"
+                          for p in e.params)
         return f"(fn [{params}] {sexpr(e.body)})"
     if isinstance(e, A.Call):
-        args = " ".join(sexpr(a.value) if a.name is None else f"{a.name}={sexpr(a.value)}" for a in e.args)
+        args = " ".join(sexpr(a.value) if a.name is None else f"{a.name}={sexpr(a.value)}"
+                        for a in e.args)
         br = "{}" if e.braces else "()"
         return f"({sexpr(e.func)}{br[0]}{args}{br[1]})"
     if isinstance(e, A.MemberAccess):
@@ -73,7 +75,8 @@ def test_string_may_span_lines_and_hold_comment_marks():
     assert p("'a\n# not a comment // nor this'") == repr("a\n# not a comment // nor this")
 
 
-@pytest.mark.parametrize("text", ["x # comment", "x // comment", "/* c */ x /* multi\nline */", "x\n#end"])
+@pytest.mark.parametrize("text", ["x # comment", "x // comment", "/* c */ x /* multi\nline */",
+                                  "x\n#end"])
 def test_comments(text):
     assert p(text) == "x"
 
@@ -250,7 +253,8 @@ def test_ast_locations():
 def test_include_splices_tokens_relative_to_including_file(tmp_path):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "layers.bs").write_text("Double(x) = x * 2\n")
-    (tmp_path / "lib" / "main.bs").write_text('include "layers.bs"\ny = Double(3)\nz = 1 + include "num.bs"\n')
+    (tmp_path / "lib" / "main.bs").write_text('include "layers.bs"\ny = Double(3)\n'
+                                              'z = 1 + include "num.bs"\n')
     (tmp_path / "lib" / "num.bs").write_text("41")
     r = parse_file(tmp_path / "lib" / "main.bs")
     assert [m.name for m in r.members] == ["Double", "y", "z"]

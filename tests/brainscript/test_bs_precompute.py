@@ -228,7 +228,8 @@ Train = [
     SGD = [ minibatchSize = 7 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]
     reader = [
         readerType = "CNTKTextFormatReader" ; file = "$DataDir$/seq.ctf" ; randomize = true
-        input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ]
+        input = [ features = [ dim = 3 ; format = "dense" ] ;
+                  labels = [ dim = 2 ; format = "dense" ] ]
     ]
 ]
 """

@@ -41,7 +41,8 @@ def test_train_profile_writes_a_table_by_scope_and_a_trace(tmp_path, capsys):
     assert {("dense", "affine"), ("dense_1", "affine")} <= {tuple(r[:2]) for r in rows}, table
     events = json.loads((tmp_path / "prof" / "trace.json").read_text())["traceEvents"]
     names = {e.get("name", "") for e in events}
-    assert any(n.startswith("stadyn::") and n.endswith("/affine") for n in names), sorted(names)[:20]
+    assert any(n.startswith("stadyn::") and n.endswith("/affine") for n in names), \
+        sorted(names)[:20]
 
 
 def test_train_profile_refuses_several_processes(capsys):

@@ -18,7 +18,8 @@ _NETWORK = """BrainScriptNetworkBuilder = [
     ce = CrossEntropyWithSoftmax (labels, z)
     criterionNodes = (ce) ; outputNodes = (z) ]"""
 _READER = """reader = [ readerType = "CNTKTextFormatReader" ; file = "FILE" ; randomize = false
-    input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 3 ; format = "dense" ] ] ]"""
+    input = [ features = [ dim = 3 ; format = "dense" ] ;
+              labels = [ dim = 3 ; format = "dense" ] ] ]"""
 
 
 def _config(top: str, train_reader: str, test_reader: str) -> str:
@@ -51,7 +52,8 @@ def _final(tmp_path, monkeypatch, text, name) -> str:
     out = io.StringIO()
     monkeypatch.chdir(folder)
     run(str(folder / "cmd.cntk"), out=out)
-    found = re.findall(r"Final Results: Minibatch\[[0-9-]+\]: ce = [0-9.]+ \* [0-9]+", out.getvalue())
+    found = re.findall(r"Final Results: Minibatch\[[0-9-]+\]: ce = [0-9.]+ \* [0-9]+",
+                       out.getvalue())
     assert found, out.getvalue()
     return found[-1]
 

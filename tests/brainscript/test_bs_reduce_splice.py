@@ -56,7 +56,8 @@ def test_reductions_along_an_axis_keep_the_rank():
     np.testing.assert_allclose(out["m2"], X.mean(2, keepdims=True), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(out["x3"], X.max(1, keepdims=True))
     np.testing.assert_array_equal(out["n1"], X.min(3, keepdims=True))
-    np.testing.assert_allclose(out["l3"], np.log(np.exp(X.astype(np.float64)).sum(1, keepdims=True)),
+    np.testing.assert_allclose(out["l3"],
+                               np.log(np.exp(X.astype(np.float64)).sum(1, keepdims=True)),
                                rtol=1e-5)
     np.testing.assert_array_equal(out["r"], np.maximum(X, 0))
 

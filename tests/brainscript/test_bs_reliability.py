@@ -160,7 +160,8 @@ def test_a_fifo_or_a_huge_file_is_refused_without_reading_it(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(fifo), str(big)], capture_output=True,
                          text=True, timeout=120)
     lines = out.stdout.splitlines()
-    assert lines == [f"ConfigError cannot read config file {fifo}: is a FIFO (named pipe), not a regular file",
+    assert lines == [f"ConfigError cannot read config file {fifo}: is a FIFO (named pipe), "
+                     "not a regular file",
                      f"ConfigError config file '{big}' is larger than 16 MiB; not a config file"
                      ], out.stderr[-2000:]
 

@@ -34,7 +34,8 @@ train = [ action = "train"
   SGD = [ epochSize = 0 ; minibatchSize = 16 ; learningRatesPerSample = 0.02
           momentumAsTimeConstant = 100 ; maxEpochs = 2 ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "data.txt" ; randomize = true
-    input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ] ] ]
+    input = [ features = [ dim = 3 ; format = "dense" ] ;
+              labels = [ dim = 2 ; format = "dense" ] ] ] ]
 """
 
 

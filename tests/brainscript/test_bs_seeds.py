@@ -124,7 +124,8 @@ trainNetwork = [
     BrainScriptNetworkBuilder = {
         imageShape = 28:28:1 ; labelDim = 10 ; featScale = 1/256
         Scale{f} = x => Constant(f) .* x
-        model = Sequential (Scale {featScale} : DenseLayer {200, activation=ReLU} : LinearLayer {labelDim})
+        model = Sequential (Scale {featScale} : DenseLayer {200, activation=ReLU} :
+                            LinearLayer {labelDim})
         features = Input {imageShape} ; labels = Input {labelDim}
         ol = model (features)
         ce = CrossEntropyWithSoftmax (labels, ol) ; errs = ClassificationError (labels, ol)
@@ -152,11 +153,15 @@ def test_getting_started_one_hidden_seeds_are_cntk_exes(tmp_path):
 # prediction; its upsampling and cropping (nodes Stadyn lacks) make no random parameter
 _FCN8 = """{
 ConvBNLayer{outChannels, kernel, stride, bnTimeConst} = Sequential(
-    ConvolutionalLayer{outChannels, kernel, init = "heNormal", stride = stride, pad = true, bias = false} :
-    BatchNormalizationLayer{spatialRank = 2, normalizationTimeConstant = bnTimeConst, useCntkEngine = true})
+    ConvolutionalLayer{outChannels, kernel, init = "heNormal", stride = stride, pad = true,
+                       bias = false} :
+    BatchNormalizationLayer{spatialRank = 2, normalizationTimeConstant = bnTimeConst,
+                            useCntkEngine = true})
 Conv1x1BNLayer{outChannels, stride, bnTimeConst} = Sequential(
-    ConvolutionalLayer{outChannels, (1:1), init = "heNormal", stride = stride, pad = false, bias = false} :
-    BatchNormalizationLayer{spatialRank = 2, normalizationTimeConstant = bnTimeConst, useCntkEngine = true})
+    ConvolutionalLayer{outChannels, (1:1), init = "heNormal", stride = stride, pad = false,
+                       bias = false} :
+    BatchNormalizationLayer{spatialRank = 2, normalizationTimeConstant = bnTimeConst,
+                            useCntkEngine = true})
 ConvBNReLULayer{outChannels, kernelSize, stride, bnTimeConst} = Sequential(
     ConvBNLayer{outChannels, kernelSize, stride, bnTimeConst} : ReLU)
 ResNetBasic{outChannels, bnTimeConst} = {
@@ -322,7 +327,8 @@ _RUN = """
 command = TrainA:TestA:TrainB
 deviceId = -1 ; traceLevel = 0 ; makeMode = true
 Data = [ readerType = "CNTKTextFormatReader" ; file = "$DataDir$/data.ctf" ; randomize = false
-         input = [ features = [ dim = 3 ; format = "dense" ] ; labels = [ dim = 2 ; format = "dense" ] ] ]
+         input = [ features = [ dim = 3 ; format = "dense" ] ;
+                   labels = [ dim = 2 ; format = "dense" ] ] ]
 TrainA = [
     action = "train" ; modelPath = "$DataDir$/a.dnn" ; reader = $Data$
     SGD = [ minibatchSize = 4 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]

@@ -70,7 +70,8 @@ def test_boolean_if_selects_element_by_element():
 
 def test_if_starts_a_recurrence_from_another_sequence():
     # G2P's decoder input: the start symbol at the first step, the previous label after it
-    net = _net("x = Input {2} ; s = BS.Boolean.If (BS.Loop.IsFirst (x), x, 2 * BS.Loop.Previous (s))")
+    net = _net("x = Input {2} ; "
+               "s = BS.Boolean.If (BS.Loop.IsFirst (x), x, 2 * BS.Loop.Previous (s))")
     net.nodes["x"].d = SEQS
     net.nodes["s"].forward()
     got = _steps(net.nodes["s"])

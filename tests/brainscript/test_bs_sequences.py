@@ -55,7 +55,8 @@ def test_past_and_future_value_shift_with_cntk_defaults():
 
 def test_recursive_definition_runs_a_loop_like_numpy():
     net, params = _build("""{ x = Input{3}
-        W = Parameter (4, 3) ; H = Parameter (4, 4) ; b = Parameter (4, 1, init = 'fixedValue', value = 0.3)
+        W = Parameter (4, 3) ; H = Parameter (4, 4)
+        b = Parameter (4, 1, init = 'fixedValue', value = 0.3)
         h = Tanh (W * x + H * PastValue (4, h, defaultHiddenActivation = 0.2) + b)
         s = x + PastValue (0, s, defaultHiddenActivation = 0)     # dims inferred from x
         back = Tanh (W * x + H * FutureValue (0, back))            # a loop running backwards

@@ -77,7 +77,8 @@ def test_parallel_train_with_workers_needs_full_precision_data_parallel_sgd_or_b
     assert err.value.line == 2
     sgd, rec = _sgd(PARALLEL.format(method="ModelAveragingSGD", bits=32))
     with pytest.raises(ConfigError, match="ModelAveragingSGD is not supported"):
-        parallel_train(sgd, rec, 2)     # (BlockMomentumSGD: tests/brainscript/test_bs_block_momentum.py)
+        # (BlockMomentumSGD: tests/brainscript/test_bs_block_momentum.py)
+        parallel_train(sgd, rec, 2)
 
 
 def test_load_best_model_in_the_sgd_block_has_no_effect_as_in_cntk():

@@ -40,7 +40,8 @@ TRAIN = """{
     SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8 ; learningRatesPerMB = 0.5
             numMBsToShowResult = 1 }
     reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
-        input = { features = { dim = 4 ; format = "dense" } ; labels = { dim = 3 ; format = "dense" } } }
+        input = { features = { dim = 4 ; format = "dense" } ;
+                  labels = { dim = 3 ; format = "dense" } } }
 }"""
 
 

@@ -49,7 +49,8 @@ def test_lrn_of_cntk_example_configs():
         x2s = SplitDimension (x2, 3, 1)
         W = ParameterTensor {(1:1:2*n+1:1), learningRateMultiplier = 0, initValue = alpha/(2*n+1)}
         y = Convolution (W, x2s, (1:1:2*n+1), mapDims = 1, stride = 1, sharing = true,
-                         autoPadding = true, lowerPad = 0, upperPad = 0, maxTempMemSizeInSamples = 0)
+                         autoPadding = true, lowerPad = 0, upperPad = 0,
+                         maxTempMemSizeInSamples = 0)
         b = FlattenDimensions (y, 3, 2)
         den = Exp (beta .* Log (k + b))
         r = x .* Reciprocal (den)""", "x2s y r", {"x": "x"})

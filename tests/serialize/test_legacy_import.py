@@ -372,3 +372,28 @@ def test_a_v1_batch_norm_of_five_inputs_has_its_count_as_a_constant():
     assert graph.inputs == [x]
     assert [(v.name, v.d.tolist()) for v in graph.parameters if v.name.endswith("count")] == \
         [("bn.run_sample_count", 0.0)]
+
+
+class _BatchedNode(_V1Node):
+    """A CNTK 2 function whose inputs all carry the batch axis."""
+
+    def batched(self, i):
+        return True
+
+
+def test_a_cntk_files_log_plus_computes_cntk27s_value_and_gradients():
+    # LogPlus of a CNTK file reads cntk_semantics.log_add_exp (CNTK 2.7's LogAdd); the
+    # reference is C.log_add_exp's value and gradients (tests/brainscript/refgen_bs_core_names.py),
+    # equal inputs included: each gets half the gradient (max + softplus(-|a - b|) gave b all)
+    from stadyn.serialize._legacy_import import legacy_import_table
+    path = os.path.join(HERE, "..", "fixtures", "brainscript", "core_names_cntk27.json")
+    ref = json.load(open(path))["log_plus"]
+    a, b = (sd.Variable.from_numpy_array(np.array(ref[k], np.float32), need_grad=True)
+            for k in ("a", "b"))
+    rule = legacy_import_table("cntk-v2")["LogPlus"][1]
+    y = rule(_BatchedNode("LogPlus", {}, [a, b]))
+    y.forward()
+    y.backward()
+    np.testing.assert_allclose(y.d, ref["value"], rtol=1e-6)
+    np.testing.assert_allclose(a.g, ref["grad_a"], rtol=1e-5, atol=1e-30)
+    np.testing.assert_allclose(b.g, ref["grad_b"], rtol=1e-5, atol=1e-30)

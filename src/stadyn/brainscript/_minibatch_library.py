@@ -23,6 +23,13 @@ batch axis and a per-sample criterion (a node cntk.exe's criterion nodes make, o
 scaling of them), the criterion is summed over the minibatch first (:meth:`_minibatch_total`),
 as cntk.exe adds two ``[1]`` values; the sum of per-sample values and one number would
 otherwise count that number once per sample.
+
+The same holds where the criterion meets per-sample data that is not a criterion (``ce + x``,
+``ce .* x``): cntk.exe's ``[1]`` broadcasts to each sample of ``x``, and a criterion node of
+such a node (it has the minibatch layout) is summed over the samples by the SGD
+(``CriterionAccumulator``; ``Backprop`` seeds every sample's gradient with 1): ``N ce + sum x``,
+not ``ce + sum x``.  So the criterion is summed first there too (:meth:`_minibatch_total`,
+:meth:`_minibatch_factors`); two per-sample criteria added stay per sample (the same sum).
 """
 
 from __future__ import annotations
@@ -117,12 +124,27 @@ class MinibatchFunctions:
 
     def _minibatch_total(self, a: Any, b: Any) -> tuple[Any, Any]:
         """``a`` and ``b`` of ``Plus``/``Minus``, a per-sample criterion among them summed over
-        the minibatch where the other is a node with no batch axis (cntk.exe adds two
-        ``[1]``)."""
-        def alone(v: Any) -> bool:
-            return isinstance(v, Variable) and not self.has_batch_axis(v)
-        if self._is_per_sample_sum(a) and alone(b):
+        the minibatch where the other is a number or a node with no batch axis (cntk.exe adds
+        two ``[1]``) or per-sample data that is not a criterion (cntk.exe adds the ``[1]`` to each
+        sample of it)."""
+        def other(v: Any) -> bool:       # a number is a Constant node in cntk.exe
+            return self._scalar(v) is not None or \
+                (isinstance(v, Variable) and not self._is_per_sample_sum(v))
+        if self._is_per_sample_sum(a) and other(b):
             return self._whole(a), b
-        if self._is_per_sample_sum(b) and alone(a):
+        if self._is_per_sample_sum(b) and other(a):
             return a, self._whole(b)
+        return a, b
+
+    def _minibatch_factors(self, a: Any, b: Any) -> tuple[Any, Any]:
+        """``a`` and ``b`` of ``ElementTimes``, a per-sample criterion among them summed over
+        the minibatch where the other has the batch axis (cntk.exe multiplies each sample of
+        the other, or the other criterion, by the ``[1]``); a factor without it scales the
+        per-sample values, which sum to the same."""
+        def batched(v: Any) -> bool:
+            return isinstance(v, Variable) and self.has_batch_axis(v)
+        if self._is_per_sample_sum(a) and batched(b):
+            a = self._whole(a)
+        if self._is_per_sample_sum(b) and batched(a):
+            b = self._whole(b)
         return a, b

@@ -29,6 +29,7 @@ from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
 from ._layer_library import _positive_ints, cntk_fans, cntk_initializer, member_name
 from ._library import cntk_shape, learning_rate_multiplier
+from ._text_matrix import fill_dims, read_text_matrix
 
 __all__ = ["ParameterFunctions", "PendingParameter"]
 
@@ -64,13 +65,16 @@ class ParameterFunctions:
 
     def _parameter(self, cntk_dims, lr_multiplier, init, scale, value, init_value, from_file,
                    from_literal, tag, what, ranks=(0, 1), random_seed=-1):
-        if from_file or from_literal:
-            raise ConfigError(f"{what}: initFromFilePath and initFromLiteral are not supported "
-                              "yet")
         for d in cntk_dims:
             if isinstance(d, bool) or not isinstance(d, int) or d < 0:
                 raise ConfigError(f"{what}: dimensions must be non-negative integers, got "
                                   f"{cntk_dims!r}")
+        text = _text_value(init, from_file, from_literal, what)
+        if text is not None:
+            dims, value = fill_dims(cntk_dims, read_text_matrix(*text, what), what)
+            return self._make_parameter(cntk_shape(dims), value,
+                                        learning_rate_multiplier(lr_multiplier, what), tag,
+                                        ranks, self.path)
         if isinstance(init_value, numbers.Real) and not isinstance(init_value, bool):
             initializer: Any = float(init_value)
         elif init_value not in ("", None):
@@ -159,6 +163,33 @@ class ParameterFunctions:
         if rows == 1 and cols == 1:
             self._constants[id(v)] = (v, float(val))
         return self._node(v, "LearnableParameter", tag or "")
+
+
+def _text_value(init: Any, from_file: Any, from_literal: Any, what: str
+                ) -> tuple[str, str] | None:
+    """The text and its name in errors when the parameter is filled from text, as cntk.exe's
+    LearnableParameter chooses: ``init = "fromLiteral"`` reads ``initFromLiteral``;
+    ``init = "fromFile"``, or no ``init`` beside an ``initFromFilePath`` (before ``initValue``),
+    reads the file.  An ``initFromLiteral`` without ``init = "fromLiteral"`` is not read
+    (cntk.exe's default ``init`` is then ``uniform``: CNTK.core.bs's ``ConstantFromString``
+    gives no ``init`` and so a random constant)."""
+    init, from_file = str(init or ""), str(from_file or "")
+    if init == "fromLiteral":
+        if not from_literal:
+            raise ConfigError(f'{what}: initFromLiteral parameter must be provided when using '
+                              '"fromLiteral" initialization method')
+        return str(from_literal), "initFromLiteral"
+    if init == "fromFile" or (not init and from_file):
+        if not from_file:
+            raise ConfigError(f'{what}: initFromFilePath parameter must be provided when using '
+                              '"fromFile" initialization method')
+        try:
+            with open(from_file, encoding="utf-8") as f:
+                return f.read(), f"initFromFilePath '{from_file}'"
+        except OSError as exc:
+            raise ConfigError(f"{what}: initFromFilePath '{from_file}' cannot be read: "
+                              f"{exc.strerror}") from None
+    return None
 
 
 def _breadth_first(roots: Any) -> dict[int, int]:

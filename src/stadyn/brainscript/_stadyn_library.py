@@ -285,10 +285,13 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
                                          a, b)
 
     def ElementTimes(self, _, y, tag=""):
-        """Element-wise product (with broadcasting); a number or a 1-element ``Constant`` scales."""
-        v = self._node(self._binary(_, y, "ElementTimes"), "ElementTimes", tag)
-        if self._scalar(_) is not None or self._scalar(y) is not None:
-            self._note_per_sample_sum(v, _, y)      # a criterion scaled is one still
+        """Element-wise product (with broadcasting); a number or a 1-element ``Constant`` scales;
+        a per-sample criterion times per-sample data is the criterion's sum times the data
+        (``_minibatch_library.py``)."""
+        a, b = self._minibatch_factors(_, y)
+        v = self._node(self._binary(a, b, "ElementTimes"), "ElementTimes", tag)
+        if self._scalar(a) is not None or self._scalar(b) is not None:
+            self._note_per_sample_sum(v, a, b)      # a criterion scaled is one still
         return v
 
     def _binary(self, a: Any, b: Any, op: str) -> Variable:

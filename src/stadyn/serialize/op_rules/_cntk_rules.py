@@ -367,9 +367,10 @@ def hardmax_cntk(node):
 
 
 def log_plus_cntk(node):
-    """CNTK's ``LogPlus`` (``log_add_exp``): ``max(a, b) + softplus(-|a - b|)``."""
-    a, b = cntk_elementwise(lambda *xs: xs)(node)
-    return F.add2(F.maximum2(a, b), F.softplus(F.mul_scalar(F.abs(F.sub2(a, b)), -1.0)))
+    """CNTK's ``LogPlus`` (``log_add_exp``): :func:`stadyn.cntk_semantics.log_add_exp` on its
+    two inputs broadcast as CNTK's element-wise ops, the rule ``C.log_add_exp`` and
+    BrainScript's ``LogPlus`` read too."""
+    return cntk_elementwise(S.log_add_exp)(node)
 
 
 # -- CNTK v1 (BrainScript cntk.exe) nodes: their stored fields as CNTK 2's attributes ------------
