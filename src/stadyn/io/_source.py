@@ -27,7 +27,7 @@ from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
 from ._frame_mode import FrameComposite
 from ._local_timeline import local_timeline_walk, marker_met, restore_marker
-from ._partitions import partition_walk
+from ._partitions import END_OF_ENDLESS, partition_walk
 from ._cntk_order import block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
 from ._workers import WorkerPool
@@ -318,8 +318,8 @@ class MinibatchSource:
         return ids
 
     def _exhausted(self, position: int, samples: int) -> bool:
-        if self._sweep_length == 0:
-            return True
+        if self._sweep_length == 0 or samples >= END_OF_ENDLESS:
+            return True     # (no data; or a partition walked to the end of endless data)
         if self._max_sweeps != INFINITELY_REPEAT and \
                 position >= self._max_sweeps * self._sweep_length:
             return True
