@@ -204,6 +204,7 @@ class MinibatchSource:
             raise ValueError("max_samples and max_sweeps must be >= 0")
         self._max_samples = int(max_samples)
         self._max_sweeps = int(max_sweeps)
+        self._epoch_end = INFINITELY_REPEAT     # cntk.exe's epoch end (start_epoch_at)
         self._randomize = bool(randomize)
         self._seed = int(randomization_seed)
         if randomization_window_in_samples and randomization_window_in_chunks:
@@ -318,8 +319,8 @@ class MinibatchSource:
         return ids
 
     def _exhausted(self, position: int, samples: int) -> bool:
-        if self._sweep_length == 0 or samples >= END_OF_ENDLESS:
-            return True     # (no data; or a partition walked to the end of endless data)
+        if self._sweep_length == 0 or samples >= min(END_OF_ENDLESS, self._epoch_end):
+            return True     # (no data; a partition at the end of endless data; the epoch's end)
         if self._max_sweeps != INFINITELY_REPEAT and \
                 position >= self._max_sweeps * self._sweep_length:
             return True
