@@ -59,3 +59,18 @@ def test_preserve_all_saves_the_final_checkpoint_as_cntk(tmp_path, monkeypatch):
     assert got["files"] == ["model", "model.ckp"] + [f"model{k}{e}" for k in range(7)
                                                      for e in ("", ".ckp")]
     assert got["summaries"] == [[8, 2, k] for k in range(1, 11)]
+
+
+def test_a_frequency_in_sweeps_no_sweep_ended_gives_no_summary(tmp_path, monkeypatch):
+    """20 samples of 40-sample data, a summary every sweep: no sweep ends, so CNTK 2.7's
+    session (make_preserve_all.py ... by_sweep) gives none, at the end either (its count, 0,
+    is a multiple of the frequency); Stadyn summarised at the end."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "make_preserve_all", os.path.join(FIXTURES, "make_preserve_all.py"))
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setattr(sys, "argv", ["make_preserve_all.py", "stadyn", str(tmp_path)])
+    spec.loader.exec_module(script)
+    got = script.main(str(tmp_path), by_sweep=True)
+    assert got == {"files": ["model", "model.ckp", "model0", "model0.ckp", "model1",
+                             "model1.ckp"], "summaries": []}
