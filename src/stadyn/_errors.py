@@ -12,6 +12,7 @@ __all__ = [
     "StadynError",
     "ShapeError",
     "EmptySequenceError",
+    "UnrunnableError",
     "OpArgumentError",
     "ArgumentError",
     "ParameterError",
@@ -35,6 +36,12 @@ class ShapeError(StadynError, ValueError):
 class EmptySequenceError(RuntimeError, ShapeError):
     """A sequence of no step, given or computed (a ``sequence.slice`` that leaves a sequence
     none): CNTK 2.7's RuntimeError "Sequences must be a least one frame long"."""
+
+
+class UnrunnableError(RuntimeError, ShapeError):
+    """A graph the emulated framework builds (and loads from its files) but cannot run, raised
+    when it runs, as that framework's RuntimeError: CNTK 2.7's ``random_sample`` of weights
+    with the batch axis ("Minibatch data cannot be interpreted as a single 2D tensor")."""
 
 
 class OpArgumentError(StadynError, TypeError):

@@ -108,3 +108,19 @@ def test_checkpoint_keeps_cntk_positions(runs, rank):
     for worker, state in theirs["DistributedState"].items():
         assert ours["DistributedState"][worker]["external_worker_state"][key] == \
             state["external_worker_state"][key]
+
+
+def test_partition_with_no_chunk_walks_to_the_end_as_cntk(tmp_path, monkeypatch):
+    """A randomized source read as a partition none of whose chunks is (make_no_chunk.py,
+    CNTK 2.7's positions in cntk27/no_chunk.json): CNTK's reader walks to the end of the data
+    -- ``max_samples``, ``max_sweeps`` sweeps or, data repeated for ever, INT64_MAX samples --
+    and gives nothing more, to any partition.  Stadyn's stayed at 0 without ``max_sweeps``
+    (and then read on whole)."""
+    import importlib.util
+    script = os.path.join(FIXTURES, "make_no_chunk.py")
+    spec = importlib.util.spec_from_file_location("make_no_chunk", script)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setattr(sys, "argv", ["make_no_chunk.py", "stadyn"])
+    spec.loader.exec_module(module)
+    with open(os.path.join(THEIRS, "no_chunk.json")) as f:
+        assert module.main(str(tmp_path)) == json.load(f)

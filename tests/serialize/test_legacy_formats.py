@@ -439,6 +439,74 @@ def test_real_cntk_exe_v1_files_compute_cntks_outputs(real_v1_file, name):
                                    err_msg=out)
 
 
+#: CNTK 2.7's load_model of v1 files, each in a fresh process: the uids and op names of the
+#: nodes, the root (make_cntk_v1_uids.py)
+V1_UIDS = reference("cntk_v1_uids.json")
+
+
+def shown_uids(model) -> dict:
+    """What make_cntk_v1_uids.py records, of a compat Function."""
+    root = model.root_function
+    out = {"root": [root.uid, root.op_name], "composite": model.uid,
+           "outputs": len(model.outputs), "nodes": {}}
+    seen, stack = set(), [root]
+    while stack:
+        f = stack.pop()
+        if f.uid in seen:
+            continue
+        seen.add(f.uid)
+        if f is not root:
+            out["nodes"].setdefault(f.name, []).append([f.uid, f.op_name])
+        for i in reversed(f.inputs):
+            if i.is_output:
+                stack.append(i.owner)
+            elif i.uid not in seen:
+                seen.add(i.uid)
+                out["nodes"].setdefault(i.name, []).append([i.uid, "leaf"])
+    return out
+
+
+def numbered(uid: str) -> "tuple[str, int]":
+    digits = len(uid) - len(uid.rstrip("0123456789"))
+    return uid[:-digits], int(uid[-digits:])
+
+
+@pytest.mark.parametrize("name", list(CNTK_V1_REAL))
+def test_real_cntk_exe_v1_files_get_cntks_uids_and_op_names(real_v1_file, name):
+    """CNTK 2.7 numbers a cntk.exe file's nodes from its process-wide counter as it walks the
+    network from its roots (a placeholder, the inputs, the function and its output; each
+    root; the Combine): the same uids, counted from where the counter stood.  Before, the
+    nodes' uids were their names (``err``, ``w``) and their op names v1's (``SquareError``,
+    ``ErrorPrediction``)."""
+    import stadyn.compat.cntk as C
+    ref = V1_UIDS[name]
+    got = shown_uids(C.load_model(real_v1_file(name)))
+    assert got["root"][1] == "Combine" and got["outputs"] == ref["outputs"]
+    offset = numbered(got["root"][0])[1] - numbered(ref["root"][0])[1]
+    assert got["composite"] == f"CompositeFunction{numbered(ref['composite'])[1] + offset}"
+
+    def shifted(entries):
+        return sorted((numbered(uid)[0], numbered(uid)[1] + offset, op) for uid, op in entries)
+    # (left alone: CNTK shows the topN constant of a top-5 ClassificationError as its third
+    # input, Stadyn's op takes it as a number)
+    topn = {f.inputs[2] for f in read_cntk_v1(real_v1_file(name)).networks["main"].functions
+            if f.type in ("ClassificationError", "ErrorPrediction") and len(f.inputs) > 2}
+    assert {n: shifted(e) for n, e in ref["nodes"].items() if n not in topn} == \
+        {n: sorted((*numbered(uid), op) for uid, op in e) for n, e in got["nodes"].items()}
+
+
+@pytest.mark.parametrize("name", ["cntk_v1_mlp_bn.dnn", "cntk_v1_small_cnn.dnn"])
+def test_v1_files_cntk_wrote_load_as_a_combine_of_their_output(name):
+    """A v1 file CNTK 2.7 wrote (``save_as_legacy_model``) keeps its nodes' uids; CNTK 2.7's
+    load_model gives its one output as the output of a Combine (before: its Plus)."""
+    import stadyn.compat.cntk as C
+    ref = V1_UIDS[name]
+    got = shown_uids(C.load_model(fixture(name)))
+    assert got["nodes"] == ref["nodes"]
+    assert (got["root"][1], got["outputs"]) == (ref["root"][1], ref["outputs"]) == ("Combine", 1)
+    assert numbered(got["composite"])[1] == numbered(got["root"][0])[1] + 1
+
+
 # ---------------------------------------------------------------------------------------------
 # The entry point and the documented op table
 # ---------------------------------------------------------------------------------------------

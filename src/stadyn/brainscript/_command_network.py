@@ -7,6 +7,8 @@ lookups),
 
 from __future__ import annotations
 
+import functools
+
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -389,11 +391,22 @@ class InputSource:
         finally:
             once.close()
 
+    #: set by the runner for data-parallel epochs of ``epochSize`` samples: each epoch starts
+    #: at ``epoch x epochSize`` and ends at the next, on every worker, as cntk.exe's reader
+    #: (:func:`stadyn.io.start_epoch_at`)
+    epochs_from_start = False
+
     @property
     def start_epoch(self):
         """The reader's own start of an epoch where it ends its epochs itself (an utterance-mode
-        HTKMLFReader's, :class:`~stadyn.io.UtteranceSource`), else None (``Trainer.fit``)."""
-        return getattr(self.source, "start_epoch", None)
+        HTKMLFReader's, :class:`~stadyn.io.UtteranceSource`; a minibatch source's epochs of
+        ``epochSize`` samples on several workers, :attr:`epochs_from_start`), else None
+        (``Trainer.fit``)."""
+        own = getattr(self.source, "start_epoch", None)
+        if own is None and self.epochs_from_start and \
+                isinstance(self.source, io.MinibatchSource):
+            return functools.partial(io.start_epoch_at, self.source)
+        return own
 
     def get_checkpoint_state(self) -> dict:
         return self.source.get_checkpoint_state()

@@ -205,6 +205,8 @@ class _Runner:
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
+        # several workers: cntk.exe starts each epoch at epoch x epochSize on every worker
+        inputs.epochs_from_start = bool(epoch_size) and self.parallel.size > 1
         if source.sweep_size == 0:
             raise ConfigError("the training reader delivers no samples", *reader_loc)
         params = network.learnable(criterion)

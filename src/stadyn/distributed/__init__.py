@@ -16,7 +16,8 @@ See docs/distributed.md.
 """
 
 from ._block_agreement import BlockAgreement
-from ._block_momentum import BlockMomentum, BlockMomentumParallel, block_momentum_time_constant
+from ._block_momentum import (BlockMomentum, BlockMomentumParallel, block_mismatch,
+                              block_momentum_time_constant)
 from ._checkpoint import restore_from_checkpoint, save_checkpoint
 from ._collectives import (all_gather_tensors, all_reduce_sum, all_reduce_tensors, barrier,
                            broadcast_tensors, reduce_tensors)
@@ -35,5 +36,5 @@ __all__ = [
     "all_reduce_tensors", "broadcast_tensors", "reduce_tensors", "all_gather_tensors",
     "ShardedDataIterator", "slice_data_iterator", "save_checkpoint", "restore_from_checkpoint",
     "run_workers", "BlockMomentum", "BlockAgreement", "BlockMomentumParallel",
-    "block_momentum_time_constant",
+    "block_momentum_time_constant", "block_mismatch",
 ]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Sequence
 
+import numpy as np
 import torch
 
 from .._errors import ConfigError
@@ -40,7 +41,8 @@ from ..graph import Variable, data_of
 from . import _collectives as C
 from ._data_parallel import DataParallel
 
-__all__ = ["BlockMomentum", "BlockMomentumParallel", "block_momentum_time_constant"]
+__all__ = ["BlockMomentum", "BlockMomentumParallel", "block_momentum_time_constant",
+           "block_mismatch"]
 
 _OPTIONS = "options/"       # (the options a checkpoint keeps beside the block)
 
@@ -335,15 +337,40 @@ def checked_block(values: Sequence[torch.Tensor], tensors: dict[str, torch.Tenso
     if _OPTIONS + "period" in options and int(options[_OPTIONS + "period"]) <= 0:
         raise ValueError("the block momentum state kept has no sample per block")
     tensors = {k: t for k, t in tensors.items() if k not in options}
-    begin, smoothed = [], []
-    for k, value in enumerate(values):
-        pair = [tensors.get(f"{part}/{k}") for part in ("begin", "smoothed")]
-        if any(t is None or tuple(t.shape) != tuple(value.shape) for t in pair):
+    parts = [[tensors.get(f"{part}/{k}") for k in range(len(values))]
+             for part in ("begin", "smoothed")]
+    for part in parts:
+        wrong = block_mismatch(values, part)
+        if wrong is not None:
             raise ValueError(f"the block momentum state kept has no block of the shape "
-                             f"{tuple(value.shape)} of parameter {k}")
-        begin.append(pair[0].to(value).clone())
-        smoothed.append(pair[1].to(value).clone())
+                             f"{tuple(values[wrong[1]].shape)} of parameter {wrong[1]}")
     if len(tensors) != 2 * len(values):
         raise ValueError(f"the block momentum state kept is of {len(tensors) // 2} "
                          f"parameters, the model has {len(values)}")
+    begin, smoothed = ([t.to(value).clone() for t, value in zip(part, values)]
+                       for part in parts)
     return begin, smoothed
+
+
+def block_mismatch(values: Sequence, arrays: Sequence) -> "tuple[str, int] | None":
+    """How a block's arrays kept for the parameters ``values`` (one per parameter, of its
+    shape: the block-level smoothed gradients, the model at the block's start) do not fit
+    them: ``("count", len(arrays))``, ``("shape", k)`` for the first array ``k`` missing or of
+    another shape, or None where they fit -- the one check of a kept block, whoever words its
+    error (a Trainer's checkpoint, ``stadyn.compat.cntk``'s block momentum learner).
+
+    Example:
+        >>> import numpy as np
+        >>> from stadyn.distributed import block_mismatch
+        >>> w = [np.zeros((2, 3)), np.zeros(3)]
+        >>> block_mismatch(w, [np.ones((2, 3)), np.ones(3)]) is None
+        True
+        >>> block_mismatch(w, [np.ones((2, 3))]), block_mismatch(w, [np.ones((3, 2)), None])
+        (('count', 1), ('shape', 0))
+    """
+    if len(arrays) != len(values):
+        return "count", len(arrays)
+    for k, (array, value) in enumerate(zip(arrays, values)):
+        if array is None or tuple(np.shape(array)) != tuple(value.shape):
+            return "shape", k
+    return None

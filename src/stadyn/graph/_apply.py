@@ -15,7 +15,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import torch
 
-from .._errors import EmptySequenceError, OpArgumentError, ShapeError, StadynError
+from .._errors import (EmptySequenceError, OpArgumentError, ShapeError, StadynError,
+                       UnrunnableError)
 from ._context import get_current_context
 from ._labels import _active as _labelling
 from ._labels import op_label
@@ -79,14 +80,16 @@ def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
     """The error raised when an op rejects its inputs: names op, scope, the user's line that
     created the node (``location``) and input shapes (the inputs' own, or ``shapes`` where they
     are being re-inferred).  A ``ShapeError``; an ``EmptySequenceError`` (a sequence the op
-    left no step: CNTK's RuntimeError) stays one."""
+    left no step: CNTK's RuntimeError) or an ``UnrunnableError`` stays one."""
     where = f" in scope '{scope}'" if scope else ""
-    msg = (f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs, shapes)}]: "
-           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
+    said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    msg = f"{spec.name}{where}: {said}" if isinstance(exc, UnrunnableError) else \
+        f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs, shapes)}]: {said}"
     line = format_location(location)
     if line:
         msg += f" (created at {line})"
-    return EmptySequenceError(msg) if isinstance(exc, EmptySequenceError) else ShapeError(msg)
+    kept = (EmptySequenceError, UnrunnableError)
+    return type(exc)(msg) if isinstance(exc, kept) else ShapeError(msg)
 
 
 def _meta(v: Variable) -> torch.Tensor:

@@ -42,6 +42,7 @@ from ._recordio import (MAGIC, IndexedRecordIO, IRHeader, ListEntry, RecordIORea
 from ._source import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, INFINITE_SAMPLES,
                       INFINITELY_REPEAT, MinibatchData, MinibatchSource)
 from ._source_from_data import MinibatchSourceFromData
+from ._sample_positions import start_epoch_at, state_at_samples
 from ._streams import Record, StreamDef, StreamDefs, StreamInformation
 from ._utterance_source import AUTO_RANDOMIZATION_RANGE, UtteranceSource, utterance_order
 from ._truncated_source import TruncatedLayout, TruncatedUtteranceSource
@@ -64,7 +65,8 @@ __all__ = [
     "WorkerError", "UtteranceSource", "TruncatedUtteranceSource", "TruncatedLayout",
     "TruncatedPacker",
     "LMSentenceSource",
-    "utterance_order", "AUTO_RANDOMIZATION_RANGE",
+    "utterance_order", "AUTO_RANDOMIZATION_RANGE", "state_at_samples",
+    "start_epoch_at",
     # transforms
     "transforms",
     # file formats

@@ -28,8 +28,10 @@ Data CNTK 2.7 has no reader of (``NumpyDeserializer``: arrays, no chunks of thei
 read the way CNTK reads unrandomized data, every W-th sequence of the (randomized) order, so
 that its partitions share it rather than partition 0 reading it all.
 
-So a partition's minibatch is never empty while the data lasts (unless no chunk is its own),
-and the partitions' cursors move on independently.
+So a partition's minibatch is never empty while the data lasts (unless no chunk is its own:
+then the reader walks to the end of the data, ``max_samples`` or ``max_sweeps`` or, repeated
+for ever, :data:`END_OF_ENDLESS` samples, and the source is done), and the partitions'
+cursors move on independently.
 """
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ import numpy as np
 
 from ._cntk_order import block_chunk_positions
 
-__all__ = ["local_minibatch_size", "partition_of", "partition_walk"]
+__all__ = ["local_minibatch_size", "partition_of", "partition_walk", "END_OF_ENDLESS"]
 
 _UNSET = (1 << 64) - 1      # an unset max_samples / max_sweeps (the source's INFINITELY_REPEAT)
+#: where CNTK 2.7's reader of data repeated for ever stands once a partition with no chunk of
+#: its own has walked to its end (INT64_MAX samples): nothing more is read, by any partition
+END_OF_ENDLESS = (1 << 63) - 1
 
 
 def local_minibatch_size(n: int, count: int, index: int) -> int:
@@ -87,11 +92,18 @@ def partition_of(source, positions: np.ndarray, ids: np.ndarray, count: int,
 
 def _nothing_to_read(source) -> tuple[np.ndarray, int, int]:
     """A partition none of whose chunks is in a sweep (randomized): CNTK 2.7's reader walks
-    on to the end of the data, so the source's position is there (``max_sweeps``; with no
-    such end it stays where it is here, where CNTK's would be at half of SIZE_MAX)."""
+    on to the end of the data, so the source's position is there and the source has nothing
+    more to give, to any partition: ``max_samples``, else ``max_sweeps`` sweeps, else -- data
+    repeated for ever -- :data:`END_OF_ENDLESS` samples (measured: ``minibatchSourcePosition``
+    9223372036854775807)."""
     none = np.zeros(0, np.int64)
-    if source._max_sweeps == _UNSET or source._max_samples != _UNSET:
-        return none, source._position, 0
+    if source._max_samples != _UNSET:
+        ends = [source._max_samples]
+        if source._max_sweeps != _UNSET:
+            ends.append(source._max_sweeps * source.sweep_size)
+        return none, source._position, max(0, min(ends) - source._samples)
+    if source._max_sweeps == _UNSET:
+        return none, source._position, max(0, END_OF_ENDLESS - source._samples)
     end = source._max_sweeps * source._sweep_length
     return none, end, source._max_sweeps * source.sweep_size - source._samples
 

@@ -27,7 +27,7 @@ from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
 from ._frame_mode import FrameComposite
 from ._local_timeline import local_timeline_walk, marker_met, restore_marker
-from ._partitions import partition_walk
+from ._partitions import END_OF_ENDLESS, partition_walk
 from ._cntk_order import block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
 from ._workers import WorkerPool
@@ -204,6 +204,7 @@ class MinibatchSource:
             raise ValueError("max_samples and max_sweeps must be >= 0")
         self._max_samples = int(max_samples)
         self._max_sweeps = int(max_sweeps)
+        self._epoch_end = INFINITELY_REPEAT     # cntk.exe's epoch end (start_epoch_at)
         self._randomize = bool(randomize)
         self._seed = int(randomization_seed)
         if randomization_window_in_samples and randomization_window_in_chunks:
@@ -318,8 +319,8 @@ class MinibatchSource:
         return ids
 
     def _exhausted(self, position: int, samples: int) -> bool:
-        if self._sweep_length == 0:
-            return True
+        if self._sweep_length == 0 or samples >= min(END_OF_ENDLESS, self._epoch_end):
+            return True     # (no data; a partition at the end of endless data; the epoch's end)
         if self._max_sweeps != INFINITELY_REPEAT and \
                 position >= self._max_sweeps * self._sweep_length:
             return True

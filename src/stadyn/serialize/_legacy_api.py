@@ -117,6 +117,12 @@ class LegacyNode(abc.ABC):
         minibatch); called by a rule before it returns."""
         self.outputs_unbatched = True
 
+    def producer(self, i: int) -> "tuple[str, str]":
+        """``(uid, op type)`` of what the file computes input ``i`` with, as the file names
+        them (a CNTK input: ``("Input3", "InputValue")``; a function: ``("Softmax5",
+        "Softmax")``); ``("", "")`` where the builder does not know."""
+        return "", ""
+
     @abc.abstractmethod
     def const(self, i: int) -> Any:
         """Input ``i``'s value as a NumPy array when it is known before the graph runs (a

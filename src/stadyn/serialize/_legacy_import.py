@@ -111,6 +111,12 @@ class _Node(LegacyNode):
             return 2
         return 1 if self.batched(i) else 0
 
+    def producer(self, i):
+        origin = self._b.origin_of.get(id(self._vars[i]))
+        if origin is None or origin.kind not in ("input", "function", "block"):
+            return "", ""
+        return origin.uid, "InputValue" if origin.kind == "input" else origin.op_name
+
     def const(self, i):
         value = self._b.values.get(id(self._vars[i]))
         if value is None:

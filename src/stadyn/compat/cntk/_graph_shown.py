@@ -30,7 +30,7 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
            "primitive_op_name", "spelled_op_name", "uid_of", "new_uid", "set_uid",
-           "set_root_uid", "root_uid_of", "recurrence_root_uid"]
+           "set_root_uid", "root_uid_of", "recurrence_root_uid", "take_uid_numbers"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -320,6 +320,16 @@ def new_uid(prefix: str) -> str:
     """A new unique id ``<prefix><n>``, numbered as :func:`uid_of` numbers Variables' (for
     what has no Variable yet: a waiting Function's output)."""
     return f"{prefix}{next(_uid_counter)}"
+
+
+def take_uid_numbers(numbers) -> int:
+    """The number :func:`new_uid` would give next, taking it and as many after it as
+    ``numbers(first)`` says (a CNTK v1 file's load numbers its nodes as CNTK 2.7 does, from
+    the counter as it stands: ``numbers`` gives the count it took)."""
+    first = next(_uid_counter)
+    for _ in range(numbers(first) - 1):
+        next(_uid_counter)
+    return first
 
 
 def set_uid(v: Variable, uid: str) -> None:

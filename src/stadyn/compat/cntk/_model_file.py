@@ -233,15 +233,24 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
             return load_roots(path, format)
     path = os.fspath(model)
     root = None
+    v1_uids: dict = {}
     if format == ModelFormat.ONNX:
         network = serialize.import_onnx(path)
     elif serialize.is_legacy_model_file(path):
         legacy = serialize.read_legacy_model(path)
         root = _root_function(legacy)
         if legacy.format == "cntk-v1":
-            # CNTK 2.7 gives a v1 file's roots: its criteria (ce, errs) and outputs, by name
-            for net in legacy.networks.values():
-                net.outputs = serialize.cntk_v1_roots(net)
+            # CNTK 2.7 gives a v1 file's roots: its criteria (ce, errs) and outputs, by name,
+            # as the outputs of a Combine (of one output too), the nodes numbered as it numbers
+            # them
+            net = legacy.networks["main"]
+            net.outputs = serialize.cntk_v1_roots(net)
+
+            def numbers(first: int) -> int:
+                uids, combine = serialize.cntk_v1_uids(net, net.outputs, first)
+                v1_uids.update(uids, **{"": f"Combine{combine}"})
+                return combine + 2 - first          # its composite's number too
+            G.take_uid_numbers(numbers)
         network = serialize.load_cntk(legacy) if legacy.format.startswith("cntk") else \
             serialize.load(path)
     else:
@@ -252,6 +261,8 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
         if id(var) not in unbatched:        # (an input CNTK made with dynamic_axes=[]: none)
             G.BATCH.add(var)
     _restore_origins(network.origins)
+    if v1_uids:
+        _number_v1_nodes(network.origins, v1_uids, list(network.outputs.values()))
     # a sequence output as the file computes it (the network's output sets the steps past
     # each sequence's end to 0: no function of the file, and the compat's eval gives each
     # sequence its own steps)
@@ -300,7 +311,8 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
     if not roots:                      # a file written by CNTK, or ONNX
         roots = list(outputs.values())
         if root is None:
-            combine = "" if len(roots) > 1 else None
+            combine = "" if len(roots) > 1 or v1_uids else None
+            combine_uid = v1_uids.get("")
     G.BATCH.forget()
     return roots, combine, combine_uid
 
@@ -316,6 +328,25 @@ def passed_on_block(v: Variable) -> "Variable | None":
         return None
     inner = node.inputs[0]
     return inner if inner in G.BLOCKS else None
+
+
+def _number_v1_nodes(origins: list, uids: dict, outputs: list) -> None:
+    """A CNTK v1 file's nodes with the uids (``cntk_v1_uids``) and op names (a v1
+    ``SquareError``: ``SquaredError``) CNTK 2.7's ``load_model`` gives them; a node CNTK 2
+    wrote keeps the uid the file gives it.  The constants the reader adds (an old batch
+    normalisation's ``<node>.run_sample_count``) are found by name."""
+    from ... import serialize
+    for var, origin in origins:
+        uid = uids.get(origin.uid)
+        if uid is not None:
+            G.set_uid(var, uid)
+        if origin.kind == "function":
+            G.set_op_name(var, serialize.cntk_v1_op_name(origin.op_name))
+    recorded = {id(var) for var, _ in origins}
+    for node in topological_nodes(outputs):
+        for v in node.inputs:
+            if v.parent is None and id(v) not in recorded and v.name in uids:
+                G.set_uid(v, uids[v.name])
 
 
 def _root_function(legacy) -> "tuple[str, str, str] | None":

@@ -276,6 +276,11 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         """
         counts = {1: self.total_number_of_samples_seen, 2: self.minibatches_seen,  # DataUnit's
                   0: self.__dict__.get("_sweeps_seen", 0)}     # sample, minibatch, sweep
+        if self.__dict__.get("_distributed"):
+            # (CNTK 2.7 counts by the first learner: a distributed one -- data parallel or
+            # block momentum, of one worker or several -- counts samples only, its minibatches
+            # and sweeps stay 0; measured under mpiexec)
+            counts[0] = counts[2] = 0
         if int(unit) not in counts:
             raise ValueError(f"total_number_of_units_seen: {unit!r} is no DataUnit")
         return counts[int(unit)]

@@ -233,6 +233,11 @@ class _Counter:
         self.index, self.last = done // self.frequency, done
         return True
 
+    def count(self, samples: int, minibatches: int, sweeps: int) -> int:
+        """The count of this frequency's unit."""
+        return {DataUnit.sample: samples, DataUnit.minibatch: minibatches,
+                DataUnit.sweep: sweeps}[self.unit]
+
     def left_over(self, samples: int, minibatches: int, sweeps: int) -> bool:
         """Whether it is due at the end for the count since it was last due (CNTK 2.7's
         TrainingSession::Train after its loop: a count not a multiple of the frequency and
@@ -242,6 +247,16 @@ class _Counter:
         done = {DataUnit.sample: samples, DataUnit.minibatch: minibatches,
                 DataUnit.sweep: sweeps}[self.unit]
         return done % self.frequency != 0 and done != self.last
+
+
+def _unit_counts(trainer, samples: int, minibatches: int, sweeps: int) -> tuple:
+    """The counts a frequency comes due by: CNTK 2.7's TrainingSession counts by the
+    Trainer's first learner (``Trainer::TotalNumberOfUnitsSeen``), and a distributed learner
+    (data parallel, block momentum) counts samples only -- its minibatches and sweeps stay 0,
+    so an action every so many minibatches or sweeps never comes due with one."""
+    if trainer.__dict__.get("_distributed"):
+        return samples, 0, 0
+    return samples, minibatches, sweeps
 
 
 class TrainingSession:
@@ -281,7 +296,7 @@ class TrainingSession:
         samples, minibatches, sweeps = self._restore()
         for counter in (self.progress, ckpt, cv):
             if counter is not None and counter.active():
-                counter.due(samples, minibatches, sweeps)
+                counter.due(*_unit_counts(trainer, samples, minibatches, sweeps))
         self._cv_start = (self.cv.source.get_checkpoint_state()
                           if self.cv is not None and self.cv.source is not None
                           and hasattr(self.cv.source, "get_checkpoint_state") else None)
@@ -312,23 +327,29 @@ class TrainingSession:
             if any(getattr(d, "end_of_sweep", False) for d in mb.values()):
                 sweeps += 1
             since_cv += 1
-            if self.progress.due(samples, minibatches, sweeps):
+            counts = _unit_counts(trainer, samples, minibatches, sweeps)
+            if self.progress.due(*counts):
                 trainer.summarize_training_progress()
                 since_summary = 0
-            if cv is not None and cv.due(samples, minibatches, sweeps):
+            if cv is not None and cv.due(*counts):
                 since_cv = 0
                 if not self._cross_validate(cv.index - 1):
                     break
-            if ckpt is not None and ckpt.due(samples, minibatches, sweeps):
+            if ckpt is not None and ckpt.due(*counts):
                 self._save(ckpt.index - 1, samples, minibatches, sweeps)
-        if since_summary:
+        # (what a count of 0 in its unit -- no sweep ended, or a distributed learner's
+        # minibatches -- never comes due for, at the end either: 0 is a multiple of it)
+        end = _unit_counts(trainer, samples, minibatches, sweeps)
+        if since_summary and self.progress.count(*end):
             trainer.summarize_training_progress()
-        if cv is not None and (since_cv or not cv.active()):
+        if cv is not None and (since_cv or not cv.active()) and cv.count(*end):
             self._cross_validate(cv.index if cv.active() else 0)
         if ckpt is not None and self.checkpoint.frequency == sys.maxsize:
             self._save(0, samples, minibatches, sweeps)
-        elif ckpt is not None and ckpt.active():
+        elif ckpt is not None and ckpt.active() and ckpt.count(*end):
             self._save(ckpt.index, samples, minibatches, sweeps)
+        if ckpt is not None:
+            self._save_final(samples, minibatches, sweeps)
         if self.test_config is not None and self.test_config.source is not None:
             self._test()
 
@@ -348,7 +369,8 @@ class TrainingSession:
                     if self.cv is not None and self.cv.frequency else None]
         self._restore()
         restored = seen = trainer.total_number_of_samples_seen
-        counts = (seen, trainer.minibatches_seen, trainer.total_number_of_units_seen(0))
+        counts = (seen, trainer.total_number_of_units_seen(DataUnit.minibatch),
+                  trainer.total_number_of_units_seen(DataUnit.sweep))
         for counter in counters:
             if counter is not None and counter.active():
                 counter.due(*counts)
@@ -371,8 +393,9 @@ class TrainingSession:
                 size, input_map=self.input_map, num_data_partitions=workers if shared else 1,
                 partition_index=rank if shared else 0) if size else {}
             going = trainer.train_minibatch(mb)
-            counts = (trainer.total_number_of_samples_seen, trainer.minibatches_seen,
-                      trainer.total_number_of_units_seen(0))
+            counts = (trainer.total_number_of_samples_seen,
+                      trainer.total_number_of_units_seen(DataUnit.minibatch),
+                      trainer.total_number_of_units_seen(DataUnit.sweep))
             for counter, action in actions:
                 if counter is not None and counter.active():
                     index = counter.index
@@ -384,6 +407,8 @@ class TrainingSession:
             for counter, action in actions:
                 if counter is not None and counter.left_over(*counts):
                     action(counter.index, counts)
+        if counters[0] is not None:
+            self._save_final(*counts)
         if self.test_config is not None and self.test_config.source is not None:
             self._test()
 
@@ -462,7 +487,16 @@ class TrainingSession:
         name = self.checkpoint.filename
         return f"{name}{index}" if self.checkpoint.preserve_all else name
 
-    def _save(self, index: int, samples: int, minibatches: int, sweeps: int) -> None:
+    def _save_final(self, samples: int, minibatches: int, sweeps: int) -> None:
+        """Where every checkpoint is kept (``preserve_all``: ``filename`` + index), CNTK 2.7's
+        session also saves the last one as ``filename`` when there is none of that name
+        (TrainingSession::SaveFinalCheckpoint)."""
+        if self.checkpoint.frequency and self.checkpoint.preserve_all and \
+                not os.path.exists(self.checkpoint.filename):
+            self._save(-1, samples, minibatches, sweeps, final=True)
+
+    def _save(self, index: int, samples: int, minibatches: int, sweeps: int,
+              final: bool = False) -> None:
         state = {"samples": samples, "minibatches": minibatches, "sweeps": sweeps}
         if hasattr(self.source, "get_checkpoint_state"):
             state["source"] = self.source.get_checkpoint_state()
@@ -471,7 +505,7 @@ class TrainingSession:
                 # CNTK 2.7's training_session keeps the source's state under this key
                 # (TrainingSession.cpp:405-412)
                 state[_CNTK_SOURCE_KEY] = theirs
-        path = self._path(index)
+        path = self.checkpoint.filename if final else self._path(index)
         # CNTK 2.7 makes the checkpoint's folder (Examples/1stSteps/MNIST_Complex_Training.py
         # checkpoints to a Models/ that is not there)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

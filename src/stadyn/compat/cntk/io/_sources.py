@@ -302,20 +302,7 @@ class MinibatchSource(_io.MinibatchSource):
     def _state_at_samples(self, samples: int) -> dict:
         """This source's state at CNTK 2.7's position ``samples`` (samples from the start):
         the first sequence that starts there or after (``NoRandomizer::SetState``)."""
-        state = super().get_checkpoint_state()
-        state.pop("sweep_end_reported", None)
-        sweep_samples = self.sweep_size
-        if not sweep_samples:
-            return state
-        sweep, within = divmod(samples, sweep_samples)
-        positions = np.arange(sweep * self._sweep_length, (sweep + 1) * self._sweep_length)
-        lengths = np.ones(len(positions), np.int64) if self._lengths is None else \
-            self._lengths[self._sample_ids(positions)].astype(np.int64)
-        starts = np.concatenate([[0], np.cumsum(lengths)])
-        index = int(np.searchsorted(starts, within, side="left"))
-        state.update(position=int(positions[0] + index),
-                     samples=int(sweep * sweep_samples + starts[index]))
-        return state
+        return _io.state_at_samples(self, samples)
 
     def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:

@@ -364,17 +364,19 @@ class _BlockMomentumLearner(DistributedLearner):
             [t.detach().cpu().numpy().copy() for t in self._block.smoothed or ()]
 
     def _check_block_state(self, smoothed, where: str = "") -> None:
-        """Refuse block-level smoothed gradients not one per parameter of its shape."""
+        """Refuse block-level smoothed gradients not one per parameter of its shape
+        (:func:`stadyn.distributed.block_mismatch`, as a Trainer's checkpoint is checked)."""
         values = self._values()
-        if len(smoothed) != len(values):
+        wrong = _dist.block_mismatch(values, list(smoothed))
+        if wrong is not None and wrong[0] == "count":
             raise RuntimeError("Inconsistent parameter size between learner and checkpoint "
                                f"({len(values)} parameters, {len(smoothed)} in the checkpoint"
                                f"{where})")
-        for g, v in zip(smoothed, values):
-            if tuple(np.shape(g)) != tuple(v.shape):
-                raise RuntimeError(f"a block-level smoothed gradient of shape "
-                                   f"{tuple(np.shape(g))} for a parameter of shape "
-                                   f"{tuple(v.shape)}{where}")
+        if wrong is not None:
+            g, v = smoothed[wrong[1]], values[wrong[1]]
+            raise RuntimeError(f"a block-level smoothed gradient of shape "
+                               f"{tuple(np.shape(g))} for a parameter of shape "
+                               f"{tuple(v.shape)}{where}")
 
     def _restore_block(self, total: int, local_total: int, smoothed) -> None:
         """Set the block state (the next update starts a block at the model then)."""
