@@ -45,7 +45,7 @@ from ._indexing import getitem, setitem
 from ._shared_arrays import (follow, relink_grads, unlinked_view, viewed_in_group,
                              watch_output)
 from ._written_types import (assign_to_output, float_for_gradients, stays_float,
-                             take_written_type, warn_rounded)
+                             sync_for_backward, take_written_type, warn_rounded)
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -269,6 +269,23 @@ class Variable(_Core):
             forward_all([self, *parent.inputs], **kwargs)
             return
         super().forward(*args, **kwargs)
+
+    def backward(self, *args, **kwargs) -> None:
+        """Stadyn's ``backward`` (same arguments); values written into an op's output since
+        its forward are what it reads, as NNabla's, element writes through ``y.d`` after
+        integers were assigned included (``_written_types.sync_for_backward``).
+
+        Example:
+            >>> import numpy as np
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+            >>> y = F.add_scalar(x, 1.0); loss = F.sum(F.mul2(y, y)); loss.forward()
+            >>> y.d = np.array([3, 4], np.int32); y.d[1] = 0
+            >>> loss.backward(); x.g.tolist()
+            [6.0, 0.0]
+        """
+        sync_for_backward()
+        super().backward(*args, **kwargs)
 
     def apply(self, **kwargs) -> "Variable":
         """Set the named properties and return this Variable (NNabla's helper for chaining:
