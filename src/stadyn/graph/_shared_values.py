@@ -33,8 +33,8 @@ from .._errors import StadynError
 from ._grad_buffers import carry_released
 from ._variable import Variable, bump_graph_version, layout_changed
 
-__all__ = ["hand_out", "set_output", "set_grad", "read_value_of", "value_holder", "renew_value", "on_renew",
-           "drop_stale"]
+__all__ = ["hand_out", "set_output", "set_grad", "read_value_of", "value_holder", "renew_value",
+           "on_renew", "drop_stale"]
 
 _ON_RENEW = "_stadyn_on_renew"
 
