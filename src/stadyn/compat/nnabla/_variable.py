@@ -249,9 +249,10 @@ class Variable(_Core):
     def forward(self, *args, **kwargs) -> None:
         """Stadyn's ``forward`` (same arguments); the functions it runs have NNabla's rank
         after a forward from the start, their hooks' included (see ``Function.rank``).  The
-        forward of ``F.sink(loss, acc)`` is one of ``loss`` and ``acc`` too, as NNabla's: a
-        ``loss.backward()`` after it reads that forward's values (its dropout masks included)
-        instead of running ``loss``'s forward again (nnabla-examples' Graph U-Nets).
+        forward of ``F.sink(loss, acc)`` is one of ``loss`` and ``acc`` too, as NNabla's and
+        Stadyn's: a ``loss.backward()`` after it reads that forward's values (its dropout
+        masks included) instead of running ``loss``'s forward again (nnabla-examples' Graph
+        U-Nets).
 
         Example:
             >>> import numpy as np
@@ -264,10 +265,9 @@ class Variable(_Core):
         """
         mark_forwarded(self)
         parent = self.parent
-        if (parent is not None and parent.spec.name == "sink" and not args
-                and set(kwargs) <= {"clear_buffer", "clear_no_need_grad"}):
-            forward_all([self, *parent.inputs], **kwargs)
-            return
+        if parent is not None and parent.spec.forwards_inputs:
+            for v in parent.inputs:     # (roots of Stadyn's forward too: OpSpec)
+                mark_forwarded(v)
         super().forward(*args, **kwargs)
 
     def backward(self, *args, **kwargs) -> None:
