@@ -72,3 +72,47 @@ def output_written_integers__element_writes(nn, F, r):
         finally:
             nn.set_auto_forward(False)
     return res
+
+
+_MAKERS = {
+    "exp": lambda F, a: F.exp(a), "mul": lambda F, a: a * 1.0,
+    "relu": lambda F, a: F.relu(a), "relu inplace": lambda F, a: F.relu(a, inplace=True),
+    "tanh": lambda F, a: F.tanh(a), "sigmoid": lambda F, a: F.sigmoid(a),
+    "softmax": lambda F, a: F.softmax(a, axis=0), "swish": lambda F, a: F.swish(a),
+    "leaky_relu": lambda F, a: F.leaky_relu(a, 0.1),
+    "leaky_relu negative": lambda F, a: F.leaky_relu(a, -0.1),
+    "reshape": lambda F, a: F.reshape(a, (4,)),
+    "reshape not inplace": lambda F, a: F.reshape(a, (4,), inplace=False),
+    "identity": lambda F, a: F.identity(a), "exp of mul": lambda F, a: F.exp(a * 1.0),
+    "prod": lambda F, a: F.prod(F.reshape(a, (4, 1)), axis=1), "add_scalar":
+    lambda F, a: F.add_scalar(a, 1.0), "log_softmax": lambda F, a: F.log_softmax(a, axis=0),
+}
+
+
+@nnabla_case(names=["nnabla.functions.scatter_nd"],
+             note="out=x computed by a function whose backward reads its output, from an "
+                  "input needing a gradient or not: refused or not, at the call")
+def scatter_nd__out_computed_refused(nn, F, r):
+    res = {}
+    idx = nn.Variable.from_numpy_array(np.array([[0, 2]]))
+    data = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32))
+    for dynamic in (False, True):
+        nn.set_auto_forward(dynamic)
+        try:
+            for need_grad in (True, False):
+                for key, make in _MAKERS.items():
+                    a = nn.Variable.from_numpy_array(np.full(4, 0.5, np.float32),
+                                                     need_grad=need_grad)
+                    x = make(F, a)
+                    label = "%s%s%s" % ("dynamic " if dynamic else "", key,
+                                        "" if need_grad else " (no grad)")
+                    try:
+                        y = F.scatter_nd(data, idx, out=x)
+                        if not dynamic:
+                            y.forward()
+                        res[label] = y.d.copy()
+                    except RuntimeError:
+                        res[label] = "RuntimeError"
+        finally:
+            nn.set_auto_forward(False)
+    return res
