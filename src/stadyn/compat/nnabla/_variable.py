@@ -271,19 +271,9 @@ class Variable(_Core):
         super().forward(*args, **kwargs)
 
     def backward(self, *args, **kwargs) -> None:
-        """Stadyn's ``backward`` (same arguments); values written into an op's output since
-        its forward are what it reads, as NNabla's, element writes through ``y.d`` after
-        integers were assigned included (``_written_types.sync_for_backward``).
-
-        Example:
-            >>> import numpy as np
-            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
-            >>> x = nn.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
-            >>> y = F.add_scalar(x, 1.0); loss = F.sum(F.mul2(y, y)); loss.forward()
-            >>> y.d = np.array([3, 4], np.int32); y.d[1] = 0
-            >>> loss.backward(); x.g.tolist()
-            [6.0, 0.0]
-        """
+        """Stadyn's ``backward`` (same arguments), reading what was written into an op's
+        output since its forward, as NNabla's: ``y.d[i] = v`` after ``y.d = ints`` too
+        (``_written_types.sync_for_backward``, whose example shows it)."""
         sync_for_backward()
         super().backward(*args, **kwargs)
 
