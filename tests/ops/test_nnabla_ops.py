@@ -8,6 +8,8 @@ ceil, round, sign and sink (tests/compat/compat_cases/nnabla_functions_more.py).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -72,6 +74,23 @@ def test_sink_computes_every_input_and_sends_ones_back(dynamic, one_input_grad, 
     np.testing.assert_array_equal(b.d, [3.0, -6.0])               # computed by the sink's forward
     s.backward()
     np.testing.assert_array_equal(x.g, [expected, expected])      # d(a + b)/dx with ones
+
+
+def test_sink_forward_is_its_inputs_forward():
+    # sink(loss, acc).forward() then loss.backward(): the backward reads that forward's dropout
+    # mask (NNabla 1.39's, case nnabla_fidelity_15.sink_forward__then_backward_of_an_input);
+    # 3eece400 warned, ran loss's forward again and drew a new mask
+    x = sd.Variable.from_numpy_array(np.ones((4, 6), np.float32), need_grad=True)
+    h = F.dropout(x, 0.5)
+    loss, acc = F.mean(h), F.max(x)
+    F.sink(loss, acc).forward()
+    kept, mask = float(loss.d), h.d != 0
+    assert float(acc.d) == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss.backward()
+    assert float(loss.d) == kept
+    np.testing.assert_allclose(x.g, mask * (2.0 / 24.0))         # d mean(x * mask * 2) / dx
 
 
 @pytest.mark.parametrize("make", [lambda seed: F.rand(shape=(6,), seed=seed),

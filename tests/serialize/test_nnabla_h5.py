@@ -129,6 +129,27 @@ def test_save_writes_nnabla_layout_keeping_dtypes(tmp_path):
         assert int(f["bn/mean"].attrs["index"]) == 1 and not f["bn/mean"].attrs["need_grad"]
 
 
+def test_saved_file_is_nnabla_139s_byte_for_byte(tmp_path):
+    # small_cnn.h5 as NNabla 1.39's save_parameters wrote it, loaded and saved again: the same
+    # bytes (3eece400's create_dataset laid the file out 24 bytes shorter)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        sd.load_parameters(FILES / "small_cnn.h5")
+        sd.save_parameters(tmp_path / "again.h5")
+    assert (tmp_path / "again.h5").read_bytes() == (FILES / "small_cnn.h5").read_bytes()
+
+
+def test_nnp_parameter_h5_is_nnabla_139s_byte_for_byte():
+    from stadyn.serialize._nnp_save import parameter_bytes
+    with h5py.File(FILES / "small_cnn.h5", "r") as f:
+        found = []
+        f.visititems(lambda name, obj: found.append(
+            (int(obj.attrs["index"]), name, obj[()], bool(obj.attrs["need_grad"])))
+            if isinstance(obj, h5py.Dataset) else None)
+    params = {name: (value, need) for _, name, value, need in sorted(found, key=lambda t: t[0])}
+    with zipfile.ZipFile(FILES / "small_cnn.nnp") as z:
+        assert parameter_bytes(params, ".h5") == z.read("parameter.h5")
+
+
 def test_nnp_archives_are_read_for_their_h5_parameters(tmp_path):
     _nnabla_h5(tmp_path / "parameter.h5", {"w": (np.arange(3, dtype=np.float32), True)})
     with zipfile.ZipFile(tmp_path / "m.nnp", "w") as zf:

@@ -38,6 +38,7 @@ import torch.fx as fx
 
 from ._held_values import held_variables
 from ._passes import drop_dead_code
+from ._shared_values import set_grad
 from ._tracing import program_module
 from ._variable import FunctionNode, Variable, topological_nodes
 
@@ -66,7 +67,7 @@ def keep_intermediate_grads(variables: Sequence[Variable], grads: Sequence[torch
             continue
         if copy or g.dtype != v._dtype:
             g = g.to(v._dtype, copy=True)
-        v._grad = g
+        set_grad(v, g)
 
 
 def intermediates_of(root: Variable, nodes: Sequence[FunctionNode] | None = None
@@ -152,7 +153,7 @@ def take_retained_grads(kept: Sequence[tuple[Variable, torch.Tensor]]) -> None:
         g = t.grad
         t.grad = None
         if g is not None:
-            v._grad = g if g.dtype == v._dtype else g.to(v._dtype)
+            set_grad(v, g)
 
 
 def intermediates_beyond(nodes: Sequence[FunctionNode], fill: Sequence[Variable]

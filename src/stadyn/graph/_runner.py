@@ -367,6 +367,26 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     return plan
 
 
+def forward_roots(var: Variable) -> list[Variable]:
+    """The roots of ``var.forward()``: ``var``, and the inputs of its op when that forwards
+    its inputs (``sink(loss, acc)``: ``OpSpec.forwards_inputs``), so that ``loss.backward()``
+    after it reads that forward's values (its dropout masks) instead of running ``loss``'s
+    forward again, as NNabla's does.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((2,))
+        >>> a, b = x * 2.0, x * 3.0
+        >>> roots = forward_roots(F.sink(a, b))
+        >>> len(roots), roots[1] is a, roots[2] is b, len(forward_roots(a))
+        (3, True, True, 1)
+    """
+    parent = var.parent
+    if parent is None or not parent.spec.forwards_inputs:
+        return [var]
+    return list({id(v): v for v in (var, *parent.inputs)}.values())
+
+
 def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
                 clear_no_need_grad: bool = False) -> None:
     """Run the graph for several outputs at once (they share the common part of the graph).

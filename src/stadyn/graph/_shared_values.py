@@ -9,7 +9,8 @@ NNabla's sharing where the compat layer asks for it:
 
 * :func:`hand_out` marks an output's tensor whose memory the user was given; the runs then
   write the output's new values into it (:func:`set_output`, which the plans call for every
-  op output they fill);
+  op output they fill), and a backward its gradient, where that was handed out
+  (:func:`set_grad`, for every intermediate's gradient it keeps);
 * :func:`read_value_of` makes a leaf hold another Variable's value from now on (a view, as
   :meth:`Variable.unlinked` gives a new leaf);
 * :func:`renew_value` gives a Variable's value new memory and leaves the old to whoever holds
@@ -32,8 +33,8 @@ from .._errors import StadynError
 from ._grad_buffers import carry_released
 from ._variable import Variable, bump_graph_version, layout_changed
 
-__all__ = ["hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew",
-           "drop_stale"]
+__all__ = ["hand_out", "set_output", "set_grad", "read_value_of", "value_holder", "renew_value",
+           "on_renew", "drop_stale"]
 
 _ON_RENEW = "_stadyn_on_renew"
 
@@ -82,6 +83,29 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
     v._data = t
     if old is not None and old is not t and getattr(old, _HANDED_OUT, False):
         _tell_renewed(old, t)
+
+
+def set_grad(v: Variable, g: torch.Tensor) -> None:
+    """Give the op output ``v`` the gradient ``g`` a backward computed: written into ``v``'s
+    gradient tensor in place when that was handed out (:func:`hand_out`: a Variable viewing
+    ``v``'s arrays, NNabla's ``v.reshape(shape, unlink=True)``, reads it) and has ``g``'s
+    shape and device; otherwise ``v`` holds ``g`` (cast to ``v``'s dtype).
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import grad_of
+        >>> y = F.add_scalar(sd.Variable((2,)), 1.0)
+        >>> kept = torch.zeros(2); hand_out(kept); y.grad = kept
+        >>> set_grad(y, torch.full((2,), 3.0)); kept.tolist(), grad_of(y) is kept
+        ([3.0, 3.0], True)
+    """
+    old = v._grad
+    if (old is not None and old is not g and getattr(old, _HANDED_OUT, False)
+            and not old.requires_grad and old.shape == g.shape and old.device == g.device):
+        with torch.no_grad():
+            old.copy_(g)
+        return
+    v._grad = g if g.dtype == v._dtype else g.to(v._dtype)
 
 
 def drop_stale(v: Variable) -> None:

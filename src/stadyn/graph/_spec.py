@@ -67,6 +67,10 @@ class OpSpec:
             position (``add2``, ``less``, ``where``); CNTK's first inference pass gives an
             operand of still unknown shape the other operands' shape through such an op
             (:mod:`stadyn.graph._first_pass`).
+        forwards_inputs: True for an op whose output's forward is its inputs' too (NNabla's
+            ``sink``): ``sink(loss, acc).forward()`` runs ``loss`` and ``acc`` as roots, so a
+            ``loss.backward()`` after it reads that forward's values (its dropout masks) where
+            it would otherwise run ``loss``'s forward again (``Variable.forward``).
     """
 
     name: str
@@ -85,6 +89,7 @@ class OpSpec:
     value_shape: str = ""
     state: Callable[[], Any] | None = None
     elementwise: bool = False
+    forwards_inputs: bool = False
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
     #: what static builds' shape inference found, by call (:mod:`stadyn.graph._shape_cache`)
@@ -98,7 +103,8 @@ class OpSpec:
                       frameworks: tuple[str, ...] = (), sequence: Any = "keep",
                       value_shape: str = "",
                       state: Callable[[], Any] | None = None,
-                      elementwise: bool = False) -> "OpSpec":
+                      elementwise: bool = False, forwards_inputs: bool = False
+                      ) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -126,7 +132,7 @@ class OpSpec:
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
                    value_shape=value_shape, state=state, elementwise=elementwise,
-                   _signature=sig)
+                   forwards_inputs=forwards_inputs, _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names

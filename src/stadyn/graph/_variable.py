@@ -443,8 +443,8 @@ class Variable:
         ``function_post_hook`` are called with each op's node before / after it runs, after the
         global ones (``stadyn.graph.set_function_pre_hook``); the graph then runs op by op.
         """
-        from ._runner import run_forward       # the runner is above this module (see the top)
-        run_forward([self], clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad,
+        from ._runner import forward_roots, run_forward     # (the runner is above: the top)
+        run_forward(forward_roots(self), clear_buffer, clear_no_need_grad,  # (sink's inputs too)
                     function_pre_hook=function_pre_hook, function_post_hook=function_post_hook)
 
     def backward(self, grad: Any = 1, clear_buffer: bool = False,

@@ -127,11 +127,13 @@ def assign(dst, src):
     return src.detach().clone()
 
 
-@op(category="misc", sequence="drop")
+@op(category="misc", sequence="drop", forwards_inputs=True)
 def sink(*x, one_input_grad=True):
     """A 0-d zero that depends on every input: ``sink(a, b).forward()`` computes both, and its
     ``backward()`` sends a gradient of ones into each input (``one_input_grad``; with False,
-    zeros), as NNabla's ``sink``.
+    zeros), as NNabla's ``sink``.  Its forward is its inputs' too: ``a.backward()`` after it
+    reads the values it computed (the same dropout masks) instead of running ``a``'s forward
+    again.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

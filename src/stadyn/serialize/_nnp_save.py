@@ -322,7 +322,8 @@ def parameter_bytes(parameters: Mapping[str, tuple[np.ndarray, bool]],
         buf = io.BytesIO()
         with h5py.File(buf, "w") as f:
             for index, (name, (value, need_grad)) in enumerate(parameters.items()):
-                ds = f.create_dataset(name, data=value)
+                f[name] = value             # NNabla's layout, byte for byte (_parameters.py)
+                ds = f[name]
                 ds.attrs["need_grad"] = bool(need_grad)
                 ds.attrs["index"] = index
         return buf.getvalue()

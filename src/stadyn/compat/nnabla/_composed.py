@@ -28,6 +28,7 @@ from ... import functions as _F
 from ...graph import Variable as _Variable, data_of, hand_out, value_holder
 from ...graph import get_auto_forward as _get_auto_forward
 from ._function import named
+from ._overwritable import check_overwritable
 
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
@@ -361,7 +362,9 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
     ``x`` is a leaf holding its own array, the result holds ``x``'s memory, as NNabla's: each
     forward writes into what ``x.d`` shows, and ``x.d = ...`` is what the next one reads (case
     ``nnabla_fidelity_15.scatter_nd__out_shares_x``); otherwise (an ``x`` computed by a
-    function, or viewing another's array) the result is an array of its own.
+    function, or viewing another's array) the result is an array of its own.  As NNabla's, an
+    ``x`` computed by a function whose backward reads its output (``F.exp``, ``F.relu``)
+    from an input that needs a gradient is refused (``_overwritable.py``).
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -376,6 +379,7 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
         return _F.scatter_nd(data, indices, shape=shape, add=add)
     if shape is not None:
         raise TypeError("Only one of `shape` or `out` argument may be used.")
+    check_overwritable(out, "scatter_nd")   # NNabla's in-place check (_overwritable.py)
     y = _F.scatter_nd(data, indices, out=_F.stop_gradient(out), add=add)
     if not _get_auto_forward() and _holds_own_array(out):
         # NNabla's result holds ``x``'s array: each forward writes into ``x``'s memory (what

@@ -2,7 +2,8 @@
 
 NNabla 1.39's ``reshape(..., unlink=True)`` gives a new leaf whose ``NdArray``s view ``x``'s
 arrays (``Variable::view(shape)``: one ``SyncedArray`` each for the value and the gradient), so
-whatever one of them writes the other reads: ``x.d = ints`` (the array takes the int type, and
+whatever one of them writes the other reads (a backward's gradient of an op output ``x``
+included): ``x.d = ints`` (the array takes the int type, and
 the view reads the ints), ``x.data.cast(np.int32)``, ``x.data.fill(3)`` with a NumPy array of
 ``x`` kept, and the same from the view's side, ``x`` an op's output or not; an op output's
 view reads what each forward writes, which is float32 again after a cast of either (checked on
@@ -140,6 +141,9 @@ def watch_output(x: _Core) -> None:
     """
     t = data_of(x)
     hand_out(t)
+    grad = grad_of(x)
+    if grad is not None:
+        hand_out(grad)                  # and a backward writes its gradient into it
     ref = weakref.ref(x)
     on_renew(t, _WATCHED, lambda old, new: _rerun(ref, old, new))
 
@@ -169,6 +173,7 @@ def _rerun(ref: "weakref.ref[_Core]", old: torch.Tensor, new: torch.Tensor) -> N
                    if g is not None and g.numel() == new.numel()), None)
     if shared is not None:              # and one gradient, in its new shape
         _Core.grad.fset(x, shared.view(tuple(x.shape)))
+        hand_out(grad_of(x))
 
 
 def relink_grads(v: _Core) -> None:

@@ -45,7 +45,7 @@ from ._indexing import getitem, setitem
 from ._shared_arrays import (follow, relink_grads, unlinked_view, viewed_in_group,
                              watch_output)
 from ._written_types import (assign_to_output, float_for_gradients, stays_float,
-                             take_written_type, warn_rounded)
+                             sync_for_backward, take_written_type, warn_rounded)
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -249,9 +249,10 @@ class Variable(_Core):
     def forward(self, *args, **kwargs) -> None:
         """Stadyn's ``forward`` (same arguments); the functions it runs have NNabla's rank
         after a forward from the start, their hooks' included (see ``Function.rank``).  The
-        forward of ``F.sink(loss, acc)`` is one of ``loss`` and ``acc`` too, as NNabla's: a
-        ``loss.backward()`` after it reads that forward's values (its dropout masks included)
-        instead of running ``loss``'s forward again (nnabla-examples' Graph U-Nets).
+        forward of ``F.sink(loss, acc)`` is one of ``loss`` and ``acc`` too, as NNabla's and
+        Stadyn's: a ``loss.backward()`` after it reads that forward's values (its dropout
+        masks included) instead of running ``loss``'s forward again (nnabla-examples' Graph
+        U-Nets).
 
         Example:
             >>> import numpy as np
@@ -264,11 +265,17 @@ class Variable(_Core):
         """
         mark_forwarded(self)
         parent = self.parent
-        if (parent is not None and parent.spec.name == "sink" and not args
-                and set(kwargs) <= {"clear_buffer", "clear_no_need_grad"}):
-            forward_all([self, *parent.inputs], **kwargs)
-            return
+        if parent is not None and parent.spec.forwards_inputs:
+            for v in parent.inputs:     # (roots of Stadyn's forward too: OpSpec)
+                mark_forwarded(v)
         super().forward(*args, **kwargs)
+
+    def backward(self, *args, **kwargs) -> None:
+        """Stadyn's ``backward`` (same arguments), reading what was written into an op's
+        output since its forward, as NNabla's: ``y.d[i] = v`` after ``y.d = ints`` too
+        (``_written_types.sync_for_backward``, whose example shows it)."""
+        sync_for_backward()
+        super().backward(*args, **kwargs)
 
     def apply(self, **kwargs) -> "Variable":
         """Set the named properties and return this Variable (NNabla's helper for chaining:

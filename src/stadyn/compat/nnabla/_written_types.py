@@ -7,7 +7,8 @@ it, or a Variable holding its array, needs a gradient or is read by a built grap
 (:func:`float_for_gradients`); integers that float32 rounds get a warning at the user's line
 there (:func:`warn_rounded`: NNabla keeps them exactly).  An op's output takes a written
 integer type until its next run, the values reaching what a backward before that run reads
-(:func:`assign_to_output`).  ``_variable.py``'s ``d`` / ``data`` setters apply these rules.
+(:func:`assign_to_output`), element writes through its NumPy array included
+(:func:`sync_for_backward`).  ``_variable.py``'s ``d`` / ``data`` setters apply these rules.
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -33,7 +34,7 @@ from ._float_inputs import read_as_float
 from ._shared_arrays import members
 
 __all__ = ["stays_float", "float_for_gradients", "take_written_type", "warn_rounded",
-           "assign_to_output"]
+           "assign_to_output", "sync_for_backward"]
 
 # An op output -> the tensor the backward of its graph reads (the one its last run gave it)
 # and a weak reference to the tensor it holds since integers assigned gave it other memory.
@@ -184,3 +185,27 @@ def assign_to_output(v: _Core, value: Any) -> None:
         else:
             return
     _Core.d.fset(v, value)
+
+
+def sync_for_backward() -> None:
+    """Before a backward: the values of each op output that integers assigned gave other memory
+    (:func:`assign_to_output`), and that holds it still, reach the tensor the backward reads.
+    NNabla 1.39 casts its one array back to float32 when the backward reads it, so element
+    writes through the NumPy array (``y.d[0] = 3`` after ``y.d = ints``) count too (checked on
+    NNabla 1.39, case ``nnabla_fidelity_16.output_written_integers__element_writes``).
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> x = nn.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+        >>> y = F.add_scalar(x, 1.0); loss = F.sum(F.mul2(y, y)); loss.forward()
+        >>> y.d = np.array([3, 4], np.int32); y.d[0] = 5
+        >>> sync_for_backward(); loss.backward(); x.g.tolist()
+        [10.0, 8.0]
+    """
+    for v, (saved, ref) in list(_FOR_BACKWARD.items()):
+        now = ref()
+        if now is None or data_of(v) is not now:
+            del _FOR_BACKWARD[v]        # a run gave it its own tensor again
+        elif now.shape == saved.shape:
+            saved.data.copy_(now.detach().to(saved.dtype))
