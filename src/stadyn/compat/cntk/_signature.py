@@ -33,6 +33,7 @@ from ._axis import Axis
 from ._deferred import PROBING
 from ._late import bind, late
 from ._mixins import GraphObject
+from ._model_file import ModelFormat, save_roots
 from ._variables import Record, input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
@@ -285,23 +286,26 @@ class _Deferred(ArgumentBinding):
         return applied
 
     def save(self, filename, *args, **kwargs) -> None:
-        """Save the graph for the types of the operands it was last applied to, each argument
-        an input named after it (CNTK saves the graph over its placeholders): what
-        ``Function.load`` gives back is called on other Functions as the model was.  Its
-        parameters are the model's own (``Function.save``'s ``format`` and other options
-        pass through).
+        """Save it as CNTK 2.7 does: its arguments placeholders of unknown shape named after
+        them, the graph the one built for the operands it was last applied to (its parameters
+        the model's own); what ``Function.load`` gives back waits for operands as this does
+        (``Function.save``'s ``format`` and other options pass through; a graph saved as a
+        Stadyn model file, having an op CNTK 2.7 has no form for, keeps its inputs typed).
 
         Example:
             >>> import os, tempfile, stadyn.compat.cntk as C
             >>> dense = C.layers.Dense(2)
             >>> @C.Function
             ... def model(x):
-            ...     return dense(x) + C.sequence.reduce_sum(x)[0]
+            ...     return C.relu(dense(x))
             >>> z = model(C.sequence.input_variable(3))
             >>> path = os.path.join(tempfile.mkdtemp(), "model.cmf")
             >>> model.save(path)
-            >>> [(a.name, a.shape) for a in C.Function.load(path).arguments]
-            [('x', (3,))]
+            >>> loaded = C.Function.load(path)
+            >>> [(a.name, a.shape) for a in loaded.arguments]
+            [('x', (-2,))]
+            >>> loaded(C.sequence.input_variable(3, name="y")).shape
+            (2,)
         """
         if self._typed is not None:
             self._typed.save(filename, *args, **kwargs)
@@ -313,8 +317,9 @@ class _Deferred(ArgumentBinding):
                              "saved)")
         inputs = [input_variable(shape, is_sparse=sparse, dynamic_axes=axes, name=p.name)
                   for p, (shape, sparse, axes) in zip(self._placeholders, types)]
-        _in_signature_order(_as_function(self._fn(*inputs)), inputs).save(filename, *args,
-                                                                           **kwargs)
+        function = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
+        save_roots(function._roots(), function.arguments, filename,
+                   _save_format(*args, **kwargs), function._combine(), untyped=True)
 
     @property
     def parameters(self) -> tuple:
@@ -362,6 +367,25 @@ class _Deferred(ArgumentBinding):
         except Exception:       # (a function that needs its arguments' shapes to run)
             return untyped
         return untyped if isinstance(out, (tuple, list)) else str(out)
+
+
+def waiting_function(names: list, build) -> _Deferred:
+    """A Function of untyped arguments named ``names`` (placeholders of unknown shape) that
+    ``build(*operands)`` gives the graph of when it is applied (a model file saved from an
+    untyped ``@C.Function``), shown as CNTK 2.7 shows such a loaded model."""
+    def fn(*values):
+        return build(*values)
+    fn.__name__ = ""
+    waiting = _Deferred(fn, [placeholder(name=n) for n in names])
+    shown = ", ".join(f"{n}: Sequence[tensor]" for n in names)
+    waiting.__dict__["_shown"] = f"Composite({shown}) -> Sequence[tensor]"
+    return waiting
+
+
+def _save_format(format=ModelFormat.CNTKv2,
+                 use_external_files_to_store_parameters: bool = False) -> ModelFormat:
+    """The format ``Function.save``'s arguments name."""
+    return format
 
 
 bind(input_of_type=_input_of_type)      # a waiting op's update_signature (_deferred)
