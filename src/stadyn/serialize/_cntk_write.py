@@ -403,8 +403,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
     for name, v in inputs.items():
-        axis = sequence_axis_of(v) if sequence_axis_of is not None and \
-            v.sequence_lengths is not None else None
+        axis = sequence_axis_of(v) if sequence_axis_of is not None and not untyped_inputs \
+            and v.sequence_lengths is not None else None        # (untyped: no axes written)
         if axis is not None:
             raise CntkWriteUnsupported(f"input {name!r}", f"an input on the named sequence axis "
                                                           f"{axis!r} (the writer writes CNTK's "

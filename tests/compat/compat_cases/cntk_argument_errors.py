@@ -162,3 +162,29 @@ def eval_by_names_it_does_not_have(C, r):
             "a name it has not": _said(lambda: z.eval({"x": data, "y": data, "q": data})),
             "a name two arguments have": _said(lambda: twice.eval({"x": data})),
             "data, two arguments": _said(lambda: z.eval(data))}
+
+
+@cntk_case(names=["cntk.Function.__call__"],
+           note="a Function applied to Variables checks every argument that is no placeholder "
+                "(an input_variable's too, not only one given its type), as CNTK 2.7's "
+                "_replace_args_type_check: another shape, dtype, sparsity, a sequence for a "
+                "non-sequence or the other way, a placeholder of unknown shape are its "
+                "TypeError; more leading axes and no dynamic axes are taken.  Stadyn checked "
+                "only the arguments given types and applied the others")
+def plain_input_arguments_type_checked(C, r):
+    r.touch("cntk.Function.__call__", "cntk.input_variable", "cntk.sequence.input_variable")
+    f = C.plus(C.input_variable(2, name="x2"), 1)
+    g = C.plus(C.sequence.input_variable(2, name="s"), 1)
+    given = {"Tensor[3]": (f, lambda: C.input_variable(3)),
+             "float64": (f, lambda: C.input_variable(2, dtype=np.float64)),
+             "a sequence": (f, lambda: C.sequence.input_variable(2)),
+             "sparse": (f, lambda: C.input_variable(2, is_sparse=True)),
+             "Tensor[1, 2]": (f, lambda: C.input_variable((1, 2))),
+             "a placeholder": (f, lambda: C.placeholder()),
+             "no dynamic axes": (f, lambda: C.input_variable(2, dynamic_axes=[])),
+             "times of 2": (f, lambda: C.times(C.input_variable(3), C.parameter((3, 2)))),
+             "times of 4": (f, lambda: C.times(C.input_variable(3), C.parameter((3, 4)))),
+             "sequence given a non-sequence": (g, lambda: C.input_variable(2)),
+             "sequence given Sequence[Tensor[3]]": (g, lambda: C.sequence.input_variable(3))}
+    return {title: _said(lambda: [list(z.shape) for z in [fn(make())]][0])
+            for title, (fn, make) in given.items()}

@@ -264,6 +264,8 @@ def _type_arguments(legacy, types: dict) -> None:
                                       {**v.meta, "dynamic_axes": axes, "is_sparse":
                                        bool(value.is_sparse), "ordered_axes":
                                        [a.name for a in value.dynamic_axes if a.is_ordered]})
+        if uid not in main.inputs:
+            main.inputs.append(uid)
 
 
 def load_roots(model, format, types: "dict | None" = None) -> "tuple[list, str | None, str | None]":

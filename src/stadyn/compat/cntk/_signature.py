@@ -28,7 +28,7 @@ import numpy as np
 from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import ShapelessPlaceholderError, unwrap, wrap
-from ._argument_binding import ArgumentBinding, typed_input
+from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred import PROBING
 from ._late import bind, late
@@ -114,9 +114,9 @@ def _argument(name: str, kind):
     if not isinstance(kind, _Type):
         raise TypeError(f"argument {name!r}: a type is Tensor[...], SparseTensor[...] or "
                         f"ParameterTensor[...], got {kind!r}")
-    return typed_input(input_variable(kind["shape"], is_sparse=kind["is_sparse"],
-                                      dynamic_axes=kind["dynamic_axes"] or [], name=name,
-                                      **({"dtype": kind["dtype"]} if "dtype" in kind else {})))
+    return input_variable(kind["shape"], is_sparse=kind["is_sparse"],
+                          dynamic_axes=kind["dynamic_axes"] or [], name=name,
+                          **({"dtype": kind["dtype"]} if "dtype" in kind else {}))
 
 
 def _input_of_type(kind, name: str = ""):
@@ -127,7 +127,7 @@ def _input_of_type(kind, name: str = ""):
     if not isinstance(kind, (int, tuple)) or isinstance(kind, bool):     # (CNTK 2.7's words)
         raise TypeError("update_signature() expects arguments of type int, tuple of int, or "
                         "Type.Variable")
-    return typed_input(input_variable(kind, name=name))
+    return input_variable(kind, name=name)
 
 
 def _function_of_callable(f, types=(), named_types=None):
