@@ -188,3 +188,50 @@ def plain_input_arguments_type_checked(C, r):
              "sequence given Sequence[Tensor[3]]": (g, lambda: C.sequence.input_variable(3))}
     return {title: _said(lambda: [list(z.shape) for z in [fn(make())]][0])
             for title, (fn, make) in given.items()}
+
+
+@cntk_case(names=["cntk.Function.update_signature", "cntk.Function.replace_placeholders"],
+           note="an untyped @Function given a sequence and a value without one (update_"
+                "signature) is CNTK 2.7's RuntimeError 'Operation 'Plus': Operand ... has "
+                "dynamic axes, that do not match' (its ops were made over placeholders, "
+                "reconciling nothing; Stadyn broadcast the value over the sequence); "
+                "sequence.broadcast_as makes it one.  Typing inputs typed already names the "
+                "last one given (CNTK's map's order; Stadyn named the first)")
+def typing_a_sequence_and_a_batch_refused(C, r):
+    r.touch("cntk.Function.update_signature", "cntk.Function.replace_placeholders",
+            "cntk.sequence.broadcast_as")
+    Tensor, Sequence = C.layers.typing.Tensor, C.layers.typing.Sequence
+    seq = Sequence[Tensor[F32, 2]]
+
+    def untyped(op):
+        @C.Function
+        def f(a, b):
+            return op(a, b)
+        return f
+
+    def typed(op, *types):
+        f = untyped(op)
+        f.update_signature(*types)
+        return str(f)
+    res = {"a + b, sequence first": _said(lambda: typed(lambda a, b: a + b, seq, 2)),
+           "a + b, sequence second": _said(lambda: typed(lambda a, b: a + b, 2, seq)),
+           "a * b": _said(lambda: typed(lambda a, b: a * b, seq, 2)),
+           "relu(a) - b": _said(lambda: typed(lambda a, b: C.relu(a) - b, seq, 2)),
+           "broadcast_as": _said(lambda: typed(
+               lambda a, b: a + C.sequence.broadcast_as(b, a), seq, 2))}
+    for count in (2, 3):
+        xs = [C.input_variable(2, name="v%d" % k) for k in range(count)]
+        z = xs[0]
+        for x in xs[1:]:
+            z = z + x
+        res["typed again, %d" % count] = _named(_said(lambda: z.update_signature(*([2] * count))))
+    f = untyped(lambda a, b: a + b)
+    f.update_signature(2, 2)
+    res["@Function typed again"] = _named(_said(lambda: f.update_signature(2, 2)))
+    return res
+
+
+def _named(said):
+    """The error's type and the placeholder it names (the Function's uids, counted per
+    process, left out)."""
+    return [said[0], said[1].split(" specified for replacement")[0]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 
+from . import _graph as G
 from ._late import late
 from ._mixins import GraphObject
 
@@ -64,13 +65,15 @@ class ArgumentBinding:
         Function, one of unknown shape for an argument with a known one, and one whose type
         (the shape's trailing axes, dynamic axes, dtype, sparsity) is not the argument's.
         Every argument but a placeholder is checked (a placeholder takes anything), as CNTK
-        2.7's ``_replace_args_type_check``."""
+        2.7's ``_replace_args_type_check`` (and but an input of a Stadyn model file standing
+        for an untyped ``@C.Function``'s argument, a placeholder in CNTK's file)."""
         for i, (param, arg) in enumerate(mapping.items()):
             what = f"argument {param.name}" if param.name else f"positional argument {i}"
             if not isinstance(arg, GraphObject):
                 raise TypeError(f"{what} was passed an object that is not a Variable or "
                                 "Function")
-            if param.is_placeholder or tuple(param.shape) == _UNKNOWN:
+            if param.is_placeholder or tuple(param.shape) == _UNKNOWN or \
+                    param.variable in G.UNTYPED_INPUTS:
                 continue
             outputs = arg.outputs if hasattr(arg, "root_function") else (arg,)
             if len(outputs) != 1:

@@ -35,6 +35,7 @@ class ModelFormat(enum.Enum):
 
 _OUT, _NODE, _ARG, _AXIS, _SEVERAL, _COMBINE = ("output:", "node:", "arg:", "axis:", "outputs:",
                                                "combine:")
+_UNTYPED = "untyped:"
 
 
 def _kept_op_name(node) -> bool:
@@ -130,6 +131,9 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
             else None
         if axis is not None:
             outputs[f"{_AXIS}{k}:{int(axis.is_ordered)}:{axis.name}"] = v
+    if untyped:                     # (loaded, a value put in their place is not checked)
+        for k, v in enumerate(inputs.values()):
+            outputs[f"{_UNTYPED}{k}"] = v
     serialize.save(path, outputs, inputs)
 
 
@@ -342,6 +346,8 @@ def load_roots(model, format, types: "dict | None" = None) -> "tuple[list, str |
         elif key.startswith(_ARG):
             _, k, j = key.split(":")
             arguments.setdefault(int(k), []).append((int(j), var))
+        elif key.startswith(_UNTYPED):
+            G.UNTYPED_INPUTS.add(var)
         elif key.startswith(_AXIS) and var.sequence_lengths is not None:
             _, _, ordered, name = key.split(":", 3)
             G.SEQUENCE_AXES[var.sequence_lengths] = Axis(name, bool(int(ordered)))

@@ -27,7 +27,7 @@ import numpy as np
 
 from ...graph import Variable, joint_inference
 from . import _graph as G
-from ._adapt import ShapelessPlaceholderError, unwrap, wrap
+from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred import PROBING
@@ -250,15 +250,27 @@ class _Deferred(ArgumentBinding):
             self._typed.replace_placeholders(substitutions)
             return self
         waiting = {id(unwrap(p)): p.name for p in self.placeholders}
-        for ph, new in substitutions.items():
+        for ph in reversed(list(substitutions)):         # (CNTK 2.7: the last given first)
             if id(unwrap(ph)) not in waiting:
                 raise G.not_found(ph, self)
+        for ph, new in substitutions.items():
             self._given[waiting[id(unwrap(ph))]] = new
         self.__dict__.pop("_shown", None)
         if len(self._given) == len(self._placeholders):
             values = list(self.arguments)
-            self._typed = _in_signature_order(_as_function(self._fn(*values)), values)
+            self._typed = _in_signature_order(_as_function(self._built(values)), values)
         return self
+
+    def _built(self, values: list):
+        """Its Python function's graph for ``values`` put in its arguments' place, its ops
+        checked as CNTK 2.7 checks the ops it made over placeholders (an op of a sequence and
+        a value without one: CNTK's RuntimeError)."""
+        strict = STRICT_DYNAMIC_AXES[0]
+        STRICT_DYNAMIC_AXES[0] = True
+        try:
+            return self._fn(*values)
+        finally:
+            STRICT_DYNAMIC_AXES[0] = strict
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
@@ -277,7 +289,7 @@ class _Deferred(ArgumentBinding):
         self._check_types(mapping)
         values = [mapping[a] for a in self.signature]
         with joint_inference():          # CNTK infers the Function's graph with its operands
-            out = self._fn(*values)
+            out = self._built(values)
         applied = _in_signature_order(_as_function(out), values)
         # its parameters, not the graph (CNTK's Function is a graph over placeholders of its
         # own: the graphs it is applied into are the caller's to keep or drop)
