@@ -384,7 +384,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   cntk_op_of: Callable[[Variable], "tuple | None"] | None = None,
                   leaf_order: Sequence[Variable] | None = None,
                   sequence_axis_of: Callable[[Variable], "str | None"] | None = None,
-                  batched_input: Callable[[Variable], bool] | None = None) -> bytes:
+                  batched_input: Callable[[Variable], bool] | None = None,
+                  sparse_input: Callable[[Variable], bool] | None = None,
+                  untyped_inputs: bool = False) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -405,13 +407,17 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     the caller gave it one (None: CNTK's default axis) -- an input on a named axis is refused
     (the writer writes CNTK's ``defaultDynamicAxis``); ``batched_input``: whether an input
     that is no sequence has the batch axis first (default: every one does; one without is
-    written with no dynamic axes, CNTK's ``dynamic_axes=[]``).  Raises :class:`CntkWriteUnsupported`
-    for a graph with an op or input it cannot write."""
+    written with no dynamic axes, CNTK's ``dynamic_axes=[]``); ``sparse_input``: whether an
+    input was declared sparse (CNTK's ``is_sparse=True``, written so; default: none);
+    ``untyped_inputs``: write the inputs as CNTK 2.7 writes the arguments of a Function not
+    given types (an untyped ``@C.Function``): placeholders of unknown shape named by
+    ``input_names``, the graph being the one built for the inputs' types.  Raises
+    :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
     for name, v in inputs.items():
-        axis = sequence_axis_of(v) if sequence_axis_of is not None and \
-            v.sequence_lengths is not None else None
+        axis = sequence_axis_of(v) if sequence_axis_of is not None and not untyped_inputs \
+            and v.sequence_lengths is not None else None        # (untyped: no axes written)
         if axis is not None:
             raise CntkWriteUnsupported(f"input {name!r}", f"an input on the named sequence axis "
                                                           f"{axis!r} (the writer writes CNTK's "
@@ -439,6 +445,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                        if o is not None and o.sequence_lengths is not None)
     w = Writer(batched, name_of)
     w.sequences = sequences
+    w.sparse = {id(v) for v in inputs.values() if sparse_input is not None and sparse_input(v)}
+    w.untyped = {id(v) for v in inputs.values()} if untyped_inputs else set()
     if sequence_axis_of is not None:
         w.named_axis = sequence_axis_of
     w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes

@@ -31,6 +31,8 @@ _KIND = {"input": 0, "parameter": 2, "constant": 3}
 BATCH_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, "defaultBatchAxis", False)
 DEFAULT_SEQUENCE_AXIS = "defaultDynamicAxis"
 _SEQUENCE_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, DEFAULT_SEQUENCE_AXIS, True)
+# (what CNTK 2.7 stores for the axes of a placeholder not yet bound: its UnknownAxes marker)
+_UNKNOWN_AXES = P.axis(P.STATIC_AXIS_DYNAMIC - 2, "UnknownAxes", False)
 
 
 class Writer:
@@ -45,6 +47,8 @@ class Writer:
         self.leaves: list[dict] = []
         self.functions: list[dict] = []
         self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
+        self.sparse: set[int] = set()             # ids of the inputs declared sparse
+        self.untyped: set[int] = set()            # ids of the inputs written as placeholders
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
         self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
         self.ceil_pooled: set[int] = set()        # ids of pooled inputs with ceilOutDim
@@ -77,6 +81,8 @@ class Writer:
 
     # -- leaves ------------------------------------------------------------------------------
     def leaf(self, v: Variable, kind: str, name: str) -> str:
+        if kind == "input" and id(v) in self.untyped:
+            return self._untyped_argument(v, name)
         uid = f"{kind.capitalize()}{next(self.count)}"
         self.uids[id(v)] = uid
         free = free_dimensions(v)      # (CNTK's FreeDimension, -3: each minibatch's length)
@@ -85,7 +91,8 @@ class Writer:
         entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                  "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
                  "name": P.text(name), "shape": P.shape(shape),
-                 "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
+                 "data_type": P.size_t(_dtype_id(v)),
+                 "is_sparse": P.boolean(kind == "input" and id(v) in self.sparse),
                  # (an input made with needs_gradient=True keeps it, as in CNTK 2.7's files)
                  "needs_gradient": P.boolean(kind == "parameter"
                                              or (kind == "input" and bool(v.need_grad))),
@@ -95,10 +102,27 @@ class Writer:
         self.leaves.append(entry)
         return uid
 
+    def _untyped_argument(self, v: Variable, name: str, keep_uid: bool = True) -> str:
+        """An argument of a Function saved before it was given types (an untyped
+        ``@C.Function``): as CNTK 2.7 writes one, a placeholder named after it, of an unknown
+        shape, data type and dynamic axes, whatever operands the graph was built for."""
+        uid = f"Placeholder{next(self.count)}"
+        if keep_uid:
+            self.uids[id(v)] = uid
+        self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
+                            "type": P.text("Variable"), "kind": P.size_t(4),
+                            "name": P.text(name), "shape": P.shape((-2,)),
+                            "data_type": P.size_t(0), "is_sparse": P.boolean(False),
+                            "needs_gradient": P.boolean(False),
+                            "dynamic_axis": P.vector([_UNKNOWN_AXES])})
+        return uid
+
     def placeholder(self, v: Variable, uid: str | None = None) -> str:
         """The placeholder standing for the argument ``v`` inside a block; ``uid``: an output
         read before the function computing it is written (a recurrence's delayed output:
         CNTK 2.7 lists it so, a placeholder named by the output's uid)."""
+        if uid is None and id(v) in self.untyped:    # (a block applied to such an argument)
+            return self._untyped_argument(v, "", keep_uid=False)
         uid = uid or f"Placeholder{next(self.count)}"
         self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                             "type": P.text("Variable"), "kind": P.size_t(4),

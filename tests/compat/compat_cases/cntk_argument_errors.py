@@ -162,3 +162,76 @@ def eval_by_names_it_does_not_have(C, r):
             "a name it has not": _said(lambda: z.eval({"x": data, "y": data, "q": data})),
             "a name two arguments have": _said(lambda: twice.eval({"x": data})),
             "data, two arguments": _said(lambda: z.eval(data))}
+
+
+@cntk_case(names=["cntk.Function.__call__"],
+           note="a Function applied to Variables checks every argument that is no placeholder "
+                "(an input_variable's too, not only one given its type), as CNTK 2.7's "
+                "_replace_args_type_check: another shape, dtype, sparsity, a sequence for a "
+                "non-sequence or the other way, a placeholder of unknown shape are its "
+                "TypeError; more leading axes and no dynamic axes are taken.  Stadyn checked "
+                "only the arguments given types and applied the others")
+def plain_input_arguments_type_checked(C, r):
+    r.touch("cntk.Function.__call__", "cntk.input_variable", "cntk.sequence.input_variable")
+    f = C.plus(C.input_variable(2, name="x2"), 1)
+    g = C.plus(C.sequence.input_variable(2, name="s"), 1)
+    given = {"Tensor[3]": (f, lambda: C.input_variable(3)),
+             "float64": (f, lambda: C.input_variable(2, dtype=np.float64)),
+             "a sequence": (f, lambda: C.sequence.input_variable(2)),
+             "sparse": (f, lambda: C.input_variable(2, is_sparse=True)),
+             "Tensor[1, 2]": (f, lambda: C.input_variable((1, 2))),
+             "a placeholder": (f, lambda: C.placeholder()),
+             "no dynamic axes": (f, lambda: C.input_variable(2, dynamic_axes=[])),
+             "times of 2": (f, lambda: C.times(C.input_variable(3), C.parameter((3, 2)))),
+             "times of 4": (f, lambda: C.times(C.input_variable(3), C.parameter((3, 4)))),
+             "sequence given a non-sequence": (g, lambda: C.input_variable(2)),
+             "sequence given Sequence[Tensor[3]]": (g, lambda: C.sequence.input_variable(3))}
+    return {title: _said(lambda: [list(z.shape) for z in [fn(make())]][0])
+            for title, (fn, make) in given.items()}
+
+
+@cntk_case(names=["cntk.Function.update_signature", "cntk.Function.replace_placeholders"],
+           note="an untyped @Function given a sequence and a value without one (update_"
+                "signature) is CNTK 2.7's RuntimeError 'Operation 'Plus': Operand ... has "
+                "dynamic axes, that do not match' (its ops were made over placeholders, "
+                "reconciling nothing; Stadyn broadcast the value over the sequence); "
+                "sequence.broadcast_as makes it one.  Typing inputs typed already names the "
+                "last one given (CNTK's map's order; Stadyn named the first)")
+def typing_a_sequence_and_a_batch_refused(C, r):
+    r.touch("cntk.Function.update_signature", "cntk.Function.replace_placeholders",
+            "cntk.sequence.broadcast_as")
+    Tensor, Sequence = C.layers.typing.Tensor, C.layers.typing.Sequence
+    seq = Sequence[Tensor[F32, 2]]
+
+    def untyped(op):
+        @C.Function
+        def f(a, b):
+            return op(a, b)
+        return f
+
+    def typed(op, *types):
+        f = untyped(op)
+        f.update_signature(*types)
+        return str(f)
+    res = {"a + b, sequence first": _said(lambda: typed(lambda a, b: a + b, seq, 2)),
+           "a + b, sequence second": _said(lambda: typed(lambda a, b: a + b, 2, seq)),
+           "a * b": _said(lambda: typed(lambda a, b: a * b, seq, 2)),
+           "relu(a) - b": _said(lambda: typed(lambda a, b: C.relu(a) - b, seq, 2)),
+           "broadcast_as": _said(lambda: typed(
+               lambda a, b: a + C.sequence.broadcast_as(b, a), seq, 2))}
+    for count in (2, 3):
+        xs = [C.input_variable(2, name="v%d" % k) for k in range(count)]
+        z = xs[0]
+        for x in xs[1:]:
+            z = z + x
+        res["typed again, %d" % count] = _named(_said(lambda: z.update_signature(*([2] * count))))
+    f = untyped(lambda a, b: a + b)
+    f.update_signature(2, 2)
+    res["@Function typed again"] = _named(_said(lambda: f.update_signature(2, 2)))
+    return res
+
+
+def _named(said):
+    """The error's type and the placeholder it names (the Function's uids, counted per
+    process, left out)."""
+    return [said[0], said[1].split(" specified for replacement")[0]]

@@ -211,8 +211,8 @@ def splice__ranks_broadcast(C, r):
 @cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.GRU", "cntk.layers.Dense",
                   "cntk.sequence.last", "cntk.sequence.broadcast_as", "cntk.Axis"],
            note="Sequence2Sequence.py saves its @Function with untyped arguments (history, "
-                "input) and applies the loaded model to other sequences; CNTK's loaded "
-                "arguments are placeholders (-2,), Stadyn's inputs of the types last applied "
+                "input) and applies the loaded model to other sequences (one on another "
+                "named axis); the loaded arguments are placeholders (-2,), as CNTK's "
                 "(their names compared)", rtol=1e-5, atol=1e-6)
 def Function_save__untyped_arguments(C, r):
     import os

@@ -285,9 +285,30 @@ def _op_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
+# Set while an untyped ``@C.Function``'s graph is built for the types of its arguments: CNTK
+# 2.7 built its ops on placeholders of unknown dynamic axes, so an op of a sequence and a
+# value without one is refused then (no ReconcileDynamicAxis is put in, as when made at once)
+STRICT_DYNAMIC_AXES = [False]
+
+
+def _check_dynamic_axes(left: Any, right: Any, op: str | None) -> None:
+    """CNTK 2.7's RuntimeError for an op of a sequence and a batch without one, while
+    :data:`STRICT_DYNAMIC_AXES` is set."""
+    if not STRICT_DYNAMIC_AXES[0] or not isinstance(left, GraphObject) or \
+            not isinstance(right, GraphObject):
+        return
+    lead = [lead_axes(left), lead_axes(right)]
+    if 0 in lead or lead[0] == lead[1]:
+        return
+    shown = "[#, *]" if lead[0] == 2 else "[#]"
+    raise RuntimeError(f"Operation '{op or 'Binary'}': Operand '{right!r}' has dynamic axes, "
+                       f"that do not match the dynamic axes '{shown}' of the other operands.")
+
+
 def binary(fn: Callable, left: Any, right: Any, name: str = "", op: str | None = None) -> Any:
     """``fn(left, right)`` with CNTK's broadcasting: sample axes align on the right, the batch
     axis apart."""
+    _check_dynamic_axes(left, right, op)
     dtype = operands_dtype(left, right, op=op or "", arrays=op not in (None, "And", "Or", "Xor"))
     a, b = same_dtype([_tensor(operand(left, dtype), dtype), _tensor(operand(right, dtype),
                                                                       dtype)], op or "")

@@ -9,28 +9,14 @@ an input of a given type is made through :mod:`._late` (``_signature``'s, which 
 from __future__ import annotations
 
 import warnings
-import weakref
 
-from ...graph import Variable
-from ._adapt import unwrap
+from . import _graph as G
 from ._late import late
 from ._mixins import GraphObject
 
-__all__ = ["ArgumentBinding", "TYPED", "typed_input"]
+__all__ = ["ArgumentBinding"]
 
 _UNKNOWN = (-2,)        # (CNTK's shape of a variable whose shape is not known yet)
-
-# The inputs made for a type given to a Function's argument (``Tensor[...]`` in its signature,
-# ``update_signature``, ``declare_args``): the arguments whose type a value put in their
-# place is checked against.  (Not every input: where CNTK 2.7 saves an untyped @Function over
-# placeholders, Stadyn's file holds inputs of the types it was last applied to.)
-TYPED: "weakref.WeakSet[Variable]" = weakref.WeakSet()
-
-
-def typed_input(made):
-    """``made`` (an input made for an argument's type), noted as one (:data:`TYPED`)."""
-    TYPED.add(unwrap(made))
-    return made
 
 
 class ArgumentBinding:
@@ -78,14 +64,16 @@ class ArgumentBinding:
         value}``, a Function applied or given types): a value that is no Variable or
         Function, one of unknown shape for an argument with a known one, and one whose type
         (the shape's trailing axes, dynamic axes, dtype, sparsity) is not the argument's.
-        Only an argument given its type (:data:`TYPED`) is checked: a placeholder takes
-        anything."""
+        Every argument but a placeholder is checked (a placeholder takes anything), as CNTK
+        2.7's ``_replace_args_type_check`` (and but an input of a Stadyn model file standing
+        for an untyped ``@C.Function``'s argument, a placeholder in CNTK's file)."""
         for i, (param, arg) in enumerate(mapping.items()):
             what = f"argument {param.name}" if param.name else f"positional argument {i}"
             if not isinstance(arg, GraphObject):
                 raise TypeError(f"{what} was passed an object that is not a Variable or "
                                 "Function")
-            if unwrap(param) not in TYPED or tuple(param.shape) == _UNKNOWN:
+            if param.is_placeholder or tuple(param.shape) == _UNKNOWN or \
+                    param.variable in G.UNTYPED_INPUTS:
                 continue
             outputs = arg.outputs if hasattr(arg, "root_function") else (arg,)
             if len(outputs) != 1:
@@ -122,7 +110,7 @@ class ArgumentBinding:
         if len(arg_types) != len(placeholders):
             raise TypeError(f"CNTK Function.declare_args() expected {len(placeholders)} "
                             f"arguments, got {len(arg_types)}")
-        mapping = {p: t if isinstance(t, GraphObject) else typed_input(late("input_of_type")(t))
+        mapping = {p: t if isinstance(t, GraphObject) else late("input_of_type")(t)
                    for p, t in zip(placeholders, arg_types)}
         self._check_types(mapping)
         self.replace_placeholders(mapping)

@@ -316,7 +316,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
         if self._typed is not None:
             self._typed.replace_placeholders(substitutions)
             return self
-        for ph in substitutions:
+        for ph in reversed(list(substitutions)):         # (CNTK 2.7: the last given first)
             if not found(ph, [self] + list(substitutions.values())):
                 raise G.not_found(ph, self)
         shapeless = [ph for ph in substitutions if _shapeless(ph)]

@@ -23,10 +23,11 @@ from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
-from ._model_file import ModelFormat, load_roots, passed_on_block, restore_parameters, save_roots
+from ._model_file import (ModelFormat, load_roots, passed_on_block, restore_parameters,
+                          save_roots, untyped_arguments)
 from ._mixins import GraphObject, TensorOpsMixin
 from ._printed import function_repr, function_text
-from ._signature import _function_of_callable as function_of_callable
+from ._signature import _function_of_callable as function_of_callable, waiting_function
 from ._step_values import step_value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outputs"]
@@ -492,7 +493,24 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
         >>> m.arguments[0].name, m.find_by_name("d").shape
         ('x', (3,))
     """
-    roots, combine, uid = load_roots(model, format)
+    names = untyped_arguments(model, format)
+    if names:       # a Function saved untyped: it waits for operands, as it did when saved
+        return waiting_function(names, lambda *values: _loaded(model, format, names, values))
+    return _loaded(model, format)
+
+
+def _loaded(model, format, names=(), values=()) -> Function:
+    """The Function saved in ``model``; ``names`` of its untyped arguments: it applied to
+    ``values``, their types given to those arguments (CNTK infers them so)."""
+    given = dict(zip(names, values))
+    roots, combine, uid = load_roots(model, format, given)
+    if given:
+        loaded = _loaded_function(roots, combine, uid)
+        return loaded(*[given[a.name] for a in loaded.arguments])
+    return _loaded_function(roots, combine, uid)
+
+
+def _loaded_function(roots, combine, uid) -> Function:
     if combine is None and (len(roots) == 1 or G.function_outputs(roots) is not None):
         return Function(roots[0], roots if len(roots) > 1 else None, runs=RunState())
     loaded = combine_outputs(roots, combine or "")

@@ -177,7 +177,8 @@ class FunctionRebuilding(ArgumentBinding):
         value put in reads, and for a key that is no placeholder (an input given a type
         again)."""
         graph = list(self._roots()) + list(subs.values())
-        for key, ph in zip(given, subs):
+        # (CNTK 2.7 looks at them in its map's order, the last given first)
+        for key, ph in reversed(list(zip(given, subs))):
             if ph not in G.PLACEHOLDERS and G.kind_of(ph) == "input" or (
                     ph in G.PLACEHOLDERS and not G.reads(graph, ph)):
                 raise G.not_found(key, self)

@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 from ...graph import Variable
 from ._graph_records import (BATCH, BLOCKS, INFERRED_SHAPES, INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
-                             SPARSE_OUTPUTS, STEP_VALUES, Block)
+                             SPARSE_OUTPUTS, STEP_VALUES, UNTYPED_INPUTS, Block)
 from ._graph_placeholders import (bind_placeholder, follow_sequence_axis, not_found,
                                   placeholder_like, reads, replace_placeholder)
 from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, function_outputs,
@@ -43,6 +43,7 @@ from ._shown_constants import gru_constant, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
+           "UNTYPED_INPUTS",
            "STEP_VALUES",
            "LEAF_NAMES", "BATCH", "Block",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",

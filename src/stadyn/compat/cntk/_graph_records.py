@@ -19,7 +19,7 @@ from ...graph import Variable
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
            "STEP_VALUES",
            "LEAF_NAMES", "INNER_OPS", "OUTPUT_INDEX", "BATCH", "Block", "BLOCKS",
-           "SEQUENCE_AXES"]
+           "SEQUENCE_AXES", "UNTYPED_INPUTS"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -31,6 +31,10 @@ INFERRED_SHAPES: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyD
 # The inputs made with is_sparse=True (fed sparse or one-hot data, held dense): CNTK's
 # Variable.is_sparse
 SPARSE: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# The inputs of a Stadyn model file standing for the untyped arguments of a saved
+# @C.Function (a graph CNTK 2.7's format has no form for; CNTK's file holds placeholders):
+# a value put in their place is not type-checked, as a placeholder is not
+UNTYPED_INPUTS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 # The outputs of ops made with sparse_output=True (eye_like): eval gives them as SciPy CSR
 # matrices, as CNTK 2.7 does
 SPARSE_OUTPUTS: "weakref.WeakSet[Variable]" = weakref.WeakSet()

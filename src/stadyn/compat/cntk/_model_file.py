@@ -14,6 +14,8 @@ import os
 import warnings
 from collections import OrderedDict
 
+import numpy as np
+
 from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._axis import Axis
@@ -21,7 +23,7 @@ from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attrib
 from ._clone import rebuild
 from ._shown_constants import show_constants
 
-__all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters"]
+__all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters", "untyped_arguments"]
 
 
 class ModelFormat(enum.Enum):
@@ -33,6 +35,7 @@ class ModelFormat(enum.Enum):
 
 _OUT, _NODE, _ARG, _AXIS, _SEVERAL, _COMBINE = ("output:", "node:", "arg:", "axis:", "outputs:",
                                                "combine:")
+_UNTYPED = "untyped:"
 
 
 def _kept_op_name(node) -> bool:
@@ -69,10 +72,14 @@ def _unused(name: str, taken) -> str:
     return out
 
 
-def save_roots(roots: list, arguments: list, filename, format, combine=None) -> None:
+def save_roots(roots: list, arguments: list, filename, format, combine=None,
+               untyped: bool = False) -> None:
     """Save the graph of the Stadyn Variables ``roots`` with its CNTK ``arguments`` (their
     names become the file's input names) and every named function inside; ``combine``: the
-    Combine function whose outputs the roots are, if they are a ``combine``'s."""
+    Combine function whose outputs the roots are, if they are a ``combine``'s; ``untyped``:
+    the arguments stand for those of a Function not given types (an untyped ``@C.Function``,
+    the graph built for the operands it was applied to), which a CNTK v2 file holds as
+    placeholders of unknown shape, as CNTK 2.7 writes them."""
     from ... import serialize
     if any(G.seen_through(i) is not i for node in topological_nodes(roots)
            for i in node.inputs):
@@ -92,7 +99,7 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None) -> 
     if format == ModelFormat.ONNX:
         serialize.export_onnx(path, [r for r in roots], inputs)
         return
-    if _saved_as_cntk_v2(path, roots, inputs, [a.name for a in arguments], combine):
+    if _saved_as_cntk_v2(path, roots, inputs, [a.name for a in arguments], combine, untyped):
         return
     outputs = OrderedDict()
     for k, root in enumerate(roots):
@@ -124,11 +131,14 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None) -> 
             else None
         if axis is not None:
             outputs[f"{_AXIS}{k}:{int(axis.is_ordered)}:{axis.name}"] = v
+    if untyped:                     # (loaded, a value put in their place is not checked)
+        for k, v in enumerate(inputs.values()):
+            outputs[f"{_UNTYPED}{k}"] = v
     serialize.save(path, outputs, inputs)
 
 
 def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list,
-                      combine) -> bool:
+                      combine, untyped: bool) -> bool:
     """Write a CNTK v2 model file (what CNTK 2.7 reads) if every op of the graph has a CNTK
     form; else warn, naming the op, and return False (the caller writes Stadyn's format)."""
     from ...serialize import CntkWriteUnsupported, save_cntk_v2
@@ -138,7 +148,8 @@ def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list
                      combine_name=combine.name if combine is not None else None,
                      block_of=_block_of, cntk_op_of=_cntk_op_of,
                      leaf_order=list(G.walk_leaves(roots)),
-                     sequence_axis_of=_sequence_axis_name, batched_input=G.BATCH)
+                     sequence_axis_of=_sequence_axis_name, batched_input=G.BATCH,
+                     sparse_input=G.SPARSE.__contains__, untyped_inputs=untyped)
         return True
     except CntkWriteUnsupported as exc:
         warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
@@ -218,11 +229,56 @@ def _loaded_dense_options(v: Variable, block) -> dict:
     return {}
 
 
-def load_roots(model, format) -> "tuple[list, str | None, str | None]":
+def untyped_arguments(model, format) -> list[str]:
+    """The names of the arguments of a CNTK v2 file (a file name) that are placeholders of
+    unknown shape (a Function saved before it was given types, an untyped ``@C.Function``),
+    in the order CNTK 2.7 lists them (as the graph first reads them); [] for another file."""
+    from ... import serialize
+    if format != ModelFormat.CNTKv2 or isinstance(model, (bytes, bytearray)) or \
+            not serialize.is_legacy_model_file(os.fspath(model)):
+        return []
+    legacy = serialize.read_legacy_model(os.fspath(model))
+    main = legacy.networks.get("main")
+    if legacy.format != "cntk-v2" or main is None:
+        return []
+    untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
+               if _untyped(v)}
+    seen: list[str] = []
+    for f in main.functions:
+        seen.extend(untyped[i] for i in f.inputs if i in untyped and untyped[i] not in seen)
+    return seen
+
+
+def _untyped(v) -> bool:
+    """Whether a CNTK v2 file's variable is a placeholder not given a type."""
+    return v.kind == "placeholder" and v.meta.get("dynamic_axes") == ["UnknownAxes"]
+
+
+def _type_arguments(legacy, types: dict) -> None:
+    """Make the untyped placeholders of ``legacy`` (a CNTK v2 file read) inputs of the types
+    of the Variables ``types`` gives by name (an untyped Function applied)."""
+    main = legacy.networks["main"]
+    for uid, v in list(main.variables.items()):
+        value = types.get(v.meta.get("name") or uid) if _untyped(v) else None
+        if value is None:
+            continue
+        axes = [a.name for a in value.dynamic_axes]
+        main.variables[uid] = type(v)(uid, "input", tuple(value.shape),
+                                      np.dtype(value.dtype).name,
+                                      {**v.meta, "dynamic_axes": axes, "is_sparse":
+                                       bool(value.is_sparse), "ordered_axes":
+                                       [a.name for a in value.dynamic_axes if a.is_ordered]})
+        if uid not in main.inputs:
+            main.inputs.append(uid)
+
+
+def load_roots(model, format, types: "dict | None" = None) -> "tuple[list, str | None, str | None]":
     """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
     file's bytes), with CNTK's names, blocks and inputs restored; the name of the Combine
     function they are the outputs of (None if they are not a combine's: a model of one output,
-    or of one function's outputs); and that Combine's uid where the file (CNTK's) gives it."""
+    or of one function's outputs); and that Combine's uid where the file (CNTK's) gives it.
+    ``types``: for a file of untyped arguments (:func:`untyped_arguments`), the Variables
+    whose types each (by name) is given, as the Function is applied to them."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         import tempfile
@@ -238,6 +294,8 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
         network = serialize.import_onnx(path)
     elif serialize.is_legacy_model_file(path):
         legacy = serialize.read_legacy_model(path)
+        if types:
+            _type_arguments(legacy, types)
         root = _root_function(legacy)
         if legacy.format == "cntk-v1":
             # CNTK 2.7 gives a v1 file's roots: its criteria (ce, errs) and outputs, by name,
@@ -256,10 +314,13 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
     else:
         network = serialize.load(path)
     unbatched = _inputs_without_dynamic_axes(legacy, network) if root is not None else set()
+    sparse = _sparse_inputs(legacy, network) if root is not None else set()
     for name, var in network.inputs.items():
         G.INPUTS[var] = name.partition("#")[0]
         if id(var) not in unbatched:        # (an input CNTK made with dynamic_axes=[]: none)
             G.BATCH.add(var)
+        if id(var) in sparse:               # (one made with is_sparse=True stays sparse)
+            G.SPARSE.add(var)
     _restore_origins(network.origins)
     if v1_uids:
         _number_v1_nodes(network.origins, v1_uids, list(network.outputs.values()))
@@ -296,6 +357,8 @@ def load_roots(model, format) -> "tuple[list, str | None, str | None]":
         elif key.startswith(_ARG):
             _, k, j = key.split(":")
             arguments.setdefault(int(k), []).append((int(j), var))
+        elif key.startswith(_UNTYPED):
+            G.UNTYPED_INPUTS.add(var)
         elif key.startswith(_AXIS) and var.sequence_lengths is not None:
             _, _, ordered, name = key.split(":", 3)
             G.SEQUENCE_AXES[var.sequence_lengths] = Axis(name, bool(int(ordered)))
@@ -374,16 +437,28 @@ def _mark_inner(roots: list) -> None:
         stack.extend(v.parent.inputs)
 
 
-def _inputs_without_dynamic_axes(legacy, network) -> set:
-    """The ids of the inputs of ``network`` (read from the CNTK v2 file ``legacy``) that the
-    file gives no dynamic axes (made with ``dynamic_axes=[]``)."""
+def _file_inputs(legacy, network, keep) -> set:
+    """The ids of the inputs of ``network`` (read from the CNTK v2 file ``legacy``) whose
+    entry in the file ``keep(entry)`` accepts."""
     if legacy.format != "cntk-v2":
         return set()
     found = {}
     for net in legacy.networks.values():
         found.update(net.variables)
     return {id(var) for var, origin in network.origins if origin.kind == "input"
-            and origin.uid in found and not found[origin.uid].meta.get("dynamic_axes")}
+            and origin.uid in found and keep(found[origin.uid])}
+
+
+def _sparse_inputs(legacy, network) -> set:
+    """The ids of the inputs of ``network`` that the CNTK v2 file ``legacy`` declares sparse
+    (made with ``is_sparse=True``)."""
+    return _file_inputs(legacy, network, lambda v: v.meta.get("is_sparse"))
+
+
+def _inputs_without_dynamic_axes(legacy, network) -> set:
+    """The ids of the inputs of ``network`` (read from the CNTK v2 file ``legacy``) that the
+    file gives no dynamic axes (made with ``dynamic_axes=[]``)."""
+    return _file_inputs(legacy, network, lambda v: not v.meta.get("dynamic_axes"))
 
 
 def _restore_origins(origins: list) -> None:

@@ -27,12 +27,13 @@ import numpy as np
 
 from ...graph import Variable, joint_inference
 from . import _graph as G
-from ._adapt import ShapelessPlaceholderError, unwrap, wrap
-from ._argument_binding import ArgumentBinding, typed_input
+from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
+from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred import PROBING
 from ._late import bind, late
 from ._mixins import GraphObject
+from ._model_file import ModelFormat, save_roots
 from ._variables import Record, input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
@@ -113,9 +114,9 @@ def _argument(name: str, kind):
     if not isinstance(kind, _Type):
         raise TypeError(f"argument {name!r}: a type is Tensor[...], SparseTensor[...] or "
                         f"ParameterTensor[...], got {kind!r}")
-    return typed_input(input_variable(kind["shape"], is_sparse=kind["is_sparse"],
-                                      dynamic_axes=kind["dynamic_axes"] or [], name=name,
-                                      **({"dtype": kind["dtype"]} if "dtype" in kind else {})))
+    return input_variable(kind["shape"], is_sparse=kind["is_sparse"],
+                          dynamic_axes=kind["dynamic_axes"] or [], name=name,
+                          **({"dtype": kind["dtype"]} if "dtype" in kind else {}))
 
 
 def _input_of_type(kind, name: str = ""):
@@ -126,7 +127,7 @@ def _input_of_type(kind, name: str = ""):
     if not isinstance(kind, (int, tuple)) or isinstance(kind, bool):     # (CNTK 2.7's words)
         raise TypeError("update_signature() expects arguments of type int, tuple of int, or "
                         "Type.Variable")
-    return typed_input(input_variable(kind, name=name))
+    return input_variable(kind, name=name)
 
 
 def _function_of_callable(f, types=(), named_types=None):
@@ -249,15 +250,27 @@ class _Deferred(ArgumentBinding):
             self._typed.replace_placeholders(substitutions)
             return self
         waiting = {id(unwrap(p)): p.name for p in self.placeholders}
-        for ph, new in substitutions.items():
+        for ph in reversed(list(substitutions)):         # (CNTK 2.7: the last given first)
             if id(unwrap(ph)) not in waiting:
                 raise G.not_found(ph, self)
+        for ph, new in substitutions.items():
             self._given[waiting[id(unwrap(ph))]] = new
         self.__dict__.pop("_shown", None)
         if len(self._given) == len(self._placeholders):
             values = list(self.arguments)
-            self._typed = _in_signature_order(_as_function(self._fn(*values)), values)
+            self._typed = _in_signature_order(_as_function(self._built(values)), values)
         return self
+
+    def _built(self, values: list):
+        """Its Python function's graph for ``values`` put in its arguments' place, its ops
+        checked as CNTK 2.7 checks the ops it made over placeholders (an op of a sequence and
+        a value without one: CNTK's RuntimeError)."""
+        strict = STRICT_DYNAMIC_AXES[0]
+        STRICT_DYNAMIC_AXES[0] = True
+        try:
+            return self._fn(*values)
+        finally:
+            STRICT_DYNAMIC_AXES[0] = strict
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
@@ -276,7 +289,7 @@ class _Deferred(ArgumentBinding):
         self._check_types(mapping)
         values = [mapping[a] for a in self.signature]
         with joint_inference():          # CNTK infers the Function's graph with its operands
-            out = self._fn(*values)
+            out = self._built(values)
         applied = _in_signature_order(_as_function(out), values)
         # its parameters, not the graph (CNTK's Function is a graph over placeholders of its
         # own: the graphs it is applied into are the caller's to keep or drop)
@@ -285,23 +298,26 @@ class _Deferred(ArgumentBinding):
         return applied
 
     def save(self, filename, *args, **kwargs) -> None:
-        """Save the graph for the types of the operands it was last applied to, each argument
-        an input named after it (CNTK saves the graph over its placeholders): what
-        ``Function.load`` gives back is called on other Functions as the model was.  Its
-        parameters are the model's own (``Function.save``'s ``format`` and other options
-        pass through).
+        """Save it as CNTK 2.7 does: its arguments placeholders of unknown shape named after
+        them, the graph the one built for the operands it was last applied to (its parameters
+        the model's own); what ``Function.load`` gives back waits for operands as this does
+        (``Function.save``'s ``format`` and other options pass through; a graph saved as a
+        Stadyn model file, having an op CNTK 2.7 has no form for, keeps its inputs typed).
 
         Example:
             >>> import os, tempfile, stadyn.compat.cntk as C
             >>> dense = C.layers.Dense(2)
             >>> @C.Function
             ... def model(x):
-            ...     return dense(x) + C.sequence.reduce_sum(x)[0]
+            ...     return C.relu(dense(x))
             >>> z = model(C.sequence.input_variable(3))
             >>> path = os.path.join(tempfile.mkdtemp(), "model.cmf")
             >>> model.save(path)
-            >>> [(a.name, a.shape) for a in C.Function.load(path).arguments]
-            [('x', (3,))]
+            >>> loaded = C.Function.load(path)
+            >>> [(a.name, a.shape) for a in loaded.arguments]
+            [('x', (-2,))]
+            >>> loaded(C.sequence.input_variable(3, name="y")).shape
+            (2,)
         """
         if self._typed is not None:
             self._typed.save(filename, *args, **kwargs)
@@ -313,8 +329,9 @@ class _Deferred(ArgumentBinding):
                              "saved)")
         inputs = [input_variable(shape, is_sparse=sparse, dynamic_axes=axes, name=p.name)
                   for p, (shape, sparse, axes) in zip(self._placeholders, types)]
-        _in_signature_order(_as_function(self._fn(*inputs)), inputs).save(filename, *args,
-                                                                           **kwargs)
+        function = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
+        save_roots(function._roots(), function.arguments, filename,
+                   _save_format(*args, **kwargs), function._combine(), untyped=True)
 
     @property
     def parameters(self) -> tuple:
@@ -362,6 +379,25 @@ class _Deferred(ArgumentBinding):
         except Exception:       # (a function that needs its arguments' shapes to run)
             return untyped
         return untyped if isinstance(out, (tuple, list)) else str(out)
+
+
+def waiting_function(names: list, build) -> _Deferred:
+    """A Function of untyped arguments named ``names`` (placeholders of unknown shape) that
+    ``build(*operands)`` gives the graph of when it is applied (a model file saved from an
+    untyped ``@C.Function``), shown as CNTK 2.7 shows such a loaded model."""
+    def fn(*values):
+        return build(*values)
+    fn.__name__ = ""
+    waiting = _Deferred(fn, [placeholder(name=n) for n in names])
+    shown = ", ".join(f"{n}: Sequence[tensor]" for n in names)
+    waiting.__dict__["_shown"] = f"Composite({shown}) -> Sequence[tensor]"
+    return waiting
+
+
+def _save_format(format=ModelFormat.CNTKv2,
+                 use_external_files_to_store_parameters: bool = False) -> ModelFormat:
+    """The format ``Function.save``'s arguments name."""
+    return format
 
 
 bind(input_of_type=_input_of_type)      # a waiting op's update_signature (_deferred)
