@@ -380,7 +380,9 @@ def test_a_per_sample_criterion_plus_one_number_is_cntks_sum():
         lib = StadynLibrary()
         net = build_network("""{ x = Input {2} ; y = Input {2} ; W = ParameterTensor {(2:1)}
             se = SquareError (x, y)
-            c = se + 0.5 * MatrixL1Reg (W) ; d = MatrixL1Reg (W) * 2 - se }""", lib)
+            c = se + 0.5 * MatrixL1Reg (W) ; d = MatrixL1Reg (W) * 2 - se
+            n = -se + MatrixL1Reg (W) ; p = Pass (se) + MatrixL1Reg (W)
+            t = Negate (Pass (se)) .* x }""", lib)
         net.nodes["W"].d = w
         feed(net.nodes["x"], x)
         feed(net.nodes["y"], y)
@@ -392,6 +394,12 @@ def test_a_per_sample_criterion_plus_one_number_is_cntks_sum():
         np.testing.assert_array_equal(net.nodes["W"].g, 0.5 * np.sign(w))
         net.nodes["d"].forward()
         np.testing.assert_allclose(net.nodes["d"].d, [5.0 - ((x - y) ** 2).sum()], rtol=1e-6)
+        # Negate and Pass of a criterion are criteria still (cntk.exe: minus the [1], the [1]):
+        # the regulariser is added once; times per-sample data, the sum scales each sample
+        se = ((x - y) ** 2).sum()
+        for name, want in (("n", [-se + 2.5]), ("p", [se + 2.5]), ("t", -se * x)):
+            net.nodes[name].forward()
+            np.testing.assert_allclose(net.nodes[name].d, want, rtol=1e-6)
 
 
 def test_a_per_sample_criterion_with_per_sample_data_is_cntks_broadcast_sum():

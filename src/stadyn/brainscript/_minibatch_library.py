@@ -42,13 +42,17 @@ from .. import functions as F
 from .. import sequence as S
 from ..graph import Variable
 
-__all__ = ["MinibatchFunctions", "PER_SAMPLE_CRITERIA"]
+__all__ = ["MinibatchFunctions", "PER_SAMPLE_CRITERIA", "SUM_KEEPING"]
 
 # the operations that are one number for the minibatch in cntk.exe (its sum over the samples)
 # and one value per sample in Stadyn
 PER_SAMPLE_CRITERIA = frozenset((
     "CrossEntropyWithSoftmax", "ClassificationError", "SquareError", "CrossEntropy",
     "Logistic", "ClassBasedCrossEntropyWithSoftmax"))
+
+# the one-input element-wise operations whose value summed over the samples is the operation
+# of the sum (linear): of a per-sample criterion, each is a per-sample criterion still
+SUM_KEEPING = frozenset(("Negate", "Pass", "Trace"))
 
 
 class MinibatchFunctions:
@@ -115,6 +119,12 @@ class MinibatchFunctions:
                 any(self._is_per_sample_sum(o) for o in operands):
             self._per_sample_sums[id(v)] = v
         return v
+
+    def _keep_per_sample_sum(self, v: Variable, operation: str) -> None:
+        """Mark ``v``, made by a ``SUM_KEEPING`` operation, where its one input is a per-sample
+        criterion (cntk.exe's ``Negate`` of the ``[1]`` is minus the sum)."""
+        if operation in SUM_KEEPING and v.parent is not None and len(v.parent.inputs) == 1:
+            self._note_per_sample_sum(v, v.parent.inputs[0])
 
     def _is_per_sample_sum(self, v: Any) -> bool:
         if not isinstance(v, Variable) or not self.has_batch_axis(v):
