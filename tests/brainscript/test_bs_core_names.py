@@ -466,6 +466,14 @@ def test_stabilizer_layer_repeat_range_and_rnn_stack():
         assert rec._members["n"].force() == 3
         assert list(rec._members["a"].force()) == [5, 5]
         assert rec._members["z"].force() is True
+        # CNTK.core.bs builds it with ':', whose arrays start at 0 (as _ConcatArrays reads them)
+        rec = Evaluator(StadynLibrary()).evaluate(parse_members(
+            "first = Repeat (2, 5)[0] ; last = Repeat (2, 5)[1] ; past = Repeat (2, 5)[2]",
+            "<test>"))
+        assert rec._members["first"].force() == 5
+        assert rec._members["last"].force() == 5
+        with pytest.raises(ConfigError, match=r"<test>:1:.*out of bounds 0\.\.1"):
+            rec._members["past"].force()
 
 
 def test_rnn_stack_is_one_layer_one_direction_whatever_it_is_told():
