@@ -482,12 +482,18 @@ def test_rnn_stack_is_one_layer_one_direction_whatever_it_is_told():
     with sd.parameter_registry(sd.ParameterRegistry()):
         net = build_network("""{ x = Input {3}
             W1 = ParameterTensor {0:0, initOutputRank = -1}
-            a = RNNStack (x, W1, hiddenSize = 2, numLayers = 3, bidirectional = true)
+            a = RNNStack (x, W1, hiddenSize = 2, numLayers = 3, bidirectional = true,
+                          rnnMode = 'gru')
             W2 = ParameterTensor {0:0, initOutputRank = -1}
-            b = OptimizedRNNStack (W2, x, 2, numLayers = 1) }""",
+            b = OptimizedRNNStack (W2, x, 2, numLayers = 1, recurrentOp = 'gru')
+            W3 = ParameterTensor {0:0, initOutputRank = -1}
+            c = OptimizedRNNStack (W3, x, 2, numLayers = 1) }""",
                             StadynLibrary())
-        assert net.nodes["W1"].shape == net.nodes["W2"].shape
+        weights = {name: w.shape for name, w in sd.get_parameters().items()}
+        assert weights["W1"] == weights["W2"] == (21, 2)      # CNTK's [2 x 21]: a GRU's
         assert net.nodes["a"].shape == net.nodes["b"].shape
+        # rnnMode reaches it as recurrentOp: an LSTM's weights are larger
+        assert weights["W3"] == (28, 2)
 
 
 def test_time_reverse_is_refused_as_cntk_exe_refuses_it():
