@@ -457,6 +457,20 @@ def test_stabilizer_layer_repeat_range_and_rnn_stack():
         beta = np.log1p(np.exp(s * 0.99537863)) / s
         np.testing.assert_allclose(out[name].reshape(-1), beta * x.reshape(-1), rtol=1e-6)
     np.testing.assert_array_equal(out["r"].reshape(-1), [0, 1, 2, 3])
+    # p is learned: d/dp of sum (u .* s4) is sum (u x sigmoid (s p)) (softplus' derivative)
+    u = np.array([[2.0, 0.5, -1.5]], np.float32)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("{ x = Input {3} ; u = Input {3} ; s = StabilizerLayer {} (x)\n"
+                            " c = ReduceSum (u .* s, axis = 1) }", StadynLibrary())
+        feed(net.nodes["x"], x)
+        feed(net.nodes["u"], u)
+        (p,) = sd.get_parameters().values()
+        p.g = np.zeros_like(p.d)
+        c = net.nodes["c"]
+        c.forward()
+        c.backward()
+    want = (u * x).sum() / (1 + np.exp(-4.0 * 0.99537863))
+    np.testing.assert_allclose(p.g.reshape(-1), [want], rtol=1e-5)
     from stadyn.brainscript._parser import parse_members
     with sd.parameter_registry(sd.ParameterRegistry()):
         rec = Evaluator(StadynLibrary()).evaluate(parse_members(
