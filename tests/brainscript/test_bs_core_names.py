@@ -349,6 +349,26 @@ def test_weighted_logistic_against_cntk27():
         np.testing.assert_allclose(net.nodes["b"].g, [np.sum(ref["grad_p"])], rtol=1e-5)
 
 
+def test_weighted_logistic_over_unequal_sequences_against_cntk27():
+    # over sequences of lengths 2 and 3, CNTK packs two streams of three steps: LogisticNode's
+    # N counts every column (6), the gap too, where the real steps are 5
+    ref = _cntk27("weighted_logistic_sequences")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("""{ y = Input {1} ; w = Input {1} ; p = Input {1}
+            wl = WeightedLogistic (y, p, w) ; d = PastValue (1, p) }""",     # (p a sequence)
+                            StadynLibrary())
+        for name in "ywp":
+            feed(net.nodes[name], [np.asarray(v, np.float32) for v in ref[name]])
+        p = net.nodes["p"]
+        p.need_grad = True
+        wl = net.nodes["wl"]
+        wl.forward()
+        wl.backward()
+        np.testing.assert_allclose(wl.d, ref["value"], rtol=1e-6)
+        for k, g in enumerate(ref["grad_p"]):
+            np.testing.assert_allclose(p.g[k, :len(g)], g, rtol=1e-5)
+
+
 def test_matrix_regularizers_against_numpy():
     # MatrixL1RegNode: sum |x|, gradient sign (x); MatrixL2RegNode: the Frobenius norm,
     # gradient x / (norm + 1e-30) (TrainingNodes.h); each over the whole matrix

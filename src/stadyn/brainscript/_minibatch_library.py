@@ -14,8 +14,9 @@ axis; the trainer counts the network's samples for such a criterion, as cntk.exe
   gradient ``matrix / (norm + 1e-30)`` (``MatrixL2RegNode``: ``EPS_IN_INVERSE``);
 - ``WeightedLogistic (label, probability, instanceWeight)``: CNTK's ``LogisticNode`` with its
   third input, ``-N sum (w l) / sum (w)`` with ``l = log (2 y p + 1 - y - p)`` and ``N`` the
-  minibatch's samples, and its gradient (for ``probability`` only) that of ``-sum (w l)``
-  (``cntk_semantics.logistic``, which ``C.weighted_binary_cross_entropy`` uses).
+  minibatch's samples (over sequences, every column of CNTK's packed minibatch, gaps too:
+  ``cntk_semantics.sequence_columns``), and its gradient (for ``probability`` only) that of
+  ``-sum (w l)`` (``cntk_semantics.logistic``, which ``C.weighted_binary_cross_entropy`` uses).
 
 How such a number reaches the trainer: as a criterion of its own, or added to a per-sample
 criterion (``ce + 0.001 * MatrixL1Reg (W)``): where ``Plus`` or ``Minus`` meets a value with no
@@ -94,17 +95,19 @@ class MinibatchFunctions:
                    for v in (label, probability, instanceWeight))
         lead = self._lead(p)
         if p.sequence_lengths is not None:      # padded steps: weight 0, probability 1/2
-            mask = None
+            # N is every column of CNTK's packed minibatch, its gaps too (LogisticNode's
+            # ones.GetNumCols())
+            columns = cntk.sequence_columns(p)
+            per_sample = math.prod(columns.shape[1:])
             parts = []
             for v, fill in ((y, 0.0), (p, 0.5), (w, 0.0)):
-                padded, mask = S.unpack(v, padding_value=fill) if v.sequence_lengths \
-                    is not None else (v, mask)
-                parts.append(padded)
+                parts.append(S.unpack(v, padding_value=fill)[0] if v.sequence_lengths
+                             is not None else v)
             y, p, w = parts
-            samples = F.sum(mask)
         else:
+            columns = w
             per_sample = math.prod(w.shape[lead:]) if lead else 1
-            samples = F.mul_scalar(F.sum(cntk.constant_like(w, 1.0)), 1.0 / per_sample)
+        samples = F.mul_scalar(F.sum(cntk.constant_like(columns, 1.0)), 1.0 / per_sample)
         y, p = self._aligned(y, p)
         p, w = self._aligned(p, w)
         total = F.reshape(cntk.logistic(p, y, w, samples=samples), (1,))
