@@ -21,9 +21,10 @@ axis; the trainer counts the network's samples for such a criterion, as cntk.exe
 How such a number reaches the trainer: as a criterion of its own, or added to a per-sample
 criterion (``ce + 0.001 * MatrixL1Reg (W)``): where ``Plus`` or ``Minus`` meets a value with no
 batch axis and a per-sample criterion (a node cntk.exe's criterion nodes make, or a sum or
-scaling of them), the criterion is summed over the minibatch first (:meth:`_minibatch_total`),
-as cntk.exe adds two ``[1]`` values; the sum of per-sample values and one number would
-otherwise count that number once per sample.
+scaling of them, or their ``Negate``, ``Pass`` or ``Trace``: ``SUM_KEEPING``), the criterion
+is summed over the minibatch first (:meth:`_minibatch_total`), as cntk.exe adds two ``[1]``
+values; the sum of per-sample values and one number would otherwise count that number once per
+sample.
 
 The same holds where the criterion meets per-sample data that is not a criterion (``ce + x``,
 ``ce .* x``): cntk.exe's ``[1]`` broadcasts to each sample of ``x``, and a criterion node of
