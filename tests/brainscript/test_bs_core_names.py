@@ -484,7 +484,9 @@ def test_stabilizer_layer_repeat_range_and_rnn_stack():
                             " c = ReduceSum (u .* s, axis = 1) }", StadynLibrary())
         feed(net.nodes["x"], x)
         feed(net.nodes["u"], u)
-        (p,) = sd.get_parameters().values()
+        learned = list(sd.get_parameters().values())
+        assert len(learned) == 1, "StabilizerLayer's p is a learned parameter"
+        (p,) = learned
         p.g = np.zeros_like(p.d)
         c = net.nodes["c"]
         c.forward()
