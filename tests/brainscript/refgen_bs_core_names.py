@@ -6,7 +6,8 @@ is the same ComputationNetworkLib node (``C.log_add_exp``: LogPlusNode;
     LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \
         tests/brainscript/refgen_bs_core_names.py
 
-The inputs are a minibatch of samples of BrainScript ``[4]`` (Python ``(4,)``) and ``[1]``; the
+The inputs are a minibatch of samples of BrainScript ``[4]`` (Python ``(4,)``) and ``[1]``, and
+for ``weighted_logistic_sequences`` two sequences of ``[1]`` of lengths 2 and 3; the
 BrainScript of each case is in the test.  Parses under Python 3.6.
 """
 
@@ -37,6 +38,15 @@ def main():
     xy, xw = C.input_variable(1), C.input_variable(1)
     wl = C.weighted_binary_cross_entropy(xp, xy, xw)
     wl_grad, wl_value = wl.grad({xp: p, xy: y, xw: w}, wrt=[xp], outputs=[wl])
+    # the same over sequences of unequal lengths (2 and 3): CNTK packs them in two streams of
+    # three steps, and N counts every column, the gap too (LogisticNode's ones.GetNumCols())
+    sp = [np.array([[0.25], [0.5]], np.float32), np.array([[0.875], [0.125], [0.75]], np.float32)]
+    sy = [np.array([[1.0], [0.0]], np.float32), np.array([[1.0], [0.0], [1.0]], np.float32)]
+    sw = [np.array([[3.0], [1.0]], np.float32), np.array([[0.5], [2.0], [1.0]], np.float32)]
+    qp = C.sequence.input_variable(1, needs_gradient=True)
+    qy, qw = C.sequence.input_variable(1), C.sequence.input_variable(1)
+    swl = C.weighted_binary_cross_entropy(qp, qy, qw)
+    swl_grad, swl_value = swl.grad({qp: sp, qy: sy, qw: sw}, wrt=[qp], outputs=[swl])
     refs = {
         "log_plus": {"a": a.tolist(), "b": b.tolist(),
                      "value": np.asarray(value, np.float64).tolist(),
@@ -45,6 +55,11 @@ def main():
         "weighted_logistic": {"p": p.tolist(), "y": y.tolist(), "w": w.tolist(),
                               "value": np.asarray(wl_value, np.float64).tolist(),
                               "grad_p": np.asarray(wl_grad, np.float64).tolist()},
+        "weighted_logistic_sequences": {
+            "p": [v.tolist() for v in sp], "y": [v.tolist() for v in sy],
+            "w": [v.tolist() for v in sw],
+            "value": np.asarray(swl_value, np.float64).reshape(-1).tolist(),
+            "grad_p": [np.asarray(g, np.float64).tolist() for g in swl_grad]},
     }
     with open(OUT, "w") as f:
         json.dump(refs, f, indent=1)

@@ -349,6 +349,26 @@ def test_weighted_logistic_against_cntk27():
         np.testing.assert_allclose(net.nodes["b"].g, [np.sum(ref["grad_p"])], rtol=1e-5)
 
 
+def test_weighted_logistic_over_unequal_sequences_against_cntk27():
+    # over sequences of lengths 2 and 3, CNTK packs two streams of three steps: LogisticNode's
+    # N counts every column (6), the gap too, where the real steps are 5
+    ref = _cntk27("weighted_logistic_sequences")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("""{ y = Input {1} ; w = Input {1} ; p = Input {1}
+            wl = WeightedLogistic (y, p, w) ; d = PastValue (1, p) }""",     # (p a sequence)
+                            StadynLibrary())
+        for name in "ywp":
+            feed(net.nodes[name], [np.asarray(v, np.float32) for v in ref[name]])
+        p = net.nodes["p"]
+        p.need_grad = True
+        wl = net.nodes["wl"]
+        wl.forward()
+        wl.backward()
+        np.testing.assert_allclose(wl.d, ref["value"], rtol=1e-6)
+        for k, g in enumerate(ref["grad_p"]):
+            np.testing.assert_allclose(p.g[k, :len(g)], g, rtol=1e-5)
+
+
 def test_matrix_regularizers_against_numpy():
     # MatrixL1RegNode: sum |x|, gradient sign (x); MatrixL2RegNode: the Frobenius norm,
     # gradient x / (norm + 1e-30) (TrainingNodes.h); each over the whole matrix
@@ -380,7 +400,9 @@ def test_a_per_sample_criterion_plus_one_number_is_cntks_sum():
         lib = StadynLibrary()
         net = build_network("""{ x = Input {2} ; y = Input {2} ; W = ParameterTensor {(2:1)}
             se = SquareError (x, y)
-            c = se + 0.5 * MatrixL1Reg (W) ; d = MatrixL1Reg (W) * 2 - se }""", lib)
+            c = se + 0.5 * MatrixL1Reg (W) ; d = MatrixL1Reg (W) * 2 - se
+            n = -se + MatrixL1Reg (W) ; p = Pass (se) + MatrixL1Reg (W)
+            t = Negate (Pass (se)) .* x }""", lib)
         net.nodes["W"].d = w
         feed(net.nodes["x"], x)
         feed(net.nodes["y"], y)
@@ -392,6 +414,12 @@ def test_a_per_sample_criterion_plus_one_number_is_cntks_sum():
         np.testing.assert_array_equal(net.nodes["W"].g, 0.5 * np.sign(w))
         net.nodes["d"].forward()
         np.testing.assert_allclose(net.nodes["d"].d, [5.0 - ((x - y) ** 2).sum()], rtol=1e-6)
+        # Negate and Pass of a criterion are criteria still (cntk.exe: minus the [1], the [1]):
+        # the regulariser is added once; times per-sample data, the sum scales each sample
+        se = ((x - y) ** 2).sum()
+        for name, want in (("n", [-se + 2.5]), ("p", [se + 2.5]), ("t", -se * x)):
+            net.nodes[name].forward()
+            np.testing.assert_allclose(net.nodes[name].d, want, rtol=1e-6)
 
 
 def test_a_per_sample_criterion_with_per_sample_data_is_cntks_broadcast_sum():
@@ -449,6 +477,22 @@ def test_stabilizer_layer_repeat_range_and_rnn_stack():
         beta = np.log1p(np.exp(s * 0.99537863)) / s
         np.testing.assert_allclose(out[name].reshape(-1), beta * x.reshape(-1), rtol=1e-6)
     np.testing.assert_array_equal(out["r"].reshape(-1), [0, 1, 2, 3])
+    # p is learned: d/dp of sum (u .* s4) is sum (u x sigmoid (s p)) (softplus' derivative)
+    u = np.array([[2.0, 0.5, -1.5]], np.float32)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("{ x = Input {3} ; u = Input {3} ; s = StabilizerLayer {} (x)\n"
+                            " c = ReduceSum (u .* s, axis = 1) }", StadynLibrary())
+        feed(net.nodes["x"], x)
+        feed(net.nodes["u"], u)
+        learned = list(sd.get_parameters().values())
+        assert len(learned) == 1, "StabilizerLayer's p is a learned parameter"
+        (p,) = learned
+        p.g = np.zeros_like(p.d)
+        c = net.nodes["c"]
+        c.forward()
+        c.backward()
+    want = (u * x).sum() / (1 + np.exp(-4.0 * 0.99537863))
+    np.testing.assert_allclose(p.g.reshape(-1), [want], rtol=1e-5)
     from stadyn.brainscript._parser import parse_members
     with sd.parameter_registry(sd.ParameterRegistry()):
         rec = Evaluator(StadynLibrary()).evaluate(parse_members(
@@ -458,6 +502,14 @@ def test_stabilizer_layer_repeat_range_and_rnn_stack():
         assert rec._members["n"].force() == 3
         assert list(rec._members["a"].force()) == [5, 5]
         assert rec._members["z"].force() is True
+        # CNTK.core.bs builds it with ':', whose arrays start at 0 (as _ConcatArrays reads them)
+        rec = Evaluator(StadynLibrary()).evaluate(parse_members(
+            "first = Repeat (2, 5)[0] ; last = Repeat (2, 5)[1] ; past = Repeat (2, 5)[2]",
+            "<test>"))
+        assert rec._members["first"].force() == 5
+        assert rec._members["last"].force() == 5
+        with pytest.raises(ConfigError, match=r"<test>:1:.*out of bounds 0\.\.1"):
+            rec._members["past"].force()
 
 
 def test_rnn_stack_is_one_layer_one_direction_whatever_it_is_told():
@@ -466,12 +518,18 @@ def test_rnn_stack_is_one_layer_one_direction_whatever_it_is_told():
     with sd.parameter_registry(sd.ParameterRegistry()):
         net = build_network("""{ x = Input {3}
             W1 = ParameterTensor {0:0, initOutputRank = -1}
-            a = RNNStack (x, W1, hiddenSize = 2, numLayers = 3, bidirectional = true)
+            a = RNNStack (x, W1, hiddenSize = 2, numLayers = 3, bidirectional = true,
+                          rnnMode = 'gru')
             W2 = ParameterTensor {0:0, initOutputRank = -1}
-            b = OptimizedRNNStack (W2, x, 2, numLayers = 1) }""",
+            b = OptimizedRNNStack (W2, x, 2, numLayers = 1, recurrentOp = 'gru')
+            W3 = ParameterTensor {0:0, initOutputRank = -1}
+            c = OptimizedRNNStack (W3, x, 2, numLayers = 1) }""",
                             StadynLibrary())
-        assert net.nodes["W1"].shape == net.nodes["W2"].shape
+        weights = {name: w.shape for name, w in sd.get_parameters().items()}
+        assert weights["W1"] == weights["W2"] == (21, 2)      # CNTK's [2 x 21]: a GRU's
         assert net.nodes["a"].shape == net.nodes["b"].shape
+        # rnnMode reaches it as recurrentOp: an LSTM's weights are larger
+        assert weights["W3"] == (28, 2)
 
 
 def test_time_reverse_is_refused_as_cntk_exe_refuses_it():

@@ -14,15 +14,17 @@ axis; the trainer counts the network's samples for such a criterion, as cntk.exe
   gradient ``matrix / (norm + 1e-30)`` (``MatrixL2RegNode``: ``EPS_IN_INVERSE``);
 - ``WeightedLogistic (label, probability, instanceWeight)``: CNTK's ``LogisticNode`` with its
   third input, ``-N sum (w l) / sum (w)`` with ``l = log (2 y p + 1 - y - p)`` and ``N`` the
-  minibatch's samples, and its gradient (for ``probability`` only) that of ``-sum (w l)``
-  (``cntk_semantics.logistic``, which ``C.weighted_binary_cross_entropy`` uses).
+  minibatch's samples (over sequences, every column of CNTK's packed minibatch, gaps too:
+  ``cntk_semantics.sequence_columns``), and its gradient (for ``probability`` only) that of
+  ``-sum (w l)`` (``cntk_semantics.logistic``, which ``C.weighted_binary_cross_entropy`` uses).
 
 How such a number reaches the trainer: as a criterion of its own, or added to a per-sample
 criterion (``ce + 0.001 * MatrixL1Reg (W)``): where ``Plus`` or ``Minus`` meets a value with no
 batch axis and a per-sample criterion (a node cntk.exe's criterion nodes make, or a sum or
-scaling of them), the criterion is summed over the minibatch first (:meth:`_minibatch_total`),
-as cntk.exe adds two ``[1]`` values; the sum of per-sample values and one number would
-otherwise count that number once per sample.
+scaling of them, or their ``Negate``, ``Pass`` or ``Trace``: ``SUM_KEEPING``), the criterion
+is summed over the minibatch first (:meth:`_minibatch_total`), as cntk.exe adds two ``[1]``
+values; the sum of per-sample values and one number would otherwise count that number once per
+sample.
 
 The same holds where the criterion meets per-sample data that is not a criterion (``ce + x``,
 ``ce .* x``): cntk.exe's ``[1]`` broadcasts to each sample of ``x``, and a criterion node of
@@ -42,13 +44,17 @@ from .. import functions as F
 from .. import sequence as S
 from ..graph import Variable
 
-__all__ = ["MinibatchFunctions", "PER_SAMPLE_CRITERIA"]
+__all__ = ["MinibatchFunctions", "PER_SAMPLE_CRITERIA", "SUM_KEEPING"]
 
 # the operations that are one number for the minibatch in cntk.exe (its sum over the samples)
 # and one value per sample in Stadyn
 PER_SAMPLE_CRITERIA = frozenset((
     "CrossEntropyWithSoftmax", "ClassificationError", "SquareError", "CrossEntropy",
     "Logistic", "ClassBasedCrossEntropyWithSoftmax"))
+
+# the one-input element-wise operations whose value summed over the samples is the operation
+# of the sum (linear): of a per-sample criterion, each is a per-sample criterion still
+SUM_KEEPING = frozenset(("Negate", "Pass", "Trace"))
 
 
 class MinibatchFunctions:
@@ -90,17 +96,19 @@ class MinibatchFunctions:
                    for v in (label, probability, instanceWeight))
         lead = self._lead(p)
         if p.sequence_lengths is not None:      # padded steps: weight 0, probability 1/2
-            mask = None
+            # N is every column of CNTK's packed minibatch, its gaps too (LogisticNode's
+            # ones.GetNumCols())
+            columns = cntk.sequence_columns(p)
+            per_sample = math.prod(columns.shape[1:])
             parts = []
             for v, fill in ((y, 0.0), (p, 0.5), (w, 0.0)):
-                padded, mask = S.unpack(v, padding_value=fill) if v.sequence_lengths \
-                    is not None else (v, mask)
-                parts.append(padded)
+                parts.append(S.unpack(v, padding_value=fill)[0] if v.sequence_lengths
+                             is not None else v)
             y, p, w = parts
-            samples = F.sum(mask)
         else:
+            columns = w
             per_sample = math.prod(w.shape[lead:]) if lead else 1
-            samples = F.mul_scalar(F.sum(cntk.constant_like(w, 1.0)), 1.0 / per_sample)
+        samples = F.mul_scalar(F.sum(cntk.constant_like(columns, 1.0)), 1.0 / per_sample)
         y, p = self._aligned(y, p)
         p, w = self._aligned(p, w)
         total = F.reshape(cntk.logistic(p, y, w, samples=samples), (1,))
@@ -115,6 +123,12 @@ class MinibatchFunctions:
                 any(self._is_per_sample_sum(o) for o in operands):
             self._per_sample_sums[id(v)] = v
         return v
+
+    def _keep_per_sample_sum(self, v: Variable, operation: str) -> None:
+        """Mark ``v``, made by a ``SUM_KEEPING`` operation, where its one input is a per-sample
+        criterion (cntk.exe's ``Negate`` of the ``[1]`` is minus the sum)."""
+        if operation in SUM_KEEPING and v.parent is not None and len(v.parent.inputs) == 1:
+            self._note_per_sample_sum(v, v.parent.inputs[0])
 
     def _is_per_sample_sum(self, v: Any) -> bool:
         if not isinstance(v, Variable) or not self.has_batch_axis(v):

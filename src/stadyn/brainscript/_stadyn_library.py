@@ -150,6 +150,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
 
     def _node(self, v: Variable, operation: str, tag: str = "") -> Variable:
         self._operations[id(v)] = (v, operation)
+        self._keep_per_sample_sum(v, operation)
         tag = _LEGACY_TAGS.get(tag, tag)
         if tag:
             if tag not in self.tagged:
