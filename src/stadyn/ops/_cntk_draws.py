@@ -222,7 +222,8 @@ def cntk_draw(kind: str, a: float, b: float, shape, dtype: torch.dtype, stream: 
     draws it from ``stream``: ``kind`` ``"uniform"`` (on ``[a, b)``), ``"normal"`` (mean
     ``a``, standard deviation ``b``), ``"gumbel"`` (location ``a``, scale ``b``), ``"bernoulli"``
     (1 with probability ``a``) or ``"dropout"`` (a mask of 0 where a value is dropped with
-    probability ``a``, else 1); on ``device`` (the CPU's numbers).  A ``time_major`` stream
+    probability ``a``, else 1); on ``device`` (the CPU's numbers; on ``"meta"``, as a shape
+    pass asks, an empty tensor, the stream left as it was).  A ``time_major`` stream
     draws ``shape``'s first two axes (batch, time) time step by time step, as CNTK does.
 
     Example:
@@ -237,6 +238,8 @@ def cntk_draw(kind: str, a: float, b: float, shape, dtype: torch.dtype, stream: 
     else:
         a, b = _in(dtype, a), _in(dtype, b)
     shape = [int(s) for s in shape]
+    if device is not None and torch.device(device).type == "meta":
+        return torch.empty(shape, dtype=dtype, device="meta")   # (a shape pass: no draw)
     swap = stream.time_major and len(shape) >= 2
     drawn = [shape[1], shape[0], *shape[2:]] if swap else shape
     out = _cntk_draw(_KINDS.index(kind), a, b, drawn, dtype, stream.handle())
@@ -277,5 +280,7 @@ def cntk_sample(weights: torch.Tensor, num_samples: int, allow_duplicates: bool,
         >>> cntk_sample(w, 3, True, CNTKStream(3)).tolist()   # C.random_sample(w, 3, True, seed=3)
         [3, 1, 3]
     """
+    if weights.device.type == "meta":                      # (a shape pass: no draw)
+        return torch.empty((int(num_samples),), dtype=torch.int64, device="meta")
     picks = _cntk_sample(weights, int(num_samples), bool(allow_duplicates), stream.handle())
     return picks.to(weights.device)
