@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import weakref
 
 import numpy as np
@@ -39,18 +40,22 @@ _STATE_PREFIX = "cntk-mt19937-64:"
 
 
 class _Engine:
-    """A stream's engine and CNTK's count of the values it drew (its ``rngOffset``)."""
+    """A stream's engine, CNTK's count of the values it drew (its ``rngOffset``) and the lock
+    a draw holds (threads drawing from one stream each get numbers of their own, as from a
+    torch generator)."""
 
-    __slots__ = ("rng", "count")
+    __slots__ = ("rng", "count", "lock")
 
     def __init__(self, rng: _mt.MT19937_64, count: int):
         self.rng, self.count = rng, int(count)
+        self.lock = threading.Lock()
 
 
 #: the engine of each stream's handle (a CPU ``torch.Generator`` the kernels take), by the
 #: handle's seed
 _ENGINES: dict[int, _Engine] = {}
 _KEYS = itertools.count(1)
+_MAKING = threading.Lock()     # (held while a stream makes its engine: one per stream)
 
 
 def _handle_of(engine: _Engine) -> torch.Generator:
@@ -100,9 +105,11 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
 
     def _engine(self) -> _Engine:
         if self._handle is None:
-            rng = _mt.MT19937_64(int(self))
-            rng.discard(self._offset)
-            self._handle = _handle_of(_Engine(rng, self._offset))
+            with _MAKING:
+                if self._handle is None:
+                    rng = _mt.MT19937_64(int(self))
+                    rng.discard(self._offset)
+                    self._handle = _handle_of(_Engine(rng, self._offset))
         return _engine_of(self._handle)
 
     def handle(self) -> torch.Generator:
@@ -119,8 +126,9 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         """The seed, the count, ``time_major`` and the engine's state, as text
         (:meth:`RandomStream.restored` reads it)."""
         engine = self._engine()
-        words = np.concatenate([np.array([int(self), engine.count, int(self.time_major)],
-                                         np.uint64), engine.rng.state()])
+        with engine.lock:
+            words = np.concatenate([np.array([int(self), engine.count, int(self.time_major)],
+                                             np.uint64), engine.rng.state()])
         return _STATE_PREFIX + words.astype("<u8").tobytes().hex()
 
     @classmethod
@@ -194,8 +202,9 @@ def _draw_impl(kind: int, a: float, b: float, shape: list[int], dtype: torch.dty
                generator: torch.Generator) -> torch.Tensor:
     engine = _engine_of(generator)
     count = math.prod(shape)
-    values, counted = _values(_KINDS[kind], engine.rng, a, b, count, dtype == torch.float64)
-    engine.count += counted
+    with engine.lock:
+        values, counted = _values(_KINDS[kind], engine.rng, a, b, count, dtype == torch.float64)
+        engine.count += counted
     return torch.from_numpy(values.reshape(tuple(shape))).to(dtype)
 
 
@@ -252,8 +261,9 @@ def _sample_impl(weights: torch.Tensor, num_samples: int, allow_duplicates: bool
                  generator: torch.Generator) -> torch.Tensor:
     engine = _engine_of(generator)
     w = weights.detach().cpu().numpy()
-    picks, tries = _mt.sample_classes(engine.rng, w, num_samples, allow_duplicates)
-    engine.count += tries
+    with engine.lock:
+        picks, tries = _mt.sample_classes(engine.rng, w, num_samples, allow_duplicates)
+        engine.count += tries
     return torch.from_numpy(picks)
 
 
