@@ -16,8 +16,9 @@ import torch
 
 import stadyn as sd
 import stadyn.functions as F
-from stadyn._mt19937 import MT19937_64, normal_doubles, uniform_doubles
+from stadyn._mt19937 import MT19937_64, normal_doubles
 from stadyn.ops import CNTKStream, RandomStream
+from stadyn.ops._cntk_distributions import uniform_doubles
 from stadyn.ops._cntk_draws import cntk_draw, cntk_sample
 
 CNTK = np.load(os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_random_values",

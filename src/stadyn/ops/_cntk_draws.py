@@ -8,8 +8,9 @@ arguments rounded to float32).  Its ``rngOffset`` counts values, not the engine'
 each draw adds its count of values (a normal draw its count rounded up to even, as CNTK draws
 normals in pairs; ``random_sample`` its tries), so a loaded or cloned node (seeded again and
 moved on by that count) does not always take up where the engine stood.  The numbers are
-``stadyn._mt19937``'s, exact to the bit against CNTK 2.7 on the CPU; they are drawn on the CPU
-whatever the device (CNTK's GPU draws, from cuRAND, differ).
+``stadyn._mt19937``'s engine's through ``_cntk_distributions.py``, exact to the bit against
+CNTK 2.7 on the CPU; they are drawn on the CPU whatever the device (CNTK's GPU draws, from
+cuRAND, differ).
 
 A draw is the operator ``stadyn_kernels::cntk_draw`` (``cntk_sample`` for ``random_sample``),
 made by ``kernel_op`` and tagged ``nondeterministic_seeded``; it takes a CPU
@@ -31,6 +32,7 @@ import numpy as np
 import torch
 
 from .. import _mt19937 as _mt
+from . import _cntk_distributions as _dist
 from ._kernels import kernel_op
 from ._random import RandomStream
 
@@ -156,12 +158,11 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
     def mark_saved(self, position: int | None = None) -> None:
         """Record the stream's :meth:`position` (or ``position``) as where it stood at its
         last save: the offset its Function shows and a copy starts from."""
-        self._saved = True
         self._saved_at = self.position() if position is None else int(position)
 
     def saved_offset(self) -> int:
         """Where the stream stood at its last save, else the offset it was made with."""
-        return self._offset if self._saved is None else int(self._saved_at)
+        return self._offset if self._saved_at is None else self._saved_at
 
     def restarted(self) -> "CNTKStream":
         """A stream of its own for a copy of the op: the seed moved on by the offset of the
@@ -190,12 +191,12 @@ def _values(kind: str, rng: _mt.MT19937_64, a: float, b: float, count: int,
             double: bool) -> tuple[np.ndarray, int]:
     """The doubles of one draw and CNTK's count of it."""
     if kind == "uniform":
-        return _mt.uniform_doubles(rng, count, a, b), count
+        return _dist.uniform_doubles(rng, count, a, b), count
     if kind == "normal":
-        return _mt.normal_draw(rng, count, a, b), count + (count & 1)
+        return _dist.normal_draw(rng, count, a, b), count + (count & 1)
     if kind == "gumbel":
-        return _mt.gumbel_doubles(rng, count, a, b, exact=double), count
-    return _mt.mask_doubles(rng, count, a, b), count
+        return _dist.gumbel_doubles(rng, count, a, b, exact=double), count
+    return _dist.mask_doubles(rng, count, a, b), count
 
 
 def _draw_impl(kind: int, a: float, b: float, shape: list[int], dtype: torch.dtype,
@@ -262,7 +263,7 @@ def _sample_impl(weights: torch.Tensor, num_samples: int, allow_duplicates: bool
     engine = _engine_of(generator)
     w = weights.detach().cpu().numpy()
     with engine.lock:
-        picks, tries = _mt.sample_classes(engine.rng, w, num_samples, allow_duplicates)
+        picks, tries = _dist.sample_classes(engine.rng, w, num_samples, allow_duplicates)
         engine.count += tries
     return torch.from_numpy(picks)
 
