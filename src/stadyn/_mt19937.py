@@ -40,25 +40,32 @@ def _seeded(seed: int, words: int, multiplier: int, shift: int, bits: int,
 
 def _advance_64(state: np.ndarray, blocks: int) -> np.ndarray:
     """The raw (untempered) words of the next ``blocks`` states after ``state`` (``n`` words of
-    ``mt19937_64``), one after the other: the sequence ``x[j] = x[j - n + m] ^ A((x[j - n] &
-    upper) | (x[j - n + 1] & lower))`` from ``x[:n] = state``, computed ``n - m`` words at a
-    time (each reads only words at least that far back) into one array, without copies: the
-    state block after block, for many blocks at once."""
+    ``mt19937_64``), one after the other: the sequence ``x[j] = x[j - n + m] ^ z[j]``, ``z[j] =
+    A((x[j - n] & upper) | (x[j - n + 1] & lower))``, from ``x[:n] = state``, into one array,
+    without copies: the state block after block, for many blocks at once.  ``z`` reads words at
+    least ``n - 1`` back, so it is computed ``n - 1`` words at a time; the xor reads words
+    ``n - m`` back, so it takes those ``n - 1`` words in two pieces (``n - m``, then the rest,
+    which read the first piece)."""
     n, m = len(state), _M
-    step = n - m
+    step = n - 1
     x = np.empty((blocks + 1) * n, np.uint64)
     x[:n] = state
     y, t = np.empty(step, np.uint64), np.empty(step, np.uint64)
     one = np.uint64(1)
     for j in range(n, len(x), step):
-        np.bitwise_and(x[j - n:j - n + step], _UPPER, out=y)
-        np.bitwise_and(x[j - n + 1:j - n + 1 + step], _LOWER, out=t)
-        np.bitwise_or(y, t, out=y)
-        np.bitwise_and(y, one, out=t)
-        np.multiply(t, _MATRIX, out=t)                  # A's matrix where the low bit is set
-        np.right_shift(y, one, out=y)
-        np.bitwise_xor(y, t, out=y)
-        np.bitwise_xor(x[j - step:j], y, out=x[j:j + step])
+        k = min(step, len(x) - j)
+        z, w = y[:k], t[:k]
+        np.bitwise_and(x[j - n:j - n + k], _UPPER, out=z)
+        np.bitwise_and(x[j - n + 1:j - n + 1 + k], _LOWER, out=w)
+        np.bitwise_or(z, w, out=z)
+        np.bitwise_and(z, one, out=w)
+        np.multiply(w, _MATRIX, out=w)                  # A's matrix where the low bit is set
+        np.right_shift(z, one, out=z)
+        np.bitwise_xor(z, w, out=z)
+        a = min(k, n - m)
+        np.bitwise_xor(x[j - (n - m):j - (n - m) + a], z[:a], out=x[j:j + a])
+        if k > a:                                       # (these read the words just made)
+            np.bitwise_xor(x[j:j + k - a], z[a:], out=x[j + a:j + k])
     return x[n:]
 
 

@@ -18,7 +18,7 @@ import stadyn as sd
 import stadyn.functions as F
 from stadyn._mt19937 import MT19937_64, normal_doubles
 from stadyn.ops import CNTKStream, RandomStream
-from stadyn.ops._cntk_distributions import uniform_doubles
+from stadyn.ops._cntk_distributions import mask_doubles, uniform_doubles
 from stadyn.ops._cntk_draws import cntk_draw, cntk_sample
 
 CNTK = np.load(os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_random_values",
@@ -223,3 +223,20 @@ def test_a_shape_pass_on_meta_tensors_draws_nothing():
         cntk_draw("uniform", 0.0, 1.0, (4,), torch.float32, s).numpy(),
         cntk_draw("uniform", 0.0, 1.0, (4,), torch.float32, CNTKStream(3)).numpy())
     assert s.position() == 4
+
+
+@pytest.mark.parametrize("rate", [0.3, 0.5, float(np.float32(0.6)), 0.0, 1.0, 1e-30, -0.5])
+def test_a_mask_compared_on_the_engines_numbers_is_the_mask_of_their_doubles(rate):
+    """The mask compares the engine's numbers with a threshold; the reference converts them
+    (``double(u) / 2**64 <= rate``, a value of 1.0 refused) around that threshold."""
+    near = int(rate * 2.0 ** 64) if 0 <= rate < 1 else 2**62
+    numbers = [near + d for d in range(-2**11, 2**11 + 1, 7)] + \
+        [2**64 - 2**10 - 1, 2**64 - 2**10, 2**64 - 1, 0, 1]
+    numbers = np.array([n for n in numbers if 0 <= n < 2**64], np.uint64)
+    r = MT19937_64(3)
+    tail = r.take(8)
+    r.give_back(np.concatenate([numbers, tail]))
+    got = mask_doubles(r, len(numbers) - 2 + 8, rate, 2.0)
+    v = np.concatenate([numbers, tail]).astype(np.float64) * 2.0 ** -64
+    v = v[v < 1.0]
+    np.testing.assert_array_equal(got, np.where(v <= rate, 0.0, 2.0))

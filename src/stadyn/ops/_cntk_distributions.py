@@ -50,14 +50,57 @@ def uniform_doubles(rng: MT19937_64, count: int, low: float, high: float) -> np.
 def mask_doubles(rng: MT19937_64, count: int, rate: float, scale: float) -> np.ndarray:
     """CNTK 2.7's ``SetUniformRandomMask``: 0 where a :func:`uniform_doubles` value in
     ``[0, 1)`` is at most ``rate``, else ``scale`` (dropout: its rate and ``1 / (1 - rate)``;
-    ``bernoulli``: ``1 - mean`` and 1).
+    ``bernoulli``: ``1 - mean`` and 1).  Compared on the engine's numbers: the value of a
+    number ``u`` is ``double(u) / 2**64``, at most ``rate`` for ``u`` up to a threshold and
+    refused (1.0) from another (:func:`_last_number`).
 
     Example:
         >>> mask_doubles(MT19937_64(7), 6, 0.5, 2.0).tolist()   # C.dropout(x, 0.5, seed=7)
         [2.0, 2.0, 0.0, 2.0, 0.0, 0.0]
     """
-    v = uniform_doubles(rng, count, 0.0, 1.0)
-    return np.where(v <= float(rate), 0.0, float(scale))
+    need, parts = int(count), []
+    while need > 0:
+        u = rng.take(need)
+        refused = u > _LAST_BELOW_ONE
+        if not refused.any():
+            parts.append(u)
+            break
+        k = int(np.argmax(refused))         # (the first refused: its number dropped)
+        parts.append(u[:k])
+        rng.give_back(u[k + 1:])
+        need -= k
+    u = np.concatenate(parts) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.uint64)
+    out = np.full(len(u), float(scale))
+    limit = _last_number(float(rate) * 2.0 ** 64)
+    if limit >= 0:
+        out[u <= np.uint64(limit)] = 0.0
+    return out
+
+
+def _double(u: int) -> float:
+    """The double NumPy makes of the 64-bit number ``u`` (as ``uniform_doubles`` converts)."""
+    return float(np.array([u], np.uint64).astype(np.float64)[0])
+
+
+def _last_number(bound: float) -> int:
+    """The largest 64-bit number whose double is at most ``bound`` (-1 where none is): the
+    conversion rounds, so it may lie above ``bound``; found by bisection."""
+    if not bound >= 0.0:
+        return -1
+    if bound >= 2.0 ** 64:
+        return 2**64 - 1
+    low, high = int(bound), min(int(bound) + 2**12, 2**64 - 1)    # (a double's ulp <= 2**11)
+    while low < high:                   # double(low) <= bound; the answer in [low, high]
+        mid = (low + high + 1) // 2
+        if _double(mid) <= bound:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+#: the last number whose value ``double(u) / 2**64`` is below 1 (Boost refuses the others)
+_LAST_BELOW_ONE = np.uint64(_last_number(float(np.nextafter(2.0 ** 64, 0))))
 
 
 def gumbel_doubles(rng: MT19937_64, count: int, loc: float, scale: float,
