@@ -2,7 +2,8 @@
 
 CNTK seeds a 64-bit Mersenne Twister for everything it randomizes on the CPU: the readers'
 shuffles (``io/_cntk_order.py``) and the uniform initial values of parameters
-(:func:`uniform_floats`), so both can be reproduced to the bit.  cntk.exe's legacy
+(:func:`uniform_floats`), so both can be reproduced to the bit; the draws of CNTK's random
+Functions from it are ``ops/_cntk_distributions.py``'s.  cntk.exe's legacy
 ``LMSequenceReader`` shuffles its sentences with ``std::shuffle`` and a 32-bit
 ``std::mt19937`` instead (:func:`std_shuffle`).
 """
@@ -16,9 +17,8 @@ import math
 
 import numpy as np
 
-__all__ = ["MT19937", "MT19937_64", "gumbel_doubles", "mask_doubles", "normal_doubles",
-           "normal_draw", "normal_floats", "sample_classes", "std_shuffle",
-           "truncated_normal_floats", "uniform_doubles", "uniform_floats"]
+__all__ = ["MT19937", "MT19937_64", "normal_doubles", "normal_floats", "std_shuffle",
+           "truncated_normal_floats", "uniform_floats"]
 
 _N, _M = 312, 156
 _MATRIX = np.uint64(0xB5026F5AA96619E9)
@@ -40,25 +40,32 @@ def _seeded(seed: int, words: int, multiplier: int, shift: int, bits: int,
 
 def _advance_64(state: np.ndarray, blocks: int) -> np.ndarray:
     """The raw (untempered) words of the next ``blocks`` states after ``state`` (``n`` words of
-    ``mt19937_64``), one after the other: the sequence ``x[j] = x[j - n + m] ^ A((x[j - n] &
-    upper) | (x[j - n + 1] & lower))`` from ``x[:n] = state``, computed ``n - m`` words at a
-    time (each reads only words at least that far back) into one array, without copies: the
-    state block after block, for many blocks at once."""
+    ``mt19937_64``), one after the other: the sequence ``x[j] = x[j - n + m] ^ z[j]``, ``z[j] =
+    A((x[j - n] & upper) | (x[j - n + 1] & lower))``, from ``x[:n] = state``, into one array,
+    without copies: the state block after block, for many blocks at once.  ``z`` reads words at
+    least ``n - 1`` back, so it is computed ``n - 1`` words at a time; the xor reads words
+    ``n - m`` back, so it takes those ``n - 1`` words in two pieces (``n - m``, then the rest,
+    which read the first piece)."""
     n, m = len(state), _M
-    step = n - m
+    step = n - 1
     x = np.empty((blocks + 1) * n, np.uint64)
     x[:n] = state
     y, t = np.empty(step, np.uint64), np.empty(step, np.uint64)
     one = np.uint64(1)
     for j in range(n, len(x), step):
-        np.bitwise_and(x[j - n:j - n + step], _UPPER, out=y)
-        np.bitwise_and(x[j - n + 1:j - n + 1 + step], _LOWER, out=t)
-        np.bitwise_or(y, t, out=y)
-        np.bitwise_and(y, one, out=t)
-        np.multiply(t, _MATRIX, out=t)                  # A's matrix where the low bit is set
-        np.right_shift(y, one, out=y)
-        np.bitwise_xor(y, t, out=y)
-        np.bitwise_xor(x[j - step:j], y, out=x[j:j + step])
+        k = min(step, len(x) - j)
+        z, w = y[:k], t[:k]
+        np.bitwise_and(x[j - n:j - n + k], _UPPER, out=z)
+        np.bitwise_and(x[j - n + 1:j - n + 1 + k], _LOWER, out=w)
+        np.bitwise_or(z, w, out=z)
+        np.bitwise_and(z, one, out=w)
+        np.multiply(w, _MATRIX, out=w)                  # A's matrix where the low bit is set
+        np.right_shift(z, one, out=z)
+        np.bitwise_xor(z, w, out=z)
+        a = min(k, n - m)
+        np.bitwise_xor(x[j - (n - m):j - (n - m) + a], z[:a], out=x[j:j + a])
+        if k > a:                                       # (these read the words just made)
+            np.bitwise_xor(x[j:j + k - a], z[a:], out=x[j + a:j + k])
     return x[n:]
 
 
@@ -140,7 +147,7 @@ class MT19937_64:
         self._back = np.concatenate([np.asarray(numbers, np.uint64), self._back])
 
     def discard(self, count: int) -> None:
-        """Move on by ``count`` numbers, as ``std::mt19937_64::discard`` does (~5 ns a
+        """Move on by ``count`` numbers, as ``std::mt19937_64::discard`` does (~25 ns a
         number, a million at a time)."""
         count = int(count)
         while count > 0:
@@ -355,126 +362,6 @@ def truncated_normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
         if len(kept) >= count:
             return kept[:int(count)]
         n *= 2
-
-
-# ---------------------------------------------------------------------------------------------
-# CNTK 2.7's random Functions: what its CPU nodes draw (RandomDistribution, Dropout,
-# RandomSample), from the node's engine, each draw going on from where the last one left it
-# ---------------------------------------------------------------------------------------------
-def uniform_doubles(rng: MT19937_64, count: int, low: float, high: float) -> np.ndarray:
-    """``count`` values uniform in ``[low, high)`` as Boost 1.60's
-    ``uniform_real_distribution<double>`` draws them from ``rng``: ``u / 2**64 * (high - low)
-    + low`` for a number ``u``, again from the next number where that is not below ``high``
-    (CNTK 2.7's ``SetUniformRandomValue``: its float32 values are these rounded, found bit for
-    bit against its ``uniform``).  ``high <= low`` (where Boost never returns) gives ``low``.
-
-    Example:
-        >>> v = uniform_doubles(MT19937_64(5), 2, -1.0, 2.0)  # C.random.uniform(2, -1, 2, seed=5)
-        >>> v.astype(np.float32).tolist()
-        [1.0191947221755981, -0.884516179561615]
-    """
-    low, high, need = float(low), float(high), int(count)
-    span = high - low
-    if not span > 0:
-        rng.take(need)
-        return np.full(need, low)
-    parts = []
-    while need > 0:
-        u = rng.take(need)
-        v = u.astype(np.float64) * 2.0 ** -64 * span + low
-        refused = ~(v < high)
-        if not refused.any():
-            parts.append(v)
-            break
-        k = int(np.argmax(refused))         # (the first refused: its number dropped)
-        parts.append(v[:k])
-        rng.give_back(u[k + 1:])
-        need -= k
-    return np.concatenate(parts) if parts else np.zeros(0)
-
-
-def mask_doubles(rng: MT19937_64, count: int, rate: float, scale: float) -> np.ndarray:
-    """CNTK 2.7's ``SetUniformRandomMask``: 0 where a :func:`uniform_doubles` value in
-    ``[0, 1)`` is at most ``rate``, else ``scale`` (dropout: its rate and ``1 / (1 - rate)``;
-    ``bernoulli``: ``1 - mean`` and 1).
-
-    Example:
-        >>> mask_doubles(MT19937_64(7), 6, 0.5, 2.0).tolist()   # C.dropout(x, 0.5, seed=7)
-        [2.0, 2.0, 0.0, 2.0, 0.0, 0.0]
-    """
-    v = uniform_doubles(rng, count, 0.0, 1.0)
-    return np.where(v <= float(rate), 0.0, float(scale))
-
-
-def gumbel_doubles(rng: MT19937_64, count: int, loc: float, scale: float,
-                   exact: bool = False) -> np.ndarray:
-    """CNTK 2.7's ``SetGumbelRandomValue``: ``loc - scale * log(-log1p(-u))`` for
-    :func:`uniform_doubles` values ``u`` in ``[0, 1)``.  NumPy's ``log`` and ``log1p`` differ
-    from the C library's in the last bit of a double now and then (rounded to float32 the
-    values agree); ``exact`` takes Python's ``math`` (the C library's) value by value, ~15x
-    slower, for float64 draws.
-
-    Example:
-        >>> v = gumbel_doubles(MT19937_64(5), 2, 0.5, 2.0)    # C.random.gumbel(2, 0.5, 2, seed=5)
-        >>> [round(x, 6) for x in v.astype(np.float32).tolist()]
-        [0.276929, 6.975348]
-    """
-    u = uniform_doubles(rng, count, 0.0, 1.0)
-    loc, scale = float(loc), float(scale)
-    if exact:
-        return np.array([loc - scale * _log_or_inf(-math.log1p(-v)) for v in u.tolist()])
-    with np.errstate(divide="ignore"):
-        return loc - scale * np.log(-np.log1p(-u))
-
-
-def _log_or_inf(v: float) -> float:
-    return math.log(v) if v > 0 else -math.inf
-
-
-def normal_draw(rng: MT19937_64, count: int, mean: float, scale: float) -> np.ndarray:
-    """CNTK 2.7's ``SetGaussianRandomValue``: Boost's normal values
-    (:func:`normal_doubles`) times ``scale`` plus ``mean``, in double; CNTK draws an even
-    count, so an odd ``count`` draws one more value and leaves it.
-
-    Example:
-        >>> v = normal_draw(MT19937_64(5), 5, 1.0, 2.0)       # C.random.normal((5,), 1, 2)
-        >>> v.astype(np.float32)[:2].tolist()
-        [-0.5686930418014526, 0.8645166754722595]
-    """
-    n = int(count)
-    return normal_doubles(rng, n + (n & 1))[:n] * float(scale) + float(mean)
-
-
-def sample_classes(rng: MT19937_64, weights: np.ndarray, count: int,
-                   allow_duplicates: bool) -> tuple[np.ndarray, int]:
-    """CNTK 2.7's ``RandomSample``: ``count`` classes drawn with probability proportional to
-    ``weights`` (each a :func:`uniform_doubles` value in ``[0, total)`` looked up in the
-    running sums, in double: the first class whose sum reaches it), with duplicates or, without,
-    drawn again until ``count`` distinct ones are found; returns the classes (int64) and the
-    tries taken (CNTK's ``rngOffset`` counts them).
-
-    Example:
-        >>> w = np.array([1, 2, 3, 4, 5], np.float32)
-        >>> c, tries = sample_classes(MT19937_64(3), w, 3, True)
-        >>> c.tolist(), tries
-        ([3, 1, 3], 3)
-    """
-    sums = np.cumsum(np.asarray(weights, np.float64).reshape(-1))
-    total, count = float(sums[-1]), int(count)
-    if allow_duplicates:
-        v = uniform_doubles(rng, count, 0.0, total)
-        return np.searchsorted(sums, v, side="left").astype(np.int64), count
-    picked: list[int] = []
-    seen: set[int] = set()
-    tries = 0
-    while len(picked) < count:        # (each of these tries is taken: no number drawn ahead)
-        for c in np.searchsorted(sums, uniform_doubles(rng, count - len(picked), 0.0, total),
-                                 side="left").tolist():
-            tries += 1
-            if c not in seen:
-                seen.add(c)
-                picked.append(c)
-    return np.array(picked, np.int64), tries
 
 
 class MT19937:

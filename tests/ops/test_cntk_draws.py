@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 
 import numpy as np
 import pytest
+import torch
 
 import stadyn as sd
 import stadyn.functions as F
 from stadyn._mt19937 import MT19937_64, normal_doubles
 from stadyn.ops import CNTKStream, RandomStream
+from stadyn.ops._cntk_distributions import mask_doubles, uniform_doubles
+from stadyn.ops._cntk_draws import cntk_draw, cntk_sample
 
 CNTK = np.load(os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_random_values",
                             "values.npz"))
@@ -174,3 +178,65 @@ def test_a_time_major_stream_draws_time_step_by_time_step_and_keeps_the_flag():
     np.testing.assert_array_equal(got, flat.transpose(1, 0, 2))
     assert RandomStream.restored(7, s.state()).time_major
     assert pickle.loads(pickle.dumps(s)).time_major and s.restarted().time_major
+
+
+def test_a_uniform_draw_drops_the_number_boost_refuses_and_gives_back_those_drawn_ahead():
+    """``2**64 - 1 / 2**64`` rounds to 1.0 in double, which Boost's ``[0, 1)`` refuses: it
+    draws the next number instead, so the value after a refused number is the next one's."""
+    r = MT19937_64(5)
+    first = r.take(4)
+    r.give_back(np.concatenate([first[:1], np.array([2**64 - 1], np.uint64), first[1:]]))
+    got = uniform_doubles(r, 4, 0.0, 1.0)
+    np.testing.assert_array_equal(got, first.astype(np.float64) * 2.0 ** -64)
+    assert int(r()) == int(MT19937_64(5).take(5)[-1])     # the engine stands after first
+
+
+def test_two_threads_drawing_from_one_stream_get_the_serial_draws_numbers():
+    s, k, size = CNTKStream(5), 100, 1000
+    got: list = []
+    start = threading.Barrier(2)
+
+    def work():
+        start.wait()
+        for _ in range(k):
+            got.append(cntk_draw("uniform", 0.0, 1.0, (size,), torch.float32, s).numpy())
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    serial = cntk_draw("uniform", 0.0, 1.0, (2 * k * size,), torch.float32, CNTKStream(5))
+    np.testing.assert_array_equal(np.sort(np.concatenate(got)), np.sort(serial.numpy()))
+    assert s.position() == 2 * k * size
+
+
+def test_a_shape_pass_on_meta_tensors_draws_nothing():
+    """A recurrence's step is built on meta tensors (compat_cases'
+    ``random_values_in_recurrent_steps_are_cntks`` compares with CNTK 2.7)."""
+    s = CNTKStream(3)
+    out = cntk_draw("uniform", 0.0, 1.0, (2, 3), torch.float32, s, "meta")
+    picks = cntk_sample(torch.ones(5, device="meta"), 2, True, s)
+    assert (out.device.type, tuple(out.shape), picks.device.type, tuple(picks.shape)) == \
+        ("meta", (2, 3), "meta", (2,))
+    np.testing.assert_array_equal(
+        cntk_draw("uniform", 0.0, 1.0, (4,), torch.float32, s).numpy(),
+        cntk_draw("uniform", 0.0, 1.0, (4,), torch.float32, CNTKStream(3)).numpy())
+    assert s.position() == 4
+
+
+@pytest.mark.parametrize("rate", [0.3, 0.5, float(np.float32(0.6)), 0.0, 1.0, 1e-30, -0.5])
+def test_a_mask_compared_on_the_engines_numbers_is_the_mask_of_their_doubles(rate):
+    """The mask compares the engine's numbers with a threshold; the reference converts them
+    (``double(u) / 2**64 <= rate``, a value of 1.0 refused) around that threshold."""
+    near = int(rate * 2.0 ** 64) if 0 <= rate < 1 else 2**62
+    numbers = [near + d for d in range(-2**11, 2**11 + 1, 7)] + \
+        [2**64 - 2**10 - 1, 2**64 - 2**10, 2**64 - 1, 0, 1]
+    numbers = np.array([n for n in numbers if 0 <= n < 2**64], np.uint64)
+    r = MT19937_64(3)
+    tail = r.take(8)
+    r.give_back(np.concatenate([numbers, tail]))
+    got = mask_doubles(r, len(numbers) - 2 + 8, rate, 2.0)
+    v = np.concatenate([numbers, tail]).astype(np.float64) * 2.0 ** -64
+    v = v[v < 1.0]
+    np.testing.assert_array_equal(got, np.where(v <= rate, 0.0, 2.0))

@@ -9,7 +9,7 @@ the plan replays.  Both name a failing op as dynamic mode does (:func:`op_error`
 
 from __future__ import annotations
 
-import functools
+import weakref
 from typing import Any, Sequence
 
 import torch
@@ -66,10 +66,17 @@ def _own_seed(node: FunctionNode, args: list, kwargs: dict, env: dict) -> tuple[
     return args, kwargs
 
 
-@functools.cache
+#: each op's position of ``seed`` among its parameters, looked up once (weakly held: an op
+#: declared at run time is freed with its spec)
+_SEED_POSITIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _seed_position(spec) -> int:
-    """Where ``seed`` is among the parameters of the op ``spec`` (looked up once per op)."""
-    return list(spec.signature.parameters).index("seed")
+    """Where ``seed`` is among the parameters of the op ``spec``."""
+    k = _SEED_POSITIONS.get(spec)
+    if k is None:
+        k = _SEED_POSITIONS[spec] = list(spec.signature.parameters).index("seed")
+    return k
 
 
 def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynError:

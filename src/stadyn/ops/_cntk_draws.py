@@ -8,8 +8,9 @@ arguments rounded to float32).  Its ``rngOffset`` counts values, not the engine'
 each draw adds its count of values (a normal draw its count rounded up to even, as CNTK draws
 normals in pairs; ``random_sample`` its tries), so a loaded or cloned node (seeded again and
 moved on by that count) does not always take up where the engine stood.  The numbers are
-``stadyn._mt19937``'s, exact to the bit against CNTK 2.7 on the CPU; they are drawn on the CPU
-whatever the device (CNTK's GPU draws, from cuRAND, differ).
+``stadyn._mt19937``'s engine's through ``_cntk_distributions.py``, exact to the bit against
+CNTK 2.7 on the CPU; they are drawn on the CPU whatever the device (CNTK's GPU draws, from
+cuRAND, differ).
 
 A draw is the operator ``stadyn_kernels::cntk_draw`` (``cntk_sample`` for ``random_sample``),
 made by ``kernel_op`` and tagged ``nondeterministic_seeded``; it takes a CPU
@@ -24,12 +25,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import weakref
 
 import numpy as np
 import torch
 
 from .. import _mt19937 as _mt
+from . import _cntk_distributions as _dist
 from ._kernels import kernel_op
 from ._random import RandomStream
 
@@ -39,18 +42,22 @@ _STATE_PREFIX = "cntk-mt19937-64:"
 
 
 class _Engine:
-    """A stream's engine and CNTK's count of the values it drew (its ``rngOffset``)."""
+    """A stream's engine, CNTK's count of the values it drew (its ``rngOffset``) and the lock
+    a draw holds (threads drawing from one stream each get numbers of their own, as from a
+    torch generator)."""
 
-    __slots__ = ("rng", "count")
+    __slots__ = ("rng", "count", "lock")
 
     def __init__(self, rng: _mt.MT19937_64, count: int):
         self.rng, self.count = rng, int(count)
+        self.lock = threading.Lock()
 
 
 #: the engine of each stream's handle (a CPU ``torch.Generator`` the kernels take), by the
 #: handle's seed
 _ENGINES: dict[int, _Engine] = {}
 _KEYS = itertools.count(1)
+_MAKING = threading.Lock()     # (held while a stream makes its engine: one per stream)
 
 
 def _handle_of(engine: _Engine) -> torch.Generator:
@@ -100,9 +107,11 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
 
     def _engine(self) -> _Engine:
         if self._handle is None:
-            rng = _mt.MT19937_64(int(self))
-            rng.discard(self._offset)
-            self._handle = _handle_of(_Engine(rng, self._offset))
+            with _MAKING:
+                if self._handle is None:
+                    rng = _mt.MT19937_64(int(self))
+                    rng.discard(self._offset)
+                    self._handle = _handle_of(_Engine(rng, self._offset))
         return _engine_of(self._handle)
 
     def handle(self) -> torch.Generator:
@@ -119,8 +128,9 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         """The seed, the count, ``time_major`` and the engine's state, as text
         (:meth:`RandomStream.restored` reads it)."""
         engine = self._engine()
-        words = np.concatenate([np.array([int(self), engine.count, int(self.time_major)],
-                                         np.uint64), engine.rng.state()])
+        with engine.lock:
+            words = np.concatenate([np.array([int(self), engine.count, int(self.time_major)],
+                                             np.uint64), engine.rng.state()])
         return _STATE_PREFIX + words.astype("<u8").tobytes().hex()
 
     @classmethod
@@ -148,12 +158,11 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
     def mark_saved(self, position: int | None = None) -> None:
         """Record the stream's :meth:`position` (or ``position``) as where it stood at its
         last save: the offset its Function shows and a copy starts from."""
-        self._saved = True
         self._saved_at = self.position() if position is None else int(position)
 
     def saved_offset(self) -> int:
         """Where the stream stood at its last save, else the offset it was made with."""
-        return self._offset if self._saved is None else int(self._saved_at)
+        return self._offset if self._saved_at is None else self._saved_at
 
     def restarted(self) -> "CNTKStream":
         """A stream of its own for a copy of the op: the seed moved on by the offset of the
@@ -182,20 +191,21 @@ def _values(kind: str, rng: _mt.MT19937_64, a: float, b: float, count: int,
             double: bool) -> tuple[np.ndarray, int]:
     """The doubles of one draw and CNTK's count of it."""
     if kind == "uniform":
-        return _mt.uniform_doubles(rng, count, a, b), count
+        return _dist.uniform_doubles(rng, count, a, b), count
     if kind == "normal":
-        return _mt.normal_draw(rng, count, a, b), count + (count & 1)
+        return _dist.normal_draw(rng, count, a, b), count + (count & 1)
     if kind == "gumbel":
-        return _mt.gumbel_doubles(rng, count, a, b, exact=double), count
-    return _mt.mask_doubles(rng, count, a, b), count
+        return _dist.gumbel_doubles(rng, count, a, b, exact=double), count
+    return _dist.mask_doubles(rng, count, a, b), count
 
 
 def _draw_impl(kind: int, a: float, b: float, shape: list[int], dtype: torch.dtype,
                generator: torch.Generator) -> torch.Tensor:
     engine = _engine_of(generator)
     count = math.prod(shape)
-    values, counted = _values(_KINDS[kind], engine.rng, a, b, count, dtype == torch.float64)
-    engine.count += counted
+    with engine.lock:
+        values, counted = _values(_KINDS[kind], engine.rng, a, b, count, dtype == torch.float64)
+        engine.count += counted
     return torch.from_numpy(values.reshape(tuple(shape))).to(dtype)
 
 
@@ -222,7 +232,8 @@ def cntk_draw(kind: str, a: float, b: float, shape, dtype: torch.dtype, stream: 
     draws it from ``stream``: ``kind`` ``"uniform"`` (on ``[a, b)``), ``"normal"`` (mean
     ``a``, standard deviation ``b``), ``"gumbel"`` (location ``a``, scale ``b``), ``"bernoulli"``
     (1 with probability ``a``) or ``"dropout"`` (a mask of 0 where a value is dropped with
-    probability ``a``, else 1); on ``device`` (the CPU's numbers).  A ``time_major`` stream
+    probability ``a``, else 1); on ``device`` (the CPU's numbers; on ``"meta"``, as a shape
+    pass asks, an empty tensor, the stream left as it was).  A ``time_major`` stream
     draws ``shape``'s first two axes (batch, time) time step by time step, as CNTK does.
 
     Example:
@@ -237,6 +248,8 @@ def cntk_draw(kind: str, a: float, b: float, shape, dtype: torch.dtype, stream: 
     else:
         a, b = _in(dtype, a), _in(dtype, b)
     shape = [int(s) for s in shape]
+    if device is not None and torch.device(device).type == "meta":
+        return torch.empty(shape, dtype=dtype, device="meta")   # (a shape pass: no draw)
     swap = stream.time_major and len(shape) >= 2
     drawn = [shape[1], shape[0], *shape[2:]] if swap else shape
     out = _cntk_draw(_KINDS.index(kind), a, b, drawn, dtype, stream.handle())
@@ -249,8 +262,9 @@ def _sample_impl(weights: torch.Tensor, num_samples: int, allow_duplicates: bool
                  generator: torch.Generator) -> torch.Tensor:
     engine = _engine_of(generator)
     w = weights.detach().cpu().numpy()
-    picks, tries = _mt.sample_classes(engine.rng, w, num_samples, allow_duplicates)
-    engine.count += tries
+    with engine.lock:
+        picks, tries = _dist.sample_classes(engine.rng, w, num_samples, allow_duplicates)
+        engine.count += tries
     return torch.from_numpy(picks)
 
 
@@ -277,5 +291,7 @@ def cntk_sample(weights: torch.Tensor, num_samples: int, allow_duplicates: bool,
         >>> cntk_sample(w, 3, True, CNTKStream(3)).tolist()   # C.random_sample(w, 3, True, seed=3)
         [3, 1, 3]
     """
+    if weights.device.type == "meta":                      # (a shape pass: no draw)
+        return torch.empty((int(num_samples),), dtype=torch.int64, device="meta")
     picks = _cntk_sample(weights, int(num_samples), bool(allow_duplicates), stream.handle())
     return picks.to(weights.device)

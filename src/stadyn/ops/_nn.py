@@ -10,7 +10,7 @@ import torch.nn.functional as TF
 
 from ..graph import is_training
 from . import _kernels as kernels
-from ._cntk_draws import CNTKStream, cntk_draw
+from ._cntk_draws import CNTKStream, _in, cntk_draw
 from ._picks import cntk_max_pool
 from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._registry import op
@@ -426,7 +426,7 @@ def dropout(x, p=0.5, seed=-1, output_mask=False, train_only=False, rule="torch"
     if isinstance(seed, CNTKStream):    # CNTK 2.7's mask: x times 0 or float(1 / (1 - p))
         mask = cntk_draw("dropout", p, 0.0, tuple(x.shape), x.dtype, seed, x.device)
         scale = 1.0 / (1.0 - float(p))
-        y = x * (mask * (scale if x.dtype == torch.float64 else float(np.float32(scale))))
+        y = x * (mask * _in(x.dtype, scale))
         return (y, mask) if output_mask else y
     generator = _generator(seed, x.device)
     if generator is None and not output_mask:

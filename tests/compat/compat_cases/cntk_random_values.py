@@ -145,3 +145,32 @@ def random_values_of_sequences_are_cntks(C, np):
             for s, seq in enumerate(got):
                 out["%s_%d_%d" % (name, k, s)] = np.asarray(seq)
     return out
+
+
+@cntk_case(names=["cntk.random.uniform_like", "cntk.layers.Recurrence", "cntk.layers.Fold",
+                  "cntk.layers.Dropout"],
+           note="a random Function in a recurrence's step draws step by step from where the "
+                "last evaluation left its stream: building the recurrence draws nothing",
+           **EXACT)
+def random_values_in_recurrent_steps_are_cntks(C, np):
+    x = C.sequence.input_variable(2)
+    data = [np.ones((4, 2), np.float32), np.ones((2, 2), np.float32)]
+
+    @C.Function
+    def uniform_step(h, xt):
+        return h * 0 + C.random.uniform_like(xt, seed=3)
+
+    @C.Function
+    def dropout_step(h, xt):
+        return h * 0 + C.layers.Dropout(0.5, seed=4)(xt)
+
+    out = {}
+    nets = {"uniform": C.layers.Recurrence(uniform_step)(x),
+            "fold": C.layers.Fold(uniform_step)(x),
+            "dropout": C.layers.Recurrence(dropout_step)(x)}
+    for name, f in sorted(nets.items()):
+        for k in range(2):
+            got = f.forward({x: data}, keep_for_backward=set(f.outputs))[1][f.output]
+            for s, seq in enumerate(got):
+                out["%s_%d_%d" % (name, k, s)] = np.asarray(seq)
+    return out
