@@ -203,3 +203,32 @@ def free_dimension__more_ops(C, r):
             shape = [d if d != -3 else n for d in arg.shape]
             res["%s %d" % (label, n)] = f.eval({arg: _rows(*([2] + shape))})
     return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.Function.eval", "cntk.Trainer.train_minibatch"],
+           note="minibatches that do not fit an input (trailing dimensions, a rank too low, a "
+                "middle axis not 1, too many axes, a sequence's steps of another shape), by "
+                "eval and by a Trainer: CNTK 2.7 names the input as it shows it "
+                "('Input('x', [#], [* x 3])').  Stadyn named it 'input'")
+def free_dimension__misfit_feeds_name_the_input(C, r):
+    r.touch("cntk.input_variable", "cntk.sequence.input_variable", "cntk.Function.eval",
+            "cntk.Trainer.train_minibatch", "cntk.layers.Dense", "cntk.learners.sgd")
+    x = C.input_variable((C.FreeDimension, 3), name="x")
+    y = C.input_variable(3, name="y")
+    s = C.sequence.input_variable(3, name="s")
+    res = {"free trailing": _refusal(lambda: (x * 1).eval({x: _rows(2, 4, 2)})),
+           "free rank": _refusal(lambda: (x * 1).eval({x: _rows(3)})),
+           "free middle": _refusal(lambda: (x * 1).eval({x: _rows(2, 2, 4, 3)})),
+           "trailing": _refusal(lambda: (y * 1).eval({y: _rows(2, 4)})),
+           "middle": _refusal(lambda: (y * 1).eval({y: _rows(2, 2, 3)})),
+           "too many axes": _refusal(lambda: (y * 1).eval({y: _rows(2, 1, 1, 3)})),
+           "steps": _refusal(lambda: (s * 1).eval({s: [_rows(2, 4)]}))}
+    t = C.input_variable(1, name="t")
+    loss = C.reduce_sum(C.layers.Dense(1, map_rank=1)(x)) + C.reduce_sum(y) - t
+    trainer = C.Trainer(loss, (loss, None), [C.sgd(loss.parameters,
+                                                   C.learning_parameter_schedule(0.1))])
+    res["Trainer trailing"] = _refusal(lambda: trainer.train_minibatch(
+        {x: _rows(2, 4, 3), y: _rows(2, 4), t: _rows(2, 1)}))
+    res["Trainer free trailing"] = _refusal(lambda: trainer.train_minibatch(
+        {x: _rows(2, 4, 2), y: _rows(2, 3), t: _rows(2, 1)}))
+    return res
