@@ -220,3 +220,12 @@ def test_hardmax_over_a_sample_with_a_free_dimension_is_refused_clearly():
     x = C.input_variable((F, 3), name="x")
     with pytest.raises(ValueError, match=r"hardmax: the sample \(-3, 3\) has a free dimension"):
         C.hardmax(x)
+
+
+def test_a_crop_to_a_free_referent_is_refused_not_cut_at_the_built_length():
+    # CNTK 2.7 crops to the referent's length of each run; Stadyn's crop writes the window's
+    # size in when built (every minibatch was cut to the built length): a clear refusal
+    img = C.input_variable((1, F, 3), name="img")
+    with pytest.raises(ValueError, match=re_escape(
+            "crop_manual: the referent's spatial axes (-3, 3) hold a free dimension (-3)")):
+        C.crop_manual(img, img, 0, 0)

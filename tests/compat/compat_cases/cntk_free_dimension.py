@@ -232,3 +232,32 @@ def free_dimension__misfit_feeds_name_the_input(C, r):
     res["Trainer free trailing"] = _refusal(lambda: trainer.train_minibatch(
         {x: _rows(2, 4, 2), y: _rows(2, 3), t: _rows(2, 1)}))
     return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.ops.gather",
+                  "cntk.ops.splice", "cntk.ops.times"],
+           note="ops over a free dimension at lengths 4 and 2 that wrote the length they were "
+                "built with into a reshape: gather by indices of shape (FreeDimension,) (a "
+                "(2, 4) minibatch came out (8, 1, 2)), splice along Axis.new_leading_axis() "
+                "(shown (2, 2, 3), a (2, 4, 3) minibatch came out (4, 2, 2, 3)), times by a "
+                "vector (an outer product: (4, 2, 3, 3))")
+def free_dimension__gather_splice_outer_times(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.gather", "cntk.ops.splice",
+            "cntk.ops.times", "cntk.ops.constant", "cntk.Axis.new_leading_axis",
+            "cntk.Function.eval", "cntk.Function.shape")
+    F = C.FreeDimension
+    x = C.input_variable((F, 3), name="x")
+    i = C.input_variable((F,), name="i")
+    table = C.constant((np.arange(10, dtype=np.float32).reshape(5, 2) % 7) / 7 - 0.4)
+    made = {"gather": C.gather(table, i),
+            "splice new axis": C.splice(x, x * 2, axis=C.Axis.new_leading_axis()),
+            "times a vector": C.times(x, C.constant(np.array([1, 2, 3], np.float32)))}
+    res = {}
+    for label, f in sorted(made.items()):
+        res[label + " shape"] = list(f.shape)
+        for n in (4, 2):
+            arg = f.arguments[0]
+            a = (np.arange(2 * n, dtype=np.float32).reshape(2, n) % 5) if arg.name == "i" \
+                else _rows(2, n, 3)
+            res["%s %d" % (label, n)] = f.eval({arg: a})
+    return res
