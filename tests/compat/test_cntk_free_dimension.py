@@ -184,9 +184,24 @@ def test_cntk_reads_stadyns_file_with_its_free_dimension(name, tmp_path):
                                    atol=1e-5)
 
 
-def test_a_free_dimension_on_a_sequence_input_is_refused_clearly():
-    with pytest.raises(ValueError, match="FreeDimension"):
-        C.sequence.input_variable((F, 2))
+@pytest.mark.parametrize("make", [
+    lambda: C.sequence.input_variable((F, 2), name="x"),
+    lambda: C.input_variable((F, 2), name="x", dynamic_axes=[C.Axis.default_batch_axis(),
+                                                            C.Axis.default_dynamic_axis()])])
+def test_a_free_dimension_in_a_sequence_inputs_steps_takes_each_minibatchs_length(make):
+    # CNTK 2.7 (compat case free_dimension__in_a_sequence_inputs_steps): one length per
+    # minibatch; Stadyn refused the input
+    x = make()
+    assert repr(x) == "Input('x', [#, *], [* x 2])" and x.shape == (-3, 2)
+    f = C.sequence.reduce_sum(x * 1)
+    for n in (3, 5):
+        seqs = [_rows(2, n, 2), _rows(4, n, 2) + 1]
+        for got, seq in zip(f.eval({x: seqs}), seqs):
+            np.testing.assert_allclose(got, seq.sum(axis=0), rtol=1e-5)
+    with pytest.raises(ValueError, match=re_escape(
+            "Value::Create: The shape '[2 x 4 x 2]' of sequence #1 is not compatible with the "
+            "sample shape '[* x 2]'.")):
+        f.eval({x: [_rows(2, 3, 2), _rows(2, 4, 2)]})
 
 
 @pytest.mark.parametrize("make", [

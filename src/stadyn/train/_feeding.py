@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from .._errors import DataError, ShapeError, StadynError
-from ..graph import Variable, data_of, fed_for_a_run, free_dimensions
+from ..graph import Variable, data_of, fed_for_a_run, free_dimensions, pad_sequences
 
 __all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
            "loss_axis", "sample_count", "unwrap_input", "fits_sample", "stack_samples"]
@@ -55,8 +55,15 @@ def _feed_sequences(var: Variable, value: Any, shown: str | None = None) -> int:
                              "does not end in the steps' shape (1,); give a list of sequences "
                              "or an array (sequences, steps, 1)")
         value = list(value)
-    _refuse_steps_of_another_shape(var, value)
-    var.d = list(value)
+    steps = _refuse_steps_of_another_shape(var, value)
+    if free_dimensions(var) and steps is not None:
+        # steps of the length this minibatch gives its free dimensions (CNTK's FreeDimension)
+        padded, lengths = pad_sequences(value, steps, np.dtype(var.dtype))
+        device = data_of(var).device
+        var.data = torch.from_numpy(padded).to(device)
+        var.sequence_lengths.data = torch.from_numpy(lengths).to(device)
+    else:
+        var.d = list(value)
     return int(var.sequence_lengths.d.sum())
 
 
@@ -131,20 +138,26 @@ def _too_many_axes(var: Variable, shape: tuple, dynamic: int, shown: str | None 
             f"{sample} and the {'sequences and their steps' if dynamic == 2 else 'batch'}")
 
 
-def _refuse_steps_of_another_shape(var: Variable, sequences: list) -> None:
+def _refuse_steps_of_another_shape(var: Variable, sequences: list) -> tuple | None:
     """CNTK 2.7's ValueError for a sequence (of a list of them) whose steps are not of the
     input's sample shape (a sequence of one step may leave its axis out, and steps of one
-    value theirs)."""
-    sample = tuple(var.shape[2:])
+    value theirs; every sequence's steps of one length on a free dimension); returns the
+    steps' shape of sequences given with their steps axis (None if none is)."""
+    sample = _sample_shape(var, 2)
+    first = None        # the steps' shape of the first sequence (free dimensions: one length)
     for k, seq in enumerate(sequences):
         shape = tuple(getattr(seq, "shape", None) or np.shape(seq))
-        if (len(shape) == len(sample) + 1 and shape[1:] == sample) or \
+        steps = shape[1:] if len(shape) == len(sample) + 1 else shape
+        if (len(shape) == len(sample) + 1 and fits_sample(var, steps, 2)
+                and first in (None, steps)) or \
                 (shape == sample and shape) or (sample == (1,) and len(shape) == 1):
+            first = steps
             continue
         raise ShapeError(f"Value::Create: The shape '{_dims(shape)}' of sequence #{k} is not "
                          f"compatible with the sample shape '{_dims(sample)}'.\ninput "
                          f"{var.name or ''}: sequence {k} has shape {shape}; the sequences of "
                          f"this input have steps of shape {sample}")
+    return first
 
 
 def feed(var: Variable, value: Any, shown: str | None = None) -> int:

@@ -261,3 +261,29 @@ def free_dimension__gather_splice_outer_times(C, r):
                 else _rows(2, n, 3)
             res["%s %d" % (label, n)] = f.eval({arg: a})
     return res
+
+
+@cntk_case(names=["cntk.sequence.input_variable", "cntk.FreeDimension"],
+           note="a sequence input whose steps have a free dimension ((FreeDimension, 2)): "
+                "shown [* x 2]; each minibatch gives it one length (sequences of 2 and 4 steps "
+                "of length 3, then one of length 5), sequences of two lengths in one "
+                "minibatch are CNTK 2.7's 'Value::Create: ... of sequence #1 is not compatible "
+                "with the sample shape '[* x 2]''; -3 kept through sequence ops (reduce_sum, "
+                "last, past_value, unpack: (-3, -3, 2)).  Stadyn refused the input")
+def free_dimension__in_a_sequence_inputs_steps(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.FreeDimension", "cntk.sequence.reduce_sum",
+            "cntk.ops.reduce_sum", "cntk.Function.eval", "cntk.sequence.last",
+            "cntk.sequence.reduce_max", "cntk.sequence.past_value", "cntk.sequence.slice",
+            "cntk.sequence.unpack", "cntk.sequence.broadcast_as", "cntk.Function.shape")
+    x = C.sequence.input_variable((C.FreeDimension, 2), name="x")
+    f = C.sequence.reduce_sum(C.reduce_sum(x * 2, axis=0))
+    res = {"repr": repr(x), "shape": list(x.shape)}
+    made = [C.sequence.reduce_sum(x), C.sequence.last(x), C.sequence.reduce_max(x),
+            C.sequence.past_value(x), C.sequence.slice(x, 0, 1),
+            C.sequence.unpack(x, 0, no_mask_output=True), C.reduce_sum(x, axis=0),
+            C.sequence.broadcast_as(C.sequence.last(x), x)]
+    res["shapes"] = [list(g.shape) for g in made]
+    res["length 3"] = [np.asarray(v) for v in f.eval({x: [_rows(2, 3, 2), _rows(4, 3, 2)]})]
+    res["length 5"] = [np.asarray(v) for v in f.eval({x: [_rows(2, 5, 2)]})]
+    res["mixed"] = _refusal(lambda: f.eval({x: [_rows(2, 3, 2), _rows(2, 4, 2)]}))
+    return res
