@@ -274,7 +274,8 @@ def free_dimension__in_a_sequence_inputs_steps(C, r):
     r.touch("cntk.sequence.input_variable", "cntk.FreeDimension", "cntk.sequence.reduce_sum",
             "cntk.ops.reduce_sum", "cntk.Function.eval", "cntk.sequence.last",
             "cntk.sequence.reduce_max", "cntk.sequence.past_value", "cntk.sequence.slice",
-            "cntk.sequence.unpack", "cntk.sequence.broadcast_as", "cntk.Function.shape")
+            "cntk.sequence.unpack", "cntk.sequence.broadcast_as", "cntk.Function.shape",
+            "cntk.Trainer.train_minibatch", "cntk.learners.sgd", "cntk.ops.times")
     x = C.sequence.input_variable((C.FreeDimension, 2), name="x")
     f = C.sequence.reduce_sum(C.reduce_sum(x * 2, axis=0))
     res = {"repr": repr(x), "shape": list(x.shape)}
@@ -286,4 +287,13 @@ def free_dimension__in_a_sequence_inputs_steps(C, r):
     res["length 3"] = [np.asarray(v) for v in f.eval({x: [_rows(2, 3, 2), _rows(4, 3, 2)]})]
     res["length 5"] = [np.asarray(v) for v in f.eval({x: [_rows(2, 5, 2)]})]
     res["mixed"] = _refusal(lambda: f.eval({x: [_rows(2, 3, 2), _rows(2, 4, 2)]}))
+    t, w = C.input_variable(1, name="t"), C.parameter((2, 1), init=0.5)
+    m = C.sequence.reduce_sum(C.reduce_mean(C.times(x, w), axis=0))
+    trainer = C.Trainer(m, (C.squared_error(m, t), None),
+                        [C.sgd(m.parameters, C.learning_parameter_schedule(0.1))])
+    for n in (3, 5):        # a Trainer's steps at two lengths
+        trainer.train_minibatch({x: [_rows(2, n, 2), _rows(3, n, 2) + 1],
+                                 t: np.ones((2, 1), np.float32)})
+        res["Trainer %d" % n] = [float(trainer.previous_minibatch_loss_average),
+                                 np.asarray(w.value)]
     return res
