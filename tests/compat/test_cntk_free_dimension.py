@@ -184,9 +184,24 @@ def test_cntk_reads_stadyns_file_with_its_free_dimension(name, tmp_path):
                                    atol=1e-5)
 
 
-def test_a_free_dimension_on_a_sequence_input_is_refused_clearly():
-    with pytest.raises(ValueError, match="FreeDimension"):
-        C.sequence.input_variable((F, 2))
+@pytest.mark.parametrize("make", [
+    lambda: C.sequence.input_variable((F, 2), name="x"),
+    lambda: C.input_variable((F, 2), name="x", dynamic_axes=[C.Axis.default_batch_axis(),
+                                                            C.Axis.default_dynamic_axis()])])
+def test_a_free_dimension_in_a_sequence_inputs_steps_takes_each_minibatchs_length(make):
+    # CNTK 2.7 (compat case free_dimension__in_a_sequence_inputs_steps): one length per
+    # minibatch; Stadyn refused the input
+    x = make()
+    assert repr(x) == "Input('x', [#, *], [* x 2])" and x.shape == (-3, 2)
+    f = C.sequence.reduce_sum(x * 1)
+    for n in (3, 5):
+        seqs = [_rows(2, n, 2), _rows(4, n, 2) + 1]
+        for got, seq in zip(f.eval({x: seqs}), seqs):
+            np.testing.assert_allclose(got, seq.sum(axis=0), rtol=1e-5)
+    with pytest.raises(ValueError, match=re_escape(
+            "Value::Create: The shape '[2 x 4 x 2]' of sequence #1 is not compatible with the "
+            "sample shape '[* x 2]'.")):
+        f.eval({x: [_rows(2, 3, 2), _rows(2, 4, 2)]})
 
 
 @pytest.mark.parametrize("make", [
@@ -220,3 +235,12 @@ def test_hardmax_over_a_sample_with_a_free_dimension_is_refused_clearly():
     x = C.input_variable((F, 3), name="x")
     with pytest.raises(ValueError, match=r"hardmax: the sample \(-3, 3\) has a free dimension"):
         C.hardmax(x)
+
+
+def test_a_crop_to_a_free_referent_is_refused_not_cut_at_the_built_length():
+    # CNTK 2.7 crops to the referent's length of each run; Stadyn's crop writes the window's
+    # size in when built (every minibatch was cut to the built length): a clear refusal
+    img = C.input_variable((1, F, 3), name="img")
+    with pytest.raises(ValueError, match=re_escape(
+            "crop_manual: the referent's spatial axes (-3, 3) hold a free dimension (-3)")):
+        C.crop_manual(img, img, 0, 0)

@@ -131,7 +131,11 @@ def times(data: Variable, weight: Variable, output_rank: int = 1, batched: bool 
         # the weight (CNTK 2.7: times of a (2,) input and a (2,) constant is their (2, 2)
         # outer product)
         lead = 1 if batched else 0
-        spread = reshape_sample(data, tuple(data.shape[lead:]) + (1,) * weight.ndim, batched)
+        if data.ndim > lead:    # axes of 1 after the last, no other length written in (a
+            spread = F.reshape_trailing(  # free dimension's is each run's)
+                data, (-1,) + (1,) * weight.ndim, base_axis=data.ndim - 1)
+        else:
+            spread = reshape_sample(data, (1,) * weight.ndim, batched)
         out = F.mul2(spread, weight)
         return out if bias is None else F.add2(out, bias)
     if in_rank < 1:

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from .._errors import DataError, ShapeError, StadynError
-from ..graph import Variable, data_of, fed_for_a_run, free_dimensions
+from ..graph import Variable, data_of, fed_for_a_run, free_dimensions, pad_sequences
 
 __all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
            "loss_axis", "sample_count", "unwrap_input", "fits_sample", "stack_samples"]
@@ -30,7 +30,13 @@ def _as_array(value: Any) -> np.ndarray | torch.Tensor:
     return np.asarray(value)
 
 
-def _feed_sequences(var: Variable, value: Any) -> int:
+def _shown(var: Variable, shown: str | None) -> str:
+    """How a refusal names the input ``var``: ``shown`` (as the caller's front end shows it:
+    CNTK's ``Input('x', [#], [* x 3])``), else the Variable's name, else ``input``."""
+    return shown or var.name or "input"
+
+
+def _feed_sequences(var: Variable, value: Any, shown: str | None = None) -> int:
     """Feed a sequence input: a list of arrays (one per sequence), a reader's sequence stream
     (padded data with lengths) or an array of equal-length sequences; returns the steps."""
     lengths = getattr(value, "lengths", None)
@@ -41,7 +47,7 @@ def _feed_sequences(var: Variable, value: Any) -> int:
     elif not isinstance(value, (list, tuple)):
         value = _as_array(value)
         if value.ndim > var.ndim:       # (var: sequences, steps, *sample)
-            raise ShapeError(_too_many_axes(var, tuple(value.shape), 2))
+            raise ShapeError(_too_many_axes(var, tuple(value.shape), 2, shown))
         if var.shape[2:] == (1,) and value.ndim == 2 and value.shape[1] != 1:
             # one array holds whole steps (CNTK: its trailing axes are the sample's); only
             # a list's sequences may leave a step's one value without its axis
@@ -49,8 +55,15 @@ def _feed_sequences(var: Variable, value: Any) -> int:
                              "does not end in the steps' shape (1,); give a list of sequences "
                              "or an array (sequences, steps, 1)")
         value = list(value)
-    _refuse_steps_of_another_shape(var, value)
-    var.d = list(value)
+    steps = _refuse_steps_of_another_shape(var, value)
+    if free_dimensions(var) and steps is not None:
+        # steps of the length this minibatch gives its free dimensions (CNTK's FreeDimension)
+        padded, lengths = pad_sequences(value, steps, np.dtype(var.dtype))
+        device = data_of(var).device
+        var.data = torch.from_numpy(padded).to(device)
+        var.sequence_lengths.data = torch.from_numpy(lengths).to(device)
+    else:
+        var.d = list(value)
     return int(var.sequence_lengths.d.sum())
 
 
@@ -113,44 +126,66 @@ def stack_samples(var: Variable, samples: Sequence[Any]) -> np.ndarray:
     return np.stack(arrays)
 
 
-def _too_many_axes(var: Variable, shape: tuple, dynamic: int) -> str:
+def _too_many_axes(var: Variable, shape: tuple, dynamic: int, shown: str | None = None) -> str:
     """CNTK 2.7's ValueError for a minibatch of more axes than the sample's and at most two
     more (its batch and sequence axes; an input without a sequence axis takes one of length 1
     too), then the input as Stadyn sees it."""
     sample = tuple(var.shape[dynamic:])
     return (f"Value rank ({len(shape)}) should be larger than the Variable rank "
             f"({len(sample)}) at most by number of dynamic axes ({dynamic}); Variable = "
-            f"'{var.name or 'input'}', Value shape = '{_dims(shape)}'.\ninput "
+            f"'{_shown(var, shown)}', Value shape = '{_dims(shape)}'.\ninput "
             f"{var.name or ''}: a minibatch of shape {shape} has more axes than the samples "
             f"{sample} and the {'sequences and their steps' if dynamic == 2 else 'batch'}")
 
 
-def _refuse_steps_of_another_shape(var: Variable, sequences: list) -> None:
+def _refuse_steps_of_another_shape(var: Variable, sequences: list) -> tuple | None:
     """CNTK 2.7's ValueError for a sequence (of a list of them) whose steps are not of the
     input's sample shape (a sequence of one step may leave its axis out, and steps of one
-    value theirs)."""
-    sample = tuple(var.shape[2:])
+    value theirs; every sequence's steps of one length on a free dimension); returns the
+    steps' shape of sequences given with their steps axis (None if none is)."""
+    sample = _sample_shape(var, 2)
+    first = None        # the steps' shape of the first sequence (free dimensions: one length)
     for k, seq in enumerate(sequences):
         shape = tuple(getattr(seq, "shape", None) or np.shape(seq))
-        if (len(shape) == len(sample) + 1 and shape[1:] == sample) or \
+        steps = shape[1:] if len(shape) == len(sample) + 1 else shape
+        if (len(shape) == len(sample) + 1 and fits_sample(var, steps, 2)
+                and first in (None, steps)) or \
                 (shape == sample and shape) or (sample == (1,) and len(shape) == 1):
+            first = steps
             continue
         raise ShapeError(f"Value::Create: The shape '{_dims(shape)}' of sequence #{k} is not "
                          f"compatible with the sample shape '{_dims(sample)}'.\ninput "
                          f"{var.name or ''}: sequence {k} has shape {shape}; the sequences of "
                          f"this input have steps of shape {sample}")
+    return first
 
 
-def feed(var: Variable, value: Any) -> int:
+def feed(var: Variable, value: Any, shown: str | None = None) -> int:
     """Put ``value`` into the input ``var`` (reallocating when the batch size changes); returns
     the number of samples (the first axis; a sequence input's steps).  A reader's sequence
-    stream whose sequences are all one step long feeds a plain input (a label per sequence)."""
-    n = _feed_sequences(var, value) if var.sequence_lengths is not None else _feed(var, value)
+    stream whose sequences are all one step long feeds a plain input (a label per sequence).
+    A minibatch that does not fit is refused naming the input as ``shown`` (how the caller's
+    front end shows it), else by its name.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> x = sd.Variable((1, 3))
+        >>> feed(x, np.ones((2, 3)))
+        2
+        >>> feed(x, np.ones((2, 4)), shown="Input('x', [#], [3])")
+        Traceback (most recent call last):
+        ...
+        stadyn._errors.ShapeError: The trailing dimensions of the Value shape '[2 x 4]' do not \
+match the Variable 'Input('x', [#], [3])' shape '[3]'.
+        ...
+    """
+    n = (_feed_sequences(var, value, shown) if var.sequence_lengths is not None
+         else _feed(var, value, shown))
     fed_for_a_run(var)    # one run's data: a later build may give it another batch
     return n
 
 
-def _feed(var: Variable, value: Any) -> int:
+def _feed(var: Variable, value: Any, shown: str | None = None) -> int:
     lengths = getattr(value, "lengths", None)
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]
@@ -169,7 +204,7 @@ def _feed(var: Variable, value: Any) -> int:
     else:
         if tuple(arr.shape[1:]) != var.shape[1:] and not (
                 free_dimensions(var) and fits_sample(var, tuple(arr.shape[1:]))):
-            raise ShapeError(_misfit(var, tuple(arr.shape)))
+            raise ShapeError(_misfit(var, tuple(arr.shape), shown))
         t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
             np.ascontiguousarray(arr))
         # a copy: the input's buffer is written in place by the next minibatch of this size,
@@ -178,15 +213,15 @@ def _feed(var: Variable, value: Any) -> int:
     return int(arr.shape[0]) if len(arr.shape) else 1
 
 
-def _misfit(var: Variable, shape: tuple) -> str:
+def _misfit(var: Variable, shape: tuple, shown: str | None = None) -> str:
     """What is wrong with a minibatch of ``shape`` for ``var``: CNTK 2.7's ValueError first
     (a value of lower rank than the sample, else trailing dimensions that differ), then the
     input and the shapes as Stadyn sees them."""
     sample = _sample_shape(var)
     dims = _dims
-    name = var.name or "input"
+    name = _shown(var, shown)
     if len(shape) > len(sample) + 2:
-        return _too_many_axes(var, shape, 1)
+        return _too_many_axes(var, shape, 1, shown)
     if len(shape) < len(sample):
         first = (f"Value's rank ({len(shape)}) should be >= the Variable's rank ({len(sample)}); "
                  f"Variable = '{name}', Value shape = '{dims(shape)}'.")
@@ -243,19 +278,20 @@ PER_SEQUENCE = "sequences"     # feed_minibatch's count_axis: count the minibatc
 
 def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> int:
     """Feed ``values`` into the inputs of ``plan`` (``(variable, holds class ids, is a
-    sequence)`` per value, in order); returns the minibatch's sample count.  Without
-    ``count_axis``: sequences where some input is per sequence, steps where every input is a
-    sequence (a criterion's own samples are counted afterwards: :func:`sample_count`).  With
-    ``count_axis`` (from :func:`loss_axis`), the samples of the loss as CNTK counts them: the
+    sequence, how a refusal names it)`` per value, in order); returns the minibatch's sample
+    count.  Without ``count_axis``: sequences where some input is per sequence, steps where
+    every input is a sequence (a criterion's own samples are counted afterwards:
+    :func:`sample_count`).  With ``count_axis`` (from :func:`loss_axis`), the samples of the
+    loss as CNTK counts them: the
     steps of the sequence input whose lengths ``count_axis`` is (a loss per step), or
     :data:`PER_SEQUENCE`: the sequences (a loss per sequence)."""
     plain = steps = None
     axes: dict[int, int] = {}          # steps per sequence axis
     sequences = None
-    for (v, class_ids, sequence), value in zip(plan, values):
+    for (v, class_ids, sequence, shown), value in zip(plan, values):
         if class_ids:
             _check_whole_numbers(v, _as_array(value))
-        n = feed(v, value)
+        n = feed(v, value, shown)
         if sequence:
             sequences = int(v.sequence_lengths.shape[0])
             if isinstance(count_axis, Variable):
@@ -289,11 +325,12 @@ def loss_axis(loss: Variable, plan) -> Variable | str | None:
     of the labels), whose steps are counted; for a loss per sequence, :data:`PER_SEQUENCE`.
     None where no input is a sequence (every input's first axis counts), or where the loss's
     steps come from no input (they are counted once the loss is computed)."""
-    if not plan or not any(sequence for _, _, sequence in plan):
+    if not plan or not any(sequence for _, _, sequence, _ in plan):
         return None
     if loss.sequence_lengths is None:
         return PER_SEQUENCE
-    axes = {id(v.sequence_lengths): v.sequence_lengths for v, _, sequence in plan if sequence}
+    axes = {id(v.sequence_lengths): v.sequence_lengths for v, _, sequence, _ in plan
+            if sequence}
     stack, seen = [loss.sequence_lengths], set()
     while stack:
         v = stack.pop()
@@ -307,10 +344,17 @@ def loss_axis(loss: Variable, plan) -> Variable | str | None:
     return None
 
 
-def input_plan(variables, class_id_inputs: set[int]) -> list:
-    """What :func:`feed_minibatch` needs to know of each input: ``(variable, holds class ids,
-    is a sequence)``; ``class_id_inputs`` holds the ids of :func:`_class_id_inputs`."""
-    return [(v, id(v) in class_id_inputs, v.sequence_lengths is not None) for v in variables]
+def input_plan(keys, class_id_inputs: set[int]) -> list:
+    """What :func:`feed_minibatch` needs to know of each input (a Variable, or a front end's
+    wrapper of one): ``(variable, holds class ids, is a sequence, how a refusal names it)``,
+    the name a wrapper's ``repr`` (as its front end shows the input), else None (the
+    Variable's own); ``class_id_inputs`` holds the ids of :func:`_class_id_inputs`."""
+    plan = []
+    for key in keys:
+        v = unwrap_input(key)
+        plan.append((v, id(v) in class_id_inputs, v.sequence_lengths is not None,
+                     None if key is v else repr(key)))
+    return plan
 
 
 def count_roots(v: Variable) -> list[Variable]:
@@ -354,7 +398,7 @@ class FeedingPlans:
         >>> import stadyn as sd
         >>> x, y = sd.Variable((2, 3)), sd.Variable((2, 1))
         >>> plans = FeedingPlans(set(), lambda missing, tag: f"{tag}: no data for {missing}")
-        >>> [sequence for _, _, sequence in plans.plan([x, y], [x, y])[0]]
+        >>> [sequence for _, _, sequence, _ in plans.plan([x, y], [x, y])[0]]
         [False, False]
         >>> plans.plan([x], [x, y], "test")
         Traceback (most recent call last):
@@ -384,7 +428,7 @@ class FeedingPlans:
         missing = [v for v in needed if id(v) not in given]
         if missing:
             raise StadynError(self._message(missing, tag))
-        plan = input_plan(variables, self._class_ids)
+        plan = input_plan(keys, self._class_ids)
         derived = self._derive(plan) if self._derive is not None else None
         if len(self._plans) >= self._size:
             self._plans.clear()

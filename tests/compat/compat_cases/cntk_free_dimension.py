@@ -203,3 +203,97 @@ def free_dimension__more_ops(C, r):
             shape = [d if d != -3 else n for d in arg.shape]
             res["%s %d" % (label, n)] = f.eval({arg: _rows(*([2] + shape))})
     return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.Function.eval", "cntk.Trainer.train_minibatch"],
+           note="minibatches that do not fit an input (trailing dimensions, a rank too low, a "
+                "middle axis not 1, too many axes, a sequence's steps of another shape), by "
+                "eval and by a Trainer: CNTK 2.7 names the input as it shows it "
+                "('Input('x', [#], [* x 3])').  Stadyn named it 'input'")
+def free_dimension__misfit_feeds_name_the_input(C, r):
+    r.touch("cntk.input_variable", "cntk.sequence.input_variable", "cntk.Function.eval",
+            "cntk.Trainer.train_minibatch", "cntk.layers.Dense", "cntk.learners.sgd")
+    x = C.input_variable((C.FreeDimension, 3), name="x")
+    y = C.input_variable(3, name="y")
+    s = C.sequence.input_variable(3, name="s")
+    res = {"free trailing": _refusal(lambda: (x * 1).eval({x: _rows(2, 4, 2)})),
+           "free rank": _refusal(lambda: (x * 1).eval({x: _rows(3)})),
+           "free middle": _refusal(lambda: (x * 1).eval({x: _rows(2, 2, 4, 3)})),
+           "trailing": _refusal(lambda: (y * 1).eval({y: _rows(2, 4)})),
+           "middle": _refusal(lambda: (y * 1).eval({y: _rows(2, 2, 3)})),
+           "too many axes": _refusal(lambda: (y * 1).eval({y: _rows(2, 1, 1, 3)})),
+           "steps": _refusal(lambda: (s * 1).eval({s: [_rows(2, 4)]}))}
+    t = C.input_variable(1, name="t")
+    loss = C.reduce_sum(C.layers.Dense(1, map_rank=1)(x)) + C.reduce_sum(y) - t
+    trainer = C.Trainer(loss, (loss, None), [C.sgd(loss.parameters,
+                                                   C.learning_parameter_schedule(0.1))])
+    res["Trainer trailing"] = _refusal(lambda: trainer.train_minibatch(
+        {x: _rows(2, 4, 3), y: _rows(2, 4), t: _rows(2, 1)}))
+    res["Trainer free trailing"] = _refusal(lambda: trainer.train_minibatch(
+        {x: _rows(2, 4, 2), y: _rows(2, 3), t: _rows(2, 1)}))
+    return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.FreeDimension", "cntk.ops.gather",
+                  "cntk.ops.splice", "cntk.ops.times"],
+           note="ops over a free dimension at lengths 4 and 2 that wrote the length they were "
+                "built with into a reshape: gather by indices of shape (FreeDimension,) (a "
+                "(2, 4) minibatch came out (8, 1, 2)), splice along Axis.new_leading_axis() "
+                "(shown (2, 2, 3), a (2, 4, 3) minibatch came out (4, 2, 2, 3)), times by a "
+                "vector (an outer product: (4, 2, 3, 3))")
+def free_dimension__gather_splice_outer_times(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.gather", "cntk.ops.splice",
+            "cntk.ops.times", "cntk.ops.constant", "cntk.Axis.new_leading_axis",
+            "cntk.Function.eval", "cntk.Function.shape")
+    F = C.FreeDimension
+    x = C.input_variable((F, 3), name="x")
+    i = C.input_variable((F,), name="i")
+    table = C.constant((np.arange(10, dtype=np.float32).reshape(5, 2) % 7) / 7 - 0.4)
+    made = {"gather": C.gather(table, i),
+            "splice new axis": C.splice(x, x * 2, axis=C.Axis.new_leading_axis()),
+            "times a vector": C.times(x, C.constant(np.array([1, 2, 3], np.float32)))}
+    res = {}
+    for label, f in sorted(made.items()):
+        res[label + " shape"] = list(f.shape)
+        for n in (4, 2):
+            arg = f.arguments[0]
+            a = (np.arange(2 * n, dtype=np.float32).reshape(2, n) % 5) if arg.name == "i" \
+                else _rows(2, n, 3)
+            res["%s %d" % (label, n)] = f.eval({arg: a})
+    return res
+
+
+@cntk_case(names=["cntk.sequence.input_variable", "cntk.FreeDimension"],
+           note="a sequence input whose steps have a free dimension ((FreeDimension, 2)): "
+                "shown [* x 2]; each minibatch gives it one length (sequences of 2 and 4 steps "
+                "of length 3, then one of length 5), sequences of two lengths in one "
+                "minibatch are CNTK 2.7's 'Value::Create: ... of sequence #1 is not compatible "
+                "with the sample shape '[* x 2]''; -3 kept through sequence ops (reduce_sum, "
+                "last, past_value, unpack: (-3, -3, 2)).  Stadyn refused the input")
+def free_dimension__in_a_sequence_inputs_steps(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.FreeDimension", "cntk.sequence.reduce_sum",
+            "cntk.ops.reduce_sum", "cntk.Function.eval", "cntk.sequence.last",
+            "cntk.sequence.reduce_max", "cntk.sequence.past_value", "cntk.sequence.slice",
+            "cntk.sequence.unpack", "cntk.sequence.broadcast_as", "cntk.Function.shape",
+            "cntk.Trainer.train_minibatch", "cntk.learners.sgd", "cntk.ops.times")
+    x = C.sequence.input_variable((C.FreeDimension, 2), name="x")
+    f = C.sequence.reduce_sum(C.reduce_sum(x * 2, axis=0))
+    res = {"repr": repr(x), "shape": list(x.shape)}
+    made = [C.sequence.reduce_sum(x), C.sequence.last(x), C.sequence.reduce_max(x),
+            C.sequence.past_value(x), C.sequence.slice(x, 0, 1),
+            C.sequence.unpack(x, 0, no_mask_output=True), C.reduce_sum(x, axis=0),
+            C.sequence.broadcast_as(C.sequence.last(x), x)]
+    res["shapes"] = [list(g.shape) for g in made]
+    res["length 3"] = [np.asarray(v) for v in f.eval({x: [_rows(2, 3, 2), _rows(4, 3, 2)]})]
+    res["length 5"] = [np.asarray(v) for v in f.eval({x: [_rows(2, 5, 2)]})]
+    res["mixed"] = _refusal(lambda: f.eval({x: [_rows(2, 3, 2), _rows(2, 4, 2)]}))
+    t, w = C.input_variable(1, name="t"), C.parameter((2, 1), init=0.5)
+    m = C.sequence.reduce_sum(C.reduce_mean(C.times(x, w), axis=0))
+    trainer = C.Trainer(m, (C.squared_error(m, t), None),
+                        [C.sgd(m.parameters, C.learning_parameter_schedule(0.1))])
+    for n in (3, 5):        # a Trainer's steps at two lengths
+        trainer.train_minibatch({x: [_rows(2, n, 2), _rows(3, n, 2) + 1],
+                                 t: np.ones((2, 1), np.float32)})
+        res["Trainer %d" % n] = [float(trainer.previous_minibatch_loss_average),
+                                 np.asarray(w.value)]
+    return res

@@ -133,7 +133,7 @@ class FunctionRuns:
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):
                 if isinstance(value, list):
                     refuse_empty_sequences(target, value, "Function.eval or forward")
-                feed(unwrap(target), value)      # one array per sequence, of its own length
+                feed(unwrap(target), value, repr(target))    # one array per sequence
                 continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
                 value = stack_samples(unwrap(target), value)
@@ -154,7 +154,7 @@ class FunctionRuns:
                 arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
             if G.BATCH(var) and isinstance(arr, np.ndarray) and arr.ndim == var.ndim:
                 refuse_no_rows({target: arr}, "Function.eval or forward")
-            feed(var, arr)
+            feed(var, arr, repr(target))    # (refusals name it as CNTK shows it)
         return flags
 
     def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):

@@ -18,6 +18,7 @@ from ... import cntk_semantics
 from . import _graph as G
 from ._adapt import batched, float_arrays, named, one_op, operand as _as_operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
+from ._seq_axes import FREE_DIMENSION, free_steps
 
 __all__ = ["crop_manual", "roipooling"]
 
@@ -40,12 +41,20 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
     if len(shape) < 2 or len(ref) < 2:
         raise ValueError(f"crop_manual: both operands need two spatial axes; shapes {shape} "
                          f"and {ref}")
+    referent = _as_operand(node_referent)
+    free = free_steps(referent)
+    if any(a >= referent.ndim - 2 for a in free):
+        # the window's size would be written in at the length the graph was built with
+        shown = tuple(FREE_DIMENSION if a in free else d for a, d in enumerate(referent.shape))
+        raise ValueError(f"crop_manual: the referent's spatial axes {shown[-2:]} hold a free "
+                         "dimension (-3), whose length is each run's; Stadyn's compat crops "
+                         "to a fixed size only")
     h, w = int(ref[-2]), int(ref[-1])
     ox, oy = int(offset_x), int(offset_y)
     if ox < 0 or oy < 0 or oy + h > shape[-2] or ox + w > shape[-1]:
         raise ValueError(f"crop_manual: a {h}x{w} window at offset (x={ox}, y={oy}) does not "
                          f"fit in the input's {shape[-2]}x{shape[-1]}")
-    return named(wrap(cntk_semantics.crop(v, _as_operand(node_referent), ox, oy,
+    return named(wrap(cntk_semantics.crop(v, referent, ox, oy,
                                           "crop_manual")), name, "Crop")
 
 

@@ -131,14 +131,24 @@ def splice(*inputs, axis=-1, name: str = ""):
         same_dtype([_as_operand(i, dtype) for i in items], "Splice"), items)]
     ref = next((i for i in items if batched(i)), items[0])
     if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
-        vs = [reshape_samples(v, lead_axes(i), (1,) + tuple(v.shape[v.ndim - rank:]))
-              for v, i in zip(vs, items)]
+        vs = [_new_leading_axis(v, lead_axes(i), rank) for v, i in zip(vs, items)]
         axis, rank = 0, rank + 1
     ax = S.static_axis(axis.static_axis_index() if isinstance(axis, Axis) else int(axis),
                        rank, 0) - rank
     vs = _broadcast_sample_axes([_match_batch(v, i, ref) for v, i in zip(vs, items)], ax,
                                  rank)
     return named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
+
+
+def _new_leading_axis(v, lead: int, rank: int):
+    """``v`` (``lead`` leading axes, then ``rank`` sample axes) with a sample axis of 1 before
+    its sample's; a free dimension's length is each run's, never written in."""
+    sample = tuple(v.shape[v.ndim - rank:])
+    free = [k - lead for k in free_steps(v) if k >= lead]
+    if len(free) == 1:
+        return F.reshape_trailing(v, (1,) + tuple(-1 if k in free else d
+                                                  for k, d in enumerate(sample)), base_axis=lead)
+    return reshape_samples(v, lead, (1,) + sample)
 
 
 def _to_rank(v, item, rank: int):
@@ -377,15 +387,24 @@ def gather(reference, indices, axis=None, name: str = ""):
     sample = (sample[ax],) + sample[1:ax] + (sample[0],) + sample[ax + 1:] if ax else sample
     rest = sample[1:]
     table = reshape_samples(src, ref_n, (sample[0], math.prod(rest)))
-    flat = reshape_samples(F.cast(F.stop_gradient(ids), "int64"), ids_n,
-                         (math.prod(id_shape), 1))
+    free = [k - ids_n for k in free_steps(ids) if k >= ids_n]
+    if len(free) > 1:
+        raise ValueError(f"gather: indices of shape {_free_shown(id_shape, free)} have more "
+                         "than one free dimension (-3); Stadyn's compat gathers with one")
+    n = max(ref_n, ids_n)
+    whole = F.cast(F.stop_gradient(ids), "int64")
+    if free:        # (an input's free dimension: its length is each run's, never written in)
+        id_shape = tuple(-1 if k in free else d for k, d in enumerate(id_shape))
+        flat = F.reshape_trailing(whole, (-1, 1), base_axis=ids_n)
+    else:
+        flat = reshape_samples(whole, ids_n, (math.prod(id_shape), 1))
     hot = F.cast(F.one_hot(flat, (sample[0],)), "float32")       # (..., n_ids, size)
     if not ref_n:
         picked = F.affine(hot, table, None, hot.ndim - 1)          # (..., n_ids, rest)
     else:
         picked = F.batch_matmul(hot, table)
-    n = max(ref_n, ids_n)
-    out = reshape_samples(picked, n, id_shape + rest)
+    out = (F.reshape_trailing(picked, id_shape + rest, base_axis=n) if free
+           else reshape_samples(picked, n, id_shape + rest))
     rank = len(id_shape) + len(rest)
     back = a if a >= 0 else a + rank
     if 0 < back < rank:
@@ -413,6 +432,11 @@ def gather(reference, indices, axis=None, name: str = ""):
     result = named(wrap(out), name, "Gather")
     CNTK_ATTRIBUTES[result.variable] = shown
     return result
+
+
+def _free_shown(shape: tuple, free) -> tuple:
+    """``shape`` as CNTK 2.7 shows it, -3 on its free axes ``free``."""
+    return tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(shape))
 
 
 def _swap(lead: int, rank: int, axis: int) -> tuple:

@@ -99,11 +99,9 @@ def free_steps(v: Variable) -> frozenset:
         if node is None:        # an input with free dimensions (``input_variable((-3, 3))``)
             found[id(u)] = free_dimensions(u)
             continue
-        if node.spec.name == "sequence_unpack":
-            found[id(u)] = frozenset({1})
-            continue
         inputs = [i for i in node.inputs if isinstance(i, Variable)]
-        if not _carries(node):
+        unpack = node.spec.name == "sequence_unpack"
+        if not unpack and not _carries(node):
             found[id(u)] = frozenset()
             continue
         pending = [i for i in inputs if id(i) not in found]
@@ -111,13 +109,19 @@ def free_steps(v: Variable) -> frozenset:
             stack.append(u)
             stack.extend(pending)
             continue
+        if unpack:      # the steps, padded, and the steps' own free dimensions
+            found[id(u)] = frozenset({1} | {a for a in found[id(inputs[0])] if a >= 2})
+            continue
         axes: set = set()
-        if u.sequence_lengths is None:      # (a sequence masked by an unpack's mask is not)
-            for i in inputs:
-                if found[id(i)]:
-                    axes |= _kept_steps(node, i, found[id(i)], tuple(u.shape))
-            if node.spec.category in _ELEMENTWISE or node.spec.name in _SAME_AXES:
-                axes -= _fixed_by_others(inputs, found, len(u.shape))
+        for i in inputs:
+            if found[id(i)]:
+                axes |= _kept_steps(node, i, found[id(i)], tuple(u.shape))
+        if node.spec.category in _ELEMENTWISE or node.spec.name in _SAME_AXES:
+            axes -= _fixed_by_others(inputs, found, len(u.shape))
+        if u.sequence_lengths is not None:
+            # a sequence's steps are not unpacked steps (a sequence masked by an unpack's mask
+            # is not); its sample's free dimensions (an input's FreeDimension) are kept
+            axes = {a for a in axes if a >= 2}
         found[id(u)] = frozenset(axes)
     return found[id(v)]
 
@@ -166,8 +170,8 @@ def _fixed_by_others(inputs: list, found: dict, rank: int) -> set:
 
 def _carries(node) -> bool:
     name = node.spec.name
-    return node.spec.category in _ELEMENTWISE or name in _SAME_AXES | _REDUCTIONS | _MOVING | \
-        _WINDOWS
+    return node.spec.category in _ELEMENTWISE | {"sequence"} or \
+        name in _SAME_AXES | _REDUCTIONS | _MOVING | _WINDOWS
 
 
 def _arg(node, name: str, index: int, default=None):
@@ -184,6 +188,11 @@ def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
     axis of unpacked steps; a slice of the steps counted from the start at both ends holds its
     static number of steps, one counted from the end keeps them)."""
     name, rank = node.spec.name, len(x.shape)
+    if node.spec.category == "sequence" and x.sequence_lengths is not None:
+        # a sequence op over the steps: the sample's axes, counted from the end, are kept
+        # where the output ends in them (a step, a reduction over the steps, a delay)
+        return {a - rank + len(shape) for a in free if a >= 2 and a - rank + len(shape) >= 1
+                and tuple(shape[a - rank + len(shape) + 1:]) == tuple(x.shape[a + 1:])}
     if node.spec.category in _ELEMENTWISE or name in _SAME_AXES:    # (the lengths may be
         return {a for a in free if len(shape) == rank}      # stale; _fixed_by_others decides)
     if name in _REDUCTIONS:

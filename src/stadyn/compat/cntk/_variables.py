@@ -60,11 +60,9 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         shape = _shape(shape)
         free = [k for k, d in enumerate(shape) if d == FreeDimension]
         shape = tuple(1 if d == FreeDimension else d for d in shape)   # (until fed)
+        lead = 1        # the batch axis (and a sequence input's steps) before the sample
         if any(getattr(a, "is_sequence_axis", False) for a in (dynamic_axes or ())):
-            if free:
-                raise ValueError("input_variable: a FreeDimension in the shape of a sequence "
-                                 "input is not supported by Stadyn's compat")
-            var = sequence_input(shape, need_grad=needs_gradient, dtype=dtype)
+            var, lead = sequence_input(shape, need_grad=needs_gradient, dtype=dtype), 2
         else:
             var = _Var((1,) + shape, need_grad=needs_gradient, dtype=dtype)
         G.INPUTS[var] = name
@@ -73,7 +71,7 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         if dynamic_axes is None or len(dynamic_axes):
             G.BATCH.add(var)
             free_batch_input(var)      # sized by what is fed (CNTK's dynamic axes)
-            mark_free_dimensions(var, [k + 1 for k in free])
+            mark_free_dimensions(var, [k + lead for k in free])
         else:
             var.reset_shape(shape)
             mark_free_dimensions(var, free)

@@ -18,7 +18,8 @@ import numpy as np
 from ... import functions as F
 from ... import sequence as S
 from . import _graph as G
-from ...graph import Variable, broadcast_like, format_location, user_location
+from ...graph import (Variable, broadcast_like, format_location, mark_free_dimensions,
+                      user_location)
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import adapt, batched, const, float_arrays, named, one_op, operand, unwrap, wrap
@@ -52,11 +53,11 @@ def input_variable(shape, dtype=default_override_or(np.float32), needs_gradient:
         >>> C.sequence.input_variable(3, sequence_axis=C.Axis("words")).dynamic_axes
         (Axis('defaultBatchAxis'), Axis('words'))
     """
-    if -3 in ((shape,) if isinstance(shape, int) else tuple(shape)):
-        raise ValueError(f"sequence.input_variable: a FreeDimension (-3) in the steps' shape "
-                         f"{tuple(shape)} is not supported by Stadyn's compat (an input with "
-                         "the batch axis alone takes one: input_variable)")
-    v = S.input_variable(shape, dtype=input_dtype(dtype), need_grad=needs_gradient)
+    steps = (shape,) if isinstance(shape, int) else tuple(shape)
+    free = [k for k, d in enumerate(steps) if d == -3]      # (a FreeDimension: 1 until fed)
+    v = S.input_variable(tuple(1 if d == -3 else d for d in steps), dtype=input_dtype(dtype),
+                         need_grad=needs_gradient)
+    mark_free_dimensions(v, [k + 2 for k in free])
     G.INPUTS[v] = name
     if is_sparse:
         G.SPARSE.add(v)
