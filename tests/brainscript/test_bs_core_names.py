@@ -453,6 +453,54 @@ def test_a_per_sample_criterion_with_per_sample_data_is_cntks_broadcast_sum():
         assert not lib.has_batch_axis(net.nodes["n"])
 
 
+def test_a_function_of_a_per_sample_criterion_is_cntks_function_of_the_sum():
+    # cntk.exe's SquareError is one [1] value, the minibatch's sum: Exp, Abs, Log, Reciprocal,
+    # ElementDivide, .* of two criteria and Times apply to that sum, and give a [1] (no batch
+    # axis) to which a regulariser is added once; each checked with its gradient for B
+    x = np.array([[0.5, -1.0], [1.0, 2.0], [0.0, 3.0]], np.float32)
+    y = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]], np.float32)
+    b = np.array([0.25, -0.5], np.float32)
+    w = np.array([[0.5, -2.0]], np.float32)             # MatrixL1Reg (W) = 2.5
+    r = (x + b - y).astype(np.float64)
+    se, d_se = (r ** 2).sum(), 2 * r.sum(axis=0)        # the [1] and d se / d B
+    u = (x + b).astype(np.float64)                      # a second criterion: sum (x + B)^2
+    sq, d_sq = (u ** 2).sum(), 2 * u.sum(axis=0)
+    sg = 1 / (1 + np.exp(-0.1 * se))
+    expect = {
+        "e": (np.exp(se * 0.1) + 2.5, 0.1 * np.exp(se * 0.1) * d_se),
+        "a": (np.abs(-se) + 2.5, d_se),
+        "g": (np.log(se), d_se / se),
+        "q": (1 / se, -d_se / se ** 2),
+        "s": (np.sqrt(se), d_se / (2 * np.sqrt(se))),
+        "m": (se * (se + 1), (2 * se + 1) * d_se),
+        "v": (se / (se + 1), d_se / (se + 1) ** 2),
+        "t": (3 * se, 3 * d_se),
+        "z": (sg, 0.1 * sg * (1 - sg) * d_se),
+        "k": (np.exp(0.1 * se) + sq, 0.1 * np.exp(0.1 * se) * d_se + d_sq),
+    }
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        lib = StadynLibrary()
+        net = build_network("""{ x = Input {2} ; y = Input {2} ; B = ParameterTensor {2}
+            W = ParameterTensor {(2:1)} ; C = Constant (3, rows = 1, cols = 1)
+            se = SquareError (x + B, y) ; cr = SquareError (x + B, y) + 1
+            e = Exp (se * 0.1) + MatrixL1Reg (W) ; a = Abs (-se) + MatrixL1Reg (W)
+            g = Log (se) ; q = 1 / se ; s = Sqrt (se) ; m = se .* cr
+            v = ElementDivide (se, cr) ; t = C * se ; z = Sigmoid (se * 0.1)
+            k = Exp (0.1 * se) + SquareError (x + B, 0 * x) }""", lib)
+        net.nodes["B"].d = b
+        net.nodes["W"].d = w
+        feed(net.nodes["x"], x)
+        feed(net.nodes["y"], y)
+        for name, (value, grad) in expect.items():
+            node = net.nodes[name]
+            node.forward()
+            net.nodes["B"].g = 0
+            node.backward()
+            assert not lib.has_batch_axis(node), name
+            np.testing.assert_allclose(node.d, [value], rtol=1e-5, err_msg=name)
+            np.testing.assert_allclose(net.nodes["B"].g, grad, rtol=1e-4, err_msg=name)
+
+
 def test_khatri_rao_product_and_column_element_times():
     # KhatriRaoProductNode: element j * rows (left) + i of each column is left[i] * right[j]
     # (CPUMatrix::AssignKhatriRaoProductOf); ColumnwiseCrossProduct is its old name

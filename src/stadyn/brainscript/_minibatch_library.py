@@ -32,6 +32,16 @@ such a node (it has the minibatch layout) is summed over the samples by the SGD
 (``CriterionAccumulator``; ``Backprop`` seeds every sample's gradient with 1): ``N ce + sum x``,
 not ``ce + sum x``.  So the criterion is summed first there too (:meth:`_minibatch_total`,
 :meth:`_minibatch_factors`); two per-sample criteria added stay per sample (the same sum).
+
+Any other node of a per-sample criterion applies to the minibatch's sum, as cntk.exe's node
+applies to the ``[1]`` (:meth:`_criterion_operand`, which the library's ``_value`` calls for
+every operation but those of ``_TAKES_PER_SAMPLE``): ``Exp (se * 0.1)`` is ``exp (0.1 sum
+se)``, not ``sum exp (0.1 se)``; ``Abs``, ``Log``, ``Sqrt``, ``Sigmoid``, ``1 / se``, ``Times
+(C, se)``, ``ElementDivide (se, cr)`` likewise; ``se .* cr`` of two criteria, or of a criterion
+and a value with no batch axis, is the product of the sums.  The result is one number with no
+batch axis, which a regulariser is then added to once, and which the trainer divides by the
+network's samples, as cntk.exe's ``CriterionAccumulator`` does for a criterion node with no
+MBLayout (``ce = total / N * N`` in the epoch's line).
 """
 
 from __future__ import annotations
@@ -56,12 +66,18 @@ PER_SAMPLE_CRITERIA = frozenset((
 # of the sum (linear): of a per-sample criterion, each is a per-sample criterion still
 SUM_KEEPING = frozenset(("Negate", "Pass", "Trace"))
 
+# the operations that take a per-sample criterion as it is (their own rules: the sum, a scaling
+# of it, SUM_KEEPING); every other operation takes its minibatch total (_criterion_operand)
+_TAKES_PER_SAMPLE = SUM_KEEPING | {"Plus", "Minus", "ElementTimes"}
+
 
 class MinibatchFunctions:
     """``MatrixL1Reg``, ``MatrixL2Reg`` and ``WeightedLogistic``."""
 
     def _init_minibatch(self) -> dict[str, Any]:
         self._per_sample_sums: dict[int, Variable] = {}
+        # each per-sample criterion's minibatch total, made once (by the criterion's id)
+        self._totals: dict[int, tuple[Variable, Variable]] = {}
         return {"MatrixL1Reg": self.MatrixL1Reg, "MatrixL2Reg": self.MatrixL2Reg,
                 "WeightedLogistic": self.WeightedLogistic}
 
@@ -136,6 +152,18 @@ class MinibatchFunctions:
         return self.operation_of(v) in PER_SAMPLE_CRITERIA or \
             self._per_sample_sums.get(id(v)) is v
 
+    def _criterion_operand(self, v: Variable, operation: str) -> Variable:
+        """``v`` as ``operation`` reads it: a per-sample criterion's minibatch total (``[1]``,
+        no batch axis) where ``operation`` is not one of ``_TAKES_PER_SAMPLE`` (cntk.exe's
+        ``Exp``, ``Log``, ``ElementDivide``, ``Times``, ... of a criterion node apply to its
+        ``[1]``: ``exp (sum se)``, not ``sum exp (se)``), else ``v`` itself."""
+        if operation in _TAKES_PER_SAMPLE or not self._is_per_sample_sum(v):
+            return v
+        entry = self._totals.get(id(v))
+        if entry is None or entry[0] is not v:
+            entry = self._totals[id(v)] = (v, self._whole(v))
+        return entry[1]
+
     def _minibatch_total(self, a: Any, b: Any) -> tuple[Any, Any]:
         """``a`` and ``b`` of ``Plus``/``Minus``, a per-sample criterion among them summed over
         the minibatch where the other is a number or a node with no batch axis (cntk.exe adds
@@ -152,13 +180,11 @@ class MinibatchFunctions:
 
     def _minibatch_factors(self, a: Any, b: Any) -> tuple[Any, Any]:
         """``a`` and ``b`` of ``ElementTimes``, a per-sample criterion among them summed over
-        the minibatch where the other has the batch axis (cntk.exe multiplies each sample of
-        the other, or the other criterion, by the ``[1]``); a factor without it scales the
-        per-sample values, which sum to the same."""
-        def batched(v: Any) -> bool:
-            return isinstance(v, Variable) and self.has_batch_axis(v)
-        if self._is_per_sample_sum(a) and batched(b):
+        the minibatch unless the other is a number or a 1-element ``Constant`` (which scales
+        the per-sample values: they sum to the same): cntk.exe multiplies the ``[1]`` into each
+        sample of per-sample data, and by another criterion's ``[1]`` or any other value."""
+        if self._is_per_sample_sum(a) and self._scalar(b) is None:
             a = self._whole(a)
-        if self._is_per_sample_sum(b) and batched(a):
+        if self._is_per_sample_sum(b) and self._scalar(a) is None:
             b = self._whole(b)
         return a, b

@@ -186,7 +186,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
                               "yet (give them as its first argument: PastValue (dims, x))")
         if not isinstance(v, Variable):
             raise ConfigError(f"{what} needs a node, got {type(v).__name__} {v!r}")
-        return v
+        return self._criterion_operand(v, what)
 
     def _scalar(self, v: Any) -> float | None:
         """A Python number, or the value of a one-element ``Constant``."""
