@@ -234,7 +234,7 @@ def _loaded_dense_options(v: Variable, block) -> dict:
 def untyped_arguments(model, format) -> list[str]:
     """The names of the arguments of a CNTK v2 file (a file name, or the file's bytes) that are placeholders of
     unknown shape (a Function saved before it was given types, an untyped ``@C.Function``),
-    in the order CNTK 2.7 lists them (as the graph first reads them); [] for another file."""
+    in the order CNTK 2.7 lists them; [] for another file."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         with _as_file(model) as path:
@@ -248,9 +248,41 @@ def untyped_arguments(model, format) -> list[str]:
     untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
                if _untyped(v)}
     seen: list[str] = []
-    for f in main.functions:
-        seen.extend(untyped[i] for i in f.inputs if i in untyped and untyped[i] not in seen)
+    for uid in _leaves_in_cntk_order(legacy, main):
+        if uid in untyped and untyped[uid] not in seen:
+            seen.append(untyped[uid])
     return seen
+
+
+def _leaves_in_cntk_order(legacy, main) -> list:
+    """The leaves (variable uids) the functions of ``main`` (a CNTK v2 file's graph) read, in
+    the order CNTK 2.7 lists a Function's arguments: depth first from the root function, each
+    function's inputs in turn (the two of a ``Times`` as Python gives them, swapped in the
+    file), a function's own inputs visited when first met (CNTK's ``DetermineInputs``).  The
+    root is the file's (its outputs' functions when the file names none)."""
+    owner = {o: f for f in main.functions for o in f.outputs}
+    root = legacy.extras.get("root")
+    starts = [f for f in main.functions if f.name == root] or \
+        [owner[o] for o in main.outputs if o in owner]
+    order: list = []
+    visited: set = set()
+
+    def visit(f) -> None:
+        visited.add(f.name)
+        inputs = list(f.inputs)
+        if f.type in ("Times", "TransposeTimes") and len(inputs) == 2:
+            inputs.reverse()
+        for i in inputs:
+            if i in owner:
+                if owner[i].name not in visited:
+                    visit(owner[i])
+            else:
+                order.append(i)
+
+    for f in starts:
+        if f.name not in visited:
+            visit(f)
+    return order
 
 
 @contextlib.contextmanager
