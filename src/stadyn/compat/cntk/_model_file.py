@@ -232,9 +232,9 @@ def _loaded_dense_options(v: Variable, block) -> dict:
 
 
 def untyped_arguments(model, format) -> list[str]:
-    """The names of the arguments of a CNTK v2 file (a file name, or the file's bytes) that are placeholders of
-    unknown shape (a Function saved before it was given types, an untyped ``@C.Function``),
-    in the order CNTK 2.7 lists them; [] for another file."""
+    """The names of the arguments of a CNTK v2 file (a file name, or the file's bytes) that
+    are placeholders of unknown shape (a Function saved before it was given types, an untyped
+    ``@C.Function``), in the order CNTK 2.7 lists them; [] for another file."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         with _as_file(model) as path:
