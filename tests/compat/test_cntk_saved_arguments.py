@@ -91,3 +91,19 @@ def test_a_model_saved_by_stadyn_with_arguments_in_an_order_of_their_own_loads_a
     path = tmp_path / "broadcast.model"
     MODELS.MODELS["broadcast"](C).save(str(path))
     assert _seen(path, "broadcast") == READ["cntk"]["broadcast"]
+
+
+def _block_placeholder_names(path) -> list:
+    from stadyn import serialize
+    main = serialize.read_legacy_model(str(path)).networks["main"]
+    return [sorted(v.meta.get("name") for v in f.body.variables.values()
+                   if v.kind == "placeholder") for f in main.functions if f.body is not None]
+
+
+def test_a_block_over_an_untyped_argument_reads_a_placeholder_named_after_it(tmp_path):
+    # CNTK 2.7 names sequence.last's and broadcast_as's inner placeholders 'inp' and
+    # 'history' (the arguments they stand for; a computed operand's stays ''); ours were ''
+    path = tmp_path / "broadcast.model"
+    MODELS.MODELS["broadcast"](C).save(str(path))
+    assert _block_placeholder_names(path) == \
+        _block_placeholder_names(FIXTURES / "broadcast.model") == [["inp"], ["", "history"]]
