@@ -99,3 +99,36 @@ def test_lambda_rank_of_sequences_is_saved_in_cntks_format(tmp_path):
                     if f"{batch}/{a.name}/{j}" in SEQUENCE_REFS] for a in m.arguments}
         np.testing.assert_allclose(float(np.asarray(m.eval(feed))),
                                    SEQUENCE_REFS[f"{batch}/lambda_rank"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("sequences", [False, True])
+def test_ndcg_at_1_is_saved_in_cntks_format(tmp_path, sequences):
+    # CNTK 2.7 saves an NDCG (of sequences too) and loads it back; Function.save wrote
+    # Stadyn's format with a warning (no rule for ndcg_at_1; over sequences, none for
+    # cntk_sequence_columns).  CNTK 2.7 read the files written here as its own NDCG and gave
+    # the same values (400, 342.857, 600 on the three minibatches of sequences; 200 below)
+    import warnings
+
+    from stadyn.serialize import read_legacy_model
+    make = C.sequence.input_variable if sequences else C.input_variable
+    s = make(1, name="score")
+    axis = {"sequence_axis": s.dynamic_axes[1]} if sequences else {}
+    g, q = make(1, name="gain", **axis), make(1, name="group", **axis)
+    path = str(tmp_path / "ndcg.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        C.ndcg_at_1(s, g, q, name="ndcg").save(path)
+    assert read_legacy_model(path).format == "cntk-v2"
+    m = C.load_model(path)
+    assert (m.root_function.op_name, m.name) == ("NDCG", "ndcg")     # (as CNTK 2.7 shows it)
+    if not sequences:
+        # groups {1, 2} (top score's gain 1 of best 3) and {5} (2 of 2): mean 2/3, x 100 x 3
+        v = {"score": [[1], [2], [5]], "gain": [[3], [1], [2]], "group": [[0], [0], [1]]}
+        out = m.eval({a: np.array(v[a.name], np.float32) for a in m.arguments})
+        np.testing.assert_allclose(float(np.asarray(out)), 200.0, rtol=1e-5)
+        return
+    for batch in range(3):
+        feed = {a: [SEQUENCE_REFS[f"{batch}/{a.name}/{j}"] for j in range(6)
+                    if f"{batch}/{a.name}/{j}" in SEQUENCE_REFS] for a in m.arguments}
+        np.testing.assert_allclose(float(np.asarray(m.eval(feed))),
+                                   SEQUENCE_REFS[f"{batch}/ndcg"], rtol=1e-5)

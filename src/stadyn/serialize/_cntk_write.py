@@ -61,15 +61,18 @@ _SEQUENCE_OPS = frozenset((
     "sequence_reduce_max", "cntk:EditDistanceError", "cntk:CrossEntropyWithSoftmax",
     "cntk:ClassificationError", "cntk:Greater", "cntk:Less", "cntk:GreaterEqual",
     "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice", "cntk:ReduceElements",
-    "cntk:LabelsToGraph", "cntk_forward_backward", "cntk:LambdaRank")) | frozenset(_SEQ_RULES)
+    "cntk:LabelsToGraph", "cntk_forward_backward", "cntk:LambdaRank", "cntk:NDCG1Eval")) | \
+    frozenset(_SEQ_RULES)
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
 # of those, the ops whose output has no sequence axis (one step of each sequence, a sum; the
-# edit distance of the minibatch's sequences; LambdaRank's one number over the minibatch)
+# edit distance of the minibatch's sequences; LambdaRank's and NDCG's one number over the
+# minibatch)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
                             "sequence_reduce_max", "cntk:EditDistanceError",
-                            "cntk:UnpackSequenceOp", "cntk_forward_backward", "cntk:LambdaRank"))
+                            "cntk:UnpackSequenceOp", "cntk_forward_backward", "cntk:LambdaRank",
+                            "cntk:NDCG1Eval"))
 
 
 def _on_sequences(node) -> str:

@@ -444,8 +444,10 @@ RULES = {
     "cntk:Cast": _cast, "cast": _cast_op, "cntk:ConstantOp": _constant_op,
     "cntk:RandomSampleInclusionFrequency": _inclusion_frequency,
     # CNTK's criteria the compat computes as CNTK does (weighted_binary_cross_entropy: output,
-    # target, weight; lambda_rank: output, gain, group): the primitives, no attributes
+    # target, weight; lambda_rank, ndcg_at_1: output, gain, group): the primitives, no
+    # attributes
     "cntk:Logistic": primitive("Logistic", 3), "cntk:LambdaRank": primitive("LambdaRank", 3),
+    "cntk:NDCG1Eval": primitive("NDCG", 3),
     "cntk:CosDistance": primitive("CosDistance", 2),
     **{"cntk:" + op: primitive(op, 1) for op in (
         "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Atanh")},

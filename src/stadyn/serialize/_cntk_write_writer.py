@@ -49,6 +49,7 @@ class Writer:
         self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
         self.sparse: set[int] = set()             # ids of the inputs declared sparse
         self.untyped: set[int] = set()            # ids of the inputs written as placeholders
+        self.untyped_names: dict[int, str] = {}   # (and the names they are written with)
         self.folded: dict[int, Variable] = {}      # id(a leaf reshaped) -> the leaf
         self.auto_padded: dict[int, tuple] = {}   # id(a padded input) -> its axes padded
         self.ceil_pooled: set[int] = set()        # ids of pooled inputs with ceilOutDim
@@ -109,6 +110,7 @@ class Writer:
         uid = f"Placeholder{next(self.count)}"
         if keep_uid:
             self.uids[id(v)] = uid
+            self.untyped_names[id(v)] = name
         self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                             "type": P.text("Variable"), "kind": P.size_t(4),
                             "name": P.text(name), "shape": P.shape((-2,)),
@@ -121,8 +123,9 @@ class Writer:
         """The placeholder standing for the argument ``v`` inside a block; ``uid``: an output
         read before the function computing it is written (a recurrence's delayed output:
         CNTK 2.7 lists it so, a placeholder named by the output's uid)."""
-        if uid is None and id(v) in self.untyped:    # (a block applied to such an argument)
-            return self._untyped_argument(v, "", keep_uid=False)
+        if uid is None and id(v) in self.untyped:    # (a block applied to such an argument:
+            # CNTK 2.7 names the block's placeholder after the argument)
+            return self._untyped_argument(v, self.untyped_names.get(id(v), ""), keep_uid=False)
         uid = uid or f"Placeholder{next(self.count)}"
         self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                             "type": P.text("Variable"), "kind": P.size_t(4),

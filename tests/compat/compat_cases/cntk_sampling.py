@@ -88,3 +88,28 @@ def random_sample__as_many_distinct_samples_as_classes(C, r):
             except Exception:  # noqa: BLE001 - the real framework's error type is its own
                 result[f"{op}_{n}_refused"] = True
     return result
+
+
+@cntk_case(names=["cntk.ops.random_sample", "cntk.ops.random_sample_inclusion_frequency",
+                  "cntk.Function.eval"])
+def random_sample__batched_weights_build_and_fail_to_run(C, r):
+    # CNTK 2.7 builds a sampling op of weights with the batch axis (a vector, or a row, per
+    # sample), shows its shape, and fails when it runs, naming the weights' node
+    r.touch("cntk.Function.eval")
+    out = {}
+    for key, shape, make in [
+            ("sample", 5, lambda w: C.random_sample(w, 3, True, seed=1)),
+            ("sample_row", (1, 5), lambda w: C.random_sample(w, 3, False, seed=1)),
+            ("inclusion", 5, lambda w: C.random_sample_inclusion_frequency(w, 3, True))]:
+        w = C.input_variable(shape, name="w")
+        f = make(w)
+        said = f"Node '{w.uid}' (InputValue operation): Minibatch data cannot be interpreted " \
+            "as a single 2D tensor."
+        try:
+            f.eval({w: np.ones((2,) + w.shape, np.float32)})
+            error = None
+        except RuntimeError as e:
+            error = said in str(e)
+        out[key] = {"shape": list(f.shape), "dynamic_axes": len(f.dynamic_axes),
+                    "runtime_error_naming_the_weights": error}
+    return out

@@ -9,8 +9,10 @@ CNTK form, and the Stadyn model file above, with one warning naming the op, when
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
+import tempfile
 import warnings
 from collections import OrderedDict
 
@@ -230,12 +232,14 @@ def _loaded_dense_options(v: Variable, block) -> dict:
 
 
 def untyped_arguments(model, format) -> list[str]:
-    """The names of the arguments of a CNTK v2 file (a file name) that are placeholders of
-    unknown shape (a Function saved before it was given types, an untyped ``@C.Function``),
-    in the order CNTK 2.7 lists them (as the graph first reads them); [] for another file."""
+    """The names of the arguments of a CNTK v2 file (a file name, or the file's bytes) that
+    are placeholders of unknown shape (a Function saved before it was given types, an untyped
+    ``@C.Function``), in the order CNTK 2.7 lists them; [] for another file."""
     from ... import serialize
-    if format != ModelFormat.CNTKv2 or isinstance(model, (bytes, bytearray)) or \
-            not serialize.is_legacy_model_file(os.fspath(model)):
+    if isinstance(model, (bytes, bytearray)):
+        with _as_file(model) as path:
+            return untyped_arguments(path, format)
+    if format != ModelFormat.CNTKv2 or not serialize.is_legacy_model_file(os.fspath(model)):
         return []
     legacy = serialize.read_legacy_model(os.fspath(model))
     main = legacy.networks.get("main")
@@ -244,9 +248,51 @@ def untyped_arguments(model, format) -> list[str]:
     untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
                if _untyped(v)}
     seen: list[str] = []
-    for f in main.functions:
-        seen.extend(untyped[i] for i in f.inputs if i in untyped and untyped[i] not in seen)
+    for uid in _leaves_in_cntk_order(legacy, main):
+        if uid in untyped and untyped[uid] not in seen:
+            seen.append(untyped[uid])
     return seen
+
+
+def _leaves_in_cntk_order(legacy, main) -> list:
+    """The leaves (variable uids) the functions of ``main`` (a CNTK v2 file's graph) read, in
+    the order CNTK 2.7 lists a Function's arguments: depth first from the root function, each
+    function's inputs in turn (the two of a ``Times`` as Python gives them, swapped in the
+    file), a function's own inputs visited when first met (CNTK's ``DetermineInputs``).  The
+    root is the file's (its outputs' functions when the file names none)."""
+    owner = {o: f for f in main.functions for o in f.outputs}
+    root = legacy.extras.get("root")
+    starts = [f for f in main.functions if f.name == root] or \
+        [owner[o] for o in main.outputs if o in owner]
+    order: list = []
+    visited: set = set()
+
+    def visit(f) -> None:
+        visited.add(f.name)
+        inputs = list(f.inputs)
+        if f.type in ("Times", "TransposeTimes") and len(inputs) == 2:
+            inputs.reverse()
+        for i in inputs:
+            if i in owner:
+                if owner[i].name not in visited:
+                    visit(owner[i])
+            else:
+                order.append(i)
+
+    for f in starts:
+        if f.name not in visited:
+            visit(f)
+    return order
+
+
+@contextlib.contextmanager
+def _as_file(data: bytes):
+    """A file (its name) holding ``data`` (a model file's bytes) while the context lasts."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model")
+        with open(path, "wb") as f:
+            f.write(data)
+        yield path
 
 
 def _untyped(v) -> bool:
@@ -281,12 +327,8 @@ def load_roots(model, format, types: "dict | None" = None) -> "tuple[list, str |
     whose types each (by name) is given, as the Function is applied to them."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
-        import tempfile
-        with tempfile.TemporaryDirectory() as folder:
-            path = os.path.join(folder, "model")
-            with open(path, "wb") as f:
-                f.write(model)
-            return load_roots(path, format)
+        with _as_file(model) as path:
+            return load_roots(path, format, types)
     path = os.fspath(model)
     root = None
     v1_uids: dict = {}

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ..._errors import UnrunnableError
 from . import _graph as G
 from ._adapt import batched, named, one_op, operand, wrap
 from ._cntk_attributes import CNTK_ATTRIBUTES
@@ -29,10 +30,40 @@ from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 __all__ = ["random_sample", "random_sample_inclusion_frequency"]
 
 
+class _CannotRun:
+    """The computation of a sampling op whose weights have the batch axis: CNTK 2.7 builds (and
+    saves) it, and its evaluation fails naming the weights' node, ``Node 'Input3' (InputValue
+    operation): Minibatch data cannot be interpreted as a single 2D tensor.`` -- a run of this
+    raises :class:`~stadyn.UnrunnableError` in those words; its output is shaped as CNTK
+    shows it (``shape`` a sample's, the batch axis kept)."""
+
+    def __init__(self, shape: tuple, message: str):
+        self.shape, self.message = shape, message
+
+    def output_shapes(self, shapes, dtypes):
+        return [((shapes[0][0], *self.shape), dtypes[0])]
+
+    def forward_arrays(self, arrays):
+        raise UnrunnableError(self.message)
+
+    def backward_arrays(self, state, grads, needed):
+        return [None for _ in needed]
+
+
+def _unrunnable(weights, shape: tuple, op: str):
+    """``op`` of batched ``weights`` (an input, or computed from one): built as CNTK builds
+    it, failing when it runs (:class:`_CannotRun`)."""
+    w = operand(weights)
+    if len(w.shape) not in (2, 3) or (len(w.shape) == 3 and w.shape[1] != 1):
+        raise ValueError(f"{op}: the weights must be a vector, got shape {tuple(w.shape[1:])}")
+    where = f"Node '{weights.uid}' (InputValue operation)" \
+        if G.kind_of(w) == "input" and getattr(weights, "uid", "") else "The weights"
+    out = F.python_function(w, function=_CannotRun(
+        shape, f"{where}: Minibatch data cannot be interpreted as a single 2D tensor."))
+    return one_op(out, w)
+
+
 def _weights(weights, op: str):
-    if batched(weights):
-        raise ValueError(f"{op}: the weights cannot have the batch axis (a vector of class "
-                         "weights)")
     w = operand(weights)
     if not hasattr(w, "shape"):
         raise ValueError(f"{op}: the weights must be a vector")
@@ -64,6 +95,11 @@ def random_sample(weights, num_samples: int, allow_duplicates: bool,
         >>> len(set(rows.argmax(axis=1).tolist()))      # four distinct classes of five
         4
     """
+    if batched(weights):
+        n = operand(weights).shape[-1]
+        out = _unrunnable(weights, (int(num_samples), n), "random_sample")
+        G.set_op_name(out, "RandomSample")
+        return named(wrap(out), name, "RandomSample")
     w = _weights(weights, "random_sample")
     out = F.random_sample(_checked(w, "random_sample"), int(num_samples), bool(allow_duplicates),
                           seed=resolved_seed(seed))
@@ -86,6 +122,11 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
         >>> round(float(f[0]), 5), round(float(f[110]), 8)      # 150 * 1000 / 100100, ...
         (1.4985, 0.0014985)
     """
+    if batched(weights):
+        out = _unrunnable(weights, tuple(operand(weights).shape[1:]),
+                          "random_sample_inclusion_frequency")
+        G.set_op_name(out, "RandomSampleInclusionFrequency")
+        return named(wrap(out), name, "RandomSampleInclusionFrequency")
     w = _weights(weights, "random_sample_inclusion_frequency")
     out = F.random_sample_inclusion_frequency(
         _checked(w, "random_sample_inclusion_frequency"), int(num_samples),

@@ -300,7 +300,8 @@ class _Deferred(ArgumentBinding):
     def save(self, filename, *args, **kwargs) -> None:
         """Save it as CNTK 2.7 does: its arguments placeholders of unknown shape named after
         them, the graph the one built for the operands it was last applied to (its parameters
-        the model's own); what ``Function.load`` gives back waits for operands as this does
+        the model's own; never applied, its graph over the placeholders, see
+        ``_built_untyped``); what ``Function.load`` gives back waits for operands as this does
         (``Function.save``'s ``format`` and other options pass through; a graph saved as a
         Stadyn model file, having an op CNTK 2.7 has no form for, keeps its inputs typed).
 
@@ -324,14 +325,32 @@ class _Deferred(ArgumentBinding):
             return
         types = self.__dict__.get("_types")
         if types is None:
-            raise ValueError(f"{self.name}: its arguments have no types, so it is saved once it "
-                             "has been applied to Functions or Variables (their types are "
-                             "saved)")
-        inputs = [input_variable(shape, is_sparse=sparse, dynamic_axes=axes, name=p.name)
-                  for p, (shape, sparse, axes) in zip(self._placeholders, types)]
-        function = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
+            function = self._built_untyped()
+        else:
+            inputs = [input_variable(shape, is_sparse=sparse, dynamic_axes=axes, name=p.name)
+                      for p, (shape, sparse, axes) in zip(self._placeholders, types)]
+            function = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
         save_roots(function._roots(), function.arguments, filename,
                    _save_format(*args, **kwargs), function._combine(), untyped=True)
+
+    def _built_untyped(self):
+        """Its graph for a Function never applied, to be saved (CNTK 2.7 saves its graph over
+        the placeholders): built on sequences of one value each, which the file forgets (its
+        arguments are written as placeholders of unknown shape); a graph whose parameters take
+        their shapes from the arguments' cannot be built so (ValueError, as before)."""
+        refusal = ValueError(f"{self.name}: its arguments have no types and its graph has "
+                             "parameters shaped by them, so it is saved once it has been "
+                             "applied to Functions or Variables (their types are saved)")
+        inputs = [input_variable(1, dynamic_axes=[Axis.default_batch_axis(),
+                                                  Axis.default_dynamic_axis()], name=p.name)
+                  for p in self._placeholders]
+        try:
+            function = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
+        except Exception as e:
+            raise refusal from e
+        if function.parameters:
+            raise refusal
+        return function
 
     @property
     def parameters(self) -> tuple:
