@@ -112,10 +112,16 @@ def owned_output(node, data: torch.Tensor | None) -> torch.Tensor | None:
     Example:
         >>> import torch, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
         >>> node = F.identity(nn.Variable((2,))).parent
-        >>> x = torch.zeros(2)
+        >>> x = data_of(node.inputs[0])
         >>> owned_output(node, x[:1])._base is None
+        True
+        >>> inner = torch.zeros(2); owned_output(node, inner[:1])._base is inner
         True
     """
     if (data is None or node is None or data._base is None or shares_by_design(node)):
+        return data
+    # (a view of the op's own intermediate, as a convolution's or affine's output is, stays)
+    ptr = data.untyped_storage().data_ptr()
+    if not any(data_of(v).untyped_storage().data_ptr() == ptr for v in node.inputs):
         return data
     return data.clone(memory_format=torch.contiguous_format)
