@@ -76,7 +76,7 @@ from ._variable import (FunctionNode, Variable, bump_graph_version, graph_versio
                         to_torch_dtype, topological_nodes)
 from ._kept import keep_as, keep_with, kept_with
 from ._held_values import shown_only
-from ._shared_values import (hand_out, on_renew, read_value_of, renew_value, set_output,
+from ._shared_values import (hand_out, handed_out, on_renew, read_value_of, renew_value, set_output,
                              value_holder)
 from ._tensors import data_of, grad_of
 
@@ -86,7 +86,8 @@ __all__ = [
     "base_axis_kept",
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "keep_as", "shown_only",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
-    "hand_out", "set_output", "read_value_of", "value_holder", "renew_value", "on_renew",
+    "hand_out", "handed_out", "set_output", "read_value_of", "value_holder", "renew_value",
+    "on_renew",
     "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",

@@ -33,8 +33,8 @@ from .._errors import StadynError
 from ._grad_buffers import carry_released
 from ._variable import Variable, bump_graph_version, layout_changed
 
-__all__ = ["hand_out", "set_output", "set_grad", "read_value_of", "value_holder", "renew_value",
-           "on_renew", "drop_stale"]
+__all__ = ["hand_out", "handed_out", "set_output", "set_grad", "read_value_of", "value_holder",
+           "renew_value", "on_renew", "drop_stale"]
 
 _ON_RENEW = "_stadyn_on_renew"
 
@@ -55,6 +55,18 @@ def hand_out(t: torch.Tensor) -> None:
         >>> hand_out(torch.zeros(2))
     """
     setattr(t, _HANDED_OUT, True)
+
+
+def handed_out(t: torch.Tensor) -> bool:
+    """Whether :func:`hand_out` marked ``t``.
+
+    Example:
+        >>> import torch
+        >>> t = torch.zeros(2); before = handed_out(t); hand_out(t)
+        >>> before, handed_out(t)
+        (False, True)
+    """
+    return getattr(t, _HANDED_OUT, False)
 
 
 def set_output(v: Variable, t: torch.Tensor) -> None:

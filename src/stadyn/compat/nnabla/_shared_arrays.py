@@ -39,6 +39,7 @@ import torch
 
 from ...graph import Variable as _Core, data_of, grad_of, hand_out, on_renew, viewed
 from ._ndarray import mark_zeroing
+from ._own_arrays import own_array
 
 __all__ = ["unlinked_view", "share_array", "members", "follow", "watch_output", "relink_grads",
            "viewed_in_group"]
@@ -59,6 +60,8 @@ def unlinked_view(x: _Core, shape) -> _Core:
         >>> v = unlinked_view(x, (2, -1)); x.data.fill(1.0); v.shape, v.d.tolist()
         ((2, 2), [[1.0, 1.0], [1.0, 1.0]])
     """
+    if x.parent is not None:
+        own_array(x)                    # (not an input's: _own_arrays.py)
     _Core.g.fget(x)                     # the gradient's buffer, allocated on first read
     value, grad = data_of(x).view(tuple(shape)), grad_of(x).view(tuple(shape))
     leaf = type(x)(tuple(value.shape), need_grad=x.need_grad)

@@ -42,6 +42,7 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
+from ._own_arrays import own_array, owned_output
 from ._shared_arrays import (follow, relink_grads, unlinked_view, viewed_in_group,
                              watch_output)
 from ._written_types import (assign_to_output, float_for_gradients, stays_float,
@@ -126,6 +127,8 @@ class Variable(_Core):
     def data(self) -> NdArray:
         """The value as an NdArray viewing this Variable's memory (its ``cast`` changes the
         Variable's dtype, as in NNabla); one kept reads the value the Variable holds then."""
+        if self.parent is not None:
+            own_array(self)                  # (no array shared with an input: _own_arrays.py)
         return NdArray._of(self, _value_tensor, _set_data, _renew_value, viewed_in_group)
 
     @data.setter
@@ -193,6 +196,7 @@ class Variable(_Core):
         as NNabla's; one kept from an op's output shows the later runs' values, until a
         ``fill()`` of the output gives it new memory (both as NNabla 1.39's)."""
         if self.parent is not None:
+            own_array(self)                  # (no array shared with an input: _own_arrays.py)
             hand_out(data_of(self))          # later runs write into it, as NNabla's do
         return self.data.data
 
@@ -202,10 +206,17 @@ class Variable(_Core):
             self.data.data = value           # NNabla's zero() / fill(): new memory
             return
         if self.parent is not None:
+            own_array(self)
             assign_to_output(self, value)
             return
         take_written_type(self, value)
         _Core.d.fset(self, value)
+
+    @classmethod
+    def _from_node(cls, parent, index, shape, dtype, need_grad, data):
+        # a dynamic run's output viewing its input's memory gets its own (_own_arrays.py)
+        return super()._from_node(parent, index, shape, dtype, need_grad,
+                                  owned_output(parent, data))
 
     def _grad_buffer(self) -> torch.Tensor:
         # NNabla 1.39's gradient is float32 whatever the value's type (an int32 or bool

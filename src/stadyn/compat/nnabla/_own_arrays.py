@@ -1,0 +1,127 @@
+"""Op outputs hold arrays of their own, as NNabla's: writing one never writes its input.
+
+NNabla 1.39 computes ``F.identity``, ``F.transpose``, ``F.slice`` (``x[i]``), ``F.split``,
+``F.broadcast``, ``F.flip``, ``F.stack``, ``F.tile`` and ``F.reshape(..., inplace=False)``
+into new memory, so ``y.d = v`` or ``y.d[i] = v`` of their output leaves the input alone; only
+``F.reshape`` with its default ``inplace=True`` (and ``Variable.reshape``) shares its input's
+array (checked on NNabla 1.39, case ``nnabla_fidelity_17.view_outputs__own_memory``).  Stadyn's
+kernels for these ops return torch views of their input, which is what a graph run wants (no
+copy); the array is copied only where the user can write it:
+
+* a static graph's output gets memory of its own when its value is handed to the user
+  (:func:`own_array`, from ``.d``, ``.data`` and ``y.d = v``); it is then a handed-out tensor,
+  into which the later runs write (``stadyn.graph.hand_out``);
+* a dynamic graph's output is copied when the op runs (:func:`owned_output`), so that the ops
+  run after it read it, and a backward reaches its gradient ``y.g``, through the copy.
+
+Example:
+    >>> import numpy as np
+    >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+    >>> a = nn.Variable.from_numpy_array(np.zeros((2, 2), np.float32))
+    >>> y = F.transpose(a, (1, 0)); y.forward()
+    >>> y.d[0, 1] = 7.0
+    >>> a.d.tolist(), y.d.tolist()
+    ([[0.0, 0.0], [0.0, 0.0]], [[0.0, 7.0], [0.0, 0.0]])
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ...graph import Variable as _Core, data_of, hand_out, handed_out
+
+__all__ = ["own_array", "owned_output", "shares_by_design"]
+
+
+def shares_by_design(node) -> bool:
+    """Whether the op of ``node`` shares its input's array in NNabla 1.39: ``F.reshape`` with
+    ``inplace=True`` (its default).
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> a = nn.Variable((2, 2))
+        >>> shares_by_design(F.reshape(a, (4,)).parent)
+        True
+        >>> shares_by_design(F.reshape(a, (4,), inplace=False).parent)
+        False
+    """
+    if node.spec.name != "reshape":
+        return False
+    inplace = node.kwargs.get("inplace", node.args[2] if len(node.args) > 2 else True)
+    return bool(inplace)
+
+
+def _aliases_input(t: torch.Tensor, node) -> bool:
+    """Whether ``t``, an output of ``node``, may share memory with another tensor: a torch
+    view, or an input's own tensor."""
+    if t._base is not None:
+        return True
+    ptr = t.untyped_storage().data_ptr()
+    return any(data_of(v).untyped_storage().data_ptr() == ptr for v in node.inputs)
+
+
+def own_array(v: _Core) -> None:
+    """Give the op output ``v`` memory of its own before its value is handed to the user, when
+    its tensor views another's (an input's: Stadyn's transpose, slice, ... kernels return
+    views); a handed-out tensor, which the later runs write into.
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> from stadyn.graph import data_of
+        >>> a = nn.Variable.from_numpy_array(np.arange(4.0, dtype=np.float32))
+        >>> y = F.identity(a); y.forward(); own_array(y)
+        >>> data_of(y).data_ptr() == data_of(a).data_ptr()
+        False
+    """
+    node = v.parent
+    if node is None:
+        return
+    if shares_by_design(node):
+        _share_input_array(v, node.inputs[0])
+        return
+    t = data_of(v)
+    if handed_out(t) or not _aliases_input(t, node):
+        # (handed out: memory the user holds already, of its own or, for the Variables of
+        # ``x.reshape(shape, unlink=True)``, one array they share: _shared_arrays.py)
+        return
+    own = t.clone(memory_format=torch.contiguous_format)
+    _Core.data.fset(v, own)
+    hand_out(own)
+
+
+def _share_input_array(v: _Core, x: _Core) -> None:
+    """``v`` is ``F.reshape(x, ...)`` (in place): it views the array ``x`` holds, which is
+    ``x``'s own (``x[0]``, a slice then such a reshape, views the slice's array, not the
+    sliced input's)."""
+    if x.parent is None:
+        return
+    own_array(x)
+    held, t = data_of(x), data_of(v)
+    if (t.untyped_storage().data_ptr() != held.untyped_storage().data_ptr()
+            and held.is_contiguous() and held.numel() == t.numel()):
+        view = held.view(tuple(t.shape))
+        _Core.data.fset(v, view)
+        hand_out(view)
+
+
+def owned_output(node, data: torch.Tensor | None) -> torch.Tensor | None:
+    """The tensor a dynamic run gives the output of ``node``: ``data``, or a copy of it (in
+    the autograd graph) where it views an input's memory and NNabla's op does not share.
+
+    Example:
+        >>> import torch, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> node = F.identity(nn.Variable((2,))).parent
+        >>> x = data_of(node.inputs[0])
+        >>> owned_output(node, x[:1])._base is None
+        True
+        >>> inner = torch.zeros(2); owned_output(node, inner[:1])._base is inner
+        True
+    """
+    if (data is None or node is None or data._base is None or shares_by_design(node)):
+        return data
+    # (a view of the op's own intermediate, as a convolution's or affine's output is, stays)
+    ptr = data.untyped_storage().data_ptr()
+    if not any(data_of(v).untyped_storage().data_ptr() == ptr for v in node.inputs):
+        return data
+    return data.clone(memory_format=torch.contiguous_format)
