@@ -1,5 +1,6 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 after the twenty-second round (a
-reviewer's findings): inputs with free dimensions after an eval refused for their lengths."""
+reviewer's findings): inputs with free dimensions after an eval refused for their lengths; ops
+and walks on the root function of a layer not applied yet or of a waiting Function."""
 
 from compat_harness import cntk_case
 
@@ -27,3 +28,33 @@ def free_dimensions__after_an_eval_refused_for_their_lengths(C, r, np):
         res["%d, %d" % (i, j)] = _outcome(lambda: (x + y).eval({x: a, y: b}).tolist())
     return res
 
+
+def _seen(C, node):
+    if node is None:
+        return None
+    return [isinstance(node, C.Function), node.name, getattr(node, "op_name", None)]
+
+
+@cntk_case(names=["cntk.logging.graph.depth_first_search", "cntk.logging.graph.find_by_name",
+                  "cntk.combine", "cntk.ops.plus"],
+           note="the Functions a walk of an unapplied Sequential meets (its root, the first "
+                "Dense's root) and a waiting Function's root function, walked again, searched "
+                "by name, added to and combined: CNTK 2.7 takes each as a Function; Stadyn "
+                "raised AttributeError")
+def root_functions__of_layers_and_waiting_functions_as_operands(C, r):
+    r.touch("cntk.layers.Sequential", "cntk.layers.Dense", "cntk.placeholder")
+    s = C.layers.Sequential([C.layers.Dense(3, name="first"), C.layers.Dense(2, name="last")])
+    nodes = C.logging.graph.depth_first_search(s, lambda n: True)
+    roots = {"Sequential's walk, node %d" % k: nodes[k] for k in (0, 3)}
+    roots["plus(placeholder, 1).root_function"] = C.plus(C.placeholder(), 1).root_function
+    res = {}
+    for label, node in roots.items():
+        walk = C.logging.graph.depth_first_search
+        res[label] = {
+            "class": node.__class__.__name__,
+            "walk": _outcome(lambda: len(walk(node, lambda n: True))),
+            "plus": _outcome(lambda: len(C.plus(node, 2).outputs)),
+            "combine": _outcome(lambda: len(C.combine([node]).outputs)),
+            "find first": _outcome(lambda: _seen(C, C.logging.graph.find_by_name(node, "first"))),
+            "find x": _outcome(lambda: _seen(C, C.logging.graph.find_by_name(node, "x")))}
+    return res
