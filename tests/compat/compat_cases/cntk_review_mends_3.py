@@ -58,3 +58,56 @@ def root_functions__of_layers_and_waiting_functions_as_operands(C, r):
             "find first": _outcome(lambda: _seen(C, C.logging.graph.find_by_name(node, "first"))),
             "find x": _outcome(lambda: _seen(C, C.logging.graph.find_by_name(node, "x")))}
     return res
+
+
+def _refused(fn):
+    """The built-in type of what ``fn()`` raised, and the first line's CNTK words up to the
+    first quoted name (Stadyn's own words follow in parentheses; a Function not typed yet
+    has no output to name)."""
+    try:
+        fn()
+    except Exception as e:          # (the built-in type and CNTK's words are compared)
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        line = str(e).strip().splitlines()[0]
+        return {"raises": kind, "says": line.split(" (")[0].split(" '")[0]}
+    return {"returns": True}
+
+
+@cntk_case(names=["cntk.Function", "cntk.layers.Dense", "cntk.layers.Convolution",
+                  "cntk.layers.Convolution2D", "cntk.layers.ConvolutionTranspose",
+                  "cntk.layers.Embedding"],
+           note="an untyped @C.Function run before it has types (eval/forward/grad with no "
+                "data, some, all): CNTK 2.7's ValueError 'function expects 2 arguments', "
+                "'... have not been provided.', RuntimeError 'Unknown DataType.'; Stadyn "
+                "raised AttributeError ('_Deferred has no ...').  An array, list or tuple "
+                "as a layer's init: CNTK 2.7's Dense and ConvolutionTranspose refuse it "
+                "(TypeError), a Convolution's array with a reduction axis its ValueError, "
+                "Embedding takes it; Stadyn took each")
+def untyped_function_runs__and_array_inits_of_layers(C, r, np):
+    r.touch("cntk.input_variable")
+
+    @C.Function
+    def f(a, b):
+        return a + b
+    d = np.ones((1, 2), np.float32)
+    L = C.layers
+    x = C.input_variable((1, 4, 4))
+    tries = {
+        "eval {}": lambda: f.eval({}),
+        "eval None": lambda: f.eval(),
+        "forward {}": lambda: f.forward({}),
+        "grad {}": lambda: f.grad({}),
+        "eval one of two": lambda: f.eval({f.arguments[0]: d}),
+        "eval both": lambda: f.eval({f.arguments[0]: d, f.arguments[1]: d}),
+        "Dense, array": lambda: L.Dense(2, init=np.ones((3, 2), np.float32)),
+        "Dense, 0-d array": lambda: L.Dense(2, init=np.array(0.5)),
+        "Dense, list": lambda: L.Dense(2, init=[[1.0, 2.0]]),
+        "Dense, number": lambda: L.Dense(2, init=0.5)(C.input_variable(3)),
+        "Convolution, array": lambda: L.Convolution(
+            (2, 2), 1, init=np.ones((1, 1, 2, 2), np.float32))(x),
+        "Convolution2D, list": lambda: L.Convolution2D((2, 2), 1, init=[[1.0]]),
+        "ConvolutionTranspose, array": lambda: L.ConvolutionTranspose(
+            (2, 2), 1, init=np.ones((1, 1, 2, 2), np.float32))(x),
+        "Embedding, array": lambda: L.Embedding(2, init=np.ones((3, 2), np.float32))(
+            C.input_variable(3))}
+    return {label: _refused(make) for label, make in tries.items()}
