@@ -21,7 +21,8 @@ An input may have free dimensions besides (CNTK's ``FreeDimension``: ``input_var
 has length 1 (an op that needs more, a convolution or pooling window, doubles it until the op
 takes it: :func:`widen_free_dimensions`); the data fed replaces it whole (every sample of a
 minibatch of one length), and a static plan is made anew for each new length as for each new
-batch size.
+batch size.  Lengths fed for a run are stand-ins again (1) for a new graph whose op refuses
+them (:func:`conform_for_op`), as a batch fed for a run is.
 
 Example:
     >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F
@@ -207,10 +208,11 @@ def holds_free_stand_ins(v: Variable) -> bool:
 
 def conform_for_op(inputs: Sequence[Variable], infer: Callable[[], object]):
     """What a static build tries when an op refuses the shapes of ``inputs``: the op's
-    shape inference ``infer()`` once more after :func:`conform_unfed_inputs`, else after
+    shape inference ``infer()`` once more after :func:`conform_unfed_inputs` (or, where that
+    changes nothing, after the free dimensions an earlier run fed are stand-ins again), else after
     :func:`widen_free_dimensions` (an unfed free dimension too short for a window); its
     result, or None where neither helps."""
-    if conform_unfed_inputs(inputs):
+    if conform_unfed_inputs(inputs) or _forget_run_free_dims(inputs):
         try:
             return infer()
         except Exception:  # noqa: BLE001 - the first error is the one reported
@@ -314,6 +316,41 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
                 _FREE_DIMS_UNFED[v] = stand_in
             if lengths is not None:
                 v._seq.data = lengths
+        try:
+            refresh_shapes(sub.nodes, sub.leaves)
+        except Exception:  # noqa: BLE001 - as inconsistent as before the attempt
+            pass
+        return False
+    return True
+
+
+def _forget_run_free_dims(variables: Sequence[Variable]) -> bool:
+    """Give the inputs behind ``variables`` whose free dimensions hold the lengths of an
+    earlier run (:func:`fed_for_a_run`) stand-in lengths (1) again, as CNTK's inputs hold
+    nothing between runs, and re-infer the values computed from them; returns whether that
+    was done (everything is left as it was where an op between refuses)."""
+    sub = Subgraph(list(variables))
+    stale = [v for v in sub.leaves if v in _FREE_DIMS and _fed_for_a_run(v)
+             and any(v._shape[a] != 1 for a in _FREE_DIMS[v])]
+    if not stale:
+        return False
+    before = [(v, v._shape, v._data, _FREE_DIMS_UNFED.get(v), _FREE.get(v)) for v in stale]
+    for v in stale:
+        v.reset_shape(tuple(1 if k in _FREE_DIMS[v] else d for k, d in enumerate(v._shape)))
+        _FREE_DIMS_UNFED[v] = (v._data, v._data._version)      # a stand-in until fed
+        if v in _FREE:
+            _FREE[v] = (v._data, v._data._version)
+    try:
+        refresh_shapes(sub.nodes, sub.leaves)
+    except Exception:  # noqa: BLE001 - an op upstream refuses the lengths: as they were
+        for v, shape, data, stand_in, batch_record in before:
+            v._shape, v._data = shape, data
+            if stand_in is not None:
+                _FREE_DIMS_UNFED[v] = stand_in
+            else:
+                _FREE_DIMS_UNFED.pop(v, None)
+            if batch_record is not None:
+                _FREE[v] = batch_record
         try:
             refresh_shapes(sub.nodes, sub.leaves)
         except Exception:  # noqa: BLE001 - as inconsistent as before the attempt

@@ -210,7 +210,10 @@ def as_block__over_a_sequence_placeholder_bound_to_a_non_sequence(C, r, np):
                 "with a condition of 0 (RuntimeError 'AddSequence: Sequences must be a least "
                 "one frame long'); of operands without dynamic axes it refuses them when "
                 "built (RuntimeError); Stadyn refused them when built (ShapeError, a "
-                "ValueError, naming sd.sequence.input_variable)")
+                "ValueError, naming sd.sequence.input_variable).  A condition of 3 numbers "
+                "per sample: CNTK 2.7 builds them and refuses to run them (ValueError 'Where "
+                "operation can only operate on scalar input.'); Stadyn refused scatter when "
+                "built (ShapeError) and where and gather when run with a RuntimeError")
 def selecting_sequence_ops__on_the_batch_axis_alone(C, r, np):
     r.touch("cntk.input_variable", "cntk.sequence.input_variable", "cntk.Function.eval")
     x = C.input_variable(1, name="x")
@@ -218,7 +221,9 @@ def selecting_sequence_ops__on_the_batch_axis_alone(C, r, np):
     s = C.sequence.input_variable(1, name="s")
     x0 = C.input_variable(1, name="x0", dynamic_axes=[])
     v0 = C.input_variable(2, name="v0", dynamic_axes=[])
+    x3 = C.input_variable(3, name="x3")
     data = {"x": np.array([[1], [0], [1]], np.float32),
+            "x3": np.array([[1, 0, 1]] * 3, np.float32),
             "v": np.arange(6, dtype=np.float32).reshape(3, 2),
             "s": [np.array([[1], [0], [1]], np.float32)] * 3}
     makes = {"where": lambda: C.sequence.where(x),
@@ -226,7 +231,10 @@ def selecting_sequence_ops__on_the_batch_axis_alone(C, r, np):
              "gather, condition a sequence": lambda: C.sequence.gather(v, s),
              "scatter": lambda: C.sequence.scatter(v, x),
              "where, no dynamic axes": lambda: C.sequence.where(x0),
-             "gather, no dynamic axes": lambda: C.sequence.gather(v0, x0)}
+             "gather, no dynamic axes": lambda: C.sequence.gather(v0, x0),
+             "where, condition (3,)": lambda: C.sequence.where(x3),
+             "gather, condition (3,)": lambda: C.sequence.gather(v, x3),
+             "scatter, condition (3,)": lambda: C.sequence.scatter(v, x3)}
     res = {}
     for label, make in makes.items():
         try:

@@ -54,9 +54,28 @@ class ShapelessPlaceholderError(ValueError):
     """An op applied to a placeholder whose shape is not known yet."""
 
 
+def root_as_output(x: Any) -> Any:
+    """``x`` as an op takes it where it is the root function of a layer not applied yet or
+    of a waiting Function (``_operand_is_output``; it shows ``C.Function`` as its class): its
+    output, as CNTK 2.7 takes a Function given as an operand; items of a list or tuple alike;
+    anything else as it is.
+
+    Example:
+        >>> from stadyn.compat.cntk._adapt import root_as_output
+        >>> root_as_output([1, 2])
+        [1, 2]
+    """
+    if getattr(type(x), "_operand_is_output", False):
+        return x.output
+    if type(x) in (list, tuple):
+        return type(x)(root_as_output(u) for u in x)
+    return x
+
+
 def operand(x: Any, dtype=np.float32) -> Any:
     """An op's operand as Stadyn takes it: CNTK objects unwrapped, NumPy arrays and lists as
     constants, numbers as they are."""
+    x = root_as_output(x)
     if isinstance(x, GraphObject):
         v = x.variable
         if v in SHAPELESS:

@@ -19,6 +19,7 @@ import sys
 import types
 from typing import Any
 
+from ._adapt import root_as_output
 from ._deferred import Deferred, pending
 from ._deferred_reads import as_built
 from ._sequence_placeholders import note_call
@@ -61,6 +62,7 @@ def deferrable(fn=None, *, as_called=None):
     if fn is None:
         return functools.partial(deferrable, as_called=as_called)
     check, make, typed, note = pending, Deferred, as_built, note_call
+    as_operands = root_as_output
     given_name, name_of = _given_name, _name_of         # (its closure:
     signature = inspect.signature(fn)                   # it runs in fn's module's globals)
     taken = _call_signature(fn)     # (a call the op cannot take is refused now, not replayed)
@@ -88,6 +90,8 @@ def deferrable(fn=None, *, as_called=None):
             return fn(*args, **kwargs)
 
     def wrapper(*args, **kwargs):
+        args = as_operands(args)        # (a root function: its output, as CNTK takes it)
+        kwargs = {k: as_operands(v) for k, v in kwargs.items()}
         shape = name = None
         checked = False
         if as_called is not None and (acts_on is None or not args or acts_on(args[0])

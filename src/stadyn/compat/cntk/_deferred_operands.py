@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _graph as G
+from ._adapt import root_as_output
 from ._axis import Axis
 from ._mixins import GraphObject, TensorOpsMixin
 from ._variables import axis_mark, dims_text
@@ -36,6 +37,7 @@ def _layer_function():
 
 
 def _shapeless(value: Any) -> bool:
+    value = root_as_output(value)
     return isinstance(value, GraphObject) and value.variable in G.SHAPELESS
 
 

@@ -144,6 +144,7 @@ class DeferredRoot:
 
     is_primitive = True
     is_composite = False
+    _operand_is_output = True     # (an op's operand: its output, _adapt.root_as_output)
 
     @property
     def __class__(self):

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...graph import Variable, is_lengths
 from . import _graph as G
-from ._adapt import unwrap, wrap
+from ._adapt import root_as_output, unwrap, wrap
 from ._cntk_attributes import (CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute,
                                random_op_attributes, with_rng_state)
 from ._function_rebuild import CloneMethod, FunctionRebuilding
@@ -472,7 +472,7 @@ def combine_outputs(functions: list, name: str = "") -> Function:
     those of the Functions combined (CNTK 2.7: ``C.combine([z])`` has no previous run to go on
     from after ``z``'s)."""
     flat: list[Variable] = []
-    for f in functions:
+    for f in map(root_as_output, functions):
         if isinstance(f, Function):
             flat.extend(f._roots())
         else:

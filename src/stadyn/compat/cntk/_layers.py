@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 
+import numpy as np
+
 from ... import functions as F
 from ... import layers as _L
 from ._adapt import unwrap, wrap
@@ -37,6 +39,7 @@ def _layer(cls, op_name: str, *natives):
 
     def make(*args, **kwargs):
         kwargs = bound(title, signature, args, kwargs)
+        _check_init(title, kwargs.get("init"), kwargs.get("reduction_rank", 1))
         name = kwargs.pop("name", "")
         if title.startswith("ConvolutionTranspose"):
             kwargs.pop("max_temp_mem_size_in_samples", None)        # (a memory hint)
@@ -46,6 +49,26 @@ def _layer(cls, op_name: str, *natives):
     make.__doc__ = cls.__doc__
     make.__signature__ = signature
     return make
+
+
+def _check_init(title: str, init, reduction_rank) -> None:
+    """CNTK 2.7's refusal of an array given as ``init`` to a layer that gives its initializer
+    ranks (``Dense``, the convolutions): a convolution's NumPy array with a reduction axis is
+    its ValueError, any other array, list or tuple its TypeError (it takes a number or an
+    initializer; ``Embedding`` takes an array as the weights)."""
+    if not (title == "Dense" or title.startswith("Convolution")) or \
+            not isinstance(init, (np.ndarray, list, tuple)):
+        return
+    convolution = title.startswith("Convolution") and not title.startswith("ConvolutionTranspose")
+    if convolution and isinstance(init, np.ndarray):
+        if reduction_rank != 0:
+            raise ValueError("a constant initializer can currently only used without "
+                             f"reduction dimension ({title}: an array as init needs "
+                             "reduction_rank=0; else give a number or an initializer)")
+        return
+    raise TypeError("in method 'random_initializer_with_rank', argument 1 of type "
+                    f"'CNTK::ParameterInitializer const &' ({title}: init is a number or an "
+                    f"initializer such as C.glorot_uniform(), not a {type(init).__name__})")
 
 
 Dense = _layer(_L.Dense, "Dense")

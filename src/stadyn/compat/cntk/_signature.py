@@ -31,6 +31,7 @@ from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred import PROBING
+from ._deferred_runs import typeless_data
 from ._late import bind, late
 from ._mixins import GraphObject
 from ._model_file import ModelFormat, save_roots
@@ -271,6 +272,58 @@ class _Deferred(ArgumentBinding):
             return self._fn(*values)
         finally:
             STRICT_DYNAMIC_AXES[0] = strict
+
+    def eval(self, arguments=None, outputs=None, device=None, as_numpy: bool = True):
+        """Its Function's ``eval`` once its arguments have types; before, refused as CNTK
+        2.7 refuses a run of a Function over placeholders: ValueError ``function expects N
+        arguments`` without data, ValueError ``... have not been provided.`` naming the
+        arguments given none, else RuntimeError ``Unknown DataType.``.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> @C.Function
+            ... def f(a, b):
+            ...     return a + b
+            >>> f.eval({})
+            Traceback (most recent call last):
+              ...
+            ValueError: function expects 2 arguments
+        """
+        if self._typed is not None:
+            return self._typed.eval(arguments, outputs, device, as_numpy)
+        self._refuse_run(arguments, "eval")
+
+    def forward(self, arguments=None, outputs=None, keep_for_backward=None, device=None,
+                as_numpy: bool = True):
+        """Its Function's ``forward`` once its arguments have types; before, refused as
+        :meth:`eval`."""
+        if self._typed is not None:
+            return self._typed.forward(arguments, outputs, keep_for_backward, device, as_numpy)
+        self._refuse_run(arguments, "forward")
+
+    def grad(self, at, wrt=None, outputs=None, device=None, as_numpy: bool = True,
+             grad_root=None):
+        """Its Function's ``grad`` once its arguments have types; before, refused as
+        :meth:`eval`."""
+        if self._typed is not None:
+            return self._typed.grad(at, wrt, outputs, device, as_numpy, grad_root)
+        self._refuse_run(at, "grad")
+
+    def _refuse_run(self, arguments, method: str) -> None:
+        expected = self.arguments
+        if isinstance(arguments, tuple):        # (data, sequence starts)
+            arguments = arguments[0]
+        if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
+            raise ValueError(f"function expects {len(expected)} arguments")
+        given = [unwrap(k) for k in arguments] if isinstance(arguments, dict) else \
+            [unwrap(expected[0])] if len(expected) == 1 else []
+        left = [a for a in expected if all(unwrap(a) is not v for v in given)]
+        if left:
+            raise ValueError(f"Values for {len(left)} required arguments "
+                             f"'{', '.join(repr(a) for a in left)}', that the requested "
+                             f"output(s) depend on, have not been provided ({self.name}."
+                             f"{method}: its arguments have no types yet)")
+        raise typeless_data(self.name, method, [a for a in expected if a.is_placeholder])
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")

@@ -273,6 +273,7 @@ class UnappliedRoot:
     """
 
     is_composite = False
+    _operand_is_output = True     # (an op's operand: its output, _adapt.root_as_output)
 
     @property
     def __class__(self):

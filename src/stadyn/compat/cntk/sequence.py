@@ -284,6 +284,7 @@ def where(condition, name: str = ""):
         [array([0., 2.], dtype=float32)]
     """
     c, stood_in = _selected_steps(condition, "where")
+    c = _scalar_condition(c, condition, "where")
     out = name_new_axis(S.where(c), _WHERE_AXIS, unwrap(condition))
     _refuse_run_of_samples(out, "where", condition, stood_in)
     return named(wrap(out), name, "Where")
@@ -296,6 +297,7 @@ def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
     condition's, ``<axis>_times_<scale>_plus_<add>``; the values do not depend on it).
     Example: ``C.sequence.gather(x, C.greater(x, 0))``."""
     c, stood_in = _selected_steps(condition, "gather")
+    c = _scalar_condition(c, condition, "gather")
     x, seq_stood_in = _selected_steps(seq, "gather")
     out = S.gather(x, c)
     _refuse_run_of_samples(out, "gather", seq if seq_stood_in else condition,
@@ -331,6 +333,7 @@ def scatter(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
                              "axis (C.input_variable)")
         x = one_step(x)
     c, stood_in = _selected_steps(condition, "scatter")
+    c = _scalar_condition(c, condition, "scatter")
     out = S.scatter(x, c)
     _refuse_run_of_samples(out, "scatter", condition, stood_in)
     return _block(wrap(out), "Sequence::Scatter", "ScatterPacked", name, seq, condition)
@@ -351,6 +354,22 @@ def _selected_steps(operand, op: str) -> "tuple[Variable, bool]":
     raise RuntimeError(f"sequence.{op}: " + _NO_SEQUENCE_TO_SELECT.format(repr(operand))
                        + f" ({_NONE_HAS}: give it a sequence axis, C.sequence.input_variable)"
                        + (f" at {line}" if line else ""))
+
+
+def _scalar_condition(c: Variable, condition, op: str) -> Variable:
+    """``c``, the value of the condition of the sequence op ``op``; where it holds more than
+    one number per step, CNTK 2.7 builds the op and refuses every run of it (ValueError
+    "Where operation can only operate on scalar input."): a stand-in of one number per step
+    (its sum), every run of a graph holding it refused so, before any other refusal of the
+    op's."""
+    if not isinstance(c, Variable) or len(c.shape) <= 2 or int(np.prod(c.shape[2:])) == 1:
+        return c
+    one = F.sum(c, axis=list(range(2, len(c.shape))))
+    refuse_when_run(one, f"sequence.{op}: Where operation can only operate on scalar input. "
+                    f"Its condition {condition!r} holds {int(np.prod(c.shape[2:]))} numbers "
+                    "per step (CNTK 2.7 builds the op, then refuses to run it); give it one "
+                    "(shape () or (1,))", ValueError)
+    return one
 
 
 def _refuse_run_of_samples(out: Variable, op: str, operand, stood_in: bool) -> None:

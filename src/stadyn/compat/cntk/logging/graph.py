@@ -17,6 +17,7 @@ from typing import Callable
 
 from .. import _graph as G
 from .._adapt import wrap
+from .._deferred_root import DeferredRoot
 from .._function import Function, wrap_variable
 from .._mixins import GraphObject
 from .._unapplied_layers import UnappliedLayerView, UnappliedRoot
@@ -27,9 +28,9 @@ __all__ = ["depth_first_search", "find_all_with_name", "find_by_name", "find_by_
 
 
 def _root(node) -> list:
-    if isinstance(node, Function):
+    if isinstance(node, Function) and hasattr(node, "_walk_start"):
         return node._walk_start()
-    if isinstance(node, GraphObject):
+    if isinstance(node, GraphObject) and hasattr(node, "variable"):
         return [G.classify(node.variable)]
     raise TypeError(f"expected a CNTK Function or Variable, got {type(node).__name__}")
 
@@ -66,7 +67,8 @@ def _unapplied(node) -> bool:
     """``node`` is a layer not applied yet (no signature): no graph of Stadyn's yet, its
     Function CNTK 2.7's over its own placeholders (``_unapplied_layers``)."""
     return (isinstance(node, UnappliedLayerView) and getattr(node, "_signature", None) is None
-            ) or type(node) is UnappliedRoot    # (its root function: walked as the layer)
+            ) or type(node) in (UnappliedRoot, DeferredRoot)   # (a root function: walked as
+    # its layer's, its waiting Function's; CNTK 2.7's walk of a Function starts at its root)
 
 
 def _unapplied_search(layer, visitor: Callable, depth: int) -> list:
@@ -102,6 +104,8 @@ def _made_output(node) -> bool:
 
 def find_all_with_name(node, node_name: str, depth: int = 0) -> list:
     """Every function or variable named ``node_name``."""
+    if _unapplied(node):     # (a layer not applied yet, a root function: CNTK 2.7's walk)
+        return _unapplied_search(node, lambda n: n.name == node_name, depth)
     first = [node.root_function] if _is_combine(node) and \
         node.root_function.name == node_name else []
     return first + [_object(n) for n in G.search(_root(node),
