@@ -8,7 +8,6 @@ lookups),
 from __future__ import annotations
 
 import functools
-
 import re
 from collections.abc import Sequence
 from typing import Any

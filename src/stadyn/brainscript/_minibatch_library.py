@@ -82,13 +82,21 @@ class MinibatchFunctions:
                 "WeightedLogistic": self.WeightedLogistic}
 
     def _whole(self, v: Variable) -> Variable:
-        """The sum of all of ``v``'s elements (a sequence's real steps only) as ``[1]``, with no
-        batch axis."""
+        """The sum of all of ``v``'s elements (a sequence's real steps only: a padded step adds
+        nothing) as ``[1]``, with no batch axis (no MBLayout: not one value a sample); the value
+        of ``SumElements``."""
         if v.sequence_lengths is not None:
             v = S.reduce_sum(v)
         total = F.reshape(F.sum(v), (1,))
         self._batched.unmark(total)
         return total
+
+    def _total(self, v: Variable) -> Variable:
+        """The per-sample criterion ``v``'s minibatch total (:meth:`_whole`), made once."""
+        entry = self._totals.get(id(v))
+        if entry is None or entry[0] is not v:
+            entry = self._totals[id(v)] = (v, self._whole(v))
+        return entry[1]
 
     def MatrixL1Reg(self, matrix, tag=""):
         """``sum (|matrix|)`` over the minibatch: one number (the module's description)."""
@@ -159,10 +167,7 @@ class MinibatchFunctions:
         ``[1]``: ``exp (sum se)``, not ``sum exp (se)``), else ``v`` itself."""
         if operation in _TAKES_PER_SAMPLE or not self._is_per_sample_sum(v):
             return v
-        entry = self._totals.get(id(v))
-        if entry is None or entry[0] is not v:
-            entry = self._totals[id(v)] = (v, self._whole(v))
-        return entry[1]
+        return self._total(v)
 
     def _minibatch_total(self, a: Any, b: Any) -> tuple[Any, Any]:
         """``a`` and ``b`` of ``Plus``/``Minus``, a per-sample criterion among them summed over
@@ -173,9 +178,9 @@ class MinibatchFunctions:
             return self._scalar(v) is not None or \
                 (isinstance(v, Variable) and not self._is_per_sample_sum(v))
         if self._is_per_sample_sum(a) and other(b):
-            return self._whole(a), b
+            return self._total(a), b
         if self._is_per_sample_sum(b) and other(a):
-            return a, self._whole(b)
+            return a, self._total(b)
         return a, b
 
     def _minibatch_factors(self, a: Any, b: Any) -> tuple[Any, Any]:
@@ -184,7 +189,7 @@ class MinibatchFunctions:
         the per-sample values: they sum to the same): cntk.exe multiplies the ``[1]`` into each
         sample of per-sample data, and by another criterion's ``[1]`` or any other value."""
         if self._is_per_sample_sum(a) and self._scalar(b) is None:
-            a = self._whole(a)
+            a = self._total(a)
         if self._is_per_sample_sum(b) and self._scalar(a) is None:
-            b = self._whole(b)
+            b = self._total(b)
         return a, b

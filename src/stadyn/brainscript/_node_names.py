@@ -54,6 +54,8 @@ class NodeNames:
     def _init_node_names(self) -> None:
         # id -> (node, cntk.exe's name, its inputs as given or None where they are not known)
         self._made_names: dict[int, tuple[Variable, str, list[Any] | None]] = {}
+        # the ids of the library's functions (``self.functions``, set after this), made once
+        self._function_ids: frozenset[int] | None = None
 
     def after_apply(self, fn: Any, args: list[Any], kwargs: dict[str, Any],
                     result: Any) -> None:
@@ -86,8 +88,9 @@ class NodeNames:
         if isinstance(fn, functools.partial):       # (Equal, Less, ...: one method for all)
             return str(fn.args[0]) if getattr(fn.func, "__self__", None) is self and \
                 fn.args else None
-        if getattr(fn, "__self__", None) is self or \
-                any(fn is f for f in self.functions.values()):
+        if self._function_ids is None:
+            self._function_ids = frozenset(map(id, self.functions.values()))
+        if getattr(fn, "__self__", None) is self or id(fn) in self._function_ids:
             return getattr(fn, "__name__", "")
         return None
 

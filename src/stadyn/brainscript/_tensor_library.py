@@ -1,5 +1,5 @@
 """CNTK's tensor-shaping and matrix nodes for :class:`~._stadyn_library.StadynLibrary` (a mixin:
-it uses the library's ``_value``, ``_node`` and ``has_batch_axis``).
+it uses the library's ``_value``, ``_node``, ``has_batch_axis`` and ``_whole``).
 
 Axes are CNTK's: 1-based and column-major (axis 1 of a ``W:H:C`` image is its width), over each
 sample's static axes; the batch and sequence axes are never touched.  Stadyn's per-sample
@@ -320,13 +320,9 @@ class TensorFunctions:
 
     def SumElements(self, matrix, tag=""):
         """The sum of all elements, over the minibatch (and each sequence's steps) too: one
-        number for the whole minibatch, as CNTK's ``SumElements`` node."""
-        x = self._value(matrix, "SumElements")
-        if x.sequence_lengths is not None:
-            x = S.reduce_sum(x)            # a padded step adds nothing
-        y = F.reshape(F.sum(x), (1,))
-        self._batched.unmark(y)            # (no MBLayout: not one value a sample)
-        return self._node(y, "SumElements", tag)
+        number for the whole minibatch, as CNTK's ``SumElements`` node (the minibatch
+        library's ``_whole``)."""
+        return self._node(self._whole(self._value(matrix, "SumElements")), "SumElements", tag)
 
     def TransposeTimes(self, leftMatrix, rightMatrix, tag=""):
         """``leftMatrix^T rightMatrix``: a ``[M x N]`` matrix (or ``[M]`` vector) parameter

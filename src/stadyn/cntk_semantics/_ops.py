@@ -7,6 +7,7 @@ import math
 from typing import Sequence
 
 from .. import functions as F
+from .._errors import UnrunnableError
 from ..graph import Variable
 from ..sequence import reshape_samples
 
@@ -187,3 +188,45 @@ def log_add_exp(a: Variable, b: Variable) -> Variable:
     log1p = F.where(F.equal_scalar(u, 1.0), small,
                     F.div2(F.mul2(F.log(u), small), F.add_scalar(u, -1.0)))
     return F.add2(smooth, F.stop_gradient(F.sub2(F.add2(held, log1p), smooth)))
+
+
+class _CannotRun:
+    """The ``python_function`` computation :func:`cannot_run` builds: its output is shaped as
+    CNTK shows it (``shape`` a sample's, the batch axis kept); running it raises ``message``."""
+
+    def __init__(self, shape: tuple, message: str):
+        self.shape, self.message = shape, message
+
+    def output_shapes(self, shapes, dtypes):
+        return [((shapes[0][0], *self.shape), dtypes[0])]
+
+    def forward_arrays(self, arrays):
+        raise UnrunnableError(self.message)
+
+    def backward_arrays(self, state, grads, needed):
+        return [None for _ in needed]
+
+
+def cannot_run(weights: Variable, shape: tuple, where: str) -> Variable:
+    """A CNTK sampling op (``random_sample``, ``random_sample_inclusion_frequency``) of
+    ``weights`` that have the batch axis: CNTK 2.7 builds, saves and loads it, and its
+    evaluation fails naming the weights' node -- ``where``, as ``Node 'Input3' (InputValue
+    operation)`` -- with ``Minibatch data cannot be interpreted as a single 2D tensor.``  The
+    result is shaped as CNTK shows it (a sample's ``shape`` after the batch axis of
+    ``weights``); running it raises an ``UnrunnableError`` (a ``RuntimeError``) in CNTK's
+    words.
+
+    Example:
+        >>> import stadyn as sd, stadyn.cntk_semantics as S
+        >>> w = sd.Variable((2, 5))                    # a batch of 2 weight vectors
+        >>> y = S.cannot_run(w, (3, 5), "Node 'w' (InputValue operation)")
+        >>> y.shape
+        (2, 3, 5)
+        >>> try:
+        ...     y.forward()
+        ... except RuntimeError as e:
+        ...     print("Node 'w' (InputValue operation): Minibatch data cannot" in str(e))
+        True
+    """
+    return F.python_function(weights, function=_CannotRun(
+        shape, f"{where}: Minibatch data cannot be interpreted as a single 2D tensor."))

@@ -21,6 +21,7 @@ tests and files CNTK 2 wrote), each step takes numbers as follows:
 
 from __future__ import annotations
 
+from ._cntk_v1_format import _PRECOMPUTED
 from ._legacy_ir import LegacyNetwork
 
 __all__ = ["cntk_v1_uids", "cntk_v1_op_name"]
@@ -92,7 +93,7 @@ def cntk_v1_uids(net: LegacyNetwork, roots: list, first: int) -> "tuple[dict[str
                 continue
             if inputs_done:
                 own = fn.meta.get("v2_uid")
-                if fn.type in ("Mean", "InvStdDev"):    # a precomputed value: a Constant
+                if fn.type in _PRECOMPUTED:    # a precomputed value: a Constant
                     uids[name] = own or f"Constant{take()}"
                     continue
                 uids[name] = own or f"{cntk_v1_op_name(fn.type)}{take()}"
@@ -113,6 +114,6 @@ def cntk_v1_uids(net: LegacyNetwork, roots: list, first: int) -> "tuple[dict[str
     for root in roots:
         visit(root)
         fn = producer.get(root)
-        if fn is not None and fn.type not in ("Mean", "InvStdDev"):
+        if fn is not None and fn.type not in _PRECOMPUTED:
             take()
     return uids, take()

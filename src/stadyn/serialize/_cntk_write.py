@@ -48,31 +48,28 @@ from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
            "WRITTEN_WHERE", "ONE_OP_BLOCKS", "ATTRIBUTE_BLOCKS", "ATTRIBUTE_OPS"]
 
+# the ops whose output has no sequence axis (one step of each sequence, a sum; the edit
+# distance of the minibatch's sequences; LambdaRank's and NDCG's one number over the minibatch)
+_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
+                            "sequence_reduce_max", "cntk:EditDistanceError",
+                            "cntk:UnpackSequenceOp", "cntk_forward_backward", "cntk:LambdaRank",
+                            "cntk:NDCG1Eval"))
 # the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
 # the compat's Slice and ReduceElements are over static axes only: a reduction along the
-# sequence axis is refused by its own rule; the sequence ops of _cntk_write_seq's rules); any
-# other op reading a sequence is refused
+# sequence axis is refused by its own rule; the sequence ops of _cntk_write_seq's rules; those
+# ending a sequence); any other op reading a sequence is refused
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
     "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
-    "cntk:ElementDivide", "cntk:NoOp", "sequence_last", "sequence_first", "sequence_reduce_sum",
-    "sequence_reduce_max", "cntk:EditDistanceError", "cntk:CrossEntropyWithSoftmax",
+    "cntk:ElementDivide", "cntk:NoOp", "cntk:CrossEntropyWithSoftmax",
     "cntk:ClassificationError", "cntk:Greater", "cntk:Less", "cntk:GreaterEqual",
     "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice", "cntk:ReduceElements",
-    "cntk:LabelsToGraph", "cntk_forward_backward", "cntk:LambdaRank", "cntk:NDCG1Eval")) | \
-    frozenset(_SEQ_RULES)
+    "cntk:LabelsToGraph")) | frozenset(_SEQ_RULES) | _SEQUENCE_ENDS
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
-# of those, the ops whose output has no sequence axis (one step of each sequence, a sum; the
-# edit distance of the minibatch's sequences; LambdaRank's and NDCG's one number over the
-# minibatch)
-_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
-                            "sequence_reduce_max", "cntk:EditDistanceError",
-                            "cntk:UnpackSequenceOp", "cntk_forward_backward", "cntk:LambdaRank",
-                            "cntk:NDCG1Eval"))
 
 
 def _on_sequences(node) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 from .._fileutil import atomic_write
 from ._nnp_export import NetworkExport, export_network
 from ._onnx_api import ExportError
+from ._parameters import _write_h5
 from ._pb_text_write import Message, format_text
 
 __all__ = ["NnpWriter", "save_nnp", "SOLVER_FIELDS", "parameter_bytes", "write_with_parameters"]
@@ -321,11 +322,8 @@ def parameter_bytes(parameters: Mapping[str, tuple[np.ndarray, bool]],
         import h5py
         buf = io.BytesIO()
         with h5py.File(buf, "w") as f:
-            for index, (name, (value, need_grad)) in enumerate(parameters.items()):
-                f[name] = value             # NNabla's layout, byte for byte (_parameters.py)
-                ds = f[name]
-                ds.attrs["need_grad"] = bool(need_grad)
-                ds.attrs["index"] = index
+            _write_h5(f, ((name, value, need_grad)
+                          for name, (value, need_grad) in parameters.items()))
         return buf.getvalue()
     if parameter_format == ".protobuf":
         from ._proto_schemas import nnabla_messages

@@ -23,7 +23,7 @@ import math
 import os
 import zipfile
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 import torch
@@ -187,19 +187,26 @@ def load_parameters(path: str | os.PathLike, registry: ParameterRegistry | None 
         registry.set(full, var)
 
 
+def _write_h5(f: Any, items: Iterable[tuple[str, np.ndarray, bool]]) -> None:
+    """``items`` (name, array, need_grad) into the open ``h5py.File`` ``f`` in NNabla's layout:
+    a dataset per parameter with ``need_grad`` and ``index`` (its position)."""
+    for index, (name, array, need_grad) in enumerate(items):
+        # as NNabla 1.39's saver writes it (``hd[k] = array``: h5py makes the dataset
+        # anonymous, then links it), which lays the file out byte for byte as NNabla's
+        # (create_dataset's came out 24 bytes shorter); it keeps the dtype
+        f[name] = array
+        ds = f[name]
+        ds.attrs["need_grad"] = bool(need_grad)
+        ds.attrs["index"] = index
+
+
 def _save_h5(path: str, params: dict[str, Variable]) -> None:
     import h5py
 
     def write(tmp: str) -> None:
         with h5py.File(tmp, "w") as f:
-            for index, (name, var) in enumerate(params.items()):
-                # as NNabla 1.39's saver writes it (``hd[k] = array``: h5py makes the dataset
-                # anonymous, then links it), which lays the file out byte for byte as NNabla's
-                # (create_dataset's came out 24 bytes shorter); it keeps the dtype
-                f[name] = np.asarray(var.d)
-                ds = f[name]
-                ds.attrs["need_grad"] = bool(var.need_grad)
-                ds.attrs["index"] = index
+            _write_h5(f, ((name, np.asarray(var.d), var.need_grad)
+                          for name, var in params.items()))
     atomic_write(path, write)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
-from ..._errors import UnrunnableError
+from ...cntk_semantics import cannot_run
 from . import _graph as G
 from ._adapt import batched, named, one_op, operand, wrap
 from ._cntk_attributes import CNTK_ATTRIBUTES
@@ -30,37 +30,15 @@ from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 __all__ = ["random_sample", "random_sample_inclusion_frequency"]
 
 
-class _CannotRun:
-    """The computation of a sampling op whose weights have the batch axis: CNTK 2.7 builds (and
-    saves) it, and its evaluation fails naming the weights' node, ``Node 'Input3' (InputValue
-    operation): Minibatch data cannot be interpreted as a single 2D tensor.`` -- a run of this
-    raises :class:`~stadyn.UnrunnableError` in those words; its output is shaped as CNTK
-    shows it (``shape`` a sample's, the batch axis kept)."""
-
-    def __init__(self, shape: tuple, message: str):
-        self.shape, self.message = shape, message
-
-    def output_shapes(self, shapes, dtypes):
-        return [((shapes[0][0], *self.shape), dtypes[0])]
-
-    def forward_arrays(self, arrays):
-        raise UnrunnableError(self.message)
-
-    def backward_arrays(self, state, grads, needed):
-        return [None for _ in needed]
-
-
 def _unrunnable(weights, shape: tuple, op: str):
     """``op`` of batched ``weights`` (an input, or computed from one): built as CNTK builds
-    it, failing when it runs (:class:`_CannotRun`)."""
+    it, failing when it runs (:func:`stadyn.cntk_semantics.cannot_run`)."""
     w = operand(weights)
     if len(w.shape) not in (2, 3) or (len(w.shape) == 3 and w.shape[1] != 1):
         raise ValueError(f"{op}: the weights must be a vector, got shape {tuple(w.shape[1:])}")
     where = f"Node '{weights.uid}' (InputValue operation)" \
         if G.kind_of(w) == "input" and getattr(weights, "uid", "") else "The weights"
-    out = F.python_function(w, function=_CannotRun(
-        shape, f"{where}: Minibatch data cannot be interpreted as a single 2D tensor."))
-    return one_op(out, w)
+    return one_op(cannot_run(w, shape, where), w)
 
 
 def _weights(weights, op: str):

@@ -31,7 +31,6 @@ from ._refusals import _refuse
 __all__ = ["check_overwritable", "READS_OUTPUT"]
 
 
-
 def _always(args: dict) -> bool:
     return True
 

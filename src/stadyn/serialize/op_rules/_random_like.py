@@ -11,7 +11,7 @@ as ONNX's ``seed``).  The sampling ops have no ONNX counterpart.
 from __future__ import annotations
 
 from ... import functions as F
-from ..._errors import UnrunnableError
+from ...cntk_semantics import cannot_run
 from ._cntk_read_others import cntk_stream, random_distribution_cntk
 from ._table import Unmapped, register_rules
 
@@ -85,33 +85,13 @@ register_rules(F.bernoulli_like, onnx_export=_bernoulli_like_onnx, onnx_import=_
 register_rules(F.gumbel_like, onnx_export=_gumbel_like_onnx, onnx_import=_COMPOSED)
 
 
-class _CannotRun:
-    """The ``python_function`` of a CNTK sampling function whose weights have the batch axis:
-    CNTK 2.7 loads such a file (and writes one) but cannot evaluate it, failing with a
-    RuntimeError naming the weights' node -- ``Node 'Input3' (InputValue operation):
-    Minibatch data cannot be interpreted as a single 2D tensor.`` -- which a run of this
-    raises in its words; its output is shaped as CNTK shows it."""
-
-    def __init__(self, shape: tuple, message: str):
-        self.shape, self.message = shape, message
-
-    def output_shapes(self, shapes, dtypes):
-        return [((shapes[0][0], *self.shape), dtypes[0])]
-
-    def forward_arrays(self, arrays):
-        raise UnrunnableError(self.message)
-
-    def backward_arrays(self, state, grads, needed):
-        return [None for _ in needed]
-
-
 def _batched_weights(node, shape: tuple):
     """``node``'s output where its weights have the batch axis (and no sequence axis):
-    CNTK 2.7's load succeeds, its evaluation fails (:class:`_CannotRun`)."""
+    CNTK 2.7's load succeeds, its evaluation fails naming the weights' node
+    (:func:`stadyn.cntk_semantics.cannot_run`)."""
     uid, op = node.producer(0)
     where = f"Node '{uid}' ({op} operation)" if uid else "The weights"
-    return F.python_function(node.var(0), function=_CannotRun(
-        shape, f"{where}: Minibatch data cannot be interpreted as a single 2D tensor."))
+    return cannot_run(node.var(0), shape, where)
 
 
 def _class_weights(node):
