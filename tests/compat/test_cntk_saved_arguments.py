@@ -107,3 +107,25 @@ def test_a_block_over_an_untyped_argument_reads_a_placeholder_named_after_it(tmp
     MODELS.MODELS["broadcast"](C).save(str(path))
     assert _block_placeholder_names(path) == \
         _block_placeholder_names(FIXTURES / "broadcast.model") == [["inp"], ["", "history"]]
+
+
+def test_a_sparse_input_stays_sparse_in_a_stadyn_model_file(tmp_path):
+    """A model CNTK's v2 form cannot hold (a stabilized Recurrence over an LSTM: saved as a Stadyn
+    model file, with a warning) keeps its input's sparsity too, so a criterion typed
+    ``Sequence[SparseTensor[9]]`` applies the loaded model, as CNTK 2.7 does with its own file
+    of this model (``Function.load(...).arguments[0].is_sparse`` is True there, and applying it
+    to a sparse sequence input gives ``Composite(Sequence[SparseTensor[9]]) ->
+    Sequence[Tensor[3]]``; the Language Understanding example's evaluate step)."""
+    from stadyn.compat.cntk.layers.typing import Sequence, SparseTensor
+    L = C.layers
+    with L.default_options(enable_self_stabilization=True):   # (as the example's model)
+        model = L.Sequential([L.Embedding(5), L.Stabilizer(), L.Recurrence(L.LSTM(4)),
+                              L.Dense(3)])
+    model.update_signature(Sequence[SparseTensor[9]])
+    path = tmp_path / "model.cmf"
+    with pytest.warns(UserWarning, match="Stadyn model file"):
+        model.save(str(path))
+    loaded = C.Function.load(str(path))
+    assert [a.is_sparse for a in loaded.arguments] == [True]
+    applied = loaded(C.sequence.input_variable(9, is_sparse=True))
+    assert str(applied) == "Composite(Sequence[SparseTensor[9]]) -> Sequence[Tensor[3]]"

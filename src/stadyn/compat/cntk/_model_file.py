@@ -38,6 +38,7 @@ class ModelFormat(enum.Enum):
 _OUT, _NODE, _ARG, _AXIS, _SEVERAL, _COMBINE = ("output:", "node:", "arg:", "axis:", "outputs:",
                                                "combine:")
 _UNTYPED = "untyped:"
+_SPARSE = "sparse:"
 
 
 def _kept_op_name(node) -> bool:
@@ -136,6 +137,9 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
     if untyped:                     # (loaded, a value put in their place is not checked)
         for k, v in enumerate(inputs.values()):
             outputs[f"{_UNTYPED}{k}"] = v
+    for k, v in enumerate(inputs.values()):
+        if v in G.SPARSE:           # (loaded sparse, as CNTK 2.7's files keep is_sparse)
+            outputs[f"{_SPARSE}{k}"] = v
     serialize.save(path, outputs, inputs)
 
 
@@ -401,6 +405,8 @@ def load_roots(model, format, types: "dict | None" = None) -> "tuple[list, str |
             arguments.setdefault(int(k), []).append((int(j), var))
         elif key.startswith(_UNTYPED):
             G.UNTYPED_INPUTS.add(var)
+        elif key.startswith(_SPARSE):
+            G.SPARSE.add(var)
         elif key.startswith(_AXIS) and var.sequence_lengths is not None:
             _, _, ordered, name = key.split(":", 3)
             G.SEQUENCE_AXES[var.sequence_lengths] = Axis(name, bool(int(ordered)))
