@@ -307,9 +307,7 @@ def _set_shapes(node: FunctionNode, outs: Sequence[torch.Tensor], env: dict) -> 
         v = ref()
         if v is not None:
             v._shape, v._dtype = tuple(t.shape), t.dtype
-            held = v._data
-            if held is not None and tuple(held.shape) != v._shape:
-                drop_stale(v)
+            drop_stale(v)
 
 
 class Shapes:
