@@ -1,10 +1,10 @@
 """An op's own seed is found among its parameters once per op, without keeping the op
-(``graph._interpret._seed_position``): an op declared at run time is freed with its spec."""
+(``OpSpec.position_of``, cached on the spec): an op declared at run time is freed with its
+spec."""
 
 import gc
 import weakref
 
-from stadyn.graph._interpret import _seed_position
 from stadyn.graph._spec import OpSpec
 
 
@@ -13,7 +13,7 @@ def test_the_seed_position_of_an_op_made_at_run_time_does_not_keep_its_spec_aliv
         return x
 
     spec = OpSpec.from_function(draw, 1)
-    assert _seed_position(spec) == 2
+    assert spec.position_of("seed") == 2
     gone = weakref.ref(spec)
     del spec
     gc.collect()

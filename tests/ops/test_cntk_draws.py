@@ -236,7 +236,7 @@ def test_a_mask_compared_on_the_engines_numbers_is_the_mask_of_their_doubles(rat
     r = MT19937_64(3)
     tail = r.take(8)
     r.give_back(np.concatenate([numbers, tail]))
-    got = mask_doubles(r, len(numbers) - 2 + 8, rate, 2.0)
+    got = mask_doubles(r, len(numbers) - 2 + 8, rate)
     v = np.concatenate([numbers, tail]).astype(np.float64) * 2.0 ** -64
     v = v[v < 1.0]
-    np.testing.assert_array_equal(got, np.where(v <= rate, 0.0, 2.0))
+    np.testing.assert_array_equal(got, np.where(v <= rate, 0.0, 1.0))

@@ -40,7 +40,7 @@ def base_axis_kept(node: Any, args, kwargs: dict, first_shape: tuple,
     moved = base + len(new) - len(old)
     if checked and (moved < 1 or moved >= len(new) or new[moved:] != old[base:]):
         return tuple(args), kwargs
-    at = list(node.spec.signature.parameters).index("base_axis")
+    at = node.spec.position_of("base_axis")
     if at < len(args):
         return tuple(args[:at]) + (moved,) + tuple(args[at + 1:]), kwargs
     return tuple(args), dict(kwargs, base_axis=moved)

@@ -189,6 +189,8 @@ def behind_free_dimensions(v: Variable) -> bool:
         >>> behind_free_dimensions(x + 1), behind_free_dimensions(sd.Variable((1, 3)) + 1)
         (True, False)
     """
+    if not _FREE_DIMS:          # (no input has free dimensions: no graph to walk)
+        return False
     return any(u in _FREE_DIMS for u in Subgraph([v]).leaves)
 
 
@@ -203,6 +205,8 @@ def holds_free_stand_ins(v: Variable) -> bool:
         >>> holds_free_stand_ins(x * 2), holds_free_stand_ins(sd.Variable((1, 3)))
         (True, False)
     """
+    if not _FREE_DIMS_UNFED:    # (no input has unfed free dimensions: no graph to walk)
+        return False
     return any(_free_dims_unfed(u) for u in Subgraph([v]).leaves)
 
 
@@ -212,6 +216,8 @@ def conform_for_op(inputs: Sequence[Variable], infer: Callable[[], object]):
     changes nothing, after the free dimensions an earlier run fed are stand-ins again), else after
     :func:`widen_free_dimensions` (an unfed free dimension too short for a window); its
     result, or None where neither helps."""
+    if not _FREE and not _FREE_DIMS:    # (no free batch, no free dimensions: nothing to try)
+        return None
     if conform_unfed_inputs(inputs) or _forget_run_free_dims(inputs):
         try:
             return infer()

@@ -9,7 +9,6 @@ the plan replays.  Both name a failing op as dynamic mode does (:func:`op_error`
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Sequence
 
 import torch
@@ -58,25 +57,12 @@ def _own_seed(node: FunctionNode, args: list, kwargs: dict, env: dict) -> tuple[
     if seed is None:
         return args, kwargs
     seed.setup(tuple(tuple(env[value_key(v)].shape) for v in node.inputs))
-    k = _seed_position(node.spec)
+    k = node.spec.position_of("seed")
     if not node.spec.variadic and k < len(args):
         args = [*args[:k], seed, *args[k + 1:]]
     else:
         kwargs = {**kwargs, "seed": seed}
     return args, kwargs
-
-
-#: each op's position of ``seed`` among its parameters, looked up once (weakly held: an op
-#: declared at run time is freed with its spec)
-_SEED_POSITIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _seed_position(spec) -> int:
-    """Where ``seed`` is among the parameters of the op ``spec``."""
-    k = _SEED_POSITIONS.get(spec)
-    if k is None:
-        k = _SEED_POSITIONS[spec] = list(spec.signature.parameters).index("seed")
-    return k
 
 
 def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynError:
@@ -307,9 +293,7 @@ def _set_shapes(node: FunctionNode, outs: Sequence[torch.Tensor], env: dict) -> 
         v = ref()
         if v is not None:
             v._shape, v._dtype = tuple(t.shape), t.dtype
-            held = v._data
-            if held is not None and tuple(held.shape) != v._shape:
-                drop_stale(v)
+            drop_stale(v)
 
 
 class Shapes:

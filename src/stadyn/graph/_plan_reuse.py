@@ -215,9 +215,7 @@ class _Template:
                 v = ref()
                 if v is not None and found is not None:
                     v._shape, v._dtype = found
-                    held = v._data
-                    if held is not None and tuple(held.shape) != v._shape:
-                        drop_stale(v)          # a buffer of another shape (refresh_shapes')
+                    drop_stale(v)          # a held buffer of another shape goes (refresh_shapes')
         if any(leaf.device.type == "cpu" for leaf in subgraph.leaf_tensors()):
             keep_freed_cpu_memory()
 

@@ -121,10 +121,11 @@ def set_grad(v: Variable, g: torch.Tensor) -> None:
 
 
 def drop_stale(v: Variable) -> None:
-    """The graph gives the op output ``v`` another shape than its value's: the value goes (the
-    next run fills ``v``), and whoever asked to be told of its replacement (:func:`on_renew`)
-    is told when :func:`set_output` fills it (a Variable viewing its array in another shape,
-    NNabla's ``x.reshape(shape, unlink=True)``, follows it).
+    """The graph has given the op output ``v`` a shape (``v._shape``): a value of another shape
+    goes (the next run fills ``v``; a value of ``v``'s shape stays), and whoever asked to be
+    told of its replacement (:func:`on_renew`) is told when :func:`set_output` fills it (a
+    Variable viewing its array in another shape, NNabla's ``x.reshape(shape, unlink=True)``,
+    follows it).
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -132,13 +133,18 @@ def drop_stale(v: Variable) -> None:
         >>> y = F.add_scalar(sd.Variable((2,)), 1.0)
         >>> y.forward(); told = []
         >>> on_renew(data_of(y), "me", lambda old, new: told.append(tuple(new.shape)))
-        >>> hand_out(data_of(y)); drop_stale(y)
+        >>> hand_out(data_of(y)); drop_stale(y); y._data is None    # its shape: kept
+        False
+        >>> y._shape = (1, 2); drop_stale(y); y._data is None       # another shape: dropped
+        True
         >>> set_output(y, torch.ones(1, 2)); told
         [(1, 2)]
     """
     old = v._data
+    if old is None or tuple(old.shape) == v._shape:
+        return
     v._data = None
-    if old is not None and getattr(old, _ON_RENEW, None):
+    if getattr(old, _ON_RENEW, None):
         _DROPPED[v] = old
 
 

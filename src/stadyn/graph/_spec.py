@@ -94,6 +94,8 @@ class OpSpec:
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
     #: what static builds' shape inference found, by call (:mod:`stadyn.graph._shape_cache`)
     inferred: dict = field(default_factory=dict, init=False, repr=False)
+    #: parameter name -> its position in the signature, as :meth:`position_of` found it
+    _positions: dict = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def from_function(cls, impl: Callable[..., Any], n_inputs: int | None = None, *,
@@ -158,6 +160,21 @@ class OpSpec:
         if self._signature is None:
             self._signature = inspect.signature(self.impl)
         return self._signature
+
+    def position_of(self, name: str) -> int:
+        """Where the parameter ``name`` (an input, an attribute, ``seed``) is among the op's
+        parameters, found once per op.
+
+        Example:
+            >>> def draw(x, low=0.0, seed=None):
+            ...     return x
+            >>> OpSpec.from_function(draw, 1).position_of("seed")
+            2
+        """
+        k = self._positions.get(name)
+        if k is None:
+            k = self._positions[name] = list(self.signature.parameters).index(name)
+        return k
 
     def infer(self, meta_args: list, meta_kwargs: dict):
         """Output meta tensors for meta inputs (shape and dtype inference without computing)."""

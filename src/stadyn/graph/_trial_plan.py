@@ -78,9 +78,7 @@ class TrialPlan(EagerPlan):
             if shape is None:
                 continue
             v._shape, v._dtype = shape
-            held = v._data
-            if held is not None and tuple(held.shape) != v._shape:
-                drop_stale(v)           # a stale buffer of another shape (refresh_shapes')
+            drop_stale(v)          # a held buffer of another shape goes (refresh_shapes')
         _shapes_owner[0] = None         # no plan's recorded shapes are the Variables' now
         outs = outs[:len(self.fill)]
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]

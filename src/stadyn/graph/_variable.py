@@ -559,7 +559,7 @@ class FunctionNode:
         if name not in self.spec.attrs:
             raise StadynError(f"{self.spec.name} has no attribute {name!r}; its attributes are "
                               f"{sorted(self.spec.attrs)}")
-        k = list(self.spec.signature.parameters).index(name)
+        k = self.spec.position_of(name)
         self._set_argument(k, name, value, not self.spec.variadic and k < len(self.args))
 
     def _set_argument(self, position: int, name: Any, value: Any, positional: bool) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._mt19937 import MT19937_64, normal_doubles
 
-__all__ = ["gumbel_doubles", "mask_doubles", "normal_draw", "sample_classes",
+__all__ = ["gumbel_doubles", "mask_doubles", "normal_count", "normal_draw", "sample_classes",
            "uniform_doubles"]
 
 
@@ -27,50 +27,50 @@ def uniform_doubles(rng: MT19937_64, count: int, low: float, high: float) -> np.
         >>> v.astype(np.float32).tolist()
         [1.0191947221755981, -0.884516179561615]
     """
-    low, high, need = float(low), float(high), int(count)
+    low, high = float(low), float(high)
     span = high - low
     if not span > 0:
-        rng.take(need)
-        return np.full(need, low)
-    parts = []
-    while need > 0:
-        u = rng.take(need)
-        v = u.astype(np.float64) * 2.0 ** -64 * span + low
-        refused = ~(v < high)
-        if not refused.any():
-            parts.append(v)
-            break
-        k = int(np.argmax(refused))         # (the first refused: its number dropped)
-        parts.append(v[:k])
-        rng.give_back(u[k + 1:])
-        need -= k
-    return np.concatenate(parts) if parts else np.zeros(0)
+        rng.take(int(count))
+        return np.full(int(count), low)
+    u = _accepted(rng, count, lambda u: ~(_scaled(u, low, span) < high))
+    return _scaled(u, low, span)
 
 
-def mask_doubles(rng: MT19937_64, count: int, rate: float, scale: float) -> np.ndarray:
-    """CNTK 2.7's ``SetUniformRandomMask``: 0 where a :func:`uniform_doubles` value in
-    ``[0, 1)`` is at most ``rate``, else ``scale`` (dropout: its rate and ``1 / (1 - rate)``;
-    ``bernoulli``: ``1 - mean`` and 1).  Compared on the engine's numbers: the value of a
-    number ``u`` is ``double(u) / 2**64``, at most ``rate`` for ``u`` up to a threshold and
-    refused (1.0) from another (:func:`_last_number`).
+def _scaled(u: np.ndarray, low: float, span: float) -> np.ndarray:
+    return u.astype(np.float64) * 2.0 ** -64 * span + low
 
-    Example:
-        >>> mask_doubles(MT19937_64(7), 6, 0.5, 2.0).tolist()   # C.dropout(x, 0.5, seed=7)
-        [2.0, 2.0, 0.0, 2.0, 0.0, 0.0]
-    """
+
+def _accepted(rng: MT19937_64, count: int, refused) -> np.ndarray:
+    """``count`` of ``rng``'s numbers (uint64) that ``refused`` (numbers -> bool mask) keeps,
+    as Boost draws them: a refused number is dropped and the next one drawn in its place (the
+    numbers taken after it given back to be drawn again)."""
     need, parts = int(count), []
     while need > 0:
         u = rng.take(need)
-        refused = u > _LAST_BELOW_ONE
-        if not refused.any():
+        out = refused(u)
+        if not out.any():
             parts.append(u)
             break
-        k = int(np.argmax(refused))         # (the first refused: its number dropped)
+        k = int(np.argmax(out))             # (the first refused: its number dropped)
         parts.append(u[:k])
         rng.give_back(u[k + 1:])
         need -= k
-    u = np.concatenate(parts) if len(parts) > 1 else parts[0] if parts else np.zeros(0, np.uint64)
-    out = np.full(len(u), float(scale))
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+
+
+def mask_doubles(rng: MT19937_64, count: int, rate: float) -> np.ndarray:
+    """CNTK 2.7's ``SetUniformRandomMask`` as its dropout and ``bernoulli`` draw it: 0 where a
+    :func:`uniform_doubles` value in ``[0, 1)`` is at most ``rate``, else 1 (dropout: its rate,
+    scaling apart; ``bernoulli``: ``1 - mean``).  Compared on the engine's numbers: the value
+    of a number ``u`` is ``double(u) / 2**64``, at most ``rate`` for ``u`` up to a threshold
+    and refused (1.0) from another (:func:`_last_number`).
+
+    Example:
+        >>> mask_doubles(MT19937_64(7), 6, 0.5).tolist()   # C.dropout(x, 0.5, seed=7)'s mask
+        [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]
+    """
+    u = _accepted(rng, count, lambda u: u > _LAST_BELOW_ONE)
+    out = np.ones(len(u))
     limit = _last_number(float(rate) * 2.0 ** 64)
     if limit >= 0:
         out[u <= np.uint64(limit)] = 0.0
@@ -139,7 +139,18 @@ def normal_draw(rng: MT19937_64, count: int, mean: float, scale: float) -> np.nd
         [-0.5686930418014526, 0.8645166754722595]
     """
     n = int(count)
-    return normal_doubles(rng, n + (n & 1))[:n] * float(scale) + float(mean)
+    return normal_doubles(rng, normal_count(n))[:n] * float(scale) + float(mean)
+
+
+def normal_count(count: int) -> int:
+    """How many normal values CNTK 2.7 draws for ``count``: an even count (Boost's normal
+    values come in pairs), one more where ``count`` is odd.
+
+    Example:
+        >>> normal_count(5), normal_count(6)
+        (6, 6)
+    """
+    return int(count) + (int(count) & 1)
 
 
 def sample_classes(rng: MT19937_64, weights: np.ndarray, count: int,

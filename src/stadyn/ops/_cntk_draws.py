@@ -193,10 +193,10 @@ def _values(kind: str, rng: _mt.MT19937_64, a: float, b: float, count: int,
     if kind == "uniform":
         return _dist.uniform_doubles(rng, count, a, b), count
     if kind == "normal":
-        return _dist.normal_draw(rng, count, a, b), count + (count & 1)
+        return _dist.normal_draw(rng, count, a, b), _dist.normal_count(count)
     if kind == "gumbel":
         return _dist.gumbel_doubles(rng, count, a, b, exact=double), count
-    return _dist.mask_doubles(rng, count, a, b), count
+    return _dist.mask_doubles(rng, count, a), count
 
 
 def _draw_impl(kind: int, a: float, b: float, shape: list[int], dtype: torch.dtype,
@@ -242,9 +242,9 @@ def cntk_draw(kind: str, a: float, b: float, shape, dtype: torch.dtype, stream: 
         [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]
     """
     if kind == "bernoulli":     # CNTK: a mask dropping with probability 1 - mean, kept as 1
-        kind, a, b = "mask", _in(dtype, 1.0 - _in(dtype, a)), 1.0
+        kind, a = "mask", _in(dtype, 1.0 - _in(dtype, a))
     elif kind == "dropout":
-        kind, a, b = "mask", _in(dtype, a), 1.0
+        kind, a = "mask", _in(dtype, a)
     else:
         a, b = _in(dtype, a), _in(dtype, b)
     shape = [int(s) for s in shape]

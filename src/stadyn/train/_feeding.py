@@ -74,11 +74,26 @@ def _dims(shape) -> str:
 _FREE = -3      # CNTK's FreeDimension, as a sample's shape shows a free dimension
 
 
-def _sample_shape(var: Variable, lead: int = 1) -> tuple:
+def _sample_shape(var: Variable, lead: int = 1, free: frozenset | None = None) -> tuple:
     """``var``'s per-sample shape (after ``lead`` batch and sequence axes), ``-3`` for each of
-    its free dimensions (:func:`~stadyn.graph.mark_free_dimensions`)."""
-    free = free_dimensions(var)
+    its free dimensions ``free`` (:func:`~stadyn.graph.free_dimensions`, looked up if not
+    given)."""
+    free = free_dimensions(var) if free is None else free
     return tuple(_FREE if k + lead in free else d for k, d in enumerate(var.shape[lead:]))
+
+
+def _fits(sample: tuple, shape: Sequence[int]) -> bool:
+    """Whether ``shape`` is that of a sample of shape ``sample`` (:func:`_sample_shape`: any
+    length on a free dimension)."""
+    return len(shape) == len(sample) and all(
+        d == _FREE or d == int(n) for d, n in zip(sample, shape))
+
+
+def _not_compatible(shape: tuple, k: int, sample: tuple) -> str:
+    """CNTK 2.7's ``Value::Create`` words for sequence ``k`` of ``shape`` that does not fit
+    ``sample``."""
+    return (f"Value::Create: The shape '{_dims(shape)}' of sequence #{k} is not compatible "
+            f"with the sample shape '{_dims(sample)}'.")
 
 
 def fits_sample(var: Variable, shape: Sequence[int], lead: int = 1) -> bool:
@@ -92,9 +107,7 @@ def fits_sample(var: Variable, shape: Sequence[int], lead: int = 1) -> bool:
         >>> fits_sample(x, (7, 3)), fits_sample(x, (7, 2)), fits_sample(x, (3,))
         (True, False, False)
     """
-    sample = _sample_shape(var, lead)
-    return len(shape) == len(sample) and all(
-        d == _FREE or d == int(n) for d, n in zip(sample, shape))
+    return _fits(_sample_shape(var, lead), shape)
 
 
 def stack_samples(var: Variable, samples: Sequence[Any]) -> np.ndarray:
@@ -119,8 +132,7 @@ def stack_samples(var: Variable, samples: Sequence[Any]) -> np.ndarray:
         for k, a in enumerate(arrays[1:], 1):
             if a.shape != first:
                 raise ShapeError(
-                    f"Value::Create: The shape '{_dims(a.shape)}' of sequence #{k} is not "
-                    f"compatible with the sample shape '{_dims(_sample_shape(var))}'.\ninput "
+                    f"{_not_compatible(a.shape, k, _sample_shape(var))}\ninput "
                     f"{var.name or ''}: sample {k} has shape {a.shape}, sample 0 {first}: the "
                     "samples of one minibatch have one length on each free dimension")
     return np.stack(arrays)
@@ -148,13 +160,12 @@ def _refuse_steps_of_another_shape(var: Variable, sequences: list) -> tuple | No
     for k, seq in enumerate(sequences):
         shape = tuple(getattr(seq, "shape", None) or np.shape(seq))
         steps = shape[1:] if len(shape) == len(sample) + 1 else shape
-        if (len(shape) == len(sample) + 1 and fits_sample(var, steps, 2)
+        if (len(shape) == len(sample) + 1 and _fits(sample, steps)
                 and first in (None, steps)) or \
                 (shape == sample and shape) or (sample == (1,) and len(shape) == 1):
             first = steps
             continue
-        raise ShapeError(f"Value::Create: The shape '{_dims(shape)}' of sequence #{k} is not "
-                         f"compatible with the sample shape '{_dims(sample)}'.\ninput "
+        raise ShapeError(f"{_not_compatible(shape, k, sample)}\ninput "
                          f"{var.name or ''}: sequence {k} has shape {shape}; the sequences of "
                          f"this input have steps of shape {sample}")
     return first
@@ -189,7 +200,8 @@ def _feed(var: Variable, value: Any, shown: str | None = None) -> int:
     lengths = getattr(value, "lengths", None)
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]
-    if isinstance(value, (list, tuple)) and free_dimensions(var):
+    free = free_dimensions(var)
+    if isinstance(value, (list, tuple)) and free:
         value = stack_samples(var, value)       # (one length per minibatch, CNTK's words)
     arr = value if type(value) is np.ndarray else _as_array(value)
     data = data_of(var)
@@ -203,7 +215,7 @@ def _feed(var: Variable, value: Any, shown: str | None = None) -> int:
             var.d = arr
     else:
         if tuple(arr.shape[1:]) != var.shape[1:] and not (
-                free_dimensions(var) and fits_sample(var, tuple(arr.shape[1:]))):
+                free and _fits(_sample_shape(var, 1, free), tuple(arr.shape[1:]))):
             raise ShapeError(_misfit(var, tuple(arr.shape), shown))
         t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
             np.ascontiguousarray(arr))
