@@ -107,3 +107,11 @@ def test_a_block_over_an_untyped_argument_reads_a_placeholder_named_after_it(tmp
     MODELS.MODELS["broadcast"](C).save(str(path))
     assert _block_placeholder_names(path) == \
         _block_placeholder_names(FIXTURES / "broadcast.model") == [["inp"], ["", "history"]]
+
+
+def test_untyped_gather_arguments_load_in_cntks_order():
+    # gather(table, indices) is stored Gather(indices, table); CNTK 2.7 lists the loaded
+    # arguments in Python's order (gather.json, written with gather.model by make_gather.py;
+    # before, Stadyn listed them swapped)
+    wanted = json.loads((FIXTURES / "gather.json").read_text())["arguments"]
+    assert [a.name for a in C.load_model(str(FIXTURES / "gather.model")).arguments] == wanted

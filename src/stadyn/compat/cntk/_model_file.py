@@ -248,8 +248,14 @@ def untyped_arguments(path, format) -> "tuple[list[str], object]":
         return [], legacy
     untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
                if _untyped(v)}
+    # CNTK 2.7's order: from the file's root function (its outputs' functions when it names
+    # none)
+    owner = {o: f for f in main.functions for o in f.outputs}
+    root = legacy.extras.get("root")
+    starts = [f.name for f in main.functions if f.name == root] or \
+        [owner[o].name for o in main.outputs if o in owner]
     seen: list[str] = []
-    for uid in _leaves_in_cntk_order(legacy, main):
+    for uid in serialize.cntk_leaf_order(main.functions, starts):
         if uid in untyped and untyped[uid] not in seen:
             seen.append(untyped[uid])
     return seen, legacy
@@ -263,37 +269,6 @@ def _starts_as_cntk_v2(path: str) -> bool:
             return serialize.is_cntk_v2_file(f.read(16))
     except OSError:
         return True             # (the full read gives the error)
-
-
-def _leaves_in_cntk_order(legacy, main) -> list:
-    """The leaves (variable uids) the functions of ``main`` (a CNTK v2 file's graph) read, in
-    the order CNTK 2.7 lists a Function's arguments: depth first from the root function, each
-    function's inputs in turn (the two of a ``Times`` as Python gives them, swapped in the
-    file), a function's own inputs visited when first met (CNTK's ``DetermineInputs``).  The
-    root is the file's (its outputs' functions when the file names none)."""
-    owner = {o: f for f in main.functions for o in f.outputs}
-    root = legacy.extras.get("root")
-    starts = [f for f in main.functions if f.name == root] or \
-        [owner[o] for o in main.outputs if o in owner]
-    order: list = []
-    visited: set = set()
-
-    def visit(f) -> None:
-        visited.add(f.name)
-        inputs = list(f.inputs)
-        if f.type in ("Times", "TransposeTimes") and len(inputs) == 2:
-            inputs.reverse()
-        for i in inputs:
-            if i in owner:
-                if owner[i].name not in visited:
-                    visit(owner[i])
-            else:
-                order.append(i)
-
-    for f in starts:
-        if f.name not in visited:
-            visit(f)
-    return order
 
 
 @contextlib.contextmanager
