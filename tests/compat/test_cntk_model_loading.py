@@ -145,3 +145,18 @@ def test_a_loaded_model_keeps_cntks_uids_and_names(file_name):
     found = {f.uid for f in C.logging.graph.depth_first_search(
         m, lambda n: isinstance(n, C.Function) and n.is_block, depth=-1)}
     assert found == blocks
+
+
+@pytest.mark.parametrize("file_name", ["cntk_mlp_bn.model", "cntk_v1_small_cnn.dnn"])
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_load_model_decodes_a_file_once(monkeypatch, file_name, as_bytes):
+    # (before, the search for untyped arguments decoded the whole file, v1 files too, and the
+    # load decoded it again; bytes were written to a temporary file for each)
+    import stadyn.serialize as serialize
+    path = os.path.join(FIX, file_name)
+    decoded = []
+    read = serialize.read_legacy_model
+    monkeypatch.setattr(serialize, "read_legacy_model",
+                        lambda p: decoded.append(p) or read(p))
+    z = C.load_model(open(path, "rb").read() if as_bytes else path)
+    assert len(decoded) == 1 and z.arguments

@@ -129,3 +129,11 @@ def test_a_sparse_input_stays_sparse_in_a_stadyn_model_file(tmp_path):
     assert [a.is_sparse for a in loaded.arguments] == [True]
     applied = loaded(C.sequence.input_variable(9, is_sparse=True))
     assert str(applied) == "Composite(Sequence[SparseTensor[9]]) -> Sequence[Tensor[3]]"
+
+
+def test_untyped_gather_arguments_load_in_cntks_order():
+    # gather(table, indices) is stored Gather(indices, table); CNTK 2.7 lists the loaded
+    # arguments in Python's order (gather.json, written with gather.model by make_gather.py;
+    # before, Stadyn listed them swapped)
+    wanted = json.loads((FIXTURES / "gather.json").read_text())["arguments"]
+    assert [a.name for a in C.load_model(str(FIXTURES / "gather.model")).arguments] == wanted

@@ -164,6 +164,19 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         """Where the stream stood at its last save, else the offset it was made with."""
         return self._offset if self._saved_at is None else self._saved_at
 
+    def for_operand(self, operand) -> "CNTKStream":
+        """This stream set to draw for an op on ``operand`` (a Variable) as CNTK 2.7 draws:
+        time step by time step (:attr:`time_major`) where it has a sequence axis.  Returns
+        the stream.
+
+        Example:
+            >>> from stadyn.graph import sequence_input
+            >>> CNTKStream(1).for_operand(sequence_input((2,))).time_major
+            True
+        """
+        self.time_major = getattr(operand, "sequence_lengths", None) is not None
+        return self
+
     def restarted(self) -> "CNTKStream":
         """A stream of its own for a copy of the op: the seed moved on by the offset of the
         last save (:meth:`saved_offset`), as CNTK 2.7's clone makes the copy's engine."""

@@ -115,7 +115,13 @@ class CntkAxis:
 
 def is_cntk_v2_file(data: bytes) -> bool:
     """Whether ``data`` (a file's first bytes) can be a CNTK 2 model: the large-model magic, or
-    a protobuf ``Dictionary`` (its first field, ``version`` or ``data``)."""
+    a protobuf ``Dictionary`` (its first field, ``version`` or ``data``).
+
+    Example:
+        >>> from stadyn.serialize import is_cntk_v2_file
+        >>> is_cntk_v2_file(b"\\x08\\x02\\x12"), is_cntk_v2_file(b"PK\\x03\\x04")
+        (True, False)
+    """
     if len(data) >= 4 and int.from_bytes(data[:4], "little") == LARGE_MAGIC:
         return True
     return len(data) > 0 and data[0] in (0x08, 0x12)

@@ -178,6 +178,44 @@ class FlatBuilding:
 _PYTHON_SWAPPED = frozenset({"Times", "TransposeTimes", "Gather"})
 
 
+def cntk_leaf_order(functions, starts) -> list[str]:
+    """The leaves ``functions`` (a CNTK file's graph) read -- the names no function of them
+    makes -- in the order CNTK 2.7 meets them when it lists a Function's arguments: depth
+    first from ``starts`` (functions' names, or names of what they make), each function's
+    operands in Python's order (those of a ``Times``, ``TransposeTimes`` and ``Gather`` are
+    stored the other way round), a function walked once, a leaf listed where first met.
+
+    Example:
+        >>> from stadyn.serialize import LegacyFunction, cntk_leaf_order
+        >>> fs = [LegacyFunction("t", "Times", ("W", "x"), ("t0",)),
+        ...       LegacyFunction("p", "Plus", ("t0", "b"), ("y",))]
+        >>> cntk_leaf_order(fs, ["p"])
+        ['x', 'W', 'b']
+    """
+    made_by = {o: f for f in functions for o in f.outputs}
+    by_name = {f.name: f for f in functions}
+    met: list[str] = []
+    listed: set[str] = set()
+    walked: set[str] = set()
+    todo = list(reversed(starts))
+    while todo:
+        name = todo.pop()
+        f = by_name.get(name) or made_by.get(name)
+        if f is None:
+            if name not in listed:
+                listed.add(name)
+                met.append(name)
+            continue
+        if f.name in walked:
+            continue
+        walked.add(f.name)
+        operands = list(f.inputs)
+        if f.type in _PYTHON_SWAPPED and len(operands) == 2:
+            operands.reverse()
+        todo.extend(reversed(operands))     # (the first operand walked first)
+    return met
+
+
 def shown_argument_order(fn: LegacyFunction) -> list[tuple[str, str]]:
     """A CNTK block's ``(placeholder, outer variable)`` pairs in the order CNTK 2.7 shows the
     block's inputs once loaded: as a depth-first walk of its inside from the root, each
@@ -187,24 +225,7 @@ def shown_argument_order(fn: LegacyFunction) -> list[tuple[str, str]]:
     arguments = dict(fn.meta.get("arguments") or {})
     if fn.body is None or len(arguments) < 2:
         return list(arguments.items())
-    made_by = {o: f for f in fn.body.functions for o in f.outputs}
-    by_name = {f.name: f for f in fn.body.functions}
-    met: list[str] = []
-    seen: set[str] = set()
-    todo = [fn.meta.get("root")]           # (a function's name, or an operand's)
-    while todo:
-        name = todo.pop()
-        if name in arguments:
-            if name not in met:
-                met.append(name)
-            continue
-        f = by_name.get(name) or made_by.get(name)
-        if f is None or f.name in seen:
-            continue
-        seen.add(f.name)
-        operands = list(f.inputs)
-        if f.type in _PYTHON_SWAPPED and len(operands) == 2:
-            operands.reverse()
-        todo.extend(reversed(operands))     # (the first operand walked first)
+    met = [n for n in cntk_leaf_order(fn.body.functions, [fn.meta.get("root")])
+           if n in arguments]
     return sorted(arguments.items(), key=lambda kv: met.index(kv[0]) if kv[0] in met
                   else len(met) + list(arguments).index(kv[0]))

@@ -58,6 +58,17 @@ class ArgumentBinding:
             mapping[by_name[key]] = value
         return mapping
 
+    def _typed_arguments(self, arg_types: tuple, kwarg_types: dict) -> dict:
+        """``update_signature``'s ``{argument: input}``: each argument given a type (None
+        leaves it out) mapped to an input of that type named as the argument, checked as
+        CNTK 2.7 checks a value put in its place."""
+        input_of_type = late("input_of_type")
+        typed = {p: input_of_type(t, p.name)
+                 for p, t in self.argument_map(*arg_types, **kwarg_types).items()
+                 if t is not None}
+        self._check_types(typed)
+        return typed
+
     @staticmethod
     def _check_types(mapping: dict) -> None:
         """CNTK 2.7's TypeErrors for a value put in an argument's place (``{argument:

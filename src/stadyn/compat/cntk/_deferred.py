@@ -31,7 +31,6 @@ from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _keep, _layer_function,
                                  _shapeless)
-from ._late import late
 from ...graph import source_location, user_location
 from ._mixins import GraphObject, TensorOpsMixin
 from ._deferred_printed import DeferredPrinting
@@ -117,11 +116,8 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
         if self._typed is not None:
             self._typed.update_signature(*arg_types, **kwarg_types)
             return
-        input_of_type = late("input_of_type")
-        mapping = self.argument_map(*arg_types, **kwarg_types)
-        typed = {p: input_of_type(t, p.name) for p, t in mapping.items() if t is not None}
-        self._check_types(typed)
-        if len(typed) == len(mapping):
+        typed = self._typed_arguments(arg_types, kwarg_types)
+        if all(t is not None for t in (*arg_types, *kwarg_types.values())):
             self._typed = self(*[typed[p] for p in self.signature])
         elif typed:         # (None leaves a placeholder as it is, as CNTK 2.7 leaves it)
             self.replace_placeholders(typed)

@@ -23,8 +23,8 @@ from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
-from ._model_file import (ModelFormat, load_roots, passed_on_block, restore_parameters,
-                          save_roots, untyped_arguments)
+from ._model_file import (ModelFormat, load_roots, model_path, passed_on_block,
+                          restore_parameters, save_roots, untyped_arguments)
 from ._mixins import GraphObject, TensorOpsMixin
 from ._printed import function_repr, function_text
 from ._signature import _function_of_callable as function_of_callable, waiting_function
@@ -493,17 +493,21 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
         >>> m.arguments[0].name, m.find_by_name("d").shape
         ('x', (3,))
     """
-    names = untyped_arguments(model, format)
-    if names:       # a Function saved untyped: it waits for operands, as it did when saved
-        return waiting_function(names, lambda *values: _loaded(model, format, names, values))
-    return _loaded(model, format)
+    with model_path(model) as path:         # (bytes written to a file once)
+        names, decoded = untyped_arguments(path, format)
+        if not names:
+            return _loaded(path, format, decoded=decoded)
+    # a Function saved untyped: it waits for operands, as it did when saved; each application
+    # decodes the file anew (their types are written into the decoded file)
+    return waiting_function(names, lambda *values: _loaded(model, format, names, values))
 
 
-def _loaded(model, format, names=(), values=()) -> Function:
+def _loaded(model, format, names=(), values=(), decoded=None) -> Function:
     """The Function saved in ``model``; ``names`` of its untyped arguments: it applied to
-    ``values``, their types given to those arguments (CNTK infers them so)."""
+    ``values``, their types given to those arguments (CNTK infers them so); ``decoded``: the
+    file as read already (of no untyped arguments)."""
     given = dict(zip(names, values))
-    roots, combine, uid = load_roots(model, format, given)
+    roots, combine, uid = load_roots(model, format, given, decoded)
     if given:
         loaded = _loaded_function(roots, combine, uid)
         return loaded(*[given[a.name] for a in loaded.arguments])

@@ -21,7 +21,7 @@ from ._late import late
 from ._loops import clone_graph, close_loops, split_loops
 from ._mixins import GraphObject
 from ._sequence_placeholders import non_sequence_bindings, note_call, noted_readers, rebuilt
-from ._signature import _input_of_type as input_of_type, argument_leaves
+from ._signature import argument_leaves
 
 __all__ = ["CloneMethod", "FunctionRebuilding"]
 
@@ -68,10 +68,7 @@ class FunctionRebuilding(ArgumentBinding):
             >>> [(a.name, a.shape, a.is_input) for a in f.arguments]
             [('p', (2,), True)]
         """
-        mapping = self.argument_map(*arg_types, **kwarg_types)
-        typed = {p: input_of_type(t, p.name) for p, t in mapping.items() if t is not None}
-        self._check_types(typed)
-        self.replace_placeholders(typed)
+        self.replace_placeholders(self._typed_arguments(arg_types, kwarg_types))
 
     # -- rebuilding: the graph copied, applied, its placeholders replaced -----------------
     def clone(self, method, substitutions: dict | None = None) -> "FunctionRebuilding":

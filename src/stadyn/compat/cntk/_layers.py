@@ -180,9 +180,8 @@ class _DropoutAsCntk(_L.Dropout):
     its applications."""
 
     def apply(self, x):
-        stream = self.seed.restarted()
-        stream.time_major = getattr(x, "sequence_lengths", None) is not None   # (CNTK's order)
-        return F.dropout(x, self.rate, seed=stream, train_only=True)
+        return F.dropout(x, self.rate, seed=self.seed.restarted().for_operand(x),
+                         train_only=True)
 
 
 def Dropout(dropout_rate=None, keep_prob=None, seed=SentinelValueForAutoSelectRandomSeed,

@@ -25,7 +25,8 @@ from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attrib
 from ._clone import rebuild
 from ._shown_constants import show_constants
 
-__all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters", "untyped_arguments"]
+__all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters", "untyped_arguments",
+           "model_path"]
 
 
 class ModelFormat(enum.Enum):
@@ -235,67 +236,56 @@ def _loaded_dense_options(v: Variable, block) -> dict:
     return {}
 
 
-def untyped_arguments(model, format) -> list[str]:
-    """The names of the arguments of a CNTK v2 file (a file name, or the file's bytes) that
-    are placeholders of unknown shape (a Function saved before it was given types, an untyped
-    ``@C.Function``), in the order CNTK 2.7 lists them; [] for another file."""
+def untyped_arguments(path, format) -> "tuple[list[str], object]":
+    """The names of the arguments of a CNTK v2 file that are placeholders of unknown shape (a
+    Function saved before it was given types, an untyped ``@C.Function``), in the order CNTK
+    2.7 lists them ([] for another file), and the file decoded where it was read whole (for
+    :func:`load_roots`; None where its first bytes tell it is no CNTK v2 file)."""
     from ... import serialize
-    if isinstance(model, (bytes, bytearray)):
-        with _as_file(model) as path:
-            return untyped_arguments(path, format)
-    if format != ModelFormat.CNTKv2 or not serialize.is_legacy_model_file(os.fspath(model)):
-        return []
-    legacy = serialize.read_legacy_model(os.fspath(model))
+    path = os.fspath(path)
+    if format != ModelFormat.CNTKv2 or not serialize.is_legacy_model_file(path) or \
+            not _starts_as_cntk_v2(path):
+        return [], None
+    legacy = serialize.read_legacy_model(path)
     main = legacy.networks.get("main")
     if legacy.format != "cntk-v2" or main is None:
-        return []
+        return [], legacy
     untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
                if _untyped(v)}
-    seen: list[str] = []
-    for uid in _leaves_in_cntk_order(legacy, main):
-        if uid in untyped and untyped[uid] not in seen:
-            seen.append(untyped[uid])
-    return seen
-
-
-def _leaves_in_cntk_order(legacy, main) -> list:
-    """The leaves (variable uids) the functions of ``main`` (a CNTK v2 file's graph) read, in
-    the order CNTK 2.7 lists a Function's arguments: depth first from the root function, each
-    function's inputs in turn (the two of a ``Times`` as Python gives them, swapped in the
-    file), a function's own inputs visited when first met (CNTK's ``DetermineInputs``).  The
-    root is the file's (its outputs' functions when the file names none)."""
+    # CNTK 2.7's order: from the file's root function (its outputs' functions when it names
+    # none)
     owner = {o: f for f in main.functions for o in f.outputs}
     root = legacy.extras.get("root")
-    starts = [f for f in main.functions if f.name == root] or \
-        [owner[o] for o in main.outputs if o in owner]
-    order: list = []
-    visited: set = set()
+    starts = [f.name for f in main.functions if f.name == root] or \
+        [owner[o].name for o in main.outputs if o in owner]
+    seen: list[str] = []
+    for uid in serialize.cntk_leaf_order(main.functions, starts):
+        if uid in untyped and untyped[uid] not in seen:
+            seen.append(untyped[uid])
+    return seen, legacy
 
-    def visit(f) -> None:
-        visited.add(f.name)
-        inputs = list(f.inputs)
-        if f.type in ("Times", "TransposeTimes") and len(inputs) == 2:
-            inputs.reverse()
-        for i in inputs:
-            if i in owner:
-                if owner[i].name not in visited:
-                    visit(owner[i])
-            else:
-                order.append(i)
 
-    for f in starts:
-        if f.name not in visited:
-            visit(f)
-    return order
+def _starts_as_cntk_v2(path: str) -> bool:
+    """Whether the file's first bytes can be a CNTK v2 model's (a v1 file, a zip cannot)."""
+    from ... import serialize
+    try:
+        with open(path, "rb") as f:
+            return serialize.is_cntk_v2_file(f.read(16))
+    except OSError:
+        return True             # (the full read gives the error)
 
 
 @contextlib.contextmanager
-def _as_file(data: bytes):
-    """A file (its name) holding ``data`` (a model file's bytes) while the context lasts."""
+def model_path(model):
+    """The name of a file holding ``model`` (a file name, or a model file's bytes, written to
+    a temporary file while the context lasts)."""
+    if not isinstance(model, (bytes, bytearray)):
+        yield model
+        return
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model")
         with open(path, "wb") as f:
-            f.write(data)
+            f.write(model)
         yield path
 
 
@@ -322,24 +312,27 @@ def _type_arguments(legacy, types: dict) -> None:
             main.inputs.append(uid)
 
 
-def load_roots(model, format, types: "dict | None" = None) -> "tuple[list, str | None, str | None]":
+def load_roots(model, format, types: "dict | None" = None,
+               legacy=None) -> "tuple[list, str | None, str | None]":
     """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
     file's bytes), with CNTK's names, blocks and inputs restored; the name of the Combine
     function they are the outputs of (None if they are not a combine's: a model of one output,
     or of one function's outputs); and that Combine's uid where the file (CNTK's) gives it.
     ``types``: for a file of untyped arguments (:func:`untyped_arguments`), the Variables
-    whose types each (by name) is given, as the Function is applied to them."""
+    whose types each (by name) is given, as the Function is applied to them.  ``legacy``: the
+    file as :func:`untyped_arguments` decoded it, where it was (and no ``types`` change it)."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
-        with _as_file(model) as path:
+        with model_path(model) as path:
             return load_roots(path, format, types)
     path = os.fspath(model)
     root = None
     v1_uids: dict = {}
     if format == ModelFormat.ONNX:
         network = serialize.import_onnx(path)
-    elif serialize.is_legacy_model_file(path):
-        legacy = serialize.read_legacy_model(path)
+    elif legacy is not None or serialize.is_legacy_model_file(path):
+        if legacy is None:
+            legacy = serialize.read_legacy_model(path)
         if types:
             _type_arguments(legacy, types)
         root = _root_function(legacy)
@@ -359,8 +352,7 @@ def load_roots(model, format, types: "dict | None" = None) -> "tuple[list, str |
             serialize.load(path)
     else:
         network = serialize.load(path)
-    unbatched = _inputs_without_dynamic_axes(legacy, network) if root is not None else set()
-    sparse = _sparse_inputs(legacy, network) if root is not None else set()
+    unbatched, sparse = _file_input_kinds(legacy, network) if root is not None else ((), ())
     for name, var in network.inputs.items():
         G.INPUTS[var] = name.partition("#")[0]
         if id(var) not in unbatched:        # (an input CNTK made with dynamic_axes=[]: none)
@@ -485,28 +477,26 @@ def _mark_inner(roots: list) -> None:
         stack.extend(v.parent.inputs)
 
 
-def _file_inputs(legacy, network, keep) -> set:
-    """The ids of the inputs of ``network`` (read from the CNTK v2 file ``legacy``) whose
-    entry in the file ``keep(entry)`` accepts."""
+def _file_input_kinds(legacy, network) -> "tuple[set, set]":
+    """The ids of the inputs of ``network`` (read from the CNTK v2 file ``legacy``) that the
+    file gives no dynamic axes (made with ``dynamic_axes=[]``), and of those it declares
+    sparse (made with ``is_sparse=True``)."""
+    unbatched: set = set()
+    sparse: set = set()
     if legacy.format != "cntk-v2":
-        return set()
+        return unbatched, sparse
     found = {}
     for net in legacy.networks.values():
         found.update(net.variables)
-    return {id(var) for var, origin in network.origins if origin.kind == "input"
-            and origin.uid in found and keep(found[origin.uid])}
-
-
-def _sparse_inputs(legacy, network) -> set:
-    """The ids of the inputs of ``network`` that the CNTK v2 file ``legacy`` declares sparse
-    (made with ``is_sparse=True``)."""
-    return _file_inputs(legacy, network, lambda v: v.meta.get("is_sparse"))
-
-
-def _inputs_without_dynamic_axes(legacy, network) -> set:
-    """The ids of the inputs of ``network`` (read from the CNTK v2 file ``legacy``) that the
-    file gives no dynamic axes (made with ``dynamic_axes=[]``)."""
-    return _file_inputs(legacy, network, lambda v: not v.meta.get("dynamic_axes"))
+    for var, origin in network.origins:
+        entry = found.get(origin.uid) if origin.kind == "input" else None
+        if entry is None:
+            continue
+        if not entry.meta.get("dynamic_axes"):
+            unbatched.add(id(var))
+        if entry.meta.get("is_sparse"):
+            sparse.add(id(var))
+    return unbatched, sparse
 
 
 def _restore_origins(origins: list) -> None:

@@ -18,7 +18,7 @@ from ... import cntk_semantics
 from . import _graph as G
 from ._adapt import batched, float_arrays, named, one_op, operand as _as_operand, sample_shape, wrap
 from ._ops_nn import MAX_POOLING
-from ._seq_axes import FREE_DIMENSION, free_steps
+from ._seq_axes import free_shown, free_steps
 
 __all__ = ["crop_manual", "roipooling"]
 
@@ -45,8 +45,8 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
     free = free_steps(referent)
     if any(a >= referent.ndim - 2 for a in free):
         # the window's size would be written in at the length the graph was built with
-        shown = tuple(FREE_DIMENSION if a in free else d for a, d in enumerate(referent.shape))
-        raise ValueError(f"crop_manual: the referent's spatial axes {shown[-2:]} hold a free "
+        raise ValueError(f"crop_manual: the referent's spatial axes "
+                         f"{free_shown(referent.shape, free)[-2:]} hold a free "
                          "dimension (-3), whose length is each run's; Stadyn's compat crops "
                          "to a fixed size only")
     h, w = int(ref[-2]), int(ref[-1])

@@ -135,21 +135,10 @@ def _classification_error_of_matrices(output_vector, target_vector, name: str):
                 [1., 1.]]], dtype=float32)
     """
     o, t = operand(output_vector), operand(target_vector)
-    if lead_axes(output_vector):
-        h = S.hardmax(o, 1, tuple(sample_shape(output_vector)))
-        out = F.r_sub_scalar(F.batch_matmul(h, t, transpose_b=True), 1.0)
-    else:
-        h = S.hardmax(o, 1, tuple(o.shape[1:]))
-        out = F.r_sub_scalar(_times_transposed(h, t), 1.0)
+    h = S.hardmax(o, 1, tuple(sample_shape(output_vector)) if lead_axes(output_vector)
+                  else tuple(o.shape[1:]))
+    out = F.r_sub_scalar(F.batch_matmul(h, t, transpose_b=True), 1.0)
     return named(wrap(one_op(out, o, t)), name, "ClassificationError")
-
-
-def _times_transposed(a, b):
-    """``a @ b.T`` of two matrices."""
-    rows = (a.shape[0], b.shape[0])
-    out = F.batch_matmul(F.reshape(a, (1,) + tuple(a.shape)), F.reshape(b, (1,) + tuple(b.shape)),
-                         transpose_b=True)
-    return F.reshape(out, rows)
 
 
 def _matrices_along_default_axis(output_vector, target_vector, axis) -> bool:
@@ -180,9 +169,7 @@ def _cross_entropy_of_matrices(output_vector, target_vector, name: str):
     o, t = operand(output_vector), operand(target_vector)
     top = F.max(o, axis=o.ndim - 1, keepdims=True)
     lse = F.add2(F.log(F.sum(F.exp(F.sub2(o, top)), axis=o.ndim - 1, keepdims=True)), top)
-    product = F.batch_matmul(o, t, transpose_b=True) if lead_axes(output_vector) else \
-        _times_transposed(o, t)
-    out = F.sub2(lse, product)
+    out = F.sub2(lse, F.batch_matmul(o, t, transpose_b=True))
     return named(wrap(one_op(out, o, t)), name, "CrossEntropyWithSoftmax")
 
 

@@ -335,8 +335,7 @@ def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomS
     and its seed drawn as it is called, as CNTK 2.7 does, where its operand has no shape yet
     too (:func:`_dropout_as_called`)."""
     v = _as_operand(x)
-    stream = resolved_seed(seed)
-    stream.time_major = getattr(v, "sequence_lengths", None) is not None   # (CNTK's order)
+    stream = resolved_seed(seed).for_operand(v)
     return named(wrap(F.dropout(v, float(dropout_rate), seed=stream, train_only=True)), name,
                  "Dropout")
 

@@ -34,7 +34,7 @@ from ._adapt import (batched, lead_axes, named, one_op, operand, reshape_samples
 from ._axis import Axis
 from ._one_sample import one_sample_values
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
-from ._seq_axes import free_steps
+from ._seq_axes import free_shown, free_steps
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_log_sum_exp", "reduce_l1", "reduce_l2", "reduce_sum_square", "argmax",
@@ -262,7 +262,7 @@ def hardmax(x, name: str = ""):
     v = operand(x)
     free = free_steps(v)
     if not _rows(x) and any(a >= lead_axes(x) for a in free):
-        shown = tuple(-3 if a in free else d for a, d in enumerate(v.shape))[lead_axes(x):]
+        shown = free_shown(v.shape, free)[lead_axes(x):]
         raise ValueError(f"hardmax: the sample {shown} has a free dimension (-3), whose "
                          "length is each run's; Stadyn's compat does not take one here")
     out = S.hardmax(v, v.ndim - 1, v.shape[-1:]) if _rows(x) else \

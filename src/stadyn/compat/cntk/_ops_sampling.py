@@ -76,12 +76,10 @@ def random_sample(weights, num_samples: int, allow_duplicates: bool,
     if batched(weights):
         n = operand(weights).shape[-1]
         out = _unrunnable(weights, (int(num_samples), n), "random_sample")
-        G.set_op_name(out, "RandomSample")
         return named(wrap(out), name, "RandomSample")
     w = _weights(weights, "random_sample")
     out = F.random_sample(_checked(w, "random_sample"), int(num_samples), bool(allow_duplicates),
                           seed=resolved_seed(seed))
-    G.set_op_name(out, "RandomSample")
     return named(wrap(out), name, "RandomSample")
 
 
@@ -103,7 +101,6 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
     if batched(weights):
         out = _unrunnable(weights, tuple(operand(weights).shape[1:]),
                           "random_sample_inclusion_frequency")
-        G.set_op_name(out, "RandomSampleInclusionFrequency")
         return named(wrap(out), name, "RandomSampleInclusionFrequency")
     w = _weights(weights, "random_sample_inclusion_frequency")
     out = F.random_sample_inclusion_frequency(
@@ -112,7 +109,6 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
     if len(operand(weights).shape) == 2:                  # a row in, a row out (CNTK 2.7)
         # (one op reading the row, as CNTK shows it)
         out = one_op(F.reshape(out, (1, out.shape[0])), operand(weights))
-    G.set_op_name(out, "RandomSampleInclusionFrequency")
     # (CNTK 2.7's attributes, which its file holds; the seed is CNTK's estimate's, Stadyn's
     # computation needs none)
     CNTK_ATTRIBUTES[out] = {"numSamples": int(num_samples),

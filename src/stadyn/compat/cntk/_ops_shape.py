@@ -31,7 +31,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._run_checks import InvalidAtRunError, refuse_when_run
-from ._seq_axes import FREE_DIMENSION, free_steps
+from ._seq_axes import FREE_DIMENSION, free_shown, free_steps
 
 __all__ = ["reshape", "splice", "slice", "transpose", "swapaxes",
            "expand_dims", "squeeze", "flatten", "pad", "gather", "one_hot", "zeros_like",
@@ -389,7 +389,7 @@ def gather(reference, indices, axis=None, name: str = ""):
     table = reshape_samples(src, ref_n, (sample[0], math.prod(rest)))
     free = [k - ids_n for k in free_steps(ids) if k >= ids_n]
     if len(free) > 1:
-        raise ValueError(f"gather: indices of shape {_free_shown(id_shape, free)} have more "
+        raise ValueError(f"gather: indices of shape {free_shown(id_shape, free)} have more "
                          "than one free dimension (-3); Stadyn's compat gathers with one")
     n = max(ref_n, ids_n)
     whole = F.cast(F.stop_gradient(ids), "int64")
@@ -432,11 +432,6 @@ def gather(reference, indices, axis=None, name: str = ""):
     result = named(wrap(out), name, "Gather")
     CNTK_ATTRIBUTES[result.variable] = shown
     return result
-
-
-def _free_shown(shape: tuple, free) -> tuple:
-    """``shape`` as CNTK 2.7 shows it, -3 on its free axes ``free``."""
-    return tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(shape))
 
 
 def _swap(lead: int, rank: int, axis: int) -> tuple:

@@ -34,7 +34,7 @@ from . import _graph as G
 from ._axis import Axis
 
 __all__ = ["FREE_DIMENSION", "value_uid", "name_new_axis", "on_derived_axis", "derived_axis_name",
-           "free_steps", "refuse_free_windows"]
+           "free_steps", "free_shown", "refuse_free_windows"]
 
 FREE_DIMENSION = -3
 
@@ -126,6 +126,12 @@ def free_steps(v: Variable) -> frozenset:
     return found[id(v)]
 
 
+def free_shown(shape: tuple, free) -> tuple:
+    """``shape`` as CNTK 2.7 shows it in ``.shape``: -3 on its free axes ``free`` (indices into
+    ``shape``, as :func:`free_steps` gives them)."""
+    return tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(shape))
+
+
 def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str = "pooling",
                         ceil: bool = False) -> None:
     """Refuse a window op over the last ``len(window)`` axes of ``x`` where one is a free
@@ -140,7 +146,7 @@ def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str 
         raise ValueError("Convolution kernel or stride/padding attribute shape has an illegal "
                          "FreeDimension after shape inference.\nConvolution: its input's "
                          "channel axis is a free dimension (-3); the kernel needs its size")
-    shown = tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(x.shape))
+    shown = free_shown(x.shape, free)
     S.refuse_windows_over_free_lengths([x.ndim - n + i in free for i in range(n)], window,
                                        strides, auto, dilation, op, shown[1:], ceil)
 

@@ -238,10 +238,7 @@ class _Deferred(ArgumentBinding):
         if self._typed is not None:
             self._typed.update_signature(*arg_types, **kwarg_types)
             return
-        mapping = self.argument_map(*arg_types, **kwarg_types)
-        typed = {p: _input_of_type(t, p.name) for p, t in mapping.items() if t is not None}
-        self._check_types(typed)
-        self.replace_placeholders(typed)
+        self.replace_placeholders(self._typed_arguments(arg_types, kwarg_types))
 
     def replace_placeholders(self, substitutions: dict) -> "_Deferred":
         """Put Variables in the place of arguments (``{placeholder: variable}``); once every

@@ -40,6 +40,13 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
+def free_until_fed(shape: tuple) -> tuple[tuple, list]:
+    """An input's per-sample ``shape`` as it is made, 1 on each ``FreeDimension`` (-3) until
+    it is fed, and the indices of those free axes."""
+    return (tuple(1 if d == FreeDimension else d for d in shape),
+            [k for k, d in enumerate(shape) if d == FreeDimension])
+
+
 class Variable(VariableMixin, TensorOpsMixin, GraphObject):
     """A CNTK Variable: an input, a placeholder, or a Function's output seen as a value.
 
@@ -57,9 +64,7 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
     def __init__(self, shape=None, dtype=None, needs_gradient: bool = False,
                  is_sparse: bool = False, dynamic_axes=None, name: str = ""):
         dtype = input_dtype(dtype)
-        shape = _shape(shape)
-        free = [k for k, d in enumerate(shape) if d == FreeDimension]
-        shape = tuple(1 if d == FreeDimension else d for d in shape)   # (until fed)
+        shape, free = free_until_fed(_shape(shape))
         lead = 1        # the batch axis (and a sequence input's steps) before the sample
         if any(getattr(a, "is_sequence_axis", False) for a in (dynamic_axes or ())):
             var, lead = sequence_input(shape, need_grad=needs_gradient, dtype=dtype), 2

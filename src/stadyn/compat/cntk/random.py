@@ -67,8 +67,7 @@ def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str, extra: 
     v = operand(like)
     if double:      # (the values drawn in double, as CNTK's float64 node draws them)
         v = F.cast(v, "float64")
-    stream = resolved_seed(seed)
-    stream.time_major = getattr(v, "sequence_lengths", None) is not None   # (CNTK's order)
+    stream = resolved_seed(seed).for_operand(v)
     if kind == "bernoulli":
         out = F.bernoulli_like(v, a, seed=stream)
     else:

@@ -28,7 +28,7 @@ from ._axis import Axis
 from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
-from ._variables import batch_axis_only, input_dtype, without_dynamic_axes
+from ._variables import batch_axis_only, free_until_fed, input_dtype, without_dynamic_axes
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._deferred import Deferred, UnknownOutput
 
@@ -53,10 +53,8 @@ def input_variable(shape, dtype=default_override_or(np.float32), needs_gradient:
         >>> C.sequence.input_variable(3, sequence_axis=C.Axis("words")).dynamic_axes
         (Axis('defaultBatchAxis'), Axis('words'))
     """
-    steps = (shape,) if isinstance(shape, int) else tuple(shape)
-    free = [k for k, d in enumerate(steps) if d == -3]      # (a FreeDimension: 1 until fed)
-    v = S.input_variable(tuple(1 if d == -3 else d for d in steps), dtype=input_dtype(dtype),
-                         need_grad=needs_gradient)
+    steps, free = free_until_fed((shape,) if isinstance(shape, int) else tuple(shape))
+    v = S.input_variable(steps, dtype=input_dtype(dtype), need_grad=needs_gradient)
     mark_free_dimensions(v, [k + 2 for k in free])
     G.INPUTS[v] = name
     if is_sparse:

@@ -138,9 +138,8 @@ def cntk_stream(node) -> CNTKStream:
     """The random stream a CNTK op's ``rngSeed`` and ``rngOffset`` give: CNTK 2.7 saves where
     each random function's stream stands, and its loaded function draws on from there, on
     every evaluation (whatever shape it is given), as the Function it was saved from would."""
-    operand = node.var(0) if node.n_inputs else None
-    return CNTKStream(int(node.attr("rngSeed", 0)), int(node.attr("rngOffset", 0) or 0),
-                      time_major=getattr(operand, "sequence_lengths", None) is not None)
+    return CNTKStream(int(node.attr("rngSeed", 0)), int(node.attr("rngOffset", 0) or 0)) \
+        .for_operand(node.var(0) if node.n_inputs else None)
 
 
 #: CNTK's ``randomDistributionType`` -> the catalog's draw of a Variable's shape
