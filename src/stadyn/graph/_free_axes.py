@@ -313,21 +313,14 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
         changed = True
     if not changed:
         return False
-    try:
-        refresh_shapes(sub.nodes, sub.leaves)
-    except Exception:  # noqa: BLE001 - an op upstream refuses the batch: leave things as they were
+    def undo():     # (an op upstream refuses the batch: leave things as they were)
         for v, shape, data, record, lengths, stand_in in before:
             v._shape, v._data, _FREE[v] = shape, data, record
             if stand_in is not None:
                 _FREE_DIMS_UNFED[v] = stand_in
             if lengths is not None:
                 v._seq.data = lengths
-        try:
-            refresh_shapes(sub.nodes, sub.leaves)
-        except Exception:  # noqa: BLE001 - as inconsistent as before the attempt
-            pass
-        return False
-    return True
+    return _refreshed_or_undone(sub, undo)
 
 
 def _forget_run_free_dims(variables: Sequence[Variable]) -> bool:
@@ -346,9 +339,7 @@ def _forget_run_free_dims(variables: Sequence[Variable]) -> bool:
         _FREE_DIMS_UNFED[v] = (v._data, v._data._version)      # a stand-in until fed
         if v in _FREE:
             _FREE[v] = (v._data, v._data._version)
-    try:
-        refresh_shapes(sub.nodes, sub.leaves)
-    except Exception:  # noqa: BLE001 - an op upstream refuses the lengths: as they were
+    def undo():     # (an op upstream refuses the lengths: as they were)
         for v, shape, data, stand_in, batch_record in before:
             v._shape, v._data = shape, data
             if stand_in is not None:
@@ -357,6 +348,16 @@ def _forget_run_free_dims(variables: Sequence[Variable]) -> bool:
                 _FREE_DIMS_UNFED.pop(v, None)
             if batch_record is not None:
                 _FREE[v] = batch_record
+    return _refreshed_or_undone(sub, undo)
+
+
+def _refreshed_or_undone(sub: Subgraph, undo: Callable[[], None]) -> bool:
+    """Re-infer the values of ``sub`` after its inputs' shapes changed: True, or where an op
+    between refuses them, ``undo()`` the change, re-infer again and False."""
+    try:
+        refresh_shapes(sub.nodes, sub.leaves)
+    except Exception:  # noqa: BLE001 - refused: the caller's change is undone
+        undo()
         try:
             refresh_shapes(sub.nodes, sub.leaves)
         except Exception:  # noqa: BLE001 - as inconsistent as before the attempt
