@@ -17,10 +17,9 @@ from typing import Callable
 
 from .. import _graph as G
 from .._adapt import wrap
-from .._deferred_root import DeferredRoot
 from .._function import Function, wrap_variable
 from .._mixins import GraphObject
-from .._unapplied_layers import UnappliedLayerView, UnappliedRoot
+from .._unapplied_layers import UnappliedLayerView
 from .._variables import Variable
 
 __all__ = ["depth_first_search", "find_all_with_name", "find_by_name", "find_by_uid",
@@ -67,8 +66,9 @@ def _unapplied(node) -> bool:
     """``node`` is a layer not applied yet (no signature): no graph of Stadyn's yet, its
     Function CNTK 2.7's over its own placeholders (``_unapplied_layers``)."""
     return (isinstance(node, UnappliedLayerView) and getattr(node, "_signature", None) is None
-            ) or type(node) in (UnappliedRoot, DeferredRoot)   # (a root function: walked as
-    # its layer's, its waiting Function's; CNTK 2.7's walk of a Function starts at its root)
+            ) or getattr(type(node), "_operand_is_output", False)   # (a root function:
+    # walked as its layer's, its waiting Function's; CNTK 2.7's walk of a Function starts at
+    # its root)
 
 
 def _unapplied_search(layer, visitor: Callable, depth: int) -> list:
