@@ -87,13 +87,13 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
     old = v._data
     if old is None:
         old = _DROPPED.pop(v, None)     # (dropped for a new shape: its holders are told)
-    if (old is not None and old is not t and getattr(old, _HANDED_OUT, False)
+    if (old is not None and old is not t and handed_out(old)
             and not t.requires_grad and not old.requires_grad and old.shape == t.shape
             and old.dtype == t.dtype and old.device == t.device):
         old.copy_(t)
         return
     v._data = t
-    if old is not None and old is not t and getattr(old, _HANDED_OUT, False):
+    if old is not None and old is not t and handed_out(old):
         _tell_renewed(old, t)
 
 
@@ -112,7 +112,7 @@ def set_grad(v: Variable, g: torch.Tensor) -> None:
         ([3.0, 3.0], True)
     """
     old = v._grad
-    if (old is not None and old is not g and getattr(old, _HANDED_OUT, False)
+    if (old is not None and old is not g and handed_out(old)
             and not old.requires_grad and old.shape == g.shape and old.device == g.device):
         with torch.no_grad():
             old.copy_(g)

@@ -45,19 +45,19 @@ def shares_by_design(node) -> bool:
         >>> shares_by_design(F.reshape(a, (4,), inplace=False).parent)
         False
     """
-    if node.spec.name != "reshape":
-        return False
-    inplace = node.kwargs.get("inplace", node.args[2] if len(node.args) > 2 else True)
-    return bool(inplace)
+    return node.spec.name == "reshape" and bool(node.attrs["inplace"])
+
+
+def _shares_input_storage(t: torch.Tensor, node) -> bool:
+    """Whether ``t`` lies in the memory of one of ``node``'s inputs."""
+    ptr = t.untyped_storage().data_ptr()
+    return any(data_of(v).untyped_storage().data_ptr() == ptr for v in node.inputs)
 
 
 def _aliases_input(t: torch.Tensor, node) -> bool:
     """Whether ``t``, an output of ``node``, may share memory with another tensor: a torch
     view, or an input's own tensor."""
-    if t._base is not None:
-        return True
-    ptr = t.untyped_storage().data_ptr()
-    return any(data_of(v).untyped_storage().data_ptr() == ptr for v in node.inputs)
+    return t._base is not None or _shares_input_storage(t, node)
 
 
 def own_array(v: _Core) -> None:
@@ -121,7 +121,6 @@ def owned_output(node, data: torch.Tensor | None) -> torch.Tensor | None:
     if (data is None or node is None or data._base is None or shares_by_design(node)):
         return data
     # (a view of the op's own intermediate, as a convolution's or affine's output is, stays)
-    ptr = data.untyped_storage().data_ptr()
-    if not any(data_of(v).untyped_storage().data_ptr() == ptr for v in node.inputs):
+    if not _shares_input_storage(data, node):
         return data
     return data.clone(memory_format=torch.contiguous_format)
