@@ -155,28 +155,46 @@ def widen_free_dimensions(variables: Sequence[Variable], fits: Callable[[], bool
     leaves = [u for u in sub.leaves if _free_dims_unfed(u)]
     if not leaves:
         return False
-    before = [(u, u._shape, u._data, _FREE_DIMS_UNFED[u], _FREE.get(u)) for u in leaves]
+    before = _free_lengths_before(leaves)
     length = max(u._shape[a] for u in leaves for a in _FREE_DIMS[u])
     try:
         while length < _WIDEST:
             length *= 2
-            for u in leaves:
-                u.reset_shape(tuple(length if k in _FREE_DIMS[u] else d
-                                    for k, d in enumerate(u._shape)))
-                _FREE_DIMS_UNFED[u] = (u._data, u._data._version)     # still a stand-in
-                if u in _FREE:
-                    _FREE[u] = (u._data, u._data._version)
+            _set_free_lengths(leaves, length)
             refresh_shapes(sub.nodes, sub.leaves)
             if fits():
                 return True
     except Exception:  # noqa: BLE001 - an op between refuses the lengths: as before, below
         pass
-    for u, shape, data, record, batch_record in before:
-        u._shape, u._data, _FREE_DIMS_UNFED[u] = shape, data, record
-        if batch_record is not None:
-            _FREE[u] = batch_record
+    _restore_free_lengths(before)
     refresh_shapes(sub.nodes, sub.leaves)
     return False
+
+
+def _free_lengths_before(leaves: list) -> list:
+    """What :func:`_restore_free_lengths` puts back: each leaf's shape, value and records."""
+    return [(v, v._shape, v._data, _FREE_DIMS_UNFED.get(v), _FREE.get(v)) for v in leaves]
+
+
+def _set_free_lengths(leaves: list, length: int) -> None:
+    """Give the free dimensions of ``leaves`` the stand-in ``length`` (their values unfed)."""
+    for v in leaves:
+        v.reset_shape(tuple(length if k in _FREE_DIMS[v] else d for k, d in enumerate(v._shape)))
+        record = (v._data, v._data._version)
+        _FREE_DIMS_UNFED[v] = record                 # a stand-in until fed
+        if v in _FREE:
+            _FREE[v] = record
+
+
+def _restore_free_lengths(before: list) -> None:
+    for v, shape, data, stand_in, batch_record in before:
+        v._shape, v._data = shape, data
+        if stand_in is not None:
+            _FREE_DIMS_UNFED[v] = stand_in
+        else:
+            _FREE_DIMS_UNFED.pop(v, None)
+        if batch_record is not None:
+            _FREE[v] = batch_record
 
 
 def behind_free_dimensions(v: Variable) -> bool:
@@ -333,22 +351,10 @@ def _forget_run_free_dims(variables: Sequence[Variable]) -> bool:
              and any(v._shape[a] != 1 for a in _FREE_DIMS[v])]
     if not stale:
         return False
-    before = [(v, v._shape, v._data, _FREE_DIMS_UNFED.get(v), _FREE.get(v)) for v in stale]
-    for v in stale:
-        v.reset_shape(tuple(1 if k in _FREE_DIMS[v] else d for k, d in enumerate(v._shape)))
-        _FREE_DIMS_UNFED[v] = (v._data, v._data._version)      # a stand-in until fed
-        if v in _FREE:
-            _FREE[v] = (v._data, v._data._version)
-    def undo():     # (an op upstream refuses the lengths: as they were)
-        for v, shape, data, stand_in, batch_record in before:
-            v._shape, v._data = shape, data
-            if stand_in is not None:
-                _FREE_DIMS_UNFED[v] = stand_in
-            else:
-                _FREE_DIMS_UNFED.pop(v, None)
-            if batch_record is not None:
-                _FREE[v] = batch_record
-    return _refreshed_or_undone(sub, undo)
+    before = _free_lengths_before(stale)
+    _set_free_lengths(stale, 1)
+    # (an op upstream refuses the lengths: as they were)
+    return _refreshed_or_undone(sub, lambda: _restore_free_lengths(before))
 
 
 def _refreshed_or_undone(sub: Subgraph, undo: Callable[[], None]) -> bool:
