@@ -9,8 +9,9 @@ For each notebook NAME (``106A_LSTM_Timeseries_with_Simulated_Data``...) it take
 cells, drops notebook magics, IPython and plotting (``plt``/``matplotlib`` become an object that
 swallows every call), applies the size cuts of ``SETTINGS`` below, writes a tiny stand-in for the
 data the notebook would download (``DATA``; the speech files and images of 208 and 301 in
-``cntk_notebook_standins.py``) and for a pretrained model it loads (``MODELS``: written by
-CNTK 2.7 itself with ``cntk_resnet_standin.py``), and writes two scripts, ``cntk_NAME.py`` and
+``cntk_notebook_standins.py``, gym's CartPole-v0 for 203 in ``cntk_gym_standin.py``) and
+for a pretrained model it loads (``MODELS``: written by CNTK 2.7 itself with
+``cntk_resnet_standin.py``), and writes two scripts, ``cntk_NAME.py`` and
 ``stadyn_NAME.py``, which differ only in their imports (``import cntk as C`` becomes
 ``import stadyn.compat.cntk as C``).  It runs each in its own folder and prints the tail of both
 outputs (each side's whole output goes to ``output.txt`` in its folder).
@@ -30,6 +31,7 @@ import datetime
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -157,6 +159,30 @@ SETTINGS = {
          "data_root = os.path.join('.', 'Examples', 'Image')"),
         ("'image_dims': (3, 224, 224)", "'image_dims': (3, 32, 32)"),
         ("max_training_epochs = 5 if isFast", "max_training_epochs = 2 if isFast")],
+    # CNTK 203: gym's CartPole-v0 from cntk_gym_standin.py (as gym.py); seeded, episodes cut
+    "203_Reinforcement_Learning_Basics": [
+        ("import pandas as pd\nimport seaborn as sns", "sns = _Null()"),
+        ("style.use('ggplot')", ""),
+        ("except:\n    !pip install gym\n    import gym", "except ImportError:\n    raise"),
+        ("import random\n", "import random\nrandom.seed(3); np.random.seed(3)\n"),
+        ("\nSTATE_COUNT, ACTION_COUNT\n", "\nprint(STATE_COUNT, ACTION_COUNT)\n"),
+        ("TOTAL_EPISODES = 2000 if isFast else 3000", "TOTAL_EPISODES = 100 if isFast else 3000"),
+        ("agent.brain.model.save('dqn.mod')",
+         "agent.brain.model.save('dqn.mod')\nprint('DQN W1, W2 sums: %.6f %.6f' % ("
+         "agent.brain.params['W1'].value.sum(), agent.brain.params['W2'].value.sum()))"),
+        ("    print(i_episode)\n", "    print(i_episode, end=' ')\n"),     # the actions taken:
+        ("observation, reward, done, info  = env.step(action)",      # the loaded model's
+         "observation, reward, done, info  = env.step(action); print(int(action), end='')"),
+        ("TOTAL_EPISODES = 2000 if isFast else 10000", "TOTAL_EPISODES = 60 if isFast else 10000"),
+        ("probability.save('pg.mod')",
+         "probability.save('pg.mod')\nprint('\\nPG W1, W2 sums: %.6f %.6f' % (W1.value.sum(), "
+         "W2.value.sum()))"),
+        ("W1.shape, b1.shape, W2.shape, b2.shape, model.shape",
+         "print(W1.shape, b1.shape, W2.shape, b2.shape, model.shape)"),
+        ("model.layer1.W.shape, model.layer1.b.shape, model.layer2.W.shape, "
+         "model.layer2.b.shape, model.shape",
+         "print(model.layer1.W.shape, model.layer1.b.shape, model.layer2.W.shape, "
+         "model.layer2.b.shape, model.shape)")],
     # -- CNTK's Manual/ how-to notebooks (Manual_How_to_*.ipynb) --
     "Manual_How_to_feed_data": [
         ("import requests\n", "\n"), ("import cntk.tests.test_utils\n", "import cntk\n"),
@@ -495,6 +521,15 @@ def write_feed_data(folder: str) -> None:
 
 
 DATA["Manual_How_to_feed_data"] = write_feed_data
+
+
+def write_gym(folder: str) -> None:
+    """CNTK 203's ``import gym``: ``cntk_gym_standin.py`` (CartPole-v0) as ``gym.py``."""
+    shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                 "cntk_gym_standin.py"), os.path.join(folder, "gym.py"))
+
+
+DATA["203_Reinforcement_Learning_Basics"] = write_gym
 # notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
 MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin}
 
