@@ -9,6 +9,8 @@
   folders (map files, PNG images under ``.jpg`` names, which CNTK's OpenCV reader and the PIL
   stand-in read by their content) and a small ResNet written by CNTK 2.7 itself with the node
   names 301 looks up.
+* ``write_style_transfer``: CNTK 205's VGG16 weights (HDF5, as the downloaded file, widths
+  cut) and its content and style pictures.
 """
 
 from __future__ import annotations
@@ -85,8 +87,9 @@ def write_an4_speech(folder: str, utterances: int = 24) -> None:
 
 # -- CNTK 301: flowers, animals and the pretrained ResNet --
 PIL_STANDIN = '''
-"""A stand-in for the few PIL calls CNTK 301 makes (Image.open of the stand-in's PNGs, resize,
-new/paste, np.asarray of an image), the same on both frameworks."""
+"""A stand-in for the few PIL calls CNTK 301 and 205 make (Image.open of the stand-in's PNGs,
+resize to the nearest pixel, crop, new/paste, fromarray/save, np.asarray of an image), the
+same on both frameworks."""
 import builtins
 import struct
 import zlib
@@ -95,16 +98,33 @@ import numpy as np
 ANTIALIAS = 1
 
 
+BICUBIC = 3
+
+
 class _Image:
     def __init__(self, rgb):
         self.a = rgb
         self.size = (rgb.shape[1], rgb.shape[0])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
     def resize(self, size, method=None):
         w, h = size
         rows = (np.arange(h) * self.a.shape[0] // h)
         cols = (np.arange(w) * self.a.shape[1] // w)
         return _Image(self.a[rows][:, cols])
+
+    def crop(self, box):
+        left, top, right, bottom = (int(round(v)) for v in box)
+        return _Image(self.a[top:bottom, left:right])
+
+    def save(self, path):                       # 205's outputs: the pixels, as .npy
+        with builtins.open(path, "wb") as f:
+            np.save(f, self.a)
 
     def paste(self, img, mask=None):
         self.a = img.a.copy()
@@ -125,6 +145,10 @@ def open(path):
         pos += 12 + n
     rows = np.frombuffer(zlib.decompress(raw), np.uint8).reshape(h, 1 + 3 * w)[:, 1:]
     return _Image(rows.reshape(h, w, 3).copy())
+
+
+def fromarray(rgb):
+    return _Image(np.asarray(rgb))
 
 
 def new(mode, size, color):
@@ -210,3 +234,55 @@ def write_resnet_standin(folder: str, cntk_python: list, env: dict) -> None:
     target = os.path.join(folder, "Examples", "Image", "PretrainedModels")
     os.makedirs(target, exist_ok=True)
     shutil.copyfile(shared, os.path.join(target, "ResNet_18.model"))
+
+
+# -- CNTK 205: VGG16's weights and two pictures --
+VGG16_BLOCKS = ((2, 8), (2, 16), (3, 32), (3, 64), (3, 64))   # VGG16's convolutions, widths / 8
+
+
+def write_style_transfer(folder: str) -> None:
+    """What CNTK 205 reads: ``vgg16_weights.bin`` and its two pictures.
+
+    The weights file is HDF5 laid out as the downloaded one (Keras 1's VGG16 file): the
+    attribute ``nb_layers`` (37), groups ``layer_<k>`` with the attribute ``nb_params`` and
+    float32 datasets ``param_<p>``; each block's convolutions (a zero-padding layer of no
+    parameters before each, a pooling layer after the block) hold a kernel ``(out, in, 3, 3)``
+    and a bias ``(out,)``, then flatten, three dense layers and two dropouts.  The widths are
+    VGG16's divided by 8 (``VGG16_BLOCKS``; dense 1568 -> 32 -> 32 -> 10), the values drawn
+    at He's scale so activations keep their size through 13 layers.  ``content.jpg`` and
+    ``style.jpg`` are 80x64 PNGs under 205's names (``pil_standin.py`` reads them on both
+    frameworks): a disc on a gradient and diagonal colour stripes."""
+    import h5py
+
+    rs = np.random.RandomState(205)
+    layers, channels = [], 3
+    for count, width in VGG16_BLOCKS:
+        for _ in range(count):
+            layers.append([])                                        # ZeroPadding2D
+            layers.append([rs.normal(0, np.sqrt(2.0 / (channels * 9)), (width, channels, 3, 3)),
+                           rs.normal(0, 0.01, width)])
+            channels = width
+        layers.append([])                                            # MaxPooling2D
+    layers.append([])                                                # Flatten
+    for fan_in, fan_out in ((channels * 7 * 7, 32), (32, 32), (32, 10)):
+        layers.append([rs.normal(0, np.sqrt(2.0 / fan_in), (fan_in, fan_out)),
+                       np.zeros(fan_out)])
+        if fan_out != 10:
+            layers.append([])                                        # Dropout
+    with h5py.File(os.path.join(folder, "vgg16_weights.bin"), "w") as f:
+        f.attrs["nb_layers"] = len(layers)
+        for k, params in enumerate(layers):
+            g = f.create_group("layer_%d" % k)
+            g.attrs["nb_params"] = len(params)
+            for p, value in enumerate(params):
+                g.create_dataset("param_%d" % p, data=np.asarray(value, np.float32))
+    with open(os.path.join(folder, "pil_standin.py"), "w") as f:
+        f.write(PIL_STANDIN)
+    yy, xx = np.mgrid[0:64, 0:80]
+    content = np.stack([xx * 3, yy * 3, 255 - xx * 2], -1).astype(float)
+    content[(yy - 30) ** 2 + (xx - 44) ** 2 < 300] = (230, 200, 40)
+    stripes = ((xx + yy) // 6) % 3
+    style = np.array([(200, 30, 30), (30, 30, 200), (240, 240, 240)])[stripes].astype(float)
+    for name, rgb in (("content.jpg", content), ("style.jpg", style)):
+        png(os.path.join(folder, name), np.clip(rgb + rs.normal(0, 8, rgb.shape), 0, 255)
+            .astype(np.uint8))

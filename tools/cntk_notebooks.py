@@ -37,7 +37,7 @@ import sys
 
 import numpy as np
 from cntk_notebook_standins import png, write_an4_speech, write_resnet_standin, \
-    write_transfer_images
+    write_style_transfer, write_transfer_images
 
 PRELUDE = '''
 class _Null:
@@ -183,6 +183,15 @@ SETTINGS = {
          "model.layer2.b.shape, model.shape",
          "print(model.layer1.W.shape, model.layer1.b.shape, model.layer2.W.shape, "
          "model.layer2.b.shape, model.shape)")],
+    # CNTK 205: a VGG16 of widths cut by 8 (cntk_notebook_standins.write_style_transfer)
+    "205_Artistic_Style_Transfer": [
+        ("import requests\n", "\n"), ("from PIL import Image", "import pil_standin as Image"),
+        ("    outer = 10\n    inner = 20\n    SIZE = 300",
+         "    outer = 2\n    inner = 5\n    SIZE = 64"),
+        # SciPy 1.11 on gives the objective as a float, 1.5 (beside CNTK 2.7) as fun's array
+        ("print('objective : %s' % s.fun[0])",
+         "print('objective : %s' % np.float32(np.ravel(s.fun)[0]))"),
+        ("objfun(xstar, loss)[0][0]", "print(objfun(xstar, loss)[0][0])")],
     # -- CNTK's Manual/ how-to notebooks (Manual_How_to_*.ipynb) --
     "Manual_How_to_feed_data": [
         ("import requests\n", "\n"), ("import cntk.tests.test_utils\n", "import cntk\n"),
@@ -530,6 +539,7 @@ def write_gym(folder: str) -> None:
 
 
 DATA["203_Reinforcement_Learning_Basics"] = write_gym
+DATA["205_Artistic_Style_Transfer"] = write_style_transfer
 # notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
 MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin}
 
