@@ -9,6 +9,8 @@
   folders (map files, PNG images under ``.jpg`` names, which CNTK's OpenCV reader and the PIL
   stand-in read by their content) and a small ResNet written by CNTK 2.7 itself with the node
   names 301 looks up.
+* ``write_stock_standin``: CNTK 104's pickled stock frame, written by the pandas beside
+  CNTK 2.7 (``cntk_stock_standin.py``).
 * ``write_style_transfer``: CNTK 205's VGG16 weights (HDF5, as the downloaded file, widths
   cut) and its content and style pictures.
 """
@@ -220,20 +222,34 @@ def write_transfer_images(folder: str) -> None:
     open(os.path.join(animals, "Animals.zip"), "w").close()
 
 
+def _written_by_cntk(folder: str, cntk_python: list, env: dict, script: str, shared: str,
+                     target: str) -> None:
+    """Run ``tools/<script> <file>`` with CNTK 2.7's Python (``cntk_python``, ``env``) once per
+    output folder, into ``<out>/<shared>``, and copy the file to ``folder/<target>``."""
+    shared = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(folder))), shared)
+    if not os.path.exists(shared):
+        tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+        subprocess.run(cntk_python + ["-W", "ignore", tool, shared], check=True,
+                       env=dict(os.environ, **env), capture_output=True)
+    os.makedirs(os.path.dirname(os.path.join(folder, target)), exist_ok=True)
+    shutil.copyfile(shared, os.path.join(folder, target))
+
+
 def write_resnet_standin(folder: str, cntk_python: list, env: dict) -> None:
     """``Examples/Image/PretrainedModels/ResNet_18.model``: the small ResNet of
     ``cntk_resnet_standin.py``, written by CNTK 2.7 (``cntk_python``) once per output folder and
     copied to each framework's folder."""
-    shared = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(folder))),
-                          "ResNet_18_standin.model")
-    if not os.path.exists(shared):
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                              "cntk_resnet_standin.py")
-        subprocess.run(cntk_python + ["-W", "ignore", script, shared], check=True,
-                       env=dict(os.environ, **env), capture_output=True)
-    target = os.path.join(folder, "Examples", "Image", "PretrainedModels")
-    os.makedirs(target, exist_ok=True)
-    shutil.copyfile(shared, os.path.join(target, "ResNet_18.model"))
+    _written_by_cntk(folder, cntk_python, env, "cntk_resnet_standin.py",
+                     "ResNet_18_standin.model",
+                     os.path.join("Examples", "Image", "PretrainedModels", "ResNet_18.model"))
+
+
+def write_stock_standin(folder: str, cntk_python: list, env: dict) -> None:
+    """CNTK 104's ``data/Stock/stock_SPY.pkl``: the daily bars of ``cntk_stock_standin.py``,
+    pickled by the pandas beside CNTK 2.7 (its ``CNTK_PYTHONPATH``) once per output folder and
+    copied to each framework's folder."""
+    _written_by_cntk(folder, cntk_python, env, "cntk_stock_standin.py", "stock_SPY_standin.pkl",
+                     os.path.join("data", "Stock", "stock_SPY.pkl"))
 
 
 # -- CNTK 205: VGG16's weights and two pictures --

@@ -15,7 +15,9 @@ for a pretrained model it loads (``MODELS``: written by CNTK 2.7 itself with
 ``stadyn_NAME.py``, which differ only in their imports (``import cntk as C`` becomes
 ``import stadyn.compat.cntk as C``).  It runs each in its own folder and prints the tail of both
 outputs (each side's whole output goes to ``output.txt`` in its folder).
-CNTK_LD_LIBRARY_PATH sets CNTK's library path.
+CNTK_LD_LIBRARY_PATH sets CNTK's library path, CNTK_PYTHONPATH the path of CNTK's Python
+(where packages a notebook needs beside CNTK 2.7 lie: h5py for 205, pandas for 104); the
+Stadyn side runs with ``src`` before the tool's own PYTHONPATH (pandas for 104).
 
 CNTK's ``Manual/Manual_How_to_*.ipynb`` run the same way (``--notebooks`` the Manual folder,
 names as the files are: ``Manual_How_to_feed_data``...); the notebooks of ``CELL_BY_CELL``
@@ -37,7 +39,7 @@ import sys
 
 import numpy as np
 from cntk_notebook_standins import png, write_an4_speech, write_resnet_standin, \
-    write_style_transfer, write_transfer_images
+    write_stock_standin, write_style_transfer, write_transfer_images
 
 PRELUDE = '''
 class _Null:
@@ -192,6 +194,14 @@ SETTINGS = {
         ("print('objective : %s' % s.fun[0])",
          "print('objective : %s' % np.float32(np.ravel(s.fun)[0]))"),
         ("objfun(xstar, loss)[0][0]", "print(objfun(xstar, loss)[0][0])")],
+    # CNTK 104: pandas on both sides; the frame from cntk_stock_standin.py (MODELS)
+    "104_Finance_Timeseries_Basic_with_Pandas_Numpy": [
+        ("try:\n    from  pandas_datareader import data\nexcept ImportError:\n"
+         "    !pip install pandas_datareader\n    from  pandas_datareader import data \n",
+         "data = None\n"),
+        ("data.head(10)\n", "print(data.head(10))\n"),
+        # pandas' own plots (no matplotlib beside CNTK 2.7 here)
+        (".hist(bins=20, alpha=0.4)", ""), ("*100).plot()", "*100)")],
     # -- CNTK's Manual/ how-to notebooks (Manual_How_to_*.ipynb) --
     "Manual_How_to_feed_data": [
         ("import requests\n", "\n"), ("import cntk.tests.test_utils\n", "import cntk\n"),
@@ -541,7 +551,8 @@ def write_gym(folder: str) -> None:
 DATA["203_Reinforcement_Learning_Basics"] = write_gym
 DATA["205_Artistic_Style_Transfer"] = write_style_transfer
 # notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
-MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin}
+MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin,
+          "104_Finance_Timeseries_Basic_with_Pandas_Numpy": write_stock_standin}
 
 
 def run(name: str, args) -> None:
@@ -550,10 +561,13 @@ def run(name: str, args) -> None:
     file = f"{name}.ipynb" if name.startswith("Manual_") else f"CNTK_{name}.ipynb"
     code = code_of(os.path.join(args.notebooks, file), name in CELL_BY_CELL)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cntk_env = {"LD_LIBRARY_PATH": os.environ.get("CNTK_LD_LIBRARY_PATH", ""),
+                "PYTHONPATH": os.environ.get("CNTK_PYTHONPATH", "")}
+    stadyn_path = [os.path.join(src, "src")] + [p for p in os.environ.get(
+        "PYTHONPATH", "").split(os.pathsep) if p]
     for side, python, env in (
-            ("cntk", args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
-                "CNTK_LD_LIBRARY_PATH", "")}),
-            ("stadyn", [sys.executable], {"PYTHONPATH": os.path.join(src, "src")})):
+            ("cntk", args.cntk_python.split(), cntk_env),
+            ("stadyn", [sys.executable], {"PYTHONPATH": os.pathsep.join(stadyn_path)})):
         folder = os.path.join(args.out, side, name)
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "pandas_standin.py"), "w") as f:
@@ -561,8 +575,7 @@ def run(name: str, args) -> None:
         if name in DATA:
             DATA[name](folder)
         if name in MODELS:
-            MODELS[name](folder, args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
-                "CNTK_LD_LIBRARY_PATH", "")})
+            MODELS[name](folder, args.cntk_python.split(), cntk_env)
         path = os.path.join(folder, f"{side}_{name}.py")
         with open(path, "w") as f:
             f.write(script(code, cuts, side == "stadyn", name in CELL_BY_CELL))
