@@ -11,6 +11,9 @@
   names 301 looks up.
 * ``write_stock_standin``: CNTK 104's pickled stock frame, written by the pandas beside
   CNTK 2.7 (``cntk_stock_standin.py``).
+* ``write_superres_standins`` and ``write_superres_image``: CNTK 302A's four pretrained
+  super-resolution models, cut, written by CNTK 2.7 (``cntk_superres_standin.py``), and its
+  example picture.
 * ``write_style_transfer``: CNTK 205's VGG16 weights (HDF5, as the downloaded file, widths
   cut) and its content and style pictures.
 """
@@ -89,9 +92,9 @@ def write_an4_speech(folder: str, utterances: int = 24) -> None:
 
 # -- CNTK 301: flowers, animals and the pretrained ResNet --
 PIL_STANDIN = '''
-"""A stand-in for the few PIL calls CNTK 301 and 205 make (Image.open of the stand-in's PNGs,
-resize to the nearest pixel, crop, new/paste, fromarray/save, np.asarray of an image), the
-same on both frameworks."""
+"""A stand-in for the few PIL calls CNTK 301, 205 and 302A make (Image.open of the stand-in's
+PNGs, size/width/height, resize to the nearest pixel, crop, new/paste, fromarray, save as PNG,
+np.asarray of an image), the same on both frameworks."""
 import builtins
 import struct
 import zlib
@@ -107,6 +110,7 @@ class _Image:
     def __init__(self, rgb):
         self.a = rgb
         self.size = (rgb.shape[1], rgb.shape[0])
+        self.width, self.height = self.size
 
     def __enter__(self):
         return self
@@ -124,9 +128,17 @@ class _Image:
         left, top, right, bottom = (int(round(v)) for v in box)
         return _Image(self.a[top:bottom, left:right])
 
-    def save(self, path):                       # 205's outputs: the pixels, as .npy
+    def save(self, path):                       # a PNG, whatever the name
+        h, w, _ = self.a.shape
+        raw = b"".join(b"\\0" + self.a[y].astype(np.uint8).tobytes() for y in range(h))
+
+        def chunk(kind, data):
+            return (struct.pack(">I", len(data)) + kind + data
+                    + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
         with builtins.open(path, "wb") as f:
-            np.save(f, self.a)
+            f.write(b"\\x89PNG\\r\\n\\x1a\\n"
+                    + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                    + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
     def paste(self, img, mask=None):
         self.a = img.a.copy()
@@ -224,13 +236,17 @@ def write_transfer_images(folder: str) -> None:
 
 def _written_by_cntk(folder: str, cntk_python: list, env: dict, script: str, shared: str,
                      target: str) -> None:
-    """Run ``tools/<script> <file>`` with CNTK 2.7's Python (``cntk_python``, ``env``) once per
-    output folder, into ``<out>/<shared>``, and copy the file to ``folder/<target>``."""
+    """Run ``tools/<script> <path>`` with CNTK 2.7's Python (``cntk_python``, ``env``) once per
+    output folder, into ``<out>/<shared>``, and copy what it wrote (a file, or a folder's
+    files) to ``folder/<target>``."""
     shared = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(folder))), shared)
     if not os.path.exists(shared):
         tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
         subprocess.run(cntk_python + ["-W", "ignore", tool, shared], check=True,
                        env=dict(os.environ, **env), capture_output=True)
+    if os.path.isdir(shared):
+        shutil.copytree(shared, os.path.join(folder, target), dirs_exist_ok=True)
+        return
     os.makedirs(os.path.dirname(os.path.join(folder, target)), exist_ok=True)
     shutil.copyfile(shared, os.path.join(folder, target))
 
@@ -242,6 +258,30 @@ def write_resnet_standin(folder: str, cntk_python: list, env: dict) -> None:
     _written_by_cntk(folder, cntk_python, env, "cntk_resnet_standin.py",
                      "ResNet_18_standin.model",
                      os.path.join("Examples", "Image", "PretrainedModels", "ResNet_18.model"))
+
+
+def write_superres_standins(folder: str, cntk_python: list, env: dict) -> None:
+    """CNTK 302A's ``data/BerkeleySegmentationDataset/PretrainedModels/{VDSR,DRNN,SRResNet,
+    SRGAN}.model``: the cut models of ``cntk_superres_standin.py``, written by CNTK 2.7 once
+    per output folder and copied to each framework's folder."""
+    _written_by_cntk(folder, cntk_python, env, "cntk_superres_standin.py", "superres_standin",
+                     os.path.join("data", "BerkeleySegmentationDataset", "PretrainedModels"))
+
+
+def write_superres_image(folder: str) -> None:
+    """CNTK 302A's example picture, ``data/BerkeleySegmentationDataset/Images/253027.jpg``
+    (24x20 here, a PNG under the JPEG's name, as BSDS300's 481x321 picture is named), and the
+    PIL stand-in that reads it on both frameworks."""
+    rs = np.random.RandomState(302)
+    with open(os.path.join(folder, "pil_standin.py"), "w") as f:
+        f.write(PIL_STANDIN)
+    images = os.path.join(folder, "data", "BerkeleySegmentationDataset", "Images")
+    os.makedirs(images, exist_ok=True)
+    yy, xx = np.mgrid[0:20, 0:24]
+    rgb = np.stack([60 + xx * 6, 40 + yy * 8, 200 - xx * 4], -1).astype(float)
+    rgb[(yy - 9) ** 2 + (xx - 13) ** 2 < 30] = (240, 220, 60)
+    png(os.path.join(images, "253027.jpg"),
+        np.clip(rgb + rs.normal(0, 10, rgb.shape), 0, 255).astype(np.uint8))
 
 
 def write_stock_standin(folder: str, cntk_python: list, env: dict) -> None:

@@ -39,7 +39,8 @@ import sys
 
 import numpy as np
 from cntk_notebook_standins import png, write_an4_speech, write_resnet_standin, \
-    write_stock_standin, write_style_transfer, write_transfer_images
+    write_stock_standin, write_style_transfer, write_superres_image, write_superres_standins, \
+    write_transfer_images
 
 PRELUDE = '''
 class _Null:
@@ -202,6 +203,16 @@ SETTINGS = {
         ("data.head(10)\n", "print(data.head(10))\n"),
         # pandas' own plots (no matplotlib beside CNTK 2.7 here)
         (".hist(bins=20, alpha=0.4)", ""), ("*100).plot()", "*100)")],
+    # CNTK 302A: models from cntk_superres_standin.py (MODELS), patches of 16 and 32 pixels
+    "302A_Evaluation_of_Pretrained_Super-resolution_Models": [
+        ("from PIL import Image", "import pil_standin as Image"),
+        ("from scipy.misc import imsave",                  # gone from SciPy since 1.2
+         "imsave = lambda path, rgb: Image.fromarray(rgb).save(path)"),
+        ("output_dims = [64, 64, 224, 224]", "output_dims = [16, 16, 32, 32]"),
+        ("    imsave(outfile, result.astype(np.uint8))",  # what each model made, in numbers
+         "    imsave(outfile, result.astype(np.uint8))\n    print('  %d x %d, sum %d' % ("
+         "result.shape[1], result.shape[0], result.astype(np.uint8).sum()))"),
+        ("Image(url = ", "_Null()(url = ")],
     # -- CNTK's Manual/ how-to notebooks (Manual_How_to_*.ipynb) --
     "Manual_How_to_feed_data": [
         ("import requests\n", "\n"), ("import cntk.tests.test_utils\n", "import cntk\n"),
@@ -550,9 +561,11 @@ def write_gym(folder: str) -> None:
 
 DATA["203_Reinforcement_Learning_Basics"] = write_gym
 DATA["205_Artistic_Style_Transfer"] = write_style_transfer
+DATA["302A_Evaluation_of_Pretrained_Super-resolution_Models"] = write_superres_image
 # notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
 MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin,
-          "104_Finance_Timeseries_Basic_with_Pandas_Numpy": write_stock_standin}
+          "104_Finance_Timeseries_Basic_with_Pandas_Numpy": write_stock_standin,
+          "302A_Evaluation_of_Pretrained_Super-resolution_Models": write_superres_standins}
 
 
 def run(name: str, args) -> None:
