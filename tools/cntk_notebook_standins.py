@@ -13,7 +13,7 @@
   CNTK 2.7 (``cntk_stock_standin.py``).
 * ``write_superres_standins`` and ``write_superres_image``: CNTK 302A's four pretrained
   super-resolution models, cut, written by CNTK 2.7 (``cntk_superres_standin.py``), and its
-  example picture.
+  example picture; ``write_bsds_images``: 302B's pictures to cut into training patches.
 * ``write_style_transfer``: CNTK 205's VGG16 weights (HDF5, as the downloaded file, widths
   cut) and its content and style pictures.
 """
@@ -92,9 +92,9 @@ def write_an4_speech(folder: str, utterances: int = 24) -> None:
 
 # -- CNTK 301: flowers, animals and the pretrained ResNet --
 PIL_STANDIN = '''
-"""A stand-in for the few PIL calls CNTK 301, 205 and 302A make (Image.open of the stand-in's
-PNGs, size/width/height, resize to the nearest pixel, crop, new/paste, fromarray, save as PNG,
-np.asarray of an image), the same on both frameworks."""
+"""A stand-in for the few PIL calls CNTK 301, 205, 302A and 302B make (Image.open of the
+stand-in's PNGs, size/width/height, resize to the nearest pixel, crop, transpose(ROTATE_90),
+new/paste, fromarray, save as PNG, np.asarray of an image), the same on both frameworks."""
 import builtins
 import struct
 import zlib
@@ -104,6 +104,7 @@ ANTIALIAS = 1
 
 
 BICUBIC = 3
+ROTATE_90 = 2
 
 
 class _Image:
@@ -123,6 +124,11 @@ class _Image:
         rows = (np.arange(h) * self.a.shape[0] // h)
         cols = (np.arange(w) * self.a.shape[1] // w)
         return _Image(self.a[rows][:, cols])
+
+    def transpose(self, method):                # ROTATE_90: a quarter turn anticlockwise
+        if method != ROTATE_90:
+            raise NotImplementedError("pil_standin: transpose(ROTATE_90) only")
+        return _Image(np.rot90(self.a).copy())
 
     def crop(self, box):
         left, top, right, bottom = (int(round(v)) for v in box)
@@ -161,7 +167,7 @@ def open(path):
     return _Image(rows.reshape(h, w, 3).copy())
 
 
-def fromarray(rgb):
+def fromarray(rgb, mode=None):
     return _Image(np.asarray(rgb))
 
 
@@ -282,6 +288,26 @@ def write_superres_image(folder: str) -> None:
     rgb[(yy - 9) ** 2 + (xx - 13) ** 2 < 30] = (240, 220, 60)
     png(os.path.join(images, "253027.jpg"),
         np.clip(rgb + rs.normal(0, 10, rgb.shape), 0, 255).astype(np.uint8))
+
+
+def write_bsds_images(folder: str, count: int = 6) -> None:
+    """CNTK 302B's ``data/BerkeleySegmentationDataset/Images``: ``count`` pictures of 64x56
+    (PNGs under numbered ``.jpg`` names, as BSDS300's 481x321 pictures are named) of discs and
+    bars on gradients, and the PIL stand-in that reads them on both frameworks."""
+    rs = np.random.RandomState(3022)
+    with open(os.path.join(folder, "pil_standin.py"), "w") as f:
+        f.write(PIL_STANDIN)
+    images = os.path.join(folder, "data", "BerkeleySegmentationDataset", "Images")
+    os.makedirs(images, exist_ok=True)
+    yy, xx = np.mgrid[0:56, 0:64]
+    for n in range(count):
+        base = rs.randint(30, 200, 3)
+        rgb = base + np.stack([xx, yy, xx + yy], -1) * rs.uniform(-1.5, 1.5, 3)
+        cy, cx, r = rs.randint(10, 46), rs.randint(10, 54), rs.randint(5, 12)
+        rgb[(yy - cy) ** 2 + (xx - cx) ** 2 < r * r] = rs.randint(0, 256, 3)
+        rgb[:, (xx[0] // 7) % 3 == 0] *= 0.8
+        png(os.path.join(images, "%d.jpg" % (100075 + 1000 * n)),
+            np.clip(rgb + rs.normal(0, 6, rgb.shape), 0, 255).astype(np.uint8))
 
 
 def write_stock_standin(folder: str, cntk_python: list, env: dict) -> None:

@@ -38,7 +38,7 @@ import subprocess
 import sys
 
 import numpy as np
-from cntk_notebook_standins import png, write_an4_speech, write_resnet_standin, \
+from cntk_notebook_standins import png, write_an4_speech, write_bsds_images, write_resnet_standin, \
     write_stock_standin, write_style_transfer, write_superres_image, write_superres_standins, \
     write_transfer_images
 
@@ -212,6 +212,38 @@ SETTINGS = {
         ("    imsave(outfile, result.astype(np.uint8))",  # what each model made, in numbers
          "    imsave(outfile, result.astype(np.uint8))\n    print('  %d x %d, sum %d' % ("
          "result.shape[1], result.shape[0], result.astype(np.uint8).sum()))"),
+        ("Image(url = ", "_Null()(url = ")],
+    # CNTK 302B: patches of 16 (VDSR, DRNN) and 24 -> 48 (SRResNet, the GAN: the VGG19
+    # stand-in's input), the networks' depths and widths cut, 20 minibatches each
+    "302B_Image_Super-resolution_Using_CNNs_and_GANs": [
+        ("from PIL import Image", "import pil_standin as Image"),
+        ("    download_data(images_dir, link)", "    pass  # the stand-in's pictures are there"),
+        ("prep_64(images_dir, 64, 64,", "prep_64(images_dir, 16, 16,"),
+        ("prep_224(images_dir, 224, 224,", "prep_224(images_dir, 48, 48,"),
+        ("x = x + 42", "x = x + 10"), ("y = y + 42", "y = y + 10"),
+        ("x = x + 64", "x = x + 16"), ("y = y + 64", "y = y + 16"),
+        ("IMG_H, IMG_W = 64, 64", "IMG_H, IMG_W = 16, 16"),
+        ("NUM_MINIBATCHES = 200 if isFast", "NUM_MINIBATCHES = 20 if isFast"),
+        ("print_frequency_mbsize = 50", "print_frequency_mbsize = 5"),
+        ("C.layers.For(range(18), lambda :\n                C.layers.Convolution((3, 3), 64,",
+         "C.layers.For(range(3), lambda :\n                C.layers.Convolution((3, 3), 8,"),
+        ("Convolution((3, 3), 128, pad = True)(h0)", "Convolution((3, 3), 16, pad = True)(h0)"),
+        ("(h1, 128)", "(h1, 16)"), ("(h2, 128)", "(h2, 16)"), ("(h4, 128)", "(h4, 16)"),
+        ("        for _ in range(8):", "        for _ in range(1):"),
+        ("LR_H, LR_W, HR_H, HR_W = 112, 112, 224, 224", "LR_H, LR_W, HR_H, HR_W = 24, 24, 48, 48"),
+        ("Convolution((9, 9), 64, pad = True)", "Convolution((9, 9), 16, pad = True)"),
+        ("resblock_basic_stack(h1, 16, 64)", "resblock_basic_stack(h1, 2, 16)"),
+        ("Convolution((3, 3), 64, activation = None, pad = True)(h2)",
+         "Convolution((3, 3), 16, activation = None, pad = True)(h2)"),
+        ("ConvolutionTranspose2D((3, 3), 64, pad = True, strides = (2, 2), output_shape = (224, "
+         "224))", "ConvolutionTranspose2D((3, 3), 16, pad = True, strides = (2, 2), "
+         "output_shape = (48, 48))"),
+        ("Convolution((3, 3), 64, pad = True)(h0)", "Convolution((3, 3), 8, pad = True)(h0)"),
+        ("(h1, (3, 3), 64,", "(h1, (3, 3), 8,"), ("(3, 3), 128)", "(3, 3), 16)"),
+        ("(3, 3), 128,", "(3, 3), 16,"), ("(3, 3), 256", "(3, 3), 16"),
+        ("(3, 3), 512", "(3, 3), 32"), ("Dense(1024)", "Dense(32)"),
+        ('urlretrieve("https://www.cntk.ai/Models/Caffe_Converted/VGG19_ImageNet_Caffe.model",\n'
+         '            os.path.join(models_dir, "VGG19_ImageNet_Caffe.model"))', "pass"),
         ("Image(url = ", "_Null()(url = ")],
     # -- CNTK's Manual/ how-to notebooks (Manual_How_to_*.ipynb) --
     "Manual_How_to_feed_data": [
@@ -562,10 +594,12 @@ def write_gym(folder: str) -> None:
 DATA["203_Reinforcement_Learning_Basics"] = write_gym
 DATA["205_Artistic_Style_Transfer"] = write_style_transfer
 DATA["302A_Evaluation_of_Pretrained_Super-resolution_Models"] = write_superres_image
+DATA["302B_Image_Super-resolution_Using_CNNs_and_GANs"] = write_bsds_images
 # notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
 MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin,
           "104_Finance_Timeseries_Basic_with_Pandas_Numpy": write_stock_standin,
-          "302A_Evaluation_of_Pretrained_Super-resolution_Models": write_superres_standins}
+          "302A_Evaluation_of_Pretrained_Super-resolution_Models": write_superres_standins,
+          "302B_Image_Super-resolution_Using_CNNs_and_GANs": write_superres_standins}
 
 
 def run(name: str, args) -> None:

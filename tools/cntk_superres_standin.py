@@ -2,7 +2,7 @@
 # DRNN.model, SRResNet.model, SRGAN.model), written by CNTK 2.7 itself (run it with CNTK's
 # Python 3.6; tools/cntk_notebooks.py does):
 #
-#     python cntk_superres_standin.py OUT_FOLDER [--size 16] [--seed 302]
+#     python cntk_superres_standin.py OUT_FOLDER [--size 16] [--vgg-size 48] [--seed 302]
 #
 # Each is built as CNTK 302B builds the model it trains, at a cut size: an input "real_X" of
 # (3, size, size) pixels, divided by 255, into the network, the network's output saved (302B
@@ -14,7 +14,9 @@
 # batch normalisation added to the first, ConvolutionTranspose2D of stride 2 to (2 size, 2 size),
 # param_relu and a convolution of 3.  Each is trained 3 minibatches of 4 random pictures with
 # 302B's loss and learner so its batch-normalisation statistics are a trained model's, not the
-# initial ones: the models have the right structure, not trained weights.
+# initial ones: the models have the right structure, not trained weights.  Beside them, for
+# CNTK 302B, VGG19_ImageNet_Caffe.model: a VGG19 cut likewise, of (3, vgg-size, vgg-size)
+# inputs (48: CNTK wants its last block's 3x3 kernels within the 3x3 map left by 4 poolings).
 from __future__ import print_function
 
 import argparse
@@ -68,6 +70,37 @@ def srresnet(size):
     return net
 
 
+VGG19_BLOCKS = ((2, 8), (2, 16), (4, 16), (4, 32), (4, 32))   # VGG19: 64 ... 512 channels
+
+
+def vgg19(size, rs):
+    """A VGG19 laid out as CNTK's Caffe-converted one that 302B reads its 'relu5_4' from: an
+    input 'data' of (3, size, size), convolutions conv<b>_<i> with a bias and ReLUs relu<b>_<i>,
+    max pooling pool<b> after each block, fc6/relu6, fc7/relu7, fc8 and the softmax 'prob';
+    widths cut (VGG19_BLOCKS, dense 32, 32, 10), random He-scaled weights."""
+    h = C.input_variable((3, size, size), name="data")
+    for b, (count, width) in enumerate(VGG19_BLOCKS, 1):
+        for i in range(1, count + 1):
+            fan_in = h.shape[0] * 9
+            w = C.parameter(init=rs.normal(0, np.sqrt(2.0 / fan_in), (width, h.shape[0], 3, 3))
+                            .astype(np.float32), name="conv%d_%d.W" % (b, i))
+            bias = C.parameter(init=rs.normal(0, 0.01, (width, 1, 1)).astype(np.float32),
+                               name="conv%d_%d.b" % (b, i))
+            h = C.plus(C.convolution(w, h, auto_padding=[False, True, True]), bias,
+                       name="conv%d_%d" % (b, i))
+            h = C.relu(h, name="relu%d_%d" % (b, i))
+        h = C.pooling(h, C.MAX_POOLING, (2, 2), (2, 2), name="pool%d" % b)
+    for name, units, act in (("6", 32, True), ("7", 32, True), ("8", 10, False)):
+        fan_in = int(np.prod(h.shape))
+        w = C.parameter(init=rs.normal(0, np.sqrt(2.0 / fan_in), h.shape + (units,))
+                        .astype(np.float32), name="fc%s.W" % name)
+        h = C.plus(C.times(h, w), C.parameter(init=np.zeros(units, np.float32)),
+                   name="fc" + name)
+        if act:
+            h = C.relu(h, name="relu" + name)
+    return C.softmax(h, name="prob")
+
+
 def build(net, size, upscale, rs):
     real_x = C.input_variable((3, size, size), name="real_X")
     real_y = C.input_variable((3, size * upscale, size * upscale), name="real_Y")
@@ -91,6 +124,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--size", type=int, default=16)
     p.add_argument("--seed", type=int, default=302)
+    p.add_argument("--vgg-size", type=int, default=48)     # its 5th block's 3x3 needs 3x3
     args = p.parse_args()
     C.cntk_py.set_fixed_random_seed(args.seed)
     rs = np.random.RandomState(args.seed)
@@ -101,6 +135,7 @@ def main():
                                ("SRGAN", srresnet(args.size), 2)):
         build(net, args.size, upscale, rs).save(os.path.join(args.out, name + ".model"))
         print("wrote", name)
+    vgg19(args.vgg_size, rs).save(os.path.join(args.out, "VGG19_ImageNet_Caffe.model"))
 
 
 if __name__ == "__main__":
