@@ -9,6 +9,13 @@
   folders (map files, PNG images under ``.jpg`` names, which CNTK's OpenCV reader and the PIL
   stand-in read by their content) and a small ResNet written by CNTK 2.7 itself with the node
   names 301 looks up.
+* ``write_stock_standin``: CNTK 104's pickled stock frame, written by the pandas beside
+  CNTK 2.7 (``cntk_stock_standin.py``).
+* ``write_superres_standins`` and ``write_superres_image``: CNTK 302A's four pretrained
+  super-resolution models, cut, written by CNTK 2.7 (``cntk_superres_standin.py``), and its
+  example picture; ``write_bsds_images``: 302B's pictures to cut into training patches.
+* ``write_style_transfer``: CNTK 205's VGG16 weights (HDF5, as the downloaded file, widths
+  cut) and its content and style pictures.
 """
 
 from __future__ import annotations
@@ -85,8 +92,9 @@ def write_an4_speech(folder: str, utterances: int = 24) -> None:
 
 # -- CNTK 301: flowers, animals and the pretrained ResNet --
 PIL_STANDIN = '''
-"""A stand-in for the few PIL calls CNTK 301 makes (Image.open of the stand-in's PNGs, resize,
-new/paste, np.asarray of an image), the same on both frameworks."""
+"""A stand-in for the few PIL calls CNTK 301, 205, 302A and 302B make (Image.open of the
+stand-in's PNGs, size/width/height, resize to the nearest pixel, crop, transpose(ROTATE_90),
+new/paste, fromarray, save as PNG, np.asarray of an image), the same on both frameworks."""
 import builtins
 import struct
 import zlib
@@ -95,16 +103,48 @@ import numpy as np
 ANTIALIAS = 1
 
 
+BICUBIC = 3
+ROTATE_90 = 2
+
+
 class _Image:
     def __init__(self, rgb):
         self.a = rgb
         self.size = (rgb.shape[1], rgb.shape[0])
+        self.width, self.height = self.size
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
     def resize(self, size, method=None):
         w, h = size
         rows = (np.arange(h) * self.a.shape[0] // h)
         cols = (np.arange(w) * self.a.shape[1] // w)
         return _Image(self.a[rows][:, cols])
+
+    def transpose(self, method):                # ROTATE_90: a quarter turn anticlockwise
+        if method != ROTATE_90:
+            raise NotImplementedError("pil_standin: transpose(ROTATE_90) only")
+        return _Image(np.rot90(self.a).copy())
+
+    def crop(self, box):
+        left, top, right, bottom = (int(round(v)) for v in box)
+        return _Image(self.a[top:bottom, left:right])
+
+    def save(self, path):                       # a PNG, whatever the name
+        h, w, _ = self.a.shape
+        raw = b"".join(b"\\0" + self.a[y].astype(np.uint8).tobytes() for y in range(h))
+
+        def chunk(kind, data):
+            return (struct.pack(">I", len(data)) + kind + data
+                    + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        with builtins.open(path, "wb") as f:
+            f.write(b"\\x89PNG\\r\\n\\x1a\\n"
+                    + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                    + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
     def paste(self, img, mask=None):
         self.a = img.a.copy()
@@ -125,6 +165,10 @@ def open(path):
         pos += 12 + n
     rows = np.frombuffer(zlib.decompress(raw), np.uint8).reshape(h, 1 + 3 * w)[:, 1:]
     return _Image(rows.reshape(h, w, 3).copy())
+
+
+def fromarray(rgb, mode=None):
+    return _Image(np.asarray(rgb))
 
 
 def new(mode, size, color):
@@ -196,17 +240,131 @@ def write_transfer_images(folder: str) -> None:
     open(os.path.join(animals, "Animals.zip"), "w").close()
 
 
+def _written_by_cntk(folder: str, cntk_python: list, env: dict, script: str, shared: str,
+                     target: str) -> None:
+    """Run ``tools/<script> <path>`` with CNTK 2.7's Python (``cntk_python``, ``env``) once per
+    output folder, into ``<out>/<shared>``, and copy what it wrote (a file, or a folder's
+    files) to ``folder/<target>``."""
+    shared = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(folder))), shared)
+    if not os.path.exists(shared):
+        tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+        subprocess.run(cntk_python + ["-W", "ignore", tool, shared], check=True,
+                       env=dict(os.environ, **env), capture_output=True)
+    if os.path.isdir(shared):
+        shutil.copytree(shared, os.path.join(folder, target), dirs_exist_ok=True)
+        return
+    os.makedirs(os.path.dirname(os.path.join(folder, target)), exist_ok=True)
+    shutil.copyfile(shared, os.path.join(folder, target))
+
+
 def write_resnet_standin(folder: str, cntk_python: list, env: dict) -> None:
     """``Examples/Image/PretrainedModels/ResNet_18.model``: the small ResNet of
     ``cntk_resnet_standin.py``, written by CNTK 2.7 (``cntk_python``) once per output folder and
     copied to each framework's folder."""
-    shared = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(folder))),
-                          "ResNet_18_standin.model")
-    if not os.path.exists(shared):
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                              "cntk_resnet_standin.py")
-        subprocess.run(cntk_python + ["-W", "ignore", script, shared], check=True,
-                       env=dict(os.environ, **env), capture_output=True)
-    target = os.path.join(folder, "Examples", "Image", "PretrainedModels")
-    os.makedirs(target, exist_ok=True)
-    shutil.copyfile(shared, os.path.join(target, "ResNet_18.model"))
+    _written_by_cntk(folder, cntk_python, env, "cntk_resnet_standin.py",
+                     "ResNet_18_standin.model",
+                     os.path.join("Examples", "Image", "PretrainedModels", "ResNet_18.model"))
+
+
+def write_superres_standins(folder: str, cntk_python: list, env: dict) -> None:
+    """CNTK 302A's ``data/BerkeleySegmentationDataset/PretrainedModels/{VDSR,DRNN,SRResNet,
+    SRGAN}.model``: the cut models of ``cntk_superres_standin.py``, written by CNTK 2.7 once
+    per output folder and copied to each framework's folder."""
+    _written_by_cntk(folder, cntk_python, env, "cntk_superres_standin.py", "superres_standin",
+                     os.path.join("data", "BerkeleySegmentationDataset", "PretrainedModels"))
+
+
+def write_superres_image(folder: str) -> None:
+    """CNTK 302A's example picture, ``data/BerkeleySegmentationDataset/Images/253027.jpg``
+    (24x20 here, a PNG under the JPEG's name, as BSDS300's 481x321 picture is named), and the
+    PIL stand-in that reads it on both frameworks."""
+    rs = np.random.RandomState(302)
+    with open(os.path.join(folder, "pil_standin.py"), "w") as f:
+        f.write(PIL_STANDIN)
+    images = os.path.join(folder, "data", "BerkeleySegmentationDataset", "Images")
+    os.makedirs(images, exist_ok=True)
+    yy, xx = np.mgrid[0:20, 0:24]
+    rgb = np.stack([60 + xx * 6, 40 + yy * 8, 200 - xx * 4], -1).astype(float)
+    rgb[(yy - 9) ** 2 + (xx - 13) ** 2 < 30] = (240, 220, 60)
+    png(os.path.join(images, "253027.jpg"),
+        np.clip(rgb + rs.normal(0, 10, rgb.shape), 0, 255).astype(np.uint8))
+
+
+def write_bsds_images(folder: str, count: int = 6) -> None:
+    """CNTK 302B's ``data/BerkeleySegmentationDataset/Images``: ``count`` pictures of 64x56
+    (PNGs under numbered ``.jpg`` names, as BSDS300's 481x321 pictures are named) of discs and
+    bars on gradients, and the PIL stand-in that reads them on both frameworks."""
+    rs = np.random.RandomState(3022)
+    with open(os.path.join(folder, "pil_standin.py"), "w") as f:
+        f.write(PIL_STANDIN)
+    images = os.path.join(folder, "data", "BerkeleySegmentationDataset", "Images")
+    os.makedirs(images, exist_ok=True)
+    yy, xx = np.mgrid[0:56, 0:64]
+    for n in range(count):
+        base = rs.randint(30, 200, 3)
+        rgb = base + np.stack([xx, yy, xx + yy], -1) * rs.uniform(-1.5, 1.5, 3)
+        cy, cx, r = rs.randint(10, 46), rs.randint(10, 54), rs.randint(5, 12)
+        rgb[(yy - cy) ** 2 + (xx - cx) ** 2 < r * r] = rs.randint(0, 256, 3)
+        rgb[:, (xx[0] // 7) % 3 == 0] *= 0.8
+        png(os.path.join(images, "%d.jpg" % (100075 + 1000 * n)),
+            np.clip(rgb + rs.normal(0, 6, rgb.shape), 0, 255).astype(np.uint8))
+
+
+def write_stock_standin(folder: str, cntk_python: list, env: dict) -> None:
+    """CNTK 104's ``data/Stock/stock_SPY.pkl``: the daily bars of ``cntk_stock_standin.py``,
+    pickled by the pandas beside CNTK 2.7 (its ``CNTK_PYTHONPATH``) once per output folder and
+    copied to each framework's folder."""
+    _written_by_cntk(folder, cntk_python, env, "cntk_stock_standin.py", "stock_SPY_standin.pkl",
+                     os.path.join("data", "Stock", "stock_SPY.pkl"))
+
+
+# -- CNTK 205: VGG16's weights and two pictures --
+VGG16_BLOCKS = ((2, 8), (2, 16), (3, 32), (3, 64), (3, 64))   # VGG16's convolutions, widths / 8
+
+
+def write_style_transfer(folder: str) -> None:
+    """What CNTK 205 reads: ``vgg16_weights.bin`` and its two pictures.
+
+    The weights file is HDF5 laid out as the downloaded one (Keras 1's VGG16 file): the
+    attribute ``nb_layers`` (37), groups ``layer_<k>`` with the attribute ``nb_params`` and
+    float32 datasets ``param_<p>``; each block's convolutions (a zero-padding layer of no
+    parameters before each, a pooling layer after the block) hold a kernel ``(out, in, 3, 3)``
+    and a bias ``(out,)``, then flatten, three dense layers and two dropouts.  The widths are
+    VGG16's divided by 8 (``VGG16_BLOCKS``; dense 1568 -> 32 -> 32 -> 10), the values drawn
+    at He's scale so activations keep their size through 13 layers.  ``content.jpg`` and
+    ``style.jpg`` are 80x64 PNGs under 205's names (``pil_standin.py`` reads them on both
+    frameworks): a disc on a gradient and diagonal colour stripes."""
+    import h5py
+
+    rs = np.random.RandomState(205)
+    layers, channels = [], 3
+    for count, width in VGG16_BLOCKS:
+        for _ in range(count):
+            layers.append([])                                        # ZeroPadding2D
+            layers.append([rs.normal(0, np.sqrt(2.0 / (channels * 9)), (width, channels, 3, 3)),
+                           rs.normal(0, 0.01, width)])
+            channels = width
+        layers.append([])                                            # MaxPooling2D
+    layers.append([])                                                # Flatten
+    for fan_in, fan_out in ((channels * 7 * 7, 32), (32, 32), (32, 10)):
+        layers.append([rs.normal(0, np.sqrt(2.0 / fan_in), (fan_in, fan_out)),
+                       np.zeros(fan_out)])
+        if fan_out != 10:
+            layers.append([])                                        # Dropout
+    with h5py.File(os.path.join(folder, "vgg16_weights.bin"), "w") as f:
+        f.attrs["nb_layers"] = len(layers)
+        for k, params in enumerate(layers):
+            g = f.create_group("layer_%d" % k)
+            g.attrs["nb_params"] = len(params)
+            for p, value in enumerate(params):
+                g.create_dataset("param_%d" % p, data=np.asarray(value, np.float32))
+    with open(os.path.join(folder, "pil_standin.py"), "w") as f:
+        f.write(PIL_STANDIN)
+    yy, xx = np.mgrid[0:64, 0:80]
+    content = np.stack([xx * 3, yy * 3, 255 - xx * 2], -1).astype(float)
+    content[(yy - 30) ** 2 + (xx - 44) ** 2 < 300] = (230, 200, 40)
+    stripes = ((xx + yy) // 6) % 3
+    style = np.array([(200, 30, 30), (30, 30, 200), (240, 240, 240)])[stripes].astype(float)
+    for name, rgb in (("content.jpg", content), ("style.jpg", style)):
+        png(os.path.join(folder, name), np.clip(rgb + rs.normal(0, 8, rgb.shape), 0, 255)
+            .astype(np.uint8))

@@ -9,12 +9,15 @@ For each notebook NAME (``106A_LSTM_Timeseries_with_Simulated_Data``...) it take
 cells, drops notebook magics, IPython and plotting (``plt``/``matplotlib`` become an object that
 swallows every call), applies the size cuts of ``SETTINGS`` below, writes a tiny stand-in for the
 data the notebook would download (``DATA``; the speech files and images of 208 and 301 in
-``cntk_notebook_standins.py``) and for a pretrained model it loads (``MODELS``: written by
-CNTK 2.7 itself with ``cntk_resnet_standin.py``), and writes two scripts, ``cntk_NAME.py`` and
+``cntk_notebook_standins.py``, gym's CartPole-v0 for 203 in ``cntk_gym_standin.py``) and
+for a pretrained model it loads (``MODELS``: written by CNTK 2.7 itself with
+``cntk_resnet_standin.py``), and writes two scripts, ``cntk_NAME.py`` and
 ``stadyn_NAME.py``, which differ only in their imports (``import cntk as C`` becomes
 ``import stadyn.compat.cntk as C``).  It runs each in its own folder and prints the tail of both
 outputs (each side's whole output goes to ``output.txt`` in its folder).
-CNTK_LD_LIBRARY_PATH sets CNTK's library path.
+CNTK_LD_LIBRARY_PATH sets CNTK's library path, CNTK_PYTHONPATH the path of CNTK's Python
+(where packages a notebook needs beside CNTK 2.7 lie: h5py for 205, pandas for 104); the
+Stadyn side runs with ``src`` before the tool's own PYTHONPATH (pandas for 104).
 
 CNTK's ``Manual/Manual_How_to_*.ipynb`` run the same way (``--notebooks`` the Manual folder,
 names as the files are: ``Manual_How_to_feed_data``...); the notebooks of ``CELL_BY_CELL``
@@ -30,11 +33,13 @@ import datetime
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 import numpy as np
-from cntk_notebook_standins import png, write_an4_speech, write_resnet_standin, \
+from cntk_notebook_standins import png, write_an4_speech, write_bsds_images, write_resnet_standin, \
+    write_stock_standin, write_style_transfer, write_superres_image, write_superres_standins, \
     write_transfer_images
 
 PRELUDE = '''
@@ -157,6 +162,89 @@ SETTINGS = {
          "data_root = os.path.join('.', 'Examples', 'Image')"),
         ("'image_dims': (3, 224, 224)", "'image_dims': (3, 32, 32)"),
         ("max_training_epochs = 5 if isFast", "max_training_epochs = 2 if isFast")],
+    # CNTK 203: gym's CartPole-v0 from cntk_gym_standin.py (as gym.py); seeded, episodes cut
+    "203_Reinforcement_Learning_Basics": [
+        ("import pandas as pd\nimport seaborn as sns", "sns = _Null()"),
+        ("style.use('ggplot')", ""),
+        ("except:\n    !pip install gym\n    import gym", "except ImportError:\n    raise"),
+        ("import random\n", "import random\nrandom.seed(3); np.random.seed(3)\n"),
+        ("\nSTATE_COUNT, ACTION_COUNT\n", "\nprint(STATE_COUNT, ACTION_COUNT)\n"),
+        ("TOTAL_EPISODES = 2000 if isFast else 3000", "TOTAL_EPISODES = 100 if isFast else 3000"),
+        ("agent.brain.model.save('dqn.mod')",
+         "agent.brain.model.save('dqn.mod')\nprint('DQN W1, W2 sums: %.6f %.6f' % ("
+         "agent.brain.params['W1'].value.sum(), agent.brain.params['W2'].value.sum()))"),
+        ("    print(i_episode)\n", "    print(i_episode, end=' ')\n"),     # the actions taken:
+        ("observation, reward, done, info  = env.step(action)",      # the loaded model's
+         "observation, reward, done, info  = env.step(action); print(int(action), end='')"),
+        ("TOTAL_EPISODES = 2000 if isFast else 10000", "TOTAL_EPISODES = 60 if isFast else 10000"),
+        ("probability.save('pg.mod')",
+         "probability.save('pg.mod')\nprint('\\nPG W1, W2 sums: %.6f %.6f' % (W1.value.sum(), "
+         "W2.value.sum()))"),
+        ("W1.shape, b1.shape, W2.shape, b2.shape, model.shape",
+         "print(W1.shape, b1.shape, W2.shape, b2.shape, model.shape)"),
+        ("model.layer1.W.shape, model.layer1.b.shape, model.layer2.W.shape, "
+         "model.layer2.b.shape, model.shape",
+         "print(model.layer1.W.shape, model.layer1.b.shape, model.layer2.W.shape, "
+         "model.layer2.b.shape, model.shape)")],
+    # CNTK 205: a VGG16 of widths cut by 8 (cntk_notebook_standins.write_style_transfer)
+    "205_Artistic_Style_Transfer": [
+        ("import requests\n", "\n"), ("from PIL import Image", "import pil_standin as Image"),
+        ("    outer = 10\n    inner = 20\n    SIZE = 300",
+         "    outer = 2\n    inner = 5\n    SIZE = 64"),
+        # SciPy 1.11 on gives the objective as a float, 1.5 (beside CNTK 2.7) as fun's array
+        ("print('objective : %s' % s.fun[0])",
+         "print('objective : %s' % np.float32(np.ravel(s.fun)[0]))"),
+        ("objfun(xstar, loss)[0][0]", "print(objfun(xstar, loss)[0][0])")],
+    # CNTK 104: pandas on both sides; the frame from cntk_stock_standin.py (MODELS)
+    "104_Finance_Timeseries_Basic_with_Pandas_Numpy": [
+        ("try:\n    from  pandas_datareader import data\nexcept ImportError:\n"
+         "    !pip install pandas_datareader\n    from  pandas_datareader import data \n",
+         "data = None\n"),
+        ("data.head(10)\n", "print(data.head(10))\n"),
+        # pandas' own plots (no matplotlib beside CNTK 2.7 here)
+        (".hist(bins=20, alpha=0.4)", ""), ("*100).plot()", "*100)")],
+    # CNTK 302A: models from cntk_superres_standin.py (MODELS), patches of 16 and 32 pixels
+    "302A_Evaluation_of_Pretrained_Super-resolution_Models": [
+        ("from PIL import Image", "import pil_standin as Image"),
+        ("from scipy.misc import imsave",                  # gone from SciPy since 1.2
+         "imsave = lambda path, rgb: Image.fromarray(rgb).save(path)"),
+        ("output_dims = [64, 64, 224, 224]", "output_dims = [16, 16, 32, 32]"),
+        ("    imsave(outfile, result.astype(np.uint8))",  # what each model made, in numbers
+         "    imsave(outfile, result.astype(np.uint8))\n    print('  %d x %d, sum %d' % ("
+         "result.shape[1], result.shape[0], result.astype(np.uint8).sum()))"),
+        ("Image(url = ", "_Null()(url = ")],
+    # CNTK 302B: patches of 16 (VDSR, DRNN) and 24 -> 48 (SRResNet, the GAN: the VGG19
+    # stand-in's input), the networks' depths and widths cut, 20 minibatches each
+    "302B_Image_Super-resolution_Using_CNNs_and_GANs": [
+        ("from PIL import Image", "import pil_standin as Image"),
+        ("    download_data(images_dir, link)", "    pass  # the stand-in's pictures are there"),
+        ("prep_64(images_dir, 64, 64,", "prep_64(images_dir, 16, 16,"),
+        ("prep_224(images_dir, 224, 224,", "prep_224(images_dir, 48, 48,"),
+        ("x = x + 42", "x = x + 10"), ("y = y + 42", "y = y + 10"),
+        ("x = x + 64", "x = x + 16"), ("y = y + 64", "y = y + 16"),
+        ("IMG_H, IMG_W = 64, 64", "IMG_H, IMG_W = 16, 16"),
+        ("NUM_MINIBATCHES = 200 if isFast", "NUM_MINIBATCHES = 20 if isFast"),
+        ("print_frequency_mbsize = 50", "print_frequency_mbsize = 5"),
+        ("C.layers.For(range(18), lambda :\n                C.layers.Convolution((3, 3), 64,",
+         "C.layers.For(range(3), lambda :\n                C.layers.Convolution((3, 3), 8,"),
+        ("Convolution((3, 3), 128, pad = True)(h0)", "Convolution((3, 3), 16, pad = True)(h0)"),
+        ("(h1, 128)", "(h1, 16)"), ("(h2, 128)", "(h2, 16)"), ("(h4, 128)", "(h4, 16)"),
+        ("        for _ in range(8):", "        for _ in range(1):"),
+        ("LR_H, LR_W, HR_H, HR_W = 112, 112, 224, 224", "LR_H, LR_W, HR_H, HR_W = 24, 24, 48, 48"),
+        ("Convolution((9, 9), 64, pad = True)", "Convolution((9, 9), 16, pad = True)"),
+        ("resblock_basic_stack(h1, 16, 64)", "resblock_basic_stack(h1, 2, 16)"),
+        ("Convolution((3, 3), 64, activation = None, pad = True)(h2)",
+         "Convolution((3, 3), 16, activation = None, pad = True)(h2)"),
+        ("ConvolutionTranspose2D((3, 3), 64, pad = True, strides = (2, 2), output_shape = (224, "
+         "224))", "ConvolutionTranspose2D((3, 3), 16, pad = True, strides = (2, 2), "
+         "output_shape = (48, 48))"),
+        ("Convolution((3, 3), 64, pad = True)(h0)", "Convolution((3, 3), 8, pad = True)(h0)"),
+        ("(h1, (3, 3), 64,", "(h1, (3, 3), 8,"), ("(3, 3), 128)", "(3, 3), 16)"),
+        ("(3, 3), 128,", "(3, 3), 16,"), ("(3, 3), 256", "(3, 3), 16"),
+        ("(3, 3), 512", "(3, 3), 32"), ("Dense(1024)", "Dense(32)"),
+        ('urlretrieve("https://www.cntk.ai/Models/Caffe_Converted/VGG19_ImageNet_Caffe.model",\n'
+         '            os.path.join(models_dir, "VGG19_ImageNet_Caffe.model"))', "pass"),
+        ("Image(url = ", "_Null()(url = ")],
     # -- CNTK's Manual/ how-to notebooks (Manual_How_to_*.ipynb) --
     "Manual_How_to_feed_data": [
         ("import requests\n", "\n"), ("import cntk.tests.test_utils\n", "import cntk\n"),
@@ -495,8 +583,23 @@ def write_feed_data(folder: str) -> None:
 
 
 DATA["Manual_How_to_feed_data"] = write_feed_data
+
+
+def write_gym(folder: str) -> None:
+    """CNTK 203's ``import gym``: ``cntk_gym_standin.py`` (CartPole-v0) as ``gym.py``."""
+    shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                 "cntk_gym_standin.py"), os.path.join(folder, "gym.py"))
+
+
+DATA["203_Reinforcement_Learning_Basics"] = write_gym
+DATA["205_Artistic_Style_Transfer"] = write_style_transfer
+DATA["302A_Evaluation_of_Pretrained_Super-resolution_Models"] = write_superres_image
+DATA["302B_Image_Super-resolution_Using_CNNs_and_GANs"] = write_bsds_images
 # notebooks that load a pretrained model: a stand-in CNTK 2.7 writes (its python, its env)
-MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin}
+MODELS = {"301_Image_Recognition_with_Deep_Transfer_Learning": write_resnet_standin,
+          "104_Finance_Timeseries_Basic_with_Pandas_Numpy": write_stock_standin,
+          "302A_Evaluation_of_Pretrained_Super-resolution_Models": write_superres_standins,
+          "302B_Image_Super-resolution_Using_CNNs_and_GANs": write_superres_standins}
 
 
 def run(name: str, args) -> None:
@@ -505,10 +608,13 @@ def run(name: str, args) -> None:
     file = f"{name}.ipynb" if name.startswith("Manual_") else f"CNTK_{name}.ipynb"
     code = code_of(os.path.join(args.notebooks, file), name in CELL_BY_CELL)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cntk_env = {"LD_LIBRARY_PATH": os.environ.get("CNTK_LD_LIBRARY_PATH", ""),
+                "PYTHONPATH": os.environ.get("CNTK_PYTHONPATH", "")}
+    stadyn_path = [os.path.join(src, "src")] + [p for p in os.environ.get(
+        "PYTHONPATH", "").split(os.pathsep) if p]
     for side, python, env in (
-            ("cntk", args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
-                "CNTK_LD_LIBRARY_PATH", "")}),
-            ("stadyn", [sys.executable], {"PYTHONPATH": os.path.join(src, "src")})):
+            ("cntk", args.cntk_python.split(), cntk_env),
+            ("stadyn", [sys.executable], {"PYTHONPATH": os.pathsep.join(stadyn_path)})):
         folder = os.path.join(args.out, side, name)
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "pandas_standin.py"), "w") as f:
@@ -516,8 +622,7 @@ def run(name: str, args) -> None:
         if name in DATA:
             DATA[name](folder)
         if name in MODELS:
-            MODELS[name](folder, args.cntk_python.split(), {"LD_LIBRARY_PATH": os.environ.get(
-                "CNTK_LD_LIBRARY_PATH", "")})
+            MODELS[name](folder, args.cntk_python.split(), cntk_env)
         path = os.path.join(folder, f"{side}_{name}.py")
         with open(path, "w") as f:
             f.write(script(code, cuts, side == "stadyn", name in CELL_BY_CELL))
