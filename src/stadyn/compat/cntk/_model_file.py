@@ -26,7 +26,7 @@ from ._clone import rebuild
 from ._shown_constants import show_constants
 
 __all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters", "untyped_arguments",
-           "model_path"]
+           "untyped_shown_op", "model_path"]
 
 
 class ModelFormat(enum.Enum):
@@ -252,17 +252,38 @@ def untyped_arguments(path, format) -> "tuple[list[str], object]":
         return [], legacy
     untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
                if _untyped(v)}
-    # CNTK 2.7's order: from the file's root function (its outputs' functions when it names
-    # none)
-    owner = {o: f for f in main.functions for o in f.outputs}
-    root = legacy.extras.get("root")
-    starts = [f.name for f in main.functions if f.name == root] or \
-        [owner[o].name for o in main.outputs if o in owner]
     seen: list[str] = []
-    for uid in serialize.cntk_leaf_order(main.functions, starts):
+    for uid in serialize.cntk_leaf_order(main.functions, _walk_starts(legacy)):
         if uid in untyped and untyped[uid] not in seen:
             seen.append(untyped[uid])
     return seen, legacy
+
+
+def _walk_starts(legacy) -> list:
+    """Where CNTK 2.7 starts its walk of a CNTK v2 file's graph: the file's root function (its
+    outputs' functions when it names none)."""
+    main = legacy.networks["main"]
+    owner = {o: f for f in main.functions for o in f.outputs}
+    root = legacy.extras.get("root")
+    return [f.name for f in main.functions if f.name == root] or \
+        [owner[o].name for o in main.outputs if o in owner]
+
+
+def untyped_shown_op(legacy) -> str:
+    """The op name CNTK 2.7's ``str`` shows for the loaded model ``legacy`` (a CNTK v2 file of
+    untyped arguments, :func:`untyped_arguments`): its root function's, where the root reads
+    the model's leaves first, in the order the model lists them (``Gather(table: ...,
+    indices: ...)``), else ``Composite``."""
+    from ... import serialize
+    main = legacy.networks["main"]
+    root = [f for f in main.functions if f.name == legacy.extras.get("root")]
+    if not root:
+        return "Composite"
+    leaves = serialize.cntk_leaf_order(main.functions, _walk_starts(legacy))
+    # (alone, the root's operands are all leaves of the walk: listed in Python's order)
+    operands = serialize.cntk_leaf_order(root, [root[0].name])
+    same = all(a == b for a, b in zip(leaves, operands))
+    return root[0].type if same else "Composite"
 
 
 def _starts_as_cntk_v2(path: str) -> bool:
