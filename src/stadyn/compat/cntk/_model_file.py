@@ -458,7 +458,9 @@ def _number_v1_nodes(origins: list, uids: dict, outputs: list) -> None:
     """A CNTK v1 file's nodes with the uids (``cntk_v1_uids``) and op names (a v1
     ``SquareError``: ``SquaredError``) CNTK 2.7's ``load_model`` gives them; a node CNTK 2
     wrote keeps the uid the file gives it.  The constants the reader adds (an old batch
-    normalisation's ``<node>.run_sample_count``) are found by name."""
+    normalisation's ``<node>.run_sample_count``) are found by name.  A function's constant
+    input its op reads as a number (a top-5 ``ClassificationError``'s 5) is shown after its
+    other inputs, as CNTK 2.7 shows it."""
     from ... import serialize
     for var, origin in origins:
         uid = uids.get(origin.uid)
@@ -466,6 +468,11 @@ def _number_v1_nodes(origins: list, uids: dict, outputs: list) -> None:
             G.set_uid(var, uid)
         if origin.kind == "function":
             G.set_op_name(var, serialize.cntk_v1_op_name(origin.op_name))
+            read = {id(i) for node in topological_nodes([var]) for i in node.inputs} \
+                if origin.operands else set()
+            unread = tuple(o for o in origin.operands if o.parent is None and id(o) not in read)
+            if unread:
+                show_constants(var, unread, last=True)
     recorded = {id(var) for var, _ in origins}
     for node in topological_nodes(outputs):
         for v in node.inputs:
