@@ -243,8 +243,10 @@ def untyped_arguments(path, format) -> "tuple[list[str], object]":
     :func:`load_roots`; None where its first bytes tell it is no CNTK v2 file)."""
     from ... import serialize
     path = os.fspath(path)
-    if format != ModelFormat.CNTKv2 or not serialize.is_legacy_model_file(path) or \
-            not _starts_as_cntk_v2(path):
+    # (the first bytes read once: a model file of NNabla or CNTK, and one of CNTK v2; one told
+    # by its suffix alone, missing, is read whole for the error)
+    head = serialize.legacy_model_head(path) if format == ModelFormat.CNTKv2 else None
+    if head is None or (head and not serialize.is_cntk_v2_file(head)):
         return [], None
     legacy = serialize.read_legacy_model(path)
     main = legacy.networks.get("main")
@@ -284,16 +286,6 @@ def untyped_shown_op(legacy) -> str:
     operands = serialize.cntk_leaf_order(root, [root[0].name])
     same = all(a == b for a, b in zip(leaves, operands))
     return root[0].type if same else "Composite"
-
-
-def _starts_as_cntk_v2(path: str) -> bool:
-    """Whether the file's first bytes can be a CNTK v2 model's (a v1 file, a zip cannot)."""
-    from ... import serialize
-    try:
-        with open(path, "rb") as f:
-            return serialize.is_cntk_v2_file(f.read(16))
-    except OSError:
-        return True             # (the full read gives the error)
 
 
 @contextlib.contextmanager
