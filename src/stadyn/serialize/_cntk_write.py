@@ -495,6 +495,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):
         w.leaf(v, "input", name)
+    met = [id(v) for v in leaf_order or () if id(v) in w.untyped]
+    if untyped_inputs and met != [id(v) for v in inputs.values()] and \
+            sorted(met) == sorted(id(v) for v in inputs.values()):
+        # (the graph meets the arguments in another order than the signature's: CNTK 2.7's
+        # @C.Function puts them through a Tuple block, the order its file's walk meets)
+        w.tuple_block(list(inputs.values()))
     produced: dict[int, tuple[str, "Block | None"]] = {}    # id -> (uid, the block it is in)
 
     def read(i: Variable, here: "Block | None", op: str) -> str:
