@@ -160,3 +160,40 @@ def test_load_model_decodes_a_file_once(monkeypatch, file_name, as_bytes):
                         lambda p: decoded.append(p) or read(p))
     z = C.load_model(open(path, "rb").read() if as_bytes else path)
     assert len(decoded) == 1 and z.arguments
+
+
+@pytest.mark.parametrize("file_name,reads", [("cntk_mlp_bn.model", 2), ("cntk_v1_mlp_bn.dnn", 3)])
+def test_load_model_reads_a_files_first_bytes_once(monkeypatch, file_name, reads):
+    # (before, the search for untyped arguments read the first 16 bytes to tell a model file
+    # of NNabla or CNTK, then again to tell a CNTK v2 one: one read more, 3 and 4; a v1 file's
+    # are read once more as the load tells a model file of NNabla or CNTK from a Stadyn one)
+    import builtins
+    path = os.path.join(FIX, file_name)
+    heads = []
+    opened = builtins.open
+
+    class Counted:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return self.f.__exit__(*exc)
+
+        def read(self, n=-1):
+            if n == 16:
+                heads.append(n)
+            return self.f.read(n)
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+    def counting(file, mode="r", *args, **kwargs):
+        f = opened(file, mode, *args, **kwargs)
+        return Counted(f) if os.fspath(file) == path and "b" in mode else f
+    monkeypatch.setattr(builtins, "open", counting)
+    assert C.load_model(path).arguments
+    # (once for the untyped arguments' question, once as the reader tells the format)
+    assert len(heads) == reads

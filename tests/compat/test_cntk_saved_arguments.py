@@ -46,20 +46,28 @@ def _leaves(path) -> list:
     return sorted(out, key=repr)
 
 
-@pytest.mark.parametrize("kind", ["untyped", "sparse", "broadcast", "never"])
+@pytest.mark.parametrize("kind", ["untyped", "sparse", "broadcast", "never", "gather_never",
+                                  "gather_seq", "tuple", "tuple_applied"])
 def test_a_model_file_written_by_cntk_loads_as_cntk_sees_it(kind):
     # untyped: CNTK's placeholders of unknown shape were "used before computed"; sparse: the
     # input was dense; broadcast: the arguments were listed in the order the file reads them
     # (inp, history), so the loaded model applied to (labels, i2) broadcast over i2's sequences
     # (a wrong value, inAxis's shape) where CNTK 2.7 lists history first; never: (Stadyn could
-    # not write it)
+    # not write it); tuple: the second output of CNTK's Tuple block, saved as a placeholder
+    # named Block<n>_Output_1, was read as a third argument (TypeError applied to two)
     assert _seen(FIXTURES / f"{kind}.model", kind) == READ["cntk"][kind]
 
 
-@pytest.mark.parametrize("kind", ["untyped", "sparse", "never"])
+@pytest.mark.parametrize("kind", ["untyped", "sparse", "never", "gather_never", "gather_seq",
+                                  "tuple_applied"])
 def test_a_model_saved_by_stadyn_is_the_file_cntk_writes(kind, tmp_path):
     # CNTK 2.7 read the committed <kind>_stadyn.model as it reads its own file (never: an
-    # untyped Function not applied was refused, ValueError)
+    # untyped Function not applied was refused, ValueError; gather_never, gather_seq: written
+    # as a Stadyn model file, with a warning, whose arguments were typed by the sequences of
+    # one number built for the untyped table and the types it was applied to, listed indices
+    # first: ShapeError applied to a table without dynamic axes; tuple_applied: no Tuple block
+    # was written, so CNTK 2.7 and Stadyn listed the arguments (x, w) and applied the model
+    # to (W, x) as times(W, x) + gather(x, W))
     assert READ["stadyn"][kind] == READ["cntk"][kind]
     path = tmp_path / f"{kind}.model"
     MODELS.MODELS[kind](C).save(str(path))                     # (as write_models.py does)

@@ -169,10 +169,11 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
                              batch_stat=None):
     """CNTK's batch normalisation: per channel (``spatial``: axis 1 of ``x``) or per element of a
     sample; ``scale``, ``bias`` and the running ``mean``/``variance`` are flat vectors with one
-    value per channel or element, ``count`` (shape ``()``) the samples seen.  With the
-    sequences' ``lengths`` ``x`` is a sequence ``(B, T, *sample)`` normalised step by step (the
-    channel axis is 2): each step is a sample, and the minibatch's statistics are CNTK 2.7's,
-    over the steps and the gaps (zeros) of the matrix CNTK packs the sequences into.
+    value per channel or element, ``count`` (one number, shape ``()`` or ``(1,)``) the samples
+    seen.  With the sequences' ``lengths`` ``x`` is a sequence ``(B, T, *sample)`` normalised
+    step by step (the channel axis is 2): each step is a sample, and the minibatch's statistics
+    are CNTK 2.7's, over the steps and the gaps (zeros) of the matrix CNTK packs the sequences
+    into.
 
     Training (``batch_stat``, by default the phase) normalises with the minibatch's statistics
     and updates the running ones in place by CNTK's rule: the first minibatch (``count`` 0)
@@ -205,7 +206,9 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
         m, v = mean.reshape(shape), variance.reshape(shape)
         return (x - m) * torch.rsqrt(v + epsilon) * s + b
     var_b, mean_b, n, elements = _bn_batch_statistics(x, lengths, reduce)
-    first = count == 0                     # (before the update below counts this minibatch)
+    # (before the update below counts this minibatch; a count of shape (1,), CNTK's
+    # TensorShape(1), read as the one number it holds)
+    first = count.reshape(()) == 0
     if time_constant == 0:
         factor = 1.0
     elif math.isinf(time_constant):

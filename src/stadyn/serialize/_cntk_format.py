@@ -406,7 +406,12 @@ def _model(path: str, top: dict) -> LegacyModel:
 
     for f in raw:
         for i in f["inputs"]:
-            if i not in variables and producer(i) is None:
+            if i in variables:
+                if variables[i].kind == "placeholder":
+                    # (an output read a second time, saved as a placeholder of its uid: it is
+                    # one of its function's outputs all the same -- a Tuple block's second)
+                    producer(i)
+            elif producer(i) is None:
                 raise fail(path, f"function {f['uid']!r} reads {i!r}, which the model does not "
                                  "define")
     outputs = {}

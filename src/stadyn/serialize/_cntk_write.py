@@ -72,6 +72,15 @@ _SEQUENCE_OPS = frozenset((
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
 
 
+def _gathers_steps(node, sequences: set, untyped: bool) -> bool:
+    """Whether ``node`` is a ``Gather`` (along the table's first axis) CNTK's ``Gather`` writes
+    on sequences: of a sequence of indices, step by step, from a table without the sequence
+    axis; or of whatever the arguments of a Function saved untyped stand for (the file holds
+    no axes for them: the graph is inferred again where it is applied, and CNTK 2.7 refuses a
+    table with dynamic axes when run)."""
+    return node.spec.name == "cntk:Gather" and (untyped or id(node.inputs[0]) not in sequences)
+
+
 def _on_sequences(node) -> str:
     """The name a node is checked by when it reads a sequence: the catalog op under the
     compat's ReduceElements mark for ``sequence.reduce_sum`` / ``reduce_max``, else the node's
@@ -431,7 +440,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if any(id(i) in batched for i in node.inputs):
             batched.update(id(o) for o in node.outputs if o is not None)
         if any(id(i) in sequences for i in node.inputs):
-            if _on_sequences(node) not in _SEQUENCE_OPS:
+            if _on_sequences(node) not in _SEQUENCE_OPS and \
+                    not _gathers_steps(node, sequences, untyped_inputs):
                 raise CntkWriteUnsupported(node.spec.name, "an op on a sequence the writer has "
                                                            "no sequence form for")
             if _on_sequences(node) not in _SEQUENCE_AND_ONE and \
@@ -485,6 +495,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):
         w.leaf(v, "input", name)
+    met = [id(v) for v in leaf_order or () if id(v) in w.untyped]
+    if untyped_inputs and met != [id(v) for v in inputs.values()] and \
+            sorted(met) == sorted(id(v) for v in inputs.values()):
+        # (the graph meets the arguments in another order than the signature's: CNTK 2.7's
+        # @C.Function puts them through a Tuple block, the order its file's walk meets)
+        w.tuple_block(list(inputs.values()))
     produced: dict[int, tuple[str, "Block | None"]] = {}    # id -> (uid, the block it is in)
 
     def read(i: Variable, here: "Block | None", op: str) -> str:

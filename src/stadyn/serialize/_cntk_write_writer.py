@@ -119,6 +119,28 @@ class Writer:
                             "dynamic_axis": P.vector([_UNKNOWN_AXES])})
         return uid
 
+    def tuple_block(self, arguments: Sequence[Variable]) -> None:
+        """The ``Tuple`` block CNTK 2.7's ``@C.Function`` puts its untyped ``arguments`` (the
+        placeholders written for them, in the signature's order) through where its graph meets
+        them in another order (``h(w, x) = times(x, w) + ...``): inside, a placeholder named
+        after each and a ``Combine`` of them; its outputs, listed as placeholders named by
+        their uids as CNTK 2.7 lists them, are what the graph reads from then on."""
+        outer = [self.uids[id(v)] for v in arguments]
+        inner = [self._untyped_argument(v, self.untyped_names.get(id(v), ""), keep_uid=False)
+                 for v in arguments]
+        combine = self.function("Combine", inner)
+        uid = f"Block{next(self.count)}"
+        for k, v in enumerate(arguments):
+            self.leaves.append({"version": P.size_t(_VARIABLE_VERSION),
+                                "uid": P.text(f"{uid}_Output_{k}"), "type": P.text("Variable"),
+                                "kind": P.size_t(4), "name": P.text(""),
+                                "shape": P.shape((-2,)), "data_type": P.size_t(0),
+                                "is_sparse": P.boolean(False),
+                                "needs_gradient": P.boolean(False),
+                                "dynamic_axis": P.vector([_UNKNOWN_AXES])})
+            self.uids[id(v)] = f"{uid}_Output_{k}"
+        self._block_function("Tuple", "", [], inner, outer, combine + "_Output_0", uid=uid)
+
     def placeholder(self, v: Variable, uid: str | None = None) -> str:
         """The placeholder standing for the argument ``v`` inside a block; ``uid``: an output
         read before the function computing it is written (a recurrence's delayed output:

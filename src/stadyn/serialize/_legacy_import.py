@@ -75,6 +75,9 @@ _SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank",
 # CNTK functions CNTK 2.7 shows with their two inputs the other way round from the file's, as
 # it shows Times: Gather is stored (indices, reference), shown (reference, indices)
 _SHOWN_SWAPPED = frozenset(("Gather",))
+# v1 criteria CNTK 2.7 shows as (prediction, labels, topN) where the file holds (labels,
+# prediction, topN): the top-N error's N a constant input its rule reads as a number
+_V1_TOP_N = frozenset(("ClassificationError", "ErrorPrediction"))
 
 
 class _Node(LegacyNode):
@@ -435,6 +438,8 @@ class _Builder(FlatBuilding):
             operands = () if self.fmt != "cntk-v2" else tuple(file_inputs or inputs) \
                 if fn.type in _SHOWN_IN_FILE_ORDER else tuple(inputs[::-1]) \
                 if fn.type in _SHOWN_SWAPPED and len(inputs) == 2 else ()
+            if self.fmt == "cntk-v1" and fn.type in _V1_TOP_N and len(inputs) == 3:
+                operands = (inputs[1], inputs[0], inputs[2])
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
                                           sequence_axis=axis if var.sequence_lengths is not None
                                           else "", operands=operands,

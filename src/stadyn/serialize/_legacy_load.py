@@ -20,7 +20,7 @@ from ._legacy_ir import LegacyModel
 from ._network import ModelInfo, Network
 
 __all__ = ["load_nnp", "load_cntk", "load_legacy", "legacy_model_info", "is_legacy_model_file",
-           "LEGACY_SUFFIXES"]
+           "legacy_model_head", "LEGACY_SUFFIXES"]
 
 #: File name endings read as NNabla or CNTK model files.
 LEGACY_SUFFIXES = (".nnp", ".nntxt", ".prototxt", ".model", ".dnn")
@@ -37,8 +37,20 @@ def is_legacy_model_file(path: str | os.PathLike) -> bool:
         ...     is_legacy_model_file(__file__)
         (True, True, False)
     """
+    return legacy_model_head(path) is not None
+
+
+def legacy_model_head(path: str | os.PathLike) -> bytes | None:
+    """The first 16 bytes of ``path`` where it is an NNabla or CNTK model file
+    (:func:`is_legacy_model_file`), read once for both questions (``b""`` for one told by its
+    suffix alone: missing or unreadable); None for another file.
+
+    Example:
+        >>> legacy_model_head("missing.dnn"), legacy_model_head(__file__)
+        (b'', None)
+    """
     path = os.fspath(path)
-    by_suffix = path.lower().endswith(LEGACY_SUFFIXES)
+    by_suffix = b"" if path.lower().endswith(LEGACY_SUFFIXES) else None
     if not os.path.isfile(path):
         return by_suffix
     try:
@@ -47,13 +59,14 @@ def is_legacy_model_file(path: str | os.PathLike) -> bool:
         if head.startswith(b"PK\x03\x04"):
             with zipfile.ZipFile(path) as z:
                 names = z.namelist()
-            return "nnp_version.txt" in names or any(n.endswith(".nntxt") for n in names)
+            return head if "nnp_version.txt" in names or \
+                any(n.endswith(".nntxt") for n in names) else None
     except (OSError, zipfile.BadZipFile):
         return by_suffix
     large = len(head) >= 4 and int.from_bytes(head[:4], "little") == LARGE_MAGIC
     # a CNTK 2 Dictionary as CNTK 2.7 (and Function.save) writes it: version 2, then an entry
     cntk_v2 = head.startswith(b"\x08\x02\x12")
-    return by_suffix or is_cntk_v1_file(head) or large or cntk_v2
+    return head if by_suffix is not None or is_cntk_v1_file(head) or large or cntk_v2 else None
 
 
 def _batch(value: Any, where: str) -> int | None:

@@ -24,7 +24,8 @@ from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
 from ._model_file import (ModelFormat, load_roots, model_path, passed_on_block,
-                          restore_parameters, save_roots, untyped_arguments)
+                          restore_parameters, save_roots, untyped_arguments,
+                          untyped_shown_op)
 from ._mixins import GraphObject, TensorOpsMixin
 from ._printed import function_repr, function_text
 from ._signature import _function_of_callable as function_of_callable, waiting_function
@@ -499,7 +500,8 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
             return _loaded(path, format, decoded=decoded)
     # a Function saved untyped: it waits for operands, as it did when saved; each application
     # decodes the file anew (their types are written into the decoded file)
-    return waiting_function(names, lambda *values: _loaded(model, format, names, values))
+    return waiting_function(names, lambda *values: _loaded(model, format, names, values),
+                            untyped_shown_op(decoded))
 
 
 def _loaded(model, format, names=(), values=(), decoded=None) -> Function:

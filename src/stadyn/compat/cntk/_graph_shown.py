@@ -42,7 +42,9 @@ _ROOT_UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictiona
 # other, so a registry keyed by the first would keep it alive for ever.
 _FIRST_OUTPUT: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
 _OTHER_OUTPUTS = "compat.cntk: the function's other outputs"
-_uid_counter = itertools.count()
+# (from 3: a fresh CNTK 2.7 process's first uid is 3, `import cntk` having taken 0 to 2 --
+# C.input_variable(1).uid is Input3 --, so a v1 file loaded first is numbered as CNTK numbers it)
+_uid_counter = itertools.count(3)
 
 # Stadyn's names for batch normalisation's parameters and statistics, and CNTK's.
 _BN_NAMES = {"beta": "bias", "gamma": "scale", "mean": "aggregate_mean",

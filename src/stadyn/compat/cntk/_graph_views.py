@@ -309,8 +309,9 @@ def shown_step_output(out: Variable, fold: bool = False) -> Variable:
 def shown_inputs(v: Variable) -> list[Variable]:
     """The inputs CNTK shows for the op that made ``v``: a sequence op's lengths input is
     Stadyn's layout, no input CNTK shows; a spliced value is seen through; the constants
-    recorded by ``_shown_constants.show_constants`` come first, and a constant cloned at the
-    first run is shown in its cast's place (``shown_as``).  A recurrence shows the
+    recorded by ``_shown_constants.show_constants`` come first (or last, where so recorded),
+    and a constant cloned at the first run is shown in its cast's place (``shown_as``).  A
+    recurrence shows the
     values its step reads, then its initial states, then its sequences (CNTK's walk meets a
     step's parameters before the delays that hold the initial states, and the sequences
     last)."""
@@ -349,7 +350,7 @@ def shown_inputs(v: Variable) -> list[Variable]:
                   else [shown_as(seen_through(i))]):
             if not (inner and any(j is k for k in shown)):
                 shown.append(j)
-    return [*shown_constants(v), *_in_operand_order(v, shown)]
+    return [*shown_constants(v), *_in_operand_order(v, shown), *shown_constants(v, last=True)]
 
 
 def _in_walk_order(step, fed: list) -> list:

@@ -26,7 +26,7 @@ from ._clone import rebuild
 from ._shown_constants import show_constants
 
 __all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters", "untyped_arguments",
-           "model_path"]
+           "untyped_shown_op", "model_path"]
 
 
 class ModelFormat(enum.Enum):
@@ -243,8 +243,10 @@ def untyped_arguments(path, format) -> "tuple[list[str], object]":
     :func:`load_roots`; None where its first bytes tell it is no CNTK v2 file)."""
     from ... import serialize
     path = os.fspath(path)
-    if format != ModelFormat.CNTKv2 or not serialize.is_legacy_model_file(path) or \
-            not _starts_as_cntk_v2(path):
+    # (the first bytes read once: a model file of NNabla or CNTK, and one of CNTK v2; one told
+    # by its suffix alone, missing, is read whole for the error)
+    head = serialize.legacy_model_head(path) if format == ModelFormat.CNTKv2 else None
+    if head is None or (head and not serialize.is_cntk_v2_file(head)):
         return [], None
     legacy = serialize.read_legacy_model(path)
     main = legacy.networks.get("main")
@@ -252,27 +254,38 @@ def untyped_arguments(path, format) -> "tuple[list[str], object]":
         return [], legacy
     untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
                if _untyped(v)}
-    # CNTK 2.7's order: from the file's root function (its outputs' functions when it names
-    # none)
-    owner = {o: f for f in main.functions for o in f.outputs}
-    root = legacy.extras.get("root")
-    starts = [f.name for f in main.functions if f.name == root] or \
-        [owner[o].name for o in main.outputs if o in owner]
     seen: list[str] = []
-    for uid in serialize.cntk_leaf_order(main.functions, starts):
+    for uid in serialize.cntk_leaf_order(main.functions, _walk_starts(legacy)):
         if uid in untyped and untyped[uid] not in seen:
             seen.append(untyped[uid])
     return seen, legacy
 
 
-def _starts_as_cntk_v2(path: str) -> bool:
-    """Whether the file's first bytes can be a CNTK v2 model's (a v1 file, a zip cannot)."""
+def _walk_starts(legacy) -> list:
+    """Where CNTK 2.7 starts its walk of a CNTK v2 file's graph: the file's root function (its
+    outputs' functions when it names none)."""
+    main = legacy.networks["main"]
+    owner = {o: f for f in main.functions for o in f.outputs}
+    root = legacy.extras.get("root")
+    return [f.name for f in main.functions if f.name == root] or \
+        [owner[o].name for o in main.outputs if o in owner]
+
+
+def untyped_shown_op(legacy) -> str:
+    """The op name CNTK 2.7's ``str`` shows for the loaded model ``legacy`` (a CNTK v2 file of
+    untyped arguments, :func:`untyped_arguments`): its root function's, where the root reads
+    the model's leaves first, in the order the model lists them (``Gather(table: ...,
+    indices: ...)``), else ``Composite``."""
     from ... import serialize
-    try:
-        with open(path, "rb") as f:
-            return serialize.is_cntk_v2_file(f.read(16))
-    except OSError:
-        return True             # (the full read gives the error)
+    main = legacy.networks["main"]
+    root = [f for f in main.functions if f.name == legacy.extras.get("root")]
+    if not root:
+        return "Composite"
+    leaves = serialize.cntk_leaf_order(main.functions, _walk_starts(legacy))
+    # (alone, the root's operands are all leaves of the walk: listed in Python's order)
+    operands = serialize.cntk_leaf_order(root, [root[0].name])
+    same = all(a == b for a, b in zip(leaves, operands))
+    return root[0].type if same else "Composite"
 
 
 @contextlib.contextmanager
@@ -437,7 +450,9 @@ def _number_v1_nodes(origins: list, uids: dict, outputs: list) -> None:
     """A CNTK v1 file's nodes with the uids (``cntk_v1_uids``) and op names (a v1
     ``SquareError``: ``SquaredError``) CNTK 2.7's ``load_model`` gives them; a node CNTK 2
     wrote keeps the uid the file gives it.  The constants the reader adds (an old batch
-    normalisation's ``<node>.run_sample_count``) are found by name."""
+    normalisation's ``<node>.run_sample_count``) are found by name.  A function's constant
+    input its op reads as a number (a top-5 ``ClassificationError``'s 5) is shown after its
+    other inputs, as CNTK 2.7 shows it."""
     from ... import serialize
     for var, origin in origins:
         uid = uids.get(origin.uid)
@@ -445,6 +460,11 @@ def _number_v1_nodes(origins: list, uids: dict, outputs: list) -> None:
             G.set_uid(var, uid)
         if origin.kind == "function":
             G.set_op_name(var, serialize.cntk_v1_op_name(origin.op_name))
+            read = {id(i) for node in topological_nodes([var]) for i in node.inputs} \
+                if origin.operands else set()
+            unread = tuple(o for o in origin.operands if o.parent is None and id(o) not in read)
+            if unread:
+                show_constants(var, unread, last=True)
     recorded = {id(var) for var, _ in origins}
     for node in topological_nodes(outputs):
         for v in node.inputs:

@@ -3,6 +3,8 @@
 
 * A ``Fold`` takes each state's last (first) step by a ``Sequence::Slice``, whose scalars 0
   and 1 (float32) are inputs of the op: kept on the op's output (:func:`show_constants`).
+* A CNTK v1 file's top-N ``ClassificationError`` reads N from a constant node, its third
+  input, which Stadyn's op takes as a number: shown last, after the prediction and labels.
 * A GRU cell's ``1 - z`` holds the constant 1 (of the cell's type), listed before the cell's
   parameters: made the first time a walk asks, kept on each of the cell's parameters.
 * A stabilizer's softplus of steepness k, ``log_add_exp(0, k * alpha) / k``, holds 0, k and k
@@ -34,6 +36,7 @@ __all__ = ["scalar_constant", "show_constants", "shown_constants", "show_clone",
            "gru_constant", "note_steepness", "with_stabilizer_constants"]
 
 _SHOWN = "compat.cntk: the constants CNTK shows among the op's inputs"
+_SHOWN_LAST = "compat.cntk: the constants CNTK shows after the op's inputs"
 _CLONE = "compat.cntk: the constant CNTK's first run cloned in the op's type"
 _GRU_ONE = "compat.cntk: the GRU cell's constant 1"
 _STABILIZER = "compat.cntk: the stabilizer's softplus constants"
@@ -49,14 +52,16 @@ def scalar_constant(value: float, dtype) -> Variable:
     return v
 
 
-def show_constants(v: Variable, constants: tuple) -> None:
-    """Show ``constants`` first among the inputs of the op that made ``v``."""
-    keep_with(v, _SHOWN, tuple(constants))
+def show_constants(v: Variable, constants: tuple, last: bool = False) -> None:
+    """Show ``constants`` first among the inputs of the op that made ``v`` (``last``: after
+    them, as a loaded CNTK v1 top-5 ``ClassificationError``'s N)."""
+    keep_with(v, _SHOWN_LAST if last else _SHOWN, tuple(constants))
 
 
-def shown_constants(v: Variable) -> tuple:
-    """The constants :func:`show_constants` recorded for ``v``'s op (none: ``()``)."""
-    return kept_with(v, _SHOWN) or ()
+def shown_constants(v: Variable, last: bool = False) -> tuple:
+    """The constants :func:`show_constants` recorded for ``v``'s op to be shown first (``last``:
+    after its inputs; none: ``()``)."""
+    return kept_with(v, _SHOWN_LAST if last else _SHOWN) or ()
 
 
 def show_clone(cast: Variable, clone: Variable) -> None:

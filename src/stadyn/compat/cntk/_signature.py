@@ -450,16 +450,17 @@ class _Deferred(ArgumentBinding):
         return untyped if isinstance(out, (tuple, list)) else str(out)
 
 
-def waiting_function(names: list, build) -> _Deferred:
+def waiting_function(names: list, build, op_name: str = "Composite") -> _Deferred:
     """A Function of untyped arguments named ``names`` (placeholders of unknown shape) that
     ``build(*operands)`` gives the graph of when it is applied (a model file saved from an
-    untyped ``@C.Function``), shown as CNTK 2.7 shows such a loaded model."""
+    untyped ``@C.Function``), shown as CNTK 2.7 shows such a loaded model (``op_name``: the op
+    its ``str`` shows)."""
     def fn(*values):
         return build(*values)
     fn.__name__ = ""
     waiting = _Deferred(fn, [placeholder(name=n) for n in names])
     shown = ", ".join(f"{n}: Sequence[tensor]" for n in names)
-    waiting.__dict__["_shown"] = f"Composite({shown}) -> Sequence[tensor]"
+    waiting.__dict__["_shown"] = f"{op_name}({shown}) -> Sequence[tensor]"
     return waiting
 
 

@@ -322,11 +322,11 @@ def batch_normalization_cntk_v1(node):
     if "run_count" not in node.attrs:
         node.unsupported("a model of before version 13 (a minibatch count and an inverse "
                          "standard deviation where the sample count and the variance are now)")
-    # (shape (), as the op's count: CNTK's TensorShape(1) failed the op's update in training;
-    # named as CNTK names it, a constant of the network, not an input a Trainer feeds)
-    count = Variable((), need_grad=False)
+    # (of shape (1,), CNTK 2.7's TensorShape(1), which the op reads as its one number; named
+    # as CNTK names it, a constant of the network, not an input a Trainer feeds)
+    count = Variable((1,), need_grad=False)
     count.name = f"{node.name}.run_sample_count"
-    count.d = np.zeros((), dtype=np.dtype(str(node.var(3).dtype)))
+    count.d = np.zeros((1,), dtype=np.dtype(str(node.var(3).dtype)))
     return _batch_normalization(node, count)
 
 
