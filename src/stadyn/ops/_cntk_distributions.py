@@ -11,8 +11,8 @@ import numpy as np
 
 from .._mt19937 import MT19937_64, normal_doubles
 
-__all__ = ["gumbel_doubles", "mask_doubles", "normal_count", "normal_draw", "sample_classes",
-           "uniform_doubles"]
+__all__ = ["gumbel_doubles", "inclusion_frequencies", "mask_doubles", "normal_count",
+           "normal_draw", "sample_classes", "uniform_doubles"]
 
 
 def uniform_doubles(rng: MT19937_64, count: int, low: float, high: float) -> np.ndarray:
@@ -167,8 +167,12 @@ def sample_classes(rng: MT19937_64, weights: np.ndarray, count: int,
         >>> c.tolist(), tries
         ([3, 1, 3], 3)
     """
-    sums = np.cumsum(np.asarray(weights, np.float64).reshape(-1))
+    w = np.asarray(weights, np.float64).reshape(-1)
+    sums = np.cumsum(w)
     total, count = float(sums[-1]), int(count)
+    if not allow_duplicates and int(np.count_nonzero(w > 0)) < count:
+        raise ValueError(f"sampling {count} distinct classes: fewer classes have a positive "
+                         "weight (CNTK 2.7 draws forever)")
     if allow_duplicates:
         v = uniform_doubles(rng, count, 0.0, total)
         return np.searchsorted(sums, v, side="left").astype(np.int64), count
@@ -183,3 +187,28 @@ def sample_classes(rng: MT19937_64, weights: np.ndarray, count: int,
                 seen.add(c)
                 picked.append(c)
     return np.array(picked, np.int64), tries
+
+
+def inclusion_frequencies(rng: MT19937_64, weights: np.ndarray, count: int,
+                          allow_duplicates: bool) -> tuple[np.ndarray, int]:
+    """CNTK 2.7's ``RandomSampleInclusionFrequency``: how often each class is expected among
+    :func:`sample_classes`' ``count``, ``p * count`` for its probability ``p`` (its weight over
+    the weights' running sum, in double) with duplicates; without, ``-expm1(t * log1p(-p))``
+    for CNTK's estimate ``t`` of the tries a set takes, the mean of ten samplings from ``rng``
+    (its ``EstimateNumberOfTries``, made with duplicates too); returns the frequencies (double)
+    and the tries taken (CNTK's ``rngOffset`` counts them).
+
+    Example:
+        >>> w = np.array([1, 2, 3, 4, 0, 10], np.float32)
+        >>> f, tries = inclusion_frequencies(MT19937_64(1), w, 3, False)
+        >>> f.astype(np.float32)[:2].tolist(), tries    # C.random_sample_inclusion_frequency
+        ([0.23411643505096436, 0.4218226969242096], 52)
+    """
+    w = np.asarray(weights, np.float64).reshape(-1)
+    tries = sum(sample_classes(rng, w, count, allow_duplicates)[1] for _ in range(10))
+    p = w / float(np.cumsum(w)[-1])
+    if allow_duplicates:
+        return p * int(count), tries
+    t = tries / 10.0
+    return np.array([-math.expm1(t * math.log1p(-v)) if v < 1 else 1.0 for v in p.tolist()]), \
+        tries
