@@ -32,30 +32,30 @@ def uniform_doubles(rng: MT19937_64, count: int, low: float, high: float) -> np.
     if not span > 0:
         rng.take(int(count))
         return np.full(int(count), low)
-    u = _accepted(rng, count, lambda u: ~(_scaled(u, low, span) < high))
-    return _scaled(u, low, span)
+    return _accepted(rng, count, lambda u: u.astype(np.float64) * 2.0 ** -64 * span + low,
+                     lambda v: ~(v < high))
 
 
-def _scaled(u: np.ndarray, low: float, span: float) -> np.ndarray:
-    return u.astype(np.float64) * 2.0 ** -64 * span + low
-
-
-def _accepted(rng: MT19937_64, count: int, refused) -> np.ndarray:
-    """``count`` of ``rng``'s numbers (uint64) that ``refused`` (numbers -> bool mask) keeps,
-    as Boost draws them: a refused number is dropped and the next one drawn in its place (the
-    numbers taken after it given back to be drawn again)."""
+def _accepted(rng: MT19937_64, count: int, value, refused) -> np.ndarray:
+    """The values (``value``: numbers -> values) of ``count`` of ``rng``'s numbers that
+    ``refused`` (values -> bool mask) keeps, as Boost draws them: a refused number is dropped
+    and the next one drawn in its place (the numbers taken after it given back to be drawn
+    again); each number made a value once."""
     need, parts = int(count), []
     while need > 0:
         u = rng.take(need)
-        out = refused(u)
+        v = value(u)
+        out = refused(v)
         if not out.any():
-            parts.append(u)
+            parts.append(v)
             break
         k = int(np.argmax(out))             # (the first refused: its number dropped)
-        parts.append(u[:k])
+        parts.append(v[:k])
         rng.give_back(u[k + 1:])
         need -= k
-    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else value(np.zeros(0, np.uint64))
 
 
 def mask_doubles(rng: MT19937_64, count: int, rate: float) -> np.ndarray:
@@ -69,12 +69,11 @@ def mask_doubles(rng: MT19937_64, count: int, rate: float) -> np.ndarray:
         >>> mask_doubles(MT19937_64(7), 6, 0.5).tolist()   # C.dropout(x, 0.5, seed=7)'s mask
         [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]
     """
-    u = _accepted(rng, count, lambda u: u > _LAST_BELOW_ONE)
-    out = np.ones(len(u))
+    u = _accepted(rng, count, lambda u: u, lambda u: u > _LAST_BELOW_ONE)
     limit = _last_number(float(rate) * 2.0 ** 64)
-    if limit >= 0:
-        out[u <= np.uint64(limit)] = 0.0
-    return out
+    if limit < 0:
+        return np.ones(len(u))
+    return (u > np.uint64(limit)).astype(np.float64)
 
 
 def _double(u: int) -> float:
