@@ -102,11 +102,12 @@ def _powers_of_x() -> _gf2.PowersOfX:
 def _jumped(state: np.ndarray, count: int) -> np.ndarray:
     """The raw words ``count`` words on from ``state`` (``x[count:count + n]`` of the sequence
     :func:`_advance_64` continues from ``x[:n] = state``).  The engine's step is linear over
-    GF(2) on its 19937 bits, so ``count - 1`` steps are ``Q = x**(count - 1) mod P`` of the
-    step (``P`` its characteristic polynomial), and the words after them the xor of the windows
-    ``x[k + 1:k + 1 + n]`` over the terms ``x**k`` of ``Q`` (each window the raw words after
-    ``k`` steps; ``x[count]`` read off the words after ``count - 1`` steps, which hold all of
-    it): ``std::mt19937_64``'s ``discard`` in one product a bit of ``count``."""
+    GF(2) on its 19937 bits (``x[i]``'s upper bit and ``x[i + 1:i + n]``), so ``count - 1``
+    steps are ``Q(step)`` for ``Q = x**(count - 1) mod P`` (``P`` its characteristic
+    polynomial, so that ``P(step) = 0``); the ``n`` words from ``x[count]`` on are a linear
+    function of the bits after ``count - 1`` steps, hence the xor of the words from ``x[k + 1]``
+    on over the terms ``x**k`` of ``Q``: ``std::mt19937_64``'s ``discard`` in one product a bit
+    of ``count`` and one xor of at most 19937 windows of the next 19937 + ``n`` words."""
     if count == 0:
         return state.copy()
     q = _powers_of_x()(count - 1)
