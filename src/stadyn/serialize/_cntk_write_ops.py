@@ -307,8 +307,8 @@ def _cast_op(w, ins, uids, attrs, out, name):
 def _inclusion_frequency(w, ins, uids, attrs, out, name):
     # random_sample_inclusion_frequency: CNTK's RandomSampleInclusionFrequency of a vector (or
     # row) of class weights with the attributes the caller gives (numSamples, allowDuplicates,
-    # rngSeed, rngOffset: those CNTK 2.7 writes), which Stadyn's op computes without a seed
-    # (the offset: where the op's stream stands, as CNTK 2.7 saves it, where it has one)
+    # rngSeed, rngOffset: those CNTK 2.7 writes); the offset written is where the op's stream
+    # stands (its seed a CNTKStream: CNTK's estimate drawn from it), as CNTK 2.7 saves it
     keys = ("numSamples", "allowDuplicates", "rngSeed", "rngOffset")
     if len(uids) != 1 or any(k not in attrs for k in keys) or id(ins[0]) in w.batched:
         raise CntkWriteUnsupported("RandomSampleInclusionFrequency",

@@ -149,6 +149,10 @@ def inclusion_frequency_is_cntks_estimate(C, np, r):
         out["loaded_%s" % dups] = C.load_model(path).eval()     # (estimated again from there)
     row = C.random_sample_inclusion_frequency(w.reshape(1, 6) * 2, 4, False, seed=2)
     out["row"] = row.eval()
+    path = os.path.join(d, "row.model")
+    row.save(path)
+    out["row_offset"] = int(row.root_function.attributes["rngOffset"])
+    out["row_loaded"] = C.load_model(path).eval()
     many = np.arange(1, 301, dtype=np.float32) ** 1.5
     out["many"] = C.random_sample_inclusion_frequency(many, 150, False, seed=3).eval()
     x, y = C.input_variable(3), C.input_variable(5)
