@@ -10,12 +10,13 @@ Functions from it are ``ops/_cntk_distributions.py``'s.  cntk.exe's legacy
 
 from __future__ import annotations
 
-import bisect
 import decimal
 import functools
 import math
 
 import numpy as np
+
+from . import _gf2
 
 __all__ = ["MT19937", "MT19937_64", "normal_doubles", "normal_floats", "std_shuffle",
            "truncated_normal_floats", "uniform_floats"]
@@ -80,6 +81,38 @@ def _temper_64(x: np.ndarray) -> np.ndarray:
         p ^= (p << s37) & np.uint64(0xFFF7EEE000000000)
         p ^= p >> s43
     return x
+
+
+#: where :meth:`MT19937_64.discard` jumps rather than draws (a jump costs about what drawing
+#: this many numbers does)
+_JUMP_FROM = 1 << 21
+
+
+@functools.cache
+def _powers_of_x() -> _gf2.PowersOfX:
+    """``x**n`` modulo ``mt19937_64``'s characteristic polynomial (degree 19937), found from
+    the low bits of its raw words (any nonzero state's: the polynomial is primitive)."""
+    words = _advance_64(_seeded(5489, _N, 6364136223846793005, 62, 64, np.uint64),
+                        2 * 19937 // _N + 1)
+    polynomial = _gf2.minimal_polynomial(words[:2 * 19937] & np.uint64(1))
+    assert len(polynomial) == 19938, "mt19937_64's polynomial has the degree 19937"
+    return _gf2.PowersOfX(polynomial)
+
+
+def _jumped(state: np.ndarray, count: int) -> np.ndarray:
+    """The raw words ``count`` words on from ``state`` (``x[count:count + n]`` of the sequence
+    :func:`_advance_64` continues from ``x[:n] = state``).  The engine's step is linear over
+    GF(2) on its 19937 bits (``x[i]``'s upper bit and ``x[i + 1:i + n]``), so ``count - 1``
+    steps are ``Q(step)`` for ``Q = x**(count - 1) mod P`` (``P`` its characteristic
+    polynomial, so that ``P(step) = 0``); the ``n`` words from ``x[count]`` on are a linear
+    function of the bits after ``count - 1`` steps, hence the xor of the words from ``x[k + 1]``
+    on over the terms ``x**k`` of ``Q``: ``std::mt19937_64``'s ``discard`` in one product a bit
+    of ``count`` and one xor of at most 19937 windows of the next 19937 + ``n`` words."""
+    if count == 0:
+        return state.copy()
+    q = _powers_of_x()(count - 1)
+    words = np.concatenate([state, _advance_64(state, -(-len(q) // _N) + 1)])
+    return _gf2.xor_of_windows(words[1:], q, _N)
 
 
 class MT19937_64:
@@ -147,9 +180,25 @@ class MT19937_64:
         self._back = np.concatenate([np.asarray(numbers, np.uint64), self._back])
 
     def discard(self, count: int) -> None:
-        """Move on by ``count`` numbers, as ``std::mt19937_64::discard`` does (~25 ns a
-        number, a million at a time)."""
+        """Move on by ``count`` numbers, as ``std::mt19937_64::discard`` does: up to
+        ``2**21`` of them drawn and dropped (~25 ns a number), more by a jump (:func:`_jumped`,
+        ~30 ms whatever the count; its first use in a process finds the engine's polynomial,
+        ~50 ms more).
+
+        Example:
+            >>> a, b = MT19937_64(5), MT19937_64(5)
+            >>> a.discard(10 ** 12)                 # (drawn and dropped: about seven hours)
+            >>> _ = b.take(400); b.discard(10 ** 12 - 400)
+            >>> a() == b()
+            True
+        """
         count = int(count)
+        if count >= _JUMP_FROM:
+            ahead = len(self._back) + _N - self._at     # (given back, the rest of the block)
+            self.take(ahead)
+            self._state = _jumped(self._state, count - ahead)
+            self._block, self._out, self._at = np.zeros(0, np.uint64), None, _N
+            return
         while count > 0:
             step = min(count, 1 << 20)
             self.take(step)
@@ -267,7 +316,8 @@ _BIT11_CLEARED = np.uint64(0xFFFFFFFFFFFFF7FF)
 def normal_doubles(rng: MT19937_64, count: int) -> np.ndarray:
     """``count`` standard normal values in double from ``rng``, as Boost 1.60's
     ``normal_distribution`` draws them (its ziggurat: :func:`normal_floats` says how), taking
-    from ``rng`` just the numbers those draws take, so the engine goes on from there.
+    from ``rng`` just the numbers those draws take, so the engine goes on from there.  The
+    numbers are drawn a piece at a time and tried all at once (:func:`_ziggurat`).
 
     Example:
         >>> r = MT19937_64(7)
@@ -275,73 +325,128 @@ def normal_doubles(rng: MT19937_64, count: int) -> np.ndarray:
         >>> bool((a == normal_doubles(MT19937_64(7), 3)[:2]).all())
         True
     """
-    tx, ty = _ziggurat_tables()          # (made once; threads drawing at once share them)
-    txl, tyl = tx.tolist(), ty.tolist()
     n = int(count)
-    out = np.empty(n, np.float64)
-    buf, at, tries = np.zeros(0, np.uint64), 0, None    # the numbers drawn, the next one's
-    # index, and every number of buf taken as a first try (None: not yet)
-
-    def draw() -> int:
-        nonlocal buf, at, tries
-        if at == len(buf):
-            buf, at, tries = rng.take(1024), 0, None
-        at += 1
-        return int(buf[at - 1])
-
-    def uniform() -> float:
-        while True:
-            value = float(np.float64(np.uint64(draw()))) * 2.0 ** -64
-            if value < 1:
-                return value
-
-    def first_tries(u: np.ndarray):
-        layer = (u & np.uint64(0xFF)).astype(np.int64)
-        x = ((u & _BIT11_CLEARED) >> np.uint64(8)).astype(np.float64) * 2.0 ** -56 \
-            * tx[layer >> 1]
-        return x, layer >> 1, np.where(layer & 1, 1.0, -1.0), x < tx[(layer >> 1) + 1]
-
-    def one_value(x: float, i: int, sign: float) -> float:
-        """The value whose first try (``x`` in layer ``i``) was not taken (in Python floats:
-        NumPy's scalars cost ~10x more)."""
-        while True:
-            if i == 0:
-                while True:
-                    e1 = -math.log(1.0 - uniform()) / txl[1]
-                    e2 = -math.log(1.0 - uniform())
-                    if 2 * e2 > e1 * e1:
-                        return (e1 + txl[1]) * sign
-            y = tyl[i] + uniform() * (tyl[i + 1] - tyl[i])
-            if y < math.exp(-(x * x / 2)):
-                return x * sign
-            u = draw()                   # another try
-            i, sign = (u & 0xFF) >> 1, 1.0 if u & 1 else -1.0
-            x = float((u & ~(1 << 11)) >> 8) * 2.0 ** -56 * txl[i]
-            if x < txl[i + 1]:
-                return x * sign
-
-    filled = 0
+    parts, filled, spare = [], 0, 64
     while filled < n:
-        if at == len(buf):               # (a piece at a time: the tries' arrays stay small)
-            buf, at, tries = rng.take(min(n - filled + 64, 1 << 20)), 0, None
-        if tries is None:                # every number of the piece as a first try
-            x, i, sign, taken = first_tries(buf)
-            tries, refused = x * sign, np.flatnonzero(~taken).tolist()
-            j = bisect.bisect_left(refused, at)
-        signed = tries
-        while j < len(refused) and refused[j] < at:
-            j += 1
-        nxt = refused[j] if j < len(refused) else len(buf)
-        k = min(nxt - at, n - filled)
-        out[filled:filled + k] = signed[at:at + k]
-        filled += k
-        at += k
-        if filled < n and at == nxt < len(buf):
-            at += 1                      # (its number drawn)
-            out[filled] = one_value(float(x[nxt]), int(i[nxt]), float(sign[nxt]))
-            filled += 1
-    rng.give_back(buf[at:])             # (the numbers not used)
-    return out
+        need = n - filled
+        buf = rng.take(min(need + (need >> 4) + spare, (1 << 20) + spare))
+        values, used = _ziggurat(buf, need)
+        rng.give_back(buf[used:])           # (the numbers not used)
+        parts.append(values)
+        filled += len(values)
+        spare = 64 if used else 2 * spare   # (a try that needed more numbers than the piece)
+    return parts[0] if len(parts) == 1 else np.concatenate([np.zeros(0), *parts])
+
+
+def _ziggurat(u: np.ndarray, need: int) -> tuple[np.ndarray, int]:
+    """Up to ``need`` of Boost's normal values from the numbers ``u`` and how many of the
+    numbers they take.  Every number is taken as a try at once: its layer ``i``, sign and
+    ``x``, a value where ``x`` lies under the next layer's edge.  A refused try at ``p`` of a
+    layer above 0 takes the number after it as the uniform ``y`` of its layer and gives ``x``
+    where ``y`` lies under ``exp(-x**2 / 2)``; either way the next try is at ``p + 2`` (Boost
+    tries again from the top), so the number at ``p + 1`` is no try of its own.  Which
+    refused numbers start a try is found in order over the refused ones alone (about one in
+    eighty); the tail (layer 0) and a uniform redrawn (a number whose double rounds to
+    ``2**64``) are walked number by number (:func:`_walked`).  ``exp`` is NumPy's, and the C
+    library's (Boost's) where ``y`` lies within a few units of the last place of it."""
+    tx, ty = _ziggurat_tables()
+    signed, edge = _try_tables()
+    size = len(u)
+    low = u.astype(np.uint8)                    # (the layer and the sign)
+    value = ((u & _BIT11_CLEARED) >> np.uint64(8)).astype(np.float64) * signed[low]
+    x = np.abs(value)
+    refused = np.flatnonzero(~(x < edge[low]))
+    if not len(refused) or refused[0] >= need:
+        used = min(need, size)
+        return value[:used], used
+    nxt = refused + 1                            # (the uniform of each refused try)
+    within = nxt < size
+    y01 = u[np.minimum(nxt, size - 1)].astype(np.float64) * 2.0 ** -64
+    i = low[refused].astype(np.intp) >> 1
+    common = (i != 0) & within & (y01 < 1.0)
+    y = ty[i] + y01 * (ty[i + 1] - ty[i])
+    xr = x[refused]
+    f = np.exp(-(xr * xr / 2))
+    below = y < f
+    for k in np.flatnonzero(common & (np.abs(y - f) <= 4 * np.spacing(f))).tolist():
+        below[k] = y[k] < math.exp(-(xr[k] * xr[k] / 2))
+    is_value = np.ones(size, bool)
+    is_value[refused] = False
+    ends: dict[int, int] = {}                   # where the next try starts after a refused one
+    starts, walked_to, frontier = [], 0, size
+    for k, (p, plain) in enumerate(zip(refused.tolist(), common.tolist())):
+        if p < walked_to:                       # (a number an earlier try took)
+            continue
+        if plain:
+            starts.append(k)
+            walked_to = p + 2
+            continue
+        walked = _walked(u, p, int(i[k]), float(xr[k]), 1.0 if low[p] & 1 else -1.0)
+        if walked is None:                      # (it needs numbers past the piece)
+            frontier = p
+            break
+        v, walked_to = walked
+        is_value[p + 1:walked_to] = False
+        is_value[p] = v is not None
+        if v is not None:
+            value[p] = v
+        ends[p] = walked_to
+    if starts:
+        p = refused[starts]
+        is_value[p], is_value[p + 1] = below[starts], False
+    is_value[frontier:] = False
+    at = np.flatnonzero(is_value)
+    if len(at) < need:
+        return value[at], frontier
+    last = int(at[need - 1])
+    if last not in ends:                        # (a first try taken, or a plain refused one)
+        ends[last] = last + 1 if x[last] < edge[low[last]] else last + 2
+    return value[at[:need]], ends[last]
+
+
+@functools.cache
+def _try_tables() -> tuple[np.ndarray, np.ndarray]:
+    """By the low 8 bits of a number: the factor of its try's ``x`` (the 56 bits above them
+    as an integer): ``x[i] / 2**56`` of its layer ``i``, negative where the sign bit is 0
+    (scaled by a power of 2, so the product is Boost's ``x`` and sign to the bit); and the edge
+    ``x[i + 1]`` a try's ``x`` must lie under."""
+    tx, _ = _ziggurat_tables()
+    low = np.arange(256)
+    return np.where(low & 1, 1.0, -1.0) * tx[low >> 1] * 2.0 ** -56, tx[(low >> 1) + 1]
+
+
+def _walked(u: np.ndarray, p: int, i: int, x: float,
+            sign: float) -> tuple[float | None, int] | None:
+    """The refused try at ``u[p]`` (layer ``i``, ``x``, ``sign``) number by number: its value
+    (None: Boost tries again) and where the next try starts; None where it needs numbers past
+    ``u``."""
+    tx, ty = _ziggurat_tables()
+    at = p + 1
+
+    def uniform() -> float | None:
+        nonlocal at
+        while at < len(u):
+            v = float(u[at]) * 2.0 ** -64      # (a Python float: the double nearest u)
+            at += 1
+            if v < 1:
+                return v
+        return None
+
+    if i == 0:                                  # the tail: exponential draws e1, e2
+        while True:
+            a = uniform()
+            b = uniform() if a is not None else None
+            if b is None:
+                return None
+            e1 = -math.log(1.0 - a) / float(tx[1])
+            e2 = -math.log(1.0 - b)
+            if 2 * e2 > e1 * e1:
+                return (e1 + float(tx[1])) * sign, at
+    y01 = uniform()
+    if y01 is None:
+        return None
+    y = float(ty[i]) + y01 * (float(ty[i + 1]) - float(ty[i]))
+    return (x * sign if y < math.exp(-(x * x / 2)) else None), at
 
 
 def truncated_normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:

@@ -240,3 +240,35 @@ def test_a_mask_compared_on_the_engines_numbers_is_the_mask_of_their_doubles(rat
     v = np.concatenate([numbers, tail]).astype(np.float64) * 2.0 ** -64
     v = v[v < 1.0]
     np.testing.assert_array_equal(got, np.where(v <= rate, 0.0, 1.0))
+
+
+@pytest.mark.parametrize("name", ["uniform", "normal"])
+def test_a_cntk_file_saved_ten_million_values_on_draws_on_as_cntk_loads_it(name):
+    """CNTK 2.7 saved ``uniform_like``/``normal_like`` after 10,017,007 values; loaded, its
+    engine discards its ``rngOffset`` (``normal_like``'s rounded up to even) and draws these:
+    the jump (``MT19937_64.discard``) lands where CNTK's stepping does."""
+    import stadyn.compat.cntk as C
+    path = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_random_values",
+                        f"far_{name}.model")
+    g = C.load_model(path)
+    assert g.root_function.attributes["rngOffset"] == int(CNTK[f"far_{name}_offset"])
+    got = g.eval({g.arguments[0]: np.zeros((2, 1001), np.float32)})
+    np.testing.assert_array_equal(got, CNTK[f"far_{name}"])
+
+
+def test_distinct_classes_beyond_those_of_positive_weight_are_refused_not_sampled_forever():
+    """CNTK 2.7 validates only ``num_samples < classes`` and then samples forever; Stadyn
+    raises at once (run in a thread: the sampling of 2f8d9b80 never returned)."""
+    import stadyn.compat.cntk as C
+    raised: list = []
+
+    def run():
+        try:
+            C.random_sample(np.array([1, 0, 0, 2, 0], np.float32), 3, False, seed=1).eval()
+        except Exception as e:     # noqa: BLE001 (what it raised is what the test reads)
+            raised.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout=20)
+    assert raised and "3 distinct classes" in str(raised[0]), raised

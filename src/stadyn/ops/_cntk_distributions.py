@@ -11,8 +11,8 @@ import numpy as np
 
 from .._mt19937 import MT19937_64, normal_doubles
 
-__all__ = ["gumbel_doubles", "mask_doubles", "normal_count", "normal_draw", "sample_classes",
-           "uniform_doubles"]
+__all__ = ["gumbel_doubles", "inclusion_frequencies", "mask_doubles", "normal_count",
+           "normal_draw", "sample_classes", "uniform_doubles"]
 
 
 def uniform_doubles(rng: MT19937_64, count: int, low: float, high: float) -> np.ndarray:
@@ -32,30 +32,30 @@ def uniform_doubles(rng: MT19937_64, count: int, low: float, high: float) -> np.
     if not span > 0:
         rng.take(int(count))
         return np.full(int(count), low)
-    u = _accepted(rng, count, lambda u: ~(_scaled(u, low, span) < high))
-    return _scaled(u, low, span)
+    return _accepted(rng, count, lambda u: u.astype(np.float64) * 2.0 ** -64 * span + low,
+                     lambda v: ~(v < high))
 
 
-def _scaled(u: np.ndarray, low: float, span: float) -> np.ndarray:
-    return u.astype(np.float64) * 2.0 ** -64 * span + low
-
-
-def _accepted(rng: MT19937_64, count: int, refused) -> np.ndarray:
-    """``count`` of ``rng``'s numbers (uint64) that ``refused`` (numbers -> bool mask) keeps,
-    as Boost draws them: a refused number is dropped and the next one drawn in its place (the
-    numbers taken after it given back to be drawn again)."""
+def _accepted(rng: MT19937_64, count: int, value, refused) -> np.ndarray:
+    """The values (``value``: numbers -> values) of ``count`` of ``rng``'s numbers that
+    ``refused`` (values -> bool mask) keeps, as Boost draws them: a refused number is dropped
+    and the next one drawn in its place (the numbers taken after it given back to be drawn
+    again); each number made a value once."""
     need, parts = int(count), []
     while need > 0:
         u = rng.take(need)
-        out = refused(u)
+        v = value(u)
+        out = refused(v)
         if not out.any():
-            parts.append(u)
+            parts.append(v)
             break
         k = int(np.argmax(out))             # (the first refused: its number dropped)
-        parts.append(u[:k])
+        parts.append(v[:k])
         rng.give_back(u[k + 1:])
         need -= k
-    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else value(np.zeros(0, np.uint64))
 
 
 def mask_doubles(rng: MT19937_64, count: int, rate: float) -> np.ndarray:
@@ -69,12 +69,11 @@ def mask_doubles(rng: MT19937_64, count: int, rate: float) -> np.ndarray:
         >>> mask_doubles(MT19937_64(7), 6, 0.5).tolist()   # C.dropout(x, 0.5, seed=7)'s mask
         [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]
     """
-    u = _accepted(rng, count, lambda u: u > _LAST_BELOW_ONE)
-    out = np.ones(len(u))
+    u = _accepted(rng, count, lambda u: u, lambda u: u > _LAST_BELOW_ONE)
     limit = _last_number(float(rate) * 2.0 ** 64)
-    if limit >= 0:
-        out[u <= np.uint64(limit)] = 0.0
-    return out
+    if limit < 0:
+        return np.ones(len(u))
+    return (u > np.uint64(limit)).astype(np.float64)
 
 
 def _double(u: int) -> float:
@@ -167,8 +166,12 @@ def sample_classes(rng: MT19937_64, weights: np.ndarray, count: int,
         >>> c.tolist(), tries
         ([3, 1, 3], 3)
     """
-    sums = np.cumsum(np.asarray(weights, np.float64).reshape(-1))
+    w = np.asarray(weights, np.float64).reshape(-1)
+    sums = np.cumsum(w)
     total, count = float(sums[-1]), int(count)
+    if not allow_duplicates and int(np.count_nonzero(w > 0)) < count:
+        raise ValueError(f"sampling {count} distinct classes: fewer classes have a positive "
+                         "weight (CNTK 2.7 draws forever)")
     if allow_duplicates:
         v = uniform_doubles(rng, count, 0.0, total)
         return np.searchsorted(sums, v, side="left").astype(np.int64), count
@@ -183,3 +186,28 @@ def sample_classes(rng: MT19937_64, weights: np.ndarray, count: int,
                 seen.add(c)
                 picked.append(c)
     return np.array(picked, np.int64), tries
+
+
+def inclusion_frequencies(rng: MT19937_64, weights: np.ndarray, count: int,
+                          allow_duplicates: bool) -> tuple[np.ndarray, int]:
+    """CNTK 2.7's ``RandomSampleInclusionFrequency``: how often each class is expected among
+    :func:`sample_classes`' ``count``, ``p * count`` for its probability ``p`` (its weight over
+    the weights' running sum, in double) with duplicates; without, ``-expm1(t * log1p(-p))``
+    for CNTK's estimate ``t`` of the tries a set takes, the mean of ten samplings from ``rng``
+    (its ``EstimateNumberOfTries``, made with duplicates too); returns the frequencies (double)
+    and the tries taken (CNTK's ``rngOffset`` counts them).
+
+    Example:
+        >>> w = np.array([1, 2, 3, 4, 0, 10], np.float32)
+        >>> f, tries = inclusion_frequencies(MT19937_64(1), w, 3, False)
+        >>> f.astype(np.float32)[:2].tolist(), tries    # C.random_sample_inclusion_frequency
+        ([0.23411643505096436, 0.4218226969242096], 52)
+    """
+    w = np.asarray(weights, np.float64).reshape(-1)
+    tries = sum(sample_classes(rng, w, count, allow_duplicates)[1] for _ in range(10))
+    p = w / float(np.cumsum(w)[-1])
+    if allow_duplicates:
+        return p * int(count), tries
+    t = tries / 10.0
+    return np.array([-math.expm1(t * math.log1p(-v)) if v < 1 else 1.0 for v in p.tolist()]), \
+        tries

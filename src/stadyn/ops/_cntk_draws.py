@@ -36,7 +36,7 @@ from . import _cntk_distributions as _dist
 from ._kernels import kernel_op
 from ._random import RandomStream
 
-__all__ = ["CNTKStream", "cntk_draw", "cntk_sample"]
+__all__ = ["CNTKStream", "cntk_draw", "cntk_inclusion_frequency", "cntk_sample"]
 
 _STATE_PREFIX = "cntk-mt19937-64:"
 
@@ -44,13 +44,15 @@ _STATE_PREFIX = "cntk-mt19937-64:"
 class _Engine:
     """A stream's engine, CNTK's count of the values it drew (its ``rngOffset``) and the lock
     a draw holds (threads drawing from one stream each get numbers of their own, as from a
-    torch generator)."""
+    torch generator); ``computed``: an inclusion frequency's last value and what it was of
+    (CNTK 2.7 computes one again only when its weights change)."""
 
-    __slots__ = ("rng", "count", "lock")
+    __slots__ = ("rng", "count", "lock", "computed")
 
     def __init__(self, rng: _mt.MT19937_64, count: int):
         self.rng, self.count = rng, int(count)
         self.lock = threading.Lock()
+        self.computed: tuple | None = None
 
 
 #: the engine of each stream's handle (a CPU ``torch.Generator`` the kernels take), by the
@@ -308,3 +310,51 @@ def cntk_sample(weights: torch.Tensor, num_samples: int, allow_duplicates: bool,
         return torch.empty((int(num_samples),), dtype=torch.int64, device="meta")
     picks = _cntk_sample(weights, int(num_samples), bool(allow_duplicates), stream.handle())
     return picks.to(weights.device)
+
+
+def _frequency_impl(weights: torch.Tensor, num_samples: int, allow_duplicates: bool,
+                    generator: torch.Generator) -> torch.Tensor:
+    engine = _engine_of(generator)
+    w = weights.detach().cpu().numpy()
+    key = (w.tobytes(), w.dtype.str, int(num_samples), bool(allow_duplicates))
+    with engine.lock:
+        if engine.computed is None or engine.computed[0] != key:
+            values, tries = _dist.inclusion_frequencies(engine.rng, w, num_samples,
+                                                        allow_duplicates)
+            engine.count += tries
+            engine.computed = (key, values)
+        values = engine.computed[1]
+    return torch.from_numpy(values.copy())
+
+
+def _frequency_fake(weights: torch.Tensor, num_samples: int, allow_duplicates: bool,
+                    generator: torch.Generator) -> torch.Tensor:
+    return torch.empty((weights.shape[0],), dtype=torch.float64)
+
+
+_cntk_frequency = kernel_op("stadyn_kernels::cntk_inclusion_frequency",
+                            "(Tensor weights, int num_samples, bool allow_duplicates, "
+                            "Generator generator) -> Tensor", _frequency_impl, _frequency_fake,
+                            tags=(torch.Tag.nondeterministic_seeded,))
+
+
+def cntk_inclusion_frequency(weights: torch.Tensor, num_samples: int, allow_duplicates: bool,
+                             stream: CNTKStream) -> torch.Tensor:
+    """CNTK 2.7's ``RandomSampleInclusionFrequency`` of ``weights`` (a vector) with
+    ``stream``'s engine (float64, on the weights' device): how often each class is expected
+    among :func:`cntk_sample`'s ``num_samples``, from CNTK's estimate of the tries a set takes
+    (ten samplings, drawn from the stream); computed again only when the weights (or the
+    arguments) change, as CNTK's node is, else the last values.
+
+    Example:
+        >>> import torch
+        >>> w = torch.tensor([1.0, 2.0, 3.0, 4.0, 0.0, 10.0])
+        >>> s = CNTKStream(1)
+        >>> f = cntk_inclusion_frequency(w, 3, False, s)
+        >>> [round(v, 6) for v in f.tolist()], s.position()
+        ([0.234116, 0.421823, 0.570485, 0.686622, 0.0, 0.972795], 52)
+    """
+    if weights.device.type == "meta":                      # (a shape pass: no draw)
+        return torch.empty((weights.shape[0],), dtype=torch.float64, device="meta")
+    values = _cntk_frequency(weights, int(num_samples), bool(allow_duplicates), stream.handle())
+    return values.to(weights.device)

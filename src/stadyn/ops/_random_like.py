@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from ._cntk_draws import CNTKStream, cntk_draw, cntk_sample
+from ._cntk_draws import CNTKStream, cntk_draw, cntk_inclusion_frequency, cntk_sample
 from ._random import _generator
 from ._registry import op
 
@@ -159,7 +159,7 @@ def random_sample(weights, num_samples=1, allow_duplicates=True, seed=-1):
     return torch.nn.functional.one_hot(picks, weights.shape[0]).to(_float(weights))
 
 
-def _frequency_shape(weights, num_samples=1, allow_duplicates=True):
+def _frequency_shape(weights, num_samples=1, allow_duplicates=True, seed=-1):
     _check_count(weights, num_samples, allow_duplicates, "random_sample_inclusion_frequency")
     return torch.empty(tuple(weights.shape), dtype=_float(weights), device="meta")
 
@@ -168,11 +168,14 @@ _DOUBLINGS, _HALVINGS = 64, 80     # bound, then bisect, the number of draws (fl
 
 
 @op(1, category=_C, shape=_frequency_shape, frameworks=("cntk",))
-def random_sample_inclusion_frequency(weights, num_samples=1, allow_duplicates=True):
+def random_sample_inclusion_frequency(weights, num_samples=1, allow_duplicates=True, seed=-1):
     """How often each class is expected among :func:`random_sample`'s ``num_samples``:
     ``num_samples * p`` with duplicates; without, ``1 - (1 - p) ** t`` for the number of draws
     with replacement ``t`` whose expected count of distinct classes is ``num_samples`` (solved
-    by bisection; CNTK estimates ``t`` by sampling).  No gradient.
+    by bisection).  A :class:`stadyn.ops.CNTKStream` ``seed`` (compat.cntk's) makes ``t``
+    CNTK 2.7's estimate instead, the mean tries of ten samplings drawn from the stream, the
+    values computed again only when the weights change, as CNTK's are; any other seed is not
+    used.  No gradient.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -183,6 +186,9 @@ def random_sample_inclusion_frequency(weights, num_samples=1, allow_duplicates=T
         [0.5, 0.5, 1.0]
     """
     n = _check_count(weights, num_samples, allow_duplicates, "random_sample_inclusion_frequency")
+    if isinstance(seed, CNTKStream):
+        return cntk_inclusion_frequency(weights, n, bool(allow_duplicates), seed).to(
+            _float(weights))
     w = weights.detach().to(torch.float64)
     p = w / w.sum()
     if allow_duplicates:

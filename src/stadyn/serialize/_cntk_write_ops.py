@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from . import _cntk_write_proto as P
 from ..cntk_semantics import auto_padding
+from ..ops import RandomStream
+from ._cntk_write_acts import rng_offset
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_topk import indices_cast
 from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, inner_nodes, node_attributes, \
@@ -305,15 +307,22 @@ def _cast_op(w, ins, uids, attrs, out, name):
 def _inclusion_frequency(w, ins, uids, attrs, out, name):
     # random_sample_inclusion_frequency: CNTK's RandomSampleInclusionFrequency of a vector (or
     # row) of class weights with the attributes the caller gives (numSamples, allowDuplicates,
-    # rngSeed, rngOffset: those CNTK 2.7 writes), which Stadyn's op computes without a seed
+    # rngSeed, rngOffset: those CNTK 2.7 writes); the offset written is where the op's stream
+    # stands (its seed a CNTKStream: CNTK's estimate drawn from it), as CNTK 2.7 saves it
     keys = ("numSamples", "allowDuplicates", "rngSeed", "rngOffset")
     if len(uids) != 1 or any(k not in attrs for k in keys) or id(ins[0]) in w.batched:
         raise CntkWriteUnsupported("RandomSampleInclusionFrequency",
                                    "weights with the batch axis, or no CNTK attributes given")
+    node = out.parent
+    if node is not None and node.spec.name == "reshape":           # (a row out)
+        node = node.inputs[0].parent
+    seed = node_attributes(node).get("seed") if node is not None else None
+    offset = rng_offset(seed, w.in_layer) if isinstance(seed, RandomStream) else \
+        int(attrs["rngOffset"])
     return w.function("RandomSampleInclusionFrequency", list(uids), {
         "allowDuplicates": P.boolean(bool(attrs["allowDuplicates"])),
         "numSamples": P.size_t(int(attrs["numSamples"])),
-        "rngOffset": P.size_t(int(attrs["rngOffset"])),
+        "rngOffset": P.size_t(offset),
         "rngSeed": P.size_t(int(attrs["rngSeed"]))}, name=name)
 
 

@@ -129,6 +129,43 @@ def nce_loss_of_cntks_negatives(C, np):
     return {"loss": np.stack([loss.eval(data) for _ in range(3)])}
 
 
+@cntk_case(names=["cntk.ops.random_sample_inclusion_frequency", "cntk.losses.nce_loss"],
+           note="without duplicates CNTK estimates the tries a set of distinct classes takes "
+                "by sampling ten sets with the node's own engine (its rngOffset counts their "
+                "tries, with duplicates too), once: the values are CNTK's exactly, and so is the "
+                "loss of an nce_loss without duplicates (float32 sums: rtol 1e-6)",
+           rtol=1e-6, atol=1e-7)
+def inclusion_frequency_is_cntks_estimate(C, np, r):
+    r.touch("cntk.Function.save", "cntk.ops.functions.load_model")
+    w = np.array([1, 2, 3, 4, 0, 10], np.float32)
+    d = tempfile.mkdtemp()
+    out = {}
+    for dups in (False, True):
+        f = C.random_sample_inclusion_frequency(w, 3, dups, seed=1)
+        out["values_%s" % dups] = np.stack([f.eval() for _ in range(2)])   # (computed once)
+        path = os.path.join(d, "inclusion_%s.model" % dups)
+        f.save(path)
+        out["offset_%s" % dups] = int(f.root_function.attributes["rngOffset"])
+        out["loaded_%s" % dups] = C.load_model(path).eval()     # (estimated again from there)
+    row = C.random_sample_inclusion_frequency(w.reshape(1, 6) * 2, 4, False, seed=2)
+    out["row"] = row.eval()
+    path = os.path.join(d, "row.model")
+    row.save(path)
+    out["row_offset"] = int(row.root_function.attributes["rngOffset"])
+    out["row_loaded"] = C.load_model(path).eval()
+    many = np.arange(1, 301, dtype=np.float32) ** 1.5
+    out["many"] = C.random_sample_inclusion_frequency(many, 150, False, seed=3).eval()
+    x, y = C.input_variable(3), C.input_variable(5)
+    W = C.parameter((5, 3), init=np.arange(15, dtype=np.float32).reshape(5, 3) / 10)
+    b = C.parameter((5, 1), init=np.arange(5, dtype=np.float32).reshape(5, 1) / 7)
+    loss = C.nce_loss(W, b, x, y, np.array([1, 2, 3, 4, 5], np.float32), num_samples=3,
+                      allow_duplicates=False, seed=4)
+    data = {x: np.arange(6, dtype=np.float32).reshape(2, 3) / 5,
+            y: np.eye(5, dtype=np.float32)[[1, 3]]}
+    out["nce_without_duplicates"] = np.stack([loss.eval(data) for _ in range(3)])
+    return out
+
+
 @cntk_case(names=["cntk.ops.dropout", "cntk.random.uniform_like", "cntk.layers.Dropout"],
            note="of sequences CNTK draws time step by time step (its minibatch's columns are "
                 "t * sequences + s, the padding included)", **EXACT)

@@ -3,8 +3,10 @@ one-hot rows, distinctness without duplicates, and how often each class is drawn
 against CNTK's counts, within six standard errors of the difference of two binomial estimates
 (``sqrt(2 p (1 - p) / n)``; the classes themselves, CNTK's exactly, are compared in
 ``cntk_random_values.py``).  With duplicates the
-inclusion frequency is exact; without, CNTK's is an estimate from a random number of tries and
-Stadyn's solves for that number, so that case compares only its properties."""
+inclusion frequency is exact; without, CNTK's is an estimate from ten samplings with the node's
+engine, which Stadyn draws alike (``cntk_random_values.py``'s
+``inclusion_frequency_is_cntks_estimate`` compares them exactly), so that case compares only
+its properties."""
 
 import math
 

@@ -56,8 +56,13 @@ def file_attribute(value):
 
 def _stream(v: Variable) -> "RandomStream | None":
     """The random stream the op computing ``v`` draws from, if it has one (a float64 draw of
-    a shape of its own, drawn in float32 and cast: its draw's)."""
+    a shape of its own, drawn in float32 and cast: its draw's; an inclusion frequency of a
+    row of weights, a row out: its op's)."""
     if v.parent is not None and v.parent.spec.name == "cast" and v.parent.inputs:
+        v = v.parent.inputs[0]
+    elif v.parent is not None and v.parent.spec.name == "reshape" and \
+            v.parent.inputs[0].parent is not None and \
+            v.parent.inputs[0].parent.spec.name == "random_sample_inclusion_frequency":
         v = v.parent.inputs[0]
     seed = v.parent.attrs.get("seed") if v.parent is not None else None
     return seed if isinstance(seed, RandomStream) else None

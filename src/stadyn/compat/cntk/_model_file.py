@@ -202,7 +202,7 @@ def _cntk_op_of(v) -> "tuple | None":
     if block is None and G.primitive_op_name(v) in CNTK_ATTRIBUTE_OPS and \
             CNTK_ATTRIBUTES.get(v) is not None:
         # (an op the writer writes from the attributes CNTK shows: random_sample_inclusion_
-        # frequency's seed, which Stadyn's op does not take)
+        # frequency's, CNTK's numSamples, allowDuplicates and rngSeed)
         return (G.primitive_op_name(v), G.shown_inputs(v), dict(CNTK_ATTRIBUTES[v]))
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
         return (block.op_name, G.shown_inputs(v))

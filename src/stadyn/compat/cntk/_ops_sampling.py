@@ -87,9 +87,10 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
                                       seed=SentinelValueForAutoSelectRandomSeed,
                                       name: str = ""):
     """How often each class is expected among :func:`random_sample`'s ``num_samples``:
-    ``num_samples * p`` with duplicates; without, ``1 - (1 - p) ** t`` for the number of draws
-    ``t`` that yields ``num_samples`` distinct classes on average (CNTK estimates ``t`` by
-    sampling, Stadyn solves for it; ``seed`` is accepted and not needed).
+    ``num_samples * p`` with duplicates; without, ``1 - (1 - p) ** t`` for CNTK 2.7's estimate
+    ``t`` of the tries a set of distinct classes takes: the mean of ten samplings drawn from
+    the Function's own stream (``seed``; drawn with duplicates too, and counted in its
+    ``rngOffset``), once, and again only when the weights change, as CNTK computes it.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -97,21 +98,25 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
         >>> f = C.random_sample_inclusion_frequency(w, 150, True).eval()
         >>> round(float(f[0]), 5), round(float(f[110]), 8)      # 150 * 1000 / 100100, ...
         (1.4985, 0.0014985)
+        >>> w = np.array([1, 2, 3, 4, 0, 10], np.float32)
+        >>> C.random_sample_inclusion_frequency(w, 3, False, seed=1).eval()[:2].tolist()
+        [0.23411643505096436, 0.4218226969242096]
     """
     if batched(weights):
         out = _unrunnable(weights, tuple(operand(weights).shape[1:]),
                           "random_sample_inclusion_frequency")
         return named(wrap(out), name, "RandomSampleInclusionFrequency")
     w = _weights(weights, "random_sample_inclusion_frequency")
+    stream = resolved_seed(seed)
     out = F.random_sample_inclusion_frequency(
         _checked(w, "random_sample_inclusion_frequency"), int(num_samples),
-        bool(allow_duplicates))
+        bool(allow_duplicates), seed=stream)
     if len(operand(weights).shape) == 2:                  # a row in, a row out (CNTK 2.7)
         # (one op reading the row, as CNTK shows it)
         out = one_op(F.reshape(out, (1, out.shape[0])), operand(weights))
-    # (CNTK 2.7's attributes, which its file holds; the seed is CNTK's estimate's, Stadyn's
-    # computation needs none)
+    # (CNTK 2.7's attributes, which its file holds; the writer writes the offset where the
+    # stream stands, the Function shows where it stood at its last save)
     CNTK_ATTRIBUTES[out] = {"numSamples": int(num_samples),
                             "allowDuplicates": bool(allow_duplicates),
-                            "rngSeed": int(resolved_seed(seed)), "rngOffset": 0}
+                            "rngSeed": int(stream), "rngOffset": 0}
     return named(wrap(out), name, "RandomSampleInclusionFrequency")

@@ -109,12 +109,14 @@ def _class_weights(node):
 def _inclusion_frequency_cntk(node):
     """CNTK's ``RandomSampleInclusionFrequency``: how often each class is expected among
     ``numSamples`` drawn by the weights (a vector, or a row ``(1, n)``: a row out), with
-    duplicates where ``allowDuplicates`` (Stadyn computes without CNTK's ``rngSeed``)."""
+    duplicates where ``allowDuplicates``, CNTK's estimate drawn from the stream of ``rngSeed``
+    moved on by ``rngOffset`` (:func:`cntk_stream`)."""
     if node.lead(0) == 1 and len(node.var(0).shape) == 2:
         return _batched_weights(node, tuple(node.var(0).shape[1:]))
     out = F.random_sample_inclusion_frequency(_class_weights(node),
                                               int(node.attr("numSamples", 1)),
-                                              bool(node.attr("allowDuplicates", True)))
+                                              bool(node.attr("allowDuplicates", True)),
+                                              seed=cntk_stream(node))
     if len(node.var(0).shape) == 2:
         out = F.reshape(out, (1, out.shape[0]))
     return out
