@@ -1,0 +1,99 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (twenty-third round): the data
+types a run takes, minibatch layouts that differ, hardmax and crops over free dimensions,
+``str`` of an op joining a sequence with a value of the batch axis alone, renaming a Function,
+numbers given as a layer's initial values, an untyped ``@C.Function`` run too early, slice
+ranges."""
+
+import re
+
+from compat_harness import cntk_case
+from compat_cases.cntk_function_misuse import _error, _outcome
+
+
+def _said(call):
+    """``[error type, its first line]`` (uids' numbers masked), or ``["returns"]``."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the type and words are what is compared
+        line = str(exc).strip().splitlines()[0]
+        return [_error(exc), _masked(line)]
+    return ["returns"]
+
+
+def _masked(text):
+    """``text`` with the numbers of uids (``Input12``, ``Plus5_Output_0``) masked."""
+    return re.sub(r"\b([A-Z][A-Za-z]*)\d+", r"\1#", text)
+
+
+@cntk_case(names=["cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad",
+                  "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
+           note="NumPy data of a type CNTK 2.7 does not convert to the input's (int32, int8, "
+                "uint8, uint64, strings; an array, or arrays in a list) is its ValueError "
+                "'only integer, bool, float32, float64 and float16 are supported, you gave "
+                "int32' in every run (int64, Python's integer, bool and the float types are "
+                "converted); an object array is its ValueError too.  Stadyn converted each")
+def feeding__data_types_refused(C, r, np):
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad",
+            "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x = C.input_variable(2, name="x", needs_gradient=True)
+    d = C.input_variable(2, dtype=np.float64, name="d")
+    s = C.sequence.input_variable(2, name="s")
+    f = x * 1
+    res = {}
+    for t in ("int32", "int64", "int8", "int16", "uint8", "uint64", "float16", "float64",
+              "bool", "U1"):
+        res["eval " + t] = _said(lambda: f.eval({x: np.ones((1, 2)).astype(t)}))
+    res["float64 input, int32"] = _said(lambda: (d * 1).eval({d: np.ones((1, 2), np.int32)}))
+    res["float64 input, float32"] = _said(
+        lambda: (d * 1).eval({d: np.ones((1, 2), np.float32)}))
+    res["list of int32"] = _said(lambda: f.eval({x: [np.ones(2, np.int32)]}))
+    res["list of int64"] = _said(lambda: f.eval({x: [np.ones(2, np.int64)]}))
+    res["list of numbers"] = _said(lambda: f.eval({x: [[1, 2]]}))
+    res["sequences of int32"] = _said(lambda: (s * 1).eval({s: [np.ones((2, 2), np.int32)]}))
+    res["object array"] = _said(lambda: f.eval({x: np.array([[1, 2]], dtype=object)}))
+    res["forward"] = _said(lambda: f.forward({x: np.ones((1, 2), np.int32)}))
+    res["grad"] = _said(lambda: f.grad({x: np.ones((1, 2), np.int32)}))
+    p = C.parameter(2, init=1.0)
+    loss = C.reduce_sum(x * p)
+    trainer = C.Trainer(loss, (loss, loss), C.sgd(loss.parameters,
+                                                  C.learning_parameter_schedule(0.1)))
+    res["train int32"] = _said(lambda: trainer.train_minibatch(
+        {x: np.ones((1, 2), np.int32)}))
+    res["test int32"] = _said(lambda: trainer.test_minibatch({x: np.ones((1, 2), np.int32)}))
+    res["train float64"] = _said(lambda: trainer.train_minibatch(
+        {x: np.ones((1, 2), np.float64)}))
+    res["p after"] = p.value
+    return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
+           note="inputs on the same dynamic axes given different numbers of samples, or "
+                "sequences of different numbers or lengths: CNTK 2.7's ValueError 'Different "
+                "minibatch layouts detected ...'.  Stadyn raised its own error for inputs "
+                "without a sequence axis, and trained on sequence inputs of different counts")
+def trainer__different_minibatch_layouts(C, r, np):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+    w = C.parameter((2, 2), init=1.0)
+    loss = C.reduce_sum(C.times(x, w) * y)
+    plain = C.Trainer(loss, (loss, loss), C.sgd(loss.parameters,
+                                                C.learning_parameter_schedule(0.1)))
+    s, t = C.sequence.input_variable(2, name="s"), C.sequence.input_variable(2, name="t")
+    v = C.parameter((2, 2), init=1.0)
+    sloss = C.sequence.reduce_sum(C.reduce_sum(C.times(s, v) * t))
+    seq = C.Trainer(sloss, (sloss, sloss), C.sgd(sloss.parameters,
+                                                 C.learning_parameter_schedule(0.1)))
+    one = np.ones((1, 2), np.float32)
+    return {
+        "plain train": _said(lambda: plain.train_minibatch(
+            {x: np.ones((2, 2), np.float32), y: np.ones((3, 2), np.float32)})),
+        "plain test": _said(lambda: plain.test_minibatch(
+            {x: np.ones((2, 2), np.float32), y: np.ones((3, 2), np.float32)})),
+        "sequence lengths": _said(lambda: seq.train_minibatch(
+            {s: [np.ones((2, 2), np.float32)], t: [np.ones((3, 2), np.float32)]})),
+        "sequence counts": _said(lambda: seq.train_minibatch(
+            {s: [np.ones((2, 2), np.float32)] * 2, t: [np.ones((2, 2), np.float32)]})),
+        "same layouts": _said(lambda: seq.train_minibatch(
+            {s: [np.ones((2, 2), np.float32), one], t: [np.ones((2, 2), np.float32), one]})),
+        "v after": v.value}
+
