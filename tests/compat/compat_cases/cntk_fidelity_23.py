@@ -97,3 +97,54 @@ def trainer__different_minibatch_layouts(C, r, np):
             {s: [np.ones((2, 2), np.float32), one], t: [np.ones((2, 2), np.float32), one]})),
         "v after": v.value}
 
+
+@cntk_case(names=["cntk.ops.hardmax"],
+           note="hardmax of samples with a free dimension (input_variable((FreeDimension, "
+                "3))): CNTK 2.7 computes it per run (1 at the first largest value of each "
+                "sample), its shape shown with -3.  Stadyn refused it (ValueError)")
+def hardmax__free_dimension(C, r, np):
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.Function.shape")
+    f = C.input_variable((C.FreeDimension, 3), needs_gradient=True)
+    h = C.hardmax(f)
+    g = C.input_variable(C.FreeDimension)
+    k = C.hardmax(g)
+    data = np.array([[[1, 5, 2], [7, 1, 0], [9, 9, 9]], [[1, 1, 1], [0, 0, 0], [2, 3, 1]]],
+                    np.float32)
+    return {"shapes": [list(h.shape), list(k.shape)],
+            "two": h.eval({f: data[:, :2]}), "three": h.eval({f: data}),
+            "nan and ties": h.eval({f: np.array([[[np.nan, 5, 2], [7, 1, np.nan]],
+                                                 [[1, 7, 2], [7, 1, 0]]], np.float32)}),
+            "one axis": k.eval({g: np.array([[1, 5, 2], [3, 3, 0]], np.float32)}),
+            "one axis, 5": k.eval({g: np.array([[1, 5, 2, 6, 6]], np.float32)}),
+            "grad": C.reduce_sum(h * f).grad({f: data[:1]})}
+
+
+@cntk_case(names=["cntk.ops.crop_manual", "cntk.ops.crop_automatic"],
+           note="a crop of an input of free spatial dimensions to a referent of a fixed size: "
+                "CNTK 2.7 builds it (its shape the referent's) and crops each run.  A window "
+                "that does not fit the input, and an automatic crop of inputs with no common "
+                "ancestor, CNTK builds and refuses when run (RuntimeError); a negative offset "
+                "is its NotImplementedError.  Stadyn refused each when built (ValueError)")
+def crop__free_input_and_refusals_when_run(C, r, np):
+    r.touch("cntk.Function.eval", "cntk.Function.shape")
+    img = C.input_variable((1, C.FreeDimension, C.FreeDimension))
+    ref = C.input_variable((1, 3, 3))
+    five = np.arange(50, dtype=np.float32).reshape(2, 1, 5, 5)
+    refs = np.zeros((2, 1, 3, 3), np.float32)
+    crop = C.crop_manual(img, ref, 1, 1)
+    res = {"free input shape": list(crop.shape),
+           "free input 5x5": crop.eval({img: five, ref: refs}),
+           "free input 4x6": crop.eval({img: np.arange(24, dtype=np.float32).reshape(
+               1, 1, 4, 6), ref: refs[:1]})}
+    a, b = C.input_variable((1, 5, 5)), C.input_variable((1, 3, 3))
+    auto = C.crop_automatic(a, b)
+    res["unconnected shape"] = list(auto.shape)
+    res["unconnected run"] = _outcome(lambda: auto.eval({a: five, b: refs}))
+    small = C.input_variable((1, 2, 4))
+    made = _outcome(lambda: C.crop_manual(small, b, 0, 0))
+    res["too small"] = made if isinstance(made, str) else list(made.shape)
+    res["too small run"] = _outcome(lambda: made.eval(
+        {small: np.zeros((1, 1, 2, 4), np.float32), b: refs[:1]}))
+    res["negative offset"] = _outcome(lambda: C.crop_manual(a, b, -1, 0))
+    return res
+
