@@ -148,3 +148,28 @@ def crop__free_input_and_refusals_when_run(C, r, np):
     res["negative offset"] = _outcome(lambda: C.crop_manual(a, b, -1, 0))
     return res
 
+
+@cntk_case(names=["cntk.Function.__str__", "cntk.Function.__repr__"],
+           note="an op of two operands with dynamic axes, one a sequence and one of the "
+                "batch axis alone: CNTK 2.7 puts a ReconcileDynamicAxis before the latter, so "
+                "its root reads another input than the Function's and str() prints "
+                "'Composite(...)'.  Stadyn printed the op's name")
+def str__sequence_joined_with_a_batch_value(C, r, np):
+    r.touch("cntk.Function.__str__", "cntk.Function.__repr__")
+    s = C.sequence.input_variable(2, name="s")
+    b = C.input_variable(2, name="b")
+    c = C.constant(np.ones(2, np.float32), name="c")
+    made = {"s + b": lambda: s + b, "b + s": lambda: b + s, "s + c": lambda: s + c,
+            "s + s": lambda: s + s, "b + b": lambda: b + b, "s * b": lambda: s * b,
+            "minus": lambda: C.minus(s, b), "pow": lambda: C.pow(s, b),
+            "log_add_exp": lambda: C.log_add_exp(s, b), "greater": lambda: C.greater(s, b),
+            "equal": lambda: C.equal(b, s), "cosine_distance": lambda: C.cosine_distance(s, b),
+            "times_transpose": lambda: C.times_transpose(s, b),
+            "named": lambda: C.plus(s, b, name="z"), "s + b + 1": lambda: s + b + 1,
+            "s + 1": lambda: s + 1}
+    res = {}
+    for label, make in made.items():
+        f = make()
+        res[label] = [str(f), _masked(repr(f))]
+    return res
+
