@@ -173,3 +173,63 @@ def str__sequence_joined_with_a_batch_value(C, r, np):
         res[label] = [str(f), _masked(repr(f))]
     return res
 
+
+@cntk_case(names=["cntk.Function.name", "cntk.layers.Sequential", "cntk.layers.Dense",
+                  "cntk.layers.Convolution", "cntk.layers.ConvolutionTranspose",
+                  "cntk.layers.Embedding", "cntk.layers.BatchNormalization",
+                  "cntk.layers.LayerNormalization", "cntk.layers.LSTM"],
+           note="Function.name set where the Function has a name (given, set before, or an "
+                "unnamed Sequential's last layer's): CNTK 2.7's ValueError 'Illegal to set "
+                "name of a Function ... with an existing name'; Stadyn renamed it.  A NumPy "
+                "scalar other than float64 or a string as a layer's initial value: CNTK's "
+                "NotImplementedError (constant_initializer takes a Python number), init=None "
+                "for Dense and the convolutions its ValueError; Stadyn took each")
+def layers__renaming_and_initial_numbers(C, r, np):
+    r.touch("cntk.Function.name")
+    L = C.layers
+
+    def renamed(make, new):
+        def run():
+            f = make()
+            f.name = new
+            return f.name
+        said = _said(run)       # (the Function's repr left out: an unapplied layer renamed
+        return said[:1] + [w.split("' with ")[-1] for w in said[1:]]   # shows another uid)
+
+    def named_once():
+        d = L.Dense(2)
+        d.name = "a"
+        return d
+    res = {
+        "Sequential": renamed(lambda: L.Sequential([L.Dense(2)]), "x"),
+        "Sequential, last named": renamed(lambda: L.Sequential([L.Dense(2, name="d")]), "x"),
+        "Sequential, named": renamed(lambda: L.Sequential([L.Dense(2)], name="s"), "x"),
+        "Sequential, same name": renamed(lambda: L.Sequential([L.Dense(2)], name="s"), "s"),
+        "Sequential, empty": renamed(lambda: L.Sequential([L.Dense(2)], name="s"), ""),
+        "Dense, named": renamed(lambda: L.Dense(2, name="d"), "x"),
+        "applied": renamed(lambda: L.Dense(2)(C.input_variable(3)), "x"),
+        "op": renamed(lambda: C.plus(C.input_variable(3), 1), "x"),
+        "op, named": renamed(lambda: C.plus(C.input_variable(3), 1, name="a"), "x"),
+        "twice": renamed(named_once, "b")}
+    numbers = {"float32": np.float32(0.5), "float64": np.float64(0.5), "int64": np.int64(1),
+               "bool_": np.bool_(True), "str": "abc", "int": 1, "float": 0.5, "bool": True}
+    for label, v in numbers.items():
+        res["Dense init " + label] = _outcome(lambda: L.Dense(2, init=v)(
+            C.input_variable(3)).W.value)
+    made = {"Dense init None": lambda: L.Dense(2, init=None),
+            "Dense init_bias None": lambda: L.Dense(2, init_bias=None),
+            "Dense init_bias": lambda: L.Dense(2, init_bias=np.float32(0.5)),
+            "Convolution init": lambda: L.Convolution((2, 2), 2, init=np.float32(0.5)),
+            "Convolution init None": lambda: L.Convolution((2, 2), 2, init=None),
+            "ConvolutionTranspose init": lambda: L.ConvolutionTranspose(
+                (2, 2), 2, init="abc"),
+            "Embedding init": lambda: L.Embedding(2, init=np.float32(0.5)),
+            "BatchNormalization init_scale": lambda: L.BatchNormalization(
+                init_scale=np.float32(0.5)),
+            "LayerNormalization initial_scale": lambda: L.LayerNormalization(
+                initial_scale=np.float32(0.5)),
+            "LSTM init": lambda: L.LSTM(2, init="abc")}
+    for label, make in made.items():
+        res[label] = _said(lambda: make())[0]
+    return res
+
