@@ -233,3 +233,40 @@ def layers__renaming_and_initial_numbers(C, r, np):
         res[label] = _said(lambda: make())[0]
     return res
 
+
+@cntk_case(names=["cntk.Function", "cntk.Function.eval", "cntk.Function.forward",
+                  "cntk.Function.grad", "cntk.Function.outputs", "cntk.Function.shape"],
+           note="an untyped @C.Function run before it has types: CNTK 2.7's words ('Values "
+                "for 1 required arguments ..., that the requested output(s) 'Output(...)' "
+                "depend on, have not been provided.', 'non-dict argument ...', 'None of the "
+                "Function ... arguments have needs_gradient == True' for grad without wrt), "
+                "its outputs and shape (unknown) before.  Stadyn's words left the outputs "
+                "out, it had no outputs or shape then (AttributeError), and grad without wrt "
+                "raised as eval")
+def untyped_function_runs__words(C, r, np):
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad",
+            "cntk.Function.outputs", "cntk.Function.shape")
+    @C.Function
+    def f(a, b):
+        return a + b
+
+    @C.Function
+    def g(a):
+        return C.sigmoid(a)
+    d = np.ones((1, 2), np.float32)
+    a, b = f.arguments
+    return {
+        "outputs": [_masked(repr(o)) for o in f.outputs],
+        "shape": list(f.shape), "g shape": list(g.shape),
+        "eval {}": _said(lambda: f.eval({})),
+        "eval one": _said(lambda: f.eval({a: d})),
+        "eval both": _said(lambda: f.eval({a: d, b: d})),
+        "eval array": _said(lambda: f.eval(d)),
+        "forward one": _said(lambda: f.forward({a: d})),
+        "grad both": _said(lambda: f.grad({a: d, b: d})),
+        "grad both wrt": _said(lambda: f.grad({a: d, b: d}, wrt=[a])),
+        "grad one": _said(lambda: f.grad({a: d})),
+        "grad one wrt": _said(lambda: f.grad({a: d}, wrt=[a])),
+        "g eval array": _said(lambda: g.eval(d)),
+        "g grad array": _said(lambda: g.grad(d))}
+
