@@ -270,3 +270,32 @@ def untyped_function_runs__words(C, r, np):
         "g eval array": _said(lambda: g.eval(d)),
         "g grad array": _said(lambda: g.grad(d))}
 
+
+# (begin, end) along a static axis of 2: counted from the start or the end, empty, past it
+_RANGES = ((0, 1), (0, -1), (1, -1), (0, 2), (0, 3), (-1, 2), (-3, 2), (-2, -1), (2, 3),
+           (1, 1), (1, 0), (0, 0), (-1, 0), (3, 4), (-3, -2), (0, -2), (0, -3), (-2, 0),
+           (2, 1), (1, -2))
+_FREE_RUN = ("free 1 -1 at 2", "free 2 0 at 2", "free 0 3 at 2", "free -3 0 at 2")
+
+
+@cntk_case(names=["cntk.ops.slice"],
+           known={k: "a slice of an input's free dimension is checked against the range "
+                     "when built only (Stadyn's F.slice clips a range to each run's length: "
+                     "compat.cntk._ops_shape.slice has no check at run)" for k in _FREE_RUN},
+           note="C.slice's ranges along a static axis of 2: those selecting nothing or "
+                "elements past its end are CNTK 2.7's RuntimeErrors when built (NarrowTo, "
+                "'Slice operation index range'); along a free dimension CNTK checks them "
+                "against each run's length")
+def slice__ranges_of_a_short_axis(C, r, np):
+    r.touch("cntk.Function.eval")
+    x = C.input_variable(2)
+    data = np.array([[1.0, 2.0]], np.float32)
+    res = {}
+    for b, e in _RANGES:
+        made = _outcome(lambda: C.slice(x, 0, b, e))
+        res["%d %d" % (b, e)] = made if isinstance(made, str) else made.eval({x: data})
+    f = C.input_variable(C.FreeDimension)
+    for label, (b, e) in zip(_FREE_RUN, ((1, -1), (2, 0), (0, 3), (-3, 0))):
+        res[label] = _outcome(lambda: C.slice(f, 0, b, e).eval({f: data}))
+    res["free 1 -1 at 3"] = C.slice(f, 0, 1, -1).eval({f: np.arange(3, dtype=np.float32)[None]})
+    return res
