@@ -95,6 +95,10 @@ def trainer__different_minibatch_layouts(C, r, np):
             {s: [np.ones((2, 2), np.float32)] * 2, t: [np.ones((2, 2), np.float32)]})),
         "same layouts": _said(lambda: seq.train_minibatch(
             {s: [np.ones((2, 2), np.float32), one], t: [np.ones((2, 2), np.float32), one]})),
+        "one sequence as an array": _said(lambda: seq.train_minibatch(
+            {s: np.ones((3, 2), np.float32), t: [np.ones((3, 2), np.float32)]})),
+        "an array of two, a list of one": _said(lambda: seq.train_minibatch(
+            {s: np.ones((2, 3, 2), np.float32), t: [np.ones((3, 2), np.float32)]})),
         "v after": v.value}
 
 

@@ -57,14 +57,17 @@ def refuse_data_type(value: Any) -> None:
                             f"you gave {a.dtype}")
 
 
-def _layout(value: Any) -> list | None:
-    """The steps of each sequence of a sequence input's data (a list of sequences, an array
-    ``(sequences, steps, ...)``), or None where the data says no more (a reader's)."""
+def _layout(value: Any, rank: int) -> list | None:
+    """The steps of each sequence of the data of a sequence input of samples of ``rank``
+    axes (a list of sequences; an array ``(sequences, steps, *sample)``, or one sequence's
+    ``(steps, *sample)``), or None where the data says no more (a reader's)."""
     if isinstance(value, (list, tuple)):
         return [int(s.shape[0]) if getattr(s, "shape", ()) else
                 len(s) if isinstance(s, (list, tuple)) else 1 for s in value]
-    if isinstance(value, np.ndarray) and value.ndim >= 2:
+    if isinstance(value, np.ndarray) and value.ndim == rank + 2:
         return [int(value.shape[1])] * int(value.shape[0])
+    if isinstance(value, np.ndarray) and value.ndim == rank + 1:
+        return [int(value.shape[0])]
     return None
 
 
@@ -90,7 +93,7 @@ dynamic axes '[#, *]'
         axes = tuple(getattr(key, "dynamic_axes", ()) or ())
         if len(axes) < 2:
             continue
-        layout = _layout(value)
+        layout = _layout(value, len(tuple(getattr(key, "shape", ()) or ())))
         if layout is None:
             continue
         names = tuple(getattr(a, "name", str(a)) for a in axes)
