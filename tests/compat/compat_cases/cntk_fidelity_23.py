@@ -279,17 +279,19 @@ def untyped_function_runs__words(C, r, np):
 _RANGES = ((0, 1), (0, -1), (1, -1), (0, 2), (0, 3), (-1, 2), (-3, 2), (-2, -1), (2, 3),
            (1, 1), (1, 0), (0, 0), (-1, 0), (3, 4), (-3, -2), (0, -2), (0, -3), (-2, 0),
            (2, 1), (1, -2))
-_FREE_RUN = ("free 1 -1 at 2", "free 2 0 at 2", "free 0 3 at 2", "free -3 0 at 2")
+_FREE_RUN = ("free 1 -1 at 2", "free 2 0 at 2", "free 0 3 at 2", "free -3 0 at 2",
+             "unpacked steps 1 -1 at 2")
 
 
 @cntk_case(names=["cntk.ops.slice"],
-           known={k: "a slice of an input's free dimension is checked against the range "
-                     "when built only (Stadyn's F.slice clips a range to each run's length: "
-                     "compat.cntk._ops_shape.slice has no check at run)" for k in _FREE_RUN},
+           known={k: "a slice of a free dimension (an input's, sequence.unpack's steps) is "
+                     "checked against the range when built only (Stadyn's F.slice clips a "
+                     "range to each run's length: compat.cntk._ops_shape.slice has no check "
+                     "at run)" for k in _FREE_RUN},
            note="C.slice's ranges along a static axis of 2: those selecting nothing or "
                 "elements past its end are CNTK 2.7's RuntimeErrors when built (NarrowTo, "
-                "'Slice operation index range'); along a free dimension CNTK checks them "
-                "against each run's length")
+                "'Slice operation index range'); along a free dimension (an input's, "
+                "unpacked steps) CNTK checks them against each run's length")
 def slice__ranges_of_a_short_axis(C, r, np):
     r.touch("cntk.Function.eval")
     x = C.input_variable(2)
@@ -302,4 +304,8 @@ def slice__ranges_of_a_short_axis(C, r, np):
     for label, (b, e) in zip(_FREE_RUN, ((1, -1), (2, 0), (0, 3), (-3, 0))):
         res[label] = _outcome(lambda: C.slice(f, 0, b, e).eval({f: data}))
     res["free 1 -1 at 3"] = C.slice(f, 0, 1, -1).eval({f: np.arange(3, dtype=np.float32)[None]})
+    s = C.sequence.input_variable(2)
+    steps = C.slice(C.sequence.unpack(s, 0, no_mask_output=True), 0, 1, -1)
+    res["unpacked steps 1 -1 at 2"] = _outcome(lambda: steps.eval({s: [np.ones((2, 2))]}))
+    res["unpacked steps 1 -1 at 3"] = steps.eval({s: [np.ones((3, 2))]})
     return res
