@@ -299,7 +299,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         check = checks.get(run)
         if check is None:
             check = checks[run] = RunnableCheck()
-        check(roots)
+        check(roots, each_run=False)    # (before the minibatch is fed: its data unknown)
 
     def _checked(self, run: str) -> CheckedLatch:
         """Whether the ``run`` (``train``, ``test``) minibatches are checked for NaN: CNTK's
