@@ -284,10 +284,6 @@ _FREE_RUN = ("free 1 -1 at 2", "free 2 0 at 2", "free 0 3 at 2", "free -3 0 at 2
 
 
 @cntk_case(names=["cntk.ops.slice"],
-           known={"trainer at 2": "a Trainer does not check a slice of a free dimension "
-                                  "against its minibatch's length (compat.cntk._trainer "
-                                  "checks its graph before the minibatch is fed; Stadyn's "
-                                  "F.slice clips the range)"},
            note="C.slice's ranges along a static axis of 2: those selecting nothing or "
                 "elements past its end are CNTK 2.7's RuntimeErrors when built (NarrowTo, "
                 "'Slice operation index range'); along a free dimension (an input's, "

@@ -115,7 +115,13 @@ class RunnableCheck:
             self._each = [weakref.ref(v) for v in check_runnable(roots)]
             self._roots = [weakref.ref(r) for r in roots]
             self._versions = versions
-        for ref in self._each if each_run else ():
+        if each_run:
+            self.check_data()
+
+    def check_data(self) -> None:
+        """Make the checks of the run's data (:func:`check_each_run`) of the graph last
+        checked, once the run's data are in its inputs."""
+        for ref in self._each:
             value = ref()
             check = _EACH_RUN.get(value) if value is not None else None
             if check is not None:

@@ -299,7 +299,18 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         check = checks.get(run)
         if check is None:
             check = checks[run] = RunnableCheck()
-        check(roots, each_run=False)    # (before the minibatch is fed: its data unknown)
+        check(roots, each_run=False)    # (before the minibatch is fed: see _feed)
+
+    def _feed(self, arguments, needed, what: str) -> int:
+        """The native Trainer's feeding, then the checks of the minibatch's data CNTK 2.7
+        makes before it runs (a slice's range against a free dimension's length:
+        :func:`._run_checks.check_each_run`)."""
+        samples = super()._feed(arguments, needed, what)
+        check = self.__dict__.get("_runnable_checks", {}).get(
+            "train" if what == "train_minibatch" else "test")
+        if check is not None:
+            check.check_data()
+        return samples
 
     def _checked(self, run: str) -> CheckedLatch:
         """Whether the ``run`` (``train``, ``test``) minibatches are checked for NaN: CNTK's
