@@ -140,6 +140,10 @@ def crop__free_input_and_refusals_when_run(C, r, np):
            "free input 5x5": crop.eval({img: five, ref: refs}),
            "free input 4x6": crop.eval({img: np.arange(24, dtype=np.float32).reshape(
                1, 1, 4, 6), ref: refs[:1]})}
+    res["free input 3x3"] = _said(lambda: crop.eval(
+        {img: np.ones((1, 1, 3, 3), np.float32), ref: refs[:1]}))
+    res["free input 5x3"] = _said(lambda: crop.eval(
+        {img: np.ones((1, 1, 5, 3), np.float32), ref: refs[:1]}))
     a, b = C.input_variable((1, 5, 5)), C.input_variable((1, 3, 3))
     auto = C.crop_automatic(a, b)
     res["unconnected shape"] = list(auto.shape)
