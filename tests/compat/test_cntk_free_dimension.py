@@ -230,11 +230,19 @@ def test_a_window_the_same_at_every_length_runs_at_each():
         np.testing.assert_allclose(got, expected.numpy()[..., :(n + 1) // 2, :(n + 1) // 2])
 
 
-def test_hardmax_over_a_sample_with_a_free_dimension_is_refused_clearly():
-    # (its one-hot size would be the length the graph was built with: wrong at another)
+def test_hardmax_over_a_sample_with_a_free_dimension_is_computed_at_each_length():
+    # (one graph for every length: its one-hot size is no longer the length it was built with)
     x = C.input_variable((F, 3), name="x")
-    with pytest.raises(ValueError, match=r"hardmax: the sample \(-3, 3\) has a free dimension"):
-        C.hardmax(x)
+    y = C.hardmax(x)
+    assert y.shape == (-3, 3)
+    rng = np.random.RandomState(3)
+    for n in (2, 5):
+        a = rng.randn(2, n, 3).astype(np.float32)
+        expected = np.zeros((2, n * 3), np.float32)
+        expected[np.arange(2), a.reshape(2, -1).argmax(axis=1)] = 1.0   # first largest
+        np.testing.assert_array_equal(y.eval({x: a}), expected.reshape(2, n, 3))
+    with pytest.raises(ValueError, match="two free dimensions"):
+        C.hardmax(C.input_variable((F, F), name="z"))
 
 
 def test_a_crop_to_a_free_referent_is_refused_not_cut_at_the_built_length():

@@ -299,6 +299,7 @@ def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> in
     :data:`PER_SEQUENCE`: the sequences (a loss per sequence)."""
     plain = steps = None
     axes: dict[int, int] = {}          # steps per sequence axis
+    first: dict = {}                   # the first input fed per axis (None: the batch axis)
     sequences = None
     for (v, class_ids, sequence, shown), value in zip(plan, values):
         if class_ids:
@@ -312,13 +313,14 @@ def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> in
                 continue
             axis = id(v.sequence_lengths)
             if axis in axes and n != axes[axis]:
-                raise StadynError(f"Trainer: inputs with different sample counts "
-                                  f"{sorted((axes[axis], n))}")
+                raise _layouts_differ(_shown(v, shown), first[axis], "[#, *]",
+                                      (axes[axis], n))
+            first.setdefault(axis, _shown(v, shown))
             axes[axis] = steps = n
         else:
             if plain is not None and n != plain:
-                raise StadynError(f"Trainer: inputs with different sample counts "
-                                  f"{sorted((plain, n))}")
+                raise _layouts_differ(_shown(v, shown), first[None], "[#]", (plain, n))
+            first.setdefault(None, _shown(v, shown))
             plain = n
     if isinstance(count_axis, Variable) and steps is not None:
         return steps
@@ -328,6 +330,16 @@ def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> in
         # sequence (a plain input holds one sample per sequence)
         return plain if plain is not None else sequences
     return plain if plain is not None else steps
+
+
+def _layouts_differ(later: str, earlier: str, axes: str, counts: tuple) -> DataError:
+    """CNTK 2.7's ValueError for a minibatch whose inputs on the same dynamic axes hold
+    different numbers of samples (``later`` and ``earlier``: the two inputs as shown)."""
+    return DataError(
+        "Different minibatch layouts detected (difference in sequence lengths or count or "
+        f"start flags) in data specified for the Function's arguments '{later}' vs. "
+        f"'{earlier}', though these arguments have the same dynamic axes '{axes}'\n"
+        f"Trainer: inputs with different sample counts {sorted(counts)}")
 
 
 def loss_axis(loss: Variable, plan) -> Variable | str | None:

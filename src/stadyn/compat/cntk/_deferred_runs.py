@@ -63,14 +63,17 @@ def refuse_run(function, op: str, arguments, method: str) -> None:
         arguments = arguments[0]
     if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
         raise ValueError(f"function expects {len(expected)} arguments")
+    if not isinstance(arguments, dict) and len(expected) != 1:      # (CNTK 2.7's words)
+        raise ValueError(f"non-dict argument ({type(arguments).__name__}) is not supported "
+                         "for nodes with more than one input")
     if isinstance(arguments, dict):
-        given = [getattr(k, "variable", k) for k in arguments]
+        given = [_variable(k) for k in arguments]
     else:           # (one value: for its one argument, as CNTK maps it)
-        given = [expected[0].variable] if len(expected) == 1 else []
-    left = [a for a in expected if all(a.variable is not v for v in given)]
+        given = [_variable(expected[0])]
+    left = [a for a in expected if all(_variable(a) is not v for v in given)]
     if left:
         raise not_provided(left, list(function.outputs))
-    names = {id(a.variable): a for a in expected}
+    names = {id(_variable(a)): a for a in expected}
     raise typeless_data(op, method, [names[id(v)] for v in given if id(v) in names and
                                      _placeholder(names[id(v)])])
 
@@ -107,6 +110,11 @@ def typeless_data(op: str, method: str, placeholders: list) -> RuntimeError:
         f"{', '.join(_named(p) for p in placeholders)} has no data type until it is bound "
         "(replace_placeholders, or call the Function on a value with a shape); give the "
         "data to what it is bound to")
+
+
+def _variable(v):
+    """The Variable a CNTK Variable (or Function: its output) wraps."""
+    return getattr(v, "variable", v)
 
 
 def _placeholder(v) -> bool:

@@ -28,6 +28,7 @@ from ._model_file import (ModelFormat, load_roots, model_path, passed_on_block,
                           untyped_shown_op)
 from ._mixins import GraphObject, TensorOpsMixin
 from ._printed import function_repr, function_text
+from ._renaming import refuse_renaming
 from ._signature import _function_of_callable as function_of_callable, waiting_function
 from ._step_values import step_value
 
@@ -132,6 +133,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
 
     @name.setter
     def name(self, value: str) -> None:
+        refuse_renaming(self)
         if self._own_name is not None:
             self._own_name = value
             return

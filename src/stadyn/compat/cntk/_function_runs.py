@@ -30,6 +30,7 @@ from . import _graph as G
 from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._checked_mode import CheckedLatch
+from ._fed_data import refuse_data_type
 from ._deferred_runs import not_provided, typeless_data
 from ._late import late
 from ._run_checks import RunnableCheck
@@ -127,7 +128,8 @@ class FunctionRuns:
             given.add(id(unwrap(target)))
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
-            refuse_dense_feed(unwrap(target), value)        # (CNTK 2.7's ValueError)
+            refuse_data_type(value)                         # (CNTK 2.7's ValueErrors)
+            refuse_dense_feed(unwrap(target), value)
             value = _dense(value)
             if unwrap(target).sequence_lengths is not None and (
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):

@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import inspect
 
-import numpy as np
 
 from ... import functions as F
 from ... import layers as _L
 from ._adapt import unwrap, wrap
 from ._ops_nn import _refuse_unshared
 from ._layer_signatures import bound, cntk_signature
+from ._init_arguments import CONVOLUTION, RANKED, check_init_arguments
 from ._layers_function import LayerFunction, _native, _native_fn, _sequential, identity
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
@@ -31,15 +31,17 @@ __all__ = ["LayerFunction", "Sequential", "For", "LayerStack", "SequentialClique
            "Label", "Identity", "identity"]
 
 
-def _layer(cls, op_name: str, *natives):
+def _layer(cls, op_name: str, *natives, numbers: tuple = (), weights: str | None = None):
     """The CNTK factory of the native layer ``cls``: CNTK's positional order (see
-    :mod:`._layer_signatures`; ``natives``: the layers whose defaults it shows too)."""
+    :mod:`._layer_signatures`; ``natives``: the layers whose defaults it shows too), its
+    initial values checked as CNTK 2.7 checks them (:mod:`._init_arguments`: ``numbers``, the
+    arguments it makes parameters of; ``weights``, how its weights take ``init``)."""
     title = getattr(cls, "__name__", op_name)
     signature = cntk_signature(title, cls, *natives)
 
     def make(*args, **kwargs):
         kwargs = bound(title, signature, args, kwargs)
-        _check_init(title, kwargs.get("init"), kwargs.get("reduction_rank", 1))
+        check_init_arguments(title, kwargs, numbers, weights)
         name = kwargs.pop("name", "")
         if title.startswith("ConvolutionTranspose"):
             kwargs.pop("max_temp_mem_size_in_samples", None)        # (a memory hint)
@@ -51,27 +53,10 @@ def _layer(cls, op_name: str, *natives):
     return make
 
 
-def _check_init(title: str, init, reduction_rank) -> None:
-    """CNTK 2.7's refusal of an array given as ``init`` to a layer that gives its initializer
-    ranks (``Dense``, the convolutions): a convolution's NumPy array with a reduction axis is
-    its ValueError, any other array, list or tuple its TypeError (it takes a number or an
-    initializer; ``Embedding`` takes an array as the weights)."""
-    if not (title == "Dense" or title.startswith("Convolution")) or \
-            not isinstance(init, (np.ndarray, list, tuple)):
-        return
-    convolution = title.startswith("Convolution") and not title.startswith("ConvolutionTranspose")
-    if convolution and isinstance(init, np.ndarray):
-        if reduction_rank != 0:
-            raise ValueError("a constant initializer can currently only used without "
-                             f"reduction dimension ({title}: an array as init needs "
-                             "reduction_rank=0; else give a number or an initializer)")
-        return
-    raise TypeError("in method 'random_initializer_with_rank', argument 1 of type "
-                    f"'CNTK::ParameterInitializer const &' ({title}: init is a number or an "
-                    f"initializer such as C.glorot_uniform(), not a {type(init).__name__})")
+_WEIGHTS = ("init", "init_bias")     # (made into the parameters W and b)
 
 
-Dense = _layer(_L.Dense, "Dense")
+Dense = _layer(_L.Dense, "Dense", numbers=_WEIGHTS, weights=RANKED)
 
 
 class _TakesSharing:
@@ -109,12 +94,13 @@ _TAKING_SHARING = {_L.Convolution: _Convolution, _L.ConvolutionTranspose: _Convo
 
 
 def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
-                       takes_groups: bool = False):
+                       takes_groups: bool = False, weights: str = CONVOLUTION):
     """A CNTK convolution layer: ``sharing`` checked as CNTK 2.7 checks it (a list of the
     filter's rank or one value; ``Convolution1D``/``2D``/``3D`` take none) and
     ``groups > 1`` refused (CNTK's layer does not do grouped convolutions: ``C.convolution``
     does)."""
-    made = _layer(_TAKING_SHARING.get(cls, cls), op_name, cls, *_NATIVE_BASES.get(cls, ()))
+    made = _layer(_TAKING_SHARING.get(cls, cls), op_name, cls, *_NATIVE_BASES.get(cls, ()),
+                  numbers=_WEIGHTS, weights=weights)
     title = cls.__name__
 
     def make(*args, **kwargs):
@@ -143,13 +129,14 @@ Convolution = _convolution_layer(_L.Convolution, "Convolution", takes_groups=Tru
 Convolution1D = _convolution_layer(_L.Convolution1D, "Convolution", takes_sharing=False)
 Convolution2D = _convolution_layer(_L.Convolution2D, "Convolution", takes_sharing=False)
 Convolution3D = _convolution_layer(_L.Convolution3D, "Convolution", takes_sharing=False)
-ConvolutionTranspose = _convolution_layer(_L.ConvolutionTranspose, "ConvolutionTranspose")
+ConvolutionTranspose = _convolution_layer(_L.ConvolutionTranspose, "ConvolutionTranspose",
+                                          weights=RANKED)
 ConvolutionTranspose1D = _layer(_L.ConvolutionTranspose1D, "ConvolutionTranspose",
-                                _L.ConvolutionTranspose)
+                                _L.ConvolutionTranspose, numbers=_WEIGHTS, weights=RANKED)
 ConvolutionTranspose2D = _layer(_L.ConvolutionTranspose2D, "ConvolutionTranspose",
-                                _L.ConvolutionTranspose)
+                                _L.ConvolutionTranspose, numbers=_WEIGHTS, weights=RANKED)
 ConvolutionTranspose3D = _layer(_L.ConvolutionTranspose3D, "ConvolutionTranspose",
-                                _L.ConvolutionTranspose)
+                                _L.ConvolutionTranspose, numbers=_WEIGHTS, weights=RANKED)
 class _MaxPoolingAsCntk(_L.MaxPooling):
     __doc__ = _L.MaxPooling.__doc__
     nan_rule = "cntk"        # CNTK 2.7's: NaN passed by (docs/cntk-names.md)
@@ -166,10 +153,12 @@ class _GlobalMaxPoolingAsCntk(_L.GlobalMaxPooling):
 _GlobalMaxPoolingAsCntk.__name__ = _GlobalMaxPoolingAsCntk.__qualname__ = "GlobalMaxPooling"
 GlobalMaxPooling = _layer(_GlobalMaxPoolingAsCntk, "GlobalMaxPooling")
 GlobalAveragePooling = _layer(_L.GlobalAveragePooling, "GlobalAveragePooling")
-BatchNormalization = _layer(_L.BatchNormalization, "BatchNormalization")
-LayerNormalization = _layer(_L.LayerNormalization, "LayerNormalization")
+BatchNormalization = _layer(_L.BatchNormalization, "BatchNormalization",
+                            numbers=("init_scale",))
+LayerNormalization = _layer(_L.LayerNormalization, "LayerNormalization",
+                            numbers=("initial_scale", "initial_bias"))
 Stabilizer = _layer(_L.Stabilizer, "Stabilizer")
-Embedding = _layer(_L.Embedding, "Embedding")
+Embedding = _layer(_L.Embedding, "Embedding", numbers=("init",))
 Activation = _layer(_L.Activation, "Activation")
 
 

@@ -34,6 +34,7 @@ from ._one_sample import apply_to_samples
 from ._parameters import cntk_parameters
 from ._sequence_placeholders import note_call
 from ._sequential_steps import SequentialSteps, named_sequential
+from ._renaming import refuse_renaming
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
 from ._unapplied_layers import UnappliedLayerView, UnappliedRoot
@@ -129,6 +130,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
 
     @name.setter
     def name(self, value: str) -> None:
+        refuse_renaming(self)
         self.own_name = value
 
     def __call__(self, *args):

@@ -14,10 +14,16 @@ Example:
 
 from __future__ import annotations
 
+import weakref
+
 from ... import cntk_semantics
+from ... import functions as F
+from ...graph import widen_free_dimensions
 from . import _graph as G
-from ._adapt import batched, float_arrays, named, one_op, operand as _as_operand, sample_shape, wrap
+from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand as _as_operand,
+                     sample_shape, wrap)
 from ._ops_nn import MAX_POOLING
+from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run
 from ._seq_axes import free_shown, free_steps
 
 __all__ = ["crop_manual", "roipooling"]
@@ -51,11 +57,71 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
                          "to a fixed size only")
     h, w = int(ref[-2]), int(ref[-1])
     ox, oy = int(offset_x), int(offset_y)
-    if ox < 0 or oy < 0 or oy + h > shape[-2] or ox + w > shape[-1]:
-        raise ValueError(f"crop_manual: a {h}x{w} window at offset (x={ox}, y={oy}) does not "
-                         f"fit in the input's {shape[-2]}x{shape[-1]}")
-    return named(wrap(cntk_semantics.crop(v, referent, ox, oy,
-                                          "crop_manual")), name, "Crop")
+    if ox < 0 or oy < 0:            # (CNTK 2.7's offsets are unsigned: its SWIG refusal)
+        raise NotImplementedError(
+            "Wrong number or type of arguments for overloaded function 'crop'.\n"
+            f"crop_manual: the offsets (x={ox}, y={oy}) must not be negative")
+    free = free_steps(v)
+    spatial_free = any(a >= v.ndim - 2 for a in free)
+    if spatial_free:
+        # an input's free dimension, not fed yet: a stand-in long enough for the window
+        widen_free_dimensions([v], lambda: oy + h <= v.shape[-2] and ox + w <= v.shape[-1])
+    out = _crop_or_refuse(v, referent, ox, oy, (h, w))
+    lead = lead_axes(node_input)
+    kept = [-1 if a in free else int(v.shape[a]) for a in range(lead, v.ndim - 2)]
+    if spatial_free and kept.count(-1) <= 1:
+        # a run whose input is smaller than the window fails (the window's size, fixed, is
+        # asked of the crop: CNTK 2.7's "Input is small to be cropped" is a RuntimeError)
+        out = one_op(F.reshape_trailing(out, tuple(kept) + (h, w), base_axis=lead), v)
+    if spatial_free and v.parent is None:
+        # (an input's lengths are known once a run's data are fed: CNTK's error then)
+        check_each_run(out, _window_fits(v, ox, oy, (h, w)))
+    return named(wrap(out), name, "Crop")
+
+
+def _window_fits(v, ox: int, oy: int, window: tuple):
+    """The check, at each run, that the crop window at ``(ox, oy)`` fits the spatial size the
+    input ``v`` was fed (CNTK 2.7's RuntimeError, the ``x`` axis first)."""
+    ref = weakref.ref(v)
+    h, w = window
+
+    def check():
+        fed = ref()
+        if fed is None:
+            return
+        for along, need, size in (("x", ox + w, fed.shape[-1]), ("y", oy + h, fed.shape[-2])):
+            if need > int(size):
+                raise RuntimeError(f"Input is small to be cropped along {along} dimension in "
+                                   f"crop node.\ncrop_manual: a {h}x{w} window at offset "
+                                   f"(x={ox}, y={oy}) does not fit in this run's "
+                                   f"{fed.shape[-2]}x{fed.shape[-1]}")
+    return check
+
+
+def unrunnable_crop(v, referent, message: str):
+    """A crop of ``v`` to ``referent``'s spatial size that CNTK 2.7 builds but refuses when
+    it runs (its offsets cannot be found): shaped as the crop, every run of a graph holding it
+    a RuntimeError with ``message``."""
+    out = _crop_or_refuse(v, referent, 0, 0, tuple(int(d) for d in referent.shape[-2:]))
+    refuse_when_run(out, message, InvalidAtRunError)
+    return out
+
+
+def _crop_or_refuse(v, referent, ox: int, oy: int, window: tuple):
+    """The crop of ``v`` at ``(ox, oy)``; where the window does not fit ``v``'s spatial size,
+    CNTK 2.7 builds the crop (shaped as the window) and refuses to run it: ``v`` padded to fit,
+    every run refused (CNTK's words: "Input is small to be cropped along ... dimension")."""
+    h, w = window
+    short = (max(0, oy + h - int(v.shape[-2])), max(0, ox + w - int(v.shape[-1])))
+    if short == (0, 0):
+        return cntk_semantics.crop(v, referent, ox, oy, "crop_manual")
+    out = one_op(cntk_semantics.crop(F.pad(v, (0, short[0], 0, short[1])), referent, ox, oy,
+                                     "crop_manual"), v)
+    along = "x" if short[1] else "y"
+    refuse_when_run(out, f"Input is small to be cropped along {along} dimension in crop node."
+                    f"\ncrop_manual: a {h}x{w} window at offset (x={ox}, y={oy}) does not fit "
+                    f"in the input's {v.shape[-2]}x{v.shape[-1]}", InvalidAtRunError)
+    return out
 
 
 def roipooling(operand, rois, pooling_type, roi_output_shape, spatial_scale: float,

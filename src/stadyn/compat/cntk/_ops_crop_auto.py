@@ -17,8 +17,9 @@ Example:
 from __future__ import annotations
 
 from ... import cntk_semantics
-from ._adapt import float_arrays, operand
-from ._ops_crop import crop_manual
+from ..._errors import ShapeError
+from ._adapt import float_arrays, named, operand, wrap
+from ._ops_crop import crop_manual, unrunnable_crop
 
 __all__ = ["crop_automatic", "crop_automatic_with_ancestors"]
 
@@ -35,8 +36,11 @@ def crop_automatic(node_input, node_referent, name: str = ""):
         >>> C.crop_automatic(x, y).shape
         (1, 5, 5)
     """
-    ox, oy = cntk_semantics.crop_offsets(operand(node_input), operand(node_referent),
-                                         what="crop_automatic")
+    try:
+        ox, oy = cntk_semantics.crop_offsets(operand(node_input), operand(node_referent),
+                                             what="crop_automatic")
+    except ShapeError as exc:
+        return _refused_when_run(node_input, node_referent, exc, name)
     return crop_manual(node_input, node_referent, ox, oy, name)
 
 
@@ -55,6 +59,21 @@ def crop_automatic_with_ancestors(node_input, node_referent, ancestor_input,
         (1, 7, 7)
     """
     equivalent = (operand(ancestor_input), operand(ancestor_referent))
-    ox, oy = cntk_semantics.crop_offsets(operand(node_input), operand(node_referent),
-                                         equivalent, what="crop_automatic_with_ancestors")
+    try:
+        ox, oy = cntk_semantics.crop_offsets(operand(node_input), operand(node_referent),
+                                             equivalent, what="crop_automatic_with_ancestors")
+    except ShapeError as exc:
+        return _refused_when_run(node_input, node_referent, exc, name)
     return crop_manual(node_input, node_referent, ox, oy, name)
+
+
+def _refused_when_run(node_input, node_referent, exc: ShapeError, name: str):
+    """CNTK 2.7 builds an automatic crop whose offsets it cannot find and refuses it when it
+    runs (its RuntimeError "Connected path between crop inputs not found" where the inputs
+    have no common ancestor)."""
+    said = str(exc)
+    if "no common ancestor" in said:
+        said = ("Connected path between crop inputs not found. Unable to compute crop "
+                "offsets.\n" + said)
+    out = unrunnable_crop(operand(node_input), operand(node_referent), said)
+    return named(wrap(out), name, "Crop")

@@ -262,12 +262,27 @@ def hardmax(x, name: str = ""):
     v = operand(x)
     free = free_steps(v)
     if not _rows(x) and any(a >= lead_axes(x) for a in free):
-        shown = free_shown(v.shape, free)[lead_axes(x):]
-        raise ValueError(f"hardmax: the sample {shown} has a free dimension (-3), whose "
-                         "length is each run's; Stadyn's compat does not take one here")
-    out = S.hardmax(v, v.ndim - 1, v.shape[-1:]) if _rows(x) else \
-        S.hardmax(v, lead_axes(x), sample_shape(x))
+        out = _hardmax_of_free_lengths(v, lead_axes(x), free)
+    else:
+        out = S.hardmax(v, v.ndim - 1, v.shape[-1:]) if _rows(x) else \
+            S.hardmax(v, lead_axes(x), sample_shape(x))
     return named(wrap(one_op(out, x)), name, "Hardmax")
+
+
+def _hardmax_of_free_lengths(v: Variable, lead: int, free: frozenset) -> Variable:
+    """CNTK's ``Hardmax`` of samples with a free dimension (its length each run's): the
+    graph holds no length of it (the sample flattened and restored with that axis inferred,
+    the one-hot positions counted along the run's values); two free axes are refused."""
+    sample = [-1 if a in free else int(v.shape[a]) for a in range(lead, v.ndim)]
+    if sample.count(-1) > 1:
+        shown = free_shown(v.shape, free)[lead:]
+        raise ValueError(f"hardmax: the sample {shown} has two free dimensions (-3); Stadyn's "
+                         "compat takes one")
+    flat = F.reshape_trailing(F.stop_gradient(v), (-1,), base_axis=lead)
+    first = F.max(flat, axis=lead, keepdims=True, only_index=True, rule="cntk")
+    positions = F.cumsum(S.constant_like(flat, 1.0), axis=lead, exclusive=True)
+    hot = F.cast(F.equal(positions, F.cast(first, "float32")), "float32")
+    return F.reshape_trailing(hot, tuple(sample), base_axis=lead)
 
 
 def top_k(x, k: int, axis=-1, name: str = ""):

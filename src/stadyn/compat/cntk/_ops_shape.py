@@ -15,22 +15,23 @@ Example:
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
 from ... import cntk_semantics as S
 from ... import functions as F
 from ... import sequence as Seq
-from ...graph import widen_free_dimensions
+from ...graph import Variable, widen_free_dimensions
 from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      operand as _as_operand, operands_dtype, reshape_samples, same_dtype,
-                     sample_axis, sample_shape, wrap)
+                     sample_axis, sample_shape, unwrap, wrap)
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
-from ._run_checks import InvalidAtRunError, refuse_when_run
+from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run
 from ._seq_axes import FREE_DIMENSION, free_shown, free_steps
 
 __all__ = ["reshape", "splice", "slice", "transpose", "swapaxes",
@@ -207,13 +208,16 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
     start, stop, step = [None] * v.ndim, [None] * v.ndim, [1] * v.ndim
     flipped = []
     free = free_steps(v)
+    at_run = []         # (the free axes' ranges, checked against each run's length)
     for a, b, e, s in zip(axes, begins, ends, steps):
         k = _axis_index(x, a)
         b, e, s = int(b), int(e), int(s if s is not None else 1)
         if k not in free:
             _check_slice(x, a, v.shape[k], b, e, s)
-        elif b >= 0 and e > 0:      # (a range of an input's unfed free dimension: room for it)
-            widen_free_dimensions([v], lambda k=k, e=e: v.shape[k] >= e)
+        else:
+            at_run.append((_run_length(v, k), a, b, e, s))
+            if b >= 0 and e > 0:    # (a range of an input's unfed free dimension: room for it)
+                widen_free_dimensions([v], lambda k=k, e=e: v.shape[k] >= e)
         # Python's slice of the range, counted from the end where CNTK counts so (an axis of
         # unpacked steps has its length only when the graph runs); a negative stride walks
         # the range reversed
@@ -222,23 +226,59 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
             flipped.append(k)
         step[k] = abs(s)
     if not flipped:
-        return named(wrap(F.slice(v, start, stop, step)), name, "Slice")
-    whole = [None] * v.ndim
-    ranged = F.flip(F.slice(v, start, stop), axes=flipped)
-    # (one Slice reading x, as CNTK 2.7 shows it, the range and its flip inside)
-    return one_op(named(wrap(F.slice(ranged, whole, whole, step)), name, "Slice"), x)
+        out = named(wrap(F.slice(v, start, stop, step)), name, "Slice")
+    else:
+        whole = [None] * v.ndim
+        ranged = F.flip(F.slice(v, start, stop), axes=flipped)
+        # (one Slice reading x, as CNTK 2.7 shows it, the range and its flip inside)
+        out = one_op(named(wrap(F.slice(ranged, whole, whole, step)), name, "Slice"), x)
+    _check_ranges_at_run(out, x, [r for r in at_run if r[0] is not None])
+    return out
 
 
-def _check_slice(x, axis, size: int, b: int, e: int, s: int) -> None:
+def _run_length(v: Variable, k: int):
+    """How to read the length axis ``k`` of ``v`` (a free one) has in a run, once its data
+    are fed: an input's free dimension, or the padded steps ``sequence.unpack`` makes of an
+    input's sequences; None for values computed otherwise (not checked)."""
+    if v.parent is None:
+        ref = weakref.ref(v)
+        return lambda: int(ref().shape[k]) if ref() is not None else None
+    node = v.parent
+    source = node.inputs[0] if node.inputs else None
+    if node.spec.name == "sequence_unpack" and k == 1 and isinstance(source, Variable) \
+            and source.parent is None:
+        ref = weakref.ref(source)
+        return lambda: int(ref().shape[1]) if ref() is not None else None
+    return None
+
+
+def _check_ranges_at_run(out, x, ranges: list) -> None:
+    """CNTK 2.7 checks a slice's range along a free dimension against each run's length (its
+    RuntimeError where the range selects nothing or runs past the end): registered as a check
+    of the lengths a Function's run is fed (``_run_checks.check_each_run``)."""
+    if not ranges:
+        return
+    shown = repr(x)
+
+    def check():
+        for length, a, b, e, s in ranges:
+            n = length()
+            if n is not None:
+                _check_slice(shown, a, n, b, e, s, " (this run's length)")
+    check_each_run(unwrap(out), check)
+
+
+def _check_slice(x, axis, size: int, b: int, e: int, s: int, when: str = "") -> None:
     """CNTK 2.7's refusals of a slice when it is made (so iterating a Function ends): a range
     selecting nothing or elements past the axis's end, a stride of 0 or longer than the
-    range."""
+    range (``when``: said of the size, for a run's)."""
     begin = b + size if b < 0 else b
     end = e + size if e <= 0 else e
     if not 0 <= begin < end <= size:
+        shown = x if isinstance(x, str) else repr(x)
         raise RuntimeError(f"slice: the range [{b}, {e}) of axis {axis}, read as "
                            f"[{begin}, {end}), selects no elements or elements past the "
-                           f"{size} of the axis of {x!r}")
+                           f"{size}{when} of the axis of {shown}")
     if s == 0:
         raise RuntimeError(f"slice: a stride of 0 along axis {axis} of {x!r} (CNTK 2.7: "
                            "Narrow with stride 0 is not supported)")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["type_text", "function_text", "function_repr", "op_name_of_call", "pending_text"]
+__all__ = ["type_text", "function_text", "function_repr", "op_name_of_call", "pending_text",
+           "reconciles_operand"]
 
 
 def type_text(v) -> str:
@@ -49,12 +50,40 @@ def function_text(f) -> str:
     if f.is_composite:
         root = f.root_function
         same = root is not None and all(i.uid == ri.uid for i, ri in zip(f.inputs, root.inputs))
-        op_name = root.op_name if same else "Composite"
+        op_name = root.op_name if same and not reconciles_operand(root) else "Composite"
     args = ", ".join((f"{a.name}: " if a.name else "") + type_text(a) for a in f.arguments)
     outputs = list(f.outputs)
     out = type_text(outputs[0]) if len(outputs) == 1 else \
         "Tuple[" + ", ".join(type_text(o) for o in outputs) + "]"
     return (f"{f.name}: " if f.name else "") + f"{op_name}({args}) -> {out}"
+
+
+# CNTK 2.7's binary ops (its C++ ``BinaryOp``) that put a ReconcileDynamicAxis before an
+# operand of the batch axis alone joined with one of a sequence axis
+_RECONCILING = {"Plus", "Minus", "ElementTimes", "LogPlus", "Pow", "Equal", "NotEqual", "Less",
+                "LessEqual", "Greater", "GreaterEqual", "Times", "TransposeTimes",
+                "CosDistance"}
+
+
+def reconciles_operand(root) -> bool:
+    """Whether CNTK 2.7 made the primitive function ``root`` of an operand on the batch axis
+    alone and one on a sequence axis: it puts a ReconcileDynamicAxis before the former, so
+    the root reads that op's output (a Function of it prints ``Composite``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> s, b = C.sequence.input_variable(2, name="s"), C.input_variable(2, name="b")
+        >>> reconciles_operand((s + b).root_function), reconciles_operand((s + s).root_function)
+        (True, False)
+        >>> print(s + b)
+        Composite(s: Sequence[Tensor[2]], b: Tensor[2]) -> Sequence[Tensor[2]]
+    """
+    if root.op_name not in _RECONCILING:
+        return False
+    axes = [tuple(getattr(i, "dynamic_axes", ()) or ()) for i in root.inputs]
+    axes = [a for a in axes if a]
+    return len(axes) == 2 and sum(any(getattr(x, "is_sequence_axis", False) for x in a)
+                                  for a in axes) == 1
 
 
 def function_repr(op_name: str, composite: bool, arguments, outputs) -> str:

@@ -21,6 +21,7 @@ from ..._random import auto_seeds_kept
 from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._function import combine_outputs
+from ._init_arguments import check_init_arguments
 from ._layers import LayerFunction, _native
 from ._run_checks import at_first_run
 from ._shown_constants import scalar_constant, show_constants, shown_constants
@@ -42,6 +43,7 @@ def _step_factory(cls):
 
     def make(*args, **kwargs):
         kwargs = bound(cls.__name__, signature, args, kwargs)
+        check_init_arguments(cls.__name__, kwargs, ("init", "init_bias"), None)
         name = kwargs.pop("name", "")
         layer = cls(**{k: _native(v) for k, v in kwargs.items()})
         return StepFunction(layer, cls.__name__, name)

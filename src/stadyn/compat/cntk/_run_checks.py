@@ -13,7 +13,12 @@ them.
 
 A graph changes only where it is rewired, which counts a new graph version, and a value is
 marked when its op is built, so a Function or Trainer checks its graph once
-(:class:`RunnableCheck`) and again only after either happened."""
+(:class:`RunnableCheck`) and again only after either happened.
+
+What only the data of a run decides (a slice of an input's free dimension whose range the
+run's length leaves empty or overruns: CNTK 2.7's RuntimeError) registers a check of the
+lengths fed (:func:`check_each_run`), which a Function's runs make once their data are in
+the inputs."""
 
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from typing import Callable, Sequence
 from ...graph import Subgraph, Variable, format_location, graph_version, user_location
 
 __all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "at_first_run",
-           "check_runnable", "RunnableCheck"]
+           "check_each_run", "check_runnable", "RunnableCheck"]
 
 
 class DataTypeError(ValueError, RuntimeError):
@@ -39,6 +44,7 @@ class InvalidAtRunError(RuntimeError):
 
 _REFUSED: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 _FIRST_RUN: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
+_EACH_RUN: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
 _MARKED = [0]       # the values marked so far
 
 
@@ -57,12 +63,21 @@ def at_first_run(value: Variable, action: Callable[[Variable], None]) -> None:
     _MARKED[0] += 1
 
 
-def check_runnable(roots: Sequence[Variable]) -> None:
+def check_each_run(value: Variable, check: Callable[[], None]) -> None:
+    """Call ``check()`` at every run of a Function whose graph holds ``value``, once the run's
+    data are in its inputs (it raises what CNTK 2.7 raises for those data)."""
+    _EACH_RUN[value] = check
+    _MARKED[0] += 1
+
+
+def check_runnable(roots: Sequence[Variable]) -> list:
     """Raise the error of the first marked value computing ``roots`` needs; else do what
-    :func:`at_first_run` registered for the values it needs."""
-    if not _REFUSED and not _FIRST_RUN:
-        return
+    :func:`at_first_run` registered for the values it needs.  Returns the values it needs
+    whose data :func:`check_each_run` checks at each run."""
+    if not _REFUSED and not _FIRST_RUN and not _EACH_RUN:
+        return []
     first: list = []
+    each: list = []
     for node in Subgraph([r for r in roots if isinstance(r, Variable)]).nodes:
         for out in node.outputs:
             if out is not None and out in _REFUSED:
@@ -70,8 +85,11 @@ def check_runnable(roots: Sequence[Variable]) -> None:
                 raise error(message)
             if out is not None and out in _FIRST_RUN:
                 first.append(out)
+            if out is not None and out in _EACH_RUN:
+                each.append(out)
     for out in first:
         _FIRST_RUN.pop(out)(out)
+    return each
 
 
 class RunnableCheck:
@@ -79,19 +97,32 @@ class RunnableCheck:
     the roots is walked at the first run, and again only where other roots are given, the
     graph was rewired or a value was marked since; a refused graph raises every time."""
 
-    __slots__ = ("_roots", "_versions")
+    __slots__ = ("_roots", "_versions", "_each")
 
     def __init__(self):
         self._roots: list[weakref.ref] = []
         self._versions: tuple[int, int] | None = None
+        self._each: list[weakref.ref] = []     # the values checked at each run
 
-    def __call__(self, roots: Sequence[Variable]) -> None:
-        if not _REFUSED and not _FIRST_RUN:
+    def __call__(self, roots: Sequence[Variable], each_run: bool = True) -> None:
+        """Check the graph of ``roots``; with ``each_run``, the data of this run too (once
+        they are in the inputs: :func:`check_each_run`)."""
+        if not _REFUSED and not _FIRST_RUN and not _EACH_RUN:
             return
         versions = (graph_version(), _MARKED[0])
-        if versions == self._versions and len(roots) == len(self._roots) and all(
+        if versions != self._versions or len(roots) != len(self._roots) or not all(
                 r is seen() for r, seen in zip(roots, self._roots)):
-            return
-        check_runnable(roots)
-        self._roots = [weakref.ref(r) for r in roots]
-        self._versions = versions
+            self._each = [weakref.ref(v) for v in check_runnable(roots)]
+            self._roots = [weakref.ref(r) for r in roots]
+            self._versions = versions
+        if each_run:
+            self.check_data()
+
+    def check_data(self) -> None:
+        """Make the checks of the run's data (:func:`check_each_run`) of the graph last
+        checked, once the run's data are in its inputs."""
+        for ref in self._each:
+            value = ref()
+            check = _EACH_RUN.get(value) if value is not None else None
+            if check is not None:
+                check()

@@ -153,7 +153,7 @@ def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str 
 
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
 _SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip",
-                        "dropout"})
+                        "dropout", "cumsum"})
 _MOVING = frozenset({"slice", "pad", "transpose", "concatenate", "affine", "reshape",
                      "reshape_trailing", "one_hot"})
 # ops that slide a window over the axes after the batch and channel axes (N, C, *spatial)

@@ -31,7 +31,7 @@ from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred import PROBING
-from ._deferred_runs import typeless_data
+from ._deferred_runs import refuse_grad, refuse_run
 from ._late import bind, late
 from ._mixins import GraphObject
 from ._model_file import ModelFormat, save_roots
@@ -254,6 +254,7 @@ class _Deferred(ArgumentBinding):
         for ph, new in substitutions.items():
             self._given[waiting[id(unwrap(ph))]] = new
         self.__dict__.pop("_shown", None)
+        self.__dict__.pop("_waiting", None)
         if len(self._given) == len(self._placeholders):
             values = list(self.arguments)
             self._typed = _in_signature_order(_as_function(self._built(values)), values)
@@ -288,7 +289,7 @@ class _Deferred(ArgumentBinding):
         """
         if self._typed is not None:
             return self._typed.eval(arguments, outputs, device, as_numpy)
-        self._refuse_run(arguments, "eval")
+        refuse_run(self, self.name, arguments, "eval")
 
     def forward(self, arguments=None, outputs=None, keep_for_backward=None, device=None,
                 as_numpy: bool = True):
@@ -296,31 +297,44 @@ class _Deferred(ArgumentBinding):
         :meth:`eval`."""
         if self._typed is not None:
             return self._typed.forward(arguments, outputs, keep_for_backward, device, as_numpy)
-        self._refuse_run(arguments, "forward")
+        refuse_run(self, self.name, arguments, "forward")
 
     def grad(self, at, wrt=None, outputs=None, device=None, as_numpy: bool = True,
              grad_root=None):
         """Its Function's ``grad`` once its arguments have types; before, refused as
-        :meth:`eval`."""
+        :meth:`eval` (without ``wrt``, first because no argument, a placeholder, needs a
+        gradient)."""
         if self._typed is not None:
             return self._typed.grad(at, wrt, outputs, device, as_numpy, grad_root)
-        self._refuse_run(at, "grad")
+        refuse_grad(self, self.name, at, wrt)
 
-    def _refuse_run(self, arguments, method: str) -> None:
-        expected = self.arguments
-        if isinstance(arguments, tuple):        # (data, sequence starts)
-            arguments = arguments[0]
-        if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
-            raise ValueError(f"function expects {len(expected)} arguments")
-        given = [unwrap(k) for k in arguments] if isinstance(arguments, dict) else \
-            [unwrap(expected[0])] if len(expected) == 1 else []
-        left = [a for a in expected if all(unwrap(a) is not v for v in given)]
-        if left:
-            raise ValueError(f"Values for {len(left)} required arguments "
-                             f"'{', '.join(repr(a) for a in left)}', that the requested "
-                             f"output(s) depend on, have not been provided ({self.name}."
-                             f"{method}: its arguments have no types yet)")
-        raise typeless_data(self.name, method, [a for a in expected if a.is_placeholder])
+    @property
+    def outputs(self) -> tuple:
+        """Its outputs: once typed, its Function's; before, those of the graph its Python
+        function makes of its placeholders (of unknown shape, CNTK's ``Output('Plus5_Output_0',
+        [???], [???])``)."""
+        if self._typed is not None:
+            return self._typed.outputs
+        out = self._on_placeholders()
+        if out is None:
+            raise AttributeError(f"{self.name}: its outputs are known once its arguments have "
+                                 "types (its Python function needs their shapes)")
+        return tuple(o for f in (out if isinstance(out, (tuple, list)) else (out,))
+                     for o in f.outputs)
+
+    @property
+    def output(self):
+        """Its only output (see :attr:`outputs`)."""
+        outputs = self.outputs
+        if len(outputs) != 1:
+            raise RuntimeError(f"{self.name} has {len(outputs)} outputs; take one of "
+                               "outputs")
+        return outputs[0]
+
+    @property
+    def shape(self) -> tuple:
+        """Its output's shape (before it has types, ``(-2,)``: unknown, as CNTK 2.7's)."""
+        return self.output.shape
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
@@ -443,11 +457,19 @@ class _Deferred(ArgumentBinding):
     def _shown_on_placeholders(self) -> str:
         untyped = f"Composite({self.name}: untyped arguments " \
                   f"{[p.name for p in self._placeholders]})"
-        try:
-            out = self._fn(*self.arguments)
-        except Exception:       # (a function that needs its arguments' shapes to run)
-            return untyped
-        return untyped if isinstance(out, (tuple, list)) else str(out)
+        out = self._on_placeholders()
+        return untyped if out is None or isinstance(out, (tuple, list)) else str(out)
+
+    def _on_placeholders(self):
+        """The graph its Python function makes of its arguments as they are (placeholders of
+        unknown shape, each op waiting for their shapes), made once until they change; None
+        for a function that needs its arguments' shapes to run."""
+        if "_waiting" not in self.__dict__:
+            try:
+                self.__dict__["_waiting"] = self._fn(*self.arguments)
+            except Exception:       # noqa: BLE001 - (it needs the shapes: none to show)
+                self.__dict__["_waiting"] = None
+        return self.__dict__["_waiting"]
 
 
 def waiting_function(names: list, build, op_name: str = "Composite") -> _Deferred:

@@ -12,6 +12,7 @@ from ...learners import Learner as _Learner
 from ...train import Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
+from ._fed_data import refuse_data_type, refuse_layouts_that_differ
 from ._function import Function
 from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
@@ -42,9 +43,12 @@ def _plain(arguments):
     input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
     so does a reader stream's ``.data`` (a ``Value`` of one-step sequences, ``(N, 1,
     *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it.  Dense data
-    for a sparse input is refused, as CNTK 2.7 refuses it."""
+    for a sparse input, data of a type CNTK does not convert and sequences of different
+    layouts on the same axes are refused, as CNTK 2.7 refuses them (:mod:`._fed_data`)."""
     for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
+        refuse_data_type(v)
         refuse_dense_feed(unwrap(k), v)
+    refuse_layouts_that_differ(arguments)
     if not isinstance(arguments, dict) or not any(
             isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
         return arguments
@@ -295,7 +299,18 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         check = checks.get(run)
         if check is None:
             check = checks[run] = RunnableCheck()
-        check(roots)
+        check(roots, each_run=False)    # (before the minibatch is fed: see _feed)
+
+    def _feed(self, arguments, needed, what: str) -> int:
+        """The native Trainer's feeding, then the checks of the minibatch's data CNTK 2.7
+        makes before it runs (a slice's range against a free dimension's length:
+        :func:`._run_checks.check_each_run`)."""
+        samples = super()._feed(arguments, needed, what)
+        check = self.__dict__.get("_runnable_checks", {}).get(
+            "train" if what == "train_minibatch" else "test")
+        if check is not None:
+            check.check_data()
+        return samples
 
     def _checked(self, run: str) -> CheckedLatch:
         """Whether the ``run`` (``train``, ``test``) minibatches are checked for NaN: CNTK's

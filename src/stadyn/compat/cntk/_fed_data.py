@@ -1,0 +1,106 @@
+"""What CNTK 2.7 refuses of the data a run is given, before the graph runs: NumPy data of a
+type it does not convert (``int32`` for a float input: only Python's integer, ``int64`` on
+Linux, bool and the float types are converted), object arrays, and sequence inputs on the same
+dynamic axes given different numbers or lengths of sequences (its "Different minibatch
+layouts" ValueError; the native Trainer refuses inputs of different sample counts without a
+sequence axis the same way).
+
+Example:
+    >>> import numpy as np, stadyn.compat.cntk as C
+    >>> x = C.input_variable(2)
+    >>> (x * 1).eval({x: np.ones((1, 2), np.int64)}).tolist()
+    [[1.0, 1.0]]
+    >>> try:
+    ...     (x * 1).eval({x: np.ones((1, 2), np.int32)})
+    ... except ValueError as e:
+    ...     print(e)
+    only integer, bool, float32, float64 and float16 are supported, you gave int32
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._errors import DataError
+
+__all__ = ["refuse_data_type", "refuse_layouts_that_differ"]
+
+# the types CNTK 2.7's Value.create converts to an input's type: bool and the float types,
+# and the integers ``np.issubdtype(dtype, int)`` holds for (NumPy 1.19: ``np.int_`` only)
+_CONVERTED = {np.dtype(np.bool_), np.dtype(np.float16), np.dtype(np.float32),
+              np.dtype(np.float64), np.dtype(np.int_)}
+
+
+def refuse_data_type(value: Any) -> None:
+    """CNTK 2.7's ValueError for NumPy data (an array, or a list holding arrays: one per
+    sample or sequence) of a type it does not convert to the input's.
+
+    Example:
+        >>> import numpy as np
+        >>> refuse_data_type([np.ones(2, np.float64)])
+        >>> try:
+        ...     refuse_data_type(np.ones(2, np.uint8))
+        ... except ValueError as e:
+        ...     print(e)
+        only integer, bool, float32, float64 and float16 are supported, you gave uint8
+    """
+    arrays = [value] if isinstance(value, np.ndarray) else \
+        [v for v in value if isinstance(v, np.ndarray)] if isinstance(value, list) else []
+    for a in arrays:
+        if a.dtype == object:
+            raise DataError("dtype object is not supported. If this is a batch of sequences, "
+                            "you need to pass them as a pure-Python list of NumPy arrays")
+        if a.dtype not in _CONVERTED:
+            raise DataError("only integer, bool, float32, float64 and float16 are supported, "
+                            f"you gave {a.dtype}")
+
+
+def _layout(value: Any, rank: int) -> list | None:
+    """The steps of each sequence of the data of a sequence input of samples of ``rank``
+    axes (a list of sequences; an array ``(sequences, steps, *sample)``, or one sequence's
+    ``(steps, *sample)``), or None where the data says no more (a reader's)."""
+    if isinstance(value, (list, tuple)):
+        return [int(s.shape[0]) if getattr(s, "shape", ()) else
+                len(s) if isinstance(s, (list, tuple)) else 1 for s in value]
+    if isinstance(value, np.ndarray) and value.ndim == rank + 2:
+        return [int(value.shape[1])] * int(value.shape[0])
+    if isinstance(value, np.ndarray) and value.ndim == rank + 1:
+        return [int(value.shape[0])]
+    return None
+
+
+def refuse_layouts_that_differ(arguments: Any) -> None:
+    """CNTK 2.7's ValueError for data of sequence inputs on the same dynamic axes whose
+    sequences differ in number or length (``{input: data}``; its keys CNTK Variables).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> s, t = C.sequence.input_variable(2, name="s"), C.sequence.input_variable(2, name="t")
+        >>> refuse_layouts_that_differ({s: [np.ones((2, 2))], t: [np.ones((3, 2))]})
+        Traceback (most recent call last):
+          ...
+        stadyn._errors.DataError: Different minibatch layouts detected (difference in sequence \
+lengths or count or start flags) in data specified for the Function's arguments \
+'Input('t', [#, *], [2])' vs. 'Input('s', [#, *], [2])', though these arguments have the same \
+dynamic axes '[#, *]'
+    """
+    if not isinstance(arguments, dict):
+        return
+    first: dict = {}        # dynamic axes -> (the first input on them, its layout)
+    for key, value in arguments.items():
+        axes = tuple(getattr(key, "dynamic_axes", ()) or ())
+        if len(axes) < 2:
+            continue
+        layout = _layout(value, len(tuple(getattr(key, "shape", ()) or ())))
+        if layout is None:
+            continue
+        names = tuple(getattr(a, "name", str(a)) for a in axes)
+        seen = first.setdefault(names, (key, layout))
+        if seen[1] != layout:
+            raise DataError(
+                "Different minibatch layouts detected (difference in sequence lengths or "
+                "count or start flags) in data specified for the Function's arguments "
+                f"'{key!r}' vs. '{seen[0]!r}', though these arguments have the same dynamic "
+                "axes '[#, *]'")
