@@ -184,6 +184,14 @@ class SequenceFunctions:
         if isinstance(x, PendingState):
             raise ConfigError(f"{name}: the dimensions of the delay at {x.where} are not known "
                               "yet; give them as its first argument")
+        if isinstance(x, Variable) and self._is_per_sample_sum(x):
+            # cntk.exe's criterion node is one [1] for the minibatch, with no MBLayout, and
+            # DelayedValueNodeBase::Validate refuses an input with no dynamic axis
+            node = self.path or name
+            raise ConfigError(f"{node} {name} operation requires the main (first) input to "
+                              f"have a dynamic axis: its input is a criterion node "
+                              f"({self.operation_of(x)}), one number for the minibatch in "
+                              "cntk.exe")
         return self._node(self._loops.delay(x, shape, initial, int(time_step), backwards, where),
                           name, tag)
 
