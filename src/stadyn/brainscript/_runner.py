@@ -277,7 +277,8 @@ class _Runner:
                                 labels_per_sequence=inputs.labels_per_sequence,
                                 validate=validate,
                                 batch_norms=[n for n in topological_nodes([criterion])
-                                             if n.spec.name == "cntk_batch_normalization"])
+                                             if n.spec.name == "cntk_batch_normalization"],
+                                criterion=criterion)
         if adjust is not None:
             info = (checkpoint or {}).get("auto_adjust")
             try:
