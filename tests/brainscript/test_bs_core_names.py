@@ -63,8 +63,7 @@ EXCEPTIONS = {
         "BatchNormalization", "CosDistanceWithNegativeSamples", "GatherPacked",
         "GMMLogLikelihood", "PackedIndex", "ScatterPacked", "QuantizedTimes",
         "Embedding", "BS.RNNs.LSTMBlock", "BS.RNNs.PreviousHCWithTrainedInitialState",
-        "BS.RNNs.NextHCWithTrainedInitialState", "BS.RNNs.GRU", "BS.RNNs.RecurrentGRU",
-        "BS.RNNs.RecurrentGRUStack", "BS.RNNs.RecurrentBidirectionalGRUStack")},
+        "BS.RNNs.NextHCWithTrainedInitialState")},
 }
 
 

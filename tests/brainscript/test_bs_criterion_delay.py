@@ -28,7 +28,8 @@ train = [ action = "train"
     criterionNodes = (ce) ]
   SGD = [ epochSize = 0 ; minibatchSize = 6 ; learningRatesPerSample = 0.000001 ; maxEpochs = 1 ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "$OutputDir$/data.txt" ; randomize = false
-    input = [ features = [ dim = 1 ; format = "dense" ] ; labels = [ dim = 1 ; format = "dense" ] ] ] ]
+    input = [ features = [ dim = 1 ; format = "dense" ]
+              labels = [ dim = 1 ; format = "dense" ] ] ] ]
 """
 
 
