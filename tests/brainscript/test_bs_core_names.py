@@ -38,8 +38,6 @@ EXCEPTIONS = {
     "ReconcileDynamicAxis": "not implemented yet (Text/SequenceClassification's seqcla.cntk "
                             "uses it); CastAs with it",
     "CastAs": "CNTK.core.bs's ReconcileDynamicAxis with its arguments swapped (see there)",
-    "BS.RNNs.RecurrentBidirectionalLSTMPStack": "not implemented yet (G2P.cntk names it in "
-                                                "the branch its own settings do not take)",
     "BS.Seq2Seq.GreedySequenceDecoderFrom": "not implemented yet (G2P.cntk's decoding "
                                             "command, which Stadyn does not run)",
     "BS.Seq2Seq.BeamSearchSequenceDecoderFrom": "not implemented yet (G2P.cntk's decoding "
