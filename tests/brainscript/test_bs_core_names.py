@@ -35,17 +35,11 @@ EXCEPTIONS = {
              "level (Abs, Floor, ...) where configs call them",
     "Shift": "used by Tests/EndToEndTests/Speech/LSTM/cntk.kaldi.cntk only, which reads Kaldi "
              "features Stadyn has no reader for",
-    "ReconcileDynamicAxis": "not implemented yet (Text/SequenceClassification's seqcla.cntk "
-                            "uses it); CastAs with it",
-    "CastAs": "CNTK.core.bs's ReconcileDynamicAxis with its arguments swapped (see there)",
-    "BS.RNNs.RecurrentBidirectionalLSTMPStack": "not implemented yet (G2P.cntk names it in "
-                                                "the branch its own settings do not take)",
     "BS.Seq2Seq.GreedySequenceDecoderFrom": "not implemented yet (G2P.cntk's decoding "
                                             "command, which Stadyn does not run)",
     "BS.Seq2Seq.BeamSearchSequenceDecoderFrom": "not implemented yet (G2P.cntk's decoding "
                                                 "command, which Stadyn does not run)",
     "BS.Seq2Seq.GetTopNTensor": "helper of the Seq2Seq decoders (see there)",
-    "ReconcileMBLayout": "CNTK.core.bs's old name of ReconcileDynamicAxis (see there)",
     # (initFromLiteral is read for init = "fromLiteral": test_bs_param_text_init.py)
     "ConstantFromString": "CNTK.core.bs's ParameterTensor ((0), initFromLiteral = literal) "
                           "gives no init, so cntk.exe does not read the literal: a uniform "
@@ -63,8 +57,7 @@ EXCEPTIONS = {
         "BatchNormalization", "CosDistanceWithNegativeSamples", "GatherPacked",
         "GMMLogLikelihood", "PackedIndex", "ScatterPacked", "QuantizedTimes",
         "Embedding", "BS.RNNs.LSTMBlock", "BS.RNNs.PreviousHCWithTrainedInitialState",
-        "BS.RNNs.NextHCWithTrainedInitialState", "BS.RNNs.GRU", "BS.RNNs.RecurrentGRU",
-        "BS.RNNs.RecurrentGRUStack", "BS.RNNs.RecurrentBidirectionalGRUStack")},
+        "BS.RNNs.NextHCWithTrainedInitialState")},
 }
 
 

@@ -203,3 +203,29 @@ def test_a_scalar_times_a_delay_still_gives_a_one_dimensional_loop_its_dimension
     xs = [np.array([[1.0], [2.0], [3.0]], np.float32)]
     (got,) = _run(net, "s", {"x": xs})
     np.testing.assert_allclose(got.ravel(), [1.0, 3.0, 6.0])
+
+
+def test_an_array_of_two_loops_values_is_their_sequences():
+    # (last in the file: the parameters it draws would move the seeds of the tests after it)
+    # Splice ((f : b)): the array's items are the loops' values, each the sequence its closed
+    # loop computes (a bidirectional layer); 2f8d9b80 took them as steps of both loops at once
+    # ("a value mixes steps of a loop that is already closed")
+    net, _ = _build("""{ x = Input{2}
+        W = Parameter (3, 2) ; H = Parameter (3, 3) ; V = Parameter (3, 3)
+        f = Tanh (W * x + H * PastValue (3, f))
+        b = Tanh (W * x + V * FutureValue (3, b))
+        fb = Splice ((f : b)) }""")
+    w, hw, vw = (net.nodes[name].d for name in ("W", "H", "V"))
+    xs = _sequences(2, 2)
+
+    def loop(seq, m, backwards):
+        h, out = np.full(3, 0.1, np.float32), []
+        for t in (range(len(seq) - 1, -1, -1) if backwards else range(len(seq))):
+            h = np.tanh(seq[t] @ w + h @ m)
+            out.append(h)
+        return np.array(out[::-1] if backwards else out)
+
+    for got, seq in zip(_run(net, "fb", {"x": xs}), xs):
+        expect = np.concatenate([loop(seq, hw, False), loop(seq, vw, True)], axis=1)
+        np.testing.assert_allclose(got, expect, rtol=1e-5, atol=1e-6)
+

@@ -105,3 +105,40 @@ def test_a_stabilised_lstmp_stack_is_cntk_core_bs_lstmp():
             hidden = _lstmp(seq, first, beta, 2)
             want = _lstmp(beta * hidden, second, beta, 2)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_stabilised_bidirectional_lstmp_stack_splices_both_directions():
+    """CNTK.core.bs's RecurrentBidirectionalLSTMPStack: per layer a forward and a backward
+    RecurrentLSTMP on the same input, their h spliced; the second layer reads the first's h
+    through one stabiliser shared by its two directions.  Parameters of one shape share values
+    and every stabiliser the same ``a``, as above: the backward loop is the forward recurrence
+    over the reversed sequence."""
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("""{ x = Input{3}
+            bi = BS.RNNs.RecurrentBidirectionalLSTMPStack ((2:2), cellDims = (5:5), x,
+                                                           enableSelfStabilization = true)
+            y = bi[1].h }""", StadynLibrary())
+        params = dict(sd.get_parameters().items())
+        rng = np.random.RandomState(5)
+        values = {}
+        for v in params.values():
+            if v.shape not in values:
+                values[v.shape] = (np.float32(0.3) if v.shape == () else
+                                   rng.uniform(-0.6, 0.6, v.shape).astype(np.float32))
+            v.d = values[v.shape]
+        # 4 stabilisers per direction and layer, one between the layers
+        assert sum(v.shape == () for v in params.values()) == 17
+        f64 = {k: v.astype(np.float64) for k, v in values.items()}
+        beta = _beta(0.3)
+        first = {"W": f64[(3, 5)], "H": f64[(2, 5)], "b": f64[(5,)], "C": f64[(5,)],
+                 "Wmr": f64[(5, 2)]}
+        second = dict(first, W=f64[(4, 5)])
+
+        def both(seq, p):
+            return np.concatenate([_lstmp(seq, p, beta, 2),
+                                   _lstmp(seq[::-1], p, beta, 2)[::-1]], axis=1)
+
+        xs = _inputs()
+        for got, seq in zip(_run(net, "y", xs), xs):
+            want = both(beta * both(seq, first), second)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

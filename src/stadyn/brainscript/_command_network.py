@@ -390,8 +390,8 @@ class InputSource:
         finally:
             once.close()
 
-    #: set by the runner for data-parallel epochs of ``epochSize`` samples: each epoch starts
-    #: at ``epoch x epochSize`` and ends at the next, on every worker, as cntk.exe's reader
+    #: set by the runner for epochs of ``epochSize`` samples: each epoch starts at ``epoch x
+    #: epochSize`` and ends at the next, on every worker, as cntk.exe's reader
     #: (:func:`stadyn.io.start_epoch_at`)
     epochs_from_start = False
 
@@ -399,7 +399,7 @@ class InputSource:
     def start_epoch(self):
         """The reader's own start of an epoch where it ends its epochs itself (an utterance-mode
         HTKMLFReader's, :class:`~stadyn.io.UtteranceSource`; a minibatch source's epochs of
-        ``epochSize`` samples on several workers, :attr:`epochs_from_start`), else None
+        ``epochSize`` samples, :attr:`epochs_from_start`), else None
         (``Trainer.fit``)."""
         own = getattr(self.source, "start_epoch", None)
         if own is None and self.epochs_from_start and \

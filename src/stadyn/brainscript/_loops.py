@@ -262,7 +262,21 @@ class Loops:
     def prepare(self, values: list[Any]) -> None:
         """Map the arguments of one library call in place: nodes of closed loops to their
         sequences; where a node of an open loop is among them, sequences from outside to
-        step inputs of that loop."""
+        step inputs of that loop.  The items of an array argument (a tuple: ``Splice ((fwd.h :
+        bwd.h))``) count as arguments too."""
+        spots = [(k, j) for k, v in enumerate(values) if type(v) is tuple
+                 for j in range(len(v))]
+        if spots:
+            flat = [values[k][j] for k, j in spots] + \
+                [v for v in values if type(v) is not tuple]
+            self.prepare(flat)
+            arrays = {k: list(values[k]) for k, _ in spots}
+            for (k, j), v in zip(spots, flat):
+                arrays[k][j] = v
+            rest = iter(flat[len(spots):])
+            for k, v in enumerate(values):
+                values[k] = tuple(arrays[k]) if k in arrays else next(rest)
+            return
         loops = []
         for k, v in enumerate(values):
             values[k] = v = _made(v)

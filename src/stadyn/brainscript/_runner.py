@@ -205,8 +205,12 @@ class _Runner:
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
-        # several workers: cntk.exe starts each epoch at epoch x epochSize on every worker
-        inputs.epochs_from_start = bool(epoch_size) and self.parallel.size > 1
+        # cntk.exe's reader starts each epoch at epoch x epochSize samples (StartEpoch), on
+        # one worker and on several, a restart from modelPath.<n> too (its checkpoints keep no
+        # reader position); one worker whose trainer counts a label per sequence keeps the
+        # epochs of epochSize labels (CNTK's documented rule) read on from the cursor
+        inputs.epochs_from_start = bool(epoch_size) and (
+            self.parallel.size > 1 or not inputs.labels_per_sequence)
         if source.sweep_size == 0:
             raise ConfigError("the training reader delivers no samples", *reader_loc)
         params = network.learnable(criterion)
@@ -273,7 +277,8 @@ class _Runner:
                                 labels_per_sequence=inputs.labels_per_sequence,
                                 validate=validate,
                                 batch_norms=[n for n in topological_nodes([criterion])
-                                             if n.spec.name == "cntk_batch_normalization"])
+                                             if n.spec.name == "cntk_batch_normalization"],
+                                criterion=criterion)
         if adjust is not None:
             info = (checkpoint or {}).get("auto_adjust")
             try:

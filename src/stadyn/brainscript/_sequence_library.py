@@ -88,6 +88,7 @@ class SequenceFunctions:
             "Where": self.Where, "_SequenceGather": self._SequenceGather,
             "_SequenceScatter": self._SequenceScatter, "TimeReverse": self.TimeReverse,
             "_BroadcastSequenceAs": self._BroadcastSequenceAs,
+            "ReconcileDynamicAxis": self.ReconcileDynamicAxis,
             "_StabilizeElements": self._StabilizeElements, "_KnownDims": self._KnownDims,
         }
 
@@ -184,6 +185,14 @@ class SequenceFunctions:
         if isinstance(x, PendingState):
             raise ConfigError(f"{name}: the dimensions of the delay at {x.where} are not known "
                               "yet; give them as its first argument")
+        if isinstance(x, Variable) and self._is_per_sample_sum(x):
+            # cntk.exe's criterion node is one [1] for the minibatch, with no MBLayout, and
+            # DelayedValueNodeBase::Validate refuses an input with no dynamic axis
+            node = self.path or name
+            raise ConfigError(f"{node} {name} operation requires the main (first) input to "
+                              f"have a dynamic axis: its input is a criterion node "
+                              f"({self.operation_of(x)}), one number for the minibatch in "
+                              "cntk.exe")
         return self._node(self._loops.delay(x, shape, initial, int(time_step), backwards, where),
                           name, tag)
 
@@ -279,6 +288,40 @@ class SequenceFunctions:
     def _BroadcastSequenceAs(self, type, data1):  # noqa: A002 - CNTK's name
         like = self._seq(type, "BS.Sequences.BroadcastSequenceAs")
         return S.broadcast_as(self._value(data1, "BS.Sequences.BroadcastSequenceAs"), like)
+
+    def ReconcileDynamicAxis(self, dataInput, layoutInput, tag=""):
+        """``dataInput`` on the dynamic axes of ``layoutInput``, as cntk.exe's
+        ``ReconcileDynamicAxisNode`` (ReshapingNodes.h): where both are one value per sample,
+        or both sequences (the same layout: cntk.exe checks it as it runs), the data as it is;
+        one value per sequence (``BS.Sequences.Last (x)``) on a sequence: repeated over each
+        step of its sequence (its ``broadcast_as`` case).  A sequence on a value per sample is
+        refused, as cntk.exe refuses the incompatible layout; data with no batch axis (a
+        parameter, which cntk.exe copies to every sample) is not supported yet.
+
+        Example:
+            >>> import numpy as np, stadyn as sd
+            >>> from stadyn.brainscript import StadynLibrary, build_network
+            >>> with sd.parameter_registry(sd.ParameterRegistry()):
+            ...     net = build_network('''{ x = Input{2}
+            ...         y = ReconcileDynamicAxis (BS.Sequences.Last (x), x) }''', StadynLibrary())
+            >>> net.nodes["x"].d = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0]])]
+            >>> net.nodes["y"].forward()
+            >>> [v.tolist() for v in sd.sequence.unpack_value(net.nodes["y"])]
+            [[[3.0, 4.0], [3.0, 4.0]], [[5.0, 6.0]]]
+        """
+        data = self._value(dataInput, "ReconcileDynamicAxis")
+        layout = self._value(layoutInput, "ReconcileDynamicAxis")
+        on_steps = data.sequence_lengths is not None
+        if not on_steps and not self.has_batch_axis(data):
+            raise ConfigError("ReconcileDynamicAxis: data with no batch axis (a parameter or a "
+                              "constant) is not supported yet")
+        if on_steps == (layout.sequence_lengths is not None):
+            return self._node(F.identity(data), "ReconcileDynamicAxis", tag)
+        if on_steps:
+            raise ConfigError("ReconcileDynamicAxis: the data is a sequence but the layout input "
+                              "is one value per sample: their layouts are incompatible (cntk.exe "
+                              "refuses them as it runs)")
+        return self._node(S.broadcast_as(data, layout), "ReconcileDynamicAxis", tag)
 
     def _StabilizeElements(self, x, inputDim=0):
         """CNTK.core.bs's ``BS.Parameters.StabilizeElements``: ``x`` times

@@ -34,8 +34,9 @@ from .. import cntk_semantics as cntk
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError, ShapeError
-from ..graph import Variable
+from ..graph import Variable, topological_nodes
 from ..inspect import trace
+from ..ops import CNTKStream
 from ._computation_node import ComputationNodeFunctions
 from ._criterion_library import CriterionFunctions
 from ._elementwise_library import ElementwiseFunctions
@@ -233,6 +234,33 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
                 node.set_attribute("p", rate)
         return len(self._dropout_nodes)
 
+    def seed_random_nodes(self, root: Variable, base: int) -> int:
+        """Seed the ``Dropout`` nodes ``root`` is computed from as cntk.exe seeds its random
+        nodes at the start of each epoch (``ComputationNetwork::SetIRngUserSeed``, called by
+        SGD.cpp with ``base = worker x maxEpochs + epoch``): in the order it evaluates them
+        (children first, inputs in order), node ``i`` of ``n`` gets seed ``base x n + i`` and
+        offset 0; returns ``n``.
+
+        Example:
+            >>> import stadyn as sd
+            >>> from stadyn.brainscript import build_network
+            >>> lib = StadynLibrary(0.5)
+            >>> with sd.parameter_registry(sd.ParameterRegistry()):
+            ...     net = build_network("{ x = Input {3} ; d1 = Dropout (x) ; "
+            ...                         "y = Dropout (d1) + d1 }", lib)
+            >>> lib.seed_random_nodes(net.nodes["y"], 2)     # epoch 3: seeds 4 and 5
+            2
+            >>> [int(n.attrs["seed"]) for n in lib._dropout_nodes]
+            [4, 5]
+        """
+        mine = {id(n) for n in self._dropout_nodes}
+        nodes = [n for n in topological_nodes([root]) if id(n) in mine]
+        for i, node in enumerate(nodes):
+            old = node.attrs["seed"]
+            node.set_attribute("seed", CNTKStream((int(base) * len(nodes) + i) % 2 ** 64,
+                                                  time_major=old.time_major))
+        return len(nodes)
+
     # ---- inputs (parameters and constants: ._parameter_library) ----------------------------
     def Input(self, dims, dynamicAxis="", sparse=False, tag="feature"):
         """A graph input of per-sample shape ``dims`` (column-major), with a batch axis of 1 that
@@ -415,8 +443,14 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         return cntk.over_sample(fn, x, self.has_batch_axis(x))
 
     def Dropout(self, _, tag=""):
-        """Dropout with the SGD block's ``dropoutRate`` while training; the identity otherwise."""
-        y = F.dropout(self._value(_, "Dropout"), p=self.dropout_rate, train_only=True)
+        """Dropout with the SGD block's ``dropoutRate`` while training; the identity otherwise.
+        Its masks are cntk.exe's: ``DropoutNode`` draws them from CNTK's CPU engine
+        (``SetUniformRandomMask``: a value is dropped where Boost's uniform float of
+        ``mt19937_64`` is ``<= rate``), seeded at each epoch's start
+        (:meth:`seed_random_nodes`)."""
+        x = self._value(_, "Dropout")
+        y = F.dropout(x, p=self.dropout_rate, seed=CNTKStream(0).for_operand(x),
+                      train_only=True)
         self._dropout_nodes.append(y.parent)
         return self._node(y, "Dropout", tag)
 

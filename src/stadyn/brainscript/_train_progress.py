@@ -2,7 +2,8 @@
 :class:`~stadyn.train.TrainingCallback` that does, at fit's hooks, what CNTK's SGD loop did around
 each epoch and minibatch.
 
-* **Epoch start**: seed the random masks per epoch (CNTK's ``SetIRngUserSeed``, so a resumed run
+* **Epoch start**: seed the random masks per epoch (CNTK's ``SetIRngUserSeed``: the
+  ``Dropout`` nodes' engines, :meth:`StadynLibrary.seed_random_nodes`, so a resumed run
   draws the masks an uninterrupted one drew), set the epoch's dropout rate and batch
   normalisation time constants (``batchNormalizationTimeConstant``,
   ``batchNormalizationBlendTimeConstant``), print ``Starting Epoch ...``.
@@ -137,8 +138,10 @@ class CNTKProgress(TrainingCallback):
                  epoch_callback: Callable[[str, int], None] | None = None, *,
                  labels_per_sequence: bool = False,
                  validate: Callable[[int], dict[str, float]] | None = None,
-                 batch_norms: Sequence[Any] = ()):
+                 batch_norms: Sequence[Any] = (), criterion: Any = None):
         self.setting, self.log, self.library = setting, log, library
+        # the criterion node, whose Dropout nodes are seeded per epoch (SetIRngUserSeed)
+        self.criterion = criterion
         # the batch normalisations the criterion depends on (their op calls), and the time
         # constants last set on them (cntk.exe's prev...TimeConstant, 0 at the start)
         self.batch_norms, self.bn_constants = list(batch_norms), (0.0, 0.0)
@@ -163,6 +166,11 @@ class CNTKProgress(TrainingCallback):
         self.begin = time.perf_counter()
         # (CNTK's size_t arithmetic wraps: so does this, where torch takes 64 bits.)
         torch.manual_seed((setting.seed_offset * sgd.max_epochs + epoch) % 2 ** 64)
+        if self.criterion is not None:
+            # SGD.cpp: randSeedBase = parallelWorkerIdx * maxEpochs + epoch (the rank once
+            # parallel training has started: at the first epoch, parallelizationStartEpoch 1)
+            worker = self.parallel.rank if self.parallel.size > 1 else 0
+            self.library.seed_random_nodes(self.criterion, worker * sgd.max_epochs + epoch)
         rate = per_epoch(sgd.dropout_rate, epoch)
         if rate != self.dropout:
             log.raw(f"Setting dropout rate to {rate:.8g}.")
