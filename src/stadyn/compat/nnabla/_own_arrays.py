@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import torch
 
-from ...graph import Variable as _Core, data_of, hand_out, handed_out
+from ...graph import (Variable as _Core, data_of, get_auto_forward, hand_out, handed_out,
+                      renew_value)
 
-__all__ = ["own_array", "owned_output", "shares_by_design"]
+__all__ = ["own_array", "owned_output", "shares_by_design", "renew_shared_input"]
 
 
 def shares_by_design(node) -> bool:
@@ -85,6 +86,8 @@ def own_array(v: _Core) -> None:
         # (handed out: memory the user holds already, of its own or, for the Variables of
         # ``x.reshape(shape, unlink=True)``, one array they share: _shared_arrays.py)
         return
+    if t.grad_fn is None:               # (a static plan's value, run under no_grad)
+        t = t.detach()
     own = t.clone(memory_format=torch.contiguous_format)
     _Core.data.fset(v, own)
     hand_out(own)
@@ -103,6 +106,34 @@ def _share_input_array(v: _Core, x: _Core) -> None:
         view = held.view(tuple(t.shape))
         _Core.data.fset(v, view)
         hand_out(view)
+    hand_out(held)                      # the later runs write into ``x``'s memory, ``v``'s too
+
+
+def renew_shared_input(v: _Core, new: torch.Tensor) -> None:
+    """``v``'s value was given the new memory ``new`` (``fill()`` / ``zero()`` / ``v.d = 5``
+    while a NumPy array of it is kept): where ``v`` is ``F.reshape(x, ...)`` (in place) of an
+    op output or a static graph's leaf ``x``, the two hold one array, which NNabla gives new
+    memory, so ``x`` views ``new`` in its shape (and so on up a chain of such reshapes).
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> x = F.add_scalar(nn.Variable.from_numpy_array(np.zeros(4, np.float32)), 1.0)
+        >>> y = F.reshape(x, (2, 2)); y.forward(); kept = y.d
+        >>> y.data.fill(5.0); x.d.tolist(), kept.tolist()
+        ([5.0, 5.0, 5.0, 5.0], [[1.0, 1.0], [1.0, 1.0]])
+    """
+    node = v.parent
+    while node is not None and shares_by_design(node):
+        x = node.inputs[0]
+        old = data_of(x)
+        if (old is None or old.numel() != new.numel() or old.dtype != new.dtype
+                or (x.parent is None and get_auto_forward())):
+            return                      # (a dynamic graph's leaf: its autograd graph holds it)
+        renew_value(x, new.view(tuple(old.shape)))
+        if x.parent is not None:
+            hand_out(data_of(x))
+        node = x.parent
 
 
 def owned_output(node, data: torch.Tensor | None) -> torch.Tensor | None:

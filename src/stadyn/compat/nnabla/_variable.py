@@ -42,7 +42,7 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
-from ._own_arrays import own_array, owned_output
+from ._own_arrays import own_array, owned_output, renew_shared_input
 from ._shared_arrays import (follow, relink_grads, unlinked_view, viewed_in_group,
                              watch_output)
 from ._written_types import (assign_to_output, float_for_gradients, stays_float,
@@ -530,6 +530,7 @@ def _renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     ``v``'s array."""
     new = renew_value(v, tensor)
     follow(value_holder(v))
+    renew_shared_input(v, new)          # (an in-place reshape's input holds its array too)
     return new
 
 
