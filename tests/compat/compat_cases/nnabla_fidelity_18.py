@@ -6,6 +6,10 @@ first forward and after a second one (Stadyn's static backward read the run's ow
 view of the input, or the value before the write).
 """
 
+import logging
+import os
+import tempfile
+
 import numpy as np
 
 from compat_harness import nnabla_case
@@ -95,3 +99,36 @@ def written_outputs__backward_reads_them(nn, F, r):
                     res[tag + " " + k] = v
     return res
 
+
+class _Messages(logging.Handler):
+    def __init__(self):
+        logging.Handler.__init__(self)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append("%s: %s" % (record.levelname, record.getMessage()))
+
+
+@nnabla_case(names=["nnabla.load_parameters", "nnabla.parameter.load_parameters"],
+             note="a path of no parameter format (nnabla-examples factorized-layers' default "
+                  "-t tmp.monitor, a folder, a missing file) is passed over with a warning")
+def load_parameters__unknown_extension_omitted(nn, F, r):
+    folder = tempfile.mkdtemp()
+    with open(os.path.join(folder, "tmp.monitor"), "w") as f:
+        f.write("not parameters")
+    os.mkdir(os.path.join(folder, "run.monitor"))
+    nn.clear_parameters()
+    with nn.parameter_scope("net"):
+        nn.parameter.get_parameter_or_create("W", (2,)).d = [1.0, 2.0]
+    messages = _Messages()
+    logging.getLogger("nnabla").addHandler(messages)
+    try:
+        for name in ("tmp.monitor", "run.monitor", "missing.monitor", "noext.txt"):
+            path = os.path.join(folder, name)
+            nn.load_parameters(path)
+        nn.parameter.load_parameters(os.path.join(folder, "tmp.monitor"))
+    finally:
+        logging.getLogger("nnabla").removeHandler(messages)
+    params = nn.get_parameters()
+    return {"messages": [m.replace(folder, "<dir>") for m in messages.messages],
+            "params": sorted(params), "W": params["net/W"].d.tolist()}
