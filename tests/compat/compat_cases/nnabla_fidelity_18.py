@@ -3,7 +3,10 @@ output (``y.d = v``, ``y.d[...] = v``, ``y.data.fill(v)``, a kept ``y.d`` array 
 for the outputs of NNabla's copying ops (``F.transpose``, ``F.slice``, ``x[i]``, ``F.split``,
 ``F.identity``, ``F.broadcast``, ``F.reshape(..., inplace=False)``) and the others, after a
 first forward and after a second one (Stadyn's static backward read the run's own tensor: a
-view of the input, or the value before the write).
+view of the input, or the value before the write); ``nn.load_parameters`` of a path no NNabla
+loader takes; ``F.scatter_nd(..., out=x)`` of a computed ``x`` (one array with the result) and
+of an ``x`` another function reads (refused), of a ``PythonFunction``'s or ``F.meshgrid``'s
+output.
 """
 
 import logging
@@ -132,3 +135,149 @@ def load_parameters__unknown_extension_omitted(nn, F, r):
     params = nn.get_parameters()
     return {"messages": [m.replace(folder, "<dir>") for m in messages.messages],
             "params": sorted(params), "W": params["net/W"].d.tolist()}
+
+
+def _scatter_out(nn, F, dynamic, make_x, reader):
+    """``y = F.scatter_nd(data, idx, out=x)`` with ``x = make_x(a)``; ``reader``: "before"
+    (a kept function reads x first), "after" (one reads it after the call), "dropped" (one
+    read x and was let go), or None.  Returns what x and y show through writes and a backward,
+    or where NNabla refused."""
+    res = {}
+    idx = nn.Variable.from_numpy_array(np.array([[0, 2]]))
+    data = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+    nn.set_auto_forward(dynamic)
+    try:
+        a = nn.Variable.from_numpy_array(np.arange(4, dtype=np.float32), need_grad=True)
+        x = make_x(F, a)
+        z = None
+        if reader == "before":
+            z = F.add_scalar(x, 1.0)
+        elif reader == "dropped":
+            F.add_scalar(x, 1.0)
+        stage = "call"
+        try:
+            y = F.scatter_nd(data, idx, out=x)
+            if reader == "after":
+                z = F.add_scalar(x, 1.0)
+            stage = "forward"
+            if not dynamic:
+                y.forward()
+            res["y"] = y.d.copy()
+            res["x"] = x.d.copy()
+            if z is not None:
+                if not dynamic:
+                    z.forward()
+                res["z"] = z.d.copy()
+            y.d = np.full(4, 7.0, np.float32)
+            res["x after y.d = 7"] = x.d.copy()
+            x.d = np.full(4, 3.0, np.float32)
+            res["y after x.d = 3"] = y.d.copy()
+            stage = "loss.forward"
+            loss = F.sum(F.mul2(y, y))
+            loss.forward()
+            res["loss"] = float(loss.d)
+            res["x after loss.forward"] = x.d.copy()
+            a.grad.zero()
+            data.grad.zero()
+            loss.backward()
+            res["a.g"] = a.g.copy()
+            res["data.g"] = data.g.copy()
+        except RuntimeError:
+            res["refused at"] = stage
+        return res
+    finally:
+        nn.set_auto_forward(False)
+
+
+_OUTS = {
+    "mul_scalar": lambda F, a: F.mul_scalar(a, 2.0),
+    "add2": lambda F, a: F.add2(a, a),
+    "exp of no-grad": lambda F, a: F.exp(F.mul_scalar(a.get_unlinked_variable(need_grad=False),
+                                                      0.5)),
+    "leaf": lambda F, a: a,
+}
+
+
+@nnabla_case(names=[_F + "scatter_nd"],
+             note="F.scatter_nd(data, idx, out=x) with x computed (or a leaf), x read by "
+                  "another function before or after the call (NNabla: 'In-placing at a "
+                  "branching variable'), or not: what x and y share, static and dynamic")
+def scatter_nd__out_computed_shares(nn, F, r):
+    res = {}
+    for dynamic in (False, True):
+        for key, make_x in _OUTS.items():
+            for reader in (None, "before", "after", "dropped"):
+                got = _scatter_out(nn, F, dynamic, make_x, reader)
+                tag = "%s%s%s" % ("dynamic " if dynamic else "", key,
+                                  " (reader %s)" % reader if reader else "")
+                for k, v in got.items():
+                    res[tag + ": " + k] = v
+    return res
+
+
+def _python_twice(PythonFunction, reads_output):
+    class Twice(PythonFunction):
+        @property
+        def name(self):
+            return "Twice"
+
+        def min_outputs(self):
+            return 1
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = 2 * inputs[0].d
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            pass
+
+        def grad_depends_output_data(self, i, o):
+            return reads_output
+
+        def grad_depends_input_data(self, i, j):
+            return False
+
+    return Twice
+
+
+@nnabla_case(names=[_F + "scatter_nd", _F + "meshgrid",
+                    "nnabla.function.PythonFunction.grad_depends_output_data"],
+             note="out= the output of a PythonFunction whose grad_depends_output_data is "
+                  "True or False, or of F.meshgrid, an input needing a gradient or not")
+def scatter_nd__out_of_python_function_or_meshgrid(nn, F, r):
+    r.touch("nnabla.function.PythonFunction.grad_depends_output_data")
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    res = {}
+    idx = nn.Variable.from_numpy_array(np.array([[0, 1]]))
+    data = nn.Variable.from_numpy_array(np.array([5.0, 6.0], np.float32))
+    for dynamic in (False, True):
+        for need_grad in (True, False):
+            makers = [("python reads its output",
+                       lambda a: _python_twice(PythonFunction, True)()(a)),
+                      ("python reads no output",
+                       lambda a: _python_twice(PythonFunction, False)()(a)),
+                      ("meshgrid 0", lambda a: F.meshgrid(a, a)[0]),
+                      ("meshgrid 1", lambda a: F.meshgrid(a, a)[1])]
+            for key, make in makers:
+                label = "%s%s%s" % ("dynamic " if dynamic else "", key,
+                                    "" if need_grad else " (no grad)")
+                nn.set_auto_forward(dynamic)
+                try:
+                    a = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32),
+                                                     need_grad=need_grad)
+                    x = make(a)
+                    try:
+                        y = F.scatter_nd(data, idx if x.ndim == 1 else
+                                         nn.Variable.from_numpy_array(np.array([[0, 1],
+                                                                                [1, 0]])),
+                                         out=x)
+                        if not dynamic:
+                            y.forward()
+                        res[label] = y.d.copy()
+                    except RuntimeError:
+                        res[label] = "RuntimeError"
+                finally:
+                    nn.set_auto_forward(False)
+    return res

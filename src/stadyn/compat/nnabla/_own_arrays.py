@@ -26,12 +26,32 @@ Example:
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 
 from ...graph import (Variable as _Core, data_of, get_auto_forward, hand_out, handed_out,
                       renew_value)
 
-__all__ = ["own_array", "owned_output", "shares_by_design", "renew_shared_input"]
+__all__ = ["own_array", "owned_output", "shares_by_design", "renew_shared_input",
+           "holds_input_array"]
+
+# Nodes whose output holds an input's array by the call that made them (NNabla's in-place
+# ``F.scatter_nd(..., out=x)``: ``_overwritable.write_in_place``).
+_HOLD_INPUT_ARRAYS: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def holds_input_array(node) -> None:
+    """Record that the output of ``node`` holds its input's array by design (NNabla's in-place
+    ``F.scatter_nd(..., out=x)``): :func:`own_array` and :func:`owned_output` leave it so.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> node = F.identity(nn.Variable((2,))).parent
+        >>> holds_input_array(node); node in _HOLD_INPUT_ARRAYS
+        True
+    """
+    _HOLD_INPUT_ARRAYS.add(node)
 
 
 def shares_by_design(node) -> bool:
@@ -76,7 +96,7 @@ def own_array(v: _Core) -> None:
         False
     """
     node = v.parent
-    if node is None:
+    if node is None or node in _HOLD_INPUT_ARRAYS:
         return
     if shares_by_design(node):
         _share_input_array(v, node.inputs[0])
@@ -149,7 +169,8 @@ def owned_output(node, data: torch.Tensor | None) -> torch.Tensor | None:
         >>> inner = torch.zeros(2); owned_output(node, inner[:1])._base is inner
         True
     """
-    if (data is None or node is None or data._base is None or shares_by_design(node)):
+    if (data is None or node is None or data._base is None or shares_by_design(node)
+            or node in _HOLD_INPUT_ARRAYS):
         return data
     # (a view of the op's own intermediate, as a convolution's or affine's output is, stays)
     if not _shares_input_storage(data, node):

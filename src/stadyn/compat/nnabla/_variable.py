@@ -42,6 +42,7 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
+from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import own_array, owned_output, renew_shared_input
 from ._shared_arrays import (follow, relink_grads, unlinked_view, viewed_in_group,
                              watch_output)
@@ -279,7 +280,9 @@ class Variable(_Core):
         if parent is not None and parent.spec.forwards_inputs:
             for v in parent.inputs:     # (roots of Stadyn's forward too: OpSpec)
                 mark_forwarded(v)
+        check_before_forward([self])    # in-place results (F.scatter_nd(out=x)): _overwritable
         super().forward(*args, **kwargs)
+        share_after_forward([self])
 
     def backward(self, *args, **kwargs) -> None:
         """Stadyn's ``backward`` (same arguments), reading what was written into an op's
@@ -586,7 +589,9 @@ def forward_all(variables, *args, **kwargs) -> None:
     variables = list(variables)         # (a generator read once: both loops see it whole)
     for v in variables:
         mark_forwarded(v)
+    check_before_forward(variables)
     _graph.forward_all(variables, *args, **kwargs)
+    share_after_forward(variables)
 
 
 def as_nnabla(v: Any) -> Any:
