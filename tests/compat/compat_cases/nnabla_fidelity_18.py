@@ -281,3 +281,37 @@ def scatter_nd__out_of_python_function_or_meshgrid(nn, F, r):
                 finally:
                     nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=[_F + "transpose", _F + "slice", _F + "identity", _F + "add_scalar",
+                    "nnabla.Variable.reset_shape"],
+             note="y.d = 5 then backward, after a forward of a new input shape (Stadyn runs "
+                  "such a graph eagerly first) and in a graph holding a PythonFunction (run "
+                  "eagerly for good)")
+def written_outputs__eager_runs_read_them(nn, F, r):
+    r.touch("nnabla.Variable.reset_shape")
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    makers = {"transpose": lambda a: F.transpose(a, (1, 0)),
+              "slice": lambda a: F.slice(a, (0, 1), (2, 3)),
+              "identity": lambda a: F.identity(a),
+              "add_scalar": lambda a: F.add_scalar(a, 1.0)}
+    res = {}
+    for key, make in makers.items():
+        for how in ("new shape", "python function"):
+            a = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3),
+                                             need_grad=True)
+            y = make(a)
+            loss = F.sum(F.mul2(y, y))
+            if how == "python function":
+                loss = F.add2(loss, F.sum(_python_twice(PythonFunction, False)()(a)))
+            loss.forward()
+            if how == "new shape":
+                a.reset_shape((3, 3), force=True)
+                a.d = np.arange(9, dtype=np.float32).reshape(3, 3)
+                loss.forward()
+            y.d = 5
+            a.grad.zero()
+            loss.backward()
+            res["%s, %s: a.g" % (key, how)] = a.g.copy()
+            res["%s, %s: y.d" % (key, how)] = y.d.copy()
+    return res

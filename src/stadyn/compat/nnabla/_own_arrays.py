@@ -10,7 +10,9 @@ copy); the array is copied only where the user can write it:
 
 * a static graph's output gets memory of its own when its value is handed to the user
   (:func:`own_array`, from ``.d``, ``.data`` and ``y.d = v``); it is then a handed-out tensor,
-  into which the later runs write (``stadyn.graph.hand_out``);
+  into which the later runs write (``stadyn.graph.hand_out``), and which the plan's backward
+  reads (``stadyn.graph.saved_as_held``); run eagerly (a new shape's trial, an untraceable
+  op), the tensor in the autograd graph takes that memory, so its backward reads it too;
 * a dynamic graph's output is copied when the op runs (:func:`owned_output`), so that the ops
   run after it read it, and a backward reaches its gradient ``y.g``, through the copy.
 
@@ -106,9 +108,13 @@ def own_array(v: _Core) -> None:
         # (handed out: memory the user holds already, of its own or, for the Variables of
         # ``x.reshape(shape, unlink=True)``, one array they share: _shared_arrays.py)
         return
-    if t.grad_fn is None:               # (a static plan's value, run under no_grad)
-        t = t.detach()
-    own = t.clone(memory_format=torch.contiguous_format)
+    own = t.detach().clone(memory_format=torch.contiguous_format)
+    if t.grad_fn is not None:
+        # a static graph run eagerly (a new shape's trial, an untraceable op): its backward
+        # reads this tensor, which keeps its place in the autograd graph and takes the memory
+        t.data = own
+        hand_out(t)
+        return
     _Core.data.fset(v, own)
     hand_out(own)
 
