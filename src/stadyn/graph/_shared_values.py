@@ -286,7 +286,7 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     if tuple(tensor.shape) != tuple(old.shape) or tensor.dtype != old.dtype:
         raise StadynError(f"renew_value: a {tensor.dtype} {tuple(tensor.shape)} tensor cannot "
                           f"replace the {old.dtype} {tuple(old.shape)} value")
-    if old.grad_fn is not None and old._base is None:
+    if old.grad_fn is not None:
         # a dynamic graph's output, which its backward reads (NNabla's reads the new memory):
         # the tensor keeps its place in the autograd graph and takes the new memory, the old
         # left to the NumPy arrays over it (each holds a tensor of its own: numpy_reader)

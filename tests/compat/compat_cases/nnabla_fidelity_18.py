@@ -71,14 +71,11 @@ def _backward_reads(nn, F, make, dynamic, how, forwards):
 # Dynamic mode, y.d = 5 / fill() while a NumPy array of y.d is alive: NNabla gives y's array
 # new memory (the kept array keeps the old values) and the backward reads the new; Stadyn's
 # dynamic output takes the new memory in its autograd graph (graph.renew_value), which torch's
-# saved tensors see where the tensor is an op's input, not where it is a torch view (an
-# in-place reshape's output) or saved as its op's own output (exp's backward reads exp(x)).
-_KEPT_DYNAMIC = "dynamic mode, y.d = 5 or fill() with a y.d NumPy array alive: the autograd " \
-                "graph keeps reading the old memory (a torch view, or an output its own op saves)"
-_KNOWN = dict(("dynamic %s %s %s" % (op, how, what), _KEPT_DYNAMIC)
-              for op, whats in (("getitem", ("a.g",)), ("reshape", ("a.g", "a.d")),
-                                ("reshape of add_scalar", ("a.g",)), ("exp", ("a.g",)))
-              for how in ("y.d = 5", "fill") for what in whats)
+# saved tensors see where the tensor is an op's input, not where it is saved as its own op's
+# output (exp's backward reads exp(x): torch saves that as a tensor of its own).
+_KEPT_DYNAMIC = "dynamic mode, y.d = 5 or fill() with a y.d NumPy array alive: an op whose " \
+                "backward reads its own output (exp) reads the old memory"
+_KNOWN = dict(("dynamic exp %s a.g" % how, _KEPT_DYNAMIC) for how in ("y.d = 5", "fill"))
 
 
 @nnabla_case(names=sorted(set(_F + n for n, _ in _OPS.values())) + ["nnabla.Variable.d"],

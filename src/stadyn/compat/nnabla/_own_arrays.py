@@ -153,9 +153,11 @@ def renew_shared_input(v: _Core, new: torch.Tensor) -> None:
     while node is not None and shares_by_design(node):
         x = node.inputs[0]
         old = data_of(x)
-        if (old is None or old.numel() != new.numel() or old.dtype != new.dtype
-                or (x.parent is None and get_auto_forward())):
-            return                      # (a dynamic graph's leaf: its autograd graph holds it)
+        if old is None or old.numel() != new.numel() or old.dtype != new.dtype:
+            return
+        if x.parent is None and get_auto_forward():
+            old.data = new.view(tuple(old.shape))   # (a dynamic graph's leaf: in its graph)
+            return
         renew_value(x, new.view(tuple(old.shape)))
         if x.parent is not None:
             hand_out(data_of(x))
