@@ -45,7 +45,7 @@ from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_outpu
                       drop_dead_code, plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor, run_tensor
 from ._tracing import collector_paused, realize, trace_fake
-from ._shared_values import set_output
+from ._shared_values import outputs_saved, saved_as_held, set_output
 from ._variable import FunctionNode, Variable
 
 __all__ = ["StaticPlan", "EagerPlan", "build_plan", "untraceable_ops", "holds_loop"]
@@ -81,7 +81,7 @@ class StaticPlan:
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
                  "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter",
                  "marks", "marks_seen", "keep_all", "all_inters", "_raw_bw", "_positions",
-                 "_programs", "kept", "deferred", "_tabled", "seed_shapes", "__weakref__")
+                 "_programs", "kept", "deferred", "_tabled", "seed_shapes", "_given", "__weakref__")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -132,6 +132,9 @@ class StaticPlan:
         # the inputs' shapes of the random ops of their own plain seed in its first run (set by
         # the runner, _own_streams.record): what they are set up with before it replays
         self.seed_shapes: list | None = None
+        # the values the backward reads that the forward gives Variables too: it reads what
+        # those hold when it runs (memory handed to the user: _shared_values.saved_as_held)
+        self._given = outputs_saved(self.fw, self.n_fill) if bw is not None else ()
         self._tabled = count_tables(self)     # Stadyn's references, not the program's
 
     @property
@@ -188,8 +191,9 @@ class StaticPlan:
         buffers = [self._buffer(("grad", k), self.grad_leaves[k]._data, owned) if owned
                    else grad_out_buffer(self.grad_leaves[k]._data)
                    for k, owned in self._out_slots]
+        saved = saved_as_held(self.saved, self._given, self.fill) if self._given else self.saved
         with torch.no_grad():
-            grads = self._bw_call(*self.saved, *tangents, *buffers)
+            grads = self._bw_call(*saved, *tangents, *buffers)
         if _checking[0]:   # check_numerics: name the op that made a non-finite gradient
             check_gradients(self.nodes, self.leaves, self.grad_leaves, grads, root, seed)
         if clear_buffer:

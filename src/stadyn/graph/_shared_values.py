@@ -11,6 +11,11 @@ NNabla's sharing where the compat layer asks for it:
   write the output's new values into it (:func:`set_output`, which the plans call for every
   op output they fill), and a backward its gradient, where that was handed out
   (:func:`set_grad`, for every intermediate's gradient it keeps);
+* a static plan's backward reads, for each value it saved that is an op output's, the tensor
+  that output holds when the backward runs (:func:`outputs_saved`, :func:`saved_as_held`): the
+  memory handed to the user, with what the user wrote there (NNabla's backward reads the
+  variables' arrays), not the run's own tensor -- which differs after the first run, or when
+  the output was given memory of its own (an NNabla view op's: ``_own_arrays.py``);
 * :func:`read_value_of` makes a leaf hold another Variable's value from now on (a view, as
   :meth:`Variable.unlinked` gives a new leaf);
 * :func:`renew_value` gives a Variable's value new memory and leaves the old to whoever holds
@@ -34,7 +39,7 @@ from ._grad_buffers import carry_released
 from ._variable import Variable, bump_graph_version, layout_changed
 
 __all__ = ["hand_out", "handed_out", "set_output", "set_grad", "read_value_of", "value_holder",
-           "renew_value", "on_renew", "drop_stale"]
+           "renew_value", "on_renew", "drop_stale", "outputs_saved", "saved_as_held"]
 
 _ON_RENEW = "_stadyn_on_renew"
 
@@ -72,9 +77,10 @@ def handed_out(t: torch.Tensor) -> bool:
 def set_output(v: Variable, t: torch.Tensor) -> None:
     """Give the op output ``v`` the value ``t`` a run computed: written into ``v``'s tensor in
     place when that was handed out (:func:`hand_out`) and has ``t``'s shape, dtype and device,
-    with no autograd graph on either; otherwise ``v`` holds ``t``, and whoever asked to be told
-    of a handed-out tensor's replacement (:func:`on_renew`) is told (an output cast to float64
-    between runs gets its float32 value back in new memory).
+    with no autograd graph on either (``t`` may view a leaf that needs a gradient: a static
+    plan's transpose of a parameter, computed under ``no_grad``); otherwise ``v`` holds ``t``,
+    and whoever asked to be told of a handed-out tensor's replacement (:func:`on_renew`) is
+    told (an output cast to float64 between runs gets its float32 value back in new memory).
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -88,13 +94,63 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
     if old is None:
         old = _DROPPED.pop(v, None)     # (dropped for a new shape: its holders are told)
     if (old is not None and old is not t and handed_out(old)
-            and not t.requires_grad and not old.requires_grad and old.shape == t.shape
+            and t.grad_fn is None and not old.requires_grad and old.shape == t.shape
             and old.dtype == t.dtype and old.device == t.device):
-        old.copy_(t)
+        with torch.no_grad():           # (``t`` may view a leaf that needs a gradient)
+            old.copy_(t)
         return
     v._data = t
     if old is not None and old is not t and handed_out(old):
         _tell_renewed(old, t)
+
+
+def outputs_saved(fw, n_fill: int) -> tuple:
+    """Where a forward program (``fw``, an fx ``GraphModule`` whose first ``n_fill`` outputs
+    are the values it gives Variables, the rest the values its backward reads) saves a value
+    it also gives a Variable: ``(j, k)`` pairs, the ``j``-th saved value being the ``k``-th
+    given (one tensor, the same node of its graph).
+
+    Example:
+        >>> import torch, torch.fx as fx
+        >>> fw = fx.symbolic_trace(lambda x: (x.t(), x * 2, x.t()))
+        >>> outputs_saved(fw, 2)        # (x.t() twice is two nodes)
+        ()
+        >>> g = fx.Graph(); x = g.placeholder("x"); y = g.call_function(torch.exp, (x,))
+        >>> _ = g.output((y, y)); outputs_saved(fx.GraphModule({}, g), 1)
+        ((0, 0),)
+    """
+    output = next(n for n in reversed(fw.graph.nodes) if n.op == "output")
+    outs = list(output.args[0])
+    given: dict = {}
+    for k, node in enumerate(outs[:n_fill]):
+        given.setdefault(node, k)
+    return tuple((j, given[node]) for j, node in enumerate(outs[n_fill:]) if node in given)
+
+
+def saved_as_held(saved: tuple, pairs: tuple, fill) -> tuple:
+    """The values a backward reads: ``saved`` (what the forward program saved), each one the
+    program also gave an op output (``pairs``, from :func:`outputs_saved`; ``fill``, the
+    Variables given values) replaced by the tensor that output holds now, where that is
+    another of the same shape, dtype and device: memory handed to the user, which the later
+    runs write into (:func:`set_output`) and the user may have written (``y.d = v``; NNabla's
+    backward reads the arrays the variables hold).
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> y = F.exp(sd.Variable((2,)))
+        >>> run = torch.ones(2); y._data = torch.full((2,), 5.0)
+        >>> saved_as_held((run,), ((0, 0),), [y])[0].tolist()
+        [5.0, 5.0]
+    """
+    read = None
+    for j, k in pairs:
+        now, was = fill[k]._data, saved[j]
+        if (now is not None and now is not was and now.shape == was.shape
+                and now.dtype == was.dtype and now.device == was.device):
+            if read is None:
+                read = list(saved)
+            read[j] = now.detach()
+    return saved if read is None else tuple(read)
 
 
 def set_grad(v: Variable, g: torch.Tensor) -> None:
@@ -215,7 +271,8 @@ def on_renew(t: torch.Tensor, key: object, callback) -> None:
 def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     """Give ``v``'s value (a view's: the viewed Variable's) the new memory ``tensor``, of the
     same shape and dtype, keeping its gradient; the old tensor is left to whoever still holds
-    it.  Returns the tensor now held (a leaf's, with ``requires_grad`` as before).
+    it.  Returns the tensor now held (a leaf's, with ``requires_grad`` as before; a dynamic
+    graph's output keeps its tensor, in the autograd graph, which takes the new memory).
 
     Example:
         >>> import numpy as np, torch, stadyn as sd
@@ -229,6 +286,12 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     if tuple(tensor.shape) != tuple(old.shape) or tensor.dtype != old.dtype:
         raise StadynError(f"renew_value: a {tensor.dtype} {tuple(tensor.shape)} tensor cannot "
                           f"replace the {old.dtype} {tuple(old.shape)} value")
+    if old.grad_fn is not None:
+        # a dynamic graph's output, which its backward reads (NNabla's reads the new memory):
+        # the tensor keeps its place in the autograd graph and takes the new memory, the old
+        # left to the NumPy arrays over it (each holds a tensor of its own: numpy_reader)
+        old.data = tensor
+        return old
     grad = Variable.grad.fget(holder)
     Variable.data.fset(holder, tensor)
     new = Variable.data.fget(holder)

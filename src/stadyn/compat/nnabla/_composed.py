@@ -25,10 +25,10 @@ import warnings
 import numpy as _np
 
 from ... import functions as _F
-from ...graph import Variable as _Variable, data_of, hand_out, value_holder
+from ...graph import Variable as _Variable, value_holder
 from ...graph import get_auto_forward as _get_auto_forward
 from ._function import named
-from ._overwritable import check_overwritable
+from ._overwritable import check_overwritable, check_unbranched, write_in_place
 
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
@@ -355,16 +355,17 @@ def sigmoid_cross_entropy(x, target):
 
 def scatter_nd(data, indices, shape=None, out=None, add=False):
     """NNabla's ``F.scatter_nd`` (its argument order: ``out`` before ``add``): the catalog op,
-    and with ``out=x`` NNabla 1.39's in-place form as far as Stadyn can hold it: ``x`` gets no
-    gradient through the result (NNabla's backward leaves ``x.g`` as it was, measured: case
-    ``nnabla_fidelity_10.scatter_nd__out_in_place``), and in the dynamic mode the written
-    values are written into ``x``'s memory too (``x.d`` shows them).  In a static graph whose
-    ``x`` is a leaf holding its own array, the result holds ``x``'s memory, as NNabla's: each
-    forward writes into what ``x.d`` shows, and ``x.d = ...`` is what the next one reads (case
-    ``nnabla_fidelity_15.scatter_nd__out_shares_x``); otherwise (an ``x`` computed by a
-    function, or viewing another's array) the result is an array of its own.  As NNabla's, an
-    ``x`` computed by a function whose backward reads its output (``F.exp``, ``F.relu``)
-    from an input that needs a gradient is refused (``_overwritable.py``).
+    and with ``out=x`` NNabla 1.39's in-place form: ``x`` gets no gradient through the result
+    (NNabla's backward leaves ``x.g`` as it was, measured: case
+    ``nnabla_fidelity_10.scatter_nd__out_in_place``), and the result holds ``x``'s array, as
+    NNabla's, ``x`` a leaf or computed, static or dynamic: ``x.d`` shows the result, each
+    forward writes it there again, ``y.d = ...`` writes ``x`` and ``x.d = ...`` is what ``y``
+    reads (cases ``nnabla_fidelity_15.scatter_nd__out_shares_x``,
+    ``nnabla_fidelity_18.scatter_nd__out_computed_shares``; an ``x`` viewing another
+    Variable's array gets the result's values written at a dynamic call only).  As NNabla's,
+    an ``x`` computed by a function whose backward reads its output (``F.exp``, ``F.relu``)
+    from an input that needs a gradient is refused, and so is an ``x`` another function reads
+    (at the call, or at a forward when that function was made after it: ``_overwritable.py``).
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -379,15 +380,11 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
         return _F.scatter_nd(data, indices, shape=shape, add=add)
     if shape is not None:
         raise TypeError("Only one of `shape` or `out` argument may be used.")
-    check_overwritable(out, "scatter_nd")   # NNabla's in-place check (_overwritable.py)
+    check_overwritable(out, "scatter_nd")   # NNabla's in-place checks (_overwritable.py)
+    check_unbranched(out, "scatter_nd")
     y = _F.scatter_nd(data, indices, out=_F.stop_gradient(out), add=add)
-    if not _get_auto_forward() and _holds_own_array(out):
-        # NNabla's result holds ``x``'s array: each forward writes into ``x``'s memory (what
-        # ``x.d`` shows, kept NumPy arrays of it included), which ``x.d = ...`` writes for the
-        # next one to read; the gradients stay apart
-        held = data_of(out).detach()
-        hand_out(held)
-        _Variable.data.fset(y, held)
+    if _holds_own_array(out):
+        write_in_place(y, out)              # one array, as NNabla's
         return y
     if _get_auto_forward():
         target = getattr(out, "d", None)
@@ -398,8 +395,8 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
 
 
 def _holds_own_array(x) -> bool:
-    """Whether ``x`` is a leaf Variable holding an array no other Variable views (the
-    in-place ``scatter_nd`` can then make it read its result's)."""
+    """Whether ``x`` is a Variable holding an array no other Variable views (the in-place
+    ``scatter_nd`` can then make its result hold it)."""
     from ._shared_arrays import members
-    return (isinstance(x, _Variable) and x.parent is None and value_holder(x) is x
-            and data_of(x) is not None and tuple(members(x)) == (x,))
+    return (isinstance(x, _Variable) and value_holder(x) is x
+            and tuple(members(x)) == (x,))

@@ -38,6 +38,7 @@ from typing import Any, Sequence
 from ...graph import FunctionNode, topological_nodes
 from ._float_inputs import note_reads
 from ._function_args import nnabla_args
+from ._readers import note_readers
 
 __all__ = ["Function", "Info", "type_name", "as_function", "named", "mark_forwarded",
            "built_rank"]
@@ -173,6 +174,7 @@ class Function(FunctionNode):
         # ``inputs`` is a list, as NNabla's: held as one, so reading it costs nothing.
         super().__init__(spec, args, kwargs, list(inputs), scope, location)
         note_reads(self, inputs)        # the floating leaves it reads as data (_float_inputs)
+        note_readers(inputs)            # NNabla's function_reference_count (_readers.py)
 
     @property
     def info(self) -> Info:

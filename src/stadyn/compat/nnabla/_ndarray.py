@@ -237,8 +237,8 @@ class NdArray:
             array([0.5, 0.5], dtype=float32)
         """
         renewed = self._renewed()
-        if renewed is not None:
-            renewed.detach().fill_(value)
+        if renewed is not None:         # (a dynamic graph's output: no version bump, below)
+            (renewed.data if renewed.grad_fn is not None else renewed.detach()).fill_(value)
             return
         t = self._mark
         if t.grad_fn is not None:

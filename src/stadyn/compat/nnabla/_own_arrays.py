@@ -10,7 +10,9 @@ copy); the array is copied only where the user can write it:
 
 * a static graph's output gets memory of its own when its value is handed to the user
   (:func:`own_array`, from ``.d``, ``.data`` and ``y.d = v``); it is then a handed-out tensor,
-  into which the later runs write (``stadyn.graph.hand_out``);
+  into which the later runs write (``stadyn.graph.hand_out``), and which the plan's backward
+  reads (``stadyn.graph.saved_as_held``); run eagerly (a new shape's trial, an untraceable
+  op), the tensor in the autograd graph takes that memory, so its backward reads it too;
 * a dynamic graph's output is copied when the op runs (:func:`owned_output`), so that the ops
   run after it read it, and a backward reaches its gradient ``y.g``, through the copy.
 
@@ -26,11 +28,32 @@ Example:
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 
-from ...graph import Variable as _Core, data_of, hand_out, handed_out
+from ...graph import (Variable as _Core, data_of, get_auto_forward, hand_out, handed_out,
+                      renew_value)
 
-__all__ = ["own_array", "owned_output", "shares_by_design"]
+__all__ = ["own_array", "owned_output", "shares_by_design", "renew_shared_input",
+           "holds_input_array"]
+
+# Nodes whose output holds an input's array by the call that made them (NNabla's in-place
+# ``F.scatter_nd(..., out=x)``: ``_overwritable.write_in_place``).
+_HOLD_INPUT_ARRAYS: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def holds_input_array(node) -> None:
+    """Record that the output of ``node`` holds its input's array by design (NNabla's in-place
+    ``F.scatter_nd(..., out=x)``): :func:`own_array` and :func:`owned_output` leave it so.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> node = F.identity(nn.Variable((2,))).parent
+        >>> holds_input_array(node); node in _HOLD_INPUT_ARRAYS
+        True
+    """
+    _HOLD_INPUT_ARRAYS.add(node)
 
 
 def shares_by_design(node) -> bool:
@@ -75,7 +98,7 @@ def own_array(v: _Core) -> None:
         False
     """
     node = v.parent
-    if node is None:
+    if node is None or node in _HOLD_INPUT_ARRAYS:
         return
     if shares_by_design(node):
         _share_input_array(v, node.inputs[0])
@@ -85,7 +108,13 @@ def own_array(v: _Core) -> None:
         # (handed out: memory the user holds already, of its own or, for the Variables of
         # ``x.reshape(shape, unlink=True)``, one array they share: _shared_arrays.py)
         return
-    own = t.clone(memory_format=torch.contiguous_format)
+    own = t.detach().clone(memory_format=torch.contiguous_format)
+    if t.grad_fn is not None:
+        # a static graph run eagerly (a new shape's trial, an untraceable op): its backward
+        # reads this tensor, which keeps its place in the autograd graph and takes the memory
+        t.data = own
+        hand_out(t)
+        return
     _Core.data.fset(v, own)
     hand_out(own)
 
@@ -103,6 +132,36 @@ def _share_input_array(v: _Core, x: _Core) -> None:
         view = held.view(tuple(t.shape))
         _Core.data.fset(v, view)
         hand_out(view)
+    hand_out(held)                      # the later runs write into ``x``'s memory, ``v``'s too
+
+
+def renew_shared_input(v: _Core, new: torch.Tensor) -> None:
+    """``v``'s value was given the new memory ``new`` (``fill()`` / ``zero()`` / ``v.d = 5``
+    while a NumPy array of it is kept): where ``v`` is ``F.reshape(x, ...)`` (in place) of an
+    op output or a static graph's leaf ``x``, the two hold one array, which NNabla gives new
+    memory, so ``x`` views ``new`` in its shape (and so on up a chain of such reshapes).
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> x = F.add_scalar(nn.Variable.from_numpy_array(np.zeros(4, np.float32)), 1.0)
+        >>> y = F.reshape(x, (2, 2)); y.forward(); kept = y.d
+        >>> y.data.fill(5.0); x.d.tolist(), kept.tolist()
+        ([5.0, 5.0, 5.0, 5.0], [[1.0, 1.0], [1.0, 1.0]])
+    """
+    node = v.parent
+    while node is not None and shares_by_design(node):
+        x = node.inputs[0]
+        old = data_of(x)
+        if old is None or old.numel() != new.numel() or old.dtype != new.dtype:
+            return
+        if x.parent is None and get_auto_forward():
+            old.data = new.view(tuple(old.shape))   # (a dynamic graph's leaf: in its graph)
+            return
+        renew_value(x, new.view(tuple(old.shape)))
+        if x.parent is not None:
+            hand_out(data_of(x))
+        node = x.parent
 
 
 def owned_output(node, data: torch.Tensor | None) -> torch.Tensor | None:
@@ -118,7 +177,8 @@ def owned_output(node, data: torch.Tensor | None) -> torch.Tensor | None:
         >>> inner = torch.zeros(2); owned_output(node, inner[:1])._base is inner
         True
     """
-    if (data is None or node is None or data._base is None or shares_by_design(node)):
+    if (data is None or node is None or data._base is None or shares_by_design(node)
+            or node in _HOLD_INPUT_ARRAYS):
         return data
     # (a view of the op's own intermediate, as a convolution's or affine's output is, stays)
     if not _shares_input_storage(data, node):

@@ -1,7 +1,8 @@
 """NNabla's parameter-scope names that Stadyn's registry offers in another form:
 ``nn.get_current_parameter_scope()`` and ``nn.no_grad`` (Stadyn's ``stadyn.graph.no_grad``);
 ``nn.get_parameters`` / ``nn.get_parameter_or_create``, which give the parameters as NNabla's
-Variables (``.data`` / ``.grad`` NdArrays: ``_variable.py``).
+Variables (``.data`` / ``.grad`` NdArrays: ``_variable.py``); ``nn.load_parameters``, which
+passes over a file of no parameter format (``... is omitted.``), as NNabla's.
 
 Example:
     >>> import stadyn as sd
@@ -13,6 +14,7 @@ Example:
 """
 
 import functools
+import os
 from collections import OrderedDict
 
 import numpy as np
@@ -20,10 +22,44 @@ import numpy as np
 from ..._errors import ParameterError
 from ...graph import is_no_grad, no_grad
 from ... import parametric as _parametric
+from ... import serialize as _serialize
 from ._variable import as_nnabla
+from .logger import logger
 from ._written_types import float_for_gradients
 
-__all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create"]
+__all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create",
+           "load_parameters"]
+
+# The extensions NNabla 1.39's ``load_parameters`` has a loader for (``get_parameter_file_loader``
+# in nnabla/utils/get_file_handle.py; it tests ``ext in key``, a substring test), and Stadyn's
+# own parameter files.
+_NNABLA_LOADERS = (".h5", ".protobuf", ".nntxt,.prototxt", ".nnp")
+_STADYN_FILES = (".safetensors",)
+
+
+def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
+    """NNabla's ``nn.load_parameters(path)``: the parameters of an ``.h5`` or ``.nnp`` file (or
+    a Stadyn ``.safetensors`` one) into the current scope (:func:`stadyn.load_parameters`).  A
+    path whose extension no NNabla parameter loader takes (``tmp.monitor``, a folder) is passed
+    over with NNabla's warning on its ``nnabla`` logger, ``<path> is omitted.``, as NNabla 1.39
+    does (nnabla-examples' factorized-layers loads its default ``-t tmp.monitor`` so).
+    ``proto`` / ``needs_proto`` / ``extension`` (NNabla's protobuf message, a file object's
+    extension) are accepted and not used.
+
+    Example:
+        >>> import os, tempfile
+        >>> import stadyn.compat.nnabla as nn
+        >>> path = os.path.join(tempfile.mkdtemp(), "tmp.monitor")
+        >>> nn.load_parameters(path) is None      # (logs "/tmp/.../tmp.monitor is omitted.")
+        True
+    """
+    if isinstance(path, (str, os.PathLike)):
+        _, ext = os.path.splitext(os.fspath(path))
+        if ext not in _STADYN_FILES and not any(ext in key for key in _NNABLA_LOADERS):
+            logger.warning("{} is omitted.".format(os.fspath(path)))
+            return None
+    _serialize.load_parameters(path)
+    return None
 
 
 @functools.wraps(_parametric.get_parameters)

@@ -7,7 +7,8 @@ Variable's tensor, so ``zero()``, ``fill()`` and the in-place operators write th
 value or gradient.  ``.grad`` is never None (a zero buffer is allocated on first read, as NNabla
 allocates), and the repr is NNabla's (``<Variable((2, 3), need_grad=True) at 0x...>``).
 
-Everything else is Stadyn's Variable: the outputs of ops on such Variables are of this class too
+What those NdArrays read and write back is ``_variable_arrays.py``.  Everything else is
+Stadyn's Variable: the outputs of ops on such Variables are of this class too
 (``stadyn.graph.apply`` reads the class of an op's first input), ``nn.get_parameters()`` gives
 its parameters as this class, and Stadyn's own code reads values through
 ``stadyn.graph.data_of`` / ``grad_of``, never ``.data``.
@@ -35,18 +36,17 @@ import numpy as np
 import torch
 
 from ... import graph as _graph
-from ..._errors import ArgumentError
-from ...graph import (data_of, grad_of, hand_out, read_value_of, renew_value, take_released,
-                      topological_nodes, value_holder)
+from ...graph import data_of, grad_of, hand_out, read_value_of, topological_nodes
 from ._function import Function, as_function, built_rank, mark_forwarded
-from ._ndarray import NdArray, mark_zeroing, unmark_zeroing
+from ._ndarray import NdArray, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
+from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import own_array, owned_output
-from ._shared_arrays import (follow, relink_grads, unlinked_view, viewed_in_group,
-                             watch_output)
-from ._written_types import (assign_to_output, float_for_gradients, stays_float,
-                             sync_for_backward, take_written_type, warn_rounded)
+from ._shared_arrays import relink_grads, unlinked_view
+from ._variable_arrays import assign, grad_array, value_array
+from ._written_types import (assign_to_output, float_for_gradients, sync_for_backward,
+                             take_written_type, warn_rounded)
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -129,7 +129,7 @@ class Variable(_Core):
         Variable's dtype, as in NNabla); one kept reads the value the Variable holds then."""
         if self.parent is not None:
             own_array(self)                  # (no array shared with an input: _own_arrays.py)
-        return NdArray._of(self, _value_tensor, _set_data, _renew_value, viewed_in_group)
+        return value_array(self)
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -140,15 +140,14 @@ class Variable(_Core):
             # carried from one forward to the next), so this leaf reads ``owner``'s value
             read_value_of(self, owner)
             return
-        _set(self, value, data_of(self), _Core.data.fset)
+        assign(self, value, data_of(self), _Core.data.fset)
 
     @property
     def grad(self) -> NdArray:
         """The gradient as an NdArray viewing this Variable's gradient buffer (zeros are
         allocated on the first read, as NNabla allocates).  One kept reads the gradient the
         Variable holds then (after a ``zero_grad`` and a backward, the new one, as NNabla's)."""
-        _grad_tensor(self)
-        return NdArray._of(self, _grad_tensor, _set_grad, _set_grad)
+        return grad_array(self)
 
     @grad.setter
     def grad(self, value: Any) -> None:
@@ -160,7 +159,7 @@ class Variable(_Core):
         if current is None:
             self.g                      # allocates the zero buffer
             current = grad_of(self)
-        _set(self, value, current, _Core.grad.fset)
+        assign(self, value, current, _Core.grad.fset)
 
     def get_unlinked_variable(self, need_grad: bool | None = None) -> "Variable":
         """A leaf Variable over this one's value and gradient, cut from the graph (NNabla's
@@ -198,7 +197,7 @@ class Variable(_Core):
         if self.parent is not None:
             own_array(self)                  # (no array shared with an input: _own_arrays.py)
             hand_out(data_of(self))          # later runs write into it, as NNabla's do
-        return self.data.data
+        return value_array(self).data
 
     @d.setter
     def d(self, value: Any) -> None:
@@ -279,7 +278,9 @@ class Variable(_Core):
         if parent is not None and parent.spec.forwards_inputs:
             for v in parent.inputs:     # (roots of Stadyn's forward too: OpSpec)
                 mark_forwarded(v)
+        check_before_forward([self])    # in-place results (F.scatter_nd(out=x)): _overwritable
         super().forward(*args, **kwargs)
+        share_after_forward([self])
 
     def backward(self, *args, **kwargs) -> None:
         """Stadyn's ``backward`` (same arguments), reading what was written into an op's
@@ -484,89 +485,6 @@ for _op, _function in (("add", "add2"), ("sub", "sub2"), ("mul", "mul2"),
     setattr(Variable, f"__r{_op}__", _checked_operator(f"__r{_op}__", _function, True))
 
 
-def _grad_tensor(v: Variable) -> torch.Tensor:
-    """``v``'s gradient tensor, zeros allocated when it has none (after a solver's
-    ``zero_grad``: ``zeroing``, as NNabla's zeroed gradient)."""
-    g = grad_of(v)
-    released = v.parent is None and take_released(v)
-    if g is None:
-        _Core.g.fget(v)                 # allocates the zero buffer
-        g = grad_of(v)
-        if released:
-            mark_zeroing(g)
-    return g
-
-
-def _value_tensor(v: Variable) -> torch.Tensor:
-    """The tensor holding ``v``'s value: for a view (``get_unlinked_variable``, a parameter
-    asked for with another ``need_grad``) the viewed Variable's own, so that a NumPy array
-    handed out through either is seen by the other's ``fill()`` / ``zero()`` (NNabla's view and
-    viewed Variable hold one array)."""
-    return data_of(value_holder(v))
-
-
-def _set_data(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
-    """``v``'s value becomes ``tensor`` (an NdArray cast to another dtype: ``v.data.cast``,
-    ``v.data.data = array``); returns the tensor ``v`` now holds.  Integers cast into a
-    floating leaf that needs a gradient or that a graph built before reads as float data are
-    held in its floating dtype (the integer values: 1.5 cast to int is 1.0), by the rule of
-    ``v.d = ints`` (``_written_types.take_written_type``): NNabla 1.39 gives the leaf the
-    integer type and its functions read it as float32, which Stadyn's graph built on the float
-    leaf would not (it holds no cast there)."""
-    current = data_of(v)
-    if (v.parent is None and current is not None and stays_float(v, current)
-            and not (tensor.is_floating_point() or tensor.is_complex())):
-        warn_rounded(tensor)
-        tensor = tensor.to(current.dtype)
-    _Core.data.fset(v, tensor)
-    follow(v)                           # the Variables sharing its array (x.reshape(unlink))
-    if v.parent is not None:
-        watch_output(v)                 # its next run gives it float32 again, dtype included
-    return data_of(v)
-
-
-def _renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
-    """``renew_value`` (new memory for ``fill()`` / ``zero()``), seen by the Variables sharing
-    ``v``'s array."""
-    new = renew_value(v, tensor)
-    follow(value_holder(v))
-    return new
-
-
-def _set_grad(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
-    """``v``'s gradient becomes ``tensor``; returns the tensor ``v`` now holds."""
-    value = data_of(v)
-    held = value.dtype if value.is_floating_point() or value.is_complex() else torch.float32
-    if v.parent is None and tensor.dtype != held:
-        raise ArgumentError(f"a leaf Variable's gradient stays {held} on Stadyn (its value's "
-                            f"dtype, float32 for integers), not {tensor.dtype}: cast its "
-                            ".data instead")
-    _Core.grad.fset(v, tensor)
-    return grad_of(v)
-
-
-def _set(v: Variable, value: Any, current: torch.Tensor, core_setter) -> None:
-    """Assign ``value`` (an NdArray, a tensor or an array) to ``v``'s data or gradient
-    (``current``): the NdArray of an in-place operator on the same memory is already there; an
-    array of the same shape is copied in (the Variable keeps its buffer, which a plan may hold);
-    anything else replaces the buffer."""
-    if isinstance(value, NdArray):
-        t = value._t
-        if (t.data_ptr() == current.data_ptr() and t.shape == current.shape
-                and t.dtype == current.dtype):
-            return                      # ``v.data -= ...``: written in place already
-        value = t
-    if isinstance(value, torch.Tensor):
-        if value.shape == current.shape and value.dtype == current.dtype:
-            with torch.no_grad():
-                current.copy_(value)
-            return
-        core_setter(v, value)
-        return
-    with torch.no_grad():
-        current.copy_(torch.as_tensor(value, dtype=current.dtype).expand(current.shape))
-
-
 def forward_all(variables, *args, **kwargs) -> None:
     """NNabla's ``nn.forward_all(variables, clear_buffer=False, clear_no_need_grad=False)``:
     Stadyn's ``forward_all``; the functions it runs have NNabla's rank after a forward from the
@@ -585,7 +503,9 @@ def forward_all(variables, *args, **kwargs) -> None:
     variables = list(variables)         # (a generator read once: both loops see it whole)
     for v in variables:
         mark_forwarded(v)
+    check_before_forward(variables)
     _graph.forward_all(variables, *args, **kwargs)
+    share_after_forward(variables)
 
 
 def as_nnabla(v: Any) -> Any:
