@@ -1,4 +1,5 @@
-"""otherwise than the framework the op follows.
+"""Kernel choices for ops, where the default ATen kernel is measurably slower or rounds
+otherwise than the framework the op follows.
 
 The choice is made inside an op's implementation, so a dynamic graph, a static plan (the trace
 records the chosen kernel) and a compiled step all run the same kernel and give the same numbers.
