@@ -29,7 +29,8 @@ try:
 
     from . import functions, ops, parametric, sequence, solvers  # noqa: F401  (ops: Variable operators)
     from ._errors import (ArgumentError, ConfigError, DataError, ModelFileError, NumericsError,
-                          OpArgumentError, ParameterError, ShapeError, StadynError)
+                          OpArgumentError, ParameterError, ShapeError, StadynError,
+                          UnrunnableError)
     from ._random import seed
     from ._version import __version__
     from .compile import CompiledStep, compile_step
@@ -60,7 +61,8 @@ __all__ = [
     "load_parameters", "read_parameter_file", "save", "load", "load_nnp", "save_nnp",
     "export_onnx", "import_onnx",
     "Network", "seed", "StadynError", "ShapeError", "OpArgumentError", "ArgumentError",
-    "ParameterError", "DataError", "ConfigError", "ModelFileError", "compile_step",
+    "ParameterError", "DataError", "ConfigError", "ModelFileError", "UnrunnableError",
+    "compile_step",
     "CompiledStep", "show", "summary", "__version__", "NumericsError", "check_numerics",
     "profile", "trace", "reset_trace_counts",
 ]

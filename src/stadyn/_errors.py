@@ -41,7 +41,18 @@ class EmptySequenceError(RuntimeError, ShapeError):
 class UnrunnableError(RuntimeError, ShapeError):
     """A graph the emulated framework builds (and loads from its files) but cannot run, raised
     when it runs, as that framework's RuntimeError: CNTK 2.7's ``random_sample`` of weights
-    with the batch axis ("Minibatch data cannot be interpreted as a single 2D tensor")."""
+    with the batch axis ("Minibatch data cannot be interpreted as a single 2D tensor").
+    ``stadyn.UnrunnableError``; a ``RuntimeError`` and a :class:`ShapeError`.
+
+    Example:
+        >>> import stadyn as sd, stadyn.cntk_semantics as S
+        >>> y = S.cannot_run(sd.Variable((2, 5)), (3, 5), "Node 'w' (InputValue operation)")
+        >>> try:
+        ...     y.forward()
+        ... except sd.UnrunnableError as e:
+        ...     print(isinstance(e, RuntimeError), "a single 2D tensor." in str(e))
+        True True
+    """
 
 
 class OpArgumentError(StadynError, TypeError):

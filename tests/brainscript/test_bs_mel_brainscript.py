@@ -108,3 +108,25 @@ def test_mel_deletes_the_nodes_of_a_brainscript_functions_record(tmp_path):
     assert "z" in net.outputs and "ce" in net.outputs and sorted(net.inputs) == [
         "features", "labels"]
 
+
+
+def test_a_function_added_to_the_library_later_names_its_node():
+    """A function put into ``library.functions`` after the library has built a network names
+    the node it makes as a function there from the start does (``g.n``: the path of its call
+    and the record member it is made at)."""
+    import stadyn.functions as F
+    from stadyn.brainscript._network import evaluate_network
+    from stadyn.brainscript._parser import parse_expression
+    from stadyn.brainscript._stadyn_library import StadynLibrary
+
+    def Mine(a):
+        return F.tanh(a)
+
+    network = "{ f = Input{3} ; G (a) = [ n = FN (a) ; m = Negate (n) ].m ; g = G (f) ; " \
+        "outputNodes = (g) }"
+    lib = StadynLibrary()
+    first = evaluate_network(parse_expression(network.replace("FN", "Negate")), lib)
+    assert list(first.inner_nodes) == ["g.n"]
+    lib.functions["Mine"] = Mine
+    later = evaluate_network(parse_expression(network.replace("FN", "Mine")), lib)
+    assert list(later.inner_nodes) == ["g.n"]

@@ -1,7 +1,8 @@
 """bf16 products and convolutions on the CPU: where the CPU lacks oneDNN's bf16 kernels (AVX2),
 ATen's generic bf16 ``addmm``/``mm``/``bmm`` is 20-70x slower than fp32
 (``benchmarks/bf16_cpu_products.py``), so Stadyn sums the same bf16 values in fp32 and rounds
-once (``stadyn.ops._kernels``; ``STADYN_CPU_HALF_KERNELS`` = ``auto`` | ``fp32`` | ``native``).
+once (``stadyn.ops._half_kernels``; ``STADYN_CPU_HALF_KERNELS`` = ``auto`` | ``fp32`` |
+``native``).
 Both choices are tested here on any machine by forcing each."""
 
 import os
@@ -14,6 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import stadyn as sd
 import stadyn.functions as F
 import stadyn.parametric_functions as PF
+from stadyn.ops import _half_kernels as half_kernels
 from stadyn.ops import _kernels as K
 
 pytestmark = pytest.mark.usefixtures("fresh_parameters")
@@ -115,7 +117,7 @@ def test_fp32_summed_products_are_one_rounding_of_the_exact_value_and_near_atens
     the elements.  The three products make each blocking path run (rows of a row-major W
     summed block by block, columns of the transposed W, rows of the transposed x;
     HALF_BLOCK_BYTES reduced to force several blocks)."""
-    monkeypatch.setattr(K, "HALF_BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(half_kernels, "HALF_BLOCK_BYTES", 1 << 16)
     g = torch.Generator().manual_seed(m + k + n)
     x, w, b = (torch.randn(*s, generator=g).to(BF).requires_grad_() for s in ((m, k), (k, n), (n,)))
     gy = torch.randn(m, n, generator=g).to(BF)

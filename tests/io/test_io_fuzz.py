@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from stadyn._errors import DataError
 from stadyn.io import CTFDeserializer, RecordIOReader, RecordIOWriter, StreamDef, StreamDefs
 from stadyn.io._map_file import parse_map_bytes
-from stadyn.io._recordio import parse_idx_text, unpack_image_record
+from stadyn.io._recordio_images import unpack_image_record
+from stadyn.io._recordio_index import parse_idx_text
 
 CASES = 1700
 FUZZ = settings(max_examples=CASES, deadline=None, derandomize=True, database=None,

@@ -267,7 +267,8 @@ def test_scheduled_solver_lr_alias_state_and_errors():
     assert unknown.learning_rate() == 0.3          # 14 samples: the third sweep of 5
 
 
-MODULES = ["stadyn.schedules", "stadyn.schedules._schedule", "stadyn.schedules._scheduled_solver"]
+MODULES = ["stadyn.schedules", "stadyn.schedules._schedule", "stadyn.schedules._native_schedules",
+           "stadyn.schedules._cntk_schedules", "stadyn.schedules._scheduled_solver"]
 
 
 @pytest.mark.parametrize("name", MODULES)

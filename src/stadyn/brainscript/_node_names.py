@@ -54,8 +54,6 @@ class NodeNames:
     def _init_node_names(self) -> None:
         # id -> (node, cntk.exe's name, its inputs as given or None where they are not known)
         self._made_names: dict[int, tuple[Variable, str, list[Any] | None]] = {}
-        # the ids of the library's functions (``self.functions``, set after this), made once
-        self._function_ids: frozenset[int] | None = None
 
     def after_apply(self, fn: Any, args: list[Any], kwargs: dict[str, Any],
                     result: Any) -> None:
@@ -84,13 +82,15 @@ class NodeNames:
                                         self.path, nodes)
 
     def _function_name(self, fn: Any) -> str | None:
-        """The name of the library function (or operator hook) ``fn``, else None."""
+        """The name of the library function (or operator hook) ``fn``, else None.  The
+        library's functions are looked at on each call (a function added to
+        ``self.functions`` later counts too): most are the library's own methods, found without
+        the look; the rest are ~20 of ~150, a scan of a few microseconds."""
         if isinstance(fn, functools.partial):       # (Equal, Less, ...: one method for all)
             return str(fn.args[0]) if getattr(fn.func, "__self__", None) is self and \
                 fn.args else None
-        if self._function_ids is None:
-            self._function_ids = frozenset(map(id, self.functions.values()))
-        if getattr(fn, "__self__", None) is self or id(fn) in self._function_ids:
+        if getattr(fn, "__self__", None) is self or \
+                any(f is fn for f in self.functions.values()):
             return getattr(fn, "__name__", "")
         return None
 

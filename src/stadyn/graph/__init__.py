@@ -72,8 +72,8 @@ from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, 
 from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
-from ._variable import (FunctionNode, Variable, bump_graph_version, graph_version,
-                        to_torch_dtype, topological_nodes)
+from ._variable import FunctionNode, Variable, to_torch_dtype, topological_nodes
+from ._versions import bump_graph_version, graph_version
 from ._kept import keep_as, keep_with, kept_with
 from ._held_values import shown_only
 from ._shared_values import (hand_out, handed_out, on_renew, read_value_of, renew_value, set_output,

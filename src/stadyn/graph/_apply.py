@@ -31,7 +31,8 @@ from ._shape_cache import key as shape_key
 from ._shape_cache import store as store_shapes
 from ._subgraph import run_tensor
 from ._tensors import data_of
-from ._variable import _marks, Variable
+from ._variable import Variable
+from ._versions import _marks
 
 __all__ = ["apply", "argument_error", "op_error"]
 

@@ -45,7 +45,8 @@ import torch
 import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ._variable import _layout, _marks, FunctionNode, topological_nodes, Variable
+from ._variable import FunctionNode, topological_nodes, Variable
+from ._versions import _layout, _marks
 
 __all__ = ["gradient_marks", "output_marks", "marks_to_replay", "mark_gradients_changed",
            "program_side_effects", "ReplayGuard", "SideEffect", "cut_stopped",

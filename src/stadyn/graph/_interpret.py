@@ -336,6 +336,9 @@ class Shapes:
                 continue
             v._shape, v._dtype = shape, dtype
             held = v._data
+            # (dropped without :func:`drop_stale`'s note for ``on_renew`` listeners: a view of
+            # a value of another size stays with it, as NNabla 1.39's does, either way;
+            # tests/compat/test_nnabla_views_across_batches.py)
             if held is not None and tuple(held.shape) != shape:
                 v._data = None
         _current[0] = self

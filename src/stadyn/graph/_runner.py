@@ -69,8 +69,8 @@ from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
-from ._variable import (Variable, gradient_marks_version, graph_version, layout_version,
-                        topological_nodes)
+from ._variable import Variable, topological_nodes
+from ._versions import gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
 

@@ -36,7 +36,8 @@ import torch
 
 from .._errors import StadynError
 from ._grad_buffers import carry_released
-from ._variable import Variable, bump_graph_version, layout_changed
+from ._variable import Variable
+from ._versions import bump_graph_version, layout_changed
 
 __all__ = ["hand_out", "handed_out", "set_output", "set_grad", "read_value_of", "value_holder",
            "renew_value", "on_renew", "drop_stale", "outputs_saved", "saved_as_held"]

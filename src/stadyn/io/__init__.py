@@ -35,10 +35,10 @@ from ._mlf import HTKMLFDeserializer, read_mlf, read_state_list
 from ._numpy_deserializer import NumpyDeserializer
 from ._random import SampleRandom
 from ._rec_deserializer import RecordIODeserializer
-from ._recordio import (MAGIC, IndexedRecordIO, IRHeader, ListEntry, RecordIOReader,
-                        RecordIOWriter, pack_image, pack_image_record, read_idx_file,
-                        read_list_file, unpack_image, unpack_image_record, write_idx_file,
-                        write_list_file)
+from ._recordio import MAGIC, RecordIOReader, RecordIOWriter
+from ._recordio_images import (IRHeader, ListEntry, pack_image, pack_image_record, read_list_file,
+                               unpack_image, unpack_image_record, write_list_file)
+from ._recordio_index import IndexedRecordIO, read_idx_file, write_idx_file
 from ._source import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, INFINITE_SAMPLES,
                       INFINITELY_REPEAT, MinibatchData, MinibatchSource)
 from ._source_from_data import MinibatchSourceFromData

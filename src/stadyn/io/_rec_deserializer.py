@@ -13,7 +13,9 @@ from ._deserializer import Deserializer, StreamBatch, StreamSpec
 from ._image import ImageReadError
 from ._image_deserializer import image_streams
 from ._random import SampleRandom
-from ._recordio import IRHeader, RecordIOReader, read_idx_entries, unpack_image_record
+from ._recordio import RecordIOReader
+from ._recordio_images import IRHeader, unpack_image_record
+from ._recordio_index import read_idx_entries
 from ._streams import StreamDef, StreamDefs
 
 __all__ = ["RecordIODeserializer"]

@@ -23,8 +23,10 @@ from ._limits import over_limit
 from ._map_file import (format_map_path, read_map_table, resolve_image_path, scan_image_folder,
                         walk_folder, write_map_file)
 from ._mean_file import write_mean_file
-from ._recordio import (IndexedRecordIO, IRHeader, ListEntry, RecordIOReader, pack_image_record,
-                        read_idx_entries, read_list_file, unpack_image_record, write_list_file)
+from ._recordio import RecordIOReader
+from ._recordio_images import (IRHeader, ListEntry, pack_image_record, read_list_file,
+                               unpack_image_record, write_list_file)
+from ._recordio_index import IndexedRecordIO, read_idx_entries
 
 __all__ = ["make_map_file", "compute_mean", "convert_cifar10", "make_image_list", "pack_list",
            "dump_rec", "list_from_map"]

@@ -13,11 +13,12 @@ Example:
     (0.0, 0.05, 0.1, 0.05, 0.0)
 """
 
-from ._schedule import (IGNORE, Schedule, UnitType, constant, cosine, learning_parameter_schedule,
-                        learning_parameter_schedule_per_sample, learning_rate_schedule,
-                        momentum_as_time_constant_schedule, momentum_schedule,
-                        momentum_schedule_per_sample, piecewise, step_decay,
-                        training_parameter_schedule, warmup)
+from ._schedule import IGNORE, Schedule, UnitType
+from ._native_schedules import constant, cosine, piecewise, step_decay, warmup
+from ._cntk_schedules import (learning_parameter_schedule, learning_parameter_schedule_per_sample,
+                              learning_rate_schedule, momentum_as_time_constant_schedule,
+                              momentum_schedule, momentum_schedule_per_sample,
+                              training_parameter_schedule)
 from ._iteration_schedulers import (BaseLearningRateScheduler, CosineScheduler,
                                     ExponentialScheduler, LinearWarmupScheduler,
                                     PolynomialScheduler, StepScheduler)

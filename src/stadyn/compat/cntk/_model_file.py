@@ -239,14 +239,15 @@ def _loaded_dense_options(v: Variable, block) -> dict:
 def untyped_arguments(path, format) -> "tuple[list[str], object]":
     """The names of the arguments of a CNTK v2 file that are placeholders of unknown shape (a
     Function saved before it was given types, an untyped ``@C.Function``), in the order CNTK
-    2.7 lists them ([] for another file), and the file decoded where it was read whole (for
-    :func:`load_roots`; None where its first bytes tell it is no CNTK v2 file)."""
+    2.7 lists them ([] for another file), and the file decoded (for :func:`load_roots`, which
+    so reads its first bytes no more; None where they tell it is no model file of NNabla or
+    CNTK, or ``format`` is ONNX)."""
     from ... import serialize
     path = os.fspath(path)
-    # (the first bytes read once: a model file of NNabla or CNTK, and one of CNTK v2; one told
-    # by its suffix alone, missing, is read whole for the error)
+    # (the first bytes read once: a model file of NNabla or CNTK, and which; one told by its
+    # suffix alone, missing, is read whole for the error)
     head = serialize.legacy_model_head(path) if format == ModelFormat.CNTKv2 else None
-    if head is None or (head and not serialize.is_cntk_v2_file(head)):
+    if head is None:
         return [], None
     legacy = serialize.read_legacy_model(path)
     main = legacy.networks.get("main")

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...graph import pad_sequences
 from ._graph import SPARSE_OUTPUTS
+from ._variables import dims_text
 
 __all__ = ["NDArrayView", "Value", "asarray", "asvalue", "output_value", "root_gradient"]
 
@@ -210,8 +211,7 @@ class Value:
         sample = tuple(getattr(var, "shape", ()) or ())
         if len(steps) > 1 and -3 in sample:     # (a free dimension: one length per minibatch)
             k = next(k for k, a in enumerate(seqs) if a.shape[1:] != seqs[0].shape[1:])
-            dims = [" x ".join("*" if d == -3 else str(d) for d in shape)
-                    for shape in (np.shape(data[k]), sample)]
+            dims = [dims_text(tuple(shape)) for shape in (np.shape(data[k]), sample)]
             raise ValueError(f"Value::Create: The shape '[{dims[0]}]' of sequence #{k} is not "
                              f"compatible with the sample shape '[{dims[1]}]'.\nValue.create: "
                              "the samples of one minibatch have one length on each free "

@@ -1,0 +1,185 @@
+"""Batch normalisation in NNabla 1.39's order of operations, a kernel of the op catalog's
+batch normalisation ops (:mod:`._kernels`).
+
+ATen's fused CPU kernel normalises as ``x * scale + shift`` (``scale = gamma / std``,
+``shift = beta - mean * scale``), so an element equal to the batch mean comes out as ``beta``
+plus a rounding error (+-1e-8) whose sign a following ``binary_tanh`` turns into +-1.
+NNabla 1.39's CPU kernel computes ``(x - mean) * gamma / std + beta``, exactly ``beta``
+there.  :func:`batch_norm_nnabla` computes the forward in that order (composite ATen ops
+were ~3x slower than the fused kernel forward and backward together, their autograd
+backward being most of it) and takes the gradient from ATen's fused
+``native_batch_norm_backward``, so it costs about what ATen's kernel does.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._kernel_op import kernel_op
+
+__all__ = ["batch_norm_nnabla"]
+
+
+def _channel_shape(x: torch.Tensor) -> list[int]:
+    return [1, x.shape[1]] + [1] * (x.dim() - 2)
+
+
+def _normalize(x, centred, weight, bias, var, eps):
+    """``(x - m) * gamma / sqrt(v + eps) + beta`` on ``centred = x - m`` (in place), NNabla's
+    order.  The square root of one value per channel is taken in float64 and rounded: ATen's
+    float32 CPU ``sqrt`` (the vector library's) is an ulp off for about one value in seven."""
+    shape = _channel_shape(x)
+    if weight is not None:
+        centred.mul_(weight.reshape(shape))
+    centred.div_(torch.sqrt((var + eps).double()).to(var.dtype).reshape(shape))
+    if bias is not None:
+        centred.add_(bias.reshape(shape))
+    return centred.to(x.dtype)
+
+
+def _shaped(g, like):
+    """A per-channel gradient ``(C,)`` in the shape of the input it is for."""
+    return None if g is None else g.reshape(like if isinstance(like, torch.Size) else like.shape)
+
+
+def _opmath(x: torch.Tensor) -> torch.Tensor:
+    # half-precision data is normalised in float32, as ATen's mixed-type kernel does
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def _bn_train_impl(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
+              eps: float, one_pass: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    work = _opmath(x)
+    reduce = [0, *range(2, x.dim())]
+    n = x.numel() // x.shape[1]
+    mean = work.sum(dim=reduce, keepdim=True) / n
+    centred = work - mean
+    if one_pass:
+        # NNabla 1.39's CPU kernel: v = sum(x * x) / n - m * m in the data's type, which
+        # cancels where the values are large against their spread
+        var = (work * work).sum(dim=reduce, keepdim=True) / n - mean * mean
+    else:
+        var = (centred * centred).sum(dim=reduce, keepdim=True) / n
+    return _normalize(x, centred, weight, bias, var, eps), mean, var
+
+
+def _bn_train_fake(x, weight, bias, eps, one_pass):
+    stat = torch.empty(_channel_shape(x), dtype=_opmath(x).dtype, device=x.device)
+    return torch.empty_like(x), stat, torch.empty_like(stat)
+
+
+def _bn_train_setup(ctx, inputs, output):
+    x, weight, bias, eps, one_pass = inputs
+    _, mean, var = output
+    ctx.mark_non_differentiable(mean, var)
+    ctx.save_for_backward(x, weight, mean, var)
+    ctx.eps, ctx.has_bias, ctx.one_pass = eps, bias is not None, one_pass
+    ctx.bias_shape = None if bias is None else bias.shape
+
+
+def _bn_one_pass_backward(gy, x, weight, eps, need):
+    """NNabla 1.39's gradient of its batch statistics (``BatchNormalization::
+    backward_impl_batch``), term by term on the one-pass variance: ``dvar = sum(dxh * (x - m))
+    * -0.5 * (v + eps)^-1.5``, ``dmean = -sum(dxh) / sqrt(v + eps) - 2 * dvar * sum(x - m) / n``,
+    ``dx = dxh / sqrt(v + eps) + 2 * dvar * (x - m) / n + dmean / n`` with ``dxh = dy * gamma``."""
+    work, g = _opmath(x), gy.to(_opmath(x).dtype)
+    shape, reduce = _channel_shape(x), [0, *range(2, x.dim())]
+    n = x.numel() // x.shape[1]
+    # the statistics again from x, by the forward's operations (the same values): a second
+    # derivative (MAML's) then sees how they depend on x, which the saved ones hide
+    mean = work.sum(dim=reduce, keepdim=True) / n
+    var = (work * work).sum(dim=reduce, keepdim=True) / n - mean * mean
+    centred = work - mean
+    std = torch.sqrt((var + eps).double()).to(var.dtype)  # as _normalize rounds it
+    gx = gw = gb = None
+    if need[0]:
+        dxh = g if weight is None else g * weight.reshape(shape)
+        dvar = (dxh * centred).sum(dim=reduce, keepdim=True) * -0.5 * torch.pow(var + eps, -1.5)
+        dmean = (dxh.sum(dim=reduce, keepdim=True) * (-1.0 / std)
+                 + dvar * -2.0 * centred.sum(dim=reduce, keepdim=True) / n)
+        gx = (dxh / std + dvar * 2.0 * centred / n + dmean / n).to(x.dtype)
+    if weight is not None and need[1]:
+        gw = (g * centred / std).sum(dim=reduce).to(weight.dtype)
+    if need[2]:
+        gb = g.sum(dim=reduce)
+    return gx, gw, gb
+
+
+def _bn_train_backward(ctx, gy, _gmean, _gvar):
+    x, weight, mean, var = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    if ctx.one_pass:
+        gx, gw, gb = _bn_one_pass_backward(gy, x, weight, ctx.eps,
+                                           [need[0], need[1], ctx.has_bias and need[2]])
+        return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None
+    invstd = torch.rsqrt(var + ctx.eps).reshape(-1)
+    gx, gw, gb = torch.ops.aten.native_batch_norm_backward(
+        gy, x, None if weight is None else weight.reshape(-1), None, None, mean.reshape(-1),
+        invstd, True, ctx.eps, [need[0], weight is not None and need[1],
+                                ctx.has_bias and need[2]])
+    return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None
+
+
+def _bn_eval_impl(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
+             mean: torch.Tensor, var: torch.Tensor, eps: float) -> torch.Tensor:
+    shape = _channel_shape(x)
+    return _normalize(x, _opmath(x) - mean.reshape(shape), weight, bias, var, eps)
+
+
+def _bn_eval_fake(x, weight, bias, mean, var, eps):
+    return torch.empty_like(x)
+
+
+def _bn_eval_setup(ctx, inputs, output):
+    x, weight, bias, mean, var, eps = inputs
+    ctx.save_for_backward(x, weight, mean, var)
+    ctx.eps, ctx.has_bias = eps, bias is not None
+    ctx.bias_shape = None if bias is None else bias.shape
+
+
+def _bn_eval_backward(ctx, gy):
+    x, weight, mean, var = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    gx, gw, gb = torch.ops.aten.native_batch_norm_backward(
+        gy, x, None if weight is None else weight.reshape(-1), mean.reshape(-1),
+        var.reshape(-1), None, None, False, ctx.eps,
+        [need[0], weight is not None and need[1], ctx.has_bias and need[2]])
+    return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None, None
+
+
+_bn_train = kernel_op("stadyn_kernels::batch_norm_nnabla_train",
+                      "(Tensor x, Tensor? weight, Tensor? bias, float eps, bool one_pass) "
+                      "-> (Tensor, Tensor, Tensor)",
+                      _bn_train_impl, _bn_train_fake, _bn_train_backward, _bn_train_setup)
+_bn_eval = kernel_op("stadyn_kernels::batch_norm_nnabla_eval",
+                     "(Tensor x, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, "
+                     "float eps) -> Tensor",
+                     _bn_eval_impl, _bn_eval_fake, _bn_eval_backward, _bn_eval_setup)
+
+
+def batch_norm_nnabla(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
+                      mean: torch.Tensor | None, var: torch.Tensor | None, train: bool,
+                      eps: float, one_pass: bool = False
+                      ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """Batch normalisation of ``x`` ``(N, C, ...)`` over every axis but 1 in NNabla 1.39's order
+    of operations (see the module docstring): ``(x - m) * weight / sqrt(v + eps) + bias``.
+    With ``train`` ``m`` is ``sum(x) / n`` and ``v`` the mean squared deviation from it, both
+    returned (shape ``(1, C, 1, ...)``, not differentiable: the gradient through them is in
+    ``x``'s); without it ``m`` and ``v`` are ``mean`` and ``var`` and the two returned are None.
+    ``one_pass`` computes ``v`` as NNabla 1.39's CPU kernel does, ``sum(x * x) / n - m * m``
+    (which cancels where the values are large against their spread: 0 for ``[3, 3.001]``),
+    and the gradient by NNabla's formula on it.
+    ``weight``, ``bias``, ``mean`` and ``var`` hold one value per channel (any shape); weight
+    and bias may be None.  Half-precision data is normalised in float32 and returned in its own
+    type.  Differentiable to any order in ``x``, ``weight`` and ``bias``.
+
+    Example:
+        >>> import torch
+        >>> x = torch.tensor([[1.0], [2.0], [3.0]])
+        >>> y, m, v = batch_norm_nnabla(x, None, torch.full((1,), 0.5), None, None, True, 1e-5)
+        >>> float(y[1, 0]), float(m), float(v)
+        (0.5, 2.0, 0.6666666865348816)
+    """
+    if train:
+        return _bn_train(x, weight, bias, float(eps), bool(one_pass))
+    return _bn_eval(x, weight, bias, mean, var, float(eps)), None, None

@@ -1,0 +1,84 @@
+"""``kernel_op``: a torch operator of Stadyn's own (namespace ``stadyn_kernels``) with a fake
+(shape) rule and an autograd formula, as ``torch.library.custom_op`` makes one but without
+importing ``torch._dynamo`` on its first call.  The op modules' kernels are made with it
+(:mod:`._kernels` and the modules it names, random draws, picks, ranking, tracing probes)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Callable
+
+import torch
+
+__all__ = ["kernel_op", "define_out_form"]
+
+# Kept alive for as long as the process: a Library's registrations go when it is collected.
+_LIBRARIES: list = []
+
+
+def _outside_dynamo(fn: Callable) -> Callable:
+    """``fn``, never traced into by TorchDynamo, as ``torch.library.custom_op`` wraps a kernel;
+    but ``torch._dynamo`` is not imported for it (custom_op's wrapper imports it on the first
+    call: 1.3-1.5 s of a program's start, docs/performance.md "Start-up").  Until something
+    else has imported ``torch._dynamo`` no frame can be traced, so ``fn`` runs as it is."""
+    disabled: list = []
+
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        if not disabled:
+            if "torch._dynamo" not in sys.modules:
+                return fn(*args, **kwargs)
+            disabled.append(torch.compiler.disable(fn))
+        return disabled[0](*args, **kwargs)
+    return kernel
+
+
+def kernel_op(qualname: str, schema: str, impl: Callable, fake: Callable,
+              backward: Callable | None = None, setup_context: Callable | None = None,
+              tags: tuple = ()):
+    """Define the torch operator ``qualname`` (``"stadyn_kernels::name"``) with ``schema``:
+    ``impl`` its kernel on every device, ``fake`` its shape rule, ``backward`` and
+    ``setup_context`` its autograd formula (as :func:`torch.library.register_autograd` takes
+    them), ``tags`` torch's operator tags (``torch.Tag.nondeterministic_seeded`` for an op
+    that draws); returns the operator.  What ``torch.library.custom_op`` makes, but a first
+    call does not import ``torch._dynamo`` (see :func:`_outside_dynamo`).
+
+    Example:
+        >>> import torch
+        >>> tanh_numpy = torch.ops.stadyn_kernels.tanh_numpy.default   # made by kernel_op
+        >>> tanh_numpy(torch.zeros(2))
+        tensor([0., 0.])
+    """
+    namespace, name = qualname.split("::")
+    lib = torch.library.Library(namespace, "FRAGMENT")
+    _LIBRARIES.append(lib)
+    lib.define(name + schema, tags=tuple(tags))
+    lib.impl(name, _outside_dynamo(impl), "CompositeExplicitAutograd")
+    torch.library.register_fake(qualname, fake, lib=lib)
+    if backward is not None:
+        torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=lib)
+    return getattr(getattr(torch.ops, namespace), name).default
+
+
+
+def define_out_form(qualname: str, schema: str, impl: Callable, fake: Callable):
+    """The ``out=`` overload ``qualname`` (``"ns::name.out"``) of an operator :func:`kernel_op`
+    made: no autograd formula (a plan's programs run it without gradients).
+
+    Example:
+        >>> import torch
+        >>> half_mm_out = torch.ops.stadyn_kernels.half_mm.out    # made by define_out_form
+        >>> out = torch.empty(1, 1, dtype=torch.bfloat16)
+        >>> half_mm_out(torch.ones(1, 2, dtype=torch.bfloat16),
+        ...             torch.ones(2, 1, dtype=torch.bfloat16), out=out).tolist()
+        [[2.0]]
+    """
+    namespace, name = qualname.split("::")
+    lib = torch.library.Library(namespace, "FRAGMENT")
+    _LIBRARIES.append(lib)
+    lib.define(name + schema)
+    lib.impl(name, _outside_dynamo(impl), "CompositeExplicitAutograd")
+    torch.library.register_fake(qualname, fake, lib=lib)
+    op, overload = name.split(".")
+    return getattr(getattr(getattr(torch.ops, namespace), op), overload)
