@@ -154,7 +154,13 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
 
     @property
     def outputs(self) -> tuple:
-        """Every output, as Variables (a tuple, as CNTK 2.7 gives it)."""
+        """Every output, as Variables (a tuple, as CNTK 2.7 gives it); a function's (a walk's
+        node: a block of several outputs, ``top_k``) all of its own."""
+        inside = G.combined_inside(self.variable) if self._view == "op" else None
+        if inside is not None:          # (the Combine inside a block of several: what it combines)
+            return tuple(wrap_variable(v) for v in inside)
+        if self._view in ("op", "block") and not self.members:
+            return tuple(wrap_variable(v) for v in G.outputs_of(self.variable))
         return tuple(wrap_variable(v) for v in self._roots())
 
     @property
@@ -168,10 +174,20 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
                             combined=self._combined)
         if self.members and len(self.members) > 1 and G.function_outputs(self.members) is None:
             return self                 # (outputs of several functions, combined)
-        view = "op" if self._view == "op" else ("block" if self.variable in G.BLOCKS else "op")
+        view = "op" if self._view == "op" else ("block" if outs[0] in G.BLOCKS else "op")
         if len(outs) > 1:
             return Function(outs[0], list(outs), view=view)
         return Function(self.variable, view=view)
+
+    def _output_owner(self) -> "Function":
+        """The function CNTK 2.7 shows as the owner of this Function's output: its root; for
+        the root of an unnamed recurrence (a ``Combine`` of the step's output, which CNTK
+        passes on as its own), the function making the step's output (the ``LSTM`` block,
+        ``Plus``)."""
+        root = self.root_function
+        if root._recurrence_root() and root.op_name == "Combine":
+            return root.inputs[0].owner
+        return root
 
     @property
     def is_composite(self) -> bool:

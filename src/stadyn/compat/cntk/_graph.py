@@ -23,6 +23,7 @@ import re
 from typing import Callable, Iterator
 
 from ...graph import Variable
+from ._graph_blocks import block_of_outputs, combined_inside, show_combined
 from ._graph_records import (BATCH, BLOCKS, INFERRED_SHAPES, INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
                              SPARSE_OUTPUTS, STEP_VALUES, UNTYPED_INPUTS, Block)
@@ -63,7 +64,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
-           "show_transposed", "take_uid_numbers"]
+           "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",
+           "show_combined"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
@@ -75,7 +77,8 @@ def classify(v: Variable) -> tuple[str, Variable]:
     """The walk's node for the function (or leaf) behind ``v``."""
     if v.parent is None or v in PLACEHOLDERS:
         return ("leaf", v)
-    return ("block" if v in BLOCKS else "op", first_output(v))
+    first = first_output(v)
+    return ("block" if first in BLOCKS else "op", first)
 
 
 def node_name(node: tuple[str, Variable]) -> str:
@@ -247,11 +250,11 @@ def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variabl
         if id(v) in seen:
             continue
         seen.add(id(v))
-        kind, _ = classify(v)
+        kind, first = classify(v)
         if kind == "leaf":
             found.append(v)
         elif kind == "block":
-            stack.extend(reversed(BLOCKS[v].arguments))
+            stack.extend(reversed(BLOCKS[first].arguments))
         elif v.parent is not None:
             stack.extend(reversed([*operand_order(v),
                                    *(seen_through(i) for i in v.parent.inputs)]))

@@ -20,6 +20,7 @@ from __future__ import annotations
 from ... import functions as F
 from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with, shown_only
 from ...ops import recurrence_states
+from ._graph_blocks import combined_inside
 from ._graph_records import INNER_OPS, PLACEHOLDERS
 from ._graph_shown import (_in_operand_order, _layer_op, made_by_cntk_op, op_name_of,
                            primitive_op_name, set_op_name, show_operands_in_order)
@@ -249,6 +250,7 @@ def _step_op(out: Variable, fold: bool) -> str:
 
 _STEP_VIEW = "compat.cntk: what makes the view of the step of the fused recurrence"
 _PAST = "compat.cntk: the step's output a PastValue view reads"
+_PAST_STATE = "compat.cntk: the recurrence and the state a PastValue view delays"
 
 
 def note_step_view(out: Variable, make) -> None:
@@ -266,14 +268,22 @@ def has_step_view(out: Variable) -> bool:
     return kept_with(out, _STEP_VIEW) is not None
 
 
-def past_value_view(out: Variable, op_name: str) -> Variable:
-    """A ``PastValue`` (``FutureValue``) of the recurrence ``out`` as CNTK 2.7's loop holds it:
-    a view node over ``out`` no run reads, whose inputs show as the step's output (once
-    :func:`read_by_past_value` names it) and the recurrence's initial state."""
+def past_value_view(out: Variable, op_name: str, state: int = 0,
+                    shape: "tuple | None" = None) -> Variable:
+    """A ``PastValue`` (``FutureValue``) of the state ``state`` of the recurrence ``out`` as
+    CNTK 2.7's loop holds it: a view node over ``out`` no run reads, whose inputs show as the
+    step's output (once :func:`read_by_past_value` names it) and that state's initial value;
+    of the state's per-step ``shape`` where it is not ``out``'s (an LSTM's cell, of
+    ``cell_shape``)."""
     with auto_forward(False):       # (a node to show, never a value to compute)
         past = F.identity(out)
+        shown_only(past.parent)             # (the one node reading the program's value)
+        if shape is not None and tuple(shape) != tuple(out.shape[2:]):
+            lead = tuple(out.shape[:2])     # (a view of the state's shape: never computed)
+            one = F.slice(past, (0,) * out.ndim, lead + (1,) * (out.ndim - 2))
+            past = F.broadcast(F.reshape(one, lead + (1,) * len(shape)), lead + tuple(shape))
     set_op_name(past, op_name)
-    shown_only(past.parent)
+    keep_with(past, _PAST_STATE, (out, state))
     return past
 
 
@@ -321,8 +331,12 @@ def shown_inputs(v: Variable) -> list[Variable]:
     transposed = _transposed_inputs(v)
     if transposed is not None:              # (CNTK's [Plus(]Convolution(W, x)[, b)])
         return transposed
+    combined = combined_inside(v)
+    if combined is not None:                # (the Combine inside a block of several outputs)
+        return list(combined)
     if past is not None:                    # (a PastValue of the step's output, the state's
-        inputs = [past, recurrence_states(node.inputs[0].parent).initial[0]]  # initial value)
+        out, state = kept_with(v, _PAST_STATE)                     # initial value)
+        inputs = [past, recurrence_states(out.parent).initial[state]]
     elif kept_with(v, _BIAS_LAST):          # (an RNNStep's Plus(Plus(x W, h H), b))
         inputs = _bias_last_inputs(v)
     elif layer_op is not None and len(inputs) == 3:   # (CNTK's Plus(Times(x, W), b) and

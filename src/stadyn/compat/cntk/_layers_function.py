@@ -172,7 +172,13 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
                 G.set_op_name(out, "Pooling")
         elif isinstance(out, Variable) and self.kind in _PADDING_INSIDE:
             G.hide_padding(out, values)     # (CNTK's op pads inside: no Pad in its graph)
-        if isinstance(out, Variable) and self.kind:
+        several = isinstance(out, tuple) and len(out) > 1 and \
+            all(isinstance(o, Variable) for o in out)
+        if several and self.kind and self.kind not in RECURRENCES:
+            # (an LSTM's h and c: CNTK 2.7's one block of two outputs)
+            out = G.block_of_outputs(out, self.kind, self.own_name, tuple(values),
+                                     options=_block_options(self.layer))
+        elif isinstance(out, Variable) and self.kind:
             G.BLOCKS[out] = G.Block(self.kind, self.own_name, tuple(values),
                                     options=_block_options(self.layer))
         elif isinstance(out, Variable) and self.own_name:
@@ -188,7 +194,9 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         # graphs not entered), for once the graph is gone
         self._order = list(G.walk_leaves([o for o in outs if isinstance(o, Variable)],
                                          stop=[v for v in values if isinstance(v, Variable)]))
-        if isinstance(out, tuple):          # several outputs: one Function with an output each
+        if isinstance(out, tuple) and G.function_outputs(list(out)) is not None:
+            result = late("Function")(out[0], list(out))    # (a block's outputs)
+        elif isinstance(out, tuple):        # several outputs: one Function with an output each
             result = late("combine_outputs")([wrap(o) for o in out])
         else:
             result = wrap(out)

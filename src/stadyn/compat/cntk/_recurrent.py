@@ -94,8 +94,8 @@ class StatesLayer(LayerFunction):
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
         if isinstance(v, Variable) and v in G.BLOCKS and kind in G.STEP_BLOCKS:
             G.note_step_op(v, G.STEP_BLOCKS[kind])      # (its root's input: the step's block)
-            if v.parent is not None and v.parent.spec.name in _VIEWED and \
-                    kind in _VIEWED_STEPS and not self.layer.step.op_by_op:
+            if v.parent is not None and v.parent.spec.name in _VIEWED + ("cntk_lstm_sequence",) \
+                    and kind in _VIEWED_STEPS and (kind == "lstm" or not self.layer.step.op_by_op):
                 step = self.__dict__.get("_cntk_step")
                 G.note_step_view(v, _StepView(self.layer.step, kind,
                                               getattr(step, "name", "") or ""))
@@ -162,7 +162,7 @@ class StatesLayer(LayerFunction):
 # the recurrences (fused or of a step graph) whose step the walks show as CNTK 2.7's graph
 # holds it: of a step of one state, without stabilisers or projection
 _VIEWED = ("cntk_gru_sequence", "cntk_rnn_sequence", "recurrence")
-_VIEWED_STEPS = ("gru", "rnnstep")
+_VIEWED_STEPS = ("gru", "rnnstep", "lstm")
 
 
 class _StepView:
@@ -180,16 +180,27 @@ class _StepView:
         node = out.parent
         states = recurrence_states(node)
         x = node.inputs[states.sequences[0]]
-        past = G.past_value_view(out, "FutureValue" if states.go_backwards else "PastValue")
+        op = "FutureValue" if states.go_backwards else "PastValue"
+        pasts = [G.past_value_view(out, op, k, shape) for k, shape in enumerate(states.shapes)]
         with auto_forward(False):       # (nodes to show, never values to compute)
-            made = self.step.apply(past, x)
-        inside = made_between([made], {id(past), id(x)})
-        for v in inside:
+            made = self.step.apply(*pasts, x)
+        inner = list(made) if isinstance(made, tuple) else [made]
+        for v in made_between(inner, {id(p) for p in pasts} | {id(x)}):
             shown_only(v.parent)
-        G.BLOCKS[made] = G.Block(G.STEP_BLOCKS[self.kind], self.name, (past, x))
-        mark_step_inside(G.STEP_BLOCKS[self.kind], self.step, [made], [past, x])
-        G.read_by_past_value(past, made)
-        return made
+        kind = G.STEP_BLOCKS[self.kind]
+        if len(inner) > 1:              # (an LSTM's h and c: one block of two outputs)
+            with auto_forward(False):
+                outputs = list(G.block_of_outputs(tuple(inner), kind, self.name,
+                                                  (*pasts, x)))
+            for v in outputs:
+                shown_only(v.parent)
+        else:
+            outputs = inner
+            G.BLOCKS[made] = G.Block(kind, self.name, (*pasts, x))
+        mark_step_inside(kind, self.step, inner, [*pasts, x])
+        for past, output in zip(pasts, outputs):
+            G.read_by_past_value(past, output)
+        return outputs[0]
 
 
 def _step(step_function: Any):

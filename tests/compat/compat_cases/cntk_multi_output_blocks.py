@@ -1,0 +1,104 @@
+"""A block of several outputs (an ``LSTM``'s ``h`` and ``c``)."""
+
+from compat_harness import cntk_case
+
+
+def _uid_kind(uid):
+    """A uid without its numbers (``Block12_Output_0``: ``Block_Output_``)."""
+    return "".join(c for c in uid if not c.isdigit())
+
+
+def _output(o):
+    return [o.name, list(o.shape), _uid_kind(o.uid), o.owner.root_function.op_name]
+
+
+def _block_outputs(C, z):
+    """What a Function of a step applied to values shows of its outputs, its root and the
+    walks of it."""
+    root = z.root_function
+    inner = root.block_root
+    return {
+        "composite": [z.name, z.op_name, z.is_composite, len(z.outputs)],
+        "outputs": [_output(o) for o in z.outputs],
+        "owners are the root": [o.owner.uid == root.uid for o in z.outputs],
+        "outputs' uids": sorted(set(o.uid.rpartition("_Output_")[0] for o in z.outputs)) ==
+        [root.uid],
+        "root": [root.op_name, root.name, root.is_block, _uid_kind(root.uid),
+                 [_output(o) for o in root.outputs],
+                 [[i.name, list(i.shape)] for i in root.inputs]],
+        "block root": [inner.op_name, _uid_kind(inner.uid),
+                       [_uid_kind(o.uid) for o in inner.outputs],
+                       [i.owner.op_name for i in inner.inputs]],
+        "node outputs": [_output(o) for o in C.logging.graph.get_node_outputs(z)],
+        "walk": [getattr(n, "op_name", n.name)
+                 for n in C.logging.graph.depth_first_search(z, lambda n: True)],
+        "arguments": [a.name for a in z.arguments],
+        "parameters": [p.name for p in z.parameters],
+        "text": str(z),
+        "root text": str(root),
+    }
+
+
+@cntk_case(names=["cntk.layers.LSTM", "cntk.layers.GRU"],
+           known={"GRU block root": "a one-output block's root shows the block's output as "
+                                    "its own (Block<n>_Output_0), where CNTK 2.7's inner op "
+                                    "has an output of its own (Plus<n>_Output_0): Stadyn's "
+                                    "block and its root share one Variable "
+                                    "(compat/cntk/_function.py, Function.outputs)"},
+           note="an LSTM applied to values is one block of two outputs (h, c; Block<n>_Output_0 "
+                "and _1, both named as the layer), the owner of each, whose block_root is a "
+                "Combine of the cell's ElementTimes and Plus (a projected one's Times and "
+                "Plus); the walks meet the block once, get_node_outputs lists both outputs; a "
+                "GRU's block has one.  Stadyn gave a Combine of the cell's two ops")
+def lstm__block_of_two_outputs(C, r):
+    r.touch("cntk.input_variable", "cntk.Function.outputs", "cntk.Function.root_function",
+            "cntk.Function.block_root", "cntk.Function.uid", "cntk.Function.op_name",
+            "cntk.Function.is_block", "cntk.Function.inputs", "cntk.Function.eval",
+            "cntk.Function.name", "cntk.Function.arguments", "cntk.Function.parameters",
+            "cntk.logging.graph.get_node_outputs", "cntk.logging.graph.depth_first_search",
+            "cntk.logging.graph.find_by_name", "cntk.Function.output")
+    h, c = C.input_variable(3, name="h"), C.input_variable(3, name="c")
+    c4 = C.input_variable(4, name="c4")
+    x = C.input_variable(2, name="x")
+    data = {h: r.randn(2, 3), c: r.randn(2, 3), c4: r.randn(2, 4), x: r.randn(2, 2)}
+    res = {}
+    for title, make, args in [
+            ("LSTM named", lambda: C.layers.LSTM(3, init=0.5, name="cell"), (h, c, x)),
+            ("projected LSTM", lambda: C.layers.LSTM(3, cell_shape=4, init=0.5), (h, c4, x)),
+            ("GRU", lambda: C.layers.GRU(3, init=0.5), (h, x))]:
+        z = make()(*args)
+        for key, value in _block_outputs(C, z).items():
+            res[title + " " + key] = value
+        found = C.logging.graph.find_by_name(z, "cell")
+        res[title + " found"] = None if found is None else [found.op_name,
+                                                            found.uid == z.root_function.uid]
+        try:
+            z.output
+            res[title + " one output"] = True
+        except RuntimeError:
+            res[title + " one output"] = False
+        got = z.eval({a: data[a] for a in args})
+        res[title + " eval"] = [got[o] for o in z.outputs] if isinstance(got, dict) else got
+    return res
+
+
+@cntk_case(names=["cntk.layers.LSTM"],
+           note="the outputs of an LSTM applied to values are one block's after a clone too "
+                "(h and c of Block<n>, the block over the clone's arguments)")
+def lstm__block_of_two_outputs_cloned(C, r):
+    r.touch("cntk.input_variable", "cntk.Function.clone", "cntk.Function.outputs",
+            "cntk.Function.root_function", "cntk.Function.arguments", "cntk.Function.eval",
+            "cntk.Function.inputs")
+    h, c = C.input_variable(3, name="h"), C.input_variable(3, name="c")
+    x = C.input_variable(2, name="x")
+    z = C.layers.LSTM(3, init=0.5)(h, c, x * 2.0)
+    y = C.input_variable(2, name="y")
+    copy = z.clone(C.CloneMethod.share, {x: y})
+    root = copy.root_function
+    data = {"h": r.randn(2, 3), "c": r.randn(2, 3), "y": r.randn(2, 2)}
+    got = copy.eval({a: data[a.name] for a in copy.arguments})
+    return {"outputs": [_output(o) for o in copy.outputs],
+            "root": [root.op_name, root.is_block, [_uid_kind(o.uid) for o in root.outputs],
+                     [i.name for i in root.inputs]],
+            "arguments": [a.name for a in copy.arguments],
+            "eval": [got[o] for o in copy.outputs]}
