@@ -1,4 +1,8 @@
-"""A block of several outputs (an ``LSTM``'s ``h`` and ``c``)."""
+"""A block of several outputs (an ``LSTM``'s ``h`` and ``c``) and what CNTK 2.7 counts as a
+``Function`` before it is applied (a layer, an untyped ``@C.Function``, a call waiting for
+its placeholders' shapes), with the walks of those (``get_node_outputs``, ``plot``)."""
+
+import re
 
 from compat_harness import cntk_case
 
@@ -102,3 +106,53 @@ def lstm__block_of_two_outputs_cloned(C, r):
                      [i.name for i in root.inputs]],
             "arguments": [a.name for a in copy.arguments],
             "eval": [got[o] for o in copy.outputs]}
+
+
+@cntk_case(names=["cntk.Function", "cntk.layers.Dense", "cntk.layers.Sequential",
+                  "cntk.logging.graph.get_node_outputs", "cntk.logging.graph.plot"],
+           note="a layer not applied yet, an untyped @C.Function and a call waiting for its "
+                "placeholders' shapes are Functions in CNTK 2.7 (isinstance(f, C.Function); "
+                "ResNetBlock is a Python function); get_node_outputs and plot of them (and of a "
+                "walk's root) list the functions of their walk (an LSTM's block: two "
+                "outputs).  Stadyn said False and raised TypeError")
+def function__waiting_functions(C, r):
+    r.touch("cntk.placeholder", "cntk.ops.plus", "cntk.ops.relu", "cntk.layers.LSTM",
+            "cntk.layers.Recurrence", "cntk.layers.GRU", "cntk.layers.Label",
+            "cntk.layers.identity", "cntk.layers.Embedding", "cntk.layers.MaxPooling",
+            "cntk.layers.Dropout", "cntk.layers.BatchNormalization", "cntk.layers.ResNetBlock",
+            "cntk.Function.root_function", "cntk.logging.graph.depth_first_search")
+    p = C.placeholder(name="p")
+
+    def f(a, b):
+        return a + b
+    f = C.Function(f)
+    dense = C.layers.Dense(3, name="d")
+    seq = C.layers.Sequential([C.layers.Dense(3), C.relu])
+    made = [("untyped Function", f), ("Dense", dense), ("Sequential", seq),
+            ("LSTM", C.layers.LSTM(3)), ("Recurrence", C.layers.Recurrence(C.layers.GRU(2))),
+            ("Dense on a placeholder", C.layers.Dense(3)(p)), ("plus on a placeholder",
+                                                              C.plus(p, 1)),
+            ("relu of a layer", C.relu(C.layers.Dense(2))), ("Dense root", dense.root_function),
+            ("untyped Function applied", f(p, p)), ("Label", C.layers.Label("l")),
+            ("identity", C.layers.identity), ("Embedding", C.layers.Embedding(3)),
+            ("MaxPooling", C.layers.MaxPooling((2, 2))), ("Dropout", C.layers.Dropout(0.5)),
+            ("BatchNormalization", C.layers.BatchNormalization()),
+            ("ResNetBlock", C.layers.ResNetBlock(C.layers.Dense(2)))]
+    res = {"isinstance": [[title, isinstance(o, C.Function)] for title, o in made]}
+    walked = [("Dense", dense), ("Dense root", dense.root_function), ("Sequential", seq),
+              ("Sequential root", seq.root_function),
+              ("Dense on a placeholder", C.layers.Dense(3)(p)),
+              ("its root", C.layers.Dense(3)(p).root_function), ("untyped Function", f),
+              ("plus on a placeholder", C.plus(p, 1)), ("LSTM", C.layers.LSTM(3)),
+              ("a walk's root", C.logging.graph.depth_first_search(dense, lambda n: True)[0]),
+              ("a Sequential's walk's root",
+               C.logging.graph.depth_first_search(seq, lambda n: True)[0])]
+    for title, o in walked:
+        res[title + " node outputs"] = [_output(v)
+                                        for v in C.logging.graph.get_node_outputs(o)]
+        res[title + " plot"] = re.sub(r"\d+", "", C.logging.graph.plot(o))
+    for title, o in [("plus on a placeholder", C.plus(p, 1)), ("untyped Function", f),
+                     ("Dense on a placeholder", C.layers.Dense(3)(p))]:
+        res[title + " walk"] = [getattr(n, "op_name", n.name)
+                                for n in C.logging.graph.depth_first_search(o, lambda n: True)]
+    return res

@@ -37,7 +37,23 @@ _CUSTOM: "dict[int, dict]" = {}
 _RECURRENCES = ("Recurrence", "Fold", "RecurrenceFrom")   # layers CNTK 2.7 makes no block of
 
 
-class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
+class _FunctionType(type):
+    """``Function``'s type: ``isinstance(f, C.Function)`` holds, as in CNTK 2.7, for what
+    CNTK makes a Function of and Stadyn holds apart until it is applied: a layer not applied
+    yet (``Dense(3)``; not ``ResNetBlock``, a Python function in CNTK 2.7), a call waiting
+    for its placeholders' shapes, an untyped ``@C.Function`` (each says so by a true
+    ``_cntk_function``).  Stadyn's own code asks ``issubclass(type(f), Function)`` where it
+    needs a built graph."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        if super().__instancecheck__(obj):
+            return True
+        return cls.__name__ == "Function" and cls.__module__ == __name__ and \
+            bool(getattr(obj, "_cntk_function", False))
+
+
+class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
+               metaclass=_FunctionType):
     """A CNTK Function.
 
     A layer or op applied to inputs gives the *composite* Function of the graph up to its
@@ -489,7 +505,7 @@ def combine_outputs(functions: list, name: str = "") -> Function:
     from after ``z``'s)."""
     flat: list[Variable] = []
     for f in map(root_as_output, functions):
-        if isinstance(f, Function):
+        if issubclass(type(f), Function):
             flat.extend(f._roots())
         else:
             flat.append(unwrap(f))

@@ -115,6 +115,12 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         self._order: list[Variable] = []
 
     @property
+    def _cntk_function(self) -> bool:
+        """Whether CNTK 2.7 makes a Function of this layer (``isinstance(layer, C.Function)``:
+        all but ``ResNetBlock`` and ``SequentialClique``, Python functions there)."""
+        return shown_layer(self) is not None
+
+    @property
     def name(self) -> str:
         """Its name as CNTK 2.7 shows it: the one it was given (``own_name``); an unnamed
         ``Sequential``'s is its last step's (that layer's output is the Sequential's).
@@ -351,8 +357,10 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         keep = self._own_placeholder()
         if steps is None:
             op = shown_layer(self)[1]
-            return UnappliedRoot(op, self.own_name, tuple(known) + tuple(self.arguments),
+            root = UnappliedRoot(op, self.own_name, tuple(known) + tuple(self.arguments),
                                  self.output)
+            root.outputs = tuple(self.outputs)      # (an LSTM's two: its block's)
+            return root
         inputs = self.__dict__.get("_root_inputs")   # (made once: they keep their uids)
         if inputs is None:
             inputs = self.__dict__["_root_inputs"] = self._sequential_root_inputs(keep,
