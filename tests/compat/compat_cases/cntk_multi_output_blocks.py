@@ -156,3 +156,63 @@ def function__waiting_functions(C, r):
         res[title + " walk"] = [getattr(n, "op_name", n.name)
                                 for n in C.logging.graph.depth_first_search(o, lambda n: True)]
     return res
+
+
+def _kind(v):
+    return ("input" if v.is_input else "placeholder" if v.is_placeholder else
+            "parameter" if v.is_parameter else "constant" if v.is_constant else "output")
+
+
+def _function(n):
+    return [n.op_name, n.name, n.is_block,
+            [[_kind(i), i.name, list(i.shape),
+              i.owner.root_function.op_name if i.is_output else None] for i in n.inputs]]
+
+
+_FOLD = ("a Fold's walk meets its Sequence::Slice block over the step's output (CNTK 2.7); "
+         "Stadyn's Fold shows the slice as the Combine's input but no block of it, so its "
+         "walk goes from the Combine to the leaves (compat/cntk/_recurrent.py: no _StepView "
+         "for a Fold)")
+_FULL_STATE = ("a Recurrence with return_full_state is in CNTK 2.7 the step's LSTM block itself "
+               "(two outputs, over its PastValues); Stadyn's is a Combine of its recurrence "
+               "op's two outputs (compat/cntk/_recurrent.py: StatesLayer combines them)")
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.LSTM"],
+           known={"Fold walk": _FOLD, "Fold nodes": _FOLD, "full state root": _FULL_STATE,
+                  "full state walk": _FULL_STATE, "full state nodes": _FULL_STATE,
+                  "full state output owners": _FULL_STATE},
+           note="a Recurrence of an LSTM with peepholes, with self-stabilisation, backwards "
+                "and named: CNTK 2.7's walk at depth 0 meets the LSTM block of two outputs "
+                "over a PastValue (FutureValue) of each and the sequence, whatever the cell "
+                "computes inside; a named one's root is a NoOp")
+def recurrence__lstm_step_shapes(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.Function.root_function",
+            "cntk.Function.outputs", "cntk.Function.eval", "cntk.Function.inputs",
+            "cntk.logging.graph.depth_first_search", "cntk.logging.graph.get_node_outputs")
+    s = C.sequence.input_variable(2, name="s")
+    data = [r.randn(3, 2), r.randn(2, 2)]
+    res = {}
+    for title, make in [
+            ("peepholes", lambda: C.layers.Recurrence(C.layers.LSTM(3, use_peepholes=True,
+                                                                    init=0.5))),
+            ("stabilized", lambda: C.layers.Recurrence(C.layers.LSTM(
+                3, enable_self_stabilization=True, init=0.5))),
+            ("backwards", lambda: C.layers.Recurrence(C.layers.LSTM(3, init=0.5),
+                                                      go_backwards=True)),
+            ("named", lambda: C.layers.Recurrence(C.layers.LSTM(3, init=0.5, name="cell"),
+                                                  name="rec")),
+            ("Fold", lambda: C.layers.Fold(C.layers.LSTM(3, init=0.5))),
+            ("full state", lambda: C.layers.Recurrence(C.layers.LSTM(3, init=0.5),
+                                                       return_full_state=True))]:
+        z = make()(s)
+        res[title + " root"] = _function(z.root_function)
+        res[title + " walk"] = [
+            _function(n) if type(n).__name__ == "Function" else [_kind(n), n.name,
+                                                                 list(n.shape)]
+            for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=0)]
+        res[title + " nodes"] = [o.owner.op_name for o in C.logging.graph.get_node_outputs(z)]
+        res[title + " output owners"] = [o.owner.op_name for o in z.outputs]
+        got = z.eval({s: data})
+        res[title + " eval"] = [got[o] for o in z.outputs] if isinstance(got, dict) else got
+    return res
