@@ -171,28 +171,13 @@ def recurrence__fused_step_graph(C, r):
     return res
 
 
-_PYTHON_STEP = ("CNTK 2.7 walks a Python step's graph inside the loop (its ops over a PastValue "
-                "of each state and the sequence; where its arguments come out of the graph in "
-                "another order than the function's, through a Tuple block of two outputs, "
-                "cntk/ops/functions.py's force_order_args); Stadyn's recurrence shows no view "
-                "of a Python step (compat/cntk/_recurrent.py: _StepView writes out only an "
-                "LSTM, GRU or RNNStep given as the step), so its walk goes from the Combine "
-                "to the step's parameters, the initial state and the sequence")
-
-
-_TWO_STATE_KNOWN = dict((title + " " + key, _PYTHON_STEP)
-                        for title in ("Python step", "Python step over an LSTM")
-                        for key in ("walked", "nodes"))
-
-
-@cntk_case(names=["cntk.layers.Recurrence"], known=_TWO_STATE_KNOWN,
+@cntk_case(names=["cntk.layers.Recurrence"],
            note="a Recurrence of an LSTM (also projected: cell_shape) or of a Python step "
                 "function: CNTK 2.7's root Combine reads the step's output; at depth 0 the "
                 "walk meets the LSTM block, of two outputs, over two PastValues of them and "
                 "the sequence (a Python step's ops over a Tuple block of the PastValue and "
                 "the sequence); each output's owner is the step's block or op.  Stadyn showed "
-                "one node of its own under the Combine, owning the output; it writes out an "
-                "LSTM step now, not a Python step's graph (known differences)")
+                "one node of its own under the Combine, owning the output")
 def recurrence__two_state_step_graph(C, r):
     r.touch("cntk.sequence.input_variable", "cntk.layers.LSTM", "cntk.Function.root_function",
             "cntk.Function.op_name", "cntk.Function.inputs", "cntk.Function.outputs",

@@ -216,3 +216,42 @@ def recurrence__lstm_step_shapes(C, r):
         got = z.eval({s: data})
         res[title + " eval"] = [got[o] for o in z.outputs] if isinstance(got, dict) else got
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence"],
+           note="a Recurrence of a Python step function: CNTK 2.7's walk at depth 0 goes "
+                "through the step's ops over a PastValue (FutureValue backwards) of the state "
+                "and the sequence, through a Tuple block of two outputs where the step's graph "
+                "meets its arguments in another order than the function takes them (x + h), "
+                "a layer the step applies a block; each output's owner the step's last op.  "
+                "Stadyn's walk went from the Combine to the leaves")
+def recurrence__python_step_views(C, r):
+    r.touch("cntk.sequence.input_variable", "cntk.Function.root_function",
+            "cntk.Function.outputs", "cntk.Function.eval", "cntk.Function.inputs",
+            "cntk.Function.parameters", "cntk.Function.constants", "cntk.ops.tanh",
+            "cntk.ops.times", "cntk.ops.plus", "cntk.layers.Dense", "cntk.parameter",
+            "cntk.logging.graph.depth_first_search", "cntk.logging.graph.get_node_outputs")
+    s = C.sequence.input_variable(2, name="s")
+    dense = C.layers.Dense(2, init=0.5)
+    H = C.parameter((2, 2), init=0.1, name="H")
+    data = [r.randn(3, 2), r.randn(2, 2)]
+    res = {}
+    for title, make in [
+            ("h + x", lambda: C.layers.Recurrence(lambda h, x: h + x)),
+            ("x + h", lambda: C.layers.Recurrence(lambda h, x: C.tanh(x + h))),
+            ("a Dense inside", lambda: C.layers.Recurrence(
+                lambda h, x: dense(x) + C.times(h, H))),
+            ("backwards", lambda: C.layers.Recurrence(lambda h, x: C.tanh(x + h),
+                                                      go_backwards=True)),
+            ("plus", lambda: C.layers.Recurrence(C.plus))]:
+        z = make()(s)
+        res[title + " walk"] = [
+            _function(n) if type(n).__name__ == "Function" else [_kind(n), n.name,
+                                                                 list(n.shape)]
+            for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=0)]
+        res[title + " nodes"] = [o.owner.op_name for o in C.logging.graph.get_node_outputs(z)]
+        res[title + " output owners"] = [o.owner.op_name for o in z.outputs]
+        res[title + " parameters"] = [p.name for p in z.parameters]
+        res[title + " constants"] = [list(c.shape) for c in z.constants]
+        res[title + " eval"] = z.eval({s: data})
+    return res

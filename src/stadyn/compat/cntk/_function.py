@@ -387,9 +387,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         ``combine``'s Combine function first)."""
         combine = self._combine()
         first = [self.root_function] if combine is not None and combine.name == name else []
-        return first + [_wrap_node(n) for n in G.search(self._walk_start(),
-                                                         lambda n: G.node_name(n) == name,
-                                                         depth, self._inside())]
+        named = lambda n: G.node_name(n) == name and not G.is_view(n[1])    # noqa: E731
+        # (a view of a Python step's ops computes no step's value: not given out)
+        return first + [_wrap_node(n) for n in G.search(self._walk_start(), named, depth,
+                                                         self._inside())]
 
     def find_by_name(self, name: str, depth: int = 0):
         """The function or variable named ``name``; None when there is none, a ValueError when

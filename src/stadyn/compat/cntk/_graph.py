@@ -36,7 +36,8 @@ from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, fun
                            record_argument_order, root_uid_of, set_op_name, set_root_uid,
                            set_uid, show_operands_in_order, spelled_op_name, uid_of,
                            recurrence_root_uid, take_uid_numbers)
-from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, note_step_op,
+from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, is_view, mark_view,
+                           note_step_op,
                            note_step_view, show_transposed,
                            past_value_view, read_by_past_value, shown_inputs,
                            shown_step_output)
@@ -65,7 +66,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
            "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",
-           "show_combined"]
+           "mark_view", "is_view", "show_combined"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------

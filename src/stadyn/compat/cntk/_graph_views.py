@@ -32,7 +32,7 @@ __all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "sho
            "STEP_BLOCKS",
            "note_step_op", "note_step_view", "has_step_view", "past_value_view",
            "read_by_past_value",
-           "shown_step_output", "shown_inputs"]
+           "shown_step_output", "shown_inputs", "mark_view", "is_view"]
 
 
 _PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
@@ -258,14 +258,31 @@ def note_step_view(out: Variable, make) -> None:
     ``out`` that Stadyn runs as one op (``cntk_gru_sequence``, ``recurrence``): ``make(out)``
     gives the step's
     block output (a view over :func:`past_value_view` values, the sequences and the
-    parameters), which :func:`shown_step_output` shows and the walks enter.  ``make`` must hold
-    none of the graph's values (it is kept on ``out``)."""
+    parameters), which :func:`shown_step_output` shows and the walks enter, or None where it
+    cannot (the recurrence is then walked as one node).  ``make`` must hold none of the
+    graph's values (it is kept on ``out``)."""
     keep_with(out, _STEP_VIEW, make)
 
 
 def has_step_view(out: Variable) -> bool:
-    """Whether the recurrence ``out`` shows its step's graph (:func:`note_step_view`)."""
-    return kept_with(out, _STEP_VIEW) is not None
+    """Whether the recurrence ``out`` shows its step's graph (:func:`note_step_view`): made
+    the first time it is asked for; a view its maker cannot build (it gives None) is
+    forgotten, and the recurrence walked as one node."""
+    return _step_view_output(out) is not None
+
+
+def _step_view_output(out: Variable) -> "Variable | None":
+    make = kept_with(out, _STEP_VIEW)
+    if make is None:
+        return None
+    made = kept_with(out, _STEP_OUTPUT)
+    if made is None:
+        made = make(out)
+        if made is None:        # (a step the view cannot show)
+            keep_with(out, _STEP_VIEW, None)
+            return None
+        keep_with(out, _STEP_OUTPUT, made)
+    return made
 
 
 def past_value_view(out: Variable, op_name: str, state: int = 0,
@@ -292,6 +309,22 @@ def read_by_past_value(past: Variable, step_output: Variable) -> None:
     keep_with(past, _PAST, step_output)
 
 
+_VIEW = "compat.cntk: a node of a view of a Python step's graph, never computed"
+
+
+def mark_view(v: Variable) -> None:
+    """Mark ``v`` as a node of a step's view that stands for a value computed inside the
+    loop (a Python step's ops replayed over ``PastValue`` views): the walks show it, a
+    lookup by name does not give it out (it computes no step's value; ``Function``'s
+    attribute lookup finds the step's own, ``_step_values``)."""
+    keep_with(v, _VIEW, True)
+
+
+def is_view(v: Variable) -> bool:
+    """Whether :func:`mark_view` marked ``v``."""
+    return bool(kept_with(v, _VIEW))
+
+
 def shown_step_output(out: Variable, fold: bool = False) -> Variable:
     """The output CNTK 2.7 shows as the one input of a recurrence's root (its ``Combine``;
     ``NoOp`` when named) whose output is ``out``: the step's output inside the loop, owned by
@@ -306,12 +339,8 @@ def shown_step_output(out: Variable, fold: bool = False) -> Variable:
         >>> op_name_of(shown), shown.shape[2:]
         ('Plus', (2,))
     """
-    make = kept_with(out, _STEP_VIEW)
-    if make is not None:
-        made = kept_with(out, _STEP_OUTPUT)
-        if made is None:
-            made = make(out)
-            keep_with(out, _STEP_OUTPUT, made)
+    made = _step_view_output(out)
+    if made is not None:
         return made
     return shown_node(out, _STEP_OUTPUT, lambda: F.identity(out), _step_op(out, fold))
 

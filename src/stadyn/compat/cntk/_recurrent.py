@@ -20,6 +20,7 @@ from ...ops import recurrence_states
 from ..._random import auto_seeds_kept
 from . import _graph as G
 from ._adapt import unwrap, wrap
+from ._clone import rebuild
 from ._function import combine_outputs
 from ._layers import LayerFunction, _native
 from ._run_checks import at_first_run
@@ -99,6 +100,10 @@ class StatesLayer(LayerFunction):
                 step = self.__dict__.get("_cntk_step")
                 G.note_step_view(v, _StepView(self.layer.step, kind,
                                               getattr(step, "name", "") or ""))
+        elif isinstance(v, Variable) and v in G.BLOCKS and v.parent is not None and \
+                v.parent.spec.name == "recurrence" and \
+                isinstance(getattr(self.layer, "step", None), FunctionStep):
+            G.note_step_view(v, _FunctionStepView())
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
 
     def _inputs_around_argument(self, call: Any) -> "tuple[list, list]":
@@ -194,6 +199,8 @@ class _StepView:
                                                   (*pasts, x)))
             for v in outputs:
                 shown_only(v.parent)
+            for v in made_between(outputs, {id(p) for p in pasts} | {id(x)}):
+                G.mark_view(v)      # (its values are the loop's: not given out by name)
         else:
             outputs = inner
             G.BLOCKS[made] = G.Block(kind, self.name, (*pasts, x))
@@ -201,6 +208,49 @@ class _StepView:
         for past, output in zip(pasts, outputs):
             G.read_by_past_value(past, output)
         return outputs[0]
+
+
+class _FunctionStepView:
+    """What builds the graph CNTK 2.7 holds for the step of a recurrence of a Python function
+    (``_graph_views.note_step_view``): the step's graph replayed (``_clone.rebuild``, its
+    parameters shared, its blocks carried) on a ``PastValue`` (``FutureValue`` backwards) of
+    each state and the sequences, none of it run.  Where the step's graph meets its
+    arguments in another order than the function takes them (``tanh(times(x, W) + h)``
+    meets ``x`` first), CNTK 2.7's ``@Function`` passes them through a ``Tuple`` block of an
+    output each (``force_order_args``), which the view shows.  It holds nothing of the
+    graph: the step is read from the recurrence's op."""
+
+    def __call__(self, out: Variable) -> "Variable | None":
+        node = out.parent
+        states = recurrence_states(node)
+        step = node.kwargs["step"]
+        op = "FutureValue" if states.go_backwards else "PastValue"
+        pasts = [G.past_value_view(out, op, k, shape) for k, shape in enumerate(states.shapes)]
+        sequences = [node.inputs[k] for k in states.sequences]
+        arguments = pasts + sequences
+        own = list(step.states) + list(step.inputs)
+        try:
+            with auto_forward(False):       # (nodes to show, never values to compute)
+                if _met_out_of_order(step.outputs, own):
+                    arguments = list(G.block_of_outputs(tuple(arguments), "Tuple", "",
+                                                        tuple(arguments)))
+                made = rebuild(list(step.outputs), dict(zip(own, arguments)))
+        except Exception:       # (a step whose ops take no whole sequence: no view, the
+            return None         # recurrence shown as one node, as before)
+        for v in made_between(made, {id(a) for a in pasts + sequences}):
+            shown_only(v.parent)
+            G.mark_view(v)
+        for past, output in zip(pasts, made):
+            G.read_by_past_value(past, output)
+        return made[0]
+
+
+def _met_out_of_order(outputs: list, arguments: list) -> bool:
+    """Whether a walk of ``outputs`` meets ``arguments`` (a step's states, then its
+    sequences) in another order than theirs."""
+    wanted = {id(a) for a in arguments}
+    met = [v for v in G.walk_operands(list(outputs), list(arguments)) if id(v) in wanted]
+    return [id(v) for v in met] != [id(a) for a in arguments]
 
 
 def _step(step_function: Any):
