@@ -61,16 +61,16 @@ def _block_options(layer: Any) -> dict:
 
 
 def apply_layer(layer_fn: Any, args: tuple):
-    """``layer_fn`` (a ``LayerFunction``) applied to ``args``: the CNTK Function of its output
-    (of its outputs, for a layer_fn of several), its block recorded (see the module's text); a
-    waiting Function where an operand is a placeholder without a shape or a layer_fn; on
-    arrays, its signature's Function applied to them."""
-    if pending(args, {}):       # a placeholder without a shape, a layer_fn: wait for it
+    """The layer ``layer_fn`` (a ``LayerFunction``) applied to ``args``: the CNTK Function of
+    its output (of its outputs, for a layer of several), its block recorded (see the module's
+    text); a waiting Function where an operand is a placeholder without a shape or a layer;
+    on arrays, its signature's Function applied to them."""
+    if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
         waiting = Deferred(layer_fn, args, {})
         stand_ins = placeholder_stand_ins(args)
         if stand_ins is not None:   # (placeholders of known shapes: CNTK 2.7 makes the
-            waiting._probed_shape = tuple(layer_fn(*stand_ins).shape)   # layer_fn's parameters
-            waiting._made_parameters = True                         # at the call)
+            waiting._probed_shape = tuple(layer_fn(*stand_ins).shape)  # layer's parameters
+            waiting._made_parameters = True                            # at the call)
         return waiting
     args = as_built(args)                    # a waiting op given its types: its Function
     if args and not any(isinstance(a, GraphObject) for a in args):
@@ -81,10 +81,10 @@ def apply_layer(layer_fn: Any, args: tuple):
     values = [operand(a) for a in args]
     _refuse_weights_over_steps(layer_fn.layer, values)
     _refuse_windows_over_free_lengths(layer_fn.layer, values)
-    with joint_inference(), cntk_parameters():  # CNTK infers the layer_fn's graph with
+    with joint_inference(), cntk_parameters():  # CNTK infers the layer's graph with
         out = layer_fn.layer(*values) if isinstance(layer_fn.layer, CompositeLayer) else \
-            apply_to_samples(layer_fn.layer, values)    # its operands (a Sequential's steps:
-                                                    # each for itself)
+            apply_to_samples(layer_fn.layer, values)    # its operands (a Sequential's
+                                                        # steps: each for itself)
     adopt_applied()         # (a learner given its declared parameters learns these)
     # CNTK's layers compute in their parameters' data type (float64 under
     # default_options(dtype=np.float64)), which their inputs must have
@@ -96,7 +96,7 @@ def apply_layer(layer_fn: Any, args: tuple):
         # (a named Sequential is CNTK 2.7's alias of its steps' output, whatever op made
         # it: a NoOp over a ReLU too)
         out = F.identity(out)
-        if not layer_fn.kind:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
+        if not layer_fn.kind:    # (a Label, a named Sequential: CNTK 2.7's NoOp)
             G.set_op_name(out, "NoOp")
     if isinstance(out, Variable) and layer_fn.kind in _ONE_OP:
         one_op(out, *values)        # (CNTK 2.7's one Pooling, one Convolution)
@@ -124,7 +124,7 @@ def apply_layer(layer_fn: Any, args: tuple):
     if layer_fn.kind in _REFUSING_SPARSE and isinstance(out, Variable):
         refuse_sparse_run(layer_fn.kind, list(args), out)     # (when run, as CNTK 2.7)
     layer_fn._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
-    # the order of its own parameters in a walk of the layer_fn's graph alone (its operands'
+    # the order of its own parameters in a walk of the layer's graph alone (its operands'
     # graphs not entered), for once the graph is gone
     layer_fn._order = list(G.walk_leaves([o for o in outs if isinstance(o, Variable)],
                                      stop=[v for v in values if isinstance(v, Variable)]))
