@@ -214,7 +214,12 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
     boundary |= {id(a) for a in stop}
 
     def classify_(v: Variable) -> tuple[str, Variable]:
-        return ("leaf", v) if id(v) in boundary else classify(v)
+        if id(v) in boundary:
+            return ("leaf", v)
+        node = classify(v)
+        if node[0] == "block" and _passed_on(node[1]):   # (read by an op: CNTK's graph holds
+            return classify(shown_step_output(node[1]))  # the step's output, no Combine)
+        return node
 
     starts = root if isinstance(root, list) else [root]
     stack: list[tuple[tuple[str, Variable], int]] = [(r, depth) for r in starts]
@@ -236,6 +241,19 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
         if visitor(node):
             found.append(node)
     return found
+
+
+# the layers whose root CNTK 2.7 makes a Combine of the step's output, which the ops reading
+# the layer's output read directly
+_PASSING_ON = ("Recurrence", "RecurrenceFrom")
+
+
+def _passed_on(v: Variable) -> bool:
+    """Whether ``v`` is the output of an unnamed recurrence whose step the walks show: an op
+    reading it reads the step's output in CNTK 2.7's graph (its Combine is only the root of
+    the recurrence's own Function; a named one's ``NoOp`` is a function of the graph)."""
+    block = BLOCKS[v]
+    return block.op_name in _PASSING_ON and not block.name and has_step_view(v)
 
 
 def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variable]:
