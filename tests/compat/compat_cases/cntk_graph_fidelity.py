@@ -218,10 +218,6 @@ def function_trainer_and_variable_members(C, r):
 @cntk_case(names=_GRAPH_NAMES + ["cntk.Function.placeholders", "cntk.layers.Recurrence",
                                  "cntk.layers.Fold", "cntk.layers.Delay",
                                  "cntk.ops.sequence.past_value", "cntk.ops.sequence.future_value"],
-           known={"function step": "order: CNTK's walk meets the initial state where the step "
-                                   "first reads the state (h * 0.5: before the 0.5); Stadyn "
-                                   "lists a step's captured values first "
-                                   "(compat/cntk/_graph.py shown_inputs)"},
            note="a Recurrence's (and Fold's, Delay's) initial state is a Constant of shape "
                 "(1,) made with the layer (one for every state and application), a delay's "
                 "a scalar one; CNTK's walk meets it after the step's parameters.  The root's "

@@ -103,14 +103,7 @@ def convolution__block_inside(C, r):
     return res
 
 
-_NOT_A_BLOCK = ("Stadyn's LSTM applied to values gives its two outputs as a Combine of the "
-                "cell's ops (compat/cntk/_layers_function.py: a layer of several outputs makes "
-                "no block), where CNTK 2.7's is one LSTM block of two outputs whose block_root "
-                "is a Combine of them")
-
-
 @cntk_case(names=["cntk.layers.LSTM", "cntk.layers.GRU", "cntk.layers.RNNStep"],
-           known={"LSTM root": _NOT_A_BLOCK, "LSTM walked": _NOT_A_BLOCK},
            note="a recurrent step applied to values: inside its block CNTK 2.7 shows "
                 "StableSigmoid, ElementTimes, Plus(b, Times(x, W)) (LSTM, GRU), the GRU's "
                 "Minus(1, z) over a Constant and ElementTimes(h, r), the RNNStep's "
@@ -149,12 +142,6 @@ def _walked_at(C, f, depth):
 
 
 @cntk_case(names=["cntk.layers.Recurrence"],
-           known={"GRU nodes": "Stadyn's recurrence output is its root Combine's own, not the "
-                               "step block's output passed through (CNTK 2.7's Combine "
-                               "outputs the GRU block's output variable), so the first node "
-                               "output's owner is the Combine (CNTK: the GRU block)",
-                  "GRU backwards nodes": "as 'GRU nodes'",
-                  "RNNStep nodes": "as 'GRU nodes'"},
            note="a Recurrence of a GRU or RNNStep (Stadyn runs it as one fused op): CNTK 2.7's "
                 "root is a Combine (uid Combine<n>) of the step block's output; the block reads "
                 "a PastValue (FutureValue backwards) of its own output and the initial state's "
@@ -184,27 +171,13 @@ def recurrence__fused_step_graph(C, r):
     return res
 
 
-_TWO_OUTPUT_BLOCKS = ("CNTK 2.7's step of two states is a block of two outputs (an LSTM's h and "
-                      "c; a Python step's arguments a Tuple block of the PastValue and the "
-                      "sequence), each read by a PastValue; Stadyn's blocks have one output "
-                      "each, so its recurrence shows one node of its own (a Recurrence or "
-                      "CntkLstmSequence op inside the Combine)")
-
-
-_TWO_STATE_KNOWN = dict([(title + " " + key, _TWO_OUTPUT_BLOCKS)
-                         for title in ("LSTM", "projected LSTM", "Python step",
-                                       "Python step over an LSTM")
-                         for key in ("walked", "nodes", "output owners")] +
-                        [("Python step over an LSTM root", _TWO_OUTPUT_BLOCKS)])
-
-
-@cntk_case(names=["cntk.layers.Recurrence"], known=_TWO_STATE_KNOWN,
+@cntk_case(names=["cntk.layers.Recurrence"],
            note="a Recurrence of an LSTM (also projected: cell_shape) or of a Python step "
                 "function: CNTK 2.7's root Combine reads the step's output; at depth 0 the "
                 "walk meets the LSTM block, of two outputs, over two PastValues of them and "
                 "the sequence (a Python step's ops over a Tuple block of the PastValue and "
-                "the sequence).  Stadyn matches the root, the parameters and the values, not "
-                "the walk (known differences)")
+                "the sequence); each output's owner is the step's block or op.  Stadyn showed "
+                "one node of its own under the Combine, owning the output")
 def recurrence__two_state_step_graph(C, r):
     r.touch("cntk.sequence.input_variable", "cntk.layers.LSTM", "cntk.Function.root_function",
             "cntk.Function.op_name", "cntk.Function.inputs", "cntk.Function.outputs",

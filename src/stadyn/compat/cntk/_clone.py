@@ -11,9 +11,9 @@ from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS,
-                     SPARSE, Block, link_outputs, made_by_cntk_op, operand_order, outputs_of,
-                     primitive_op_name, seen_through, set_op_name, set_uid, uid_of,
-                     show_operands_in_order)
+                     SPARSE, Block, combined_inside, link_outputs, made_by_cntk_op,
+                     operand_order, outputs_of, primitive_op_name, seen_through, set_op_name,
+                     set_uid, show_combined, show_operands_in_order, uid_of)
 
 __all__ = ["rebuild"]
 
@@ -134,16 +134,29 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
         for old in node.outputs:
             block = BLOCKS.get(old) if old is not None else None
             new = mapping.get(id(old)) if old is not None else None
-            if block is not None and new is not None and new is not old:
+            if block is not None and new is not None and new is not old and \
+                    _arguments_carried(block, mapping):
                 BLOCKS[new] = Block(block.op_name, block.name,
                                     tuple(new_of(a) for a in block.arguments), block.attributes,
                                     block.options)
+                inside = combined_inside(old)
+                if inside is not None and all(id(v) in mapping for v in inside):
+                    show_combined(new, [mapping[id(v)] for v in inside])
             if new is not None and new is not old:
                 _outputs_carried(old, new, mapping)
                 _attributes_carried(old, new)
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
             for r in roots]
+
+
+def _arguments_carried(block: Block, mapping: dict) -> bool:
+    """Whether the copy of ``block`` has its arguments in the clone: each a leaf or a value
+    of the graph cloned.  (A recurrent cell applied to placeholders bound to its own delayed
+    outputs reads them inside the loop a first run closed, which is no part of the graph
+    cloned: its copy is no block, rather than one over the original's values.)"""
+    return all(not isinstance(a, Variable) or a.parent is None or id(a) in mapping
+               or a in PLACEHOLDERS for a in block.arguments)
 
 
 def _copied(a, swap: dict, streams: bool):

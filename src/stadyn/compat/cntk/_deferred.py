@@ -84,6 +84,9 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
     seen first, a layer's own placeholder ``keep`` for a layer used as an operand; calling it on
     Functions or Variables (one per placeholder) replays the call on them."""
 
+    _cntk_function = True       # (isinstance(f, C.Function): CNTK 2.7's Function over
+                                # placeholders)
+
     def __init__(self, fn, args: tuple, kwargs: dict, name: "str | None" = None,
                  shape: "tuple | None" = None, check=None):
         self._fn, self._args, self._kwargs = fn, tuple(args), dict(kwargs)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from . import _graph as G
-from ._adapt import root_as_output
 from ._axis import Axis
 from ._mixins import GraphObject, TensorOpsMixin
 from ._variables import axis_mark, dims_text
@@ -37,7 +36,9 @@ def _layer_function():
 
 
 def _shapeless(value: Any) -> bool:
-    value = root_as_output(value)
+    # (a root function given as an operand is none: its output, which the ``deferrable``
+    # wrapper gives the op in its place, _adapt.root_as_output, is a waiting Function's or a
+    # built one's, never a placeholder without a shape)
     return isinstance(value, GraphObject) and value.variable in G.SHAPELESS
 
 

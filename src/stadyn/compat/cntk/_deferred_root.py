@@ -178,6 +178,11 @@ class DeferredRoot:
         return self
 
     @property
+    def uid(self) -> str:
+        """Its output's uid less ``_Output_0`` (``Plus12``, ``Block12``), as CNTK 2.7's."""
+        return self._function._output_uid().rpartition("_Output_")[0]
+
+    @property
     def inputs(self) -> tuple:
         """The call's operands as CNTK's op lists them (see the class's text)."""
         fn = self._function._fn

@@ -39,7 +39,23 @@ _CUSTOM: "dict[int, dict]" = {}
 _RECURRENCES = ("Recurrence", "Fold", "RecurrenceFrom")   # layers CNTK 2.7 makes no block of
 
 
-class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
+class _FunctionType(type):
+    """``Function``'s type: ``isinstance(f, C.Function)`` holds, as in CNTK 2.7, for what
+    CNTK makes a Function of and Stadyn holds apart until it is applied: a layer not applied
+    yet (``Dense(3)``; not ``ResNetBlock``, a Python function in CNTK 2.7), a call waiting
+    for its placeholders' shapes, an untyped ``@C.Function`` (each says so by a true
+    ``_cntk_function``).  Stadyn's own code asks ``issubclass(type(f), Function)`` where it
+    needs a built graph."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        if super().__instancecheck__(obj):
+            return True
+        return cls.__name__ == "Function" and cls.__module__ == __name__ and \
+            bool(getattr(obj, "_cntk_function", False))
+
+
+class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
+               metaclass=_FunctionType):
     """A CNTK Function.
 
     A layer or op applied to inputs gives the *composite* Function of the graph up to its
@@ -157,7 +173,13 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
 
     @property
     def outputs(self) -> tuple:
-        """Every output, as Variables (a tuple, as CNTK 2.7 gives it)."""
+        """Every output, as Variables (a tuple, as CNTK 2.7 gives it); a function's (a walk's
+        node: a block of several outputs, ``top_k``) all of its own."""
+        inside = G.combined_inside(self.variable) if self._view == "op" else None
+        if inside is not None:          # (the Combine inside a block of several: what it combines)
+            return tuple(wrap_variable(v) for v in inside)
+        if self._view in ("op", "block") and not self.members:
+            return tuple(wrap_variable(v) for v in G.outputs_of(self.variable))
         return tuple(wrap_variable(v) for v in self._roots())
 
     @property
@@ -171,10 +193,20 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
                             combined=self._combined)
         if self.members and len(self.members) > 1 and G.function_outputs(self.members) is None:
             return self                 # (outputs of several functions, combined)
-        view = "op" if self._view == "op" else ("block" if self.variable in G.BLOCKS else "op")
+        view = "op" if self._view == "op" else ("block" if outs[0] in G.BLOCKS else "op")
         if len(outs) > 1:
             return Function(outs[0], list(outs), view=view)
         return Function(self.variable, view=view)
+
+    def _output_owner(self) -> "Function":
+        """The function CNTK 2.7 shows as the owner of this Function's output: its root; for
+        the root of an unnamed recurrence (a ``Combine`` of the step's output, which CNTK
+        passes on as its own), the function making the step's output (the ``LSTM`` block,
+        ``Plus``)."""
+        root = self.root_function
+        if root._recurrence_root() and root.op_name == "Combine":
+            return root.inputs[0].owner
+        return root
 
     @property
     def is_composite(self) -> bool:
@@ -358,9 +390,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding):
         ``combine``'s Combine function first)."""
         combine = self._combine()
         first = [self.root_function] if combine is not None and combine.name == name else []
-        return first + [_wrap_node(n) for n in G.search(self._walk_start(),
-                                                         lambda n: G.node_name(n) == name,
-                                                         depth, self._inside())]
+        named = lambda n: G.node_name(n) == name and not G.is_view(n[1])    # noqa: E731
+        # (a view of a Python step's ops computes no step's value: not given out)
+        return first + [_wrap_node(n) for n in G.search(self._walk_start(), named, depth,
+                                                         self._inside())]
 
     def find_by_name(self, name: str, depth: int = 0):
         """The function or variable named ``name``; None when there is none, a ValueError when
@@ -476,7 +509,7 @@ def combine_outputs(functions: list, name: str = "") -> Function:
     from after ``z``'s)."""
     flat: list[Variable] = []
     for f in map(root_as_output, functions):
-        if isinstance(f, Function):
+        if issubclass(type(f), Function):
             flat.extend(f._roots())
         else:
             flat.append(unwrap(f))

@@ -23,6 +23,7 @@ import re
 from typing import Callable, Iterator
 
 from ...graph import Variable
+from ._graph_blocks import block_of_outputs, combined_inside, show_combined
 from ._graph_records import (BATCH, BLOCKS, INFERRED_SHAPES, INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
                              SPARSE_OUTPUTS, STEP_VALUES, UNTYPED_INPUTS, Block)
@@ -35,7 +36,8 @@ from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, fun
                            record_argument_order, root_uid_of, set_op_name, set_root_uid,
                            set_uid, show_operands_in_order, spelled_op_name, uid_of,
                            recurrence_root_uid, take_uid_numbers)
-from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, note_step_op,
+from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, is_view, mark_view,
+                           note_step_op,
                            note_step_view, show_transposed,
                            past_value_view, read_by_past_value, shown_inputs,
                            shown_step_output)
@@ -63,7 +65,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
-           "show_transposed", "take_uid_numbers"]
+           "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",
+           "mark_view", "is_view", "show_combined"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
@@ -75,7 +78,8 @@ def classify(v: Variable) -> tuple[str, Variable]:
     """The walk's node for the function (or leaf) behind ``v``."""
     if v.parent is None or v in PLACEHOLDERS:
         return ("leaf", v)
-    return ("block" if v in BLOCKS else "op", first_output(v))
+    first = first_output(v)
+    return ("block" if first in BLOCKS else "op", first)
 
 
 def node_name(node: tuple[str, Variable]) -> str:
@@ -210,7 +214,12 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
     boundary |= {id(a) for a in stop}
 
     def classify_(v: Variable) -> tuple[str, Variable]:
-        return ("leaf", v) if id(v) in boundary else classify(v)
+        if id(v) in boundary:
+            return ("leaf", v)
+        node = classify(v)
+        if node[0] == "block" and _passed_on(node[1]):   # (read by an op: CNTK's graph holds
+            return classify(shown_step_output(node[1]))  # the step's output, no Combine)
+        return node
 
     starts = root if isinstance(root, list) else [root]
     stack: list[tuple[tuple[str, Variable], int]] = [(r, depth) for r in starts]
@@ -234,6 +243,19 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
     return found
 
 
+# the layers whose root CNTK 2.7 makes a Combine of the step's output, which the ops reading
+# the layer's output read directly
+_PASSING_ON = ("Recurrence", "RecurrenceFrom")
+
+
+def _passed_on(v: Variable) -> bool:
+    """Whether ``v`` is the output of an unnamed recurrence whose step the walks show: an op
+    reading it reads the step's output in CNTK 2.7's graph (its Combine is only the root of
+    the recurrence's own Function; a named one's ``NoOp`` is a function of the graph)."""
+    block = BLOCKS[v]
+    return block.op_name in _PASSING_ON and not block.name and has_step_view(v)
+
+
 def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variable]:
     """``leaves`` (those the roots depend on) in CNTK's order for ``Function.arguments``: depth
     first, each node before its operands, operands in (Python's) order, a block seen from
@@ -247,11 +269,11 @@ def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variabl
         if id(v) in seen:
             continue
         seen.add(id(v))
-        kind, _ = classify(v)
+        kind, first = classify(v)
         if kind == "leaf":
             found.append(v)
         elif kind == "block":
-            stack.extend(reversed(BLOCKS[v].arguments))
+            stack.extend(reversed(BLOCKS[first].arguments))
         elif v.parent is not None:
             stack.extend(reversed([*operand_order(v),
                                    *(seen_through(i) for i in v.parent.inputs)]))

@@ -144,7 +144,7 @@ def name_of(v: Variable) -> str:
     if kind == "placeholder":
         return PLACEHOLDERS[v]
     if kind == "output":
-        block = BLOCKS.get(v)
+        block = BLOCKS.get(first_output(v))     # (every output of a block: its name)
         if block is not None and block.name:
             return block.name
         return v.name or ""
@@ -233,7 +233,7 @@ def made_by_cntk_op(v: Variable) -> bool:
 
 def op_name_of(v: Variable) -> str:
     """The CNTK op name of the function that made ``v`` (a block's is its layer's kind)."""
-    block = BLOCKS.get(v)
+    block = BLOCKS.get(first_output(v))
     return block.op_name if block is not None else primitive_op_name(v)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from ... import functions as F
 from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with, shown_only
 from ...ops import recurrence_states
+from ._graph_blocks import combined_inside
 from ._graph_records import INNER_OPS, PLACEHOLDERS
 from ._graph_shown import (_in_operand_order, _layer_op, made_by_cntk_op, op_name_of,
                            primitive_op_name, set_op_name, show_operands_in_order)
@@ -31,7 +32,7 @@ __all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "sho
            "STEP_BLOCKS",
            "note_step_op", "note_step_view", "has_step_view", "past_value_view",
            "read_by_past_value",
-           "shown_step_output", "shown_inputs"]
+           "shown_step_output", "shown_inputs", "mark_view", "is_view"]
 
 
 _PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
@@ -249,6 +250,7 @@ def _step_op(out: Variable, fold: bool) -> str:
 
 _STEP_VIEW = "compat.cntk: what makes the view of the step of the fused recurrence"
 _PAST = "compat.cntk: the step's output a PastValue view reads"
+_PAST_STATE = "compat.cntk: the recurrence and the state a PastValue view delays"
 
 
 def note_step_view(out: Variable, make) -> None:
@@ -256,30 +258,71 @@ def note_step_view(out: Variable, make) -> None:
     ``out`` that Stadyn runs as one op (``cntk_gru_sequence``, ``recurrence``): ``make(out)``
     gives the step's
     block output (a view over :func:`past_value_view` values, the sequences and the
-    parameters), which :func:`shown_step_output` shows and the walks enter.  ``make`` must hold
-    none of the graph's values (it is kept on ``out``)."""
+    parameters), which :func:`shown_step_output` shows and the walks enter, or None where it
+    cannot (the recurrence is then walked as one node).  ``make`` must hold none of the
+    graph's values (it is kept on ``out``)."""
     keep_with(out, _STEP_VIEW, make)
 
 
 def has_step_view(out: Variable) -> bool:
-    """Whether the recurrence ``out`` shows its step's graph (:func:`note_step_view`)."""
-    return kept_with(out, _STEP_VIEW) is not None
+    """Whether the recurrence ``out`` shows its step's graph (:func:`note_step_view`): made
+    the first time it is asked for; a view its maker cannot build (it gives None) is
+    forgotten, and the recurrence walked as one node."""
+    return _step_view_output(out) is not None
 
 
-def past_value_view(out: Variable, op_name: str) -> Variable:
-    """A ``PastValue`` (``FutureValue``) of the recurrence ``out`` as CNTK 2.7's loop holds it:
-    a view node over ``out`` no run reads, whose inputs show as the step's output (once
-    :func:`read_by_past_value` names it) and the recurrence's initial state."""
+def _step_view_output(out: Variable) -> "Variable | None":
+    make = kept_with(out, _STEP_VIEW)
+    if make is None:
+        return None
+    made = kept_with(out, _STEP_OUTPUT)
+    if made is None:
+        made = make(out)
+        if made is None:        # (a step the view cannot show)
+            keep_with(out, _STEP_VIEW, None)
+            return None
+        keep_with(out, _STEP_OUTPUT, made)
+    return made
+
+
+def past_value_view(out: Variable, op_name: str, state: int = 0,
+                    shape: "tuple | None" = None) -> Variable:
+    """A ``PastValue`` (``FutureValue``) of the state ``state`` of the recurrence ``out`` as
+    CNTK 2.7's loop holds it: a view node over ``out`` no run reads, whose inputs show as the
+    step's output (once :func:`read_by_past_value` names it) and that state's initial value;
+    of the state's per-step ``shape`` where it is not ``out``'s (an LSTM's cell, of
+    ``cell_shape``)."""
     with auto_forward(False):       # (a node to show, never a value to compute)
         past = F.identity(out)
+        shown_only(past.parent)             # (the one node reading the program's value)
+        if shape is not None and tuple(shape) != tuple(out.shape[2:]):
+            lead = tuple(out.shape[:2])     # (a view of the state's shape: never computed)
+            one = F.slice(past, (0,) * out.ndim, lead + (1,) * (out.ndim - 2))
+            past = F.broadcast(F.reshape(one, lead + (1,) * len(shape)), lead + tuple(shape))
     set_op_name(past, op_name)
-    shown_only(past.parent)
+    keep_with(past, _PAST_STATE, (out, state))
     return past
 
 
 def read_by_past_value(past: Variable, step_output: Variable) -> None:
     """Show ``step_output`` (a view: it holds no value) as the input ``past`` delays."""
     keep_with(past, _PAST, step_output)
+
+
+_VIEW = "compat.cntk: a node of a view of a Python step's graph, never computed"
+
+
+def mark_view(v: Variable) -> None:
+    """Mark ``v`` as a node of a step's view that stands for a value computed inside the
+    loop (a Python step's ops replayed over ``PastValue`` views): the walks show it, a
+    lookup by name does not give it out (it computes no step's value; ``Function``'s
+    attribute lookup finds the step's own, ``_step_values``)."""
+    keep_with(v, _VIEW, True)
+
+
+def is_view(v: Variable) -> bool:
+    """Whether :func:`mark_view` marked ``v``."""
+    return bool(kept_with(v, _VIEW))
 
 
 def shown_step_output(out: Variable, fold: bool = False) -> Variable:
@@ -296,12 +339,8 @@ def shown_step_output(out: Variable, fold: bool = False) -> Variable:
         >>> op_name_of(shown), shown.shape[2:]
         ('Plus', (2,))
     """
-    make = kept_with(out, _STEP_VIEW)
-    if make is not None:
-        made = kept_with(out, _STEP_OUTPUT)
-        if made is None:
-            made = make(out)
-            keep_with(out, _STEP_OUTPUT, made)
+    made = _step_view_output(out)
+    if made is not None:
         return made
     return shown_node(out, _STEP_OUTPUT, lambda: F.identity(out), _step_op(out, fold))
 
@@ -322,8 +361,12 @@ def shown_inputs(v: Variable) -> list[Variable]:
     transposed = _transposed_inputs(v)
     if transposed is not None:              # (CNTK's [Plus(]Convolution(W, x)[, b)])
         return transposed
+    combined = combined_inside(v)
+    if combined is not None:                # (the Combine inside a block of several outputs)
+        return list(combined)
     if past is not None:                    # (a PastValue of the step's output, the state's
-        inputs = [past, recurrence_states(node.inputs[0].parent).initial[0]]  # initial value)
+        out, state = kept_with(v, _PAST_STATE)                     # initial value)
+        inputs = [past, recurrence_states(out.parent).initial[state]]
     elif kept_with(v, _BIAS_LAST):          # (an RNNStep's Plus(Plus(x W, h H), b))
         inputs = _bias_last_inputs(v)
     elif layer_op is not None and len(inputs) == 3:   # (CNTK's Plus(Times(x, W), b) and

@@ -1,42 +1,35 @@
-"""The CNTK layer as a Function of its future input (:class:`LayerFunction`), and the composite
-of steps ``Sequential`` and ``>>`` make of layers (``_layers`` holds the layers themselves).
+"""The CNTK layer as a Function of its future input (:class:`LayerFunction`), and the
+``Sequential`` and ``>>`` of layers (``_layers`` holds the layers themselves).
 
 A :class:`LayerFunction` holds a Stadyn layer: applied to CNTK Functions it applies the layer
 and records the application as a *block* (``Dense``, ``Convolution``, ...) named by the layer's
-``name``, so ``z.W``, ``model.conv1.b`` and ``find_by_name`` reach its parameters.
+``name``, so ``z.W``, ``model.conv1.b`` and ``find_by_name`` reach its parameters (the
+application: ``_layer_application``; the composite of a ``Sequential``'s steps:
+``_layers_composite``).
 """
 
 from __future__ import annotations
 
 import types
 import weakref
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from ... import functions as F
 from ... import layers as _L
-from ...graph import Variable, joint_inference
+from ...graph import Variable
 from . import _graph as G
-from ._adapt import one_op, operand, operands_dtype, unwrap, wrap
-from ._deferred import LAYER_CLASSES, Deferred, pending
-from ._deferred_reads import as_built
-from ._deferred_shapes import placeholder_stand_ins
+from ._adapt import unwrap, wrap
+from ._deferred import LAYER_CLASSES, Deferred
 from ._function_pure import refuse_parameters
-from ._late import late
-from ._layers_declared import (_declared_parameter, _refuse_weights_over_steps,
-                               _refuse_windows_over_free_lengths,
-                               adopt_applied, declared_parameters, makes_parameters)
+from ._layers_composite import Composite, CompositeLayer, flatten_steps
+from ._layer_application import apply_layer
+from ._layers_declared import _declared_parameter, declared_parameters, makes_parameters
 from ._layer_shown import RECURRENCES, shown_layer, shown_name
 from ._layers_identity import identity
-from ._mixins import GraphObject, TensorOpsMixin
-from ._one_sample import apply_to_samples
-from ._parameters import cntk_parameters
-from ._sequence_placeholders import note_call
+from ._mixins import TensorOpsMixin
 from ._sequential_steps import SequentialSteps, named_sequential
 from ._renaming import refuse_renaming
-from ._shown_constants import note_steepness
-from ._sparse_operands import refuse_sparse_run
 from ._unapplied_layers import UnappliedLayerView, UnappliedRoot
 
 __all__ = ["LayerFunction", "identity"]
@@ -69,26 +62,6 @@ def _is_initializer(value: Any) -> bool:
     return isinstance(value, _L.CNTKInitializer)
 
 
-# The layers CNTK 2.7 builds on a sparse input but refuses to run ('TensorOp: Tensor
-# operations are currently not supported for sparse matrices'); Activation refuses through its
-# op, and Dense, Embedding, BatchNormalization, Dropout, Label run
-_REFUSING_SPARSE = ("LayerNormalization", "Stabilizer")
-# the layers whose CNTK op pads inside itself, where Stadyn pads before it
-_PADDING_INSIDE = ("Convolution",)
-# the layers CNTK 2.7 computes with one op (Pooling; Convolution, a Plus of the bias)
-_ONE_OP = ("ConvolutionTranspose", "MaxPooling", "AveragePooling")
-
-
-def _block_options(layer: Any) -> dict:
-    """What a CNTK file writes of ``layer`` that its graph does not show: a ``Dense``'s
-    ``inferInputRankToMap`` (CNTK 2.7's Dense: -1 with ``input_rank``, ``map_rank`` as given,
-    else 0, all of the input's axes)."""
-    if not isinstance(layer, _L.Dense):
-        return {}
-    rank = -1 if layer.input_rank is not None else int(layer.map_rank or 0)
-    return {"inferInputRankToMap": rank}
-
-
 class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
     """A CNTK layer: applied to CNTK Functions it applies its Stadyn layer; its parameters
     (after the first application) are attributes by their CNTK names (``d.W``); CNTK's
@@ -116,6 +89,12 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         self._order: list[Variable] = []
 
     @property
+    def _cntk_function(self) -> bool:
+        """Whether CNTK 2.7 makes a Function of this layer (``isinstance(layer, C.Function)``:
+        all but ``ResNetBlock`` and ``SequentialClique``, Python functions there)."""
+        return shown_layer(self) is not None
+
+    @property
     def name(self) -> str:
         """Its name as CNTK 2.7 shows it: the one it was given (``own_name``); an unnamed
         ``Sequential``'s is its last step's (that layer's output is the Sequential's).
@@ -134,69 +113,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         self.own_name = value
 
     def __call__(self, *args):
-        if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
-            waiting = Deferred(self, args, {})
-            stand_ins = placeholder_stand_ins(args)
-            if stand_ins is not None:   # (placeholders of known shapes: CNTK 2.7 makes the
-                waiting._probed_shape = tuple(self(*stand_ins).shape)   # layer's parameters
-                waiting._made_parameters = True                         # at the call)
-            return waiting
-        args = as_built(args)                    # a waiting op given its types: its Function
-        if args and not any(isinstance(a, GraphObject) for a in args):
-            if self._signature is None:
-                raise TypeError(f"{self.kind}: call it on CNTK Functions, or give it a "
-                                "signature first (update_signature)")
-            return self._signature(*args)
-        values = [operand(a) for a in args]
-        _refuse_weights_over_steps(self.layer, values)
-        _refuse_windows_over_free_lengths(self.layer, values)
-        with joint_inference(), cntk_parameters():  # CNTK infers the layer's graph with
-            out = self.layer(*values) if isinstance(self.layer, _CompositeLayer) else \
-                apply_to_samples(self.layer, values)    # its operands (a Sequential's steps:
-                                                        # each for itself)
-        adopt_applied()         # (a learner given its declared parameters learns these)
-        # CNTK's layers compute in their parameters' data type (float64 under
-        # default_options(dtype=np.float64)), which their inputs must have
-        operands_dtype(*values, *self.layer.parameters, op=self.kind or "layer")
-        if isinstance(out, Variable) and (any(out is v for v in values) or (
-                out in G.BLOCKS and (self.kind or self.own_name)) or (
-                self.own_name and not self.kind and isinstance(self.layer, _CompositeLayer))):
-            # (a named Sequential is CNTK 2.7's alias of its steps' output, whatever op made
-            # it: a NoOp over a ReLU too)
-            out = F.identity(out)
-            if not self.kind:        # (a Label, a named Sequential: CNTK 2.7's NoOp)
-                G.set_op_name(out, "NoOp")
-        if isinstance(out, Variable) and self.kind in _ONE_OP:
-            one_op(out, *values)        # (CNTK 2.7's one Pooling, one Convolution)
-            if self.kind == "ConvolutionTranspose":
-                G.show_transposed(out)
-            else:
-                G.set_op_name(out, "Pooling")
-        elif isinstance(out, Variable) and self.kind in _PADDING_INSIDE:
-            G.hide_padding(out, values)     # (CNTK's op pads inside: no Pad in its graph)
-        if isinstance(out, Variable) and self.kind:
-            G.BLOCKS[out] = G.Block(self.kind, self.own_name, tuple(values),
-                                    options=_block_options(self.layer))
-        elif isinstance(out, Variable) and self.own_name:
-            out.name = self.own_name
-        steepness = getattr(self.layer, "steepness", None)   # a Stabilizer's
-        for p in self.layer.parameters if steepness is not None else ():
-            note_steepness(p, steepness)
-        outs = out if isinstance(out, tuple) else (out,)
-        if self.kind in _REFUSING_SPARSE and isinstance(out, Variable):
-            refuse_sparse_run(self.kind, list(args), out)     # (when run, as CNTK 2.7)
-        self._applied = [weakref.ref(o) for o in outs if isinstance(o, Variable)]
-        # the order of its own parameters in a walk of the layer's graph alone (its operands'
-        # graphs not entered), for once the graph is gone
-        self._order = list(G.walk_leaves([o for o in outs if isinstance(o, Variable)],
-                                         stop=[v for v in values if isinstance(v, Variable)]))
-        if isinstance(out, tuple):          # several outputs: one Function with an output each
-            result = late("combine_outputs")([wrap(o) for o in out])
-        else:
-            result = wrap(out)
-        # (applied to a placeholder made on a sequence axis: applied again to what binds it)
-        note_call(self, args, {}, result)
-        return result
+        return apply_layer(self, args)
 
     @property
     def parameters(self) -> tuple:
@@ -234,7 +151,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
             return self._applied_parameters()
         if "_declared" not in self.__dict__:
             found: "list | None" = []
-            if isinstance(self.layer, _CompositeLayer):
+            if isinstance(self.layer, CompositeLayer):
                 for step in reversed(self.layer.composite.steps):
                     for member in (step if isinstance(step, tuple) else (step,)):
                         part = member._known_parameters() if isinstance(
@@ -345,8 +262,10 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         keep = self._own_placeholder()
         if steps is None:
             op = shown_layer(self)[1]
-            return UnappliedRoot(op, self.own_name, tuple(known) + tuple(self.arguments),
+            root = UnappliedRoot(op, self.own_name, tuple(known) + tuple(self.arguments),
                                  self.output)
+            root.outputs = tuple(self.outputs)      # (an LSTM's two: its block's)
+            return root
         inputs = self.__dict__.get("_root_inputs")   # (made once: they keep their uids)
         if inputs is None:
             inputs = self.__dict__["_root_inputs"] = self._sequential_root_inputs(keep,
@@ -362,13 +281,13 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
 
     def _composite_steps(self) -> "list | None":
         """A ``Sequential``'s steps as written (None for another layer: ``SequentialSteps``)."""
-        return self.layer.composite.steps if isinstance(self.layer, _CompositeLayer) else None
+        return self.layer.composite.steps if isinstance(self.layer, CompositeLayer) else None
 
     def _makes_block(self) -> bool:
         """Whether its root (applied or not) is a block, as CNTK 2.7 numbers its output
         (``Block12_Output_0``; ``ReLU12_Output_0`` where the root is a last step's op,
         ``NoOp12_Output_0`` where it is a named ``Sequential``'s alias)."""
-        if isinstance(self.layer, _CompositeLayer) and self._root_op_name() == "NoOp":
+        if isinstance(self.layer, CompositeLayer) and self._root_op_name() == "NoOp":
             return False
         return not self._root_is_last_op() or self._last_step_root().is_block
 
@@ -437,7 +356,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         shown = shown_layer(self)
         if self.kind in RECURRENCES:
             return "NoOp" if self.own_name else "Combine"
-        if isinstance(self.layer, _CompositeLayer):
+        if isinstance(self.layer, CompositeLayer):
             steps = self._shown_steps()
             if self.own_name:
                 return "NoOp"
@@ -520,42 +439,6 @@ def _sublayer(layer: Any, name: str) -> "LayerFunction | None":
 # -- composition -------------------------------------------------------------------------------
 
 
-class _Composite:
-    """Functions applied one after another on CNTK values (the native layers are reached through
-    their LayerFunctions); a tuple applies its members to the same values."""
-
-    def __init__(self, steps: list):
-        self.steps = steps
-
-    def __call__(self, *args):
-        values = args
-        for step in self.steps:
-            if isinstance(step, tuple):
-                outputs = getattr(values[0], "outputs", ()) if len(values) == 1 else ()
-                if len(outputs) == len(step) > 1:       # one member per output
-                    values = tuple(member(v) for member, v in zip(step, outputs))
-                else:
-                    values = tuple(_apply(member, values) for member in step)
-            else:
-                out = _apply(step, values)
-                values = out if isinstance(out, tuple) else (out,)
-        return values[0] if len(values) == 1 else values
-
-    @property
-    def parameters(self) -> list:
-        """The steps' learnable parameters in CNTK 2.7's order (its walk from the output): the
-        last step's first; a batch normalisation's running statistics are constants."""
-        out = []
-        for step in reversed(self.steps):
-            for member in (step if isinstance(step, tuple) else (step,)):
-                found = member._applied_parameters() if isinstance(
-                    member, LayerFunction) else getattr(member, "parameters", [])
-                for p in found or []:
-                    if G.kind_of(unwrap(p)) == "parameter":
-                        out.append(unwrap(p))
-        return out
-
-
 def _chained(composite: LayerFunction, first: Any) -> LayerFunction:
     """``composite`` (``f >> g``) printed with ``first``'s arguments, as CNTK 2.7 composes
     the two Functions (a Sequential's argument is ``keep``)."""
@@ -565,39 +448,10 @@ def _chained(composite: LayerFunction, first: Any) -> LayerFunction:
     return composite
 
 
-def _apply(fn: Callable, values: tuple):
-    return fn(*values)
-
-
-def _flatten(items) -> list:
-    out = []
-    for item in items:
-        if isinstance(item, list):
-            out.extend(_flatten(item))
-        else:
-            out.append(item)
-    return out
-
-
-def _named_composite(composite: _Composite, name: str) -> LayerFunction:
-    return LayerFunction(_CompositeLayer(composite), "", name)
-
-
-class _CompositeLayer:
-    """A composite on CNTK values seen from a LayerFunction (which works on Stadyn values)."""
-
-    def __init__(self, composite: _Composite):
-        self.composite = composite
-
-    def __call__(self, *values):
-        out = self.composite(*[wrap(v) for v in values])
-        return unwrap(out)
-
-    @property
-    def parameters(self) -> list:
-        return self.composite.parameters
+def _named_composite(composite: Composite, name: str) -> LayerFunction:
+    return LayerFunction(CompositeLayer(composite), "", name)
 
 
 def _sequential(layers: list, name: str) -> LayerFunction:
     """``Sequential(layers, name)``: the steps (nested lists flattened) as one layer."""
-    return _named_composite(_Composite(_flatten(layers)), name)
+    return _named_composite(Composite(flatten_steps(layers)), name)

@@ -27,6 +27,8 @@ class _Identity:
         Combine(x: Tensor[3]) -> Tensor[3]
     """
 
+    _cntk_function = True       # (isinstance(identity, C.Function), as CNTK 2.7's)
+
     def _function(self):
         made = self.__dict__.get("_made")
         if made is None:

@@ -233,7 +233,7 @@ class VariableMixin:
         """The Function this is the output of (RuntimeError for inputs, parameters, ...)."""
         if not self.is_output:
             raise RuntimeError("called owner() on a variable that is not an output variable")
-        return late("Function")(self.variable).root_function
+        return late("Function")(self.variable)._output_owner()
 
 
 class ArrayMixin:

@@ -20,6 +20,7 @@ from ...ops import recurrence_states
 from ..._random import auto_seeds_kept
 from . import _graph as G
 from ._adapt import unwrap, wrap
+from ._clone import rebuild
 from ._function import combine_outputs
 from ._init_arguments import check_init_arguments
 from ._layers import LayerFunction, _native
@@ -96,11 +97,15 @@ class StatesLayer(LayerFunction):
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
         if isinstance(v, Variable) and v in G.BLOCKS and kind in G.STEP_BLOCKS:
             G.note_step_op(v, G.STEP_BLOCKS[kind])      # (its root's input: the step's block)
-            if v.parent is not None and v.parent.spec.name in _VIEWED and \
-                    kind in _VIEWED_STEPS and not self.layer.step.op_by_op:
+            if v.parent is not None and v.parent.spec.name in _VIEWED + ("cntk_lstm_sequence",) \
+                    and kind in _VIEWED_STEPS and (kind == "lstm" or not self.layer.step.op_by_op):
                 step = self.__dict__.get("_cntk_step")
                 G.note_step_view(v, _StepView(self.layer.step, kind,
                                               getattr(step, "name", "") or ""))
+        elif isinstance(v, Variable) and v in G.BLOCKS and v.parent is not None and \
+                v.parent.spec.name == "recurrence" and \
+                isinstance(getattr(self.layer, "step", None), FunctionStep):
+            G.note_step_view(v, _FunctionStepView())
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
 
     def _inputs_around_argument(self, call: Any) -> "tuple[list, list]":
@@ -164,7 +169,7 @@ class StatesLayer(LayerFunction):
 # the recurrences (fused or of a step graph) whose step the walks show as CNTK 2.7's graph
 # holds it: of a step of one state, without stabilisers or projection
 _VIEWED = ("cntk_gru_sequence", "cntk_rnn_sequence", "recurrence")
-_VIEWED_STEPS = ("gru", "rnnstep")
+_VIEWED_STEPS = ("gru", "rnnstep", "lstm")
 
 
 class _StepView:
@@ -182,16 +187,72 @@ class _StepView:
         node = out.parent
         states = recurrence_states(node)
         x = node.inputs[states.sequences[0]]
-        past = G.past_value_view(out, "FutureValue" if states.go_backwards else "PastValue")
+        op = "FutureValue" if states.go_backwards else "PastValue"
+        pasts = [G.past_value_view(out, op, k, shape) for k, shape in enumerate(states.shapes)]
         with auto_forward(False):       # (nodes to show, never values to compute)
-            made = self.step.apply(past, x)
-        inside = made_between([made], {id(past), id(x)})
-        for v in inside:
+            made = self.step.apply(*pasts, x)
+        inner = list(made) if isinstance(made, tuple) else [made]
+        for v in made_between(inner, {id(p) for p in pasts} | {id(x)}):
             shown_only(v.parent)
-        G.BLOCKS[made] = G.Block(G.STEP_BLOCKS[self.kind], self.name, (past, x))
-        mark_step_inside(G.STEP_BLOCKS[self.kind], self.step, [made], [past, x])
-        G.read_by_past_value(past, made)
-        return made
+        kind = G.STEP_BLOCKS[self.kind]
+        if len(inner) > 1:              # (an LSTM's h and c: one block of two outputs)
+            with auto_forward(False):
+                outputs = list(G.block_of_outputs(tuple(inner), kind, self.name,
+                                                  (*pasts, x)))
+            for v in outputs:
+                shown_only(v.parent)
+            for v in made_between(outputs, {id(p) for p in pasts} | {id(x)}):
+                G.mark_view(v)      # (its values are the loop's: not given out by name)
+        else:
+            outputs = inner
+            G.BLOCKS[made] = G.Block(kind, self.name, (*pasts, x))
+        mark_step_inside(kind, self.step, inner, [*pasts, x])
+        for past, output in zip(pasts, outputs):
+            G.read_by_past_value(past, output)
+        return outputs[0]
+
+
+class _FunctionStepView:
+    """What builds the graph CNTK 2.7 holds for the step of a recurrence of a Python function
+    (``_graph_views.note_step_view``): the step's graph replayed (``_clone.rebuild``, its
+    parameters shared, its blocks carried) on a ``PastValue`` (``FutureValue`` backwards) of
+    each state and the sequences, none of it run.  Where the step's graph meets its
+    arguments in another order than the function takes them (``tanh(times(x, W) + h)``
+    meets ``x`` first), CNTK 2.7's ``@Function`` passes them through a ``Tuple`` block of an
+    output each (``force_order_args``), which the view shows.  It holds nothing of the
+    graph: the step is read from the recurrence's op."""
+
+    def __call__(self, out: Variable) -> "Variable | None":
+        node = out.parent
+        states = recurrence_states(node)
+        step = node.kwargs["step"]
+        op = "FutureValue" if states.go_backwards else "PastValue"
+        pasts = [G.past_value_view(out, op, k, shape) for k, shape in enumerate(states.shapes)]
+        sequences = [node.inputs[k] for k in states.sequences]
+        arguments = pasts + sequences
+        own = list(step.states) + list(step.inputs)
+        try:
+            with auto_forward(False):       # (nodes to show, never values to compute)
+                if _met_out_of_order(step.outputs, own):
+                    arguments = list(G.block_of_outputs(tuple(arguments), "Tuple", "",
+                                                        tuple(arguments)))
+                made = rebuild(list(step.outputs), dict(zip(own, arguments)))
+        except Exception:       # (a step whose ops take no whole sequence: no view, the
+            return None         # recurrence shown as one node, as before)
+        for v in made_between(made, {id(a) for a in pasts + sequences}):
+            shown_only(v.parent)
+            G.mark_view(v)
+        for past, output in zip(pasts, made):
+            G.read_by_past_value(past, output)
+        return made[0]
+
+
+def _met_out_of_order(outputs: list, arguments: list) -> bool:
+    """Whether a walk of ``outputs`` meets ``arguments`` (a step's states, then its
+    sequences) in another order than theirs."""
+    wanted = {id(a) for a in arguments}
+    met = [v for v in G.walk_operands(list(outputs), list(arguments)) if id(v) in wanted]
+    return [id(v) for v in met] != [id(a) for a in arguments]
 
 
 def _step(step_function: Any):

@@ -187,6 +187,8 @@ class _Deferred(ArgumentBinding):
     is the Function of its graph on inputs of those types (given some, those arguments are
     inputs, the others wait)."""
 
+    _cntk_function = True       # (isinstance(f, C.Function), as CNTK 2.7's)
+
     def __init__(self, fn, placeholders: list):
         self._fn = fn
         self._placeholders = list(placeholders)
@@ -335,6 +337,27 @@ class _Deferred(ArgumentBinding):
     def shape(self) -> tuple:
         """Its output's shape (before it has types, ``(-2,)``: unknown, as CNTK 2.7's)."""
         return self.output.shape
+
+    @property
+    def root_function(self):
+        """Its root: before its arguments have types, that of its Python function's graph
+        over its placeholders (waiting for their shapes, made once), as CNTK 2.7's Function
+        over placeholders shows it; once typed, its Function's.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> @C.Function
+            ... def f(a, b):
+            ...     return a + b
+            >>> f.root_function.op_name, [i.name for i in f.root_function.inputs]
+            ('Plus', ['a', 'b'])
+        """
+        if self._typed is not None:
+            return self._typed.root_function
+        graph = self.__dict__.get("_untyped_graph")
+        if graph is None:
+            graph = self.__dict__["_untyped_graph"] = self._built(list(self.arguments))
+        return graph.root_function
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")

@@ -27,7 +27,7 @@ __all__ = ["depth_first_search", "find_all_with_name", "find_by_name", "find_by_
 
 
 def _root(node) -> list:
-    if isinstance(node, Function) and hasattr(node, "_walk_start"):
+    if issubclass(type(node), Function):
         return node._walk_start()
     if isinstance(node, GraphObject) and hasattr(node, "variable"):
         return [G.classify(node.variable)]
@@ -44,7 +44,7 @@ def _object(node, as_variable: bool = False):
 def _is_combine(node) -> bool:
     """``node`` is a ``combine`` (of one output too; a model saved with its criteria, loaded):
     CNTK's walk visits that Combine function first, then each output's graph."""
-    return isinstance(node, Function) and node.is_composite and \
+    return issubclass(type(node), Function) and node.is_composite and \
         node.root_function.op_name == "Combine" and \
         not node.root_function._recurrence_root()   # (its walk starts at that Combine)
 
@@ -66,7 +66,8 @@ def _unapplied(node) -> bool:
     """``node`` is a layer not applied yet (no signature): no graph of Stadyn's yet, its
     Function CNTK 2.7's over its own placeholders (``_unapplied_layers``)."""
     return (isinstance(node, UnappliedLayerView) and getattr(node, "_signature", None) is None
-            ) or getattr(type(node), "_operand_is_output", False)   # (a root function:
+            ) or getattr(type(node), "_operand_is_output", False) or (    # (a root function:
+        not issubclass(type(node), Function) and getattr(node, "_cntk_function", False))
     # walked as its layer's, its waiting Function's; CNTK 2.7's walk of a Function starts at
     # its root)
 
@@ -93,6 +94,11 @@ def _unapplied_search(layer, visitor: Callable, depth: int) -> list:
     return found
 
 
+def _is_function(node) -> bool:
+    """``node`` of a walk is a function (it has inputs), not a variable."""
+    return hasattr(node, "inputs") and hasattr(node, "op_name")
+
+
 def _made_output(node) -> bool:
     """``node`` is the output of a function (not an input, a placeholder, a parameter or a
     constant)."""
@@ -108,8 +114,9 @@ def find_all_with_name(node, node_name: str, depth: int = 0) -> list:
         return _unapplied_search(node, lambda n: n.name == node_name, depth)
     first = [node.root_function] if _is_combine(node) and \
         node.root_function.name == node_name else []
-    return first + [_object(n) for n in G.search(_root(node),
-                                                  lambda n: G.node_name(n) == node_name, depth)]
+    return first + [_object(n) for n in G.search(     # (a view of a Python step's ops: not
+        _root(node), lambda n: G.node_name(n) == node_name and not G.is_view(n[1]), depth)]
+    # given out, it computes no step's value)
 
 
 def find_by_name(node, node_name: str, depth: int = 0):
@@ -135,6 +142,9 @@ def find_by_uid(node, node_uid: str, depth: int = 0):
 def get_node_outputs(node, depth: int = 0) -> list:
     """The outputs of every function in ``node``'s graph, as Variables (a ``combine``'s own
     outputs first, as CNTK lists its Combine function's)."""
+    if _unapplied(node):        # (its walk's functions' outputs, as CNTK 2.7 lists them)
+        return [o for n in _unapplied_search(node, _is_function, depth)
+                for o in n.outputs]
     outs = list(node.outputs) if _is_combine(node) else []
     for kind, v in G.search(_root(node), lambda n: n[0] != "leaf", depth):
         outs += [wrap_variable(o) for o in G.outputs_of(v)]
@@ -154,9 +164,12 @@ def plot(root, filename: str | None = None) -> str:
         >>> [line.strip().split("(")[0] for line in text.split(";") if line.strip()]
         ['ReLU', 'Plus']
     """
-    nodes = [root.root_function] if _is_combine(root) else []
-    nodes += [Function(v, view=kind) for kind, v in
-              G.search(_root(root), lambda n: n[0] != "leaf", 0)]
+    if _unapplied(root):        # (a layer not applied yet, a waiting Function: its walk)
+        nodes = _unapplied_search(root, _is_function, 0)
+    else:
+        nodes = [root.root_function] if _is_combine(root) else []
+        nodes += [Function(v, view=kind) for kind, v in
+                  G.search(_root(root), lambda n: n[0] != "leaf", 0)]
     lines, edges = [], []
     for f in nodes:
         ins = list(f.inputs)

@@ -157,7 +157,7 @@ def _outputs(model: Any) -> list[_StadynVariable] | None:
     items = list(model) if isinstance(model, (list, tuple)) else [model]
     outputs = []
     for item in items:
-        if isinstance(item, Function):
+        if issubclass(type(item), Function):     # (a built one: a layer is no graph yet)
             outputs.extend(item._roots())
         elif isinstance(item, _StadynVariable) and item.parent is not None:
             outputs.append(item)
