@@ -61,7 +61,8 @@ MODULES = {
                "nnabla_examples_5", "nnabla_fidelity_8", "nnabla_examples_7",
                "nnabla_fidelity_9", "nnabla_fidelity_10", "nnabla_fidelity_11",
                "nnabla_fidelity_12", "nnabla_fidelity_13", "nnabla_fidelity_14",
-               "nnabla_fidelity_15", "nnabla_fidelity_16", "nnabla_fidelity_17"],
+               "nnabla_fidelity_15", "nnabla_fidelity_16", "nnabla_fidelity_17",
+               "nnabla_graph_converters"],
 }
 
 
