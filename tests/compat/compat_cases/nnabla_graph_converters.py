@@ -337,3 +337,40 @@ def graph_converters__function_references(nn, F, PF, r):
     y = F.add2(F.relu(h), F.sigmoid(h))
     GC.GraphConverter([Recorder()]).convert(y)
     return seen
+
+
+@nnabla_case(names=["nnabla.parameter.get_parameter_or_create"],
+             note="the error of a parameter asked for again with another shape, word for word "
+                  "(the graph converters tutorial prints it: BatchNormalizationFoldingModifier "
+                  "on a loaded ResNet whose parameters need no gradient)")
+def get_parameter_or_create__size_clash_message(nn, r):
+    P = r.module("nnabla.parameter")
+    res = {}
+    with nn.parameter_scope("net"):
+        P.get_parameter_or_create("w-folded", (4, 3, 3, 3))
+        try:
+            P.get_parameter_or_create("w-folded", (4, 4, 3, 3))
+        except ValueError as e:
+            res["message"] = [type(e).__name__, str(e)]
+    return res
+
+
+@nnabla_case(names=["nnabla.utils.inspection.pprint"],
+             note="pprint names a function by the scope of its parameter input also where "
+                  "that input is the Variable get_parameter_or_create handed out (the graph "
+                  "converters tutorial prints folded graphs: 'conv1/conv/Convolution')")
+def pprint__scope_of_a_handed_out_parameter(nn, F, r):
+    import contextlib
+    import io
+    I = r.module("nnabla.utils.inspection")
+    P = r.module("nnabla.parameter")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3))
+    with nn.parameter_scope("fc"):
+        w = P.get_parameter_or_create("W", (3, 4), r.randn(3, 4))
+        fixed = P.get_parameter_or_create("V", (4, 3), r.randn(4, 3), need_grad=False)
+    y = F.relu(F.affine(F.affine(x, w), fixed))     # (V needs no gradient: no scope shown)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        I.pprint(y)
+    return {"names": [line for line in out.getvalue().splitlines()
+                      if not line.startswith("\t")]}
