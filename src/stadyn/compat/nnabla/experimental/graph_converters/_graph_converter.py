@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .....graph import data_of
+from .....graph import data_of, value_holder
 from ... import _variable, functions as _F
 from ..._parameter import get_parameters
 from ._function_table import function_of
@@ -56,17 +56,18 @@ class FunctionModifier:
     def function_references(self, v) -> list:
         """The functions of the graph being converted that read ``v`` (NNabla's
         ``v.function_references``), in forward order."""
-        return list(self._consumers.get(id(v), ()))
+        return list(self._consumers.get(id(value_holder(v)), ()))
 
     def init_map_func_inputs(self, f, inputs) -> None:
         """Make ``inputs`` the new inputs ``f`` will be handed."""
         self._map_func_inputs[f] = list(inputs)
 
     def get_parameter_scope(self, v) -> str:
-        """The scope of the registered parameter ``v`` is (or shares its array with): its name
-        less the last part; ``''`` when it is no parameter."""
-        for name, p in get_parameters(grad_only=False).items():
-            if p is v or _same_array(p, v):
+        """The scope of the registered parameter ``v`` is (or shares its value with): its name
+        less the last part; ``''`` when it is none of ``nn.get_parameters()`` (as in NNabla
+        1.39, only the parameters that need a gradient are looked at)."""
+        for name, p in get_parameters().items():
+            if _same_variable(p, v):
                 return "/".join(name.split("/")[:-1])
         return ""
 
@@ -113,8 +114,15 @@ class FunctionModifier:
             for g in self.function_references(old):
                 slots = self._map_func_inputs.setdefault(g, [None] * len(g.inputs))
                 for i, v in enumerate(g.inputs):
-                    if v is old and i < len(slots):
+                    if _same_variable(v, old) and i < len(slots):
                         slots[i] = new
+
+
+def _same_variable(a, b) -> bool:
+    """Whether ``a`` and ``b`` are one NNabla Variable: the same object, one holding the
+    other's value (an unlinked view, a network input a loader replaced), or views of one
+    array (the parameters ``get_parameter_or_create`` hands out)."""
+    return a is b or value_holder(a) is value_holder(b) or _same_array(a, b)
 
 
 def _same_array(a, b) -> bool:
@@ -152,7 +160,7 @@ class GraphConverter:
             modifier._consumers = {}
             for node in nodes:
                 for v in node.inputs:
-                    modifier._consumers.setdefault(id(v), []).append(node)
+                    modifier._consumers.setdefault(id(value_holder(v)), []).append(node)
             modifier._start()
             for node in nodes:
                 modifier(node)
