@@ -187,7 +187,9 @@ def graph_converters__remove_function(nn, F, PF, r):
        note="BN folded into the next convolution (bias added first), and the "
             "opposite way (into the convolution after it); NNabla 1.39 "
             "refuses to fold a BN after an affine (its parameters reshaped to (5, 1) do "
-            "not broadcast with the (36, 5) weight): the ValueError is compared")
+            "not broadcast with the (36, 5) weight): the ValueError is compared; parameters "
+            "that need no gradient are no parameters to get_parameter_scope, so NNabla "
+            "names every folded weight w-folded in no scope: the second shape clashes")
 def graph_converters__bn_folding(nn, F, PF, r):
     GC = r.module("nnabla.experimental.graph_converters")
     res = _both(nn, F, PF, r, lambda GC, x: GC.BatchNormalizationFoldingModifier(),
@@ -212,6 +214,13 @@ def graph_converters__bn_folding(nn, F, PF, r):
                 opposite=True)).items():
             res[tag + " " + k] = v
         res[tag + " conv0/W after"] = nn.get_parameters()["conv0/conv/W"].d.copy()
+    nn.clear_parameters()
+    x, y = _res_net(nn, F, PF, r)
+    for p in nn.get_parameters(grad_only=False).values():
+        p.need_grad = False         # (not in nn.get_parameters(): no scope for w-folded)
+    res["parameters without gradients"] = outcome(lambda: GC.GraphConverter(
+        GC.BatchNormalizationFoldingModifier()).convert(y), lambda z: "converted")
+    res["parameters without gradients, made"] = sorted(nn.get_parameters(grad_only=False))
     nn.clear_parameters()
     x, y = _small_net(nn, F, PF, r)
     res["affine bn"] = outcome(lambda: GC.GraphConverter(
