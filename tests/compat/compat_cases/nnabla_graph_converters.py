@@ -122,6 +122,15 @@ def graph_converters__identity(nn, F, PF, r):
     res["replaced types"] = _types(z)
     res["replaced value"] = z.d.copy()
 
+    nn.clear_parameters()           # two outputs sharing a trunk: a list in, a list out
+    x, y = _small_net(nn, F, PF, r)
+    y2 = F.sigmoid(y.parent.inputs[0])
+    zs = GC.GraphConverter([GC.RemoveFunctionModifier(["ReLU"])]).convert([y, y2])
+    for i, z in enumerate(zs):
+        z.forward()
+        res["two outputs %d types" % i] = _types(z)
+        res["two outputs %d value" % i] = z.d.copy()
+
     class ReLUToLeakyReLU(GC.FunctionModifier):
         def modify(self, f, inputs):
             if f.info.type_name == "ReLU":
