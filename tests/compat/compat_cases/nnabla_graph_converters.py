@@ -392,3 +392,19 @@ def pprint__scope_of_a_handed_out_parameter(nn, F, r):
         I.pprint(y)
     return {"names": [line for line in out.getvalue().splitlines()
                       if not line.startswith("\t")]}
+
+
+@_case(["GraphConverter", "IdentityModifier"],
+       note="functions whose info.args are named otherwise than F's keywords (the reductions' "
+            "axes and keep_dims) rebuilt as they were")
+def graph_converters__reductions_rebuilt(nn, F, PF, r):
+    GC = r.module("nnabla.experimental.graph_converters")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 4))
+    h = x * 1.0
+    outs = [F.sum(h, axis=1, keepdims=True), F.mean(h, axis=(1, 2)), F.max(h, axis=2),
+            F.min(h, axis=0, keepdims=True), F.prod(h, axis=1), F.sum(h)]
+    res = {}
+    for i, z in enumerate(GC.GraphConverter([GC.IdentityModifier()]).convert(outs)):
+        z.forward()
+        res["%d %s" % (i, z.parent.info.type_name)] = z.d.copy()
+    return res

@@ -24,6 +24,9 @@ from ._function_table import function_of
 
 __all__ = ["FunctionModifier", "GraphConverter"]
 
+# info.args names of NNabla's function classes -> the F functions' keywords
+_RENAMED = {"axes": "axis", "keep_dims": "keepdims"}
+
 
 class FunctionModifier:
     """The base class of modifiers: override :meth:`modify`.
@@ -85,10 +88,20 @@ class FunctionModifier:
         """Called once the graph's consumers are known, before its first function."""
 
     def _call_function(self, type_name: str, inputs, args: dict):
-        """The function of NNabla type ``type_name`` applied to ``inputs`` with ``args``."""
+        """The function of NNabla type ``type_name`` applied to ``inputs`` with ``args`` (its
+        ``info.args``: the reductions' ``axes`` / ``keep_dims`` are ``F``'s ``axis`` /
+        ``keepdims``; a flag ``F`` lacks is left out when off, NNabla's default)."""
         fn = function_of(type_name)
         accepted = inspect.signature(fn).parameters
-        kwargs = {k: v for k, v in args.items() if k in accepted}
+        kwargs = {}
+        for k, v in args.items():
+            if k in accepted:
+                kwargs[k] = v
+            elif _RENAMED.get(k) in accepted:
+                kwargs[_RENAMED[k]] = v
+            elif v not in (False, None):
+                raise ValueError(f"{type(self).__name__}: cannot rebuild {type_name} with "
+                                 f"{k}={v!r}: nnabla.functions.{fn.__name__} takes no {k}")
         return fn(*inputs, **kwargs)
 
     def _modify_as_same(self, f, inputs):
