@@ -223,6 +223,13 @@ def graph_converters__bn_folding(nn, F, PF, r):
                 opposite=True)).items():
             res[tag + " " + k] = v
         res[tag + " conv0/W after"] = nn.get_parameters()["conv0/conv/W"].d.copy()
+    nn.clear_parameters()           # the first function a convolution: its inputs copied
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 5, 5))
+    y = PF.batch_normalization(PF.convolution(x, 4, (3, 3), with_bias=False, name="c0"),
+                               batch_stat=False, name="b0")
+    _set_params(nn, r)
+    for k, v in _outcome(nn, GC, y, GC.BatchNormalizationFoldingModifier()).items():
+        res["first conv " + k] = v
     nn.clear_parameters()
     x, y = _res_net(nn, F, PF, r)
     for p in nn.get_parameters(grad_only=False).values():
