@@ -58,6 +58,7 @@ KNOWN = {
     "siamese_feature_embedding": {},        # likewise
     "dcgan_image_generation": {},           # likewise
     "cifar10_classification": {},           # the digits as CIFAR-10 (tiny_cifar10.py)
+    "graph_converters": {},                 # a stand-in ResNet-50 file (tiny_imagenet.py)
 }
 
 

@@ -47,6 +47,7 @@ MODULES = {
         "nnabla.utils.data_source_implements", "nnabla.utils.profiler",
         "nnabla.experimental.viewers", "nnabla.experimental.parametric_function_classes",
         "nnabla.config", "nnabla.lms", "nnabla.models.imagenet",
+        "nnabla.experimental.graph_converters",
     ],
 }
 

@@ -105,6 +105,10 @@ EDITS = {
         'M.MonitorSeries("Test loss", monitor, interval=1)',
         "range(10000 // batch_size)": "range(1)",
         "display(Image('tmp.monitor.siamese/embed.png'))": "pass  # the plot's picture"},
+    "graph_converters": {
+        "model = ResNet50()":
+        "import tiny_imagenet; tiny_imagenet.install()  # a stand-in Resnet-50.nnp\n"
+        "model = ResNet50()"},
 }
 
 # Cells added after the notebook's own: what the tutorial shows without printing it.
@@ -165,6 +169,25 @@ for name in ("Training-loss", "Test-loss"):
     print(open(os.path.join(model_save_path, name + ".series.txt")).read())
 print(features.shape, labels[:8].ravel())
 print(features[:8])
+""",
+    "graph_converters": """\
+# (added) On NNabla 1.39 the conversions above fail on a loaded model built for inference:
+# its parameters need no gradient, so nn.get_parameters() leaves them out, the folding finds
+# no scope for them and names every folded weight "w-folded" in no scope (the second
+# convolution's shape clashes); and ChannelLastModifier hands the first function, a
+# convolution reading x, x alone (IndexError).  Built for training (parameters that need
+# gradients) and put in test mode, the network folds, and the folded graphs compute what it
+# does.
+y_train = model(x, training=True)
+x.d = np.random.RandomState(1).rand(*x.shape)
+y_test = GC.GraphConverter(GC.TestModeModifier()).convert(y_train)
+folded = GC.GraphConverter([GC.BatchNormalizationFoldingModifier()]).convert(y_test)
+self_folded = GC.GraphConverter([GC.BatchNormalizationSelfFoldingModifier()]).convert(y_test)
+for v in (y_test, folded, self_folded):
+    v.forward()
+print(y_test.d)
+print(np.abs(folded.d - y_test.d).max() < 1e-4, np.abs(self_folded.d - y_test.d).max() < 1e-4)
+pprint(folded)
 """,
 }
 

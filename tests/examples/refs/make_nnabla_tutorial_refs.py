@@ -17,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TUTORIALS = os.path.join(HERE, "..", "nnabla_tutorials")
 NAMES = ["python_api", "by_examples", "mixed_precision_training", "dynamic_and_static_nn",
          "debugging", "vae_unsupervised_learning", "vat_semi_supervised_learning",
-         "siamese_feature_embedding", "dcgan_image_generation", "cifar10_classification"]
+         "siamese_feature_embedding", "dcgan_image_generation", "cifar10_classification",
+         "graph_converters"]
 
 
 def main(names):

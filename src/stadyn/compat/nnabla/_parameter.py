@@ -19,7 +19,6 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..._errors import ParameterError
 from ...graph import is_no_grad, no_grad
 from ... import parametric as _parametric
 from ... import serialize as _serialize
@@ -110,7 +109,7 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
     * A new parameter's ``shape`` may hold floats, truncated to ints as NNabla 1.39 does
       (``map(int, shape)`` before calling the initializer): nnabla-examples' PGGAN asks for
       ``(outmaps, inp.shape[1] / group) + kernel``.  An existing parameter is checked against
-      the shape as given.
+      the shape as given: another one is NNabla 1.39's ``ValueError``, in its words.
     * A new parameter's ``initializer`` is ``None`` (zeros), a NumPy array or a callable taking
       the shape (an initializer); anything else, a float included, is NNabla 1.39's
       ``ValueError``.
@@ -140,8 +139,10 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
     if shape is not None and existing is None and not isinstance(initializer, np.ndarray):
         shape = [int(d) for d in shape]
     if shape is not None and existing is not None and tuple(shape) != tuple(existing.shape):
-        raise ParameterError(f"parameter '{name}' exists with shape {tuple(existing.shape)}; "
-                             f"it was asked for again with shape {tuple(shape)}")
+        # NNabla 1.39's ValueError, word for word (a program may print or match it)
+        raise ValueError(f'The size of existing parameter "{name}" {tuple(existing.shape)} '
+                         f'is different from the size of new parameter {tuple(shape)}.\n'
+                         f'To clear all parameters, call nn.clear_parameters().')
     if existing is not None and (need_grad or as_need_grad) and not is_no_grad():
         float_for_gradients(as_nnabla(existing))   # an integer one asked for with a gradient
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....graph import data_of, value_holder
 from .._function import as_function
 from .._parameter import get_parameters
 from ._tracers import CpuTimerCallback, FunctionHookCallbackBase, NanInfTracer, TimeProfiler
@@ -57,12 +58,26 @@ class _Printer:
     def __init__(self, summary: bool = False, hidden: bool = False):
         self._summary, self._hidden = summary, hidden
         self.functions: list[dict] = []
-        self._scopes = {id(p): name.rsplit("/", 1)[0] if "/" in name else None
-                        for name, p in get_parameters().items()}
+        self._params = [(p, name.rsplit("/", 1)[0] if "/" in name else None)
+                        for name, p in get_parameters().items()]
+
+    def _scope_of(self, v):
+        """The scope of the parameter ``v`` is, as NNabla's ``v in params.values()`` finds
+        it: the registered Variable, or one handed out over its value (what
+        ``get_parameter_or_create`` returns)."""
+        holder, value = value_holder(v), data_of(v)
+        for p, scope in self._params:
+            if p is v or value_holder(p) is holder:
+                return scope
+            d = data_of(p)
+            if value is not None and d is not None and d.data_ptr() == value.data_ptr() \
+                    and tuple(d.shape) == tuple(value.shape):
+                return scope
+        return None
 
     def __call__(self, f) -> None:
         inputs, outputs = f.inputs, f.outputs
-        scope = self._scopes.get(id(inputs[1])) if len(inputs) > 1 else None
+        scope = self._scope_of(inputs[1]) if len(inputs) > 1 else None
         name = (f"{scope}/{f.name}({f.info.type_name})" if scope
                 else f"{f.name}({f.info.type_name})")
         print(name)
