@@ -99,6 +99,10 @@ def trainer__different_minibatch_layouts(C, r, np):
             {s: np.ones((3, 2), np.float32), t: [np.ones((3, 2), np.float32)]})),
         "an array of two, a list of one": _said(lambda: seq.train_minibatch(
             {s: np.ones((2, 3, 2), np.float32), t: [np.ones((3, 2), np.float32)]})),
+        "one-step sequences as samples": _said(lambda: seq.train_minibatch(
+            {s: [np.ones(2, np.float32)] * 2, t: [one] * 2})),
+        "one-step sequences as samples, test": _said(lambda: seq.test_minibatch(
+            {s: [np.ones(2, np.float32)] * 2, t: [one] * 2})),
         "v after": v.value}
 
 

@@ -62,7 +62,7 @@ def _layout(value: Any, rank: int) -> list | None:
     axes (a list of sequences; an array ``(sequences, steps, *sample)``, or one sequence's
     ``(steps, *sample)``), or None where the data says no more (a reader's)."""
     if isinstance(value, (list, tuple)):
-        return [int(s.shape[0]) if getattr(s, "shape", ()) else
+        return [int(s.shape[0]) if len(getattr(s, "shape", ())) > rank else
                 len(s) if isinstance(s, (list, tuple)) else 1 for s in value]
     if isinstance(value, np.ndarray) and value.ndim == rank + 2:
         return [int(value.shape[1])] * int(value.shape[0])
