@@ -132,9 +132,12 @@ class StaticPlan:
         # the inputs' shapes of the random ops of their own plain seed in its first run (set by
         # the runner, _own_streams.record): what they are set up with before it replays
         self.seed_shapes: list | None = None
-        # the values the backward reads that the forward gives Variables too: it reads what
-        # those hold when it runs (memory handed to the user: _shared_values.saved_as_held)
-        self._given = outputs_saved(self.fw, self.n_fill) if bw is not None else ()
+        # the values the backward reads that the forward gives Variables too, where those
+        # Variables' class reads held values (NNabla's): it reads what they hold when it runs
+        # (memory handed to the user: _shared_values.saved_as_held); others read their saves
+        self._given = tuple(
+            (j, k) for j, k in outputs_saved(self.fw, self.n_fill)
+            if type(self.fill[k]).reads_held_values) if bw is not None else ()
         self._tabled = count_tables(self)     # Stadyn's references, not the program's
 
     @property

@@ -12,7 +12,8 @@ NNabla's sharing where the compat layer asks for it:
   op output they fill), and a backward its gradient, where that was handed out
   (:func:`set_grad`, for every intermediate's gradient it keeps);
 * a static plan's backward reads, for each value it saved that is an op output's, the tensor
-  that output holds when the backward runs (:func:`outputs_saved`, :func:`saved_as_held`): the
+  that output holds when the backward runs, where the output's class sets
+  ``Variable.reads_held_values`` (:func:`outputs_saved`, :func:`saved_as_held`): the
   memory handed to the user, with what the user wrote there (NNabla's backward reads the
   variables' arrays), not the run's own tensor -- which differs after the first run, or when
   the output was given memory of its own (an NNabla view op's: ``_own_arrays.py``);

@@ -62,6 +62,13 @@ class Variable:
                  "_index", "name", "_plan", "_plans", "_alias", "_seq", "recompute",
                  "_stops_grad", "_starts_grad", "_kept", "__weakref__")
 
+    #: Whether a static plan's backward reads the value an op output holds when the backward
+    #: runs (memory the user was handed and may have written, or another run wrote) instead of
+    #: the value its own forward saved.  False: a backward differentiates the forward it belongs
+    #: to (CNTK's ``backward(state, ...)`` after another Function's forward).  A front end whose
+    #: original reads the arrays its variables hold (NNabla) sets it on its Variable class.
+    reads_held_values = False
+
     def __init__(self, shape: Sequence[int] = (), need_grad: bool | None = False,
                  dtype: Any = np.float32):
         shape = _normalise_shape(shape)

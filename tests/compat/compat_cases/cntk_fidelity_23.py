@@ -318,3 +318,25 @@ def slice__ranges_of_a_short_axis(C, r, np):
     trainer = C.Trainer(loss, (loss, loss), C.sgd([w], C.learning_parameter_schedule(0.1)))
     res["trainer at 2"] = _outcome(lambda: trainer.train_minibatch({f: data}))
     return res
+
+
+@cntk_case(names=["cntk.Function.forward", "cntk.Function.backward"],
+           note="backward(state) of one Function after another Function sharing its nodes ran a "
+                "forward: CNTK 2.7 differentiates the forward the state belongs to.  Stadyn's "
+                "static plans read the values the other run left in the shared nodes (exp(b) "
+                "for exp(a)) after NNabla's held-value reading reached every front end")
+def backward__of_a_state_after_another_forward(C, r, np):
+    r.touch("cntk.Function.forward", "cntk.Function.backward")
+    x = C.input_variable(4, needs_gradient=True)
+    y = C.exp(x)
+    l1, l2 = C.reduce_sum(y), C.reduce_sum(y * y)
+    a = (np.arange(4, dtype=np.float32) / 4).reshape(1, 4)
+    b = np.full((1, 4), 2.0, np.float32)
+    st, out = l1.forward({x: a}, [l1.output], set([l1.output]))
+    l2.forward({x: b})
+    g1 = l1.backward(st, {l1.output: np.ones_like(out[l1.output])}, set([x]))[x]
+    st, out = l1.forward({x: a}, [l1.output], set([l1.output]))
+    st2, out2 = l2.forward({x: b}, [l2.output], set([l2.output]))
+    g2 = l1.backward(st, {l1.output: np.ones_like(out[l1.output])}, set([x]))[x]
+    g3 = l2.backward(st2, {l2.output: np.ones_like(out2[l2.output])}, set([x]))[x]
+    return {"l1 after l2's forward": g1, "l1, l2's state kept": g2, "l2 after l1's backward": g3}

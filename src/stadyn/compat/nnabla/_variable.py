@@ -55,7 +55,16 @@ __all__ = ["Variable", "as_nnabla", "forward_all"]
 _Core = _graph.Variable
 
 
-class Variable(_Core):
+class _HeldReading(_Core):
+    """Stadyn's Variable reading, in a static plan's backward, the arrays its op outputs hold
+    when the backward runs (what the user wrote, or a later run), as NNabla's backward does
+    (``stadyn.graph.Variable.reads_held_values``)."""
+
+    __slots__ = ()
+    reads_held_values = True
+
+
+class Variable(_HeldReading):
     """A Variable as NNabla has it (see the module docstring): ``nn.Variable(shape,
     need_grad=False)``; ``.data`` / ``.grad`` are NdArrays sharing its memory.
 
