@@ -103,6 +103,8 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         # the parameters Parameter/ParameterTensor made, by name_parameters's placeholder
         # name, with the expression path each was made at
         self._unnamed_parameters: list[tuple[Variable, str, str]] = []
+        # the inferred-shape parameters given their shape, in that order (checkpoint)
+        self._shaped_pending: list[Any] = []
         functions: dict[str, Callable[..., Any]] = {
             # inputs and parameters
             "Input": self.Input, "Parameter": self.Parameter,
