@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 import stadyn as sd
-from stadyn._random import restart_auto_seeds
+from stadyn._random import auto_seeds_kept, restart_auto_seeds
 from stadyn.brainscript import StadynLibrary, build_network
 
 
 def _build(text: str):
-    restart_auto_seeds(0)
-    with sd.parameter_registry(sd.ParameterRegistry()):
+    with auto_seeds_kept(), sd.parameter_registry(sd.ParameterRegistry()):
+        restart_auto_seeds(0)      # (the count of the tests after this one left as it was)
         net = build_network(text, StadynLibrary())
         params = {k: v.d.copy() for k, v in sd.get_parameters().items()}
     return net, params
