@@ -181,8 +181,9 @@ class CNTKProgress(TrainingCallback):
         adjusted = setting.auto_adjust is not None and epoch >= self.fixed_epochs
         if adjusted:
             self.lr = self.lr_state.lr              # the rate AutoAdjust carried on
-        rates = self.library.learning_rate_multipliers
-        for learner in trainer.parameter_learners:
+        learners = getattr(trainer, "parameter_learners", ())
+        rates = self.library.learning_rate_multipliers if learners else {}
+        for learner in learners:
             # (a learner's parameters share one learningRateMultiplier: make_learners)
             first = learner.parameters[0] if learner.parameters else None
             multiplier = rates[id(first)][1] if id(first) in rates else 1.0
