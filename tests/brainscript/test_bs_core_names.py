@@ -41,10 +41,6 @@ EXCEPTIONS = {
                                                 "command, which Stadyn does not run)",
     "BS.Seq2Seq.GetTopNTensor": "helper of the Seq2Seq decoders (see there)",
     # (initFromLiteral is read for init = "fromLiteral": test_bs_param_text_init.py)
-    "ConstantFromString": "CNTK.core.bs's ParameterTensor ((0), initFromLiteral = literal) "
-                          "gives no init, so cntk.exe does not read the literal: a uniform "
-                          "random constant whose dimension the element-wise op it meets "
-                          "infers; Stadyn's inferred dimensions come from Times only",
     # CNTK.core.bs's own definitions fail in cntk.exe: _Fold takes 3 arguments and FoldL/FoldR
     # give it 4; Iteration calls PastValue (dims, input, ...) with the input alone; Count gives
     # Sequences.Last (x) two arguments
@@ -602,3 +598,34 @@ def test_format_and_print(capsys):
         rec = Evaluator(StadynLibrary()).evaluate(parse_members('f = Format (1, "%d")', "<t>"))
         with pytest.raises(ConfigError, match="must not contain %"):
             rec._members["f"].force()
+
+
+def test_constant_from_string_is_cntk_exes_random_constant_sized_by_its_partner():
+    # CNTK.core.bs: ParameterTensor ((0), initFromLiteral = literal, learningRateMultiplier =
+    # 0) with no init: cntk.exe does not read the literal (init 'uniform', the next seed of
+    # the count, taken when the node is made) and the element-wise op infers its dimension
+    from stadyn._random import auto_seeds_kept, restart_auto_seeds
+    text = """{{ x = Input {{3}}
+        c = {0}
+        z = x + c
+        p = {1}
+        y = p .* x }}"""
+    nets = []
+    for c, p in (("ConstantFromString ('1 2 3')", "ParameterTensor ((0))"),
+                 ("ParameterTensor ((3), learningRateMultiplier = 0, randomSeed = 0)",
+                  "ParameterTensor ((3), randomSeed = 1)")):
+        with auto_seeds_kept(), sd.parameter_registry(sd.ParameterRegistry()):
+            restart_auto_seeds(0)      # members are made by name: c first (seed 0), then p
+            nets.append(build_network(text.format(c, p), StadynLibrary()))
+    ours, expected = ([getattr(n.nodes[k], "variable", n.nodes[k]) for k in "cp"]
+                      for n in nets)
+    assert ours[0].shape == (3,) and not ours[0].need_grad
+    np.testing.assert_array_equal(ours[0].d, expected[0].d)
+    assert not np.allclose(ours[0].d, [1, 2, 3])          # the literal is not read
+    assert ours[1].shape == (3,) and ours[1].need_grad     # .* infers the dimension too
+    np.testing.assert_array_equal(ours[1].d, expected[1].d)     # seed 1 in both
+    net = nets[0]
+    xs = np.arange(3, dtype=np.float32).reshape(1, 3)
+    net.nodes["x"].d = xs
+    net.nodes["z"].forward()
+    np.testing.assert_allclose(net.nodes["z"].d, xs + ours[0].d, rtol=1e-6)

@@ -362,13 +362,6 @@ class InputSource:
     def sweep_size(self) -> int:
         return self.source.sweep_size
 
-    @property
-    def labels_per_sequence(self) -> bool:
-        """Whether some input is a sequence and some is per sequence: the trainer then counts
-        sequences where the reader (and a minibatch size) counts steps."""
-        sequences = [var.sequence_lengths is not None for var, _ in self.pairs]
-        return any(sequences) and not all(sequences)
-
     def label_sweep_size(self, reader: Any) -> int:
         """One sweep counted as the trainer counts samples (CNTK's rule: the labels' samples,
         i.e. sequences where some input is per sequence, steps where all are sequences); the

@@ -336,7 +336,9 @@ class Evaluator(OperatorsMixin):
                     kwargs: Mapping[str, Thunk], loc, name: str):
         """A delay's arguments, its input replaced by a :class:`ForwardRef` when the input is
         still being defined (a loop: ``h = f(PastValue(0, h))``); the library gets the input's
-        value once that definition has finished."""
+        value once that definition has finished.  cntk.exe attaches a delay's input late, so
+        what trying the input early made before it met the definition in progress (parameters,
+        their seeds, values of the config) is forgotten: the input is computed once, later."""
         position, key = delay
         if key in kwargs:
             thunk = kwargs[key]
@@ -344,21 +346,31 @@ class Evaluator(OperatorsMixin):
             thunk = args[position]
         else:
             return args, kwargs
+        forget = self.library.checkpoint()
         try:
-            thunk.force()
+            with Thunk.attempt() as tried:
+                thunk.force()
             return args, kwargs
         except CycleError as cycle:
             if not cycle.thunk.running:
                 raise
             waits_for = cycle.thunk
+            if not tried.called_back:      # (a loop closed meanwhile stays as it is)
+                tried.undo()
+                forget()
         ref = ForwardRef(loc, waits_for.name)
 
         def define() -> None:
+            forget = self.library.checkpoint()
             try:
-                value = self._to_python(thunk.force())
+                with Thunk.attempt() as tried:
+                    value = self._to_python(thunk.force())
             except CycleError as again:   # the input also needs a value still being computed
                 if not again.thunk.running:
                     raise
+                if not tried.called_back:
+                    tried.undo()
+                    forget()
                 again.thunk.when_done(define)
                 return
             with source_location(line_of(loc)):

@@ -223,6 +223,13 @@ class Library:
         recursive definitions (a loop is then a circular definition)."""
         return None
 
+    def checkpoint(self) -> Callable[[], None]:
+        """A function that forgets what the library makes after this call (its parameters,
+        and the seeds they took): the evaluator calls it when a delay's input, tried early,
+        turned out to be still in the making (cntk.exe evaluates that input late, once).  The
+        default remembers nothing."""
+        return lambda: None
+
     def define_forward(self, ref: ForwardRef, value: Any) -> None:
         """The value of a delay's input that was passed as ``ref`` (see :class:`ForwardRef`)."""
         raise NotImplementedError("recursive definitions through a delay are not supported")

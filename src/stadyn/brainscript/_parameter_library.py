@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import numbers
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .._errors import ConfigError
-from .._random import initializer_seed
+from .._random import auto_seed, initializer_seed, restart_auto_seeds
 from ..graph import Variable
 from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
@@ -110,6 +111,49 @@ class ParameterFunctions:
         if path:
             self._unnamed_parameters.append((v, registry_name, path))
         return self._node(v, "LearnableParameter", tag or "")
+
+    def checkpoint(self) -> Callable[[], None]:
+        """A function that forgets the parameters made after this call (the registry's
+        entries and their names, the seeds they took, the pending parameters given a shape
+        since), so that those made again take the same names and values.
+
+        Example:
+            >>> import stadyn as sd
+            >>> from stadyn.brainscript import StadynLibrary
+            >>> lib = StadynLibrary()
+            >>> with sd.parameter_registry(sd.ParameterRegistry()):
+            ...     forget = lib.checkpoint()
+            ...     _ = lib.Parameter(2, 3)
+            ...     forget()
+            ...     len(sd.get_parameters())
+            0
+        """
+        registry = current_registry()
+        names = set(registry)
+        seed = auto_seed()
+        restart_auto_seeds(seed)
+        made, layers, shaped = (len(self._unnamed_parameters), len(self.named_layers),
+                                len(self._shaped_pending))
+        kept = {"learning_rate_multipliers": set(self.learning_rate_multipliers),
+                "_constants": set(self._constants)}
+
+        def forget() -> None:
+            new = [k for k in registry if k not in names]
+            for k in new:
+                registry.pop(k)
+            for scope in {k.split("/")[0] for k in new}:
+                if not registry.items(scope):
+                    registry.remove(scope)        # its name free again
+            restart_auto_seeds(seed)
+            for pending in self._shaped_pending[shaped:]:
+                pending.variable = None
+            del self._unnamed_parameters[made:], self.named_layers[layers:], \
+                self._shaped_pending[shaped:]
+            for attr, keys in kept.items():
+                table = getattr(self, attr)
+                for k in [k for k in table if k not in keys]:
+                    del table[k]
+        return forget
 
     def name_parameters(self, nodes: dict[str, Any], roots: Any = ()) -> None:
         """Register each parameter under cntk.exe's name of its node: the expression path it
@@ -253,6 +297,7 @@ class PendingParameter:
             self.variable = self.library._make_parameter(shape, self.initializer,
                                                          self.multiplier, self.tag, self.ranks,
                                                          self.path)
+            self.library._shaped_pending.append(self)
         return self.variable
 
     def __repr__(self) -> str:

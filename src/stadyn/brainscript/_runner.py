@@ -205,12 +205,12 @@ class _Runner:
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
-        # cntk.exe's reader starts each epoch at epoch x epochSize samples (StartEpoch), on
-        # one worker and on several, a restart from modelPath.<n> too (its checkpoints keep no
-        # reader position); one worker whose trainer counts a label per sequence keeps the
-        # epochs of epochSize labels (CNTK's documented rule) read on from the cursor
-        inputs.epochs_from_start = bool(epoch_size) and (
-            self.parallel.size > 1 or not inputs.labels_per_sequence)
+        # cntk.exe's reader starts each epoch at epoch x epochSize samples (StartEpoch) and
+        # ends it there (SGD's loop runs until the reader has no more), on one worker and on
+        # several, a restart from modelPath.<n> too (its checkpoints keep no reader
+        # position); a sequence counts its rows (the text index counts a sequence's lines,
+        # the bundler the longest stream), whatever the trainer counts (a label per sequence)
+        inputs.epochs_from_start = bool(epoch_size)
         if source.sweep_size == 0:
             raise ConfigError("the training reader delivers no samples", *reader_loc)
         params = network.learnable(criterion)
@@ -274,7 +274,6 @@ class _Runner:
                                    cmd, log)
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
-                                labels_per_sequence=inputs.labels_per_sequence,
                                 validate=validate,
                                 batch_norms=[n for n in topological_nodes([criterion])
                                              if n.spec.name == "cntk_batch_normalization"],

@@ -103,6 +103,8 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         # the parameters Parameter/ParameterTensor made, by name_parameters's placeholder
         # name, with the expression path each was made at
         self._unnamed_parameters: list[tuple[Variable, str, str]] = []
+        # the inferred-shape parameters given their shape, in that order (checkpoint)
+        self._shaped_pending: list[Any] = []
         functions: dict[str, Callable[..., Any]] = {
             # inputs and parameters
             "Input": self.Input, "Parameter": self.Parameter,
@@ -329,6 +331,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
             return deferred
         if isinstance(a, PendingState) or isinstance(b, PendingState):
             a, b = self._sized_delays([a, b], ((0, 1), (1, 0)))
+        a, b = self._inferred_from_partner(a, b), self._inferred_from_partner(b, a)
         sa, sb = self._scalar(a), self._scalar(b)
         if sa is None and sb is None:
             a, b = self._aligned(self._value(a, op), self._value(b, op))
@@ -349,6 +352,20 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         if sa is not None and isinstance(a, numbers.Real):
             return F.r_sub_scalar(self._value(b, op), sa)
         return F.sub2(self._value(a, op), self._value(b, op))
+
+    def _inferred_from_partner(self, p: Any, partner: Any) -> Any:
+        """``p`` made where it is a parameter of inferred dimensions (0) and ``partner`` of an
+        element-wise operation a node: the dimensions come from the partner's, matched from
+        CNTK's first dimension on (cntk.exe's ValidateInferBinaryInputDims; CNTK.core.bs's
+        ``ConstantFromString``); anything else as it is."""
+        if not isinstance(p, PendingParameter) or not isinstance(partner, Variable):
+            return p
+        lead = self._lead(partner)
+        sample = tuple(partner.shape[lead:])
+        rank = len(p.shape)
+        dims = sample[len(sample) - rank:] if len(sample) >= rank else \
+            (0,) * (rank - len(sample)) + sample
+        return p.infer(dims)
 
     def Negate(self, _, tag=""):
         return self._node(F.mul_scalar(self._value(_, "Negate"), -1.0), "Negate", tag)

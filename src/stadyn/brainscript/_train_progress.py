@@ -136,7 +136,6 @@ class CNTKProgress(TrainingCallback):
     def __init__(self, setting: TrainSetting, log: CNTKLog, library, source,
                  model_parts: tuple[dict, dict, dict] | None, parallel,
                  epoch_callback: Callable[[str, int], None] | None = None, *,
-                 labels_per_sequence: bool = False,
                  validate: Callable[[int], dict[str, float]] | None = None,
                  batch_norms: Sequence[Any] = (), criterion: Any = None):
         self.setting, self.log, self.library = setting, log, library
@@ -148,9 +147,6 @@ class CNTKProgress(TrainingCallback):
         self.validate = validate      # the cvReader set, evaluated after each epoch
         self.source, self.model_parts, self.parallel = source, model_parts, parallel
         self.epoch_callback = epoch_callback
-        # a minibatch size counts steps, the epoch size labels (one per sequence): the epoch's
-        # minibatches are then estimated from the labels per minibatch seen so far
-        self.labels_per_sequence = labels_per_sequence
         sgd = setting.sgd
         # CNTK estimates an unsized epoch from the first epoch's log windows
         self.max_computed = float(sgd.epoch_size) if sgd.epoch_size else _SIZE_MAX
@@ -182,13 +178,20 @@ class CNTKProgress(TrainingCallback):
         self.epoch = epoch
         self.mb_size = per_epoch(sgd.minibatch_size, epoch)
         self.lr = cntk_learning_rate(sgd, epoch)
-        if setting.auto_adjust is not None and epoch >= self.fixed_epochs:
+        adjusted = setting.auto_adjust is not None and epoch >= self.fixed_epochs
+        if adjusted:
             self.lr = self.lr_state.lr              # the rate AutoAdjust carried on
-            rates = self.library.learning_rate_multipliers
-            for learner in trainer.parameter_learners:
-                # (a learner's parameters share one learningRateMultiplier: make_learners)
-                first = learner.parameters[0] if learner.parameters else None
-                multiplier = rates[id(first)][1] if id(first) in rates else 1.0
+        learners = getattr(trainer, "parameter_learners", ())
+        rates = self.library.learning_rate_multipliers if learners else {}
+        for learner in learners:
+            # (a learner's parameters share one learningRateMultiplier: make_learners)
+            first = learner.parameters[0] if learner.parameters else None
+            multiplier = rates[id(first)][1] if id(first) in rates else 1.0
+            # cntk.exe sets each epoch's rate at its start; a learner's schedule counts the
+            # trainer's samples, which are not the reader's where a sequence has one label
+            # (the epoch is epochSize rows): it is then set to the epoch's rate here
+            if adjusted or not math.isclose(learner.learning_rate(), self.lr * multiplier,
+                                            rel_tol=1e-6):
                 learner.reset_learning_rate(
                     SC.learning_parameter_schedule_per_sample(self.lr * multiplier))
         if self.lr < setting.min_lr:
@@ -257,8 +260,9 @@ class CNTKProgress(TrainingCallback):
         precision, progress = 2, None
         if self.epoch > 0 or self.setting.sgd.epoch_size:
             if self.max_computed != 0:
-                labels = totals[0][1] / mbs if self.labels_per_sequence else self.mb_size
-                per_epoch_mbs = self.max_computed / max(labels, 1e-9)
+                # cntk.exe's: epochSize over the minibatch size, both counted as the reader
+                # counts (a sequence's rows), whatever the trainer counts (SGD.cpp)
+                per_epoch_mbs = self.max_computed / max(self.mb_size, 1e-9)
                 progress = mbs / per_epoch_mbs
                 precision = max(math.ceil(math.log10(per_epoch_mbs / (mbs - mbs_logged))) - 2,
                                 2)

@@ -5,6 +5,7 @@ that makes and forces them is :mod:`._evaluator`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -52,10 +53,12 @@ class Thunk:
     """A value computed on first use and then cached; re-entry while computing is a cycle.
 
     ``when_done(callback)`` asks for ``callback()`` once the running computation has finished
-    (the evaluator closes recurrence loops this way)."""
+    (the evaluator closes recurrence loops this way).  Inside :meth:`attempt`, the values
+    computed can be forgotten again (:meth:`Attempt.undo`)."""
 
     __slots__ = ("_compute", "_value", "_state", "name", "loc", "_done_callbacks")
     _PENDING, _RUNNING, _DONE = 0, 1, 2
+    _attempts: list[Attempt] = []
 
     def __init__(self, compute: Callable[[], Any] | None, name: str = "",
                  loc: A.SourceLocation | None = None):
@@ -81,16 +84,43 @@ class Thunk:
             raise CycleError(f"circular definition: {what} needs its own value (a loop must "
                              "pass through PastValue or FutureValue)", self)
         self._state = self._RUNNING
+        compute = self._compute
         try:
-            value = self._compute()  # type: ignore[misc]
+            value = compute()  # type: ignore[misc]
         except BaseException:
             self._state = self._PENDING   # callbacks wait for the computation that succeeds
             raise
         self._value, self._state, self._compute = value, self._DONE, None
         callbacks, self._done_callbacks = self._done_callbacks, None
+        for attempt in Thunk._attempts:
+            attempt.computed.append((self, compute))
+            attempt.called_back |= bool(callbacks)
         for callback in callbacks or ():
             callback()
         return value
+
+    @classmethod
+    @contextlib.contextmanager
+    def attempt(cls) -> Iterator[Attempt]:
+        """Record the values computed inside the block, so that :meth:`Attempt.undo` can make
+        them pending again (the evaluator tries a delay's input this way: an input still being
+        defined is computed later, as cntk.exe attaches a delay's input late).
+
+        Example:
+            >>> calls = []
+            >>> t = Thunk(lambda: calls.append(1) or len(calls))
+            >>> with Thunk.attempt() as tried:
+            ...     t.force()
+            1
+            >>> tried.undo(); t.force(), calls
+            (2, [1, 1])
+        """
+        attempt = Attempt()
+        cls._attempts.append(attempt)
+        try:
+            yield attempt
+        finally:
+            cls._attempts.remove(attempt)
 
     @property
     def running(self) -> bool:
@@ -103,6 +133,22 @@ class Thunk:
         if self._done_callbacks is None:
             self._done_callbacks = []
         self._done_callbacks.append(callback)
+
+
+class Attempt:
+    """The values computed inside one :meth:`Thunk.attempt`: ``computed`` (each thunk with its
+    computation) and whether any of them called back a waiting definition (``called_back``:
+    then they cannot be undone)."""
+
+    def __init__(self) -> None:
+        self.computed: list[tuple[Thunk, Callable[[], Any]]] = []
+        self.called_back = False
+
+    def undo(self) -> None:
+        """Make every value computed in the attempt pending again (computed anew when used)."""
+        for thunk, compute in reversed(self.computed):
+            thunk._value, thunk._state, thunk._compute = None, Thunk._PENDING, compute
+        self.computed = []
 
 
 def _guarded(thunk: Thunk) -> Any:
