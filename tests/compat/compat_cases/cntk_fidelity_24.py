@@ -4,7 +4,7 @@ that differ in ``Function.eval``, data converted to an input's type, numbers and
 as a parameter's ``init``, crops."""
 
 from compat_harness import cntk_case
-from compat_cases.cntk_fidelity_23 import _said
+from compat_cases.cntk_fidelity_23 import _masked, _said
 
 
 @cntk_case(names=["cntk.ops.element_divide", "cntk.ops.element_max", "cntk.ops.element_min",
@@ -58,5 +58,56 @@ def ops__of_a_sequence_and_a_batch_value(C, r, np):
     f = C.element_times(s, b)
     res["element_times value"] = f.eval({s: [np.ones((2, 3), np.float32)],
                                          b: np.full((1, 3), 2, np.float32)})
+    return res
+
+
+def _warned(call):
+    """``[the outcome, [[warning category, its text (uids' numbers masked)], ...]]`` of
+    ``call`` (CNTK's own import-time and deprecation warnings left out)."""
+    import warnings
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        outcome = _said(call)
+    said = [[w.category.__name__, _masked(str(w.message))] for w in seen
+            if "your data is of type" in str(w.message)]
+    return [outcome, said]
+
+
+@cntk_case(names=["cntk.Function.eval", "cntk.Function.forward",
+                  "cntk.Trainer.train_minibatch"],
+           note="data CNTK 2.7 converts to an input's type (int64, float64 or bool for a float32 "
+                "input, float32 for a float64 one; sparse matrices too): its UserWarning 'your "
+                "data is of type ..., but your input variable (uid ...) expects ...' once an "
+                "array (a sequence each); SciPy sparse int32 data is its dtype ValueError.  "
+                "Stadyn converted silently, and took sparse int32 data")
+def feeding__converted_data_warned(C, r, np):
+    import scipy.sparse as sp
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Trainer.train_minibatch")
+    x = C.input_variable(2, name="x")
+    d = C.input_variable(2, dtype=np.float64, name="d")
+    s = C.sequence.input_variable(2, name="s")
+    f = x * 1
+    res = {}
+    for t in ("int64", "float64", "float16", "bool", "float32"):
+        res["eval " + t] = _warned(lambda: f.eval({x: np.ones((1, 2)).astype(t)}))
+    res["list of float64"] = _warned(lambda: f.eval({x: [np.ones(2), np.ones(2)]}))
+    res["numbers"] = _warned(lambda: f.eval({x: [[1, 2]]}))
+    res["float64 input, float32"] = _warned(
+        lambda: (d * 1).eval({d: np.ones((1, 2), np.float32)}))
+    res["sequences of float64"] = _warned(
+        lambda: (s * 1).eval({s: [np.ones((2, 2)), np.ones((3, 2))]}))
+    res["forward"] = _warned(lambda: f.forward({x: np.ones((1, 2))}))
+    xs = C.input_variable(3, is_sparse=True, name="xs")
+    g = C.times(xs, C.parameter((3, 2), init=1.0))
+    for t in ("int32", "int64", "float64"):
+        res["sparse " + t] = _warned(
+            lambda: g.eval({xs: sp.csr_matrix(np.eye(3)[:2].astype(t))}))
+    res["sparse list int32"] = _warned(
+        lambda: g.eval({xs: [sp.csr_matrix(np.eye(3)[:1].astype("int32"))]}))
+    p = C.parameter(2, init=1.0)
+    loss = C.reduce_sum(x * p)
+    trainer = C.Trainer(loss, (loss, loss), C.sgd(loss.parameters,
+                                                  C.learning_parameter_schedule(0.1)))
+    res["train float64"] = _warned(lambda: trainer.train_minibatch({x: np.ones((1, 2))}))
     return res
 

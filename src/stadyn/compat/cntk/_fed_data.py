@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -33,21 +34,38 @@ _CONVERTED = {np.dtype(np.bool_), np.dtype(np.float16), np.dtype(np.float32),
               np.dtype(np.float64), np.dtype(np.int_)}
 
 
-def refuse_data_type(value: Any) -> None:
+def _arrays(value: Any) -> list:
+    """The NumPy or SciPy sparse arrays of fed data (the data itself, or the items of a list:
+    one per sample or sequence)."""
+    def is_array(v):
+        return isinstance(v, np.ndarray) or (hasattr(v, "tocsr") and hasattr(v, "dtype"))
+    return [value] if is_array(value) else \
+        [v for v in value if is_array(v)] if isinstance(value, list) else []
+
+
+def refuse_data_type(value: Any, target: Any = None) -> None:
     """CNTK 2.7's ValueError for NumPy data (an array, or a list holding arrays: one per
-    sample or sequence) of a type it does not convert to the input's.
+    sample or sequence; SciPy sparse matrices too) of a type it does not convert to the
+    input's; for data it converts, its UserWarning once an array that the input ``target``
+    (given) expects another type.
 
     Example:
-        >>> import numpy as np
+        >>> import numpy as np, warnings, stadyn.compat.cntk as C
         >>> refuse_data_type([np.ones(2, np.float64)])
         >>> try:
         ...     refuse_data_type(np.ones(2, np.uint8))
         ... except ValueError as e:
         ...     print(e)
         only integer, bool, float32, float64 and float16 are supported, you gave uint8
+        >>> x = C.input_variable(2)
+        >>> with warnings.catch_warnings(record=True) as said:
+        ...     warnings.simplefilter("always")
+        ...     refuse_data_type(np.ones((1, 2)), x)
+        >>> print(str(said[0].message).replace(x.uid, "Input1"))
+        your data is of type "float64", but your input variable (uid "Input1") expects \
+"<class 'numpy.float32'>". Please convert your data beforehand to speed up training.
     """
-    arrays = [value] if isinstance(value, np.ndarray) else \
-        [v for v in value if isinstance(v, np.ndarray)] if isinstance(value, list) else []
+    arrays = _arrays(value)
     for a in arrays:
         if a.dtype == object:
             raise DataError("dtype object is not supported. If this is a batch of sequences, "
@@ -55,6 +73,14 @@ def refuse_data_type(value: Any) -> None:
         if a.dtype not in _CONVERTED:
             raise DataError("only integer, bool, float32, float64 and float16 are supported, "
                             f"you gave {a.dtype}")
+    expected = getattr(target, "dtype", None)
+    if expected is None:
+        return
+    for a in arrays:
+        if a.dtype != np.dtype(expected):
+            warnings.warn(f'your data is of type "{a.dtype}", but your input variable (uid '
+                          f'"{target.uid}") expects "{expected}". Please convert your data '
+                          "beforehand to speed up training.", UserWarning, stacklevel=4)
 
 
 def _layout(value: Any, rank: int) -> list | None:

@@ -128,7 +128,7 @@ class FunctionRuns:
             given.add(id(unwrap(target)))
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
-            refuse_data_type(value)                         # (CNTK 2.7's ValueErrors)
+            refuse_data_type(value, target)         # (CNTK 2.7's ValueErrors, warnings)
             refuse_dense_feed(unwrap(target), value)
             value = _dense(value)
             if unwrap(target).sequence_lengths is not None and (
