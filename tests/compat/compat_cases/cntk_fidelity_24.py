@@ -111,3 +111,23 @@ def feeding__converted_data_warned(C, r, np):
     res["train float64"] = _warned(lambda: trainer.train_minibatch({x: np.ones((1, 2))}))
     return res
 
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.variables.Parameter"],
+           note="a parameter's init as a NumPy scalar other than float64 (np.float32, np.int64, "
+                "np.bool_) or a string: CNTK 2.7's NotImplementedError 'Wrong number or type of "
+                "arguments for overloaded function 'constant_initializer'.' (Python's numbers, "
+                "bool and np.float64, a float, are taken).  Stadyn took the NumPy scalars and "
+                "number strings, and raised ValueError for other strings")
+def parameter__init_of_numpy_scalars_and_strings(C, r, np):
+    res = {}
+    inits = {"np.float32": np.float32(2.0), "np.float64": np.float64(2.0),
+             "np.int64": np.int64(3), "np.bool_": np.bool_(True), "abc": "abc", "1.5": "1.5",
+             "True": True, "2": 2, "2.0": 2.0, "0-d array": np.array(2.0, np.float32)}
+    for key in sorted(inits):
+        init = inits[key]
+        res["parameter " + key] = _said(lambda: C.parameter(3, init=init).value)
+        res["scalar " + key] = _said(lambda: C.parameter(init=init).value)
+        res["Parameter " + key] = _said(lambda: C.Parameter(3, init=init).value)
+        if res["parameter " + key] == ["returns"]:
+            res["value " + key] = C.parameter(3, init=init).value
+    return res
