@@ -131,3 +131,31 @@ def parameter__init_of_numpy_scalars_and_strings(C, r, np):
         if res["parameter " + key] == ["returns"]:
             res["value " + key] = C.parameter(3, init=init).value
     return res
+
+
+@cntk_case(names=["cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad"],
+           note="Function.eval, forward and grad given inputs on the same dynamic axes with "
+                "different numbers of samples (or sequences of different numbers or lengths): "
+                "CNTK 2.7's ValueError 'Different minibatch layouts detected ...' naming the "
+                "two inputs.  Stadyn raised a ShapeError from the op that met both, broadcast "
+                "one sample against several, or computed sequences of different counts")
+def function__runs_of_different_minibatch_layouts(C, r, np):
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad")
+    x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+    two, three = np.ones((2, 2), np.float32), np.ones((3, 2), np.float32)
+    res = {}
+    res["eval 2,3"] = _said(lambda: (x + y).eval({x: two, y: three}))
+    res["eval 1,3"] = _said(lambda: (x + y).eval({x: two[:1], y: three}))
+    res["eval 3,2"] = _said(lambda: (x + y).eval({y: three, x: two}))
+    res["forward"] = _said(lambda: (x * y).forward({x: two, y: three}))
+    g = C.times(x, C.parameter((2, 2), init=1.0)) * y
+    res["grad"] = _said(lambda: g.grad({x: two, y: three}, wrt=g.parameters))
+    res["reduced"] = _said(lambda: (C.reduce_sum(x) + C.reduce_sum(y)).eval({x: two, y: three}))
+    res["combine"] = _said(lambda: C.combine([x * 1, y * 1]).eval({x: two, y: three}))
+    s, t = C.sequence.input_variable(2, name="s"), C.sequence.input_variable(2, name="t")
+    res["same layouts"] = (x + y).eval({x: two, y: two * 2})
+    res["same sequences"] = [np.asarray(v).tolist() for v in (s + t).eval(
+        {s: [two, three], t: [two * 2, three * 3]})]
+    res["sequence lengths"] = _said(lambda: (s + t).eval({s: [two], t: [three]}))
+    res["sequence counts"] = _said(lambda: (s + t).eval({s: [two], t: [two, two]}))
+    return res

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from ..._errors import DataError
+from ._variables import axis_mark
 
-__all__ = ["refuse_data_type", "refuse_layouts_that_differ"]
+__all__ = ["refuse_data_type", "refuse_fed_layouts_that_differ", "refuse_layouts_that_differ"]
 
 # the types CNTK 2.7's Value.create converts to an input's type: bool and the float types,
 # and the integers ``np.issubdtype(dtype, int)`` holds for (NumPy 1.19: ``np.int_`` only)
@@ -125,8 +126,44 @@ dynamic axes '[#, *]'
         names = tuple(getattr(a, "name", str(a)) for a in axes)
         seen = first.setdefault(names, (key, layout))
         if seen[1] != layout:
-            raise DataError(
-                "Different minibatch layouts detected (difference in sequence lengths or "
-                "count or start flags) in data specified for the Function's arguments "
-                f"'{key!r}' vs. '{seen[0]!r}', though these arguments have the same dynamic "
-                "axes '[#, *]'")
+            raise _layouts_differ(key, seen[0])
+
+
+def _layouts_differ(later: Any, earlier: Any) -> DataError:
+    """CNTK 2.7's ValueError for two inputs on the same dynamic axes given data of different
+    layouts (``later`` met after ``earlier`` in the data given)."""
+    axes = ", ".join(axis_mark(a) for a in later.dynamic_axes)
+    return DataError(
+        "Different minibatch layouts detected (difference in sequence lengths or count or "
+        f"start flags) in data specified for the Function's arguments '{later!r}' vs. "
+        f"'{earlier!r}', though these arguments have the same dynamic axes '[{axes}]'")
+
+
+def refuse_fed_layouts_that_differ(fed: list) -> None:
+    """CNTK 2.7's ValueError once a run's data is fed (``fed``: ``(input, the Variable fed)``
+    pairs, in the order given) where inputs on the same dynamic axes got different numbers
+    of samples, or of sequences or their lengths: ``Function.eval``, ``forward`` and ``grad``
+    refuse them before running (inputs without a sequence axis too).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+        >>> (x + y).eval({x: np.ones((2, 2), np.float32), y: np.ones((3, 2), np.float32)})
+        Traceback (most recent call last):
+          ...
+        stadyn._errors.DataError: Different minibatch layouts detected (difference in sequence \
+lengths or count or start flags) in data specified for the Function's arguments \
+'Input('y', [#], [2])' vs. 'Input('x', [#], [2])', though these arguments have the same \
+dynamic axes '[#]'
+    """
+    first: dict = {}        # dynamic axes -> (the first input on them, its layout)
+    for key, var in fed:
+        axes = tuple(getattr(key, "dynamic_axes", ()) or ())
+        if not axes or not tuple(var.shape):
+            continue
+        lengths = getattr(var, "sequence_lengths", None)
+        layout = (int(var.shape[0]), None if lengths is None else
+                  tuple(int(n) for n in np.asarray(lengths.d).reshape(-1)))
+        seen = first.setdefault(tuple(getattr(a, "name", str(a)) for a in axes), (key, layout))
+        if seen[1] != layout:
+            raise _layouts_differ(key, seen[0])
