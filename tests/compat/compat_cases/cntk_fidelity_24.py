@@ -159,3 +159,25 @@ def function__runs_of_different_minibatch_layouts(C, r, np):
     res["sequence lengths"] = _said(lambda: (s + t).eval({s: [two], t: [three]}))
     res["sequence counts"] = _said(lambda: (s + t).eval({s: [two], t: [two, two]}))
     return res
+
+
+@cntk_case(names=["cntk.ops.crop_manual", "cntk.ops.crop_automatic",
+                  "cntk.Function.arguments", "cntk.Function.eval"],
+           note="a crop's referent is one of its inputs, so among a Function's arguments, and a "
+                "run without its data is CNTK 2.7's ValueError 'Values for 1 required "
+                "arguments ...'.  Stadyn's crop read its input alone: one argument, and a run "
+                "without the referent's data computed")
+def crop__referent_among_the_arguments(C, r, np):
+    r.touch("cntk.Function.arguments", "cntk.Function.eval")
+    x = C.input_variable((1, 5, 5), name="x")
+    ref = C.input_variable((1, 3, 3), name="ref")
+    img = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+    c = C.crop_manual(x, ref, 1, 1)
+    res = {"arguments": [a.name for a in c.arguments],
+           "inputs": [i.name for i in c.root_function.inputs],
+           "without the referent": _said(lambda: c.eval({x: img})),
+           "value": c.eval({x: img, ref: np.zeros((1, 1, 3, 3), np.float32)})}
+    res["two arguments expected"] = _said(lambda: c.eval(img))
+    auto = C.crop_automatic(x, ref)
+    res["automatic arguments"] = [a.name for a in auto.arguments]
+    return res
