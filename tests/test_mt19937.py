@@ -88,6 +88,27 @@ def pow_x(n: int, p: int) -> int:
     return out
 
 
+def test_the_shipped_polynomial_is_the_one_berlekamp_massey_finds():
+    """The polynomial a jump uses is read from the file shipped with stadyn (no search in the
+    process); found again from the engine's words, it is the same (the file cannot rot)."""
+    np.testing.assert_array_equal(mt._shipped_polynomial(), mt._found_polynomial())
+
+
+def test_a_first_jump_reads_the_polynomial_rather_than_searching(monkeypatch):
+    def searched(bits):
+        raise AssertionError("a jump searched for the polynomial")
+
+    monkeypatch.setattr(mt._gf2, "minimal_polynomial", searched)
+    mt._powers_of_x.cache_clear()
+    try:
+        a, b = mt.MT19937_64(11), mt.MT19937_64(11)
+        a.discard(1 << 22)
+        b.take(1 << 22)
+        assert a() == b()
+    finally:
+        mt._powers_of_x.cache_clear()
+
+
 def test_the_engines_polynomial_is_that_of_each_bit_of_its_words():
     """Found from bit 0 of one engine's raw words, it is that of other bits and engines (the
     polynomial is irreducible: every bit follows the one recurrence)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import decimal
 import functools
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -88,13 +89,32 @@ def _temper_64(x: np.ndarray) -> np.ndarray:
 _JUMP_FROM = 1 << 21
 
 
-@functools.cache
-def _powers_of_x() -> _gf2.PowersOfX:
-    """``x**n`` modulo ``mt19937_64``'s characteristic polynomial (degree 19937), found from
-    the low bits of its raw words (any nonzero state's: the polynomial is primitive)."""
+#: the shipped exponents of ``mt19937_64``'s characteristic polynomial (read on a first jump)
+_POLYNOMIAL_FILE = Path(__file__).with_name("_mt19937_64_polynomial.txt")
+
+
+def _found_polynomial() -> np.ndarray:
+    """``mt19937_64``'s characteristic polynomial (degree 19937), found from the low bits of its
+    raw words (any nonzero state's: the polynomial is primitive) by Berlekamp-Massey (~0.05 s
+    to 0.15 s): what :data:`_POLYNOMIAL_FILE` holds, and the test that it still does."""
     words = _advance_64(_seeded(5489, _N, 6364136223846793005, 62, 64, np.uint64),
                         2 * 19937 // _N + 1)
-    polynomial = _gf2.minimal_polynomial(words[:2 * 19937] & np.uint64(1))
+    return _gf2.minimal_polynomial(words[:2 * 19937] & np.uint64(1))
+
+
+def _shipped_polynomial() -> np.ndarray:
+    """The polynomial of :func:`_found_polynomial` as :data:`_POLYNOMIAL_FILE` ships it."""
+    exponents = [int(v) for line in _POLYNOMIAL_FILE.read_text().splitlines()
+                 if not line.startswith("#") for v in line.split()]
+    polynomial = np.zeros(max(exponents) + 1, np.uint8)
+    polynomial[exponents] = 1
+    return polynomial
+
+
+@functools.cache
+def _powers_of_x() -> _gf2.PowersOfX:
+    """``x**n`` modulo ``mt19937_64``'s characteristic polynomial (the shipped one)."""
+    polynomial = _shipped_polynomial()
     assert len(polynomial) == 19938, "mt19937_64's polynomial has the degree 19937"
     return _gf2.PowersOfX(polynomial)
 
@@ -182,8 +202,8 @@ class MT19937_64:
     def discard(self, count: int) -> None:
         """Move on by ``count`` numbers, as ``std::mt19937_64::discard`` does: up to
         ``2**21`` of them drawn and dropped (~25 ns a number), more by a jump (:func:`_jumped`,
-        ~30 ms whatever the count; its first use in a process finds the engine's polynomial,
-        ~50 ms more).
+        ~30 ms whatever the count; its first use in a process reads the engine's polynomial
+        from a file shipped with stadyn).
 
         Example:
             >>> a, b = MT19937_64(5), MT19937_64(5)

@@ -137,13 +137,19 @@ def test_the_compats_zeros_like_fills_nan_and_is_written_as_cntks_constant_op(tm
         assert loaded.eval({loaded.arguments[0]: data}).tolist() == [[fill] * 3]
 
 
-def test_the_compats_crop_manual_is_not_written_without_its_reference(tmp_path):
-    # CNTK's Crop takes its size from the reference; the compat's crop_manual reads only its
-    # input (a loaded CNTK file's Crop reads the reference: written, the "again" file)
+def test_the_compats_crop_manual_is_written_with_its_reference(tmp_path):
+    # CNTK's Crop takes its size from the reference, one of its inputs (and of a Function's
+    # arguments); the compat's crop_manual reads it too, so it is written as CNTK's Crop of
+    # both (CNTK 2.7 loads such a file and gives these values: checked by hand with its
+    # load_model, [[9, 10, 11], [13, 14, 15]])
     x, ref = C.input_variable((1, 4, 4), name="x"), C.input_variable((1, 2, 3), name="ref")
-    with pytest.warns(UserWarning, match="Crop: a crop whose reference the graph does not "
-                                         "read"):
-        C.crop_manual(x, ref, 1, 2, name="c").save(str(tmp_path / "c.model"))
+    C.crop_manual(x, ref, 1, 2, name="c").save(str(tmp_path / "c.model"))
+    loaded = C.load_model(str(tmp_path / "c.model"))
+    assert [a.name for a in loaded.arguments] == ["x", "ref"]
+    data = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    got = loaded.eval({a: data if a.name == "x" else np.zeros((1, 1, 2, 3), np.float32)
+                       for a in loaded.arguments})
+    assert got.tolist() == [[[[9.0, 10.0, 11.0], [13.0, 14.0, 15.0]]]]
 
 
 @pytest.mark.parametrize("name", ["clip_scalar", "clip_tensor", "clip_input"])

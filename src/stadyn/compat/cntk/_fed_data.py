@@ -19,13 +19,15 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..._errors import DataError
+from ._variables import axis_mark
 
-__all__ = ["refuse_data_type", "refuse_layouts_that_differ"]
+__all__ = ["refuse_data_type", "refuse_fed_layouts_that_differ", "refuse_layouts_that_differ"]
 
 # the types CNTK 2.7's Value.create converts to an input's type: bool and the float types,
 # and the integers ``np.issubdtype(dtype, int)`` holds for (NumPy 1.19: ``np.int_`` only)
@@ -33,21 +35,38 @@ _CONVERTED = {np.dtype(np.bool_), np.dtype(np.float16), np.dtype(np.float32),
               np.dtype(np.float64), np.dtype(np.int_)}
 
 
-def refuse_data_type(value: Any) -> None:
+def _arrays(value: Any) -> list:
+    """The NumPy or SciPy sparse arrays of fed data (the data itself, or the items of a list:
+    one per sample or sequence)."""
+    def is_array(v):
+        return isinstance(v, np.ndarray) or (hasattr(v, "tocsr") and hasattr(v, "dtype"))
+    return [value] if is_array(value) else \
+        [v for v in value if is_array(v)] if isinstance(value, list) else []
+
+
+def refuse_data_type(value: Any, target: Any = None) -> None:
     """CNTK 2.7's ValueError for NumPy data (an array, or a list holding arrays: one per
-    sample or sequence) of a type it does not convert to the input's.
+    sample or sequence; SciPy sparse matrices too) of a type it does not convert to the
+    input's; for data it converts, its UserWarning once an array that the input ``target``
+    (given) expects another type.
 
     Example:
-        >>> import numpy as np
+        >>> import numpy as np, warnings, stadyn.compat.cntk as C
         >>> refuse_data_type([np.ones(2, np.float64)])
         >>> try:
         ...     refuse_data_type(np.ones(2, np.uint8))
         ... except ValueError as e:
         ...     print(e)
         only integer, bool, float32, float64 and float16 are supported, you gave uint8
+        >>> x = C.input_variable(2)
+        >>> with warnings.catch_warnings(record=True) as said:
+        ...     warnings.simplefilter("always")
+        ...     refuse_data_type(np.ones((1, 2)), x)
+        >>> print(str(said[0].message).replace(x.uid, "Input1"))
+        your data is of type "float64", but your input variable (uid "Input1") expects \
+"<class 'numpy.float32'>". Please convert your data beforehand to speed up training.
     """
-    arrays = [value] if isinstance(value, np.ndarray) else \
-        [v for v in value if isinstance(v, np.ndarray)] if isinstance(value, list) else []
+    arrays = _arrays(value)
     for a in arrays:
         if a.dtype == object:
             raise DataError("dtype object is not supported. If this is a batch of sequences, "
@@ -55,6 +74,14 @@ def refuse_data_type(value: Any) -> None:
         if a.dtype not in _CONVERTED:
             raise DataError("only integer, bool, float32, float64 and float16 are supported, "
                             f"you gave {a.dtype}")
+    expected = getattr(target, "dtype", None)
+    if expected is None:
+        return
+    for a in arrays:
+        if a.dtype != np.dtype(expected):
+            warnings.warn(f'your data is of type "{a.dtype}", but your input variable (uid '
+                          f'"{target.uid}") expects "{expected}". Please convert your data '
+                          "beforehand to speed up training.", UserWarning, stacklevel=4)
 
 
 def _layout(value: Any, rank: int) -> list | None:
@@ -99,8 +126,44 @@ dynamic axes '[#, *]'
         names = tuple(getattr(a, "name", str(a)) for a in axes)
         seen = first.setdefault(names, (key, layout))
         if seen[1] != layout:
-            raise DataError(
-                "Different minibatch layouts detected (difference in sequence lengths or "
-                "count or start flags) in data specified for the Function's arguments "
-                f"'{key!r}' vs. '{seen[0]!r}', though these arguments have the same dynamic "
-                "axes '[#, *]'")
+            raise _layouts_differ(key, seen[0])
+
+
+def _layouts_differ(later: Any, earlier: Any) -> DataError:
+    """CNTK 2.7's ValueError for two inputs on the same dynamic axes given data of different
+    layouts (``later`` met after ``earlier`` in the data given)."""
+    axes = ", ".join(axis_mark(a) for a in later.dynamic_axes)
+    return DataError(
+        "Different minibatch layouts detected (difference in sequence lengths or count or "
+        f"start flags) in data specified for the Function's arguments '{later!r}' vs. "
+        f"'{earlier!r}', though these arguments have the same dynamic axes '[{axes}]'")
+
+
+def refuse_fed_layouts_that_differ(fed: list) -> None:
+    """CNTK 2.7's ValueError once a run's data is fed (``fed``: ``(input, the Variable fed)``
+    pairs, in the order given) where inputs on the same dynamic axes got different numbers
+    of samples, or of sequences or their lengths: ``Function.eval``, ``forward`` and ``grad``
+    refuse them before running (inputs without a sequence axis too).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+        >>> (x + y).eval({x: np.ones((2, 2), np.float32), y: np.ones((3, 2), np.float32)})
+        Traceback (most recent call last):
+          ...
+        stadyn._errors.DataError: Different minibatch layouts detected (difference in sequence \
+lengths or count or start flags) in data specified for the Function's arguments \
+'Input('y', [#], [2])' vs. 'Input('x', [#], [2])', though these arguments have the same \
+dynamic axes '[#]'
+    """
+    first: dict = {}        # dynamic axes -> (the first input on them, its layout)
+    for key, var in fed:
+        axes = tuple(getattr(key, "dynamic_axes", ()) or ())
+        if not axes or not tuple(var.shape):
+            continue
+        lengths = getattr(var, "sequence_lengths", None)
+        layout = (int(var.shape[0]), None if lengths is None else
+                  tuple(int(n) for n in np.asarray(lengths.d).reshape(-1)))
+        seen = first.setdefault(tuple(getattr(a, "name", str(a)) for a in axes), (key, layout))
+        if seen[1] != layout:
+            raise _layouts_differ(key, seen[0])

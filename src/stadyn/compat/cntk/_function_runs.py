@@ -30,7 +30,7 @@ from . import _graph as G
 from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._checked_mode import CheckedLatch
-from ._fed_data import refuse_data_type
+from ._fed_data import refuse_data_type, refuse_fed_layouts_that_differ
 from ._deferred_runs import not_provided, typeless_data
 from ._late import late
 from ._run_checks import RunnableCheck
@@ -109,6 +109,7 @@ class FunctionRuns:
                                  "supported for nodes with more than one input")
             arguments = {args[0]: arguments}
         by_name = None      # the arguments by name, looked up (a walk of the graph) if asked
+        fed: list = []      # (input, the Variable fed), in the order given
         for key, value in arguments.items():
             target = key
             if isinstance(key, str):
@@ -128,7 +129,7 @@ class FunctionRuns:
             given.add(id(unwrap(target)))
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
-            refuse_data_type(value)                         # (CNTK 2.7's ValueErrors)
+            refuse_data_type(value, target)         # (CNTK 2.7's ValueErrors, warnings)
             refuse_dense_feed(unwrap(target), value)
             value = _dense(value)
             if unwrap(target).sequence_lengths is not None and (
@@ -136,6 +137,7 @@ class FunctionRuns:
                 if isinstance(value, list):
                     refuse_empty_sequences(target, value, "Function.eval or forward")
                 feed(unwrap(target), value, repr(target))    # one array per sequence
+                fed.append((target, unwrap(target)))
                 continue
             if isinstance(value, list) and value and not isinstance(value[0], (int, float)):
                 value = stack_samples(unwrap(target), value)
@@ -157,6 +159,13 @@ class FunctionRuns:
             if G.BATCH(var) and isinstance(arr, np.ndarray) and arr.ndim == var.ndim:
                 refuse_no_rows({target: arr}, "Function.eval or forward")
             feed(var, arr, repr(target))    # (refusals name it as CNTK shows it)
+            fed.append((target, var))
+        try:                # (CNTK 2.7's ValueError, before running)
+            refuse_fed_layouts_that_differ(fed)
+        except ValueError:  # (named in the order of the Function's arguments, as CNTK's)
+            order = {id(unwrap(a)): i for i, a in enumerate(self.arguments)}
+            refuse_fed_layouts_that_differ(sorted(fed, key=lambda kv: order.get(id(kv[1]), 0)))
+            raise
         return flags
 
     def eval(self, arguments: Any = None, outputs=None, device=None, as_numpy: bool = True):

@@ -114,13 +114,22 @@ def _crop_or_refuse(v, referent, ox: int, oy: int, window: tuple):
     h, w = window
     short = (max(0, oy + h - int(v.shape[-2])), max(0, ox + w - int(v.shape[-1])))
     if short == (0, 0):
-        return cntk_semantics.crop(v, referent, ox, oy, "crop_manual")
-    out = one_op(cntk_semantics.crop(F.pad(v, (0, short[0], 0, short[1])), referent, ox, oy,
-                                     "crop_manual"), v)
+        return _reading(cntk_semantics.crop(v, referent, ox, oy, "crop_manual"), v, referent)
+    out = _reading(cntk_semantics.crop(F.pad(v, (0, short[0], 0, short[1])), referent, ox, oy,
+                                       "crop_manual"), v, referent)
     along = "x" if short[1] else "y"
     refuse_when_run(out, f"Input is small to be cropped along {along} dimension in crop node."
                     f"\ncrop_manual: a {h}x{w} window at offset (x={ox}, y={oy}) does not fit "
                     f"in the input's {v.shape[-2]}x{v.shape[-1]}", InvalidAtRunError)
+    return out
+
+
+def _reading(out, v, referent):
+    """The crop ``out`` of ``v`` as one op reading ``v`` and ``referent``, in this order (CNTK
+    2.7's inputs: the referent is among a Function's arguments, a run wants its data), its
+    values ``v``'s alone: ``referent``'s shape is all it gives (no value, no gradient)."""
+    out = one_op(F.add2(out, F.sum(cntk_semantics.constant_like(referent, 0.0))), v, referent)
+    G.show_operands_in_order(out, (v, referent))
     return out
 
 

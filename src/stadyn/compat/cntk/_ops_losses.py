@@ -26,6 +26,7 @@ from ._adapt import (batched, binary, float_arrays, lead_axes, named, one_op, op
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
                      sample_shape, wrap)
 from ._axis import Axis
+from ._mixed_axes import refuse_mixed_axes
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
            "squared_error", "cosine_distance", "classification_error", "fmeasure",
@@ -59,6 +60,7 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     target that sums to 1 (one-hot or soft), with CNTK's gradients (``softmax(z) - t`` for
     ``z``, ``-z`` for ``t``).  Of matrix samples ``(R, C)`` along the default axis, CNTK 2.7's
     ``(R, R)`` (:func:`_cross_entropy_of_matrices`)."""
+    refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "placeholder")
     if _matrices_along_default_axis(output_vector, target_vector, axis):
         return _cross_entropy_of_matrices(output_vector, target_vector, name)
     out = F.cross_entropy_with_softmax(operand(output_vector),
@@ -89,6 +91,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         ...      y: np.array([[[0, 0], [1, 0]]], np.float32)}).tolist()
         1.0
     """
+    refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "Hardmax")
     if int(topN) == 1 and isinstance(axis, (int, np.integer)) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
     default_axis = not isinstance(axis, Axis) and int(axis) == -1
@@ -217,6 +220,7 @@ def binary_cross_entropy(output, target, name: str = ""):
         ...                                    t: np.array([[1.0, 1.0]], np.float32)}).round(4)
         array([[13.8155,  0.6931]], dtype=float32)
     """
+    refuse_mixed_axes("ElementTimes", (output, target), 0, "Log")
     o, t = operand(output), operand(target)
     picked = F.mul2(t, F.log(F.add_scalar(o, float(_BCE_EPS))))
     other = F.mul2(F.r_sub_scalar(t, 1.0), F.log(F.r_sub_scalar(o, float(_BCE_ONE_PLUS_EPS))))
@@ -264,6 +268,7 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
 def squared_error(output, target, name: str = ""):
     """``sum((output - target) ** 2)`` over each sample's axes: one number per sample (the two
     broadcast as CNTK broadcasts: sample axes aligned on the right, the batch axis apart)."""
+    refuse_mixed_axes("Minus", (output, target), 1, "placeholder")
     dtype = operands_dtype(output, target, op="SquaredError", arrays=True)  # NumPy: float64
     a, b = same_dtype([operand(output, dtype), operand(target, dtype)], "SquaredError")
     se = F.squared_error(*broadcast_pair(a, b, batched(output), batched(target)))

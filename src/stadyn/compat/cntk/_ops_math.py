@@ -26,6 +26,7 @@ from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, same_dtype, wrap)
+from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
 from ._variables import Constant
 
@@ -234,6 +235,7 @@ def element_times(left, right, name: str = ""):
 @float_arrays("left", "right")
 def element_divide(left, right, name: str = ""):
     """``left / right``, element-wise; 0 where ``right`` is 0 (CNTK 2.7's convention)."""
+    refuse_mixed_axes("ElementTimes", (left, right), 1, "Reciprocal")
     return binary(S.divide, left, right, name, "ElementDivide")
 
 
@@ -241,12 +243,14 @@ def element_divide(left, right, name: str = ""):
 def element_max(left, right, name: str = ""):
     """The larger of the two, element-wise: ``left > right ? left : right`` (a NaN in ``left``
     gives ``right``, one in ``right`` NaN; a tie gives ``right``, which takes the gradient)."""
+    refuse_mixed_axes("Greater", (left, right), 1, "placeholder")
     return binary(_element_max, left, right, name, "ElementMax")
 
 
 @float_arrays("left", "right")
 def element_min(left, right, name: str = ""):
     """The smaller of the two, element-wise: ``left < right ? left : right``."""
+    refuse_mixed_axes("Less", (left, right), 1, "placeholder")
     return binary(_element_min, left, right, name, "ElementMin")
 
 
@@ -341,16 +345,19 @@ def greater_equal(left, right, name: str = ""):
 
 def element_and(x, y, name: str = ""):
     """1 where both are above 0 (CNTK 2.7 reads a negative number as false)."""
+    refuse_mixed_axes("ElementTimes", (x, y), 1, "Greater")
     return binary(lambda a, b: F.mul2(_truth(a), _truth(b)), x, y, name, "And")
 
 
 def element_or(x, y, name: str = ""):
     """1 where either is above 0."""
+    refuse_mixed_axes("Plus", (x, y), 1, "Greater")
     return binary(lambda a, b: F.maximum2(_truth(a), _truth(b)), x, y, name, "Or")
 
 
 def element_xor(x, y, name: str = ""):
     """1 where exactly one is above 0."""
+    refuse_mixed_axes("NotEqual", (x, y), 1, "Greater")
     return binary(lambda a, b: F.abs(F.sub2(_truth(a), _truth(b))), x, y, name, "Xor")
 
 
@@ -366,6 +373,7 @@ def element_select(flag, value_if_true, value_if_false, name: str = ""):
     CNTK 2.7: a NaN or an infinity in the branch not taken reaches neither the value nor the
     gradients, so ``element_select(x > 0, log(x), 0 * x)`` has no NaN.  No gradient to
     ``flag``."""
+    refuse_mixed_axes("Select", (flag, value_if_true, value_if_false))
     dtype = operands_dtype(flag, value_if_true, value_if_false)
     c, t, f = same_dtype([_tensor(operand(v, dtype), dtype)
                           for v in (flag, value_if_true, value_if_false)])

@@ -30,6 +30,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      operand as _as_operand, operands_dtype, reshape_samples, same_dtype,
                      sample_axis, sample_shape, unwrap, wrap)
 from ._axis import Axis
+from ._mixed_axes import refuse_mixed_axes
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run
 from ._seq_axes import FREE_DIMENSION, free_shown, free_steps
@@ -121,6 +122,7 @@ def splice(*inputs, axis=-1, name: str = ""):
     24)`` is ``(1, 1, 40)``; scalars spliced along the default axis make a vector)."""
     items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) \
         else list(inputs)
+    refuse_mixed_axes("Splice", tuple(items))
     if len(items) == 1:
         from ._ops_math import alias
         return alias(items[0], name)

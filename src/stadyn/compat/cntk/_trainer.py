@@ -46,7 +46,7 @@ def _plain(arguments):
     for a sparse input, data of a type CNTK does not convert and sequences of different
     layouts on the same axes are refused, as CNTK 2.7 refuses them (:mod:`._fed_data`)."""
     for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
-        refuse_data_type(v)
+        refuse_data_type(v, k)
         refuse_dense_feed(unwrap(k), v)
     refuse_layouts_that_differ(arguments)
     if not isinstance(arguments, dict) or not any(

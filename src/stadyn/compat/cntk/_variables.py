@@ -209,8 +209,11 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
                                  "Stadyn's compat does not do (give the full shape)")
             if init is None:
                 init = 0.0
-            elif isinstance(init, (int, float, np.number)):
+            elif isinstance(init, (int, float)):    # Python's (bool and np.float64 among them)
                 init = float(init)
+            elif isinstance(init, (str, bytes, np.generic)):    # (CNTK 2.7's SWIG overloads)
+                raise NotImplementedError("Wrong number or type of arguments for overloaded "
+                                          "function 'constant_initializer'.")
             if isinstance(init, float):     # a number in the parameter's own type (a double)
                 value = np.full(shape, init, dtype)
             else:
