@@ -206,7 +206,10 @@ def test_a_loop_that_cannot_run_is_one_error_naming_the_file_and_its_functions(d
         load_cntk(model)
     text = str(info.value)
     assert text.startswith(f"{model.path}: "), text
-    assert "the loop through 'PastValue1341' (" in text and message in text, text
+    # (the loop's functions are listed in the flattened network's order, which is not the
+    # point: that the error names the file, the loop by its functions and the reason is)
+    listed = text.split("the loop through ", 1)[1].split(" and 11 more")[0]
+    assert "'PastValue1341' (" in listed and message in text, text
 
 
 def test_a_sequence_op_inside_a_loop_is_refused_by_name():
