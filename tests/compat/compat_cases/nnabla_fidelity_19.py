@@ -1,8 +1,14 @@
 """NNabla 1.39 fidelity, nineteenth round: in the dynamic mode, an op whose backward reads its
 own output (``F.exp``, ``F.tanh``, ``F.sigmoid``, ``F.softmax``), its output given new memory
 (``y.d = 5``, ``y.data.fill(5)``) while a ``y.d`` NumPy array is alive, once or twice, then
-backward (Stadyn's read the old memory, which torch had saved).
+backward (Stadyn's read the old memory, which torch had saved); the value
+``nn.load_parameters`` returns (NNabla's ``NNablaProtoBuf``; Stadyn's returned None) and a path
+with no extension (NNabla's ValueError), ``nn.save_parameters`` of a ``.protobuf`` path (Stadyn
+wrote its own format there).
 """
+
+import os
+import shutil
 
 import numpy as np
 
@@ -59,4 +65,58 @@ def dynamic_self_reading_outputs__backward_reads_written(nn, F, r):
                     res[tag + "kept between"] = between
     finally:
         nn.set_auto_forward(False)
+    return res
+
+
+def _params(nn):
+    return sorted([k, v.d.tolist(), v.need_grad]
+                  for k, v in nn.get_parameters(grad_only=False).items())
+
+
+def _entries(proto):
+    return [[p.variable_name, list(p.shape.dim), list(p.data), p.need_grad]
+            for p in proto.parameter]
+
+
+@nnabla_case(names=["nnabla.load_parameters", "nnabla.parameter.load_parameters",
+                    "nnabla.save_parameters"],
+             note="save_parameters' .protobuf file (byte for byte); the value "
+                  "load_parameters returns (NNabla's NNablaProtoBuf: a .protobuf's parameters, "
+                  "an .h5's with needs_proto=True, an omitted file's empty; a given proto "
+                  "merged into and returned), a file object, and a path with no extension or "
+                  "a partial one (NNabla's ValueError)")
+def load_parameters__returns_the_protobuf_message(nn, F, r):
+    r.touch("nnabla.parameter.load_parameters", "nnabla.save_parameters")
+    res = {}
+    with r.tempdir() as folder:
+        nn.clear_parameters()
+        with nn.parameter_scope("net"):
+            nn.parameter.get_parameter_or_create("W", (2,), need_grad=True).d = [1.0, 2.0]
+            nn.parameter.get_parameter_or_create("b", (1,), need_grad=False).d = [3.0]
+        for ext in (".h5", ".protobuf"):
+            nn.save_parameters(os.path.join(folder, "p" + ext))
+        shutil.copy(os.path.join(folder, "p.h5"), os.path.join(folder, "noext"))
+        with open(os.path.join(folder, "p.protobuf"), "rb") as f:
+            res["saved .protobuf bytes"] = np.frombuffer(f.read(), np.uint8).copy()
+        for name in ("p.h5", "p.protobuf", "x.monitor", "noext", "missing", "p.h", "p.p"):
+            for needs in (False, True):
+                tag = "%s needs_proto=%s" % (name, needs)
+                nn.clear_parameters()
+                try:
+                    proto = nn.load_parameters(os.path.join(folder, name), needs_proto=needs)
+                    res[tag] = [type(proto).__name__, _entries(proto), proto.ByteSize()]
+                except ValueError as e:
+                    res[tag] = ["ValueError", str(e)]
+                res[tag + " params"] = _params(nn)
+        nn.clear_parameters()
+        given = nn.load_parameters(os.path.join(folder, "p.protobuf"))
+        with nn.parameter_scope("again"):
+            back = nn.parameter.load_parameters(os.path.join(folder, "p.h5"), proto=given,
+                                                needs_proto=True)
+        res["given proto"] = [back is given, _entries(back)]
+        res["given proto params"] = _params(nn)
+        nn.clear_parameters()
+        with open(os.path.join(folder, "p.protobuf"), "rb") as f:
+            proto = nn.load_parameters(f, extension=".protobuf")
+        res["file object"] = [_entries(proto), _params(nn)]
     return res
