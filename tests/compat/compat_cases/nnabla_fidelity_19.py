@@ -1,7 +1,8 @@
 """NNabla 1.39 fidelity, nineteenth round: in the dynamic mode, an op whose backward reads its
 own output (``F.exp``, ``F.tanh``, ``F.sigmoid``, ``F.softmax``), its output given new memory
 (``y.d = 5``, ``y.data.fill(5)``) while a ``y.d`` NumPy array is alive, once or twice, then
-backward (Stadyn's read the old memory, which torch had saved); the value
+backward (Stadyn's read the old memory, which torch had saved); ``F.scatter_nd(..., out=x)``
+of an ``x`` viewing another Variable's array (Stadyn's result had an array of its own); the value
 ``nn.load_parameters`` returns (NNabla's ``NNablaProtoBuf``; Stadyn's returned None) and a path
 with no extension (NNabla's ValueError), ``nn.save_parameters`` of a ``.protobuf`` path (Stadyn
 wrote its own format there).
@@ -119,4 +120,64 @@ def load_parameters__returns_the_protobuf_message(nn, F, r):
         with open(os.path.join(folder, "p.protobuf"), "rb") as f:
             proto = nn.load_parameters(f, extension=".protobuf")
         res["file object"] = [_entries(proto), _params(nn)]
+    return res
+
+
+def _scatter_into_view(nn, F, dynamic, computed, unlinked):
+    """``y = F.scatter_nd(data, idx, out=x)`` with ``x = v.reshape((6,), unlink=True)`` (or,
+    ``unlinked``, ``v.get_unlinked_variable()`` of a (6,) ``v``), ``v`` a leaf or computed:
+    what ``y``, ``x`` and ``v`` show through writes, a second forward and a backward."""
+    res = {}
+    nn.set_auto_forward(dynamic)
+    try:
+        a = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(
+            (6,) if unlinked else (2, 3)), need_grad=True)
+        v = F.mul_scalar(a, 2.0) if computed else a
+        if computed and not dynamic:
+            v.forward()
+        x = v.get_unlinked_variable() if unlinked else v.reshape((6,), unlink=True)
+        idx = nn.Variable.from_numpy_array(np.array([[0, 2]]))
+        data = nn.Variable.from_numpy_array(np.array([10.0, 20.0], np.float32), need_grad=True)
+        y = F.scatter_nd(data, idx, out=x)
+        if not dynamic:
+            y.forward()
+        res["y, x, v"] = [y.d.copy(), x.d.copy(), v.d.copy()]
+        y.d = np.full(6, 7.0, np.float32)
+        res["y.d = 7: x, v"] = [x.d.copy(), v.d.copy()]
+        v.d = np.full(v.shape, 3.0, np.float32)
+        res["v.d = 3: y, x"] = [y.d.copy(), x.d.copy()]
+        x.d = np.full(6, 4.0, np.float32)
+        res["x.d = 4: y, v"] = [y.d.copy(), v.d.copy()]
+        if not dynamic:
+            y.forward()
+            res["forward again: y, x, v"] = [y.d.copy(), x.d.copy(), v.d.copy()]
+        loss = F.sum(F.mul2(y, y))
+        loss.forward()
+        res["loss"] = float(loss.d)
+        data.grad.zero()
+        a.grad.zero()
+        loss.backward()
+        res["data.g, a.g"] = [data.g.copy(), a.g.copy()]
+    finally:
+        nn.set_auto_forward(False)
+    return res
+
+
+@nnabla_case(names=[_F + "scatter_nd", "nnabla.Variable.reshape",
+                    "nnabla.Variable.get_unlinked_variable"],
+             note="F.scatter_nd(data, idx, out=x), x = v.reshape(shape, unlink=True) or "
+                  "v.get_unlinked_variable(), of a leaf or computed v, static and dynamic: y, "
+                  "x and v hold one array (writes to any of them, a second forward, a "
+                  "backward)")
+def scatter_nd__out_view_shares(nn, F, r):
+    r.touch("nnabla.Variable.reshape", "nnabla.Variable.get_unlinked_variable")
+    res = {}
+    for dynamic in (False, True):
+        for computed in (False, True):
+            for unlinked in (False, True):
+                tag = "%s%s%s: " % ("dynamic " if dynamic else "",
+                                    "computed v" if computed else "leaf v",
+                                    ", get_unlinked_variable" if unlinked else "")
+                for k, v in _scatter_into_view(nn, F, dynamic, computed, unlinked).items():
+                    res[tag + k] = v
     return res
