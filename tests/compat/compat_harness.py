@@ -330,6 +330,21 @@ def outcome(fn, convert=None):
     return got if convert is None else convert(got)
 
 
+@contextlib.contextmanager
+def _scratch_folder():
+    """Run in a new temporary working directory, removed afterwards: what a case (or the
+    framework it calls) writes at relative paths -- NNabla's ``load`` makes a dataset's
+    relative ``cache_dir`` there -- stays out of the checkout, on both sides."""
+    here = os.getcwd()
+    folder = tempfile.mkdtemp(prefix="compat_case_")
+    os.chdir(folder)
+    try:
+        yield folder
+    finally:
+        os.chdir(here)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def run_case(case, side):
     """Run ``case`` on ``side``; returns ``(results, touched names)``."""
     recorder = Recorder()
@@ -346,11 +361,12 @@ def run_case(case, side):
                 raise TypeError("case %s: unknown parameter %r" % (case.name, param))
             kwargs[param] = run.module(path)
             recorder.touched.discard(path)
-    if side.isolate is not None:
-        with side.isolate():
+    with _scratch_folder():
+        if side.isolate is not None:
+            with side.isolate():
+                results = case.fn(**kwargs)
+        else:
             results = case.fn(**kwargs)
-    else:
-        results = case.fn(**kwargs)
     if not isinstance(results, dict):
         raise TypeError("case %s returned %s, not a dict" % (case.name, type(results).__name__))
     return normalise(results), sorted(recorder.touched)

@@ -22,3 +22,21 @@ def test_the_compat_harness_puts_back_what_a_case_sets():
     assert results["seed"][1].tolist() == 5                 # set inside the case
     assert fixed_seed() is None
     assert state_guard.changes(before, state_guard.snapshot()) == []
+
+
+def test_a_case_writes_its_relative_paths_in_a_folder_of_its_own(tmp_path, monkeypatch):
+    """What a case writes at a relative path (NNabla's ``load`` makes a dataset's relative
+    ``cache_dir`` in the working directory: the digits .nnp's ``digits_training.cache``) goes to
+    a temporary folder, removed after it, and the working directory is put back."""
+    import os
+
+    def case(nn, r):
+        os.makedirs("digits_training.cache")
+        return {"where": os.path.basename(os.getcwd())}
+
+    monkeypatch.chdir(tmp_path)
+    writer = H.Case("nnabla", "writer", case, (), 1e-5, 1e-6, None, True, None, None, "",
+                    None, None)
+    results, _ = H.run_case(writer, compat_support.stadyn_side("nnabla"))
+    assert os.getcwd() == str(tmp_path) and os.listdir(tmp_path) == []
+    assert results["where"][1].startswith("compat_case_")

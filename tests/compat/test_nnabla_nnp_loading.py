@@ -50,7 +50,12 @@ def test_load_gives_executors_with_their_assignments():
                              "fc3/affine/W", "fc3/affine/b", "fc4/affine/W", "fc4/affine/b"}
 
 
-def test_load_keeps_the_training_sections_and_parameter_only_loads_parameters():
+def test_load_keeps_the_training_sections_and_parameter_only_loads_parameters(tmp_path,
+                                                                               monkeypatch):
+    # the file's datasets name the relative cache folders digits_{training,validation}.cache,
+    # which load makes in the working directory (NNabla 1.39 does, measured): run in tmp_path,
+    # so the test leaves the checkout as it found it
+    monkeypatch.chdir(tmp_path)
     registry = sd.ParameterRegistry()
     with sd.parameter_registry(registry):
         info = nnabla_load.load(os.path.join(FIX, "nnabla_deep_cnn.nnp"), parameter_only=True)
@@ -59,6 +64,7 @@ def test_load_keeps_the_training_sections_and_parameter_only_loads_parameters():
         info = nnabla_load.load(os.path.join(FIX, "nnabla_deep_cnn.nnp"), batch_size=2)
     assert list(info.networks) == ["training", "validation", "runtime"]
     assert list(info.optimizers) and list(info.datasets) and list(info.monitors)
+    assert sorted(os.listdir(tmp_path)) == ["digits_training.cache", "digits_validation.cache"]
 
 
 

@@ -274,7 +274,8 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
     """Give ``v``'s value (a view's: the viewed Variable's) the new memory ``tensor``, of the
     same shape and dtype, keeping its gradient; the old tensor is left to whoever still holds
     it.  Returns the tensor now held (a leaf's, with ``requires_grad`` as before; a dynamic
-    graph's output keeps its tensor, in the autograd graph, which takes the new memory).
+    graph's output keeps its tensor, in the autograd graph, which takes the new memory; its
+    op's backward, where it reads that output, reads the new memory: ``_saved_result_reads``).
 
     Example:
         >>> import numpy as np, torch, stadyn as sd
@@ -293,6 +294,7 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
         # the tensor keeps its place in the autograd graph and takes the new memory, the old
         # left to the NumPy arrays over it (each holds a tensor of its own: numpy_reader)
         old.data = tensor
+        _saved_result_reads(old)
         return old
     grad = Variable.grad.fget(holder)
     Variable.data.fset(holder, tensor)
@@ -302,6 +304,42 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
         Variable.grad.fset(holder, grad)
     _tell_renewed(old, new)
     return new
+
+
+_READS_HELD = "stadyn_saved_result_reads_held"
+
+
+def _saved_result_reads(out: torch.Tensor) -> None:
+    """The dynamic graph's output ``out`` took new memory (:func:`renew_value`): the op that
+    computed it, where its backward reads its own output (``exp``, ``tanh``, ``softmax``: torch
+    saved that output as a tensor of its own, over the old memory), reads ``out``'s memory
+    when the backward runs instead, as NNabla's backward reads the output's array.  Only an
+    output given new memory pays for this; hooks on the op's saved output, set once."""
+    fn = out.grad_fn
+    if fn is None or fn.metadata.get(_READS_HELD):
+        return
+    fn.metadata[_READS_HELD] = True
+    held = weakref.ref(out)
+    for name in dir(fn):
+        if not name.startswith("_raw_saved_result"):
+            continue
+        try:
+            getattr(fn, name).register_hooks(_keep, lambda was, held=held: _read_held(held, was))
+        except RuntimeError:            # (freed by a backward already, or hooked before)
+            pass
+
+
+def _keep(t: torch.Tensor) -> torch.Tensor:
+    return t
+
+
+def _read_held(held, was: torch.Tensor) -> torch.Tensor:
+    """What a hooked saved output unpacks to: the output's memory now, where the output is
+    still alive and of the saved shape, else what was saved."""
+    out = held()
+    if out is None or out.shape != was.shape or out.dtype != was.dtype:
+        return was
+    return out.detach()
 
 
 def _tell_renewed(old: torch.Tensor, new: torch.Tensor) -> None:

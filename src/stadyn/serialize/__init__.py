@@ -38,11 +38,13 @@ from ._onnx_export import (DEFAULT_OPSET, SUPPORTED_OPSETS, export_onnx, inferen
                            to_onnx_model)
 from ._onnx_import import UnsupportedModelError, import_onnx, import_table, onnx_mapping_table
 from ._parameters import load_parameters, read_parameter_file, save_parameters
+from ._proto_schemas import nnabla_messages
 from .op_rules import (OpRules, Unmapped, register_rules, register_user_function_loader,
                        rules_for)
 from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS as CNTK_RANDOM_DISTRIBUTIONS
 
-__all__ = ["save_parameters", "load_parameters", "read_parameter_file", "save", "load",
+__all__ = ["save_parameters", "load_parameters", "read_parameter_file", "nnabla_messages",
+           "save", "load",
            "model_info", "is_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
            "inference_outputs", "DEFAULT_OPSET", "SUPPORTED_OPSETS", "OpRules", "Unmapped",
            "register_rules", "rules_for", "register_user_function_loader",

@@ -161,7 +161,7 @@ def nnabla_messages() -> dict:
     ``Parameter``, ``Shape``, ``Optimizer``.
 
     Example:
-        >>> from stadyn.serialize._proto_schemas import nnabla_messages
+        >>> from stadyn.serialize import nnabla_messages
         >>> P = nnabla_messages()["NNablaProtoBuf"]
         >>> m = P(); p = m.parameter.add(); p.variable_name = "w"; p.data.extend([1.0, 2.0])
         >>> [q.variable_name for q in P.FromString(m.SerializeToString()).parameter]

@@ -68,20 +68,9 @@ def _backward_reads(nn, F, make, dynamic, how, forwards):
         nn.set_auto_forward(False)
 
 
-# Dynamic mode, y.d = 5 / fill() while a NumPy array of y.d is alive: NNabla gives y's array
-# new memory (the kept array keeps the old values) and the backward reads the new; Stadyn's
-# dynamic output takes the new memory in its autograd graph (graph.renew_value), which torch's
-# saved tensors see where the tensor is an op's input, not where it is saved as its own op's
-# output (exp's backward reads exp(x): torch saves that as a tensor of its own).
-_KEPT_DYNAMIC = "dynamic mode, y.d = 5 or fill() with a y.d NumPy array alive: an op whose " \
-                "backward reads its own output (exp) reads the old memory"
-_KNOWN = dict(("dynamic exp %s a.g" % how, _KEPT_DYNAMIC) for how in ("y.d = 5", "fill"))
-
-
 @nnabla_case(names=sorted(set(_F + n for n, _ in _OPS.values())) + ["nnabla.Variable.d"],
              note="y.d written (5 ways) after one or two static forwards, or in dynamic "
-                  "mode, then loss = sum(y * y) backward: a.g reads the written y",
-             known=_KNOWN)
+                  "mode, then loss = sum(y * y) backward: a.g reads the written y")
 def written_outputs__backward_reads_them(nn, F, r):
     r.touch(*[_F + n for n, _ in _OPS.values()])
     r.touch("nnabla.Variable.d")

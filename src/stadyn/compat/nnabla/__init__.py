@@ -11,7 +11,6 @@ Example:
 from ...graph import (auto_forward, get_auto_forward, recompute, recompute_fn,
                       set_auto_forward, set_global_recompute)
 from ...parametric import clear_parameters, parameter_scope
-from ...serialize import save_parameters
 from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
                         unset_solver_pre_hook)
 from ._arrays import (add_available_context, array_classes, available_contexts,
@@ -24,7 +23,7 @@ from ._module import Module, Sequential
 from ._ndarray import NdArray
 from ._proto_variable import ProtoVariable
 from ._parameter import (get_current_parameter_scope, get_parameter_or_create, get_parameters,
-                         load_parameters, no_grad)
+                         load_parameters, no_grad, save_parameters)
 from ._variable import Variable, forward_all
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 from . import parameter, solver  # noqa: F401,E402 - ``nn.parameter``, ``nn.solver`` as in NNabla

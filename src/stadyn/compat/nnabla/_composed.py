@@ -22,11 +22,8 @@ Example:
 
 import warnings
 
-import numpy as _np
-
 from ... import functions as _F
-from ...graph import Variable as _Variable, value_holder
-from ...graph import get_auto_forward as _get_auto_forward
+from ...graph import Variable as _Variable
 from ._function import named
 from ._overwritable import check_overwritable, check_unbranched, write_in_place
 
@@ -361,8 +358,10 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
     NNabla's, ``x`` a leaf or computed, static or dynamic: ``x.d`` shows the result, each
     forward writes it there again, ``y.d = ...`` writes ``x`` and ``x.d = ...`` is what ``y``
     reads (cases ``nnabla_fidelity_15.scatter_nd__out_shares_x``,
-    ``nnabla_fidelity_18.scatter_nd__out_computed_shares``; an ``x`` viewing another
-    Variable's array gets the result's values written at a dynamic call only).  As NNabla's,
+    ``nnabla_fidelity_18.scatter_nd__out_computed_shares``), an ``x`` viewing another
+    Variable's array (``v.reshape(shape, unlink=True)``, ``v.get_unlinked_variable()``)
+    included: ``v`` then holds it too (case
+    ``nnabla_fidelity_19.scatter_nd__out_view_shares``).  As NNabla's,
     an ``x`` computed by a function whose backward reads its output (``F.exp``, ``F.relu``)
     from an input that needs a gradient is refused, and so is an ``x`` another function reads
     (at the call, or at a forward when that function was made after it: ``_overwritable.py``).
@@ -383,20 +382,6 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
     check_overwritable(out, "scatter_nd")   # NNabla's in-place checks (_overwritable.py)
     check_unbranched(out, "scatter_nd")
     y = _F.scatter_nd(data, indices, out=_F.stop_gradient(out), add=add)
-    if _holds_own_array(out):
-        write_in_place(y, out)              # one array, as NNabla's
-        return y
-    if _get_auto_forward():
-        target = getattr(out, "d", None)
-        if (isinstance(target, _np.ndarray) and target.flags.writeable
-                and target.dtype == y.d.dtype and target.shape == y.d.shape):
-            _np.copyto(target, y.d)
+    if isinstance(out, _Variable):
+        write_in_place(y, out)              # one array, as NNabla's (a view's Variables too)
     return y
-
-
-def _holds_own_array(x) -> bool:
-    """Whether ``x`` is a Variable holding an array no other Variable views (the in-place
-    ``scatter_nd`` can then make its result hold it)."""
-    from ._shared_arrays import members
-    return (isinstance(x, _Variable) and value_holder(x) is x
-            and tuple(members(x)) == (x,))

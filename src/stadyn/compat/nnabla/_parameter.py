@@ -2,7 +2,8 @@
 ``nn.get_current_parameter_scope()`` and ``nn.no_grad`` (Stadyn's ``stadyn.graph.no_grad``);
 ``nn.get_parameters`` / ``nn.get_parameter_or_create``, which give the parameters as NNabla's
 Variables (``.data`` / ``.grad`` NdArrays: ``_variable.py``); ``nn.load_parameters``, which
-passes over a file of no parameter format (``... is omitted.``), as NNabla's.
+returns NNabla's protobuf message and passes over a file of no parameter format (``... is
+omitted.``), as NNabla's.
 
 Example:
     >>> import stadyn as sd
@@ -15,6 +16,7 @@ Example:
 
 import functools
 import os
+import tempfile
 from collections import OrderedDict
 
 import numpy as np
@@ -27,38 +29,147 @@ from .logger import logger
 from ._written_types import float_for_gradients
 
 __all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create",
-           "load_parameters"]
+           "load_parameters", "save_parameters"]
 
 # The extensions NNabla 1.39's ``load_parameters`` has a loader for (``get_parameter_file_loader``
-# in nnabla/utils/get_file_handle.py; it tests ``ext in key``, a substring test), and Stadyn's
-# own parameter files.
+# in nnabla/utils/get_file_handle.py, in its order; it tests ``ext in key``, a substring test),
+# the extensions its file opener takes (any other that passes the substring test, ``""`` of a
+# path without one included, is its ValueError), and Stadyn's own parameter files.
 _NNABLA_LOADERS = (".h5", ".protobuf", ".nntxt,.prototxt", ".nnp")
+_NNABLA_OPENED = (".h5", ".protobuf", ".nntxt", ".prototxt", ".nnp")
 _STADYN_FILES = (".safetensors",)
 
 
 def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
-    """NNabla's ``nn.load_parameters(path)``: the parameters of an ``.h5`` or ``.nnp`` file (or
-    a Stadyn ``.safetensors`` one) into the current scope (:func:`stadyn.load_parameters`).  A
-    path whose extension no NNabla parameter loader takes (``tmp.monitor``, a folder) is passed
-    over with NNabla's warning on its ``nnabla`` logger, ``<path> is omitted.``, as NNabla 1.39
-    does (nnabla-examples' factorized-layers loads its default ``-t tmp.monitor`` so).
-    ``proto`` / ``needs_proto`` / ``extension`` (NNabla's protobuf message, a file object's
-    extension) are accepted and not used.
+    """NNabla's ``nn.load_parameters(path)``: the parameters of an ``.h5``, ``.protobuf``,
+    ``.nntxt`` or ``.nnp`` file (or a Stadyn ``.safetensors`` one) into the current scope.
+    Returns NNabla's protobuf message, an ``NNablaProtoBuf`` (``proto`` when given, the file
+    merged into it): a ``.protobuf`` file's content, or with ``needs_proto=True`` an ``.h5``'s
+    (or ``.nnp``'s) parameters, as ``proto.parameter`` entries (``variable_name``,
+    ``shape.dim``, ``data``, ``need_grad``); empty for an ``.h5`` file otherwise, as NNabla
+    1.39's.  A ``.protobuf`` or ``.nntxt`` sets every parameter the message then holds.  A file
+    object is read as ``extension``.
+
+    A path whose extension no NNabla parameter loader takes (``tmp.monitor``, a folder) is
+    passed over with NNabla's warning on its ``nnabla`` logger, ``<path> is omitted.``, as NNabla
+    1.39 does (nnabla-examples' factorized-layers loads its default ``-t tmp.monitor`` so).  One
+    that only its substring test lets in -- a path with no extension, ``.h``, ``.p`` -- is NNabla's
+    ``ValueError: Currently, ext == <ext> is not support``.
 
     Example:
         >>> import os, tempfile
         >>> import stadyn.compat.nnabla as nn
-        >>> path = os.path.join(tempfile.mkdtemp(), "tmp.monitor")
-        >>> nn.load_parameters(path) is None      # (logs "/tmp/.../tmp.monitor is omitted.")
-        True
+        >>> folder = tempfile.mkdtemp()
+        >>> with nn.parameter_scope("fc"):
+        ...     nn.parameter.get_parameter_or_create("W", (2,)).d = [1.0, 2.0]
+        >>> nn.save_parameters(os.path.join(folder, "params.h5"))
+        >>> nn.clear_parameters()
+        >>> proto = nn.load_parameters(os.path.join(folder, "params.h5"), needs_proto=True)
+        >>> [(p.variable_name, list(p.shape.dim), list(p.data)) for p in proto.parameter]
+        [('fc/W', [2], [1.0, 2.0])]
+        >>> nn.load_parameters(os.path.join(folder, "tmp.monitor")).parameter  # ("... is omitted.")
+        []
     """
+    if proto is None:
+        proto = _serialize.nnabla_messages()["NNablaProtoBuf"]()
     if isinstance(path, (str, os.PathLike)):
         _, ext = os.path.splitext(os.fspath(path))
-        if ext not in _STADYN_FILES and not any(ext in key for key in _NNABLA_LOADERS):
-            logger.warning("{} is omitted.".format(os.fspath(path)))
-            return None
-    _serialize.load_parameters(path)
-    return None
+    else:
+        ext = extension
+    if ext in _STADYN_FILES:
+        _serialize.load_parameters(path)
+        return proto
+    if not any(ext in key for key in _NNABLA_LOADERS):
+        logger.warning("{} is omitted.".format(os.fspath(path) if isinstance(path, os.PathLike)
+                                               else path))
+        return proto
+    if ext not in _NNABLA_OPENED:
+        raise ValueError("Currently, ext == {} is not support".format(ext))
+    if hasattr(path, "read"):               # (Stadyn's readers take paths)
+        data = path.read()
+        with tempfile.TemporaryDirectory() as folder:
+            name = os.path.join(folder, "parameters" + ext)
+            with open(name, "wb") as f:
+                f.write(data if isinstance(data, bytes) else data.encode())
+            _load_file(name, ext, proto, needs_proto)
+    else:
+        _load_file(os.fspath(path), ext, proto, needs_proto)
+    return proto
+
+
+def save_parameters(path, params=None, extension=None):
+    """NNabla's ``nn.save_parameters(path)``: the parameters (default: all of the current scope)
+    to ``path``, a ``.protobuf`` file in NNabla's protobuf format (an ``NNablaProtoBuf`` of
+    ``parameter`` entries: name, shape, values, ``need_grad``, as NNabla 1.39 writes it), an
+    ``.h5`` in NNabla's h5 layout, any other suffix Stadyn's format
+    (:func:`stadyn.save_parameters`).  ``extension`` names a file object's format.
+
+    Example:
+        >>> import os, tempfile
+        >>> import stadyn.compat.nnabla as nn
+        >>> with nn.parameter_scope("fc"):
+        ...     nn.parameter.get_parameter_or_create("W", (2,)).d = [1.0, 2.0]
+        >>> path = os.path.join(tempfile.mkdtemp(), "params.protobuf")
+        >>> nn.save_parameters(path); nn.clear_parameters()
+        >>> [p.variable_name for p in nn.load_parameters(path).parameter]
+        ['fc/W']
+    """
+    ext = os.path.splitext(os.fspath(path))[1] if isinstance(path, (str, os.PathLike)) \
+        else extension
+    if ext != ".protobuf":
+        if hasattr(path, "write"):
+            raise TypeError("save_parameters: Stadyn writes a file object as .protobuf only "
+                            "(extension='.protobuf'); give a path for other formats")
+        _serialize.save_parameters(path, params)
+        return
+    if params is None:
+        params = get_parameters(grad_only=False)
+    proto = _serialize.nnabla_messages()["NNablaProtoBuf"]()
+    _add_parameters(proto, ((k, v.d, v.need_grad) for k, v in params.items()))
+    data = proto.SerializeToString()
+    if hasattr(path, "write"):
+        path.write(data)
+        return
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _load_file(path, ext, proto, needs_proto):
+    """The parameters of the file ``path`` of NNabla's extension ``ext`` into the scope, and
+    into ``proto`` where NNabla's loader of ``ext`` puts them."""
+    if ext == ".protobuf":
+        with open(path, "rb") as f:
+            proto.MergeFromString(f.read())
+        _set_from_proto(proto)
+    elif ext in (".nntxt", ".prototxt"):
+        _add_parameters(proto, ((k, p.value, p.need_grad) for k, p in
+                                _serialize.read_legacy_model(path).parameters.items()))
+        _set_from_proto(proto)
+    else:                                   # .h5, .nnp
+        if needs_proto:
+            _add_parameters(proto, ((k, a, need) for k, (a, need) in
+                                    _serialize.read_parameter_file(path).items()))
+        _serialize.load_parameters(path)
+
+
+def _add_parameters(proto, items):
+    """``(name, array, need_grad)`` items as ``proto.parameter`` entries, as NNabla's loaders
+    add them."""
+    for name, array, need_grad in items:
+        entry = proto.parameter.add()
+        entry.variable_name = name
+        entry.shape.dim.extend(int(d) for d in np.shape(array))
+        entry.data.extend(np.asarray(array, np.float32).ravel().tolist())
+        entry.need_grad = bool(need_grad)
+
+
+def _set_from_proto(proto):
+    """NNabla's ``set_parameter_from_proto``: each ``proto.parameter`` into the current scope
+    (made, or found, with the entry's ``need_grad``), its values the entry's data."""
+    for entry in proto.parameter:
+        dims = tuple(int(d) for d in entry.shape.dim)
+        var = get_parameter_or_create(entry.variable_name, dims, need_grad=entry.need_grad)
+        var.d = np.reshape(np.asarray(entry.data, np.float32), dims)
 
 
 @functools.wraps(_parametric.get_parameters)

@@ -21,9 +21,8 @@ import functools
 from ... import parametric as _parametric
 from ...graph import current_scope as _current_scope
 from ...parametric import clear_parameters, parameter_scope
-from ...serialize import save_parameters
 from ._parameter import (get_current_parameter_scope, get_parameter_or_create, get_parameters,
-                         load_parameters, no_grad)
+                         load_parameters, no_grad, save_parameters)
 from ._variable import as_nnabla
 
 __all__ = ["get_parameter", "set_parameter", "pop_parameter", "get_parameter_or_create",
