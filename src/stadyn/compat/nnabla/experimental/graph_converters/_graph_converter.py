@@ -95,20 +95,31 @@ class FunctionModifier:
             elif v not in (False, None):
                 raise ValueError(f"{type(self).__name__}: cannot rebuild {type_name} with "
                                  f"{k}={v!r}: nnabla.functions.{fn.__name__} takes no {k}")
+        try:
+            inspect.signature(fn).bind(*inputs, **kwargs)
+        except TypeError:
+            needed = sum(1 for p in accepted.values() if p.default is p.empty
+                         and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+            raise RuntimeError(f"{type(self).__name__}: {type_name} needs at least {needed} "
+                               f"inputs (given {len(inputs)})") from None
         return fn(*inputs, **kwargs)
 
     def _modify_as_same(self, f, inputs):
         return self._call_function(f.info.type_name, inputs, f.info.args)
 
     def __call__(self, f) -> None:
-        if f not in self._map_func_inputs:
-            self._map_func_inputs[f] = [None] * len(f.inputs)
-        inputs = self._map_func_inputs[f]
-        if not f.inputs[0].parent and all(i is None for i in inputs):
-            inputs[:] = [v.get_unlinked_variable(need_grad=v.need_grad) for v in f.inputs]
-        for i, v in enumerate(f.inputs[:len(inputs)]):
-            if inputs[i] is None:
-                inputs[i] = v
+        # NNabla's bookkeeping, list for list: a function reading a leaf first and not yet
+        # mapped reads unlinked copies of its inputs; a slot no function filled keeps the
+        # original input; a consumer's list is made when the first of its inputs is mapped.
+        inputs = self._map_func_inputs.get(f)
+        if inputs is None:
+            inputs = self._map_func_inputs[f] = (
+                [v.get_unlinked_variable(need_grad=v.need_grad) for v in f.inputs]
+                if not f.inputs[0].parent else [])
+        if len(f.inputs) > 1:
+            for i in range(len(inputs)):
+                if inputs[i] is None:
+                    inputs[i] = f.inputs[i]
         out = self.modify(f, inputs)
         if out is None:
             out = self._modify_as_same(f, inputs)
@@ -117,11 +128,16 @@ class FunctionModifier:
                              f"None or an nn.Variable, not {type(out).__name__}")
         self.outputs = [out]
         for old, new in zip(f.outputs, self.outputs):
-            for g in old.function_references:
-                slots = self._map_func_inputs.setdefault(g, [None] * len(g.inputs))
+            readers = old.function_references
+            if not readers:
+                return
+            for g in readers:
+                slots = self._map_func_inputs.setdefault(g, [])
+                if not slots:
+                    slots[:] = [None] * len(g.inputs)
                 for i, v in enumerate(g.inputs):
-                    if _same_variable(v, old) and i < len(slots):
-                        slots[i] = new
+                    if _same_variable(v, old):
+                        slots[i] = new      # (an IndexError past a short list, as NNabla's)
 
 
 def _same_variable(a, b) -> bool:
