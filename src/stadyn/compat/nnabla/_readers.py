@@ -65,10 +65,12 @@ def note_reader_function(function: Any) -> None:
     """
     for v in function.inputs:
         refs = _FUNCTIONS.setdefault(v, [])
-        if len(refs) >= 16:
+        if refs and refs[-1]() is function:         # (an input given twice: listed once)
+            continue
+        n = len(refs)
+        if n >= 16 and not n & (n - 1):             # the dead dropped at 16, 32, 64, ...
             refs[:] = [r for r in refs if r() is not None]
-        if not any(r() is function for r in refs):
-            refs.append(weakref.ref(function))
+        refs.append(weakref.ref(function))
 
 
 def note_rewired(old: Any, new: Any) -> None:
