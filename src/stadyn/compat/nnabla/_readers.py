@@ -76,23 +76,29 @@ def note_reader_function(function: Any) -> None:
 def note_rewired(old: Any, new: Any) -> None:
     """Note that the functions reading ``old`` read ``new`` from now on (NNabla's
     ``old.rewire_on(new)``: a loaded network's input given the user's Variable, which Stadyn's
-    graph keeps as ``old`` reading ``new``'s value or op).
+    graph keeps as ``old`` reading ``new``'s value or op).  As NNabla's, the readers move over
+    one by one in the order ``old`` lists them, each listed first: ``new`` lists them the
+    other way round.
 
     Example:
         >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
         >>> old, new = nn.Variable((2,)), nn.Variable((2,))
-        >>> y = F.relu(old); note_rewired(old, new); reader_functions(new)
-        [ReLU]
+        >>> a, b = F.relu(old), F.sigmoid(old)
+        >>> note_rewired(old, new); reader_functions(new)
+        [ReLU, Sigmoid]
     """
-    refs = _REWIRED.setdefault(new, [])
-    if not any(r() is old for r in refs):
-        refs.append(weakref.ref(old))
+    olds = _REWIRED.setdefault(new, [])
+    if not any(r() is old for r in olds):
+        olds.append(weakref.ref(old))
+    refs = _FUNCTIONS.setdefault(new, [])
+    for f in reader_functions(old):
+        refs.append(weakref.ref(f))
 
 
 def reader_functions(v: Any) -> list:
     """The functions still alive that take ``v`` as an input (NNabla's
-    ``v.function_references``), each once, the newest first; those of the Variables
-    rewired onto ``v`` (:func:`note_rewired`) after ``v``'s own.
+    ``v.function_references``), each once, the newest first (a Variable rewired onto ``v``,
+    :func:`note_rewired`, counts as ``v``).
 
     Example:
         >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
@@ -100,12 +106,13 @@ def reader_functions(v: Any) -> list:
         >>> reader_functions(x)
         [Mul2, ReLU]
     """
-    found = (r() for r in reversed(_FUNCTIONS.get(v, ())))
-    out = [f for f in found if f is not None and any(i is v for i in f.inputs)]
-    for r in _REWIRED.get(v, ()):
-        old = r()
-        if old is not None and old is not v:
-            out += [f for f in reader_functions(old) if all(f is not g for g in out)]
+    same = [v] + [o for o in (r() for r in _REWIRED.get(v, ())) if o is not None]
+    out: list = []
+    for r in reversed(_FUNCTIONS.get(v, ())):
+        f = r()
+        if f is not None and all(f is not g for g in out) and \
+                any(i is u for i in f.inputs for u in same):
+            out.append(f)
     return out
 
 
