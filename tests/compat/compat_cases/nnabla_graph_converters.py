@@ -335,15 +335,10 @@ def graph_converters__pruning(nn, F, PF, r):
                  small_kw={"with_bias": True})
 
 
-def _function_references_expected(np):
-    # by hand: x is read by the ReLU and the Sigmoid (in forward order), their outputs by the
-    # Add2, the Add2's by the converter's Sink
-    return {"x": ["ReLU", "Sigmoid"], "relu": ["Add2"], "add2": ["Sink"]}
-
-
-@_case(["FunctionModifier.function_references"], expected=_function_references_expected,
-       note="Stadyn's: NNabla's modifiers read v.function_references, which Stadyn's Variables "
-            "do not keep; a modifier reads those of the graph being converted instead")
+@_case(["FunctionModifier.modify"],
+       note="a modifier reads v.function_references: at the ReLU, h is read by the Sigmoid "
+            "and the ReLU (the newest first), the ReLU's output by the Add2, the Add2's by the "
+            "converter's Sink")
 def graph_converters__function_references(nn, F, PF, r):
     GC = r.module("nnabla.experimental.graph_converters")
     seen = {}
@@ -352,16 +347,67 @@ def graph_converters__function_references(nn, F, PF, r):
         def modify(self, f, inputs):
             if f.info.type_name in ("ReLU", "Add2"):
                 seen[f.info.type_name.lower()] = [
-                    g.info.type_name for g in self.function_references(f.outputs[0])]
+                    g.info.type_name for g in f.outputs[0].function_references]
                 if f.info.type_name == "ReLU":
-                    seen["x"] = [g.info.type_name
-                                 for g in self.function_references(f.inputs[0])]
+                    seen["h"] = [g.info.type_name for g in f.inputs[0].function_references]
 
     x = nn.Variable.from_numpy_array(r.randn(2, 3))
     h = x * 1.0
     y = F.add2(F.relu(h), F.sigmoid(h))
     GC.GraphConverter([Recorder()]).convert(y)
     return seen
+
+
+@nnabla_case(names=["nnabla.Variable.function_references"],
+             known={"pf_registered_W": "PF.affine hands each call its own view of a "
+                    "parameter in NNabla 1.39 (the registered W is read by no function); "
+                    "Stadyn's PF hands out the registered Variable itself, so its "
+                    "function_references lists the Affine (and until nn.get_parameters() "
+                    "is called it is a Stadyn Variable, without function_references: "
+                    "the case reads it after)"},
+             note="NNabla lists its functions by address in a hash map: two readers come "
+                  "newest first, more in an order that changes from run to run (compared "
+                  "sorted here)")
+def variable__function_references(nn, F, PF, r):
+    r.touch("nnabla.Variable.function_references")
+
+    def names(v):
+        return [f.info.type_name for f in v.function_references]
+
+    res = {}
+    x = nn.Variable.from_numpy_array(r.randn(2, 3))
+    res["leaf_unread"] = names(x)
+    a = F.relu(x)
+    b = F.sigmoid(x)
+    res["two_readers"] = names(x)
+    res["output_unread"] = names(a)
+    c = a * 2.0
+    res["output_read"] = names(a)
+    del b
+    res["reader_dropped"] = names(x)
+    x2 = nn.Variable.from_numpy_array(r.randn(2, 3))
+    m = F.mul2(x2, x2)
+    res["same_input_twice"] = names(x2)
+    more = [F.tanh(x), F.exp(x), F.add2(x, x2), F.abs(x)]
+    res["many_readers_sorted"] = sorted(names(x))
+    res["many_readers_count"] = len(x.function_references)
+    res["unlinked_view"] = names(x.get_unlinked_variable())
+    p = nn.parameter.get_parameter_or_create("q", (2, 3))
+    s = F.add2(x2, p)
+    res["parameter_handed_out"] = names(p)
+    res["parameter_registered"] = names(nn.get_parameters()["q"])
+    h = PF.affine(x2, 4, name="fc")
+    registered_W = nn.get_parameters()["fc/affine/W"]
+    res["pf_input_W"] = names(h.parent.inputs[1])
+    res["pf_registered_W"] = names(registered_W)
+    res["same_function"] = a.function_references[0] == c.parent
+    res["kept"] = [len(v) for v in (m.shape, s.shape, more)]
+    try:
+        x.function_references = []
+        res["set"] = "accepted"
+    except AttributeError:
+        res["set"] = "AttributeError"
+    return res
 
 
 @nnabla_case(names=["nnabla.parameter.get_parameter_or_create"],

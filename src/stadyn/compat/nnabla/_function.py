@@ -38,7 +38,7 @@ from typing import Any, Sequence
 from ...graph import FunctionNode, topological_nodes
 from ._float_inputs import note_reads
 from ._function_args import nnabla_args
-from ._readers import note_readers
+from ._readers import note_reader_function, note_readers
 
 __all__ = ["Function", "Info", "type_name", "as_function", "named", "mark_forwarded",
            "built_rank"]
@@ -104,6 +104,7 @@ def as_function(node: FunctionNode) -> "Function":
     if type(node) is FunctionNode:
         node.__class__ = Function
         node.inputs = list(node.inputs)
+        note_reader_function(node)      # (v.function_references: _readers.py)
     return node  # type: ignore[return-value]
 
 
@@ -174,7 +175,7 @@ class Function(FunctionNode):
         # ``inputs`` is a list, as NNabla's: held as one, so reading it costs nothing.
         super().__init__(spec, args, kwargs, list(inputs), scope, location)
         note_reads(self, inputs)        # the floating leaves it reads as data (_float_inputs)
-        note_readers(inputs)            # NNabla's function_reference_count (_readers.py)
+        note_readers(inputs, self)      # NNabla's function_reference(s/_count) (_readers.py)
 
     @property
     def info(self) -> Info:

@@ -47,6 +47,7 @@ from ._shared_arrays import relink_grads, unlinked_view
 from ._variable_arrays import assign, grad_array, value_array
 from ._written_types import (assign_to_output, float_for_gradients, sync_for_backward,
                              take_written_type, warn_rounded)
+from ._readers import reader_functions
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
@@ -264,6 +265,20 @@ class Variable(_HeldReading):
             (0, 2)
         """
         return 0 if self.parent is None else built_rank(self.parent) + 1
+
+    @property
+    def function_references(self) -> list:
+        """The functions still alive that take this Variable as an input, each once, the
+        newest first (NNabla's; read only; see ``_readers.py`` for the order).
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable((2,))
+            >>> a, b = F.relu(x), F.sigmoid(x)
+            >>> x.function_references, a.function_references
+            ([Sigmoid, ReLU], [])
+        """
+        return reader_functions(self)
 
     def forward(self, *args, **kwargs) -> None:
         """Stadyn's ``forward`` (same arguments); the functions it runs have NNabla's rank

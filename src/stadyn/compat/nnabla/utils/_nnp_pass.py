@@ -28,6 +28,7 @@ from typing import Any, Callable
 from ....graph import read_value_of
 from ....parametric import current_registry
 from ....serialize import LegacyFunction, LegacyNetwork, LegacyVariable
+from .._readers import note_rewired
 
 __all__ = ["NnpNetworkPass", "apply_pass"]
 
@@ -360,7 +361,9 @@ def apply_pass(net: LegacyNetwork, callback: "NnpNetworkPass", need_grad: dict
 
 def substitute(built: Any, replacement: Any) -> None:
     """Make the built input ``built`` stand for ``replacement``: its op's output when it has
-    one, else a leaf reading its value."""
+    one, else a leaf reading its value (either way the functions reading ``built`` are
+    ``replacement.function_references``, as after NNabla's ``rewire_on``)."""
+    note_rewired(built, replacement)
     if replacement.parent is not None:
         built.rewire_on(replacement)
     else:

@@ -8,9 +8,7 @@ function with modifiers -- batch normalisation folded (``BatchNormalizationFoldi
 (``NoGradModifier``), weights pruned (``PruningModifier``).  Checked against NNabla 1.39:
 cases ``graph_converters__*`` of ``tests/compat/compat_cases/nnabla_graph_converters.py``.
 
-Differences from NNabla 1.39: a modifier reads a function's consumers with
-``self.function_references(v)`` (those of the graph being converted), not
-``v.function_references``; the quantisation modifiers are not here.
+Differences from NNabla 1.39: the quantisation modifiers are not here.
 
 Example:
     >>> import numpy as np

@@ -57,7 +57,7 @@ class AddBiasModifier(FunctionModifier):
         name = f.info.type_name
         if name not in _PRODUCTS:
             return None
-        after = self.function_references(f.outputs[0])
+        after = f.outputs[0].function_references
         if _type(f.inputs[0].parent) != "BatchNormalization" and \
                 (not after or _type(after[0]) != "BatchNormalization"):
             return None
@@ -87,7 +87,7 @@ class BatchNormalizationFoldingModifierInner(FunctionModifier):
         self._channel_last = channel_last
 
     def modify(self, f, inputs):
-        after = self.function_references(f.outputs[0])
+        after = f.outputs[0].function_references
         if not after:
             return None
         if f.info.type_name == "BatchNormalization" and \
@@ -146,7 +146,7 @@ class BatchNormalizationFoldingOppositeModifierInner(FunctionModifier):
         self._channel_last = channel_last
 
     def modify(self, f, inputs):
-        after = self.function_references(f.outputs[0])
+        after = f.outputs[0].function_references
         if not after:
             return None
         before = f.inputs[0].parent

@@ -51,7 +51,7 @@ class _LayoutModifier(FunctionModifier):
 
     def _start(self):
         for v, new in zip(self._inputs, self._replaced):
-            readers = self.function_references(v)
+            readers = v.function_references
             if readers:
                 self.init_map_func_inputs(readers[0], [new])
 

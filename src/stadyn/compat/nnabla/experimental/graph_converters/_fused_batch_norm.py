@@ -39,13 +39,13 @@ class FusedBatchNormalizationModifier(FunctionModifier):
         self.__finish__()
 
     def _is_fused_bn_block(self, f) -> bool:
-        nxt = self.function_references(f.outputs[0])[0]
-        after = self.function_references(nxt.outputs[0])
+        nxt = f.outputs[0].function_references[0]
+        after = nxt.outputs[0].function_references
         return (bool(after) and f.info.type_name == "BatchNormalization"
                 and nxt.info.type_name == "Add2" and after[0].info.type_name in _NONLINEAR)
 
     def modify(self, f, inputs):
-        if not self.function_references(f.outputs[0]):
+        if not f.outputs[0].function_references:
             return None
         if not self._block and self._is_fused_bn_block(f):
             self._block = True

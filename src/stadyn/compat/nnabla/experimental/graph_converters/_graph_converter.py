@@ -7,9 +7,9 @@ Variable) stands for the function's output from then on, and ``None`` rebuilds t
 it was (same type, same ``info.args``) on the new inputs.  The original graph is left as it is;
 parameters are shared unless a modifier makes new ones.
 
-A function's consumers (NNabla's ``Variable.function_references``) are those of the graph
-being converted: read them with :meth:`FunctionModifier.function_references` (Stadyn's
-Variables keep no list of the functions that read them).
+A modifier finds the functions that read a Variable as NNabla's do: ``v.function_references``
+(every function alive that reads ``v``, the newest first -- not only those of the graph being
+converted).
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ class FunctionModifier:
 
     def __init__(self):
         self._map_func_inputs: dict = {}
-        self._consumers: dict = {}
         self.outputs: list = []
 
     # -- what a subclass uses ------------------------------------------------------------------
@@ -55,11 +54,6 @@ class FunctionModifier:
         """The new output of ``f`` given its new ``inputs`` (a Variable), or ``None`` to
         rebuild ``f`` unchanged on them."""
         return None
-
-    def function_references(self, v) -> list:
-        """The functions of the graph being converted that read ``v`` (NNabla's
-        ``v.function_references``), in forward order."""
-        return list(self._consumers.get(id(value_holder(v)), ()))
 
     def init_map_func_inputs(self, f, inputs) -> None:
         """Make ``inputs`` the new inputs ``f`` will be handed."""
@@ -80,12 +74,11 @@ class FunctionModifier:
     def finish_up(self) -> None:
         """Forget this conversion's mapping, then call :meth:`__finish__`."""
         self._map_func_inputs = {}
-        self._consumers = {}
         self.__finish__()
 
     # -- the walk ------------------------------------------------------------------------------
     def _start(self) -> None:
-        """Called once the graph's consumers are known, before its first function."""
+        """Called before the first function of each conversion."""
 
     def _call_function(self, type_name: str, inputs, args: dict):
         """The function of NNabla type ``type_name`` applied to ``inputs`` with ``args`` (its
@@ -102,20 +95,31 @@ class FunctionModifier:
             elif v not in (False, None):
                 raise ValueError(f"{type(self).__name__}: cannot rebuild {type_name} with "
                                  f"{k}={v!r}: nnabla.functions.{fn.__name__} takes no {k}")
+        try:
+            inspect.signature(fn).bind(*inputs, **kwargs)
+        except TypeError:
+            needed = sum(1 for p in accepted.values() if p.default is p.empty
+                         and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+            raise RuntimeError(f"{type(self).__name__}: {type_name} needs at least {needed} "
+                               f"inputs (given {len(inputs)})") from None
         return fn(*inputs, **kwargs)
 
     def _modify_as_same(self, f, inputs):
         return self._call_function(f.info.type_name, inputs, f.info.args)
 
     def __call__(self, f) -> None:
-        if f not in self._map_func_inputs:
-            self._map_func_inputs[f] = [None] * len(f.inputs)
-        inputs = self._map_func_inputs[f]
-        if not f.inputs[0].parent and all(i is None for i in inputs):
-            inputs[:] = [v.get_unlinked_variable(need_grad=v.need_grad) for v in f.inputs]
-        for i, v in enumerate(f.inputs[:len(inputs)]):
-            if inputs[i] is None:
-                inputs[i] = v
+        # NNabla's bookkeeping, list for list: a function reading a leaf first and not yet
+        # mapped reads unlinked copies of its inputs; a slot no function filled keeps the
+        # original input; a consumer's list is made when the first of its inputs is mapped.
+        inputs = self._map_func_inputs.get(f)
+        if inputs is None:
+            inputs = self._map_func_inputs[f] = (
+                [v.get_unlinked_variable(need_grad=v.need_grad) for v in f.inputs]
+                if not f.inputs[0].parent else [])
+        if len(f.inputs) > 1:
+            for i in range(len(inputs)):
+                if inputs[i] is None:
+                    inputs[i] = f.inputs[i]
         out = self.modify(f, inputs)
         if out is None:
             out = self._modify_as_same(f, inputs)
@@ -124,11 +128,16 @@ class FunctionModifier:
                              f"None or an nn.Variable, not {type(out).__name__}")
         self.outputs = [out]
         for old, new in zip(f.outputs, self.outputs):
-            for g in self.function_references(old):
-                slots = self._map_func_inputs.setdefault(g, [None] * len(g.inputs))
+            readers = old.function_references
+            if not readers:
+                return
+            for g in readers:
+                slots = self._map_func_inputs.setdefault(g, [])
+                if not slots:
+                    slots[:] = [None] * len(g.inputs)
                 for i, v in enumerate(g.inputs):
-                    if _same_variable(v, old) and i < len(slots):
-                        slots[i] = new
+                    if _same_variable(v, old):
+                        slots[i] = new      # (an IndexError past a short list, as NNabla's)
 
 
 def _same_variable(a, b) -> bool:
@@ -170,10 +179,6 @@ class GraphConverter:
             sink = _F.sink(*outputs)
             nodes = []
             sink.visit(nodes.append)
-            modifier._consumers = {}
-            for node in nodes:
-                for v in node.inputs:
-                    modifier._consumers.setdefault(id(value_holder(v)), []).append(node)
             modifier._start()
             for node in nodes:
                 modifier(node)

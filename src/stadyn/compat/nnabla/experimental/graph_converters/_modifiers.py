@@ -78,7 +78,8 @@ class NoGradModifier(FunctionModifier):
 
 class RemoveFunctionModifier(FunctionModifier):
     """Skip the functions whose type is in ``rm_funcs``: each one's first input stands for
-    its output.
+    its output (see :meth:`modify` for NNabla's case of a first function's output named
+    ``'x'``).
 
     Example:
         >>> import numpy as np
@@ -96,9 +97,17 @@ class RemoveFunctionModifier(FunctionModifier):
         self._rm_funcs = list(rm_funcs)
 
     def modify(self, f, inputs):
-        if f.info.type_name in self._rm_funcs:
-            return inputs[0]
-        return None
+        if f.info.type_name not in self._rm_funcs:
+            return None
+        # NNabla 1.39's special case: a removed first function (rank 0) whose next reader's
+        # first input is named 'x' hands that reader that input, appended to its input list
+        # (the reader of the removed output then has only its first input: a function of two
+        # inputs fails, "needs at least 2 inputs (given 1)", as NNabla's does)
+        next_func = f.outputs[0].function_references[0]
+        first = next_func.inputs[0]
+        if f.rank == 0 and first.name == "x":
+            self._map_func_inputs.setdefault(next_func, []).append(first)
+        return inputs[0]
 
 
 _BATCH_NORMS = {"BatchNormalization": "batch_normalization",
