@@ -36,7 +36,7 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "random_flip": "nnabla", "random_crop": "nnabla", "random_shift": "nnabla",
          "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla",
          "max": "nnabla", "min": "nnabla", "sort": "nnabla", "softmax_cross_entropy": "nnabla",
-         "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla"}
+         "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla", "leaky_relu": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):
