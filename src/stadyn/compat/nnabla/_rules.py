@@ -20,7 +20,9 @@ do: NaN passed by, a row of NaN or of values past the start gives the start (cas
 the sort index, as NNabla's (case ``nnabla_functions_more.sort``).
 ``F.softmax_cross_entropy``, ``F.categorical_cross_entropy`` and ``F.top_n_error`` truncate
 a fractional float class id toward zero, as NNabla 1.39 does, where Stadyn's own refuse it
-(case ``nnabla_fidelity_13.class_ids__fractional``).
+(case ``nnabla_fidelity_13.class_ids__fractional``).  ``F.leaky_relu`` (``alpha >= 0``)
+takes its backward's mask from the output, as NNabla's does, so a written ``y.d`` changes the
+gradient (case ``nnabla_review_mends_28.relu_leaky_relu__backward_reads_written_output``).
 """
 
 from __future__ import annotations
