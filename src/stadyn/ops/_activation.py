@@ -18,7 +18,8 @@ def relu(x, inplace=False, rule="torch"):
     """``max(x, 0)``; NaN stays NaN (torch's rule).  ``rule="nnabla"``: NNabla 1.39's
     ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, NaN for NaN and for -inf, +0
     for every other number not above 0.  In each the gradient goes where ``x > 0`` (none at
-    NaN).
+    NaN); with ``rule="nnabla"`` where the output is above 0, as NNabla's backward reads the
+    output (what a user wrote into it included).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -31,8 +32,10 @@ def relu(x, inplace=False, rule="torch"):
     if rule == "torch":
         return torch.relu(x)
     if rule == "nnabla":
-        # (a select's gradient is 0 where not taken, even for a NaN one coming back)
-        return torch.where(x > 0, x, 0.0)
+        # NaN made 0 and -0 made +0 first (a select's gradient is 0 where not taken, even
+        # for a NaN one coming back); torch's relu then saves its output and its backward
+        # takes the mask from it, as NNabla's does from y (what a user wrote into y included)
+        return torch.relu(torch.where(torch.isnan(x), 0.0, x) + 0.0)
     if rule == "cntk":
         # CNTK 2.7 (its CPU kernel, measured): the product with the comparison, -inf * 0 and
         # NaN * 0 being NaN; + 0.0 makes the zeros +0 as CNTK's are
@@ -41,8 +44,25 @@ def relu(x, inplace=False, rule="torch"):
 
 
 @op(1, category=_C)
-def leaky_relu(x, alpha=0.1, inplace=False):
-    """``x`` where positive, ``alpha * x`` elsewhere.  Example: ``F.leaky_relu(x, 0.2)``."""
+def leaky_relu(x, alpha=0.1, inplace=False, rule="torch"):
+    """``x`` where positive, ``alpha * x`` elsewhere.  ``rule="nnabla"``: with ``alpha >= 0``
+    the backward takes its mask from the output, as NNabla 1.39's does (what a user wrote
+    into the output included); the values are the same.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array([-1.0, 2.0])
+        >>> with sd.auto_forward():
+        ...     y = F.leaky_relu(x, 0.2, rule="nnabla")
+        >>> y.d.tolist()
+        [-0.20000000298023224, 2.0]
+    """
+    if rule == "nnabla" and alpha >= 0:
+        # torch's in-place leaky ReLU saves its output for the backward (its out-of-place one
+        # saves x); on a copy of x, which is the output
+        return TF.leaky_relu_(x.clone(), alpha)
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"leaky_relu: rule={rule!r}: 'torch' or 'nnabla'")
     return TF.leaky_relu(x, alpha)
 
 

@@ -5,7 +5,7 @@ Example:
     >>> from stadyn.ops import CATALOG
     >>> spec = CATALOG["leaky_relu"]
     >>> spec.inputs, spec.attrs
-    (('x',), {'alpha': 0.1, 'inplace': False})
+    (('x',), {'alpha': 0.1, 'inplace': False, 'rule': 'torch'})
 """
 
 from __future__ import annotations

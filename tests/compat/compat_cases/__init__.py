@@ -64,7 +64,8 @@ MODULES = {
                "nnabla_fidelity_12", "nnabla_fidelity_13", "nnabla_fidelity_14",
                "nnabla_fidelity_15", "nnabla_fidelity_16", "nnabla_fidelity_17",
                "nnabla_fidelity_18", "nnabla_graph_converters", "nnabla_fidelity_19",
-               "nnabla_remove_function", "nnabla_function_references"],
+               "nnabla_remove_function", "nnabla_function_references",
+               "nnabla_review_mends_28"],
 }
 
 

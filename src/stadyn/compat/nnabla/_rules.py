@@ -20,7 +20,9 @@ do: NaN passed by, a row of NaN or of values past the start gives the start (cas
 the sort index, as NNabla's (case ``nnabla_functions_more.sort``).
 ``F.softmax_cross_entropy``, ``F.categorical_cross_entropy`` and ``F.top_n_error`` truncate
 a fractional float class id toward zero, as NNabla 1.39 does, where Stadyn's own refuse it
-(case ``nnabla_fidelity_13.class_ids__fractional``).
+(case ``nnabla_fidelity_13.class_ids__fractional``).  ``F.leaky_relu`` (``alpha >= 0``)
+takes its backward's mask from the output, as NNabla's does, so a written ``y.d`` changes the
+gradient (case ``nnabla_review_mends_28.relu_leaky_relu__backward_reads_written_output``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "random_flip": "nnabla", "random_crop": "nnabla", "random_shift": "nnabla",
          "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla",
          "max": "nnabla", "min": "nnabla", "sort": "nnabla", "softmax_cross_entropy": "nnabla",
-         "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla"}
+         "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla", "leaky_relu": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):

@@ -36,9 +36,16 @@ def _import_leaky_relu(node):
     return F.leaky_relu(node.var(0), float(node.attr("alpha", 0.01)))
 
 
+def _leaky_relu_nnp(node, values):
+    """NNabla's LeakyReLU backward takes its mask from the output (``alpha >= 0``):
+    F.leaky_relu's ``rule="nnabla"``."""
+    return {**values, "rule": "nnabla"}
+
+
 register_rules(F.leaky_relu, onnx_export=_leaky_relu_onnx,
                onnx_import={"LeakyRelu": _import_leaky_relu},
-               nnp_import=nnabla(F.leaky_relu, "LeakyReLU", alpha=float, inplace=bool))
+               nnp_import=nnabla(F.leaky_relu, "LeakyReLU", convert=_leaky_relu_nnp,
+                                 alpha=float, inplace=bool))
 
 
 def _relu6_onnx(g, inputs, attrs):
