@@ -152,13 +152,14 @@ def _refuse_untyped_metric(metric) -> None:
     """A metric in the learners' place (the betas' ``Trainer(model, loss, metric, learners)``)
     must be a graph: a layer not applied yet or an untyped ``@C.Function`` is refused, as
     CNTK 2.7 refuses the call (a RuntimeError; it slices the loss there)."""
-    if issubclass(type(metric), Function) or getattr(metric, "_typed", None) is not None:
+    if issubclass(type(metric), Function) or any(     # (typed: a @C.Function's, a layer's)
+            getattr(metric, k, None) is not None for k in ("_typed", "_signature")):
         return
     raise RuntimeError(
         "Trainer(model, loss, metric, learners): the metric %r is a Function not typed yet "
         "(a layer not applied, or a @C.Function whose arguments have no types): give the "
         "criterion as (loss, metric) Functions built on the model's inputs"
-        % (getattr(metric, "name", "") or type(metric).__name__))
+        % (getattr(metric, "name", "") or getattr(metric, "kind", "") or type(metric).__name__))
 
 
 class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
