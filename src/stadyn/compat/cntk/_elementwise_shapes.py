@@ -39,6 +39,10 @@ class ElementwiseShapeError(RuntimeError, ShapeError):
 
 def _shape(value: Any) -> "tuple | None":
     """The static shape of an operand, ``-1`` for an inferred axis; None where unknown."""
+    if isinstance(value, GraphObject) and len(getattr(value, "outputs", ())) > 1:
+        raise ValueError(f"expected single output, but got {len(value.outputs)} (a Function "
+                         "of several outputs as an operand: pick one, f.outputs[i]"
+                         + _at_user_line() + ")")
     if isinstance(value, (Deferred, UnknownOutput, GraphObject)):
         shape = tuple(int(d) for d in value.shape)
     elif isinstance(value, (int, float, np.ndarray, np.number, list)):
@@ -46,6 +50,12 @@ def _shape(value: Any) -> "tuple | None":
     else:
         return None
     return None if -2 in shape else shape
+
+
+def _at_user_line() -> str:
+    """``, at FILE:LINE`` of the user's line making the op, or nothing."""
+    line = format_location(user_location())
+    return f", at {line}" if line else ""
 
 
 def _text(shape: tuple) -> str:

@@ -190,6 +190,31 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         names = list(self._shown_signature()[0]) + [""] * len(arg_types)   # (as CNTK's)
         self._signature = self(*[_input_of_type(t, n) for t, n in zip(arg_types, names)])
 
+    def save(self, filename, *args, **kwargs) -> None:
+        """Save the layer once given a signature (``update_signature``): its Function's
+        ``save``.  Before, a layer whose parameters wait for its input's shape is refused,
+        as CNTK 2.7 refuses it (a ValueError: no value for a parameter of unknown shape).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> C.layers.Dense(3).save("never.model")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            ValueError: Dense.save: parameter W has the unknown shape (?, 3) ...
+        """
+        if self._signature is not None:
+            return self._signature.save(filename, *args, **kwargs)
+        unknown = [p for p in (self._known_parameters() or ()) if -1 in tuple(p.shape)]
+        if unknown:
+            shape = "(" + ", ".join("?" if d < 0 else str(d) for d in unknown[0].shape) + ")"
+            raise ValueError(
+                f"{self.kind or 'layer'}.save: parameter {unknown[0].name} has the unknown "
+                f"shape {shape} until the layer is applied (give it a signature: "
+                "update_signature, or save the Function its application returns)")
+        raise ValueError(f"{self.kind or 'layer'}.save: Stadyn saves a layer given a "
+                         "signature (update_signature), or the Function its application "
+                         "returns; CNTK 2.7 also saves a layer over its own placeholders")
+
     def __getattr__(self, name: str):
         if name.startswith("_") or name in ("layer", "kind", "name", "own_name"):
             raise AttributeError(name)

@@ -359,6 +359,29 @@ class _Deferred(ArgumentBinding):
             graph = self.__dict__["_untyped_graph"] = self._built(list(self.arguments))
         return graph.root_function
 
+    def find_all_with_name(self, name: str, depth: int = 0) -> list:
+        """Every node of its graph named ``name`` (before its arguments have types, those of
+        its graph over its placeholders, as CNTK 2.7's walk; see ``logging.graph``)."""
+        if self._typed is not None:
+            return self._typed.find_all_with_name(name, depth)
+        return late("find_all_with_name")(self, name, depth)
+
+    def find_by_name(self, name: str, depth: int = 0):
+        """The node of its graph named ``name``: None when there is none, a ValueError when
+        there are several.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> @C.Function
+            ... def f(a, b):
+            ...     return a * 2 + b
+            >>> f.find_by_name("a").is_placeholder, f.find_by_name("c")
+            (True, None)
+        """
+        if self._typed is not None:
+            return self._typed.find_by_name(name, depth)
+        return late("find_by_name")(self, name, depth)
+
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
         if typed is None or name.startswith("_"):

@@ -148,6 +148,20 @@ def _distributed_learners(learners) -> list:
     return found
 
 
+def _refuse_untyped_metric(metric) -> None:
+    """A metric in the learners' place (the betas' ``Trainer(model, loss, metric, learners)``)
+    must be a graph: a layer not applied yet or an untyped ``@C.Function`` is refused, as
+    CNTK 2.7 refuses the call (a RuntimeError; it slices the loss there)."""
+    if issubclass(type(metric), Function) or any(     # (typed: a @C.Function's, a layer's)
+            getattr(metric, k, None) is not None for k in ("_typed", "_signature")):
+        return
+    raise RuntimeError(
+        "Trainer(model, loss, metric, learners): the metric %r is a Function not typed yet "
+        "(a layer not applied, or a @C.Function whose arguments have no types): give the "
+        "criterion as (loss, metric) Functions built on the model's inputs"
+        % (getattr(metric, "name", "") or getattr(metric, "kind", "") or type(metric).__name__))
+
+
 class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
@@ -176,6 +190,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
             criterion = tuple(criterion.outputs)     # a (loss, metric)-valued Function
         if not isinstance(criterion, (tuple, list)):
             if isinstance(parameter_learners, Function):   # the betas: loss, metric, learner
+                _refuse_untyped_metric(parameter_learners)
                 criterion = (criterion, parameter_learners)
                 parameter_learners = progress_writers
                 progress_writers, args = (args[0], args[1:]) if args else (None, args)

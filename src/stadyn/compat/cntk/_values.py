@@ -346,4 +346,13 @@ def root_gradient(v, seed) -> np.ndarray:
         padded = pad_sequences(seed, v.shape[2:], np.float32)[0]
         extra = v.shape[1] - padded.shape[1]     # a value padded past its longest sequence
         return np.pad(padded, [(0, 0), (0, max(extra, 0))] + [(0, 0)] * (padded.ndim - 2))
-    return np.asarray(seed, dtype=np.float32)
+    seed = np.asarray(seed, dtype=np.float32)
+    shape = tuple(v.shape)
+    if seed.shape == shape or seed.ndim <= len(shape):
+        return seed
+    # (CNTK 2.7 takes a batch of one-element rows for a scalar output: (N, 1) for (N,))
+    if len(shape) == 1 and seed.shape == shape + (1,):
+        return seed.reshape(shape)
+    raise ValueError(f"backward: a root gradient of shape {seed.shape} for an output of shape "
+                     f"{shape[1:]} (a batch of {shape[0] if shape else 0}): give one value of "
+                     "the output's shape per sample")

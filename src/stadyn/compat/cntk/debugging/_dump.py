@@ -104,6 +104,12 @@ def dump_function(root, tag=None) -> None:
           Parameter            b                               (2,)
     """
     from ..logging.graph import depth_first_search
+    if not issubclass(type(root), Function) and getattr(root, "_typed", False) is None:
+        raise ValueError(
+            "dump_function(%s): a @C.Function whose arguments have no types yet has no graph "
+            "to list until it is given them (update_signature, or a call on Variables)"
+            % (getattr(root, "name", "") or "?"))
+    root = getattr(root, "_typed", None) or root    # (a typed one: the Function it became)
     nodes = depth_first_search(
         root,
         lambda n: isinstance(n, Function) or not n.is_output, depth=-1)

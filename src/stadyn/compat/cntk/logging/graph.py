@@ -18,6 +18,7 @@ from typing import Callable
 from .. import _graph as G
 from .._adapt import wrap
 from .._function import Function, wrap_variable
+from .._late import bind
 from .._mixins import GraphObject
 from .._unapplied_layers import UnappliedLayerView
 from .._variables import Variable
@@ -80,14 +81,16 @@ def _unapplied_search(layer, visitor: Callable, depth: int) -> list:
         raise ValueError(f"depth_first_search of a layer not applied yet with depth={depth}: "
                          "its blocks hold nothing until it is applied (apply it, or give it a "
                          "signature: update_signature)")
-    found, seen, stack = [], set(), [layer.root_function]
+    # (seen holds the nodes themselves, not only their ids: a waiting Function's walk nodes are
+    # made as they are asked for, so a node let go would free its id for a later, other node)
+    found, seen, stack = [], {}, [layer.root_function]
     while stack:
         node = stack.pop(0)
         if _made_output(node):              # (an output: the function making it, walked)
             node = node.owner.root_function
         if id(node) in seen:
             continue
-        seen.add(id(node))
+        seen[id(node)] = node
         if visitor(node):
             found.append(node)
         stack[:0] = list(getattr(node, "inputs", ()))
@@ -192,3 +195,7 @@ def plot(root, filename: str | None = None) -> str:
             f.writelines(f'  "{a}" -> "{b}";\n' for a, b in edges)
             f.write("}\n")
     return text
+
+
+bind(find_all_with_name=find_all_with_name,   # an untyped @C.Function's own (_signature)
+     find_by_name=find_by_name)
