@@ -55,7 +55,8 @@ SECTIONS = [
        + ["stadyn.compat.nnabla.experimental.parametric_function_class." + k
           for k in ("module", "affine", "convolution", "deconvolution", "embed",
                     "batch_normalization")]
-       + ["stadyn.compat.nnabla.experimental.viewers", "stadyn.compat.nnabla.models",
+       + ["stadyn.compat.nnabla.experimental.graph_converters",
+          "stadyn.compat.nnabla.experimental.viewers", "stadyn.compat.nnabla.models",
           "stadyn.compat.nnabla.models.utils", "stadyn.compat.nnabla.models.imagenet",
           "stadyn.compat.nnabla.models.imagenet.base"]
        + ["stadyn.compat.nnabla.models.imagenet." + k
