@@ -47,3 +47,50 @@ def constant__numpy_scalars_and_arrays_given_a_shape(C, r, np):
         res["%s(np.float32(2))" % make] = _outcome(
             lambda: getattr(C, make)(np.float32(2)).value.tolist())
     return res
+
+
+def _said(fn):
+    try:
+        fn()
+        return "ran"
+    except ValueError as e:
+        return str(e).strip().splitlines()[0]
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
+           note="train_minibatch and test_minibatch given sequence inputs s, t, u (one axis) "
+                "where t's sequence is longer, in four orders of the data, inputs a, b on a "
+                "sequence axis of their own (Axis.new_unique_dynamic_axis('q')), and inputs "
+                "x, y of the batch axis alone given 2 and 3 samples: CNTK 2.7 names t against s "
+                "(the Function's argument order) whatever the order of the data, and the axes "
+                "as '[#, q]' and '[#]'; Stadyn named the inputs in the order of the data")
+def trainer__different_minibatch_layouts_in_argument_order(C, r, np):
+    r.touch("cntk.sequence.input_variable", "cntk.Axis.new_unique_dynamic_axis",
+            "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    f32 = np.float32
+    s, t = C.sequence.input_variable(2, name="s"), C.sequence.input_variable(2, name="t")
+    u = C.sequence.input_variable(2, name="u")
+    w = C.parameter((2, 2), init=1.0)
+    sl = C.sequence.reduce_sum(C.reduce_sum(C.times(s, w) * t * u))
+    tr = C.Trainer(sl, (sl, sl), C.sgd(sl.parameters, C.learning_parameter_schedule(0.1)))
+    two, three = [np.ones((2, 2), f32)], [np.ones((3, 2), f32)]
+    res = {}
+    for order in ("stu", "tsu", "uts", "sut"):
+        data = {v: (three if v is t else two) for v in [{"s": s, "t": t, "u": u}[c]
+                                                         for c in order]}
+        res["train, data in order " + order] = _said(lambda: tr.train_minibatch(data))
+        res["test, data in order " + order] = _said(lambda: tr.test_minibatch(data))
+    q = C.Axis.new_unique_dynamic_axis("q")
+    a = C.sequence.input_variable(2, sequence_axis=q, name="a")
+    b = C.sequence.input_variable(2, sequence_axis=q, name="b")
+    lq = C.sequence.reduce_sum(C.reduce_sum(C.times(a, w) * b))
+    trq = C.Trainer(lq, (lq, lq), C.sgd(lq.parameters, C.learning_parameter_schedule(0.1)))
+    res["axis q"] = _said(lambda: trq.train_minibatch({b: three, a: two}))
+    x, y = C.input_variable(2, name="x"), C.input_variable(2, name="y")
+    lx = C.reduce_sum(C.times(x, w) * y)
+    trx = C.Trainer(lx, (lx, lx), C.sgd(lx.parameters, C.learning_parameter_schedule(0.1)))
+    res["batch axis, y first"] = _said(lambda: trx.train_minibatch(
+        {y: np.ones((3, 2), f32), x: np.ones((2, 2), f32)}))
+    res["batch axis, lists"] = _said(lambda: trx.train_minibatch(
+        {x: [np.ones(2, f32)] * 2, y: [np.ones(2, f32)] * 3}))
+    return res
