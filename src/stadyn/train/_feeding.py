@@ -55,6 +55,8 @@ def _feed_sequences(var: Variable, value: Any, shown: str | None = None) -> int:
                              "does not end in the steps' shape (1,); give a list of sequences "
                              "or an array (sequences, steps, 1)")
         value = list(value)
+    elif any(hasattr(s, "tocsr") for s in value):      # SciPy sparse sequences: dense steps
+        value = [_as_array(s) if hasattr(s, "tocsr") else s for s in value]
     steps = _refuse_steps_of_another_shape(var, value)
     if free_dimensions(var) and steps is not None:
         # steps of the length this minibatch gives its free dimensions (CNTK's FreeDimension)

@@ -1,6 +1,7 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 after the twenty-eighth round (a
 reviewer's findings): the shape a refused reshape with a free dimension shows; constants made
-from NumPy scalars and from arrays given a shape."""
+from NumPy scalars and from arrays given a shape; the Trainer's 'Different minibatch layouts'
+in the order of its arguments; sparse sequences given as a list of SciPy csr matrices."""
 
 from compat_harness import cntk_case
 
@@ -93,4 +94,32 @@ def trainer__different_minibatch_layouts_in_argument_order(C, r, np):
         {y: np.ones((3, 2), f32), x: np.ones((2, 2), f32)}))
     res["batch axis, lists"] = _said(lambda: trx.train_minibatch(
         {x: [np.ones(2, f32)] * 2, y: [np.ones(2, f32)] * 3}))
+    return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Function.eval"],
+           note="a sparse sequence input fed a list of SciPy csr matrices (one per sequence) "
+                "beside a dense sequence input: CNTK 2.7 trains on it, and an eval of the "
+                "sparse input times a weight gives a list of one array per sequence; Stadyn's "
+                "Trainer raised 'setting an array element with a sequence'")
+def trainer__sparse_sequences_as_a_list_of_csr_matrices(C, r, np):
+    import scipy.sparse as sp
+    r.touch("cntk.sequence.input_variable", "cntk.Trainer.train_minibatch", "cntk.Function.eval")
+    f32 = np.float32
+    t = C.sequence.input_variable(2, name="t")
+    u = C.sequence.input_variable(3, is_sparse=True, name="u")
+    w = C.parameter((3, 2), init=1.0)
+    loss = C.sequence.reduce_sum(C.times(u, w) * t)
+    tr = C.Trainer(loss, (loss, loss), C.sgd(loss.parameters, C.learning_parameter_schedule(0.1)))
+    one = [sp.csr_matrix(np.eye(3, dtype=f32)[:2])]
+    two = [sp.csr_matrix(np.eye(3, dtype=f32)[:2]), sp.csr_matrix(np.eye(3, dtype=f32)[1:])]
+    res = {"train one": _said(lambda: tr.train_minibatch({u: one, t: [np.ones((2, 2), f32)]})),
+           "loss": tr.previous_minibatch_loss_average,
+           "train two": _said(lambda: tr.train_minibatch(
+               {u: two, t: [np.ones((2, 2), f32), np.arange(4, dtype=f32).reshape(2, 2)]})),
+           "loss after": tr.previous_minibatch_loss_average,
+           "w": w.value.tolist()}
+    for label, data in (("one", one), ("two", two)):
+        out = C.times(u, w).eval({u: data})
+        res["eval " + label] = [type(out).__name__, [np.asarray(o).tolist() for o in out]]
     return res
