@@ -61,10 +61,11 @@ def _said(fn):
 @cntk_case(names=["cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch"],
            note="train_minibatch and test_minibatch given sequence inputs s, t, u (one axis) "
                 "where t's sequence is longer, in four orders of the data, inputs a, b on a "
-                "sequence axis of their own (Axis.new_unique_dynamic_axis('q')), and inputs "
-                "x, y of the batch axis alone given 2 and 3 samples: CNTK 2.7 names t against s "
-                "(the Function's argument order) whatever the order of the data, and the axes "
-                "as '[#, q]' and '[#]'; Stadyn named the inputs in the order of the data")
+                "sequence axis of their own (Axis.new_unique_dynamic_axis('layouts_q')), and "
+                "inputs x, y of the batch axis alone given 2 and 3 samples: CNTK 2.7 names t "
+                "against s (the Function's argument order) whatever the order of the data, and "
+                "the axes as '[#, layouts_q]' and '[#]'; Stadyn named the inputs in the order "
+                "of the data")
 def trainer__different_minibatch_layouts_in_argument_order(C, r, np):
     r.touch("cntk.sequence.input_variable", "cntk.Axis.new_unique_dynamic_axis",
             "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
@@ -81,7 +82,7 @@ def trainer__different_minibatch_layouts_in_argument_order(C, r, np):
                                                          for c in order]}
         res["train, data in order " + order] = _said(lambda: tr.train_minibatch(data))
         res["test, data in order " + order] = _said(lambda: tr.test_minibatch(data))
-    q = C.Axis.new_unique_dynamic_axis("q")
+    q = C.Axis.new_unique_dynamic_axis("layouts_q")
     a = C.sequence.input_variable(2, sequence_axis=q, name="a")
     b = C.sequence.input_variable(2, sequence_axis=q, name="b")
     lq = C.sequence.reduce_sum(C.reduce_sum(C.times(a, w) * b))
