@@ -336,8 +336,9 @@ class MinibatchSource:
                 take = min(take, self._max_sweeps * self._sweep_length - position)
             if self._max_samples != INFINITELY_REPEAT:
                 take = min(take, self._max_samples - samples)
-            if self._epoch_end != INFINITELY_REPEAT:   # each sample is a sequence: cntk.exe's
-                take = min(take, self._epoch_end - samples)     # reader stops at the epoch end
+            if self._epoch_end != INFINITELY_REPEAT:   # plain samples: cntk.exe's reader
+                take = min(take, self._epoch_end - samples)     # stops at the epoch end exactly
+                # (sequences are whole: _exhausted stops after the one that crosses it)
             return position + take, take
         end, taken = position, 0
         while not self._exhausted(end, samples + taken):

@@ -55,6 +55,8 @@ def _feed_sequences(var: Variable, value: Any, shown: str | None = None) -> int:
                              "does not end in the steps' shape (1,); give a list of sequences "
                              "or an array (sequences, steps, 1)")
         value = list(value)
+    elif any(hasattr(s, "tocsr") for s in value):      # SciPy sparse sequences: dense steps
+        value = [_as_array(s) if hasattr(s, "tocsr") else s for s in value]
     steps = _refuse_steps_of_another_shape(var, value)
     if free_dimensions(var) and steps is not None:
         # steps of the length this minibatch gives its free dimensions (CNTK's FreeDimension)
@@ -313,13 +315,13 @@ def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> in
                 continue
             axis = id(v.sequence_lengths)
             if axis in axes and n != axes[axis]:
-                raise _layouts_differ(_shown(v, shown), first[axis], "[#, *]",
+                raise _layouts_differ(_shown(v, shown), first[axis], "sequence axis",
                                       (axes[axis], n))
             first.setdefault(axis, _shown(v, shown))
             axes[axis] = steps = n
         else:
             if plain is not None and n != plain:
-                raise _layouts_differ(_shown(v, shown), first[None], "[#]", (plain, n))
+                raise _layouts_differ(_shown(v, shown), first[None], "batch axis", (plain, n))
             first.setdefault(None, _shown(v, shown))
             plain = n
     if isinstance(count_axis, Variable) and steps is not None:
@@ -332,14 +334,14 @@ def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> in
     return plain if plain is not None else steps
 
 
-def _layouts_differ(later: str, earlier: str, axes: str, counts: tuple) -> DataError:
-    """CNTK 2.7's ValueError for a minibatch whose inputs on the same dynamic axes hold
-    different numbers of samples (``later`` and ``earlier``: the two inputs as shown)."""
+def _layouts_differ(later: str, earlier: str, axis: str, counts: tuple) -> DataError:
+    """The refusal of a minibatch whose inputs on the same dynamic axis (``axis``: the batch
+    axis, or a sequence axis) hold different numbers of samples (``later`` and ``earlier``:
+    the two inputs as shown, ``later`` fed after ``earlier``)."""
     return DataError(
-        "Different minibatch layouts detected (difference in sequence lengths or count or "
-        f"start flags) in data specified for the Function's arguments '{later}' vs. "
-        f"'{earlier}', though these arguments have the same dynamic axes '{axes}'\n"
-        f"Trainer: inputs with different sample counts {sorted(counts)}")
+        f"Trainer: inputs {later} and {earlier} are on the same {axis} but hold different "
+        f"sample counts {sorted(counts)}: give every input on an axis as many samples (or "
+        "sequences of the same lengths)")
 
 
 def loss_axis(loss: Variable, plan) -> Variable | str | None:

@@ -92,7 +92,9 @@ def const(value, dtype=np.float32) -> Variable:
     """A constant Variable holding ``value`` as ``dtype`` (named, as CNTK's Constants are, so
     that a saved model keeps it as a constant and not as an input)."""
     from ._variables import Constant
-    return Constant(value, dtype=dtype).variable
+    # (a NumPy scalar as its 0-d array: Constant refuses NumPy scalars, as CNTK's does)
+    return Constant(np.asarray(value) if isinstance(value, np.generic) else value,
+                    dtype=dtype).variable
 
 
 def batched(x: Any) -> bool:

@@ -2,8 +2,8 @@
 type it does not convert (``int32`` for a float input: only Python's integer, ``int64`` on
 Linux, bool and the float types are converted), object arrays, and sequence inputs on the same
 dynamic axes given different numbers or lengths of sequences (its "Different minibatch
-layouts" ValueError; the native Trainer refuses inputs of different sample counts without a
-sequence axis the same way).
+layouts" ValueError, for inputs of the batch axis alone given different numbers of samples
+too).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..._errors import DataError
+from ._adapt import unwrap
 from ._variables import axis_mark
 
 __all__ = ["refuse_data_type", "refuse_fed_layouts_that_differ", "refuse_layouts_that_differ"]
@@ -87,7 +88,11 @@ def refuse_data_type(value: Any, target: Any = None) -> None:
 def _layout(value: Any, rank: int) -> list | None:
     """The steps of each sequence of the data of a sequence input of samples of ``rank``
     axes (a list of sequences; an array ``(sequences, steps, *sample)``, or one sequence's
-    ``(steps, *sample)``), or None where the data says no more (a reader's)."""
+    ``(steps, *sample)``; a reader's data or a ``Value`` with their lengths), or None where
+    the data says no more."""
+    lengths = getattr(value, "lengths", None)       # a reader's data, a Value of sequences
+    if lengths is not None and not isinstance(value, np.ndarray):
+        return [int(n) for n in np.asarray(lengths).reshape(-1)]
     if isinstance(value, (list, tuple)):
         return [int(s.shape[0]) if len(getattr(s, "shape", ())) > rank else
                 len(s) if isinstance(s, (list, tuple)) else 1 for s in value]
@@ -98,9 +103,24 @@ def _layout(value: Any, rank: int) -> list | None:
     return None
 
 
-def refuse_layouts_that_differ(arguments: Any) -> None:
-    """CNTK 2.7's ValueError for data of sequence inputs on the same dynamic axes whose
-    sequences differ in number or length (``{input: data}``; its keys CNTK Variables).
+def _count(value: Any, rank: int) -> int | None:
+    """The number of samples of the data of an input of the batch axis alone, with samples of
+    ``rank`` axes (a list of samples, an array or a SciPy sparse matrix ``(samples,
+    *sample)``), or
+    None where the data says no more."""
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    if (isinstance(value, np.ndarray) or hasattr(value, "tocsr")) and value.ndim == rank + 1:
+        return int(value.shape[0])
+    return None
+
+
+def refuse_layouts_that_differ(arguments: Any, order: Any = ()) -> None:
+    """CNTK 2.7's ValueError for data of inputs on the same dynamic axes whose sequences
+    differ in number or length, or whose samples differ in number where the axes are the batch
+    axis alone (``{input: data}``; its keys CNTK Variables), the
+    inputs named in the order of ``order`` (the Function's arguments, as CNTK names them
+    whatever the order of the data given).
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -115,12 +135,15 @@ dynamic axes '[#, *]'
     """
     if not isinstance(arguments, dict):
         return
+    place = {id(unwrap(a)): i for i, a in enumerate(order)}
     first: dict = {}        # dynamic axes -> (the first input on them, its layout)
-    for key, value in arguments.items():
+    for key, value in sorted(arguments.items(),
+                             key=lambda kv: place.get(id(unwrap(kv[0])), len(place))):
         axes = tuple(getattr(key, "dynamic_axes", ()) or ())
-        if len(axes) < 2:
+        rank = len(tuple(getattr(key, "shape", ()) or ()))
+        if not axes:
             continue
-        layout = _layout(value, len(tuple(getattr(key, "shape", ()) or ())))
+        layout = _layout(value, rank) if len(axes) > 1 else _count(value, rank)
         if layout is None:
             continue
         names = tuple(getattr(a, "name", str(a)) for a in axes)

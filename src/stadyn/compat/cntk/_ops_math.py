@@ -496,7 +496,7 @@ def _binary_as_called(op: str):
                    if k != "name" and isinstance(v, (int, float, np.number, np.bool_))]
         if numbers and pending(tuple(arguments.values()), {}):
             for k in numbers:
-                arguments[k] = Constant(arguments[k])
+                arguments[k] = Constant(np.asarray(arguments[k]))
         return checked(arguments)
     return as_called
 

@@ -109,7 +109,7 @@ def nce_loss(weights, biases, inputs, labels, noise_distribution, num_samples: i
     negative_priors = reshape(times(negatives, log_prior_column), (n,))
     loss_negative = float(n) * reduce_sum(
         sampled_importance * log_add_exp(negative_logits, negative_priors)) - \
-        constant(entropy, name="noisePriorEntropy")
+        constant(np.asarray(entropy), name="noisePriorEntropy")
 
     positive_logits = reduce_sum(inputs * times(labels, weights)) + \
         reshape(times(labels, biases), (1,))

@@ -463,7 +463,7 @@ def _initial(initial_state: Any, layer: str) -> Any:
     if initial_state is None:
         return unwrap(Constant(0.0))
     if np.isscalar(initial_state) and not isinstance(initial_state, (str, bytes)):
-        return unwrap(Constant(initial_state, shape=(1,)))
+        return unwrap(Constant(np.asarray(initial_state).item(), shape=(1,)))
     return unwrap(_native(initial_state))
 
 

@@ -43,12 +43,11 @@ def _plain(arguments):
     input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
     so does a reader stream's ``.data`` (a ``Value`` of one-step sequences, ``(N, 1,
     *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it.  Dense data
-    for a sparse input, data of a type CNTK does not convert and sequences of different
-    layouts on the same axes are refused, as CNTK 2.7 refuses them (:mod:`._fed_data`)."""
+    for a sparse input and data of a type CNTK does not convert are refused, as CNTK 2.7
+    refuses them (:mod:`._fed_data`; sequences of different layouts: :meth:`Trainer._feed`)."""
     for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
         refuse_data_type(v, k)
         refuse_dense_feed(unwrap(k), v)
-    refuse_layouts_that_differ(arguments)
     if not isinstance(arguments, dict) or not any(
             isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
         return arguments
@@ -319,7 +318,10 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
     def _feed(self, arguments, needed, what: str) -> int:
         """The native Trainer's feeding, then the checks of the minibatch's data CNTK 2.7
         makes before it runs (a slice's range against a free dimension's length:
-        :func:`._run_checks.check_each_run`)."""
+        :func:`._run_checks.check_each_run`).  Sequences of different layouts on the same
+        axes are refused first, named in the order of the Trainer's arguments as CNTK 2.7
+        names them."""
+        refuse_layouts_that_differ(arguments, self.arguments)
         samples = super()._feed(arguments, needed, what)
         check = self.__dict__.get("_runnable_checks", {}).get(
             "train" if what == "train_minibatch" else "test")

@@ -265,7 +265,8 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
 
 
 class Constant(VariableMixin, TensorOpsMixin, GraphObject):
-    """A constant: ``Constant(value, shape, dtype, device, name)`` (a number fills ``shape``);
+    """A constant: ``Constant(value, shape, dtype, device, name)`` (a Python number fills
+    ``shape``; an array or a list keeps its own shape; a NumPy scalar is refused, as in CNTK);
     its type as :class:`Parameter`'s (:func:`constant` takes a float64 array's float64).
 
     Example:
@@ -279,8 +280,15 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
     def __init__(self, value=None, shape=None, dtype=None, device=None, name: str = ""):
         # default_options' type (float32 by default), not the array's (as Parameter's)
         dtype = np.dtype(input_dtype(None) if dtype is None else dtype)
+        if np.isscalar(value) and not isinstance(value, (int, float)):
+            # CNTK 2.7 hands a scalar to its C++ constructor, which takes only Python numbers
+            raise NotImplementedError(
+                "Wrong number or type of arguments for overloaded function 'new_Constant'.\n"
+                f"constant: the value {value!r} is a {type(value).__name__}; give a Python "
+                "number or an array")
         arr = np.asarray(0.0 if value is None else value, dtype=dtype)
-        if shape is not None:
+        if shape is not None and (value is None or np.isscalar(value)):
+            # (only a number fills the shape: an array or a list keeps its own, as in CNTK)
             arr = np.broadcast_to(arr, _shape(shape)).copy()
         var = _Var.from_numpy_array(arr, dtype=dtype)
         var.name = f"constant{next(_constant_ids)}" + (f"/{name}" if name else "")

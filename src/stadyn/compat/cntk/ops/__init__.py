@@ -3,8 +3,9 @@
 Axes are per sample, as CNTK's Python shows shapes (row-major; ``axis=0`` is a sample's first
 axis, Stadyn's axis 1 behind the batch axis); binary ops broadcast with the sample axes aligned
 on the right and the batch axis apart.  The ops are in ``_ops_math`` (element-wise),
-``_ops_shape`` (products and shapes), ``_ops_reduce`` (reductions, softmax), ``_ops_nn``
-(convolution, pooling, normalisation) and ``_ops_losses`` (losses and metrics).
+``_ops_shape`` (shapes), ``_ops_select`` (slice, gather), ``_ops_times`` (products),
+``_ops_reduce`` (reductions, softmax), ``_ops_nn`` (convolution, pooling, normalisation) and
+``_ops_losses`` (losses and metrics).
 
 Example:
     >>> import numpy as np, stadyn.compat.cntk as C
@@ -46,9 +47,10 @@ from .._ops_reduce import (argmax, argmin, hardmax, log_softmax, reduce_l1, redu
                           reduce_sum, reduce_sum_square, softmax, top_k)
 from .._ops_shape import (CONSTANT_PAD, REFLECT_PAD, SYMMETRIC_PAD, TIMES_NO_INFERRED_INPUT_RANK,
                          TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK, depth_to_space,
-                         expand_dims, eye_like, flatten, gather, one_hot, ones_like, pad,
-                         reconcile_dynamic_axes, reshape, slice, space_to_depth, splice,
+                         expand_dims, eye_like, flatten, one_hot, ones_like, pad,
+                         reconcile_dynamic_axes, reshape, space_to_depth, splice,
                          squeeze, swapaxes, to_batch, transpose, unpack_batch, zeros_like)
+from .._ops_select import gather, slice
 from .._ops_times import times, times_transpose
 from .._variables import (constant, input_variable, output_variable, parameter, placeholder)
 from .._ops_sequence import to_sequence, to_sequence_like
