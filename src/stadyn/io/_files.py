@@ -1,14 +1,17 @@
-"""Output files that are never half-written: write beside the target, then rename over it."""
+"""Whole files in and out: output files that are never half-written (write beside the target,
+then rename over it), and input files read at once with their errors as a DataError naming
+them."""
 
 from __future__ import annotations
 
 import os
 from typing import BinaryIO
 
+from .._errors import DataError
 from .._fileutil import atomic_write as write_atomically
-from .._fileutil import check_writable, make_temp, publish
+from .._fileutil import check_writable, make_temp, publish, refuse_special_file
 
-__all__ = ["AtomicFile", "atomic_write"]
+__all__ = ["AtomicFile", "atomic_write", "read_data_file"]
 
 
 class AtomicFile:
@@ -93,3 +96,24 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
             f.write(payload)
 
     write_atomically(path, write)
+
+
+def read_data_file(path: str, what: str) -> bytes:
+    """The bytes of the ``what`` (``"index file"``) at ``path``; a special file, a missing one
+    or one that cannot be read is a DataError naming ``path``.
+
+    Example:
+        >>> try:
+        ...     read_data_file('/no/such.idx', 'index file')
+        ... except DataError as e:
+        ...     print(e)
+        /no/such.idx: index file does not exist
+    """
+    refuse_special_file(path, DataError)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise DataError(f"{what} does not exist", path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the {what}: {exc.strerror or exc}", path) from None

@@ -12,8 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import DataError
-from .._fileutil import refuse_special_file
-from ._files import atomic_write
+from ._files import atomic_write, read_data_file
 from ._image import ImageReadError, decode_image, encode_image
 
 __all__ = ["IRHeader", "pack_image_record", "unpack_image_record", "pack_image", "unpack_image",
@@ -110,14 +109,7 @@ def read_list_file(path: str | os.PathLike) -> list[ListEntry]:
     """Read an im2rec ``.lst`` file; a malformed line is a DataError naming the line (an index
     that an image record header cannot hold, 0 to 2**64 - 1, a path with a NUL byte)."""
     path = os.fspath(path)
-    refuse_special_file(path, DataError)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise DataError("list file does not exist", path) from None
-    except OSError as exc:
-        raise DataError(f"cannot read the list file: {exc.strerror or exc}", path) from None
+    data = read_data_file(path, "list file")
     entries = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:

@@ -8,8 +8,7 @@ import os
 from typing import Sequence
 
 from .._errors import DataError
-from .._fileutil import refuse_special_file
-from ._files import atomic_write
+from ._files import atomic_write, read_data_file
 from ._recordio import RecordIOReader, RecordIOWriter
 
 __all__ = ["read_idx_file", "read_idx_entries", "parse_idx_text", "write_idx_file",
@@ -39,15 +38,7 @@ def read_idx_entries(path: str | os.PathLike,
                      key_type: type = int) -> list[tuple[object, int, int]]:
     """(key, byte offset, 1-based line) of every entry of an ``.idx`` file, in file order."""
     path = os.fspath(path)
-    refuse_special_file(path, DataError)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise DataError("index file does not exist", path) from None
-    except OSError as exc:
-        raise DataError(f"cannot read the index file: {exc.strerror or exc}", path) from None
-    return _parse_idx(data, path, key_type)
+    return _parse_idx(read_data_file(path, "index file"), path, key_type)
 
 
 def parse_idx_text(data: bytes, path: str, key_type: type = int) -> list[tuple[object, int]]:

@@ -224,15 +224,26 @@ def _draw_impl(kind: int, a: float, b: float, shape: list[int], dtype: torch.dty
     return torch.from_numpy(values.reshape(tuple(shape))).to(dtype)
 
 
+def _engine_op(qualname: str, schema: str, impl, fake):
+    """The operator ``qualname``: a draw from the engine of its ``Generator`` argument, tagged
+    ``nondeterministic_seeded`` as torch's own random operators are."""
+    return kernel_op(qualname, schema, impl, fake,
+                     tags=(torch.Tag.nondeterministic_seeded,))
+
+
+# the schema of the operators that draw classes by weight
+_SAMPLING_SCHEMA = ("(Tensor weights, int num_samples, bool allow_duplicates, "
+                    "Generator generator) -> Tensor")
+
+
 def _draw_fake(kind: int, a: float, b: float, shape: list[int], dtype: torch.dtype,
                generator: torch.Generator) -> torch.Tensor:
     return torch.empty(tuple(shape), dtype=dtype)
 
 
-_cntk_draw = kernel_op("stadyn_kernels::cntk_draw",
-                       "(int kind, float a, float b, int[] shape, ScalarType dtype, "
-                       "Generator generator) -> Tensor", _draw_impl, _draw_fake,
-                       tags=(torch.Tag.nondeterministic_seeded,))
+_cntk_draw = _engine_op("stadyn_kernels::cntk_draw",
+                        "(int kind, float a, float b, int[] shape, ScalarType dtype, "
+                        "Generator generator) -> Tensor", _draw_impl, _draw_fake)
 
 
 def _in(dtype: torch.dtype, value: float) -> float:
@@ -288,10 +299,8 @@ def _sample_fake(weights: torch.Tensor, num_samples: int, allow_duplicates: bool
     return torch.empty((int(num_samples),), dtype=torch.int64)
 
 
-_cntk_sample = kernel_op("stadyn_kernels::cntk_sample",
-                         "(Tensor weights, int num_samples, bool allow_duplicates, "
-                         "Generator generator) -> Tensor", _sample_impl, _sample_fake,
-                         tags=(torch.Tag.nondeterministic_seeded,))
+_cntk_sample = _engine_op("stadyn_kernels::cntk_sample", _SAMPLING_SCHEMA, _sample_impl,
+                          _sample_fake)
 
 
 def cntk_sample(weights: torch.Tensor, num_samples: int, allow_duplicates: bool,
@@ -332,10 +341,8 @@ def _frequency_fake(weights: torch.Tensor, num_samples: int, allow_duplicates: b
     return torch.empty((weights.shape[0],), dtype=torch.float64)
 
 
-_cntk_frequency = kernel_op("stadyn_kernels::cntk_inclusion_frequency",
-                            "(Tensor weights, int num_samples, bool allow_duplicates, "
-                            "Generator generator) -> Tensor", _frequency_impl, _frequency_fake,
-                            tags=(torch.Tag.nondeterministic_seeded,))
+_cntk_frequency = _engine_op("stadyn_kernels::cntk_inclusion_frequency", _SAMPLING_SCHEMA,
+                             _frequency_impl, _frequency_fake)
 
 
 def cntk_inclusion_frequency(weights: torch.Tensor, num_samples: int, allow_duplicates: bool,

@@ -32,7 +32,7 @@ from typing import Callable
 import torch
 
 from ..graph import register_product
-from ._kernel_op import define_out_form, kernel_op
+from ._kernel_op import _save_product_operands, define_out_form, kernel_op
 
 __all__ = ["convolution", "matrix_product", "matmul", "half_in_fp32", "half_product", "half_mm",
            "HALF_KERNELS_ENV", "HALF_BLOCK_BYTES"]
@@ -147,12 +147,6 @@ def _half_mm_out_fake(a, b, bias=None, *, out):
     return out
 
 
-def _half_mm_setup(ctx, inputs, output):
-    a, b, bias = inputs
-    ctx.save_for_backward(a, b)
-    ctx.has_bias = bias is not None
-
-
 def _half_mm_backward(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
@@ -164,7 +158,7 @@ def _half_mm_backward(ctx, g):
 
 
 half_mm = kernel_op("stadyn_kernels::half_mm", "(Tensor a, Tensor b, Tensor? bias=None) -> Tensor",
-                     _half_mm_impl, _half_mm_fake, _half_mm_backward, _half_mm_setup)
+                     _half_mm_impl, _half_mm_fake, _half_mm_backward, _save_product_operands)
 
 
 _half_mm_out = define_out_form(

@@ -61,6 +61,13 @@ def kernel_op(qualname: str, schema: str, impl: Callable, fake: Callable,
     return getattr(getattr(torch.ops, namespace), name).default
 
 
+def _save_product_operands(ctx, inputs, output) -> None:
+    """``setup_context`` of a product operator ``(x, w, bias)``: keeps ``x`` and ``w`` for the
+    backward and notes whether a bias came (``ctx.has_bias``)."""
+    x, w, bias = inputs
+    ctx.save_for_backward(x, w)
+    ctx.has_bias = bias is not None
+
 
 def define_out_form(qualname: str, schema: str, impl: Callable, fake: Callable):
     """The ``out=`` overload ``qualname`` (``"ns::name.out"``) of an operator :func:`kernel_op`

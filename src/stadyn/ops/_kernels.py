@@ -52,7 +52,7 @@ import torch
 from ..graph import eager_grad_out
 from ._batch_norm_kernel import batch_norm_nnabla
 from ._half_kernels import convolution, half_in_fp32, half_mm, half_product, matmul, matrix_product
-from ._kernel_op import kernel_op
+from ._kernel_op import _save_product_operands, kernel_op
 
 __all__ = ["linear", "convolution", "matrix_product", "matmul", "half_in_fp32", "tanh",
            "average_pool_tiles", "batch_norm_nnabla", "kernel_op", "ONEDNN_MIN_MACS",
@@ -83,12 +83,6 @@ def _linear_onednn_fake(x, w, b):
     return x.new_empty((x.shape[0], w.shape[1]))
 
 
-def _linear_onednn_setup(ctx, inputs, output):
-    x, w, b = inputs
-    ctx.save_for_backward(x, w)
-    ctx.has_bias = b is not None
-
-
 def _linear_onednn_backward(ctx, g):
     x, w = ctx.saved_tensors
     gx = linear(g, w.t()) if ctx.needs_input_grad[0] else None
@@ -110,7 +104,7 @@ if _linear_pointwise is not None and torch.backends.mkldnn.is_available():
     _linear_onednn = kernel_op("stadyn_kernels::linear_onednn",
                                "(Tensor x, Tensor w, Tensor? b) -> Tensor", _linear_onednn_impl,
                                _linear_onednn_fake, _linear_onednn_backward,
-                               _linear_onednn_setup)
+                               _save_product_operands)
 
 
 def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:

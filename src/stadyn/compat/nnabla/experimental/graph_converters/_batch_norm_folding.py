@@ -38,6 +38,38 @@ def _bn_values(bn):
     return [v.d.copy() for v in bn.inputs[1:5]], bn.info.args["eps"]
 
 
+def _scale_and_shift(beta, gamma, mean, var, eps):
+    """The batch normalisation as ``c0 * x + c1``: ``c0 = gamma / sqrt(var + eps)``, ``c1 =
+    beta - gamma * mean / sqrt(var + eps)``."""
+    std = np.sqrt(var + eps)
+    return gamma / std, beta - (gamma * mean) / std
+
+
+def _channels_first(bn_parameters, channel_last):
+    """``bn_parameters`` with their channel axis (1, or the last for ``channel_last``) swapped
+    with axis 0, to broadcast along a convolution weight's first axis."""
+    axes = list(range(bn_parameters[0].ndim))
+    other = -1 if channel_last else 1
+    axes[0], axes[other] = axes[other], axes[0]
+    return [np.transpose(p, axes) for p in bn_parameters]
+
+
+class _FoldingInner(FunctionModifier):
+    """What the two folding directions share: the layout flag and the folded constants."""
+
+    def __init__(self, channel_last=False):
+        super().__init__()
+        self._channel_last = channel_last
+
+    def _folding_constants(self, ip_func, bn_func):
+        """``c0``, ``c1`` of ``bn_func``, laid out by ``reshape_bn_parameters`` for
+        ``ip_func``'s weight."""
+        values, eps = _bn_values(bn_func)
+        beta, gamma, mean, var = self.reshape_bn_parameters(ip_func, values,
+                                                            self._channel_last)
+        return _scale_and_shift(beta, gamma, mean, var, eps)
+
+
 class AddBiasModifier(FunctionModifier):
     """Give a convolution, deconvolution or affine next to a batch normalisation a bias
     (zeros, parameter ``b`` in its weight's scope) when it has none.
@@ -71,7 +103,7 @@ class AddBiasModifier(FunctionModifier):
         return _connect(f, x, w, b)
 
 
-class BatchNormalizationFoldingModifierInner(FunctionModifier):
+class BatchNormalizationFoldingModifierInner(_FoldingInner):
     """Fold each batch normalisation that follows a convolution, deconvolution or affine (as
     the only reader of its output) into that function's weight and bias; run after
     :class:`AddBiasModifier` (``BatchNormalizationFoldingModifier`` pairs them).
@@ -81,10 +113,6 @@ class BatchNormalizationFoldingModifierInner(FunctionModifier):
         >>> GC.BatchNormalizationFoldingModifierInner(channel_last=False)._channel_last
         False
     """
-
-    def __init__(self, channel_last=False):
-        super().__init__()
-        self._channel_last = channel_last
 
     def modify(self, f, inputs):
         after = f.outputs[0].function_references
@@ -109,28 +137,20 @@ class BatchNormalizationFoldingModifierInner(FunctionModifier):
         convolution's output maps are its first axis (from axis 1, or the last one for
         ``channel_last``), an affine's its second."""
         if ip_func.info.type_name == "Convolution":
-            axes = list(range(bn_parameters[0].ndim))
-            other = -1 if channel_last else 1
-            axes[0], axes[other] = axes[other], axes[0]
-            return [np.transpose(p, axes) for p in bn_parameters]
+            return _channels_first(bn_parameters, channel_last)
         if ip_func.info.type_name == "Affine":
             return [p.reshape(p.shape[1], p.shape[0]) for p in bn_parameters]
         return bn_parameters
 
     def _compute_folded_parameters(self, ip_func, bn_func):
-        values, eps = _bn_values(bn_func)
-        beta, gamma, mean, var = self.reshape_bn_parameters(ip_func, values,
-                                                            self._channel_last)
-        std = np.sqrt(var + eps)
-        c0 = gamma / std
-        b_data = beta - (gamma * mean) / std
+        c0, b_data = self._folding_constants(ip_func, bn_func)
         w_data = c0 * ip_func.inputs[1].d
         if len(ip_func.inputs) == 3:
             b_data += c0 * ip_func.inputs[2].d.reshape(b_data.shape)
         return w_data, np.squeeze(b_data)
 
 
-class BatchNormalizationFoldingOppositeModifierInner(FunctionModifier):
+class BatchNormalizationFoldingOppositeModifierInner(_FoldingInner):
     """Fold each batch normalisation that precedes a convolution, deconvolution or affine
     into that function's weight and bias (NNabla writes the folded values into the existing
     weight and bias parameters; so does this).
@@ -140,10 +160,6 @@ class BatchNormalizationFoldingOppositeModifierInner(FunctionModifier):
         >>> GC.BatchNormalizationFoldingOppositeModifierInner()._channel_last
         False
     """
-
-    def __init__(self, channel_last=False):
-        super().__init__()
-        self._channel_last = channel_last
 
     def modify(self, f, inputs):
         after = f.outputs[0].function_references
@@ -166,21 +182,13 @@ class BatchNormalizationFoldingOppositeModifierInner(FunctionModifier):
     def reshape_bn_parameters(self, ip_func, bn_parameters, channel_last):
         """The batch normalisation's parameters laid out along the weight's input axis."""
         if ip_func.info.type_name == "Deconvolution":
-            axes = list(range(bn_parameters[0].ndim))
-            other = -1 if channel_last else 1
-            axes[0], axes[other] = axes[other], axes[0]
-            return [np.transpose(p, axes) for p in bn_parameters]
+            return _channels_first(bn_parameters, channel_last)
         if ip_func.info.type_name == "Affine":
             return [p.reshape(p.shape[1], p.shape[0], 1, 1) for p in bn_parameters]
         return bn_parameters
 
     def _compute_folded_parameters(self, ip_func, bn_func):
-        values, eps = _bn_values(bn_func)
-        beta, gamma, mean, var = self.reshape_bn_parameters(ip_func, values,
-                                                            self._channel_last)
-        std = np.sqrt(var + eps)
-        c0 = gamma / std
-        c1 = beta - (gamma * mean) / std
+        c0, c1 = self._folding_constants(ip_func, bn_func)
         name = ip_func.info.type_name
         w_data = ip_func.inputs[1].d
         if name == "Affine":
@@ -255,11 +263,9 @@ class BatchNormalizationSelfFoldingModifier(FunctionModifier):
 
     def _compute_self_folded_parameters(self, bn_func, inputs, cnt):
         values, eps = _bn_values(bn_func)
-        beta, gamma, mean, var = [np.squeeze(v) for v in values]
-        sigma = np.sqrt(var + eps)
+        c0_data, c1_data = _scale_and_shift(*[np.squeeze(v) for v in values], eps)
         shape = bn_func.inputs[1].shape
-        c0_data = (gamma / sigma).reshape(shape)
-        c1_data = (beta - (gamma * mean) / sigma).reshape(shape)
+        c0_data, c1_data = c0_data.reshape(shape), c1_data.reshape(shape)
         c0 = get_parameter_or_create(f"c0-{self._name}-{cnt}", c0_data.shape, c0_data)
         c1 = get_parameter_or_create(f"c1-{self._name}-{cnt}", c1_data.shape, c1_data)
         return c0 * inputs[0] + c1

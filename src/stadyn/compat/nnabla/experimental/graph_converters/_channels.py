@@ -59,6 +59,18 @@ class _LayoutModifier(FunctionModifier):
         d = v.d.copy().transpose(self._to)
         return get_parameter_or_create(name, d.shape, d, need_grad)
 
+    def _affine_weight(self, shape, w):
+        """The values of affine weight ``w`` with its rows (an input sample flattened in the
+        old layout) reordered for an input of the new layout, ``shape``."""
+        _, d1, d2, d3 = shape                      # (NNabla's, too, takes 4-d inputs only)
+        moved = [a - 1 for a in self._to[1:]]      # new axis i is old axis moved[i]
+        old = [0, 0, 0]
+        for i, size in zip(moved, (d1, d2, d3)):
+            old[i] = size
+        n = w.shape[1]
+        d = np.reshape(w.d.copy(), tuple(old) + (n,)).transpose(moved + [3])
+        return np.reshape(d, (-1, n))
+
     def _channel_axis(self, x):
         return len(x.shape) - 1 if self._channel_last else 1
 
@@ -127,12 +139,6 @@ class ChannelLastModifier(_LayoutModifier):
         """The NHWC inputs."""
         return self._replaced
 
-    @staticmethod
-    def _affine_weight(shape, w):
-        _, h, wd, c = shape
-        n = w.shape[1]
-        d = np.reshape(w.d.copy(), (c, h, wd, n)).transpose(1, 2, 0, 3)
-        return np.reshape(d, (-1, n))
 
 
 class ChannelFirstModifier(_LayoutModifier):
@@ -163,9 +169,3 @@ class ChannelFirstModifier(_LayoutModifier):
         """The NCHW inputs."""
         return self._replaced
 
-    @staticmethod
-    def _affine_weight(shape, w):
-        _, c, h, wd = shape
-        n = w.shape[1]
-        d = np.reshape(w.d.copy(), (h, wd, c, n)).transpose(2, 0, 1, 3)
-        return np.reshape(d, (-1, n))
