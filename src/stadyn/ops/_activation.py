@@ -18,8 +18,7 @@ def relu(x, inplace=False, rule="torch"):
     """``max(x, 0)``; NaN stays NaN (torch's rule).  ``rule="nnabla"``: NNabla 1.39's
     ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, NaN for NaN and for -inf, +0
     for every other number not above 0.  In each the gradient goes where ``x > 0`` (none at
-    NaN); with ``rule="nnabla"`` where the output is above 0, as NNabla's backward reads the
-    output (what a user wrote into it included).
+    NaN).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -32,10 +31,11 @@ def relu(x, inplace=False, rule="torch"):
     if rule == "torch":
         return torch.relu(x)
     if rule == "nnabla":
-        # NaN made 0 and -0 made +0 first (a select's gradient is 0 where not taken, even
-        # for a NaN one coming back); torch's relu then saves its output and its backward
-        # takes the mask from it, as NNabla's does from y (what a user wrote into y included)
-        return torch.relu(torch.where(torch.isnan(x), 0.0, x) + 0.0)
+        # (a select's gradient is 0 where not taken, even for a NaN one coming back; its mask
+        # is x's, where NNabla's backward reads y: a user's y.d written before a backward
+        # is not seen -- kept for graph/_fuse_relu.py, which fuses this form into a oneDNN
+        # convolution's ReLU post-op)
+        return torch.where(x > 0, x, 0.0)
     if rule == "cntk":
         # CNTK 2.7 (its CPU kernel, measured): the product with the comparison, -inf * 0 and
         # NaN * 0 being NaN; + 0.0 makes the zeros +0 as CNTK's are
