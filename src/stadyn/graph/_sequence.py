@@ -159,7 +159,9 @@ def propagate(spec, args: tuple, kwargs: dict, inputs: Sequence[Variable],
     * ``"keep"`` (the default): the output keeps the sequence axis of the first input that has
       one when its first two axes are that input's (batch, padded length) -- right for ops
       whose output's leading axes are their input's whenever the shapes say so: element-wise
-      ops, ``affine`` over the sample axes, a reshape that keeps the two leading axes;
+      ops, ``affine`` over the sample axes, a reshape that keeps the two leading axes (an
+      input whose leading axes only broadcast to the output's is passed over for the next
+      one with a sequence axis: :func:`_kept_axis`);
     * ``"drop"``: no sequence axis (a reduction over the steps, a time-major recurrent op);
     * ``"of:NAME"``: the sequence axis of the input ``NAME`` (a position for a variadic op),
       whatever the shapes;

@@ -75,3 +75,29 @@ def trainer__good_minibatch_after_refused_layouts(C, r, np):
     res["weights"] = np.asarray(w.value).tolist()
     res["fresh s @ w + t"] = [np.asarray(o).tolist() for o in (C.times(s, w) + t).eval(data)]
     return res
+
+
+@cntk_case(names=["cntk.logging.graph.find_by_name", "cntk.Function.eval"],
+           note="the step block of a Recurrence over GRU(3, name='cell') or RNNStep (forwards "
+                "and backwards, initial_state 0.5) found by name (find_by_name, z.cell) and "
+                "evaluated: CNTK 2.7's block output is the recurrence's own (its PastValue "
+                "delays z); Stadyn's block read z undelayed, so its values were the step over "
+                "the recurrence's output")
+def recurrence__step_block_found_by_name_evaluates_to_the_recurrence(C, r, np):
+    r.touch("cntk.layers.Recurrence", "cntk.layers.GRU", "cntk.layers.RNNStep",
+            "cntk.Function.eval")
+    data = [np.arange(6, dtype=np.float32).reshape(3, 2) / 5, np.ones((2, 2), np.float32)]
+    res = {}
+    for make in ("GRU", "RNNStep"):
+        for back in (False, True):
+            x = C.sequence.input_variable(2, name="x")
+            cell = getattr(C.layers, make)(3, name="cell", init=C.glorot_uniform(seed=1))
+            z = C.layers.Recurrence(cell, go_backwards=back, initial_state=0.5)(x)
+            found = C.logging.find_by_name(z, "cell")
+            key = "%s%s" % (make, " backwards" if back else "")
+            res[key + " z"] = [np.asarray(v).round(5).tolist() for v in z.eval({x: data})]
+            res[key + " found"] = [np.asarray(v).round(5).tolist() for v in
+                                   C.combine([found.output]).eval({x: data})]
+            res[key + " z.cell"] = [np.asarray(v).round(5).tolist() for v in
+                                    C.combine([z.cell.output]).eval({x: data})]
+    return res
