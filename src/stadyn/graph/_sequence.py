@@ -131,6 +131,24 @@ def _axis_of(spec, form: str, args: tuple, kwargs: dict, outputs: Sequence[Varia
     return v if kind == "lengths" else v._seq
 
 
+def _kept_axis(out: Variable, inputs: Sequence[Variable]) -> Variable | None:
+    """The sequence axis ``out`` keeps (the ``"keep"`` form): that of the first input with
+    one whose (batch, padded length) axes are ``out``'s.  An input whose leading axes only
+    broadcast to ``out``'s (1 where ``out``'s differ: data an earlier run fed, of fewer
+    sequences or steps than the inputs beside it) is passed over for a later one, so that
+    a graph built between runs does not lose the axis its next run gives every input."""
+    lead = tuple(out._shape[:2])
+    for v in inputs:
+        if v._seq is None:
+            continue
+        own = tuple(v._shape[:2])
+        if own == lead:
+            return v._seq
+        if len(own) != len(lead) or any(a != b and a != 1 for a, b in zip(own, lead)):
+            return None
+    return None
+
+
 def propagate(spec, args: tuple, kwargs: dict, inputs: Sequence[Variable],
               outputs: Sequence[Variable]) -> None:
     """Give one op call's ``outputs`` the sequence axes its declaration (``spec.sequence``)
@@ -141,7 +159,9 @@ def propagate(spec, args: tuple, kwargs: dict, inputs: Sequence[Variable],
     * ``"keep"`` (the default): the output keeps the sequence axis of the first input that has
       one when its first two axes are that input's (batch, padded length) -- right for ops
       whose output's leading axes are their input's whenever the shapes say so: element-wise
-      ops, ``affine`` over the sample axes, a reshape that keeps the two leading axes;
+      ops, ``affine`` over the sample axes, a reshape that keeps the two leading axes (an
+      input whose leading axes only broadcast to the output's is passed over for the next
+      one with a sequence axis: :func:`_kept_axis`);
     * ``"drop"``: no sequence axis (a reduction over the steps, a time-major recurrent op);
     * ``"of:NAME"``: the sequence axis of the input ``NAME`` (a position for a variadic op),
       whatever the shapes;
@@ -167,12 +187,7 @@ def propagate(spec, args: tuple, kwargs: dict, inputs: Sequence[Variable],
     forms = rule if isinstance(rule, tuple) else (rule,) * len(outputs)
     for out, form in zip(outputs, forms):
         if form == "keep":
-            for v in inputs:
-                seq = v._seq
-                if seq is not None:
-                    if tuple(out._shape[:2]) == tuple(v._shape[:2]):
-                        out._seq = seq
-                    break
+            out._seq = _kept_axis(out, inputs)
         elif form == "drop":
             out._seq = None
         else:

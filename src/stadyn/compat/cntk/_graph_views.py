@@ -292,10 +292,18 @@ def past_value_view(out: Variable, op_name: str, state: int = 0,
     step's output (once :func:`read_by_past_value` names it) and that state's initial value;
     of the state's per-step ``shape`` where it is not ``out``'s (an LSTM's cell, of
     ``cell_shape``)."""
+    states = recurrence_states(out.parent)
+    own = shape is None or tuple(shape) == tuple(out.shape[2:])
     with auto_forward(False):       # (a node to show, never a value to compute)
-        past = F.identity(out)
+        if own and out.sequence_lengths is not None:
+            # the state delayed one step, as the loop reads it: the step's block over it
+            # (given out by a lookup, evaluated) computes the recurrence's own values
+            delay = F.future_value if states.go_backwards else F.past_value
+            past = delay(out, out.sequence_lengths, states.inputs[states.positions[state]])
+        else:
+            past = F.identity(out)
         shown_only(past.parent)             # (the one node reading the program's value)
-        if shape is not None and tuple(shape) != tuple(out.shape[2:]):
+        if not own:
             lead = tuple(out.shape[:2])     # (a view of the state's shape: never computed)
             one = F.slice(past, (0,) * out.ndim, lead + (1,) * (out.ndim - 2))
             past = F.broadcast(F.reshape(one, lead + (1,) * len(shape)), lead + tuple(shape))
