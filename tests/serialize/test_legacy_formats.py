@@ -10,6 +10,7 @@ expansion), the variables, every parameter's shape and checksums, the executors.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import inspect
 import json
 import os
@@ -446,26 +447,18 @@ def test_real_cntk_exe_v1_files_compute_cntks_outputs(real_v1_file, name):
 V1_UIDS = reference("cntk_v1_uids.json")
 
 
-def shown_uids(model) -> dict:
-    """What make_cntk_v1_uids.py records, of a compat Function."""
-    root = model.root_function
-    out = {"root": [root.uid, root.op_name], "composite": model.uid,
-           "outputs": len(model.outputs), "nodes": {}}
-    seen, stack = set(), [root]
-    while stack:
-        f = stack.pop()
-        if f.uid in seen:
-            continue
-        seen.add(f.uid)
-        if f is not root:
-            out["nodes"].setdefault(f.name, []).append([f.uid, f.op_name])
-        for i in reversed(f.inputs):
-            if i.is_output:
-                stack.append(i.owner)
-            elif i.uid not in seen:
-                seen.add(i.uid)
-                out["nodes"].setdefault(i.name, []).append([i.uid, "leaf"])
-    return out
+def _uids_script():
+    """``tests/fixtures/legacy/make_cntk_v1_uids.py``, the script that recorded V1_UIDS."""
+    path = os.path.join(os.path.dirname(__file__), "..", "fixtures", "legacy",
+                        "make_cntk_v1_uids.py")
+    spec = importlib.util.spec_from_file_location("make_cntk_v1_uids", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: The walk make_cntk_v1_uids.py records with, run here on compat Functions.
+shown_uids = _uids_script().shown_uids
 
 
 def numbered(uid: str) -> "tuple[str, int]":
@@ -529,6 +522,7 @@ def test_a_v1_file_loaded_first_gets_the_uids_cntk_gives_it_in_a_fresh_process(r
     counter starts there too, so the same load in a fresh process gives the same uids (they
     were 3 below CNTK's)."""
     script = ("import json, sys\n"
+              "from collections import OrderedDict\n"
               "import stadyn.compat.cntk as C\n"
               f"{inspect.getsource(shown_uids)}\n"
               "print(json.dumps(shown_uids(C.load_model(sys.argv[1]))))\n")
