@@ -309,8 +309,8 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     if not unfed:
         return False
     batch = batches.pop()
-    before = [(v, v._shape, v._data, _FREE[v], data_of(v._seq) if v._seq is not None else None,
-               _FREE_DIMS_UNFED.get(v)) for v in unfed]
+    before = _free_lengths_before(unfed)
+    lengths_before = [(v, data_of(v._seq)) for v in unfed if v._seq is not None]
     changed = False
     for v in unfed:
         lead = (batch,)
@@ -332,12 +332,9 @@ def conform_unfed_inputs(variables: Sequence[Variable]) -> bool:
     if not changed:
         return False
     def undo():     # (an op upstream refuses the batch: leave things as they were)
-        for v, shape, data, record, lengths, stand_in in before:
-            v._shape, v._data, _FREE[v] = shape, data, record
-            if stand_in is not None:
-                _FREE_DIMS_UNFED[v] = stand_in
-            if lengths is not None:
-                v._seq.data = lengths
+        _restore_free_lengths(before)
+        for v, lengths in lengths_before:
+            v._seq.data = lengths
     return _refreshed_or_undone(sub, undo)
 
 
