@@ -32,6 +32,13 @@ def test_only_a_leaf_takes_free_dimensions():
         mark_free_dimensions(x * 2, [1])
 
 
+def test_axes_outside_the_shape_are_refused_both_ways():
+    assert free_dimensions(mark_free_dimensions(sd.Variable((1, 1, 3)), [-2])) == {1}
+    for axes in ([3], [-4]):            # (-4 on 3 axes was wrapped to axis 2)
+        with pytest.raises(ValueError, match="beyond the shape"):
+            mark_free_dimensions(sd.Variable((1, 1, 3)), axes)
+
+
 def test_a_pooling_window_longer_than_the_stand_in_widens_it():
     x = mark_free_dimensions(sd.Variable((1, 1, 1, 1)), [2, 3])
     assert holds_free_stand_ins(x)

@@ -106,9 +106,9 @@ def mark_free_dimensions(v: Variable, axes: Sequence[int]) -> Variable:
     """
     if v.parent is not None:
         raise ValueError("mark_free_dimensions: only a graph input (a leaf) has free dimensions")
-    marked = frozenset(int(a) % max(v.ndim, 1) for a in axes)
-    if any(a >= v.ndim for a in axes):
+    if any(not -v.ndim <= int(a) < v.ndim for a in axes):
         raise ValueError(f"mark_free_dimensions: axes {sorted(axes)} beyond the shape {v.shape}")
+    marked = frozenset(int(a) % v.ndim for a in axes)
     if marked:
         _FREE_DIMS[v] = marked
         data = data_of(v)
