@@ -461,9 +461,10 @@ def _number_v1_nodes(origins: list, uids: dict, outputs: list) -> None:
             G.set_uid(var, uid)
         if origin.kind == "function":
             G.set_op_name(var, serialize.cntk_v1_op_name(origin.op_name))
+            leaves = [o for o in origin.operands if o.parent is None]
             read = {id(i) for node in topological_nodes([var]) for i in node.inputs} \
-                if origin.operands else set()
-            unread = tuple(o for o in origin.operands if o.parent is None and id(o) not in read)
+                if leaves else set()      # (a walk of the node's graph only where it may tell)
+            unread = tuple(o for o in leaves if id(o) not in read)
             if unread:
                 show_constants(var, unread, last=True)
     recorded = {id(var) for var, _ in origins}
