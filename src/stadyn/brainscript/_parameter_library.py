@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._random import auto_seed, initializer_seed, restart_auto_seeds
+from .._random import auto_seed, auto_seeds_kept, initializer_seed, restart_auto_seeds
 from ..graph import Variable
 from ..layers import CNTKInitializer, initial_value
 from ..parametric import current_registry, get_parameter_or_create
@@ -130,8 +130,8 @@ class ParameterFunctions:
         """
         registry = current_registry()
         names = set(registry)
-        seed = auto_seed()
-        restart_auto_seeds(seed)
+        with auto_seeds_kept():         # (the count read, not moved)
+            seed = auto_seed()
         made, layers, shaped = (len(self._unnamed_parameters), len(self.named_layers),
                                 len(self._shaped_pending))
         kept = {"learning_rate_multipliers": set(self.learning_rate_multipliers),
