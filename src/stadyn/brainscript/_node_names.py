@@ -31,6 +31,7 @@ from typing import Any
 from .. import layers as L
 from ..graph import Variable
 from ._layer_library import _identity
+from ._library import NODE_OPERATOR_HOOKS
 from ._network_library import reached_ids
 
 __all__ = ["NodeNames"]
@@ -43,8 +44,7 @@ _MEMBER = {"ReduceSum": "r", "ReduceLogSum": "r", "ReduceMean": "r", "ReduceMin"
 _NUMBERS_ARE_NODES = frozenset((
     "Plus", "Minus", "ElementTimes", "ElementDivide", "Clip", "LogPlus", "Times", "Equal",
     "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Max", "Min", "If",
-    "plus", "minus", "element_times", "times", "equal", "not_equal", "less", "less_equal",
-    "greater", "greater_equal", "if_then_else"))
+    "if_then_else", *NODE_OPERATOR_HOOKS.values()))
 
 
 class NodeNames:
