@@ -28,9 +28,9 @@ try:
     from torch import no_grad
 
     from . import functions, ops, parametric, sequence, solvers  # noqa: F401  (ops: Variable operators)
-    from ._errors import (ArgumentError, ConfigError, DataError, ModelFileError, NumericsError,
-                          OpArgumentError, ParameterError, ShapeError, StadynError,
-                          UnrunnableError)
+    from ._errors import (ArgumentError, ConfigError, DataError, DeprecatedCallError,
+                          EmptySequenceError, ModelFileError, NumericsError, OpArgumentError,
+                          ParameterError, ShapeError, StadynError, UnrunnableError)
     from ._random import seed
     from ._version import __version__
     from .compile import CompiledStep, compile_step
@@ -62,6 +62,7 @@ __all__ = [
     "export_onnx", "import_onnx",
     "Network", "seed", "StadynError", "ShapeError", "OpArgumentError", "ArgumentError",
     "ParameterError", "DataError", "ConfigError", "ModelFileError", "UnrunnableError",
+    "EmptySequenceError", "DeprecatedCallError",
     "compile_step",
     "CompiledStep", "show", "summary", "__version__", "NumericsError", "check_numerics",
     "profile", "trace", "reset_trace_counts",

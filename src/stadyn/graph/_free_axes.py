@@ -46,9 +46,13 @@ from ._subgraph import Subgraph
 from ._tensors import data_of
 from ._variable import Variable
 
-__all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
-           "mark_free_dimensions", "free_dimensions", "widen_free_dimensions", "conform_for_op",
-           "holds_free_stand_ins", "behind_free_dimensions"]
+__all__ = ["FREE_DIMENSION", "free_batch_input", "has_free_batch", "conform_unfed_inputs",
+           "fed_for_a_run", "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
+           "conform_for_op", "holds_free_stand_ins", "behind_free_dimensions"]
+
+#: CNTK's ``FreeDimension``: how a sample's shape shows a free dimension (CNTK 2.7 writes it as
+#: ``-3``; a v2 model file stores its ``SIZE_MAX - 2``).  Every front end spells it so.
+FREE_DIMENSION = -3
 
 # Leaves marked by free_batch_input -> the placeholder buffer they were marked with and its
 # version: an input still holding that buffer, never written, was never fed.

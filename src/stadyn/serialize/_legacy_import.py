@@ -21,7 +21,8 @@ import torch
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ModelFileError, StadynError
-from ..graph import Variable, auto_forward, get_current_context, mark_free_dimensions, name_scope
+from ..graph import (FREE_DIMENSION, Variable, auto_forward, get_current_context,
+                     mark_free_dimensions, name_scope)
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
@@ -33,7 +34,6 @@ from ._network import Network
 from ._onnx_import import UnsupportedModelError
 from .op_rules import Unmapped, rules_for
 
-_FREE_DIMENSION = -3    # CNTK's FreeDimension in a v2 file's input shape (its SIZE_MAX - 2)
 
 __all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "output_shapes",
            "FORMATS"]
@@ -257,13 +257,13 @@ class _Builder(FlatBuilding):
                 raise self.fail(f"{label} has the dynamic axes {axes}: only the batch axis and "
                                 "one ordered sequence axis after it are imported",
                                 unsupported=True)
-            free = [k for k, d in enumerate(shape) if d == _FREE_DIMENSION]
+            free = [k for k, d in enumerate(shape) if d == FREE_DIMENSION]
             if any(d < 0 for d in shape) and (sequence or not axes or any(
-                    d < 0 and d != _FREE_DIMENSION for d in shape)):
+                    d < 0 and d != FREE_DIMENSION for d in shape)):
                 raise self.fail(f"{label} has a free or inferred dimension: {tuple(shape)}"
                                 + (" (a free dimension is imported on an input with the "
                                    "batch axis alone)" if free else ""), unsupported=True)
-            shape = [1 if d == _FREE_DIMENSION else d for d in shape]   # (until fed)
+            shape = [1 if d == FREE_DIMENSION else d for d in shape]   # (until fed)
             if sequence:
                 var = S.input_variable(shape, dtype=lv.dtype or "float32")
                 var.need_grad = bool(lv.meta.get("needs_gradient"))

@@ -10,7 +10,8 @@ import numpy as np
 import torch
 
 from .._errors import DataError, ShapeError, StadynError
-from ..graph import Variable, data_of, fed_for_a_run, free_dimensions, pad_sequences
+from ..graph import (FREE_DIMENSION, Variable, data_of, fed_for_a_run, free_dimensions,
+                     pad_sequences)
 
 __all__ = ["FeedingPlans", "PER_SEQUENCE", "count_roots", "feed", "feed_minibatch", "input_plan",
            "loss_axis", "sample_count", "unwrap_input", "fits_sample", "stack_samples"]
@@ -70,10 +71,7 @@ def _feed_sequences(var: Variable, value: Any, shown: str | None = None) -> int:
 
 
 def _dims(shape) -> str:
-    return "[" + " x ".join("*" if d == _FREE else str(d) for d in shape) + "]"
-
-
-_FREE = -3      # CNTK's FreeDimension, as a sample's shape shows a free dimension
+    return "[" + " x ".join("*" if d == FREE_DIMENSION else str(d) for d in shape) + "]"
 
 
 def _sample_shape(var: Variable, lead: int = 1, free: frozenset | None = None) -> tuple:
@@ -81,14 +79,14 @@ def _sample_shape(var: Variable, lead: int = 1, free: frozenset | None = None) -
     its free dimensions ``free`` (:func:`~stadyn.graph.free_dimensions`, looked up if not
     given)."""
     free = free_dimensions(var) if free is None else free
-    return tuple(_FREE if k + lead in free else d for k, d in enumerate(var.shape[lead:]))
+    return tuple(FREE_DIMENSION if k + lead in free else d for k, d in enumerate(var.shape[lead:]))
 
 
 def _fits(sample: tuple, shape: Sequence[int]) -> bool:
     """Whether ``shape`` is that of a sample of shape ``sample`` (:func:`_sample_shape`: any
     length on a free dimension)."""
     return len(shape) == len(sample) and all(
-        d == _FREE or d == int(n) for d, n in zip(sample, shape))
+        d == FREE_DIMENSION or d == int(n) for d, n in zip(sample, shape))
 
 
 def _not_compatible(shape: tuple, k: int, sample: tuple) -> str:
@@ -250,7 +248,7 @@ def _misfit(var: Variable, shape: tuple, shown: str | None = None) -> str:
                  f"Variable '{name}' shape '{dims(sample)}'.")
     return (f"{first}\ninput {var.name or ''}: a minibatch of shape {shape} does not fit an "
             f"input of per-sample shape {sample}" + (" (-3: a free dimension, any length)"
-                                                     if _FREE in sample else ""))
+                                                     if FREE_DIMENSION in sample else ""))
 
 
 # ops whose second input holds class ids (converted to integers, so a fraction is truncated)

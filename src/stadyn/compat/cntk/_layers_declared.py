@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ... import layers as _L
-from ...graph import Variable
+from ...graph import FREE_DIMENSION, Variable
 from . import _graph as G
 from ._adapt import wrap
 from ._seq_axes import free_steps, refuse_free_windows
@@ -43,7 +43,7 @@ def _refuse_weights_over_steps(layer: Any, values: list) -> None:
         sample = tuple(wrap(x).shape)
         out = tuple(layer.shape)
         declared = (-1,) * int(layer.input_rank or 1) + out
-        inferred = tuple(-1 if d == -3 else d for d in sample[base - 1:]) + out
+        inferred = tuple(-1 if d == FREE_DIMENSION else d for d in sample[base - 1:]) + out
         shown = dims_text
         name = G.name_of(x) or f"Placeholder{next(_UIDS)}"
         raise ValueError(

@@ -29,14 +29,13 @@ Example:
 from __future__ import annotations
 
 from ... import cntk_semantics as S
-from ...graph import Variable, free_dimensions
+from ...graph import FREE_DIMENSION, Variable, free_dimensions
 from . import _graph as G
 from ._axis import Axis
 
 __all__ = ["FREE_DIMENSION", "value_uid", "name_new_axis", "on_derived_axis", "derived_axis_name",
            "free_steps", "free_shown", "refuse_free_windows"]
 
-FREE_DIMENSION = -3
 
 # op categories whose outputs line up with their inputs axis by axis (broadcasting aside)
 _ELEMENTWISE = frozenset({"activation", "arithmetic", "math", "logical"})

@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from ...graph import Variable as _Var
-from ...graph import free_batch_input, mark_free_dimensions, sequence_input
+from ...graph import FREE_DIMENSION, free_batch_input, mark_free_dimensions, sequence_input
 from . import _graph as G
 from ._function_pure import refuse_parameters
 from ...layers import default_override_or
@@ -23,7 +23,7 @@ __all__ = ["Variable", "Parameter", "Constant", "Record", "of", "input_variable"
            "FreeDimension"]
 
 InferredDimension = -1   # a dimension a parameter learns from its first use
-FreeDimension = -3       # a dimension free to change from minibatch to minibatch
+FreeDimension = FREE_DIMENSION   # a dimension free to change from minibatch to minibatch
 
 _constant_ids = itertools.count()
 
