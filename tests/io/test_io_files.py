@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import stat
 
 import numpy as np
@@ -15,7 +16,9 @@ from _io_helpers import fake_cifar, write_image
 from stadyn._fileutil import TEMP_PREFIX
 from stadyn.cli import main
 from stadyn.io import RecordIOWriter
-from stadyn.io._files import AtomicFile, atomic_write
+from stadyn._errors import DataError
+from stadyn.io import read_map_file, read_mean_file, read_script_file, read_state_list
+from stadyn.io._files import AtomicFile, atomic_write, read_text_file
 
 
 @pytest.fixture
@@ -213,3 +216,30 @@ def test_temporary_names_are_short_recognisable_and_keep_the_extension(tmp_path)
     out.discard()
     assert name.startswith(TEMP_PREFIX) and name.endswith(".safetensors")
     assert f"-{os.getpid()}-" in name and len(name) <= 64
+
+
+def test_text_files_read_line_ends_as_text_mode_does(tmp_path):
+    """The label list, the script file and the MLF read their text through one reader: Windows
+    and old-Mac line ends count as Python's text mode counts them."""
+    p = tmp_path / "states.list"
+    p.write_bytes(b"sil\r\na_s2\ra_s3\n")
+    assert read_text_file(str(p), "label mapping file") == "sil\na_s2\na_s3\n"
+    assert read_state_list(p) == {"sil": 0, "a_s2": 1, "a_s3": 2}
+    s = tmp_path / "u.scp"
+    s.write_bytes(b"u1.mfc=all.htk[0,9]\r\nu2.mfc=all.htk[10,19]\r\n")
+    assert [(e.key, e.first, e.last) for e in read_script_file(s)] == [("u1", 0, 9), ("u2", 10, 19)]
+
+
+@pytest.mark.parametrize("reader, what", [
+    (read_state_list, "label mapping file"), (read_script_file, "script (scp) file"),
+    (read_map_file, "map file"), (read_mean_file, "mean file")])
+def test_a_folder_or_bad_bytes_where_a_data_file_goes_is_one_error_naming_it(tmp_path, reader,
+                                                                             what):
+    with pytest.raises(DataError, match=f"expected a {re.escape(what)}, found a folder") as err:
+        reader(tmp_path)
+    assert str(tmp_path) in str(err.value)
+    bad = tmp_path / "bad"
+    bad.write_bytes(b"\xff\xfe<x>\n")
+    with pytest.raises(DataError) as err:
+        reader(bad)
+    assert str(bad) in str(err.value)

@@ -11,7 +11,7 @@ from .._errors import DataError
 from .._fileutil import atomic_write as write_atomically
 from .._fileutil import check_writable, make_temp, publish, refuse_special_file
 
-__all__ = ["AtomicFile", "atomic_write", "read_data_file"]
+__all__ = ["AtomicFile", "atomic_write", "read_data_file", "read_text_file"]
 
 
 class AtomicFile:
@@ -115,5 +115,30 @@ def read_data_file(path: str, what: str) -> bytes:
             return f.read()
     except FileNotFoundError:
         raise DataError(f"{what} does not exist", path) from None
+    except IsADirectoryError:
+        raise DataError(f"expected a {what}, found a folder", path) from None
     except OSError as exc:
         raise DataError(f"cannot read the {what}: {exc.strerror or exc}", path) from None
+
+
+def read_text_file(path: str, what: str) -> str:
+    """The UTF-8 text of the ``what`` (``"label mapping file"``) at ``path``, its line ends
+    ``\\n`` as Python's text mode reads them (``\\r\\n`` and ``\\r`` too): the errors of
+    :func:`read_data_file`, and a DataError naming ``path`` for bytes that are not UTF-8.
+
+    Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), 'labels.txt')
+        >>> _ = open(p, 'wb').write(b'a\\xff\\n')
+        >>> try:
+        ...     read_text_file(p, 'label mapping file')
+        ... except DataError as e:
+        ...     print(str(e).replace(p, 'labels.txt'))
+        labels.txt: label mapping file is not UTF-8 text: invalid start byte
+    """
+    data = read_data_file(path, what)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{what} is not UTF-8 text: {exc.reason}", path) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")

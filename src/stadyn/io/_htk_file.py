@@ -25,6 +25,7 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
+from ._files import read_text_file
 
 __all__ = ["HTKHeader", "ScriptEntry", "read_htk_header", "read_htk_features",
            "write_htk_features", "read_script_file", "decode_frames"]
@@ -209,16 +210,7 @@ def read_script_file(path: str | os.PathLike) -> list[ScriptEntry]:
         ('u1', 'all.htk', 10)
     """
     path = os.path.abspath(os.fspath(path))
-    refuse_special_file(path, DataError)
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise DataError("script (scp) file does not exist", path) from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"script file is not UTF-8 text: {exc.reason}", path) from None
-    except OSError as exc:
-        raise DataError(f"cannot read the script file: {exc.strerror or exc}", path) from None
+    text = read_text_file(path, "script (scp) file")
     folder = os.path.dirname(path)
     entries = []
     for number, raw in enumerate(text.split("\n"), 1):

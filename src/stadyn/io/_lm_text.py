@@ -18,7 +18,7 @@ import numpy as np
 
 from .._errors import DataError
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
-from ._mlf import _read_text
+from ._files import read_text_file
 from ._random import SampleRandom
 
 __all__ = ["LMSequenceDeserializer", "WordClasses", "read_word_classes"]
@@ -27,7 +27,7 @@ _OUTPUTS = ("class", "softmax", "none")
 
 
 def _read_lines(path: str, what: str) -> list[str]:
-    return _read_text(path, what).split("\n")
+    return read_text_file(path, what).split("\n")
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from .._errors import DataError
-from .._fileutil import refuse_special_file
-from ._files import atomic_write
+from ._files import atomic_write, read_data_file
 
 __all__ = ["MapEntry", "MapTable", "read_map_file", "parse_map_text", "parse_map_bytes",
            "resolve_image_path", "walk_folder",
@@ -160,19 +159,6 @@ def parse_map_bytes(data: bytes, source: str, map_dir: str | None = None,
     return parse_map_text(text, source, map_dir, cwd)
 
 
-def _read_bytes(path: str) -> bytes:
-    refuse_special_file(path, DataError)
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise DataError("map file does not exist", path) from None
-    except IsADirectoryError:
-        raise DataError("expected a map file, found a folder", path) from None
-    except OSError as exc:
-        raise DataError(f"cannot read the map file: {exc.strerror or exc}", path) from None
-
-
 def read_map_file(path: str | os.PathLike) -> list[MapEntry]:
     """Read a map file into entries with resolved paths.
 
@@ -184,12 +170,12 @@ def read_map_file(path: str | os.PathLike) -> list[MapEntry]:
         [('img/0.png', None, 3, None), ('data.zip', 'x/1.png', 4, 'k1')]
     """
     path = os.fspath(path)
-    return parse_map_bytes(_read_bytes(path), path).entries()
+    return parse_map_bytes(read_data_file(path, "map file"), path).entries()
 
 
 def read_map_table(path: str) -> MapTable:
     """Like :func:`read_map_file`, as columns."""
-    return parse_map_bytes(_read_bytes(path), path)
+    return parse_map_bytes(read_data_file(path, "map file"), path)
 
 
 def walk_folder(top: str) -> Iterator[tuple[str, list[str]]]:

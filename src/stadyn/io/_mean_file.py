@@ -15,8 +15,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .._errors import DataError
-from .._fileutil import refuse_special_file
-from ._files import atomic_write
+from ._files import atomic_write, read_data_file
 
 __all__ = ["read_mean_file", "write_mean_file"]
 
@@ -49,17 +48,14 @@ def read_mean_file(path: str | os.PathLike) -> np.ndarray:
         [6.0, 7.0, 8.0]
     """
     path = os.fspath(path)
-    refuse_special_file(path, DataError)
+    data = read_data_file(path, "mean file")
     try:
-        tree = ET.parse(path)
-    except FileNotFoundError:
-        raise DataError("mean file does not exist", path) from None
+        root = ET.fromstring(data)
     except ET.ParseError as exc:
         line = exc.position[0] if getattr(exc, "position", None) else None
         raise DataError(f"mean file is not well-formed XML: {exc}", path, line=line) from None
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         raise DataError(f"cannot read mean file: {exc}", path) from None
-    root = tree.getroot()
     channels = _int_child(root, "Channel", path)
     rows = _int_child(root, "Row", path)
     cols = _int_child(root, "Col", path)

@@ -16,8 +16,8 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import DataError
-from .._fileutil import refuse_special_file
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
+from ._files import read_text_file
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
 
@@ -25,19 +25,6 @@ __all__ = ["HTKMLFDeserializer", "MLFUtterance", "read_mlf", "read_state_list"]
 
 _HTK_TIME_TO_FRAME = 100000.0
 _MAX_FRAMES = 1 << 24     # an utterance's last frame (a bound on what a line can make us allocate)
-
-
-def _read_text(path: str, what: str) -> str:
-    refuse_special_file(path, DataError)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise DataError(f"{what} does not exist", path) from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{what} is not UTF-8 text: {exc.reason}", path) from None
-    except OSError as exc:
-        raise DataError(f"cannot read the {what}: {exc.strerror or exc}", path) from None
 
 
 def read_state_list(path: str | os.PathLike) -> dict[str, int]:
@@ -52,7 +39,7 @@ def read_state_list(path: str | os.PathLike) -> dict[str, int]:
     """
     path = os.path.abspath(os.fspath(path))
     states: dict[str, int] = {}
-    for number, raw in enumerate(_read_text(path, "label mapping file").split("\n"), 1):
+    for number, raw in enumerate(read_text_file(path, "label mapping file").split("\n"), 1):
         name = raw.rstrip("\r")
         if not name:
             continue
@@ -119,7 +106,7 @@ def read_mlf(path: str | os.PathLike, states: dict[str, int]) -> dict[str, MLFUt
         [[0, 2, 0], [2, 1, 1]]
     """
     path = os.path.abspath(os.fspath(path))
-    lines = _read_text(path, "master label file (MLF)").split("\n")
+    lines = read_text_file(path, "master label file (MLF)").split("\n")
     out: dict[str, MLFUtterance] = {}
     key: str | None = None
     start_line = 0
