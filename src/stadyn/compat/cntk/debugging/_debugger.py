@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from .._function import Function
 from .._variables import output_variable
 from ..ops.functions import UserFunction
@@ -117,22 +119,33 @@ class _Session:
 
 
 class _DebugNode(UserFunction):
-    """The pass-through node after ``arg``: stops both passes there (see the module)."""
+    """The pass-through node after ``arg``: stops both passes there (see the module).
 
-    def __init__(self, arg, session: _Session, name: str = "D"):
+    ``previous`` is the debug node CNTK 2.7 stops at just before this one: read as a second
+    input (its value unused, its gradient zero), it makes both passes reach the debug nodes
+    in CNTK's order whatever order the ops are run in.  ``quiet_backward``: CNTK 2.7 computes
+    no gradient for ``arg`` (no parameter, nor input that needs one, under it), so it does not
+    stop here in the backward pass."""
+
+    def __init__(self, arg, session: _Session, name: str = "D", previous=None,
+                 quiet_backward: bool = False):
         if getattr(arg, "is_composite", False):
             arg = arg.root_function
         parts = arg.uid.split("_")
         if len(parts) > 2 and parts[-2] == "Output":
             del parts[-2]
         # CNTK 2.7 names the function, not its output (the next node shows its input unnamed)
-        super().__init__([arg], as_numpy=True)
+        super().__init__([arg] if previous is None else [arg, previous], as_numpy=True)
         self.debug_name = f"{name}_{'_'.join(parts)}"
         self.after = arg
         self.session = session
+        self.quiet_backward = quiet_backward
+        self._previous_shape = None
 
     def clone(self, cloned_inputs):
-        return _DebugNode(cloned_inputs[0], self.session)
+        previous = cloned_inputs[1] if len(cloned_inputs) > 1 else None
+        return _DebugNode(cloned_inputs[0], self.session, previous=previous,
+                          quiet_backward=self.quiet_backward)
 
     def infer_outputs(self):
         arg = self.inputs[0]
@@ -190,16 +203,69 @@ class _DebugNode(UserFunction):
                 break
         s.last_pass = pass_
 
-    def forward(self, argument, device=None, outputs_to_retain=None):
-        self._stop("f", argument)
-        return None, argument
+    def forward(self, arguments, device=None, outputs_to_retain=None):
+        if len(self.inputs) > 1:
+            arguments, previous = arguments
+            self._previous_shape = (previous.shape, previous.dtype)
+        self._stop("f", arguments)
+        return None, arguments
 
-    def backward(self, state, root_gradients):
-        self._stop("b", root_gradients, state)
-        return root_gradients
+    def backward(self, state, root_gradients, variables=None):
+        if not self.quiet_backward:
+            self._stop("b", root_gradients, state)
+        if variables is None:
+            return root_gradients
+        variables[self.inputs[0]] = root_gradients
+        if len(self.inputs) > 1:
+            shape, dtype = self._previous_shape
+            variables[self.inputs[1]] = np.zeros(shape, dtype)
+        return None
 
     def __str__(self):
         return f"_DebugNode(after={self.after})"
+
+
+def _source(v):
+    """The node a graph input comes from: a function's output's function, else the leaf."""
+    return v.owner if v.is_output else v
+
+
+def _stop_order(root) -> list:
+    """The nodes under ``root`` (functions, at the depth of ``depth_first_search``, and
+    leaves) in the order CNTK 2.7 evaluates them: each after its inputs, which it takes in
+    its own order (:func:`_operand_order`)."""
+    order, seen = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node.uid in seen:
+            continue
+        seen.add(node.uid)
+        stack.append((node, True))
+        if isinstance(node, Function):
+            for i in reversed(_operand_order(node)):
+                if _source(i).uid not in seen:
+                    stack.append((_source(i), False))
+    return order
+
+
+def _operand_order(fn) -> list:
+    """The inputs of ``fn`` in the order CNTK 2.7 computes them.  Its ``Times`` (and
+    ``TransposeTimes``) holds its operands the other way round (the weights first); a layer
+    (a block: ``Dense``, ``Convolution``, ``Embedding``) computes its first parameter (its
+    ``Times``' or convolution's weights), then its arguments, then its other parameters (the
+    bias); other functions take their inputs in order."""
+    inputs = list(fn.inputs)
+    if fn.op_name in ("Times", "TransposeTimes") and len(inputs) >= 2:
+        return [inputs[1], inputs[0]] + inputs[2:]
+    if fn.is_block:
+        weights = [i for i in inputs if i.is_parameter or i.is_constant]
+        rest = [i for i in inputs if not (i.is_parameter or i.is_constant)]
+        return weights[:1] + rest + weights[1:]
+    return inputs
 
 
 def _debugged_graph(model, session: _Session):
@@ -210,34 +276,31 @@ def _debugged_graph(model, session: _Session):
     from .._adapt import unwrap, wrap
     from .._clone import rebuild
     made: dict = {}
-
-    def debugged(node):
-        key = node.uid
-        if key in made:
-            return made[key]
+    needs_gradient: dict = {}
+    previous = None
+    for node in _stop_order(model.root_function if isinstance(model, Function) else model):
         if isinstance(node, Function):
-            fn = node.root_function
-            subs = {}
-            for i in fn.inputs:
-                source = i.owner if i.is_output else i
-                subs[unwrap(i)] = unwrap(debugged(source))
-            new = rebuild([unwrap(fn.output)], subs)[0]
+            subs = {unwrap(i): unwrap(made[_source(i).uid]) for i in node.inputs}
+            new = rebuild([unwrap(node.output)], subs)[0]
             block = G.BLOCKS.get(new)
             if block is not None:
                 # its parameters now come through debug nodes: arguments, as CNTK 2.7 shows
                 # them (``Dense(ParameterTensor[2,3], ParameterTensor[3], Tensor[2])``)
                 G.BLOCKS[new] = G.Block(block.op_name, block.name,
-                                        tuple(subs[unwrap(i)] for i in fn.inputs),
+                                        tuple(subs[unwrap(i)] for i in node.inputs),
                                         block.attributes, block.options)
             after = wrap(new)
+            needs = any(needs_gradient[_source(i).uid] for i in node.inputs)
         else:
             after = node
-        node = _DebugNode(after, session)
-        made[key] = user_function(node)
-        made[key]._own_name = node.debug_name
-        return made[key]
-
-    return debugged(model.root_function if isinstance(model, Function) else model)
+            needs = bool(unwrap(node).need_grad)
+        needs_gradient[node.uid] = needs
+        debug = _DebugNode(after, session, previous=previous, quiet_backward=not needs)
+        made[node.uid] = previous = user_function(debug)
+        if not G.BATCH(unwrap(after)):      # (the node before it may have a batch axis)
+            G.BATCH.unmark(unwrap(previous))
+        previous._own_name = debug.debug_name
+    return previous
 
 
 def debug_model(model, in_stream=sys.stdin, out_stream=sys.stdout, exit_func=sys.exit):
