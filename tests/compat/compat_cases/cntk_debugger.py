@@ -96,3 +96,31 @@ def debug_model_dense_trainer(C, r):
         if debug:
             results["lines"] = _lines(out)
     return results
+
+
+@cntk_case(names=["cntk.debugging.debug_model"],
+           known={"lines": "a recurrent loop is one recurrence op in Stadyn: it stops after "
+                           "the loop (RNNStep) once, with no stop at the PastValue inside it "
+                           "(CNTK 2.7 stops there once per step in both passes, before the "
+                           "RNNStep); sequence.last's Slice has none of CNTK's two scalar "
+                           "constants (CNTK stops at each before it); and on the eval after "
+                           "grad CNTK's network keeps the values of the parameters and "
+                           "constants and does not stop at them again, Stadyn does"})
+def debug_model_recurrence(C, r):
+    """A sequence input through a Recurrence of an RNNStep, ``sequence.last`` and a Dense:
+    the debugged model (fed through its own argument: CNTK 2.7's clone has a new input)
+    evaluates, and gives the gradients, of the model.  (``p`` at a sequence is left out: CNTK
+    2.7 hands the debug node a list of arrays there and fails on its ``shape``.)"""
+    x = C.sequence.input_variable(2, name="x")
+    m = C.layers.Sequential([C.layers.Recurrence(C.layers.RNNStep(2, init=0.1)),
+                             C.sequence.last, C.layers.Dense(1, init=0.2)])(x)
+    out = io.StringIO()
+    dz = C.debugging.debug_model(m, io.StringIO("n\np\nc\n"), out)
+    data = [np.arange(6, dtype=np.float32).reshape(3, 2) / 10,
+            np.arange(6, dtype=np.float32).reshape(3, 2) / -7]
+    plain = m.grad({x: data}, wrt=m.parameters)
+    debugged = dz.grad({dz.arguments[0]: data}, wrt=dz.parameters)
+    return {"eval": dz.eval({dz.arguments[0]: data}), "plain eval": m.eval({x: data}),
+            "grads": [debugged[p] for p in m.parameters],
+            "plain grads": [plain[p] for p in m.parameters], "lines": _lines(out),
+            "parameters": len(dz.parameters)}

@@ -27,7 +27,9 @@ import sys
 import numpy as np
 
 from .._function import Function
-from .._variables import output_variable
+from ....graph import set_sequence_axis
+from .._adapt import unwrap
+from .._variables import FreeDimension, output_variable
 from ..ops.functions import UserFunction
 from ..ops.functions import _user_function as user_function
 
@@ -149,6 +151,10 @@ class _DebugNode(UserFunction):
 
     def infer_outputs(self):
         arg = self.inputs[0]
+        if unwrap(arg).sequence_lengths is not None:
+            # a sequence: its steps as the forward pass gives them, on the input's axis
+            return [output_variable((FreeDimension,) + tuple(arg.shape), arg.dtype,
+                                    arg.dynamic_axes)]
         return [output_variable(arg.shape, arg.dtype, arg.dynamic_axes)]
 
     def _announce(self, pass_: str) -> None:
@@ -230,25 +236,72 @@ def _source(v):
     return v.owner if v.is_output else v
 
 
+def _inputs_of(node) -> list:
+    return [_source(i) for i in node.inputs] if isinstance(node, Function) else []
+
+
+def _loops(nodes: list) -> dict:
+    """``{uid: the uids of its recurrent loop}`` for the nodes on a loop (a ``PastValue`` and
+    the step computed from it)."""
+    by_uid = {n.uid: n for n in nodes}
+    above: dict = {}
+    for n in nodes:
+        found, stack = set(), _inputs_of(n)
+        while stack:
+            m = stack.pop()
+            if m.uid not in found:
+                found.add(m.uid)
+                stack.extend(_inputs_of(by_uid.get(m.uid, m)))
+        above[n.uid] = found
+    return {u: frozenset({u} | {v for v in above[u] if u in above.get(v, ())})
+            for u in above if u in above[u]}
+
+
 def _stop_order(root) -> list:
-    """The nodes under ``root`` (functions, at the depth of ``depth_first_search``, and
-    leaves) in the order CNTK 2.7 evaluates them: each after its inputs, which it takes in
-    its own order (:func:`_operand_order`)."""
+    """The stops under ``root`` in the order CNTK 2.7 evaluates them: ``(node, inputs)``,
+    each after the stops of its inputs, which it takes in its own order
+    (:func:`_operand_order`).  A recurrent loop is one unit: its inputs from outside first,
+    then a stop after each of its nodes read outside it (its nodes inside are Stadyn's one
+    recurrence, and the delayed values in it have no stop); ``inputs`` are the loop's."""
+    from ..logging.graph import depth_first_search
+    nodes = depth_first_search(root, lambda n: True)
+    loops = _loops(nodes)
+    read_outside = {root.uid}
+    for n in nodes:
+        for m in _inputs_of(n):
+            if loops.get(m.uid) is not None and n.uid not in loops[m.uid]:
+                read_outside.add(m.uid)
     order, seen = [], set()
-    stack = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node.uid in seen:
-            continue
-        seen.add(node.uid)
-        stack.append((node, True))
-        if isinstance(node, Function):
-            for i in reversed(_operand_order(node)):
-                if _source(i).uid not in seen:
-                    stack.append((_source(i), False))
+
+    def visit(node) -> None:
+        loop = loops.get(node.uid)
+        if loop is None:
+            seen.add(node.uid)
+            for i in map(_source, _operand_order(node)) if isinstance(node, Function) else ():
+                if i.uid not in seen:
+                    visit(i)
+            order.append((node, _inputs_of(node)))
+            return
+        # a loop: its inputs from outside, met going through its nodes from this one, each
+        # node's operands in order (the delayed value's initial state where it is read)
+        members, inputs = [], []
+
+        def through(m) -> None:
+            seen.add(m.uid)
+            members.append(m)
+            for i in map(_source, _operand_order(m)):
+                if i.uid in loop:
+                    if i.uid not in seen:
+                        through(i)
+                    continue
+                inputs.append(i)
+                if i.uid not in seen:
+                    visit(i)
+
+        through(node)
+        order.extend((m, inputs) for m in members if m.uid in read_outside)
+
+    visit(root)
     return order
 
 
@@ -257,8 +310,12 @@ def _operand_order(fn) -> list:
     ``TransposeTimes``) holds its operands the other way round (the weights first); a layer
     (a block: ``Dense``, ``Convolution``, ``Embedding``) computes its first parameter (its
     ``Times``' or convolution's weights), then its arguments, then its other parameters (the
-    bias); other functions take their inputs in order."""
+    bias), an ``RNNStep`` its ``W``, input, ``H``, previous output, ``b``; other functions
+    take their inputs in order."""
     inputs = list(fn.inputs)
+    if fn.is_block and fn.op_name == "RNNStep" and len(inputs) == 5:
+        w, h, b, previous, x = inputs
+        return [w, x, h, previous, b]
     if fn.op_name in ("Times", "TransposeTimes") and len(inputs) >= 2:
         return [inputs[1], inputs[0]] + inputs[2:]
     if fn.is_block:
@@ -268,35 +325,59 @@ def _operand_order(fn) -> list:
     return inputs
 
 
+def _all_inputs(node, sources: list) -> list:
+    """The graph inputs (Variables) through which ``node`` (or the loop it closes) reads
+    ``sources``."""
+    wanted = {s.uid for s in sources}
+    found, seen, stack = [], set(), [node]
+    while stack:
+        n = stack.pop()
+        if n.uid in seen or not isinstance(n, Function):
+            continue
+        seen.add(n.uid)
+        for i in n.inputs:
+            if _source(i).uid in wanted:
+                found.append(i)
+            else:
+                stack.append(_source(i))
+    return found
+
+
 def _debugged_graph(model, session: _Session):
     """``model`` rebuilt with a debug node after each of its nodes: each function replayed
     on the debug nodes of its inputs (leaves kept), then followed by a debug node of its own,
     the graph CNTK 2.7's repeated clones give."""
     from .. import _graph as G
-    from .._adapt import unwrap, wrap
+    from .._adapt import wrap
     from .._clone import rebuild
     made: dict = {}
     needs_gradient: dict = {}
     previous = None
-    for node in _stop_order(model.root_function if isinstance(model, Function) else model):
+    for node, sources in _stop_order(model.root_function if isinstance(model, Function)
+                                     else model):
         if isinstance(node, Function):
-            subs = {unwrap(i): unwrap(made[_source(i).uid]) for i in node.inputs}
+            loop_inputs = [i for i in _all_inputs(node, sources)]
+            subs = {unwrap(i): unwrap(made[_source(i).uid]) for i in loop_inputs}
             new = rebuild([unwrap(node.output)], subs)[0]
             block = G.BLOCKS.get(new)
             if block is not None:
                 # its parameters now come through debug nodes: arguments, as CNTK 2.7 shows
                 # them (``Dense(ParameterTensor[2,3], ParameterTensor[3], Tensor[2])``)
-                G.BLOCKS[new] = G.Block(block.op_name, block.name,
-                                        tuple(subs[unwrap(i)] for i in node.inputs),
+                weights = tuple(subs[unwrap(i)] for i in node.inputs
+                                if (i.is_parameter or i.is_constant) and unwrap(i) in subs)
+                G.BLOCKS[new] = G.Block(block.op_name, block.name, weights + block.arguments,
                                         block.attributes, block.options)
             after = wrap(new)
-            needs = any(needs_gradient[_source(i).uid] for i in node.inputs)
+            needs = any(needs_gradient[s.uid] for s in sources)
         else:
             after = node
             needs = bool(unwrap(node).need_grad)
         needs_gradient[node.uid] = needs
         debug = _DebugNode(after, session, previous=previous, quiet_backward=not needs)
         made[node.uid] = previous = user_function(debug)
+        lengths = unwrap(after).sequence_lengths
+        if lengths is not None:
+            set_sequence_axis(unwrap(previous), lengths)
         if not G.BATCH(unwrap(after)):      # (the node before it may have a batch axis)
             G.BATCH.unmark(unwrap(previous))
         previous._own_name = debug.debug_name
