@@ -36,7 +36,8 @@ def _plus_tanh(C):
 _X = np.array([[1, 2], [3, -4]], np.float32)
 
 
-@cntk_case(names=["cntk.debugging.debug_model", "cntk.debugging.DEBUG_USAGE"])
+@cntk_case(names=["cntk.debugging.debug_model", "cntk.debugging.DEBUG_USAGE",
+                  "cntk.debugging.debug.debug_model", "cntk.debugging.debug.DEBUG_USAGE"])
 def debug_model_commands(C, r):
     """Stepping (``n``, ``n 2``), printing (``p``) in both passes, ``u`` to a name, to a lambda,
     to the backward pass, commands it does not understand (the usage text again), ``q``
@@ -51,6 +52,8 @@ def debug_model_commands(C, r):
     return {"lines": _lines(out), "exits": exits, "grad": grads,
             "same grad": bool(np.allclose(grads, plain)),
             "eval after c": dz.eval({x: _X}), "usage": C.debugging.DEBUG_USAGE.splitlines(),
+            "debug module": [C.debugging.debug.DEBUG_USAGE == C.debugging.DEBUG_USAGE,
+                             C.debugging.debug.debug_model is C.debugging.debug_model],
             "name": re.sub(r"\d+", "<n>", dz.name)}
 
 

@@ -26,12 +26,16 @@ import sys
 
 import numpy as np
 
-from .._function import Function
 from ....graph import set_sequence_axis
-from .._adapt import unwrap
+from .. import _graph as G
+from .._adapt import unwrap, wrap
+from .._clone import rebuild
+from .._function import Function
 from .._variables import FreeDimension, output_variable
+from ..logging.graph import depth_first_search
 from ..ops.functions import UserFunction
 from ..ops.functions import _user_function as user_function
+from ._debug_order import all_inputs, source, stop_order
 
 __all__ = ["DEBUG_USAGE", "debug_model"]
 
@@ -78,8 +82,10 @@ class _Session:
 
     def _parse(self, line: str):
         """The commands one input line asks for; ``None`` when it is not understood (CNTK
-        2.7 then prints the usage and asks again)."""
-        if len(line) == 1 and line in "bcdfp":
+        2.7 then prints the usage and asks again).  (CNTK 2.7 also takes ``b`` and ``f``
+        alone, which no debug node then follows: it spins for ever.  Here they are not
+        understood.)"""
+        if len(line) == 1 and line in "cdp":
             return [line]
         head, rest = line[0], line[1:]
         if head == "n":
@@ -111,7 +117,12 @@ class _Session:
         """Prompt until a line is understood; the commands it gives."""
         while True:
             self.say(_PROMPTS[pass_])
-            line = self.read.readline().strip()
+            line = self.read.readline()
+            if not line:
+                # (CNTK 2.7 prompts again for ever)
+                raise EOFError("debug_model: in_stream ended while the debugger waits for a "
+                               "command (end a script of commands with 'c')")
+            line = line.strip()
             if not line:
                 continue
             commands = self._parse(line)
@@ -231,133 +242,18 @@ class _DebugNode(UserFunction):
         return f"_DebugNode(after={self.after})"
 
 
-def _source(v):
-    """The node a graph input comes from: a function's output's function, else the leaf."""
-    return v.owner if v.is_output else v
-
-
-def _inputs_of(node) -> list:
-    return [_source(i) for i in node.inputs] if isinstance(node, Function) else []
-
-
-def _loops(nodes: list) -> dict:
-    """``{uid: the uids of its recurrent loop}`` for the nodes on a loop (a ``PastValue`` and
-    the step computed from it)."""
-    by_uid = {n.uid: n for n in nodes}
-    above: dict = {}
-    for n in nodes:
-        found, stack = set(), _inputs_of(n)
-        while stack:
-            m = stack.pop()
-            if m.uid not in found:
-                found.add(m.uid)
-                stack.extend(_inputs_of(by_uid.get(m.uid, m)))
-        above[n.uid] = found
-    return {u: frozenset({u} | {v for v in above[u] if u in above.get(v, ())})
-            for u in above if u in above[u]}
-
-
-def _stop_order(root) -> list:
-    """The stops under ``root`` in the order CNTK 2.7 evaluates them: ``(node, inputs)``,
-    each after the stops of its inputs, which it takes in its own order
-    (:func:`_operand_order`).  A recurrent loop is one unit: its inputs from outside first,
-    then a stop after each of its nodes read outside it (its nodes inside are Stadyn's one
-    recurrence, and the delayed values in it have no stop); ``inputs`` are the loop's."""
-    from ..logging.graph import depth_first_search
-    nodes = depth_first_search(root, lambda n: True)
-    loops = _loops(nodes)
-    read_outside = {root.uid}
-    for n in nodes:
-        for m in _inputs_of(n):
-            if loops.get(m.uid) is not None and n.uid not in loops[m.uid]:
-                read_outside.add(m.uid)
-    order, seen = [], set()
-
-    def visit(node) -> None:
-        loop = loops.get(node.uid)
-        if loop is None:
-            seen.add(node.uid)
-            for i in map(_source, _operand_order(node)) if isinstance(node, Function) else ():
-                if i.uid not in seen:
-                    visit(i)
-            order.append((node, _inputs_of(node)))
-            return
-        # a loop: its inputs from outside, met going through its nodes from this one, each
-        # node's operands in order (the delayed value's initial state where it is read)
-        members, inputs = [], []
-
-        def through(m) -> None:
-            seen.add(m.uid)
-            members.append(m)
-            for i in map(_source, _operand_order(m)):
-                if i.uid in loop:
-                    if i.uid not in seen:
-                        through(i)
-                    continue
-                inputs.append(i)
-                if i.uid not in seen:
-                    visit(i)
-
-        through(node)
-        order.extend((m, inputs) for m in members if m.uid in read_outside)
-
-    visit(root)
-    return order
-
-
-def _operand_order(fn) -> list:
-    """The inputs of ``fn`` in the order CNTK 2.7 computes them.  Its ``Times`` (and
-    ``TransposeTimes``) holds its operands the other way round (the weights first); a layer
-    (a block: ``Dense``, ``Convolution``, ``Embedding``) computes its first parameter (its
-    ``Times``' or convolution's weights), then its arguments, then its other parameters (the
-    bias), an ``RNNStep`` its ``W``, input, ``H``, previous output, ``b``; other functions
-    take their inputs in order."""
-    inputs = list(fn.inputs)
-    if fn.is_block and fn.op_name == "RNNStep" and len(inputs) == 5:
-        w, h, b, previous, x = inputs
-        return [w, x, h, previous, b]
-    if fn.op_name in ("Times", "TransposeTimes") and len(inputs) >= 2:
-        return [inputs[1], inputs[0]] + inputs[2:]
-    if fn.is_block:
-        weights = [i for i in inputs if i.is_parameter or i.is_constant]
-        rest = [i for i in inputs if not (i.is_parameter or i.is_constant)]
-        return weights[:1] + rest + weights[1:]
-    return inputs
-
-
-def _all_inputs(node, sources: list) -> list:
-    """The graph inputs (Variables) through which ``node`` (or the loop it closes) reads
-    ``sources``."""
-    wanted = {s.uid for s in sources}
-    found, seen, stack = [], set(), [node]
-    while stack:
-        n = stack.pop()
-        if n.uid in seen or not isinstance(n, Function):
-            continue
-        seen.add(n.uid)
-        for i in n.inputs:
-            if _source(i).uid in wanted:
-                found.append(i)
-            else:
-                stack.append(_source(i))
-    return found
-
-
 def _debugged_graph(model, session: _Session):
     """``model`` rebuilt with a debug node after each of its nodes: each function replayed
     on the debug nodes of its inputs (leaves kept), then followed by a debug node of its own,
     the graph CNTK 2.7's repeated clones give."""
-    from .. import _graph as G
-    from .._adapt import wrap
-    from .._clone import rebuild
     made: dict = {}
     needs_gradient: dict = {}
     previous = None
-    for node, sources in _stop_order(model.root_function if isinstance(model, Function)
+    for node, sources in stop_order(model.root_function if isinstance(model, Function)
                                      else model):
         if isinstance(node, Function):
-            loop_inputs = [i for i in _all_inputs(node, sources)]
-            subs = {unwrap(i): unwrap(made[_source(i).uid]) for i in loop_inputs}
+            loop_inputs = [i for i in all_inputs(node, sources)]
+            subs = {unwrap(i): unwrap(made[source(i).uid]) for i in loop_inputs}
             new = rebuild([unwrap(node.output)], subs)[0]
             block = G.BLOCKS.get(new)
             if block is not None:
@@ -403,12 +299,11 @@ def debug_model(model, in_stream=sys.stdin, out_stream=sys.stdout, exit_func=sys
         <BLANKLINE>
         Input('x', [#], [1]) with uid 'Input...'
         [CNTK forward] >>>
-        Negate(x: Tensor[1]) -> Tensor[1] with uid 'Negate...'
+        Negate(Tensor[1]) -> Tensor[1] with uid 'Negate...'
         [CNTK forward] >>> Input with shape (1, 1):
         [[-1.]]
         [CNTK forward] >>>
     """
-    from ..logging.graph import depth_first_search
     session = _Session(depth_first_search(model, lambda n: True), in_stream, out_stream,
                        exit_func)
     return _debugged_graph(model, session)
