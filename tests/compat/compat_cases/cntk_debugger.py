@@ -127,3 +127,22 @@ def debug_model_recurrence(C, r):
             "grads": [debugged[p] for p in m.parameters],
             "plain grads": [plain[p] for p in m.parameters], "lines": _lines(out),
             "parameters": len(dz.parameters)}
+
+
+@cntk_case(names=["cntk.debugging.debug_model"])
+def debug_model_fold_embedding(C, r):
+    """Manual_How_to_debug's last cell debugs an Embedding and a ``Fold`` of a GRU: the
+    debugged model (``c`` at the first stop) evaluates, and gives the gradients, of the model
+    (the stops' transcript is left out: Stadyn shows a Fold's ``sequence.last`` reading
+    itself, so it stops after it once, with no stop at its GRU, its PastValue, its
+    constants)."""
+    x = C.sequence.input_variable(3, name="x")
+    with C.default_options(init=0.1):
+        m = C.layers.Fold(C.layers.GRU(2))(C.layers.Embedding(4)(x))
+    dz = C.debugging.debug_model(m, io.StringIO("c\n"), io.StringIO())
+    data = [np.eye(3, dtype=np.float32), np.ones((2, 3), np.float32)]
+    plain = m.grad({x: data}, wrt=m.parameters)
+    debugged = dz.grad({dz.arguments[0]: data}, wrt=dz.parameters)
+    return {"eval": dz.eval({dz.arguments[0]: data}), "plain eval": m.eval({x: data}),
+            "grads": [debugged[p] for p in m.parameters],
+            "plain grads": [plain[p] for p in m.parameters]}

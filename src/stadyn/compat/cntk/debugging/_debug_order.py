@@ -16,7 +16,7 @@ from __future__ import annotations
 from .._function import Function
 from ..logging.graph import depth_first_search
 
-__all__ = ["source", "stop_order", "all_inputs"]
+__all__ = ["source", "stop_order"]
 
 
 def source(v):
@@ -24,38 +24,75 @@ def source(v):
     return v.owner if v.is_output else v
 
 
-def _inputs_of(node) -> list:
+def _sources(node) -> list:
     return [source(i) for i in node.inputs] if isinstance(node, Function) else []
 
 
-def _loops(nodes: list) -> dict:
-    """``{uid: the uids of its recurrent loop}`` for the nodes on a loop (a ``PastValue`` and
-    the step computed from it)."""
+def _cycles(nodes: list) -> dict:
+    """``{uid: the uids of its cycle}`` for the nodes on a cycle of ``nodes``' inputs."""
     by_uid = {n.uid: n for n in nodes}
     above: dict = {}
     for n in nodes:
-        found, stack = set(), _inputs_of(n)
+        found, stack = set(), _sources(n)
         while stack:
             m = stack.pop()
             if m.uid not in found:
                 found.add(m.uid)
-                stack.extend(_inputs_of(by_uid.get(m.uid, m)))
+                stack.extend(_sources(by_uid.get(m.uid, m)))
         above[n.uid] = found
     return {u: frozenset({u} | {v for v in above[u] if u in above.get(v, ())})
             for u in above if u in above[u]}
 
 
+def _fed_from(node, around: frozenset) -> list:
+    """What feeds the graph under ``node`` from outside ``around``: the leaves and functions
+    under it that no other function under it reads."""
+    under = [n for n in depth_first_search(node, lambda n: True)
+             if n.uid != node.uid and n.uid not in around]
+    read, wrapping = set(), set()
+    for n in under:
+        if isinstance(n, Function):
+            below = {m.uid for m in depth_first_search(n, lambda m: True) if m.uid != n.uid}
+            if {m.uid for m in under} - {n.uid} <= below:
+                wrapping.add(n.uid)     # (a function shown around this one: all it reads)
+            else:
+                read |= below
+    return [n for n in under if n.uid not in read and n.uid not in wrapping]
+
+
 def stop_order(root) -> list:
     """The stops under ``root`` in the order CNTK 2.7 evaluates them: ``(node, inputs)``,
     each after the stops of its inputs, which it takes in its own order
-    (:func:`_operand_order`).  A recurrent loop is one unit: its inputs from outside first,
-    then a stop after each of its nodes read outside it (its nodes inside are Stadyn's one
-    recurrence, and the delayed values in it have no stop); ``inputs`` are the loop's."""
+    (:func:`_operand_order`).  A recurrent loop (a cycle through a ``PastValue`` or
+    ``FutureValue``) is one unit: its inputs from outside first, then a stop after each of its
+    nodes read outside it (its nodes inside are Stadyn's one recurrence, and the delayed
+    values in it have no stop); ``inputs`` are the loop's.  Functions Stadyn shows reading
+    each other with no delay between (a ``Fold``'s ``sequence.last`` and the combine around
+    it) read what feeds the graph under them."""
     nodes = depth_first_search(root, lambda n: True)
-    loops = _loops(nodes)
+    by_uid = {n.uid: n for n in nodes}
+    walk = list(nodes)
+    while walk:                 # (and the functions Stadyn's walk does not list but shows)
+        for m in _sources(walk.pop()):
+            if m.uid not in by_uid:
+                by_uid[m.uid] = m
+                nodes.append(m)
+                walk.append(m)
+    cycles = _cycles(nodes)
+    loops, views = {}, {}
+    for u, cycle in cycles.items():
+        delayed = any(getattr(by_uid.get(v), "op_name", "") in ("PastValue", "FutureValue")
+                      for v in cycle)
+        (loops if delayed else views)[u] = cycle
+
+    def operands(node) -> list:
+        if node.uid in views:
+            return _fed_from(node, views[node.uid])
+        return [source(i) for i in _operand_order(node)] if isinstance(node, Function) else []
+
     read_outside = {root.uid}
     for n in nodes:
-        for m in _inputs_of(n):
+        for m in operands(n):
             if loops.get(m.uid) is not None and n.uid not in loops[m.uid]:
                 read_outside.add(m.uid)
     order, seen = [], set()
@@ -64,10 +101,10 @@ def stop_order(root) -> list:
         loop = loops.get(node.uid)
         if loop is None:
             seen.add(node.uid)
-            for i in map(source, _operand_order(node)) if isinstance(node, Function) else ():
+            for i in operands(node):
                 if i.uid not in seen:
                     visit(i)
-            order.append((node, _inputs_of(node)))
+            order.append((node, operands(node)))
             return
         # a loop: its inputs from outside, met going through its nodes from this one, each
         # node's operands in order (the delayed value's initial state where it is read)
@@ -76,7 +113,7 @@ def stop_order(root) -> list:
         def through(m) -> None:
             seen.add(m.uid)
             members.append(m)
-            for i in map(source, _operand_order(m)):
+            for i in operands(m):
                 if i.uid in loop:
                     if i.uid not in seen:
                         through(i)
@@ -110,21 +147,3 @@ def _operand_order(fn) -> list:
         rest = [i for i in inputs if not (i.is_parameter or i.is_constant)]
         return weights[:1] + rest + weights[1:]
     return inputs
-
-
-def all_inputs(node, sources: list) -> list:
-    """The graph inputs (Variables) through which ``node`` (or the loop it closes) reads
-    ``sources``."""
-    wanted = {s.uid for s in sources}
-    found, seen, stack = [], set(), [node]
-    while stack:
-        n = stack.pop()
-        if n.uid in seen or not isinstance(n, Function):
-            continue
-        seen.add(n.uid)
-        for i in n.inputs:
-            if source(i).uid in wanted:
-                found.append(i)
-            else:
-                stack.append(source(i))
-    return found

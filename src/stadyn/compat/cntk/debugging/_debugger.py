@@ -35,7 +35,7 @@ from .._variables import FreeDimension, output_variable
 from ..logging.graph import depth_first_search
 from ..ops.functions import UserFunction
 from ..ops.functions import _user_function as user_function
-from ._debug_order import all_inputs, source, stop_order
+from ._debug_order import stop_order
 
 __all__ = ["DEBUG_USAGE", "debug_model"]
 
@@ -252,8 +252,8 @@ def _debugged_graph(model, session: _Session):
     for node, sources in stop_order(model.root_function if isinstance(model, Function)
                                      else model):
         if isinstance(node, Function):
-            loop_inputs = [i for i in all_inputs(node, sources)]
-            subs = {unwrap(i): unwrap(made[source(i).uid]) for i in loop_inputs}
+            subs = {unwrap(s.output if isinstance(s, Function) else s): unwrap(made[s.uid])
+                    for s in sources}
             new = rebuild([unwrap(node.output)], subs)[0]
             block = G.BLOCKS.get(new)
             if block is not None:
