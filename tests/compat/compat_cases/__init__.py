@@ -26,6 +26,7 @@ MODULES = {
              "cntk_review_mends", "cntk_loop_mends", "cntk_graph_after_run", "cntk_op_edges",
              "cntk_schedules", "cntk_fidelity_fixes", "cntk_modules", "cntk_nan", "cntk_nan_2",
              "cntk_fidelity_6", "cntk_manuals", "cntk_fidelity_7", "cntk_debugging",
+             "cntk_debugger",
              "cntk_fidelity_8", "cntk_checked_mode", "cntk_function_fidelity",
              "cntk_examples_3", "cntk_truncated_bptt", "cntk_function_fidelity_2",
              "cntk_graph_walks", "cntk_examples_4", "cntk_partitions",

@@ -10,8 +10,10 @@ CNTK's Examples/Image/Classification/ResNet (``from cntk.debugging import *``, t
 ``force_deterministic`` asks torch for deterministic algorithms, as CNTK's does for cuDNN.
 
 ``dump_signature`` and ``dump_function`` print a Function's signature and a listing of its
-graph as CNTK 2.7 does.  CNTK's interactive debugger (``debug_model``, with its ``DEBUG_USAGE``
-help text) and ``save_as_legacy_model`` (CNTK's v1 model format) are not offered.  Like CNTK's
+graph as CNTK 2.7 does.  ``debug_model`` is CNTK's interactive debugger: a clone of a model that
+stops after each node in both passes and reads commands (their help text is ``DEBUG_USAGE``;
+see :mod:`stadyn.compat.cntk.debugging._debugger`).  ``save_as_legacy_model`` (CNTK's v1
+model format) is not offered.  Like CNTK's
 module it also hands out ``CloneMethod``, ``UserFunction``, ``output_variable`` and
 ``user_function`` (the same objects as ``cntk``'s).
 
@@ -28,12 +30,13 @@ from .._function import CloneMethod
 from .._variables import output_variable
 from ..ops.functions import UserFunction
 from ..ops.functions import _user_function as user_function
+from ._debugger import DEBUG_USAGE, debug_model
 from ._dump import dump_function, dump_signature
 
 __all__ = ["set_computation_network_trace_level", "start_profiler", "stop_profiler",
            "enable_profiler", "disable_profiler", "set_checked_mode", "set_node_timing",
            "force_deterministic", "dump_function", "dump_signature", "CloneMethod",
-           "UserFunction", "output_variable", "user_function"]
+           "UserFunction", "output_variable", "user_function", "debug_model", "DEBUG_USAGE"]
 
 
 def start_profiler(dir: str = "profiler", sync_gpu: bool = True, reserve_mem: int = 33554432
