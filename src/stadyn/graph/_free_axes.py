@@ -45,10 +45,11 @@ from ._interpret import refresh_shapes
 from ._subgraph import Subgraph
 from ._tensors import data_of
 from ._variable import Variable
+from ._versions import layout_changed
 
 __all__ = ["free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
            "mark_free_dimensions", "free_dimensions", "widen_free_dimensions", "conform_for_op",
-           "holds_free_stand_ins", "behind_free_dimensions"]
+           "holds_free_stand_ins", "behind_free_dimensions", "FeedUndo"]
 
 # Leaves marked by free_batch_input -> the placeholder buffer they were marked with and its
 # version: an input still holding that buffer, never written, was never fed.
@@ -344,14 +345,20 @@ def _forget_run_free_dims(variables: Sequence[Variable]) -> bool:
     nothing between runs, and re-infer the values computed from them; returns whether that
     was done (everything is left as it was where an op between refuses)."""
     sub = Subgraph(list(variables))
-    stale = [v for v in sub.leaves if v in _FREE_DIMS and _fed_for_a_run(v)
-             and any(v._shape[a] != 1 for a in _FREE_DIMS[v])]
+    stale = _run_fed_free_dims(sub)
     if not stale:
         return False
     before = _free_lengths_before(stale)
     _set_free_lengths(stale, 1)
     # (an op upstream refuses the lengths: as they were)
     return _refreshed_or_undone(sub, lambda: _restore_free_lengths(before))
+
+
+def _run_fed_free_dims(sub: Subgraph) -> list:
+    """The inputs of ``sub`` whose free dimensions hold the lengths of an earlier run
+    (:func:`fed_for_a_run`; lengths other than the stand-in 1)."""
+    return [v for v in sub.leaves if v in _FREE_DIMS and _fed_for_a_run(v)
+            and any(v._shape[a] != 1 for a in _FREE_DIMS[v])]
 
 
 def _refreshed_or_undone(sub: Subgraph, undo: Callable[[], None]) -> bool:
@@ -367,3 +374,61 @@ def _refreshed_or_undone(sub: Subgraph, undo: Callable[[], None]) -> bool:
             pass
         return False
     return True
+
+
+_RECORDS = (_FREE, _RUN_FED, _FREE_DIMS_UNFED)     # the records a feed may change
+
+
+class FeedUndo:
+    """What feeding a run's inputs changed, put back where the run is refused after some of
+    them were fed (a later input's data, or minibatch layouts that differ): CNTK's inputs
+    hold nothing between runs, so a refused run must leave them as they were (their shapes,
+    their values, whether they were ever fed).  :meth:`keep` each input before feeding it,
+    :meth:`undo` on a refusal.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.graph import FeedUndo, free_batch_input
+        >>> x = free_batch_input(sd.Variable((1, 3)))
+        >>> undo = FeedUndo()
+        >>> undo.keep(x)
+        >>> x.d = np.ones((1, 3))                 # fed in place ...
+        >>> x.data = x.data.new_ones(4, 3)        # ... or replaced
+        >>> undo.undo()
+        >>> x.shape, x.d.tolist()
+        ((1, 3), [[0.0, 0.0, 0.0]])
+    """
+
+    __slots__ = ("_kept",)
+
+    def __init__(self):
+        self._kept: list = []
+
+    def keep(self, v: Variable, in_place: bool = True) -> None:
+        """Note ``v`` (a leaf, and its sequences' lengths) as it is, before it is fed; with
+        ``in_place`` a copy of its value too (a feed of its very shape writes its buffer)."""
+        for u in (v, v._seq) if v._seq is not None else (v,):
+            data = u._data
+            saved = data.detach().clone() if in_place and data is not None else None
+            self._kept.append((u, data, None if data is None else data._version, saved,
+                               u._shape, u._dtype, [r.get(u) for r in _RECORDS]))
+
+    def undo(self) -> None:
+        """Put every input kept back as it was (the last kept first)."""
+        for u, data, version, saved, shape, dtype, records in reversed(self._kept):
+            if u._data is data and (data is None or data._version == version):
+                continue                    # untouched
+            if u._data is not data:         # replaced: the old buffer is as it was
+                u._data, u._shape, u._dtype = data, shape, dtype
+                layout_changed()
+            elif saved is not None:         # written in place: its values back
+                with torch.no_grad():
+                    data.copy_(saved)
+            for table, record in zip(_RECORDS, records):
+                if record is None:
+                    table.pop(u, None)
+                elif record[0] is data and record[1] == version and data is not None:
+                    table[u] = (data, data._version)    # (current before: current again)
+                else:
+                    table[u] = record
+        self._kept.clear()
