@@ -154,9 +154,13 @@ def widen_free_dimensions(variables: Sequence[Variable], fits: Callable[[], bool
         return True
     sub = Subgraph(list(variables))
     leaves = [u for u in sub.leaves if _free_dims_unfed(u)]
-    if not leaves:
-        return False
+    if not leaves:      # lengths an earlier run fed are stand-ins too (CNTK's inputs hold
+        leaves = _run_fed_free_dims(sub)        # nothing between runs)
+        if not leaves:
+            return False
     before = _free_lengths_before(leaves)
+    if not any(_free_dims_unfed(u) for u in leaves):
+        _set_free_lengths(leaves, 1)
     length = max(u._shape[a] for u in leaves for a in _FREE_DIMS[u])
     try:
         while length < _WIDEST:

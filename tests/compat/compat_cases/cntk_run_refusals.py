@@ -45,3 +45,20 @@ def function_run__refused_run_leaves_inputs_as_they_were(C, r):
         res[title + ": slice run"] = _outcome(lambda: s.eval({a: _rows(1, 6, 3)}))
     return res
 
+
+@cntk_case(names=["cntk.Function.eval", "cntk.ops.slice", "cntk.FreeDimension"],
+           note="an input of shape (FreeDimension, 3) run at 2 rows, then sliced [0, 4) "
+                "(and [1, 3) after a run at 5 rows): CNTK 2.7 builds (4, 3) (and (2, 3)), "
+                "as for an input never run, and runs it at 6 rows.  Stadyn built the slice "
+                "on the run's 2 rows: (2, 3)")
+def function_run__slice_built_after_a_shorter_run(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reduce_sum",
+            "cntk.ops.slice", "cntk.Function.eval", "cntk.Function.shape")
+    res = {}
+    for n, begin, end in ((2, 0, 4), (5, 1, 3)):
+        a = C.input_variable((C.FreeDimension, 3), name="a")
+        res["run %d" % n] = _outcome(lambda: C.reduce_sum(a, axis=0).eval({a: _rows(2, n, 3)}))
+        s = C.slice(a, 0, begin, end)
+        res["slice %d" % n] = list(s.shape)
+        res["slice %d run" % n] = _outcome(lambda: s.eval({a: _rows(1, 6, 3)}))
+    return res
