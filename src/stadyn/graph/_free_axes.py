@@ -422,10 +422,10 @@ class FeedUndo:
         for u, data, version, saved, shape, dtype, records in reversed(self._kept):
             if u._data is data and (data is None or data._version == version):
                 continue                    # untouched
-            if u._data is not data:         # replaced: the old buffer is as it was
+            if u._data is not data:         # replaced: the old buffer back
                 u._data, u._shape, u._dtype = data, shape, dtype
                 layout_changed()
-            elif saved is not None:         # written in place: its values back
+            if saved is not None and data._version != version:    # written in place
                 with torch.no_grad():
                     data.copy_(saved)
             for table, record in zip(_RECORDS, records):
