@@ -62,3 +62,30 @@ def function_run__slice_built_after_a_shorter_run(C, r):
         res["slice %d" % n] = list(s.shape)
         res["slice %d run" % n] = _outcome(lambda: s.eval({a: _rows(1, 6, 3)}))
     return res
+
+
+@cntk_case(names=["cntk.ops.slice", "cntk.ops.crop_manual", "cntk.FreeDimension"],
+           note="a slice ([0, 4), [-3, 0)) or a crop (a 3x3 window) of a value computed from "
+                "an input's free dimensions (tanh, reduce_sum over another axis), run at "
+                "lengths the range or window fits and at some it does not: CNTK 2.7 computes "
+                "the first and raises RuntimeError at the others (its Slice operation's "
+                "'Index range ... is invalid for input', the crop's 'Input is small to be "
+                "cropped').  Stadyn checked slices of inputs only: it computed a slice "
+                "clamped to the run's length, and the crop raised its reshape's ShapeError")
+def free_dimension__computed_values_sliced_and_cropped_checked_at_run(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.slice", "cntk.ops.tanh",
+            "cntk.ops.crop_manual", "cntk.ops.reduce_sum", "cntk.Function.eval")
+    a = C.input_variable((C.FreeDimension, 3), name="a")
+    res = {}
+    cases = [("[0, 4) of tanh", C.slice(C.tanh(a), 0, 0, 4)),
+             ("[-3, 0) of tanh", C.slice(C.tanh(a), 0, -3, 0)),
+             ("[0, 3) of a sum", C.slice(C.reduce_sum(a, axis=1), 0, 0, 3))]
+    for title, s in cases:
+        res[title] = [_outcome(lambda: s.eval({a: _rows(2, n, 3)})) for n in (6, 2, 4)]
+    b = C.input_variable((1, C.FreeDimension, C.FreeDimension), name="b")
+    window = C.constant(np.zeros((1, 3, 3), np.float32))
+    for ox, oy in ((0, 0), (1, 1)):
+        c = C.crop_manual(C.tanh(b), window, ox, oy)
+        res["crop at %d, %d" % (ox, oy)] = [_outcome(lambda: c.eval({b: _rows(1, 1, h, w)}))
+                                            for h, w in ((5, 5), (2, 5), (5, 3), (4, 4))]
+    return res

@@ -14,8 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
-
 from ... import cntk_semantics
 from ... import functions as F
 from ...graph import widen_free_dimensions
@@ -23,7 +21,7 @@ from . import _graph as G
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand as _as_operand,
                      sample_shape, wrap)
 from ._ops_nn import MAX_POOLING
-from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run
+from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run, shape_at_run
 from ._seq_axes import free_shown, free_steps
 
 __all__ = ["crop_manual", "roipooling"]
@@ -73,28 +71,30 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
         # a run whose input is smaller than the window fails (the window's size, fixed, is
         # asked of the crop: CNTK 2.7's "Input is small to be cropped" is a RuntimeError)
         out = one_op(F.reshape_trailing(out, tuple(kept) + (h, w), base_axis=lead), v)
-    if spatial_free and v.parent is None:
-        # (an input's lengths are known once a run's data are fed: CNTK's error then)
+    if spatial_free:
+        # (an input's lengths, and those of values computed from it, are known once a
+        # run's data are fed: CNTK's error then)
         check_each_run(out, _window_fits(v, ox, oy, (h, w)))
     return named(wrap(out), name, "Crop")
 
 
 def _window_fits(v, ox: int, oy: int, window: tuple):
-    """The check, at each run, that the crop window at ``(ox, oy)`` fits the spatial size the
-    input ``v`` was fed (CNTK 2.7's RuntimeError, the ``x`` axis first)."""
-    ref = weakref.ref(v)
+    """The check, at each run, that the crop window at ``(ox, oy)`` fits the spatial size of
+    ``v`` in the run (an input's as fed, a value's computed from it: CNTK 2.7's RuntimeError,
+    the ``x`` axis first)."""
+    shape_of = shape_at_run(v)
     h, w = window
 
     def check():
-        fed = ref()
-        if fed is None:
+        shape = shape_of()
+        if shape is None:
             return
-        for along, need, size in (("x", ox + w, fed.shape[-1]), ("y", oy + h, fed.shape[-2])):
+        for along, need, size in (("x", ox + w, shape[-1]), ("y", oy + h, shape[-2])):
             if need > int(size):
                 raise RuntimeError(f"Input is small to be cropped along {along} dimension in "
                                    f"crop node.\ncrop_manual: a {h}x{w} window at offset "
                                    f"(x={ox}, y={oy}) does not fit in this run's "
-                                   f"{fed.shape[-2]}x{fed.shape[-1]}")
+                                   f"{shape[-2]}x{shape[-1]}")
     return check
 
 
