@@ -89,3 +89,40 @@ def free_dimension__computed_values_sliced_and_cropped_checked_at_run(C, r):
         res["crop at %d, %d" % (ox, oy)] = [_outcome(lambda: c.eval({b: _rows(1, 1, h, w)}))
                                             for h, w in ((5, 5), (2, 5), (5, 3), (4, 4))]
     return res
+
+
+@cntk_case(names=["cntk.ops.crop_manual", "cntk.ops.crop_automatic", "cntk.FreeDimension"],
+           note="a crop to a referent whose spatial axes are free dimensions (an input of "
+                "shape (1, FreeDimension, FreeDimension), one of (1, 4, FreeDimension), a "
+                "relu of it, a convolution of the cropped input itself: crop_automatic): "
+                "CNTK 2.7 builds it (1, -3, -3) ((1, 4, -3)), crops each run to the "
+                "referent's lengths in that run (values, the gradient to the input) and "
+                "raises RuntimeError 'Input is small to be cropped' where the window does "
+                "not fit.  Stadyn refused to build it (ValueError: it cropped to a fixed "
+                "size only)")
+def free_dimension__crop_to_a_free_referent(C, r):
+    r.touch("cntk.ops.crop_manual", "cntk.ops.crop_automatic", "cntk.FreeDimension",
+            "cntk.input_variable", "cntk.ops.convolution", "cntk.ops.relu",
+            "cntk.Function.grad")
+    x = C.input_variable((1, 6, 6), name="x", needs_gradient=True)
+    ref = C.input_variable((1, C.FreeDimension, C.FreeDimension), name="ref")
+    image = _rows(1, 1, 6, 6)
+    res = {}
+    c = C.crop_manual(x, ref, 1, 2)
+    res["manual"] = [list(c.shape), [a.name for a in c.arguments]] + [
+        _outcome(lambda: c.eval({x: image, ref: _rows(1, 1, h, w)}))
+        for h, w in ((3, 2), (2, 4), (5, 5), (4, 6))]
+    res["manual grad"] = _outcome(lambda: c.grad({x: image, ref: _rows(1, 1, 3, 2)}, wrt=[x]))
+    half = C.input_variable((1, 4, C.FreeDimension), name="half")
+    c = C.crop_manual(x, half, 0, 1)
+    res["half free"] = [list(c.shape), _outcome(lambda: c.eval({x: image,
+                                                                half: _rows(1, 1, 4, 3)}))]
+    c = C.crop_manual(x, C.relu(ref), 0, 0)
+    res["relu of it"] = [list(c.shape), _outcome(lambda: c.eval({x: image,
+                                                                 ref: _rows(1, 1, 2, 3)}))]
+    y = C.input_variable((1, C.FreeDimension, C.FreeDimension), name="y")
+    w = C.parameter((1, 1, 3, 3), init=1.0)
+    c = C.crop_automatic(y, C.convolution(w, y, auto_padding=[False]))
+    res["automatic"] = [list(c.shape)] + [_outcome(lambda: c.eval({y: _rows(1, 1, h, w)}))
+                                          for h, w in ((5, 6), (4, 4))]
+    return res
