@@ -387,20 +387,23 @@ class FeedUndo:
     """What feeding a run's inputs changed, put back where the run is refused after some of
     them were fed (a later input's data, or minibatch layouts that differ): CNTK's inputs
     hold nothing between runs, so a refused run must leave them as they were (their shapes,
-    their values, whether they were ever fed).  :meth:`keep` each input before feeding it,
-    :meth:`undo` on a refusal.
+    whether they were ever fed, a placeholder's zeros and data a user put there; a run's data
+    may hold the refused run's values, which nothing reads).  :meth:`keep` each input before
+    feeding it, :meth:`undo` on a refusal.
 
     Example:
         >>> import numpy as np, stadyn as sd
         >>> from stadyn.graph import FeedUndo, free_batch_input
         >>> x = free_batch_input(sd.Variable((1, 3)))
+        >>> y = sd.Variable.from_numpy_array(np.full((1, 3), 5.0))       # a user's data
         >>> undo = FeedUndo()
-        >>> undo.keep(x)
-        >>> x.d = np.ones((1, 3))                 # fed in place ...
-        >>> x.data = x.data.new_ones(4, 3)        # ... or replaced
+        >>> undo.keep(x), undo.keep(y)
+        (None, None)
+        >>> x.d, y.d = np.ones((1, 3)), np.ones((1, 3))     # fed in place ...
+        >>> x.data = x.data.new_ones(4, 3)                  # ... or replaced
         >>> undo.undo()
-        >>> x.shape, x.d.tolist()
-        ((1, 3), [[0.0, 0.0, 0.0]])
+        >>> x.shape, x.d.tolist(), y.d.tolist()
+        ((1, 3), [[0.0, 0.0, 0.0]], [[5.0, 5.0, 5.0]])
     """
 
     __slots__ = ("_kept",)
@@ -410,24 +413,35 @@ class FeedUndo:
 
     def keep(self, v: Variable, in_place: bool = True) -> None:
         """Note ``v`` (a leaf, and its sequences' lengths) as it is, before it is fed; with
-        ``in_place`` a copy of its value too (a feed of its very shape writes its buffer)."""
+        ``in_place`` (a feed of its very shape writes its buffer) what its values were: a
+        placeholder's zeros, or a copy of data a user put there (a run's data need none:
+        CNTK's inputs hold nothing between runs, so nothing can read them)."""
         for u in (v, v._seq) if v._seq is not None else (v,):
             data = u._data
-            saved = data.detach().clone() if in_place and data is not None else None
-            self._kept.append((u, data, None if data is None else data._version, saved,
-                               u._shape, u._dtype, [r.get(u) for r in _RECORDS]))
+            records = [r.get(u) for r in _RECORDS]
+            values = None
+            if in_place and data is not None:
+                current = [r is not None and r[0] is data and r[1] == data._version
+                           for r in records]
+                values = "run" if current[1] else "zeros" if current[0] or current[2] else \
+                    data.detach().clone()
+            self._kept.append((u, data, None if data is None else data._version, values,
+                               u._shape, u._dtype, records))
 
     def undo(self) -> None:
         """Put every input kept back as it was (the last kept first)."""
-        for u, data, version, saved, shape, dtype, records in reversed(self._kept):
+        for u, data, version, values, shape, dtype, records in reversed(self._kept):
             if u._data is data and (data is None or data._version == version):
                 continue                    # untouched
             if u._data is not data:         # replaced: the old buffer back
                 u._data, u._shape, u._dtype = data, shape, dtype
                 layout_changed()
-            if saved is not None and data._version != version:    # written in place
+            if values is not None and data._version != version:     # written in place
                 with torch.no_grad():
-                    data.copy_(saved)
+                    if isinstance(values, torch.Tensor):
+                        data.copy_(values)
+                    elif values == "zeros":
+                        data.zero_()
             for table, record in zip(_RECORDS, records):
                 if record is None:
                     table.pop(u, None)
