@@ -110,12 +110,6 @@ class FunctionRuns:
                 raise ValueError(f"non-dict argument ({type(arguments).__name__}) is not "
                                  "supported for nodes with more than one input")
             arguments = {args[0]: arguments}
-        return self._feed_arguments(arguments, method, given, flags, undo)
-
-    def _feed_arguments(self, arguments: dict, method: str, given: set, flags,
-                        undo: "FeedUndo | None") -> list[bool] | None:
-        """:meth:`_bind`'s feeding of ``arguments`` (each input kept by ``undo`` first, where
-        given) and CNTK 2.7's refusals of what is fed; returns the sequence-begin flags."""
         by_name = None      # the arguments by name, looked up (a walk of the graph) if asked
         fed: list = []      # (input, the Variable fed), in the order given
         for key, value in arguments.items():
