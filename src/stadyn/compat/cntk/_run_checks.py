@@ -15,10 +15,11 @@ A graph changes only where it is rewired, which counts a new graph version, and 
 marked when its op is built, so a Function or Trainer checks its graph once
 (:class:`RunnableCheck`) and again only after either happened.
 
-What only the data of a run decides (a slice of an input's free dimension whose range the
-run's length leaves empty or overruns: CNTK 2.7's RuntimeError) registers a check of the
-lengths fed (:func:`check_each_run`), which a Function's runs make once their data are in
-the inputs."""
+What only the data of a run decides (a slice of an input's free dimension, or of a value
+computed from one, whose range the run's length leaves empty or overruns; a crop window the
+run's input is too small for: CNTK 2.7's RuntimeError) registers a check of the lengths fed
+(:func:`check_each_run`; a value's lengths in a run: :func:`shape_at_run`), which a
+Function's runs and a Trainer's minibatches make once their data are in the inputs."""
 
 from __future__ import annotations
 
