@@ -245,10 +245,12 @@ def test_hardmax_over_a_sample_with_a_free_dimension_is_computed_at_each_length(
         C.hardmax(C.input_variable((F, F), name="z"))
 
 
-def test_a_crop_to_a_free_referent_is_refused_not_cut_at_the_built_length():
-    # CNTK 2.7 crops to the referent's length of each run; Stadyn's crop writes the window's
-    # size in when built (every minibatch was cut to the built length): a clear refusal
+def test_a_crop_to_a_free_referent_is_cut_at_each_runs_length():
+    # CNTK 2.7 crops to the referent's length of each run (not the length the graph was
+    # built with); a crop of an input to itself is the input at every length (NumPy: x)
     img = C.input_variable((1, F, 3), name="img")
-    with pytest.raises(ValueError, match=re_escape(
-            "crop_manual: the referent's spatial axes (-3, 3) hold a free dimension (-3)")):
-        C.crop_manual(img, img, 0, 0)
+    c = C.crop_manual(img, img, 0, 0)
+    assert c.shape == (1, -3, 3)
+    for rows in (4, 2, 5):
+        data = np.arange(2 * rows * 3, dtype=np.float32).reshape(2, 1, rows, 3)
+        np.testing.assert_array_equal(c.eval({img: data}), data)

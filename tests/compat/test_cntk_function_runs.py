@@ -116,3 +116,37 @@ def test_the_required_arguments_are_found_once_per_set_of_outputs(monkeypatch):
     assert len(walks) == 2          # once for both outputs, once for the first alone
     with pytest.raises(ValueError, match=r"Values for 1 required arguments 'Input\('y'"):
         f.eval({x: data})
+
+
+def test_a_refused_run_leaves_its_inputs_as_they_were():
+    # CNTK's inputs hold nothing between runs: a run refused after some of its data was fed
+    # (layouts that differ, a later input's wrong shape, an argument given no data) leaves
+    # every input as the run before left it: its shape, its sequences' lengths, whether it
+    # was ever fed (a placeholder written in place holds its zeros again)
+    from stadyn.compat.cntk._adapt import unwrap
+    from stadyn.graph import holds_free_stand_ins
+    x, y = C.input_variable(3, name="x"), C.input_variable(3, name="y")
+    f = x + y
+    f.eval({x: np.ones((2, 3), np.float32), y: np.ones((2, 3), np.float32)})
+    refused = [{x: np.full((2, 3), 7, np.float32), y: np.ones((3, 3), np.float32)},
+               {x: np.full((4, 3), 7, np.float32), y: np.ones((2, 4), np.float32)},
+               {x: np.full((4, 3), 7, np.float32)}]
+    for data in refused:
+        with pytest.raises(ValueError):
+            f.eval(data)
+        assert unwrap(x).shape == (2, 3) and unwrap(y).shape == (2, 3)
+    s, t = C.sequence.input_variable(2, name="s"), C.sequence.input_variable(2, name="t")
+    g = s + t
+    g.eval({s: [np.ones((3, 2), np.float32)], t: [np.ones((3, 2), np.float32)]})
+    with pytest.raises(ValueError):
+        g.eval({s: [np.ones((5, 2), np.float32)], t: [np.ones((4, 2), np.float32)]})
+    assert unwrap(s).shape == (1, 3, 2) and unwrap(s).sequence_lengths.d.tolist() == [3]
+    a, b = C.input_variable((C.FreeDimension, 3), name="a"), C.input_variable(3, name="b")
+    h = C.reduce_sum(a, axis=0) + b
+    for rows in (5, 1):     # (1 row: the stand-in's very shape, written in place)
+        with pytest.raises(ValueError):
+            h.eval({a: np.ones((2, rows, 3), np.float32), b: np.ones((3, 3), np.float32)})
+        with pytest.raises(ValueError):
+            h.eval({a: np.ones((1, rows, 3), np.float32)})
+    assert holds_free_stand_ins(unwrap(a))      # never fed, as before the refused runs
+    assert unwrap(a).shape == (1, 1, 3) and not unwrap(a).d.any()

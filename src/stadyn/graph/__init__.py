@@ -35,7 +35,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 from ._apply import _conform, apply
 from ._base_axis import base_axis_kept
 from ._context import Context, context, context_scope, get_current_context, set_default_context
-from ._free_axes import (FREE_DIMENSION, behind_free_dimensions, conform_for_op,
+from ._free_axes import (FREE_DIMENSION, FeedUndo, behind_free_dimensions, conform_for_op,
                          conform_unfed_inputs, fed_for_a_run, free_batch_input, free_dimensions,
                          has_free_batch, holds_free_stand_ins, mark_free_dimensions,
                          widen_free_dimensions)
@@ -128,7 +128,7 @@ __all__ = [
     # FreeDimension, _free_axes.py)
     "FREE_DIMENSION", "free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
     "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
-    "holds_free_stand_ins", "behind_free_dimensions",
+    "holds_free_stand_ins", "behind_free_dimensions", "FeedUndo",
 ]
 
 _conform[0] = conform_for_op      # a static build's retry when an op rejects shapes

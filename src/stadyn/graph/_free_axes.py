@@ -45,10 +45,11 @@ from ._interpret import refresh_shapes
 from ._subgraph import Subgraph
 from ._tensors import data_of
 from ._variable import Variable
+from ._versions import layout_changed
 
 __all__ = ["FREE_DIMENSION", "free_batch_input", "has_free_batch", "conform_unfed_inputs",
            "fed_for_a_run", "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
-           "conform_for_op", "holds_free_stand_ins", "behind_free_dimensions"]
+           "conform_for_op", "holds_free_stand_ins", "behind_free_dimensions", "FeedUndo"]
 
 #: CNTK's ``FreeDimension``: how a sample's shape shows a free dimension (CNTK 2.7 writes it as
 #: ``-3``; a v2 model file stores its ``SIZE_MAX - 2``).  Every front end spells it so.
@@ -157,9 +158,13 @@ def widen_free_dimensions(variables: Sequence[Variable], fits: Callable[[], bool
         return True
     sub = Subgraph(list(variables))
     leaves = [u for u in sub.leaves if _free_dims_unfed(u)]
-    if not leaves:
-        return False
+    if not leaves:      # lengths an earlier run fed are stand-ins too (CNTK's inputs hold
+        leaves = _run_fed_free_dims(sub)        # nothing between runs)
+        if not leaves:
+            return False
     before = _free_lengths_before(leaves)
+    if not any(_free_dims_unfed(u) for u in leaves):
+        _set_free_lengths(leaves, 1)
     length = max(u._shape[a] for u in leaves for a in _FREE_DIMS[u])
     try:
         while length < _WIDEST:
@@ -348,14 +353,20 @@ def _forget_run_free_dims(variables: Sequence[Variable]) -> bool:
     nothing between runs, and re-infer the values computed from them; returns whether that
     was done (everything is left as it was where an op between refuses)."""
     sub = Subgraph(list(variables))
-    stale = [v for v in sub.leaves if v in _FREE_DIMS and _fed_for_a_run(v)
-             and any(v._shape[a] != 1 for a in _FREE_DIMS[v])]
+    stale = _run_fed_free_dims(sub)
     if not stale:
         return False
     before = _free_lengths_before(stale)
     _set_free_lengths(stale, 1)
     # (an op upstream refuses the lengths: as they were)
     return _refreshed_or_undone(sub, lambda: _restore_free_lengths(before))
+
+
+def _run_fed_free_dims(sub: Subgraph) -> list:
+    """The inputs of ``sub`` whose free dimensions hold the lengths of an earlier run
+    (:func:`fed_for_a_run`; lengths other than the stand-in 1)."""
+    return [v for v in sub.leaves if v in _FREE_DIMS and _fed_for_a_run(v)
+            and any(v._shape[a] != 1 for a in _FREE_DIMS[v])]
 
 
 def _refreshed_or_undone(sub: Subgraph, undo: Callable[[], None]) -> bool:
@@ -371,3 +382,75 @@ def _refreshed_or_undone(sub: Subgraph, undo: Callable[[], None]) -> bool:
             pass
         return False
     return True
+
+
+_RECORDS = (_FREE, _RUN_FED, _FREE_DIMS_UNFED)     # the records a feed may change
+
+
+class FeedUndo:
+    """What feeding a run's inputs changed, put back where the run is refused after some of
+    them were fed (a later input's data, or minibatch layouts that differ): CNTK's inputs
+    hold nothing between runs, so a refused run must leave them as they were (their shapes,
+    whether they were ever fed, a placeholder's zeros and data a user put there; a run's data
+    may hold the refused run's values, which nothing reads).  :meth:`keep` each input before
+    feeding it, :meth:`undo` on a refusal.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.graph import FeedUndo, free_batch_input
+        >>> x = free_batch_input(sd.Variable((1, 3)))
+        >>> y = sd.Variable.from_numpy_array(np.full((1, 3), 5.0))       # a user's data
+        >>> undo = FeedUndo()
+        >>> undo.keep(x), undo.keep(y)
+        (None, None)
+        >>> x.d, y.d = np.ones((1, 3)), np.ones((1, 3))     # fed in place ...
+        >>> x.data = x.data.new_ones(4, 3)                  # ... or replaced
+        >>> undo.undo()
+        >>> x.shape, x.d.tolist(), y.d.tolist()
+        ((1, 3), [[0.0, 0.0, 0.0]], [[5.0, 5.0, 5.0]])
+    """
+
+    __slots__ = ("_kept",)
+
+    def __init__(self):
+        self._kept: list = []
+
+    def keep(self, v: Variable, in_place: bool = True) -> None:
+        """Note ``v`` (a leaf, and its sequences' lengths) as it is, before it is fed; with
+        ``in_place`` (a feed of its very shape writes its buffer) what its values were: a
+        placeholder's zeros, or a copy of data a user put there (a run's data need none:
+        CNTK's inputs hold nothing between runs, so nothing can read them)."""
+        for u in (v, v._seq) if v._seq is not None else (v,):
+            data = u._data
+            records = [r.get(u) for r in _RECORDS]
+            values = None
+            if in_place and data is not None:
+                current = [r is not None and r[0] is data and r[1] == data._version
+                           for r in records]
+                values = "run" if current[1] else "zeros" if current[0] or current[2] else \
+                    data.detach().clone()
+            self._kept.append((u, data, None if data is None else data._version, values,
+                               u._shape, u._dtype, records))
+
+    def undo(self) -> None:
+        """Put every input kept back as it was (the last kept first)."""
+        for u, data, version, values, shape, dtype, records in reversed(self._kept):
+            if u._data is data and (data is None or data._version == version):
+                continue                    # untouched
+            if u._data is not data:         # replaced: the old buffer back
+                u._data, u._shape, u._dtype = data, shape, dtype
+                layout_changed()
+            if values is not None and data._version != version:     # written in place
+                with torch.no_grad():
+                    if isinstance(values, torch.Tensor):
+                        data.copy_(values)
+                    elif values == "zeros":
+                        data.zero_()
+            for table, record in zip(_RECORDS, records):
+                if record is None:
+                    table.pop(u, None)
+                elif record[0] is data and record[1] == version and data is not None:
+                    table[u] = (data, data._version)    # (current before: current again)
+                else:
+                    table[u] = record
+        self._kept.clear()

@@ -19,6 +19,7 @@ from ...cntk_semantics import reshape_samples
 from ...graph import Variable
 from ._graph import (BATCH, INNER_OPS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, kind_of,
                      set_op_name)
+from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
 from ._run_checks import at_first_run, refuse_when_run
 from ._shown_constants import show_clone
@@ -314,16 +315,11 @@ STRICT_DYNAMIC_AXES = [False]
 
 def _check_dynamic_axes(left: Any, right: Any, op: str | None) -> None:
     """CNTK 2.7's RuntimeError for an op of a sequence and a batch without one, while
-    :data:`STRICT_DYNAMIC_AXES` is set."""
-    if not STRICT_DYNAMIC_AXES[0] or not isinstance(left, GraphObject) or \
-            not isinstance(right, GraphObject):
-        return
-    lead = [lead_axes(left), lead_axes(right)]
-    if 0 in lead or lead[0] == lead[1]:
-        return
-    shown = "[#, *]" if lead[0] == 2 else "[#]"
-    raise RuntimeError(f"Operation '{op or 'Binary'}': Operand '{right!r}' has dynamic axes, "
-                       f"that do not match the dynamic axes '{shown}' of the other operands.")
+    :data:`STRICT_DYNAMIC_AXES` is set (the ops of an untyped ``@C.Function``, made over
+    placeholders, reconcile nothing): :func:`._mixed_axes.refuse_mixed_axes`'s."""
+    if STRICT_DYNAMIC_AXES[0] and isinstance(left, GraphObject) and \
+            isinstance(right, GraphObject):
+        refuse_mixed_axes(op or "Binary", (left, right))
 
 
 def binary(fn: Callable, left: Any, right: Any, name: str = "", op: str | None = None) -> Any:

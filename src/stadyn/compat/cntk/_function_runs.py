@@ -24,7 +24,7 @@ import torch
 
 from ... import io as _io
 from ..._errors import EmptySequenceError
-from ...graph import Variable, forward_all, graph_version, topological_nodes, training
+from ...graph import FeedUndo, Variable, forward_all, graph_version, topological_nodes, training
 from ...train import feed, fits_sample, stack_samples
 from . import _graph as G
 from ._adapt import unwrap
@@ -93,10 +93,12 @@ class FunctionRuns:
             self._runs = state
         return state
 
-    def _bind(self, arguments: Any, method: str, given: set) -> list[bool] | None:
-        """Feed ``arguments`` (the ids of the Variables fed added to ``given``); returns the
-        sequence-begin flags given with them, or None.  Data for a placeholder left in the
-        graph is CNTK 2.7's RuntimeError (it has no data type)."""
+    def _bind(self, arguments: Any, method: str, given: set,
+              undo: "FeedUndo | None" = None) -> list[bool] | None:
+        """Feed ``arguments`` (the ids of the Variables fed added to ``given``; each input
+        kept by ``undo`` before it is fed); returns the sequence-begin flags given with them,
+        or None.  Data for a placeholder left in the graph is CNTK 2.7's RuntimeError (it has
+        no data type)."""
         if arguments is None or isinstance(arguments, (dict, list)) and not arguments:
             if self.arguments:      # (CNTK 2.7's words)
                 raise ValueError(f"function expects {len(self.arguments)} arguments")
@@ -136,6 +138,8 @@ class FunctionRuns:
                     isinstance(value, list) or getattr(value, "lengths", None) is not None):
                 if isinstance(value, list):
                     refuse_empty_sequences(target, value, "Function.eval or forward")
+                if undo is not None:
+                    undo.keep(unwrap(target), in_place=False)   # (sequences: a new buffer)
                 feed(unwrap(target), value, repr(target))    # one array per sequence
                 fed.append((target, unwrap(target)))
                 continue
@@ -158,6 +162,8 @@ class FunctionRuns:
                 arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
             if G.BATCH(var) and isinstance(arr, np.ndarray) and arr.ndim == var.ndim:
                 refuse_no_rows({target: arr}, "Function.eval or forward")
+            if undo is not None:        # (data of its very shape: written in place)
+                undo.keep(var, in_place=tuple(arr.shape) == tuple(var.shape))
             feed(var, arr, repr(target))    # (refusals name it as CNTK shows it)
             fed.append((target, var))
         try:                # (CNTK 2.7's ValueError, before running)
@@ -199,26 +205,17 @@ class FunctionRuns:
             [[0.25, 0.25]]
         """
         keep = bool(keep_for_backward)
-        given: set = set()
-        flags = self._bind(arguments, "forward" if keep else "eval", given)
         wanted = self.outputs if outputs is None else list(outputs)
+        # a run refused before it runs leaves its inputs as they were (CNTK's inputs hold
+        # nothing between runs; its refusals come before any data is in the graph)
+        undo = FeedUndo()
+        try:
+            roots, flags, begins, computed, assigns, layout = self._prepare(
+                arguments, outputs, wanted, keep, undo)
+        except BaseException:
+            undo.undo()
+            raise
         state = self._run_state()
-        self._refuse_missing(state, None if outputs is None else wanted, given)
-        roots = self._roots()
-        begins = state.recurrences(roots)
-        roots += [unwrap(o) for o in wanted]                  # (forward_all drops repeats)
-        computed = [v.sequence_lengths for v in list(roots)      # computed lengths (a slice)
-                    if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
-        roots += computed
-        assigns = assign_outputs(roots)
-        roots += assigns
-        state.runnable(roots)
-        # a truncated source's minibatch: its pieces go on in their slots (CNTK 2.7)
-        layout = truncated_layout(arguments) if flags is None else None
-        if begins is not None:      # the recurrences go on from the last run where flags say
-            begins.begin(flags if layout is None else list(layout.begins),
-                         "Function.forward" if keep else "Function.eval", layout)
-            roots += begins.wanted()
         with carrying(begins), state.checked.run(keep):
             if keep:
                 with training(True):
@@ -237,6 +234,31 @@ class FunctionRuns:
         if not keep:
             apply_assignments(pending)      # training: after the backward
         return (_ForwardState(self, pending, flags) if keep else None), values
+
+    def _prepare(self, arguments: Any, outputs, wanted: list, keep: bool,
+                 undo: "FeedUndo") -> tuple:
+        """:meth:`forward`'s feeding of ``arguments`` and its checks before running:
+        ``(roots, flags, recurrences, computed lengths, assignments, truncated layout)``."""
+        given: set = set()
+        flags = self._bind(arguments, "forward" if keep else "eval", given, undo)
+        state = self._run_state()
+        self._refuse_missing(state, None if outputs is None else wanted, given)
+        roots = self._roots()
+        begins = state.recurrences(roots)
+        roots += [unwrap(o) for o in wanted]                  # (forward_all drops repeats)
+        computed = [v.sequence_lengths for v in list(roots)      # computed lengths (a slice)
+                    if v.sequence_lengths is not None and v.sequence_lengths.parent is not None]
+        roots += computed
+        assigns = assign_outputs(roots)
+        roots += assigns
+        state.runnable(roots)
+        # a truncated source's minibatch: its pieces go on in their slots (CNTK 2.7)
+        layout = truncated_layout(arguments) if flags is None else None
+        if begins is not None:      # the recurrences go on from the last run where flags say
+            begins.begin(flags if layout is None else list(layout.begins),
+                         "Function.forward" if keep else "Function.eval", layout)
+            roots += begins.wanted()
+        return roots, flags, begins, computed, assigns, layout
 
     def _refuse_missing(self, state: RunState, wanted: "list | None", given: set) -> None:
         """CNTK 2.7's ValueError where an argument the ``wanted`` outputs (None: all) depend

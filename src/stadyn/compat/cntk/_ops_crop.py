@@ -14,8 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
-
 from ... import cntk_semantics
 from ... import functions as F
 from ...graph import widen_free_dimensions
@@ -23,8 +21,8 @@ from . import _graph as G
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand as _as_operand,
                      sample_shape, wrap)
 from ._ops_nn import MAX_POOLING
-from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run
-from ._seq_axes import free_shown, free_steps
+from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run, shape_at_run
+from ._seq_axes import free_steps, mark_free_axes
 
 __all__ = ["crop_manual", "roipooling"]
 
@@ -48,19 +46,16 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
         raise ValueError(f"crop_manual: both operands need two spatial axes; shapes {shape} "
                          f"and {ref}")
     referent = _as_operand(node_referent)
-    free = free_steps(referent)
-    if any(a >= referent.ndim - 2 for a in free):
-        # the window's size would be written in at the length the graph was built with
-        raise ValueError(f"crop_manual: the referent's spatial axes "
-                         f"{free_shown(referent.shape, free)[-2:]} hold a free "
-                         "dimension (-3), whose length is each run's; Stadyn's compat crops "
-                         "to a fixed size only")
     h, w = int(ref[-2]), int(ref[-1])
     ox, oy = int(offset_x), int(offset_y)
     if ox < 0 or oy < 0:            # (CNTK 2.7's offsets are unsigned: its SWIG refusal)
         raise NotImplementedError(
             "Wrong number or type of arguments for overloaded function 'crop'.\n"
             f"crop_manual: the offsets (x={ox}, y={oy}) must not be negative")
+    sized_at_run = [a for a in (-2, -1) if referent.ndim + a in free_steps(referent)]
+    if sized_at_run:        # (a referent's free dimension: the window is each run's)
+        out = crop_to_run_size(v, referent, ox, oy, sized_at_run)
+        return named(wrap(out), name, "Crop")
     free = free_steps(v)
     spatial_free = any(a >= v.ndim - 2 for a in free)
     if spatial_free:
@@ -73,28 +68,78 @@ def crop_manual(node_input, node_referent, offset_x: int, offset_y: int, name: s
         # a run whose input is smaller than the window fails (the window's size, fixed, is
         # asked of the crop: CNTK 2.7's "Input is small to be cropped" is a RuntimeError)
         out = one_op(F.reshape_trailing(out, tuple(kept) + (h, w), base_axis=lead), v)
-    if spatial_free and v.parent is None:
-        # (an input's lengths are known once a run's data are fed: CNTK's error then)
+    if spatial_free:
+        # (an input's lengths, and those of values computed from it, are known once a
+        # run's data are fed: CNTK's error then)
         check_each_run(out, _window_fits(v, ox, oy, (h, w)))
     return named(wrap(out), name, "Crop")
 
 
-def _window_fits(v, ox: int, oy: int, window: tuple):
-    """The check, at each run, that the crop window at ``(ox, oy)`` fits the spatial size the
-    input ``v`` was fed (CNTK 2.7's RuntimeError, the ``x`` axis first)."""
-    ref = weakref.ref(v)
-    h, w = window
+def crop_to_run_size(v, referent, ox: int, oy: int, axes: list):
+    """The crop of ``v`` at ``(ox, oy)`` to ``referent``'s spatial size where its spatial
+    ``axes`` (``-2``: ``y``, ``-1``: ``x``) are free dimensions: CNTK 2.7 crops to the
+    lengths each run gives them (the output's axes shown ``-3``); a window that does not fit
+    the run's input is its RuntimeError when the graph runs.  Along a free axis the crop
+    gathers the rows (columns) ``offset + 0 .. offset + length - 1``, their count taken from
+    the referent's value in the run (a static plan infers it anew for each length)."""
+    out = v
+    for a, offset in ((-2, oy), (-1, ox)):
+        if a in axes:
+            out = F.gather(out, _positions(referent, a, offset), axis=v.ndim + a)
+        else:
+            lead, rest = [None] * (v.ndim + a), [None] * (-a - 1)
+            out = F.slice(out, lead + [offset] + rest,
+                          lead + [offset + int(referent.shape[a])] + rest)
+    out = _reading(out, v, referent)
+    mark_free_axes(out, [out.ndim + a for a in axes])
+    check_each_run(out, _referent_fits(v, referent, ox, oy))
+    return out
+
+
+def _positions(referent, axis: int, offset: int):
+    """``offset, offset + 1, ...`` as many as ``referent`` has along ``axis`` in a run (a
+    vector computed from its shape alone, not its values)."""
+    others = [k for k in range(referent.ndim) if k != referent.ndim + axis]
+    line = F.sum(cntk_semantics.constant_like(referent, 0.0), axis=others)
+    return F.add_scalar(F.cumsum(cntk_semantics.constant_like(line, 1.0), axis=0),
+                        float(offset - 1))
+
+
+def _referent_fits(v, referent, ox: int, oy: int):
+    """The check, at each run, that a window of ``referent``'s spatial size in the run at
+    ``(ox, oy)`` fits ``v``'s (CNTK 2.7's RuntimeError, the ``x`` axis first)."""
+    shape_of, window_of = shape_at_run(v), shape_at_run(referent)
 
     def check():
-        fed = ref()
-        if fed is None:
+        shape, window = shape_of(), window_of()
+        if shape is None or window is None:
             return
-        for along, need, size in (("x", ox + w, fed.shape[-1]), ("y", oy + h, fed.shape[-2])):
-            if need > int(size):
-                raise RuntimeError(f"Input is small to be cropped along {along} dimension in "
-                                   f"crop node.\ncrop_manual: a {h}x{w} window at offset "
-                                   f"(x={ox}, y={oy}) does not fit in this run's "
-                                   f"{fed.shape[-2]}x{fed.shape[-1]}")
+        _refuse_short(shape, ox, oy, (int(window[-2]), int(window[-1])))
+    return check
+
+
+def _refuse_short(shape: tuple, ox: int, oy: int, window: tuple) -> None:
+    """CNTK 2.7's RuntimeError where a ``window`` at ``(ox, oy)`` does not fit a run's value
+    of ``shape`` (the ``x`` axis first)."""
+    h, w = window
+    for along, need, size in (("x", ox + w, shape[-1]), ("y", oy + h, shape[-2])):
+        if need > int(size):
+            raise RuntimeError(f"Input is small to be cropped along {along} dimension in "
+                               f"crop node.\ncrop_manual: a {h}x{w} window at offset "
+                               f"(x={ox}, y={oy}) does not fit in this run's "
+                               f"{shape[-2]}x{shape[-1]}")
+
+
+def _window_fits(v, ox: int, oy: int, window: tuple):
+    """The check, at each run, that the crop window at ``(ox, oy)`` fits the spatial size of
+    ``v`` in the run (an input's as fed, a value's computed from it: CNTK 2.7's RuntimeError,
+    the ``x`` axis first)."""
+    shape_of = shape_at_run(v)
+
+    def check():
+        shape = shape_of()
+        if shape is not None:
+            _refuse_short(shape, ox, oy, window)
     return check
 
 

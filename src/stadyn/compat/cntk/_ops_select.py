@@ -24,7 +24,7 @@ from ._adapt import (float_arrays, lead_axes, named, one_op, operand as _as_oper
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._ops_shape import _axis_index
-from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run
+from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run, shape_at_run
 from ._seq_axes import free_shown, free_steps
 
 __all__ = ["slice", "gather"]
@@ -72,24 +72,23 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         ranged = F.flip(F.slice(v, start, stop), axes=flipped)
         # (one Slice reading x, as CNTK 2.7 shows it, the range and its flip inside)
         out = one_op(named(wrap(F.slice(ranged, whole, whole, step)), name, "Slice"), x)
-    _check_ranges_at_run(out, x, [r for r in at_run if r[0] is not None])
+    _check_ranges_at_run(out, x, at_run)
     return out
 
 
 def _run_length(v: Variable, k: int):
     """How to read the length axis ``k`` of ``v`` (a free one) has in a run, once its data
-    are fed: an input's free dimension, or the padded steps ``sequence.unpack`` makes of an
-    input's sequences; None for values computed otherwise (not checked)."""
-    if v.parent is None:
-        ref = weakref.ref(v)
-        return lambda: int(ref().shape[k]) if ref() is not None else None
+    are fed: an input's free dimension, the padded steps ``sequence.unpack`` makes of an
+    input's sequences, or the axis of a value computed from them (inferred from the run's
+    data: CNTK 2.7 checks those at each run too)."""
     node = v.parent
-    source = node.inputs[0] if node.inputs else None
-    if node.spec.name == "sequence_unpack" and k == 1 and isinstance(source, Variable) \
-            and source.parent is None:
+    source = node.inputs[0] if node is not None and node.inputs else None
+    if node is not None and node.spec.name == "sequence_unpack" and k == 1 and \
+            isinstance(source, Variable) and source.parent is None:
         ref = weakref.ref(source)
         return lambda: int(ref().shape[1]) if ref() is not None else None
-    return None
+    shape = shape_at_run(v)
+    return lambda: None if (found := shape()) is None else int(found[k])
 
 
 def _check_ranges_at_run(out, x, ranges: list) -> None:

@@ -15,20 +15,22 @@ A graph changes only where it is rewired, which counts a new graph version, and 
 marked when its op is built, so a Function or Trainer checks its graph once
 (:class:`RunnableCheck`) and again only after either happened.
 
-What only the data of a run decides (a slice of an input's free dimension whose range the
-run's length leaves empty or overruns: CNTK 2.7's RuntimeError) registers a check of the
-lengths fed (:func:`check_each_run`), which a Function's runs make once their data are in
-the inputs."""
+What only the data of a run decides (a slice of an input's free dimension, or of a value
+computed from one, whose range the run's length leaves empty or overruns; a crop window the
+run's input is too small for: CNTK 2.7's RuntimeError) registers a check of the lengths fed
+(:func:`check_each_run`; a value's lengths in a run: :func:`shape_at_run`), which a
+Function's runs and a Trainer's minibatches make once their data are in the inputs."""
 
 from __future__ import annotations
 
 import weakref
 from typing import Callable, Sequence
 
-from ...graph import Subgraph, Variable, format_location, graph_version, user_location
+from ...graph import (Subgraph, Variable, format_location, graph_version, refresh_shapes,
+                      user_location)
 
 __all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "at_first_run",
-           "check_each_run", "check_runnable", "RunnableCheck"]
+           "check_each_run", "check_runnable", "RunnableCheck", "shape_at_run"]
 
 
 class DataTypeError(ValueError, RuntimeError):
@@ -68,6 +70,35 @@ def check_each_run(value: Variable, check: Callable[[], None]) -> None:
     data are in its inputs (it raises what CNTK 2.7 raises for those data)."""
     _EACH_RUN[value] = check
     _MARKED[0] += 1
+
+
+def shape_at_run(v: Variable) -> Callable[[], "tuple | None"]:
+    """A reader of ``v``'s shape in a run, for a check of :func:`check_each_run`: an input's
+    as the run fed it, a computed value's inferred anew from the inputs the run fed (CNTK 2.7
+    checks a slice or crop of a value computed from an input's free dimension against the
+    run's lengths too); None once ``v`` is gone.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> from stadyn.compat.cntk._adapt import unwrap
+        >>> x = C.input_variable((C.FreeDimension, 3))
+        >>> h = C.tanh(x)
+        >>> shape = shape_at_run(unwrap(h))
+        >>> unwrap(x).data = unwrap(x).data.new_zeros(2, 5, 3)     # a run's data
+        >>> shape()
+        (2, 5, 3)
+    """
+    ref = weakref.ref(v)
+
+    def shape():
+        u = ref()
+        if u is None:
+            return None
+        if u.parent is not None:
+            sub = Subgraph([u])
+            refresh_shapes(sub.nodes, sub.leaves)
+        return tuple(u.shape)
+    return shape
 
 
 def check_runnable(roots: Sequence[Variable]) -> list:

@@ -28,13 +28,15 @@ Example:
 
 from __future__ import annotations
 
+import weakref
+
 from ... import cntk_semantics as S
 from ...graph import FREE_DIMENSION, Variable, free_dimensions
 from . import _graph as G
 from ._axis import Axis
 
 __all__ = ["FREE_DIMENSION", "value_uid", "name_new_axis", "on_derived_axis", "derived_axis_name",
-           "free_steps", "free_shown", "refuse_free_windows"]
+           "free_steps", "free_shown", "refuse_free_windows", "mark_free_axes"]
 
 
 # op categories whose outputs line up with their inputs axis by axis (broadcasting aside)
@@ -83,6 +85,25 @@ def on_derived_axis(out: Variable, name: str) -> Variable:
     return _on_axis(out, name)
 
 
+# values whose axes are free by how they are made (a crop to a referent's free dimensions)
+_MARKED: "weakref.WeakKeyDictionary[Variable, frozenset]" = weakref.WeakKeyDictionary()
+
+
+def mark_free_axes(v: Variable, axes) -> None:
+    """Note that the ``axes`` of ``v``'s shape are free dimensions by how ``v`` is made (their
+    lengths each run's, shown ``-3``: a crop to a referent's free dimensions), whatever the
+    ops that make it; :func:`free_steps` reads them as an input's.
+
+    Example:
+        >>> import stadyn as sd
+        >>> v = sd.Variable((1, 4, 4)) * 2
+        >>> mark_free_axes(v, [2])
+        >>> free_shown(v.shape, free_steps(v))
+        (1, 4, -3)
+    """
+    _MARKED[v] = frozenset(int(a) for a in axes)
+
+
 def free_steps(v: Variable) -> frozenset:
     """The axes of ``v``'s shape (batch axis included) that hold ``sequence.unpack``'s padded
     steps: those of an unpack's outputs, and of values without a sequence axis computed from
@@ -95,6 +116,9 @@ def free_steps(v: Variable) -> frozenset:
         if id(u) in found:
             continue
         node = u.parent
+        if _MARKED and u in _MARKED:
+            found[id(u)] = _MARKED[u]
+            continue
         if node is None:        # an input with free dimensions (``input_variable((-3, 3))``)
             found[id(u)] = free_dimensions(u)
             continue

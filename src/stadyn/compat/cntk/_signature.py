@@ -255,8 +255,8 @@ class _Deferred(ArgumentBinding):
                 raise G.not_found(ph, self)
         for ph, new in substitutions.items():
             self._given[waiting[id(unwrap(ph))]] = new
-        self.__dict__.pop("_shown", None)
-        self.__dict__.pop("_waiting", None)
+        for made in ("_shown", "_waiting", "_untyped_graph"):     # (made on the old ones)
+            self.__dict__.pop(made, None)
         if len(self._given) == len(self._placeholders):
             values = list(self.arguments)
             self._typed = _in_signature_order(_as_function(self._built(values)), values)
