@@ -102,8 +102,8 @@ def run_tensor(v: Variable) -> torch.Tensor:
 def parameter_tensor_of_view(v: Variable) -> torch.Tensor | None:
     """The tensor of the parameter ``v`` views (its source: a leaf whose tensor needs a
     gradient), or None when ``v`` is no view of one: where a view's gradient belongs."""
-    source = v._alias
-    if source is None or source.parent is not None or source._alias is not None:
+    source = _viewed(v)
+    if source is None or source.parent is not None:
         return None
     t = source._data
     return t if t is not None and t.requires_grad else None
@@ -119,8 +119,17 @@ def _shared_grad(source: Variable, like: torch.Tensor) -> torch.Tensor:
     return g
 
 
-def _reads_parameter(v: Variable) -> bool:
+def _viewed(v: Variable) -> Variable | None:
+    """What the view ``v`` reads at the end of its chain (a view of a view of ``w`` reads
+    ``w``: a graph converted twice), or None when ``v`` is no view."""
     target = v._alias
+    while target is not None and target._alias is not None:
+        target = target._alias
+    return target
+
+
+def _reads_parameter(v: Variable) -> bool:
+    target = _viewed(v)
     return target is not None and target.parent is None and target.name is not None
 
 
@@ -196,7 +205,7 @@ class Subgraph:
     @property
     def views(self) -> list[tuple[Variable, Variable]]:
         """``(view, parameter)`` for each leaf that reads a parameter."""
-        return [(v, v._alias) for v in self._with_role(VIEW)]
+        return [(v, _viewed(v)) for v in self._with_role(VIEW)]
 
     @property
     def constants(self) -> list[Variable]:

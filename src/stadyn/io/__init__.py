@@ -93,7 +93,8 @@ from ._data_iterator import (DataIterator, data_iterator, data_iterator_cache,  
                              data_iterator_concat_datasets, data_iterator_csv_dataset,
                              data_iterator_simple)
 from ._data_loader import (DownloadError, FileReader, download, get_data_home,  # noqa: E402
-                           get_file_extension, load_csv, load_image, load_npy)
+                           get_file_extension, load, load_csv, load_image,
+                           load_npy)
 from ._data_source import (ConcatDataSource, DataSource,  # noqa: E402
                            DataSourceWithMemoryCache, SimpleDataSource, SlicedDataSource)
 from ._digits import (DigitsData, data_iterator_digits, load_digits_source,  # noqa: E402
@@ -105,6 +106,6 @@ __all__ += ["DataIterator", "DataSource", "SimpleDataSource", "DataSourceWithMem
             "ConcatDataSource", "CsvDataSource", "CacheDataSource", "data_iterator",
             "data_iterator_simple", "data_iterator_csv_dataset", "data_iterator_cache",
             "data_iterator_concat_datasets", "FileReader", "DownloadError", "download",
-            "get_data_home", "get_file_extension", "load_image", "load_csv", "load_npy",
+            "get_data_home", "get_file_extension", "load", "load_image", "load_csv", "load_npy",
             "imread", "imsave", "imresize", "DigitsData", "load_digits_source",
             "data_iterator_digits", "split_indices", "FileCacheSettings", "file_cache_settings"]

@@ -5,10 +5,10 @@ function with modifiers -- batch normalisation folded (``BatchNormalizationFoldi
 (``BatchNormBatchStatModifier``, ``TestModeModifier``), the layout switched
 (``ChannelLastModifier``, ``ChannelFirstModifier``), functions removed
 (``RemoveFunctionModifier``), inputs replaced (``IdentityModifier``), gradients cut
-(``NoGradModifier``), weights pruned (``PruningModifier``).  Checked against NNabla 1.39:
+(``NoGradModifier``), weights pruned (``PruningModifier``), quantisation-aware training's
+range recorders added (``QuantizeNonQNNToRecordingModifier``) and quantisation simulated
+(``QuantizeRecordingToTrainingModifier``; see ``nnabla.utils.qnn``).  Checked against NNabla 1.39:
 cases ``graph_converters__*`` of ``tests/compat/compat_cases/nnabla_graph_converters.py``.
-
-Differences from NNabla 1.39: the quantisation modifiers are not here.
 
 Example:
     >>> import numpy as np
@@ -31,6 +31,7 @@ from ._graph_converter import FunctionModifier, GraphConverter
 from ._modifiers import (BatchNormBatchStatModifier, IdentityModifier, NoGradModifier,
                         RemoveFunctionModifier, TestModeModifier)
 from ._prune import PruningModifier
+from ._quantize import QuantizeNonQNNToRecordingModifier, QuantizeRecordingToTrainingModifier
 
 __all__ = ["GraphConverter", "FunctionModifier", "BatchNormalizationFoldingModifier",
            "AddBiasModifier", "BatchNormalizationFoldingModifierInner",
@@ -38,4 +39,5 @@ __all__ = ["GraphConverter", "FunctionModifier", "BatchNormalizationFoldingModif
            "BatchNormalizationSelfFoldingModifier", "FusedBatchNormalizationModifier",
            "UnfusedBatchNormalizationModifier", "ChannelLastModifier", "ChannelFirstModifier",
            "RemoveFunctionModifier", "BatchNormBatchStatModifier", "TestModeModifier",
-           "IdentityModifier", "NoGradModifier", "PruningModifier"]
+           "IdentityModifier", "NoGradModifier", "PruningModifier",
+           "QuantizeNonQNNToRecordingModifier", "QuantizeRecordingToTrainingModifier"]
