@@ -61,3 +61,32 @@ def test_seeds_count_in_cntk_exe_order_past_a_late_input():
                                                "s.h.z.TimesArgs[0]"]
     for name, value in expected.items():
         np.testing.assert_array_equal(got[name], value, err_msg=name)
+
+
+def test_an_input_tried_early_is_forgotten_when_a_loop_closed_inside_it():
+    # 'c' is made first; its delay reads h, whose 'd' is a loop of its own that closes while
+    # h is tried, before h meets c still in the making.  cntk.exe attaches the delay's input
+    # late (ConstructFromRoots: LateAttachInputs after the member is made), so c's W takes
+    # the first seed, h's and d's the next, and h's W is made once (it was made twice, the
+    # first one an unnamed extra parameter, with the seeds in another order)
+    text = """{{ x = Input {{3}}
+        s = {{ c = PastValue (4, h) + ParameterTensor ((4:3){0}) * x
+              h = Tanh (ParameterTensor ((4:4){1}) * d + c)
+              d = ParameterTensor ((4:3){2}) * x + PastValue (4, d) }}
+        c = s.c ; h = s.h }}"""
+    net, got = _build(text.format("", "", ""))
+    _, expected = _build(text.format(", randomSeed = 0", ", randomSeed = 1", ", randomSeed = 2"))
+    c_w, h_w, d_w = ("s.c.PlusArgs[1].TimesArgs[0]", "s.h.z.PlusArgs[0].TimesArgs[0]",
+                     "s.d.PlusArgs[0].TimesArgs[0]")
+    assert sorted(got) == sorted(expected) == sorted([c_w, h_w, d_w])
+    for name, value in expected.items():
+        np.testing.assert_array_equal(got[name], value, err_msg=name)
+    # the network computes the recurrence (NumPy, defaultHiddenActivation 0.1)
+    xs = [np.random.RandomState(1).randn(3, 3).astype(np.float32)]
+    h_prev, d_prev, want = np.full(4, 0.1), np.full(4, 0.1), []
+    for x in xs[0]:
+        d = x @ got[d_w] + d_prev
+        h = np.tanh(d @ got[h_w] + h_prev + x @ got[c_w])
+        want.append(h)
+        h_prev, d_prev = h, d
+    np.testing.assert_allclose(_run(net, "h", xs)[0], np.array(want), rtol=1e-5, atol=1e-6)

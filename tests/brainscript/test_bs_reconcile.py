@@ -2,7 +2,9 @@
 with the arguments swapped), as cntk.exe's ``ReconcileDynamicAxisNode`` (ReshapingNodes.h)
 computes it: the data as it is where its layout is the layout input's; one value per sequence
 repeated over each step of the layout input's sequence (``BroadcastToPacked``); a sequence on a
-layout of one value per sample refused.  Values against NumPy; the use of
+layout of one value per sample refused; data with no dynamic axis (a parameter) copied to every
+sample and step of the layout input (ForwardProp's ``AllowBroadcast``), its gradient the sum over
+them; a layout input with no dynamic axis refused (``Validate``).  Values against NumPy; the use of
 Tests/EndToEndTests/Text/SequenceClassification's seqcla.cntk (``zp = ReconcileDynamicAxis (z,
 labels)``, z the last step of a sequence on its own axis, labels one per sequence) builds."""
 
@@ -54,9 +56,38 @@ def test_seqcla_reconciles_the_last_step_with_labels_of_one_per_sequence():
     assert net.nodes["zp"].shape[1:] == (2,) and net.nodes["zp"].sequence_lengths is None
 
 
+def test_a_parameter_is_copied_to_every_step_and_sample_of_the_layout():
+    net = _build("""{ x = Input {2}
+        p = ParameterTensor {3, init = "fixedValue", value = 0} ; q = ParameterTensor {(3:2)}
+        y = ReconcileDynamicAxis (p, x)
+        z = ReduceSum (y .* (q * x))
+        last = BS.Sequences.Last (x) }""")
+    p, q = net.nodes["p"], net.nodes["q"]
+    p.d = np.array([1.0, -2.0, 0.5])
+    for got, s in zip(_values(net, "y"), XS):
+        np.testing.assert_array_equal(got, np.tile(p.d, (len(s), 1)))
+    # the gradient of the parameter: the sum over the steps of all sequences
+    z = net.nodes["z"]
+    z.forward()
+    p.g = np.zeros(3)
+    z.backward()
+    want = sum((s @ np.asarray(q.d)).sum(axis=0) for s in XS)  # (q's row-major [2 x 3] form)
+    np.testing.assert_allclose(np.asarray(p.g), want, rtol=1e-5)
+    # per sample (no sequence in the network): each sample gets the parameter
+    flat = _build("""{ x = Input {2}
+        y = ReconcileDynamicAxis (Constant (3), x) }""")
+    x = flat.nodes["x"]
+    x.reset_shape((4, 2), force=True)
+    x.d = np.ones((4, 2))
+    y = flat.nodes["y"]
+    y.forward()
+    np.testing.assert_array_equal(np.asarray(y.d).reshape(4, -1), np.full((4, 1), 3.0))
+
+
 @pytest.mark.parametrize("call, words", [
     ("ReconcileDynamicAxis (x, BS.Sequences.Last (x))", "layouts are incompatible"),
-    ("ReconcileDynamicAxis (ParameterTensor {2}, x)", "no batch axis")])
-def test_what_cntk_exe_refuses_or_stadyn_lacks_is_named(call, words):
+    ("ReconcileDynamicAxis (x, ParameterTensor {2})",
+     "y ReconcileDynamicAxis operation requires that the second argument has a dynamic axis")])
+def test_what_cntk_exe_refuses_is_named(call, words):
     with pytest.raises(ConfigError, match=words):
         _build("{ x = Input {2} ; y = " + call + " }")

@@ -98,3 +98,24 @@ def test_each_epoch_of_rows_trains_at_its_own_learning_rate(tmp_path, monkeypatc
     _train(tmp_path, "Train.SGD.maxEpochs=3", "Train.SGD.epochSize=60",
            "Train.SGD.learningRatesPerSample=0.1*1:0.05*1:0.01")
     assert used == {0: {0.1}, 1: {0.05}, 2: {0.01}}
+
+
+def test_each_epoch_of_rows_trains_at_its_own_momentum(tmp_path, monkeypatch):
+    # cntk.exe reads the momentum of every minibatch from the epoch's entry (SGD.cpp:1396,
+    # GetMomentumPerSample(epochNumber, ...) in TrainOneEpoch), not from the samples counted:
+    # an epoch of 60 rows has some 20 labels here, so a schedule moving every 60 labels would
+    # still be at its first entry in the third epoch
+    from stadyn.brainscript._train_progress import CNTKProgress
+    used = {}
+    seen = CNTKProgress.on_minibatch_end
+
+    def record(self, trainer, step):
+        value, _ = trainer.parameter_learners[0].schedule_value("momentum")
+        used.setdefault(step["epoch"], set()).add(round(value, 6))
+        return seen(self, trainer, step)
+    monkeypatch.setattr(CNTKProgress, "on_minibatch_end", record)
+    _train(tmp_path, "Train.SGD.maxEpochs=3", "Train.SGD.epochSize=60",
+           "Train.SGD.learningRatesPerSample=0.1",
+           "Train.SGD.momentumPerMB=0.9*1:0.5*1:0.25")
+    # momentumPerMB m over minibatches of 40 rows: m ** (1/40) per sample (SGD.h)
+    assert used == {0: {0.997369}, 1: {0.982821}, 2: {0.965936}}

@@ -141,7 +141,8 @@ class Workload:
         seed_all(seed)
         with parameter_registry(registry):
             self.make_model()(Variable((self.batch_size,) + self.input_shape))
-        return {k: v.data.detach().clone() for k, v in registry.items()}
+        # (trained ones: a BrainScript network's number operands are constants beside them)
+        return {k: v.data.detach().clone() for k, v in registry.items() if v.need_grad}
 
     # -- PyTorch --------------------------------------------------------------------------------
     def torch_case(self, mode: str, seed: int = 0) -> Case:

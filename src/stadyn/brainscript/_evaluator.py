@@ -355,9 +355,8 @@ class Evaluator(OperatorsMixin):
             if not cycle.thunk.running:
                 raise
             waits_for = cycle.thunk
-            if not tried.called_back:      # (a loop closed meanwhile stays as it is)
-                tried.undo()
-                forget()
+            tried.undo()                   # (loops closed meanwhile opened again)
+            forget()
         ref = ForwardRef(loc, waits_for.name)
 
         def define() -> None:
@@ -368,9 +367,8 @@ class Evaluator(OperatorsMixin):
             except CycleError as again:   # the input also needs a value still being computed
                 if not again.thunk.running:
                     raise
-                if not tried.called_back:
-                    tried.undo()
-                    forget()
+                tried.undo()
+                forget()
                 again.thunk.when_done(define)
                 return
             with source_location(line_of(loc)):

@@ -216,6 +216,13 @@ class Library:
         """``if node then a else b``: an element-wise choice (CNTK's ``If``)."""
         return self._missing("if_then_else")
 
+    def number_operand(self, value: Any) -> Any:
+        """A number operand of an infix operator or ``if`` on nodes, as the operator's hook
+        gets it (:attr:`path` is the operator's expression path); the default passes the
+        number on.  cntk.exe makes it a ``[1]`` constant node (BrainScriptEvaluator.cpp's
+        ``CastToComputationNode``)."""
+        return value
+
     # ---- recurrence (loops through delays) -------------------------------------------------
     def delay_input(self, fn: Any) -> tuple[int, str] | None:
         """For a delay function (``PastValue``, ``FutureValue``): the position and name of its

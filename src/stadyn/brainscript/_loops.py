@@ -114,6 +114,39 @@ class Loops:
         self._owner: dict[int, tuple[Variable, _Loop | None]] = {}   # id -> (node, loop)
         self._pending: dict[int, tuple[ForwardRef, list[_State]]] = {}
 
+    def checkpoint(self) -> Callable[[], None]:
+        """A function that puts the loops back as they are now (the nodes' owners, the delays
+        still waiting for their input, each loop's states, step inputs and outputs, whether it
+        is merged or closed): the evaluator forgets a delay's input tried early this way, loops
+        closed meanwhile included."""
+        owner, pending = dict(self._owner), dict(self._pending)
+        loops = {id(lp): lp for _, lp in owner.values() if lp is not None}
+        loops.update((id(p.loop), p.loop) for _, p in pending.values())
+        while True:                       # (and the loops they were merged into)
+            more = {id(lp.merged_into): lp.merged_into for lp in loops.values()
+                    if lp.merged_into is not None and id(lp.merged_into) not in loops}
+            if not more:
+                break
+            loops.update(more)
+        kept = [(lp, list(lp.states), dict(lp.step_inputs), lp.merged_into, dict(lp.outputs),
+                 lp.closed) for lp in loops.values()]
+        states = [(st, st.next_value, st.ref) for lp in loops.values() for st in lp.states]
+        made = [(p, p.variable) for _, p in pending.values()]
+
+        def restore() -> None:
+            self._owner.clear()
+            self._owner.update(owner)
+            self._pending.clear()
+            self._pending.update(pending)
+            for lp, lp_states, inputs, merged, outputs, closed in kept:
+                lp.states, lp.step_inputs, lp.merged_into, lp.outputs, lp.closed = \
+                    lp_states, inputs, merged, outputs, closed
+            for st, next_value, ref in states:
+                st.next_value, st.ref = next_value, ref
+            for p, variable in made:
+                p.variable = variable
+        return restore
+
     # ---- which loop a node belongs to ------------------------------------------------------
     def loop_of(self, v: Any) -> _Loop | None:
         """The loop ``v`` was computed in (its root after merges), or ``None``."""

@@ -120,6 +120,9 @@ class OperatorsMixin:
                 values = list(args)
                 self.library.prepare_args(values, {})
                 self.library.path = self._path        # (the node's name: the expression's)
+                # (a number operand: cntk.exe's constant node, made in the operands' order)
+                values = [self.library.number_operand(v) if _is_number(v) else v
+                          for v in values]
                 fn = getattr(self.library, hook)
                 result = fn(*values)
                 self.library.after_apply(fn, values, {}, result)

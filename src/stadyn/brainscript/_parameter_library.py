@@ -195,6 +195,25 @@ class ParameterFunctions:
                 if name not in registry:
                     registry.rename(registry_name, name)
 
+    def number_operand(self, value: Any) -> Any:
+        """A number operand of an infix operator or ``if`` on nodes as cntk.exe makes it
+        (BrainScriptEvaluator.cpp's ``CastToComputationNode``): a ``[1]`` ``Constant`` named
+        by the operator's expression path, which the operator's own node takes first, so
+        ``_`` and the path (``rmse = Sqrt (sqerr / labelDim)``: ``_rmse.z``).
+
+        Example:
+            >>> import stadyn as sd
+            >>> from stadyn.brainscript import StadynLibrary, build_network
+            >>> with sd.parameter_registry(sd.ParameterRegistry()):
+            ...     _ = build_network("{ x = Input {2} ; y = (x + 1) * 2 }", StadynLibrary())
+            ...     {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
+            {'_y.TimesArgs[0]': (1,), '_y': (1,)}
+        """
+        path = "_" + self.path if self.path else ""
+        v = self._make_parameter((1,), float(value), False, "", path=path)
+        self._constants[id(v)] = (v, float(value))
+        return v
+
     def Constant(self, val, rows=1, cols=1, tag=""):
         """A non-learnable ``[rows x cols]`` matrix filled with ``val``: as CNTK.core.bs's
         ``Constant``, a ``LearnableParameter`` with ``learningRateMultiplier = 0`` (a parameter

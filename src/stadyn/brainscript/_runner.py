@@ -63,7 +63,7 @@ from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
-from ._sgd import (block_momentum, disable_reg_in_batch_norm, keep_checkpoint_files,
+from ._sgd import (EpochClock, block_momentum, disable_reg_in_batch_norm, keep_checkpoint_files,
                    make_learners)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
@@ -219,9 +219,12 @@ class _Runner:
                               *loc_of(cmd.network))
         exempt = network.library.unregularized(disable_reg_in_batch_norm(sgd, sgd_rec))
         rates = network.library.learning_rate_multipliers
+        # each epoch's momentum is its entry, set at its start (CNTKProgress moves the clock)
+        clock = EpochClock()
         learners = make_learners(params, sgd, sgd_rec, sgd.epoch_size,
                                  {k for k, p in params.items() if id(p) in exempt},
-                                 {k: rates[id(p)][1] for k, p in params.items() if id(p) in rates})
+                                 {k: rates[id(p)][1] for k, p in params.items() if id(p) in rates},
+                                 clock=clock)
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
         trainer = NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
@@ -277,7 +280,7 @@ class _Runner:
                                 validate=validate,
                                 batch_norms=[n for n in topological_nodes([criterion])
                                              if n.spec.name == "cntk_batch_normalization"],
-                                criterion=criterion)
+                                criterion=criterion, clock=clock)
         if adjust is not None:
             info = (checkpoint or {}).get("auto_adjust")
             try:

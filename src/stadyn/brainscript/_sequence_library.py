@@ -295,8 +295,11 @@ class SequenceFunctions:
         or both sequences (the same layout: cntk.exe checks it as it runs), the data as it is;
         one value per sequence (``BS.Sequences.Last (x)``) on a sequence: repeated over each
         step of its sequence (its ``broadcast_as`` case).  A sequence on a value per sample is
-        refused, as cntk.exe refuses the incompatible layout; data with no batch axis (a
-        parameter, which cntk.exe copies to every sample) is not supported yet.
+        refused, as cntk.exe refuses the incompatible layout.  Data with no batch axis (a
+        parameter, a constant) is copied to every sample, every step of a sequence, of
+        ``layoutInput`` (cntk.exe reads it with ``AllowBroadcast``; its gradient is the sum
+        over them).  A ``layoutInput`` with no batch axis is refused, as cntk.exe's
+        ``Validate`` refuses it.
 
         Example:
             >>> import numpy as np, stadyn as sd
@@ -312,9 +315,12 @@ class SequenceFunctions:
         data = self._value(dataInput, "ReconcileDynamicAxis")
         layout = self._value(layoutInput, "ReconcileDynamicAxis")
         on_steps = data.sequence_lengths is not None
+        if layout.sequence_lengths is None and not self.has_batch_axis(layout):
+            raise ConfigError(f"{self.path or 'ReconcileDynamicAxis'} ReconcileDynamicAxis "
+                              "operation requires that the second argument has a dynamic axis.")
         if not on_steps and not self.has_batch_axis(data):
-            raise ConfigError("ReconcileDynamicAxis: data with no batch axis (a parameter or a "
-                              "constant) is not supported yet")
+            return self._node(self._copied_to_samples(data, layout), "ReconcileDynamicAxis",
+                              tag)
         if on_steps == (layout.sequence_lengths is not None):
             return self._node(F.identity(data), "ReconcileDynamicAxis", tag)
         if on_steps:
@@ -322,6 +328,16 @@ class SequenceFunctions:
                               "is one value per sample: their layouts are incompatible (cntk.exe "
                               "refuses them as it runs)")
         return self._node(S.broadcast_as(data, layout), "ReconcileDynamicAxis", tag)
+
+    def _copied_to_samples(self, data: Variable, layout: Variable) -> Variable:
+        """``data`` (no batch axis) at every sample of ``layout``, every step of a sequence."""
+        sequence = layout.sequence_lengths is not None
+        per = S.first(layout) if sequence else layout
+        if per.ndim > 1:                  # one number per sample (0), then data added to it
+            per = F.sum(per, axis=list(range(1, per.ndim)))
+        zero = F.reshape(F.mul_scalar(per, 0.0), (-1,) + (1,) * data.ndim)
+        copied = F.add2(zero, F.reshape(data, (1,) + tuple(data.shape)))
+        return S.broadcast_as(copied, layout) if sequence else copied
 
     def _StabilizeElements(self, x, inputDim=0):
         """CNTK.core.bs's ``BS.Parameters.StabilizeElements``: ``x`` times

@@ -29,7 +29,7 @@ from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
 __all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample",
-           "check_sgd_keys", "SUPPORTED_SGD_KEYS"]
+           "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock"]
 
 #: SGD keys the front end reads into :class:`SGDConfig` fields.
 _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
@@ -172,6 +172,32 @@ def momenta_per_sample(sgd: SGDConfig) -> list[float]:
             for i in range(n)]
 
 
+class EpochClock:
+    """The 0-based epoch a BrainScript training is in, which its progress sets at each epoch's
+    start; the momentum of an SGD block made with it follows it.
+
+    >>> clock = EpochClock(); clock.epoch = 2; clock.epoch
+    2
+    """
+
+    def __init__(self) -> None:
+        self.epoch = 0
+
+
+class _EpochMomenta(SC.Schedule):
+    """Per-epoch momenta per sample read as cntk.exe reads them: every minibatch of epoch ``k``
+    takes entry ``k`` (SGD.cpp:1396, ``GetMomentumPerSample(epochNumber, ...)`` in
+    ``TrainOneEpoch``), whatever samples the learner has counted (a sequence classifier's
+    learner counts labels, its epochs are reader rows)."""
+
+    def __init__(self, momenta: list[float], clock: EpochClock):
+        super().__init__(momenta, epoch_size=1, minibatch_size=1)
+        self._momenta, self._clock = list(momenta), clock
+
+    def value_at(self, samples_seen: int) -> float:
+        return per_epoch(self._momenta, self._clock.epoch)
+
+
 def _extra_float(sgd: SGDConfig, record: ConfigRecord | None, key: str, default: float,
                  ok: Any = lambda x: x > 0, what: str = "be > 0") -> float:
     value = _extra(sgd, key, None)
@@ -200,7 +226,8 @@ def _update_type(sgd: SGDConfig, record: ConfigRecord | None) -> str:
 
 
 def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = None,
-                 epoch_size: int | None = None, lr_multiplier: float = 1.0) -> LR.Learner:
+                 epoch_size: int | None = None, lr_multiplier: float = 1.0,
+                 clock: EpochClock | None = None) -> LR.Learner:
     """The learner an ``SGD`` block describes, for ``parameters``.
 
     ``parameters`` is a list or a ``{name: Variable}`` mapping (names key the learner's state).
@@ -208,7 +235,9 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
     supplies later with ``learner.resolve_epoch_size``).  ``lr_multiplier`` is the parameters'
     ``learningRateMultiplier``: cntk.exe passes each update the learning rate per sample times
     the node's multiplier, so it scales the rate (also in AdaGrad's, RmsProp's and FSAdaGrad's
-    steps and L1's shrinking), not the gradient.  ``gradUpdateType`` chooses the update
+    steps and L1's shrinking), not the gradient.  With a ``clock``, a per-epoch momentum is the
+    entry of the epoch the clock shows, as cntk.exe sets it at each epoch (without one it moves
+    on every ``epoch_size`` samples the learner counts).  ``gradUpdateType`` chooses the update
     as CNTK's ``SGD::UpdateWeights`` did, on the gradient summed over the minibatch with the
     per-sample learning rate:
 
@@ -249,7 +278,8 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
                           max=_extra_float(sgd, record, "rms_wgt_max", 10.0),
                           min=_extra_float(sgd, record, "rms_wgt_min", 0.1),
                           need_ave_multiplier=ave, **common)
-    momentum = SC.momentum_schedule_per_sample(momenta_per_sample(sgd), epoch_size=epoch_size)
+    momentum = SC.momentum_schedule_per_sample(momenta_per_sample(sgd), epoch_size=epoch_size) \
+        if clock is None else _EpochMomenta(momenta_per_sample(sgd), clock)
     if kind == "fsadagrad":
         denom = _extra_float(sgd, record, "fsAdagradTargetAvDenom", 1.0)
         if denom != 1.0:
@@ -267,13 +297,14 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
 
 def make_learners(parameters: dict[str, Any], sgd: SGDConfig, record: ConfigRecord | None,
                   epoch_size: int | None, unregularized: set[str] = frozenset(),
-                  multipliers: dict[str, float] | None = None) -> list[LR.Learner]:
+                  multipliers: dict[str, float] | None = None,
+                  clock: EpochClock | None = None) -> list[LR.Learner]:
     """The learners of an ``SGD`` block: :func:`make_learner` for ``parameters``; when the
     block regularises (``L1RegWeight``/``L2RegWeight``), another one without regularisation
     for the parameters named in ``unregularized`` (CNTK's regularisation multiplier 0: the scale
     and bias of batch normalisation with ``disableRegInBatchNormalization``); and one for each
     ``learningRateMultiplier`` other than 1 in ``multipliers`` (parameter name -> multiplier),
-    its learning rate scaled by it.
+    its learning rate scaled by it; ``clock`` as :func:`make_learner`'s.
 
     >>> import numpy as np, stadyn as sd
     >>> from stadyn.brainscript import SGDConfig
@@ -291,7 +322,7 @@ def make_learners(parameters: dict[str, Any], sgd: SGDConfig, record: ConfigReco
         key = (regularized and k in unregularized, float(multipliers.get(k, 1.0)))
         groups.setdefault(key, {})[k] = v
     return [make_learner(group, plain if exempt else sgd, record, epoch_size=epoch_size,
-                         lr_multiplier=multiplier)
+                         lr_multiplier=multiplier, clock=clock)
             for (exempt, multiplier), group in sorted(
                 groups.items(), key=lambda item: (item[0][0], item[0][1] != 1.0, item[0][1]))]
 

@@ -137,6 +137,29 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         super().__init__(functions)
 
     # ---- bookkeeping ---------------------------------------------------------------------
+    def checkpoint(self) -> Callable[[], None]:
+        """A function that forgets the parameters made after this call
+        (:meth:`ParameterFunctions.checkpoint`) and puts the recurrence loops back as they
+        are now, loops closed since included (:meth:`Loops.checkpoint`).
+
+        Example:
+            >>> import stadyn as sd
+            >>> lib = StadynLibrary()
+            >>> with sd.parameter_registry(sd.ParameterRegistry()):
+            ...     forget = lib.checkpoint()
+            ...     _ = lib.Parameter(2, 3)
+            ...     forget()
+            ...     len(sd.get_parameters())
+            0
+        """
+        forget_parameters = ParameterFunctions.checkpoint(self)
+        restore_loops = self._loops.checkpoint()
+
+        def forget() -> None:
+            restore_loops()
+            forget_parameters()
+        return forget
+
     def parameter_names(self, fn: Any) -> Any:
         core = _CORE_PARAMETER_NAMES.get(getattr(fn, "__name__", ""))
         if core is not None and getattr(fn, "__self__", None) is self:

@@ -38,7 +38,7 @@ from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
 from ._cntk_log import CNTKLog, epoch_line, minibatch_line
 from ._model_files import epoch_model, roll_back, save_epoch, save_model
-from ._sgd import cntk_learning_rate, effective_minibatch_size, momenta_per_sample
+from ._sgd import EpochClock, cntk_learning_rate, effective_minibatch_size, momenta_per_sample
 
 __all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
 
@@ -137,8 +137,10 @@ class CNTKProgress(TrainingCallback):
                  model_parts: tuple[dict, dict, dict] | None, parallel,
                  epoch_callback: Callable[[str, int], None] | None = None, *,
                  validate: Callable[[int], dict[str, float]] | None = None,
-                 batch_norms: Sequence[Any] = (), criterion: Any = None):
+                 batch_norms: Sequence[Any] = (), criterion: Any = None,
+                 clock: EpochClock | None = None):
         self.setting, self.log, self.library = setting, log, library
+        self.clock = clock        # the learners' momenta follow it (make_learners)
         # the criterion node, whose Dropout nodes are seeded per epoch (SetIRngUserSeed)
         self.criterion = criterion
         # the batch normalisations the criterion depends on (their op calls), and the time
@@ -176,6 +178,8 @@ class CNTKProgress(TrainingCallback):
             self.dropout = rate
         self._set_batch_norm_time_constants(epoch)
         self.epoch = epoch
+        if self.clock is not None:
+            self.clock.epoch = epoch
         self.mb_size = per_epoch(sgd.minibatch_size, epoch)
         self.lr = cntk_learning_rate(sgd, epoch)
         adjusted = setting.auto_adjust is not None and epoch >= self.fixed_epochs

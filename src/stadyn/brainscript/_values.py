@@ -94,7 +94,6 @@ class Thunk:
         callbacks, self._done_callbacks = self._done_callbacks, None
         for attempt in Thunk._attempts:
             attempt.computed.append((self, compute))
-            attempt.called_back |= bool(callbacks)
         for callback in callbacks or ():
             callback()
         return value
@@ -133,22 +132,38 @@ class Thunk:
         if self._done_callbacks is None:
             self._done_callbacks = []
         self._done_callbacks.append(callback)
+        for attempt in Thunk._attempts:
+            attempt.waiting.append((self, callback))
 
 
 class Attempt:
-    """The values computed inside one :meth:`Thunk.attempt`: ``computed`` (each thunk with its
-    computation) and whether any of them called back a waiting definition (``called_back``:
-    then they cannot be undone)."""
+    """The values computed inside one :meth:`Thunk.attempt` (``computed``: each thunk with its
+    computation) and the callbacks asked for inside it (``waiting``: each thunk with its
+    callback)."""
 
     def __init__(self) -> None:
         self.computed: list[tuple[Thunk, Callable[[], Any]]] = []
-        self.called_back = False
+        self.waiting: list[tuple[Thunk, Callable[[], None]]] = []
 
     def undo(self) -> None:
-        """Make every value computed in the attempt pending again (computed anew when used)."""
+        """Make every value computed in the attempt pending again (computed anew when used),
+        and drop the callbacks asked for inside it: a computation done again asks again (the
+        callbacks run meanwhile, closing loops of values made in the attempt, are undone with
+        the library's checkpoint).
+
+        Example:
+            >>> t = Thunk(lambda: 1)
+            >>> with Thunk.attempt() as tried:
+            ...     t.when_done(lambda: print("called"))
+            >>> tried.undo(); t.force()
+            1
+        """
         for thunk, compute in reversed(self.computed):
             thunk._value, thunk._state, thunk._compute = None, Thunk._PENDING, compute
-        self.computed = []
+        for thunk, callback in self.waiting:
+            waiting = thunk._done_callbacks or []
+            thunk._done_callbacks = [c for c in waiting if c is not callback] or None
+        self.computed, self.waiting = [], []
 
 
 def _guarded(thunk: Thunk) -> Any:

@@ -1,0 +1,123 @@
+"""A number operand of an infix operator (or ``!``) on nodes is a constant node, as cntk.exe
+makes it (BrainScriptEvaluator.cpp's ``CastToComputationNode``: a ``[1]`` LearnableParameter
+with ``learningRateMultiplier = 0`` and ``initValue`` the number, named by the operator's
+expression path; the operator's own node holds that name first, so the constant's is ``_`` and
+the path after ConstructFromRoots makes the names unique).  cntk.exe's log of
+Examples/Image/GettingStarted/05_OneConvRegr (baseline.txt:161-162): ``rmse = Sqrt (sqerr /
+labelDim)`` gives ``_rmse.z = LearnableParameter() : -> [1]`` and ``rmse.z = ElementTimes
+(sqerr, _rmse.z)``.  The values the network computes are unchanged (NumPy).  Where the CNTK
+source mirror is at hand, the parameters and constants of two logs' networks are compared with
+the logs' lists (skipped without it)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn.brainscript import StadynLibrary, build_network
+from stadyn.brainscript._model_files import load_model_parameters, save_model
+from test_bs_param_names import MIRROR, _network_text
+
+LOGS = {"05_OneConvRegr": "Tests/EndToEndTests/Examples/Image/GettingStarted/05_OneConvRegr/"
+                          "baseline.txt",
+        "MNISTClassifier": "Tests/EndToEndTests/CNTKv2Library/MNISTClassifier/baseline.txt"}
+
+
+def _log(path: str) -> str:
+    """A baseline log cntk.exe wrote, from the CNTK source mirror (skips without one)."""
+    if not os.path.isdir(MIRROR):
+        pytest.skip("no CNTK source mirror")
+    done = subprocess.run(["git", "-C", MIRROR, "show", f"HEAD:{path}"], capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        pytest.skip(f"the mirror has no {path}")
+    return done.stdout
+
+
+def _constants(text: str):
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(text, StadynLibrary())
+        made = {k: (tuple(v.shape), v.need_grad, np.asarray(v.d).ravel().tolist())
+                for k, v in sd.get_parameters(grad_only=False).items()}
+    return net, made
+
+
+def test_a_divisor_is_the_constant_of_its_reciprocal_named_as_in_cntk_exes_log():
+    net, made = _constants("""{ labelDim = 10
+        labels = Input {labelDim} ; z = Input {labelDim}
+        diff = labels - z
+        sqerr = ReduceSum (diff .* diff)
+        rmse = Sqrt (sqerr / labelDim) }""")
+    # (the reciprocal in double, held as a float32, as cntk.exe's 1.0 / (double) divisor)
+    assert made == {"_rmse.z": ((1,), False, [float(np.float32(0.1))])}
+    labels, z = np.array([[1.0, 0, 2, 0, 0, 0, 0, 0, 0, 3]]), np.zeros((1, 10))
+    net.nodes["labels"].d, net.nodes["z"].d = labels, z
+    rmse = net.nodes["rmse"]
+    rmse.forward()
+    np.testing.assert_allclose(np.asarray(rmse.d).ravel(), [np.sqrt(14 / 10)], rtol=1e-6)
+
+
+def test_each_number_operand_is_a_constant_at_its_operators_path():
+    _, made = _constants("""{ x = Input {2} ; labels = Input {2}
+        y = (x + 1) * 2
+        n = !x
+        ce = CrossEntropyWithSoftmax (labels, y - 0.5) * 3 }""")
+    # y = Times (y.TimesArgs[0] = Plus (x, 1), 2) -> the 1 at y.TimesArgs[0], the 2 at y;
+    # !x = Minus (1, x); the criterion's operand y - 0.5 at its argument outProbVectorSequence
+    assert made == {"_y.TimesArgs[0]": ((1,), False, [1.0]), "_y": ((1,), False, [2.0]),
+                    "_n": ((1,), False, [1.0]),
+                    "_ce.TimesArgs[0].outProbVectorSequence": ((1,), False, [0.5]),
+                    "_ce": ((1,), False, [3.0])}
+
+
+@pytest.mark.parametrize("example", sorted(LOGS))
+def test_the_parameters_and_constants_are_those_of_cntk_exes_log(example):
+    # every LearnableParameter of the log's first "Validating network" list (its parameters
+    # and constants: 05_OneConvRegr's _rmse.z, MNISTClassifier's _out.s1 of s1 = x *
+    # featScale) is one of ours by name, and ours are no more (the network from the config
+    # the log echoes)
+    log = _log(LOGS[example])
+    first = log.index("Validating network.")
+    block = log[first:log.index("Validating network", first + 30)]
+    theirs = set(re.findall(r"Validating --> (\S+) = LearnableParameter\(\)", block))
+    assert any(name.startswith("_") for name in theirs)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        build_network(_network_text(log), StadynLibrary())
+        assert set(sd.get_parameters(grad_only=False)) == theirs
+
+
+_SUM = """{ x = Input {2} ; W = ParameterTensor {(2:2)}
+    z = W * x + 0.5 ; y = z * 3 ; outputNodes = (y) }"""
+
+
+def _saved(path: str, text: str, w: np.ndarray) -> None:
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(text, StadynLibrary())
+        net.nodes["W"].d = w
+        save_model(path, {k: v for k, v in net.nodes.items() if v.parent is not None},
+                   {"x": net.nodes["x"]})
+
+
+def test_a_model_file_holds_the_constants_and_loads_with_or_without_them(tmp_path):
+    w = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
+    x = np.array([[1.0, 2.0]], np.float32)
+    want = (x @ w + 0.5) * 3
+    with_constants, without = str(tmp_path / "new"), str(tmp_path / "old")
+    _saved(with_constants, _SUM, w)
+    # (a file of the network without its numbers: as an older Stadyn wrote, no '_z')
+    _saved(without, _SUM.replace(" + 0.5", "").replace(" * 3", ""), w)
+    assert "_z" in sd.load(with_constants).parameters
+    for path in (with_constants, without):
+        with sd.parameter_registry(sd.ParameterRegistry()):
+            net = build_network(_SUM, StadynLibrary())
+            load_model_parameters(path)
+            net.nodes["x"].d = x
+            y = net.nodes["y"]
+            y.forward()
+            np.testing.assert_allclose(np.asarray(y.d), want, rtol=1e-6, err_msg=path)
+            assert not sd.get_parameters(grad_only=False)["_z"].need_grad
