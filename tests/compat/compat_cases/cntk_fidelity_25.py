@@ -1,0 +1,124 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (twenty-fifth round): untyped
+``@C.Function``s given to ops, ``combine``, ``as_block`` and a Trainer; blocks over
+placeholders without a shape."""
+
+from compat_harness import cntk_case
+from compat_cases.cntk_fidelity_23 import _masked, _said
+
+
+def _shown(call):
+    """``["returns", str, repr]`` of what ``call`` makes (uids' numbers masked), or
+    ``[error type, its first line]``."""
+    made = []
+    outcome = _said(lambda: made.append(call()))
+    if made:
+        return outcome + [_masked(str(made[0])), _masked(repr(made[0]))]
+    return outcome
+
+
+def _unprovided(call):
+    """``_said(call)`` up to the outputs a run asked for."""
+    said = _said(call)
+    return said[:1] + [said[1].split(", that the requested")[0]] if len(said) > 1 else said
+
+
+@cntk_case(names=["cntk.ops.combine", "cntk.ops.as_block", "cntk.ops.relu",
+                  "cntk.Trainer", "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch",
+                  "cntk.Trainer.model", "cntk.Trainer.evaluation_function"],
+           note="an untyped @C.Function (a graph over placeholders of unknown shape): CNTK 2.7 "
+                "takes it as an op's operand (relu, +), in combine and as_block (a block over "
+                "its placeholders, its unmapped ones a ValueError), and as a Trainer's metric "
+                "or model (a layer not applied too), each run then its ValueError 'Values for "
+                "1 required arguments ... have not been provided.'.  Stadyn raised TypeError, "
+                "AttributeError or ShapeError")
+def function__untyped_as_operand(C, r, np):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch",
+            "cntk.Trainer.model", "cntk.Trainer.evaluation_function")
+
+    @C.Function
+    def f(x):
+        return x * 2
+
+    @C.Function
+    def g(a):
+        return C.reshape(a, (-1,))
+
+    x = C.input_variable(2, name="i")
+    one = np.array([[-1.0, 2.0]], np.float32)
+    res = {}
+    for key, h in (("elementwise", f), ("reshape", g)):
+        res[key + " relu"] = _shown(lambda: C.relu(h))
+        res[key + " plus"] = _shown(lambda: h + 1)
+        res[key + " combine"] = _shown(lambda: C.combine([h]))
+        res[key + " combine one"] = _shown(lambda: C.combine(h))
+        res[key + " relu applied"] = C.relu(h)(x).eval({x: one})
+        res[key + " combine applied"] = C.combine([h])(x).eval({x: one})
+    res["combine outputs"] = [_masked(repr(o)) for o in C.combine([f]).outputs]
+    res["combine two"] = [_masked(repr(o)) for o in C.combine([C.relu(f), C.sigmoid(f)]).outputs]
+    res["as_block unmapped"] = _shown(lambda: C.as_block(f, [], "blk"))
+    # (CNTK 2.7 gives f a new placeholder as it makes a block of it: its arguments read anew)
+    res["as_block"] = _shown(lambda: C.as_block(f, [(f.arguments[0], f.arguments[0])], "blk"))
+    b = C.as_block(f, [(f.arguments[0], f.arguments[0])], "blk", "inst")
+    res["as_block names"] = [b.name, b.root_function.name, b.root_function.op_name,
+                             b.root_function.is_block, b.is_block]
+    res["as_block applied"] = _shown(lambda: b(x))
+    res["as_block value"] = b(x).eval({x: one})
+    p, q = C.placeholder(name="p"), C.placeholder(name="q")
+    w = C.relu(p) + q
+    res["as_block two unmapped"] = _shown(lambda: C.as_block(w, [], "blk", "inst"))
+    res["as_block one unmapped"] = _shown(lambda: C.as_block(w, [(p, p)], "blk"))
+    res["as_block to another"] = _shown(lambda: C.as_block(C.relu(p), [(p, q)], "blk"))
+
+    @C.Function
+    def m(a):
+        return C.reduce_sum(a)
+
+    y = C.input_variable(2, name="y")
+    par = C.parameter(2, init=1.0)
+    loss = C.reduce_sum(y * par)
+    learner = C.sgd(loss.parameters, C.learning_parameter_schedule(0.1))
+    res["trainer metric"] = _said(lambda: C.Trainer(None, (loss, m), [learner]))
+    t = C.Trainer(None, (loss, m), [learner])
+    res["trainer metric function"] = _masked(str(t.evaluation_function))
+    data = {y: np.ones((1, 2), np.float32)}
+    # (the outputs CNTK 2.7 names after these words come in its hash map's order: left out)
+    res["train"] = _unprovided(lambda: t.train_minibatch(data))
+    res["train outputs"] = _unprovided(lambda: t.train_minibatch(
+        data, outputs=[t.evaluation_function.output]))
+    res["test"] = _unprovided(lambda: t.test_minibatch(data))
+    res["parameter after"] = par.value
+    dense = C.layers.Dense(3)
+    res["trainer model"] = _said(lambda: C.Trainer(dense, (loss, loss), [
+        C.sgd(loss.parameters, C.learning_parameter_schedule(0.1))]))
+    t2 = C.Trainer(dense, (loss, loss), [
+        C.sgd(loss.parameters, C.learning_parameter_schedule(0.1))])
+    res["trainer model is"] = _masked(str(t2.model))
+    res["trainer model train"] = _said(lambda: t2.train_minibatch(data))
+    res["trainer model test"] = _said(lambda: t2.test_minibatch(data))
+    return res
+
+
+_ONE_OPERAND = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "softplus", "softsign",
+                "exp", "log", "sqrt", "square", "abs", "negate", "reciprocal", "floor", "ceil",
+                "round", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                "atanh", "straight_through_impl", "stop_gradient", "alias", "softmax",
+                "log_softmax", "hardmax", "reduce_sum", "reduce_mean", "reduce_max",
+                "reduce_min", "reduce_prod", "reduce_log_sum_exp", "reduce_sum_square",
+                "argmax", "argmin"]
+
+
+@cntk_case(names=["cntk.ops." + n for n in _ONE_OPERAND],
+           note="a one-operand op given a Function of two outputs: CNTK 2.7 hands it to its "
+                "C++ op, which SWIG refuses (NotImplementedError 'Wrong number or type of "
+                "arguments for overloaded function 're_lu'.'); floor, ceil, round and "
+                "stop_gradient read its one output first (ValueError 'expected single output, "
+                "but got 2').  Stadyn took its first output")
+def ops__one_operand_of_two_outputs(C, r, np):
+    a = C.input_variable(2)
+    two = C.combine([a * 1, a * 2])
+    res = {}
+    for n in _ONE_OPERAND:
+        res[n] = _said(lambda: getattr(C, n)(two))
+    res["relu of one output"] = _said(lambda: C.relu(two.outputs[1]))
+    res["relu of one output combined"] = _said(lambda: C.relu(C.combine([a * 3])))
+    return res
