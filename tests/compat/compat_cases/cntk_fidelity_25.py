@@ -122,3 +122,39 @@ def ops__one_operand_of_two_outputs(C, r, np):
     res["relu of one output"] = _said(lambda: C.relu(two.outputs[1]))
     res["relu of one output combined"] = _said(lambda: C.relu(C.combine([a * 3])))
     return res
+
+
+@cntk_case(names=["cntk.ops.plus", "cntk.ops.minus", "cntk.ops.element_times",
+                  "cntk.ops.element_divide", "cntk.ops.element_max", "cntk.ops.pow",
+                  "cntk.ops.log_add_exp", "cntk.ops.equal", "cntk.ops.not_equal",
+                  "cntk.ops.less", "cntk.ops.less_equal", "cntk.ops.greater",
+                  "cntk.ops.greater_equal", "cntk.ops.times", "cntk.ops.splice",
+                  "cntk.losses.squared_error", "cntk.Function.eval"],
+           note="an op of two sequences of different sequence axes (C.Axis('other')): CNTK 2.7's "
+                "RuntimeError 'Operation 'Plus': Operand 'Input('t', [#, other], [2])' has "
+                "dynamic axes, that do not match the dynamic axes '[#, *]' of the other "
+                "operands.' as it is made (it reconciles a value without a sequence axis, not "
+                "another sequence axis); of the same axis, sequences of other lengths are its "
+                "ValueError at the run.  Stadyn computed the primitive binary ops")
+def ops__sequences_of_other_axes(C, r, np):
+    r.touch("cntk.Function.eval")
+    s = C.sequence.input_variable(2, name="s")
+    t = C.sequence.input_variable(2, name="t", sequence_axis=C.Axis("other"))
+    u = C.sequence.input_variable(2, name="u")
+    ops = ["plus", "minus", "element_times", "element_divide", "element_max", "pow",
+           "log_add_exp", "equal", "not_equal", "less", "less_equal", "greater",
+           "greater_equal", "splice", "squared_error"]
+    res = {}
+    for n in ops:
+        res[n + " s,t"] = _said(lambda: getattr(C, n)(s, t))
+        res[n + " t,s"] = _said(lambda: getattr(C, n)(t, s))
+    res["+"] = _said(lambda: s + t)
+    res["times"] = _said(lambda: C.times(s, C.sequence.input_variable(
+        (2, 3), sequence_axis=C.Axis("other"))))
+    res["plus s,u"] = _said(lambda: s + u)
+    f = s + u
+    two, three = np.ones((2, 2), np.float32), np.ones((3, 2), np.float32)
+    res["run other lengths"] = _said(lambda: f.eval({s: [two], u: [three]}))
+    res["run other counts"] = _said(lambda: f.eval({s: [two], u: [two, two]}))
+    res["run"] = f.eval({s: [two], u: [two * 3]})
+    return res

@@ -25,9 +25,8 @@ from ._elementwise_shapes import broadcast_checked
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
-                     refuse_several_outputs,
-                     operands_dtype, same_dtype, wrap)
-from ._mixed_axes import refuse_mixed_axes
+                     operands_dtype, refuse_several_outputs, same_dtype, wrap)
+from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
 from ._variables import Constant
 
@@ -230,18 +229,21 @@ def cast(node_input, dtype, name: str = ""):
 @float_arrays("left", "right")
 def plus(left, right, name: str = ""):
     """``left + right`` (sample axes align on the right; the batch axis apart)."""
+    refuse_other_sequence_axes("Plus", (left, right))
     return binary(F.add2, left, right, name, "Plus")
 
 
 @float_arrays("left", "right")
 def minus(left, right, name: str = ""):
     """``left - right``."""
+    refuse_other_sequence_axes("Minus", (left, right))
     return binary(F.sub2, left, right, name, "Minus")
 
 
 @float_arrays("left", "right")
 def element_times(left, right, name: str = ""):
     """``left * right``, element-wise."""
+    refuse_other_sequence_axes("ElementTimes", (left, right))
     return binary(F.mul2, left, right, name, "ElementTimes")
 
 
@@ -278,12 +280,14 @@ def _element_min(a, b):
 @float_arrays("base", "exponent")
 def pow(base, exponent, name: str = ""):  # noqa: A001
     """``base ** exponent``, element-wise."""
+    refuse_other_sequence_axes("Pow", (base, exponent))
     return binary(F.pow2, base, exponent, name, "Pow")
 
 
 @float_arrays("left", "right")
 def log_add_exp(left, right, name: str = ""):
     """``log(exp(left) + exp(right))``, computed without overflow."""
+    refuse_other_sequence_axes("LogPlus", (left, right))
     return binary(S.log_add_exp, left, right, name, "LogPlus")
 
 
@@ -323,36 +327,42 @@ def _truth(v):
 @float_arrays("left", "right")
 def equal(left, right, name: str = ""):
     """1 where ``left == right``, else 0."""
+    refuse_other_sequence_axes("Equal", (left, right))
     return binary(_eq, left, right, name, "Equal")
 
 
 @float_arrays("left", "right")
 def not_equal(left, right, name: str = ""):
     """1 where ``left != right``, else 0."""
+    refuse_other_sequence_axes("NotEqual", (left, right))
     return binary(_ne, left, right, name, "NotEqual")
 
 
 @float_arrays("left", "right")
 def less(left, right, name: str = ""):
     """1 where ``left < right``, else 0."""
+    refuse_other_sequence_axes("Less", (left, right))
     return binary(_lt, left, right, name, "Less")
 
 
 @float_arrays("left", "right")
 def less_equal(left, right, name: str = ""):
     """1 where ``left <= right``, else 0."""
+    refuse_other_sequence_axes("LessEqual", (left, right))
     return binary(_le, left, right, name, "LessEqual")
 
 
 @float_arrays("left", "right")
 def greater(left, right, name: str = ""):
     """1 where ``left > right``, else 0."""
+    refuse_other_sequence_axes("Greater", (left, right))
     return binary(_gt, left, right, name, "Greater")
 
 
 @float_arrays("left", "right")
 def greater_equal(left, right, name: str = ""):
     """1 where ``left >= right``, else 0."""
+    refuse_other_sequence_axes("GreaterEqual", (left, right))
     return binary(_ge, left, right, name, "GreaterEqual")
 
 
