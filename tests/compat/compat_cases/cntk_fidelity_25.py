@@ -158,3 +158,47 @@ def ops__sequences_of_other_axes(C, r, np):
     res["run other counts"] = _said(lambda: f.eval({s: [two], u: [two, two]}))
     res["run"] = f.eval({s: [two], u: [two * 3]})
     return res
+
+
+@cntk_case(names=["cntk.ops.constant", "cntk.variables.Constant", "cntk.Trainer.test_minibatch",
+                  "cntk.ops.random_sample", "cntk.ops.random_sample_inclusion_frequency"],
+           note="C.constant() and C.Constant() with neither value nor shape: CNTK 2.7's ValueError "
+                "'you need to specify at least shape or value' (Stadyn made a 0).  "
+                "test_minibatch of a Trainer without a metric: its ValueError "
+                "'Evaluator::TestMinibatch: Cannot test when no evaluation function was "
+                "specified during construction.' (after data of a type it refuses, before "
+                "layouts that differ).  random_sample and its inclusion frequency without "
+                "duplicates of as many samples as classes or more: its ValueError as they are "
+                "made, of weights from an input too (Stadyn's ShapeError for a constant only, "
+                "in its own words)")
+def variables__refusals_as_made(C, r, np):
+    r.touch("cntk.Trainer.test_minibatch")
+    res = {}
+    res["constant()"] = _said(lambda: C.constant())
+    res["constant(name)"] = _said(lambda: C.constant(name="k"))
+    res["constant(dtype)"] = _said(lambda: C.constant(dtype=np.float64))
+    res["Constant()"] = _said(lambda: C.Constant())
+    res["constant(shape)"] = C.constant(shape=(2,)).value
+    res["constant(None, shape)"] = C.constant(None, (2,)).value
+    s = C.sequence.input_variable(2, name="s")
+    u = C.sequence.input_variable(2, name="u")
+    p = C.parameter(2, init=1.0)
+    loss = C.sequence.reduce_sum(C.reduce_sum(s * p + u))
+    t = C.Trainer(None, loss, [C.sgd(loss.parameters, C.learning_parameter_schedule(0.1))])
+    two, three = np.ones((2, 2), np.float32), np.ones((3, 2), np.float32)
+    res["test, layouts differ"] = _said(lambda: t.test_minibatch({s: [two], u: [three]}))
+    res["test"] = _said(lambda: t.test_minibatch({s: [two], u: [two]}))
+    res["test, int32 data"] = _said(lambda: t.test_minibatch({s: [two.astype(np.int32)],
+                                                               u: [two]}))
+    w = C.input_variable(3, name="w")
+    k = C.constant(np.array([0.2, 0.3, 0.5], np.float32))
+    for n in (3, 4):
+        res["random_sample input %d" % n] = _said(lambda: C.random_sample(w, n, False))
+        res["random_sample constant %d" % n] = _said(lambda: C.random_sample(k, n, False))
+        res["inclusion input %d" % n] = _said(
+            lambda: C.random_sample_inclusion_frequency(w, n, False))
+        res["inclusion constant %d" % n] = _said(
+            lambda: C.random_sample_inclusion_frequency(k, n, False))
+    res["random_sample duplicates"] = _said(lambda: C.random_sample(k, 4, True))
+    res["random_sample 2"] = _said(lambda: C.random_sample(k, 2, False))
+    return res

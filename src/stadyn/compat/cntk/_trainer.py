@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import io as _io
 from ...learners import Learner as _Learner
-from ...train import Trainer as _Trainer
+from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
 from ._fed_data import refuse_data_type, refuse_layouts_that_differ
@@ -488,8 +488,12 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         arguments, flags = split_flags(arguments)
         refuse_no_rows(arguments, "test_minibatch")
         flags = _truncated_flags(arguments, flags)
-        if self._metric_sum is None:     # the native Trainer's NoMetricError (a ValueError)
-            return super().test_minibatch(_plain(arguments), device)
+        if self._metric_sum is None:     # (the data checked first, its layouts after: CNTK's)
+            _plain(arguments)
+            raise NoMetricError(
+                "Evaluator::TestMinibatch: Cannot test when no evaluation function was "
+                "specified during construction.\n(this Trainer was made without a metric: give "
+                "Trainer(model, (loss, metric), ...) to test)")
         self._runnable("test", [self._metric_sum])
         begins = self._begins(arguments, flags, "test_minibatch")
         with self._checked("test").run():
