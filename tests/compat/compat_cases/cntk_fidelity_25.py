@@ -202,3 +202,37 @@ def variables__refusals_as_made(C, r, np):
     res["random_sample duplicates"] = _said(lambda: C.random_sample(k, 4, True))
     res["random_sample 2"] = _said(lambda: C.random_sample(k, 2, False))
     return res
+
+
+@cntk_case(names=["cntk.Function.name", "cntk.Function.root_function", "cntk.Function.output",
+                  "cntk.Function.clone", "cntk.Function.find_by_name", "cntk.Trainer.model",
+                  "cntk.layers.Dense", "cntk.layers.Sequential"],
+           note="an unnamed Function renamed (z.name = 'm'): CNTK 2.7 names the composite "
+                "only, its root function and output keep theirs ('', the output shown by "
+                "its uid), a clone and the Trainer's model keep the new name.  Stadyn renamed "
+                "the root function and its output")
+def function__renamed_composite(C, r, np):
+    r.touch("cntk.Function.name", "cntk.Function.root_function", "cntk.Function.output",
+            "cntk.Function.clone", "cntk.Function.find_by_name", "cntk.Trainer.model")
+    x = C.input_variable(3, name="x")
+    res = {}
+    for label, make in (("Dense", lambda: C.layers.Dense(2)(x)), ("relu", lambda: C.relu(x)),
+                        ("Sequential", lambda: C.layers.Sequential(
+                            [C.layers.Dense(4, name="h"), C.layers.Dense(2)])(x))):
+        z = make()
+        z.name = "renamed"
+        res[label] = [z.name, z.output.name, z.root_function.name, z.root_function.op_name,
+                      _masked(repr(z)), _masked(str(z)), z.find_by_name("renamed") is None,
+                      z.clone(C.CloneMethod.share).name, C.combine([z]).name,
+                      C.as_composite(z.root_function).name, (z + 1).name,
+                      z.output.owner.name]
+        if label == "Sequential":
+            res[label + " layer"] = [_masked(repr(z.find_by_name("h"))),
+                                     _masked(str(z.find_by_name("h")))]
+    z = C.layers.Dense(2)(x)
+    z.name = "m"
+    loss = C.reduce_sum(z)
+    t = C.Trainer(z, loss, [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    res["trainer model"] = t.model.name
+    res["renamed again"] = _said(lambda: setattr(z, "name", "n"))
+    return res
