@@ -236,3 +236,27 @@ def function__renamed_composite(C, r, np):
     res["trainer model"] = t.model.name
     res["renamed again"] = _said(lambda: setattr(z, "name", "n"))
     return res
+
+
+@cntk_case(names=["cntk.logging.graph.depth_first_search", "cntk.Function.root_function",
+                  "cntk.layers.Dense", "cntk.layers.Embedding", "cntk.layers.Sequential",
+                  "cntk.layers.Convolution"],
+           note="a walk (depth_first_search) of a layer not applied yet: CNTK 2.7 shows its root "
+                "function as any function (Dense: Placeholder('x', [???], [???]) -> "
+                "Output('Block5_Output_0', [???], [???])) and its parameters with their "
+                "inferred axes as '?' (Parameter('W', [], [? x 2])).  Stadyn showed them in "
+                "words of its own")
+def graph__walk_of_a_layer_not_applied(C, r, np):
+    r.touch("cntk.Function.root_function")
+    L = C.layers
+    made = {"Dense": lambda: L.Dense(2), "Dense named": lambda: L.Dense(2, name="d"),
+            "Embedding": lambda: L.Embedding(5),
+            "Sequential": lambda: L.Sequential([L.Dense(4), C.relu, L.Dense(2)]),
+            "Convolution": lambda: L.Convolution((2, 2), 3)}
+    res = {}
+    for label, make in made.items():
+        layer = make()
+        res[label] = [_masked(repr(n)) for n in C.logging.graph.depth_first_search(
+            layer, lambda n: True)]
+        res[label + " root"] = _masked(repr(layer.root_function))
+    return res
