@@ -104,13 +104,14 @@ _ONE_OPERAND = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "softplu
                 "atanh", "straight_through_impl", "stop_gradient", "alias", "softmax",
                 "log_softmax", "hardmax", "reduce_sum", "reduce_mean", "reduce_max",
                 "reduce_min", "reduce_prod", "reduce_log_sum_exp", "reduce_sum_square",
-                "argmax", "argmin"]
+                "argmax", "argmin", "element_not"]
 
 
-@cntk_case(names=["cntk.ops." + n for n in _ONE_OPERAND],
+@cntk_case(names=["cntk.ops." + n for n in _ONE_OPERAND] + [
+    "cntk.ops.reshape", "cntk.ops.cast", "cntk.ops.dropout", "cntk.ops.top_k"],
            note="a one-operand op given a Function of two outputs: CNTK 2.7 hands it to its "
                 "C++ op, which SWIG refuses (NotImplementedError 'Wrong number or type of "
-                "arguments for overloaded function 're_lu'.'); floor, ceil, round and "
+                "arguments for overloaded function 're_lu'.'); floor, ceil, round, cast and "
                 "stop_gradient read its one output first (ValueError 'expected single output, "
                 "but got 2').  Stadyn took its first output")
 def ops__one_operand_of_two_outputs(C, r, np):
@@ -119,6 +120,10 @@ def ops__one_operand_of_two_outputs(C, r, np):
     res = {}
     for n in _ONE_OPERAND:
         res[n] = _said(lambda: getattr(C, n)(two))
+    res["reshape"] = _said(lambda: C.reshape(two, (2,)))
+    res["cast"] = _said(lambda: C.cast(two, np.float64))
+    res["dropout"] = _said(lambda: C.dropout(two, 0.5))
+    res["top_k"] = _said(lambda: C.top_k(two, 1))
     res["relu of one output"] = _said(lambda: C.relu(two.outputs[1]))
     res["relu of one output combined"] = _said(lambda: C.relu(C.combine([a * 3])))
     return res

@@ -220,6 +220,7 @@ def clip(x, min_value, max_value, name: str = ""):
 @float_arrays("node_input")
 def cast(node_input, dtype, name: str = ""):
     """The values as ``dtype`` (``np.float32``, ``np.float64``, ``np.float16``)."""
+    refuse_several_outputs(node_input, None)
     return named(wrap(F.cast(operand(node_input), np.dtype(dtype).name)), name, "Cast")
 
 
@@ -386,6 +387,7 @@ def element_xor(x, y, name: str = ""):
 
 def element_not(x, name: str = ""):
     """1 where ``x`` is 0 or below, else 0."""
+    refuse_several_outputs(x, "element_not")
     v = operand(x)
     return named(wrap(one_op(F.r_sub_scalar(_truth(v), 1.0), v)), name, "Not")
 

@@ -297,6 +297,7 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     """The ``k`` largest values along ``axis`` and their indices (as floats): a Function with
     two outputs, ``top_k(x, k).outputs`` (values, indices)."""
     from ._function import Function
+    refuse_several_outputs(x, "top_k")
     a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
     v = operand(x)
     ax, last = sample_axis(x, a), v.ndim - 1
