@@ -73,6 +73,29 @@ def root_as_output(x: Any) -> Any:
     return x
 
 
+def refuse_several_outputs(x: Any, swig: "str | None") -> None:
+    """CNTK 2.7's refusal of a Function of several outputs given to a one-operand op: SWIG's
+    NotImplementedError for the C++ op ``swig`` its Python wrapper hands the Function to
+    (``re_lu`` for ``relu``), or, ``swig`` None, the ValueError of the ops that read the
+    operand's one output first (``floor``, ``stop_gradient``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable(2)
+        >>> C.relu(C.combine([x * 1, x * 2]))
+        Traceback (most recent call last):
+          ...
+        NotImplementedError: Wrong number or type of arguments for overloaded function 're_lu'.
+    """
+    outputs = getattr(x, "outputs", ()) if isinstance(x, GraphObject) else ()
+    if len(outputs) < 2:
+        return
+    if swig is None:
+        raise ValueError(f"expected single output, but got {len(outputs)}")
+    raise NotImplementedError(f"Wrong number or type of arguments for overloaded function "
+                              f"'{swig}'.")
+
+
 def operand(x: Any, dtype=np.float32) -> Any:
     """An op's operand as Stadyn takes it: CNTK objects unwrapped, NumPy arrays and lists as
     constants, numbers as they are."""

@@ -21,9 +21,10 @@ from ... import functions as F
 from . import _graph as G
 from ._adapt import unwrap
 from ._clone import rebuild
-from ._deferred import Deferred
+from ._deferred import Deferred, pending
 from ._function import Function
 from ._sequence_placeholders import note_call
+from ._signature import _Deferred as WaitingFunction
 
 __all__ = ["as_block", "as_composite", "BlockFunction"]
 
@@ -49,6 +50,13 @@ def as_block(composite, block_arguments_map, block_op_name: str,
              block_instance_name: str = "") -> Function:
     """``composite`` as one block named ``block_instance_name`` of kind ``block_op_name``;
     ``block_arguments_map`` pairs its placeholders with the actual arguments."""
+    if isinstance(composite, WaitingFunction):      # (an untyped @C.Function: its graph)
+        composite = composite.waiting_graph()
+    if isinstance(composite, Deferred) and composite.placeholders:
+        _check_mapped(composite, block_arguments_map, block_instance_name)
+        if pending(tuple(a for _, a in block_arguments_map), {}):
+            return _waiting_block(composite, block_arguments_map, block_op_name,
+                                  block_instance_name)
     pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
     if isinstance(composite, Deferred) and composite.placeholders:
         # a graph over placeholders without a shape: built on the actual arguments
@@ -66,6 +74,32 @@ def as_block(composite, block_arguments_map, block_op_name: str,
     note_call(as_block, (composite, block_arguments_map, block_op_name, block_instance_name),
               {}, block)
     return block
+
+
+def _check_mapped(composite, block_arguments_map, instance_name: str) -> None:
+    """CNTK 2.7's ValueError where a placeholder of ``composite`` (a graph over placeholders
+    without a shape) is given no actual argument."""
+    mapped = {id(unwrap(p)) for p, _ in block_arguments_map}
+    left = [p for p in composite.placeholders if id(unwrap(p)) not in mapped]
+    if left:
+        raise ValueError(f"{len(left)} of the arguments '{', '.join(map(repr, left))}' of the "
+                         f"underlying composite Function of Block '{instance_name}' have not "
+                         "been mapped when encapsulating the composite as a Block.")
+
+
+def _waiting_block(composite, block_arguments_map, op_name: str, instance_name: str):
+    """``as_block`` of a graph over placeholders whose actual arguments are placeholders
+    without a shape too: a Function waiting for their shapes (CNTK 2.7's block over them,
+    ``Composite(blk): Placeholder('p', [???], [???]) -> Output('Block5_Output_0', ...)``),
+    the block made when they are bound."""
+    inner = [p for p, _ in block_arguments_map]
+
+    def block(*actuals):
+        return as_block(composite, list(zip(inner, actuals)), op_name, instance_name)
+    block.__name__ = op_name
+    block.cntk_op_name = op_name        # (printed as the block's kind, _printed)
+    block.makes_block = True            # (its output a Block's: Block<n>_Output_0)
+    return Deferred(block, tuple(a for _, a in block_arguments_map), {}, name=instance_name)
 
 
 def BlockFunction(op_name: str, name: str):

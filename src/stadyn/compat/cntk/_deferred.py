@@ -148,8 +148,14 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
 
     @property
     def outputs(self) -> tuple:
-        """``(output,)`` (once built, its graph's outputs)."""
-        return self._typed.outputs if self._typed is not None else (self.output,)
+        """``(output,)`` (once built, its graph's outputs); a ``combine``'s, its operands'
+        outputs, as CNTK 2.7's Combine keeps them."""
+        if self._typed is not None:
+            return self._typed.outputs
+        if getattr(self._fn, "combines_outputs", False):
+            return tuple(o for v in self._operands()
+                         for o in (getattr(v, "outputs", None) or (v,)))
+        return (self.output,)
 
     @property
     def shape(self) -> tuple:

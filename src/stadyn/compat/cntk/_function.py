@@ -140,6 +140,9 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         combine = self._combine()
         if combine is not None:
             return combine.name
+        if self._view == "composite" and not self.members and \
+                self.variable in G.COMPOSITE_NAMES:
+            return G.COMPOSITE_NAMES[self.variable]
         if self.members and len(self.members) > 1 and G.function_outputs(self.members) is None:
             return ""                   # (outputs of several functions, combined)
         kind, v = self._node()
@@ -156,6 +159,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         combine = self._combine()
         if combine is not None:
             combine.name = value        # (the outputs keep theirs)
+            return
+        if self._view == "composite" and not self.members:
+            # (CNTK 2.7 names the composite: its root function and output keep their names)
+            G.COMPOSITE_NAMES[self.variable] = value
             return
         block = G.BLOCKS.get(self.variable)
         if block is not None and self._view != "op":

@@ -107,6 +107,9 @@ class FunctionRebuilding(ArgumentBinding):
             return late("combine_outputs")(roots, combined.name)
         Function = late("Function")
         if len(roots) == 1:
+            name = G.COMPOSITE_NAMES.get(self.variable)
+            if name is not None and roots[0] is not self.variable:
+                G.COMPOSITE_NAMES[roots[0]] = name      # (a renamed composite's copy: named)
             return Function(roots[0])
         return Function(roots[0], roots)
 

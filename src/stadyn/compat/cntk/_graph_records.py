@@ -19,7 +19,7 @@ from ...graph import Variable
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
            "STEP_VALUES",
            "LEAF_NAMES", "INNER_OPS", "OUTPUT_INDEX", "BATCH", "Block", "BLOCKS",
-           "SEQUENCE_AXES", "UNTYPED_INPUTS"]
+           "SEQUENCE_AXES", "UNTYPED_INPUTS", "COMPOSITE_NAMES"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -42,6 +42,9 @@ SPARSE_OUTPUTS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 # there): the sequence ops see a step, not a sequence.
 STEP_VALUES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 LEAF_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
+# The name given to the composite Function over an output (``z.name = "m"`` on an unnamed one):
+# CNTK 2.7 names the composite, its root function and output keep theirs.
+COMPOSITE_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 # ops that are no function CNTK shows, so the walks pass through them: those an import rule
 # made inside one of a loaded CNTK file's functions (a weight reshaped for a product), those
 # one CNTK op is made of (the transposes of ``top_k`` along another axis than the last)

@@ -108,7 +108,9 @@ class _DeclaredParameter:
                          "layer is first applied")
 
     def __repr__(self) -> str:
-        return f"Parameter('{self.name}', {list(self.shape)}) (not created yet)"
+        """As CNTK 2.7's: ``Parameter('W', [], [? x 3])`` (an axis the input decides ``?``)."""
+        kind = "Constant" if self.is_constant else "Parameter"
+        return f"{kind}('{self.name}', [], [{dims_text(self.shape)}])"
 
 
 def _dense_like(layer: Any) -> "list | None":

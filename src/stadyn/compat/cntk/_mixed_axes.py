@@ -23,7 +23,7 @@ from . import _graph as G
 from ._mixins import GraphObject
 from ._variables import axis_mark, dims_text
 
-__all__ = ["refuse_mixed_axes"]
+__all__ = ["refuse_mixed_axes", "refuse_other_sequence_axes"]
 
 
 def _variable(x: Any):
@@ -81,3 +81,25 @@ that do not match the dynamic axes '[#, *]' of the other operands.
     shown = _seen_as(variables[blamed], axes[blamed], seen)
     raise RuntimeError(f"Operation '{op}': Operand '{shown}' has dynamic axes, that do not "
                        f"match the dynamic axes '[{other}]' of the other operands.")
+
+
+def refuse_other_sequence_axes(op: str, operands: tuple) -> None:
+    """CNTK 2.7's RuntimeError (:func:`refuse_mixed_axes`) for a primitive binary op of two
+    sequences of different sequence axes, as it is made: it reconciles a value of the batch
+    axis alone with a sequence, not one sequence axis with another.  ``operands`` in the order
+    CNTK's C++ op takes them (``Times(right, left)``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> s = C.sequence.input_variable(2, name="s")
+        >>> t = C.sequence.input_variable(2, name="t", sequence_axis=C.Axis("other"))
+        >>> refuse_other_sequence_axes("Plus", (s, t))
+        Traceback (most recent call last):
+        RuntimeError: Operation 'Plus': Operand 'Input('t', [#, other], [2])' has dynamic axes, \
+that do not match the dynamic axes '[#, *]' of the other operands.
+        >>> refuse_other_sequence_axes("Plus", (s, C.input_variable(2)))   # (reconciled)
+    """
+    variables = [_variable(x) for x in operands]
+    if all(v is not None and len(tuple(getattr(v, "dynamic_axes", ()) or ())) == 2
+           for v in variables):
+        refuse_mixed_axes(op, operands)

@@ -25,8 +25,8 @@ from ._elementwise_shapes import broadcast_checked
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
-                     operands_dtype, same_dtype, wrap)
-from ._mixed_axes import refuse_mixed_axes
+                     operands_dtype, refuse_several_outputs, same_dtype, wrap)
+from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
 from ._variables import Constant
 
@@ -40,8 +40,9 @@ __all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu",
            "stop_gradient", "alias", "cast", "associative_multi_arg", "sum", "mean"]
 
 
-def _unary(op_name: str, fn, doc: str):
+def _unary(op_name: str, fn, doc: str, swig: "str | None" = ""):
     def op(x, name: str = ""):
+        refuse_several_outputs(x, op.__name__ if swig == "" else swig)
         v = operand(x)
         if isinstance(v, (int, float)):         # a number: CNTK's float32 scalar constant
             v = const(v)
@@ -51,14 +52,17 @@ def _unary(op_name: str, fn, doc: str):
     return op
 
 
-def _u(cntk_name: str, op_name: str, fn, doc: str):
-    f = _unary(op_name, fn, doc)
+def _u(cntk_name: str, op_name: str, fn, doc: str, swig: "str | None" = ""):
+    """The one-operand op ``cntk_name`` (``swig``: the C++ op CNTK 2.7 hands its operand to,
+    named as SWIG names it, ``cntk_name`` unless given; None where CNTK reads the operand's
+    one output first, see ``refuse_several_outputs``)."""
+    f = _unary(op_name, fn, doc, swig)
     f.__name__ = f.__qualname__ = cntk_name
     return f
 
 
 relu = _u("relu", "ReLU", lambda v: F.relu(v, rule="cntk"),
-         "``max(x, 0)``; NaN for NaN and -inf (CNTK 2.7's ``x * (x > 0)``).")
+         "``max(x, 0)``; NaN for NaN and -inf (CNTK 2.7's ``x * (x > 0)``).", "re_lu")
 sigmoid = _u("sigmoid", "StableSigmoid", F.sigmoid, "``1 / (1 + exp(-x))``.")
 tanh = _u("tanh", "Tanh", F.tanh, "The hyperbolic tangent.")
 exp = _u("exp", "Exp", F.exp, "``e ** x``.")
@@ -84,12 +88,13 @@ def _floor(v):
 
 # CNTK 2.7 rounds by floor alone (Source/CNTKv2LibraryDll/Function.cpp:1231-1246): ceil is
 # Negate(Floor(Negate x)), round Floor(Plus(x, Constant 0.5)); their graphs show those ops
-floor = float_arrays("x")(_u("floor", "Floor", _floor, "Rounded down (no gradient)."))
+floor = float_arrays("x")(_u("floor", "Floor", _floor, "Rounded down (no gradient).", None))
 
 
 @float_arrays("x")
 def ceil(x, name: str = ""):
     """Rounded up (no gradient): ``-floor(-x)``, as CNTK 2.7 builds it."""
+    refuse_several_outputs(x, None)
     return negate(floor(negate(x)), name=name)
 
 
@@ -97,6 +102,7 @@ def ceil(x, name: str = ""):
 def round(x, name: str = ""):  # noqa: A001
     """Rounded to the nearest integer, halves up: ``floor(x + 0.5)``, as CNTK 2.7 builds it
     (no gradient)."""
+    refuse_several_outputs(x, None)
     return floor(plus(x, 0.5), name=name)
 
 
@@ -115,29 +121,33 @@ atanh = _u("atanh", "Atanh", lambda v: F.atanh(v), "The inverse hyperbolic tange
 straight_through_impl = _u("straight_through_impl", "StraightThrough", S.straight_through,
                            "``1`` where ``x > 0``, else ``-1`` (0 and NaN too) forward; the "
                            "gradient passes where ``|x| <= 1`` (the straight-through "
-                           "estimator).")
+                           "estimator).", "straight_through")
 stop_gradient = float_arrays("x")(_u("stop_gradient", "StopGradient", F.stop_gradient,
-                                     "``x``, with no gradient flowing back."))
+                                     "``x``, with no gradient flowing back.", None))
 
 
 def alias(x, name: str = ""):
     """The same values as a new node (under another name)."""
+    refuse_several_outputs(x, "alias")
     return named(wrap(F.identity(operand(x))), name, "NoOp")
 
 
 def elu(x, alpha: float = 1.0, name: str = ""):
     """``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
+    refuse_several_outputs(x, "elu")
     return named(wrap(F.elu(operand(x), float(alpha))), name, "ELU")
 
 
 def selu(x, scale: float = 1.0507009873554804934193349852946,
          alpha: float = 1.6732632423543772848170429916717, name: str = ""):
     """The scaled exponential linear unit."""
+    refuse_several_outputs(x, "selu")
     return named(wrap(F.selu(operand(x), float(scale), float(alpha))), name, "SELU")
 
 
 def leaky_relu(x, alpha: float = 0.01, name: str = ""):
     """``x`` for ``x > 0``, ``alpha * x`` otherwise."""
+    refuse_several_outputs(x, "leaky_re_lu")
     return named(wrap(F.leaky_relu(operand(x), float(alpha))), name, "LeakyReLU")
 
 
@@ -152,6 +162,7 @@ def param_relu(alpha, x, name: str = ""):
 
 def softplus(x, steepness: float = 1, name: str = ""):
     """``log(1 + exp(steepness * x)) / steepness``."""
+    refuse_several_outputs(x, "softplus")
     v = operand(x)
     if steepness == 1:
         return named(wrap(F.softplus(v)), name, "Softplus")
@@ -161,6 +172,7 @@ def softplus(x, steepness: float = 1, name: str = ""):
 
 def softsign(x, steepness: float = 1, name: str = ""):
     """``x / (1 + |x|)`` (CNTK 2.7 takes ``steepness`` and does not use it)."""
+    refuse_several_outputs(x, "softsign")
     v = operand(x)
     return named(wrap(one_op(F.div2(v, F.add_scalar(F.abs(v), 1.0)), v)), name, "Softsign")
 
@@ -208,6 +220,7 @@ def clip(x, min_value, max_value, name: str = ""):
 @float_arrays("node_input")
 def cast(node_input, dtype, name: str = ""):
     """The values as ``dtype`` (``np.float32``, ``np.float64``, ``np.float16``)."""
+    refuse_several_outputs(node_input, None)
     return named(wrap(F.cast(operand(node_input), np.dtype(dtype).name)), name, "Cast")
 
 
@@ -217,18 +230,21 @@ def cast(node_input, dtype, name: str = ""):
 @float_arrays("left", "right")
 def plus(left, right, name: str = ""):
     """``left + right`` (sample axes align on the right; the batch axis apart)."""
+    refuse_other_sequence_axes("Plus", (left, right))
     return binary(F.add2, left, right, name, "Plus")
 
 
 @float_arrays("left", "right")
 def minus(left, right, name: str = ""):
     """``left - right``."""
+    refuse_other_sequence_axes("Minus", (left, right))
     return binary(F.sub2, left, right, name, "Minus")
 
 
 @float_arrays("left", "right")
 def element_times(left, right, name: str = ""):
     """``left * right``, element-wise."""
+    refuse_other_sequence_axes("ElementTimes", (left, right))
     return binary(F.mul2, left, right, name, "ElementTimes")
 
 
@@ -265,12 +281,14 @@ def _element_min(a, b):
 @float_arrays("base", "exponent")
 def pow(base, exponent, name: str = ""):  # noqa: A001
     """``base ** exponent``, element-wise."""
+    refuse_other_sequence_axes("Pow", (base, exponent))
     return binary(F.pow2, base, exponent, name, "Pow")
 
 
 @float_arrays("left", "right")
 def log_add_exp(left, right, name: str = ""):
     """``log(exp(left) + exp(right))``, computed without overflow."""
+    refuse_other_sequence_axes("LogPlus", (left, right))
     return binary(S.log_add_exp, left, right, name, "LogPlus")
 
 
@@ -310,36 +328,42 @@ def _truth(v):
 @float_arrays("left", "right")
 def equal(left, right, name: str = ""):
     """1 where ``left == right``, else 0."""
+    refuse_other_sequence_axes("Equal", (left, right))
     return binary(_eq, left, right, name, "Equal")
 
 
 @float_arrays("left", "right")
 def not_equal(left, right, name: str = ""):
     """1 where ``left != right``, else 0."""
+    refuse_other_sequence_axes("NotEqual", (left, right))
     return binary(_ne, left, right, name, "NotEqual")
 
 
 @float_arrays("left", "right")
 def less(left, right, name: str = ""):
     """1 where ``left < right``, else 0."""
+    refuse_other_sequence_axes("Less", (left, right))
     return binary(_lt, left, right, name, "Less")
 
 
 @float_arrays("left", "right")
 def less_equal(left, right, name: str = ""):
     """1 where ``left <= right``, else 0."""
+    refuse_other_sequence_axes("LessEqual", (left, right))
     return binary(_le, left, right, name, "LessEqual")
 
 
 @float_arrays("left", "right")
 def greater(left, right, name: str = ""):
     """1 where ``left > right``, else 0."""
+    refuse_other_sequence_axes("Greater", (left, right))
     return binary(_gt, left, right, name, "Greater")
 
 
 @float_arrays("left", "right")
 def greater_equal(left, right, name: str = ""):
     """1 where ``left >= right``, else 0."""
+    refuse_other_sequence_axes("GreaterEqual", (left, right))
     return binary(_ge, left, right, name, "GreaterEqual")
 
 
@@ -363,6 +387,7 @@ def element_xor(x, y, name: str = ""):
 
 def element_not(x, name: str = ""):
     """1 where ``x`` is 0 or below, else 0."""
+    refuse_several_outputs(x, "element_not")
     v = operand(x)
     return named(wrap(one_op(F.r_sub_scalar(_truth(v), 1.0), v)), name, "Not")
 

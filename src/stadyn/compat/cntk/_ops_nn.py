@@ -23,7 +23,7 @@ from ._sparse_operands import refuse_sparse_operands
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._seq_axes import refuse_free_windows
 from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as_operand,
-                     sample_shape, wrap)
+                     refuse_several_outputs, sample_shape, wrap)
 from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
@@ -334,6 +334,7 @@ def dropout(x, dropout_rate: float = 0.0, seed=SentinelValueForAutoSelectRandomS
     ``1 / (1 - dropout_rate)`` while training; the identity in inference.  Its rate is checked
     and its seed drawn as it is called, as CNTK 2.7 does, where its operand has no shape yet
     too (:func:`_dropout_as_called`)."""
+    refuse_several_outputs(x, "dropout")
     v = _as_operand(x)
     stream = resolved_seed(seed).for_operand(v)
     return named(wrap(F.dropout(v, float(dropout_rate), seed=stream, train_only=True)), name,

@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 
 from ... import cntk_semantics as S
 from ... import functions as F
@@ -29,8 +30,8 @@ from ...graph import Variable
 from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
-from ._adapt import (batched, lead_axes, named, one_op, operand, reshape_samples, sample_axes,
-                     sample_axis, sample_shape, wrap)
+from ._adapt import (batched, lead_axes, named, one_op, operand, refuse_several_outputs,
+                     reshape_samples, sample_axes, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 from ._one_sample import one_sample_values
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
@@ -139,7 +140,10 @@ def _show_attributes(out, op_name: str, axis, keepdims: bool, shape: tuple) -> N
 
 
 def _reducer(op_name: str, fn):
+    swig = re.sub(r"(?<!^)(?=[A-Z])", "_", op_name).lower()    # (ReduceLogSum: reduce_log_sum)
+
     def reduce(x, axis=None, keepdims: bool = True, name: str = ""):
+        refuse_several_outputs(x, swig)
         _refuse_dropped_dynamic_axis(op_name, axis, keepdims)
         axes, kind = _axes(x, axis)
         v = operand(x)
@@ -199,6 +203,7 @@ for _f, _n in ((reduce_sum, "reduce_sum"), (reduce_mean, "reduce_mean"),
 
 def _arg(fn, op_name: str):
     def arg(x, axis=None, name: str = ""):
+        refuse_several_outputs(x, op_name.lower())
         v = operand(x)
         if axis is None:
             flat = reshape_samples(v, lead_axes(x), (math.prod(sample_shape(x)),))
@@ -244,6 +249,7 @@ def _rows(x) -> bool:
 def softmax(x, axis=None, name: str = ""):
     """Softmax along the per-sample ``axis`` (None: over all of a sample's axes at once; over
     the last axis of an operand with no dynamic axes, as CNTK 2.7)."""
+    refuse_several_outputs(x, "softmax")
     if axis is None and _rows(x):
         return named(wrap(F.softmax(operand(x), axis=operand(x).ndim - 1)), name, "Softmax")
     return named(wrap(_along(F.softmax, x, axis)), name, "Softmax")
@@ -252,6 +258,7 @@ def softmax(x, axis=None, name: str = ""):
 def log_softmax(x, axis=None, name: str = ""):
     """Log-softmax along the per-sample ``axis`` (None: along the sample's last axis, as CNTK
     2.7 computes it, unlike ``softmax``, which takes all of the sample's axes then)."""
+    refuse_several_outputs(x, "log_softmax")
     return named(wrap(_along(F.log_softmax, x, -1 if axis is None else axis)), name,
                  "LogSoftmax")
 
@@ -259,6 +266,7 @@ def log_softmax(x, axis=None, name: str = ""):
 def hardmax(x, name: str = ""):
     """1.0 at the (first) largest value of each sample, 0.0 elsewhere (no gradient); of each
     row of an operand with no dynamic axes, as CNTK 2.7."""
+    refuse_several_outputs(x, "hardmax")
     v = operand(x)
     free = free_steps(v)
     if not _rows(x) and any(a >= lead_axes(x) for a in free):
@@ -289,6 +297,7 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     """The ``k`` largest values along ``axis`` and their indices (as floats): a Function with
     two outputs, ``top_k(x, k).outputs`` (values, indices)."""
     from ._function import Function
+    refuse_several_outputs(x, "top_k")
     a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
     v = operand(x)
     ax, last = sample_axis(x, a), v.ndim - 1

@@ -61,6 +61,17 @@ def _checked(w, op: str):
     return w
 
 
+def _refuse_endless_sampling(weights, num_samples, allow_duplicates) -> None:
+    """CNTK 2.7's ValueError, as the op is made, for sampling without duplicates as many
+    classes as there are or more (drawing distinct classes would never end)."""
+    shape = tuple(getattr(weights, "shape", None) or np.shape(weights))
+    classes = int(shape[-1]) if shape else 1
+    if not allow_duplicates and classes > 0 and int(num_samples) >= classes:
+        raise ValueError("RandomSample/RandomSampleInclusionFrequency: For sampling without "
+                         f"duplicates the number of requested samples ({int(num_samples)}) "
+                         f"must be less than the number of classes ({classes}).")
+
+
 def random_sample(weights, num_samples: int, allow_duplicates: bool,
                   seed=SentinelValueForAutoSelectRandomSeed, name: str = ""):
     """``num_samples`` classes drawn by ``weights`` (with replacement when
@@ -73,6 +84,7 @@ def random_sample(weights, num_samples: int, allow_duplicates: bool,
         >>> len(set(rows.argmax(axis=1).tolist()))      # four distinct classes of five
         4
     """
+    _refuse_endless_sampling(weights, num_samples, allow_duplicates)
     if batched(weights):
         n = operand(weights).shape[-1]
         out = _unrunnable(weights, (int(num_samples), n), "random_sample")
@@ -102,6 +114,7 @@ def random_sample_inclusion_frequency(weights, num_samples: int, allow_duplicate
         >>> C.random_sample_inclusion_frequency(w, 3, False, seed=1).eval()[:2].tolist()
         [0.23411643505096436, 0.4218226969242096]
     """
+    _refuse_endless_sampling(weights, num_samples, allow_duplicates)
     if batched(weights):
         out = _unrunnable(weights, tuple(operand(weights).shape[1:]),
                           "random_sample_inclusion_frequency")

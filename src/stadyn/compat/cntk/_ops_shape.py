@@ -27,7 +27,7 @@ from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      operand as _as_operand, operands_dtype, reshape_samples, same_dtype,
-                     sample_axis, sample_shape, wrap)
+                     refuse_several_outputs, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 from ._mixed_axes import refuse_mixed_axes
 from ._cntk_attributes import CNTK_ATTRIBUTES
@@ -55,6 +55,7 @@ def _axis_index(x, axis) -> int:
 def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     """Each sample's axes ``begin_axis`` to ``end_axis`` (all by default) reshaped to ``shape``
     (one entry may be -1)."""
+    refuse_several_outputs(x, "reshape")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     begin = begin_axis.static_axis_index() if isinstance(begin_axis, Axis) else begin_axis
     end = end_axis.static_axis_index() if isinstance(end_axis, Axis) else end_axis

@@ -156,6 +156,9 @@ def op_name_of_call(fn) -> str:
         >>> op_name_of_call(C.element_times), op_name_of_call(C.sequence.last)
         ('ElementTimes', 'Sequence::Slice')
     """
+    shown = getattr(fn, "cntk_op_name", None)   # (a waiting block's kind: as_block's name)
+    if shown:
+        return shown
     name = getattr(fn, "__name__", "")
     if getattr(fn, "__module__", "").endswith(".sequence"):
         name = "sequence." + name

@@ -30,10 +30,10 @@ from . import _graph as G
 from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
-from ._deferred import PROBING
+from ._deferred import PROBING, Deferred
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import bind, late
-from ._mixins import GraphObject
+from ._mixins import GraphObject, TensorOpsMixin
 from ._model_file import ModelFormat, save_roots
 from ._variables import Record, input_variable, placeholder
 
@@ -180,7 +180,7 @@ def _as_function(out):
     return wrap(out) if not hasattr(out, "outputs") else out
 
 
-class _Deferred(ArgumentBinding):
+class _Deferred(TensorOpsMixin, ArgumentBinding):
     """``@C.Function`` of a Python function with untyped arguments: its ``arguments`` are
     placeholders of unknown shape (``(-2,)``, as CNTK shows them); calling it on Functions or
     Variables builds the graph for their shapes; once given types (``update_signature``) it
@@ -188,6 +188,10 @@ class _Deferred(ArgumentBinding):
     inputs, the others wait)."""
 
     _cntk_function = True       # (isinstance(f, C.Function), as CNTK 2.7's)
+    # an op's operand (``C.relu(f)``, ``C.combine([f])``): its output (_adapt.root_as_output),
+    # before it has types its graph's over its placeholders, so the op waits as CNTK's Function
+    # over placeholders does
+    _operand_is_output = True
 
     def __init__(self, fn, placeholders: list):
         self._fn = fn
@@ -255,7 +259,7 @@ class _Deferred(ArgumentBinding):
                 raise G.not_found(ph, self)
         for ph, new in substitutions.items():
             self._given[waiting[id(unwrap(ph))]] = new
-        for made in ("_shown", "_waiting", "_untyped_graph"):     # (made on the old ones)
+        for made in ("_shown", "_waiting", "_waiting_call", "_untyped_graph"):   # (of the old)
             self.__dict__.pop(made, None)
         if len(self._given) == len(self._placeholders):
             values = list(self.arguments)
@@ -317,12 +321,24 @@ class _Deferred(ArgumentBinding):
         [???], [???])``)."""
         if self._typed is not None:
             return self._typed.outputs
-        out = self._on_placeholders()
-        if out is None:
-            raise AttributeError(f"{self.name}: its outputs are known once its arguments have "
-                                 "types (its Python function needs their shapes)")
+        out = self.waiting_graph()
         return tuple(o for f in (out if isinstance(out, (tuple, list)) else (out,))
                      for o in f.outputs)
+
+    def waiting_graph(self):
+        """Before it has types, the graph CNTK 2.7 holds for it: its Python function's over
+        its placeholders, each op waiting for their shapes (a function that needs their
+        shapes to run: a waiting call of itself on them), built when the placeholders are
+        bound; once typed, its Function."""
+        if self._typed is not None:
+            return self._typed
+        out = self._on_placeholders()
+        if out is None:
+            out = self.__dict__.get("_waiting_call")
+            if out is None:
+                out = self.__dict__["_waiting_call"] = Deferred(self, self.placeholders, {},
+                                                                name=self.name)
+        return out
 
     @property
     def output(self):

@@ -9,10 +9,11 @@ import numpy as np
 
 from ... import io as _io
 from ...learners import Learner as _Learner
-from ...train import Trainer as _Trainer
+from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
 from ._fed_data import refuse_data_type, refuse_layouts_that_differ
+from ._deferred_runs import not_provided
 from ._function import Function
 from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
@@ -161,6 +162,57 @@ def _refuse_untyped_metric(metric) -> None:
         % (getattr(metric, "name", "") or getattr(metric, "kind", "") or type(metric).__name__))
 
 
+def _waits(function) -> bool:
+    """Whether ``function`` is a Function over placeholders of unknown shape that Stadyn holds
+    no graph of yet (a layer not applied, an untyped ``@C.Function``)."""
+    return function is not None and not issubclass(type(function), Function) and any(
+        getattr(a, "is_placeholder", False) and a.shape == (-2,)
+        for a in getattr(function, "arguments", ()))
+
+
+def _parameters_of(function) -> tuple:
+    """``function``'s parameters; none for an untyped ``@C.Function`` never applied (its
+    layers' are known once it is)."""
+    try:
+        return tuple(function.parameters)
+    except ValueError:
+        return ()
+
+
+class _Shown(str):
+    """An output of CNTK 2.7's Trainer that Stadyn has no object for, as its ``repr``."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+_AGGREGATE_LOSS = _Shown("Output('aggregateLoss', [], [])")
+_AGGREGATE_METRIC = _Shown("Output('aggregateEvalMetric', [], [???])")
+
+
+def _refuse_waiting(trainer, outputs: "list | None") -> None:
+    """CNTK 2.7's ValueError for a run of a Trainer whose model waits for its placeholders'
+    shapes (they are unbound), or whose metric does (they are arguments no data can be given
+    for; naming the outputs it asked for:
+    training (``outputs``: those the user asked for) its loss and metric sums and the loss,
+    testing (``outputs`` None) its metric sum and the metric)."""
+    model = trainer._waiting_model
+    if model is not None:       # (CNTK 2.7 runs the model with the criterion: it is unbound)
+        left = list(model.placeholders)
+        raise ValueError(f"{len(left)} unbound Placeholder(s) "
+                         f"'{', '.join(repr(p) for p in left)}' found in the Function. All "
+                         "Placeholders of a Function must be bound (to a variable) before "
+                         "performing a Forward computation.")
+    metric = trainer._waiting_metric
+    if metric is None:
+        return
+    if outputs is None:
+        asked = [_AGGREGATE_METRIC, *metric.outputs]
+    else:
+        asked = [_AGGREGATE_LOSS, trainer.loss_function.output, _AGGREGATE_METRIC, *outputs]
+    raise not_provided(list(metric.placeholders), asked)
+
+
 class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
     """``cntk.Trainer(model, (loss, metric), learners, progress_writers)`` -- or
     ``(model, loss, learners)`` without a metric -- or the 2017 betas'
@@ -195,14 +247,26 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
                 progress_writers, args = (args[0], args[1:]) if args else (None, args)
             else:
                 criterion = (criterion,)
-        super().__init__(unwrap(model), tuple(unwrap(c) for c in criterion),
+        # a model or metric over placeholders of unknown shape (a layer not applied, an untyped
+        # @C.Function) is taken as CNTK 2.7 takes it: kept as it is, each run refused
+        waiting_model = model if _waits(model) else None
+        waiting_metric = criterion[1] if len(criterion) > 1 and _waits(criterion[1]) else None
+        criterion = tuple(criterion)[:1] if waiting_metric is not None else criterion
+        super().__init__(unwrap(None if waiting_model is not None else model),
+                         tuple(unwrap(c) for c in criterion),
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
+        self._waiting_metric, self._waiting_model = waiting_metric, waiting_model
+        if waiting_metric is not None:
+            self._metric = waiting_metric
+        if waiting_model is not None:
+            self._model = waiting_model
         # the model's carried states live as long as the Trainer, as in CNTK, where
         # ``trainer.model`` is one Function: each ``trainer.model`` here is a new Function over
         # the same outputs, which shares the state this holds
         model = self.model
-        self._model_runs = model._run_state() if model is not None else None
+        self._model_runs = model._run_state() if model is not None and \
+            waiting_model is None else None
         self._note_uncovered_parameters()
         self._distributed = _distributed_learners(self.parameter_learners)
         # distributed learners of several workers: the counts, losses and metrics are the
@@ -218,7 +282,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         """CNTK 2.7's Trainer ctor notes on stderr how many parameters of the model, loss
         and metric no learner updates (they stay as they are)."""
         learned = {id(unwrap(p)) for p in self.parameters}
-        left = {id(unwrap(p)) for f in self._trained_roots() for p in wrap(f).parameters}
+        left = {id(unwrap(p)) for f in self._trained_roots() for p in _parameters_of(wrap(f))}
         left = len(left - learned)
         if left:
             print(f"[Note:] Trainer ctor: {left} of the model parameters are not covered by any "
@@ -233,6 +297,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         change) goes to the progress writers first, as CNTK's ``Learning rate per 1 samples:
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
+        _refuse_waiting(self, list(outputs or ()))
         arguments, flags = split_flags(arguments)
         if self._workers is not None and no_samples(arguments):
             return self._train_nothing()
@@ -419,11 +484,16 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         sequence-begin flags ``({input: data}, flags)``: a False one continues that sequence
         from where the Trainer's previous minibatch, trained or tested, left it, as
         :meth:`train_minibatch` does)."""
+        _refuse_waiting(self, None)
         arguments, flags = split_flags(arguments)
         refuse_no_rows(arguments, "test_minibatch")
         flags = _truncated_flags(arguments, flags)
-        if self._metric_sum is None:     # the native Trainer's NoMetricError (a ValueError)
-            return super().test_minibatch(_plain(arguments), device)
+        if self._metric_sum is None:     # (the data checked first, its layouts after: CNTK's)
+            _plain(arguments)
+            raise NoMetricError(
+                "Evaluator::TestMinibatch: Cannot test when no evaluation function was "
+                "specified during construction.\n(this Trainer was made without a metric: give "
+                "Trainer(model, (loss, metric), ...) to test)")
         self._runnable("test", [self._metric_sum])
         begins = self._begins(arguments, flags, "test_minibatch")
         with self._checked("test").run():

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import late
+from ._printed import function_repr
 
 __all__ = ["NextOutput", "UnappliedLayerView", "UnappliedRoot"]
 
@@ -313,5 +314,6 @@ class UnappliedRoot:
         return tuple(i for i in self.inputs if getattr(i, "is_placeholder", False))
 
     def __repr__(self) -> str:
-        ins = ", ".join(i.name or "''" for i in self.inputs)
-        return f"<{self.op_name} {self.name!r} of a layer not applied yet: ({ins})>"
+        """As CNTK 2.7's: ``Dense: Placeholder('x', [???], [???]) -> Output('Block5_Output_0',
+        [???], [???])``."""
+        return function_repr(self.op_name, False, self.arguments, self.outputs)

@@ -280,6 +280,8 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
     def __init__(self, value=None, shape=None, dtype=None, device=None, name: str = ""):
         # default_options' type (float32 by default), not the array's (as Parameter's)
         dtype = np.dtype(input_dtype(None) if dtype is None else dtype)
+        if value is None and shape is None:     # (CNTK 2.7's words)
+            raise ValueError("you need to specify at least shape or value")
         if np.isscalar(value) and not isinstance(value, (int, float)):
             # CNTK 2.7 hands a scalar to its C++ constructor, which takes only Python numbers
             raise NotImplementedError(

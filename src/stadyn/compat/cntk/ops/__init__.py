@@ -85,6 +85,7 @@ def combine(*operands, name: str = ""):
     return combine_outputs(items, name)
 
 
+combine.combines_outputs = True     # (a waiting combine's outputs are its operands', _deferred)
 combine = _deferrable(combine)       # of ops waiting for their placeholders' shapes: waits too
 
 
