@@ -395,7 +395,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   sequence_axis_of: Callable[[Variable], "str | None"] | None = None,
                   batched_input: Callable[[Variable], bool] | None = None,
                   sparse_input: Callable[[Variable], bool] | None = None,
-                  untyped_inputs: bool = False) -> bytes:
+                  untyped_inputs: bool = False, shapes: "dict | None" = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -420,7 +420,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     input was declared sparse (CNTK's ``is_sparse=True``, written so; default: none);
     ``untyped_inputs``: write the inputs as CNTK 2.7 writes the arguments of a Function not
     given types (an untyped ``@C.Function``): placeholders of unknown shape named by
-    ``input_names``, the graph being the one built for the inputs' types.  Raises
+    ``input_names``, the graph being the one built for the inputs' types; ``shapes``: a dict
+    the writer fills with the shape (NumPy order, no dynamic axes) of each value it writes
+    for a Stadyn value, by its name in the file (``Times5_Output_0``).  Raises
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
@@ -546,6 +548,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
             produced[id(out)] = (uid, here)
+            if shapes is not None:
+                shapes[uid] = tuple(out.shape[w.lead(out):])
             for k, other in enumerate(node.outputs[1:], 1):     # (TopK's indices)
                 if other is not None:
                     produced[id(other)] = (f"{made}_Output_{k}", here)
@@ -558,6 +562,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(block.op_name, "a layer whose output is its input")
         produced[id(out)] = (w.block(block, uid, [read(a, outer, block.op_name)
                                                   for a in block.arguments]), outer)
+        if shapes is not None:
+            shapes[produced[id(out)][0]] = tuple(out.shape[w.lead(out):])
     ends = []
     for k, v in enumerate(outputs):
         v = w.folded.get(id(v), v)                # (top_k's values swapped back: its own)

@@ -25,8 +25,8 @@ from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attrib
 from ._clone import rebuild
 from ._shown_constants import show_constants
 
-__all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters", "untyped_arguments",
-           "untyped_shown_op", "model_path"]
+__all__ = ["ModelFormat", "save_roots", "cntk_writer_names", "saved_graph", "load_roots",
+           "restore_parameters", "untyped_arguments", "untyped_shown_op", "model_path"]
 
 
 class ModelFormat(enum.Enum):
@@ -76,6 +76,15 @@ def _unused(name: str, taken) -> str:
     return out
 
 
+def saved_graph(roots: list) -> list:
+    """``roots``, or a copy of their graph without what the sequence-begin flags spliced in
+    (no part of the graph CNTK saves; the copy reads the same inputs and parameters)."""
+    if any(G.seen_through(i) is not i for node in topological_nodes(roots)
+           for i in node.inputs):
+        return rebuild(roots, {}, "share")
+    return roots
+
+
 def save_roots(roots: list, arguments: list, filename, format, combine=None,
                untyped: bool = False) -> None:
     """Save the graph of the Stadyn Variables ``roots`` with its CNTK ``arguments`` (their
@@ -85,11 +94,7 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
     the graph built for the operands it was applied to), which a CNTK v2 file holds as
     placeholders of unknown shape, as CNTK 2.7 writes them."""
     from ... import serialize
-    if any(G.seen_through(i) is not i for node in topological_nodes(roots)
-           for i in node.inputs):
-        # what the sequence-begin flags spliced in is no part of the graph CNTK saves (the
-        # copy reads the same inputs and parameters)
-        roots = rebuild(roots, {}, "share")
+    roots = saved_graph(roots)
     path = os.fspath(filename)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -150,19 +155,26 @@ def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list
     form; else warn, naming the op, and return False (the caller writes Stadyn's format)."""
     from ...serialize import CntkWriteUnsupported, save_cntk_v2
     try:
-        save_cntk_v2(path, roots, inputs, input_names=names,
-                     name_of=lambda v: G.node_name(G.classify(v)), leaf_name_of=G.name_of,
-                     combine_name=combine.name if combine is not None else None,
-                     block_of=_block_of, cntk_op_of=_cntk_op_of,
-                     leaf_order=list(G.walk_leaves(roots)),
-                     sequence_axis_of=_sequence_axis_name, batched_input=G.BATCH,
-                     sparse_input=G.SPARSE.__contains__, untyped_inputs=untyped)
+        save_cntk_v2(path, roots, inputs, **cntk_writer_names(roots, names, combine, untyped))
         return True
     except CntkWriteUnsupported as exc:
         warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
                       f"({exc}); Stadyn's load_model reads it, ModelFormat.ONNX writes ONNX",
                       UserWarning, stacklevel=4)
         return False
+
+
+def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) -> dict:
+    """What the CNTK writers (:func:`stadyn.serialize.save_cntk_v2`, and the v1 writer) are
+    told of the graph behind ``roots``: its names, layers, CNTK ops, leaf order and inputs'
+    axes (``names``: the inputs' names)."""
+    return dict(input_names=names, name_of=lambda v: G.node_name(G.classify(v)),
+                leaf_name_of=G.name_of,
+                combine_name=combine.name if combine is not None else None,
+                block_of=_block_of, cntk_op_of=_cntk_op_of,
+                leaf_order=list(G.walk_leaves(roots)), sequence_axis_of=_sequence_axis_name,
+                batched_input=G.BATCH, sparse_input=G.SPARSE.__contains__,
+                untyped_inputs=untyped)
 
 
 def _sequence_axis_name(v) -> "str | None":
