@@ -144,3 +144,15 @@ def test_untyped_gather_arguments_load_in_cntks_order():
     # before, Stadyn listed them swapped)
     wanted = json.loads((FIXTURES / "gather.json").read_text())["arguments"]
     assert [a.name for a in C.load_model(str(FIXTURES / "gather.model")).arguments] == wanted
+
+
+def test_untyped_gather_applied_to_a_batch_axis_table_refused_as_cntk():
+    # CNTK 2.7 (gather.model loaded, applied to a table with the batch axis, then evaluated)
+    # raises RuntimeError: "Gather operation's right operand doesn't expect to have dynamic
+    # axis" (its network's validation); Stadyn refuses when it is applied, with that type and
+    # those words (before: UnsupportedModelError, no RuntimeError, its own words)
+    pick = C.load_model(str(FIXTURES / "gather.model"))
+    table, indices = C.input_variable((4, 3), name="t"), C.input_variable(1, name="i")
+    with pytest.raises(RuntimeError, match="^.*gather.model: .*Gather operation's right "
+                                           "operand doesn't expect to have dynamic axis"):
+        pick(table, indices)

@@ -36,7 +36,12 @@ from .op_rules import Unmapped, rules_for
 _FREE_DIMENSION = -3    # CNTK's FreeDimension in a v2 file's input shape (its SIZE_MAX - 2)
 
 __all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "output_shapes",
-           "FORMATS"]
+           "FORMATS", "ModelRefusedAtRunError"]
+
+
+class ModelRefusedAtRunError(UnsupportedModelError, RuntimeError):
+    """A function of the file that its framework builds but refuses when the graph runs (CNTK
+    2.7's RuntimeError, in its words): refused when the model is built."""
 
 #: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
 FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK"),
@@ -215,8 +220,10 @@ class _Builder(FlatBuilding):
             return out
         return var
 
-    def fail(self, message: str, unsupported: bool = False) -> ModelFileError:
-        cls = UnsupportedModelError if unsupported else ModelFileError
+    def fail(self, message: str, unsupported: bool = False, at_run: bool = False
+             ) -> ModelFileError:
+        cls = ModelRefusedAtRunError if at_run else \
+            UnsupportedModelError if unsupported else ModelFileError
         return cls(f"{self.where}: {message}")
 
     # -- leaves ---------------------------------------------------------------------------------
@@ -416,7 +423,8 @@ class _Builder(FlatBuilding):
             with name_scope(fn.name, absolute=True):
                 result = build(node)
         except MappingUnsupported as exc:
-            raise self.fail(f"{label}: cannot be mapped: {exc}", unsupported=True) from None
+            raise self.fail(f"{label}: cannot be mapped: {exc}", unsupported=True,
+                            at_run=isinstance(exc, RuntimeError)) from None
         except (StadynError, ValueError, TypeError, IndexError, KeyError, RuntimeError) as exc:
             raise self.fail(f"{label}: {type(exc).__name__}: {exc}") from exc
         results = [result] if isinstance(result, Variable) else list(result)

@@ -50,8 +50,12 @@ def sample_axis(node, axis: Any, rank: int) -> int | None:
 def gather_cntk(node):
     """CNTK's ``Gather(indices, reference)`` (C++ order; ``gather(reference, indices)``): rows
     of a ``reference`` without dynamic axes (a table) at the indices, the indices' shape in
-    place of its first axis -- the catalog's ``embed``.  A batched reference, or ``axis``, is
-    refused."""
+    place of its first axis -- the catalog's ``embed``.  A batched reference is refused in CNTK
+    2.7's words and type (its RuntimeError when the network runs); ``axis`` is refused."""
+    if node.lead(1) and node.attr("axis") is None:
+        # (CNTK 2.7 builds it, then refuses it when it validates the network at the first run)
+        node.refused_at_run("Gather operation's right operand doesn't expect to have dynamic "
+                            f"axis (a table of shape {node.shape(1)} with the batch axis)")
     if node.lead(1) or node.attr("axis") is not None:
         node.unsupported(f"gather from {node.shape(1)} (batched: {node.batched(1)}, axis "
                          f"{node.attr('axis')}): a table without dynamic axes is read")
