@@ -29,6 +29,7 @@ from ._load import load, model_info
 from ._legacy_ir import (LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin,
                          LegacyParameter, LegacyVariable)
 from ._model import is_model_file
+from ._model import load as load_model_file
 from ._nnabla_schedulers import nnabla_scheduler
 from ._nnabla_solver_states import optimizer_states, read_nnabla_optimizer_states
 from ._model_save import save
@@ -46,7 +47,7 @@ from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS as CNTK_RANDOM_DIST
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "nnabla_messages",
            "save", "load",
-           "model_info", "is_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
+           "model_info", "is_model_file", "load_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
            "inference_outputs", "DEFAULT_OPSET", "SUPPORTED_OPSETS", "OpRules", "Unmapped",
            "register_rules", "rules_for", "register_user_function_loader",
            "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",

@@ -26,7 +26,8 @@ from ._clone import rebuild
 from ._shown_constants import show_constants
 
 __all__ = ["ModelFormat", "save_roots", "cntk_writer_names", "saved_graph", "load_roots",
-           "restore_parameters", "untyped_arguments", "untyped_shown_op", "model_path"]
+           "STADYN_FILE", "restore_parameters", "untyped_arguments", "untyped_shown_op",
+           "model_path"]
 
 
 class ModelFormat(enum.Enum):
@@ -39,6 +40,8 @@ class ModelFormat(enum.Enum):
 _OUT, _NODE, _ARG, _AXIS, _SEVERAL, _COMBINE = ("output:", "node:", "arg:", "axis:", "outputs:",
                                                "combine:")
 _UNTYPED = "untyped:"
+#: what :func:`untyped_arguments` gives for a file its first bytes tell is Stadyn's own
+STADYN_FILE = "a Stadyn model file"
 _SPARSE = "sparse:"
 
 
@@ -252,15 +255,16 @@ def untyped_arguments(path, format) -> "tuple[list[str], object]":
     """The names of the arguments of a CNTK v2 file that are placeholders of unknown shape (a
     Function saved before it was given types, an untyped ``@C.Function``), in the order CNTK
     2.7 lists them ([] for another file), and the file decoded (for :func:`load_roots`, which
-    so reads its first bytes no more; None where they tell it is no model file of NNabla or
-    CNTK, or ``format`` is ONNX)."""
+    so reads its first bytes no more; :data:`STADYN_FILE` where they tell it is no model file
+    of NNabla or CNTK; None where ``format`` is ONNX)."""
     from ... import serialize
     path = os.fspath(path)
+    if format != ModelFormat.CNTKv2:
+        return [], None
     # (the first bytes read once: a model file of NNabla or CNTK, and which; one told by its
     # suffix alone, missing, is read whole for the error)
-    head = serialize.legacy_model_head(path) if format == ModelFormat.CNTKv2 else None
-    if head is None:
-        return [], None
+    if serialize.legacy_model_head(path) is None:
+        return [], STADYN_FILE
     legacy = serialize.read_legacy_model(path)
     main = legacy.networks.get("main")
     if legacy.format != "cntk-v2" or main is None:
@@ -346,7 +350,8 @@ def load_roots(model, format, types: "dict | None" = None,
     or of one function's outputs); and that Combine's uid where the file (CNTK's) gives it.
     ``types``: for a file of untyped arguments (:func:`untyped_arguments`), the Variables
     whose types each (by name) is given, as the Function is applied to them.  ``legacy``: the
-    file as :func:`untyped_arguments` decoded it, where it was (and no ``types`` change it)."""
+    file as :func:`untyped_arguments` decoded it, where it was (and no ``types`` change it), or
+    :data:`STADYN_FILE` where it told the file is Stadyn's."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         with model_path(model) as path:
@@ -356,6 +361,8 @@ def load_roots(model, format, types: "dict | None" = None,
     v1_uids: dict = {}
     if format == ModelFormat.ONNX:
         network = serialize.import_onnx(path)
+    elif legacy is STADYN_FILE:         # (its first bytes read already)
+        network = serialize.load_model_file(path)
     elif legacy is not None or serialize.is_legacy_model_file(path):
         if legacy is None:
             legacy = serialize.read_legacy_model(path)
