@@ -175,6 +175,8 @@ def _reshape(w, ins, uids, attrs, out, name):
     nb = 1 if id(x) in w.batched else 0
     if nb and tuple(out.shape[:1]) != tuple(x.shape[:1]):
         raise CntkWriteUnsupported("reshape", "a reshape that moves the batch axis")
+    if w.untyped and w.aligned_for_broadcast(x, out, nb):
+        return None           # (CNTK's element-wise ops align it, at any shape applied to)
     attributes = {"newShape": P.shape(out.shape[nb:]), "beginAxis": P.static_axis(0),
                   "endAxis": P.static_axis(w.static_rank(x))}
     return w.function("Reshape", uids[:1], attributes, name=name)
@@ -463,6 +465,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         w.named_axis = sequence_axis_of
     w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes
                  if n.spec.name.startswith("cntk:")}
+    w.note_readers(nodes, outputs)
     skipped = fold_shapes(w, nodes)               # (the nodes written as part of another)
     for node in nodes:                            # refuse before writing anything
         if id(node) in skipped:
