@@ -252,6 +252,13 @@ class _Builder(FlatBuilding):
             if any(d < 0 for d in shape):
                 raise self.fail(f"input {name!r} has a free or inferred dimension: "
                                 f"{tuple(shape)}", unsupported=True)
+            if lv.meta.get("dynamic_axis") == "*" and lv.meta.get("v2_uid"):
+                # (CNTK 2's v1 writer: an input on CNTK's default sequence axis)
+                var = S.input_variable(shape, dtype=lv.dtype or "float32")
+                self.batched.add(id(var))
+                uid, shown = self.split_name(name, lv.meta.get("name") or "")
+                self.record(var, LegacyOrigin("input", uid, shown, sequence_axis=""))
+                return var
             shape = [self.batch_size] + shape
         elif self.fmt == "cntk-v2":
             axes = list(lv.meta.get("dynamic_axes") or [])
@@ -458,7 +465,7 @@ class _Builder(FlatBuilding):
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
         self.where = f"{self.model.path}"
         _collect_variables(network, self.variables)
-        if self.fmt == "cntk-v2" and needs_sequences(network, self.variables):
+        if self.fmt in ("cntk-v2", "cntk-v1") and needs_sequences(network, self.variables):
             return self.build_flat(network, inputs, outputs, info)
         functions = self.needed(network, list(outputs.values()))
         self.check_supported(network, functions)
