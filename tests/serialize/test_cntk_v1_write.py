@@ -130,14 +130,16 @@ def test_not_a_function_refused_as_cntk(tmp_path):
         C.debugging.save_as_legacy_model(x, str(tmp_path / "x.dnn"))
 
 
-@pytest.mark.parametrize("op", ["top_k", "gather", "one_hot"])
+@pytest.mark.parametrize("op", ["top_k", "gather", "one_hot", "elu", "asinh", "atanh"])
 def test_ops_cntk_cannot_load_back_refused(op, tmp_path):
     """CNTK 2.7 writes these but its load_model refuses its own file ("Attempted to
-    instantiate undefined operation TopK."): Stadyn refuses to write them, naming the op."""
+    instantiate undefined operation TopK.", ... ExponentialLinearUnit., ... Asinh.):
+    Stadyn refuses to write them, naming the op."""
     x = C.input_variable(3)
     z = {"top_k": lambda: C.top_k(x, 2),
          "gather": lambda: C.gather(C.constant(np.ones((4, 3), np.float32)), x),
-         "one_hot": lambda: C.one_hot(x, 4)}[op]()
+         "one_hot": lambda: C.one_hot(x, 4), "elu": lambda: C.elu(x),
+         "asinh": lambda: C.asinh(x), "atanh": lambda: C.atanh(x)}[op]()
     with pytest.raises(CntkWriteUnsupported, match="no CNTK v1 form for"):
         C.debugging.save_as_legacy_model(z, str(tmp_path / "z.dnn"))
     assert not (tmp_path / "z.dnn").exists()

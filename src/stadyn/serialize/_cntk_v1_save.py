@@ -37,14 +37,15 @@ _PLAIN = {
     "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt", "Floor": "Floor", "Abs": "Abs",
     "Reciprocal": "Reciprocal", "Softmax": "Softmax", "LogSoftmax": "LogSoftmax",
     "Hardmax": "Hardmax", "StableSigmoid": "StableSigmoid", "Plus": "Plus", "Minus": "Minus",
-    "ElementTimes": "ElementTimes", "LogPlus": "LogPlus", "Pow": "Pow", "Cos": "Cosine",
-    "Sin": "Sin", "Sinh": "Sinh", "Cosh": "Cosh", "Asin": "Asin", "Acos": "Acos",
-    "Asinh": "Asinh", "Atanh": "Atanh", "SumAll": "SumElements", "StopGradient": "StopGradient",
-    "Pass": "Pass", "CosDistance": "CosDistance", "SquaredError": "SquareError",
-    "CrossEntropyWithSoftmax": "CrossEntropyWithSoftmax",
+    "ElementTimes": "ElementTimes", "LogPlus": "LogPlus", "Cos": "Cosine", "Sin": "Sin",
+    "Sinh": "Sinh", "Cosh": "Cosh", "Asin": "Asin", "Acos": "Acos", "SumAll": "SumElements",
+    "StopGradient": "StopGradient", "Pass": "Pass", "CosDistance": "CosDistance",
+    "SquaredError": "SquareError", "CrossEntropyWithSoftmax": "CrossEntropyWithSoftmax",
     "ClassificationError": "ClassificationError", "Logistic": "Logistic", "Clip": "Clip",
-    "ELU": "ExponentialLinearUnit", "ReconcileDynamicAxis": "ReconcileDynamicAxis",
+    "ReconcileDynamicAxis": "ReconcileDynamicAxis",
 }
+# (CNTK 2.7 writes Pow, ELU, Asinh and Atanh too, as Pow, ExponentialLinearUnit, Asinh, Atanh,
+# but its load_model refuses its own file: "Attempted to instantiate undefined operation Pow.")
 # the v1 node's inputs, by the v2 function's (GetPrimitiveFunctionInputsToCNTKNodeInputsIndexMap)
 _SWAPPED = {"CrossEntropyWithSoftmax": (1, 0), "ClassificationError": (1, 0, 2),
             "Logistic": (1, 0, 2), "Clip": (1, 2, 0)}
