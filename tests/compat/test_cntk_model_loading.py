@@ -198,3 +198,28 @@ def test_load_model_reads_a_files_first_bytes_once(monkeypatch, file_name):
     assert C.load_model(path).arguments
     # (once for the untyped arguments' question, once as the reader tells the format)
     assert len(heads) == 2
+
+
+def test_a_stadyn_files_first_bytes_read_once(tmp_path, monkeypatch):
+    # load_model asked whether a Stadyn model file is NNabla's or CNTK's three times (its first
+    # bytes and its zip listing read each time); once now, the loaded model unchanged
+    import stadyn.serialize as serialize
+    from stadyn.serialize import _legacy_load
+    s = C.sequence.input_variable(2, name="s", sequence_axis=C.Axis("mine"))
+    z = C.tanh(C.sequence.reduce_sum(s))      # (a named axis: a Stadyn model file)
+    with pytest.warns(UserWarning, match="Stadyn model file"):
+        z.save(str(tmp_path / "z.model"))
+    heads = []
+    real = _legacy_load.legacy_model_head
+
+    def counted(path):
+        heads.append(os.fspath(path))
+        return real(path)
+    monkeypatch.setattr(_legacy_load, "legacy_model_head", counted)
+    monkeypatch.setattr(serialize, "legacy_model_head", counted)
+    loaded = C.load_model(str(tmp_path / "z.model"))
+    assert heads == [str(tmp_path / "z.model")]
+    (arg,) = loaded.arguments
+    assert (arg.name, arg.dynamic_axes[1].name) == ("s", "mine")
+    np.testing.assert_allclose(loaded.eval({arg: [np.ones((3, 2), np.float32)]}),
+                               np.tanh([[3.0, 3.0]]), rtol=1e-6)

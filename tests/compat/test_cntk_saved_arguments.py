@@ -8,6 +8,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import stadyn.compat.cntk as C
@@ -144,3 +145,33 @@ def test_untyped_gather_arguments_load_in_cntks_order():
     # before, Stadyn listed them swapped)
     wanted = json.loads((FIXTURES / "gather.json").read_text())["arguments"]
     assert [a.name for a in C.load_model(str(FIXTURES / "gather.model")).arguments] == wanted
+
+
+def test_untyped_gather_applied_to_a_batch_axis_table_refused_as_cntk():
+    # CNTK 2.7 (gather.model loaded, applied to a table with the batch axis, then evaluated)
+    # raises RuntimeError: "Gather operation's right operand doesn't expect to have dynamic
+    # axis" (its network's validation); Stadyn refuses when it is applied, with that type and
+    # those words (before: UnsupportedModelError, no RuntimeError, its own words)
+    pick = C.load_model(str(FIXTURES / "gather.model"))
+    table, indices = C.input_variable((4, 3), name="t"), C.input_variable(1, name="i")
+    with pytest.raises(RuntimeError, match="^.*gather.model: .*Gather operation's right "
+                                           "operand doesn't expect to have dynamic axis"):
+        pick(table, indices)
+
+
+def test_an_untyped_function_saved_after_applying_applies_to_other_shapes(tmp_path):
+    # h(w, x) = times(x, w) + gather(w, x) applied to a (3, 3) table, saved and loaded: CNTK
+    # 2.7's file (tuple_applied.model) applies to a (5, 5) table too, and so does Stadyn's now;
+    # Stadyn wrote a Reshape of times' output to the (1, 3) its Plus broadcast from when
+    # applied, which refused the (5,) of a (5, 5) table (UnsupportedModelError).  CNTK 2.7
+    # read the regenerated tuple_applied_stadyn.model as before (cntk_read.json) and computed
+    # these values from it
+    path = tmp_path / "h.model"
+    MODELS.MODELS["tuple_applied"](C).save(str(path))
+    table = np.arange(25, dtype=np.float32).reshape(5, 5)
+    xv = np.array([[4, 3, 2, 1, 0]], np.float32)
+    wanted = (xv @ table)[:, None, :] + table[xv.astype(int)]          # times + gather
+    for f in (path, FIXTURES / "tuple_applied.model"):
+        x = C.input_variable(5, name="x")
+        z = C.load_model(str(f))(C.constant(table), x)
+        np.testing.assert_allclose(z.eval({x: xv}), wanted)

@@ -1,8 +1,8 @@
 """File formats: parameter files (Stadyn safetensors, NNabla .h5), Stadyn model files (network
 and parameters in one zip, :func:`save` / :func:`load`), ONNX (:func:`export_onnx`,
 :func:`import_onnx`) and, decoded but not yet mapped onto Stadyn ops, NNabla's and CNTK's own
-model files (:func:`read_legacy_model`), and CNTK v2 model files written
-(:func:`save_cntk_v2`).  How each op is written to and read from a format is
+model files (:func:`read_legacy_model`), and CNTK v2 and v1 model files written
+(:func:`save_cntk_v2`, :func:`save_cntk_v1`).  How each op is written to and read from a format is
 registered against the op in the op rules (:func:`register_rules`, :func:`rules_for`).  See
 ``docs/model-files.md``."""
 
@@ -19,6 +19,7 @@ from ._cntk_write import ATTRIBUTE_BLOCKS as CNTK_ATTRIBUTE_BLOCKS, \
     ATTRIBUTE_OPS as CNTK_ATTRIBUTE_OPS, ONE_OP_BLOCKS as CNTK_ONE_OP_BLOCKS
 from ._cntk_write import CntkWriteUnsupported, save_cntk_v2
 from ._cntk_v1_format import cntk_v1_roots
+from ._cntk_v1_save import save_cntk_v1
 from ._cntk_v1_uids import cntk_v1_op_name, cntk_v1_uids
 from ._legacy import read_legacy_model
 from ._cntk_format import is_cntk_v2_file
@@ -28,6 +29,7 @@ from ._load import load, model_info
 from ._legacy_ir import (LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin,
                          LegacyParameter, LegacyVariable)
 from ._model import is_model_file
+from ._model import load as load_model_file
 from ._nnabla_schedulers import nnabla_scheduler
 from ._nnabla_solver_states import optimizer_states, read_nnabla_optimizer_states
 from ._model_save import save
@@ -45,12 +47,12 @@ from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS as CNTK_RANDOM_DIST
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "nnabla_messages",
            "save", "load",
-           "model_info", "is_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
+           "model_info", "is_model_file", "load_model_file", "Network", "ModelInfo", "export_onnx", "to_onnx_model",
            "inference_outputs", "DEFAULT_OPSET", "SUPPORTED_OPSETS", "OpRules", "Unmapped",
            "register_rules", "rules_for", "register_user_function_loader",
            "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
            "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "load_nnp",
-           "load_cntk", "is_legacy_model_file", "legacy_model_head", "is_cntk_v2_file", "cntk_leaf_order", "cntk_v1_roots", "cntk_v1_uids", "cntk_v1_op_name",
+           "load_cntk", "is_legacy_model_file", "legacy_model_head", "is_cntk_v2_file", "cntk_leaf_order", "cntk_v1_roots", "cntk_v1_uids", "cntk_v1_op_name", "save_cntk_v1",
            "save_nnp", "NnpWriter",
            "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
            "read_nnabla_optimizer_states", "optimizer_states", "nnabla_scheduler",

@@ -175,6 +175,8 @@ def _reshape(w, ins, uids, attrs, out, name):
     nb = 1 if id(x) in w.batched else 0
     if nb and tuple(out.shape[:1]) != tuple(x.shape[:1]):
         raise CntkWriteUnsupported("reshape", "a reshape that moves the batch axis")
+    if w.untyped and w.aligned_for_broadcast(x, out, nb):
+        return None           # (CNTK's element-wise ops align it, at any shape applied to)
     attributes = {"newShape": P.shape(out.shape[nb:]), "beginAxis": P.static_axis(0),
                   "endAxis": P.static_axis(w.static_rank(x))}
     return w.function("Reshape", uids[:1], attributes, name=name)
@@ -395,7 +397,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   sequence_axis_of: Callable[[Variable], "str | None"] | None = None,
                   batched_input: Callable[[Variable], bool] | None = None,
                   sparse_input: Callable[[Variable], bool] | None = None,
-                  untyped_inputs: bool = False) -> bytes:
+                  untyped_inputs: bool = False, shapes: "dict | None" = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -420,7 +422,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     input was declared sparse (CNTK's ``is_sparse=True``, written so; default: none);
     ``untyped_inputs``: write the inputs as CNTK 2.7 writes the arguments of a Function not
     given types (an untyped ``@C.Function``): placeholders of unknown shape named by
-    ``input_names``, the graph being the one built for the inputs' types.  Raises
+    ``input_names``, the graph being the one built for the inputs' types; ``shapes``: a dict
+    the writer fills with the shape (NumPy order, no dynamic axes) of each value it writes
+    for a Stadyn value, by its name in the file (``Times5_Output_0``).  Raises
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
@@ -461,6 +465,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         w.named_axis = sequence_axis_of
     w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes
                  if n.spec.name.startswith("cntk:")}
+    w.note_readers(nodes, outputs)
     skipped = fold_shapes(w, nodes)               # (the nodes written as part of another)
     for node in nodes:                            # refuse before writing anything
         if id(node) in skipped:
@@ -546,6 +551,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
             produced[id(out)] = (uid, here)
+            if shapes is not None:
+                shapes[uid] = tuple(out.shape[w.lead(out):])
             for k, other in enumerate(node.outputs[1:], 1):     # (TopK's indices)
                 if other is not None:
                     produced[id(other)] = (f"{made}_Output_{k}", here)
@@ -558,6 +565,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(block.op_name, "a layer whose output is its input")
         produced[id(out)] = (w.block(block, uid, [read(a, outer, block.op_name)
                                                   for a in block.arguments]), outer)
+        if shapes is not None:
+            shapes[produced[id(out)][0]] = tuple(out.shape[w.lead(out):])
     ends = []
     for k, v in enumerate(outputs):
         v = w.folded.get(id(v), v)                # (top_k's values swapped back: its own)

@@ -35,6 +35,10 @@ _SEQUENCE_AXIS = P.axis(P.STATIC_AXIS_DYNAMIC, DEFAULT_SEQUENCE_AXIS, True)
 _UNKNOWN_AXES = P.axis(P.STATIC_AXIS_DYNAMIC - 2, "UnknownAxes", False)
 
 
+# the ops that broadcast their operands as CNTK's element-wise ops do
+_BROADCASTING = frozenset(("add2", "sub2", "mul2", "div2", "maximum2", "minimum2"))
+
+
 class Writer:
     """The entries of one file being written (see the module's docstring)."""
 
@@ -62,8 +66,27 @@ class Writer:
         self.layer: Block | None = None           # the layer a rule writes inside (None: none)
         self.axis_names: dict[int, str] = {}      # id(a sequence a rule put on a new axis) ->
         #                                           the axis' name (Where's)
+        self.readers: dict[int, list] = {}        # id(a value) -> the ops reading it
+        self.roots: set[int] = set()              # ids of the values written as outputs
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
+
+    def note_readers(self, nodes, outputs) -> None:
+        """Record which ops read each value of ``nodes`` and which values are ``outputs``."""
+        for n in nodes:
+            for i in n.inputs:
+                if i is not None:
+                    self.readers.setdefault(id(i), []).append(n.spec.name)
+        self.roots = {id(v) for v in outputs}
+
+    def aligned_for_broadcast(self, x, out, nb: int) -> bool:
+        """Whether ``out`` is ``x`` (``nb`` batch axes first) with axes of 1 put before its
+        sample axes, read only by ops that broadcast as CNTK's element-wise ops do (which
+        align a shorter operand so themselves) and no output."""
+        old, new = tuple(x.shape[nb:]), tuple(out.shape[nb:])
+        return len(new) > len(old) and new[len(new) - len(old):] == old and \
+            set(new[:len(new) - len(old)]) == {1} and id(out) not in self.roots and \
+            set(self.readers.get(id(out), ())) <= _BROADCASTING
 
     @property
     def layer_kind(self) -> str:

@@ -14,11 +14,16 @@ from typing import Any, NoReturn
 
 from .._errors import StadynError
 
-__all__ = ["LegacyNode", "MappingUnsupported"]
+__all__ = ["LegacyNode", "MappingUnsupported", "MappingRefusedAtRun"]
 
 
 class MappingUnsupported(StadynError, ValueError):
     """A rule cannot express this particular call (raised through ``unsupported``)."""
+
+
+class MappingRefusedAtRun(MappingUnsupported, RuntimeError):
+    """A call the framework builds but refuses when its graph runs (CNTK 2.7's RuntimeError
+    when it validates the network), raised through ``refused_at_run``."""
 
 
 class LegacyNode(abc.ABC):
@@ -131,3 +136,9 @@ class LegacyNode(abc.ABC):
     def unsupported(self, reason: str) -> NoReturn:
         """Give up on this function: raises :class:`MappingUnsupported` with ``reason``."""
         raise MappingUnsupported(reason)
+
+    def refused_at_run(self, reason: str) -> NoReturn:
+        """Give up on a call the framework itself refuses when it runs: raises
+        :class:`MappingRefusedAtRun` (a RuntimeError too) with ``reason``, the framework's
+        words."""
+        raise MappingRefusedAtRun(reason)

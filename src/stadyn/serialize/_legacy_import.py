@@ -36,7 +36,12 @@ from .op_rules import Unmapped, rules_for
 
 
 __all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "output_shapes",
-           "FORMATS"]
+           "FORMATS", "ModelRefusedAtRunError"]
+
+
+class ModelRefusedAtRunError(UnsupportedModelError, RuntimeError):
+    """A function of the file that its framework builds but refuses when the graph runs (CNTK
+    2.7's RuntimeError, in its words): refused when the model is built."""
 
 #: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
 FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK"),
@@ -215,8 +220,10 @@ class _Builder(FlatBuilding):
             return out
         return var
 
-    def fail(self, message: str, unsupported: bool = False) -> ModelFileError:
-        cls = UnsupportedModelError if unsupported else ModelFileError
+    def fail(self, message: str, unsupported: bool = False, at_run: bool = False
+             ) -> ModelFileError:
+        cls = ModelRefusedAtRunError if at_run else \
+            UnsupportedModelError if unsupported else ModelFileError
         return cls(f"{self.where}: {message}")
 
     # -- leaves ---------------------------------------------------------------------------------
@@ -245,6 +252,13 @@ class _Builder(FlatBuilding):
             if any(d < 0 for d in shape):
                 raise self.fail(f"input {name!r} has a free or inferred dimension: "
                                 f"{tuple(shape)}", unsupported=True)
+            if lv.meta.get("dynamic_axis") == "*" and lv.meta.get("v2_uid"):
+                # (CNTK 2's v1 writer: an input on CNTK's default sequence axis)
+                var = S.input_variable(shape, dtype=lv.dtype or "float32")
+                self.batched.add(id(var))
+                uid, shown = self.split_name(name, lv.meta.get("name") or "")
+                self.record(var, LegacyOrigin("input", uid, shown, sequence_axis=""))
+                return var
             shape = [self.batch_size] + shape
         elif self.fmt == "cntk-v2":
             axes = list(lv.meta.get("dynamic_axes") or [])
@@ -416,7 +430,8 @@ class _Builder(FlatBuilding):
             with name_scope(fn.name, absolute=True):
                 result = build(node)
         except MappingUnsupported as exc:
-            raise self.fail(f"{label}: cannot be mapped: {exc}", unsupported=True) from None
+            raise self.fail(f"{label}: cannot be mapped: {exc}", unsupported=True,
+                            at_run=isinstance(exc, RuntimeError)) from None
         except (StadynError, ValueError, TypeError, IndexError, KeyError, RuntimeError) as exc:
             raise self.fail(f"{label}: {type(exc).__name__}: {exc}") from exc
         results = [result] if isinstance(result, Variable) else list(result)
@@ -450,7 +465,7 @@ class _Builder(FlatBuilding):
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
         self.where = f"{self.model.path}"
         _collect_variables(network, self.variables)
-        if self.fmt == "cntk-v2" and needs_sequences(network, self.variables):
+        if self.fmt in ("cntk-v2", "cntk-v1") and needs_sequences(network, self.variables):
             return self.build_flat(network, inputs, outputs, info)
         functions = self.needed(network, list(outputs.values()))
         self.check_supported(network, functions)

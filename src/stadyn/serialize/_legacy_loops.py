@@ -342,14 +342,17 @@ def build_loop(b: Any, comp: list[LegacyFunction], network: LegacyNetwork,
     backwards = DELAYS[delays[0].type]
     offsets, shapes = [], []
     for d in delays:
-        offset = d.attrs.get("offset", 1)
+        offset = d.attrs.get("offset", d.attrs.get("time_step", 1))     # (v1: time_step)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 1:
             raise b.fail(f"{where}: {d.name!r} ({d.type}) has the offset {offset!r}")
         if len(d.inputs) != 2 or d.inputs[1] in made:
             raise unsupported(f"{d.name!r} ({d.type}) takes its initial state from inside the "
                               "loop")
         offsets.append(offset)
-        shapes.append(_recorded_shape(b, d.inputs[0]))
+        # (a v1 delay node records the shape it delays)
+        recorded = d.attrs.get("shape")
+        shapes.append(_recorded_shape(b, d.inputs[0]) or
+                      (tuple(recorded) if isinstance(recorded, tuple) and recorded else None))
     others = [f for f in comp if f not in delays]
     inner = [f for f in others if f.type in DELAYS or str(f.type).startswith("Sequence::")]
     if inner:

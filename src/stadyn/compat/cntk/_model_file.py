@@ -25,8 +25,9 @@ from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attrib
 from ._clone import rebuild
 from ._shown_constants import show_constants
 
-__all__ = ["ModelFormat", "save_roots", "load_roots", "restore_parameters", "untyped_arguments",
-           "untyped_shown_op", "model_path"]
+__all__ = ["ModelFormat", "save_roots", "cntk_writer_names", "saved_graph", "load_roots",
+           "STADYN_FILE", "restore_parameters", "untyped_arguments", "untyped_shown_op",
+           "model_path"]
 
 
 class ModelFormat(enum.Enum):
@@ -39,6 +40,8 @@ class ModelFormat(enum.Enum):
 _OUT, _NODE, _ARG, _AXIS, _SEVERAL, _COMBINE = ("output:", "node:", "arg:", "axis:", "outputs:",
                                                "combine:")
 _UNTYPED = "untyped:"
+#: what :func:`untyped_arguments` gives for a file its first bytes tell is Stadyn's own
+STADYN_FILE = "a Stadyn model file"
 _SPARSE = "sparse:"
 
 
@@ -76,6 +79,15 @@ def _unused(name: str, taken) -> str:
     return out
 
 
+def saved_graph(roots: list) -> list:
+    """``roots``, or a copy of their graph without what the sequence-begin flags spliced in
+    (no part of the graph CNTK saves; the copy reads the same inputs and parameters)."""
+    if any(G.seen_through(i) is not i for node in topological_nodes(roots)
+           for i in node.inputs):
+        return rebuild(roots, {}, "share")
+    return roots
+
+
 def save_roots(roots: list, arguments: list, filename, format, combine=None,
                untyped: bool = False) -> None:
     """Save the graph of the Stadyn Variables ``roots`` with its CNTK ``arguments`` (their
@@ -85,11 +97,7 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
     the graph built for the operands it was applied to), which a CNTK v2 file holds as
     placeholders of unknown shape, as CNTK 2.7 writes them."""
     from ... import serialize
-    if any(G.seen_through(i) is not i for node in topological_nodes(roots)
-           for i in node.inputs):
-        # what the sequence-begin flags spliced in is no part of the graph CNTK saves (the
-        # copy reads the same inputs and parameters)
-        roots = rebuild(roots, {}, "share")
+    roots = saved_graph(roots)
     path = os.fspath(filename)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -150,19 +158,26 @@ def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list
     form; else warn, naming the op, and return False (the caller writes Stadyn's format)."""
     from ...serialize import CntkWriteUnsupported, save_cntk_v2
     try:
-        save_cntk_v2(path, roots, inputs, input_names=names,
-                     name_of=lambda v: G.node_name(G.classify(v)), leaf_name_of=G.name_of,
-                     combine_name=combine.name if combine is not None else None,
-                     block_of=_block_of, cntk_op_of=_cntk_op_of,
-                     leaf_order=list(G.walk_leaves(roots)),
-                     sequence_axis_of=_sequence_axis_name, batched_input=G.BATCH,
-                     sparse_input=G.SPARSE.__contains__, untyped_inputs=untyped)
+        save_cntk_v2(path, roots, inputs, **cntk_writer_names(roots, names, combine, untyped))
         return True
     except CntkWriteUnsupported as exc:
         warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
                       f"({exc}); Stadyn's load_model reads it, ModelFormat.ONNX writes ONNX",
                       UserWarning, stacklevel=4)
         return False
+
+
+def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) -> dict:
+    """What the CNTK writers (:func:`stadyn.serialize.save_cntk_v2`, and the v1 writer) are
+    told of the graph behind ``roots``: its names, layers, CNTK ops, leaf order and inputs'
+    axes (``names``: the inputs' names)."""
+    return dict(input_names=names, name_of=lambda v: G.node_name(G.classify(v)),
+                leaf_name_of=G.name_of,
+                combine_name=combine.name if combine is not None else None,
+                block_of=_block_of, cntk_op_of=_cntk_op_of,
+                leaf_order=list(G.walk_leaves(roots)), sequence_axis_of=_sequence_axis_name,
+                batched_input=G.BATCH, sparse_input=G.SPARSE.__contains__,
+                untyped_inputs=untyped)
 
 
 def _sequence_axis_name(v) -> "str | None":
@@ -240,15 +255,16 @@ def untyped_arguments(path, format) -> "tuple[list[str], object]":
     """The names of the arguments of a CNTK v2 file that are placeholders of unknown shape (a
     Function saved before it was given types, an untyped ``@C.Function``), in the order CNTK
     2.7 lists them ([] for another file), and the file decoded (for :func:`load_roots`, which
-    so reads its first bytes no more; None where they tell it is no model file of NNabla or
-    CNTK, or ``format`` is ONNX)."""
+    so reads its first bytes no more; :data:`STADYN_FILE` where they tell it is no model file
+    of NNabla or CNTK; None where ``format`` is ONNX)."""
     from ... import serialize
     path = os.fspath(path)
+    if format != ModelFormat.CNTKv2:
+        return [], None
     # (the first bytes read once: a model file of NNabla or CNTK, and which; one told by its
     # suffix alone, missing, is read whole for the error)
-    head = serialize.legacy_model_head(path) if format == ModelFormat.CNTKv2 else None
-    if head is None:
-        return [], None
+    if serialize.legacy_model_head(path) is None:
+        return [], STADYN_FILE
     legacy = serialize.read_legacy_model(path)
     main = legacy.networks.get("main")
     if legacy.format != "cntk-v2" or main is None:
@@ -334,7 +350,8 @@ def load_roots(model, format, types: "dict | None" = None,
     or of one function's outputs); and that Combine's uid where the file (CNTK's) gives it.
     ``types``: for a file of untyped arguments (:func:`untyped_arguments`), the Variables
     whose types each (by name) is given, as the Function is applied to them.  ``legacy``: the
-    file as :func:`untyped_arguments` decoded it, where it was (and no ``types`` change it)."""
+    file as :func:`untyped_arguments` decoded it, where it was (and no ``types`` change it), or
+    :data:`STADYN_FILE` where it told the file is Stadyn's."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         with model_path(model) as path:
@@ -344,6 +361,8 @@ def load_roots(model, format, types: "dict | None" = None,
     v1_uids: dict = {}
     if format == ModelFormat.ONNX:
         network = serialize.import_onnx(path)
+    elif legacy is STADYN_FILE:         # (its first bytes read already)
+        network = serialize.load_model_file(path)
     elif legacy is not None or serialize.is_legacy_model_file(path):
         if legacy is None:
             legacy = serialize.read_legacy_model(path)

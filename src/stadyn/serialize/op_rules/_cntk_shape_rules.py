@@ -15,7 +15,8 @@ from ...sequence import reshape_samples
 from ._cntk_read_others import symmetric_pad
 
 __all__ = ["sample_axis", "gather_cntk", "top_k_cntk", "one_hot_cntk", "reshape_cntk",
-           "squeeze_cntk", "transpose_axes_cntk", "splice_cntk", "slice_cntk", "pad_cntk"]
+           "squeeze_cntk", "transpose_axes_cntk", "splice_cntk", "slice_cntk", "slice_cntk_v1",
+           "pad_cntk"]
 
 # CNTK's sentinel static axis indices (Axis::SentinelStaticAxisIndexValueFor*, CNTK
 # Source/CNTKv2LibraryDll/Common.cpp:804-808): INT_MAX a dynamic axis, INT_MAX-1 all static
@@ -50,8 +51,12 @@ def sample_axis(node, axis: Any, rank: int) -> int | None:
 def gather_cntk(node):
     """CNTK's ``Gather(indices, reference)`` (C++ order; ``gather(reference, indices)``): rows
     of a ``reference`` without dynamic axes (a table) at the indices, the indices' shape in
-    place of its first axis -- the catalog's ``embed``.  A batched reference, or ``axis``, is
-    refused."""
+    place of its first axis -- the catalog's ``embed``.  A batched reference is refused in CNTK
+    2.7's words and type (its RuntimeError when the network runs); ``axis`` is refused."""
+    if node.lead(1) and node.attr("axis") is None:
+        # (CNTK 2.7 builds it, then refuses it when it validates the network at the first run)
+        node.refused_at_run("Gather operation's right operand doesn't expect to have dynamic "
+                            f"axis (a table of shape {node.shape(1)} with the batch axis)")
     if node.lead(1) or node.attr("axis") is not None:
         node.unsupported(f"gather from {node.shape(1)} (batched: {node.batched(1)}, axis "
                          f"{node.attr('axis')}): a table without dynamic axes is read")
@@ -213,6 +218,19 @@ def slice_cntk(node):
             b, e = e - 1, (b - 1 if b > 0 else None)
         start[a], stop[a], step[a] = b, e, s
     return F.slice(node.var(0), tuple(start), tuple(stop), tuple(step))
+
+
+def slice_cntk_v1(node):
+    """A v1 ``Slice`` node: ``begin_index``/``end_index``/``stride_multiplier`` along the
+    ``axis`` of each (CNTK's internal index: a column-major static axis plus 1), as CNTK 2's
+    ``Slice``."""
+    a = node.attrs
+    if any(int(x) < 1 for x in a["axis"]):
+        node.unsupported(f"a slice along the internal axes {a['axis']}")
+    node.attrs = {"axisVec": [int(x) - 1 for x in a["axis"]],
+                  "beginIndexVec": list(a["begin_index"]), "endIndexVec": list(a["end_index"]),
+                  "sliceStridesVec": list(a["stride_multiplier"])}
+    return slice_cntk(node)
 
 
 def pad_cntk(node):

@@ -96,9 +96,11 @@ register_rules(F.sequence_broadcast_as, onnx_export=Unmapped(_NO_AXIS),
                cntk_import={"Sequence::BroadcastAs": C.broadcast_as_cntk,
                             "ReconcileDynamicAxis": C.reconcile_cntk})
 register_rules(F.past_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
-               cntk_import={"PastValue": C.delay_cntk})
+               cntk_import={"PastValue": C.delay_cntk},
+               cntk_v1_import={"PastValue": C.delay_cntk_v1})
 register_rules(F.future_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
-               cntk_import={"FutureValue": C.delay_cntk})
+               cntk_import={"FutureValue": C.delay_cntk},
+               cntk_v1_import={"FutureValue": C.delay_cntk_v1})
 
 register_rules(F.sequence_where, onnx_export=Unmapped(_NO_AXIS),
                onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Where": C.where_cntk})

@@ -19,7 +19,8 @@ import math
 from ... import functions as F
 from ... import sequence as S
 
-__all__ = ["delay_cntk", "reconcile_cntk", "sequence_slice_cntk", "sequence_reduce_cntk",
+__all__ = ["delay_cntk", "delay_cntk_v1", "reconcile_cntk", "sequence_slice_cntk",
+           "sequence_reduce_cntk",
            "broadcast_as_cntk", "sequence_softmax_cntk", "unpack_cntk", "to_sequence_cntk",
            "where_cntk", "gather_cntk", "scatter_cntk"]
 
@@ -38,6 +39,15 @@ def delay_cntk(node):
         node.unsupported(f"offset {offset}")
     fn = S.past_value if node.type == "PastValue" else S.future_value
     return fn(_sequence(node), node.var(1), offset)
+
+
+def delay_cntk_v1(node):
+    """A v1 ``PastValue``/``FutureValue`` node (``time_step`` steps; its second input, where
+    CNTK 2's v1 writer gives one, the initial state): as CNTK 2's."""
+    if node.n_inputs() != 2:
+        node.unsupported("a v1 delay without an initial-state input")
+    node.attrs = {"offset": node.attrs.get("time_step", 1)}
+    return delay_cntk(node)
 
 
 def reconcile_cntk(node):

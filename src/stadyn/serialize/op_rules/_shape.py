@@ -10,8 +10,8 @@ from ... import functions as F
 from ...ops import norm_axis
 from .._onnx_api import INT64_MAX
 from ._common import COMPOSITE, onnx_axis
-from ._cntk_shape_rules import (pad_cntk, reshape_cntk, slice_cntk, splice_cntk, squeeze_cntk,
-                                transpose_axes_cntk)
+from ._cntk_shape_rules import (pad_cntk, reshape_cntk, slice_cntk, slice_cntk_v1, splice_cntk,
+                                squeeze_cntk, transpose_axes_cntk)
 from ._nnabla import nnabla
 from ._cntk_read_others import crop_cntk
 from ._table import Unmapped, register_rules
@@ -224,7 +224,8 @@ register_rules(F.slice, onnx_export=_slice_onnx,
                onnx_import={"Slice": _import_slice, "Split": _import_split},
                nnp_import=nnabla(F.slice, "Slice", start=list, stop=list, step=list,
                                  convert=lambda node, f: {k: tuple(v) for k, v in f.items()}),
-               cntk_import={"Slice": slice_cntk, "Crop": crop_cntk})
+               cntk_import={"Slice": slice_cntk, "Crop": crop_cntk},
+               cntk_v1_import={"Slice": slice_cntk_v1})
 
 
 def _reshape_trailing_onnx(g, inputs, attrs):

@@ -10,10 +10,10 @@ CNTK's Examples/Image/Classification/ResNet (``from cntk.debugging import *``, t
 ``force_deterministic`` asks torch for deterministic algorithms, as CNTK's does for cuDNN.
 
 ``dump_signature`` and ``dump_function`` print a Function's signature and a listing of its
-graph as CNTK 2.7 does.  ``debug_model`` is CNTK's interactive debugger: a clone of a model that
-stops after each node in both passes and reads commands (their help text is ``DEBUG_USAGE``;
-see :mod:`stadyn.compat.cntk.debugging._debugger`).  ``save_as_legacy_model`` (CNTK's v1
-model format) is not offered.  Like CNTK's
+graph as CNTK 2.7 does; ``save_as_legacy_model`` writes a Function as a CNTK v1 model file
+(what ``cntk.exe`` reads).  ``debug_model`` is CNTK's interactive debugger: a clone of a model
+that stops after each node in both passes and reads commands (their help text is
+``DEBUG_USAGE``; see :mod:`stadyn.compat.cntk.debugging._debugger`).  Like CNTK's
 module it also hands out ``CloneMethod``, ``UserFunction``, ``output_variable`` and
 ``user_function`` (the same objects as ``cntk``'s).
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 from .._checked_mode import set_checked_mode
 from .._cntk_py import force_deterministic_algorithms, set_computation_network_trace_level
 from .._function import CloneMethod
+from .._legacy_model_save import save_as_legacy_model
 from .._variables import output_variable
 from ..ops.functions import UserFunction
 from ..ops.functions import _user_function as user_function
@@ -36,7 +37,8 @@ from ._dump import dump_function, dump_signature
 __all__ = ["set_computation_network_trace_level", "start_profiler", "stop_profiler",
            "enable_profiler", "disable_profiler", "set_checked_mode", "set_node_timing",
            "force_deterministic", "dump_function", "dump_signature", "CloneMethod",
-           "UserFunction", "output_variable", "user_function", "debug_model", "DEBUG_USAGE"]
+           "UserFunction", "output_variable", "user_function", "debug_model", "DEBUG_USAGE",
+           "save_as_legacy_model"]
 
 
 def start_profiler(dir: str = "profiler", sync_gpu: bool = True, reserve_mem: int = 33554432
