@@ -72,3 +72,98 @@ def written_outputs__swish_mul_n_prod_read_them(nn, F, r):
                     for k, v in got.items():
                         res[tag + " " + k] = v
     return res
+
+
+def _reshape_of_exp(nn, F, dynamic, inplace, target, how):
+    nn.set_auto_forward(dynamic)
+    try:
+        a = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3),
+                                         need_grad=True)
+        e = F.exp(F.mul_scalar(a, 0.1))
+        y = F.reshape(e, (3, 2), inplace=inplace)
+        loss = F.sum(F.mul2(y, y))
+        if not dynamic:
+            loss.forward()
+        v = y if target == "y" else e
+        kept = v.d                          # (alive: = 5 and fill() give v new memory)
+        if how == "= 5":
+            v.d = 5
+        elif how == "fill":
+            v.data.fill(5)
+        else:
+            v.d[...] = 5
+        del kept
+        a.grad.zero()
+        loss.backward()
+        return {"a.g": a.g.copy(), "e.d": e.d.copy(), "y.d": y.d.copy()}
+    finally:
+        nn.set_auto_forward(False)
+
+
+@nnabla_case(names=[_F + "reshape", _F + "exp", "nnabla.Variable.d",
+                    "nnabla.NdArray.fill"],
+             note="y = F.reshape(e, ..., inplace=True/False) of e = exp(0.1 a), loss = "
+                  "sum(y * y); y's or e's value written (= 5 and fill() with a .d array "
+                  "alive: new memory; d[...] = 5 in place) after the forward: what y, e and "
+                  "the backward read (an in-place reshape holds e's array)")
+def written_outputs__reshape_of_exp_shares_its_array(nn, F, r):
+    r.touch("nnabla.NdArray.fill", "nnabla.Variable.d")
+    res = {}
+    for dynamic in (False, True):
+        for inplace in (True, False):
+            for target in ("y", "e"):
+                for how in ("= 5", "fill", "d[...] = 5"):
+                    tag = "%s inplace=%s %s.%s" % ("dynamic" if dynamic else "static",
+                                                   inplace, target, how)
+                    got = _reshape_of_exp(nn, F, dynamic, inplace, target, how)
+                    for k, v in got.items():
+                        res[tag + " " + k] = v
+    return res
+
+
+def _scatter_then_fill(nn, F, dynamic, make_x, how):
+    nn.set_auto_forward(dynamic)
+    try:
+        idx = nn.Variable.from_numpy_array(np.array([[0, 2]]))
+        data = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+        a = nn.Variable.from_numpy_array(np.arange(4, dtype=np.float32), need_grad=True)
+        x = make_x(F, a)
+        y = F.scatter_nd(data, idx, out=x)
+        loss = F.sum(F.mul2(y, y))
+        if not dynamic:
+            loss.forward()
+        res = {"y": y.d.copy()}
+        kept = x.d                          # (alive: fill() gives x new memory)
+        if how == "fill":
+            x.data.fill(3)
+        else:
+            x.d = 3
+        res.update({"y after": y.d.copy(), "x after": x.d.copy(), "kept": kept.copy()})
+        a.grad.zero()
+        data.grad.zero()
+        loss.backward()
+        res.update({"a.g": a.g.copy(), "data.g": data.g.copy()})
+        if not dynamic:
+            loss.forward()
+            res.update({"y after forward": y.d.copy(), "x after forward": x.d.copy()})
+        return res
+    finally:
+        nn.set_auto_forward(False)
+
+
+@nnabla_case(names=[_F + "scatter_nd", "nnabla.NdArray.fill"],
+             note="y = F.scatter_nd(data, idx, out=x), x computed or a leaf; x given new "
+                  "memory (fill(3), x.d = 3, with a kept x.d array) after the forward: y holds "
+                  "x's array, so shows it and the backward reads it")
+def scatter_nd__out_given_new_memory(nn, F, r):
+    r.touch("nnabla.NdArray.fill")
+    res = {}
+    for dynamic in (False, True):
+        for key, make in (("mul_scalar", lambda F, a: F.mul_scalar(a, 2.0)),
+                          ("leaf", lambda F, a: a)):
+            for how in ("fill", "= 3"):
+                got = _scatter_then_fill(nn, F, dynamic, make, how)
+                tag = "%s%s x %s" % ("dynamic " if dynamic else "", key, how)
+                for k, v in got.items():
+                    res[tag + ": " + k] = v
+    return res
