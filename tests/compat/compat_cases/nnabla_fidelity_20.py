@@ -167,3 +167,71 @@ def scatter_nd__out_given_new_memory(nn, F, r):
                 for k, v in got.items():
                     res[tag + ": " + k] = v
     return res
+
+
+@nnabla_case(names=[_F + "fused_batch_normalization"], rtol=1e-4, atol=1e-5,
+             note="x (2, 3, 4, 4) with z added or not, nonlinearity relu / '' (none), batch "
+                  "statistics or running ones: the output, the running statistics after, "
+                  "and the gradients of x, z, beta, gamma")
+def fused_batch_normalization__activations(nn, F, r):
+    res = {}
+    for nonlin in ("relu", ""):
+        for with_z in (True, False):
+            for batch_stat in (True, False):
+                x = nn.Variable.from_numpy_array(r.randn(2, 3, 4, 4), need_grad=True)
+                z = nn.Variable.from_numpy_array(r.randn(2, 3, 4, 4), need_grad=True)
+                beta = nn.Variable.from_numpy_array(r.randn(1, 3, 1, 1), need_grad=True)
+                gamma = nn.Variable.from_numpy_array(r.randn(1, 3, 1, 1), need_grad=True)
+                mean = nn.Variable.from_numpy_array(r.randn(1, 3, 1, 1))
+                var = nn.Variable.from_numpy_array(np.abs(r.randn(1, 3, 1, 1)) + 0.5)
+                tag = "%s z=%s batch_stat=%s" % (nonlin or "none", with_z, batch_stat)
+                try:
+                    y = F.fused_batch_normalization(x, beta, gamma, mean, var,
+                                                    z if with_z else None,
+                                                    batch_stat=batch_stat,
+                                                    nonlinearity=nonlin)
+                    loss = F.sum(F.mul2(y, y))
+                    loss.forward()
+                except RuntimeError:
+                    res[tag + " refused"] = "RuntimeError"
+                    continue
+                for v in (x, z, beta, gamma):
+                    v.grad.zero()
+                loss.backward()
+                res[tag + " y"] = y.d.copy()
+                res[tag + " mean"] = mean.d.copy()
+                res[tag + " var"] = var.d.copy()
+                for k, v in (("x", x), ("beta", beta), ("gamma", gamma)):
+                    res[tag + " " + k + ".g"] = v.g.copy()
+                if with_z:
+                    res[tag + " z.g"] = z.g.copy()
+    return res
+
+
+@nnabla_case(names=[_F + "top_k_data"],
+             note="top_k_data with_index=True (values and their int indices, reduce or not, "
+                  "abs or not, base_axis 1 and 2), ties included; gradient of the values")
+def top_k_data__with_index(nn, F, r):
+    res = {}
+    base = np.array([[[3.0, -5.0, 1.0, 5.0, 2.0, -5.0], [0.5, 0.5, 0.5, -1.0, 2.0, 2.0]],
+                     [[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [-6.0, 5.0, -4.0, 3.0, -2.0, 1.0]]],
+                    np.float32)
+    for reduce in (True, False):
+        for use_abs in (False, True):
+            for base_axis in (1, 2):
+                x = nn.Variable.from_numpy_array(base, need_grad=True)
+                tag = "reduce=%s abs=%s base_axis=%d" % (reduce, use_abs, base_axis)
+                try:
+                    y, idx = F.top_k_data(x, 3, abs=use_abs, reduce=reduce,
+                                          base_axis=base_axis, with_index=True)
+                except RuntimeError:
+                    res[tag + " refused"] = "RuntimeError"
+                    continue
+                loss = F.sum(F.mul2(y, y))
+                F.sink(loss, idx).forward()
+                x.grad.zero()
+                loss.backward()
+                res[tag + " y"] = y.d.copy()
+                res[tag + " index"] = idx.d.copy()
+                res[tag + " x.g"] = x.g.copy()
+    return res

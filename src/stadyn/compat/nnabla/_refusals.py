@@ -22,7 +22,10 @@ inputs and the user's line.
 * ``bit_shift`` shifts unsigned integers only (uint8, uint16, uint32, uint64):
   ``BitShift::forward_impl`` refuses int32, int8, float32, ... (a ``type error``);
 * ``deconvolution`` refuses an output of size 0 or less on a spatial axis
-  (``Deconvolution::setup_impl``: ``size_i > 0``), which Stadyn would compute, empty.
+  (``Deconvolution::setup_impl``: ``size_i > 0``), which Stadyn would compute, empty;
+* ``fused_batch_normalization`` implements ``nonlinearity='relu'`` only (another is refused
+  at the call, where Stadyn's op would refuse it at the run); ``top_k_data`` with
+  ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``).
 
 The Python operators of ``nn.Variable`` (``x + y``, ``x * y``, ...) go through the same
 binary check (``_variable.py``).
@@ -184,6 +187,20 @@ def _check_deconvolution(x=None, weight=None, bias=None, base_axis=1, pad=None, 
                                            f"{dilation[i]}): NNabla checks size > 0")
 
 
+def _check_fused_batch_normalization(*args, **kwargs):
+    # (x, beta, gamma, mean, variance, z, axes, decay_rate, eps, batch_stat, nonlinearity)
+    nonlinearity = kwargs.get("nonlinearity", args[10] if len(args) > 10 else "relu")
+    if nonlinearity != "relu":
+        raise _refuse("fused_batch_normalization", f"nonlinearity {nonlinearity!r} is not "
+                                                   "implemented (only 'relu')")
+
+
+def _check_top_k_data(x=None, k=None, abs=False, reduce=True, base_axis=1,  # noqa: A002
+                      with_index=False, *_, **__):
+    if with_index and not reduce:
+        raise _refuse("top_k_data", "reduce must be true when with_index = true")
+
+
 def _binary_checker(name: str) -> Callable:
     def check(x0=None, x1=None, *_, **__):
         check_binary(name, x0, x1)
@@ -200,6 +217,8 @@ _CHECKS: dict[str, Callable] = {
     "norm_normalization": _check_norm_p("norm_normalization", 1),
     "bit_shift": _check_bit_shift,
     "deconvolution": _check_deconvolution,
+    "fused_batch_normalization": _check_fused_batch_normalization,
+    "top_k_data": _check_top_k_data,
 }
 
 
