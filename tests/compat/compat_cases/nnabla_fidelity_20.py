@@ -235,3 +235,47 @@ def top_k_data__with_index(nn, F, r):
                 res[tag + " index"] = idx.d.copy()
                 res[tag + " x.g"] = x.g.copy()
     return res
+
+
+_FUSED_CONV_ACTS = (("identity", []), ("", []), ("relu", []), ("sigmoid", []), ("tanh", []),
+                    ("leaky_relu", [0.2]), ("elu", [0.7]), ("relu6", []), ("leaky_relu", []),
+                    ("swish", []))
+
+
+@nnabla_case(names=[_F + "fused_convolution"], rtol=1e-4, atol=1e-5,
+             note="fused_convolution of x (2, 3, 5, 5), 4 maps 3x3 pad 1, with a bias (and z) "
+                  "or batch normalisation (batch statistics) and z, each nonlinearity NNabla "
+                  "1.39 implements (with its nonlinearity_args), a missing argument and an "
+                  "unknown one; a bias with batch normalisation (refused): the output and the "
+                  "gradients of x and the weight")
+def fused_convolution__activations(nn, F, r):
+    res = {}
+    for act, args in _FUSED_CONV_ACTS:
+        for how in ("bias", "bias+z", "bn+z", "bias+bn"):
+            x = nn.Variable.from_numpy_array(r.randn(2, 3, 5, 5), need_grad=True)
+            w = nn.Variable.from_numpy_array(r.randn(4, 3, 3, 3) * 0.3, need_grad=True)
+            b = nn.Variable.from_numpy_array(r.randn(4), need_grad=True)
+            z = nn.Variable.from_numpy_array(r.randn(2, 4, 5, 5))
+            bn = [None] * 4
+            if "bn" in how:
+                bn = [nn.Variable.from_numpy_array(r.randn(1, 4, 1, 1)),
+                      nn.Variable.from_numpy_array(r.randn(1, 4, 1, 1) + 1.0),
+                      nn.Variable.from_numpy_array(np.zeros((1, 4, 1, 1), np.float32)),
+                      nn.Variable.from_numpy_array(np.ones((1, 4, 1, 1), np.float32))]
+            tag = "%s%s %s" % (act or "''", " " + str(args) if args else "", how)
+            try:
+                y = F.fused_convolution(x, w, b if "bias" in how else None, *bn,
+                                        z=z if "z" in how else None, pad=(1, 1),
+                                        nonlinearity=act, nonlinearity_args=args)
+                loss = F.sum(F.mul2(y, y))
+                loss.forward()
+            except RuntimeError:
+                res[tag + " refused"] = "RuntimeError"
+                continue
+            x.grad.zero()
+            w.grad.zero()
+            loss.backward()
+            res[tag + " y"] = y.d.copy()
+            res[tag + " x.g"] = x.g.copy()
+            res[tag + " w.g"] = w.g.copy()
+    return res
