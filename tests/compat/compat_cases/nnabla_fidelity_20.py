@@ -6,6 +6,9 @@ a 0 shows each formula's own value there (mul_n's ``0 / 0``).  A ``y.d`` array i
 the output is written, so the write gives ``y`` new memory (the backward reads that).
 """
 
+import os
+import tempfile
+
 import numpy as np
 
 from compat_harness import nnabla_case
@@ -278,4 +281,30 @@ def fused_convolution__activations(nn, F, r):
             res[tag + " y"] = y.d.copy()
             res[tag + " x.g"] = x.g.copy()
             res[tag + " w.g"] = w.g.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.save_parameters", "nnabla.parameter.save_parameters"],
+             note="nn.save_parameters to each suffix: .h5 and .protobuf written (and loaded "
+                  "back), any other NNabla's AssertionError, no extension / '.h' / '.p' (its "
+                  "saver's substring test) its ValueError; whether a file was left")
+def save_parameters__suffixes(nn, F, r):
+    r.touch("nnabla.parameter.save_parameters")
+    folder = tempfile.mkdtemp()
+    res = {}
+    for suffix in (".h5", ".protobuf", ".nntxt", ".prototxt", ".nnp", ".txt", "", ".h", ".p"):
+        nn.clear_parameters()
+        with nn.parameter_scope("net"):
+            nn.parameter.get_parameter_or_create("W", (2,)).d = [1.0, 2.0]
+        path = os.path.join(folder, "params" + suffix)
+        try:
+            nn.save_parameters(path)
+            nn.clear_parameters()
+            nn.load_parameters(path)
+            res[suffix + " loaded"] = nn.get_parameters()["net/W"].d.tolist()
+        except AssertionError as e:
+            res[suffix + " AssertionError"] = str(e)
+        except ValueError as e:
+            res[suffix + " ValueError"] = str(e)
+        res[suffix + " file left"] = os.path.exists(path)
     return res
