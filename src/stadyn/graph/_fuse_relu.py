@@ -75,8 +75,10 @@ def fuse_convolution_relu(gm: fx.GraphModule) -> int:
     The ReLU then costs no pass over the output of its own; the backward needs only the
     ReLU's output, the input and the weight, so it is unchanged.  NNabla's ReLU
     (``F.relu(rule="nnabla")``, ``where(x > 0, x, 0)``: 0 for NaN and -inf, +0 for -0.0) is
-    exactly what the post-op computes, NaN included; its mask is then taken from the fused
-    output (positive where the convolution's is).
+    exactly what the post-op computes, NaN included; its backward reads the output (as
+    NNabla's does), which the fused call gives.  A program whose backward takes the mask
+    ``x > 0`` of the select has it taken from the fused output (positive where the
+    convolution's is).
 
     torch's ReLU (Stadyn's own, which keeps NaN) and CNTK's (NaN for NaN and -inf) are not
     fused: the post-op would give 0 where they give NaN, so a NaN reaching the convolution
@@ -124,7 +126,10 @@ def fuse_convolution_relu(gm: fx.GraphModule) -> int:
         fused.meta = dict(n.meta)
         n.replace_all_uses_with(fused)
         graph.erase_node(n)
-        mask.replace_input_with(conv, fused)    # (the same mask: fused > 0 where conv > 0)
+        if mask.users:      # (a backward's mask: fused > 0 where conv > 0)
+            mask.replace_input_with(conv, fused)
+        else:               # (NNabla's backward reads the output: the mask was the select's)
+            graph.erase_node(mask)
         graph.erase_node(conv)
         if isinstance(zero, fx.Node) and not zero.users:
             graph.erase_node(zero)

@@ -293,8 +293,9 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
         # a dynamic graph's output, which its backward reads (NNabla's reads the new memory):
         # the tensor keeps its place in the autograd graph and takes the new memory, the old
         # left to the NumPy arrays over it (each holds a tensor of its own: numpy_reader)
+        was = old.data_ptr()
         old.data = tensor
-        _saved_result_reads(old)
+        _saved_result_reads(old, was)
         return old
     grad = Variable.grad.fget(holder)
     Variable.data.fset(holder, tensor)
@@ -309,22 +310,32 @@ def renew_value(v: Variable, tensor: torch.Tensor) -> torch.Tensor:
 _READS_HELD = "stadyn_saved_result_reads_held"
 
 
-def _saved_result_reads(out: torch.Tensor) -> None:
+def _saved_result_reads(out: torch.Tensor, was: int) -> None:
     """The dynamic graph's output ``out`` took new memory (:func:`renew_value`): the op that
     computed it, where its backward reads its own output (``exp``, ``tanh``, ``softmax``: torch
     saved that output as a tensor of its own, over the old memory), reads ``out``'s memory
-    when the backward runs instead, as NNabla's backward reads the output's array.  Only an
-    output given new memory pays for this; hooks on the op's saved output, set once."""
+    when the backward runs instead, as NNabla's backward reads the output's array (``was``:
+    where the output's memory was).  Only an output given new memory pays for this; hooks on
+    the op's saved output, set once."""
     fn = out.grad_fn
     if fn is None or fn.metadata.get(_READS_HELD):
         return
     fn.metadata[_READS_HELD] = True
     held = weakref.ref(out)
-    for name in dir(fn):
-        if not name.startswith("_raw_saved_result"):
-            continue
+    saved = [getattr(fn, name) for name in dir(fn) if name.startswith("_raw_saved_result")]
+    # an autograd.Function's (NNabla's ReLU, swish, prod: ops/_output_grads.py) saves its
+    # output among its tensors: those over the output's old memory, of its shape
+    raw = getattr(fn, "_raw_saved_tensors", None)
+    if raw:
         try:
-            getattr(fn, name).register_hooks(_keep, lambda was, held=held: _read_held(held, was))
+            unpacked = fn.saved_tensors
+        except RuntimeError:            # (freed by a backward already)
+            unpacked = ()
+        saved += [r for r, t in zip(raw, unpacked)
+                  if t.data_ptr() == was and t.shape == out.shape]
+    for s in saved:
+        try:
+            s.register_hooks(_keep, lambda was, held=held: _read_held(held, was))
         except RuntimeError:            # (freed by a backward already, or hooked before)
             pass
 

@@ -7,10 +7,30 @@ import torch
 import torch.nn.functional as TF
 
 from . import _kernels as kernels
+from ._output_grads import nnabla_swish
 from ._registry import op
 from ._util import norm_axis
 
 _C = "activation"
+
+
+class _NnablaRelu(torch.autograd.Function):
+    """NNabla 1.39's ReLU: forward ``where(x > 0, x, 0)`` (0 for NaN and -inf, +0 for -0.0;
+    the form graph/_fuse_relu.py fuses into a oneDNN convolution's ReLU post-op); backward
+    the output gradient where the *output* is above 0 (torch's ``threshold_backward`` of y,
+    0 where not taken even for a NaN gradient), as NNabla's ``ReLU::backward_impl`` reads y:
+    a traced plan saves y itself, so what a user wrote into ``y.d`` reaches the gradient."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.where(x > 0, x, 0.0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return torch.ops.aten.threshold_backward(grad, y, 0)
 
 
 @op(1, category=_C)
@@ -18,7 +38,8 @@ def relu(x, inplace=False, rule="torch"):
     """``max(x, 0)``; NaN stays NaN (torch's rule).  ``rule="nnabla"``: NNabla 1.39's
     ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, NaN for NaN and for -inf, +0
     for every other number not above 0.  In each the gradient goes where ``x > 0`` (none at
-    NaN).
+    NaN); with ``rule="nnabla"`` where the output is above 0, as NNabla's backward reads the
+    output (what a user wrote into it included).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -31,11 +52,7 @@ def relu(x, inplace=False, rule="torch"):
     if rule == "torch":
         return torch.relu(x)
     if rule == "nnabla":
-        # (a select's gradient is 0 where not taken, even for a NaN one coming back; its mask
-        # is x's, where NNabla's backward reads y: a user's y.d written before a backward
-        # is not seen -- kept for graph/_fuse_relu.py, which fuses this form into a oneDNN
-        # convolution's ReLU post-op)
-        return torch.where(x > 0, x, 0.0)
+        return _NnablaRelu.apply(x)
     if rule == "cntk":
         # CNTK 2.7 (its CPU kernel, measured): the product with the comparison, -inf * 0 and
         # NaN * 0 being NaN; + 0.0 makes the zeros +0 as CNTK's are
@@ -104,8 +121,14 @@ def tanh(x):
 
 
 @op(1, category=_C)
-def swish(x):
-    """``x * sigmoid(x)``.  Example: ``F.swish(x)``."""
+def swish(x, rule="torch"):
+    """``x * sigmoid(x)``.  ``rule="nnabla"``: NNabla 1.39's backward, ``dy * (y + sigmoid(x)
+    * (1 - y))``, which reads the output (what a user wrote into it included).
+    Example: ``F.swish(x)``."""
+    if rule == "nnabla":
+        return nnabla_swish(x)
+    if rule != "torch":
+        raise ValueError(f"swish: rule={rule!r}: 'torch' or 'nnabla'")
     return TF.silu(x)
 
 

@@ -9,6 +9,7 @@ import torch
 
 from ..graph import Variable
 from ._kernels import matmul as _matmul
+from ._output_grads import nnabla_mul_n
 from ._picks import cntk_sqrt, pick_max, pick_min
 from ._registry import op
 from ._sequence_axis import batch_matmul_rule
@@ -179,10 +180,15 @@ def add_n(*x):
 
 
 @op(None, category=_A)
-def mul_n(*x):
-    """The element-wise product of any number of same-shaped arrays.  Example:
-    ``F.mul_n(a, b, c)``."""
+def mul_n(*x, rule="torch"):
+    """The element-wise product of any number of same-shaped arrays.  ``rule="nnabla"``:
+    NNabla 1.39's backward, ``dy * y / x_i`` (NaN where ``x_i`` is 0), which reads the output
+    (what a user wrote into it included).  Example: ``F.mul_n(a, b, c)``."""
     _same_shapes("mul_n", x)
+    if rule == "nnabla":
+        return nnabla_mul_n(*x)
+    if rule != "torch":
+        raise ValueError(f"mul_n: rule={rule!r}: 'torch' or 'nnabla'")
     y = x[0]
     for v in x[1:]:
         y = y * v

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ._output_grads import nnabla_prod
 from ._picks import cntk_extreme, cntk_max_pool, first_extreme_index
 from ._registry import op
 from ._sequence_axis import unless_axes
@@ -45,11 +46,17 @@ def mean(x, axis=None, keepdims=False):
 
 
 @op(1, category=_C, precision="float", sequence=unless_axes())
-def prod(x, axis=None, keepdims=False):
-    """Product over ``axis``.  Example: ``F.prod(x, axis=0)``."""
+def prod(x, axis=None, keepdims=False, rule="torch"):
+    """Product over ``axis``.  ``rule="nnabla"``: NNabla 1.39's, the axes in one pass and the
+    backward ``dy * y / x`` (0 where ``x`` is 0), which reads the output (what a user wrote
+    into it included).  Example: ``F.prod(x, axis=0)``."""
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"prod: rule={rule!r}: 'torch' or 'nnabla'")
     axes = norm_axes(axis, x.ndim)
     if axes is None:
         axes = list(range(x.ndim))
+    if rule == "nnabla" and axes and x.is_floating_point():
+        return nnabla_prod(x, axes, keepdims)
     y = x.view_as(x)
     for a in sorted(axes, reverse=True):
         y = torch.prod(y, dim=a, keepdim=keepdims)

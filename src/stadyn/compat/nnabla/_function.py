@@ -177,6 +177,23 @@ class Function(FunctionNode):
         note_reads(self, inputs)        # the floating leaves it reads as data (_float_inputs)
         note_readers(inputs, self)      # NNabla's function_reference(s/_count) (_readers.py)
 
+    def set_input(self, k: int, new) -> None:
+        """Make input ``k`` ``new`` (Stadyn's :meth:`stadyn.graph.FunctionNode.set_input`):
+        ``inputs`` stays a list, and ``new.function_references`` lists this function, as for
+        a function made on it (the old input still counts it in ``function_reference_count``,
+        which never goes down: ``_readers.py``).
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> a, b = nn.Variable((2,)), nn.Variable((2,))
+            >>> f = F.sigmoid(a).parent
+            >>> f.set_input(0, b); b.function_references, a.function_references
+            ([Sigmoid], [])
+        """
+        super().set_input(k, new)
+        self.inputs = list(self.inputs)
+        note_readers([new], self)
+
     @property
     def info(self) -> Info:
         """``type_name``, ``args`` (the op's attributes) and ``tags`` (empty)."""

@@ -136,7 +136,7 @@ def write_in_place(y: Any, x: Any) -> None:
         [0.0, 0.0, 0.0]
     """
     _IN_PLACE[y.parent] = x
-    holds_input_array(y.parent)             # (no array of its own: _own_arrays.py)
+    holds_input_array(y.parent, x)          # (no array of its own: _own_arrays.py)
     _share(y, x, get_auto_forward())        # (a static graph's runs later)
 
 

@@ -34,18 +34,23 @@ import torch
 
 from ...graph import (Variable as _Core, data_of, get_auto_forward, hand_out, handed_out,
                       renew_value)
+from ._readers import reader_functions
 
 __all__ = ["own_array", "owned_output", "shares_by_design", "renew_shared_input",
-           "holds_input_array"]
+           "renew_shared_outputs", "holds_input_array"]
 
 # Nodes whose output holds an input's array by the call that made them (NNabla's in-place
 # ``F.scatter_nd(..., out=x)``: ``_overwritable.write_in_place``).
 _HOLD_INPUT_ARRAYS: "weakref.WeakSet" = weakref.WeakSet()
+# The Variable whose array they hold -> those nodes (for renew_shared_outputs).
+_HELD_BY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def holds_input_array(node) -> None:
+def holds_input_array(node, x=None) -> None:
     """Record that the output of ``node`` holds its input's array by design (NNabla's in-place
-    ``F.scatter_nd(..., out=x)``): :func:`own_array` and :func:`owned_output` leave it so.
+    ``F.scatter_nd(..., out=x)``, ``x`` the Variable whose array it is, when given):
+    :func:`own_array` and :func:`owned_output` leave it so, and :func:`renew_shared_outputs`
+    gives it ``x``'s new memory.
 
     Example:
         >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
@@ -54,6 +59,8 @@ def holds_input_array(node) -> None:
         True
     """
     _HOLD_INPUT_ARRAYS.add(node)
+    if x is not None:
+        _HELD_BY.setdefault(x, weakref.WeakSet()).add(node)
 
 
 def shares_by_design(node) -> bool:
@@ -104,6 +111,8 @@ def own_array(v: _Core) -> None:
         _share_input_array(v, node.inputs[0])
         return
     t = data_of(v)
+    if t is not None and not handed_out(t):
+        _own_readers(v, t)
     if handed_out(t) or not _aliases_input(t, node):
         # (handed out: memory the user holds already, of its own or, for the Variables of
         # ``x.reshape(shape, unlink=True)``, one array they share: _shared_arrays.py)
@@ -117,6 +126,21 @@ def own_array(v: _Core) -> None:
         return
     _Core.data.fset(v, own)
     hand_out(own)
+
+
+def _own_readers(v: _Core, t: torch.Tensor) -> None:
+    """``v``'s memory ``t`` is about to be handed to the user, who may write it: the outputs
+    of the functions reading ``v`` whose value views ``t`` (a static run's transpose, copying
+    reshape, ...: NNabla's hold arrays of their own) get memory of their own first."""
+    ptr = t.untyped_storage().data_ptr()
+    for f in reader_functions(v):
+        if shares_by_design(f) or f in _HOLD_INPUT_ARRAYS:
+            continue
+        for y in f.outputs:
+            u = data_of(y) if y is not None else None
+            if (u is not None and not handed_out(u)
+                    and u.untyped_storage().data_ptr() == ptr):
+                own_array(y)
 
 
 def _share_input_array(v: _Core, x: _Core) -> None:
@@ -162,6 +186,34 @@ def renew_shared_input(v: _Core, new: torch.Tensor) -> None:
         if x.parent is not None:
             hand_out(data_of(x))
         node = x.parent
+
+
+def renew_shared_outputs(v: _Core, new: torch.Tensor, was: int) -> None:
+    """``v``'s value was given the new memory ``new`` (its array was at ``was``, a storage's
+    address): the outputs that hold ``v``'s array in NNabla -- ``F.reshape(v, ...)`` (in
+    place), ``F.scatter_nd(..., out=v)`` -- view ``new`` in their shapes from now on (and so on
+    down a chain of them): their values, and the backward of the ops reading them, which reads
+    their tensors.
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> e = F.add_scalar(nn.Variable.from_numpy_array(np.zeros(4, np.float32)), 1.0)
+        >>> y = F.reshape(e, (2, 2)); y.forward(); kept = e.d
+        >>> e.data.fill(5.0); y.d.tolist(), kept.tolist()
+        ([[5.0, 5.0], [5.0, 5.0]], [1.0, 1.0, 1.0, 1.0])
+    """
+    holders = [f for f in reader_functions(v) if shares_by_design(f)]
+    holders += list(_HELD_BY.get(v, ()))
+    for f in holders:
+        for y in f.outputs:
+            t = data_of(y) if y is not None else None
+            if (t is None or t.numel() != new.numel() or t.dtype != new.dtype
+                    or t.untyped_storage().data_ptr() != was):
+                continue
+            renew_value(y, new.view(tuple(t.shape)))
+            hand_out(data_of(y))
+            renew_shared_outputs(y, new, was)
 
 
 def owned_output(node, data: torch.Tensor | None) -> torch.Tensor | None:

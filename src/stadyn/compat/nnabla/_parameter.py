@@ -97,12 +97,20 @@ def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
     return proto
 
 
+# The extensions NNabla 1.39's ``save_parameters`` has a saver for (``get_parameter_file_savers``,
+# tested with ``ext in key``, a substring test, as its loaders are).
+_NNABLA_SAVERS = (".h5", ".protobuf")
+
+
 def save_parameters(path, params=None, extension=None):
     """NNabla's ``nn.save_parameters(path)``: the parameters (default: all of the current scope)
     to ``path``, a ``.protobuf`` file in NNabla's protobuf format (an ``NNablaProtoBuf`` of
-    ``parameter`` entries: name, shape, values, ``need_grad``, as NNabla 1.39 writes it), an
-    ``.h5`` in NNabla's h5 layout, any other suffix Stadyn's format
-    (:func:`stadyn.save_parameters`).  ``extension`` names a file object's format.
+    ``parameter`` entries: name, shape, values, ``need_grad``, as NNabla 1.39 writes it) or an
+    ``.h5`` in NNabla's h5 layout; a ``.safetensors`` path Stadyn's format
+    (:func:`stadyn.save_parameters`).  ``extension`` names a file object's format.  Any other
+    suffix is NNabla 1.39's ``AssertionError: Only supported .h5,.protobuf.``, and one only its
+    substring test lets in -- no extension, ``.h``, ``.p`` -- its ``ValueError: Currently, ext
+    == <ext> is not support`` (nothing is written).
 
     Example:
         >>> import os, tempfile
@@ -116,6 +124,11 @@ def save_parameters(path, params=None, extension=None):
     """
     ext = os.path.splitext(os.fspath(path))[1] if isinstance(path, (str, os.PathLike)) \
         else extension
+    if ext not in _STADYN_FILES:
+        if ext is None or not any(ext in key for key in _NNABLA_SAVERS):
+            raise AssertionError("Only supported {}.".format(",".join(_NNABLA_SAVERS)))
+        if ext not in _NNABLA_SAVERS:
+            raise ValueError("Currently, ext == {} is not support".format(ext))
     if ext != ".protobuf":
         if hasattr(path, "write"):
             raise TypeError("save_parameters: Stadyn writes a file object as .protobuf only "

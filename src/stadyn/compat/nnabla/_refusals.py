@@ -22,7 +22,12 @@ inputs and the user's line.
 * ``bit_shift`` shifts unsigned integers only (uint8, uint16, uint32, uint64):
   ``BitShift::forward_impl`` refuses int32, int8, float32, ... (a ``type error``);
 * ``deconvolution`` refuses an output of size 0 or less on a spatial axis
-  (``Deconvolution::setup_impl``: ``size_i > 0``), which Stadyn would compute, empty.
+  (``Deconvolution::setup_impl``: ``size_i > 0``), which Stadyn would compute, empty;
+* ``fused_batch_normalization`` implements ``nonlinearity='relu'`` only (another is refused
+  at the call, where Stadyn's op would refuse it at the run); ``fused_convolution`` refuses
+  a bias with batch normalisation, an activation it does not implement (``swish``) and
+  ``leaky_relu`` / ``elu`` without their one ``nonlinearity_args`` value; ``top_k_data`` with
+  ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``).
 
 The Python operators of ``nn.Variable`` (``x + y``, ``x * y``, ...) go through the same
 binary check (``_variable.py``).
@@ -184,6 +189,40 @@ def _check_deconvolution(x=None, weight=None, bias=None, base_axis=1, pad=None, 
                                            f"{dilation[i]}): NNabla checks size > 0")
 
 
+def _check_fused_batch_normalization(*args, **kwargs):
+    # (x, beta, gamma, mean, variance, z, axes, decay_rate, eps, batch_stat, nonlinearity)
+    nonlinearity = kwargs.get("nonlinearity", args[10] if len(args) > 10 else "relu")
+    if nonlinearity != "relu":
+        raise _refuse("fused_batch_normalization", f"nonlinearity {nonlinearity!r} is not "
+                                                   "implemented (only 'relu')")
+
+
+_FUSED_CONVOLUTION_ACTIVATIONS = ("identity", "", "relu", "sigmoid", "tanh", "leaky_relu", "elu",
+                                  "relu6")
+
+
+def _check_fused_convolution(x=None, weight=None, bias=None, beta=None, gamma=None, mean=None,
+                             variance=None, z=None, base_axis=1, pad=None, stride=None,
+                             dilation=None, group=1, channel_last=False, decay_rate=0.9,
+                             eps=1e-05, batch_stat=True, nonlinearity="relu",
+                             nonlinearity_args=(), *_, **__):
+    name = "fused_convolution"
+    if bias is not None and beta is not None:
+        raise _refuse(name, "a convolution bias and batch normalization inputs at the same "
+                            "time are prohibited")
+    if nonlinearity not in _FUSED_CONVOLUTION_ACTIVATIONS:
+        raise _refuse(name, f"activation {nonlinearity!r} is not implemented (one of "
+                            f"{', '.join(repr(a) for a in _FUSED_CONVOLUTION_ACTIVATIONS)})")
+    if nonlinearity in ("leaky_relu", "elu") and len(list(nonlinearity_args or ())) != 1:
+        raise _refuse(name, f"{nonlinearity} requires 1 argument in nonlinearity_args (alpha)")
+
+
+def _check_top_k_data(x=None, k=None, abs=False, reduce=True, base_axis=1,  # noqa: A002
+                      with_index=False, *_, **__):
+    if with_index and not reduce:
+        raise _refuse("top_k_data", "reduce must be true when with_index = true")
+
+
 def _binary_checker(name: str) -> Callable:
     def check(x0=None, x1=None, *_, **__):
         check_binary(name, x0, x1)
@@ -200,6 +239,9 @@ _CHECKS: dict[str, Callable] = {
     "norm_normalization": _check_norm_p("norm_normalization", 1),
     "bit_shift": _check_bit_shift,
     "deconvolution": _check_deconvolution,
+    "fused_batch_normalization": _check_fused_batch_normalization,
+    "fused_convolution": _check_fused_convolution,
+    "top_k_data": _check_top_k_data,
 }
 
 

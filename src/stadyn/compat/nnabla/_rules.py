@@ -22,7 +22,10 @@ the sort index, as NNabla's (case ``nnabla_functions_more.sort``).
 a fractional float class id toward zero, as NNabla 1.39 does, where Stadyn's own refuse it
 (case ``nnabla_fidelity_13.class_ids__fractional``).  ``F.leaky_relu`` (``alpha >= 0``)
 takes its backward's mask from the output, as NNabla's does, so a written ``y.d`` changes the
-gradient (case ``nnabla_review_mends_28.relu_leaky_relu__backward_reads_written_output``).
+gradient (case ``nnabla_review_mends_28.relu_leaky_relu__backward_reads_written_output``);
+so do ``F.swish``, ``F.mul_n`` and ``F.prod`` read the output in their backward as NNabla's
+kernels do (``ops/_output_grads.py``; case
+``nnabla_fidelity_20.written_outputs__swish_mul_n_prod_read_them``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "random_flip": "nnabla", "random_crop": "nnabla", "random_shift": "nnabla",
          "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla",
          "max": "nnabla", "min": "nnabla", "sort": "nnabla", "softmax_cross_entropy": "nnabla",
-         "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla", "leaky_relu": "nnabla"}
+         "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla", "leaky_relu": "nnabla",
+         "swish": "nnabla", "mul_n": "nnabla", "prod": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):

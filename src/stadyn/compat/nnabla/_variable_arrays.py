@@ -26,7 +26,7 @@ import torch
 from ..._errors import ArgumentError
 from ...graph import Variable as _Core, data_of, grad_of, renew_value, take_released, value_holder
 from ._ndarray import NdArray, mark_zeroing
-from ._own_arrays import renew_shared_input
+from ._own_arrays import renew_shared_input, renew_shared_outputs
 from ._shared_arrays import follow, viewed_in_group, watch_output
 from ._written_types import stays_float, warn_rounded
 
@@ -106,9 +106,13 @@ def _set_data(v: _Core, tensor: torch.Tensor) -> torch.Tensor:
 def _renew_value(v: _Core, tensor: torch.Tensor) -> torch.Tensor:
     """``renew_value`` (new memory for ``fill()`` / ``zero()``), seen by the Variables sharing
     ``v``'s array."""
+    old = data_of(v)
+    was = old.untyped_storage().data_ptr() if old is not None else None
     new = renew_value(v, tensor)
     follow(value_holder(v))
     renew_shared_input(v, new)          # (an in-place reshape's input holds its array too)
+    if was is not None:
+        renew_shared_outputs(v, new, was)   # (and its output, and scatter_nd(out=v)'s)
     return new
 
 

@@ -135,8 +135,13 @@ def _import_swish(node):
     return F.swish(node.var(0))
 
 
+def _swish_nnp(node, values):
+    """NNabla's Swish backward reads the output: F.swish's ``rule="nnabla"``."""
+    return {**values, "rule": "nnabla"}
+
+
 register_rules(F.swish, onnx_export=_swish_onnx, onnx_import={"Swish": _import_swish},
-               nnp_import=nnabla(F.swish, "Swish"))
+               nnp_import=nnabla(F.swish, "Swish", convert=_swish_nnp))
 
 
 def _softplus_onnx(g, inputs, attrs):

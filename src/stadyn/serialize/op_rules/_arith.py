@@ -283,9 +283,15 @@ def _mul_n_onnx(g, inputs, attrs):
     return y
 
 
+def _mul_n_nnp(node, values):
+    """NNabla's MulN backward, ``dy * y / x_i``, reads the output: F.mul_n's
+    ``rule="nnabla"``."""
+    return {**values, "rule": "nnabla"}
+
+
 register_rules(F.add_n, onnx_export=_add_n_onnx,
                onnx_import=Unmapped("ONNX's Sum imports as a chain of add2"),
                nnp_import=nnabla(F.add_n, "AddN"))
 register_rules(F.mul_n, onnx_export=_mul_n_onnx,
                onnx_import=Unmapped("ONNX has no variadic product: the Mul chain imports as mul2"),
-               nnp_import=nnabla(F.mul_n, "MulN"))
+               nnp_import=nnabla(F.mul_n, "MulN", convert=_mul_n_nnp))

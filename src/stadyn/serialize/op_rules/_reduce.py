@@ -104,6 +104,12 @@ def _scan_nnp(node, fields):
     return dict(_axes_nnp(node, fields), rule="nnabla")
 
 
+def _prod_nnp(node, fields):
+    """NNabla's ``Prod``: the axes as :func:`_axes_nnp`, and the catalog op's ``rule="nnabla"``
+    (its backward ``dy * y / x``, 0 where ``x`` is 0, reads the output)."""
+    return dict(_axes_nnp(node, fields), rule="nnabla")
+
+
 register_rules(F.sum, onnx_export=_reduce_onnx("ReduceSum"),
                onnx_import={"ReduceSum": _import_reduce(F.sum)},
                nnp_import={**nnabla(F.sum, "Sum", convert=_axes_nnp, export=_axes_export,
@@ -115,7 +121,7 @@ register_rules(F.mean, onnx_export=_reduce_onnx("ReduceMean"),
                                     axes=list, keep_dims=bool), **composed.REDUCE_MEAN})
 register_rules(F.prod, onnx_export=_reduce_onnx("ReduceProd"),
                onnx_import={"ReduceProd": _import_reduce(F.prod)},
-               nnp_import=nnabla(F.prod, "Prod", convert=_axes_nnp,
+               nnp_import=nnabla(F.prod, "Prod", convert=_prod_nnp,
                                  export=_axes_export, axes=list, keep_dims=bool))
 register_rules(F.max, onnx_export=_reduce_onnx("ReduceMax", "ArgMax"),
                onnx_import={"ReduceMax": _import_reduce(F.max), "ArgMax": _import_arg(F.max),

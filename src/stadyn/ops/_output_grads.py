@@ -1,0 +1,146 @@
+"""Gradients that read the op's output ``y``, as NNabla 1.39's backward kernels do (``rule=
+"nnabla"`` of ``swish``, ``mul_n`` and ``prod``): NNabla's ``Swish`` backward computes ``dy * (y
++ sigmoid(x) * (1 - y))``, ``MulN``'s ``dy * y / x_i`` (``0 / 0``, NaN, where an ``x_i`` is 0)
+and ``Prod``'s ``dy * y / x`` (0 where ``x`` is 0), each from ``y``'s array -- so what a user
+wrote into ``y.d`` before the backward changes the gradient.
+
+Each backward is one operator of Stadyn's own (:func:`._kernel_op.kernel_op`) taking the output
+gradient, the input and ``y``: a static plan's trace records it as one call that needs the
+output gradient, so the plan keeps ``y`` itself for the backward (and reads what the user wrote
+there: ``graph/_shared_values.saved_as_held``) rather than a product of ``y`` computed in the
+forward.  Under ``create_graph`` the same formula is computed by torch ops, differentiable.
+
+Example:
+    >>> import numpy as np
+    >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+    >>> x = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+    >>> y = F.prod(x)                   # (rule="nnabla")
+    >>> y.forward()
+    >>> y.d = 4.0                       # written before the backward: NNabla reads it
+    >>> y.backward()
+    >>> x.g.tolist()
+    [4.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._kernel_op import kernel_op
+
+__all__ = ["nnabla_swish", "nnabla_mul_n", "nnabla_prod"]
+
+
+def _swish_grad(dy, x, y):
+    return dy * (y + torch.sigmoid(x) * (1 - y))
+
+
+def _quotient_grad(dy, x, y, zero_is_zero: bool):
+    dx = dy * y / x
+    return torch.where(x == 0, 0.0, dx) if zero_is_zero else dx
+
+
+_swish_grad_op = kernel_op("stadyn_kernels::nnabla_swish_grad",
+                           "(Tensor dy, Tensor x, Tensor y) -> Tensor", _swish_grad,
+                           lambda dy, x, y: torch.empty_like(x))
+_quotient_grad_op = kernel_op(
+    "stadyn_kernels::nnabla_quotient_grad",
+    "(Tensor dy, Tensor x, Tensor y, bool zero_is_zero) -> Tensor",
+    lambda dy, x, y, z: _quotient_grad(dy, x, y, z).expand_as(x).clone(),
+    lambda dy, x, y, z: torch.empty_like(x))
+
+
+def _swish_grad_any(dy, x, y):
+    """The opaque operator, or the differentiable torch ops under ``create_graph``."""
+    return _swish_grad(dy, x, y) if torch.is_grad_enabled() else _swish_grad_op(dy, x, y)
+
+
+def _quotient_grad_any(dy, x, y, zero_is_zero):
+    if torch.is_grad_enabled():
+        return _quotient_grad(dy, x, y, zero_is_zero).expand_as(x)
+    return _quotient_grad_op(dy, x, y, zero_is_zero)
+
+
+class _Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x * torch.sigmoid(x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y = ctx.saved_tensors
+        return _swish_grad_any(dy, x, y)
+
+
+class _MulN(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, *xs):
+        y = xs[0]
+        for v in xs[1:]:
+            y = y * v
+        if len(xs) == 1:
+            y = y.clone()
+        ctx.save_for_backward(y, *xs)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        y, *xs = ctx.saved_tensors
+        return tuple(_quotient_grad_any(dy, x, y, False) if need else None
+                     for x, need in zip(xs, ctx.needs_input_grad))
+
+
+class _Prod(torch.autograd.Function):
+    """The product over ``axes`` (sorted), in one pass over them moved last, as NNabla does."""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdims):
+        keep = [a for a in range(x.ndim) if a not in axes]
+        moved = x.permute(*keep, *axes).reshape(*[x.shape[a] for a in keep], -1)
+        y = moved.prod(-1)
+        kept_shape = [1 if a in axes else x.shape[a] for a in range(x.ndim)]
+        y = y.reshape(kept_shape).clone() if keepdims else y     # (no view: the user writes y)
+        ctx.kept_shape = kept_shape
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y = ctx.saved_tensors
+        shape = ctx.kept_shape
+        return _quotient_grad_any(dy.reshape(shape), x, y.reshape(shape), True), None, None
+
+
+def nnabla_swish(x: torch.Tensor) -> torch.Tensor:
+    """``x * sigmoid(x)`` with NNabla's backward, which reads the output.
+
+    Example:
+        >>> import torch
+        >>> nnabla_swish(torch.zeros(2)).tolist()
+        [0.0, 0.0]
+    """
+    return _Swish.apply(x)
+
+
+def nnabla_mul_n(*xs: torch.Tensor) -> torch.Tensor:
+    """The product of ``xs`` (one shape) with NNabla's backward ``dy * y / x_i``.
+
+    Example:
+        >>> import torch
+        >>> nnabla_mul_n(torch.tensor([2.0]), torch.tensor([3.0])).tolist()
+        [6.0]
+    """
+    return _MulN.apply(*xs)
+
+
+def nnabla_prod(x: torch.Tensor, axes: list, keepdims: bool) -> torch.Tensor:
+    """The product over ``axes`` with NNabla's backward ``dy * y / x`` (0 where ``x`` is 0).
+
+    Example:
+        >>> import torch
+        >>> nnabla_prod(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), [1], False).tolist()
+        [2.0, 12.0]
+    """
+    return _Prod.apply(x, sorted(axes), keepdims)
