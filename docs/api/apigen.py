@@ -48,7 +48,8 @@ SECTIONS = [
         "stadyn.compat.nnabla.function", "stadyn.compat.nnabla.contrib",
         "stadyn.compat.nnabla.contrib.context",
         "stadyn.compat.nnabla.utils.data_source_implements",
-        "stadyn.compat.nnabla.utils.profiler", "stadyn.compat.nnabla.config",
+        "stadyn.compat.nnabla.utils.profiler", "stadyn.compat.nnabla.utils.qnn",
+        "stadyn.compat.nnabla.config",
         "stadyn.compat.nnabla.lms", "stadyn.compat.nnabla.experimental",
         "stadyn.compat.nnabla.experimental.parametric_function_classes",
         "stadyn.compat.nnabla.experimental.parametric_function_class"]
