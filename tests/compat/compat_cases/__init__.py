@@ -40,7 +40,7 @@ MODULES = {
              "cntk_argument_errors", "cntk_free_dimension", "cntk_random_values",
              "cntk_fidelity_22", "cntk_review_mends_3", "cntk_fidelity_23",
              "cntk_multi_output_blocks", "cntk_fidelity_24", "cntk_review_mends_4",
-             "cntk_review_mends_5", "cntk_review_mends_6"],
+             "cntk_review_mends_5", "cntk_review_mends_6", "cntk_user_functions"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",

@@ -78,10 +78,23 @@ class UserFunction(Function):
         outs = F.cntk_user_function(*[operand(i) for i in self._user_inputs],
                                     function=_Call(self))
         outs = list(outs) if isinstance(outs, tuple) else [outs]
-        G.set_op_name(outs[0], type(self).__name__)
-        if name:
-            outs[0].name = name
-        Function.__init__(self, outs[0], outs if len(outs) > 1 else None)
+        # as CNTK 2.7: one function ``UserFunction`` (uid ``UserDefinedFunction<n>``) of
+        # unnamed outputs, the name its own (``find_by_name`` finds it; the composite
+        # ``user_function`` gives and the ops reading its outputs show none)
+        G.set_uid(outs[0], G.new_uid("UserDefinedFunction"))
+        G.mark_outputs(outs, "UserFunction")
+        G.FUNCTION_NAMES[outs[0]] = name
+        Function.__init__(self, outs[0], outs if len(outs) > 1 else None, view="op")
+
+    @property
+    def op_name(self) -> str:
+        """``module.class`` of the subclass, as CNTK 2.7's (the op name a saved model keeps);
+        the graph shows the function as ``UserFunction``."""
+        return f"{type(self).__module__}.{type(self).__name__}"
+
+    def __repr__(self) -> str:
+        """As CNTK 2.7's: ``UserFunction: Input('x', [#], [2]) -> Output(...)``."""
+        return repr(Function(self.variable, self.members, view="op"))
 
     @property
     def inputs(self) -> list:
