@@ -8,7 +8,7 @@ import math
 import numpy as np
 import torch
 
-from ..graph import is_training
+from ..graph import is_training, raised_by_user_code
 from ._kernels import kernel_op
 from ._picks import first_extreme_index
 from ._registry import op
@@ -266,7 +266,10 @@ class _PythonCall(torch.autograd.Function):
     @staticmethod
     def forward(ctx, function, for_backward, *xs):
         arrays = [x.detach().cpu().numpy() for x in xs]
-        state, out = function.forward_arrays(arrays, for_backward)
+        try:
+            state, out = function.forward_arrays(arrays, for_backward)
+        except Exception as exc:        # the user's own error: to the caller as it is
+            raise raised_by_user_code(exc)
         ctx.function, ctx.state = function, state
         ctx.devices = [(x.device, x.dtype) for x in xs]
         ctx.several = isinstance(out, list)

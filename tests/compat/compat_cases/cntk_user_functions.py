@@ -1,9 +1,13 @@
 """CNTK user functions as CNTK 2.7 names and shows them: ``user_function(My(x, name='foo'))``
 is an unnamed composite (``as_composite`` of the function) printed ``UserFunction(...)``, its
 output unnamed (``UserDefinedFunction<n>_Output_0``), the function itself named ``foo`` with op
-name ``UserFunction`` in the graph and ``module.class`` on the instance.
+name ``UserFunction`` in the graph and ``module.class`` on the instance; an error raised in a
+user function's ``forward`` reaches the caller with the user's exception named (CNTK 2.7
+prints the user's traceback and raises ``RuntimeError('SWIG director method error.')``).
 Uids count every node the process made, so their numbers are masked."""
 
+import contextlib
+import io
 import re
 
 import numpy as np
@@ -63,3 +67,27 @@ def user_function_names(C, r):
                 t, lambda n: True)],
             "default name": [plain.name, plain.root_function.name, _masked(str(plain))],
             "eval": t.eval({x: data}), "grad": t.grad({x: data}, wrt=[x])}
+
+
+@cntk_case(names=["cntk.user_function"],
+           note="a KeyError raised in forward: the user's exception type and message reach "
+                "the caller (in the error or, as CNTK 2.7 prints it, on stderr)",
+           known={"error type": "CNTK 2.7 prints the user's traceback and raises "
+                                "RuntimeError('SWIG director method error.'); Stadyn raises "
+                                "the user's exception itself (a KeyError)"})
+def user_function_forward_error(C, r):
+    MySig = _sigmoid_class(C)
+    x = C.input_variable(2)
+    f = C.user_function(MySig(x, fail=True))
+    err = io.StringIO()
+    kind = "none"
+    with contextlib.redirect_stderr(err):
+        try:
+            f.eval({x: r.randn(2, 2)})
+        except Exception as e:      # (what reached the caller, with what was printed)
+            kind = type(e).__name__
+            err.write("%s: %s" % (kind, e))
+    seen = err.getvalue()
+    return {"error type": kind,
+            "user's exception named": ["KeyError" in seen, "no such entry in forward" in seen],
+            "not a shape error": ["cannot apply to inputs" not in seen]}
