@@ -40,7 +40,8 @@ def _sigmoid_class(C):
     return MySig
 
 
-@cntk_case(names=["cntk.user_function", "cntk.ops.functions.UserFunction"],
+@cntk_case(names=["cntk.user_function", "cntk.ops.functions.UserFunction",
+                  "cntk.ops.functions.UserFunction.op_name"],
            note="a named user function: the composite, its root, its output, a Tanh after it, "
                 "find_by_name and the walk of cntk.logging.graph")
 def user_function_names(C, r):
@@ -52,7 +53,8 @@ def user_function_names(C, r):
     found = t.find_by_name("foo")
     plain = C.user_function(MySig(x))
     data = r.randn(3, 2)
-    r.touch("cntk.Function.name", "cntk.Function.op_name", "cntk.Function.root_function",
+    r.touch("cntk.ops.functions.UserFunction.op_name",
+            "cntk.Function.name", "cntk.Function.op_name", "cntk.Function.root_function",
             "cntk.Function.find_by_name", "cntk.logging.graph.depth_first_search")
     return {"composite": [f.name, _masked(str(f)), _masked(repr(f)), f.op_name],
             "root": [f.root_function.name, f.root_function.op_name, f.owner.name,
