@@ -283,6 +283,9 @@ def _rebuilt(form: dict, inputs: list) -> _Call:
         module = importlib.import_module(form["module"])
         factory = getattr(module, form["class"]).deserialize
     inputs = inputs[:form.get("inputs", len(inputs))]      # (not the sequences' lengths)
+    for v in inputs:    # a file's sequence input has the batch axis (marked once loaded: now)
+        if v.parent is None and v.sequence_lengths is not None:
+            G.BATCH.add(v)
     f = factory([wrap(i) for i in inputs], form.get("name", ""), form.get("state") or {})
     if not isinstance(f, UserFunction):
         raise TypeError(f"{form['class']}.deserialize gave a {type(f).__name__}, "
