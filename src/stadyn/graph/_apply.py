@@ -78,7 +78,14 @@ _RAISED_BY_USER_CODE = "_stadyn_raised_by_user_code"
 
 def raised_by_user_code(exc: BaseException) -> BaseException:
     """Mark ``exc`` as raised by user code an op ran (a CNTK user function's ``forward``): it
-    reaches the caller as it is, the user's type, message and line, not as a ShapeError."""
+    reaches the caller as it is, the user's type, message and line, not as a ShapeError.
+
+    Example:
+        >>> from stadyn.graph import raised_by_user_code
+        >>> exc = raised_by_user_code(KeyError("step"))
+        >>> type(exc).__name__, passes_through(exc)
+        ('KeyError', True)
+    """
     setattr(exc, _RAISED_BY_USER_CODE, True)
     return exc
 
