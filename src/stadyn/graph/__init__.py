@@ -32,7 +32,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_spec.py``, ``_context.py``, ``_mode.py``, ``_precision.py``, ``_scope.py`` — leaves.
 """
 
-from ._apply import _conform, apply
+from ._apply import _conform, apply, raised_by_user_code
 from ._base_axis import base_axis_kept
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import (FREE_DIMENSION, FeedUndo, behind_free_dimensions, conform_for_op,
@@ -91,6 +91,7 @@ __all__ = [
     "on_renew",
     "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
+    "raised_by_user_code",
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",
     "static_options", "set_static_options", "get_static_options",
     "set_training", "no_grad", "is_no_grad", "recompute", "recompute_fn",

@@ -34,7 +34,7 @@ from ._tensors import data_of
 from ._variable import Variable
 from ._versions import _marks
 
-__all__ = ["apply", "argument_error", "op_error"]
+__all__ = ["apply", "argument_error", "op_error", "passes_through", "raised_by_user_code"]
 
 _Tensor = torch.Tensor
 
@@ -73,6 +73,34 @@ def argument_error(spec, args: tuple, kwargs: dict) -> OpArgumentError | None:
 # Failures that say nothing about an op's inputs (a module that does not import, memory running
 # out, a recursion too deep): they reach the user as they are, not as a ShapeError on the op.
 NOT_ABOUT_INPUTS = (ImportError, MemoryError, torch.OutOfMemoryError, RecursionError)
+_RAISED_BY_USER_CODE = "_stadyn_raised_by_user_code"
+
+
+def raised_by_user_code(exc: BaseException) -> BaseException:
+    """Mark ``exc`` as raised by user code an op ran (a CNTK user function's ``forward``): it
+    reaches the caller as it is, the user's type, message and line, not as a ShapeError.
+
+    Example:
+        >>> from stadyn.graph import raised_by_user_code
+        >>> exc = raised_by_user_code(KeyError("step"))
+        >>> type(exc).__name__, passes_through(exc)
+        ('KeyError', True)
+    """
+    setattr(exc, _RAISED_BY_USER_CODE, True)
+    return exc
+
+
+def passes_through(exc: BaseException) -> bool:
+    """Whether an op's failure reaches the user as it is: one of :data:`NOT_ABOUT_INPUTS`, or
+    one :func:`raised_by_user_code` marked.
+
+    Example:
+        >>> passes_through(MemoryError()), passes_through(raised_by_user_code(KeyError("k")))
+        (True, True)
+        >>> passes_through(ValueError("shapes"))
+        False
+    """
+    return isinstance(exc, NOT_ABOUT_INPUTS) or getattr(exc, _RAISED_BY_USER_CODE, False)
 
 
 def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
@@ -178,7 +206,7 @@ def apply(spec, args: tuple, kwargs: dict):
             else:
                 out = spec.impl(*targs, **tkw)
         except Exception as exc:
-            if isinstance(exc, NOT_ABOUT_INPUTS):
+            if passes_through(exc):
                 raise
             if any(_value(v) is None for v in inputs):
                 raise StadynError(f"{spec.name}: an input's buffer was cleared (run forward or "
@@ -232,7 +260,7 @@ def _infer_static(spec, args: tuple, kwargs: dict, inputs: list, scope: str, nod
     try:
         out = infer_from_values(spec, args, kwargs) if by_values else spec.infer(margs, mkw)
     except Exception as exc:
-        if isinstance(exc, NOT_ABOUT_INPUTS):
+        if passes_through(exc):
             raise
         out = _infer_conformed(spec, args, kwargs, inputs)
         if out is None and by_values:   # values the op refuses (an input's placeholder, not

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import torch
 
 from .._errors import StadynError
-from ._apply import NOT_ABOUT_INPUTS, op_error
+from ._apply import op_error, passes_through
 from ._context import get_current_context
 from ._labels import _active as _labelling
 from ._labels import backward_label, label_backward, op_label
@@ -84,7 +84,7 @@ def _infer_on_values(node: FunctionNode, values: dict, half: torch.dtype | None,
             out = node.spec.impl(*[a.detach() if isinstance(a, torch.Tensor) else a
                                    for a in args], **kwargs)
     except Exception as exc:
-        if isinstance(exc, NOT_ABOUT_INPUTS):
+        if passes_through(exc):
             raise
         try:
             return node.spec.infer(margs, mkw)
@@ -174,7 +174,7 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
             else:
                 out = node.spec.impl(*args, **kwargs)
         except Exception as exc:
-            if not name_errors or isinstance(exc, NOT_ABOUT_INPUTS):
+            if not name_errors or passes_through(exc):
                 raise
             raise _node_error(node, env, exc) from exc
         if checking:
@@ -279,7 +279,7 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
             else:
                 out = node.spec.infer(args, kwargs)
         except Exception as exc:
-            if isinstance(exc, NOT_ABOUT_INPUTS):
+            if passes_through(exc):
                 raise
             raise _node_error(node, env, exc) from exc
         _set_shapes(node, (out,) if isinstance(out, torch.Tensor) else tuple(out), env)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import torch
 
-from ..graph import is_training
+from ..graph import is_training, raised_by_user_code
 from ._kernels import kernel_op
 from ._picks import first_extreme_index
 from ._registry import op
@@ -266,7 +266,10 @@ class _PythonCall(torch.autograd.Function):
     @staticmethod
     def forward(ctx, function, for_backward, *xs):
         arrays = [x.detach().cpu().numpy() for x in xs]
-        state, out = function.forward_arrays(arrays, for_backward)
+        try:
+            state, out = function.forward_arrays(arrays, for_backward)
+        except Exception as exc:        # the user's own error: to the caller as it is
+            raise raised_by_user_code(exc)
         ctx.function, ctx.state = function, state
         ctx.devices = [(x.device, x.dtype) for x in xs]
         ctx.several = isinstance(out, list)
@@ -294,7 +297,16 @@ def _user_function_shape(*x, function=None):
     return tuple(outs) if isinstance(found, list) else outs[0]
 
 
+def _user_function_sequences(attrs: dict, inputs) -> "str | tuple":
+    """The sequence axes of a user function's outputs: those its ``function`` names
+    (``sequence_forms()``: a form per output, ``"of:K"`` for the axis of input K, ``"drop"``),
+    else each kept as the shapes say."""
+    forms = getattr(attrs["function"], "sequence_forms", None)
+    return "keep" if forms is None else tuple(forms())
+
+
 @op(category="misc", shape=_user_function_shape, traceable=False,
+    sequence=_user_function_sequences,
     unstorable="a CNTK user function runs Python; ONNX and other formats hold only catalog ops "
                "(Stadyn's model file keeps its module, class and serialize() state)")
 def cntk_user_function(*x, function=None):
@@ -306,9 +318,12 @@ def cntk_user_function(*x, function=None):
     NumPy arrays, and the gradients.  A function of several
     outputs gives ``forward_arrays(arrays, for_backward) -> (state, [array per output])``,
     ``output_shape`` a list of ``(shape, dtype)`` and takes ``backward_arrays(state,
-    [gradient per output])``; the op then returns a tuple.  Graphs holding it run eagerly (its
-    Python cannot be traced); Stadyn's model file keeps it by its ``saved_form()`` (module,
-    class, name and state; ``serialize/op_rules/_user_function.py``), other formats not.
+    [gradient per output])``; the op then returns a tuple.  ``function.sequence_forms()``, if
+    it has one, says each output's sequence axis (``"of:K"``: input K's, ``"drop"``: none);
+    sequences' lengths can be passed as further inputs (their gradient ``None``).  Graphs
+    holding it run eagerly (its Python cannot be traced); Stadyn's model file keeps it by its
+    ``saved_form()`` (module, class, name and state; ``serialize/op_rules/_user_function.py``),
+    other formats not.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

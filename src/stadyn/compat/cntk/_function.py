@@ -148,6 +148,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         kind, v = self._node()
         if kind == "op":
             v = G.outputs_of(v)[0]
+            if self._view == "composite" and v in G.FUNCTION_NAMES:
+                return ""               # (a user function's composite: CNTK 2.7's as_composite)
         return G.node_name((kind, v)) if kind != "leaf" else G.name_of(v)
 
     @name.setter
@@ -167,6 +169,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         block = G.BLOCKS.get(self.variable)
         if block is not None and self._view != "op":
             block.name = value
+        elif self.variable in G.FUNCTION_NAMES:
+            G.FUNCTION_NAMES[self.variable] = value
         else:
             self.variable.name = value or None
 

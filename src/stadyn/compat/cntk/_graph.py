@@ -24,8 +24,8 @@ from typing import Callable, Iterator
 
 from ...graph import Variable
 from ._graph_blocks import block_of_outputs, combined_inside, show_combined
-from ._graph_records import (BATCH, BLOCKS, COMPOSITE_NAMES, INFERRED_SHAPES, INNER_OPS, INPUTS,
-                             LEAF_NAMES,
+from ._graph_records import (BATCH, BLOCKS, COMPOSITE_NAMES, FUNCTION_NAMES, INFERRED_SHAPES,
+                             INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
                              SPARSE_OUTPUTS, STEP_VALUES, UNTYPED_INPUTS, Block)
 from ._graph_placeholders import (bind_placeholder, follow_sequence_axis, not_found,
@@ -48,7 +48,7 @@ from ._spliced import is_splice_leaf, mark_spliced, seen_through
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
            "UNTYPED_INPUTS",
            "STEP_VALUES",
-           "LEAF_NAMES", "BATCH", "Block", "COMPOSITE_NAMES",
+           "LEAF_NAMES", "BATCH", "Block", "COMPOSITE_NAMES", "FUNCTION_NAMES",
            "INNER_OPS", "mark_outputs", "link_outputs", "outputs_of", "function_outputs",
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",
@@ -89,7 +89,8 @@ def node_name(node: tuple[str, Variable]) -> str:
     if kind == "block":
         return BLOCKS[v].name
     if kind == "op":
-        return v.name or ""
+        named = FUNCTION_NAMES.get(v)
+        return (v.name or "") if named is None else named
     return name_of(v)
 
 

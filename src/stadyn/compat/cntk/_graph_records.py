@@ -19,7 +19,7 @@ from ...graph import Variable
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
            "STEP_VALUES",
            "LEAF_NAMES", "INNER_OPS", "OUTPUT_INDEX", "BATCH", "Block", "BLOCKS",
-           "SEQUENCE_AXES", "UNTYPED_INPUTS", "COMPOSITE_NAMES"]
+           "SEQUENCE_AXES", "UNTYPED_INPUTS", "COMPOSITE_NAMES", "FUNCTION_NAMES"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -52,6 +52,9 @@ INNER_OPS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
 # Which output of its function a Variable is, where not the first (a loaded unpack's mask):
 # its uid is ``<function uid>_Output_<k>``.
 OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()
+# The name of the function that made an output where it is not the output's own: a user
+# function's (CNTK 2.7 names the function, its output and the composite around it are unnamed)
+FUNCTION_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 # Which Variables carry the batch axis: inputs (and batched placeholders) and what is computed
 # from them.
 BATCH = BatchAxes()

@@ -507,11 +507,24 @@ def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,
                     name: str = "") -> Variable:
     """What a ``UserFunction``'s ``infer_outputs`` returns: the shape and type of an output.
     A ``FreeDimension`` in ``shape`` is sized by the arrays the function's ``forward`` gives
-    (1 until it runs)."""
+    (1 until it runs).  On dynamic axes with a sequence axis (a sequence input's
+    ``dynamic_axes``) the output is a sequence of that input's lengths, as in CNTK 2.7.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> s = C.sequence.input_variable(3)
+        >>> C.output_variable(2, s.dtype, s.dynamic_axes).dynamic_axes == s.dynamic_axes
+        True
+    """
     shape = tuple(1 if d == FreeDimension else d for d in _shape(shape))
-    var = _Var((1,) + _shape(shape) if dynamic_axes else _shape(shape),
-               need_grad=needs_gradient, dtype=dtype)
+    if any(getattr(a, "is_sequence_axis", False) for a in dynamic_axes or ()):
+        var = sequence_input(shape, need_grad=needs_gradient, dtype=dtype)
+        G.name_sequence_axis(var, tuple(dynamic_axes))
+    else:
+        var = _Var((1,) + _shape(shape) if dynamic_axes else _shape(shape),
+                   need_grad=needs_gradient, dtype=dtype)
     G.PLACEHOLDERS[var] = name
+    _PLACEHOLDER_AXES[var] = tuple(dynamic_axes or ())
     if dynamic_axes:
         G.BATCH.add(var)
     obj = Variable.__new__(Variable)

@@ -31,7 +31,7 @@ from .. import _graph as G
 from .._adapt import unwrap, wrap
 from .._clone import rebuild
 from .._function import Function
-from .._variables import FreeDimension, output_variable
+from .._variables import output_variable
 from ..logging.graph import depth_first_search
 from ..ops.functions import UserFunction
 from ..ops.functions import _user_function as user_function
@@ -153,7 +153,7 @@ class _DebugNode(UserFunction):
         self.after = arg
         self.session = session
         self.quiet_backward = quiet_backward
-        self._previous_shape = None
+        self._previous = None
 
     def clone(self, cloned_inputs):
         previous = cloned_inputs[1] if len(cloned_inputs) > 1 else None
@@ -161,11 +161,7 @@ class _DebugNode(UserFunction):
                           quiet_backward=self.quiet_backward)
 
     def infer_outputs(self):
-        arg = self.inputs[0]
-        if unwrap(arg).sequence_lengths is not None:
-            # a sequence: its steps as the forward pass gives them, on the input's axis
-            return [output_variable((FreeDimension,) + tuple(arg.shape), arg.dtype,
-                                    arg.dynamic_axes)]
+        arg = self.inputs[0]        # (a sequence's: a sequence, as the input)
         return [output_variable(arg.shape, arg.dtype, arg.dynamic_axes)]
 
     def _announce(self, pass_: str) -> None:
@@ -223,7 +219,7 @@ class _DebugNode(UserFunction):
     def forward(self, arguments, device=None, outputs_to_retain=None):
         if len(self.inputs) > 1:
             arguments, previous = arguments
-            self._previous_shape = (previous.shape, previous.dtype)
+            self._previous = previous      # (its gradient: zeros of its form)
         self._stop("f", arguments)
         return None, arguments
 
@@ -234,8 +230,9 @@ class _DebugNode(UserFunction):
             return root_gradients
         variables[self.inputs[0]] = root_gradients
         if len(self.inputs) > 1:
-            shape, dtype = self._previous_shape
-            variables[self.inputs[1]] = np.zeros(shape, dtype)
+            previous = self._previous     # (a sequence's: one array per sequence)
+            variables[self.inputs[1]] = [np.zeros_like(p) for p in previous] if \
+                isinstance(previous, list) else np.zeros_like(previous)
         return None
 
     def __str__(self):

@@ -55,7 +55,12 @@ class UserFunction(Function):
     CNTK 2.7, ``forward(arguments, outputs, ...)`` fills the dict ``outputs`` (keyed by
     ``self.outputs``) and returns the state, and ``backward`` is given the root gradients as
     a dict of the outputs that need one (the array itself when one does).  An output's
-    dimension may be ``FreeDimension``: the arrays ``forward`` returns give its size.
+    dimension may be ``FreeDimension``: the arrays ``forward`` returns give its size.  As in
+    CNTK 2.7, an input with a sequence axis reaches ``forward`` as a list of its sequences
+    (one array each), and an output declared on a sequence input's ``dynamic_axes`` is a
+    sequence of that input's lengths (``forward`` returns, and ``backward`` is given, a list
+    of per-sequence arrays for it).  ``user_function`` gives an unnamed composite; the name
+    given here is the function's own (``find_by_name`` finds it), its output is unnamed.
     """
 
     def __init__(self, inputs, as_numpy: bool = True, attributes=None, name: str = ""):
@@ -75,13 +80,28 @@ class UserFunction(Function):
         if not types:
             raise ValueError(f"{type(self).__name__}.infer_outputs returned no outputs")
         self._output_types = types
-        outs = F.cntk_user_function(*[operand(i) for i in self._user_inputs],
-                                    function=_Call(self))
+        operands = [operand(i) for i in self._user_inputs]
+        # a sequence input's lengths go in too: forward is given its sequences one by one
+        lengths = [v.sequence_lengths for v in operands if v.sequence_lengths is not None]
+        outs = F.cntk_user_function(*operands, *lengths, function=_Call(self, operands))
         outs = list(outs) if isinstance(outs, tuple) else [outs]
-        G.set_op_name(outs[0], type(self).__name__)
-        if name:
-            outs[0].name = name
-        Function.__init__(self, outs[0], outs if len(outs) > 1 else None)
+        # as CNTK 2.7: one function ``UserFunction`` (uid ``UserDefinedFunction<n>``) of
+        # unnamed outputs, the name its own (``find_by_name`` finds it; the composite
+        # ``user_function`` gives and the ops reading its outputs show none)
+        G.set_uid(outs[0], G.new_uid("UserDefinedFunction"))
+        G.mark_outputs(outs, "UserFunction")
+        G.FUNCTION_NAMES[outs[0]] = name
+        Function.__init__(self, outs[0], outs if len(outs) > 1 else None, view="op")
+
+    @property
+    def op_name(self) -> str:
+        """``module.class`` of the subclass, as CNTK 2.7's (the op name a saved model keeps);
+        the graph shows the function as ``UserFunction``."""
+        return f"{type(self).__module__}.{type(self).__name__}"
+
+    def __repr__(self) -> str:
+        """As CNTK 2.7's: ``UserFunction: Input('x', [#], [2]) -> Output(...)``."""
+        return repr(Function(self.variable, self.members, view="op"))
 
     @property
     def inputs(self) -> list:
@@ -116,30 +136,63 @@ class UserFunction(Function):
                                   "(inputs, name, state) to load models holding it")
 
 
-def _batched(out, output_type) -> np.ndarray:
-    """An output array as the op gives it: with the batch axis, which an array of only the
-    sample's axes (one sample, as CNTK 2.7 takes it) lacks."""
-    out = np.asarray(out, dtype=np.float32)
-    v = output_type.variable
-    if G.BATCH(v) and out.ndim == len(v.shape) - 1:
-        out = out[None]
+def _padded(sequences, like: np.ndarray) -> np.ndarray:
+    """Per-sequence arrays (a list) as one array of ``like``'s (batch, steps) axes, zeros
+    past each sequence's end; an array given whole is taken as it is."""
+    if not isinstance(sequences, (list, tuple)):
+        return np.asarray(sequences, dtype=np.float32)
+    out = np.zeros(like.shape[:2] + np.shape(sequences[0])[1:], np.float32)
+    for b, seq in enumerate(sequences):
+        seq = np.asarray(seq, dtype=np.float32)
+        out[b, :len(seq)] = seq
     return out
 
 
-class _Call:
-    """A UserFunction as the ``cntk_user_function`` op calls it (NumPy in and out)."""
+def _split(array: np.ndarray, lengths: np.ndarray) -> list:
+    """A padded array of sequences as the list of them (CNTK 2.7 gives ``forward`` and
+    ``backward`` a sequence input's and output's values so)."""
+    return [array[b, :int(n)] for b, n in enumerate(lengths)]
 
-    def __init__(self, function: UserFunction):
+
+class _Call:
+    """A UserFunction as the ``cntk_user_function`` op calls it (NumPy in and out): the op's
+    inputs are the function's, then the lengths of those that are sequences."""
+
+    def __init__(self, function: UserFunction, operands: list):
         self.function = function
+        self.n_inputs = len(operands)
+        self.sequence_inputs = [k for k, v in enumerate(operands)
+                                if v.sequence_lengths is not None]
+        self.batched = [k for k, v in enumerate(operands) if G.BATCH(v)]
+        self.axis_inputs = [self._axis_input(t.variable, operands)
+                            for t in function._output_types]
+
+    def _axis_input(self, declared, operands: list):
+        """The input whose sequence axis an output declared on a sequence axis has (the first
+        sequence input on the same named axis, else the first); None for another output."""
+        if declared.sequence_lengths is None or not self.sequence_inputs:
+            return None
+        axis = G.SEQUENCE_AXES.get(declared.sequence_lengths)
+        same = [k for k in self.sequence_inputs
+                if G.SEQUENCE_AXES.get(operands[k].sequence_lengths) is axis or
+                getattr(G.SEQUENCE_AXES.get(operands[k].sequence_lengths), "name", None) ==
+                getattr(axis, "name", None)]
+        return (same or self.sequence_inputs)[0]
+
+    def sequence_forms(self) -> list:
+        """Each output's sequence axis (the op's ``sequence`` rule): its input's, or none."""
+        return ["drop" if k is None else f"of:{k}" for k in self.axis_inputs]
 
     def output_shape(self, input_shapes):
         import torch
         found = []
-        for t in self.function._output_types:
+        for t, k in zip(self.function._output_types, self.axis_inputs):
             v = t.variable
             shape = tuple(v.shape)
-            if G.BATCH(v) and input_shapes:
-                shape = (input_shapes[0][0],) + shape[1:]
+            if k is not None:                   # (batch, steps) of its sequence input
+                shape = tuple(input_shapes[k][:2]) + shape[2:]
+            elif G.BATCH(v) and self.batched:   # the batch of the first input with one
+                shape = (input_shapes[self.batched[0]][0],) + shape[1:]
             found.append((shape, torch.float32 if np.dtype(v.dtype) == np.float32 else
                           torch.float64))
         return found if len(found) > 1 else found[0]
@@ -151,37 +204,68 @@ class _Call:
         cls = type(f)
         return {"module": cls.__module__, "class": cls.__name__,
                 "op_name": f"{cls.__module__}.{cls.__name__}", "name": f._user_name,
-                "state": f.serialize()}
+                "state": f.serialize(), "inputs": self.n_inputs}
+
+    def _output(self, out, k: int, arrays: list, lengths: dict) -> np.ndarray:
+        t = self.function._output_types[k]
+        n = self.axis_inputs[k]
+        return _batched(out, t) if n is None else _padded(out, arrays[n])
 
     def forward_arrays(self, arrays, for_backward: bool = False):
         f = self.function
-        args = arrays[0] if len(arrays) == 1 else list(arrays)
+        lengths = dict(zip(self.sequence_inputs, arrays[self.n_inputs:]))
+        arrays = list(arrays[:self.n_inputs])
+        given = [_split(a, lengths[k]) if k in lengths else a for k, a in enumerate(arrays)]
+        args = given[0] if len(given) == 1 else given
         # CNTK 2.7's outputs_to_retain: the outputs whose state a backward pass will need
         # (none when evaluating); CNTK's object-detection ProposalLayer reads it
         retain = list(f.outputs) if for_backward else []
+        kept = (arrays, lengths)
         if len(f._output_types) == 1:
             state, out = f.forward(args, cpu(), retain)
-            return state, _batched(out, f._output_types[0])
+            return (state, kept), self._output(out, 0, arrays, lengths)
         outputs = {o: None for o in f.outputs}
         state = f.forward(args, outputs, cpu(), retain)
         missing = [o for o in f.outputs if outputs.get(o) is None]
         if missing:
             raise ValueError(f"{type(f).__name__}.forward: not all outputs have been provided "
                              f"(missing {len(missing)} of {len(outputs)})")
-        return state, [_batched(outputs[o], t) for o, t in zip(f.outputs, f._output_types)]
+        return (state, kept), [self._output(outputs[o], k, arrays, lengths)
+                               for k, o in enumerate(f.outputs)]
 
     def backward_arrays(self, state, gradient):
         f = self.function
-        if isinstance(gradient, list):          # several outputs: those that need a gradient
-            roots = {o: g for o, g, t in zip(f.outputs, gradient, f._output_types)
+        state, (arrays, lengths) = state
+        several = isinstance(gradient, list)
+        gradients = [g if n is None else _split(g, lengths[n]) for g, n in
+                     zip(gradient if several else [gradient], self.axis_inputs)]
+        if several:                             # several outputs: those that need a gradient
+            roots = {o: g for o, g, t in zip(f.outputs, gradients, f._output_types)
                      if t.needs_gradient}
             gradient = next(iter(roots.values())) if len(roots) == 1 else roots
+        else:
+            gradient = gradients[0]
         params = inspect.signature(f.backward).parameters
         if len(f._user_inputs) == 1 and len(params) < 3:
-            return [np.asarray(f.backward(state, gradient))]
-        variables = {i: None for i in f._user_inputs}
-        f.backward(state, gradient, variables)
-        return [variables[i] for i in f._user_inputs]
+            found = [f.backward(state, gradient)]
+        else:
+            variables = {i: None for i in f._user_inputs}
+            f.backward(state, gradient, variables)
+            found = [variables[i] for i in f._user_inputs]
+        found = [g if g is None or k not in lengths else _padded(g, arrays[k])
+                 for k, g in enumerate(found)]
+        found = [g if g is None else np.asarray(g) for g in found]
+        return found + [None] * len(lengths)
+
+
+def _batched(out, output_type) -> np.ndarray:
+    """An output array as the op gives it: with the batch axis, which an array of only the
+    sample's axes (one sample, as CNTK 2.7 takes it) lacks."""
+    out = np.asarray(out, dtype=np.float32)
+    v = output_type.variable
+    if G.BATCH(v) and out.ndim == len(v.shape) - 1:
+        out = out[None]
+    return out
 
 
 def _user_function(user_func: UserFunction) -> Function:
@@ -198,12 +282,16 @@ def _rebuilt(form: dict, inputs: list) -> _Call:
     if factory is None:
         module = importlib.import_module(form["module"])
         factory = getattr(module, form["class"]).deserialize
+    inputs = inputs[:form.get("inputs", len(inputs))]      # (not the sequences' lengths)
+    for v in inputs:    # a file's sequence input has the batch axis (marked once loaded: now)
+        if v.parent is None and v.sequence_lengths is not None:
+            G.BATCH.add(v)
     f = factory([wrap(i) for i in inputs], form.get("name", ""), form.get("state") or {})
     if not isinstance(f, UserFunction):
         raise TypeError(f"{form['class']}.deserialize gave a {type(f).__name__}, "
                         "not a UserFunction")
     f._build()          # its outputs (forward fills them by self.outputs), as user_function
-    return _Call(f)
+    return _Call(f, [operand(i) for i in f._user_inputs])
 
 
 register_user_function_loader(_rebuilt)
