@@ -68,7 +68,8 @@ MODULES = {
                "nnabla_fidelity_15", "nnabla_fidelity_16", "nnabla_fidelity_17",
                "nnabla_fidelity_18", "nnabla_graph_converters", "nnabla_fidelity_19",
                "nnabla_remove_function", "nnabla_function_references",
-               "nnabla_review_mends_28", "nnabla_cache_prefetch", "nnabla_qnn"],
+               "nnabla_review_mends_28", "nnabla_cache_prefetch", "nnabla_qnn",
+               "nnabla_graph_editing"],
 }
 
 
