@@ -413,7 +413,7 @@ class Variable:
             >>> z.shape, z.parent.name
             ((3,), 'relu')
         """
-        self.rewire_on(var)
+        Variable.rewire_on(self, var)      # (not a front end's own rewire_on)
         self._shape, self._dtype, self._seq = var._shape, var._dtype, var._seq
 
     def forward(self, clear_buffer: bool = False, clear_no_need_grad: bool = False,

@@ -209,7 +209,7 @@ class Variable(_HeldReading):
             >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
             >>> x = nn.Variable.from_numpy_array(np.array([1.0, 4.0]))
             >>> h = nn.Variable((2,)); y = F.add_scalar(h, 1.0)
-            >>> z = F.sqrt(x); h.rewire_on(z)
+            >>> z = F.pow_scalar(x, 0.5); h.rewire_on(z)
             >>> y.forward(); y.d.tolist(), h.parent.outputs[0] is h, z.parent
             ([2.0, 3.0], True, None)
         """
