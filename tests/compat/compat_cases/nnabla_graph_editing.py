@@ -117,3 +117,64 @@ def backward_from_an_output_set_no_grad(nn, F, r):
     res["dynamic root"] = x.g.copy()
     nn.set_auto_forward(False)
     return res
+
+
+def _square(PythonFunction, writes_input):
+    class Square(PythonFunction):
+        @property
+        def name(self):
+            return "MySquare"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d ** 2
+            if writes_input:
+                inputs[0].d[0] = 10.0
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            inputs[0].g = 2 * inputs[0].d * outputs[0].g
+    return Square()
+
+
+@nnabla_case(names=[N + "function.PythonFunction"],
+             note="a PythonFunction's node (name 'Callback', info.type_name the subclass's "
+                  "name, no info.args), a forward_impl writing into its input (the Variable "
+                  "sees it), and the gradients through it from an intermediate input")
+def python_function_node_and_inputs(nn, F, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    r.touch(N + "function.PythonFunction")
+    res = {}
+    x = nn.Variable.from_numpy_array(r.randn(3), need_grad=True)
+    h = F.identity(x)
+    y = _square(PythonFunction, False)(h)
+    f = y.parent
+    res["name"] = f.name
+    res["type_name"] = f.info.type_name
+    res["args"] = sorted(f.info.args)
+    res["repr"] = repr(f)
+    seen = []
+    y.visit(lambda g: seen.append((g.name, g.info.type_name)))
+    res["visited"] = seen
+    s = F.sum(F.add2(y, F.mul_scalar(h, 3.0)))
+    s.forward()
+    x.grad.zero()
+    s.backward()
+    res["value"] = y.d.copy()
+    res["x.g"] = x.g.copy()
+    a = nn.Variable.from_numpy_array(np.array([1.0, 2.0, 3.0], np.float32))
+    b = _square(PythonFunction, True)(a)
+    b.forward()
+    res["input written by forward_impl"] = a.d.copy()
+    res["output"] = b.d.copy()
+    return res
