@@ -190,7 +190,8 @@ class Variable:
     @need_grad.setter
     def need_grad(self, flag: bool) -> None:
         """Set on an op's output, ``False`` stops the gradient there (NNabla's rule; static
-        graphs are re-lowered, ``True`` lifts it), ``True`` makes gradients reach it even where
+        graphs are re-lowered, ``True`` lifts it; a backward from the output itself still
+        reaches its inputs), ``True`` makes gradients reach it even where
         its inputs need none (``nn.grad([y], [x])`` of an ``x`` from data: WGAN-GP's penalty)."""
         _marks[0] += bool(flag) != self._need_grad    # a later backward reads it (_grad_marks.py)
         self._need_grad = flag = bool(flag)
