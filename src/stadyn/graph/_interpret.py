@@ -158,6 +158,10 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     # A labelled trace for a backward also labels each op's autograd nodes (_labels.py).
     backward_seen: set | None = set() if (_labelling[0] and not name_errors
                                            and torch.is_grad_enabled()) else None
+    # A root set need_grad=False still differentiates itself (NNabla's backward from it
+    # reaches its inputs); what reads it in the graph reads it stopped.
+    roots: dict[Any, torch.Tensor] = {}
+    wanted_keys = {value_key(v) for v in wanted}
     for i, node in enumerate(nodes):
         args, kwargs = _node_arguments(node, env, half)
         if channels_last and id(node) in channels_last:
@@ -179,7 +183,7 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
             raise _node_error(node, env, exc) from exc
         if checking:
             check_outputs(node, out)
-        out = _stop_gradients(node, out)
+        out = _stop_gradients(node, out, wanted_keys, roots)
         if isinstance(out, torch.Tensor):
             env[output_key(node, 0)] = out
         else:
@@ -194,13 +198,16 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
             del out, outs
             for key in release[i]:
                 env.pop(key, None)
-    return [env[value_key(v)] for v in wanted]
+    return [roots[k] if (k := value_key(v)) in roots else env[k] for v in wanted]
 
 
-def _stop_gradients(node: FunctionNode, out: Any) -> Any:
+def _stop_gradients(node: FunctionNode, out: Any, wanted: set | frozenset = frozenset(),
+                    roots: dict | None = None) -> Any:
     """``out`` with the outputs whose Variables were set ``need_grad=False`` detached: NNabla
     propagates no gradient through such a Variable; and those set ``need_grad=True`` whose
-    inputs need no gradient made to need one (NNabla computes gradients down to them)."""
+    inputs need no gradient made to need one (NNabla computes gradients down to them).  A
+    detached output whose key is in ``wanted`` (a root of the run) is kept undetached in
+    ``roots``, by its key: a backward from the root itself reaches its inputs, as NNabla's."""
     refs = node._outputs
     if not any((v := ref()) is not None and (v._stops_grad or v._starts_grad) for ref in refs):
         return out
@@ -210,6 +217,8 @@ def _stop_gradients(node: FunctionNode, out: Any) -> Any:
         if v is None or i >= len(outs):
             continue
         if v._stops_grad:
+            if roots is not None and (key := output_key(node, i)) in wanted:
+                roots[key] = outs[i]
             outs[i] = outs[i].detach()
         elif (not outs[i].requires_grad and outs[i].is_floating_point()
               and torch.is_grad_enabled()):

@@ -190,7 +190,8 @@ class Variable:
     @need_grad.setter
     def need_grad(self, flag: bool) -> None:
         """Set on an op's output, ``False`` stops the gradient there (NNabla's rule; static
-        graphs are re-lowered, ``True`` lifts it), ``True`` makes gradients reach it even where
+        graphs are re-lowered, ``True`` lifts it; a backward from the output itself still
+        reaches its inputs), ``True`` makes gradients reach it even where
         its inputs need none (``nn.grad([y], [x])`` of an ``x`` from data: WGAN-GP's penalty)."""
         _marks[0] += bool(flag) != self._need_grad    # a later backward reads it (_grad_marks.py)
         self._need_grad = flag = bool(flag)
@@ -370,10 +371,33 @@ class Variable:
         return v
 
     def rewire_on(self, var: "Variable") -> None:
-        """Make ``var``'s parent this Variable's parent (splices a graph in place of ``self``)."""
-        self.parent = var.parent
+        """Make ``var``'s parent this Variable's parent, this Variable its output in ``var``'s
+        place (splices a graph in place of ``self``: what was computed from this Variable is
+        computed from ``var``'s op, and walks from that op reach this Variable's readers).  It
+        takes ``var``'s ``need_grad``, set or not (an output set ``need_grad=False`` stops the
+        gradients there, one never set does not), as NNabla's.
+
+        Example:
+            >>> import stadyn as sd, stadyn.functions as F
+            >>> x, y = sd.Variable((2,)), sd.Variable((2,))
+            >>> z = F.tanh(x)
+            >>> z.rewire_on(F.relu(y))
+            >>> z.parent.name, z.parent.outputs[0] is z
+            ('relu', True)
+        """
+        node = var.parent
+        self.parent = node
         self._index = var._index
         self._data = var._data
+        if (self._need_grad, self._stops_grad, self._starts_grad) != (
+                var._need_grad, var._stops_grad, var._starts_grad):
+            self._need_grad = var._need_grad
+            self._stops_grad, self._starts_grad = var._stops_grad, var._starts_grad
+            _marks[0] += 1      # plans are keyed by the marks (graph/_runner.py)
+        if node is not None:
+            outs = list(node._outputs)
+            outs[var._index] = weakref.ref(self)
+            node._outputs = tuple(outs)
         bump_graph_version()
 
     def rewire_as(self, var: "Variable") -> None:
@@ -390,13 +414,8 @@ class Variable:
             >>> z.shape, z.parent.name
             ((3,), 'relu')
         """
-        node = var.parent
-        self.rewire_on(var)
+        Variable.rewire_on(self, var)      # (not a front end's own rewire_on)
         self._shape, self._dtype, self._seq = var._shape, var._dtype, var._seq
-        if node is not None:
-            outs = list(node._outputs)
-            outs[var._index] = weakref.ref(self)
-            node._outputs = tuple(outs)
 
     def forward(self, clear_buffer: bool = False, clear_no_need_grad: bool = False,
                 function_pre_hook: Callable | None = None,

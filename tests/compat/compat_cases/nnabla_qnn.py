@@ -264,16 +264,9 @@ def qnn_every_layer(nn, F, PF, r):
     return _quantise(nn, F, r, QNN, GC, x, y, config)
 
 
-_ROOT_NEED_GRAD = ("the recording graph's output has need_grad=False (QATScheduler sets it); "
-                   "NNabla 1.39's backward() from such a root still propagates, Stadyn's "
-                   "gives no gradients (compat/nnabla/_variable.py, outside the qnn files)")
-
-
 @nnabla_case(names=[Q + "QATConfig", Q + "QATTensorRTConfig", Q + "QATScheduler",
                     Q + "QATScheduler.step", Q + "QATScheduler.save", Q + "QNNState",
                     "nnabla.utils.nnp_graph.NnpLoader"],
-             known={"recording backward 1": _ROOT_NEED_GRAD,
-                    "recording backward 2": _ROOT_NEED_GRAD},
              note="NNabla's QATScheduler over six SGD steps: float (step 0), recording "
                   "(steps 1, 2: forward and backward, no update), then quantised training with "
                   "batch normalisation folded (QATTensorRTConfig); the losses, parameters, "

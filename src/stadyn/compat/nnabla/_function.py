@@ -167,7 +167,10 @@ class Function(FunctionNode):
 
     @property
     def name(self) -> str:
-        """NNabla's type name of the function (``'Convolution'``, ``'ReLU'``)."""
+        """NNabla's name of the function: its type name (``'Convolution'``, ``'ReLU'``), or
+        ``'Callback'`` for a ``PythonFunction``'s (NNabla's function running it)."""
+        if self.spec.name == "python_function":
+            return "Callback"
         return _NAMED.get(self) or type_name(self.spec.name)
 
     def __init__(self, spec, args: tuple, kwargs: dict, inputs: Sequence, scope: str,
@@ -196,7 +199,10 @@ class Function(FunctionNode):
 
     @property
     def info(self) -> Info:
-        """``type_name``, ``args`` (the op's attributes) and ``tags`` (empty)."""
+        """``type_name``, ``args`` (the op's attributes) and ``tags`` (empty); a
+        ``PythonFunction``'s type name is its ``name``, its ``args`` empty, as NNabla's."""
+        if self.spec.name == "python_function":
+            return Info(self.attrs["function"].function.name, {}, {})
         return Info(self.name, self.arguments, {})
 
     @property

@@ -198,6 +198,31 @@ class Variable(_HeldReading):
         """
         return self.get_unlinked_variable(need_grad)
 
+    def rewire_on(self, var: "Variable") -> None:
+        """Put the graph computing ``var`` in this Variable's place, as NNabla 1.39's: this
+        Variable becomes the output of ``var``'s function (its readers now read that graph)
+        and takes ``var``'s ``need_grad``; ``var`` is left a leaf sharing this Variable's
+        arrays.  ``var`` must be a function's output of this Variable's shape (NNabla's
+        RuntimeError otherwise).
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable.from_numpy_array(np.array([1.0, 4.0]))
+            >>> h = nn.Variable((2,)); y = F.add_scalar(h, 1.0)
+            >>> z = F.pow_scalar(x, 0.5); h.rewire_on(z)
+            >>> y.forward(); y.d.tolist(), h.parent.outputs[0] is h, z.parent
+            ([2.0, 3.0], True, None)
+        """
+        if var.parent is None:
+            raise RuntimeError("Variable.rewire_on: the Variable given must be the output of a "
+                               "function (it has no parent function)")
+        if tuple(var.shape) != tuple(self.shape):
+            raise RuntimeError(f"Variable.rewire_on: the shapes must match: the Variable "
+                               f"given has {tuple(var.shape)}, this one {tuple(self.shape)}")
+        _Core.rewire_on(self, var)
+        _Core.clear_all_graph_links(var)
+        read_value_of(var, self)
+
     @property
     def d(self) -> Any:
         """The value as a NumPy array sharing its memory.  One kept from a leaf keeps its

@@ -10,9 +10,12 @@ Variables, static or dynamic, and gradients flow through ``backward_impl``.  nna
 write FastSpeech2's length regulator and YOLOv2's region-loss targets this way.
 
 On Stadyn the function runs as the op :func:`stadyn.functions.python_function`: a graph holding
-it runs eagerly and cannot be saved to a model file.  The inputs a method sees are fresh copies
-(each ``grad`` starts at zero, so ``accum`` is all False), and ``outputs=`` (writing into given
-Variables) is not offered.  As in NNabla 1.39, a subclass must define
+it runs eagerly and cannot be saved to a model file.  Its node is NNabla's: ``f.name`` is
+``'Callback'``, ``f.info.type_name`` the subclass's ``name``, ``f.info.args`` empty.  The inputs
+``forward_impl`` sees hold the Variables' memory (what it writes into them reaches the
+Variables, as in NNabla); those ``backward_impl`` sees are copies whose ``grad`` starts at zero
+(``accum`` is all False: Stadyn adds the gradients up), and ``outputs=`` (NNabla's arrays to
+compute into) is not offered.  As in NNabla 1.39, a subclass must define
 ``grad_depends_output_data`` and ``grad_depends_input_data`` when an input needs a gradient:
 calling it then asks the first (for every such input and every output), ``forward`` the second
 (for every such input and every input), and a subclass lacking one stops there with
@@ -60,6 +63,14 @@ class _Slot:
     def __init__(self, shape: Sequence[int], value: np.ndarray | None = None) -> None:
         self._data = NdArray(shape) if value is None else NdArray.from_numpy_array(value)
         self._grad = NdArray(shape)
+
+    @classmethod
+    def viewing(cls, value: np.ndarray) -> "_Slot":
+        """A slot whose ``data`` is ``value``'s memory (an input's: what the function writes
+        into it reaches the Variable, as NNabla's)."""
+        slot = cls(value.shape)
+        slot._data = NdArray._wrap(torch.from_numpy(value))
+        return slot
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -142,7 +153,7 @@ class _Adapter:
     def forward_arrays(self, arrays):
         if not self.calling:
             self.check_grad_depends("input", len(arrays))
-        inputs = [_Slot(a.shape, a) for a in arrays]
+        inputs = [_Slot.viewing(a) for a in arrays]
         outputs = self._setup(inputs)
         self.function.forward_impl(inputs, outputs)
         values = [np.array(o.d, dtype=np.float32) for o in outputs]

@@ -25,6 +25,7 @@ import copy
 from collections import OrderedDict
 from typing import Any, Callable
 
+from ....graph import Variable as _Core
 from ....graph import read_value_of
 from ....parametric import current_registry
 from ....serialize import LegacyFunction, LegacyNetwork, LegacyVariable
@@ -365,7 +366,7 @@ def substitute(built: Any, replacement: Any) -> None:
     ``replacement.function_references``, as after NNabla's ``rewire_on``)."""
     note_rewired(built, replacement)
     if replacement.parent is not None:
-        built.rewire_on(replacement)
+        _Core.rewire_on(built, replacement)     # (the user's Variable keeps its parent)
     else:
         read_value_of(built, replacement)
 

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from .._function import named
 from .._parameter import get_parameter_or_create
 from ..function import PythonFunction
 from ..initializer import ConstantInitializer
@@ -66,7 +65,7 @@ class _Recorder(PythonFunction):
                 raise ValueError(f"{self.name}: {what} must hold one value with the data's "
                                  f"{len(x.shape)} dimensions, got shape {tuple(s.shape)}")
         self._stats = stats
-        return named(super().__call__(x, *stats, **kw), self.name)
+        return super().__call__(x, *stats, **kw)
 
     def setup_impl(self, inputs, outputs) -> None:
         outputs[0].reset_shape(inputs[0].shape, True)

@@ -14,10 +14,9 @@ Example:
 """
 
 from ....io import CacheDataSource, ConcatDataSource, CsvDataSource, DataSource, SimpleDataSource
-from ....io import load
 from .communicator_util import current_communicator
 from ._cache_prefetch import CachePrefetcher, CacheReaderWithPrefetch
-from .data_source_loader import FileReader
+from .data_source_loader import FileReader, load
 
 __all__ = ["CacheDataSource", "CachePrefetcher", "CacheReaderWithPrefetch", "ConcatDataSource",
            "CsvDataSource", "DataSource", "FileReader", "SimpleDataSource",

@@ -59,14 +59,6 @@ __all__ = ["MinMaxMinMaxRecorder", "MinMaxMvaRecorder", "AbsMaxRecorder", "MaxMa
            "QATTensorRTConfig", "qat_default_config", "FunctionsRankRecorder", "QATScheduler"]
 
 
-def _rewire(pred, converted) -> None:
-    """``pred.rewire_on(converted)`` as NNabla 1.39's: ``pred`` also becomes its new parent's
-    output (a later conversion walks from that function to ``pred``'s readers) and takes
-    ``converted``'s ``need_grad``."""
-    pred.rewire_as(converted)
-    pred.need_grad = converted.need_grad
-
-
 def _leaf_of(pred, given):
     """The leaf of ``pred``'s graph that reads ``given`` (a converted graph reads unlinked
     copies of the network's inputs); ``given`` itself when none does."""
@@ -130,7 +122,7 @@ class QATScheduler:
         if cfg.bn_self_folding:
             modifiers.append(GC.BatchNormalizationSelfFoldingModifier())
         if modifiers:
-            _rewire(pred, GC.GraphConverter([GC.UnfusedBatchNormalizationModifier()]
+            pred.rewire_on(GC.GraphConverter([GC.UnfusedBatchNormalizationModifier()]
                                              + modifiers).convert(pred))
         return pred
 
@@ -139,7 +131,7 @@ class QATScheduler:
             pred = self._fold_bn(pred)
             ranks = FunctionsRankRecorder()
             pred.visit(ranks)
-            _rewire(pred, GC.GraphConverter([GC.QuantizeNonQNNToRecordingModifier(
+            pred.rewire_on(GC.GraphConverter([GC.QuantizeNonQNNToRecordingModifier(
                 ranks.functions_ranks, config=self.config, training=training)]).convert(pred))
             pred.need_grad = False
             self._register_params()
@@ -150,12 +142,12 @@ class QATScheduler:
     def _to_training(self) -> None:
         cfg = self.config
         for i, (pred, training) in enumerate(self.registry):
-            _rewire(pred, GC.GraphConverter([GC.RemoveFunctionModifier(
+            pred.rewire_on(GC.GraphConverter([GC.RemoveFunctionModifier(
                 rm_funcs=[cfg.recorder_activation().name(), cfg.recorder_weight().name()])]
             ).convert(pred))
             ranks = FunctionsRankRecorder()
             pred.visit(ranks)
-            _rewire(pred, GC.GraphConverter([GC.QuantizeRecordingToTrainingModifier(
+            pred.rewire_on(GC.GraphConverter([GC.QuantizeRecordingToTrainingModifier(
                 ranks.functions_ranks, config=cfg)]).convert(pred))
             self._register_params()
             self.solver.set_learning_rate(self.solver.learning_rate() * cfg.learning_rate_scale)

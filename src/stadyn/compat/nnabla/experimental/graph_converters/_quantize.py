@@ -51,9 +51,8 @@ def _made_by(v, type_name: str) -> bool:
 
 
 def _readers(v) -> list:
-    """The functions alive that read ``v``, newest first: those whose output is still held
-    (NNabla forgets a function once its outputs are gone)."""
-    return [g for g in v.function_references if any(o is not None for o in g.outputs)]
+    """The functions that read ``v``, newest first."""
+    return list(v.function_references)
 
 
 def _upstream(f, found: list) -> None:
