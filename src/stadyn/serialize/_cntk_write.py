@@ -60,7 +60,8 @@ _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_
 # ending a sequence); any other op reading a sequence is refused
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
-    "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
+    "sub2", "mul2", "add_scalar", "mul_scalar", "r_sub_scalar", "affine", "softmax", "dropout",
+    "identity",
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "cntk:CrossEntropyWithSoftmax",
@@ -138,6 +139,11 @@ def _scalar(op):
     def rule(w, ins, uids, attrs, out, name):
         return w.function(op, [uids[0], w.constant(attrs["val"], ins[0])], name=name)
     return rule
+
+
+def _r_sub_scalar(w, ins, uids, attrs, out, name):
+    # (val - x: CNTK's Minus of the constant and x, as binary_cross_entropy's 1 - t)
+    return w.function("Minus", [w.constant(attrs["val"], ins[0]), uids[0]], name=name)
 
 
 def _affine(w, ins, uids, attrs, out, name):
@@ -345,7 +351,7 @@ _RULES = {
     "floor": _unary("Floor"), "elu": _elu,
     "add2": _binary("Plus"), "sub2": _binary("Minus"), "mul2": _binary("ElementTimes"),
     "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
-    "affine": _affine,
+    "r_sub_scalar": _r_sub_scalar, "affine": _affine,
     "reshape": _reshape, "concatenate": _concatenate, "dropout": _dropout,
     "convolution": _convolution, "max_pooling": _pooling("max"),
     "average_pooling": _pooling("average"), "cntk_batch_normalization": _batch_normalization,

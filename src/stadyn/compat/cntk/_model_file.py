@@ -212,6 +212,9 @@ def _cntk_op_of(v) -> "tuple | None":
         # output is that of the block inside it where that is the root, ReduceL1's and
         # ReduceSumSquare's ReduceElements, no op CNTK named)
         return (block.op_name, list(block.arguments))
+    if v in G.INNER_OPS and v.parent.spec.name == "log":
+        # (a log inside a CNTK op, binary_cross_entropy's: CNTK 2.7 builds it of its own Log)
+        return ("Log", list(v.parent.inputs))
     if not G.made_by_cntk_op(v):
         return None
     if block is None and G.primitive_op_name(v) in CNTK_ATTRIBUTE_OPS and \
@@ -221,6 +224,11 @@ def _cntk_op_of(v) -> "tuple | None":
         return (G.primitive_op_name(v), G.shown_inputs(v), dict(CNTK_ATTRIBUTES[v]))
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
         return (block.op_name, G.shown_inputs(v))
+    if block is not None and any(i in G.INNER_OPS for i in v.parent.inputs):
+        # (a block whose root op is computed from Stadyn ops shown as part of it: binary_
+        # cross_entropy's Negate of the sum of its logs; its body is written as those ops,
+        # the root reading what its own op reads, not the block's arguments)
+        return (G.primitive_op_name(v), list(v.parent.inputs))
     return (G.primitive_op_name(v), G.shown_inputs(v))
 
 
