@@ -89,13 +89,16 @@ def saved_graph(roots: list) -> list:
 
 
 def save_roots(roots: list, arguments: list, filename, format, combine=None,
-               untyped: bool = False) -> None:
+               untyped: bool = False, stand_ins: bool = False) -> None:
     """Save the graph of the Stadyn Variables ``roots`` with its CNTK ``arguments`` (their
     names become the file's input names) and every named function inside; ``combine``: the
     Combine function whose outputs the roots are, if they are a ``combine``'s; ``untyped``:
     the arguments stand for those of a Function not given types (an untyped ``@C.Function``,
     the graph built for the operands it was applied to), which a CNTK v2 file holds as
-    placeholders of unknown shape, as CNTK 2.7 writes them."""
+    placeholders of unknown shape, as CNTK 2.7 writes them; ``stand_ins``: those arguments'
+    graph was built on stand-ins (sequences of one value: a Function never applied), which
+    only a CNTK v2 file forgets -- where none can be written the save is refused (ValueError)
+    rather than fall back to a file of the stand-ins' shapes."""
     from ... import serialize
     roots = saved_graph(roots)
     path = os.fspath(filename)
@@ -108,10 +111,15 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
     for k, a in enumerate(arguments):
         name = a.name or ("x" if unnamed == 1 else f"x{k}")
         inputs[name if name not in inputs else f"{name}#{len(inputs)}"] = a.variable
+    if format == ModelFormat.ONNX and stand_ins:
+        raise ValueError(f"{path}: the Function's arguments have no types, and an ONNX file "
+                         "needs their shapes (CNTK 2.7 crashes saving it); apply it to "
+                         "Functions or Variables first, or save it as ModelFormat.CNTKv2")
     if format == ModelFormat.ONNX:
         serialize.export_onnx(path, [r for r in roots], inputs)
         return
-    if _saved_as_cntk_v2(path, roots, inputs, [a.name for a in arguments], combine, untyped):
+    if _saved_as_cntk_v2(path, roots, inputs, [a.name for a in arguments], combine, untyped,
+                         stand_ins):
         return
     outputs = OrderedDict()
     for k, root in enumerate(roots):
@@ -153,14 +161,22 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
 
 
 def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list,
-                      combine, untyped: bool) -> bool:
+                      combine, untyped: bool, stand_ins: bool = False) -> bool:
     """Write a CNTK v2 model file (what CNTK 2.7 reads) if every op of the graph has a CNTK
-    form; else warn, naming the op, and return False (the caller writes Stadyn's format)."""
+    form; else warn, naming the op, and return False (the caller writes Stadyn's format) --
+    or, for a graph built on stand-ins (``stand_ins``: :func:`save_roots`), refuse."""
     from ...serialize import CntkWriteUnsupported, save_cntk_v2
     try:
         save_cntk_v2(path, roots, inputs, **cntk_writer_names(roots, names, combine, untyped))
         return True
     except CntkWriteUnsupported as exc:
+        if stand_ins:
+            # (a Stadyn file would hold the graph of the stand-ins' shapes, (1,), and compute
+            # wrong shapes for any other; CNTK 2.7's file applies to any)
+            raise ValueError(f"{path}: the Function's arguments have no types, and its graph "
+                             f"cannot be written as a CNTK v2 file of arguments of unknown "
+                             f"shape ({exc}); apply it to Functions or Variables first (their "
+                             f"types are saved)") from None
         warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
                       f"({exc}); Stadyn's load_model reads it, ModelFormat.ONNX writes ONNX",
                       UserWarning, stacklevel=4)
