@@ -193,7 +193,10 @@ def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) 
                 block_of=_block_of, cntk_op_of=_cntk_op_of,
                 leaf_order=list(G.walk_leaves(roots)), sequence_axis_of=_sequence_axis_name,
                 batched_input=G.BATCH, sparse_input=G.SPARSE.__contains__,
-                untyped_inputs=untyped)
+                untyped_inputs=untyped,
+                # (a composite renamed, z.name = ...: CNTK 2.7's file names the model so)
+                composite_name=G.COMPOSITE_NAMES.get(roots[0])
+                if len(roots) == 1 and combine is None else None)
 
 
 def _sequence_axis_name(v) -> "str | None":
@@ -473,6 +476,9 @@ def load_roots(model, format, types: "dict | None" = None,
         if root is None:
             combine = "" if len(roots) > 1 or v1_uids else None
             combine_uid = v1_uids.get("")
+    composite = legacy.extras.get("name") if root is not None and combine is None else None
+    if composite and len(roots) == 1 and composite != root[1]:
+        G.COMPOSITE_NAMES[roots[0]] = composite     # (a renamed composite: its own name)
     G.BATCH.forget()
     return roots, combine, combine_uid
 
