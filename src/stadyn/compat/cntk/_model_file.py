@@ -18,11 +18,12 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ...graph import Variable, topological_nodes
+from ...graph import Variable, free_dimensions, mark_free_dimensions, topological_nodes
 from . import _graph as G
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
 from ._clone import rebuild
+from ._seq_axes import free_steps, mark_free_axes
 from ._shown_constants import show_constants
 
 __all__ = ["ModelFormat", "save_roots", "cntk_writer_names", "saved_graph", "load_roots",
@@ -43,6 +44,7 @@ _UNTYPED = "untyped:"
 #: what :func:`untyped_arguments` gives for a file its first bytes tell is Stadyn's own
 STADYN_FILE = "a Stadyn model file"
 _SPARSE = "sparse:"
+_FREE = "free:"
 
 
 def _kept_op_name(node) -> bool:
@@ -157,6 +159,13 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
     for k, v in enumerate(inputs.values()):
         if v in G.SPARSE:           # (loaded sparse, as CNTK 2.7's files keep is_sparse)
             outputs[f"{_SPARSE}{k}"] = v
+    # the inputs' free dimensions (CNTK's FreeDimension: loaded free again), and the outputs'
+    # (a crop to a free referent's size: free by how it is made)
+    for k, v in [(f"x{k}", v) for k, v in enumerate(inputs.values())] + \
+            [(f"y{k}", v) for k, v in enumerate(roots)]:
+        axes = free_dimensions(v) if v.parent is None else free_steps(v)
+        if axes:
+            outputs[f"{_FREE}{k}:{','.join(map(str, sorted(axes)))}"] = v
     serialize.save(path, outputs, inputs)
 
 
@@ -429,6 +438,7 @@ def load_roots(model, format, types: "dict | None" = None,
     if network.origins:
         _mark_inner(list(outputs.values()))
     roots, blocks, arguments, op_named, several = [], {}, {}, set(), {}
+    free: dict = {}
     # CNTK-written files: a Combine where the file's root function is one (of one output
     # too), named as it is; else the outputs of their function (a top_k's two)
     combine = None if root is None or root[0] != "Combine" else root[1]
@@ -459,9 +469,16 @@ def load_roots(model, format, types: "dict | None" = None,
             G.UNTYPED_INPUTS.add(var)
         elif key.startswith(_SPARSE):
             G.SPARSE.add(var)
+        elif key.startswith(_FREE):
+            free[key.split(":")[1]] = (var, [int(a) for a in key.split(":")[2].split(",")])
         elif key.startswith(_AXIS) and var.sequence_lengths is not None:
             _, _, ordered, name = key.split(":", 3)
             G.SEQUENCE_AXES[var.sequence_lengths] = Axis(name, bool(int(ordered)))
+    for k, (var, axes) in sorted(free.items()):     # (the inputs, x0..., first)
+        if k.startswith("x") and var.parent is None:
+            mark_free_dimensions(var, axes)
+        elif k.startswith("y") and not free_steps(var):
+            mark_free_axes(var, axes)
     for outs in several.values():
         outs.sort(key=lambda item: item[0])
         G.mark_outputs([v for _, v, _ in outs], outs[0][2])
