@@ -6,7 +6,9 @@ renamed ``z.name = "renamed"``, whose loaded model CNTK names ``renamed`` (its r
 ``''``).  Before, Stadyn's file of it lost the name (its loaded model was named ``''``), and
 Stadyn's load of CNTK's file did too.  Pickling a Function raised ``pickle.PicklingError``
 where CNTK 2.7 raises ``TypeError("can't pickle SwigPyObject objects")`` (CNTK's Functions
-wrap C++ objects), for ``random_sample_inclusion_frequency``'s as for any.
+wrap C++ objects), for ``random_sample_inclusion_frequency``'s as for any.  CNTK 2.7's file of
+``Recurrence(LSTM(2), return_full_state=True)`` (``cntk_lstm_state.model``) loaded with a
+``Combine`` at its root where CNTK shows the ``LSTM`` block of two outputs.
 """
 
 from __future__ import annotations
@@ -54,3 +56,17 @@ def test_a_function_of_a_named_root_keeps_that_name(tmp_path):
 def test_pickling_a_function_raises_cntks_type_error(build):
     with pytest.raises(TypeError, match="can't pickle SwigPyObject objects"):
         pickle.dumps(build())
+
+
+def test_cntks_file_of_an_lstm_with_its_full_state_loads_with_the_lstm_at_its_root():
+    # CNTK 2.7's file of Recurrence(LSTM(2), return_full_state=True): its root function the
+    # LSTM block of two outputs (h, c); before, Stadyn's load showed a Combine of them, both
+    # outputs named <uid>_Output_0
+    lstm = dict(np.load(os.path.join(FIXTURES, "cntk_lstm_state.npz")))
+    loaded = C.load_model(os.path.join(FIXTURES, "cntk_lstm_state.model"))
+    assert loaded.root_function.op_name == "LSTM"
+    uid = loaded.root_function.uid
+    assert [o.uid for o in loaded.outputs] == [f"{uid}_Output_0", f"{uid}_Output_1"]
+    got = loaded.eval({loaded.arguments[0]: [lstm["xs"]]})
+    for k, name in enumerate(("h", "c")):
+        np.testing.assert_allclose(got[loaded.outputs[k]][0], lstm[name], rtol=1e-5, atol=1e-6)

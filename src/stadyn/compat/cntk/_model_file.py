@@ -493,6 +493,11 @@ def load_roots(model, format, types: "dict | None" = None,
         if root is None:
             combine = "" if len(roots) > 1 or v1_uids else None
             combine_uid = v1_uids.get("")
+    if root is not None and combine is None and len(roots) > 1 and \
+            G.function_outputs(roots) is None and len({G.uid_of(v) for v in roots}) == 1:
+        # (a CNTK file whose root is one function of several outputs, Recurrence(LSTM,
+        # return_full_state=True)'s LSTM block: its outputs are that function's, in order)
+        G.link_outputs(roots)
     composite = legacy.extras.get("name") if root is not None and combine is None else None
     if composite and len(roots) == 1 and composite != root[1]:
         G.COMPOSITE_NAMES[roots[0]] = composite     # (a renamed composite: its own name)
