@@ -60,7 +60,8 @@ _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_
 # ending a sequence); any other op reading a sequence is refused
 _SEQUENCE_OPS = frozenset((
     "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
-    "sub2", "mul2", "add_scalar", "mul_scalar", "affine", "softmax", "dropout", "identity",
+    "sub2", "mul2", "add_scalar", "mul_scalar", "r_sub_scalar", "affine", "softmax", "dropout",
+    "identity",
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "cntk:CrossEntropyWithSoftmax",
@@ -138,6 +139,11 @@ def _scalar(op):
     def rule(w, ins, uids, attrs, out, name):
         return w.function(op, [uids[0], w.constant(attrs["val"], ins[0])], name=name)
     return rule
+
+
+def _r_sub_scalar(w, ins, uids, attrs, out, name):
+    # (val - x: CNTK's Minus of the constant and x, as binary_cross_entropy's 1 - t)
+    return w.function("Minus", [w.constant(attrs["val"], ins[0]), uids[0]], name=name)
 
 
 def _affine(w, ins, uids, attrs, out, name):
@@ -345,7 +351,7 @@ _RULES = {
     "floor": _unary("Floor"), "elu": _elu,
     "add2": _binary("Plus"), "sub2": _binary("Minus"), "mul2": _binary("ElementTimes"),
     "add_scalar": _scalar("Plus"), "mul_scalar": _scalar("ElementTimes"),
-    "affine": _affine,
+    "r_sub_scalar": _r_sub_scalar, "affine": _affine,
     "reshape": _reshape, "concatenate": _concatenate, "dropout": _dropout,
     "convolution": _convolution, "max_pooling": _pooling("max"),
     "average_pooling": _pooling("average"), "cntk_batch_normalization": _batch_normalization,
@@ -397,7 +403,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   sequence_axis_of: Callable[[Variable], "str | None"] | None = None,
                   batched_input: Callable[[Variable], bool] | None = None,
                   sparse_input: Callable[[Variable], bool] | None = None,
-                  untyped_inputs: bool = False, shapes: "dict | None" = None) -> bytes:
+                  untyped_inputs: bool = False, shapes: "dict | None" = None,
+                  composite_name: str | None = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -424,7 +431,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     given types (an untyped ``@C.Function``): placeholders of unknown shape named by
     ``input_names``, the graph being the one built for the inputs' types; ``shapes``: a dict
     the writer fills with the shape (NumPy order, no dynamic axes) of each value it writes
-    for a Stadyn value, by its name in the file (``Times5_Output_0``).  Raises
+    for a Stadyn value, by its name in the file (``Times5_Output_0``); ``composite_name``:
+    the name of the model itself (CNTK's composite, renamed by ``z.name = ...``; default: its
+    root function's).  Raises
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.name or "")
@@ -583,8 +592,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     if leaf_order is not None:        # (a stable sort: leaves the caller does not list last)
         rank = {w.uids[id(v)]: k for k, v in enumerate(leaf_order) if id(v) in w.uids}
         w.leaves.sort(key=lambda e: rank.get(e["uid"].value, len(rank)))
-    root_name = next((f["name"].value for f in w.functions
-                      if f["uid"].value == root and "name" in f), "")
+    root_name = composite_name if composite_name is not None else \
+        next((f["name"].value for f in w.functions if f["uid"].value == root and "name" in f),
+             "")
     top = OrderedDict([
         ("version", P.size_t(COMPOSITE_VERSION)), ("type", P.text("CompositeFunction")),
         ("name", P.text(root_name)), ("uid", P.text(f"CompositeFunction{next(w.count)}")),

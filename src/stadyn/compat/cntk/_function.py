@@ -74,6 +74,11 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
 
     __slots__ = ("members", "_view", "_runs", "_combined", "_own_name")
 
+    def __reduce_ex__(self, protocol):
+        # (CNTK 2.7's Functions wrap C++ objects, which pickle refuses with this TypeError;
+        # Function.save and load_model keep a Function)
+        raise TypeError("can't pickle SwigPyObject objects")
+
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
             with pure():        # @C.Function on a Python function (no parameters made in it)

@@ -18,11 +18,12 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ...graph import Variable, topological_nodes
+from ...graph import Variable, free_dimensions, mark_free_dimensions, topological_nodes
 from . import _graph as G
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
 from ._clone import rebuild
+from ._seq_axes import free_steps, mark_free_axes
 from ._shown_constants import show_constants
 
 __all__ = ["ModelFormat", "save_roots", "cntk_writer_names", "saved_graph", "load_roots",
@@ -43,6 +44,7 @@ _UNTYPED = "untyped:"
 #: what :func:`untyped_arguments` gives for a file its first bytes tell is Stadyn's own
 STADYN_FILE = "a Stadyn model file"
 _SPARSE = "sparse:"
+_FREE = "free:"
 
 
 def _kept_op_name(node) -> bool:
@@ -89,13 +91,16 @@ def saved_graph(roots: list) -> list:
 
 
 def save_roots(roots: list, arguments: list, filename, format, combine=None,
-               untyped: bool = False) -> None:
+               untyped: bool = False, stand_ins: bool = False) -> None:
     """Save the graph of the Stadyn Variables ``roots`` with its CNTK ``arguments`` (their
     names become the file's input names) and every named function inside; ``combine``: the
     Combine function whose outputs the roots are, if they are a ``combine``'s; ``untyped``:
     the arguments stand for those of a Function not given types (an untyped ``@C.Function``,
     the graph built for the operands it was applied to), which a CNTK v2 file holds as
-    placeholders of unknown shape, as CNTK 2.7 writes them."""
+    placeholders of unknown shape, as CNTK 2.7 writes them; ``stand_ins``: those arguments'
+    graph was built on stand-ins (sequences of one value: a Function never applied), which
+    only a CNTK v2 file forgets -- where none can be written the save is refused (ValueError)
+    rather than fall back to a file of the stand-ins' shapes."""
     from ... import serialize
     roots = saved_graph(roots)
     path = os.fspath(filename)
@@ -108,10 +113,15 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
     for k, a in enumerate(arguments):
         name = a.name or ("x" if unnamed == 1 else f"x{k}")
         inputs[name if name not in inputs else f"{name}#{len(inputs)}"] = a.variable
+    if format == ModelFormat.ONNX and stand_ins:
+        raise ValueError(f"{path}: the Function's arguments have no types, and an ONNX file "
+                         "needs their shapes (CNTK 2.7 crashes saving it); apply it to "
+                         "Functions or Variables first, or save it as ModelFormat.CNTKv2")
     if format == ModelFormat.ONNX:
         serialize.export_onnx(path, [r for r in roots], inputs)
         return
-    if _saved_as_cntk_v2(path, roots, inputs, [a.name for a in arguments], combine, untyped):
+    if _saved_as_cntk_v2(path, roots, inputs, [a.name for a in arguments], combine, untyped,
+                         stand_ins):
         return
     outputs = OrderedDict()
     for k, root in enumerate(roots):
@@ -149,18 +159,33 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
     for k, v in enumerate(inputs.values()):
         if v in G.SPARSE:           # (loaded sparse, as CNTK 2.7's files keep is_sparse)
             outputs[f"{_SPARSE}{k}"] = v
+    # the inputs' free dimensions (CNTK's FreeDimension: loaded free again), and the outputs'
+    # (a crop to a free referent's size: free by how it is made)
+    for k, v in [(f"x{k}", v) for k, v in enumerate(inputs.values())] + \
+            [(f"y{k}", v) for k, v in enumerate(roots)]:
+        axes = free_dimensions(v) if v.parent is None else free_steps(v)
+        if axes:
+            outputs[f"{_FREE}{k}:{','.join(map(str, sorted(axes)))}"] = v
     serialize.save(path, outputs, inputs)
 
 
 def _saved_as_cntk_v2(path: str, roots: list, inputs: "OrderedDict", names: list,
-                      combine, untyped: bool) -> bool:
+                      combine, untyped: bool, stand_ins: bool = False) -> bool:
     """Write a CNTK v2 model file (what CNTK 2.7 reads) if every op of the graph has a CNTK
-    form; else warn, naming the op, and return False (the caller writes Stadyn's format)."""
+    form; else warn, naming the op, and return False (the caller writes Stadyn's format) --
+    or, for a graph built on stand-ins (``stand_ins``: :func:`save_roots`), refuse."""
     from ...serialize import CntkWriteUnsupported, save_cntk_v2
     try:
         save_cntk_v2(path, roots, inputs, **cntk_writer_names(roots, names, combine, untyped))
         return True
     except CntkWriteUnsupported as exc:
+        if stand_ins:
+            # (a Stadyn file would hold the graph of the stand-ins' shapes, (1,), and compute
+            # wrong shapes for any other; CNTK 2.7's file applies to any)
+            raise ValueError(f"{path}: the Function's arguments have no types, and its graph "
+                             f"cannot be written as a CNTK v2 file of arguments of unknown "
+                             f"shape ({exc}); apply it to Functions or Variables first (their "
+                             f"types are saved)") from None
         warnings.warn(f"{path}: written as a Stadyn model file, which CNTK 2.7 cannot read "
                       f"({exc}); Stadyn's load_model reads it, ModelFormat.ONNX writes ONNX",
                       UserWarning, stacklevel=4)
@@ -177,7 +202,10 @@ def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) 
                 block_of=_block_of, cntk_op_of=_cntk_op_of,
                 leaf_order=list(G.walk_leaves(roots)), sequence_axis_of=_sequence_axis_name,
                 batched_input=G.BATCH, sparse_input=G.SPARSE.__contains__,
-                untyped_inputs=untyped)
+                untyped_inputs=untyped,
+                # (a composite renamed, z.name = ...: CNTK 2.7's file names the model so)
+                composite_name=G.COMPOSITE_NAMES.get(roots[0])
+                if len(roots) == 1 and combine is None else None)
 
 
 def _sequence_axis_name(v) -> "str | None":
@@ -212,6 +240,9 @@ def _cntk_op_of(v) -> "tuple | None":
         # output is that of the block inside it where that is the root, ReduceL1's and
         # ReduceSumSquare's ReduceElements, no op CNTK named)
         return (block.op_name, list(block.arguments))
+    if v in G.INNER_OPS and v.parent.spec.name == "log":
+        # (a log inside a CNTK op, binary_cross_entropy's: CNTK 2.7 builds it of its own Log)
+        return ("Log", list(v.parent.inputs))
     if not G.made_by_cntk_op(v):
         return None
     if block is None and G.primitive_op_name(v) in CNTK_ATTRIBUTE_OPS and \
@@ -221,6 +252,11 @@ def _cntk_op_of(v) -> "tuple | None":
         return (G.primitive_op_name(v), G.shown_inputs(v), dict(CNTK_ATTRIBUTES[v]))
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
         return (block.op_name, G.shown_inputs(v))
+    if block is not None and any(i in G.INNER_OPS for i in v.parent.inputs):
+        # (a block whose root op is computed from Stadyn ops shown as part of it: binary_
+        # cross_entropy's Negate of the sum of its logs; its body is written as those ops,
+        # the root reading what its own op reads, not the block's arguments)
+        return (G.primitive_op_name(v), list(v.parent.inputs))
     return (G.primitive_op_name(v), G.shown_inputs(v))
 
 
@@ -402,6 +438,7 @@ def load_roots(model, format, types: "dict | None" = None,
     if network.origins:
         _mark_inner(list(outputs.values()))
     roots, blocks, arguments, op_named, several = [], {}, {}, set(), {}
+    free: dict = {}
     # CNTK-written files: a Combine where the file's root function is one (of one output
     # too), named as it is; else the outputs of their function (a top_k's two)
     combine = None if root is None or root[0] != "Combine" else root[1]
@@ -432,9 +469,16 @@ def load_roots(model, format, types: "dict | None" = None,
             G.UNTYPED_INPUTS.add(var)
         elif key.startswith(_SPARSE):
             G.SPARSE.add(var)
+        elif key.startswith(_FREE):
+            free[key.split(":")[1]] = (var, [int(a) for a in key.split(":")[2].split(",")])
         elif key.startswith(_AXIS) and var.sequence_lengths is not None:
             _, _, ordered, name = key.split(":", 3)
             G.SEQUENCE_AXES[var.sequence_lengths] = Axis(name, bool(int(ordered)))
+    for k, (var, axes) in sorted(free.items()):     # (the inputs, x0..., first)
+        if k.startswith("x") and var.parent is None:
+            mark_free_dimensions(var, axes)
+        elif k.startswith("y") and not free_steps(var):
+            mark_free_axes(var, axes)
     for outs in several.values():
         outs.sort(key=lambda item: item[0])
         G.mark_outputs([v for _, v, _ in outs], outs[0][2])
@@ -449,6 +493,14 @@ def load_roots(model, format, types: "dict | None" = None,
         if root is None:
             combine = "" if len(roots) > 1 or v1_uids else None
             combine_uid = v1_uids.get("")
+    if root is not None and combine is None and len(roots) > 1 and \
+            G.function_outputs(roots) is None and len({G.uid_of(v) for v in roots}) == 1:
+        # (a CNTK file whose root is one function of several outputs, Recurrence(LSTM,
+        # return_full_state=True)'s LSTM block: its outputs are that function's, in order)
+        G.link_outputs(roots)
+    composite = legacy.extras.get("name") if root is not None and combine is None else None
+    if composite and len(roots) == 1 and composite != root[1]:
+        G.COMPOSITE_NAMES[roots[0]] = composite     # (a renamed composite: its own name)
     G.BATCH.forget()
     return roots, combine, combine_uid
 

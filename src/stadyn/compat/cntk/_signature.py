@@ -457,7 +457,8 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
                       for p, (shape, sparse, axes) in zip(self._placeholders, types)]
             function = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
         save_roots(function._roots(), function.arguments, filename,
-                   _save_format(*args, **kwargs), function._combine(), untyped=True)
+                   _save_format(*args, **kwargs), function._combine(), untyped=True,
+                   stand_ins=types is None)
 
     def _built_untyped(self):
         """Its graph for a Function never applied, to be saved (CNTK 2.7 saves its graph over
