@@ -236,9 +236,9 @@ def test_losses_reshape_softmax_and_batch_norm():
     np.testing.assert_allclose(soft, np.exp(logp), rtol=1e-5)
     assert flat.shape == (4, 5, 1)
     # cntk.exe's names: CNTK.core.bs's BatchNormalizationLayer members (scale, bias, runMean,
-    # runVariance, runCount) at the layer's path
+    # runVariance, runCount) at the layer's path; top3's Constant (3) (CNTK.core.bs:507)
     assert sorted(params) == ["bn.bias", "bn.runCount", "bn.runMean", "bn.runVariance",
-                              "bn.scale"]
+                              "bn.scale", "inputs.inputs[2]"]
     # inference before any training: CNTK's running statistics start at mean 0, variance 0
     # (CNTK 2.7 gives 316.22778 for 1.0 here)
     np.testing.assert_allclose(bn, z / np.sqrt(0 + 1e-5), rtol=1e-5)

@@ -21,11 +21,14 @@ import pytest
 import stadyn as sd
 from stadyn.brainscript import StadynLibrary, build_network
 from stadyn.brainscript._model_files import load_model_parameters, save_model
+from stadyn.train import feed
 from test_bs_param_names import MIRROR, _network_text
 
 LOGS = {"05_OneConvRegr": "Tests/EndToEndTests/Examples/Image/GettingStarted/05_OneConvRegr/"
                           "baseline.txt",
-        "MNISTClassifier": "Tests/EndToEndTests/CNTKv2Library/MNISTClassifier/baseline.txt"}
+        "MNISTClassifier": "Tests/EndToEndTests/CNTKv2Library/MNISTClassifier/baseline.txt",
+        "ConvNet_CIFAR10": "Tests/EndToEndTests/Examples/Image/Classification/ConvNet_CIFAR/"
+                           "ConvNet_CIFAR10/baseline.txt"}
 
 
 def _log(path: str) -> str:
@@ -73,6 +76,22 @@ def test_each_number_operand_is_a_constant_at_its_operators_path():
                     "_n": ((1,), False, [1.0]),
                     "_ce.TimesArgs[0].outProbVectorSequence": ((1,), False, [0.5]),
                     "_ce": ((1,), False, [3.0])}
+
+
+def test_a_top_n_classification_error_holds_its_n_as_a_constant():
+    # CNTK.core.bs:507: ClassificationError (labels, z, topN = 5) is a node of three inputs,
+    # the third Constant (topN) made inside the node's record at the argument inputs of
+    # _AsNodes (ConvNet_CIFAR10/baseline.txt:213: inputs.inputs[2], [1 x 1]); topN = 1 has two
+    net, made = _constants("""{ labels = Input {4} ; z = Input {4}
+        top2 = ClassificationError (labels, z, topN = 2)
+        errs = ClassificationError (labels, z) }""")
+    assert made == {"inputs.inputs[2]": ((1, 1), False, [2.0])}
+    feed(net.nodes["labels"], np.eye(4, dtype=np.float32)[[2, 3]])
+    feed(net.nodes["z"], np.array([[0.1, 0.5, 0.3, 0.2], [0.4, 0.3, 0.2, 0.1]], np.float32))
+    top2 = net.nodes["top2"]
+    top2.forward()
+    # (the first label is the 2nd highest output: no error; the second's is the lowest)
+    assert np.asarray(top2.d).ravel().tolist() == [0.0, 1.0]
 
 
 @pytest.mark.parametrize("example", sorted(LOGS))

@@ -526,6 +526,15 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
             return self.ReduceMean(F.greater_equal_scalar(wrong, 1.0), tag=tag)
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
+        if topN != 1:
+            # CNTK.core.bs:507 gives the node a third input, Constant (topN), made inside its
+            # own record (new ComputationNode): the item of the argument inputs of _AsNodes
+            # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1])
+            path, self.path = self.path, "inputs.inputs[2]"
+            try:
+                self.Constant(topN)
+            finally:
+                self.path = path
         return self._node(F.classification_error(z, labels, axis=_axis(axis, z), topN=topN),
                           "ClassificationError", tag)
 
