@@ -94,6 +94,23 @@ def test_a_top_n_classification_error_holds_its_n_as_a_constant():
     assert np.asarray(top2.d).ravel().tolist() == [0.0, 1.0]
 
 
+def test_numbers_given_to_clip_and_log_plus_are_constant_nodes():
+    # CNTK.core.bs:649, 663: Clip's and LogPlus's inputs are _AsNodes (minValue : maxValue :
+    # x), _AsNodes (leftMatrix : rightMatrix): a number is Constant {val}, [1 x 1], made at
+    # _AsNodes' arr[i].res of the node record's member inputs (the record names from scratch,
+    # as top5Errs' inputs.inputs[2] in ConvNet_CIFAR10's log); two at one path: '_' before
+    net, made = _constants("""{ x = Input {3}
+        y = Clip (0, 1, x) ; w = LogPlus (x, 2) }""")
+    assert sorted(made.values()) == [((1, 1), False, [0.0]), ((1, 1), False, [1.0]),
+                                     ((1, 1), False, [2.0])]
+    assert sorted(made) == ["_inputs.arr[1].res", "inputs.arr[0].res", "inputs.arr[1].res"]
+    x = np.array([[1.5, -2.0, 0.3]], np.float32)
+    feed(net.nodes["x"], x)
+    for name, want in (("y", np.clip(x, 0, 1)), ("w", np.logaddexp(x, 2))):
+        net.nodes[name].forward()
+        np.testing.assert_allclose(net.nodes[name].d, want, rtol=1e-6, err_msg=name)
+
+
 @pytest.mark.parametrize("example", sorted(LOGS))
 def test_the_parameters_and_constants_are_those_of_cntk_exes_log(example):
     # every LearnableParameter of the log's first "Validating network" list (its parameters
