@@ -14,8 +14,9 @@ CNTK facts followed here:
 - ``LayerNormalizationLayer {initScale = 1, initBias = 0}`` is CNTK.core.bs's: one scalar
   ``gain`` ``ParameterTensor {(1), initValue = initScale}`` and one scalar ``bias``, made once
   per layer, when it is first applied (the record's members are made when read: a layer never
-  applied makes none, as in the Speech/LSTM/Truncated log's network); applied to ``x`` it is ``(x - mean) ./ sqrt (mean ((x - mean) .* (x - mean))) .*
-  gain + bias`` with the means over the whole sample (``ReduceMean (x)``) and **no epsilon**.
+  applied makes none, as in the Speech/LSTM/Truncated log's network); applied to ``x`` it is
+  ``(x - mean) ./ sqrt (mean ((x - mean) .* (x - mean))) .* gain + bias`` with the means
+  over the whole sample (``ReduceMean (x)``) and **no epsilon**.
   CNTK 2.7's Python ``layers.LayerNormalization`` differs: a ``scale`` and ``bias`` per
   element, and ``epsilon = 0.00001`` added to the standard deviation.
 - ``Inferred = 0``: the dimension a parameter's first use sets.
