@@ -134,10 +134,16 @@ def test_cifar_network_with_padded_pooling_is_the_python_model():
 
 
 @pytest.mark.usefixtures("fresh_parameters")
-def test_mnist_constant_scale_is_one_scalar_multiply():
+def test_mnist_constant_scale_is_one_multiply_by_the_constant():
+    # the scale is one product with the one-element Constant node (no tensor of the input's
+    # size), which the product reads, as cntk.exe's ElementTimes does: the model file holds it
     net, _ = _build(_train_command(MNIST).network, StadynLibrary(0.5))
-    ops = [n.name for n in sd.graph.topological_nodes([net.output_nodes[0]])]
-    assert ops[0] == "mul_scalar" and "mul2" not in ops
+    nodes = sd.graph.topological_nodes([net.output_nodes[0]])
+    ops = [n.name for n in nodes]
+    assert ops[0] == "mul2" and ops.count("mul2") == 1 and "mul_scalar" not in ops
+    constant = nodes[0].inputs[1]
+    assert constant.size == 1 and not constant.need_grad
+    assert constant is sd.get_parameters(grad_only=False)[constant.name]
     assert ops.count("convolution") == 3 and ops.count("dropout") == 1
 
 
