@@ -70,9 +70,11 @@ def test_the_model_file_names_pre_computed_values_as_the_log_does(trained):
     folder, x, c, text = trained
     logged = re.findall(r"^\t(\S+) = (?:Mean|InvStdDev)\(\)$", text, re.M)
     assert sorted(logged) == ["featNorm.invStdDev", "featNorm.mean", "logPrior._", "scale"]
-    stats = {k: np.asarray(v.d) for k, v in
-             sd.load(str(folder / "Models" / "mvn")).parameters.items() if not v.need_grad}
+    held = sd.load(str(folder / "Models" / "mvn")).parameters
+    stats = {k: np.asarray(v.d) for k, v in held.items() if not v.need_grad and v.shape != (1,)}
     assert sorted(stats) == sorted(logged)
+    # (beside them the [1] constant of obs .* 3, which the product reads, as cntk.exe's file)
+    assert np.asarray(held["_scale.dataVectorSequence"].d).tolist() == [3.0]
     np.testing.assert_allclose(stats["featNorm.mean"], x.mean(0), rtol=1e-5)
     np.testing.assert_allclose(stats["featNorm.invStdDev"], 1 / x.std(0), rtol=1e-5)
     np.testing.assert_allclose(stats["scale"], 3 * x.mean(0), rtol=1e-5)
