@@ -90,3 +90,22 @@ def test_an_input_tried_early_is_forgotten_when_a_loop_closed_inside_it():
         want.append(h)
         h_prev, d_prev = h, d
     np.testing.assert_allclose(_run(net, "h", xs)[0], np.array(want), rtol=1e-5, atol=1e-6)
+
+
+def test_a_checkpoint_forgets_a_delay_function_made_after_it():
+    # a stabiliser of a delay whose dimensions come later (beta .* PastValue (0, h): a
+    # PendingMap) given its node inside a try the evaluator rolls back: the node is of the
+    # states the rollback forgets, so it is made again, of the dimensions known then
+    from stadyn import functions as F
+    from stadyn.brainscript._library import ForwardRef
+    from stadyn.brainscript._loops import Loops, PendingMap
+    loops = Loops(lambda v: None)
+    pending = loops.delay(ForwardRef(None, "h"), None, 0.1, 1, False, "<string>:1")
+    scaled = PendingMap(pending, lambda v: F.mul_scalar(v, 2.0), None)
+    restore = loops.checkpoint()
+    tried = loops.materialize(scaled, (4,))
+    assert tried.shape[-1] == 4
+    restore()
+    assert scaled.variable is None and pending.variable is None
+    again = loops.materialize(scaled, (3,))
+    assert again is not tried and again.shape[-1] == 3

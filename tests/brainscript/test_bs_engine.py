@@ -134,10 +134,16 @@ def test_cifar_network_with_padded_pooling_is_the_python_model():
 
 
 @pytest.mark.usefixtures("fresh_parameters")
-def test_mnist_constant_scale_is_one_scalar_multiply():
+def test_mnist_constant_scale_is_one_multiply_by_the_constant():
+    # the scale is one product with the one-element Constant node (no tensor of the input's
+    # size), which the product reads, as cntk.exe's ElementTimes does: the model file holds it
     net, _ = _build(_train_command(MNIST).network, StadynLibrary(0.5))
-    ops = [n.name for n in sd.graph.topological_nodes([net.output_nodes[0]])]
-    assert ops[0] == "mul_scalar" and "mul2" not in ops
+    nodes = sd.graph.topological_nodes([net.output_nodes[0]])
+    ops = [n.name for n in nodes]
+    assert ops[0] == "mul2" and ops.count("mul2") == 1 and "mul_scalar" not in ops
+    constant = nodes[0].inputs[1]
+    assert constant.size == 1 and not constant.need_grad
+    assert constant is sd.get_parameters(grad_only=False)[constant.name]
     assert ops.count("convolution") == 3 and ops.count("dropout") == 1
 
 
@@ -236,9 +242,9 @@ def test_losses_reshape_softmax_and_batch_norm():
     np.testing.assert_allclose(soft, np.exp(logp), rtol=1e-5)
     assert flat.shape == (4, 5, 1)
     # cntk.exe's names: CNTK.core.bs's BatchNormalizationLayer members (scale, bias, runMean,
-    # runVariance, runCount) at the layer's path
+    # runVariance, runCount) at the layer's path; top3's Constant (3) (CNTK.core.bs:507)
     assert sorted(params) == ["bn.bias", "bn.runCount", "bn.runMean", "bn.runVariance",
-                              "bn.scale"]
+                              "bn.scale", "inputs.inputs[2]"]
     # inference before any training: CNTK's running statistics start at mean 0, variance 0
     # (CNTK 2.7 gives 316.22778 for 1.0 here)
     np.testing.assert_allclose(bn, z / np.sqrt(0 + 1e-5), rtol=1e-5)

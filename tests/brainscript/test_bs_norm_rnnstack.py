@@ -84,6 +84,19 @@ def test_layer_normalization_has_no_epsilon_and_shares_its_parameters():
     np.testing.assert_allclose(net.nodes["z"].d, [[3.0, -1.0, -1.0, 3.0]], rtol=1e-6)
 
 
+def test_a_layer_normalization_never_applied_makes_no_parameter():
+    """CNTK.core.bs's layer is a record whose ``gain`` and ``bias`` are made when ``apply``
+    first reads them: Speech/LSTM/Truncated's log (useLayerNorm = true in a model the
+    modelSelector leaves unused) lists no ``...arrayOfFunctions.gain``; applied, they are made
+    at the layer's path, gain first (``xHat .* gain + bias``)."""
+    _, params = _build("""x = Input{4}
+        unused = LayerNormalizationLayer {}
+        ln = LayerNormalizationLayer {initScale = 2}
+        y = ln (x) ; z = ln (y)""")
+    assert list(params) == ["ln.gain", "ln.bias"]
+    assert float(params["ln.gain"].d[0]) == 2.0
+
+
 def test_layer_normalization_of_sequences_normalises_each_step_and_ignores_padding():
     """Each step is a sample; a padded step (variance 0) must not put NaN into the gain's and
     the bias's gradients (cntk.exe has no padding)."""

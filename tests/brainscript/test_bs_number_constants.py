@@ -21,11 +21,14 @@ import pytest
 import stadyn as sd
 from stadyn.brainscript import StadynLibrary, build_network
 from stadyn.brainscript._model_files import load_model_parameters, save_model
+from stadyn.train import feed
 from test_bs_param_names import MIRROR, _network_text
 
 LOGS = {"05_OneConvRegr": "Tests/EndToEndTests/Examples/Image/GettingStarted/05_OneConvRegr/"
                           "baseline.txt",
-        "MNISTClassifier": "Tests/EndToEndTests/CNTKv2Library/MNISTClassifier/baseline.txt"}
+        "MNISTClassifier": "Tests/EndToEndTests/CNTKv2Library/MNISTClassifier/baseline.txt",
+        "ConvNet_CIFAR10": "Tests/EndToEndTests/Examples/Image/Classification/ConvNet_CIFAR/"
+                           "ConvNet_CIFAR10/baseline.txt"}
 
 
 def _log(path: str) -> str:
@@ -75,6 +78,39 @@ def test_each_number_operand_is_a_constant_at_its_operators_path():
                     "_ce": ((1,), False, [3.0])}
 
 
+def test_a_top_n_classification_error_holds_its_n_as_a_constant():
+    # CNTK.core.bs:507: ClassificationError (labels, z, topN = 5) is a node of three inputs,
+    # the third Constant (topN) made inside the node's record at the argument inputs of
+    # _AsNodes (ConvNet_CIFAR10/baseline.txt:213: inputs.inputs[2], [1 x 1]); topN = 1 has two
+    net, made = _constants("""{ labels = Input {4} ; z = Input {4}
+        top2 = ClassificationError (labels, z, topN = 2)
+        errs = ClassificationError (labels, z) }""")
+    assert made == {"inputs.inputs[2]": ((1, 1), False, [2.0])}
+    feed(net.nodes["labels"], np.eye(4, dtype=np.float32)[[2, 3]])
+    feed(net.nodes["z"], np.array([[0.1, 0.5, 0.3, 0.2], [0.4, 0.3, 0.2, 0.1]], np.float32))
+    top2 = net.nodes["top2"]
+    top2.forward()
+    # (the first label is the 2nd highest output: no error; the second's is the lowest)
+    assert np.asarray(top2.d).ravel().tolist() == [0.0, 1.0]
+
+
+def test_numbers_given_to_clip_and_log_plus_are_constant_nodes():
+    # CNTK.core.bs:649, 663: Clip's and LogPlus's inputs are _AsNodes (minValue : maxValue :
+    # x), _AsNodes (leftMatrix : rightMatrix): a number is Constant {val}, [1 x 1], made at
+    # _AsNodes' arr[i].res of the node record's member inputs (the record names from scratch,
+    # as top5Errs' inputs.inputs[2] in ConvNet_CIFAR10's log); two at one path: '_' before
+    net, made = _constants("""{ x = Input {3}
+        y = Clip (0, 1, x) ; w = LogPlus (x, 2) }""")
+    assert sorted(made.values()) == [((1, 1), False, [0.0]), ((1, 1), False, [1.0]),
+                                     ((1, 1), False, [2.0])]
+    assert sorted(made) == ["_inputs.arr[1].res", "inputs.arr[0].res", "inputs.arr[1].res"]
+    x = np.array([[1.5, -2.0, 0.3]], np.float32)
+    feed(net.nodes["x"], x)
+    for name, want in (("y", np.clip(x, 0, 1)), ("w", np.logaddexp(x, 2))):
+        net.nodes[name].forward()
+        np.testing.assert_allclose(net.nodes[name].d, want, rtol=1e-6, err_msg=name)
+
+
 @pytest.mark.parametrize("example", sorted(LOGS))
 def test_the_parameters_and_constants_are_those_of_cntk_exes_log(example):
     # every LearnableParameter of the log's first "Validating network" list (its parameters
@@ -111,7 +147,9 @@ def test_a_model_file_holds_the_constants_and_loads_with_or_without_them(tmp_pat
     _saved(with_constants, _SUM, w)
     # (a file of the network without its numbers: as an older Stadyn wrote, no '_z')
     _saved(without, _SUM.replace(" + 0.5", "").replace(" * 3", ""), w)
-    assert "_z" in sd.load(with_constants).parameters
+    # both constants, the sum's and the product's (y = z * 3: cntk.exe's ElementTimes reads
+    # _y, ConstructFromRoots keeps it), as cntk.exe's model file holds every node
+    assert {"_z", "_y"} <= set(sd.load(with_constants).parameters)
     for path in (with_constants, without):
         with sd.parameter_registry(sd.ParameterRegistry()):
             net = build_network(_SUM, StadynLibrary())

@@ -70,9 +70,11 @@ def test_the_model_file_names_pre_computed_values_as_the_log_does(trained):
     folder, x, c, text = trained
     logged = re.findall(r"^\t(\S+) = (?:Mean|InvStdDev)\(\)$", text, re.M)
     assert sorted(logged) == ["featNorm.invStdDev", "featNorm.mean", "logPrior._", "scale"]
-    stats = {k: np.asarray(v.d) for k, v in
-             sd.load(str(folder / "Models" / "mvn")).parameters.items() if not v.need_grad}
+    held = sd.load(str(folder / "Models" / "mvn")).parameters
+    stats = {k: np.asarray(v.d) for k, v in held.items() if not v.need_grad and v.shape != (1,)}
     assert sorted(stats) == sorted(logged)
+    # (beside them the [1] constant of obs .* 3, which the product reads, as cntk.exe's file)
+    assert np.asarray(held["_scale.dataVectorSequence"].d).tolist() == [3.0]
     np.testing.assert_allclose(stats["featNorm.mean"], x.mean(0), rtol=1e-5)
     np.testing.assert_allclose(stats["featNorm.invStdDev"], 1 / x.std(0), rtol=1e-5)
     np.testing.assert_allclose(stats["scale"], 3 * x.mean(0), rtol=1e-5)
@@ -185,3 +187,18 @@ def test_a_model_file_of_01cf9a0_with_nested_mean_var_norms_loads_each_pair_into
         values = sd.get_parameters(grad_only=False)
         for name, expected in zip(names, writer.VALUES):
             np.testing.assert_array_equal(values[name].d, expected, err_msg=name)
+
+
+def test_pre_computed_values_are_made_under_their_node_names():
+    # the network alone (build_network, no command): the parameter registry holds the values
+    # under cntk.exe's names already (Speech/LSTM/FullUtterance/baseline.cpu.txt lines 221-224:
+    # z.featNorm.mean, z.featNorm.invStdDev, logPrior._), not mean/value, mean_1/value ...
+    from stadyn.brainscript import StadynLibrary, build_network
+    with sd.parameter_registry(ParameterRegistry()):
+        build_network("""{ obs = Input {2} ; cls = Input {3}
+            model (x) = { featNorm = MeanVarNorm (x) ; y = featNorm .* 2 }.y
+            z = model (obs) ; scale = Mean (obs) ; logPrior = LogPrior (cls) }""",
+                      StadynLibrary())
+        names = sorted(k for k, v in sd.get_parameters(grad_only=False).items()
+                       if not v.need_grad and v.shape != (1,))
+    assert names == ["logPrior._", "scale", "z.featNorm.invStdDev", "z.featNorm.mean"]

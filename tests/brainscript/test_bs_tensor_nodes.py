@@ -187,3 +187,24 @@ def test_random_parameters_draw_with_cntk_fans(text, dims, fans):
     limit = np.sqrt(6.0 / sum(fans))
     assert tuple(reversed(w.shape)) == dims
     assert np.abs(w.d).max() <= limit and np.abs(w.d).max() > 0.6 * limit
+
+
+def test_if_on_a_node_is_cntk_exes_if_node():
+    # BrainScriptEvaluator.cpp:378, 589-596: 'if' with a node as its condition makes an If
+    # node of (cond, then, else), evaluated at the paths 'if', 'then', 'else'; a number among
+    # them is a constant node at the expression's path (CastToComputationNode); the node picks
+    # 'then' where cond is not 0 (NumPy's where below)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("""{ x = Input {3} ; c = Input {3}
+            y = if c then x .* 2 else 7 ; z = if x > 0 then x else -x }""", StadynLibrary())
+        made = {k: np.asarray(v.d).tolist() for k, v in
+                sd.get_parameters(grad_only=False).items()}
+        x, c = np.array([[1, -2, 3]], np.float32), np.array([[0, 1, -0.5]], np.float32)
+        feed(net.nodes["x"], x)
+        feed(net.nodes["c"], c)
+        for name, want in (("y", np.where(c != 0, 2 * x, 7)), ("z", np.abs(x))):
+            net.nodes[name].forward()
+            np.testing.assert_array_equal(net.nodes[name].d, want)
+    assert made == {"_y.then": [2.0], "_y": [7.0], "_z.if": [0.0]}
+    with pytest.raises(ConfigError, match=":1:23: .*not booleans"):
+        build_network("{ x = Input {3} ; y = if x then true else x }", StadynLibrary())

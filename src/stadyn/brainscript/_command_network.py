@@ -8,7 +8,6 @@ lookups),
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,10 +35,6 @@ from ._stadyn_library import StadynLibrary
 
 __all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
            "node_inputs", "record_loc"]
-
-
-# the names pre-computed values are made under (:mod:`._precompute_library`)
-_PLACEHOLDER = re.compile(r"(mean|invStdDev)(_[0-9]+)?/value")
 
 
 class CommandNetwork:
@@ -105,15 +100,16 @@ class CommandNetwork:
         return self._owner_map
 
     def _name_precomputed(self) -> None:
-        """Register the values of the pre-computed nodes made for this network (as
-        ``mean/value`` ...) under cntk.exe's names (:meth:`precompute_name`), so the model files
-        hold ``featNorm.mean`` as cntk.exe's did; one whose name another parameter has (or
-        another pre-computed node took first) keeps its first name."""
+        """Register the values of the pre-computed nodes made for this network (made under
+        their expression paths, ``z.featNorm.mean``) under cntk.exe's names
+        (:meth:`precompute_name`: a member's own name where one holds the node), and remember
+        the names older Stadyns gave them (``mean/value`` ...) to read their model files; one
+        whose name another parameter has (or another pre-computed node took first) keeps the
+        name it was made under."""
         registry = current_registry()
         claimed: set[str] = set()   # the owner-based names 01cf9a0 gave, first come
         for node in self.library.precompute_nodes:
-            if not _PLACEHOLDER.fullmatch(node.name) or registry.get(node.name) is not \
-                    node.value:
+            if node.older_name is None or registry.get(node.name) is not node.value:
                 continue            # (a loaded network's: its file's name)
             name = self.precompute_name(node)
             # the name the Stadyn before expression paths (01cf9a0) gave it: the first named
@@ -129,9 +125,10 @@ class CommandNetwork:
                 claimed.add(before)
             if name != node.name and name not in registry:
                 registry.rename(node.name, name)
-                self.precompute_aliases[name] = node.name if before in (None, name) else \
-                    (before, node.name)
                 node.name = name
+            if node.name != node.older_name:
+                self.precompute_aliases[node.name] = node.older_name \
+                    if before in (None, node.name) else (before, node.older_name)
 
     def name(self, node: Variable) -> str:
         name = self.net.name_of(node)

@@ -20,6 +20,7 @@ of a sample's elements: cntk.exe's column), which the trainer sums, as for
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from .. import cntk_semantics as cntk
@@ -83,34 +84,36 @@ class ElementwiseFunctions:
     def Clip(self, minValue, maxValue, x, tag=""):
         """``x`` limited to ``[minValue, maxValue]`` (numbers or nodes that broadcast to it):
         ``x < minValue ? minValue : (x > maxValue ? maxValue : x)``, as CNTK's ``ClipNode``;
-        the gradient reaches ``x`` only.  A number beside a node is a ``Constant``, as
-        CNTK.core.bs's ``_AsNodes`` makes it."""
-        v = self._value(x, "Clip")
-        lo, hi = self._scalar(minValue), self._scalar(maxValue)
-        if lo is not None and hi is not None:
-            return self._node(F.clip_by_value_scalar(v, lo, hi), "Clip", tag)
-        if lo is not None:                  # (a number beside a node: CNTK.core.bs's _AsNodes
-            minValue = self.Constant(lo)    # makes it a Constant {val})
-        if hi is not None:
-            maxValue = self.Constant(hi)
-        v, lo_v = self._aligned(v, self._value(minValue, "Clip"))
-        v, hi_v = self._aligned(v, self._value(maxValue, "Clip"))
+        the gradient reaches ``x`` only.  A number is a ``Constant`` node, as CNTK.core.bs's
+        ``_AsNodes`` makes it (:meth:`_as_nodes`)."""
+        lo, hi, v = self._as_nodes((minValue, maxValue, x), "Clip")
+        v, lo_v = self._aligned(v, lo)
+        v, hi_v = self._aligned(v, hi)
         lo_v, hi_v = F.stop_gradient(lo_v), F.stop_gradient(hi_v)
         clipped = F.where(F.less(v, lo_v), lo_v, F.where(F.greater(v, hi_v), hi_v, v))
         return self._node(clipped, "Clip", tag)
 
-    def _operand(self, v: Any, what: str) -> Variable:
-        """A node, or a number as CNTK.core.bs's ``_AsNodes`` makes it: a ``Constant``."""
-        number = self._scalar(v)
-        if number is not None and not isinstance(v, Variable):
-            v = self.Constant(number)
-        return self._value(v, what)
+    def _as_nodes(self, values: tuple, what: str) -> list[Variable]:
+        """The inputs of a CNTK.core.bs node made through ``_AsNodes (a : b : ...)``: a number
+        (a boolean: 1 or 0) becomes ``Constant {val}`` (``[1 x 1]``), made inside the node's
+        own record (``new ComputationNode`` names from scratch) at ``_AsNodes``'s
+        ``arr[i].res`` of its member ``inputs``: ``inputs.arr[i].res`` (BrainScriptEvaluator.cpp
+        581, 703, 768-789: the record, argument and array-item paths), nodes as they are."""
+        nodes = []
+        for i, v in enumerate(values):
+            if isinstance(v, numbers.Real) and not isinstance(v, Variable):
+                path, self.path = self.path, f"inputs.arr[{i}].res"
+                try:
+                    v = self.Constant(float(v))
+                finally:
+                    self.path = path
+            nodes.append(self._value(v, what))
+        return nodes
 
     def LogPlus(self, leftMatrix, rightMatrix, tag=""):
         """``log (exp (leftMatrix) + exp (rightMatrix))`` element-wise, with broadcasting
         (CNTK's ``LogPlusNode``: CNTK 2.7's ``LogAdd``, ``cntk_semantics.log_add_exp``)."""
-        a, b = self._aligned(self._operand(leftMatrix, "LogPlus"),
-                             self._operand(rightMatrix, "LogPlus"))
+        a, b = self._aligned(*self._as_nodes((leftMatrix, rightMatrix), "LogPlus"))
         return self._node(cntk.log_add_exp(a, b), "LogPlus", tag)
 
     def ColumnElementTimes(self, aVectorSequence, anotherVectorSequence, tag=""):

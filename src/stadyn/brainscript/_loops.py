@@ -112,14 +112,18 @@ class Loops:
     def __init__(self, mark_batched: Callable[[Variable], None]) -> None:
         self._mark = mark_batched
         self._owner: dict[int, tuple[Variable, _Loop | None]] = {}   # id -> (node, loop)
-        self._pending: dict[int, tuple[ForwardRef, list[_State]]] = {}
+        self._pending: dict[int, tuple[ForwardRef, PendingState]] = {}
+        # the PendingMaps given their node, in that order (a checkpoint forgets those after it)
+        self._made_maps: list[PendingMap] = []
 
     def checkpoint(self) -> Callable[[], None]:
         """A function that puts the loops back as they are now (the nodes' owners, the delays
         still waiting for their input, each loop's states, step inputs and outputs, whether it
         is merged or closed): the evaluator forgets a delay's input tried early this way, loops
-        closed meanwhile included."""
+        closed meanwhile included, and the :class:`PendingMap` nodes made meanwhile (made
+        again when next needed, of the states as they are then)."""
         owner, pending = dict(self._owner), dict(self._pending)
+        maps_made = len(self._made_maps)
         loops = {id(lp): lp for _, lp in owner.values() if lp is not None}
         loops.update((id(p.loop), p.loop) for _, p in pending.values())
         while True:                       # (and the loops they were merged into)
@@ -145,6 +149,9 @@ class Loops:
                 st.next_value, st.ref = next_value, ref
             for p, variable in made:
                 p.variable = variable
+            for m in self._made_maps[maps_made:]:
+                m.variable = None
+            del self._made_maps[maps_made:]
         return restore
 
     # ---- which loop a node belongs to ------------------------------------------------------
@@ -236,6 +243,7 @@ class Loops:
         if isinstance(pending, PendingMap):
             if pending.variable is None:
                 pending.variable = pending.fn(self.materialize(pending.inner, shape))
+                self._made_maps.append(pending)
             return pending.variable
         if pending.variable is None:
             states = self._chain(pending.loop.root(), tuple(shape), pending.initial,

@@ -13,8 +13,10 @@ CNTK facts followed here:
   ``sum over the columns of (gradient .* x)``, of the data ``gradient .* d``.
 - ``LayerNormalizationLayer {initScale = 1, initBias = 0}`` is CNTK.core.bs's: one scalar
   ``gain`` ``ParameterTensor {(1), initValue = initScale}`` and one scalar ``bias``, made once
-  per layer; applied to ``x`` it is ``(x - mean) ./ sqrt (mean ((x - mean) .* (x - mean))) .*
-  gain + bias`` with the means over the whole sample (``ReduceMean (x)``) and **no epsilon**.
+  per layer, when it is first applied (the record's members are made when read: a layer never
+  applied makes none, as in the Speech/LSTM/Truncated log's network); applied to ``x`` it is
+  ``(x - mean) ./ sqrt (mean ((x - mean) .* (x - mean))) .* gain + bias`` with the means
+  over the whole sample (``ReduceMean (x)``) and **no epsilon**.
   CNTK 2.7's Python ``layers.LayerNormalization`` differs: a ``scale`` and ``bias`` per
   element, and ``epsilon = 0.00001`` added to the standard deviation.
 - ``Inferred = 0``: the dimension a parameter's first use sets.
@@ -29,6 +31,7 @@ from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
+from ..parametric import current_registry
 from ._cntk_log import cntk_shape_text
 from ._loops import PendingState
 from ._values import _is_number
@@ -80,20 +83,31 @@ class NormFunctions:
             if not _is_number(value):
                 raise ConfigError(f"LayerNormalizationLayer: {name} must be a number, got "
                                   f"{value!r}")
-        path = self.path        # CNTK.core.bs's record: its members gain and bias
-        self.path = f"{path}.gain" if path else ""
-        gain = self.ParameterTensor((1,), initValue=initScale)
-        self.path = f"{path}.bias" if path else ""
-        bias = self.ParameterTensor((1,), initValue=initBias)
-        self.path = path
-        return _LayerNormalization(self, gain, bias)
+        # CNTK.core.bs's record: its members gain and bias are made when the first
+        # application reads them (a layer never applied makes no parameter)
+        return _LayerNormalization(self, self.path, initScale, initBias)
 
 
 class _LayerNormalization:
-    """The ``apply`` of one ``LayerNormalizationLayer``: its parameters shared by every use."""
+    """The ``apply`` of one ``LayerNormalizationLayer``: its parameters, made at its first
+    use (at the layer's path, gain first: ``xHat .* gain + bias``), shared by every use."""
 
-    def __init__(self, library: Any, gain: Variable, bias: Variable) -> None:
-        self.library, self.gain, self.bias = library, gain, bias
+    def __init__(self, library: Any, path: str, init_scale: float, init_bias: float) -> None:
+        self.library, self.path = library, path
+        self.init = {"gain": init_scale, "bias": init_bias}
+        self.params: dict[str, Variable] = {}
+
+    def _parameter(self, member: str) -> Variable:
+        made = self.params.get(member)
+        # (one made in a try the evaluator rolled back is no longer registered: made again)
+        if made is None or current_registry().get(made.name) is not made:
+            lib, path = self.library, self.library.path
+            lib.path = f"{self.path}.{member}" if self.path else ""
+            try:
+                self.params[member] = lib.ParameterTensor((1,), initValue=self.init[member])
+            finally:
+                lib.path = path
+        return self.params[member]
 
     def __call__(self, x: Any) -> Variable:
         lib, what = self.library, "LayerNormalizationLayer"
@@ -108,7 +122,9 @@ class _LayerNormalization:
             padded = F.r_sub_scalar(S.reshape_samples(real, 2, (1,) * len(axes)), 1.0)
             variance = F.add2(variance, padded)
         x_hat = F.div2(x0, F.sqrt(variance))
-        return lib._node(F.add2(F.mul2(x_hat, self.gain), self.bias), "Plus")
+        gain = self._parameter("gain")
+        bias = self._parameter("bias")
+        return lib._node(F.add2(F.mul2(x_hat, gain), bias), "Plus")
 
     def __repr__(self) -> str:
         return "LayerNormalizationLayer"

@@ -57,6 +57,10 @@ class PreComputeNode:
     #: (:func:`._model_files.load_model_parameters`); None: not known, the value decides (NaN:
     #: not computed), as for a model file written before Stadyn saved the flag
     has_computed: bool | None = None
+    #: the name a Stadyn before cntk.exe's node names gave it (``mean/value``, ``mean_1/value``,
+    #: ``invStdDev/value``, numbered in the order made), under which its model files hold it;
+    #: None for a node read from a model file
+    older_name: str | None = None
 
     @property
     def computed(self) -> bool:
@@ -139,9 +143,16 @@ class PreComputeFunctions:
                               "on an Input); it is computed from the training data")
         lead = 2 if v.sequence_lengths is not None else 1
         shape = tuple(v.shape[lead:])
-        name = current_registry().claim(operation[0].lower() + operation[1:]) + "/value"
+        registry = current_registry()
+        # (the name a Stadyn before expression paths gave it, kept to read its model files)
+        older = registry.claim(operation[0].lower() + operation[1:]) + "/value"
+        # cntk.exe's node name: the expression path, plus the member of CNTK.core.bs's
+        # definition for one made inside MeanVarNorm or LogPrior (z.featNorm.mean)
+        name = f"{self.path}.{member}" if member and self.path else self.path
+        if not name or name in registry:
+            name = older
         value = get_parameter_or_create(name, shape, np.full(shape, np.nan, np.float32),
                                         need_grad=False)
         self.precompute_nodes.append(PreComputeNode(operation, v, value, name, member,
-                                                    path=self.path))
+                                                    path=self.path, older_name=older))
         return self._node(value, operation, tag)

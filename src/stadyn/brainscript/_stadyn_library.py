@@ -360,9 +360,9 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
             a, b = self._aligned(self._value(a, op), self._value(b, op))
         if op == "ElementTimes":
             if sa is not None and sb is None:
-                return F.mul_scalar(self._value(b, op), sa)
+                return self._scaled(self._value(b, op), a, sa)
             if sb is not None and sa is None:
-                return F.mul_scalar(self._value(a, op), sb)
+                return self._scaled(self._value(a, op), b, sb)
             return F.mul2(self._value(a, op), self._value(b, op))
         if op == "Plus":
             if sa is not None and isinstance(a, numbers.Real):
@@ -375,6 +375,14 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         if sa is not None and isinstance(a, numbers.Real):
             return F.r_sub_scalar(self._value(b, op), sa)
         return F.sub2(self._value(a, op), self._value(b, op))
+
+    def _scaled(self, x: Variable, factor: Any, value: float) -> Variable:
+        """``x`` times a number: a ``[1]`` constant node (``x * 2``, ``x / 4``: cntk.exe's
+        ``ElementTimes`` of the constant) is read by the product, so a model file holds it as
+        cntk.exe's does; a Python number (or a value without axes) scales."""
+        if isinstance(factor, Variable) and x.ndim >= 1:
+            return F.mul2(x, factor)
+        return F.mul_scalar(x, value)
 
     def _inferred_from_partner(self, p: Any, partner: Any) -> Any:
         """``p`` made where it is a parameter of inferred dimensions (0) and ``partner`` of an
@@ -526,6 +534,15 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
             return self.ReduceMean(F.greater_equal_scalar(wrong, 1.0), tag=tag)
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
+        if topN != 1:
+            # CNTK.core.bs:507 gives the node a third input, Constant (topN), made inside its
+            # own record (new ComputationNode): the item of the argument inputs of _AsNodes
+            # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1])
+            path, self.path = self.path, "inputs.inputs[2]"
+            try:
+                self.Constant(topN)
+            finally:
+                self.path = path
         return self._node(F.classification_error(z, labels, axis=_axis(axis, z), topN=topN),
                           "ClassificationError", tag)
 

@@ -270,6 +270,17 @@ class TensorFunctions:
         c, e = self._aligned(c, e)
         return self._node(F.where(c, t, e), "If", tag)
 
+    def if_then_else(self, cond, then, orelse):
+        """``if cond then a else b`` with a node as ``cond``: cntk.exe's ``If`` node of the
+        three (BrainScriptEvaluator.cpp:378; a number is a constant node, as for the other
+        operators); a boolean ``then`` or ``else`` is refused, as cntk.exe refuses it
+        (BrainScriptEvaluator.cpp:382-387)."""
+        if isinstance(then, bool) or isinstance(orelse, bool):
+            raise ConfigError("with a node as condition, 'then' and 'else' must be nodes or "
+                              "numbers, not booleans (cntk.exe: operator not applicable to type "
+                              "'Bool')")
+        return self.If(cond, then, orelse)
+
     # ---- matrix nodes -------------------------------------------------------------------
     def _times_data_left(self, x: Variable, w: Variable, rank: int) -> Variable:
         """CNTK's ``Times (x, W)`` with the data on the left (G2P.cntk's ``h * hook``): the
