@@ -66,7 +66,8 @@ def netopt_factor_dense_all(C, r):
             "original": C.softmax(z).eval({x: _features()})}
 
 
-@cntk_case(names=["cntk.contrib.netopt.factorization.factor_dense"], rtol=1e-4, atol=1e-5,
+@cntk_case(names=["cntk.contrib.netopt.factorization.factor_dense",
+                  "cntk.contrib.netopt.factorization.dense_factored"], rtol=1e-4, atol=1e-5,
            note="the notebook's cell 8: only the square Dense layer factored (filter_function),"
                 " a factor_function given; the activations of factored layers are dropped")
 def netopt_factor_dense_filtered(C, r):
@@ -82,7 +83,15 @@ def netopt_factor_dense_filtered(C, r):
     newz = nc.factor_dense(z, projection_function=lambda W: 2, filter_function=square)
     halves = nc.factor_dense(z, factor_function=lambda W, k: (W @ np.eye(W.shape[1], k),
                                                               np.eye(k, W.shape[1])))
+    r.touch("cntk.contrib.netopt.factorization.dense_factored")
+    with C.layers.default_options(activation=C.tanh):
+        layer = nc.dense_factored((2, 3), init={"W1": np.arange(6.0).reshape(3, 2) / 10,
+                                                "W2": np.ones((2, 3)) / 4}, init_bias=0.5,
+                                  name="mine")
+    own = layer(x)
     return {"op names": [b.op_name for b in _blocks(C, newz)],
+            "own": own.eval({x: _features()}), "own block": [own.root_function.op_name,
+                                                            own.name],
             "softmax": C.softmax(newz).eval({x: _features()}),
             "halves": halves.eval({x: _features()}),
             "halves ops": [b.op_name for b in _blocks(C, halves)]}
@@ -200,3 +209,27 @@ def netopt_binary_convolution_layer(C, r):
         res[key + " grad"] = f.grad({x: data}, wrt=[W])
         res[key + " block"] = [f.root_function.op_name, f.name, W.name, list(W.shape)]
     return res
+
+
+@cntk_case(names=["cntk.contrib.netopt.quantization.binarize_convolution",
+                  "cntk.contrib.netopt.quantization.convert_to_native_binary_convolution"],
+           note="the notebook's cell 15: the model binarised (every convolution: the filter "
+                "function is not used), the training function called with it, then the native "
+                "lowering, a Halide plugin CNTK 2.7 cannot load here; Stadyn has none either: "
+                "both raise there (CNTK's 'Plugin not found', Stadyn's NotImplementedError)")
+def netopt_binarize_then_lower(C, r):
+    cq = _netopt(C, "quantization")
+    r.touch("cntk.contrib.netopt.quantization.binarize_convolution",
+            "cntk.contrib.netopt.quantization.convert_to_native_binary_convolution")
+    x = C.input_variable((1, 13, 13))
+    seen = []
+
+    def train(model):
+        seen.append(sorted(b.op_name for b in _blocks(C, model)))
+
+    raised = False
+    try:
+        cq.binarize_convolution(_conv_model(C, x), train, lambda f: f.name != "first_conv")
+    except Exception:
+        raised = True
+    return {"trained": seen, "lowering raised": raised}

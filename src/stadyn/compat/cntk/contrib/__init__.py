@@ -6,3 +6,5 @@ Example:
     >>> nc.svd_subprojection([[3.0, 0.0], [0.0, 1.0]], 1)[0].tolist()
     [[1.0], [0.0]]
 """
+
+__all__: list = []
