@@ -368,3 +368,101 @@ def write_style_transfer(folder: str) -> None:
     for name, rgb in (("content.jpg", content), ("style.jpg", style)):
         png(os.path.join(folder, name), np.clip(rgb + rs.normal(0, 8, rgb.shape), 0, 255)
             .astype(np.uint8))
+
+
+# Manual_How_to_use_network_optimizations starts from models the reader trained in CNTK 102
+# and 103D ("We assume you have a working version of the code for the above tutorial"): these
+# are those tutorials' own steps, cut small, put before the cells that use them.
+NETOPT_FEEDFORWARD = '''
+import numpy as np
+import cntk as C
+np.random.seed(0)
+input_dim, num_output_classes = 2, 2
+num_hidden_layers, hidden_layers_dim = 2, 50
+
+def generate_random_data_sample(sample_size, feature_dim, num_classes):
+    Y = np.random.randint(size=(sample_size, 1), low=0, high=num_classes)
+    X = (np.random.randn(sample_size, feature_dim) + 3) * (Y + 1)
+    X = X.astype(np.float32)
+    class_ind = [Y == class_number for class_number in range(num_classes)]
+    Y = np.asarray(np.hstack(class_ind), dtype=np.float32)
+    return X, Y
+
+input = C.input_variable(input_dim)
+label = C.input_variable(num_output_classes)
+
+def create_model(features):
+    with C.layers.default_options(init=C.layers.glorot_uniform(seed=1), activation=C.sigmoid):
+        h = features
+        for _ in range(num_hidden_layers):
+            h = C.layers.Dense(hidden_layers_dim)(h)
+        return C.layers.Dense(num_output_classes, activation=None)(h)
+
+z = create_model(input)
+loss = C.cross_entropy_with_softmax(z, label)
+eval_error = C.classification_error(z, label)
+learner = C.sgd(z.parameters, C.learning_parameter_schedule(0.5))
+trainer = C.Trainer(z, (loss, eval_error), [learner])
+for i in range(400):
+    features, labels = generate_random_data_sample(25, input_dim, num_output_classes)
+    trainer.train_minibatch({input: features, label: labels})
+    if i % 100 == 0:
+        print("Minibatch: {0}, Loss: {1:.4f}, Error: {2:.2f}%".format(
+            i, trainer.previous_minibatch_loss_average,
+            trainer.previous_minibatch_evaluation_average * 100))
+features, labels = generate_random_data_sample(25, input_dim, num_output_classes)
+'''
+
+NETOPT_CONVNET = '''
+import os
+import time
+import numpy as np
+import cntk as C
+input_dim_model = (1, 28, 28)
+input_dim = 28 * 28
+num_output_classes = 10
+train_file = os.path.join("data", "MNIST", "Train-28x28_cntk_text.txt")
+test_file = os.path.join("data", "MNIST", "Test-28x28_cntk_text.txt")
+
+def create_reader(path, is_training, input_dim, num_label_classes):
+    ctf = C.io.CTFDeserializer(path, C.io.StreamDefs(
+        labels=C.io.StreamDef(field='labels', shape=num_label_classes, is_sparse=False),
+        features=C.io.StreamDef(field='features', shape=input_dim, is_sparse=False)))
+    return C.io.MinibatchSource(ctf, randomize=is_training,
+                                max_sweeps=C.io.INFINITELY_REPEAT if is_training else 1)
+
+x = C.input_variable(input_dim_model)
+y = C.input_variable(num_output_classes)
+
+def create_model(features):
+    with C.layers.default_options(init=C.glorot_uniform(seed=1), activation=C.relu):
+        h = features
+        h = C.layers.Convolution2D(filter_shape=(5, 5), num_filters=8, strides=(2, 2),
+                                   pad=True, name='first_conv')(h)
+        h = C.layers.Convolution2D(filter_shape=(5, 5), num_filters=16, strides=(2, 2),
+                                   pad=True, name='second_conv')(h)
+        return C.layers.Dense(num_output_classes, activation=None, name='classify')(h)
+
+def train_test(train_reader, test_reader, model_func, num_sweeps_to_train_with=1):
+    model = model_func(x / 255)
+    loss = C.cross_entropy_with_softmax(model, y)
+    label_error = C.classification_error(model, y)
+    learner = C.sgd(z.parameters, C.learning_parameter_schedule(0.2))
+    trainer = C.Trainer(z, (loss, label_error), [learner])
+    minibatch_size = 64
+    num_minibatches_to_train = (600 * num_sweeps_to_train_with) / minibatch_size
+    input_map = {y: train_reader.streams.labels, x: train_reader.streams.features}
+    for i in range(0, int(num_minibatches_to_train)):
+        data = train_reader.next_minibatch(minibatch_size, input_map=input_map)
+        trainer.train_minibatch(data)
+        if i % 3 == 0:
+            print("Minibatch: {0}, Loss: {1:.4f}, Error: {2:.2f}%".format(
+                i, trainer.previous_minibatch_loss_average,
+                trainer.previous_minibatch_evaluation_average * 100))
+    test_input_map = {y: test_reader.streams.labels, x: test_reader.streams.features}
+    test_result = 0.0
+    for i in range(3):
+        data = test_reader.next_minibatch(100, input_map=test_input_map)
+        test_result = test_result + trainer.test_minibatch(data)
+    print("Average test error: {0:.2f}%".format(test_result * 100 / 3))
+'''

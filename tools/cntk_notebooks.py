@@ -22,6 +22,9 @@ Stadyn side runs with ``src`` before the tool's own PYTHONPATH (pandas for 104).
 CNTK's ``Manual/Manual_How_to_*.ipynb`` run the same way (``--notebooks`` the Manual folder,
 names as the files are: ``Manual_How_to_feed_data``...); the notebooks of ``CELL_BY_CELL``
 run a cell at a time, a cell's exception printed and the next cell run, as a notebook does.
+``Manual_How_to_use_network_optimizations`` starts from the models CNTK 102 and 103D train:
+their steps, cut small (``NETOPT_FEEDFORWARD``, ``NETOPT_CONVNET`` in
+``cntk_notebook_standins.py``), go before the cells that use them.
 
 What running them found is in docs/cntk-notebooks.md.
 """
@@ -38,9 +41,9 @@ import subprocess
 import sys
 
 import numpy as np
-from cntk_notebook_standins import png, write_an4_speech, write_bsds_images, write_resnet_standin, \
-    write_stock_standin, write_style_transfer, write_superres_image, write_superres_standins, \
-    write_transfer_images
+from cntk_notebook_standins import NETOPT_CONVNET, NETOPT_FEEDFORWARD, png, write_an4_speech, \
+    write_bsds_images, write_resnet_standin, write_stock_standin, write_style_transfer, \
+    write_superres_image, write_superres_standins, write_transfer_images
 
 PRELUDE = '''
 class _Null:
@@ -266,6 +269,12 @@ SETTINGS = {
         # no pydot_ng beside CNTK 2.7 here: the graph as text, no SVG file
         ('svg = C.logging.graph.plot(model, "tmp.svg")', "svg = C.logging.graph.plot(model)"),
         ('display(SVG(filename="tmp.svg"))', "pass")],
+    "Manual_How_to_use_network_optimizations": [
+        # the notebook starts from CNTK 102's and 103D's trained models: their steps, cut
+        # small (cntk_notebook_standins.py), before the cells that use them
+        ("# import netopt module\n", NETOPT_FEEDFORWARD + "# import netopt module\n"),
+        ("import cntk.contrib.netopt.quantization as cq\n",
+         NETOPT_CONVNET + "import cntk.contrib.netopt.quantization as cq\n")],
 }
 MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
               ("num_sweeps_to_train_with = 10", "num_sweeps_to_train_with = 2"),
@@ -275,7 +284,7 @@ MNIST_CUTS = [("num_samples_per_sweep = 60000", "num_samples_per_sweep = 600"),
 
 # notebooks run a cell at a time, an exception printed and the next cell run, as a notebook
 # does: the how-to notebooks show errors on purpose (Manual_How_to_debug)
-CELL_BY_CELL = {"Manual_How_to_debug"}
+CELL_BY_CELL = {"Manual_How_to_debug", "Manual_How_to_use_network_optimizations"}
 CELL_MARK = "# ~~ next cell ~~"
 
 
@@ -583,6 +592,7 @@ def write_feed_data(folder: str) -> None:
 
 
 DATA["Manual_How_to_feed_data"] = write_feed_data
+DATA["Manual_How_to_use_network_optimizations"] = write_mnist
 
 
 def write_gym(folder: str) -> None:

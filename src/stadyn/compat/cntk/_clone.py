@@ -77,6 +77,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 and new.sequence_lengths is not None):
             mapping.setdefault(id(lengths), new.sequence_lengths)
     keep = [old for old in substitutions]   # ids stay valid while the map is used
+    substituted = {id(old) for old in substitutions}
 
     def new_of(v: Variable) -> Variable:
         original = seen_through(v)
@@ -132,6 +133,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             mapping[id(old)] = new
     for node in topological_nodes(roots):
         for old in node.outputs:
+            if old is not None and id(old) in substituted:
+                continue        # (a substitute is what it is: not labelled as what it replaces)
             block = BLOCKS.get(old) if old is not None else None
             new = mapping.get(id(old)) if old is not None else None
             if block is not None and new is not None and new is not old and \

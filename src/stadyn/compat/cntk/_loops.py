@@ -198,8 +198,7 @@ def clone_graph(roots: list, subs: dict, method: str) -> list:
     it (one set of cloned inputs, as CNTK's clone does); the variable it replaces reads it
     through a placeholder, replaced afterwards: a loop if the substitute depends on what it
     replaces (CNTK 599A's greedy decoder, ``{hook: hardmax(model)}``)."""
-    inside = {id(v) for n in topological_nodes(roots) for v in list(n.inputs) + list(n.outputs)
-              if v is not None}
+    inside = _reached(roots, {id(old) for old in subs})
     late_subs = {}
     subs = dict(subs)
     for old, new in list(subs.items()):
@@ -221,6 +220,24 @@ def clone_graph(roots: list, subs: dict, method: str) -> list:
         if loops:
             close_loops(loops)
     return made[:len(roots)]
+
+
+def _reached(roots: list, stops: set) -> set:
+    """The ids of the Variables the clone of ``roots`` walks: from the roots up, not past a
+    substituted Variable (``stops``).  A substitute reading only what lies behind the Variable
+    it replaces reads the original inputs (CNTK 2.7: ``z.clone(share, {d: dense(x)})`` of
+    ``z = f(d(x))`` keeps ``x``); one reading what the clone walks is cloned with it."""
+    seen, todo = set(), list(roots)
+    while todo:
+        v = todo.pop()
+        if v is None or id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in stops or v.parent is None:
+            continue
+        todo.extend(v.parent.inputs)
+        todo.extend(o for o in v.parent.outputs if o is not None)
+    return seen
 
 
 def _way(backwards: bool) -> str:
