@@ -37,12 +37,13 @@ from typing import Iterable
 
 import torch
 
-from ...graph import Variable as _Core, data_of, grad_of, hand_out, on_renew, viewed
+from ...graph import (Variable as _Core, data_of, grad_of, hand_out, on_renew, value_holder,
+                      viewed)
 from ._ndarray import mark_zeroing
 from ._own_arrays import own_array
 
-__all__ = ["unlinked_view", "share_array", "members", "follow", "watch_output", "relink_grads",
-           "viewed_in_group"]
+__all__ = ["same_variable", "unlinked_view", "share_array", "members", "follow", "watch_output",
+           "relink_grads", "viewed_in_group"]
 
 # Each Variable of a group -> the group's members (a weak set shared by all of them).
 _GROUPS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
@@ -228,3 +229,17 @@ def viewed_in_group(v: _Core, t: torch.Tensor) -> bool:
 def _fits(grad: torch.Tensor, value: torch.Tensor) -> bool:
     """Whether ``grad`` can stay the gradient of a leaf now holding ``value``."""
     return not value.requires_grad or grad.dtype == value.dtype
+
+
+def same_variable(a, b) -> bool:
+    """Whether ``a`` and ``b`` are one NNabla Variable: the same object, one holding the
+    other's value (an unlinked view, a network input a loader replaced), or views of one
+    array (the parameters ``get_parameter_or_create`` hands out)."""
+    return a is b or value_holder(a) is value_holder(b) or _same_array(a, b)
+
+
+def _same_array(a, b) -> bool:
+    da, db = data_of(a), data_of(b)
+    if da is None or db is None:
+        return False
+    return da.data_ptr() == db.data_ptr() and tuple(da.shape) == tuple(db.shape)

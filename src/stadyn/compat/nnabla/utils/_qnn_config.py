@@ -10,24 +10,11 @@ from enum import Enum
 
 import numpy as np
 
+from ..experimental.graph_converters._quantize import PrecisionMode
 from ._qnn_recorders import MaxMvaRecorderCallback, MinMaxMinMaxRecorderCallback
 
 __all__ = ["PrecisionMode", "QNNState", "QATConfig", "QATTensorRTConfig", "qat_default_config",
            "FunctionsRankRecorder"]
-
-
-class PrecisionMode(Enum):
-    """How a trained graph is quantised: ``SIM_QNN`` (quantise and dequantise around float
-    functions, the one NNabla 1.39 implements), ``QNN``, ``MIXED_QNN``.
-
-    Example:
-        >>> PrecisionMode.SIM_QNN.value
-        1
-    """
-
-    QNN = 0
-    SIM_QNN = 1
-    MIXED_QNN = 2
 
 
 class QNNState(Enum):

@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..experimental import graph_converters as GC
-from ..experimental.graph_converters._graph_converter import _same_variable
+from .._shared_arrays import same_variable
 from ..parameter import get_parameters
 from ._qnn_config import (FunctionsRankRecorder, PrecisionMode, QATConfig, QATTensorRTConfig,
                           QNNState, qat_default_config)
@@ -65,7 +65,7 @@ def _leaf_of(pred, given):
     found: list = []
 
     def look(f):
-        found.extend(v for v in f.inputs if v.parent is None and _same_variable(v, given))
+        found.extend(v for v in f.inputs if v.parent is None and same_variable(v, given))
     pred.visit(look)
     return found[0] if found else given
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .....graph import data_of, value_holder
 from ... import _variable, functions as _F
 from ..._parameter import get_parameters
+from ..._shared_arrays import same_variable
 from ._function_table import function_of
 
 __all__ = ["FunctionModifier", "GraphConverter"]
@@ -64,7 +64,7 @@ class FunctionModifier:
         less the last part; ``''`` when it is none of ``nn.get_parameters()`` (as in NNabla
         1.39, only the parameters that need a gradient are looked at)."""
         for name, p in get_parameters().items():
-            if _same_variable(p, v):
+            if same_variable(p, v):
                 return "/".join(name.split("/")[:-1])
         return ""
 
@@ -136,22 +136,8 @@ class FunctionModifier:
                 if not slots:
                     slots[:] = [None] * len(g.inputs)
                 for i, v in enumerate(g.inputs):
-                    if _same_variable(v, old):
+                    if same_variable(v, old):
                         slots[i] = new      # (an IndexError past a short list, as NNabla's)
-
-
-def _same_variable(a, b) -> bool:
-    """Whether ``a`` and ``b`` are one NNabla Variable: the same object, one holding the
-    other's value (an unlinked view, a network input a loader replaced), or views of one
-    array (the parameters ``get_parameter_or_create`` hands out)."""
-    return a is b or value_holder(a) is value_holder(b) or _same_array(a, b)
-
-
-def _same_array(a, b) -> bool:
-    da, db = data_of(a), data_of(b)
-    if da is None or db is None:
-        return False
-    return da.data_ptr() == db.data_ptr() and tuple(da.shape) == tuple(db.shape)
 
 
 class GraphConverter:

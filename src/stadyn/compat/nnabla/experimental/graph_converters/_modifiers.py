@@ -6,7 +6,8 @@ its running statistics)."""
 from __future__ import annotations
 
 from ..._parameter import get_parameters
-from ._graph_converter import FunctionModifier, _same_variable
+from ..._shared_arrays import same_variable
+from ._graph_converter import FunctionModifier
 
 __all__ = ["IdentityModifier", "NoGradModifier", "RemoveFunctionModifier",
            "BatchNormBatchStatModifier", "TestModeModifier"]
@@ -36,7 +37,7 @@ class IdentityModifier(FunctionModifier):
         if inputs[0].parent is not None or not self._input_dict:
             return None
         old = f.inputs[0]
-        new = next((v for k, v in self._input_dict.items() if _same_variable(k, old)), None)
+        new = next((v for k, v in self._input_dict.items() if same_variable(k, old)), None)
         if new is None:
             return None
         if self._copy_value:
@@ -72,7 +73,7 @@ class NoGradModifier(FunctionModifier):
     def modify(self, f, inputs):
         params = list(get_parameters(grad_only=False).values())
         new = [v.get_unlinked_variable(need_grad=False)
-               if any(_same_variable(p, v) for p in params) else v for v in inputs]
+               if any(same_variable(p, v) for p in params) else v for v in inputs]
         return self._call_function(f.info.type_name, new, f.info.args)
 
 

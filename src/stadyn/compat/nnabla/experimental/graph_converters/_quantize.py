@@ -20,15 +20,33 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 import numpy as np
 
 from ... import functions as _F
 from ..._parameter import get_parameter_or_create
-from ...utils._qnn_config import PrecisionMode
 from .....parametric import parameter_scope
-from ._graph_converter import FunctionModifier, _same_variable
+from ..._shared_arrays import same_variable
+from ._graph_converter import FunctionModifier
 
 __all__ = ["QuantizeNonQNNToRecordingModifier", "QuantizeRecordingToTrainingModifier"]
+
+#: (``nnabla.utils.qnn``'s, defined here so that the modifiers need nothing of ``utils``:
+#: ``utils.qnn`` reads this package, not the other way round)
+class PrecisionMode(Enum):
+    """How a trained graph is quantised: ``SIM_QNN`` (quantise and dequantise around float
+    functions, the one NNabla 1.39 implements), ``QNN``, ``MIXED_QNN``.
+
+    Example:
+        >>> PrecisionMode.SIM_QNN.value
+        1
+    """
+
+    QNN = 0
+    SIM_QNN = 1
+    MIXED_QNN = 2
+
 
 _BINARY = ("Add2", "Sub2", "Mul2", "Div2", "Pow2")
 _WITH_BIAS = ("Affine", "Convolution", "Deconvolution", "DepthwiseConvolution",
@@ -222,7 +240,7 @@ class _SimulatedQNN(_Ranked):
             name = "x0"
             if fn in _BINARY:
                 for i, v in enumerate(following.inputs):
-                    if _same_variable(v, f.outputs[0]):
+                    if same_variable(v, f.outputs[0]):
                         name = f"x{i}"
             with parameter_scope(self._scope(following)):
                 scale, zero_point = self._scale(self._config.recorder_activation, h, name)
