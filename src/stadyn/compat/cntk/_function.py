@@ -16,7 +16,7 @@ from typing import Any
 
 from ...graph import Variable, is_lengths
 from . import _graph as G
-from ._adapt import root_as_output, unwrap, wrap
+from ._adapt import root_as_output, several_outputs_message, unwrap, wrap
 from ._cntk_attributes import (CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute,
                                random_op_attributes, with_rng_state)
 from ._function_rebuild import CloneMethod, FunctionRebuilding
@@ -174,8 +174,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
     def output(self):
         """The only output, as a Variable (CNTK's RuntimeError when there are several)."""
         if self.members and len(self.members) > 1:
-            raise RuntimeError(f"this Function has {len(self.members)} outputs and cannot be "
-                               "implicitly converted to a Variable; use .outputs")
+            raise RuntimeError(several_outputs_message(self))
         return wrap_variable(self.variable)
 
     @property
