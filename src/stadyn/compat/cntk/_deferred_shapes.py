@@ -133,8 +133,9 @@ def _elementwise(deferred: Any) -> tuple:
         shape = tuple(int(d) for d in getattr(v, "shape", np.shape(v)))
         if not isinstance(v, GraphObject) and not hasattr(v, "_fn"):
             shapes.append(shape)        # (data: a number, an array)
-        elif -2 in shape or any(d < 0 for d in shape):
-            continue                    # (unknown: the placeholder the op waits on)
+        elif -2 in shape or any(d < 0 for d in shape) or getattr(v, "_typed", None) is not None:
+            continue    # (unknown: the placeholder the op waits on; a waiting op given its
+            # types since, unknown as this op was made: CNTK 2.7 does not infer it again)
         elif _known_axes(v) is not None:
             axes = axes if axes is not None and len(axes) >= len(_known_axes(v)) else \
                 _known_axes(v)
