@@ -184,3 +184,29 @@ def debugging__dump_of_an_untyped_function(C, r, np):
             said = _said(lambda: C.debugging.dump_function(fn))
         res[label] = said + [_masked(line.rstrip()) for line in out.getvalue().splitlines()]
     return res
+
+
+@cntk_case(names=["cntk.losses.lambda_rank", "cntk.metrics.ndcg_at_1", "cntk.Function.grad"],
+           note="lambda_rank and ndcg_at_1 of vectors longer than (1,): CNTK 2.7 builds them "
+                "and reads each sample's first element (the first row of its minibatch "
+                "matrix), of output, gain and group alike; lambda_rank's gradient reaches "
+                "that element only.  Stadyn refused them: 'output needs shape (1,)'")
+def ranking__of_longer_vectors(C, r, np):
+    r.touch("cntk.Function.grad")
+    res = {}
+    for seed, shapes in ((0, (3, 3, 3)), (1, (3, 1, 1)), (2, (1, 2, 3)), (3, (4, 4, 1))):
+        rng = np.random.RandomState(seed)
+        n = 7
+        data = [rng.randn(n, shapes[0]).astype(np.float32),
+                rng.randint(0, 5, (n, shapes[1])).astype(np.float32),
+                np.sort(rng.randint(0, 3, (n, shapes[2])), axis=0).astype(np.float32)]
+        o = C.input_variable(shapes[0], needs_gradient=True)
+        gain = C.input_variable(shapes[1])
+        group = C.input_variable(shapes[2])
+        feed = dict(zip((o, gain, group), data))
+        f = C.lambda_rank(o, gain, group)
+        key = "x".join(map(str, shapes))
+        res[key + " ndcg_at_1"] = C.ndcg_at_1(o, gain, group).eval(feed)
+        res[key + " lambda_rank"] = f.eval(feed)
+        res[key + " gradient"] = f.grad(feed, wrt=[o])
+    return res
