@@ -2,7 +2,8 @@
 ``lambda_rank`` (a loss with LambdaRank gradients) and ``ndcg_at_1`` (a metric).
 
 Each takes, per sample, a score (``output``), a ``gain`` and a ``group`` id, all of shape
-``(1,)`` (of a longer vector, as CNTK 2.7, the first element only); a group is a run of consecutive samples with the same id, listed in decreasing gain.
+``(1,)`` (of a longer vector, as CNTK 2.7, the first element only); a group is a run of
+consecutive samples with the same id, listed in decreasing gain.
 A sample's discount is ``log(2 + rank)``; within a group, ranking is by decreasing score (ties:
 the lower gain first; equal score and gain in a group of more than 16: libstdc++'s
 ``std::sort`` order, as CNTK 2.7's, which LambdaRank's gradient depends on).  The value is one
