@@ -182,7 +182,9 @@ def debugging__dump_of_an_untyped_function(C, r, np):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             said = _said(lambda: C.debugging.dump_function(fn))
-        res[label] = said + [_masked(line.rstrip()) for line in out.getvalue().splitlines()]
+        # (the columns' padding follows the uids' lengths: spaces collapsed)
+        res[label] = said + [_masked(" ".join(line.split()))
+                             for line in out.getvalue().splitlines()]
     return res
 
 
