@@ -212,3 +212,36 @@ def ranking__of_longer_vectors(C, r, np):
         res[key + " lambda_rank"] = f.eval(feed)
         res[key + " gradient"] = f.grad(feed, wrt=[o])
     return res
+
+
+@cntk_case(names=["cntk.Function.find_by_name", "cntk.Function.find_all_with_name",
+                  "cntk.logging.graph.find_all_with_name", "cntk.layers.Recurrence",
+                  "cntk.layers.LSTM"],
+           note="find_by_name of a layer or an op inside a recurrence's step "
+                "(Recurrence(LSTM(4, name='lstm')), a Dense or a named plus in a Python "
+                "step): CNTK 2.7 gives out the step's function over its PastValues (the LSTM "
+                "block of two outputs; evaluated, its ValueError for the values not given).  "
+                "Stadyn found none")
+def graph__names_inside_a_recurrence_step(C, r, np):
+    r.touch("cntk.Function.find_by_name", "cntk.Function.find_all_with_name",
+            "cntk.logging.graph.find_all_with_name")
+    x = C.sequence.input_variable(3, name="x")
+    res = {}
+    z = C.layers.Recurrence(C.layers.LSTM(4, name="lstm"))(x)
+    f = z.find_by_name("lstm")
+    res["lstm"] = [_masked(str(f)), f.op_name, f.is_block, [list(o.shape) for o in f.outputs],
+                   [_masked(repr(a)) for a in f.arguments]]
+    res["lstm all"] = len(z.find_all_with_name("lstm"))
+    res["lstm depth -1"] = [_masked(str(n)) for n in
+                            C.logging.graph.find_all_with_name(z, "lstm", depth=-1)]
+    d = C.layers.Dense(3, name="d", init=0.5)
+    z2 = C.layers.Recurrence(lambda h, v: C.plus(d(h), v, name="p"))(x)
+    data = [np.arange(6, dtype=np.float32).reshape(2, 3)]
+    for n in ("d", "p"):
+        g = z2.find_by_name(n)
+        res[n] = [_masked(str(g)), [_masked(repr(a)) for a in g.arguments],
+                  _said(lambda: g.eval({x: data}))[:1]]
+    z3 = C.layers.Recurrence(C.layers.GRU(4, name="gru"))(x)   # (kept: CNTK frees its graph)
+    g = z3.find_by_name("gru")
+    res["gru"] = [_masked(str(g)), len(g.outputs)]
+    return res
