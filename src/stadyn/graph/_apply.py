@@ -109,12 +109,18 @@ def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
     """The error raised when an op rejects its inputs: names op, scope, the user's line that
     created the node (``location``) and input shapes (the inputs' own, or ``shapes`` where they
     are being re-inferred).  A ``ShapeError``; an ``EmptySequenceError`` (a sequence the op
-    left no step: CNTK's RuntimeError) or an ``UnrunnableError`` stays one."""
+    left no step: CNTK's RuntimeError) stays one; an ``UnrunnableError`` too, in its own
+    words (they name the node that cannot run), the scope and the user's line after them."""
     where = f" in scope '{scope}'" if scope else ""
     said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    msg = f"{spec.name}{where}: {said}" if isinstance(exc, UnrunnableError) else \
-        f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs, shapes)}]: {said}"
     line = format_location(location)
+    if isinstance(exc, UnrunnableError):
+        # (its words name the node that cannot run, as the framework it follows says them:
+        # the op that raised them, a stand-in computation, is not the user's)
+        notes = [f"in scope '{scope}'"] * bool(scope) + [f"created at {line}"] * bool(line)
+        return UnrunnableError(said + (f" ({', '.join(notes)})" if notes else ""))
+    msg = f"{spec.name}{where}: cannot apply to inputs [{_describe_inputs(inputs, shapes)}]: " \
+        f"{said}"
     if line:
         msg += f" (created at {line})"
     kept = (EmptySequenceError, UnrunnableError)

@@ -24,8 +24,8 @@ from ._mixins import GraphObject
 from ._run_checks import at_first_run, refuse_when_run
 from ._shown_constants import show_clone
 
-__all__ = ["ShapelessPlaceholderError", "wrap", "unwrap", "operand", "const", "batched", "named",
-           "one_op",
+__all__ = ["ShapelessPlaceholderError", "several_outputs_message", "wrap", "unwrap", "operand",
+           "const", "batched", "named", "one_op",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
            "sample_shape", "lead_axes", "reshape_samples", "float_arrays"]
 
@@ -71,6 +71,23 @@ def root_as_output(x: Any) -> Any:
     if type(x) in (list, tuple):
         return type(x)(root_as_output(u) for u in x)
     return x
+
+
+def several_outputs_message(f: Any) -> str:
+    """CNTK 2.7's words for the Function ``f`` of several outputs taken where one Variable is
+    needed (its ``output``, a layer's operand), ``f`` shown as its ``repr`` (pick one of
+    its ``outputs`` instead).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable(2, name="x")
+        >>> C.layers.Dense(2)(C.combine([x * 1, x * 2]))
+        Traceback (most recent call last):
+          ...
+        RuntimeError: A Function instance 'Composite(Combine): ...' with more than one output ...
+    """
+    return (f"A Function instance '{f!r}' with more than one output cannot be implicitly "
+            "converted to a Variable.")
 
 
 def refuse_several_outputs(x: Any, swig: "str | None") -> None:

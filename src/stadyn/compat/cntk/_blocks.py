@@ -57,6 +57,7 @@ def as_block(composite, block_arguments_map, block_op_name: str,
         if pending(tuple(a for _, a in block_arguments_map), {}):
             return _waiting_block(composite, block_arguments_map, block_op_name,
                                   block_instance_name)
+    _refuse_inputs(composite, block_instance_name)
     pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
     if isinstance(composite, Deferred) and composite.placeholders:
         # a graph over placeholders without a shape: built on the actual arguments
@@ -74,6 +75,17 @@ def as_block(composite, block_arguments_map, block_op_name: str,
     note_call(as_block, (composite, block_arguments_map, block_op_name, block_instance_name),
               {}, block)
     return block
+
+
+def _refuse_inputs(composite, instance_name: str) -> None:
+    """CNTK 2.7's ValueError where an argument of ``composite`` is not a placeholder (an
+    input): a block's composite takes every value through its placeholders."""
+    for a in getattr(composite, "arguments", ()):
+        if not a.is_placeholder:
+            raise ValueError(f"The composite implementing Block '{instance_name}' has an "
+                             f"argument '{a!r}' which is not a placeholder. All arguments of "
+                             "the composite underlying a Block must be placeholders\n(map a "
+                             "placeholder of the composite to it in block_arguments_map)")
 
 
 def _check_mapped(composite, block_arguments_map, instance_name: str) -> None:

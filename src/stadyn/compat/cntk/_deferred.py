@@ -153,7 +153,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
         if self._typed is not None:
             return self._typed.outputs
         if getattr(self._fn, "combines_outputs", False):
-            return tuple(o for v in self._operands()
+            return tuple(o for v in self._operands() if not isinstance(v, str)  # (its name)
                          for o in (getattr(v, "outputs", None) or (v,)))
         return (self.output,)
 

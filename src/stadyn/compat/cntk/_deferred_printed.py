@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from . import _graph as G
 from ._deferred_operands import UnknownOutput, _layer_function
-from ._printed import function_repr, makes_block, op_name_of_call, pending_text
+from ._printed import (function_repr, makes_block, op_name_of_call, pending_output_text,
+                       pending_text, type_text)
 
 __all__ = ["DeferredPrinting"]
 
@@ -53,7 +54,18 @@ class DeferredPrinting:
             return str(self._typed)
         name, op = self._shown_op()
         root = "" if isinstance(self._fn, _layer_function()) else op_name_of_call(self._fn)
-        return pending_text(name, op, self.arguments, root, self.shape)
+        shown = None
+        if len(self.outputs) > 1:       # (a combine's: each output's type, in a Tuple)
+            shown = [_output_text(o) for o in self.outputs]
+        return pending_text(name, op, self.arguments, root, self.shape, shown)
+
+    def _output_text(self) -> str:
+        """The type CNTK 2.7 prints for its one output before it is built."""
+        if self._typed is not None:
+            return type_text(self._typed.output)
+        _, op = self._shown_op()
+        root = "" if isinstance(self._fn, _layer_function()) else op_name_of_call(self._fn)
+        return pending_output_text(op, self.arguments, root, self.shape)
 
     def _root_op(self) -> str:
         """The op of the root CNTK 2.7 makes of the call (``Plus``; a layer's kind; a named
@@ -84,3 +96,12 @@ class DeferredPrinting:
         if self._typed is not None:
             return repr(self._typed)
         return function_repr(self._root_op(), True, self.arguments, self.outputs)
+
+
+def _output_text(v) -> str:
+    """The type CNTK 2.7 prints for ``v``, an output of a waiting Function (its one output:
+    that Function's output type before it is built) or of a graph."""
+    owner = getattr(v, "owner", None) if isinstance(v, UnknownOutput) else None
+    if isinstance(owner, DeferredPrinting) and len(owner.outputs) == 1:
+        return owner._output_text()
+    return type_text(v)

@@ -53,6 +53,8 @@ def probed_shape(deferred: Any) -> tuple:
             found = _probe(deferred)
         except Exception:       # (an op that cannot be built on the stand-ins: unknown)
             found = None
+        if found is None:
+            found = _elementwise(deferred)[0]
         found = deferred.__dict__["_probed_shape"] = UNKNOWN if found is None else found
     return found
 
@@ -94,8 +96,58 @@ def probed_dynamic_axes(deferred: Any) -> "tuple | None":
             found = _probe_axes(deferred)
         except Exception:       # (an op that cannot be built on the stand-ins: unknown)
             found = None
+        if found is None:
+            found = _elementwise(deferred)[1]
         deferred.__dict__["_probed_axes"] = found
     return found
+
+
+def _known_axes(v: Any) -> "tuple | None":
+    """``v``'s dynamic axes where they are known and there are some; else None."""
+    axes = tuple(getattr(v, "dynamic_axes", ()) or ())
+    if not axes or any(getattr(a, "name", "") == "UnknownAxes" for a in axes):
+        return None
+    return axes
+
+
+def _elementwise(deferred: Any) -> tuple:
+    """``(shape, dynamic axes)`` CNTK 2.7 gives an element-wise binary op (``plus``) one of
+    whose operands is of unknown shape (a placeholder without one, an op over it), where
+    another has a known shape and dynamic axes (``C.input_variable(3) * 2``): that operand's,
+    broadcast with the data among them (a number, a constant); ``(None, None)`` otherwise (an
+    op of placeholders, of placeholders and data: unknown).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> f = C.plus(C.input_variable(3) * 2, C.placeholder())
+        >>> f.shape, len(f.dynamic_axes), C.plus(C.placeholder(), 1).shape
+        ((3,), 1, (-2,))
+    """
+    from ._printed import ELEMENTWISE_OPS, op_name_of_call
+    if op_name_of_call(deferred._fn) not in ELEMENTWISE_OPS:
+        return None, None
+    shapes, axes = [], None
+    for v in deferred._operands():
+        if isinstance(v, str):          # (its name)
+            continue
+        shape = tuple(int(d) for d in getattr(v, "shape", np.shape(v)))
+        if not isinstance(v, GraphObject) and not hasattr(v, "_fn"):
+            shapes.append(shape)        # (data: a number, an array)
+        elif -2 in shape or any(d < 0 for d in shape) or getattr(v, "_typed", None) is not None:
+            continue    # (unknown: the placeholder the op waits on; a waiting op given its
+            # types since, unknown as this op was made: CNTK 2.7 does not infer it again)
+        elif _known_axes(v) is not None:
+            axes = axes if axes is not None and len(axes) >= len(_known_axes(v)) else \
+                _known_axes(v)
+            shapes.append(shape)
+        elif getattr(v, "dynamic_axes", None) == ():
+            shapes.append(shape)        # (a constant, a parameter)
+    if axes is None:
+        return None, None
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*shapes)), axes
+    except ValueError:
+        return None, None
 
 
 def _probed_placeholders(deferred: Any) -> "tuple[list, list] | None":

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...graph import Variable, is_lengths
 from . import _graph as G
-from ._adapt import root_as_output, unwrap, wrap
+from ._adapt import root_as_output, several_outputs_message, unwrap, wrap
 from ._cntk_attributes import (CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute,
                                random_op_attributes, with_rng_state)
 from ._function_rebuild import CloneMethod, FunctionRebuilding
@@ -183,8 +183,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
     def output(self):
         """The only output, as a Variable (CNTK's RuntimeError when there are several)."""
         if self.members and len(self.members) > 1:
-            raise RuntimeError(f"this Function has {len(self.members)} outputs and cannot be "
-                               "implicitly converted to a Variable; use .outputs")
+            raise RuntimeError(several_outputs_message(self))
         return wrap_variable(self.variable)
 
     @property
@@ -403,11 +402,17 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
 
     def find_all_with_name(self, name: str, depth: int = 0) -> list:
         """Every function and variable named ``name`` (``depth`` levels into blocks; -1 all; a
-        ``combine``'s Combine function first)."""
+        ``combine``'s Combine function first); inside a recurrence's step, the step's
+        functions over its past values (``Recurrence(LSTM(4, name='lstm'))``: the LSTM block
+        of two outputs), as CNTK 2.7 gives them out, which no run gives values."""
+        return self._named(name, depth, views=True)
+
+    def _named(self, name: str, depth: int, views: bool) -> list:
+        """:meth:`find_all_with_name`; without the nodes of a step's view where not ``views``
+        (an attribute lookup: the step's own values, ``_step_values``)."""
         combine = self._combine()
         first = [self.root_function] if combine is not None and combine.name == name else []
-        named = lambda n: G.node_name(n) == name and not G.is_view(n[1])    # noqa: E731
-        # (a view of a Python step's ops computes no step's value: not given out)
+        named = lambda n: G.node_name(n) == name and (views or not G.is_view(n[1]))  # noqa: E731
         return first + [_wrap_node(n) for n in G.search(self._walk_start(), named, depth,
                                                          self._inside())]
 
@@ -424,11 +429,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         """
         if not isinstance(name, str):
             raise ValueError(f"node name has to be a string, got a {type(name).__name__}")
-        found = self.find_all_with_name(name, depth)
-        if len(found) > 1:
-            raise ValueError(f'found multiple functions matching "{name}". If that was '
-                             "expected call find_all_with_name")
-        return found[0] if found else None
+        return _one(self.find_all_with_name(name, depth), name)
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name in ("members", "variable"):
@@ -439,7 +440,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         member = hasattr(VariableMixin, name) or hasattr(type(self), name)
         if not member and name not in ("outputs", "output", "this"):
             start = Function(self.variable, view="op") if self._view == "block" else self
-            found = start.find_by_name(name, depth=1)    # else inside a recurrence's step:
+            found = _one(start._named(name, 1, views=False), name)  # else inside a
+            # recurrence's step:
             if found is not None or (found := step_value(self._roots(), name)) is not None:
                 return found
         if self.members and len(self.members) > 1:
@@ -509,6 +511,15 @@ def wrap_variable(v: Variable):
     """``v`` as a CNTK Variable (an output shown as a Variable, not as a Function)."""
     from ._variables import of
     return of(v, as_variable=True)
+
+
+def _one(found: list, name: str):
+    """The one node of ``found`` (named ``name``); None without any; CNTK 2.7's ValueError
+    where there are several."""
+    if len(found) > 1:
+        raise ValueError(f'found multiple functions matching "{name}". If that was '
+                         "expected call find_all_with_name")
+    return found[0] if found else None
 
 
 def _wrap_node(node: tuple[str, Variable]):

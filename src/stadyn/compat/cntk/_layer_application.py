@@ -21,7 +21,7 @@ from ... import functions as F
 from ... import layers as _L
 from ...graph import Variable, joint_inference
 from . import _graph as G
-from ._adapt import one_op, operand, operands_dtype, wrap
+from ._adapt import one_op, operand, operands_dtype, several_outputs_message, wrap
 from ._deferred import Deferred, pending
 from ._deferred_reads import as_built
 from ._deferred_shapes import placeholder_stand_ins
@@ -65,6 +65,9 @@ def apply_layer(layer_fn: Any, args: tuple):
     its output (of its outputs, for a layer of several), its block recorded (see the module's
     text); a waiting Function where an operand is a placeholder without a shape or a layer;
     on arrays, its signature's Function applied to them."""
+    for a in args:              # (CNTK 2.7 takes each operand as a Variable)
+        if isinstance(a, GraphObject) and len(getattr(a, "outputs", ())) > 1:
+            raise RuntimeError(several_outputs_message(a))
     if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
         waiting = Deferred(layer_fn, args, {})
         stand_ins = placeholder_stand_ins(args)

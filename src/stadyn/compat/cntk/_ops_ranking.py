@@ -2,7 +2,8 @@
 ``lambda_rank`` (a loss with LambdaRank gradients) and ``ndcg_at_1`` (a metric).
 
 Each takes, per sample, a score (``output``), a ``gain`` and a ``group`` id, all of shape
-``(1,)``; a group is a run of consecutive samples with the same id, listed in decreasing gain.
+``(1,)`` (of a longer vector, as CNTK 2.7, the first element only); a group is a run of
+consecutive samples with the same id, listed in decreasing gain.
 A sample's discount is ``log(2 + rank)``; within a group, ranking is by decreasing score (ties:
 the lower gain first; equal score and gain in a group of more than 16: libstdc++'s
 ``std::sort`` order, as CNTK 2.7's, which LambdaRank's gradient depends on).  The value is one
@@ -36,8 +37,9 @@ __all__ = ["lambda_rank", "ndcg_at_1"]
 def _ranking(kind: str, op: str, output, gain, group, name: str):
     operands = (("output", output), ("gain", gain), ("group", group))
     for label, x in operands:
-        if not batched(x) or tuple(sample_shape(x)) != (1,):
-            raise ValueError(f"{kind}: {label} needs the batch axis and shape (1,), got "
+        if not batched(x) or len(sample_shape(x)) != 1 or sample_shape(x)[0] < 1:
+            raise ValueError(f"{kind}: {label} needs the batch axis and a vector shape ((1,); "
+                             f"of a longer one its first element is read), got "
                              f"{tuple(sample_shape(x))}")
     over = [operand(x).sequence_lengths is not None for _, x in operands]
     if any(over) and not all(over):
@@ -48,6 +50,9 @@ def _ranking(kind: str, op: str, output, gain, group, name: str):
     # (sequences: their steps as CNTK 2.7's minibatch holds them, the order its ranking ops
     # read the samples in, forming the groups and counting the gaps among the samples)
     columns = [sequence_columns(operand(x)) for x in (output, gain, group)]
+    # (of vectors longer than 1, CNTK 2.7's nodes read the first row of its minibatch
+    # matrix: each sample's first element; the gradient reaches that element only)
+    columns = [c if c.shape[-1] == 1 else F.slice(c, start=(0,), stop=(1,)) for c in columns]
     out = one_op(op_fn(*columns), output, gain, group)      # (CNTK's one op over the three)
     G.BATCH.unmark(out)
     G.set_op_name(out, op)

@@ -30,6 +30,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      refuse_several_outputs, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 from ._mixed_axes import refuse_mixed_axes
+from ._mixins import GraphObject
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._seq_axes import FREE_DIMENSION, free_steps
 
@@ -122,6 +123,9 @@ def splice(*inputs, axis=-1, name: str = ""):
     24)`` is ``(1, 1, 40)``; scalars spliced along the default axis make a vector)."""
     items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) \
         else list(inputs)
+    if any(isinstance(i, GraphObject) and len(getattr(i, "outputs", ())) > 1 for i in items):
+        raise TypeError("cannot convert list element to CNTK::Variable\n(an operand is a "
+                        "Function of several outputs: pick one of its outputs)")
     refuse_mixed_axes("Splice", tuple(items))
     if len(items) == 1:
         from ._ops_math import alias

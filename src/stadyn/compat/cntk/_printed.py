@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["type_text", "function_text", "function_repr", "op_name_of_call", "pending_text",
+           "pending_output_text", "ELEMENTWISE_OPS",
            "reconciles_operand"]
 
 
@@ -169,18 +170,19 @@ def op_name_of_call(fn) -> str:
 
 # the ops whose output CNTK 2.7 types as its operand's where the other is a placeholder
 # without a shape
-_ELEMENTWISE = {"Plus", "Minus", "ElementTimes", "ElementDivide", "Greater", "GreaterEqual",
+ELEMENTWISE_OPS = {"Plus", "Minus", "ElementTimes", "ElementDivide", "Greater", "GreaterEqual",
                 "Less", "LessEqual", "Equal", "NotEqual", "Pow", "ElementMax", "ElementMin",
                 "LogPlus"}
 
 
 def pending_text(name: str, op_name: str, arguments, root_op: str = "",
-                 shape: tuple = (-2,)) -> str:
+                 shape: tuple = (-2,), outputs: "list | None" = None) -> str:
     """A Function not built yet (an op on a placeholder without a shape) as CNTK 2.7 prints
     it: its arguments' types (a placeholder's ``Sequence[tensor]``) and its output's, unknown
     (``Sequence[tensor]``) but for the dynamic axes of an argument that has known ones
     (``tensor`` over the batch axis) and, for an elementwise op (``Plus``; ``root_op``, the
-    op itself where it is printed ``Composite``), that of an argument with a shape.
+    op itself where it is printed ``Composite``), that of an argument with a shape;
+    ``outputs``, the types of several outputs (a ``combine``'s), as a ``Tuple[...]``.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -188,9 +190,25 @@ def pending_text(name: str, op_name: str, arguments, root_op: str = "",
         f: Plus(p: Sequence[tensor]) -> Sequence[tensor]
     """
     args = ", ".join((f"{a.name}: " if a.name else "") + type_text(a) for a in arguments)
+    out = pending_output_text(op_name, arguments, root_op, shape) if outputs is None else \
+        "Tuple[" + ", ".join(outputs) + "]"
+    return (f"{name}: " if name else "") + f"{op_name}({args}) -> {out}"
+
+
+def pending_output_text(op_name: str, arguments, root_op: str = "",
+                        shape: tuple = (-2,)) -> str:
+    """The type CNTK 2.7 prints for the output of a Function not built yet (see
+    :func:`pending_text`).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> from stadyn.compat.cntk._printed import pending_output_text
+        >>> pending_output_text("Plus", [C.placeholder(), C.input_variable(3)])
+        'Tensor[3]'
+    """
     known = [a for a in arguments if not _unknown_axes(a)]
     shaped = [a for a in known if tuple(a.shape) != (-2,)]
-    if (root_op or op_name) in _ELEMENTWISE and shaped:
+    if (root_op or op_name) in ELEMENTWISE_OPS and shaped:
         out = type_text(shaped[0])
     elif tuple(shape) != (-2,) and arguments:
         # (inferred from placeholders' shapes with inferred axes: ``Tensor[-1,3]``)
@@ -199,7 +217,7 @@ def pending_text(name: str, op_name: str, arguments, root_op: str = "",
         out = "Sequence[tensor]"
     else:
         out = type_text(_Unknown(known[0].dynamic_axes))
-    return (f"{name}: " if name else "") + f"{op_name}({args}) -> {out}"
+    return out
 
 
 def _unknown_axes(v) -> bool:

@@ -102,17 +102,37 @@ def dump_function(root, tag=None) -> None:
           Plus                 a                              (x:[b*](2,), b:(2,)) -> (b:[b*](2,))
           Input                x Input...                       [b*](2,)
           Parameter            b                               (2,)
+
+    A ``@C.Function`` without types yet lists the graph over its placeholders, each of an
+    unknown shape:
+
+        >>> @C.Function
+        ... def f(a):
+        ...     return C.relu(a) + 1
+        >>> dump_function(f)  # doctest: +ELLIPSIS
+        Composite(a: Sequence[tensor]) -> Sequence[tensor]
+          Plus                 a                              (c:[?](-2,), d:()) -> (b:[?](-2,))
+          ReLU                 e                              (a:[?](-2,)) -> (c:[?](-2,))
+          Placeholder          a Placeholder...                  [?](-2,)
+          Constant             d                               ()
     """
     from ..logging.graph import depth_first_search
+    listed = lambda n: isinstance(n, Function) or not n.is_output      # noqa: E731
     if not issubclass(type(root), Function) and getattr(root, "_typed", False) is None:
-        raise ValueError(
-            "dump_function(%s): a @C.Function whose arguments have no types yet has no graph "
-            "to list until it is given them (update_signature, or a call on Variables)"
-            % (getattr(root, "name", "") or "?"))
-    root = getattr(root, "_typed", None) or root    # (a typed one: the Function it became)
-    nodes = depth_first_search(
-        root,
-        lambda n: isinstance(n, Function) or not n.is_output, depth=-1)
+        # (a @C.Function without types: the graph CNTK 2.7 holds for it, over its
+        # placeholders, each shape unknown; where Stadyn's waits as one call of the whole
+        # function (an op needs the shapes), refused)
+        root = root.waiting_graph()
+        nodes = depth_first_search(root, listed, depth=0)
+        if any(getattr(n, "is_block", False) for n in nodes):
+            raise ValueError(
+                "dump_function(%s): a @C.Function whose arguments have no types yet, whose "
+                "ops need their shapes (reshape) or that applies layers: Stadyn has no graph "
+                "to list until it is given them (update_signature, or a call on Variables)"
+                % (root.name or "?"))
+    else:
+        root = getattr(root, "_typed", None) or root    # (a typed one: the Function it became)
+        nodes = depth_first_search(root, listed, depth=-1)
     dump_signature(root, tag)
     namer = _Namer()
     for item in nodes:

@@ -117,9 +117,9 @@ def find_all_with_name(node, node_name: str, depth: int = 0) -> list:
         return _unapplied_search(node, lambda n: n.name == node_name, depth)
     first = [node.root_function] if _is_combine(node) and \
         node.root_function.name == node_name else []
-    return first + [_object(n) for n in G.search(     # (a view of a Python step's ops: not
-        _root(node), lambda n: G.node_name(n) == node_name and not G.is_view(n[1]), depth)]
-    # given out, it computes no step's value)
+    return first + [_object(n) for n in G.search(     # (a view of a step's ops too, as CNTK
+        _root(node), lambda n: G.node_name(n) == node_name, depth)]     # 2.7 gives them out:
+    # over the PastValue views, which no run gives a value, as CNTK's over its PastValues)
 
 
 def find_by_name(node, node_name: str, depth: int = 0):
