@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..graph import Variable, free_dimensions
+from ..graph import FREE_DIMENSION, Variable, free_dimensions
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
 from ._cntk_write_graph import Block, CntkWriteUnsupported
@@ -109,8 +109,9 @@ class Writer:
             return self._untyped_argument(v, name)
         uid = f"{kind.capitalize()}{next(self.count)}"
         self.uids[id(v)] = uid
-        free = free_dimensions(v)      # (CNTK's FreeDimension, -3: each minibatch's length)
-        shape = tuple(-3 if k in free else d for k, d in enumerate(v.shape))[self.lead(v):] \
+        free = free_dimensions(v)      # (CNTK's FreeDimension: each minibatch's length)
+        shape = tuple(FREE_DIMENSION if k in free else d
+                      for k, d in enumerate(v.shape))[self.lead(v):] \
             if kind == "input" else self.leaf_shapes.get(id(v), v.shape)
         entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                  "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),

@@ -33,13 +33,14 @@ from typing import Any
 import numpy as np
 
 from ..._random import auto_seeds_kept
+from ...graph import FREE_DIMENSION
 from ._deferred_operands import _layer_function
 from ._mixins import GraphObject
 
 __all__ = ["probed_shape", "probed_dynamic_axes", "placeholder_stand_ins"]
 
 UNKNOWN = (-2,)
-_OPEN = (-1, -3)        # InferredDimension, FreeDimension: axes the stand-ins give lengths
+_OPEN = (-1, FREE_DIMENSION)    # InferredDimension, FreeDimension: the stand-ins give lengths
 # the lengths the stand-ins give an inferred axis, one build each
 _PROBE_LENGTHS = (7, 11)
 
@@ -247,7 +248,7 @@ def _probe(deferred: Any) -> "tuple | None":
     first, second = built
     # (an axis that follows the stand-ins: inferred, or free where the placeholders' open
     # axes are all free, as CNTK 2.7 carries FreeDimension through)
-    open_ = -3 if all(d != -1 for s in shapes for d in s) else -1
+    open_ = FREE_DIMENSION if all(d != -1 for s in shapes for d in s) else -1
     return tuple(a if a == b else open_ for a, b in zip(first, second))
 
 
