@@ -140,9 +140,10 @@ def _free_dims_unfed(v: Variable) -> bool:
 
 
 def widen_free_dimensions(variables: Sequence[Variable], fits: Callable[[], bool]) -> bool:
-    """Where ``variables`` are computed from inputs with free dimensions that were never fed
-    (their length a stand-in, 1), double those dimensions' lengths until ``fits()`` holds (a
-    window fits in the values), re-inferring the values between; returns whether it fits.
+    """Where ``variables`` are computed from inputs with free dimensions that no run feeds (never
+    fed: their length a stand-in, 1; or fed by an earlier run only), double those dimensions'
+    lengths (from 1) until ``fits()`` holds (a window fits in the values), re-inferring the
+    values between; returns whether it fits.
     Where doubling does not make it fit (the axis that is too short is no free one, or an op
     between refuses), everything is left as it was.
 
@@ -157,13 +158,14 @@ def widen_free_dimensions(variables: Sequence[Variable], fits: Callable[[], bool
     if fits():
         return True
     sub = Subgraph(list(variables))
-    leaves = [u for u in sub.leaves if _free_dims_unfed(u)]
-    if not leaves:      # lengths an earlier run fed are stand-ins too (CNTK's inputs hold
-        leaves = _run_fed_free_dims(sub)        # nothing between runs)
-        if not leaves:
-            return False
+    # lengths an earlier run fed are stand-ins too (CNTK's inputs hold nothing between runs):
+    # widened with the unfed ones, all from 1 where one of them is such a length
+    stale = _run_fed_free_dims(sub)
+    leaves = [u for u in sub.leaves if _free_dims_unfed(u)] + stale
+    if not leaves:
+        return False
     before = _free_lengths_before(leaves)
-    if not any(_free_dims_unfed(u) for u in leaves):
+    if stale:
         _set_free_lengths(leaves, 1)
     length = max(u._shape[a] for u in leaves for a in _FREE_DIMS[u])
     try:

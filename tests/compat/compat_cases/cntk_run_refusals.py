@@ -65,6 +65,33 @@ def function_run__slice_built_after_a_shorter_run(C, r):
 
 
 @cntk_case(names=["cntk.ops.slice", "cntk.ops.crop_manual", "cntk.FreeDimension"],
+           note="two inputs with free dimensions, one run alone before (b at 2 rows; y at "
+                "2x2), the other never: a slice [0, 4) of a + b and a 3x3 crop of x + y. "
+                "CNTK 2.7 builds the slice (4, 3) and runs it at 6 rows, and crops x + y at "
+                "5x5 to (1, 1, 3, 3).  Stadyn widened the unfed input only: the slice was "
+                "(2, 3), and the crop was refused at 5x5 (the earlier run's 2x2 kept in y)")
+def free_dimension__an_earlier_run_and_an_unfed_input_widened_together(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.tanh", "cntk.ops.slice",
+            "cntk.ops.crop_manual", "cntk.ops.plus", "cntk.Function.eval",
+            "cntk.Function.shape")
+    res = {}
+    a = C.input_variable((C.FreeDimension, 3), name="a")
+    b = C.input_variable((C.FreeDimension, 3), name="b")
+    res["run b"] = _outcome(lambda: C.tanh(b).eval({b: _rows(1, 2, 3)}))
+    s = C.slice(a + b, 0, 0, 4)
+    res["slice"] = list(s.shape)
+    res["slice run"] = _outcome(lambda: s.eval({a: _rows(1, 6, 3), b: _rows(1, 6, 3) + 1}))
+    x = C.input_variable((1, C.FreeDimension, C.FreeDimension), name="x")
+    y = C.input_variable((1, C.FreeDimension, C.FreeDimension), name="y")
+    res["run y"] = _outcome(lambda: C.tanh(y).eval({y: _rows(1, 1, 2, 2)}))
+    c = C.crop_manual(x + y, C.constant(np.zeros((1, 3, 3), np.float32)), 1, 0)
+    res["crop"] = list(c.shape)
+    res["crop run"] = [_outcome(lambda: c.eval({x: _rows(1, 1, h, w), y: _rows(1, 1, h, w)}))
+                       for h, w in ((5, 5), (3, 4))]
+    return res
+
+
+@cntk_case(names=["cntk.ops.slice", "cntk.ops.crop_manual", "cntk.FreeDimension"],
            note="a slice ([0, 4), [-3, 0)) or a crop (a 3x3 window) of a value computed from "
                 "an input's free dimensions (tanh, reduce_sum over another axis), run at "
                 "lengths the range or window fits and at some it does not: CNTK 2.7 computes "
