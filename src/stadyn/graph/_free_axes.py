@@ -59,7 +59,7 @@ FREE_DIMENSION = -3
 # version: an input still holding that buffer, never written, was never fed.
 _FREE: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
-# Free inputs fed for a run (fed_for_a_run) -> the buffer fed and its version
+# Leaves fed for a run (fed_for_a_run) -> the buffer fed and its version
 _RUN_FED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
 # Leaves with free dimensions (mark_free_dimensions) -> those axes of their shape
@@ -274,7 +274,9 @@ def fed_for_a_run(v: Variable) -> None:
     """Note that ``v``'s data was fed for one run (by :func:`stadyn.train.feed`, as CNTK's
     ``eval``, ``Trainer`` and readers feed their inputs): until something else writes it, a
     new graph that joins ``v`` with inputs fed by another minibatch may resize it (see
-    :func:`conform_unfed_inputs`).  Data a user put there (``x.d = ...``) stays.
+    :func:`conform_unfed_inputs`), a window over its free dimensions may widen them (with or
+    without a batch axis: :func:`widen_free_dimensions`), and :class:`FeedUndo` copies none of
+    its values.  Data a user put there (``x.d = ...``) stays.
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -285,8 +287,8 @@ def fed_for_a_run(v: Variable) -> None:
         >>> F.cross_entropy_with_softmax(F.tanh(x), t).shape, t.shape
         ((5, 1), (5, 4))
     """
-    if v in _FREE:
-        _RUN_FED[v] = (v._data, v._data._version)
+    if v._data is not None:     # (every input a run feeds: its free dimensions too, and
+        _RUN_FED[v] = (v._data, v._data._version)   # FeedUndo copies none of its values)
 
 
 def _fed_for_a_run(v: Variable) -> bool:

@@ -91,6 +91,22 @@ def free_dimension__an_earlier_run_and_an_unfed_input_widened_together(C, r):
     return res
 
 
+@cntk_case(names=["cntk.Function.eval", "cntk.ops.slice", "cntk.FreeDimension"],
+           note="an input of shape (FreeDimension, 3) without a batch axis (dynamic_axes=[]) "
+                "run at 2 rows, then sliced [0, 4): CNTK 2.7 builds (4, 3) and runs it at 6 "
+                "rows.  Stadyn noted a run's data for inputs with a batch axis only, took the "
+                "2 rows for a user's and built the slice (2, 3)")
+def free_dimension__an_input_without_a_batch_axis_holds_nothing_after_a_run(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reduce_sum",
+            "cntk.ops.slice", "cntk.Function.eval", "cntk.Function.shape")
+    a = C.input_variable((C.FreeDimension, 3), dynamic_axes=[], name="a")
+    res = {"run": _outcome(lambda: C.reduce_sum(a, axis=0).eval({a: _rows(2, 3)}))}
+    s = C.slice(a, 0, 0, 4)
+    res["slice"] = list(s.shape)
+    res["slice run"] = _outcome(lambda: s.eval({a: _rows(6, 3)}))
+    return res
+
+
 @cntk_case(names=["cntk.ops.slice", "cntk.ops.crop_manual", "cntk.FreeDimension"],
            note="a slice ([0, 4), [-3, 0)) or a crop (a 3x3 window) of a value computed from "
                 "an input's free dimensions (tanh, reduce_sum over another axis), run at "
