@@ -36,6 +36,29 @@ def test_spec_round_trips(tmp_path):
         np.testing.assert_array_equal(arrays[name], value.numpy())
 
 
+def test_the_digits_cnn_spec_holds_the_batch_norm_statistics(tmp_path):
+    """The peers create every parameter of NNabla's network, running statistics too, and refuse
+    a spec without them (they were left out once with the untrained BrainScript constants)."""
+    path = write_spec("digits-cnn", str(tmp_path / "cnn.npz"))
+    with np.load(path, allow_pickle=False) as z:
+        names = set(z.files) - {"__x__", "__t__", "__meta__"}
+        mean, var = z["cnn/conv1/bn/mean"], z["cnn/conv1/bn/var"]
+    assert len(names) == 76        # 12 conv+BN blocks (W, b, beta, gamma, mean, var), affine W, b
+    assert mean.shape == var.shape == (1, 64, 1, 1)
+    np.testing.assert_array_equal(mean, 0.0)
+    np.testing.assert_array_equal(var, 1.0)
+
+
+def test_the_cifar_bs_spec_holds_the_trained_parameters_only(tmp_path):
+    """cntk.exe's constants for the config's number operands (``_z...``, and the one ``Normalize
+    {featScale}`` makes when applied) are in the registry but not in the twins' spec."""
+    path = write_spec("cifar-bs", str(tmp_path / "cifar.npz"))
+    with np.load(path, allow_pickle=False) as z:
+        shapes = {k: z[k].shape for k in z.files if k not in ("__x__", "__t__", "__meta__")}
+    assert not [k for k in shapes if k.startswith("_")]
+    assert len(shapes) == 14 and sum(int(np.prod(s)) for s in shapes.values()) == 949834
+
+
 def test_spec_meta_of_the_cifar_workloads():
     assert spec_meta("cifar")["solver"] == {"name": "momentum", "lr": 0.01, "momentum": 0.9}
     assert spec_meta("cifar")["pool_padding"] == 1
@@ -100,7 +123,7 @@ def test_a_failing_peer_is_skipped_with_its_stderr(tmp_path):
     assert any("nnabla peer failed on mlp" in line and "peer broke" in line for line in lines)
 
 
-@pytest.mark.parametrize("workload", ["mlp", "cifar"])
+@pytest.mark.parametrize("workload", ["mlp", "cifar", "digits-cnn"])
 @pytest.mark.parametrize("peer", list(PEER_MODES))
 def test_peer_first_loss_equals_stadyns(peer, workload):
     """(The NNabla peer failed on ``cifar`` once Stadyn's convolution bias became CNTK's

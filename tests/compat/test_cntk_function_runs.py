@@ -118,6 +118,29 @@ def test_the_required_arguments_are_found_once_per_set_of_outputs(monkeypatch):
         f.eval({x: data})
 
 
+def test_a_run_s_data_is_not_copied_before_the_next_feed_with_or_without_a_batch_axis():
+    # an input's data from a run is that run's only (CNTK's inputs hold nothing between
+    # runs): FeedUndo keeps no copy of it, so a refused run that wrote it in place leaves the
+    # refused values (nothing reads them); it copied a whole (3, 224, 224) input without a
+    # batch axis on every run
+    import stadyn as sd
+    from stadyn.graph import FeedUndo, free_batch_input
+    from stadyn.train import feed
+    for v in (sd.Variable((2, 3)), free_batch_input(sd.Variable((2, 3)))):
+        feed(v, np.ones((2, 3), np.float32))
+        undo = FeedUndo()
+        undo.keep(v)
+        feed(v, np.full((2, 3), 7, np.float32))      # (the very shape: written in place)
+        undo.undo()
+        assert v.d.tolist() == [[7.0] * 3] * 2
+    user = sd.Variable.from_numpy_array(np.full((2, 3), 5, np.float32))   # a user's data
+    undo = FeedUndo()
+    undo.keep(user)
+    feed(user, np.ones((2, 3), np.float32))
+    undo.undo()
+    assert user.d.tolist() == [[5.0] * 3] * 2
+
+
 def test_a_refused_run_leaves_its_inputs_as_they_were():
     # CNTK's inputs hold nothing between runs: a run refused after some of its data was fed
     # (layouts that differ, a later input's wrong shape, an argument given no data) leaves

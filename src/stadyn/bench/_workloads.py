@@ -78,6 +78,9 @@ class Workload:
     #: itself: ``(mode, batch, seed) -> Case`` and ``seed -> parameters``.
     front_end_case: Callable[..., Case] | None = None
     front_end_parameters: Callable[[int], dict[str, torch.Tensor]] | None = None
+    #: Built from a BrainScript config: its untrained ``[1]`` constants (those cntk.exe makes for
+    #: number operands, ``_rmse.z``, and ``Constant {}``) are not initial parameters.
+    from_brainscript: bool = False
 
     def batch(self, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.RandomState(seed)
@@ -141,8 +144,10 @@ class Workload:
         seed_all(seed)
         with parameter_registry(registry):
             self.make_model()(Variable((self.batch_size,) + self.input_shape))
-        # (trained ones: a BrainScript network's number operands are constants beside them)
-        return {k: v.data.detach().clone() for k, v in registry.items() if v.need_grad}
+        # every registry item (batch-norm running statistics too: the peers look them up by
+        # name) but a BrainScript network's number constants (its twin has no such weights)
+        return {k: v.data.detach().clone() for k, v in registry.items()
+                if not (self.from_brainscript and not v.need_grad and tuple(v.shape) == (1,))}
 
     # -- PyTorch --------------------------------------------------------------------------------
     def torch_case(self, mode: str, seed: int = 0) -> Case:
@@ -312,14 +317,16 @@ WORKLOADS: dict[str, Workload] = {
         "949,834 parameters), synthetic 3x32x32, batch 64, momentum SGD 0.01/0.9", 64,
         (3, 32, 32), 10, _cifar_bs_model, lambda p: _CifarTwin(p, pool_padding=0),
         lambda: S.Momentum(lr=0.01, momentum=0.9),
-        lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
+        lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0,
+        from_brainscript=True),
     "cifar-bs-pad": Workload(
         "cifar-bs-pad", "ConvNet_CIFAR10_DataAug.cntk's network with pad = true on its pooling: "
         "the cifar workload's architecture (1,195,594 parameters) from BrainScript, synthetic "
         "3x32x32, batch 64, momentum SGD 0.01/0.9", 64, (3, 32, 32), 10,
         lambda: _cifar_bs_model(pad_pooling=True), _CifarTwin,
         lambda: S.Momentum(lr=0.01, momentum=0.9),
-        lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0),
+        lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9), input_scale=255.0,
+        from_brainscript=True),
     "cifar-cntk": Workload(
         "cifar-cntk", "CNTK's CIFAR-10 ConvNet written and trained as the CNTK seed script does "
         "(stadyn.compat.cntk: Trainer.train_minibatch, momentum_sgd with per-sample rates, "

@@ -59,7 +59,7 @@ FREE_DIMENSION = -3
 # version: an input still holding that buffer, never written, was never fed.
 _FREE: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
-# Free inputs fed for a run (fed_for_a_run) -> the buffer fed and its version
+# Leaves fed for a run (fed_for_a_run) -> the buffer fed and its version
 _RUN_FED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
 # Leaves with free dimensions (mark_free_dimensions) -> those axes of their shape
@@ -140,9 +140,10 @@ def _free_dims_unfed(v: Variable) -> bool:
 
 
 def widen_free_dimensions(variables: Sequence[Variable], fits: Callable[[], bool]) -> bool:
-    """Where ``variables`` are computed from inputs with free dimensions that were never fed
-    (their length a stand-in, 1), double those dimensions' lengths until ``fits()`` holds (a
-    window fits in the values), re-inferring the values between; returns whether it fits.
+    """Where ``variables`` are computed from inputs with free dimensions that no run feeds (never
+    fed: their length a stand-in, 1; or fed by an earlier run only), double those dimensions'
+    lengths (from 1) until ``fits()`` holds (a window fits in the values), re-inferring the
+    values between; returns whether it fits.
     Where doubling does not make it fit (the axis that is too short is no free one, or an op
     between refuses), everything is left as it was.
 
@@ -157,13 +158,14 @@ def widen_free_dimensions(variables: Sequence[Variable], fits: Callable[[], bool
     if fits():
         return True
     sub = Subgraph(list(variables))
-    leaves = [u for u in sub.leaves if _free_dims_unfed(u)]
-    if not leaves:      # lengths an earlier run fed are stand-ins too (CNTK's inputs hold
-        leaves = _run_fed_free_dims(sub)        # nothing between runs)
-        if not leaves:
-            return False
+    # lengths an earlier run fed are stand-ins too (CNTK's inputs hold nothing between runs):
+    # widened with the unfed ones, all from 1 where one of them is such a length
+    stale = _run_fed_free_dims(sub)
+    leaves = [u for u in sub.leaves if _free_dims_unfed(u)] + stale
+    if not leaves:
+        return False
     before = _free_lengths_before(leaves)
-    if not any(_free_dims_unfed(u) for u in leaves):
+    if stale:
         _set_free_lengths(leaves, 1)
     length = max(u._shape[a] for u in leaves for a in _FREE_DIMS[u])
     try:
@@ -272,7 +274,9 @@ def fed_for_a_run(v: Variable) -> None:
     """Note that ``v``'s data was fed for one run (by :func:`stadyn.train.feed`, as CNTK's
     ``eval``, ``Trainer`` and readers feed their inputs): until something else writes it, a
     new graph that joins ``v`` with inputs fed by another minibatch may resize it (see
-    :func:`conform_unfed_inputs`).  Data a user put there (``x.d = ...``) stays.
+    :func:`conform_unfed_inputs`), a window over its free dimensions may widen them (with or
+    without a batch axis: :func:`widen_free_dimensions`), and :class:`FeedUndo` copies none of
+    its values.  Data a user put there (``x.d = ...``) stays.
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -283,8 +287,8 @@ def fed_for_a_run(v: Variable) -> None:
         >>> F.cross_entropy_with_softmax(F.tanh(x), t).shape, t.shape
         ((5, 1), (5, 4))
     """
-    if v in _FREE:
-        _RUN_FED[v] = (v._data, v._data._version)
+    if v._data is not None:     # (every input a run feeds: its free dimensions too, and
+        _RUN_FED[v] = (v._data, v._data._version)   # FeedUndo copies none of its values)
 
 
 def _fed_for_a_run(v: Variable) -> bool:

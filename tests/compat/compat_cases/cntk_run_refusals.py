@@ -25,7 +25,11 @@ def _rows(*shape):
                 "that differ, the second input's data of a wrong shape, an argument given "
                 "no data), then a slice [0, 4) of the input of shape (FreeDimension, 3) the "
                 "refused run gave 2 rows: CNTK 2.7 builds it (4, 3) and runs it at 6 rows.  "
-                "Stadyn's input kept the refused run's 2 rows, and the slice was (2, 3)")
+                "Stadyn's input kept the refused run's 2 rows, and the slice was (2, 3).  "
+                "(A free dimension a run fed is a stand-in again for a slice, so this holds "
+                "without FeedUndo too: FeedUndo, which puts the inputs back, is defensive, "
+                "pinned by test_cntk_function_runs.py's "
+                "test_a_refused_run_leaves_its_inputs_as_they_were)")
 def function_run__refused_run_leaves_inputs_as_they_were(C, r):
     r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reduce_sum",
             "cntk.ops.slice", "cntk.Function.eval", "cntk.Function.shape")
@@ -61,6 +65,49 @@ def function_run__slice_built_after_a_shorter_run(C, r):
         s = C.slice(a, 0, begin, end)
         res["slice %d" % n] = list(s.shape)
         res["slice %d run" % n] = _outcome(lambda: s.eval({a: _rows(1, 6, 3)}))
+    return res
+
+
+@cntk_case(names=["cntk.ops.slice", "cntk.ops.crop_manual", "cntk.FreeDimension"],
+           note="two inputs with free dimensions, one run alone before (b at 2 rows; y at "
+                "2x2), the other never: a slice [0, 4) of a + b and a 3x3 crop of x + y. "
+                "CNTK 2.7 builds the slice (4, 3) and runs it at 6 rows, and crops x + y at "
+                "5x5 to (1, 1, 3, 3).  Stadyn widened the unfed input only: the slice was "
+                "(2, 3), and the crop was refused at 5x5 (the earlier run's 2x2 kept in y)")
+def free_dimension__an_earlier_run_and_an_unfed_input_widened_together(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.tanh", "cntk.ops.slice",
+            "cntk.ops.crop_manual", "cntk.ops.plus", "cntk.Function.eval",
+            "cntk.Function.shape")
+    res = {}
+    a = C.input_variable((C.FreeDimension, 3), name="a")
+    b = C.input_variable((C.FreeDimension, 3), name="b")
+    res["run b"] = _outcome(lambda: C.tanh(b).eval({b: _rows(1, 2, 3)}))
+    s = C.slice(a + b, 0, 0, 4)
+    res["slice"] = list(s.shape)
+    res["slice run"] = _outcome(lambda: s.eval({a: _rows(1, 6, 3), b: _rows(1, 6, 3) + 1}))
+    x = C.input_variable((1, C.FreeDimension, C.FreeDimension), name="x")
+    y = C.input_variable((1, C.FreeDimension, C.FreeDimension), name="y")
+    res["run y"] = _outcome(lambda: C.tanh(y).eval({y: _rows(1, 1, 2, 2)}))
+    c = C.crop_manual(x + y, C.constant(np.zeros((1, 3, 3), np.float32)), 1, 0)
+    res["crop"] = list(c.shape)
+    res["crop run"] = [_outcome(lambda: c.eval({x: _rows(1, 1, h, w), y: _rows(1, 1, h, w)}))
+                       for h, w in ((5, 5), (3, 4))]
+    return res
+
+
+@cntk_case(names=["cntk.Function.eval", "cntk.ops.slice", "cntk.FreeDimension"],
+           note="an input of shape (FreeDimension, 3) without a batch axis (dynamic_axes=[]) "
+                "run at 2 rows, then sliced [0, 4): CNTK 2.7 builds (4, 3) and runs it at 6 "
+                "rows.  Stadyn noted a run's data for inputs with a batch axis only, took the "
+                "2 rows for a user's and built the slice (2, 3)")
+def free_dimension__an_input_without_a_batch_axis_holds_nothing_after_a_run(C, r):
+    r.touch("cntk.input_variable", "cntk.FreeDimension", "cntk.ops.reduce_sum",
+            "cntk.ops.slice", "cntk.Function.eval", "cntk.Function.shape")
+    a = C.input_variable((C.FreeDimension, 3), dynamic_axes=[], name="a")
+    res = {"run": _outcome(lambda: C.reduce_sum(a, axis=0).eval({a: _rows(2, 3)}))}
+    s = C.slice(a, 0, 0, 4)
+    res["slice"] = list(s.shape)
+    res["slice run"] = _outcome(lambda: s.eval({a: _rows(6, 3)}))
     return res
 
 
