@@ -383,12 +383,19 @@ def space_to_depth(operand, block_size: int, name: str = ""):
 def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
     """``x`` with the dynamic axes of ``dynamic_axes_as``: without sequences, ``x`` itself
     (repeated for every sample when it has no batch axis); on a sequence's axes, one value
-    per sequence (or one for all) is repeated at every step."""
+    per sequence (or one for all) is repeated at every step; a sequence on another sequence
+    axis is put on that of ``dynamic_axes_as`` (a ValueError at run where the lengths
+    differ)."""
     like = _as_operand(dynamic_axes_as)
     if getattr(like, "sequence_lengths", None) is not None:
         v = _as_operand(x)
         if getattr(v, "sequence_lengths", None) is None:
             v = Seq.broadcast_as(_match_batch(v, x, dynamic_axes_as, lead=1), like)
+        elif v.sequence_lengths is not like.sequence_lengths:
+            # a sequence on another axis: on like's, its lengths checked at run (CNTK 2.7)
+            return named(wrap(F.sequence_reconcile(v, v.sequence_lengths, like,
+                                                   like.sequence_lengths)),
+                         name, "ReconcileDynamicAxis")
         return named(wrap(F.identity(v)), name, "ReconcileDynamicAxis")
     if batched(x) or not batched(dynamic_axes_as):
         from ._ops_math import alias
