@@ -3,6 +3,8 @@ state a later run replaced, ``reconcile_dynamic_axes`` of a sequence on another 
 axis, Functions of two outputs given to one-operand ops, and model files whose ops Stadyn
 wrote or read wrongly."""
 
+import os
+
 from compat_harness import cntk_case, outcome
 
 
@@ -78,4 +80,33 @@ def reconcile_dynamic_axes__sequence_on_another_axis(C, r, np):
                            ("lengths", ([1, 3], [3, 1]))):
         tv, sv = _reconcile_data(np, *lengths)
         res["other " + label] = outcome(lambda: q.eval({s: sv, t: tv}))
+    return res
+
+
+@cntk_case(names=["cntk.mean", "cntk.sequence.softmax", "cntk.Function.save",
+                  "cntk.load_model"],
+           note="mean of two and of three operands and sequence.softmax saved (Function.save) "
+                "and loaded again: the loaded model's outputs (Stadyn's file of mean divided "
+                "by 1/n, [0.4, 3, 2.8] for [0.1, 0.75, 0.7]; sequence.softmax's save failed "
+                "with a bare IndexError)")
+def mean_and_sequence_softmax_saved_and_loaded(C, r, np):
+    r.touch("cntk.Function.save")
+    import warnings
+    f32 = np.float32
+    x, y = C.input_variable(3, name="x"), C.input_variable(3, name="y")
+    s = C.sequence.input_variable(2, name="s")
+    data = {"x": np.array([[0.2, 0.5, 0.9]], f32), "y": np.array([[0.0, 1.0, 0.5]], f32),
+            "s": [np.array([[1, 2], [3, 1], [0, 0]], f32), np.array([[2, -1]], f32)]}
+    res = {}
+    for label, z in (("mean2", C.mean([x, y])), ("mean3", C.mean([x, y, x * 2.0])),
+                     ("seq_softmax", C.sequence.softmax(s))):
+        with r.tempdir() as folder:
+            path = os.path.join(folder, label + ".model")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # (Stadyn: a file CNTK cannot read)
+                z.save(path)
+            loaded = C.load_model(path)
+            out = loaded.eval({a: data[a.name] for a in loaded.arguments})
+        res[label] = [np.asarray(o).tolist() for o in out] if isinstance(out, list) else \
+            np.asarray(out).tolist()
     return res

@@ -484,8 +484,8 @@ def mean(*operands, name: str = ""):
     total = items[0]
     for item in items[1:]:
         total = plus(total, item)
-    out = element_times(total, 1.0 / len(items))
-    return _n_ary_block(out, "Mean", "ElementDivide", name, items)
+    out = element_divide(total, float(len(items)))     # (CNTK: a division by n; the
+    return _n_ary_block(out, "Mean", "ElementDivide", name, items)     # files hold n)
 
 
 # CNTK 2.7 runs none of these on a sparse input (a product with it first)
