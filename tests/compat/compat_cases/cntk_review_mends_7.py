@@ -110,3 +110,31 @@ def mean_and_sequence_softmax_saved_and_loaded(C, r, np):
         res[label] = [np.asarray(o).tolist() for o in out] if isinstance(out, list) else \
             np.asarray(out).tolist()
     return res
+
+
+def _refusal(fn):
+    """The built-in type of what ``fn()`` raised and its message's first line, or ``"ran"``."""
+    try:
+        fn()
+        return "ran"
+    except Exception as e:  # noqa: BLE001 - the type and words are what is compared
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        return [kind, str(e).strip().splitlines()[0]]
+
+
+@cntk_case(names=["cntk.clip", "cntk.slice", "cntk.pad", "cntk.one_hot", "cntk.param_relu",
+                  "cntk.sequence.broadcast_as", "cntk.as_block"],
+           note="a Function of two outputs given to clip, slice, pad, one_hot, param_relu and "
+                "sequence.broadcast_as, and as_block of a composite over an input: CNTK 2.7's "
+                "refusals (Stadyn used the first output, and made the block)")
+def one_operand_ops_refuse_two_outputs(C, r, np):
+    x = C.input_variable(2, name="x")
+    two = C.combine([x * 1, x * 2])
+    s = C.sequence.input_variable(2, name="s")
+    ops = {"clip": lambda: C.clip(two, 0, 1), "slice": lambda: C.slice(two, 0, 0, 1),
+           "pad": lambda: C.pad(two, [(1, 1)]), "one_hot": lambda: C.one_hot(two, 3),
+           "param_relu": lambda: C.param_relu(C.parameter(2, init=0.1), two),
+           "broadcast_as": lambda: C.sequence.broadcast_as(two, s),
+           "as_block two": lambda: C.as_block(two, [], "B"),
+           "as_block one": lambda: C.as_block(x * 1, [], "B")}
+    return {k: _refusal(fn) for k, fn in ops.items()}

@@ -58,6 +58,7 @@ def as_block(composite, block_arguments_map, block_op_name: str,
             return _waiting_block(composite, block_arguments_map, block_op_name,
                                   block_instance_name)
     pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
+    _refuse_unblockable(composite, block_instance_name)
     if isinstance(composite, Deferred) and composite.placeholders:
         # a graph over placeholders without a shape: built on the actual arguments
         out = unwrap(composite.bound_to(dict(block_arguments_map)))
@@ -74,6 +75,22 @@ def as_block(composite, block_arguments_map, block_op_name: str,
     note_call(as_block, (composite, block_arguments_map, block_op_name, block_instance_name),
               {}, block)
     return block
+
+
+def _refuse_unblockable(composite, instance_name: str) -> None:
+    """CNTK 2.7's ValueError for a composite with an argument that is not a placeholder; a
+    composite of several outputs (CNTK 2.7: a block of as many) is refused, not cut to its
+    first output."""
+    for a in () if isinstance(composite, Deferred) else getattr(composite, "arguments", ()):
+        if G.kind_of(unwrap(a)) != "placeholder":
+            raise ValueError(f"The composite implementing Block '{instance_name}' has an "
+                             f"argument '{a!r}' which is not a placeholder. All arguments of "
+                             "the composite underlying a Block must be placeholders")
+    outputs = getattr(composite, "outputs", ())
+    if len(outputs) > 1:
+        raise ValueError(f"as_block: the composite has {len(outputs)} outputs; Stadyn makes "
+                         "blocks of one output (CNTK 2.7 makes a block of as many): make one "
+                         "block per output")
 
 
 def _check_mapped(composite, block_arguments_map, instance_name: str) -> None:

@@ -252,6 +252,7 @@ def flatten(x, axis=None, name: str = ""):
 def pad(x, pattern, mode=CONSTANT_PAD, constant_value=0, name: str = ""):
     """The sample padded by ``pattern`` (``[(before, after)]`` per axis) with a constant, by
     reflection (``REFLECT_PAD``) or by mirroring the edge too (``SYMMETRIC_PAD``)."""
+    refuse_several_outputs(x, "pad")
     v = _as_operand(x)
     pattern = [tuple(int(p) for p in pair) for pair in pattern]
     lead = v.ndim - len(pattern)
@@ -297,6 +298,7 @@ def _index(v, axis: int, i: int):
 def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str = ""):
     """Each value of ``x`` (a class index) as a one-hot vector of ``num_classes`` along a new
     per-sample ``axis``."""
+    refuse_several_outputs(x, "one_hot_op")
     v = _as_operand(x)
     shape = tuple(sample_shape(x))
     n = lead_axes(x)
