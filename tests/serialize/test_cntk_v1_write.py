@@ -193,3 +193,15 @@ def test_more_cntk_written_files_load(kind):
     f = C.load_model(os.path.join(HERE, f"cntk_{kind}.dnn"))
     own = np.load(os.path.join(HERE, "cntk_own.npz"))[kind]
     np.testing.assert_allclose(_run(f, kind), own, rtol=1e-5, atol=1e-5)
+
+
+def test_sequence_last_of_a_recurrence_refused_naming_the_op_without_a_shape(tmp_path):
+    """CNTK 2.7 saves sequence.last(Recurrence(LSTM)); Stadyn refuses it (docs/model-files.md,
+    "Refused"), naming the sequence op whose shape is unknown (50fdc14c named FutureValue,
+    which is written)."""
+    s = C.sequence.input_variable(4, name="x")
+    z = C.sequence.last(C.layers.Recurrence(C.layers.LSTM(3))(s))
+    with pytest.raises(CntkWriteUnsupported, match=r"^no CNTK v1 form for ReconcileDynamicAxis: "
+                                                   r"a sequence op's shape is not known"):
+        C.debugging.save_as_legacy_model(z, str(tmp_path / "last.dnn"))
+    assert not (tmp_path / "last.dnn").exists()
