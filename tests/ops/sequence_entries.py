@@ -80,6 +80,10 @@ def ref_broadcast_as(x, like, lengths):
     return _pad_like(rows, np.zeros((like.shape[0], like.shape[1]) + x.shape[1:]))
 
 
+def ref_reconcile(x, lengths, like, like_lengths):
+    return x
+
+
 def _initial(initial_state, step_shape, b):
     s = np.asarray(initial_state, dtype=np.float64)
     return np.broadcast_to(s[b] if s.ndim == len(step_shape) + 1 else s, step_shape)
@@ -166,6 +170,8 @@ def sequence_entries(Case, Entry):
         "sequence_broadcast_as": Entry([Case((padded(seed=4)[:, 0], x3, LENGTHS))],
                                        ref_broadcast_as, grad_inputs=(0,),
                                        why_not_others="only x's value reaches the output"),
+        "sequence_reconcile": Entry([Case((x3, LENGTHS, x3, LENGTHS))], ref_reconcile,
+                                    grad_inputs=(0,), why_not_others="the lengths are counts"),
         "past_value": Entry([Case((x3, LENGTHS, np.float32(0.5))),
                              Case((x3, LENGTHS, padded(2, seed=5)[:, 0]), {"time_step": 2})],
                             ref_past_value, why_not_others=mask_note),

@@ -161,6 +161,39 @@ def sequence_broadcast_as(x, like, lengths):
     return _masked(y, lengths, 0.0)
 
 
+@op(4, category=_C, sequence="lengths:like_lengths")
+def sequence_reconcile(x, lengths, like, like_lengths):
+    """The sequences ``x`` (with ``lengths``) put on the sequence axis of ``like`` (with
+    ``like_lengths``; CNTK's ``reconcile_dynamic_axes`` of a sequence on another axis): the
+    values as they are, checked at run to have the same lengths (a ``ValueError`` where they
+    differ).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> with sd.auto_forward():
+        ...     x = sd.Variable.from_numpy_array(np.arange(4.0).reshape(2, 2))
+        ...     n = sd.Variable.from_numpy_array(np.array([2, 1]))
+        ...     F.sequence_reconcile(x, n, x * 0, n).d.tolist()
+        [[0.0, 1.0], [2.0, 3.0]]
+    """
+    if tuple(x.shape[:2]) != tuple(like.shape[:2]) or lengths.shape != like_lengths.shape:
+        raise ValueError(f"{_UNRECONCILED}: padded {tuple(x.shape[:2])} and "
+                         f"{tuple(like.shape[:2])} (sequences, steps)")
+    if lengths.is_meta or like_lengths.is_meta:     # (a shape inferred: nothing to check)
+        pass
+    elif isinstance(lengths, FakeTensor):     # traced: the check is in the program (CPU)
+        if lengths.device.type == "cpu":
+            torch._assert_async(torch.all(lengths == like_lengths), _UNRECONCILED)
+    elif bool((lengths != like_lengths).any()):
+        raise ValueError(f"{_UNRECONCILED}: lengths {lengths.tolist()} and "
+                         f"{like_lengths.tolist()}")
+    return x.view_as(x)     # (a view: the output gets its own autograd node)
+
+
+_UNRECONCILED = ("sequence_reconcile: sequences cannot be put on the axis of sequences of other "
+                 "lengths (CNTK 2.7: an MB layout that is incompatible)")
+
+
 def _initial(initial_state, like):
     """The initial state broadcast to one step of ``like`` (``(B, *s)``)."""
     return initial_state.to(like.dtype).expand_as(like) if initial_state.ndim <= like.ndim \

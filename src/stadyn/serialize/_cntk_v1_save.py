@@ -18,6 +18,7 @@ own ``load_model`` cannot read them back) is refused with :class:`CntkWriteUnsup
 from __future__ import annotations
 
 import os
+import re
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -118,8 +119,10 @@ class _Converter:
         while name not in self.shapes and name in self.alias and name not in seen:
             seen.add(name)
             name = self.alias[name]
-        if name not in self.shapes:
-            raise _Unwritable(op, f"the shape of {name} is not known")
+        if name not in self.shapes:     # (named by the op that makes it: a sequence op's)
+            maker = re.sub(r"\d+_Output_\d+$", "", name) or name
+            raise _Unwritable(maker, f"a sequence op's shape is not known: {name} (read by "
+                                     f"{op}) has no shape in the v2 form")
         return self.shapes[name]
 
     # -- leaves -------------------------------------------------------------------------------

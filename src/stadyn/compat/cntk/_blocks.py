@@ -59,6 +59,7 @@ def as_block(composite, block_arguments_map, block_op_name: str,
                                   block_instance_name)
     _refuse_inputs(composite, block_instance_name)
     pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
+    _refuse_unblockable(composite)
     if isinstance(composite, Deferred) and composite.placeholders:
         # a graph over placeholders without a shape: built on the actual arguments
         out = unwrap(composite.bound_to(dict(block_arguments_map)))
@@ -86,6 +87,16 @@ def _refuse_inputs(composite, instance_name: str) -> None:
                              f"argument '{a!r}' which is not a placeholder. All arguments of "
                              "the composite underlying a Block must be placeholders\n(map a "
                              "placeholder of the composite to it in block_arguments_map)")
+
+
+def _refuse_unblockable(composite) -> None:
+    """A composite of several outputs (CNTK 2.7: a block of as many) is refused, not cut to
+    its first output."""
+    outputs = getattr(composite, "outputs", ())
+    if len(outputs) > 1:
+        raise ValueError(f"as_block: the composite has {len(outputs)} outputs; Stadyn makes "
+                         "blocks of one output (CNTK 2.7 makes a block of as many): make one "
+                         "block per output")
 
 
 def _check_mapped(composite, block_arguments_map, instance_name: str) -> None:

@@ -48,7 +48,7 @@ class RunState:
     (:class:`SequenceBegins`, made at its first run), whether its graph may run and whether
     its runs are checked for NaN (CNTK's checked mode, read at its first run)."""
 
-    __slots__ = ("begins", "runnable", "checked", "required", "__weakref__")
+    __slots__ = ("begins", "runnable", "checked", "required", "runs", "__weakref__")
 
     def __init__(self):
         self.begins: SequenceBegins | None = None
@@ -57,6 +57,9 @@ class RunState:
         # the arguments each set of requested outputs needs (by their ids), with the graph
         # version they were found at: found once, again only after a rewire
         self.required: dict = {}
+        # the runs made so far: a forward's kept state is good for the backward while no
+        # later run has replaced the values it kept
+        self.runs = 0
 
     def recurrences(self, roots: list[Variable]) -> SequenceBegins | None:
         """The recurrences of the graph of the Function's outputs ``roots`` whose states its
@@ -216,6 +219,7 @@ class FunctionRuns:
             undo.undo()
             raise
         state = self._run_state()
+        state.runs += 1         # (from here on the graph holds this run's values)
         with carrying(begins), state.checked.run(keep):
             if keep:
                 with training(True):
@@ -233,7 +237,7 @@ class FunctionRuns:
         pending = pending_assignments(assigns)
         if not keep:
             apply_assignments(pending)      # training: after the backward
-        return (_ForwardState(self, pending, flags) if keep else None), values
+        return (_ForwardState(self, pending, flags, state.runs) if keep else None), values
 
     def _prepare(self, arguments: Any, outputs, wanted: list, keep: bool,
                  undo: "FeedUndo") -> tuple:
@@ -284,6 +288,13 @@ class FunctionRuns:
             raise ValueError("backward: the forward() before it kept no intermediate results "
                              "(set keep_for_backward to the outputs in root_gradients)")
         _check_differentiable(variables, "backward")
+        if state.run != state.function._run_state().runs:       # (CNTK 2.7's words)
+            raise RuntimeError(
+                f"Function '{self}' Backward: The specified backprop state specified cannot "
+                "be used for backpropagation as the Function's internal state was modified by "
+                "subsequent Forward calls to the function. This is not a user error but a "
+                "shortcoming of the current implementation where multiple independent backprop "
+                "states are not simultaneously supported.")
         roots = [unwrap(root) for root in root_gradients]
         leaves = [v for v in _leaves_of(roots) if v.need_grad]
         saved = [(v, v.grad) for v in leaves]
@@ -405,12 +416,14 @@ def _leaves_of(roots: list[Variable]) -> list[Variable]:
 class _ForwardState:
     """What ``forward(keep_for_backward=...)`` hands to ``backward``."""
 
-    __slots__ = ("function", "assignments", "flags")
+    __slots__ = ("function", "assignments", "flags", "run")
 
-    def __init__(self, function: "FunctionRuns", assignments: list, flags: list[bool] | None):
+    def __init__(self, function: "FunctionRuns", assignments: list, flags: list[bool] | None,
+                 run: int):
         self.function = function
         self.assignments = assignments       # assign ops' writes, made after the backward
         self.flags = flags                   # the run's sequence-begin flags, if given
+        self.run = run                       # its number among the Function's runs
 
 
 def _refuse_computed_empty(lengths: list) -> None:

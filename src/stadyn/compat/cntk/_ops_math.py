@@ -154,6 +154,7 @@ def leaky_relu(x, alpha: float = 0.01, name: str = ""):
 def param_relu(alpha, x, name: str = ""):
     """``x`` for ``x > 0``, ``alpha * x`` otherwise, with a learnable ``alpha`` (a parameter of
     the sample's shape, or one broadcasting to it)."""
+    refuse_several_outputs(x, "pre_lu")
     v = operand(x)
     neg = binary(F.mul2, alpha, wrap(F.minimum_scalar(v, 0.0)))
     return named(wrap(one_op(F.add2(F.maximum_scalar(v, 0.0), operand(neg)), alpha, v)), name,
@@ -195,6 +196,7 @@ def hard_sigmoid(x, alpha: float, beta: float, name: str = ""):
 @float_arrays("x", "min_value", "max_value")
 def clip(x, min_value, max_value, name: str = ""):
     """``x`` limited to ``[min_value, max_value]`` (numbers, or tensors broadcasting to it)."""
+    refuse_several_outputs(x, None)
     if isinstance(min_value, (int, float)) and isinstance(max_value, (int, float)):
         v = operand(x)
         out = F.clip_by_value_scalar(v, float(min_value), float(max_value))
@@ -484,8 +486,8 @@ def mean(*operands, name: str = ""):
     total = items[0]
     for item in items[1:]:
         total = plus(total, item)
-    out = element_times(total, 1.0 / len(items))
-    return _n_ary_block(out, "Mean", "ElementDivide", name, items)
+    out = element_divide(total, float(len(items)))     # (CNTK: a division by n; the
+    return _n_ary_block(out, "Mean", "ElementDivide", name, items)     # files hold n)
 
 
 # CNTK 2.7 runs none of these on a sparse input (a product with it first)

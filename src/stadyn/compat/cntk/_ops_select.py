@@ -20,7 +20,7 @@ from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (float_arrays, lead_axes, named, one_op, operand as _as_operand,
-                     reshape_samples, sample_shape, unwrap, wrap)
+                     refuse_several_outputs, reshape_samples, sample_shape, unwrap, wrap)
 from ._axis import Axis
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._ops_shape import _axis_index
@@ -35,6 +35,7 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
     ``end_index`` (0: to the end; negative: from the end) every ``strides``.  A negative
     stride walks the same range ``[begin, end)`` backwards from its last element, as CNTK 2.7
     does (``C.slice(x, 0, 0, 0, strides=-1)`` reverses the axis)."""
+    refuse_several_outputs(x, "slice")
     axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     begins = list(begin_index) if isinstance(begin_index, (list, tuple)) else [begin_index]
     ends = list(end_index) if isinstance(end_index, (list, tuple)) else [end_index]

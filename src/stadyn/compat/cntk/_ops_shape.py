@@ -256,6 +256,7 @@ def flatten(x, axis=None, name: str = ""):
 def pad(x, pattern, mode=CONSTANT_PAD, constant_value=0, name: str = ""):
     """The sample padded by ``pattern`` (``[(before, after)]`` per axis) with a constant, by
     reflection (``REFLECT_PAD``) or by mirroring the edge too (``SYMMETRIC_PAD``)."""
+    refuse_several_outputs(x, "pad")
     v = _as_operand(x)
     pattern = [tuple(int(p) for p in pair) for pair in pattern]
     lead = v.ndim - len(pattern)
@@ -301,6 +302,7 @@ def _index(v, axis: int, i: int):
 def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str = ""):
     """Each value of ``x`` (a class index) as a one-hot vector of ``num_classes`` along a new
     per-sample ``axis``."""
+    refuse_several_outputs(x, "one_hot_op")
     v = _as_operand(x)
     shape = tuple(sample_shape(x))
     n = lead_axes(x)
@@ -387,12 +389,19 @@ def space_to_depth(operand, block_size: int, name: str = ""):
 def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
     """``x`` with the dynamic axes of ``dynamic_axes_as``: without sequences, ``x`` itself
     (repeated for every sample when it has no batch axis); on a sequence's axes, one value
-    per sequence (or one for all) is repeated at every step."""
+    per sequence (or one for all) is repeated at every step; a sequence on another sequence
+    axis is put on that of ``dynamic_axes_as`` (a ValueError at run where the lengths
+    differ)."""
     like = _as_operand(dynamic_axes_as)
     if getattr(like, "sequence_lengths", None) is not None:
         v = _as_operand(x)
         if getattr(v, "sequence_lengths", None) is None:
             v = Seq.broadcast_as(_match_batch(v, x, dynamic_axes_as, lead=1), like)
+        elif v.sequence_lengths is not like.sequence_lengths:
+            # a sequence on another axis: on like's, its lengths checked at run (CNTK 2.7)
+            return named(wrap(F.sequence_reconcile(v, v.sequence_lengths, like,
+                                                   like.sequence_lengths)),
+                         name, "ReconcileDynamicAxis")
         return named(wrap(F.identity(v)), name, "ReconcileDynamicAxis")
     if batched(x) or not batched(dynamic_axes_as):
         from ._ops_math import alias

@@ -22,7 +22,8 @@ from ...graph import (Variable, broadcast_like, format_location, mark_free_dimen
                       user_location)
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
-from ._adapt import adapt, batched, const, float_arrays, named, one_op, operand, unwrap, wrap
+from ._adapt import (adapt, batched, const, float_arrays, named, one_op, operand,
+                     refuse_several_outputs, unwrap, wrap)
 from ._adapt import operand as _as_operand
 from ._axis import Axis
 from ._loops import as_loop_sequence, one_step
@@ -160,6 +161,7 @@ def broadcast_as(operand, broadcast_as_operand, name: str = ""):
     step sees the same ``operand``: it is returned as it is.
 
     Example: ``C.sequence.broadcast_as(C.sequence.last(h), h)``."""
+    refuse_several_outputs(operand, None)
     like = unwrap(broadcast_as_operand)
     if getattr(like, "sequence_lengths", None) is None and _in_step(like):
         if isinstance(unwrap(operand), Variable):   # CNTK's first pass reads like's axes

@@ -8,7 +8,7 @@ import torch
 from ... import cntk_semantics as S
 from ... import functions as F
 from ._common import SCALAR_FORM, import_unary, onnx_unary
-from ._cntk_read_more import clip_cntk, straight_through_cntk
+from ._cntk_read_more import clip_cntk, clip_cntk_v1, straight_through_cntk
 from ._cntk_rules import cntk_elementwise, cntk_same
 from ._nnabla import nnabla
 from . import _nnabla_composed as composed
@@ -123,7 +123,8 @@ register_rules(F.r_sub_scalar, onnx_export=_scalar_onnx("Sub", reflected=True),
 register_rules(F.r_div_scalar, onnx_export=_scalar_onnx("Div", reflected=True),
                onnx_import={"Reciprocal": import_unary(F.r_div_scalar, 1.0)},
                nnp_import=nnabla(F.r_div_scalar, "RDivScalar", val=float),
-               cntk_import={"Reciprocal": cntk_same(lambda v: S.divide(None, v))})
+               cntk_import={"Reciprocal": cntk_same(lambda v: S.divide(None, v))},
+               cntk_v1_import={"Reciprocal": cntk_same(lambda v: S.divide(None, v))})
 register_rules(F.r_pow_scalar, onnx_export=_scalar_onnx("Pow", reflected=True),
                onnx_import=Unmapped(SCALAR_FORM),
                nnp_import=nnabla(F.r_pow_scalar, "RPowScalar", val=float))
@@ -198,6 +199,7 @@ _NNABLA_CLIP = Unmapped("NNabla has no clip function: the export's maximum and m
                         "one by one")
 register_rules(F.clip_by_value_scalar, onnx_export=_clip_onnx, onnx_import={"Clip": _import_clip},
                cntk_import={"Clip": clip_cntk, "StraightThrough": straight_through_cntk},
+               cntk_v1_import={"Clip": clip_cntk_v1},
                nnp_export=_clip_nnp("MaximumScalar", "MinimumScalar"), nnp_import=_NNABLA_CLIP)
 
 
@@ -246,7 +248,8 @@ def _nnabla_rule(node, values):
 register_rules(F.abs, onnx_export=onnx_unary("Abs"),
                onnx_import={"Abs": import_unary(F.abs, floats_only=False)},
                nnp_import=nnabla(F.abs, "Abs", convert=_nnabla_rule),   # gradient 1 at 0
-               cntk_import={"Abs": cntk_same(F.abs, "cntk")})   # CNTK's gradient Sgn(x)
+               cntk_import={"Abs": cntk_same(F.abs, "cntk")},   # CNTK's gradient Sgn(x)
+               cntk_v1_import={"Abs": cntk_same(F.abs, "cntk")})
 register_rules(F.exp, onnx_export=onnx_unary("Exp"), onnx_import={"Exp": import_unary(F.exp)},
                nnp_import=nnabla(F.exp, "Exp"), cntk_import={"Exp": cntk_same(F.exp)})
 register_rules(F.log, onnx_export=onnx_unary("Log"), onnx_import={"Log": import_unary(F.log)},

@@ -74,6 +74,40 @@ def clip_cntk(node):
     return F.where(F.equal(clipped, x), x, F.stop_gradient(clipped))
 
 
+
+class _InputsReordered:
+    """A node whose inputs are read in another ``order`` (the rest as the node's)."""
+
+    def __init__(self, node, order):
+        self._node, self._order = node, list(order)
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self._order)
+
+    def var(self, i):
+        return self._node.var(self._order[i])
+
+    def shape(self, i):
+        return self._node.shape(self._order[i])
+
+    def batched(self, i):
+        return self._node.batched(self._order[i])
+
+    def lead(self, i):
+        return self._node.lead(self._order[i])
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+
+def clip_cntk_v1(node):
+    """A v1 ``Clip`` node, whose inputs are ``(min, max, x)`` (CNTK's ``ClipNode``): as CNTK
+    2's ``Clip(x, min, max)``."""
+    if node.n_inputs != 3:
+        node.unsupported(f"a clip of {node.n_inputs} inputs")
+    return clip_cntk(_InputsReordered(node, (2, 0, 1)))
+
 def straight_through_cntk(node):
     """CNTK's ``StraightThrough`` (``straight_through_impl``): ``1`` where ``x > 0``, else
     ``-1`` (CNTK 2.7 gives -1 for 0 and NaN), with the gradient of ``clip(x, -1, 1)`` (what

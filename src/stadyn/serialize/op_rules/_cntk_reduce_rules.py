@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import functions as F
 from ...sequence import reshape_samples, unpack
-from ._cntk_shape_rules import _ALL_AXES, _axes_attr, _sample
+from ._cntk_shape_rules import _ALL_AXES, _axes_attr, _sample, v1_axis
 
 __all__ = ["reduce_cntk"]
 
@@ -93,3 +93,20 @@ def reduce_cntk(node):
             index = reshape_samples(index, lead, (1,) * len(sample))
         return F.cast(index, np.dtype(x.dtype).name)
     node.unsupported(f"reduction {name!r} over {axes}")
+
+
+def reduce_cntk_v1(node):
+    """A v1 ``ReduceElements`` node: ``operation`` over ``axes`` (internal indices; 0 all the
+    static axes), keeping
+    them where ``keep_dimensions`` says, as CNTK 2's ``ReduceElements``."""
+    a = node.attrs
+    axes = [int(i) for i in a.get("axes", ())]
+    if any(i < 0 for i in axes) or 0 in axes and len(axes) > 1:
+        node.unsupported(f"a reduction over the internal axes {axes}")
+    node.attrs = {"reductionOpName": a.get("operation", "Sum"),
+                  "reductionKeepDimensions": bool(a.get("keep_dimensions", True))}
+    if axes and axes != [0]:
+        node.attrs["axisVec"] = [v1_axis(i) for i in axes]
+        return reduce_cntk(node)
+    # (none, or 0: all the static axes, to one value of shape (1,) as CNTK 2.7 loads it)
+    return reshape_samples(reduce_cntk(node), node.lead(0), (1,))

@@ -12,6 +12,7 @@ from typing import Any
 from ... import functions as F
 from ... import cntk_semantics as S
 from ...sequence import reshape_samples
+from .._cntk_format import CntkAxis
 from ._cntk_read_others import symmetric_pad
 
 __all__ = ["sample_axis", "gather_cntk", "top_k_cntk", "one_hot_cntk", "reshape_cntk",
@@ -250,3 +251,34 @@ def pad_cntk(node):
         return symmetric_pad(node, node.var(0), [(int(h), int(f)) for h, f in zip(head, foot)])
     width = tuple(v for h, f in zip(head, foot) for v in (int(h), int(f)))
     return F.pad(node.var(0), width, mode, float(node.attr("paddingConstantValue", 0.0)))
+
+
+def v1_axis(index: int) -> CntkAxis:
+    """A v1 node's axis field (CNTK's internal index: a column-major static axis plus 1) as
+    CNTK 2's stored ``Axis``.
+
+    Example:
+        >>> v1_axis(1).static_axis_idx
+        0
+    """
+    return CntkAxis(int(index) - 1, f"staticAxisIdx={int(index) - 1}", True)
+
+
+def splice_cntk_v1(node):
+    """A v1 ``RowStack`` node (``splice``): its inputs joined along ``splice_dim``, as CNTK
+    2's ``Splice``."""
+    dim = int(node.attrs.get("splice_dim", 1))
+    if dim < 1:
+        node.unsupported(f"a splice along the internal axis {dim}")
+    node.attrs = {"axis": v1_axis(dim)}
+    return splice_cntk(node)
+
+
+def reshape_cntk_v1(node):
+    """A v1 ``Reshape`` node: ``shape`` replaces the sample axes ``begin_dim`` to ``end_dim``
+    (internal indices), as CNTK 2's ``Reshape``."""
+    a = node.attrs
+    begin, end = int(a.get("begin_dim", 1)), int(a.get("end_dim", 0))
+    node.attrs = {"newShape": tuple(a["shape"]), "beginAxis": v1_axis(begin),
+                  "endAxis": v1_axis(end) if end >= 1 else None}
+    return reshape_cntk(node)

@@ -62,7 +62,8 @@ def _import_gemm(node):
 register_rules(F.affine, onnx_export=_affine_onnx, onnx_import={"Gemm": _import_gemm},
                nnp_import=nnabla(F.affine, "Affine", base_axis=int),
                cntk_import={"Times": times_cntk, "TransposeTimes": transpose_times_cntk},
-               cntk_v1_import={"Times": v1(times_cntk, output_rank="outputRank")})
+               cntk_v1_import={"Times": v1(times_cntk, output_rank="outputRank"),
+                               "TransposeTimes": transpose_times_cntk})
 
 
 # -- convolutions -----------------------------------------------------------------------------

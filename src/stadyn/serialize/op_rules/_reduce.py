@@ -8,7 +8,7 @@ from ... import functions as F
 from ...ops import norm_axes
 from ._common import onnx_axis
 from ._cntk_read_more import cos_distance_cntk
-from ._cntk_reduce_rules import reduce_cntk
+from ._cntk_reduce_rules import reduce_cntk, reduce_cntk_v1
 from ._cntk_rules import hardmax_cntk
 from ._nnabla import nnabla
 from . import _nnabla_composed as composed
@@ -114,7 +114,8 @@ register_rules(F.sum, onnx_export=_reduce_onnx("ReduceSum"),
                onnx_import={"ReduceSum": _import_reduce(F.sum)},
                nnp_import={**nnabla(F.sum, "Sum", convert=_axes_nnp, export=_axes_export,
                                     axes=list, keep_dims=bool), **composed.REDUCE_SUM},
-               cntk_import={"ReduceElements": reduce_cntk, "CosDistance": cos_distance_cntk})
+               cntk_import={"ReduceElements": reduce_cntk, "CosDistance": cos_distance_cntk},
+               cntk_v1_import={"ReduceElements": reduce_cntk_v1})
 register_rules(F.mean, onnx_export=_reduce_onnx("ReduceMean"),
                onnx_import={"ReduceMean": _import_reduce(F.mean)},
                nnp_import={**nnabla(F.mean, "Mean", convert=_axes_nnp, export=_axes_export,
@@ -129,7 +130,7 @@ register_rules(F.max, onnx_export=_reduce_onnx("ReduceMax", "ArgMax"),
                nnp_import=nnabla(F.max, "Max", convert=_scan_nnp,
                                  export=_axes_export, axes=list, keep_dims=bool,
                                  with_index=bool, only_index=bool),
-               cntk_import={"Hardmax": hardmax_cntk})
+               cntk_import={"Hardmax": hardmax_cntk}, cntk_v1_import={"Hardmax": hardmax_cntk})
 register_rules(F.min, onnx_export=_reduce_onnx("ReduceMin", "ArgMin"),
                onnx_import={"ReduceMin": _import_reduce(F.min), "ArgMin": _import_arg(F.min)},
                nnp_import=nnabla(F.min, "Min", convert=_scan_nnp,

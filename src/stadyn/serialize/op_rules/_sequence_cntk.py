@@ -44,7 +44,7 @@ def delay_cntk(node):
 def delay_cntk_v1(node):
     """A v1 ``PastValue``/``FutureValue`` node (``time_step`` steps; its second input, where
     CNTK 2's v1 writer gives one, the initial state): as CNTK 2's."""
-    if node.n_inputs() != 2:
+    if node.n_inputs != 2:
         node.unsupported("a v1 delay without an initial-state input")
     node.attrs = {"offset": node.attrs.get("time_step", 1)}
     return delay_cntk(node)

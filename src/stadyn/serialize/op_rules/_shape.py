@@ -10,7 +10,8 @@ from ... import functions as F
 from ...ops import norm_axis
 from .._onnx_api import INT64_MAX
 from ._common import COMPOSITE, onnx_axis
-from ._cntk_shape_rules import (pad_cntk, reshape_cntk, slice_cntk, slice_cntk_v1, splice_cntk,
+from ._cntk_shape_rules import (pad_cntk, reshape_cntk, reshape_cntk_v1, slice_cntk,
+                                slice_cntk_v1, splice_cntk, splice_cntk_v1,
                                 squeeze_cntk, transpose_axes_cntk)
 from ._nnabla import nnabla
 from ._cntk_read_others import crop_cntk
@@ -89,7 +90,8 @@ register_rules(F.reshape, onnx_export=_reshape_onnx,
                nnp_export=lambda e, inputs, attrs: e.function(
                    "Reshape", inputs[:1], {"shape": e.shape(e.outputs[0]),
                                            "inplace": bool(attrs["inplace"])}),
-               cntk_import={"Reshape": reshape_cntk, "Squeeze": squeeze_cntk})
+               cntk_import={"Reshape": reshape_cntk, "Squeeze": squeeze_cntk},
+               cntk_v1_import={"Reshape": reshape_cntk_v1})
 
 
 def _transpose_onnx(g, inputs, attrs):
@@ -126,7 +128,7 @@ def _import_concat(node):
 register_rules(F.concatenate, onnx_export=_concatenate_onnx,
                onnx_import={"Concat": _import_concat},
                nnp_import=nnabla(F.concatenate, "Concatenate", axis=int),
-               cntk_import={"Splice": splice_cntk})
+               cntk_import={"Splice": splice_cntk}, cntk_v1_import={"RowStack": splice_cntk_v1})
 
 
 def _stack_onnx(g, inputs, attrs):
