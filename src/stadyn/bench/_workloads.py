@@ -245,10 +245,13 @@ def cifar_layer_names(params: dict) -> tuple[list[tuple[str, str]], list[tuple[s
 
     Example:
         >>> import numpy as np
-        >>> p = {"m[1].W": np.zeros((8, 3, 3, 3)), "m[1].b": np.zeros((8, 1, 1)),
-        ...      "m[4].W": np.zeros((8, 10)), "m[4].b": np.zeros(10)}
-        >>> cifar_layer_names(p)
-        ([('m[1].W', 'm[1].b')], [('m[4].W', 'm[4].b')])
+        >>> p = {}
+        >>> for i in (1, 3, 6, 8, 11, 14, 17):
+        ...     p[f"m[{i}].W"] = np.zeros(1)
+        ...     p[f"m[{i}].b"] = np.zeros((4, 1, 1) if i < 10 else 4)
+        >>> convs, dense = cifar_layer_names(p)
+        >>> convs[1], dense[2]
+        (('m[3].W', 'm[3].b'), ('m[17].W', 'm[17].b'))
     """
     weights = [k[:-1] for k in params if k.endswith(("/W", ".W"))]
     missing = [n + "b" for n in weights if n + "b" not in params]
