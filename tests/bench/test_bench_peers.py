@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from stadyn.bench import WORKLOADS
+from stadyn.bench._workloads import cifar_layer_names
 from stadyn.bench._peers import (PEER_MODES, PeerSetupError, check_peer_pythons, peer_python,
                                  run_peers, spec_meta, write_spec)
 from stadyn.cli import main
@@ -57,6 +58,35 @@ def test_the_cifar_bs_spec_holds_the_trained_parameters_only(tmp_path):
         shapes = {k: z[k].shape for k in z.files if k not in ("__x__", "__t__", "__meta__")}
     assert not [k for k in shapes if k.startswith("_")]
     assert len(shapes) == 14 and sum(int(np.prod(s)) for s in shapes.values()) == 949834
+
+
+def test_the_cifar_specs_name_each_layers_parameters(tmp_path):
+    """The peers take the ConvNet's parameters by the layer names in the spec: the Python
+    layers' (``convolution/W``) or, from BrainScript, cntk.exe's node names (they looked up
+    ``convolution/W`` in the cifar-bs spec once: KeyError)."""
+    bs_convs = [[f"model.arrayOfFunctions[{i}].W", f"model.arrayOfFunctions[{i}].b"]
+                for i in (1, 3, 6, 8)]
+    bs_dense = [[f"model.arrayOfFunctions[{i}].arrayOfFunctions[0].W",
+                 f"model.arrayOfFunctions[{i}].arrayOfFunctions[0].b"] for i in (11, 14)]
+    bs_dense.append(["model.arrayOfFunctions[17].W", "model.arrayOfFunctions[17].b"])
+    py_convs = [[f"{n}/W", f"{n}/b"] for n in
+                ("convolution", "convolution_1", "convolution_2", "convolution_3")]
+    py_dense = [[f"{n}/W", f"{n}/b"] for n in ("dense", "dense_1", "dense_2")]
+    for workload, convs, dense in (("cifar-bs", bs_convs, bs_dense),
+                                   ("cifar", py_convs, py_dense)):
+        path = write_spec(workload, str(tmp_path / f"{workload}.npz"))
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["__meta__"]))
+            names = set(z.files)
+        assert meta["conv_layers"] == convs and meta["dense_layers"] == dense, workload
+        assert {n for pair in convs + dense for n in pair} <= names
+
+
+def test_the_cifar_layer_rule_refuses_another_network():
+    with pytest.raises(ValueError, match="expected 4 convolutions and 3 dense layers"):
+        cifar_layer_names({"a/W": np.zeros((2, 3)), "a/b": np.zeros(3)})
+    with pytest.raises(ValueError, match=r"no bias \['a/b'\]"):
+        cifar_layer_names({"a/W": np.zeros((2, 3))})
 
 
 def test_spec_meta_of_the_cifar_workloads():
@@ -123,11 +153,12 @@ def test_a_failing_peer_is_skipped_with_its_stderr(tmp_path):
     assert any("nnabla peer failed on mlp" in line and "peer broke" in line for line in lines)
 
 
-@pytest.mark.parametrize("workload", ["mlp", "cifar", "digits-cnn"])
+@pytest.mark.parametrize("workload", ["mlp", "cifar", "cifar-bs", "digits-cnn"])
 @pytest.mark.parametrize("peer", list(PEER_MODES))
 def test_peer_first_loss_equals_stadyns(peer, workload):
     """(The NNabla peer failed on ``cifar`` once Stadyn's convolution bias became CNTK's
-    (C, 1, 1): NNabla's convolution wants (C,).)"""
+    (C, 1, 1): NNabla's convolution wants (C,); on ``cifar-bs`` once BrainScript's parameters
+    took cntk.exe's node names.)"""
     python = peer_python(peer)
     if not os.path.isfile(python):
         pytest.skip(f"no {peer} peer environment at {python} (make bench-peers creates it)")

@@ -27,7 +27,7 @@ import torch
 
 from .. import solvers as S
 from .._errors import StadynError
-from ._workloads import WORKLOADS
+from ._workloads import WORKLOADS, cifar_layer_names
 
 __all__ = ["PEERS", "PEER_MODES", "PeerSetupError", "PeerResults", "peer_python",
            "check_peer_pythons", "spec_meta", "write_spec", "run_peers"]
@@ -127,26 +127,35 @@ def _solver_meta(solver: S.Solver) -> dict:
     raise ValueError(f"the peers have no counterpart of solver {type(solver).__name__}")
 
 
-def spec_meta(workload: str, seed: int = 0) -> dict:
+def spec_meta(workload: str, seed: int = 0, params: dict | None = None) -> dict:
     """The metadata of a workload's spec: workload name, network (and its options), solver,
-    batch size and seed."""
+    batch size and seed.  The CIFAR ConvNet's also names its layers' parameters in ``params``
+    (default: the workload's initial parameters), which the Python layers and BrainScript name
+    differently: ``conv_layers`` and ``dense_layers``, ``[weight, bias]`` pairs in the order
+    applied (:func:`~stadyn.bench._workloads.cifar_layer_names`)."""
     if workload not in _NETWORKS:
         raise ValueError(f"no peer network for workload {workload!r}; peers know "
                          f"{', '.join(_NETWORKS)}")
     w = WORKLOADS[workload]
-    return {"workload": workload, **_NETWORKS[workload], "solver": _solver_meta(w.solver()),
+    meta = {"workload": workload, **_NETWORKS[workload], "solver": _solver_meta(w.solver()),
             "batch_size": w.batch_size, "seed": seed}
+    if meta["network"] == "cifar_convnet":
+        convs, dense = cifar_layer_names(w.initial_parameters(seed) if params is None else params)
+        meta["conv_layers"] = [list(pair) for pair in convs]
+        meta["dense_layers"] = [list(pair) for pair in dense]
+    return meta
 
 
 def write_spec(workload: str, path: str, seed: int = 0) -> str:
     """Write the peers' spec for ``workload`` to ``path`` (an ``.npz``): the initial parameters
     under Stadyn's names (float32), the batch as ``__x__`` (float32) and ``__t__`` (int32,
-    (B, 1)), and ``__meta__`` (:func:`spec_meta` as a JSON string).  Returns ``path``."""
+    (B, 1)), and ``__meta__`` (:func:`spec_meta` as a JSON string: for the CIFAR ConvNet, which
+    parameters are which layer's).  Returns ``path``."""
     w = WORKLOADS[workload]
-    meta = spec_meta(workload, seed)
+    params = w.initial_parameters(seed)
+    meta = spec_meta(workload, seed, params)
     x, t = w.batch(seed)
-    arrays = {name: value.detach().cpu().float().numpy()
-              for name, value in w.initial_parameters(seed).items()}
+    arrays = {name: value.detach().cpu().float().numpy() for name, value in params.items()}
     clash = [n for n in arrays if n.startswith("__")]
     if clash:
         raise ValueError(f"parameter names {clash} clash with the spec's reserved names")

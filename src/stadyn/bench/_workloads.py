@@ -46,7 +46,7 @@ from ._cntk_workload import (CNTK_MODES, CNTK_TWIN_LR, CNTK_TWIN_WEIGHT_DECAY, c
 from ._runner import Case
 
 __all__ = ["Workload", "WORKLOADS", "WORKLOAD_ALIASES", "workload_name", "STADYN_MODES",
-           "ALL_STADYN_MODES", "TORCH_MODES", "ALL_TORCH_MODES"]
+           "ALL_STADYN_MODES", "TORCH_MODES", "ALL_TORCH_MODES", "cifar_layer_names"]
 
 STADYN_MODES = ("dynamic", "static", "compiled", "static-bf16")
 TORCH_MODES = ("eager", "compile", "eager-cl", "compile-cl")
@@ -145,9 +145,10 @@ class Workload:
         with parameter_registry(registry):
             self.make_model()(Variable((self.batch_size,) + self.input_shape))
         # every registry item (batch-norm running statistics too: the peers look them up by
-        # name) but a BrainScript network's number constants (its twin has no such weights)
+        # name) but a BrainScript network's one-element constants, (1,) or (1, 1) (its number
+        # operands, Normalize's featScale: its twin has no such weights)
         return {k: v.data.detach().clone() for k, v in registry.items()
-                if not (self.from_brainscript and not v.need_grad and tuple(v.shape) == (1,))}
+                if not (self.from_brainscript and not v.need_grad and v.data.numel() == 1)}
 
     # -- PyTorch --------------------------------------------------------------------------------
     def torch_case(self, mode: str, seed: int = 0) -> Case:
@@ -235,23 +236,48 @@ class _MLPTwin(nn.Module):
         return self.out(torch.relu(self.fc2(h)))
 
 
+def cifar_layer_names(params: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The ``(weight, bias)`` names of the CIFAR ConvNet's convolutions and dense layers in
+    ``params``, each list in the order made: the Python layers' names (``convolution/W``) or
+    BrainScript's, named after cntk.exe's nodes (``model.arrayOfFunctions[1].W``).  A name
+    ending in ``W`` is a weight, the same name ending in ``b`` its bias; a (C, 1, 1) bias makes
+    it a convolution, a (C,) one a dense layer.  The twins and the peers' specs use this rule.
+
+    Example:
+        >>> import numpy as np
+        >>> p = {}
+        >>> for i in (1, 3, 6, 8, 11, 14, 17):
+        ...     p[f"m[{i}].W"] = np.zeros(1)
+        ...     p[f"m[{i}].b"] = np.zeros((4, 1, 1) if i < 10 else 4)
+        >>> convs, dense = cifar_layer_names(p)
+        >>> convs[1], dense[2]
+        (('m[3].W', 'm[3].b'), ('m[17].W', 'm[17].b'))
+    """
+    weights = [k[:-1] for k in params if k.endswith(("/W", ".W"))]
+    missing = [n + "b" for n in weights if n + "b" not in params]
+    if missing:
+        raise ValueError(f"CIFAR ConvNet parameters: no bias {missing} for their weights")
+    convs = [(n + "W", n + "b") for n in weights if len(params[n + "b"].shape) == 3]
+    dense = [(n + "W", n + "b") for n in weights if len(params[n + "b"].shape) == 1]
+    if len(convs) != 4 or len(dense) != 3:
+        raise ValueError(f"CIFAR ConvNet parameters: expected 4 convolutions and 3 dense layers, "
+                         f"found {len(convs)} and {len(dense)} in {sorted(params)}")
+    return convs, dense
+
+
 class _CifarTwin(nn.Module):
     """Twin of CNTK's CIFAR-10 ConvNet (:func:`stadyn.models.cifar_convnet`); with
     ``pool_padding=0``, of the BrainScript ConvNet_CIFAR10_DataAug (unpadded pooling)."""
 
     def __init__(self, params: dict[str, torch.Tensor], pool_padding: int = 1):
         super().__init__()
-        # in the order made: Python's layers (convolution/W) or BrainScript's, named after
-        # their nodes (model.arrayOfFunctions[1].W); ``<name>b`` is each one's bias
-        weights = [k[:-1] for k in params if k.endswith(("/W", ".W"))]
-        convs = [n for n in weights if params[n + "b"].dim() == 3]     # bias (C, 1, 1)
-        dense = [n for n in weights if params[n + "b"].dim() == 1]
-        c = [_conv(params[f"{n}W"], params[f"{n}b"], 1) for n in convs]
+        convs, dense = cifar_layer_names(params)
+        c = [_conv(params[w], params[b], 1) for w, b in convs]
         p = pool_padding
         self.features = nn.Sequential(c[0], nn.ReLU(), c[1], nn.ReLU(), nn.MaxPool2d(3, 2, p),
                                       c[2], nn.ReLU(), c[3], nn.ReLU(), nn.MaxPool2d(3, 2, p),
                                       nn.Flatten())
-        d = [_linear(params[f"{n}W"], params[f"{n}b"]) for n in dense]
+        d = [_linear(params[w], params[b]) for w, b in dense]
         self.classifier = nn.Sequential(d[0], nn.ReLU(), nn.Dropout(0.5), d[1], nn.ReLU(),
                                         nn.Dropout(0.5), d[2])
 

@@ -61,18 +61,20 @@ def _transposed(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a.reshape(-1, a.shape[-1]).T)
 
 
-def _conv(net, bindings, name: str, w: np.ndarray, padding: int = 1) -> None:
-    """Add a Conv2D shaped like Stadyn's ``name/W`` (out, in, kh, kw) and bind W and b."""
+def _conv(net, bindings, w_name: str, b_name: str, w: np.ndarray, padding: int = 1) -> None:
+    """Add a Conv2D shaped like the weight ``w`` (out, in, kh, kw) and bind the spec's
+    ``w_name`` and ``b_name`` to its weight and bias."""
     conv = nn.Conv2D(w.shape[0], w.shape[2:], padding=padding, in_channels=w.shape[1])
     net.add(conv)
-    bindings += [(f"{name}/W", conv.weight, _same), (f"{name}/b", conv.bias, _flat)]
+    bindings += [(w_name, conv.weight, _same), (b_name, conv.bias, _flat)]
 
 
-def _dense(net, bindings, name: str, w: np.ndarray, activation=None) -> None:
-    """Add a Dense (flattening its input) shaped like Stadyn's ``name/W`` (in, out)."""
+def _dense(net, bindings, w_name: str, b_name: str, w: np.ndarray, activation=None) -> None:
+    """Add a Dense (flattening its input) shaped like the weight ``w`` (*in, out) and bind the
+    spec's ``w_name`` and ``b_name`` to its weight and bias."""
     dense = nn.Dense(w.shape[-1], activation=activation, in_units=int(np.prod(w.shape[:-1])))
     net.add(dense)
-    bindings += [(f"{name}/W", dense.weight, _transposed), (f"{name}/b", dense.bias, _same)]
+    bindings += [(w_name, dense.weight, _transposed), (b_name, dense.bias, _same)]
 
 
 def digits_cnn(params: dict[str, np.ndarray], meta: dict):
@@ -82,7 +84,7 @@ def digits_cnn(params: dict[str, np.ndarray], meta: dict):
     net, bindings = nn.HybridSequential(), []
     for name in ["conv1"] + [f"conv{i + 2}" for i in range(10)] + ["conv_last"]:
         w = params[f"cnn/{name}/conv/W"]
-        _conv(net, bindings, f"cnn/{name}/conv", w)
+        _conv(net, bindings, f"cnn/{name}/conv/W", f"cnn/{name}/conv/b", w)
         bn = nn.BatchNorm(axis=1, momentum=0.9, epsilon=1e-5, in_channels=w.shape[0])
         net.add(bn, nn.Activation("tanh"))
         bindings += [(f"cnn/{name}/bn/gamma", bn.gamma, _flat),
@@ -90,38 +92,45 @@ def digits_cnn(params: dict[str, np.ndarray], meta: dict):
                      (f"cnn/{name}/bn/mean", bn.running_mean, _flat),
                      (f"cnn/{name}/bn/var", bn.running_var, _flat)]
     net.add(nn.AvgPool2D(2))
-    _dense(net, bindings, "cnn/fc/affine", params["cnn/fc/affine/W"], "tanh")
-    _dense(net, bindings, "cnn/classifier/affine", params["cnn/classifier/affine/W"])
+    for name, activation in (("cnn/fc/affine", "tanh"), ("cnn/classifier/affine", None)):
+        _dense(net, bindings, f"{name}/W", f"{name}/b", params[f"{name}/W"], activation)
     return net, bindings
 
 
 def digits_mlp(params: dict[str, np.ndarray], meta: dict):
     """MLP 64-256-256-10 with ReLU."""
     net, bindings = nn.HybridSequential(), []
-    _dense(net, bindings, "mlp/fc1/affine", params["mlp/fc1/affine/W"], "relu")
-    _dense(net, bindings, "mlp/fc2/affine", params["mlp/fc2/affine/W"], "relu")
-    _dense(net, bindings, "mlp/out/affine", params["mlp/out/affine/W"])
+    for name, activation in (("mlp/fc1/affine", "relu"), ("mlp/fc2/affine", "relu"),
+                             ("mlp/out/affine", None)):
+        _dense(net, bindings, f"{name}/W", f"{name}/b", params[f"{name}/W"], activation)
     return net, bindings
 
 
 def cifar_convnet(params: dict[str, np.ndarray], meta: dict):
     """CNTK's CIFAR-10 ConvNet: x * scale, 2 x (conv 3x3/64 pad 1 + ReLU twice, max-pool 3x3
     stride 2 with the spec's ``pool_padding``), dense 256 and 128 with ReLU and dropout, dense
-    10; Stadyn's layer names ``convolution`` ... ``dense_2``."""
+    10; the spec's ``conv_layers`` and ``dense_layers`` name each layer's ``[weight, bias]`` in
+    order (Stadyn's Python layers or BrainScript's nodes name them differently)."""
+    missing = [k for k in ("conv_layers", "dense_layers") if k not in meta]
+    if missing:
+        raise SystemExit(f"mxnet_peer: the spec's cifar_convnet lacks {missing} (which "
+                         f"parameter is which layer's); write it with this Stadyn")
     scale = float(meta.get("input_factor", 1.0))
     pad = int(meta.get("pool_padding", 1))
     rate = float(meta.get("dropout", 0.5))
     net, bindings = nn.HybridSequential(), []
     net.add(nn.HybridLambda(lambda F, x: x * scale))
-    for i, name in enumerate(["convolution", "convolution_1", "convolution_2", "convolution_3"]):
-        _conv(net, bindings, name, params[f"{name}/W"])
+    for i, (w, b) in enumerate(meta["conv_layers"]):
+        _conv(net, bindings, w, b, params[w])
         net.add(nn.Activation("relu"))
         if i % 2 == 1:
             net.add(nn.MaxPool2D(pool_size=3, strides=2, padding=pad))
-    for name in ["dense", "dense_1"]:
-        _dense(net, bindings, name, params[f"{name}/W"], "relu")
+    dense = meta["dense_layers"]
+    for w, b in dense[:-1]:
+        _dense(net, bindings, w, b, params[w], "relu")
         net.add(nn.Dropout(rate))
-    _dense(net, bindings, "dense_2", params["dense_2/W"])
+    w, b = dense[-1]
+    _dense(net, bindings, w, b, params[w])
     return net, bindings
 
 

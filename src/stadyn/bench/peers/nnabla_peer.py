@@ -9,7 +9,8 @@ library, numpy and NNabla, never Stadyn.
 
 The spec (written by the Stadyn process, ``.npz`` or ``.json``) holds the batch (``__x__``,
 ``__t__``), the initial parameters under Stadyn's names (NNabla's names for the digits CNN and
-the MLP) and a JSON metadata string (``__meta__``: workload name, network, solver).  For each
+the MLP) and a JSON metadata string (``__meta__``: workload name, network, solver; for the CIFAR
+ConvNet, which parameters are which layer's).  For each
 mode the script builds the network, loads those parameters, computes the loss on the batch in
 inference (batch norm on the running statistics, no dropout) -- it must equal Stadyn's first
 loss, which shows the network is the same -- then times training steps with NNabla's own solver,
@@ -77,35 +78,42 @@ def digits_mlp(x, train: bool):
             return PF.affine(h, 10)
 
 
-def cifar_convnet(x, train: bool, pool_padding: int = 1, dropout: float = 0.5, scale: float = 1.0):
+def cifar_convnet(x, train: bool, layers: dict, pool_padding: int = 1, dropout: float = 0.5,
+                  scale: float = 1.0):
     """CNTK's CIFAR-10 ConvNet: x * scale, 2 x (conv 3x3/64 pad 1 + ReLU twice, max-pool 3x3
     stride 2 with ``pool_padding``), dense 256 and 128 with ReLU and dropout (training only),
-    dense 10.  The parameters have Stadyn's layer names (``convolution``, ``convolution_1``,
-    ..., ``dense_2``), registered beforehand by :func:`register_parameters`."""
+    dense 10.  ``layers`` is the spec's metadata, whose ``conv_layers`` and ``dense_layers``
+    name each layer's ``[weight, bias]`` in order (Stadyn's Python layers or BrainScript's
+    nodes name them differently); registered beforehand by :func:`register_parameters`."""
     params = nn.get_parameters(grad_only=False)
 
-    def param(name):
-        p = params[name]
-        if name.endswith("/b") and len(p.shape) > 1:
+    def weight_bias(pair):
+        w, b = (params[name] for name in pair)
+        if len(b.shape) > 1:
             # Stadyn's convolution bias is (C, 1, 1), as CNTK's; NNabla's kernel wants (C,).
-            return F.reshape(p, (p.size,))
-        if name.startswith("dense") and name.endswith("/W") and len(p.shape) > 2:
+            b = F.reshape(b, (b.size,))
+        return w, b
+
+    def dense_weight_bias(pair):
+        w, b = weight_bias(pair)
+        if len(w.shape) > 2:
             # A dense layer over (C, H, W) keeps CNTK's (C, H, W, out) weight; NNabla's
             # affine reads the first axis alone as its input: (C*H*W, out).
-            return F.reshape(p, (p.size // p.shape[-1], p.shape[-1]))
-        return p
+            w = F.reshape(w, (w.size // w.shape[-1], w.shape[-1]))
+        return w, b
 
+    convs, dense = layers["conv_layers"], layers["dense_layers"]
     h = F.mul_scalar(x, scale)
     p = (pool_padding, pool_padding)
-    for i, conv in enumerate(["convolution", "convolution_1", "convolution_2", "convolution_3"]):
-        h = F.relu(F.convolution(h, param(f"{conv}/W"), param(f"{conv}/b"), pad=(1, 1)))
+    for i, pair in enumerate(convs):
+        h = F.relu(F.convolution(h, *weight_bias(pair), pad=(1, 1)))
         if i % 2 == 1:
             h = F.max_pooling(h, (3, 3), (2, 2), pad=p)
-    for dense in ["dense", "dense_1"]:
-        h = F.relu(F.affine(h, param(f"{dense}/W"), param(f"{dense}/b")))
+    for pair in dense[:-1]:
+        h = F.relu(F.affine(h, *dense_weight_bias(pair)))
         if train:
             h = F.dropout(h, dropout)
-    return F.affine(h, param("dense_2/W"), param("dense_2/b"))
+    return F.affine(h, *dense_weight_bias(dense[-1]))
 
 
 def make_network(meta: dict):
@@ -116,7 +124,11 @@ def make_network(meta: dict):
     if kind == "digits_mlp":
         return digits_mlp
     if kind == "cifar_convnet":
-        return lambda x, train: cifar_convnet(x, train, int(meta.get("pool_padding", 1)),
+        missing = [k for k in ("conv_layers", "dense_layers") if k not in meta]
+        if missing:
+            raise SystemExit(f"nnabla_peer: the spec's cifar_convnet lacks {missing} (which "
+                             f"parameter is which layer's); write it with this Stadyn")
+        return lambda x, train: cifar_convnet(x, train, meta, int(meta.get("pool_padding", 1)),
                                               float(meta.get("dropout", 0.5)),
                                               float(meta.get("input_factor", 1.0)))
     raise SystemExit(f"nnabla_peer: unknown network {kind!r} in the spec")
