@@ -23,7 +23,12 @@ run they are set back, and after it the states of just before the backward are r
 the backward leaves them as it found them.  A graph with an op seeded by its own ``seed`` (whose
 generator the program holds) or labelled for the profiler is built with its backward at once.
 What the user changes between the forward and the backward (a leaf's value) is read by the run
-again, as by a backward from a Variable that was not a root of its last forward.
+again, as by a backward from a Variable that was not a root of its last forward.  The values the
+first run gave NNabla's Variables (whose class sets ``Variable.reads_held_values``) stay as they
+were, with what the user wrote there (``y.d = v``): NNabla's backward runs no forward and reads
+the arrays the Variables hold (:func:`outputs_held`; the backward reads them
+through ``_shared_values.saved_as_held``).  So does the runner for a backward from a Variable
+that was not a root of its last forward.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -44,16 +49,18 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Sequence
 
 import torch
 import torch.fx as fx
 
+from ._shared_values import handed_out, set_output
 from ._subgraph import leaf_tensor
 from ._tensors import grad_of
 from ._variable import FunctionNode, Variable
 
-__all__ = ["Deferred", "deferrable"]
+__all__ = ["Deferred", "deferrable", "outputs_held"]
 
 
 def deferrable(leaves: Sequence[Variable], nodes: Sequence[FunctionNode]) -> bool:
@@ -72,6 +79,38 @@ def deferrable(leaves: Sequence[Variable], nodes: Sequence[FunctionNode]) -> boo
             if not (type(seed) is int and seed == -1):
                 return False
     return True
+
+
+@contextlib.contextmanager
+def outputs_held(variables: Sequence[Variable | None]):
+    """Within it, a forward run again leaves the values of the op outputs among ``variables``
+    whose class reads held values (NNabla's) as they are: each takes back, at its end, the
+    value it held at its start, where the run gave it another of the same shape, dtype and
+    device (kept as a copy where its memory was handed to the user, which the run writes into:
+    ``_shared_values.set_output``).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> y = F.tanh(nn.Variable.from_numpy_array(np.zeros(2)))
+        >>> y.forward(); y.d = np.ones(2)
+        >>> with outputs_held([y]):
+        ...     y.forward(); run = y.d.tolist()
+        >>> run, y.d.tolist()
+        ([0.0, 0.0], [1.0, 1.0])
+    """
+    held = []
+    for v in variables:
+        t = v._data if v is not None else None
+        if t is not None and v.parent is not None and type(v).reads_held_values:
+            held.append((v, t.detach().clone() if handed_out(t) else t))
+    try:
+        yield
+    finally:
+        for v, t in held:
+            now = v._data
+            if (now is not None and now is not t and now.shape == t.shape
+                    and now.dtype == t.dtype and now.device == t.device):
+                set_output(v, t)
 
 
 def _written_leaves(gm: fx.GraphModule, n_leaves: int) -> list[int]:

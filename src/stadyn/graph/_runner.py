@@ -62,7 +62,7 @@ from ._numerics import _policy as _checks
 from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, needs_backward_pass)
-from ._deferred_backward import Deferred, deferrable
+from ._deferred_backward import Deferred, deferrable, outputs_held
 from ._own_streams import own_seed_nodes, record, set_up
 from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
                           structure)
@@ -568,7 +568,8 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
         return  # computed in dynamic mode by ops none of which took part: NNabla's nothing
     warnings.warn("backward() from a Variable that was not the root of its last forward re-runs "
                   "its forward first", RuntimeWarning, stacklevel=3)
-    run_forward([var])
+    with outputs_held([o for n in topological_nodes([var]) for o in n.outputs]):
+        run_forward([var])
     backward(var, grad, clear_buffer)
 
 
@@ -590,8 +591,9 @@ def _with_backward(plan: StaticPlan) -> StaticPlan:
     keep_all, grad, phase, ctx = deferred.flags[:4]
     now = deferred.state(plan) if deferred.before is not None else None
     deferred.put_back(plan, deferred.before)
-    try:
-        with torch.set_grad_enabled(grad), training(phase), context_scope(ctx):
+    try:        # (NNabla's backward reads the outputs' values as the user left them)
+        with (torch.set_grad_enabled(grad), training(phase), context_scope(ctx),
+              outputs_held(plan.fill)):
             new = run_forward(plan.roots, clear_buffer=not keep_all)
     finally:
         deferred.put_back(plan, now)
