@@ -70,7 +70,8 @@ MODULES = {
                "nnabla_fidelity_18", "nnabla_graph_converters", "nnabla_fidelity_19",
                "nnabla_remove_function", "nnabla_function_references",
                "nnabla_review_mends_28", "nnabla_cache_prefetch", "nnabla_qnn",
-               "nnabla_fidelity_20", "nnabla_graph_editing", "nnabla_extension_readers"],
+               "nnabla_fidelity_20", "nnabla_graph_editing", "nnabla_extension_readers",
+               "nnabla_fidelity_22"],
 }
 
 
