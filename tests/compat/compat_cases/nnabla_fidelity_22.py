@@ -173,3 +173,22 @@ def python_function_backward__leaf_gradient_and_accum(nn, F, r):
                                       else "one reader", "dynamic" if dynamic
                                       else "static")] = x.g.copy()
     return res
+
+
+@nnabla_case(names=[N + "Variable.need_grad", N + "Variable.backward"],
+             note="z = exp(a) with a needing no gradient, built twice: without and with "
+                  "z.need_grad = True; forward, backward: z.d, a.g, z.g (Stadyn's static "
+                  "plan of the second failed to trace and ran eagerly, a RuntimeWarning the "
+                  "tests make an error)")
+def root_needing_grad_over_leaves_needing_none(nn, F, r):
+    r.touch(N + "Variable.need_grad", N + "Variable.backward")
+    res = {}
+    for flag in (False, True):
+        a = nn.Variable.from_numpy_array(np.array([0.5, 1.0], np.float32))
+        z = F.exp(a)
+        if flag:
+            z.need_grad = True
+        z.forward()
+        z.backward()
+        res["z.need_grad %s: z.d, a.g, z.g" % flag] = [z.d.copy(), a.g.copy(), z.g.copy()]
+    return res
