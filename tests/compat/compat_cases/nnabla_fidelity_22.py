@@ -192,3 +192,50 @@ def root_needing_grad_over_leaves_needing_none(nn, F, r):
         z.backward()
         res["z.need_grad %s: z.d, a.g, z.g" % flag] = [z.d.copy(), a.g.copy(), z.g.copy()]
     return res
+
+
+def _conv_net_grads(nn, F, which, forwards, write):
+    # dyadic values throughout (quarters, eighths; loss c2 * c2 / 2): every product and sum is
+    # exact in float32, so the gradients compare exactly whatever order a kernel sums in
+    x = nn.Variable.from_numpy_array(
+        (np.arange(2 * 3 * 6 * 6, dtype=np.float32).reshape(2, 3, 6, 6) % 7 - 3) / 4,
+        need_grad=True)
+    w = nn.Variable.from_numpy_array(
+        (np.arange(4 * 3 * 9, dtype=np.float32).reshape(4, 3, 3, 3) % 9 - 4) / 8,
+        need_grad=True)
+    w2 = nn.Variable.from_numpy_array(
+        (np.arange(4 * 4 * 9, dtype=np.float32).reshape(4, 4, 3, 3) % 5 - 2) / 8,
+        need_grad=True)
+    c = F.convolution(x, w, pad=(1, 1))
+    r = F.relu(c)
+    c2 = F.convolution(r, w2, pad=(1, 1))
+    loss = F.sum(F.mul_scalar(c2 * c2, 0.5))
+    y = {"conv": c, "relu": r, "conv2": c2}[which]
+    for _ in range(forwards):
+        loss.forward()
+    kept = y.d
+    value = -0.25 * np.sign(kept) + np.arange(kept.size).reshape(kept.shape) % 7 / 8
+    if write == "kept":
+        kept[...] = value
+    else:
+        y.d = value
+    x.grad.zero()
+    w.grad.zero()
+    loss.backward()
+    return [x.g.copy(), w.g.copy()]
+
+
+@nnabla_case(names=[N + "functions.convolution", N + "functions.relu", N + "Variable.d"],
+             note="guard (Stadyn already agreed on f820786b): a 3-channel conv -> relu -> conv "
+                  "net, which Stadyn's CPU static plans run channels-last; an output's y.d "
+                  "written (assigned, or a kept array written) after 1 or 2 static forwards "
+                  "(the second a static plan's) before backward: x.g, w.g read what was written")
+def conv_net_written_outputs__channels_last_backward_reads_them(nn, F, r):
+    r.touch(N + "functions.convolution", N + "functions.relu", N + "Variable.d")
+    res = {}
+    for which in ("conv", "relu", "conv2"):
+        for forwards in (1, 2):
+            for write in ("assigned", "kept"):
+                res["%s y.d %s after %d forwards: x.g, w.g" % (which, write, forwards)] = \
+                    _conv_net_grads(nn, F, which, forwards, write)
+    return res
