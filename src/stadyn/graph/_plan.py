@@ -444,9 +444,12 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
         diff = [k for k, p in enumerate(root_pos) if values[p].requires_grad]
         inputs = [primals[i] for i in grad_idx]
         inter = [p for p in range(first_inter, len(wanted)) if values[p].requires_grad]
+        # (a root that needs a gradient over leaves that need none, ``z.need_grad = True``
+        # on ``F.exp(a)``: nothing to differentiate with respect to, no backward to trace)
         grads = torch.autograd.grad([values[root_pos[k]] for k in diff],
                                     inputs + [values[p] for p in inter],
-                                    [tangents[k] for k in diff], allow_unused=True) if diff else []
+                                    [tangents[k] for k in diff], allow_unused=True) \
+            if diff and (inputs or inter) else []
         used = [j for j, g in enumerate(grads) if g is not None and j < len(inputs)]
         got = [j for j, g in enumerate(grads) if g is not None and j >= len(inputs)]
         traced["diff"], traced["used"] = diff, used

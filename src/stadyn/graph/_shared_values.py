@@ -80,7 +80,10 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
     """Give the op output ``v`` the value ``t`` a run computed: written into ``v``'s tensor in
     place when that was handed out (:func:`hand_out`) and has ``t``'s shape, dtype and device,
     with no autograd graph on either (``t`` may view a leaf that needs a gradient: a static
-    plan's transpose of a parameter, computed under ``no_grad``); otherwise ``v`` holds ``t``,
+    plan's transpose of a parameter, computed under ``no_grad``); an eager run's ``t`` (in its
+    autograd graph: a graph holding ``python_function``) takes that memory with the values
+    written there, and ``v`` holds ``t`` (NNabla's op writes the array the user holds, and its
+    backward reads it: ``y.data = nd``, a ``y.d`` kept); otherwise ``v`` holds ``t``,
     and whoever asked to be told of a handed-out tensor's replacement (:func:`on_renew`) is
     told (an output cast to float64 between runs gets its float32 value back in new memory).
 
@@ -95,12 +98,22 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
     old = v._data
     if old is None:
         old = _DROPPED.pop(v, None)     # (dropped for a new shape: its holders are told)
-    if (old is not None and old is not t and handed_out(old)
-            and t.grad_fn is None and not old.requires_grad and old.shape == t.shape
+    if (old is not None and old is not t and handed_out(old) and old.shape == t.shape
             and old.dtype == t.dtype and old.device == t.device):
-        with torch.no_grad():           # (``t`` may view a leaf that needs a gradient)
-            old.copy_(t)
-        return
+        if t.grad_fn is None and not old.requires_grad:
+            with torch.no_grad():       # (``t`` may view a leaf that needs a gradient)
+                old.copy_(t)
+            return
+        if t.grad_fn is not None:
+            # an eager run's output, in its autograd graph: it takes the memory handed out,
+            # the values written there first, so the array the user holds shows this run too
+            was = t.data_ptr()
+            old.data.copy_(t.data)
+            t.data = old.data
+            hand_out(t)
+            v._data = t
+            _saved_result_reads(t, was)
+            return
     v._data = t
     if old is not None and old is not t and handed_out(old):
         _tell_renewed(old, t)

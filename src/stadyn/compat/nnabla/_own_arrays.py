@@ -36,7 +36,7 @@ from ...graph import (Variable as _Core, data_of, get_auto_forward, hand_out, ha
                       renew_value)
 from ._readers import reader_functions
 
-__all__ = ["own_array", "owned_output", "shares_by_design", "renew_shared_input",
+__all__ = ["own_array", "give_array", "owned_output", "shares_by_design", "renew_shared_input",
            "renew_shared_outputs", "holds_input_array"]
 
 # Nodes whose output holds an input's array by the call that made them (NNabla's in-place
@@ -126,6 +126,29 @@ def own_array(v: _Core) -> None:
         return
     _Core.data.fset(v, own)
     hand_out(own)
+
+
+def give_array(v: _Core, t: torch.Tensor) -> None:
+    """The op output ``v`` holds ``t`` (an ``nn.NdArray``'s memory) from now on, as NNabla's
+    ``y.data = nd`` and ``F.*(..., outputs=[nd])``: ``v`` shows ``t``'s values until it runs,
+    and each run writes into ``t`` (a handed-out tensor: ``stadyn.graph.hand_out``).
+
+    Example:
+        >>> import numpy as np, torch
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> y = F.add_scalar(nn.Variable.from_numpy_array(np.ones(2, np.float32)), 1.0)
+        >>> t = torch.zeros(2); give_array(y, t); y.forward(); t.tolist()
+        [2.0, 2.0]
+    """
+    current = data_of(v)
+    if current is not None and current.grad_fn is not None:
+        # a dynamic graph's output (or a static one run eagerly): the tensor in the autograd
+        # graph takes the memory, so its backward reads what is written there
+        current.data = t
+        hand_out(current)
+        return
+    _Core.data.fset(v, t)
+    hand_out(t)
 
 
 def _own_readers(v: _Core, t: torch.Tensor) -> None:

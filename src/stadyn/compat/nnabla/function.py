@@ -13,14 +13,15 @@ On Stadyn the function runs as the op :func:`stadyn.functions.python_function`: 
 it runs eagerly and cannot be saved to a model file.  Its node is NNabla's: ``f.name`` is
 ``'Callback'``, ``f.info.type_name`` the subclass's ``name``, ``f.info.args`` empty.  The inputs
 ``forward_impl`` sees hold the Variables' memory (what it writes into them reaches the
-Variables, as in NNabla); those ``backward_impl`` sees are copies whose ``grad`` starts at zero
-(``accum`` is all False: Stadyn adds the gradients up), and ``outputs=`` (NNabla's arrays to
-compute into) is not offered.  As in NNabla 1.39, a subclass must define
-``grad_depends_output_data`` and ``grad_depends_input_data`` when an input needs a gradient:
-calling it then asks the first (for every such input and every output), ``forward`` the second
-(for every such input and every input), and a subclass lacking one stops there with
-``NotImplementedError: Implement `grad_depends_output_data`.`` (the methods' answers only steer
-NNabla's buffer reuse, so Stadyn asks and does not use them).
+Variables, as in NNabla); those ``backward_impl`` sees are copies whose ``grad`` is a leaf's
+gradient as it holds it (``accum`` True: an assigning backward overwrites ``x.g``, as NNabla's)
+or else zeros (``accum`` False; Stadyn adds up what it writes); ``outputs=[nd, ...]`` makes its
+outputs hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1.39, a
+subclass must define ``grad_depends_output_data`` and ``grad_depends_input_data`` when an input
+needs a gradient: calling it then asks the first (for every such input and every output),
+``forward`` the second (for every such input and every input), and a subclass lacking one stops
+there with ``NotImplementedError: Implement `grad_depends_output_data`.`` (the methods' answers
+only steer NNabla's buffer reuse, so Stadyn asks and does not use them).
 
 Example:
     >>> import numpy as np
@@ -45,13 +46,16 @@ Example:
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Sequence
 
 import numpy as np
 import torch
 
 from ... import functions as _F
+from ...graph import Variable as _Core, grad_of
 from ._ndarray import NdArray
+from ._output_arrays import checked_arrays, into_given_arrays
 
 __all__ = ["PythonFunction"]
 
@@ -124,9 +128,13 @@ class _Adapter:
     """A PythonFunction as the ``python_function`` op calls it."""
 
     def __init__(self, function: "PythonFunction", n_outputs: int,
-                 needs_grad: Sequence[bool]) -> None:
+                 needs_grad: Sequence[bool], inputs: Sequence[Any] = ()) -> None:
         self.function, self.n = function, n_outputs
         self.needs_grad = list(needs_grad)     # of each input, when the function was called
+        # the leaf Variables among the inputs (their gradients accumulate: NNabla hands
+        # backward_impl a leaf's own gradient array with ``accum`` True)
+        self.leaves = [weakref.ref(x) if isinstance(x, _Core) and x.parent is None else None
+                       for x in inputs]
         self.calling = False                   # (a dynamic graph's call runs the forward)
 
     def check_grad_depends(self, method: str, n: int) -> None:
@@ -166,9 +174,28 @@ class _Adapter:
         for o, g in zip(outputs, grads):
             if g is not None:
                 o.g = g
+        held = [self._held_grad(k) if b else None for k, b in enumerate(needed)]
+        for slot, g in zip(inputs, held):
+            if g is not None:
+                slot.g = g
         self.function.backward_impl(inputs, outputs, [bool(b) for b in needed],
-                                    [False] * len(inputs))
-        return [i.g.copy() if b else None for i, b in zip(inputs, needed)]
+                                    [g is not None for g in held])
+        # what the backward added to a leaf's gradient is its contribution (Stadyn adds the
+        # contributions into the gradient after the backward passes the leaf)
+        return [None if not b else i.g.copy() if g is None else i.g - g
+                for i, b, g in zip(inputs, needed, held)]
+
+    def _held_grad(self, k: int) -> np.ndarray | None:
+        """A copy of the gradient the leaf input ``k`` holds now (before this backward's
+        contributions reach it), or None for an input that is no leaf."""
+        ref = self.leaves[k] if k < len(self.leaves) else None
+        leaf = ref() if ref is not None else None
+        if leaf is None or not leaf.need_grad:
+            return None
+        g = grad_of(leaf)
+        if g is None:
+            return np.zeros(tuple(leaf.shape), np.float32)
+        return g.detach().cpu().numpy().astype(np.float32, copy=True)
 
 
 class PythonFunction:
@@ -179,17 +206,17 @@ class PythonFunction:
         self._ctx = ctx if ctx else get_current_context()
 
     def __call__(self, *inputs: Any, n_outputs: int = -1, outputs: Any = None):
-        if outputs is not None:
-            raise NotImplementedError(f"{self.name}: PythonFunction(..., outputs=...) (writing "
-                                      "into given Variables) is not offered by Stadyn")
+        arrays = None if outputs is None else checked_arrays(self.name, outputs)
         n = self.min_outputs() if n_outputs < 0 else int(n_outputs)
-        adapter = _Adapter(self, n, [bool(getattr(x, "need_grad", False)) for x in inputs])
+        adapter = _Adapter(self, n, [bool(getattr(x, "need_grad", False)) for x in inputs],
+                           inputs)
         adapter.check_grad_depends("output", n)
         adapter.calling = True
         try:
-            return _F.python_function(*inputs, function=adapter)
+            out = _F.python_function(*inputs, function=adapter)
         finally:
             adapter.calling = False
+        return out if arrays is None else into_given_arrays(self.name, out, arrays)
 
     @property
     def name(self) -> str:
