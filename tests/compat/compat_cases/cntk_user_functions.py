@@ -301,7 +301,8 @@ def user_function_shape_after_load(C, r):
             "original": C.times(z, w).eval({x: a})}
 
 
-@cntk_case(names=["cntk.output_variable"],
+@cntk_case(names=["cntk.output_variable", "cntk.Variable.is_output", "cntk.Variable.owner",
+                  "cntk.Variable.uid"],
            note="what output_variable makes is shown as CNTK 2.7 shows it: Output('Output<n>', "
                 "...), is_output True, is_placeholder False, no owner (Stadyn showed "
                 "Placeholder('Placeholder<n>', ...), a placeholder)")
@@ -310,7 +311,8 @@ def output_variable_shown(C, r):
     made = [C.output_variable(2, x.dtype, x.dynamic_axes),
             C.output_variable((3, 4), x.dtype, [], name="foo"),
             C.output_variable(2, x.dtype, [C.Axis.default_batch_axis()])]
-    r.touch("cntk.Variable.is_output", "cntk.Variable.is_placeholder", "cntk.Variable.owner")
+    r.touch("cntk.Variable.is_output", "cntk.Variable.is_placeholder", "cntk.Variable.owner",
+            "cntk.Variable.uid")
     return {"shown": [re.sub(r"Output\d+", "Output#", repr(o)) for o in made],
             "uid": [re.sub(r"\d+", "#", o.uid) for o in made],
             "kinds": [[o.is_output, o.is_placeholder, o.owner is None] for o in made],
