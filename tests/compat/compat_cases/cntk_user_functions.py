@@ -8,6 +8,7 @@ Uids count every node the process made, so their numbers are masked."""
 
 import contextlib
 import io
+import os
 import re
 
 import numpy as np
@@ -239,3 +240,80 @@ def user_function_sequence_axes(C, r):
             # incorrect Value() matrix shape 2 x 8 during backprop; expected shape is 2 x 2')
             "last axes": str(last.output.dynamic_axes), "last shape": list(last.shape),
             "last": last.eval({q: data})}
+
+
+def _doubled_class(C):
+    """A user function whose ``infer_outputs`` computes with its input's shape (twice the
+    input's length: the input repeated); made a name of this module, where a load finds it."""
+    class Doubled(C.ops.functions.UserFunction):
+        seen = []
+
+        def __init__(self, a, name="Doubled"):
+            super(Doubled, self).__init__([a], name=name)
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            return None, np.concatenate([argument, argument], axis=-1)
+
+        def backward(self, state, root_gradients):
+            n = root_gradients.shape[-1] // 2
+            return root_gradients[..., :n] + root_gradients[..., n:]
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            Doubled.seen.append([list(x.shape), str(x.dynamic_axes)])
+            return [C.output_variable((x.shape[0] * 2,), x.dtype, x.dynamic_axes)]
+
+        def serialize(self):
+            return {}
+
+        @staticmethod
+        def deserialize(inputs, name, state):
+            return Doubled(inputs[0], name=name)
+    globals()["Doubled"] = Doubled
+    return Doubled
+
+
+@cntk_case(names=["cntk.user_function", "cntk.output_variable", "cntk.load_model",
+                  "cntk.ops.functions.UserFunction.deserialize"],
+           note="a saved user function over a batch input (no sequence axis) whose "
+                "infer_outputs computes with the input's shape: rebuilt on load, it sees the "
+                "sample shape and the batch axis, as when it was made (Stadyn's rebuild saw "
+                "the shape with the batch axis and no dynamic axes: the loaded output's shape "
+                "was () and a times after it refused)")
+def user_function_shape_after_load(C, r):
+    Doubled = _doubled_class(C)
+    Doubled.seen[:] = []
+    x = C.input_variable(3, name="x")
+    w = C.constant(r.randn(6, 2).astype(np.float32))
+    z = C.user_function(Doubled(x)) * 1.0
+    a = r.randn(2, 3).astype(np.float32)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "doubled.model")
+        z.save(path)
+        loaded = C.load_model(path)
+        then = C.times(loaded, w)
+        out = then.eval({loaded.arguments[0]: a})
+    r.touch("cntk.Function.eval", "cntk.Function.save",
+            "cntk.ops.functions.UserFunction.deserialize")
+    # (what infer_outputs was given, once each: CNTK 2.7 calls it more often than Stadyn)
+    return {"seen": sorted(set(repr(e) for e in Doubled.seen)), "shape": list(loaded.shape),
+            "axes": str(loaded.output.dynamic_axes), "times after": out,
+            "original": C.times(z, w).eval({x: a})}
+
+
+@cntk_case(names=["cntk.output_variable", "cntk.Variable.is_output", "cntk.Variable.owner",
+                  "cntk.Variable.uid"],
+           note="what output_variable makes is shown as CNTK 2.7 shows it: Output('Output<n>', "
+                "...), is_output True, is_placeholder False, no owner (Stadyn showed "
+                "Placeholder('Placeholder<n>', ...), a placeholder)")
+def output_variable_shown(C, r):
+    x = C.input_variable(2)
+    made = [C.output_variable(2, x.dtype, x.dynamic_axes),
+            C.output_variable((3, 4), x.dtype, [], name="foo"),
+            C.output_variable(2, x.dtype, [C.Axis.default_batch_axis()])]
+    r.touch("cntk.Variable.is_output", "cntk.Variable.is_placeholder", "cntk.Variable.owner",
+            "cntk.Variable.uid")
+    return {"shown": [re.sub(r"Output\d+", "Output#", repr(o)) for o in made],
+            "uid": [re.sub(r"\d+", "#", o.uid) for o in made],
+            "kinds": [[o.is_output, o.is_placeholder, o.owner is None] for o in made],
+            "dtype": [str(o.dtype) for o in made]}

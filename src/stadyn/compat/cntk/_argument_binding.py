@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from . import _graph as G
 from ._late import late
 from ._mixins import GraphObject
@@ -83,13 +85,15 @@ class ArgumentBinding:
             if not isinstance(arg, GraphObject):
                 raise TypeError(f"{what} was passed an object that is not a Variable or "
                                 "Function")
-            if param.is_placeholder or tuple(param.shape) == _UNKNOWN or \
-                    param.variable in G.UNTYPED_INPUTS:
+            if param.is_placeholder or tuple(param.shape) == _UNKNOWN:
                 continue
             outputs = arg.outputs if hasattr(arg, "root_function") else (arg,)
             if len(outputs) != 1:
                 continue            # (CNTK 2.7 asks a Function of several outputs no type)
             given, wanted = outputs[0], param
+            if param.variable in G.UNTYPED_INPUTS:
+                _check_saved_type(what, given, wanted)
+                continue
             shape, own = tuple(given.shape), tuple(wanted.shape)
             if shape == _UNKNOWN:
                 raise TypeError(f"{what} has a known shape, and cannot be passed a Variable "
@@ -125,3 +129,23 @@ class ArgumentBinding:
                    for p, t in zip(placeholders, arg_types)}
         self._check_types(mapping)
         self.replace_placeholders(mapping)
+
+
+def _check_saved_type(what: str, given, wanted) -> None:
+    """An argument of a Stadyn model file standing for an untyped ``@C.Function``'s (saved in
+    Stadyn's format where CNTK's writer has no form for an op) takes only the type of the
+    operand the Function was applied to before it was saved: its graph was built for that
+    size (a reshape to the saved shape, a product with a saved table), where CNTK 2.7's
+    file, of placeholders, takes any.  A TypeError for an operand of another number of
+    elements per sample (the same number in other axes, or on other dynamic axes, is taken:
+    a decoder saved after decoding reads its history so)."""
+    shape, own = tuple(given.shape), tuple(wanted.shape)
+    if any(d < 0 for d in shape + own) or \
+            int(np.prod(shape, dtype=np.int64)) == int(np.prod(own, dtype=np.int64)):
+        return
+    raise TypeError(f"{what}: this Stadyn model file holds the untyped Function's graph for "
+                    f"the operand it was applied to before it was saved, of type "
+                    f"{wanted._type}; it cannot take {given._type} (CNTK 2.7's file of such a "
+                    "Function takes any type: Stadyn writes its own format where CNTK's "
+                    "writer has no form for an op). Apply the Function to an operand of this "
+                    "type before saving it")

@@ -45,6 +45,7 @@ _UNTYPED = "untyped:"
 STADYN_FILE = "a Stadyn model file"
 _SPARSE = "sparse:"
 _FREE = "free:"
+_UNBATCHED = "unbatched:"
 
 
 def _kept_op_name(node) -> bool:
@@ -153,9 +154,12 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
             else None
         if axis is not None:
             outputs[f"{_AXIS}{k}:{int(axis.is_ordered)}:{axis.name}"] = v
-    if untyped:                     # (loaded, a value put in their place is not checked)
+    if untyped:         # (loaded, a value put in their place is checked against its type)
         for k, v in enumerate(inputs.values()):
             outputs[f"{_UNTYPED}{k}"] = v
+    for k, v in enumerate(inputs.values()):
+        if v.parent is None and not G.BATCH(v):     # (made with dynamic_axes=[]: none)
+            outputs[f"{_UNBATCHED}{k}"] = v
     for k, v in enumerate(inputs.values()):
         if v in G.SPARSE:           # (loaded sparse, as CNTK 2.7's files keep is_sparse)
             outputs[f"{_SPARSE}{k}"] = v
@@ -421,7 +425,8 @@ def load_roots(model, format, types: "dict | None" = None,
             serialize.load(path)
     else:
         network = serialize.load(path)
-    unbatched, sparse = _file_input_kinds(legacy, network) if root is not None else ((), ())
+    unbatched, sparse = _file_input_kinds(legacy, network) if root is not None else \
+        ({id(v) for k, v in network.outputs.items() if k.startswith(_UNBATCHED)}, ())
     for name, var in network.inputs.items():
         G.INPUTS[var] = name.partition("#")[0]
         if id(var) not in unbatched:        # (an input CNTK made with dynamic_axes=[]: none)
@@ -439,6 +444,7 @@ def load_roots(model, format, types: "dict | None" = None,
         _mark_inner(list(outputs.values()))
     roots, blocks, arguments, op_named, several = [], {}, {}, set(), {}
     free: dict = {}
+    untyped: list = []
     # CNTK-written files: a Combine where the file's root function is one (of one output
     # too), named as it is; else the outputs of their function (a top_k's two)
     combine = None if root is None or root[0] != "Combine" else root[1]
@@ -467,6 +473,7 @@ def load_roots(model, format, types: "dict | None" = None,
             arguments.setdefault(int(k), []).append((int(j), var))
         elif key.startswith(_UNTYPED):
             G.UNTYPED_INPUTS.add(var)
+            untyped.append(var)
         elif key.startswith(_SPARSE):
             G.SPARSE.add(var)
         elif key.startswith(_FREE):
@@ -501,6 +508,9 @@ def load_roots(model, format, types: "dict | None" = None,
     composite = legacy.extras.get("name") if root is not None and combine is None else None
     if composite and len(roots) == 1 and composite != root[1]:
         G.COMPOSITE_NAMES[roots[0]] = composite     # (a renamed composite: its own name)
+    if untyped:         # (an untyped @C.Function's arguments: in its signature's order)
+        for var in roots:
+            G.record_argument_order(var, untyped)
     G.BATCH.forget()
     return roots, combine, combine_uid
 

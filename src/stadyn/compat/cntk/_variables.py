@@ -31,6 +31,10 @@ _constant_ids = itertools.count()
 # made without has CNTK's unknown ones
 _PLACEHOLDER_AXES: "weakref.WeakKeyDictionary[_Var, tuple]" = weakref.WeakKeyDictionary()
 
+# What ``output_variable`` made, and the uid CNTK 2.7 gives it (``Output<n>``): held as a
+# placeholder until a UserFunction binds it, shown (and asked) as CNTK's output kind
+_OUTPUT_UIDS: "weakref.WeakKeyDictionary[_Var, str]" = weakref.WeakKeyDictionary()
+
 
 def _shape(shape) -> tuple[int, ...]:
     if shape is None:
@@ -87,9 +91,48 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
     def dtype(self):
         """The NumPy type of the values (``np.float32``); a placeholder's is None, as CNTK
         2.7's (it takes that of what replaces it)."""
-        if G.kind_of(self.variable) == "placeholder":
+        if self._waiting_placeholder():
             return None
         return VariableMixin.dtype.fget(self)
+
+    def _made_as_output(self) -> bool:
+        # (output_variable's, not bound yet: CNTK 2.7's kind Output, with no owner)
+        return self.variable in _OUTPUT_UIDS and G.kind_of(self.variable) == "placeholder"
+
+    def _waiting_placeholder(self) -> bool:
+        return G.kind_of(self.variable) == "placeholder" and not self._made_as_output()
+
+    @property
+    def is_output(self) -> bool:
+        """Whether it is a Function's output (or what ``output_variable`` made, as in CNTK).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> o = C.output_variable(2, C.input_variable(2).dtype, [])
+            >>> o.is_output, o.is_placeholder, o.owner
+            (True, False, None)
+        """
+        return self._made_as_output() or VariableMixin.is_output.fget(self)
+
+    @property
+    def is_placeholder(self) -> bool:
+        """Whether it is a placeholder waiting to be bound."""
+        return self._waiting_placeholder()
+
+    @property
+    def owner(self):
+        """The Function this is the output of (None for what ``output_variable`` made, as
+        CNTK 2.7's; a RuntimeError for inputs, parameters, ...)."""
+        if self._made_as_output():
+            return None
+        return VariableMixin.owner.fget(self)
+
+    @property
+    def uid(self) -> str:
+        """A unique id (``Input3``; ``Output5`` for what ``output_variable`` made)."""
+        if self._made_as_output():
+            return _OUTPUT_UIDS[self.variable]
+        return VariableMixin.uid.fget(self)
 
     @property
     def dynamic_axes(self) -> tuple:
@@ -101,6 +144,8 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
             >>> C.placeholder().dynamic_axes, C.placeholder(2, dynamic_axes=[]).dynamic_axes
             ((Axis('UnknownAxes'),), ())
         """
+        if self._made_as_output():
+            return _PLACEHOLDER_AXES[self.variable]
         if G.kind_of(self.variable) == "placeholder":
             from ._axis import Axis
             return _PLACEHOLDER_AXES.get(self.variable, Axis.unknown_dynamic_axes())
@@ -122,7 +167,7 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         kind = {"input": "Input", "placeholder": "Placeholder", "output": "Output",
                 "parameter": "Parameter", "constant": "Constant"}.get(   # (as CNTK 2.7 shows
             G.kind_of(self.variable), "Variable")     # a Function's inputs: by their kind)
-        return shown(kind, self)
+        return shown("Output" if self._made_as_output() else kind, self)
 
 
 def axis_mark(axis) -> str:
@@ -525,6 +570,7 @@ def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,
                    need_grad=needs_gradient, dtype=dtype)
     G.PLACEHOLDERS[var] = name
     _PLACEHOLDER_AXES[var] = tuple(dynamic_axes or ())
+    _OUTPUT_UIDS[var] = G.new_uid("Output")
     if dynamic_axes:
         G.BATCH.add(var)
     obj = Variable.__new__(Variable)

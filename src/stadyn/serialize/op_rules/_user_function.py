@@ -81,7 +81,10 @@ def _cntk_read(node):
     the outputs the file reads (a prefix of the function's)."""
     form = {"module": node.attr("module"), "class": node.attr("class"),
             "op_name": node.attr("op_name", ""), "name": node.attr("name", ""),
-            "state": node.attr("state") or {}}
+            "state": node.attr("state") or {},
+            # (which inputs carry the batch axis: the rebuild's infer_outputs sees their
+            # sample shapes and dynamic axes, as CNTK 2.7's does)
+            "batched": [node.batched(i) for i in range(node.n_inputs)]}
     inputs = [node.var(i) for i in range(node.n_inputs)]
     function = _rebuilt(form, inputs, node.unsupported)
     out = F.cntk_user_function(*inputs, function=function)

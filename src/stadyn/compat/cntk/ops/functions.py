@@ -283,8 +283,12 @@ def _rebuilt(form: dict, inputs: list) -> _Call:
         module = importlib.import_module(form["module"])
         factory = getattr(module, form["class"]).deserialize
     inputs = inputs[:form.get("inputs", len(inputs))]      # (not the sequences' lengths)
-    for v in inputs:    # a file's sequence input has the batch axis (marked once loaded: now)
-        if v.parent is None and v.sequence_lengths is not None:
+    # a file's inputs are marked batched once it is loaded: those the file gives the batch
+    # axis (a sequence input; each the CNTK reader says is batched) are marked now, so that
+    # infer_outputs sees CNTK's sample shape and dynamic axes
+    batched = form.get("batched") or [False] * len(inputs)
+    for v, on_batch in zip(inputs, batched):
+        if on_batch or (v.parent is None and v.sequence_lengths is not None):
             G.BATCH.add(v)
     f = factory([wrap(i) for i in inputs], form.get("name", ""), form.get("state") or {})
     if not isinstance(f, UserFunction):
