@@ -7,7 +7,9 @@ it uses the library's ``_value``, ``_node``, ``_scalar``, ``_aligned``, ``_lead`
 
 Each keeps CNTK.core.bs's parameter names and order (``Clip (minValue, maxValue, x)``) and
 computes what cntk.exe's node computes: ``Round`` is ``floor (x + 0.5)`` (halves up, as CNTK's
-``RoundNode``), ``ElementDivide`` gives 0 where the divisor is 0, ``Cosine`` is the cosine,
+``RoundNode``), ``ElementDivide`` is ``ElementTimes (_, Reciprocal (y))`` (CNTK.core.bs:460;
+cntk.exe's ``Reciprocal`` is 0 at 0, so a finite dividend over 0 gives 0, an infinite one NaN),
+``Cosine`` is the cosine,
 ``LogPlus`` is CNTK 2.7's ``LogAdd`` (``cntk_semantics.log_add_exp``, as ``C.log_add_exp``),
 ``ColumnElementTimes`` is cntk.exe's ``ElementTimes`` node (ComputationNetworkBuilder.cpp), and
 ``KhatriRaoProduct`` (``ColumnwiseCrossProduct``) is each sample's outer product flattened, the
@@ -68,8 +70,9 @@ class ElementwiseFunctions:
         return self._node(F.floor(F.add_scalar(self._value(x, "Round"), 0.5)), "Round", tag)
 
     def ElementDivide(self, aMatrix, anotherMatrix, tag=""):
-        """``aMatrix ./ anotherMatrix`` with broadcasting; 0 where the divisor is 0 (CNTK's
-        ``ElementDivide``); a number on either side is a constant."""
+        """``aMatrix .* Reciprocal (anotherMatrix)`` with broadcasting, as CNTK.core.bs:460
+        defines it: 0 where the divisor is 0 (cntk.exe's ``Reciprocal``), NaN for an infinite
+        dividend there; a number on either side is a constant."""
         sa, sb = self._scalar(aMatrix), self._scalar(anotherMatrix)
         if sb is not None and sa is None:
             y = F.mul_scalar(self._value(aMatrix, "ElementDivide"), 1.0 / sb if sb else 0.0)

@@ -402,7 +402,9 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         return self._node(F.mul_scalar(self._value(_, "Negate"), -1.0), "Negate", tag)
 
     def Reciprocal(self, _, tag=""):
-        return self._node(F.r_div_scalar(self._value(_, "Reciprocal"), 1.0), "Reciprocal", tag)
+        # cntk.exe's opReciprocal is ``a == 0 ? 0 : 1 / a`` (Source/Math/TensorOps.h:277), and
+        # its gradient ``g * -out^2`` is 0 there (TensorOps.h:325)
+        return self._node(cntk.divide(None, self._value(_, "Reciprocal")), "Reciprocal", tag)
 
     def Pass(self, _, tag=""):
         return self._node(F.identity(self._value(_, "Pass")), "Pass", tag)
