@@ -536,17 +536,21 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
             return self.ReduceMean(F.greater_equal_scalar(wrong, 1.0), tag=tag)
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
+        error = F.classification_error(z, labels, axis=_axis(axis, z), topN=topN)
         if topN != 1:
             # CNTK.core.bs:507 gives the node a third input, Constant (topN), made inside its
             # own record (new ComputationNode): the item of the argument inputs of _AsNodes
-            # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1])
+            # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1]).  The
+            # node reads its value once, when validated (EvaluationNodes.h:81, m_topK); here
+            # the graph reads the constant too (adding 0 times it), so that a model file
+            # holds it as cntk.exe's does
             path, self.path = self.path, "inputs.inputs[2]"
             try:
-                self.Constant(topN)
+                n = self._value(self.Constant(topN), "ClassificationError")
             finally:
                 self.path = path
-        return self._node(F.classification_error(z, labels, axis=_axis(axis, z), topN=topN),
-                          "ClassificationError", tag)
+            error = F.add2(error, F.mul_scalar(F.stop_gradient(n), 0.0))
+        return self._node(error, "ClassificationError", tag)
 
 
 def _not_units(dims: tuple[int, ...]) -> bool:
