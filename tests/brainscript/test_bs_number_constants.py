@@ -182,3 +182,20 @@ def test_a_model_file_holds_the_top_n_constant(tmp_path):
         top2 = net.nodes["top2"]
         top2.forward()
         assert np.asarray(top2.d).ravel().tolist() == [0.0, 1.0]
+
+
+def test_numbers_given_by_name_to_plus_minus_element_times_and_comparisons_are_constants():
+    # CNTK.core.bs:461, 465-466, 524-529, 650, 680: Plus, Minus, ElementTimes, Less, ...,
+    # ColumnElementTimes and Scale take their inputs through _AsNodes (_ : y), so a number is
+    # Constant {val}, [1 x 1], at inputs.arr[i].res, as Clip's (the values unchanged: NumPy)
+    net, made = _constants("""{ x = Input {3}
+        p = Plus (x, 1) ; t = ElementTimes (x, 2) ; m = Minus (4, x) ; l = Less (x, 0)
+        s = Scale (3, x) }""")
+    assert sorted(made.values()) == [((1, 1), False, [v]) for v in (0.0, 1.0, 2.0, 3.0, 4.0)]
+    assert {k.lstrip("_") for k in made} == {"inputs.arr[0].res", "inputs.arr[1].res"}
+    x = np.array([[1.5, -2.0, 0.0]], np.float32)
+    feed(net.nodes["x"], x)
+    for name, want in (("p", x + 1), ("t", x * 2), ("m", 4 - x), ("l", (x < 0) * 1.0),
+                       ("s", 3 * x)):
+        net.nodes[name].forward()
+        np.testing.assert_allclose(net.nodes[name].d, want, rtol=1e-6, err_msg=name)

@@ -102,6 +102,11 @@ class ElementwiseFunctions:
         own record (``new ComputationNode`` names from scratch) at ``_AsNodes``'s
         ``arr[i].res`` of its member ``inputs``: ``inputs.arr[i].res`` (BrainScriptEvaluator.cpp
         581, 703, 768-789: the record, argument and array-item paths), nodes as they are."""
+        return [self._value(v, what) for v in self._number_nodes(values)]
+
+    def _number_nodes(self, values: tuple) -> list[Any]:
+        """``values`` with each number (a boolean: 1 or 0) made ``Constant {val}`` as
+        :meth:`_as_nodes` makes it, the others as they are (a pending delay too)."""
         nodes = []
         for i, v in enumerate(values):
             if isinstance(v, numbers.Real) and not isinstance(v, Variable):
@@ -110,7 +115,7 @@ class ElementwiseFunctions:
                     v = self.Constant(float(v))
                 finally:
                     self.path = path
-            nodes.append(self._value(v, what))
+            nodes.append(v)
         return nodes
 
     def LogPlus(self, leftMatrix, rightMatrix, tag=""):

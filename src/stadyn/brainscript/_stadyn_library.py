@@ -327,14 +327,14 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
     def Plus(self, _, y, tag=""):
         """Element-wise sum (with broadcasting); a per-sample criterion plus one number for
         the minibatch is the criterion's sum plus the number (``_minibatch_library.py``)."""
-        a, b = self._minibatch_total(_, y)
+        a, b = self._minibatch_total(*self._number_nodes((_, y)))
         return self._note_per_sample_sum(self._node(self._binary(a, b, "Plus"), "Plus", tag),
                                          a, b)
 
     def Minus(self, _, y, tag=""):
         """Element-wise difference (with broadcasting); as ``Plus`` for a per-sample
         criterion and one number for the minibatch."""
-        a, b = self._minibatch_total(_, y)
+        a, b = self._minibatch_total(*self._number_nodes((_, y)))
         return self._note_per_sample_sum(self._node(self._binary(a, b, "Minus"), "Minus", tag),
                                          a, b)
 
@@ -342,7 +342,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         """Element-wise product (with broadcasting); a number or a 1-element ``Constant`` scales;
         a per-sample criterion times per-sample data is the criterion's sum times the data
         (``_minibatch_library.py``)."""
-        a, b = self._minibatch_factors(_, y)
+        a, b = self._minibatch_factors(*self._number_nodes((_, y)))
         v = self._node(self._binary(a, b, "ElementTimes"), "ElementTimes", tag)
         if self._scalar(a) is not None or self._scalar(b) is not None:
             self._note_per_sample_sum(v, a, b)      # a criterion scaled is one still
