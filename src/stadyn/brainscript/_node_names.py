@@ -18,9 +18,9 @@ The inputs of such a node are the nodes given to the function, in the order of i
 (CNTK.core.bs's ``_AsNodes (x : y)``), which MEL's ``SetInput (node, k, input)`` counts in.
 Where cntk.exe would make a ``Constant`` node of a number argument of a function (``Clip (0,
 1, x)``, ``Plus (x, 1)``; an infix operator's number is one already:
-``Library.number_operand``), or the node is not one of the function's (a layer other than those two: its nodes are
-CNTK.core.bs's several, not Stadyn's one), the node is left unnamed (the file does not list it,
-as before).
+``Library.number_operand``), or the node is not one of the function's (a layer other than
+those two: its nodes are CNTK.core.bs's several, not Stadyn's one), the node is left unnamed
+(the file does not list it, as before).
 """
 
 from __future__ import annotations
