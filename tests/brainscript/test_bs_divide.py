@@ -45,3 +45,23 @@ def test_element_divide_is_element_times_of_the_reciprocal():
     np.testing.assert_array_equal(out["d"], out["e"])
     np.testing.assert_array_equal(out["dn"], [[0.0, np.nan, 0.0, 0.0]])
     np.testing.assert_array_equal(out["z"], [[np.inf, np.inf, np.nan, -np.inf]])
+
+
+def test_element_divide_makes_cntk_exes_nodes():
+    # CNTK.core.bs:460: the product at the call's path, the Reciprocal at ElementTimes's
+    # argument y (d.y), a number divisor Reciprocal's Constant {val} (_AsNodes, [1 x 1])
+    lib = StadynLibrary()
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("{ x = Input {4} ; y = Input {4} ; d = ElementDivide (x, y) ; "
+                            "dn = ElementDivide (x, 4) }", lib)
+        made = {k: (tuple(v.shape), np.asarray(v.d).ravel().tolist())
+                for k, v in sd.get_parameters(grad_only=False).items()}
+        inner = lib.inner_nodes(dict(net.nodes))
+        assert made == {"inputs.arr[0].res": ((1, 1), [4.0])}
+        assert sorted(inner) == ["d.y", "dn.y"]
+        assert [lib.operation_of(inner[k]) for k in ("d.y", "dn.y")] == ["Reciprocal"] * 2
+        assert lib.operation_of(net.nodes["d"]) == "ElementTimes"
+        assert lib.made_inputs(net.nodes["d"]) == [net.nodes["x"], inner["d.y"]]
+        feed(net.nodes["x"], X)
+        net.nodes["dn"].forward()
+        np.testing.assert_array_equal(net.nodes["dn"].d, X * np.float32(0.25))

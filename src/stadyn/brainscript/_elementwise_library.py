@@ -70,19 +70,21 @@ class ElementwiseFunctions:
         return self._node(F.floor(F.add_scalar(self._value(x, "Round"), 0.5)), "Round", tag)
 
     def ElementDivide(self, aMatrix, anotherMatrix, tag=""):
-        """``aMatrix .* Reciprocal (anotherMatrix)`` with broadcasting, as CNTK.core.bs:460
+        """``ElementTimes (aMatrix, Reciprocal (anotherMatrix))``, as CNTK.core.bs:460
         defines it: 0 where the divisor is 0 (cntk.exe's ``Reciprocal``), NaN for an infinite
-        dividend there; a number on either side is a constant."""
-        sa, sb = self._scalar(aMatrix), self._scalar(anotherMatrix)
-        if sb is not None and sa is None:
-            y = F.mul_scalar(self._value(aMatrix, "ElementDivide"), 1.0 / sb if sb else 0.0)
-        elif sa is not None and sb is None:
-            y = F.mul_scalar(cntk.divide(None, self._value(anotherMatrix, "ElementDivide")), sa)
-        else:
-            a, b = self._aligned(self._value(aMatrix, "ElementDivide"),
-                                 self._value(anotherMatrix, "ElementDivide"))
-            y = cntk.divide(a, b)
-        return self._node(y, "ElementDivide", tag)
+        dividend there; a number on either side is a ``Constant``.  The ``Reciprocal`` node
+        is named at the call's path plus ``.y`` (``ElementTimes``'s argument), the product at
+        the call's path, as cntk.exe names them."""
+        path = self.path
+        self.path = f"{path}.y" if path else ""
+        try:
+            r = self.Reciprocal(anotherMatrix)
+            self.after_apply(self.Reciprocal, [anotherMatrix], {}, r)
+        finally:
+            self.path = path
+        y = self.ElementTimes(aMatrix, r, tag=tag)
+        self.after_apply(self.ElementTimes, [aMatrix, r], {}, y)
+        return y
 
     def Clip(self, minValue, maxValue, x, tag=""):
         """``x`` limited to ``[minValue, maxValue]`` (numbers or nodes that broadcast to it):

@@ -43,8 +43,8 @@ _MEMBER = {"ReduceSum": "r", "ReduceLogSum": "r", "ReduceMean": "r", "ReduceMin"
 # functions (and BrainScript's operator hooks) whose number arguments cntk.exe makes into
 # Constant nodes (their inputs would count one more than the nodes given)
 _NUMBERS_ARE_NODES = frozenset((
-    "Plus", "Minus", "ElementTimes", "ElementDivide", "Clip", "LogPlus", "Times", "Equal",
-    "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Max", "Min", "If",
+    "Plus", "Minus", "ElementTimes", "ElementDivide", "Reciprocal", "Clip", "LogPlus", "Times",
+    "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Max", "Min", "If",
     "if_then_else", *NODE_OPERATOR_HOOKS.values()))
 
 

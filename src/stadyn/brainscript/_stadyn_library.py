@@ -30,6 +30,8 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .. import cntk_semantics as cntk
 from .. import functions as F
 from .. import sequence as S
@@ -402,9 +404,17 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         return self._node(F.mul_scalar(self._value(_, "Negate"), -1.0), "Negate", tag)
 
     def Reciprocal(self, _, tag=""):
-        # cntk.exe's opReciprocal is ``a == 0 ? 0 : 1 / a`` (Source/Math/TensorOps.h:277), and
-        # its gradient ``g * -out^2`` is 0 there (TensorOps.h:325)
-        return self._node(cntk.divide(None, self._value(_, "Reciprocal")), "Reciprocal", tag)
+        """``1 / _`` element-wise, 0 where ``_`` is 0, as cntk.exe's ``opReciprocal``
+        (``a == 0 ? 0 : 1 / a``, Source/Math/TensorOps.h:277; its gradient ``g * -out^2`` is 0
+        there, :325); a number is a ``Constant`` (CNTK.core.bs:674's ``_AsNodes (z)``), and
+        the reciprocal of a one-element constant scales as one (``ElementDivide (x, 4)``)."""
+        (x,) = self._number_nodes((_,))
+        y = self._node(cntk.divide(None, self._value(x, "Reciprocal")), "Reciprocal", tag)
+        value = self._scalar(x)
+        if value is not None:
+            self._constants[id(y)] = (y, float(np.float32(1) / np.float32(value))
+                                      if value else 0.0)
+        return y
 
     def Pass(self, _, tag=""):
         return self._node(F.identity(self._value(_, "Pass")), "Pass", tag)
