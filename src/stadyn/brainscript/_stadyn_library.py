@@ -544,10 +544,15 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
             predicted = F.greater_equal_scalar(F.sub2(z, top), 0.0)       # z == its maximum
             wrong = self.ReduceSum(F.not_equal(labels, predicted), axis=axis)
             return self.ReduceMean(F.greater_equal_scalar(wrong, 1.0), tag=tag)
+        given = topN if isinstance(topN, Variable) else None    # (NDL's Constant node)
+        if given is not None and self._scalar(given) is not None:
+            topN = int(self._scalar(given))
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
         error = F.classification_error(z, labels, axis=_axis(axis, z), topN=topN)
-        if topN != 1:
+        if given is not None:           # NDL: the node reads the network's own Constant
+            error = F.add2(error, F.mul_scalar(F.stop_gradient(given), 0.0))
+        elif topN != 1:
             # CNTK.core.bs:507 gives the node a third input, Constant (topN), made inside its
             # own record (new ComputationNode): the item of the argument inputs of _AsNodes
             # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1]).  The
