@@ -19,6 +19,8 @@ from stadyn._errors import ConfigError
 from stadyn._mt19937 import normal_floats, uniform_floats
 from stadyn.brainscript import StadynLibrary, build_network, load_config, parse_config
 from stadyn.brainscript._blocks import command_config
+from stadyn.brainscript._network_library import reached_ids
+from stadyn.train import feed
 from stadyn.brainscript._runner import run
 from test_bs_legacy_readers import _cntk_file, _copy
 from test_bs_runner import _write_mnist_ctf
@@ -483,3 +485,23 @@ def test_a_test_command_takes_no_ndl_seeds_from_a_later_train_command(tmp_path):
                                          ("ol.W", 200 * 10), ("ol.b", 10)], start=5):
         np.testing.assert_array_equal(params[name].d.ravel(), uniform_floats(seed, size, scale),
                                       err_msg=name)
+
+
+def test_ndl_top_n_error_reads_the_networks_own_constant(tmp_path):
+    # NDL's ClassificationError (labels, z, k) with k = Constant (2): cntk.exe's node reads
+    # that Constant as its third input (EvaluationNodes.h:81), so the network holds no other
+    # topN constant (BrainScript's inputs.inputs[2] is CNTK.core.bs's own, not NDL's) and
+    # the error node reaches k
+    net_text = ("x = Input(4)\nlab = Input(4)\nk = Constant(2)\n"
+                "err = ClassificationError(lab, x, k)\nEvalNodes = (err)")
+    root = parse_config(_ndl_config(tmp_path, net_text))
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(command_config(root, "T").network, StadynLibrary())
+        assert set(sd.get_parameters(grad_only=False)) == {"k"}
+        err = net.nodes["err"]
+        assert id(net.nodes["k"]) in reached_ids([err])
+        feed(net.nodes["lab"], np.eye(4, dtype=np.float32)[[2, 3]])
+        feed(net.nodes["x"], np.array([[0.1, 0.5, 0.3, 0.2], [0.4, 0.3, 0.2, 0.1]],
+                                      np.float32))
+        err.forward()
+        assert np.asarray(err.d).ravel().tolist() == [0.0, 1.0]

@@ -159,3 +159,43 @@ def test_a_model_file_holds_the_constants_and_loads_with_or_without_them(tmp_pat
             y.forward()
             np.testing.assert_allclose(np.asarray(y.d), want, rtol=1e-6, err_msg=path)
             assert not sd.get_parameters(grad_only=False)["_z"].need_grad
+
+
+def test_a_model_file_holds_the_top_n_constant(tmp_path):
+    # cntk.exe's ClassificationError node reads Constant (topN) as its third input
+    # (CNTK.core.bs:507, EvaluationNodes.h:81), so its model file holds inputs.inputs[2]
+    # (ConvNet_CIFAR10/baseline.txt:213); the error values are those of topN = 2
+    text = """{ labels = Input {4} ; z = Input {4}
+        top2 = ClassificationError (labels, z, topN = 2) }"""
+    path = str(tmp_path / "top2")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(text, StadynLibrary())
+        save_model(path, {"top2": net.nodes["top2"]},
+                   {"labels": net.nodes["labels"], "z": net.nodes["z"]})
+    assert "inputs.inputs[2]" in set(sd.load(path).parameters)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(text, StadynLibrary())
+        load_model_parameters(path)
+        feed(net.nodes["labels"], np.eye(4, dtype=np.float32)[[2, 3]])
+        feed(net.nodes["z"], np.array([[0.1, 0.5, 0.3, 0.2], [0.4, 0.3, 0.2, 0.1]],
+                                      np.float32))
+        top2 = net.nodes["top2"]
+        top2.forward()
+        assert np.asarray(top2.d).ravel().tolist() == [0.0, 1.0]
+
+
+def test_numbers_given_by_name_to_plus_minus_element_times_and_comparisons_are_constants():
+    # CNTK.core.bs:461, 465-466, 524-529, 650, 680: Plus, Minus, ElementTimes, Less, ...,
+    # ColumnElementTimes and Scale take their inputs through _AsNodes (_ : y), so a number is
+    # Constant {val}, [1 x 1], at inputs.arr[i].res, as Clip's (the values unchanged: NumPy)
+    net, made = _constants("""{ x = Input {3}
+        p = Plus (x, 1) ; t = ElementTimes (x, 2) ; m = Minus (4, x) ; l = Less (x, 0)
+        s = Scale (3, x) }""")
+    assert sorted(made.values()) == [((1, 1), False, [v]) for v in (0.0, 1.0, 2.0, 3.0, 4.0)]
+    assert {k.lstrip("_") for k in made} == {"inputs.arr[0].res", "inputs.arr[1].res"}
+    x = np.array([[1.5, -2.0, 0.0]], np.float32)
+    feed(net.nodes["x"], x)
+    for name, want in (("p", x + 1), ("t", x * 2), ("m", 4 - x), ("l", (x < 0) * 1.0),
+                       ("s", 3 * x)):
+        net.nodes[name].forward()
+        np.testing.assert_allclose(net.nodes[name].d, want, rtol=1e-6, err_msg=name)

@@ -7,7 +7,9 @@ it uses the library's ``_value``, ``_node``, ``_scalar``, ``_aligned``, ``_lead`
 
 Each keeps CNTK.core.bs's parameter names and order (``Clip (minValue, maxValue, x)``) and
 computes what cntk.exe's node computes: ``Round`` is ``floor (x + 0.5)`` (halves up, as CNTK's
-``RoundNode``), ``ElementDivide`` gives 0 where the divisor is 0, ``Cosine`` is the cosine,
+``RoundNode``), ``ElementDivide`` is ``ElementTimes (_, Reciprocal (y))`` (CNTK.core.bs:460;
+cntk.exe's ``Reciprocal`` is 0 at 0, so a finite dividend over 0 gives 0, an infinite one NaN),
+``Cosine`` is the cosine,
 ``LogPlus`` is CNTK 2.7's ``LogAdd`` (``cntk_semantics.log_add_exp``, as ``C.log_add_exp``),
 ``ColumnElementTimes`` is cntk.exe's ``ElementTimes`` node (ComputationNetworkBuilder.cpp), and
 ``KhatriRaoProduct`` (``ColumnwiseCrossProduct``) is each sample's outer product flattened, the
@@ -68,18 +70,21 @@ class ElementwiseFunctions:
         return self._node(F.floor(F.add_scalar(self._value(x, "Round"), 0.5)), "Round", tag)
 
     def ElementDivide(self, aMatrix, anotherMatrix, tag=""):
-        """``aMatrix ./ anotherMatrix`` with broadcasting; 0 where the divisor is 0 (CNTK's
-        ``ElementDivide``); a number on either side is a constant."""
-        sa, sb = self._scalar(aMatrix), self._scalar(anotherMatrix)
-        if sb is not None and sa is None:
-            y = F.mul_scalar(self._value(aMatrix, "ElementDivide"), 1.0 / sb if sb else 0.0)
-        elif sa is not None and sb is None:
-            y = F.mul_scalar(cntk.divide(None, self._value(anotherMatrix, "ElementDivide")), sa)
-        else:
-            a, b = self._aligned(self._value(aMatrix, "ElementDivide"),
-                                 self._value(anotherMatrix, "ElementDivide"))
-            y = cntk.divide(a, b)
-        return self._node(y, "ElementDivide", tag)
+        """``ElementTimes (aMatrix, Reciprocal (anotherMatrix))``, as CNTK.core.bs:460
+        defines it: 0 where the divisor is 0 (cntk.exe's ``Reciprocal``), NaN for an infinite
+        dividend there; a number on either side is a ``Constant``.  The ``Reciprocal`` node
+        is named at the call's path plus ``.y`` (``ElementTimes``'s argument), the product at
+        the call's path, as cntk.exe names them."""
+        path = self.path
+        self.path = f"{path}.y" if path else ""
+        try:
+            r = self.Reciprocal(anotherMatrix)
+            self.after_apply(self.Reciprocal, [anotherMatrix], {}, r)
+        finally:
+            self.path = path
+        y = self.ElementTimes(aMatrix, r, tag=tag)
+        self.after_apply(self.ElementTimes, [aMatrix, r], {}, y)
+        return y
 
     def Clip(self, minValue, maxValue, x, tag=""):
         """``x`` limited to ``[minValue, maxValue]`` (numbers or nodes that broadcast to it):
@@ -99,6 +104,11 @@ class ElementwiseFunctions:
         own record (``new ComputationNode`` names from scratch) at ``_AsNodes``'s
         ``arr[i].res`` of its member ``inputs``: ``inputs.arr[i].res`` (BrainScriptEvaluator.cpp
         581, 703, 768-789: the record, argument and array-item paths), nodes as they are."""
+        return [self._value(v, what) for v in self._number_nodes(values)]
+
+    def _number_nodes(self, values: tuple) -> list[Any]:
+        """``values`` with each number (a boolean: 1 or 0) made ``Constant {val}`` as
+        :meth:`_as_nodes` makes it, the others as they are (a pending delay too)."""
         nodes = []
         for i, v in enumerate(values):
             if isinstance(v, numbers.Real) and not isinstance(v, Variable):
@@ -107,7 +117,7 @@ class ElementwiseFunctions:
                     v = self.Constant(float(v))
                 finally:
                     self.path = path
-            nodes.append(self._value(v, what))
+            nodes.append(v)
         return nodes
 
     def LogPlus(self, leftMatrix, rightMatrix, tag=""):

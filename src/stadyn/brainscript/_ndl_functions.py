@@ -269,7 +269,9 @@ def _classification_error(b, node, args, kw):
         top = b.library._scalar(args[2])
         if top is None:
             raise ConfigError("ClassificationError: topN must be a number or a Constant")
-        return b.library.ClassificationError(args[0], args[1], topN=int(top))
+        # (a Constant node is the node's own third input, as cntk.exe's)
+        return b.library.ClassificationError(
+            args[0], args[1], topN=args[2] if isinstance(args[2], Variable) else int(top))
     return b.library.ClassificationError(args[0], args[1])
 
 

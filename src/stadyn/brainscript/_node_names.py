@@ -17,10 +17,10 @@ a ``BatchNormalizationLayer`` its node at that path itself.
 The inputs of such a node are the nodes given to the function, in the order of its parameters
 (CNTK.core.bs's ``_AsNodes (x : y)``), which MEL's ``SetInput (node, k, input)`` counts in.
 Where cntk.exe would make a ``Constant`` node of a number argument of a function (``Clip (0,
-1, x)``; an infix operator's number is one already: ``Library.number_operand``), or the node is
-not one of the function's (a layer other than those two: its nodes are
-CNTK.core.bs's several, not Stadyn's one), the node is left unnamed (the file does not list it,
-as before).
+1, x)``, ``Plus (x, 1)``; an infix operator's number is one already:
+``Library.number_operand``), or the node is not one of the function's (a layer other than
+those two: its nodes are CNTK.core.bs's several, not Stadyn's one), the node is left unnamed
+(the file does not list it, as before).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ _MEMBER = {"ReduceSum": "r", "ReduceLogSum": "r", "ReduceMean": "r", "ReduceMin"
 # functions (and BrainScript's operator hooks) whose number arguments cntk.exe makes into
 # Constant nodes (their inputs would count one more than the nodes given)
 _NUMBERS_ARE_NODES = frozenset((
-    "Plus", "Minus", "ElementTimes", "ElementDivide", "Clip", "LogPlus", "Times", "Equal",
-    "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Max", "Min", "If",
+    "Plus", "Minus", "ElementTimes", "ElementDivide", "Reciprocal", "Clip", "LogPlus", "Times",
+    "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Max", "Min", "If",
     "if_then_else", *NODE_OPERATOR_HOOKS.values()))
 
 

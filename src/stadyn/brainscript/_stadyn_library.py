@@ -30,6 +30,8 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .. import cntk_semantics as cntk
 from .. import functions as F
 from .. import sequence as S
@@ -327,14 +329,14 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
     def Plus(self, _, y, tag=""):
         """Element-wise sum (with broadcasting); a per-sample criterion plus one number for
         the minibatch is the criterion's sum plus the number (``_minibatch_library.py``)."""
-        a, b = self._minibatch_total(_, y)
+        a, b = self._minibatch_total(*self._number_nodes((_, y)))
         return self._note_per_sample_sum(self._node(self._binary(a, b, "Plus"), "Plus", tag),
                                          a, b)
 
     def Minus(self, _, y, tag=""):
         """Element-wise difference (with broadcasting); as ``Plus`` for a per-sample
         criterion and one number for the minibatch."""
-        a, b = self._minibatch_total(_, y)
+        a, b = self._minibatch_total(*self._number_nodes((_, y)))
         return self._note_per_sample_sum(self._node(self._binary(a, b, "Minus"), "Minus", tag),
                                          a, b)
 
@@ -342,7 +344,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         """Element-wise product (with broadcasting); a number or a 1-element ``Constant`` scales;
         a per-sample criterion times per-sample data is the criterion's sum times the data
         (``_minibatch_library.py``)."""
-        a, b = self._minibatch_factors(_, y)
+        a, b = self._minibatch_factors(*self._number_nodes((_, y)))
         v = self._node(self._binary(a, b, "ElementTimes"), "ElementTimes", tag)
         if self._scalar(a) is not None or self._scalar(b) is not None:
             self._note_per_sample_sum(v, a, b)      # a criterion scaled is one still
@@ -402,7 +404,17 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         return self._node(F.mul_scalar(self._value(_, "Negate"), -1.0), "Negate", tag)
 
     def Reciprocal(self, _, tag=""):
-        return self._node(F.r_div_scalar(self._value(_, "Reciprocal"), 1.0), "Reciprocal", tag)
+        """``1 / _`` element-wise, 0 where ``_`` is 0, as cntk.exe's ``opReciprocal``
+        (``a == 0 ? 0 : 1 / a``, Source/Math/TensorOps.h:277; its gradient ``g * -out^2`` is 0
+        there, :325); a number is a ``Constant`` (CNTK.core.bs:674's ``_AsNodes (z)``), and
+        the reciprocal of a one-element constant scales as one (``ElementDivide (x, 4)``)."""
+        (x,) = self._number_nodes((_,))
+        y = self._node(cntk.divide(None, self._value(x, "Reciprocal")), "Reciprocal", tag)
+        value = self._scalar(x)
+        if value is not None:
+            self._constants[id(y)] = (y, float(np.float32(1) / np.float32(value))
+                                      if value else 0.0)
+        return y
 
     def Pass(self, _, tag=""):
         return self._node(F.identity(self._value(_, "Pass")), "Pass", tag)
@@ -532,19 +544,28 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
             predicted = F.greater_equal_scalar(F.sub2(z, top), 0.0)       # z == its maximum
             wrong = self.ReduceSum(F.not_equal(labels, predicted), axis=axis)
             return self.ReduceMean(F.greater_equal_scalar(wrong, 1.0), tag=tag)
+        given = topN if isinstance(topN, Variable) else None    # (NDL's Constant node)
+        if given is not None and self._scalar(given) is not None:
+            topN = int(self._scalar(given))
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
-        if topN != 1:
+        error = F.classification_error(z, labels, axis=_axis(axis, z), topN=topN)
+        if given is not None:           # NDL: the node reads the network's own Constant
+            error = F.add2(error, F.mul_scalar(F.stop_gradient(given), 0.0))
+        elif topN != 1:
             # CNTK.core.bs:507 gives the node a third input, Constant (topN), made inside its
             # own record (new ComputationNode): the item of the argument inputs of _AsNodes
-            # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1])
+            # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1]).  The
+            # node reads its value once, when validated (EvaluationNodes.h:81, m_topK); here
+            # the graph reads the constant too (adding 0 times it), so that a model file
+            # holds it as cntk.exe's does
             path, self.path = self.path, "inputs.inputs[2]"
             try:
-                self.Constant(topN)
+                n = self._value(self.Constant(topN), "ClassificationError")
             finally:
                 self.path = path
-        return self._node(F.classification_error(z, labels, axis=_axis(axis, z), topN=topN),
-                          "ClassificationError", tag)
+            error = F.add2(error, F.mul_scalar(F.stop_gradient(n), 0.0))
+        return self._node(error, "ClassificationError", tag)
 
 
 def _not_units(dims: tuple[int, ...]) -> bool:

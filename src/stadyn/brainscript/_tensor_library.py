@@ -224,7 +224,7 @@ class TensorFunctions:
         nodes): 1 where the relation holds, else 0, element by element (broadcasting as
         ``Plus``), no gradient."""
         # a delay of a loop: its partner's dimensions
-        values = self._sized_delays([_, y], ((0, 1), (1, 0)))
+        values = self._sized_delays(self._number_nodes((_, y)), ((0, 1), (1, 0)))
         a, b = (v if isinstance(v, Variable) else
                 Variable.from_numpy_array(np.full((1,), float(v), np.float32))
                 for v in (self._scalar_or_node(v, name) for v in values))
