@@ -44,54 +44,11 @@ from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, auto_padding_form, find_blocks, \
     fold_shapes, key, walk
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
+from ._cntk_write_on_sequences import _SEQUENCE_AND_ONE, _SEQUENCE_ENDS, _SEQUENCE_OPS, \
+    _gathers_steps, _on_sequences
 
 __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OPS",
            "WRITTEN_WHERE", "ONE_OP_BLOCKS", "ATTRIBUTE_BLOCKS", "ATTRIBUTE_OPS"]
-
-# the ops whose output has no sequence axis (one step of each sequence, a sum; the edit
-# distance of the minibatch's sequences; LambdaRank's and NDCG's one number over the minibatch)
-_SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
-                            "sequence_reduce_max", "cntk:EditDistanceError",
-                            "cntk:UnpackSequenceOp", "cntk_forward_backward", "cntk:LambdaRank",
-                            "cntk:NDCG1Eval"))
-# the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
-# the compat's Slice and ReduceElements are over static axes only: a reduction along the
-# sequence axis is refused by its own rule; the sequence ops of _cntk_write_seq's rules; those
-# ending a sequence); any other op reading a sequence is refused
-_SEQUENCE_OPS = frozenset((
-    "relu", "tanh", "sigmoid", "exp", "cntk_log", "sqrt", "abs", "floor", "elu", "add2",
-    "sub2", "mul2", "add_scalar", "mul_scalar", "r_sub_scalar", "affine", "softmax", "dropout",
-    "identity",
-    "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
-    "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
-    "cntk:ElementDivide", "cntk:NoOp", "cntk:CrossEntropyWithSoftmax",
-    "cntk:ClassificationError", "cntk:Greater", "cntk:Less", "cntk:GreaterEqual",
-    "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice", "cntk:ReduceElements",
-    "cntk:LabelsToGraph")) | frozenset(_SEQ_RULES) | _SEQUENCE_ENDS
-# of those, the ops reading a value without the sequence axis beside a sequence (a value per
-# sequence broadcast along it)
-_SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
-
-
-def _gathers_steps(node, sequences: set, untyped: bool) -> bool:
-    """Whether ``node`` is a ``Gather`` (along the table's first axis) CNTK's ``Gather`` writes
-    on sequences: of a sequence of indices, step by step, from a table without the sequence
-    axis; or of whatever the arguments of a Function saved untyped stand for (the file holds
-    no axes for them: the graph is inferred again where it is applied, and CNTK 2.7 refuses a
-    table with dynamic axes when run)."""
-    return node.spec.name == "cntk:Gather" and (untyped or id(node.inputs[0]) not in sequences)
-
-
-def _on_sequences(node) -> str:
-    """The name a node is checked by when it reads a sequence: the catalog op under the
-    compat's ReduceElements mark for ``sequence.reduce_sum`` / ``reduce_max``, else the node's
-    own."""
-    raw = getattr(node, "raw", None)
-    if node.spec.name == "cntk:ReduceElements" and raw is not None and \
-            raw.spec.name in ("sequence_reduce_sum", "sequence_reduce_max"):
-        return raw.spec.name
-    return node.spec.name
-
 
 #: the blocks CNTK 2.7 builds for one op, which the caller shows as that op (its cntk_op_of)
 #: and whose rules write the block, so they are not written as layers (compat.cntk reads it

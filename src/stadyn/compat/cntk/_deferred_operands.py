@@ -15,7 +15,7 @@ from typing import Any
 from . import _graph as G
 from ._axis import Axis
 from ._mixins import GraphObject, TensorOpsMixin
-from ._variables import axis_mark, dims_text
+from ._variable_text import axis_mark, dims_text
 
 __all__ = ["LAYER_CLASSES", "PROBING", "UnknownOutput"]
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..._errors import DataError
 from ._adapt import unwrap
-from ._variables import axis_mark
+from ._variable_text import axis_mark
 
 __all__ = ["refuse_data_type", "refuse_fed_layouts_that_differ", "refuse_layouts_that_differ"]
 

@@ -23,9 +23,10 @@ from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
-from ._model_file import (ModelFormat, load_roots, model_path, passed_on_block,
-                          restore_parameters, save_roots, untyped_arguments,
-                          untyped_shown_op)
+from ._model_file import ModelFormat
+from ._model_load import (load_roots, model_path, passed_on_block, restore_parameters,
+                          untyped_arguments, untyped_shown_op)
+from ._model_save import save_roots
 from ._mixins import GraphObject, TensorOpsMixin
 from ._printed import function_repr, function_text
 from ._renaming import refuse_renaming

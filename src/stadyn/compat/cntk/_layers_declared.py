@@ -20,7 +20,7 @@ from ...graph import FREE_DIMENSION, Variable
 from . import _graph as G
 from ._adapt import wrap
 from ._seq_axes import free_steps, refuse_free_windows
-from ._variables import dims_text
+from ._variable_text import dims_text
 
 
 def _refuse_weights_over_steps(layer: Any, values: list) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
-from ._model_file import cntk_writer_names, saved_graph
+from ._model_save import cntk_writer_names, saved_graph
 
 __all__ = ["save_as_legacy_model"]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from . import _graph as G
 from ._mixins import GraphObject
-from ._variables import axis_mark, dims_text
+from ._variable_text import axis_mark, dims_text
 
 __all__ = ["refuse_mixed_axes", "refuse_other_sequence_axes"]
 

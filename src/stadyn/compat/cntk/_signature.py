@@ -34,7 +34,8 @@ from ._deferred import PROBING, Deferred
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import bind, late
 from ._mixins import GraphObject, TensorOpsMixin
-from ._model_file import ModelFormat, save_roots
+from ._model_file import ModelFormat
+from ._model_save import save_roots
 from ._variables import Record, input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]

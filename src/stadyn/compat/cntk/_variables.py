@@ -17,6 +17,7 @@ from ...layers import default_override_or
 from ._late import bind, late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
 from ._sequence_placeholders import mark_sequence_placeholder
+from ._variable_text import axis_mark, dims_text
 
 __all__ = ["Variable", "Parameter", "Constant", "Record", "of", "input_variable",
            "placeholder", "parameter", "constant", "output_variable", "InferredDimension",
@@ -168,32 +169,6 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
                 "parameter": "Parameter", "constant": "Constant"}.get(   # (as CNTK 2.7 shows
             G.kind_of(self.variable), "Variable")     # a Function's inputs: by their kind)
         return shown("Output" if self._made_as_output() else kind, self)
-
-
-def axis_mark(axis) -> str:
-    """How CNTK 2.7 shows a dynamic axis in a Variable's text: ``#`` the batch axis, ``*`` the
-    default sequence axis, else its name.
-
-    Example:
-        >>> import stadyn.compat.cntk as C
-        >>> [axis_mark(a) for a in C.sequence.input_variable(2).dynamic_axes]
-        ['#', '*']
-    """
-    name = getattr(axis, "name", str(axis))
-    return {"defaultBatchAxis": "#", "defaultDynamicAxis": "*"}.get(name, name)
-
-
-def dims_text(shape: tuple) -> str:
-    """A shape as CNTK 2.7's ``repr`` writes it: ``2 x 3``, ``? x 3`` (an inferred axis),
-    ``* x 3`` (a free one), ``???`` (unknown).
-
-    Example:
-        >>> dims_text((-3, 3)), dims_text((-1, 2)), dims_text((-2,))
-        ('* x 3', '? x 2', '???')
-    """
-    if shape == (-2,):
-        return "???"
-    return " x ".join("?" if d == -1 else "*" if d == FreeDimension else str(d) for d in shape)
 
 
 def shown(kind: str, v) -> str:

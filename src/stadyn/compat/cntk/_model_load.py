@@ -1,0 +1,412 @@
+"""Loading CNTK Functions (``load_model``, ``Function.load``, ``restore``): a Stadyn model file
+(the layout :mod:`._model_file` describes), a CNTK v2 or v1 model file or ONNX, with what CNTK
+programs look up after loading restored -- names, uids, blocks, inputs' kinds and axes -- and
+the untyped arguments of a CNTK v2 file typed where the Function is applied."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections import OrderedDict
+
+import numpy as np
+
+from ...graph import Variable, mark_free_dimensions, topological_nodes
+from . import _graph as G
+from ._axis import Axis
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
+from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _SPARSE,
+                          _UNBATCHED, _UNTYPED, ModelFormat)
+from ._seq_axes import free_steps, mark_free_axes
+from ._shown_constants import show_constants
+
+__all__ = ["load_roots", "STADYN_FILE", "restore_parameters", "untyped_arguments",
+           "untyped_shown_op", "model_path"]
+
+#: what :func:`untyped_arguments` gives for a file its first bytes tell is Stadyn's own
+STADYN_FILE = "a Stadyn model file"
+# (a loaded random op shows Stadyn's attributes: its seed and offset are the draws' state)
+_RANDOM_OPS = ("RandomDistribution", "RandomSample", "Dropout")
+
+
+def untyped_arguments(path, format) -> "tuple[list[str], object]":
+    """The names of the arguments of a CNTK v2 file that are placeholders of unknown shape (a
+    Function saved before it was given types, an untyped ``@C.Function``), in the order CNTK
+    2.7 lists them ([] for another file), and the file decoded (for :func:`load_roots`, which
+    so reads its first bytes no more; :data:`STADYN_FILE` where they tell it is no model file
+    of NNabla or CNTK; None where ``format`` is ONNX)."""
+    from ... import serialize
+    path = os.fspath(path)
+    if format != ModelFormat.CNTKv2:
+        return [], None
+    # (the first bytes read once: a model file of NNabla or CNTK, and which; one told by its
+    # suffix alone, missing, is read whole for the error)
+    if serialize.legacy_model_head(path) is None:
+        return [], STADYN_FILE
+    legacy = serialize.read_legacy_model(path)
+    main = legacy.networks.get("main")
+    if legacy.format != "cntk-v2" or main is None:
+        return [], legacy
+    untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
+               if _untyped(v)}
+    seen: list[str] = []
+    for uid in serialize.cntk_leaf_order(main.functions, _walk_starts(legacy)):
+        if uid in untyped and untyped[uid] not in seen:
+            seen.append(untyped[uid])
+    return seen, legacy
+
+
+def _walk_starts(legacy) -> list:
+    """Where CNTK 2.7 starts its walk of a CNTK v2 file's graph: the file's root function (its
+    outputs' functions when it names none)."""
+    main = legacy.networks["main"]
+    owner = {o: f for f in main.functions for o in f.outputs}
+    root = legacy.extras.get("root")
+    return [f.name for f in main.functions if f.name == root] or \
+        [owner[o].name for o in main.outputs if o in owner]
+
+
+def untyped_shown_op(legacy) -> str:
+    """The op name CNTK 2.7's ``str`` shows for the loaded model ``legacy`` (a CNTK v2 file of
+    untyped arguments, :func:`untyped_arguments`): its root function's, where the root reads
+    the model's leaves first, in the order the model lists them (``Gather(table: ...,
+    indices: ...)``), else ``Composite``."""
+    from ... import serialize
+    main = legacy.networks["main"]
+    root = [f for f in main.functions if f.name == legacy.extras.get("root")]
+    if not root:
+        return "Composite"
+    leaves = serialize.cntk_leaf_order(main.functions, _walk_starts(legacy))
+    # (alone, the root's operands are all leaves of the walk: listed in Python's order)
+    operands = serialize.cntk_leaf_order(root, [root[0].name])
+    same = all(a == b for a, b in zip(leaves, operands))
+    return root[0].type if same else "Composite"
+
+
+@contextlib.contextmanager
+def model_path(model):
+    """The name of a file holding ``model`` (a file name, or a model file's bytes, written to
+    a temporary file while the context lasts)."""
+    if not isinstance(model, (bytes, bytearray)):
+        yield model
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model")
+        with open(path, "wb") as f:
+            f.write(model)
+        yield path
+
+
+def _untyped(v) -> bool:
+    """Whether a CNTK v2 file's variable is a placeholder not given a type."""
+    return v.kind == "placeholder" and v.meta.get("dynamic_axes") == ["UnknownAxes"]
+
+
+def _type_arguments(legacy, types: dict) -> None:
+    """Make the untyped placeholders of ``legacy`` (a CNTK v2 file read) inputs of the types
+    of the Variables ``types`` gives by name (an untyped Function applied)."""
+    main = legacy.networks["main"]
+    for uid, v in list(main.variables.items()):
+        value = types.get(v.meta.get("name") or uid) if _untyped(v) else None
+        if value is None:
+            continue
+        axes = [a.name for a in value.dynamic_axes]
+        main.variables[uid] = type(v)(uid, "input", tuple(value.shape),
+                                      np.dtype(value.dtype).name,
+                                      {**v.meta, "dynamic_axes": axes, "is_sparse":
+                                       bool(value.is_sparse), "ordered_axes":
+                                       [a.name for a in value.dynamic_axes if a.is_ordered]})
+        if uid not in main.inputs:
+            main.inputs.append(uid)
+
+
+def load_roots(model, format, types: "dict | None" = None,
+               legacy=None) -> "tuple[list, str | None, str | None]":
+    """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
+    file's bytes), with CNTK's names, blocks and inputs restored; the name of the Combine
+    function they are the outputs of (None if they are not a combine's: a model of one output,
+    or of one function's outputs); and that Combine's uid where the file (CNTK's) gives it.
+    ``types``: for a file of untyped arguments (:func:`untyped_arguments`), the Variables
+    whose types each (by name) is given, as the Function is applied to them.  ``legacy``: the
+    file as :func:`untyped_arguments` decoded it, where it was (and no ``types`` change it), or
+    :data:`STADYN_FILE` where it told the file is Stadyn's."""
+    from ... import serialize
+    if isinstance(model, (bytes, bytearray)):
+        with model_path(model) as path:
+            return load_roots(path, format, types)
+    path = os.fspath(model)
+    root = None
+    v1_uids: dict = {}
+    if format == ModelFormat.ONNX:
+        network = serialize.import_onnx(path)
+    elif legacy is STADYN_FILE:         # (its first bytes read already)
+        network = serialize.load_model_file(path)
+    elif legacy is not None or serialize.is_legacy_model_file(path):
+        if legacy is None:
+            legacy = serialize.read_legacy_model(path)
+        if types:
+            _type_arguments(legacy, types)
+        root = _root_function(legacy)
+        if legacy.format == "cntk-v1":
+            # CNTK 2.7 gives a v1 file's roots: its criteria (ce, errs) and outputs, by name,
+            # as the outputs of a Combine (of one output too), the nodes numbered as it numbers
+            # them
+            net = legacy.networks["main"]
+            net.outputs = serialize.cntk_v1_roots(net)
+
+            def numbers(first: int) -> int:
+                uids, combine = serialize.cntk_v1_uids(net, net.outputs, first)
+                v1_uids.update(uids, **{"": f"Combine{combine}"})
+                return combine + 2 - first          # its composite's number too
+            G.take_uid_numbers(numbers)
+        network = serialize.load_cntk(legacy) if legacy.format.startswith("cntk") else \
+            serialize.load(path)
+    else:
+        network = serialize.load(path)
+    unbatched, sparse = _file_input_kinds(legacy, network) if root is not None else \
+        ({id(v) for k, v in network.outputs.items() if k.startswith(_UNBATCHED)}, ())
+    for name, var in network.inputs.items():
+        G.INPUTS[var] = name.partition("#")[0]
+        if id(var) not in unbatched:        # (an input CNTK made with dynamic_axes=[]: none)
+            G.BATCH.add(var)
+        if id(var) in sparse:               # (one made with is_sparse=True stays sparse)
+            G.SPARSE.add(var)
+    _restore_origins(network.origins)
+    if v1_uids:
+        _number_v1_nodes(network.origins, v1_uids, list(network.outputs.values()))
+    # a sequence output as the file computes it (the network's output sets the steps past
+    # each sequence's end to 0: no function of the file, and the compat's eval gives each
+    # sequence its own steps)
+    outputs = OrderedDict((k, network.unpadded.get(k, v)) for k, v in network.outputs.items())
+    if network.origins:
+        _mark_inner(list(outputs.values()))
+    roots, blocks, arguments, op_named, several = [], {}, {}, set(), {}
+    free: dict = {}
+    untyped: list = []
+    # CNTK-written files: a Combine where the file's root function is one (of one output
+    # too), named as it is; else the outputs of their function (a top_k's two)
+    combine = None if root is None or root[0] != "Combine" else root[1]
+    combine_uid = root[2] if combine is not None else None
+    for key, var in outputs.items():
+        if key.startswith(_OUT):
+            var.name = key.split(":", 2)[2] or None
+            roots.append(var)
+        elif key.startswith(_NODE):
+            _, k, kind, op_name, name = key.split(":", 4)
+            op_name = op_name.replace("%3A", ":").replace("%25", "%")
+            if kind == "block":
+                blocks[int(k)] = (var, op_name, name)
+            else:
+                var.name = name
+                op_named.add(id(var))
+                if op_name:
+                    G.set_op_name(var, op_name)
+        elif key.startswith(_COMBINE):
+            combine = key[len(_COMBINE):]
+        elif key.startswith(_SEVERAL):
+            _, k, j, op_name = key.split(":", 3)
+            several.setdefault(int(k), []).append((int(j), var, op_name))
+        elif key.startswith(_ARG):
+            _, k, j = key.split(":")
+            arguments.setdefault(int(k), []).append((int(j), var))
+        elif key.startswith(_UNTYPED):
+            G.UNTYPED_INPUTS.add(var)
+            untyped.append(var)
+        elif key.startswith(_SPARSE):
+            G.SPARSE.add(var)
+        elif key.startswith(_FREE):
+            free[key.split(":")[1]] = (var, [int(a) for a in key.split(":")[2].split(",")])
+        elif key.startswith(_AXIS) and var.sequence_lengths is not None:
+            _, _, ordered, name = key.split(":", 3)
+            G.SEQUENCE_AXES[var.sequence_lengths] = Axis(name, bool(int(ordered)))
+    for k, (var, axes) in sorted(free.items()):     # (the inputs, x0..., first)
+        if k.startswith("x") and var.parent is None:
+            mark_free_dimensions(var, axes)
+        elif k.startswith("y") and not free_steps(var):
+            mark_free_axes(var, axes)
+    for outs in several.values():
+        outs.sort(key=lambda item: item[0])
+        G.mark_outputs([v for _, v, _ in outs], outs[0][2])
+    for k, (var, op_name, name) in blocks.items():
+        args = tuple(a for _, a in sorted(arguments.get(k, []), key=lambda item: item[0]))
+        G.BLOCKS[var] = G.Block(op_name, name, args)
+    for var in roots:
+        if var in G.BLOCKS and id(var) not in op_named:
+            var.name = None     # a block's name is the block's, not that of the op inside it
+    if not roots:                      # a file written by CNTK, or ONNX
+        roots = list(outputs.values())
+        if root is None:
+            combine = "" if len(roots) > 1 or v1_uids else None
+            combine_uid = v1_uids.get("")
+    if root is not None and combine is None and len(roots) > 1 and \
+            G.function_outputs(roots) is None and len({G.uid_of(v) for v in roots}) == 1:
+        # (a CNTK file whose root is one function of several outputs, Recurrence(LSTM,
+        # return_full_state=True)'s LSTM block: its outputs are that function's, in order)
+        G.link_outputs(roots)
+    composite = legacy.extras.get("name") if root is not None and combine is None else None
+    if composite and len(roots) == 1 and composite != root[1]:
+        G.COMPOSITE_NAMES[roots[0]] = composite     # (a renamed composite: its own name)
+    if untyped:         # (an untyped @C.Function's arguments: in its signature's order)
+        for var in roots:
+            G.record_argument_order(var, untyped)
+    G.BATCH.forget()
+    return roots, combine, combine_uid
+
+
+def passed_on_block(v: Variable) -> "Variable | None":
+    """The output of the block inside a loaded file's block that only passes that output on
+    (the reader gives the outer block an identity of its own: ReduceL1's and ReduceSumSquare's
+    inner ``ReduceElements``, LocalResponseNormalization's ``ElementDivide``), which CNTK 2.7
+    shows as the outer block's ``block_root``; None for another value."""
+    node = v.parent
+    if v not in G.BLOCKS or node is None or node.spec.name != "identity" or \
+            G.made_by_cntk_op(v):
+        return None
+    inner = node.inputs[0]
+    return inner if inner in G.BLOCKS else None
+
+
+def _number_v1_nodes(origins: list, uids: dict, outputs: list) -> None:
+    """A CNTK v1 file's nodes with the uids (``cntk_v1_uids``) and op names (a v1
+    ``SquareError``: ``SquaredError``) CNTK 2.7's ``load_model`` gives them; a node CNTK 2
+    wrote keeps the uid the file gives it.  The constants the reader adds (an old batch
+    normalisation's ``<node>.run_sample_count``) are found by name.  A function's constant
+    input its op reads as a number (a top-5 ``ClassificationError``'s 5) is shown after its
+    other inputs, as CNTK 2.7 shows it."""
+    from ... import serialize
+    for var, origin in origins:
+        uid = uids.get(origin.uid)
+        if uid is not None:
+            G.set_uid(var, uid)
+        if origin.kind == "function":
+            G.set_op_name(var, serialize.cntk_v1_op_name(origin.op_name))
+            leaves = [o for o in origin.operands if o.parent is None]
+            read = {id(i) for node in topological_nodes([var]) for i in node.inputs} \
+                if leaves else set()      # (a walk of the node's graph only where it may tell)
+            unread = tuple(o for o in leaves if id(o) not in read)
+            if unread:
+                show_constants(var, unread, last=True)
+    recorded = {id(var) for var, _ in origins}
+    for node in topological_nodes(outputs):
+        for v in node.inputs:
+            if v.parent is None and id(v) not in recorded and v.name in uids:
+                G.set_uid(v, uids[v.name])
+
+
+def _root_function(legacy) -> "tuple[str, str, str] | None":
+    """``(op name, name, uid)`` of a CNTK 2 file's root function (``Combine``, ``TopK``, ...),
+    or None for another file."""
+    uid = legacy.extras.get("root") if legacy.format == "cntk-v2" else None
+    for net in legacy.networks.values():
+        for fn in net.functions:
+            if uid is not None and fn.name == uid:
+                return fn.type, fn.meta.get("name") or "", uid
+    return None
+
+
+def _mark_inner(roots: list) -> None:
+    """The ops of a CNTK-written file's graph that none of its functions or blocks made (an
+    import rule's helpers): :data:`G.INNER_OPS`, which the graph walks pass through."""
+    seen, stack = set(), list(roots)
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or v.parent is None:
+            continue
+        seen.add(id(v))
+        if not G.made_by_cntk_op(v) and v not in G.BLOCKS:
+            G.INNER_OPS.add(v)
+        stack.extend(v.parent.inputs)
+
+
+def _file_input_kinds(legacy, network) -> "tuple[set, set]":
+    """The ids of the inputs of ``network`` (read from the CNTK v2 file ``legacy``) that the
+    file gives no dynamic axes (made with ``dynamic_axes=[]``), and of those it declares
+    sparse (made with ``is_sparse=True``)."""
+    unbatched: set = set()
+    sparse: set = set()
+    if legacy.format != "cntk-v2":
+        return unbatched, sparse
+    found = {}
+    for net in legacy.networks.values():
+        found.update(net.variables)
+    for var, origin in network.origins:
+        entry = found.get(origin.uid) if origin.kind == "input" else None
+        if entry is None:
+            continue
+        if not entry.meta.get("dynamic_axes"):
+            unbatched.add(id(var))
+        if entry.meta.get("is_sparse"):
+            sparse.add(id(var))
+    return unbatched, sparse
+
+
+def _restore_origins(origins: list) -> None:
+    """What a CNTK-written file says of each node (``Network.origins``): inputs', parameters'
+    and functions' names and uids, CNTK's op names and the blocks (layers), so that
+    ``find_by_name``, ``uid`` and cloning from inner nodes see the file's graph; the outputs
+    of a function of several (``TopK``) are one node of the walks."""
+    several: dict = {}
+    sliced: list = []
+    shown: dict = {}                # id(var) -> (var, a CNTK file's attributes of its function)
+    for var, origin in origins:
+        if origin.kind in ("function", "block"):
+            several.setdefault(origin.uid, {})[origin.output] = var
+        if origin.kind == "block":
+            G.set_root_uid(var, G.uid_of(var))      # the root op recorded before it
+        G.set_uid(var, origin.uid)
+        if origin.sequence_axis and var.sequence_lengths is not None:
+            # an input's named axis, or the axis a function made (where, to_sequence)
+            G.SEQUENCE_AXES[var.sequence_lengths] = Axis(origin.sequence_axis)
+        if origin.kind == "input":
+            G.INPUTS[var] = origin.name
+        elif origin.kind in ("parameter", "constant"):
+            G.LEAF_NAMES[var] = origin.name
+        elif origin.kind == "function":
+            var.name = origin.name or None
+            G.set_op_name(var, origin.op_name)
+            if origin.output:
+                G.OUTPUT_INDEX[var] = origin.output     # uid <function uid>_Output_<k>
+            if origin.operands:         # a function inside a loop: what it reads from outside
+                G.show_operands_in_order(var, origin.operands)
+            if origin.op_name == "Sequence::Slice":
+                sliced.append((var, origin.operands))
+            if origin.op_name not in _RANDOM_OPS and origin.attributes is not None:
+                shown[id(var)] = (var, origin.attributes)
+        elif origin.kind == "block":
+            G.BLOCKS[var] = G.Block(origin.op_name, origin.name, origin.arguments,
+                                    dict(origin.attributes or ()))
+    # a CNTK v2 file's function shows the attributes the file gives it (CNTK's names and
+    # values: EyeLikeOp's OutputSparse, Times' outputRank), a block's root op (ReduceL2's
+    # Sqrt) as its block_root
+    for var, attributes in shown.values():
+        found = {k: file_attribute(v) for k, v in attributes}
+        (CNTK_ROOT_ATTRIBUTES if var in G.BLOCKS else CNTK_ATTRIBUTES)[var] = found
+    for outputs in several.values():
+        if len(outputs) > 1 and sorted(outputs) == list(range(len(outputs))):
+            G.link_outputs([outputs[k] for k in range(len(outputs))])
+    for var, operands in sliced:
+        # sequence.first / last: the block's scalars 0 and 1, which Stadyn's op does not read,
+        # shown first among its inputs as CNTK 2.7 shows them (a Fold's, read in its loop,
+        # show already)
+        if var.parent is None or any(s.parent is None and s not in G.INPUTS
+                                     for s in G.shown_inputs(var)):
+            continue
+        show_constants(var, tuple(o for o in operands if o.parent is None and o not in G.INPUTS))
+
+
+def restore_parameters(mine: list, filename) -> None:
+    """Set the CNTK Parameters ``mine`` to those saved in ``filename``, by name or in order."""
+    from ... import serialize
+    network = serialize.load(os.fspath(filename))
+    saved = network.parameters
+    if len(mine) != len(saved):
+        raise ValueError(f"restore: the file holds {len(saved)} parameters, the Function "
+                         f"{len(mine)}")
+    by_name = all(p.variable.name in saved for p in mine)
+    theirs = [saved[p.variable.name] for p in mine] if by_name else list(saved.values())
+    for p, q in zip(mine, theirs):
+        if tuple(p.variable.shape) != tuple(q.shape):
+            raise ValueError(f"restore: parameter {p.name!r} has shape {p.variable.shape}, the "
+                             f"file's {tuple(q.shape)}")
+        p.variable.d = q.d
