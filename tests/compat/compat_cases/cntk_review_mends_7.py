@@ -48,6 +48,35 @@ def backward_after_a_later_run_is_refused(C, r, np):
     return res
 
 
+@cntk_case(names=["cntk.Function.backward", "cntk.Function.forward", "cntk.Function.eval"],
+           note="g.forward(keep_for_backward), then another Function over g's nodes runs "
+                "(h.eval, or the shared z.eval) with other data, then g.backward: CNTK 2.7 "
+                "computes with g's own forward's values.  Stadyn read the later run's input "
+                "(dW of the other data); the later run's values are there again after")
+def backward_after_another_functions_run_uses_its_own_forward(C, r, np):
+    r.touch("cntk.Function.backward", "cntk.Function.forward", "cntk.Function.eval")
+    f32 = np.float32
+    x = C.input_variable(2, name="x", needs_gradient=True)
+    w = C.parameter((2, 2), init=np.array([[1, 2], [3, 4]], f32), name="w")
+    z = C.times(x, w)
+    g = C.reduce_sum(C.square(z))
+    h = C.reduce_sum(C.relu(z))
+    a, b = np.array([[1, 1]], f32), np.array([[5, -7]], f32)
+    seed = {g.output: np.ones((1,), f32)}
+    res = {}
+    for name, later in (("h", h), ("z", z)):
+        st, _ = g.forward({x: a}, [g.output], set([g.output]))
+        res[name + " eval"] = np.asarray(later.eval({x: b})).tolist()
+        gr = outcome(lambda: g.backward(st, seed, set([x, w])))
+        res[name + " grads"] = gr if isinstance(gr, str) else [
+            np.asarray(gr[x]).tolist(), np.asarray(gr[w]).tolist()]
+        res[name + " z after"] = np.asarray(z.eval({x: b})).tolist()
+    st, _ = g.forward({x: a}, [g.output], set([g.output]))
+    h.eval({x: np.array([[2, 3], [4, 5]], f32)})       # another batch size
+    res["other size"] = np.asarray(g.backward(st, seed, set([w]))[w]).tolist()
+    return res
+
+
 def _reconcile_data(np, t_lengths, s_lengths):
     f32 = np.float32
     t = [np.arange(n * 2, dtype=f32).reshape(n, 2) + k for k, n in enumerate(t_lengths)]
