@@ -433,7 +433,7 @@ def _kept_buffers(roots: list[Variable]) -> list:
                         t = leaf._data
                         kept.append((leaf, t, t._version, t.detach().clone()))
         for v in node.outputs:
-            if v._data is not None:
+            if v is not None and v._data is not None:     # (an output no one holds: None)
                 kept.append((v, v._data, v._data._version, None))
     return kept
 
