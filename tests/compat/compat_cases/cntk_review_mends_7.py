@@ -170,3 +170,22 @@ def one_operand_ops_refuse_two_outputs(C, r, np):
            "as_block two": lambda: C.as_block(two, [], "B"),
            "as_block one": lambda: C.as_block(x * 1, [], "B")}
     return {k: _refusal(fn) for k, fn in ops.items()}
+
+
+@cntk_case(names=["cntk.Function"],
+           note="copy.copy of a Function: CNTK 2.7 gives a second handle on it (another "
+                "object; the same uid, parameters and values); deepcopy is refused as pickle "
+                "is.  Stadyn's copy.copy raised pickle's TypeError")
+def function_copied_with_copy_copy(C, r, np):
+    import copy
+    r.touch("cntk.Function")
+    x = C.input_variable(3, name="x")
+    f = C.layers.Dense(2, init=C.glorot_uniform(seed=1), name="d")(x)
+    data = {x: np.array([[1, 2, 3]], np.float32)}
+    g = outcome(lambda: copy.copy(f))
+    if isinstance(g, str):
+        return {"copy": g}
+    return {"copy": type(g).__name__, "same object": g is f, "same uid": g.uid == f.uid,
+            "same parameters": [p.uid for p in g.parameters] == [p.uid for p in f.parameters],
+            "eval": np.asarray(g.eval(data)).tolist() == np.asarray(f.eval(data)).tolist(),
+            "deepcopy": outcome(lambda: copy.deepcopy(f))}
