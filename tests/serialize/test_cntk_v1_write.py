@@ -171,9 +171,9 @@ def test_more_models_round_trip(kind, tmp_path):
     """A delay outside a loop, mean, splice (RowStack), reshape, reductions, the losses'
     bodies (ReduceElements, TransposeTimes) and clip: the model computes what CNTK 2.7
     computed from Stadyn's committed file, a fresh file is that file, and Stadyn reads it back
-    to the same numbers (50fdc14c: mean divided by 1/n; the v1 reader mapped none of RowStack,
-    Reshape, ReduceElements, TransposeTimes, Clip, Abs, Reciprocal, Hardmax; a delay crashed
-    with a TypeError)."""
+    to the same numbers (before 3d1e3d2a: mean divided by 1/n; the v1 reader mapped none of
+    RowStack, Reshape, ReduceElements, TransposeTimes, Clip, Abs, Reciprocal, Hardmax; a delay
+    crashed with a TypeError)."""
     z = S.build(C, kind)
     S.set_parameters(np, z)
     read = np.load(os.path.join(HERE, "cntk_read.npz"))[kind]
@@ -197,8 +197,8 @@ def test_more_cntk_written_files_load(kind):
 
 def test_sequence_last_of_a_recurrence_refused_naming_the_op_without_a_shape(tmp_path):
     """CNTK 2.7 saves sequence.last(Recurrence(LSTM)); Stadyn refuses it (docs/model-files.md,
-    "Refused"), naming the sequence op whose shape is unknown (50fdc14c named FutureValue,
-    which is written)."""
+    "Refused"), naming the sequence op whose shape is unknown (before 93c38ed5 it named
+    FutureValue, which is written)."""
     s = C.sequence.input_variable(4, name="x")
     z = C.sequence.last(C.layers.Recurrence(C.layers.LSTM(3))(s))
     with pytest.raises(CntkWriteUnsupported, match=r"^no CNTK v1 form for ReconcileDynamicAxis: "

@@ -69,7 +69,9 @@ def netopt_factor_dense_all(C, r):
 @cntk_case(names=["cntk.contrib.netopt.factorization.factor_dense",
                   "cntk.contrib.netopt.factorization.dense_factored"], rtol=1e-4, atol=1e-5,
            note="the notebook's cell 8: only the square Dense layer factored (filter_function),"
-                " a factor_function given; the activations of factored layers are dropped")
+                " a factor_function given; the activations of factored layers are dropped; "
+                "a DenseFactored block lists W2, W1, b (CNTK's walk of x @ W1 @ W2 + b; "
+                "963552ed: W1, W2, b)")
 def netopt_factor_dense_filtered(C, r):
     nc = _netopt(C, "factorization")
     r.touch("cntk.contrib.netopt.factorization.factor_dense")
@@ -92,6 +94,7 @@ def netopt_factor_dense_filtered(C, r):
     return {"op names": [b.op_name for b in _blocks(C, newz)],
             "own": own.eval({x: _features()}), "own block": [own.root_function.op_name,
                                                             own.name],
+            "own parameters": [p.name for p in own.parameters],
             "softmax": C.softmax(newz).eval({x: _features()}),
             "halves": halves.eval({x: _features()}),
             "halves ops": [b.op_name for b in _blocks(C, halves)]}

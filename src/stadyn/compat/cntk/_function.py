@@ -80,6 +80,18 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         # Function.save and load_model keep a Function)
         raise TypeError("can't pickle SwigPyObject objects")
 
+    def __copy__(self):
+        """``copy.copy``: a second handle on the same graph, as CNTK 2.7's (its ``uid``,
+        parameters and runs are this Function's; the handle is another object)."""
+        other = object.__new__(type(self))
+        for klass in type(self).__mro__:
+            for slot in getattr(klass, "__slots__", ()):
+                if slot != "__weakref__" and hasattr(self, slot):
+                    setattr(other, slot, getattr(self, slot))
+        if hasattr(self, "__dict__"):
+            other.__dict__.update(self.__dict__)
+        return other
+
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):
             with pure():        # @C.Function on a Python function (no parameters made in it)

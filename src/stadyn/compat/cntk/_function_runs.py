@@ -237,7 +237,8 @@ class FunctionRuns:
         pending = pending_assignments(assigns)
         if not keep:
             apply_assignments(pending)      # training: after the backward
-        return (_ForwardState(self, pending, flags, state.runs) if keep else None), values
+        kept = _kept_buffers(roots) if keep else None
+        return (_ForwardState(self, pending, flags, state.runs, kept) if keep else None), values
 
     def _prepare(self, arguments: Any, outputs, wanted: list, keep: bool,
                  undo: "FeedUndo") -> tuple:
@@ -301,6 +302,7 @@ class FunctionRuns:
         for v in leaves:
             v.grad = None
         checked = state.function._run_state().checked.again()
+        swapped = _put_back(state.kept, self)   # another Function's later run over its nodes
         try:
             with checked:
                 for root, seed in root_gradients.items():
@@ -315,6 +317,7 @@ class FunctionRuns:
         finally:
             for v, g in saved:
                 v.grad = g
+            _restore(swapped)           # the later run's values again
 
     def grad(self, at: Any, wrt=None, outputs=None, device=None, as_numpy: bool = True,
              grad_root=None):
@@ -413,14 +416,73 @@ def _leaves_of(roots: list[Variable]) -> list[Variable]:
     return list(seen.values())
 
 
+def _kept_buffers(roots: list[Variable]) -> list:
+    """The values a kept forward over ``roots`` leaves in its graph, for its backward:
+    ``(Variable, tensor, its version, a copy or None)`` of every op's output (a later run of
+    another Function over shared nodes puts new tensors there) and of every input's data and
+    lengths, with a copy (a later run feeds them in place).  Parameters and constants are
+    not kept."""
+    kept = []
+    seen: set = set()
+    for node in topological_nodes(roots):
+        for v in node.inputs:
+            if v.parent is None and id(v) not in seen and v in G.INPUTS:
+                seen.add(id(v))
+                for leaf in (v, v.sequence_lengths):
+                    if leaf is not None and leaf._data is not None:
+                        t = leaf._data
+                        kept.append((leaf, t, t._version, t.detach().clone()))
+        for v in node.outputs:
+            if v is not None and v._data is not None:     # (an output no one holds: None)
+                kept.append((v, v._data, v._data._version, None))
+    return kept
+
+
+def _put_back(kept: list, function) -> list:
+    """Put a kept forward's values back into its graph (CNTK 2.7's backward computes with
+    its own forward's values whatever ran since); returns what :func:`_restore` takes to
+    give the later run's values back after the backward.  An op's output written over in
+    place since cannot be put back: a RuntimeError rather than a gradient of other values."""
+    undo: list = []
+    try:
+        for v, t, version, copy in kept:
+            if v._data is not t:
+                undo.append((v, v._data, None))
+                v._data = t
+            if t._version != version:
+                if copy is None:
+                    raise RuntimeError(
+                        f"Function '{function}' Backward: the values its forward kept were "
+                        "written over in place by a later run of another Function over the "
+                        "same nodes; run forward again before backward")
+                undo.append((v, t, t.detach().clone()))
+                with torch.no_grad():
+                    t.copy_(copy)
+    except BaseException:
+        _restore(undo)
+        raise
+    return undo
+
+
+def _restore(undo: list) -> None:
+    """Give back the values :func:`_put_back` replaced, last first."""
+    for v, t, later in reversed(undo):
+        if later is None:
+            v._data = t
+        else:
+            with torch.no_grad():
+                t.copy_(later)
+
+
 class _ForwardState:
     """What ``forward(keep_for_backward=...)`` hands to ``backward``."""
 
-    __slots__ = ("function", "assignments", "flags", "run")
+    __slots__ = ("function", "assignments", "flags", "run", "kept")
 
     def __init__(self, function: "FunctionRuns", assignments: list, flags: list[bool] | None,
-                 run: int):
+                 run: int, kept: list):
         self.function = function
+        self.kept = kept                     # the run's values its backward reads
         self.assignments = assignments       # assign ops' writes, made after the backward
         self.flags = flags                   # the run's sequence-begin flags, if given
         self.run = run                       # its number among the Function's runs

@@ -148,7 +148,7 @@ def block_inner_leaves(out: Variable) -> list[Variable]:
     stop = {id(a) for a in block.arguments}
     seen: set[int] = set()
     leaves: list[Variable] = []
-    for _, v in search(("op", out), lambda n: n[0] == "leaf", 0, inside=out):
+    for _, v in search(("op", out), lambda n: n[0] == "leaf", 0, inside=out, stored=True):
         if (id(v) not in seen and id(v) not in stop and v.parent is None
                 and v not in INPUTS and v not in PLACEHOLDERS):
             seen.add(id(v))

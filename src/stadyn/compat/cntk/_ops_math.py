@@ -486,8 +486,10 @@ def mean(*operands, name: str = ""):
     total = items[0]
     for item in items[1:]:
         total = plus(total, item)
-    out = element_divide(total, float(len(items)))     # (CNTK: a division by n; the
-    return _n_ary_block(out, "Mean", "ElementDivide", name, items)     # files hold n)
+    # CNTK: a division by the constant n (the files hold n); n is above 0, so a plain
+    # division (the writers' ElementDivide), not element_divide's guarded one
+    out = binary(F.div2, total, float(len(items)), "", "ElementDivide")
+    return _n_ary_block(out, "Mean", "ElementDivide", name, items)
 
 
 # CNTK 2.7 runs none of these on a sparse input (a product with it first)

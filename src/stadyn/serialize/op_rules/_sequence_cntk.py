@@ -54,8 +54,14 @@ def reconcile_cntk(node):
     """``ReconcileDynamicAxis(x, like)``: ``x`` as it is when it has ``like``'s axes; a value
     per sequence repeated at each of ``like``'s steps; a value without dynamic axes (a
     constant: CNTK's ``sequence.is_first`` / ``is_last`` reconcile a 0 with the sequence) at
-    every step of every sequence of ``like``."""
+    every step of every sequence of ``like``.  A sequence on another sequence axis is put on
+    ``like``'s, its lengths checked at run (CNTK 2.7's ValueError where they differ)."""
     a, b = node.lead(0), node.lead(1)
+    if a == b == 2:
+        x, like = node.var(0), node.var(1)
+        if x.sequence_lengths is like.sequence_lengths:
+            return x
+        return F.sequence_reconcile(x, x.sequence_lengths, like, like.sequence_lengths)
     if a == b:
         return node.var(0)
     if a == 1 and b == 2:

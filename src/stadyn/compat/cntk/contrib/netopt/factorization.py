@@ -9,8 +9,8 @@ Example:
     >>> x = C.input_variable(6)
     >>> z = C.layers.Dense(4, init=C.glorot_uniform(seed=1))(x)
     >>> nz = nc.factor_dense(z, projection_function=lambda W: 2)
-    >>> [p.shape for p in nz.parameters]
-    [(6, 2), (2, 4), (4,)]
+    >>> [(p.name, p.shape) for p in nz.parameters]      # (CNTK 2.7 lists them so)
+    [('W2', (2, 4)), ('W1', (6, 2)), ('b', (4,))]
 """
 
 from __future__ import annotations
