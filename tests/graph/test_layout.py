@@ -436,3 +436,26 @@ def test_nnablas_relu_is_fused_with_its_convolution_and_keeps_its_values(monkeyp
     xb, tb = batches[1]
     dyn = _dynamic_loss(model, reg, xb, tb)
     assert float(dyn.d) == pytest.approx(fused[1][0], rel=1e-5)
+
+
+def test_relu_gradient_written_into_a_dead_input_keeps_the_traced_layout():
+    """``reuse_dead_inputs`` writes ``threshold_backward`` into its dying gradient input only
+    where that input is laid out as the traced output: with a contiguous gradient and a
+    channels-last ReLU output the traced result is channels-last, and the ops after it (a
+    permute and a view, as an affine's backward over a flattened convolution) were traced on
+    that; written into the contiguous gradient the view failed (StarGAN of nnabla-examples,
+    its generator's backward)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from stadyn.graph import reuse_dead_inputs
+
+    def step(g, y):
+        d = torch.ops.aten.threshold_backward(g * 1.0, y, 0)
+        return d.permute(0, 2, 3, 1).view(-1, d.shape[1])      # (N, H, W, C): viewable
+
+    y = torch.randn(2, 3, 4, 4).contiguous(memory_format=torch.channels_last)
+    g = torch.randn(2, 3, 4, 4)
+    gm = make_fx(step, tracing_mode="fake")(g, y)
+    reuse_dead_inputs(gm)
+    expected = step(g, y)
+    assert torch.equal(gm(g, y), expected)

@@ -425,6 +425,15 @@ def _dies_here(n, user: fx.Node, outputs: set) -> bool:
             and schema.returns[0].alias_info is None and not schema.is_mutable)
 
 
+def _laid_out_alike(a, n: fx.Node) -> bool:
+    """Whether the traced values of ``a`` and ``n`` have the same shape and strides (an op
+    writing into ``a`` gives its output ``a``'s)."""
+    va = a.meta.get("val") if isinstance(a, fx.Node) else None
+    vn = n.meta.get("val")
+    return (isinstance(va, torch.Tensor) and isinstance(vn, torch.Tensor)
+            and va.shape == vn.shape and va.stride() == vn.stride())
+
+
 def reuse_dead_inputs(gm: fx.GraphModule) -> int:
     """Run ``relu`` and ``threshold_backward`` (ReLU's gradient) in place where their input is
     read by nothing else; returns the number of ops rewritten.
@@ -452,6 +461,10 @@ def reuse_dead_inputs(gm: fx.GraphModule) -> int:
     for n in list(graph.nodes):
         if n.op != "call_function" or not n.args or not _dies_here(n.args[0], n, outputs):
             continue
+        if not _laid_out_alike(n.args[0], n):
+            continue        # (written in place it would take its input's strides, and the
+            #                 ops after it were traced on the strides it has: a view of it
+            #                 fails, or reads the wrong elements)
         if n.target is _aten.relu.default:
             n.target = _aten.relu_.default
         elif n.target is _aten.threshold_backward.default and not n.kwargs:
