@@ -294,11 +294,10 @@ def _needs_backward(subgraph: Subgraph) -> bool:
 def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
                 clear_no_need_grad: bool = False, function_pre_hook=None,
                 function_post_hook=None) -> StaticPlan | EagerPlan | HookedPlan | None:
-    """Forward the static graph of ``roots`` through a cached plan (built on first use, and
-    again when the graph, a leaf's signature, the phase, grad mode, the context or the buffer
-    flags change); returns the plan, or None for roots that no op computes.  With function
-    hooks (set globally, or given here for this forward) it runs op by op instead
-    (``_function_hooks.py``).
+    """Forward the static graph of ``roots`` through a cached plan (built on first use, and again
+    when the graph, a leaf's signature, the phase, grad mode, the context or the buffer flags
+    change); returns the plan, or None for roots that no op computes.  With function hooks (set
+    globally, or given here for this forward) it runs op by op instead (``_function_hooks.py``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -309,8 +308,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         (True, 5.0)
     """
     head = roots[0]
-    if head._plans is None:
-        head._plans = {}
+    head._plans = {} if head._plans is None else head._plans
     roots_key = tuple(id(r) for r in roots)
     entry = head._plans.get(roots_key)
     if entry is None or entry.graph_version != graph_version():
@@ -321,6 +319,8 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     subgraph = entry.subgraph
     if not subgraph.nodes:
         return None
+    for node in subgraph.nodes:     # its values are now this plan's, not a dynamic run's (a
+        node.ran_under = None       # backward from an inner Variable runs the graph again)
     if _PRE_HOOKS or _POST_HOOKS or function_pre_hook or function_post_hook:
         plan = HookedPlan(subgraph,
                           list(_PRE_HOOKS.values()) + [h for h in [function_pre_hook] if h],

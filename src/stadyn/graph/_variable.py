@@ -488,7 +488,8 @@ class FunctionNode:
     ``args`` / ``kwargs``: what the op received (Variables in input positions); ``attrs``: every
     attribute, defaults filled in; ``location``: the user's ``(file, line)`` that created it (None
     from a loader; :attr:`where` formats it); ``state``: its own ``OpSpec.state`` object or None;
-    ``ran_under``: the gradient marks' version when it ran in dynamic mode (None: it did not).
+    ``ran_under``: the gradient marks' version when it ran in dynamic mode (None: it did not, or
+    a static forward ran it since: ``run_forward``).
     """
 
     __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location", "state",

@@ -9,6 +9,11 @@
   in their backward (``relu``, ``leaky_relu``, ``swish``, ``exp``, ``tanh``, ``mul_n``; a
   convolution's ``relu``), static and dynamic.  The ordinary training loop (the loss's
   backward after a written ``y``) is guarded beside them.
+* in dynamic mode, ``s.forward()`` of a loss over ``y`` and then ``y.backward(g)`` gives the
+  gradient through ``y``'s ops, from ``y``'s value or from what the user wrote into ``y.d``.
+  Stadyn's ``s.forward()`` ran the graph through a plan, whose value of ``y`` carried no
+  autograd history while ``y``'s op still counted as run dynamically; the backward took that
+  for ops none of which needed a gradient and left ``x.g`` at 0.
 """
 
 import numpy as np
@@ -96,4 +101,39 @@ def backward_from_intermediate__reads_written_output(nn, F, PF, r):
                 res["%s: %s %s" % (flow, key, k)] = v
     r.touch("nnabla.Variable.d", "nnabla.Variable.backward",
             "nnabla.parametric_functions.convolution")
+    return res
+
+
+def _dynamic_loss_forward(nn, F, make, write):
+    nn.set_auto_forward(True)
+    try:
+        x = nn.Variable.from_numpy_array(
+            ((np.arange(12, dtype=np.float32) * 5) % 7 / 4 - 0.75).reshape(3, 4),
+            need_grad=True)
+        y = make(F, x * 1.5)
+        s = F.sum(y * y)
+        s.forward()
+        x.grad.zero()
+        if write:
+            y.d = np.abs(y.d) + 0.5
+        y.backward(np.ones(y.shape, np.float32))
+        return {"x.g": x.g.copy(), "y.d": y.d.copy(), "s.d": s.d.copy()}
+    finally:
+        nn.set_auto_forward(False)
+
+
+@nnabla_case(names=[_F + "tanh", _F + "exp", _F + "relu", "nnabla.Variable.backward",
+                    "nnabla.Variable.forward"],
+             note="auto_forward(True): x = ((arange(12) * 5) % 7 / 4 - 0.75) in (3, 4), "
+                  "y = op(x * 1.5), s = sum(y * y); s.forward(), x.grad.zero(), (y.d = "
+                  "|y.d| + 0.5 or not), y.backward(ones): x.g is the op's gradient")
+def dynamic_loss_forward__then_intermediate_backward(nn, F, PF, r):
+    res = {}
+    for key in ("tanh", "exp", "relu"):
+        r.touch(_F + key)
+        for write in (False, True):
+            out = _dynamic_loss_forward(nn, F, lambda F, c, k=key: getattr(F, k)(c), write)
+            for k, v in out.items():
+                res["%s%s %s" % (key, ", y.d written" if write else "", k)] = v
+    r.touch("nnabla.Variable.backward", "nnabla.Variable.forward")
     return res
