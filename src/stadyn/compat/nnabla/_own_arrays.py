@@ -117,15 +117,20 @@ def own_array(v: _Core) -> None:
         # (handed out: memory the user holds already, of its own or, for the Variables of
         # ``x.reshape(shape, unlink=True)``, one array they share: _shared_arrays.py)
         return
-    own = t.detach().clone(memory_format=torch.contiguous_format)
-    if t.grad_fn is not None:
-        # a static graph run eagerly (a new shape's trial, an untraceable op): its backward
-        # reads this tensor, which keeps its place in the autograd graph and takes the memory
-        t.data = own
-        hand_out(t)
+    _hold(v, t, t.detach().clone(memory_format=torch.contiguous_format))
+
+
+def _hold(v: _Core, current: "torch.Tensor | None", t: torch.Tensor) -> None:
+    """``v`` holds the memory ``t``, handed out to the user: where ``v``'s ``current`` tensor is
+    in an autograd graph (a dynamic graph's output, or a static graph run eagerly: a new
+    shape's trial, an untraceable op), that tensor keeps its place there and takes the memory,
+    so its backward reads what is written into it."""
+    if current is not None and current.grad_fn is not None:
+        current.data = t
+        hand_out(current)
         return
-    _Core.data.fset(v, own)
-    hand_out(own)
+    _Core.data.fset(v, t)
+    hand_out(t)
 
 
 def give_array(v: _Core, t: torch.Tensor) -> None:
@@ -140,15 +145,7 @@ def give_array(v: _Core, t: torch.Tensor) -> None:
         >>> t = torch.zeros(2); give_array(y, t); y.forward(); t.tolist()
         [2.0, 2.0]
     """
-    current = data_of(v)
-    if current is not None and current.grad_fn is not None:
-        # a dynamic graph's output (or a static one run eagerly): the tensor in the autograd
-        # graph takes the memory, so its backward reads what is written there
-        current.data = t
-        hand_out(current)
-        return
-    _Core.data.fset(v, t)
-    hand_out(t)
+    _hold(v, data_of(v), t)
 
 
 def _own_readers(v: _Core, t: torch.Tensor) -> None:
