@@ -225,10 +225,7 @@ class TensorFunctions:
         ``Plus``), no gradient."""
         # a delay of a loop: its partner's dimensions
         values = self._sized_delays(self._number_nodes((_, y)), ((0, 1), (1, 0)))
-        a, b = (v if isinstance(v, Variable) else
-                Variable.from_numpy_array(np.full((1,), float(v), np.float32))
-                for v in (self._scalar_or_node(v, name) for v in values))
-        a, b = self._aligned(a, b)
+        a, b = self._aligned(*(self._value(v, name) for v in values))
         return self._node(F.stop_gradient(_COMPARISONS[name](a, b)), name, tag)
 
     # the operators on nodes: a == b, a != b, a < b, ...
@@ -249,11 +246,6 @@ class TensorFunctions:
 
     def greater_equal(self, a, b):
         return self._compare("GreaterEqual", a, b)
-
-    def _scalar_or_node(self, v, what):
-        if isinstance(v, numbers.Real) and not isinstance(v, bool):
-            return v
-        return self._value(v, what)
 
     # ---- selection ----------------------------------------------------------------------
     def If(self, cond, thenVal, elseVal, tag=""):
