@@ -49,11 +49,10 @@ EXCEPTIONS = {
        for name in ("BS.Sequences.FoldL", "BS.Sequences.FoldR", "BS.Loop.Iteration",
                     "BS.Loop.Count")},
     **{name: _UNUSED for name in (
-        "SparseImageInput", "EnvironmentInput", "ConvolutionTranspose",
+        "EnvironmentInput", "ConvolutionTranspose",
         "BatchNormalization", "CosDistanceWithNegativeSamples", "GatherPacked",
         "GMMLogLikelihood", "PackedIndex", "ScatterPacked", "QuantizedTimes",
-        "Embedding", "BS.RNNs.LSTMBlock", "BS.RNNs.PreviousHCWithTrainedInitialState",
-        "BS.RNNs.NextHCWithTrainedInitialState")},
+        "Embedding", "BS.RNNs.LSTMBlock")},
 }
 
 
@@ -629,3 +628,14 @@ def test_constant_from_string_is_cntk_exes_random_constant_sized_by_its_partner(
     net.nodes["x"].d = xs
     net.nodes["z"].forward()
     np.testing.assert_allclose(net.nodes["z"].d, xs + ours[0].d, rtol=1e-6)
+
+
+def test_sparse_image_input_is_an_image_input_of_the_same_dimensions():
+    # CNTK.core.bs:577-578: ImageInput and SparseImageInput take the same arguments (W, H, C
+    # column-major; imageLayout 'HWC' puts C first); the sparse one's values arrive dense
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network("""{ a = SparseImageInput (4, 3, 2)
+            b = SparseImageInput (4, 3, 2, imageLayout = 'HWC', tag = 'label') }""",
+                            StadynLibrary())
+    assert net.nodes["a"].shape[1:] == (2, 3, 4)        # [4 x 3 x 2]
+    assert net.nodes["b"].shape[1:] == (3, 4, 2)        # [2 x 4 x 3]

@@ -86,7 +86,7 @@ class TensorFunctions:
                 "TransposeDimensions": self.TransposeDimensions, "Transpose": self.Transpose,
                 "Hardmax": self.Hardmax, "SumElements": self.SumElements, "_If": self.If,
                 "TransposeTimes": self.TransposeTimes, "Convolution": self.Convolution,
-                "ImageInput": self.ImageInput}
+                "ImageInput": self.ImageInput, "SparseImageInput": self.SparseImageInput}
 
     def _lead(self, x: Variable) -> int:
         """The leading non-sample axes of ``x``: 2 for a sequence, 1 for a batch, else 0."""
@@ -466,6 +466,14 @@ class TensorFunctions:
         if layout in ("hwc", "legacy"):
             dims = (dims[2], dims[0], dims[1])
         return self._new_input(dims, dynamicAxis, tag, image=True)
+
+    def SparseImageInput(self, imageWidth, imageHeight, imageChannels, imageLayout="CHW",
+                         dynamicAxis="", tag="feature"):
+        """``ImageInput`` of sparse samples (CNTK.core.bs:578, a ``SparseInputValue`` with
+        ``isImage``): the same dimensions and layouts; as for ``SparseInput``, the reader's
+        values arrive dense."""
+        return self.ImageInput(imageWidth, imageHeight, imageChannels, imageLayout=imageLayout,
+                               dynamicAxis=dynamicAxis, tag=tag)
 
 
 def _as_vector(v: Variable, lead: int) -> Variable:
