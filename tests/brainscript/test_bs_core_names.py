@@ -49,7 +49,7 @@ EXCEPTIONS = {
        for name in ("BS.Sequences.FoldL", "BS.Sequences.FoldR", "BS.Loop.Iteration",
                     "BS.Loop.Count")},
     **{name: _UNUSED for name in (
-        "EnvironmentInput", "ConvolutionTranspose",
+        "EnvironmentInput",
         "BatchNormalization", "CosDistanceWithNegativeSamples", "GatherPacked",
         "GMMLogLikelihood", "PackedIndex", "ScatterPacked", "QuantizedTimes",
         "Embedding", "BS.RNNs.LSTMBlock")},
