@@ -52,7 +52,7 @@ EXCEPTIONS = {
         "EnvironmentInput",
         "BatchNormalization", "CosDistanceWithNegativeSamples", "GatherPacked",
         "GMMLogLikelihood", "PackedIndex", "ScatterPacked", "QuantizedTimes",
-        "Embedding", "BS.RNNs.LSTMBlock")},
+        "Embedding")},
 }
 
 
