@@ -212,3 +212,31 @@ def test_a_recurrent_ndl_networks_nodes_with_gradient_are_counted(tmp_path):
     with sd.parameter_registry(sd.ParameterRegistry()):
         network = CommandNetwork(command_config(root, "speechTrain").network, 0.0)
         assert network.nodes_with_gradient(network.criterion_nodes[0]) == 104
+
+
+@pytest.mark.parametrize("call,position,literal", [
+    ("Plus(x, 1)", 2, "1"), ("ElementTimes(2.5, x)", 1, "2.5"), ("Scale(3, x)", 1, "3"),
+    ("ErrorPrediction(l, x, 5)", 3, "5"), ("Times(x, 2)", 2, "2"), ("RowStack(x, 4)", 2, "4")])
+def test_a_number_where_ndl_wants_a_node_is_refused_at_its_line(tmp_path, call, position,
+                                                                  literal):
+    # cntk.exe: a standard node's parameters are all node inputs (NDLNetworkBuilder.cpp:
+    # 612-615); EvaluateParameter keeps a literal as it is (NDLNetworkBuilder.h:206-208), so
+    # the input is attached as no node (:632-651) and the network is refused as malformed
+    # (ComputationNetworkEvaluation.cpp:562-566).  NDL writes Const(5) (01_OneHidden.ndl:26);
+    # Stadyn made a Constant of the number and built the network
+    net_text = f"x = Input(2)\nl = Input(2)\ny = {call}\nOutputNodes = (y)"
+    with pytest.raises(ConfigError, match=rf"net\.ndl:7:5: NDL: \w+: input {position} is the "
+                                          rf"literal {literal}, not a node .*Const\({literal}\)"):
+        _build_text(_ndl_config(tmp_path, net_text))
+
+
+def test_ndl_constant_inputs_and_row_slices_numbers_still_build(tmp_path):
+    # Const(1) is a node; RowSlice's first two parameters are numbers (its own branch,
+    # NDLNetworkBuilder.cpp:202-219), its third the node
+    net_text = ("x = Input(4)\np = Plus(x, Const(1))\ns = RowSlice(1, 2, p)\n"
+                "OutputNodes = (s)")
+    net, _, _ = _build_text(_ndl_config(tmp_path, net_text))
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float32)
+    net.nodes["x"].d = x
+    net.output_nodes[0].forward()
+    np.testing.assert_array_equal(net.output_nodes[0].d, (x + 1)[:, 1:3])

@@ -199,3 +199,51 @@ def test_numbers_given_by_name_to_plus_minus_element_times_and_comparisons_are_c
                        ("s", 3 * x)):
         net.nodes[name].forward()
         np.testing.assert_allclose(net.nodes[name].d, want, rtol=1e-6, err_msg=name)
+
+
+def test_constants_at_one_path_are_named_in_cntk_exes_walk_of_its_own_nodes():
+    # cntk.exe names nodes as ConstructFromRoots reaches them, breadth first from the roots
+    # (ComputationNetworkScripting.cpp:106-176), a taken name getting '_' before it
+    # (ComputationNetwork.h:911-925); it walks its own nodes: Clip (0, 5, x) and Plus (x, 1)
+    # are both one step below a, and each one's constants one step below it (_AsNodes:
+    # inputs.arr[i].res).  a's walk: a, Clip, Plus, 0, 5, x, 1: the Clip's 5 takes
+    # inputs.arr[1].res, the Plus's 1 the next name (Stadyn's Clip is several ops: its 5
+    # lies deeper in them than the Plus's 1)
+    _, made = _constants("""{ x = Input {2}
+        a = ElementTimes (Clip (0, 5, x), Plus (x, 1)) }""")
+    assert {k: v[2] for k, v in made.items()} == {
+        "inputs.arr[0].res": [0.0], "inputs.arr[1].res": [5.0], "_inputs.arr[1].res": [1.0]}
+    # the arguments swapped: the Plus comes first, and its 1 takes the name
+    _, made = _constants("""{ x = Input {2}
+        a = ElementTimes (Plus (x, 1), Clip (0, 5, x)) }""")
+    assert {k: v[2] for k, v in made.items()} == {
+        "inputs.arr[0].res": [0.0], "inputs.arr[1].res": [1.0], "_inputs.arr[1].res": [5.0]}
+    # an if's two numbers at one path (its own node takes the path): 'then' before 'else'
+    # (BrainScriptEvaluator.cpp:589-596: If (cond, then, else))
+    _, made = _constants("""{ x = Input {2}
+        r = [ z = if x > 0 then 3 else 4 ].z }""")
+    assert {k: v[2] for k, v in made.items()} == {
+        "_r.z.if": [0.0], "_r.z": [3.0], "__r.z": [4.0]}
+
+
+def test_a_one_element_constant_read_from_a_model_file_scales_by_the_files_value(tmp_path):
+    # a [1 x 1] Constant (or an operator's number) is cntk.exe's LearnableParameter: the model
+    # file holds it and loading the file sets it; the product (_scaled: ElementTimes of a
+    # one-element constant, 05_OneConvRegr's featScaled = Constant (0.00390625) .* features)
+    # must read the node, not the number the config wrote.  The file is written by the same
+    # network with other numbers: the run computes with the file's (NumPy)
+    def text(c: float, n: float, b: float) -> str:
+        return f"""{{ x = Input {{3}}
+            cs = Constant ({c}) ; s = cs .* x ; t = x * {n} ; p = Constant ({b}) + x }}"""
+    path = str(tmp_path / "m")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(text(5, 7, -4), StadynLibrary())
+        save_model(path, {k: net.nodes[k] for k in ("s", "t", "p")}, {"x": net.nodes["x"]})
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(text(2, 3, 1), StadynLibrary())
+        load_model_parameters(path)
+        x = np.array([[1.0, -2.0, 0.5]], np.float32)
+        feed(net.nodes["x"], x)
+        for name, want in (("s", 5 * x), ("t", 7 * x), ("p", x - 4)):
+            net.nodes[name].forward()
+            np.testing.assert_allclose(np.asarray(net.nodes[name].d), want, err_msg=name)

@@ -279,6 +279,25 @@ def test_include_errors(tmp_path):
     assert "file not found" in e.reason and e.column == 9
 
 
+def test_an_include_path_not_found_is_looked_for_by_its_file_name_as_cntk_exe_on_linux(tmp_path):
+    # BrainScriptParser.cpp:398-419 (FindSourceFile): a path that does not exist is tried as
+    # its file name in the include folders; File::FileNameOf (File.cpp:215-227) splits at '/'
+    # alone on Linux, so the Windows path a log of ResNet20_CIFAR10 echoes,
+    # "D:\GitHub\CNTK\...\BrainScript/Macros.bs" (baseline.txt:78), is Macros.bs there
+    (tmp_path / "Macros.bs").write_text("Double(x) = x * 2\n")
+    (tmp_path / "Half.bs").write_text("Half(x) = x / 2\n")
+    (tmp_path / "main.bs").write_text(
+        'include "D:\\GitHub\\CNTK\\Examples\\BrainScript/Macros.bs"\ny = Double(3)\n'
+        'include "/no/such/folder/Half.bs"\n')
+    r = parse_file(tmp_path / "main.bs")
+    assert [m.name for m in r.members] == ["Double", "y", "Half"]
+    assert r.members[0].loc.path == str(tmp_path / "Macros.bs")
+    # a path of '\\' alone is one file name on Linux: not found, as there
+    (tmp_path / "win.bs").write_text('include "D:\\GitHub\\Macros.bs"\n')
+    with pytest.raises(ConfigError, match="file not found"):
+        parse_file(tmp_path / "win.bs")
+
+
 def test_the_parser_is_built_once_and_is_linear_time(monkeypatch):
     """What kept parsing fast, checked without a clock: one LALR(1) parser (linear in the
     text) built once per process, not per call."""

@@ -35,19 +35,19 @@ __all__ = ["ElementwiseFunctions"]
 
 # CNTK.core.bs's name -> Stadyn's element-wise function
 _UNARY = {
-    "Floor": F.floor, "Ceil": F.ceil, "Sin": F.sin, "Cosine": F.cos, "Sinh": F.sinh,
+    "Sin": F.sin, "Cosine": F.cos, "Sinh": F.sinh,
     "Cosh": F.cosh, "Asin": F.asin, "Acos": F.acos, "Asinh": F.asinh, "Atanh": F.atanh,
 }
 
 
 class ElementwiseFunctions:
-    """``Floor``, ``Ceil``, ``Round``, ``Sin``, ``Cosine``, ``Sinh``, ``Cosh``, ``Asin``,
+    """``Floor``, ``Sin``, ``Cosine``, ``Sinh``, ``Cosh``, ``Asin``,
     ``Acos``, ``Asinh``, ``Atanh``, ``ElementDivide``, ``Clip``, ``LogPlus``,
     ``ColumnElementTimes``, ``KhatriRaoProduct`` and the simple criteria."""
 
     def _init_elementwise(self) -> dict[str, Any]:
         functions: dict[str, Any] = {name: self._unary(name) for name in _UNARY}
-        functions.update({"Round": self.Round, "ElementDivide": self.ElementDivide,
+        functions.update({"Floor": self.Floor, "ElementDivide": self.ElementDivide,
                           "Clip": self.Clip, "SquareError": self.SquareError,
                           "CrossEntropy": self.CrossEntropy, "Logistic": self.Logistic,
                           "CosDistance": self.CosDistance,
@@ -65,9 +65,11 @@ class ElementwiseFunctions:
         node.__name__ = name
         return node
 
-    def Round(self, x, tag=""):
-        """The nearest integer, halves up: ``floor (x + 0.5)`` (CNTK's ``RoundNode``)."""
-        return self._node(F.floor(F.add_scalar(self._value(x, "Round"), 0.5)), "Round", tag)
+    def Floor(self, _, tag=""):
+        """The largest integer not above ``_``, element-wise (CNTK's ``FloorNode``; its
+        input is named ``_`` as CNTK.core.bs:463 names it: an argument's path adds it, and
+        ``Round`` and ``Ceil`` are BrainScript composites of it, ``sequences.bs``)."""
+        return self._node(F.floor(self._value(_, "Floor")), "Floor", tag)
 
     def ElementDivide(self, aMatrix, anotherMatrix, tag=""):
         """``ElementTimes (aMatrix, Reciprocal (anotherMatrix))``, as CNTK.core.bs:460

@@ -132,6 +132,9 @@ class Evaluator(OperatorsMixin):
         return self._script_prelude
 
     def _hint(self, name: str, scope: Record | None) -> str:
+        note = self.library.renamed(name)
+        if note is not None:
+            return f"; {note}"
         pool = set(self.library.names()) | set(self._prelude)
         prelude = self._library_script()
         if prelude is not None:

@@ -143,6 +143,11 @@ class Library:
         """Every name the library defines (for "did you mean" hints)."""
         return list(self.functions)
 
+    def renamed(self, name: str) -> str | None:
+        """For a name the library's language no longer defines, a note on what it became (the
+        hint of the "unknown function" error); ``None`` by default."""
+        return None
+
     def parameter_names(self, fn: Callable[..., Any]) -> Sequence[str] | None:
         """The names of ``fn``'s positional parameters as BrainScript's definition of the
         function names them (an argument's expression path adds its name: ``z.y`` for the data

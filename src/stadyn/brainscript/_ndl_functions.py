@@ -254,10 +254,25 @@ def _delay(b, node, args, kw):
               defaultHiddenActivation=float(kw.get("defaulthiddenactivity", 0.1)))
 
 
-def _plain(name: str, count: int | None = None, **fixed):
+def _literal_inputs(node, args: list, start: int = 0) -> None:
+    """Refuse a number or string written where cntk.exe's NDL wants a node (the arguments
+    from ``start`` on).  cntk.exe leaves such an input unconnected: EvaluateParameter takes a
+    literal as it is (NDLNetworkBuilder.h:206-208), it has no node to attach
+    (NDLNetworkBuilder.cpp:632-651), and the network is refused ("Input 1 of ... operation is
+    not connected, network is malformed", ComputationNetworkEvaluation.cpp:562-566); NDL
+    writes a constant input as ``Const(1)``."""
+    for k, a in enumerate(args[start:], start):
+        if isinstance(a, (bool, int, float, str)):
+            raise ConfigError(f"{node.function}: input {k + 1} is the literal {a!r}, not a node "
+                              f"(cntk.exe's NDL leaves it unconnected and refuses the network); "
+                              f"write Const({a!r}) for a constant input")
+
+
+def _plain(name: str, count: int | None = None, nodes_from: int = 0, **fixed):
     def call(b, node, args, kw):
         if count is not None and len(args) != count:
             raise ConfigError(f"{node.function} takes {count} argument(s), got {len(args)}")
+        _literal_inputs(node, args, nodes_from)
         return b.library.functions[name](*args, **fixed)
     return call
 
@@ -265,13 +280,13 @@ def _plain(name: str, count: int | None = None, **fixed):
 def _classification_error(b, node, args, kw):
     if len(args) not in (2, 3):
         raise ConfigError("ClassificationError(labels, z[, topN]) takes 2 or 3 arguments")
+    _literal_inputs(node, args)         # (topN too: a standard node's inputs are all nodes)
     if len(args) == 3:
         top = b.library._scalar(args[2])
         if top is None:
-            raise ConfigError("ClassificationError: topN must be a number or a Constant")
-        # (a Constant node is the node's own third input, as cntk.exe's)
-        return b.library.ClassificationError(
-            args[0], args[1], topN=args[2] if isinstance(args[2], Variable) else int(top))
+            raise ConfigError("ClassificationError: topN must be a Constant")
+        # (the Constant node is the node's own third input, as cntk.exe's)
+        return b.library.ClassificationError(args[0], args[1], topN=args[2])
     return b.library.ClassificationError(args[0], args[1])
 
 
@@ -284,6 +299,7 @@ def _times(b, node, args, kw):
     those dimensions is a ConfigError at its line, as cntk.exe's validation rejects it."""
     if len(args) != 2:
         raise ConfigError(f"{node.function} takes 2 argument(s), got {len(args)}")
+    _literal_inputs(node, args)
     w, x = args
     if isinstance(w, Variable) and isinstance(x, Variable) and w.ndim >= 2 and \
             b.library.has_batch_axis(x) and \
@@ -343,6 +359,7 @@ def _lookup_table(b, node, args, kw):
     stacked in each sample) give ``[d*k x *]``, each word's column of ``E`` in turn."""
     if len(args) != 2:
         raise ConfigError(f"LookupTable takes 2 argument(s), got {len(args)}")
+    _literal_inputs(node, args)
     lib = b.library
     e, x = (lib._value(a, "LookupTable") for a in args)
     if not lib.has_batch_axis(x):
@@ -386,8 +403,8 @@ FUNCTIONS = {
     "Mean": _plain("Mean", 1), "InvStdDev": _plain("InvStdDev", 1),
     "PerDimMeanVarNormalization": _plain("PerDimMeanVarNormalization", 3),
     "PerDimMeanVarDeNormalization": _plain("PerDimMeanVarDeNormalization", 3),
-    "RowSlice": _plain("RowSlice", 3),
-    "RowStack": lambda b, n, a, k: b.library.RowStack(tuple(a)),
+    "RowSlice": _plain("RowSlice", 3, nodes_from=2),
+    "RowStack": lambda b, n, a, k: _literal_inputs(n, a) or b.library.RowStack(tuple(a)),
 }
 
 # NDL's names and aliases (NetworkDescriptionLanguage.cpp: CheckFunction), lower case

@@ -181,7 +181,8 @@ class ParameterFunctions:
                 continue
             if registry.get(registry_name) is v:
                 groups.setdefault(path, []).append((v, registry_name))
-        order = _breadth_first(roots) if any(len(g) > 1 for g in groups.values()) else {}
+        order = self._breadth_first(roots) if any(len(g) > 1 for g in groups.values()) \
+            else {}
         for path, group in groups.items():
             if len(group) > 1:
                 if not any(c in path for c in ".[]") or \
@@ -194,6 +195,42 @@ class ParameterFunctions:
                     name = "_" + name
                 if name not in registry:
                     registry.rename(registry_name, name)
+
+    def _breadth_first(self, roots: Any) -> dict[int, int]:
+        """The position of each node in cntk.exe's walk of a network (ComputationNetwork::
+        ConstructFromRoots, ComputationNetworkScripting.cpp:106-176): from the roots in order,
+        a node's inputs after it, breadth first, over cntk.exe's nodes (:meth:`_node_inputs`),
+        not Stadyn's finer ops (a ``Clip``'s ``maxValue`` is one step below it, as its
+        ``minValue``, not two)."""
+        order: dict[int, int] = {}
+        queue = deque(roots)
+        while queue:
+            v = queue.popleft()
+            if not isinstance(v, Variable) or id(v) in order:
+                continue
+            order[id(v)] = len(order)
+            queue.extend(self._node_inputs(v))
+        return order
+
+    def _node_inputs(self, v: Variable) -> list[Any]:
+        """The inputs of cntk.exe's node ``v``: the nodes (a library function's, a parameter,
+        an input) that Stadyn's ops below ``v`` reach first, those its function was given
+        first, in their order (``made_inputs``), then the others (the constants of its number
+        arguments) in the order the ops take them."""
+        given = self.made_inputs(v) or []
+        found: dict[int, Variable] = {id(u): u for u in given if isinstance(u, Variable)}
+        passed: set[int] = set()
+        stack = list(reversed(v.parent.inputs)) if v.parent is not None else []
+        while stack:
+            u = stack.pop()
+            if id(u) in found or id(u) in passed:
+                continue
+            if u.parent is None or id(u) in self._operations:
+                found[id(u)] = u
+            else:                                   # one of Stadyn's ops inside the node
+                passed.add(id(u))
+                stack.extend(reversed(u.parent.inputs))
+        return list(found.values())
 
     def number_operand(self, value: Any) -> Any:
         """A number operand of an infix operator or ``if`` on nodes as cntk.exe makes it
@@ -253,21 +290,6 @@ def _text_value(init: Any, from_file: Any, from_literal: Any, what: str
             raise ConfigError(f"{what}: initFromFilePath '{from_file}' cannot be read: "
                               f"{exc.strerror}") from None
     return None
-
-
-def _breadth_first(roots: Any) -> dict[int, int]:
-    """The position of each node in cntk.exe's walk of a network (ComputationNetwork::
-    ConstructFromRoots): from the roots in order, a node's inputs after it, breadth first."""
-    order: dict[int, int] = {}
-    queue = deque(roots)
-    while queue:
-        v = queue.popleft()
-        if not isinstance(v, Variable) or id(v) in order:
-            continue
-        order[id(v)] = len(order)
-        if v.parent is not None:
-            queue.extend(v.parent.inputs)
-    return order
 
 
 def _claim(base: str) -> str:

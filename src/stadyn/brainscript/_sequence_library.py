@@ -172,6 +172,13 @@ class SequenceFunctions:
         if isinstance(time_step, bool) or not isinstance(time_step, int) or time_step < 1:
             raise ConfigError(f"{name}: timeStep must be a positive integer, got {time_step!r}")
         if initial_state is not NONE:
+            # a parameter of inferred dimensions ((0), CNTK.core.bs's
+            # PreviousHCWithTrainedInitialState): the input's, as cntk.exe infers them
+            initial_state = self._inferred_from_partner(initial_state, x)
+            if getattr(initial_state, "infer", None) is not None:
+                raise ConfigError(f"{name}: the dimensions of its initialState are to be "
+                                  "inferred from its input, which a loop makes later; give them "
+                                  "(BS.RNNs.PreviousHCWithTrainedInitialState {shape = ...})")
             initial = self._value(initial_state, name)
         elif isinstance(default, numbers.Real) and not isinstance(default, bool):
             initial = float(default)

@@ -35,11 +35,16 @@ SIZE_LIMIT = 16 << 20
 
 def resolve_include(name: str, including: str | None) -> str | None:
     """An include path: absolute, else relative to the including file's folder, else to the
-    working folder; None when no such file exists."""
+    working folder, else, as cntk.exe on Linux finds it (BrainScriptParser.cpp:398-419
+    FindSourceFile), the file name after its last ``/`` (File::FileNameOf, File.cpp:215-227:
+    ``/`` alone separates there, so a log's ``"D:\\CNTK\\BrainScript/Macros.bs"`` is
+    ``Macros.bs``) in the including file's folder; None when no such file exists."""
     candidates = []
     if not os.path.isabs(name) and including:
         candidates.append(os.path.join(os.path.dirname(including), name))
     candidates.append(name)
+    if including and "/" in name:
+        candidates.append(os.path.join(os.path.dirname(including), name.rsplit("/", 1)[1]))
     for cand in candidates:
         if os.path.isfile(cand):
             return os.path.normpath(cand)

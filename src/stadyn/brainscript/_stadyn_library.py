@@ -68,6 +68,12 @@ _CORE_PARAMETER_NAMES = {
     "Splice": ("_",), "Sqrt": ("z",), "Tanh": ("z",), "Trace": ("node",),
 }
 
+# names older CNTK.core.bs files defined that CNTK 2.7's does not: what they became
+_RENAMED = {
+    "DeconvLayer": "CNTK 2.7's CNTK.core.bs calls it ConvolutionTransposeLayer (renamed before "
+                   "CNTK 2.0, 615bdaf86; 'autoPadding' is now 'pad')",
+}
+
 # the older tag names cntk.exe still maps (ComputationNetwork::ConstructFromRoots)
 _LEGACY_TAGS = {"criteria": "criterion", "eval": "evaluation"}
 
@@ -167,6 +173,9 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         if core is not None and getattr(fn, "__self__", None) is self:
             return core
         return super().parameter_names(fn)
+
+    def renamed(self, name: str) -> str | None:
+        return _RENAMED.get(name)
 
     def is_node(self, value: Any) -> bool:
         return isinstance(value, (Variable, PendingParameter, PendingState))

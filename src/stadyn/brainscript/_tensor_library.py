@@ -31,7 +31,8 @@ from typing import Any
 from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError
-from ..cntk_semantics import convolution, crop, crop_offsets, reshape_sample, window_edges
+from ..cntk_semantics import (convolution, convolution_transpose, crop, crop_offsets,
+                              reshape_sample, window_edges)
 from ..graph import Variable
 from ._layer_library import _as_dims
 from ._windows import locally_connected
@@ -86,7 +87,8 @@ class TensorFunctions:
                 "TransposeDimensions": self.TransposeDimensions, "Transpose": self.Transpose,
                 "Hardmax": self.Hardmax, "SumElements": self.SumElements, "_If": self.If,
                 "TransposeTimes": self.TransposeTimes, "Convolution": self.Convolution,
-                "ImageInput": self.ImageInput}
+                "ConvolutionTranspose": self.ConvolutionTranspose,
+                "ImageInput": self.ImageInput, "SparseImageInput": self.SparseImageInput}
 
     def _lead(self, x: Variable) -> int:
         """The leading non-sample axes of ``x``: 2 for a sequence, 1 for a batch, else 0."""
@@ -225,10 +227,7 @@ class TensorFunctions:
         ``Plus``), no gradient."""
         # a delay of a loop: its partner's dimensions
         values = self._sized_delays(self._number_nodes((_, y)), ((0, 1), (1, 0)))
-        a, b = (v if isinstance(v, Variable) else
-                Variable.from_numpy_array(np.full((1,), float(v), np.float32))
-                for v in (self._scalar_or_node(v, name) for v in values))
-        a, b = self._aligned(a, b)
+        a, b = self._aligned(*(self._value(v, name) for v in values))
         return self._node(F.stop_gradient(_COMPARISONS[name](a, b)), name, tag)
 
     # the operators on nodes: a == b, a != b, a < b, ...
@@ -249,11 +248,6 @@ class TensorFunctions:
 
     def greater_equal(self, a, b):
         return self._compare("GreaterEqual", a, b)
-
-    def _scalar_or_node(self, v, what):
-        if isinstance(v, numbers.Real) and not isinstance(v, bool):
-            return v
-        return self._value(v, what)
 
     # ---- selection ----------------------------------------------------------------------
     def If(self, cond, thenVal, elseVal, tag=""):
@@ -457,6 +451,50 @@ class TensorFunctions:
         weight = F.reshape(w, (maps, out[1], out[0], dims[2], kernel[1], kernel[0]))
         return locally_connected(x, weight, (strides[1], strides[0]), edges[::-1])
 
+    def ConvolutionTranspose(self, weightNode, inputValueNode, kernelDims, mapDims=0,
+                             stride=1, sharing=True, autoPadding=True, lowerPad=0, upperPad=0,
+                             outputShape=None, dilation=1, imageLayout="CHW",
+                             maxTempMemSizeInSamples=0, tag=""):
+        """CNTK's transposed ``Convolution`` node (CNTK.core.bs:624, ``transpose = true``):
+        ``kernelDims`` is the filter and the output maps (``5:5:outMaps``, column-major),
+        ``weightNode`` ``[kernelDims : mapDims]`` with ``mapDims`` the input's channels (its
+        last axis); ``autoPadding`` per filter axis (an output of ``size * stride``, else the
+        full ``(size - 1) * stride + span``) or ``outputShape`` (``W:H``) sizes the output
+        (``cntk_semantics.convolution_transpose``).  Explicit pads and ``sharing = false`` are
+        not supported."""
+        what = "ConvolutionTranspose"
+        x, w = self._value(inputValueNode, what), self._value(weightNode, what)
+        if self._lead(x) != 1:
+            raise ConfigError(f"{what}: the input must be a minibatch of samples (not a "
+                              "sequence, not a parameter)")
+        kernel = _dims(kernelDims, f"{what}: kernelDims", zero=False)
+        n, channels = len(kernel) - 1, x.shape[1]
+        if not 1 <= n <= 3 or x.ndim - 2 != n:
+            raise ConfigError(f"{what}: kernelDims {kernel} (a filter and the output maps) do not "
+                              f"fit a sample {tuple(reversed(x.shape[1:]))} (column-major)")
+        maps = _int(mapDims, f"{what}: mapDims")
+        want = (channels, kernel[-1]) + tuple(reversed(kernel[:-1]))
+        if maps not in (0, channels) or tuple(w.shape) != want:
+            raise ConfigError(f"{what}: the weight must be [{' x '.join(map(str, kernel))} x "
+                              f"{channels}] (kernelDims : the input's {channels} channels), got "
+                              f"[{' x '.join(map(str, reversed(w.shape)))}] and mapDims {maps}")
+        if any(_dims(lowerPad, f"{what}: lowerPad")) or any(_dims(upperPad, f"{what}: upperPad")) \
+                or not all(_as_dims(sharing)):
+            raise ConfigError(f"{what}: explicit lowerPad/upperPad and sharing = false are not "
+                              "supported (use autoPadding)")
+        shape = None
+        if isinstance(outputShape, (tuple, numbers.Integral)) and outputShape != 0:
+            shape = tuple(reversed(_dims(outputShape, f"{what}: outputShape", zero=False)[:n]))
+
+        def per_axis(value):                    # the filter's axes, Stadyn's order
+            items = list(_as_dims(value))[:n]
+            return tuple(reversed(items + items[-1:] * (n - len(items))))
+        strides = per_axis(_dims(stride, f"{what}: stride", zero=False))
+        dil = per_axis(_dims(dilation, f"{what}: dilation", zero=False))
+        pads = per_axis(tuple(bool(v) for v in _as_dims(autoPadding)))
+        y = convolution_transpose(x, w, None, strides, pads, dil, shape)
+        return self._node(y, "ConvolutionTranspose", tag)
+
     # ---- deprecated image nodes ----------------------------------------------------------
     def ImageInput(self, imageWidth, imageHeight, imageChannels, imageLayout="CHW",
                    dynamicAxis="", tag="feature"):
@@ -474,6 +512,14 @@ class TensorFunctions:
         if layout in ("hwc", "legacy"):
             dims = (dims[2], dims[0], dims[1])
         return self._new_input(dims, dynamicAxis, tag, image=True)
+
+    def SparseImageInput(self, imageWidth, imageHeight, imageChannels, imageLayout="CHW",
+                         dynamicAxis="", tag="feature"):
+        """``ImageInput`` of sparse samples (CNTK.core.bs:578, a ``SparseInputValue`` with
+        ``isImage``): the same dimensions and layouts; as for ``SparseInput``, the reader's
+        values arrive dense."""
+        return self.ImageInput(imageWidth, imageHeight, imageChannels, imageLayout=imageLayout,
+                               dynamicAxis=dynamicAxis, tag=tag)
 
 
 def _as_vector(v: Variable, lead: int) -> Variable:
