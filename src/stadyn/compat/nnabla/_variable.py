@@ -59,10 +59,12 @@ _Core = _graph.Variable
 class _HeldReading(_Core):
     """Stadyn's Variable reading, in a static plan's backward, the arrays its op outputs hold
     when the backward runs (what the user wrote, or a later run), as NNabla's backward does
-    (``stadyn.graph.Variable.reads_held_values``)."""
+    (``stadyn.graph.Variable.reads_held_values``); a backward from an inner Variable after a
+    forward of a loss over it says nothing, as NNabla's (``warns_forward_again``)."""
 
     __slots__ = ()
     reads_held_values = True
+    warns_forward_again = False
 
 
 class Variable(_HeldReading):
