@@ -57,7 +57,7 @@ class NdArray:
         ('NdArray', [0.0, 2.0])
     """
 
-    __slots__ = ("_own", "_owner")
+    __slots__ = ("_own", "_owner", "__weakref__")   # (weak: an op output it was given to)
     __array_ufunc__ = None      # ``np.float32(2) * a`` calls NdArray.__rmul__, as in NNabla
 
     def __init__(self, shape: Any = ()):
