@@ -1,5 +1,5 @@
 """NNabla 1.39 fidelity: a backward from an inner Variable through random ops, arrays of another
-dtype given to op outputs.
+dtype given to op outputs, a PythonFunction's ``accum``.
 
 NNabla's ``y.backward()`` after ``loss.forward()`` (``y`` an inner Variable of the loss) runs no
 forward: it differentiates with the draws of the forward that ran (a dropout's mask, a random
@@ -21,6 +21,15 @@ left ``nd`` as it was; a dynamic or imperative call wrote the values into ``nd``
 dtype (a float16 output, or torch's RuntimeError for an int array).  In dynamic mode (any dtype,
 float32 too) the backward of an op reading its output (tanh) did not read what was written into
 ``nd`` after the call.
+
+A ``PythonFunction``'s ``backward_impl`` gets ``accum[i]`` False for a leaf input whose gradient
+was zeroed and not written since (``x.grad.zero()``, ``x.g = 0``, a solver's ``zero_grad``): NNabla
+writes such an array instead of adding to it.  Stadyn said True for every leaf.  Where another
+function reading the same input ran its backward first, NNabla's ``backward_impl`` sees that
+function's gradient in ``inputs[i].g`` with ``accum`` True; Stadyn's sees the leaf's gradient
+from before the backward (or zeros, an inner Variable's, with ``accum`` False) and adds what it
+writes beyond that to the other gradients itself: the gradients agree, what ``backward_impl``
+is shown differs (``known=`` below).
 """
 
 import numpy as np
@@ -135,3 +144,120 @@ def given_array_of_another_dtype__cast_by_the_run(nn, F, PF, r):
     r.touch("nnabla.Variable.data", "nnabla.NdArray.data", _F + "tanh")
     return res
 
+
+def _square(PythonFunction, seen):
+    class Square(PythonFunction):
+        @property
+        def name(self):
+            return "Square"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d ** 2
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            seen.append((bool(accum[0]), inputs[0].g.copy()))
+            g = 2 * inputs[0].d * outputs[0].g
+            if accum[0]:
+                inputs[0].g += g
+            else:
+                inputs[0].g = g
+
+    return Square()
+
+
+# how the leaf's gradient stands before the loss's backward -> what is done to it
+_LEAF_GRADS = ("fresh", "x.grad.zero()", "x.g = 0", "x.grad.fill(0)", "x.g = 1",
+               "backward twice", "solver zero_grad", "fresh parameter")
+
+
+def _python_function(nn, F, S, PythonFunction, dynamic, how):
+    nn.clear_parameters()
+    nn.set_auto_forward(dynamic)
+    seen = []
+    try:
+        if how == "fresh parameter":
+            x = nn.parameter.get_parameter_or_create(
+                "w", (3,), np.array([1.0, 2.0, 3.0], np.float32), True)
+        else:
+            x = nn.Variable.from_numpy_array(np.array([1.0, 2.0, 3.0], np.float32),
+                                             need_grad=True)
+        if how.startswith("inner"):
+            h = x * 2.0
+            if how == "inner, read after":
+                loss = F.sum(h * 3.0) + F.sum(_square(PythonFunction, seen)(h))
+            else:
+                loss = F.sum(_square(PythonFunction, seen)(h)) + F.sum(h * 3.0)
+        elif how == "leaf read by another first":
+            a = F.sum(x * 3.0)
+            loss = a + F.sum(_square(PythonFunction, seen)(x))
+        else:
+            loss = F.sum(_square(PythonFunction, seen)(x))
+        loss.forward()
+        if how in ("x.grad.zero()", "leaf read by another first") or how.startswith("inner"):
+            x.grad.zero()
+        elif how == "x.g = 0":
+            x.g = 0
+        elif how == "x.grad.fill(0)":
+            x.grad.fill(0)
+        elif how == "x.g = 1":
+            x.g = 1.0
+        elif how == "solver zero_grad":
+            solver = S.Sgd()
+            solver.set_parameters({"x": x})
+            x.g = 5.0
+            solver.zero_grad()
+        loss.backward()
+        if how == "backward twice":
+            loss.backward()
+        out = {"x.g": x.g.copy()}
+        for k, (accum, g) in enumerate(seen):
+            out["backward_impl %d accum" % k] = accum
+            out["backward_impl %d inputs[0].g" % k] = g
+        return out
+    finally:
+        nn.set_auto_forward(False)
+        nn.clear_parameters()
+
+
+_SHOWN_OTHERWISE = ("Stadyn's backward_impl sees the gradient from before the backward (zeros "
+                    "for an inner Variable, accum False), not NNabla's sum of the gradients "
+                    "of the functions that ran their backward first (accum True); the gradients "
+                    "agree")
+
+
+@nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward",
+                    "nnabla.NdArray.zero", "nnabla.solvers.Sgd"],
+             known={"%s: %s: backward_impl 0 %s" % (m, how, k): _SHOWN_OTHERWISE
+                    for m in ("static", "dynamic")
+                    for how in ("leaf read by another first", "inner, read after")
+                    for k in ("accum", "inputs[0].g")},
+             note="x = [1, 2, 3] (a Variable or a parameter), y = Square(x) (a PythonFunction "
+                  "whose backward adds where accum, else writes), loss = sum(y); the leaf's "
+                  "gradient fresh, zeroed, set, filled, a solver's zero_grad, or a second "
+                  "backward: the accum and inputs[0].g backward_impl sees, x.g; x (or h = 2x) "
+                  "read by another function too")
+def python_function__accum_of_zeroed_leaf_gradients(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    S = r.module("nnabla.solvers")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic" if dynamic else "static"
+        for how in _LEAF_GRADS + ("leaf read by another first", "inner, read first",
+                                  "inner, read after"):
+            for k, v in _python_function(nn, F, S, PythonFunction, dynamic, how).items():
+                res["%s: %s: %s" % (mode, how, k)] = v
+    r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward",
+            "nnabla.NdArray.zero", "nnabla.solvers.Sgd")
+    return res
