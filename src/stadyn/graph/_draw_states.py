@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import torch
 
 from ._own_streams import GeneratorSeed, node_seed
 from ._variable import FunctionNode
 
-__all__ = ["drawing_nodes", "keep", "same_draws"]
+__all__ = ["Drawing", "drawing", "keep", "same_draws"]
 
 #: node -> the states before the last static run that ran it (one object shared by that run's
 #: nodes: ``same_draws`` tells one run from two by identity)
@@ -45,9 +45,23 @@ _BEFORE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _again = [0]
 
 
-def drawing_nodes(nodes: Sequence[FunctionNode]) -> list[FunctionNode]:
-    """The nodes among ``nodes`` whose op draws random numbers (it has a ``seed``)."""
-    return [n for n in nodes if "seed" in n.spec.attrs]
+class Drawing(NamedTuple):
+    """The random op nodes of a graph and the seeds holding generators of their own that they
+    draw from (a node's plain seed, a stream), found once per graph (a node's ``attrs`` cost a
+    signature binding each: :func:`keep` runs before every forward)."""
+
+    nodes: tuple
+    seeds: tuple
+
+
+def drawing(nodes: Sequence[FunctionNode]) -> Drawing | None:
+    """The :class:`Drawing` of the nodes among ``nodes`` whose op draws random numbers (it has
+    a ``seed``), or None where none does."""
+    found = tuple(n for n in nodes if "seed" in n.spec.attrs)
+    if not found:
+        return None
+    seeds = {id(s): s for n in found if (s := _own_seed(n)) is not None}
+    return Drawing(found, tuple(seeds.values()))
 
 
 def _own_seed(node: FunctionNode) -> GeneratorSeed | None:
@@ -57,10 +71,9 @@ def _own_seed(node: FunctionNode) -> GeneratorSeed | None:
     return seed if isinstance(seed, GeneratorSeed) else node_seed(node)
 
 
-def _states(nodes: Sequence[FunctionNode]) -> tuple:
+def _states(seeds: Sequence[GeneratorSeed]) -> tuple:
     cuda = ([torch.cuda.get_rng_state(d) for d in range(torch.cuda.device_count())]
             if torch.cuda.is_initialized() else None)
-    seeds = {id(s): s for n in nodes if (s := _own_seed(n)) is not None}.values()
     own = [(s, {k: g.get_state() for k, g in s._generators.items()}) for s in seeds]
     return torch.get_rng_state(), cuda, own
 
@@ -80,12 +93,12 @@ def _set(states: tuple) -> None:
                 seed._started(g)
 
 
-def keep(nodes: Sequence[FunctionNode]) -> None:
-    """Before a static run of a graph whose random op nodes are ``nodes``: note their
-    generators' states for :func:`same_draws` (nothing for no nodes)."""
-    if nodes and not _again[0]:
-        states = _states(nodes)
-        for n in nodes:
+def keep(found: Drawing | None) -> None:
+    """Before a static run of a graph whose random ops are ``found`` (:func:`drawing`; None:
+    it has none): note their generators' states for :func:`same_draws`."""
+    if found is not None and not _again[0]:
+        states = _states(found.seeds)
+        for n in found.nodes:
             _BEFORE[n] = states
 
 
@@ -94,13 +107,13 @@ def same_draws(nodes: Sequence[FunctionNode]):
     """Within it, a forward of a graph whose random op nodes are among ``nodes`` draws what
     the last static run of them drew, where one run ran them all (else it draws on, as
     before); at its end, the generators are where they were at its start."""
-    drawing = drawing_nodes(nodes or ())
-    before = {id(_BEFORE.get(n)): _BEFORE.get(n) for n in drawing}
-    if not drawing or len(before) != 1 or None in before.values():
+    found = drawing(nodes or ())
+    before = {} if found is None else {id(_BEFORE.get(n)): _BEFORE.get(n) for n in found.nodes}
+    if len(before) != 1 or None in before.values():
         yield
         return
     (states,) = before.values()
-    now = _states(drawing)
+    now = _states(found.seeds)
     _set(states)
     _again[0] += 1
     try:

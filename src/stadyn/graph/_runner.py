@@ -63,7 +63,7 @@ from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, needs_backward_pass)
 from ._backward_seed import backward_seed, is_unit_seed
 from ._deferred_backward import Deferred, deferrable, outputs_held
-from ._draw_states import drawing_nodes, keep, same_draws
+from ._draw_states import drawing, keep, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
 from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
                           structure)
@@ -105,7 +105,7 @@ class _PlanCache:
 
     __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
                  "last_key", "trial", "trial_key", "marks", "marks_version", "differentiated",
-                 "pricing", "own_seeds", "draw_nodes")
+                 "pricing", "own_seeds", "draws")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
@@ -127,7 +127,7 @@ class _PlanCache:
         # the ops with a plain seed of their own (_own_streams.py): a static plan records their
         # inputs' shapes in its first run (StaticPlan.seed_shapes), set up again before a replay
         self.own_seeds = own_seed_nodes(subgraph.nodes)
-        self.draw_nodes = drawing_nodes(subgraph.nodes)   # (their generators noted per run)
+        self.draws = drawing(subgraph.nodes)    # (their generators' states noted per run)
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -327,7 +327,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         plan = HookedPlan(subgraph,
                           list(_PRE_HOOKS.values()) + [h for h in [function_pre_hook] if h],
                           list(_POST_HOOKS.values()) + [h for h in [function_post_hook] if h])
-        keep(entry.draw_nodes)
+        keep(entry.draws)
         plan.run()
         for r in roots:
             r._plan = plan
@@ -336,7 +336,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     if _checks and _checks[-1][2]:      # check_numerics(op_by_op=True): each op checked as run
         plan = TrialPlan(subgraph.roots, subgraph.nodes, subgraph.leaves,
                          subgraph.filled(keep_all), _needs_backward(subgraph), "checked op by op")
-        keep(entry.draw_nodes)
+        keep(entry.draws)
         plan.run()
         plan.marks = gradient_marks(plan.nodes, plan.leaves)
         plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
@@ -358,7 +358,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     own = entry.own_seeds and isinstance(plan, StaticPlan)
     if own and plan.seed_shapes is not None:     # a replay calls no op: set up its seeds
         set_up(plan.seed_shapes)
-    keep(entry.draw_nodes)
+    keep(entry.draws)
     plan.run()
     if own and plan.seed_shapes is None:
         plan.seed_shapes = record(entry.own_seeds)
