@@ -24,6 +24,7 @@ from ._location import format_location, user_location
 from ._mode import _no_grad_now, is_auto_forward
 from ._numerics import _depth as _checking
 from ._numerics import check_outputs, probe_inputs
+from ._own_streams import seeded_arguments
 from ._precision import cast_arguments
 from ._scope import current_scope
 from ._sequence import propagate
@@ -198,6 +199,9 @@ def apply(spec, args: tuple, kwargs: dict):
                if kwargs else kwargs)
         if node.state is not None:
             tkw = {**tkw, "state": node.state}
+        if "seed" in spec.attrs:    # the node's generator: a static run after it draws on
+            targs, tkw = seeded_arguments(node, targs, tkw,
+                                          tuple(tuple(v.shape) for v in inputs))
         if spec.precision != "any":
             half = get_current_context().half_dtype
             if half is not None:

@@ -20,7 +20,7 @@ from ._labels import _active as _labelling
 from ._labels import backward_label, label_backward, op_label
 from ._layout import channels_last_arguments
 from ._numerics import check_outputs, numerics_enabled, probe_inputs
-from ._own_streams import node_seed
+from ._own_streams import seeded_arguments
 from ._precision import cast_arguments
 from ._shape_cache import key as shape_key
 from ._shared_values import drop_stale
@@ -53,16 +53,8 @@ def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
 def _own_seed(node: FunctionNode, args: list, kwargs: dict, env: dict) -> tuple[list, dict]:
     """The arguments with a plain seed of the op's own replaced by the node's generators
     (``_own_streams.py``: kept from run to run, set up again for new input shapes)."""
-    seed = node_seed(node)
-    if seed is None:
-        return args, kwargs
-    seed.setup(tuple(tuple(env[value_key(v)].shape) for v in node.inputs))
-    k = node.spec.position_of("seed")
-    if not node.spec.variadic and k < len(args):
-        args = [*args[:k], seed, *args[k + 1:]]
-    else:
-        kwargs = {**kwargs, "seed": seed}
-    return args, kwargs
+    return seeded_arguments(node, args, kwargs,
+                            tuple(tuple(env[value_key(v)].shape) for v in node.inputs))
 
 
 def _node_error(node: FunctionNode, env: dict, exc: BaseException) -> StadynError:

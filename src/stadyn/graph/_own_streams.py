@@ -8,7 +8,9 @@ whichever way it runs: a plan built for one leaf signature, another for the next
 eager trial, a run op by op.  Each call with input shapes other than the last reseeds it
 (:meth:`NodeSeed.setup`); a plan replayed from the cache (which calls no Python per op) is
 set up by the runner before it runs (:func:`set_up`, from the shapes its last run recorded,
-:func:`record`).  A dynamic-mode call makes a node per call: the same draws each time.
+:func:`record`).  A dynamic-mode call makes a node per call: the same draws each time; it
+draws from its node's generator (:func:`seeded_arguments`), so a static run of the graph after
+it (``s.forward()``) draws on from there, as NNabla's function does.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 import torch
 
 __all__ = ["GeneratorSeed", "NodeSeed", "node_seed", "own_seed", "own_seed_nodes", "record",
-           "set_up"]
+           "seeded_arguments", "set_up"]
 
 _SEEDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -136,6 +138,33 @@ def node_seed(node) -> NodeSeed | None:
     if held is None or int(held) != seed:           # (a seed attribute set since)
         held = _SEEDS[node] = NodeSeed(seed)
     return held
+
+
+def seeded_arguments(node, args: list, kwargs: dict, shapes: tuple) -> tuple[list, dict]:
+    """The arguments ``node``'s op is called with, a plain seed of its own replaced by the
+    node's :class:`NodeSeed`, set up for inputs of ``shapes`` (unchanged where the op has no
+    plain seed of its own).  A dynamic-mode call draws from it as the static runs of the node
+    do after it: ``s.forward()`` of a graph built in dynamic mode draws on from the draw the
+    call made, as NNabla's function draws on from its generator.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones(3, np.float32))
+        >>> node = F.dropout(x, 0.5, seed=7).parent
+        >>> args, kwargs = seeded_arguments(node, [x], {"seed": 7}, ((3,),))
+        >>> kwargs["seed"] is node_seed(node), int(kwargs["seed"])
+        (True, 7)
+    """
+    seed = node_seed(node)
+    if seed is None:
+        return args, kwargs
+    seed.setup(shapes)
+    k = node.spec.position_of("seed")
+    if not node.spec.variadic and k < len(args):
+        args = [*args[:k], seed, *args[k + 1:]]
+    else:
+        kwargs = {**kwargs, "seed": seed}
+    return args, kwargs
 
 
 def own_seed_nodes(nodes) -> list:

@@ -42,7 +42,6 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Sequence
 
-import numpy as np
 import torch
 
 from .._errors import StadynError
@@ -62,7 +61,9 @@ from ._numerics import _policy as _checks
 from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, needs_backward_pass)
+from ._backward_seed import backward_seed, is_unit_seed
 from ._deferred_backward import Deferred, deferrable, outputs_held
+from ._draw_states import drawing, keep, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
 from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
                           structure)
@@ -104,7 +105,7 @@ class _PlanCache:
 
     __slots__ = ("graph_version", "subgraph", "plans", "trials", "built", "eager", "last",
                  "last_key", "trial", "trial_key", "marks", "marks_version", "differentiated",
-                 "pricing", "own_seeds")
+                 "pricing", "own_seeds", "draws")
 
     def __init__(self, subgraph: Subgraph):
         self.graph_version = graph_version()
@@ -126,6 +127,7 @@ class _PlanCache:
         # the ops with a plain seed of their own (_own_streams.py): a static plan records their
         # inputs' shapes in its first run (StaticPlan.seed_shapes), set up again before a replay
         self.own_seeds = own_seed_nodes(subgraph.nodes)
+        self.draws = drawing(subgraph.nodes)    # (their generators' states noted per run)
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -325,6 +327,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         plan = HookedPlan(subgraph,
                           list(_PRE_HOOKS.values()) + [h for h in [function_pre_hook] if h],
                           list(_POST_HOOKS.values()) + [h for h in [function_post_hook] if h])
+        keep(entry.draws)
         plan.run()
         for r in roots:
             r._plan = plan
@@ -333,6 +336,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     if _checks and _checks[-1][2]:      # check_numerics(op_by_op=True): each op checked as run
         plan = TrialPlan(subgraph.roots, subgraph.nodes, subgraph.leaves,
                          subgraph.filled(keep_all), _needs_backward(subgraph), "checked op by op")
+        keep(entry.draws)
         plan.run()
         plan.marks = gradient_marks(plan.nodes, plan.leaves)
         plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
@@ -354,6 +358,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     own = entry.own_seeds and isinstance(plan, StaticPlan)
     if own and plan.seed_shapes is not None:     # a replay calls no op: set up its seeds
         set_up(plan.seed_shapes)
+    keep(entry.draws)
     plan.run()
     if own and plan.seed_shapes is None:
         plan.seed_shapes = record(entry.own_seeds)
@@ -434,7 +439,7 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
             _replay_eagerly(plan)
         new = var._plan
         if new.has_backward and any(r is var for r in new.diff_roots):
-            new.run_backward(var, _seed(var, grad, var._data), clear_buffer)
+            new.run_backward(var, backward_seed(var, grad, var._data), clear_buffer)
     finally:
         for v in stop:
             v._stops_grad = False
@@ -470,28 +475,6 @@ def _refuse(why: Any) -> None:
             "forward() (or run forward() again)")
 
 
-def _seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
-    if grad is None:
-        return var._grad_buffer().to(like.dtype)
-    if isinstance(grad, torch.Tensor):
-        return grad.detach().to(device=like.device, dtype=like.dtype).expand_as(like).clone()
-    arr = np.asarray(grad)
-    if arr.ndim == 0:
-        # Cast as NNabla casts it: a scale past the dtype's range is inf (a dynamic loss scaler
-        # then finds inf in the gradients and lowers the scale); full_like would raise.
-        value = torch.tensor(float(arr), dtype=torch.float64, device=like.device)
-        return value.to(like.dtype).expand_as(like).clone()
-    # A copy: the seed may flow unchanged into a leaf's .grad, which later accumulates in place.
-    return torch.tensor(arr, dtype=like.dtype, device=like.device).expand_as(like).clone()
-
-
-def _unit_seed(grad: Any, like: torch.Tensor) -> bool:
-    """Whether ``grad`` seeds a one-element floating-point ``like`` with exactly 1, the seed
-    ``torch.autograd.backward`` makes when given none."""
-    return (type(grad) in (int, float) and grad == 1 and like.numel() == 1
-            and like.is_floating_point())
-
-
 def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
              function_pre_hook=None, function_post_hook=None) -> None:
     """Backward from ``var`` (:meth:`Variable.backward`): the backward program of the plan of
@@ -515,7 +498,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
             plan.run()
             var._plan = plan
         if plan.has_backward and any(r is var for r in plan.diff_roots):
-            plan.run_backward(var, _seed(var, grad, var._data), clear_buffer,
+            plan.run_backward(var, backward_seed(var, grad, var._data), clear_buffer,
                               [h for h in [function_pre_hook] if h],
                               [h for h in [function_post_hook] if h])
         return
@@ -532,10 +515,10 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
                 _backward_under_marks_of_now(var, plan, now, grad, clear_buffer)
                 return
             plan.marks_seen = gradient_marks_version()
-        plan.run_backward(var, _seed(var, grad, data), clear_buffer)
+        plan.run_backward(var, backward_seed(var, grad, data), clear_buffer)
         return
     if data is not None and data.grad_fn is not None:
-        seed = _seed(var, grad, data)
+        seed = backward_seed(var, grad, data)
         nodes = topological_nodes([var])
         inters = intermediates_of(var, nodes)
         # a leaf set need_grad=True after an op that took part used it: that op runs again
@@ -546,7 +529,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
         # the first backward import sympy (torch.autograd checks a given seed's shape with
         # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).
         try:
-            torch.autograd.backward(data, None if _unit_seed(grad, data) else seed,
+            torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
                                     retain_graph=not clear_buffer)
         finally:
             for handle in cuts:
@@ -566,9 +549,13 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
         return  # nothing this Variable depends on needs a gradient
     if plan is None and data is not None and var.parent.ran_under is not None:
         return  # computed in dynamic mode by ops none of which took part: NNabla's nothing
-    warnings.warn("backward() from a Variable that was not the root of its last forward re-runs "
-                  "its forward first", RuntimeWarning, stacklevel=3)
-    with outputs_held([o for n in topological_nodes([var]) for o in n.outputs]):
+    if type(var).warns_forward_again:
+        warnings.warn("backward() from a Variable that was not the root of its last forward "
+                      "re-runs its forward first", RuntimeWarning, stacklevel=3)
+    nodes = topological_nodes([var])
+    # the run draws what the last forward of these ops drew (NNabla's backward reads the masks
+    # of the forward that ran), the generators left where that forward left them
+    with outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes):
         run_forward([var])
     backward(var, grad, clear_buffer)
 

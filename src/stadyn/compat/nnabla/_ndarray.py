@@ -57,7 +57,7 @@ class NdArray:
         ('NdArray', [0.0, 2.0])
     """
 
-    __slots__ = ("_own", "_owner")
+    __slots__ = ("_own", "_owner", "__weakref__")   # (weak: an op output it was given to)
     __array_ufunc__ = None      # ``np.float32(2) * a`` calls NdArray.__rmul__, as in NNabla
 
     def __init__(self, shape: Any = ()):
@@ -277,8 +277,7 @@ class NdArray:
             >>> _ = x.g; x.grad.zeroing
             False
         """
-        t = self._mark
-        return getattr(t, _ZEROED_AT, None) == t._version
+        return is_zeroing(self._mark)
 
     def copy_from(self, arr: "NdArray") -> None:
         """Copy ``arr``'s values and dtype into this array (the shapes must agree).
@@ -404,6 +403,19 @@ def mark_zeroing(t: torch.Tensor) -> None:
         >>> mark_zeroing(torch.zeros(2))
     """
     setattr(t, _ZEROED_AT, t._version)
+
+
+def is_zeroing(t: torch.Tensor) -> bool:
+    """Whether ``t`` was zeroed (:func:`mark_zeroing`) and not written since.
+
+    Example:
+        >>> import torch
+        >>> t = torch.ones(2); mark_zeroing(t); is_zeroing(t)
+        True
+        >>> t += 1; is_zeroing(t)
+        False
+    """
+    return getattr(t, _ZEROED_AT, None) == t._version
 
 
 def unmark_zeroing(t: torch.Tensor) -> None:

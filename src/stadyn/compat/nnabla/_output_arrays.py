@@ -23,9 +23,9 @@ from typing import Any, Callable
 
 import torch
 
-from ...graph import data_of, get_auto_forward
+from ...graph import data_of, get_auto_forward, hand_out, renew_value
 from ._ndarray import NdArray
-from ._own_arrays import give_array
+from ._own_arrays import give_array, give_ndarray
 
 __all__ = ["writing_given_arrays", "checked_arrays", "into_given_arrays", "TAKING_NO_OUTPUTS"]
 
@@ -100,16 +100,28 @@ def into_given_arrays(name: str, out: Any, arrays: list) -> Any:
                                f"has {t.numel()} elements, the output {_size(r)} "
                                f"(shape {tuple(r.shape)}): in-place array size and "
                                "function output size must match")
+        computed = r._t if isinstance(r, NdArray) else data_of(r)
+        if (computed is not None and computed.dtype != t.dtype
+                and (isinstance(r, NdArray) or get_auto_forward())):
+            # written now, in the function's dtype: NNabla casts the array given (float16,
+            # int) to it (a static graph's run casts it: ``give_ndarray``)
+            t = a._retensor(torch.empty(tuple(t.shape), dtype=computed.dtype))
         t = t.view(tuple(r.shape))
         if isinstance(r, NdArray):              # computed at once (NdArray inputs)
             t.copy_(r._t.to(t.dtype))
             results[i] = NdArray._wrap(t)
             continue
-        value = data_of(r)
-        if get_auto_forward() and value is not None:
+        if get_auto_forward() and computed is not None:
             with torch.no_grad():
-                t.copy_(value.detach().to(t.dtype))
-        give_array(r, t)
+                t.copy_(computed.detach().to(t.dtype))
+            if computed.grad_fn is not None:
+                # its op's backward, where it reads its output (tanh, exp), reads ``nd``:
+                # what is written there after the call, as NNabla's reads the array
+                hand_out(renew_value(r, t))
+            else:
+                give_array(r, t)
+        else:
+            give_ndarray(r, a, t)
     return type(out)(results) if many else results[0]
 
 

@@ -33,11 +33,11 @@ import weakref
 import torch
 
 from ...graph import (Variable as _Core, data_of, get_auto_forward, hand_out, handed_out,
-                      renew_value)
+                      on_renew, renew_value)
 from ._readers import reader_functions
 
-__all__ = ["own_array", "give_array", "owned_output", "shares_by_design", "renew_shared_input",
-           "renew_shared_outputs", "holds_input_array"]
+__all__ = ["own_array", "give_array", "give_ndarray", "owned_output", "shares_by_design",
+           "renew_shared_input", "renew_shared_outputs", "holds_input_array"]
 
 # Nodes whose output holds an input's array by the call that made them (NNabla's in-place
 # ``F.scatter_nd(..., out=x)``: ``_overwritable.write_in_place``).
@@ -146,6 +146,38 @@ def give_array(v: _Core, t: torch.Tensor) -> None:
         [2.0, 2.0]
     """
     _hold(v, data_of(v), t)
+
+
+def give_ndarray(v: _Core, a, t: "torch.Tensor | None" = None) -> None:
+    """:func:`give_array` of the ``nn.NdArray`` ``a``'s memory (``t``, a view of it in ``v``'s
+    shape, where given: ``y.data = nd``, ``outputs=[nd]`` of a static graph), ``a`` following
+    the array ``v`` holds where a run gives ``v`` new memory: an array of another dtype than
+    the op's (float16, int) is cast to the op's by its next run, as NNabla 1.39's is, and ``a``
+    then holds the output's values in that dtype (in its own shape), one array with ``v`` (what
+    is written into either shows in the other and in the backward).
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> y = F.add_scalar(nn.Variable.from_numpy_array(np.ones(2, np.float32)), 1.0)
+        >>> nd = nn.NdArray.from_numpy_array(np.array([7, 8], np.int32))
+        >>> give_ndarray(y, nd); y.d.dtype, nd.dtype
+        (dtype('int32'), dtype('int32'))
+        >>> y.forward(); nd.dtype, nd.data.tolist()
+        (dtype('float32'), [2.0, 2.0])
+    """
+    give_array(v, a._own if t is None else t)
+    ref = weakref.ref(a)
+
+    def follow(old: torch.Tensor, new: torch.Tensor) -> None:
+        held = ref()
+        if held is not None and held._own is not None and new.is_contiguous() and (
+                held._own is old or  # (or ``old`` took its memory: an eager run's output)
+                held._own.untyped_storage().data_ptr() == old.untyped_storage().data_ptr()):
+            held._own = new.view(tuple(held._own.shape))
+            hand_out(new)           # the later runs write into it, as into ``a``'s first
+
+    on_renew(data_of(v), ("nn.NdArray given", id(a)), follow)
 
 
 def _own_readers(v: _Core, t: torch.Tensor) -> None:

@@ -42,7 +42,7 @@ from ._ndarray import NdArray, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
 from ._overwritable import check_before_forward, share_after_forward
-from ._own_arrays import give_array, own_array, owned_output
+from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
 from ._variable_arrays import assign, grad_array, value_array
 from ._written_types import (assign_to_output, float_for_gradients, sync_for_backward,
@@ -59,10 +59,12 @@ _Core = _graph.Variable
 class _HeldReading(_Core):
     """Stadyn's Variable reading, in a static plan's backward, the arrays its op outputs hold
     when the backward runs (what the user wrote, or a later run), as NNabla's backward does
-    (``stadyn.graph.Variable.reads_held_values``)."""
+    (``stadyn.graph.Variable.reads_held_values``); a backward from an inner Variable after a
+    forward of a loss over it says nothing, as NNabla's (``warns_forward_again``)."""
 
     __slots__ = ()
     reads_held_values = True
+    warns_forward_again = False
 
 
 class Variable(_HeldReading):
@@ -152,7 +154,7 @@ class Variable(_HeldReading):
             return
         if (self.parent is not None and isinstance(value, NdArray) and value._owner is None
                 and tuple(value.shape) == tuple(self.shape)):
-            give_array(self, value._own)    # ``y.data = nd``: later runs write into ``nd``
+            give_ndarray(self, value)    # ``y.data = nd``: later runs write into ``nd``
             return
         assign(self, value, data_of(self), _Core.data.fset)
 

@@ -14,8 +14,9 @@ it runs eagerly and cannot be saved to a model file.  Its node is NNabla's: ``f.
 ``'Callback'``, ``f.info.type_name`` the subclass's ``name``, ``f.info.args`` empty.  The inputs
 ``forward_impl`` sees hold the Variables' memory (what it writes into them reaches the
 Variables, as in NNabla); those ``backward_impl`` sees are copies whose ``grad`` is a leaf's
-gradient as it holds it (``accum`` True: an assigning backward overwrites ``x.g``, as NNabla's)
-or else zeros (``accum`` False; Stadyn adds up what it writes); ``outputs=[nd, ...]`` makes its
+gradient as it holds it (``accum`` True: an assigning backward overwrites ``x.g``, as NNabla's;
+False where it was zeroed since it was last written, as NNabla's) or else zeros (``accum``
+False; Stadyn adds up what it writes); ``outputs=[nd, ...]`` makes its
 outputs hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1.39, a
 subclass must define ``grad_depends_output_data`` and ``grad_depends_input_data`` when an input
 needs a gradient: calling it then asks the first (for every such input and every output),
@@ -53,8 +54,9 @@ import numpy as np
 import torch
 
 from ... import functions as _F
-from ...graph import Variable as _Core, grad_of
-from ._ndarray import NdArray
+from ...graph import Variable as _Core
+from ._ndarray import NdArray, is_zeroing
+from ._variable_arrays import grad_tensor
 from ._output_arrays import checked_arrays, into_given_arrays
 
 __all__ = ["PythonFunction"]
@@ -177,25 +179,26 @@ class _Adapter:
         held = [self._held_grad(k) if b else None for k, b in enumerate(needed)]
         for slot, g in zip(inputs, held):
             if g is not None:
-                slot.g = g
+                slot.g = g[0]
         self.function.backward_impl(inputs, outputs, [bool(b) for b in needed],
-                                    [g is not None for g in held])
+                                    [g is not None and g[1] for g in held])
         # what the backward added to a leaf's gradient is its contribution (Stadyn adds the
         # contributions into the gradient after the backward passes the leaf)
-        return [None if not b else i.g.copy() if g is None else i.g - g
+        return [None if not b else i.g.copy() if g is None else i.g - g[0]
                 for i, b, g in zip(inputs, needed, held)]
 
-    def _held_grad(self, k: int) -> np.ndarray | None:
+    def _held_grad(self, k: int) -> tuple[np.ndarray, bool] | None:
         """A copy of the gradient the leaf input ``k`` holds now (before this backward's
-        contributions reach it), or None for an input that is no leaf."""
+        contributions reach it) and its ``accum``: False where it was zeroed and not written
+        since (``x.grad.zero()``, ``x.g = 0``, a solver's ``zero_grad``: NNabla's backward then
+        writes the array instead of adding to it), else True; None for an input that is no
+        leaf."""
         ref = self.leaves[k] if k < len(self.leaves) else None
         leaf = ref() if ref is not None else None
         if leaf is None or not leaf.need_grad:
             return None
-        g = grad_of(leaf)
-        if g is None:
-            return np.zeros(tuple(leaf.shape), np.float32)
-        return g.detach().cpu().numpy().astype(np.float32, copy=True)
+        g = grad_tensor(leaf)         # (zeros, ``zeroing`` after a solver's ``zero_grad``)
+        return g.detach().cpu().numpy().astype(np.float32, copy=True), not is_zeroing(g)
 
 
 class PythonFunction:
