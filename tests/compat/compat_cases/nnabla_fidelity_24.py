@@ -4,8 +4,12 @@ differed:
 * ``Variable.name``: ``''`` on a fresh Variable, a function's output, a registered parameter
   (created, loaded, listed by ``nn.get_parameters()``) and an unlinked view; a program sets a
   ``str`` or ``bytes`` and nothing else (Stadyn showed None, the parameters' registry paths,
-  and took anything).
+  and took anything);
+* ``nnabla.utils.data_source_loader.load(ext)`` asks the callback modules
+  (``nnabla.utils.callback``) for an image loader first.
 """
+
+import types
 
 from compat_harness import nnabla_case
 
@@ -68,4 +72,70 @@ def variable_name__loaded_parameters(nn, F, PF, r):
     nn.clear_parameters()
     nn.load_parameters(path)
     return {"loaded": sorted((k, v.name) for k, v in nn.get_parameters().items())}
+
+
+CB = "nnabla.utils.callback."
+_HOOKS = ["alternative_cli", "get_callback_version", "get_best_from_status",
+          "update_time_train", "save_train_snapshot", "update_status", "add_train_command_arg",
+          "get_timelimit", "process_evaluation_result", "update_forward_time",
+          "check_training_time", "result_base", "update_progress", "get_load_image_func"]
+
+
+def _hook_calls(cb):
+    """Each hook of ``cb`` called with plain arguments: what it returns."""
+    return [repr(cb.alternative_cli(["x"])), repr(cb.get_callback_version()),
+            repr(cb.get_best_from_status("a")), repr(cb.update_time_train(1.5)),
+            repr(cb.save_train_snapshot()), repr(cb.update_status("run", True, 3)),
+            repr(cb.add_train_command_arg("p")), repr(cb.get_timelimit("a")),
+            repr(cb.process_evaluation_result("d", "f")), repr(cb.update_forward_time()),
+            repr(cb.check_training_time("a", "c", "t", 1, 2)),
+            repr(cb.result_base("b", ".s", "o")), repr(cb.update_progress("t")),
+            repr(getattr(cb.get_load_image_func(".png"), "__name__", None))]
+
+
+@nnabla_case(names=[CB + n for n in ["callback_list"] + _HOOKS]
+             + ["nnabla.utils.data_source_loader.load", "nnabla.utils.progress.progress"],
+             note="each hook with no callback module, then with a module of one's own in "
+                  "callback_list that answers every hook (and logs what it was told); "
+                  "data_source_loader.load and progress through it")
+def callback_modules__asked_first(nn, r):
+    cb = r.module("nnabla.utils.callback")
+    DSL = r.module("nnabla.utils.data_source_loader")
+    PR = r.module("nnabla.utils.progress")
+    res = {"configured": len(cb.callback_list), "defaults": _hook_calls(cb),
+           "png_default": DSL.load(".png").__name__}
+    told = []
+
+    def answer(name):
+        def hook(*args):
+            told.append([name] + [repr(a) for a in args])
+            return "answer of " + name
+        return hook
+
+    mine = types.ModuleType("my_callbacks")
+    for name in _HOOKS:
+        setattr(mine, name, answer(name))
+
+    def read_png(path, *args, **kwargs):
+        return "my png reader: " + str(path)
+    mine.get_load_image_func = lambda ext: read_png if ext in (".png", ".xyz") else None
+    partial = types.ModuleType("only_timelimit")
+    partial.get_timelimit = lambda args: 60
+    cb.callback_list.extend([partial, mine])
+    try:
+        res["answered"] = _hook_calls(cb)
+        res["png"] = DSL.load(".png")("a.png")
+        res["new_extension"] = DSL.load(".xyz")("a.xyz")
+        res["csv_not_answered"] = DSL.load(".csv").__name__
+        try:
+            DSL.load(".abc")
+        except ValueError as exc:
+            res["unknown"] = str(exc)
+        PR.progress("Training", 0.5)
+        PR.progress(None)
+    finally:
+        del cb.callback_list[-2:]
+    res["told"] = told
+    res["after"] = DSL.load(".png").__name__
+    return res
 
