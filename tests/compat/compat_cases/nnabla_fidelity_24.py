@@ -5,11 +5,15 @@ differed:
   (created, loaded, listed by ``nn.get_parameters()``) and an unlinked view; a program sets a
   ``str`` or ``bytes`` and nothing else (Stadyn showed None, the parameters' registry paths,
   and took anything);
+* ``nn.load_parameters("x.nnp")`` loads every parameter member (a ``parameter.protobuf`` too,
+  merged into the message it returns, as NNabla 1.39; Stadyn refused it);
 * ``nnabla.utils.data_source_loader.load(ext)`` asks the callback modules
   (``nnabla.utils.callback``) for an image loader first.
 """
 
 import types
+
+import numpy as np
 
 from compat_harness import nnabla_case
 
@@ -139,3 +143,33 @@ def callback_modules__asked_first(nn, r):
     res["after"] = DSL.load(".png").__name__
     return res
 
+
+@nnabla_case(names=[N + "load_parameters", "nnabla.utils.save.save"],
+             note="an .nnp saved with parameter.h5 and with parameter.protobuf, loaded by "
+                  "nn.load_parameters with and without needs_proto, and again into the "
+                  "message it returned: its parameter entries and the scope's values")
+def load_parameters__nnp_members(nn, F, PF, r):
+    S = r.module("nnabla.utils.save")
+    x = nn.Variable((2, 3))
+    y = PF.affine(x, 4, name="fc")
+    for v in nn.get_parameters().values():
+        v.d = r.randn(*v.shape)
+    contents = {"networks": [{"name": "net", "batch_size": 2, "outputs": {"y": y},
+                              "names": {"x": x}}],
+                "executors": [{"name": "run", "network": "net", "data": ["x"],
+                               "output": ["y"]}]}
+    res = {}
+    for fmt in (".h5", ".protobuf"):
+        path = "model" + fmt.replace(".", "_") + ".nnp"
+        S.save(path, contents, parameter_format=fmt)
+        for needs in (False, True):
+            nn.clear_parameters()
+            p = nn.load_parameters(path, needs_proto=needs)
+            key = fmt[1:] + ("_needs_proto" if needs else "")
+            res[key] = [[q.variable_name, list(q.shape.dim), q.need_grad] for q in p.parameter]
+            res[key + "_data"] = [np.array(q.data, np.float32) for q in p.parameter]
+            res[key + "_scope"] = [[k, v.d, v.need_grad]
+                                   for k, v in sorted(nn.get_parameters().items())]
+        p = nn.load_parameters(path, proto=p, needs_proto=True)
+        res[fmt[1:] + "_into_returned"] = [q.variable_name for q in p.parameter]
+    return res
