@@ -173,3 +173,21 @@ def load_parameters__nnp_members(nn, F, PF, r):
         p = nn.load_parameters(path, proto=p, needs_proto=True)
         res[fmt[1:] + "_into_returned"] = [q.variable_name for q in p.parameter]
     return res
+
+
+@nnabla_case(names=[N + "Variable.name", "nnabla.Variable.parent", "nnabla.Function.inputs"],
+             note="a registered parameter a program gives an F function itself: the name the "
+                  "function's input shows (NNabla wraps the registered Variable, named '')")
+def variable_name__registered_parameter_given_to_F(nn, F, PF, r):
+    r.touch(N + "Variable.name", "nnabla.Variable.parent", "nnabla.Function.inputs")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3))
+    PF.affine(x, 4, name="fc")
+    W = nn.get_parameters()["fc/affine/W"]
+    y = F.affine(x, W)
+    res = {"input": y.parent.inputs[1].name, "registered": W.name}
+    W.name = "mine"
+    z = F.affine(x, W)
+    res["renamed_input"] = z.parent.inputs[1].name
+    res["renamed_registered"] = W.name
+    res["still_listed"] = sorted(nn.get_parameters())
+    return res

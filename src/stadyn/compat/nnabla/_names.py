@@ -10,7 +10,8 @@ element (``'W'``); a program may set any ASCII ``str`` or ``bytes`` (anything el
 kept here, beside it, by Variable (the class of a Stadyn Variable is switched to NNabla's in
 place, so it has no slot of its own).  A name the program sets is the graph's name too, as it
 was before the two were apart, except on a registered parameter, whose ``graph_name`` is its
-path in the registry.
+path in the registry.  The view a program's ``F`` call is given for a registered parameter
+(``_registered_flags.program_view``) shows, and sets, that parameter's name.
 
 Example:
     >>> import stadyn.compat.nnabla as nn
@@ -26,10 +27,25 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-__all__ = ["shown_name", "set_shown_name"]
+__all__ = ["shown_name", "set_shown_name", "same_name_as"]
 
 # The name a program set (or NNabla's own code would have set) on each Variable that has one.
 _SHOWN: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+# Variables that stand for another in a graph and show (and set) that one's name.
+_SAME_AS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def same_name_as(v: Any, source: Any) -> None:
+    """Let ``v`` show and set the name of ``source``: NNabla's function input that wraps a
+    registered parameter a program gave it is that parameter's C++ Variable, one name.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn
+        >>> w, view = nn.Variable((1,)), nn.Variable((1,))
+        >>> same_name_as(view, w); w.name = "w"; view.name
+        'w'
+    """
+    _SAME_AS[v] = source
 
 
 def shown_name(v: Any) -> str:
@@ -40,7 +56,7 @@ def shown_name(v: Any) -> str:
         >>> shown_name(nn.Variable((1,)))
         ''
     """
-    return _SHOWN.get(v, "")
+    return _SHOWN.get(_SAME_AS.get(v, v), "")
 
 
 def set_shown_name(v: Any, value: Any, registered: bool) -> None:
@@ -65,6 +81,8 @@ def set_shown_name(v: Any, value: Any, registered: bool) -> None:
     else:
         # NNabla 1.39's TypeError, word for word
         raise TypeError(f"expected bytes, {type(value).__name__} found")
+    if v in _SAME_AS:
+        v, registered = _SAME_AS[v], True    # (the source's name; the graph's stays)
     _SHOWN[v] = text
     if not registered:
         v.graph_name = text

@@ -49,6 +49,7 @@ from typing import Any, Callable
 
 from ...graph import Variable as _Variable, data_of, get_auto_forward
 from ...parametric import current_registry
+from ._names import same_name_as
 
 __all__ = ["REGISTERED_FLAGS", "is_registered", "set_by_stadyn", "program_view", "follow_flag",
            "honouring_registered_flags", "live_program_view"]
@@ -115,7 +116,10 @@ def program_view(v: Any) -> Any:
     flag = _program_flag(v)
     if view is None:
         view = v.unlinked(flag)                     # of v's class (NNabla's or Stadyn's)
-        view.name = v.graph_name.rsplit("/", 1)[-1]       # as get_parameter_or_create's views
+        # the graph knows it by the parameter's last path element; NNabla's input is the
+        # registered Variable itself, so the view shows (and sets) its name
+        view.graph_name = v.graph_name.rsplit("/", 1)[-1]
+        same_name_as(view, v)
         _PROGRAM_VIEWS[v] = weakref.ref(view)
     elif _Variable.need_grad.fget(view) != flag:
         _Variable.need_grad.fset(view, flag)
