@@ -56,7 +56,7 @@ def _as_list(params) -> list[Variable]:
 def _named(params) -> list[tuple[str, Variable]]:
     if isinstance(params, Mapping):
         return [(str(k), v) for k, v in params.items()]
-    return [(v.name or f"#{i}", v) for i, v in enumerate(_as_list(params))]
+    return [(v.graph_name or f"#{i}", v) for i, v in enumerate(_as_list(params))]
 
 
 @dataclass(eq=False)
@@ -301,7 +301,7 @@ class DataParallel:
             return
         b = self._buckets[b_index]
         if b.launched:
-            name = b.params[k].name or f"#{k}"
+            name = b.params[k].graph_name or f"#{k}"
             raise DistributedError(
                 f"rank {self.rank}: parameter '{name}' received another gradient after its "
                 "bucket's all-reduce started; to accumulate gradients over several backward "

@@ -47,7 +47,7 @@ _conform: list = [None]
 def _describe_inputs(inputs: Iterable[Variable], shapes: Sequence[tuple] | None) -> str:
     parts = []
     for k, v in enumerate(inputs):
-        label = v.name or (v.parent.spec.name if v.parent is not None else "input")
+        label = v.graph_name or (v.parent.spec.name if v.parent is not None else "input")
         parts.append(f"{label} {tuple(v.shape) if shapes is None else shapes[k]}")
     return ", ".join(parts)
 

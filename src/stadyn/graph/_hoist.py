@@ -64,7 +64,7 @@ def hoist_invariants(outputs: Sequence[Variable], inner: Sequence[Variable]
         for old, new in zip(node.outputs, made):
             if old is not None:
                 new._seq = mapping.get(id(old._seq), old._seq) if old._seq is not None else None
-                new.name = old.name
+                new.graph_name = old.graph_name
                 mapping[id(old)] = new
     if is_auto_forward():
         taken = _computed(taken)

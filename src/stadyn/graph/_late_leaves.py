@@ -256,7 +256,7 @@ def _run_again(node: FunctionNode, leaves: list[Variable], keep_graph: bool
 
 
 def _refuse(node: FunctionNode, leaf: Variable, why: str) -> None:
-    name = f"{leaf.name!r}" if leaf.name else f"a leaf of shape {leaf.shape}"
+    name = f"{leaf.graph_name!r}" if leaf.graph_name else f"a leaf of shape {leaf.shape}"
     where = f" (created at {node.where})" if node.where else ""
     raise StadynError(
         f"backward: need_grad=True was set on {name} after op '{node.spec.name}'{where} used it "

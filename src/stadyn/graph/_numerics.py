@@ -164,7 +164,7 @@ class _Probe(torch.autograd.Function):
                     return grad, None, None
                 raise exc
             source = node.inputs[index] if index < len(node.inputs) else None
-            name = f" ('{source.name}')" if source is not None and source.name else ""
+            name = f" ('{source.graph_name}')" if source is not None and source.graph_name else ""
             raise NumericsError(
                 f"{node_label(node)}: the gradient it gives its input {index}{name} holds "
                 f"{what} in the backward pass", node.spec.name, node.scope, node.where,

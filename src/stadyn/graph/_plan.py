@@ -180,7 +180,8 @@ class StaticPlan:
         with torch.no_grad():
             interpret(self.nodes, self.leaves, tensors[:len(self.leaves)], [], name_errors=True)
         v, what = bad
-        raise NumericsError(f"the static graph's value {v.name or v.parent.spec.name!r} holds "
+        shown = v.graph_name or v.parent.spec.name
+        raise NumericsError(f"the static graph's value {shown!r} holds "
                             f"{what} in the forward pass, but no op made it when replayed op by "
                             "op", phase="forward")
 
@@ -348,7 +349,7 @@ def check_gradients(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
         if values[0].requires_grad and needs:
             torch.autograd.grad(values[0], needs, seed, allow_unused=True)
     k, what = bad
-    name = grad_leaves[k].name
+    name = grad_leaves[k].graph_name
     raise NumericsError(f"the gradient of {name or 'a parameter'!r} holds {what} in the backward "
                         "pass, but no op made it when replayed op by op", phase="backward")
 

@@ -86,7 +86,7 @@ def set_sequences(v: Variable, sequences: Sequence[Any]) -> None:
         [[0.0, 1.0, 0.0], [0.0, 1.0, 2.0]]
     """
     if v._seq is None:
-        raise ShapeError(f"Variable {v.name or ''} has no sequence axis; make it with "
+        raise ShapeError(f"Variable {v.graph_name or ''} has no sequence axis; make it with "
                          "sd.sequence.input_variable to feed it sequences")
     v._set_sequences(sequences)
 

@@ -130,7 +130,7 @@ def _viewed(v: Variable) -> Variable | None:
 
 def _reads_parameter(v: Variable) -> bool:
     target = _viewed(v)
-    return target is not None and target.parent is None and target.name is not None
+    return target is not None and target.parent is None and target.graph_name is not None
 
 
 class Subgraph:
@@ -185,7 +185,7 @@ class Subgraph:
             return INPUT
         if _reads_parameter(v):
             return VIEW
-        if v.name is not None:
+        if v.graph_name is not None:
             return PARAMETER
         return INPUT if self._given is None else CONSTANT
 

@@ -59,7 +59,7 @@ class Variable:
     """
 
     __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "_persistent", "parent",
-                 "_index", "name", "_plan", "_plans", "_alias", "_seq", "recompute",
+                 "_index", "graph_name", "_plan", "_plans", "_alias", "_seq", "recompute",
                  "_stops_grad", "_starts_grad", "_kept", "__weakref__")
 
     #: Whether a static plan's backward reads the value an op output holds when the backward
@@ -89,7 +89,7 @@ class Variable:
         self._persistent = False
         self.parent: FunctionNode | None = None
         self._index = 0
-        self.name: str | None = None
+        self.graph_name: str | None = None
         self._plan = None
         self._plans = None
         self._alias: Variable | None = None
@@ -98,7 +98,6 @@ class Variable:
         self._seq: Variable | None = None
         self.recompute = recompute_now()
 
-    # -- construction helpers -------------------------------------------------------------------
     @classmethod
     def _from_node(cls, parent: "FunctionNode", index: int, shape: Sequence[int],
                    dtype: torch.dtype, need_grad: bool, data: torch.Tensor | None) -> "Variable":
@@ -111,7 +110,7 @@ class Variable:
         v._persistent = False
         v.parent = parent
         v._index = index
-        v.name = None
+        v.graph_name = None
         v._plan = None
         v._plans = None
         v._alias = None
@@ -179,6 +178,21 @@ class Variable:
     def torch_dtype(self) -> torch.dtype:
         return self._dtype
 
+    @property
+    def name(self) -> str | None:
+        """The name a program gives (None until named).  Stadyn's own code reads
+        ``graph_name`` (a parameter's registry path; None: anonymous), the same here; a front
+        end showing another name (NNabla's ``''``) overrides ``name`` alone.
+
+        >>> x = Variable((2,)); x.name = "x"; x.name, x.graph_name
+        ('x', 'x')
+        """
+        return self.graph_name
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self.graph_name = value
+
     def __len__(self) -> int:
         if not self._shape:
             raise TypeError("len() of a 0-d Variable")
@@ -186,7 +200,7 @@ class Variable:
 
     def __repr__(self) -> str:
         made = f", parent={self.parent.spec.name}" if self.parent is not None else ""
-        name = f"{self.name!r}, " if self.name else ""
+        name = f"{self.graph_name!r}, " if self.graph_name else ""
         return f"<Variable {name}shape={self.shape}, need_grad={self.need_grad}{made}>"
 
     # -- need_grad ------------------------------------------------------------------------------
@@ -350,7 +364,7 @@ class Variable:
             src = (torch.from_numpy(np.ascontiguousarray(arr)) if arr.ndim
                    else torch.tensor(arr.item()))
         if src.ndim and tuple(src.shape) != tuple(buffer.shape):
-            label = f" {self.name!r}" if self.name else ""
+            label = f" {self.graph_name!r}" if self.graph_name else ""
             raise ShapeError(f"cannot assign an array of shape {tuple(src.shape)} to Variable"
                              f"{label}.{what} of shape {tuple(buffer.shape)}")
         with torch.no_grad():

@@ -36,14 +36,14 @@ def find_by_name(outputs: Any, name: str) -> list[Variable]:
 
     for node in topological_nodes(roots):
         for v in node.inputs:
-            if v.parent is None and v.name == name:
+            if v.parent is None and v.graph_name == name:
                 add(v)
         scope = node.scope.strip("/")
         by_scope = scope == name or scope.rsplit("/", 1)[-1] == name
         for v in node.outputs:
-            if v is not None and (by_scope or v.name == name):
+            if v is not None and (by_scope or v.graph_name == name):
                 add(v)
     for v in roots:
-        if v.name == name:
+        if v.graph_name == name:
             add(v)
     return found

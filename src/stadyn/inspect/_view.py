@@ -313,7 +313,7 @@ def view_of(outputs: Any, inputs: Any = None, title: str = "") -> GraphView:
     if given is not None:
         input_names = {id(v): n for n, v in given.items() if id(v) in leaves}
     else:
-        unnamed = [v for v in leaves.values() if v.name is None]
+        unnamed = [v for v in leaves.values() if v.graph_name is None]
         input_names = {id(v): ("x" if len(unnamed) == 1 else f"x{i}")
                        for i, v in enumerate(unnamed)}
 
@@ -327,10 +327,10 @@ def view_of(outputs: Any, inputs: Any = None, title: str = "") -> GraphView:
         source[vid] = key
     shared: dict[int, str] = {}
     for vid, v in leaves.items():
-        if vid not in input_names and v.name is not None and uses.get(vid, 0) > 1:
+        if vid not in input_names and v.graph_name is not None and uses.get(vid, 0) > 1:
             key = f"p{len(shared)}"
-            scope = v.name.rsplit("/", 1)[0] if "/" in v.name else ""
-            boxes[key] = Box(key, "parameter", v.name.rsplit("/", 1)[-1], scope,
+            scope = v.graph_name.rsplit("/", 1)[0] if "/" in v.graph_name else ""
+            boxes[key] = Box(key, "parameter", v.graph_name.rsplit("/", 1)[-1], scope,
                              params=[_param(v)], outputs=[_tensor(v)])
             shared[vid] = key
             source[vid] = key
@@ -344,7 +344,7 @@ def view_of(outputs: Any, inputs: Any = None, title: str = "") -> GraphView:
                 edges.append(Edge(node_key[id(v.parent)], key, _tensor(v)))
             elif vid in source:
                 edges.append(Edge(source[vid], key, _tensor(v)))
-            elif v.name is not None:
+            elif v.graph_name is not None:
                 box.params.append(_param(v))
             else:
                 box.constants.append(_tensor(v))
@@ -363,7 +363,7 @@ def view_of(outputs: Any, inputs: Any = None, title: str = "") -> GraphView:
 
 
 def _param(v: Variable) -> Param:
-    return Param(str(v.name), tuple(int(d) for d in v.shape),
+    return Param(str(v.graph_name), tuple(int(d) for d in v.shape),
                  str(v.torch_dtype).replace("torch.", ""), bool(v.need_grad))
 
 

@@ -64,7 +64,7 @@ class ParameterRegistry:
         return self._params.get(name)
 
     def set(self, name: str, var: Variable) -> None:
-        var.name = name
+        var.graph_name = name
         self._params[name] = var
 
     def rename(self, old: str, new: str) -> None:
@@ -82,7 +82,7 @@ class ParameterRegistry:
         # the same kind of mapping (a weak one in a subclass), read whole before it is rebuilt
         self._params = type(self._params)(
             [(new if k == old else k, v) for k, v in list(self._params.items())])
-        var.name = new
+        var.graph_name = new
 
     def items(self, prefix: str = "") -> list[tuple[str, Variable]]:
         """``(path, variable)`` for every parameter at or below ``prefix``."""

@@ -392,8 +392,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     the name of the model itself (CNTK's composite, renamed by ``z.name = ...``; default: its
     root function's).  Raises
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
-    name_of = name_of or (lambda v: v.name or "")
-    leaf_name_of = leaf_name_of or (lambda v: v.name or "")
+    name_of = name_of or (lambda v: v.graph_name or "")
+    leaf_name_of = leaf_name_of or (lambda v: v.graph_name or "")
     for name, v in inputs.items():
         axis = sequence_axis_of(v) if sequence_axis_of is not None and not untyped_inputs \
             and v.sequence_lengths is not None else None        # (untyped: no axes written)

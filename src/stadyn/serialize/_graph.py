@@ -143,7 +143,7 @@ def collect_graph(outputs: Any, inputs: Any = None, *, sequences: bool = False,
         if role == VIEW:
             target = views[id(v)]
             _add_parameter(parts, target)
-            parts.views.append((target.name, v))
+            parts.views.append((target.graph_name, v))
         elif role == PARAMETER:
             _add_parameter(parts, v)
         else:
@@ -188,9 +188,9 @@ def _with_lengths(ins: "OrderedDict[str, Variable]", leaves: list[Variable], mod
 
 
 def _add_parameter(parts: GraphParts, v: Variable) -> None:
-    have = parts.parameters.get(v.name)
+    have = parts.parameters.get(v.graph_name)
     if have is None:
-        parts.parameters[v.name] = v
+        parts.parameters[v.graph_name] = v
     elif have is not v:
-        raise ExportError(f"two different parameters are both named {v.name!r} (from two "
+        raise ExportError(f"two different parameters are both named {v.graph_name!r} (from two "
                           "parameter registries?)")

@@ -34,7 +34,7 @@ def _as_array(value: Any) -> np.ndarray | torch.Tensor:
 def _shown(var: Variable, shown: str | None) -> str:
     """How a refusal names the input ``var``: ``shown`` (as the caller's front end shows it:
     CNTK's ``Input('x', [#], [* x 3])``), else the Variable's name, else ``input``."""
-    return shown or var.name or "input"
+    return shown or var.graph_name or "input"
 
 
 def _feed_sequences(var: Variable, value: Any, shown: str | None = None) -> int:
@@ -52,7 +52,7 @@ def _feed_sequences(var: Variable, value: Any, shown: str | None = None) -> int:
         if var.shape[2:] == (1,) and value.ndim == 2 and value.shape[1] != 1:
             # one array holds whole steps (CNTK: its trailing axes are the sample's); only
             # a list's sequences may leave a step's one value without its axis
-            raise ShapeError(f"input {var.name or ''}: a minibatch of shape {value.shape} "
+            raise ShapeError(f"input {var.graph_name or ''}: a minibatch of shape {value.shape} "
                              "does not end in the steps' shape (1,); give a list of sequences "
                              "or an array (sequences, steps, 1)")
         value = list(value)
@@ -133,8 +133,8 @@ def stack_samples(var: Variable, samples: Sequence[Any]) -> np.ndarray:
             if a.shape != first:
                 raise ShapeError(
                     f"{_not_compatible(a.shape, k, _sample_shape(var))}\ninput "
-                    f"{var.name or ''}: sample {k} has shape {a.shape}, sample 0 {first}: the "
-                    "samples of one minibatch have one length on each free dimension")
+                    f"{var.graph_name or ''}: sample {k} has shape {a.shape}, sample 0 {first}: "
+                    "the samples of one minibatch have one length on each free dimension")
     return np.stack(arrays)
 
 
@@ -146,7 +146,7 @@ def _too_many_axes(var: Variable, shape: tuple, dynamic: int, shown: str | None 
     return (f"Value rank ({len(shape)}) should be larger than the Variable rank "
             f"({len(sample)}) at most by number of dynamic axes ({dynamic}); Variable = "
             f"'{_shown(var, shown)}', Value shape = '{_dims(shape)}'.\ninput "
-            f"{var.name or ''}: a minibatch of shape {shape} has more axes than the samples "
+            f"{var.graph_name or ''}: a minibatch of shape {shape} has more axes than the samples "
             f"{sample} and the {'sequences and their steps' if dynamic == 2 else 'batch'}")
 
 
@@ -166,8 +166,8 @@ def _refuse_steps_of_another_shape(var: Variable, sequences: list) -> tuple | No
             first = steps
             continue
         raise ShapeError(f"{_not_compatible(shape, k, sample)}\ninput "
-                         f"{var.name or ''}: sequence {k} has shape {shape}; the sequences of "
-                         f"this input have steps of shape {sample}")
+                         f"{var.graph_name or ''}: sequence {k} has shape {shape}; the sequences "
+                         f"of this input have steps of shape {sample}")
     return first
 
 
@@ -246,7 +246,7 @@ def _misfit(var: Variable, shape: tuple, shown: str | None = None) -> str:
     else:
         first = (f"The trailing dimensions of the Value shape '{dims(shape)}' do not match the "
                  f"Variable '{name}' shape '{dims(sample)}'.")
-    return (f"{first}\ninput {var.name or ''}: a minibatch of shape {shape} does not fit an "
+    return (f"{first}\ninput {var.graph_name or ''}: a minibatch of shape {shape} does not fit an "
             f"input of per-sample shape {sample}" + (" (-3: a free dimension, any length)"
                                                      if FREE_DIMENSION in sample else ""))
 

@@ -453,9 +453,9 @@ class Trainer:
         """Every parameter the trainer touches, trainable or not (running statistics too)."""
         named: dict[str, Variable] = {}
         for p in self.parameters:
-            named[p.name or f"#{len(named)}"] = p
+            named[p.graph_name or f"#{len(named)}"] = p
         for v in Subgraph(self._outputs).parameters:
-            named.setdefault(v.name, v)
+            named.setdefault(v.graph_name, v)
         return named
 
 

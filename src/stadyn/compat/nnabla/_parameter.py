@@ -17,6 +17,7 @@ Example:
 import functools
 import os
 import tempfile
+import zipfile
 from collections import OrderedDict
 
 import numpy as np
@@ -24,6 +25,7 @@ import numpy as np
 from ...graph import is_no_grad, no_grad
 from ... import parametric as _parametric
 from ... import serialize as _serialize
+from ..._errors import ModelFileError
 from ._variable import as_nnabla
 from .logger import logger
 from ._written_types import float_for_gradients
@@ -45,10 +47,11 @@ def load_parameters(path, proto=None, needs_proto=False, extension=".nntxt"):
     ``.nntxt`` or ``.nnp`` file (or a Stadyn ``.safetensors`` one) into the current scope.
     Returns NNabla's protobuf message, an ``NNablaProtoBuf`` (``proto`` when given, the file
     merged into it): a ``.protobuf`` file's content, or with ``needs_proto=True`` an ``.h5``'s
-    (or ``.nnp``'s) parameters, as ``proto.parameter`` entries (``variable_name``,
-    ``shape.dim``, ``data``, ``need_grad``); empty for an ``.h5`` file otherwise, as NNabla
-    1.39's.  A ``.protobuf`` or ``.nntxt`` sets every parameter the message then holds.  A file
-    object is read as ``extension``.
+    parameters, as ``proto.parameter`` entries (``variable_name``, ``shape.dim``, ``data``,
+    ``need_grad``); empty for an ``.h5`` file otherwise, as NNabla 1.39's.  An ``.nnp``'s
+    members are loaded each as the file of its extension (``parameter.h5``,
+    ``parameter.protobuf``).  A ``.protobuf`` or ``.nntxt`` sets every parameter the message
+    then holds.  A file object is read as ``extension``.
 
     A path whose extension no NNabla parameter loader takes (``tmp.monitor``, a folder) is
     passed over with NNabla's warning on its ``nnabla`` logger, ``<path> is omitted.``, as NNabla
@@ -158,11 +161,38 @@ def _load_file(path, ext, proto, needs_proto):
         _add_parameters(proto, ((k, p.value, p.need_grad) for k, p in
                                 _serialize.read_legacy_model(path).parameters.items()))
         _set_from_proto(proto)
-    else:                                   # .h5, .nnp
+    elif ext == ".nnp":
+        _load_nnp(path, proto, needs_proto)
+    else:                                   # .h5
         if needs_proto:
             _add_parameters(proto, ((k, a, need) for k, (a, need) in
                                     _serialize.read_parameter_file(path).items()))
         _serialize.load_parameters(path)
+
+
+def _load_nnp(path, proto, needs_proto):
+    """NNabla's ``.nnp`` parameter loader: each member, in the archive's order, loaded as the
+    file of its extension would be (``parameter.h5``; ``parameter.protobuf``, merged into
+    ``proto`` whatever ``needs_proto`` says; an ``.nntxt``'s parameters).  NNabla merges a text
+    member's other sections (networks, executors, ...) into the message too; Stadyn's message
+    has no fields for them (:func:`stadyn.serialize.nnabla_messages`)."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ModelFileError(f"{path}: not a readable .nnp archive ({exc})") from None
+    with archive, tempfile.TemporaryDirectory() as folder:
+        for k, name in enumerate(archive.namelist()):
+            ext = os.path.splitext(name)[1]
+            if ext not in (".h5", ".protobuf", ".nntxt", ".prototxt"):
+                continue                    # (nnp_version.txt, as NNabla's loaders)
+            member = os.path.join(folder, f"member{k}{ext}")
+            with open(member, "wb") as f:
+                f.write(archive.read(name))
+            try:
+                _load_file(member, ext, proto, needs_proto)
+            except ModelFileError as exc:
+                raise ModelFileError(
+                    str(exc).replace(member, f"{path}:{name}")) from None
 
 
 def _add_parameters(proto, items):

@@ -27,7 +27,7 @@ Variable viewing its value and gradient whose own ``need_grad`` is the program's
 again each time the program sets the flag (:func:`follow_flag`).  Stadyn's graphs read a
 leaf's ``need_grad`` when the backward runs, static and dynamic, so the graphs the program
 built see the flag as NNabla's see it, while the parametric functions' graphs (NNabla's views)
-do not.  A parameter is recognised by its name (the registry names it: ``registry.get(v.name)
+do not.  A parameter is recognised by its name (the registry names it: ``registry.get(v.graph_name)
 is v``), one dictionary look-up per Variable argument.
 
 Example:
@@ -49,6 +49,7 @@ from typing import Any, Callable
 
 from ...graph import Variable as _Variable, data_of, get_auto_forward
 from ...parametric import current_registry
+from ._names import same_name_as
 
 __all__ = ["REGISTERED_FLAGS", "is_registered", "set_by_stadyn", "program_view", "follow_flag",
            "honouring_registered_flags", "live_program_view"]
@@ -72,7 +73,7 @@ def is_registered(v: Any) -> bool:
     """
     if v.parent is not None:
         return False
-    name = v.name
+    name = v.graph_name
     return isinstance(name, str) and current_registry().get(name) is v
 
 
@@ -115,7 +116,10 @@ def program_view(v: Any) -> Any:
     flag = _program_flag(v)
     if view is None:
         view = v.unlinked(flag)                     # of v's class (NNabla's or Stadyn's)
-        view.name = v.name.rsplit("/", 1)[-1]       # as get_parameter_or_create's views
+        # the graph knows it by the parameter's last path element; NNabla's input is the
+        # registered Variable itself, so the view shows (and sets) its name
+        view.graph_name = v.graph_name.rsplit("/", 1)[-1]
+        same_name_as(view, v)
         _PROGRAM_VIEWS[v] = weakref.ref(view)
     elif _Variable.need_grad.fget(view) != flag:
         _Variable.need_grad.fset(view, flag)
@@ -164,7 +168,7 @@ def _as_given(v: Any, given: list) -> Any:
     """``v``, or its program view where ``v`` is a registered parameter (the Variable
     NNabla's graph would hold, its ``need_grad`` read at the backward), noted in ``given``."""
     if isinstance(v, _Variable) and v.parent is None:
-        name = v.name
+        name = v.graph_name
         if isinstance(name, str) and current_registry().get(name) is v:
             view = program_view(v)
             given.append((v, view))

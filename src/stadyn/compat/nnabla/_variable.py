@@ -47,6 +47,7 @@ from ._shared_arrays import relink_grads, unlinked_view
 from ._variable_arrays import assign, grad_array, value_array
 from ._written_types import (assign_to_output, float_for_gradients, sync_for_backward,
                              take_written_type, warn_rounded)
+from ._names import set_shown_name, shown_name
 from ._readers import reader_functions
 from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
@@ -99,6 +100,23 @@ class Variable(_HeldReading):
             warn_rounded(data)
             dtype = np.float32
         return super().from_numpy_array(data, grad, need_grad, dtype)
+
+    @property
+    def name(self) -> str:
+        """The Variable's name as NNabla 1.39 shows it: ``''`` until a program sets one (a
+        registered parameter's too; ``_names.py``).
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((2,))
+            >>> x.name = "x"; x.name, nn.Variable((2,)).name
+            ('x', '')
+        """
+        return shown_name(self)
+
+    @name.setter
+    def name(self, value: str) -> None:
+        set_shown_name(self, value, is_registered(self))
 
     @property
     def need_grad(self) -> bool:

@@ -1,6 +1,7 @@
 """``nnabla.utils.progress`` on Stadyn: a training script's progress line, written to a state
 file (:func:`configure_progress`; at most once a second, NNabla's rule) and handed to a
-callback.  NNabla's data sources and its console tool report through it.
+callback (and to the callback modules' ``update_progress``, ``nnabla.utils.callback``).
+NNabla's data sources and its console tool report through it.
 
 Example:
     >>> import os, tempfile
@@ -20,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from ..logger import logger
+from . import callback
 
 __all__ = ["configure_progress", "progress"]
 
@@ -44,7 +46,7 @@ def configure_progress(file_name: str | None, cb: Callable[[Any, float], Any] | 
 def progress(state: str | None, progress: float = 0.0) -> None:
     """Report ``state`` at ``progress`` (0 to 1): the state file gets ``'<state> (<percent>%)'``
     unless it was written less than a second ago (``state=None`` empties it at once), and the
-    callback gets ``(state, progress)``.
+    callback gets ``(state, progress)``; the callback modules' ``update_progress``, the line.
 
     Example:
         >>> progress("Training", 0.5)
@@ -65,5 +67,6 @@ def progress(state: str | None, progress: float = 0.0) -> None:
                         logger.critical(f"Failed to write to {path}.")
                         raise
                     time.sleep(0.1)
+    callback.update_progress(f"{state} ({progress * 100:3.2f}%)")   # the callback modules'
     if _state["callback"] is not None:
         _state["callback"](state, progress)
