@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ import pytest
 import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_files_16")
+CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
 
 with open(os.path.join(FIXTURES, "weighted_logistic.json")) as _f:
     LOGISTIC = json.load(_f)
@@ -53,3 +56,78 @@ def test_a_weighted_logistic_file_runs_or_is_refused_as_cntk(name):
                        match=re.escape(words)):
         m = C.load_model(path)
         m.eval({a: data[a.name] for a in m.arguments})
+
+
+SOFTMAX = dict(np.load(os.path.join(FIXTURES, "sequence_softmax.npz")))
+# the files make_sequence_softmax.py writes: (the steps' sample shape, the function's name)
+_SOFTMAX_CASES = {"sequence_softmax": ((3,), ""), "sequence_softmax_named": ((2, 3), "sm")}
+
+
+def _tree(path: str) -> tuple:
+    """A CNTK v2 file's graph from its root, without uids (the files number them apart):
+    each function as (op, block op name, name, attributes, its inputs, a block's body), a
+    leaf as (kind, name, shape, dynamic axes) -- a placeholder without its name (CNTK names a
+    block's placeholder after its argument, the writer does not)."""
+    from stadyn.serialize._cntk_format import _decode_file
+    with open(path, "rb") as f:
+        top = _decode_file(path, f.read())
+    functions = {f["uid"]: f for f in top["primitive_functions"]}
+    leaves = {v["uid"]: v for v in top["inputs"]}
+
+    def node(ref: str) -> tuple:
+        uid = re.sub(r"_Output_\d+$", "", ref)
+        if uid not in functions:
+            v = leaves[ref]
+            return (v.get("kind"), v.get("name", "") if v.get("kind") != 4 else "",
+                    tuple(v.get("shape")), repr(v.get("dynamic_axis")))
+        f = functions[uid]
+        body = f.get("block_function_composite")
+        return (f["op"], f.get("block_function_op_name", ""), f.get("name", ""),
+                repr(sorted(f["attributes"].items())), tuple(node(i) for i in f["inputs"]),
+                node(body["root"]) if body else None)
+    return node(top["root"])
+
+
+def _softmax_data(case):
+    return [SOFTMAX[f"{case}/x/{k}"] for k in range(2)]
+
+
+@pytest.mark.parametrize("case", sorted(_SOFTMAX_CASES))
+def test_sequence_softmax_is_written_as_cntks_file(case, tmp_path):
+    # CNTK 2.7 writes sequence.softmax as its Sequence::Softmax block (a max and a sum over
+    # the steps, each a Sequence::ReduceElements block taken back to the steps by a
+    # Sequence::BroadcastAs block, Exp of the difference, an ElementDivide block); before,
+    # Stadyn wrote its own format with a warning ("no CNTK v2 form for Sequence::Softmax").
+    shape, name = _SOFTMAX_CASES[case]
+    x = C.sequence.input_variable(shape, name="x")
+    path = str(tmp_path / "ours.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        C.sequence.softmax(x, name=name).save(path)
+    assert _tree(path) == _tree(os.path.join(FIXTURES, case + ".model"))
+    for source in (path, os.path.join(FIXTURES, case + ".model")):
+        m = C.load_model(source)
+        got = m.eval({m.arguments[0]: _softmax_data(case)})
+        for k, o in enumerate(got):
+            np.testing.assert_allclose(o, SOFTMAX[f"{case}/out/{k}"], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
+def test_cntk_27_reads_stadyns_sequence_softmax_file(tmp_path):
+    case = "sequence_softmax_named"
+    shape, name = _SOFTMAX_CASES[case]
+    x = C.sequence.input_variable(shape, name="x")
+    path = str(tmp_path / "ours.model")
+    C.sequence.softmax(x, name=name).save(path)
+    script = ("import sys, numpy as np, cntk as C\n"
+              f"z = C.load_model({path!r})\n"
+              f"d = np.load({os.path.join(FIXTURES, 'sequence_softmax.npz')!r})\n"
+              f"out = z.eval({{z.arguments[0]: [d['{case}/x/0'], d['{case}/x/1']]}})\n"
+              "print(z.name, max(float(np.abs(o - d['%s/out/%d' % "
+              f"('{case}', k)]).max()) for k, o in enumerate(out)))\n")
+    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("CNTK_LIBS",
+                                                          "/work/peers/cntk27/shimlib"))
+    done = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", script], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-2:] == ["sm", "0.0"]
