@@ -34,7 +34,7 @@ and ``sequence.is_last`` (see :mod:`._cntk_write`): CNTK 2.7's blocks, as CNTK 2
 
 Example:
     >>> sorted(RULES)[:3]
-    ['cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast', 'cntk:UnpackSequenceOp']
+    ['cntk:ElementDivide', 'cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast']
 """
 
 from __future__ import annotations
