@@ -13,6 +13,7 @@ holding function types no rule maps is refused before anything is built, with on
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -26,6 +27,7 @@ from ..graph import (FREE_DIMENSION, Variable, auto_forward, get_current_context
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
+from ._cntk_v1_gathers import fold_step_gathers
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
 from ._legacy_import_flat import FlatBuilding, shown_argument_order
@@ -464,6 +466,8 @@ class _Builder(FlatBuilding):
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
         self.where = f"{self.model.path}"
+        if self.fmt == "cntk-v1":       # (a gather of steps: three v1 nodes, one function)
+            network = replace(network, functions=fold_step_gathers(network.functions))
         _collect_variables(network, self.variables)
         if self.fmt in ("cntk-v2", "cntk-v1") and needs_sequences(network, self.variables):
             return self.build_flat(network, inputs, outputs, info)
