@@ -258,10 +258,14 @@ class _Converter:
 
     def convolution(self, f) -> dict:
         a = f.attrs
-        if a.get("transpose"):
-            raise _Unwritable("Convolution", "a transposed convolution")
-        if a.get("groups", 1) != 1 or a.get("sequential"):
-            raise _Unwritable("Convolution", "a grouped or sequential convolution")
+        if a.get("groups", 1) != 1:
+            # (v1's ConvolutionNode keeps no groups: CNTK 2.7 writes the node without them,
+            # and its load_model refuses its own file)
+            raise _Unwritable("Convolution", "a grouped convolution (CNTK 2.7 writes it without "
+                                             "its groups, and its load_model refuses the file: "
+                                             "'Mismatching outputShape and mapCount')")
+        if a.get("sequential"):
+            raise _Unwritable("Convolution", "a sequential convolution")
         w = self.shape_of(f.inputs[0], "Convolution")
         rank = len(a["kernelShape"])
         maps = w[:len(w) - rank]
@@ -274,7 +278,8 @@ class _Converter:
                 "upper_pad": _padded(a["upperPad"], rank, 0), "pool_kind": 0,
                 "image_layout": _CHW,
                 "max_temp_mem_size_in_samples": a.get("maxTempMemSizeInSamples", 0),
-                "transpose": False, "output_shape": tuple(a.get("outputShape", (0,))),
+                "transpose": bool(a.get("transpose", False)),
+                "output_shape": tuple(a.get("outputShape", (0,))),
                 "ceil_out_dim": False, "include_pad": False, "convolution_2d": False,
                 "dilation": tuple(a.get("dilation", (1,)))}
 
