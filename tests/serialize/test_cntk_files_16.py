@@ -180,11 +180,14 @@ def _v1_shown(path):
     return fs, vs, {k: len(v) for k, v in net.attrs["groups"].items()}
 
 
-@pytest.mark.parametrize("kind", V1.KINDS)
+@pytest.mark.parametrize("kind", V1.KINDS + V1.CNTK_ONLY)
 def test_cntks_v1_file_is_read_to_cntks_outputs_and_written_back_byte_for_byte(kind):
     # sequence.last's Where (its axis' name as payload), PackedIndex and GatherPacked: before,
     # "node '...Where...' has type 'Where', which this reader does not know"; a transposed
-    # convolution's output_shape: before, (7, 7) where CNTK gives the file's (8, 8)
+    # convolution's output_shape: before, (7, 7) where CNTK gives the file's (8, 8); an input
+    # on a sequence axis of the program's own (C.Axis("words"), the v1 file's dynamic axis
+    # "words"): before, read as the batch axis ("PastValue ...: input 0 (1, 2) is not a
+    # sequence")
     from stadyn.serialize._cntk_v1_write import cntk_v1_file_bytes
     path = os.path.join(FIXTURES, f"cntk_{kind}.dnn")
     with open(path, "rb") as f:
@@ -227,3 +230,9 @@ def test_a_grouped_convolution_is_refused_for_a_v1_file_as_cntk_cannot_load_it(t
                                                    r"grouped convolution .*" + re.escape(words)):
         C.debugging.save_as_legacy_model(z, str(path))
     assert not path.exists()
+
+
+def test_a_v1_files_input_on_a_named_sequence_axis_is_on_that_axis():
+    # CNTK 2.7 shows the loaded argument on the axis the file names
+    f = C.load_model(os.path.join(FIXTURES, "cntk_named_axis.dnn"))
+    assert [a.name for a in f.arguments[0].dynamic_axes] == ["defaultBatchAxis", "words"]

@@ -254,12 +254,15 @@ class _Builder(FlatBuilding):
             if any(d < 0 for d in shape):
                 raise self.fail(f"input {name!r} has a free or inferred dimension: "
                                 f"{tuple(shape)}", unsupported=True)
-            if lv.meta.get("dynamic_axis") == "*" and lv.meta.get("v2_uid"):
-                # (CNTK 2's v1 writer: an input on CNTK's default sequence axis)
+            axis = lv.meta.get("dynamic_axis")
+            if axis not in (None, "", "__noSequenceAxis") and lv.meta.get("v2_uid"):
+                # (CNTK 2's v1 writer: an input on CNTK's default sequence axis, "*", or on
+                # one of a program's own, by its name)
                 var = S.input_variable(shape, dtype=lv.dtype or "float32")
                 self.batched.add(id(var))
                 uid, shown = self.split_name(name, lv.meta.get("name") or "")
-                self.record(var, LegacyOrigin("input", uid, shown, sequence_axis=""))
+                self.record(var, LegacyOrigin("input", uid, shown,
+                                              sequence_axis="" if axis == "*" else axis))
                 return var
             shape = [self.batch_size] + shape
         elif self.fmt == "cntk-v2":
