@@ -405,13 +405,17 @@ def _lstm(w, ins, uids, attrs, out, name):
     if len(ins) != 6:
         raise CntkWriteUnsupported("cntk_lstm_sequence", "inputs the writer cannot read")
     x, h0, c0, weight, hidden, bias = ins
-    if any(v.parent is not None or v.size != 1 for v in (h0, c0)):
-        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than scalar "
-                                                         "constants")
+    n = int(hidden.shape[0])
+    # (an initial state CNTK 2.7 writes as the delays' second input: a scalar, or one value
+    # per output unit, a constant or parameter of the graph)
+    if any(v.parent is not None or id(v) in w.batched or tuple(v.shape) not in ((), (1,), (n,))
+           for v in (h0, c0)):
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than constants "
+                                                         "or parameters of a scalar or one "
+                                                         "value per unit")
     if w.folded.get(id(weight), weight).parent is not None or w.static_rank(x) != 1:
         raise CntkWriteUnsupported("cntk_lstm_sequence", "an input of several axes or a "
                                                          "computed weight")
-    n = int(hidden.shape[0])
     x_uid, h0_uid, c0_uid, w_uid, h_uid, b_uid = uids
     delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
     state = _Step((1, 1, n), x.dtype)
