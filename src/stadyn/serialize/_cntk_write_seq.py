@@ -211,11 +211,11 @@ def _divide(w, ins, uids, attrs, out, name):
     """The compat's ``ElementDivide``: CNTK 2.7's block of two values, or, over one sequence,
     the inside of ``sequence.softmax``'s ``Sequence::Softmax`` block."""
     if len(uids) == 1:
-        return _sequence_softmax(w, ins, uids, name)
+        return _sequence_softmax(w, ins, uids)   # (the block around it takes the name)
     return w.fixed_block("ElementDivide", name, ins, uids, (), element_divide)
 
 
-def _sequence_softmax(w, ins, uids, name):
+def _sequence_softmax(w, ins, uids):
     x, ux = ins[0], uids[0]
     if w.lead(x) != 2:
         raise CntkWriteUnsupported("Sequence::Softmax", "a value without a sequence axis")
