@@ -195,13 +195,19 @@ def test_more_cntk_written_files_load(kind):
     np.testing.assert_allclose(_run(f, kind), own, rtol=1e-5, atol=1e-5)
 
 
-def test_sequence_last_of_a_recurrence_refused_naming_the_op_without_a_shape(tmp_path):
-    """CNTK 2.7 saves sequence.last(Recurrence(LSTM)); Stadyn refuses it (docs/model-files.md,
-    "Refused"), naming the sequence op whose shape is unknown (before 93c38ed5 it named
-    FutureValue, which is written)."""
+def test_sequence_last_of_a_recurrence_is_written(tmp_path):
+    """CNTK 2.7 saves sequence.last(Recurrence(LSTM)) as a v1 file; so does Stadyn now
+    (refused before: "no CNTK v1 form for ReconcileDynamicAxis: a sequence op's shape is not
+    known"), with CNTK's Where, PackedIndex and GatherPacked nodes (checked against CNTK 2.7's
+    own file in tests/serialize/test_cntk_files_16.py), and reads it back to the model's
+    outputs."""
     s = C.sequence.input_variable(4, name="x")
     z = C.sequence.last(C.layers.Recurrence(C.layers.LSTM(3))(s))
-    with pytest.raises(CntkWriteUnsupported, match=r"^no CNTK v1 form for ReconcileDynamicAxis: "
-                                                   r"a sequence op's shape is not known"):
-        C.debugging.save_as_legacy_model(z, str(tmp_path / "last.dnn"))
-    assert not (tmp_path / "last.dnn").exists()
+    path = str(tmp_path / "last.dnn")
+    C.debugging.save_as_legacy_model(z, path)
+    types = {f.type for f in read_cntk_v1(path).networks["main"].functions}
+    assert {"Where", "PackedIndex", "GatherPacked", "FutureValue"} <= types
+    data = [np.arange(12, dtype=np.float32).reshape(3, 4) / 12, np.ones((1, 4), np.float32)]
+    loaded = C.load_model(path)
+    np.testing.assert_allclose(loaded.eval({loaded.arguments[0]: data}),
+                               z.eval({s: data}), rtol=1e-6, atol=1e-7)

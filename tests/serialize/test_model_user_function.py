@@ -45,6 +45,28 @@ class Both(C.ops.functions.UserFunction):
         return Both(inputs[0], state["shift"], name=name)
 
 
+class Pair(C.ops.functions.UserFunction):
+    # two outputs declared with the sample shape (3,) (not the input's shape)
+    def __init__(self, a, name="Pair"):
+        super().__init__([a], name=name)
+
+    def forward(self, arguments, outputs, device=None, outputs_to_retain=None):
+        outputs[self.outputs[0]] = arguments * 2.0
+        outputs[self.outputs[1]] = arguments + 1.0
+
+    def backward(self, state, root_gradients, variables):
+        pass
+
+    def infer_outputs(self):
+        x = self.inputs[0]
+        return [C.output_variable((3,), x.dtype, x.dynamic_axes, name="twice"),
+                C.output_variable((3,), x.dtype, x.dynamic_axes, name="next")]
+
+    @staticmethod
+    def deserialize(inputs, name, state):
+        return Pair(inputs[0], name=name)
+
+
 class Typed(Scaled):
     # a state holding None and integers past 32 bits, which CNTK 2.7's _py_dict_to_cntk_dict
     # keeps as None, SizeT (2 ** 40) and Double (-2 ** 40)
@@ -109,6 +131,26 @@ def test_a_user_function_of_two_outputs_in_stadyns_file(scaled_module, tmp_path)
     got = sorted((v for v in out.values()), key=lambda v: float(v.sum()))
     np.testing.assert_array_equal(got[0], a + 0.5)
     np.testing.assert_array_equal(got[1], a * 2.0)
+
+
+def test_a_user_function_declaring_its_sample_shape_round_trips_in_stadyns_file(
+        scaled_module, tmp_path):
+    """Two outputs declared as ``(3,)`` samples on the batch axis: Stadyn's file keeps which
+    inputs carry the batch axis, so the rebuilt function's ``infer_outputs`` sees the (3,)
+    sample it saw when built.  Before, the input was rebuilt without its batch flag and the
+    load failed: ModelFileError "the op gives shape (3,) float32, the file says (2, 3)"."""
+    x = C.input_variable(3)
+    f = C.user_function(scaled_module.Pair(x))
+    path = str(tmp_path / "pair.model")
+    with pytest.warns(UserWarning, match="Stadyn model file"):
+        C.combine(list(f.outputs)).save(path)
+    loaded = C.load_model(path)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = loaded.eval({loaded.arguments[0]: a})
+    got = sorted((v for v in out.values()), key=lambda v: float(v.sum()))
+    np.testing.assert_array_equal(got[0], a + 1.0)
+    np.testing.assert_array_equal(got[1], a * 2.0)
+    assert [o.shape for o in loaded.outputs] == [(3,), (3,)]
 
 
 def test_a_user_function_whose_module_is_gone_names_the_file(scaled_module, tmp_path):

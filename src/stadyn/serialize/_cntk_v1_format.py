@@ -353,6 +353,11 @@ def _reduce(r: _Reader, v: int, elem: str) -> dict:
     return a
 
 
+def _where(r: _Reader, v: int, elem: str) -> dict:
+    # (WhereNode::Save: the name of the dynamic axis it makes, from version 11)
+    return {"dynamic_axis_name": r.wstr() if v >= 11 else "WhereNodeAxis"}
+
+
 def _precomputed(r: _Reader, v: int, elem: str) -> dict:
     computed = r.boolean()
     value = r.matrix()
@@ -368,6 +373,7 @@ _PAYLOADS: dict[str, Callable[[_Reader, int, str], dict]] = {
     "Dropout": _dropout, "Reshape": _reshape, "Slice": _slice, "RowStack": _row_stack,
     "TransposeDimensions": _transpose, "PastValue": _delay, "FutureValue": _delay,
     "ReduceElements": _reduce, "Mean": _precomputed, "InvStdDev": _precomputed,
+    "Where": _where,
 }
 # node types whose payload is empty (no Save of their own or of a base class)
 _PLAIN = frozenset(

@@ -43,13 +43,14 @@ _PLAIN = {
     "StopGradient": "StopGradient", "Pass": "Pass", "CosDistance": "CosDistance",
     "SquaredError": "SquareError", "CrossEntropyWithSoftmax": "CrossEntropyWithSoftmax",
     "ClassificationError": "ClassificationError", "Logistic": "Logistic", "Clip": "Clip",
-    "ReconcileDynamicAxis": "ReconcileDynamicAxis",
+    "ReconcileDynamicAxis": "ReconcileDynamicAxis", "PackedIndex": "PackedIndex",
+    "GatherPacked": "GatherPacked",
 }
 # (CNTK 2.7 writes Pow, ELU, Asinh and Atanh too, as Pow, ExponentialLinearUnit, Asinh, Atanh,
 # but its load_model refuses its own file: "Attempted to instantiate undefined operation Pow.")
 # the v1 node's inputs, by the v2 function's (GetPrimitiveFunctionInputsToCNTKNodeInputsIndexMap)
 _SWAPPED = {"CrossEntropyWithSoftmax": (1, 0), "ClassificationError": (1, 0, 2),
-            "Logistic": (1, 0, 2), "Clip": (1, 2, 0)}
+            "Logistic": (1, 0, 2), "Clip": (1, 2, 0), "GatherPacked": (1, 0)}
 _POOL_KIND = {0: 1, 1: 2}           # v2 PoolingType Max, Average -> v1 PoolKind
 _CHW = 1                            # v1 ImageLayoutKind::CHW
 
@@ -190,14 +191,20 @@ class _Converter:
         if len(f.outputs) > 1:
             raise _Unwritable(f.type, "an op of several outputs (v1 writes it with "
                                                "an OutputMultiplexer node, not written here)")
-        node = _node_name(f.name, f.meta.get("name", ""))
+        node, t = _node_name(f.name, f.meta.get("name", "")), f.type
         if node in self.nodes:
-            raise _Unwritable(f.type, f"two functions of uid {f.name}")
+            raise _Unwritable(t, f"two functions of uid {f.name}")
         kind, attrs = self.node_type(f)
         order = _SWAPPED.get(f.type)
         inputs = [f.inputs[k] for k in order[:len(f.inputs)]] if order else list(f.inputs)
         self.nodes[node] = V1Node(node, kind, self.precision, attrs, tuple(inputs))
         self.named[f.outputs[0]] = node
+        if t == "ReconcileDynamicAxis":     # (its value's shape, on the other's axes: the
+            value = f.inputs[0]             # delays of sequence.first's and last's flags)
+            while value not in self.shapes and value in self.alias:
+                value = self.alias[value]
+            if value in self.shapes:
+                self.shapes[f.outputs[0]] = self.shapes[value]
 
     def node_type(self, f) -> tuple[str, dict]:
         a, t = f.attrs, f.type
@@ -236,6 +243,11 @@ class _Converter:
                                       "keep_dimensions": a.get("reductionKeepDimensions", True)}
         if t == "Splice":
             return "RowStack", {"splice_dim": _v1_axis(a["axis"], t)}
+        if t == "Where":                    # (InternalDynamicAxisNameFromDynamicAxes)
+            axes = [x.name for x in a["newDynamicAxes"]]
+            return "Where", {"dynamic_axis_name": "__noSequenceAxis" if axes == [
+                "defaultBatchAxis"] else "*" if axes == ["defaultDynamicAxis",
+                                                         "defaultBatchAxis"] else axes[0]}
         if t == "Reshape":
             rank = len(self.shape_of(f.inputs[0], t))
             begin = _v1_axis(a["beginAxis"], t) if "beginAxis" in a else 1
@@ -246,10 +258,14 @@ class _Converter:
 
     def convolution(self, f) -> dict:
         a = f.attrs
-        if a.get("transpose"):
-            raise _Unwritable("Convolution", "a transposed convolution")
-        if a.get("groups", 1) != 1 or a.get("sequential"):
-            raise _Unwritable("Convolution", "a grouped or sequential convolution")
+        if a.get("groups", 1) != 1:
+            # (v1's ConvolutionNode keeps no groups: CNTK 2.7 writes the node without them,
+            # and its load_model refuses its own file)
+            raise _Unwritable("Convolution", "a grouped convolution (CNTK 2.7 writes it without "
+                                             "its groups, and its load_model refuses the file: "
+                                             "'Mismatching outputShape and mapCount')")
+        if a.get("sequential"):
+            raise _Unwritable("Convolution", "a sequential convolution")
         w = self.shape_of(f.inputs[0], "Convolution")
         rank = len(a["kernelShape"])
         maps = w[:len(w) - rank]
@@ -262,7 +278,8 @@ class _Converter:
                 "upper_pad": _padded(a["upperPad"], rank, 0), "pool_kind": 0,
                 "image_layout": _CHW,
                 "max_temp_mem_size_in_samples": a.get("maxTempMemSizeInSamples", 0),
-                "transpose": False, "output_shape": tuple(a.get("outputShape", (0,))),
+                "transpose": bool(a.get("transpose", False)),
+                "output_shape": tuple(a.get("outputShape", (0,))),
                 "ceil_out_dim": False, "include_pad": False, "convolution_2d": False,
                 "dilation": tuple(a.get("dilation", (1,)))}
 

@@ -204,13 +204,17 @@ def _reduce(o: _Out, a: dict, elem: str) -> None:
     o.boolean(a.get("keep_dimensions", True))
 
 
+def _where(o: _Out, a: dict, elem: str) -> None:
+    o.wstr(a["dynamic_axis_name"])
+
+
 _PAYLOADS: dict[str, Callable[[_Out, dict, str], None]] = {
     "LearnableParameter": _learnable, "InputValue": _input, "SparseInputValue": _input,
     "Convolution": _convolution, "Pooling": _conv_base, "MaxUnpooling": _conv_base,
     "BatchNormalization": _batch_norm, "Times": _times, "TransposeTimes": _times,
     "Dropout": _dropout, "Reshape": _reshape, "Slice": _slice, "RowStack": _row_stack,
     "TransposeDimensions": _transpose, "PastValue": _delay, "FutureValue": _delay,
-    "ReduceElements": _reduce,
+    "ReduceElements": _reduce, "Where": _where,
 }
 #: the node types whose payload this writer writes (others are written with none)
 V1_PAYLOAD_TYPES = frozenset(_PAYLOADS)

@@ -32,7 +32,7 @@ from ..cntk_semantics import window_edges
 from ..graph import Variable, behind_free_dimensions
 from . import _cntk_write_proto as P
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE, \
-    add_bias, convolution_attributes, element_divide
+    add_bias, convolution_attributes
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES, rng_offset
 from ._cntk_write_gather import RULES as _GATHER_RULES
@@ -266,7 +266,8 @@ def _batch_normalization(w, ins, uids, attrs, out, name):
 
 # The blocks CNTK 2.7 builds for one op (as its load_model and graph listing show them, see
 # tests/fixtures/cntk_model_write/cntk_native.json): element_divide is ElementTimes(x,
-# Reciprocal(y)); the logical ops read a value above 0 as true, with the one scalar constant
+# Reciprocal(y)) (its rule is _cntk_write_seq's, which writes sequence.softmax's too); the
+# logical ops read a value above 0 as true, with the one scalar constant
 # 0 (Not: 0, then 1) as the block's leaves.
 def _fixed_block(op, constants, body):
     def rule(w, ins, uids, attrs, out, name):
@@ -320,8 +321,7 @@ _RULES.update({"cntk:" + op: _unary(op) for op in (
     "Floor", "Log", "Reciprocal", "Hardmax", "StopGradient", "Negate")})
 _RULES.update({"cntk:" + op: _binary(op) for op in (
     "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual")})
-_RULES.update({"cntk:ElementDivide": _fixed_block("ElementDivide", (), element_divide),
-               "cntk:And": _fixed_block("And", (0.0,), _and),
+_RULES.update({"cntk:And": _fixed_block("And", (0.0,), _and),
                "cntk:Or": _fixed_block("Or", (0.0,), _or),
                "cntk:Xor": _fixed_block("Xor", (0.0,), _xor),
                "cntk:Not": _fixed_block("Not", (0.0, 1.0), _not)})

@@ -32,7 +32,7 @@ from ._cntk_write_graph import CntkWriteUnsupported, front_zeros
 __all__ = ["RULES", "primitive", "node_attributes", "inner_nodes", "WRITTEN_WHERE",
            "SEQUENCE_REDUCTIONS", "sequence_reduction", "ALL_STATIC", "reduce_all",
            "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias",
-           "convolution_attributes"]
+           "convolution_attributes", "Shaped"]
 
 # CNTK's axis standing for all the static axes of a sample
 ALL_STATIC = P.axis(2147483646, "AllStaticAxes", False)
@@ -136,8 +136,6 @@ def sign_of(v, batched: set, depth: int = 16) -> "str | None":
 def element_divide(w, p, c, name):
     """The body of CNTK 2.7's ``ElementDivide`` block: ``ElementTimes(x, Reciprocal(y))``
     (CNTK gives the block's name to the ElementTimes inside too)."""
-    if len(p) != 2:     # (sequence.softmax's block, whose root is a division: not written)
-        raise CntkWriteUnsupported("Sequence::Softmax", "sequence.softmax is not written yet")
     inverse = w.function("Reciprocal", [p[1]]) + "_Output_0"
     return w.function("ElementTimes", [p[0], inverse], name=name) + "_Output_0"
 
@@ -195,7 +193,7 @@ def _identity(w, ins, uids, attrs, out, name):
 
 
 # -- softmax and reductions along some of a sample's axes -------------------------------------
-class _Shaped:
+class Shaped:
     """What a placeholder needs of a value the graph does not hold (a reduction kept inside
     a block CNTK builds): its shape (with the batch axis if ``batched``) and type."""
 
@@ -225,7 +223,7 @@ def _softmax(w, ins, uids, attrs, out, name):
         total = reduce_kept(w_, e, "Sum", axis)
         kept = list(x.shape)
         kept[_python_index(x, attrs["axis"])] = 1
-        shapes = [x, _Shaped(kept, x.dtype, id(x) in w.batched)]   # (the placeholders')
+        shapes = [x, Shaped(kept, x.dtype, id(x) in w.batched)]   # (the placeholders')
         return w_.fixed_block("ElementDivide", "", shapes, [e, total], (), element_divide) + \
             "_Output_0"
     return w.fixed_block("Softmax", name, [x], uids[:1], (), body,
@@ -407,13 +405,17 @@ def _lstm(w, ins, uids, attrs, out, name):
     if len(ins) != 6:
         raise CntkWriteUnsupported("cntk_lstm_sequence", "inputs the writer cannot read")
     x, h0, c0, weight, hidden, bias = ins
-    if any(v.parent is not None or v.size != 1 for v in (h0, c0)):
-        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than scalar "
-                                                         "constants")
+    n = int(hidden.shape[0])
+    # (an initial state CNTK 2.7 writes as the delays' second input: a scalar, or one value
+    # per output unit, a constant or parameter of the graph)
+    if any(v.parent is not None or id(v) in w.batched or tuple(v.shape) not in ((), (1,), (n,))
+           for v in (h0, c0)):
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than constants "
+                                                         "or parameters of a scalar or one "
+                                                         "value per unit")
     if w.folded.get(id(weight), weight).parent is not None or w.static_rank(x) != 1:
         raise CntkWriteUnsupported("cntk_lstm_sequence", "an input of several axes or a "
                                                          "computed weight")
-    n = int(hidden.shape[0])
     x_uid, h0_uid, c0_uid, w_uid, h_uid, b_uid = uids
     delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
     state = _Step((1, 1, n), x.dtype)

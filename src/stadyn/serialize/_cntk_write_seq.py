@@ -25,11 +25,16 @@ and ``sequence.is_last`` (see :mod:`._cntk_write`): CNTK 2.7's blocks, as CNTK 2
   ``Sequence::Scatter`` (``ScatterPacked`` of the values at ``PackedIndex(condition,
   Where(condition))`` onto the condition's layout) blocks over the values and the condition;
 * ``sequence.unpack`` (``no_mask_output``): ``UnpackSequenceOp`` with
-  ``sequenceUnpackPaddingValue`` and ``sequenceUnpackSuppressMaskOutput`` True.
+  ``sequenceUnpackPaddingValue`` and ``sequenceUnpackSuppressMaskOutput`` True;
+* ``sequence.softmax``: inside the ``Sequence::Softmax`` block the compat marks, the largest
+  step (a ``Sequence::ReduceElements`` block, ``Max`` of the steps unpacked with -inf) taken
+  back to the steps (a ``Sequence::BroadcastAs`` block), ``Exp(Minus(x, it))``, its sum over
+  the steps (``Sum``, padding 0) taken back alike, and the ``ElementDivide`` block of the two;
+  the inner blocks unnamed (``tests/fixtures/cntk_files_16/``, written by CNTK 2.7).
 
 Example:
     >>> sorted(RULES)[:3]
-    ['cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast', 'cntk:UnpackSequenceOp']
+    ['cntk:ElementDivide', 'cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast']
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import re
 
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import node_attributes
+from ._cntk_write_more import element_divide, node_attributes, Shaped
 from ._cntk_write_writer import BATCH_AXIS, DEFAULT_SEQUENCE_AXIS
 
 __all__ = ["RULES", "NEW_AXES"]
@@ -202,7 +207,51 @@ def _unpack(w, ins, uids, attrs, out, name):
         "sequenceUnpackSuppressMaskOutput": P.boolean(True)}, name=name)
 
 
-RULES = {"sequence_broadcast_as": _broadcast_as, "cntk:UnpackSequenceOp": _unpack,
+def _divide(w, ins, uids, attrs, out, name):
+    """The compat's ``ElementDivide``: CNTK 2.7's block of two values, or, over one sequence,
+    the inside of ``sequence.softmax``'s ``Sequence::Softmax`` block."""
+    if len(uids) == 1:
+        return _sequence_softmax(w, ins, uids)   # (the block around it takes the name)
+    return w.fixed_block("ElementDivide", name, ins, uids, (), element_divide)
+
+
+def _sequence_softmax(w, ins, uids):
+    x, ux = ins[0], uids[0]
+    if w.lead(x) != 2:
+        raise CntkWriteUnsupported("Sequence::Softmax", "a value without a sequence axis")
+    rank = w.static_rank(x)
+    # (what the placeholders of the blocks taking a value back to the steps stand for: one
+    # value per sequence, the batch axis only)
+    per_sequence = Shaped(x.shape[:1] + x.shape[2:], x.dtype, True)
+
+    def over_steps(kind: str, padding: float):
+        def body(w_, p, c, n):
+            unpacked = w_.function("UnpackSequenceOp", [p[0]], {
+                "sequenceUnpackPaddingValue": P.double(padding),
+                "sequenceUnpackSuppressMaskOutput": P.boolean(True)}) + "_Output_0"
+            return w_.function("ReduceElements", [unpacked], {
+                "axis": P.static_axis(rank), "reductionOpName": P.text(kind),
+                "reductionKeepDimensions": P.boolean(False)}) + "_Output_0"
+        return body
+
+    def at_every_step(value: str) -> str:
+        def body(w_, p, c, n):
+            return w_.function("ReconcileDynamicAxis", [p[0], p[1]]) + "_Output_0"
+        return w.fixed_block("Sequence::BroadcastAs", "", [per_sequence, x], [value, ux], (),
+                             body) + "_Output_0"
+
+    top = w.fixed_block("Sequence::ReduceElements", "", [x], [ux], (),
+                        over_steps("Max", float("-inf"))) + "_Output_0"
+    shifted = w.function("Minus", [ux, at_every_step(top)]) + "_Output_0"
+    e = w.function("Exp", [shifted]) + "_Output_0"
+    total = w.fixed_block("Sequence::ReduceElements", "", [x], [e], (),
+                          over_steps("Sum", 0.0)) + "_Output_0"
+    return w.fixed_block("ElementDivide", "", [x, x], [e, at_every_step(total)], (),
+                         element_divide)
+
+
+RULES = {"sequence_broadcast_as": _broadcast_as, "cntk:ElementDivide": _divide,
+         "cntk:UnpackSequenceOp": _unpack,
          "cntk:Sequence::IsFirst": _flag("Sequence::IsFirst", "PastValue"),
          "cntk:Sequence::IsLast": _flag("Sequence::IsLast", "FutureValue"),
          "sequence_slice": _slice, "sequence_where": _where_rule, "sequence_gather": _gather,

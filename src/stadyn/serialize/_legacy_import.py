@@ -13,6 +13,7 @@ holding function types no rule maps is refused before anything is built, with on
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -26,6 +27,7 @@ from ..graph import (FREE_DIMENSION, Variable, auto_forward, get_current_context
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
+from ._cntk_v1_gathers import fold_step_gathers
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
 from ._legacy_import_flat import FlatBuilding, shown_argument_order
@@ -252,12 +254,15 @@ class _Builder(FlatBuilding):
             if any(d < 0 for d in shape):
                 raise self.fail(f"input {name!r} has a free or inferred dimension: "
                                 f"{tuple(shape)}", unsupported=True)
-            if lv.meta.get("dynamic_axis") == "*" and lv.meta.get("v2_uid"):
-                # (CNTK 2's v1 writer: an input on CNTK's default sequence axis)
+            axis = lv.meta.get("dynamic_axis")
+            if axis not in (None, "", "__noSequenceAxis") and lv.meta.get("v2_uid"):
+                # (CNTK 2's v1 writer: an input on CNTK's default sequence axis, "*", or on
+                # one of a program's own, by its name)
                 var = S.input_variable(shape, dtype=lv.dtype or "float32")
                 self.batched.add(id(var))
                 uid, shown = self.split_name(name, lv.meta.get("name") or "")
-                self.record(var, LegacyOrigin("input", uid, shown, sequence_axis=""))
+                self.record(var, LegacyOrigin("input", uid, shown,
+                                              sequence_axis="" if axis == "*" else axis))
                 return var
             shape = [self.batch_size] + shape
         elif self.fmt == "cntk-v2":
@@ -464,6 +469,8 @@ class _Builder(FlatBuilding):
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:
         self.where = f"{self.model.path}"
+        if self.fmt == "cntk-v1":       # (a gather of steps: three v1 nodes, one function)
+            network = replace(network, functions=fold_step_gathers(network.functions))
         _collect_variables(network, self.variables)
         if self.fmt in ("cntk-v2", "cntk-v1") and needs_sequences(network, self.variables):
             return self.build_flat(network, inputs, outputs, info)

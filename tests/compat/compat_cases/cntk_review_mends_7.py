@@ -133,8 +133,8 @@ def mean_and_sequence_softmax_saved_and_loaded(C, r, np):
         with r.tempdir() as folder:
             path = os.path.join(folder, label + ".model")
             with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")     # (sequence.softmax: a file CNTK cannot
-                z.save(path)                        # read, for now)
+                warnings.simplefilter("always")
+                z.save(path)
             if label.startswith("mean"):
                 res[label + " save warnings"] = [str(w.message)[:100] for w in caught]
             loaded = C.load_model(path)

@@ -38,10 +38,33 @@ def logistic_cntk(node):
     node.reduces_dynamic_axes()
     if node.n_inputs == 2:
         return logistic(node.var(0), node.var(1))
+    _refuse_weights_as_cntk(node)
     w = node.var(2)
     per_sample = math.prod(node.shape(2)[node.lead(2):]) if node.lead(2) else 1
     samples = F.mul_scalar(F.sum(F.add_scalar(F.mul_scalar(w, 0.0), 1.0)), 1.0 / per_sample)
     return logistic(node.var(0), node.var(1), w, samples)
+
+
+def _refuse_weights_as_cntk(node) -> None:
+    """What CNTK 2.7 builds and loads but refuses when it runs a weighted ``Logistic`` (its
+    ``LogisticNode``, TrainingNodes.h): a weight whose sample size is not the target's, or
+    whose dynamic axes are not the target's (its validation); a weight without the batch axis
+    (the column range of a constant, as it computes); more than one value per sample (its
+    weighted sum)."""
+    def size(i: int) -> int:
+        return math.prod(node.shape(i)[node.lead(i):])
+    if size(2) != size(1) or node.lead(2) not in (0, node.lead(1)):
+        node.refused_at_run(f"The Matrix dimensions of the second argument weights the "
+                            f"{node.name} Logistic operation do not match.")
+    if not node.lead(2):
+        node.refused_at_run("ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is "
+                            "inconsistent with matrix. They are compatible though--are you "
+                            f"missing a ReconcileDynamicAxis operation? (the weight of "
+                            f"{node.name}, of shape {node.shape(2)}, has no batch axis)")
+    if size(2) != 1:
+        node.refused_at_run(f"The input matrix dimensions do not match. ({node.name}'s "
+                            f"output, target and weight hold {size(2)} values per sample, "
+                            "not 1)")
 
 
 def edit_distance_error_cntk(node):

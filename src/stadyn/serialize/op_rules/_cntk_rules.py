@@ -391,7 +391,8 @@ def v1(rule: Callable[..., Any], **names: str) -> Callable[..., Any]:
 
 #: v1 Convolution/Pooling fields -> CNTK 2 attributes.
 V1_WINDOW = dict(kernel_shape="kernelShape", auto_padding="autoPadding", lower_pad="lowerPad",
-                 upper_pad="upperPad", ceil_out_dim="ceilOutDim", include_pad="includePad")
+                 upper_pad="upperPad", ceil_out_dim="ceilOutDim", include_pad="includePad",
+                 output_shape="outputShape")
 
 
 def pooling_v1(node):

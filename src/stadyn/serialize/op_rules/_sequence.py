@@ -94,7 +94,8 @@ register_rules(F.sequence_last, onnx_export=_last_onnx, onnx_import=Unmapped(_BY
 register_rules(F.sequence_broadcast_as, onnx_export=Unmapped(_NO_AXIS),
                onnx_import=Unmapped(_NO_IMPORT),
                cntk_import={"Sequence::BroadcastAs": C.broadcast_as_cntk,
-                            "ReconcileDynamicAxis": C.reconcile_cntk})
+                            "ReconcileDynamicAxis": C.reconcile_cntk},
+               cntk_v1_import={"ReconcileDynamicAxis": C.reconcile_cntk})
 register_rules(F.past_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
                cntk_import={"PastValue": C.delay_cntk},
                cntk_v1_import={"PastValue": C.delay_cntk_v1})
@@ -105,7 +106,8 @@ register_rules(F.future_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmap
 register_rules(F.sequence_where, onnx_export=Unmapped(_NO_AXIS),
                onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Where": C.where_cntk})
 register_rules(F.sequence_gather, onnx_export=Unmapped(_NO_AXIS),
-               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Gather": C.gather_cntk})
+               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Gather": C.gather_cntk},
+               cntk_v1_import={"GatherPacked": C.gather_packed_cntk_v1})
 register_rules(F.to_sequence, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
                cntk_import={"ToSequenceOp": C.to_sequence_cntk})
 register_rules(F.sequence_scatter, onnx_export=Unmapped(_NO_AXIS),

@@ -22,7 +22,7 @@ from ... import sequence as S
 __all__ = ["delay_cntk", "delay_cntk_v1", "reconcile_cntk", "sequence_slice_cntk",
            "sequence_reduce_cntk",
            "broadcast_as_cntk", "sequence_softmax_cntk", "unpack_cntk", "to_sequence_cntk",
-           "where_cntk", "gather_cntk", "scatter_cntk"]
+           "where_cntk", "gather_cntk", "scatter_cntk", "gather_packed_cntk_v1"]
 
 
 def _sequence(node, i: int = 0):
@@ -186,6 +186,17 @@ def scatter_cntk(node):
     where the condition is nonzero, on the condition's axis (0 elsewhere)."""
     c = _condition_index(node, "scatter")
     return S.scatter(_sequence(node, 1 - c), _per_step(node, _sequence(node, c), c))
+
+
+def gather_packed_cntk_v1(node):
+    """A v1 file's gather of steps (``GatherPacked(PackedIndex(x, Where(c)), x)``, which the v1
+    reader gives as ``GatherPacked(x, c)``, ``_cntk_v1_gathers``): the steps of ``x`` where
+    ``c`` is nonzero; one step per sequence, without a sequence axis, where the ``Where`` makes
+    none (``__noSequenceAxis``: ``sequence.first``, ``last``)."""
+    if node.n_inputs != 2 or "dynamic_axis_name" not in node.attrs:
+        node.unsupported("a GatherPacked without its PackedIndex and Where")
+    steps = S.gather(_sequence(node), _per_step(node, _sequence(node, 1), 1))
+    return S.first(steps) if node.attr("dynamic_axis_name") == "__noSequenceAxis" else steps
 
 
 def _condition_index(node, what: str) -> int:

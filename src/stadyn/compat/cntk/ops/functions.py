@@ -199,12 +199,15 @@ class _Call:
 
     def saved_form(self) -> dict:
         """What a model file keeps of the function: its class's module and name, its op name
-        (``module.class``, CNTK 2.7's default), its name and its ``serialize()`` state."""
+        (``module.class``, CNTK 2.7's default), its name and its ``serialize()`` state; for
+        Stadyn's file, also which inputs carry the batch axis (the rebuild's
+        ``infer_outputs`` sees their sample shapes, as when it was built)."""
         f = self.function
         cls = type(f)
         return {"module": cls.__module__, "class": cls.__name__,
                 "op_name": f"{cls.__module__}.{cls.__name__}", "name": f._user_name,
-                "state": f.serialize(), "inputs": self.n_inputs}
+                "state": f.serialize(), "inputs": self.n_inputs,
+                "batched": [k in self.batched for k in range(self.n_inputs)]}
 
     def _output(self, out, k: int, arrays: list, lengths: dict) -> np.ndarray:
         t = self.function._output_types[k]

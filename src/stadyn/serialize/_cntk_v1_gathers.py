@@ -1,0 +1,49 @@
+"""CNTK's gather of a sequence's steps in a v1 file, read as one function.
+
+CNTK 2's v1 writer inlines the blocks ``sequence.first``, ``last``, ``slice`` and ``gather``
+build: the steps of ``x`` where a condition ``c`` (one number per step) is nonzero are three
+nodes, ``GatherPacked(PackedIndex(x, Where(c)), x)`` (``Where``'s payload the name of the axis
+it makes: ``__noSequenceAxis`` where each sequence keeps one step).  The v1 reader gives them to
+the importer as one ``GatherPacked`` of ``(x, c)`` with that name (``dynamic_axis_name``), as
+the v2 reader gives a ``Sequence::Gather`` block with its body.
+
+Example:
+    >>> from stadyn.serialize import LegacyFunction
+    >>> fs = [LegacyFunction("w", "Where", ("c",), ("w",), {"dynamic_axis_name": "a"}),
+    ...       LegacyFunction("i", "PackedIndex", ("x", "w"), ("i",)),
+    ...       LegacyFunction("g", "GatherPacked", ("i", "x"), ("g",))]
+    >>> [(f.type, f.inputs, f.attrs) for f in fold_step_gathers(fs)]
+    [('GatherPacked', ('x', 'c'), {'dynamic_axis_name': 'a'})]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from ._legacy_ir import LegacyFunction
+
+__all__ = ["fold_step_gathers"]
+
+
+def fold_step_gathers(functions: list[LegacyFunction]) -> list[LegacyFunction]:
+    """``functions`` with each ``GatherPacked(PackedIndex(x, Where(c)), x)`` whose index and
+    positions nothing else reads made one ``GatherPacked`` of ``(x, c)``; the rest as given."""
+    by_output = {o: f for f in functions for o in f.outputs}
+    readers = Counter(i for f in functions for i in f.inputs)
+    folded: dict[str, LegacyFunction] = {}
+    gone: set[str] = set()
+    for f in functions:
+        if f.type != "GatherPacked" or len(f.inputs) != 2:
+            continue
+        index = by_output.get(f.inputs[0])
+        if index is None or index.type != "PackedIndex" or len(index.inputs) != 2 or \
+                index.inputs[0] != f.inputs[1] or readers[f.inputs[0]] != 1:
+            continue
+        where = by_output.get(index.inputs[1])
+        if where is None or where.type != "Where" or readers[index.inputs[1]] != 1:
+            continue
+        folded[f.name] = replace(f, inputs=(f.inputs[1], where.inputs[0]),
+                                 attrs=dict(f.attrs, **where.attrs))
+        gone.update((index.name, where.name))
+    return [folded.get(f.name, f) for f in functions if f.name not in gone]
