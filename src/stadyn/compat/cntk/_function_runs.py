@@ -31,7 +31,7 @@ from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._checked_mode import CheckedLatch
 from ._fed_data import refuse_data_type, refuse_fed_layouts_that_differ
-from ._deferred_runs import not_provided, typeless_data
+from ._deferred_runs import not_provided, typeless_data, unbound_placeholders
 from ._late import late
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
@@ -129,6 +129,8 @@ class FunctionRuns:
                         f'variable with name "{key}" does not exist in the network. '
                         f'Available variable names: {", ".join(dict.fromkeys(by_name))}')
                 target = named[0]
+            if G.kind_of(unwrap(target)) == "placeholder" and G.typed_placeholder(unwrap(target)):
+                raise unbound_placeholders(list(self.placeholders))     # (a block's inside)
             if G.kind_of(unwrap(target)) == "placeholder":
                 raise typeless_data(self.root_function.op_name, method, [target])
             given.add(id(unwrap(target)))

@@ -1,0 +1,92 @@
+"""CNTK 2.7's blocks as a program walks them: ``binary_cross_entropy``'s block (its three
+scalar Constants, its ``Negate`` of a ``Plus`` inside), the placeholders a block's inside
+reads (``block_arguments_mapping``, walks from ``block_root``, in memory and loaded from a
+file), and ``as_composite(block.block_root)``: the inside over those placeholders."""
+
+import os
+
+import numpy as np
+
+from compat_harness import cntk_case, outcome
+
+
+def _kind(v):
+    return ("placeholder" if v.is_placeholder else "parameter" if v.is_parameter else
+            "constant" if v.is_constant else "output" if v.is_output else "input")
+
+
+def _node(n):
+    """A node of a walk: a function by its op and name, a variable by its kind, name, shape
+    (their uids are numbered differently)."""
+    if type(n).__name__ == "Function":
+        return [n.op_name, n.name]
+    return [_kind(n), n.name, list(n.shape)]
+
+
+def _variables(vs):
+    return [[_kind(v), v.name, list(v.shape)] +
+            ([v.owner.op_name] if v.is_output else []) for v in vs]
+
+
+def _inside(C, block):
+    """What a program sees of ``block`` (a root function) and of its inside."""
+    root = block.block_root
+    walk = C.logging.graph.depth_first_search
+    return {"block": [block.op_name, block.name, _variables(block.inputs)],
+            "constants": [[list(c.shape), float(c.value)] for c in block.constants],
+            "root": [root.op_name, _variables(root.inputs)],
+            "mapping": [[_kind(p), p.name, list(p.shape), [str(a) for a in p.dynamic_axes],
+                         _kind(a), a.name] for p, a in block.block_arguments_mapping],
+            "walk inside": [_node(n) for n in walk(root, lambda n: True, depth=-1)],
+            "walk at depth 1": [_node(n) for n in walk(block, lambda n: True, depth=1)],
+            "named o inside": [_node(n) for n in
+                               C.logging.graph.find_all_with_name(root, "o", depth=-1)]}
+
+
+_LOADED_ORDER = ("a block loaded from a CNTK file lists its arguments in the order the file "
+                 "reader (compat/cntk/_model_load.py, the _ARG keys of stadyn/serialize's "
+                 "reader) gives them, (t, o) for binary_cross_entropy(o, t), where CNTK 2.7's "
+                 "loaded block keeps (o, t)")
+
+
+@cntk_case(names=["cntk.binary_cross_entropy", "cntk.losses.binary_cross_entropy",
+                  "cntk.Function.block_root", "cntk.Function.block_arguments_mapping",
+                  "cntk.logging.graph.depth_first_search",
+                  "cntk.logging.graph.find_all_with_name", "cntk.load_model"],
+           known={"loaded block": _LOADED_ORDER, "loaded mapping": _LOADED_ORDER,
+                  "loaded walk at depth 1": _LOADED_ORDER})
+def blocks__binary_cross_entropy_inside(C, r):
+    r.touch("cntk.Function.block_root", "cntk.Function.block_arguments_mapping",
+            "cntk.Function.inputs", "cntk.Function.constants", "cntk.Function.save",
+            "cntk.logging.graph.depth_first_search", "cntk.logging.graph.find_all_with_name")
+    o = C.input_variable(2, name="o")
+    t = C.input_variable(2, name="t")
+    z = C.binary_cross_entropy(o, t, name="bce")
+    res = {"made " + k: v for k, v in _inside(C, z.root_function).items()}
+    data = {o: np.array([[0.2, 0.5]], np.float32), t: np.array([[0.0, 1.0]], np.float32)}
+    res["value"] = z.eval(data)
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "bce.model")
+        z.save(path)
+        loaded = C.load_model(path)
+    res.update({"loaded " + k: v for k, v in _inside(C, loaded.root_function).items()})
+    return res
+
+
+@cntk_case(names=["cntk.as_composite", "cntk.ops.as_composite", "cntk.Function.placeholders"])
+def blocks__composite_of_a_block_root(C, r):
+    r.touch("cntk.as_composite", "cntk.Function.arguments", "cntk.Function.inputs",
+            "cntk.Function.placeholders", "cntk.Function.eval")
+    o = C.input_variable(2, name="o")
+    t = C.input_variable(2, name="t")
+    x = C.input_variable(4, name="x")
+    res = {}
+    for label, block in (("bce", C.binary_cross_entropy(o, t).root_function),
+                         ("dense", C.layers.Dense(3)(x).root_function)):
+        inner = C.as_composite(block.block_root)
+        res[label] = [inner.op_name, inner.root_function.op_name, inner.is_block,
+                      _variables(inner.arguments), _variables(inner.inputs),
+                      _variables(inner.placeholders), [str(a) for a in inner.arguments]]
+        data = {a: np.ones((1,) + a.shape, np.float32) for a in inner.arguments}
+        res[label + " eval"] = outcome(lambda: inner.eval(data))
+    return res
