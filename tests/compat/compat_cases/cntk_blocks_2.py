@@ -4,6 +4,7 @@ reads (``block_arguments_mapping``, walks from ``block_root``, in memory and loa
 file), and ``as_composite(block.block_root)``: the inside over those placeholders."""
 
 import os
+import re
 
 import numpy as np
 
@@ -89,4 +90,45 @@ def blocks__composite_of_a_block_root(C, r):
                       _variables(inner.placeholders), [str(a) for a in inner.arguments]]
         data = {a: np.ones((1,) + a.shape, np.float32) for a in inner.arguments}
         res[label + " eval"] = outcome(lambda: inner.eval(data))
+    return res
+
+
+def _numbered(text):
+    """``text`` with CNTK's numbered uids (``PastValue454_Output_0``) unnumbered."""
+    return re.sub(r"([A-Za-z:]+)\d+(_Output_\d+)", r"\1#\2", text)
+
+
+def _refusal(fn):
+    """The built-in type and the first line of what ``fn()`` raised, uids unnumbered."""
+    try:
+        fn()
+    except Exception as e:      # (the built-in type is what is compared)
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        return [kind, _numbered(str(e).splitlines()[0])]
+    return "ran"
+
+
+@cntk_case(names=["cntk.logging.graph.find_by_name", "cntk.Function.eval",
+                  "cntk.Function.forward", "cntk.Function.root_function"])
+def blocks__root_function_asks_for_each_argument(C, r):
+    r.touch("cntk.layers.Recurrence", "cntk.layers.LSTM", "cntk.layers.GRU",
+            "cntk.Function.arguments", "cntk.Function.root_function", "cntk.Function.eval",
+            "cntk.Function.forward")
+    res = {}
+    for make in ("LSTM", "GRU"):
+        x = C.sequence.input_variable(2, name="x")
+        z = C.layers.Recurrence(getattr(C.layers, make)(3, name="cell"))(x)
+        found = C.logging.graph.find_by_name(z, "cell")
+        data = [np.ones((2, 2), np.float32)]
+        res[make + " arguments"] = _variables(found.arguments)
+        res[make + " eval"] = _refusal(lambda: found.eval({x: data}))
+        res[make + " forward"] = _refusal(lambda: found.forward({x: data}))
+    x = C.input_variable(2, name="x")
+    y = C.input_variable(2, name="y")
+    for label, f in (("Plus", C.plus(x, y)),
+                     ("Dense", C.layers.Dense(2, name="d")(x * y))):
+        one = {x: np.ones((1, 2), np.float32)}
+        res[label + " composite eval"] = _refusal(lambda: f.eval(one))
+        res[label + " root eval"] = _refusal(lambda: f.root_function.eval(one))
+        res[label + " root eval, nothing"] = _refusal(lambda: f.root_function.eval({}))
     return res
