@@ -132,3 +132,46 @@ def blocks__root_function_asks_for_each_argument(C, r):
         res[label + " root eval"] = _refusal(lambda: f.root_function.eval(one))
         res[label + " root eval, nothing"] = _refusal(lambda: f.root_function.eval({}))
     return res
+
+
+_TWO_LOADED = ("a block of two outputs saved and loaded is in Stadyn a Combine over the block's "
+               "first output and a NoOp of its second (the CNTK model-file writer, "
+               "compat/cntk/_model_save.py, and reader, _model_load.py: CNTK 2.7 itself loads "
+               "Stadyn's file so), where CNTK 2.7's own file loads as the block; the values "
+               "are the same")
+
+
+@cntk_case(names=["cntk.as_block", "cntk.ops.as_block", "cntk.combine"],
+           known={"loaded root": _TWO_LOADED})
+def blocks__as_block_of_two_outputs(C, r):
+    r.touch("cntk.as_block", "cntk.combine", "cntk.Function.outputs", "cntk.Function.eval",
+            "cntk.Function.block_root", "cntk.Function.block_arguments_mapping",
+            "cntk.Function.save", "cntk.load_model", "cntk.logging.graph.depth_first_search")
+    x = C.input_variable(2, name="x")
+    p = C.placeholder(name="p")
+    inner = C.combine([C.plus(p, 1.0, name="a"), C.element_times(p, 2.0, name="b")])
+    blk = C.as_block(inner, [(p, x)], "Two", "two")
+    rf = blk.root_function
+    data = {x: np.array([[1.0, 2.0]], np.float32)}
+    values = blk.eval(data)
+    res = {"block": [blk.op_name, blk.is_composite, rf.op_name, rf.is_block, blk.name],
+           "outputs": [[_numbered(o.uid), o.name, o.owner.op_name, list(o.shape)]
+                       for o in blk.outputs],
+           "root": [rf.block_root.op_name, _variables(rf.block_root.inputs)],
+           "mapping": [[_kind(q), q.name, _kind(a), a.name]
+                       for q, a in rf.block_arguments_mapping],
+           "arguments": _variables(blk.arguments), "inputs": _variables(rf.inputs),
+           "values": [values[o] for o in blk.outputs],
+           "first output, used": (blk.outputs[0] + 0).eval(data),
+           "text": [_numbered(repr(blk)), str(blk)],
+           "walk at depth 1": [_node(n) for n in C.logging.graph.depth_first_search(
+               blk, lambda n: True, depth=1)]}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "two.model")
+        blk.save(path)
+        loaded = C.load_model(path)
+        lv = loaded.eval({loaded.arguments[0]: data[x]})
+        res["loaded values"] = [lv[o] for o in loaded.outputs]
+        res["loaded root"] = [loaded.root_function.op_name, loaded.root_function.is_block,
+                              [o.owner.op_name for o in loaded.outputs]]
+    return res

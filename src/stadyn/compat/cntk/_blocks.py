@@ -75,15 +75,21 @@ def as_block(composite, block_arguments_map, block_op_name: str,
     pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
     if isinstance(composite, Deferred) and composite.placeholders:
         # a graph over placeholders without a shape: built on the actual arguments
-        out = unwrap(composite.bound_to(dict(block_arguments_map)))
-    elif pairs:
-        out = rebuild([unwrap(composite)], dict(pairs), "share")[0]
+        outs = [unwrap(o) for o in composite.bound_to(dict(block_arguments_map)).outputs]
     else:
-        out = unwrap(composite)
-    if pairs and out.parent is None:
-        out = F.identity(out)
-    G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))
-    block = Function(out)
+        outs = [unwrap(o) for o in getattr(composite, "outputs", None) or [composite]]
+        if pairs:
+            outs = rebuild(outs, dict(pairs), "share")
+    arguments = tuple(a for _, a in pairs)
+    if len(outs) > 1:       # (CNTK 2.7's block of as many outputs, its root a Combine)
+        outs = G.block_of_outputs(tuple(outs), block_op_name, block_instance_name, arguments)
+        block = Function(outs[0], list(outs))
+    else:
+        out = outs[0]
+        if pairs and out.parent is None:
+            out = F.identity(out)
+        G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, arguments)
+        block = Function(out)
     # (over a placeholder made on a sequence axis: made again on what binds it, as CNTK 2.7
     # takes a value without a sequence axis there too)
     note_call(as_block, (composite, block_arguments_map, block_op_name, block_instance_name),
@@ -92,21 +98,14 @@ def as_block(composite, block_arguments_map, block_op_name: str,
 
 
 def _refuse_unblockable(composite, instance_name: str) -> None:
-    """The composites ``as_block`` refuses: CNTK 2.7's ValueError where an argument of
-    ``composite`` is not a placeholder (an input: a block's composite takes every value
-    through its placeholders); Stadyn's where it has several outputs (CNTK 2.7 makes a block
-    of as many), rather than cutting it to its first."""
+    """CNTK 2.7's ValueError where an argument of ``composite`` is not a placeholder (an
+    input: a block's composite takes every value through its placeholders)."""
     for a in getattr(composite, "arguments", ()):
         if not a.is_placeholder:
             raise ValueError(f"The composite implementing Block '{instance_name}' has an "
                              f"argument '{a!r}' which is not a placeholder. All arguments of "
                              "the composite underlying a Block must be placeholders\n(map a "
                              "placeholder of the composite to it in block_arguments_map)")
-    outputs = getattr(composite, "outputs", ())
-    if len(outputs) > 1:
-        raise ValueError(f"as_block: the composite has {len(outputs)} outputs; Stadyn makes "
-                         "blocks of one output (CNTK 2.7 makes a block of as many): make one "
-                         "block per output")
 
 
 def _check_mapped(composite, block_arguments_map, instance_name: str) -> None:
