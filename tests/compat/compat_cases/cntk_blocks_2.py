@@ -175,3 +175,35 @@ def blocks__as_block_of_two_outputs(C, r):
         res["loaded root"] = [loaded.root_function.op_name, loaded.root_function.is_block,
                               [o.owner.op_name for o in loaded.outputs]]
     return res
+
+
+@cntk_case(names=["cntk.layers.Fold", "cntk.logging.graph.depth_first_search",
+                  "cntk.logging.graph.find_by_name"])
+def blocks__fold_walks_see_the_step(C, r):
+    """``Fold(GRU(3, name='cell'))`` (and of an ``RNNStep``): a Combine over the
+    ``Sequence::Slice`` block over the cell's block, which reads a ``PastValue`` of its own
+    output and the sequence (Stadyn computes it as one fused op; its walks see the steps);
+    ``sequence.last`` of the ``Recurrence`` reads the cell's output, named as the cell."""
+    r.touch("cntk.layers.Fold", "cntk.layers.GRU", "cntk.layers.RNNStep",
+            "cntk.logging.graph.depth_first_search", "cntk.logging.graph.find_by_name",
+            "cntk.Function.root_function", "cntk.Function.inputs", "cntk.Function.parameters",
+            "cntk.Function.eval")
+    res = {}
+    for make in ("GRU", "RNNStep"):
+        x = C.sequence.input_variable(2, name="x")
+        cell = getattr(C.layers, make)(3, name="cell", init=C.glorot_uniform(seed=1))
+        z = C.layers.Fold(cell)(x)
+        root = z.root_function
+        sliced = root.inputs[0].owner
+        found = C.logging.graph.find_by_name(z, "cell")
+        res[make + " walk"] = [_node(n) for n in C.logging.graph.depth_first_search(
+            z, lambda n: True)]
+        res[make + " root"] = [root.op_name, _variables(root.inputs)]
+        res[make + " slice"] = [sliced.op_name, sliced.is_block, _variables(sliced.inputs)]
+        res[make + " found"] = [found.op_name, found.name, _variables(found.inputs)]
+        res[make + " parameters"] = _variables(z.parameters)
+        res[make + " value"] = z.eval({x: [np.arange(6, dtype=np.float32).reshape(3, 2)]})
+        last = C.sequence.last(C.layers.Recurrence(cell)(x)).root_function
+        res[make + " sequence.last reads"] = [[i.name, i.owner.op_name]
+                                              for i in last.inputs if i.is_output]
+    return res

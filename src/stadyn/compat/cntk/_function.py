@@ -310,7 +310,8 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
             return (wrap_variable(G.shown_step_output(
                 self.variable, G.BLOCKS[self.variable].op_name == "Fold")),)
         inside = self._inside()     # (a block's root reads the block's placeholders)
-        return tuple(wrap_variable(v if inside is None else G.seen_inside(inside, v))
+        return tuple(wrap_variable(G.passed_on_value(v) if inside is None
+                                   else G.seen_inside(inside, v))
                      for v in G.node_inputs(self._node() if self._view == "block"
                                             else ("op", self.variable)))
 

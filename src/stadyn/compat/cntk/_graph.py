@@ -69,7 +69,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
            "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",
            "mark_view", "is_view", "show_combined", "inner_placeholders", "seen_inside",
-           "typed_placeholder"]
+           "typed_placeholder", "passed_on_value"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
@@ -259,6 +259,16 @@ def _passed_on(v: Variable) -> bool:
     the recurrence's own Function; a named one's ``NoOp`` is a function of the graph)."""
     block = BLOCKS[v]
     return block.op_name in _PASSING_ON and not block.name and has_step_view(v)
+
+
+def passed_on_value(v: Variable) -> Variable:
+    """``v`` as an op reading it shows it: the step's output where ``v`` is the output of an
+    unnamed recurrence whose step the walks show (``sequence.last`` of a
+    ``Recurrence(GRU(3, name='cell'))``, a ``Fold``'s ``Sequence::Slice``, read the ``GRU``
+    block's output, named ``cell``), else ``v``."""
+    if v.parent is not None and first_output(v) in BLOCKS and _passed_on(first_output(v)):
+        return shown_step_output(first_output(v))
+    return v
 
 
 def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variable]:
