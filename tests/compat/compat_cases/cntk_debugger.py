@@ -133,9 +133,8 @@ def debug_model_recurrence(C, r):
 def debug_model_fold_embedding(C, r):
     """Manual_How_to_debug's last cell debugs an Embedding and a ``Fold`` of a GRU: the
     debugged model (``c`` at the first stop) evaluates, and gives the gradients, of the model
-    (the stops' transcript is left out: Stadyn shows a Fold's ``sequence.last`` reading
-    itself, so it stops after it once, with no stop at its GRU, its PastValue, its
-    constants)."""
+    (the stops' transcript is left out: Stadyn's stops at a Fold have no PastValue, its
+    leaves come in another order and its Sequence::Slice is stopped at twice)."""
     x = C.sequence.input_variable(3, name="x")
     with C.default_options(init=0.1):
         m = C.layers.Fold(C.layers.GRU(2))(C.layers.Embedding(4)(x))

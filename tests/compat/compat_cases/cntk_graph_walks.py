@@ -125,19 +125,8 @@ def _node(n):
     return ["argument" if kind in ("input", "placeholder") else kind, n.name, list(n.shape)]
 
 
-_INSIDE = ("Stadyn's blocks read their actual arguments inside (compat/cntk/_graph.py "
-           "Block), so block_arguments_mapping pairs the argument with itself, where CNTK "
-           "2.7's block reads a placeholder of its own (Placeholder('x'), mapped to "
-           "Input('x'))")
-
-
 @cntk_case(names=["cntk.Function.block_root", "cntk.Function.block_arguments_mapping"],
-           known={"Dense arguments mapping": _INSIDE,
-                  "Convolution arguments mapping": _INSIDE,
-                  "Embedding arguments mapping": _INSIDE,
-                  "LayerNormalization arguments mapping": _INSIDE,
-                  "BatchNormalization arguments mapping": _INSIDE,
-                  "LayerNormalization walk": "Stadyn's layer normalisation (the native "
+           known={"LayerNormalization walk": "Stadyn's layer normalisation (the native "
                                              "stadyn/layers/_normalization.py) keeps the "
                                              "reduced axis (1,) where CNTK's means are scalars "
                                              "(), and adds its epsilon as an op's scalar, not "

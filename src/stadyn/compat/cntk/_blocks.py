@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 from ... import functions as F
+from ...graph import Variable
 from . import _graph as G
 from ._adapt import unwrap
 from ._clone import rebuild
@@ -40,10 +41,23 @@ def as_composite(root_function, name: str = "") -> Function:
         >>> [f.name, f.root_function.name, C.as_composite(z.root_function, "m").name]
         ['', 'fc', 'm']
     """
-    composite = Function(unwrap(root_function))
+    inside = getattr(root_function, "_inside", lambda: None)()
+    composite = Function(unwrap(root_function) if inside is None else _inner_graph(inside))
     if not getattr(root_function, "is_composite", True):
         composite._own_name = name
     return composite
+
+
+def _inner_graph(out):
+    """The graph inside the block whose output is ``out`` over the block's placeholders
+    (``as_composite(block.block_root)``: CNTK 2.7's composite of the block's inside, whose
+    arguments are those placeholders): the block's ops made again on them, the root op no
+    block."""
+    pairs = {a: p for a, p in zip(G.BLOCKS[out].arguments, G.inner_placeholders(out))
+             if isinstance(a, Variable)}
+    inner = rebuild([out], pairs, "share")[0]
+    G.BLOCKS.pop(inner, None)
+    return inner
 
 
 def as_block(composite, block_arguments_map, block_op_name: str,
@@ -57,20 +71,25 @@ def as_block(composite, block_arguments_map, block_op_name: str,
         if pending(tuple(a for _, a in block_arguments_map), {}):
             return _waiting_block(composite, block_arguments_map, block_op_name,
                                   block_instance_name)
-    _refuse_inputs(composite, block_instance_name)
+    _refuse_unblockable(composite, block_instance_name)
     pairs = [(unwrap(p), unwrap(a)) for p, a in block_arguments_map]
-    _refuse_unblockable(composite)
     if isinstance(composite, Deferred) and composite.placeholders:
         # a graph over placeholders without a shape: built on the actual arguments
-        out = unwrap(composite.bound_to(dict(block_arguments_map)))
-    elif pairs:
-        out = rebuild([unwrap(composite)], dict(pairs), "share")[0]
+        outs = [unwrap(o) for o in composite.bound_to(dict(block_arguments_map)).outputs]
     else:
-        out = unwrap(composite)
-    if pairs and out.parent is None:
-        out = F.identity(out)
-    G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, tuple(a for _, a in pairs))
-    block = Function(out)
+        outs = [unwrap(o) for o in getattr(composite, "outputs", None) or [composite]]
+        if pairs:
+            outs = rebuild(outs, dict(pairs), "share")
+    arguments = tuple(a for _, a in pairs)
+    if len(outs) > 1:       # (CNTK 2.7's block of as many outputs, its root a Combine)
+        outs = G.block_of_outputs(tuple(outs), block_op_name, block_instance_name, arguments)
+        block = Function(outs[0], list(outs))
+    else:
+        out = outs[0]
+        if pairs and out.parent is None:
+            out = F.identity(out)
+        G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, arguments)
+        block = Function(out)
     # (over a placeholder made on a sequence axis: made again on what binds it, as CNTK 2.7
     # takes a value without a sequence axis there too)
     note_call(as_block, (composite, block_arguments_map, block_op_name, block_instance_name),
@@ -78,25 +97,15 @@ def as_block(composite, block_arguments_map, block_op_name: str,
     return block
 
 
-def _refuse_inputs(composite, instance_name: str) -> None:
+def _refuse_unblockable(composite, instance_name: str) -> None:
     """CNTK 2.7's ValueError where an argument of ``composite`` is not a placeholder (an
-    input): a block's composite takes every value through its placeholders."""
+    input: a block's composite takes every value through its placeholders)."""
     for a in getattr(composite, "arguments", ()):
         if not a.is_placeholder:
             raise ValueError(f"The composite implementing Block '{instance_name}' has an "
                              f"argument '{a!r}' which is not a placeholder. All arguments of "
                              "the composite underlying a Block must be placeholders\n(map a "
                              "placeholder of the composite to it in block_arguments_map)")
-
-
-def _refuse_unblockable(composite) -> None:
-    """A composite of several outputs (CNTK 2.7: a block of as many) is refused, not cut to
-    its first output."""
-    outputs = getattr(composite, "outputs", ())
-    if len(outputs) > 1:
-        raise ValueError(f"as_block: the composite has {len(outputs)} outputs; Stadyn makes "
-                         "blocks of one output (CNTK 2.7 makes a block of as many): make one "
-                         "block per output")
 
 
 def _check_mapped(composite, block_arguments_map, instance_name: str) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 from ...graph import user_location
 from ._mixins import GraphObject
 
-__all__ = ["DeferredRuns", "typeless_data", "refuse_run", "refuse_grad", "not_provided"]
+__all__ = ["DeferredRuns", "typeless_data", "refuse_run", "refuse_grad", "not_provided",
+           "unbound_placeholders"]
 
 
 class DeferredRuns:
@@ -98,6 +99,15 @@ def not_provided(left: list, outputs: list) -> ValueError:
         f"Values for {len(left)} required arguments "
         f"'{', '.join(repr(a) for a in left)}', that the requested output(s) "
         f"'{', '.join(repr(o) for o in outputs)}' depend on, have not been provided.")
+
+
+def unbound_placeholders(placeholders: list) -> ValueError:
+    """CNTK 2.7's ValueError for a run of a Function whose ``placeholders`` (each with a data
+    type: a Trainer's model waiting for its shapes, the inside of a block) are not bound."""
+    return ValueError(f"{len(placeholders)} unbound Placeholder(s) "
+                      f"'{', '.join(repr(p) for p in placeholders)}' found in the Function. All "
+                      "Placeholders of a Function must be bound (to a variable) before "
+                      "performing a Forward computation.")
 
 
 def typeless_data(op: str, method: str, placeholders: list) -> RuntimeError:

@@ -262,13 +262,13 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
 
     @property
     def block_arguments_mapping(self) -> tuple:
-        """A block's arguments, each as ``(inner placeholder, actual argument)``; Stadyn's
-        blocks use the actual arguments inside, so both are the same Variable."""
+        """A block's arguments, each as ``(the placeholder its inside shows, actual
+        argument)``, the placeholder named and shaped as the argument (CNTK 2.7's)."""
         if not self.is_block:       # (CNTK 2.7's ValueError)
             raise ValueError(f"block_arguments_mapping: the Function {self.op_name} is not a "
                              "block")
-        return tuple((wrap_variable(a), wrap_variable(a))
-                     for a in G.BLOCKS[self.variable].arguments)
+        return tuple((wrap_variable(p), wrap_variable(a)) for p, a in zip(
+            G.inner_placeholders(self.variable), G.BLOCKS[self.variable].arguments))
 
     @property
     def op_name(self) -> str:
@@ -309,8 +309,11 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         if self._recurrence_root():     # one: the step's output (inside CNTK's loop)
             return (wrap_variable(G.shown_step_output(
                 self.variable, G.BLOCKS[self.variable].op_name == "Fold")),)
-        return tuple(wrap_variable(v) for v in G.node_inputs(
-            self._node() if self._view == "block" else ("op", self.variable)))
+        inside = self._inside()     # (a block's root reads the block's placeholders)
+        return tuple(wrap_variable(G.passed_on_value(v) if inside is None
+                                   else G.seen_inside(inside, v))
+                     for v in G.node_inputs(self._node() if self._view == "block"
+                                            else ("op", self.variable)))
 
     @property
     def arguments(self) -> tuple:

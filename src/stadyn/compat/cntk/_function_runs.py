@@ -31,7 +31,7 @@ from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._checked_mode import CheckedLatch
 from ._fed_data import refuse_data_type, refuse_fed_layouts_that_differ
-from ._deferred_runs import not_provided, typeless_data
+from ._deferred_runs import not_provided, typeless_data, unbound_placeholders
 from ._late import late
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
@@ -129,6 +129,8 @@ class FunctionRuns:
                         f'variable with name "{key}" does not exist in the network. '
                         f'Available variable names: {", ".join(dict.fromkeys(by_name))}')
                 target = named[0]
+            if G.kind_of(unwrap(target)) == "placeholder" and G.typed_placeholder(unwrap(target)):
+                raise unbound_placeholders(list(self.placeholders))     # (a block's inside)
             if G.kind_of(unwrap(target)) == "placeholder":
                 raise typeless_data(self.root_function.op_name, method, [target])
             given.add(id(unwrap(target)))
@@ -245,6 +247,7 @@ class FunctionRuns:
         """:meth:`forward`'s feeding of ``arguments`` and its checks before running:
         ``(roots, flags, recurrences, computed lengths, assignments, truncated layout)``."""
         given: set = set()
+        self._refuse_unfed_root(arguments)
         flags = self._bind(arguments, "forward" if keep else "eval", given, undo)
         state = self._run_state()
         self._refuse_missing(state, None if outputs is None else wanted, given)
@@ -264,6 +267,26 @@ class FunctionRuns:
                          "Function.forward" if keep else "Function.eval", layout)
             roots += begins.wanted()
         return roots, flags, begins, computed, assigns, layout
+
+    def _refuse_unfed_root(self, arguments: Any) -> None:
+        """CNTK 2.7's ValueError for a run of a root function (an op, a block: ``z.root_
+        function``, what ``find_by_name`` finds) given no value for one of its arguments,
+        before the data given is checked: ``No value specified for input Variable``, the
+        first such argument, rather than a composite's ``Values for N required arguments``.
+        Its arguments are its own inputs, outputs of other functions among them: a step's
+        block found in a recurrence (``find_by_name(z, 'lstm')`` of a
+        ``Recurrence(LSTM(3, name='lstm'))``) reads its PastValues, which only the loop
+        computes."""
+        if self._view not in ("op", "block") or self._recurrence_root():
+            return
+        data = arguments[0] if isinstance(arguments, tuple) else arguments
+        if not isinstance(data, dict) or not data or any(isinstance(k, str) for k in data):
+            return      # (none, one value, names: _bind's refusals and look-ups)
+        fed = {id(unwrap(k)) for k in data}
+        for a in self.arguments:
+            if id(unwrap(a)) not in fed:
+                raise ValueError(f"No value specified for input Variable '{a!r}' of "
+                                 f"Function '{self!r}'.")
 
     def _refuse_missing(self, state: RunState, wanted: "list | None", given: set) -> None:
         """CNTK 2.7's ValueError where an argument the ``wanted`` outputs (None: all) depend

@@ -23,7 +23,8 @@ import re
 from typing import Callable, Iterator
 
 from ...graph import Variable
-from ._graph_blocks import block_of_outputs, combined_inside, show_combined
+from ._graph_blocks import (block_of_outputs, combined_inside, inner_placeholders, seen_inside,
+                            show_combined, typed_placeholder)
 from ._graph_records import (BATCH, BLOCKS, COMPOSITE_NAMES, FUNCTION_NAMES, INFERRED_SHAPES,
                              INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
@@ -67,7 +68,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
            "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",
-           "mark_view", "is_view", "show_combined"]
+           "mark_view", "is_view", "show_combined", "inner_placeholders", "seen_inside",
+           "typed_placeholder", "passed_on_value"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
@@ -205,8 +207,9 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
     from the outputs of a ``combine``): each node is visited before its inputs,
     inputs in order; a block is entered only while ``depth`` allows (-1: always), its
     arguments and its inner root then walked after the nodes already waiting.  ``inside``
-    (a block's output) keeps the walk inside that block: its arguments are leaves, as the
-    placeholders inside a CNTK block are; so are the values ``stop``.  ``stored``: each op's
+    (a block's output) keeps the walk inside that block: its arguments are leaves, the
+    block's placeholders for them (:func:`inner_placeholders`), as CNTK's walk inside a
+    block meets them; so are the values ``stop``.  ``stored``: each op's
     inputs in the order CNTK holds them (:func:`stored_inputs`), not Python's.  Returns the
     nodes for which ``visitor`` is true."""
     inputs_of = stored_inputs if stored else node_inputs
@@ -217,7 +220,7 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
 
     def classify_(v: Variable) -> tuple[str, Variable]:
         if id(v) in boundary:
-            return ("leaf", v)
+            return ("leaf", v if inside is None else seen_inside(inside, v))
         node = classify(v)
         if node[0] == "block" and _passed_on(node[1]):   # (read by an op: CNTK's graph holds
             return classify(shown_step_output(node[1]))  # the step's output, no Combine)
@@ -256,6 +259,16 @@ def _passed_on(v: Variable) -> bool:
     the recurrence's own Function; a named one's ``NoOp`` is a function of the graph)."""
     block = BLOCKS[v]
     return block.op_name in _PASSING_ON and not block.name and has_step_view(v)
+
+
+def passed_on_value(v: Variable) -> Variable:
+    """``v`` as an op reading it shows it: the step's output where ``v`` is the output of an
+    unnamed recurrence whose step the walks show (``sequence.last`` of a
+    ``Recurrence(GRU(3, name='cell'))``, a ``Fold``'s ``Sequence::Slice``, read the ``GRU``
+    block's output, named ``cell``), else ``v``."""
+    if v.parent is not None and first_output(v) in BLOCKS and _passed_on(first_output(v)):
+        return shown_step_output(first_output(v))
+    return v
 
 
 def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variable]:

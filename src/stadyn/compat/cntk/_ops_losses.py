@@ -22,9 +22,9 @@ from ...cntk_semantics import broadcast_pair
 from ._deferrable import defer_module
 from ._run_checks import refuse_when_run
 from ._sparse_operands import refuse_sparse_operands
-from ._adapt import (batched, binary, float_arrays, lead_axes, named, one_op, operand,
+from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one_op, operand,
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
-                     sample_shape, wrap)
+                     sample_shape, unwrap, wrap)
 from ._axis import Axis
 from ._mixed_axes import refuse_mixed_axes
 
@@ -222,15 +222,25 @@ def binary_cross_entropy(output, target, name: str = ""):
     """
     refuse_mixed_axes("ElementTimes", (output, target), 0, "Log")
     o, t = operand(output), operand(target)
-    picked = F.mul2(t, F.log(F.add_scalar(o, float(_BCE_EPS))))
-    other = F.mul2(F.r_sub_scalar(t, 1.0), F.log(F.r_sub_scalar(o, float(_BCE_ONE_PLUS_EPS))))
-    out = F.mul_scalar(F.add2(picked, other), -1.0)
-    # CNTK 2.7's block BinaryCrossEntropy around a Negate (weighted_binary_cross_entropy is
-    # its primitive Logistic)
+    # CNTK 2.7's block BinaryCrossEntropy over the ops its C++ builds, with its three scalar
+    # Constants: Negate(Plus(ElementTimes(t, Log(Plus(1e-6, o))),
+    # ElementTimes(Minus(1, t), Log(Minus(1 + 1e-6, o))))) (weighted_binary_cross_entropy
+    # is its primitive Logistic)
+    eps, one, one_eps = (const(c) for c in (_BCE_EPS, np.float32(1.0), _BCE_ONE_PLUS_EPS))
+    picked = binary(F.mul2, target, _log(binary(F.add2, eps, output, op="Plus")),
+                    op="ElementTimes")
+    other = binary(F.mul2, binary(F.sub2, one, target, op="Minus"),
+                   _log(binary(F.sub2, one_eps, output, op="Minus")), op="ElementTimes")
+    out = F.mul_scalar(unwrap(binary(F.add2, picked, other, op="Plus")), -1.0)
     from . import _graph as G
-    one_op(out, o, t)
     G.mark_block(out, "BinaryCrossEntropy", name, [o, t], "Negate")
     return wrap(out)
+
+
+def _log(x):
+    """CNTK's Log op of ``x`` inside ``binary_cross_entropy`` (Stadyn's ``log``: NaN below 0,
+    as before)."""
+    return named(wrap(one_op(F.log(unwrap(x)), unwrap(x))), "", "Log")
 
 
 @float_arrays("output", "target", "weight")

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ... import functions as F
 from ... import layers as _L
-from ...graph import Variable, auto_forward, shown_only
+from ...graph import Variable, auto_forward, keep_with, kept_with, shown_only
 from ...ops import recurrence_states
 from ..._random import auto_seeds_kept
 from . import _graph as G
@@ -210,6 +211,30 @@ class _StepView:
         for past, output in zip(pasts, outputs):
             G.read_by_past_value(past, output)
         return outputs[0]
+
+
+class _FoldSlice:
+    """What builds the input a Fold's root shows (``_graph_views.note_step_view``): the
+    ``Sequence::Slice`` block taking the recurrence's last (first) step, with its two scalar
+    constants, a node over the recurrence that no run computes.  It holds nothing of the
+    graph: the recurrence is the input of the Fold's ``sequence_last``."""
+
+    def __call__(self, out: Variable) -> Variable:
+        last = out
+        while last.parent is not None and last.parent.spec.name == "identity":
+            last = last.parent.inputs[0]
+        states, lengths = last.parent.inputs[:2]
+        take = F.sequence_last if last.parent.spec.name == "sequence_last" else \
+            F.sequence_first
+        with auto_forward(False):       # (a node to show, never a value to compute)
+            sliced = take(states, lengths)
+        shown_only(sliced.parent)
+        if G.BATCH(last):
+            G.BATCH.add(sliced)
+        G.mark_block(sliced, "Sequence::Slice", "", [states], "GatherPacked")
+        show_constants(sliced, shown_constants(last))
+        keep_with(last, _SLICE_SHOWN, sliced)       # (its scalars follow last's: float64)
+        return sliced
 
 
 class _FunctionStepView:
@@ -505,9 +530,16 @@ def Fold(folder_function, go_backwards=_L.default_override_or(False),
 
 
 def _float64_scalars(v) -> None:
-    """A float64 Fold's scalars as CNTK 2.7's first run clones them: float64."""
+    """A float64 Fold's scalars as CNTK 2.7's first run clones them: float64 (those of the
+    ``Sequence::Slice`` its walks show too, where made: ``_FoldSlice``)."""
     show_constants(v, tuple(scalar_constant(float(c.d), np.float64)
                             for c in shown_constants(v)))
+    sliced = kept_with(v, _SLICE_SHOWN)
+    if sliced is not None:
+        show_constants(sliced, shown_constants(v))
+
+
+_SLICE_SHOWN = "compat.cntk: the Sequence::Slice a Fold's walks show over its recurrence"
 
 
 class _FoldLayer(StatesLayer):
@@ -529,4 +561,24 @@ class _FoldLayer(StatesLayer):
                                    scalar_constant(1.0, np.float32)))
                 if np.dtype(v.dtype) == np.float64:     # float64 once CNTK clones them
                     at_first_run(v, _float64_scalars)
+                self._view_steps(unwrap(o), v)
         return out
+
+    def _view_steps(self, out: Variable, last: Variable) -> None:
+        """Show the Fold ``out`` as CNTK 2.7's graph holds it where its step is a viewed cell
+        (``GRU``, ``RNNStep``, ``LSTM``; one state): its root's input the ``Sequence::Slice``
+        block ``last`` (Stadyn's ``sequence_last``), over the recurrence, whose step the walks
+        see as the cell's block over a ``PastValue`` of its output (``_StepView``); the
+        recurrence itself still one fused op."""
+        states = last.parent.inputs[0]
+        kind = getattr(getattr(self.layer, "step", None), "kind", None)
+        if out not in G.BLOCKS or len(self.outputs) != 1 or states.parent is None or \
+                states.parent.spec.name not in _VIEWED or kind not in _VIEWED_STEPS or \
+                (kind != "lstm" and self.layer.step.op_by_op) or states in G.BLOCKS:
+            return
+        G.BLOCKS[states] = G.Block("Recurrence", "", (states.parent.inputs[0],))
+        G.note_step_op(states, G.STEP_BLOCKS[kind])
+        step = self.__dict__.get("_cntk_step")
+        G.note_step_view(states, _StepView(self.layer.step, kind,
+                                           getattr(step, "name", "") or ""))
+        G.note_step_view(out, _FoldSlice())

@@ -13,7 +13,7 @@ from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
 from ._fed_data import refuse_data_type, refuse_layouts_that_differ
-from ._deferred_runs import not_provided
+from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
 from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
 from ._run_checks import RunnableCheck
@@ -198,11 +198,7 @@ def _refuse_waiting(trainer, outputs: "list | None") -> None:
     testing (``outputs`` None) its metric sum and the metric)."""
     model = trainer._waiting_model
     if model is not None:       # (CNTK 2.7 runs the model with the criterion: it is unbound)
-        left = list(model.placeholders)
-        raise ValueError(f"{len(left)} unbound Placeholder(s) "
-                         f"'{', '.join(repr(p) for p in left)}' found in the Function. All "
-                         "Placeholders of a Function must be bound (to a variable) before "
-                         "performing a Forward computation.")
+        raise unbound_placeholders(list(model.placeholders))
     metric = trainer._waiting_metric
     if metric is None:
         return

@@ -147,7 +147,7 @@ class Variable(VariableMixin, TensorOpsMixin, GraphObject):
         """
         if self._made_as_output():
             return _PLACEHOLDER_AXES[self.variable]
-        if G.kind_of(self.variable) == "placeholder":
+        if G.kind_of(self.variable) == "placeholder" and not G.typed_placeholder(self.variable):
             from ._axis import Axis
             return _PLACEHOLDER_AXES.get(self.variable, Axis.unknown_dynamic_axes())
         return VariableMixin.dynamic_axes.fget(self)
@@ -182,7 +182,8 @@ def shown(kind: str, v) -> str:
         Input('x', [#, *], [2 x 3])
     """
     dims = dims_text(tuple(v.shape))
-    if kind == "Placeholder" and v.variable not in _PLACEHOLDER_AXES:
+    if kind == "Placeholder" and v.variable not in _PLACEHOLDER_AXES and \
+            not G.typed_placeholder(v.variable):        # (a block's: its argument's axes)
         axes = "???"
     else:
         axes = ", ".join(axis_mark(a) for a in v.dynamic_axes)

@@ -252,7 +252,10 @@ def _debugged_graph(model, session: _Session):
             subs = {unwrap(s.output if isinstance(s, Function) else s): unwrap(made[s.uid])
                     for s in sources}
             new = rebuild([unwrap(node.output)], subs)[0]
-            block = G.BLOCKS.get(new)
+            # (a node over values the walks only show, a Fold's Sequence::Slice over its
+            # step's view: the model's own output, made again on nothing; its block is the
+            # model's, left as it is)
+            block = G.BLOCKS.get(new) if new is not unwrap(node.output) else None
             if block is not None:
                 # its parameters now come through debug nodes: arguments, as CNTK 2.7 shows
                 # them (``Dense(ParameterTensor[2,3], ParameterTensor[3], Tensor[2])``)

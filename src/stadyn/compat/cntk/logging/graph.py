@@ -35,6 +35,12 @@ def _root(node) -> list:
     raise TypeError(f"expected a CNTK Function or Variable, got {type(node).__name__}")
 
 
+def _inside(node):
+    """The block whose inside a walk from ``node`` stays in (``node`` a block's
+    ``block_root``: the block's arguments met as its placeholders), else None."""
+    return node._inside() if issubclass(type(node), Function) else None
+
+
 def _object(node, as_variable: bool = False):
     kind, v = node
     if kind == "leaf":
@@ -60,7 +66,8 @@ def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
         return _unapplied_search(root, visitor, depth)
     first = [root.root_function] if _is_combine(root) and visitor(root.root_function) else []
     return first + [_object(n) for n in G.search(
-        _root(root), lambda n: bool(visitor(_object(n, as_variable=True))), depth)]
+        _root(root), lambda n: bool(visitor(_object(n, as_variable=True))), depth,
+        _inside(root))]
 
 
 def _unapplied(node) -> bool:
@@ -118,7 +125,8 @@ def find_all_with_name(node, node_name: str, depth: int = 0) -> list:
     first = [node.root_function] if _is_combine(node) and \
         node.root_function.name == node_name else []
     return first + [_object(n) for n in G.search(     # (a view of a step's ops too, as CNTK
-        _root(node), lambda n: G.node_name(n) == node_name, depth)]     # 2.7 gives them out:
+        _root(node), lambda n: G.node_name(n) == node_name, depth,      # 2.7 gives them out:
+        _inside(node))]
     # over the PastValue views, which no run gives a value, as CNTK's over its PastValues)
 
 
