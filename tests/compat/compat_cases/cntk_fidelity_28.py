@@ -48,3 +48,43 @@ def ops__over_an_elementwise_op_of_a_placeholder(C, r, np):
     res["bound"] = g.eval({x: np.ones((1, 3), np.float32),
                            y: np.array([[-3.0, 0.0, 2.0]], np.float32)})
     return res
+
+
+@cntk_case(names=["cntk.layers.Sequential", "cntk.ops.functions.Function"],
+           note="a Sequential of @C.Function steps without types: CNTK 2.7 makes it where "
+                "each step takes one argument (repr 'Composite(ReLU): Placeholder('keep', "
+                "[???], [???]) -> Output(...)'; applied, it computes), and refuses at once a "
+                "step of two arguments after one value (TypeError 'CNTK Function expected 2 "
+                "arguments, got 1').  Stadyn's repr raised ValueError ('its parameters are "
+                "known once it is applied') and the two-argument step was refused only as "
+                "the Sequential was shown or applied")
+def layers__sequential_of_untyped_functions(C, r, np):
+    @C.Function
+    def twice(a):
+        return a * 2
+
+    @C.Function
+    def both(a, b):
+        return a * b
+
+    x = C.input_variable(3, name="x")
+    data = {x: np.array([[-1.0, 0.0, 2.0]], np.float32)}
+    L = C.layers
+    made = {"untyped first": lambda: L.Sequential([twice, C.relu]),
+            "untyped last": lambda: L.Sequential([C.relu, twice]),
+            "untyped alone": lambda: L.Sequential([twice]),
+            "after Dense": lambda: L.Sequential([L.Dense(2, init=1.0), twice]),
+            "two arguments first": lambda: L.Sequential([both, C.relu]),
+            "two arguments after relu": lambda: L.Sequential([C.relu, both, C.relu]),
+            "two arguments after Dense": lambda: L.Sequential([L.Dense(2), both]),
+            "two arguments after a tuple": lambda: L.Sequential(
+                [(C.relu, L.identity), both])}
+    res = {}
+    for label, make in made.items():
+        said = _said(make)
+        if said != ["returns"]:
+            res[label] = said
+            continue
+        s = make()
+        res[label] = [_masked(repr(s)), list(s.shape), s(x).eval(data)]
+    return res
