@@ -88,3 +88,35 @@ def layers__sequential_of_untyped_functions(C, r, np):
         s = make()
         res[label] = [_masked(repr(s)), list(s.shape), s(x).eval(data)]
     return res
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.constant", "cntk.ops.placeholder",
+                  "cntk.Function.uid", "cntk.Function.output", "cntk.Function.eval"],
+           note="copy.copy of a Function: CNTK 2.7 gives another handle on the same graph "
+                "(its uid and name, computing the same) that is not equal to the original "
+                "(Functions' wrappers compare by identity: not found as a dict key, not in "
+                "[f]); of a Variable, Parameter, Constant, output or placeholder, an equal "
+                "one; copy.deepcopy and pickle.dumps of each: TypeError \"can't pickle "
+                "SwigPyObject objects\".  Stadyn's Function copy was equal, and Variables, "
+                "Parameters and Constants deep-copied (an input came back a Constant) and "
+                "pickled")
+def function__copies_and_pickles(C, r, np):
+    import copy
+    import pickle
+    r.touch("cntk.Function.uid", "cntk.Function.output", "cntk.Function.eval")
+    x = C.input_variable(3, name="x")
+    f = C.relu(x, name="r")
+    objects = {"Function": f, "input": x, "Parameter": C.parameter((2,), name="W"),
+               "Constant": C.constant(np.ones(2, np.float32), name="c"),
+               "output": f.output, "placeholder": C.placeholder(name="p")}
+    res = {}
+    for label, o in objects.items():
+        c = copy.copy(o)
+        res[label + " copy"] = [c == o, o == c, c != o, c is o, c.uid == o.uid, c.name,
+                                c in [o], c == c]
+        res[label + " deepcopy"] = _said(lambda: copy.deepcopy(o))
+        res[label + " pickle"] = _said(lambda: pickle.dumps(o))
+    c = copy.copy(f)
+    res["Function copy as a key"] = _said(lambda: {f: 1}[c])
+    res["Function copy eval"] = c.eval({x: np.array([[-1.0, 0.0, 2.0]], np.float32)})
+    return res
