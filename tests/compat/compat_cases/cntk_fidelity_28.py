@@ -120,3 +120,46 @@ def function__copies_and_pickles(C, r, np):
     res["Function copy as a key"] = _said(lambda: {f: 1}[c])
     res["Function copy eval"] = c.eval({x: np.array([[-1.0, 0.0, 2.0]], np.float32)})
     return res
+
+
+@cntk_case(names=["cntk.ops.input_variable", "cntk.Function.eval", "cntk.Function.forward",
+                  "cntk.Function.grad", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.test_minibatch"],
+           note="data of another shape for an input without dynamic axes "
+                "(input_variable(3, dynamic_axes=[]) fed (4,), (2, 4), (3, 1), a scalar): "
+                "CNTK 2.7 refuses it as it is fed, ValueError 'The trailing dimensions of the "
+                "Value shape '[4]' do not match the Variable 'Input('x', [], [3])' shape "
+                "'[3]'.' (a leading axis longer than 1: 'The dimension size (2) of the axis "
+                "(1) of the Value ...must be 1'; lower rank: 'Value's rank (0) should be >= "
+                "...'), and takes (1, 3) as (3,).  Stadyn took (4,) as the input's new shape "
+                "(the op then failed or computed with it), and refused (1, 3)")
+def input__without_dynamic_axes_fed_another_shape(C, r, np):
+    r.touch("cntk.Function.eval", "cntk.Function.forward", "cntk.Function.grad",
+            "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
+    res = {}
+    x = C.input_variable(3, dynamic_axes=[], name="x")
+    f = C.relu(x)
+    for shape in ((3,), (4,), (2, 4), (1, 3), (2, 3), (3, 1), (), (1, 1, 3)):
+        data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) - 1
+        res["eval " + str(shape)] = _said(lambda: f.eval({x: data}))
+        if res["eval " + str(shape)] == ["returns"]:
+            res["value " + str(shape)] = f.eval({x: data})
+    res["eval list"] = _said(lambda: f.eval({x: [np.ones(4, np.float32)]}))
+    x2 = C.input_variable((2, 3), dynamic_axes=[], name="x2")
+    g = C.reduce_sum(x2)
+    for shape in ((3, 2), (2, 2, 3), (6,), (1, 2, 3)):
+        res["x2 " + str(shape)] = _said(lambda: g.eval({x2: np.ones(shape, np.float32)}))
+    y = C.input_variable(3, name="y")
+    p = C.parameter(3, init=1.0, name="p")
+    loss = C.reduce_sum(y * x * p)
+    feeds = {"fits": {x: np.ones(3, np.float32), y: np.ones((2, 3), np.float32)},
+             "longer": {x: np.ones(4, np.float32), y: np.ones((2, 3), np.float32)}}
+    for label, feed in feeds.items():
+        res["forward " + label] = _said(lambda: loss.forward(feed))
+        res["grad " + label] = _said(lambda: loss.grad(feed, wrt=[p]))
+    tr = C.Trainer(loss, (loss, None), C.sgd(loss.parameters, C.learning_parameter_schedule(0.1)))
+    res["train longer"] = _said(lambda: tr.train_minibatch(feeds["longer"]))
+    res["test longer"] = _said(lambda: tr.test_minibatch(feeds["longer"]))
+    res["grad"] = loss.grad(feeds["fits"], wrt=[p])
+    res["x after"] = list(x.shape)
+    return res

@@ -12,10 +12,10 @@ from ...learners import Learner as _Learner
 from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
-from ._fed_data import refuse_data_type, refuse_layouts_that_differ
+from ._fed_data import refuse_data_type, refuse_layouts_that_differ, unbatched_sample
 from ._deferred_runs import not_provided
 from ._function import Function
-from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
+from ._graph import BATCH, is_splice_leaf, kind_of, made_by_cntk_op
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
@@ -38,17 +38,29 @@ def _as_function(slot: str, doc: str) -> property:
     return property(get, set_, doc=doc)
 
 
-def _plain(arguments):
+def _unbatched(k) -> bool:
+    """Whether ``k`` is an input without dynamic axes (``dynamic_axes=[]``)."""
+    var = unwrap(k) if not isinstance(k, str) else None
+    return var is not None and not BATCH(var) and var.sequence_lengths is None and \
+        kind_of(var) == "input"
+
+
+def _plain(arguments, shapes: bool = True):
     """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
     with their lengths.  A reader's stream of the input's size but another shape takes the
     input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
     so does a reader stream's ``.data`` (a ``Value`` of one-step sequences, ``(N, 1,
     *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it.  Dense data
     for a sparse input and data of a type CNTK does not convert are refused, as CNTK 2.7
-    refuses them (:mod:`._fed_data`; sequences of different layouts: :meth:`Trainer._feed`)."""
+    refuses them (:mod:`._fed_data`; sequences of different layouts: :meth:`Trainer._feed`);
+    with ``shapes``, data of another shape for an input without dynamic axes too."""
     for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
         refuse_data_type(v, k)
         refuse_dense_feed(unwrap(k), v)
+    if shapes and isinstance(arguments, dict) and any(_unbatched(k) for k in arguments):
+        arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
+                     if _unbatched(k) and not isinstance(v, (_io.MinibatchData, Value)) else v
+                     for k, v in arguments.items()}     # (as CNTK 2.7, refused at feed)
     if not isinstance(arguments, dict) or not any(
             isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
         return arguments
@@ -489,7 +501,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         refuse_no_rows(arguments, "test_minibatch")
         flags = _truncated_flags(arguments, flags)
         if self._metric_sum is None:     # (the data checked first, its layouts after: CNTK's)
-            _plain(arguments)
+            _plain(arguments, shapes=False)
             raise NoMetricError(
                 "Evaluator::TestMinibatch: Cannot test when no evaluation function was "
                 "specified during construction.\n(this Trainer was made without a metric: give "
