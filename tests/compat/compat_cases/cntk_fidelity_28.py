@@ -163,3 +163,34 @@ def input__without_dynamic_axes_fed_another_shape(C, r, np):
     res["grad"] = loss.grad(feeds["fits"], wrt=[p])
     res["x after"] = list(x.shape)
     return res
+
+
+@cntk_case(names=["cntk.ops.reconcile_dynamic_axes", "cntk.Function.eval",
+                  "cntk.Function.forward"],
+           note="reconcile_dynamic_axes of a sequence on another sequence axis, run with "
+                "other lengths (or another number of sequences) than the sequence it is put "
+                "on: CNTK 2.7's ValueError 'ReconcileDynamicAxis5 ReconcileDynamicAxis "
+                "operation discovered that Input3 InputValue operation produced an MB "
+                "layout that is incompatible with that of Input4 InputValue.' (an op's "
+                "output named by its uid and operation).  Stadyn raised a ShapeError "
+                "'sequence_reconcile: cannot apply to inputs [...]'")
+def reconcile_dynamic_axes__layouts_that_differ_at_run(C, r, np):
+    r.touch("cntk.Function.eval", "cntk.Function.forward")
+    a = C.sequence.input_variable(2, name="a")
+    b = C.sequence.input_variable(2, name="b", sequence_axis=C.Axis("other"))
+
+    def seqs(*lengths):
+        return [np.arange(n * 2, dtype=np.float32).reshape(n, 2) for n in lengths]
+
+    res = {}
+    f = C.reconcile_dynamic_axes(a, b)
+    for data, (la, lb) in (("same", ((3, 1), (3, 1))), ("longer", ((3, 1), (2, 1))),
+                           ("fewer", ((3,), (3, 1)))):
+        feed = {a: seqs(*la), b: seqs(*lb)}
+        res[data] = _said(lambda: f.eval(feed))
+        if res[data] == ["returns"]:
+            res[data] = f.eval(feed)
+    res["forward"] = _said(lambda: f.forward({a: seqs(3, 1), b: seqs(2, 1)}))
+    g = C.reconcile_dynamic_axes(a * 2, b) + b
+    res["of an op"] = _said(lambda: g.eval({a: seqs(3, 1), b: seqs(2, 1)}))
+    return res
