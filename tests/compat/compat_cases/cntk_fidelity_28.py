@@ -194,3 +194,38 @@ def reconcile_dynamic_axes__layouts_that_differ_at_run(C, r, np):
     g = C.reconcile_dynamic_axes(a * 2, b) + b
     res["of an op"] = _said(lambda: g.eval({a: seqs(3, 1), b: seqs(2, 1)}))
     return res
+
+
+@cntk_case(names=["cntk.train.trainer.Trainer", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.previous_minibatch_loss_average"],
+           note="a Trainer whose model is another Function over the loss's graph (the "
+                "loss's model itself, a combine of its output, an inner layer, a clone, an "
+                "op over it, the loss, a combine with another model) or a model outside it "
+                "with the learners given the loss's parameters: CNTK 2.7 trains each alike.  "
+                "(Learners given parameters the loss is not computed from crash CNTK 2.7: "
+                "Stadyn refuses them at the Trainer's construction, "
+                "test_cntk_trainer_parameters.py)")
+def trainer__models_over_the_loss_graph(C, r, np):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.previous_minibatch_loss_average")
+    res = {}
+    feed = None
+    for label in ("model", "combine", "inner layer", "clone", "relu of it", "loss",
+                  "alias", "combine with another", "another model"):
+        x = C.input_variable(3, name="x")
+        y = C.input_variable(2, name="y")
+        h = C.layers.Dense(4, activation=C.relu, init=0.1, name="h")(x)
+        z = C.layers.Dense(2, init=C.glorot_uniform(seed=1), name="z")(h)
+        loss = C.cross_entropy_with_softmax(z, y)
+        other = C.layers.Dense(2, init=0.3, name="o")(x)
+        model = {"model": z, "combine": C.combine([z.output]), "inner layer": h,
+                 "clone": z.clone("share"), "relu of it": C.relu(z), "loss": loss,
+                 "alias": C.alias(z), "combine with another": C.combine([z, other]),
+                 "another model": other}[label]
+        tr = C.Trainer(model, (loss, None),
+                       C.sgd(loss.parameters, C.learning_parameter_schedule(0.5)))
+        feed = {x: np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 0.0]], np.float32),
+                y: np.array([[1, 0], [0, 1]], np.float32)}
+        for _ in range(2):
+            tr.train_minibatch(feed)
+        res[label] = [tr.previous_minibatch_loss_average, z.parameters[0].value]
+    return res
