@@ -168,13 +168,12 @@ def _over_known_operands(deferred: Any) -> tuple:
         >>> f.shape, len(f.dynamic_axes), C.relu(C.placeholder()).shape
         ((3,), 1, (-2,))
     """
-    from ._deferred import Deferred
     from ._variables import input_variable
     if isinstance(deferred._fn, _layer_function()):
         return None, None
     memo: dict = {}
     for v in deferred._operands():
-        if isinstance(v, Deferred):
+        if hasattr(v, "_replay"):       # (a waiting op)
             if v._typed is not None:    # (typed since this op was made: CNTK keeps it unknown)
                 return None, None
             shape, axes = tuple(int(d) for d in v.shape), _known_axes(v)
