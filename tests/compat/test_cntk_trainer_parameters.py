@@ -1,10 +1,12 @@
 """A Trainer whose learners update parameters its loss is not computed from (the learners given
-another model's parameters, or a parameter only the metric reads): CNTK 2.7 makes it and dies in
-its first ``train_minibatch`` (signal 11, checked live below where CNTK 2.7 is installed), so no
-reference can be recorded; Stadyn trained on silently, leaving those parameters as they were,
-and now refuses the Trainer as it is made, naming the parameters, the model and the loss.  The
-Trainers CNTK 2.7 trains (a model that is another Function over the loss's graph, or the
-learners given the loss's parameters) are case trainer__models_over_the_loss_graph."""
+another model's parameters, or a parameter only the metric reads): CNTK 2.7 makes it, tests and
+evaluates with it, and dies in its first ``train_minibatch`` (signal 11, checked live below where
+CNTK 2.7 is installed), so no reference can be recorded for the training; Stadyn trained on
+silently, leaving those parameters as they were, and now refuses the training with a
+ValueError naming the parameters, the model and the loss.  (Made and not trained, such a
+Trainer is CNTK's: case trainer__parameters_no_learner_covers.)  The Trainers CNTK 2.7 trains (a
+model that is another Function over the loss's graph, or the learners given the loss's
+parameters) are case trainer__models_over_the_loss_graph."""
 
 import os
 import subprocess
@@ -26,24 +28,34 @@ def _lr():
     return C.learning_parameter_schedule(0.1)
 
 
-def test_learners_of_another_model_are_refused_at_construction():
+def _data(x, y):
+    return {x: np.ones((2, 3), np.float32), y: np.array([[1, 0], [0, 1]], np.float32)}
+
+
+def test_learners_of_another_model_are_refused_when_it_trains():
     x, y, z, loss = _graph()
-    other = C.layers.Dense(2, name="other")(C.input_variable(3, name="x2"))
+    other = C.layers.Dense(2, name="other")(x)
+    trainer = C.Trainer(other, (loss, C.classification_error(other, y)),
+                        C.sgd(other.parameters, _lr()))
+    assert trainer.test_minibatch(_data(x, y)) in (0.0, 0.5, 1.0)    # (as CNTK 2.7: it tests)
+    before = [p.value.copy() for p in other.parameters]
     with pytest.raises(ValueError) as e:
-        C.Trainer(other, (loss, None), C.sgd(other.parameters, _lr()))
+        trainer.train_minibatch(_data(x, y))
     said = str(e.value)
     assert said.startswith("Trainer: the learners update parameters the loss is not computed "
                            "from (W, b)")
     assert "Output('other'" in said and "CrossEntropyWithSoftmax" in said
     assert "segmentation fault" in said
+    assert all(np.array_equal(p.value, b) for p, b in zip(other.parameters, before))
 
 
 def test_a_parameter_only_the_metric_reads_is_refused():
     x, y, z, loss = _graph()
     q = C.parameter(2, init=1.0, name="q")
     metric = C.classification_error(z * q, y)
+    trainer = C.Trainer(z, (loss, metric), C.sgd(list(z.parameters) + [q], _lr()))
     with pytest.raises(ValueError, match=r"not computed from \(q\)"):
-        C.Trainer(z, (loss, metric), C.sgd(list(z.parameters) + [q], _lr()))
+        trainer.train_minibatch(_data(x, y))
 
 
 def test_another_model_with_the_loss_parameters_still_trains():
@@ -51,8 +63,7 @@ def test_another_model_with_the_loss_parameters_still_trains():
     other = C.layers.Dense(2, name="other")(x)
     before = z.parameters[0].value.copy()
     trainer = C.Trainer(other, (loss, None), C.sgd(loss.parameters, _lr()))
-    trainer.train_minibatch({x: np.ones((2, 3), np.float32),
-                             y: np.array([[1, 0], [0, 1]], np.float32)})
+    trainer.train_minibatch(_data(x, y))
     assert not np.allclose(z.parameters[0].value, before)
 
 

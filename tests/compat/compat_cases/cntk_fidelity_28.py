@@ -202,8 +202,8 @@ def reconcile_dynamic_axes__layouts_that_differ_at_run(C, r, np):
                 "loss's model itself, a combine of its output, an inner layer, a clone, an "
                 "op over it, the loss, a combine with another model) or a model outside it "
                 "with the learners given the loss's parameters: CNTK 2.7 trains each alike.  "
-                "(Learners given parameters the loss is not computed from crash CNTK 2.7: "
-                "Stadyn refuses them at the Trainer's construction, "
+                "(Learners given parameters the loss is not computed from crash CNTK 2.7 "
+                "in train_minibatch: Stadyn refuses to train such a Trainer, "
                 "test_cntk_trainer_parameters.py)")
 def trainer__models_over_the_loss_graph(C, r, np):
     r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.previous_minibatch_loss_average")

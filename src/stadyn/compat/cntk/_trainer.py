@@ -191,36 +191,34 @@ def _parameters_of(function) -> tuple:
         return ()
 
 
-def _refuse_parameters_outside(learned, model, loss) -> None:
-    """A ValueError at the Trainer's construction where its learners update parameters the
-    loss is not computed from (a model other than the one the loss was built on, and the
-    learners given its parameters; a parameter only the metric reads): CNTK 2.7 makes such a
-    Trainer and crashes in its first ``train_minibatch`` (a segmentation fault), where Stadyn
-    trained on, leaving them as they were.  A model that is another Function over the loss's
-    graph (its root, an inner layer, a clone) is CNTK's and Stadyn's alike.
+def _parameters_outside(learned, model, loss) -> "str | None":
+    """Why a Trainer cannot train, where its learners update parameters the loss is not
+    computed from (a model other than the one the loss was built on, and the learners given
+    its parameters; a parameter only the metric reads): CNTK 2.7 makes such a Trainer (it
+    tests and evaluates) and crashes in its first ``train_minibatch`` (a segmentation fault),
+    where Stadyn trained on, leaving them as they were.  None where every one is the loss's (a
+    model that is another Function over the loss's graph: its root, an inner layer, a clone).
 
     Example:
         >>> import stadyn.compat.cntk as C
         >>> x, y = C.input_variable(3, name="x"), C.input_variable(2, name="y")
         >>> z, other = C.layers.Dense(2)(x), C.layers.Dense(2, name="o")(x)
         >>> loss = C.cross_entropy_with_softmax(z, y)
-        >>> try:
-        ...     C.Trainer(other, loss, C.sgd(other.parameters, C.learning_parameter_schedule(1)))
-        ... except ValueError as e:
-        ...     print(str(e).split(":")[1])
+        >>> print(_parameters_outside(other.parameters, other, loss).split(":")[1])
          the learners update parameters the loss is not computed from (W, b)
+        >>> _parameters_outside(z.parameters, z, loss) is None
+        True
     """
     reached = {id(unwrap(p)) for p in _parameters_of(loss)}
     outside = [p for p in learned if id(unwrap(p)) not in reached]
     if not outside:
-        return
+        return None
     names = ", ".join(wrap(unwrap(p)).name or wrap(unwrap(p)).uid for p in outside)
-    raise ValueError(
-        f"Trainer: the learners update parameters the loss is not computed from ({names}): "
-        f"the model is {model!r}, the loss {loss!r}.  CNTK 2.7 crashes training such a "
-        "Trainer (a segmentation fault in its first train_minibatch); give the learners the "
-        "loss's parameters (loss.parameters), and the Trainer the model the loss is computed "
-        "from")
+    return (f"Trainer: the learners update parameters the loss is not computed from ({names}): "
+            f"the model is {model!r}, the loss {loss!r}.  CNTK 2.7 crashes training such a "
+            "Trainer (a segmentation fault in its first train_minibatch); give the learners the "
+            "loss's parameters (loss.parameters), and the Trainer the model the loss is computed "
+            "from")
 
 
 class _Shown(str):
@@ -312,8 +310,9 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         self._model_runs = model._run_state() if model is not None and \
             waiting_model is None else None
         self._note_uncovered_parameters()
-        if waiting_model is None and not _waits(criterion[0]):
-            _refuse_parameters_outside(self.parameters, model, wrap(unwrap(criterion[0])))
+        # (refused when it trains: CNTK 2.7 makes, tests and evaluates such a Trainer)
+        self._untrainable = _parameters_outside(self.parameters, model, wrap(unwrap(
+            criterion[0]))) if waiting_model is None and not _waits(criterion[0]) else None
         self._distributed = _distributed_learners(self.parameter_learners)
         # distributed learners of several workers: the counts, losses and metrics are the
         # workers' sums, as CNTK 2.7's (the native Trainer's data_parallel hook)
@@ -344,6 +343,8 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
         _refuse_waiting(self, list(outputs or ()))
+        if getattr(self, "_untrainable", None) is not None:
+            raise ValueError(self._untrainable)
         arguments, flags = split_flags(arguments)
         if self._workers is not None and no_samples(arguments):
             return self._train_nothing()
