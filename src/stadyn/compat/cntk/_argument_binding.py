@@ -82,7 +82,8 @@ class ArgumentBinding:
         for an untyped ``@C.Function``'s argument, a placeholder in CNTK's file)."""
         for i, (param, arg) in enumerate(mapping.items()):
             what = f"argument {param.name}" if param.name else f"positional argument {i}"
-            if not isinstance(arg, GraphObject):
+            if not isinstance(arg, GraphObject) and not getattr(type(arg), "_cntk_function",
+                                                                  False):   # (a waiting one)
                 raise TypeError(f"{what} was passed an object that is not a Variable or "
                                 "Function")
             if param.is_placeholder or tuple(param.shape) == _UNKNOWN:

@@ -56,6 +56,8 @@ def probed_shape(deferred: Any) -> tuple:
             found = None
         if found is None:
             found = _elementwise(deferred)[0]
+        if found is None:
+            found = _over_known_operands(deferred)[0]
         found = deferred.__dict__["_probed_shape"] = UNKNOWN if found is None else found
     return found
 
@@ -99,6 +101,8 @@ def probed_dynamic_axes(deferred: Any) -> "tuple | None":
             found = None
         if found is None:
             found = _elementwise(deferred)[1]
+        if found is None:
+            found = _over_known_operands(deferred)[1]
         deferred.__dict__["_probed_axes"] = found
     return found
 
@@ -149,6 +153,47 @@ def _elementwise(deferred: Any) -> tuple:
         return tuple(int(d) for d in np.broadcast_shapes(*shapes)), axes
     except ValueError:
         return None, None
+
+
+def _over_known_operands(deferred: Any) -> tuple:
+    """``(shape, dynamic axes)`` of an op over waiting ops whose shapes and dynamic axes CNTK
+    2.7 knows already (``relu(plus(p, x))``, ``times(p + x, W)``: that of ``p + x`` is
+    ``x``'s): the op built on stand-in inputs of those, as CNTK infers each op as it is made;
+    ``(None, None)`` where one of its operands is a placeholder or of unknown shape or axes,
+    or the op applies a layer (that would make its parameters) or cannot be built so.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> f = C.relu(C.plus(C.placeholder(), C.input_variable(3)))
+        >>> f.shape, len(f.dynamic_axes), C.relu(C.placeholder()).shape
+        ((3,), 1, (-2,))
+    """
+    from ._variables import input_variable
+    if isinstance(deferred._fn, _layer_function()):
+        return None, None
+    memo: dict = {}
+    for v in deferred._operands():
+        if hasattr(v, "_replay"):       # (a waiting op)
+            if v._typed is not None:    # (typed since this op was made: CNTK keeps it unknown)
+                return None, None
+            shape, axes = tuple(int(d) for d in v.shape), _known_axes(v)
+            if any(d < 0 for d in shape) or axes is None:
+                return None, None
+            memo[id(v)] = input_variable(shape, dtype=getattr(v, "dtype", None) or "float32",
+                                         dynamic_axes=list(axes))
+        elif getattr(v, "is_placeholder", False):
+            return None, None
+    if not memo:
+        return None, None
+    try:
+        with auto_seeds_kept():     # (a random op built here draws no seed of the program's)
+            out = deferred._replay({}, memo)
+    except Exception:       # (CNTK refuses it when it is made, or keeps it unknown)
+        return None, None
+    shape = tuple(int(d) for d in getattr(out, "shape", UNKNOWN))
+    if any(d < 0 for d in shape):
+        return None, None
+    return shape, tuple(out.dynamic_axes)
 
 
 def _probed_placeholders(deferred: Any) -> "tuple[list, list] | None":

@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from ..._errors import DataError
+from ..._errors import DataError, ShapeError
 from ._adapt import unwrap
 from ._variable_text import axis_mark
 
-__all__ = ["refuse_data_type", "refuse_fed_layouts_that_differ", "refuse_layouts_that_differ"]
+__all__ = ["refuse_data_type", "refuse_fed_layouts_that_differ", "refuse_layouts_that_differ",
+           "unbatched_sample"]
 
 # the types CNTK 2.7's Value.create converts to an input's type: bool and the float types,
 # and the integers ``np.issubdtype(dtype, int)`` holds for (NumPy 1.19: ``np.int_`` only)
@@ -190,3 +191,44 @@ dynamic axes '[#]'
         seen = first.setdefault(tuple(getattr(a, "name", str(a)) for a in axes), (key, layout))
         if seen[1] != layout:
             raise _layouts_differ(key, seen[0])
+
+
+def unbatched_sample(shown: str, sample: tuple, arr: Any) -> Any:
+    """``arr`` fed to an input without dynamic axes (``C.input_variable(3, dynamic_axes=[])``,
+    shown as ``shown``) of shape ``sample``, as CNTK 2.7 takes it: of that shape, or with
+    leading axes of length 1 (left out); otherwise its ValueError as it is fed (a value of
+    lower rank; a leading axis longer than 1, which CNTK numbers after the sample's axes; last
+    axes that are not the sample's).  A free dimension takes any length.
+
+    Example:
+        >>> import numpy as np
+        >>> unbatched_sample("Input('x', [], [3])", (3,), np.ones((1, 3))).shape
+        (3,)
+        >>> unbatched_sample("Input('x', [], [3])", (3,), np.ones(4))
+        Traceback (most recent call last):
+        stadyn._errors.ShapeError: The trailing dimensions of the Value shape '[4]' do not \
+match the Variable 'Input('x', [], [3])' shape '[3]'.
+        input x: a value of shape (4,) fed to an input of shape (3,) without dynamic axes
+    """
+    shape = tuple(int(d) for d in np.shape(arr))
+
+    def dims(s):
+        return "[" + " x ".join(str(d) for d in s) + "]"
+
+    rank, extra = len(sample), len(shape) - len(sample)
+    if extra < 0:
+        first = (f"Value's rank ({len(shape)}) should be >= the Variable's rank ({rank}); "
+                 f"Variable = '{shown}', Value shape = '{dims(shape)}'.")
+    elif any(shape[extra - 1 - j] != 1 for j in range(extra)):
+        j = next(j for j in range(extra) if shape[extra - 1 - j] != 1)
+        first = (f"The dimension size ({shape[extra - 1 - j]}) of the axis ({rank + j}) of the "
+                 f"Value ('{dims(shape)}') must be 1, because this axis is not specified as a "
+                 f"dynamic axis of the Variable ('{shown}').")
+    elif any(d != s and s >= 0 for d, s in zip(shape[extra:], sample)):
+        first = (f"The trailing dimensions of the Value shape '{dims(shape)}' do not match the "
+                 f"Variable '{shown}' shape '{dims(sample)}'.")
+    else:
+        return arr.reshape(shape[extra:]) if extra else arr
+    name = shown.split("'")[1] if shown.count("'") >= 2 else shown
+    raise ShapeError(f"{first}\ninput {name}: a value of shape {shape} fed to an input of "
+                     f"shape {sample} without dynamic axes")

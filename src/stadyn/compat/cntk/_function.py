@@ -27,7 +27,7 @@ from ._model_file import ModelFormat
 from ._model_load import (load_roots, model_path, passed_on_block, restore_parameters,
                           untyped_arguments, untyped_shown_op)
 from ._model_save import save_roots
-from ._mixins import GraphObject, TensorOpsMixin
+from ._mixins import GraphObject, TensorOpsMixin, second_handle
 from ._printed import function_repr, function_text
 from ._renaming import refuse_renaming
 from ._signature import _function_of_callable as function_of_callable, waiting_function
@@ -75,22 +75,11 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
 
     __slots__ = ("members", "_view", "_runs", "_combined", "_own_name")
 
-    def __reduce_ex__(self, protocol):
-        # (CNTK 2.7's Functions wrap C++ objects, which pickle refuses with this TypeError;
-        # Function.save and load_model keep a Function)
-        raise TypeError("can't pickle SwigPyObject objects")
-
     def __copy__(self):
         """``copy.copy``: a second handle on the same graph, as CNTK 2.7's (its ``uid``,
-        parameters and runs are this Function's; the handle is another object)."""
-        other = object.__new__(type(self))
-        for klass in type(self).__mro__:
-            for slot in getattr(klass, "__slots__", ()):
-                if slot != "__weakref__" and hasattr(self, slot):
-                    setattr(other, slot, getattr(self, slot))
-        if hasattr(self, "__dict__"):
-            other.__dict__.update(self.__dict__)
-        return other
+        parameters and runs are this Function's; the handle is another object, equal to
+        itself alone, as CNTK's Python wrappers compare)."""
+        return second_handle(self, distinct=True)
 
     def __new__(cls, variable=None, *args, **kwargs):
         if callable(variable) and not isinstance(variable, (Variable, GraphObject)):

@@ -19,6 +19,7 @@ from ._adapt import unwrap, wrap
 from ._ops_nn import _refuse_unshared
 from ._layer_signatures import bound, cntk_signature
 from ._init_arguments import CONVOLUTION, RANKED, check_init_arguments
+from ._layers_composite import flatten_steps
 from ._layers_function import LayerFunction, _native, _native_fn, _sequential, identity
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
@@ -241,7 +242,57 @@ def Sequential(layers, name: str = "") -> LayerFunction:
     """
     if not isinstance(layers, list):
         layers = [layers]
+    _refuse_other_arities(flatten_steps(layers))
     return _sequential(layers, name)
+
+
+def _refuse_other_arities(steps: list) -> None:
+    """CNTK 2.7's TypeError where a step that is a CNTK Function (a ``@C.Function``, typed or
+    not) takes another number of arguments than the values the steps before give it: one
+    after a single value (CNTK composes ``identity >> f >> g``, calling each on the last),
+    one per member of a tuple, one per output of a tuple step before.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> @C.Function
+        ... def f(a, b):
+        ...     return a * b
+        >>> C.layers.Sequential([C.relu, f])
+        Traceback (most recent call last):
+        TypeError: CNTK Function expected 2 arguments, got 1
+    """
+    given = 1
+    for step in steps:
+        if given is None:       # (unknown until it is built: CNTK's check, at the call)
+            return
+        for member in (step if isinstance(step, tuple) else (step,)):
+            wanted = _arguments_of(member)
+            got = 1 if isinstance(step, tuple) else given
+            if wanted is not None and wanted != got:
+                raise TypeError(f"CNTK Function expected {wanted} arguments, got {got}")
+        given = len(step) if isinstance(step, tuple) else _outputs_of(step)
+
+
+def _arguments_of(step) -> "int | None":
+    """How many arguments a step that is a CNTK Function takes; None for a layer or a
+    Python function (called as it is)."""
+    if isinstance(step, LayerFunction):
+        return None
+    if getattr(type(step), "_cntk_function", False) or hasattr(type(step), "root_function"):
+        return len(step.signature)
+    return None
+
+
+def _outputs_of(step) -> "int | None":
+    """How many values a step gives the next: a layer's or a typed Function's outputs, one
+    for an op or a Python function; None where it is not known before it is built."""
+    if isinstance(step, LayerFunction):
+        return len(step.outputs)        # (known before it is applied: an LSTM's 2)
+    if getattr(type(step), "_cntk_function", False):
+        return None
+    if hasattr(type(step), "root_function"):
+        return len(step.outputs)
+    return 1
 
 
 def For(what_range, constructor, name: str = "") -> LayerFunction:

@@ -56,6 +56,9 @@ class Composite:
         out = []
         for step in reversed(self.steps):
             for member in (step if isinstance(step, tuple) else (step,)):
+                if getattr(member, "_typed", False) is None and \
+                        member.__dict__.get("_parameters") is None:
+                    continue    # (a @C.Function without types, never applied: none yet)
                 applied = getattr(type(member), "_applied_parameters", None)   # (a layer's)
                 found = applied(member) if applied is not None else \
                     getattr(member, "parameters", [])

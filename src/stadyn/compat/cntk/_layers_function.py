@@ -325,9 +325,12 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         if made is None:
             steps = self._shown_steps()
             keep = self._own_placeholder()
-            before = keep if len(steps) == 1 else Deferred(
-                _sequential(list(steps[:-1]), ""), (keep,), {})
-            root = steps[-1](before).root_function
+            if len(steps) > 1 and isinstance(steps[-2], tuple):    # (its values, one each)
+                root = Composite(list(steps))(keep).root_function
+            else:
+                before = keep if len(steps) == 1 else Deferred(
+                    _sequential(list(steps[:-1]), ""), (keep,), {})
+                root = steps[-1](before).root_function
             made = self.__dict__["_last_root"] = UnappliedRoot(
                 root.op_name, root.name, tuple(root.inputs), self.output, root.is_block)
         return made

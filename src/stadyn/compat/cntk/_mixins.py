@@ -12,7 +12,7 @@ from ._late import late
 from ._printed import type_text
 from ._seq_axes import FREE_DIMENSION, free_steps, value_uid
 
-__all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin"]
+__all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin", "second_handle"]
 
 
 class GraphObject:
@@ -32,6 +32,61 @@ class GraphObject:
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
+
+    def __reduce_ex__(self, protocol):
+        # (CNTK 2.7's Functions and Variables wrap C++ objects, which pickle and deepcopy
+        # refuse with this TypeError; Function.save and load_model keep a graph)
+        raise TypeError("can't pickle SwigPyObject objects")
+
+    def __copy__(self):
+        """``copy.copy``: a second handle on the same Variable, equal to this one, as CNTK
+        2.7's (``copy.deepcopy`` and pickling are its TypeError).
+
+        Example:
+            >>> import copy, stadyn.compat.cntk as C
+            >>> x = C.input_variable(3, name="x")
+            >>> y = copy.copy(x)
+            >>> y == x, y is x, y.uid == x.uid
+            (True, False, True)
+        """
+        return second_handle(self)
+
+
+def second_handle(obj: GraphObject, distinct: bool = False) -> GraphObject:
+    """Another object holding what ``obj`` holds (its slots and attributes); ``distinct``:
+    one equal to itself alone (hashed by identity), as CNTK 2.7's copy of a Function, whose
+    Python wrappers compare by identity.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> f = C.relu(C.input_variable(3))
+        >>> g = second_handle(f, distinct=True)
+        >>> g == f, g == g, g.uid == f.uid
+        (False, True, True)
+    """
+    klass = _distinct_class(type(obj)) if distinct else type(obj)
+    other = object.__new__(klass)
+    for base in type(obj).__mro__:
+        for slot in getattr(base, "__slots__", ()):
+            if slot != "__weakref__" and hasattr(obj, slot):
+                setattr(other, slot, getattr(obj, slot))
+    if hasattr(obj, "__dict__"):
+        other.__dict__.update(obj.__dict__)
+    return other
+
+
+_DISTINCT: dict = {}        # {class: its subclass whose objects compare by identity}
+
+
+def _distinct_class(klass: type) -> type:
+    if klass in _DISTINCT.values():
+        return klass
+    found = _DISTINCT.get(klass)
+    if found is None:
+        found = _DISTINCT[klass] = type(klass)(klass.__name__, (klass,), {
+            "__slots__": (), "__module__": klass.__module__, "__qualname__": klass.__qualname__,
+            "__eq__": lambda self, other: self is other, "__hash__": object.__hash__})
+    return found
 
 
 def _ops():

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -27,8 +28,9 @@ from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      operand as _as_operand, operands_dtype, reshape_samples, same_dtype,
-                     refuse_several_outputs, sample_axis, sample_shape, wrap)
+                     refuse_several_outputs, sample_axis, sample_shape, unwrap, wrap)
 from ._axis import Axis
+from ._run_checks import check_each_run
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
 from ._cntk_attributes import CNTK_ATTRIBUTES
@@ -399,9 +401,11 @@ def reconcile_dynamic_axes(x, dynamic_axes_as, name: str = ""):
             v = Seq.broadcast_as(_match_batch(v, x, dynamic_axes_as, lead=1), like)
         elif v.sequence_lengths is not like.sequence_lengths:
             # a sequence on another axis: on like's, its lengths checked at run (CNTK 2.7)
-            return named(wrap(F.sequence_reconcile(v, v.sequence_lengths, like,
-                                                   like.sequence_lengths)),
-                         name, "ReconcileDynamicAxis")
+            out = named(wrap(F.sequence_reconcile(v, v.sequence_lengths, like,
+                                                  like.sequence_lengths)),
+                        name, "ReconcileDynamicAxis")
+            _check_layouts_at_run(out, x, dynamic_axes_as)
+            return out
         return named(wrap(F.identity(v)), name, "ReconcileDynamicAxis")
     if batched(x) or not batched(dynamic_axes_as):
         from ._ops_math import alias
@@ -435,3 +439,35 @@ refuse_sparse_operands(globals(), ["reshape", "splice", "transpose", "swapaxes",
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)
+
+
+def _check_layouts_at_run(out, x, like) -> None:
+    """CNTK 2.7's ValueError where a run gives a sequence put on another sequence axis
+    (``reconcile_dynamic_axes(a, b)``) other lengths than ``like``'s: "ReconcileDynamicAxis5
+    ReconcileDynamicAxis operation discovered that Input3 InputValue operation produced an MB
+    layout that is incompatible with that of Input4 InputValue." (each node by its uid and
+    CNTK's operation), as the run's data are fed (``_run_checks.check_each_run``); where the
+    lengths are computed in the graph, the op's own check at run remains."""
+    lengths = [getattr(_as_operand(v), "sequence_lengths", None) for v in (x, like)]
+    if any(n is None or n.parent is not None for n in lengths):
+        return
+    refs = [weakref.ref(n) for n in lengths]
+
+    def node(v) -> str:
+        if getattr(v, "is_input", False):
+            return f"{v.uid} InputValue"
+        root = getattr(v, "root_function", None) or getattr(v, "owner", None)
+        return f"{root.uid} {root.op_name}" if root is not None else v.uid
+
+    def check() -> None:
+        ours, theirs = (r() for r in refs)
+        if ours is None or theirs is None or (tuple(ours.shape) == tuple(theirs.shape) and
+                                              bool((ours.data == theirs.data).all())):
+            return
+        raise ValueError(
+            f"{out.root_function.uid} ReconcileDynamicAxis operation discovered that "
+            f"{node(x)} operation produced an MB layout that is incompatible with that of "
+            f"{node(like)}.\nreconcile_dynamic_axes: the sequences of lengths "
+            f"{ours.data.tolist()} cannot be put on the axis of sequences of lengths "
+            f"{theirs.data.tolist()}")
+    check_each_run(unwrap(out), check)

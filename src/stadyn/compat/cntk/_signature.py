@@ -409,7 +409,7 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         if self._typed is not None:
             return self._typed(*args, **kwargs)
         mapping = self.argument_map(*args, **kwargs)
-        if not any(isinstance(v, GraphObject) for v in mapping.values()):
+        if not any(isinstance(v, (GraphObject, Deferred)) for v in mapping.values()):
             raise ValueError(f"{self.name}: its arguments have no types, so it applies to "
                              "Functions and Variables only (give the Python function a "
                              "signature to evaluate it on data)")
@@ -421,7 +421,8 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         # its parameters, not the graph (CNTK's Function is a graph over placeholders of its
         # own: the graphs it is applied into are the caller's to keep or drop)
         self._parameters = applied.parameters
-        self._types = [(v.shape, v.is_sparse, v.dynamic_axes) for v in values]
+        self._types = [(v.shape, (v.output if isinstance(v, Deferred) else v).is_sparse,
+                        v.dynamic_axes) for v in values]
         return applied
 
     def save(self, filename, *args, **kwargs) -> None:

@@ -12,10 +12,10 @@ from ...learners import Learner as _Learner
 from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
-from ._fed_data import refuse_data_type, refuse_layouts_that_differ
+from ._fed_data import refuse_data_type, refuse_layouts_that_differ, unbatched_sample
 from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
-from ._graph import BATCH, is_splice_leaf, made_by_cntk_op
+from ._graph import BATCH, is_splice_leaf, kind_of, made_by_cntk_op
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
@@ -38,17 +38,29 @@ def _as_function(slot: str, doc: str) -> property:
     return property(get, set_, doc=doc)
 
 
-def _plain(arguments):
+def _unbatched(k) -> bool:
+    """Whether ``k`` is an input without dynamic axes (``dynamic_axes=[]``)."""
+    var = unwrap(k) if not isinstance(k, str) else None
+    return var is not None and not BATCH(var) and var.sequence_lengths is None and \
+        kind_of(var) == "input"
+
+
+def _plain(arguments, shapes: bool = True):
     """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
     with their lengths.  A reader's stream of the input's size but another shape takes the
     input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
     so does a reader stream's ``.data`` (a ``Value`` of one-step sequences, ``(N, 1,
     *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it.  Dense data
     for a sparse input and data of a type CNTK does not convert are refused, as CNTK 2.7
-    refuses them (:mod:`._fed_data`; sequences of different layouts: :meth:`Trainer._feed`)."""
+    refuses them (:mod:`._fed_data`; sequences of different layouts: :meth:`Trainer._feed`);
+    with ``shapes``, data of another shape for an input without dynamic axes too."""
     for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
         refuse_data_type(v, k)
         refuse_dense_feed(unwrap(k), v)
+    if shapes and isinstance(arguments, dict) and any(_unbatched(k) for k in arguments):
+        arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
+                     if _unbatched(k) and not isinstance(v, (_io.MinibatchData, Value)) else v
+                     for k, v in arguments.items()}     # (as CNTK 2.7, refused at feed)
     if not isinstance(arguments, dict) or not any(
             isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
         return arguments
@@ -179,6 +191,36 @@ def _parameters_of(function) -> tuple:
         return ()
 
 
+def _parameters_outside(learned, model, loss) -> "str | None":
+    """Why a Trainer cannot train, where its learners update parameters the loss is not
+    computed from (a model other than the one the loss was built on, and the learners given
+    its parameters; a parameter only the metric reads): CNTK 2.7 makes such a Trainer (it
+    tests and evaluates) and crashes in its first ``train_minibatch`` (a segmentation fault),
+    where Stadyn trained on, leaving them as they were.  None where every one is the loss's (a
+    model that is another Function over the loss's graph: its root, an inner layer, a clone).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(3, name="x"), C.input_variable(2, name="y")
+        >>> z, other = C.layers.Dense(2)(x), C.layers.Dense(2, name="o")(x)
+        >>> loss = C.cross_entropy_with_softmax(z, y)
+        >>> print(_parameters_outside(other.parameters, other, loss).split(":")[1])
+         the learners update parameters the loss is not computed from (W, b)
+        >>> _parameters_outside(z.parameters, z, loss) is None
+        True
+    """
+    reached = {id(unwrap(p)) for p in _parameters_of(loss)}
+    outside = [p for p in learned if id(unwrap(p)) not in reached]
+    if not outside:
+        return None
+    names = ", ".join(wrap(unwrap(p)).name or wrap(unwrap(p)).uid for p in outside)
+    return (f"Trainer: the learners update parameters the loss is not computed from ({names}): "
+            f"the model is {model!r}, the loss {loss!r}.  CNTK 2.7 crashes training such a "
+            "Trainer (a segmentation fault in its first train_minibatch); give the learners the "
+            "loss's parameters (loss.parameters), and the Trainer the model the loss is computed "
+            "from")
+
+
 class _Shown(str):
     """An output of CNTK 2.7's Trainer that Stadyn has no object for, as its ``repr``."""
 
@@ -264,6 +306,9 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         self._model_runs = model._run_state() if model is not None and \
             waiting_model is None else None
         self._note_uncovered_parameters()
+        # (refused when it trains: CNTK 2.7 makes, tests and evaluates such a Trainer)
+        self._untrainable = _parameters_outside(self.parameters, model, wrap(unwrap(
+            criterion[0]))) if waiting_model is None and not _waits(criterion[0]) else None
         self._distributed = _distributed_learners(self.parameter_learners)
         # distributed learners of several workers: the counts, losses and metrics are the
         # workers' sums, as CNTK 2.7's (the native Trainer's data_parallel hook)
@@ -294,6 +339,8 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         0.1``.  A reader's minibatch that ends a sweep (else ``is_sweep_end``) moves schedules
         given per sweep on."""
         _refuse_waiting(self, list(outputs or ()))
+        if getattr(self, "_untrainable", None) is not None:
+            raise ValueError(self._untrainable)
         arguments, flags = split_flags(arguments)
         if self._workers is not None and no_samples(arguments):
             return self._train_nothing()
@@ -485,7 +532,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         refuse_no_rows(arguments, "test_minibatch")
         flags = _truncated_flags(arguments, flags)
         if self._metric_sum is None:     # (the data checked first, its layouts after: CNTK's)
-            _plain(arguments)
+            _plain(arguments, shapes=False)
             raise NoMetricError(
                 "Evaluator::TestMinibatch: Cannot test when no evaluation function was "
                 "specified during construction.\n(this Trainer was made without a metric: give "
