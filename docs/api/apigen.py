@@ -41,6 +41,7 @@ SECTIONS = [
         "stadyn.compat.nnabla.utils.image_utils",
         "stadyn.compat.nnabla.utils.learning_rate_scheduler",
         "stadyn.compat.nnabla.utils.inspection", "stadyn.compat.nnabla.utils.progress",
+        "stadyn.compat.nnabla.utils.callback",
         "stadyn.compat.nnabla.utils.communicator_util",
         "stadyn.compat.nnabla.utils.create_cache", "stadyn.compat.nnabla.logger",
         "stadyn.compat.nnabla.monitor", "stadyn.compat.nnabla.tutorial",
