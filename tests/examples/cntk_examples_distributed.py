@@ -70,6 +70,10 @@ RUNS = [
     ("bn_inception_cifar10_distributed",
      "Image/Classification/GoogLeNet/BN-Inception/Python/BN_Inception_CIFAR10_Distributed.py",
      ["-n", "1", "-m", "16", "-e", "32", "-r"], []),
+    # (its first minibatch alone: the loss before any update)
+    ("bn_inception_cifar10_distributed_one_minibatch",
+     "Image/Classification/GoogLeNet/BN-Inception/Python/BN_Inception_CIFAR10_Distributed.py",
+     ["-n", "1", "-m", "16", "-e", "16", "-r"], []),
 ]
 
 # the modules the programs import, cut (each text must be found) and loaded from the cut text
@@ -79,23 +83,25 @@ RUNS = [
 # number can be compared (each framework draws its own random crops)
 _CENTRE = "xforms.crop(crop_type='center', side_ratio=0.8)"
 _S2S_CUTS = [
-        ("Sequence2Sequence", "SequenceToSequence/CMUDict/Python/Sequence2Sequence.py",
-         [("hidden_dim = 512", "hidden_dim = 24"), ("attention_dim = 128", "attention_dim = 12"),
-          ("embedding_dim = 200", "embedding_dim = 16")])]
+    ("Sequence2Sequence", "SequenceToSequence/CMUDict/Python/Sequence2Sequence.py",
+     [("hidden_dim = 512", "hidden_dim = 24"), ("attention_dim = 128", "attention_dim = 12"),
+      ("embedding_dim = 200", "embedding_dim = 16")])]
 _RESNET_CUTS = [
     ("TrainResNet_CIFAR10", "Image/Classification/ResNet/Python/TrainResNet_CIFAR10.py",
      [("xforms.crop(crop_type='randomside', side_ratio=(0.8, 1.0), jitter_type='uniratio')",
+       _CENTRE)])]
+_BN_INCEPTION_CUTS = [
+    ("BN_Inception_CIFAR10",
+     "Image/Classification/GoogLeNet/BN-Inception/Python/BN_Inception_CIFAR10.py",
+     [("xforms.crop(crop_type='randomside', side_ratio=0.8, jitter_type='uniratio')",
        _CENTRE)])]
 IMPORTED_CUTS = {
     "seq2seq_distributed": _S2S_CUTS, "seq2seq_distributed_block_momentum": _S2S_CUTS,
     "seq2seq_distributed_1bit": _S2S_CUTS, "seq2seq_distributed_2bit": _S2S_CUTS,
     "seq2seq_distributed_after": _S2S_CUTS,
     "resnet20_cifar10_distributed": _RESNET_CUTS, "resnet20_cifar10_distributed_1bit": _RESNET_CUTS,
-    "bn_inception_cifar10_distributed": [
-        ("BN_Inception_CIFAR10",
-         "Image/Classification/GoogLeNet/BN-Inception/Python/BN_Inception_CIFAR10.py",
-         [("xforms.crop(crop_type='randomside', side_ratio=0.8, jitter_type='uniratio')",
-           _CENTRE)])],
+    "bn_inception_cifar10_distributed_one_minibatch": _BN_INCEPTION_CUTS,
+    "bn_inception_cifar10_distributed": _BN_INCEPTION_CUTS,
 }
 
 

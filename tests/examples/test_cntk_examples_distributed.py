@@ -33,10 +33,9 @@ PATHS = ("Examples/SequenceToSequence/CMUDict/Python",
 # TrainResNet_CIFAR10_Distributed (convolutions, batch normalisation; the image reader's random
 # crops made centre crops by the driver).  Every printed number is CNTK 2.7's, on each worker.
 # Also run by the driver, left out here for time (docs/cntk-examples.md): the same programs
-# with 32-bit gradients, 2 bits, distributed_after and ResNet with 1 bit (every number
-# CNTK's), BN_Inception_CIFAR10_Distributed (CNTK's lines, its losses within 1e-4), and
-# Sequence2Sequence with block momentum (-b: CNTK's lines and sample counts; the losses part
-# from CNTK's at the fifth digit, the metrics more, see the doc).
+# with 32-bit gradients, 2 bits, distributed_after, block momentum and ResNet with 1 bit
+# (every number CNTK's), and BN_Inception_CIFAR10_Distributed (CNTK's lines, its loss within
+# 1e-4).
 SAME = ["seq2seq_distributed_1bit", "resnet20_cifar10_distributed"]
 
 
