@@ -45,7 +45,22 @@ _groups: dict[str, Any] = {}
 _timeout: list[float] = [_DEFAULT_TIMEOUT]
 
 
+#: OpenMPI's names (``mpiexec -n N python script.py``, as CNTK's and NNabla's users launched
+#: their workers) for the launcher's variables; read when ``WORLD_SIZE`` is not set
+OPENMPI_NAMES = {"RANK": "OMPI_COMM_WORLD_RANK", "WORLD_SIZE": "OMPI_COMM_WORLD_SIZE",
+                 "LOCAL_RANK": "OMPI_COMM_WORLD_LOCAL_RANK",
+                 "LOCAL_WORLD_SIZE": "OMPI_COMM_WORLD_LOCAL_SIZE"}
+
+
+def under_mpiexec() -> bool:
+    """Whether OpenMPI's ``mpiexec`` started this process and no other launcher's variables
+    are set (then ``RANK``, ``WORLD_SIZE``, ... are read from ``OMPI_COMM_WORLD_*``)."""
+    return not os.environ.get("WORLD_SIZE") and bool(os.environ.get("OMPI_COMM_WORLD_SIZE"))
+
+
 def _env_int(name: str) -> int | None:
+    if name in OPENMPI_NAMES and under_mpiexec():
+        name = OPENMPI_NAMES[name]
     value = os.environ.get(name)
     if value in (None, ""):
         return None
@@ -83,7 +98,8 @@ def is_initialized() -> bool:
 
 
 def rank() -> int:
-    """This worker's rank: from the process group, else from ``RANK`` (0 when alone).
+    """This worker's rank: from the process group, else from ``RANK`` (OpenMPI's
+    ``OMPI_COMM_WORLD_RANK`` under ``mpiexec``; 0 when alone).
 
     Example:
         >>> import stadyn.distributed as dist
@@ -96,7 +112,8 @@ def rank() -> int:
 
 
 def size() -> int:
-    """The number of workers: from the process group, else ``WORLD_SIZE`` (1 when alone)."""
+    """The number of workers: from the process group, else ``WORLD_SIZE`` (under ``mpiexec``
+    ``OMPI_COMM_WORLD_SIZE``; 1 when alone)."""
     if dist.is_available() and dist.is_initialized():
         return dist.get_world_size()
     return _env_int("WORLD_SIZE") or 1

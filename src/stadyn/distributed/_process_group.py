@@ -2,7 +2,10 @@
 :func:`shutdown`, and the exit handler that tears the group down while the interpreter is whole.
 
 ``init()`` reads what ``torchrun`` (and :func:`stadyn.distributed.run_workers`) set: ``RANK``,
-``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT``.  Without
+``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT``; under
+OpenMPI's ``mpiexec`` (none of them set) its ``OMPI_COMM_WORLD_RANK``, ``..._SIZE``,
+``..._LOCAL_RANK`` and ``..._LOCAL_SIZE``, the workers meeting at a file in the job's session
+folder unless ``MASTER_ADDR`` and ``MASTER_PORT`` are given.  Without
 ``WORLD_SIZE`` (or with ``WORLD_SIZE=1``) it does nothing and the process is rank 0 of 1, so the
 same script runs alone or under a launcher.  The backend is Gloo on CPUs; where CUDA is
 available it is ``cpu:gloo,cuda:nccl`` (NCCL for CUDA tensors, Gloo for CPU ones).
@@ -18,13 +21,14 @@ import datetime
 import gc
 import os
 import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
 
 from ._collectives import beat, current_sequence, describe_peers, last_state
 from ._env import (_LAUNCH_HINT, DistributedError, _default_backend, _env_int, _groups, _seconds,
-                   _timeout, local_rank)
+                   _timeout, local_rank, under_mpiexec)
 
 __all__ = ["init", "shutdown"]
 
@@ -64,11 +68,7 @@ def init(backend: str | None = None, timeout: float | datetime.timedelta | None 
         raise DistributedError(f"WORLD_SIZE={world}: expected a positive number of workers")
     if not dist.is_available():
         raise DistributedError("this torch build has no torch.distributed")
-    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT")
-               if not os.environ.get(name)]
-    if missing:
-        raise DistributedError(f"WORLD_SIZE={world} but {', '.join(missing)} "
-                               f"{'is' if len(missing) == 1 else 'are'} not set: {_LAUNCH_HINT}")
+    init_method, where = _rendezvous(world)
     r = _env_int("RANK")
     if not 0 <= r < world:
         raise DistributedError(f"RANK={r} is outside 0..{world - 1} (WORLD_SIZE={world})")
@@ -77,11 +77,10 @@ def init(backend: str | None = None, timeout: float | datetime.timedelta | None 
         torch.cuda.set_device(local_rank() % max(1, torch.cuda.device_count()))
     beat(0, "in", "init (rendezvous)")
     try:
-        dist.init_process_group(chosen, init_method="env://", rank=r, world_size=world,
+        dist.init_process_group(chosen, init_method=init_method, rank=r, world_size=world,
                                 timeout=datetime.timedelta(seconds=seconds))
     except Exception as exc:  # noqa: BLE001 - rendezvous failures come in many types
         beat(0, "failed", "init")
-        where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
         raise DistributedError(
             f"rank {r} of {world}: could not join the process group at {where} with backend "
             f"{chosen!r} within {seconds:g} s ({type(exc).__name__}: "
@@ -92,6 +91,41 @@ def init(backend: str | None = None, timeout: float | datetime.timedelta | None 
     sys.excepthook = _noting_uncaught(sys.excepthook)
     atexit.register(_leave_at_exit)
     return True
+
+
+def _rendezvous(world: int) -> tuple[str, str]:
+    """Where the workers meet: ``(init_method, a description for errors)``.  ``MASTER_ADDR``
+    and ``MASTER_PORT`` when they are set (torchrun, Stadyn's launcher, or given to
+    ``mpiexec -x``); under OpenMPI's ``mpiexec`` without them, a file in the job's session
+    folder (every worker on this machine: OpenMPI's ``OMPI_COMM_WORLD_LOCAL_SIZE`` is the
+    world size)."""
+    addr, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
+    if addr and port:
+        if _env_int("RANK") is None:
+            raise DistributedError(f"WORLD_SIZE={world} but RANK is not set: {_LAUNCH_HINT}")
+        return "env://", f"{addr}:{port}"
+    if under_mpiexec():
+        local = _env_int("LOCAL_WORLD_SIZE")
+        if local is not None and local != world:
+            raise DistributedError(
+                f"mpiexec started {world} workers on {world // max(local, 1)} or more "
+                "machines: the workers of several machines meet at a TCP address, set "
+                "MASTER_ADDR (the host of rank 0) and MASTER_PORT (a free port) for every "
+                "worker (mpiexec -x MASTER_ADDR=host0 -x MASTER_PORT=29500 ...)")
+        job = os.environ.get("OMPI_MCA_ess_base_jobid") or os.environ.get("PMIX_NAMESPACE")
+        folder = os.environ.get("OMPI_MCA_orte_jobfam_session_dir") or tempfile.gettempdir()
+        if not job or not os.path.isdir(folder):
+            raise DistributedError(
+                f"mpiexec started {world} workers but gave no job id or session folder "
+                "(OMPI_MCA_ess_base_jobid, OMPI_MCA_orte_jobfam_session_dir): set MASTER_ADDR "
+                "and MASTER_PORT for every worker (mpiexec -x MASTER_ADDR=127.0.0.1 -x "
+                f"MASTER_PORT=29500 ...), or {_LAUNCH_HINT}")
+        path = os.path.join(folder, f"stadyn-rendezvous-{job}")
+        return "file://" + path, f"{path} (mpiexec's job {job})"
+    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT")
+               if not os.environ.get(name)]
+    raise DistributedError(f"WORLD_SIZE={world} but {', '.join(missing)} "
+                           f"{'is' if len(missing) == 1 else 'are'} not set: {_LAUNCH_HINT}")
 
 
 _uncaught = [False]     # did the script end with an uncaught exception?

@@ -394,7 +394,8 @@ class Learner(LearnerCheckpoints, Optimizer):
 
     def _updates_begun(self) -> int:
         """Updates this learner's method has counted: the minibatches seen, and the updates
-        CNTK 2.7 begins and then refuses (:meth:`count_refused_update`)."""
+        CNTK 2.7 begins and then refuses (:meth:`count_refused_update`), less those before
+        adam's last ``reset_smoothed_gradients`` (``refused_updates`` holds the difference)."""
         return self.minibatches_seen + int(self._scalar_state.get("refused_updates", 0))
 
     @torch.no_grad()

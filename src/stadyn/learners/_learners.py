@@ -103,6 +103,13 @@ class _Adam(Learner):
         return {"step_size": lr * correction, "beta1": b1, "beta2": _kernel_value(self, b2),
                 "gain": 1.0 - b1 if self.unit_gain else 1.0}
 
+    def reset_smoothed_gradients(self) -> None:
+        """The moment estimates back to zero and the bias correction's update count with them
+        (CNTK's LearnerAdam::ResetSmoothedGradients zeroes its smoothed count: the next update
+        is corrected as a first one)."""
+        super().reset_smoothed_gradients()
+        self._scalar_state["refused_updates"] = float(-self.minibatches_seen)
+
     def _apply(self, params, grads, states, scalars, foreach):
         rule = Fn.adamax if self.adamax else Fn.adam
         rule(params, grads, states["m"], states["v"], step_size=scalars["step_size"],
@@ -139,6 +146,12 @@ class _FSAdaGrad(Learner):
 
     def _advance_method(self, scalars):
         self._scalar_state["smoothed_count"] = float(scalars["smoothed_count"])
+
+    def reset_smoothed_gradients(self) -> None:
+        """The per-parameter state and the count of samples the ``g^2`` average holds back to
+        their initial values (CNTK's LearnerFSAdaGrad::ResetSmoothedGradients zeroes both)."""
+        super().reset_smoothed_gradients()
+        self._scalar_state["smoothed_count"] = 0.0
 
 
 class _AdaGrad(Learner):

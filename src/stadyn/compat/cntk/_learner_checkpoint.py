@@ -134,8 +134,11 @@ def learner_state(learner, entry: dict, where: str) -> dict:
         if "smoothed_count" in scalars:                 # fsadagrad's average
             scalars["smoothed_count"] = float(entry["smoothed_count"])
         elif name in ("adam", "rmsprop"):               # the updates begun (_smoothed_count)
-            scalars["refused_updates"] = max(0.0, float(entry["smoothed_count"])
-                                             - int(entry["minibatchCount"]))
+            # (adam's is below the minibatches after a reset_smoothed_gradients)
+            scalars["refused_updates"] = float(entry["smoothed_count"]) \
+                - int(entry["minibatchCount"])
+            if name == "rmsprop":
+                scalars["refused_updates"] = max(0.0, scalars["refused_updates"])
     schedule = state["lr_schedule"]
     if "learnig_rate_schedule" in entry:
         schedule = schedule_from_cntk(entry["learnig_rate_schedule"], where).config()

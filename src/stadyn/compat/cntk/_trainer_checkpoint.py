@@ -50,6 +50,8 @@ class TrainerCheckpoints:
         too, which :meth:`restore_from_checkpoint` gives back to each (CNTK 2.7's
         Trainer::SaveCheckpoint).
         """
+        for learner in self._distributed:     # (1-bit SGD's residuals: zeroed, every worker)
+            learner._forget_residuals()
         blocks = self._block_learner()
         if blocks is not None:      # (CNTK 2.7: the learners' checkpoints first, every worker)
             for learner in self._distributed:

@@ -1,8 +1,9 @@
 """``cntk.train.distributed``: data-parallel training over Stadyn's process groups.
 
 CNTK ran its workers under MPI (``mpiexec -n 4 python train.py``); here the workers are the
-processes of ``stadyn launch`` (:mod:`stadyn.distributed`), and a program started alone is
-one worker of one, as CNTK's was without ``mpiexec``.  :func:`data_parallel_distributed_learner`
+processes of OpenMPI's ``mpiexec`` as there, or of Stadyn's launcher or ``torchrun``
+(:mod:`stadyn.distributed`), and a program started alone is one worker of one, as CNTK's was
+without ``mpiexec``.  :func:`data_parallel_distributed_learner`
 wraps a learner: before each update the gradients are summed over the workers and so is the
 minibatch's sample count, so every worker takes the same step (CNTK's data-parallel SGD with
 32-bit gradients).  A Trainer of such learners on several workers reports the workers' sums
@@ -32,7 +33,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import socket
 
 import numpy as np
@@ -40,8 +40,8 @@ import torch
 
 from .... import distributed as _dist
 from ...._errors import ConfigError
-from ....graph import data_of
-from ....solvers import Optimizer
+from ....graph import data_of, grad_of
+from ._wrapped import _WrappedOptimizer
 
 __all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_communicator",
            "data_parallel_distributed_learner", "block_momentum_distributed_learner"]
@@ -50,7 +50,7 @@ __all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_commun
 def _joined() -> bool:
     """Whether this process is one of several workers; joins their group the first time (CNTK
     joined MPI when the first distributed object was made)."""
-    if not _dist.is_initialized() and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+    if not _dist.is_initialized() and _dist.size() > 1:     # (a launcher's, or mpiexec's)
         _dist.init()
     return _dist.is_initialized()
 
@@ -112,62 +112,6 @@ def mpi_communicator() -> Communicator:
     return Communicator()
 
 
-class _WrappedOptimizer(Optimizer):
-    """The optimizer protocol (:class:`stadyn.solvers.Optimizer`) of ``self._learner``, but for
-    :meth:`step`, which is the wrapper's ``_shared_update`` (not CNTK names: kept off the
-    public class)."""
-
-    def step(self, sample_count: int) -> bool:
-        return self._shared_update(sample_count)
-
-    @property
-    def name(self) -> str:
-        return self._learner.name
-
-    def named_parameters(self):
-        return self._learner.named_parameters()
-
-    def zero_grad(self) -> None:
-        self._learner.zero_grad()
-
-    def learning_rate(self) -> float:
-        return self._learner.learning_rate()
-
-    def resolve_epoch_size(self, samples_per_sweep: int) -> None:
-        self._learner.resolve_epoch_size(samples_per_sweep)
-
-    def end_sweep(self) -> None:
-        self._learner.end_sweep()
-
-    def state_names(self):
-        return self._learner.state_names()
-
-    def state_tensors(self, names):
-        return self._learner.state_tensors(names)
-
-    def step_scalars(self, names, sample_count):
-        return self._learner.step_scalars(names, sample_count)
-
-    def apply_step(self, *args, **kwargs):
-        return self._learner.apply_step(*args, **kwargs)
-
-    def finish_step(self, *args, **kwargs):
-        return self._learner.finish_step(*args, **kwargs)
-
-    @property
-    def fused_update(self) -> bool:
-        return self._learner.fused_update
-
-    def state_dict(self):
-        return self._learner.state_dict()
-
-    def check_state_dict(self, state) -> None:
-        self._learner.check_state_dict(state)
-
-    def load_state_dict(self, state) -> None:
-        self._learner.load_state_dict(state)
-
-
 class DistributedLearner(_WrappedOptimizer):
     """A learner whose updates are those of the workers together (see the module docstring).
     Everything else (``learning_rate``, ``parameters``, the sample counts...) is the wrapped
@@ -175,11 +119,16 @@ class DistributedLearner(_WrappedOptimizer):
     :meth:`step`, which sums over the workers.  As CNTK 2.7's, it has no ``update``: a Trainer
     updates it (the wrapped learner's ``update`` would update this worker alone)."""
 
-    def __init__(self, learner, distributed_after: int = 0):
+    def __init__(self, learner, distributed_after: int = 0, num_quantization_bits: int = 32):
         self._learner = learner
         self._after = int(distributed_after)
         self._communicator = Communicator()
         self._parallel = _dist.DataParallel() if _joined() else None
+        # 1-bit SGD (fewer than 32 bits): gradients summed quantized, with error feedback
+        # (CNTK 2.7's QuantizedDataParallelDistributedLearner; alone, nothing is quantized)
+        self._quantized = _dist.QuantizedAllReduce(num_quantization_bits) \
+            if num_quantization_bits < 32 and self._parallel is not None \
+            and self._parallel.size > 1 else None
         self._metric_aggregator = False
         self._summed = False     # the next update's gradients were summed by the Trainer
         # (not a CntkLearner, so it has no rate to report: CNTK 2.7 writes no 'Learning rate'
@@ -198,11 +147,29 @@ class DistributedLearner(_WrappedOptimizer):
         if self._summed:
             self._summed = False       # (the Trainer's _Aggregation summed them, and the count)
         elif self._sharing() and not isinstance(sample_count, dict):
-            self._parallel.all_reduce_gradients(
-                list(self._learner.named_parameters().values()))
+            if self._quantized is not None:
+                self._sum_quantized()
+            else:
+                self._parallel.all_reduce_gradients(
+                    list(self._learner.named_parameters().values()))
             total = self._parallel.all_reduce_scalars(float(sample_count))[0]
             sample_count = int(round(total))
         return self._learner.update(sample_count, training_sample_count, is_sweep_end)
+
+    def _sum_quantized(self) -> None:
+        """The gradients summed over the workers by 1-bit SGD (a parameter without one has
+        CNTK's zeros)."""
+        params = list(self._learner.named_parameters().values())
+        for p in params:
+            if grad_of(p) is None:
+                p.grad = torch.zeros_like(data_of(p))
+        self._quantized.all_reduce([grad_of(p) for p in params])
+
+    def _forget_residuals(self) -> None:
+        """At a checkpoint, 1-bit SGD's residuals are zeroed on every worker (CNTK 2.7's
+        QuantizedDataParallelDistributedLearner::CreateCheckpoint: they are not saved)."""
+        if self._quantized is not None:
+            self._quantized.reset()
 
     def set_as_metric_aggregator(self) -> None:
         """Make this the learner that aggregates the metric over the workers: of several
@@ -269,7 +236,8 @@ class DistributedLearner(_WrappedOptimizer):
         """CNTK 2.7's Dictionary of a data-parallel distributed learner, on one worker or
         several (each worker's own, DistributedLearnerBase::CreateCheckpoint):
         ``{"localLearners": <the wrapped learner's, as a dict>, "totalNumberOfSamplesSeen":
-        n}``, n the samples of all workers."""
+        n}``, n the samples of all workers; 1-bit SGD's residuals are zeroed (not saved)."""
+        self._forget_residuals()
         local = self._learner.create_checkpoint()
         return type(local)({"localLearners": dict(local),
                             "totalNumberOfSamplesSeen": int(self._learner.samples_seen)})
@@ -471,11 +439,28 @@ class _Aggregation(_WorkerTests):
         """The global ``(samples, loss_sum, metric_sum)``; the gradients summed in place (the
         learners' next update takes them as they are)."""
         self.local_samples = int(samples)        # (the Trainer tells a synchronisation by it)
-        result = self._parallel.synchronize(parameters, samples, loss_sum, metric_sum) \
-            if self.sharing() else (samples, loss_sum, metric_sum)
+        if not self.sharing():
+            result = (samples, loss_sum, metric_sum)
+        elif any(learner._quantized is not None for learner in self._learners):
+            result = self._quantized_sums(parameters, samples, loss_sum, metric_sum)
+        else:
+            result = self._parallel.synchronize(parameters, samples, loss_sum, metric_sum)
         for learner in self._learners:
             learner._summed = True
         return result
+
+    def _quantized_sums(self, parameters, samples, loss_sum, metric_sum):
+        """:meth:`synchronize` with 1-bit SGD learners: the sums of the counts, then each
+        learner's gradients summed quantized (a plain learner's summed as they are)."""
+        total, loss, metric = self._parallel.all_reduce_scalars(
+            float(samples), float(loss_sum), 0.0 if metric_sum is None else float(metric_sum))
+        for learner in self._learners:
+            if learner._quantized is not None:
+                learner._sum_quantized()
+            else:
+                self._parallel.all_reduce_gradients(
+                    list(learner._learner.named_parameters().values()))
+        return int(round(total)), loss, None if metric_sum is None else metric
 
     def sharing(self) -> bool:
         """Whether the workers share this step (``distributed_after`` samples seen)."""
@@ -517,11 +502,24 @@ def _of_several_workers(learner: DistributedLearner) -> bool:
 def data_parallel_distributed_learner(learner, distributed_after: int = 0,
                                       num_quantization_bits: int = 32):
     """``learner`` with its updates shared by all workers (gradients summed before each).
-    Only 32-bit gradients: 1-bit SGD (``num_quantization_bits=1``) is refused."""
-    if int(num_quantization_bits) != 32:
-        raise ConfigError("data_parallel_distributed_learner: only num_quantization_bits=32 "
-                         "(1-bit SGD was a separately licensed CNTK build)")
-    return DistributedLearner(learner, distributed_after)
+    With ``num_quantization_bits`` below 32 (1, 2, 4, 8 or 16) the gradients travel quantized
+    to that many bits per value, what the quantization leaves out carried to the next
+    minibatch: CNTK 2.7's 1-bit SGD (:class:`stadyn.distributed.QuantizedAllReduce`; on one
+    worker nothing is quantized, as in CNTK).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Dense(2)(C.input_variable(3))
+        >>> learner = C.train.distributed.data_parallel_distributed_learner(
+        ...     C.sgd(z.parameters, C.learning_parameter_schedule(0.1)), num_quantization_bits=1)
+        >>> learner.parallelization_after()
+        0
+    """
+    bits = int(num_quantization_bits)
+    if bits < 1:
+        raise ConfigError(f"data_parallel_distributed_learner: num_quantization_bits={bits}; "
+                          "1 to 32 bits per gradient value (32: not quantized)")
+    return DistributedLearner(learner, distributed_after, bits)
 
 
 def block_momentum_distributed_learner(learner, block_size: int,

@@ -1,0 +1,208 @@
+"""Workers started by OpenMPI's ``mpiexec`` (as CNTK's and NNabla's users started theirs) join
+one group from OpenMPI's environment, and 1-bit SGD's quantized all-reduce
+(:class:`stadyn.distributed.QuantizedAllReduce`) against a NumPy reading of CNTK 2.7's
+(``MatrixQuantizerCPU``, ``ColumnQuantizer``, ``QuantizedMPICommunicatorImpl``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stadyn.distributed as dist
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+WORKER = os.path.join(HERE, "mpi_workers.py")
+sys.path.insert(0, HERE)
+from mpi_workers import gradients  # noqa: E402
+
+_LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                "MASTER_PORT", "STADYN_HEARTBEAT_DIR")
+_OPENMPI_VARS = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+                 "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE",
+                 "OMPI_MCA_orte_jobfam_session_dir")
+
+
+def _clean_env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in _LAUNCH_VARS + _OPENMPI_VARS}
+    env.update(OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
+        [os.path.join(ROOT, "src"), os.environ.get("PYTHONPATH", "")]))
+    return env
+
+
+@pytest.fixture(scope="module")
+def as_openmpi_starts_them(tmp_path_factory) -> list[dict]:
+    """What two workers wrote, started with the environment OpenMPI 4's ``mpiexec -n 2``
+    gives (no launcher, no MASTER_ADDR/MASTER_PORT)."""
+    session = tmp_path_factory.mktemp("openmpi")
+    out = session / "result"
+    procs = []
+    for r in range(2):
+        env = dict(_clean_env(), OMPI_COMM_WORLD_RANK=str(r), OMPI_COMM_WORLD_SIZE="2",
+                   OMPI_COMM_WORLD_LOCAL_RANK=str(r), OMPI_COMM_WORLD_LOCAL_SIZE="2",
+                   OMPI_MCA_ess_base_jobid="4242", OMPI_MCA_orte_jobfam_session_dir=str(session),
+                   STADYN_DIST_TIMEOUT="60")
+        procs.append(subprocess.Popen([sys.executable, WORKER, str(out)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err[-3000:]
+    results = []
+    for r in range(2):
+        with open(f"{out}.rank{r}.json") as f:
+            results.append(json.load(f))
+    return results
+
+
+def _joined(result: dict, r: int) -> bool:
+    return {k: result[k] for k in ("joined", "rank", "size", "local_rank", "local_size",
+                                   "sum")} == {"joined": True, "rank": r, "size": 2,
+                                               "local_rank": r, "local_size": 2, "sum": [3.0]}
+
+
+def test_workers_with_openmpis_environment_join_one_group(as_openmpi_starts_them):
+    for r, result in enumerate(as_openmpi_starts_them):
+        assert _joined(result, r)
+
+
+def _openmpi() -> str | None:
+    mpiexec = shutil.which("mpiexec")
+    if mpiexec is None:
+        return None
+    version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+    return mpiexec if "Open MPI" in version or "OpenRTE" in version else None
+
+
+@pytest.mark.skipif(_openmpi() is None, reason="no OpenMPI mpiexec on this machine")
+def test_workers_started_by_mpiexec_join_one_group(tmp_path):
+    out = tmp_path / "mpi"
+    proc = subprocess.run([_openmpi(), "--allow-run-as-root", "--oversubscribe", "-n", "2",
+                           sys.executable, WORKER, str(out)], env=_clean_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for r in range(2):
+        with open(f"{out}.rank{r}.json") as f:
+            assert _joined(json.load(f), r)
+
+
+@pytest.fixture
+def openmpi_env(monkeypatch):
+    for name in _LAUNCH_VARS + _OPENMPI_VARS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in (("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "2"),
+                        ("OMPI_COMM_WORLD_LOCAL_RANK", "0"),
+                        ("OMPI_COMM_WORLD_LOCAL_SIZE", "1"),
+                        ("OMPI_MCA_ess_base_jobid", "7")):
+        monkeypatch.setenv(name, value)
+    return monkeypatch
+
+
+def test_before_init_rank_and_size_are_openmpis(openmpi_env):
+    assert (dist.rank(), dist.size(), dist.local_rank(), dist.local_size()) == (1, 2, 0, 1)
+    openmpi_env.setenv("WORLD_SIZE", "3")          # another launcher's variables come first
+    openmpi_env.setenv("RANK", "2")
+    assert (dist.rank(), dist.size()) == (2, 3)
+
+
+def test_mpiexec_across_machines_needs_a_tcp_address(openmpi_env):
+    with pytest.raises(dist.DistributedError, match=r"set MASTER_ADDR .*MASTER_PORT"):
+        dist.init()
+
+
+# -- 1-bit SGD ----------------------------------------------------------------------------------
+
+def _quantize_columns(v: np.ndarray):
+    """CNTK 2.7's 1-bit quantization of a (rows, cols) column-major matrix with the zero
+    threshold (MatrixQuantizerCPU::QuantizeAsync, ColumnQuantizer::ComputeRangeStatColj<true>,
+    ValueQuantizer), in float32, value by value: the unquantized values and the residual."""
+    f = np.float32
+    out, residual = np.empty_like(v), np.empty_like(v)
+    for j in range(v.shape[1]):
+        acc0, acc1, n0, n1 = f(0), f(0), 0, 0
+        for x in v[:, j]:
+            if x < 0:
+                acc0, n0 = f(acc0 + x), n0 + 1
+            else:
+                acc1, n1 = f(acc1 + x), n1 + 1
+        mean0, mean1 = f(acc0 / f(max(n0, 1))), f(acc1 / f(max(n1, 1)))
+        mid = f(f(0.5) * f(mean0 + mean1))
+        radius = f(f(2) * f(mean1 - mid))
+        lower, upper = f(mid - radius), f(mid + radius)
+        ufactor = f(0) if f(upper - lower) < 1e-36 else f(f(upper - lower) / f(2))
+        val0, val1 = f(f(f(0.5) * ufactor) + lower), f(f(f(1.5) * ufactor) + lower)
+        for i, x in enumerate(v[:, j]):
+            out[i, j] = val1 if x >= 0 else val0
+            residual[i, j] = f(x - out[i, j])
+    return out, residual
+
+
+def _cntk_matrix(a: np.ndarray) -> np.ndarray:
+    """A gradient as CNTK's matrix: rows the last axis (CNTK's first), columns the rest."""
+    rows = a.shape[-1] if a.ndim else 1
+    return a.reshape(-1, rows).T.copy()
+
+
+def _cntk_one_bit_sums(steps: int = 2) -> list[list[np.ndarray]]:
+    """Two workers' quantized sums, as CNTK 2.7's QuantizedAggregate: each worker quantizes its
+    gradient (+ residual); worker w owns the columns of its stripe, adds its own quantized
+    stripe and the other's, quantizes the sum (+ its stripe residual); everyone reads each
+    stripe's quantized sum."""
+    residual: dict = {}
+    stripe_residual: dict = {}
+    sums = []
+    for step in range(steps):
+        per_worker = [[_cntk_matrix(g) for g in gradients(r, step)] for r in range(2)]
+        step_sums = []
+        for k in range(len(per_worker[0])):
+            quantized = []
+            for r in range(2):
+                m = per_worker[r][k]
+                u, residual[r, k] = _quantize_columns(m + residual.get((r, k), 0))
+                quantized.append(u)
+            cols = quantized[0].shape[1]
+            result = np.empty_like(quantized[0])
+            for w in range(2):
+                per, extra = divmod(cols, 2)
+                start, n = per * w + min(extra, w), per + (1 if w < extra else 0)
+                if n == 0:
+                    continue
+                total = quantized[w][:, start:start + n] + quantized[1 - w][:, start:start + n]
+                u, stripe_residual[w, k] = _quantize_columns(
+                    total + stripe_residual.get((w, k), 0))
+                result[:, start:start + n] = u
+            shape = gradients(0, step)[k].shape
+            step_sums.append(result.T.reshape(shape))
+        sums.append(step_sums)
+    return sums
+
+
+def test_one_bit_all_reduce_is_cntks(as_openmpi_starts_them):
+    got = as_openmpi_starts_them
+    expected = _cntk_one_bit_sums()
+    plain = [[gradients(0, s)[k] + gradients(1, s)[k] for k in range(3)] for s in range(2)]
+    for g in got:
+        for step in range(2):
+            for k in range(3):
+                mine = np.array(g["sums"][step][k], np.float32)
+                np.testing.assert_allclose(mine, expected[step][k], rtol=1e-5, atol=1e-6)
+                if k < 2:           # (a scalar is a column of one: its mean is itself)
+                    assert not np.allclose(mine, plain[step][k], atol=1e-3)
+    assert got[0]["sums"] == got[1]["sums"]         # every worker the same sums
+
+
+def test_one_bit_all_reduce_alone_changes_nothing():
+    import torch
+    g = [torch.tensor([[1.0, -2.0], [3.0, 0.5]])]
+    dist.QuantizedAllReduce(1).all_reduce(g)
+    assert g[0].tolist() == [[1.0, -2.0], [3.0, 0.5]]
+
+
+def test_bits_must_be_a_power_of_two_below_32():
+    with pytest.raises(dist.DistributedError, match="bits=3; 1, 2, 4, 8 or 16"):
+        dist.QuantizedAllReduce(3)
