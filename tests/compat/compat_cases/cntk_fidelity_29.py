@@ -1,0 +1,105 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (twenty-ninth round): Trainers over
+inputs without dynamic axes, over a model that is a Combine of an input, and over a loss with
+nothing to count samples on; ``@C.Function`` of no arguments."""
+
+from compat_harness import cntk_case
+from compat_cases.cntk_fidelity_23 import _said
+
+
+@cntk_case(names=["cntk.train.trainer.Trainer", "cntk.Trainer.train_minibatch",
+                  "cntk.Trainer.previous_minibatch_sample_count",
+                  "cntk.Trainer.previous_minibatch_loss_average",
+                  "cntk.Trainer.previous_minibatch_evaluation_average",
+                  "cntk.ops.input_variable"],
+           note="a Trainer over an input without dynamic axes (input_variable(3, "
+                "dynamic_axes=[]), a weight the loss multiplies by) next to batched inputs: "
+                "CNTK 2.7 trains it, feeding the unbatched input's one value ((3,) or (1, 3)) "
+                "to every sample and counting the batched inputs' samples (2).  Stadyn refused "
+                "it: DataError 'different sample counts [2, 3]'")
+def trainer__input_without_dynamic_axes_beside_batched(C, r, np):
+    r.touch("cntk.Trainer.train_minibatch", "cntk.Trainer.previous_minibatch_sample_count",
+            "cntk.Trainer.previous_minibatch_loss_average",
+            "cntk.Trainer.previous_minibatch_evaluation_average", "cntk.ops.input_variable")
+    x = C.input_variable(3, name="x")
+    w = C.input_variable(3, dynamic_axes=[], name="w")
+    y = C.input_variable(1, name="y")
+    z = C.layers.Dense(1, init=0.5)(x)
+    weighted = C.reduce_sum(C.squared_error(z, y) * C.reduce_sum(w))
+    added = C.squared_error(z, y) + C.reduce_sum(w)
+    res = {"axes": [[a.name for a in weighted.dynamic_axes],
+                    [a.name for a in added.dynamic_axes]]}
+    data = {x: np.ones((2, 3), np.float32), y: np.ones((2, 1), np.float32)}
+    for label, loss, metric in (("weighted", weighted, None), ("added", added, added)):
+        for p in z.parameters:
+            p.value = np.full(p.shape, 0.5, np.float32) if p.name == "W" else \
+                np.zeros(p.shape, np.float32)
+        trainer = C.Trainer(z, (loss, metric), C.sgd(z.parameters, 0.1))
+        for k, weight in enumerate((np.array([1, 2, 3], np.float32),
+                                    np.ones((1, 3), np.float32))):
+            fed = dict(data)
+            fed[w] = weight
+            done = trainer.train_minibatch(fed)
+            res["%s %d" % (label, k)] = [
+                done, trainer.previous_minibatch_sample_count,
+                trainer.previous_minibatch_loss_average,
+                trainer.previous_minibatch_evaluation_average if metric is not None else None,
+                z.W.value, z.b.value]
+    return res
+
+
+@cntk_case(names=["cntk.ops.combine", "cntk.train.trainer.Trainer", "cntk.Trainer.model",
+                  "cntk.Trainer.train_minibatch"],
+           note="a Trainer whose model is C.combine([x]) of an input x (the loss computed from "
+                "x and a parameter): CNTK 2.7 makes and trains it, trainer.model the Combine "
+                "Function.  Stadyn raised AttributeError '_run_state' as it was made (its "
+                "model read back as the input Variable)")
+def trainer__model_a_combine_of_an_input(C, r, np):
+    r.touch("cntk.Trainer.model", "cntk.Trainer.train_minibatch")
+    x = C.input_variable(3, name="x")
+    t = C.input_variable(3, name="t")
+    p = C.parameter((3,), init=1.0, name="p")
+    m = C.combine([x])
+    trainer = C.Trainer(m, (C.squared_error(x * p, t), None), C.sgd([p], 0.1))
+    model = trainer.model
+    res = {"model": [repr(model), type(model).__name__, list(model.shape),
+                     [a.name for a in model.arguments]]}
+    done = trainer.train_minibatch({x: np.ones((2, 3), np.float32),
+                                    t: np.zeros((2, 3), np.float32)})
+    res["trained"] = [done, p.value, trainer.previous_minibatch_sample_count,
+                      trainer.previous_minibatch_loss_average]
+    res["model eval"] = model.eval({x: np.array([[1.0, 2.0, 3.0]], np.float32)})
+    return res
+
+
+@cntk_case(names=["cntk.train.trainer.Trainer", "cntk.Trainer.train_minibatch"],
+           note="a Trainer whose loss has no dynamic axis and is computed from no Variable "
+                "with one (inputs without dynamic axes, parameters): CNTK 2.7 refuses it as "
+                "it is made, ValueError 'Trainer: Failed to find a variable underlying the "
+                "graph rooted at specified loss function '<its root function>', from which "
+                "the training sample count can be determined.' (a batched model or metric "
+                "beside it does not help); a loss reduced over all axes of a batched input is "
+                "made and counts that input's samples.  Stadyn made each")
+def trainer__loss_without_samples_refused(C, r, np):
+    r.touch("cntk.Trainer.train_minibatch")
+    x = C.input_variable(3, name="x")
+    a = C.input_variable(3, dynamic_axes=[], name="a")
+    p = C.parameter((3,), init=1.0, name="p")
+    batched = C.reduce_sum(x * p)
+    made = {"reduce_sum(a*p)": lambda l: C.Trainer(l, (l, None), C.sgd([p], 0.1)),
+            "metric batched": lambda l: C.Trainer(batched, (l, batched), C.sgd([p], 0.1)),
+            "model batched": lambda l: C.Trainer(batched, (l, None), C.sgd([p], 0.1))}
+    res = {}
+    for label, make in made.items():
+        loss = C.reduce_sum(a * p)
+        res[label] = _said(lambda: make(loss))
+    for label, loss in (("parameters only", C.reduce_sum(p * p)),
+                        ("reduce_mean(square(a - p))", C.reduce_mean(C.square(a - p))),
+                        ("plus", C.plus(a, p, name="pl"))):
+        res[label] = _said(lambda: C.Trainer(loss, (loss, None), C.sgd([p], 0.1)))
+    whole = C.reduce_sum(x * p, axis=C.Axis.all_axes())
+    trainer = C.Trainer(whole, (whole, None), C.sgd([p], 0.1))
+    res["all axes"] = [trainer.train_minibatch({x: np.ones((2, 3), np.float32)}),
+                       trainer.previous_minibatch_sample_count,
+                       trainer.previous_minibatch_loss_average, p.value]
+    return res
+
