@@ -3,7 +3,7 @@ inputs without dynamic axes, over a model that is a Combine of an input, and ove
 nothing to count samples on; ``@C.Function`` of no arguments."""
 
 from compat_harness import cntk_case
-from compat_cases.cntk_fidelity_23 import _said
+from compat_cases.cntk_fidelity_23 import _masked, _said
 
 
 @cntk_case(names=["cntk.train.trainer.Trainer", "cntk.Trainer.train_minibatch",
@@ -101,5 +101,37 @@ def trainer__loss_without_samples_refused(C, r, np):
     res["all axes"] = [trainer.train_minibatch({x: np.ones((2, 3), np.float32)}),
                        trainer.previous_minibatch_sample_count,
                        trainer.previous_minibatch_loss_average, p.value]
+    return res
+
+
+@cntk_case(names=["cntk.ops.functions.Function", "cntk.layers.Sequential"],
+           note="@C.Function of a Python function of no arguments returning a Constant (or "
+                "of one returning its argument): CNTK 2.7 makes a Combine Function of it "
+                "('Composite(Combine):  -> Constant(...)', no arguments, evaluating to the "
+                "Constant; called with nothing, that value), and refuses it as a Sequential's "
+                "step or applied to an input (TypeError 'CNTK Function expected 0 arguments, "
+                "got 1').  Stadyn gave the Constant itself (and a Function returning its "
+                "argument gave the placeholder)")
+def function__of_no_arguments(C, r, np):
+    @C.Function
+    def k():
+        return C.constant(np.full(2, 3.0, np.float32))
+
+    @C.Function
+    def same(a):
+        return a
+
+    x = C.input_variable(2, name="x")
+    res = {"k": [isinstance(k, C.Function), _masked(repr(k)), list(k.arguments), list(k.shape),
+                 k.root_function.op_name, k.is_composite, k.eval(), k(),
+                 _masked(repr(k.outputs))],
+           "same": [isinstance(same, C.Function), _masked(repr(same)), [a.name for a in same.arguments]],
+           "same(x)": same(x).eval({x: np.array([[1.0, 2.0]], np.float32)}),
+           "plus(k, x)": list(C.plus(k, x).shape)}
+    L = C.layers
+    made = {"k(x)": lambda: k(x), "Sequential([k])": lambda: L.Sequential([k]),
+            "Sequential([relu, k])": lambda: L.Sequential([C.relu, k])}
+    for label, make in made.items():
+        res[label] = _said(make)
     return res
 
