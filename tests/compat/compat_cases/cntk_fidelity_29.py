@@ -135,3 +135,38 @@ def function__of_no_arguments(C, r, np):
         res[label] = _said(make)
     return res
 
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Sequential", "cntk.layers.Embedding",
+                  "cntk.layers.Convolution", "cntk.Function.parameters",
+                  "cntk.Function.replace_placeholders"],
+           note="a layer applied to an element-wise op of a placeholder and an input "
+                "(Dense(2)(plus(placeholder(), x)), x of (3,)): CNTK 2.7 infers the op's "
+                "shape (x's) and applies the layer at the call: its output (2,) over the batch "
+                "axis, its parameters made ((3, 2), (2,): the layer's own too), a "
+                "Convolution over rank 1 refused at once ('Convolution map tensor must have "
+                "rank 1 ...'); over a placeholder alone it waits ((-2,), W (-1, 2)).  Stadyn "
+                "kept each waiting ((-2,), unknown axes, W (-1, 2))")
+def layers__applied_to_an_elementwise_op_of_a_placeholder(C, r, np):
+    r.touch("cntk.layers.Sequential", "cntk.layers.Embedding", "cntk.layers.Convolution",
+            "cntk.Function.parameters", "cntk.Function.replace_placeholders")
+    L = C.layers
+    x = C.input_variable(3, name="x")
+    d = L.Dense(2, init=1.0)
+    res = {"before": [list(p.shape) for p in d.parameters]}
+    f = d(C.plus(C.placeholder(), x))
+    res["Dense"] = [list(f.shape), [a.name for a in f.dynamic_axes],
+                    [list(p.shape) for p in f.parameters], [list(p.shape) for p in d.parameters],
+                    list(f.W.shape)]
+    g = L.Dense(2)(C.placeholder())
+    res["over a placeholder"] = [list(g.shape), [list(p.shape) for p in g.parameters]]
+    h = L.Sequential([L.Dense(4), L.Dense(2)])(C.plus(C.placeholder(), x))
+    res["Sequential"] = [list(h.shape), [list(p.shape) for p in h.parameters]]
+    e = L.Embedding(4)(C.plus(C.placeholder(), x))
+    res["Embedding"] = [list(e.shape), [list(p.shape) for p in e.parameters]]
+    res["Convolution"] = _said(lambda: L.Convolution((2,), 2)(C.plus(C.placeholder(), x)))
+    y = C.input_variable(3, name="y")
+    bound = f.replace_placeholders({f.placeholders[0]: y})
+    res["bound"] = [list(bound.shape), bound.eval({x: np.ones((1, 3), np.float32),
+                                                   y: np.array([[1.0, 2.0, 3.0]], np.float32)})]
+    return res
+
