@@ -170,3 +170,50 @@ def layers__applied_to_an_elementwise_op_of_a_placeholder(C, r, np):
                                                    y: np.array([[1.0, 2.0, 3.0]], np.float32)})]
     return res
 
+
+@cntk_case(names=["cntk.losses.weighted_binary_cross_entropy", "cntk.Function.eval"],
+           note="weighted_binary_cross_entropy built with weights CNTK 2.7 cannot run: made "
+                "(shape (), no dynamic axes) and refused when run, in the order CNTK finds "
+                "them: weights of another size per sample than the output (RuntimeError 'The "
+                "Matrix dimensions of the second argument weights the Logistic# Logistic "
+                "operation do not match.'), a weight without the batch axis -- a constant, a "
+                "number, an input with dynamic_axes=[] -- (RuntimeError \"Node 'Constant#' "
+                "(LearnableParameter operation): ColumnRangeWithMBLayoutFor: ...\"), an output "
+                "of (3,) (ValueError 'The input matrix dimensions do not match.').  Stadyn "
+                "gave messages of its own (a (3,) output with (1,) weights, a constant of (3,) "
+                "for a (3,) output), and a number as the weight failed as it was made")
+def losses__weighted_binary_cross_entropy_weights_refused(C, r, np):
+    r.touch("cntk.Function.eval")
+
+    def const(shape):
+        return C.constant(np.full(shape, 2.0, np.float32)), {}
+
+    def batched(shape):
+        w = C.input_variable(shape, name="w")
+        return w, {w: np.full((2,) + shape, 2.0, np.float32)}
+
+    def unbatched(shape):
+        w = C.input_variable(shape, dynamic_axes=[], name="w")
+        return w, {w: np.full(shape, 2.0, np.float32)}
+
+    made = {"(3,) constant (3,)": ((3,), lambda: const((3,))),
+            "(3,) input (3,)": ((3,), lambda: batched((3,))),
+            "(1,) constant (1,)": ((1,), lambda: const((1,))),
+            "(1,) input (1,)": ((1,), lambda: batched((1,))),
+            "(1,) input without axes (1,)": ((1,), lambda: unbatched((1,))),
+            "(3,) constant (1,)": ((3,), lambda: const((1,))),
+            "(3,) input (1,)": ((3,), lambda: batched((1,))),
+            "(1,) number": ((1,), lambda: (2.0, {}))}
+    res = {}
+    for label, (shape, weight) in made.items():
+        o = C.input_variable(shape, name="o")
+        t = C.input_variable(shape, name="t")
+        w, fed = weight()
+        f = C.weighted_binary_cross_entropy(o, t, w)
+        data = {o: np.full((2,) + shape, 0.25, np.float32), t: np.ones((2,) + shape, np.float32)}
+        data.update(fed)
+        said = _said(lambda: f.eval(data))
+        res[label] = [list(f.shape), len(f.dynamic_axes), said]
+        if said == ["returns"]:
+            res[label + " value"] = f.eval(data)
+    return res
