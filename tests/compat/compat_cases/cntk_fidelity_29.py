@@ -125,7 +125,8 @@ def function__of_no_arguments(C, r, np):
     res = {"k": [isinstance(k, C.Function), _masked(repr(k)), list(k.arguments), list(k.shape),
                  k.root_function.op_name, k.is_composite, k.eval(), k(),
                  _masked(repr(k.outputs))],
-           "same": [isinstance(same, C.Function), _masked(repr(same)), [a.name for a in same.arguments]],
+           "same": [isinstance(same, C.Function), _masked(repr(same)),
+                    [a.name for a in same.arguments]],
            "same(x)": same(x).eval({x: np.array([[1.0, 2.0]], np.float32)}),
            "plus(k, x)": list(C.plus(k, x).shape)}
     L = C.layers
