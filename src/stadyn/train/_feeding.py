@@ -4,7 +4,7 @@ numbers; a minibatch must fit the input's per-sample shape)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 import torch
@@ -288,7 +288,8 @@ def unwrap_input(var) -> Variable:
 PER_SEQUENCE = "sequences"     # feed_minibatch's count_axis: count the minibatch's sequences
 
 
-def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> int:
+def feed_minibatch(plan, values, count_axis: Variable | str | None = None,
+                   uncounted: Collection[int] = ()) -> int:
     """Feed ``values`` into the inputs of ``plan`` (``(variable, holds class ids, is a
     sequence, how a refusal names it)`` per value, in order); returns the minibatch's sample
     count.  Without ``count_axis``: sequences where some input is per sequence, steps where
@@ -296,7 +297,17 @@ def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> in
     :func:`sample_count`).  With ``count_axis`` (from :func:`loss_axis`), the samples of the
     loss as CNTK counts them: the
     steps of the sequence input whose lengths ``count_axis`` is (a loss per step), or
-    :data:`PER_SEQUENCE`: the sequences (a loss per sequence)."""
+    :data:`PER_SEQUENCE`: the sequences (a loss per sequence).  The inputs whose ids are in
+    ``uncounted`` hold no samples (a front end's inputs without a batch axis, CNTK's
+    ``dynamic_axes=[]``): fed as they are, not counted (1 where only such inputs are fed).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> x, w = sd.Variable((2, 3)), sd.Variable((3,))
+        >>> plan = input_plan([x, w], set())
+        >>> feed_minibatch(plan, [np.ones((2, 3)), np.ones(3)], uncounted={id(w)})
+        2
+    """
     plain = steps = None
     axes: dict[int, int] = {}          # steps per sequence axis
     first: dict = {}                   # the first input fed per axis (None: the batch axis)
@@ -305,6 +316,8 @@ def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> in
         if class_ids:
             _check_whole_numbers(v, _as_array(value))
         n = feed(v, value, shown)
+        if id(v) in uncounted:
+            continue
         if sequence:
             sequences = int(v.sequence_lengths.shape[0])
             if isinstance(count_axis, Variable):
@@ -329,6 +342,8 @@ def feed_minibatch(plan, values, count_axis: Variable | str | None = None) -> in
         # similarity of two sequences' last steps): CNTK counts the loss's samples, one per
         # sequence (a plain input holds one sample per sequence)
         return plain if plain is not None else sequences
+    if plain is None and sequences is None and plan:
+        return 1        # (only inputs without samples)
     return plain if plain is not None else steps
 
 

@@ -66,6 +66,9 @@ class Trainer:
     # the metric the progress writers get from a trainer without one: None (no metric column);
     # compat.cntk's Trainer says 0.0, as CNTK 2.7's native Trainer reports it
     _metric_without_one: float | None = None
+    # the ids of inputs that hold no samples, fed as they are and not counted (a front end's
+    # inputs without a batch axis: compat.cntk's ``dynamic_axes=[]``)
+    _uncounted: frozenset = frozenset()
 
     def __init__(self, model: Variable | None, criterion, parameter_learners=None,
                  progress_writers=None, *args, data_parallel=None, compile: bool | str = False,
@@ -163,7 +166,7 @@ class Trainer:
         # lengths are computed: a slice of the labels); a loss per sequence its sequences
         lengths = self._counted(_unwrap(self.loss_function)).sequence_lengths
         self._count_loss_steps = lengths is not None and axis is not lengths
-        return feed_minibatch(plan, values, axis)
+        return feed_minibatch(plan, values, axis, self._uncounted)
 
     def _missing_message(self, missing: list[Variable], what: str) -> str:
         """The error for inputs left out of ``Trainer.<what>``'s data (an input left out would

@@ -65,12 +65,15 @@ def probed_shape(deferred: Any) -> tuple:
 def placeholder_stand_ins(args: tuple) -> "list | None":
     """Inputs standing for ``args`` where each is a placeholder waiting with a known shape (no
     inferred, free or unknown axis), of its shape and dynamic axes (none for one made with
-    ``dynamic_axes=[]``), on which a layer applied to them makes its parameters at the call,
-    as CNTK 2.7's; else None.
+    ``dynamic_axes=[]``), or an op waiting on placeholders whose shape and dynamic axes CNTK
+    2.7 knows already (``plus(placeholder(), x)``: ``x``'s), on which a layer applied to them
+    makes its parameters at the call, as CNTK 2.7's; else None.
 
     Example:
         >>> import stadyn.compat.cntk as C
         >>> [v.shape for v in placeholder_stand_ins((C.placeholder((3,), dynamic_axes=[]),))]
+        [(3,)]
+        >>> [v.shape for v in placeholder_stand_ins((C.placeholder() + C.input_variable(3),))]
         [(3,)]
         >>> placeholder_stand_ins((C.placeholder(),)) is None
         True
@@ -79,6 +82,14 @@ def placeholder_stand_ins(args: tuple) -> "list | None":
     from ._variables import input_variable, without_dynamic_axes
     found = []
     for a in args:
+        if hasattr(a, "_replay"):       # (a waiting op)
+            shape = tuple(int(d) for d in a.shape) if a._typed is None else UNKNOWN
+            axes = _known_axes(a)
+            if any(d < 0 for d in shape) or axes is None:
+                return None
+            found.append(input_variable(shape, dtype=getattr(a, "dtype", None) or "float32",
+                                        dynamic_axes=list(axes)))
+            continue
         v = a.variable if isinstance(a, GraphObject) else None
         shape = INFERRED_SHAPES.get(v) if v is not None else None
         if shape is None or v not in SHAPELESS or any(d < 0 for d in shape):

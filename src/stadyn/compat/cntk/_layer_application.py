@@ -71,9 +71,12 @@ def apply_layer(layer_fn: Any, args: tuple):
     if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
         waiting = Deferred(layer_fn, args, {})
         stand_ins = placeholder_stand_ins(args)
-        if stand_ins is not None:   # (placeholders of known shapes: CNTK 2.7 makes the
-            waiting._probed_shape = tuple(layer_fn(*stand_ins).shape)  # layer's parameters
-            waiting._made_parameters = True                            # at the call)
+        if stand_ins is not None:   # (placeholders of known shapes, waiting ops of known
+            out = layer_fn(*stand_ins)  # shapes and axes: CNTK 2.7 makes the layer's
+            waiting._probed_shape = tuple(out.shape)    # parameters at the call)
+            waiting._made_parameters = True
+            if all(hasattr(a, "_replay") for a in args):    # (their axes known: its own)
+                waiting.__dict__["_probed_axes"] = tuple(out.dynamic_axes)
         return waiting
     args = as_built(args)                    # a waiting op given its types: its Function
     if args and not any(isinstance(a, GraphObject) for a in args):

@@ -17,11 +17,13 @@ import numpy as np
 
 from ... import functions as F
 from ... import cntk_semantics as S
-from ..._errors import ShapeError
+from ..._errors import ShapeError, UnrunnableError
+from ...graph import Variable
 from ...cntk_semantics import broadcast_pair
 from ._deferrable import defer_module
 from ._run_checks import refuse_when_run
 from ._sparse_operands import refuse_sparse_operands
+from ._mixins import GraphObject
 from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one_op, operand,
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
                      sample_shape, unwrap, wrap)
@@ -248,7 +250,19 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
     """CNTK 2.7's weighted ``Logistic``: ``-N sum(w l) / sum(w)`` over the minibatch with
     ``l = log(2 t o + 1 - t - o)`` and ``N`` its samples, one number; the gradient that of
     ``-sum(w l)`` (:func:`stadyn.cntk_semantics.logistic`).  CNTK 2.7 takes one output value
-    per sample."""
+    and one weight per sample: what else it builds is refused when it runs, in its words
+    (:func:`_refuse_weights`).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> o, t, w = (C.input_variable(1, name=n) for n in "otw")
+        >>> f = C.weighted_binary_cross_entropy(o, t, w)
+        >>> ones = np.ones((2, 1), np.float32)
+        >>> round(float(f.eval({o: ones / 4, t: ones, w: ones * 2})), 4)
+        2.7726
+    """
+    if not isinstance(weight, GraphObject) and not isinstance(weight, Variable):
+        weight = wrap(const(weight))    # (a number: CNTK 2.7's Constant)
     o, t, w = operand(output), operand(target), operand(weight)
     # N: the samples of the weight (or of the output, for a weight without the batch axis)
     counted, lead = (w, int(batched(weight))) if batched(weight) or not batched(output) \
@@ -259,19 +273,36 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
     if batched(output):
         from . import _graph as G
         G.BATCH.unmark(out)
-    # what CNTK 2.7 builds but refuses when it runs: more than one value per sample, a
-    # weight without the batch axis (a constant)
-    sample = tuple(o.shape[int(batched(output)):])
-    if math.prod(sample) != 1:
-        refuse_when_run(out, f"weighted_binary_cross_entropy: CNTK 2.7's Logistic takes one "
-                             f"output value per sample, not {sample} (CNTK raises 'The input "
-                             "matrix dimensions do not match')", ShapeError)
+    made = named(wrap(one_op(out, o, t, weight)), name, "Logistic")
+    _refuse_weights(out, made, output, weight)
+    return made
+
+
+def _refuse_weights(out, made, output, weight) -> None:
+    """What CNTK 2.7 builds as ``weighted_binary_cross_entropy`` but refuses when it runs (in
+    the order it finds them): weights of another size per sample than the output (its
+    validation's RuntimeError, naming the Logistic node), a weight without the batch axis (a
+    constant, a number, an input with ``dynamic_axes=[]``: a RuntimeError naming the weight's
+    node), more than one output value per sample (a ValueError)."""
+    sample = tuple(operand(output).shape[int(batched(output)):])
+    weights = tuple(operand(weight).shape[int(batched(weight)):])
+    if math.prod(weights) != math.prod(sample):
+        refuse_when_run(out, f"The Matrix dimensions of the second argument weights the "
+                             f"{made.root_function.uid} Logistic operation do not match.\n"
+                             f"weighted_binary_cross_entropy: a weight of shape {weights} per "
+                             f"sample for an output of {sample}", UnrunnableError)
     elif batched(output) and not batched(weight):
-        refuse_when_run(out, "weighted_binary_cross_entropy: the weight has no batch axis (a "
-                             "constant?); CNTK 2.7 takes one weight per sample, an input as the "
-                             "output is (it raises '... missing a ReconcileDynamicAxis "
-                             "operation?')", ShapeError)
-    return named(wrap(one_op(out, o, t, weight)), name, "Logistic")
+        refuse_when_run(out, f"Node '{weight.uid}' (LearnableParameter operation): "
+                             "ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is "
+                             "inconsistent with matrix. They are compatible though--are you "
+                             "missing a ReconcileDynamicAxis operation?\n"
+                             "weighted_binary_cross_entropy: the weight has no batch axis (a "
+                             "constant, a number?); CNTK 2.7 takes one weight per sample, an "
+                             "input as the output is", UnrunnableError)
+    elif math.prod(sample) != 1:
+        refuse_when_run(out, "The input matrix dimensions do not match.\n"
+                             "weighted_binary_cross_entropy: CNTK 2.7's Logistic takes one "
+                             f"output value per sample, not {sample}", ShapeError)
 
 
 @float_arrays("output", "target")

@@ -176,9 +176,15 @@ def _in_signature_order(function, values: list):
 
 
 def _as_function(out):
+    """What a Python function under ``@C.Function`` returned, as a Function: a tuple or list
+    combined; a leaf (an input, placeholder, Parameter or Constant: a function of no
+    arguments returning a Constant) in a Combine of its own, as CNTK 2.7 makes it."""
     if isinstance(out, (tuple, list)):
         return late("ops").combine(list(out))
-    return wrap(out) if not hasattr(out, "outputs") else out
+    if hasattr(out, "outputs"):
+        return out
+    out = wrap(out)
+    return out if hasattr(out, "outputs") else late("ops").combine([out])
 
 
 class _Deferred(TensorOpsMixin, ArgumentBinding):

@@ -15,7 +15,7 @@ from ._checked_mode import CheckedLatch
 from ._fed_data import refuse_data_type, refuse_layouts_that_differ, unbatched_sample
 from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
-from ._graph import BATCH, is_splice_leaf, kind_of, made_by_cntk_op
+from ._graph import is_splice_leaf
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
@@ -23,6 +23,8 @@ from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, spli
 from ._values import Value
 from ._previous_averages import PreviousAverages
 from ._trainer_checkpoint import TrainerCheckpoints
+from ._trainer_samples import (counted_variable, refuse_no_sample_count, unbatched,
+                               uncounted_inputs)
 from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows, test_sums
 
 __all__ = ["Trainer", "counted_variable"]
@@ -38,13 +40,6 @@ def _as_function(slot: str, doc: str) -> property:
     return property(get, set_, doc=doc)
 
 
-def _unbatched(k) -> bool:
-    """Whether ``k`` is an input without dynamic axes (``dynamic_axes=[]``)."""
-    var = unwrap(k) if not isinstance(k, str) else None
-    return var is not None and not BATCH(var) and var.sequence_lengths is None and \
-        kind_of(var) == "input"
-
-
 def _plain(arguments, shapes: bool = True):
     """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
     with their lengths.  A reader's stream of the input's size but another shape takes the
@@ -57,9 +52,9 @@ def _plain(arguments, shapes: bool = True):
     for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
         refuse_data_type(v, k)
         refuse_dense_feed(unwrap(k), v)
-    if shapes and isinstance(arguments, dict) and any(_unbatched(k) for k in arguments):
+    if shapes and isinstance(arguments, dict) and any(unbatched(k) for k in arguments):
         arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
-                     if _unbatched(k) and not isinstance(v, (_io.MinibatchData, Value)) else v
+                     if unbatched(k) and not isinstance(v, (_io.MinibatchData, Value)) else v
                      for k, v in arguments.items()}     # (as CNTK 2.7, refused at feed)
     if not isinstance(arguments, dict) or not any(
             isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
@@ -116,32 +111,6 @@ def _truncated_flags(arguments, flags):
     slot's previous minibatch: False), else ``flags``."""
     layout = _truncated(arguments) if flags is None else None
     return flags if layout is None else list(layout.begins)
-
-
-def counted_variable(criterion):
-    """CNTK 2.7's Trainer and Evaluator count a minibatch's samples on the criterion, or, where
-    the criterion is one number for the minibatch (no batch axis: CTC's ``forward_backward``,
-    ``edit_distance_error``, a ``reduce_sum`` over all axes), on the first Variable with a batch
-    or sequence axis met depth first through its inputs, in their order: CNTK 208 counts its
-    label frames, not its utterances.  The Variables met are CNTK's: inputs and the outputs of
-    CNTK ops, not those of the Stadyn ops a CNTK op is made of."""
-    if criterion is None or BATCH(criterion) or criterion.sequence_lengths is not None:
-        return criterion
-    seen: set[int] = set()
-
-    def search(v):
-        for x in (v.parent.inputs if v.parent is not None else ()):
-            if id(x) in seen:
-                continue
-            seen.add(id(x))
-            if (BATCH(x) or x.sequence_lengths is not None) and (
-                    x.parent is None or made_by_cntk_op(x)):
-                return x
-            found = search(x)
-            if found is not None:
-                return found
-        return None
-    return search(criterion) or criterion
 
 
 def _distributed_learners(learners) -> list:
@@ -302,6 +271,12 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         # the model's carried states live as long as the Trainer, as in CNTK, where
         # ``trainer.model`` is one Function: each ``trainer.model`` here is a new Function over
         # the same outputs, which shares the state this holds
+        if waiting_model is None and not _waits(criterion[0]):
+            refuse_no_sample_count(self._loss)
+        self._uncounted = uncounted_inputs(self.arguments)
+        if isinstance(model, Function) and not isinstance(self.model, Function):
+            # a Combine of a leaf (C.combine([x])): the model is that Function, as CNTK's
+            self._model = model
         model = self.model
         self._model_runs = model._run_state() if model is not None and \
             waiting_model is None else None
