@@ -12,6 +12,7 @@ from ...graph import Variable, free_dimensions, topological_nodes
 from . import _graph as G
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._clone import rebuild
+from ._graph_views import walk_between
 from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _SPARSE,
                           _UNBATCHED, _UNTYPED, ModelFormat)
 from ._seq_axes import free_steps
@@ -246,15 +247,8 @@ def _block_of(v) -> "tuple | None":
 def _loaded_dense_options(v: Variable, block) -> dict:
     """A loaded file's Dense: the ``inferInputRankToMap`` of the ``Times`` inside it, as the
     file gives it (CNTK 2.7 writes it again as it read it)."""
-    arguments = {id(a) for a in block.arguments}
-    stack, seen = [v], set()
-    while stack:
-        u = stack.pop()
-        if id(u) in seen or id(u) in arguments or u.parent is None:
-            continue
-        seen.add(id(u))
+    for u in walk_between([v], {id(a) for a in block.arguments}):
         rank = CNTK_ATTRIBUTES.get(u, {}).get("inferInputRankToMap")
         if rank is not None and G.primitive_op_name(u) == "Times":
             return {"inferInputRankToMap": int(rank)}
-        stack.extend(u.parent.inputs)
     return {}
