@@ -215,7 +215,9 @@ def _cntk_op_of(v) -> "tuple | None":
         # ReduceSumSquare's ReduceElements, no op CNTK named)
         return (block.op_name, list(block.arguments))
     if v in G.INNER_OPS and v.parent.spec.name == "log":
-        # (a log inside a CNTK op, binary_cross_entropy's: CNTK 2.7 builds it of its own Log)
+        # (a log among the helper ops of a CNTK op: a loaded file's ReduceElements LogSum,
+        # whose import rule computes log(sum(exp(x - max)))+max, written as CNTK's own Log;
+        # binary_cross_entropy's logs are CNTK Log ops of their own now and do not come here)
         return ("Log", list(v.parent.inputs))
     if not G.made_by_cntk_op(v):
         return None
