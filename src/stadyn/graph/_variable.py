@@ -1,5 +1,6 @@
 """The graph's IR: Variables and function nodes (the counters that tell plans to re-check are
-in :mod:`._versions`).
+in :mod:`._versions`; a Variable's value and gradient accessors, mixed in, in
+:mod:`._variable_arrays`).
 
 Every op call creates one :class:`FunctionNode` whose outputs are new :class:`Variable` objects
 (:func:`stadyn.graph.apply`, in ``_apply.py``).  In dynamic mode (:func:`stadyn.auto_forward`) the
@@ -20,27 +21,19 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from .._errors import ShapeError, StadynError
+from .._errors import StadynError
 from ._context import get_current_context
 from ._dtypes import _TORCH_TO_NP, _normalise_shape, to_torch_dtype
 from ._location import format_location
-from ._numpy_readers import numpy_reader
 from ._padding import pad_sequences
 from ._recompute import recompute_now
-from ._versions import _layout, _marks, bump_graph_version, layout_changed
+from ._variable_arrays import VariableArrays, _zeros
+from ._versions import _marks, bump_graph_version, layout_changed
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype"]
 
 
-def _zeros(shape: Sequence[int], dtype: torch.dtype, requires_grad: bool) -> torch.Tensor:
-    _layout[0] += 1
-    t = torch.zeros(tuple(shape), dtype=dtype, device=get_current_context().device)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
-class Variable:
+class Variable(VariableArrays):
     """A node of the graph holding an N-d array, its gradient and the function that made it.
 
     In static mode a Variable made by an op holds only its shape until the graph is run with
@@ -258,41 +251,6 @@ class Variable:
             self._persistent = flag
             bump_graph_version()
 
-    # -- data -----------------------------------------------------------------------------------
-    @property
-    def data(self) -> torch.Tensor:
-        """The torch tensor holding the value (allocated with zeros if the graph has not run)."""
-        if self._alias is not None:
-            return Variable.data.fget(self._alias).detach()
-        if self._data is None:
-            self._data = _zeros(self._shape, self._dtype, False)
-        return self._data
-
-    @data.setter
-    def data(self, value: Any) -> None:
-        if isinstance(value, torch.Tensor):
-            if self.parent is None:
-                need = self._need_grad and value.dtype.is_floating_point
-                value = value.detach().requires_grad_(need)
-                layout_changed()
-            self._data = value
-            self._shape = tuple(value.shape)
-            self._dtype = value.dtype
-        else:
-            self.d = value
-
-    @property
-    def d(self) -> np.ndarray:
-        """The value as a NumPy array (a view sharing memory on CPU)."""
-        return _as_numpy(Variable.data.fget(self))
-
-    @d.setter
-    def d(self, value: Any) -> None:
-        if self._seq is not None and isinstance(value, (list, tuple)):
-            self._set_sequences(value)
-            return
-        self._assign(Variable.data.fget(self), value, "d")
-
     # -- the sequence axis (see _sequence.py) ---------------------------------------------------
     @property
     def sequence_lengths(self) -> "Variable | None":
@@ -317,61 +275,6 @@ class Variable:
         device = Variable.data.fget(self).device
         Variable.data.fset(self, torch.from_numpy(padded).to(device))
         Variable.data.fset(self._seq, torch.from_numpy(lengths).to(device))
-
-    @property
-    def grad(self) -> torch.Tensor | None:
-        """The gradient tensor (None until a backward pass computes one); an unlinked one's is
-        its source's."""
-        if self._alias is not None:
-            return Variable.grad.fget(self._alias)
-        if self.parent is None and self._data is not None and self._data.requires_grad:
-            return self._data.grad
-        return self._grad
-
-    @grad.setter
-    def grad(self, value: torch.Tensor | None) -> None:
-        if self._alias is not None:
-            Variable.grad.fset(self._alias, value)
-        elif self.parent is None and self._data is not None and self._data.requires_grad:
-            self._data.grad = value
-        else:
-            self._grad = value
-
-    def _grad_buffer(self) -> torch.Tensor:
-        g = Variable.grad.fget(self)   # (one of an earlier shape: NNabla's is resized too)
-        if g is None or (self._alias is None and tuple(g.shape) != tuple(self._shape)):
-            g = torch.zeros_like(Variable.data.fget(self), requires_grad=False)
-            Variable.grad.fset(self, g)
-        return g
-
-    @property
-    def g(self) -> np.ndarray:
-        """The gradient as a NumPy array (allocated with zeros if none was computed yet); one
-        kept keeps its values through ``zero_grad`` and backward (``_grad_buffers.py``)."""
-        return _as_numpy(self._grad_buffer(), numpy_reader)
-
-    @g.setter
-    def g(self, value: Any) -> None:
-        self._assign(self._grad_buffer(), value, "g")
-
-    def _assign(self, buffer: torch.Tensor, value: Any, what: str) -> None:
-        if isinstance(value, torch.Tensor):
-            src = value.detach()
-        else:
-            arr = np.asarray(value)
-            if arr.dtype == object:
-                raise StadynError(f"cannot assign {type(value).__name__} to Variable.{what}")
-            src = (torch.from_numpy(np.ascontiguousarray(arr)) if arr.ndim
-                   else torch.tensor(arr.item()))
-        if src.ndim and tuple(src.shape) != tuple(buffer.shape):
-            label = f" {self.graph_name!r}" if self.graph_name else ""
-            raise ShapeError(f"cannot assign an array of shape {tuple(src.shape)} to Variable"
-                             f"{label}.{what} of shape {tuple(buffer.shape)}")
-        with torch.no_grad():
-            if src.ndim:
-                buffer.copy_(src)
-            else:
-                buffer.fill_(src.item())
 
     # -- graph ----------------------------------------------------------------------------------
     def unlinked(self, need_grad: bool | None = None) -> "Variable":
@@ -490,13 +393,6 @@ class Variable:
         self._data = _zeros(shape, self._dtype, self._need_grad and self.parent is None)
 
     # Arithmetic operators are installed by stadyn.ops (the graph does not import the op catalog).
-
-
-def _as_numpy(t: torch.Tensor, share: Callable | None = None) -> np.ndarray:
-    """``t``'s memory as NumPy (``share(t)`` makes the array), or a copy in bf16 / off the CPU."""
-    if t.dtype != torch.bfloat16 and t.device.type == "cpu":
-        return share(t) if share is not None else t.detach().numpy()
-    return (t.detach().float() if t.dtype == torch.bfloat16 else t.detach()).cpu().numpy()
 
 
 # ---------------------------------------------------------------------------------------------

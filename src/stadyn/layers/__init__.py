@@ -14,11 +14,12 @@ Example:
 from .. import functions as _F
 from ._init import (CNTKInitializer, bilinear, glorot_normal, glorot_uniform, he_normal,
                     he_uniform, initial_value, normal, truncated_normal, uniform, xavier)
-from ._layers import (Activation, AveragePooling, Convolution, Convolution1D, Convolution2D,
-                      Convolution3D, ConvolutionTranspose, ConvolutionTranspose1D,
-                      ConvolutionTranspose2D, ConvolutionTranspose3D, Dense, Dropout, Embedding,
-                      For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label, Layer,
-                      LayerStack, MaxPooling, ResNetBlock, Sequential, SequentialClique, identity)
+from ._convolution import (Convolution, Convolution1D, Convolution2D, Convolution3D,
+                           ConvolutionTranspose, ConvolutionTranspose1D, ConvolutionTranspose2D,
+                           ConvolutionTranspose3D)
+from ._layers import (Activation, AveragePooling, Dense, Dropout, Embedding, For,
+                      GlobalAveragePooling, GlobalMaxPooling, Identity, Label, Layer, LayerStack,
+                      MaxPooling, ResNetBlock, Sequential, SequentialClique, identity)
 from ._normalization import BatchNormalization, LayerNormalization, Stabilizer
 from ._options import (default_options, default_options_for, default_override_or,
                        is_default_override, resolve)

@@ -90,11 +90,12 @@ def several_outputs_message(f: Any) -> str:
             "converted to a Variable.")
 
 
-def refuse_several_outputs(x: Any, swig: "str | None") -> None:
+def refuse_several_outputs(x: Any, swig: "str | None", hint: str = "") -> None:
     """CNTK 2.7's refusal of a Function of several outputs given to a one-operand op: SWIG's
     NotImplementedError for the C++ op ``swig`` its Python wrapper hands the Function to
     (``re_lu`` for ``relu``), or, ``swig`` None, the ValueError of the ops that read the
-    operand's one output first (``floor``, ``stop_gradient``).
+    operand's one output first (``floor``, ``stop_gradient``), ``hint`` (Stadyn's words)
+    after CNTK's.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -108,7 +109,7 @@ def refuse_several_outputs(x: Any, swig: "str | None") -> None:
     if len(outputs) < 2:
         return
     if swig is None:
-        raise ValueError(f"expected single output, but got {len(outputs)}")
+        raise ValueError(f"expected single output, but got {len(outputs)}{hint}")
     raise NotImplementedError(f"Wrong number or type of arguments for overloaded function "
                               f"'{swig}'.")
 

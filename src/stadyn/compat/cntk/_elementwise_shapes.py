@@ -26,6 +26,7 @@ import numpy as np
 
 from ..._errors import ShapeError
 from ...graph import format_location, user_location
+from ._adapt import refuse_several_outputs
 from ._deferred import Deferred, UnknownOutput
 from ._mixins import GraphObject
 
@@ -40,9 +41,8 @@ class ElementwiseShapeError(RuntimeError, ShapeError):
 def _shape(value: Any) -> "tuple | None":
     """The static shape of an operand, ``-1`` for an inferred axis; None where unknown."""
     if isinstance(value, GraphObject) and len(getattr(value, "outputs", ())) > 1:
-        raise ValueError(f"expected single output, but got {len(value.outputs)} (a Function "
-                         "of several outputs as an operand: pick one, f.outputs[i]"
-                         + _at_user_line() + ")")
+        refuse_several_outputs(value, None, " (a Function of several outputs as an operand: "
+                               "pick one, f.outputs[i]" + _at_user_line() + ")")
     if isinstance(value, (Deferred, UnknownOutput, GraphObject)):
         shape = tuple(int(d) for d in value.shape)
     elif isinstance(value, (int, float, np.ndarray, np.number, list)):

@@ -17,6 +17,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from ... import functions as F
 from ...graph import Variable, auto_forward, is_lengths, keep_with, kept_with, shown_only
 from ...ops import recurrence_states
@@ -28,7 +30,8 @@ from ._graph_shown import name_of  # noqa: F401  (the examples read names with i
 from ._shown_constants import shown_as, shown_constants
 from ._spliced import seen_through
 
-__all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "show_transposed",
+__all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "walk_between",
+           "show_transposed",
            "STEP_BLOCKS",
            "note_step_op", "note_step_view", "has_step_view", "past_value_view",
            "read_by_past_value",
@@ -93,14 +96,32 @@ def hide_padding(out: Variable, operands) -> None:
         []
     """
     stop = {id(o) for o in operands if isinstance(o, Variable)}
-    stack, seen = [out], set()
+    for v in walk_between([out], stop):
+        if v.parent.spec.name == "pad" and v is not out:
+            INNER_OPS.add(v)
+
+
+def walk_between(outputs: list, stop: set) -> Iterator[Variable]:
+    """The values the ops between ``outputs`` (Variables) and the values whose ids are in
+    ``stop`` make, ``outputs`` included, each once, depth first, down to the leaves (which it
+    does not give); lazily, so a caller may stop at the first it wants.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable((2,))
+        >>> h = F.relu(x)
+        >>> [v.parent.name for v in walk_between([F.tanh(h)], set())]
+        ['tanh', 'relu']
+        >>> [v.parent.name for v in walk_between([F.tanh(h)], {id(h)})]
+        ['tanh']
+    """
+    stack, seen = list(outputs), set()
     while stack:
         v = stack.pop()
         if id(v) in seen or id(v) in stop or v.parent is None:
             continue
         seen.add(id(v))
-        if v.parent.spec.name == "pad" and v is not out:
-            INNER_OPS.add(v)
+        yield v
         stack.extend(v.parent.inputs)
 
 

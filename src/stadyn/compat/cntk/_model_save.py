@@ -12,6 +12,7 @@ from ...graph import Variable, free_dimensions, topological_nodes
 from . import _graph as G
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._clone import rebuild
+from ._graph_views import walk_between
 from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _SPARSE,
                           _UNBATCHED, _UNTYPED, ModelFormat)
 from ._seq_axes import free_steps
@@ -214,7 +215,9 @@ def _cntk_op_of(v) -> "tuple | None":
         # ReduceSumSquare's ReduceElements, no op CNTK named)
         return (block.op_name, list(block.arguments))
     if v in G.INNER_OPS and v.parent.spec.name == "log":
-        # (a log inside a CNTK op, binary_cross_entropy's: CNTK 2.7 builds it of its own Log)
+        # (a log among the helper ops of a CNTK op: a loaded file's ReduceElements LogSum,
+        # whose import rule computes log(sum(exp(x - max)))+max, written as CNTK's own Log;
+        # binary_cross_entropy's logs are CNTK Log ops of their own now and do not come here)
         return ("Log", list(v.parent.inputs))
     if not G.made_by_cntk_op(v):
         return None
@@ -246,15 +249,8 @@ def _block_of(v) -> "tuple | None":
 def _loaded_dense_options(v: Variable, block) -> dict:
     """A loaded file's Dense: the ``inferInputRankToMap`` of the ``Times`` inside it, as the
     file gives it (CNTK 2.7 writes it again as it read it)."""
-    arguments = {id(a) for a in block.arguments}
-    stack, seen = [v], set()
-    while stack:
-        u = stack.pop()
-        if id(u) in seen or id(u) in arguments or u.parent is None:
-            continue
-        seen.add(id(u))
+    for u in walk_between([v], {id(a) for a in block.arguments}):
         rank = CNTK_ATTRIBUTES.get(u, {}).get("inferInputRankToMap")
         if rank is not None and G.primitive_op_name(u) == "Times":
             return {"inferInputRankToMap": int(rank)}
-        stack.extend(u.parent.inputs)
     return {}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ...graph import Variable
 from ._graph_shown import show_operands_in_order
-from ._graph_views import show_bias_last
+from ._graph_views import show_bias_last, walk_between
 from ._shown_constants import gru_constant, show_constants
 
 __all__ = ["made_between", "mark_step_inside"]
@@ -48,14 +48,4 @@ def mark_step_inside(kind: str, step, outputs: list, arguments: list) -> None:
 def made_between(outputs: list, stop: set) -> list:
     """The values the ops between ``outputs`` and the values in ``stop`` (by id: a step's
     arguments) make, down to the leaves: the ops inside a step's block."""
-    found: list[Variable] = []
-    seen: set[int] = set()
-    stack = [v for v in outputs if isinstance(v, Variable)]
-    while stack:
-        v = stack.pop()
-        if id(v) in seen or id(v) in stop or v.parent is None:
-            continue
-        seen.add(id(v))
-        found.append(v)
-        stack.extend(v.parent.inputs)
-    return found
+    return list(walk_between([v for v in outputs if isinstance(v, Variable)], stop))

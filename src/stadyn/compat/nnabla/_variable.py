@@ -45,11 +45,11 @@ from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
 from ._variable_arrays import assign, grad_array, value_array
+from ._variable_operators import _checked_operator
 from ._written_types import (assign_to_output, float_for_gradients, sync_for_backward,
                              take_written_type, warn_rounded)
 from ._names import set_shown_name, shown_name
 from ._readers import reader_functions
-from ._refusals import check_binary
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
 
 __all__ = ["Variable", "as_nnabla", "forward_all"]
@@ -508,48 +508,6 @@ class Variable(_HeldReading):
 
 
 Variable._op_output_class, Variable._node_class = Variable, Function
-
-
-def _checked_operator(name: str, function: str, reflected: bool):
-    # ``x + y`` of a Variable and a Variable or an NdArray is NNabla's ``F.add2(x, y)``:
-    # refused where it refuses (inputs of different ranks; ``_refusals.py``), computed in
-    # float32 (``_float_inputs``); with an NdArray it is computed at once on ``x``'s current
-    # value and gives an NdArray (NNabla 1.39, both modes: ``_ndarray.imperative``); anything
-    # else is a scalar to NNabla (``F.add_scalar(x, float(y))``): a one-value array is read as
-    # its value, a longer one or a list is refused (NNabla 1.39: TypeError); then Stadyn's own
-    # operator
-    def method(self, other):
-        if isinstance(other, (_Core, NdArray)):
-            check_binary(function, *((other, self) if reflected else (self, other)))
-            if isinstance(other, NdArray):
-                return getattr(NdArray, name)(self.data, other)
-            other = as_float32(other)
-        elif isinstance(other, (np.ndarray, np.generic, list, tuple)):
-            other = _scalar_operand(name, other)
-        return getattr(_Core, name)(as_float32(self), other)
-    method.__name__ = name
-    return method
-
-
-def _scalar_operand(name: str, other: Any) -> float:
-    """``other``, the operand of ``Variable.<name>`` that is no Variable or NdArray, as the
-    scalar NNabla 1.39 reads it (``float(other)``): one value, or a ``TypeError``.
-
-    Example:
-        >>> import numpy as np
-        >>> _scalar_operand("__add__", np.ones((1, 1), np.float32) * 2)
-        2.0
-    """
-    size = np.size(other) if isinstance(other, (np.ndarray, np.generic)) else None
-    if size != 1:
-        what = (f"a NumPy array of shape {np.shape(other)}" if size is not None
-                else f"a {type(other).__name__}")
-        line = _graph.format_location(_graph.user_location())
-        raise TypeError(f"Variable.{name}: NNabla 1.39 takes a Variable, an NdArray or a "
-                        f"scalar here (it computes F.*_scalar(x, float(y)) otherwise), got "
-                        f"{what}; wrap an array as nn.Variable.from_numpy_array(a) of the "
-                        f"same number of dimensions" + (f" (at {line})" if line else ""))
-    return float(np.asarray(other).reshape(()))
 
 
 for _op, _function in (("add", "add2"), ("sub", "sub2"), ("mul", "mul2"),
