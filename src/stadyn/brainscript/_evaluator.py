@@ -59,7 +59,8 @@ def _add_caller(err: ConfigError, loc: A.SourceLocation | None, name: str) -> No
     err.call_stack = [A.SourceLocation(err.path, err.line or 1, err.column or 1), loc]
     note = f"\n  called from {loc} ({name})"
     err.reason += note
-    err.args = (str(err) + note, *err.args[1:])
+    first = err.args[0] if err.args and isinstance(err.args[0], str) else str(err)
+    err.args = (first + note, *err.args[1:])
 
 
 # ---------------------------------------------------------------------------------------------
