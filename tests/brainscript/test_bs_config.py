@@ -431,3 +431,15 @@ def test_empty_items_of_a_colon_array_are_skipped_as_in_cntk():
     cfg = parse_config("mb = 64:256:1024:\nb = 1::2\nc = 5:")
     assert cfg.get_ints("mb") == [64, 256, 1024] and cfg.get_ints("b") == [1, 2]
     assert cfg.get_ints("c") == [5]
+
+
+def test_a_config_include_is_opened_from_the_working_folder_first(tmp_path, monkeypatch):
+    # Config.cpp:118: cntk.exe reads an included config by the name as written (relative to
+    # the working folder); the including file's folder is tried only after it
+    (tmp_path / "work").mkdir()
+    (tmp_path / "conf").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    (tmp_path / "work" / "common.cntk").write_text("where = work\n")
+    (tmp_path / "conf" / "common.cntk").write_text("where = conf\n")
+    (tmp_path / "conf" / "main.cntk").write_text('include "common.cntk"\n')
+    assert load_config(tmp_path / "conf" / "main.cntk")["where"] == "work"

@@ -53,3 +53,15 @@ def test_min_and_max_are_if_nodes_over_a_comparison():
         net.nodes[name].forward()
     np.testing.assert_array_equal(net.nodes["lo"].d, np.minimum(x, y))
     np.testing.assert_array_equal(net.nodes["hi"].d, np.maximum(x, 0))
+
+
+def test_sin_names_its_argument_z_as_cntk_core_bs():
+    # CNTK.core.bs:683 ``Sin(z, tag='')`` (Sinh at :684 keeps ``x``): a node built in the
+    # argument is named at the call's path plus the parameter's name
+    net, operations, _ = _build("{ x = Input {3} ; s = Sin (Abs (x)) ; h = Sinh (Abs (x)) }")
+    assert operations == {"x": "InputValue", "s": "Sin", "s.z": "Abs",
+                          "h": "Sinh", "h.x": "Abs"}
+    x = np.array([[-1.0, 0.5, 2.0]], np.float32)
+    net.nodes["x"].d = x
+    net.nodes["s"].forward()
+    np.testing.assert_allclose(net.nodes["s"].d, np.sin(np.abs(x)), rtol=1e-6)

@@ -29,3 +29,24 @@ def test_an_error_in_a_layer_names_its_line(text, line):
         with pytest.raises(ConfigError, match="(?i)convolution") as e:   # CNTK 2.7's message
             build_network("{ x = Input {3}\n" + text + " }", StadynLibrary(), "net.bs")
     assert (e.value.path, e.value.line) == ("net.bs", line + 1)
+
+
+@pytest.mark.parametrize("text, where", [
+    # the library's PastValue refuses an initial state of other dimensions, at once
+    ("y = Input {4}\n p = BS.Loop.Previous (x, initialState = y)", "net.bs:3:"),
+    # a loop's delay whose dimensions nothing gives: found when the loop's input is defined,
+    # after the library call has returned
+    ("p = BS.Loop.Previous (s)\n s = if Length ((p : p)) > 0 then 5 else 6", "net.bs:2:"),
+])
+def test_an_error_inside_the_library_names_the_users_call_too(text, where):
+    # cntk.exe adds each expression's location to an error on its way out
+    # (BrainScriptEvaluator.cpp:876-880) and prints them as a call stack
+    # (BrainScriptParser.cpp:99-150): the library's line, then the user's that called it
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError) as e:
+            build_network("{ x = Input {3}\n " + text + " }", StadynLibrary(), "net.bs")
+    assert e.value.path == "<library>"                       # where it went wrong
+    lines = str(e.value).splitlines()
+    assert lines[0].startswith("<library>:") and "PastValue" in lines[0]
+    assert lines[-1].strip().startswith(f"called from {where}") and "Previous" in lines[-1]
+    assert [loc.path for loc in e.value.call_stack] == ["<library>", "net.bs"]

@@ -6,7 +6,7 @@ import pytest
 
 from stadyn._errors import ConfigError
 from stadyn.brainscript import _ast as A
-from stadyn.brainscript import parse_expression, parse_file, parse_members
+from stadyn.brainscript import load_config, parse_expression, parse_file, parse_members
 
 
 def sexpr(e: A.Expr) -> str:
@@ -318,3 +318,35 @@ def test_the_parser_is_built_once_and_is_linear_time(monkeypatch):
     assert built == []
     assert len(tree.members) == 199
     assert (_lark().options.parser, _lark().options.lexer) == ("lalr", "basic")
+
+
+def _network_members(cfg) -> dict:
+    record = cfg["T"]["BrainScriptNetworkBuilder"].parse()
+    return {m.name: sexpr(m.value) for m in record.members}
+
+
+def test_a_brainscript_include_is_looked_for_as_cntk_exe_looks(tmp_path, monkeypatch):
+    # BrainScriptParser.cpp:398-419 (FindSourceFile): the name as written (the working folder)
+    # first, then its file name in the include folders: the folders of the files being
+    # included, innermost first (:487 pushes, :445 pops), then every config file's
+    # (Config.cpp:66, given to the parser by NetworkFactory.cpp:84)
+    work, conf, other, inner = (tmp_path / n for n in ("work", "conf", "other", "inner"))
+    for d in (work, conf, other, inner):
+        d.mkdir()
+    monkeypatch.chdir(work)
+    (work / "lib.bs").write_text("fromLib = 1\n")
+    (conf / "lib.bs").write_text("fromLib = 2\n")
+    (other / "only.bs").write_text("fromOnly = 3\n")        # in the first config's folder alone
+    (inner / "outer.bs").write_text('include "near.bs"\n')
+    (inner / "near.bs").write_text("fromNear = 4\n")
+    (conf / "near.bs").write_text("fromNear = 5\n")
+    (other / "first.cntk").write_text("x = 1\n")
+    (conf / "main.cntk").write_text(
+        'T = { BrainScriptNetworkBuilder = {\n include "lib.bs"\n include "only.bs"\n'
+        f' include "{inner}/outer.bs"\n' '} }\n')
+    cfg = load_config([other / "first.cntk", conf / "main.cntk"])
+    assert _network_members(cfg) == {"fromLib": "1", "fromOnly": "3", "fromNear": "4"}
+    # the working folder has no lib.bs: the config's folder has
+    (work / "lib.bs").unlink()
+    cfg = load_config([other / "first.cntk", conf / "main.cntk"])
+    assert _network_members(cfg)["fromLib"] == "2"

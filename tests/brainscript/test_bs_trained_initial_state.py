@@ -6,10 +6,8 @@ against values computed by hand."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import stadyn as sd
-from stadyn._errors import ConfigError
 from stadyn.brainscript import StadynLibrary, build_network
 
 _LOOP = """{ x = Input {3}
@@ -58,7 +56,15 @@ def test_the_default_shape_is_inferred_from_a_known_input():
         h = s.h ; c = s.c }""")
     assert h == [[0, 0, 0], [0, 1, 2], [3, 4, 5]]
     assert c == [[0, 0, 0], [0, 2, 4], [6, 8, 10]]
-    # inside a loop the input is made later: asked for the shape, not a wrong one
-    with pytest.raises(ConfigError, match=r"PastValue: the dimensions of its initialState .* "
-                                          r"give them .*shape = \.\.\."):
-        _run(_LOOP % ("Previous", ""))
+
+
+def test_the_default_shape_is_inferred_inside_a_loop():
+    # shape = (0) in a loop: the delays' input is made after them (h = x + p.h); cntk.exe
+    # infers the parameters' dimensions from the state when it validates the loop
+    # (CNTK.core.bs:1184-1189, ParameterTensor {(0)}): [3] here, the values as with shape = 3
+    h, c = _run(_LOOP % ("Previous", ""), [1, 2, 3], [10, 20, 30])
+    assert h == [[1, 3, 5], [4, 7, 10], [10, 14, 18]]
+    assert c == [[12, 26, 40], [20, 40, 60], [40, 68, 96]]
+    h, c = _run(_LOOP % ("Next", ""))          # initValue = 0: running sums from the end
+    assert h == [[9, 12, 15], [9, 11, 13], [6, 7, 8]]
+    assert c == [[48, 60, 72], [30, 36, 42], [12, 14, 16]]

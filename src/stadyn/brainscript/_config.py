@@ -9,8 +9,8 @@ What CNTK's config reader did, and this module does:
 - a later definition of a key replaces an earlier one, except that a block given for a block
   merges into it; command-line overrides (``key=value``, ``Train.SGD.maxEpochs=2`` or
   ``Train=[SGD=[maxEpochs=2]]``) are read after the files, so they win;
-- ``include "file"`` (or ``include = file``) splices a file's items in place, the path relative
-  to the including file (else to the working directory);
+- ``include "file"`` (or ``include = file``) splices a file's items in place, the path
+  relative to the working directory as cntk.exe opens it (else to the including file);
 - ``$name$`` is replaced by the value of ``name``, looked up in the enclosing blocks outwards,
   when the value is read (so an override of ``rootDir`` reaches ``dataDir = "$rootDir$/data"``);
 - the value of ``BrainScriptNetworkBuilder`` (another language) is kept as source text, with its
@@ -98,6 +98,8 @@ class BrainScriptSource:
     path: str | None = None
     line: int = 1
     column: int = 1
+    #: every config file's folder: where its ``include`` looks (Config.cpp:66)
+    include_dirs: tuple[str, ...] = ()
 
     @property
     def loc(self) -> SourceLocation:
@@ -105,7 +107,8 @@ class BrainScriptSource:
 
     def parse(self):
         """Parse the text as one BrainScript expression (errors point into the config file)."""
-        return parse_expression(self.text, self.path, line=self.line, column=self.column)
+        return parse_expression(self.text, self.path, line=self.line, column=self.column,
+                                include_dirs=self.include_dirs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,6 +142,8 @@ class ConfigRecord(Mapping):
         self.path = path
         self.loc = block.loc
         self._cache: dict[str, Any] = {}
+        #: the folders of the config files read (a BrainScript ``include`` looks there)
+        self.include_dirs: tuple[str, ...] = parent.include_dirs if parent is not None else ()
 
     # ---- mapping ---------------------------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
@@ -230,7 +235,8 @@ class ConfigRecord(Mapping):
                               self._substitute(value.text, value.loc, active, keep_blocks=True))
         if isinstance(value, _Raw):
             return BrainScriptSource(self._substitute(value.text, value.loc, active),
-                                     value.loc.path, value.loc.line, value.loc.column)
+                                     value.loc.path, value.loc.line, value.loc.column,
+                                     self.include_dirs)
         raise TypeError(value)  # pragma: no cover - the reader makes only the kinds above
 
     def _substitute(self, text: str, loc: SourceLocation, active: set,
@@ -443,7 +449,9 @@ def parse_config(text: str, path: str | None = None, overrides: Sequence[str] = 
     stack = (os.path.normpath(path),) if path else ()
     root = _Reader(text, path, stack).read()
     _apply_overrides(root, overrides)
-    return ConfigRecord(root, None, "")
+    record = ConfigRecord(root, None, "")
+    record.include_dirs = (os.path.dirname(path),) if path else ()
+    return record
 
 
 def load_config(paths: str | os.PathLike | Sequence[str | os.PathLike],
@@ -464,7 +472,9 @@ def load_config(paths: str | os.PathLike | Sequence[str | os.PathLike],
             root.loc = SourceLocation(name, 1, 1)
         _Reader(text, name, (norm,), from_disk=True).read(root)
     _apply_overrides(root, overrides)
-    return ConfigRecord(root, None, "")
+    record = ConfigRecord(root, None, "")
+    record.include_dirs = tuple(dict.fromkeys(os.path.dirname(os.fspath(p)) for p in paths))
+    return record
 
 
 _OVERRIDE_SOURCE = "<command line "

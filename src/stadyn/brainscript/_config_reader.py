@@ -16,6 +16,7 @@ password file's first line.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -297,8 +298,11 @@ class _Reader:
             raise self.error("'include' needs a file name", rest[0] if rest else head)
         names = [str(rest[0])[1:-1]] if len(rest) == 1 and _is(rest[0], "STRING") \
             else self.source(rest).split("+")
+        # cntk.exe opens a config's include as written (Config.cpp:118, ReadConfigFile): the
+        # working folder first; the including file's folder is tried after it
+        folders = [os.path.dirname(self.path)] if self.path and self.from_disk else []
         for name in names:
-            target = resolve_include(name.strip().strip('"'), self.path)
+            target = resolve_include(name.strip().strip('"'), folders)
             if target is None:
                 raise self.error(f"cannot include '{name.strip()}': file not found", rest[0])
             if target in self.stack:

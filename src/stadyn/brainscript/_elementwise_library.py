@@ -59,9 +59,14 @@ class ElementwiseFunctions:
 
     def _unary(self, name: str) -> Any:
         op = _UNARY[name]
-
-        def node(x, tag=""):
-            return self._node(op(self._value(x, name)), name, tag)
+        if name == "Sin":
+            # CNTK.core.bs:683 names Sin's input ``z`` (the others ``x``): an argument's
+            # node path adds that name
+            def node(z, tag=""):
+                return self._node(op(self._value(z, name)), name, tag)
+        else:
+            def node(x, tag=""):
+                return self._node(op(self._value(x, name)), name, tag)
         node.__name__ = name
         return node
 

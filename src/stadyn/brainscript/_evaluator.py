@@ -41,6 +41,28 @@ __all__ = ["Evaluator", "Record", "BSArray", "BSFunction", "Thunk", "evaluate"]
 _MAX_ARRAY = 10_000_000  # a guard against array[0..1e15](...) exhausting memory when converted
 
 
+#: the file name of the library's own BrainScript (CNTK.core.bs's functions, ``sequences.bs``)
+LIBRARY_SOURCE = "<library>"
+
+
+def _add_caller(err: ConfigError, loc: A.SourceLocation | None, name: str) -> None:
+    """An error raised inside the library's BrainScript (``<library>:96:56``) also names the
+    user's line that called the library function, as a traceback: cntk.exe adds the location
+    of every expression the error passes through (BrainScriptEvaluator.cpp:876-880,
+    ``AddLocation``) and prints them as its ``[CALL STACK]`` (BrainScriptParser.cpp:99-150);
+    here the error's own place stays first and the nearest call from outside the library is
+    added once (``err.call_stack``: innermost first)."""
+    if loc is None or loc.path == LIBRARY_SOURCE or err.path != LIBRARY_SOURCE:
+        return
+    if getattr(err, "call_stack", None):
+        return
+    err.call_stack = [A.SourceLocation(err.path, err.line or 1, err.column or 1), loc]
+    note = f"\n  called from {loc} ({name})"
+    err.reason += note
+    first = err.args[0] if err.args and isinstance(err.args[0], str) else str(err)
+    err.args = (first + note, *err.args[1:])
+
+
 # ---------------------------------------------------------------------------------------------
 # the evaluator
 # ---------------------------------------------------------------------------------------------
@@ -73,6 +95,9 @@ class Evaluator(OperatorsMixin):
         # path it was written at, however late it is computed (so names do not depend on the
         # order of evaluation); a library function is called with it (Library.path)
         self._path = ""
+        # the calls of BrainScript functions from outside the library now running (where,
+        # name), for the errors of what a library function leaves to do later (a delay's input)
+        self._callers: list[tuple[A.SourceLocation, str]] = []
 
     # ---- entry -----------------------------------------------------------------------------
     def evaluate(self, expr: A.Expr, scope: Record | None = None) -> Any:
@@ -128,7 +153,7 @@ class Evaluator(OperatorsMixin):
             # cntk.exe reads CNTK.core.bs into the network's own record: its members' paths
             # start at the top (BS.Constants.One), wherever they are first used
             self._script_prelude = self.at_path("", lambda: self.eval(
-                parse_members(text, "<library>"), None))()
+                parse_members(text, LIBRARY_SOURCE), None))()
         return self._script_prelude
 
     def _hint(self, name: str, scope: Record | None) -> str:
@@ -298,7 +323,19 @@ class Evaluator(OperatorsMixin):
              loc: A.SourceLocation | None, name: str = "function") -> Any:
         """Apply a BrainScript or library function to (lazy) arguments."""
         if isinstance(fn, BSFunction):
-            return fn.apply(args, kwargs, loc)
+            outside = loc is not None and loc.path != LIBRARY_SOURCE
+            if outside:
+                self._callers.append((loc, name))
+            try:
+                return fn.apply(args, kwargs, loc)
+            except CycleError:
+                raise
+            except ConfigError as err:
+                _add_caller(err, loc, name)
+                raise
+            finally:
+                if outside:
+                    self._callers.pop()
         if isinstance(fn, Composition) and fn.nested:     # Sequential (F : G): G (F (x))
             # CNTK.core.bs: fs[N-1] (Apply (x, N-1)), F applied when G asks for its argument,
             # at the path of G's argument; each applied where it was made (its errors' line)
@@ -361,6 +398,7 @@ class Evaluator(OperatorsMixin):
             tried.undo()                   # (loops closed meanwhile opened again)
             forget()
         ref = ForwardRef(loc, waits_for.name)
+        caller = self._callers[-1] if self._callers else None
 
         def define() -> None:
             forget = self.library.checkpoint()
@@ -374,8 +412,13 @@ class Evaluator(OperatorsMixin):
                 forget()
                 again.thunk.when_done(define)
                 return
-            with source_location(line_of(loc)):
-                self._guard(lambda: self.library.define_forward(ref, value), loc, name)
+            try:
+                with source_location(line_of(loc)):
+                    self._guard(lambda: self.library.define_forward(ref, value), loc, name)
+            except ConfigError as err:
+                if caller is not None and not isinstance(err, CycleError):
+                    _add_caller(err, *caller)
+                raise
         waits_for.when_done(define)
         if key in kwargs:
             return args, {**kwargs, key: Thunk.of(ref)}

@@ -37,7 +37,7 @@ from ..graph import Variable, auto_forward
 from ..ops import StepFunction
 from ._library import ForwardRef, without_unit_axes
 
-__all__ = ["Loops", "PendingState", "PendingMap"]
+__all__ = ["Loops", "PendingState", "PendingMap", "InitialOfShape"]
 
 
 @dataclass(eq=False)
@@ -93,6 +93,23 @@ class PendingMap(PendingState):
                  fallback: tuple[int, ...] | None):
         super().__init__(inner.loop, inner.ref, inner.initial, inner.time_step, inner.where)
         self.inner, self.fn, self.fallback = inner, fn, fallback
+
+
+class InitialOfShape:
+    """A delay's initial state that is made once the delay's per-step shape is known: in a
+    loop, a parameter of inferred dimensions (``(0)``: CNTK.core.bs's
+    ``BS.RNNs.PreviousHCWithTrainedInitialState {}``) takes the dimensions of the state it
+    starts, as cntk.exe infers them when it validates the loop."""
+
+    def __init__(self, make: Callable[[tuple[int, ...]], Any]):
+        self.make = make
+        self.value: Any = None
+
+    def of(self, shape: tuple[int, ...]) -> Any:
+        """The initial state for a step of ``shape`` (made at the first call)."""
+        if self.value is None:
+            self.value = self.make(tuple(shape))
+        return self.value
 
 
 def _where(ref_or_loc: Any) -> str:
@@ -269,6 +286,8 @@ class Loops:
                where: str) -> list[_State]:
         if k < 1:
             raise ConfigError(f"timeStep must be at least 1, got {k}")
+        if isinstance(initial, InitialOfShape):
+            initial = initial.of(shape)
         states = []
         for _ in range(k):
             with auto_forward(False):

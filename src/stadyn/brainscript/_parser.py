@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -308,9 +308,10 @@ def _lexer() -> Lark:
 class _Session:
     """One parse: the source texts seen (for error excerpts) and the include stack."""
 
-    def __init__(self) -> None:
+    def __init__(self, include_dirs: Sequence[str] = ()) -> None:
         self.sources: dict[str | None, str] = {}
         self.sites: dict[str, A.SourceLocation] = {}    # included file -> its ``include``
+        self.include_dirs = tuple(include_dirs)         # every config file's folder
 
     def error(self, message: str, loc: A.SourceLocation) -> ConfigError:
         text = self.sources.get(loc.path, "")
@@ -355,7 +356,7 @@ class _Session:
             name = None
         if name is None or name.type != "STRING":
             raise self.error("'include' must be followed by a quoted file name", _loc(name or tok))
-        target = resolve_include(name.value[1:-1], path)
+        target = resolve_include(name.value[1:-1], self._folders(stack))
         if target is None:
             raise self.error(f"cannot include {name.value}: file not found", _loc(name))
         if target in stack:
@@ -364,6 +365,15 @@ class _Session:
         text = read_source(target, _loc(name), "BrainScript file")
         self.sites.setdefault(target, _loc(name))
         yield from self.tokens(text, target, 1, 1, (*stack, target))
+
+    def _folders(self, stack: tuple[str, ...]) -> list[str]:
+        """Where an ``include`` is looked for after the working folder: the folders of the
+        files being included, innermost first (cntk.exe pushes each in front while its file
+        is read, BrainScriptParser.cpp:487, and pops it at its end, :445), then every config
+        file's (Config.cpp:66, NetworkFactory.cpp:84), then the folder of the text parsed."""
+        folders = [os.path.dirname(p) for p in reversed(stack[1:])]
+        folders += [*self.include_dirs, *(os.path.dirname(p) for p in stack[:1])]
+        return list(dict.fromkeys(folders))
 
     @staticmethod
     def _shift(path, line, column, line0, col0) -> A.SourceLocation:
@@ -474,17 +484,18 @@ def _reads_as_members(text: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 def parse_expression(text: str, path: str | None = None, *, line: int = 1,
-                     column: int = 1) -> A.Expr:
+                     column: int = 1, include_dirs: Sequence[str] = ()) -> A.Expr:
     """Parse one BrainScript expression (e.g. the ``{ ... }`` of a ``BrainScriptNetworkBuilder``).
 
     ``line``/``column`` say where ``text`` starts inside ``path`` so that error locations point
-    into the enclosing file.
+    into the enclosing file; ``include_dirs`` are the config files' folders, where an
+    ``include`` is looked for (after the working folder and the included files' folders).
 
     >>> e = parse_expression("a + b * c")
     >>> e.op, e.right.op
     ('+', '*')
     """
-    return _Session().parse(text, path, line, column, "start_expr")
+    return _Session(include_dirs).parse(text, path, line, column, "start_expr")
 
 
 def parse_members(text: str, path: str | None = None, *, line: int = 1,

@@ -13,11 +13,11 @@ from typing import Any
 import torch
 
 from .._errors import ConfigError
-from ..graph import Variable, context
+from ..graph import Variable, context, data_of, grad_of
 from ..train import Trainer
 from ._state_carry import StateCarry
 
-__all__ = ["Parallel", "device_of", "NetworkTrainer"]
+__all__ = ["Parallel", "QuantizedSGD", "device_of", "NetworkTrainer"]
 
 
 class Parallel:
@@ -38,11 +38,16 @@ class Parallel:
     def is_main(self) -> bool:
         return self.rank == 0
 
-    def data_parallel(self, params: dict[str, Variable], block: dict | None = None):
-        """The Trainer's hook: gradients summed (DataParallelSGD), or with ``block`` (the
-        options of :func:`._sgd.block_momentum`) the models merged by block momentum."""
+    def data_parallel(self, params: dict[str, Variable], block: dict | None = None,
+                      bits: list[int] | None = None, clock: Any = None):
+        """The Trainer's hook: gradients summed (DataParallelSGD; with ``bits``, each epoch's
+        bits of :func:`._sgd.gradient_bits` and the ``clock`` that tells the epoch, quantized),
+        or with ``block`` (the options of :func:`._sgd.block_momentum`) the models merged by
+        block momentum."""
         if self.dist is None:
             return None
+        if bits is not None:
+            return QuantizedSGD(self.dist, bits, clock)
         if block is None:
             return self.dist.DataParallel(params)
         options = dict(block)
@@ -68,6 +73,51 @@ class Parallel:
         self.dist.all_reduce_tensors([table], what="the readers' positions")
         mine = {k: v for k, v in state.items() if k != "sweep_end_reported"}
         return [dict(mine, position=int(p), samples=int(n)) for p, n in table.tolist()]
+
+
+class QuantizedSGD:
+    """cntk.exe's DataParallelSGD with ``gradientBits`` below 32 (1-bit SGD), the Trainer's
+    hook: each minibatch the workers' gradients are summed by
+    :class:`stadyn.distributed.QuantizedAllReduce` of the epoch's bits (what quantization left
+    out carried to the next minibatch), the sample count, loss and metric in full precision
+    (cntk.exe's gradient header).  An epoch whose bits differ from the one before starts a new
+    quantizer, its residuals zero, as cntk.exe's SGD.cpp:523-529 makes a new aggregator; an
+    epoch of 32 bits sums in full precision.  Otherwise a ``DataParallel`` (broadcast of the
+    parameters, sums of scalars)."""
+
+    def __init__(self, dist: Any, bits: list[int], clock: Any):
+        # (no parameters given: its buckets would sum the gradients in full precision)
+        self._plain = dist.DataParallel()
+        self._dist, self._bits, self._clock = dist, list(bits), clock
+        self._quantizer: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        plain = self.__dict__.get("_plain")
+        if plain is None:
+            raise AttributeError(name)
+        return getattr(plain, name)
+
+    def _bits_now(self) -> int:
+        epoch = self._clock.epoch if self._clock is not None else 0
+        return self._bits[min(epoch, len(self._bits) - 1)]
+
+    def synchronize(self, parameters, samples: int, loss_sum: float,
+                    metric_sum: float | None) -> tuple[int, float, float | None]:
+        bits = self._bits_now()
+        if bits >= 32:
+            self._quantizer = None
+            return self._plain.synchronize([p for p in parameters if p.need_grad], samples,
+                                           loss_sum, metric_sum)
+        if self._quantizer is None or self._quantizer.bits != bits:
+            self._quantizer = self._dist.QuantizedAllReduce(bits)
+        params = [p for p in parameters if p.need_grad]
+        for p in params:        # (one without a gradient: cntk.exe's zeros)
+            if grad_of(p) is None:
+                p.grad = torch.zeros_like(data_of(p))
+        self._quantizer.all_reduce([grad_of(p) for p in params])
+        total, loss, metric = self._plain.all_reduce_scalars(
+            samples, loss_sum, 0.0 if metric_sum is None else metric_sum)
+        return int(round(total)), loss, None if metric_sum is None else metric
 
 
 def device_of(device_id: int | str, precision: str, where: tuple):

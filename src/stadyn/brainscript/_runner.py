@@ -63,8 +63,8 @@ from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
-from ._sgd import (EpochClock, block_momentum, disable_reg_in_batch_norm, keep_checkpoint_files,
-                   make_learners)
+from ._sgd import (EpochClock, block_momentum, disable_reg_in_batch_norm, gradient_bits,
+                   keep_checkpoint_files, make_learners)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
 from ._write import write_format, write_outputs
@@ -229,7 +229,8 @@ class _Runner:
         parallel = self.parallel
         trainer = NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
                                   data_parallel=parallel.data_parallel(
-                                      params, block_momentum(sgd, sgd_rec, parallel.size)),
+                                      params, block_momentum(sgd, sgd_rec, parallel.size),
+                                      gradient_bits(sgd, parallel.size), clock),
                                   check_numerics=cmd.check_numerics,
                                   counted=lambda node: network.counted(node, [criterion] + evals),
                                   carry=carry)

@@ -40,7 +40,7 @@ from .._errors import ConfigError
 from ..graph import Variable
 from ..cntk_semantics import reshape_sample
 from ._library import Composition, ForwardRef, cntk_shape
-from ._loops import Loops, PendingMap, PendingState
+from ._loops import InitialOfShape, Loops, PendingMap, PendingState
 from ._sequence_use import sequence_use
 
 __all__ = ["SequenceFunctions", "NONE", "sequence_use"]
@@ -176,10 +176,11 @@ class SequenceFunctions:
             # PreviousHCWithTrainedInitialState): the input's, as cntk.exe infers them
             initial_state = self._inferred_from_partner(initial_state, x)
             if getattr(initial_state, "infer", None) is not None:
-                raise ConfigError(f"{name}: the dimensions of its initialState are to be "
-                                  "inferred from its input, which a loop makes later; give them "
-                                  "(BS.RNNs.PreviousHCWithTrainedInitialState {shape = ...})")
-            initial = self._value(initial_state, name)
+                # inside a loop the input is made later: the state's dimensions, once the
+                # loop knows them, are the parameter's
+                initial = InitialOfShape(self._initial_of_shape(initial_state, name))
+            else:
+                initial = self._value(initial_state, name)
         elif isinstance(default, numbers.Real) and not isinstance(default, bool):
             initial = float(default)
         else:
@@ -202,6 +203,17 @@ class SequenceFunctions:
                               "cntk.exe")
         return self._node(self._loops.delay(x, shape, initial, int(time_step), backwards, where),
                           name, tag)
+
+    def _initial_of_shape(self, pending: Any, name: str) -> Any:
+        """A function of a delay's per-step shape (Stadyn order) giving its initial state, the
+        parameter ``pending`` of inferred dimensions made with them (matched from CNTK's first
+        dimension on, as for an element-wise partner)."""
+        def make(step: tuple[int, ...]) -> Variable:
+            rank = len(pending.shape)
+            dims = step[len(step) - rank:] if len(step) >= rank else \
+                (0,) * (rank - len(step)) + step
+            return self._value(pending.infer(dims), name)
+        return make
 
     def _sized_delays(self, values: list[Any], partners: Sequence[tuple[int, int]]) -> list[Any]:
         """The arguments ``values`` of one operation, each pending delay of a loop given the

@@ -29,7 +29,7 @@ from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
 __all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample",
-           "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock"]
+           "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock", "gradient_bits"]
 
 #: SGD keys the front end reads into :class:`SGDConfig` fields.
 _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
@@ -336,11 +336,10 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
     """Check an ``SGD.ParallelTrain`` block against the job's ``workers``; the line to log.
 
     In one process CNTK ignored the block ("ParallelTrain config will be ignored"), and so does
-    Stadyn.  With ``stadyn train --nproc N`` the workers sum their gradients in full precision,
-    which is CNTK's ``DataParallelSGD`` with ``gradientBits = 32`` (its default for float), or
-    merge their models by block momentum (``BlockMomentumSGD``, :func:`block_momentum`);
-    quantised gradients (``gradientBits`` below 32, 1-bit SGD) and ``ModelAveragingSGD`` are
-    other algorithms and are refused there.
+    Stadyn.  With ``stadyn train --nproc N`` the workers sum their gradients
+    (``DataParallelSGD``: in full precision with ``gradientBits = 32``, its default for float,
+    quantized with fewer, :func:`gradient_bits`) or merge their models by block momentum
+    (``BlockMomentumSGD``, :func:`block_momentum`); ``ModelAveragingSGD`` is refused there.
     """
     block = _extra(sgd, "ParallelTrain", None)
     if block is None:
@@ -357,15 +356,65 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
         return None
     if method.lower() != "dataparallelsgd":
         raise ConfigError(f"ParallelTrain: parallelizationMethod = {method} is not supported "
-                          "(stadyn train --nproc runs DataParallelSGD with full-precision "
-                          "gradients, or BlockMomentumSGD)", *where)
-    inner = block.get("DataParallelSGD")
-    bits = inner.get_ints("gradientBits", [32]) if isinstance(inner, ConfigRecord) else [32]
-    if any(b < 32 for b in bits):
-        raise ConfigError(f"ParallelTrain: gradientBits = {':'.join(map(str, bits))} (quantised "
-                          "gradients) is not supported; Stadyn sums full-precision gradients "
-                          "(gradientBits = 32)", *where)
+                          "(stadyn train --nproc runs DataParallelSGD or BlockMomentumSGD)",
+                          *where)
+    gradient_bits(sgd, workers)                     # (its options checked)
     return None
+
+
+#: the bits per value :class:`stadyn.distributed.QuantizedAllReduce` quantizes to
+_QUANTIZER_BITS = (1, 2, 4, 8, 16)
+
+
+def gradient_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
+    """Each epoch's bits per gradient value of ``ParallelTrain = [ parallelizationMethod =
+    DataParallelSGD ; DataParallelSGD = [ gradientBits = ... ] ]`` on ``workers`` workers (an
+    array, one entry an epoch, the last for the epochs after it: SGD.cpp:3161), or None where
+    every epoch sums in full precision (32, the default for float), the job has one worker, or
+    another method.  Below 32, cntk.exe's 1-bit SGD (SGD.cpp:2267-2286, InitDistGradAgg: a
+    quantized all-reduce with the zero threshold for 1 bit and the worker's own stripe
+    quantized too, the residuals kept from one minibatch to the next and started afresh where
+    an epoch's bits change, :517-529): :class:`stadyn.distributed.QuantizedAllReduce`.
+
+    Example:
+        >>> from stadyn.brainscript._blocks import sgd_config
+        >>> from stadyn.brainscript._config import parse_config
+        >>> rec = parse_config("SGD = [ maxEpochs = 3 ; learningRatesPerSample = 0.1 ; "
+        ...                    "ParallelTrain = [ parallelizationMethod = DataParallelSGD ; "
+        ...                    "DataParallelSGD = [ gradientBits = 32:1 ] ] ]")["SGD"]
+        >>> gradient_bits(sgd_config(rec), 2)
+        [32, 1]
+    """
+    block = _extra(sgd, "ParallelTrain", None)
+    if workers <= 1 or not isinstance(block, ConfigRecord) or \
+            str(block.get_str("parallelizationMethod", "None")).strip().lower() != \
+            "dataparallelsgd":
+        return None
+    inner = block.get("DataParallelSGD")
+    if not isinstance(inner, ConfigRecord):
+        return None
+    where = _where(inner, "gradientBits")
+    bits = [int(b) for b in inner.get_ints("gradientBits", [32])]
+    for b in bits:
+        if not 1 <= b <= 32:     # (SGD.cpp:3166, CNTK's words)
+            raise ConfigError(f"ParallelTrain.DataParallelSGD: gradientBits = {b}: gradientBits "
+                              "values must be in the range [1, 32] when using precision=float",
+                              *where)
+        if b < 32 and b not in _QUANTIZER_BITS:
+            raise ConfigError(f"ParallelTrain.DataParallelSGD: gradientBits = {b} is not "
+                              "supported: Stadyn quantizes gradients to 1, 2, 4, 8 or 16 bits "
+                              "(or sums them in full precision: 32)", *where)
+    if all(b == 32 for b in bits):
+        return None
+    for key, default in (("useZeroThresholdFor1BitQuantization", True),
+                         ("useBufferedAsyncGradientAggregation", False)):
+        if key.startswith("useZero") and 1 not in bits:
+            continue                # (the threshold is 1-bit quantization's)
+        if bool(inner.get_bool(key, default)) != default:
+            raise ConfigError(f"ParallelTrain.DataParallelSGD: {key} = {not default} is not "
+                              f"supported (Stadyn's quantized all-reduce is cntk.exe's with "
+                              f"{key} = {str(default).lower()})", *_where(inner, key))
+    return bits
 
 
 def block_momentum(sgd: SGDConfig, record: ConfigRecord | None, workers: int) -> dict | None:

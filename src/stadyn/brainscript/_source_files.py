@@ -10,7 +10,7 @@ Example:
     >>> folder = tempfile.mkdtemp()
     >>> with open(os.path.join(folder, "lib.bs"), "w") as f:
     ...     _ = f.write("x = 1")
-    >>> target = resolve_include("lib.bs", os.path.join(folder, "main.cntk"))
+    >>> target = resolve_include("lib.bs", [folder])
     >>> read_source(target, None, "BrainScript file")
     'x = 1'
     >>> read_source(folder, None, "BrainScript file")
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 
 from stadyn._fileutil import special_file_kind
 
@@ -33,18 +34,20 @@ __all__ = ["SIZE_LIMIT", "resolve_include", "read_source"]
 SIZE_LIMIT = 16 << 20
 
 
-def resolve_include(name: str, including: str | None) -> str | None:
-    """An include path: absolute, else relative to the including file's folder, else to the
-    working folder, else, as cntk.exe on Linux finds it (BrainScriptParser.cpp:398-419
-    FindSourceFile), the file name after its last ``/`` (File::FileNameOf, File.cpp:215-227:
-    ``/`` alone separates there, so a log's ``"D:\\CNTK\\BrainScript/Macros.bs"`` is
-    ``Macros.bs``) in the including file's folder; None when no such file exists."""
-    candidates = []
-    if not os.path.isabs(name) and including:
-        candidates.append(os.path.join(os.path.dirname(including), name))
-    candidates.append(name)
-    if including and "/" in name:
-        candidates.append(os.path.join(os.path.dirname(including), name.rsplit("/", 1)[1]))
+def resolve_include(name: str, folders: Sequence[str] = ()) -> str | None:
+    """The file an ``include`` names, found as cntk.exe finds it (BrainScriptParser.cpp:398-419,
+    FindSourceFile): the name as written (absolute, or relative to the working folder) first,
+    else its file name in each of ``folders`` in order (the include folders: for BrainScript
+    the folders of the files being included, innermost first, then of every config file,
+    Config.cpp:66 and BrainScriptParser.cpp:487).  The file name is what follows the last
+    ``/`` (File::FileNameOf, File.cpp:215-227: ``/`` alone separates there, so a log's
+    ``"D:\\CNTK\\BrainScript/Macros.bs"`` is ``Macros.bs``).  Where cntk.exe would stop with
+    "file not found", the name as written is last tried under each folder (``sub/lib.bs`` next
+    to the including file).  None when no such file exists."""
+    base = name.rsplit("/", 1)[-1]
+    candidates = [name, *(os.path.join(d, base) for d in folders)]
+    if not os.path.isabs(name):
+        candidates += [os.path.join(d, name) for d in folders]
     for cand in candidates:
         if os.path.isfile(cand):
             return os.path.normpath(cand)
