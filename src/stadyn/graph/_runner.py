@@ -127,7 +127,8 @@ class _PlanCache:
         # the ops with a plain seed of their own (_own_streams.py): a static plan records their
         # inputs' shapes in its first run (StaticPlan.seed_shapes), set up again before a replay
         self.own_seeds = own_seed_nodes(subgraph.nodes)
-        self.draws = drawing(subgraph.nodes)    # (their generators' states noted per run)
+        # (their generators' states noted per run, for a front end that reads them)
+        self.draws = drawing(subgraph.nodes, subgraph.roots)
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -555,8 +556,8 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     nodes = topological_nodes([var])
     # the run draws what the last forward of these ops drew (NNabla's backward reads the masks
     # of the forward that ran), the generators left where that forward left them
-    with outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes):
-        run_forward([var])
+    with outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes) as hook:
+        run_forward([var], function_pre_hook=hook)
     backward(var, grad, clear_buffer)
 
 
