@@ -46,7 +46,7 @@ import torch
 from ._own_streams import GeneratorSeed, node_seed
 from ._variable import FunctionNode, Variable
 
-__all__ = ["Drawing", "drawing", "keep", "same_draws"]
+__all__ = ["Drawing", "drawing", "keep", "replays", "same_draws"]
 
 #: node -> the :class:`Drawing` s (weak) of the graphs that hold it
 _HOLDING: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -164,6 +164,26 @@ def _draw_again(node: FunctionNode) -> None:
         node.spec.impl(*[value(a) for a in node.args], **kwargs)
 
 
+def _the_run(mine: Sequence[FunctionNode]) -> Drawing | None:
+    """The one noted run that ran all of the random op nodes ``mine`` last, or None."""
+    runs = {id(r): r for r in map(_last_run, mine)}
+    return runs.popitem()[1] if mine and len(runs) == 1 else None
+
+
+def replays(nodes: Sequence[FunctionNode]) -> bool:
+    """Whether :func:`same_draws` gives a forward of the graph of ``nodes`` the draws of its
+    last run (one noted run ran all its random ops).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> y = F.dropout(nn.Variable.from_numpy_array(np.ones(4, np.float32)), 0.5)
+        >>> replays([y.parent]); y.forward(); replays([y.parent])
+        False
+        True
+    """
+    return _the_run(_random_nodes(nodes)) is not None
+
+
 @contextlib.contextmanager
 def same_draws(nodes: Sequence[FunctionNode]):
     """Within it, a forward of the graph of ``nodes`` (in run order) draws what the last static
@@ -171,11 +191,10 @@ def same_draws(nodes: Sequence[FunctionNode]):
     its end, the generators of that run are where they were at its start.  It gives the
     function pre-hook that forward runs with (op by op), or None (where it needs none)."""
     mine = _random_nodes(nodes or ())
-    runs = {id(r): r for r in map(_last_run, mine)}
-    if not mine or len(runs) != 1 or None in runs.values():
+    run = _the_run(mine)
+    if run is None:
         yield None
         return
-    (run,) = runs.values()
     now = _states(run.seeds)
     shared = [n for n in mine if _own_seed(n) is None]
     where = {id(n): i for i, n in enumerate(run.shared)}

@@ -106,3 +106,37 @@ def backward_from_y__global_draws_in_any_order(nn, F, PF, r):
         for k, v in _global_draws(nn, F, build).items():
             res[key + ": " + k] = v
     return res
+
+
+def _late_need_grad(nn, F, seed):
+    nn.seed(23)
+    x = _ones(nn, 8, need_grad=False)
+    w = _ones(nn, 8)
+    y = F.dropout(x * w, 0.5, seed=seed)
+    z = F.dropout(w, 0.5)
+    loss = F.sum(y * y) + F.sum(z)
+    loss.forward()
+    res = {"y.d 1": y.d.copy(), "z.d 1": z.d.copy()}
+    x.need_grad = True
+    x.grad.zero()
+    w.grad.zero()
+    loss.backward()
+    res.update({"x.g": x.g.copy(), "w.g": w.g.copy()})
+    loss.forward()                  # the generators are where the first forward left them
+    res.update({"y.d 2": y.d.copy(), "z.d 2": z.d.copy()})
+    return res
+
+
+@nnabla_case(names=_NAMES + ["nnabla.Variable.need_grad"],
+             note="nn.seed(23), x = w = ones((1, 8)), y = dropout(x * w) (seed=-1, seed=5), "
+                  "z = dropout(w), loss = sum(y * y) + sum(z); loss.forward(), then "
+                  "x.need_grad = True, loss.backward(), loss.forward(): the gradients through "
+                  "the forward's masks")
+def need_grad_set_after_forward__backward_through_the_forward_draws(nn, F, PF, r):
+    r.touch(*_NAMES)
+    r.touch("nnabla.Variable.need_grad")
+    res = {}
+    for seed in (-1, 5):
+        for k, v in _late_need_grad(nn, F, seed).items():
+            res["seed=%d: %s" % (seed, k)] = v
+    return res
