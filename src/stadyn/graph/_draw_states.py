@@ -88,8 +88,9 @@ def drawing(nodes: Sequence[FunctionNode], roots: Sequence[Variable] = ()) -> Dr
     own = {n: _own_seed(n) for n in found}
     seeds = {id(s): s for s in own.values() if s is not None}
     made = Drawing(found, tuple(seeds.values()), tuple(n for n in found if own[n] is None))
-    for n in found:
-        _HOLDING.setdefault(n, []).append(weakref.ref(made))
+    ref = weakref.ref(made)
+    for n in found:             # (the graphs gone since dropped: a rebuilt entry adds one)
+        _HOLDING[n] = [r for r in _HOLDING.get(n, ()) if r() is not None] + [ref]
     return made
 
 
