@@ -93,16 +93,26 @@ def _other_order_deeper(F, x1, x2):
     return F.sum(F.dropout(x1, 0.5)) + F.sum(b) + F.sum(y), y, {"a": a, "b": b, "c": c}
 
 
-@nnabla_case(names=_NAMES,
+def _mixed(F, x1, x2):
+    a = F.dropout(x1, 0.5)
+    s = F.dropout(x2, 0.5, seed=7)
+    u = F.rand(shape=(1, 8))
+    y = a * u + s
+    return F.sum(F.dropout(x2, 0.5)) + F.sum(u) + F.sum(y), y, {"a": a, "s": s, "u": u}
+
+
+@nnabla_case(names=_NAMES + [_F + "rand"],
              note="nn.seed(17), x1 = x2 = ones((1, 8)), dropouts with seed=-1: loss.forward(), "
                   "y.backward(), loss.forward(); a dropout outside y drawing before / after "
                   "y's, y = a + b with the loss running b first, a deeper y of three dropouts "
-                  "behind one outside")
+                  "behind one outside, y of a dropout, a seeded one and F.rand")
 def backward_from_y__global_draws_in_any_order(nn, F, PF, r):
     r.touch(*_NAMES)
+    r.touch(_F + "rand")
     res = {}
     for key, build in [("outside first", _outside_first), ("outside after", _outside_after),
-                       ("other order", _other_order), ("other order deeper", _other_order_deeper)]:
+                       ("other order", _other_order), ("other order deeper", _other_order_deeper),
+                       ("mixed", _mixed)]:
         for k, v in _global_draws(nn, F, build).items():
             res[key + ": " + k] = v
     return res
