@@ -16,10 +16,11 @@ again starts from the state before the first of them; else (another op drew betw
 the run drew them in another order) it runs op by op, each of ``y``'s drawing from the state it
 drew from in that run.  Those states are found by drawing again, from the noted state, what the
 ops of that run before it drew (on their inputs' values of now: a draw's length depends on its
-shapes, not on the values).
+shapes, not on the values; where one cannot draw on them, ``y``'s draw on from now).
 
 Only a front end whose backward reads the forward's values (NNabla's, ``reads_held_values``)
-has the states noted (:func:`drawing` is None for others): a CNTK ``Trainer`` pays nothing.
+has the states noted (:func:`drawing` is None for others): a CNTK ``Trainer`` pays nothing, and
+Stadyn's own Variables (which warn that the forward runs again) draw anew there.
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
@@ -203,15 +204,19 @@ def same_draws(nodes: Sequence[FunctionNode]):
     hook: Callable | None = None
     cpu, cuda, own = run.last[1]
     try:
-        if at and at != list(range(at[0], at[0] + len(at))):   # apart, or in another order
-            states = _shared_states(run, max(at) + 1)
-            by_node = {id(n): states[i] for n, i in zip(shared, at)}
+        try:
+            if at and at != list(range(at[0], at[0] + len(at))):   # apart, or in another order
+                states = _shared_states(run, max(at) + 1)
+                by_node = {id(n): states[i] for n, i in zip(shared, at)}
 
-            def hook(node: FunctionNode) -> None:
-                if id(node) in by_node:
-                    _set(by_node[id(node)])
-        elif at and at[0] > 0:          # one after another, after others
-            cpu, cuda, _ = _shared_states(run, at[0] + 1)[-1]
+                def hook(node: FunctionNode) -> None:
+                    if id(node) in by_node:
+                        _set(by_node[id(node)])
+            elif at and at[0] > 0:          # one after another, after others
+                cpu, cuda, _ = _shared_states(run, at[0] + 1)[-1]
+        except Exception:   # an op before them that cannot draw on the values of now (its
+            _set(now)       # input cleared: zeros): y's shared draws go on from now, as before
+            hook, (cpu, cuda) = None, now[:2]
         _set((cpu, cuda, own))
         _again[0] += 1
         try:
