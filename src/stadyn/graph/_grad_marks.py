@@ -131,10 +131,12 @@ _RANDOM = "draw new random numbers"
 _WRITES = "update running statistics (write a leaf's value)"
 
 
-def program_side_effects(fw: fx.GraphModule, n_leaves: int) -> str | None:
+def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False
+                         ) -> str | None:
     """What running the lowered forward ``fw`` (whose first ``n_leaves`` inputs are the leaves;
     the plan's own buffers follow, which a half-precision plan's parameter casts write, no side
-    effect) changes beyond its values, or None.
+    effect) changes beyond its values, or None.  ``draws_again``: the run draws what the
+    forward it repeats drew (``_draw_states.same_draws``), so its random numbers change nothing.
 
     Example:
         >>> import torch
@@ -147,7 +149,7 @@ def program_side_effects(fw: fx.GraphModule, n_leaves: int) -> str | None:
         target = node.target
         if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
             continue
-        if torch.Tag.nondeterministic_seeded in target.tags:
+        if torch.Tag.nondeterministic_seeded in target.tags and not draws_again:
             return _RANDOM
         if target._schema.is_mutable and any(a in leaves for a in node.all_input_nodes):
             return _WRITES

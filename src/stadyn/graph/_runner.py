@@ -63,7 +63,7 @@ from ._layout import plan_layout
 from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, needs_backward_pass)
 from ._backward_seed import backward_seed, is_unit_seed
 from ._deferred_backward import Deferred, deferrable, outputs_held
-from ._draw_states import drawing, keep, same_draws
+from ._draw_states import drawing, keep, replays, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
 from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
                           structure)
@@ -127,7 +127,8 @@ class _PlanCache:
         # the ops with a plain seed of their own (_own_streams.py): a static plan records their
         # inputs' shapes in its first run (StaticPlan.seed_shapes), set up again before a replay
         self.own_seeds = own_seed_nodes(subgraph.nodes)
-        self.draws = drawing(subgraph.nodes)    # (their generators' states noted per run)
+        # (their generators' states noted per run, for a front end that reads them)
+        self.draws = drawing(subgraph.nodes, subgraph.roots)
 
     def plan_for(self, flags: tuple, keep_all: bool) -> StaticPlan | EagerPlan:
         """The plan for the leaves' current signature under ``flags``: cached, a trial run of
@@ -421,8 +422,8 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     ran eagerly.  A graph whose forward has side effects (random numbers, running statistics,
     an op's own state) refuses: its values would change.  An op that cannot be traced runs
     again if it is deterministic: ``_replay_eagerly`` refuses at the first draw or write."""
-    if isinstance(plan, StaticPlan):
-        _refuse(program_side_effects(plan.fw, len(plan.leaves)))
+    if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
+        _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes)))
     else:
         kept = sorted({n.spec.name for n in plan.nodes if n.spec.state is not None})
         _refuse(kept and "run op(s) that keep state from run to run again: " + ", ".join(kept))
@@ -434,7 +435,9 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     try:
         mark_gradients_changed()
         if isinstance(plan, StaticPlan):
-            run_forward(plan.roots, clear_no_need_grad=not plan.keep_all)
+            with same_draws(plan.nodes) as hook:
+                run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
+                            function_pre_hook=hook)
         else:
             _replay_eagerly(plan)
         new = var._plan
@@ -555,8 +558,8 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     nodes = topological_nodes([var])
     # the run draws what the last forward of these ops drew (NNabla's backward reads the masks
     # of the forward that ran), the generators left where that forward left them
-    with outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes):
-        run_forward([var])
+    with outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes) as hook:
+        run_forward([var], function_pre_hook=hook)
     backward(var, grad, clear_buffer)
 
 

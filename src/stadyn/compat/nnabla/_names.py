@@ -85,4 +85,4 @@ def set_shown_name(v: Any, value: Any, registered: bool) -> None:
         v, registered = _SAME_AS[v], True    # (the source's name; the graph's stays)
     _SHOWN[v] = text
     if not registered:
-        v.graph_name = text
+        v.graph_name = text or None     # (no graph name: '' would make a leaf a parameter)
