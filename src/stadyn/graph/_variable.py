@@ -64,9 +64,9 @@ class Variable(VariableArrays):
 
     #: Whether ``backward()`` from a Variable that was not a root of its last forward (an inner
     #: one, after ``loss.forward()``) warns that it runs that Variable's forward again first
-    #: (a RuntimeWarning: the run costs a forward, and ops without a seed of their own would
-    #: draw anew where no one forward drew them all).  A front end whose original reads the
-    #: forward's values there and says nothing (NNabla) sets it False on its Variable class.
+    #: (a RuntimeWarning: the run costs a forward, and its random ops draw anew: only graphs of
+    #: a front end with ``reads_held_values`` replay the forward's draws).  A front end whose
+    #: original reads the forward's values there and says nothing (NNabla) sets it False.
     warns_forward_again = True
 
     def __init__(self, shape: Sequence[int] = (), need_grad: bool | None = False,
