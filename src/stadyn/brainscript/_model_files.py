@@ -24,9 +24,16 @@ from ..train import feed, read_checkpoint_state
 __all__ = ["multiplier_tags", "tagged_multipliers", "without_multipliers", "operation_tag",
            "tagged_operation", "model_name", "start_epoch", "check_writable", "save_model",
            "load_model_parameters", "save_epoch", "resume", "roll_back", "epoch_model",
-           "inputs_tag", "tagged_inputs"]
+           "inputs_tag", "tagged_inputs", "NAMES_VERSION"]
 
 _INPUTS = "inputs:"
+_NAMES = "names:"
+#: the version of the names a model file gives BrainScript's parameters and constants, saved
+#: as its first output's tag ``names:<version>``.  2: several at one path are ordered by
+#: cntk.exe's walk of its own nodes (a2b35f54); a file without the tag was written before and
+#: is read through the names it gave them then (``untagged_names`` of
+#: :func:`load_model_parameters`).
+NAMES_VERSION = 2
 _MULTIPLIER = "learningRateMultiplier:"
 _OPERATION = "operation:"
 
@@ -232,7 +239,8 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
                tags: dict[str, list[str]] | None = None) -> None:
     """Write the model file: a Stadyn model file (:func:`stadyn.save`: the graph of every named
     node, its inputs and the parameters, and ``tags``, the criterion, evaluation and output
-    nodes by name, for ``BS.Network.Load``; recurrent networks too).  A graph that model files
+    nodes by name, for ``BS.Network.Load``, and :data:`NAMES_VERSION` on the first output;
+    recurrent networks too).  A graph that model files
     cannot hold (a node declared ``unstorable``) is written as a parameter file;
     ``test``/``eval`` rebuild the network from the config either way."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -243,12 +251,17 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
     for v in inputs.values():  # the graph was built for a batch of 1; the trainer resized inputs
         if v.shape[0] != 1:
             feed(v, np.zeros((1,) + tuple(v.shape[1:]), dtype=np.float32))
+    tags = {k: [t for t in items if not t.startswith(_NAMES)] for k, items in (tags or {}).items()}
+    holder = next(iter(outputs), None)
+    if holder is not None:
+        tags.setdefault(holder, []).append(f"{_NAMES}{NAMES_VERSION}")
     save(path, outputs, inputs, tags=tags)
 
 
 def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
                           aliases: Mapping[str, str | tuple[str, ...]] | None = None,
-                          reshaped: Collection[str] = ()) -> dict[str, bool]:
+                          reshaped: Collection[str] = (),
+                          untagged_names: Mapping[str, str] | None = None) -> dict[str, bool]:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
@@ -266,13 +279,18 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     other through all the aliases at once, one renaming of its names (:func:`_renamed`).
     ``reshaped`` names the weights NDL's ``Times`` rule gave their input's dimensions
     (``Network.reshaped_weights``): only those may be read from a flat ``[m x n]`` value, the
-    shape an older Stadyn saved them in (:func:`_flat_times_weight`).
+    shape an older Stadyn saved them in (:func:`_flat_times_weight`).  ``untagged_names``
+    (name -> the name it had then: ``StadynLibrary.untagged_file_names``) renames, all at
+    once, the values of a model file written before its names were tagged
+    (:data:`NAMES_VERSION`), where parameters and constants at one path were ordered
+    otherwise; a tagged file is read by its names.
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
     written before the flags were saved."""
     found = ParameterRegistry()
     flags: dict[str, bool] = {}
+    version = None
     if is_model_file(path):
         tags = getattr(load(path, registry=found), "tags", None) or {}
         for tag in (t for items in tags.values() for t in items):
@@ -280,6 +298,8 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
             name, _, value = rest.rpartition(":")
             if kind == "hasComputed" and value in ("true", "false"):
                 flags[name] = value == "true"
+            elif tag.startswith(_NAMES):
+                version = rest
     else:
         load_parameters(path, registry=found)
     registry = current_registry()
@@ -287,7 +307,10 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     needed = [name for name, have in registry.items()
               if have.need_grad and not _FROM_ELSEWHERE.match(name)
               and (wanted is None or id(have) in wanted)]
-    values = _renamed(dict(found.items()), flags, aliases or {}, needed)
+    values = dict(found.items())
+    if version is None and untagged_names:
+        values = _renamed_untagged(values, untagged_names)
+    values = _renamed(values, flags, aliases or {}, needed)
     pairs = _match_parameters(path, values, dict(registry.items()), reshaped)
     matched = {id(have) for have, _ in pairs}
     missing = [name for name in needed if id(registry.get(name)) not in matched]
@@ -308,6 +331,20 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
         if id(value) not in taken and name not in registry:
             registry.set(name, value)
     return flags
+
+
+def _renamed_untagged(values: dict[str, Variable], untagged_names: Mapping[str, str]
+                      ) -> dict[str, Variable]:
+    """``values`` with each the file holds under an older name (``untagged_names``: name now
+    -> name then) under its name now, all at once (two constants that swapped names swap
+    back).
+
+    >>> _renamed_untagged({"p": 1, "_p": 2, "q": 3}, {"p": "_p", "_p": "p"})
+    {'_p': 1, 'p': 2, 'q': 3}
+    """
+    back = {old: new for new, old in untagged_names.items() if old in values}
+    return {back.get(name, name): v for name, v in values.items()
+            if name in back or name not in back.values()}
 
 
 def _renamed(values: dict[str, Variable], flags: dict[str, bool],
@@ -466,21 +503,24 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
 
 def _read_parameters(model_file: str, what: str, trainer,
                      aliases: Mapping[str, str | tuple[str, ...]] | None = None,
-                     reshaped: Collection[str] = ()) -> dict[str, bool]:
+                     reshaped: Collection[str] = (),
+                     untagged_names: Mapping[str, str] | None = None) -> dict[str, bool]:
     """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
     ConfigError: cannot ``what`` it."""
     try:
-        return load_model_parameters(model_file, trainer.parameters, aliases, reshaped)
+        return load_model_parameters(model_file, trainer.parameters, aliases, reshaped,
+                                     untagged_names)
     except ModelFileError as exc:
         raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
 
 
 def _restore(model_file: str, trainer, source, what: str,
              aliases: Mapping[str, str | tuple[str, ...]] | None = None,
-             reshaped: Collection[str] = ()) -> tuple[dict, dict[str, bool]]:
+             reshaped: Collection[str] = (),
+             untagged_names: Mapping[str, str] | None = None) -> tuple[dict, dict[str, bool]]:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
     the checkpoint's external state and the file's ``hasComputed`` flags."""
-    flags = _read_parameters(model_file, what, trainer, aliases, reshaped)
+    flags = _read_parameters(model_file, what, trainer, aliases, reshaped, untagged_names)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
     readers, rank = state.get("readers"), getattr(trainer.data_parallel, "rank", 0)
@@ -534,7 +574,9 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
            epoch_size: Callable[[], int], per_sweep: bool = False,
            aliases: Mapping[str, str | tuple[str, ...]] | None = None,
-           reshaped: Collection[str] = ()) -> tuple[dict | None, dict[str, bool]]:
+           reshaped: Collection[str] = (),
+           untagged_names: Mapping[str, str] | None = None
+           ) -> tuple[dict | None, dict[str, bool]]:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
     learners' state, counters, the reader's position), whose external state is returned with
     the file's ``hasComputed`` flags (:func:`load_model_parameters`);
@@ -542,10 +584,12 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learners, sourc
     epochs of ``epoch_size()`` samples, as CNTK warned (and, ``per_sweep``: an epoch is one
     sweep, after ``start`` sweeps).  At ``start`` 0 (``modelPath.0``, which has no checkpoint)
     only the parameters are read: everything else starts afresh, and CNTK warned nothing.
-    ``aliases``, ``reshaped``: :func:`load_model_parameters`'s."""
+    ``aliases``, ``reshaped``, ``untagged_names``: :func:`load_model_parameters`'s."""
     if start > 0 and os.path.exists(model_file + ".ckp"):
-        return _restore(model_file, trainer, source, "continue from", aliases, reshaped)
-    flags = _read_parameters(model_file, "continue from", trainer, aliases, reshaped)
+        return _restore(model_file, trainer, source, "continue from", aliases, reshaped,
+                        untagged_names)
+    flags = _read_parameters(model_file, "continue from", trainer, aliases, reshaped,
+                             untagged_names)
     if start == 0:
         return None, flags
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "
