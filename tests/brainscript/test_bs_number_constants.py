@@ -327,3 +327,19 @@ W = [ action = "write" ; modelPath = "{folder}/model.dnn" ; outputPath = "{tmp_p
     run(config, [], out=io.StringIO())
     written = (tmp_path / "out.a").read_text().split()
     np.testing.assert_array_equal([float(v) for v in written], [12.0, 0.0])
+
+
+def test_a_parameter_file_written_now_is_read_by_its_names(tmp_path):
+    # save_model writes a parameter file for a graph model files cannot hold: no tags, so
+    # its names are taken as they are (not as an untagged model file's)
+    x = np.array([[3.0, -2.5]], np.float32)
+    path = str(tmp_path / "m.params")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        _old_constants_network()
+        sd.get_parameters(grad_only=False)["inputs.arr[1].res"].d = np.full((1, 1), 4.0,
+                                                                             np.float32)
+        sd.save_parameters(path)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network, _ = _old_constants_network()
+        load_model_parameters(path, untagged_names=network.library.untagged_file_names)
+        np.testing.assert_array_equal(_a(network, x), np.clip(x, 0, 4) * (x + 1))

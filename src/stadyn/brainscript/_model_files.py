@@ -283,23 +283,25 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     (name -> the name it had then: ``StadynLibrary.untagged_file_names``) renames, all at
     once, the values of a model file written before its names were tagged
     (:data:`NAMES_VERSION`), where parameters and constants at one path were ordered
-    otherwise; a tagged file is read by its names.
+    otherwise; a tagged file, and a parameter file (which holds no tags), is read by its
+    names.
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
     written before the flags were saved."""
     found = ParameterRegistry()
     flags: dict[str, bool] = {}
-    version = None
+    untagged = False    # (a parameter file, of a graph model files cannot hold, has no tags)
     if is_model_file(path):
         tags = getattr(load(path, registry=found), "tags", None) or {}
+        untagged = True
         for tag in (t for items in tags.values() for t in items):
             kind, _, rest = tag.partition(":")
             name, _, value = rest.rpartition(":")
             if kind == "hasComputed" and value in ("true", "false"):
                 flags[name] = value == "true"
             elif tag.startswith(_NAMES):
-                version = rest
+                untagged = False
     else:
         load_parameters(path, registry=found)
     registry = current_registry()
@@ -308,7 +310,7 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
               if have.need_grad and not _FROM_ELSEWHERE.match(name)
               and (wanted is None or id(have) in wanted)]
     values = dict(found.items())
-    if version is None and untagged_names:
+    if untagged and untagged_names:
         values = _renamed_untagged(values, untagged_names)
     values = _renamed(values, flags, aliases or {}, needed)
     pairs = _match_parameters(path, values, dict(registry.items()), reshaped)
