@@ -247,3 +247,99 @@ def test_a_one_element_constant_read_from_a_model_file_scales_by_the_files_value
         for name, want in (("s", 5 * x), ("t", 7 * x), ("p", x - 4)):
             net.nodes[name].forward()
             np.testing.assert_allclose(np.asarray(net.nodes[name].d), want, err_msg=name)
+
+
+def _old_constants_network():
+    """The network of tests/fixtures/brainscript/constants_2edf55c6 (its make_model.py, which
+    wrote model.dnn with Stadyn 2edf55c6), the folder and the script's module."""
+    import importlib.util
+    from stadyn.brainscript import parse_config
+    from stadyn.brainscript._blocks import command_config
+    from stadyn.brainscript._command_network import CommandNetwork
+    folder = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript",
+                          "constants_2edf55c6")
+    spec = importlib.util.spec_from_file_location("make_model",
+                                                  os.path.join(folder, "make_model.py"))
+    writer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(writer)
+    network = CommandNetwork(command_config(parse_config(writer.CONFIG), "T").network, 0.0)
+    return network, folder
+
+
+def _a(network, x):
+    feed(network.net.nodes["x"], x)
+    network.net.nodes["a"].forward()
+    return np.asarray(network.net.nodes["a"].d)
+
+
+def test_a_model_file_of_2edf55c6_reads_its_constants_at_one_path_by_the_names_it_gave():
+    # tests/fixtures/brainscript/constants_2edf55c6/model.dnn, written by Stadyn 2edf55c6
+    # (before a2b35f54 ordered constants at one path by cntk.exe's walk): the Clip's 5 under
+    # _inputs.arr[1].res and the Plus's 1 under inputs.arr[1].res, the other way round from
+    # today's names; read by name, a = clip (x, 0, 1) * (x + 5): [[8, 0]]
+    x = np.array([[3.0, -2.5]], np.float32)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network, folder = _old_constants_network()
+        load_model_parameters(os.path.join(folder, "model.dnn"),
+                              untagged_names=network.library.untagged_file_names)
+        np.testing.assert_array_equal(_a(network, x), np.clip(x, 0, 5) * (x + 1))  # [[12, -0]]
+        values = sd.get_parameters(grad_only=False)
+        assert values["inputs.arr[1].res"].d.ravel().tolist() == [5.0]   # (today's names)
+        assert values["_inputs.arr[1].res"].d.ravel().tolist() == [1.0]
+
+
+def test_a_model_file_written_now_is_tagged_and_read_by_its_names(tmp_path):
+    # a file saved today carries names:2 and is read by name, not through the old names; the
+    # file's values (edited here, so that a swap would show) land where they were saved
+    from stadyn.brainscript._model_files import NAMES_VERSION
+    from stadyn.serialize import load
+    x = np.array([[3.0, -2.5]], np.float32)
+    path = str(tmp_path / "m.dnn")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network, _ = _old_constants_network()
+        sd.get_parameters(grad_only=False)["inputs.arr[1].res"].d = np.full((1, 1), 4.0, np.float32)
+        save_model(path, *network.model_file_parts())
+        assert NAMES_VERSION == 2 and any(
+            "names:2" in tags for tags in load(path, registry=sd.ParameterRegistry()).tags.values())
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network, _ = _old_constants_network()
+        assert network.library.untagged_file_names     # (an untagged file would be renamed)
+        load_model_parameters(path, untagged_names=network.library.untagged_file_names)
+        np.testing.assert_array_equal(_a(network, x), np.clip(x, 0, 4) * (x + 1))
+
+
+def test_a_write_command_with_a_model_file_of_2edf55c6_computes_with_its_constants(tmp_path):
+    # the same file through a write command (the runner's model loading): a = [[12, -0]]
+    import io
+    from stadyn.brainscript._runner import run
+    folder = os.path.join(os.path.dirname(__file__), "..", "fixtures", "brainscript",
+                          "constants_2edf55c6")
+    (tmp_path / "x.txt").write_text("|x 3 -2.5\n")
+    config = tmp_path / "w.cntk"
+    config.write_text(f"""command = W
+W = [ action = "write" ; modelPath = "{folder}/model.dnn" ; outputPath = "{tmp_path}/out"
+  outputNodeNames = (a) ; minibatchSize = 1
+  BrainScriptNetworkBuilder = [ x = Input {{2}}
+    a = ElementTimes (Clip (0, 5, x), Plus (x, 1)) ; outputNodes = (a) ]
+  reader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/x.txt"
+    input = [ x = [ dim = 2 ; format = "dense" ] ] ] ]
+""")
+    run(config, [], out=io.StringIO())
+    written = (tmp_path / "out.a").read_text().split()
+    np.testing.assert_array_equal([float(v) for v in written], [12.0, 0.0])
+
+
+def test_a_parameter_file_written_now_is_read_by_its_names(tmp_path):
+    # save_model writes a parameter file for a graph model files cannot hold: no tags, so
+    # its names are taken as they are (not as an untagged model file's)
+    x = np.array([[3.0, -2.5]], np.float32)
+    path = str(tmp_path / "m.params")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        _old_constants_network()
+        sd.get_parameters(grad_only=False)["inputs.arr[1].res"].d = np.full((1, 1), 4.0,
+                                                                             np.float32)
+        sd.save_parameters(path)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        network, _ = _old_constants_network()
+        load_model_parameters(path, untagged_names=network.library.untagged_file_names)
+        np.testing.assert_array_equal(_a(network, x), np.clip(x, 0, 4) * (x + 1))

@@ -109,7 +109,7 @@ def test_tags_and_constants_survive_the_edit_actions_model_file(tmp_path):
     want = {"ce": ["criterion", "operation:SumElements", 'inputs:["ce.matrix"]'],
             "err": ["evaluation", "operation:SumElements", 'inputs:["err.matrix"]'],
             "out": ["output", "operation:Pass", 'inputs:["z"]'],
-            "z": ["operation:Times", 'inputs:["W", "features"]'],
+            "z": ["operation:Times", 'inputs:["W", "features"]', "names:2"],   # (the first)
             "ce.matrix.MinusArgs[0].r": ["operation:ReduceElements", 'inputs:["z"]'],
             "ce.matrix.MinusArgs[1]": ["operation:TransposeTimes", 'inputs:["labels", "z"]'],
             "ce.matrix": ["operation:Minus",

@@ -1,4 +1,4 @@
-"""CNTK.core.bs's element-wise nodes beyond the basic ones (rounding, trigonometry,
+"""CNTK.core.bs's element-wise nodes beyond the basic ones (``Floor``, trigonometry,
 ``ElementDivide``, ``Clip``, ``LogPlus``, ``ColumnElementTimes``, ``KhatriRaoProduct``) and
 its simple per-sample criteria (``SquareError``, ``CrossEntropy``, ``Logistic``,
 ``CosDistance``, ``SumColumnElements``), for :class:`~._stadyn_library.StadynLibrary` (a mixin:
@@ -6,11 +6,11 @@ it uses the library's ``_value``, ``_node``, ``_scalar``, ``_aligned``, ``_lead`
 ``ReduceSum``).
 
 Each keeps CNTK.core.bs's parameter names and order (``Clip (minValue, maxValue, x)``) and
-computes what cntk.exe's node computes: ``Round`` is ``floor (x + 0.5)`` (halves up, as CNTK's
-``RoundNode``), ``ElementDivide`` is ``ElementTimes (_, Reciprocal (y))`` (CNTK.core.bs:460;
-cntk.exe's ``Reciprocal`` is 0 at 0, so a finite dividend over 0 gives 0, an infinite one NaN),
-``Cosine`` is the cosine,
-``LogPlus`` is CNTK 2.7's ``LogAdd`` (``cntk_semantics.log_add_exp``, as ``C.log_add_exp``),
+computes what cntk.exe's node computes (``Round`` and ``Ceil`` are not nodes but CNTK.core.bs's
+composites of ``Floor``, in ``sequences.bs``): ``ElementDivide`` is ``ElementTimes (_,
+Reciprocal (y))`` (CNTK.core.bs:460; cntk.exe's ``Reciprocal`` is 0 at 0, so a finite
+dividend over 0 gives 0, an infinite one NaN), ``Cosine`` is the cosine, ``LogPlus`` is CNTK
+2.7's ``LogAdd`` (``cntk_semantics.log_add_exp``, as ``C.log_add_exp``),
 ``ColumnElementTimes`` is cntk.exe's ``ElementTimes`` node (ComputationNetworkBuilder.cpp), and
 ``KhatriRaoProduct`` (``ColumnwiseCrossProduct``) is each sample's outer product flattened, the
 left operand's index running fastest (CPUMatrix::AssignKhatriRaoProductOf).

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import re
 import tempfile
@@ -20,13 +19,21 @@ from ..graph import Variable, no_grad, topological_nodes
 from ..parametric import ParameterRegistry, current_registry
 from ..serialize import is_model_file, load, load_parameters, save, save_parameters
 from ..train import feed, read_checkpoint_state
+from ._older_model_names import match_parameters, renamed, renamed_untagged
 
 __all__ = ["multiplier_tags", "tagged_multipliers", "without_multipliers", "operation_tag",
            "tagged_operation", "model_name", "start_epoch", "check_writable", "save_model",
            "load_model_parameters", "save_epoch", "resume", "roll_back", "epoch_model",
-           "inputs_tag", "tagged_inputs"]
+           "inputs_tag", "tagged_inputs", "NAMES_VERSION"]
 
 _INPUTS = "inputs:"
+_NAMES = "names:"
+#: the version of the names a model file gives BrainScript's parameters and constants, saved
+#: as its first output's tag ``names:<version>``.  2: several at one path are ordered by
+#: cntk.exe's walk of its own nodes (a2b35f54); a file without the tag was written before and
+#: is read through the names it gave them then (``untagged_names`` of
+#: :func:`load_model_parameters`).
+NAMES_VERSION = 2
 _MULTIPLIER = "learningRateMultiplier:"
 _OPERATION = "operation:"
 
@@ -232,7 +239,8 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
                tags: dict[str, list[str]] | None = None) -> None:
     """Write the model file: a Stadyn model file (:func:`stadyn.save`: the graph of every named
     node, its inputs and the parameters, and ``tags``, the criterion, evaluation and output
-    nodes by name, for ``BS.Network.Load``; recurrent networks too).  A graph that model files
+    nodes by name, for ``BS.Network.Load``, and :data:`NAMES_VERSION` on the first output;
+    recurrent networks too).  A graph that model files
     cannot hold (a node declared ``unstorable``) is written as a parameter file;
     ``test``/``eval`` rebuild the network from the config either way."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -243,43 +251,58 @@ def save_model(path: str, outputs: dict[str, Variable], inputs: dict[str, Variab
     for v in inputs.values():  # the graph was built for a batch of 1; the trainer resized inputs
         if v.shape[0] != 1:
             feed(v, np.zeros((1,) + tuple(v.shape[1:]), dtype=np.float32))
+    tags = {k: [t for t in items if not t.startswith(_NAMES)] for k, items in (tags or {}).items()}
+    holder = next(iter(outputs), None)
+    if holder is not None:
+        tags.setdefault(holder, []).append(f"{_NAMES}{NAMES_VERSION}")
     save(path, outputs, inputs, tags=tags)
 
 
 def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
                           aliases: Mapping[str, str | tuple[str, ...]] | None = None,
-                          reshaped: Collection[str] = ()) -> dict[str, bool]:
+                          reshaped: Collection[str] = (),
+                          untagged_names: Mapping[str, str] | None = None) -> dict[str, bool]:
     """Load the parameters of a model file (or of a parameter file) into the current registry,
     each into the parameter of the same name (a BrainScript parameter's name is its node's,
     ``model.arrayOfFunctions[1].W``, so the order the network makes them in does not matter).
     A damaged model file gets the model loader's own error
     (:func:`~stadyn.serialize.is_model_file`); nothing is assigned unless every parameter
-    fits (:func:`_match_parameters`) and every parameter of the network has its value in the
-    file (cntk.exe reads the whole network from the file; a parameter left as made would be
-    evaluated or trained on silently): of ``required`` (those the network computes with: a
-    declared parameter nothing uses is not saved), else of every trained one.
+    fits (:func:`._older_model_names.match_parameters`) and every parameter of the network
+    has its value in the file (cntk.exe reads the whole network from the file; a parameter
+    left as made would be evaluated or trained on silently): of ``required`` (those the
+    network computes with: a declared parameter nothing uses is not saved), else of every
+    trained one.
 
     ``aliases`` (name -> older name, or a tuple of them, the first the file holds taken) read
     a file an older Stadyn wrote (a pre-computed value saved as ``mean/value`` or ``z.mean``,
     an NDL node made inside an argument numbered otherwise: CommandNetwork's
     ``precompute_aliases``): a file that holds all the network's names is read by name, any
-    other through all the aliases at once, one renaming of its names (:func:`_renamed`).
-    ``reshaped`` names the weights NDL's ``Times`` rule gave their input's dimensions
-    (``Network.reshaped_weights``): only those may be read from a flat ``[m x n]`` value, the
-    shape an older Stadyn saved them in (:func:`_flat_times_weight`).
+    other through all the aliases at once, one renaming of its names
+    (:func:`._older_model_names.renamed`).  ``reshaped`` names the weights NDL's ``Times``
+    rule gave their input's dimensions (``Network.reshaped_weights``): only those may be read
+    from a flat ``[m x n]`` value, the shape an older Stadyn saved them in
+    (:func:`._older_model_names.flat_times_weight`).  ``untagged_names`` (name -> the name it
+    had then: ``StadynLibrary.untagged_file_names``) renames, all at once, the values of a
+    model file written before its names were tagged (:data:`NAMES_VERSION`), where parameters
+    and constants at one path were ordered otherwise; a tagged file, and a parameter file
+    (which holds no tags), is read by its names.
 
     Returns the ``hasComputed`` flags the file saved with its pre-computed values (parameter
     name -> flag; ``hasComputed:<name>:true`` tags): none from a parameter file or a model file
     written before the flags were saved."""
     found = ParameterRegistry()
     flags: dict[str, bool] = {}
+    untagged = False    # (a parameter file, of a graph model files cannot hold, has no tags)
     if is_model_file(path):
         tags = getattr(load(path, registry=found), "tags", None) or {}
+        untagged = True
         for tag in (t for items in tags.values() for t in items):
             kind, _, rest = tag.partition(":")
             name, _, value = rest.rpartition(":")
             if kind == "hasComputed" and value in ("true", "false"):
                 flags[name] = value == "true"
+            elif tag.startswith(_NAMES):
+                untagged = False
     else:
         load_parameters(path, registry=found)
     registry = current_registry()
@@ -287,8 +310,11 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     needed = [name for name, have in registry.items()
               if have.need_grad and not _FROM_ELSEWHERE.match(name)
               and (wanted is None or id(have) in wanted)]
-    values = _renamed(dict(found.items()), flags, aliases or {}, needed)
-    pairs = _match_parameters(path, values, dict(registry.items()), reshaped)
+    values = dict(found.items())
+    if untagged and untagged_names:
+        values = renamed_untagged(values, untagged_names)
+    values = renamed(values, flags, aliases or {}, needed)
+    pairs = match_parameters(path, values, dict(registry.items()), reshaped)
     matched = {id(have) for have, _ in pairs}
     missing = [name for name in needed if id(registry.get(name)) not in matched]
     # (a Constant keeps its description's value; a pre-computed value not in the file stays
@@ -310,137 +336,9 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
     return flags
 
 
-def _renamed(values: dict[str, Variable], flags: dict[str, bool],
-             aliases: Mapping[str, str | tuple[str, ...]], needed: list[str]
-             ) -> dict[str, Variable]:
-    """The file's values under the network's names.  A file that holds every name the
-    network needs and every aliased one is read by name; any other was written by an older
-    Stadyn, and every alias applies to it at once, as one renaming of the file's names (an
-    older name may be another parameter's name today: NDL's ``unnamed22.b`` of d47d4df is
-    today's ``unnamed34.b``, while its ``unnamed18.b`` is today's ``unnamed22.b``).  Each
-    name takes the first of its older names the file holds that no name before it took; a
-    renamed value takes its new name over a value the file held under that name.  ``flags``
-    (hasComputed) follow their values.
-
-    >>> _renamed({"a": 1, "b": 2}, {}, {"b": "a", "c": "b"}, ["b", "c"])
-    {'b': 1, 'c': 2}
-    >>> _renamed({"b": 1, "c": 2}, {}, {"b": "a", "c": "b"}, ["b", "c"])
-    {'b': 1, 'c': 2}
-    """
-    if all(name in values for name in (*needed, *aliases)):
-        return values
-    renaming: dict[str, str] = {}
-    for name, olds in aliases.items():
-        for old in (olds,) if isinstance(olds, str) else olds:
-            if old in values and old not in renaming:
-                renaming[old] = name
-                break
-    targets = set(renaming.values())
-    out = {renaming[k]: v for k, v in values.items() if k in renaming}
-    out.update((k, v) for k, v in values.items() if k not in renaming and k not in targets)
-    renamed_flags = {renaming[k]: v for k, v in flags.items() if k in renaming}
-    renamed_flags.update((k, v) for k, v in flags.items() if k not in renaming and
-                         k not in targets)
-    flags.clear()
-    flags.update(renamed_flags)
-    return out
-
-
 # the scope of parameters whose values a network took from elsewhere: CloneFunction's copies
 # (``clone_1/...``; BS.Network.Load's keep their file's names, so a model file holds them)
 _FROM_ELSEWHERE = re.compile(r"clone(_[0-9]+)?/")
-# the names an older Stadyn gave BrainScript's Parameter/ParameterTensor and the layers it made
-# without cntk.exe's node names: in the order made (anonymous_<n>/W also now, for a parameter
-# made at no expression path or at one another parameter has)
-_OLD_NAME = re.compile(r"(parameter|anonymous)(_[0-9]+)?/W|(recurrence|batchnormalization|"
-                       r"stabilizer)(_[0-9]+)?/.+")
-
-
-def _match_parameters(path: str, found: dict[str, Variable], params: dict[str, Variable],
-                      reshaped: Collection[str] = ()) -> list[tuple[Variable, Variable]]:
-    """(network parameter, file parameter) pairs: by name; a file written before BrainScript
-    parameters were named after their nodes (``parameter_<n>/W``, numbered in the order they
-    were made, which depends on the evaluation order) only where its shape leaves no doubt
-    (one such parameter of that shape in the file and one unmatched of that shape in the
-    network), else a :class:`ModelFileError` naming the file: never a silent load into the
-    wrong parameter.  A network parameter the file does not hold is left unpaired (an error
-    in :func:`load_model_parameters`), and the file's parameters no network parameter takes
-    are added there; old names are added so only when every network parameter is matched.
-
-    >>> from stadyn.graph import Variable
-    >>> a, b, c = Variable((2, 3)), Variable((3,)), Variable((2, 3))
-    >>> [(p is a, q is c) for p, q in _match_parameters("m", {"W": c}, {"W": a, "b": b})]
-    [(True, True)]
-    >>> [q is c for _, q in _match_parameters("m", {"parameter_1/W": c}, {"W": a, "b": b})]
-    [True]
-    >>> _match_parameters("m", {"parameter/W": c, "parameter_1/W": c},
-    ...                   {"W": a, "V": Variable((2, 3))}
-    ...                   )  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    stadyn._errors.ModelFileError: m: was written by an older Stadyn, ... (parameter/W,
-    parameter_1/W); ...
-    """
-    pairs: list[tuple[Variable, Variable]] = []
-    # an old-style name the network itself has (kept by BS.Network.Load from its file, or
-    # still given, anonymous_<n>) pairs by name like any other
-    old = {k: v for k, v in found.items() if _OLD_NAME.fullmatch(k) and k not in params}
-    for name, have in params.items():
-        value = found.get(name)
-        if value is not None:
-            if value.shape != have.shape:
-                if name not in reshaped:
-                    raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} "
-                                         f"in the file but {have.shape} in the network")
-                value = _flat_times_weight(path, name, value, have)
-            pairs.append((have, value))
-    if not old:
-        return pairs
-    matched = {id(have) for have, _ in pairs}
-    left = [(k, v) for k, v in params.items() if id(v) not in matched]
-    if not left:                # no parameter of the network to mix up: they are added
-        return pairs
-    unclear = []
-    for name, value in old.items():
-        mine = [have for _, have in left if have.shape == value.shape]
-        theirs = [v for v in old.values() if v.shape == value.shape]
-        if len(mine) == 1 and len(theirs) == 1:
-            pairs.append((mine[0], value))
-        else:
-            unclear.append(name)
-    if unclear:
-        raise ModelFileError(
-            f"{path}: was written by an older Stadyn, which named BrainScript parameters "
-            f"in the order it made them ({', '.join(unclear)}); they cannot be matched to "
-            "this network's parameters, named after their nodes, without doubt (parameters "
-            f"of the same shape; this network's: {', '.join(k for k, _ in left)}): train "
-            "the model again to write it with the new names")
-    return pairs
-
-
-def _flat_times_weight(path: str, name: str, value: Variable, have: Variable) -> Variable:
-    """A file's ``[m x n]`` weight for the network's ``[m x d1 x .. x dk]`` (``n`` = d1 ..
-    dk): an NDL ``Times`` weight an older Stadyn saved before it took its input's dimensions
-    as cntk.exe's legacy rule gives them (TimesNodeBase::Validate): the same values in the
-    same order, reshaped.  Any other shape is a :class:`ModelFileError` naming the file.
-
-    >>> from stadyn.graph import Variable
-    >>> old = Variable((6, 4)); old.d = np.arange(24, dtype=np.float32).reshape(6, 4)
-    >>> _flat_times_weight("m", "W", old, Variable((3, 2, 4))).d[2, 1]
-    array([20., 21., 22., 23.], dtype=float32)
-    >>> _flat_times_weight("m", "W", old, Variable((4, 6)))  # doctest: +NORMALIZE_WHITESPACE
-    Traceback (most recent call last):
-    stadyn._errors.ModelFileError: m: parameter 'W' has shape (6, 4) in the file but (4, 6) in
-    the network
-    """
-    if value.ndim == 2 and have.ndim > 2 and have.shape[-1] == value.shape[-1] and \
-            math.prod(have.shape[:-1]) == value.shape[0]:
-        reshaped = Variable(have.shape, need_grad=value.need_grad)
-        reshaped.d = value.d.reshape(have.shape)
-        return reshaped
-    raise ModelFileError(f"{path}: parameter '{name}' has shape {value.shape} in the file but "
-                         f"{have.shape} in the network")
-
-
 def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epochs: int, trainer,
                source, model: tuple[dict, dict], keep: bool, trace_level: int,
                extra: dict | None = None, drop: tuple[int, ...] | None = None) -> None:
@@ -466,21 +364,24 @@ def save_epoch(log: Callable[[str], None], model_path: str, epoch: int, max_epoc
 
 def _read_parameters(model_file: str, what: str, trainer,
                      aliases: Mapping[str, str | tuple[str, ...]] | None = None,
-                     reshaped: Collection[str] = ()) -> dict[str, bool]:
+                     reshaped: Collection[str] = (),
+                     untagged_names: Mapping[str, str] | None = None) -> dict[str, bool]:
     """:func:`load_model_parameters` (of the parameters ``trainer`` trains), a damaged file a
     ConfigError: cannot ``what`` it."""
     try:
-        return load_model_parameters(model_file, trainer.parameters, aliases, reshaped)
+        return load_model_parameters(model_file, trainer.parameters, aliases, reshaped,
+                                     untagged_names)
     except ModelFileError as exc:
         raise ConfigError(f"cannot {what} '{model_file}': {exc}") from None
 
 
 def _restore(model_file: str, trainer, source, what: str,
              aliases: Mapping[str, str | tuple[str, ...]] | None = None,
-             reshaped: Collection[str] = ()) -> tuple[dict, dict[str, bool]]:
+             reshaped: Collection[str] = (),
+             untagged_names: Mapping[str, str] | None = None) -> tuple[dict, dict[str, bool]]:
     """The parameters of ``model_file``, then the trainer and the reader from its checkpoint;
     the checkpoint's external state and the file's ``hasComputed`` flags."""
-    flags = _read_parameters(model_file, what, trainer, aliases, reshaped)
+    flags = _read_parameters(model_file, what, trainer, aliases, reshaped, untagged_names)
     ckp = model_file + ".ckp"
     state = trainer.restore_from_checkpoint(ckp)
     readers, rank = state.get("readers"), getattr(trainer.data_parallel, "rank", 0)
@@ -534,7 +435,9 @@ def roll_back(model_path: str, target: int, max_epochs: int, trainer, source,
 def resume(log: Callable[[str], None], model_file: str, trainer, learners, source, start: int,
            epoch_size: Callable[[], int], per_sweep: bool = False,
            aliases: Mapping[str, str | tuple[str, ...]] | None = None,
-           reshaped: Collection[str] = ()) -> tuple[dict | None, dict[str, bool]]:
+           reshaped: Collection[str] = (),
+           untagged_names: Mapping[str, str] | None = None
+           ) -> tuple[dict | None, dict[str, bool]]:
     """Continue from ``model_file`` (CNTK's restart): its parameters, then its checkpoint (the
     learners' state, counters, the reader's position), whose external state is returned with
     the file's ``hasComputed`` flags (:func:`load_model_parameters`);
@@ -542,10 +445,12 @@ def resume(log: Callable[[str], None], model_file: str, trainer, learners, sourc
     epochs of ``epoch_size()`` samples, as CNTK warned (and, ``per_sweep``: an epoch is one
     sweep, after ``start`` sweeps).  At ``start`` 0 (``modelPath.0``, which has no checkpoint)
     only the parameters are read: everything else starts afresh, and CNTK warned nothing.
-    ``aliases``, ``reshaped``: :func:`load_model_parameters`'s."""
+    ``aliases``, ``reshaped``, ``untagged_names``: :func:`load_model_parameters`'s."""
     if start > 0 and os.path.exists(model_file + ".ckp"):
-        return _restore(model_file, trainer, source, "continue from", aliases, reshaped)
-    flags = _read_parameters(model_file, "continue from", trainer, aliases, reshaped)
+        return _restore(model_file, trainer, source, "continue from", aliases, reshaped,
+                        untagged_names)
+    flags = _read_parameters(model_file, "continue from", trainer, aliases, reshaped,
+                             untagged_names)
     if start == 0:
         return None, flags
     log("Warning: Checkpoint file is missing. Parameter-learning state (such as "

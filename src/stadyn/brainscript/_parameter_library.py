@@ -43,6 +43,11 @@ class ParameterFunctions:
     multiplier other than 1),
     ``named_layers``, ``path`` and ``_node``."""
 
+    #: the names Stadyn gave parameters and constants sharing one path before its model files
+    #: were tagged with names version 2 (:data:`._model_files.NAMES_VERSION`), where they
+    #: differ: name now -> name then (set by :meth:`name_parameters`)
+    untagged_file_names: dict[str, str] = {}
+
     def Parameter(self, outputDim, inputDim, learningRateMultiplier=1.0, init="",
                   initValueScale=1, value=0, initValue="", initFromFilePath="",
                   initFromLiteral="", initOnCPUOnly=True, randomSeed=-1, tag=""):
@@ -181,20 +186,29 @@ class ParameterFunctions:
                 continue
             if registry.get(registry_name) is v:
                 groups.setdefault(path, []).append((v, registry_name))
-        order = self._breadth_first(roots) if any(len(g) > 1 for g in groups.values()) \
-            else {}
+        shared = any(len(g) > 1 for g in groups.values())
+        order = self._breadth_first(roots) if shared else {}
+        before = _ops_breadth_first(roots) if shared else {}
+        self.untagged_file_names = {}
         for path, group in groups.items():
             if len(group) > 1:
                 if not any(c in path for c in ".[]") or \
                         not all(id(v) in order for v, _ in group):
                     continue            # cntk.exe: a duplicated name; or an order unknown
                 group.sort(key=lambda item: order[id(item[0])])
-            name = path
+            name, given = path, {}
             for v, registry_name in group:
                 while name in registry and any(c in path for c in ".[]"):
                     name = "_" + name
                 if name not in registry:
                     registry.rename(registry_name, name)
+                    given[id(v)] = name
+            if len(group) > 1 and all(id(v) in before for v, _ in group):
+                # (the k-th in the old walk took the k-th name)
+                then = sorted(group, key=lambda item: before[id(item[0])])
+                self.untagged_file_names.update(
+                    (given[id(u)], given[id(v)]) for (v, _), (u, _) in zip(group, then)
+                    if v is not u and id(v) in given and id(u) in given)
 
     def _breadth_first(self, roots: Any) -> dict[int, int]:
         """The position of each node in cntk.exe's walk of a network (ComputationNetwork::
@@ -290,6 +304,23 @@ def _text_value(init: Any, from_file: Any, from_literal: Any, what: str
             raise ConfigError(f"{what}: initFromFilePath '{from_file}' cannot be read: "
                               f"{exc.strerror}") from None
     return None
+
+
+def _ops_breadth_first(roots: Any) -> dict[int, int]:
+    """The position of each node in the walk that named parameters and constants sharing one
+    path before names version 2: breadth first over Stadyn's ops (a ``Clip``'s ``maxValue``
+    two steps below it), which :meth:`ParameterFunctions._breadth_first` replaced; kept to read
+    the model files written then."""
+    order: dict[int, int] = {}
+    queue = deque(roots)
+    while queue:
+        v = queue.popleft()
+        if not isinstance(v, Variable) or id(v) in order:
+            continue
+        order[id(v)] = len(order)
+        if v.parent is not None:
+            queue.extend(v.parent.inputs)
+    return order
 
 
 def _claim(base: str) -> str:

@@ -262,7 +262,8 @@ class _Runner:
                                        lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
                                        per_sweep=epoch_size is None,
                                        aliases=network.precompute_aliases,
-                                       reshaped=network.net.reshaped_weights)
+                                       reshaped=network.net.reshaped_weights,
+                                       untagged_names=network.library.untagged_file_names)
             mark_computed(network, flags)
         # CNTK: the model before the start epoch is saved unless it was loaded and the pass
         # computed nothing (a model file written before the pass has values to compute)
@@ -334,7 +335,8 @@ class _Runner:
                 for v in n.inputs]
         try:
             flags = load_model_parameters(model_path, used, network.precompute_aliases,
-                                          network.net.reshaped_weights)
+                                          network.net.reshaped_weights,
+                                          network.library.untagged_file_names)
         except ModelFileError as exc:
             raise ConfigError(f"cannot load the model: {exc}", *where) from None
         mark_computed(network, flags)

@@ -458,8 +458,8 @@ class TensorFunctions:
         """CNTK's transposed ``Convolution`` node (CNTK.core.bs:624, ``transpose = true``):
         ``kernelDims`` is the filter and the output maps (``5:5:outMaps``, column-major),
         ``weightNode`` ``[kernelDims : mapDims]`` with ``mapDims`` the input's channels (its
-        last axis); ``autoPadding`` per filter axis (an output of ``size * stride``, else the
-        full ``(size - 1) * stride + span``) or ``outputShape`` (``W:H``) sizes the output
+        last axis); ``autoPadding`` per filter axis (an output of ``(size - 1) * stride + 1``,
+        else the full ``(size - 1) * stride + span``) or ``outputShape`` (``W:H``) sizes the output
         (``cntk_semantics.convolution_transpose``).  Explicit pads and ``sharing = false`` are
         not supported."""
         what = "ConvolutionTranspose"

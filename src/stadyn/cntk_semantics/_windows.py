@@ -256,8 +256,8 @@ def convolution_transpose(x: Variable, weight: Variable, bias: Variable | None,
                           output_shape: Sequence[int] | None = None) -> Variable:
     """CNTK's transposed convolution of ``x`` with ``weight`` of shape ``(in, out, *kernel)``:
     the transpose of :func:`convolution` over an input of ``output_shape`` (by default
-    ``size * stride`` on auto-padded axes, the full ``(size - 1) * stride + span`` on the
-    others).  ``bias`` has shape ``(out,)``.
+    ``(size - 1) * stride + 1`` on auto-padded axes, the full ``(size - 1) * stride + span``
+    on the others).  ``bias`` has shape ``(out,)``.
 
     Example:
         >>> import stadyn as sd

@@ -142,3 +142,10 @@ class LegacyNode(abc.ABC):
         :class:`MappingRefusedAtRun` (a RuntimeError too) with ``reason``, the framework's
         words."""
         raise MappingRefusedAtRun(reason)
+
+    def refuse_when_run(self, value: Any, reason: str, error: type = RuntimeError) -> Any:
+        """``value`` (this function's stand-in output), marked so that running the loaded
+        graph raises ``error`` with ``reason``, the framework's words, where the framework
+        loads the file but refuses it when it runs (``Network.refused_at_run``); by default,
+        a refusal at loading (:meth:`refused_at_run`)."""
+        self.refused_at_run(reason)

@@ -127,6 +127,13 @@ class _Node(LegacyNode):
             return "", ""
         return origin.uid, "InputValue" if origin.kind == "input" else origin.op_name
 
+    def refuse_when_run(self, value, reason, error=RuntimeError):
+        if not self._b.defer_refusals:
+            self.refused_at_run(reason)
+        self._b.refused.append((value, error, f"{reason} (function {self.name!r} of "
+                                              f"{self._b.where})"))
+        return value
+
     def const(self, i):
         value = self._b.values.get(id(self._vars[i]))
         if value is None:
@@ -195,6 +202,9 @@ class _Builder(FlatBuilding):
         self.values: dict[int, np.ndarray] = {}
         self.where = model.path
         self.deferred: dict[str, LegacyFunction] = {}
+        # (value, error, reason) of the functions the framework refuses when they run
+        self.refused: list[tuple[Variable, type, str]] = []
+        self.defer_refusals = False
         self.variables: dict[str, LegacyVariable] = {}      # those of the network being built
         self.origins: list[tuple[Variable, LegacyOrigin]] = []
         self.origin_of: dict[int, LegacyOrigin] = {}
@@ -486,6 +496,7 @@ class _Builder(FlatBuilding):
         self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
         built = Network(ins, outs, self.registry, source=self.model.path, info=info)
         built.origins = self.origins
+        built.refused_at_run = list(self.refused)
         return built
 
 
@@ -509,6 +520,7 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
                   batch_size: int = 1, info: dict[str, Any] | None = None,
                   parameter_names: Mapping[str, str] | None = None,
                   split_name: Callable[[str, str], tuple[str, str]] | None = None,
+                  defer_refusals: bool = False,
                   draws: str = "torch") -> Network:
     """Build ``network`` of ``model`` as a :class:`Network` whose inputs and outputs are the
     network's variables ``inputs``/``outputs`` (key -> variable name), the batch axis sized
@@ -517,6 +529,9 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
     network's ``origins`` say which of the file's values each Variable is (``split_name(key,
     shown name) -> (uid, name)`` for a leaf; the key and the name the file shows by default).
     ``draws``: whose numbers the random functions draw (:attr:`LegacyNode.draws`).
+    ``defer_refusals``: a function the framework loads but refuses when it runs
+    (:meth:`LegacyNode.refuse_when_run`) is built and listed in the network's
+    ``refused_at_run`` for the caller to refuse when it runs; by default it is refused here.
 
     Example:
         >>> import os, tempfile, numpy as np
@@ -535,6 +550,7 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
     """
     registry = registry if registry is not None else ParameterRegistry()
     builder = _Builder(model, registry, int(batch_size), draws)
+    builder.defer_refusals = defer_refusals
     if parameter_names:
         names = dict(parameter_names)
         builder.registry_name = lambda name: names.get(name, name)  # type: ignore[method-assign]

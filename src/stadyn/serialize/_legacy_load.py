@@ -179,7 +179,8 @@ def _output_names(net) -> dict[str, str]:
 
 
 def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None = None,
-              registry: ParameterRegistry | None = None) -> Network:
+              registry: ParameterRegistry | None = None,
+              defer_refusals: bool = False) -> Network:
     """Load a CNTK 2 model file (``.model``, ``.dnn``: what ``Function.save`` wrote) or a CNTK v1
     one (BrainScript's ``cntk.exe``; its dynamic axis taken as the batch axis, nodes written by
     CNTK 2's v1 writer keyed by their CNTK 2 uids and names) as a runnable :class:`Network`,
@@ -195,7 +196,10 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
     axis) takes a list of sequences; each graph loop through ``PastValue``/``FutureValue`` (a
     ``Recurrence``, ``Fold``, LSTM, GRU) runs as one ``recurrence``, and a sequence output's
     padded steps are 0.  Functions no Stadyn op maps, and loops that cannot run as a
-    recurrence, are refused with one :class:`UnsupportedModelError` naming them.
+    recurrence, are refused with one :class:`UnsupportedModelError` naming them, and so is a
+    function CNTK 2.7 loads but refuses when it runs (a :class:`ModelRefusedAtRunError`),
+    unless ``defer_refusals`` (``cntk.load_model``'s): then the network's ``refused_at_run``
+    lists it, for the caller to raise when it runs.
 
     Typically ``load_cntk("ConvNet_CIFAR10_DataAug_0.dnn")(features=images)``; an NNabla
     file is refused.
@@ -222,7 +226,8 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
     info = {"kind": kind, "batch_size": size}
     split = (lambda key, shown: _v1_split(key)) if model.format == "cntk-v1" else None
     return build_network(model, net, ins, outs, registry=registry, batch_size=size, info=info,
-                         parameter_names=names, split_name=split)
+                         parameter_names=names, split_name=split,
+                         defer_refusals=defer_refusals)
 
 
 _V1_NAME = re.compile(r"^__v2libuid__(?P<uid>.*?)__v2libname__(?P<name>.*)$", re.S)

@@ -94,6 +94,11 @@ class Network:
         #: file computes it, before the steps past each sequence's end are set to 0 (what
         #: ``cntk.load_model`` shows: the padding is no function of the file)
         self.unpadded: dict = {}
+        #: for a network built from a CNTK file: ``(Variable, error class, message)`` of each
+        #: function CNTK 2.7 loads but refuses when the graph runs (a weighted ``Logistic``
+        #: of weights it cannot read); the Variable stands in for its output, and whoever
+        #: runs the graph raises the error
+        self.refused_at_run: list = []
 
     # -- parameters -----------------------------------------------------------------------------
     @property

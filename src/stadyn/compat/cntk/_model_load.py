@@ -15,6 +15,7 @@ import numpy as np
 from ...graph import Variable, mark_free_dimensions, topological_nodes
 from . import _graph as G
 from ._axis import Axis
+from ._run_checks import refuse_when_run
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
 from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _SPARSE,
                           _UNBATCHED, _UNTYPED, ModelFormat)
@@ -160,7 +161,8 @@ def load_roots(model, format, types: "dict | None" = None,
                 v1_uids.update(uids, **{"": f"Combine{combine}"})
                 return combine + 2 - first          # its composite's number too
             G.take_uid_numbers(numbers)
-        network = serialize.load_cntk(legacy) if legacy.format.startswith("cntk") else \
+        network = serialize.load_cntk(legacy, defer_refusals=True) \
+            if legacy.format.startswith("cntk") else \
             serialize.load(path)
     else:
         network = serialize.load(path)
@@ -173,6 +175,8 @@ def load_roots(model, format, types: "dict | None" = None,
         if id(var) in sparse:               # (one made with is_sparse=True stays sparse)
             G.SPARSE.add(var)
     _restore_origins(network.origins)
+    for value, error, reason in getattr(network, "refused_at_run", ()):
+        refuse_when_run(value, reason, error)   # (CNTK loads it; a run raises)
     if v1_uids:
         _number_v1_nodes(network.origins, v1_uids, list(network.outputs.values()))
     # a sequence output as the file computes it (the network's output sets the steps past

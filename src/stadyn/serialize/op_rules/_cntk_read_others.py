@@ -32,39 +32,53 @@ __all__ = ["RANDOM_KINDS", "RANDOM_DISTRIBUTIONS", "logistic_cntk", "edit_distan
 
 def logistic_cntk(node):
     """CNTK's ``Logistic(output, target[, weight])``: :func:`stadyn.cntk_semantics.logistic`,
-    ``N`` the minibatch's samples (the weight's elements over its per-sample size)."""
-    if node.lead(0) != 1 or node.lead(1) != 1:
+    ``N`` the minibatch's samples (the weight's elements over its per-sample size); of
+    sequences (a weight of one value a step), over the minibatch's columns as CNTK packs them
+    (:func:`stadyn.cntk_semantics.sequence_columns`: ``N`` counts the gaps of its parallel
+    streams, weighted 0).  A weight CNTK 2.7 loads but refuses when it runs is refused so
+    (:func:`_weights_refused_as_cntk`)."""
+    sequences = node.n_inputs == 3 and all(node.lead(i) == 2 for i in range(3))
+    if not sequences and (node.lead(0) != 1 or node.lead(1) != 1):
         node.unsupported("a Logistic of values without the batch axis, or on a sequence")
     node.reduces_dynamic_axes()
     if node.n_inputs == 2:
         return logistic(node.var(0), node.var(1))
-    _refuse_weights_as_cntk(node)
+    refused = _weights_refused_as_cntk(node)
+    if refused is not None:
+        # a stand-in that reads all three inputs (CNTK's arguments), refused when it runs
+        error, reason = refused
+        unused = F.mul_scalar(F.sum(node.var(2)), 0.0)
+        return node.refuse_when_run(F.add2(logistic(node.var(0), node.var(1)), unused),
+                                    reason, error)
+    if sequences:
+        return logistic(*(sequence_columns(node.var(i)) for i in range(3)))
     w = node.var(2)
     per_sample = math.prod(node.shape(2)[node.lead(2):]) if node.lead(2) else 1
     samples = F.mul_scalar(F.sum(F.add_scalar(F.mul_scalar(w, 0.0), 1.0)), 1.0 / per_sample)
     return logistic(node.var(0), node.var(1), w, samples)
 
 
-def _refuse_weights_as_cntk(node) -> None:
+def _weights_refused_as_cntk(node) -> tuple[type, str] | None:
     """What CNTK 2.7 builds and loads but refuses when it runs a weighted ``Logistic`` (its
-    ``LogisticNode``, TrainingNodes.h): a weight whose sample size is not the target's, or
-    whose dynamic axes are not the target's (its validation); a weight without the batch axis
-    (the column range of a constant, as it computes); more than one value per sample (its
-    weighted sum)."""
+    ``LogisticNode``, TrainingNodes.h), as (error class, CNTK's words): a weight whose sample
+    size is not the target's, or whose dynamic axes are not the target's (its validation); a
+    weight without the batch axis (the column range of a constant, as it computes); more than
+    one value per sample (its weighted sum); else None."""
     def size(i: int) -> int:
         return math.prod(node.shape(i)[node.lead(i):])
     if size(2) != size(1) or node.lead(2) not in (0, node.lead(1)):
-        node.refused_at_run(f"The Matrix dimensions of the second argument weights the "
-                            f"{node.name} Logistic operation do not match.")
+        return RuntimeError, (f"The Matrix dimensions of the second argument weights the "
+                              f"{node.name} Logistic operation do not match.")
     if not node.lead(2):
-        node.refused_at_run("ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is "
-                            "inconsistent with matrix. They are compatible though--are you "
-                            f"missing a ReconcileDynamicAxis operation? (the weight of "
-                            f"{node.name}, of shape {node.shape(2)}, has no batch axis)")
+        return RuntimeError, ("ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is "
+                              "inconsistent with matrix. They are compatible though--are you "
+                              f"missing a ReconcileDynamicAxis operation? (the weight of "
+                              f"{node.name}, of shape {node.shape(2)}, has no batch axis)")
     if size(2) != 1:
-        node.refused_at_run(f"The input matrix dimensions do not match. ({node.name}'s "
+        return ValueError, (f"The input matrix dimensions do not match. ({node.name}'s "
                             f"output, target and weight hold {size(2)} values per sample, "
                             "not 1)")
+    return None
 
 
 def edit_distance_error_cntk(node):

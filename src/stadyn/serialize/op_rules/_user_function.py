@@ -5,8 +5,9 @@ state its ``serialize()`` gives; loading imports the module and rebuilds it with
 ``deserialize(inputs, name, state)``.
 
 The op's ``function`` attribute is written through its ``saved_form()``: ``{"module",
-"class", "name", "state"}`` (plain values), kept as JSON text.  What rebuilds the
-``function`` from that and the node's inputs is the layer that defines user functions
+"class", "op_name", "name", "state", "inputs", "batched"}`` (plain values: the op name CNTK
+2.7 keeps, the number of inputs and which carry the batch axis), kept as JSON text.  What
+rebuilds the ``function`` from that and the node's inputs is the layer that defines user functions
 (``stadyn.compat.cntk``), registered with :func:`register_user_function_loader`; without one
 the file says so.
 
