@@ -5,10 +5,10 @@ CNTK 2.7 is installed), so no reference can be recorded for the training; Stadyn
 silently, leaving those parameters as they were, and now refuses the training with a
 ValueError naming the parameters, the model and the loss.  A learner's parameter that none of
 the model, the loss and the metric reads CNTK 2.7 refuses as the Trainer is made (its
-ValueError, checked live below); Stadyn refused it only in ``train_minibatch`` (1d1a81d4).  (Made and not trained, such a
-Trainer is CNTK's: case trainer__parameters_no_learner_covers.)  The Trainers CNTK 2.7 trains (a
-model that is another Function over the loss's graph, or the learners given the loss's
-parameters) are case trainer__models_over_the_loss_graph."""
+ValueError, checked live below); Stadyn refused it only in ``train_minibatch`` (1d1a81d4).
+(Made and not trained, such a Trainer is CNTK's: case trainer__parameters_no_learner_covers.)
+The Trainers CNTK 2.7 trains (a model that is another Function over the loss's graph, or the
+learners given the loss's parameters) are case trainer__models_over_the_loss_graph."""
 
 import os
 import subprocess

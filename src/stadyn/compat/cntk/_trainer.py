@@ -197,8 +197,9 @@ def _parameters_outside(learned, model, loss) -> "str | None":
     its parameters; a parameter only the metric reads): CNTK 2.7 makes such a Trainer (it
     tests and evaluates) and crashes in its first ``train_minibatch`` (a segmentation fault),
     where Stadyn trained on, leaving them as they were.  (A parameter none of the model, the
-    loss and the metric reads is refused as the Trainer is made, as CNTK 2.7 refuses it.)  None where every one is the loss's (a
-    model that is another Function over the loss's graph: its root, an inner layer, a clone).
+    loss and the metric reads is refused as the Trainer is made, as CNTK 2.7 refuses it.)
+    None where every one is the loss's (a model that is another Function over the loss's
+    graph: its root, an inner layer, a clone).
 
     Example:
         >>> import stadyn.compat.cntk as C
