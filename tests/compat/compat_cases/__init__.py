@@ -43,7 +43,7 @@ MODULES = {
              "cntk_review_mends_5", "cntk_review_mends_6", "cntk_run_refusals",
              "cntk_untyped_functions", "cntk_fidelity_25", "cntk_legacy_models",
              "cntk_user_functions", "cntk_netopt", "cntk_fidelity_26", "cntk_review_mends_7",
-             "cntk_files_16", "cntk_blocks_2", "cntk_fidelity_28"],
+             "cntk_files_16", "cntk_blocks_2", "cntk_fidelity_28", "cntk_review_mends_8"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",
