@@ -3,10 +3,12 @@ another model's parameters, or a parameter only the metric reads): CNTK 2.7 make
 evaluates with it, and dies in its first ``train_minibatch`` (signal 11, checked live below where
 CNTK 2.7 is installed), so no reference can be recorded for the training; Stadyn trained on
 silently, leaving those parameters as they were, and now refuses the training with a
-ValueError naming the parameters, the model and the loss.  (Made and not trained, such a
-Trainer is CNTK's: case trainer__parameters_no_learner_covers.)  The Trainers CNTK 2.7 trains (a
-model that is another Function over the loss's graph, or the learners given the loss's
-parameters) are case trainer__models_over_the_loss_graph."""
+ValueError naming the parameters, the model and the loss.  A learner's parameter that none of
+the model, the loss and the metric reads CNTK 2.7 refuses as the Trainer is made (its
+ValueError, checked live below); Stadyn refused it only in ``train_minibatch`` (1d1a81d4).
+(Made and not trained, such a Trainer is CNTK's: case trainer__parameters_no_learner_covers.)
+The Trainers CNTK 2.7 trains (a model that is another Function over the loss's graph, or the
+learners given the loss's parameters) are case trainer__models_over_the_loss_graph."""
 
 import os
 import subprocess
@@ -89,3 +91,50 @@ def test_cntk_crashes_training_such_a_trainer():
                          capture_output=True, text=True, timeout=120)
     assert "MADE" in run.stdout and "TRAINED" not in run.stdout, run.stdout + run.stderr
     assert run.returncode == -11, run.returncode       # (SIGSEGV)
+
+
+
+# (run by both: here, and by CNTK 2.7's Python below)
+_EXTRA = """
+def extra_parameter_trainer(C, metric_reads_it):
+    x, y = C.input_variable(2, name="x"), C.input_variable(3, name="y")
+    z = C.layers.Dense(3, name="z")(x)
+    extra = C.parameter((3,), init=1.0, name="extra")
+    metric = C.squared_error(z + extra, y) if metric_reads_it else None
+    return C.Trainer(z, (C.squared_error(z, y), metric),
+                     C.sgd(list(z.parameters) + [extra], lr=0.1))
+"""
+_CTOR_ERROR = ("Trainer ctor: 1 of the learner parameters 'Parameter('extra', [], [3])' are "
+               "not part of the model specified")
+
+
+def test_a_parameter_no_function_reads_is_refused_as_the_trainer_is_made():
+    space: dict = {}
+    exec(_EXTRA, space)
+    with pytest.raises(ValueError) as e:
+        space["extra_parameter_trainer"](C, metric_reads_it=False)
+    assert str(e.value) == _CTOR_ERROR
+    trainer = space["extra_parameter_trainer"](C, metric_reads_it=True)  # (made, as CNTK's)
+    assert trainer.model is not None
+
+
+_CTOR = _EXTRA + """
+import cntk as C
+extra_parameter_trainer(C, metric_reads_it=True)
+print("MADE", flush=True)
+try:
+    extra_parameter_trainer(C, metric_reads_it=False)
+except ValueError as e:
+    print("REFUSED " + str(e).splitlines()[0], flush=True)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(_CNTK_PYTHON), reason="CNTK 2.7 is not installed "
+                    "(STADYN_CNTK_PYTHON): its ctor error is checked live")
+def test_cntk_refuses_a_parameter_no_function_reads_as_the_trainer_is_made():
+    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("STADYN_CNTK_LIBS",
+                                                          "/work/peers/cntk27/shimlib"))
+    run = subprocess.run([_CNTK_PYTHON, "-W", "ignore", "-c", _CTOR], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert "MADE" in run.stdout, run.stdout + run.stderr
+    assert "REFUSED " + _CTOR_ERROR in run.stdout, run.stdout + run.stderr

@@ -176,6 +176,8 @@ class FlatBuilding:
 # CNTK holds these ops' two operands the other way round from Python's (``gather(reference,
 # indices)`` is stored ``Gather(indices, reference)``)
 _PYTHON_SWAPPED = frozenset({"Times", "TransposeTimes", "Gather"})
+# the blocks of one such op, shown in Python's operand order too
+_PYTHON_SWAPPED_BLOCKS = frozenset({"GatherOp"})
 
 
 def cntk_leaf_order(functions, starts) -> list[str]:
@@ -218,14 +220,18 @@ def cntk_leaf_order(functions, starts) -> list[str]:
 
 def shown_argument_order(fn: LegacyFunction) -> list[tuple[str, str]]:
     """A CNTK block's ``(placeholder, outer variable)`` pairs in the order CNTK 2.7 shows the
-    block's inputs once loaded: as a depth-first walk of its inside from the root, each
-    function's operands in Python's order, meets the placeholders (a ``GatherOp``'s file
-    stores ``(indices, reference)``, CNTK 2.7 shows ``(reference, indices)``); placeholders
-    the walk does not meet keep the file's order, after the others."""
-    arguments = dict(fn.meta.get("arguments") or {})
-    if fn.body is None or len(arguments) < 2:
-        return list(arguments.items())
-    met = [n for n in cntk_leaf_order(fn.body.functions, [fn.meta.get("root")])
-           if n in arguments]
-    return sorted(arguments.items(), key=lambda kv: met.index(kv[0]) if kv[0] in met
-                  else len(met) + list(arguments).index(kv[0]))
+    block's inputs once loaded: the order of the block's stored argument map (what CNTK 2.7
+    rebuilds the block from: ``binary_cross_entropy(o, t)`` keeps ``(o, t)``), but for a
+    ``GatherOp`` block, whose file stores ``(indices, reference)`` and whose inputs CNTK 2.7
+    shows in Python's operand order, ``(reference, indices)``.
+
+        >>> from stadyn.serialize import LegacyFunction
+        >>> f = LegacyFunction("b", "GatherOp", ("i", "x"), ("out",),
+        ...                    meta={"arguments": {"p1": "i", "p2": "x"}})
+        >>> shown_argument_order(f)
+        [('p2', 'x'), ('p1', 'i')]
+    """
+    arguments = list((fn.meta.get("arguments") or {}).items())
+    if fn.type in _PYTHON_SWAPPED_BLOCKS and len(arguments) == 2:
+        arguments.reverse()
+    return arguments

@@ -210,7 +210,7 @@ def _feed(var: Variable, value: Any, shown: str | None = None) -> int:
     if tuple(arr.shape) == var.shape:
         if (type(arr) is np.ndarray and arr.dtype.kind in "biuf" and arr.dtype.isnative
                 and not data.requires_grad):
-            data.copy_(torch.from_numpy(np.ascontiguousarray(arr)))   # var.d = arr, no checks
+            data.copy_(torch.from_numpy(np.require(arr, requirements="C")))  # var.d = arr
         else:
             var.d = arr
     else:
@@ -218,7 +218,7 @@ def _feed(var: Variable, value: Any, shown: str | None = None) -> int:
                 free and _fits(_sample_shape(var, 1, free), tuple(arr.shape[1:]))):
             raise ShapeError(_misfit(var, tuple(arr.shape), shown))
         t = arr if isinstance(arr, torch.Tensor) else torch.from_numpy(
-            np.ascontiguousarray(arr))
+            np.require(arr, requirements="C"))
         # a copy: the input's buffer is written in place by the next minibatch of this size,
         # which must not write into the caller's array
         var.data = t.to(data_of(var).device, data_of(var).dtype, copy=True)

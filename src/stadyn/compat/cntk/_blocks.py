@@ -42,21 +42,31 @@ def as_composite(root_function, name: str = "") -> Function:
         ['', 'fc', 'm']
     """
     inside = getattr(root_function, "_inside", lambda: None)()
-    composite = Function(unwrap(root_function) if inside is None else _inner_graph(inside))
+    if inside is None:
+        composite = Function(unwrap(root_function))
+    else:
+        outs = _inner_graph(inside)
+        # (a block of several outputs: CNTK 2.7's composite of its inside is the Combine of
+        # its ops, with all their outputs)
+        composite = Function(outs[0]) if len(outs) == 1 else \
+            Function(outs[0], outs, combined=G.Combine(""))
     if not getattr(root_function, "is_composite", True):
         composite._own_name = name
     return composite
 
 
-def _inner_graph(out):
-    """The graph inside the block whose output is ``out`` over the block's placeholders
-    (``as_composite(block.block_root)``: CNTK 2.7's composite of the block's inside, whose
-    arguments are those placeholders): the block's ops made again on them, the root op no
-    block."""
+def _inner_graph(out) -> list:
+    """The outputs of the graph inside the block whose output is ``out`` over the block's
+    placeholders (``as_composite(block.block_root)``: CNTK 2.7's composite of the block's
+    inside, whose arguments are those placeholders): the block's ops made again on them, the
+    root op no block; a block of several outputs gives those of the ops its inner
+    ``Combine`` combines."""
     pairs = {a: p for a, p in zip(G.BLOCKS[out].arguments, G.inner_placeholders(out))
              if isinstance(a, Variable)}
-    inner = rebuild([out], pairs, "share")[0]
-    G.BLOCKS.pop(inner, None)
+    combined = G.combined_inside(out)
+    inner = rebuild([out] if combined is None else list(combined), pairs, "share")
+    for v in inner:
+        G.BLOCKS.pop(v, None)
     return inner
 
 

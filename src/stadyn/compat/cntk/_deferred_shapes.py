@@ -167,6 +167,14 @@ def _elementwise(deferred: Any) -> tuple:
 
 
 def _over_known_operands(deferred: Any) -> tuple:
+    """:func:`_built_over_known_operands`, built once for both (kept on ``deferred``)."""
+    found = deferred.__dict__.get("_over_known")
+    if found is None:
+        found = deferred.__dict__["_over_known"] = _built_over_known_operands(deferred)
+    return found
+
+
+def _built_over_known_operands(deferred: Any) -> tuple:
     """``(shape, dynamic axes)`` of an op over waiting ops whose shapes and dynamic axes CNTK
     2.7 knows already (``relu(plus(p, x))``, ``times(p + x, W)``: that of ``p + x`` is
     ``x``'s): the op built on stand-in inputs of those, as CNTK infers each op as it is made;

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from ...graph import Variable
+from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._adapt import unwrap
 from ._argument_binding import ArgumentBinding
@@ -96,7 +96,8 @@ class FunctionRebuilding(ArgumentBinding):
         for old, new in (substitutions or {}).items():
             if old is None or new is None:
                 raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
-            subs[unwrap(old)] = _bound_placeholder(unwrap(new), unwrap(old))
+            key = _substituted(unwrap(old), old, self._roots())
+            subs[key] = _bound_placeholder(unwrap(new), key)
         keyed = _keyed(substitutions or {})
         if method == "share" and non_sequence_bindings(keyed):
             roots = self._rebuilt_on(keyed, what)
@@ -194,6 +195,26 @@ class FunctionRebuilding(ArgumentBinding):
 
     def __lshift__(self, other):
         return self(other)
+
+
+def _substituted(old: Variable, given: Any, roots) -> Variable:
+    """The Variable a clone of ``roots`` substitutes for the key ``old`` (``given`` by the
+    user).  The step output a recurrence's root (or an op over the recurrence) shows, a view
+    no run computes, is the recurrence's output, as CNTK 2.7's is; read by a block over the
+    recurrence (``sequence.last``'s ``Sequence::Slice``) it is one of that block's inputs,
+    which CNTK 2.7 refuses to substitute (a RuntimeError as it validates the block again)."""
+    out = G.step_output_of(old)
+    if out is None:
+        return old
+    for node in topological_nodes(list(roots)):
+        block = G.BLOCKS.get(node.outputs[0]) if node.outputs[0] is not None else None
+        if block is not None and any(a is out for a in block.arguments):
+            raise RuntimeError(
+                f"clone: cannot substitute {given!r}: it is the step's output inside a "
+                f"recurrence's loop, an input of the {block.op_name} block over the "
+                "recurrence (CNTK 2.7 refuses it too); substitute the recurrence's output or "
+                "its inputs")
+    return out
 
 
 def _keyed(substitutions: dict) -> dict:

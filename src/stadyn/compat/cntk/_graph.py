@@ -42,7 +42,7 @@ from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, is_view, ma
                            note_step_op,
                            note_step_view, show_transposed,
                            past_value_view, read_by_past_value, shown_inputs,
-                           shown_step_output)
+                           shown_step_output, step_output_of)
 from ._shown_constants import gru_constant, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
@@ -65,6 +65,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order", "ARGUMENT_ORDER", "new_uid",
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
+           "step_output_of",
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
            "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",

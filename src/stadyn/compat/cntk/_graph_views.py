@@ -35,7 +35,7 @@ __all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "wal
            "STEP_BLOCKS",
            "note_step_op", "note_step_view", "has_step_view", "past_value_view",
            "read_by_past_value",
-           "shown_step_output", "shown_inputs", "mark_view", "is_view"]
+           "shown_step_output", "shown_inputs", "mark_view", "is_view", "step_output_of"]
 
 
 _PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
@@ -369,9 +369,26 @@ def shown_step_output(out: Variable, fold: bool = False) -> Variable:
         ('Plus', (2,))
     """
     made = _step_view_output(out)
-    if made is not None:
-        return made
-    return shown_node(out, _STEP_OUTPUT, lambda: F.identity(out), _step_op(out, fold))
+    if made is None:
+        made = shown_node(out, _STEP_OUTPUT, lambda: F.identity(out), _step_op(out, fold))
+    keep_with(made, _STEP_OUTPUT_OF, out)
+    return made
+
+
+_STEP_OUTPUT_OF = "compat.cntk: the recurrence whose step output this view shows"
+
+
+def step_output_of(v: Variable) -> "Variable | None":
+    """The output of the recurrence (or ``Fold``) whose step output :func:`shown_step_output`
+    showed as ``v``; None for another value.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Recurrence(C.plus)(C.sequence.input_variable(2))
+        >>> step_output_of(shown_step_output(z.variable)) is z.variable
+        True
+    """
+    return kept_with(v, _STEP_OUTPUT_OF)
 
 
 def shown_inputs(v: Variable) -> list[Variable]:

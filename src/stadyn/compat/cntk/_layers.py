@@ -248,9 +248,10 @@ def Sequential(layers, name: str = "") -> LayerFunction:
 
 def _refuse_other_arities(steps: list) -> None:
     """CNTK 2.7's TypeError where a step that is a CNTK Function (a ``@C.Function``, typed or
-    not) takes another number of arguments than the values the steps before give it: one
-    after a single value (CNTK composes ``identity >> f >> g``, calling each on the last),
-    one per member of a tuple, one per output of a tuple step before.
+    not; a layer: ``LSTM(3)`` takes 3) takes another number of arguments than the values the
+    steps before give it: one after a single value (CNTK composes ``identity >> f >> g``,
+    calling each on the last), one per member of a tuple, one per output of a tuple step
+    before.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -274,10 +275,10 @@ def _refuse_other_arities(steps: list) -> None:
 
 
 def _arguments_of(step) -> "int | None":
-    """How many arguments a step that is a CNTK Function takes; None for a layer or a
-    Python function (called as it is)."""
+    """How many arguments a step that is a CNTK Function or a layer takes (an ``LSTM``'s 3:
+    ``dh``, ``dc``, ``x``; a ``GRU``'s 2); None for a Python function (called as it is)."""
     if isinstance(step, LayerFunction):
-        return None
+        return len(step.arguments)
     if getattr(type(step), "_cntk_function", False) or hasattr(type(step), "root_function"):
         return len(step.signature)
     return None

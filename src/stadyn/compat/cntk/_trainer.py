@@ -165,8 +165,10 @@ def _parameters_outside(learned, model, loss) -> "str | None":
     computed from (a model other than the one the loss was built on, and the learners given
     its parameters; a parameter only the metric reads): CNTK 2.7 makes such a Trainer (it
     tests and evaluates) and crashes in its first ``train_minibatch`` (a segmentation fault),
-    where Stadyn trained on, leaving them as they were.  None where every one is the loss's (a
-    model that is another Function over the loss's graph: its root, an inner layer, a clone).
+    where Stadyn trained on, leaving them as they were.  (A parameter none of the model, the
+    loss and the metric reads is refused as the Trainer is made, as CNTK 2.7 refuses it.)
+    None where every one is the loss's (a model that is another Function over the loss's
+    graph: its root, an inner layer, a clone).
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -280,8 +282,10 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         model = self.model
         self._model_runs = model._run_state() if model is not None and \
             waiting_model is None else None
+        self._refuse_parameters_of_no_function()
         self._note_uncovered_parameters()
-        # (refused when it trains: CNTK 2.7 makes, tests and evaluates such a Trainer)
+        # (refused when it trains: CNTK 2.7 makes, tests and evaluates such a Trainer; a
+        # parameter only the metric reads, or those of a model the loss is not built on)
         self._untrainable = _parameters_outside(self.parameters, model, wrap(unwrap(
             criterion[0]))) if waiting_model is None and not _waits(criterion[0]) else None
         self._distributed = _distributed_learners(self.parameter_learners)
@@ -293,6 +297,19 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         # (a training session's test and cross-validation minibatches: summed over the workers
         # by either kind of distributed learner)
         self._test_workers = test_sums(self.parameter_learners)
+
+    def _refuse_parameters_of_no_function(self) -> None:
+        """CNTK 2.7's ValueError where the learners update a parameter that none of the model,
+        the loss and the metric reads (``Trainer ctor: 1 of the learner parameters
+        'Parameter('extra', [], [3])' are not part of the model specified``)."""
+        if self._waiting_model is not None or self._waiting_metric is not None:
+            return          # (their parameters are not known yet)
+        read = {id(unwrap(p)) for f in self._trained_roots() for p in _parameters_of(wrap(f))}
+        outside = [p for p in self.parameters if id(unwrap(p)) not in read]
+        if outside:
+            shown = ", ".join(repr(wrap(unwrap(p))) for p in outside)
+            raise ValueError(f"Trainer ctor: {len(outside)} of the learner parameters "
+                             f"'{shown}' are not part of the model specified")
 
     def _note_uncovered_parameters(self) -> None:
         """CNTK 2.7's Trainer ctor notes on stderr how many parameters of the model, loss
