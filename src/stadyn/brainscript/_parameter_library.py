@@ -187,8 +187,8 @@ class ParameterFunctions:
             if registry.get(registry_name) is v:
                 groups.setdefault(path, []).append((v, registry_name))
         shared = any(len(g) > 1 for g in groups.values())
-        order = self._breadth_first(roots) if shared else {}
-        before = _ops_breadth_first(roots) if shared else {}
+        order = _breadth_first(roots, self._node_inputs) if shared else {}
+        before = _breadth_first(roots, _op_inputs) if shared else {}
         self.untagged_file_names = {}
         for path, group in groups.items():
             if len(group) > 1:
@@ -209,22 +209,6 @@ class ParameterFunctions:
                 self.untagged_file_names.update(
                     (given[id(u)], given[id(v)]) for (v, _), (u, _) in zip(group, then)
                     if v is not u and id(v) in given and id(u) in given)
-
-    def _breadth_first(self, roots: Any) -> dict[int, int]:
-        """The position of each node in cntk.exe's walk of a network (ComputationNetwork::
-        ConstructFromRoots, ComputationNetworkScripting.cpp:106-176): from the roots in order,
-        a node's inputs after it, breadth first, over cntk.exe's nodes (:meth:`_node_inputs`),
-        not Stadyn's finer ops (a ``Clip``'s ``maxValue`` is one step below it, as its
-        ``minValue``, not two)."""
-        order: dict[int, int] = {}
-        queue = deque(roots)
-        while queue:
-            v = queue.popleft()
-            if not isinstance(v, Variable) or id(v) in order:
-                continue
-            order[id(v)] = len(order)
-            queue.extend(self._node_inputs(v))
-        return order
 
     def _node_inputs(self, v: Variable) -> list[Any]:
         """The inputs of cntk.exe's node ``v``: the nodes (a library function's, a parameter,
@@ -306,11 +290,14 @@ def _text_value(init: Any, from_file: Any, from_literal: Any, what: str
     return None
 
 
-def _ops_breadth_first(roots: Any) -> dict[int, int]:
-    """The position of each node in the walk that named parameters and constants sharing one
-    path before names version 2: breadth first over Stadyn's ops (a ``Clip``'s ``maxValue``
-    two steps below it), which :meth:`ParameterFunctions._breadth_first` replaced; kept to read
-    the model files written then."""
+def _breadth_first(roots: Any, inputs_of: Any) -> dict[int, int]:
+    """The position of each node in cntk.exe's walk of a network (ComputationNetwork::
+    ConstructFromRoots, ComputationNetworkScripting.cpp:106-176): from the roots in order, a
+    node's inputs after it, breadth first.  Over cntk.exe's nodes
+    (:meth:`ParameterFunctions._node_inputs`: a ``Clip``'s ``maxValue`` is one step below it,
+    as its ``minValue``) for the names of names version 2; over Stadyn's finer ops
+    (:func:`_op_inputs`: ``maxValue`` two steps below) for the names model files were written
+    with before it."""
     order: dict[int, int] = {}
     queue = deque(roots)
     while queue:
@@ -318,9 +305,13 @@ def _ops_breadth_first(roots: Any) -> dict[int, int]:
         if not isinstance(v, Variable) or id(v) in order:
             continue
         order[id(v)] = len(order)
-        if v.parent is not None:
-            queue.extend(v.parent.inputs)
+        queue.extend(inputs_of(v))
     return order
+
+
+def _op_inputs(v: Variable) -> Any:
+    """The inputs of the Stadyn op that made ``v`` (none for a leaf)."""
+    return v.parent.inputs if v.parent is not None else ()
 
 
 def _claim(base: str) -> str:
