@@ -9,6 +9,7 @@ CNTK load the files written now.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -22,8 +23,14 @@ from stadyn import serialize
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_model_write")
 sys.path.insert(0, FIXTURES)
-import make_refs  # noqa: E402
 import networks  # noqa: E402
+
+# (loaded under a name of its own: other fixture folders hold a make_refs.py too, and a test
+# process that imported one of those first would hand it out for a plain ``import make_refs``)
+_spec = importlib.util.spec_from_file_location("cntk_model_write_make_refs",
+                                               os.path.join(FIXTURES, "make_refs.py"))
+make_refs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_refs)
 
 with open(os.path.join(FIXTURES, "cntk_listing.json")) as _f:
     LISTING = json.load(_f)
