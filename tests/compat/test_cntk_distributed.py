@@ -68,3 +68,25 @@ def test_two_workers_train_as_one_process_on_the_whole_minibatch(tmp_path):
     assert [r["samples"] for r in ranks] == [24, 24]
     for r in ranks:
         np.testing.assert_allclose(r["w"], alone["w"], rtol=1e-5, atol=1e-6)
+
+
+def test_quantization_bits_other_than_the_working_ones_are_refused_at_once():
+    """Only 1, 2, 4, 8, 16 and 32 bits work (CNTK 2.7's quantizer needs a divisor of 64, and
+    fails at the first exchange of two workers for 3 bits); the learner is refused where it is
+    made, alone too, with the values that work."""
+    import pytest
+
+    import stadyn.compat.cntk as C
+    from stadyn._errors import ConfigError
+
+    def make(bits):
+        w = C.parameter((2,), init=np.zeros(2, np.float32))
+        return C.train.distributed.data_parallel_distributed_learner(
+            C.sgd([w], C.learning_parameter_schedule(0.1)), num_quantization_bits=bits)
+
+    for bits in (0, 3, 5, 33, 64, 1.5):
+        with pytest.raises(ConfigError, match=rf"num_quantization_bits={bits}; "
+                                              r"1, 2, 4, 8, 16 or 32 bits"):
+            make(bits)
+    for bits in (1, 2, 4, 8, 16, 32):
+        assert make(bits).parallelization_after() == 0

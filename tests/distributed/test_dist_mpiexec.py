@@ -115,6 +115,50 @@ def test_mpiexec_across_machines_needs_a_tcp_address(openmpi_env):
         dist.init()
 
 
+def _two_workers(out, env: dict, *args: str, timeout: float = 60) -> list[int]:
+    """Start two workers (``mpi_workers.py OUT *args``) with OpenMPI's variables and ``env``;
+    their exit codes (the test fails where they do not end in ``timeout`` seconds)."""
+    procs = []
+    for r in range(2):
+        procs.append(subprocess.Popen(
+            [sys.executable, WORKER, str(out), *args], stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True,
+            env=dict(_clean_env(), OMPI_COMM_WORLD_RANK=str(r), OMPI_COMM_WORLD_SIZE="2",
+                     OMPI_COMM_WORLD_LOCAL_RANK=str(r), OMPI_COMM_WORLD_LOCAL_SIZE="2",
+                     STADYN_DIST_TIMEOUT="20", **env)))
+    try:
+        for p in procs:
+            p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the workers did not end in {timeout} s (hung at the rendezvous)")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return [p.returncode for p in procs]
+
+
+def test_a_rendezvous_file_left_by_a_crashed_job_of_the_same_id_is_not_joined(tmp_path):
+    """Without OpenMPI's session folder (OpenMPI 5) the workers meet at a file in the temporary
+    folder. A job that crashed left its file there; a later launch given the same job id (an
+    mpiexec of the same process id) must not join it (torch's file store hangs on it): the
+    file is named after the launch's PMIx server address too."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    env = dict(OMPI_MCA_ess_base_jobid="4343", TMPDIR=str(folder))
+    crashed = _two_workers(tmp_path / "crashed", dict(
+        env, PMIX_SERVER_URI41="4343.0;tcp4://127.0.0.1:40001"), "--crash")
+    assert crashed == [3, 3]
+    assert [p.name for p in folder.iterdir() if p.name.startswith("stadyn-rendezvous-4343")]
+    out = tmp_path / "again"
+    assert _two_workers(out, dict(env, PMIX_SERVER_URI41="4343.0;tcp4://127.0.0.1:40002"),
+                        timeout=30) == [0, 0]
+    for r in range(2):
+        with open(f"{out}.rank{r}.json") as f:
+            assert _joined(json.load(f), r)
+
+
 # -- 1-bit SGD ----------------------------------------------------------------------------------
 
 def _quantize_columns(v: np.ndarray):

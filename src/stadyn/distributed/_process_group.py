@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import datetime
 import gc
+import hashlib
 import os
 import sys
 import tempfile
@@ -120,12 +121,25 @@ def _rendezvous(world: int) -> tuple[str, str]:
                 "(OMPI_MCA_ess_base_jobid, OMPI_MCA_orte_jobfam_session_dir): set MASTER_ADDR "
                 "and MASTER_PORT for every worker (mpiexec -x MASTER_ADDR=127.0.0.1 -x "
                 f"MASTER_PORT=29500 ...), or {_LAUNCH_HINT}")
-        path = os.path.join(folder, f"stadyn-rendezvous-{job}")
+        name = f"stadyn-rendezvous-{job}"
+        if not os.environ.get("OMPI_MCA_orte_jobfam_session_dir"):
+            name += _launch_tag()
+        path = os.path.join(folder, name)
         return "file://" + path, f"{path} (mpiexec's job {job})"
     missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT")
                if not os.environ.get(name)]
     raise DistributedError(f"WORLD_SIZE={world} but {', '.join(missing)} "
                            f"{'is' if len(missing) == 1 else 'are'} not set: {_LAUNCH_HINT}")
+
+
+def _launch_tag() -> str:
+    """``-<tag>`` naming this ``mpiexec`` launch, for the rendezvous file in the shared temporary
+    folder (OpenMPI 5 names no session folder): the PMIx server's addresses, which every worker
+    of a machine shares and a new launch changes (a port of its own), so that a file a crashed
+    job of the same job id left there is never joined (torch's file store would hang on it);
+    empty where mpiexec gives none."""
+    uris = sorted(v for k, v in os.environ.items() if k.startswith("PMIX_SERVER_URI"))
+    return "-" + hashlib.sha1("\n".join(uris).encode()).hexdigest()[:12] if uris else ""
 
 
 _uncaught = [False]     # did the script end with an uncaught exception?

@@ -78,7 +78,7 @@ def _pack(codes: torch.Tensor, bits: int) -> torch.Tensor:
     per = 8 // bits
     pad = (-flat.numel()) % per
     flat = torch.cat([flat, flat.new_zeros(pad)]).reshape(-1, per)
-    shifts = torch.arange(per, dtype=torch.int32) * bits
+    shifts = torch.arange(per, dtype=torch.int32, device=flat.device) * bits
     return (flat << shifts).sum(1).to(torch.uint8)
 
 
@@ -88,7 +88,7 @@ def _unpack(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
         pairs = data[:2 * count].reshape(-1, 2)
         return pairs[:, 0] | (pairs[:, 1] << 8)
     per = 8 // bits
-    shifts = torch.arange(per, dtype=torch.int32) * bits
+    shifts = torch.arange(per, dtype=torch.int32, device=data.device) * bits
     return ((data[:, None] >> shifts) & ((1 << bits) - 1)).reshape(-1)[:count]
 
 
@@ -191,9 +191,11 @@ class QuantizedAllReduce:
         per column as they are."""
         codes_now = torch.cat([c.reshape(-1) for c, _, _ in parts])
         packed = _pack(codes_now, self.bits) if codes_now.numel() \
-            else torch.zeros(0, dtype=torch.uint8)
+            else codes_now.new_zeros(0, dtype=torch.uint8)
         floats = torch.cat([torch.stack([lo, uf], 1).reshape(-1) for _, lo, uf in parts])
-        sizes = torch.tensor([packed.numel(), floats.numel()], dtype=torch.int64)
+        # (on the gradients' device, as all they travel with: NCCL takes no CPU tensor)
+        sizes = torch.tensor([packed.numel(), floats.numel()], dtype=torch.int64,
+                             device=floats.device)
         all_sizes = [torch.zeros_like(sizes) for _ in range(self.size)]
         C.run(f"all-gather of the {what}' sizes", dist.all_gather, all_sizes, sizes,
               group=self._pg)

@@ -30,7 +30,7 @@ from ..schedules import IGNORE, Schedule
 from ..solvers import Optimizer
 from ..solvers import functional as Fn
 from ._checks import finite as _finite
-from ._learner_checkpoints import LearnerCheckpoints
+from ._learner_checkpoints import UPDATE_COUNT_OFFSET, LearnerCheckpoints
 
 __all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
 
@@ -395,8 +395,14 @@ class Learner(LearnerCheckpoints, Optimizer):
     def _updates_begun(self) -> int:
         """Updates this learner's method has counted: the minibatches seen, and the updates
         CNTK 2.7 begins and then refuses (:meth:`count_refused_update`), less those before
-        adam's last ``reset_smoothed_gradients`` (``refused_updates`` holds the difference)."""
-        return self.minibatches_seen + int(self._scalar_state.get("refused_updates", 0))
+        adam's or rmsprop's last ``reset_smoothed_gradients`` (the scalar
+        ``update_count_offset`` holds the difference)."""
+        return self.minibatches_seen + int(self._scalar_state.get(UPDATE_COUNT_OFFSET, 0))
+
+    def _restart_update_count(self) -> None:
+        """Count the updates begun from zero again (adam's and rmsprop's
+        ``reset_smoothed_gradients``: CNTK's ResetSmoothedGradients zeroes their count)."""
+        self._scalar_state[UPDATE_COUNT_OFFSET] = float(-self.minibatches_seen)
 
     @torch.no_grad()
     def count_refused_update(self, sample_count: int) -> None:
@@ -418,8 +424,8 @@ class Learner(LearnerCheckpoints, Optimizer):
         """
         M = _count(sample_count, f"{self.name}.count_refused_update: sample_count", 1)
         scalars = self.step_scalars(None, M)
-        self._scalar_state["refused_updates"] = float(self._updates_begun()
-                                                      - self.minibatches_seen + 1)
+        self._scalar_state[UPDATE_COUNT_OFFSET] = float(self._updates_begun()
+                                                        - self.minibatches_seen + 1)
         self._advance_method(scalars)
 
     def _gradients(self, gradient_values: Mapping | None,

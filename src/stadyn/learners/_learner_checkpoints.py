@@ -16,6 +16,12 @@ from .._errors import checked_count as _count
 from ..schedules import Schedule
 from ._checks import finite as _finite
 
+# The scalar state's key for the difference between the updates adam's and rmsprop's methods
+# have counted and the minibatches seen; states written before it was renamed call it
+# ``refused_updates`` (read as the same value).
+UPDATE_COUNT_OFFSET = "update_count_offset"
+_OLD_UPDATE_COUNT_OFFSET = "refused_updates"
+
 __all__ = ["LearnerCheckpoints"]
 
 
@@ -101,6 +107,9 @@ class LearnerCheckpoints:
             raise StadynError(f"{what}: 'scalars' must be a mapping")
         checked["scalars"] = {k: _finite(v, f"{what}: scalar '{k}'", -math.inf)
                               for k, v in scalars.items()}
+        if _OLD_UPDATE_COUNT_OFFSET in checked["scalars"]:     # a state from before the rename
+            old = checked["scalars"].pop(_OLD_UPDATE_COUNT_OFFSET)
+            checked["scalars"].setdefault(UPDATE_COUNT_OFFSET, old)
         sweep = state.get("sweep_size")
         checked["sweep_size"] = None if sweep is None else _count(sweep, f"{what}: sweep_size", 1)
         generator = state.get("generator_state")

@@ -108,7 +108,7 @@ class _Adam(Learner):
         (CNTK's LearnerAdam::ResetSmoothedGradients zeroes its smoothed count: the next update
         is corrected as a first one)."""
         super().reset_smoothed_gradients()
-        self._scalar_state["refused_updates"] = float(-self.minibatches_seen)
+        self._restart_update_count()
 
     def _apply(self, params, grads, states, scalars, foreach):
         rule = Fn.adamax if self.adamax else Fn.adam
@@ -206,6 +206,13 @@ class _RMSProp(Learner):
 
     def _method_scalars(self, sample_count, lr):
         return {"first": 1.0 if self._updates_begun() == 0 else 0.0}
+
+    def reset_smoothed_gradients(self) -> None:
+        """The per-parameter state back to its initial values and the update count to zero
+        (CNTK's LearnerRMSProp::ResetSmoothedGradients zeroes its smoothed count, so the next
+        update initialises the averages as a first one does)."""
+        super().reset_smoothed_gradients()
+        self._restart_update_count()
 
     def _apply(self, params, grads, states, scalars, foreach):
         Fn.rmsprop_adaptive(params, grads, states["v"], states["signs"], states["steps"],

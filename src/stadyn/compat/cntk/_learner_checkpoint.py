@@ -92,7 +92,7 @@ def _smoothed_count(state: dict) -> float:
     scalars = state["scalars"]
     if "smoothed_count" in scalars:
         return float(scalars["smoothed_count"])
-    return float(state["minibatches_seen"] + int(scalars.get("refused_updates", 0)))
+    return float(state["minibatches_seen"] + int(scalars.get("update_count_offset", 0)))
 
 
 def _per_parameter(tensors, count: int, slots) -> "list[dict] | None":
@@ -134,11 +134,9 @@ def learner_state(learner, entry: dict, where: str) -> dict:
         if "smoothed_count" in scalars:                 # fsadagrad's average
             scalars["smoothed_count"] = float(entry["smoothed_count"])
         elif name in ("adam", "rmsprop"):               # the updates begun (_smoothed_count)
-            # (adam's is below the minibatches after a reset_smoothed_gradients)
-            scalars["refused_updates"] = float(entry["smoothed_count"]) \
+            # (below the minibatches after a reset_smoothed_gradients, which zeroes it)
+            scalars["update_count_offset"] = float(entry["smoothed_count"]) \
                 - int(entry["minibatchCount"])
-            if name == "rmsprop":
-                scalars["refused_updates"] = max(0.0, scalars["refused_updates"])
     schedule = state["lr_schedule"]
     if "learnig_rate_schedule" in entry:
         schedule = schedule_from_cntk(entry["learnig_rate_schedule"], where).config()

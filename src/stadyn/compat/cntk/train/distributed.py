@@ -515,11 +515,23 @@ def data_parallel_distributed_learner(learner, distributed_after: int = 0,
         >>> learner.parallelization_after()
         0
     """
-    bits = int(num_quantization_bits)
-    if bits < 1:
-        raise ConfigError(f"data_parallel_distributed_learner: num_quantization_bits={bits}; "
-                          "1 to 32 bits per gradient value (32: not quantized)")
-    return DistributedLearner(learner, distributed_after, bits)
+    return DistributedLearner(learner, distributed_after,
+                              _quantization_bits(num_quantization_bits))
+
+
+_QUANTIZATION_BITS = (1, 2, 4, 8, 16, 32)
+
+
+def _quantization_bits(bits) -> int:
+    """``num_quantization_bits`` checked: 1, 2, 4, 8, 16 or 32.  (CNTK 2.7 takes any number
+    here; with fewer than 32 bits one not dividing 64 fails at the first exchange of two or
+    more workers, "Quantization: 'nbits' must be a divisor of 64", and a worker alone never
+    quantizes: refused here at once, alone too.)"""
+    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) \
+            or int(bits) not in _QUANTIZATION_BITS:
+        raise ConfigError(f"data_parallel_distributed_learner: num_quantization_bits={bits!r}; "
+                          "1, 2, 4, 8, 16 or 32 bits per gradient value (32: not quantized)")
+    return int(bits)
 
 
 def block_momentum_distributed_learner(learner, block_size: int,
