@@ -519,19 +519,17 @@ def data_parallel_distributed_learner(learner, distributed_after: int = 0,
                               _quantization_bits(num_quantization_bits))
 
 
-_QUANTIZATION_BITS = (1, 2, 4, 8, 16, 32)
-
-
 def _quantization_bits(bits) -> int:
-    """``num_quantization_bits`` checked: 1, 2, 4, 8, 16 or 32.  (CNTK 2.7 takes any number
-    here; with fewer than 32 bits one not dividing 64 fails at the first exchange of two or
-    more workers, "Quantization: 'nbits' must be a divisor of 64", and a worker alone never
-    quantizes: refused here at once, alone too.)"""
-    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) \
-            or int(bits) not in _QUANTIZATION_BITS:
+    """``num_quantization_bits`` as CNTK 2.7 takes it: any whole number from 1; 32 and more
+    are not quantized (its Python quantizes below 32 only: 33 and 64 train as 32).  A number
+    below 32 that does not divide 64 (3, 5, ...) is taken, and alone it never quantizes; with
+    two or more workers CNTK fails at the first exchange ("Quantization: 'nbits' must be a
+    divisor of 64"), Stadyn's ``QuantizedAllReduce`` refuses it as the learner is made."""
+    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or int(bits) < 1:
         raise ConfigError(f"data_parallel_distributed_learner: num_quantization_bits={bits!r}; "
-                          "1, 2, 4, 8, 16 or 32 bits per gradient value (32: not quantized)")
-    return int(bits)
+                          "a whole number of bits per gradient value: 1, 2, 4, 8 or 16 "
+                          "quantize, 32 (or more) does not")
+    return min(int(bits), 32)
 
 
 def block_momentum_distributed_learner(learner, block_size: int,
