@@ -4,9 +4,9 @@ per-parameter state, FSAdaGrad's smoothed sample count and adam's and rmsprop's 
 start again, as CNTK's LearnerFSAdaGrad/LearnerAdam/LearnerRMSProp::ResetSmoothedGradients zero
 them (rmsprop's next update initialises its averages as a first one)."""
 
+import importlib.util
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -15,8 +15,11 @@ import stadyn.compat.cntk as C
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures",
                        "cntk_learner_reset")
-sys.path.insert(0, FIXTURE)
-import make_refs  # noqa: E402
+# (loaded under a name of its own: other fixture folders hold a make_refs.py too)
+_spec = importlib.util.spec_from_file_location("cntk_learner_reset_make_refs",
+                                               os.path.join(FIXTURE, "make_refs.py"))
+make_refs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_refs)
 
 
 def _refs():
