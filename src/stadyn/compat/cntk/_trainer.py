@@ -12,7 +12,8 @@ from ...learners import Learner as _Learner
 from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
-from ._fed_data import refuse_data_type, refuse_layouts_that_differ, unbatched_sample
+from ._fed_data import (refuse_data_type, refuse_layouts_that_differ, unbatched,
+                        unbatched_sample)
 from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
 from ._graph import is_splice_leaf
@@ -23,8 +24,7 @@ from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, spli
 from ._values import Value
 from ._previous_averages import PreviousAverages
 from ._trainer_checkpoint import TrainerCheckpoints
-from ._trainer_samples import (counted_variable, refuse_no_sample_count, unbatched,
-                               uncounted_inputs)
+from ._trainer_samples import counted_variable, refuse_no_sample_count, uncounted_inputs
 from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows, test_sums
 
 __all__ = ["Trainer", "counted_variable"]
