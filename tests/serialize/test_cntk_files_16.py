@@ -84,6 +84,33 @@ def test_a_weighted_logistic_file_of_sequences_computes_as_cntk(case):
     np.testing.assert_allclose(float(np.asarray(got)), want, rtol=1e-6)
 
 
+
+with open(os.path.join(FIXTURES, "sequence_logistic_refused.json")) as _f:
+    SEQUENCE_LOGISTIC_REFUSED = json.load(_f)
+
+
+@pytest.mark.parametrize("name", sorted(SEQUENCE_LOGISTIC_REFUSED))
+def test_a_weighted_logistic_file_of_sequences_cntk_refuses_is_refused_when_run(name):
+    # make_sequence_logistic_refused.py: output and target sequences of three values a step, a
+    # weight of one value a step (not the target's size) or of three (more than one a sample);
+    # CNTK 2.7 loads each file and refuses it when it evaluates it, in the words of
+    # sequence_logistic_refused.json. Before, a file with sequence inputs was built by the
+    # sequence path, which dropped the refusals: eval ran the stand-in (7.22)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "make_sequence_logistic_refused",
+        os.path.join(FIXTURES, "make_sequence_logistic_refused.py"))
+    writer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(writer)
+    kind, words = SEQUENCE_LOGISTIC_REFUSED[name]["error"].split(": ", 1)
+    m = C.load_model(os.path.join(FIXTURES, name + ".model"))
+    assert sorted(a.name for a in m.arguments) == ["t", "w", "x"]
+    data = writer.feed(writer.CASES[name])
+    error = {"RuntimeError": RuntimeError, "ValueError": ValueError}[kind]
+    for _ in range(2):                  # (every run, not the first alone)
+        with pytest.raises(error, match=re.escape(words)):
+            m.eval({a: data[a.name] for a in m.arguments})
+
 SOFTMAX = dict(np.load(os.path.join(FIXTURES, "sequence_softmax.npz")))
 # the files make_sequence_softmax.py writes: (the steps' sample shape, the function's name)
 _SOFTMAX_CASES = {"sequence_softmax": ((3,), ""), "sequence_softmax_named": ((2, 3), "sm")}

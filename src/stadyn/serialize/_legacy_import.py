@@ -496,7 +496,6 @@ class _Builder(FlatBuilding):
         self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
         built = Network(ins, outs, self.registry, source=self.model.path, info=info)
         built.origins = self.origins
-        built.refused_at_run = list(self.refused)
         return built
 
 
@@ -557,7 +556,10 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
     if split_name is not None:
         builder.split_name = split_name  # type: ignore[method-assign]
     with auto_forward(False), parameter_registry(registry):
-        return builder.build(network, inputs, outputs, dict(info or {}))
+        built = builder.build(network, inputs, outputs, dict(info or {}))
+    # (both the plain and the sequence path's networks: build_flat builds its own)
+    built.refused_at_run = list(builder.refused)
+    return built
 
 
 def legacy_mapping_table() -> str:

@@ -83,12 +83,10 @@ def placeholder_stand_ins(args: tuple) -> "list | None":
     found = []
     for a in args:
         if hasattr(a, "_replay"):       # (a waiting op)
-            shape = tuple(int(d) for d in a.shape) if a._typed is None else UNKNOWN
-            axes = _known_axes(a)
-            if any(d < 0 for d in shape) or axes is None:
+            stand_in = _waiting_stand_in(a)
+            if stand_in is None:
                 return None
-            found.append(input_variable(shape, dtype=getattr(a, "dtype", None) or "float32",
-                                        dynamic_axes=list(axes)))
+            found.append(stand_in)
             continue
         v = a.variable if isinstance(a, GraphObject) else None
         shape = INFERRED_SHAPES.get(v) if v is not None else None
@@ -116,6 +114,20 @@ def probed_dynamic_axes(deferred: Any) -> "tuple | None":
             found = _over_known_operands(deferred)[1]
         deferred.__dict__["_probed_axes"] = found
     return found
+
+
+def _waiting_stand_in(v: Any) -> Any:
+    """An input standing for the waiting op ``v`` (of its shape, type and dynamic axes) where
+    they are known; None where ``v`` is typed since it was made (CNTK keeps it unknown), of a
+    shape not yet known, or of unknown dynamic axes."""
+    from ._variables import input_variable
+    if v._typed is not None:
+        return None
+    shape, axes = tuple(int(d) for d in v.shape), _known_axes(v)
+    if any(d < 0 for d in shape) or axes is None:
+        return None
+    return input_variable(shape, dtype=getattr(v, "dtype", None) or "float32",
+                          dynamic_axes=list(axes))
 
 
 def _known_axes(v: Any) -> "tuple | None":
@@ -187,19 +199,15 @@ def _built_over_known_operands(deferred: Any) -> tuple:
         >>> f.shape, len(f.dynamic_axes), C.relu(C.placeholder()).shape
         ((3,), 1, (-2,))
     """
-    from ._variables import input_variable
     if isinstance(deferred._fn, _layer_function()):
         return None, None
     memo: dict = {}
     for v in deferred._operands():
         if hasattr(v, "_replay"):       # (a waiting op)
-            if v._typed is not None:    # (typed since this op was made: CNTK keeps it unknown)
+            stand_in = _waiting_stand_in(v)
+            if stand_in is None:
                 return None, None
-            shape, axes = tuple(int(d) for d in v.shape), _known_axes(v)
-            if any(d < 0 for d in shape) or axes is None:
-                return None, None
-            memo[id(v)] = input_variable(shape, dtype=getattr(v, "dtype", None) or "float32",
-                                         dynamic_axes=list(axes))
+            memo[id(v)] = stand_in
         elif getattr(v, "is_placeholder", False):
             return None, None
     if not memo:

@@ -26,10 +26,11 @@ import numpy as np
 
 from ..._errors import DataError, ShapeError
 from ._adapt import unwrap
+from ._graph import BATCH, kind_of
 from ._variable_text import axis_mark
 
 __all__ = ["refuse_data_type", "refuse_fed_layouts_that_differ", "refuse_layouts_that_differ",
-           "unbatched_sample"]
+           "unbatched", "unbatched_sample"]
 
 # the types CNTK 2.7's Value.create converts to an input's type: bool and the float types,
 # and the integers ``np.issubdtype(dtype, int)`` holds for (NumPy 1.19: ``np.int_`` only)
@@ -191,6 +192,20 @@ dynamic axes '[#]'
         seen = first.setdefault(tuple(getattr(a, "name", str(a)) for a in axes), (key, layout))
         if seen[1] != layout:
             raise _layouts_differ(key, seen[0])
+
+
+def unbatched(k) -> bool:
+    """Whether ``k`` (a key of a minibatch: an input, or a name) is an input without dynamic
+    axes (``dynamic_axes=[]``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> unbatched(C.input_variable(3, dynamic_axes=[])), unbatched(C.input_variable(3))
+        (True, False)
+    """
+    var = unwrap(k) if not isinstance(k, str) else None
+    return var is not None and not BATCH(var) and var.sequence_lengths is None and \
+        kind_of(var) == "input"
 
 
 def unbatched_sample(shown: str, sample: tuple, arr: Any) -> Any:

@@ -30,7 +30,8 @@ from . import _graph as G
 from ._adapt import unwrap
 from ._assign import apply_assignments, assign_outputs, pending_assignments
 from ._checked_mode import CheckedLatch
-from ._fed_data import refuse_data_type, refuse_fed_layouts_that_differ, unbatched_sample
+from ._fed_data import (refuse_data_type, refuse_fed_layouts_that_differ, unbatched,
+                        unbatched_sample)
 from ._deferred_runs import not_provided, typeless_data, unbound_placeholders
 from ._late import late
 from ._run_checks import RunnableCheck
@@ -167,7 +168,7 @@ class FunctionRuns:
                 arr = arr[None]     # one sample, of the input's very shape (CNTK reads it so)
             if G.BATCH(var) and isinstance(arr, np.ndarray) and arr.ndim == var.ndim:
                 refuse_no_rows({target: arr}, "Function.eval or forward")
-            if not G.BATCH(var) and var.sequence_lengths is None and G.kind_of(var) == "input":
+            if unbatched(target):
                 arr = unbatched_sample(repr(target), tuple(target.shape), arr)   # (at feed)
             if undo is not None:        # (data of its very shape: written in place)
                 undo.keep(var, in_place=tuple(arr.shape) == tuple(var.shape))

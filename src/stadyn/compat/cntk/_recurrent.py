@@ -100,14 +100,18 @@ class StatesLayer(LayerFunction):
             G.note_step_op(v, G.STEP_BLOCKS[kind])      # (its root's input: the step's block)
             if v.parent is not None and v.parent.spec.name in _VIEWED + ("cntk_lstm_sequence",) \
                     and kind in _VIEWED_STEPS and (kind == "lstm" or not self.layer.step.op_by_op):
-                step = self.__dict__.get("_cntk_step")
-                G.note_step_view(v, _StepView(self.layer.step, kind,
-                                              getattr(step, "name", "") or ""))
+                G.note_step_view(v, self._step_view(kind))
         elif isinstance(v, Variable) and v in G.BLOCKS and v.parent is not None and \
                 v.parent.spec.name == "recurrence" and \
                 isinstance(getattr(self.layer, "step", None), FunctionStep):
             G.note_step_view(v, _FunctionStepView())
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
+
+    def _step_view(self, kind: str) -> "_StepView":
+        """How the walks see this layer's step, a viewed cell of ``kind`` (``lstm``, ``gru``,
+        ``rnnstep``): its block, named as the step Function it was made with (``with_step``)."""
+        step = self.__dict__.get("_cntk_step")
+        return _StepView(self.layer.step, kind, getattr(step, "name", "") or "")
 
     def _inputs_around_argument(self, call: Any) -> "tuple[list, list]":
         """What CNTK 2.7's Function of this layer applied to a placeholder without a shape
@@ -578,7 +582,5 @@ class _FoldLayer(StatesLayer):
             return
         G.BLOCKS[states] = G.Block("Recurrence", "", (states.parent.inputs[0],))
         G.note_step_op(states, G.STEP_BLOCKS[kind])
-        step = self.__dict__.get("_cntk_step")
-        G.note_step_view(states, _StepView(self.layer.step, kind,
-                                           getattr(step, "name", "") or ""))
+        G.note_step_view(states, self._step_view(kind))
         G.note_step_view(out, _FoldSlice())

@@ -12,7 +12,8 @@ from ...learners import Learner as _Learner
 from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
-from ._fed_data import refuse_data_type, refuse_layouts_that_differ, unbatched_sample
+from ._fed_data import (refuse_data_type, refuse_layouts_that_differ, unbatched,
+                        unbatched_sample)
 from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
 from ._graph import is_splice_leaf
@@ -23,8 +24,7 @@ from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, spli
 from ._values import Value
 from ._previous_averages import PreviousAverages
 from ._trainer_checkpoint import TrainerCheckpoints
-from ._trainer_samples import (counted_variable, refuse_no_sample_count, unbatched,
-                               uncounted_inputs)
+from ._trainer_samples import counted_variable, refuse_no_sample_count, uncounted_inputs
 from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows, test_sums
 
 __all__ = ["Trainer", "counted_variable"]
@@ -282,8 +282,10 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         model = self.model
         self._model_runs = model._run_state() if model is not None and \
             waiting_model is None else None
-        self._refuse_parameters_of_no_function()
-        self._note_uncovered_parameters()
+        # (the ids of the parameters the model, the loss and the metric read)
+        read = {id(unwrap(p)) for f in self._trained_roots() for p in _parameters_of(wrap(f))}
+        self._refuse_parameters_of_no_function(read)
+        self._note_uncovered_parameters(read)
         # (refused when it trains: CNTK 2.7 makes, tests and evaluates such a Trainer; a
         # parameter only the metric reads, or those of a model the loss is not built on)
         self._untrainable = _parameters_outside(self.parameters, model, wrap(unwrap(
@@ -298,25 +300,23 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         # by either kind of distributed learner)
         self._test_workers = test_sums(self.parameter_learners)
 
-    def _refuse_parameters_of_no_function(self) -> None:
+    def _refuse_parameters_of_no_function(self, read: set) -> None:
         """CNTK 2.7's ValueError where the learners update a parameter that none of the model,
-        the loss and the metric reads (``Trainer ctor: 1 of the learner parameters
-        'Parameter('extra', [], [3])' are not part of the model specified``)."""
+        the loss and the metric reads (the ids ``read``: ``Trainer ctor: 1 of the learner
+        parameters 'Parameter('extra', [], [3])' are not part of the model specified``)."""
         if self._waiting_model is not None or self._waiting_metric is not None:
             return          # (their parameters are not known yet)
-        read = {id(unwrap(p)) for f in self._trained_roots() for p in _parameters_of(wrap(f))}
         outside = [p for p in self.parameters if id(unwrap(p)) not in read]
         if outside:
             shown = ", ".join(repr(wrap(unwrap(p))) for p in outside)
             raise ValueError(f"Trainer ctor: {len(outside)} of the learner parameters "
                              f"'{shown}' are not part of the model specified")
 
-    def _note_uncovered_parameters(self) -> None:
+    def _note_uncovered_parameters(self, read: set) -> None:
         """CNTK 2.7's Trainer ctor notes on stderr how many parameters of the model, loss
-        and metric no learner updates (they stay as they are)."""
+        and metric (the ids ``read``) no learner updates (they stay as they are)."""
         learned = {id(unwrap(p)) for p in self.parameters}
-        left = {id(unwrap(p)) for f in self._trained_roots() for p in _parameters_of(wrap(f))}
-        left = len(left - learned)
+        left = len(read - learned)
         if left:
             print(f"[Note:] Trainer ctor: {left} of the model parameters are not covered by any "
                   "of the specified Learners; these parameters will not be learned",

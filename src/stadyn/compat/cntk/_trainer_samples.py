@@ -8,23 +8,10 @@ count the samples on)."""
 from __future__ import annotations
 
 from ._adapt import unwrap, wrap
-from ._graph import BATCH, kind_of, made_by_cntk_op
+from ._fed_data import unbatched
+from ._graph import BATCH, made_by_cntk_op
 
-__all__ = ["unbatched", "uncounted_inputs", "counted_variable", "refuse_no_sample_count"]
-
-
-def unbatched(k) -> bool:
-    """Whether ``k`` (a key of a minibatch: an input, or a name) is an input without dynamic
-    axes (``dynamic_axes=[]``).
-
-    Example:
-        >>> import stadyn.compat.cntk as C
-        >>> unbatched(C.input_variable(3, dynamic_axes=[])), unbatched(C.input_variable(3))
-        (True, False)
-    """
-    var = unwrap(k) if not isinstance(k, str) else None
-    return var is not None and not BATCH(var) and var.sequence_lengths is None and \
-        kind_of(var) == "input"
+__all__ = ["uncounted_inputs", "counted_variable", "refuse_no_sample_count"]
 
 
 def uncounted_inputs(arguments) -> frozenset:
