@@ -185,6 +185,12 @@ class QuantizedAllReduce:
             with torch.no_grad():
                 t.copy_(torch.cat(parts).reshape(t.shape).to(t.dtype))
 
+    def _sizes(self, shapes) -> tuple[int, int]:
+        """How many packed bytes and floats a worker whose codes are shaped ``shapes`` sends."""
+        total = sum(int(torch.Size(s).numel()) for s in shapes)
+        packed = 2 * total if self.bits == 16 else -(-total * self.bits // 8)
+        return packed, 2 * sum(int(s[0]) for s in shapes)
+
     def _exchange(self, parts: list, what: str, shapes_of) -> list:
         """Every worker's ``parts`` (per gradient ``(codes, lower, ufactor)``; worker ``w``'s
         codes shaped ``shapes_of(w)``), gathered: codes packed to ``bits`` bits, the two floats
@@ -193,13 +199,9 @@ class QuantizedAllReduce:
         packed = _pack(codes_now, self.bits) if codes_now.numel() \
             else codes_now.new_zeros(0, dtype=torch.uint8)
         floats = torch.cat([torch.stack([lo, uf], 1).reshape(-1) for _, lo, uf in parts])
-        # (on the gradients' device, as all they travel with: NCCL takes no CPU tensor)
-        sizes = torch.tensor([packed.numel(), floats.numel()], dtype=torch.int64,
-                             device=floats.device)
-        all_sizes = [torch.zeros_like(sizes) for _ in range(self.size)]
-        C.run(f"all-gather of the {what}' sizes", dist.all_gather, all_sizes, sizes,
-              group=self._pg)
-        width = max(int(s[0]) for s in all_sizes), max(int(s[1]) for s in all_sizes)
+        # every worker's sizes follow from its shapes: no exchange (nor device sync) for them
+        width = tuple(max(n) for n in zip(*(self._sizes(shapes_of(w))
+                                             for w in range(self.size))))
         mine = (torch.cat([packed, packed.new_zeros(width[0] - packed.numel())]),
                 torch.cat([floats, floats.new_zeros(width[1] - floats.numel())]))
         gathered = []
