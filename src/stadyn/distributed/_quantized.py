@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from ..graph import data_of, grad_of
 from . import _collectives as C
 from ._env import DistributedError, get_group, is_initialized
 
@@ -184,6 +185,24 @@ class QuantizedAllReduce:
             parts = [_unquantize(*stripes[w][k]) for w in range(size)]
             with torch.no_grad():
                 t.copy_(torch.cat(parts).reshape(t.shape).to(t.dtype))
+
+    def all_reduce_gradients(self, params) -> None:
+        """Replace the ``.grad`` of each of ``params`` (every worker's, in the same order) by
+        its quantized sum over the workers (:meth:`all_reduce`); a parameter without a gradient
+        takes part with zeros, as in CNTK.
+
+        Example:
+            >>> import stadyn as sd, stadyn.distributed as dist
+            >>> from stadyn.graph import grad_of
+            >>> p = sd.Variable((2,), need_grad=True)
+            >>> dist.QuantizedAllReduce(bits=1).all_reduce_gradients([p])
+            >>> grad_of(p).tolist()
+            [0.0, 0.0]
+        """
+        for p in params:
+            if grad_of(p) is None:
+                p.grad = torch.zeros_like(data_of(p))
+        self.all_reduce([grad_of(p) for p in params])
 
     def _sizes(self, shapes) -> tuple[int, int]:
         """How many packed bytes and floats a worker whose codes are shaped ``shapes`` sends."""
