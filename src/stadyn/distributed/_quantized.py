@@ -24,7 +24,10 @@ from ..graph import data_of, grad_of
 from . import _collectives as C
 from ._env import DistributedError, get_group, is_initialized
 
-__all__ = ["QuantizedAllReduce"]
+__all__ = ["QUANTIZED_BITS", "QuantizedAllReduce"]
+
+#: the bits per value :class:`QuantizedAllReduce` quantizes to (32 would be a plain all-reduce)
+QUANTIZED_BITS = (1, 2, 4, 8, 16)
 
 
 def _columns(t: torch.Tensor) -> torch.Tensor:
@@ -116,7 +119,7 @@ class QuantizedAllReduce:
 
     def __init__(self, bits: int = 1, group="world"):
         bits = int(bits)
-        if bits not in (1, 2, 4, 8, 16):
+        if bits not in QUANTIZED_BITS:
             raise DistributedError(f"QuantizedAllReduce: bits={bits}; 1, 2, 4, 8 or 16 bits per "
                                    "value (a power of two below 32; 32 is an all-reduce)")
         self.bits, self.group = bits, group
