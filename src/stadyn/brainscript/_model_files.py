@@ -312,7 +312,7 @@ def load_model_parameters(path: str, required: Iterable[Variable] | None = None,
               and (wanted is None or id(have) in wanted)]
     values = dict(found.items())
     if untagged and untagged_names:
-        values = renamed_untagged(values, untagged_names)
+        values = renamed_untagged(values, flags, untagged_names)
     values = renamed(values, flags, aliases or {}, needed)
     pairs = match_parameters(path, values, dict(registry.items()), reshaped)
     matched = {id(have) for have, _ in pairs}

@@ -17,23 +17,22 @@ from ..graph import Variable
 __all__ = ["renamed_untagged", "renamed", "match_parameters", "flat_times_weight"]
 
 
-def renamed_untagged(values: dict[str, Variable], untagged_names: Mapping[str, str]
-                      ) -> dict[str, Variable]:
+def renamed_untagged(values: dict[str, Variable], flags: dict[str, bool],
+                     untagged_names: Mapping[str, str]) -> dict[str, Variable]:
     """``values`` with each the file holds under an older name (``untagged_names``: name now
     -> name then) under its name now, all at once (two constants that swapped names swap
-    back).
+    back); ``flags`` (hasComputed) follow their values.
 
-    >>> renamed_untagged({"p": 1, "_p": 2, "q": 3}, {"p": "_p", "_p": "p"})
+    >>> renamed_untagged({"p": 1, "_p": 2, "q": 3}, {}, {"p": "_p", "_p": "p"})
     {'_p': 1, 'p': 2, 'q': 3}
     """
-    back = {old: new for new, old in untagged_names.items() if old in values}
-    return {back.get(name, name): v for name, v in values.items()
-            if name in back or name not in back.values()}
+    return _apply(values, flags, {old: new for new, old in untagged_names.items()
+                                  if old in values})
 
 
 def renamed(values: dict[str, Variable], flags: dict[str, bool],
-             aliases: Mapping[str, str | tuple[str, ...]], needed: list[str]
-             ) -> dict[str, Variable]:
+            aliases: Mapping[str, str | tuple[str, ...]], needed: list[str]
+            ) -> dict[str, Variable]:
     """The file's values under the network's names.  A file that holds every name the
     network needs and every aliased one is read by name; any other was written by an older
     Stadyn, and every alias applies to it at once, as one renaming of the file's names (an
@@ -56,15 +55,22 @@ def renamed(values: dict[str, Variable], flags: dict[str, bool],
             if old in values and old not in renaming:
                 renaming[old] = name
                 break
+    return _apply(values, flags, renaming)
+
+
+def _apply(values: dict[str, Variable], flags: dict[str, bool], renaming: Mapping[str, str]
+           ) -> dict[str, Variable]:
+    """``values`` renamed by ``renaming`` (old name -> new) all at once: a renamed value takes
+    its new name over one the file held under it.  ``flags`` are renamed alike, in place."""
     targets = set(renaming.values())
-    out = {renaming[k]: v for k, v in values.items() if k in renaming}
-    out.update((k, v) for k, v in values.items() if k not in renaming and k not in targets)
-    renamed_flags = {renaming[k]: v for k, v in flags.items() if k in renaming}
-    renamed_flags.update((k, v) for k, v in flags.items() if k not in renaming and
-                         k not in targets)
+
+    def move(table: dict) -> dict:
+        return {renaming.get(k, k): v for k, v in table.items()
+                if k in renaming or k not in targets}
+    moved = move(flags)
     flags.clear()
-    flags.update(renamed_flags)
-    return out
+    flags.update(moved)
+    return move(values)
 
 
 # the names an older Stadyn gave BrainScript's Parameter/ParameterTensor and the layers it made

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from .._errors import ConfigError
-from ..graph import Variable, context, data_of, grad_of
+from ..graph import Variable, context
 from ..train import Trainer
 from ._state_carry import StateCarry
 
@@ -104,17 +104,13 @@ class QuantizedSGD:
     def synchronize(self, parameters, samples: int, loss_sum: float,
                     metric_sum: float | None) -> tuple[int, float, float | None]:
         bits = self._bits_now()
+        params = [p for p in parameters if p.need_grad]
         if bits >= 32:
             self._quantizer = None
-            return self._plain.synchronize([p for p in parameters if p.need_grad], samples,
-                                           loss_sum, metric_sum)
+            return self._plain.synchronize(params, samples, loss_sum, metric_sum)
         if self._quantizer is None or self._quantizer.bits != bits:
             self._quantizer = self._dist.QuantizedAllReduce(bits)
-        params = [p for p in parameters if p.need_grad]
-        for p in params:        # (one without a gradient: cntk.exe's zeros)
-            if grad_of(p) is None:
-                p.grad = torch.zeros_like(data_of(p))
-        self._quantizer.all_reduce([grad_of(p) for p in params])
+        self._quantizer.all_reduce_gradients(params)   # (one without a gradient: zeros)
         total, loss, metric = self._plain.all_reduce_scalars(
             samples, loss_sum, 0.0 if metric_sum is None else metric_sum)
         return int(round(total)), loss, None if metric_sum is None else metric

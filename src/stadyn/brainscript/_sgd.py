@@ -24,7 +24,7 @@ import numpy as np
 from .. import learners as LR
 from .. import schedules as SC
 from .._errors import ConfigError
-from ..distributed import block_momentum_time_constant
+from ..distributed import QUANTIZED_BITS, block_momentum_time_constant
 from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
@@ -362,10 +362,6 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
     return None
 
 
-#: the bits per value :class:`stadyn.distributed.QuantizedAllReduce` quantizes to
-_QUANTIZER_BITS = (1, 2, 4, 8, 16)
-
-
 def gradient_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
     """Each epoch's bits per gradient value of ``ParallelTrain = [ parallelizationMethod =
     DataParallelSGD ; DataParallelSGD = [ gradientBits = ... ] ]`` on ``workers`` workers (an
@@ -400,7 +396,7 @@ def gradient_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
             raise ConfigError(f"ParallelTrain.DataParallelSGD: gradientBits = {b}: gradientBits "
                               "values must be in the range [1, 32] when using precision=float",
                               *where)
-        if b < 32 and b not in _QUANTIZER_BITS:
+        if b < 32 and b not in QUANTIZED_BITS:
             raise ConfigError(f"ParallelTrain.DataParallelSGD: gradientBits = {b} is not "
                               "supported: Stadyn quantizes gradients to 1, 2, 4, 8 or 16 bits "
                               "(or sums them in full precision: 32)", *where)

@@ -487,8 +487,7 @@ class TensorFunctions:
             shape = tuple(reversed(_dims(outputShape, f"{what}: outputShape", zero=False)[:n]))
 
         def per_axis(value):                    # the filter's axes, Stadyn's order
-            items = list(_as_dims(value))[:n]
-            return tuple(reversed(items + items[-1:] * (n - len(items))))
+            return tuple(reversed(_fix(value, n, n, None)[:n]))
         strides = per_axis(_dims(stride, f"{what}: stride", zero=False))
         dil = per_axis(_dims(dilation, f"{what}: dilation", zero=False))
         pads = per_axis(tuple(bool(v) for v in _as_dims(autoPadding)))

@@ -28,7 +28,7 @@ from ._env import (DistributedError, backend, default_timeout, get_group, group_
                    size)
 from ._launch import run_workers
 from ._process_group import init, shutdown
-from ._quantized import QuantizedAllReduce
+from ._quantized import QUANTIZED_BITS, QuantizedAllReduce
 
 __all__ = [
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size", "is_main",
@@ -37,5 +37,5 @@ __all__ = [
     "all_reduce_tensors", "broadcast_tensors", "reduce_tensors", "all_gather_tensors",
     "ShardedDataIterator", "slice_data_iterator", "save_checkpoint", "restore_from_checkpoint",
     "run_workers", "BlockMomentum", "BlockAgreement", "BlockMomentumParallel",
-    "block_momentum_time_constant", "block_mismatch", "QuantizedAllReduce",
+    "block_momentum_time_constant", "block_mismatch", "QuantizedAllReduce", "QUANTIZED_BITS",
 ]

@@ -20,10 +20,14 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from ..graph import data_of, grad_of
 from . import _collectives as C
 from ._env import DistributedError, get_group, is_initialized
 
-__all__ = ["QuantizedAllReduce"]
+__all__ = ["QUANTIZED_BITS", "QuantizedAllReduce"]
+
+#: the bits per value :class:`QuantizedAllReduce` quantizes to (32 would be a plain all-reduce)
+QUANTIZED_BITS = (1, 2, 4, 8, 16)
 
 
 def _columns(t: torch.Tensor) -> torch.Tensor:
@@ -115,7 +119,7 @@ class QuantizedAllReduce:
 
     def __init__(self, bits: int = 1, group="world"):
         bits = int(bits)
-        if bits not in (1, 2, 4, 8, 16):
+        if bits not in QUANTIZED_BITS:
             raise DistributedError(f"QuantizedAllReduce: bits={bits}; 1, 2, 4, 8 or 16 bits per "
                                    "value (a power of two below 32; 32 is an all-reduce)")
         self.bits, self.group = bits, group
@@ -185,6 +189,30 @@ class QuantizedAllReduce:
             with torch.no_grad():
                 t.copy_(torch.cat(parts).reshape(t.shape).to(t.dtype))
 
+    def all_reduce_gradients(self, params) -> None:
+        """Replace the ``.grad`` of each of ``params`` (every worker's, in the same order) by
+        its quantized sum over the workers (:meth:`all_reduce`); a parameter without a gradient
+        takes part with zeros, as in CNTK.
+
+        Example:
+            >>> import stadyn as sd, stadyn.distributed as dist
+            >>> from stadyn.graph import grad_of
+            >>> p = sd.Variable((2,), need_grad=True)
+            >>> dist.QuantizedAllReduce(bits=1).all_reduce_gradients([p])
+            >>> grad_of(p).tolist()
+            [0.0, 0.0]
+        """
+        for p in params:
+            if grad_of(p) is None:
+                p.grad = torch.zeros_like(data_of(p))
+        self.all_reduce([grad_of(p) for p in params])
+
+    def _sizes(self, shapes) -> tuple[int, int]:
+        """How many packed bytes and floats a worker whose codes are shaped ``shapes`` sends."""
+        total = sum(int(torch.Size(s).numel()) for s in shapes)
+        packed = 2 * total if self.bits == 16 else -(-total * self.bits // 8)
+        return packed, 2 * sum(int(s[0]) for s in shapes)
+
     def _exchange(self, parts: list, what: str, shapes_of) -> list:
         """Every worker's ``parts`` (per gradient ``(codes, lower, ufactor)``; worker ``w``'s
         codes shaped ``shapes_of(w)``), gathered: codes packed to ``bits`` bits, the two floats
@@ -193,13 +221,9 @@ class QuantizedAllReduce:
         packed = _pack(codes_now, self.bits) if codes_now.numel() \
             else codes_now.new_zeros(0, dtype=torch.uint8)
         floats = torch.cat([torch.stack([lo, uf], 1).reshape(-1) for _, lo, uf in parts])
-        # (on the gradients' device, as all they travel with: NCCL takes no CPU tensor)
-        sizes = torch.tensor([packed.numel(), floats.numel()], dtype=torch.int64,
-                             device=floats.device)
-        all_sizes = [torch.zeros_like(sizes) for _ in range(self.size)]
-        C.run(f"all-gather of the {what}' sizes", dist.all_gather, all_sizes, sizes,
-              group=self._pg)
-        width = max(int(s[0]) for s in all_sizes), max(int(s[1]) for s in all_sizes)
+        # every worker's sizes follow from its shapes: no exchange (nor device sync) for them
+        width = tuple(max(n) for n in zip(*(self._sizes(shapes_of(w))
+                                             for w in range(self.size))))
         mine = (torch.cat([packed, packed.new_zeros(width[0] - packed.numel())]),
                 torch.cat([floats, floats.new_zeros(width[1] - floats.numel())]))
         gathered = []

@@ -40,7 +40,7 @@ import torch
 
 from .... import distributed as _dist
 from ...._errors import ConfigError
-from ....graph import data_of, grad_of
+from ....graph import data_of
 from ._wrapped import _WrappedOptimizer
 
 __all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_communicator",
@@ -147,23 +147,19 @@ class DistributedLearner(_WrappedOptimizer):
         if self._summed:
             self._summed = False       # (the Trainer's _Aggregation summed them, and the count)
         elif self._sharing() and not isinstance(sample_count, dict):
-            if self._quantized is not None:
-                self._sum_quantized()
-            else:
-                self._parallel.all_reduce_gradients(
-                    list(self._learner.named_parameters().values()))
+            self._sum_gradients()
             total = self._parallel.all_reduce_scalars(float(sample_count))[0]
             sample_count = int(round(total))
         return self._learner.update(sample_count, training_sample_count, is_sweep_end)
 
-    def _sum_quantized(self) -> None:
-        """The gradients summed over the workers by 1-bit SGD (a parameter without one has
-        CNTK's zeros)."""
+    def _sum_gradients(self) -> None:
+        """The gradients summed over the workers: by 1-bit SGD (a parameter without one has
+        CNTK's zeros) if this learner quantizes, in full precision otherwise."""
         params = list(self._learner.named_parameters().values())
-        for p in params:
-            if grad_of(p) is None:
-                p.grad = torch.zeros_like(data_of(p))
-        self._quantized.all_reduce([grad_of(p) for p in params])
+        if self._quantized is not None:
+            self._quantized.all_reduce_gradients(params)
+        else:
+            self._parallel.all_reduce_gradients(params)
 
     def _forget_residuals(self) -> None:
         """At a checkpoint, 1-bit SGD's residuals are zeroed on every worker (CNTK 2.7's
@@ -455,11 +451,7 @@ class _Aggregation(_WorkerTests):
         total, loss, metric = self._parallel.all_reduce_scalars(
             float(samples), float(loss_sum), 0.0 if metric_sum is None else float(metric_sum))
         for learner in self._learners:
-            if learner._quantized is not None:
-                learner._sum_quantized()
-            else:
-                self._parallel.all_reduce_gradients(
-                    list(learner._learner.named_parameters().values()))
+            learner._sum_gradients()
         return int(round(total)), loss, None if metric_sum is None else metric
 
     def sharing(self) -> bool:
