@@ -319,11 +319,12 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         entry = _PlanCache(Subgraph(roots))
         entry.differentiated = differentiated
         head._plans[roots_key] = entry
+        for node in entry.subgraph.nodes:   # its values are now this plan's, not a dynamic
+            node.ran_under = None           # run's (a backward from an inner Variable runs
+                                            # the graph again); only a node's making sets it
     subgraph = entry.subgraph
     if not subgraph.nodes:
         return None
-    for node in subgraph.nodes:     # its values are now this plan's, not a dynamic run's (a
-        node.ran_under = None       # backward from an inner Variable runs the graph again)
     if _PRE_HOOKS or _POST_HOOKS or function_pre_hook or function_post_hook:
         plan = HookedPlan(subgraph,
                           list(_PRE_HOOKS.values()) + [h for h in [function_pre_hook] if h],
