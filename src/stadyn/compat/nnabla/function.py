@@ -130,9 +130,10 @@ class _Adapter:
     """A PythonFunction as the ``python_function`` op calls it."""
 
     def __init__(self, function: "PythonFunction", n_outputs: int,
-                 needs_grad: Sequence[bool], inputs: Sequence[Any] = ()) -> None:
+                 inputs: Sequence[Any]) -> None:
         self.function, self.n = function, n_outputs
-        self.needs_grad = list(needs_grad)     # of each input, when the function was called
+        # of each input, when the function was called
+        self.needs_grad = [bool(getattr(x, "need_grad", False)) for x in inputs]
         # the leaf Variables among the inputs (their gradients accumulate: NNabla hands
         # backward_impl a leaf's own gradient array with ``accum`` True)
         self.leaves = [weakref.ref(x) if isinstance(x, _Core) and x.parent is None else None
@@ -193,7 +194,7 @@ class _Adapter:
         since (``x.grad.zero()``, ``x.g = 0``, a solver's ``zero_grad``: NNabla's backward then
         writes the array instead of adding to it), else True; None for an input that is no
         leaf."""
-        ref = self.leaves[k] if k < len(self.leaves) else None
+        ref = self.leaves[k]
         leaf = ref() if ref is not None else None
         if leaf is None or not leaf.need_grad:
             return None
@@ -211,8 +212,7 @@ class PythonFunction:
     def __call__(self, *inputs: Any, n_outputs: int = -1, outputs: Any = None):
         arrays = None if outputs is None else checked_arrays(self.name, outputs)
         n = self.min_outputs() if n_outputs < 0 else int(n_outputs)
-        adapter = _Adapter(self, n, [bool(getattr(x, "need_grad", False)) for x in inputs],
-                           inputs)
+        adapter = _Adapter(self, n, inputs)
         adapter.check_grad_depends("output", n)
         adapter.calling = True
         try:
