@@ -115,11 +115,17 @@ class _Converter:
             raise _Unwritable(name, "a value no v1 node computes")
         return self.named[name]
 
-    def shape_of(self, name: str, op: str) -> tuple:
+    def _resolved(self, name: str) -> str:
+        """``name`` followed through the aliases to the first value with a known shape (or to
+        the alias chain's end)."""
         seen = set()
         while name not in self.shapes and name in self.alias and name not in seen:
             seen.add(name)
             name = self.alias[name]
+        return name
+
+    def shape_of(self, name: str, op: str) -> tuple:
+        name = self._resolved(name)
         if name not in self.shapes:     # (named by the op that makes it: a sequence op's)
             maker = re.sub(r"\d+_Output_\d+$", "", name) or name
             raise _Unwritable(maker, f"a sequence op's shape is not known: {name} (read by "
@@ -200,10 +206,8 @@ class _Converter:
         self.nodes[node] = V1Node(node, kind, self.precision, attrs, tuple(inputs))
         self.named[f.outputs[0]] = node
         if t == "ReconcileDynamicAxis":     # (its value's shape, on the other's axes: the
-            value = f.inputs[0]             # delays of sequence.first's and last's flags)
-            while value not in self.shapes and value in self.alias:
-                value = self.alias[value]
-            if value in self.shapes:
+            value = self._resolved(f.inputs[0])     # delays of sequence.first's and
+            if value in self.shapes:                # last's flags)
                 self.shapes[f.outputs[0]] = self.shapes[value]
 
     def node_type(self, f) -> tuple[str, dict]:
