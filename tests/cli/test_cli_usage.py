@@ -214,6 +214,26 @@ def test_bench_is_quiet_on_an_idle_machine(monkeypatch):
     assert lines[0].startswith("load average 1.90 1.00 1.00 (1, 5, 15 min) on 4 CPUs")
 
 
+def test_bench_leaves_its_own_load_out_at_the_end(monkeypatch):
+    # a one-thread run on an idle 2-CPU machine makes the 1-minute load about 1.1 by itself:
+    # only the load beyond its own threads says the machine is busy
+    from stadyn.cli import bench
+    monkeypatch.setattr(bench.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(bench.os, "getloadavg", lambda: (1.09, 0.92, 0.45))
+    lines: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bench.machine_load(lines.append, "at the end, ", own=1) == pytest.approx(0.045)
+    assert lines[0].endswith("on 2 CPUs (about 1 of it this run's own)")
+    mine = r"load average 2.30 on 2 CPUs \(about 1 of it this run's own\)"
+    with pytest.warns(RuntimeWarning, match=mine):
+        monkeypatch.setattr(bench.os, "getloadavg", lambda: (2.3, 2.0, 1.0))
+        assert bench.machine_load(lines.append, "at the end, ", own=1) == pytest.approx(0.65)
+    with pytest.warns(RuntimeWarning, match="machine is busy"):   # without: the run warns on itself
+        monkeypatch.setattr(bench.os, "getloadavg", lambda: (1.09, 0.92, 0.45))
+        bench.machine_load(lines.append, "at the end, ")
+
+
 # ---------------------------------------------------------------------------------------------
 # stadyn convert: extensions and --dim
 # ---------------------------------------------------------------------------------------------

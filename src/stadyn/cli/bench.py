@@ -139,7 +139,9 @@ def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODE
                      lambda tmp: pathlib.Path(tmp).write_text(json.dumps(table, indent=2)))
         _plot(table, os.path.join(out, "bench.png"))
         log(f"written: {os.path.join(out, 'bench.json')}, {os.path.join(out, 'bench.png')}")
-    machine_load(log, "at the end, ")
+    # over the last minute the timed cases (and peers, run with as many threads) kept this
+    # many threads busy: the machine is busy only beyond them
+    machine_load(log, "at the end, ", own=torch.get_num_threads())
     return table
 
 
@@ -177,11 +179,13 @@ def profile_workloads(workloads, stadyn_modes, steps: int, warmup: int, out: str
 BUSY_LOAD_PER_CPU = 0.5
 
 
-def machine_load(log=print, when: str = "") -> float | None:
+def machine_load(log=print, when: str = "", own: float = 0.0) -> float | None:
     """Log the load average and the CPU count, and warn when the load is above
     :data:`BUSY_LOAD_PER_CPU` per CPU: other processes then compete for the cores, and ms/iter
-    are slower and noisier than on an idle machine.  Returns the 1-minute load per CPU (None
-    where the platform has no load average).
+    are slower and noisier than on an idle machine.  ``own`` is the load this run itself put
+    on the machine over the last minute (its threads, at the end of a run): it is left out of
+    the judgement, so a run on an idle machine does not warn about itself.  Returns the
+    1-minute load per CPU of the other processes (None where the platform has no load average).
 
     Example:
         >>> import warnings
@@ -199,12 +203,14 @@ def machine_load(log=print, when: str = "") -> float | None:
         return None
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cpus
     mine = f", {usable} usable by this process" if usable != cpus else ""
+    ours = f" (about {own:g} of it this run's own)" if own else ""
     log(f"{when}load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1, 5, 15 min) on "
-        f"{cpus} CPUs{mine}")
-    per_cpu = load[0] / cpus
+        f"{cpus} CPUs{mine}{ours}")
+    others = max(load[0] - own, 0.0)
+    per_cpu = others / cpus
     if per_cpu > BUSY_LOAD_PER_CPU:
         warnings.warn(f"the machine is busy ({when}load average {load[0]:.2f} on {cpus} "
-                      f"CPUs, more than {BUSY_LOAD_PER_CPU} per CPU): other processes compete "
+                      f"CPUs{ours}, more than {BUSY_LOAD_PER_CPU} per CPU): other processes compete "
                       "for the cores, so ms/iter are slower and noisier than on an idle machine; "
                       "compare only timings measured together", RuntimeWarning, stacklevel=2)
     return per_cpu
