@@ -55,7 +55,7 @@ class Case(object):
     """One entry: a snippet, the public names it covers, and how to compare its results."""
 
     def __init__(self, framework, name, fn, names, rtol, atol, tols, dtypes, xfail, known,
-                 note, substitutes, expected):
+                 note, substitutes, expected, programs=()):
         self.framework = framework
         self.name = name
         self.fn = fn
@@ -69,6 +69,11 @@ class Case(object):
         self.note = note
         self.substitutes = dict(substitutes or {})
         self.expected = expected
+        self.programs = tuple(programs)
+
+    def missing_programs(self):
+        """The programs of ``programs`` this machine does not have on its PATH."""
+        return [p for p in self.programs if shutil.which(p) is None]
 
     def __repr__(self):
         return "<case %s:%s>" % (self.framework, self.name)
@@ -78,7 +83,7 @@ class Case(object):
 
 
 def case(framework, name=None, names=(), rtol=1e-5, atol=1e-6, tols=None, dtypes=True,
-         xfail=None, known=None, note="", substitutes=None, expected=None):
+         xfail=None, known=None, note="", substitutes=None, expected=None, programs=()):
     """Register the decorated function as a case.
 
     Args:
@@ -101,6 +106,9 @@ def case(framework, name=None, names=(), rtol=1e-5, atol=1e-6, tols=None, dtypes
             MPI communicators on a CPU build, Stadyn's extra ops): a function ``f(np)``
             returning the expected results, derived by hand or with NumPy from the documented
             behaviour; there is then no reference file.
+        programs: the programs the case runs on both sides (``("dot",)``: Graphviz's): on a
+            machine without one on its PATH the case's test skips, naming it, and the
+            generators leave its reference as it is.
     """
     def register(fn):
         case_name = name or fn.__name__
@@ -108,7 +116,7 @@ def case(framework, name=None, names=(), rtol=1e-5, atol=1e-6, tols=None, dtypes
         if case_name in registry:
             raise ValueError("two %s cases named %r" % (framework, case_name))
         registry[case_name] = Case(framework, case_name, fn, names, rtol, atol, tols, dtypes,
-                                   xfail, known, note, substitutes, expected)
+                                   xfail, known, note, substitutes, expected, programs)
         return fn
     return register
 

@@ -232,15 +232,25 @@ def params(framework: str):
     out = []
     for case in cases(framework).values():
         marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else []
+        marks += _missing_programs(case)
         out.append(pytest.param(case, id=f"{framework}:{case.name}", marks=marks))
     return out
+
+
+def _missing_programs(case: H.Case) -> list:
+    """A skip mark naming the programs ``case`` runs that this machine lacks (none: [])."""
+    import pytest
+    missing = case.missing_programs()
+    return [pytest.mark.skip(reason=f"needs {', '.join(missing)} on the PATH (not found here)")
+            ] if missing else []
 
 
 def known_params(framework: str):
     """One xfail(strict=True) parameter per known difference (``case``, ``key``)."""
     import pytest
     return [pytest.param(case, key, id=f"{framework}:{case.name}:{key}",
-                         marks=[pytest.mark.xfail(strict=True, reason=reason)])
+                         marks=[pytest.mark.xfail(strict=True, reason=reason)]
+                         + _missing_programs(case))
             for case in cases(framework).values() for key, reason in case.known.items()]
 
 
@@ -327,7 +337,7 @@ def check_refs_current(framework: str, folder: str) -> None:
     assert code == 0, output
     problems = []
     for case in cases(framework).values():
-        if case.expected is not None:
+        if case.expected is not None or case.missing_programs():  # (not regenerated here)
             continue
         fresh, _ = H.load_ref(framework, case.name, folder)
         committed, _ = H.load_ref(framework, case.name)

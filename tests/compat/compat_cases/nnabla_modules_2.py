@@ -686,7 +686,8 @@ def profiler__csv_layout(nn, F, PF, S, r):
                   "(compared without case and underscores: Stadyn's boxes are its op names), "
                   "and the files save writes; NNabla's side needs the graphviz Python package "
                   "(make bench-peers installs graphviz 0.21 beside NNabla 1.39); view is not "
-                  "called (it opens a viewer)")
+                  "called (it opens a viewer)",
+             programs=["dot"])   # save renders the picture with Graphviz's dot
 def viewers__simple_graph_digraph_and_save(nn, F, PF, r):
     V = r.module("nnabla.experimental.viewers")
     r.touch(*["nnabla.experimental.viewers.SimpleGraph." + m
