@@ -512,12 +512,52 @@ def imperative(fn, *args: Any, float_only: bool = True, **kwargs: Any) -> Any:
         return _outputs(fn(*args, **kwargs))
 
 
+def _storages(values: Any) -> set:
+    """The addresses of the memory the NdArrays among ``values`` (lists' too) hold."""
+    out = set()
+    for v in values:
+        if isinstance(v, NdArray):
+            out.add(v._t.untyped_storage().data_ptr())
+        elif isinstance(v, (list, tuple)):
+            out |= _storages(v)
+    return out
+
+
+def _in_new_memory(value: Any, storages: set) -> Any:
+    """``value`` (an NdArray, or those in a list) with each NdArray that holds memory of
+    ``storages`` replaced by a copy."""
+    if isinstance(value, NdArray):
+        t = value._t
+        return NdArray._wrap(t.clone()) if t.untyped_storage().data_ptr() in storages else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_in_new_memory(v, storages) for v in value)
+    return value
+
+
+def _shares_input(name: str, args: tuple, kwargs: dict) -> bool:
+    """Whether NNabla 1.39's imperative ``F.<name>(*args, **kwargs)`` gives an array sharing
+    its input's memory: ``F.reshape`` with ``inplace=True`` (its default) alone; every other
+    function's output (``F.identity``, ``F.slice``, ``F.transpose``, ``F.broadcast``,
+    ``F.split``, ``F.reshape(..., inplace=False)`` ...) is new memory."""
+    if name != "reshape":
+        return False
+    return bool(kwargs.get("inplace", args[2] if len(args) > 2 else True))
+
+
 def accepting_ndarrays(fn):
     """``fn`` (an ``F`` function) that also takes NdArrays, computing at once and giving
-    NdArrays back when it gets any (NNabla's imperative mode)."""
+    NdArrays back when it gets any (NNabla's imperative mode), in new memory as NNabla's but
+    for ``F.reshape(x, shape)``'s (:func:`_shares_input`): a later write into the input, or a
+    ``p.data.copy_from(...)`` of a parameter, leaves ``F.identity(p.data)`` as it was (case
+    ``nnabla_examples_12.imperative_output_in_new_memory``)."""
+    name = getattr(fn, "__name__", "")
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if _has_ndarray(args, kwargs):
-            return imperative(fn, *args, float_only=False, **kwargs)
+            out = imperative(fn, *args, float_only=False, **kwargs)
+            if _shares_input(name, args, kwargs):
+                return out
+            return _in_new_memory(out, _storages((*args, *kwargs.values())))
         return fn(*args, **kwargs)
     return call
