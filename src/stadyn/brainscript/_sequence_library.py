@@ -207,12 +207,9 @@ class SequenceFunctions:
     def _initial_of_shape(self, pending: Any, name: str) -> Any:
         """A function of a delay's per-step shape (Stadyn order) giving its initial state, the
         parameter ``pending`` of inferred dimensions made with them (matched from CNTK's first
-        dimension on, as for an element-wise partner)."""
+        dimension on, as for an element-wise partner: ``PendingParameter.infer_like``)."""
         def make(step: tuple[int, ...]) -> Variable:
-            rank = len(pending.shape)
-            dims = step[len(step) - rank:] if len(step) >= rank else \
-                (0,) * (rank - len(step)) + step
-            return self._value(pending.infer(dims), name)
+            return self._value(pending.infer_like(tuple(step)), name)
         return make
 
     def _sized_delays(self, values: list[Any], partners: Sequence[tuple[int, int]]) -> list[Any]:

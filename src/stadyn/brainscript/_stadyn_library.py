@@ -404,12 +404,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         ``ConstantFromString``); anything else as it is."""
         if not isinstance(p, PendingParameter) or not isinstance(partner, Variable):
             return p
-        lead = self._lead(partner)
-        sample = tuple(partner.shape[lead:])
-        rank = len(p.shape)
-        dims = sample[len(sample) - rank:] if len(sample) >= rank else \
-            (0,) * (rank - len(sample)) + sample
-        return p.infer(dims)
+        return p.infer_like(tuple(partner.shape[self._lead(partner):]))
 
     def Negate(self, _, tag=""):
         return self._node(F.mul_scalar(self._value(_, "Negate"), -1.0), "Negate", tag)
@@ -526,3 +521,4 @@ def _hook(fn: Callable[..., Variable], *args: Any) -> Variable:
         if err.line is not None:
             raise
         raise ShapeError(err.reason) from None
+
