@@ -189,7 +189,8 @@ class SequenceFunctions:
         shape = None
         if dims not in (0, (0,), ()):
             shape = cntk_shape(dims)
-        where = _here()
+        # a delay made inside the library (BS.Loop.Previous) is placed at the user's call
+        where = self.user_place(_here())
         if isinstance(x, PendingState):
             raise ConfigError(f"{name}: the dimensions of the delay at {x.where} are not known "
                               "yet; give them as its first argument")
