@@ -74,6 +74,8 @@ class SequenceFunctions:
         self._declares_axis = False
         self._sequence_arguments: frozenset[str] = frozenset()
         self._loops = Loops(self._batched.add)
+        # the Where nodes made, by id: (the node, its condition)
+        self._where_conditions: dict[int, tuple[Variable, Variable]] = {}
         return {
             "PastValue": self.PastValue, "FutureValue": self.FutureValue,
             "RecurrentLSTMLayer": self.RecurrentLSTMLayer,
@@ -286,8 +288,10 @@ class SequenceFunctions:
         """The positions (0, 1, ...) of the steps of ``cond`` that are nonzero, a new sequence
         (CNTK's ``WhereNode``: a count ``k`` repeats a position ``k`` times), one ``[1]``
         value a step as cntk.exe's (``TensorShape::Scalar`` outside the V2 library)."""
-        positions = S.where(self._seq(cond, "Where"))
-        return self._node(reshape_sample(positions, (1,), True, sequence=True), "Where", tag)
+        c = self._seq(cond, "Where")
+        out = self._node(reshape_sample(S.where(c), (1,), True, sequence=True), "Where", tag)
+        self._where_conditions[id(out)] = (out, c)     # (PackedIndex reads it)
+        return out
 
     def _SequenceGather(self, cond, x):
         return S.gather(self._seq(x, "BS.Sequences.Gather"), self._seq(cond, "BS.Sequences.Gather"))
