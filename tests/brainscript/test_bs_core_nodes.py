@@ -190,3 +190,11 @@ def test_names_cntk_exe_cannot_build_are_refused_at_the_users_line(text, message
             _network("x = Input {4}\n " + text)
     assert (e.value.path, e.value.line) == ("net.bs", 2)
     assert message in str(e.value)
+
+
+def test_gather_packed_from_a_sequence_needs_a_packed_index():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: GatherPacked: gathering from a "
+                                              r"sequence needs an index made by PackedIndex"):
+            _network("x = Input {2} ; c = Input {1}\n g = GatherPacked (Where (c), x)",
+                     sequences=True)

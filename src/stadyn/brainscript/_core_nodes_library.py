@@ -169,7 +169,7 @@ class CoreNodeFunctions:
         source = self._value(sourceData, what)
         if not self.has_batch_axis(source):
             index = self._seq(indexSequence, what)
-            if int(index.size // max(1, index.shape[0] * index.shape[1])) != 1:
+            if any(int(d) != 1 for d in index.shape[2:]):
                 raise ConfigError(f"{self.path or what} {what} operation requires the first "
                                   "argument (index data) to be a scalar time sequence.")
             # (N, T, 1, rest of a column): a column's elements a step, [1] for a vector
@@ -190,14 +190,14 @@ class CoreNodeFunctions:
         0 elsewhere (ScatterPackedNode, ReshapingNodes.cpp:627-685): the index a ``PackedIndex
         (cond, Where (c))``, as CNTK.core.bs:897's ``Scatter`` makes it."""
         what = "ScatterPacked"
-        layout = self._seq(cond, what)
+        self._seq(cond, what)
         packed = self._packed(indexSequence, what)
         if packed is None:
             raise ConfigError(f"{what}: needs an index made by PackedIndex (cond, Where (c)) "
                               "(CNTK.core.bs's Scatter); another index is not supported")
-        positions_of, where_cond = packed
-        if tuple(positions_of.shape[:2]) != tuple(layout.shape[:2]):
-            raise ConfigError(f"{what}: the index was made for another layout than cond's")
+        # the result is on the axis of the index's condition, which CNTK.core.bs's Scatter
+        # makes from cond itself (cntk.exe takes the result's layout from cond)
+        _, where_cond = packed
         values = self._seq(sourceData, what)
         return self._node(S.scatter(values, where_cond), what, tag)
 
