@@ -132,6 +132,9 @@ class Library:
     (8, None)
     """
 
+    #: see ``__init__`` (a class default too, for an engine that sets up its own state)
+    user_call: str | None = None
+
     def __init__(self, functions: Mapping[str, Callable[..., Any]] | None = None) -> None:
         self.functions: dict[str, Callable[..., Any]] = dict(functions or {})
         # the expression path (``out.h1``) being evaluated when the evaluator calls a library
