@@ -50,3 +50,25 @@ def test_an_error_inside_the_library_names_the_users_call_too(text, where):
     assert lines[0].startswith("<library>:") and "PastValue" in lines[0]
     assert lines[-1].strip().startswith(f"called from {where}") and "Previous" in lines[-1]
     assert [loc.path for loc in e.value.call_stack] == ["<library>", "net.bs"]
+
+
+@pytest.mark.parametrize("text, message", [
+    # a delay's dimensions that an operation needs before the loop gives them
+    ("h = BS.Loop.Previous (Splice ((h : x)))",
+     "the dimensions of the delay at net.bs:2 are not known yet"),
+    # ... or that nothing ever gives
+    ("h = BS.Loop.Previous (h)", "the dimensions of the delay at net.bs:2 cannot be inferred"),
+    # a loop that reads no sequence
+    ("h = BS.Loop.Previous (z)\n z = 1 + h", "the loop through the delay at net.bs:2 reads no"),
+    ("\n\n h = BS.Loop.PreviousOrDefault (h, defaultValue = 0)",
+     "the dimensions of the delay at net.bs:4 cannot be inferred"),
+])
+def test_a_delay_made_inside_the_library_is_placed_at_the_users_call(text, message):
+    # BS.Loop.Previous is CNTK.core.bs's PastValue (0, x, ...) (CNTK.core.bs:977): the
+    # delay the message is about is the one the user's line asked for, not sequences.bs's
+    # (df50ddc6 named "the delay at <library>:96")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError) as e:
+            build_network("{ x = Input {3}\n " + text + " }", StadynLibrary(), "net.bs")
+    assert message in str(e.value)
+    assert "delay at <library>" not in str(e.value)

@@ -83,20 +83,20 @@ class ClassifierFunctions:
         if isinstance(topN, bool) or not isinstance(topN, int) or topN < 1:
             raise ConfigError(f"ClassificationError: topN must be a positive integer, got {topN!r}")
         error = F.classification_error(z, labels, axis=_axis(axis, z), topN=topN)
-        if given is not None:           # NDL: the node reads the network's own Constant
-            error = F.add2(error, F.mul_scalar(F.stop_gradient(given), 0.0))
-        elif topN != 1:
+        n = given                       # NDL: the node reads the network's own Constant
+        if given is None and topN != 1:
             # CNTK.core.bs:507 gives the node a third input, Constant (topN), made inside its
             # own record (new ComputationNode): the item of the argument inputs of _AsNodes
-            # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1]).  The
-            # node reads its value once, when validated (EvaluationNodes.h:81, m_topK); here
-            # the graph reads the constant too (adding 0 times it), so that a model file
-            # holds it as cntk.exe's does
+            # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1])
             path, self.path = self.path, "inputs.inputs[2]"
             try:
                 n = self._value(self.Constant(topN), "ClassificationError")
             finally:
                 self.path = path
+        if n is not None:
+            # the node reads its topN once, when validated (EvaluationNodes.h:81, m_topK);
+            # here the graph reads the constant too (adding 0 times it), so that a model file
+            # holds it as cntk.exe's does
             error = F.add2(error, F.mul_scalar(F.stop_gradient(n), 0.0))
         return self._node(error, "ClassificationError", tag)
 

@@ -32,17 +32,13 @@ from stadyn._errors import ConfigError, StadynError
 from stadyn.graph import source_location
 
 from . import _ast as A
-from ._library import Composition, ForwardRef, Library, NodeCall
+from ._library import LIBRARY_SOURCE, Composition, ForwardRef, Library, NodeCall
 from ._operators import OperatorsMixin, line_of
 from ._values import BSArray, BSFunction, CycleError, Record, Thunk, _err, _is_number, _num
 
 __all__ = ["Evaluator", "Record", "BSArray", "BSFunction", "Thunk", "evaluate"]
 
 _MAX_ARRAY = 10_000_000  # a guard against array[0..1e15](...) exhausting memory when converted
-
-
-#: the file name of the library's own BrainScript (CNTK.core.bs's functions, ``sequences.bs``)
-LIBRARY_SOURCE = "<library>"
 
 
 def _add_caller(err: ConfigError, loc: A.SourceLocation | None, name: str) -> None:
@@ -326,6 +322,9 @@ class Evaluator(OperatorsMixin):
             outside = loc is not None and loc.path != LIBRARY_SOURCE
             if outside:
                 self._callers.append((loc, name))
+                user_call = self.library.user_call
+                file, line = line_of(loc)
+                self.library.user_call = f"{file}:{line}"
             try:
                 return fn.apply(args, kwargs, loc)
             except CycleError:
@@ -336,6 +335,7 @@ class Evaluator(OperatorsMixin):
             finally:
                 if outside:
                     self._callers.pop()
+                    self.library.user_call = user_call
         if isinstance(fn, Composition) and fn.nested:     # Sequential (F : G): G (F (x))
             # CNTK.core.bs: fs[N-1] (Apply (x, N-1)), F applied when G asks for its argument,
             # at the path of G's argument; each applied where it was made (its errors' line)

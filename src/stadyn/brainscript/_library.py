@@ -108,6 +108,10 @@ class ForwardRef:
         return f"ForwardRef({self.name})"
 
 
+#: the file name of the library's own BrainScript (CNTK.core.bs's functions, ``sequences.bs``)
+LIBRARY_SOURCE = "<library>"
+
+
 class Library:
     """What the evaluator needs from an engine.
 
@@ -128,11 +132,32 @@ class Library:
     (8, None)
     """
 
+    #: see ``__init__`` (a class default too, for an engine that sets up its own state)
+    user_call: str | None = None
+
     def __init__(self, functions: Mapping[str, Callable[..., Any]] | None = None) -> None:
         self.functions: dict[str, Callable[..., Any]] = dict(functions or {})
         # the expression path (``out.h1``) being evaluated when the evaluator calls a library
         # function: cntk.exe's name of a node that function makes
         self.path = ""
+        # ``file:line`` of the user's call into the library's own BrainScript (CNTK.core.bs's
+        # functions, ``sequences.bs``) being evaluated -- ``BS.Loop.Previous (h)``'s line --
+        # or None: the place a node made inside the library names in messages
+        self.user_call: str | None = None
+
+    def user_place(self, here: str) -> str:
+        """``here`` (``file:line`` of the expression being evaluated), or the user's call into
+        the library (:attr:`user_call`) where ``here`` is a line of the library's own text:
+        the line a message about what the user wrote names.
+
+        >>> lib = Library()
+        >>> lib.user_call = "net.bs:3"
+        >>> lib.user_place("<library>:96"), lib.user_place("net.bs:5")
+        ('net.bs:3', 'net.bs:5')
+        """
+        if self.user_call is not None and here.startswith(LIBRARY_SOURCE + ":"):
+            return self.user_call
+        return here
 
     # ---- names ---------------------------------------------------------------------------
     def lookup(self, name: str) -> Callable[..., Any] | None:

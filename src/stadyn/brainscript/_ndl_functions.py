@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import functions as F
 from .._errors import ConfigError
 from ..graph import Variable
 from ..layers import bilinear
@@ -216,24 +215,19 @@ def _batch_normalization(b, node, args, kw):
     if spatial and str(kw.get("imagelayout", "CHW")).lower() not in ("chw", "cudnn"):
         raise ConfigError("BatchNormalization: spatial = true needs imageLayout = \"cudnn\"")
     values = [lib._value(v, "BatchNormalization") for v in args[1:5]]
-    lead = 1 if x.sequence_lengths is None else 2
-    size = x.shape[lead] if spatial else math.prod(x.shape[lead:])
-    for v, what in zip(values, ("scale", "bias", "runMean", "runVariance")):
-        if int(v.size) != size:
-            raise ConfigError(f"BatchNormalization: {what} has {int(v.size)} values, the input "
-                              f"{size} {'channels' if spatial else 'elements a sample'}")
     if len(args) == 6:
         count = lib._value(args[5], "BatchNormalization")
     else:
         count = get_parameter_or_create(f"{node.name or 'BatchNormalization'}.run_sample_count",
                                         (), 0.0, need_grad=False)
-    # its scale and bias are exempt from L1/L2 where it says disableRegularization = true or
-    # the SGD block disableRegInBatchNormalization = true (the library's unregularized())
-    lib.batch_norm_parameters(values[:2], bool(_flags(kw.get("disableregularization", "false"))))
-    y = F.cntk_batch_normalization(x, *values, count, x.sequence_lengths, spatial,
-                                   float(kw.get("normalizationtimeconstant", 0)),
-                                   float(kw.get("blendtimeconstant", 0)),
-                                   float(kw.get("epsilon", 0.00001)))
+    # the library's node (as BrainScript's BatchNormalization): its scale and bias exempt from
+    # L1/L2 where it says disableRegularization = true or the SGD block
+    # disableRegInBatchNormalization = true (the library's unregularized())
+    y = lib.batch_normalization(x, values, count, spatial,
+                                kw.get("normalizationtimeconstant", 0),
+                                kw.get("blendtimeconstant", 0), kw.get("epsilon", 0.00001),
+                                bool(_flags(kw.get("disableregularization", "false"))),
+                                "BatchNormalization")
     return lib._node(y, "BatchNormalization")
 
 

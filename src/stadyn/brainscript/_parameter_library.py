@@ -354,6 +354,17 @@ class PendingParameter:
         of its dimensions; CNTK's ``ValidateInferInputDimsFrom``)."""
         return self._made(tuple(d or g for d, g in zip(self.shape, dims)))
 
+    def infer_like(self, sample: tuple[int, ...]) -> Variable:
+        """The parameter made with the dimensions of ``sample`` (an element-wise partner's
+        per-sample shape, or a delay's per-step shape, Stadyn order) matched from CNTK's first
+        dimension on (the last in Stadyn's order; cntk.exe's ValidateInferBinaryInputDims), a
+        missing one left 0: the one rule of an element-wise partner and of a delay's initial
+        state."""
+        rank = len(self.shape)
+        dims = sample[len(sample) - rank:] if len(sample) >= rank else \
+            (0,) * (rank - len(sample)) + sample
+        return self.infer(tuple(dims))
+
     def _made(self, shape: tuple[int, ...]) -> Variable:
         """The parameter, made once with ``shape``, the same Variable afterwards."""
         if self.variable is None:

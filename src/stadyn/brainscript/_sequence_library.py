@@ -74,6 +74,8 @@ class SequenceFunctions:
         self._declares_axis = False
         self._sequence_arguments: frozenset[str] = frozenset()
         self._loops = Loops(self._batched.add)
+        # the Where nodes made, by id: (the node, its condition)
+        self._where_conditions: dict[int, tuple[Variable, Variable]] = {}
         return {
             "PastValue": self.PastValue, "FutureValue": self.FutureValue,
             "RecurrentLSTMLayer": self.RecurrentLSTMLayer,
@@ -189,7 +191,8 @@ class SequenceFunctions:
         shape = None
         if dims not in (0, (0,), ()):
             shape = cntk_shape(dims)
-        where = _here()
+        # a delay made inside the library (BS.Loop.Previous) is placed at the user's call
+        where = self.user_place(_here())
         if isinstance(x, PendingState):
             raise ConfigError(f"{name}: the dimensions of the delay at {x.where} are not known "
                               "yet; give them as its first argument")
@@ -207,12 +210,9 @@ class SequenceFunctions:
     def _initial_of_shape(self, pending: Any, name: str) -> Any:
         """A function of a delay's per-step shape (Stadyn order) giving its initial state, the
         parameter ``pending`` of inferred dimensions made with them (matched from CNTK's first
-        dimension on, as for an element-wise partner)."""
+        dimension on, as for an element-wise partner: ``PendingParameter.infer_like``)."""
         def make(step: tuple[int, ...]) -> Variable:
-            rank = len(pending.shape)
-            dims = step[len(step) - rank:] if len(step) >= rank else \
-                (0,) * (rank - len(step)) + step
-            return self._value(pending.infer(dims), name)
+            return self._value(pending.infer_like(tuple(step)), name)
         return make
 
     def _sized_delays(self, values: list[Any], partners: Sequence[tuple[int, int]]) -> list[Any]:
@@ -288,8 +288,10 @@ class SequenceFunctions:
         """The positions (0, 1, ...) of the steps of ``cond`` that are nonzero, a new sequence
         (CNTK's ``WhereNode``: a count ``k`` repeats a position ``k`` times), one ``[1]``
         value a step as cntk.exe's (``TensorShape::Scalar`` outside the V2 library)."""
-        positions = S.where(self._seq(cond, "Where"))
-        return self._node(reshape_sample(positions, (1,), True, sequence=True), "Where", tag)
+        c = self._seq(cond, "Where")
+        out = self._node(reshape_sample(S.where(c), (1,), True, sequence=True), "Where", tag)
+        self._where_conditions[id(out)] = (out, c)     # (PackedIndex reads it)
+        return out
 
     def _SequenceGather(self, cond, x):
         return S.gather(self._seq(x, "BS.Sequences.Gather"), self._seq(cond, "BS.Sequences.Gather"))

@@ -41,6 +41,7 @@ from ..inspect import trace
 from ..ops import CNTKStream
 from ._computation_node import ComputationNodeFunctions
 from ._classifier_library import ClassifierFunctions
+from ._core_nodes_library import CoreNodeFunctions
 from ._criterion_library import CriterionFunctions
 from ._elementwise_library import ElementwiseFunctions
 from ._minibatch_library import MinibatchFunctions
@@ -86,7 +87,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
                     SequenceFunctions,
                     ReduceFunctions, TensorFunctions, PoolingFunctions,
                     ClassifierFunctions, CriterionFunctions, ElementwiseFunctions,
-                    MinibatchFunctions,
+                    MinibatchFunctions, CoreNodeFunctions,
                     NetworkFunctions, LayerFunctions, NormFunctions, RNNStackFunctions,
                     ValueFunctions, NodeNames, Library):
     """CNTK's BrainScript core library on Stadyn's layers and ops.
@@ -139,6 +140,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         functions.update(self._init_criteria())
         functions.update(self._init_elementwise())
         functions.update(self._init_minibatch())
+        functions.update(self._init_core_nodes())
         self._init_node_names()
         functions.update(self._init_values())
         functions.update(self._init_networks())
@@ -404,12 +406,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
         ``ConstantFromString``); anything else as it is."""
         if not isinstance(p, PendingParameter) or not isinstance(partner, Variable):
             return p
-        lead = self._lead(partner)
-        sample = tuple(partner.shape[lead:])
-        rank = len(p.shape)
-        dims = sample[len(sample) - rank:] if len(sample) >= rank else \
-            (0,) * (rank - len(sample)) + sample
-        return p.infer(dims)
+        return p.infer_like(tuple(partner.shape[self._lead(partner):]))
 
     def Negate(self, _, tag=""):
         return self._node(F.mul_scalar(self._value(_, "Negate"), -1.0), "Negate", tag)
@@ -526,3 +523,4 @@ def _hook(fn: Callable[..., Variable], *args: Any) -> Variable:
         if err.line is not None:
             raise
         raise ShapeError(err.reason) from None
+

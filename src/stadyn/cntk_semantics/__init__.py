@@ -19,6 +19,8 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
   (``C.log_add_exp`` and BrainScript's ``LogPlus``);
 * :func:`sequence_columns` gives a sequence's steps as the columns of CNTK's minibatch (its
   packing of sequences into parallel streams), the order its ranking nodes read them in;
+* :func:`cosine_with_negative_samples` is CNTK's ``CosDistanceWithNegativeSamples``
+  (``C.cosine_distance_with_negative_samples`` and BrainScript's node);
 * :func:`cannot_run` is a sampling op of weights with the batch axis, which CNTK builds and
   saves but cannot evaluate (refused in CNTK's words when it runs);
 * :func:`auto_padding`, :func:`convolution` and :func:`pooling`: CNTK's auto-padding (windows
@@ -44,6 +46,7 @@ from ..sequence import reshape_samples
 from ._crop import crop, crop_offsets
 from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, reshape_sample,
                     static_axis, times)
+from ._negative_samples import cosine_with_negative_samples
 from ._ops import (cannot_run, class_ids, constant_like, divide, hardmax, log_add_exp, logistic,
                    sequence_columns,
                    straight_through)
@@ -57,5 +60,5 @@ __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_samp
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
            "refuse_window_beyond_input", "refuse_windows_over_free_lengths", "straight_through",
            "logistic", "constant_like", "class_ids", "crop", "crop_offsets", "log_add_exp",
-           "sequence_columns", "cannot_run"]
+           "sequence_columns", "cannot_run", "cosine_with_negative_samples"]
 

@@ -1,0 +1,227 @@
+"""CNTK.core.bs's last node functions, for :class:`~._stadyn_library.StadynLibrary` (a mixin:
+it uses the library's ``_value``, ``_node``, ``_scalar``, ``_lead``, ``_seq``, ``ParameterTensor``
+and ``batch_norm_parameters``).
+
+* ``BatchNormalization`` (CNTK.core.bs:639): the raw node on the user's own scale, bias and
+  running statistics, cntk.exe's ``BatchNormalizationNode`` (``F.cntk_batch_normalization``,
+  as NDL's ``BatchNormalization`` and the ``BatchNormalizationLayer``);
+* ``CosDistanceWithNegativeSamples`` (CNTK.core.bs:653): ``cntk_semantics``'s
+  ``cosine_with_negative_samples``, CNTK 2.7's ``C.cosine_distance_with_negative_samples``;
+* ``PackedIndex``, ``GatherPacked`` and ``ScatterPacked`` (CNTK.core.bs:670, 659, 682): a
+  ``GatherPacked`` from a source without a dynamic axis (``Embedding``'s matrix) takes the
+  source's columns the index's values name; from a sequence, and ``ScatterPacked``, they take
+  an index ``PackedIndex (x, Where (cond))`` made (ReshapingNodes.h:1470-1503: "PackedIndex must
+  have been created with PackedIndex() node, and is otherwise opaque to users"), and are
+  CNTK.core.bs:896-897's ``Gather``/``Scatter`` of ``cond``;
+* ``GMMLogLikelihood`` and ``QuantizedTimes`` are refused with cntk.exe's reasons (the first
+  is compiled out of cntk.exe, the second fails on every BrainScript use).
+
+(``Embedding``, CNTK.core.bs:759, is BrainScript in ``sequences.bs``, over ``GatherPacked``.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import cntk_semantics as cntk
+from .. import functions as F
+from .. import sequence as S
+from .._errors import ConfigError
+from ..graph import Variable
+from ..sequence import reshape_samples
+from ._sequence_library import NONE
+
+__all__ = ["CoreNodeFunctions"]
+
+
+class CoreNodeFunctions:
+    """``BatchNormalization``, ``CosDistanceWithNegativeSamples``, ``PackedIndex``,
+    ``GatherPacked``, ``ScatterPacked``, and the refused ``GMMLogLikelihood`` and
+    ``QuantizedTimes``."""
+
+    def _init_core_nodes(self) -> dict[str, Any]:
+        # PackedIndex's results, by id: (the index node, the node whose layout it packs for,
+        # Where's condition)
+        self._packed_indices: dict[int, tuple[Variable, Variable, Variable]] = {}
+        return {"BatchNormalization": self.BatchNormalization,
+                "CosDistanceWithNegativeSamples": self.CosDistanceWithNegativeSamples,
+                "PackedIndex": self.PackedIndex, "GatherPacked": self.GatherPacked,
+                "ScatterPacked": self.ScatterPacked, "GMMLogLikelihood": self.GMMLogLikelihood,
+                "QuantizedTimes": self.QuantizedTimes, "_SampleDim": self._SampleDim}
+
+    def _SampleDim(self, x):
+        """A node's ``dim`` as cntk.exe's BrainScript reads it, the number of elements a sample
+        (ComputationNodeScripting.cpp:39; ``Embedding``'s default ``inputDim = input.dim``)."""
+        v = self._value(x, "dim")
+        size = 1
+        for d in v.shape[self._lead(v):]:
+            size *= int(d)
+        return size
+
+    # ---- batch normalization ----------------------------------------------------------------
+    def BatchNormalization(self, input, scale, bias, runMean, runVariance,  # noqa: A002
+                           runCount=None, spatial=False, normalizationTimeConstant=0,
+                           blendTimeConstant=0, epsilon=0.00001, useCntkEngine=True,
+                           disableRegularization=False, imageLayout="CHW", tag=""):
+        """cntk.exe's ``BatchNormalizationNode`` on the given ``scale``, ``bias`` and running
+        statistics (CNTK.core.bs:639-647): while training, each minibatch normalised by its own
+        mean and variance, the running ones updated with ``normalizationTimeConstant`` (0: the
+        cumulative average); otherwise by the running ones.  Without ``runCount``, CNTK.core.bs
+        adds ``ParameterTensor {(1), initValue = 0, learningRateMultiplier = 0}``."""
+        what = "BatchNormalization"
+        if spatial and str(imageLayout).lower() not in ("chw", "cudnn"):
+            raise ConfigError(f"{what}: spatial = true needs imageLayout = \"cudnn\"")
+        x = self._value(input, what)
+        values = [self._value(v, what) for v in (scale, bias, runMean, runVariance)]
+        if runCount is None or runCount is NONE:
+            path, self.path = self.path, "inputs.inputs[5]"
+            try:
+                runCount = self.ParameterTensor((1,), learningRateMultiplier=0, initValue=0)
+            finally:
+                self.path = path
+        count = self._value(runCount, what)
+        return self._node(self.batch_normalization(
+            x, values, count, bool(spatial), normalizationTimeConstant, blendTimeConstant,
+            epsilon, bool(disableRegularization), what), what, tag)
+
+    def batch_normalization(self, x: Variable, values: list[Variable], count: Variable,
+                            spatial: bool, time_constant: Any, blend_time_constant: Any,
+                            epsilon: Any, disable_regularization: bool,
+                            what: str) -> Variable:
+        """cntk.exe's ``BatchNormalizationNode`` of ``x`` on ``values`` (scale, bias, running
+        mean and variance: one value per element of a sample, or per channel where
+        ``spatial``) and the running sample ``count``: BrainScript's and NDL's node.  Its scale
+        and bias are exempt from L1/L2 where ``disable_regularization`` or the SGD block's
+        ``disableRegInBatchNormalization`` says so (:meth:`unregularized`)."""
+        lead = 1 if x.sequence_lengths is None else 2
+        size = x.shape[lead] if spatial else 1
+        if not spatial:
+            for d in x.shape[lead:]:
+                size *= int(d)
+        for v, name in zip(values, ("scale", "bias", "runMean", "runVariance")):
+            if int(v.size) != size:
+                raise ConfigError(f"{what}: {name} has {int(v.size)} values, the input {size} "
+                                  f"{'channels' if spatial else 'elements a sample'}")
+        self.batch_norm_parameters(values[:2], disable_regularization)
+        return F.cntk_batch_normalization(x, *values, count, x.sequence_lengths, spatial,
+                                          float(time_constant), float(blend_time_constant),
+                                          float(epsilon))
+
+    # ---- cosine distance with negative samples ----------------------------------------------
+    def CosDistanceWithNegativeSamples(self, aVectorSequence, anotherVectorSequence, numShifts,
+                                       numNegSamples, tag=""):
+        """Per column ``j`` of the minibatch, the cosine similarity of ``a_j`` with ``b_j``,
+        then with ``b`` at the columns ``(j + numShifts + k - 1) mod n`` for ``k = 1 ..
+        numNegSamples``: ``[1 + numNegSamples]`` a sample (CosDistanceWithNegativeSamplesNode,
+        LinearAlgebraNodes.h:1612-1700; CNTK 2.7's ``C.cosine_distance_with_negative_samples``).
+        ``numShifts`` and ``numNegSamples`` are numbers or one-element ``Constant`` nodes
+        (the node reads each once: ``Get00Element``)."""
+        what = "CosDistanceWithNegativeSamples"
+        a, b = self._value(aVectorSequence, what), self._value(anotherVectorSequence, what)
+        shift = self._count(numShifts, what, "numShifts", 0)
+        count = self._count(numNegSamples, what, "numNegSamples", 1)
+        lead = self._lead(a)
+        if lead == 0 or self._lead(b) != lead or tuple(a.shape[lead:]) != tuple(b.shape[lead:]):
+            raise ConfigError(f"The tensor dimension in the {self.path or what} {what} "
+                              "operation does not match.")
+        return self._node(cntk.cosine_with_negative_samples(a, b, shift, count, lead), what, tag)
+
+    def _count(self, value: Any, what: str, name: str, least: int) -> int:
+        v = self._scalar(value)
+        if v is None or v != int(v) or v < least:
+            raise ConfigError(f"{what}: {name} must be an integer of at least {least} (a number "
+                              f"or a one-element Constant), got {value!r}")
+        return int(v)
+
+    # ---- packed indices ---------------------------------------------------------------------
+    def PackedIndex(self, nodeWithLayoutToPackFor, indexSequence, tag=""):
+        """``indexSequence``'s per-sequence step indices as indices into
+        ``nodeWithLayoutToPackFor``'s steps, for ``GatherPacked`` and ``ScatterPacked``
+        (PackedIndexNode, ReshapingNodes.h:1470-1503).  Its values are the step indices (the
+        index is opaque in cntk.exe: its packed column numbers are the layout's own); the
+        index must be a ``Where`` of a condition, as CNTK.core.bs:896-897 make it."""
+        what = "PackedIndex"
+        layout = self._seq(nodeWithLayoutToPackFor, what)
+        index = self._seq(indexSequence, what)
+        cond = self._where_conditions.get(id(index))
+        if cond is None or cond[0] is not index:
+            raise ConfigError(f"{what}: the index sequence must be a Where (cond) (as in "
+                              "CNTK.core.bs's Gather and Scatter); an index computed otherwise "
+                              "is not supported")
+        out = self._node(F.identity(index), what, tag)
+        self._packed_indices[id(out)] = (out, layout, cond[1])
+        return out
+
+    def _packed(self, index: Any, what: str) -> tuple[Variable, Variable] | None:
+        entry = self._packed_indices.get(id(index))
+        if entry is None or entry[0] is not index:
+            return None
+        return entry[1], entry[2]
+
+    def GatherPacked(self, indexSequence, sourceData, tag=""):
+        """The samples of ``sourceData`` that ``indexSequence`` names, a sequence on the index's
+        axis (GatherPackedNode, ReshapingNodes.cpp:560-622): of a source without a dynamic axis
+        (a parameter), its columns (the last dimension) at the index's values, each step's
+        sample the source's without that dimension (``[1]`` for a vector); of a sequence, the
+        steps a ``PackedIndex (x, Where (cond))`` names.  The gradient is scattered back
+        (added) to the source."""
+        what = "GatherPacked"
+        source = self._value(sourceData, what)
+        if not self.has_batch_axis(source):
+            index = self._seq(indexSequence, what)
+            if any(int(d) != 1 for d in index.shape[2:]):
+                raise ConfigError(f"{self.path or what} {what} operation requires the first "
+                                  "argument (index data) to be a scalar time sequence.")
+            # (N, T, 1, rest of a column): a column's elements a step, [1] for a vector
+            picked = F.gather(source, F.cast(index, "int64"), axis=0)
+            rest = tuple(source.shape[1:]) or (1,)
+            return self._node(S.to_sequence_like(reshape_samples(picked, 2, rest), index), what,
+                              tag)
+        packed = self._packed(indexSequence, what)
+        if packed is None:
+            raise ConfigError(f"{what}: gathering from a sequence needs an index made by "
+                              "PackedIndex (x, Where (cond)) (CNTK.core.bs's Gather); another "
+                              "index is not supported")
+        _, cond = packed
+        return self._node(S.gather(self._seq(source, what), cond), what, tag)
+
+    def ScatterPacked(self, cond, indexSequence, sourceData, tag=""):
+        """``sourceData``'s steps put at the steps ``indexSequence`` names, on ``cond``'s axis,
+        0 elsewhere (ScatterPackedNode, ReshapingNodes.cpp:627-685): the index a ``PackedIndex
+        (cond, Where (c))``, as CNTK.core.bs:897's ``Scatter`` makes it."""
+        what = "ScatterPacked"
+        self._seq(cond, what)
+        packed = self._packed(indexSequence, what)
+        if packed is None:
+            raise ConfigError(f"{what}: needs an index made by PackedIndex (cond, Where (c)) "
+                              "(CNTK.core.bs's Scatter); another index is not supported")
+        # the result is on the axis of the index's condition, which CNTK.core.bs's Scatter
+        # makes from cond itself (cntk.exe takes the result's layout from cond)
+        _, where_cond = packed
+        values = self._seq(sourceData, what)
+        return self._node(S.scatter(values, where_cond), what, tag)
+
+    # ---- refused ----------------------------------------------------------------------------
+    def GMMLogLikelihood(self, unnormalizedPriorVector, meansAsRows, logStdDevAsRows,
+                         dataVectorSequence, tag=""):
+        """Refused as cntk.exe refuses it: ``GMMLogLikelihoodNode`` is compiled out
+        (``#ifdef COMING_SOON``, SpecialPurposeNodes.h:69-433 and ComputationNetworkBuilder.cpp
+        70-71), so ``new ComputationNode [operation = 'GMMLogLikelihood']`` reaches
+        ``CreateStandardNode``'s last line (ComputationNetworkBuilder.cpp:154)."""
+        raise ConfigError("GMMLogLikelihood: Attempted to instantiate undefined operation "
+                          "GMMLogLikelihood. (CNTK.core.bs declares it, but cntk.exe 2.7 has no "
+                          "GMMLogLikelihood node: it is compiled out, COMING_SOON)")
+
+    def QuantizedTimes(self, leftMatrix, rightMatrix, bitSmoothingA=1, bitSmoothingB=1,
+                       outputRank=1, inferInputRankToMap=-1, tag=""):
+        """Refused as cntk.exe fails on it: CNTK.core.bs:702 passes ``bitSmoothingA`` and
+        ``bitSmoothingB``, while ``QuantizedTimesNode`` reads ``bitShiftA`` and ``bitShiftB``
+        from its config (LinearAlgebraNodes.h:1123-1124: "required parameter 'bitShiftA' not
+        found", ScriptableObjects.h:565); the node is also CPU-only and for inference only (no
+        gradient: LinearAlgebraNodes.h:1111-1115, 1157-1161)."""
+        raise ConfigError("QuantizedTimes: required parameter 'bitShiftA' not found "
+                          "(cntk.exe's QuantizedTimes node reads bitShiftA and bitShiftB, which "
+                          "CNTK.core.bs's QuantizedTimes passes as bitSmoothingA and "
+                          "bitSmoothingB, so cntk.exe fails on every use; Stadyn has no "
+                          "16-bit quantized product either)")
+

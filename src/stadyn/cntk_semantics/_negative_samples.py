@@ -1,0 +1,85 @@
+"""CNTK's ``CosDistanceWithNegativeSamples`` (CosDistanceWithNegativeSamplesNode,
+LinearAlgebraNodes.h:1612; CNTK 2.7's ``C.cosine_distance_with_negative_samples``): for the
+``j``-th column of the minibatch, its cosine similarity with the same column of the other
+input, then with the columns ``(j + shift + k - 1) mod n`` for ``k = 1 .. count``
+(CPUMatrix::InnerProductWithShiftNeg, CPUMatrixImpl.h:6013-6060).  A sequence's steps are the
+columns of CNTK's minibatch, counted time-major (step 0 of every sequence, then step 1, ...),
+as cntk.exe and CNTK 2.7 pack sequences of one length.
+"""
+
+from __future__ import annotations
+
+from .. import functions as F
+from ..graph import Variable
+from ..sequence import reshape_samples
+
+__all__ = ["cosine_with_negative_samples"]
+
+
+def cosine_with_negative_samples(x: Variable, y: Variable, shift: int, count: int,
+                                 lead: int) -> Variable:
+    """CNTK's cosine similarities of ``x``'s columns with ``y``'s and ``count`` shifted ones:
+    ``x`` and ``y`` have ``lead`` leading axes (1: a batch of samples ``(N, ...)``; 2: a batch
+    of sequences ``(N, T, ...)``) and samples of the same shape; the result has the same
+    leading axes and samples of shape ``(1 + count,)``.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.cntk_semantics import cosine_with_negative_samples
+        >>> x = sd.Variable.from_numpy_array(np.eye(3, dtype=np.float32))
+        >>> out = cosine_with_negative_samples(x, x, shift=1, count=1, lead=1)
+        >>> out.forward(); out.d.tolist()
+        [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]
+    """
+    size = 1
+    for d in x.shape[lead:]:
+        size *= int(d)
+    if lead == 2:
+        return _negative_steps(x, y, shift, count, size)
+
+    def unit_rows(v):
+        rows = F.reshape(v, (-1, size))
+        norm = F.sqrt(F.sum(F.mul2(rows, rows), axis=1, keepdims=True))
+        return rows, F.div2(rows, norm)
+    rows, xn = unit_rows(x)
+    _, yn = unit_rows(y)
+    sim = F.affine(xn, F.transpose(yn, (1, 0)))                  # (N, N): cos(x_i, y_j)
+    ones = F.add_scalar(F.mul_scalar(F.sum(rows, axis=1), 0.0), 1.0)
+    n = F.sum(ones)
+    i = F.cumsum(ones, axis=0, exclusive=True)                      # 0 .. N-1
+    columns = []
+    for k in range(count + 1):
+        j = F.add_scalar(i, float(0 if k == 0 else shift + k - 1))
+        j = F.sub2(j, F.mul2(n, F.floor(F.div2(j, n))))           # mod N
+        columns.append(F.take_along_axis(sim, F.reshape(F.cast(j, "int64"), (-1, 1)), axis=1))
+    return F.concatenate(*columns, axis=1)
+
+
+def _negative_steps(x: Variable, y: Variable, shift: int, count: int, size: int) -> Variable:
+    """:func:`cosine_with_negative_samples` of sequences ``(N, T, ...)``: the steps of all
+    sequences are the samples, counted time-major (``c = t * N + n``) as CNTK lays them out;
+    step ``(n, t)`` meets the step ``c + shift + k - 1 (mod N * T)``."""
+    def unit(v):
+        v = reshape_samples(v, 2, (size,))                               # (N, T, D)
+        squares = F.sum(F.mul2(v, v), axis=2, keepdims=True)
+        # a padded step (all zeros) is divided by sqrt(0 + 1), not 0: it stays 0 rather than
+        # 0/0, so a negative falling on padding scores 0 as in CNTK 2.7, no NaN reaches the step
+        # indices below, and the square root's gradient there is finite (at 0 it is 1/0, and
+        # times the zero step a NaN in every parameter's gradient)
+        return F.div2(v, F.sqrt(F.add2(squares, F.equal_scalar(squares, 0.0))))
+    xn, yn = unit(x), unit(y)
+    sim = F.affine(xn, F.transpose(F.reshape(yn, (-1, size)), (1, 0)), base_axis=2)  # (N,T,NT)
+    ones = F.add_scalar(F.mul_scalar(F.sum(xn, axis=2, keepdims=True), 0.0), 1.0)   # (N,T,1)
+    n_of, t_of = F.cumsum(ones, axis=0, exclusive=True), F.cumsum(ones, axis=1, exclusive=True)
+    n, t = F.sum(ones, axis=0, keepdims=True), F.sum(ones, axis=1, keepdims=True)
+    steps = F.mul2(n, t)
+    c = F.add2(F.mul2(t_of, n), n_of)                     # time-major index of each step
+
+    def mod(a, b):
+        return F.sub2(a, F.mul2(b, F.floor(F.div2(a, b))))
+    columns = []
+    for k in range(count + 1):
+        j = mod(F.add_scalar(c, float(0 if k == 0 else shift + k - 1)), steps)
+        row = F.add2(F.mul2(mod(j, n), t), F.floor(F.div2(j, n)))   # its (n, t) row of sim
+        columns.append(F.take_along_axis(sim, F.cast(row, "int64"), axis=2))
+    return F.concatenate(*columns, axis=2)

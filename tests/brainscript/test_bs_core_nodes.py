@@ -1,0 +1,200 @@
+"""CNTK.core.bs's last node functions (``_core_nodes_library.py``):
+``CosDistanceWithNegativeSamples`` and the raw ``BatchNormalization`` against CNTK 2.7's
+Python ops that are the same nodes (``refgen_bs_core_nodes.py`` wrote
+``core_nodes_cntk27.json``); ``PackedIndex``, ``GatherPacked``, ``ScatterPacked`` and
+``Embedding`` against NumPy; ``GMMLogLikelihood`` and ``QuantizedTimes`` refused at the
+user's line with cntk.exe's reasons.  All of them were unknown names on df50ddc6."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn._errors import ConfigError
+from stadyn.brainscript import StadynLibrary, build_network
+from stadyn.train import feed
+
+REFS = json.loads((Path(__file__).parent.parent / "fixtures" / "brainscript" /
+                   "core_nodes_cntk27.json").read_text())
+
+
+def _network(text: str, sequences: bool | None = None):
+    return build_network("{ " + text + " }", StadynLibrary(sequences=sequences), "net.bs")
+
+
+@pytest.mark.parametrize("key", ["cos_neg_1_2", "cos_neg_2_3", "cos_neg_sequences"])
+def test_cos_distance_with_negative_samples_against_cntk27(key):
+    # CosDistanceWithNegativeSamplesNode (LinearAlgebraNodes.h:1612) is CNTK 2.7's
+    # C.cosine_distance_with_negative_samples: column j against b's column j, then against
+    # (j + shift + k - 1) mod n; value and the gradients of the outputs' sum
+    ref = REFS[key]
+    sequences = key.endswith("sequences")
+    dim = np.asarray(ref["x"][0]).shape[-1]
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = _network(f"a = Input {{{dim}}} ; b = Input {{{dim}}}\n"
+                       f"c = CosDistanceWithNegativeSamples (a, b, {ref['shift']}, "
+                       f"{ref['count']})", sequences)
+        for name, key_ in (("a", "x"), ("b", "y")):
+            if sequences:
+                sd.sequence.feed(net.nodes[name], [np.asarray(s, np.float32) for s in ref[key_]])
+            else:
+                feed(net.nodes[name], np.asarray(ref[key_], np.float32))
+            net.nodes[name].need_grad = True
+        c = net.nodes["c"]
+        c.forward()
+        c.backward()
+        assert c.shape[-1] == ref["count"] + 1
+        np.testing.assert_allclose(c.d, ref["value"], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(net.nodes["a"].g, ref["grad_x"], rtol=1e-5, atol=2e-6)
+        np.testing.assert_allclose(net.nodes["b"].g, ref["grad_y"], rtol=1e-5, atol=2e-6)
+
+
+def test_cos_distance_with_negative_samples_takes_constants_and_checks_counts():
+    x = np.eye(3, dtype=np.float32)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = _network("a = Input {3}\n c = CosDistanceWithNegativeSamples (a, a, Constant (1), "
+                       "Constant (1))")
+        feed(net.nodes["a"], x)
+        net.nodes["c"].forward()
+        # the unit vectors: 1 with themselves, 0 with the next one
+        np.testing.assert_allclose(net.nodes["c"].d, [[1, 0], [1, 0], [1, 0]])
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: .*numNegSamples must be an integer"):
+            _network("a = Input {3}\n c = CosDistanceWithNegativeSamples (a, a, 1, 0)")
+
+
+@pytest.mark.parametrize("key", ["batch_norm_cumulative", "batch_norm_5"])
+def test_raw_batch_normalization_against_cntk27(key):
+    # BatchNormalizationNode is C.batch_normalization's: two training minibatches (each
+    # normalised by its own statistics, the running ones updated: time constant 0 the
+    # cumulative average) and inference on the running statistics; CNTK.core.bs:639 adds the
+    # running count, a ParameterTensor {(1)} of 0, where none is given
+    ref = REFS[key]
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = _network(f"""x = Input {{4}}
+            s = ParameterTensor {{4}} ; b = ParameterTensor {{4}}
+            m = ParameterTensor {{4, learningRateMultiplier = 0}}
+            v = ParameterTensor {{4, learningRateMultiplier = 0}}
+            y = BatchNormalization (x, s, b, m, v,
+                                    normalizationTimeConstant = {ref['time_constant']})""")
+        n = net.nodes
+        n["s"].d, n["b"].d = np.float32(ref["scale"]), np.float32(ref["bias"])
+        n["m"].d, n["v"].d = np.float32([0.5, 0.0, -0.5, 1.0]), np.float32([2.0, 1.0, 0.5, 4.0])
+        for step in ref["training"]:
+            feed(n["x"], np.asarray(step["x"], np.float32))
+            with sd.training(True):
+                n["y"].forward()
+            np.testing.assert_allclose(n["y"].d, step["value"], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(n["m"].d, step["mean"], rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(n["v"].d, step["var"], rtol=1e-5, atol=1e-7)
+        feed(n["x"], np.asarray(ref["training"][0]["x"] + ref["training"][1]["x"], np.float32))
+        with sd.training(False):
+            n["y"].forward()
+        np.testing.assert_allclose(n["y"].d, ref["inference"], rtol=1e-4, atol=1e-5)
+
+
+def test_raw_batch_normalization_checks_its_parameters():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: .*runMean has 3 values, the input "
+                                              r"4 elements a sample"):
+            _network("x = Input {4} ; p = ParameterTensor {4} ; q = ParameterTensor {3}\n"
+                     " y = BatchNormalization (x, p, p, q, p)")
+
+
+_XS = [np.arange(8, dtype=np.float32).reshape(4, 2),
+       np.arange(10, 16, dtype=np.float32).reshape(3, 2)]
+_CS = [np.array([[1], [0], [1], [1]], np.float32), np.array([[0], [1], [0]], np.float32)]
+
+
+def _unpacked(node) -> list[list]:
+    node.forward()
+    return [a.tolist() for a in sd.sequence.unpack_value(node)]
+
+
+def test_gather_and_scatter_packed_against_numpy():
+    # CNTK.core.bs:896-897: Gather (cond, x) = GatherPacked (PackedIndex (x, Where (cond)), x),
+    # Scatter (cond, y) = ScatterPacked (cond, PackedIndex (cond, Where (cond)), y)
+    # (ReshapingNodes.cpp:560-685: the kept steps, and put back with 0 elsewhere)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = _network("""x = Input {2} ; c = Input {1}
+            g = GatherPacked (PackedIndex (x, Where (c)), x)
+            s = ScatterPacked (c, PackedIndex (c, Where (c)), g * 2)""", sequences=True)
+        sd.sequence.feed(net.nodes["x"], _XS)
+        sd.sequence.feed(net.nodes["c"], _CS)
+        net.nodes["x"].need_grad = True
+        kept = [x[c[:, 0] != 0] for x, c in zip(_XS, _CS)]
+        assert _unpacked(net.nodes["g"]) == [k.tolist() for k in kept]
+        put = [np.where(c != 0, 2 * x, 0) for x, c in zip(_XS, _CS)]
+        assert _unpacked(net.nodes["s"]) == [p.tolist() for p in put]
+        net.nodes["g"].forward()
+        net.nodes["g"].backward()                  # the gradient scattered back: 1 where kept
+        np.testing.assert_array_equal(net.nodes["x"].g[0], np.repeat(_CS[0], 2, axis=1))
+
+
+def test_a_packed_index_not_from_where_is_refused_at_the_users_line():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: PackedIndex: the index sequence "
+                                              r"must be a Where"):
+            _network("x = Input {2} ; c = Input {1}\n i = PackedIndex (x, c)", sequences=True)
+
+
+def test_embedding_looks_up_columns_and_matches_the_sparse_product():
+    # CNTK.core.bs:759-763: Transpose (Parameter (inputDim, embeddingDim)) and, for a dense
+    # input of word indices, GatherPacked of its columns; for a one-hot (sparseInput) input the
+    # product with the same matrix
+    words = [np.array([[4], [0], [2]], np.float32), np.array([[1]], np.float32)]
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        net = _network("w = Input {1} ; o = Input {5}\n"
+                       "e = Embedding (3, w, inputDim = 5, initFrom = 'uniform')\n"
+                       "E = Transpose (Parameter (5, 3, init = 'uniform'))\n"
+                       "f = GatherPacked (w, E) ; p = E * o", sequences=True)
+        # cntk.exe's [5 x 3] Parameter is Stadyn's (3, 5), named for Transpose's argument x;
+        # CNTK.core.bs's learningRateWeight = 0.0 leaves it untrained
+        matrix = dict(registry.items())["e.embedding.x"]
+        assert tuple(matrix.shape) == (3, 5) and not matrix.need_grad
+        sd.sequence.feed(net.nodes["w"], words)
+        got = _unpacked(net.nodes["e"])
+        want = [matrix.d.T[w[:, 0].astype(int)] for w in words]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        # GatherPacked of a matrix E and E times one-hot vectors agree
+        sd.sequence.feed(net.nodes["o"], [np.eye(5, dtype=np.float32)[w[:, 0].astype(int)]
+                                          for w in words])
+        for g, p in zip(_unpacked(net.nodes["f"]), _unpacked(net.nodes["p"])):
+            np.testing.assert_allclose(g, p, rtol=1e-6)
+
+
+def test_embedding_input_dim_defaults_to_the_inputs():
+    # inputDim = input.dim (ComputationNodeScripting.cpp:39: a sample's elements)
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        _network("o = Input {7} ; e = Embedding (3, o, sparseInput = true)", sequences=True)
+        assert [tuple(v.shape) for _, v in registry.items()] == [(3, 7)]
+
+
+@pytest.mark.parametrize("text, message", [
+    # ComputationNetworkBuilder.cpp:70-71, 154: GMMLogLikelihoodNode is COMING_SOON
+    ("q = GMMLogLikelihood (x, x, x, x)",
+     "GMMLogLikelihood: Attempted to instantiate undefined operation GMMLogLikelihood."),
+    # LinearAlgebraNodes.h:1124 reads bitShiftA, CNTK.core.bs:702 passes bitSmoothingA
+    ("q = QuantizedTimes (x, x)", "QuantizedTimes: required parameter 'bitShiftA' not found"),
+])
+def test_names_cntk_exe_cannot_build_are_refused_at_the_users_line(text, message):
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError) as e:
+            _network("x = Input {4}\n " + text)
+    assert (e.value.path, e.value.line) == ("net.bs", 2)
+    assert message in str(e.value)
+
+
+def test_gather_packed_from_a_sequence_needs_a_packed_index():
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: GatherPacked: gathering from a "
+                                              r"sequence needs an index made by PackedIndex"):
+            _network("x = Input {2} ; c = Input {1}\n g = GatherPacked (Where (c), x)",
+                     sequences=True)
