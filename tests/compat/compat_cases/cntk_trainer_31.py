@@ -74,3 +74,36 @@ def test_minibatch__metric_without_dynamic_axes(C, r):
             res[label + ", evaluator"] = outcome(lambda: ev.test_minibatch({w: wv}))
     return res
 
+
+def _first_line(fn):
+    """The first line of what ``fn()`` raised (CNTK's words), or ``"returns"``."""
+    try:
+        fn()
+    except Exception as e:      # (the words are what is compared)
+        return [next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
+                str(e).splitlines()[0]]
+    return "returns"
+
+
+@cntk_case(names=["cntk.ops.input_variable", "cntk.Function.eval"],
+           note="data of another shape for an input with a free dimension "
+                "(input_variable((FreeDimension, 3)), with and without dynamic axes): CNTK "
+                "2.7's ValueError writes the free dimension '*' in the Variable's shape "
+                "('...do not match the Variable 'Input('x', [], [* x 3])' shape '[* x 3]'.').  "
+                "Stadyn wrote '[-3 x 3]' for an input without dynamic axes; and refused "
+                "(N, 1, 5, 3) for the input with a batch axis (a sequence axis of length 1, "
+                "which CNTK 2.7 takes as it takes (N, 1, 2, 3) for one of shape (2, 3))")
+def fed__free_dimension_in_the_words(C, r):
+    r.touch("cntk.FreeDimension", "cntk.reduce_sum", "cntk.Function.eval")
+    x = C.input_variable((C.FreeDimension, 3), dynamic_axes=[], name="x")
+    y = C.input_variable((C.FreeDimension, 3), name="y")
+    res = {}
+    for label, v, shape in (("x (2, 4)", x, (2, 4)), ("x (4,)", x, (4,)),
+                            ("x (2, 2, 3)", x, (2, 2, 3)), ("x (1, 5, 3)", x, (1, 5, 3)),
+                            ("y (2, 2, 4)", y, (2, 2, 4)), ("y (2,)", y, (2,)),
+                            ("y (2, 3, 5, 3)", y, (2, 3, 5, 3)),
+                            ("y (2, 1, 5, 3)", y, (2, 1, 5, 3))):
+        f = C.reduce_sum(v)
+        data = np.ones(shape, np.float32)
+        res[label] = _first_line(lambda: f.eval({v: data}))
+    return res
