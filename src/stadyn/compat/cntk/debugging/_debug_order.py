@@ -144,14 +144,16 @@ class Delayed:
     Example:
         >>> import stadyn.compat.cntk as C
         >>> x = C.sequence.input_variable(2, name="x")
-        >>> m = C.layers.Recurrence(C.layers.RNNStep(2))(x)
-        >>> [type(n).__name__ for n, _ in stop_order(m.root_function)][-3:]
-        ['Parameter', 'Delayed', 'Function']
+        >>> m = C.layers.Sequential([C.layers.Recurrence(C.layers.RNNStep(2)),
+        ...                          C.layers.Dense(1)])(x)
+        >>> [n.name or getattr(n, "op_name", "") for n, _ in stop_order(m.root_function)]
+        ['W', 'W', 'x', 'H', '', 'b', 'PastValue', 'RNNStep', 'b', 'Dense']
     """
 
     def __init__(self, nodes: list):
         self.nodes = list(nodes)
         self.uid = "Delayed_" + nodes[0].uid
+        self.name = nodes[0].op_name
 
 
 def _operand_order(fn) -> list:
