@@ -21,6 +21,8 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
   packing of sequences into parallel streams), the order its ranking nodes read them in;
 * :func:`cosine_with_negative_samples` is CNTK's ``CosDistanceWithNegativeSamples``
   (``C.cosine_distance_with_negative_samples`` and BrainScript's node);
+* :func:`logistic_weights_refused` says which weighted ``Logistic`` CNTK builds but refuses
+  when it runs, in its words (``weighted_binary_cross_entropy`` and a file's ``Logistic``);
 * :func:`cannot_run` is a sampling op of weights with the batch axis, which CNTK builds and
   saves but cannot evaluate (refused in CNTK's words when it runs);
 * :func:`auto_padding`, :func:`convolution` and :func:`pooling`: CNTK's auto-padding (windows
@@ -48,8 +50,7 @@ from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, res
                     static_axis, times)
 from ._negative_samples import cosine_with_negative_samples
 from ._ops import (cannot_run, class_ids, constant_like, divide, hardmax, log_add_exp, logistic,
-                   sequence_columns,
-                   straight_through)
+                   logistic_weights_refused, sequence_columns, straight_through)
 from ._windows import (auto_padding, convolution, convolution_transpose, max_unpooling,
                        padded, pooling, refuse_window_beyond_input,
                        refuse_windows_over_free_lengths, roi_pooling, window_edges)
@@ -60,5 +61,6 @@ __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_samp
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
            "refuse_window_beyond_input", "refuse_windows_over_free_lengths", "straight_through",
            "logistic", "constant_like", "class_ids", "crop", "crop_offsets", "log_add_exp",
-           "sequence_columns", "cannot_run", "cosine_with_negative_samples"]
+           "sequence_columns", "cannot_run", "cosine_with_negative_samples",
+           "logistic_weights_refused"]
 

@@ -7,7 +7,7 @@ import math
 from typing import Sequence
 
 from .. import functions as F
-from .._errors import UnrunnableError
+from .._errors import ShapeError, UnrunnableError
 from ..graph import Variable
 from ..sequence import reshape_samples
 
@@ -120,6 +120,43 @@ def logistic(output: Variable, target: Variable, weight: Variable | None = None,
     total = F.mul_scalar(F.sum(F.mul2(log_likelihood, w)), -1.0)    # (what the gradient is of)
     value = F.div2(F.mul2(samples, total), F.sum(w))
     return F.add2(total, F.stop_gradient(F.sub2(value, total)))
+
+
+def logistic_weights_refused(output: tuple[int, int], weight: tuple[int, int], logistic: str,
+                             weight_node: str | None = None) -> tuple[type, str] | None:
+    """What CNTK 2.7 builds (and saves, and loads) as a weighted ``Logistic`` but refuses when
+    it runs (its ``LogisticNode``, Source/ComputationNetworkLib/TrainingNodes.h), in the order
+    it finds them, as ``(error class, CNTK's words)``; None where it runs.  ``output`` and
+    ``weight``: ``(dynamic axes, values per sample)`` of each (0 dynamic axes: no batch axis);
+    ``logistic`` the Logistic node's name, ``weight_node`` the weight's, where known (CNTK
+    names it).  A weight of another size per sample than the output's, or on other dynamic
+    axes (its validation: an ``UnrunnableError``, a RuntimeError); a weight without the batch
+    axis beside an output with one (a constant: the column range it computes); more than one
+    value per sample (its weighted sum: a ``ShapeError``, a ValueError).
+
+    Example:
+        >>> import stadyn.cntk_semantics as S
+        >>> S.logistic_weights_refused((1, 1), (1, 1), "Logistic5") is None
+        True
+        >>> error, words = S.logistic_weights_refused((1, 3), (1, 1), "Logistic5")
+        >>> error.__name__, words
+        ('UnrunnableError', 'The Matrix dimensions of the second argument weights the \
+Logistic5 Logistic operation do not match.')
+        >>> S.logistic_weights_refused((1, 3), (1, 3), "Logistic5")[1]
+        'The input matrix dimensions do not match.'
+    """
+    (output_axes, output_size), (weight_axes, weight_size) = output, weight
+    if weight_size != output_size or weight_axes not in (0, output_axes):
+        return UnrunnableError, (f"The Matrix dimensions of the second argument weights the "
+                                 f"{logistic} Logistic operation do not match.")
+    if output_axes and not weight_axes:
+        named = f"Node '{weight_node}' (LearnableParameter operation): " if weight_node else ""
+        return UnrunnableError, (f"{named}ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis "
+                                 "is inconsistent with matrix. They are compatible though--are "
+                                 "you missing a ReconcileDynamicAxis operation?")
+    if weight_size != 1:
+        return ShapeError, "The input matrix dimensions do not match."
+    return None
 
 
 def constant_like(x: Variable, fill: float) -> Variable:

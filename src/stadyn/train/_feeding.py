@@ -225,27 +225,54 @@ def _feed(var: Variable, value: Any, shown: str | None = None) -> int:
     return int(arr.shape[0]) if len(arr.shape) else 1
 
 
+def cntk_value_misfit(shape: Sequence[int], sample: Sequence[int], shown: str,
+                      batch_axes: int = 0) -> str | None:
+    """CNTK 2.7's ValueError for a value of ``shape`` fed to the Variable shown as ``shown``
+    (its ``repr``) of per-sample shape ``sample`` (``FREE_DIMENSION``, -3: any length; CNTK
+    writes it ``*``), or None where it fits: a value of lower rank; an axis between the
+    ``batch_axes`` leading ones (an input with a batch axis: 1; without dynamic axes: 0) and
+    the sample's that is not of length 1 (numbered from the sample's, as CNTK numbers it);
+    trailing dimensions that are not the sample's.
+
+    Example:
+        >>> cntk_value_misfit((2, 4), (-3, 3), "Input('x', [], [* x 3])")
+        "The trailing dimensions of the Value shape '[2 x 4]' do not match the Variable \
+'Input('x', [], [* x 3])' shape '[* x 3]'."
+        >>> print(cntk_value_misfit((5, 2, 3), (3,), "Input('y', [#], [3])", 1))
+        The dimension size (2) of the axis (1) of the Value ('[5 x 2 x 3]') must be 1, because \
+this axis is not specified as a dynamic axis of the Variable ('Input('y', [#], [3])').
+        >>> cntk_value_misfit((5, 1, 7, 3), (-3, 3), "Input('y', [#], [* x 3])", 1) is None
+        True
+    """
+    shape, sample = tuple(int(d) for d in shape), tuple(sample)
+    rank, extra = len(sample), len(shape) - len(sample)
+    if extra < 0:
+        return (f"Value's rank ({len(shape)}) should be >= the Variable's rank ({rank}); "
+                f"Variable = '{shown}', Value shape = '{_dims(shape)}'.")
+    for j in range(extra - batch_axes):        # (from the sample's axes outwards)
+        if shape[extra - 1 - j] != 1:
+            return (f"The dimension size ({shape[extra - 1 - j]}) of the axis ({rank + j}) of "
+                    f"the Value ('{_dims(shape)}') must be 1, because this axis is not "
+                    f"specified as a dynamic axis of the Variable ('{shown}').")
+    if not _fits(sample, shape[extra:]):
+        return (f"The trailing dimensions of the Value shape '{_dims(shape)}' do not match the "
+                f"Variable '{shown}' shape '{_dims(sample)}'.")
+    return None
+
+
 def _misfit(var: Variable, shape: tuple, shown: str | None = None) -> str:
     """What is wrong with a minibatch of ``shape`` for ``var``: CNTK 2.7's ValueError first
-    (a value of lower rank than the sample, else trailing dimensions that differ), then the
-    input and the shapes as Stadyn sees them."""
+    (:func:`cntk_value_misfit`; more axes than a batch and a sequence axis:
+    :func:`_too_many_axes`), then the input and the shapes as Stadyn sees them."""
     sample = _sample_shape(var)
-    dims = _dims
     name = _shown(var, shown)
     if len(shape) > len(sample) + 2:
         return _too_many_axes(var, shape, 1, shown)
-    if len(shape) < len(sample):
-        first = (f"Value's rank ({len(shape)}) should be >= the Variable's rank ({len(sample)}); "
-                 f"Variable = '{name}', Value shape = '{dims(shape)}'.")
-    elif len(shape) == len(sample) + 2 and shape[1] != 1:
-        # an axis between the batch and the sample: CNTK 2.7 takes it as a sequence axis of
-        # length 1 only
-        first = (f"The dimension size ({shape[1]}) of the axis ({len(sample)}) of the Value "
-                 f"('{dims(shape)}') must be 1, because this axis is not specified as a "
-                 f"dynamic axis of the Variable ('{name}').")
-    else:
-        first = (f"The trailing dimensions of the Value shape '{dims(shape)}' do not match the "
-                 f"Variable '{name}' shape '{dims(sample)}'.")
+    # (an axis between the batch and the sample: CNTK 2.7 takes it as a sequence axis of
+    # length 1 only; a misfit it takes otherwise is named by its trailing dimensions)
+    first = cntk_value_misfit(shape, sample, name, 1) or (
+        f"The trailing dimensions of the Value shape '{_dims(shape)}' do not match the "
+        f"Variable '{name}' shape '{_dims(sample)}'.")
     return (f"{first}\ninput {var.graph_name or ''}: a minibatch of shape {shape} does not fit an "
             f"input of per-sample shape {sample}" + (" (-3: a free dimension, any length)"
                                                      if FREE_DIMENSION in sample else ""))

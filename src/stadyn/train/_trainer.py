@@ -352,11 +352,11 @@ class Trainer:
                                 "evaluation function (a metric), so there is nothing to test "
                                 "(give Trainer(model, (loss, metric), ...))")
         samples = self._feed(arguments, self._metric_arguments, "test_minibatch")
-        metric = self._counted(self._metric_output)
+        metric = self._test_counted()
         with training(False), torch.no_grad():
             forward_all([self._metric_sum] + count_roots(metric) + list(outputs),
                         clear_buffer=True)
-        samples, metric_sum = self._test_sums(sample_count(metric, samples),
+        samples, metric_sum = self._test_sums(self._test_sample_count(metric, samples),
                                               float(self._metric_sum.d))
         self.previous_test_sample_count = samples
         for writer in self._writers():
@@ -411,7 +411,7 @@ class Trainer:
         result = evaluate_sums([self._metric_sum], source, input_map,
                                minibatch_size=minibatch_size, on_minibatch=report,
                                convert=self._minibatch_data,
-                               count=self._counted(self._metric_output))
+                               count=self._test_counted())
         self.summarize_test_progress()
         return result["sums"][0] / max(result["samples"], 1)
 
@@ -426,6 +426,18 @@ class Trainer:
         metric): the criterion itself.  A front end whose criteria may be one number for the
         whole minibatch overrides it (the CNTK layer: CNTK's rule for those)."""
         return criterion
+
+    def _test_counted(self) -> Variable:
+        """The Variable whose samples a test minibatch counts: the metric's
+        (:meth:`_counted`).  A front end that counts a test otherwise overrides it (the CNTK
+        layer: CNTK's Evaluator's rule for a metric that is one number)."""
+        return self._counted(self._metric_output)
+
+    def _test_sample_count(self, counted: Variable, fed: int) -> int:
+        """The samples of a test minibatch, ``counted`` (:meth:`_test_counted`) just computed
+        and ``fed`` samples fed: :func:`sample_count`'s.  A front end whose Variables may
+        hold no samples overrides it (the CNTK layer: one without dynamic axes is one)."""
+        return sample_count(counted, fed)
 
     def _minibatch_data(self, arguments):
         """Minibatch data as given to train/test_minibatch, as this Trainer feeds it (a front

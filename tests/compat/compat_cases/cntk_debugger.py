@@ -102,13 +102,14 @@ def debug_model_dense_trainer(C, r):
 
 
 @cntk_case(names=["cntk.debugging.debug_model"],
-           known={"lines": "a recurrent loop is one recurrence op in Stadyn: it stops after "
-                           "the loop (RNNStep) once, with no stop at the PastValue inside it "
-                           "(CNTK 2.7 stops there once per step in both passes, before the "
-                           "RNNStep); sequence.last's Slice has none of CNTK's two scalar "
-                           "constants (CNTK stops at each before it); and on the eval after "
-                           "grad CNTK's network keeps the values of the parameters and "
-                           "constants and does not stop at them again, Stadyn does"})
+           known={"lines": "sequence.last's Slice has none of CNTK's two scalar constants "
+                           "(CNTK 2.7 stops at each before it, and shows the Slice as "
+                           "'Sequence::Slice(np.float32, np.float32, Sequence[Tensor[2]])', "
+                           "Stadyn as 'Sequence::Slice(Sequence[Tensor[2]])'); and on the eval "
+                           "after grad CNTK's network keeps the values of the parameters and "
+                           "constants and does not stop at them again, Stadyn does (the "
+                           "loop's PastValue stops, once per step in both passes, match: "
+                           "debug_model_recurrence_steps)"})
 def debug_model_recurrence(C, r):
     """A sequence input through a Recurrence of an RNNStep, ``sequence.last`` and a Dense:
     the debugged model (fed through its own argument: CNTK 2.7's clone has a new input)
@@ -145,3 +146,43 @@ def debug_model_fold_embedding(C, r):
     return {"eval": dz.eval({dz.arguments[0]: data}), "plain eval": m.eval({x: data}),
             "grads": [debugged[p] for p in m.parameters],
             "plain grads": [plain[p] for p in m.parameters]}
+
+
+@cntk_case(names=["cntk.debugging.debug_model"],
+           note="a Recurrence of an RNNStep, and of a GRU, then a Dense over each step, "
+                "differentiated (the GRU evaluated) with scripted commands (stepping through "
+                "the loop, 'u b', 'n 3' in the backward pass, 'p' at a parameter): CNTK 2.7 "
+                "stops at the loop's PastValue once per step of the longest sequence (3 here) "
+                "in both passes, between the loop's inputs and the step function, and takes "
+                "a GRU's inputs as its scalar constant, b, W, the input, H, the initial "
+                "state, its second H.  "
+                "Stadyn stopped once after the loop, with no PastValue stop, and took a GRU's "
+                "constants first")
+def debug_model_recurrence_steps(C, r):
+    r.touch("cntk.layers.Recurrence", "cntk.layers.RNNStep", "cntk.layers.GRU",
+            "cntk.layers.Dense", "cntk.layers.Sequential", "cntk.sequence.input_variable")
+    x = C.sequence.input_variable(2, name="x")
+    data = [np.arange(6, dtype=np.float32).reshape(3, 2) / 10,
+            np.arange(4, dtype=np.float32).reshape(2, 2) / -7]
+    res = {}
+    for label, step in (("RNNStep", lambda: C.layers.RNNStep(2, init=0.1)),
+                        ("GRU", lambda: C.layers.GRU(2, init=0.1))):
+        m = C.layers.Sequential([C.layers.Recurrence(step()),
+                                 C.layers.Dense(1, init=0.2)])(x)
+        out = io.StringIO()
+        if label == "GRU":
+            # (forward only: after a run Stadyn shows the GRU's scalar constant, in the
+            # backward pass's GRU line, as ParameterTensor[1] where CNTK 2.7 writes np.float32)
+            dz = C.debugging.debug_model(m, io.StringIO("p\nn 5\nn\nn\nn\nc\n"), out)
+            res[label + " eval"] = dz.eval({dz.arguments[0]: data})
+            res[label + " plain eval"] = m.eval({x: data})
+            res[label + " lines"] = _lines(out)
+            continue
+        script = "p\nn 5\nn\nn\nu b\nn 3\nn\nc\n"
+        dz = C.debugging.debug_model(m, io.StringIO(script), out)
+        debugged = dz.grad({dz.arguments[0]: data}, wrt=dz.parameters)
+        plain = m.grad({x: data}, wrt=m.parameters)
+        res[label + " lines"] = _lines(out)
+        res[label + " grads"] = [debugged[p] for p in dz.parameters]
+        res[label + " plain grads"] = [plain[p] for p in m.parameters]
+    return res

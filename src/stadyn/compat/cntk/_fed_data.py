@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..._errors import DataError, ShapeError
+from ...train import cntk_value_misfit
 from ._adapt import unwrap
 from ._graph import BATCH, kind_of
 from ._variable_text import axis_mark
@@ -226,23 +227,9 @@ match the Variable 'Input('x', [], [3])' shape '[3]'.
         input x: a value of shape (4,) fed to an input of shape (3,) without dynamic axes
     """
     shape = tuple(int(d) for d in np.shape(arr))
-
-    def dims(s):
-        return "[" + " x ".join(str(d) for d in s) + "]"
-
-    rank, extra = len(sample), len(shape) - len(sample)
-    if extra < 0:
-        first = (f"Value's rank ({len(shape)}) should be >= the Variable's rank ({rank}); "
-                 f"Variable = '{shown}', Value shape = '{dims(shape)}'.")
-    elif any(shape[extra - 1 - j] != 1 for j in range(extra)):
-        j = next(j for j in range(extra) if shape[extra - 1 - j] != 1)
-        first = (f"The dimension size ({shape[extra - 1 - j]}) of the axis ({rank + j}) of the "
-                 f"Value ('{dims(shape)}') must be 1, because this axis is not specified as a "
-                 f"dynamic axis of the Variable ('{shown}').")
-    elif any(d != s and s >= 0 for d, s in zip(shape[extra:], sample)):
-        first = (f"The trailing dimensions of the Value shape '{dims(shape)}' do not match the "
-                 f"Variable '{shown}' shape '{dims(sample)}'.")
-    else:
+    first = cntk_value_misfit(shape, sample, shown)
+    if first is None:
+        extra = len(shape) - len(sample)
         return arr.reshape(shape[extra:]) if extra else arr
     name = shown.split("'")[1] if shown.count("'") >= 2 else shown
     raise ShapeError(f"{first}\ninput {name}: a value of shape {shape} fed to an input of "

@@ -160,8 +160,8 @@ class FunctionRuns:
             if from_reader and G.BATCH(var) and var.sequence_lengths is None:
                 arr = _reader_sample_as_input(arr, var)
             if G.BATCH(var) and arr.ndim == var.ndim + 1 and arr.shape[1] == 1 and \
-                    tuple(arr.shape[2:]) == tuple(var.shape[1:]):
-                arr = arr.reshape((arr.shape[0],) + tuple(var.shape[1:]))   # (N, 1, ...) data
+                    fits_sample(var, tuple(arr.shape[2:])):     # (any length on a free one)
+                arr = arr.reshape((arr.shape[0],) + tuple(arr.shape[2:]))   # (N, 1, ...) data
             if var.sequence_lengths is not None and arr.ndim == var.ndim - 1:
                 arr = arr[None]     # one sequence's steps (CNTK 2.7 reads an array so)
             if G.BATCH(var) and fits_sample(var, tuple(arr.shape)):

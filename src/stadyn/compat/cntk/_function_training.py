@@ -28,6 +28,8 @@ class Evaluator(Trainer):
         0.0
     """
 
+    _evaluates_only = True
+
     def __init__(self, eval_function, progress_writers=None):
         super().__init__(None, (eval_function, eval_function), [], progress_writers)
 

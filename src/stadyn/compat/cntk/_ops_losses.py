@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import functions as F
 from ... import cntk_semantics as S
-from ..._errors import ShapeError, UnrunnableError
+from ..._errors import ShapeError
 from ...graph import Variable
 from ...cntk_semantics import broadcast_pair
 from ._deferrable import defer_module
@@ -279,30 +279,31 @@ def weighted_binary_cross_entropy(output, target, weight, name: str = ""):
 
 
 def _refuse_weights(out, made, output, weight) -> None:
-    """What CNTK 2.7 builds as ``weighted_binary_cross_entropy`` but refuses when it runs (in
-    the order it finds them): weights of another size per sample than the output (its
-    validation's RuntimeError, naming the Logistic node), a weight without the batch axis (a
-    constant, a number, an input with ``dynamic_axes=[]``: a RuntimeError naming the weight's
-    node), more than one output value per sample (a ValueError)."""
-    sample = tuple(operand(output).shape[int(batched(output)):])
-    weights = tuple(operand(weight).shape[int(batched(weight)):])
-    if math.prod(weights) != math.prod(sample):
-        refuse_when_run(out, f"The Matrix dimensions of the second argument weights the "
-                             f"{made.root_function.uid} Logistic operation do not match.\n"
-                             f"weighted_binary_cross_entropy: a weight of shape {weights} per "
-                             f"sample for an output of {sample}", UnrunnableError)
-    elif batched(output) and not batched(weight):
-        refuse_when_run(out, f"Node '{weight.uid}' (LearnableParameter operation): "
-                             "ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is "
-                             "inconsistent with matrix. They are compatible though--are you "
-                             "missing a ReconcileDynamicAxis operation?\n"
-                             "weighted_binary_cross_entropy: the weight has no batch axis (a "
-                             "constant, a number?); CNTK 2.7 takes one weight per sample, an "
-                             "input as the output is", UnrunnableError)
-    elif math.prod(sample) != 1:
-        refuse_when_run(out, "The input matrix dimensions do not match.\n"
-                             "weighted_binary_cross_entropy: CNTK 2.7's Logistic takes one "
-                             f"output value per sample, not {sample}", ShapeError)
+    """What CNTK 2.7 builds as ``weighted_binary_cross_entropy`` but refuses when it runs, in
+    its words (:func:`stadyn.cntk_semantics.logistic_weights_refused`), then what Stadyn
+    sees."""
+    def axes_and_size(x):
+        lead = int(batched(x))
+        return lead, math.prod(operand(x).shape[lead:])
+    of_output, of_weight = axes_and_size(output), axes_and_size(weight)
+    refused = S.logistic_weights_refused(of_output, of_weight, made.root_function.uid,
+                                         weight.uid)
+    if refused is None:
+        return
+    error, words = refused
+    if error is ShapeError:
+        why = (f"CNTK 2.7's Logistic takes one output value per sample, not "
+               f"{tuple(operand(output).shape[int(batched(output)):])}")
+    elif of_output[1] != of_weight[1]:
+        why = (f"a weight of shape {tuple(operand(weight).shape[int(batched(weight)):])} per "
+               f"sample for an output of {tuple(operand(output).shape[int(batched(output)):])}")
+    elif batched(weight):
+        why = ("the weight has a batch axis, the output none (CNTK 2.7 refuses a Logistic of "
+               "an output without one)")
+    else:
+        why = ("the weight has no batch axis (a constant, a number?); CNTK 2.7 takes one "
+               "weight per sample, an input as the output is")
+    refuse_when_run(out, f"{words}\nweighted_binary_cross_entropy: {why}", error)
 
 
 @float_arrays("output", "target")

@@ -12,11 +12,10 @@ from ...learners import Learner as _Learner
 from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
-from ._fed_data import (refuse_data_type, refuse_layouts_that_differ, unbatched,
-                        unbatched_sample)
+from ._fed_data import refuse_data_type, refuse_layouts_that_differ, unbatched_sample
 from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
-from ._graph import is_splice_leaf
+from ._graph import BATCH, is_splice_leaf
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
@@ -24,7 +23,8 @@ from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, spli
 from ._values import Value
 from ._previous_averages import PreviousAverages
 from ._trainer_checkpoint import TrainerCheckpoints
-from ._trainer_samples import counted_variable, refuse_no_sample_count, uncounted_inputs
+from ._trainer_samples import (counted_variable, refuse_no_sample_count, tested_variable,
+                               uncounted_inputs)
 from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows, test_sums
 
 __all__ = ["Trainer", "counted_variable"]
@@ -40,7 +40,7 @@ def _as_function(slot: str, doc: str) -> property:
     return property(get, set_, doc=doc)
 
 
-def _plain(arguments, shapes: bool = True):
+def _plain(arguments, uncounted: "frozenset | None"):
     """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
     with their lengths.  A reader's stream of the input's size but another shape takes the
     input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
@@ -48,13 +48,15 @@ def _plain(arguments, shapes: bool = True):
     *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it.  Dense data
     for a sparse input and data of a type CNTK does not convert are refused, as CNTK 2.7
     refuses them (:mod:`._fed_data`; sequences of different layouts: :meth:`Trainer._feed`);
-    with ``shapes``, data of another shape for an input without dynamic axes too."""
+    with ``uncounted`` (the ids of the Trainer's inputs without dynamic axes,
+    ``Trainer._uncounted``), data of another shape for such an input too."""
     for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
         refuse_data_type(v, k)
         refuse_dense_feed(unwrap(k), v)
-    if shapes and isinstance(arguments, dict) and any(unbatched(k) for k in arguments):
+    if uncounted and isinstance(arguments, dict):
         arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
-                     if unbatched(k) and not isinstance(v, (_io.MinibatchData, Value)) else v
+                     if not isinstance(k, str) and id(unwrap(k)) in uncounted
+                     and not isinstance(v, (_io.MinibatchData, Value)) else v
                      for k, v in arguments.items()}     # (as CNTK 2.7, refused at feed)
     if not isinstance(arguments, dict) or not any(
             isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
@@ -160,10 +162,16 @@ def _parameters_of(function) -> tuple:
         return ()
 
 
-def _parameters_outside(learned, model, loss) -> "str | None":
+def _parameter_ids(function) -> set:
+    """The ids of the Stadyn parameters ``function`` (a Function, or a Trainer's) reads."""
+    return {id(unwrap(p)) for p in _parameters_of(wrap(function))}
+
+
+def _parameters_outside(learned, reached: set, model, loss) -> "str | None":
     """Why a Trainer cannot train, where its learners update parameters the loss is not
     computed from (a model other than the one the loss was built on, and the learners given
-    its parameters; a parameter only the metric reads): CNTK 2.7 makes such a Trainer (it
+    its parameters; a parameter only the metric reads; ``reached``: the ids of the loss's,
+    :func:`_parameter_ids`): CNTK 2.7 makes such a Trainer (it
     tests and evaluates) and crashes in its first ``train_minibatch`` (a segmentation fault),
     where Stadyn trained on, leaving them as they were.  (A parameter none of the model, the
     loss and the metric reads is refused as the Trainer is made, as CNTK 2.7 refuses it.)
@@ -175,12 +183,12 @@ def _parameters_outside(learned, model, loss) -> "str | None":
         >>> x, y = C.input_variable(3, name="x"), C.input_variable(2, name="y")
         >>> z, other = C.layers.Dense(2)(x), C.layers.Dense(2, name="o")(x)
         >>> loss = C.cross_entropy_with_softmax(z, y)
-        >>> print(_parameters_outside(other.parameters, other, loss).split(":")[1])
+        >>> reached = _parameter_ids(loss)
+        >>> print(_parameters_outside(other.parameters, reached, other, loss).split(":")[1])
          the learners update parameters the loss is not computed from (W, b)
-        >>> _parameters_outside(z.parameters, z, loss) is None
+        >>> _parameters_outside(z.parameters, reached, z, loss) is None
         True
     """
-    reached = {id(unwrap(p)) for p in _parameters_of(loss)}
     outside = [p for p in learned if id(unwrap(p)) not in reached]
     if not outside:
         return None
@@ -243,6 +251,10 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
     # CNTK 2.7's progress writers get a metric of 0 from a Trainer without one ("0  0" in the
     # table, "metric = 0.00% * 20" in the lines; Manual_How_to_feed_data)
     _metric_without_one = 0.0
+    # an Evaluator (a Trainer of its metric alone, without learners) neither refuses a metric
+    # without a Variable to count a loss's samples on nor writes the Trainer ctor's note on
+    # parameters no learner covers: CNTK 2.7's Evaluator does neither (Evaluator.cpp:17-50)
+    _evaluates_only = False
 
     def __init__(self, model, criterion, parameter_learners=None, progress_writers=None, *args,
                  **kwargs):
@@ -270,26 +282,33 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
             self._metric = waiting_metric
         if waiting_model is not None:
             self._model = waiting_model
-        # the model's carried states live as long as the Trainer, as in CNTK, where
-        # ``trainer.model`` is one Function: each ``trainer.model`` here is a new Function over
-        # the same outputs, which shares the state this holds
-        if waiting_model is None and not _waits(criterion[0]):
-            refuse_no_sample_count(self._loss)
+        # (a model or loss over placeholders of unknown shape has no graph to count on yet; an
+        # Evaluator's metric is counted by its own rule as it is tested: tested_variable)
+        trainable = waiting_model is None and not _waits(criterion[0])
+        if trainable and not self._evaluates_only:
+            refuse_no_sample_count(self._loss, self._counted(self._loss))
         self._uncounted = uncounted_inputs(self.arguments)
         if isinstance(model, Function) and not isinstance(self.model, Function):
             # a Combine of a leaf (C.combine([x])): the model is that Function, as CNTK's
             self._model = model
         model = self.model
+        # the model's carried states live as long as the Trainer, as in CNTK, where
+        # ``trainer.model`` is one Function: each ``trainer.model`` here is a new Function over
+        # the same outputs, which shares the state this holds
         self._model_runs = model._run_state() if model is not None and \
             waiting_model is None else None
-        # (the ids of the parameters the model, the loss and the metric read)
-        read = {id(unwrap(p)) for f in self._trained_roots() for p in _parameters_of(wrap(f))}
+        # (the ids of the parameters the loss reads, and those the model, the loss and the
+        # metric read)
+        reached = _parameter_ids(self.loss_function)
+        read = reached.union(*(_parameter_ids(f) for f in (self.model, self.evaluation_function)
+                               if f is not None))
         self._refuse_parameters_of_no_function(read)
-        self._note_uncovered_parameters(read)
+        if not self._evaluates_only:
+            self._note_uncovered_parameters(read)
         # (refused when it trains: CNTK 2.7 makes, tests and evaluates such a Trainer; a
         # parameter only the metric reads, or those of a model the loss is not built on)
-        self._untrainable = _parameters_outside(self.parameters, model, wrap(unwrap(
-            criterion[0]))) if waiting_model is None and not _waits(criterion[0]) else None
+        self._untrainable = _parameters_outside(
+            self.parameters, reached, model, self.loss_function) if trainable else None
         self._distributed = _distributed_learners(self.parameter_learners)
         # distributed learners of several workers: the counts, losses and metrics are the
         # workers' sums, as CNTK 2.7's (the native Trainer's data_parallel hook)
@@ -365,8 +384,8 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         mine = list(outputs or ())
         carried = begins.wanted() if begins is not None else []      # the states' values
         with carrying(begins), self._checked("train").run(backward=True):
-            updated, values = self._train_minibatch(_plain(arguments), mine, is_sweep_end,
-                                                    carried)
+            updated, values = self._train_minibatch(_plain(arguments, self._uncounted), mine,
+                                                    is_sweep_end, carried)
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
         if arguments and is_sweep_end:
             self._sweeps_seen = self.__dict__.get("_sweeps_seen", 0) + 1
@@ -524,7 +543,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         refuse_no_rows(arguments, "test_minibatch")
         flags = _truncated_flags(arguments, flags)
         if self._metric_sum is None:     # (the data checked first, its layouts after: CNTK's)
-            _plain(arguments, shapes=False)
+            _plain(arguments, None)
             raise NoMetricError(
                 "Evaluator::TestMinibatch: Cannot test when no evaluation function was "
                 "specified during construction.\n(this Trainer was made without a metric: give "
@@ -533,17 +552,29 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         begins = self._begins(arguments, flags, "test_minibatch")
         with self._checked("test").run():
             if begins is None:
-                return super().test_minibatch(_plain(arguments), device)
+                return super().test_minibatch(_plain(arguments, self._uncounted), device)
             with carrying(begins):
-                return self._test(_plain(arguments), begins.wanted())
+                return self._test(_plain(arguments, self._uncounted), begins.wanted())
 
     def _minibatch_data(self, arguments):
-        return _plain(arguments)
+        return _plain(arguments, self._uncounted)
 
     def _fed(self, leaf):
         # the leaves sequence-begin flags splice into a recurrence (where a Function of the
         # model ran with flags before this Trainer was made) are set by the runs, not fed
         return not is_splice_leaf(leaf)
+
+    def _test_counted(self):
+        # CNTK 2.7 counts a test minibatch on the metric, or where it is one number on its root
+        # function's first input (Evaluator.cpp:38-46), not by the loss's rule (no walk)
+        return tested_variable(self._metric_output)
+
+    def _test_sample_count(self, counted, fed: int) -> int:
+        # (Evaluator::GetSampleCount, Evaluator.cpp:67-76: the value's size past the
+        # Variable's own axes: one for a Variable without dynamic axes)
+        if BATCH(counted) or counted.sequence_lengths is not None:
+            return super()._test_sample_count(counted, fed)
+        return 1
 
     def _counted(self, criterion):
         cache = self.__dict__.setdefault("_counted_variables", {})

@@ -1,5 +1,6 @@
 """What a CNTK Trainer counts its minibatches' samples on: the inputs with a batch (or
-sequence) axis, and the criterion or the Variable under it (:func:`counted_variable`).  An
+sequence) axis, and the criterion or the Variable under it (:func:`counted_variable`; a test
+minibatch's metric: :func:`tested_variable`).  An
 input without dynamic axes (``C.input_variable(3, dynamic_axes=[])``) holds no samples: it is
 fed as it is, next to batched inputs of any count; a loss that no Variable with a dynamic axis
 is under is refused as the Trainer is made, as CNTK 2.7 refuses it (it finds no variable to
@@ -11,7 +12,8 @@ from ._adapt import unwrap, wrap
 from ._fed_data import unbatched
 from ._graph import BATCH, made_by_cntk_op
 
-__all__ = ["uncounted_inputs", "counted_variable", "refuse_no_sample_count"]
+__all__ = ["uncounted_inputs", "counted_variable", "tested_variable",
+           "refuse_no_sample_count"]
 
 
 def uncounted_inputs(arguments) -> frozenset:
@@ -53,24 +55,46 @@ def counted_variable(criterion):
     return search(criterion) or criterion
 
 
-def refuse_no_sample_count(loss) -> None:
+def tested_variable(metric):
+    """What CNTK 2.7's Evaluator (and a Trainer's ``test_minibatch``) counts a test
+    minibatch's samples on: the metric (a Stadyn Variable) where it has a dynamic axis, else
+    the first input of its root function, whatever its axes
+    (``Source/CNTKv2LibraryDll/Evaluator.cpp:38-46``: ``m_testSampleCountVar =
+    m_evaluationFunction->RootFunction()->Inputs()[0]``) -- not the first Variable with a
+    batch axis under it, as its Trainer counts a loss (:func:`counted_variable`).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x, w = C.input_variable(3, name="x"), C.input_variable(3, dynamic_axes=[], name="w")
+        >>> all_axes = C.Axis.all_axes()
+        >>> m = C.plus(C.reduce_sum(w), C.reduce_sum(x, axis=all_axes))
+        >>> wrap(tested_variable(unwrap(m))).shape, wrap(counted_variable(unwrap(m))).name
+        ((), 'x')
+    """
+    if metric is None or BATCH(metric) or metric.sequence_lengths is not None:
+        return metric
+    inputs = wrap(metric).root_function.inputs
+    return unwrap(inputs[0]) if inputs else metric
+
+
+def refuse_no_sample_count(loss, counted) -> None:
     """CNTK 2.7's ValueError for a Trainer whose loss (a Stadyn Variable) has no dynamic axis
     and is computed from no Variable that has one (only inputs without dynamic axes,
     parameters and constants): it has nothing to count a minibatch's samples on
-    (:func:`counted_variable` finds none).
+    (``counted``, what :func:`counted_variable` found, has none either).
 
     Example:
         >>> import stadyn.compat.cntk as C
         >>> a = C.input_variable(3, dynamic_axes=[], name="a")
         >>> p = C.parameter((3,), init=1.0, name="p")
-        >>> refuse_no_sample_count(unwrap(C.plus(a, p, name="pl")))
+        >>> loss = unwrap(C.plus(a, p, name="pl"))
+        >>> refuse_no_sample_count(loss, counted_variable(loss))
         Traceback (most recent call last):
         ...
         ValueError: Trainer: Failed to find a variable underlying the graph rooted at \
 specified loss function 'Plus: Input('a', [], [3]) -> Output('pl', [], [3])', from which the \
 training sample count can be determined.
     """
-    counted = counted_variable(loss)
     if BATCH(counted) or counted.sequence_lengths is not None:
         return
     raise ValueError("Trainer: Failed to find a variable underlying the graph rooted at "

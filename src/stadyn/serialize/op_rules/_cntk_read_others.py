@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 
 from ... import functions as F
-from ...cntk_semantics import logistic, roi_pooling, sequence_columns
+from ...cntk_semantics import (logistic, logistic_weights_refused, roi_pooling,
+                              sequence_columns)
 from ...ops import CNTKStream
 
 __all__ = ["RANDOM_KINDS", "RANDOM_DISTRIBUTIONS", "logistic_cntk", "edit_distance_error_cntk",
@@ -59,26 +60,12 @@ def logistic_cntk(node):
 
 
 def _weights_refused_as_cntk(node) -> tuple[type, str] | None:
-    """What CNTK 2.7 builds and loads but refuses when it runs a weighted ``Logistic`` (its
-    ``LogisticNode``, TrainingNodes.h), as (error class, CNTK's words): a weight whose sample
-    size is not the target's, or whose dynamic axes are not the target's (its validation); a
-    weight without the batch axis (the column range of a constant, as it computes); more than
-    one value per sample (its weighted sum); else None."""
-    def size(i: int) -> int:
-        return math.prod(node.shape(i)[node.lead(i):])
-    if size(2) != size(1) or node.lead(2) not in (0, node.lead(1)):
-        return RuntimeError, (f"The Matrix dimensions of the second argument weights the "
-                              f"{node.name} Logistic operation do not match.")
-    if not node.lead(2):
-        return RuntimeError, ("ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is "
-                              "inconsistent with matrix. They are compatible though--are you "
-                              f"missing a ReconcileDynamicAxis operation? (the weight of "
-                              f"{node.name}, of shape {node.shape(2)}, has no batch axis)")
-    if size(2) != 1:
-        return ValueError, (f"The input matrix dimensions do not match. ({node.name}'s "
-                            f"output, target and weight hold {size(2)} values per sample, "
-                            "not 1)")
-    return None
+    """What CNTK 2.7 builds and loads but refuses when it runs a weighted ``Logistic``, as
+    (error class, CNTK's words): :func:`stadyn.cntk_semantics.logistic_weights_refused` of
+    its output (input 1) and weight (input 2), else None."""
+    def axes_and_size(i: int) -> tuple[int, int]:
+        return node.lead(i), math.prod(node.shape(i)[node.lead(i):])
+    return logistic_weights_refused(axes_and_size(1), axes_and_size(2), node.name)
 
 
 def edit_distance_error_cntk(node):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .._function import Function
 from ..logging.graph import depth_first_search
 
-__all__ = ["source", "stop_order"]
+__all__ = ["Delayed", "source", "stop_order"]
 
 
 def source(v):
@@ -64,11 +64,11 @@ def stop_order(root) -> list:
     """The stops under ``root`` in the order CNTK 2.7 evaluates them: ``(node, inputs)``,
     each after the stops of its inputs, which it takes in its own order
     (:func:`_operand_order`).  A recurrent loop (a cycle through a ``PastValue`` or
-    ``FutureValue``) is one unit: its inputs from outside first, then a stop after each of its
-    nodes read outside it (its nodes inside are Stadyn's one recurrence, and the delayed
-    values in it have no stop); ``inputs`` are the loop's.  Functions Stadyn shows reading
-    each other with no delay between (a ``Fold``'s ``sequence.last`` and the combine around
-    it) read what feeds the graph under them."""
+    ``FutureValue``) is one unit: its inputs from outside first, then its delayed values
+    (:class:`Delayed`, stopped at once per step), then a stop after each of its nodes read
+    outside it (its nodes inside are Stadyn's one recurrence); ``inputs`` are the loop's.
+    Functions Stadyn shows reading each other with no delay between (a ``Fold``'s
+    ``sequence.last`` and the combine around it) read what feeds the graph under them."""
     nodes = depth_first_search(root, lambda n: True)
     by_uid = {n.uid: n for n in nodes}
     walk = list(nodes)
@@ -123,10 +123,37 @@ def stop_order(root) -> list:
                     visit(i)
 
         through(node)
+        delayed = [m for m in members if getattr(m, "op_name", "") in _DELAYED]
+        if delayed:
+            order.append((Delayed(delayed), inputs))
         order.extend((m, inputs) for m in members if m.uid in read_outside)
 
     visit(root)
     return order
+
+
+_DELAYED = ("PastValue", "FutureValue")
+
+
+class Delayed:
+    """The delayed values (``PastValue``, ``FutureValue``) of one recurrent loop, a stop
+    CNTK 2.7 makes at each of them once per step of the loop, after the loop's inputs and
+    before its nodes read outside it, in both passes (Stadyn's loop is one recurrence op: the
+    stops are written, the values they show are the loop's inputs').
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.sequence.input_variable(2, name="x")
+        >>> m = C.layers.Sequential([C.layers.Recurrence(C.layers.RNNStep(2)),
+        ...                          C.layers.Dense(1)])(x)
+        >>> [n.name or getattr(n, "op_name", "") for n, _ in stop_order(m.root_function)]
+        ['W', 'W', 'x', 'H', '', 'b', 'PastValue', 'RNNStep', 'b', 'Dense']
+    """
+
+    def __init__(self, nodes: list):
+        self.nodes = list(nodes)
+        self.uid = "Delayed_" + nodes[0].uid
+        self.name = nodes[0].op_name
 
 
 def _operand_order(fn) -> list:
@@ -134,12 +161,16 @@ def _operand_order(fn) -> list:
     ``TransposeTimes``) holds its operands the other way round (the weights first); a layer
     (a block: ``Dense``, ``Convolution``, ``Embedding``) computes its first parameter (its
     ``Times``' or convolution's weights), then its arguments, then its other parameters (the
-    bias), an ``RNNStep`` its ``W``, input, ``H``, previous output, ``b``; other functions
+    bias), an ``RNNStep`` its ``W``, input, ``H``, previous output, ``b``, a ``GRU`` its
+    scalar constant, ``b``, ``W``, input, ``H``, previous output, its second ``H``; other functions
     take their inputs in order."""
     inputs = list(fn.inputs)
     if fn.is_block and fn.op_name == "RNNStep" and len(inputs) == 5:
         w, h, b, previous, x = inputs
         return [w, x, h, previous, b]
+    if fn.is_block and fn.op_name == "GRU" and len(inputs) == 7:
+        one, b, w, h, h1, previous, x = inputs
+        return [one, b, w, x, h, previous, h1]
     if fn.op_name in ("Times", "TransposeTimes") and len(inputs) >= 2:
         return [inputs[1], inputs[0]] + inputs[2:]
     if fn.is_block:

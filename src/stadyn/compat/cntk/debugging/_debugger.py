@@ -35,7 +35,8 @@ from .._variables import output_variable
 from ..logging.graph import depth_first_search
 from ..ops.functions import UserFunction
 from ..ops.functions import _user_function as user_function
-from ._debug_order import stop_order
+from .._printed import type_text
+from ._debug_order import Delayed, stop_order
 
 __all__ = ["DEBUG_USAGE", "debug_model"]
 
@@ -141,7 +142,7 @@ class _DebugNode(UserFunction):
     stop here in the backward pass."""
 
     def __init__(self, arg, session: _Session, name: str = "D", previous=None,
-                 quiet_backward: bool = False):
+                 quiet_backward: bool = False, delayed: "Delayed | None" = None):
         if getattr(arg, "is_composite", False):
             arg = arg.root_function
         parts = arg.uid.split("_")
@@ -153,29 +154,50 @@ class _DebugNode(UserFunction):
         self.after = arg
         self.session = session
         self.quiet_backward = quiet_backward
+        # a loop's delayed values (``arg``: a sequence the loop reads): stopped at in turn,
+        # once per step of the minibatch's longest sequence, as CNTK 2.7 stops inside its loop
+        self.delayed = delayed
         self._previous = None
+        self._steps = 1
 
     def clone(self, cloned_inputs):
         previous = cloned_inputs[1] if len(cloned_inputs) > 1 else None
         return _DebugNode(cloned_inputs[0], self.session, previous=previous,
-                          quiet_backward=self.quiet_backward)
+                          quiet_backward=self.quiet_backward, delayed=self.delayed)
 
     def infer_outputs(self):
         arg = self.inputs[0]        # (a sequence's: a sequence, as the input)
         return [output_variable(arg.shape, arg.dtype, arg.dynamic_axes)]
 
-    def _announce(self, pass_: str) -> None:
+    def _announce(self, pass_: str, node=None) -> None:
         s = self.session
         if pass_ != s.last_pass:
             s.say(_BANNERS[pass_])
-        node = self.after.owner if self.after.is_output else self.after
-        s.say(f"\n{node} with uid '{node.uid}'\n")
+        if node is None:
+            node = self.after.owner if self.after.is_output else self.after
+            s.say(f"\n{node} with uid '{node.uid}'\n")
+        else:       # (a delayed value: its inputs as CNTK's clone shows them, leaves included)
+            inputs = ", ".join(type_text(i) for i in node.inputs)
+            s.say(f"\n{node.op_name}({inputs}) -> {type_text(node.output)} with uid "
+                  f"'{node.uid}'\n")
 
-    def _stop(self, pass_: str, value, state=None) -> None:
-        """Follow the commands at this node until one lets the pass go on."""
+    def _stops(self, pass_: str, value, state=None) -> None:
+        """Stop here (a loop's delayed values: at each, once per step)."""
+        if self.delayed is None:
+            return self._stop(pass_, value, state)
+        if pass_ == "f":
+            self._steps = max((len(v) for v in value), default=1) \
+                if isinstance(value, list) else 1
+        for _ in range(self._steps):
+            for node in self.delayed.nodes:
+                self._stop(pass_, value, state, node)
+
+    def _stop(self, pass_: str, value, state=None, node=None) -> None:
+        """Follow the commands at this node (``node``: a delayed value of a loop) until one
+        lets the pass go on."""
         s = self.session
         other = "b" if pass_ == "f" else "f"
-        self._announce(pass_)
+        self._announce(pass_, node)
         while True:
             if not s.pending:
                 s.pending = s.ask(pass_)
@@ -220,12 +242,12 @@ class _DebugNode(UserFunction):
         if len(self.inputs) > 1:
             arguments, previous = arguments
             self._previous = previous      # (its gradient: zeros of its form)
-        self._stop("f", arguments)
+        self._stops("f", arguments)
         return None, arguments
 
     def backward(self, state, root_gradients, variables=None):
         if not self.quiet_backward:
-            self._stop("b", root_gradients, state)
+            self._stops("b", root_gradients, state)
         if variables is None:
             return root_gradients
         variables[self.inputs[0]] = root_gradients
@@ -248,6 +270,19 @@ def _debugged_graph(model, session: _Session):
     previous = None
     for node, sources in stop_order(model.root_function if isinstance(model, Function)
                                      else model):
+        if isinstance(node, Delayed):
+            # (stops over the loop's first sequence input: Stadyn's loop is one op)
+            after = next((made[s.uid] for s in sources
+                          if unwrap(made[s.uid]).sequence_lengths is not None), None)
+            if after is None:
+                continue
+            needs = any(needs_gradient[s.uid] for s in sources)
+            debug = _DebugNode(after, session, previous=previous, quiet_backward=not needs,
+                               delayed=node)
+            made[node.uid] = previous = user_function(debug)
+            set_sequence_axis(unwrap(previous), unwrap(after).sequence_lengths)
+            previous._own_name = debug.debug_name
+            continue
         if isinstance(node, Function):
             subs = {unwrap(s.output if isinstance(s, Function) else s): unwrap(made[s.uid])
                     for s in sources}
