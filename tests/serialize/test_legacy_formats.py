@@ -409,9 +409,10 @@ def test_real_cntk_exe_v1_files_compute_cntks_outputs(real_v1_file, name):
         [ref["variables"][uid]["dynamic_axes"] for uid in ref["arguments"]]
     feed = {a: by_name[a.name] for a in model.arguments}
     for out, output in zip(ref["outputs"], model.outputs):
-        value = C.combine([output]).eval(feed)
-        np.testing.assert_allclose(np.asarray(value, np.float32), got[f"{name}/out/{out}"],
-                                   rtol=1e-4, atol=1e-5, err_msg=out)
+        value = np.asarray(C.combine([output]).eval(feed), np.float32)
+        assert value.shape == got[f"{name}/out/{out}"].shape, out
+        np.testing.assert_allclose(value, got[f"{name}/out/{out}"], rtol=1e-4, atol=1e-5,
+                                   err_msg=out)
 
 
 #: CNTK 2.7's load_model of v1 files, each in a fresh process: the uids and op names of the
