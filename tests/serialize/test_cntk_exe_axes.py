@@ -136,3 +136,28 @@ def test_a_frozen_clone_keeps_an_inputs_named_sequence_axis():
     frozen = C.plus(x, C.parameter((2,), init=1.0)).clone(C.CloneMethod.freeze)
     assert {"arguments": [axes(a) for a in frozen.arguments], "output": axes(frozen.output)} \
         == AXES["clone_named_axis"]
+
+
+@pytest.mark.parametrize("kind", ["v2", pytest.param("v1", marks=pytest.mark.xfail(
+    strict=True, raises=ValueError, reason="the CNTK v1 writer writes through the v2 writer, "
+    "which refuses an input on a named sequence axis ('' here) where CNTK 2.7 writes it"))])
+def test_cntk_exe_model_saved_and_loaded_back_keeps_its_axes(real_v1_file, tmp_path, kind):
+    """``Function.save`` / ``save_as_legacy_model`` of a loaded cntk.exe file, loaded back:
+    CNTK 2.7 writes both (its v2 file with the sequence axis '', its v1 file with the name
+    '') and gives the inputs back on that axis.  Stadyn's CNTK v2 writer writes CNTK's default
+    sequence axis only (``_cntk_write.py``: an input on a named axis is refused), so
+    ``Function.save`` writes Stadyn's own format with a warning (which keeps the axis) and
+    ``save_as_legacy_model`` (built on the v2 writer) raises ``CntkWriteUnsupported``."""
+    import warnings
+
+    import stadyn.compat.cntk as C
+    name = "ComputationNetwork__MC.dnn"
+    model = loaded(real_v1_file, name)
+    path = str(tmp_path / f"model_{kind}")
+    if kind == "v1":
+        C.debugging.save_as_legacy_model(model, path)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.save(path)
+    assert [axes(a) for a in C.load_model(path).arguments] == AXES[name]["saved"][kind]
