@@ -370,39 +370,7 @@ def test_cntk_v1_convolution_and_pooling_attributes_match_cntks_view():
     assert (bn.attrs["run_count"], bn.attrs["epsilon"], bn.attrs["spatial"]) == (100, 1e-05, True)
 
 
-REAL_DIR = os.environ.get("STADYN_CNTK_V1_DIR")
-CNTK_SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
-#: where make_cntk_v1_real.py's file names (``<folder>__<file>``) are in CNTK's repository
-REAL_FOLDERS = {"ComputationNetwork": "Tests/UnitTests/BrainScriptTests/Data/ComputationNetwork",
-                "Models": "Tests/UnitTests/NetworkTests/Models"}
-
-
-@pytest.fixture(scope="module")
-def real_v1_file(tmp_path_factory):
-    """The path of one of the cntk.exe files make_cntk_v1_real.py names: in
-    ``$STADYN_CNTK_V1_DIR``, else copied out of the copy of CNTK at ``$STADYN_CNTK_SOURCE`` (a
-    checkout, or a bare git repository whose HEAD is read); skips without either."""
-    copies = tmp_path_factory.mktemp("cntk_v1_real")
-
-    def find(name: str) -> str:
-        if REAL_DIR:
-            return os.path.join(REAL_DIR, name)
-        folder, _, file = name.partition("__")
-        in_cntk = f"{REAL_FOLDERS[folder]}/{file}"
-        if os.path.isfile(os.path.join(CNTK_SOURCE, in_cntk)):
-            return os.path.join(CNTK_SOURCE, in_cntk)
-        if not os.path.isdir(CNTK_SOURCE):
-            pytest.skip(f"the cntk.exe v1 files: set STADYN_CNTK_V1_DIR to a folder holding them "
-                        f"(make_cntk_v1_real.py), or STADYN_CNTK_SOURCE to a copy of CNTK (none "
-                        f"at {CNTK_SOURCE})")
-        got = subprocess.run(["git", "--git-dir", CNTK_SOURCE, "show", f"HEAD:{in_cntk}"],
-                             capture_output=True)
-        if got.returncode:
-            pytest.skip(f"{in_cntk} is not in the copy of CNTK at {CNTK_SOURCE}")
-        path = copies / name
-        path.write_bytes(got.stdout)
-        return str(path)
-    return find
+# real_v1_file (the cntk.exe files, from a copy of CNTK): tests/serialize/conftest.py
 
 
 @pytest.mark.parametrize("name", list(CNTK_V1_REAL))
@@ -422,7 +390,10 @@ def test_real_cntk_exe_v1_files_compute_cntks_outputs(real_v1_file, name):
     # before; CNTK 2.7 gives them a count of 0).  CNTK 2.7's load_model of a v1 file gives a
     # Combine of its roots by name, the criteria among them (ce, errs, top5Errs, z.z); before
     # cntkwrite10 Stadyn's showed the output nodes only (z.z), and its reader mapped no v1
-    # CrossEntropyWithSoftmax, ErrorPrediction / ClassificationError, SquareError or Logistic
+    # CrossEntropyWithSoftmax, ErrorPrediction / ClassificationError, SquareError or Logistic.
+    # The inputs are sequences on an axis named '' (cntkexeaxes): the batch of two a sequence
+    # of two steps, the output z.z a list of one (2, 1, 10) array, of shape (1, 2, 1, 10) as
+    # NumPy makes it one array (before: a (2, 1, 10) array, compared here flattened)
     import stadyn.compat.cntk as C
     ref = CNTK_V1_REAL[name]
     got = np.load(fixture("cntk_v1_real_outputs.npz"))
@@ -434,11 +405,13 @@ def test_real_cntk_exe_v1_files_compute_cntks_outputs(real_v1_file, name):
     names = [ref["functions"][out.rpartition("_Output_")[0]]["name"] for out in ref["outputs"]]
     assert [o.name for o in model.outputs] == names
     assert [a.name for a in model.arguments] == list(by_name)
+    assert [[x.name for x in a.dynamic_axes] for a in model.arguments] == \
+        [ref["variables"][uid]["dynamic_axes"] for uid in ref["arguments"]]
     feed = {a: by_name[a.name] for a in model.arguments}
     for out, output in zip(ref["outputs"], model.outputs):
-        value = C.combine([output]).eval(feed)
-        np.testing.assert_allclose(np.asarray(value, np.float32).reshape(-1),
-                                   got[f"{name}/out/{out}"].reshape(-1), rtol=1e-4, atol=1e-5,
+        value = np.asarray(C.combine([output]).eval(feed), np.float32)
+        assert value.shape == got[f"{name}/out/{out}"].shape, out
+        np.testing.assert_allclose(value, got[f"{name}/out/{out}"], rtol=1e-4, atol=1e-5,
                                    err_msg=out)
 
 

@@ -207,6 +207,7 @@ class _Builder(FlatBuilding):
         self.defer_refusals = False
         self.variables: dict[str, LegacyVariable] = {}      # those of the network being built
         self.origins: list[tuple[Variable, LegacyOrigin]] = []
+        self.reduced: list[Variable] = []     # (Network.reduced)
         self.origin_of: dict[int, LegacyOrigin] = {}
         self.recording = True       # off while a loop's step is built (not the file's values)
         self.loop_values: set[int] = set()      # ids of the values loops give out
@@ -264,15 +265,18 @@ class _Builder(FlatBuilding):
             if any(d < 0 for d in shape):
                 raise self.fail(f"input {name!r} has a free or inferred dimension: "
                                 f"{tuple(shape)}", unsupported=True)
-            axis = lv.meta.get("dynamic_axis")
-            if axis not in (None, "", "__noSequenceAxis") and lv.meta.get("v2_uid"):
-                # (CNTK 2's v1 writer: an input on CNTK's default sequence axis, "*", or on
-                # one of a program's own, by its name)
+            # CNTK 2.7's dynamic axes of a v1 input, by its axis name (Utils.cpp:508-518,
+            # DynamicAxesFromInternalDynamicAxisName): "*..." its default sequence axis and
+            # the batch axis (CNTK 2's v1 writer), "__noSequenceAxis..." the batch axis alone,
+            # any other name a sequence axis of that name -- cntk.exe's default "" too, which
+            # files before version 8 hold no name for (InputAndParamNodes.h:336-344)
+            axis = lv.meta.get("dynamic_axis") or ""
+            if not axis.startswith("__noSequenceAxis"):
                 var = S.input_variable(shape, dtype=lv.dtype or "float32")
                 self.batched.add(id(var))
                 uid, shown = self.split_name(name, lv.meta.get("name") or "")
-                self.record(var, LegacyOrigin("input", uid, shown,
-                                              sequence_axis="" if axis == "*" else axis))
+                self.record(var, LegacyOrigin("input", uid, shown, sequence_axis=None
+                                              if axis.startswith("*") else axis))
                 return var
             shape = [self.batch_size] + shape
         elif self.fmt == "cntk-v2":
@@ -298,7 +302,7 @@ class _Builder(FlatBuilding):
                 var.need_grad = bool(lv.meta.get("needs_gradient"))
                 self.batched.add(id(var))
                 uid, shown = self.split_name(name, lv.meta.get("name") or "")
-                named = axes[1] if axes[1] != "defaultDynamicAxis" else ""
+                named = axes[1] if axes[1] != "defaultDynamicAxis" else None
                 self.record(var, LegacyOrigin("input", uid, shown, sequence_axis=named))
                 return var
             batched = bool(axes)
@@ -462,6 +466,8 @@ class _Builder(FlatBuilding):
             self.env[name] = var
             if batched:
                 self.batched.add(id(var))
+            elif node.outputs_unbatched:
+                self.reduced.append(var)
             name = cntk_output_name(fn.type, shown, k) if self.fmt == "cntk-v2" else shown
             # a criterion the rule builds of several ops reading its inputs in another order:
             # CNTK shows the file's order (weighted Logistic: output, target, weight)
@@ -471,8 +477,9 @@ class _Builder(FlatBuilding):
             if self.fmt == "cntk-v1" and fn.type in _V1_TOP_N and len(inputs) == 3:
                 operands = (inputs[1], inputs[0], inputs[2])
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
-                                          sequence_axis=axis if var.sequence_lengths is not None
-                                          else "", operands=operands,
+                                          sequence_axis=axis or None
+                                          if var.sequence_lengths is not None else None,
+                                          operands=operands,
                                           attributes=fn.file_attributes()
                                           if self.fmt == "cntk-v2" else None))
 
@@ -496,6 +503,7 @@ class _Builder(FlatBuilding):
         self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
         built = Network(ins, outs, self.registry, source=self.model.path, info=info)
         built.origins = self.origins
+        built.reduced = self.reduced
         return built
 
 

@@ -30,6 +30,7 @@ class FlatBuilding:
     loop_values: set
     batched: set
     origins: list
+    reduced: list
     registry: Any
     model: Any
     table: dict
@@ -91,6 +92,7 @@ class FlatBuilding:
         self.batched_outputs = [k for k, v in outs.items() if id(v) in self.batched]
         built = Network(ins, outs, self.registry, source=self.model.path, info=info)
         built.origins = self.origins
+        built.reduced = self.reduced
         built.unpadded = unpadded
         return built
 

@@ -160,14 +160,15 @@ class LegacyOrigin:
     was given); ``uid`` is the file's id (CNTK's ``Plus12``, ``Parameter4``), ``name`` the name
     the framework shows ('' for none), ``op_name`` the function's op type (CNTK's ``Plus``, a
     block's layer kind ``Dense``); ``sequence_axis`` the name of a sequence input's axis when
-    it is not CNTK's default one (``C.Axis('inputAxis')``); ``operands`` the Variables CNTK
-    shows as a function's inputs, in its order, where the op that made the Variable reads
-    them otherwise (a function inside a loop, which the loop's recurrence computes: what it
-    reads from outside the loop; empty: the op's own inputs); ``attributes`` a block's own
-    attributes as ``(name, value)`` pairs (CNTK's ``LocalResponseNormalization``'s
-    ``depthRadius``, ``alpha``, ...), and a CNTK v2 file's function's (``EyeLikeOp``'s
-    ``OutputSparse``), as the file stores them (None: a file that gives none, a legacy one's
-    function).
+    it is not CNTK's default one (``C.Axis('inputAxis')``; ``''`` the axis of that name CNTK
+    2.7 gives a ``cntk.exe`` file's input; None: the default one, or none); ``operands`` the
+    Variables CNTK shows as a function's inputs, in its order, where the op that made the
+    Variable reads them otherwise (a function inside a loop, which the loop's recurrence
+    computes: what it reads from outside the loop; empty: the op's own inputs);
+    ``attributes`` a block's own attributes as ``(name, value)`` pairs (CNTK's
+    ``LocalResponseNormalization``'s ``depthRadius``, ``alpha``, ...), and a CNTK v2 file's
+    function's (``EyeLikeOp``'s ``OutputSparse``), as the file stores them (None: a file that
+    gives none, a legacy one's function).
 
     Example:
         >>> from stadyn.serialize import LegacyOrigin
@@ -182,7 +183,7 @@ class LegacyOrigin:
     op_name: str = ""
     output: int = 0
     arguments: tuple = ()
-    sequence_axis: str = ""
+    sequence_axis: "str | None" = None
     operands: tuple = ()
     attributes: "tuple | None" = None
 

@@ -99,6 +99,10 @@ class Network:
         #: of weights it cannot read); the Variable stands in for its output, and whoever
         #: runs the graph raises the error
         self.refused_at_run: list = []
+        #: for a network built from a CNTK file: the outputs of functions that reduce the
+        #: dynamic axes of what they read (a v1 criterion, a reduction over all axes): one
+        #: value with no dynamic axes, as CNTK shows them
+        self.reduced: list = []
 
     # -- parameters -----------------------------------------------------------------------------
     @property

@@ -10,8 +10,8 @@ from ...graph import (Variable, apply, base_axis_kept, name_scope, new_lengths, 
 from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
-from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS,
-                     SPARSE, Block, combined_inside, link_outputs, made_by_cntk_op,
+from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SEQUENCE_AXES,
+                     SHAPELESS, SPARSE, Block, combined_inside, link_outputs, made_by_cntk_op,
                      operand_order, outputs_of, primitive_op_name, seen_through, set_op_name,
                      set_uid, show_combined, show_operands_in_order, uid_of)
 
@@ -42,6 +42,8 @@ def _copy_input(v: Variable) -> Variable:
     """A new input (or placeholder) like ``v`` (a sequence input: on a sequence axis too)."""
     if v.sequence_lengths is not None and v in INPUTS:
         new = sequence_input_variable(tuple(v.shape[2:]), dtype=v.dtype, need_grad=v.need_grad)
+        if v.sequence_lengths in SEQUENCE_AXES:     # (on a named axis: C.Axis('words'))
+            SEQUENCE_AXES[new.sequence_lengths] = SEQUENCE_AXES[v.sequence_lengths]
     else:
         new = Variable(v.shape, need_grad=v.need_grad, dtype=v.dtype)
         if v.sequence_lengths is not None:

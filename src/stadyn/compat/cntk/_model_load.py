@@ -174,6 +174,12 @@ def load_roots(model, format, types: "dict | None" = None,
             G.BATCH.add(var)
         if id(var) in sparse:               # (one made with is_sparse=True stays sparse)
             G.SPARSE.add(var)
+    if v1_uids:
+        # a v1 file's criteria: one number with no dynamic axes, as CNTK 2.7 shows them
+        # (PrimitiveFunction.cpp:108-122: SquaredError, CrossEntropyWithSoftmax,
+        # ClassificationError, Logistic, SumAll, ... have none)
+        for var in getattr(network, "reduced", ()):
+            G.BATCH.unmark(var)
     _restore_origins(network.origins)
     for value, error, reason in getattr(network, "refused_at_run", ()):
         refuse_when_run(value, reason, error)   # (CNTK loads it; a run raises)
@@ -359,7 +365,7 @@ def _restore_origins(origins: list) -> None:
         if origin.kind == "block":
             G.set_root_uid(var, G.uid_of(var))      # the root op recorded before it
         G.set_uid(var, origin.uid)
-        if origin.sequence_axis and var.sequence_lengths is not None:
+        if origin.sequence_axis is not None and var.sequence_lengths is not None:
             # an input's named axis, or the axis a function made (where, to_sequence)
             G.SEQUENCE_AXES[var.sequence_lengths] = Axis(origin.sequence_axis)
         if origin.kind == "input":

@@ -8,6 +8,7 @@ import numpy as np
 from ... import functions as F
 from ...cntk_semantics import reshape_sample
 from ...ops import norm_axis
+from ...sequence import unpack
 from .._onnx_api import OnnxUnsupported
 from ._cntk_rules import batch_normalization_cntk, batch_normalization_cntk_v1, v1
 from ._common import COMPOSITE
@@ -45,12 +46,21 @@ def v1_criterion_operands(node) -> tuple:
     return z, labels
 
 
+def v1_total(node, per_step):
+    """A v1 criterion's values summed over the minibatch, the steps past a sequence's end left
+    out (cntk.exe's nodes zero them: ``MaskMissingColumnsToZero``, TrainingNodes.h:59, 192;
+    a cntk.exe input is a sequence as CNTK 2.7 loads it)."""
+    if node.lead(1) == 2:
+        per_step, _ = unpack(per_step, 0.0)
+    return F.sum(per_step)
+
+
 def _cross_entropy_with_softmax_v1(node):
     """A CNTK v1 ``CrossEntropyWithSoftmax(labels, z)`` node: the cross entropy of every
     sample summed over the minibatch, one number (CNTK 2.7 evaluates a loaded v1 criterion
     so: 01_OneHidden.dnn's ``ce``)."""
     z, labels = v1_criterion_operands(node)
-    return F.sum(F.cross_entropy_with_softmax(z, labels, axis=-1))
+    return v1_total(node, F.cross_entropy_with_softmax(z, labels, axis=-1))
 
 
 register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_softmax_onnx,
@@ -102,7 +112,7 @@ def _classification_error_v1(node):
     evaluates a loaded v1 file's ``errs`` and ``top5Errs`` so)."""
     top_n = int(np.asarray(node.const(2)).ravel()[0]) if node.n_inputs > 2 else 1
     z, labels = v1_criterion_operands(node)
-    return F.sum(F.classification_error(z, labels, axis=-1, topN=top_n))
+    return v1_total(node, F.classification_error(z, labels, axis=-1, topN=top_n))
 
 
 register_rules(F.classification_error, onnx_export=_classification_error_onnx,

@@ -6,10 +6,11 @@ import numpy as np
 
 from ... import functions as F
 from ...ops import norm_axis
+from ...sequence import unpack
 from ._cntk_shape_rules import one_hot_cntk
 from ._common import COMPOSITE
 from ._nnabla import last_axis, last_axis_export, nnabla, reshaped_nnp
-from ._cntk import v1_criterion_operands
+from ._cntk import v1_criterion_operands, v1_total
 from ._cntk_read_others import logistic_cntk
 from ...cntk_semantics import logistic
 from ._table import Unmapped, register_rules
@@ -152,6 +153,9 @@ def _logistic_v1(node):
     if node.n_inputs != 2:
         node.unsupported("a weighted v1 Logistic")
     z, labels = v1_criterion_operands(node)
+    # (sequences: their gaps 0 in both, where the log-likelihood is 0)
+    z, labels = (unpack(v, 0.0)[0] if v.sequence_lengths is not None else v
+                 for v in (z, labels))
     return logistic(z, labels)
 
 
@@ -172,7 +176,7 @@ def _square_error_v1(node):
     """A CNTK v1 ``SquareError(labels, prediction)`` node: the squared differences summed over
     the minibatch, one number (CNTK 2.7 evaluates LR_reg.dnn's ``err`` so)."""
     z, labels = v1_criterion_operands(node)
-    return F.sum(F.squared_error(labels, z))
+    return v1_total(node, F.squared_error(labels, z))
 
 
 register_rules(F.squared_error, onnx_export=_squared_error_onnx, onnx_import=Unmapped(COMPOSITE),
