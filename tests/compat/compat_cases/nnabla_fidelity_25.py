@@ -76,3 +76,34 @@ def slice__entries_filled(nn, F, r):
         return res
     finally:
         nn.set_auto_forward(False)
+
+
+@nnabla_case(names=["nnabla.utils.progress.progress", "nnabla.utils.callback.callback_list"],
+             note="a callback module that logs update_progress and update_status in "
+                  "callback_list; progress() with the module's cpu_load_backend_ok (psutil "
+                  "importable) False and then True: the calls (NNabla 1.39's progress calls "
+                  "update_status() when psutil imports; neither environment here has psutil, "
+                  "so the flag is set by hand on both sides)")
+def progress__update_status(nn, r):
+    import types
+    cb = r.module("nnabla.utils.callback")
+    PR = r.module("nnabla.utils.progress")
+    module = r.side.module("nnabla.utils.progress")
+    told = []
+    mine = types.ModuleType("my_status_callbacks")
+    mine.update_progress = lambda text: told.append(["update_progress", text])
+    mine.update_status = lambda *args: told.append(["update_status"] + [repr(a) for a in args])
+    was = module.cpu_load_backend_ok
+    cb.callback_list.append(mine)
+    res = {}
+    try:
+        for ok in (False, True):
+            module.cpu_load_backend_ok = ok
+            del told[:]
+            PR.progress("Training", 0.5)
+            PR.progress(None)
+            res["psutil %s" % ok] = list(told)
+    finally:
+        module.cpu_load_backend_ok = was
+        cb.callback_list.remove(mine)
+    return res
