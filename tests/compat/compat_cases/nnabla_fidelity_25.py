@@ -107,3 +107,36 @@ def progress__update_status(nn, r):
         module.cpu_load_backend_ok = was
         cb.callback_list.remove(mine)
     return res
+
+
+def _error(fn):
+    try:
+        return repr(fn())
+    except Exception as exc:           # noqa: BLE001 (what NNabla raises is the result)
+        return type(exc).__name__ + ": " + str(exc)
+
+
+@nnabla_case(names=[N + "Variable.name", N + "Variable.get_unlinked_variable",
+                    N + "Variable.parent"],
+             note="names set as non-ASCII bytes (UTF-8, Latin-1), a non-ASCII str, a "
+                  "bytearray: what setting does, what reading gives (twice), an unlinked view's "
+                  "and a function input's name")
+def variable_name__non_ascii_bytes(nn, F, r):
+    r.touch(N + "Variable.name", N + "Variable.get_unlinked_variable", N + "Variable.parent")
+    res = {}
+    x = nn.Variable((2,))
+    res["set utf-8"] = _error(lambda: setattr(x, "name", b"\xc3\xa9t\xc3\xa9"))
+    res["read"] = _error(lambda: x.name)
+    res["read again"] = _error(lambda: x.name)
+    res["unlinked"] = _error(lambda: x.get_unlinked_variable().name)
+    res["output"] = _error(lambda: F.relu(x).name)
+    res["function input"] = _error(lambda: F.relu(x).parent.inputs[0].name)
+    res["set latin-1"] = _error(lambda: setattr(x, "name", b"\xe9"))
+    res["read latin-1"] = _error(lambda: x.name)
+    res["set ascii"] = _error(lambda: setattr(x, "name", b"ok"))
+    res["read ascii"] = _error(lambda: x.name)
+    res["set str"] = _error(lambda: setattr(x, "name", u"\xe9"))
+    res["after str"] = _error(lambda: x.name)
+    res["set bytearray"] = _error(lambda: setattr(x, "name", bytearray(b"ab")))
+    res["read bytearray"] = _error(lambda: x.name)
+    return res
