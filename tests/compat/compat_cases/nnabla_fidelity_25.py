@@ -140,3 +140,82 @@ def variable_name__non_ascii_bytes(nn, F, r):
     res["set bytearray"] = _error(lambda: setattr(x, "name", bytearray(b"ab")))
     res["read bytearray"] = _error(lambda: x.name)
     return res
+
+
+def _twice(PythonFunction):
+    """A PythonFunction computing 2x (a graph holding one runs eagerly on Stadyn)."""
+    class Twice(PythonFunction):
+        @property
+        def name(self):
+            return "Twice"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return False
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d * 2
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            g = 2 * outputs[0].g
+            if accum[0]:
+                inputs[0].g += g
+            else:
+                inputs[0].g = g
+    return Twice()
+
+
+def _late_need_grad_eager(nn, F, PythonFunction, seed, how):
+    nn.seed(23)
+    x = nn.Variable.from_numpy_array(np.ones((1, 8), np.float32), need_grad=False)
+    w = nn.Variable.from_numpy_array(np.ones((1, 8), np.float32), need_grad=True)
+    a = F.dropout(w, 0.5)
+    e = F.dropout(w, 0.5)
+    y = F.dropout(_twice(PythonFunction)(x * w), 0.5, seed=seed) * e
+    z = F.dropout(w, 0.5)
+    if how == "other order":        # the loss's run draws e before y's first dropout
+        loss = F.sum(e * 3.0) + F.sum(y * y) + F.sum(z) + F.sum(a)
+    else:
+        loss = F.sum(y * y) + F.sum(z) + F.sum(a)
+    res = {}
+    if how != "loss":
+        y.forward()
+    loss.forward()
+    res["y.d 1"] = y.d.copy()
+    x.need_grad = True
+    x.grad.zero()
+    w.grad.zero()
+    (loss if how == "loss" else y).backward(clear_buffer=False)
+    res.update({"x.g": x.g.copy(), "w.g": w.g.copy()})
+    loss.forward()                  # the generators are where the first forward left them
+    res["y.d 2"] = y.d.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward",
+                    "nnabla.function.PythonFunction", "nnabla.functions.dropout"],
+             note="nn.seed(23), x = w = ones((1, 8)); a = dropout(w), y = dropout(Twice(x * w)) "
+                  "(seed -1 or 5) * dropout(w), z = dropout(w); loss = sum(y * y) + sum(z) + "
+                  "sum(a) (a PythonFunction: the graph runs eagerly on Stadyn); loss.forward() "
+                  "(or y.forward() first; or with sum(e * 3) first in the loss, e y's second "
+                  "dropout, so the loss's run draws y's dropouts in another order), "
+                  "x.need_grad = True, loss.backward() (or y.backward()), loss.forward(): the "
+                  "gradients through the forward's masks")
+def need_grad_set_after_forward__eager_graph_replays_draws(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward",
+            "nnabla.functions.dropout")
+    res = {}
+    for seed in (-1, 5):
+        for how in ("loss", "y forwarded, then loss", "other order"):
+            for k, v in _late_need_grad_eager(nn, F, PythonFunction, seed, how).items():
+                res["seed=%d, %s: %s" % (seed, how, k)] = v
+    return res
