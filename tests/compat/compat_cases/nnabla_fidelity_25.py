@@ -173,13 +173,14 @@ def _twice(PythonFunction):
     return Twice()
 
 
-def _late_need_grad_eager(nn, F, PythonFunction, seed, how):
+def _late_need_grad_eager(nn, F, PythonFunction, seed, how, eager=True):
     nn.seed(23)
     x = nn.Variable.from_numpy_array(np.ones((1, 8), np.float32), need_grad=False)
     w = nn.Variable.from_numpy_array(np.ones((1, 8), np.float32), need_grad=True)
     a = F.dropout(w, 0.5)
     e = F.dropout(w, 0.5)
-    y = F.dropout(_twice(PythonFunction)(x * w), 0.5, seed=seed) * e
+    h = _twice(PythonFunction)(x * w) if eager else x * w * 2.0
+    y = F.dropout(h, 0.5, seed=seed) * e
     z = F.dropout(w, 0.5)
     if how == "other order":        # the loss's run draws e before y's first dropout
         loss = F.sum(e * 3.0) + F.sum(y * y) + F.sum(z) + F.sum(a)
@@ -208,7 +209,7 @@ def _late_need_grad_eager(nn, F, PythonFunction, seed, how):
                   "(or y.forward() first; or with sum(e * 3) first in the loss, e y's second "
                   "dropout, so the loss's run draws y's dropouts in another order), "
                   "x.need_grad = True, loss.backward() (or y.backward()), loss.forward(): the "
-                  "gradients through the forward's masks")
+                  "gradients through the forward's masks; the last with x * w * 2 for Twice")
 def need_grad_set_after_forward__eager_graph_replays_draws(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward",
@@ -218,4 +219,8 @@ def need_grad_set_after_forward__eager_graph_replays_draws(nn, F, PF, r):
         for how in ("loss", "y forwarded, then loss", "other order"):
             for k, v in _late_need_grad_eager(nn, F, PythonFunction, seed, how).items():
                 res["seed=%d, %s: %s" % (seed, how, k)] = v
+        # the same without the PythonFunction (a lowered plan; its op-by-op replay failed too)
+        for k, v in _late_need_grad_eager(nn, F, PythonFunction, seed, "other order",
+                                          False).items():
+            res["seed=%d, lowered, other order: %s" % (seed, k)] = v
     return res
