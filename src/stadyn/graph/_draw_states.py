@@ -239,8 +239,8 @@ def _seeds_of(run: Drawing, mine: Sequence[FunctionNode]):
 def _drawn_again(run: Drawing, mine: Sequence[FunctionNode]):
     """:func:`same_draws` for ``run``, the run that drew the random op nodes ``mine``."""
     now = _states(run.seeds)
-    shared = [n for n in mine if _own_seed(n) is None]
-    where = {id(n): i for i, n in enumerate(run.shared)}
+    where = {id(n): i for i, n in enumerate(run.shared)}   # (the run's seeds: _seeds_of)
+    shared = [n for n in mine if id(n) in where]
     at = [where[id(n)] for n in shared]
     hook: Callable | None = None
     cpu, cuda, own = run.last[1]
