@@ -224,3 +224,35 @@ def need_grad_set_after_forward__eager_graph_replays_draws(nn, F, PF, r):
                                           False).items():
             res["seed=%d, lowered, other order: %s" % (seed, k)] = v
     return res
+
+
+_T_INT32 = ("NNabla 1.39's MeanSubtraction casts t's array to int32 in place (t.d reads int32 "
+            "after the forward); Stadyn's t stays float32 (its values agree)")
+
+
+@nnabla_case(names=["nnabla.functions.mean_subtraction"],
+             known={"static t": _T_INT32, "dynamic t": _T_INT32},
+             note="F.mean_subtraction of x (4, 3) with a running mean of zeros and a "
+                  "fractional counter t = [2.7]: NNabla counts int(2.7) + 1 = 3; the output, "
+                  "the running mean, t's value and x's gradient, static and dynamic")
+def mean_subtraction__fractional_counter(nn, F, r):
+    res = {}
+    x0 = r.randn(4, 3)
+    w = r.randn(4, 3)
+    for dynamic in (False, True):
+        nn.set_auto_forward(dynamic)
+        try:
+            key = "dynamic" if dynamic else "static"
+            x = nn.Variable.from_numpy_array(x0, need_grad=True)
+            mean = nn.Variable.from_numpy_array(np.zeros(3, np.float32))
+            t = nn.Variable.from_numpy_array(np.array([2.7], np.float32))
+            y = F.mean_subtraction(x, mean, t)
+            y.forward()
+            x.grad.zero()
+            y.backward(w)
+            res.update({key + " y": y.d.copy(), key + " mean": mean.d.copy(),
+                        key + " t": t.d.copy(), key + " t value": float(t.d[0]),
+                        key + " x.g": x.g.copy()})
+        finally:
+            nn.set_auto_forward(False)
+    return res
