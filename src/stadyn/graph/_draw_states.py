@@ -18,6 +18,10 @@ drew from in that run.  Those states are found by drawing again, from the noted 
 ops of that run before it drew (on their inputs' values of now: a draw's length depends on its
 shapes, not on the values; where one cannot draw on them, ``y``'s draw on from now).
 
+A node whose seed was set since that run (``set_attribute``) is given the seed and the
+generator it drew from for the run again, and its new ones back after it (NNabla's backward
+reads the draws of the forward that ran, whatever changed since).
+
 Only a front end whose backward reads the forward's values (NNabla's, ``reads_held_values``)
 has the states noted (:func:`drawing` is None for others): a CNTK ``Trainer`` pays nothing, and
 Stadyn's own Variables (which warn that the forward runs again) draw anew there.
@@ -44,7 +48,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from ._own_streams import GeneratorSeed, node_seed
+from ._own_streams import GeneratorSeed, held_seed, hold_seed, node_seed
 from ._variable import FunctionNode, Variable
 
 __all__ = ["Drawing", "drawing", "keep", "replays", "same_draws"]
@@ -62,13 +66,15 @@ class Drawing:
     """The random op nodes of one graph in the order its runs run them, the seeds holding
     generators of their own that they draw from (a node's plain seed, a stream), and those
     drawing from torch's own; found once per graph (a node's ``attrs`` cost a signature
-    binding each: :func:`keep` runs before every forward).  ``last``: ``(run, states)`` of its
-    last static run (None before one)."""
+    binding each: :func:`keep` runs before every forward).  ``given``: each node's seed
+    attribute and the :class:`NodeSeed` it held when found (a seed set since, by
+    ``set_attribute``, rebuilds the graph's plan and so its ``Drawing``: these are the run's).
+    ``last``: ``(run, states)`` of its last static run (None before one)."""
 
-    __slots__ = ("nodes", "seeds", "shared", "last", "__weakref__")
+    __slots__ = ("nodes", "seeds", "shared", "given", "last", "__weakref__")
 
-    def __init__(self, nodes: tuple, seeds: tuple, shared: tuple):
-        self.nodes, self.seeds, self.shared = nodes, seeds, shared
+    def __init__(self, nodes: tuple, seeds: tuple, shared: tuple, given: dict):
+        self.nodes, self.seeds, self.shared, self.given = nodes, seeds, shared, given
         self.last: tuple | None = None
 
 
@@ -88,7 +94,9 @@ def drawing(nodes: Sequence[FunctionNode], roots: Sequence[Variable] = ()) -> Dr
         return None
     own = {n: _own_seed(n) for n in found}
     seeds = {id(s): s for s in own.values() if s is not None}
-    made = Drawing(found, tuple(seeds.values()), tuple(n for n in found if own[n] is None))
+    given = {id(n): (n.attrs.get("seed", -1), held_seed(n)) for n in found}
+    made = Drawing(found, tuple(seeds.values()), tuple(n for n in found if own[n] is None),
+                   given)
     ref = weakref.ref(made)
     for n in found:             # (the graphs gone since dropped: a rebuilt entry adds one)
         _HOLDING[n] = [r for r in _HOLDING.get(n, ()) if r() is not None] + [ref]
@@ -197,9 +205,42 @@ def same_draws(nodes: Sequence[FunctionNode]):
     if run is None:
         yield None
         return
+    with _seeds_of(run, mine):
+        with _drawn_again(run, mine) as hook:
+            yield hook
+
+
+def _changed(then: Any, now: Any) -> bool:
+    return now is not then and not (type(now) is type(then) is int and now == then)
+
+
+@contextlib.contextmanager
+def _seeds_of(run: Drawing, mine: Sequence[FunctionNode]):
+    """Within it, the nodes ``mine`` whose seed was set since ``run`` ran (``set_attribute``)
+    have the seeds (and hold the generators) they drew from in it, as NNabla's backward reads
+    the draws of the forward that ran whatever was changed since; set back at its end."""
+    back = []
+    for n in mine:
+        then, seed = run.given[id(n)]
+        now = n.attrs.get("seed", -1)
+        if _changed(then, now):
+            back.append((n, now, held_seed(n)))
+            n.set_attribute("seed", then)
+            hold_seed(n, seed)
+    try:
+        yield
+    finally:
+        for n, now, seed in back:
+            n.set_attribute("seed", now)
+            hold_seed(n, seed)
+
+
+@contextlib.contextmanager
+def _drawn_again(run: Drawing, mine: Sequence[FunctionNode]):
+    """:func:`same_draws` for ``run``, the run that drew the random op nodes ``mine``."""
     now = _states(run.seeds)
-    shared = [n for n in mine if _own_seed(n) is None]
-    where = {id(n): i for i, n in enumerate(run.shared)}
+    where = {id(n): i for i, n in enumerate(run.shared)}   # (the run's seeds: _seeds_of)
+    shared = [n for n in mine if id(n) in where]
     at = [where[id(n)] for n in shared]
     hook: Callable | None = None
     cpu, cuda, own = run.last[1]

@@ -165,6 +165,8 @@ class ReplayGuard(TorchDispatchMode):
     """Within it, an ATen op that would draw random numbers or write one of ``leaf_tensors``
     (running statistics) raises :class:`SideEffect` instead of running: a forward run again
     eagerly for a backward keeps the first forward's values and state, or stops.
+    ``draws_again``: the run draws what the forward it repeats drew
+    (``_draw_states.same_draws``), so random draws run.
 
     Example:
         >>> import torch
@@ -180,14 +182,15 @@ class ReplayGuard(TorchDispatchMode):
         [0.0, 0.0]
     """
 
-    def __init__(self, leaf_tensors: Sequence[torch.Tensor]):
+    def __init__(self, leaf_tensors: Sequence[torch.Tensor], draws_again: bool = False):
         super().__init__()
         self.storages = {p for t in leaf_tensors
                          if isinstance(t, torch.Tensor) and (p := _storage(t))}
+        self.draws_again = draws_again
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if torch.Tag.nondeterministic_seeded in func.tags:
+        if torch.Tag.nondeterministic_seeded in func.tags and not self.draws_again:
             raise SideEffect(f"{_RANDOM} ({func})")
         schema = func._schema
         if schema.is_mutable:

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["GeneratorSeed", "NodeSeed", "node_seed", "own_seed", "own_seed_nodes", "record",
-           "seeded_arguments", "set_up"]
+__all__ = ["GeneratorSeed", "NodeSeed", "held_seed", "hold_seed", "node_seed", "own_seed",
+           "own_seed_nodes", "record", "seeded_arguments", "set_up"]
 
 _SEEDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -138,6 +138,20 @@ def node_seed(node) -> NodeSeed | None:
     if held is None or int(held) != seed:           # (a seed attribute set since)
         held = _SEEDS[node] = NodeSeed(seed)
     return held
+
+
+def held_seed(node) -> NodeSeed | None:
+    """The :class:`NodeSeed` ``node`` holds now (None where none was made)."""
+    return _SEEDS.get(node)
+
+
+def hold_seed(node, seed: NodeSeed | None) -> None:
+    """Make ``seed`` the one ``node`` holds (:func:`held_seed`; None: none), so that
+    :func:`node_seed` gives it back while ``node``'s seed attribute is ``int(seed)``."""
+    if seed is None:
+        _SEEDS.pop(node, None)
+    else:
+        _SEEDS[node] = seed
 
 
 def seeded_arguments(node, args: list, kwargs: dict, shapes: tuple) -> tuple[list, dict]:

@@ -36,6 +36,7 @@ autograd in dynamic mode.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import warnings
@@ -440,7 +441,7 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
                 run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
                             function_pre_hook=hook)
         else:
-            _replay_eagerly(plan)
+            _replay_eagerly(plan, replays(plan.nodes))
         new = var._plan
         if new.has_backward and any(r is var for r in new.diff_roots):
             new.run_backward(var, backward_seed(var, grad, var._data), clear_buffer)
@@ -450,22 +451,30 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
         for v in start:
             v._starts_grad = False
         mark_gradients_changed()
-        var._plan.marks_seen = gradient_marks_version()
+        if not isinstance(var._plan, HookedPlan):   # (op by op: _draw_states' hook; no marks)
+            var._plan.marks_seen = gradient_marks_version()
 
 
-def _replay_eagerly(plan: EagerPlan) -> None:
-    """Run the forward of ``plan`` (run eagerly: a new shape's trial, or a graph that cannot be
-    lowered) again, eagerly, under the marks of now, refusing before an op draws random numbers
-    or writes a leaf (``ReplayGuard``); the roots' plan is then the new run's."""
-    new = TrialPlan(plan.roots, plan.nodes, plan.leaves, plan.fill, True, plan.reason)
-    try:
-        with torch.enable_grad(), ReplayGuard([leaf_tensor(v) for v in plan.leaves]):
-            new.run()
-    except StadynError as exc:
-        cause = exc.__cause__
-        if isinstance(cause, SideEffect):
-            _refuse(cause.args[0])
-        raise
+def _replay_eagerly(plan: EagerPlan, draws_again: bool = False) -> None:
+    """Run ``plan``'s forward (a new shape's trial, an unlowerable graph) again eagerly under the
+    marks of now, refusing before an op writes a leaf or, unless ``draws_again`` (it draws what
+    that forward drew: ``same_draws``), draws (``ReplayGuard``); the roots' plan is the new's."""
+    guard = ReplayGuard([leaf_tensor(v) for v in plan.leaves], draws_again)
+    with same_draws(plan.nodes) if draws_again else contextlib.nullcontext() as hook:
+        try:
+            with torch.enable_grad(), guard:
+                if hook is not None:
+                    run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
+                                function_pre_hook=hook)
+                    return
+                new = TrialPlan(plan.roots, plan.nodes, plan.leaves, plan.fill, True,
+                                plan.reason)
+                new.run()
+        except StadynError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, SideEffect):
+                _refuse(cause.args[0])
+            raise
     new.marks, new.keep_all = gradient_marks(new.nodes, new.leaves), plan.keep_all
     for r in plan.roots:
         r._plan = new

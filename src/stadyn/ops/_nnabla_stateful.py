@@ -40,7 +40,8 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
     """``x - mean`` (NNabla's ``mean_subtraction``; ``mean`` has the shape of ``x``'s axes from
     ``base_axis`` on, ``t`` of shape ``(1,)`` counts the batches seen).  With
     ``update_running_mean`` each run first folds the batch mean into ``mean`` in place --
-    ``t += 1; mean += (batch_mean - mean) / t`` -- and, as NNabla 1.39 computes it, the
+    ``t = int(t) + 1; mean += (batch_mean - mean) / t`` (NNabla 1.39 reads ``t`` as int32,
+    truncating a fraction) -- and, as NNabla 1.39 computes it, the
     gradient is ``dy * (1 - 1 / (N * t))`` element-wise (``N`` samples); without it ``mean``
     and ``t`` stay and the gradient passes unchanged.  ``mean`` and ``t`` get no gradient.
 
@@ -65,7 +66,7 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
     for s in x.shape[:base]:
         n *= s
     with torch.no_grad():
-        t.add_(1)
+        t.copy_(torch.trunc(t) + 1)     # (NNabla reads t as int32: a fraction goes)
         count = float(t.reshape(-1)[0])
         batch = x.detach().reshape((n,) + tuple(x.shape[base:])).mean(0)
         mean.add_((batch.to(mean.dtype) - mean) / count)

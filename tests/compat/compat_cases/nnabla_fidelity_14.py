@@ -56,9 +56,14 @@ def integer_leaf__float32_gradient(nn, F, r):
 
 _NEED_GRAD_INT = ("a parameter that needs a gradient holds float32 on Stadyn (torch computes "
                   "gradients of floating-point tensors only); NNabla keeps the integer array")
-_WB_GRAD = ("NNabla 1.39's binary_connect_affine backward writes the binarized weights' "
-            "gradient into Wb.g (it then copies it to W.g); Stadyn leaves Wb.g, which needs no "
-            "gradient, at zero")
+_WB_GRAD = ("NNabla 1.39's BinaryConnectAffine::backward_impl runs the affine's backward "
+            "into Wb with accum false, then Sign's backward adds Wb.g to W.g "
+            "(src/nbla/function/generic/binary_connect_affine.cpp:79-93): Wb.g, which needs "
+            "no gradient, holds the last backward's weight gradient (overwritten each "
+            "backward, a written Wb.g too, while W.g accumulates; binary_weight_affine leaves "
+            "its Wb.g 0); Stadyn's op (ops/_binary.py) passes the gradient straight through "
+            "to W inside one autograd node and writes no gradient buffer of a leaf that needs "
+            "none, so Wb.g stays 0")
 
 
 @nnabla_case(names=[_PF + "inq_affine", _PF + "min_max_quantize",

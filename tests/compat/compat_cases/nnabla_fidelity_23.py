@@ -231,10 +231,15 @@ def _python_function(nn, F, S, PythonFunction, dynamic, how):
         nn.clear_parameters()
 
 
-_SHOWN_OTHERWISE = ("Stadyn's backward_impl sees the gradient from before the backward (zeros "
-                    "for an inner Variable, accum False), not NNabla's sum of the gradients "
-                    "of the functions that ran their backward first (accum True); the gradients "
-                    "agree")
+_SHOWN_OTHERWISE = ("NNabla 1.39 runs the backward of x's (or h's) readers one by one into "
+                    "x.g, the one made first first (x * 3 before Square here), so Square's "
+                    "backward_impl sees accum True and inputs[0].g = 3, the partial sum; "
+                    "Stadyn's backward is torch's autograd (ops/_python.py runs backward_impl "
+                    "inside an autograd.Function), which adds up the readers' contributions to "
+                    "an input in its engine's input buffer, hands each reader only its outputs' "
+                    "gradients and runs the newest reader first, so backward_impl sees the "
+                    "gradient from before the backward (zeros for an inner Variable, accum "
+                    "False); x.g agrees")
 
 
 @nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward",

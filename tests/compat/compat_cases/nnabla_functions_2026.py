@@ -213,9 +213,16 @@ def mean_subtraction(nn, F, r):
 
 
 @nnabla_case(names=["nnabla.parametric_functions.mean_subtraction"],
-             known={"t": "NNabla 1.39 creates the counter t from ConstantInitializer(0) as an "
-                         "int32 parameter; Stadyn's parameters (stadyn.parametric, native) are "
-                         "float32"})
+             known={"t": "NNabla 1.39 creates t float32 (ConstantInitializer(0): t.d is "
+                         "float32 [0.] before a forward); its MeanSubtraction casts t's array "
+                         "to int32 in place at each forward (NNabla's arrays take the type "
+                         "last cast to), so t.d reads int32 [2] after two, a float written "
+                         "into it is truncated (t.d = 5.5 reads [5], the next forward 6) and "
+                         "F.mean_subtraction of a float t = [2.7] counts 3 (as Stadyn's op "
+                         "does: case mean_subtraction__fractional_counter); Stadyn's op "
+                         "(ops/_nnabla_stateful.mean_subtraction) writes int(t) + 1 into the "
+                         "float32 tensor in place and cannot change a leaf's dtype from "
+                         "inside a run"})
 def PF_mean_subtraction(nn, PF, r):
     """The parameters, two forwards of a static graph, and the counter t."""
     x = nn.Variable.from_numpy_array(r.randn(4, 3), need_grad=True)
@@ -319,11 +326,9 @@ fn_case("tensor_normalization__all_axes_1d", lambda F, x: F.concatenate(
     [(5,)], tols={"grad0": (0.0, 1e-3)}, note="one axis: the mean is x, the variance 0")
 
 
-@nnabla_case(names=["nnabla.functions.tensor_normalization"], known={
-    "mean": "NNabla 1.39's batch normalization over several axes leaves its batch-statistics "
-            "outputs 0 (for any input); Stadyn's (stadyn.ops._nn.batch_normalization) gives "
-            "the statistics, here the mean x",
-})
+@nnabla_case(names=["nnabla.functions.tensor_normalization"],
+             note="over several axes the statistics come through Reshape and Transpose "
+                  "nodes y.forward() does not run: they hold zeros, as in NNabla 1.39")
 def tensor_normalization__all_axes_stat(nn, F, r):
     x = nn.Variable.from_numpy_array(r.randn(2, 3, 2), need_grad=True)
     y, mean, var = F.tensor_normalization(x, [0, 1, 2], output_stat=True)

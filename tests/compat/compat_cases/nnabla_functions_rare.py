@@ -160,11 +160,9 @@ def onnx_non_max_suppression__dtype(nn, F, r):
     return {"dtype": str(y.d.dtype)}
 
 
-@nnabla_case(names=["nnabla.functions.slice"], known={
-    "one entry, None stop, step 1": "NNabla 1.39's wrapper fills a None stop with the size of "
-    "axis 0 (the entry's index), not of the axis sliced; Stadyn reads it as NumPy: x[:, 0:]",
-    "one entry, None stop, step -1": "NNabla 1.39 fills it with -x.shape[0] - 1, of axis 0; "
-    "Stadyn reverses the axis sliced, as NumPy's x[:, ::-1] (docs/nnabla-names.md)"})
+@nnabla_case(names=["nnabla.functions.slice"],
+             note="NNabla 1.39's wrapper fills a None stop with the size of axis i, i the "
+                  "entry's index (of axis 0 here, not the axis sliced); so does Stadyn's")
 def slice__none_stop_fewer_entries(nn, F, r):
     x = nn.Variable.from_numpy_array(np.arange(10, dtype=np.float32).reshape(2, 5))
     res = {}

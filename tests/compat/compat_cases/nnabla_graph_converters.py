@@ -360,11 +360,15 @@ def graph_converters__function_references(nn, F, PF, r):
 
 @nnabla_case(names=["nnabla.Variable.function_references"],
              known={"pf_registered_W": "PF.affine hands each call its own view of a "
-                    "parameter in NNabla 1.39 (the registered W is read by no function); "
-                    "Stadyn's PF hands out the registered Variable itself, so its "
-                    "function_references lists the Affine (and until nn.get_parameters() "
-                    "is called it is a Stadyn Variable, without function_references: "
-                    "the case reads it after)"},
+                    "parameter in NNabla 1.39 (get_parameter_or_create's unlinked Variable: "
+                    "h.parent.inputs[1] is not nn.get_parameters()['fc/affine/W'], is named "
+                    "'W' where the registered one reads '', lists the Affine where the "
+                    "registered one lists nothing, and a second call gets another view); "
+                    "Stadyn's PF functions (stadyn.parametric, shared with Stadyn's own and "
+                    "CNTK's layers) put the registered Variable itself in the graph, which "
+                    "the graph's parameter roles and model files read by its registry name, "
+                    "so its function_references lists the Affine (the values, gradients and "
+                    "need_grad flags agree: _registered_flags.py)"},
              note="NNabla lists its functions by address in a hash map: two readers come "
                   "newest first, more in an order that changes from run to run (compared "
                   "sorted here)")

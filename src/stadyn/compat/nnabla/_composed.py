@@ -8,8 +8,9 @@ Stadyn's (which CNTK's layers and ONNX share): ``global_average_pooling`` (NNabl
 (1,)``), reshaped here where the two differ; ``sigmoid_cross_entropy``, whose target
 NNabla reads as an integer label (the catalog op's ``integer_target=True``); and ``relu``,
 NNabla 1.39's ``x > 0 ? x : 0`` (the catalog op's ``rule="nnabla"``: 0 for NaN); and
-``scatter_nd``, whose ``out=`` NNabla writes in place (see there).  ``functions.py`` exports
-them beside the catalog (these five in place of the catalog's).
+``scatter_nd``, whose ``out=`` NNabla writes in place (see there); and ``slice``, whose
+``None`` entries NNabla's wrapper fills before the op (see there).  ``functions.py`` exports
+them beside the catalog (these six in place of the catalog's).
 
 Example:
     >>> import numpy as np, stadyn as sd
@@ -24,6 +25,7 @@ import warnings
 
 from ... import functions as _F
 from ...graph import Variable as _Variable
+from ._bn_stats import with_stats_as_nodes
 from ._function import named
 from ._overwritable import check_overwritable, check_unbranched, write_in_place
 
@@ -31,7 +33,7 @@ __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
            "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization",
            "reduce", "global_average_pooling", "kl_multinomial", "sigmoid_cross_entropy",
-           "relu", "scatter_nd"]
+           "relu", "scatter_nd", "slice"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -256,9 +258,9 @@ def tensor_normalization(x, axes, beta=None, gamma=None, eps=1e-05, output_stat=
         ([[-1.0, 1.0], [-1.0, 1.0]], [2.0, 8.0], [1.0, 9.0])
     """
     axes = [axes] if isinstance(axes, int) else list(axes)
-    return _F.batch_normalization(x, beta, gamma, None, None, axes=axes, decay_rate=0.0,
-                                  eps=eps, batch_stat=True, output_stat=output_stat,
-                                  rule="nnabla")
+    return with_stats_as_nodes("batch_normalization", _F.batch_normalization)(
+        x, beta, gamma, None, None, axes=axes, decay_rate=0.0, eps=eps, batch_stat=True,
+        output_stat=output_stat, rule="nnabla")
 
 
 def reduce(x, op="sum"):
@@ -385,3 +387,41 @@ def scatter_nd(data, indices, shape=None, out=None, add=False):
     if isinstance(out, _Variable):
         write_in_place(y, out)              # one array, as NNabla's (a view's Variables too)
     return y
+
+
+def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
+    """The catalog's ``slice`` with ``None`` entries filled as NNabla 1.39's Python wrapper fills
+    them before its C++ function runs (``python/src/nnabla/functions.py``, ``slice``): a
+    ``None`` start is 0 (-1 for a negative step), a ``None`` step 1, and a ``None`` stop the
+    size of axis ``i``, ``i`` the entry's index (``-x.shape[i] - 1`` for a negative step),
+    counted from the first axis even where fewer entries than axes slice the trailing ones
+    (case ``nnabla_functions_rare.slice__none_stop_fewer_entries``); an omitted list is one
+    entry per axis, and lists of different lengths are refused, as NNabla's C++ setup
+    refuses them (a ``RuntimeError``; case ``nnabla_fidelity_24.slice__entries_filled``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.arange(10.0).reshape(2, 5))
+        >>> with sd.auto_forward():
+        ...     y = F.slice(x, (-1,), (None,), (-1,))   # stop -x.shape[0] - 1 = -3
+        >>> y.d.tolist()
+        [[4.0, 3.0], [9.0, 8.0]]
+    """
+    start = list(start) if start is not None else [0] * x.ndim
+    stop = list(stop) if stop is not None else list(x.shape)
+    step = list(step) if step is not None else [1] * x.ndim
+    for i, (s0, s1, s2) in enumerate(zip(start, stop, step)):
+        backwards = s2 is not None and s2 < 0
+        if s0 is None:
+            start[i] = -1 if backwards else 0
+        if s1 is None:
+            stop[i] = -x.shape[i] - 1 if backwards else x.shape[i]
+        if s2 is None:
+            step[i] = 1
+    if not len(start) == len(stop) == len(step):
+        # (NNabla 1.39's C++ setup refuses it: ``RuntimeError: value error in setup_impl``)
+        raise RuntimeError(f"slice: start {start}, stop {stop} and step {step} (the omitted "
+                           f"ones filled for every axis of x's shape {tuple(x.shape)}) need "
+                           "as many entries each, as NNabla's")
+    return _F.slice(x, start, stop, step)

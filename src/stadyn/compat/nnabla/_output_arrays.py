@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Callable
 
 import torch
@@ -95,9 +96,9 @@ def into_given_arrays(name: str, out: Any, arrays: list) -> Any:
     results = list(out) if many else [out]
     for i, (r, a) in enumerate(zip(results, arrays)):
         t = a._t
-        if t.numel() != _size(r):
+        if t.numel() != math.prod(r.shape):
             raise RuntimeError(f"{name}(..., outputs=...): the array given as output {i} "
-                               f"has {t.numel()} elements, the output {_size(r)} "
+                               f"has {t.numel()} elements, the output {math.prod(r.shape)} "
                                f"(shape {tuple(r.shape)}): in-place array size and "
                                "function output size must match")
         computed = r._t if isinstance(r, NdArray) else data_of(r)
@@ -123,11 +124,4 @@ def into_given_arrays(name: str, out: Any, arrays: list) -> Any:
         else:
             give_ndarray(r, a, t)
     return type(out)(results) if many else results[0]
-
-
-def _size(r: Any) -> int:
-    n = 1
-    for s in r.shape:
-        n *= int(s)
-    return n
 

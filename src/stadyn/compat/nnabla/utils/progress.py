@@ -1,7 +1,11 @@
 """``nnabla.utils.progress`` on Stadyn: a training script's progress line, written to a state
 file (:func:`configure_progress`; at most once a second, NNabla's rule) and handed to a
-callback (and to the callback modules' ``update_progress``, ``nnabla.utils.callback``).
-NNabla's data sources and its console tool report through it.
+callback (and to the callback modules' ``update_progress``, ``nnabla.utils.callback``), then,
+where ``psutil`` can be imported (``cpu_load_backend_ok``, NNabla 1.39's flag of
+``nnabla.utils.cli.utility``, which this module imports), the callback modules'
+``update_status()`` with no arguments, as NNabla's ``progress`` calls it (case
+``nnabla_fidelity_25.progress__update_status``).  NNabla's data sources and its console tool
+report through it.
 
 Example:
     >>> import os, tempfile
@@ -16,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from datetime import datetime, timedelta
 from typing import Any, Callable
@@ -24,6 +29,10 @@ from ..logger import logger
 from . import callback
 
 __all__ = ["configure_progress", "progress"]
+
+#: whether ``psutil`` can be imported (NNabla measures the CPU load with it then, and its
+#: ``progress`` calls the callback modules' ``update_status()``)
+cpu_load_backend_ok = importlib.util.find_spec("psutil") is not None
 
 _state: dict = {"file": "", "last": datetime.now(), "callback": None}
 
@@ -68,5 +77,7 @@ def progress(state: str | None, progress: float = 0.0) -> None:
                         raise
                     time.sleep(0.1)
     callback.update_progress(f"{state} ({progress * 100:3.2f}%)")   # the callback modules'
+    if cpu_load_backend_ok:
+        callback.update_status()
     if _state["callback"] is not None:
         _state["callback"](state, progress)
