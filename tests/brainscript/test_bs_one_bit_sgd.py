@@ -6,7 +6,8 @@ NumPy here: SGD.cpp:2267-2286 (InitDistGradAgg: the zero threshold for 1 bit, ea
 own stripe quantized too), the residuals kept from one minibatch to the next and started afresh
 where an epoch's ``gradientBits`` change (SGD.cpp:517-529), an epoch of 32 bits summed in full
 precision.  The quantizer itself is checked against CNTK 2.7's in
-tests/distributed/test_dist_mpiexec.py.  (One 2-worker job: about 6 s on a shared machine.)"""
+tests/distributed/test_dist_mpiexec.py.  One 2-worker job (``one_bit_job``, about 6 s of CPU
+each) serves the parameters and the log lines cntk.exe prints for DataParallelSGD."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import stadyn as sd
 from stadyn._errors import ConfigError
 from stadyn.brainscript._blocks import sgd_config
 from stadyn.brainscript._config import parse_config
-from stadyn.brainscript._sgd import gradient_bits, parallel_train
+from stadyn.brainscript._sgd import distributed_reading, gradient_bits, parallel_train
 from stadyn.cli import main as cli_main
 
 
@@ -35,7 +36,7 @@ def _data(folder) -> str:
 def _config(folder, data: str, bits: str) -> str:
     path = folder / "onebit.cntk"
     path.write_text(f"""command = train
-deviceId = -1 ; traceLevel = 0
+deviceId = -1 ; traceLevel = 1 ; stderr = "{folder}/out"
 train = [ action = "train" ; modelPath = "{folder}/Models/onebit"
   BrainScriptNetworkBuilder = [
     features = Input {{4}} ; labels = Input {{3}}
@@ -123,16 +124,21 @@ def _numpy_one_bit_sgd(data: str, bits_per_epoch, rate=0.05, minibatch=16, epoch
     return w, b
 
 
-def test_two_workers_train_what_cntk_exes_one_bit_sgd_gives(tmp_path, capsys):
-    """Three epochs of 32 samples, gradientBits = 1:32:1: quantized, full precision, then
-    quantized again from fresh residuals (bbd61c07..1d1a81d4 refused gradientBits below 32)."""
-    data = _data(tmp_path)
-    folder = tmp_path / "bs"
-    folder.mkdir()
+@pytest.fixture(scope="module")
+def one_bit_job(tmp_path_factory):
+    """``stadyn train --nproc 2`` of three epochs of 32 samples, gradientBits = 1:32:1:
+    quantized, full precision, then quantized again from fresh residuals (bbd61c07..1d1a81d4
+    refused gradientBits below 32): the data file, the model folder, rank 0's log."""
+    folder = tmp_path_factory.mktemp("onebit")
+    data = _data(folder)
     status = cli_main(["train", _config(folder, data, "1:32:1"), "--nproc", "2",
                        "--timeout", "120"])
-    capsys.readouterr()
     assert status == 0
+    return data, folder, (folder / "out_train.log").read_text()
+
+
+def test_two_workers_train_what_cntk_exes_one_bit_sgd_gives(one_bit_job):
+    data, folder, _ = one_bit_job
     ours = {k: v.d for k, v in sd.load(str(folder / "Models" / "onebit")).parameters.items()}
     want_w, want_b = _numpy_one_bit_sgd(data, (1, 32, 1))
     np.testing.assert_allclose(ours["W"].reshape(4, 3), want_w, rtol=1e-4, atol=1e-5)
@@ -140,6 +146,41 @@ def test_two_workers_train_what_cntk_exes_one_bit_sgd_gives(tmp_path, capsys):
     # the quantization shows: full precision all through ends elsewhere
     plain_w, _ = _numpy_one_bit_sgd(data, (32,))
     assert not np.allclose(want_w, plain_w, atol=1e-3)
+
+
+def test_rank_0_logs_cntk_exes_data_parallel_sgd_lines(one_bit_job):
+    """cntk.exe's lines with traceLevel > 0 (Source/SGDLib/SGD.cpp): distributed reading
+    defaulted on for a reader that is not a legacy one (:230-237, after the training
+    criterion), the aggregation set up before the first epoch (:398-402, after the parameters)
+    and again where an epoch's bits change (:524-529, InitDistGradAgg's words :2271-2289), the
+    minibatch loop's line with rank, workers and bits (:1078-1112).  (Rank 0 writes the log.)"""
+    lines = one_bit_job[2].splitlines()
+    assert lines[lines.index("Training criterion:   ce = CrossEntropyWithSoftmax") + 1] == \
+        "\"distributedMBReading\" is not explicitly specified, defaulting to 'true'."
+    init = [i for i, ln in enumerate(lines) if ln.startswith("Initializing dataParallelSGD")]
+    assert [lines[i] for i in init] == [
+        "Initializing dataParallelSGD for 1-bit quantization.",
+        "Initializing dataParallelSGD with FP32 aggregation.",
+        "Initializing dataParallelSGD for 1-bit quantization."]
+    assert lines[init[0] - 2].startswith("\tNode 'b' ") and lines[init[0] - 1] == ""
+    assert lines[init[1] - 1].startswith("SGD: Saving checkpoint model") and \
+        lines[init[1] + 2].startswith("Starting Epoch 2:")
+    assert [ln for ln in lines if ln.startswith("Starting minibatch loop")] == [
+        "Starting minibatch loop, DataParallelSGD training (myRank = 0, numNodes = 2, "
+        f"numGradientBits = {b}), distributed reading is ENABLED." for b in (1, 32, 1)]
+
+
+def test_distributed_reading_as_cntk_exe_decides_it():
+    """SGD.cpp:230-237, :1041-1043, :3153-3154: unset, on for a reader that is not a legacy
+    one (with the "defaulting" line); set, as set, where the legacy reader can read a share."""
+    def reading(text, reader):
+        return distributed_reading(_sgd(text)[0], reader)
+    assert reading("", "CNTKTextFormatReader") == (True, True)
+    assert reading("", None) == (True, True)                     # deserializers = (...)
+    assert reading("", "UCIFastReader") == (False, False)
+    assert reading("distributedMBReading = false", "ImageReader") == (False, False)
+    assert reading("distributedMBReading = true", "HTKMLFReader") == (True, False)
+    assert reading("distributedMBReading = true", "LMSequenceReader") == (False, False)
 
 
 def _sgd(text: str):
@@ -170,6 +211,12 @@ def test_gradient_bits_per_epoch_as_cntk_reads_them():
      "useZeroThresholdFor1BitQuantization = False is not supported"),
     ("gradientBits = 1 ; useBufferedAsyncGradientAggregation = true",
      "useBufferedAsyncGradientAggregation = True is not supported"),
+    # cntk.exe's 32 bits with it (SimpleDistGradAggregator.h:47-110) apply each minibatch's
+    # update from the gradients of the minibatch before: not silently summed as usual
+    ("useBufferedAsyncGradientAggregation = true",
+     "useBufferedAsyncGradientAggregation = True is not supported"),
+    ("gradientBits = 32 ; useBufferedAsyncGradientAggregation = true",
+     "gradients of the minibatch before"),
 ])
 def test_settings_stadyn_cannot_run_are_refused_at_their_line(text, message):
     sgd, rec = _sgd(f"DataParallelSGD = [ {text} ]")

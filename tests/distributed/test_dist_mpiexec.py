@@ -26,7 +26,8 @@ _LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_
                 "MASTER_PORT", "STADYN_HEARTBEAT_DIR")
 _OPENMPI_VARS = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
                  "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE",
-                 "OMPI_MCA_orte_jobfam_session_dir")
+                 "OMPI_MCA_orte_jobfam_session_dir", "PMIX_SERVER_TMPDIR", "PMIX_SYSTEM_TMPDIR",
+                 "OMPI_MCA_orte_hnp_uri")
 
 
 def _clean_env() -> dict:
@@ -157,6 +158,75 @@ def test_a_rendezvous_file_left_by_a_crashed_job_of_the_same_id_is_not_joined(tm
     for r in range(2):
         with open(f"{out}.rank{r}.json") as f:
             assert _joined(json.load(f), r)
+
+
+def _meeting_place(monkeypatch, tmp_path, env: dict) -> str:
+    """The rendezvous file two workers on this machine meet at, given OpenMPI's variables
+    ``env`` (the others removed; a URI variable of PMIx's given as ``PMIX_SERVER_URI*``)."""
+    from stadyn.distributed._process_group import _rendezvous
+    for name in [*_LAUNCH_VARS, *_OPENMPI_VARS,
+                 *(k for k in os.environ if k.startswith("PMIX_SERVER_URI"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.tempdir", None)        # read TMPDIR afresh
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    for name, value in dict(OMPI_COMM_WORLD_RANK="0", OMPI_COMM_WORLD_SIZE="2",
+                            OMPI_COMM_WORLD_LOCAL_RANK="0", OMPI_COMM_WORLD_LOCAL_SIZE="2",
+                            **env).items():
+        monkeypatch.setenv(name, value)
+    method, _ = _rendezvous(2)
+    assert method.startswith("file://")
+    return method[len("file://"):]
+
+
+def test_openmpi_4s_workers_meet_in_its_session_folder(monkeypatch, tmp_path):
+    """The variables OpenMPI 4.1.4's ``mpiexec -n 2`` set (read from this machine's, values
+    as it set them): the jobfam session folder, the same as PMIx's server folder."""
+    session = tmp_path / "ompi.vm.0" / "pid.8428"
+    session.mkdir(parents=True)
+    path = _meeting_place(monkeypatch, tmp_path, dict(
+        OMPI_MCA_ess_base_jobid="1276248065", PMIX_NAMESPACE="1276248065",
+        OMPI_MCA_orte_jobfam_session_dir=str(session), PMIX_SERVER_TMPDIR=str(session),
+        PMIX_SYSTEM_TMPDIR=str(tmp_path / "tmp"),
+        OMPI_MCA_orte_hnp_uri="1276248064.0;tcp://192.0.2.2:41165",
+        PMIX_SERVER_URI41="1276248064.0;tcp4://127.0.0.1:33679"))
+    assert path == str(session / "stadyn-rendezvous-1276248065")
+
+
+def test_openmpi_5s_workers_meet_in_prrtes_session_folder(monkeypatch, tmp_path):
+    """OpenMPI 5 sets no ``OMPI_MCA_ess_base_jobid`` nor ``OMPI_MCA_orte_*`` (OpenPMIx v5.0.11
+    src/mca/pmdl/ompi/pmdl_ompi.c:866-1160 lists the OMPI_ variables it sets): the job is the
+    PMIx namespace (``prterun-HOST-PID@1``), the launch's folder PRRTE's session folder, passed
+    as ``PMIX_SERVER_TMPDIR`` (PRRTE v3.0.14 src/prted/pmix/pmix_server.c:716; OpenPMIx
+    src/mca/ptl/base/ptl_base_fns.c:229).  (Before: a file in the shared temporary folder.)"""
+    session = tmp_path / "tmp" / "prte.vm.8431"
+    session.mkdir(parents=True)
+    path = _meeting_place(monkeypatch, tmp_path, dict(
+        PMIX_NAMESPACE="prterun-vm-8431@1", PMIX_SERVER_TMPDIR=str(session),
+        PMIX_SYSTEM_TMPDIR=str(tmp_path / "tmp"),
+        PMIX_SERVER_URI41="prterun-vm-8431@0.0;tcp4://127.0.0.1:45731"))
+    assert path == str(session / "stadyn-rendezvous-prterun-vm-8431_1")
+
+
+def test_without_a_launch_folder_the_file_is_named_after_the_launch(monkeypatch, tmp_path):
+    """PMIx's server folder that is the shared temporary folder itself is no launch's own;
+    without PMIx's server address, ORTE's address of ``mpiexec`` names the launch; with no
+    address at all the job id alone would let a later launch of that id join a crashed one's
+    file: refused (before: ``stadyn-rendezvous-JOB`` in the temporary folder)."""
+    tmp = str(tmp_path / "tmp")
+    shared = _meeting_place(monkeypatch, tmp_path, dict(
+        PMIX_NAMESPACE="prterun-vm-1@1", PMIX_SERVER_TMPDIR=tmp, PMIX_SYSTEM_TMPDIR=tmp,
+        PMIX_SERVER_URI41="prterun-vm-1@0.0;tcp4://127.0.0.1:45731"))
+    assert os.path.dirname(shared) == tmp
+    assert os.path.basename(shared).startswith("stadyn-rendezvous-prterun-vm-1_1-")
+    first = _meeting_place(monkeypatch, tmp_path, dict(
+        OMPI_MCA_ess_base_jobid="77", OMPI_MCA_orte_hnp_uri="76.0;tcp://10.0.0.1:41165"))
+    second = _meeting_place(monkeypatch, tmp_path, dict(
+        OMPI_MCA_ess_base_jobid="77", OMPI_MCA_orte_hnp_uri="76.0;tcp://10.0.0.1:41166"))
+    assert os.path.dirname(first) == tmp and first != second
+    assert os.path.basename(first).startswith("stadyn-rendezvous-77-")
+    with pytest.raises(dist.DistributedError, match=r"no folder of this launch's own"):
+        _meeting_place(monkeypatch, tmp_path, dict(OMPI_MCA_ess_base_jobid="77"))
 
 
 # -- 1-bit SGD ----------------------------------------------------------------------------------

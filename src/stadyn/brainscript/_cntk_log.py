@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 __all__ = ["CNTKLog", "format_criterion", "cntk_float", "cntk_shape_text", "banner",
-           "minibatch_line", "epoch_line", "results_line"]
+           "minibatch_line", "epoch_line", "results_line", "data_parallel_init_line",
+           "minibatch_loop_line"]
 
 
 def cntk_float(pad: int, precision: int, value: float) -> str:
@@ -85,6 +86,28 @@ def banner(log: CNTKLog, text: str) -> None:
     log(f"# {text:<74s} #")
     log("#" + " " * 76 + "#")
     log("#" * 78)
+
+
+def data_parallel_init_line(bits: int) -> str:
+    """cntk.exe's line as it sets up DataParallelSGD's aggregation for an epoch's ``bits``
+    (SGD.cpp:2271-2289, InitDistGradAgg, with traceLevel > 0; called before the first epoch
+    and where an epoch's ``gradientBits`` change, :398-402, :524-529)."""
+    if bits != 32:
+        return f"Initializing dataParallelSGD for {bits}-bit quantization."
+    return f"Initializing dataParallelSGD with FP{bits} aggregation."
+
+
+def minibatch_loop_line(parallel: tuple[int, int, int] | None, distributed: bool) -> str:
+    """cntk.exe's "Starting minibatch loop" with what it appends (SGD.cpp:1078-1112):
+    ``parallel`` is DataParallelSGD's ``(rank, workers, the epoch's gradientBits)`` (None
+    without it), ``distributed`` whether each worker reads its share of the minibatch."""
+    text = "Starting minibatch loop"
+    if parallel is not None:
+        text += (", DataParallelSGD training (myRank = %d, numNodes = %d, numGradientBits = %d)"
+                 % parallel)
+    if distributed:
+        text += ", distributed reading is ENABLED"
+    return text + "."
 
 
 def cntk_shape_text(shape: Sequence[int]) -> str:

@@ -49,7 +49,8 @@ from ._blocks import (CommandConfig, RunConfig, network_of_block, per_epoch, run
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
 from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overrides
-from ._cntk_log import (CNTKLog, banner, cntk_shape_text, format_criterion, results_line)
+from ._cntk_log import (CNTKLog, banner, cntk_shape_text, data_parallel_init_line,
+                        format_criterion, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
 from ._mel import MELScript
@@ -63,8 +64,8 @@ from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
-from ._sgd import (EpochClock, block_momentum, disable_reg_in_batch_norm, gradient_bits,
-                   keep_checkpoint_files, make_learners)
+from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_in_batch_norm,
+                   distributed_reading, gradient_bits, keep_checkpoint_files, make_learners)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
 from ._write import write_format, write_outputs
@@ -237,6 +238,9 @@ class _Runner:
 
         log()
         log(f"Training criterion:   {crit_name} = {network.library.operation_of(criterion)}")
+        reading, defaulted = distributed_reading(sgd, cmd.reader.reader_type)
+        if defaulted and parallel.size > 1 and cmd.trace_level > 0:     # (SGD.cpp:230-237)
+            log("\"distributedMBReading\" is not explicitly specified, defaulting to 'true'.")
         for name, node in zip(eval_names, evals):
             log(f"Evaluation criterion: {name} = {network.library.operation_of(node)}")
         log()
@@ -255,6 +259,9 @@ class _Runner:
         else:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")
         log()
+        dp_bits = data_parallel_bits(sgd, parallel.size)
+        if dp_bits is not None and cmd.trace_level > 0:                # (SGD.cpp:398-402)
+            log.raw(data_parallel_init_line(per_epoch(dp_bits, start)))
 
         checkpoint = None
         if resume_from is not None:    # the model file holds the pre-computed values
@@ -282,7 +289,8 @@ class _Runner:
                                 validate=validate,
                                 batch_norms=[n for n in topological_nodes([criterion])
                                              if n.spec.name == "cntk_batch_normalization"],
-                                criterion=criterion, clock=clock)
+                                criterion=criterion, clock=clock,
+                                data_parallel=(dp_bits, reading))
         if adjust is not None:
             info = (checkpoint or {}).get("auto_adjust")
             try:

@@ -29,7 +29,8 @@ from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
 __all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample",
-           "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock", "gradient_bits"]
+           "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock", "gradient_bits",
+           "data_parallel_bits", "distributed_reading"]
 
 #: SGD keys the front end reads into :class:`SGDConfig` fields.
 _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
@@ -381,6 +382,15 @@ def gradient_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
         >>> gradient_bits(sgd_config(rec), 2)
         [32, 1]
     """
+    bits = data_parallel_bits(sgd, workers)
+    return None if bits is None or all(b == 32 for b in bits) else bits
+
+
+def data_parallel_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
+    """Each epoch's ``gradientBits`` (32 where unset: full precision) of a DataParallelSGD
+    ``ParallelTrain`` block on ``workers`` workers, checked; None where the job has one worker
+    or another method (cntk.exe's ``InitDistGradAgg`` and its log lines, SGD.cpp:398-402,
+    :524-529, :1084, run only for DataParallelSGD)."""
     block = _extra(sgd, "ParallelTrain", None)
     if workers <= 1 or not isinstance(block, ConfigRecord) or \
             str(block.get_str("parallelizationMethod", "None")).strip().lower() != \
@@ -388,7 +398,7 @@ def gradient_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
         return None
     inner = block.get("DataParallelSGD")
     if not isinstance(inner, ConfigRecord):
-        return None
+        return [32]
     where = _where(inner, "gradientBits")
     bits = [int(b) for b in inner.get_ints("gradientBits", [32])]
     for b in bits:
@@ -400,17 +410,51 @@ def gradient_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
             raise ConfigError(f"ParallelTrain.DataParallelSGD: gradientBits = {b} is not "
                               "supported: Stadyn quantizes gradients to 1, 2, 4, 8 or 16 bits "
                               "(or sums them in full precision: 32)", *where)
-    if all(b == 32 for b in bits):
-        return None
-    for key, default in (("useZeroThresholdFor1BitQuantization", True),
-                         ("useBufferedAsyncGradientAggregation", False)):
-        if key.startswith("useZero") and 1 not in bits:
-            continue                # (the threshold is 1-bit quantization's)
-        if bool(inner.get_bool(key, default)) != default:
-            raise ConfigError(f"ParallelTrain.DataParallelSGD: {key} = {not default} is not "
-                              f"supported (Stadyn's quantized all-reduce is cntk.exe's with "
-                              f"{key} = {str(default).lower()})", *_where(inner, key))
+    if bool(inner.get_bool("useBufferedAsyncGradientAggregation", False)):
+        # cntk.exe runs it, at 32 bits too (SGD.cpp:2292-2294, SimpleDistGradAggregator.h:47-
+        # 110): each minibatch's gradients are swapped with the buffered ones of the minibatch
+        # before and summed on another thread, so every update applies the sum of the
+        # minibatch before (the first applies none), its criterion counts too
+        raise ConfigError("ParallelTrain.DataParallelSGD: useBufferedAsyncGradientAggregation "
+                          "= True is not supported (cntk.exe's updates then apply the "
+                          "gradients of the minibatch before; Stadyn's DataParallelSGD sums "
+                          "each minibatch's own: set it to false)",
+                          *_where(inner, "useBufferedAsyncGradientAggregation"))
+    if 1 in bits and not bool(inner.get_bool("useZeroThresholdFor1BitQuantization", True)):
+        key = "useZeroThresholdFor1BitQuantization"
+        raise ConfigError(f"ParallelTrain.DataParallelSGD: {key} = False is not supported "
+                          f"(Stadyn's quantized all-reduce is cntk.exe's with {key} = true)",
+                          *_where(inner, key))
     return bits
+
+
+#: ``readerType`` values that are cntk.exe's legacy readers (a DataReader of their own, not
+#: ReaderShim: ``IsLegacyReader``, Source/Common/Include/DataReader.h:245 against
+#: Source/Readers/ReaderLib/ReaderShim.h:86), and of those the ones that can read a worker's
+#: share themselves (``SupportsDistributedMBRead``: HTKMLFReader.h, UCIFastReader.h,
+#: LibSVMBinaryReader.h)
+_LEGACY_READERS = {"htkmlfreader", "ucifastreader", "libsvmbinaryreader", "lmsequencereader",
+                   "lusequencereader", "dssmreader", "sparsepcreader", "kaldi2reader",
+                   "binaryreader"}
+_LEGACY_DISTRIBUTED = {"htkmlfreader", "ucifastreader", "libsvmbinaryreader"}
+
+
+def distributed_reading(sgd: SGDConfig, reader_type: str | None) -> tuple[bool, bool]:
+    """cntk.exe's ``(distributed reading, defaulted)`` of a ``ParallelTrain`` block: the
+    block's ``distributedMBReading`` (SGD.cpp:3153-3154), where unset true for a reader that
+    is not a legacy one, with the line "not explicitly specified, defaulting to 'true'"
+    (SGD.cpp:230-237); a legacy reader reads a worker's share only where it can
+    (SGD.cpp:1041-1043)."""
+    block = _extra(sgd, "ParallelTrain", None)
+    if not isinstance(block, ConfigRecord):
+        return False, False
+    kind = str(reader_type or "").strip().lower()
+    explicit = block.get("distributedMBReading")
+    legacy = kind in _LEGACY_READERS
+    if explicit is None:
+        return not legacy, not legacy
+    wanted = bool(block.get_bool("distributedMBReading", False))
+    return wanted and (not legacy or kind in _LEGACY_DISTRIBUTED), False
 
 
 def block_momentum(sgd: SGDConfig, record: ConfigRecord | None, workers: int) -> dict | None:

@@ -36,7 +36,8 @@ from ..train import TrainingCallback
 from ._accumulators import counted_once, logged_so_far
 from ._autoadjust import AutoAdjust, LRState, after_epoch
 from ._blocks import SGDConfig, per_epoch
-from ._cntk_log import CNTKLog, epoch_line, minibatch_line
+from ._cntk_log import (CNTKLog, data_parallel_init_line, epoch_line, minibatch_line,
+                        minibatch_loop_line)
 from ._model_files import epoch_model, roll_back, save_epoch, save_model
 from ._sgd import EpochClock, cntk_learning_rate, effective_minibatch_size, momenta_per_sample
 
@@ -138,8 +139,13 @@ class CNTKProgress(TrainingCallback):
                  epoch_callback: Callable[[str, int], None] | None = None, *,
                  validate: Callable[[int], dict[str, float]] | None = None,
                  batch_norms: Sequence[Any] = (), criterion: Any = None,
-                 clock: EpochClock | None = None):
+                 clock: EpochClock | None = None,
+                 data_parallel: tuple[list[int] | None, bool] = (None, False)):
         self.setting, self.log, self.library = setting, log, library
+        # DataParallelSGD's gradientBits per epoch (None without it) and whether each worker
+        # reads its share (cntk.exe's log lines: _sgd.data_parallel_bits, distributed_reading)
+        self.dp_bits, self.dp_reading = data_parallel
+        self.dp_bits_now: int | None = None       # the bits of the epoch before (logged)
         self.clock = clock        # the learners' momenta follow it (make_learners)
         # the criterion node, whose Dropout nodes are seeded per epoch (SetIRngUserSeed)
         self.criterion = criterion
@@ -162,6 +168,14 @@ class CNTKProgress(TrainingCallback):
     def on_epoch_begin(self, trainer, epoch: int) -> None:
         setting, sgd, log = self.setting, self.setting.sgd, self.log
         self.begin = time.perf_counter()
+        if self.dp_bits is not None:
+            # SGD.cpp:524-529: set up again (with its line) where an epoch's bits change; the
+            # first epoch's was set up before the pre-computation (the runner's line)
+            bits = per_epoch(self.dp_bits, epoch)
+            if self.dp_bits_now is not None and bits != self.dp_bits_now and \
+                    setting.trace_level > 0:
+                log.raw(data_parallel_init_line(bits))
+            self.dp_bits_now = bits
         # (CNTK's size_t arithmetic wraps: so does this, where torch takes 64 bits.)
         torch.manual_seed((setting.seed_offset * sgd.max_epochs + epoch) % 2 ** 64)
         if self.criterion is not None:
@@ -212,7 +226,9 @@ class CNTKProgress(TrainingCallback):
                 f"momentum = {m ** effective_minibatch_size(sgd, epoch):f}  momentum as time "
                 f"constant = {tc:.1f} samples")
             log.raw()
-            log("Starting minibatch loop.")
+            log(minibatch_loop_line(None if self.dp_bits is None else (
+                self.parallel.rank, self.parallel.size, per_epoch(self.dp_bits, epoch)),
+                self.dp_reading and self.parallel.size > 1))
         self.totals = [[0.0, 0] for _ in setting.names]
         self.logged = [[0.0, 0] for _ in setting.names]
         self.mbs = self.mbs_logged = 0

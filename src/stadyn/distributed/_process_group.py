@@ -97,9 +97,10 @@ def init(backend: str | None = None, timeout: float | datetime.timedelta | None 
 def _rendezvous(world: int) -> tuple[str, str]:
     """Where the workers meet: ``(init_method, a description for errors)``.  ``MASTER_ADDR``
     and ``MASTER_PORT`` when they are set (torchrun, Stadyn's launcher, or given to
-    ``mpiexec -x``); under OpenMPI's ``mpiexec`` without them, a file in the job's session
-    folder (every worker on this machine: OpenMPI's ``OMPI_COMM_WORLD_LOCAL_SIZE`` is the
-    world size)."""
+    ``mpiexec -x``); under OpenMPI's ``mpiexec`` without them, a file in the launch's session
+    folder (:func:`_session_folder`), else one in the temporary folder named after the job and
+    the launch (:func:`_launch_tag`); every worker on this machine (OpenMPI's
+    ``OMPI_COMM_WORLD_LOCAL_SIZE`` is the world size)."""
     addr, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
     if addr and port:
         if _env_int("RANK") is None:
@@ -114,17 +115,17 @@ def _rendezvous(world: int) -> tuple[str, str]:
                 "MASTER_ADDR (the host of rank 0) and MASTER_PORT (a free port) for every "
                 "worker (mpiexec -x MASTER_ADDR=host0 -x MASTER_PORT=29500 ...)")
         job = os.environ.get("OMPI_MCA_ess_base_jobid") or os.environ.get("PMIX_NAMESPACE")
-        folder = os.environ.get("OMPI_MCA_orte_jobfam_session_dir") or tempfile.gettempdir()
-        if not job or not os.path.isdir(folder):
+        folder = _session_folder()
+        tag = "" if folder else _launch_tag()
+        if not job or not (folder or tag):
             raise DistributedError(
-                f"mpiexec started {world} workers but gave no job id or session folder "
-                "(OMPI_MCA_ess_base_jobid, OMPI_MCA_orte_jobfam_session_dir): set MASTER_ADDR "
-                "and MASTER_PORT for every worker (mpiexec -x MASTER_ADDR=127.0.0.1 -x "
-                f"MASTER_PORT=29500 ...), or {_LAUNCH_HINT}")
-        name = f"stadyn-rendezvous-{job}"
-        if not os.environ.get("OMPI_MCA_orte_jobfam_session_dir"):
-            name += _launch_tag()
-        path = os.path.join(folder, name)
+                f"mpiexec started {world} workers but gave no job id or no folder of this "
+                "launch's own (OMPI_MCA_ess_base_jobid or PMIX_NAMESPACE; "
+                "OMPI_MCA_orte_jobfam_session_dir, PMIX_SERVER_TMPDIR or PMIX_SERVER_URI*): "
+                "set MASTER_ADDR and MASTER_PORT for every worker (mpiexec -x "
+                f"MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29500 ...), or {_LAUNCH_HINT}")
+        path = os.path.join(folder or tempfile.gettempdir(),
+                            f"stadyn-rendezvous-{_file_name(job)}{tag}")
         return "file://" + path, f"{path} (mpiexec's job {job})"
     missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT")
                if not os.environ.get(name)]
@@ -132,13 +133,46 @@ def _rendezvous(world: int) -> tuple[str, str]:
                            f"{'is' if len(missing) == 1 else 'are'} not set: {_LAUNCH_HINT}")
 
 
+def _session_folder() -> str | None:
+    """The folder OpenMPI's launcher made for this launch and removes at its end, shared by the
+    workers of a machine; None where it names none.
+
+    OpenMPI up to 4 (ORTE) sets ``OMPI_MCA_orte_jobfam_session_dir``
+    (``/tmp/ompi.HOST.UID/pid.MPIEXEC_PID``, as OpenMPI 4.1.4's ``mpiexec`` sets it).  OpenMPI 5
+    (PRRTE 3.0) sets no ``OMPI_MCA_orte_*``: its PMIx server is given PRRTE's session folder of
+    the launch (``TMPDIR/prte.HOST.PID``; PRRTE v3.0.14 src/prted/pmix/pmix_server.c:716,
+    src/util/session_dir.c:106-140) and passes it to each worker as ``PMIX_SERVER_TMPDIR``
+    (OpenPMIx v5.0.11 src/mca/ptl/base/ptl_base_fns.c:229).  That variable names the shared
+    temporary folder itself where a PMIx server was given none (then it equals
+    ``PMIX_SYSTEM_TMPDIR``): not the launch's own, so not used."""
+    orte = os.environ.get("OMPI_MCA_orte_jobfam_session_dir")
+    if orte and os.path.isdir(orte):
+        return orte
+    server = os.environ.get("PMIX_SERVER_TMPDIR")
+    if not server or not os.path.isdir(server):
+        return None
+    shared = {os.path.realpath(tempfile.gettempdir())}
+    if os.environ.get("PMIX_SYSTEM_TMPDIR"):
+        shared.add(os.path.realpath(os.environ["PMIX_SYSTEM_TMPDIR"]))
+    return None if os.path.realpath(server) in shared else server
+
+
+def _file_name(job: str) -> str:
+    """The job id as part of a file name (OpenMPI 5's PMIx namespace, ``prterun-HOST-PID@1``,
+    holds characters a file name should not)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in job)
+
+
 def _launch_tag() -> str:
     """``-<tag>`` naming this ``mpiexec`` launch, for the rendezvous file in the shared temporary
-    folder (OpenMPI 5 names no session folder): the PMIx server's addresses, which every worker
-    of a machine shares and a new launch changes (a port of its own), so that a file a crashed
-    job of the same job id left there is never joined (torch's file store would hang on it);
-    empty where mpiexec gives none."""
+    folder (where OpenMPI names no session folder of the launch): the PMIx server's addresses
+    (``PMIX_SERVER_URI*``), else the address of ``mpiexec`` itself (ORTE's
+    ``OMPI_MCA_orte_hnp_uri``), which every worker of a machine shares and a new launch
+    changes (a port of its own), so that a file a crashed job of the same job id left there is
+    never joined (torch's file store would hang on it); empty where mpiexec gives neither."""
     uris = sorted(v for k, v in os.environ.items() if k.startswith("PMIX_SERVER_URI"))
+    if not uris and os.environ.get("OMPI_MCA_orte_hnp_uri"):
+        uris = [os.environ["OMPI_MCA_orte_hnp_uri"]]
     return "-" + hashlib.sha1("\n".join(uris).encode()).hexdigest()[:12] if uris else ""
 
 
