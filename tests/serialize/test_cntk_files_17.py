@@ -1,0 +1,68 @@
+"""CNTK 2.7 model files Stadyn read otherwise than CNTK 2.7 does (cntkfiles17).
+
+``tests/fixtures/cntk_files_17/`` holds the files and what CNTK 2.7 does with them
+(``cntk_files_17.json``), written by the real CNTK 2.7 with ``make_models.py`` there (its
+docstring gives the command); the grouped convolution's v1 file is ``cntk_files_16``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+from stadyn.serialize import load_cntk
+from stadyn.serialize._legacy_import import ModelRefusedAtRunError
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_files_17")
+with open(os.path.join(FIXTURES, "cntk_files_17.json")) as _f:
+    CNTK = json.load(_f)
+
+
+def _words(error: str) -> tuple[type, str]:
+    kind, words = error.split(": ", 1)
+    return {"RuntimeError": RuntimeError, "ValueError": ValueError}[kind], words
+
+
+def test_a_gather_file_of_a_batched_table_loads_and_is_refused_at_every_run():
+    # CNTK 2.7 loads gather(r, i) of a batched table r (5, 3) and batched indices (2,): its
+    # arguments r, i, its output (2, 3); each eval raises its validation's RuntimeError.
+    # Before, Stadyn's load_model refused the file ("cannot be mapped")
+    want = CNTK["gather_batched"]
+    m = C.load_model(os.path.join(FIXTURES, "gather_batched.model"))
+    assert [a.name for a in m.arguments] == want["arguments"]
+    assert list(m.outputs[0].shape) == want["output_shape"]
+    feed = {a: (np.arange(30, dtype=np.float32).reshape(2, 5, 3) if a.name == "r"
+                else np.array([[0, 4], [1, 2]], np.float32)) for a in m.arguments}
+    for error in want["errors"]:
+        kind, words = _words(error)
+        with pytest.raises(kind, match="^" + re.escape(words)):
+            m.eval(feed)
+
+
+def test_load_cntk_refuses_the_batched_gather_file_in_cntks_words():
+    # (a Network has no run of CNTK's to raise in: refused when loaded, as before)
+    with pytest.raises(ModelRefusedAtRunError, match=re.escape(
+            "Gather operation's right operand doesn't expect to have dynamic axis")):
+        load_cntk(os.path.join(FIXTURES, "gather_batched.model"))
+
+
+def test_a_grouped_convolution_v1_file_loads_and_is_refused_when_run_as_cntk():
+    # cntk_files_16/cntk_group.dnn: CNTK 2.7's v1 file of convolution(W (4, 1, 3, 3), x
+    # (2, 4, 4), groups=2), whose v1 node keeps no groups. CNTK 2.7 loads it -- the channel
+    # axis windowed as a spatial one, (2 - 1 + 1) windows of 4 maps: output (8, 4, 4) -- and
+    # its CPU engine refuses it at eval (ConvolutionEngine.cpp:921). Before, Stadyn's
+    # load_model refused the file ("Invalid channel dimensions")
+    want = CNTK["group"]
+    m = C.load_model(os.path.join(FIXTURES, "..", "cntk_files_16", "cntk_group.dnn"))
+    assert [[a.name, list(a.shape)] for a in m.arguments] == want["arguments"]
+    assert list(m.outputs[0].shape) == want["output_shape"]
+    x = np.random.RandomState(16).randn(2, 2, 4, 4).astype(np.float32)
+    kind, words = _words(want["error"])
+    for _ in range(2):      # (CNTK 2.7's process dies at its second eval; Stadyn raises again)
+        with pytest.raises(kind, match="^" + re.escape(words)):
+            m.eval({m.arguments[0]: x})
