@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 
 from ...graph import Variable
 from ._graph_blocks import (block_of_outputs, combined_inside, inner_placeholders, seen_inside,
-                            show_combined, typed_placeholder)
+                            show_combined, shown_block_order, typed_placeholder)
 from ._graph_records import (BATCH, BLOCKS, COMPOSITE_NAMES, FUNCTION_NAMES, INFERRED_SHAPES,
                              INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
@@ -70,7 +70,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
            "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",
            "mark_view", "is_view", "show_combined", "inner_placeholders", "seen_inside",
-           "typed_placeholder", "passed_on_value"]
+           "typed_placeholder", "passed_on_value", "shown_block_order"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------
