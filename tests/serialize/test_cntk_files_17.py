@@ -116,3 +116,53 @@ def test_a_users_gatherop_block_of_three_arguments_shows_two_as_cntk():
     want = CNTK["user_gatherop3"]
     f = C.load_model(os.path.join(FIXTURES, "user_gatherop3.model"))
     assert _shown(f) == {k: want[k] for k in ("inputs", "arguments", "mapping")}
+
+
+def _scatter_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "cntk_files_17_make_scatter", os.path.join(FIXTURES, "make_scatter.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _v1_nodes_but_uids(path):
+    """(type, payload, inputs as the types of the nodes giving them) of each node of a v1
+    file, sorted: the file but for its uids."""
+    from stadyn.serialize._cntk_v1_format import read_cntk_v1
+    net = read_cntk_v1(path).networks["main"]
+    kinds = {o: f.type for f in net.functions for o in f.outputs}
+    kinds.update({n: v.kind for n, v in net.variables.items()})
+    return sorted((f.type, sorted((k, str(v)) for k, v in f.attrs.items()
+                                  if k != "dynamic_axis_name"),
+                   tuple(kinds.get(i, "?") for i in f.inputs)) for f in net.functions)
+
+
+def test_cntks_v1_file_of_a_sequence_scatter_loads_to_cntks_outputs():
+    # cntk_scatter.dnn: CNTK 2.7's v1 file of sequence.scatter(sequence.gather(x, c), c), its
+    # scatter a ScatterPacked(c, PackedIndex(c, Where(c)), y) (cntk.exe's ScatterPackedNode
+    # (layoutData, packedIndex, sourceData), ReshapingNodes.h:1536). Before, Stadyn refused it
+    # ("CNTK v1 functions no Stadyn op maps: Where ...; PackedIndex ...; ScatterPacked ...")
+    make = _scatter_module()
+    want = np.load(os.path.join(FIXTURES, "scatter.npz"))
+    got = make.run(C.load_model(os.path.join(FIXTURES, "cntk_scatter.dnn")))
+    for k, g in enumerate(got):
+        np.testing.assert_allclose(g, want[f"own/{k}"])
+
+
+def test_a_sequence_scatter_is_written_to_a_v1_file_as_cntk_writes_it(tmp_path):
+    # Stadyn's v1 file of the same model: CNTK's nodes but for the uids (its ScatterPacked's
+    # inputs the v2 function's reversed, PrimitiveFunction.h:154), the committed
+    # stadyn_scatter.dnn, from which CNTK 2.7 computed scatter.npz's read/<k>; Stadyn loads it
+    # back to those. Before, Stadyn refused to write it ("no CNTK v1 form for ScatterPacked")
+    make = _scatter_module()
+    path = str(tmp_path / "scatter.dnn")
+    C.debugging.save_as_legacy_model(make.build(C), path)
+    assert _v1_nodes_but_uids(path) == \
+        _v1_nodes_but_uids(os.path.join(FIXTURES, "cntk_scatter.dnn"))
+    with open(path, "rb") as f, open(os.path.join(FIXTURES, "stadyn_scatter.dnn"), "rb") as g:
+        assert f.read() == g.read()
+    want = np.load(os.path.join(FIXTURES, "scatter.npz"))
+    for k, g in enumerate(make.run(C.load_model(path))):
+        np.testing.assert_allclose(g, want[f"read/{k}"])
