@@ -166,3 +166,33 @@ def test_a_sequence_scatter_is_written_to_a_v1_file_as_cntk_writes_it(tmp_path):
     want = np.load(os.path.join(FIXTURES, "scatter.npz"))
     for k, g in enumerate(make.run(C.load_model(path))):
         np.testing.assert_allclose(g, want[f"read/{k}"])
+
+
+def _two_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "cntk_files_17_make_two_outputs", os.path.join(FIXTURES, "make_two_outputs.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_block_of_two_outputs_is_saved_as_cntks_block_and_loads_as_it(tmp_path):
+    # as_block over a Combine of two outputs: CNTK 2.7 writes the block Two, its root a Combine
+    # inside it, its two outputs the file's (cntk_two.model); Stadyn's file is now that block
+    # (the committed stadyn_two.model, which CNTK 2.7 loads as the block: two.json), and both
+    # files load in Stadyn as CNTK 2.7 shows them. Before, Stadyn wrote a block of the first
+    # output and a NoOp of the second under a Combine, loaded so (["Combine", False,
+    # ["Two", "NoOp"]])
+    make = _two_module()
+    with open(os.path.join(FIXTURES, "two.json")) as f:
+        want = json.load(f)
+    path = str(tmp_path / "two.model")
+    make.build(C).save(path)
+    with open(path, "rb") as f, open(os.path.join(FIXTURES, "stadyn_two.model"), "rb") as g:
+        assert f.read() == g.read()
+    assert want["stadyn"] == want["cntk"]           # (CNTK 2.7 reads Stadyn's file as its own)
+    for file in (path, os.path.join(FIXTURES, "cntk_two.model")):
+        got = make.shown(C.load_model(file))
+        assert got["root"] == want["cntk"]["root"]
+        np.testing.assert_allclose(got["values"], want["cntk"]["values"])

@@ -42,7 +42,7 @@ from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_graph import Block, CntkWriteUnsupported, auto_padding_form, find_blocks, \
-    fold_shapes, key, walk
+    fold_shapes, key, several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 from ._cntk_write_on_sequences import _SEQUENCE_AND_ONE, _SEQUENCE_ENDS, _SEQUENCE_OPS, \
     _gathers_steps, _on_sequences
@@ -497,11 +497,24 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             here.leaves.append(uid)
         return uid
 
+    members = several_outputs(blocks)
     for node in nodes:
         if id(node) in skipped:
             continue
         out = node.outputs[0]
         here = scope.get(key(node))
+        if id(out) in members:      # (a block of several outputs: written once, whole)
+            b = members[id(out)]
+            ready = all(id(o.parent.inputs[0]) in produced or
+                        id(o.parent.inputs[0]) in b.argument_ids for o in b.outputs)
+            if ready and id(out) not in produced:
+                outer = next((o for o in sorted(blocks.values(), key=lambda o: len(o.inside))
+                              if o is not b and key(node) in o.inside), None)
+                for o, uid in zip(b.outputs, write_block_of_outputs(w, b, read, outer)):
+                    produced[id(o)] = (uid, outer)
+                    if shapes is not None:
+                        shapes[uid] = tuple(o.shape[w.lead(o):])
+            continue
         src = w.fused.get(id(node), node)         # (a crop's deconvolution: written as one)
         ins, attrs = src.spec.split_arguments(src.args, src.kwargs)
         ins = [i for i in ins if i is not None and id(i) not in lengths]

@@ -243,6 +243,10 @@ def _block_of(v) -> "tuple | None":
     options = block.options
     if not options and block.op_name == "Dense":
         options = _loaded_dense_options(v, block)
+    outputs = G.outputs_of(v)
+    if len(outputs) > 1 and G.combined_inside(v) is not None:
+        # (a block of several outputs, each an identity of what its inside's Combine reads)
+        return (block.op_name, block.name, block.arguments, options, outputs)
     return (block.op_name, block.name, block.arguments, options)
 
 
