@@ -196,3 +196,56 @@ def test_a_block_of_two_outputs_is_saved_as_cntks_block_and_loads_as_it(tmp_path
         got = make.shown(C.load_model(file))
         assert got["root"] == want["cntk"]["root"]
         np.testing.assert_allclose(got["values"], want["cntk"]["values"])
+
+
+def _recurrence_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "cntk_files_17_make_recurrence", os.path.join(FIXTURES, "make_recurrence.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _save(C, z, path):
+    if path.endswith(".dnn"):
+        C.debugging.save_as_legacy_model(z, path)
+    else:
+        z.save(path)
+
+
+@pytest.mark.parametrize("fmt", ["model", "dnn"])
+@pytest.mark.parametrize("kind", ["rnn", "user"])
+def test_a_recurrence_of_an_rnnstep_or_a_step_function_is_written_for_cntk(kind, fmt, tmp_path):
+    # Recurrence(RNNStep(4)) and Recurrence of @C.Function step(h, x) = tanh(h + x): CNTK 2.7
+    # saves both (v2 and v1); Stadyn's files are the committed stadyn_<kind>.<fmt>, which CNTK
+    # 2.7 loads and evaluates to its own model's numbers (recurrence.npz), and Stadyn loads
+    # back to them. Before, Stadyn wrote neither ("no CNTK v2 form for recurrence": Function.save
+    # fell back to Stadyn's own format, save_as_legacy_model refused)
+    import warnings
+    make = _recurrence_module()
+    want = np.load(os.path.join(FIXTURES, "recurrence.npz"))
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    path = str(tmp_path / f"{kind}.{fmt}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        _save(C, z, path)
+    with open(path, "rb") as f, open(os.path.join(FIXTURES, f"stadyn_{kind}.{fmt}"),
+                                     "rb") as g:
+        assert f.read() == g.read()
+    for k in range(2):          # CNTK 2.7's numbers from Stadyn's file: its model's own
+        np.testing.assert_allclose(want[f"{kind}/{fmt}/{k}"], want[f"{kind}/{k}"], rtol=1e-5,
+                                   atol=1e-6)
+    for k, got in enumerate(make.run(C.load_model(path))):
+        np.testing.assert_allclose(got, want[f"{kind}/{k}"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", ["model", "dnn"])
+@pytest.mark.parametrize("kind", ["rnn", "user"])
+def test_cntks_file_of_a_recurrence_of_an_rnnstep_or_a_step_function_loads(kind, fmt):
+    make = _recurrence_module()
+    want = np.load(os.path.join(FIXTURES, "recurrence.npz"))
+    got = make.run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.{fmt}")))
+    for k, g in enumerate(got):
+        np.testing.assert_allclose(g, want[f"{kind}/{k}"], rtol=1e-5, atol=1e-6)
