@@ -1,11 +1,15 @@
-"""CNTK's gather of a sequence's steps in a v1 file, read as one function.
+"""CNTK's gather and scatter of a sequence's steps in a v1 file, each read as one function.
 
 CNTK 2's v1 writer inlines the blocks ``sequence.first``, ``last``, ``slice`` and ``gather``
 build: the steps of ``x`` where a condition ``c`` (one number per step) is nonzero are three
 nodes, ``GatherPacked(PackedIndex(x, Where(c)), x)`` (``Where``'s payload the name of the axis
 it makes: ``__noSequenceAxis`` where each sequence keeps one step).  The v1 reader gives them to
 the importer as one ``GatherPacked`` of ``(x, c)`` with that name (``dynamic_axis_name``), as
-the v2 reader gives a ``Sequence::Gather`` block with its body.
+the v2 reader gives a ``Sequence::Gather`` block with its body.  Likewise ``sequence.scatter``'s
+``ScatterPacked(c, PackedIndex(c, Where(c)), y)`` (cntk.exe's ``ScatterPackedNode(layoutData,
+packedIndex, sourceData)``, ``Source/ComputationNetworkLib/ReshapingNodes.h:1536``; CNTK 2's v2
+``ScatterPacked(y, index, c)`` reversed, ``PrimitiveFunction.h:154``) is one ``ScatterPacked``
+of ``(y, c)``.
 
 Example:
     >>> from stadyn.serialize import LegacyFunction
@@ -14,6 +18,11 @@ Example:
     ...       LegacyFunction("g", "GatherPacked", ("i", "x"), ("g",))]
     >>> [(f.type, f.inputs, f.attrs) for f in fold_step_gathers(fs)]
     [('GatherPacked', ('x', 'c'), {'dynamic_axis_name': 'a'})]
+    >>> fs = [LegacyFunction("w", "Where", ("c",), ("w",), {"dynamic_axis_name": "a"}),
+    ...       LegacyFunction("i", "PackedIndex", ("c", "w"), ("i",)),
+    ...       LegacyFunction("s", "ScatterPacked", ("c", "i", "y"), ("s",))]
+    >>> [(f.type, f.inputs) for f in fold_step_gathers(fs)]
+    [('ScatterPacked', ('y', 'c'))]
 """
 
 from __future__ import annotations
@@ -28,22 +37,29 @@ __all__ = ["fold_step_gathers"]
 
 def fold_step_gathers(functions: list[LegacyFunction]) -> list[LegacyFunction]:
     """``functions`` with each ``GatherPacked(PackedIndex(x, Where(c)), x)`` whose index and
-    positions nothing else reads made one ``GatherPacked`` of ``(x, c)``; the rest as given."""
+    positions nothing else reads made one ``GatherPacked`` of ``(x, c)``, and each
+    ``ScatterPacked(c, PackedIndex(c, Where(c)), y)`` so one ``ScatterPacked`` of ``(y, c)``;
+    the rest as given."""
     by_output = {o: f for f in functions for o in f.outputs}
     readers = Counter(i for f in functions for i in f.inputs)
     folded: dict[str, LegacyFunction] = {}
     gone: set[str] = set()
     for f in functions:
-        if f.type != "GatherPacked" or len(f.inputs) != 2:
+        if (f.type, len(f.inputs)) == ("GatherPacked", 2):
+            at, layout, data = 0, f.inputs[1], f.inputs[1]         # (index, x)
+        elif (f.type, len(f.inputs)) == ("ScatterPacked", 3):
+            at, layout, data = 1, f.inputs[0], f.inputs[2]         # (c, index, y)
+        else:
             continue
-        index = by_output.get(f.inputs[0])
+        index = by_output.get(f.inputs[at])
         if index is None or index.type != "PackedIndex" or len(index.inputs) != 2 or \
-                index.inputs[0] != f.inputs[1] or readers[f.inputs[0]] != 1:
+                index.inputs[0] != layout or readers[f.inputs[at]] != 1:
             continue
         where = by_output.get(index.inputs[1])
-        if where is None or where.type != "Where" or readers[index.inputs[1]] != 1:
+        if where is None or where.type != "Where" or readers[index.inputs[1]] != 1 or \
+                (f.type == "ScatterPacked" and where.inputs[0] != layout):
             continue
-        folded[f.name] = replace(f, inputs=(f.inputs[1], where.inputs[0]),
+        folded[f.name] = replace(f, inputs=(data, where.inputs[0]),
                                  attrs=dict(f.attrs, **where.attrs))
         gone.update((index.name, where.name))
     return [folded.get(f.name, f) for f in functions if f.name not in gone]

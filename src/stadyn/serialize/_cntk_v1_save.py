@@ -44,13 +44,14 @@ _PLAIN = {
     "SquaredError": "SquareError", "CrossEntropyWithSoftmax": "CrossEntropyWithSoftmax",
     "ClassificationError": "ClassificationError", "Logistic": "Logistic", "Clip": "Clip",
     "ReconcileDynamicAxis": "ReconcileDynamicAxis", "PackedIndex": "PackedIndex",
-    "GatherPacked": "GatherPacked",
+    "GatherPacked": "GatherPacked", "ScatterPacked": "ScatterPacked",
 }
 # (CNTK 2.7 writes Pow, ELU, Asinh and Atanh too, as Pow, ExponentialLinearUnit, Asinh, Atanh,
 # but its load_model refuses its own file: "Attempted to instantiate undefined operation Pow.")
 # the v1 node's inputs, by the v2 function's (GetPrimitiveFunctionInputsToCNTKNodeInputsIndexMap)
 _SWAPPED = {"CrossEntropyWithSoftmax": (1, 0), "ClassificationError": (1, 0, 2),
-            "Logistic": (1, 0, 2), "Clip": (1, 2, 0), "GatherPacked": (1, 0)}
+            "Logistic": (1, 0, 2), "Clip": (1, 2, 0), "GatherPacked": (1, 0),
+            "ScatterPacked": (2, 1, 0)}
 _POOL_KIND = {0: 1, 1: 2}           # v2 PoolingType Max, Average -> v1 PoolKind
 _CHW = 1                            # v1 ImageLayoutKind::CHW
 

@@ -41,8 +41,9 @@ from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
+from ._cntk_write_recurrence import recurrence_rule
 from ._cntk_write_graph import Block, CntkWriteUnsupported, auto_padding_form, find_blocks, \
-    fold_shapes, key, walk
+    fold_shapes, key, several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 from ._cntk_write_on_sequences import _SEQUENCE_AND_ONE, _SEQUENCE_ENDS, _SEQUENCE_OPS, \
     _gathers_steps, _on_sequences
@@ -340,6 +341,7 @@ _RULES.update(_USER_RULES)           # a Python user function (its module, class
 _DIFFERENT = {
     "log": "CNTK's Log gives -85.1 at 0, not -inf (stadyn.compat.cntk's log is CNTK's)",
 }
+_RULES["recurrence"] = recurrence_rule(_RULES, _DIFFERENT)    # (its step's ops by these)
 #: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops the caller
 #: shows as one op, whatever catalog ops compute them, written as that one op); the ops of
 #: :data:`WRITTEN_WHERE` are written only where their condition holds.
@@ -361,7 +363,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   batched_input: Callable[[Variable], bool] | None = None,
                   sparse_input: Callable[[Variable], bool] | None = None,
                   untyped_inputs: bool = False, shapes: "dict | None" = None,
-                  composite_name: str | None = None) -> bytes:
+                  composite_name: str | None = None,
+                  step_op_of: Callable[[Variable], str] | None = None) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -390,7 +393,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     the writer fills with the shape (NumPy order, no dynamic axes) of each value it writes
     for a Stadyn value, by its name in the file (``Times5_Output_0``); ``composite_name``:
     the name of the model itself (CNTK's composite, renamed by ``z.name = ...``; default: its
-    root function's).  Raises
+    root function's); ``step_op_of``: the op name of a recurrence's step (``RNNStep``).  Raises
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.graph_name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.graph_name or "")
@@ -425,6 +428,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                        if o is not None and o.sequence_lengths is not None)
     w = Writer(batched, name_of)
     w.sequences = sequences
+    w.cntk_op_of, w.step_op_of = cntk_op_of, step_op_of or (lambda v: "")
     w.sparse = {id(v) for v in inputs.values() if sparse_input is not None and sparse_input(v)}
     w.untyped = {id(v) for v in inputs.values()} if untyped_inputs else set()
     if sequence_axis_of is not None:
@@ -497,11 +501,24 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             here.leaves.append(uid)
         return uid
 
+    members = several_outputs(blocks)
     for node in nodes:
         if id(node) in skipped:
             continue
         out = node.outputs[0]
         here = scope.get(key(node))
+        if id(out) in members:      # (a block of several outputs: written once, whole)
+            b = members[id(out)]
+            ready = all(id(o.parent.inputs[0]) in produced or
+                        id(o.parent.inputs[0]) in b.argument_ids for o in b.outputs)
+            if ready and id(out) not in produced:
+                outer = next((o for o in sorted(blocks.values(), key=lambda o: len(o.inside))
+                              if o is not b and key(node) in o.inside), None)
+                for o, uid in zip(b.outputs, write_block_of_outputs(w, b, read, outer)):
+                    produced[id(o)] = (uid, outer)
+                    if shapes is not None:
+                        shapes[uid] = tuple(o.shape[w.lead(o):])
+            continue
         src = w.fused.get(id(node), node)         # (a crop's deconvolution: written as one)
         ins, attrs = src.spec.split_arguments(src.args, src.kwargs)
         ins = [i for i in ins if i is not None and id(i) not in lengths]

@@ -373,15 +373,18 @@ class Block:
     arguments and options, the nodes inside it and the block it sits in."""
 
     def __init__(self, out: Variable, op_name: str, name: str, arguments: Sequence[Variable],
-                 options: "dict | None" = None):
+                 options: "dict | None" = None, outputs: "Sequence[Variable] | None" = None):
         self.out, self.op_name, self.name = out, op_name, name
         # (what the caller says of the layer that its graph does not show: a Dense's
         # inferInputRankToMap)
         self.options = dict(options or {})
+        # (a block of several outputs, ``as_block`` over a Combine: each output an identity of
+        # the inner value CNTK's Combine inside the block reads)
+        self.outputs = list(outputs) if outputs else [out]
         self.arguments = [a for a in arguments if isinstance(a, Variable)]
         self.argument_ids = {id(a) for a in self.arguments}
         self.inside: set[int] = set()             # ids of the FunctionNodes inside
-        stack = [out.parent]
+        stack = [o.parent for o in self.outputs]
         while stack:
             node = stack.pop()
             if id(node) in self.inside:
@@ -391,6 +394,23 @@ class Block:
                          if i.parent is not None and id(i) not in self.argument_ids)
         self.placeholders: dict[int, str] = {}    # id(argument) -> its placeholder's uid
         self.leaves: list[str] = []               # the uids of the leaves read inside
+
+
+def several_outputs(blocks: dict) -> "dict[int, Block]":
+    """The blocks of several outputs by the id of each of their outputs."""
+    return {id(o): b for b in blocks.values() if len(b.outputs) > 1 for o in b.outputs}
+
+
+def write_block_of_outputs(w, block: Block, read, outer: "Block | None") -> list[str]:
+    """Write ``block``, of several outputs, once the values inside it are: CNTK 2.7's block
+    whose root is a ``Combine`` of the inner values (``read(value, scope, op)``: a value's
+    uid), applied to its arguments read in ``outer``; returns its outputs' uids
+    (``<block uid>_Output_<k>``)."""
+    inner = [read(o.parent.inputs[0], block, block.op_name) for o in block.outputs]
+    root = w.function("Combine", inner) + "_Output_0"
+    made = w.block(block, root, [read(a, outer, block.op_name) for a in block.arguments])
+    made = made.rpartition("_Output_")[0]
+    return [f"{made}_Output_{k}" for k in range(len(block.outputs))]
 
 
 def find_blocks(nodes, block_of) -> "tuple[dict[int, Block], dict[int, Block | None]]":

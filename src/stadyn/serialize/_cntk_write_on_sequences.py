@@ -21,6 +21,7 @@ _SEQUENCE_OPS = frozenset((
     "sub2", "mul2", "add_scalar", "mul_scalar", "r_sub_scalar", "affine", "softmax", "dropout",
     "identity", "concatenate",
     "stop_gradient", "past_value", "future_value", "cntk_lstm_sequence", "cntk_gru_sequence",
+    "recurrence",
     "cntk:Floor", "cntk:Log", "cntk:Negate", "cntk:StopGradient", "cntk:Reciprocal",
     "cntk:ElementDivide", "cntk:NoOp", "cntk:CrossEntropyWithSoftmax",
     "cntk:ClassificationError", "cntk:Greater", "cntk:Less", "cntk:GreaterEqual",

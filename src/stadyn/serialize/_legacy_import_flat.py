@@ -178,7 +178,9 @@ class FlatBuilding:
 # CNTK holds these ops' two operands the other way round from Python's (``gather(reference,
 # indices)`` is stored ``Gather(indices, reference)``)
 _PYTHON_SWAPPED = frozenset({"Times", "TransposeTimes", "Gather"})
-# the blocks of one such op, shown in Python's operand order too
+# the blocks CNTK 2.7 shows with their two inputs swapped from their stored argument map: by
+# the block's op name, not the map (a user's as_block named "GatherOp" is shown so too:
+# tests/fixtures/cntk_files_17/user_gatherop.model), so the name is the rule
 _PYTHON_SWAPPED_BLOCKS = frozenset({"GatherOp"})
 
 
@@ -224,8 +226,9 @@ def shown_argument_order(fn: LegacyFunction) -> list[tuple[str, str]]:
     """A CNTK block's ``(placeholder, outer variable)`` pairs in the order CNTK 2.7 shows the
     block's inputs once loaded: the order of the block's stored argument map (what CNTK 2.7
     rebuilds the block from: ``binary_cross_entropy(o, t)`` keeps ``(o, t)``), but for a
-    ``GatherOp`` block, whose file stores ``(indices, reference)`` and whose inputs CNTK 2.7
-    shows in Python's operand order, ``(reference, indices)``.
+    block of op name ``GatherOp`` (``gather``'s, whose file stores ``(indices, reference)``,
+    or a user's so named), whose two inputs CNTK 2.7 shows swapped, ``(reference, indices)``
+    (its ``block_arguments_mapping`` keeps the stored order: the compat swaps them back).
 
         >>> from stadyn.serialize import LegacyFunction
         >>> f = LegacyFunction("b", "GatherOp", ("i", "x"), ("out",),

@@ -126,15 +126,7 @@ def blocks__root_function_asks_for_each_argument(C, r):
     return res
 
 
-_TWO_LOADED = ("a block of two outputs saved and loaded is in Stadyn a Combine over the block's "
-               "first output and a NoOp of its second (the CNTK model-file writer, "
-               "compat/cntk/_model_save.py, and reader, _model_load.py: CNTK 2.7 itself loads "
-               "Stadyn's file so), where CNTK 2.7's own file loads as the block; the values "
-               "are the same")
-
-
-@cntk_case(names=["cntk.as_block", "cntk.ops.as_block", "cntk.combine"],
-           known={"loaded root": _TWO_LOADED})
+@cntk_case(names=["cntk.as_block", "cntk.ops.as_block", "cntk.combine"])
 def blocks__as_block_of_two_outputs(C, r):
     r.touch("cntk.as_block", "cntk.combine", "cntk.Function.outputs", "cntk.Function.eval",
             "cntk.Function.block_root", "cntk.Function.block_arguments_mapping",

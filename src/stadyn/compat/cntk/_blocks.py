@@ -90,7 +90,7 @@ def as_block(composite, block_arguments_map, block_op_name: str,
         outs = [unwrap(o) for o in getattr(composite, "outputs", None) or [composite]]
         if pairs:
             outs = rebuild(outs, dict(pairs), "share")
-    arguments = tuple(a for _, a in pairs)
+    arguments = G.shown_block_order(block_op_name, tuple(a for _, a in pairs))
     if len(outs) > 1:       # (CNTK 2.7's block of as many outputs, its root a Combine)
         outs = G.block_of_outputs(tuple(outs), block_op_name, block_instance_name, arguments)
         block = Function(outs[0], list(outs))

@@ -256,8 +256,11 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         if not self.is_block:       # (CNTK 2.7's ValueError)
             raise ValueError(f"block_arguments_mapping: the Function {self.op_name} is not a "
                              "block")
-        return tuple((wrap_variable(p), wrap_variable(a)) for p, a in zip(
+        pairs = tuple((wrap_variable(p), wrap_variable(a)) for p, a in zip(
             G.inner_placeholders(self.variable), G.BLOCKS[self.variable].arguments))
+        # (a GatherOp block's arguments are kept in the order its inputs show, CNTK 2.7's
+        # by the block's op name, the map's two swapped: the map itself keeps its order)
+        return G.shown_block_order(G.BLOCKS[self.variable].op_name, pairs)
 
     @property
     def op_name(self) -> str:

@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 
 from ...graph import Variable
 from ._graph_blocks import (block_of_outputs, combined_inside, inner_placeholders, seen_inside,
-                            show_combined, typed_placeholder)
+                            show_combined, shown_block_order, typed_placeholder)
 from ._graph_records import (BATCH, BLOCKS, COMPOSITE_NAMES, FUNCTION_NAMES, INFERRED_SHAPES,
                              INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
@@ -42,7 +42,7 @@ from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, is_view, ma
                            note_step_op,
                            note_step_view, show_transposed,
                            past_value_view, read_by_past_value, shown_inputs,
-                           shown_step_output, step_output_of)
+                           shown_step_output, step_op_of, step_output_of)
 from ._shown_constants import gru_constant, with_stabilizer_constants
 from ._spliced import is_splice_leaf, mark_spliced, seen_through
 
@@ -70,7 +70,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
            "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",
            "mark_view", "is_view", "show_combined", "inner_placeholders", "seen_inside",
-           "typed_placeholder", "passed_on_value"]
+           "typed_placeholder", "passed_on_value", "shown_block_order", "step_op_of"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------

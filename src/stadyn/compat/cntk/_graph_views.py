@@ -35,7 +35,8 @@ __all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "wal
            "STEP_BLOCKS",
            "note_step_op", "note_step_view", "has_step_view", "past_value_view",
            "read_by_past_value",
-           "shown_step_output", "shown_inputs", "mark_view", "is_view", "step_output_of"]
+           "shown_step_output", "shown_inputs", "mark_view", "is_view", "step_output_of",
+           "step_op_of"]
 
 
 _PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
@@ -247,6 +248,14 @@ def note_step_op(out: Variable, op_name: str) -> None:
     """Record the CNTK op (``GRU``: the block of a layer given as the step) whose output the
     root of the recurrence ``out`` shows (:func:`shown_step_output`)."""
     keep_with(out, _STEP_OP, op_name)
+
+
+def step_op_of(out: Variable) -> str:
+    """The CNTK op of the step of the ``Recurrence`` whose output is ``out`` (``RNNStep``, or
+    the op making a step function's output), for the CNTK writers; '' for another value."""
+    if out.parent is None or out.parent.spec.name != "recurrence":
+        return ""
+    return _step_op(out, False)
 
 
 def _step_op(out: Variable, fold: bool) -> str:

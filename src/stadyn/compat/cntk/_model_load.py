@@ -161,7 +161,10 @@ def load_roots(model, format, types: "dict | None" = None,
                 v1_uids.update(uids, **{"": f"Combine{combine}"})
                 return combine + 2 - first          # its composite's number too
             G.take_uid_numbers(numbers)
-        network = serialize.load_cntk(legacy, defer_refusals=True) \
+        # (a function CNTK 2.7 loads but refuses when run: a stand-in refused at every run;
+        # an untyped file applied is refused as applied, the application's rebuild keeping no
+        # refusal of a run)
+        network = serialize.load_cntk(legacy, defer_refusals=not types) \
             if legacy.format.startswith("cntk") else \
             serialize.load(path)
     else:

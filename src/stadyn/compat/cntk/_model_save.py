@@ -175,7 +175,7 @@ def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) 
     return dict(input_names=names, name_of=lambda v: G.node_name(G.classify(v)),
                 leaf_name_of=G.name_of,
                 combine_name=combine.name if combine is not None else None,
-                block_of=_block_of, cntk_op_of=_cntk_op_of,
+                block_of=_block_of, cntk_op_of=_cntk_op_of, step_op_of=G.step_op_of,
                 leaf_order=list(G.walk_leaves(roots)), sequence_axis_of=_sequence_axis_name,
                 batched_input=G.BATCH, sparse_input=G.SPARSE.__contains__,
                 untyped_inputs=untyped,
@@ -243,6 +243,10 @@ def _block_of(v) -> "tuple | None":
     options = block.options
     if not options and block.op_name == "Dense":
         options = _loaded_dense_options(v, block)
+    outputs = G.outputs_of(v)
+    if len(outputs) > 1 and G.combined_inside(v) is not None:
+        # (a block of several outputs, each an identity of what its inside's Combine reads)
+        return (block.op_name, block.name, block.arguments, options, outputs)
     return (block.op_name, block.name, block.arguments, options)
 
 

@@ -222,13 +222,43 @@ def convolution_cntk(node):
         # a kernel without the output maps' axis (one map: CNTK 2.7's LocalResponseNormalization
         # block sums the squares over a window of channels so)
         weight = F.reshape(weight, (1,) + tuple(node.shape(0)))
+    windows = _channel_windows(node, kernel, shape[lead], groups)
 
     def apply(x, pad, stride, dilation, border):
+        if windows > 1:     # (the stand-in: the kernel over the first channels, repeated)
+            at = tuple(x.shape)
+            first = F.slice(x, (0,) * len(at), at[:lead] + (kernel[0],) + at[lead + 1:])
+            y = F.convolution(first, weight, None, base_axis=lead, pad=pad, stride=stride,
+                              dilation=dilation)
+            return F.concatenate(*([y] * windows), axis=lead)
         return F.convolution(x, weight, None, base_axis=lead, pad=pad, stride=stride,
                              dilation=dilation, group=groups)
-    return windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
-                    node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),
-                    node.attr("upperPad"), apply, 0.0)
+    y = windowed(node, node.var(1), shape, len(kernel) - 1, kernel[1:], node.attr("strides"),
+                 node.attr("dilation"), node.attr("autoPadding"), node.attr("lowerPad"),
+                 node.attr("upperPad"), apply, 0.0)
+    if windows > 1:
+        # CNTK's CPU engine (Source/Math/ConvolutionEngine.cpp:921, GetSizesAndStrides)
+        return node.refuse_when_run(y, "Mismatching outputShape and mapCount", RuntimeError)
+    return y
+
+
+def _channel_windows(node, kernel: tuple, channels: int, groups: int) -> int:
+    """How many windows CNTK 2.7's geometry puts along the channel axis of an ungrouped
+    ``Convolution`` whose kernel spans fewer channels than the input has (a grouped
+    convolution's v1 file: v1's ConvolutionNode keeps no groups): the channel axis is
+    windowed as a spatial one, unpadded, each window giving the kernel's maps, so CNTK 2.7
+    loads the file with ``maps * windows`` output channels and its CPU engine refuses it when
+    it runs; 1 where the kernel spans every channel (or the geometry is not that one)."""
+    if groups != 1 or kernel[0] >= channels:
+        return 1
+    stride = fill(node.attr("strides"), len(kernel), 1)[0]
+    auto = fill(node.attr("autoPadding"), len(kernel), False)[0]
+    lower = fill(node.attr("lowerPad"), len(kernel), 0)[0]
+    upper = fill(node.attr("upperPad"), len(kernel), 0)[0]
+    if int(stride) != 1 or auto or lower or upper:
+        node.unsupported(f"convolution of {channels} channels by a kernel of {kernel[0]}, "
+                         "strided or padded along the channels")
+    return channels - int(kernel[0]) + 1
 
 
 def convolution_transpose_cntk(node):

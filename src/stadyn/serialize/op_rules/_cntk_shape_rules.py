@@ -52,12 +52,17 @@ def sample_axis(node, axis: Any, rank: int) -> int | None:
 def gather_cntk(node):
     """CNTK's ``Gather(indices, reference)`` (C++ order; ``gather(reference, indices)``): rows
     of a ``reference`` without dynamic axes (a table) at the indices, the indices' shape in
-    place of its first axis -- the catalog's ``embed``.  A batched reference is refused in CNTK
-    2.7's words and type (its RuntimeError when the network runs); ``axis`` is refused."""
-    if node.lead(1) and node.attr("axis") is None:
-        # (CNTK 2.7 builds it, then refuses it when it validates the network at the first run)
-        node.refused_at_run("Gather operation's right operand doesn't expect to have dynamic "
-                            f"axis (a table of shape {node.shape(1)} with the batch axis)")
+    place of its first axis -- the catalog's ``embed``.  A batched reference CNTK 2.7 loads and
+    refuses at every run (its validation, GatherNode: a RuntimeError in the words below): a
+    stand-in of the output's shape reading both inputs, refused when run; ``axis`` is
+    refused."""
+    if node.lead(1) == 1 and node.lead(0) in (0, 1) and node.attr("axis") is None:
+        # (CNTK 2.7 loads it, then refuses it whenever it validates the network to run it)
+        table = F.constant(0.0, (1,) + tuple(node.shape(1)[2:]))
+        stand_in = F.add2(F.embed(F.cast(F.mul_scalar(node.var(0), 0.0), "int64"), table),
+                          F.mul_scalar(F.sum(node.var(1)), 0.0))
+        return node.refuse_when_run(stand_in, "Gather operation's right operand doesn't "
+                                              "expect to have dynamic axis", RuntimeError)
     if node.lead(1) or node.attr("axis") is not None:
         node.unsupported(f"gather from {node.shape(1)} (batched: {node.batched(1)}, axis "
                          f"{node.attr('axis')}): a table without dynamic axes is read")

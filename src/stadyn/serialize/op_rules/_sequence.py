@@ -111,7 +111,8 @@ register_rules(F.sequence_gather, onnx_export=Unmapped(_NO_AXIS),
 register_rules(F.to_sequence, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
                cntk_import={"ToSequenceOp": C.to_sequence_cntk})
 register_rules(F.sequence_scatter, onnx_export=Unmapped(_NO_AXIS),
-               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Scatter": C.scatter_cntk})
+               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Scatter": C.scatter_cntk},
+               cntk_v1_import={"ScatterPacked": C.scatter_packed_cntk_v1})
 for _op in (F.sequence_slice, F.sequence_full_lengths, F.sequence_window_lengths,
             F.sequence_reconcile):
     register_rules(_op, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT))

@@ -22,7 +22,8 @@ from ... import sequence as S
 __all__ = ["delay_cntk", "delay_cntk_v1", "reconcile_cntk", "sequence_slice_cntk",
            "sequence_reduce_cntk",
            "broadcast_as_cntk", "sequence_softmax_cntk", "unpack_cntk", "to_sequence_cntk",
-           "where_cntk", "gather_cntk", "scatter_cntk", "gather_packed_cntk_v1"]
+           "where_cntk", "gather_cntk", "scatter_cntk", "gather_packed_cntk_v1",
+           "scatter_packed_cntk_v1"]
 
 
 def _sequence(node, i: int = 0):
@@ -197,6 +198,15 @@ def gather_packed_cntk_v1(node):
         node.unsupported("a GatherPacked without its PackedIndex and Where")
     steps = S.gather(_sequence(node), _per_step(node, _sequence(node, 1), 1))
     return S.first(steps) if node.attr("dynamic_axis_name") == "__noSequenceAxis" else steps
+
+
+def scatter_packed_cntk_v1(node):
+    """A v1 file's scatter of steps (``ScatterPacked(c, PackedIndex(c, Where(c)), y)``, which
+    the v1 reader gives as ``ScatterPacked(y, c)``, ``_cntk_v1_gathers``): ``sequence.scatter``,
+    the steps of ``y`` put where ``c`` is nonzero, on ``c``'s axis."""
+    if node.n_inputs != 2 or "dynamic_axis_name" not in node.attrs:
+        node.unsupported("a ScatterPacked without its PackedIndex and Where")
+    return S.scatter(_sequence(node), _per_step(node, _sequence(node, 1), 1))
 
 
 def _condition_index(node, what: str) -> int:
