@@ -39,3 +39,47 @@ def layers__deepcopy_and_pickle_refused(C, r, np):
     c = copy.copy(d)
     res["copied Dense applied"] = c(x).eval({x: np.array([[1.0, 2.0, 3.0]], np.float32)})
     return res
+
+
+def _kind(v):
+    return ("input" if v.is_input else "placeholder" if v.is_placeholder else
+            "parameter" if v.is_parameter else "constant" if v.is_constant else "output")
+
+
+@cntk_case(names=["cntk.sequence.first", "cntk.sequence.last"],
+           known={"last float32 block root inputs": "the block root (GatherPacked) shows the "
+                                                    "block's two constants among its inputs, "
+                                                    "where CNTK 2.7's reads a placeholder and "
+                                                    "a PackedIndex (compat/cntk/sequence.py: "
+                                                    "Stadyn's one op sequence_last shows the "
+                                                    "constants, no ops inside the block)"},
+           note="sequence.first and sequence.last are CNTK 2.7's Sequence::Slice block, which "
+                "holds two scalar constants, 0 and 1 (float32, listed before the sequence "
+                "among the block's inputs, in its walks and constants; a float64 graph's are "
+                "float64 once it has run).  Stadyn's block showed the sequence alone")
+def sequence__slice_constants(C, r, np):
+    r.touch("cntk.sequence.input_variable", "cntk.Function.root_function",
+            "cntk.Function.inputs", "cntk.Function.constants", "cntk.Function.eval",
+            "cntk.Function.block_root", "cntk.logging.graph.depth_first_search")
+    res = {}
+    for dt in (np.float32, np.float64):
+        s = C.sequence.input_variable(3, name="s", dtype=dt)
+        data = [r.randn(2, 3).astype(dt), r.randn(1, 3).astype(dt)]
+        for label, fn in (("first", C.sequence.first), ("last", C.sequence.last)):
+            title = label + " " + dt.__name__
+            z = fn(s)
+            root = z.root_function
+            res[title + " inputs"] = [[_kind(i), list(i.shape), np.dtype(i.dtype).name]
+                                      for i in root.inputs]
+            res[title + " constants"] = [[c.value.tolist(), np.dtype(c.dtype).name]
+                                         for c in z.constants]
+            res[title + " walk"] = [
+                getattr(n, "op_name", None) or _kind(n)
+                for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=0)]
+            res[title + " block root"] = root.block_root.op_name
+            res[title + " eval"] = z.eval({s: data})
+            res[title + " inputs after a run"] = [[_kind(i), np.dtype(i.dtype).name]
+                                                  for i in root.inputs]
+    z = C.sequence.last(C.sequence.input_variable(2, name="t"))
+    res["last float32 block root inputs"] = [_kind(i) for i in z.root_function.block_root.inputs]
+    return res
