@@ -83,3 +83,83 @@ def sequence__slice_constants(C, r, np):
     z = C.sequence.last(C.sequence.input_variable(2, name="t"))
     res["last float32 block root inputs"] = [_kind(i) for i in z.root_function.block_root.inputs]
     return res
+
+
+def _uid_kind(uid):
+    return "".join(c for c in uid if not c.isdigit())
+
+
+_INSIDE = ("the block's inside is the loss's one Stadyn op, shown as the block root's op "
+           "(ReduceElements, Minus) over the block's placeholders: CNTK 2.7's holds the ops "
+           "Function.cpp builds (ElementTimes of a Minus, ReduceElements LogSum and "
+           "TransposeTimes, Hardmax) and the root's output has a uid of its own "
+           "(compat/cntk/_ops_losses.py, _loss_block)")
+
+
+@cntk_case(names=["cntk.losses.squared_error", "cntk.losses.cross_entropy_with_softmax",
+                  "cntk.metrics.classification_error", "cntk.losses.binary_cross_entropy"],
+           known={"squared_error inside": _INSIDE,
+                  "cross_entropy_with_softmax inside": _INSIDE,
+                  "cross_entropy_with_softmax axis 0 inside": _INSIDE,
+                  "classification_error inside": _INSIDE,
+                  "binary_cross_entropy inside": "the block root's output shows the "
+                                                 "block's uid (Block<n>_Output_0), CNTK "
+                                                 "2.7's one of its own (Negate<n>_Output_0): "
+                                                 "Stadyn's block and its root share one "
+                                                 "Variable (compat/cntk/_function.py)",
+                  "classification_error top 2": "Stadyn's top-N error shows two "
+                                                "ClassificationError ops (the count summed "
+                                                "over the minibatch) and no Constant N, CNTK "
+                                                "2.7's is one op over (prediction, labels, "
+                                                "Constant N) (compat/cntk/_ops_losses.py)"},
+           note="squared_error, cross_entropy_with_softmax and classification_error (top 1) "
+                "are blocks in CNTK 2.7 (Function.cpp: AsBlock of their ops over "
+                "placeholders), as binary_cross_entropy: the output's uid is "
+                "Block<n>_Output_0, the root is_block, of the loss's op_name, named as the "
+                "loss, its block_root the op the loss ends with (ReduceElements, Minus); "
+                "classification_error with topN > 1 is one primitive op.  Stadyn's were "
+                "primitive ops (SquaredError<n>_Output_0)")
+def losses__blocks_and_output_names(C, r, np):
+    r.touch("cntk.Function.outputs", "cntk.Function.root_function", "cntk.Function.is_block",
+            "cntk.Function.block_root", "cntk.Function.uid", "cntk.Function.op_name",
+            "cntk.Function.name", "cntk.Function.inputs", "cntk.Function.eval",
+            "cntk.logging.graph.depth_first_search", "cntk.logging.graph.get_node_outputs")
+    x, y = C.input_variable(3, name="x"), C.input_variable(3, name="y")
+    data = {x: r.rand(2, 3), y: r.onehot(2, 3)}
+    res = {}
+    for title, make in [
+            ("squared_error", lambda: C.squared_error(x, y)),
+            ("squared_error named", lambda: C.squared_error(x, y, name="loss")),
+            ("cross_entropy_with_softmax", lambda: C.cross_entropy_with_softmax(x, y)),
+            ("cross_entropy_with_softmax axis 0",
+             lambda: C.cross_entropy_with_softmax(x, y, axis=0, name="ce")),
+            ("classification_error", lambda: C.classification_error(x, y)),
+            ("classification_error named", lambda: C.classification_error(x, y, name="err")),
+            ("binary_cross_entropy", lambda: C.binary_cross_entropy(C.sigmoid(x), y))]:
+        z = make()
+        root = z.root_function
+        res[title] = [z.name, [_uid_kind(o.uid) for o in z.outputs],
+                      [o.name for o in z.outputs], root.op_name, root.is_block,
+                      _uid_kind(root.uid), root.name,
+                      [o.owner.root_function.op_name for o in z.outputs],
+                      [_uid_kind(o.uid) for o in C.logging.graph.get_node_outputs(z)]]
+        res[title + " block root"] = root.block_root.op_name
+        res[title + " walk"] = [
+            getattr(n, "op_name", None) or n.name
+            for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=0)]
+        res[title + " eval"] = z.eval(data)
+        if title.endswith("named"):
+            continue
+        inner = root.block_root
+        res[title + " inside"] = [
+            _uid_kind(inner.output.uid),
+            [getattr(n, "op_name", None) or _uid_kind(n.uid)
+             for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=1)]]
+    z = C.classification_error(x, y, topN=2)
+    res["classification_error top 2"] = [
+        z.root_function.op_name, z.root_function.is_block,
+        _uid_kind(z.output.uid),
+        [getattr(n, "op_name", None) or _uid_kind(n.uid)
+         for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=1)]]
+    res["classification_error top 2 eval"] = z.eval(data)
+    return res

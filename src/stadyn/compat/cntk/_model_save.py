@@ -186,10 +186,10 @@ def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) 
 
 
 def _file_leaves(roots: list) -> list:
-    """The leaves of the graph in the order CNTK's walk meets them, but the two scalars
-    ``sequence.first``'s and ``last``'s ``Sequence::Slice`` block shows (``_shown_constants``):
-    those are inside CNTK's block, which the writer's rule writes with constants of its own."""
-    hidden = {id(c) for node in topological_nodes(roots) if _sliced(node.outputs[0])
+    """The leaves of the graph in the order CNTK's walk meets them, but the constants shown
+    for a block the writer's rule writes (``sequence.first``'s and ``last``'s two scalars,
+    ``classification_error``'s 1: ``_shown_constants``), with constants of its own."""
+    hidden = {id(c) for node in topological_nodes(roots) if _rule_block(node.outputs[0])
               for c in shown_constants(node.outputs[0])}
     return [v for v in G.walk_leaves(roots) if id(v) not in hidden]
 
@@ -201,6 +201,14 @@ def _sliced(v) -> bool:
     block = G.BLOCKS.get(v)
     return block is not None and block.op_name == "Sequence::Slice" and \
         v.parent is not None and v.parent.spec.name in ("sequence_first", "sequence_last")
+
+
+def _rule_block(v) -> bool:
+    """Whether the constants shown for ``v``'s op are inside a block the writer's rule writes
+    with constants of its own (``sequence.first``'s Slice, ``classification_error``'s 1)."""
+    from ...serialize import CNTK_ONE_OP_BLOCKS
+    block = G.BLOCKS.get(v)
+    return _sliced(v) or (block is not None and block.op_name in CNTK_ONE_OP_BLOCKS)
 
 
 def _sequence_axis_name(v) -> "str | None":
@@ -246,7 +254,9 @@ def _cntk_op_of(v) -> "tuple | None":
         # frequency's, CNTK's numSamples, allowDuplicates and rngSeed)
         return (G.primitive_op_name(v), G.shown_inputs(v), dict(CNTK_ATTRIBUTES[v]))
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
-        return (block.op_name, G.shown_inputs(v))
+        # (the rule writes the block with its own constants: classification_error's 1)
+        hidden = {id(c) for c in shown_constants(v)}
+        return (block.op_name, [i for i in G.shown_inputs(v) if id(i) not in hidden])
     if block is not None and any(i in G.INNER_OPS for i in v.parent.inputs):
         # (a block whose root op is computed from Stadyn ops shown as part of it: binary_
         # cross_entropy's Negate of the sum of its logs; its body is written as those ops,
