@@ -2,7 +2,9 @@
 (``Function.inputs``, ``constants``) as CNTK lists them.
 
 * A ``Fold`` takes each state's last (first) step by a ``Sequence::Slice``, whose scalars 0
-  and 1 (float32) are inputs of the op: kept on the op's output (:func:`show_constants`).
+  and 1 (float32) are inputs of the op: kept on the op's output (:func:`show_constants`);
+  so are those of ``sequence.first``'s and ``last``'s ``Sequence::Slice`` block
+  (:func:`show_slice_scalars`), and the 1 of ``classification_error``'s block.
 * A CNTK v1 file's top-N ``ClassificationError`` reads N from a constant node, its third
   input, which Stadyn's op takes as a number: shown last, after the prediction and labels.
 * A GRU cell's ``1 - z`` holds the constant 1 (of the cell's type), listed before the cell's
