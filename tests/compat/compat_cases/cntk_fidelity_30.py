@@ -163,3 +163,48 @@ def losses__blocks_and_output_names(C, r, np):
          for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=1)]]
     res["classification_error top 2 eval"] = z.eval(data)
     return res
+
+
+_STEP_KEY = ("Stadyn runs the recurrence as one op: a node of its step (a PastValue of an "
+             "LSTM's state, an op of a Python step) is a view no run computes, so a clone "
+             "keyed by it raises NotImplementedError (compat/cntk/_function_rebuild.py, "
+             "_refuse_view); CNTK 2.7 substitutes it inside the loop.  It was ignored "
+             "silently before")
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.layers.Recurrence"],
+           known={"LSTM PastValue 0": _STEP_KEY, "LSTM PastValue 1": _STEP_KEY,
+                  "tanh(x + h) Plus": _STEP_KEY, "tanh(x + h) PastValue": _STEP_KEY},
+           note="a node met by the walk (depth 0) inside a recurrence's step given as a clone's "
+                "substitution key: CNTK 2.7 substitutes it (the delayed h or c of a "
+                "Recurrence(LSTM) replaced by a constant 0.25: the loop reads 0.25 there; the "
+                "Plus of tanh(x + h) by sqrt(abs(Plus)): the output is tanh of it over the "
+                "original loop); each result is what it computes then, or the error raised")
+def clone__substitution_inside_a_recurrence_step(C, r, np):
+    r.touch("cntk.sequence.input_variable", "cntk.Function.eval", "cntk.Function.arguments",
+            "cntk.Function.clone", "cntk.Function.outputs", "cntk.ops.constant", "cntk.ops.sqrt", "cntk.ops.abs",
+            "cntk.ops.tanh", "cntk.layers.LSTM", "cntk.logging.graph.depth_first_search")
+    s = C.sequence.input_variable(2, name="s")
+    data = [r.randn(3, 2), r.randn(2, 2)]
+    res = {}
+
+    def outcome(make):
+        try:
+            c = make()
+            return c.eval({c.arguments[0]: data})
+        except Exception as exc:  # noqa: BLE001 - the type is what is compared
+            return [type(exc).__name__]
+    z = C.layers.Recurrence(C.layers.LSTM(2, init=0.5))(s)
+    res["LSTM"] = z.eval({s: data})
+    past = [n for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=0)
+            if getattr(n, "op_name", None) == "PastValue"]
+    for k, n in enumerate(past):
+        res["LSTM PastValue %d" % k] = outcome(lambda: z.clone(
+            C.CloneMethod.share, {n.output: C.constant(np.full(2, 0.25, np.float32))}))
+    z = C.layers.Recurrence(lambda h, x: C.tanh(x + h))(s)
+    res["tanh(x + h)"] = z.eval({s: data})
+    for n in C.logging.graph.depth_first_search(z, lambda n: True, depth=0):
+        if getattr(n, "op_name", None) in ("Plus", "PastValue"):
+            res["tanh(x + h) " + n.op_name] = outcome(lambda: z.clone(
+                C.CloneMethod.share, {n.output: C.sqrt(C.abs(n.output))}))
+    return res

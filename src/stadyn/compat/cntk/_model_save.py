@@ -207,6 +207,8 @@ def _rule_block(v) -> bool:
     """Whether the constants shown for ``v``'s op are inside a block the writer's rule writes
     with constants of its own (``sequence.first``'s Slice, ``classification_error``'s 1)."""
     from ...serialize import CNTK_ONE_OP_BLOCKS
+    if v is None:
+        return False
     block = G.BLOCKS.get(v)
     return _sliced(v) or (block is not None and block.op_name in CNTK_ONE_OP_BLOCKS)
 
