@@ -182,8 +182,9 @@ _STEP_KEY = ("Stadyn runs the recurrence as one op: a node of its step (a PastVa
                 "original loop); each result is what it computes then, or the error raised")
 def clone__substitution_inside_a_recurrence_step(C, r, np):
     r.touch("cntk.sequence.input_variable", "cntk.Function.eval", "cntk.Function.arguments",
-            "cntk.Function.clone", "cntk.Function.outputs", "cntk.ops.constant", "cntk.ops.sqrt", "cntk.ops.abs",
-            "cntk.ops.tanh", "cntk.layers.LSTM", "cntk.logging.graph.depth_first_search")
+            "cntk.Function.clone", "cntk.Function.outputs", "cntk.ops.constant",
+            "cntk.ops.sqrt", "cntk.ops.abs", "cntk.ops.tanh", "cntk.layers.LSTM",
+            "cntk.logging.graph.depth_first_search")
     s = C.sequence.input_variable(2, name="s")
     data = [r.randn(3, 2), r.randn(2, 2)]
     res = {}
