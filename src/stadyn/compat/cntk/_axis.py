@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._swig_handles import SwigHandle
+
 __all__ = ["Axis"]
 
 _ALL_AXES = 2147483643
@@ -10,7 +12,7 @@ _ALL_STATIC = 2147483646
 _NONE = 2147483647
 
 
-class Axis:
+class Axis(SwigHandle):
     """A static axis ``Axis(i)`` (row-major, per sample; negative counts from the end), or a
     named one: the batch axis, the sequence axis, all static axes, all axes.
 

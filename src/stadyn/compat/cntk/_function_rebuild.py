@@ -21,6 +21,7 @@ from ._late import late
 from ._loops import clone_graph, close_loops, split_loops
 from ._mixins import GraphObject
 from ._sequence_placeholders import non_sequence_bindings, note_call, noted_readers, rebuilt
+from ._shown_constants import shown_constants
 from ._signature import argument_leaves
 
 __all__ = ["CloneMethod", "FunctionRebuilding"]
@@ -205,6 +206,7 @@ def _substituted(old: Variable, given: Any, roots) -> Variable:
     which CNTK 2.7 refuses to substitute (a RuntimeError as it validates the block again)."""
     out = G.step_output_of(old)
     if out is None:
+        _refuse_view(old, given, roots)
         return old
     for node in topological_nodes(list(roots)):
         block = G.BLOCKS.get(node.outputs[0]) if node.outputs[0] is not None else None
@@ -215,6 +217,36 @@ def _substituted(old: Variable, given: Any, roots) -> Variable:
                 "recurrence (CNTK 2.7 refuses it too); substitute the recurrence's output or "
                 "its inputs")
     return out
+
+
+def _refuse_view(old: Variable, given: Any, roots) -> None:
+    """Refuse the key ``old`` where it is a node the walks show inside a recurrence that
+    Stadyn runs as one op (a ``PastValue`` of an ``LSTM``'s state, an op of a Python step):
+    no run computes it, so nothing could be substituted for it.  CNTK 2.7 substitutes it
+    (its loop then reads the substitute: tests/compat case
+    ``clone__substitution_inside_a_recurrence_step``); Stadyn raises rather than ignore it.
+    A constant a block shows (``sequence.last``'s Slice scalars) CNTK 2.7 refuses to
+    substitute (RuntimeError), as Stadyn does."""
+    roots = list(roots)
+    if old.parent is None:
+        for node in topological_nodes(roots):
+            v = node.outputs[0]
+            if v is not None and v in G.BLOCKS and any(c is old for c in shown_constants(v)):
+                raise RuntimeError(
+                    f"clone: cannot substitute {given!r}: it is a constant inside the "
+                    f"{G.BLOCKS[v].op_name} block (CNTK 2.7 refuses it too: the block's "
+                    "inputs of the clone do not match the cloned ones)")
+        return
+    if any(old is o for node in topological_nodes(roots) for o in node.outputs):
+        return
+    for root in roots:
+        for _, v in G.search(G.classify(root), lambda n: True, -1):
+            if v is old:
+                raise NotImplementedError(
+                    f"clone: cannot substitute {given!r}: it is a node of a recurrence's "
+                    "step, which Stadyn runs as one op (CNTK 2.7 substitutes it inside the "
+                    "loop); substitute the recurrence's output or its inputs, or write the "
+                    "step with the substitute in it")
 
 
 def _keyed(substitutions: dict) -> dict:

@@ -10,11 +10,12 @@ Example:
 from __future__ import annotations
 
 from ._late import late
+from ._swig_handles import SwigHandle
 
 __all__ = ["identity"]
 
 
-class _Identity:
+class _Identity(SwigHandle):
     """CNTK 2.7's ``identity`` (its layers' default activation): a Function, ``combine``
     of a placeholder ``keep``; applied to ``x``, the combine of ``x``.  Made when first used
     (the ops are bound once the package is imported).

@@ -11,11 +11,12 @@ from . import _graph as G
 from ._late import late
 from ._printed import type_text
 from ._seq_axes import FREE_DIMENSION, free_steps, value_uid
+from ._swig_handles import SwigHandle
 
 __all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin", "second_handle"]
 
 
-class GraphObject:
+class GraphObject(SwigHandle):
     """The Stadyn Variable behind a CNTK Function, Variable, Parameter or Constant.  Two CNTK
     objects over the same Variable are equal (and hash alike), so either works as a dict key."""
 
@@ -32,11 +33,6 @@ class GraphObject:
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
-
-    def __reduce_ex__(self, protocol):
-        # (CNTK 2.7's Functions and Variables wrap C++ objects, which pickle and deepcopy
-        # refuse with this TypeError; Function.save and load_model keep a graph)
-        raise TypeError("can't pickle SwigPyObject objects")
 
     def __copy__(self):
         """``copy.copy``: a second handle on the same Variable, equal to this one, as CNTK

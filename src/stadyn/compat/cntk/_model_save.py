@@ -16,6 +16,7 @@ from ._graph_views import walk_between
 from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _SPARSE,
                           _UNBATCHED, _UNTYPED, ModelFormat)
 from ._seq_axes import free_steps
+from ._shown_constants import shown_constants
 
 __all__ = ["save_roots", "cntk_writer_names", "saved_graph"]
 
@@ -176,12 +177,40 @@ def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) 
                 leaf_name_of=G.name_of,
                 combine_name=combine.name if combine is not None else None,
                 block_of=_block_of, cntk_op_of=_cntk_op_of, step_op_of=G.step_op_of,
-                leaf_order=list(G.walk_leaves(roots)), sequence_axis_of=_sequence_axis_name,
+                leaf_order=_file_leaves(roots), sequence_axis_of=_sequence_axis_name,
                 batched_input=G.BATCH, sparse_input=G.SPARSE.__contains__,
                 untyped_inputs=untyped,
                 # (a composite renamed, z.name = ...: CNTK 2.7's file names the model so)
                 composite_name=G.COMPOSITE_NAMES.get(roots[0])
                 if len(roots) == 1 and combine is None else None)
+
+
+def _file_leaves(roots: list) -> list:
+    """The leaves of the graph in the order CNTK's walk meets them, but the constants shown
+    for a block the writer's rule writes (``sequence.first``'s and ``last``'s two scalars,
+    ``classification_error``'s 1: ``_shown_constants``), with constants of its own."""
+    hidden = {id(c) for node in topological_nodes(roots) if _rule_block(node.outputs[0])
+              for c in shown_constants(node.outputs[0])}
+    return [v for v in G.walk_leaves(roots) if id(v) not in hidden]
+
+
+def _sliced(v) -> bool:
+    """Whether ``v`` is the output of ``sequence.first`` or ``last``, shown as a
+    ``Sequence::Slice`` block (a ``Fold``'s slice is a view of its own, whose scalars the
+    file holds where the walk meets them)."""
+    block = G.BLOCKS.get(v)
+    return block is not None and block.op_name == "Sequence::Slice" and \
+        v.parent is not None and v.parent.spec.name in ("sequence_first", "sequence_last")
+
+
+def _rule_block(v) -> bool:
+    """Whether the constants shown for ``v``'s op are inside a block the writer's rule writes
+    with constants of its own (``sequence.first``'s Slice, ``classification_error``'s 1)."""
+    from ...serialize import CNTK_ONE_OP_BLOCKS
+    if v is None:
+        return False
+    block = G.BLOCKS.get(v)
+    return _sliced(v) or (block is not None and block.op_name in CNTK_ONE_OP_BLOCKS)
 
 
 def _sequence_axis_name(v) -> "str | None":
@@ -227,12 +256,19 @@ def _cntk_op_of(v) -> "tuple | None":
         # frequency's, CNTK's numSamples, allowDuplicates and rngSeed)
         return (G.primitive_op_name(v), G.shown_inputs(v), dict(CNTK_ATTRIBUTES[v]))
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
-        return (block.op_name, G.shown_inputs(v))
+        # (the rule writes the block with its own constants: classification_error's 1)
+        hidden = {id(c) for c in shown_constants(v)}
+        return (block.op_name, [i for i in G.shown_inputs(v) if id(i) not in hidden])
     if block is not None and any(i in G.INNER_OPS for i in v.parent.inputs):
         # (a block whose root op is computed from Stadyn ops shown as part of it: binary_
         # cross_entropy's Negate of the sum of its logs; its body is written as those ops,
         # the root reading what its own op reads, not the block's arguments)
         return (G.primitive_op_name(v), list(v.parent.inputs))
+    if _sliced(v):
+        # (the two scalars sequence.first's and last's Sequence::Slice shows are inside
+        # CNTK's block, which the writer's rule writes itself: _shown_constants)
+        hidden = {id(c) for c in shown_constants(v)}
+        return (G.primitive_op_name(v), [i for i in G.shown_inputs(v) if id(i) not in hidden])
     return (G.primitive_op_name(v), G.shown_inputs(v))
 
 

@@ -29,6 +29,7 @@ from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one
                      sample_shape, unwrap, wrap)
 from ._axis import Axis
 from ._mixed_axes import refuse_mixed_axes
+from ._shown_constants import scalar_constant, show_constants
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
            "squared_error", "cosine_distance", "classification_error", "fmeasure",
@@ -68,7 +69,8 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     out = F.cross_entropy_with_softmax(operand(output_vector),
                                        _target_like(target_vector, output_vector),
                                        _axis(output_vector, axis))
-    return named(wrap(out), name, "CrossEntropyWithSoftmax")
+    return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
+                       (output_vector, target_vector), "Minus")
 
 
 @float_arrays("output_vector", "target_vector")
@@ -121,7 +123,10 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         from . import _graph as G
         out = F.sum(out)
         G.BATCH.unmark(out)
-    return named(wrap(out), name, "ClassificationError")
+    made = named(wrap(out), name, "ClassificationError")
+    if int(topN) > 1:       # (CNTK 2.7's primitive ClassificationError reading N)
+        return made
+    return _loss_block(made, name, (output_vector, target_vector), "Minus", one=True)
 
 
 def _classification_error_of_matrices(output_vector, target_vector, name: str):
@@ -143,7 +148,8 @@ def _classification_error_of_matrices(output_vector, target_vector, name: str):
     h = S.hardmax(o, 1, tuple(sample_shape(output_vector)) if lead_axes(output_vector)
                   else tuple(o.shape[1:]))
     out = F.r_sub_scalar(F.batch_matmul(h, t, transpose_b=True), 1.0)
-    return named(wrap(one_op(out, o, t)), name, "ClassificationError")
+    return _loss_block(named(wrap(one_op(out, o, t)), name, "ClassificationError"), name,
+                       (o, t), "Minus", one=True)
 
 
 def _matrices_along_default_axis(output_vector, target_vector, axis) -> bool:
@@ -175,7 +181,8 @@ def _cross_entropy_of_matrices(output_vector, target_vector, name: str):
     top = F.max(o, axis=o.ndim - 1, keepdims=True)
     lse = F.add2(F.log(F.sum(F.exp(F.sub2(o, top)), axis=o.ndim - 1, keepdims=True)), top)
     out = F.sub2(lse, F.batch_matmul(o, t, transpose_b=True))
-    return named(wrap(one_op(out, o, t)), name, "CrossEntropyWithSoftmax")
+    return _loss_block(named(wrap(one_op(out, o, t)), name, "CrossEntropyWithSoftmax"), name,
+                       (o, t), "Minus")
 
 
 def _classification_error_along(output_vector, target_vector, axis, name: str):
@@ -200,7 +207,8 @@ def _classification_error_along(output_vector, target_vector, axis, name: str):
     lead = 1 if batched(output_vector) else 0
     out = F.mean(rows, axis=tuple(range(lead, len(rows.shape)))) if len(rows.shape) > lead \
         else rows
-    return named(wrap(out), name, "ClassificationError")
+    return _loss_block(named(wrap(one_op(out, o, t)), name, "ClassificationError"), name,
+                       (o, t), "ReduceElements")
 
 
 # CNTK 2.7's BinaryCrossEntropy keeps its logs finite by 1e-6 (float32) inside them
@@ -315,8 +323,30 @@ def squared_error(output, target, name: str = ""):
     a, b = same_dtype([operand(output, dtype), operand(target, dtype)], "SquaredError")
     se = F.squared_error(*broadcast_pair(a, b, batched(output), batched(target)))
     lead = max(lead_axes(output), lead_axes(target))
-    return named(wrap(one_op(F.sum(se, axis=list(range(lead, len(se.shape)))), output,
+    made = named(wrap(one_op(F.sum(se, axis=list(range(lead, len(se.shape)))), output,
                              target)), name, "SquaredError")
+    return _loss_block(made, name, (output, target), "ReduceElements")
+
+
+def _loss_block(made, name: str, operands, root_op: str, one: bool = False):
+    """``made`` (a loss computed by one Stadyn op) shown as the block CNTK 2.7 makes of it
+    (Function.cpp, ``SquaredError``, ``CrossEntropyWithSoftmax``, ``ClassificationError``
+    of top 1: ``AsBlock`` of their ops over placeholders): its output ``Block<n>_Output_0``,
+    its root the block of the loss's kind, whose ``block_root`` is the op ``root_op``
+    (``ReduceElements``, ``Minus``).  The writer of CNTK files writes the block by the
+    loss's rule (``serialize.CNTK_ONE_OP_BLOCKS``).  ``one``: the block holds the scalar
+    constant 1 (float32), listed first among its inputs (``ClassificationError``'s
+    ``1 - TransposeTimes(labels, Hardmax(prediction))``)."""
+    from . import _graph as G
+    v = made.variable if isinstance(made, GraphObject) else None
+    if v is None or v.parent is None or v in G.BLOCKS:
+        return made
+    kind = G.op_name_of(v)
+    G.mark_outputs([v], kind, block=True)
+    G.mark_block(v, kind, name, [operand(o) for o in operands], root_op)
+    if one:
+        show_constants(v, (scalar_constant(1.0, np.float32),))
+    return made
 
 
 @float_arrays("x", "y")

@@ -26,7 +26,8 @@ from ._function import combine_outputs
 from ._init_arguments import check_init_arguments
 from ._layers import LayerFunction, _native
 from ._run_checks import at_first_run
-from ._shown_constants import scalar_constant, show_constants, shown_constants
+from ._shown_constants import (float64_scalars, scalar_constant, show_constants,
+                               show_slice_scalars, shown_constants)
 from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
 from ._step_views import made_between, mark_step_inside
@@ -536,8 +537,7 @@ def Fold(folder_function, go_backwards=_L.default_override_or(False),
 def _float64_scalars(v) -> None:
     """A float64 Fold's scalars as CNTK 2.7's first run clones them: float64 (those of the
     ``Sequence::Slice`` its walks show too, where made: ``_FoldSlice``)."""
-    show_constants(v, tuple(scalar_constant(float(c.d), np.float64)
-                            for c in shown_constants(v)))
+    float64_scalars(v)
     sliced = kept_with(v, _SLICE_SHOWN)
     if sliced is not None:
         show_constants(sliced, shown_constants(v))
@@ -561,8 +561,7 @@ class _FoldLayer(StatesLayer):
                 v = v.parent.inputs[0]
             if v.parent is not None and v.parent.spec.name in ("sequence_last",
                                                                "sequence_first"):
-                show_constants(v, (scalar_constant(0.0, np.float32),
-                                   scalar_constant(1.0, np.float32)))
+                show_slice_scalars(v)
                 if np.dtype(v.dtype) == np.float64:     # float64 once CNTK clones them
                     at_first_run(v, _float64_scalars)
                 self._view_steps(unwrap(o), v)

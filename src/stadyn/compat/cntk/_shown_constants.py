@@ -2,7 +2,9 @@
 (``Function.inputs``, ``constants``) as CNTK lists them.
 
 * A ``Fold`` takes each state's last (first) step by a ``Sequence::Slice``, whose scalars 0
-  and 1 (float32) are inputs of the op: kept on the op's output (:func:`show_constants`).
+  and 1 (float32) are inputs of the op: kept on the op's output (:func:`show_constants`);
+  so are those of ``sequence.first``'s and ``last``'s ``Sequence::Slice`` block
+  (:func:`show_slice_scalars`), and the 1 of ``classification_error``'s block.
 * A CNTK v1 file's top-N ``ClassificationError`` reads N from a constant node, its third
   input, which Stadyn's op takes as a number: shown last, after the prediction and labels.
 * A GRU cell's ``1 - z`` holds the constant 1 (of the cell's type), listed before the cell's
@@ -32,7 +34,8 @@ import numpy as np
 
 from ...graph import Variable, keep_with, kept_with
 
-__all__ = ["scalar_constant", "show_constants", "shown_constants", "show_clone", "shown_as",
+__all__ = ["scalar_constant", "show_constants", "shown_constants", "show_slice_scalars",
+           "float64_scalars", "show_clone", "shown_as",
            "gru_constant", "note_steepness", "with_stabilizer_constants"]
 
 _SHOWN = "compat.cntk: the constants CNTK shows among the op's inputs"
@@ -56,6 +59,19 @@ def show_constants(v: Variable, constants: tuple, last: bool = False) -> None:
     """Show ``constants`` first among the inputs of the op that made ``v`` (``last``: after
     them, as a loaded CNTK v1 top-5 ``ClassificationError``'s N)."""
     keep_with(v, _SHOWN_LAST if last else _SHOWN, tuple(constants))
+
+
+def show_slice_scalars(v: Variable) -> None:
+    """Show the two scalar constants (0 and 1, float32) of CNTK 2.7's ``Sequence::Slice``
+    among the inputs of the op that made ``v`` (``sequence.first``'s, ``last``'s, a
+    ``Fold``'s)."""
+    show_constants(v, (scalar_constant(0.0, np.float32), scalar_constant(1.0, np.float32)))
+
+
+def float64_scalars(v: Variable) -> None:
+    """The constants shown for ``v``'s op as CNTK 2.7's first run of a float64 graph clones
+    them: float64, of the same values."""
+    show_constants(v, tuple(scalar_constant(float(c.d), np.float64) for c in shown_constants(v)))
 
 
 def shown_constants(v: Variable, last: bool = False) -> tuple:

@@ -15,11 +15,12 @@ import numpy as np
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import late
 from ._printed import function_repr
+from ._swig_handles import SwigHandle
 
 __all__ = ["NextOutput", "UnappliedLayerView", "UnappliedRoot"]
 
 
-class UnappliedLayerView:
+class UnappliedLayerView(SwigHandle):
     """A layer's view as a Function before it is applied (see the module's text).
 
     Example:

@@ -30,7 +30,8 @@ from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
 from ._variables import batch_axis_only, free_until_fed, input_dtype, without_dynamic_axes
-from ._run_checks import InvalidAtRunError, refuse_when_run
+from ._run_checks import InvalidAtRunError, at_first_run, refuse_when_run
+from ._shown_constants import float64_scalars, show_slice_scalars
 from ._deferred import Deferred, UnknownOutput
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
@@ -137,14 +138,28 @@ def reduce_max(seq, name: str = ""):
 def first(seq, name: str = ""):
     """Each sequence's first step (CNTK 2.7's block ``Sequence::Slice`` around
     ``GatherPacked``).  Example: ``C.sequence.first(x)``."""
-    return _block(_first(seq), "Sequence::Slice", "GatherPacked", name, seq)
+    return _slice(_first(seq), name, seq)
 
 
 @float_arrays("seq", op="sequence.last")
 def last(seq, name: str = ""):
     """Each sequence's last step (a ``Sequence::Slice`` block).
     Example: ``C.sequence.last(x)``."""
-    return _block(_last(seq), "Sequence::Slice", "GatherPacked", name, seq)
+    return _slice(_last(seq), name, seq)
+
+
+def _slice(out, name: str, seq):
+    """``out`` (``sequence.first``'s or ``last``'s) shown as CNTK 2.7's ``Sequence::Slice``
+    block, which holds two scalar constants, 0 and 1 (float32; float64 once a float64 graph
+    first runs, as CNTK clones them), listed before the sequence among its inputs."""
+    made = _block(out, "Sequence::Slice", "GatherPacked", name, seq)
+    v = unwrap(made)
+    if isinstance(v, Variable) and v.parent is not None and \
+            v.parent.spec.name in ("sequence_first", "sequence_last"):
+        show_slice_scalars(v)
+        if np.dtype(v.dtype) == np.float64:
+            at_first_run(v, float64_scalars)
+    return made
 
 
 @float_arrays("seq", op="sequence.softmax")
