@@ -1,6 +1,7 @@
 """Run a thirteenth batch of nnabla-examples' programs (sony/nnabla-examples:
 ``meta-learning/prototypical``'s prototypical networks, trained on Omniglot's layout, then
-evaluated as matching networks with the cosine similarity), unchanged, at a tiny size, and
+evaluated as matching networks with the cosine similarity; ``image-classification/imagenet``'s
+``infer.py`` with three architectures), unchanged, at a tiny size, and
 write as JSON what they wrote.  The same file runs on NNabla 1.39 (which made
 ``refs/nnabla139_examples_13.json``) and, with ``--stadyn``, on Stadyn through
 ``examples/nnabla/on_stadyn.py``'s import hook.
@@ -24,7 +25,9 @@ each run, the parameter initializers 313 (on Stadyn torch's 0 too); each program
 own folder of WORK; and scikit-learn's ``TSNE``, which the program fits to 1,000 training
 pictures' embeddings after training for its plot, is replaced by one that records what it is
 given (the embeddings, compared here) and returns their first two columns: t-SNE's own result
-depends on scikit-learn's version, not on the framework.
+depends on scikit-learn's version, not on the framework.  infer.py reads a 110 x 90 PNG of
+noise (``WORK/picture.png``, seed 0) and a parameter file the driver writes from the
+program's own ``models.build_network`` (seed 313); what it logs for its top 5 is recorded.
 """
 
 import contextlib
@@ -41,7 +44,8 @@ import nnabla_example_runs as record  # noqa: E402
 from nnabla_examples_5 import nnp_summary  # noqa: E402
 
 PROTOTYPICAL = "meta-learning/prototypical"
-PROGRAMS = (PROTOTYPICAL, "utils")
+IMAGENET = "image-classification/imagenet"
+PROGRAMS = (PROTOTYPICAL, IMAGENET, "utils")
 CLASSES, DRAWINGS, SIDE = 1623, 20, 56     # Omniglot's classes, drawings of each, stand-in size
 TRAIN_CLASSES = 964                        # in Omniglot's images_background (train.npy)
 
@@ -64,6 +68,16 @@ RUNS = [
     ("proto_test_matching", PROTOTYPICAL + "/prototypical.py",
      "-c cpu -dr {work}/data -tt test -n matching -d cosine -ns 2 -nq 3 -et 6 -w {out}"),
 ]
+# ImageNet inference (infer.py) at 64 x 64 on the stand-in picture, each architecture with
+# its initial parameters (seed 313) written by the driver from the program's own
+# models.build_network: nn.load_parameters, imread with size=, the network on an NdArray,
+# F.softmax, F.sort(reverse=True, only_index=True) and slicing of NdArrays; MobileNet v3's
+# head pools its 2 x 2 maps with a 7 x 7 kernel (one window on NNabla 1.39)
+INFER_ARCHS = ("resnet18", "se_resnext50", "mobilenet_v3_small")
+RUNS += [("infer_" + arch, IMAGENET + "/infer.py",
+          "-c cpu -a %s --spatial-size 64 --labels {examples}/%s/label_words.csv "
+          "{work}/picture.png {out}/weights.h5" % (arch, IMAGENET))
+         for arch in INFER_ARCHS]
 # runs made only when ``--only`` names them: one training step, its loss the first episode's
 # with the initial parameters and its parameters Adam's first step from them
 BY_HAND = [
@@ -71,7 +85,7 @@ BY_HAND = [
      "-c cpu -dr {work}/data -nwt 5 -nst 1 -nqt 2 -mi 1 -vi 1 -ei 1 -ev 4 -et 4 -w {out}"),
 ]
 # the programs' own modules, forgotten after each run
-OWN_MODULES = ("_checkpoint_nnp_util", "neu")
+OWN_MODULES = ("_checkpoint_nnp_util", "neu", "args", "models", "normalize_config")
 
 
 def omniglot_data(folder):
@@ -106,6 +120,50 @@ def embeddings_summary(given):
              "first": [float(x) for x in u.ravel()[:8]]} for u in given]
 
 
+def stand_in_picture(path):
+    """A 110 x 90 RGB picture of NumPy's uniform noise (seed 0), PNG."""
+    from PIL import Image
+    rng = np.random.RandomState(0)
+    Image.fromarray(rng.randint(0, 256, (90, 110, 3)).astype(np.uint8)).save(path)
+
+
+def imagenet_weights(program, arch, path):
+    """The initial parameters (seed 313) of ``arch`` for 64 x 64 pictures, built by the
+    program's own ``models.build_network``, saved at ``path``."""
+    import nnabla as nn
+    import nnabla.random
+    folder = os.path.dirname(program)
+    sys.path.insert(0, folder)
+    try:
+        from models import build_network
+        nn.clear_parameters()
+        nnabla.random.set_parameter_seed(313)
+        build_network(nn.Variable((1, 3, 64, 64)), 1000, arch, test=True)
+        nn.save_parameters(path)
+        nn.clear_parameters()
+    finally:
+        sys.path.remove(folder)
+        for name in list(sys.modules):
+            if name.split(".")[0] in ("models", "args", "normalize_config"):
+                sys.modules.pop(name)
+
+
+class PrintedTop5:
+    """A logging handler keeping the lines infer.py logs for its top 5 (``* index label:
+    percent``)."""
+
+    def __init__(self):
+        import logging
+        self.handler = logging.Handler()
+        self.lines = []
+        self.handler.emit = lambda record: self.lines.append(record.getMessage())
+
+    def top5(self):
+        rows = [line[2:].split(" ", 1) for line in self.lines
+                if line.startswith("* ") and line[2:3].isdigit()]
+        return [[int(i), float(rest.rsplit(": ", 1)[1])] for i, rest in rows]
+
+
 def initial_parameters(program, path):
     """The conv4 embedding's initial parameters (seed 313), made by the program's own
     ``conv4`` (its file loaded under a name of its own), saved at ``path``: the meta-test reads
@@ -137,6 +195,8 @@ def main(argv):
     from sklearn import manifold
     manifold.TSNE = RecordingTSNE
     omniglot_data(os.path.join(work, "data"))
+    stand_in_picture(os.path.join(work, "picture.png"))
+    from nnabla import logger
     results = {}
     named = [n for a in argv if a.startswith("--only=") for n in a.split("=", 1)[1].split(",")]
     runs = RUNS + [r for r in BY_HAND if r[0] in named]
@@ -152,14 +212,21 @@ def main(argv):
             import torch
             torch.manual_seed(0)
         nn.clear_parameters()
+        if run.startswith("infer_"):
+            imagenet_weights(os.path.join(examples, program), run[len("infer_"):],
+                             os.path.join(out, "weights.h5"))
         RecordingTSNE.given = []
+        printed_top5 = PrintedTop5()
+        logger.addHandler(printed_top5.handler)
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             error, seconds = record.run_beside_its_modules(
                 os.path.join(examples, program),
-                args.format(work=work, out=out).split(), out, OWN_MODULES)
-        results[run] = record.result(out, error, seconds, stadyn, digest=True)
+                args.format(work=work, out=out, examples=examples).split(), out, OWN_MODULES)
+        logger.removeHandler(printed_top5.handler)
+        results[run] = record.result(out, error, seconds, stadyn, digest=run.startswith("proto"))
         results[run]["embeddings"] = embeddings_summary(RecordingTSNE.given)
+        results[run]["top5"] = printed_top5.top5()
         results[run]["nnp"] = {
             name: {"files": n["files"], "types": n["types"],
                    "executor variables": len(n["executor variables"])}
