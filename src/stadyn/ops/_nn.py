@@ -15,7 +15,7 @@ from ._picks import cntk_max_pool
 from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._registry import op
 from ._sequence_axis import from_base_axis
-from ._util import batch_flatten, ntuple
+from ._util import batch_flatten, ntuple, pooled_size
 
 _C = "neural"
 
@@ -142,7 +142,7 @@ def pool_geometry(x, kernel, stride, ignore_border, pad):
     pad = ntuple(pad, n, 0)
     sizes = tuple(x.shape[-n:])
     if ignore_border:
-        out = tuple((s + 2 * p - k) // st + 1 for s, p, k, st in zip(sizes, pad, kernel, stride))
+        out = tuple(pooled_size(s, k, st, p) for s, p, k, st in zip(sizes, pad, kernel, stride))
     else:  # NNabla 1.39: every window starts inside the input (one pad on the left only)
         out = tuple((s + p - 1) // st + 1 for s, p, st in zip(sizes, pad, stride))
     # Extra right/bottom padding that makes torch's floor formula give ``out`` windows.

@@ -19,7 +19,7 @@ import torch.nn.functional as TF
 from ..graph import get_current_context
 from ._registry import op
 from ._sequence_axis import einsum_rule, unless_axes
-from ._util import norm_axis, ntuple
+from ._util import norm_axis, ntuple, pooled_size
 
 _C = "misc"
 
@@ -227,9 +227,11 @@ def sum_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_la
     flat = TF.pad(flat, [p for q in reversed(pad) for p in (q, q)])
     if not ignore_border:   # NNabla 1.39: (W + P - 1) // S + 1 windows, each starting inside
         out = [(w + p - 1) // s + 1 for w, p, s in zip(sizes, pad, stride)]
-        extra = [max(0, (o - 1) * s + k - (w + 2 * p))
-                 for o, s, k, w, p in zip(out, stride, kernel, sizes, pad)]
-        flat = TF.pad(flat, [p for e in reversed(extra) for p in (0, e)])
+    else:                   # a kernel overhanging by less than a stride: one window
+        out = [pooled_size(w, k, s, p) for w, k, s, p in zip(sizes, kernel, stride, pad)]
+    extra = [max(0, (o - 1) * s + k - (w + 2 * p))
+             for o, s, k, w, p in zip(out, stride, kernel, sizes, pad)]
+    flat = TF.pad(flat, [p for e in reversed(extra) for p in (0, e)])
     pool = (TF.avg_pool1d, TF.avg_pool2d, TF.avg_pool3d)[n - 1]
     size = 1
     for k in kernel:

@@ -57,3 +57,17 @@ def batch_flatten(x: torch.Tensor, base_axis: int) -> tuple[torch.Tensor, Sequen
         return x, batch
     return x.reshape((-1,) + tuple(x.shape[base_axis:])), batch
 
+
+
+def pooled_size(size: int, kernel: int, stride: int, pad: int) -> int:
+    """How many windows NNabla's pooling fits along an axis with ``ignore_border=True``:
+    ``(W + 2P - K) / S + 1`` in C++'s ``int`` division, which truncates toward zero
+    (nnabla ``src/nbla/function/utils/base_pooling.cpp:59``), so a kernel that overhangs the
+    padded input by less than a stride still gives one window, over what is there.
+
+    Example:
+        >>> pooled_size(7, 2, 2, 0), pooled_size(2, 7, 7, 0), pooled_size(2, 3, 2, 0)
+        (3, 1, 1)
+    """
+    span = size + 2 * pad - kernel
+    return (span // stride if span >= 0 else -(-span // stride)) + 1
