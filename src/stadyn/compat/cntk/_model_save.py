@@ -186,7 +186,7 @@ def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) 
 
 def _sequence_axis_name(v) -> "str | None":
     """The name of an input's named sequence axis (None: the default one), for the CNTK v2
-    writer, which writes only CNTK's default axis."""
+    writer, which writes it as CNTK 2.7 does (``''`` too: a loaded cntk.exe file's input)."""
     axis = G.SEQUENCE_AXES.get(v.sequence_lengths)
     return None if axis is None else axis.name
 
