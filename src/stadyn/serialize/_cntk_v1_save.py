@@ -164,7 +164,9 @@ class _Converter:
                                            "sequence axes")
             axis = "__noSequenceAxis" if not sequence else \
                 "*" if sequence[0] == "defaultDynamicAxis" else sequence[0]
-            self.nodes.setdefault(axis, V1Node(axis, "DynamicAxis", v.dtype))
+            if axis:        # (CNTK 2.7 makes no DynamicAxis node for a sequence axis named
+                # '', a loaded cntk.exe file's input's: CompositeFunction.cpp:501-502)
+                self.nodes.setdefault(axis, V1Node(axis, "DynamicAxis", v.dtype))
             kind = "SparseInputValue" if v.meta.get("is_sparse") else "InputValue"
             lrm = 1e-5 if v.meta.get("needs_gradient") else 0.0
             self.nodes[node] = V1Node(node, kind, v.dtype, {"shape": v.shape,

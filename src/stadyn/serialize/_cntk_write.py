@@ -353,6 +353,17 @@ WRITABLE_OPS = tuple(sorted(set(_RULES) - set(_WRITTEN_WHERE)))
 WRITTEN_WHERE = dict(_WRITTEN_WHERE)
 
 
+def _input_axis_names(inputs: Mapping[str, Variable], sequence_axis_of, untyped: bool) -> dict:
+    """id(input) -> the name of its sequence axis, for the inputs on a named one (CNTK 2.7
+    writes an input on ``C.Axis('words')``, or a cntk.exe file's input on ``''``, with an
+    ordered dynamic axis of that name first: ``InternalDynamicAxisNameFromDynamicAxes``,
+    ``Utils.cpp``:522-533); an untyped graph's inputs are written with no axes."""
+    if sequence_axis_of is None or untyped:
+        return {}
+    named = {id(v): sequence_axis_of(v) for v in inputs.values() if v.sequence_lengths is not None}
+    return {k: axis for k, axis in named.items() if axis is not None}
+
+
 def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   name_of: Callable[[Variable], str] | None = None,
                   leaf_name_of: Callable[[Variable], str] | None = None,
@@ -384,8 +395,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     order, the order of a CNTK file's ``inputs`` and of CNTK's ``parameters``, by which CNTK's
     ``restore_from_checkpoint`` matches parameters), the order the file lists them in (default:
     the order they are met); ``sequence_axis_of``: the name of an input's sequence axis where
-    the caller gave it one (None: CNTK's default axis) -- an input on a named axis is refused
-    (the writer writes CNTK's ``defaultDynamicAxis``); ``batched_input``: whether an input
+    the caller gave it one (None: CNTK's default axis), written as CNTK 2.7 writes it (an
+    ordered dynamic axis of that name before the batch axis; ``''`` too, a cntk.exe file's
+    input), as are the values computed from it; ``batched_input``: whether an input
     that is no sequence has the batch axis first (default: every one does; one without is
     written with no dynamic axes, CNTK's ``dynamic_axes=[]``); ``sparse_input``: whether an
     input was declared sparse (CNTK's ``is_sparse=True``, written so; default: none);
@@ -399,13 +411,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.graph_name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.graph_name or "")
-    for name, v in inputs.items():
-        axis = sequence_axis_of(v) if sequence_axis_of is not None and not untyped_inputs \
-            and v.sequence_lengths is not None else None        # (untyped: no axes written)
-        if axis is not None:
-            raise CntkWriteUnsupported(f"input {name!r}", f"an input on the named sequence axis "
-                                                          f"{axis!r} (the writer writes CNTK's "
-                                                          f"default one)")
+    input_axes = _input_axis_names(inputs, sequence_axis_of, untyped_inputs)
     batched = {id(v) for v in inputs.values() if batched_input is None
                or v.sequence_lengths is not None or batched_input(v)}
     sequences = {id(v) for v in inputs.values() if v.sequence_lengths is not None}
@@ -435,6 +441,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     w.untyped = {id(v) for v in inputs.values()} if untyped_inputs else set()
     if sequence_axis_of is not None:
         w.named_axis = sequence_axis_of
+    w.axis_names.update(input_axes)
     w.made_by = {id(n.outputs[0]): (n.spec.name[len("cntk:"):], n.inputs) for n in nodes
                  if n.spec.name.startswith("cntk:")}
     w.note_readers(nodes, outputs)

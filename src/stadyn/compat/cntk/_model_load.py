@@ -177,12 +177,12 @@ def load_roots(model, format, types: "dict | None" = None,
             G.BATCH.add(var)
         if id(var) in sparse:               # (one made with is_sparse=True stays sparse)
             G.SPARSE.add(var)
-    if v1_uids:
-        # a v1 file's criteria: one number with no dynamic axes, as CNTK 2.7 shows them
-        # (PrimitiveFunction.cpp:108-122: SquaredError, CrossEntropyWithSoftmax,
-        # ClassificationError, Logistic, SumAll, ... have none)
-        for var in getattr(network, "reduced", ()):
-            G.BATCH.unmark(var)
+    # a v1 file's criteria, a v2 file's primitive ones (top_n's ClassificationError) and its
+    # reductions over all axes: one number with no dynamic axes, as CNTK 2.7 shows them
+    # (PrimitiveFunction.cpp:108-122: SquaredError, CrossEntropyWithSoftmax,
+    # ClassificationError, Logistic, SumAll, ReduceElements over all axes ... have none)
+    for var in getattr(network, "reduced", ()):
+        G.BATCH.unmark(var)
     _restore_origins(network.origins)
     for value, error, reason in getattr(network, "refused_at_run", ()):
         refuse_when_run(value, reason, error)   # (CNTK loads it; a run raises)

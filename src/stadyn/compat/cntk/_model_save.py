@@ -215,7 +215,7 @@ def _rule_block(v) -> bool:
 
 def _sequence_axis_name(v) -> "str | None":
     """The name of an input's named sequence axis (None: the default one), for the CNTK v2
-    writer, which writes only CNTK's default axis."""
+    writer, which writes it as CNTK 2.7 does (``''`` too: a loaded cntk.exe file's input)."""
     axis = G.SEQUENCE_AXES.get(v.sequence_lengths)
     return None if axis is None else axis.name
 

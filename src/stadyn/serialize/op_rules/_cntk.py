@@ -103,6 +103,7 @@ def _classification_error_cntk(node):
     minibatch, one number (CNTK 2.7 evaluates the loaded node so: ResNet_18.model's
     ``top5Errs``)."""
     top_n = int(np.asarray(node.const(2)).ravel()[0]) if node.n_inputs > 2 else 1
+    node.reduces_dynamic_axes()     # (no dynamic axes: PrimitiveFunction.cpp:108-122)
     return F.sum(F.classification_error(node.var(0), node.var(1), axis=-1, topN=top_n))
 
 
