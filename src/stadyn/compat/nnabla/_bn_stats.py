@@ -6,7 +6,13 @@ gives the mean and variance back through ``Reshape`` and ``Transpose`` nodes of 
 leaves them as they were (zeros until one of them is forwarded), ``mean.forward()`` fills the
 mean alone, and ``mean.parent.name`` is ``'Transpose'``; Stadyn's op gives them as outputs of
 its one node, so here each is passed through the same two node kinds (values unchanged; case
-``nnabla_fidelity_25.tensor_normalization__stats_as_nodes``).
+``nnabla_fidelity_25.tensor_normalization__stats_as_nodes``).  Only those two are NNabla's (the
+``Transpose`` with its ``axes``, the ``Reshape`` below with its ``shape``): under them NNabla
+has its ``BatchNormalization``'s flattened statistic (``(1, 8)`` for ``x (2, 3, 4)``,
+``axes=[0, 2]``), Stadyn a ``Transpose`` of its op's; and ``y.parent`` is Stadyn's op where
+NNabla's is the ``Transpose`` of its input adapter's inverse (docs/nnabla-names.md).
+``output_stat`` without ``batch_stat`` is refused with NNabla's ``AssertionError``; the running
+statistics over several axes stay as they are (the catalog op's ``rule="nnabla"``).
 """
 
 from __future__ import annotations
