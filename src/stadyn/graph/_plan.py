@@ -322,7 +322,10 @@ class EagerPlan:
                               "(backward(clear_buffer=True) ran already); run forward again")
         kept = retain_intermediate_grads(intermediates_of(root), clear_buffer, self.nodes,
                                          self._inter_values, self.roots)
-        torch.autograd.backward(root._data, seed, retain_graph=not clear_buffer)
+        # the run's own value of the root: the root may hold another since (a backward run
+        # again from an inner Variable gives it back the value it held: outputs_held)
+        data = next((t for v, t in zip(self.fill, self.saved) if v is root), root._data)
+        torch.autograd.backward(data, seed, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:
             self.saved = None

@@ -50,19 +50,17 @@ from ._context import context_scope, get_current_context
 from ._function_hooks import _POST as _POST_HOOKS
 from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
-from ._grad_marks import (cut_stopped, gradient_marks, output_marks, mark_gradients_changed,
+from ._autograd_backward import autograd_backward
+from ._eager_owners import marks_changed_since_run, note_eager_run
+from ._grad_marks import (gradient_marks, output_marks, mark_gradients_changed,
                           marks_to_replay, program_side_effects, ReplayGuard, SideEffect)
-from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
-                                  take_retained_grads)
 from ._mode import is_training, training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
-from ._numerics import _depth as _checking
 from ._numerics import _policy as _checks
-from ._late_leaves import run_again_for_late_leaves
 from ._layout import plan_layout
-from ._plan import (EagerPlan, StaticPlan, build_plan, check_gradients, needs_backward_pass)
-from ._backward_seed import backward_seed, is_unit_seed
+from ._plan import EagerPlan, StaticPlan, build_plan, needs_backward_pass
+from ._backward_seed import backward_seed
 from ._deferred_backward import Deferred, deferrable, outputs_held
 from ._draw_states import drawing, keep, replays, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
@@ -343,6 +341,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         plan.run()
         plan.marks = gradient_marks(plan.nodes, plan.leaves)
         plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
+        note_eager_run(plan)
         for r in roots:
             r._plan = plan
         return plan
@@ -370,6 +369,8 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
     if plan.marks is None:          # a plan is built for one set of gradient marks
         plan.marks = gradient_marks(plan.nodes, plan.leaves)
     plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
+    if not isinstance(plan, StaticPlan):    # its inner Variables hold autograd history
+        note_eager_run(plan)
     for r in roots:
         r._plan = plan
     return plan
@@ -530,33 +531,10 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
             plan.marks_seen = gradient_marks_version()
         plan.run_backward(var, backward_seed(var, grad, data), clear_buffer)
         return
-    if data is not None and data.grad_fn is not None:
-        seed = backward_seed(var, grad, data)
-        nodes = topological_nodes([var])
-        inters = intermediates_of(var, nodes)
-        # a leaf set need_grad=True after an op that took part used it: that op runs again
-        late = run_again_for_late_leaves(_nodes_of(var, inters), data)
-        cuts = cut_stopped(inters)        # need_grad=False set after its consumers ran
-        kept = retain_intermediate_grads(inters, clear_buffer, nodes)
-        # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would make
-        # the first backward import sympy (torch.autograd checks a given seed's shape with
-        # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).
-        try:
-            torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
-                                    retain_graph=not clear_buffer)
-        finally:
-            for handle in cuts:
-                handle.remove()
-            if late is not None:
-                late.close()
-        if late is not None:
-            late.finish()
-        take_retained_grads(kept)
-        if _checking[0]:
-            sub = Subgraph([var])
-            grad_leaves = [v for v in sub.leaves if v._data is not None and v._data.requires_grad]
-            check_gradients(sub.nodes, sub.leaves, grad_leaves,
-                            [v._data.grad for v in grad_leaves], var, seed)
+    if data is not None and data.grad_fn is not None and not (
+            plan is None and var.parent is not None and var.parent.ran_under is None
+            and marks_changed_since_run(var.parent)):   # (else: an eager run's stale history)
+        autograd_backward(var, data, grad, clear_buffer)
         return
     if var.parent is None or (plan is not None and not plan.has_backward):
         return  # nothing this Variable depends on needs a gradient
@@ -571,11 +549,6 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     with outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes) as hook:
         run_forward([var], function_pre_hook=hook)
     backward(var, grad, clear_buffer)
-
-
-def _nodes_of(var: Variable, inters: Sequence[Variable]) -> list:
-    """The nodes that computed ``var`` and ``inters``, each once."""
-    return list({id(v.parent): v.parent for v in (var, *inters)}.values())
 
 
 def _with_backward(plan: StaticPlan) -> StaticPlan:

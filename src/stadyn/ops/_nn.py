@@ -299,7 +299,9 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
     ``torch.var``), unless ``rule="nnabla"``: NNabla 1.39's CPU kernel's one pass,
     ``mean(x * x) - mean(x) ** 2``, which cancels where the values are large against their
     spread (``[3.0, 3.001]`` normalises to +-0.15810 with ``eps=1e-5``, not +-0.15616), with
-    NNabla's gradient formula on it; ``stadyn.compat.nnabla`` passes it.
+    NNabla's gradient formula on it; ``stadyn.compat.nnabla`` passes it.  Under that rule
+    batch statistics over several ``axes`` leave the running ones as they are, as NNabla's
+    (its adapter updates copies of them).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -313,6 +315,11 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
     axes = [int(a) % x.ndim for a in axes]
     if batch_stat is None:
         batch_stat = is_training()
+    if one_pass and batch_stat and len(axes) > 1:
+        # NNabla 1.39 normalises over several axes through BatchNormalizationInOutAdapter, which
+        # hands its kernel transposed copies of the running statistics: it updates those, never
+        # the user's (python/src/nnabla/normalization_functions.py, batch_normalization)
+        mean = variance = None
     if time_constant is not None:
         decay_rate = math.exp(-x.shape[0] / time_constant) if time_constant > 0 else 0.0
     reduce = [a for a in range(x.ndim) if a not in axes]

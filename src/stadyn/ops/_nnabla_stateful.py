@@ -40,8 +40,9 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
     """``x - mean`` (NNabla's ``mean_subtraction``; ``mean`` has the shape of ``x``'s axes from
     ``base_axis`` on, ``t`` of shape ``(1,)`` counts the batches seen).  With
     ``update_running_mean`` each run first folds the batch mean into ``mean`` in place --
-    ``t = int(t) + 1; mean += (batch_mean - mean) / t`` (NNabla 1.39 reads ``t`` as int32,
-    truncating a fraction) -- and, as NNabla 1.39 computes it, the
+    ``t = int(t) + 1; mean += (batch_mean - mean) * (1 / t)`` (NNabla 1.39 reads ``t`` as int32,
+    truncating a fraction; a count of 0 gives an infinite factor and an inf or NaN mean, as
+    NNabla's) -- and, as NNabla 1.39 computes it, the
     gradient is ``dy * (1 - 1 / (N * t))`` element-wise (``N`` samples); without it ``mean``
     and ``t`` stay and the gradient passes unchanged.  ``mean`` and ``t`` get no gradient.
 
@@ -66,8 +67,14 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
     for s in x.shape[:base]:
         n *= s
     with torch.no_grad():
-        t.copy_(torch.trunc(t) + 1)     # (NNabla reads t as int32: a fraction goes)
-        count = float(t.reshape(-1)[0])
-        batch = x.detach().reshape((n,) + tuple(x.shape[base:])).mean(0)
-        mean.add_((batch.to(mean.dtype) - mean) / count)
-    return _SubtractRunning.apply(x, mean.detach().clone(), 1.0 - 1.0 / (n * count))
+        # NNabla 1.39 reads t as int32 (a fraction goes) and computes in the array's type:
+        # coef = 1.0 / (t + 1) (a counter becoming 0 gives inf, the mean inf or NaN), rm += (m -
+        # rm) * coef, and the gradient's factor (T)1 / (t * N) (mean_subtraction.cpp,
+        # forward_impl_batch / backward_impl_batch)
+        count = int(torch.trunc(t.reshape(-1)[0].double())) + 1
+        t.fill_(count)
+        batch = x.detach().reshape((n,) + tuple(x.shape[base:])).mean(0).to(mean.dtype)
+        coef = torch.tensor(1.0, dtype=torch.float64).div(count).to(mean.dtype)
+        mean.add_((batch - mean) * coef)
+        factor = torch.tensor(1.0, dtype=mean.dtype).div(float(count * n))
+    return _SubtractRunning.apply(x, mean.detach().clone(), float(1.0 - factor))

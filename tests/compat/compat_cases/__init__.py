@@ -75,7 +75,8 @@ MODULES = {
                "nnabla_fidelity_20", "nnabla_graph_editing", "nnabla_extension_readers",
                "nnabla_review_mends_29", "nnabla_fidelity_22",
                "nnabla_fidelity_23", "nnabla_fidelity_24", "nnabla_review_mends_30",
-               "nnabla_examples_12", "nnabla_fidelity_25", "nnabla_examples_13"],
+               "nnabla_examples_12", "nnabla_fidelity_25", "nnabla_examples_13",
+               "nnabla_review_mends_31"],
 }
 
 

@@ -6,12 +6,19 @@ gives the mean and variance back through ``Reshape`` and ``Transpose`` nodes of 
 leaves them as they were (zeros until one of them is forwarded), ``mean.forward()`` fills the
 mean alone, and ``mean.parent.name`` is ``'Transpose'``; Stadyn's op gives them as outputs of
 its one node, so here each is passed through the same two node kinds (values unchanged; case
-``nnabla_fidelity_24.tensor_normalization__stats_as_nodes``).
+``nnabla_fidelity_25.tensor_normalization__stats_as_nodes``).  Only those two are NNabla's (the
+``Transpose`` with its ``axes``, the ``Reshape`` below with its ``shape``): under them NNabla
+has its ``BatchNormalization``'s flattened statistic (``(1, 8)`` for ``x (2, 3, 4)``,
+``axes=[0, 2]``), Stadyn a ``Transpose`` of its op's; and ``y.parent`` is Stadyn's op where
+NNabla's is the ``Transpose`` of its input adapter's inverse (docs/nnabla-names.md).
+``output_stat`` without ``batch_stat`` is refused with NNabla's ``AssertionError``; the running
+statistics over several axes stay as they are (the catalog op's ``rule="nnabla"``).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 
 from ... import functions as _F
 
@@ -26,9 +33,52 @@ def _as_nnabla_nodes(stat, ndim: int, axes: list[int]):
     return _F.transpose(_F.reshape(moved, moved.shape), inverse)
 
 
+def refuse_output_stat_without_batch_stat(fn, *args, **kwargs) -> None:
+    """Raise NNabla 1.39's bare ``AssertionError`` for ``fn(*args, **kwargs)`` (``F`` or ``PF``
+    ``batch_normalization``) asking for ``output_stat=True`` with ``batch_stat=False``: its
+    wrapper asserts ``batch_stat or (not output_stat)``
+    (``python/src/nnabla/normalization_functions.py``, ``batch_normalization``), which
+    ``PF.batch_normalization`` calls.
+
+    Example:
+        >>> import stadyn.functions as F
+        >>> refuse_output_stat_without_batch_stat(F.batch_normalization, None, None, None,
+        ...                                       None, None, batch_stat=False, output_stat=True)
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        AssertionError: batch_normalization: output_stat=True needs batch_stat=True ...
+    """
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return                      # the call itself reports it
+    bound.apply_defaults()
+    if bound.arguments.get("output_stat") and not bound.arguments.get("batch_stat", True):
+        raise AssertionError("batch_normalization: output_stat=True needs batch_stat=True "
+                             "(NNabla 1.39 asserts it)")
+
+
+def refusing_output_stat_without_batch_stat(fn):
+    """``fn`` (``PF.batch_normalization``) refusing ``output_stat`` without ``batch_stat`` as
+    NNabla 1.39 does (:func:`refuse_output_stat_without_batch_stat`).
+
+    Example:
+        >>> import stadyn.parametric_functions as PF
+        >>> refusing_output_stat_without_batch_stat(PF.batch_normalization).__name__
+        'batch_normalization'
+    """
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        refuse_output_stat_without_batch_stat(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
 def with_stats_as_nodes(name: str, fn):
     """``fn`` (the function ``name``) whose batch statistics over several axes are NNabla's
-    nodes; ``fn`` itself for any function but ``batch_normalization``.
+    nodes, refusing ``output_stat`` without ``batch_stat`` as NNabla does
+    (:func:`refuse_output_stat_without_batch_stat`); ``fn`` itself for any function but
+    ``batch_normalization``.
 
     Example:
         >>> import stadyn.functions as F
@@ -40,6 +90,7 @@ def with_stats_as_nodes(name: str, fn):
 
     @functools.wraps(fn)
     def call(x, *args, **kwargs):
+        refuse_output_stat_without_batch_stat(fn, x, *args, **kwargs)
         out = fn(x, *args, **kwargs)
         axes = kwargs.get("axes", args[4] if len(args) > 4 else [1])
         axes = [axes] if isinstance(axes, int) else list(axes)

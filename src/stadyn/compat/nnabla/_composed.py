@@ -397,7 +397,7 @@ def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
     counted from the first axis even where fewer entries than axes slice the trailing ones
     (case ``nnabla_functions_rare.slice__none_stop_fewer_entries``); an omitted list is one
     entry per axis, and lists of different lengths are refused, as NNabla's C++ setup
-    refuses them (a ``RuntimeError``; case ``nnabla_fidelity_24.slice__entries_filled``).
+    refuses them (a ``RuntimeError``; case ``nnabla_fidelity_25.slice__entries_filled``).
 
     Example:
         >>> import numpy as np, stadyn as sd

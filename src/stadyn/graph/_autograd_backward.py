@@ -1,0 +1,69 @@
+"""A backward through torch's autograd history: that of a dynamic graph (``auto_forward``) or
+of an eager plan's run (:class:`~stadyn.graph.EagerPlan`), honouring the ``need_grad`` marks
+set since the ops ran as NNabla does (a late leaf's ops run again: ``_late_leaves.py``; a stop
+set since cuts the history: ``cut_stopped``), keeping the intermediates' gradients NNabla
+keeps, and checking the gradients under ``check_numerics``.
+
+Example:
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> w = sd.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+    >>> with sd.auto_forward():
+    ...     y = F.sum(w * w)
+    >>> autograd_backward(y, y.data, 1, False)
+    >>> w.g.tolist()
+    [2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from ._backward_seed import backward_seed, is_unit_seed
+from ._grad_marks import cut_stopped
+from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
+                                  take_retained_grads)
+from ._late_leaves import run_again_for_late_leaves
+from ._numerics import _depth as _checking
+from ._plan import check_gradients
+from ._subgraph import Subgraph
+from ._variable import topological_nodes, Variable
+
+__all__ = ["autograd_backward"]
+
+
+def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer: bool) -> None:
+    """Backward from ``var`` (its value ``data``, which has autograd history) seeded with
+    ``grad``, by torch's autograd (see the module docstring; the example there)."""
+    seed = backward_seed(var, grad, data)
+    nodes = topological_nodes([var])
+    inters = intermediates_of(var, nodes)
+    # a leaf set need_grad=True after an op that took part used it: that op runs again
+    late = run_again_for_late_leaves(_nodes_of(var, inters), data)
+    cuts = cut_stopped(inters)        # need_grad=False set after its consumers ran
+    kept = retain_intermediate_grads(inters, clear_buffer, nodes)
+    # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would make
+    # the first backward import sympy (torch.autograd checks a given seed's shape with
+    # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).
+    try:
+        torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
+                                retain_graph=not clear_buffer)
+    finally:
+        for handle in cuts:
+            handle.remove()
+        if late is not None:
+            late.close()
+    if late is not None:
+        late.finish()
+    take_retained_grads(kept)
+    if _checking[0]:
+        sub = Subgraph([var])
+        grad_leaves = [v for v in sub.leaves if v._data is not None and v._data.requires_grad]
+        check_gradients(sub.nodes, sub.leaves, grad_leaves,
+                        [v._data.grad for v in grad_leaves], var, seed)
+
+
+def _nodes_of(var: Variable, inters: Sequence[Variable]) -> list:
+    """The nodes that computed ``var`` and ``inters``, each once."""
+    return list({id(v.parent): v.parent for v in (var, *inters)}.values())
