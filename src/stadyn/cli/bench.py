@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import pathlib
+import time
 import warnings
 
 import torch
@@ -57,6 +59,7 @@ def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODE
     else:
         log(f"freed CPU memory goes back to the system ({reason_not_kept() or 'mallopt failed'})")
     machine_load(log)
+    started = time.monotonic()
     table: dict[str, dict[str, float]] = {}
     versions_logged = False
     measured: dict[str, list] = {}
@@ -139,9 +142,12 @@ def run_bench(workloads=("digits-cnn", "mlp", "cifar"), stadyn_modes=STADYN_MODE
                      lambda tmp: pathlib.Path(tmp).write_text(json.dumps(table, indent=2)))
         _plot(table, os.path.join(out, "bench.png"))
         log(f"written: {os.path.join(out, 'bench.json')}, {os.path.join(out, 'bench.png')}")
-    # over the last minute the timed cases (and peers, run with as many threads) kept this
-    # many threads busy: the machine is busy only beyond them
-    machine_load(log, "at the end, ", own=torch.get_num_threads())
+    # the timed cases (and peers, run with as many threads) kept this many threads busy; the
+    # 1-minute load average has taken in 1 - exp(-t / 60 s) of that after t seconds, so a short
+    # run subtracts less: the machine is busy only beyond the run's own share
+    ran = time.monotonic() - started
+    own = round(torch.get_num_threads() * -math.expm1(-ran / 60.0), 2)
+    machine_load(log, "at the end, ", own=own)
     return table
 
 
@@ -210,9 +216,9 @@ def machine_load(log=print, when: str = "", own: float = 0.0) -> float | None:
     per_cpu = others / cpus
     if per_cpu > BUSY_LOAD_PER_CPU:
         warnings.warn(f"the machine is busy ({when}load average {load[0]:.2f} on {cpus} "
-                      f"CPUs{ours}, more than {BUSY_LOAD_PER_CPU} per CPU): other processes compete "
-                      "for the cores, so ms/iter are slower and noisier than on an idle machine; "
-                      "compare only timings measured together", RuntimeWarning, stacklevel=2)
+                      f"CPUs{ours}, more than {BUSY_LOAD_PER_CPU} per CPU): other processes "
+                      "compete for the cores, so ms/iter are slower and noisier than on an idle "
+                      "machine; compare only timings measured together", RuntimeWarning, stacklevel=2)
     return per_cpu
 
 
