@@ -44,3 +44,40 @@ def layers__copy_keeps_uid(C, r, np):
     s = C.layers.Sequential([C.layers.Dense(2), C.relu])
     cs = copy.copy(s)
     return {"Dense": [c.uid == d.uid, c is d], "Sequential": [cs.uid == s.uid]}
+
+
+_INITS = ["glorot_uniform", "glorot_normal", "xavier", "he_uniform", "he_normal", "uniform",
+          "normal", "truncated_normal"]
+
+
+def _init_of(C, kind, seed):
+    f = getattr(C.initializer, kind)
+    if kind in ("uniform", "normal", "truncated_normal"):
+        return f(0.3, seed=seed)
+    return f(scale=0.7, seed=seed)
+
+
+@cntk_case(names=["cntk.initializer." + k for k in _INITS]
+           + ["cntk.initializer.bilinear", "cntk.layers.default_options", "cntk.ops.parameter"],
+           rtol=0, atol=0,
+           note="every initializer's draws of a float32 and a float64 parameter (made directly, "
+                "and by Dense and Convolution under default_options(dtype=np.float64)), bit "
+                "for bit: CNTK 2.7 draws a double parameter in double "
+                "(uniform_real_distribution<double>, the ziggurat's doubles times a double "
+                "sigma), where Stadyn drew float32 values and widened them (off by ~6e-8)")
+def initializer__float64_draws_bit_for_bit(C, r, np):
+    res = {}
+    for dt in (np.float32, np.float64):
+        for i, kind in enumerate(_INITS):
+            p = C.parameter((40, 30), init=_init_of(C, kind, 11 + i), dtype=dt)
+            res["%s %s" % (kind, dt.__name__)] = p.value
+        p = C.parameter((2, 2, 4, 4), init=C.initializer.bilinear(4, 4), dtype=dt)
+        res["bilinear " + dt.__name__] = p.value
+        with C.default_options(dtype=dt):
+            x = C.input_variable((3, 6, 6), dtype=dt)
+            for i, kind in enumerate(_INITS[:5]):     # (layers take the fan-scaled ones)
+                d = C.layers.Dense(5, init=_init_of(C, kind, 31 + i))(x)
+                res["Dense %s %s" % (kind, dt.__name__)] = d.W.value
+                c = C.layers.Convolution((3, 3), 4, init=_init_of(C, kind, 51 + i))(x)
+                res["Convolution %s %s" % (kind, dt.__name__)] = c.W.value
+    return res
