@@ -66,7 +66,7 @@ def refusal_carried(old: Variable, new: Variable) -> None:
     Example:
         >>> import stadyn.compat.cntk as C
         >>> from stadyn.compat.cntk._adapt import unwrap
-        >>> a, b = unwrap(C.input_variable(1)), unwrap(C.input_variable(1))
+        >>> a, b = (unwrap(C.tanh(C.input_variable(1))) for _ in range(2))
         >>> refuse_when_run(a, "refused")
         >>> refusal_carried(a, b)
         >>> try:
