@@ -110,8 +110,8 @@ class _FixedFans(CNTKInitializer):
     def with_seed(self, seed: int) -> CNTKInitializer:
         return _FixedFans(super().with_seed(seed), *self.fans)
 
-    def __call__(self, shape, fan_in: int, fan_out: int):
-        return super().__call__(shape, *self.fans)
+    def __call__(self, shape, fan_in: int, fan_out: int, dtype=np.float32):
+        return super().__call__(shape, *self.fans, dtype)
 
 
 _UNCLAIMED = object()    # the seed of a _SeedOnApply not taken yet
@@ -138,9 +138,10 @@ class _SeedOnApply(CNTKInitializer):
     def with_seed(self, seed: int) -> CNTKInitializer:
         return self.inner.with_seed(seed)
 
-    def __call__(self, shape, fan_in: int, fan_out: int):
+    def __call__(self, shape, fan_in: int, fan_out: int, dtype=np.float32):
         self.claim()
-        return self.inner.with_seed(self.seed)(shape, fan_in, fan_out)  # type: ignore[arg-type]
+        return self.inner.with_seed(self.seed)(shape, fan_in, fan_out,  # type: ignore[arg-type]
+                                               dtype)
 
 
 def _bool(value: Any, what: str) -> bool:

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _random
-from .._mt19937 import normal_floats, truncated_normal_floats, uniform_floats
+from .._mt19937 import (MT19937_64, normal_doubles, normal_floats, truncated_normal_floats,
+                        uniform_floats)
 
 __all__ = ["CNTKInitializer", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
            "he_normal", "uniform", "normal", "truncated_normal", "bilinear", "constant", "zeros",
@@ -48,35 +49,70 @@ class CNTKInitializer:
         return CNTKInitializer(self.kind, self.scale, self.mode, self.gain, seed,
                                self.output_rank, self.filter_rank)
 
-    def __call__(self, shape: Sequence[int], fan_in: int, fan_out: int) -> np.ndarray:
+    def __call__(self, shape: Sequence[int], fan_in: int, fan_out: int,
+                 dtype: Any = np.float32) -> np.ndarray:
+        """The values for a parameter of ``shape``, ``dtype`` (float32 or float64: CNTK 2.7
+        draws a double parameter's in double, not float32's widened)."""
         # the seed: the given one, else CNTK's (the fixed seed or the next of its count)
         seed = _random.initializer_seed() if self.seed is None else int(self.seed)
+        double = np.dtype(dtype) == np.float64
+        count = int(np.prod(shape, dtype=np.int64))
         if self.kind == "uniform":    # CNTK's own numbers (``_mt19937``), to the bit
             variance3 = {"avg": 6.0 * self.gain / max(fan_in + fan_out, 1),
                          "in": 3.0 * self.gain / max(fan_in, 1),
                          "out": 3.0 * self.gain / max(fan_out, 1), "none": 3.0 * self.gain}
-            limit = _scaled(math.sqrt(variance3[self.mode]), self.scale)
-            count = int(np.prod(shape, dtype=np.int64))
-            return uniform_floats(seed, count, limit).reshape(tuple(shape))
+            limit = _scaled(math.sqrt(variance3[self.mode]), self.scale, double)
+            draw = _uniform_doubles if double else uniform_floats
+            return draw(seed, count, limit).reshape(tuple(shape))
         fan = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out, "none": 1.0}[
             self.mode]
-        std = _scaled(math.sqrt(self.gain / max(fan, 1e-12)), self.scale)
+        std = _scaled(math.sqrt(self.gain / max(fan, 1e-12)), self.scale, double)
         # CNTK's own numbers (Boost's ziggurat), to the bit; truncated: within 2 std
-        count = int(np.prod(shape, dtype=np.int64))
+        if double:
+            return _normal_doubles(seed, count, std, self.kind != "normal").reshape(tuple(shape))
         draw = normal_floats if self.kind == "normal" else truncated_normal_floats
         return draw(seed, count, std).reshape(tuple(shape))
 
 
-def _scaled(base: float, scale: float) -> float:
+def _uniform_doubles(seed: int, count: int, limit: float) -> np.ndarray:
+    """``count`` doubles uniform in [-limit, limit), as CNTK 2.7 draws a float64 parameter's
+    (``std::uniform_real_distribution<double>(-limit, limit)`` on ``mt19937_64(seed)``:
+    ``u = x / 2**64`` (below 1), ``u * (2 limit) - limit``; bit for bit against CNTK 2.7)."""
+    u = MT19937_64(seed).take(count).astype(np.float64) * 2.0 ** -64
+    u = np.minimum(u, np.nextafter(1.0, 0.0))
+    return u * (2.0 * limit) - limit
+
+
+def _normal_doubles(seed: int, count: int, sigma: float, truncated: bool) -> np.ndarray:
+    """``count`` doubles of N(0, sigma**2) (``truncated``: those within ``2 sigma``, in
+    order), as CNTK 2.7 draws a float64 parameter's: Boost's ziggurat in double times
+    ``sigma`` (float32's: :func:`~stadyn._mt19937.normal_floats`)."""
+    n = count if not truncated else count + count // 16 + 64
+    while True:
+        values = sigma * normal_doubles(MT19937_64(seed), n)
+        if not truncated:
+            return values
+        kept = values[np.abs(values) <= 2.0 * sigma]
+        if len(kept) >= count:
+            return kept[:count]
+        n *= 2
+
+
+def _scaled(base: float, scale: float, double: bool = False) -> float:
     """The range (or standard deviation) CNTK draws with: the distribution's own one, computed
     in double, rounded to float32, times the scale rounded to float32, in float32
     (LearnableParameter::InitRandom's ``ElemType range = (ElemType)opts.second; range *=
-    initValueScale``, for BrainScript and the Python API alike).
+    initValueScale``, for BrainScript and the Python API alike); for a float64 parameter
+    (``double``) all in double.
 
     Example:
         >>> _scaled(0.05, 0.1), float(np.float32(0.05 * 0.1))    # not the double product's
         (0.005000000353902578, 0.004999999888241291)
+        >>> _scaled(0.05, 0.1, double=True) == 0.05 * 0.1
+        True
     """
+    if double:
+        return float(base) * float(scale)
     return float(np.float32(base) * np.float32(scale))
 
 
@@ -145,7 +181,18 @@ def bilinear(kernel_width: int, kernel_height: int):
     kernel = np.outer(weights(int(kernel_height)), weights(int(kernel_width)))
 
     def fill(shape) -> np.ndarray:
-        return np.broadcast_to(kernel, tuple(shape)).astype(np.float32)
+        shape = tuple(shape)
+        if len(shape) != 4:
+            return np.broadcast_to(kernel, shape).astype(np.float32)
+        # CNTK 2.7 (LearnableParameter::InitBilinear): output channel c reads input channel
+        # c alone, the other filters are zeros; the two channel counts must be equal
+        if shape[0] != shape[1]:
+            raise RuntimeError("Number of input and output channels of filter for bilinear "
+                               "interpolation must be equal.")
+        out = np.zeros(shape, np.float32)
+        for c in range(shape[0]):
+            out[c, c] = np.broadcast_to(kernel, shape[2:])
+        return out
     return fill
 
 
@@ -161,9 +208,10 @@ def ones():
     return 1.0
 
 
-def initial_value(init: Any, shape: Sequence[int], fan_in: int, fan_out: int) -> np.ndarray:
+def initial_value(init: Any, shape: Sequence[int], fan_in: int, fan_out: int,
+                  dtype: Any = None) -> np.ndarray:
     """The array ``init`` gives for a parameter of ``shape`` (a number, an array, or an
-    initialiser).
+    initialiser; of a float64 ``dtype`` an initialiser draws in double, as CNTK 2.7).
 
     Example:
         >>> from stadyn.layers import glorot_uniform, initial_value
@@ -175,7 +223,7 @@ def initial_value(init: Any, shape: Sequence[int], fan_in: int, fan_out: int) ->
     if isinstance(init, (int, float)):
         return np.full(tuple(shape), float(init), dtype=np.float32)
     if isinstance(init, CNTKInitializer):
-        return init(shape, fan_in, fan_out)
+        return init(shape, fan_in, fan_out, dtype if dtype is not None else np.float32)
     if callable(init):
         return np.asarray(init(tuple(shape)), dtype=np.float32)
     value = np.asarray(init, dtype=np.float32)

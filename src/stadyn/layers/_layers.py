@@ -92,8 +92,10 @@ class Layer:
         seed = self._seeds.get(name)
         if seed is not None and isinstance(init, CNTKInitializer) and init.seed is None:
             init = init.with_seed(seed)
-        var = get_parameter_or_create(name, shape, initial_value(init, shape, fan_in, fan_out),
-                                      need_grad, dtype=getattr(self, "dtype", None))
+        dtype = getattr(self, "dtype", None)
+        var = get_parameter_or_create(name, shape,
+                                      initial_value(init, shape, fan_in, fan_out, dtype),
+                                      need_grad, dtype=dtype)
         self._params[name] = var
         return var
 

@@ -11,7 +11,7 @@ from ._cntk_write_seq import RULES as _SEQ_RULES
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
                             "sequence_reduce_max", "cntk:EditDistanceError",
                             "cntk:UnpackSequenceOp", "cntk_forward_backward", "cntk:LambdaRank",
-                            "cntk:NDCG1Eval"))
+                            "cntk:NDCG"))
 # the ops written over values on a sequence axis (step by step, or PastValue / FutureValue;
 # the compat's Slice and ReduceElements are over static axes only: a reduction along the
 # sequence axis is refused by its own rule; the sequence ops of _cntk_write_seq's rules; those

@@ -456,7 +456,7 @@ RULES = {
     # target, weight; lambda_rank, ndcg_at_1: output, gain, group): the primitives, no
     # attributes
     "cntk:Logistic": primitive("Logistic", 3), "cntk:LambdaRank": primitive("LambdaRank", 3),
-    "cntk:NDCG1Eval": primitive("NDCG", 3),
+    "cntk:NDCG": primitive("NDCG", 3),
     "cntk:CosDistance": primitive("CosDistance", 2),
     **{"cntk:" + op: primitive(op, 1) for op in (
         "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Atanh")},

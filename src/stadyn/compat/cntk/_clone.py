@@ -10,6 +10,7 @@ from ...graph import (Variable, apply, base_axis_kept, name_scope, new_lengths, 
 from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
+from ._run_checks import refusal_carried
 from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SEQUENCE_AXES,
                      SHAPELESS, SPARSE, Block, combined_inside, link_outputs, made_by_cntk_op,
                      operand_order, outputs_of, primitive_op_name, seen_through, set_op_name,
@@ -150,6 +151,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             if new is not None and new is not old:
                 _outputs_carried(old, new, mapping)
                 _attributes_carried(old, new)
+                refusal_carried(old, new)      # (CNTK 2.7's copy refused at run as it is)
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
             for r in roots]

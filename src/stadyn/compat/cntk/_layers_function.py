@@ -88,6 +88,17 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         self._applied: list[weakref.ref] = []
         self._order: list[Variable] = []
 
+    def __copy__(self):
+        """``copy.copy``: another handle on this layer, whose ``uid`` (and output) are this
+        layer's, as CNTK 2.7's copy of a layer, made with its uid (Stadyn makes the output
+        carrying the uid when first asked: here, before the two part)."""
+        if self._signature is None and self._cntk_function:
+            try:
+                self.output
+            except AttributeError:      # (a layer of several outputs: each made when asked)
+                pass
+        return super().__copy__()
+
     @property
     def _cntk_function(self) -> bool:
         """Whether CNTK 2.7 makes a Function of this layer (``isinstance(layer, C.Function)``:

@@ -161,9 +161,9 @@ def load_roots(model, format, types: "dict | None" = None,
                 v1_uids.update(uids, **{"": f"Combine{combine}"})
                 return combine + 2 - first          # its composite's number too
             G.take_uid_numbers(numbers)
-        # (a function CNTK 2.7 loads but refuses when run: a stand-in refused at every run;
-        # an untyped file applied is refused as applied, the application's rebuild keeping no
-        # refusal of a run)
+        # (a function CNTK 2.7 loads but refuses when run: a stand-in refused at every run,
+        # its copies in a clone or an application too (_clone.rebuild); a typed file is
+        # refused as loaded)
         network = serialize.load_cntk(legacy, defer_refusals=not types) \
             if legacy.format.startswith("cntk") else \
             serialize.load(path)

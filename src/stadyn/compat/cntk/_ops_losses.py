@@ -363,14 +363,20 @@ def cosine_distance(x, y, name: str = ""):
 
 def fmeasure(output, target, beta: float = 1, name: str = ""):
     """``1 - F_beta`` of each sample's ``output`` (probabilities, counted softly) against its
-    binary ``target``: ``1 - (1 + b^2) sum(o t) / (b^2 sum(t) + sum(o))``."""
-    axes = sample_axes(output)
-    o, t = operand(output), operand(target)
+    binary ``target``: ``1 - (1 + b^2) P R / (b^2 P + R)`` for the precision ``P = sum(o t) /
+    sum(o)`` and recall ``R = sum(o t) / sum(t)``, summed over every static axis (of a 3-D
+    ``output``, over axes 1 and 2: one value per class), built of CNTK's ops as CNTK 2.7's
+    ``fmeasure`` builds it (cntk/losses/__init__.py), so its root is a ``Minus``."""
+    from ._ops_reduce import reduce_sum
+    from ._ops_math import element_divide, element_times, minus, plus
+    axis = (1, 2) if len(sample_shape(output)) == 3 else None
+    correct = reduce_sum(element_times(output, target), axis=axis)
+    precision = element_divide(correct, reduce_sum(output, axis=axis))
+    recall = element_divide(correct, reduce_sum(target, axis=axis))
     b2 = float(beta) ** 2
-    tp = F.sum(F.mul2(o, t), axis=axes)
-    den = F.add2(F.mul_scalar(F.sum(t, axis=axes), b2), F.sum(o, axis=axes))
-    return named(wrap(F.r_sub_scalar(F.div2(F.mul_scalar(tp, 1.0 + b2), den), 1.0)), name,
-                 "FMeasure")
+    top = element_times(element_times(1.0 + b2, precision), recall)
+    return minus(1.0, element_divide(top, plus(element_times(b2, precision), recall)),
+                 name=name)
 
 
 @float_arrays("x", "y")
@@ -391,7 +397,7 @@ def cosine_distance_with_negative_samples(x, y, shift: int, num_negative_samples
                          f"and equal shapes, got {tuple(sample_shape(x))} and "
                          f"{tuple(sample_shape(y))}")
     out = S.cosine_with_negative_samples(operand(x), operand(y), shift, count, lead_axes(x))
-    return named(wrap(out), name, "CosineDistanceWithNegativeSamples")
+    return named(wrap(out), name, "CosDistanceWithNegativeSamples")
 
 
 # CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data) (the

@@ -91,4 +91,4 @@ def ndcg_at_1(output, gain, group, name: str = ""):
         >>> v.shape, round(float(v), 3)
         ((), 66.667)
     """
-    return _ranking("ndcg_at_1", "NDCG1Eval", output, gain, group, name)
+    return _ranking("ndcg_at_1", "NDCG", output, gain, group, name)

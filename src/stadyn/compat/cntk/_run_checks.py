@@ -29,8 +29,8 @@ from typing import Callable, Sequence
 from ...graph import (Subgraph, Variable, format_location, graph_version, refresh_shapes,
                       user_location)
 
-__all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "at_first_run",
-           "check_each_run", "check_runnable", "RunnableCheck", "shape_at_run"]
+__all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "refusal_carried",
+           "at_first_run", "check_each_run", "check_runnable", "RunnableCheck", "shape_at_run"]
 
 
 class DataTypeError(ValueError, RuntimeError):
@@ -56,6 +56,28 @@ def refuse_when_run(value: Variable, message: str, error: type = DataTypeError) 
     where = format_location(user_location())
     _REFUSED[value] = (error, message + (f" (the op built at {where})" if where else ""))
     _MARKED[0] += 1
+
+
+def refusal_carried(old: Variable, new: Variable) -> None:
+    """Give ``new`` (``old``'s copy in a clone or an application of its Function) the refusal
+    of a run :func:`refuse_when_run` recorded for ``old``, as CNTK 2.7's copy of the function
+    is refused when it runs as the original is.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> from stadyn.compat.cntk._adapt import unwrap
+        >>> a, b = (unwrap(C.tanh(C.input_variable(1))) for _ in range(2))
+        >>> refuse_when_run(a, "refused")
+        >>> refusal_carried(a, b)
+        >>> try:
+        ...     check_runnable([b])
+        ... except DataTypeError as e:
+        ...     print(str(e).split(" (")[0])
+        refused
+    """
+    if old in _REFUSED and new not in _REFUSED:
+        _REFUSED[new] = _REFUSED[old]
+        _MARKED[0] += 1
 
 
 def at_first_run(value: Variable, action: Callable[[Variable], None]) -> None:

@@ -240,7 +240,7 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
             else:
                 fan_in, fan_out = _fans(shape, init)
                 value = initial_value(init if init is not None else glorot_uniform(), shape,
-                                      fan_in, fan_out)
+                                      fan_in, fan_out, dtype)
         with cntk_parameters():
             path = current_registry().claim(name or "parameter")
             var = get_parameter_or_create(f"{path}/{name}" if name else path, tuple(shape),

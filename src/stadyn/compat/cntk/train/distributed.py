@@ -47,9 +47,20 @@ __all__ = ["WorkerDescriptor", "Communicator", "DistributedLearner", "mpi_commun
            "data_parallel_distributed_learner", "block_momentum_distributed_learner"]
 
 
+# CNTK 2.7's words for any use of MPI after ``Communicator.finalize()`` deleted its MPI wrapper
+# (MPIWrapper's singleton, made once per process: Source/Common/MPIWrapper.cpp)
+_FINALIZED_ERROR = ("MPIWrapperMpi: this is a singleton class that can only be instantiated "
+                    "once per process")
+_FINALIZED = [False]        # whether finalize() ended this process's group of workers
+
+
 def _joined() -> bool:
     """Whether this process is one of several workers; joins their group the first time (CNTK
-    joined MPI when the first distributed object was made)."""
+    joined MPI when the first distributed object was made).  After :meth:`Communicator.finalize`
+    ended the group: CNTK 2.7's RuntimeError (MPI is not started again in a process; Stadyn's
+    group was, and its first collective waited for the launcher's timeout)."""
+    if _FINALIZED[0]:
+        raise RuntimeError(_FINALIZED_ERROR)
     if not _dist.is_initialized() and _dist.size() > 1:     # (a launcher's, or mpiexec's)
         _dist.init()
     return _dist.is_initialized()
@@ -84,9 +95,12 @@ class Communicator:
 
     @staticmethod
     def finalize() -> None:
-        """End the job's communication (call once, at the end of the program)."""
+        """End the job's communication (call once, at the end of the program): of several
+        workers, later uses of the communicator (``rank``, a distributed learner) raise CNTK
+        2.7's RuntimeError; a second ``finalize`` does nothing."""
         if _dist.is_initialized():
             _dist.shutdown()
+            _FINALIZED[0] = True
 
     def workers(self) -> list[WorkerDescriptor]:
         """Every worker, by rank (the host names of the others are not known here: this
