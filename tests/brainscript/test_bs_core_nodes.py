@@ -67,19 +67,22 @@ def test_cos_distance_with_negative_samples_takes_constants_and_checks_counts():
             _network("a = Input {3}\n c = CosDistanceWithNegativeSamples (a, a, 1, 0)")
 
 
-@pytest.mark.parametrize("key", ["batch_norm_cumulative", "batch_norm_5"])
+@pytest.mark.parametrize("key", ["batch_norm_replace", "batch_norm_5", "batch_norm_corpus"])
 def test_raw_batch_normalization_against_cntk27(key):
-    # BatchNormalizationNode is C.batch_normalization's: two training minibatches (each
-    # normalised by its own statistics, the running ones updated: time constant 0 the
-    # cumulative average) and inference on the running statistics; CNTK.core.bs:639 adds the
-    # running count, a ParameterTensor {(1)} of 0, where none is given
+    # BatchNormalizationNode is C.batch_normalization's: two training minibatches of 3 and 2
+    # samples (each normalised by its own statistics, the running ones updated: time constant
+    # 0 replaces them with this minibatch's, TrainingNodes.h:2630-2631; -1 the corpus-level
+    # average, weight M / (M + count), TrainingNodes.h:2610-2611) and inference on the running
+    # statistics; CNTK.core.bs:639 adds the running count, a ParameterTensor {(1)} of 0, where
+    # none is given (its value is the samples seen)
     ref = REFS[key]
     with sd.parameter_registry(sd.ParameterRegistry()):
         net = _network(f"""x = Input {{4}}
             s = ParameterTensor {{4}} ; b = ParameterTensor {{4}}
             m = ParameterTensor {{4, learningRateMultiplier = 0}}
             v = ParameterTensor {{4, learningRateMultiplier = 0}}
-            y = BatchNormalization (x, s, b, m, v,
+            c = ParameterTensor {{(1), learningRateMultiplier = 0, initValue = 0}}
+            y = BatchNormalization (x, s, b, m, v, runCount = c,
                                     normalizationTimeConstant = {ref['time_constant']})""")
         n = net.nodes
         n["s"].d, n["b"].d = np.float32(ref["scale"]), np.float32(ref["bias"])
@@ -91,6 +94,7 @@ def test_raw_batch_normalization_against_cntk27(key):
             np.testing.assert_allclose(n["y"].d, step["value"], rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(n["m"].d, step["mean"], rtol=1e-5, atol=1e-7)
             np.testing.assert_allclose(n["v"].d, step["var"], rtol=1e-5, atol=1e-7)
+            assert float(n["c"].d.reshape(())) == step["count"]
         feed(n["x"], np.asarray(ref["training"][0]["x"] + ref["training"][1]["x"], np.float32))
         with sd.training(False):
             n["y"].forward()

@@ -65,8 +65,9 @@ class CoreNodeFunctions:
                            disableRegularization=False, imageLayout="CHW", tag=""):
         """cntk.exe's ``BatchNormalizationNode`` on the given ``scale``, ``bias`` and running
         statistics (CNTK.core.bs:639-647): while training, each minibatch normalised by its own
-        mean and variance, the running ones updated with ``normalizationTimeConstant`` (0: the
-        cumulative average); otherwise by the running ones.  Without ``runCount``, CNTK.core.bs
+        mean and variance, the running ones updated with ``normalizationTimeConstant`` (0: this
+        minibatch's statistics alone; negative: the corpus-level average, TrainingNodes.h:
+        2603-2611); otherwise by the running ones.  Without ``runCount``, CNTK.core.bs
         adds ``ParameterTensor {(1), initValue = 0, learningRateMultiplier = 0}``."""
         what = "BatchNormalization"
         if spatial and str(imageLayout).lower() not in ("chw", "cudnn"):
