@@ -26,7 +26,8 @@ def _network(text: str, sequences: bool | None = None):
     return build_network("{ " + text + " }", StadynLibrary(sequences=sequences), "net.bs")
 
 
-@pytest.mark.parametrize("key", ["cos_neg_1_2", "cos_neg_2_3", "cos_neg_sequences"])
+@pytest.mark.parametrize("key", ["cos_neg_1_2", "cos_neg_2_3", "cos_neg_sequences",
+                                 "cos_neg_0_2", "cos_neg_1_0"])
 def test_cos_distance_with_negative_samples_against_cntk27(key):
     # CosDistanceWithNegativeSamplesNode (LinearAlgebraNodes.h:1612) is CNTK 2.7's
     # C.cosine_distance_with_negative_samples: column j against b's column j, then against
@@ -64,7 +65,7 @@ def test_cos_distance_with_negative_samples_takes_constants_and_checks_counts():
         np.testing.assert_allclose(net.nodes["c"].d, [[1, 0], [1, 0], [1, 0]])
     with sd.parameter_registry(sd.ParameterRegistry()):
         with pytest.raises(ConfigError, match=r"net.bs:2:\d+: .*numNegSamples must be an integer"):
-            _network("a = Input {3}\n c = CosDistanceWithNegativeSamples (a, a, 1, 0)")
+            _network("a = Input {3}\n c = CosDistanceWithNegativeSamples (a, a, 1, -1)")
 
 
 @pytest.mark.parametrize("key", ["batch_norm_replace", "batch_norm_5", "batch_norm_corpus"])

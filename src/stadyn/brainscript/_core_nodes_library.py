@@ -120,7 +120,8 @@ class CoreNodeFunctions:
         what = "CosDistanceWithNegativeSamples"
         a, b = self._value(aVectorSequence, what), self._value(anotherVectorSequence, what)
         shift = self._count(numShifts, what, "numShifts", 0)
-        count = self._count(numNegSamples, what, "numNegSamples", 1)
+        count = self._count(numNegSamples, what, "numNegSamples", 0)   # (0: no negatives,
+        # LinearAlgebraNodes.h:1790-1793 takes it)
         lead = self._lead(a)
         if lead == 0 or self._lead(b) != lead or tuple(a.shape[lead:]) != tuple(b.shape[lead:]):
             raise ConfigError(f"The tensor dimension in the {self.path or what} {what} "
