@@ -379,9 +379,9 @@ def cosine_distance_with_negative_samples(x, y, shift: int, num_negative_samples
     """Per sample ``i`` of a minibatch of ``N``: the cosine similarity of ``x_i`` with ``y_i``,
     then with ``num_negative_samples`` other samples' ``y``: ``y_j`` for ``j = (i + shift + k)
     mod N``, ``k = 0, 1, ...`` (CNTK's order) -- shape ``(1 + num_negative_samples,)``.  Of
-    sequences (of one length), the steps of all sequences are the samples, counted time-major
-    (step 0 of every sequence, then step 1, ...), as CNTK 2.7 counts them; the result keeps
-    the sequence axis."""
+    sequences, the samples are the columns of CNTK 2.7's packed minibatch (sequences sharing
+    parallel streams, step by step, a stream's gaps zero columns); the result keeps the
+    sequence axis."""
     shift, count = int(shift), int(num_negative_samples)
     # CNTK 2.7 takes 0 for either (LinearAlgebraNodes.h:1790-1793: no negatives, or the
     # sample itself first); its unsigned arguments refuse a negative one
