@@ -114,6 +114,38 @@ def test_raw_batch_normalization_against_cntk27(key):
         np.testing.assert_allclose(n["y"].d, ref["inference"], rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("spatial", [False, True])
+def test_raw_batch_normalization_infers_0_x_1_parameters(spatial):
+    # cntk.exe's BatchNormalizationNode makes a [0 x 1] parameter (CNTK.core.bs:247's
+    # normShape = (0:1), or Parameter (0, 1)) [n x 1]: n the input's elements a sample, or its
+    # channels (the last CNTK dimension) where spatial (TrainingNodes.h:2805-2813); the
+    # numbers are then CNTK 2.7's of the same node on [4] parameters (batch_norm_5)
+    ref = REFS["batch_norm_5"]
+    image = "Input {(1:1:4)}" if spatial else "Input {4}"
+    reg = sd.ParameterRegistry()
+    with sd.parameter_registry(reg):
+        net = _network(f"""x = {image}
+            s = Parameter (0, 1) ; b = ParameterTensor {{(0:1)}}
+            m = ParameterTensor {{(0:1), learningRateMultiplier = 0}}
+            v = ParameterTensor {{(0:1), learningRateMultiplier = 0}}
+            y = BatchNormalization (x, s, b, m, v, spatial = {str(spatial).lower()},
+                                    normalizationTimeConstant = 5)""")
+        params = dict(reg.items())
+        assert [tuple(params[k].shape) for k in "sbmv"] == [(1, 4)] * 4     # CNTK's [4 x 1]
+        params["s"].d, params["b"].d = np.float32([ref["scale"]]), np.float32([ref["bias"]])
+        params["m"].d = np.float32([[0.5, 0.0, -0.5, 1.0]])
+        params["v"].d = np.float32([[2.0, 1.0, 0.5, 4.0]])
+        for step in ref["training"]:
+            x = np.asarray(step["x"], np.float32)
+            feed(net.nodes["x"], x.reshape((-1, 4, 1, 1)) if spatial else x)
+            with sd.training(True):
+                net.nodes["y"].forward()
+            np.testing.assert_allclose(net.nodes["y"].d.reshape(-1, 4), step["value"],
+                                       rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(params["m"].d.ravel(), step["mean"], rtol=1e-5,
+                                       atol=1e-7)
+
+
 def test_raw_batch_normalization_checks_its_parameters():
     with sd.parameter_registry(sd.ParameterRegistry()):
         with pytest.raises(ConfigError, match=r"net.bs:2:\d+: .*runMean has 3 values, the input "

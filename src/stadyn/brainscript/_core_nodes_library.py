@@ -21,6 +21,7 @@ and ``batch_norm_parameters``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import cntk_semantics as cntk
@@ -29,6 +30,7 @@ from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
 from ..sequence import reshape_samples
+from ._parameter_library import PendingParameter
 from ._sequence_library import NONE
 
 __all__ = ["CoreNodeFunctions"]
@@ -73,7 +75,9 @@ class CoreNodeFunctions:
         if spatial and str(imageLayout).lower() not in ("chw", "cudnn"):
             raise ConfigError(f"{what}: spatial = true needs imageLayout = \"cudnn\"")
         x = self._value(input, what)
-        values = [self._value(v, what) for v in (scale, bias, runMean, runVariance)]
+        values = [self._bn_inferred(v, x, bool(spatial))
+                  for v in (scale, bias, runMean, runVariance)]
+        values = [self._value(v, what) for v in values]
         if runCount is None or runCount is NONE:
             path, self.path = self.path, "inputs.inputs[5]"
             try:
@@ -84,6 +88,17 @@ class CoreNodeFunctions:
         return self._node(self.batch_normalization(
             x, values, count, bool(spatial), normalizationTimeConstant, blendTimeConstant,
             epsilon, bool(disableRegularization), what), what, tag)
+
+    def _bn_inferred(self, v: Any, x: Variable, spatial: bool) -> Any:
+        """A ``[0 x 1]`` parameter (CNTK.core.bs:247's ``normShape = (0:1)``; ``Parameter (0,
+        1)``) made ``[n x 1]``, ``n`` the input's channels where ``spatial`` (CNTK's last
+        dimension), else its elements a sample, as cntk.exe's BatchNormalizationNode infers
+        it (TrainingNodes.h:2805-2813); anything else as it is."""
+        if not isinstance(v, PendingParameter) or tuple(v.shape) != (1, 0):
+            return v
+        lead = self._lead(x)
+        total = int(x.shape[lead]) if spatial else math.prod(int(d) for d in x.shape[lead:])
+        return v.infer((1, total)) if total > 0 else v
 
     def batch_normalization(self, x: Variable, values: list[Variable], count: Variable,
                             spatial: bool, time_constant: Any, blend_time_constant: Any,
