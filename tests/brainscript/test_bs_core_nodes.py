@@ -146,6 +146,22 @@ def test_raw_batch_normalization_infers_0_x_1_parameters(spatial):
                                        atol=1e-7)
 
 
+@pytest.mark.parametrize("text, message", [
+    # TrainingNodes.h:2845-2849: every parameter has the scale's layout ([4] and [4 x 1] differ)
+    ("p = ParameterTensor {4} ; q = Parameter (4, 1)\n y = BatchNormalization (x, p, q, p, p)",
+     r"Input\[2\] has a layout different from Input\[1\]"),
+    # TrainingNodes.h:2797-2801: the running statistics are learnable parameters, updated in place
+    ("p = ParameterTensor {4}\n y = BatchNormalization (x, p, p, p * 2, p)",
+     r"Inputs \[3\.\.6\] must be learnable parameters \(input 3"),
+    ("p = ParameterTensor {4}\n y = BatchNormalization (x, p, p, p, p, runCount = x)",
+     r"Inputs \[3\.\.6\] must be learnable parameters \(input 5"),
+])
+def test_raw_batch_normalization_refuses_what_cntk_exe_refuses(text, message):
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: BatchNormalization: " + message):
+            _network("x = Input {4} ; " + text)
+
+
 def test_raw_batch_normalization_checks_its_parameters():
     with sd.parameter_registry(sd.ParameterRegistry()):
         with pytest.raises(ConfigError, match=r"net.bs:2:\d+: .*runMean has 3 values, the input "
@@ -232,6 +248,8 @@ def test_embedding_input_dim_defaults_to_the_inputs():
      "GMMLogLikelihood: Attempted to instantiate undefined operation GMMLogLikelihood."),
     # LinearAlgebraNodes.h:1124 reads bitShiftA, CNTK.core.bs:702 passes bitSmoothingA
     ("q = QuantizedTimes (x, x)", "QuantizedTimes: required parameter 'bitShiftA' not found"),
+    # a config record's lookup goes on to the enclosing scopes (ScriptableObjects.h:560-565)
+    ("q = QuantizedTimes (x, x)", "fails unless an enclosing scope defines bitShiftA/bitShiftB"),
 ])
 def test_names_cntk_exe_cannot_build_are_refused_at_the_users_line(text, message):
     with sd.parameter_registry(sd.ParameterRegistry()):

@@ -85,9 +85,26 @@ class CoreNodeFunctions:
             finally:
                 self.path = path
         count = self._value(runCount, what)
+        self._bn_checked(values, count, what)
         return self._node(self.batch_normalization(
             x, values, count, bool(spatial), normalizationTimeConstant, blendTimeConstant,
             epsilon, bool(disableRegularization), what), what, tag)
+
+    def _bn_checked(self, values: list[Variable], count: Variable, what: str) -> None:
+        """cntk.exe's checks of a BatchNormalizationNode's parameters (TrainingNodes.h:
+        2797-2801, 2845-2849): the running statistics and count are learnable parameters
+        (``Parameter``, ``ParameterTensor``, ``Constant``: nodes without inputs, not an
+        ``Input``), and the bias and running statistics have the scale's layout."""
+        for k, v in enumerate(values[2:] + [count], start=3):
+            if v.parent is not None or self._batched(v):
+                raise ConfigError(f"{what}: Inputs [3..6] must be learnable parameters "
+                                  f"(input {k} is a computed node or an Input)")
+        for k, v in enumerate(values[1:], start=2):
+            # (a different number of values: batch_normalization's message, naming the input)
+            if int(v.size) == int(values[0].size) and tuple(v.shape) != tuple(values[0].shape):
+                raise ConfigError(f"{what}: Input[{k}] has a layout different from Input[1]. "
+                                  f"All must be identical ({tuple(v.shape)[::-1]} against "
+                                  f"{tuple(values[0].shape)[::-1]}, CNTK's order).")
 
     def _bn_inferred(self, v: Any, x: Variable, spatial: bool) -> Any:
         """A ``[0 x 1]`` parameter (CNTK.core.bs:247's ``normShape = (0:1)``; ``Parameter (0,
@@ -234,11 +251,12 @@ class CoreNodeFunctions:
         """Refused as cntk.exe fails on it: CNTK.core.bs:702 passes ``bitSmoothingA`` and
         ``bitSmoothingB``, while ``QuantizedTimesNode`` reads ``bitShiftA`` and ``bitShiftB``
         from its config (LinearAlgebraNodes.h:1123-1124: "required parameter 'bitShiftA' not
-        found", ScriptableObjects.h:565); the node is also CPU-only and for inference only (no
+        found", ScriptableObjects.h:560-565, which looks the names up in the enclosing scopes
+        too before failing); the node is also CPU-only and for inference only (no
         gradient: LinearAlgebraNodes.h:1111-1115, 1157-1161)."""
         raise ConfigError("QuantizedTimes: required parameter 'bitShiftA' not found "
                           "(cntk.exe's QuantizedTimes node reads bitShiftA and bitShiftB, which "
                           "CNTK.core.bs's QuantizedTimes passes as bitSmoothingA and "
-                          "bitSmoothingB, so cntk.exe fails on every use; Stadyn has no "
-                          "16-bit quantized product either)")
+                          "bitSmoothingB, so cntk.exe fails unless an enclosing scope defines "
+                          "bitShiftA/bitShiftB; Stadyn has no 16-bit quantized product)")
 
