@@ -180,11 +180,11 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
     replaces them; later ones blend in with ``1 - exp(-M / time_constant)`` for a minibatch of
     M samples (``time_constant`` 0: replace every time, this minibatch's statistics alone;
     infinite: keep the first; negative: the corpus-level average, weight ``M / (M + count)``,
-    TrainingNodes.h:2603-2611); the variance is the unbiased one.  ``blend_time_constant`` b mixes the running statistics, once
-    updated, into the normalisation with weight ``b / (b + M)`` (infinite: 1, the running ones
-    alone; the first minibatch: 0), the mean and the inverse standard deviation each, as CNTK's
-    GPU kernel does; they are constants for the gradient.  Inference normalises with the
-    running ones.
+    TrainingNodes.h:2603-2611); the variance is the unbiased one.  ``blend_time_constant`` b
+    mixes the running statistics, once updated, into the normalisation with weight
+    ``b / (b + M)`` (infinite: 1, the running ones alone; the first minibatch: 0), the mean and
+    the inverse standard deviation each, as CNTK's GPU kernel does; they are constants for the
+    gradient.  Inference normalises with the running ones.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
