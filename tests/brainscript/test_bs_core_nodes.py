@@ -180,6 +180,17 @@ def _unpacked(node) -> list[list]:
     return [a.tolist() for a in sd.sequence.unpack_value(node)]
 
 
+def test_scatter_packed_refuses_a_cond_other_than_the_indexs():
+    # cntk.exe takes ScatterPacked's result layout from cond (ReshapingNodes.cpp:627-685);
+    # Stadyn scatters on the index's condition, so another cond is refused, not ignored
+    # (251a701b built the node on c's axis whatever cond was)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: ScatterPacked: cond must be the "
+                                              r"index's own condition or layout"):
+            _network("x = Input {2} ; c = Input {1} ; d = Input {1}\n"
+                     " s = ScatterPacked (d, PackedIndex (c, Where (c)), x)", sequences=True)
+
+
 def test_gather_and_scatter_packed_against_numpy():
     # CNTK.core.bs:896-897: Gather (cond, x) = GatherPacked (PackedIndex (x, Where (cond)), x),
     # Scatter (cond, y) = ScatterPacked (cond, PackedIndex (cond, Where (cond)), y)

@@ -224,14 +224,20 @@ class CoreNodeFunctions:
         0 elsewhere (ScatterPackedNode, ReshapingNodes.cpp:627-685): the index a ``PackedIndex
         (cond, Where (c))``, as CNTK.core.bs:897's ``Scatter`` makes it."""
         what = "ScatterPacked"
-        self._seq(cond, what)
+        layout = self._seq(cond, what)
         packed = self._packed(indexSequence, what)
         if packed is None:
             raise ConfigError(f"{what}: needs an index made by PackedIndex (cond, Where (c)) "
                               "(CNTK.core.bs's Scatter); another index is not supported")
         # the result is on the axis of the index's condition, which CNTK.core.bs's Scatter
-        # makes from cond itself (cntk.exe takes the result's layout from cond)
-        _, where_cond = packed
+        # makes from cond itself (cntk.exe takes the result's layout from cond): another cond,
+        # whose layout Stadyn cannot match to the index's, is refused rather than ignored
+        packed_for, where_cond = packed
+        if layout is not where_cond and layout is not packed_for:
+            raise ConfigError(f"{what}: cond must be the index's own condition or layout (as "
+                              "CNTK.core.bs's Scatter (cond, s) passes it: ScatterPacked (cond, "
+                              "PackedIndex (cond, Where (cond)), s)); another cond is not "
+                              "supported")
         values = self._seq(sourceData, what)
         return self._node(S.scatter(values, where_cond), what, tag)
 
