@@ -3,7 +3,9 @@ and raw ``BatchNormalization`` (tests/fixtures/brainscript/core_nodes_cntk27.jso
 ``C.cosine_distance_with_negative_samples`` is the same ComputationNetworkLib node
 (CosDistanceWithNegativeSamplesNode, LinearAlgebraNodes.h:1612), value and gradients (of the
 sum of the outputs); ``C.batch_normalization`` is BatchNormalizationNode: two training
-forwards (the running statistics after each) and an inference forward.
+forwards of 3 and 2 samples (the running statistics and count after each) and an inference
+forward, for normalization time constants 0 (this minibatch's statistics alone), 5 and -1
+(corpus-level averages).
 
     LD_LIBRARY_PATH=/work/peers/cntk27/shimlib /work/peers/cntk27/venv36/bin/python -W ignore \
         tests/brainscript/refgen_bs_core_nodes.py
@@ -70,7 +72,18 @@ def main():
     refs = {"cos_neg_1_2": _case(x, y, 1, 2, False),
             "cos_neg_2_3": _case(x, y, 2, 3, False),
             "cos_neg_sequences": _case(sx, sy, 1, 2, True),
-            "batch_norm_cumulative": _batch_norm(x, 0), "batch_norm_5": _batch_norm(x, 5)}
+            "batch_norm_replace": _batch_norm(x, 0), "batch_norm_5": _batch_norm(x, 5),
+            "batch_norm_corpus": _batch_norm(x, -1)}
+    # shift 0 and no negatives (LinearAlgebraNodes.h:1790-1793 accepts both)
+    refs["cos_neg_0_2"] = _case(x, y, 0, 2, False)
+    refs["cos_neg_1_0"] = _case(x, y, 1, 0, False)
+    # sequences of three lengths: CNTK packs them into parallel streams
+    rx = [rng.uniform(-1, 1, (n, 3)).astype(np.float32) for n in (3, 1, 2)]
+    ry = [rng.uniform(-1, 1, (n, 3)).astype(np.float32) for n in (3, 1, 2)]
+    refs["cos_neg_ragged_1_2"] = _case(rx, ry, 1, 2, True)
+    rx = [rng.uniform(-1, 1, (n, 3)).astype(np.float32) for n in (4, 1, 1, 2)]
+    ry = [rng.uniform(-1, 1, (n, 3)).astype(np.float32) for n in (4, 1, 1, 2)]
+    refs["cos_neg_ragged_2_3"] = _case(rx, ry, 2, 3, True)
     with open(OUT, "w") as f:
         json.dump(refs, f, indent=1)
         f.write("\n")

@@ -26,13 +26,15 @@ def _network(text: str, sequences: bool | None = None):
     return build_network("{ " + text + " }", StadynLibrary(sequences=sequences), "net.bs")
 
 
-@pytest.mark.parametrize("key", ["cos_neg_1_2", "cos_neg_2_3", "cos_neg_sequences"])
+@pytest.mark.parametrize("key", ["cos_neg_1_2", "cos_neg_2_3", "cos_neg_sequences",
+                                 "cos_neg_0_2", "cos_neg_1_0", "cos_neg_ragged_1_2",
+                                 "cos_neg_ragged_2_3"])
 def test_cos_distance_with_negative_samples_against_cntk27(key):
     # CosDistanceWithNegativeSamplesNode (LinearAlgebraNodes.h:1612) is CNTK 2.7's
     # C.cosine_distance_with_negative_samples: column j against b's column j, then against
     # (j + shift + k - 1) mod n; value and the gradients of the outputs' sum
     ref = REFS[key]
-    sequences = key.endswith("sequences")
+    sequences = key.endswith("sequences") or "ragged" in key
     dim = np.asarray(ref["x"][0]).shape[-1]
     with sd.parameter_registry(sd.ParameterRegistry()):
         net = _network(f"a = Input {{{dim}}} ; b = Input {{{dim}}}\n"
@@ -48,9 +50,20 @@ def test_cos_distance_with_negative_samples_against_cntk27(key):
         c.forward()
         c.backward()
         assert c.shape[-1] == ref["count"] + 1
-        np.testing.assert_allclose(c.d, ref["value"], rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(net.nodes["a"].g, ref["grad_x"], rtol=1e-5, atol=2e-6)
-        np.testing.assert_allclose(net.nodes["b"].g, ref["grad_y"], rtol=1e-5, atol=2e-6)
+        if not sequences:
+            np.testing.assert_allclose(c.d, ref["value"], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(net.nodes["a"].g, ref["grad_x"], rtol=1e-5, atol=2e-6)
+            np.testing.assert_allclose(net.nodes["b"].g, ref["grad_y"], rtol=1e-5, atol=2e-6)
+            return
+        # sequences of unequal lengths (3, 1, 2; 4, 1, 1, 2): CNTK packs them into parallel
+        # streams, and the negatives are other columns of that matrix, its gaps included
+        values = sd.sequence.unpack_value(c)
+        assert [len(v) for v in values] == [len(v) for v in ref["value"]]
+        for b, want in enumerate(ref["value"]):
+            np.testing.assert_allclose(values[b], want, rtol=1e-5, atol=1e-6)
+            for node, grad in (("a", "grad_x"), ("b", "grad_y")):
+                np.testing.assert_allclose(net.nodes[node].g[b, :len(want)], ref[grad][b],
+                                           rtol=1e-5, atol=2e-6)
 
 
 def test_cos_distance_with_negative_samples_takes_constants_and_checks_counts():
@@ -64,22 +77,25 @@ def test_cos_distance_with_negative_samples_takes_constants_and_checks_counts():
         np.testing.assert_allclose(net.nodes["c"].d, [[1, 0], [1, 0], [1, 0]])
     with sd.parameter_registry(sd.ParameterRegistry()):
         with pytest.raises(ConfigError, match=r"net.bs:2:\d+: .*numNegSamples must be an integer"):
-            _network("a = Input {3}\n c = CosDistanceWithNegativeSamples (a, a, 1, 0)")
+            _network("a = Input {3}\n c = CosDistanceWithNegativeSamples (a, a, 1, -1)")
 
 
-@pytest.mark.parametrize("key", ["batch_norm_cumulative", "batch_norm_5"])
+@pytest.mark.parametrize("key", ["batch_norm_replace", "batch_norm_5", "batch_norm_corpus"])
 def test_raw_batch_normalization_against_cntk27(key):
-    # BatchNormalizationNode is C.batch_normalization's: two training minibatches (each
-    # normalised by its own statistics, the running ones updated: time constant 0 the
-    # cumulative average) and inference on the running statistics; CNTK.core.bs:639 adds the
-    # running count, a ParameterTensor {(1)} of 0, where none is given
+    # BatchNormalizationNode is C.batch_normalization's: two training minibatches of 3 and 2
+    # samples (each normalised by its own statistics, the running ones updated: time constant
+    # 0 replaces them with this minibatch's, TrainingNodes.h:2630-2631; -1 the corpus-level
+    # average, weight M / (M + count), TrainingNodes.h:2610-2611) and inference on the running
+    # statistics; CNTK.core.bs:639 adds the running count, a ParameterTensor {(1)} of 0, where
+    # none is given (its value is the samples seen)
     ref = REFS[key]
     with sd.parameter_registry(sd.ParameterRegistry()):
         net = _network(f"""x = Input {{4}}
             s = ParameterTensor {{4}} ; b = ParameterTensor {{4}}
             m = ParameterTensor {{4, learningRateMultiplier = 0}}
             v = ParameterTensor {{4, learningRateMultiplier = 0}}
-            y = BatchNormalization (x, s, b, m, v,
+            c = ParameterTensor {{(1), learningRateMultiplier = 0, initValue = 0}}
+            y = BatchNormalization (x, s, b, m, v, runCount = c,
                                     normalizationTimeConstant = {ref['time_constant']})""")
         n = net.nodes
         n["s"].d, n["b"].d = np.float32(ref["scale"]), np.float32(ref["bias"])
@@ -91,10 +107,59 @@ def test_raw_batch_normalization_against_cntk27(key):
             np.testing.assert_allclose(n["y"].d, step["value"], rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(n["m"].d, step["mean"], rtol=1e-5, atol=1e-7)
             np.testing.assert_allclose(n["v"].d, step["var"], rtol=1e-5, atol=1e-7)
+            assert float(n["c"].d.reshape(())) == step["count"]
         feed(n["x"], np.asarray(ref["training"][0]["x"] + ref["training"][1]["x"], np.float32))
         with sd.training(False):
             n["y"].forward()
         np.testing.assert_allclose(n["y"].d, ref["inference"], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("spatial", [False, True])
+def test_raw_batch_normalization_infers_0_x_1_parameters(spatial):
+    # cntk.exe's BatchNormalizationNode makes a [0 x 1] parameter (CNTK.core.bs:247's
+    # normShape = (0:1), or Parameter (0, 1)) [n x 1]: n the input's elements a sample, or its
+    # channels (the last CNTK dimension) where spatial (TrainingNodes.h:2805-2813); the
+    # numbers are then CNTK 2.7's of the same node on [4] parameters (batch_norm_5)
+    ref = REFS["batch_norm_5"]
+    image = "Input {(1:1:4)}" if spatial else "Input {4}"
+    reg = sd.ParameterRegistry()
+    with sd.parameter_registry(reg):
+        net = _network(f"""x = {image}
+            s = Parameter (0, 1) ; b = ParameterTensor {{(0:1)}}
+            m = ParameterTensor {{(0:1), learningRateMultiplier = 0}}
+            v = ParameterTensor {{(0:1), learningRateMultiplier = 0}}
+            y = BatchNormalization (x, s, b, m, v, spatial = {str(spatial).lower()},
+                                    normalizationTimeConstant = 5)""")
+        params = dict(reg.items())
+        assert [tuple(params[k].shape) for k in "sbmv"] == [(1, 4)] * 4     # CNTK's [4 x 1]
+        params["s"].d, params["b"].d = np.float32([ref["scale"]]), np.float32([ref["bias"]])
+        params["m"].d = np.float32([[0.5, 0.0, -0.5, 1.0]])
+        params["v"].d = np.float32([[2.0, 1.0, 0.5, 4.0]])
+        for step in ref["training"]:
+            x = np.asarray(step["x"], np.float32)
+            feed(net.nodes["x"], x.reshape((-1, 4, 1, 1)) if spatial else x)
+            with sd.training(True):
+                net.nodes["y"].forward()
+            np.testing.assert_allclose(net.nodes["y"].d.reshape(-1, 4), step["value"],
+                                       rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(params["m"].d.ravel(), step["mean"], rtol=1e-5,
+                                       atol=1e-7)
+
+
+@pytest.mark.parametrize("text, message", [
+    # TrainingNodes.h:2845-2849: every parameter has the scale's layout ([4] and [4 x 1] differ)
+    ("p = ParameterTensor {4} ; q = Parameter (4, 1)\n y = BatchNormalization (x, p, q, p, p)",
+     r"Input\[2\] has a layout different from Input\[1\]"),
+    # TrainingNodes.h:2797-2801: the running statistics are learnable parameters, updated in place
+    ("p = ParameterTensor {4}\n y = BatchNormalization (x, p, p, p * 2, p)",
+     r"Inputs \[3\.\.6\] must be learnable parameters \(input 3"),
+    ("p = ParameterTensor {4}\n y = BatchNormalization (x, p, p, p, p, runCount = x)",
+     r"Inputs \[3\.\.6\] must be learnable parameters \(input 5"),
+])
+def test_raw_batch_normalization_refuses_what_cntk_exe_refuses(text, message):
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: BatchNormalization: " + message):
+            _network("x = Input {4} ; " + text)
 
 
 def test_raw_batch_normalization_checks_its_parameters():
@@ -113,6 +178,17 @@ _CS = [np.array([[1], [0], [1], [1]], np.float32), np.array([[0], [1], [0]], np.
 def _unpacked(node) -> list[list]:
     node.forward()
     return [a.tolist() for a in sd.sequence.unpack_value(node)]
+
+
+def test_scatter_packed_refuses_a_cond_other_than_the_indexs():
+    # cntk.exe takes ScatterPacked's result layout from cond (ReshapingNodes.cpp:627-685);
+    # Stadyn scatters on the index's condition, so another cond is refused, not ignored
+    # (251a701b built the node on c's axis whatever cond was)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:2:\d+: ScatterPacked: cond must be the "
+                                              r"index's own condition or layout"):
+            _network("x = Input {2} ; c = Input {1} ; d = Input {1}\n"
+                     " s = ScatterPacked (d, PackedIndex (c, Where (c)), x)", sequences=True)
 
 
 def test_gather_and_scatter_packed_against_numpy():
@@ -183,6 +259,8 @@ def test_embedding_input_dim_defaults_to_the_inputs():
      "GMMLogLikelihood: Attempted to instantiate undefined operation GMMLogLikelihood."),
     # LinearAlgebraNodes.h:1124 reads bitShiftA, CNTK.core.bs:702 passes bitSmoothingA
     ("q = QuantizedTimes (x, x)", "QuantizedTimes: required parameter 'bitShiftA' not found"),
+    # a config record's lookup goes on to the enclosing scopes (ScriptableObjects.h:560-565)
+    ("q = QuantizedTimes (x, x)", "fails unless an enclosing scope defines bitShiftA/bitShiftB"),
 ])
 def test_names_cntk_exe_cannot_build_are_refused_at_the_users_line(text, message):
     with sd.parameter_registry(sd.ParameterRegistry()):

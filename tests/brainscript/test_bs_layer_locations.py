@@ -62,6 +62,10 @@ def test_an_error_inside_the_library_names_the_users_call_too(text, where):
     ("h = BS.Loop.Previous (z)\n z = 1 + h", "the loop through the delay at net.bs:2 reads no"),
     ("\n\n h = BS.Loop.PreviousOrDefault (h, defaultValue = 0)",
      "the dimensions of the delay at net.bs:4 cannot be inferred"),
+    # a library record's member read after the call has returned: its thunk runs in the
+    # user's call (251a701b named "the delay at <library>:107", no user line)
+    ("p = BS.RNNs.PreviousHC (q)\n q = [ h = p.h ; c = p.c ]\n o = q.h",
+     "the dimensions of the delay at net.bs:2 cannot be inferred"),
 ])
 def test_a_delay_made_inside_the_library_is_placed_at_the_users_call(text, message):
     # BS.Loop.Previous is CNTK.core.bs's PastValue (0, x, ...) (CNTK.core.bs:977): the
@@ -72,3 +76,15 @@ def test_a_delay_made_inside_the_library_is_placed_at_the_users_call(text, messa
             build_network("{ x = Input {3}\n " + text + " }", StadynLibrary(), "net.bs")
     assert message in str(e.value)
     assert "delay at <library>" not in str(e.value)
+
+
+def test_a_library_records_member_forced_later_names_the_users_call():
+    # BS.RNNs.PreviousHC (CNTK.core.bs) returns a record whose h and c are read only when
+    # q.h is: the error is the library's line, then the user's call that made the record
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError) as e:
+            build_network("{ x = Input {3}\n p = BS.RNNs.PreviousHC (q)\n"
+                          " q = [ h = p.h ; c = p.c ]\n o = q.h }", StadynLibrary(), "net.bs")
+    lines = str(e.value).splitlines()
+    assert lines[0].startswith("<library>:") and "delay at net.bs:2" in lines[0]
+    assert lines[-1].strip().startswith("called from net.bs:2:") and "PreviousHC" in lines[-1]

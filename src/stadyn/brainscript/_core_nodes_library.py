@@ -21,6 +21,7 @@ and ``batch_norm_parameters``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import cntk_semantics as cntk
@@ -29,6 +30,7 @@ from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
 from ..sequence import reshape_samples
+from ._parameter_library import PendingParameter
 from ._sequence_library import NONE
 
 __all__ = ["CoreNodeFunctions"]
@@ -65,14 +67,17 @@ class CoreNodeFunctions:
                            disableRegularization=False, imageLayout="CHW", tag=""):
         """cntk.exe's ``BatchNormalizationNode`` on the given ``scale``, ``bias`` and running
         statistics (CNTK.core.bs:639-647): while training, each minibatch normalised by its own
-        mean and variance, the running ones updated with ``normalizationTimeConstant`` (0: the
-        cumulative average); otherwise by the running ones.  Without ``runCount``, CNTK.core.bs
+        mean and variance, the running ones updated with ``normalizationTimeConstant`` (0: this
+        minibatch's statistics alone; negative: the corpus-level average, TrainingNodes.h:
+        2603-2611); otherwise by the running ones.  Without ``runCount``, CNTK.core.bs
         adds ``ParameterTensor {(1), initValue = 0, learningRateMultiplier = 0}``."""
         what = "BatchNormalization"
         if spatial and str(imageLayout).lower() not in ("chw", "cudnn"):
             raise ConfigError(f"{what}: spatial = true needs imageLayout = \"cudnn\"")
         x = self._value(input, what)
-        values = [self._value(v, what) for v in (scale, bias, runMean, runVariance)]
+        values = [self._bn_inferred(v, x, bool(spatial))
+                  for v in (scale, bias, runMean, runVariance)]
+        values = [self._value(v, what) for v in values]
         if runCount is None or runCount is NONE:
             path, self.path = self.path, "inputs.inputs[5]"
             try:
@@ -80,9 +85,37 @@ class CoreNodeFunctions:
             finally:
                 self.path = path
         count = self._value(runCount, what)
+        self._bn_checked(values, count, what)
         return self._node(self.batch_normalization(
             x, values, count, bool(spatial), normalizationTimeConstant, blendTimeConstant,
             epsilon, bool(disableRegularization), what), what, tag)
+
+    def _bn_checked(self, values: list[Variable], count: Variable, what: str) -> None:
+        """cntk.exe's checks of a BatchNormalizationNode's parameters (TrainingNodes.h:
+        2797-2801, 2845-2849): the running statistics and count are learnable parameters
+        (``Parameter``, ``ParameterTensor``, ``Constant``: nodes without inputs, not an
+        ``Input``), and the bias and running statistics have the scale's layout."""
+        for k, v in enumerate(values[2:] + [count], start=3):
+            if v.parent is not None or self._batched(v):
+                raise ConfigError(f"{what}: Inputs [3..6] must be learnable parameters "
+                                  f"(input {k} is a computed node or an Input)")
+        for k, v in enumerate(values[1:], start=2):
+            # (a different number of values: batch_normalization's message, naming the input)
+            if int(v.size) == int(values[0].size) and tuple(v.shape) != tuple(values[0].shape):
+                raise ConfigError(f"{what}: Input[{k}] has a layout different from Input[1]. "
+                                  f"All must be identical ({tuple(v.shape)[::-1]} against "
+                                  f"{tuple(values[0].shape)[::-1]}, CNTK's order).")
+
+    def _bn_inferred(self, v: Any, x: Variable, spatial: bool) -> Any:
+        """A ``[0 x 1]`` parameter (CNTK.core.bs:247's ``normShape = (0:1)``; ``Parameter (0,
+        1)``) made ``[n x 1]``, ``n`` the input's channels where ``spatial`` (CNTK's last
+        dimension), else its elements a sample, as cntk.exe's BatchNormalizationNode infers
+        it (TrainingNodes.h:2805-2813); anything else as it is."""
+        if not isinstance(v, PendingParameter) or tuple(v.shape) != (1, 0):
+            return v
+        lead = self._lead(x)
+        total = int(x.shape[lead]) if spatial else math.prod(int(d) for d in x.shape[lead:])
+        return v.infer((1, total)) if total > 0 else v
 
     def batch_normalization(self, x: Variable, values: list[Variable], count: Variable,
                             spatial: bool, time_constant: Any, blend_time_constant: Any,
@@ -119,7 +152,8 @@ class CoreNodeFunctions:
         what = "CosDistanceWithNegativeSamples"
         a, b = self._value(aVectorSequence, what), self._value(anotherVectorSequence, what)
         shift = self._count(numShifts, what, "numShifts", 0)
-        count = self._count(numNegSamples, what, "numNegSamples", 1)
+        count = self._count(numNegSamples, what, "numNegSamples", 0)   # (0: no negatives,
+        # LinearAlgebraNodes.h:1790-1793 takes it)
         lead = self._lead(a)
         if lead == 0 or self._lead(b) != lead or tuple(a.shape[lead:]) != tuple(b.shape[lead:]):
             raise ConfigError(f"The tensor dimension in the {self.path or what} {what} "
@@ -190,14 +224,20 @@ class CoreNodeFunctions:
         0 elsewhere (ScatterPackedNode, ReshapingNodes.cpp:627-685): the index a ``PackedIndex
         (cond, Where (c))``, as CNTK.core.bs:897's ``Scatter`` makes it."""
         what = "ScatterPacked"
-        self._seq(cond, what)
+        layout = self._seq(cond, what)
         packed = self._packed(indexSequence, what)
         if packed is None:
             raise ConfigError(f"{what}: needs an index made by PackedIndex (cond, Where (c)) "
                               "(CNTK.core.bs's Scatter); another index is not supported")
         # the result is on the axis of the index's condition, which CNTK.core.bs's Scatter
-        # makes from cond itself (cntk.exe takes the result's layout from cond)
-        _, where_cond = packed
+        # makes from cond itself (cntk.exe takes the result's layout from cond): another cond,
+        # whose layout Stadyn cannot match to the index's, is refused rather than ignored
+        packed_for, where_cond = packed
+        if layout is not where_cond and layout is not packed_for:
+            raise ConfigError(f"{what}: cond must be the index's own condition or layout (as "
+                              "CNTK.core.bs's Scatter (cond, s) passes it: ScatterPacked (cond, "
+                              "PackedIndex (cond, Where (cond)), s)); another cond is not "
+                              "supported")
         values = self._seq(sourceData, what)
         return self._node(S.scatter(values, where_cond), what, tag)
 
@@ -217,11 +257,12 @@ class CoreNodeFunctions:
         """Refused as cntk.exe fails on it: CNTK.core.bs:702 passes ``bitSmoothingA`` and
         ``bitSmoothingB``, while ``QuantizedTimesNode`` reads ``bitShiftA`` and ``bitShiftB``
         from its config (LinearAlgebraNodes.h:1123-1124: "required parameter 'bitShiftA' not
-        found", ScriptableObjects.h:565); the node is also CPU-only and for inference only (no
+        found", ScriptableObjects.h:560-565, which looks the names up in the enclosing scopes
+        too before failing); the node is also CPU-only and for inference only (no
         gradient: LinearAlgebraNodes.h:1111-1115, 1157-1161)."""
         raise ConfigError("QuantizedTimes: required parameter 'bitShiftA' not found "
                           "(cntk.exe's QuantizedTimes node reads bitShiftA and bitShiftB, which "
                           "CNTK.core.bs's QuantizedTimes passes as bitSmoothingA and "
-                          "bitSmoothingB, so cntk.exe fails on every use; Stadyn has no "
-                          "16-bit quantized product either)")
+                          "bitSmoothingB, so cntk.exe fails unless an enclosing scope defines "
+                          "bitShiftA/bitShiftB; Stadyn has no 16-bit quantized product)")
 

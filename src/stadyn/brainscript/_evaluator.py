@@ -180,13 +180,26 @@ class Evaluator(OperatorsMixin):
                      m.loc)
 
     def at_path(self, path: str, compute: Callable[[], Any]) -> Callable[[], Any]:
-        """``compute`` run at expression path ``path`` (:attr:`_path`), whenever it runs."""
+        """``compute`` run at expression path ``path`` (:attr:`_path`), whenever it runs.  Made
+        during a user's call of a library function, it runs in that call (the library's
+        :attr:`~._library.Library.user_call` and the callers the same), however much later it
+        is forced: a library record's member read after the call (``p = BS.RNNs.PreviousHC
+        (q)``, ``q = [h = p.h ; ...]``) names the user's line, not the library's."""
+        user_call = self.library.user_call
+        callers = list(self._callers) if user_call is not None else None
+
         def run() -> Any:
             outer, self._path = self._path, path
+            restore = callers is not None and self.library.user_call != user_call
+            if restore:
+                outer_call, self.library.user_call = self.library.user_call, user_call
+                outer_callers, self._callers = self._callers, list(callers)
             try:
                 return compute()
             finally:
                 self._path = outer
+                if restore:
+                    self.library.user_call, self._callers = outer_call, outer_callers
         return run
 
     def sub_path(self, name: str) -> str:

@@ -523,4 +523,3 @@ def _hook(fn: Callable[..., Variable], *args: Any) -> Variable:
         if err.line is not None:
             raise
         raise ShapeError(err.reason) from None
-

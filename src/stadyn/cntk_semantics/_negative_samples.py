@@ -56,30 +56,42 @@ def cosine_with_negative_samples(x: Variable, y: Variable, shift: int, count: in
 
 
 def _negative_steps(x: Variable, y: Variable, shift: int, count: int, size: int) -> Variable:
-    """:func:`cosine_with_negative_samples` of sequences ``(N, T, ...)``: the steps of all
-    sequences are the samples, counted time-major (``c = t * N + n``) as CNTK lays them out;
-    step ``(n, t)`` meets the step ``c + shift + k - 1 (mod N * T)``."""
-    def unit(v):
-        v = reshape_samples(v, 2, (size,))                               # (N, T, D)
-        squares = F.sum(F.mul2(v, v), axis=2, keepdims=True)
-        # a padded step (all zeros) is divided by sqrt(0 + 1), not 0: it stays 0 rather than
-        # 0/0, so a negative falling on padding scores 0 as in CNTK 2.7, no NaN reaches the step
-        # indices below, and the square root's gradient there is finite (at 0 it is 1/0, and
-        # times the zero step a NaN in every parameter's gradient)
-        return F.div2(v, F.sqrt(F.add2(squares, F.equal_scalar(squares, 0.0))))
-    xn, yn = unit(x), unit(y)
-    sim = F.affine(xn, F.transpose(F.reshape(yn, (-1, size)), (1, 0)), base_axis=2)  # (N,T,NT)
-    ones = F.add_scalar(F.mul_scalar(F.sum(xn, axis=2, keepdims=True), 0.0), 1.0)   # (N,T,1)
-    n_of, t_of = F.cumsum(ones, axis=0, exclusive=True), F.cumsum(ones, axis=1, exclusive=True)
-    n, t = F.sum(ones, axis=0, keepdims=True), F.sum(ones, axis=1, keepdims=True)
-    steps = F.mul2(n, t)
-    c = F.add2(F.mul2(t_of, n), n_of)                     # time-major index of each step
+    """:func:`cosine_with_negative_samples` of sequences ``(N, T, ...)``: the samples are the
+    columns of CNTK's minibatch, the sequences packed into parallel streams as CNTK packs them
+    (``F.cntk_sequence_columns``: step by step, a stream's gaps zero columns that count in
+    ``n``); each column meets the column ``j + shift + k - 1 (mod n)``, and each step's row of
+    the result is read back from its column."""
+    lengths = x.sequence_lengths
 
-    def mod(a, b):
-        return F.sub2(a, F.mul2(b, F.floor(F.div2(a, b))))
+    def unit_columns(v):
+        v = reshape_samples(v, 2, (size,))                               # (N, T, D)
+        columns = F.cntk_sequence_columns(v, lengths)                    # (n, D)
+        squares = F.sum(F.mul2(columns, columns), axis=1, keepdims=True)
+        # a gap (all zeros) is divided by sqrt(0 + 1), not 0: it stays 0 rather than 0/0, so a
+        # negative falling on a gap scores 0 as in CNTK 2.7, and the square root's gradient
+        # there is finite (at 0 it is 1/0, and times the zero column a NaN everywhere)
+        return F.div2(columns, F.sqrt(F.add2(squares, F.equal_scalar(squares, 0.0))))
+    xn, yn = unit_columns(x), unit_columns(y)
+    sim = F.affine(xn, F.transpose(yn, (1, 0)))                  # (n, n): cos(x_i, y_j)
+    ones = F.add_scalar(F.mul_scalar(F.sum(xn, axis=1), 0.0), 1.0)
+    n = F.sum(ones)
+    i = F.cumsum(ones, axis=0, exclusive=True)                      # 0 .. n-1
     columns = []
     for k in range(count + 1):
-        j = mod(F.add_scalar(c, float(0 if k == 0 else shift + k - 1)), steps)
-        row = F.add2(F.mul2(mod(j, n), t), F.floor(F.div2(j, n)))   # its (n, t) row of sim
-        columns.append(F.take_along_axis(sim, F.cast(row, "int64"), axis=2))
-    return F.concatenate(*columns, axis=2)
+        j = F.add_scalar(i, float(0 if k == 0 else shift + k - 1))
+        j = F.sub2(j, F.mul2(n, F.floor(F.div2(j, n))))           # mod n
+        columns.append(F.take_along_axis(sim, F.reshape(F.cast(j, "int64"), (-1, 1)), axis=1))
+    packed = F.concatenate(*columns, axis=1)                        # (n, 1 + count)
+    # back to the steps: number each step (N, T) 1, 2, ... (row-major), pack the numbers as
+    # the values were (gaps 0), and read each step's row through a one-hot (N, T, n) of where
+    # its number went; a padded step matches no column and is 0
+    step_ones = F.add_scalar(F.mul_scalar(F.sum(reshape_samples(x, 2, (size,)), axis=2,
+                                                keepdims=True), 0.0), 1.0)        # (N, T, 1)
+    b_of = F.cumsum(step_ones, axis=0, exclusive=True)
+    t_of = F.cumsum(step_ones, axis=1, exclusive=True)
+    steps = F.sum(step_ones, axis=1, keepdims=True)                              # T
+    number = F.add_scalar(F.add2(F.mul2(b_of, steps), t_of), 1.0)
+    packed_number = F.reshape(F.cntk_sequence_columns(number, lengths), (1, 1, -1))
+    # (1 - |sign(difference)|: the numbers are whole, in the values' dtype)
+    where = F.r_sub_scalar(F.abs(F.sign(F.sub2(number, packed_number), 0.0)), 1.0)  # (N,T,n)
+    return F.affine(where, packed, base_axis=2)

@@ -178,12 +178,13 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
     Training (``batch_stat``, by default the phase) normalises with the minibatch's statistics
     and updates the running ones in place by CNTK's rule: the first minibatch (``count`` 0)
     replaces them; later ones blend in with ``1 - exp(-M / time_constant)`` for a minibatch of
-    M samples (``time_constant`` 0: replace every time; infinite: keep the first); the variance
-    is the unbiased one.  ``blend_time_constant`` b mixes the running statistics, once
-    updated, into the normalisation with weight ``b / (b + M)`` (infinite: 1, the running ones
-    alone; the first minibatch: 0), the mean and the inverse standard deviation each, as CNTK's
-    GPU kernel does; they are constants for the gradient.  Inference normalises with the
-    running ones.
+    M samples (``time_constant`` 0: replace every time, this minibatch's statistics alone;
+    infinite: keep the first; negative: the corpus-level average, weight ``M / (M + count)``,
+    TrainingNodes.h:2603-2611); the variance is the unbiased one.  ``blend_time_constant`` b
+    mixes the running statistics, once updated, into the normalisation with weight
+    ``b / (b + M)`` (infinite: 1, the running ones alone; the first minibatch: 0), the mean and
+    the inverse standard deviation each, as CNTK's GPU kernel does; they are constants for the
+    gradient.  Inference normalises with the running ones.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -209,7 +210,12 @@ def cntk_batch_normalization(x, scale, bias, mean, variance, count, lengths=None
     # (before the update below counts this minibatch; a count of shape (1,), CNTK's
     # TensorShape(1), read as the one number it holds)
     first = count.reshape(()) == 0
-    if time_constant == 0:
+    if time_constant < 0:
+        # corpus-level statistics, no forgetting (TrainingNodes.h:2603-2611): weight
+        # M / (M + samples seen before), 1 on the first minibatch
+        factor = n / (n + count.reshape(()).to(torch.float64 if x.dtype == torch.float64
+                                               else torch.float32))
+    elif time_constant == 0:
         factor = 1.0
     elif math.isinf(time_constant):
         factor = 0.0

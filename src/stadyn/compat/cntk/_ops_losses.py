@@ -385,13 +385,15 @@ def cosine_distance_with_negative_samples(x, y, shift: int, num_negative_samples
     """Per sample ``i`` of a minibatch of ``N``: the cosine similarity of ``x_i`` with ``y_i``,
     then with ``num_negative_samples`` other samples' ``y``: ``y_j`` for ``j = (i + shift + k)
     mod N``, ``k = 0, 1, ...`` (CNTK's order) -- shape ``(1 + num_negative_samples,)``.  Of
-    sequences (of one length), the steps of all sequences are the samples, counted time-major
-    (step 0 of every sequence, then step 1, ...), as CNTK 2.7 counts them; the result keeps
-    the sequence axis."""
+    sequences, the samples are the columns of CNTK 2.7's packed minibatch (sequences sharing
+    parallel streams, step by step, a stream's gaps zero columns); the result keeps the
+    sequence axis."""
     shift, count = int(shift), int(num_negative_samples)
-    if shift < 1 or count < 1:
+    # CNTK 2.7 takes 0 for either (LinearAlgebraNodes.h:1790-1793: no negatives, or the
+    # sample itself first); its unsigned arguments refuse a negative one
+    if shift < 0 or count < 0:
         raise ValueError("cosine_distance_with_negative_samples: shift and "
-                         "num_negative_samples must be positive integers")
+                         "num_negative_samples must be integers of at least 0")
     if not (batched(x) and batched(y)) or tuple(sample_shape(x)) != tuple(sample_shape(y)):
         raise ValueError("cosine_distance_with_negative_samples: x and y need the batch axis "
                          f"and equal shapes, got {tuple(sample_shape(x))} and "
