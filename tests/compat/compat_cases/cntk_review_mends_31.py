@@ -68,3 +68,28 @@ def evaluator__several_outputs_refused(C, r):
     feed = {x: np.eye(2, dtype=np.float32), y: np.eye(2, dtype=np.float32)[::-1]}
     res["one"] = outcome(lambda: ev.test_minibatch(feed))
     return res
+
+
+@cntk_case(names=["cntk.Function.clone"],
+           note="clone (each method) of a function whose output has no batch axis though its "
+                "inputs have one (classification_error with topN, a reduce_sum over all "
+                "axes): CNTK 2.7's copy has no dynamic axes either, and evaluates to one "
+                "number.  Stadyn's rebuilt op had the batch axis again")
+def clone__keeps_an_output_without_a_batch_axis(C, r):
+    r.touch("cntk.classification_error", "cntk.reduce_sum", "cntk.Function.eval",
+            "cntk.CloneMethod", "cntk.Function.output", "cntk.Function.clone")
+    z = C.input_variable(3, name="z")
+    y = C.input_variable(3, name="y")
+    feed = {z: np.array([[0.1, 0.5, 0.4], [0.7, 0.2, 0.1]], np.float32),
+            y: np.array([[1, 0, 0], [0, 0, 1]], np.float32)}
+    made = {"top 2 error": C.classification_error(z, y, topN=2),
+            "sum of all": C.reduce_sum(z, axis=C.Axis.all_axes())}
+    res = {}
+    for label, f in sorted(made.items()):
+        for method in ("share", "clone", "freeze"):
+            g = f.clone(getattr(C.CloneMethod, method))
+            key = "%s, %s" % (label, method)
+            res[key + ", axes"] = [[a.name, bool(a.is_ordered)] for a in g.output.dynamic_axes]
+            res[key] = np.asarray(g.eval({g.arguments[k]: feed[a] for k, a in
+                                          enumerate(f.arguments)}))
+    return res
