@@ -41,6 +41,21 @@ class BatchAxes:
         self._cut.add(v)
         self._memo[v] = False
 
+    def unmarked(self, v: Variable) -> bool:
+        """Whether ``v`` was :meth:`unmark`-ed (a copy of it, made by replaying its op, is
+        unmarked too).
+
+        Example:
+            >>> import stadyn as sd, stadyn.functions as F
+            >>> batch, x = BatchAxes(), sd.Variable((2, 3))
+            >>> batch.add(x)
+            >>> s = F.sum(x)
+            >>> batch.unmark(s)
+            >>> batch.unmarked(s), batch.unmarked(x), batch(s)
+            (True, False, False)
+        """
+        return v in self._cut
+
     def forget(self) -> None:
         """Drop what was worked out (after the graph changed in place); marks stay."""
         self._memo = weakref.WeakKeyDictionary((v, True) for v in self._inputs)

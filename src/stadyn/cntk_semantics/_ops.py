@@ -127,12 +127,16 @@ def logistic_weights_refused(output: tuple[int, int], weight: tuple[int, int], l
     """What CNTK 2.7 builds (and saves, and loads) as a weighted ``Logistic`` but refuses when
     it runs (its ``LogisticNode``, Source/ComputationNetworkLib/TrainingNodes.h), in the order
     it finds them, as ``(error class, CNTK's words)``; None where it runs.  ``output`` and
-    ``weight``: ``(dynamic axes, values per sample)`` of each (0 dynamic axes: no batch axis);
-    ``logistic`` the Logistic node's name, ``weight_node`` the weight's, where known (CNTK
-    names it).  A weight of another size per sample than the output's, or on other dynamic
-    axes (its validation: an ``UnrunnableError``, a RuntimeError); a weight without the batch
-    axis beside an output with one (a constant: the column range it computes); more than one
-    value per sample (its weighted sum: a ``ShapeError``, a ValueError).
+    ``weight``: ``(dynamic axes, values per sample)`` of each (0: no batch axis, 1: the batch
+    axis, 2: a sequence's too); ``logistic`` the Logistic node's name, ``weight_node`` the
+    weight's, where known (CNTK names it).  An output without dynamic axes (its
+    ``ValidateBinaryReduce``, ComputationNode.cpp:470-490); a weight of another size per
+    sample than the output's (its validation, TrainingNodes.h); a weight on other dynamic axes
+    than the output's (none: a constant, or the batch axis beside a sequence's: the column
+    range it computes, ``ColumnRangeWithMBLayoutFor``, naming the weight an ``InputValue``
+    where it has dynamic axes, else a ``LearnableParameter``, as CNTK's v1 graph makes an
+    input without them) -- each an ``UnrunnableError``, a RuntimeError --; more than one value
+    per sample (its weighted sum: a ``ShapeError``, a ValueError).
 
     Example:
         >>> import stadyn.cntk_semantics as S
@@ -144,13 +148,21 @@ def logistic_weights_refused(output: tuple[int, int], weight: tuple[int, int], l
 Logistic5 Logistic operation do not match.')
         >>> S.logistic_weights_refused((1, 3), (1, 3), "Logistic5")[1]
         'The input matrix dimensions do not match.'
+        >>> S.logistic_weights_refused((0, 1), (1, 1), "Logistic5")[1]
+        "Node 'Logistic5' (Logistic operation): Expected MBLayout in Input 0."
+        >>> S.logistic_weights_refused((2, 1), (1, 1), "Logistic5", "Input7")[1][:43]
+        "Node 'Input7' (InputValue operation): Colum"
     """
     (output_axes, output_size), (weight_axes, weight_size) = output, weight
-    if weight_size != output_size or weight_axes not in (0, output_axes):
+    if not output_axes:
+        return UnrunnableError, (f"Node '{logistic}' (Logistic operation): Expected MBLayout in "
+                                 "Input 0.")
+    if weight_size != output_size:
         return UnrunnableError, (f"The Matrix dimensions of the second argument weights the "
                                  f"{logistic} Logistic operation do not match.")
-    if output_axes and not weight_axes:
-        named = f"Node '{weight_node}' (LearnableParameter operation): " if weight_node else ""
+    if weight_axes != output_axes:
+        kind = "InputValue" if weight_axes else "LearnableParameter"
+        named = f"Node '{weight_node}' ({kind} operation): " if weight_node else ""
         return UnrunnableError, (f"{named}ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis "
                                  "is inconsistent with matrix. They are compatible though--are "
                                  "you missing a ReconcileDynamicAxis operation?")

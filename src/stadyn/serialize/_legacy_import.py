@@ -477,7 +477,7 @@ class _Builder(FlatBuilding):
             if self.fmt == "cntk-v1" and fn.type in _V1_TOP_N and len(inputs) == 3:
                 operands = (inputs[1], inputs[0], inputs[2])
             self.record(var, LegacyOrigin("function", uid, name, fn.type, k,
-                                          sequence_axis=axis or None
+                                          sequence_axis=(axis or None)
                                           if var.sequence_lengths is not None else None,
                                           operands=operands,
                                           attributes=fn.file_attributes()

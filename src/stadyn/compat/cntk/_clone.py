@@ -133,6 +133,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             new.name = old.name
             if made_by_cntk_op(old):
                 set_op_name(new, primitive_op_name(old))
+            if BATCH.unmarked(old):     # (one number for the minibatch: a v1 criterion, ...)
+                BATCH.unmark(new)
             mapping[id(old)] = new
     for node in topological_nodes(roots):
         for old in node.outputs:

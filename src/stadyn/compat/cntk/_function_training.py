@@ -7,6 +7,8 @@ a :class:`~._training.TrainingSession` (:func:`train_function`, its
 from __future__ import annotations
 
 from ...train.progress import ProgressWriter
+from ._adapt import several_outputs_message
+from ._function import Function
 from ._late import bind
 from ._trainer import Trainer
 from ._training import (CheckpointConfig, CrossValidationConfig, TestConfig, TrainingSession,
@@ -31,6 +33,9 @@ class Evaluator(Trainer):
     _evaluates_only = True
 
     def __init__(self, eval_function, progress_writers=None):
+        if isinstance(eval_function, Function) and len(eval_function.outputs) > 1:
+            # (CNTK 2.7's, as its Evaluator takes the Function's one output)
+            raise RuntimeError(several_outputs_message(eval_function))
         super().__init__(None, (eval_function, eval_function), [], progress_writers)
 
 

@@ -290,24 +290,29 @@ def _refuse_weights(out, made, output, weight) -> None:
     """What CNTK 2.7 builds as ``weighted_binary_cross_entropy`` but refuses when it runs, in
     its words (:func:`stadyn.cntk_semantics.logistic_weights_refused`), then what Stadyn
     sees."""
+    def lead(x):        # (its dynamic axes: a sequence's two)
+        return 2 if operand(x).sequence_lengths is not None else int(batched(x))
+
     def axes_and_size(x):
-        lead = int(batched(x))
-        return lead, math.prod(operand(x).shape[lead:])
+        return lead(x), math.prod(operand(x).shape[lead(x):])
+
+    def sample(x):
+        return tuple(operand(x).shape[lead(x):])
     of_output, of_weight = axes_and_size(output), axes_and_size(weight)
     refused = S.logistic_weights_refused(of_output, of_weight, made.root_function.uid,
                                          weight.uid)
     if refused is None:
         return
     error, words = refused
-    if error is ShapeError:
-        why = (f"CNTK 2.7's Logistic takes one output value per sample, not "
-               f"{tuple(operand(output).shape[int(batched(output)):])}")
+    if not of_output[0]:
+        why = "the output has no dynamic axes (CNTK 2.7 refuses a Logistic of such an output)"
+    elif error is ShapeError:
+        why = f"CNTK 2.7's Logistic takes one output value per sample, not {sample(output)}"
     elif of_output[1] != of_weight[1]:
-        why = (f"a weight of shape {tuple(operand(weight).shape[int(batched(weight)):])} per "
-               f"sample for an output of {tuple(operand(output).shape[int(batched(output)):])}")
-    elif batched(weight):
-        why = ("the weight has a batch axis, the output none (CNTK 2.7 refuses a Logistic of "
-               "an output without one)")
+        why = f"a weight of shape {sample(weight)} per sample for an output of {sample(output)}"
+    elif of_weight[0]:
+        why = ("the weight is on other dynamic axes than the output (CNTK 2.7 takes one "
+               "weight per sample, on the output's axes)")
     else:
         why = ("the weight has no batch axis (a constant, a number?); CNTK 2.7 takes one "
                "weight per sample, an input as the output is")

@@ -23,8 +23,8 @@ from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, spli
 from ._values import Value
 from ._previous_averages import PreviousAverages
 from ._trainer_checkpoint import TrainerCheckpoints
-from ._trainer_samples import (counted_variable, refuse_no_sample_count, tested_variable,
-                               uncounted_inputs)
+from ._trainer_samples import (counted_variable, given_as_combine, refuse_no_sample_count,
+                               tested_variable, uncounted_inputs)
 from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows, test_sums
 
 __all__ = ["Trainer", "counted_variable"]
@@ -278,6 +278,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
         self._waiting_metric, self._waiting_model = waiting_metric, waiting_model
+        self._metric_combined = given_as_combine(criterion[1] if len(criterion) > 1 else None)
         if waiting_metric is not None:
             self._metric = waiting_metric
         if waiting_model is not None:
@@ -567,7 +568,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
     def _test_counted(self):
         # CNTK 2.7 counts a test minibatch on the metric, or where it is one number on its root
         # function's first input (Evaluator.cpp:38-46), not by the loss's rule (no walk)
-        return tested_variable(self._metric_output)
+        return tested_variable(self._metric_output, self._metric_combined)
 
     def _test_sample_count(self, counted, fed: int) -> int:
         # (Evaluator::GetSampleCount, Evaluator.cpp:67-76: the value's size past the

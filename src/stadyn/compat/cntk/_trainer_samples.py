@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from ._adapt import unwrap, wrap
 from ._fed_data import unbatched
+from ._function import Function
 from ._graph import BATCH, made_by_cntk_op
 
-__all__ = ["uncounted_inputs", "counted_variable", "tested_variable",
+__all__ = ["uncounted_inputs", "counted_variable", "tested_variable", "given_as_combine",
            "refuse_no_sample_count"]
 
 
@@ -55,13 +56,34 @@ def counted_variable(criterion):
     return search(criterion) or criterion
 
 
-def tested_variable(metric):
+def given_as_combine(metric) -> bool:
+    """Whether CNTK 2.7 tests ``metric``, a Trainer's or Evaluator's metric as given to it, as
+    a Combine: its Python layer's ``sanitize_function`` makes a Variable (``m.outputs[1]``,
+    ``f.output``, either of a ``(loss, metric)``-valued Function's outputs) ``combine([v])``
+    (``cntk/internal/sanitize.py``), and ``C.combine([...])`` is one already.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable(3, name="x")
+        >>> f = C.reduce_sum(x)
+        >>> given_as_combine(f), given_as_combine(f.output), given_as_combine(C.combine([f]))
+        (False, True, True)
+    """
+    if metric is None:
+        return False
+    return not isinstance(metric, Function) or metric.root_function.op_name == "Combine"
+
+
+def tested_variable(metric, combined: bool = False):
     """What CNTK 2.7's Evaluator (and a Trainer's ``test_minibatch``) counts a test
     minibatch's samples on: the metric (a Stadyn Variable) where it has a dynamic axis, else
     the first input of its root function, whatever its axes
     (``Source/CNTKv2LibraryDll/Evaluator.cpp:38-46``: ``m_testSampleCountVar =
     m_evaluationFunction->RootFunction()->Inputs()[0]``) -- not the first Variable with a
-    batch axis under it, as its Trainer counts a loss (:func:`counted_variable`).
+    batch axis under it, as its Trainer counts a loss (:func:`counted_variable`).  A metric
+    given as a Variable or a Combine (``combined``, :func:`given_as_combine`) has the Combine
+    for its root, whose first input is the metric itself: one without dynamic axes is one
+    sample, the test's average its plain value.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -70,8 +92,10 @@ def tested_variable(metric):
         >>> m = C.plus(C.reduce_sum(w), C.reduce_sum(x, axis=all_axes))
         >>> wrap(tested_variable(unwrap(m))).shape, wrap(counted_variable(unwrap(m))).name
         ((), 'x')
+        >>> tested_variable(unwrap(m), combined=True) is unwrap(m)
+        True
     """
-    if metric is None or BATCH(metric) or metric.sequence_lengths is not None:
+    if metric is None or combined or BATCH(metric) or metric.sequence_lengths is not None:
         return metric
     inputs = wrap(metric).root_function.inputs
     return unwrap(inputs[0]) if inputs else metric

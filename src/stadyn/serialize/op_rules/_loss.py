@@ -12,7 +12,7 @@ from ._common import COMPOSITE
 from ._nnabla import last_axis, last_axis_export, nnabla, reshaped_nnp
 from ._cntk import v1_criterion_operands, v1_total
 from ._cntk_read_others import logistic_cntk
-from ...cntk_semantics import logistic
+from ...cntk_semantics import logistic, sequence_columns
 from ._table import Unmapped, register_rules
 
 
@@ -153,10 +153,28 @@ def _logistic_v1(node):
     if node.n_inputs != 2:
         node.unsupported("a weighted v1 Logistic")
     z, labels = v1_criterion_operands(node)
-    # (sequences: their gaps 0 in both, where the log-likelihood is 0)
-    z, labels = (unpack(v, 0.0)[0] if v.sequence_lengths is not None else v
-                 for v in (z, labels))
-    return logistic(z, labels)
+    if z.sequence_lengths is None or labels.sequence_lengths is None:
+        return logistic(z, labels)
+    return _with_cntks_gaps(z, labels)
+
+
+def _with_cntks_gaps(z, labels):
+    """A v1 ``Logistic`` of sequences: CNTK's ``LogisticNode::ForwardPropNonLooping`` masks no
+    gap (TrainingNodes.h:2081; cntk.exe's other criteria do, ``MaskMissingColumnsToZero``):
+    each gap column of its minibatch counts, with the label 0 and the prediction computed
+    there (from inputs of 0).  Its gaps are those of its packing of the sequences into
+    parallel streams (:func:`stadyn.cntk_semantics.sequence_columns`: one stream may hold
+    several short sequences), not of Stadyn's padding: the steps' sum plus CNTK's gaps times
+    the mean of a padded gap's term (each gap's prediction the same where it is computed
+    step by step, as a cntk.exe network without a recurrence computes it)."""
+    def ones(v):
+        return F.add_scalar(F.mul_scalar(v, 0.0), 1.0)
+    steps = logistic(*(unpack(v, 0.0)[0] for v in (z, labels)))   # (gaps: 0 in both)
+    padded_gaps = F.sum(F.r_sub_scalar(unpack(ones(z), 0.0)[0], 1.0))
+    cntk_gaps = F.sum(F.r_sub_scalar(sequence_columns(ones(z)), 1.0))
+    gap_terms = F.sub2(logistic(z, labels), steps)
+    mean_gap = F.div2(gap_terms, F.maximum_scalar(padded_gaps, 1.0))
+    return F.add2(steps, F.mul2(cntk_gaps, mean_gap))
 
 
 register_rules(F.binary_cross_entropy, onnx_export=_binary_cross_entropy_onnx,

@@ -182,13 +182,16 @@ class _DebugNode(UserFunction):
                   f"'{node.uid}'\n")
 
     def _stops(self, pass_: str, value, state=None) -> None:
-        """Stop here (a loop's delayed values: at each, once per step)."""
+        """Stop here (a loop's delayed values: at each, once per step; in the backward pass
+        of a loop of FutureValues, once)."""
         if self.delayed is None:
             return self._stop(pass_, value, state)
         if pass_ == "f":
             self._steps = max((len(v) for v in value), default=1) \
                 if isinstance(value, list) else 1
-        for _ in range(self._steps):
+        # (a FutureValue loop's backward pass: CNTK 2.7 stops at it once, not once a step)
+        backwards = pass_ == "b" and any(n.op_name == "FutureValue" for n in self.delayed.nodes)
+        for _ in range(1 if backwards else self._steps):
             for node in self.delayed.nodes:
                 self._stop(pass_, value, state, node)
 
