@@ -17,6 +17,7 @@ from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._adapt import unwrap
 from ._argument_binding import ArgumentBinding
+from ._block_inside import outside_keys
 from ._late import late
 from ._loops import clone_graph, close_loops, split_loops
 from ._mixins import GraphObject
@@ -91,6 +92,7 @@ class FunctionRebuilding(ArgumentBinding):
     def _copy(self, method, substitutions: "dict | None", what: str) -> "FunctionRebuilding":
         """:meth:`clone`, ``what`` (``"clone"``) naming the call in its errors."""
         method = _as_method(method)
+        substitutions = outside_keys(substitutions)     # (keys inside a block: ignored)
         if substitutions is not None and not isinstance(substitutions, dict):
             raise TypeError("clone: the substitutions must be a dict")
         subs, walk = {}, _GraphWalk(self._roots())
