@@ -41,3 +41,29 @@ def clone__a_key_inside_a_loss_block_is_ignored(C, r):
     res["dense keyed"] = outcome(lambda: ev(C.squared_error(z, y).clone(
         C.CloneMethod.share, {kd: C.constant(np.full(3, 0.5, np.float32))})))
     return res
+
+
+@cntk_case(names=["cntk.classification_error"],
+           note="classification_error(z, y, axis=0) of sequences (lengths 2 and 3): CNTK 2.7 "
+                "gives the error per step ([[1, 0], [1, 1, 1]] for save.py's errax_float32_seq "
+                "of review D); Stadyn gave one mean per sequence ([0.667, 1.0])")
+def classification_error__along_an_axis_of_sequences(C, r):
+    r.touch("cntk.Function.eval")
+    res = {}
+    for dt in (np.float32, np.float64):
+        x = C.sequence.input_variable(4, name="x", dtype=dt)
+        y = C.sequence.input_variable(3, name="y", dtype=dt)
+        with C.default_options(dtype=dt):
+            z = C.layers.Dense(3, init=C.glorot_uniform(seed=1), name="d")(x)
+        rs = np.random.RandomState(7)
+        X = [rs.rand(2, 4).astype(dt), rs.rand(3, 4).astype(dt)]
+        Y = [np.eye(3, dtype=dt)[[0, 2]], np.eye(3, dtype=dt)[[1, 1, 0]]]
+        zz = [rs.rand(2, 3).astype(dt), rs.rand(3, 3).astype(dt)]
+        for label, m, data in (
+                ("dense", C.classification_error(z, y, axis=0), {x: X, y: Y}),
+                ("raw", C.classification_error(x[:3] * 1, y, axis=0), {x: [np.concatenate(
+                    [a, np.zeros((len(a), 1), dt)], 1) for a in zz], y: Y})):
+            tag = "%s %s" % (label, dt.__name__)
+            res[tag] = outcome(lambda: [np.asarray(a) for a in m.eval(data)])
+            res[tag + " shape"] = list(m.shape)
+    return res
