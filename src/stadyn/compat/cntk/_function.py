@@ -4,10 +4,9 @@ A :class:`Function` wraps the Stadyn :class:`~stadyn.graph.Variable` its root co
 shows the graph as CNTK does (``arguments``, ``parameters``, ``constants``, ``inputs``, blocks
 for applied layers, names reached as attributes: ``z.W``, ``model.conv1.b``), evaluates it
 (``eval``, ``forward``/``backward``, ``grad``), rebuilds it (``clone``, calling it on other
-Functions, ``replace_placeholders``) and saves it.  The evaluation runs Stadyn's static graph
-(the runs, and what a Function keeps from one to the next, are :mod:`._function_runs`; the
-rebuilding, :mod:`._function_rebuild`);
-behaviour lives in Stadyn, this module only maps CNTK's view onto it.
+Functions, ``replace_placeholders``) and saves it.  The runs (and what a Function keeps from one
+to the next) are :mod:`._function_runs`, the rebuilding :mod:`._function_rebuild`; behaviour
+lives in Stadyn's static graph, this module only maps CNTK's view onto it.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from typing import Any
 from ...graph import Variable, is_lengths
 from . import _graph as G
 from ._adapt import root_as_output, several_outputs_message, unwrap, wrap
+from ._block_inside import inside_output as inside
 from ._cntk_attributes import (CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute,
                                random_op_attributes, with_rng_state)
 from ._function_rebuild import CloneMethod, FunctionRebuilding
@@ -186,7 +186,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
         """The only output, as a Variable (CNTK's RuntimeError when there are several)."""
         if self.members and len(self.members) > 1:
             raise RuntimeError(several_outputs_message(self))
-        return wrap_variable(self.variable)
+        return wrap_variable(self.variable) if self._inside() is None else inside(self.variable)
 
     @property
     def outputs(self) -> tuple:

@@ -17,6 +17,7 @@ from ...graph import Variable, topological_nodes
 from . import _graph as G
 from ._adapt import unwrap
 from ._argument_binding import ArgumentBinding
+from ._block_inside import outside_keys
 from ._late import late
 from ._loops import clone_graph, close_loops, split_loops
 from ._mixins import GraphObject
@@ -91,13 +92,14 @@ class FunctionRebuilding(ArgumentBinding):
     def _copy(self, method, substitutions: "dict | None", what: str) -> "FunctionRebuilding":
         """:meth:`clone`, ``what`` (``"clone"``) naming the call in its errors."""
         method = _as_method(method)
+        substitutions = outside_keys(substitutions)     # (keys inside a block: ignored)
         if substitutions is not None and not isinstance(substitutions, dict):
             raise TypeError("clone: the substitutions must be a dict")
-        subs = {}
+        subs, walk = {}, _GraphWalk(self._roots())
         for old, new in (substitutions or {}).items():
             if old is None or new is None:
                 raise AttributeError(f"clone: cannot replace {old!r} with {new!r}")
-            key = _substituted(unwrap(old), old, self._roots())
+            key = _substituted(unwrap(old), old, walk)
             subs[key] = _bound_placeholder(unwrap(new), key)
         keyed = _keyed(substitutions or {})
         if method == "share" and non_sequence_bindings(keyed):
@@ -198,17 +200,17 @@ class FunctionRebuilding(ArgumentBinding):
         return self(other)
 
 
-def _substituted(old: Variable, given: Any, roots) -> Variable:
-    """The Variable a clone of ``roots`` substitutes for the key ``old`` (``given`` by the
+def _substituted(old: Variable, given: Any, walk: "_GraphWalk") -> Variable:
+    """The Variable a clone of ``walk.roots`` substitutes for the key ``old`` (``given`` by the
     user).  The step output a recurrence's root (or an op over the recurrence) shows, a view
     no run computes, is the recurrence's output, as CNTK 2.7's is; read by a block over the
     recurrence (``sequence.last``'s ``Sequence::Slice``) it is one of that block's inputs,
     which CNTK 2.7 refuses to substitute (a RuntimeError as it validates the block again)."""
     out = G.step_output_of(old)
     if out is None:
-        _refuse_view(old, given, roots)
+        _refuse_view(old, given, walk)
         return old
-    for node in topological_nodes(list(roots)):
+    for node in walk.nodes():
         block = G.BLOCKS.get(node.outputs[0]) if node.outputs[0] is not None else None
         if block is not None and any(a is out for a in block.arguments):
             raise RuntimeError(
@@ -219,34 +221,78 @@ def _substituted(old: Variable, given: Any, roots) -> Variable:
     return out
 
 
-def _refuse_view(old: Variable, given: Any, roots) -> None:
+def _refuse_view(old: Variable, given: Any, walk: "_GraphWalk") -> None:
     """Refuse the key ``old`` where it is a node the walks show inside a recurrence that
     Stadyn runs as one op (a ``PastValue`` of an ``LSTM``'s state, an op of a Python step):
     no run computes it, so nothing could be substituted for it.  CNTK 2.7 substitutes it
     (its loop then reads the substitute: tests/compat case
     ``clone__substitution_inside_a_recurrence_step``); Stadyn raises rather than ignore it.
     A constant a block shows (``sequence.last``'s Slice scalars) CNTK 2.7 refuses to
-    substitute (RuntimeError), as Stadyn does."""
-    roots = list(roots)
+    substitute (RuntimeError), as Stadyn does.  ``walk`` reads the graph once per clone."""
     if old.parent is None:
-        for node in topological_nodes(roots):
-            v = node.outputs[0]
-            if v is not None and v in G.BLOCKS and any(c is old for c in shown_constants(v)):
-                raise RuntimeError(
-                    f"clone: cannot substitute {given!r}: it is a constant inside the "
-                    f"{G.BLOCKS[v].op_name} block (CNTK 2.7 refuses it too: the block's "
-                    "inputs of the clone do not match the cloned ones)")
+        kind = walk.block_constants().get(id(old))
+        if kind is not None:
+            raise RuntimeError(
+                f"clone: cannot substitute {given!r}: it is a constant inside the {kind} "
+                "block (CNTK 2.7 refuses it too: the block's inputs of the clone do not "
+                "match the cloned ones)")
         return
-    if any(old is o for node in topological_nodes(roots) for o in node.outputs):
+    if id(old) in walk.outputs():
         return
-    for root in roots:
-        for _, v in G.search(G.classify(root), lambda n: True, -1):
-            if v is old:
-                raise NotImplementedError(
-                    f"clone: cannot substitute {given!r}: it is a node of a recurrence's "
-                    "step, which Stadyn runs as one op (CNTK 2.7 substitutes it inside the "
-                    "loop); substitute the recurrence's output or its inputs, or write the "
-                    "step with the substitute in it")
+    shown = walk.shown()
+    if id(old) in shown:
+        where = ("a node of a recurrence's step, which Stadyn runs as one op (CNTK 2.7 "
+                 "substitutes it inside the loop); substitute the recurrence's output or its "
+                 "inputs, or write the step with the substitute in it") if shown[id(old)] else (
+                 "a node the graph shows inside a block that Stadyn computes as one op; "
+                 "substitute the block's output or its inputs")
+        raise NotImplementedError(f"clone: cannot substitute {given!r}: it is {where}")
+
+
+class _GraphWalk:
+    """What :func:`_refuse_view` reads of the graph of ``roots``, each part walked once per
+    clone (not once per key: a clone of every parameter of a deep stack)."""
+
+    def __init__(self, roots) -> None:
+        self.roots = list(roots)
+        self._nodes = self._outputs = self._constants = self._shown = None
+
+    def nodes(self) -> list:
+        if self._nodes is None:
+            self._nodes = topological_nodes(self.roots)
+        return self._nodes
+
+    def outputs(self) -> set:
+        """The ids of every output the graph computes."""
+        if self._outputs is None:
+            self._outputs = {id(o) for node in self.nodes() for o in node.outputs}
+        return self._outputs
+
+    def block_constants(self) -> dict:
+        """The id of each constant a block shows -> the block's op name."""
+        if self._constants is None:
+            self._constants = {}
+            for node in reversed(self.nodes()):
+                v = node.outputs[0]
+                if v is not None and v in G.BLOCKS:
+                    for c in shown_constants(v):
+                        self._constants[id(c)] = G.BLOCKS[v].op_name
+        return self._constants
+
+    def shown(self) -> dict:
+        """The id of each node the walks show that no run computes -> whether it is inside
+        a recurrence's step (a node of a step's view)."""
+        if self._shown is None:
+            computed, steps = self.outputs(), set()
+            for node in self.nodes():       # (the nodes of each recurrence's step view)
+                v = node.outputs[0]
+                if v is not None and v.parent is not None and G.has_step_view(v):
+                    steps |= {id(u) for _, u in G.search(G.classify(v), lambda n: True, -1,
+                                                         stop=list(v.parent.inputs))}
+            self._shown = {id(v): id(v) in steps or G.is_view(v) for root in self.roots
+                           for _, v in G.search(G.classify(root), lambda n: True, -1)
+                           if id(v) not in computed}
+        return self._shown
 
 
 def _keyed(substitutions: dict) -> dict:

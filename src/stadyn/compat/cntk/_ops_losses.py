@@ -204,7 +204,7 @@ def _classification_error_along(output_vector, target_vector, axis, name: str):
     wrong = F.cast(F.not_equal(t, marked), str(o.dtype))
     rows = F.cast(F.greater_equal_scalar(F.sum(wrong, axis=ax, keepdims=True), 1.0),
                   str(o.dtype))
-    lead = 1 if batched(output_vector) else 0
+    lead = lead_axes(output_vector)     # (of sequences, per step as CNTK 2.7's)
     out = F.mean(rows, axis=tuple(range(lead, len(rows.shape)))) if len(rows.shape) > lead \
         else rows
     return _loss_block(named(wrap(one_op(out, o, t)), name, "ClassificationError"), name,
