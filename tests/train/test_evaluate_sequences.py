@@ -113,3 +113,23 @@ def test_evaluation_without_data_for_an_input_is_one_clear_error():
     with pytest.raises(sd.StadynError, match=r"evaluation: the source gives no data for the "
                                              r"input\(s\) <Variable shape=\(1, 2\)"):
         evaluate_sums([errors], source, {x: "x"})
+
+
+def test_evaluate_sums_counts_with_the_given_rule():
+    """``count_samples`` decides a minibatch's samples (what ``Trainer.evaluate`` passes: its
+    ``_test_sample_count``, the rule ``test_minibatch`` counts by): here one a minibatch, so 10
+    samples in minibatches of 4 count 3, the sums unchanged (hand-computed: x.sum() = 45)."""
+    from stadyn.io import MinibatchSourceFromData
+    x = sd.Variable((1, 1))
+    total = F.sum(x)
+    source = MinibatchSourceFromData({"x": np.arange(10, dtype="f4").reshape(10, 1)},
+                                     randomize=False)
+    fed = []
+
+    def one(counted, n):
+        fed.append(n)
+        return 1
+    result = evaluate_sums([total], source, {x: "x"}, minibatch_size=4, count=total,
+                           count_samples=one)
+    assert result == {"sums": [45.0], "samples": 3, "minibatches": 3}
+    assert fed == [4, 4, 2]

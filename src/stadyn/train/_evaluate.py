@@ -20,7 +20,8 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
                   minibatch_size: int = 256, max_samples: int | None = None,
                   on_minibatch: Callable[[dict], None] | None = None,
                   convert: Callable[[dict], dict] | None = None,
-                  count: Variable | None = None) -> dict:
+                  count: Variable | None = None,
+                  count_samples: Callable[[Variable, int], int] = sample_count) -> dict:
     """Evaluate the scalar Variables ``sums`` (each a sum over a minibatch's samples, as
     ``F.sum(metric)``) on minibatches of ``source`` until ``max_samples`` samples are counted or
     the source ends -- by default one sweep: until a minibatch ends the sweep, or
@@ -32,9 +33,12 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
     minibatch's sample count is the one the Trainer counts (sequences where some input is per
     sequence, steps where all are sequences) or, with ``count`` (the per-sample criterion the
     sums are of), that criterion's samples (CNTK's rule: a sequence classifier's metric counts
-    sequences, a tagger's steps; see :func:`~stadyn.train._feeding.sample_count`).  After each
-    minibatch ``on_minibatch`` gets ``{"minibatch", "samples", "sums", "totals", "seen"}``
-    (counted from 1; this minibatch's sums; the running totals and sample count).  Returns
+    sequences, a tagger's steps; see :func:`~stadyn.train._feeding.sample_count`), counted by
+    ``count_samples(count, fed)`` (by default that function; a Trainer gives its own test
+    count, as :meth:`Trainer.test_minibatch <stadyn.train.Trainer.test_minibatch>` counts).
+    After each minibatch ``on_minibatch`` gets
+    ``{"minibatch", "samples", "sums", "totals", "seen"}`` (counted from 1; this minibatch's
+    sums; the running totals and sample count).  Returns
     ``{"sums", "samples", "minibatches"}``: the totals over everything read.  ``convert``
     (optional) turns each minibatch into what is fed (a front end's reshaping of reader data).
 
@@ -81,7 +85,7 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
         with training(False), torch.no_grad():
             forward_all(roots, clear_buffer=True)
         if count is not None:
-            samples = sample_count(count, samples)
+            samples = count_samples(count, samples)
         values = [float(s.d) for s in sums]
         totals = [t + v for t, v in zip(totals, values)]
         seen += samples

@@ -411,7 +411,8 @@ class Trainer:
         result = evaluate_sums([self._metric_sum], source, input_map,
                                minibatch_size=minibatch_size, on_minibatch=report,
                                convert=self._minibatch_data,
-                               count=self._test_counted())
+                               count=self._test_counted(),
+                               count_samples=self._test_sample_count)
         self.summarize_test_progress()
         return result["sums"][0] / max(result["samples"], 1)
 

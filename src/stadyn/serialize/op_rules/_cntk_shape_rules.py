@@ -54,11 +54,12 @@ def gather_cntk(node):
     of a ``reference`` without dynamic axes (a table) at the indices, the indices' shape in
     place of its first axis -- the catalog's ``embed``.  A batched reference CNTK 2.7 loads and
     refuses at every run (its validation, GatherNode: a RuntimeError in the words below): a
-    stand-in of the output's shape reading both inputs, refused when run; ``axis`` is
-    refused."""
-    if node.lead(1) == 1 and node.lead(0) in (0, 1) and node.attr("axis") is None:
+    stand-in of the output's shape reading both inputs, refused when run (also a sequence
+    reference, or sequence indices: CNTK 2.7 loads those and refuses each run in the same
+    words, tests/fixtures/cntk_gather_sequences); ``axis`` is refused."""
+    if node.lead(1) and node.attr("axis") is None:
         # (CNTK 2.7 loads it, then refuses it whenever it validates the network to run it)
-        table = F.constant(0.0, (1,) + tuple(node.shape(1)[2:]))
+        table = F.constant(0.0, (1,) + tuple(node.shape(1)[node.lead(1) + 1:]))
         stand_in = F.add2(F.embed(F.cast(F.mul_scalar(node.var(0), 0.0), "int64"), table),
                           F.mul_scalar(F.sum(node.var(1)), 0.0))
         return node.refuse_when_run(stand_in, "Gather operation's right operand doesn't "
