@@ -329,8 +329,8 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
                           list(_PRE_HOOKS.values()) + [h for h in [function_pre_hook] if h],
                           list(_POST_HOOKS.values()) + [h for h in [function_post_hook] if h])
         keep(entry.draws)
-        plan.run()
-        for r in roots:
+        plan.run()      # (not noted: its Variables' histories are cut op by op, so a
+        for r in roots:  # backward from an inner one keeps to the eager owner's path)
             r._plan = plan
         return plan
     keep_all = not (clear_buffer or clear_no_need_grad)
@@ -339,12 +339,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
                          subgraph.filled(keep_all), _needs_backward(subgraph), "checked op by op")
         keep(entry.draws)
         plan.run()
-        plan.marks = gradient_marks(plan.nodes, plan.leaves)
-        plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
-        note_eager_run(plan)
-        for r in roots:
-            r._plan = plan
-        return plan
+        return _ran(plan, roots, keep_all)
     ctx = get_current_context()
     # A plan built while the profiler labels op calls carries the labels in its program.
     fast = (keep_all, torch.is_grad_enabled(), is_training(), ctx, _labelling[0] > 0,
@@ -366,11 +361,18 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         plan.seed_shapes = record(entry.own_seeds)
     if pricing:
         entry.priced(plan, fast[:5], plan.spent - spent)
-    if plan.marks is None:          # a plan is built for one set of gradient marks
+    return _ran(plan, roots, keep_all)
+
+
+def _ran(plan: StaticPlan | EagerPlan, roots: Sequence[Variable],
+         keep_all: bool) -> StaticPlan | EagerPlan:
+    """``plan`` after its run for ``roots``: its gradient marks (a plan is built for one set;
+    an eager one's are those of its run), noted as its nodes' owner (an eager plan's inner
+    Variables hold autograd history: ``_eager_owners.py``) and the roots' plan."""
+    if plan.marks is None:
         plan.marks = gradient_marks(plan.nodes, plan.leaves)
     plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
-    if not isinstance(plan, StaticPlan):    # its inner Variables hold autograd history
-        note_eager_run(plan)
+    note_eager_run(plan)
     for r in roots:
         r._plan = plan
     return plan
@@ -422,9 +424,11 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     under the marks of ``now``, with the nodes ``plan``'s forward left out of the backward
     still out and those it let take part still in (``marks_to_replay``; marks set for this
     forward and backward only) -- through the plan for those marks, or eagerly where ``plan``
-    ran eagerly.  A graph whose forward has side effects (random numbers, running statistics,
-    an op's own state) refuses: its values would change.  An op that cannot be traced runs
-    again if it is deterministic: ``_replay_eagerly`` refuses at the first draw or write."""
+    ran eagerly.  Random numbers are drawn again as that forward drew them where its draws
+    were noted (``replays``, ``same_draws``); a graph whose forward has other side effects
+    (running statistics, an op's own state), or draws not noted, refuses: its values would
+    change.  An op that cannot be traced runs again guarded: ``_replay_eagerly`` refuses at
+    the first such draw or write."""
     if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
         _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes)))
     else:
