@@ -23,12 +23,26 @@ import inspect
 from ... import functions as _F
 
 
+def adapter_axes(ndim: int, axes) -> tuple[list[int], list[int], list[int]]:
+    """NNabla's ``BatchNormalizationInOutAdapter`` geometry for ``axes`` of an ``ndim``-D
+    input: the outer axes (the others, in order), the transpose moving them first (then
+    ``axes`` sorted) and its inverse.
+
+    Example:
+        >>> adapter_axes(4, [1, 3])
+        ([0, 2], [0, 2, 1, 3], [0, 2, 1, 3])
+        >>> adapter_axes(3, [0, 2])
+        ([1], [1, 0, 2], [1, 0, 2])
+    """
+    outer = sorted(set(range(ndim)).difference(axes))
+    perm = outer + sorted(axes)
+    return outer, perm, sorted(range(ndim), key=perm.__getitem__)
+
+
 def _as_nnabla_nodes(stat, ndim: int, axes: list[int]):
     """``stat`` (of ``x``'s layout) through NNabla's ``Transpose(Reshape(...))`` of the
     adapter's layout, the same values."""
-    outer = sorted(set(range(ndim)).difference(axes))
-    perm = outer + sorted(axes)
-    inverse = sorted(range(ndim), key=perm.__getitem__)
+    _, perm, inverse = adapter_axes(ndim, axes)
     moved = _F.transpose(stat, perm)
     return _F.transpose(_F.reshape(moved, moved.shape), inverse)
 
