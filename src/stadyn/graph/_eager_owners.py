@@ -26,18 +26,28 @@ from __future__ import annotations
 import weakref
 
 from ._grad_marks import gradient_marks
+from ._plan import EagerPlan
 from ._variable import FunctionNode
 from ._versions import gradient_marks_version
 
 __all__ = ["note_eager_run", "marks_changed_since_run"]
 
 #: node -> weak reference to the eager plan whose run last computed its outputs
+#: (:data:`_NOT_EAGER` where the last plan that ran it was not eager)
 _OWNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _NOT_EAGER() -> None:
+    """The owner noted for a run by a plan that is not eager (as a dead weak reference)."""
+    return None
+
+
 def note_eager_run(plan) -> None:
-    """Note ``plan`` (an :class:`~stadyn.graph.EagerPlan` that just ran, with its ``marks``
-    set) as the owner of its nodes' values.
+    """Note ``plan`` (a plan that just ran: an :class:`~stadyn.graph.EagerPlan` with its
+    ``marks`` set, or a ``StaticPlan``) as the owner of its nodes' values: a later run of the
+    same nodes by a static plan leaves them no eager run's history.  (A ``HookedPlan``, op by
+    op, is not noted: its Variables' histories are cut at each op, so a backward from an inner
+    Variable must still run its forward again as after the eager run.)
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -49,15 +59,16 @@ def note_eager_run(plan) -> None:
         >>> _OWNERS[y.parent]() is y._plan
         True
     """
-    ref = weakref.ref(plan)
+    ref = weakref.ref(plan) if isinstance(plan, EagerPlan) else _NOT_EAGER
     for node in plan.nodes:
         _OWNERS[node] = ref
 
 
 def marks_changed_since_run(node: FunctionNode) -> bool:
-    """Whether ``node``'s outputs hold values of an eager plan's run (:func:`note_eager_run`)
-    under gradient marks other than those of now (a ``need_grad`` set since on a leaf or an
-    output of that plan's graph).
+    """Whether ``node``'s outputs hold values of an eager plan's run (the last run noted by
+    :func:`note_eager_run` was an :class:`~stadyn.graph.EagerPlan`'s) under gradient marks
+    other than those of now (a ``need_grad`` set since on a leaf or an output of that plan's
+    graph).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -76,6 +87,7 @@ def marks_changed_since_run(node: FunctionNode) -> bool:
     """
     ref = _OWNERS.get(node)
     plan = ref() if ref is not None else None
-    if plan is None or plan.marks is None or plan.marks_seen == gradient_marks_version():
+    if (not isinstance(plan, EagerPlan) or plan.marks is None
+            or plan.marks_seen == gradient_marks_version()):
         return False
     return gradient_marks(plan.nodes, plan.leaves) != plan.marks

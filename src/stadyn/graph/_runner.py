@@ -69,7 +69,7 @@ from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
-from ._variable import Variable, topological_nodes
+from ._variable import FunctionNode, Variable, topological_nodes
 from ._versions import gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
@@ -329,8 +329,8 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
                           list(_PRE_HOOKS.values()) + [h for h in [function_pre_hook] if h],
                           list(_POST_HOOKS.values()) + [h for h in [function_post_hook] if h])
         keep(entry.draws)
-        plan.run()
-        for r in roots:
+        plan.run()      # (not noted: its Variables' histories are cut op by op, so a
+        for r in roots:  # backward from an inner one keeps to the eager owner's path)
             r._plan = plan
         return plan
     keep_all = not (clear_buffer or clear_no_need_grad)
@@ -339,12 +339,7 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
                          subgraph.filled(keep_all), _needs_backward(subgraph), "checked op by op")
         keep(entry.draws)
         plan.run()
-        plan.marks = gradient_marks(plan.nodes, plan.leaves)
-        plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
-        note_eager_run(plan)
-        for r in roots:
-            r._plan = plan
-        return plan
+        return _ran(plan, roots, keep_all)
     ctx = get_current_context()
     # A plan built while the profiler labels op calls carries the labels in its program.
     fast = (keep_all, torch.is_grad_enabled(), is_training(), ctx, _labelling[0] > 0,
@@ -366,11 +361,18 @@ def run_forward(roots: Sequence[Variable], clear_buffer: bool = False,
         plan.seed_shapes = record(entry.own_seeds)
     if pricing:
         entry.priced(plan, fast[:5], plan.spent - spent)
-    if plan.marks is None:          # a plan is built for one set of gradient marks
+    return _ran(plan, roots, keep_all)
+
+
+def _ran(plan: StaticPlan | EagerPlan, roots: Sequence[Variable],
+         keep_all: bool) -> StaticPlan | EagerPlan:
+    """``plan`` after its run for ``roots``: its gradient marks (a plan is built for one set;
+    an eager one's are those of its run), noted as its nodes' owner (an eager plan's inner
+    Variables hold autograd history: ``_eager_owners.py``) and the roots' plan."""
+    if plan.marks is None:
         plan.marks = gradient_marks(plan.nodes, plan.leaves)
     plan.marks_seen, plan.keep_all = gradient_marks_version(), keep_all
-    if not isinstance(plan, StaticPlan):    # its inner Variables hold autograd history
-        note_eager_run(plan)
+    note_eager_run(plan)
     for r in roots:
         r._plan = plan
     return plan
@@ -422,14 +424,15 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     under the marks of ``now``, with the nodes ``plan``'s forward left out of the backward
     still out and those it let take part still in (``marks_to_replay``; marks set for this
     forward and backward only) -- through the plan for those marks, or eagerly where ``plan``
-    ran eagerly.  A graph whose forward has side effects (random numbers, running statistics,
-    an op's own state) refuses: its values would change.  An op that cannot be traced runs
-    again if it is deterministic: ``_replay_eagerly`` refuses at the first draw or write."""
+    ran eagerly.  Random numbers are drawn again as that forward drew them where its draws
+    were noted (``replays``, ``same_draws``); a graph whose forward has other side effects
+    (running statistics, an op's own state), or draws not noted, refuses: its values would
+    change.  An op that cannot be traced runs again guarded: ``_replay_eagerly`` refuses at
+    the first such draw or write."""
     if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
         _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes)))
     else:
-        kept = sorted({n.spec.name for n in plan.nodes if n.spec.state is not None})
-        _refuse(kept and "run op(s) that keep state from run to run again: " + ", ".join(kept))
+        _refuse_kept(plan.nodes)
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
     for v in stop:
         v._stops_grad = True
@@ -456,29 +459,44 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
             var._plan.marks_seen = gradient_marks_version()
 
 
-def _replay_eagerly(plan: EagerPlan, draws_again: bool = False) -> None:
+def _replay_eagerly(plan: EagerPlan, draws_again: bool) -> None:
     """Run ``plan``'s forward (a new shape's trial, an unlowerable graph) again eagerly under the
     marks of now, refusing before an op writes a leaf or, unless ``draws_again`` (it draws what
     that forward drew: ``same_draws``), draws (``ReplayGuard``); the roots' plan is the new's."""
-    guard = ReplayGuard([leaf_tensor(v) for v in plan.leaves], draws_again)
     with same_draws(plan.nodes) if draws_again else contextlib.nullcontext() as hook:
-        try:
-            with torch.enable_grad(), guard:
-                if hook is not None:
-                    run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
-                                function_pre_hook=hook)
-                    return
-                new = TrialPlan(plan.roots, plan.nodes, plan.leaves, plan.fill, True,
-                                plan.reason)
-                new.run()
-        except StadynError as exc:
-            cause = exc.__cause__
-            if isinstance(cause, SideEffect):
-                _refuse(cause.args[0])
-            raise
+        with _guarded(plan.leaves, draws_again):
+            if hook is not None:
+                run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
+                            function_pre_hook=hook)
+                return
+            new = TrialPlan(plan.roots, plan.nodes, plan.leaves, plan.fill, True,
+                            plan.reason)
+            new.run()
     new.marks, new.keep_all = gradient_marks(new.nodes, new.leaves), plan.keep_all
     for r in plan.roots:
         r._plan = new
+
+
+def _refuse_kept(nodes: Sequence[FunctionNode]) -> None:
+    """Refuse to run ``nodes`` again when one of their ops keeps state from run to run."""
+    kept = sorted({n.spec.name for n in nodes if n.spec.state is not None})
+    _refuse(kept and "run op(s) that keep state from run to run again: " + ", ".join(kept))
+
+
+@contextlib.contextmanager
+def _guarded(leaves: Sequence[Variable], draws_again: bool):
+    """A forward run again eagerly for a backward (grad enabled), refused in the words of
+    :func:`_refuse` before an op writes one of ``leaves`` (running statistics) or, unless
+    ``draws_again``, draws (``ReplayGuard``)."""
+    guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again)
+    try:
+        with torch.enable_grad(), guard:
+            yield
+    except StadynError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, SideEffect):
+            _refuse(cause.args[0])
+        raise
 
 
 def _refuse(why: Any) -> None:
@@ -531,9 +549,9 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
             plan.marks_seen = gradient_marks_version()
         plan.run_backward(var, backward_seed(var, grad, data), clear_buffer)
         return
-    if data is not None and data.grad_fn is not None and not (
-            plan is None and var.parent is not None and var.parent.ran_under is None
-            and marks_changed_since_run(var.parent)):   # (else: an eager run's stale history)
+    stale = (plan is None and var.parent is not None and var.parent.ran_under is None
+             and marks_changed_since_run(var.parent))   # an eager run's history, marks since
+    if data is not None and data.grad_fn is not None and not stale:
         autograd_backward(var, data, grad, clear_buffer)
         return
     if var.parent is None or (plan is not None and not plan.has_backward):
@@ -545,8 +563,14 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
                       "re-runs its forward first", RuntimeWarning, stacklevel=3)
     nodes = topological_nodes([var])
     # the run draws what the last forward of these ops drew (NNabla's backward reads the masks
-    # of the forward that ran), the generators left where that forward left them
-    with outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes) as hook:
+    # of the forward that ran), the generators left where that forward left them; where it
+    # stands for the eager run's stale history it is refused as the roots' would be (NNabla
+    # runs no forward again: running statistics and an op's state must not move twice)
+    if stale:
+        _refuse_kept(nodes)
+    with (outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes) as hook,
+          _guarded(Subgraph([var]).leaves, replays(nodes)) if stale
+          else contextlib.nullcontext()):
         run_forward([var], function_pre_hook=hook)
     backward(var, grad, clear_buffer)
 

@@ -19,7 +19,7 @@ import torch.nn.functional as TF
 from ..graph import get_current_context
 from ._registry import op
 from ._sequence_axis import einsum_rule, unless_axes
-from ._util import norm_axis, ntuple, pooled_size
+from ._util import norm_axis, pool_geometry
 
 _C = "misc"
 
@@ -216,21 +216,14 @@ def sum_pooling(x, kernel, stride=None, ignore_border=True, pad=None, channel_la
     if n not in (1, 2, 3) or x.ndim < n + 1:
         raise ValueError(f"sum_pooling: kernel {tuple(kernel)} needs 1 to 3 spatial axes and x "
                          f"more axes than that, got shape {tuple(x.shape)}")
-    kernel = ntuple(kernel, n, 1)
-    stride = kernel if stride is None else ntuple(stride, n, 1)
-    pad = ntuple(pad, n, 0)
     if channel_last:
         x = x.movedim(-1, x.ndim - n - 1)
     lead = x.shape[:x.ndim - n]
     flat = x.reshape((-1, 1) + tuple(x.shape[x.ndim - n:]))
-    sizes = tuple(flat.shape[2:])
+    # NNabla 1.39's windows (ignore_border=False: (W + P - 1) // S + 1, each starting inside)
+    n, kernel, stride, pad, sizes, out, extra = pool_geometry(flat, kernel, stride,
+                                                              ignore_border, pad)
     flat = TF.pad(flat, [p for q in reversed(pad) for p in (q, q)])
-    if not ignore_border:   # NNabla 1.39: (W + P - 1) // S + 1 windows, each starting inside
-        out = [(w + p - 1) // s + 1 for w, p, s in zip(sizes, pad, stride)]
-    else:                   # a kernel overhanging by less than a stride: one window
-        out = [pooled_size(w, k, s, p) for w, k, s, p in zip(sizes, kernel, stride, pad)]
-    extra = [max(0, (o - 1) * s + k - (w + 2 * p))
-             for o, s, k, w, p in zip(out, stride, kernel, sizes, pad)]
     flat = TF.pad(flat, [p for e in reversed(extra) for p in (0, e)])
     pool = (TF.avg_pool1d, TF.avg_pool2d, TF.avg_pool3d)[n - 1]
     size = 1

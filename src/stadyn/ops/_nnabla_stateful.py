@@ -71,9 +71,11 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
         # coef = 1.0 / (t + 1) (a counter becoming 0 gives inf, the mean inf or NaN), rm += (m -
         # rm) * coef, and the gradient's factor (T)1 / (t * N) (mean_subtraction.cpp,
         # forward_impl_batch / backward_impl_batch)
-        count = int(torch.trunc(t.reshape(-1)[0].double())) + 1
+        count = int(t.reshape(-1)[0]) + 1     # (int() truncates as the int32 read)
         t.fill_(count)
         batch = x.detach().reshape((n,) + tuple(x.shape[base:])).mean(0).to(mean.dtype)
+        # (1.0 / count divided as a tensor, not in Python: a count of 0 gives inf, not a
+        # ZeroDivisionError; float64, then rounded to the array's type as NNabla's (T)1 / t)
         coef = torch.tensor(1.0, dtype=torch.float64).div(count).to(mean.dtype)
         mean.add_((batch - mean) * coef)
         factor = torch.tensor(1.0, dtype=mean.dtype).div(float(count * n))

@@ -71,3 +71,28 @@ def pooled_size(size: int, kernel: int, stride: int, pad: int) -> int:
     """
     span = size + 2 * pad - kernel
     return (span // stride if span >= 0 else -(-span // stride)) + 1
+
+
+def pool_geometry(x, kernel, stride, ignore_border, pad):
+    """The window geometry of a pooling op on ``x`` (a tensor; only its shape is read), as
+    NNabla defines it: ``(n, kernel, stride, pad, sizes, out, extra)`` per spatial axis, where
+    ``extra`` is the padding after the end that gives ``out`` windows with floor division.
+
+    Example:
+        >>> import torch
+        >>> pool_geometry(torch.empty(1, 1, 7, 7), (2, 2), None, False, None)[5:]
+        ((4, 4), (1, 1))
+    """
+    n = len(kernel)
+    kernel = tuple(int(k) for k in kernel)
+    stride = ntuple(stride, n, 0) if stride is not None else kernel
+    pad = ntuple(pad, n, 0)
+    sizes = tuple(x.shape[-n:])
+    if ignore_border:
+        out = tuple(pooled_size(s, k, st, p) for s, p, k, st in zip(sizes, pad, kernel, stride))
+    else:  # NNabla 1.39: every window starts inside the input (one pad on the left only)
+        out = tuple((s + p - 1) // st + 1 for s, p, st in zip(sizes, pad, stride))
+    # Extra right/bottom padding that makes torch's floor formula give ``out`` windows.
+    extra = tuple(max(0, (o - 1) * st + k - (s + 2 * p))
+                  for o, st, k, s, p in zip(out, stride, kernel, sizes, pad))
+    return n, kernel, stride, pad, sizes, out, extra

@@ -23,79 +23,70 @@ import inspect
 from ... import functions as _F
 
 
+def adapter_axes(ndim: int, axes) -> tuple[list[int], list[int], list[int]]:
+    """NNabla's ``BatchNormalizationInOutAdapter`` geometry for ``axes`` of an ``ndim``-D
+    input: the outer axes (the others, in order), the transpose moving them first (then
+    ``axes`` sorted) and its inverse.
+
+    Example:
+        >>> adapter_axes(4, [1, 3])
+        ([0, 2], [0, 2, 1, 3], [0, 2, 1, 3])
+        >>> adapter_axes(3, [0, 2])
+        ([1], [1, 0, 2], [1, 0, 2])
+    """
+    outer = sorted(set(range(ndim)).difference(axes))
+    perm = outer + sorted(axes)
+    return outer, perm, sorted(range(ndim), key=perm.__getitem__)
+
+
 def _as_nnabla_nodes(stat, ndim: int, axes: list[int]):
     """``stat`` (of ``x``'s layout) through NNabla's ``Transpose(Reshape(...))`` of the
     adapter's layout, the same values."""
-    outer = sorted(set(range(ndim)).difference(axes))
-    perm = outer + sorted(axes)
-    inverse = sorted(range(ndim), key=perm.__getitem__)
+    _, perm, inverse = adapter_axes(ndim, axes)
     moved = _F.transpose(stat, perm)
     return _F.transpose(_F.reshape(moved, moved.shape), inverse)
 
 
-def refuse_output_stat_without_batch_stat(fn, *args, **kwargs) -> None:
-    """Raise NNabla 1.39's bare ``AssertionError`` for ``fn(*args, **kwargs)`` (``F`` or ``PF``
-    ``batch_normalization``) asking for ``output_stat=True`` with ``batch_stat=False``: its
-    wrapper asserts ``batch_stat or (not output_stat)``
-    (``python/src/nnabla/normalization_functions.py``, ``batch_normalization``), which
-    ``PF.batch_normalization`` calls.
-
-    Example:
-        >>> import stadyn.functions as F
-        >>> refuse_output_stat_without_batch_stat(F.batch_normalization, None, None, None,
-        ...                                       None, None, batch_stat=False, output_stat=True)
-        ... # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        AssertionError: batch_normalization: output_stat=True needs batch_stat=True ...
-    """
-    try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except TypeError:
-        return                      # the call itself reports it
-    bound.apply_defaults()
-    if bound.arguments.get("output_stat") and not bound.arguments.get("batch_stat", True):
-        raise AssertionError("batch_normalization: output_stat=True needs batch_stat=True "
-                             "(NNabla 1.39 asserts it)")
-
-
-def refusing_output_stat_without_batch_stat(fn):
-    """``fn`` (``PF.batch_normalization``) refusing ``output_stat`` without ``batch_stat`` as
-    NNabla 1.39 does (:func:`refuse_output_stat_without_batch_stat`).
-
-    Example:
-        >>> import stadyn.parametric_functions as PF
-        >>> refusing_output_stat_without_batch_stat(PF.batch_normalization).__name__
-        'batch_normalization'
-    """
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        refuse_output_stat_without_batch_stat(fn, *args, **kwargs)
-        return fn(*args, **kwargs)
-    return call
-
-
 def with_stats_as_nodes(name: str, fn):
-    """``fn`` (the function ``name``) whose batch statistics over several axes are NNabla's
-    nodes, refusing ``output_stat`` without ``batch_stat`` as NNabla does
-    (:func:`refuse_output_stat_without_batch_stat`); ``fn`` itself for any function but
-    ``batch_normalization``.
+    """``fn`` (the function ``name``: ``F`` or ``PF`` ``batch_normalization``) whose batch
+    statistics over several axes are NNabla's nodes (NNabla's ``PF.batch_normalization`` calls
+    its ``F.batch_normalization``), refusing ``output_stat=True`` with ``batch_stat=False`` with
+    NNabla 1.39's bare ``AssertionError``: its wrapper asserts ``batch_stat or (not
+    output_stat)`` (``python/src/nnabla/normalization_functions.py``,
+    ``batch_normalization``); ``fn`` itself for any function but ``batch_normalization``.
+    The call is bound to ``fn``'s signature once, so ``axes`` is found wherever it is given.
 
     Example:
         >>> import stadyn.functions as F
         >>> with_stats_as_nodes("relu", F.relu) is F.relu
         True
+        >>> bn = with_stats_as_nodes("batch_normalization", F.batch_normalization)
+        >>> bn(None, None, None, None, None, batch_stat=False, output_stat=True)
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        AssertionError: batch_normalization: output_stat=True needs batch_stat=True ...
     """
     if name != "batch_normalization":
         return fn
+    signature = inspect.signature(fn)
 
     @functools.wraps(fn)
-    def call(x, *args, **kwargs):
-        refuse_output_stat_without_batch_stat(fn, x, *args, **kwargs)
-        out = fn(x, *args, **kwargs)
-        axes = kwargs.get("axes", args[4] if len(args) > 4 else [1])
+    def call(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return fn(*args, **kwargs)      # the call itself reports it
+        bound.apply_defaults()
+        given = bound.arguments
+        if given["output_stat"] and not given["batch_stat"]:
+            raise AssertionError("batch_normalization: output_stat=True needs batch_stat=True "
+                                 "(NNabla 1.39 asserts it)")
+        out = fn(*args, **kwargs)
+        axes = given["axes"]
         axes = [axes] if isinstance(axes, int) else list(axes)
         if not isinstance(out, (tuple, list)) or len(axes) == 1:
             return out
+        x = next(iter(given.values()))
         axes = [int(a) + x.ndim * (int(a) < 0) for a in axes]
         y, mean, var = out
         return y, _as_nnabla_nodes(mean, x.ndim, axes), _as_nnabla_nodes(var, x.ndim, axes)

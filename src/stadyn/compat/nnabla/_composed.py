@@ -241,6 +241,11 @@ def multi_head_attention(query, key, value, num_heads, q_weight, k_weight, v_wei
     return _F.affine(out, out_weight, out_bias, base_axis=2), weights
 
 
+#: ``F.batch_normalization`` with NNabla's statistics nodes, built once for
+#: :func:`tensor_normalization`
+_BATCH_NORMALIZATION = with_stats_as_nodes("batch_normalization", _F.batch_normalization)
+
+
 def tensor_normalization(x, axes, beta=None, gamma=None, eps=1e-05, output_stat=False):
     """``x`` normalised by its own mean and (biased) variance over every axis but ``axes``,
     then ``* gamma + beta`` where given (NNabla's ``tensor_normalization``, which is its batch
@@ -258,7 +263,7 @@ def tensor_normalization(x, axes, beta=None, gamma=None, eps=1e-05, output_stat=
         ([[-1.0, 1.0], [-1.0, 1.0]], [2.0, 8.0], [1.0, 9.0])
     """
     axes = [axes] if isinstance(axes, int) else list(axes)
-    return with_stats_as_nodes("batch_normalization", _F.batch_normalization)(
+    return _BATCH_NORMALIZATION(
         x, beta, gamma, None, None, axes=axes, decay_rate=0.0, eps=eps, batch_stat=True,
         output_stat=output_stat, rule="nnabla")
 

@@ -95,10 +95,10 @@ def into_given_arrays(name: str, out: Any, arrays: list) -> Any:
     many = isinstance(out, (list, tuple))
     results = list(out) if many else [out]
     for i, (r, a) in enumerate(zip(results, arrays)):
-        t = a._t
-        if t.numel() != math.prod(r.shape):
+        t, size = a._t, math.prod(r.shape)
+        if t.numel() != size:
             raise RuntimeError(f"{name}(..., outputs=...): the array given as output {i} "
-                               f"has {t.numel()} elements, the output {math.prod(r.shape)} "
+                               f"has {t.numel()} elements, the output {size} "
                                f"(shape {tuple(r.shape)}): in-place array size and "
                                "function output size must match")
         computed = r._t if isinstance(r, NdArray) else data_of(r)

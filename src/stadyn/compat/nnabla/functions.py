@@ -47,6 +47,7 @@ from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
 from ._registered_flags import honouring_registered_flags as _honouring_flags
 from ._rules import with_nnabla_rule as _with_nnabla_rule
+from ._bn_stats import adapter_axes as _adapter_axes
 from ._bn_stats import with_stats_as_nodes as _with_stats_as_nodes
 from ._output_arrays import writing_given_arrays as _writing_given_arrays
 from ...graph import FunctionNode as _FunctionNode, Variable as _Core
@@ -114,7 +115,7 @@ globals().update({_n: _writing_given_arrays(_n, _refusing_proto_variables(_accep
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
 from . import _composed as _composed  # noqa: E402
 
-__all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # four replace catalog ops
+__all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # six replace catalog ops
 globals().update({_n: _writing_given_arrays(_n, _refusing_proto_variables(_accepting_ndarrays(
     _honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
         getattr(_composed, _n))))))))
@@ -149,13 +150,10 @@ class BatchNormalizationInOutAdapter:
 
     def __init__(self, ndim, axes):
         assert len(axes) != 1
-        outer_axes = sorted(set(range(ndim)).difference(axes))
         self.ndim = ndim
         self.axes = axes
-        self.outer_axes = outer_axes
-        self.transpose_axes = outer_axes + sorted(axes)
+        self.outer_axes, self.transpose_axes, self.inv_transpose_axes = _adapter_axes(ndim, axes)
         self.transposed_shape = None
-        self.inv_transpose_axes = [int(i) for i in _np.argsort(self.transpose_axes)]
 
     def __call__(self, x):
         """``x`` with the outer axes first and ``axes`` flattened into the last one."""

@@ -20,7 +20,7 @@ from ._float_inputs import as_float32
 from ._lstm_cell import LSTMCell
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 from ._parameter import RefusedInitializer, get_parameter_or_create
-from ._bn_stats import refusing_output_stat_without_batch_stat as _refusing_output_stat
+from ._bn_stats import with_stats_as_nodes as _with_stats_as_nodes
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
                             transformer_encode)
@@ -128,8 +128,10 @@ for _name in _pf_all:
         globals()[_name] = _nnabla_arguments(_name, globals()[_name])
         globals()[_name] = _accepting_ndarrays(globals()[_name])
 del _name
-# (NNabla's PF.batch_normalization asserts as its F.batch_normalization does: ``_bn_stats.py``)
-batch_normalization = _refusing_output_stat(batch_normalization)  # noqa: F405
+# (NNabla's PF.batch_normalization calls its F.batch_normalization: the same assertion and
+# statistics nodes, ``_bn_stats.py``)
+batch_normalization = _with_stats_as_nodes("batch_normalization",
+                                           batch_normalization)  # noqa: F405
 
 
 def parametric_function_api(scope_name=None, param_desc=None):
