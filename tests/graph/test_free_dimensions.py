@@ -42,12 +42,14 @@ def test_axes_outside_the_shape_are_refused_both_ways():
 def test_a_pooling_window_longer_than_the_stand_in_widens_it():
     x = mark_free_dimensions(sd.Variable((1, 1, 1, 1)), [2, 3])
     assert holds_free_stand_ins(x)
-    y = F.max_pooling(F.tanh(x), (3, 3), (3, 3))       # (1 x 1 refused, then widened)
+    # (1 x 1 refused, then widened: with stride 1 a kernel of 3 fits no window of a 1 x 1 map;
+    # with stride 3 NNabla's rule fits one over what is there, nothing to widen)
+    y = F.max_pooling(F.tanh(x), (3, 3), (1, 1))
     assert x.shape[2] >= 3 and x.shape[3] >= 3
     a = np.random.RandomState(0).randn(1, 1, 7, 6).astype(np.float32)
     x.data = torch.from_numpy(a)
     y.forward()
-    expected = torch.nn.functional.max_pool2d(torch.tanh(torch.from_numpy(a)), 3, 3).numpy()
+    expected = torch.nn.functional.max_pool2d(torch.tanh(torch.from_numpy(a)), 3, 1).numpy()
     np.testing.assert_allclose(y.d, expected, rtol=1e-6)
     assert not holds_free_stand_ins(x)                  # fed
 
@@ -58,4 +60,4 @@ def test_widening_that_cannot_help_leaves_the_shapes_as_they_were():
     assert not widen_free_dimensions([h], lambda: h.shape[1] >= 3)     # axis 1 is not free
     assert x.shape == (1, 2, 1) and h.shape == (1, 2, 1)
     with pytest.raises(Exception, match="max_pooling"):
-        F.max_pooling(h, (3, 1))
+        F.max_pooling(h, (3, 1), (1, 1))     # (stride 1: no window of 3 fits 2)
