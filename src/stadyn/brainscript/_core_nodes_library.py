@@ -31,7 +31,7 @@ from .._errors import ConfigError
 from ..graph import Variable
 from ..sequence import reshape_samples
 from ._parameter_library import PendingParameter
-from ._sequence_library import NONE
+from ._sequence_library import _is_none
 
 __all__ = ["CoreNodeFunctions"]
 
@@ -78,7 +78,7 @@ class CoreNodeFunctions:
         values = [self._bn_inferred(v, x, bool(spatial))
                   for v in (scale, bias, runMean, runVariance)]
         values = [self._value(v, what) for v in values]
-        if runCount is None or runCount is NONE:
+        if runCount is None or _is_none(runCount):
             path, self.path = self.path, "inputs.inputs[5]"
             try:
                 runCount = self.ParameterTensor((1,), learningRateMultiplier=0, initValue=0)
@@ -162,7 +162,7 @@ class CoreNodeFunctions:
 
     def _count(self, value: Any, what: str, name: str, least: int) -> int:
         v = self._scalar(value)
-        if v is None or v != int(v) or v < least:
+        if v is None or not v.is_integer() or v < least:      # (_scalar's float; nan, inf)
             raise ConfigError(f"{what}: {name} must be an integer of at least {least} (a number "
                               f"or a one-element Constant), got {value!r}")
         return int(v)
