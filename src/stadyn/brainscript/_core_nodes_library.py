@@ -1,6 +1,7 @@
 """CNTK.core.bs's last node functions, for :class:`~._stadyn_library.StadynLibrary` (a mixin:
-it uses the library's ``_value``, ``_node``, ``_scalar``, ``_lead``, ``_seq``, ``ParameterTensor``
-and ``batch_norm_parameters``).
+it uses the library's ``_value``, ``_node``, ``_scalar``, ``_lead``, ``_seq``, ``_batched``,
+``has_batch_axis``, ``ParameterTensor``, ``batch_norm_parameters``, ``path`` and the sequence
+functions' ``_where_conditions``).
 
 * ``BatchNormalization`` (CNTK.core.bs:639): the raw node on the user's own scale, bias and
   running statistics, cntk.exe's ``BatchNormalizationNode`` (``F.cntk_batch_normalization``,
@@ -55,10 +56,7 @@ class CoreNodeFunctions:
         """A node's ``dim`` as cntk.exe's BrainScript reads it, the number of elements a sample
         (ComputationNodeScripting.cpp:39; ``Embedding``'s default ``inputDim = input.dim``)."""
         v = self._value(x, "dim")
-        size = 1
-        for d in v.shape[self._lead(v):]:
-            size *= int(d)
-        return size
+        return math.prod(int(d) for d in v.shape[self._lead(v):])
 
     # ---- batch normalization ----------------------------------------------------------------
     def BatchNormalization(self, input, scale, bias, runMean, runVariance,  # noqa: A002
@@ -127,10 +125,7 @@ class CoreNodeFunctions:
         and bias are exempt from L1/L2 where ``disable_regularization`` or the SGD block's
         ``disableRegInBatchNormalization`` says so (:meth:`unregularized`)."""
         lead = 1 if x.sequence_lengths is None else 2
-        size = x.shape[lead] if spatial else 1
-        if not spatial:
-            for d in x.shape[lead:]:
-                size *= int(d)
+        size = int(x.shape[lead]) if spatial else math.prod(int(d) for d in x.shape[lead:])
         for v, name in zip(values, ("scale", "bias", "runMean", "runVariance")):
             if int(v.size) != size:
                 raise ConfigError(f"{what}: {name} has {int(v.size)} values, the input {size} "
