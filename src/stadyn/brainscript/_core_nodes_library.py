@@ -77,11 +77,8 @@ class CoreNodeFunctions:
                   for v in (scale, bias, runMean, runVariance)]
         values = [self._value(v, what) for v in values]
         if runCount is None or _is_none(runCount):
-            path, self.path = self.path, "inputs.inputs[5]"
-            try:
+            with self._at_path("inputs.inputs[5]"):
                 runCount = self.ParameterTensor((1,), learningRateMultiplier=0, initValue=0)
-            finally:
-                self.path = path
         count = self._value(runCount, what)
         self._bn_checked(values, count, what)
         return self._node(self.batch_normalization(
