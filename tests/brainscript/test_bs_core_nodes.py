@@ -276,3 +276,17 @@ def test_gather_packed_from_a_sequence_needs_a_packed_index():
                                               r"sequence needs an index made by PackedIndex"):
             _network("x = Input {2} ; c = Input {1}\n g = GatherPacked (Where (c), x)",
                      sequences=True)
+
+
+@pytest.mark.parametrize("shift, count, name, got", [("1e999", "1", "numShifts", "inf"),
+                                                     ("1", "1e999 - 1e999", "numNegSamples",
+                                                      "nan")])
+def test_cos_distance_counts_that_are_not_finite_are_refused_at_the_users_line(shift, count,
+                                                                             name, got):
+    # the counts were tested with int(v): inf raised OverflowError, nan ValueError, no line
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=rf"net.bs:2:\d+: CosDistanceWithNegativeSamples: "
+                                              rf"{name} must be an integer of at least 0 .*got "
+                                              rf"{got}"):
+            _network(f"a = Input {{3}} ; b = Input {{3}}\n"
+                     f" c = CosDistanceWithNegativeSamples (a, b, {shift}, {count})")

@@ -66,6 +66,10 @@ def test_an_error_inside_the_library_names_the_users_call_too(text, where):
     # user's call (251a701b named "the delay at <library>:107", no user line)
     ("p = BS.RNNs.PreviousHC (q)\n q = [ h = p.h ; c = p.c ]\n o = q.h",
      "the dimensions of the delay at net.bs:2 cannot be inferred"),
+    # ... forced inside a user function called on a later line (the G ( call's line, 4, was
+    # named before mendC31): the delay is still PreviousHC's, line 3
+    ("G (a) = Splice ((a : x))\n s = BS.RNNs.PreviousHC (st)\n st = [ h = G (\n s.h) ; "
+     "c = s.c ]\n y = st.h", "the dimensions of the delay at net.bs:3 are not known yet"),
 ])
 def test_a_delay_made_inside_the_library_is_placed_at_the_users_call(text, message):
     # BS.Loop.Previous is CNTK.core.bs's PastValue (0, x, ...) (CNTK.core.bs:977): the

@@ -249,3 +249,20 @@ def test_cntks_file_of_a_recurrence_of_an_rnnstep_or_a_step_function_loads(kind,
     got = make.run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.{fmt}")))
     for k, g in enumerate(got):
         np.testing.assert_allclose(g, want[f"{kind}/{k}"], rtol=1e-5, atol=1e-6)
+
+
+def test_a_recurrence_whose_step_returns_its_input_is_refused():
+    # The writer wrote this: the step's new state was tested by "_Output_" in its uid, which
+    # the input tanh(x) has; the delay was repointed at that value outside the loop, and the
+    # file had no loop (CNTK 2.7 loaded it as Tanh(x)). The exact test refuses the step's
+    # input, its captured values and the delay's own output
+    import stadyn as sd
+    import stadyn.functions as F
+    from stadyn.serialize._cntk_write import cntk_v2_bytes
+    from stadyn.serialize._cntk_write_graph import CntkWriteUnsupported
+    x = sd.sequence.input_variable(3)
+    (y,) = sd.sequence.recurrence(lambda h, u: u, [F.tanh(x)],
+                                  [sd.Variable.from_numpy_array(np.zeros((1,), np.float32))],
+                                  [(3,)])
+    with pytest.raises(CntkWriteUnsupported, match="what it reads"):
+        cntk_v2_bytes([y], {"x": x})

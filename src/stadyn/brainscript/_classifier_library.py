@@ -88,11 +88,8 @@ class ClassifierFunctions:
             # CNTK.core.bs:507 gives the node a third input, Constant (topN), made inside its
             # own record (new ComputationNode): the item of the argument inputs of _AsNodes
             # at its member inputs (ConvNet_CIFAR10's log: inputs.inputs[2], [1 x 1])
-            path, self.path = self.path, "inputs.inputs[2]"
-            try:
+            with self._at_path("inputs.inputs[2]"):
                 n = self._value(self.Constant(topN), "ClassificationError")
-            finally:
-                self.path = path
         if n is not None:
             # the node reads its topN once, when validated (EvaluationNodes.h:81, m_topK);
             # here the graph reads the constant too (adding 0 times it), so that a model file

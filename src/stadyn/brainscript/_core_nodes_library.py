@@ -1,6 +1,7 @@
 """CNTK.core.bs's last node functions, for :class:`~._stadyn_library.StadynLibrary` (a mixin:
-it uses the library's ``_value``, ``_node``, ``_scalar``, ``_lead``, ``_seq``, ``ParameterTensor``
-and ``batch_norm_parameters``).
+it uses the library's ``_value``, ``_node``, ``_scalar``, ``_lead``, ``_seq``, ``_batched``,
+``has_batch_axis``, ``ParameterTensor``, ``batch_norm_parameters``, ``path`` and the sequence
+functions' ``_where_conditions``).
 
 * ``BatchNormalization`` (CNTK.core.bs:639): the raw node on the user's own scale, bias and
   running statistics, cntk.exe's ``BatchNormalizationNode`` (``F.cntk_batch_normalization``,
@@ -31,7 +32,7 @@ from .._errors import ConfigError
 from ..graph import Variable
 from ..sequence import reshape_samples
 from ._parameter_library import PendingParameter
-from ._sequence_library import NONE
+from ._sequence_library import _is_none
 
 __all__ = ["CoreNodeFunctions"]
 
@@ -55,10 +56,7 @@ class CoreNodeFunctions:
         """A node's ``dim`` as cntk.exe's BrainScript reads it, the number of elements a sample
         (ComputationNodeScripting.cpp:39; ``Embedding``'s default ``inputDim = input.dim``)."""
         v = self._value(x, "dim")
-        size = 1
-        for d in v.shape[self._lead(v):]:
-            size *= int(d)
-        return size
+        return math.prod(int(d) for d in v.shape[self._lead(v):])
 
     # ---- batch normalization ----------------------------------------------------------------
     def BatchNormalization(self, input, scale, bias, runMean, runVariance,  # noqa: A002
@@ -78,12 +76,9 @@ class CoreNodeFunctions:
         values = [self._bn_inferred(v, x, bool(spatial))
                   for v in (scale, bias, runMean, runVariance)]
         values = [self._value(v, what) for v in values]
-        if runCount is None or runCount is NONE:
-            path, self.path = self.path, "inputs.inputs[5]"
-            try:
+        if runCount is None or _is_none(runCount):
+            with self._at_path("inputs.inputs[5]"):
                 runCount = self.ParameterTensor((1,), learningRateMultiplier=0, initValue=0)
-            finally:
-                self.path = path
         count = self._value(runCount, what)
         self._bn_checked(values, count, what)
         return self._node(self.batch_normalization(
@@ -127,10 +122,7 @@ class CoreNodeFunctions:
         and bias are exempt from L1/L2 where ``disable_regularization`` or the SGD block's
         ``disableRegInBatchNormalization`` says so (:meth:`unregularized`)."""
         lead = 1 if x.sequence_lengths is None else 2
-        size = x.shape[lead] if spatial else 1
-        if not spatial:
-            for d in x.shape[lead:]:
-                size *= int(d)
+        size = int(x.shape[lead]) if spatial else math.prod(int(d) for d in x.shape[lead:])
         for v, name in zip(values, ("scale", "bias", "runMean", "runVariance")):
             if int(v.size) != size:
                 raise ConfigError(f"{what}: {name} has {int(v.size)} values, the input {size} "
@@ -162,7 +154,7 @@ class CoreNodeFunctions:
 
     def _count(self, value: Any, what: str, name: str, least: int) -> int:
         v = self._scalar(value)
-        if v is None or v != int(v) or v < least:
+        if v is None or not v.is_integer() or v < least:      # (_scalar's float; nan, inf)
             raise ConfigError(f"{what}: {name} must be an integer of at least {least} (a number "
                               f"or a one-element Constant), got {value!r}")
         return int(v)

@@ -119,11 +119,8 @@ class ElementwiseFunctions:
         nodes = []
         for i, v in enumerate(values):
             if isinstance(v, numbers.Real) and not isinstance(v, Variable):
-                path, self.path = self.path, f"inputs.arr[{i}].res"
-                try:
+                with self._at_path(f"inputs.arr[{i}].res"):
                     v = self.Constant(float(v))
-                finally:
-                    self.path = path
             nodes.append(v)
         return nodes
 

@@ -410,7 +410,7 @@ class LayerFunctions:
     def batch_norm_parameters(self, parameters: Sequence[Variable],
                               disable_regularization: bool) -> None:
         """Count ``parameters`` (a batch normalization's scale and bias, made elsewhere: an
-        NDL ``BatchNormalization`` node's) with the batch normalizations of
+        NDL or BrainScript raw ``BatchNormalization`` node's) with the batch normalizations of
         :meth:`unregularized`."""
         self._batch_norms.append((_Made(tuple(parameters)), disable_regularization))
 

@@ -10,9 +10,10 @@ plugs in a fake that records calls.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -144,6 +145,16 @@ class Library:
         # functions, ``sequences.bs``) being evaluated -- ``BS.Loop.Previous (h)``'s line --
         # or None: the place a node made inside the library names in messages
         self.user_call: str | None = None
+
+    @contextlib.contextmanager
+    def _at_path(self, path: str) -> Iterator[None]:
+        """:attr:`path` set to ``path`` (a node the library adds for the user: cntk.exe's name
+        of it, ``inputs.inputs[5]``) while the block runs, then put back."""
+        outer, self.path = self.path, path
+        try:
+            yield
+        finally:
+            self.path = outer
 
     def user_place(self, here: str) -> str:
         """``here`` (``file:line`` of the expression being evaluated), or the user's call into

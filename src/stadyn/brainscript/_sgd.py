@@ -433,9 +433,9 @@ def data_parallel_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
 #: Source/Readers/ReaderLib/ReaderShim.h:86), and of those the ones that can read a worker's
 #: share themselves (``SupportsDistributedMBRead``: HTKMLFReader.h, UCIFastReader.h,
 #: LibSVMBinaryReader.h)
-_LEGACY_READERS = {"htkmlfreader", "ucifastreader", "libsvmbinaryreader", "lmsequencereader",
-                   "lusequencereader", "dssmreader", "sparsepcreader", "kaldi2reader",
-                   "binaryreader"}
+_DATA_READERS = {"htkmlfreader", "ucifastreader", "libsvmbinaryreader", "lmsequencereader",
+                 "lusequencereader", "dssmreader", "sparsepcreader", "kaldi2reader",
+                 "binaryreader"}    # (not _legacy_readers.LEGACY_READERS: those Stadyn reads)
 _LEGACY_DISTRIBUTED = {"htkmlfreader", "ucifastreader", "libsvmbinaryreader"}
 
 
@@ -449,11 +449,10 @@ def distributed_reading(sgd: SGDConfig, reader_type: str | None) -> tuple[bool, 
     if not isinstance(block, ConfigRecord):
         return False, False
     kind = str(reader_type or "").strip().lower()
-    explicit = block.get("distributedMBReading")
-    legacy = kind in _LEGACY_READERS
-    if explicit is None:
+    legacy = kind in _DATA_READERS
+    if block.get("distributedMBReading") is None:
         return not legacy, not legacy
-    wanted = bool(block.get_bool("distributedMBReading", False))
+    wanted = block.get_bool("distributedMBReading", False)
     return wanted and (not legacy or kind in _LEGACY_DISTRIBUTED), False
 
 

@@ -37,20 +37,36 @@ def cosine_with_negative_samples(x: Variable, y: Variable, shift: int, count: in
     if lead == 2:
         return _negative_steps(x, y, shift, count, size)
 
-    def unit_rows(v):
-        rows = F.reshape(v, (-1, size))
-        norm = F.sqrt(F.sum(F.mul2(rows, rows), axis=1, keepdims=True))
-        return rows, F.div2(rows, norm)
-    rows, xn = unit_rows(x)
-    _, yn = unit_rows(y)
-    sim = F.affine(xn, F.transpose(yn, (1, 0)))                  # (N, N): cos(x_i, y_j)
-    ones = F.add_scalar(F.mul_scalar(F.sum(rows, axis=1), 0.0), 1.0)
+    sim = _cosines(F.reshape(x, (-1, size)), F.reshape(y, (-1, size)))   # (N, N)
+    return _shifted(sim, shift, count)
+
+
+def _unit(rows: Variable) -> Variable:
+    """``rows`` (n, D) each divided by its norm; a zero row (a zero sample, or a gap of CNTK's
+    packed minibatch) is divided by sqrt(0 + 1) and stays 0, so its cosine with a non-zero row
+    is 0 as in CNTK 2.7, whose inverse norm is clipped at 1/1e-30 (AssignElementInverseOf,
+    CPUMatrixImpl.h:2213-2230; EPS_IN_INVERSE, CommonMatrix.h:33) rather than 1/0, and the
+    square root's gradient stays finite (at 0 it is 1/0, a NaN everywhere once multiplied).
+    Two zero rows score 0 here; CNTK 2.7's float gives NaN (1e30 * 1e30 overflows, times 0)."""
+    squares = F.sum(F.mul2(rows, rows), axis=1, keepdims=True)
+    return F.div2(rows, F.sqrt(F.add2(squares, F.equal_scalar(squares, 0.0))))
+
+
+def _cosines(x_rows: Variable, y_rows: Variable) -> Variable:
+    """(n, n): the cosine of each row of ``x_rows`` with each row of ``y_rows``."""
+    return F.affine(_unit(x_rows), F.transpose(_unit(y_rows), (1, 0)))
+
+
+def _shifted(sim: Variable, shift: int, count: int) -> Variable:
+    """(n, 1 + count): row ``j``'s entries of ``sim`` at ``j``, then at ``(j + shift + k - 1)
+    mod n`` for ``k = 1 .. count`` (CPUMatrix::InnerProductWithShiftNeg)."""
+    ones = F.add_scalar(F.mul_scalar(F.sum(sim, axis=1), 0.0), 1.0)
     n = F.sum(ones)
-    i = F.cumsum(ones, axis=0, exclusive=True)                      # 0 .. N-1
+    i = F.cumsum(ones, axis=0, exclusive=True)                      # 0 .. n-1
     columns = []
     for k in range(count + 1):
         j = F.add_scalar(i, float(0 if k == 0 else shift + k - 1))
-        j = F.sub2(j, F.mul2(n, F.floor(F.div2(j, n))))           # mod N
+        j = F.sub2(j, F.mul2(n, F.floor(F.div2(j, n))))           # mod n
         columns.append(F.take_along_axis(sim, F.reshape(F.cast(j, "int64"), (-1, 1)), axis=1))
     return F.concatenate(*columns, axis=1)
 
@@ -63,25 +79,9 @@ def _negative_steps(x: Variable, y: Variable, shift: int, count: int, size: int)
     the result is read back from its column."""
     lengths = x.sequence_lengths
 
-    def unit_columns(v):
-        v = reshape_samples(v, 2, (size,))                               # (N, T, D)
-        columns = F.cntk_sequence_columns(v, lengths)                    # (n, D)
-        squares = F.sum(F.mul2(columns, columns), axis=1, keepdims=True)
-        # a gap (all zeros) is divided by sqrt(0 + 1), not 0: it stays 0 rather than 0/0, so a
-        # negative falling on a gap scores 0 as in CNTK 2.7, and the square root's gradient
-        # there is finite (at 0 it is 1/0, and times the zero column a NaN everywhere)
-        return F.div2(columns, F.sqrt(F.add2(squares, F.equal_scalar(squares, 0.0))))
-    xn, yn = unit_columns(x), unit_columns(y)
-    sim = F.affine(xn, F.transpose(yn, (1, 0)))                  # (n, n): cos(x_i, y_j)
-    ones = F.add_scalar(F.mul_scalar(F.sum(xn, axis=1), 0.0), 1.0)
-    n = F.sum(ones)
-    i = F.cumsum(ones, axis=0, exclusive=True)                      # 0 .. n-1
-    columns = []
-    for k in range(count + 1):
-        j = F.add_scalar(i, float(0 if k == 0 else shift + k - 1))
-        j = F.sub2(j, F.mul2(n, F.floor(F.div2(j, n))))           # mod n
-        columns.append(F.take_along_axis(sim, F.reshape(F.cast(j, "int64"), (-1, 1)), axis=1))
-    packed = F.concatenate(*columns, axis=1)                        # (n, 1 + count)
+    def columns(v):
+        return F.cntk_sequence_columns(reshape_samples(v, 2, (size,)), lengths)   # (n, D)
+    packed = _shifted(_cosines(columns(x), columns(y)), shift, count)  # (n, 1 + count)
     # back to the steps: number each step (N, T) 1, 2, ... (row-major), pack the numbers as
     # the values were (gaps 0), and read each step's row through a one-hot (N, T, n) of where
     # its number went; a padded step matches no column and is 0

@@ -121,7 +121,8 @@ def _rendezvous(world: int) -> tuple[str, str]:
             raise DistributedError(
                 f"mpiexec started {world} workers but gave no job id or no folder of this "
                 "launch's own (OMPI_MCA_ess_base_jobid or PMIX_NAMESPACE; "
-                "OMPI_MCA_orte_jobfam_session_dir, PMIX_SERVER_TMPDIR or PMIX_SERVER_URI*): "
+                "OMPI_MCA_orte_jobfam_session_dir, PMIX_SERVER_TMPDIR, PMIX_SERVER_URI* or "
+                "OMPI_MCA_orte_hnp_uri): "
                 "set MASTER_ADDR and MASTER_PORT for every worker (mpiexec -x "
                 f"MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29500 ...), or {_LAUNCH_HINT}")
         path = os.path.join(folder or tempfile.gettempdir(),

@@ -23,7 +23,7 @@ from ._cntk_v1_save import save_cntk_v1
 from ._cntk_v1_uids import cntk_v1_op_name, cntk_v1_uids
 from ._legacy import read_legacy_model
 from ._cntk_format import is_cntk_v2_file
-from ._legacy_import_flat import cntk_leaf_order
+from ._legacy_import_flat import cntk_leaf_order, shown_block_order
 from ._legacy_load import is_legacy_model_file, legacy_model_head, load_cntk, load_nnp
 from ._load import load, model_info
 from ._legacy_ir import (LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin,
@@ -52,7 +52,7 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "nnabla_
            "register_rules", "rules_for", "register_user_function_loader",
            "import_onnx", "import_table", "onnx_mapping_table", "Emitter", "ImportedNode", "ExportError",
            "OnnxUnsupported", "UnsupportedModelError", "read_legacy_model", "load_nnp",
-           "load_cntk", "is_legacy_model_file", "legacy_model_head", "is_cntk_v2_file", "cntk_leaf_order", "cntk_v1_roots", "cntk_v1_uids", "cntk_v1_op_name", "save_cntk_v1",
+           "load_cntk", "is_legacy_model_file", "legacy_model_head", "is_cntk_v2_file", "cntk_leaf_order", "shown_block_order", "cntk_v1_roots", "cntk_v1_uids", "cntk_v1_op_name", "save_cntk_v1",
            "save_nnp", "NnpWriter",
            "write_with_parameters", "SOLVER_FIELDS", "LegacyModel",
            "read_nnabla_optimizer_states", "optimizer_states", "nnabla_scheduler",

@@ -510,6 +510,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             here.leaves.append(uid)
         return uid
 
+    by_size = sorted(blocks.values(), key=lambda b: len(b.inside))
+    sizes = {} if shapes is None else shapes      # (uid -> its sample's shape, if asked)
+
+    def enclosing(b, node):     # (the smallest block other than b that node sits in, or None)
+        return next((o for o in by_size if o is not b and key(node) in o.inside), None)
+
     members = several_outputs(blocks)
     for node in nodes:
         if id(node) in skipped:
@@ -521,12 +527,10 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             ready = all(id(o.parent.inputs[0]) in produced or
                         id(o.parent.inputs[0]) in b.argument_ids for o in b.outputs)
             if ready and id(out) not in produced:
-                outer = next((o for o in sorted(blocks.values(), key=lambda o: len(o.inside))
-                              if o is not b and key(node) in o.inside), None)
+                outer = enclosing(b, node)
                 for o, uid in zip(b.outputs, write_block_of_outputs(w, b, read, outer)):
                     produced[id(o)] = (uid, outer)
-                    if shapes is not None:
-                        shapes[uid] = tuple(o.shape[w.lead(o):])
+                    sizes[uid] = tuple(o.shape[w.lead(o):])
             continue
         src = w.fused.get(id(node), node)         # (a crop's deconvolution: written as one)
         ins, attrs = src.spec.split_arguments(src.args, src.kwargs)
@@ -543,22 +547,19 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
             produced[id(out)] = (uid, here)
-            if shapes is not None:
-                shapes[uid] = tuple(out.shape[w.lead(out):])
+            sizes[uid] = tuple(out.shape[w.lead(out):])
             for k, other in enumerate(node.outputs[1:], 1):     # (TopK's indices)
                 if other is not None:
                     produced[id(other)] = (f"{made}_Output_{k}", here)
             continue
         if len(node.outputs) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs in a layer")
-        outer = next((b for b in sorted(blocks.values(), key=lambda b: len(b.inside))
-                      if b is not block and key(node) in b.inside), None)
+        outer = enclosing(block, node)
         if "_Output_" not in uid or uid in block.placeholders.values():
             raise CntkWriteUnsupported(block.op_name, "a layer whose output is its input")
         produced[id(out)] = (w.block(block, uid, [read(a, outer, block.op_name)
                                                   for a in block.arguments]), outer)
-        if shapes is not None:
-            shapes[produced[id(out)][0]] = tuple(out.shape[w.lead(out):])
+        sizes[produced[id(out)][0]] = tuple(out.shape[w.lead(out):])
     ends = []
     for k, v in enumerate(outputs):
         v = w.folded.get(id(v), v)                # (top_k's values swapped back: its own)

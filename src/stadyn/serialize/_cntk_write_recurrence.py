@@ -35,7 +35,7 @@ def recurrence_rule(rules: dict, different: dict):
             raise CntkWriteUnsupported("recurrence", "an initial state other than a constant "
                                                      "or parameter of one value")
         captured = dict(zip((id(c) for c in step.captured), uids[2:]))
-        nodes = walk(step.outputs, getattr(w, "cntk_op_of", None), frozenset(rules))
+        nodes = walk(step.outputs, w.cntk_op_of, frozenset(rules))
         for node in nodes:
             if node.spec.name in different:
                 raise CntkWriteUnsupported(node.spec.name, different[node.spec.name])
@@ -46,7 +46,7 @@ def recurrence_rule(rules: dict, different: dict):
         state = step.outputs[0]
         like = _Step((1, 1) + tuple(state.shape[1:]), x.dtype)
         delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
-        op_name = getattr(w, "step_op_of", lambda v: "")(out)
+        op_name = w.step_op_of(out)
 
         def ops(w_, reads: dict) -> str:
             # the step's ops, ``reads``: id(a value of the step) -> its uid
@@ -79,7 +79,9 @@ def recurrence_rule(rules: dict, different: dict):
         later = f"Placeholder{next(w.count)}"
         delayed = w.function(delay, [later, uids[1]], {"offset": P.size_t(1)})
         root = ops(w, {id(step.states[0]): delayed + "_Output_0", id(step.inputs[0]): uids[0]})
-        if "_Output_" not in root or root == delayed + "_Output_0":
+        if root in (uids[0], delayed + "_Output_0", *captured.values()):
+            # (the step's new state must be an op of its own: its input or a captured value,
+            # even a function's output, would repoint the delay at a value outside the loop)
             raise CntkWriteUnsupported("recurrence", "a step whose new state is what it reads")
         entry = next(f for f in w.functions if f["uid"].value == delayed)
         entry["inputs"] = P.vector([P.text(root), P.text(uids[1])])

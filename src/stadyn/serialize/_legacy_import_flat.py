@@ -181,9 +181,6 @@ _PYTHON_SWAPPED = frozenset({"Times", "TransposeTimes", "Gather"})
 # the blocks CNTK 2.7 shows with their two inputs swapped from their stored argument map: by
 # the block's op name, not the map (a user's as_block named "GatherOp" is shown so too:
 # tests/fixtures/cntk_files_17/user_gatherop.model), so the name is the rule
-_PYTHON_SWAPPED_BLOCKS = frozenset({"GatherOp"})
-
-
 def cntk_leaf_order(functions, starts) -> list[str]:
     """The leaves ``functions`` (a CNTK file's graph) read -- the names no function of them
     makes -- in the order CNTK 2.7 meets them when it lists a Function's arguments: depth
@@ -222,6 +219,25 @@ def cntk_leaf_order(functions, starts) -> list[str]:
     return met
 
 
+def shown_block_order(op_name: str, items: tuple) -> tuple:
+    """``items`` (a block's arguments, or its ``(placeholder, argument)`` pairs) between the
+    order of its argument map and the order its inputs show, both ways: CNTK 2.7 shows a
+    block whose op name is ``GatherOp`` (``gather``'s along an axis, stored ``(indices,
+    reference)``, or any block so named) with its first two inputs swapped -- by the name,
+    not the map, which ``block_arguments_mapping`` gives in its own order
+    (tests/fixtures/cntk_files_17: a user's ``as_block(p1 - p2, ..., "GatherOp")`` shows
+    ``(b, a)``, its mapping ``(a, b)``).
+
+    Example:
+        >>> from stadyn.serialize import shown_block_order
+        >>> shown_block_order("GatherOp", ("i", "table")), shown_block_order("Dense", (1, 2))
+        (('table', 'i'), (1, 2))
+    """
+    if op_name == "GatherOp" and len(items) == 2:
+        return tuple(reversed(items))
+    return tuple(items)
+
+
 def shown_argument_order(fn: LegacyFunction) -> list[tuple[str, str]]:
     """A CNTK block's ``(placeholder, outer variable)`` pairs in the order CNTK 2.7 shows the
     block's inputs once loaded: the order of the block's stored argument map (what CNTK 2.7
@@ -237,6 +253,4 @@ def shown_argument_order(fn: LegacyFunction) -> list[tuple[str, str]]:
         [('p2', 'x'), ('p1', 'i')]
     """
     arguments = list((fn.meta.get("arguments") or {}).items())
-    if fn.type in _PYTHON_SWAPPED_BLOCKS and len(arguments) == 2:
-        arguments.reverse()
-    return arguments
+    return list(shown_block_order(fn.type, tuple(arguments)))

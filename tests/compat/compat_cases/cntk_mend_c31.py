@@ -91,3 +91,20 @@ def BatchNormalization__corpus_statistics(C, r):
         res["train %d" % k] = _train(r, z, {x: r.randn(n, 2, 2, 2).astype(np.float32)})
     res["inference"] = z.eval({x: r.randn(2, 2, 2, 2).astype(np.float32)})
     return res
+
+
+@cntk_case(names=["cntk.losses.cosine_distance_with_negative_samples"])
+def cosine_distance_with_negative_samples__zero_sample(C, r):
+    """A zero sample of each operand (simpbs31): CNTK clips a zero norm's inverse at 1/1e-30
+    (AssignElementInverseOf, CPUMatrixImpl.h:2213-2230; EPS_IN_INVERSE, CommonMatrix.h:33), so a
+    zero column's cosine with a non-zero one is 0 (two zero columns would be NaN in float: 1e60
+    overflows; these shifts keep the two zero samples apart)."""
+    x = C.input_variable(3)
+    y = C.input_variable(3)
+    a = np.array([[1, 2, 3], [0, 0, 0], [4, 5, 6], [1, 0, 1]], np.float32)
+    b = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 0], [2, 1, 0]], np.float32)
+    res = {}
+    for shift, count in ((2, 1), (3, 2)):
+        f = C.cosine_distance_with_negative_samples(x, y, shift, count)
+        res["shift %d count %d" % (shift, count)] = np.asarray(f.eval({x: a, y: b}))
+    return res

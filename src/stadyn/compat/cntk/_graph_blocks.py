@@ -29,6 +29,7 @@ import weakref
 
 from ... import functions as F
 from ...graph import Variable, keep_with, kept_with
+from ...serialize import shown_block_order
 from ._graph_placeholders import placeholder_like
 from ._graph_records import BLOCKS, PLACEHOLDERS, Block
 from ._graph_shown import link_outputs, name_of, set_op_name, set_uid, uid_of
@@ -106,21 +107,3 @@ def seen_inside(out: Variable, v):
         if argument is v:
             return ph
     return v
-
-
-def shown_block_order(op_name: str, items: tuple) -> tuple:
-    """``items`` (a block's arguments, or its ``(placeholder, argument)`` pairs) between the
-    order of its argument map and the order its inputs show, both ways: CNTK 2.7 shows a
-    block whose op name is ``GatherOp`` (``gather``'s along an axis, stored ``(indices,
-    reference)``, or any block so named) with its first two inputs swapped -- by the name,
-    not the map, which ``block_arguments_mapping`` gives in its own order
-    (tests/fixtures/cntk_files_17: a user's ``as_block(p1 - p2, ..., "GatherOp")`` shows
-    ``(b, a)``, its mapping ``(a, b)``).
-
-    Example:
-        >>> shown_block_order("GatherOp", ("i", "table")), shown_block_order("Dense", (1, 2))
-        (('table', 'i'), (1, 2))
-    """
-    if op_name == "GatherOp" and len(items) == 2:
-        return tuple(reversed(items))
-    return tuple(items)

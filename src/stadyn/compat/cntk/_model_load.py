@@ -181,7 +181,7 @@ def load_roots(model, format, types: "dict | None" = None,
     # reductions over all axes: one number with no dynamic axes, as CNTK 2.7 shows them
     # (PrimitiveFunction.cpp:108-122: SquaredError, CrossEntropyWithSoftmax,
     # ClassificationError, Logistic, SumAll, ReduceElements over all axes ... have none)
-    for var in getattr(network, "reduced", ()):
+    for var in network.reduced:
         G.BATCH.unmark(var)
     _restore_origins(network.origins)
     for value, error, reason in getattr(network, "refused_at_run", ()):
