@@ -178,9 +178,8 @@ class FlatBuilding:
 # CNTK holds these ops' two operands the other way round from Python's (``gather(reference,
 # indices)`` is stored ``Gather(indices, reference)``)
 _PYTHON_SWAPPED = frozenset({"Times", "TransposeTimes", "Gather"})
-# the blocks CNTK 2.7 shows with their two inputs swapped from their stored argument map: by
-# the block's op name, not the map (a user's as_block named "GatherOp" is shown so too:
-# tests/fixtures/cntk_files_17/user_gatherop.model), so the name is the rule
+
+
 def cntk_leaf_order(functions, starts) -> list[str]:
     """The leaves ``functions`` (a CNTK file's graph) read -- the names no function of them
     makes -- in the order CNTK 2.7 meets them when it lists a Function's arguments: depth

@@ -92,9 +92,9 @@ class FunctionRebuilding(ArgumentBinding):
     def _copy(self, method, substitutions: "dict | None", what: str) -> "FunctionRebuilding":
         """:meth:`clone`, ``what`` (``"clone"``) naming the call in its errors."""
         method = _as_method(method)
-        substitutions = outside_keys(substitutions)     # (keys inside a block: ignored)
         if substitutions is not None and not isinstance(substitutions, dict):
             raise TypeError("clone: the substitutions must be a dict")
+        substitutions = outside_keys(substitutions)     # (keys inside a block: ignored)
         subs, walk = {}, _GraphWalk(self._roots())
         for old, new in (substitutions or {}).items():
             if old is None or new is None:
@@ -272,11 +272,11 @@ class _GraphWalk:
         """The id of each constant a block shows -> the block's op name."""
         if self._constants is None:
             self._constants = {}
-            for node in reversed(self.nodes()):
+            for node in self.nodes():       # (the block first in the walk names a constant)
                 v = node.outputs[0]
                 if v is not None and v in G.BLOCKS:
                     for c in shown_constants(v):
-                        self._constants[id(c)] = G.BLOCKS[v].op_name
+                        self._constants.setdefault(id(c), G.BLOCKS[v].op_name)
         return self._constants
 
     def shown(self) -> dict:
