@@ -53,3 +53,36 @@ def initializer__truncated_normal_nan_scale(C, r, np):
         res["truncated_normal nan " + dt.__name__] = [bool(np.isnan(p.value).all()),
                                                       list(p.value.shape)]
     return res
+
+
+@cntk_case(names=["cntk.losses.cosine_distance_with_negative_samples"],
+           note="a NaN or an infinity in one sample makes NaN of the cosines it enters and no "
+                "others, of samples and of sequences (ragged too), as CNTK 2.7's: Stadyn "
+                "counted its columns with ones made as 0 * sum + 1, NaN there, so that the "
+                "shifted index was NaN and the op raised (an index out of bounds), and it read "
+                "a sequence's steps back through a one-hot product, 0 * NaN spreading a NaN "
+                "column to every step")
+def cosine_distance_with_negative_samples__nan_stays(C, r, np):
+    res = {}
+    x, y = C.input_variable(3), C.input_variable(3)
+    c = C.cosine_distance_with_negative_samples(x, y, 1, 2)
+    a = r.rand(4, 3)
+    b = a.copy()
+    b[1, 0] = np.nan
+    res["nan in y"] = c.eval({x: a, y: b})
+    a2 = a.copy()
+    a2[2, 1] = np.inf
+    res["inf in x"] = c.eval({x: a2, y: a})
+    xs, ys = C.sequence.input_variable(3), C.sequence.input_variable(3)
+    cs = C.cosine_distance_with_negative_samples(xs, ys, 1, 1)
+    s = [r.rand(2, 3), r.rand(2, 3)]
+    t = [v.copy() for v in s]
+    t[0][1, 2] = np.nan
+    for i, v in enumerate(cs.eval({xs: s, ys: t})):
+        res["sequences nan %d" % i] = v
+    ragged = [r.rand(3, 3), r.rand(1, 3), r.rand(2, 3)]
+    other = [v.copy() for v in ragged]
+    other[2][0, 0] = np.nan
+    for i, v in enumerate(cs.eval({xs: ragged, ys: other})):
+        res["ragged nan %d" % i] = v
+    return res
