@@ -20,7 +20,7 @@ import numpy as np
 from . import _gf2
 
 __all__ = ["MT19937", "MT19937_64", "normal_doubles", "normal_floats", "std_shuffle",
-           "truncated_normal_floats", "uniform_floats"]
+           "truncated_normal_draws", "uniform_floats"]
 
 _N, _M = 312, 156
 _MATRIX = np.uint64(0xB5026F5AA96619E9)
@@ -471,21 +471,26 @@ def _walked(u: np.ndarray, p: int, i: int, x: float,
     return (x * sign if y < math.exp(-(x * x / 2)) else None), at
 
 
-def truncated_normal_floats(seed: int, count: int, sigma: float) -> np.ndarray:
-    """``count`` float32 values of N(0, sigma**2) within two ``sigma``, as CNTK 2.7 draws a
+def truncated_normal_draws(seed: int, count: int, sigma: float, double: bool = False) -> np.ndarray:
+    """``count`` values of N(0, sigma**2) within two ``sigma``, as CNTK 2.7 draws a
     ``truncated_normal`` parameter (``CPUMatrix::SetTruncatedNormalRandomValue``): the values
-    of :func:`normal_floats`, in order, those outside ``±2 sigma`` (float32) left out.
+    of :func:`normal_floats` (``double``: the ziggurat's doubles times ``sigma``, a float64
+    parameter's), in order, those below ``-2 sigma`` or above ``2 sigma`` left out (a NaN is
+    neither, so a NaN ``sigma`` gives NaNs).  ``sigma`` must be positive, as CNTK's check says.
 
     Example:
-        >>> v = truncated_normal_floats(9, 1000, 0.5)
+        >>> v = truncated_normal_draws(9, 1000, 0.5)
         >>> bool(abs(v).max() <= 1.0), v[:2].tolist()   # CNTK 2.7's first two
         (True, [0.47617307305336, -0.6897498369216919])
     """
-    bound = np.float32(2) * np.float32(sigma)
+    if sigma <= 0:
+        raise ValueError("SetTruncatedNormalRandomValue: sigma must be a positive value.")
+    bound = 2.0 * float(sigma) if double else np.float32(2) * np.float32(sigma)
     n = int(count) + int(count) // 16 + 64
     while True:
-        values = normal_floats(seed, n, sigma)
-        kept = values[(values >= -bound) & (values <= bound)]
+        values = (float(sigma) * normal_doubles(MT19937_64(seed), n) if double
+                  else normal_floats(seed, n, sigma))
+        kept = values[~((values < -bound) | (values > bound))]
         if len(kept) >= count:
             return kept[:int(count)]
         n *= 2

@@ -398,3 +398,36 @@ def test_a_cntk_files_log_plus_computes_cntk27s_value_and_gradients():
     np.testing.assert_allclose(y.d, ref["value"], rtol=1e-6)
     np.testing.assert_allclose(a.g, ref["grad_a"], rtol=1e-5, atol=1e-30)
     np.testing.assert_allclose(b.g, ref["grad_b"], rtol=1e-5, atol=1e-30)
+
+
+class _SequenceNode(_V1Node):
+    """A v1 criterion of two operands, either of them a sequence, as the v1 import rules
+    see it."""
+
+    def lead(self, i):
+        return 2 if self._vars[i].sequence_lengths is not None else 1
+
+    def batched(self, i):
+        return True
+
+    def reduces_dynamic_axes(self):
+        pass
+
+
+@pytest.mark.parametrize("labels_on", ["sequence", "batch"])
+def test_a_v1_logistic_of_a_sequence_and_a_value_per_sequence_is_refused_as_cntk_exe(labels_on):
+    # cntk.exe reads a Logistic's prediction at its labels' MBLayout
+    # (LogisticNode::ForwardPropNonLooping, TrainingNodes.h:2083-2086): a sequence's against a
+    # value per sequence fails when run (ColumnRangeWithMBLayoutFor, Sequences.h:1033-1042);
+    # Stadyn's rule broadcast the two (a ShapeError of mul2 here, a wrong number where the steps
+    # are as many as the sequences)
+    from stadyn.serialize._legacy_api import MappingRefusedAtRun
+    from stadyn.serialize._legacy_import import legacy_import_table
+    rule = legacy_import_table("cntk-v1")["Logistic"][1]
+    sequence = sd.sequence.input_variable(1)
+    sd.sequence.feed(sequence, [np.full((3, 1), 0.5, np.float32)] * 2)
+    flat = sd.Variable((2, 1))
+    inputs = [sequence, flat] if labels_on == "sequence" else [flat, sequence]
+    with pytest.raises(MappingRefusedAtRun, match="FrameRange's dynamic axis is inconsistent "
+                                                  "with matrix"):
+        rule(_SequenceNode("Logistic", {}, inputs))

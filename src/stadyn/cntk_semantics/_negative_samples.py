@@ -60,9 +60,8 @@ def _cosines(x_rows: Variable, y_rows: Variable) -> Variable:
 def _shifted(sim: Variable, shift: int, count: int) -> Variable:
     """(n, 1 + count): row ``j``'s entries of ``sim`` at ``j``, then at ``(j + shift + k - 1)
     mod n`` for ``k = 1 .. count`` (CPUMatrix::InnerProductWithShiftNeg)."""
-    ones = F.add_scalar(F.mul_scalar(F.sum(sim, axis=1), 0.0), 1.0)
+    ones, (i,) = _ones_and_positions(sim, 1, (0,))                 # i: 0 .. n-1
     n = F.sum(ones)
-    i = F.cumsum(ones, axis=0, exclusive=True)                      # 0 .. n-1
     columns = []
     for k in range(count + 1):
         j = F.add_scalar(i, float(0 if k == 0 else shift + k - 1))
@@ -83,15 +82,27 @@ def _negative_steps(x: Variable, y: Variable, shift: int, count: int, size: int)
         return F.cntk_sequence_columns(reshape_samples(v, 2, (size,)), lengths)   # (n, D)
     packed = _shifted(_cosines(columns(x), columns(y)), shift, count)  # (n, 1 + count)
     # back to the steps: number each step (N, T) 1, 2, ... (row-major), pack the numbers as
-    # the values were (gaps 0), and read each step's row through a one-hot (N, T, n) of where
-    # its number went; a padded step matches no column and is 0
-    step_ones = F.add_scalar(F.mul_scalar(F.sum(reshape_samples(x, 2, (size,)), axis=2,
-                                                keepdims=True), 0.0), 1.0)        # (N, T, 1)
-    b_of = F.cumsum(step_ones, axis=0, exclusive=True)
-    t_of = F.cumsum(step_ones, axis=1, exclusive=True)
+    # the values were (gaps 0), and read each step's row from the column its number went to
+    # (a gather, so that a NaN in one column stays there); a padded step matches no column
+    # and is 0
+    step_ones, (b_of, t_of) = _ones_and_positions(reshape_samples(x, 2, (size,)), 2, (0, 1),
+                                                  keepdims=True)                # (N, T, 1)
     steps = F.sum(step_ones, axis=1, keepdims=True)                              # T
     number = F.add_scalar(F.add2(F.mul2(b_of, steps), t_of), 1.0)
-    packed_number = F.reshape(F.cntk_sequence_columns(number, lengths), (1, 1, -1))
+    packed_number = F.cntk_sequence_columns(number, lengths)                     # (n, 1)
+    _, (column,) = _ones_and_positions(packed_number, 1, (0,))                   # 0 .. n-1
     # (1 - |sign(difference)|: the numbers are whole, in the values' dtype)
-    where = F.r_sub_scalar(F.abs(F.sign(F.sub2(number, packed_number), 0.0)), 1.0)  # (N,T,n)
-    return F.affine(where, packed, base_axis=2)
+    where = F.r_sub_scalar(F.abs(F.sign(F.sub2(number, F.reshape(packed_number, (1, 1, -1))),
+                                        0.0)), 1.0)                              # (N, T, n)
+    at = F.sum(F.mul2(where, F.reshape(column, (1, 1, -1))), axis=2)             # (N, T)
+    rows = F.gather(packed, F.cast(at, "int64"), axis=0)                  # (N, T, 1 + count)
+    return F.where(F.sum(where, axis=2), rows, F.mul_scalar(F.isnan(rows), 0.0))
+
+
+def _ones_and_positions(v: Variable, axis: int, along: tuple, keepdims: bool = False):
+    """Ones shaped as ``v`` summed over ``axis`` (made of its shape, not its values: a NaN or
+    an infinity in ``v`` leaves them 1), and for each axis of ``along`` the positions 0, 1,
+    ... of those ones along it: the index CNTK's columns are counted with."""
+    ones = F.add_scalar(F.mul_scalar(F.isnan(F.sum(v, axis=axis, keepdims=keepdims)), 0.0),
+                        1.0)
+    return ones, [F.cumsum(ones, axis=a, exclusive=True) for a in along]

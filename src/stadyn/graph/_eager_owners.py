@@ -32,14 +32,9 @@ from ._versions import gradient_marks_version
 
 __all__ = ["note_eager_run", "marks_changed_since_run"]
 
-#: node -> weak reference to the eager plan whose run last computed its outputs
-#: (:data:`_NOT_EAGER` where the last plan that ran it was not eager)
+#: node -> weak reference to the eager plan whose run last computed its outputs (none where
+#: the last plan that ran it was not eager)
 _OWNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _NOT_EAGER() -> None:
-    """The owner noted for a run by a plan that is not eager (as a dead weak reference)."""
-    return None
 
 
 def note_eager_run(plan) -> None:
@@ -59,7 +54,11 @@ def note_eager_run(plan) -> None:
         >>> _OWNERS[y.parent]() is y._plan
         True
     """
-    ref = weakref.ref(plan) if isinstance(plan, EagerPlan) else _NOT_EAGER
+    if not isinstance(plan, EagerPlan):
+        for node in plan.nodes:
+            _OWNERS.pop(node, None)
+        return
+    ref = weakref.ref(plan)
     for node in plan.nodes:
         _OWNERS[node] = ref
 

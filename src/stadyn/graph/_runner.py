@@ -69,7 +69,7 @@ from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
-from ._variable import FunctionNode, Variable, topological_nodes
+from ._variable import FunctionNode, Variable
 from ._versions import gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
@@ -561,7 +561,8 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     if type(var).warns_forward_again:
         warnings.warn("backward() from a Variable that was not the root of its last forward "
                       "re-runs its forward first", RuntimeWarning, stacklevel=3)
-    nodes = topological_nodes([var])
+    graph = Subgraph([var])         # (its nodes in order, and the leaves a stale run guards)
+    nodes = graph.nodes
     # the run draws what the last forward of these ops drew (NNabla's backward reads the masks
     # of the forward that ran), the generators left where that forward left them; where it
     # stands for the eager run's stale history it is refused as the roots' would be (NNabla
@@ -569,7 +570,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     if stale:
         _refuse_kept(nodes)
     with (outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes) as hook,
-          _guarded(Subgraph([var]).leaves, replays(nodes)) if stale
+          _guarded(graph.leaves, replays(nodes)) if stale
           else contextlib.nullcontext()):
         run_forward([var], function_pre_hook=hook)
     backward(var, grad, clear_buffer)

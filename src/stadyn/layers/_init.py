@@ -14,7 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _random
-from .._mt19937 import (MT19937_64, normal_doubles, normal_floats, truncated_normal_floats,
+from .._errors import ParameterError
+from .._mt19937 import (MT19937_64, normal_doubles, normal_floats, truncated_normal_draws,
                         uniform_floats)
 
 __all__ = ["CNTKInitializer", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
@@ -67,11 +68,17 @@ class CNTKInitializer:
         fan = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out, "none": 1.0}[
             self.mode]
         std = _scaled(math.sqrt(self.gain / max(fan, 1e-12)), self.scale, double)
+        if std <= 0:    # (CPUMatrix::SetGaussianRandomValue's check; a float32 one rounded to 0)
+            raise ParameterError(f"Set{'Gaussian' if self.kind == 'normal' else 'TruncatedNormal'}"
+                                 "RandomValue: sigma must be a positive value.")
         # CNTK's own numbers (Boost's ziggurat), to the bit; truncated: within 2 std
-        if double:
-            return _normal_doubles(seed, count, std, self.kind != "normal").reshape(tuple(shape))
-        draw = normal_floats if self.kind == "normal" else truncated_normal_floats
-        return draw(seed, count, std).reshape(tuple(shape))
+        if self.kind != "normal":
+            values = truncated_normal_draws(seed, count, std, double)
+        elif double:    # (a double parameter's: the ziggurat's doubles times a double sigma)
+            values = std * normal_doubles(MT19937_64(seed), count)
+        else:
+            values = normal_floats(seed, count, std)
+        return values.reshape(tuple(shape))
 
 
 def _uniform_doubles(seed: int, count: int, limit: float) -> np.ndarray:
@@ -81,21 +88,6 @@ def _uniform_doubles(seed: int, count: int, limit: float) -> np.ndarray:
     u = MT19937_64(seed).take(count).astype(np.float64) * 2.0 ** -64
     u = np.minimum(u, np.nextafter(1.0, 0.0))
     return u * (2.0 * limit) - limit
-
-
-def _normal_doubles(seed: int, count: int, sigma: float, truncated: bool) -> np.ndarray:
-    """``count`` doubles of N(0, sigma**2) (``truncated``: those within ``2 sigma``, in
-    order), as CNTK 2.7 draws a float64 parameter's: Boost's ziggurat in double times
-    ``sigma`` (float32's: :func:`~stadyn._mt19937.normal_floats`)."""
-    n = count if not truncated else count + count // 16 + 64
-    while True:
-        values = sigma * normal_doubles(MT19937_64(seed), n)
-        if not truncated:
-            return values
-        kept = values[np.abs(values) <= 2.0 * sigma]
-        if len(kept) >= count:
-            return kept[:count]
-        n *= 2
 
 
 def _scaled(base: float, scale: float, double: bool = False) -> float:
@@ -116,6 +108,24 @@ def _scaled(base: float, scale: float, double: bool = False) -> float:
     return float(np.float32(base) * np.float32(scale))
 
 
+def _positive(scale: float, cntk_name: str) -> float:
+    """``scale``, refused unless positive as CNTK 2.7's Python API refuses it when the
+    initializer is made (``CreateInitializer``, Variable.cpp: ``scale <= 0``, in its words,
+    which say 0 for a negative scale too; a NaN passes, as there).
+
+    Example:
+        >>> try:
+        ...     _positive(-1, "normal")
+        ... except ValueError as e:
+        ...     print(e)
+        CreateInitializer: scale value for initializer 'normal' cannot be 0.
+    """
+    if scale <= 0:
+        raise ParameterError(f"CreateInitializer: scale value for initializer '{cntk_name}' "
+                             "cannot be 0.")
+    return scale
+
+
 def _rank(rank) -> int | None:
     """A rank given to an initialiser, or None for CNTK's sentinel ('infer it')."""
     return None if rank is None or int(rank) >= 2147483647 else int(rank)
@@ -123,47 +133,48 @@ def _rank(rank) -> int | None:
 
 def glorot_uniform(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """U(±scale·sqrt(6 / (fan_in + fan_out))) — CNTK's default for layers."""
-    return CNTKInitializer("uniform", scale, "avg", 1.0, seed,
+    return CNTKInitializer("uniform", _positive(scale, "glorotUniform"), "avg", 1.0, seed,
                            _rank(output_rank), _rank(filter_rank))
 
 
 def glorot_normal(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """N(0, scale²·2 / (fan_in + fan_out))."""
-    return CNTKInitializer("normal", scale, "avg", 1.0, seed,
+    return CNTKInitializer("normal", _positive(scale, "glorotNormal"), "avg", 1.0, seed,
                            _rank(output_rank), _rank(filter_rank))
 
 
 def xavier(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """U(±scale·sqrt(3 / fan_in)) (CNTK 2.7's ``xavier``)."""
-    return CNTKInitializer("uniform", scale, "in", 1.0, seed,
+    return CNTKInitializer("uniform", _positive(scale, "xavier"), "in", 1.0, seed,
                            _rank(output_rank), _rank(filter_rank))
 
 
 def he_uniform(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """U(±scale·sqrt(6 / fan_in))."""
-    return CNTKInitializer("uniform", scale, "in", 2.0, seed,
+    return CNTKInitializer("uniform", _positive(scale, "heUniform"), "in", 2.0, seed,
                            _rank(output_rank), _rank(filter_rank))
 
 
 def he_normal(scale: float = 1.0, output_rank=None, filter_rank=None, seed=None):
     """N(0, scale²·2 / fan_in)."""
-    return CNTKInitializer("normal", scale, "in", 2.0, seed,
+    return CNTKInitializer("normal", _positive(scale, "heNormal"), "in", 2.0, seed,
                            _rank(output_rank), _rank(filter_rank))
 
 
 def uniform(scale: float, seed=None):
     """U(-scale, scale)."""
-    return CNTKInitializer("uniform", scale, "none", 1.0 / 3.0, seed)   # U(±scale)
+    return CNTKInitializer("uniform", _positive(scale, "uniform1"), "none", 1.0 / 3.0,
+                           seed)    # (a gain of 1/3: U(±scale))
 
 
 def normal(scale: float, seed=None):
     """N(0, scale²)."""
-    return CNTKInitializer("normal", scale, "none", 1.0, seed)
+    return CNTKInitializer("normal", _positive(scale, "normal"), "none", 1.0, seed)
 
 
 def truncated_normal(stdev: float, seed=None):
     """N(0, stdev²) truncated to ±2 standard deviations."""
-    return CNTKInitializer("truncated", stdev, "none", 1.0, seed)
+    return CNTKInitializer("truncated", _positive(stdev, "TruncNormal"), "none", 1.0, seed)
 
 
 def bilinear(kernel_width: int, kernel_height: int):

@@ -93,10 +93,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         layer's, as CNTK 2.7's copy of a layer, made with its uid (Stadyn makes the output
         carrying the uid when first asked: here, before the two part)."""
         if self._signature is None and self._cntk_function:
-            try:
-                self.output
-            except AttributeError:      # (a layer of several outputs: each made when asked)
-                pass
+            self.output                 # (an error making it is the user's to see)
         return super().__copy__()
 
     @property

@@ -290,14 +290,9 @@ def _refuse_weights(out, made, output, weight) -> None:
     """What CNTK 2.7 builds as ``weighted_binary_cross_entropy`` but refuses when it runs, in
     its words (:func:`stadyn.cntk_semantics.logistic_weights_refused`), then what Stadyn
     sees."""
-    def lead(x):        # (its dynamic axes: a sequence's two)
-        return 2 if operand(x).sequence_lengths is not None else int(batched(x))
+    def axes_and_size(x):       # (its dynamic axes, a sequence's two, and a sample's size)
+        return lead_axes(x), math.prod(sample_shape(x))
 
-    def axes_and_size(x):
-        return lead(x), math.prod(operand(x).shape[lead(x):])
-
-    def sample(x):
-        return tuple(operand(x).shape[lead(x):])
     of_output, of_weight = axes_and_size(output), axes_and_size(weight)
     refused = S.logistic_weights_refused(of_output, of_weight, made.root_function.uid,
                                          weight.uid)
@@ -307,9 +302,11 @@ def _refuse_weights(out, made, output, weight) -> None:
     if not of_output[0]:
         why = "the output has no dynamic axes (CNTK 2.7 refuses a Logistic of such an output)"
     elif error is ShapeError:
-        why = f"CNTK 2.7's Logistic takes one output value per sample, not {sample(output)}"
+        why = ("CNTK 2.7's Logistic takes one output value per sample, not "
+               f"{sample_shape(output)}")
     elif of_output[1] != of_weight[1]:
-        why = f"a weight of shape {sample(weight)} per sample for an output of {sample(output)}"
+        why = (f"a weight of shape {sample_shape(weight)} per sample for an output of "
+               f"{sample_shape(output)}")
     elif of_weight[0]:
         why = ("the weight is on other dynamic axes than the output (CNTK 2.7 takes one "
                "weight per sample, on the output's axes)")

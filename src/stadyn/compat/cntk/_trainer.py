@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 
 import numpy as np
@@ -12,15 +11,13 @@ from ...learners import Learner as _Learner
 from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
-from ._fed_data import refuse_data_type, refuse_layouts_that_differ, unbatched_sample
+from ._fed_data import refuse_layouts_that_differ
 from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
 from ._graph import BATCH, is_splice_leaf
 from ._run_checks import RunnableCheck
-from ._sparse_operands import refuse_dense_feed
-from ._sequence_begin import (SequenceBeginError, SequenceBegins, carrying, split_flags,
-                              truncated_layout)
-from ._values import Value
+from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
+from ._trainer_data import plain_minibatch, sequence_count, truncated_flags, truncated_slots
 from ._previous_averages import PreviousAverages
 from ._trainer_checkpoint import TrainerCheckpoints
 from ._trainer_samples import (counted_variable, given_as_combine, refuse_no_sample_count,
@@ -38,81 +35,6 @@ def _as_function(slot: str, doc: str) -> property:
     def set_(self, value) -> None:
         setattr(self, slot, value)
     return property(get, set_, doc=doc)
-
-
-def _plain(arguments, uncounted: "frozenset | None"):
-    """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
-    with their lengths.  A reader's stream of the input's size but another shape takes the
-    input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
-    so does a reader stream's ``.data`` (a ``Value`` of one-step sequences, ``(N, 1,
-    *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it.  Dense data
-    for a sparse input and data of a type CNTK does not convert are refused, as CNTK 2.7
-    refuses them (:mod:`._fed_data`; sequences of different layouts: :meth:`Trainer._feed`);
-    with ``uncounted`` (the ids of the Trainer's inputs without dynamic axes,
-    ``Trainer._uncounted``), data of another shape for such an input too."""
-    for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
-        refuse_data_type(v, k)
-        refuse_dense_feed(unwrap(k), v)
-    if uncounted and isinstance(arguments, dict):
-        arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
-                     if not isinstance(k, str) and id(unwrap(k)) in uncounted
-                     and not isinstance(v, (_io.MinibatchData, Value)) else v
-                     for k, v in arguments.items()}     # (as CNTK 2.7, refused at feed)
-    if not isinstance(arguments, dict) or not any(
-            isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
-        return arguments
-    plain = {}
-    for k, v in arguments.items():
-        if isinstance(v, _io.MinibatchData) and getattr(v, "lengths", None) is None:
-            v = _as_input_shape(k, np.asarray(v))         # (sequences keep their lengths)
-        elif isinstance(v, Value) and v.lengths is None and not _on_sequences(k):
-            v = _as_input_shape(k, v.asarray())
-        plain[k] = v
-    return plain
-
-
-def _on_sequences(var) -> bool:
-    """Whether the input ``var`` has a sequence axis besides the batch axis."""
-    return len(getattr(var, "dynamic_axes", ()) or ()) > 1
-
-
-def _as_input_shape(var, data):
-    """``data`` (``(N, *stream shape)``) as ``(N, *var.shape)`` where the sizes agree; data of
-    exactly the sample's shape is one sample, as CNTK 2.7 takes a ``Value`` without a batch
-    axis (CNTK's object-detection examples' ``MinibatchData(Value(batch=image))``)."""
-    shape = tuple(getattr(var, "shape", ()) or ())
-    if shape and tuple(data.shape) == shape and not _on_sequences(var):
-        return data.reshape((1,) + shape)
-    if (shape and tuple(data.shape[1:]) != shape
-            and math.prod(data.shape[1:]) == math.prod(shape)):
-        return data.reshape((data.shape[0],) + shape)
-    return data
-
-
-def _sequence_count(arguments) -> int | None:
-    """The sequences of a minibatch: a list's entries, a reader's ``num_sequences``, an
-    array's first axis (of the first input that has one)."""
-    for value in arguments.values():
-        if isinstance(value, (list, tuple)):
-            return len(value)
-        if getattr(value, "num_sequences", None) is not None:
-            return int(value.num_sequences)
-        if hasattr(value, "shape") and len(value.shape):
-            return int(value.shape[0])
-    return None
-
-
-def _truncated(arguments):
-    """The slots of a minibatch a ``MinibatchSource`` with ``truncation_length`` packed, in a
-    dict of inputs' data, or None."""
-    return truncated_layout(arguments) if isinstance(arguments, dict) else None
-
-
-def _truncated_flags(arguments, flags):
-    """CNTK's sequence-begin flags of a truncated minibatch (a sequence that goes on from its
-    slot's previous minibatch: False), else ``flags``."""
-    layout = _truncated(arguments) if flags is None else None
-    return flags if layout is None else list(layout.begins)
 
 
 def _distributed_learners(learners) -> list:
@@ -278,6 +200,8 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
                          unwrap(parameter_learners), unwrap(progress_writers), *unwrap(args),
                          **kwargs)
         self._waiting_metric, self._waiting_model = waiting_metric, waiting_model
+        # (how a test minibatch counts the metric as given, a Variable or a Combine:
+        # _test_counted; a waiting metric, cut from the criterion, is refused before any test)
         self._metric_combined = given_as_combine(criterion[1] if len(criterion) > 1 else None)
         if waiting_metric is not None:
             self._metric = waiting_metric
@@ -359,7 +283,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         if self._block_learner() is not None and no_samples(arguments):
             return self._end_of_data()      # (block momentum: this worker is out of data)
         refuse_no_rows(arguments, "train_minibatch")
-        flags = _truncated_flags(arguments, flags)
+        flags = truncated_flags(arguments, flags)
         self._runnable("train", self._outputs)
         if arguments and self._has_float16_parameters():
             halves = [wrap(p) for p in self.parameters if np.dtype(p.dtype) == np.float16]
@@ -385,8 +309,8 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         mine = list(outputs or ())
         carried = begins.wanted() if begins is not None else []      # the states' values
         with carrying(begins), self._checked("train").run(backward=True):
-            updated, values = self._train_minibatch(_plain(arguments, self._uncounted), mine,
-                                                    is_sweep_end, carried)
+            data = plain_minibatch(arguments, self._uncounted)
+            updated, values = self._train_minibatch(data, mine, is_sweep_end, carried)
         self._trained = bool(arguments) or self.__dict__.get("_trained", False)
         if arguments and is_sweep_end:
             self._sweeps_seen = self.__dict__.get("_sweeps_seen", 0) + 1
@@ -485,10 +409,10 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
             begins = part
             if not begins.carries:
                 return None
-        if flags is not None and len(flags) != _sequence_count(arguments):
+        if flags is not None and len(flags) != sequence_count(arguments):
             raise ValueError(f"{what}: {len(flags)} sequence-begin flags for a "
-                             f"minibatch of {_sequence_count(arguments)} sequences")
-        begins.begin(flags, what, _truncated(arguments) if flags is not None else None)
+                             f"minibatch of {sequence_count(arguments)} sequences")
+        begins.begin(flags, what, truncated_slots(arguments) if flags is not None else None)
         return begins
 
     def _report_learning_rates(self) -> None:
@@ -542,9 +466,9 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         _refuse_waiting(self, None)
         arguments, flags = split_flags(arguments)
         refuse_no_rows(arguments, "test_minibatch")
-        flags = _truncated_flags(arguments, flags)
+        flags = truncated_flags(arguments, flags)
         if self._metric_sum is None:     # (the data checked first, its layouts after: CNTK's)
-            _plain(arguments, None)
+            plain_minibatch(arguments, None)
             raise NoMetricError(
                 "Evaluator::TestMinibatch: Cannot test when no evaluation function was "
                 "specified during construction.\n(this Trainer was made without a metric: give "
@@ -553,12 +477,12 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         begins = self._begins(arguments, flags, "test_minibatch")
         with self._checked("test").run():
             if begins is None:
-                return super().test_minibatch(_plain(arguments, self._uncounted), device)
+                return super().test_minibatch(plain_minibatch(arguments, self._uncounted), device)
             with carrying(begins):
-                return self._test(_plain(arguments, self._uncounted), begins.wanted())
+                return self._test(plain_minibatch(arguments, self._uncounted), begins.wanted())
 
     def _minibatch_data(self, arguments):
-        return _plain(arguments, self._uncounted)
+        return plain_minibatch(arguments, self._uncounted)
 
     def _fed(self, leaf):
         # the leaves sequence-begin flags splice into a recurrence (where a Function of the

@@ -153,9 +153,23 @@ def _logistic_v1(node):
     if node.n_inputs != 2:
         node.unsupported("a weighted v1 Logistic")
     z, labels = v1_criterion_operands(node)
-    if z.sequence_lengths is None or labels.sequence_lengths is None:
+    if (z.sequence_lengths is None) != (labels.sequence_lengths is None):
+        return node.refuse_when_run(F.add2(F.sum(z), F.sum(labels)), _MIXED_LAYOUTS)
+    if z.sequence_lengths is None:
         return logistic(z, labels)
     return _with_cntks_gaps(z, labels)
+
+
+# A v1 Logistic of a sequence and a value per sequence: cntk.exe validates it (both inputs
+# have an MBLayout: ValidateBinaryReduce, ComputationNode.cpp:470-490), then reads the
+# prediction at the labels' layout (LogisticNode::ForwardPropNonLooping, TrainingNodes.h:
+# 2083-2086), which fails at the first run where the two layouts differ in content
+# (ColumnRangeWithMBLayoutFor, Sequences.h:1033-1042; they agree only where every sequence
+# is one step, which Stadyn does not tell apart: refused whatever the lengths)
+_MIXED_LAYOUTS = ("ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is inconsistent with "
+                  "matrix. They are compatible though--are you missing a ReconcileDynamicAxis "
+                  "operation? (a v1 Logistic of a sequence and a value per sequence: cntk.exe "
+                  "reads both at the labels' dynamic axes)")
 
 
 def _with_cntks_gaps(z, labels):

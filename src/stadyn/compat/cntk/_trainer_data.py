@@ -1,0 +1,94 @@
+"""The minibatch data a CNTK ``Trainer`` is given, as its native Trainer takes it: arrays,
+sequences and a reader's ``MinibatchData`` or ``Value`` of the inputs' shapes, the data CNTK
+2.7 refuses refused (:mod:`._fed_data`, :mod:`._sparse_operands`), and the sequences and
+truncated slots of a minibatch its sequence-begin flags are read against."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import io as _io
+from ._adapt import unwrap
+from ._fed_data import refuse_data_type, unbatched_sample
+from ._sequence_begin import truncated_layout
+from ._sparse_operands import refuse_dense_feed
+from ._values import Value
+
+__all__ = ["plain_minibatch", "sequence_count", "truncated_flags", "truncated_slots"]
+
+
+def plain_minibatch(arguments, uncounted: "frozenset | None"):
+    """Minibatch data as the native Trainer feeds it: ``(N, *shape)`` arrays, and sequences
+    with their lengths.  A reader's stream of the input's size but another shape takes the
+    input's shape, as in CNTK (a 784-value stream feeds an input of shape ``(1, 28, 28)``);
+    so does a reader stream's ``.data`` (a ``Value`` of one-step sequences, ``(N, 1,
+    *shape)``) fed to an input without a sequence axis, as CNTK 2.7 takes it.  Dense data
+    for a sparse input and data of a type CNTK does not convert are refused, as CNTK 2.7
+    refuses them (:mod:`._fed_data`; sequences of different layouts: ``Trainer._feed``);
+    with ``uncounted`` (the ids of the Trainer's inputs without dynamic axes,
+    ``Trainer._uncounted``), data of another shape for such an input too."""
+    for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
+        refuse_data_type(v, k)
+        refuse_dense_feed(unwrap(k), v)
+    if uncounted and isinstance(arguments, dict):
+        arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
+                     if not isinstance(k, str) and id(unwrap(k)) in uncounted
+                     and not isinstance(v, (_io.MinibatchData, Value)) else v
+                     for k, v in arguments.items()}     # (as CNTK 2.7, refused at feed)
+    if not isinstance(arguments, dict) or not any(
+            isinstance(v, (_io.MinibatchData, Value)) for v in arguments.values()):
+        return arguments
+    plain = {}
+    for k, v in arguments.items():
+        if isinstance(v, _io.MinibatchData) and getattr(v, "lengths", None) is None:
+            v = _as_input_shape(k, np.asarray(v))         # (sequences keep their lengths)
+        elif isinstance(v, Value) and v.lengths is None and not _on_sequences(k):
+            v = _as_input_shape(k, v.asarray())
+        plain[k] = v
+    return plain
+
+
+def _on_sequences(var) -> bool:
+    """Whether the input ``var`` has a sequence axis besides the batch axis."""
+    return len(getattr(var, "dynamic_axes", ()) or ()) > 1
+
+
+def _as_input_shape(var, data):
+    """``data`` (``(N, *stream shape)``) as ``(N, *var.shape)`` where the sizes agree; data of
+    exactly the sample's shape is one sample, as CNTK 2.7 takes a ``Value`` without a batch
+    axis (CNTK's object-detection examples' ``MinibatchData(Value(batch=image))``)."""
+    shape = tuple(getattr(var, "shape", ()) or ())
+    if shape and tuple(data.shape) == shape and not _on_sequences(var):
+        return data.reshape((1,) + shape)
+    if (shape and tuple(data.shape[1:]) != shape
+            and math.prod(data.shape[1:]) == math.prod(shape)):
+        return data.reshape((data.shape[0],) + shape)
+    return data
+
+
+def sequence_count(arguments) -> int | None:
+    """The sequences of a minibatch: a list's entries, a reader's ``num_sequences``, an
+    array's first axis (of the first input that has one)."""
+    for value in arguments.values():
+        if isinstance(value, (list, tuple)):
+            return len(value)
+        if getattr(value, "num_sequences", None) is not None:
+            return int(value.num_sequences)
+        if hasattr(value, "shape") and len(value.shape):
+            return int(value.shape[0])
+    return None
+
+
+def truncated_slots(arguments):
+    """The slots of a minibatch a ``MinibatchSource`` with ``truncation_length`` packed, in a
+    dict of inputs' data, or None."""
+    return truncated_layout(arguments) if isinstance(arguments, dict) else None
+
+
+def truncated_flags(arguments, flags):
+    """CNTK's sequence-begin flags of a truncated minibatch (a sequence that goes on from its
+    slot's previous minibatch: False), else ``flags``."""
+    layout = truncated_slots(arguments) if flags is None else None
+    return flags if layout is None else list(layout.begins)
