@@ -33,6 +33,7 @@ from .._fileutil import atomic_write
 from ..graph import Variable
 from . import _cntk_write_proto as P
 from ._cntk_write_basic import RULES as _BASIC_RULES
+from ._cntk_write_exe import RULES as _EXE_RULES
 from ._cntk_write_more import RULES as _LATER_RULES, WRITTEN_WHERE as _WRITTEN_WHERE
 from ._cntk_write_ops import RULES as _MORE_RULES
 from ._cntk_write_acts import RULES as _ACT_RULES
@@ -84,6 +85,7 @@ _RULES.update(_SPACE_RULES)
 _RULES.update(_SEQ_RULES)
 _RULES.update(_TOPK_RULES)
 _RULES.update(_USER_RULES)           # a Python user function (its module, class, state)
+_RULES.update(_EXE_RULES)            # a loaded cntk.exe file's criteria (primitives), reshapes
 # Catalog ops whose CNTK namesakes compute otherwise: refused (so Function.save falls back to
 # Stadyn's format); the compat's own ops (cntk_log, the ElementDivide and Reciprocal it marks)
 # are CNTK's and written
@@ -222,6 +224,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             return None             # (the rule writes the block CNTK 2.7 builds)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
+    w.shown_blocks = {id(n.outputs[0]) for n in nodes
+                      if block_of is not None and block_of(n.outputs[0]) is not None}
     names = list(input_names) if input_names is not None else \
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):

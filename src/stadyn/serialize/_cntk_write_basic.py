@@ -134,10 +134,10 @@ def _free_auto_padding(kernel, stride, dilation, pad, auto) -> tuple:
 
 def _convolution(w, ins, uids, attrs, out, name):
     x, weight = ins[0], ins[1]
-    nb = 1 if id(x) in w.batched else 0
+    nb = w.lead(x)              # (a sequence's images: step by step, CNTK's own form)
     if attrs["channel_last"] or attrs["base_axis"] != nb:
         raise CntkWriteUnsupported("convolution", "channel-last or a base axis other than the "
-                                                  "batch axis")
+                                                  "dynamic axes")
     n = len(weight.shape) - 2
     pad, stride = _spatial(attrs, n, "pad", 0), _spatial(attrs, n, "stride", 1)
     dilation = _spatial(attrs, n, "dilation", 1)
