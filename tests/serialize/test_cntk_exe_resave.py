@@ -151,6 +151,29 @@ def test_cntk_reads_stadyns_resaves_with_its_own_values(real_v1_file, tmp_path):
         _check({k: np.asarray(v, np.float32) for k, v in got[name].items()}, name)
 
 
+_CNTK_RESAVE = r"""
+import json, sys
+import cntk as C
+for source, target in json.loads(sys.argv[1]):
+    C.load_model(source).save(target)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
+def test_stadyn_reads_cntks_resaves_of_every_cntk_exe_file(real_v1_file, tmp_path):
+    """CNTK 2.7's re-saves of all five files (made here: three are 0.6-1.2 MB, not committed)
+    read with CNTK's values: 01_OneHidden's top-5 ``ClassificationError`` of a constant third
+    input, ResNet20's convolutions over the sequence axis."""
+    import stadyn.compat.cntk as C
+    pairs = [(real_v1_file(name), str(tmp_path / f"{name}.model")) for name in FILES]
+    env = dict(os.environ, LD_LIBRARY_PATH=CNTK_LIBS)
+    run = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", _CNTK_RESAVE, json.dumps(pairs)],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for name, (_, path) in zip(FILES, pairs):
+        _check(_evaluate(C.load_model(path), name), name)
+
+
 def test_logistic_keeps_a_small_probability_of_a_target_of_one():
     """CNTK's ``LogisticNode`` computes ``2 t p + (1 - t)``, then ``- p`` (TrainingNodes.h:
     2092-2107): ``p`` itself for a target of 1.  Stadyn computed ``((2 p - t) + 1) - p``,
