@@ -54,10 +54,14 @@ def _criterion(op: str):
 def _reshape_trailing(w, ins, uids, attrs, out, name):
     """The v1 reader's reshape of a sample to a ``[n x 1]`` column (axes of 1 put in front,
     in NumPy's order) read only by element-wise ops: nothing written (CNTK's op aligns the
-    shorter operand so).  Any other ``reshape_trailing`` is refused."""
+    shorter operand so).  Any other ``reshape_trailing`` is refused, and so is one the caller
+    shows as a CNTK op (the compat's ``C.reshape``, which CNTK writes as a ``Reshape``)."""
     x = ins[0]
     lead = w.lead(x)
-    if attrs.get("base_axis") == lead and w.aligned_for_broadcast(x, out, lead):
+    op_of = getattr(w, "cntk_op_of", None)
+    shown = op_of(out) if op_of is not None else None
+    if shown is None and attrs.get("base_axis") == lead and \
+            w.aligned_for_broadcast(x, out, lead):
         return None
     raise CntkWriteUnsupported("reshape_trailing", "a reshape of the samples other than the "
                                                    "column a v1 file's element-wise op reads")
