@@ -183,21 +183,15 @@ def test_a_frozen_clone_keeps_an_inputs_named_sequence_axis():
         == AXES["clone_named_axis"]
 
 
-@pytest.mark.parametrize("kind", ["v2", pytest.param("v1", marks=pytest.mark.xfail(
-    strict=True, raises=ValueError, reason="the CNTK v1 writer writes through the v2 writer, "
-    "which writes the inputs' sequence axis '' (test_cntk_write_named_axes.py) but has no "
-    "sequence form for the loaded graph's reshape_trailing (the cntk.exe criterion's "
-    "[3 x 1] prediction reshaped to the labels' [3]) nor cntk.exe's CrossEntropyWithSoftmax "
-    "criterion (which it could not write at df50ddc6 either, the inputs loaded without the "
-    "axis)"))])
+@pytest.mark.parametrize("kind", ["v2", "v1"])
 def test_cntk_exe_model_saved_and_loaded_back_keeps_its_axes(real_v1_file, tmp_path, kind):
     """``Function.save`` / ``save_as_legacy_model`` of a loaded cntk.exe file, loaded back:
     CNTK 2.7 writes both (its v2 file with the sequence axis '', its v1 file with the name
-    '') and gives the inputs back on that axis.  Stadyn's CNTK v2 writer writes an input's
-    sequence axis '' as CNTK does, but not this graph (a reshape of a sequence, cntk.exe's
-    criteria), so ``Function.save`` writes Stadyn's own format with a warning (which keeps the
-    axis) and ``save_as_legacy_model`` (built on the v2 writer) raises
-    ``CntkWriteUnsupported``."""
+    '') and gives the inputs back on that axis.  Stadyn's CNTK v2 writer writes this graph as
+    CNTK 2.7 does (test_cntk_exe_resave.py: cntk.exe's criteria as CNTK's primitives, no
+    function for the v1 reader's reshape to a column), and the v1 writer, built on it, too;
+    before, ``save_as_legacy_model`` raised ``CntkWriteUnsupported`` (no sequence form for
+    ``reshape_trailing``)."""
     import warnings
 
     import stadyn.compat.cntk as C

@@ -111,7 +111,9 @@ def logistic(output: Variable, target: Variable, weight: Variable | None = None,
     t = F.stop_gradient(target)
     both = F.mul_scalar(F.mul2(output, t), 2.0)    # (output, target, weight: CNTK's order of
                                                     # the Logistic's inputs, as the graph shows)
-    log_likelihood = F.log(F.sub2(F.add_scalar(F.sub2(both, t), 1.0), output))
+    # (in CNTK's order, 2 t o + (1 - t), then - o, TrainingNodes.h:2092-2107: o itself for a
+    # target of 1, where (2 o - 1) + 1 - o loses a small o's digits in float32)
+    log_likelihood = F.log(F.sub2(F.add2(both, F.r_sub_scalar(t, 1.0)), output))
     if weight is None:
         return F.mul_scalar(F.sum(log_likelihood), -1.0)
     w = F.stop_gradient(weight)

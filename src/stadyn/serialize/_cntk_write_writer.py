@@ -68,6 +68,8 @@ class Writer:
         #                                           the axis' name (Where's)
         self.readers: dict[int, list] = {}        # id(a value) -> the ops reading it
         self.roots: set[int] = set()              # ids of the values written as outputs
+        self.shown_blocks: set[int] = set()       # ids of the values the caller shows a block
+                                                  # making (CNTK's Python-built criteria)
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
 

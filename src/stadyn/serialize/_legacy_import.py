@@ -170,8 +170,15 @@ def _is_combine(fn: LegacyFunction) -> bool:
 def _new_axis(fn: LegacyFunction) -> str:
     """The name of the sequence axis a CNTK function makes (``Where``'s
     ``whereNodeDynamicAxis_conditionVar_<uid>``, ``ToSequenceOp``'s ``toSequence_<uid>``, in
-    their ``newDynamicAxes``; a ``Sequence::Gather`` block's from the ``Where`` in its body);
-    '' for none."""
+    their ``newDynamicAxes``; a ``Sequence::Gather`` block's from the ``Where`` in its body;
+    a v1 file's ``Where``, and the ``GatherPacked`` its reader folds it into, from the name the
+    node stores, ``words_times_1_minus_2`` -- CNTK 2.7's ``LoadLegacyModel`` gives it the
+    axes ``DynamicAxesFromInternalDynamicAxisName`` of that name, BackCompat.cpp:191-197,
+    Utils.cpp:508-518: the default sequence axis for a name starting ``*``, none for one
+    starting ``__noSequenceAxis``); '' for none."""
+    v1_name = fn.attrs.get("dynamic_axis_name")
+    if isinstance(v1_name, str) and not v1_name.startswith(("*", "__noSequenceAxis")):
+        return v1_name
     for f in [fn, *(fn.attrs.get("body") or ())]:
         for axis in f.attrs.get("newDynamicAxes") or ():
             name = getattr(axis, "name", "")

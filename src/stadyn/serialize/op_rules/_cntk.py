@@ -32,25 +32,28 @@ def _cross_entropy_with_softmax_onnx(g, inputs, attrs):
 _NOT_NNABLA = Unmapped("CNTK's criterion: NNabla 1.39 has no such function (its "
                        "softmax_cross_entropy and top_n_error take class indices, not one-hot "
                        "targets)")
-def v1_criterion_operands(node) -> tuple:
-    """A CNTK v1 criterion node's ``(prediction, labels)`` (stored ``(labels, prediction)``),
-    the prediction reshaped to the labels' sample shape where only the shapes' layout differs
-    (cntk.exe's ``[10 x 1]`` output column against ``[10]`` labels: CNTK compares elements);
-    the criterion reduces the dynamic axes (one number per minibatch)."""
-    labels, z = node.var(0), node.var(1)
-    want, have = node.shape(0)[node.lead(0):], node.shape(1)[node.lead(1):]
+def v1_criterion_operands(node, labels_at: int = 0, prediction_at: int = 1) -> tuple:
+    """A CNTK v1 criterion node's ``(prediction, labels)`` (stored ``(labels, prediction)``;
+    a v2 file's primitive of the same C++ node, CNTK 2.7's re-save of a cntk.exe file, stores
+    ``(prediction, labels)``: ``labels_at``, ``prediction_at``), the prediction reshaped to the
+    labels' sample shape where only the shapes' layout differs (cntk.exe's ``[10 x 1]`` output
+    column against ``[10]`` labels: CNTK compares elements); the criterion reduces the dynamic
+    axes (one number per minibatch)."""
+    labels, z = node.var(labels_at), node.var(prediction_at)
+    want = node.shape(labels_at)[node.lead(labels_at):]
+    have = node.shape(prediction_at)[node.lead(prediction_at):]
     if tuple(want) != tuple(have) and int(np.prod(want)) == int(np.prod(have)) and \
-            node.lead(0) == node.lead(1) and node.lead(1) in (1, 2):
-        z = reshape_sample(z, tuple(want), batched=True, sequence=node.lead(1) == 2)
+            node.lead(labels_at) == node.lead(prediction_at) and node.lead(prediction_at) in (1, 2):
+        z = reshape_sample(z, tuple(want), batched=True, sequence=node.lead(prediction_at) == 2)
     node.reduces_dynamic_axes()
     return z, labels
 
 
-def v1_total(node, per_step):
+def v1_total(node, per_step, prediction_at: int = 1):
     """A v1 criterion's values summed over the minibatch, the steps past a sequence's end left
     out (cntk.exe's nodes zero them: ``MaskMissingColumnsToZero``, TrainingNodes.h:59, 192;
     a cntk.exe input is a sequence as CNTK 2.7 loads it)."""
-    if node.lead(1) == 2:
+    if node.lead(prediction_at) == 2:
         per_step, _ = unpack(per_step, 0.0)
     return F.sum(per_step)
 
@@ -63,8 +66,18 @@ def _cross_entropy_with_softmax_v1(node):
     return v1_total(node, F.cross_entropy_with_softmax(z, labels, axis=-1))
 
 
+def _cross_entropy_with_softmax_cntk(node):
+    """CNTK's primitive ``CrossEntropyWithSoftmax(z, labels)`` (op 35: the v1 node's, its
+    inputs swapped, as CNTK 2.7 writes a loaded cntk.exe file again; its Python
+    ``cross_entropy_with_softmax`` is a block of other ops): the v1 node's sum over the
+    minibatch, one number."""
+    z, labels = v1_criterion_operands(node, 1, 0)
+    return v1_total(node, F.cross_entropy_with_softmax(z, labels, axis=-1), 0)
+
+
 register_rules(F.cross_entropy_with_softmax, onnx_export=_cross_entropy_with_softmax_onnx,
                onnx_import=Unmapped(COMPOSITE), nnp_export=_NOT_NNABLA, nnp_import=_NOT_NNABLA,
+               cntk_import={"CrossEntropyWithSoftmax": _cross_entropy_with_softmax_cntk},
                cntk_v1_import={"CrossEntropyWithSoftmax": _cross_entropy_with_softmax_v1})
 
 
@@ -103,8 +116,10 @@ def _classification_error_cntk(node):
     minibatch, one number (CNTK 2.7 evaluates the loaded node so: ResNet_18.model's
     ``top5Errs``)."""
     top_n = int(np.asarray(node.const(2)).ravel()[0]) if node.n_inputs > 2 else 1
-    node.reduces_dynamic_axes()     # (no dynamic axes: PrimitiveFunction.cpp:108-122)
-    return F.sum(F.classification_error(node.var(0), node.var(1), axis=-1, topN=top_n))
+    # (no dynamic axes: PrimitiveFunction.cpp:108-122; a cntk.exe file's re-save: sequences,
+    # the steps past their ends left out, a [n x 1] column against [n] labels)
+    z, labels = v1_criterion_operands(node, 1, 0)
+    return v1_total(node, F.classification_error(z, labels, axis=-1, topN=top_n), 0)
 
 
 def _classification_error_v1(node):

@@ -191,10 +191,20 @@ def _with_cntks_gaps(z, labels):
     return F.add2(steps, F.mul2(cntk_gaps, mean_gap))
 
 
+def _logistic_cntk(node):
+    """CNTK's primitive ``Logistic(prediction, labels[, weight])``: of two sequences (CNTK 2.7's
+    re-save of a cntk.exe file's v1 node, its inputs swapped), the v1 node's sum, CNTK's gaps
+    counted (:func:`_with_cntks_gaps`); otherwise :func:`._cntk_read_others.logistic_cntk`."""
+    if node.n_inputs != 2 or node.lead(0) != 2 or node.lead(1) != 2:
+        return logistic_cntk(node)
+    z, labels = v1_criterion_operands(node, 1, 0)
+    return _with_cntks_gaps(z, labels)
+
+
 register_rules(F.binary_cross_entropy, onnx_export=_binary_cross_entropy_onnx,
                onnx_import=Unmapped(COMPOSITE),
                nnp_import=nnabla(F.binary_cross_entropy, "BinaryCrossEntropy"),
-               cntk_import={"Logistic": logistic_cntk},
+               cntk_import={"Logistic": _logistic_cntk},
                cntk_v1_import={"Logistic": _logistic_v1})
 
 
@@ -213,6 +223,9 @@ def _square_error_v1(node):
 
 register_rules(F.squared_error, onnx_export=_squared_error_onnx, onnx_import=Unmapped(COMPOSITE),
                nnp_import=nnabla(F.squared_error, "SquaredError"),
+               # (CNTK's primitive SquaredError, op 34, the v1 node's inputs in its order, as
+               # CNTK 2.7 writes a loaded cntk.exe file again; C.squared_error is a block)
+               cntk_import={"SquaredError": _square_error_v1},
                cntk_v1_import={"SquareError": _square_error_v1})
 
 
