@@ -65,7 +65,7 @@ from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_in_batch_norm,
-                   distributed_reading, gradient_bits, keep_checkpoint_files, make_learners)
+                   distributed_reading, keep_checkpoint_files, make_learners, quantized_bits)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
 from ._write import write_format, write_outputs
@@ -228,10 +228,11 @@ class _Runner:
                                  clock=clock)
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
+        dp_bits = data_parallel_bits(sgd, parallel.size)    # (read once: the hook and the log)
         trainer = NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
                                   data_parallel=parallel.data_parallel(
                                       params, block_momentum(sgd, sgd_rec, parallel.size),
-                                      gradient_bits(sgd, parallel.size), clock),
+                                      quantized_bits(dp_bits), clock),
                                   check_numerics=cmd.check_numerics,
                                   counted=lambda node: network.counted(node, [criterion] + evals),
                                   carry=carry)
@@ -259,7 +260,6 @@ class _Runner:
         else:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")
         log()
-        dp_bits = data_parallel_bits(sgd, parallel.size)
         if dp_bits is not None and cmd.trace_level > 0:                # (SGD.cpp:398-402)
             log.raw(data_parallel_init_line(per_epoch(dp_bits, start)))
 
