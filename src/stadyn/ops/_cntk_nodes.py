@@ -25,7 +25,7 @@ def _environment_input_shape(name="isTraining"):
     return torch.empty((1,), device="meta")
 
 
-@op(0, category="misc", shape=_environment_input_shape, frameworks=("stadyn", "cntk"))
+@op(0, category="misc", shape=_environment_input_shape)
 def cntk_environment_input(name="isTraining"):
     """cntk.exe's ``EnvironmentInputNode`` (InputAndParamNodes.h:480-555): a ``(1,)`` value
     read from the network's environment each time it runs -- ``isTraining``, 1 while the
@@ -52,7 +52,7 @@ def _gather_columns_shape(source, index):
                        device="meta")
 
 
-@op(2, category="shape", shape=_gather_columns_shape, frameworks=("stadyn", "cntk"))
+@op(2, category="shape", shape=_gather_columns_shape)
 def cntk_gather_columns(source, index):
     """cntk.exe's ``DoGatherColumnsOf`` (Source/Math/CPUMatrixImpl.h:643-670), what its
     ``GatherPacked`` does with a source without a dynamic axis: the columns of ``source`` --
