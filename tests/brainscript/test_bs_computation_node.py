@@ -47,9 +47,9 @@ def test_new_computation_node_row_stack_takes_its_inputs_as_one_array():
 
 
 @pytest.mark.parametrize("text, message", [
-    # a node type Stadyn lacks (CNTK's EnvironmentInput)
-    ("c = new ComputationNode [ operation = 'EnvironmentInput' ; inputs = (x) ]",
-     "operation 'EnvironmentInput' is not supported: Stadyn has no node of that type"),
+    # a node type Stadyn lacks (CNTK's SequenceWithSoftmax, ComputationNetworkBuilder.cpp:112)
+    ("c = new ComputationNode [ operation = 'SequenceWithSoftmax' ; inputs = (x : x : x) ]",
+     "operation 'SequenceWithSoftmax' is not supported: Stadyn has no node of that type"),
     # one cntk.exe lacks too (compiled out: ComputationNetworkBuilder.cpp:70-71, 154)
     ("c = new ComputationNode [ operation = 'GMMLogLikelihood' ; inputs = (x : x : x : x) ]",
      "Attempted to instantiate undefined operation GMMLogLikelihood"),

@@ -47,10 +47,6 @@ EXCEPTIONS = {
              "cntk.exe fails on every use"
        for name in ("BS.Sequences.FoldL", "BS.Sequences.FoldR", "BS.Loop.Iteration",
                     "BS.Loop.Count")},
-    "EnvironmentInput": "not implemented yet: cntk.exe's node (InputAndParamNodes.h:480-555) "
-                        "reads 'isTraining' each minibatch (1 while training, else 0); Stadyn's "
-                        "op catalog has no op reading the graph's phase, and no config of "
-                        "CNTK's Examples/ or Tests/EndToEndTests uses it",
 }
 
 

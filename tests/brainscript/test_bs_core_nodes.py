@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import stadyn as sd
+import stadyn.functions as F
 from stadyn._errors import ConfigError
 from stadyn.brainscript import StadynLibrary, build_network
 from stadyn.train import feed
@@ -290,3 +291,64 @@ def test_cos_distance_counts_that_are_not_finite_are_refused_at_the_users_line(s
                                               rf"{got}"):
             _network(f"a = Input {{3}} ; b = Input {{3}}\n"
                      f" c = CosDistanceWithNegativeSamples (a, b, {shift}, {count})")
+
+
+def test_gather_packed_from_a_parameter_takes_a_negative_index_as_a_gap():
+    # GatherPackedNode::ForwardPropNonLooping (ReshapingNodes.cpp:560-580) is Matrix::
+    # DoGatherColumnsOf: "negative index means gap" (CPUMatrixImpl.h:660-662), the column left
+    # unwritten (0s here); its backprop, DoScatterColumnsOf, skips it too (ScatterValues,
+    # CPUMatrixImpl.h:7507-7509): the gaps give the source no gradient.  On ee9d720a a -1 took
+    # the last column, and its gradient
+    words = [np.array([[2], [-1], [0], [2]], np.float32), np.array([[-3], [4]], np.float32)]
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        net = _network("w = Input {1}\n E = ParameterTensor {(2:5), init = 'uniform'}\n"
+                       "f = GatherPacked (w, E)", sequences=True)
+        sd.sequence.feed(net.nodes["w"], words)
+        (matrix,) = [v for _, v in registry.items()]
+        f = net.nodes["f"]
+        f.forward()
+        columns = matrix.d          # Stadyn's (5, 2): cntk.exe's [2 x 5], a column a row
+        for got, w in zip(_unpacked(f), words):
+            want = [columns[int(i)] if i >= 0 else np.zeros(2) for i in w[:, 0]]
+            np.testing.assert_array_equal(got, np.array(want, np.float32))
+        total = F.sum(f)             # (of the sequences' steps: the padding is no step)
+        total.forward()
+        total.backward()
+        counts = np.zeros(5)
+        for i in (2, 0, 2, 4):
+            counts[i] += 1
+        np.testing.assert_array_equal(matrix.g, np.repeat(counts[:, None], 2, axis=1))
+
+
+def test_gather_packed_from_a_parameter_refuses_an_index_past_its_columns_in_cntks_words():
+    # CPUMatrixImpl.h:663-665: InvalidArgument("DoGatherColumnsOf: Map out of bounds. %ld >=
+    # %ld", jIn, a.GetNumCols()); here at the user's line (ee9d720a: torch's IndexError text)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = _network("w = Input {1}\n E = ParameterTensor {(2:5), init = 'uniform'}\n"
+                       "f = GatherPacked (w, E)", sequences=True)
+        sd.sequence.feed(net.nodes["w"], [np.array([[1], [5], [0]], np.float32)])
+        with pytest.raises(sd.ShapeError, match=r"DoGatherColumnsOf: Map out of bounds\. 5 >= "
+                                                r"5 \(created at net\.bs:3\)"):
+            net.nodes["f"].forward()
+
+
+def test_gather_packed_from_a_rank_1_parameter():
+    # a [n] node without a dynamic axis is an n x 1 matrix (ComputationNode.h:1681-1713
+    # DetermineDataSize: rows the first dimension, columns the others'): one column, gathered
+    # whole into a result whose sample Validate declares [1] (ReshapingNodes.cpp:606-616) --
+    # refused where n > 1 (ee9d720a took element i of the vector); a [1] is one column of one
+    # value, index 0 its value and index 1 out of bounds (1 >= 1)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:3:\d+: GatherPacked: the source is \[5\], "
+                                              r"which cntk.exe holds as one column of 5 rows"):
+            _network("w = Input {1}\n E = ParameterTensor {5, init = 'uniform'}\n"
+                     "f = GatherPacked (w, E)", sequences=True)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = _network("w = Input {1}\n E = ParameterTensor {1, init = 'fixedValue', value = 3}\n"
+                       "f = GatherPacked (w, E)", sequences=True)
+        sd.sequence.feed(net.nodes["w"], [np.array([[0], [-1], [0]], np.float32)])
+        np.testing.assert_array_equal(_unpacked(net.nodes["f"])[0], [[3.0], [0.0], [3.0]])
+        sd.sequence.feed(net.nodes["w"], [np.array([[1]], np.float32)])
+        with pytest.raises(sd.ShapeError, match=r"Map out of bounds\. 1 >= 1"):
+            net.nodes["f"].forward()

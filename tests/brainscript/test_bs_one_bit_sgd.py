@@ -128,13 +128,14 @@ def _numpy_one_bit_sgd(data: str, bits_per_epoch, rate=0.05, minibatch=16, epoch
 def one_bit_job(tmp_path_factory):
     """``stadyn train --nproc 2`` of three epochs of 32 samples, gradientBits = 1:32:1:
     quantized, full precision, then quantized again from fresh residuals (bbd61c07..1d1a81d4
-    refused gradientBits below 32): the data file, the model folder, rank 0's log."""
+    refused gradientBits below 32): the data file, the model folder, rank 0's log (cntk.exe's
+    ``stderr`` file itself, without ``timestamping``: CNTK.cpp:686-691)."""
     folder = tmp_path_factory.mktemp("onebit")
     data = _data(folder)
     status = cli_main(["train", _config(folder, data, "1:32:1"), "--nproc", "2",
                        "--timeout", "120"])
     assert status == 0
-    return data, folder, (folder / "out_train.log").read_text()
+    return data, folder, (folder / "out").read_text()
 
 
 def test_two_workers_train_what_cntk_exes_one_bit_sgd_gives(one_bit_job):
@@ -168,6 +169,22 @@ def test_rank_0_logs_cntk_exes_data_parallel_sgd_lines(one_bit_job):
     assert [ln for ln in lines if ln.startswith("Starting minibatch loop")] == [
         "Starting minibatch loop, DataParallelSGD training (myRank = 0, numNodes = 2, "
         f"numGradientBits = {b}), distributed reading is ENABLED." for b in (1, 32, 1)]
+
+
+def test_every_worker_writes_its_own_log_as_cntk_exe_names_it(one_bit_job):
+    """cntk.exe's ``stderr`` for a data-parallel job (``wmainOldCNTKConfig``, Source/CNTK/
+    CNTK.cpp:686-691): "for MPI workers except main, append .rankN" -- rank 1 writes
+    ``out.rank1``, its own minibatch loop lines (myRank = 1) in it; rank 0 ``out``."""
+    folder = one_bit_job[1]
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("out")) == \
+        ["out", "out.rank1"]
+    lines = (folder / "out.rank1").read_text().splitlines()
+    assert [ln for ln in lines if ln.startswith("Starting minibatch loop")] == [
+        "Starting minibatch loop, DataParallelSGD training (myRank = 1, numNodes = 2, "
+        f"numGradientBits = {b}), distributed reading is ENABLED." for b in (1, 32, 1)]
+    assert lines[-1] == "__COMPLETED__"
+    # the workers train the same model: their epochs' criteria are of their own shares
+    assert sum(ln.startswith("Finished Epoch[") for ln in lines) == 3
 
 
 def test_distributed_reading_as_cntk_exe_decides_it():

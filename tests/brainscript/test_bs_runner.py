@@ -271,10 +271,17 @@ def test_cv_reader_is_evaluated_after_each_epoch_as_cntk_did(mnist, tmp_path):
     assert epochs[1].validation["ce"] == pytest.approx(ce, abs=1e-8)
 
 
-def test_stderr_key_writes_the_log_to_a_file_too(mnist, tmp_path):
+@pytest.mark.parametrize("timestamping, name", [
+    # cntk configFile=... (wmainOldCNTKConfig, Source/CNTK/CNTK.cpp:666-691): the stderr path
+    # itself, or with timestamping (its "old way") the commands and .log appended
+    ("false", "OneHidden_bs_out"),
+    ("true", "OneHidden_bs_out_trainNetwork_testNetwork.log")])
+def test_stderr_key_writes_the_log_to_a_file_too(mnist, tmp_path, timestamping, name):
     text = _one_hidden(mnist, tmp_path, "trainNetwork.SGD.maxEpochs=1",
-                       f"stderr={tmp_path}/logs/OneHidden_bs_out")
-    log = (tmp_path / "logs" / "OneHidden_bs_out_trainNetwork_testNetwork.log").read_text()
+                       f"stderr={tmp_path}/logs/OneHidden_bs_out",
+                       f"timestamping={timestamping}")
+    assert os.listdir(tmp_path / "logs") == [name]
+    log = (tmp_path / "logs" / name).read_text()
     assert log == text and "Finished Epoch[ 1 of 1]" in log
 
 

@@ -52,7 +52,7 @@ train = {
         minLearningRatePerSample = 0
         momentumAsTimeConstant = 0
         maxEpochs = 2
-        batchNormalizationTimeConstant = 1#INF
+        batchNormalizationTimeConstant = TIMECONST
         batchNormalizationBlendTimeConstant = BLEND
     }
     reader = {
@@ -77,11 +77,12 @@ def data(tmp_path_factory):
     return folder, x, y
 
 
-def _run(folder: Path, blend: str, norm: str = BN):
-    out = folder / f"run_{abs(hash((blend, norm)))}"
+def _run(folder: Path, blend: str, norm: str = BN, time_constant: str = "1#INF"):
+    out = folder / f"run_{abs(hash((blend, norm, time_constant)))}"
     out.mkdir()
     path = out / "bn.cntk"
-    path.write_text(CONFIG.replace("BLEND", blend).replace("NORM", norm))
+    path.write_text(CONFIG.replace("BLEND", blend).replace("NORM", norm)
+                    .replace("TIMECONST", time_constant))
     log = io.StringIO()
     result = run(path, [f"DataDir={folder}", f"OutputDir={out}"], out=log)
     return log.getvalue(), result.commands["train"]
@@ -135,7 +136,7 @@ def test_the_sgd_values_reach_an_ndl_batch_normalization_node_too(data):
     folder, x, y = data
     (folder / "net.ndl").write_text(NDL_NET)
     builder = f'NDLNetworkBuilder = [ networkDescription = "{folder}/net.ndl" ]'
-    text = CONFIG.replace("BLEND", "0:1#INF")
+    text = CONFIG.replace("BLEND", "0:1#INF").replace("TIMECONST", "1#INF")
     start = text.index("    BrainScriptNetworkBuilder")
     text = text[:start] + "    " + builder + "\n" + text[text.index("    SGD = {"):]
     out = folder / "ndl"
@@ -159,3 +160,29 @@ def test_a_negative_time_constant_is_refused_where_written(data):
     folder, _, _ = data
     with pytest.raises(ConfigError, match="batchNormalizationBlendTimeConstant must be >= 0"):
         _run(folder, "0:-1")
+
+
+def test_a_negative_time_constant_is_corpus_level_statistics(data):
+    # cntk.exe (TrainingNodes.h:2603-2610, ComputeExpAvgFactor): m_normTimeConst < 0 blends each
+    # minibatch in with weight M / (M + samples seen before), no forgetting, so the running
+    # mean is the average of the minibatch means so far and the running variance that of
+    # their unbiased variances (all minibatches hold 4 samples); SGD.cpp:2990 and
+    # ComputationNetwork.cpp:585-612 pass the SGD block's value to the node unchecked
+    folder, x, y = data
+    text, epochs = _run(folder, "0:1#INF", time_constant="-1")
+    batches = [x[i:i + 4] for i in range(0, 16, 4)]
+    epoch1 = np.mean([_loss(b, y[i * 4:i * 4 + 4], b.mean(0), b.var(0)) for i, b in
+                      enumerate(batches)])
+    # epoch 2, blend infinite: each minibatch is normalised with the running statistics just
+    # updated with it, now over the 4 minibatches of epoch 1 and the first k + 1 of epoch 2
+    seen = batches + batches
+    epoch2 = np.mean([_loss(b, y[k * 4:k * 4 + 4],
+                            np.mean([s.mean(0) for s in seen[:5 + k]], axis=0),
+                            np.mean([s.var(0, ddof=1) for s in seen[:5 + k]], axis=0))
+                      for k, b in enumerate(batches)])
+    assert [e.criterion["sqerr"] for e in epochs] == [pytest.approx(epoch1, rel=1e-5),
+                                                      pytest.approx(epoch2, rel=1e-5)]
+    assert "Setting batch normalization time constant to -1.\n" in text
+    # ... where an infinite one keeps the first minibatch's statistics (the test above)
+    assert epoch2 != pytest.approx(_loss(x, y, batches[0].mean(0), batches[0].var(0, ddof=1)),
+                                   rel=1e-3)

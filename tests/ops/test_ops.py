@@ -961,6 +961,8 @@ ENTRIES.update(_more_entries("quantize_entries.py", "nnabla_extra_entries"))   #
 ENTRIES.update(_more_entries("nnabla_2026_entries.py", "nnabla_2026_entries"))   # flip, ...
 ENTRIES.update(_more_entries("ctc_entries.py", "ctc_entries"))   # CNTK's CTC, edit distance
 ENTRIES.update(_more_entries("roi_pool_entries.py", "roi_pool_entries"))   # CNTK's ROIPooling
+ENTRIES.update(_more_entries("cntk_nodes_entries.py", "cntk_nodes_entries"))  # EnvironmentInput,
+# GatherPacked's column gather
 ENTRIES.update(_more_entries("signal_entries.py", "signal_entries"))   # fft, stft, ...
 ENTRIES.update(_more_entries("vision_entries.py", "vision_entries"))   # roi_align, warp_by_flow
 ENTRIES.update(_more_entries("vision_entries.py", "sampling_entries"))   # random_choice

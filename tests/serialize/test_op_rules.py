@@ -62,6 +62,9 @@ UNEXPORTED = ["assign", "atan2", "batch_inv", "cntk_user_function", "python_func
               "lambda_rank", "ndcg_at_1", "random_sample", "random_sample_inclusion_frequency",
               # CNTK's CTC criterion and edit distance: ONNX has neither
               "cntk_forward_backward", "cntk_edit_distance_error",
+              # cntk.exe's EnvironmentInput (the phase: ONNX has none) and GatherPacked's column
+              # gather with gaps (not mapped yet)
+              "cntk_environment_input", "cntk_gather_columns",
               # CNTK's max pooling over given bins (its ROIPooling): ONNX's MaxRoiPool takes
               # the regions and rounds them otherwise
               "cntk_bin_max_pooling",

@@ -19,8 +19,8 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-__all__ = ["CNTKLog", "format_criterion", "cntk_float", "cntk_shape_text", "banner",
-           "minibatch_line", "epoch_line", "results_line", "data_parallel_init_line",
+__all__ = ["CNTKLog", "log_file_path", "format_criterion", "cntk_float", "cntk_shape_text",
+           "banner", "minibatch_line", "epoch_line", "results_line", "data_parallel_init_line",
            "minibatch_loop_line"]
 
 
@@ -45,6 +45,29 @@ def format_criterion(name: str, total: float, count: int, semicolon: bool = True
     else:
         text = f"{name} = {cntk_float(0, 8, average)} * {count}"
     return text + ("; " if semicolon else "")
+
+
+def log_file_path(stderr: str, commands: Sequence[str], timestamping: bool, rank: int,
+                  workers: int) -> str:
+    """The log file cntk.exe writes for ``stderr = path`` (``cntk configFile=...``:
+    ``wmainOldCNTKConfig``, Source/CNTK/CNTK.cpp:666-691): with ``timestamping = true`` (its
+    "old way", kept from before 1.8) ``path_<command>_<command>.log``, each worker of a
+    data-parallel job (``parallelTrain``, on where MPI runs more than one: :648) adding
+    ``rank<N>`` after it, rank 0 too; otherwise ``path`` itself, the workers but rank 0 adding
+    ``.rank<N>``.  Every worker writes its own.
+
+    Example:
+        >>> log_file_path("out/log", ["train", "test"], True, 1, 2)
+        'out/log_train_test.logrank1'
+        >>> log_file_path("out/log", ["train"], False, 0, 2), log_file_path("out/log", ["train"],
+        ...                                                                  False, 1, 2)
+        ('out/log', 'out/log.rank1')
+    """
+    parallel = workers > 1
+    if timestamping:
+        path = stderr + "".join(f"_{c}" for c in commands) + ".log"
+        return path + (f"rank{rank}" if parallel else "")
+    return stderr + (f".rank{rank}" if parallel and rank != 0 else "")
 
 
 class CNTKLog:

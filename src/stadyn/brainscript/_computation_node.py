@@ -8,11 +8,12 @@ type name, ``inputs`` one node or an array of them, and the node's ``tag`` is th
 function's argument of that name, as CNTK's "plus the function args".  Stadyn builds it with
 its library function of the same name; the form's other settings (a ``Pooling`` node's
 ``kernelShape = new TensorShape [...]``, ...) are the C++ node's own names, which it does not
-translate: such a record (but a ``Crop``'s ``xOffset``/``yOffset``, its function's own
-names), an operation it has no function for, and one that is no node (a layer such as
-``DenseLayer``) are refused by name.  The node is made by the evaluator's
-checked call at the record's line (:class:`~._library.NodeCall`): the wrong number of
-``inputs`` is an error there, as ``Plus (x, y, z)`` is.
+translate: such a record (but a ``Crop``'s ``xOffset``/``yOffset`` and an
+``EnvironmentInput``'s ``propertyName``, its function's own names), an operation it has no
+function for, and one that is no node (a layer such as ``DenseLayer``) are refused by name.
+The node is made by the evaluator's checked call at the record's line
+(:class:`~._library.NodeCall`): the wrong number of ``inputs`` is an error there, as ``Plus
+(x, y, z)`` is.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ __all__ = ["ComputationNodeFunctions"]
 
 _KEYS = ("operation", "inputs")
 # the settings of a node's record that its library function takes by the C++ node's name
-_SETTINGS = {"Crop": ("xOffset", "yOffset")}
+_SETTINGS = {"Crop": ("xOffset", "yOffset"), "EnvironmentInput": ("propertyName",)}
 
 
 class ComputationNodeFunctions:

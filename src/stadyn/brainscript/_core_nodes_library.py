@@ -14,6 +14,8 @@ functions' ``_where_conditions``).
   an index ``PackedIndex (x, Where (cond))`` made (ReshapingNodes.h:1470-1503: "PackedIndex must
   have been created with PackedIndex() node, and is otherwise opaque to users"), and are
   CNTK.core.bs:896-897's ``Gather``/``Scatter`` of ``cond``;
+* ``EnvironmentInput`` (CNTK.core.bs:579): ``F.cntk_environment_input``, the phase (1 while
+  training, else 0) read each time the network runs;
 * ``GMMLogLikelihood`` and ``QuantizedTimes`` are refused with cntk.exe's reasons (the first
   is compiled out of cntk.exe, the second fails on every BrainScript use).
 
@@ -50,7 +52,20 @@ class CoreNodeFunctions:
                 "CosDistanceWithNegativeSamples": self.CosDistanceWithNegativeSamples,
                 "PackedIndex": self.PackedIndex, "GatherPacked": self.GatherPacked,
                 "ScatterPacked": self.ScatterPacked, "GMMLogLikelihood": self.GMMLogLikelihood,
-                "QuantizedTimes": self.QuantizedTimes, "_SampleDim": self._SampleDim}
+                "QuantizedTimes": self.QuantizedTimes, "_SampleDim": self._SampleDim,
+                "EnvironmentInput": self.EnvironmentInput}
+
+    def EnvironmentInput(self, propertyName, tag=""):  # noqa: N803 - CNTK.core.bs's name
+        """cntk.exe's ``EnvironmentInputNode`` (CNTK.core.bs:579, InputAndParamNodes.h:480-555):
+        a ``[1]`` value without a batch axis read each time the network runs; ``isTraining``
+        (the one property cntk.exe has) is 1 while training and 0 in validation, test and eval
+        (``F.cntk_environment_input``); another name is refused as cntk.exe's Validate refuses
+        it, "There is no environment property ..." (:516)."""
+        what = "EnvironmentInput"
+        name = str(propertyName)
+        if name != "isTraining":
+            raise ConfigError(f"{what}: There is no environment property '{name}'")
+        return self._node(F.cntk_environment_input(name), what, tag)
 
     def _SampleDim(self, x):
         """A node's ``dim`` as cntk.exe's BrainScript reads it, the number of elements a sample
@@ -188,9 +203,12 @@ class CoreNodeFunctions:
         """The samples of ``sourceData`` that ``indexSequence`` names, a sequence on the index's
         axis (GatherPackedNode, ReshapingNodes.cpp:560-622): of a source without a dynamic axis
         (a parameter), its columns (the last dimension) at the index's values, each step's
-        sample the source's without that dimension (``[1]`` for a vector); of a sequence, the
-        steps a ``PackedIndex (x, Where (cond))`` names.  The gradient is scattered back
-        (added) to the source."""
+        sample the source's without that dimension (``[1]`` for a ``[1]``), cntk.exe's
+        ``DoGatherColumnsOf`` (``F.cntk_gather_columns``): a negative index is a gap (zeros, no
+        gradient), one past the last column cntk.exe's error "DoGatherColumnsOf: Map out of
+        bounds. j >= n" at the user's line; a source of rank 1 with more than one element is
+        refused (see below); of a sequence, the steps a ``PackedIndex (x, Where (cond))``
+        names.  The gradient is scattered back (added) to the source."""
         what = "GatherPacked"
         source = self._value(sourceData, what)
         if not self.has_batch_axis(source):
@@ -198,8 +216,18 @@ class CoreNodeFunctions:
             if any(int(d) != 1 for d in index.shape[2:]):
                 raise ConfigError(f"{self.path or what} {what} operation requires the first "
                                   "argument (index data) to be a scalar time sequence.")
-            # (N, T, 1, rest of a column): a column's elements a step, [1] for a vector
-            picked = F.gather(source, F.cast(index, "int64"), axis=0)
+            if source.ndim == 1 and source.shape[0] != 1:
+                # cntk.exe's value of a [n] node without a dynamic axis is one column of n rows
+                # (ComputationNode.h:1681-1713): index 0 alone is in range, and it copies the
+                # whole column, n values, into an output whose sample Validate declared [1]
+                # (ReshapingNodes.cpp:606-616)
+                n = int(source.shape[0])
+                raise ConfigError(f"{what}: the source is [{n}], which cntk.exe holds as one "
+                                  f"column of {n} rows: its one column (index 0) does not fit "
+                                  f"the [1] result cntk.exe declares; give the source as "
+                                  f"[1 x {n}] ({n} columns of one value)")
+            # (N, T, 1, rest of a column): a column's elements a step, [1] for a [1]
+            picked = F.cntk_gather_columns(source, index)
             rest = tuple(source.shape[1:]) or (1,)
             return self._node(S.to_sequence_like(reshape_samples(picked, 2, rest), index), what,
                               tag)

@@ -91,9 +91,6 @@ class Evaluator(OperatorsMixin):
         # path it was written at, however late it is computed (so names do not depend on the
         # order of evaluation); a library function is called with it (Library.path)
         self._path = ""
-        # the calls of BrainScript functions from outside the library now running (where,
-        # name), for the errors of what a library function leaves to do later (a delay's input)
-        self._callers: list[tuple[A.SourceLocation, str]] = []
 
     # ---- entry -----------------------------------------------------------------------------
     def evaluate(self, expr: A.Expr, scope: Record | None = None) -> Any:
@@ -182,24 +179,23 @@ class Evaluator(OperatorsMixin):
     def at_path(self, path: str, compute: Callable[[], Any]) -> Callable[[], Any]:
         """``compute`` run at expression path ``path`` (:attr:`_path`), whenever it runs.  Made
         during a user's call of a library function, it runs in that call (the library's
-        :attr:`~._library.Library.user_call` and the callers the same), however much later it
-        is forced: a library record's member read after the call (``p = BS.RNNs.PreviousHC
+        :attr:`~._library.Library.callers` the same, so its ``user_call``), however much later
+        it is forced: a library record's member read after the call (``p = BS.RNNs.PreviousHC
         (q)``, ``q = [h = p.h ; ...]``) names the user's line, not the library's."""
-        user_call = self.library.user_call
-        callers = list(self._callers) if user_call is not None else None
+        library = self.library
+        callers, user_call = library.callers, library.user_call
 
         def run() -> Any:
             outer, self._path = self._path, path
-            restore = callers is not None and self.library.user_call != user_call
+            restore = user_call is not None and library.user_call != user_call
             if restore:
-                outer_call, self.library.user_call = self.library.user_call, user_call
-                outer_callers, self._callers = self._callers, list(callers)
+                outer_callers, library.callers = library.callers, callers
             try:
                 return compute()
             finally:
                 self._path = outer
                 if restore:
-                    self.library.user_call, self._callers = outer_call, outer_callers
+                    library.callers = outer_callers
         return run
 
     def sub_path(self, name: str) -> str:
@@ -334,10 +330,8 @@ class Evaluator(OperatorsMixin):
         if isinstance(fn, BSFunction):
             outside = loc is not None and loc.path != LIBRARY_SOURCE
             if outside:
-                self._callers.append((loc, name))
-                user_call = self.library.user_call
-                file, line = line_of(loc)
-                self.library.user_call = f"{file}:{line}"
+                outer_callers = self.library.callers
+                self.library.callers = outer_callers + ((loc, name),)
             try:
                 return fn.apply(args, kwargs, loc)
             except CycleError:
@@ -347,8 +341,7 @@ class Evaluator(OperatorsMixin):
                 raise
             finally:
                 if outside:
-                    self._callers.pop()
-                    self.library.user_call = user_call
+                    self.library.callers = outer_callers
         if isinstance(fn, Composition) and fn.nested:     # Sequential (F : G): G (F (x))
             # CNTK.core.bs: fs[N-1] (Apply (x, N-1)), F applied when G asks for its argument,
             # at the path of G's argument; each applied where it was made (its errors' line)
@@ -411,7 +404,7 @@ class Evaluator(OperatorsMixin):
             tried.undo()                   # (loops closed meanwhile opened again)
             forget()
         ref = ForwardRef(loc, waits_for.name)
-        caller = self._callers[-1] if self._callers else None
+        caller = self.library.callers[-1] if self.library.callers else None
 
         def define() -> None:
             forget = self.library.checkpoint()

@@ -133,18 +133,38 @@ class Library:
     (8, None)
     """
 
-    #: see ``__init__`` (a class default too, for an engine that sets up its own state)
-    user_call: str | None = None
+    #: the calls of BrainScript functions from outside the library now running, innermost
+    #: last (``(where, name)``: the call's source location and the function's name), which the
+    #: evaluator keeps: the place a node made inside the library names in messages
+    #: (:attr:`user_call`) and the callers a delay's later error names (a class default too,
+    #: for an engine that sets up its own state; a tuple, replaced and never changed in place)
+    callers: tuple[tuple[Any, str], ...] = ()
 
     def __init__(self, functions: Mapping[str, Callable[..., Any]] | None = None) -> None:
         self.functions: dict[str, Callable[..., Any]] = dict(functions or {})
         # the expression path (``out.h1``) being evaluated when the evaluator calls a library
         # function: cntk.exe's name of a node that function makes
         self.path = ""
-        # ``file:line`` of the user's call into the library's own BrainScript (CNTK.core.bs's
-        # functions, ``sequences.bs``) being evaluated -- ``BS.Loop.Previous (h)``'s line --
-        # or None: the place a node made inside the library names in messages
-        self.user_call: str | None = None
+        self.callers = ()
+
+    @property
+    def user_call(self) -> str | None:
+        """``file:line`` of the user's call into the library's own BrainScript (CNTK.core.bs's
+        functions, ``sequences.bs``) being evaluated -- ``BS.Loop.Previous (h)``'s line -- or
+        None: the innermost of :attr:`callers`.
+
+        >>> from stadyn.brainscript._ast import SourceLocation
+        >>> lib = Library()
+        >>> lib.user_call is None
+        True
+        >>> lib.callers = ((SourceLocation("net.bs", 3, 5), "F"),)
+        >>> lib.user_call
+        'net.bs:3'
+        """
+        if not self.callers:
+            return None
+        loc = self.callers[-1][0]
+        return f"{loc.path or '<string>'}:{loc.line}"
 
     @contextlib.contextmanager
     def _at_path(self, path: str) -> Iterator[None]:
@@ -161,8 +181,9 @@ class Library:
         the library (:attr:`user_call`) where ``here`` is a line of the library's own text:
         the line a message about what the user wrote names.
 
+        >>> from stadyn.brainscript._ast import SourceLocation
         >>> lib = Library()
-        >>> lib.user_call = "net.bs:3"
+        >>> lib.callers = ((SourceLocation("net.bs", 3, 5), "F"),)
         >>> lib.user_place("<library>:96"), lib.user_place("net.bs:5")
         ('net.bs:3', 'net.bs:5')
         """

@@ -30,7 +30,7 @@ from typing import Any
 from .. import functions as F
 from .._errors import ConfigError
 from ..cntk_semantics import max_unpooling, pooling, roi_pooling
-from ._tensor_library import _dims, _fix, _int
+from ._tensor_library import _check_cudnn_layout, _dims, _fix, _int
 
 __all__ = ["PoolingFunctions"]
 
@@ -86,9 +86,7 @@ class PoolingFunctions:
                               f"{dims} (column-major) has axes")
         ceil = _flag(ceilOutDim, f"{what}: ceilOutDim")
         include = _flag(includePad, f"{what}: includePad")
-        if str(imageLayout).lower() not in ("chw", "cudnn"):
-            raise ConfigError(f"{what}: imageLayout '{imageLayout}' is not supported (CHW, "
-                              "cudnn)")
+        _check_cudnn_layout(imageLayout, what)
         # the axes pooled: up to the last one (column-major) a window, stride or pad touches
         n = max((i + 1 for i in range(rank) if (kernel[i], strides[i], pads[i], lower[i],
                                                  upper[i]) != (1, 1, False, 0, 0)), default=1)
@@ -116,8 +114,7 @@ class PoolingFunctions:
 
     def _legacy_pooling(self, input, w, h, sw, sh, layout, tag, what):  # noqa: A002
         x = self._value(input, what)
-        if str(layout).lower() not in ("chw", "cudnn"):
-            raise ConfigError(f"{what}: imageLayout '{layout}' is not supported (CHW, cudnn)")
+        _check_cudnn_layout(layout, what)
         if self._lead(x) != 1 or x.ndim != 4:
             raise ConfigError(f"{what}: needs a minibatch of W:H:C images, got shape "
                               f"{tuple(reversed(x.shape[1:]))} (column-major)")

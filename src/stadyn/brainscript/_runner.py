@@ -50,7 +50,7 @@ from ._command_network import (CommandNetwork, InputSource, Validation, criterio
                                record_loc)
 from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overrides
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, data_parallel_init_line,
-                        format_criterion, results_line)
+                        format_criterion, log_file_path, results_line)
 from ._config import BrainScriptSource, ConfigRecord, load_config
 from ._cross_validate import cross_validate
 from ._mel import MELScript
@@ -65,7 +65,7 @@ from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_in_batch_norm,
-                   distributed_reading, gradient_bits, keep_checkpoint_files, make_learners)
+                   distributed_reading, keep_checkpoint_files, make_learners, quantized_bits)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
 from ._write import write_format, write_outputs
@@ -228,10 +228,11 @@ class _Runner:
                                  clock=clock)
         model = network.output_nodes[0] if network.output_nodes else criterion
         parallel = self.parallel
+        dp_bits = data_parallel_bits(sgd, parallel.size)    # (read once: the hook and the log)
         trainer = NetworkTrainer(model, (criterion, evals[0] if evals else None), learners,
                                   data_parallel=parallel.data_parallel(
                                       params, block_momentum(sgd, sgd_rec, parallel.size),
-                                      gradient_bits(sgd, parallel.size), clock),
+                                      quantized_bits(dp_bits), clock),
                                   check_numerics=cmd.check_numerics,
                                   counted=lambda node: network.counted(node, [criterion] + evals),
                                   carry=carry)
@@ -259,7 +260,6 @@ class _Runner:
         else:
             log(f"Training {count} parameters in {len(params)} parameter tensors.")
         log()
-        dp_bits = data_parallel_bits(sgd, parallel.size)
         if dp_bits is not None and cmd.trace_level > 0:                # (SGD.cpp:398-402)
             log.raw(data_parallel_init_line(per_epoch(dp_bits, start)))
 
@@ -523,7 +523,9 @@ def run(config: str | os.PathLike | Sequence[str | os.PathLike], overrides: Sequ
     ``overrides`` are command-line ``key=value`` items (``dataDir=/data``,
     ``Train.SGD.maxEpochs=2``); ``actions`` limits the commands run to those actions (``stadyn
     eval`` passes ``("test", "eval")``); ``out`` receives the log (default stdout; with a
-    top-level ``stderr = path`` the log also goes to ``path_<commands>.log``);
+    top-level ``stderr = path`` the log also goes to cntk.exe's file: ``path``, or
+    ``path_<commands>.log`` with ``timestamping = true``, each data-parallel worker its own:
+    :func:`._cntk_log.log_file_path`);
     ``epoch_callback(command, epoch)`` is called after each saved epoch.
     """
     root = load_config(config, list(overrides))
@@ -550,12 +552,13 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
                               *record_loc(cmd.record, "action"))
         if cmd.action == "edit":
             check_edit(cmd)
-    names = "_".join(c.name for c in commands)
     parallel = Parallel()
-    log_path = f"{config.stderr}_{names}.log" if config.stderr and parallel.is_main else None
+    timestamping = root.get_bool("timestamping", False)
+    log_path = None if not config.stderr else log_file_path(
+        config.stderr, [c.name for c in commands], timestamping, parallel.rank, parallel.size)
+    if log_path is not None:     # (each worker's own), before anything runs
+        check_writable(log_path, "log file (stderr)", loc_of(root.get_str("stderr")))
     if parallel.is_main:     # before anything runs: not after an epoch of training
-        if log_path is not None:
-            check_writable(log_path, "log file (stderr)", loc_of(root.get_str("stderr")))
         for cmd in commands:
             if cmd.action == "train" and cmd.model_path is not None:
                 sgd = sgd_block(cmd.record)
@@ -563,8 +566,8 @@ def run_config_file(root: ConfigRecord, *, actions: Sequence[str] | None = None,
                 check_writable(cmd.model_path, "model file (modelPath)",
                                 loc_of(rec.get_str("modelPath", None, inherited=True)))
     if not parallel.is_main:
-        out = _io.StringIO()   # rank 0 writes the log of a data-parallel job
-    log = CNTKLog(out, log_path, root.get_bool("timestamping", False))
+        out = _io.StringIO()   # rank 0 writes to stdout; every worker to its log file
+    log = CNTKLog(out, log_path, timestamping)
     if parallel.is_main:
         warn_unused_overrides(root, config)
     # cntk.exe's BrainScript parameters count their seeds from 1 for the whole process, over

@@ -30,7 +30,7 @@ from ._config import ConfigRecord
 
 __all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample",
            "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock", "gradient_bits",
-           "data_parallel_bits", "distributed_reading"]
+           "data_parallel_bits", "quantized_bits", "distributed_reading"]
 
 #: SGD keys the front end reads into :class:`SGDConfig` fields.
 _FIELDS = ("maxEpochs", "epochSize", "minibatchSize", "learningRatesPerSample",
@@ -359,7 +359,7 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
         raise ConfigError(f"ParallelTrain: parallelizationMethod = {method} is not supported "
                           "(stadyn train --nproc runs DataParallelSGD or BlockMomentumSGD)",
                           *where)
-    gradient_bits(sgd, workers)                     # (its options checked)
+    data_parallel_bits(sgd, workers)                # (its options checked)
     return None
 
 
@@ -382,7 +382,17 @@ def gradient_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
         >>> gradient_bits(sgd_config(rec), 2)
         [32, 1]
     """
-    bits = data_parallel_bits(sgd, workers)
+    return quantized_bits(data_parallel_bits(sgd, workers))
+
+
+def quantized_bits(bits: list[int] | None) -> list[int] | None:
+    """:func:`gradient_bits` of the epochs' bits :func:`data_parallel_bits` read: None where
+    every epoch sums in full precision (32), or where there are none.
+
+    Example:
+        >>> quantized_bits([32, 1]), quantized_bits([32]), quantized_bits(None)
+        ([32, 1], None, None)
+    """
     return None if bits is None or all(b == 32 for b in bits) else bits
 
 

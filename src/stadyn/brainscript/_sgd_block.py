@@ -59,6 +59,10 @@ _SGD_KEYS = {"maxepochs", "epochsize", "minibatchsize", "learningratespersample"
              "batchnormalizationtimeconstant", "batchnormalizationblendtimeconstant"}
 
 
+def _a_number(x: float) -> bool:
+    return not math.isnan(x)
+
+
 #: The ranges of the SGD block's numbers: key, test, what it must be, integer, finite.
 _SGD_RANGES = (
     ("maxEpochs", _at_least_1, "be >= 1", True, False),
@@ -75,9 +79,13 @@ _SGD_RANGES = (
     ("numMBsToShowResult", _non_negative, "be >= 0", True, False),
     ("firstMBsToShowResult", _non_negative, "be >= 0", True, False),
     ("clippingThresholdPerSample", _positive, "be > 0 (infinity: no clipping)", False, False),
-    # (cntk.exe's negative time constant, statistics over the whole corpus, is not supported)
-    ("batchNormalizationTimeConstant", _non_negative, "be >= 0 (infinity: frozen statistics)",
+    # a negative time constant is cntk.exe's corpus-level statistics, no forgetting
+    # (TrainingNodes.h:2603-2610, ComputeExpAvgFactor: weight M / (M + samples seen before));
+    # SGD.cpp:2990 reads the vector unchecked and ComputationNetwork.cpp:585-612 sets it as is
+    ("batchNormalizationTimeConstant", _a_number,
+     "be a number (negative: corpus-level statistics; infinity: frozen statistics)",
      False, False),
+    # (a negative blend the node refuses as it first runs: TrainingNodes.h:2899-2900)
     ("batchNormalizationBlendTimeConstant", _non_negative,
      "be >= 0 (infinity: the running statistics alone)", False, False),
 )

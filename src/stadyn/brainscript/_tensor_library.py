@@ -40,6 +40,13 @@ from ._windows import locally_connected
 __all__ = ["TensorFunctions"]
 
 
+def _check_cudnn_layout(layout: Any, what: str) -> None:
+    """Refuse an ``imageLayout`` other than ``CHW``/``cudnn`` (the raw ``Convolution`` and the
+    pooling nodes; the legacy ``HWC`` is only ``ImageInput``'s and NDL's)."""
+    if str(layout).lower() not in ("chw", "cudnn"):
+        raise ConfigError(f"{what}: imageLayout '{layout}' is not supported (CHW, cudnn)")
+
+
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ConfigError(f"{what} must be an integer, got {value!r}")
@@ -402,9 +409,7 @@ class TensorFunctions:
                               f"{_as_dims(upperPad)} are supported on the axes before the "
                               "channel axis (0 there), with no dilation and sharing (got "
                               f"{lower} / {upper} over {dims})")
-        if str(imageLayout).lower() not in ("chw", "cudnn"):
-            raise ConfigError(f"{what}: imageLayout '{imageLayout}' is not supported (CHW, "
-                              "cudnn)")
+        _check_cudnn_layout(imageLayout, what)
         channels = dims[-1]
         if kernel[-1] != channels:
             raise ConfigError(f"{what}: the kernel must span the last (channel) axis whole: "

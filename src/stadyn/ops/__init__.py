@@ -41,6 +41,7 @@ from . import _sequence_where  # noqa: F401  (ops that make a new sequence axis)
 from . import _sequence_rnn  # noqa: F401  (recurrences run whole: fused kernels, rnn stacks)
 from . import _trace  # noqa: F401  (F.trace, a value probe)
 from . import _ctc  # noqa: F401  (CNTK's CTC criterion and edit distance error)
+from . import _cntk_nodes  # noqa: F401  (cntk.exe's EnvironmentInput, GatherPacked's columns)
 from . import _roi_pool  # noqa: F401  (CNTK's max pooling over bins: its ROIPooling)
 from ._gradient import grad
 from ._grid import shift_index

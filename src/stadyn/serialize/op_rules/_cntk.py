@@ -244,3 +244,12 @@ register_rules(F.cntk_max_unpooled, onnx_export=_max_unpooled_onnx,
                onnx_import=Unmapped("ONNX graphs have no gradients: the export (Identity) "
                                     "imports as identity"),
                nnp_export=_max_unpooled_nnp, nnp_import=_NOT_NNABLA)
+
+
+# cntk.exe's EnvironmentInput and GatherPacked's column gather (ops/_cntk_nodes.py)
+_PHASE = Unmapped("cntk.exe's EnvironmentInput reads the phase (training or not) each time the "
+                  "graph runs, which an ONNX graph does not have")
+register_rules(F.cntk_environment_input, onnx_export=_PHASE, onnx_import=_PHASE)
+_COLUMNS = Unmapped("cntk.exe's column gather (GatherPacked from a parameter: a negative index "
+                    "a gap of zeros, its range error) is not mapped to ONNX yet")
+register_rules(F.cntk_gather_columns, onnx_export=_COLUMNS, onnx_import=_COLUMNS)
