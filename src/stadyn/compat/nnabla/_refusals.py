@@ -189,12 +189,40 @@ def _check_deconvolution(x=None, weight=None, bias=None, base_axis=1, pad=None, 
                                            f"{dilation[i]}): NNabla checks size > 0")
 
 
-def _check_fused_batch_normalization(*args, **kwargs):
-    # (x, beta, gamma, mean, variance, z, axes, decay_rate, eps, batch_stat, nonlinearity)
-    nonlinearity = kwargs.get("nonlinearity", args[10] if len(args) > 10 else "relu")
+def _check_fused_batch_normalization(x=None, beta=None, gamma=None, mean=None, variance=None,
+                                     z=None, axes=(1,), decay_rate=0.9, eps=1e-05,
+                                     batch_stat=True, nonlinearity="relu", output_stat=False,
+                                     *_, **__):
+    name = "fused_batch_normalization"
+    axes = [int(a) for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
+    if len(axes) > 1 and z is None:
+        # NNabla 1.39's wrapper passes z through its BatchNormalizationInOutAdapter, whose
+        # F.transpose(None) fails the inputs' assertion (function.pyx.tmpl, whose message
+        # formats the type of a generator expression)
+        raise AssertionError("All inputs must be Variable. [<class 'generator'>] (NNabla 1.39's "
+                             f"{name} over several axes {axes} needs z)")
     if nonlinearity != "relu":
-        raise _refuse("fused_batch_normalization", f"nonlinearity {nonlinearity!r} is not "
-                                                   "implemented (only 'relu')")
+        raise _refuse(name, f"nonlinearity {nonlinearity!r} is not implemented (only 'relu')")
+    if len(axes) == 1 or x is None:
+        return
+    if output_stat and not batch_stat:
+        raise _refuse(name, "If batch_stat_ is false, it cannot output batch mean and "
+                            "variance.")
+    if not output_stat:
+        # its wrapper gives the C++ function x itself, not the adapted input, with the adapted
+        # beta: BatchNormalization::setup_impl's shape check fails (batch_normalization.cpp)
+        ndim = len(x.shape)
+        axes = [a % ndim for a in axes]
+        inner = 1
+        for a in axes:
+            inner *= int(x.shape[a])
+        adapted = (1,) * (ndim - len(axes)) + (inner,)
+        expected = [1] * ndim
+        expected[ndim - len(axes)] = int(x.shape[ndim - len(axes)])
+        raise _refuse(name, "Shape of beta(inputs[1]) does not match. beta: (%s) != expected: "
+                            "(%s). (NNabla 1.39 computes several axes with output_stat=True "
+                            "only)" % (", ".join(map(str, adapted)),
+                                       ", ".join(map(str, expected))))
 
 
 _FUSED_CONVOLUTION_ACTIVATIONS = ("identity", "", "relu", "sigmoid", "tanh", "leaky_relu", "elu",

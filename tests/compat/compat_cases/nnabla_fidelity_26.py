@@ -1,0 +1,117 @@
+"""NNabla 1.39 fidelity: the differences the 31st session recorded and left.
+
+* ``F.random_flip`` with an axis before ``base_axis`` (``axes=(0,)``, an NdArray or a Variable):
+  NNabla 1.39 takes it (random_flip.cpp's ``flip_recursive`` reads a sample axis backwards when
+  the row of draws current as it enters that axis says so; the row steps with the samples),
+  Stadyn refused it (``ShapeError``: "axes (0,) include a sample axis").
+* ``F.fused_batch_normalization`` over several axes: NNabla 1.39's Python wrapper passes ``z``
+  through its ``BatchNormalizationInOutAdapter`` (``z=None``: ``AssertionError``, "All inputs
+  must be Variable."), and without ``output_stat`` hands its C++ function ``x`` itself with the
+  adapted ``beta`` (``RuntimeError``: "Shape of beta(inputs[1]) does not match"); with
+  ``output_stat=True`` and ``batch_stat=False`` the C++ setup refuses the outputs.  Only
+  ``output_stat=True`` with ``batch_stat=True`` and a ``z`` computes.  Stadyn computed each.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+_F = "nnabla.functions."
+
+
+def _tried(fn):
+    """The result of ``fn()``, or the error's type and the words NNabla's message holds (the
+    part both frameworks write; NNabla's adds its build path, Stadyn's the user's line)."""
+    try:
+        return fn()
+    except Exception as exc:           # noqa: BLE001 (what NNabla raises is the result)
+        text = str(exc)
+        # the built-in type a user catches (Stadyn's NNablaRefusal is a RuntimeError)
+        kind = next(t.__name__ for t in (AssertionError, RuntimeError, TypeError, ValueError,
+                                         Exception) if isinstance(exc, t))
+        for words in ("All inputs must be Variable.", "Shape of beta(inputs[1]) does not "
+                      "match. beta: (1, 12) != expected: (1, 3, 1).",
+                      "If batch_stat_ is false, it cannot output batch mean and variance."):
+            if words in text:
+                return "%s: %s" % (kind, words)
+        return "%s: (other words) %s" % (kind, text[:80])
+
+
+# (axes, base_axis) of a (2, 3, 2, 2) input
+_FLIPS = (((0,), 1), ((0, 3), 1), ((0, 1), 2), ((1, 3), 2), ((0,), 2), ((0, 2), 3),
+          ((0, 1, 3), 2))
+
+
+@nnabla_case(names=[_F + "random_flip", "nnabla.NdArray.from_numpy_array"],
+             rtol=0, atol=0,
+             note="F.random_flip of an NdArray arange(24).reshape(2, 3, 2, 2) along axes "
+                  "before base_axis (seeds 0-5; axes (0,), (0, 3), (0, 1) with base_axis 2, "
+                  "...), and of a Variable along (0, 1) with base_axis=2 after nn.seed(7): "
+                  "three static forwards, each with x's gradient of backward(arange(24))")
+def random_flip__sample_axes(nn, F, r):
+    res = {}
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2)
+    for seed in range(6):
+        for axes, base in _FLIPS:
+            nd = nn.NdArray.from_numpy_array(x)
+            y = F.random_flip(nd, axes=axes, base_axis=base, seed=seed)
+            res["seed %d axes %s base_axis %d" % (seed, axes, base)] = y.data.copy()
+    v = nn.Variable.from_numpy_array(x, need_grad=True)
+    nn.seed(7)
+    y = F.random_flip(v, axes=(0, 1), base_axis=2)
+    for k in range(3):
+        y.forward()
+        v.grad.zero()
+        y.backward(np.arange(24, dtype=np.float32).reshape(y.shape))
+        res["forward %d y" % k] = y.d.copy()
+        res["forward %d x.g" % k] = v.g.copy()
+    r.touch("nnabla.NdArray.from_numpy_array")
+    return res
+
+
+@nnabla_case(names=[_F + "fused_batch_normalization"], rtol=1e-4, atol=1e-5,
+             note="F.fused_batch_normalization of x (2, 3, 4) over axes [1, 2] (beta, gamma, "
+                  "running mean and variance of shape (1, 3, 4)), with and without z, "
+                  "batch_stat and output_stat each True or False, static and dynamic: the "
+                  "error's type and words, or the output and running statistics; over [1] "
+                  "the output")
+def fused_batch_normalization__several_axes(nn, F, r):
+    res = {}
+    x0, z0 = r.randn(2, 3, 4), r.randn(2, 3, 4)
+    for dynamic in (False, True):
+        nn.set_auto_forward(dynamic)
+        try:
+            for with_z in (False, True):
+                for batch_stat in (True, False):
+                    for output_stat in (False, True):
+                        key = "%s z=%s batch_stat=%s output_stat=%s" % (
+                            "dynamic" if dynamic else "static", with_z, batch_stat,
+                            output_stat)
+
+                        def run(with_z=with_z, batch_stat=batch_stat,
+                                output_stat=output_stat, axes=(1, 2), shape=(1, 3, 4)):
+                            x = nn.Variable.from_numpy_array(x0)
+                            z = nn.Variable.from_numpy_array(z0) if with_z else None
+                            beta = nn.Variable.from_numpy_array(np.full(shape, 0.2, np.float32))
+                            gamma = nn.Variable.from_numpy_array(np.full(shape, 1.5, np.float32))
+                            mean = nn.Variable.from_numpy_array(np.full(shape, 0.1, np.float32))
+                            var = nn.Variable.from_numpy_array(np.full(shape, 2.0, np.float32))
+                            out = F.fused_batch_normalization(
+                                x, beta, gamma, mean, var, z, axes=list(axes),
+                                batch_stat=batch_stat, output_stat=output_stat)
+                            y = out[0] if output_stat else out
+                            y.forward()
+                            return {"y": y.d.copy(), "running mean": mean.d.copy(),
+                                    "running variance": var.d.copy()}
+                        got = _tried(run)
+                        if isinstance(got, dict):
+                            for k, v in got.items():
+                                res["%s: %s" % (key, k)] = v
+                        else:
+                            res[key] = got
+                        if not output_stat and batch_stat:
+                            res[key + " axes [1]"] = _tried(
+                                lambda: run(axes=(1,), shape=(1, 3, 1))["y"])
+        finally:
+            nn.set_auto_forward(False)
+    return res
