@@ -115,3 +115,75 @@ def fused_batch_normalization__several_axes(nn, F, r):
         finally:
             nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.mean_subtraction", _F + "mean_subtraction",
+                    "nnabla.save_parameters", "nnabla.load_parameters"],
+             note="PF.mean_subtraction of x (4, 3): t's dtype and value before the first "
+                  "forward, after one and two, after t.d = 5.5 and a forward, after t.d = "
+                  "[2**24] (int32) and two forwards (float32 would stop at 16777216), the "
+                  "h5 file's datasets (dtype, value) and t after nn.load_parameters of it; "
+                  "F.mean_subtraction of a float32 t = [2.7] (static: float32 until the "
+                  "forward; dynamic: int32 at the call), of an int32 t, of a float t with "
+                  "update_running_mean=False (stays float32), and t.data = a float32 NdArray "
+                  "(cast again at the next forward)")
+def mean_subtraction__int32_counter(nn, F, PF, r):
+    import h5py
+    res = {}
+
+    def read(name, v):
+        res[name + " dtype"] = str(v.d.dtype)
+        res[name] = v.d.astype(np.float64).tolist()
+
+    nn.clear_parameters()
+    try:
+        x = nn.Variable.from_numpy_array(r.randn(4, 3), need_grad=True)
+        y = PF.mean_subtraction(x, name="ms")
+        t = nn.get_parameters(grad_only=False)["ms/mean_subtraction/t"]
+        read("PF t before", t)
+        y.forward()
+        read("PF t after 1", t)
+        y.forward()
+        read("PF t after 2", t)
+        t.d = 5.5
+        read("PF t = 5.5", t)
+        y.forward()
+        read("PF t = 5.5, forward", t)
+        t.d = np.array([2 ** 24], np.int32)
+        y.forward()
+        y.forward()
+        read("PF t from 2**24, two forwards", t)
+        res["PF mean"] = nn.get_parameters(grad_only=False)["ms/mean_subtraction/mean"].d.copy()
+        nn.save_parameters("ms.h5")
+        with h5py.File("ms.h5", "r") as f:
+            for k in ("ms/mean_subtraction/mean", "ms/mean_subtraction/t"):
+                res["h5 " + k + " dtype"] = str(f[k].dtype)
+                res["h5 " + k] = np.asarray(f[k][()], np.float64)
+        nn.clear_parameters()
+        nn.load_parameters("ms.h5")
+        read("loaded t", nn.get_parameters(grad_only=False)["ms/mean_subtraction/t"])
+    finally:
+        nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for dynamic in (False, True):
+        mode = "dynamic" if dynamic else "static"
+        nn.set_auto_forward(dynamic)
+        try:
+            for given in ("float", "int32", "no update"):
+                m = nn.Variable.from_numpy_array(np.ones(3, np.float32))
+                t = nn.Variable.from_numpy_array(
+                    np.array([3], np.int32) if given == "int32" else np.array([2.7], np.float32))
+                y = F.mean_subtraction(x, m, t, update_running_mean=given != "no update")
+                key = "%s %s t" % (mode, given)
+                read(key + " at the call", t)
+                y.forward()
+                read(key + " after forward", t)
+                t.data = nn.NdArray.from_numpy_array(np.array([3.5], np.float32))
+                read(key + " given a float NdArray", t)
+                y.forward()
+                read(key + " given a float NdArray, forward", t)
+                res[key + " mean"] = m.d.copy()
+        finally:
+            nn.set_auto_forward(False)
+    r.touch("nnabla.save_parameters", "nnabla.load_parameters")
+    return res

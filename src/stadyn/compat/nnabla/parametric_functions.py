@@ -21,6 +21,7 @@ from ._lstm_cell import LSTMCell
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 from ._parameter import RefusedInitializer, get_parameter_or_create
 from ._bn_stats import with_stats_as_nodes as _with_stats_as_nodes
+from ._counters import counting_in_int32 as _counting_in_int32
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
                             transformer_encode)
@@ -201,7 +202,8 @@ def mean_subtraction(inp, base_axis=1, update_running_mean=True, fix_parameters=
                      name=None):
     """NNabla's ``PF.mean_subtraction``: ``F.mean_subtraction`` with the running mean
     ``mean_subtraction/mean`` (``inp.shape[base_axis:]``, zeros) and the batch counter
-    ``mean_subtraction/t`` (``(1,)``, zero), neither trained.  ``name`` opens a scope above.
+    ``mean_subtraction/t`` (``(1,)``, zero; int32 from the first forward on, as NNabla's:
+    ``_counters.py``), neither trained.  ``name`` opens a scope above.
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -218,5 +220,9 @@ def mean_subtraction(inp, base_axis=1, update_running_mean=True, fix_parameters=
         mean = get_parameter_or_create("mean", tuple(inp.shape[base_axis:]), None,
                                        need_grad=False)
         t = get_parameter_or_create("t", (1,), None, need_grad=False)
-    return _F.mean_subtraction(inp, mean, t, base_axis=base_axis,
-                               update_running_mean=update_running_mean)
+    # (t is cast to int32 at each forward that updates, as NNabla's: _counters.py)
+    return _MEAN_SUBTRACTION(inp, mean, t, base_axis=base_axis,
+                             update_running_mean=update_running_mean)
+
+
+_MEAN_SUBTRACTION = _counting_in_int32("mean_subtraction", _F.mean_subtraction)
