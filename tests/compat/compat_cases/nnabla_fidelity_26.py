@@ -10,6 +10,11 @@
   adapted ``beta`` (``RuntimeError``: "Shape of beta(inputs[1]) does not match"); with
   ``output_stat=True`` and ``batch_stat=False`` the C++ setup refuses the outputs.  Only
   ``output_stat=True`` with ``batch_stat=True`` and a ``z`` computes.  Stadyn computed each.
+* ``F.mean_subtraction``'s counter ``t``: NNabla 1.39's ``MeanSubtraction`` casts its array to
+  int32 at each forward that updates the running mean (float32 ``[0.]`` from
+  ``PF.mean_subtraction`` until the first forward), so a float written later is truncated,
+  counts stay exact past 2**24 and ``nn.save_parameters`` writes an int32 dataset; Stadyn's
+  ``t`` stayed float32 (``compat/nnabla/_counters.py`` now casts it).
 """
 
 import numpy as np
