@@ -192,3 +192,33 @@ def mean_subtraction__int32_counter(nn, F, PF, r):
             nn.set_auto_forward(False)
     r.touch("nnabla.save_parameters", "nnabla.load_parameters")
     return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.fused_batch_normalization"],
+             rtol=1e-4, atol=1e-5,
+             note="PF.fused_batch_normalization of x (2, 3, 4) over axes [1, 2], with and "
+                  "without z, output_stat True or False: the error's type and words or the "
+                  "output, and the parameters registered (NNabla's PF makes them before its F "
+                  "fails)")
+def PF_fused_batch_normalization__several_axes(nn, F, PF, r):
+    res = {}
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 4))
+    z = nn.Variable.from_numpy_array(r.randn(2, 3, 4))
+    try:
+        for with_z in (False, True):
+            for output_stat in (False, True):
+                nn.clear_parameters()
+                key = "z=%s output_stat=%s" % (with_z, output_stat)
+
+                def run(with_z=with_z, output_stat=output_stat):
+                    out = PF.fused_batch_normalization(x, z if with_z else None, axes=[1, 2],
+                                                       output_stat=output_stat)
+                    y = out[0] if output_stat else out
+                    y.forward()
+                    return y.d.copy()
+                res[key] = _tried(run)
+                res[key + " parameters"] = sorted(
+                    [k, list(v.shape)] for k, v in nn.get_parameters(grad_only=False).items())
+    finally:
+        nn.clear_parameters()
+    return res

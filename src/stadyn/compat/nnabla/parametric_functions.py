@@ -22,6 +22,7 @@ from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 from ._parameter import RefusedInitializer, get_parameter_or_create
 from ._bn_stats import with_stats_as_nodes as _with_stats_as_nodes
 from ._counters import counting_in_int32 as _counting_in_int32
+from ._refusals import check_fused_batch_normalization as _check_fused
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
                             transformer_encode)
@@ -133,6 +134,34 @@ del _name
 # statistics nodes, ``_bn_stats.py``)
 batch_normalization = _with_stats_as_nodes("batch_normalization",
                                            batch_normalization)  # noqa: F405
+
+
+def _refusing_several_axes(fn):
+    """``fn`` (``PF.fused_batch_normalization``) refusing what NNabla 1.39's refuses over
+    several axes (its PF calls its ``F.fused_batch_normalization``: ``_refusals.py``)."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        given = signature.bind(*args, **kwargs)
+        given.apply_defaults()
+        a = given.arguments
+        try:
+            _check_fused(a.get("inp"), z=a.get("z"), axes=a.get("axes", (1,)),
+                         batch_stat=a.get("batch_stat", True),
+                         nonlinearity=a.get("nonlinearity", "relu"),
+                         output_stat=a.get("output_stat", False))
+        except (AssertionError, RuntimeError):
+            # NNabla's PF has made its parameters when its F fails: made here as a call
+            # Stadyn computes makes them (the graph it builds is dropped)
+            fn(**{**{k: v for k, v in a.items() if k != "rule"}, "output_stat": True,
+                  "batch_stat": True, "nonlinearity": "relu"})
+            raise
+        return fn(*args, **kwargs)
+    return call
+
+
+fused_batch_normalization = _refusing_several_axes(fused_batch_normalization)  # noqa: F405
 
 
 def parametric_function_api(scope_name=None, param_desc=None):
