@@ -131,7 +131,7 @@ def fused_batch_normalization__several_axes(nn, F, r):
                   "F.mean_subtraction of a float32 t = [2.7] (static: float32 until the "
                   "forward; dynamic: int32 at the call), of an int32 t, of a float t with "
                   "update_running_mean=False (stays float32), and t.data = a float32 NdArray "
-                  "(cast again at the next forward)")
+                  "(cast again at the next forward); two imperative calls on NdArrays")
 def mean_subtraction__int32_counter(nn, F, PF, r):
     import h5py
     res = {}
@@ -190,6 +190,16 @@ def mean_subtraction__int32_counter(nn, F, PF, r):
                 res[key + " mean"] = m.d.copy()
         finally:
             nn.set_auto_forward(False)
+    # NNabla's imperative mode: NdArrays in, the counter NdArray cast itself
+    m = nn.NdArray.from_numpy_array(np.ones(3, np.float32))
+    t = nn.NdArray.from_numpy_array(np.array([2.7], np.float32))
+    for k in range(2):
+        out = F.mean_subtraction(nn.NdArray.from_numpy_array(
+            np.arange(6, dtype=np.float32).reshape(2, 3)), m, t)
+        res["NdArray call %d out" % k] = out.data.copy()
+        res["NdArray call %d mean" % k] = m.data.copy()
+        res["NdArray call %d t dtype" % k] = str(t.data.dtype)
+        res["NdArray call %d t" % k] = t.data.astype(np.float64).tolist()
     r.touch("nnabla.save_parameters", "nnabla.load_parameters")
     return res
 

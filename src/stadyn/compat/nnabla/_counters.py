@@ -9,7 +9,8 @@ next forward, the count is exact past 2**24 (a float32 counter stops at 16777216
 ``nnabla_fidelity_26.mean_subtraction__int32_counter``).
 
 Here the call (:func:`counting_in_int32`) casts ``t``'s array before the op runs in the dynamic
-mode, where the call is the forward, and records the node in the static mode;
+mode, where the call is the forward (an NdArray ``t`` of NNabla's imperative mode is cast
+itself), and records the node in the static mode;
 :func:`cast_counters` casts the ``t`` of each recorded node of a graph before its forward
 (``Variable.forward``, ``nn.forward_all``).  The catalog op counts in ``t``'s dtype.  ``t``
 given as a view (``PF.mean_subtraction``'s, NNabla's ``get_parameter_or_create`` hands one out)
@@ -32,10 +33,12 @@ import inspect
 import weakref
 from typing import Any, Callable, Sequence
 
+import numpy as np
 import torch
 
 from ...graph import (Variable as _Core, data_of, get_auto_forward, topological_nodes,
                       value_holder)
+from ._ndarray import NdArray
 from ._shared_arrays import follow
 
 __all__ = ["counting_in_int32", "cast_counters"]
@@ -47,6 +50,10 @@ _COUNTED: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 def _cast(t: Any) -> None:
     """Cast the array the Variable ``t`` reads to int32 in place, as NNabla's forward does (a
     fraction truncated toward zero, as a C cast)."""
+    if isinstance(t, NdArray):          # (imperative: the NdArray itself, as NNabla's)
+        if t.dtype != np.int32:
+            t.cast(np.int32)
+        return
     if not isinstance(t, _Core):
         return
     holder = value_holder(t)
@@ -77,7 +84,7 @@ def counting_in_int32(name: str, fn: Callable) -> Callable:
         bound.apply_defaults()
         t = bound.arguments.get("t")
         updates = bool(bound.arguments.get("update_running_mean", True))
-        if updates and get_auto_forward():
+        if updates and (get_auto_forward() or isinstance(t, NdArray)):
             _cast(t)
         y = fn(*args, **kwargs)
         node = getattr(y, "parent", None)

@@ -108,10 +108,9 @@ def _adopt(out, given: list) -> None:
 
 
 __all__ = _offered(_F.__all__, _CATALOG)
-globals().update({_n: _writing_given_arrays(_n, _refusing_proto_variables(_accepting_ndarrays(
-    _honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
-        _with_stats_as_nodes(_n, _giving_uint64(_n, _with_nnabla_rule(_n, _counting_in_int32(
-            _n, getattr(_F, _n))))))))))))
+globals().update({_n: _counting_in_int32(_n, _writing_given_arrays(_n, _refusing_proto_variables(
+    _accepting_ndarrays(_honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
+        _with_stats_as_nodes(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n))))))))))))
     for _n in __all__})
 
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
