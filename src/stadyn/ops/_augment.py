@@ -13,7 +13,9 @@ random_erase as :func:`stadyn._libstdcxx_random.erased_boxes`, image_augmentatio
 :func:`stadyn._libstdcxx_random.augmentation_draws`); what a draw *means* is NNabla's:
 
 * ``random_flip``: each sample (the axes before ``base_axis``) reverses each of ``axes`` with
-  probability 1/2; the gradient is flipped back.
+  probability 1/2; the gradient is flipped back.  An axis before ``base_axis`` (NNabla 1.39
+  takes one) reverses the order of the samples along it, as the draw of the row that reaches
+  it in NNabla's walk over the samples says (``_nnabla_walk``).
 * ``random_shift``: each sample moves each axis ``d`` by an integer drawn uniformly from
   ``[-shifts[d], shifts[d]]`` (``shifts`` lines up with the trailing axes); what comes in at
   the ends is the nearest edge value (``"nearest"``), the mirror image including the edge
@@ -114,30 +116,69 @@ def random_flip(x, axes=None, base_axis=1, seed=-1, rule="torch"):
     """
     samples = _samples(x, base_axis, "random_flip")
     axes = norm_axes(x.dim() - 1 if axes is None else axes, x.dim())
-    if any(a < base_axis for a in axes):
-        raise ValueError(f"random_flip: axes {tuple(axes)} include a sample axis (before "
-                         f"base_axis={base_axis}); flip axes of the samples")
-    y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
-    if _nnabla_cpu(rule, x.device):
-        bits = _nnabla_flips(x, axes, base_axis, samples, seed)
+    nnabla = _nnabla_cpu(rule, x.device)
+    if nnabla:
+        words = nnabla_draw("words", 0, 0, (samples, x.dim()), seed)
+        bits = torch.zeros((samples, x.dim()), dtype=torch.bool)
+        bits[:, list(axes)] = (words % 2 == 1)[:, list(axes)]
     else:
-        bits = torch.randint(0, 2, (samples, len(axes)), generator=_source(seed, x),
-                             device=x.device).bool()
-    for k, a in enumerate(axes):
+        drawn = torch.randint(0, 2, (samples, len(axes)), generator=_source(seed, x),
+                              device=x.device).bool()
+        bits = torch.zeros((samples, x.dim()), dtype=torch.bool, device=x.device)
+        bits[:, list(axes)] = drawn
+    y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
+    if nnabla or any(a < base_axis for a in axes):
+        # NNabla's walk over the samples: each one's row of draws, and (an axis before
+        # base_axis flipped) the sample it reads
+        rows, entries, places = (torch.tensor(t, dtype=torch.long, device=x.device)
+                                 for t in _nnabla_walk(x.shape, base_axis, samples))
+        bits = bits.to(x.device)
+        if any(a < base_axis for a in axes):
+            sizes = torch.tensor(x.shape[:base_axis], dtype=torch.long, device=x.device)
+            strides = torch.tensor([math.prod(x.shape[d + 1:base_axis])
+                                    for d in range(base_axis)], dtype=torch.long,
+                                   device=x.device)
+            backwards = bits[entries, torch.arange(base_axis, device=x.device)]
+            read = torch.where(backwards, sizes - 1 - places, places)
+            y = y.index_select(0, (read * strides).sum(1))
+        bits = bits[rows]
+    for a in axes:
+        if a < base_axis:
+            continue
         axis = a - base_axis + 1
-        flip = bits[:, k].reshape((samples,) + (1,) * (y.dim() - 1))
+        flip = bits[:, a].reshape((samples,) + (1,) * (y.dim() - 1))
         y = torch.where(flip, y.flip(axis), y)
     return y.reshape(x.shape)
 
 
-def _nnabla_flips(x, axes, base_axis, samples, seed) -> torch.Tensor:
-    """NNabla 1.39's flips (``rule="nnabla"``, src/nbla/function/generic/random_flip.cpp): one
-    ``std::mt19937`` number per sample and axis of the input (axes not flipped too), odd ones
-    flip; the sample at ``(i0, i1, ...)`` before ``base_axis`` takes the flips of row
-    ``NNabla's flip_index`` there, which steps once per index of every sample axis, its inner
-    loops' steps included (the samples' own rows for ``base_axis=1``)."""
-    words = nnabla_draw("words", 0, 0, (samples, x.dim()), seed)
-    return (words % 2 == 1)[:, list(axes)][_nnabla_rows(x.shape, base_axis, samples)]
+def _nnabla_walk(shape, base_axis: int, samples: int):
+    """NNabla 1.39's walk over the samples (the axes before ``base_axis``) in random_flip.cpp's
+    ``flip_recursive``: for each output sample in order, the row of draws its own axes take,
+    the row whose draw decides whether each sample axis is read backwards (the one current
+    when the walk enters that axis) and its index along each sample axis.  The row steps once
+    per index of every sample axis, its inner loops' steps included, modulo ``samples``.
+
+    Example:
+        >>> _nnabla_walk((2, 3), 1, 2)
+        ([0, 1], [[0], [0]], [[0], [1]])
+    """
+    rows: list[int] = []
+    entries: list[list[int]] = []
+    places: list[list[int]] = []
+    at = [0]
+
+    def visit(dim: int, entered: list[int], index: list[int]) -> None:
+        if dim == base_axis:
+            rows.append(at[0])
+            entries.append(entered)
+            places.append(index)
+            return
+        row = at[0]
+        for i in range(int(shape[dim])):
+            visit(dim + 1, entered + [row], index + [i])
+            at[0] = (at[0] + 1) % samples
+    visit(0, [], [])
+    return rows, entries, places
 
 
 def _nnabla_rows(shape, base_axis: int, samples: int) -> torch.Tensor:

@@ -42,7 +42,9 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
     ``update_running_mean`` each run first folds the batch mean into ``mean`` in place --
     ``t = int(t) + 1; mean += (batch_mean - mean) * (1 / t)`` (NNabla 1.39 reads ``t`` as int32,
     truncating a fraction; a count of 0 gives an infinite factor and an inf or NaN mean, as
-    NNabla's) -- and, as NNabla 1.39 computes it, the
+    NNabla's; ``t`` keeps its dtype here, an int32 one counting exactly past 2**24 and
+    wrapping at 2**31 as NNabla's, where compat.nnabla casts ``t`` to int32 first as NNabla's
+    forward does) -- and, as NNabla 1.39 computes it, the
     gradient is ``dy * (1 - 1 / (N * t))`` element-wise (``N`` samples); without it ``mean``
     and ``t`` stay and the gradient passes unchanged.  ``mean`` and ``t`` get no gradient.
 
@@ -72,6 +74,9 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
         # rm) * coef, and the gradient's factor (T)1 / (t * N) (mean_subtraction.cpp,
         # forward_impl_batch / backward_impl_batch)
         count = int(t.reshape(-1)[0]) + 1     # (int() truncates as the int32 read)
+        if t.dtype == torch.int32:
+            # an int32 counter (compat.nnabla's: NNabla casts t to int32) wraps as NNabla's
+            count = (count + 2**31) % 2**32 - 2**31
         t.fill_(count)
         batch = x.detach().reshape((n,) + tuple(x.shape[base:])).mean(0).to(mean.dtype)
         # (1.0 / count divided as a tensor, not in Python: a count of 0 gives inf, not a

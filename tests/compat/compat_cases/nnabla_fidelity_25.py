@@ -226,12 +226,7 @@ def need_grad_set_after_forward__eager_graph_replays_draws(nn, F, PF, r):
     return res
 
 
-_T_INT32 = ("NNabla 1.39's MeanSubtraction casts t's array to int32 in place (t.d reads int32 "
-            "after the forward); Stadyn's t stays float32 (its values agree)")
-
-
 @nnabla_case(names=["nnabla.functions.mean_subtraction"],
-             known={"static t": _T_INT32, "dynamic t": _T_INT32},
              note="F.mean_subtraction of x (4, 3) with a running mean of zeros and a "
                   "fractional counter t = [2.7]: NNabla counts int(2.7) + 1 = 3; the output, "
                   "the running mean, t's value and x's gradient, static and dynamic")

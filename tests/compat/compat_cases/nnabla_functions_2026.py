@@ -212,17 +212,7 @@ def mean_subtraction(nn, F, r):
     return res
 
 
-@nnabla_case(names=["nnabla.parametric_functions.mean_subtraction"],
-             known={"t": "NNabla 1.39 creates t float32 (ConstantInitializer(0): t.d is "
-                         "float32 [0.] before a forward); its MeanSubtraction casts t's array "
-                         "to int32 in place at each forward (NNabla's arrays take the type "
-                         "last cast to), so t.d reads int32 [2] after two, a float written "
-                         "into it is truncated (t.d = 5.5 reads [5], the next forward 6) and "
-                         "F.mean_subtraction of a float t = [2.7] counts 3 (as Stadyn's op "
-                         "does: case mean_subtraction__fractional_counter); Stadyn's op "
-                         "(ops/_nnabla_stateful.mean_subtraction) writes int(t) + 1 into the "
-                         "float32 tensor in place and cannot change a leaf's dtype from "
-                         "inside a run"})
+@nnabla_case(names=["nnabla.parametric_functions.mean_subtraction"])
 def PF_mean_subtraction(nn, PF, r):
     """The parameters, two forwards of a static graph, and the counter t."""
     x = nn.Variable.from_numpy_array(r.randn(4, 3), need_grad=True)

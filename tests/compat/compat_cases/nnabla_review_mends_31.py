@@ -149,13 +149,7 @@ def batch_normalization__running_stats_over_several_axes(nn, F, PF, r):
     return res
 
 
-_T_INT32 = ("NNabla 1.39's MeanSubtraction casts t's array to int32 in place and counts in "
-            "int32; Stadyn's t stays float32, which holds 1e9 + 1 as 1e9 (every count past "
-            "2**24 stops or rounds: docs/nnabla-names.md)")
-
-
 @nnabla_case(names=[_F + "mean_subtraction"],
-             known={"static 1e9 t": _T_INT32, "dynamic 1e9 t": _T_INT32},
              note="F.mean_subtraction of x = arange(6).reshape(2, 3), running mean ones, "
                   "counter t = -1.5 (the count becomes 0: inf / NaN), 2.7, 3 and 1e9: the "
                   "output, the running mean, t's value and x's gradient (static and dynamic)")

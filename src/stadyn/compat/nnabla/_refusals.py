@@ -24,7 +24,9 @@ inputs and the user's line.
 * ``deconvolution`` refuses an output of size 0 or less on a spatial axis
   (``Deconvolution::setup_impl``: ``size_i > 0``), which Stadyn would compute, empty;
 * ``fused_batch_normalization`` implements ``nonlinearity='relu'`` only (another is refused
-  at the call, where Stadyn's op would refuse it at the run); ``fused_convolution`` refuses
+  at the call, where Stadyn's op would refuse it at the run), and over several axes computes
+  only with ``z`` and ``output_stat=True`` (:func:`check_fused_batch_normalization`, which
+  ``PF.fused_batch_normalization`` calls too); ``fused_convolution`` refuses
   a bias with batch normalisation, an activation it does not implement (``swish``) and
   ``leaky_relu`` / ``elu`` without their one ``nonlinearity_args`` value; ``top_k_data`` with
   ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``).
@@ -48,7 +50,8 @@ from typing import Any, Callable
 from ..._errors import ShapeError
 from ...graph import format_location, get_auto_forward, user_location
 
-__all__ = ["NNablaRefusal", "BINARY", "check_binary", "refusing_what_nnabla_refuses"]
+__all__ = ["NNablaRefusal", "BINARY", "check_binary", "check_fused_batch_normalization",
+           "refusing_what_nnabla_refuses"]
 
 # NNabla 1.39's functions on BaseTransformBinary (include/nbla/function/*.hpp: the
 # NBLA_DEFINE_TRANSFORM_BINARY* declarations, and add2.hpp)
@@ -189,12 +192,56 @@ def _check_deconvolution(x=None, weight=None, bias=None, base_axis=1, pad=None, 
                                            f"{dilation[i]}): NNabla checks size > 0")
 
 
-def _check_fused_batch_normalization(*args, **kwargs):
-    # (x, beta, gamma, mean, variance, z, axes, decay_rate, eps, batch_stat, nonlinearity)
-    nonlinearity = kwargs.get("nonlinearity", args[10] if len(args) > 10 else "relu")
+def check_fused_batch_normalization(x=None, beta=None, gamma=None, mean=None, variance=None,
+                                    z=None, axes=(1,), decay_rate=0.9, eps=1e-05,
+                                    batch_stat=True, nonlinearity="relu", output_stat=False,
+                                    *_, **__) -> None:
+    """Refuse a ``fused_batch_normalization`` (``F``'s arguments; ``PF``'s too, whose
+    parameters are made as ``axes`` asks) that NNabla 1.39 refuses: a ``nonlinearity`` other
+    than ``'relu'``; over several ``axes``, a missing ``z`` (its adapter's ``AssertionError``),
+    no ``output_stat`` (its wrapper hands the C++ function ``x`` itself with the adapted
+    ``beta``: ``Shape of beta(inputs[1]) does not match``) or ``output_stat`` without
+    ``batch_stat`` (case ``nnabla_fidelity_26.fused_batch_normalization__several_axes``).
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn
+        >>> x = nn.Variable((2, 3, 4))
+        >>> check_fused_batch_normalization(x, z=x, axes=[1, 2], output_stat=True)  # computes
+        >>> check_fused_batch_normalization(x, axes=[1, 2])
+        Traceback (most recent call last):
+        ...
+        AssertionError: All inputs must be Variable. ...
+    """
+    name = "fused_batch_normalization"
+    axes = [int(a) for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
+    if len(axes) > 1 and z is None:
+        # NNabla 1.39's wrapper passes z through its BatchNormalizationInOutAdapter, whose
+        # F.transpose(None) fails the inputs' assertion (function.pyx.tmpl, whose message
+        # formats the type of a generator expression)
+        raise AssertionError("All inputs must be Variable. [<class 'generator'>] (NNabla 1.39's "
+                             f"{name} over several axes {axes} needs z)")
     if nonlinearity != "relu":
-        raise _refuse("fused_batch_normalization", f"nonlinearity {nonlinearity!r} is not "
-                                                   "implemented (only 'relu')")
+        raise _refuse(name, f"nonlinearity {nonlinearity!r} is not implemented (only 'relu')")
+    if len(axes) == 1 or x is None:
+        return
+    if output_stat and not batch_stat:
+        raise _refuse(name, "If batch_stat_ is false, it cannot output batch mean and "
+                            "variance.")
+    if not output_stat:
+        # its wrapper gives the C++ function x itself, not the adapted input, with the adapted
+        # beta: BatchNormalization::setup_impl's shape check fails (batch_normalization.cpp)
+        ndim = len(x.shape)
+        axes = [a % ndim for a in axes]
+        inner = 1
+        for a in axes:
+            inner *= int(x.shape[a])
+        adapted = (1,) * (ndim - len(axes)) + (inner,)
+        expected = [1] * ndim
+        expected[ndim - len(axes)] = int(x.shape[ndim - len(axes)])
+        raise _refuse(name, "Shape of beta(inputs[1]) does not match. beta: (%s) != expected: "
+                            "(%s). (NNabla 1.39 computes several axes with output_stat=True "
+                            "only)" % (", ".join(map(str, adapted)),
+                                       ", ".join(map(str, expected))))
 
 
 _FUSED_CONVOLUTION_ACTIVATIONS = ("identity", "", "relu", "sigmoid", "tanh", "leaky_relu", "elu",
@@ -239,7 +286,7 @@ _CHECKS: dict[str, Callable] = {
     "norm_normalization": _check_norm_p("norm_normalization", 1),
     "bit_shift": _check_bit_shift,
     "deconvolution": _check_deconvolution,
-    "fused_batch_normalization": _check_fused_batch_normalization,
+    "fused_batch_normalization": check_fused_batch_normalization,
     "fused_convolution": _check_fused_convolution,
     "top_k_data": _check_top_k_data,
 }

@@ -41,6 +41,7 @@ from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray, unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
+from ._counters import cast_counters
 from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
@@ -352,6 +353,7 @@ class Variable(_HeldReading):
             for v in parent.inputs:     # (roots of Stadyn's forward too: OpSpec)
                 mark_forwarded(v)
         check_before_forward([self])    # in-place results (F.scatter_nd(out=x)): _overwritable
+        cast_counters([self])           # mean_subtraction's int32 counter: _counters
         super().forward(*args, **kwargs)
         share_after_forward([self])
 
@@ -535,6 +537,7 @@ def forward_all(variables, *args, **kwargs) -> None:
     for v in variables:
         mark_forwarded(v)
     check_before_forward(variables)
+    cast_counters(variables)
     _graph.forward_all(variables, *args, **kwargs)
     share_after_forward(variables)
 

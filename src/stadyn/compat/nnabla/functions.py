@@ -49,6 +49,7 @@ from ._registered_flags import honouring_registered_flags as _honouring_flags
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._bn_stats import adapter_axes as _adapter_axes
 from ._bn_stats import with_stats_as_nodes as _with_stats_as_nodes
+from ._counters import counting_in_int32 as _counting_in_int32
 from ._output_arrays import writing_given_arrays as _writing_given_arrays
 from ...graph import FunctionNode as _FunctionNode, Variable as _Core
 from ._float_inputs import note_reads as _note_reads
@@ -107,9 +108,9 @@ def _adopt(out, given: list) -> None:
 
 
 __all__ = _offered(_F.__all__, _CATALOG)
-globals().update({_n: _writing_given_arrays(_n, _refusing_proto_variables(_accepting_ndarrays(
-    _honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
-        _with_stats_as_nodes(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n)))))))))))
+globals().update({_n: _counting_in_int32(_n, _writing_given_arrays(_n, _refusing_proto_variables(
+    _accepting_ndarrays(_honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
+        _with_stats_as_nodes(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n))))))))))))
     for _n in __all__})
 
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).

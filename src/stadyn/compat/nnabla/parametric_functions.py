@@ -21,6 +21,8 @@ from ._lstm_cell import LSTMCell
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 from ._parameter import RefusedInitializer, get_parameter_or_create
 from ._bn_stats import with_stats_as_nodes as _with_stats_as_nodes
+from ._counters import counting_in_int32 as _counting_in_int32
+from ._refusals import check_fused_batch_normalization as _check_fused
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._pf_attention import (multi_head_attention, transformer, transformer_decode,
                             transformer_encode)
@@ -134,6 +136,34 @@ batch_normalization = _with_stats_as_nodes("batch_normalization",
                                            batch_normalization)  # noqa: F405
 
 
+def _refusing_several_axes(fn):
+    """``fn`` (``PF.fused_batch_normalization``) refusing what NNabla 1.39's refuses over
+    several axes (its PF calls its ``F.fused_batch_normalization``: ``_refusals.py``)."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        given = signature.bind(*args, **kwargs)
+        given.apply_defaults()
+        a = given.arguments
+        try:
+            _check_fused(a.get("inp"), z=a.get("z"), axes=a.get("axes", (1,)),
+                         batch_stat=a.get("batch_stat", True),
+                         nonlinearity=a.get("nonlinearity", "relu"),
+                         output_stat=a.get("output_stat", False))
+        except (AssertionError, RuntimeError):
+            # NNabla's PF has made its parameters when its F fails: made here as a call
+            # Stadyn computes makes them (the graph it builds is dropped)
+            fn(**{**{k: v for k, v in a.items() if k != "rule"}, "output_stat": True,
+                  "batch_stat": True, "nonlinearity": "relu"})
+            raise
+        return fn(*args, **kwargs)
+    return call
+
+
+fused_batch_normalization = _refusing_several_axes(fused_batch_normalization)  # noqa: F405
+
+
 def parametric_function_api(scope_name=None, param_desc=None):
     """Decorator for a parametric function of one's own (NNabla's): the function is called in
     the parameter scope ``scope_name`` (default: its own name; NNabla 1.39 fails with a
@@ -201,7 +231,8 @@ def mean_subtraction(inp, base_axis=1, update_running_mean=True, fix_parameters=
                      name=None):
     """NNabla's ``PF.mean_subtraction``: ``F.mean_subtraction`` with the running mean
     ``mean_subtraction/mean`` (``inp.shape[base_axis:]``, zeros) and the batch counter
-    ``mean_subtraction/t`` (``(1,)``, zero), neither trained.  ``name`` opens a scope above.
+    ``mean_subtraction/t`` (``(1,)``, zero; int32 from the first forward on, as NNabla's:
+    ``_counters.py``), neither trained.  ``name`` opens a scope above.
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -218,5 +249,9 @@ def mean_subtraction(inp, base_axis=1, update_running_mean=True, fix_parameters=
         mean = get_parameter_or_create("mean", tuple(inp.shape[base_axis:]), None,
                                        need_grad=False)
         t = get_parameter_or_create("t", (1,), None, need_grad=False)
-    return _F.mean_subtraction(inp, mean, t, base_axis=base_axis,
-                               update_running_mean=update_running_mean)
+    # (t is cast to int32 at each forward that updates, as NNabla's: _counters.py)
+    return _MEAN_SUBTRACTION(inp, mean, t, base_axis=base_axis,
+                             update_running_mean=update_running_mean)
+
+
+_MEAN_SUBTRACTION = _counting_in_int32("mean_subtraction", _F.mean_subtraction)
