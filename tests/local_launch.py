@@ -2,7 +2,9 @@
 :func:`stadyn.distributed.run.main` called here, its output caught, instead of a fresh
 interpreter that imports Stadyn and torch again only to start the workers (about 3 s of CPU a
 job; the suite starts a few dozen).  The workers are still processes of their own, started as
-the command line starts them.
+the command line starts them.  :func:`launch` runs one command line;
+:func:`launch_side_by_side` several jobs at once (``stadyn.distributed.run_workers`` in a thread
+each).
 
 The launcher reads its environment from ``os.environ`` (it hands it on to the workers): the
 ``env`` given is the process's environment while the launcher runs, and the previous one
@@ -20,6 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
+import traceback
 
 
 def _own_sessions() -> set[int]:
@@ -56,13 +59,10 @@ def _environment(env: dict[str, str]):
         os.environ.update(before)
 
 
-def launch(args: list[str], env: dict[str, str], limit: float) -> subprocess.CompletedProcess:
-    """``python -m stadyn.distributed.run *args`` with the environment ``env``, here: a
-    ``CompletedProcess`` of its exit status and text output (the workers' and the launcher's
-    reports), as ``subprocess.run(..., capture_output=True, text=True, timeout=limit)`` gave."""
-    from stadyn.distributed.run import main
-
-    out, err = io.StringIO(), io.StringIO()
+@contextlib.contextmanager
+def _limit(limit: float, command):
+    """Kill the workers started in the block once ``limit`` seconds have passed; then raise
+    ``subprocess.TimeoutExpired`` for ``command`` when the block ends."""
     already = _own_sessions()
     expired, done = threading.Event(), threading.Event()
 
@@ -76,14 +76,54 @@ def launch(args: list[str], env: dict[str, str], limit: float) -> subprocess.Com
 
     timer = threading.Timer(limit, kill_workers)
     timer.daemon = True
-    with _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        timer.start()
-        try:
-            status = main([str(a) for a in args])
-        finally:
-            done.set()
-            timer.cancel()
-    command = [sys.executable, "-m", "stadyn.distributed.run", *map(str, args)]
+    timer.start()
+    try:
+        yield
+    finally:
+        done.set()
+        timer.cancel()
     if expired.is_set():
-        raise subprocess.TimeoutExpired(command, limit, out.getvalue(), err.getvalue())
+        raise subprocess.TimeoutExpired(command, limit)
+
+
+def launch(args: list[str], env: dict[str, str], limit: float) -> subprocess.CompletedProcess:
+    """``python -m stadyn.distributed.run *args`` with the environment ``env``, here: a
+    ``CompletedProcess`` of its exit status and text output (the workers' and the launcher's
+    reports), as ``subprocess.run(..., capture_output=True, text=True, timeout=limit)`` gave."""
+    from stadyn.distributed.run import main
+
+    out, err = io.StringIO(), io.StringIO()
+    command = [sys.executable, "-m", "stadyn.distributed.run", *map(str, args)]
+    with _environment(env), _limit(limit, command):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main([str(a) for a in args])
     return subprocess.CompletedProcess(command, status, out.getvalue(), err.getvalue())
+
+
+def launch_side_by_side(jobs: dict, nproc: int, timeout: float, env: dict[str, str],
+                        limit: float) -> dict:
+    """The commands ``jobs`` (``{name: argv}``) each run as ``nproc`` workers at once, as
+    ``python -m stadyn.distributed.run --nproc NPROC --timeout TIMEOUT *argv`` started side by
+    side did (:func:`stadyn.distributed.run_workers`, one thread each, every launch's output
+    its own): ``{name: CompletedProcess}`` once all have ended."""
+    from stadyn.distributed import run_workers
+
+    done, threads = {}, []
+
+    def one(name, argv):
+        out, err = io.StringIO(), io.StringIO()
+        status = None           # (the launcher raised: its traceback ends the output)
+        try:
+            status = run_workers(list(argv), nproc, timeout, stdout=out, stderr=err)
+        except BaseException:   # noqa: BLE001 - reported as the launch's failure
+            err.write(traceback.format_exc())
+        done[name] = subprocess.CompletedProcess(argv, status, out.getvalue(), err.getvalue())
+
+    with _environment(env), _limit(limit, sorted(jobs)):
+        for name, argv in jobs.items():
+            threads.append(threading.Thread(target=one, args=(name, [str(a) for a in argv]),
+                                            daemon=True))
+            threads[-1].start()
+        for thread in threads:
+            thread.join()
+    return done
