@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -93,10 +94,14 @@ def _driver_env(**env_vars) -> dict:
 def _server() -> fork_server.ForkServer:
     """The fork server of this test process (closed when it exits), in a folder of its own."""
     if not _SERVER:
+        home = tempfile.mkdtemp(prefix="stadyn-drivers-")
         _SERVER.append(fork_server.ForkServer(
-            [sys.executable, fork_server.__file__, "numpy", "stadyn"],
-            tempfile.mkdtemp(prefix="stadyn-drivers-"), _driver_env()))
-        atexit.register(_SERVER[0].close)
+            [sys.executable, fork_server.__file__, "numpy", "stadyn"], home, _driver_env()))
+
+        def close():
+            _SERVER[0].close()
+            shutil.rmtree(home, ignore_errors=True)
+        atexit.register(close)
     return _SERVER[0]
 
 
