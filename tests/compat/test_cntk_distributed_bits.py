@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
-import sys
 
 import pytest
+
+from local_launch import launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_distributed_bits")
@@ -37,9 +37,9 @@ def runs(tmp_path_factory):
                PYTHONPATH=os.pathsep.join([SRC] + [p for p in [os.environ.get("PYTHONPATH")]
                                                    if p]))
     env.pop("PYTEST_XDIST_WORKER", None)
-    done = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
-                           "--timeout", "120", os.path.join(FIXTURES, "make_refs.py"), "stadyn",
-                           str(folder)], env=env, capture_output=True, text=True, timeout=300)
+    done = launch(["--nproc", "2",
+                   "--timeout", "120", os.path.join(FIXTURES, "make_refs.py"), "stadyn",
+                   str(folder)], env, 300)
     assert done.returncode == 0, done.stderr[-4000:]
     out = []
     for rank in (0, 1):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+
+from local_launch import launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_distributed_finalize")
@@ -22,9 +22,9 @@ def test_the_communicator_after_finalize_is_refused_as_cntk(tmp_path):
                PYTHONPATH=os.pathsep.join([SRC] + [p for p in [os.environ.get("PYTHONPATH")]
                                                    if p]))
     env.pop("PYTEST_XDIST_WORKER", None)
-    done = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
-                           "--timeout", "60", os.path.join(FIXTURES, "make_refs.py"), "stadyn",
-                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=200)
+    done = launch(["--nproc", "2",
+                   "--timeout", "60", os.path.join(FIXTURES, "make_refs.py"), "stadyn",
+                   str(tmp_path)], env, 200)
     assert done.returncode == 0, done.stderr[-4000:]
     for rank in (0, 1):
         with open(os.path.join(tmp_path, f"r{rank}.json")) as f:

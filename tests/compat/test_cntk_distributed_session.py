@@ -15,11 +15,11 @@ import copy
 import json
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from local_launch import launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_distributed")
@@ -40,11 +40,10 @@ def stadyn_run(tmp_path_factory):
                PYTHONPATH=os.pathsep.join([SRC] + [p for p in [os.environ.get("PYTHONPATH")]
                                                    if p]))
     env.pop("PYTEST_XDIST_WORKER", None)
-    result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
-                             "--timeout", "120", SCRIPT, "stadyn", str(out),
-                             "truncated,session,loop,loop_truncated,after,restore,direct,"
-                             "learner_checkpoint,empty_share,sync_lines"],
-                            env=env, capture_output=True, text=True, timeout=300)
+    result = launch(["--nproc", "2",
+                     "--timeout", "120", SCRIPT, "stadyn", str(out),
+                     "truncated,session,loop,loop_truncated,after,restore,direct,"
+                     "learner_checkpoint,empty_share,sync_lines"], env, 300)
     assert result.returncode == 0, result.stderr[-4000:]
     runs = []
     for rank in range(2):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+
+from local_launch import launch
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist_workers.py")
 
@@ -12,17 +12,16 @@ WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist_workers.
 def run_job(scenario: str, out, *extra: str, nproc: int = 2, timeout: float = 60.0,
             limit: float = 120.0, launcher_args: tuple[str, ...] = ()):
     """Run ``dist_workers.py SCENARIO OUT EXTRA...`` as ``nproc`` workers through
-    ``python -m stadyn.distributed.run``; returns the CompletedProcess (text output).
+    ``python -m stadyn.distributed.run`` (its ``main``, in this process:
+    ``tests/local_launch.py``); returns the CompletedProcess (text output).
 
     ``timeout`` is the launcher's hang timeout; ``limit`` the test's own wall-clock limit (the
-    launcher is killed past it, and its workers die with it).
+    workers are killed past it, and ``subprocess.TimeoutExpired`` raised).
     """
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
     env.pop("PYTEST_XDIST_WORKER", None)
-    command = [sys.executable, "-m", "stadyn.distributed.run", "--nproc", str(nproc),
-               "--timeout", str(timeout), "--prefix-output", *launcher_args, WORKER, scenario,
-               str(out), *extra]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=limit)
+    return launch(["--nproc", str(nproc), "--timeout", str(timeout), "--prefix-output",
+                   *launcher_args, WORKER, scenario, str(out), *extra], env, limit)
 
 
 def failure(result) -> str:

@@ -1,12 +1,24 @@
 """What the acceptance tests of the originals' own programs share (nnabla-examples, CNTK's
 ``Examples/``): a copy of the programs read from a checkout or a bare git repository (the test
-skips without one), and a run of a test's driver under Stadyn whose JSON result it reads."""
+skips without one), and a run of a test's driver under Stadyn whose JSON result it reads.
 
+The drivers run in processes forked from one server per test process that imported NumPy and
+Stadyn (and so torch) once (``tests/fork_server.py``), not each in a fresh interpreter that
+imports them again (about 3 s of CPU a driver).  Every driver seeds NumPy's, ``random``'s, the
+framework's and torch's generators before each program it runs, so a forked run draws what a
+fresh one drew.  A driver run with environment variables of its own (``PYTHONHASHSEED``,
+read when an interpreter starts) still gets a fresh process.
+"""
+
+import atexit
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +29,10 @@ except ImportError:                       # pragma: no cover - not POSIX
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "tests", "examples")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import fork_server  # noqa: E402
+
+_SERVER: list = []        # this test process's fork server, started at its first driver run
 
 
 def program_copy(source: str, paths, base, what: str, env_var: str) -> str:
@@ -68,15 +84,40 @@ def committed_reference(name: str):
         return json.load(f)
 
 
+def _driver_env(**env_vars) -> dict:
+    """A driver's environment: one thread, Stadyn's ``src`` first on the path, ``env_vars``."""
+    return dict(os.environ, OMP_NUM_THREADS="1", **env_vars,
+                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
+                                            os.environ.get("PYTHONPATH", "")]))
+
+
+def _server() -> fork_server.ForkServer:
+    """The fork server of this test process (closed when it exits), in a folder of its own."""
+    if not _SERVER:
+        home = tempfile.mkdtemp(prefix="stadyn-drivers-")
+        _SERVER.append(fork_server.ForkServer(
+            [sys.executable, fork_server.__file__, "numpy", "stadyn"], home, _driver_env()))
+
+        def close():
+            _SERVER[0].close()
+            shutil.rmtree(home, ignore_errors=True)
+        atexit.register(close)
+    return _SERVER[0]
+
+
 def run_driver(driver: str, args, result: str, reference: str, timeout: int, **env_vars):
     """Run ``tests/examples/<driver>`` with ``args`` on Stadyn (one thread, ``env_vars`` set),
-    which writes ``result``; return ``(result, the committed reference refs/<reference>)``."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", **env_vars,
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
-                                           os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, os.path.join(HERE, driver), *args],
-                          capture_output=True, text=True, timeout=timeout, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    which writes ``result``; return ``(result, the committed reference refs/<reference>)``.
+    Forked from the warm server (module docstring) unless ``env_vars`` are given."""
+    argv = [os.path.join(HERE, driver), *map(str, args)]
+    if env_vars:
+        proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                              timeout=timeout, env=_driver_env(**env_vars))
+        status, stderr = proc.returncode, proc.stderr
+    else:
+        logs = Path(os.path.dirname(os.path.abspath(result))) / "driver-output"
+        status, _, stderr = _server().run(argv, Path(ROOT), logs, timeout)
+    assert status == 0, stderr[-3000:]
     with open(result) as f:
         return json.load(f), committed_reference(reference)
 

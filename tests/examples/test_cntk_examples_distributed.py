@@ -21,6 +21,8 @@ HERE = os.path.join(ROOT, "tests", "examples")
 sys.path.insert(0, HERE)
 from program_copies import committed_reference, program_copy, shared_folder  # noqa: E402
 
+from local_launch import launch_side_by_side  # noqa: E402
+
 SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
 DRIVER = os.path.join(HERE, "cntk_examples_distributed.py")
 PATHS = ("Examples/SequenceToSequence/CMUDict/Python",
@@ -58,22 +60,13 @@ def runs(tmp_path_factory):
                        timeout=300)
         mine = {}
         # the launches side by side (their programs' folders apart): the wall time of the
-        # longer, not of both
-        procs = {run: subprocess.Popen(
-            [sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2", "--timeout",
-             "300", DRIVER, examples, str(base / run), "--only=" + run, "--stadyn"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            for run in SAME}
-        try:
-            errors = {run: p.communicate(timeout=600)[1] for run, p in procs.items()}
-        finally:
-            for p in procs.values():
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+        # longer, not of both; launched by this process (tests/local_launch.py)
+        done = launch_side_by_side(
+            {run: [sys.executable, DRIVER, examples, str(base / run), "--only=" + run,
+                   "--stadyn"] for run in SAME}, 2, 300, env, 600)
         for run in SAME:
             out = str(base / run)
-            assert procs[run].returncode == 0, errors[run][-3000:]
+            assert done[run].returncode == 0, done[run].stderr[-3000:]
             for r in range(2):
                 with open("%s.rank%d.json" % (out, r)) as f:
                     mine.setdefault(run, {})["rank%d" % r] = json.load(f)[run]
