@@ -70,6 +70,15 @@ class Writer:
         self.roots: set[int] = set()              # ids of the values written as outputs
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
+        self.output_uids: dict[str, list] = {}    # a rule's function uid -> the uids of the
+        #                                           op's outputs, where not its own outputs'
+        #                                           (a step function's states, by their ops)
+
+    def output_uid(self, made: str, k: int) -> str:
+        """The uid of output ``k`` of the op a rule wrote as the function ``made``: its own
+        ``<made>_Output_<k>``, or the one the rule gave (:attr:`output_uids`)."""
+        given = self.output_uids.get(made)
+        return given[k] if given is not None else f"{made}_Output_{k}"
 
     def note_readers(self, nodes, outputs) -> None:
         """Record which ops read each value of ``nodes`` and which values are ``outputs``."""
