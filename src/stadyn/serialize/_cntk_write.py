@@ -41,7 +41,7 @@ from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
-from ._cntk_write_recurrence import recurrence_rule
+from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, recurrence_rule
 from ._cntk_write_graph import Block, CntkWriteUnsupported, auto_padding_form, find_blocks, \
     fold_shapes, key, several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
@@ -455,7 +455,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if op not in _RULES:
             raise CntkWriteUnsupported(op, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None and id(o) not in lengths]) > 1 and \
-                op not in _SEVERAL_OUTPUTS:
+                op not in _SEVERAL_OUTPUTS | _STATES:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
     recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
     # (a loaded block written by its rule from its attributes: not a layer)
@@ -550,7 +550,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             sizes[uid] = tuple(out.shape[w.lead(out):])
             for k, other in enumerate(node.outputs[1:], 1):     # (TopK's indices)
                 if other is not None:
-                    produced[id(other)] = (f"{made}_Output_{k}", here)
+                    produced[id(other)] = (w.output_uid(made, k), here)
             continue
         if len(node.outputs) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs in a layer")
