@@ -1,7 +1,7 @@
 """Recurrences written as CNTK 2.7 writes them beyond one state with a scalar initial value
 (cntkrecw): ``Recurrence(LSTM(4), return_full_state=True)`` (CNTK 2.7's LSTM block of two
 outputs), a step function of two states, ``RNNStep`` from a vector initial state and from one
-a Function computes; and a step that reads no input sequence, which CNTK 2.7's
+a Function computes, a step reading two input sequences; and a step that reads no input sequence, which CNTK 2.7's
 ``Recurrence`` refuses to build, refused by the writer.
 
 ``tests/fixtures/cntk_recurrence_write/`` holds the files CNTK 2.7 and Stadyn write of each
@@ -21,7 +21,7 @@ import pytest
 import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recurrence_write")
-KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn"]
+KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq"]
 
 
 def _make():
@@ -50,7 +50,9 @@ def test_a_recurrence_is_written_as_cntk_writes_it(kind, fmt, tmp_path):
     # two-state step fell back to Stadyn's format ("an op of several outputs", "a step of
     # other than one input sequence and one state"), the vector initial state too ("an
     # initial state other than a constant or parameter of one value"), and the compat took
-    # the computed initial state for a callable (TypeError building the recurrence)
+    # the computed initial state for a callable (TypeError building the recurrence); the
+    # writer refused a step of two input sequences ("a step of other than one input
+    # sequence and one state": two_seq, written by stadyn.serialize's writers)
     make = _make()
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     z = make.build(C, kind)
@@ -59,7 +61,10 @@ def test_a_recurrence_is_written_as_cntk_writes_it(kind, fmt, tmp_path):
     path = str(tmp_path / f"{kind}.{fmt}")
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # (no fall back to Stadyn's format)
-        make.save(C, z, path)
+        if kind == "two_seq":
+            make.save_two_seq(path)
+        else:
+            make.save(C, z, path)
     with open(path, "rb") as f, open(os.path.join(FIXTURES, f"stadyn_{kind}.{fmt}"),
                                      "rb") as g:
         assert f.read() == g.read()

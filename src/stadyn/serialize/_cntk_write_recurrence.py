@@ -72,8 +72,10 @@ def _check_initial(w, inits, states) -> None:
                                                      "or one per element of the state")
 
 
-def _reads(nodes, v) -> bool:
-    return any(i is v for n in nodes for i in n.inputs)
+def _reads(nodes, outputs, v) -> bool:
+    """Whether the step of ``nodes`` making ``outputs`` reads ``v`` (an op of it, or as a new
+    state itself)."""
+    return any(i is v for n in nodes for i in n.inputs) or any(o is v for o in outputs)
 
 
 def recurrence_rule(rules: dict, different: dict):
@@ -85,11 +87,13 @@ def recurrence_rule(rules: dict, different: dict):
         step = attrs["step"]
         n_seq = int(attrs.get("n_sequences", 1))
         n_states = len(step.states)
-        if n_seq != 1 or len(ins) != n_seq + n_states + len(step.captured):
-            raise CntkWriteUnsupported("recurrence", "a step of other than one input sequence")
-        x, inits, init_uids = ins[0], ins[1:1 + n_states], uids[1:1 + n_states]
+        if len(ins) != n_seq + n_states + len(step.captured):
+            raise CntkWriteUnsupported("recurrence", "inputs the writer cannot read")
+        x, inits, init_uids = ins[0], ins[n_seq:n_seq + n_states], uids[n_seq:n_seq + n_states]
+        if any(w.lead(v) != 2 for v in ins[:n_seq]):
+            raise CntkWriteUnsupported("recurrence", "an input that is no sequence")
         _check_initial(w, inits, step.outputs)
-        captured = dict(zip((id(c) for c in step.captured), uids[1 + n_states:]))
+        captured = dict(zip((id(c) for c in step.captured), uids[n_seq + n_states:]))
         nodes = walk(step.outputs, w.cntk_op_of, frozenset(rules))
         for node in nodes:
             if node.spec.name in different:
@@ -98,7 +102,7 @@ def recurrence_rule(rules: dict, different: dict):
                                                    if o is not None]) > 1:
                 raise CntkWriteUnsupported(node.spec.name, "an op of a recurrence's step the "
                                                            "writer has no rule for")
-        if not _reads(nodes, step.inputs[0]):
+        if not any(_reads(nodes, step.outputs, v) for v in step.inputs):
             raise CntkWriteUnsupported("recurrence", "a step that reads no input sequence "
                                                      "(CNTK 2.7's Recurrence refuses one: "
                                                      "'has 1 unused arguments')")
@@ -125,7 +129,7 @@ def recurrence_rule(rules: dict, different: dict):
                     written + "_Output_0"
             return [made[id(s)] for s in step.outputs]
 
-        if op_name in STEP_BLOCKS:
+        if op_name in STEP_BLOCKS and n_seq == 1:
             # (CNTK 2.7's block of the step layer, its outputs delayed; several: a Combine of
             # them the block's root)
             def body(w_, p_x, states):
@@ -138,13 +142,15 @@ def recurrence_rule(rules: dict, different: dict):
                                      body)
         # a step function's ops as they are, each delay reading the op making its state (a
         # placeholder named by that output's uid, as CNTK 2.7 lists a value read before it is
-        # written)
+        # written), the ops reading each input sequence itself (several: CNTK 2.7's loop of
+        # PastValue over ops of them all, closed by replace_placeholders)
         laters = [f"Placeholder{next(w.count)}" for _ in likes]
         delayed = [w.function(delay, [later, i], {"offset": P.size_t(1)})
                    for later, i in zip(laters, init_uids)]
         reads = {id(s): d + "_Output_0" for s, d in zip(step.states, delayed)}
-        roots = ops(w, {**reads, id(step.inputs[0]): uids[0]})
-        outside = {uids[0], *reads.values(), *captured.values()}
+        sequences = dict(zip((id(v) for v in step.inputs), uids[:n_seq]))
+        roots = ops(w, {**reads, **sequences})
+        outside = {*sequences.values(), *reads.values(), *captured.values()}
         if any(r in outside for r in roots) or len(set(roots)) != len(roots):
             # (each new state must be an op of its own: its input or a captured value, even a
             # function's output, would repoint the delay at a value outside the loop)
