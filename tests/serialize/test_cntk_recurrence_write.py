@@ -1,8 +1,8 @@
 """Recurrences written as CNTK 2.7 writes them beyond one state with a scalar initial value
 (cntkrecw): ``Recurrence(LSTM(4), return_full_state=True)`` (CNTK 2.7's LSTM block of two
 outputs), a step function of two states, ``RNNStep`` from a vector initial state and from one
-a Function computes, a step reading two input sequences; and a step that reads no input sequence, which CNTK 2.7's
-``Recurrence`` refuses to build, refused by the writer.
+a Function computes, a step reading two input sequences; and a step that reads no input
+sequence, which CNTK 2.7's ``Recurrence`` refuses to build, refused by the writer.
 
 ``tests/fixtures/cntk_recurrence_write/`` holds the files CNTK 2.7 and Stadyn write of each
 network and in ``outputs.npz`` what CNTK 2.7 computes from both, written by the real CNTK 2.7
