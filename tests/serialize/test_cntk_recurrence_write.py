@@ -21,7 +21,8 @@ import pytest
 import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recurrence_write")
-KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq"]
+KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq", "gru_vec", "fold_full",
+         "back_full"]
 
 
 def _make():
@@ -52,7 +53,9 @@ def test_a_recurrence_is_written_as_cntk_writes_it(kind, fmt, tmp_path):
     # initial state other than a constant or parameter of one value"), and the compat took
     # the computed initial state for a callable (TypeError building the recurrence); the
     # writer refused a step of two input sequences ("a step of other than one input
-    # sequence and one state": two_seq, written by stadyn.serialize's writers)
+    # sequence and one state": two_seq, written by stadyn.serialize's writers), GRU's vector
+    # initial state ("an activation, initial state or input the writer cannot write"), Fold
+    # and a backward Recurrence of LSTM with return_full_state ("an op of several outputs")
     make = _make()
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     z = make.build(C, kind)

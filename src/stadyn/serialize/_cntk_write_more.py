@@ -501,10 +501,12 @@ def _gru(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("cntk_gru_sequence", "inputs the writer cannot read")
     x, h0, weight, hidden, candidate, bias = ins
     act = {"tanh": "Tanh", "relu": "ReLU"}.get(attrs.get("activation", "tanh"))
-    if act is None or h0.parent is not None or h0.size != 1 or w.static_rank(x) != 1:
+    n = int(candidate.shape[0])
+    # (an initial state as _lstm's: a scalar or one value per unit, a constant or parameter)
+    if act is None or h0.parent is not None or id(h0) in w.batched or \
+            tuple(h0.shape) not in ((), (1,), (n,)) or w.static_rank(x) != 1:
         raise CntkWriteUnsupported("cntk_gru_sequence", "an activation, initial state or "
                                                         "input the writer cannot write")
-    n = int(candidate.shape[0])
     x_uid, h0_uid, w_uid, h_uid, h1_uid, b_uid = uids
     delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
     one = w.constant(1.0, x)
