@@ -22,7 +22,7 @@ import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recurrence_write")
 KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq", "gru_vec", "fold_full",
-         "back_full"]
+         "back_full", "user2_full", "rnn_back_vec"]
 
 
 def _make():
