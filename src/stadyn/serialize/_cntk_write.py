@@ -568,8 +568,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(f"output {k}", "an output that is an input, a "
                                                       "parameter or a value inside a layer")
         ends.append(produced[id(v)][0])
-    made = ends[0].rpartition("_Output_")[0]
-    if combine_name is None and ends == [f"{made}_Output_{k}" for k in range(len(ends))]:
+    made = w.whole(ends)
+    if combine_name is None and made is not None:
         root = made                 # (one function's outputs, TopK's two: it is the root)
     else:
         root = w.function("Combine", ends, name=combine_name or "")

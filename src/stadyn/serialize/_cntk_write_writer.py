@@ -70,9 +70,17 @@ class Writer:
         self.roots: set[int] = set()              # ids of the values written as outputs
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
+        self.output_counts: dict[str, int] = {}   # a recurrent block's uid -> its outputs
         self.output_uids: dict[str, list] = {}    # a rule's function uid -> the uids of the
         #                                           op's outputs, where not its own outputs'
         #                                           (a step function's states, by their ops)
+
+    def whole(self, ends: Sequence[str]) -> "str | None":
+        """The function whose outputs are ``ends``, all of them in order (it is then the
+        file's root), or None (an LSTM block's h alone: its c too is an output)."""
+        made = ends[0].rpartition("_Output_")[0]
+        n = self.output_counts.get(made, len(ends))
+        return made if list(ends) == [f"{made}_Output_{k}" for k in range(n)] else None
 
     def output_uid(self, made: str, k: int) -> str:
         """The uid of output ``k`` of the op a rule wrote as the function ``made``: its own
@@ -259,6 +267,7 @@ class Writer:
         root = body(self, argument, states)
         self._block_function(op_name, "", list(leaves), states + [argument], delays + [x_uid],
                              root, uid=uid)
+        self.output_counts[uid] = len(delayed)
         return uid
 
     def drop_leaf(self, uid: str) -> None:
