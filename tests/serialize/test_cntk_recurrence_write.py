@@ -22,7 +22,7 @@ import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recurrence_write")
 KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq", "gru_vec", "fold_full",
-         "back_full", "user2_full", "rnn_back_vec"]
+         "back_full", "user2_full", "rnn_back_vec", "lstm_fn", "gru_fn"]
 
 
 def _make():
@@ -125,3 +125,17 @@ def test_a_step_that_reads_no_sequence_is_refused_and_saved_in_stadyns_format(tm
     from stadyn.serialize._cntk_write import cntk_v2_bytes
     with pytest.raises(CntkWriteUnsupported, match="reads no input sequence"):
         cntk_v2_bytes([unwrap(z.output)], {"x": unwrap(x)})
+
+
+@pytest.mark.parametrize("file", ["cntk_lstm_fn.model", None])
+def test_a_recurrence_of_an_lstm_has_one_output_as_cntks_file(file, tmp_path):
+    # CNTK 2.7's file of Recurrence(LSTM(4)) (cntk_lstm_fn.model) has one output, h: its root a
+    # Combine of the LSTM block's output 0. Stadyn's file had the block itself as its root, so
+    # CNTK 2.7 and Stadyn loaded it with two outputs (h and the cell c)
+    if file is None:
+        x = C.sequence.input_variable(3, name="x")
+        file = str(tmp_path / "lstm.model")
+        C.layers.Recurrence(C.layers.LSTM(4))(x).save(file)
+    z = C.load_model(os.path.join(FIXTURES, file))
+    assert z.root_function.op_name == "Combine"
+    assert [o.shape for o in z.outputs] == [(4,)]
