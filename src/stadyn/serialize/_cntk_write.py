@@ -43,7 +43,7 @@ from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
-from ._cntk_write_recurrence import recurrence_rule
+from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, recurrence_rule
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, \
     several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
@@ -204,7 +204,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if op not in _RULES:
             raise CntkWriteUnsupported(op, "the writer has no rule for this op")
         if len([o for o in node.outputs if o is not None and id(o) not in lengths]) > 1 and \
-                op not in _SEVERAL_OUTPUTS:
+                op not in _SEVERAL_OUTPUTS | _STATES:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs")
     recurrences: dict[int, str] = {}              # id(a Recurrence's output) -> its name
     # (a loaded block written by its rule from its attributes: not a layer)
@@ -301,7 +301,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             sizes[uid] = tuple(out.shape[w.lead(out):])
             for k, other in enumerate(node.outputs[1:], 1):     # (TopK's indices)
                 if other is not None:
-                    produced[id(other)] = (f"{made}_Output_{k}", here)
+                    produced[id(other)] = (w.output_uid(made, k), here)
             continue
         if len(node.outputs) > 1:
             raise CntkWriteUnsupported(node.spec.name, "an op of several outputs in a layer")
@@ -319,8 +319,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             raise CntkWriteUnsupported(f"output {k}", "an output that is an input, a "
                                                       "parameter or a value inside a layer")
         ends.append(produced[id(v)][0])
-    made = ends[0].rpartition("_Output_")[0]
-    if combine_name is None and ends == [f"{made}_Output_{k}" for k in range(len(ends))]:
+    made = w.whole(ends)
+    if combine_name is None and made is not None:
         root = made                 # (one function's outputs, TopK's two: it is the root)
     else:
         root = w.function("Combine", ends, name=combine_name or "")

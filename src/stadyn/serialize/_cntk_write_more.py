@@ -407,12 +407,11 @@ def _lstm(w, ins, uids, attrs, out, name):
     x, h0, c0, weight, hidden, bias = ins
     n = int(hidden.shape[0])
     # (an initial state CNTK 2.7 writes as the delays' second input: a scalar, or one value
-    # per output unit, a constant or parameter of the graph)
-    if any(v.parent is not None or id(v) in w.batched or tuple(v.shape) not in ((), (1,), (n,))
-           for v in (h0, c0)):
-        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than constants "
-                                                         "or parameters of a scalar or one "
-                                                         "value per unit")
+    # per output unit, a leaf of the graph or a value computed outside the loop)
+    if any(id(v) in w.batched or tuple(v.shape) not in ((), (1,), (n,)) for v in (h0, c0)):
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than a scalar "
+                                                         "or one value per unit, the same for "
+                                                         "every sequence")
     if w.folded.get(id(weight), weight).parent is not None or w.static_rank(x) != 1:
         raise CntkWriteUnsupported("cntk_lstm_sequence", "an input of several axes or a "
                                                          "computed weight")
@@ -501,10 +500,12 @@ def _gru(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("cntk_gru_sequence", "inputs the writer cannot read")
     x, h0, weight, hidden, candidate, bias = ins
     act = {"tanh": "Tanh", "relu": "ReLU"}.get(attrs.get("activation", "tanh"))
-    if act is None or h0.parent is not None or h0.size != 1 or w.static_rank(x) != 1:
+    n = int(candidate.shape[0])
+    # (an initial state as _lstm's: a scalar or one value per unit, not per sequence)
+    if act is None or id(h0) in w.batched or \
+            tuple(h0.shape) not in ((), (1,), (n,)) or w.static_rank(x) != 1:
         raise CntkWriteUnsupported("cntk_gru_sequence", "an activation, initial state or "
                                                         "input the writer cannot write")
-    n = int(candidate.shape[0])
     x_uid, h0_uid, w_uid, h_uid, h1_uid, b_uid = uids
     delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
     one = w.constant(1.0, x)

@@ -1,11 +1,24 @@
-"""``Recurrence`` of a step the writer writes op by op (``RNNStep``, a step function of the
-user's): the catalog's ``recurrence`` as CNTK 2.7 writes it -- the step's ops inside a block
-(``RNNStep``, or the step's own op name) over a placeholder of the input sequence and one of
-the delayed state, the state read back through ``PastValue`` (``FutureValue`` going
-backwards) of the block's output with the initial state, as ``_cntk_write_more``'s LSTM and
-GRU recurrences are.  The step's ops are written by the writer's own rules (``rules``: the
-table of ``_cntk_write``), their values batched (one step of a sequence: the placeholders
-carry the sequence axes).
+"""``Recurrence`` of a step the writer writes op by op (``RNNStep``, ``LSTM`` with
+``return_full_state``, a step function of the user's): the catalog's ``recurrence`` as CNTK 2.7
+writes it -- the step's ops inside a block (``RNNStep``, ``LSTM``: the step layer's op name;
+several states a ``Combine`` of them as the block's root, one output each) over a placeholder
+of the delayed states and one of the input sequence, each state read back through
+``PastValue`` (``FutureValue`` going backwards) of its output with its initial state, as
+``_cntk_write_more``'s LSTM and GRU recurrences are; a step function's ops as they are, each
+delay reading the op that makes its state.  The step's ops are written by the writer's own
+rules (``rules``: the table of ``_cntk_write``), their values batched (one step of a
+sequence: the placeholders carry the sequence axes).
+
+An initial state is the delay's second input as CNTK 2.7 writes it: a scalar, a value per
+element of the state (``initial_state=C.constant([1, 2, 3, 4])``: ``Constant`` of ``(4,)``),
+or a value computed outside the loop (``C.tanh(...)``: the delay reads its ``Tanh``).  A step
+that reads no input sequence is refused: CNTK 2.7's ``Recurrence`` refuses to build one
+("Function 'step' has 1 unused arguments (x)"), and the file would hold a loop along no
+sequence.
+
+Example:
+    >>> sorted(STEP_BLOCKS), sorted(SEVERAL_OUTPUTS)
+    (['LSTM', 'RNNStep'], ['recurrence'])
 """
 
 from __future__ import annotations
@@ -14,27 +27,73 @@ from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported, walk
 from ._cntk_write_more import _Step
 
-__all__ = ["recurrence_rule", "STEP_BLOCKS"]
+__all__ = ["recurrence_rule", "STEP_BLOCKS", "SEVERAL_OUTPUTS"]
 
 #: the steps CNTK 2.7 writes as a block inside the recurrence (by the step layer's op name)
-STEP_BLOCKS = frozenset({"RNNStep"})
+STEP_BLOCKS = frozenset({"RNNStep", "LSTM"})
+#: the ops of several outputs this module's rule writes (a recurrence's states, with
+#: ``return_full_state``: one output of the step's block, or its ops', each)
+SEVERAL_OUTPUTS = frozenset({"recurrence"})
+
+
+def _gate_slice(w, ins, uids, attrs, out, name):
+    """A step's ``slice`` of one range of one axis of a sample (an LSTM step layer's gates,
+    cut from its one product): CNTK's ``Slice`` along that static axis, as CNTK 2.7's LSTM
+    block writes each gate.  The catalog's ranges are those of the trailing axes."""
+    x = ins[0]
+    n = len(attrs["start"])
+    steps = attrs["step"] or (1,) * n
+    cut = []
+    for k, (b, e, s) in enumerate(zip(attrs["start"], attrs["stop"], steps)):
+        axis = len(x.shape) - n + k
+        r = slice(b, e, s).indices(x.shape[axis])
+        if r != (0, x.shape[axis], 1):
+            cut.append((axis, *r))
+    if len(cut) != 1 or cut[0][3] != 1:
+        raise CntkWriteUnsupported("slice", "a step's slice of other than one range of one axis")
+    axis, begin, end, _ = cut[0]
+    return w.function("Slice", uids, {
+        "axis": P.static_axis(w.static_axis_index(x, axis)), "beginIndex": P.integer(begin),
+        "endIndex": P.integer(end), "sliceStrides": P.integer(1)}, name=name)
+
+
+#: rules for ops of a step the writer writes there only (the gates an LSTM step layer slices
+#: from its one product, which the compat shows as no CNTK op of its own)
+STEP_RULES = {"slice": _gate_slice}
+
+
+def _check_initial(w, inits, states) -> None:
+    """Refuse an initial state CNTK 2.7 does not write as a delay's second input."""
+    for init, state in zip(inits, states):
+        if id(init) in w.batched:
+            raise CntkWriteUnsupported("recurrence", "an initial state per sequence")
+        if init.size != 1 and tuple(init.shape) != tuple(state.shape[1:]):
+            raise CntkWriteUnsupported("recurrence", "an initial state of other than one value "
+                                                     "or one per element of the state")
+
+
+def _reads(nodes, outputs, v) -> bool:
+    """Whether the step of ``nodes`` making ``outputs`` reads ``v`` (an op of it, or as a new
+    state itself)."""
+    return any(i is v for n in nodes for i in n.inputs) or any(o is v for o in outputs)
 
 
 def recurrence_rule(rules: dict, different: dict):
     """The writer's rule for ``recurrence`` over the ops of ``rules`` (those of ``different``,
-    which CNTK computes otherwise, refused)."""
+    which CNTK computes otherwise, refused), and :data:`STEP_RULES` inside the step."""
+    rules = {**rules, **STEP_RULES}
+
     def rule(w, ins, uids, attrs, out, name):
         step = attrs["step"]
         n_seq = int(attrs.get("n_sequences", 1))
         n_states = len(step.states)
-        if n_seq != 1 or n_states != 1 or len(ins) != n_seq + n_states + len(step.captured):
-            raise CntkWriteUnsupported("recurrence", "a step of other than one input sequence "
-                                                     "and one state")
-        x, init = ins[0], ins[1]
-        if init.parent is not None or id(init) in w.batched or init.size != 1:
-            raise CntkWriteUnsupported("recurrence", "an initial state other than a constant "
-                                                     "or parameter of one value")
-        captured = dict(zip((id(c) for c in step.captured), uids[2:]))
+        if len(ins) != n_seq + n_states + len(step.captured):
+            raise CntkWriteUnsupported("recurrence", "inputs the writer cannot read")
+        x, inits, init_uids = ins[0], ins[n_seq:n_seq + n_states], uids[n_seq:n_seq + n_states]
+        if any(w.lead(v) != 2 for v in ins[:n_seq]):
+            raise CntkWriteUnsupported("recurrence", "an input that is no sequence")
+        _check_initial(w, inits, step.outputs)
+        captured = dict(zip((id(c) for c in step.captured), uids[n_seq + n_states:]))
         nodes = walk(step.outputs, w.cntk_op_of, frozenset(rules))
         for node in nodes:
             if node.spec.name in different:
@@ -43,13 +102,17 @@ def recurrence_rule(rules: dict, different: dict):
                                                    if o is not None]) > 1:
                 raise CntkWriteUnsupported(node.spec.name, "an op of a recurrence's step the "
                                                            "writer has no rule for")
-        state = step.outputs[0]
-        like = _Step((1, 1) + tuple(state.shape[1:]), x.dtype)
+        if not any(_reads(nodes, step.outputs, v) for v in step.inputs):
+            raise CntkWriteUnsupported("recurrence", "a step that reads no input sequence "
+                                                     "(CNTK 2.7's Recurrence refuses one: "
+                                                     "'has 1 unused arguments')")
+        likes = [_Step((1, 1) + tuple(s.shape[1:]), x.dtype) for s in step.outputs]
         delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
         op_name = w.step_op_of(out)
 
-        def ops(w_, reads: dict) -> str:
-            # the step's ops, ``reads``: id(a value of the step) -> its uid
+        def ops(w_, reads: dict) -> list:
+            # the step's ops, ``reads``: id(a value of the step) -> its uid; returns the uid of
+            # each new state
             made = {**reads, **captured}
             for v in [o for n in nodes for o in n.outputs if o is not None] + \
                     list(step.states) + list(step.inputs):
@@ -64,27 +127,39 @@ def recurrence_rule(rules: dict, different: dict):
                 written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs, node.outputs[0], "")
                 made[id(node.outputs[0])] = n_uids[0] if written is None else \
                     written + "_Output_0"
-            return made[id(state)]
+            return [made[id(s)] for s in step.outputs]
 
-        if op_name in STEP_BLOCKS:
-            # (CNTK 2.7's block of the step layer, its output delayed)
-            return w.recurrent_block(op_name, x, uids[0], list(uids[2:]),
-                                     [(delay, 1, uids[1], like)],
-                                     lambda w_, p_x, states: ops(
-                                         w_, {id(step.states[0]): states[0],
-                                              id(step.inputs[0]): p_x}))
-        # a step function's ops as they are, the delay reading the last one's output (a
+        if op_name in STEP_BLOCKS and n_seq == 1:
+            # (CNTK 2.7's block of the step layer, its outputs delayed; several: a Combine of
+            # them the block's root)
+            def body(w_, p_x, states):
+                reads = {id(s): p for s, p in zip(step.states, states)}
+                roots = ops(w_, {**reads, id(step.inputs[0]): p_x})
+                return roots[0] if len(roots) == 1 else \
+                    w_.function("Combine", roots) + "_Output_0"
+            return w.recurrent_block(op_name, x, uids[0], list(uids[1 + n_states:]),
+                                     [(delay, 1, i, like) for i, like in zip(init_uids, likes)],
+                                     body)
+        # a step function's ops as they are, each delay reading the op making its state (a
         # placeholder named by that output's uid, as CNTK 2.7 lists a value read before it is
-        # written)
-        later = f"Placeholder{next(w.count)}"
-        delayed = w.function(delay, [later, uids[1]], {"offset": P.size_t(1)})
-        root = ops(w, {id(step.states[0]): delayed + "_Output_0", id(step.inputs[0]): uids[0]})
-        if root in (uids[0], delayed + "_Output_0", *captured.values()):
-            # (the step's new state must be an op of its own: its input or a captured value,
-            # even a function's output, would repoint the delay at a value outside the loop)
+        # written), the ops reading each input sequence itself (several: CNTK 2.7's loop of
+        # PastValue over ops of them all, closed by replace_placeholders)
+        laters = [f"Placeholder{next(w.count)}" for _ in likes]
+        delayed = [w.function(delay, [later, i], {"offset": P.size_t(1)})
+                   for later, i in zip(laters, init_uids)]
+        reads = {id(s): d + "_Output_0" for s, d in zip(step.states, delayed)}
+        sequences = dict(zip((id(v) for v in step.inputs), uids[:n_seq]))
+        roots = ops(w, {**reads, **sequences})
+        outside = {*sequences.values(), *reads.values(), *captured.values()}
+        if any(r in outside for r in roots) or len(set(roots)) != len(roots):
+            # (each new state must be an op of its own: its input or a captured value, even a
+            # function's output, would repoint the delay at a value outside the loop)
             raise CntkWriteUnsupported("recurrence", "a step whose new state is what it reads")
-        entry = next(f for f in w.functions if f["uid"].value == delayed)
-        entry["inputs"] = P.vector([P.text(root), P.text(uids[1])])
-        w.placeholder(like, root)
-        return root.rpartition("_Output_")[0]
+        for d, root, i, like in zip(delayed, roots, init_uids, likes):
+            entry = next(f for f in w.functions if f["uid"].value == d)
+            entry["inputs"] = P.vector([P.text(root), P.text(i)])
+            w.placeholder(like, root)
+        made = roots[0].rpartition("_Output_")[0]
+        w.output_uids[made] = roots         # (the states' uids, the recurrence's outputs)
+        return made
     return rule

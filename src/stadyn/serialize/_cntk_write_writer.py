@@ -72,6 +72,23 @@ class Writer:
                                                   # making (CNTK's Python-built criteria)
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
+        self.output_counts: dict[str, int] = {}   # a recurrent block's uid -> its outputs
+        self.output_uids: dict[str, list] = {}    # a rule's function uid -> the uids of the
+        #                                           op's outputs, where not its own outputs'
+        #                                           (a step function's states, by their ops)
+
+    def whole(self, ends: Sequence[str]) -> "str | None":
+        """The function whose outputs are ``ends``, all of them in order (it is then the
+        file's root), or None (an LSTM block's h alone: its c too is an output)."""
+        made = ends[0].rpartition("_Output_")[0]
+        n = self.output_counts.get(made, len(ends))
+        return made if list(ends) == [f"{made}_Output_{k}" for k in range(n)] else None
+
+    def output_uid(self, made: str, k: int) -> str:
+        """The uid of output ``k`` of the op a rule wrote as the function ``made``: its own
+        ``<made>_Output_<k>``, or the one the rule gave (:attr:`output_uids`)."""
+        given = self.output_uids.get(made)
+        return given[k] if given is not None else f"{made}_Output_{k}"
 
     def note_readers(self, nodes, outputs) -> None:
         """Record which ops read each value of ``nodes`` and which values are ``outputs``."""
@@ -252,6 +269,7 @@ class Writer:
         root = body(self, argument, states)
         self._block_function(op_name, "", list(leaves), states + [argument], delays + [x_uid],
                              root, uid=uid)
+        self.output_counts[uid] = len(delayed)
         return uid
 
     def drop_leaf(self, uid: str) -> None:

@@ -106,6 +106,13 @@ class StatesLayer(LayerFunction):
                 v.parent.spec.name == "recurrence" and \
                 isinstance(getattr(self.layer, "step", None), FunctionStep):
             G.note_step_view(v, _FunctionStepView())
+        states = out if isinstance(out, tuple) else getattr(out, "outputs", None) or ()
+        if len(states) > 1 and kind in G.STEP_BLOCKS:
+            for o in states:    # (return_full_state: each state an output of the step's block,
+                o = unwrap(o)   # CNTK 2.7's LSTM of two outputs, for the writers)
+                if isinstance(o, Variable) and o.parent is not None and \
+                        o.parent.spec.name == "recurrence":
+                    G.note_step_op(o, G.STEP_BLOCKS[kind])
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
 
     def _step_view(self, kind: str) -> "_StepView":
@@ -494,7 +501,9 @@ def _initial(initial_state: Any, layer: str) -> Any:
         return unwrap(Constant(0.0))
     if np.isscalar(initial_state) and not isinstance(initial_state, (str, bytes)):
         return unwrap(Constant(np.asarray(initial_state).item(), shape=(1,)))
-    return unwrap(_native(initial_state))
+    if isinstance(initial_state, Variable) or isinstance(unwrap(initial_state), Variable):
+        return unwrap(initial_state)    # (a Function computing it: its value, as CNTK 2.7's
+    return unwrap(_native(initial_state))   # delay reads it, not a layer option's callable)
 
 
 def Recurrence(step_function, go_backwards=_L.default_override_or(False),

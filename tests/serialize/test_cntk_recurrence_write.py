@@ -1,0 +1,141 @@
+"""Recurrences written as CNTK 2.7 writes them beyond one state with a scalar initial value
+(cntkrecw): ``Recurrence(LSTM(4), return_full_state=True)`` (CNTK 2.7's LSTM block of two
+outputs), a step function of two states, ``RNNStep`` from a vector initial state and from one
+a Function computes, a step reading two input sequences; and a step that reads no input
+sequence, which CNTK 2.7's ``Recurrence`` refuses to build, refused by the writer.
+
+``tests/fixtures/cntk_recurrence_write/`` holds the files CNTK 2.7 and Stadyn write of each
+network and in ``outputs.npz`` what CNTK 2.7 computes from both, written by the real CNTK 2.7
+with ``make_models.py`` there (its docstring gives the commands).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import stadyn.compat.cntk as C
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recurrence_write")
+KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq", "gru_vec", "fold_full",
+         "back_full", "user2_full", "rnn_back_vec", "lstm_fn", "gru_fn"]
+
+
+def _make():
+    spec = importlib.util.spec_from_file_location(
+        "cntk_recurrence_write_make_models", os.path.join(FIXTURES, "make_models.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _close(got: dict, want, key: str) -> None:
+    assert sorted(got) == sorted({int(k.split("/")[-2]) for k in want.files
+                                  if k.startswith(key + "/") and k.count("/") == 2})
+    for k, seqs in got.items():
+        assert len(seqs) == 2
+        for s, v in enumerate(seqs):
+            np.testing.assert_allclose(v, want[f"{key}/{k}/{s}"], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("fmt", ["model", "dnn"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_recurrence_is_written_as_cntk_writes_it(kind, fmt, tmp_path):
+    # CNTK 2.7 saves each (v2 and v1); Stadyn's files are the committed stadyn_<kind>.<fmt>,
+    # which CNTK 2.7 loads and evaluates to its own model's numbers (outputs.npz), and Stadyn
+    # loads back to them. Before, Stadyn wrote none of them for CNTK: the full state and the
+    # two-state step fell back to Stadyn's format ("an op of several outputs", "a step of
+    # other than one input sequence and one state"), the vector initial state too ("an
+    # initial state other than a constant or parameter of one value"), and the compat took
+    # the computed initial state for a callable (TypeError building the recurrence); the
+    # writer refused a step of two input sequences ("a step of other than one input
+    # sequence and one state": two_seq, written by stadyn.serialize's writers), GRU's vector
+    # initial state ("an activation, initial state or input the writer cannot write"), Fold
+    # and a backward Recurrence of LSTM with return_full_state ("an op of several outputs")
+    make = _make()
+    want = np.load(os.path.join(FIXTURES, "outputs.npz"))
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    _close(make.run(z), want, kind)
+    path = str(tmp_path / f"{kind}.{fmt}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        if kind == "two_seq":
+            make.save_two_seq(path)
+        else:
+            make.save(C, z, path)
+    with open(path, "rb") as f, open(os.path.join(FIXTURES, f"stadyn_{kind}.{fmt}"),
+                                     "rb") as g:
+        assert f.read() == g.read()
+    for k in (key for key in want.files if key.startswith(f"{kind}/{fmt}/")):
+        # (CNTK 2.7's numbers from Stadyn's file: its own model's)
+        np.testing.assert_allclose(want[k], want[kind + "/" + k.split("/", 2)[2]],
+                                   rtol=1e-6, atol=1e-7)
+    _close(make.run(C.load_model(path)), want, kind)
+
+
+@pytest.mark.parametrize("fmt", ["model", "dnn"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_cntks_file_of_a_recurrence_loads(kind, fmt):
+    make = _make()
+    want = np.load(os.path.join(FIXTURES, "outputs.npz"))
+    _close(make.run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.{fmt}"))), want, kind)
+
+
+def test_a_full_state_lstm_is_one_lstm_block_of_two_outputs(tmp_path):
+    # CNTK 2.7's file (cntk_lstm_full.model): one LSTM block, its composite's root a Combine
+    # of h and c, each output read back by a PastValue of the block's output k
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    for file in (os.path.join(FIXTURES, "cntk_lstm_full.model"),
+                 os.path.join(FIXTURES, "stadyn_lstm_full.model")):
+        with open(file, "rb") as f:
+            top = _decode_file(file, f.read())
+        functions = top["primitive_functions"]
+        blocks = [f for f in functions if f.get("block_function_op_name") == "LSTM"]
+        assert len(blocks) == 1
+        uid = blocks[0]["uid"]
+        inner = blocks[0]["block_function_composite"]["root"]
+        assert OP_NAMES[next(f["op"] for f in functions if f["uid"] == inner)] == "Combine"
+        delays = [f for f in functions if OP_NAMES[f["op"]] == "PastValue"]
+        assert sorted(d["inputs"][0] for d in delays) == [f"{uid}_Output_0", f"{uid}_Output_1"]
+
+
+def test_a_step_that_reads_no_sequence_is_refused_and_saved_in_stadyns_format(tmp_path):
+    # CNTK 2.7's Recurrence refuses a step that never reads its input ("CNTK Function 'step'
+    # has 1 unused arguments (x), which is currently not supported"). Stadyn wrote it as a
+    # PastValue loop along no sequence: CNTK 2.7's load_model failed on the file ("tuple
+    # index out of range") and Stadyn's refused it ("it reads no sequence to run along")
+    from stadyn.serialize._cntk_write_graph import CntkWriteUnsupported
+    x = C.sequence.input_variable(3, name="x")
+    z = C.layers.Recurrence(lambda h, x: h * 0.5 + 1)(x)
+    path = str(tmp_path / "noseq.model")
+    with pytest.warns(UserWarning, match="reads no input sequence"):
+        z.save(path)
+    feed = [np.ones((4, 3), np.float32), np.ones((2, 3), np.float32)]
+    want = [np.array([[1.0] * 3, [1.5] * 3, [1.75] * 3, [1.875] * 3], np.float32),
+            np.array([[1.0] * 3, [1.5] * 3], np.float32)]
+    for f in (z, C.load_model(path)):
+        for got, w in zip(f.eval({f.arguments[0]: feed}), want):
+            np.testing.assert_allclose(got, w)
+    from stadyn.compat.cntk._adapt import unwrap
+    from stadyn.serialize._cntk_write import cntk_v2_bytes
+    with pytest.raises(CntkWriteUnsupported, match="reads no input sequence"):
+        cntk_v2_bytes([unwrap(z.output)], {"x": unwrap(x)})
+
+
+@pytest.mark.parametrize("file", ["cntk_lstm_fn.model", None])
+def test_a_recurrence_of_an_lstm_has_one_output_as_cntks_file(file, tmp_path):
+    # CNTK 2.7's file of Recurrence(LSTM(4)) (cntk_lstm_fn.model) has one output, h: its root a
+    # Combine of the LSTM block's output 0. Stadyn's file had the block itself as its root, so
+    # CNTK 2.7 and Stadyn loaded it with two outputs (h and the cell c)
+    if file is None:
+        x = C.sequence.input_variable(3, name="x")
+        file = str(tmp_path / "lstm.model")
+        C.layers.Recurrence(C.layers.LSTM(4))(x).save(file)
+    z = C.load_model(os.path.join(FIXTURES, file))
+    assert z.root_function.op_name == "Combine"
+    assert [o.shape for o in z.outputs] == [(4,)]
