@@ -75,6 +75,27 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding, Fu
 
     __slots__ = ("members", "_view", "_runs", "_combined", "_own_name")
 
+    # as CNTK 2.7's Python Function: equal to itself alone and hashed by identity (each
+    # ``root_function``, ``block_root``, ``clone`` is a new one); compared with a Variable,
+    # its output is (the Variable's ``__eq__``)
+    __hash__ = object.__hash__
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Function):
+            return self is other
+        return isinstance(other, GraphObject) and other.__eq__(self)
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    def _compared(self):
+        """What a Variable compared with this Function compares: its one output (of several,
+        CNTK 2.7's TypeError of ``Variable_eq``)."""
+        if self.members and len(self.members) > 1:
+            raise TypeError("in method 'Variable_eq', argument 2 of type "
+                            "'CNTK::Variable const &'")
+        return self.output._compared()
+
     def __copy__(self):
         """``copy.copy``: a second handle on the same graph, as CNTK 2.7's (its ``uid``,
         parameters and runs are this Function's; the handle is another object, equal to
