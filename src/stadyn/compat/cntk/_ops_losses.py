@@ -413,5 +413,10 @@ refuse_sparse_operands(globals(), ["cross_entropy_with_softmax", "classification
                                   "squared_error", "binary_cross_entropy", "cosine_distance"],
                        {"cross_entropy_with_softmax": (0,), "classification_error": (0,)})
 
+# CNTK 2.7 makes a block of these over placeholders too (Function.cpp's AsBlock): waiting,
+# their output is Block<n>_Output_0 and their root a block (_printed.makes_block)
+for _loss in (squared_error, cross_entropy_with_softmax, classification_error):
+    _loss.makes_block = True
+
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)
