@@ -20,6 +20,8 @@ Example:
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 __all__ = ["RANKED", "CONVOLUTION", "check_init_arguments", "refuse_uncalled_initializer"]
@@ -48,10 +50,24 @@ _WITH_RANK = ("in method 'random_initializer_with_rank', argument 1 of type "
 
 
 def _uncalled(value) -> bool:
-    """Whether ``value`` is a callable CNTK takes for no initial value: a Python function or
-    class (``C.uniform`` itself), not an initializer it made (nor a number, an array)."""
-    from ...layers import CNTKInitializer
-    return callable(value) and not isinstance(value, CNTKInitializer)
+    """Whether ``value`` is an initializer not called: one of CNTK's initializer makers itself
+    (``C.uniform``, ``C.bilinear``), or a callable taking no argument (``lambda: 1``), which
+    CNTK 2.7 takes for no initial value; not an initializer made (a ``CNTKInitializer``, or
+    Stadyn's filler of a shape that ``bilinear(4, 4)`` makes)."""
+    from ... import layers as _L
+    if not callable(value) or isinstance(value, _L.CNTKInitializer):
+        return False
+    makers = (_L.glorot_uniform, _L.glorot_normal, _L.xavier, _L.he_uniform, _L.he_normal,
+              _L.uniform, _L.normal, _L.truncated_normal, _L.bilinear)
+    if any(value is m for m in makers) or isinstance(value, type):
+        return True
+    try:
+        inspect.signature(value).bind(())       # (a filler takes the shape)
+    except TypeError:
+        return True
+    except ValueError:      # (no signature to read: a builtin)
+        return False
+    return False
 
 
 def refuse_uncalled_initializer(title: str, key: str, value, ranked: bool = False) -> None:
