@@ -41,6 +41,8 @@ def blocks__losses_over_placeholders_layers_and_functions(C, r):
         bound = waiting(x, y)
         res[label + " bound"] = _root(bound) + [bound.root_function.block_root.op_name]
         res[label + " value"] = bound.eval(data)
+    top2 = C.classification_error(C.placeholder(name="p"), C.placeholder(name="q"), topN=2)
+    res["cl top 2 waiting"] = _root(top2)       # (one primitive op, no block)
     dense = C.layers.Dense(3, init=C.glorot_uniform(seed=1), name="d")
     res["over a layer"] = _root(C.squared_error(dense, y))
 
