@@ -33,9 +33,10 @@ _ELEMENTWISE = {"Plus", "Minus", "ElementTimes", "ElementDivide", "ElementMax", 
 
 
 def _dims(v: Variable) -> str:
-    """``v``'s sample shape as CNTK writes it (``[3 x 2]``: axes in reverse)."""
-    from ._adapt import sample_shape
-    return "[" + " x ".join(str(d) for d in reversed(sample_shape(v))) + "]"
+    """``v``'s sample shape (without the batch axis and a sequence's axis) as CNTK writes it
+    (``[3 x 2]``: axes in reverse)."""
+    lead = 0 if not BATCH(v) else 2 if v.sequence_lengths is not None else 1
+    return "[" + " x ".join(str(d) for d in reversed(tuple(v.shape)[lead:])) + "]"
 
 
 def _refused(op: str, inputs: list, error: ShapeError) -> CloneShapeError:
