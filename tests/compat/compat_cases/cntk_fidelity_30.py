@@ -102,11 +102,6 @@ _INSIDE = ("the block's inside is the loss's one Stadyn op, shown as the block r
                   "cross_entropy_with_softmax inside": _INSIDE,
                   "cross_entropy_with_softmax axis 0 inside": _INSIDE,
                   "classification_error inside": _INSIDE,
-                  "binary_cross_entropy inside": "the block root's output shows the "
-                                                 "block's uid (Block<n>_Output_0), CNTK "
-                                                 "2.7's one of its own (Negate<n>_Output_0): "
-                                                 "Stadyn's block and its root share one "
-                                                 "Variable (compat/cntk/_function.py)",
                   "classification_error top 2": "Stadyn's top-N error shows two "
                                                 "ClassificationError ops (the count summed "
                                                 "over the minibatch) and no Constant N, CNTK "

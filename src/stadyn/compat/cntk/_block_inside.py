@@ -29,6 +29,13 @@ class InsideOutput(Variable):
     """
 
     __slots__ = ()
+    _seen_from = "inside"      # (another Variable than the block's output, as in CNTK 2.7)
+
+    @property
+    def uid(self) -> str:
+        """Its owner's uid and ``_Output_0`` (``ReduceElements21_Output_0``), as CNTK 2.7's;
+        not the block's output's."""
+        return f"{self.owner.uid}_Output_0"
 
     @property
     def owner(self):

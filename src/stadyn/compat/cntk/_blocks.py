@@ -96,7 +96,9 @@ def as_block(composite, block_arguments_map, block_op_name: str,
         block = Function(outs[0], list(outs))
     else:
         out = outs[0]
-        if pairs and out.parent is None:
+        if (pairs and out.parent is None) or out in G.BLOCKS:
+            # (a block over a block -- a loss, a layer --: the outer one passes the inner one's
+            # output on, which stays a block of its own, its block_root, as in CNTK 2.7)
             out = F.identity(out)
         G.BLOCKS[out] = G.Block(block_op_name, block_instance_name, arguments)
         block = Function(out)

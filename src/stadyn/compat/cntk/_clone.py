@@ -4,9 +4,10 @@ names, op names, blocks and the attributes CNTK shows carried over to the copy."
 
 from __future__ import annotations
 
+from ..._errors import ShapeError
 from ...cntk_semantics import reshape_sample
-from ...graph import (Variable, apply, base_axis_kept, name_scope, new_lengths, set_sequence_axis,
-                      topological_nodes)
+from ...graph import (Variable, apply, base_axis_kept, format_location, name_scope, new_lengths,
+                      set_sequence_axis, topological_nodes, user_location)
 from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
@@ -16,7 +17,39 @@ from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS,
                      operand_order, outputs_of, primitive_op_name, seen_through, set_op_name,
                      set_uid, show_combined, show_operands_in_order, uid_of)
 
-__all__ = ["rebuild"]
+__all__ = ["rebuild", "CloneShapeError"]
+
+
+class CloneShapeError(RuntimeError, ShapeError):
+    """An op of a clone refusing the shapes its substitutes give it: CNTK 2.7's RuntimeError,
+    raised by ``clone`` itself as it validates the copy (a ValueError too, as Stadyn's other
+    shape errors)."""
+
+
+# CNTK 2.7's binary element-wise ops (BinaryElementwiseOpOutputShape's words)
+_ELEMENTWISE = {"Plus", "Minus", "ElementTimes", "ElementDivide", "ElementMax", "ElementMin",
+                "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Pow",
+                "LogPlus", "Atan2"}
+
+
+def _dims(v: Variable) -> str:
+    """``v``'s sample shape (without the batch axis and a sequence's axis) as CNTK writes it
+    (``[3 x 2]``: axes in reverse)."""
+    lead = 0 if not BATCH(v) else 2 if v.sequence_lengths is not None else 1
+    return "[" + " x ".join(str(d) for d in reversed(tuple(v.shape)[lead:])) + "]"
+
+
+def _refused(op: str, inputs: list, error: ShapeError) -> CloneShapeError:
+    """``error`` of a replayed op ``op`` (CNTK's name) over ``inputs`` as CNTK 2.7's clone
+    raises it: its words for a binary element-wise op (Function.cpp's
+    ``BinaryElementwiseOpOutputShape``), Stadyn's otherwise; at the user's line."""
+    line = format_location(user_location())
+    where = f" (clone at {line})" if line else " (clone)"
+    if op in _ELEMENTWISE and len(inputs) == 2:
+        return CloneShapeError(
+            f"Binary elementwise operation {op}: Left operand shape '{_dims(inputs[0])}' is "
+            f"not compatible with right operand shape '{_dims(inputs[1])}'.{where}")
+    return CloneShapeError(f"{op}: {error}{where}")
 
 
 def _copy_leaf(v: Variable, method: str) -> Variable:
@@ -124,8 +157,15 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             args, kwargs = base_axis_kept(node, args, kwargs, inputs[0].shape)
         if node.spec.name == "recurrence":
             args = tuple(_as_recorded_steps(new, old) for new, old in zip(args, node.args))
-        with name_scope(node.scope, absolute=True):
-            made = apply(node.spec, args, kwargs)
+        try:
+            with name_scope(node.scope, absolute=True):
+                made = apply(node.spec, args, kwargs)
+        except ShapeError as error:
+            if isinstance(error, RuntimeError):
+                raise
+            first = next((o for o in outputs if o is not None), None)
+            op = primitive_op_name(first) if first is not None else node.spec.name
+            raise _refused(op, inputs, error) from error
         made = made if isinstance(made, tuple) else (made,)
         for old, new in zip(outputs, made):
             if old is None:

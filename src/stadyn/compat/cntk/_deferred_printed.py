@@ -78,7 +78,7 @@ class DeferredPrinting:
         uid = self.__dict__.get("_uid")
         if uid is None:
             block = self._fn._makes_block() if isinstance(self._fn, _layer_function()) \
-                else makes_block(self._fn)
+                else makes_block(self._fn, self._args, self._kwargs)
             prefix = "Block" if block else self._root_op()
             uid = self.__dict__["_uid"] = G.new_uid(prefix) + "_Output_0"
         return uid

@@ -171,7 +171,7 @@ class DeferredRoot:
         fn = self._function._fn
         if isinstance(fn, _layer_function()):
             return self.op_name not in ("NoOp", "Combine")
-        return makes_block(fn)
+        return makes_block(fn, self._function._args, self._function._kwargs)
 
     @property
     def root_function(self) -> "DeferredRoot":

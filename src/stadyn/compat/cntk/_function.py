@@ -5,8 +5,9 @@ shows the graph as CNTK does (``arguments``, ``parameters``, ``constants``, ``in
 for applied layers, names reached as attributes: ``z.W``, ``model.conv1.b``), evaluates it
 (``eval``, ``forward``/``backward``, ``grad``), rebuilds it (``clone``, calling it on other
 Functions, ``replace_placeholders``) and saves it.  The runs (and what a Function keeps from one
-to the next) are :mod:`._function_runs`, the rebuilding :mod:`._function_rebuild`; behaviour
-lives in Stadyn's static graph, this module only maps CNTK's view onto it.
+to the next) are :mod:`._function_runs`, the rebuilding :mod:`._function_rebuild`,
+its files :mod:`._function_files`; behaviour lives in Stadyn's static graph, this module
+only maps CNTK's view onto it.
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ from ._function_rebuild import CloneMethod, FunctionRebuilding
 from ._function_pure import pure
 from ._function_runs import FunctionRuns, RunState
 from ._late import bind
+from ._function_files import FunctionFiles, load_model
 from ._model_file import ModelFormat
-from ._model_load import (load_roots, model_path, passed_on_block, restore_parameters,
-                          untyped_arguments, untyped_shown_op)
-from ._model_save import save_roots
+from ._model_load import passed_on_block
 from ._mixins import GraphObject, TensorOpsMixin, second_handle
 from ._printed import function_repr, function_text
 from ._renaming import refuse_renaming
-from ._signature import _function_of_callable as function_of_callable, waiting_function
+from ._signature import _function_of_callable as function_of_callable
 from ._step_values import step_value
 
 __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outputs"]
@@ -55,7 +55,7 @@ class _FunctionType(type):
             bool(getattr(obj, "_cntk_function", False))
 
 
-class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
+class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding, FunctionFiles,
                metaclass=_FunctionType):
     """A CNTK Function.
 
@@ -74,6 +74,27 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
     """
 
     __slots__ = ("members", "_view", "_runs", "_combined", "_own_name")
+
+    # as CNTK 2.7's Python Function: equal to itself alone and hashed by identity (each
+    # ``root_function``, ``block_root``, ``clone`` is a new one); compared with a Variable,
+    # its output is (the Variable's ``__eq__``)
+    __hash__ = object.__hash__
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Function):
+            return self is other
+        return isinstance(other, GraphObject) and other.__eq__(self)
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    def _compared(self):
+        """What a Variable compared with this Function compares: its one output (of several,
+        CNTK 2.7's TypeError of ``Variable_eq``)."""
+        if self.members and len(self.members) > 1:
+            raise TypeError("in method 'Variable_eq', argument 2 of type "
+                            "'CNTK::Variable const &'")
+        return self.output._compared()
 
     def __copy__(self):
         """``copy.copy``: a second handle on the same graph, as CNTK 2.7's (its ``uid``,
@@ -459,48 +480,6 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding,
             return getattr(self.output, name)
         raise AttributeError(f"neither the Function nor its output has '{name}'")
 
-    # -- files ----------------------------------------------------------------------------------
-    def save(self, filename, format=ModelFormat.CNTKv2,
-             use_external_files_to_store_parameters: bool = False) -> None:
-        """Save the graph of the outputs (a Stadyn model file keeping CNTK's names; ONNX with
-        ``ModelFormat.ONNX``)."""
-        save_roots(self._roots(), self.arguments, filename, format, self._combine())
-
-    save_model = save  # the 2017 betas' name
-
-    def restore(self, filename) -> None:
-        """Set this Function's parameters to those saved in ``filename`` (by a Function of the
-        same architecture), in order."""
-        restore_parameters(self.parameters, filename)
-
-    #: op name (``module.class``) -> ``callback(inputs, name, state)``: what rebuilds a
-    #: saved user function of that op name instead of its class's ``deserialize``
-    _udf_callback_map: dict = {}
-
-    @staticmethod
-    def register_udf_deserialize_callback(op_name: str, callback) -> None:
-        """Rebuild the saved user functions of ``op_name`` (``module.class`` of their
-        ``UserFunction`` subclass) with ``callback(inputs, name, state)`` when a model is
-        loaded, instead of importing the module and calling the class's ``deserialize``; once
-        per op name (a second raises ``ValueError``, as CNTK 2.7).
-
-        Example:
-            >>> import stadyn.compat.cntk as C
-            >>> C.Function.register_udf_deserialize_callback(
-            ...     "doc_example.Twice", lambda inputs, name, state: None)
-            >>> "doc_example.Twice" in C.Function._udf_callback_map
-            True
-        """
-        if op_name in Function._udf_callback_map:
-            raise ValueError(f"A callback for the UserFunction with op name {op_name} has "
-                             "already been registered.")
-        Function._udf_callback_map[op_name] = callback
-
-    @staticmethod
-    def load(model, device=None, format=ModelFormat.CNTKv2) -> "Function":
-        """The Function saved in ``model`` (a file name, or the file's bytes)."""
-        return load_model(model, device, format)
-
     def print_node_timing(self) -> None:
         """Accepted for compatibility: Stadyn keeps no per-node timings."""
 
@@ -549,50 +528,6 @@ def combine_outputs(functions: list, name: str = "") -> Function:
         else:
             flat.append(unwrap(f))
     return Function(flat[0], flat, runs=RunState(), combined=G.Combine(name))
-
-
-def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Function:
-    """Load a Function saved by :meth:`Function.save` (a file name, or the file's bytes).
-
-    Example:
-        >>> import os, tempfile, numpy as np, stadyn.compat.cntk as C
-        >>> x = C.input_variable(2, name="x")
-        >>> z = C.layers.Dense(3, name="d")(x)
-        >>> path = os.path.join(tempfile.mkdtemp(), "z.model")
-        >>> z.save(path)
-        >>> m = C.load_model(path)
-        >>> m.arguments[0].name, m.find_by_name("d").shape
-        ('x', (3,))
-    """
-    with model_path(model) as path:         # (bytes written to a file once)
-        names, decoded = untyped_arguments(path, format)
-        if not names:
-            return _loaded(path, format, decoded=decoded)
-    # a Function saved untyped: it waits for operands, as it did when saved; each application
-    # decodes the file anew (their types are written into the decoded file)
-    return waiting_function(names, lambda *values: _loaded(model, format, names, values),
-                            untyped_shown_op(decoded))
-
-
-def _loaded(model, format, names=(), values=(), decoded=None) -> Function:
-    """The Function saved in ``model``; ``names`` of its untyped arguments: it applied to
-    ``values``, their types given to those arguments (CNTK infers them so); ``decoded``: the
-    file as read already (of no untyped arguments)."""
-    given = dict(zip(names, values))
-    roots, combine, uid = load_roots(model, format, given, decoded)
-    if given:
-        loaded = _loaded_function(roots, combine, uid)
-        return loaded(*[given[a.name] for a in loaded.arguments])
-    return _loaded_function(roots, combine, uid)
-
-
-def _loaded_function(roots, combine, uid) -> Function:
-    if combine is None and (len(roots) == 1 or G.function_outputs(roots) is not None):
-        return Function(roots[0], roots if len(roots) > 1 else None, runs=RunState())
-    loaded = combine_outputs(roots, combine or "")
-    if uid:
-        loaded._combine().uid = uid         # the file's (CNTK's) uid of its root
-    return loaded
 
 
 bind(Function=Function,      # Variable.owner and the wrapping of outputs (_mixins, _variables)

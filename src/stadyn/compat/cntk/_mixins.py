@@ -25,11 +25,25 @@ class GraphObject(SwigHandle):
     def __init__(self, variable: Variable):
         self.variable = variable
 
+    #: what else than the Stadyn Variable tells two CNTK Variables apart: the output of a
+    #: one-op block's inside (``_block_inside``) is not the block's output in CNTK 2.7
+    _seen_from = ""
+
+    def _compared(self) -> "tuple[str, Variable]":
+        """What CNTK 2.7 compares of this Variable: ``(where seen from, Stadyn Variable)``."""
+        return (self._seen_from, self.variable)
+
     def __hash__(self) -> int:
-        return id(self.variable)
+        return id(self.variable) if not self._seen_from else hash((self._seen_from,
+                                                                    id(self.variable)))
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, GraphObject) and other.variable is self.variable
+        """As CNTK 2.7's ``Variable.__eq__``: the same Variable of the graph (a Function with
+        one output compares as that output; one of several is CNTK's TypeError)."""
+        if not isinstance(other, GraphObject):
+            return False
+        mine, theirs = self._compared(), other._compared()
+        return mine[0] == theirs[0] and mine[1] is theirs[1]
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)

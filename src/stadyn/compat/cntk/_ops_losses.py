@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -409,6 +410,13 @@ def cosine_distance_with_negative_samples(x, y, shift: int, num_negative_samples
 refuse_sparse_operands(globals(), ["cross_entropy_with_softmax", "classification_error",
                                   "squared_error", "binary_cross_entropy", "cosine_distance"],
                        {"cross_entropy_with_softmax": (0,), "classification_error": (0,)})
+
+# CNTK 2.7 makes a block of these over placeholders too (Function.cpp's AsBlock): waiting,
+# their output is Block<n>_Output_0 and their root a block (_printed.makes_block)
+# (classification_error of top 1: of top N > 1, one primitive op)
+squared_error.makes_block = cross_entropy_with_softmax.makes_block = True
+classification_error.makes_block = lambda *args, **kwargs: int(inspect.signature(
+    classification_error).bind(*args, **kwargs).arguments.get("topN", 1)) == 1
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)

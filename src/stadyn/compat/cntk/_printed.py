@@ -128,17 +128,22 @@ _OP_NAMES = {
 }
 
 
-def makes_block(fn) -> bool:
+def makes_block(fn, args: tuple = (), kwargs: "dict | None" = None) -> bool:
     """Whether CNTK 2.7 makes a block of a call of its op ``fn``: the reductions
     (ReduceFunctionAsBlock; ``reduce_sum``'s output is ``Block<n>_Output_0``; argmax and argmin
-    are primitives), which their maker marks ``makes_block``.
+    are primitives), which their maker marks ``makes_block``; the losses CNTK makes blocks of
+    (``classification_error`` of top 1 only: ``makes_block`` a rule of the call's ``args`` and
+    ``kwargs``).
 
     Example:
         >>> import stadyn.compat.cntk as C
         >>> makes_block(C.reduce_sum), makes_block(C.argmax)
         (True, False)
     """
-    return bool(getattr(fn, "makes_block", False))     # (set by the reductions' maker)
+    made = getattr(fn, "makes_block", False)     # (set by the reductions' maker, the losses)
+    if callable(made):      # (a rule of the call's arguments: classification_error's top 1)
+        return bool(made(*args, **(kwargs or {})))
+    return bool(made)
 
 
 # ops CNTK 2.7 makes of several, whose root reads others than the op's operands: printed

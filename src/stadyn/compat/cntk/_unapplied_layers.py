@@ -182,6 +182,29 @@ class UnappliedLayerView(SwigHandle):
     def is_block(self) -> bool:
         return False if self._signature is None else self._signature.is_block
 
+    def find_all_with_name(self, name: str, depth: int = 0) -> list:
+        """The functions and variables named ``name`` in the layer's graph, as CNTK 2.7's
+        Function over its placeholders holds it (``depth`` 0: its blocks are not entered;
+        deeper, the ValueError of ``depth_first_search``: they hold nothing until applied).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> s = C.layers.Sequential([C.layers.Dense(4, name="d1"),
+            ...                          C.layers.Dense(2, name="d2")])
+            >>> [(f.name, f.op_name) for f in s.find_all_with_name("d2")]
+            [('d2', 'Dense')]
+        """
+        if self._signature is not None:
+            return self._signature.find_all_with_name(name, depth)
+        return late("find_all_with_name")(self, name, depth)
+
+    def find_by_name(self, name: str, depth: int = 0):
+        """The function or variable named ``name`` (:meth:`find_all_with_name`): None when
+        there is none, CNTK 2.7's ValueError when there are several."""
+        if self._signature is not None:
+            return self._signature.find_by_name(name, depth)
+        return late("find_by_name")(self, name, depth)
+
     @property
     def constants(self) -> tuple:
         """The constants among its inputs: before it is applied, those CNTK 2.7's layer makes

@@ -13,6 +13,7 @@ from ...graph import Variable as _Var
 from ...graph import FREE_DIMENSION, free_batch_input, mark_free_dimensions, sequence_input
 from . import _graph as G
 from ._function_pure import refuse_parameters
+from ._init_arguments import refuse_uncalled_initializer
 from ...layers import default_override_or
 from ._late import bind, late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
@@ -228,6 +229,7 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
             if any(d < 0 for d in shape):
                 raise ValueError(f"Parameter: the shape {shape} has a dimension to infer, which "
                                  "Stadyn's compat does not do (give the full shape)")
+            refuse_uncalled_initializer("parameter", "init", init)
             if init is None:
                 init = 0.0
             elif isinstance(init, (int, float)):    # Python's (bool and np.float64 among them)
