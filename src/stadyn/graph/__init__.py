@@ -11,6 +11,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_passes.py`` — rewrites of traced programs; ``_partition.py`` — forward/backward split;
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
+* ``_deferred_layout.py`` — a channels-last plan's values, converted to NCHW by their first
+  reader;
 * ``_free_axes.py`` — inputs whose batch axis (and free dimensions) the data sizes (CNTK's),
   conformed when a build joins one never fed with values of a fed batch;
 * ``_interpret.py`` — :func:`interpret`, the reference semantics; :func:`refresh_shapes`;

@@ -18,6 +18,7 @@ import torch
 from .._errors import (EmptySequenceError, OpArgumentError, ShapeError, StadynError,
                        UnrunnableError)
 from ._context import get_current_context
+from ._deferred_layout import settled
 from ._labels import _active as _labelling
 from ._labels import op_label
 from ._location import format_location, user_location
@@ -145,7 +146,7 @@ def _value(v: Variable):
         if v._need_grad and torch.is_grad_enabled():
             return run_tensor(v)
         return data_of(v._alias).detach()
-    t = v._data
+    t = settled(v)
     return t.detach() if v._stops_grad and t is not None else t
 
 

@@ -37,6 +37,7 @@ from ._intermediate_grads import (backward_returning, intermediates_beyond, inte
                                   retain_intermediate_grads, take_retained_grads)
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
+from ._deferred_layout import channels_last_only, defer
 from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
 from ._numerics import not_finite
@@ -81,7 +82,8 @@ class StaticPlan:
                  "saved", "_fw_call", "_bw_call", "nodes", "_copy_grad", "has_backward",
                  "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter",
                  "marks", "marks_seen", "keep_all", "all_inters", "_raw_bw", "_positions",
-                 "_programs", "kept", "deferred", "_tabled", "seed_shapes", "_given", "__weakref__")
+                 "_programs", "kept", "deferred", "_tabled", "seed_shapes", "_given",
+                 "restore_layout", "_restore", "__weakref__")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -89,7 +91,8 @@ class StaticPlan:
                  cast_slots: Sequence[tuple[int, torch.dtype]] = (),
                  grad_inters: Sequence[Variable] = (), copy_inter: Sequence[bool] = (),
                  all_inters: Sequence[Variable] | None = None, raw_bw: fx.GraphModule | None = None,
-                 positions: tuple | None = None, kept: Sequence[Variable] = ()):
+                 positions: tuple | None = None, kept: Sequence[Variable] = (),
+                 restore_layout: bool = False):
         self.roots: list[Variable] = roots
         self.nodes: list[FunctionNode] = nodes
         self.leaves: list[Variable] = leaves
@@ -138,6 +141,11 @@ class StaticPlan:
         self._given = tuple(
             (j, k) for j, k in outputs_saved(self.fw, self.n_fill)
             if type(self.fill[k]).reads_held_values) if bw is not None else ()
+        # a channels-last plan gives the values it computed in that layout as they are, their
+        # conversion to NCHW left to their first reader (_deferred_layout.py): which values
+        # those are, found on the first run
+        self.restore_layout = restore_layout
+        self._restore: tuple | None = None
         self._tabled = count_tables(self)     # Stadyn's references, not the program's
 
     @property
@@ -165,6 +173,12 @@ class StaticPlan:
                           name_errors=True)
             raise
         n = self.n_fill
+        if self.restore_layout:
+            if self._restore is None:
+                self._restore = tuple(k for k, t in enumerate(outs[:n])
+                                      if channels_last_only(t))
+            for k in self._restore:
+                defer(outs[k])
         if _checking[0]:
             self._check_forward(tensors, outs[:n])
         for v, t in zip(self.fill, outs):
@@ -412,9 +426,8 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     # Every intermediate a keep_all plan hands out would need converting back: it stays NCHW.
     layout = frozenset() if keep_all else plan_layout(nodes, leaf_tensors)
 
-    def values_of(ts):
-        values = interpret(nodes, leaves, ts, fill, channels_last=layout)
-        return [standard_layout(v) for v in values] if layout else values
+    def values_of(ts):      # (NCHW when read: StaticPlan.run, _deferred_layout.py)
+        return interpret(nodes, leaves, ts, fill, channels_last=layout)
 
     if not needs_backward:
         def forward_only(*ts):
@@ -429,7 +442,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
         plan_passes(fw)
         cast_slots = cast_parameters_into_buffers(fw, leaf_tensors, len(fill))
         return StaticPlan(roots, list(nodes), list(leaves), fill, fw, None, [], [],
-                          cast_slots=cast_slots)
+                          cast_slots=cast_slots, restore_layout=bool(layout))
 
     grad_idx = [i for i, t in enumerate(leaf_tensors) if t.requires_grad]
     root_pos = [fill.index(r) for r in roots if r.parent is not None]
@@ -459,8 +472,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
         traced["diff"], traced["used"] = diff, used
         traced["inter"] = [inter[j - len(inputs)] for j in got]
         out = [grads[j] for j in used + got]
-        if layout:      # a value the backward reads anyway leaves as it is (``rest``)
-            values = [standard_layout(v) for v in values[:len(fill)]] + values[len(fill):]
+        if layout:      # values leave as they are (NCHW when read: StaticPlan.run)
             out = [standard_layout(g) for g in out]
         return (*values, *out)
 
@@ -492,7 +504,8 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     return StaticPlan(roots, list(nodes), list(leaves), fill + kept, fw, bw, grad_leaves,
                       diff_roots, copy_grad, out_slots, cast_slots,
                       grad_inters=[inters[k] for k in positions], copy_inter=copy_inter,
-                      all_inters=inters, raw_bw=raw, positions=positions, kept=kept)
+                      all_inters=inters, raw_bw=raw, positions=positions, kept=kept,
+                      restore_layout=bool(layout))
 
 
 def _inner_graphs(node) -> list:

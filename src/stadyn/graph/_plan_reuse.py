@@ -190,7 +190,7 @@ class _Template:
 
     __slots__ = ("fw", "bw", "raw_bw", "grad_leaves", "fill", "diff_roots", "all_inters",
                  "positions", "n_kept", "copy_grad", "out_slots", "cast_slots", "copy_inter",
-                 "shapes", "seconds")
+                 "shapes", "seconds", "restore_layout")
 
     def __init__(self, plan: StaticPlan, seconds: float):
         at = _positions(plan.leaves, plan.nodes)
@@ -206,6 +206,7 @@ class _Template:
         self.shapes = [[(v._shape, v._dtype) if (v := ref()) is not None else None
                         for ref in node._outputs] for node in plan.nodes]
         self.seconds = seconds
+        self.restore_layout = plan.restore_layout
 
     def bind(self, subgraph: Subgraph, keep_all: bool) -> StaticPlan:
         """A plan of ``subgraph`` (of this template's structure) running these programs."""
@@ -233,7 +234,8 @@ class _Template:
                           grad_inters=[inters[k] for k in self.positions],
                           copy_inter=list(self.copy_inter), all_inters=inters,
                           raw_bw=self.raw_bw, positions=self.positions,
-                          kept=fill[len(fill) - self.n_kept:] if self.n_kept else ())
+                          kept=fill[len(fill) - self.n_kept:] if self.n_kept else (),
+                          restore_layout=self.restore_layout)
 
 
 def _positions(leaves, nodes) -> dict[int, tuple]:

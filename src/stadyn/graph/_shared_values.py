@@ -36,6 +36,7 @@ import weakref
 import torch
 
 from .._errors import StadynError
+from ._deferred_layout import like_saved
 from ._grad_buffers import carry_released
 from ._variable import Variable
 from ._versions import bump_graph_version, layout_changed
@@ -148,7 +149,8 @@ def saved_as_held(saved: tuple, pairs: tuple, fill) -> tuple:
     Variables given values) replaced by the tensor that output holds now, where that is
     another of the same shape, dtype and device: memory handed to the user, which the later
     runs write into (:func:`set_output`) and the user may have written (``y.d = v``; NNabla's
-    backward reads the arrays the variables hold).
+    backward reads the arrays the variables hold), in the layout the program saved it in where
+    a reader converted a channels-last value (``_deferred_layout.like_saved``).
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -164,7 +166,7 @@ def saved_as_held(saved: tuple, pairs: tuple, fill) -> tuple:
                 and now.dtype == was.dtype and now.device == was.device):
             if read is None:
                 read = list(saved)
-            read[j] = now.detach()
+            read[j] = like_saved(now.detach(), was)
     return saved if read is None else tuple(read)
 
 

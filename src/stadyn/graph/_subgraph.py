@@ -27,6 +27,7 @@ from typing import Hashable, Sequence
 
 import torch
 
+from ._deferred_layout import settled
 from ._held_values import held_variables, keeps_value
 from ._tensors import data_of, grad_of
 from ._variable import FunctionNode, Variable, topological_nodes
@@ -78,7 +79,7 @@ def leaf_tensor(v: Variable) -> torch.Tensor:
         return t
     if v._data is None:
         return data_of(v)
-    return v._data
+    return settled(v)
 
 
 def run_tensor(v: Variable) -> torch.Tensor:

@@ -21,6 +21,7 @@ import torch
 
 from .._errors import ShapeError, StadynError
 from ._context import get_current_context
+from ._deferred_layout import settled
 from ._numpy_readers import numpy_reader
 from ._versions import _layout, layout_changed
 
@@ -61,7 +62,7 @@ class VariableArrays:
             return VariableArrays.data.fget(self._alias).detach()
         if self._data is None:
             self._data = _zeros(self._shape, self._dtype, False)
-        return self._data
+        return settled(self)
 
     @data.setter
     def data(self, value: Any) -> None:

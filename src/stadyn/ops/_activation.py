@@ -55,8 +55,10 @@ def relu(x, inplace=False, rule="torch"):
         return _NnablaRelu.apply(x)
     if rule == "cntk":
         # CNTK 2.7 (its CPU kernel, measured): the product with the comparison, -inf * 0 and
-        # NaN * 0 being NaN; + 0.0 makes the zeros +0 as CNTK's are
-        return x * (x > 0) + 0.0
+        # NaN * 0 being NaN; + 0.0 makes the zeros +0 as CNTK's are.  The mask is made in x's
+        # dtype once: a bool one was converted again inside the forward's product and the
+        # backward's (a pass over memory each; the same 0s and 1s, so the same bits)
+        return x * (x > 0).to(x.dtype) + 0.0
     raise ValueError(f"relu: rule={rule!r}: 'torch', 'nnabla' or 'cntk'")
 
 
