@@ -129,6 +129,7 @@ def marks_to_replay(nodes: Sequence[FunctionNode], leaves: Sequence[Variable], b
 
 _RANDOM = "draw new random numbers"
 _WRITES = "update running statistics (write a leaf's value)"
+_READS = "compute with running statistics it updated (read a leaf's value it wrote)"
 
 
 def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False
@@ -166,7 +167,12 @@ class ReplayGuard(TorchDispatchMode):
     (running statistics) raises :class:`SideEffect` instead of running: a forward run again
     eagerly for a backward keeps the first forward's values and state, or stops.
     ``draws_again``: the run draws what the forward it repeats drew
-    (``_draw_states.same_draws``), so random draws run.
+    (``_draw_states.same_draws``), so random draws run.  ``scratch``: writes of the leaves run
+    (a batch normalisation's running statistics), and the leaves get back the values they
+    held at the start when the guard is left, as NNabla 1.39's backward leaves them (it runs
+    no forward again); an op that then reads a leaf's written value without writing it
+    (``mean_subtraction`` subtracts the mean it updated: its output would not be the first
+    run's) raises instead.
 
     Example:
         >>> import torch
@@ -178,28 +184,55 @@ class ReplayGuard(TorchDispatchMode):
         ...     except SideEffect as e:
         ...         print(e)
         update running statistics (write a leaf's value) (aten.add_.Tensor)
+        >>> with ReplayGuard([mean], scratch=True):
+        ...     _ = mean.mul_(0.5).add_(torch.ones(2))
         >>> mean.tolist()
         [0.0, 0.0]
     """
 
-    def __init__(self, leaf_tensors: Sequence[torch.Tensor], draws_again: bool = False):
+    def __init__(self, leaf_tensors: Sequence[torch.Tensor], draws_again: bool = False,
+                 scratch: bool = False):
         super().__init__()
-        self.storages = {p for t in leaf_tensors
-                         if isinstance(t, torch.Tensor) and (p := _storage(t))}
+        self.leaves = [t for t in leaf_tensors if isinstance(t, torch.Tensor) and _storage(t)]
+        self.storages = {_storage(t) for t in self.leaves}
         self.draws_again = draws_again
+        self.scratch = scratch
+        self.written: set = set()
+        self.saved: list = []
+
+    def __enter__(self):
+        if self.scratch:
+            self.saved = [(t, t.detach().clone()) for t in self.leaves]
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            with torch.no_grad():
+                for t, values in self.saved:
+                    if _storage(t) in self.written:
+                        t.detach().copy_(values)
+            self.saved = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if torch.Tag.nondeterministic_seeded in func.tags and not self.draws_again:
             raise SideEffect(f"{_RANDOM} ({func})")
         schema = func._schema
-        if schema.is_mutable:
-            for k, a in enumerate(schema.arguments):
-                if a.alias_info is None or not a.alias_info.is_write:
-                    continue
-                value = args[k] if k < len(args) else kwargs.get(a.name)
-                if isinstance(value, torch.Tensor) and _storage(value) in self.storages:
-                    raise SideEffect(f"{_WRITES} ({func})")
+        viewing = any(r.alias_info is not None for r in schema.returns)
+        writes = set()
+        for k, a in enumerate(schema.arguments):
+            value = args[k] if k < len(args) else kwargs.get(a.name)
+            tensors = value if isinstance(value, (list, tuple)) else [value]
+            stores = {_storage(t) for t in tensors if isinstance(t, torch.Tensor)}
+            if a.alias_info is not None and a.alias_info.is_write:
+                writes |= stores & self.storages
+            elif not viewing and stores & self.written:
+                raise SideEffect(f"{_READS} ({func})")
+        if writes and not self.scratch:
+            raise SideEffect(f"{_WRITES} ({func})")
+        self.written |= writes
         return func(*args, **kwargs)
 
 

@@ -485,10 +485,10 @@ def _refuse_kept(nodes: Sequence[FunctionNode]) -> None:
 
 @contextlib.contextmanager
 def _guarded(leaves: Sequence[Variable], draws_again: bool):
-    """A forward run again eagerly for a backward (grad enabled), refused in the words of
-    :func:`_refuse` before an op writes one of ``leaves`` (running statistics) or, unless
-    ``draws_again``, draws (``ReplayGuard``)."""
-    guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again)
+    """A forward run again eagerly for a backward (grad enabled): ``leaves`` (running statistics)
+    written get their values back after it; refused (:func:`_refuse`) before an op reads one it
+    wrote or, unless ``draws_again``, draws (``ReplayGuard``)."""
+    guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again, scratch=True)
     try:
         with torch.enable_grad(), guard:
             yield

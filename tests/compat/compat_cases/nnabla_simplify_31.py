@@ -22,9 +22,6 @@ _F = "nnabla.functions."
 
 @nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward",
                     "nnabla.function.PythonFunction", _F + "batch_normalization"],
-             known={"raised": "Stadyn's eager replay (stadyn.graph._runner) cannot run a "
-                              "forward again without moving running statistics, so it "
-                              "refuses; NNabla 1.39 differentiates the kept forward"},
              note="x = arange(8).reshape(4, 2), w = ones, h = Twice(x * w) (a PythonFunction: "
                   "the graph runs eagerly on Stadyn), b = batch_normalization(h, 0, 1, rm=0, "
                   "rv=1, batch_stat=True), y = b * 1, loss = sum(y * y); loss.forward(), "
@@ -52,6 +49,44 @@ def late_need_grad__inner_backward_keeps_running_stats(nn, F, PF, r):
         res["raised"] = type(exc).__name__
     res.update({"backward: mean": rm.d.copy(), "backward: var": rv.d.copy(),
                 "x.g": x.g.copy()})
+    return res
+
+
+_MS = ("Stadyn's eager replay (stadyn.graph._grad_marks.ReplayGuard) refuses an op that reads "
+       "a running statistic it updated (mean_subtraction subtracts its new mean and scales "
+       "the gradient by its new count: a run again from the state the forward left would "
+       "give other values); NNabla 1.39 runs no forward again and differentiates the kept one")
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward",
+                    "nnabla.function.PythonFunction", _F + "mean_subtraction"],
+             known={"loss: raised": _MS, "loss: x.g": _MS, "loss: w.g": _MS,
+                    "y: raised": _MS, "y: x.g": _MS, "y: w.g": _MS},
+             note="as late_need_grad__inner_backward_keeps_running_stats with "
+                  "F.mean_subtraction(h, rm, t) in place of the batch normalization: "
+                  "backward() from loss and from y, the running mean, count and gradients")
+def late_need_grad__mean_subtraction(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")
+    res = {}
+    for root in ("loss", "y"):
+        x = nn.Variable.from_numpy_array(np.arange(8.0, dtype=np.float32).reshape(4, 2))
+        w = nn.Variable.from_numpy_array(np.ones((4, 2), np.float32), need_grad=True)
+        rm = nn.Variable.from_numpy_array(np.zeros((2,), np.float32))
+        t = nn.Variable.from_numpy_array(np.zeros((1,), np.float32))
+        h = _twice(PythonFunction)(x * w)
+        y = F.mean_subtraction(h, rm, t) * 1.0
+        loss = F.sum(y * y)
+        loss.forward()
+        x.need_grad = True
+        x.grad.zero()
+        try:
+            (loss if root == "loss" else y).backward()
+            res[root + ": raised"] = None
+        except Exception as exc:       # noqa: BLE001 (whether it raises is the result)
+            res[root + ": raised"] = type(exc).__name__
+        res.update({root + ": mean": rm.d.copy(), root + ": t": t.d.astype(np.float32),
+                    root + ": x.g": x.g.copy(), root + ": w.g": w.g.copy()})
     return res
 
 

@@ -38,6 +38,7 @@ import torch
 
 from ...graph import Variable, auto_forward, data_of, numpy_reader, to_torch_dtype, viewed
 from ..._errors import ArgumentError, ShapeError
+from ._fill_values import filled_value, scalar_is_filled
 from ._index_dtypes import as_shown, shown_as_uint64
 
 __all__ = ["NdArray"]
@@ -190,7 +191,8 @@ class NdArray:
 
     @data.setter
     def data(self, value: Any) -> None:
-        if np.isscalar(value):      # NNabla's zero() / fill(): the array keeps its dtype
+        if np.isscalar(value) and (value == 0 or scalar_is_filled(value)):
+            # NNabla's zero() / fill(): the array keeps its dtype (_fill_values.py)
             self.zero() if value == 0 else self.fill(value)
             return
         arr = np.asarray(value)
@@ -229,13 +231,15 @@ class NdArray:
         return self.data
 
     def fill(self, value: float) -> None:
-        """Set every element to ``value``.
+        """Set every element to ``value``, which goes through float32 as NNabla 1.39's does
+        (``_fill_values.py``: ``2**24 + 5`` reads ``16777220`` in any dtype).
 
         Example:
             >>> import stadyn.compat.nnabla as nn
             >>> a = nn.NdArray((2,)); a.fill(0.5); a.data
             array([0.5, 0.5], dtype=float32)
         """
+        value = filled_value(value, self._t.dtype)
         renewed = self._renewed()
         if renewed is not None:         # (a dynamic graph's output: no version bump, below)
             (renewed.data if renewed.grad_fn is not None else renewed.detach()).fill_(value)

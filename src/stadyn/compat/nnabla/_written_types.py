@@ -121,7 +121,8 @@ def take_written_type(v: _Core, value: Any) -> None:
     is a leaf that needs a gradient (torch's are floating point only) or that a graph built
     before reads as float data (it holds no cast then: ``_float_inputs.read_as_float``), or
     views another Variable's value; an integer ``v`` given floating values becomes
-    float32 (NNabla's float64: Stadyn keeps floating values float32).  Anything else is written
+    float32 (NNabla's float64: Stadyn keeps floating values float32), and so does a float16
+    leaf given float32 or float64 values that no built graph reads.  Anything else is written
     into ``v``'s dtype, as before.  Integers written through ``v.data`` follow the same rule
     (``_variable._set_data``).
 
@@ -147,6 +148,13 @@ def take_written_type(v: _Core, value: Any) -> None:
             return
         v.data.cast(dtype)
     elif dtype.kind == "f" and not current.is_floating_point():
+        v.data.cast(np.float32)
+    elif (dtype.kind == "f" and dtype.itemsize > 2 and v.parent is None
+          and current.dtype in (torch.float16, torch.bfloat16)
+          and not any(read_as_float(m) for m in members(v))):
+        # a half leaf given float32 / float64 values: NNabla 1.39's takes their type and its
+        # functions read float32 (7.9 stays 7.9, where half holds 7.8984375: case
+        # ``nnabla_fill_values.written_arrays__dtypes``); Stadyn's takes float32
         v.data.cast(np.float32)
 
 
