@@ -130,3 +130,62 @@ def test_an_nnabla_backward_reads_the_value_written_into_an_intermediate():
     # NNabla 1.39 (ee9d720a's channels-last plan kept the gradient of the undoubled h)
     np.testing.assert_allclose(doubled["c2/conv/W"], 2 * plain["c2/conv/W"], rtol=1e-6)
     np.testing.assert_array_equal(doubled["c2/conv/b"], plain["c2/conv/b"])
+
+
+def _unlink(v):
+    v.clear_all_graph_links()
+
+
+def _need_grad(v):
+    v.need_grad = True
+
+
+@pytest.mark.parametrize("method", [_unlink, _need_grad], ids=["clear_all_graph_links",
+                                                                "need_grad"])
+def test_a_value_made_a_leaf_or_given_a_gradient_still_reads_nchw(method):
+    # Both methods detach what the Variable holds; at 434e6b6a the detached tensor lost the
+    # deferred mark, so .d / .data kept the plan's NHWC strides for good: .data.view(-1)
+    # raised and a write through .d.reshape(-1) went to a copy (NNabla 1.39: C-contiguous, the
+    # write reaches the Variable: the NNabla row below)
+    _, _, loss, held, _ = _graph()
+    loss.forward(clear_no_need_grad=True)
+    for v in held:
+        name = v.parent.spec.name
+        assert v._data.is_contiguous(memory_format=torch.channels_last), name  # still deferred
+        method(v)
+        assert v.d.flags.c_contiguous and v.data.is_contiguous(), name
+        assert v.data.view(-1).shape == (v.size,), name
+        flat = v.d.reshape(-1)
+        flat[:] = 7.0
+        np.testing.assert_array_equal(v.d, np.full(v.shape, 7.0, np.float32), err_msg=name)
+
+
+# NNabla 1.39 (/work/peers/nnabla, /tmp/rev32_D_w/nn4.py real): after a forward of
+# conv-relu-conv-max_pooling-sum over a (2, 3, 6, 6) input, ``c2`` (2, 4, 6, 6) float32 reads
+# C-contiguous after either method, with these byte strides, and 7.0 written through
+# ``c2.d.reshape(-1)`` is c2.d's maximum after.
+_NNABLA_STRIDES = (576, 144, 24, 4)
+
+
+@pytest.mark.parametrize("how", ["need_grad", "clear_all_graph_links"])
+def test_nnabla_a_value_unlinked_or_given_a_gradient_reads_as_nnabla(how):
+    nn.clear_parameters()
+    try:
+        x = nn.Variable.from_numpy_array(
+            np.random.RandomState(0).randn(2, 3, 6, 6).astype(np.float32))
+        h = NF.relu(NPF.convolution(x, 4, (3, 3), pad=(1, 1), name="c1"))
+        c2 = NPF.convolution(h, 4, (3, 3), pad=(1, 1), name="c2")
+        loss = NF.sum(NF.max_pooling(c2, (2, 2)))
+        loss.forward(clear_no_need_grad=True)
+        assert "channels_last" in loss._plan.code
+        if how == "need_grad":
+            c2.need_grad = False
+            c2.need_grad = True
+        else:
+            c2.clear_all_graph_links()
+        d = c2.d
+        d.reshape(-1)[:] = 7.0
+        assert (d.flags.c_contiguous, d.strides) == (True, _NNABLA_STRIDES)
+        assert float(c2.d.max()) == 7.0 and float(c2.d.min()) == 7.0
+    finally:
+        nn.clear_parameters()

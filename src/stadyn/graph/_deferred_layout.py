@@ -9,8 +9,10 @@ docs/performance.md) for values a training loop never reads before the backward 
 So the plan gives the Variable the tensor as the program made it, marked (:func:`defer`), and
 the first reader that needs the standard layout converts it once (:func:`settled`): the
 user's ``.data`` / ``.d`` (``_variable_arrays.py``), an eager op's input (``_apply.py``) and a
-plan's leaf (``_subgraph.leaf_tensor``).  The values are the same numbers either way (the
-conversion is ``contiguous()``); only strides differ until then.
+plan's leaf (``_subgraph.leaf_tensor``); a Variable that detaches what it holds
+(``clear_all_graph_links``, ``need_grad = True``) keeps the mark (:func:`detached`).  The
+values are the same numbers either way (the conversion is ``contiguous()``); only strides
+differ until then.
 
 A backward that reads what a Variable holds (NNabla's, ``_shared_values.saved_as_held``) gets
 a converted value back in the layout its program was traced with (:func:`like_saved`), so
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["channels_last_only", "defer", "settled", "like_saved", "standard_layout_deferred"]
+__all__ = ["channels_last_only", "defer", "detached", "settled", "like_saved",
+           "standard_layout_deferred"]
 
 # Set on a tensor a plan gave a Variable in its channels-last layout (an attribute of the
 # tensor, so it goes with the tensor wherever it is held or swapped).
@@ -70,6 +73,23 @@ def standard_layout_deferred(t) -> bool:
         (False, True)
     """
     return _active[0] and isinstance(t, torch.Tensor) and getattr(t, _MARK, False)
+
+
+def detached(t: torch.Tensor) -> torch.Tensor:
+    """``t.detach()``, still marked when ``t`` is a deferred value: ``detach()`` makes a new
+    tensor object, which would lose the mark (an attribute of the tensor) and keep the plan's
+    channels-last strides for good (``clear_all_graph_links``, ``need_grad = True``).
+
+    Example:
+        >>> import torch
+        >>> t = defer(torch.ones(1, 2, 2, 2).contiguous(memory_format=torch.channels_last))
+        >>> standard_layout_deferred(detached(t)), standard_layout_deferred(t.detach())
+        (True, False)
+    """
+    out = t.detach()
+    if standard_layout_deferred(t):
+        setattr(out, _MARK, True)
+    return out
 
 
 def settled(v):

@@ -10,8 +10,9 @@ chain's first convolution and the weights convert), and what follows a convoluti
 pooling, batch normalisation, the dropout mask, the backward — stays channels-last because ATen
 keeps the layout of its inputs.  A chain ends where an op needs another layout (a reshape to a
 dense layer copies once, as it would in NCHW order).  Only strides change: shapes, and so every
-Variable, are NCHW as before; the values a plan hands out (Variables' data, gradients) are
-restored to the standard layout (:func:`standard_layout`).
+Variable, are NCHW as before; the gradients a plan hands out are restored to the standard
+layout (:func:`standard_layout`), while the values it gives Variables stay channels-last until
+their first reader converts them (``_deferred_layout.py``).
 
 The rule (:func:`plan_layout`) is measured, per convolution: docs/performance.md has the
 figures.  A plan with a batch normalisation or average pooling stays NCHW (their CPU kernels

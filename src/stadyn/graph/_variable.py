@@ -24,6 +24,7 @@ import torch
 from .._errors import StadynError
 from ._context import get_current_context
 from ._dtypes import _TORCH_TO_NP, _normalise_shape, to_torch_dtype
+from ._deferred_layout import detached
 from ._location import format_location
 from ._padding import pad_sequences
 from ._recompute import recompute_now
@@ -222,7 +223,7 @@ class Variable(VariableArrays):
             # backward cuts it there, _grad_marks.cut_stopped)
             if (flag and self._data is not None and not self._data.requires_grad
                     and self._data.is_floating_point()):
-                self._data = self._data.detach().requires_grad_(True)
+                self._data = detached(self._data).requires_grad_(True)
 
     # -- persistent -----------------------------------------------------------------------------
     @property
@@ -379,8 +380,8 @@ class Variable(VariableArrays):
         """Forget the graph behind this Variable (it becomes a leaf holding its value)."""
         self.parent = None
         self._plan = None
-        if self._data is not None:
-            self._data = self._data.detach()
+        if self._data is not None:      # (a channels-last plan's value stays deferred)
+            self._data = detached(self._data)
 
     def reset_shape(self, shape: Sequence[int], force: bool = False) -> None:
         """Reshape a leaf's buffer (reallocating; the value is lost)."""
