@@ -48,6 +48,13 @@ def test_a_namespaced_function_of_no_sequence_makes_no_sequences(namespaced, pla
         np.testing.assert_allclose(np.asarray(y.d), [want], err_msg=text)
 
 
+def test_a_namespace_of_no_sequence_function_named_whole_makes_no_sequences():
+    # BS.Network was the one such before bs2ci; BS.Constants and BS.Parameters are too
+    for text in ("K = BS.Constants ; y = x + K.One", "P = BS.Parameters ; y = P.BiasParam (2) + x"):
+        assert not sequence_use(parse_expression("{ x = Input {2} ; " + text + " }")).uses, text
+        assert _net(text).nodes["x"].shape == (1, 2), text
+
+
 @pytest.mark.parametrize("text", [
     "y = BS.Boolean.Toggle (c)", "y = BS.Loop.Previous (x)", "y = BS.Sequences.First (x)",
     "B = BS.Boolean ; y = B.If (e, x, x)",    # the namespace as a whole: any member

@@ -31,9 +31,11 @@ _SEQUENCE_BS = frozenset({"Loop", "Sequences", "RNNs", "Seq2Seq"})
 # ``BS.Boolean.Toggle``: a PastValue); every other member of those (``BS.Boolean.If``,
 # ``BS.Constants.One``, ``BS.Parameters.BiasParam``, ``BS.Network.Load``) makes no sequence
 # node, as the same node reached by its plain name makes none.  Such a namespace named as a
-# whole (``B = BS.Boolean``) counts, as its members may then be any.
+# whole (``B = BS.Boolean``) counts where it has a member that works on sequences, as its
+# members may then be any (``BS.Constants``, ``BS.Parameters``, ``BS.Network`` never count).
 _SEQUENCE_MEMBERS = {"Boolean": frozenset({"Toggle"}), "Constants": frozenset(),
                      "Parameters": frozenset(), "Network": frozenset()}
+_NO_SEQUENCE_BS = frozenset(ns for ns, members in _SEQUENCE_MEMBERS.items() if not members)
 
 
 def _children(e: Any) -> list[Any]:
@@ -102,7 +104,8 @@ def _plain_members(nodes: list[Any]) -> set[int]:
 def _is_sequence_name(e: Any, plain: set[int]) -> bool:
     if isinstance(e, A.Ident):
         return e.name in SEQUENCE_NAMES and e.name != "BS"
-    return _bs_namespace(e) is not None and id(e) not in plain
+    ns = _bs_namespace(e)
+    return ns is not None and id(e) not in plain and ns not in _NO_SEQUENCE_BS
 
 
 def _is_sequence_call(call: A.Call) -> bool:
