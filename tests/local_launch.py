@@ -127,3 +127,21 @@ def launch_side_by_side(jobs: dict, nproc: int, timeout: float, env: dict[str, s
         for thread in threads:
             thread.join()
     return done
+
+
+def launch_beside(args: list[str], beside: list[str], env: dict[str, str],
+                  limit: float) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """:func:`launch` of ``args`` while the command line ``beside`` (a script run alone, not a
+    launcher) runs as a process of its own at the same time, as the two started side by side
+    with ``subprocess.Popen`` did: ``(the launch's CompletedProcess, beside's)``, beside's
+    output its standard error (its standard output dropped), each given ``limit`` seconds."""
+    process = subprocess.Popen(beside, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        launched = launch(args, env, limit)
+        _, err = process.communicate(timeout=limit)
+    finally:
+        if process.poll() is None:          # (the launch raised, or beside ran past its limit)
+            process.kill()
+            process.communicate()
+    return launched, subprocess.CompletedProcess(beside, process.returncode, "", err)

@@ -352,3 +352,27 @@ def test_gather_packed_from_a_rank_1_parameter():
         sd.sequence.feed(net.nodes["w"], [np.array([[1]], np.float32)])
         with pytest.raises(sd.ShapeError, match=r"Map out of bounds\. 1 >= 1"):
             net.nodes["f"].forward()
+
+
+def test_gather_packed_from_a_rank_3_parameter():
+    # a [a x b x c] node without a dynamic axis is a matrix of a rows and b*c columns
+    # (ComputationNode.h:1704-1711 DetermineDataSize); DoGatherColumnsOf copies a column of a
+    # values (CPUMatrixImpl.h:650-667) into a result Validate declares [a x b]
+    # (ReshapingNodes.cpp:606-616), whose next view exceeds the storage (TensorView.cpp:47-52):
+    # refused where b > 1 (0c52e7e4 took the [a x b] slice j of c); with b = 1 column j is the
+    # [a x 1] slice j
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        with pytest.raises(ConfigError, match=r"net.bs:3:\d+: GatherPacked: the source is "
+                                              r"\[2 x 3 x 4\], which cntk.exe holds as a matrix "
+                                              r"of 2 rows and 12 columns.*\[6 x 4\]"):
+            _network("w = Input {1}\n E = ParameterTensor {(2:3:4), init = 'uniform'}\n"
+                     "f = GatherPacked (w, E)", sequences=True)
+    registry = sd.ParameterRegistry()
+    with sd.parameter_registry(registry):
+        net = _network("w = Input {1}\n E = ParameterTensor {(2:1:4), init = 'uniform'}\n"
+                       "f = GatherPacked (w, E)", sequences=True)
+        (matrix,) = [v for _, v in registry.items()]
+        sd.sequence.feed(net.nodes["w"], [np.array([[3], [-1], [0]], np.float32)])
+        columns = matrix.d.reshape(4, 2)       # Stadyn's (4, 1, 2): cntk.exe's 2 x 4 matrix
+        got = np.asarray(_unpacked(net.nodes["f"])[0]).reshape(3, 2)
+        np.testing.assert_array_equal(got, [columns[3], [0, 0], columns[0]])

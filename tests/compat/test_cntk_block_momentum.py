@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+from local_launch import launch_beside
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_block_momentum")
@@ -44,13 +44,12 @@ def runs(tmp_path_factory):
     """The script run once by ``stadyn.distributed.run --nproc 2`` and once alone, side by
     side (a few seconds): ``[rank 0's, rank 1's, alone's]``."""
     out, alone = (tmp_path_factory.mktemp(n) for n in ("cntk_block_momentum", "alone"))
-    started = [subprocess.Popen(argv + [SCRIPT, "stadyn", str(folder)], env=_env(),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-               for argv, folder in (([sys.executable, "-m", "stadyn.distributed.run", "--nproc",
-                                      "2", "--timeout", "120"], out), ([sys.executable], alone))]
-    for process in started:
-        _, err = process.communicate(timeout=300)
-        assert process.returncode == 0, err[-4000:]
+    # the launcher run by this process (tests/local_launch.py), the script alone beside it
+    launched, beside = launch_beside(
+        ["--nproc", "2", "--timeout", "120", SCRIPT, "stadyn", str(out)],
+        [sys.executable, SCRIPT, "stadyn", str(alone)], _env(), limit=300)
+    for process in (launched, beside):
+        assert process.returncode == 0, process.stderr[-4000:]
     found = []
     for path in (out / "rank0.json", out / "rank1.json", alone / "rank0.json"):
         with open(path) as f:

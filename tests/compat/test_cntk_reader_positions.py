@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+from local_launch import launch_beside
 
 from stadyn.serialize import read_cntk_checkpoint
 
@@ -40,15 +40,13 @@ def runs(tmp_path_factory):
     """The script run by ``stadyn.distributed.run --nproc 2`` and alone, side by side:
     ``(folder of the 2 workers', folder of the one's)``."""
     two, alone = (tmp_path_factory.mktemp(n) for n in ("positions_two", "positions_alone"))
-    started = [subprocess.Popen(argv + [SCRIPT, "stadyn", str(folder), refs], env=_env(),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-               for argv, folder, refs in (
-                   ([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
-                     "--timeout", "120"], two, THEIRS),
-                   ([sys.executable], alone, os.path.join(THEIRS, "alone")))]
-    for process in started:
-        _, err = process.communicate(timeout=300)
-        assert process.returncode == 0, err[-4000:]
+    # the launcher run by this process (tests/local_launch.py), the script alone beside it
+    launched, beside = launch_beside(
+        ["--nproc", "2", "--timeout", "120", SCRIPT, "stadyn", str(two), THEIRS],
+        [sys.executable, SCRIPT, "stadyn", str(alone), os.path.join(THEIRS, "alone")],
+        _env(), limit=300)
+    for process in (launched, beside):
+        assert process.returncode == 0, process.stderr[-4000:]
     return two, alone
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from fit_dp_worker import train
+from local_launch import launch
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fit_dp_worker.py")
 
@@ -21,9 +20,9 @@ WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fit_dp_worker
 def test_two_workers_fit_as_one_process_with_the_global_minibatch(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env.pop("PYTEST_XDIST_WORKER", None)
-    result = subprocess.run([sys.executable, "-m", "stadyn.distributed.run", "--nproc", "2",
-                             "--timeout", "60", WORKER, str(tmp_path)], env=env,
-                            capture_output=True, text=True, timeout=180)
+    # the launcher run by this process (tests/local_launch.py), its workers processes of their
+    # own
+    result = launch(["--nproc", "2", "--timeout", "60", WORKER, str(tmp_path)], env, limit=180)
     assert result.returncode == 0, result.stderr[-3000:]
     reference, reference_steps = train(None)
     # 28 samples an epoch: global minibatches of 8 then 6, cut at the epoch's end

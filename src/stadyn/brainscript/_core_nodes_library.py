@@ -206,9 +206,10 @@ class CoreNodeFunctions:
         sample the source's without that dimension (``[1]`` for a ``[1]``), cntk.exe's
         ``DoGatherColumnsOf`` (``F.cntk_gather_columns``): a negative index is a gap (zeros, no
         gradient), one past the last column cntk.exe's error "DoGatherColumnsOf: Map out of
-        bounds. j >= n" at the user's line; a source of rank 1 with more than one element is
-        refused (see below); of a sequence, the steps a ``PackedIndex (x, Where (cond))``
-        names.  The gradient is scattered back (added) to the source."""
+        bounds. j >= n" at the user's line; a source of rank 1 with more than one element, or of
+        rank 3 or more with a middle dimension past 1, is refused (cntk.exe's columns do not
+        fit the sample it declares: see below); of a sequence, the steps a ``PackedIndex (x,
+        Where (cond))`` names.  The gradient is scattered back (added) to the source."""
         what = "GatherPacked"
         source = self._value(sourceData, what)
         if not self.has_batch_axis(source):
@@ -226,6 +227,21 @@ class CoreNodeFunctions:
                                   f"column of {n} rows: its one column (index 0) does not fit "
                                   f"the [1] result cntk.exe declares; give the source as "
                                   f"[1 x {n}] ({n} columns of one value)")
+            if source.ndim >= 3 and any(int(d) != 1 for d in source.shape[1:-1]):
+                # a [a x b x c] node without a dynamic axis is a matrix of a rows and b*c
+                # columns (ComputationNode.h:1704-1711): DoGatherColumnsOf gathers columns
+                # of a values (any j < b*c) into a result whose sample Validate declares
+                # [a x b] (ReshapingNodes.cpp:606-616), and the next node's view of it
+                # exceeds its storage (TensorView.cpp:47-52)
+                dims = [int(d) for d in reversed(source.shape)]
+                a, c, inner = dims[0], dims[-1], math.prod(dims[1:-1])
+                shown = " x ".join(map(str, dims))
+                declared = " x ".join(map(str, dims[:-1]))
+                raise ConfigError(f"{what}: the source is [{shown}], which cntk.exe holds as a "
+                                  f"matrix of {a} rows and {inner * c} columns: a column of "
+                                  f"{a} values does not fit the [{declared}] result cntk.exe "
+                                  f"declares; give the source as [{a * inner} x {c}] (Reshape) "
+                                  f"to gather its [{a * inner}] slices")
             # (N, T, 1, rest of a column): a column's elements a step, [1] for a [1]
             picked = F.cntk_gather_columns(source, index)
             rest = tuple(source.shape[1:]) or (1,)

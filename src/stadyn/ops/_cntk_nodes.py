@@ -60,8 +60,10 @@ def cntk_gather_columns(source, index):
     ``index.shape + source.shape[1:]``.  A negative or NaN index is a gap ("negative index
     means gap", :661): zeros there (cntk.exe leaves the column unwritten), and no gradient; an
     index past the last column is cntk.exe's error, "DoGatherColumnsOf: Map out of bounds.
-    j >= n" (:664-665).  The gradient is added back to the columns gathered
-    (``DoScatterColumnsOf``).
+    j >= n" (:664-665), eager and traced on the CPU; traced on CUDA it is not checked (a
+    check would sync the host each run) and the last column is taken, where cntk.exe's GPU
+    kernel reads past the matrix (GPUMatrix.cu:963-964).  The gradient is added back to the
+    columns gathered (``DoScatterColumnsOf``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
