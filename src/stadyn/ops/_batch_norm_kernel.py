@@ -118,14 +118,16 @@ def _grad_or_empty(g, like):
 
 def _bn_one_pass_grad_impl(gy, x, weight, eps, need):
     gx, gw, gb = _bn_one_pass_grads(gy, x, weight, eps, need)
-    if gx is not None and gx.stride() != x.stride():   # the fake's layout: x's (empty_like)
-        gx = torch.empty_like(x).copy_(gx)
+    if gx is not None:       # in the fake's layout, gy's (the composite's, but for a copy)
+        out = torch.empty_like(gy, dtype=x.dtype)
+        if out.stride() != gx.stride():
+            gx = out.copy_(gx)
     return _grad_or_empty(gx, x), _grad_or_empty(gw, x), _grad_or_empty(gb, x)
 
 
 def _bn_one_pass_grad_fake(gy, x, weight, eps, need):
     channels, stat = x.shape[1], _opmath(x).dtype
-    gx = torch.empty_like(x) if need[0] else x.new_empty((0,))
+    gx = torch.empty_like(gy, dtype=x.dtype) if need[0] else x.new_empty((0,))
     gw = (x.new_empty((channels,), dtype=weight.dtype) if weight is not None and need[1]
           else x.new_empty((0,)))
     gb = x.new_empty((channels,), dtype=stat) if need[2] else x.new_empty((0,))
