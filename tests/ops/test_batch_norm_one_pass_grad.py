@@ -125,3 +125,20 @@ def test_half_precision_and_channels_last_keep_their_types_and_layout():
     y = batch_norm_nnabla(h, w, None, None, None, True, EPS, one_pass=True)[0]
     gh, gw = torch.autograd.grad(y, [h, w], torch.randn_like(h))
     assert gh.dtype == gw.dtype == torch.bfloat16
+
+
+def test_the_second_derivative_through_a_loss_that_reads_the_output_again():
+    # The upstream gradient depends on x here (tanh(h)^2 of h = BN(conv(x, W))): the operator's
+    # second derivative must be partial in gy and x, not count the path through gy twice.
+    torch.manual_seed(0)
+    x = torch.randn(4, 2, 3, 3, dtype=torch.float64)
+    W = torch.randn(3, 2, 3, 3, dtype=torch.float64, requires_grad=True)
+    gamma = torch.rand(3, dtype=torch.float64, requires_grad=True)
+
+    def grad_norm(W, gamma):
+        h = batch_norm_nnabla(torch.nn.functional.conv2d(x, W, padding=1), gamma, None, None,
+                              None, True, EPS, one_pass=True)[0]
+        grads = torch.autograd.grad((torch.tanh(h) ** 2).sum(), [W, gamma], create_graph=True)
+        return sum((g * g).sum() for g in grads)
+
+    assert torch.autograd.gradcheck(grad_norm, (W, gamma))

@@ -145,8 +145,11 @@ def _bn_one_pass_grad_backward(ctx, ggx, ggw, ggb):
     gy, x, weight = ctx.saved_tensors
     wrt = [k for k, t in enumerate((gy, x, weight)) if t is not None and ctx.needs_input_grad[k]]
     with torch.enable_grad():
-        ins = [t if t is None or t.requires_grad else t.detach().requires_grad_()
-               for t in (gy, x, weight)]
+        # partial derivatives: each input through an alias of its own (a view), as gy itself
+        # depends on x where the forward's output fed the loss; the alias keeps the history a
+        # third derivative follows
+        ins = [t if t is None else t.view_as(t) if t.requires_grad
+               else t.detach().requires_grad_() for t in (gy, x, weight)]
         outs = _bn_one_pass_grads(*ins[:3], ctx.eps, ctx.need)
         pairs = [(o, g) for o, g in zip(outs, (ggx, ggw, ggb))
                  if o is not None and g is not None and o.requires_grad]
