@@ -142,3 +142,12 @@ def test_the_second_derivative_through_a_loss_that_reads_the_output_again():
         return sum((g * g).sum() for g in grads)
 
     assert torch.autograd.gradcheck(grad_norm, (W, gamma))
+
+
+def test_the_operator_is_differentiable_itself():
+    # a create_graph backward runs the composite; the operator, called under autograd, is too
+    op = torch.ops.stadyn_kernels.batch_norm_nnabla_one_pass_grad.default
+    torch.manual_seed(1)
+    gy, x = (torch.randn(3, 2, 4, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    w = torch.rand(2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda gy, x, w: op(gy, x, w, EPS, [True] * 3), (gy, x, w))

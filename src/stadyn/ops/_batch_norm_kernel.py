@@ -172,7 +172,10 @@ _bn_one_pass_grad = kernel_op(
 
 def _bn_one_pass_backward(gy, x, weight, eps, need):
     """NNabla's one-pass gradient (:func:`_bn_one_pass_grads`) through its one operator;
-    None for a gradient not asked for."""
+    None for a gradient not asked for.  A backward that builds a graph (``create_graph``: a
+    second derivative, MAML's) runs the composite itself, as before the operator."""
+    if torch.is_grad_enabled():
+        return _bn_one_pass_grads(gy, x, weight, eps, need)
     need = [bool(k) for k in need]
     gx, gw, gb = _bn_one_pass_grad(gy, x, weight, float(eps), need)
     return (gx if need[0] else None, gw if weight is not None and need[1] else None,
