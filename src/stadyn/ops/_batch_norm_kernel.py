@@ -77,11 +77,12 @@ def _bn_train_setup(ctx, inputs, output):
     ctx.bias_shape = None if bias is None else bias.shape
 
 
-def _bn_one_pass_backward(gy, x, weight, eps, need):
+def _bn_one_pass_grads(gy, x, weight, eps, need):
     """NNabla 1.39's gradient of its batch statistics (``BatchNormalization::
     backward_impl_batch``), term by term on the one-pass variance: ``dvar = sum(dxh * (x - m))
     * -0.5 * (v + eps)^-1.5``, ``dmean = -sum(dxh) / sqrt(v + eps) - 2 * dvar * sum(x - m) / n``,
-    ``dx = dxh / sqrt(v + eps) + 2 * dvar * (x - m) / n + dmean / n`` with ``dxh = dy * gamma``."""
+    ``dx = dxh / sqrt(v + eps) + 2 * dvar * (x - m) / n + dmean / n`` with ``dxh = dy * gamma``.
+    The composite of :data:`_bn_one_pass_grad` (below), which runs it as one operator."""
     work, g = _opmath(x), gy.to(_opmath(x).dtype)
     shape, reduce = _channel_shape(x), [0, *range(2, x.dim())]
     n = x.numel() // x.shape[1]
@@ -103,6 +104,82 @@ def _bn_one_pass_backward(gy, x, weight, eps, need):
     if need[2]:
         gb = g.sum(dim=reduce)
     return gx, gw, gb
+
+
+# The one-pass gradient as one operator.  A static plan's trace (make_fx on fake tensors,
+# about 1 ms an ATen call, docs/performance.md) then records one node where the composite
+# above made about 40 (and its autograd's bookkeeping): half of a PF ResNet's build.  Its
+# kernel runs the composite, so its values are the composite's, bit for bit; a gradient not
+# asked for (``need``) comes back as an empty tensor (an operator returns no None).
+
+def _grad_or_empty(g, like):
+    return g if g is not None else like.new_empty((0,))
+
+
+def _bn_one_pass_grad_impl(gy, x, weight, eps, need):
+    gx, gw, gb = _bn_one_pass_grads(gy, x, weight, eps, need)
+    if gx is not None:       # in the fake's layout, gy's (the composite's, but for a copy)
+        out = torch.empty_like(gy, dtype=x.dtype)
+        if out.stride() != gx.stride():
+            gx = out.copy_(gx)
+    return _grad_or_empty(gx, x), _grad_or_empty(gw, x), _grad_or_empty(gb, x)
+
+
+def _bn_one_pass_grad_fake(gy, x, weight, eps, need):
+    channels, stat = x.shape[1], _opmath(x).dtype
+    gx = torch.empty_like(gy, dtype=x.dtype) if need[0] else x.new_empty((0,))
+    gw = (x.new_empty((channels,), dtype=weight.dtype) if weight is not None and need[1]
+          else x.new_empty((0,)))
+    gb = x.new_empty((channels,), dtype=stat) if need[2] else x.new_empty((0,))
+    return gx, gw, gb
+
+
+def _bn_one_pass_grad_setup(ctx, inputs, output):
+    gy, x, weight, eps, need = inputs
+    ctx.save_for_backward(gy, x, weight)
+    ctx.eps, ctx.need = eps, list(need)
+
+
+def _bn_one_pass_grad_backward(ctx, ggx, ggw, ggb):
+    """A second derivative: the composite again, under autograd, differentiated (MAML's)."""
+    gy, x, weight = ctx.saved_tensors
+    wrt = [k for k, t in enumerate((gy, x, weight)) if t is not None and ctx.needs_input_grad[k]]
+    with torch.enable_grad():
+        # partial derivatives: each input through an alias of its own (a view), as gy itself
+        # depends on x where the forward's output fed the loss; the alias keeps the history a
+        # third derivative follows
+        ins = [t if t is None else t.view_as(t) if t.requires_grad
+               else t.detach().requires_grad_() for t in (gy, x, weight)]
+        outs = _bn_one_pass_grads(*ins[:3], ctx.eps, ctx.need)
+        pairs = [(o, g) for o, g in zip(outs, (ggx, ggw, ggb))
+                 if o is not None and g is not None and o.requires_grad]
+        got = torch.autograd.grad([o for o, _ in pairs], [ins[k] for k in wrt],
+                                  [g for _, g in pairs], allow_unused=True,
+                                  create_graph=torch.is_grad_enabled()) \
+            if pairs and wrt else [None] * len(wrt)
+    grads = [None, None, None]
+    for k, g in zip(wrt, got):
+        grads[k] = g
+    return grads[0], grads[1], grads[2], None, None
+
+
+_bn_one_pass_grad = kernel_op(
+    "stadyn_kernels::batch_norm_nnabla_one_pass_grad",
+    "(Tensor gy, Tensor x, Tensor? weight, float eps, bool[] need) -> (Tensor, Tensor, Tensor)",
+    _bn_one_pass_grad_impl, _bn_one_pass_grad_fake, _bn_one_pass_grad_backward,
+    _bn_one_pass_grad_setup)
+
+
+def _bn_one_pass_backward(gy, x, weight, eps, need):
+    """NNabla's one-pass gradient (:func:`_bn_one_pass_grads`) through its one operator;
+    None for a gradient not asked for.  A backward that builds a graph (``create_graph``: a
+    second derivative, MAML's) runs the composite itself, as before the operator."""
+    if torch.is_grad_enabled():
+        return _bn_one_pass_grads(gy, x, weight, eps, need)
+    need = [bool(k) for k in need]
+    gx, gw, gb = _bn_one_pass_grad(gy, x, weight, float(eps), need)
+    return (gx if need[0] else None, gw if weight is not None and need[1] else None,
+            gb if need[2] else None)
 
 
 def _bn_train_backward(ctx, gy, _gmean, _gvar):
