@@ -33,6 +33,9 @@ def _make():
     return module
 
 
+APPLIED = ["lstm_apply"]          # (v2 only, as pv_default: CNTK 2.7 wrote no .dnn of them)
+
+
 def _close(got: dict, want, key: str) -> None:
     assert sorted(got) == sorted({int(k.split("/")[-2]) for k in want.files
                                   if k.startswith(key + "/") and k.count("/") == 2})
@@ -139,3 +142,82 @@ def test_a_recurrence_of_an_lstm_has_one_output_as_cntks_file(file, tmp_path):
     z = C.load_model(os.path.join(FIXTURES, file))
     assert z.root_function.op_name == "Combine"
     assert [o.shape for o in z.outputs] == [(4,)]
+
+
+@pytest.mark.parametrize("kind", APPLIED)
+def test_cntks_v2_file_of_an_lstm_applied_to_values_loads(kind):
+    # CNTK 2.7's file of LSTM(3)(h, c, x) (cntk_lstm_apply.model) reads the gates' product
+    # through a placeholder named by its output's uid (Plus111_Output_0), which the reader did
+    # not follow into the block: the product was computed outside it, and the block's root
+    # Combine refused ("'ElementTimes138_Output_0' is used before it is computed"). Once
+    # loaded, the block's walk read its other output (c) inside it as the block again and
+    # recursed for ever (RecursionError between block_inner_leaves and stored_inputs)
+    make = _make()
+    want = np.load(os.path.join(FIXTURES, "outputs.npz"))
+    z = C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.model"))
+    assert [a.name for a in z.arguments] == ["h", "c", "x"]
+    assert sorted(p.name for p in z.parameters) == ["H", "W", "b"]
+    _close(make.run(z), want, kind)
+
+
+@pytest.mark.parametrize("kind", APPLIED)
+def test_an_lstm_applied_to_values_is_written_as_cntk_writes_it(kind, tmp_path):
+    # Stadyn's file of LSTM(3)(h, c, x) (stadyn_lstm_apply.model): CNTK's LSTM block, its root a
+    # Combine of h and c, the gates CNTK's Slice ops; CNTK 2.7 loads it and computes its own
+    # model's numbers (outputs.npz), Stadyn loads it back. Before: Stadyn's format ("no CNTK
+    # v2 form for slice")
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    make = _make()
+    want = np.load(os.path.join(FIXTURES, "outputs.npz"))
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    _close(make.run(z), want, kind)
+    path = str(tmp_path / f"{kind}.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+    with open(path, "rb") as f, open(os.path.join(FIXTURES, f"stadyn_{kind}.model"), "rb") as g:
+        assert f.read() == g.read()
+    for k in (key for key in want.files if key.startswith(f"{kind}/model/")):
+        np.testing.assert_allclose(want[k], want[kind + "/" + k.split("/", 2)[2]],
+                                   rtol=1e-6, atol=1e-7)
+    _close(make.run(C.load_model(path)), want, kind)
+    for file in (path, os.path.join(FIXTURES, f"cntk_{kind}.model")):
+        with open(file, "rb") as f:
+            functions = _decode_file(file, f.read())["primitive_functions"]
+        blocks = [f for f in functions if f.get("block_function_op_name") == "LSTM"]
+        assert len(blocks) == 1
+        root = blocks[0]["block_function_composite"]["root"]
+        assert OP_NAMES[next(f["op"] for f in functions if f["uid"] == root)] == "Combine"
+        assert sum(OP_NAMES[f["op"]] == "Slice" for f in functions) == 4
+
+
+def test_a_past_value_loop_from_the_default_initial_state_is_written_for_cntk(tmp_path):
+    # h = tanh(past_value(h) + x) closed with replace_placeholders: the compat's default
+    # initial state is a constant op, which the writer had no rule for (Stadyn's format, "no
+    # CNTK v2 form for constant"); now the delay reads a Constant 0 of () as in CNTK 2.7's file
+    # (PastValue6 reads Constant5), and CNTK 2.7 computes its own model's numbers from
+    # Stadyn's file (outputs.npz: pv_default/model/...)
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    make = _make()
+    want = np.load(os.path.join(FIXTURES, "outputs.npz"))
+    z = make.build(C, "pv_default")
+    path = str(tmp_path / "pv_default.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+    with open(path, "rb") as f, open(os.path.join(FIXTURES, "stadyn_pv_default.model"),
+                                     "rb") as g:
+        assert f.read() == g.read()
+    for k in (key for key in want.files if key.startswith("pv_default/model/")):
+        np.testing.assert_allclose(want[k], want["pv_default/" + k.split("/", 2)[2]],
+                                   rtol=1e-6, atol=1e-7)
+    _close(make.run(C.load_model(path)), want, "pv_default")
+    for file in (path, os.path.join(FIXTURES, "cntk_pv_default.model")):
+        with open(file, "rb") as f:
+            top = _decode_file(file, f.read())
+        leaves = {v["uid"]: v for v in top["inputs"]}
+        for d in (f for f in top["primitive_functions"] if OP_NAMES[f["op"]] == "PastValue"):
+            init = leaves[d["inputs"][1]]
+            assert init["kind"] == 3 and tuple(init["shape"]) == ()
+            assert float(np.asarray(init["value"])) == 0.0

@@ -507,8 +507,11 @@ def _attach_body(block: LegacyFunction, f: dict, functions: dict, by_uid: dict, 
             raise fail(path, f"{where} contains itself")
         body.append(uid)
         for i in by_uid[uid]["inputs"]:
-            if i in variables:
+            if i in variables and variables[i].kind != "placeholder":
                 continue
+            # (a placeholder named by an output's uid stands for that output, read a second
+            # time: CNTK 2.7's LSTM(3)(h, c, x) reads its gates' product so, the function
+            # computing it is inside the block all the same)
             p = producer(i)
             if p is not None:
                 stack.append(p)

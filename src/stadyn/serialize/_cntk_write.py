@@ -43,7 +43,7 @@ from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
-from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, recurrence_rule
+from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, STEP_RULES, recurrence_rule
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, \
     several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
@@ -92,6 +92,9 @@ _RULES.update(_EXE_RULES)            # a loaded cntk.exe file's criteria (primit
 _DIFFERENT = {
     "log": "CNTK's Log gives -85.1 at 0, not -inf (stadyn.compat.cntk's log is CNTK's)",
 }
+# (an LSTM layer's gates sliced from its one product, as CNTK 2.7's LSTM block writes them
+# whether the layer is a recurrence's step or applied to values: LSTM(3)(h, c, x))
+_RULES.update(STEP_RULES)
 _RULES["recurrence"] = recurrence_rule(_RULES, _DIFFERENT)    # (its step's ops by these)
 #: The catalog ops a CNTK v2 model file can be written with (``cntk:<Op>``: CNTK ops the caller
 #: shows as one op, whatever catalog ops compute them, written as that one op); the ops of

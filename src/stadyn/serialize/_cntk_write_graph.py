@@ -153,6 +153,16 @@ def fold_shapes(w, nodes) -> set[int]:
             made = node.inputs[0]
             w.folded[id(made)] = Variable.from_numpy_array(np.zeros(made.shape, made.dtype))
             skipped.add(id(made.parent))
+        if name == "recurrence":
+            for v in node.inputs:
+                if v.parent is not None and v.parent.spec.name == "constant" and \
+                        readers.get(id(v)) == 1:
+                    # the compat's default initial state (0), a constant op: CNTK 2.7's delay
+                    # reads a Constant of it (PastValue(Tanh12_Output_0, Constant5), 0 of ())
+                    a = v.parent.spec.split_arguments(v.parent.args, v.parent.kwargs)[1]
+                    w.folded[id(v)] = Variable.from_numpy_array(
+                        np.full(tuple(a["shape"]), float(a["val"]), v.dtype))
+                    skipped.add(id(v.parent))
         if name == "cntk_batch_normalization" and \
                 not node.spec.split_arguments(node.args, node.kwargs)[1]["spatial"]:
             x = node.inputs[0]

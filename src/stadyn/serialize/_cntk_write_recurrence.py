@@ -57,8 +57,9 @@ def _gate_slice(w, ins, uids, attrs, out, name):
         "endIndex": P.integer(end), "sliceStrides": P.integer(1)}, name=name)
 
 
-#: rules for ops of a step the writer writes there only (the gates an LSTM step layer slices
-#: from its one product, which the compat shows as no CNTK op of its own)
+#: rules for the ops of an LSTM layer (the gates it slices from its one product, which the
+#: compat shows as no CNTK op of its own), in a recurrence's step and, registered in
+#: ``_cntk_write``'s table, where the layer is applied to values (``LSTM(3)(h, c, x)``)
 STEP_RULES = {"slice": _gate_slice}
 
 

@@ -223,6 +223,8 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
         if id(v) in boundary:
             return ("leaf", v if inside is None else seen_inside(inside, v))
         node = classify(v)
+        if node[0] == "block" and node[1] is inside:    # (another output of the block read
+            return ("op", v)                             # inside it: the op making it there)
         if node[0] == "block" and _passed_on(node[1]):   # (read by an op: CNTK's graph holds
             return classify(shown_step_output(node[1]))  # the step's output, no Combine)
         return node

@@ -19,7 +19,7 @@ import numpy as np
 from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
-from ._adapt import unwrap, wrap
+from ._adapt import several_outputs_message, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred
 from ._function_pure import refuse_parameters
 from ._layers_composite import Composite, CompositeLayer, flatten_steps
@@ -93,7 +93,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         layer's, as CNTK 2.7's copy of a layer, made with its uid (Stadyn makes the output
         carrying the uid when first asked: here, before the two part)."""
         if self._signature is None and self._cntk_function:
-            self.output                 # (an error making it is the user's to see)
+            self._first_output()        # (an error making it is the user's to see)
         return super().__copy__()
 
     @property
@@ -257,9 +257,30 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
     @property
     def output(self):
         """Its output: once given a signature, that Function's; else, as CNTK 2.7's layer over
-        its own placeholder, one of unknown shape (``(-2,)``)."""
+        its own placeholder, one of unknown shape (``(-2,)``).  A layer of several outputs
+        (``LSTM``: h and c) has none, as in CNTK 2.7: a RuntimeError (pick one of its
+        ``outputs``).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> C.layers.Dense(3).output.shape
+            (-2,)
+            >>> C.layers.LSTM(3).output
+            Traceback (most recent call last):
+              ...
+            RuntimeError: A Function instance 'Composite(LSTM): ...' with more than one output ...
+        """
         if self._signature is not None:
             return self._signature.output
+        if self._shown_signature()[1] > 1:
+            raise RuntimeError(several_outputs_message(self))
+        return self._first_output()
+
+    def _first_output(self):
+        """Its (first) output, for the compat's own use: :attr:`output`, a layer of several
+        outputs giving its first (an ``LSTM``'s h) where :attr:`output` refuses."""
+        if self._signature is not None:
+            return self._signature.outputs[0]
         waiting = self.__dict__.get("_waiting")     # (the same output, uid, each time)
         if waiting is None:
             waiting = self.__dict__["_waiting"] = Deferred(self, (self._own_placeholder(),), {})
@@ -287,7 +308,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
             return self._last_step_root()
         if self.kind in RECURRENCES:       # (CNTK 2.7's Combine of the step's output)
             return UnappliedRoot(self._root_op_name(), self.own_name,
-                                 (self._shown_step_output(),), self.output)
+                                 (self._shown_step_output(),), self._first_output())
         if known is None or steps == []:
             raise AttributeError(f"{self.kind or 'layer'}: its root_function before it is "
                                  "applied is not modelled for this layer (apply it, or give "
@@ -296,7 +317,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         if steps is None:
             op = shown_layer(self)[1]
             root = UnappliedRoot(op, self.own_name, tuple(known) + tuple(self.arguments),
-                                 self.output)
+                                 self._first_output())
             root.outputs = tuple(self.outputs)      # (an LSTM's two: its block's)
             return root
         inputs = self.__dict__.get("_root_inputs")   # (made once: they keep their uids)
@@ -305,12 +326,14 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
                                                                                   known=True)
         last = steps[-1]
         if self.own_name or named_sequential(last):   # (CNTK 2.7's NoOp naming the output)
-            return UnappliedRoot("NoOp", self.own_name or last.own_name, inputs, self.output)
-        return UnappliedRoot(shown_layer(last)[1], last.own_name, inputs, self.output)
+            return UnappliedRoot("NoOp", self.own_name or last.own_name, inputs,
+                                 self._first_output())
+        return UnappliedRoot(shown_layer(last)[1], last.own_name, inputs,
+                             self._first_output())
 
     def _shown_step_output(self):
         """For a recurrence (``StatesLayer``): its step's output, its root's input."""
-        return self.output
+        return self._first_output()
 
     def _composite_steps(self) -> "list | None":
         """A ``Sequential``'s steps as written (None for another layer: ``SequentialSteps``)."""
@@ -340,7 +363,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
                     _sequential(list(steps[:-1]), ""), (keep,), {})
                 root = steps[-1](before).root_function
             made = self.__dict__["_last_root"] = UnappliedRoot(
-                root.op_name, root.name, tuple(root.inputs), self.output, root.is_block)
+                root.op_name, root.name, tuple(root.inputs), self._first_output(), root.is_block)
         return made
 
     def _sequential_root_inputs(self, applied_to: Any, known: bool = False) -> "tuple | None":

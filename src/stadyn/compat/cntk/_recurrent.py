@@ -30,6 +30,7 @@ from ._shown_constants import (float64_scalars, scalar_constant, show_constants,
                                show_slice_scalars, shown_constants)
 from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
+from ._step_state_shapes import fixed_point_shapes, trial
 from ._step_views import made_between, mark_step_inside
 from ._variables import Constant, placeholder
 from .sequence import last as _sequence_last
@@ -327,7 +328,9 @@ class FunctionStep:
         self.state_shapes = _inner_state_shapes(fn, self.n_states)
         if self.state_shapes is None:
             self.state_shapes = _probed_state_shapes(fn, self.n_states, arity)
-        if self.state_shapes is None and self.n_states > 1:
+        if self.state_shapes is None and self.n_states > 1 and \
+                trial(fn, self.n_states) is None:
+            # (no cell found, and the step is no function of its states alone either)
             raise ValueError(
                 f"the recurrence step {_where(fn)} takes {self.n_states} states, whose "
                 "shapes Stadyn takes from the recurrent cell (LSTM, GRU, RNNStep) the step "
@@ -340,12 +343,24 @@ class FunctionStep:
 
     def state_shapes_for(self, step_shape: tuple) -> Any:
         """The states' shapes over input steps of ``step_shape`` where the step applies no
-        recurrent cell: one state's inferred as CNTK 2.7 infers it (see
-        :func:`_fixed_point_shape`); None otherwise (a state shaped like an input step)."""
-        if self.state_shapes is not None or self.n_states != 1:
+        recurrent cell: inferred as CNTK 2.7 infers them (``step(h, c, x) = tanh(h + x), c +
+        h * 0.5``: both the input step's; :func:`._step_state_shapes.fixed_point_shapes`);
+        None for one state none is found for (a state shaped like an input step).  Several
+        states none are found for: a ValueError naming the step."""
+        if self.state_shapes is not None:
             return self.state_shapes
-        shape = _fixed_point_shape(self.fn, step_shape)
-        return None if shape is None else [shape]
+        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states)
+        if shapes is None and self.n_states > 1:
+            raise ValueError(
+                f"the recurrence step {_where(self.fn)} takes {self.n_states} states, whose "
+                "shapes Stadyn takes from the recurrent cell (LSTM, GRU, RNNStep) the step "
+                "applies, or else from the shapes the step maps to themselves over input "
+                f"steps of {tuple(step_shape)}, and it found neither (or cells of different "
+                "state shapes: it looks in the step's closure and module globals, in lists "
+                "and dicts of them by a constant subscript, and at the calls the step makes "
+                "on placeholders); bind the cell to a name the step reads: cell = self.cell; "
+                "lambda h, c, x: cell(h, c, x)")
+        return shapes
 
     def __call__(self, *variables):
         for v in variables:         # one step of each state and input, batch axis first
@@ -421,38 +436,6 @@ def _probed_state_shapes(fn: Any, n_states: int, arity: int) -> Any:
         if cell is not None and len(cell) == n_states:
             shapes.add(tuple(tuple(s) for s in cell))
     return list(shapes.pop()) if len(shapes) == 1 else None
-
-
-def _fixed_point_shape(fn: Any, step_shape: tuple) -> Any:
-    """The shape of the one state of the step ``fn`` (no recurrent cell inside) over input
-    steps of ``step_shape``, as CNTK 2.7 infers it through the loop: the shape the step maps
-    to itself, tried first as the input's, then as a vector of each length of the parameters
-    and constants the step reads (``tanh(times(h, H) + times(x, W) + b)`` with ``H`` of
-    ``(2, 2)``: ``(2,)``).  None where none is (or the step applies a layer, which the trial
-    would build)."""
-    from ._deferred import Deferred
-    from ._deferred_shapes import _applies_a_layer, read_lengths
-    from ._variables import input_variable, placeholder
-    fn = getattr(fn, "_fn", fn)
-    state, x = placeholder(name="state"), placeholder(name="x")
-    try:
-        with auto_seeds_kept():
-            out = fn(state, x)
-    except Exception:       # (a step the trial cannot run: its shape stays unknown)
-        return None
-    if not isinstance(out, Deferred) or _applies_a_layer(out):
-        return None
-    for candidate in [tuple(step_shape)] + [(n,) for n in read_lengths(out)]:
-        bound = {id(state.variable): input_variable(candidate),
-                 id(x.variable): input_variable(tuple(step_shape))}
-        try:
-            with auto_seeds_kept():
-                built = out._replay(bound, {})
-        except Exception:       # (not this shape: an op of the step refuses it)
-            continue
-        if tuple(built.shape) == candidate:
-            return candidate
-    return None
 
 
 def _where(fn: Any) -> str:

@@ -147,7 +147,8 @@ class UnappliedLayerView(SwigHandle):
         as CNTK 2.7's composite; once it has a signature, its Function's."""
         if self._signature is not None:
             return self._signature.uid
-        number = "".join(c for c in self.output.uid.rpartition("_Output_")[0] if c.isdigit())
+        first = self._first_output()        # (a layer of several outputs: its first's)
+        number = "".join(c for c in first.uid.rpartition("_Output_")[0] if c.isdigit())
         return f"CompositeFunction{int(number or 0) + 1}"
 
     @property
@@ -231,7 +232,7 @@ class UnappliedLayerView(SwigHandle):
         per output (an LSTM's two: ``Block<n>_Output_0``, ``Block<n>_Output_1``)."""
         made = self.__dict__.get("_outputs")
         if made is None:
-            first = self.output
+            first = self._first_output()     # (the layer's: LayerFunction)
             made = (first,) + tuple(NextOutput(first, k)
                                     for k in range(1, self._shown_signature()[1]))
             self.__dict__["_outputs"] = made
