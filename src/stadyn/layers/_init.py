@@ -100,15 +100,17 @@ refuses it
     if limit == math.inf:
         what, ends = "infinite", "'s Python API ends in a segmentation fault there"
     else:
-        what, ends = "empty", (" (cntk.exe and its Python API) never returns there (Boost's "
-                               "uniform_real_distribution draws again for ever)")
+        what = "NaN" if math.isnan(limit) else "empty"
+        ends = (" (cntk.exe and its Python API) never returns there (Boost's "
+                "uniform_real_distribution draws again for ever)")
     return (f"SetUniformRandomValue: the range [{-limit}, {limit}) is {what}: CNTK 2.7{ends}; "
             "Stadyn refuses it")
 
 
 def _uniform_doubles(seed: int, count: int, limit: float) -> np.ndarray:
     """``count`` doubles uniform in [-limit, limit), as CNTK 2.7 draws a float64 parameter's
-    (``std::uniform_real_distribution<double>(-limit, limit)`` on ``mt19937_64(seed)``:
+    (Boost's ``uniform_real_distribution<double>(-limit, limit)`` on ``mt19937_64(seed)``,
+    CPUMatrixImpl.h:1014, not the C++ library's: it draws again for a NaN range:
     ``u = x / 2**64`` (below 1), ``u * (2 limit) - limit``; bit for bit against CNTK 2.7)."""
     u = MT19937_64(seed).take(count).astype(np.float64) * 2.0 ** -64
     u = np.minimum(u, np.nextafter(1.0, 0.0))
