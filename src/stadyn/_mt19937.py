@@ -476,15 +476,15 @@ def truncated_normal_draws(seed: int, count: int, sigma: float, double: bool = F
     ``truncated_normal`` parameter (``CPUMatrix::SetTruncatedNormalRandomValue``): the values
     of :func:`normal_floats` (``double``: the ziggurat's doubles times ``sigma``, a float64
     parameter's), in order, those below ``-2 sigma`` or above ``2 sigma`` left out (a NaN is
-    neither, so a NaN ``sigma`` gives NaNs).  ``sigma`` must be positive, as CNTK's check says.
+    neither, so a NaN ``sigma`` gives NaNs).  ``sigma`` must be positive: the one caller,
+    :class:`stadyn.layers.CNTKInitializer`, refuses another in CNTK's words (a ``ParameterError``)
+    before it draws; of a negative one no value is within the bounds, so the draws never end.
 
     Example:
         >>> v = truncated_normal_draws(9, 1000, 0.5)
         >>> bool(abs(v).max() <= 1.0), v[:2].tolist()   # CNTK 2.7's first two
         (True, [0.47617307305336, -0.6897498369216919])
     """
-    if sigma <= 0:
-        raise ValueError("SetTruncatedNormalRandomValue: sigma must be a positive value.")
     bound = 2.0 * float(sigma) if double else np.float32(2) * np.float32(sigma)
     n = int(count) + int(count) // 16 + 64
     while True:

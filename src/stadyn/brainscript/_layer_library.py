@@ -52,27 +52,34 @@ def cntk_initializer(init: str, scale: float = 1.0) -> Any:
     0.0
     """
     s = float(scale)
+    # (kind, mode, variance gain); built directly, not through stadyn.layers' factories, which
+    # refuse a scale <= 0 as the Python API's CreateInitializer does: cntk.exe multiplies the
+    # range by initValueScale (LearnableParameter::InitRandom,
+    # Source/ComputationNetworkLib/InputAndParamNodes.cpp:273-290) and refuses it only when it
+    # draws, a normal's sigma <= 0 in SetGaussianRandomValue's words (CPUMatrixImpl.h:1082,
+    # 1103), a uniform range <= 0 never returning (CNTKInitializer refuses it then)
     kinds = {
-        "glorotuniform": lambda: L.glorot_uniform(s),
-        "glorotnormal": lambda: L.glorot_normal(s),
-        "heuniform": lambda: L.he_uniform(s),
-        "henormal": lambda: L.he_normal(s),
-        "xavier": lambda: CNTKInitializer("uniform", s, "in", 1.0),
+        "glorotuniform": ("uniform", "avg", 1.0),
+        "glorotnormal": ("normal", "avg", 1.0),
+        "heuniform": ("uniform", "in", 2.0),
+        "henormal": ("normal", "in", 2.0),
+        "xavier": ("uniform", "in", 1.0),
         # N(0, 0.2/sqrt(fanIn)): a variance of 0.04 / fanIn
-        "gaussian": lambda: CNTKInitializer("normal", s, "in", 0.04),
+        "gaussian": ("normal", "in", 0.04),
         # U(±0.05f): the variance gain whose uniform range is 0.05f (sqrt(3 * gain))
-        "uniform": lambda: CNTKInitializer("uniform", s, "none", _UNIFORM_BS_GAIN),
-        "uniform1": lambda: L.uniform(s),
-        "normal": lambda: L.normal(s),
-        "truncnormal": lambda: L.truncated_normal(s),
-        "zero": lambda: 0.0,
+        "uniform": ("uniform", "none", _UNIFORM_BS_GAIN),
+        "uniform1": ("uniform", "none", 1.0 / 3.0),
+        "normal": ("normal", "none", 1.0),
+        "truncnormal": ("truncated", "none", 1.0),
     }
-    make = kinds.get(str(init).lower())
-    if make is None:
+    if str(init).lower() == "zero":
+        return 0.0
+    kind = kinds.get(str(init).lower())
+    if kind is None:
         raise ConfigError(f"unknown init '{init}'; use glorotUniform, glorotNormal, heUniform, "
                           "heNormal, xavier, gaussian, uniform, uniform1, normal, truncNormal or "
                           "zero")
-    return make()
+    return CNTKInitializer(kind[0], s, kind[1], kind[2])
 
 
 # BrainScript's 'uniform' (cntk.exe's UniformBSInitializerTypeName): U(±0.05f) before the scale

@@ -63,6 +63,8 @@ class CNTKInitializer:
                          "in": 3.0 * self.gain / max(fan_in, 1),
                          "out": 3.0 * self.gain / max(fan_out, 1), "none": 3.0 * self.gain}
             limit = _scaled(math.sqrt(variance3[self.mode]), self.scale, double)
+            if not 0 < limit < math.inf:
+                raise ParameterError(_endless_uniform(limit))
             draw = _uniform_doubles if double else uniform_floats
             return draw(seed, count, limit).reshape(tuple(shape))
         fan = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out, "none": 1.0}[
@@ -81,9 +83,34 @@ class CNTKInitializer:
         return values.reshape(tuple(shape))
 
 
+def _endless_uniform(limit: float) -> str:
+    """Why a uniform draw of the range ``±limit`` (not positive, NaN or infinite) is refused:
+    CNTK 2.7 draws it with Boost's ``uniform_real_distribution(-limit, limit)``
+    (``CPUMatrix::SetUniformRandomValue``, Source/Math/CPUMatrixImpl.h:1007-1014, cntk.exe's
+    ``LearnableParameter::InitRandom`` and the Python API alike), which draws again while a
+    value is not below ``limit``: for ever there; of an infinite range CNTK 2.7's Python API
+    ends in a segmentation fault.
+
+    Example:
+        >>> print(_endless_uniform(0.0))
+        SetUniformRandomValue: the range [-0.0, 0.0) is empty: CNTK 2.7 (cntk.exe and its Python \
+API) never returns there (Boost's uniform_real_distribution draws again for ever); Stadyn \
+refuses it
+    """
+    if limit == math.inf:
+        what, ends = "infinite", "'s Python API ends in a segmentation fault there"
+    else:
+        what = "NaN" if math.isnan(limit) else "empty"
+        ends = (" (cntk.exe and its Python API) never returns there (Boost's "
+                "uniform_real_distribution draws again for ever)")
+    return (f"SetUniformRandomValue: the range [{-limit}, {limit}) is {what}: CNTK 2.7{ends}; "
+            "Stadyn refuses it")
+
+
 def _uniform_doubles(seed: int, count: int, limit: float) -> np.ndarray:
     """``count`` doubles uniform in [-limit, limit), as CNTK 2.7 draws a float64 parameter's
-    (``std::uniform_real_distribution<double>(-limit, limit)`` on ``mt19937_64(seed)``:
+    (Boost's ``uniform_real_distribution<double>(-limit, limit)`` on ``mt19937_64(seed)``,
+    CPUMatrixImpl.h:1014, not the C++ library's: it draws again for a NaN range:
     ``u = x / 2**64`` (below 1), ``u * (2 limit) - limit``; bit for bit against CNTK 2.7)."""
     u = MT19937_64(seed).take(count).astype(np.float64) * 2.0 ** -64
     u = np.minimum(u, np.nextafter(1.0, 0.0))
@@ -105,7 +132,8 @@ def _scaled(base: float, scale: float, double: bool = False) -> float:
     """
     if double:
         return float(base) * float(scale)
-    return float(np.float32(base) * np.float32(scale))
+    with np.errstate(over="ignore"):      # (an infinite range is refused by the caller)
+        return float(np.float32(base) * np.float32(scale))
 
 
 def _positive(scale: float, cntk_name: str) -> float:
