@@ -35,16 +35,26 @@ def blocks__losses_over_placeholders_layers_and_functions(C, r):
     data = {x: np.array([[0.5, -1.0, 2.0]], np.float32), y: np.array([[0, 0, 1]], np.float32)}
     res = {}
     for label, loss in (("se", C.squared_error), ("ce", C.cross_entropy_with_softmax),
-                        ("cl", C.classification_error)):
+                        ("cl", C.classification_error), ("bce", C.binary_cross_entropy)):
         waiting = loss(C.placeholder(name="p"), C.placeholder(name="q"))
         res[label + " waiting"] = _root(waiting)
         bound = waiting(x, y)
         res[label + " bound"] = _root(bound) + [bound.root_function.block_root.op_name]
-        res[label + " value"] = bound.eval(data)
+        res[label + " value"] = bound.eval(data if label != "bce" else
+                                           {x: np.array([[0.25, 0.5, 0.9]], np.float32),
+                                            y: data[y]})
+    # weighted_binary_cross_entropy is no block: its root CNTK's Logistic primitive
+    weighted = C.weighted_binary_cross_entropy(C.placeholder(name="p"),
+                                               C.placeholder(name="q"),
+                                               C.placeholder(name="w"))
+    res["wbce waiting"] = _root(weighted)
+    w = C.input_variable(3, name="w")
+    res["wbce applied"] = _root(C.weighted_binary_cross_entropy(x, y, w))
     top2 = C.classification_error(C.placeholder(name="p"), C.placeholder(name="q"), topN=2)
     res["cl top 2 waiting"] = _root(top2)       # (one primitive op, no block)
     dense = C.layers.Dense(3, init=C.glorot_uniform(seed=1), name="d")
     res["over a layer"] = _root(C.squared_error(dense, y))
+    res["bce over a layer"] = _root(C.binary_cross_entropy(dense, y))
 
     @C.Function
     def twice(a):
@@ -147,8 +157,12 @@ def function_equality__functions_variables_and_blocks(C, r):
         res["== " + a] = [b for b in made if made[a]() == made[b]()]
         res["!= " + a] = [b for b in made if made[a]() != made[b]()]
     kept = {a: made[a]() for a in made}
-    res["in a set of the same objects"] = [a for a in made if kept[a] in {kept[a]}]
-    res["kept hashes equal"] = [a for a in made if hash(kept[a]) == hash(kept[a])]
+    # (a cross table: which kept objects a set of another holds, and whose hashes are equal)
+    for a in made:
+        res["in a set of " + a] = [b for b in made if kept[a] in {kept[b]}]
+        res["hash equal to " + a] = [b for b in made if hash(kept[a]) == hash(kept[b])]
+    res["a function and its output in one set"] = len({z, z.output})
+    res["a function's output as a key of a dict of it"] = outcome(lambda: {z: 1}[z.output])
     res["variables' hashes"] = [hash(z.output) == hash(z.outputs[0]),
                                 hash(d.W) == hash(d.parameters[0]),
                                 hash(se.output) == hash(se.root_function.block_root.output)]

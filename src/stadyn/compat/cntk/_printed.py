@@ -116,7 +116,7 @@ _OP_NAMES = {
     "reduce_prod": "ReduceElements", "reduce_log_sum_exp": "ReduceElements",
     "reconcile_dynamic_axes": "ReconcileDynamicAxis", "to_sequence": "ToSequenceOp",
     "unpack_batch": "UnpackBatchAxis", "eye_like": "EyeLikeOp", "ones_like": "ConstantOp",
-    "zeros_like": "ConstantOp",
+    "zeros_like": "ConstantOp", "weighted_binary_cross_entropy": "Logistic",
     "sequence.delay": "PastValue", "sequence.broadcast_as": "Sequence::BroadcastAs",
     "sequence.first": "Sequence::Slice", "sequence.last": "Sequence::Slice",
     "sequence.gather": "Sequence::Gather", "sequence.is_first": "Sequence::IsFirst",
