@@ -190,7 +190,15 @@ def layers__an_initializer_not_called_is_refused(C, r):
             return [next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
                     str(e).split("\n")[0].split(" (")[0]]
         return "made"
+
+    def by_default(init):
+        with L.default_options(init=init):
+            return L.Dense(2)(C.input_variable(3))
     made = {"Dense init": lambda: L.Dense(2, init=C.uniform),
+            "default_options init glorot_uniform": lambda: by_default(C.glorot_uniform),
+            "default_options init glorot_uniform called":
+            lambda: by_default(C.glorot_uniform(seed=1)),
+            "parameter init np.ones": lambda: C.parameter((2,), init=np.ones),
             "Dense init glorot_uniform": lambda: L.Dense(2, init=C.glorot_uniform),
             "Dense init lambda": lambda: L.Dense(2, init=lambda: 1),
             "Dense init_bias": lambda: L.Dense(2, init_bias=C.uniform),
