@@ -292,6 +292,9 @@ def _outputs_of(step) -> "int | None":
     """How many values a step gives the next: a layer's or a typed Function's outputs, one
     for an op or a Python function; None where it is not known before it is built."""
     if isinstance(step, LayerFunction):
+        layer = step.layer              # (a recurrence's full state: its step's states)
+        if getattr(layer, "return_full_state", False):
+            return getattr(getattr(layer, "step", None), "n_states", None)
         return len(step.outputs)        # (known before it is applied: an LSTM's 2)
     if getattr(type(step), "_cntk_function", False):
         return None
