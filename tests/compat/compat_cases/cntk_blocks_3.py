@@ -109,6 +109,11 @@ def clone__a_substitute_its_op_refuses_raises_at_the_clone(C, r):
             text = str(e)
             return ["RuntimeError", text.split(":")[0],
                     re.findall(r"shape '(\[[^']*\])'", text.split("\n")[0])]
+        except ValueError as e:     # (Times's: a plain ValueError, its words up to the shapes)
+            text = str(e).split("\n")[0]
+            return [next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
+                    text.split(" with shape")[0],
+                    re.findall(r"shape '(\[[^']*\])'", text)]
         except Exception as e:      # (another type than CNTK's)
             return [type(e).__name__]
         return "made"
@@ -123,6 +128,18 @@ def clone__a_substitute_its_op_refuses_raises_at_the_clone(C, r):
                 lambda: z.clone(getattr(C.CloneMethod, method), subs()))
     fine = z.clone(C.CloneMethod.share, {x: C.constant(np.full(3, 2.0, np.float32))})
     res["fitting substitute"] = fine.eval()
+    # Times: CNTK 2.7's ValueError (no RuntimeError), the weight its right operand
+    w = C.parameter((3, 2), init=1.0, name="W")
+    m = C.times(x, w, name="m")
+    res["times: an input of 4 for x"] = error(
+        lambda: m.clone(C.CloneMethod.share, {x: C.input_variable(4)}))
+    res["times: a weight of (4, 2)"] = error(
+        lambda: m.clone(C.CloneMethod.clone, {w: C.parameter((4, 2), init=1.0)}))
+    res["times: a weight of (3, 5)"] = list(m.clone(
+        C.CloneMethod.clone, {w: C.parameter((3, 5), init=1.0)}).output.shape)
+    e = C.element_times(x, c3)
+    res["element_times: a constant of 4"] = error(
+        lambda: e.clone(C.CloneMethod.share, {c3: C.constant(np.ones(4, np.float32))}))
     return res
 
 
