@@ -50,6 +50,9 @@ def blocks__losses_over_placeholders_layers_and_functions(C, r):
     res["wbce waiting"] = _root(weighted)
     w = C.input_variable(3, name="w")
     res["wbce applied"] = _root(C.weighted_binary_cross_entropy(x, y, w))
+    res["cosine_distance_with_negative_samples waiting"] = _root(
+        C.cosine_distance_with_negative_samples(C.placeholder(name="p"),
+                                                C.placeholder(name="q"), 1, 1))
     top2 = C.classification_error(C.placeholder(name="p"), C.placeholder(name="q"), topN=2)
     res["cl top 2 waiting"] = _root(top2)       # (one primitive op, no block)
     dense = C.layers.Dense(3, init=C.glorot_uniform(seed=1), name="d")

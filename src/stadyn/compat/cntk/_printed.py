@@ -117,6 +117,7 @@ _OP_NAMES = {
     "reconcile_dynamic_axes": "ReconcileDynamicAxis", "to_sequence": "ToSequenceOp",
     "unpack_batch": "UnpackBatchAxis", "eye_like": "EyeLikeOp", "ones_like": "ConstantOp",
     "zeros_like": "ConstantOp", "weighted_binary_cross_entropy": "Logistic",
+    "cosine_distance_with_negative_samples": "CosDistanceWithNegativeSamples",
     "sequence.delay": "PastValue", "sequence.broadcast_as": "Sequence::BroadcastAs",
     "sequence.first": "Sequence::Slice", "sequence.last": "Sequence::Slice",
     "sequence.gather": "Sequence::Gather", "sequence.is_first": "Sequence::IsFirst",
