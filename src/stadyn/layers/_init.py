@@ -232,6 +232,7 @@ def bilinear(kernel_width: int, kernel_height: int):
         for c in range(shape[0]):
             out[c, c] = np.broadcast_to(kernel, shape[2:])
         return out
+    fill.cntk_initializer = True        # (an initializer made, as CNTK's bilinear(w, h) is)
     return fill
 
 

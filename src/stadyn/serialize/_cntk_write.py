@@ -169,6 +169,11 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     sequences = {id(v) for v in inputs.values() if v.sequence_lengths is not None}
     lengths = {id(v.sequence_lengths) for v in inputs.values() if v.sequence_lengths is not None}
     nodes = walk(outputs, cntk_op_of, frozenset(_RULES))
+    for node in nodes:          # (its first output is what the writer names the op by)
+        if node.outputs[0] is None:
+            raise CntkWriteUnsupported(node.spec.name, "an op of several outputs whose first "
+                                                       "is held by nothing (a loaded LSTM "
+                                                       "recurrence read for its cell state)")
     for node in nodes:
         if any(id(i) in batched for i in node.inputs):
             batched.update(id(o) for o in node.outputs if o is not None)

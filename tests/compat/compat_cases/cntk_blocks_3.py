@@ -35,16 +35,29 @@ def blocks__losses_over_placeholders_layers_and_functions(C, r):
     data = {x: np.array([[0.5, -1.0, 2.0]], np.float32), y: np.array([[0, 0, 1]], np.float32)}
     res = {}
     for label, loss in (("se", C.squared_error), ("ce", C.cross_entropy_with_softmax),
-                        ("cl", C.classification_error)):
+                        ("cl", C.classification_error), ("bce", C.binary_cross_entropy)):
         waiting = loss(C.placeholder(name="p"), C.placeholder(name="q"))
         res[label + " waiting"] = _root(waiting)
         bound = waiting(x, y)
         res[label + " bound"] = _root(bound) + [bound.root_function.block_root.op_name]
-        res[label + " value"] = bound.eval(data)
+        res[label + " value"] = bound.eval(data if label != "bce" else
+                                           {x: np.array([[0.25, 0.5, 0.9]], np.float32),
+                                            y: data[y]})
+    # weighted_binary_cross_entropy is no block: its root CNTK's Logistic primitive
+    weighted = C.weighted_binary_cross_entropy(C.placeholder(name="p"),
+                                               C.placeholder(name="q"),
+                                               C.placeholder(name="w"))
+    res["wbce waiting"] = _root(weighted)
+    w = C.input_variable(3, name="w")
+    res["wbce applied"] = _root(C.weighted_binary_cross_entropy(x, y, w))
+    res["cosine_distance_with_negative_samples waiting"] = _root(
+        C.cosine_distance_with_negative_samples(C.placeholder(name="p"),
+                                                C.placeholder(name="q"), 1, 1))
     top2 = C.classification_error(C.placeholder(name="p"), C.placeholder(name="q"), topN=2)
     res["cl top 2 waiting"] = _root(top2)       # (one primitive op, no block)
     dense = C.layers.Dense(3, init=C.glorot_uniform(seed=1), name="d")
     res["over a layer"] = _root(C.squared_error(dense, y))
+    res["bce over a layer"] = _root(C.binary_cross_entropy(dense, y))
 
     @C.Function
     def twice(a):
@@ -99,6 +112,11 @@ def clone__a_substitute_its_op_refuses_raises_at_the_clone(C, r):
             text = str(e)
             return ["RuntimeError", text.split(":")[0],
                     re.findall(r"shape '(\[[^']*\])'", text.split("\n")[0])]
+        except ValueError as e:     # (Times's: a plain ValueError, its words up to the shapes)
+            text = str(e).split("\n")[0]
+            return [next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
+                    text.split(" with shape")[0],
+                    re.findall(r"shape '(\[[^']*\])'", text)]
         except Exception as e:      # (another type than CNTK's)
             return [type(e).__name__]
         return "made"
@@ -113,6 +131,18 @@ def clone__a_substitute_its_op_refuses_raises_at_the_clone(C, r):
                 lambda: z.clone(getattr(C.CloneMethod, method), subs()))
     fine = z.clone(C.CloneMethod.share, {x: C.constant(np.full(3, 2.0, np.float32))})
     res["fitting substitute"] = fine.eval()
+    # Times: CNTK 2.7's ValueError (no RuntimeError), the weight its right operand
+    w = C.parameter((3, 2), init=1.0, name="W")
+    m = C.times(x, w, name="m")
+    res["times: an input of 4 for x"] = error(
+        lambda: m.clone(C.CloneMethod.share, {x: C.input_variable(4)}))
+    res["times: a weight of (4, 2)"] = error(
+        lambda: m.clone(C.CloneMethod.clone, {w: C.parameter((4, 2), init=1.0)}))
+    res["times: a weight of (3, 5)"] = list(m.clone(
+        C.CloneMethod.clone, {w: C.parameter((3, 5), init=1.0)}).output.shape)
+    e = C.element_times(x, c3)
+    res["element_times: a constant of 4"] = error(
+        lambda: e.clone(C.CloneMethod.share, {c3: C.constant(np.ones(4, np.float32))}))
     return res
 
 
@@ -147,8 +177,12 @@ def function_equality__functions_variables_and_blocks(C, r):
         res["== " + a] = [b for b in made if made[a]() == made[b]()]
         res["!= " + a] = [b for b in made if made[a]() != made[b]()]
     kept = {a: made[a]() for a in made}
-    res["in a set of the same objects"] = [a for a in made if kept[a] in {kept[a]}]
-    res["kept hashes equal"] = [a for a in made if hash(kept[a]) == hash(kept[a])]
+    # (a cross table: which kept objects a set of another holds, and whose hashes are equal)
+    for a in made:
+        res["in a set of " + a] = [b for b in made if kept[a] in {kept[b]}]
+        res["hash equal to " + a] = [b for b in made if hash(kept[a]) == hash(kept[b])]
+    res["a function and its output in one set"] = len({z, z.output})
+    res["a function's output as a key of a dict of it"] = outcome(lambda: {z: 1}[z.output])
     res["variables' hashes"] = [hash(z.output) == hash(z.outputs[0]),
                                 hash(d.W) == hash(d.parameters[0]),
                                 hash(se.output) == hash(se.root_function.block_root.output)]
@@ -176,7 +210,15 @@ def layers__an_initializer_not_called_is_refused(C, r):
             return [next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
                     str(e).split("\n")[0].split(" (")[0]]
         return "made"
+
+    def by_default(init):
+        with L.default_options(init=init):
+            return L.Dense(2)(C.input_variable(3))
     made = {"Dense init": lambda: L.Dense(2, init=C.uniform),
+            "default_options init glorot_uniform": lambda: by_default(C.glorot_uniform),
+            "default_options init glorot_uniform called":
+            lambda: by_default(C.glorot_uniform(seed=1)),
+            "parameter init np.ones": lambda: C.parameter((2,), init=np.ones),
             "Dense init glorot_uniform": lambda: L.Dense(2, init=C.glorot_uniform),
             "Dense init lambda": lambda: L.Dense(2, init=lambda: 1),
             "Dense init_bias": lambda: L.Dense(2, init_bias=C.uniform),

@@ -39,16 +39,28 @@ def _dims(v: Variable) -> str:
     return "[" + " x ".join(str(d) for d in reversed(tuple(v.shape)[lead:])) + "]"
 
 
-def _refused(op: str, inputs: list, error: ShapeError) -> CloneShapeError:
+def _refused(op: str, inputs: list, error: ShapeError) -> ShapeError:
     """``error`` of a replayed op ``op`` (CNTK's name) over ``inputs`` as CNTK 2.7's clone
-    raises it: its words for a binary element-wise op (Function.cpp's
-    ``BinaryElementwiseOpOutputShape``), Stadyn's otherwise; at the user's line."""
+    raises it: for a binary element-wise op its RuntimeError in its words less the operands'
+    descriptions (Function.cpp's ``BinaryElementwiseOpOutputShape``: ``Left operand
+    'Input('x', [#], [3])' shape '[3]'``; Stadyn's leaves are no placeholders of CNTK's
+    numbering); for ``Times`` its plain ValueError in its words (``TimesOutputShape``: the
+    right operand, the weight, by its leading dimensions); Stadyn's words otherwise; at the
+    user's line."""
     line = format_location(user_location())
     where = f" (clone at {line})" if line else " (clone)"
     if op in _ELEMENTWISE and len(inputs) == 2:
         return CloneShapeError(
             f"Binary elementwise operation {op}: Left operand shape '{_dims(inputs[0])}' is "
             f"not compatible with right operand shape '{_dims(inputs[1])}'.{where}")
+    if op == "Times" and len(inputs) == 2:
+        left = _dims(inputs[0])         # (the operand's sample axes: its trailing ones)
+        rank = left.count(" x ") + 1 if left != "[]" else 0
+        weight = tuple(inputs[1].shape)[:rank]
+        right = "[" + " x ".join(str(d) for d in reversed(weight)) + "]"
+        return ShapeError(f"Times: The {rank} leading dimensions of the right operand with "
+                          f"shape '{right}' do not match the left operand's trailing "
+                          f"dimensions with shape '{left}'{where}")
     return CloneShapeError(f"{op}: {error}{where}")
 
 

@@ -24,7 +24,8 @@ import inspect
 
 import numpy as np
 
-__all__ = ["RANKED", "CONVOLUTION", "check_init_arguments", "refuse_uncalled_initializer"]
+__all__ = ["RANKED", "CONVOLUTION", "check_init_arguments", "refuse_uncalled_initializer",
+           "uncalled"]
 
 RANKED = "ranked"               # weights whose initializer takes ranks (Dense, a transpose)
 CONVOLUTION = "convolution"     # ... a convolution's, which takes an array without reduction
@@ -49,14 +50,30 @@ _WITH_RANK = ("in method 'random_initializer_with_rank', argument 1 of type "
               "'CNTK::ParameterInitializer const &'")
 
 
-def _uncalled(value) -> bool:
-    """Whether ``value`` is an initializer not called: one of CNTK's initializer makers itself
-    (``C.uniform``, ``C.bilinear``), or a callable taking no argument (``lambda: 1``), which
-    CNTK 2.7 takes for no initial value; not an initializer made (a ``CNTKInitializer``, or
-    Stadyn's filler of a shape that ``bilinear(4, 4)`` makes)."""
+def uncalled(value) -> bool:
+    """Whether CNTK 2.7 refuses ``value`` as an initial value, a callable but no initializer
+    made: one of CNTK's initializer makers itself (``C.uniform``, ``C.bilinear``), a callable
+    taking no argument (``lambda: 1``) or any other function (``np.ones``,
+    ``np.random.randn``, ``functools.partial(C.uniform, 1)``: CNTK's SWIG takes only its
+    ``ParameterInitializer``); not an initializer made (a ``CNTKInitializer``, or Stadyn's
+    filler of a shape that ``bilinear(4, 4)`` makes, marked ``cntk_initializer``).
+
+    Example:
+        >>> import numpy as np
+        >>> import stadyn.compat.cntk as C
+        >>> uncalled(C.uniform), uncalled(np.ones), uncalled(C.uniform(1)), uncalled(2.0)
+        (True, True, False, False)
+    """
     from ... import layers as _L
     if not callable(value) or isinstance(value, _L.CNTKInitializer):
         return False
+    return not getattr(value, "cntk_initializer", False)
+
+
+def _maker(value) -> bool:
+    """Whether ``value`` is one of CNTK's initializer makers, or a callable taking no
+    argument (what the refusal's hint says to call)."""
+    from ... import layers as _L
     makers = (_L.glorot_uniform, _L.glorot_normal, _L.xavier, _L.he_uniform, _L.he_normal,
               _L.uniform, _L.normal, _L.truncated_normal, _L.bilinear)
     if any(value is m for m in makers) or isinstance(value, type):
@@ -84,10 +101,13 @@ def refuse_uncalled_initializer(title: str, key: str, value, ranked: bool = Fals
 'CNTK::ParameterInitializer const &' (Dense: init=uniform is an initializer not called: give \
 uniform(...))
     """
-    if not _uncalled(value):
+    if not uncalled(value):
         return
     what = getattr(value, "__name__", type(value).__name__)
-    hint = f"({title}: {key}={what} is an initializer not called: give {what}(...))"
+    hint = f"({title}: {key}={what} is an initializer not called: give {what}(...))" \
+        if _maker(value) else (f"({title}: {key}={what} is a function, not an initializer: "
+                               "give a number, an array or an initializer such as "
+                               "C.uniform(1))")
     if ranked:
         raise TypeError(f"{_WITH_RANK} {hint}")
     raise NotImplementedError(_NEW_PARAMETER + hint)

@@ -43,6 +43,8 @@ def shown_layer(layer: Any) -> "tuple | None":
     name = layer.own_name
     if op == "LSTM":
         outputs = 2
+    if getattr(layer.layer, "return_full_state", False):     # (a full state: every state's)
+        outputs = getattr(getattr(layer.layer, "step", None), "n_states", 1)
     if op == "RecurrenceFrom":
         args = ("h", "c", "x") if isinstance(layer.layer.step, _L.LSTM) else ("h", "x")
     if op in _SHOWN_AS_COMPOSITE:
@@ -54,6 +56,9 @@ def shown_layer(layer: Any) -> "tuple | None":
         args = layer.__dict__.get("_argument_names", ("keep",))
         if steps and isinstance(steps[-1], tuple):
             outputs = len(steps[-1])
+        elif steps and _is_layer(steps[-1]) and \
+                getattr(steps[-1].layer, "return_full_state", False):
+            outputs = shown_layer(steps[-1])[3]     # (a recurrence's full state last)
         if not steps:
             op = "Combine"
         elif len(steps) == 1 and _is_layer(steps[0]) and not name:

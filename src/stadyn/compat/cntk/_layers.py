@@ -18,7 +18,7 @@ from ... import layers as _L
 from ._adapt import unwrap, wrap
 from ._ops_nn import _refuse_unshared
 from ._layer_signatures import bound, cntk_signature
-from ._init_arguments import CONVOLUTION, RANKED, check_init_arguments
+from ._init_arguments import CONVOLUTION, RANKED, check_init_arguments, uncalled
 from ._layers_composite import flatten_steps
 from ._layers_function import LayerFunction, _native, _native_fn, _sequential, identity
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
@@ -42,7 +42,11 @@ def _layer(cls, op_name: str, *natives, numbers: tuple = (), weights: str | None
 
     def make(*args, **kwargs):
         kwargs = bound(title, signature, args, kwargs)
-        check_init_arguments(title, kwargs, numbers, weights)
+        # (a default_options value stands for an initial value not given, checked as well)
+        given = {k: _L.resolve(cls.__name__, k, _L.default_override_or(None))
+                 for k in numbers if k not in kwargs}
+        check_init_arguments(title, {**{k: v for k, v in given.items() if v is not None},
+                                     **kwargs}, numbers, weights)
         name = kwargs.pop("name", "")
         if title.startswith("ConvolutionTranspose"):
             kwargs.pop("max_temp_mem_size_in_samples", None)        # (a memory hint)
@@ -288,6 +292,9 @@ def _outputs_of(step) -> "int | None":
     """How many values a step gives the next: a layer's or a typed Function's outputs, one
     for an op or a Python function; None where it is not known before it is built."""
     if isinstance(step, LayerFunction):
+        layer = step.layer              # (a recurrence's full state: its step's states)
+        if getattr(layer, "return_full_state", False):
+            return getattr(getattr(layer, "step", None), "n_states", None)
         return len(step.outputs)        # (known before it is applied: an LSTM's 2)
     if getattr(type(step), "_cntk_function", False):
         return None
@@ -327,8 +334,15 @@ def SequentialClique(functions, name: str = "") -> LayerFunction:
 @contextlib.contextmanager
 def default_options(**kwargs):
     """``cntk.layers.default_options``: override the layers' defaults inside a ``with``."""
-    with _L.default_options(**{k: _native(v) for k, v in kwargs.items()}):
+    with _L.default_options(**{k: _option(k, v) for k, v in kwargs.items()}):
         yield
+
+
+def _option(key: str, value):
+    """A ``default_options`` value as Stadyn's layers keep it; an initial value (``init``,
+    ``init_bias``, ...) that CNTK 2.7 refuses kept as given, for a layer made inside to refuse
+    it as CNTK's does (``Dense``: random_initializer_with_rank's TypeError)."""
+    return value if key.startswith("init") and uncalled(value) else _native(value)
 
 
 @contextlib.contextmanager

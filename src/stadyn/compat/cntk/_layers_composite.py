@@ -44,9 +44,11 @@ class Composite:
                     values = tuple(member(v) for member, v in zip(step, outputs))
                 else:
                     values = tuple(_applied(member, values) for member in step)
-            else:
-                out = _applied(step, values)
-                values = out if isinstance(out, tuple) else (out,)
+            else:       # (a Function of several outputs passes each on, as CNTK 2.7's
+                out = _applied(step, values)        # ``>>``: a full state's h and c)
+                outputs = () if isinstance(out, tuple) else getattr(out, "outputs", ())
+                values = out if isinstance(out, tuple) else \
+                    tuple(outputs) if len(outputs) > 1 else (out,)
         return values[0] if len(values) == 1 else values
 
     @property

@@ -413,8 +413,10 @@ refuse_sparse_operands(globals(), ["cross_entropy_with_softmax", "classification
 
 # CNTK 2.7 makes a block of these over placeholders too (Function.cpp's AsBlock): waiting,
 # their output is Block<n>_Output_0 and their root a block (_printed.makes_block)
-# (classification_error of top 1: of top N > 1, one primitive op)
+# (classification_error of top 1: of top N > 1, one primitive op; binary_cross_entropy a block
+# as well, weighted_binary_cross_entropy not: its root CNTK's Logistic primitive)
 squared_error.makes_block = cross_entropy_with_softmax.makes_block = True
+binary_cross_entropy.makes_block = True
 classification_error.makes_block = lambda *args, **kwargs: int(inspect.signature(
     classification_error).bind(*args, **kwargs).arguments.get("topN", 1)) == 1
 

@@ -485,6 +485,12 @@ def _initial(initial_state: Any, layer: str) -> Any:
     if np.isscalar(initial_state) and not isinstance(initial_state, (str, bytes)):
         return unwrap(Constant(np.asarray(initial_state).item(), shape=(1,)))
     if isinstance(initial_state, Variable) or isinstance(unwrap(initial_state), Variable):
+        needs = [initial_state] if getattr(initial_state, "is_input", False) else \
+            list(getattr(initial_state, "arguments", None) or ())   # (CNTK 2.7 refuses one
+        if needs:       # reaching inputs as the layer is made: functions.py:253)
+            raise TypeError(f"CNTK Function 'recurrence' has {len(needs)} missing arguments ("
+                            f"{', '.join(a.name for a in needs)}), which is currently not "
+                            f"supported ({layer}: use RecurrenceFrom for such a state)")
         return unwrap(initial_state)    # (a Function computing it: its value, as CNTK 2.7's
     return unwrap(_native(initial_state))   # delay reads it, not a layer option's callable)
 
