@@ -16,10 +16,8 @@ def _outcome(fn):
 @cntk_case(names=["cntk.layers.LSTM", "cntk.layers.GRU", "cntk.layers.Recurrence"],
            note="a layer's output before and after it is applied: CNTK 2.7 refuses the one "
                 "output of a Function of several (an LSTM's h and c) with a RuntimeError; "
-                "Stadyn gave an unapplied LSTM's first output",
-           known={"Recurrence(LSTM, return_full_state=True)": "CNTK 2.7's unapplied full-state "
-                  "Recurrence is its LSTM block of two outputs (its output refused); Stadyn's "
-                  "shows one, a Combine of h, whose output it gives"})
+                "Stadyn gave an unapplied LSTM's first output (and, for an unapplied "
+                "full-state Recurrence, one output where CNTK shows its LSTM block's two)")
 def layer_outputs__of_several_refused(C, r):
     r.touch("cntk.input_variable", "cntk.layers.Dense", "cntk.combine")
     layers = [("LSTM", lambda: C.layers.LSTM(3)), ("GRU", lambda: C.layers.GRU(3)),
