@@ -131,8 +131,11 @@ def fused_batch_normalization__several_axes(nn, F, r):
                   "F.mean_subtraction of a float32 t = [2.7] (static: float32 until the "
                   "forward; dynamic: int32 at the call), of an int32 t, of a float t with "
                   "update_running_mean=False (stays float32), and t.data = a float32 NdArray "
-                  "(cast again at the next forward); two imperative calls on NdArrays")
-def mean_subtraction__int32_counter(nn, F, PF, r):
+                  "(cast again at the next forward); two imperative calls on NdArrays; "
+                  "Sgd, Momentum and Adam over PF.mean_subtraction's parameters after a "
+                  "backward: t.g read (t cast to float32 and updated), with weight_decay(0.1), "
+                  "or every p.grad.zero() (t skipped, stays int32), then a forward")
+def mean_subtraction__int32_counter(nn, F, PF, S, r):
     import h5py
     res = {}
 
@@ -200,6 +203,34 @@ def mean_subtraction__int32_counter(nn, F, PF, r):
         res["NdArray call %d mean" % k] = m.data.copy()
         res["NdArray call %d t dtype" % k] = str(t.data.dtype)
         res["NdArray call %d t" % k] = t.data.astype(np.float64).tolist()
+    # solvers over the int32 t: NNabla's cast_data_and_get_pointer<float> casts it in place
+    for name in ("Sgd", "Momentum", "Adam"):
+        for how in ("t.g read", "t.g read, weight_decay(0.1)", "grad.zero(), weight_decay(0.1)"):
+            nn.clear_parameters()
+            try:
+                x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3),
+                                                 need_grad=True)
+                y = PF.mean_subtraction(x)
+                ps = nn.get_parameters(grad_only=False)
+                solver = getattr(S, name)()
+                solver.set_parameters(ps)
+                y.forward()
+                y.backward()
+                if how.startswith("t.g"):
+                    ps["mean_subtraction/t"].g
+                else:
+                    for p in ps.values():
+                        p.grad.zero()
+                if "weight_decay" in how:
+                    solver.weight_decay(0.1)
+                solver.update()
+                key = "%s, %s: " % (name, how)
+                read(key + "t", ps["mean_subtraction/t"])
+                res[key + "mean"] = ps["mean_subtraction/mean"].d.copy()
+                y.forward()
+                read(key + "t after a forward", ps["mean_subtraction/t"])
+            finally:
+                nn.clear_parameters()
     r.touch("nnabla.save_parameters", "nnabla.load_parameters")
     return res
 
