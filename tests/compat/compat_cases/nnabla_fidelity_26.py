@@ -46,13 +46,21 @@ def _tried(fn):
 _FLIPS = (((0,), 1), ((0, 3), 1), ((0, 1), 2), ((1, 3), 2), ((0,), 2), ((0, 2), 3),
           ((0, 1, 3), 2))
 
+# (shape, axes, base_axis) whose gradients NNabla maps as its forward (review B of session 32)
+_GRAD_FLIPS = (((3, 2, 2), (0,), 1), ((3, 4, 2), (0, 1), 2), ((2, 3, 2, 2), (0, 1), 2),
+               ((3, 2, 2, 2), (0, 1, 2), 3), ((2, 2, 3), (1,), 2), ((4, 3, 2), (0, 2), 2),
+               ((3, 3, 2), (0, 1, 2), 2))
+
 
 @nnabla_case(names=[_F + "random_flip", "nnabla.NdArray.from_numpy_array"],
              rtol=0, atol=0,
              note="F.random_flip of an NdArray arange(24).reshape(2, 3, 2, 2) along axes "
                   "before base_axis (seeds 0-5; axes (0,), (0, 3), (0, 1) with base_axis 2, "
                   "...), and of a Variable along (0, 1) with base_axis=2 after nn.seed(7): "
-                  "three static forwards, each with x's gradient of backward(arange(24))")
+                  "three static forwards, each with x's gradient of backward(arange(24)); "
+                  "the output and x's gradient of backward(arange * 10) for the shapes, axes "
+                  "and base_axis of _GRAD_FLIPS, seeds 0-7 (NNabla's backward maps dy as its "
+                  "forward maps x)")
 def random_flip__sample_axes(nn, F, r):
     res = {}
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2)
@@ -70,6 +78,17 @@ def random_flip__sample_axes(nn, F, r):
         y.backward(np.arange(24, dtype=np.float32).reshape(y.shape))
         res["forward %d y" % k] = y.d.copy()
         res["forward %d x.g" % k] = v.g.copy()
+    for shape, axes, base in _GRAD_FLIPS:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        for seed in range(8):
+            v = nn.Variable.from_numpy_array(x, need_grad=True)
+            y = F.random_flip(v, axes=axes, base_axis=base, seed=seed)
+            y.forward()
+            v.grad.zero()
+            y.backward(x * 10)
+            key = "shape %s axes %s base_axis %d seed %d" % (shape, axes, base, seed)
+            res[key + " y"] = y.d.copy()
+            res[key + " x.g"] = v.g.copy()
     r.touch("nnabla.NdArray.from_numpy_array")
     return res
 
