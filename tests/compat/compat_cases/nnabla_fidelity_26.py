@@ -98,7 +98,8 @@ def random_flip__sample_axes(nn, F, r):
                   "running mean and variance of shape (1, 3, 4)), with and without z, "
                   "batch_stat and output_stat each True or False, static and dynamic: the "
                   "error's type and words, or the output and running statistics; over [1] "
-                  "the output")
+                  "the output; over [-3, -1] and [-1] (parameters (2, 1, 4), (1, 1, 4)) the "
+                  "error or output")
 def fused_batch_normalization__several_axes(nn, F, r):
     res = {}
     x0, z0 = r.randn(2, 3, 4), r.randn(2, 3, 4)
@@ -136,6 +137,12 @@ def fused_batch_normalization__several_axes(nn, F, r):
                         if not output_stat and batch_stat:
                             res[key + " axes [1]"] = _tried(
                                 lambda: run(axes=(1,), shape=(1, 3, 1))["y"])
+                        # negative axes: NNabla's wrapper places the parameters' axes with
+                        # ``i in axes``, so none fits (ValueError)
+                        res[key + " axes [-3, -1]"] = _tried(
+                            lambda: run(axes=(-3, -1), shape=(2, 1, 4))["y"])
+                        res[key + " axes [-1]"] = _tried(
+                            lambda: run(axes=(-1,), shape=(1, 1, 4))["y"])
         finally:
             nn.set_auto_forward(False)
     return res
@@ -265,7 +272,8 @@ def mean_subtraction__int32_counter(nn, F, PF, S, r):
 
 @nnabla_case(names=["nnabla.parametric_functions.fused_batch_normalization"],
              rtol=1e-4, atol=1e-5,
-             note="PF.fused_batch_normalization of x (2, 3, 4) over axes [1, 2], with and "
+             note="PF.fused_batch_normalization of x (2, 3, 4) over axes [1, 2] (and [-3, "
+                  "-1], [-1]: NNabla's F refuses its PF's parameters), with and "
                   "without z, output_stat True or False: the error's type and words or the "
                   "output, and the parameters registered (NNabla's PF makes them before its F "
                   "fails)")
@@ -276,18 +284,20 @@ def PF_fused_batch_normalization__several_axes(nn, F, PF, r):
     try:
         for with_z in (False, True):
             for output_stat in (False, True):
-                nn.clear_parameters()
                 key = "z=%s output_stat=%s" % (with_z, output_stat)
+                for axes in ([1, 2], [-3, -1], [-1]):
+                    nn.clear_parameters()
 
-                def run(with_z=with_z, output_stat=output_stat):
-                    out = PF.fused_batch_normalization(x, z if with_z else None, axes=[1, 2],
-                                                       output_stat=output_stat)
-                    y = out[0] if output_stat else out
-                    y.forward()
-                    return y.d.copy()
-                res[key] = _tried(run)
-                res[key + " parameters"] = sorted(
-                    [k, list(v.shape)] for k, v in nn.get_parameters(grad_only=False).items())
+                    def run(with_z=with_z, output_stat=output_stat, axes=axes):
+                        out = PF.fused_batch_normalization(x, z if with_z else None, axes=axes,
+                                                           output_stat=output_stat)
+                        y = out[0] if output_stat else out
+                        y.forward()
+                        return y.d.copy()
+                    at = "" if axes == [1, 2] else " axes %s" % axes
+                    res[key + at] = _tried(run)
+                    res[key + at + " parameters"] = sorted(
+                        [k, list(v.shape)] for k, v in nn.get_parameters(grad_only=False).items())
     finally:
         nn.clear_parameters()
     return res
