@@ -301,3 +301,49 @@ def PF_fused_batch_normalization__several_axes(nn, F, PF, r):
     finally:
         nn.clear_parameters()
     return res
+
+
+@nnabla_case(names=["nnabla.solvers.Momentum", "nnabla.NdArray.zero"],
+             note="a solver skips a gradient still zeroing (NNabla 1.39's Solver::update and "
+                  "weight_decay, src/nbla/solver.cpp): every p.grad.zero() of PF.affine's "
+                  "parameters after a backward, then weight_decay(0.1) and update (Sgd, Adam); "
+                  "x trained through x.reshape(unlink=True), zero_grad() and update() with no "
+                  "backward (Momentum)")
+def solver__skips_zeroing_gradient(nn, F, PF, S, r):
+    res = {}
+    for name in ("Sgd", "Adam"):
+        nn.clear_parameters()
+        try:
+            x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+            y = PF.affine(x, 2, name="a")
+            ps = nn.get_parameters()
+            r.set_params(ps)
+            solver = getattr(S, name)()
+            solver.set_parameters(ps)
+            y.forward()
+            y.backward()
+            for p in ps.values():
+                p.grad.zero()
+            solver.weight_decay(0.1)
+            solver.update()
+            for k, p in ps.items():
+                res["%s %s" % (name, k)] = p.d.copy()
+                res["%s %s.g" % (name, k)] = p.g.copy()
+        finally:
+            nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(np.ones(4, np.float32), need_grad=True)
+    v = x.reshape((2, 2), unlink=True)
+    solver = S.Momentum(0.1, 0.9)
+    solver.set_parameters({"x": x})
+    y = F.sum(v * v)
+    y.forward()
+    solver.zero_grad()
+    y.backward()
+    solver.update()
+    res["view: after a step"] = x.d.copy()
+    solver.zero_grad()
+    solver.update()
+    res["view: zero_grad, update"] = x.d.copy()
+    res["view: zeroing"] = bool(x.grad.zeroing)
+    r.touch("nnabla.NdArray.zero")
+    return res
