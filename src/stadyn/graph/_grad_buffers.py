@@ -34,7 +34,7 @@ from ._subgraph import parameter_tensor_of_view
 from ._variable import Variable
 
 __all__ = ["release_grads", "take_released", "accumulate_grads", "grad_out_buffer",
-           "eager_grad_out", "unshared"]
+           "eager_grad_out", "unshared", "mark_zeroing", "is_zeroing", "unmark_zeroing"]
 
 # The buffer a parameter's tensor carries (an attribute of the tensor, so it goes when the
 # parameter's tensor is replaced).
@@ -294,3 +294,43 @@ def accumulate_grads(leaves: Sequence[Variable], grads: Sequence[torch.Tensor],
         else:
             for o, n in zip(olds, news):
                 o.add_(n)
+
+
+# NNabla's ``zeroing`` of a gradient a user zeroed (``x.grad.zero()``): solvers skip it.
+_ZEROED_AT = "_nnabla_zeroed_at"
+
+
+def mark_zeroing(t: torch.Tensor) -> None:
+    """Record that ``t`` was just zeroed (``NdArray.zeroing``).  Kept on the tensor, with its
+    version: every NdArray viewing it (``x.grad`` is a new one on each read) sees it, and any
+    write (a backward, ``fill``) ends it.
+
+    Example:
+        >>> import torch
+        >>> mark_zeroing(torch.zeros(2))
+    """
+    setattr(t, _ZEROED_AT, t._version)
+
+
+def is_zeroing(t: torch.Tensor) -> bool:
+    """Whether ``t`` was zeroed (:func:`mark_zeroing`) and not written since.
+
+    Example:
+        >>> import torch
+        >>> t = torch.ones(2); mark_zeroing(t); is_zeroing(t)
+        True
+        >>> t += 1; is_zeroing(t)
+        False
+    """
+    return getattr(t, _ZEROED_AT, None) == t._version
+
+
+def unmark_zeroing(t: torch.Tensor) -> None:
+    """Forget that ``t`` was zeroed (its values were handed out and may be written).
+
+    Example:
+        >>> import torch
+        >>> unmark_zeroing(torch.zeros(2))
+    """
+    if hasattr(t, _ZEROED_AT):
+        delattr(t, _ZEROED_AT)

@@ -15,7 +15,8 @@ random_erase as :func:`stadyn._libstdcxx_random.erased_boxes`, image_augmentatio
 * ``random_flip``: each sample (the axes before ``base_axis``) reverses each of ``axes`` with
   probability 1/2; the gradient is flipped back.  An axis before ``base_axis`` (NNabla 1.39
   takes one) reverses the order of the samples along it, as the draw of the row that reaches
-  it in NNabla's walk over the samples says (``_nnabla_walk``).
+  it in NNabla's walk over the samples says (``_nnabla_walk``); the gradient is then the
+  output gradient mapped as the forward maps ``x`` (NNabla's backward), not the adjoint.
 * ``random_shift``: each sample moves each axis ``d`` by an integer drawn uniformly from
   ``[-shifts[d], shifts[d]]`` (``shifts`` lines up with the trailing axes); what comes in at
   the ends is the nearest edge value (``"nearest"``), the mirror image including the edge
@@ -126,7 +127,7 @@ def random_flip(x, axes=None, base_axis=1, seed=-1, rule="torch"):
                               device=x.device).bool()
         bits = torch.zeros((samples, x.dim()), dtype=torch.bool, device=x.device)
         bits[:, list(axes)] = drawn
-    y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
+    source = None
     if nnabla or any(a < base_axis for a in axes):
         # NNabla's walk over the samples: each one's row of draws, and (an axis before
         # base_axis flipped) the sample it reads
@@ -140,15 +141,47 @@ def random_flip(x, axes=None, base_axis=1, seed=-1, rule="torch"):
                                    device=x.device)
             backwards = bits[entries, torch.arange(base_axis, device=x.device)]
             read = torch.where(backwards, sizes - 1 - places, places)
-            y = y.index_select(0, (read * strides).sum(1))
+            source = (read * strides).sum(1)
         bits = bits[rows]
-    for a in axes:
-        if a < base_axis:
-            continue
+    flips = tuple(a for a in axes if a >= base_axis)
+    y = _flipped(x, source, bits, flips, base_axis)
+    if source is None:
+        return y        # flips within each sample: their own adjoint
+    # NNabla's backward maps dy as its forward maps x (random_flip.cpp's backward_impl calls
+    # flip_recursive on the output gradient), not by the adjoint
+    return _SameMapBack.apply(x, y.detach(), source, bits, flips, base_axis)
+
+
+def _flipped(x: torch.Tensor, source: torch.Tensor | None, bits: torch.Tensor,
+             flips: tuple[int, ...], base_axis: int) -> torch.Tensor:
+    """``x`` with sample ``i`` read from sample ``source[i]`` (None: itself), then each axis of
+    ``flips`` (at or after ``base_axis``) reversed where ``bits[i, axis]`` says so."""
+    samples = bits.shape[0]
+    y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
+    if source is not None:
+        y = y.index_select(0, source)
+    for a in flips:
         axis = a - base_axis + 1
         flip = bits[:, a].reshape((samples,) + (1,) * (y.dim() - 1))
         y = torch.where(flip, y.flip(axis), y)
     return y.reshape(x.shape)
+
+
+class _SameMapBack(torch.autograd.Function):
+    """``y`` (``x`` mapped by :func:`_flipped`) whose gradient is the output gradient mapped
+    the same way, as NNabla 1.39's ``RandomFlip::backward_impl`` computes it (not the
+    adjoint, which differs once an axis before ``base_axis`` is flipped)."""
+
+    @staticmethod
+    def forward(ctx, x, y, source, bits, flips, base_axis):
+        ctx.save_for_backward(source, bits)
+        ctx.flips, ctx.base_axis = flips, base_axis
+        return y.clone()
+
+    @staticmethod
+    def backward(ctx, dy):
+        source, bits = ctx.saved_tensors
+        return _flipped(dy, source, bits, ctx.flips, ctx.base_axis), None, None, None, None, None
 
 
 def _nnabla_walk(shape, base_axis: int, samples: int):

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
-from ..graph import Variable, data_of, grad_of
+from ..graph import Variable, data_of, grad_of, is_zeroing, value_holder
 from . import _functional as Fn
 from ._hooks import hooked
 from ._optimizer import Optimizer
@@ -37,6 +37,17 @@ def _float32(value: float) -> float:
     """``value`` rounded to float32, as a Python float (NNabla's solvers keep float32s)."""
     with np.errstate(over="ignore"):     # beyond float32's range: inf, as NNabla's
         return float(np.float32(value))
+
+
+def _as_float32(var: Variable) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cast the array ``var`` reads (its holder's, for a view) to float32 in place, its
+    gradient too; returns both."""
+    holder = value_holder(var)
+    grad = grad_of(var)
+    Variable.data.fset(holder, data_of(holder).detach().to(torch.float32))
+    grad = grad.to(torch.float32)
+    Variable.grad.fset(holder, grad)
+    return data_of(var), grad
 
 
 class Solver(SolverStates, Optimizer):
@@ -126,12 +137,19 @@ class Solver(SolverStates, Optimizer):
         return state
 
     def _with_grad(self) -> tuple[list[str], list[torch.Tensor], list[torch.Tensor]]:
+        """The parameters to update: those with a gradient that is not ``zeroing`` (NNabla
+        1.39's ``Solver::update`` and ``weight_decay`` skip a gradient zeroed and not computed
+        since, ``src/nbla/solver.cpp``).  A parameter holding integers (``PF.mean_subtraction``'s
+        int32 ``t``) is cast to float32 in place first, as NNabla's solvers read it with
+        ``cast_data_and_get_pointer<float>``."""
         names, params, grads = [], [], []
         for name, var in self._params.items():
-            t = data_of(var)
             g = grad_of(var)
-            if g is None:
+            if g is None or is_zeroing(g):
                 continue
+            t = data_of(var)
+            if t is not None and not (t.is_floating_point() or t.is_complex()):
+                t, g = _as_float32(var)
             names.append(name)
             params.append(t.detach())
             grads.append(g)

@@ -46,13 +46,21 @@ def _tried(fn):
 _FLIPS = (((0,), 1), ((0, 3), 1), ((0, 1), 2), ((1, 3), 2), ((0,), 2), ((0, 2), 3),
           ((0, 1, 3), 2))
 
+# (shape, axes, base_axis) whose gradients NNabla maps as its forward (review B of session 32)
+_GRAD_FLIPS = (((3, 2, 2), (0,), 1), ((3, 4, 2), (0, 1), 2), ((2, 3, 2, 2), (0, 1), 2),
+               ((3, 2, 2, 2), (0, 1, 2), 3), ((2, 2, 3), (1,), 2), ((4, 3, 2), (0, 2), 2),
+               ((3, 3, 2), (0, 1, 2), 2))
+
 
 @nnabla_case(names=[_F + "random_flip", "nnabla.NdArray.from_numpy_array"],
              rtol=0, atol=0,
              note="F.random_flip of an NdArray arange(24).reshape(2, 3, 2, 2) along axes "
                   "before base_axis (seeds 0-5; axes (0,), (0, 3), (0, 1) with base_axis 2, "
                   "...), and of a Variable along (0, 1) with base_axis=2 after nn.seed(7): "
-                  "three static forwards, each with x's gradient of backward(arange(24))")
+                  "three static forwards, each with x's gradient of backward(arange(24)); "
+                  "the output and x's gradient of backward(arange * 10) for the shapes, axes "
+                  "and base_axis of _GRAD_FLIPS, seeds 0-7 (NNabla's backward maps dy as its "
+                  "forward maps x)")
 def random_flip__sample_axes(nn, F, r):
     res = {}
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2)
@@ -70,6 +78,17 @@ def random_flip__sample_axes(nn, F, r):
         y.backward(np.arange(24, dtype=np.float32).reshape(y.shape))
         res["forward %d y" % k] = y.d.copy()
         res["forward %d x.g" % k] = v.g.copy()
+    for shape, axes, base in _GRAD_FLIPS:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        for seed in range(8):
+            v = nn.Variable.from_numpy_array(x, need_grad=True)
+            y = F.random_flip(v, axes=axes, base_axis=base, seed=seed)
+            y.forward()
+            v.grad.zero()
+            y.backward(x * 10)
+            key = "shape %s axes %s base_axis %d seed %d" % (shape, axes, base, seed)
+            res[key + " y"] = y.d.copy()
+            res[key + " x.g"] = v.g.copy()
     r.touch("nnabla.NdArray.from_numpy_array")
     return res
 
@@ -79,7 +98,8 @@ def random_flip__sample_axes(nn, F, r):
                   "running mean and variance of shape (1, 3, 4)), with and without z, "
                   "batch_stat and output_stat each True or False, static and dynamic: the "
                   "error's type and words, or the output and running statistics; over [1] "
-                  "the output")
+                  "the output; over [-3, -1] and [-1] (parameters (2, 1, 4), (1, 1, 4)) the "
+                  "error or output")
 def fused_batch_normalization__several_axes(nn, F, r):
     res = {}
     x0, z0 = r.randn(2, 3, 4), r.randn(2, 3, 4)
@@ -117,13 +137,28 @@ def fused_batch_normalization__several_axes(nn, F, r):
                         if not output_stat and batch_stat:
                             res[key + " axes [1]"] = _tried(
                                 lambda: run(axes=(1,), shape=(1, 3, 1))["y"])
+                        # negative axes: NNabla's wrapper places the parameters' axes with
+                        # ``i in axes``, so none fits (ValueError)
+                        res[key + " axes [-3, -1]"] = _tried(
+                            lambda: run(axes=(-3, -1), shape=(2, 1, 4))["y"])
+                        res[key + " axes [-1]"] = _tried(
+                            lambda: run(axes=(-1,), shape=(1, 1, 4))["y"])
         finally:
             nn.set_auto_forward(False)
     return res
 
 
+# NNabla 1.39's solvers update a parameter whose gradient was never computed (a fresh grad
+# array reads zeros, not ``zeroing``), so weight_decay(0.1) decays the running mean (no backward
+# reaches it) to [1.49985 ...]; Stadyn's solvers skip a parameter without a gradient.
+_NO_GRAD_DECAYED = ("NNabla updates a parameter whose gradient was never computed (zeros plus "
+                    "the decay); Stadyn's solvers skip it (docs/nnabla-names.md)")
+
+
 @nnabla_case(names=["nnabla.parametric_functions.mean_subtraction", _F + "mean_subtraction",
                     "nnabla.save_parameters", "nnabla.load_parameters"],
+             known={"%s, t.g read, weight_decay(0.1): mean" % n: _NO_GRAD_DECAYED
+                    for n in ("Sgd", "Momentum", "Adam")},
              note="PF.mean_subtraction of x (4, 3): t's dtype and value before the first "
                   "forward, after one and two, after t.d = 5.5 and a forward, after t.d = "
                   "[2**24] (int32) and two forwards (float32 would stop at 16777216), the "
@@ -131,8 +166,11 @@ def fused_batch_normalization__several_axes(nn, F, r):
                   "F.mean_subtraction of a float32 t = [2.7] (static: float32 until the "
                   "forward; dynamic: int32 at the call), of an int32 t, of a float t with "
                   "update_running_mean=False (stays float32), and t.data = a float32 NdArray "
-                  "(cast again at the next forward); two imperative calls on NdArrays")
-def mean_subtraction__int32_counter(nn, F, PF, r):
+                  "(cast again at the next forward); two imperative calls on NdArrays; "
+                  "Sgd, Momentum and Adam over PF.mean_subtraction's parameters after a "
+                  "backward: t.g read (t cast to float32 and updated), with weight_decay(0.1), "
+                  "or every p.grad.zero() (t skipped, stays int32), then a forward")
+def mean_subtraction__int32_counter(nn, F, PF, S, r):
     import h5py
     res = {}
 
@@ -200,13 +238,42 @@ def mean_subtraction__int32_counter(nn, F, PF, r):
         res["NdArray call %d mean" % k] = m.data.copy()
         res["NdArray call %d t dtype" % k] = str(t.data.dtype)
         res["NdArray call %d t" % k] = t.data.astype(np.float64).tolist()
+    # solvers over the int32 t: NNabla's cast_data_and_get_pointer<float> casts it in place
+    for name in ("Sgd", "Momentum", "Adam"):
+        for how in ("t.g read", "t.g read, weight_decay(0.1)", "grad.zero(), weight_decay(0.1)"):
+            nn.clear_parameters()
+            try:
+                x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3),
+                                                 need_grad=True)
+                y = PF.mean_subtraction(x)
+                ps = nn.get_parameters(grad_only=False)
+                solver = getattr(S, name)()
+                solver.set_parameters(ps)
+                y.forward()
+                y.backward()
+                if how.startswith("t.g"):
+                    ps["mean_subtraction/t"].g
+                else:
+                    for p in ps.values():
+                        p.grad.zero()
+                if "weight_decay" in how:
+                    solver.weight_decay(0.1)
+                solver.update()
+                key = "%s, %s: " % (name, how)
+                read(key + "t", ps["mean_subtraction/t"])
+                res[key + "mean"] = ps["mean_subtraction/mean"].d.copy()
+                y.forward()
+                read(key + "t after a forward", ps["mean_subtraction/t"])
+            finally:
+                nn.clear_parameters()
     r.touch("nnabla.save_parameters", "nnabla.load_parameters")
     return res
 
 
 @nnabla_case(names=["nnabla.parametric_functions.fused_batch_normalization"],
              rtol=1e-4, atol=1e-5,
-             note="PF.fused_batch_normalization of x (2, 3, 4) over axes [1, 2], with and "
+             note="PF.fused_batch_normalization of x (2, 3, 4) over axes [1, 2] (and [-3, "
+                  "-1], [-1]: NNabla's F refuses its PF's parameters), with and "
                   "without z, output_stat True or False: the error's type and words or the "
                   "output, and the parameters registered (NNabla's PF makes them before its F "
                   "fails)")
@@ -217,18 +284,66 @@ def PF_fused_batch_normalization__several_axes(nn, F, PF, r):
     try:
         for with_z in (False, True):
             for output_stat in (False, True):
-                nn.clear_parameters()
                 key = "z=%s output_stat=%s" % (with_z, output_stat)
+                for axes in ([1, 2], [-3, -1], [-1]):
+                    nn.clear_parameters()
 
-                def run(with_z=with_z, output_stat=output_stat):
-                    out = PF.fused_batch_normalization(x, z if with_z else None, axes=[1, 2],
-                                                       output_stat=output_stat)
-                    y = out[0] if output_stat else out
-                    y.forward()
-                    return y.d.copy()
-                res[key] = _tried(run)
-                res[key + " parameters"] = sorted(
-                    [k, list(v.shape)] for k, v in nn.get_parameters(grad_only=False).items())
+                    def run(with_z=with_z, output_stat=output_stat, axes=axes):
+                        out = PF.fused_batch_normalization(x, z if with_z else None, axes=axes,
+                                                           output_stat=output_stat)
+                        y = out[0] if output_stat else out
+                        y.forward()
+                        return y.d.copy()
+                    at = "" if axes == [1, 2] else " axes %s" % axes
+                    res[key + at] = _tried(run)
+                    res[key + at + " parameters"] = sorted(
+                        [k, list(v.shape)] for k, v in nn.get_parameters(grad_only=False).items())
     finally:
         nn.clear_parameters()
+    return res
+
+
+@nnabla_case(names=["nnabla.solvers.Momentum", "nnabla.NdArray.zero"],
+             note="a solver skips a gradient still zeroing (NNabla 1.39's Solver::update and "
+                  "weight_decay, src/nbla/solver.cpp): every p.grad.zero() of PF.affine's "
+                  "parameters after a backward, then weight_decay(0.1) and update (Sgd, Adam); "
+                  "x trained through x.reshape(unlink=True), zero_grad() and update() with no "
+                  "backward (Momentum)")
+def solver__skips_zeroing_gradient(nn, F, PF, S, r):
+    res = {}
+    for name in ("Sgd", "Adam"):
+        nn.clear_parameters()
+        try:
+            x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+            y = PF.affine(x, 2, name="a")
+            ps = nn.get_parameters()
+            r.set_params(ps)
+            solver = getattr(S, name)()
+            solver.set_parameters(ps)
+            y.forward()
+            y.backward()
+            for p in ps.values():
+                p.grad.zero()
+            solver.weight_decay(0.1)
+            solver.update()
+            for k, p in ps.items():
+                res["%s %s" % (name, k)] = p.d.copy()
+                res["%s %s.g" % (name, k)] = p.g.copy()
+        finally:
+            nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(np.ones(4, np.float32), need_grad=True)
+    v = x.reshape((2, 2), unlink=True)
+    solver = S.Momentum(0.1, 0.9)
+    solver.set_parameters({"x": x})
+    y = F.sum(v * v)
+    y.forward()
+    solver.zero_grad()
+    y.backward()
+    solver.update()
+    res["view: after a step"] = x.d.copy()
+    solver.zero_grad()
+    solver.update()
+    res["view: zero_grad, update"] = x.d.copy()
+    res["view: zeroing"] = bool(x.grad.zeroing)
+    r.touch("nnabla.NdArray.zero")
     return res

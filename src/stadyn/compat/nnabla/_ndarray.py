@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...graph import Variable, auto_forward, data_of, numpy_reader, to_torch_dtype, viewed
+from ...graph import (Variable, auto_forward, data_of, is_zeroing, mark_zeroing,  # noqa: F401
+                      numpy_reader, to_torch_dtype, unmark_zeroing, viewed)
 from ..._errors import ArgumentError, ShapeError
 from ._fill_values import filled_value, scalar_is_filled
 from ._index_dtypes import as_shown, shown_as_uint64
@@ -392,45 +393,6 @@ for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operato
     setattr(NdArray, f"__{_name}__", _m)
     setattr(NdArray, f"__r{_name}__", _r)
     setattr(NdArray, f"__i{_name}__", _i)
-
-
-_ZEROED_AT = "_nnabla_zeroed_at"
-
-
-def mark_zeroing(t: torch.Tensor) -> None:
-    """Record that ``t`` was just zeroed (``NdArray.zeroing``).  Kept on the tensor, with its
-    version: every NdArray viewing it (``x.grad`` is a new one on each read) sees it, and any
-    write (a backward, ``fill``) ends it.
-
-    Example:
-        >>> import torch
-        >>> mark_zeroing(torch.zeros(2))
-    """
-    setattr(t, _ZEROED_AT, t._version)
-
-
-def is_zeroing(t: torch.Tensor) -> bool:
-    """Whether ``t`` was zeroed (:func:`mark_zeroing`) and not written since.
-
-    Example:
-        >>> import torch
-        >>> t = torch.ones(2); mark_zeroing(t); is_zeroing(t)
-        True
-        >>> t += 1; is_zeroing(t)
-        False
-    """
-    return getattr(t, _ZEROED_AT, None) == t._version
-
-
-def unmark_zeroing(t: torch.Tensor) -> None:
-    """Forget that ``t`` was zeroed (its values were handed out and may be written).
-
-    Example:
-        >>> import torch
-        >>> unmark_zeroing(torch.zeros(2))
-    """
-    if hasattr(t, _ZEROED_AT):
-        delattr(t, _ZEROED_AT)
 
 
 def _numpy_view(t: torch.Tensor, recorded: bool = False) -> np.ndarray:

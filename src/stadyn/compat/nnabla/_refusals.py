@@ -197,8 +197,10 @@ def check_fused_batch_normalization(x=None, beta=None, gamma=None, mean=None, va
                                     batch_stat=True, nonlinearity="relu", output_stat=False,
                                     *_, **__) -> None:
     """Refuse a ``fused_batch_normalization`` (``F``'s arguments; ``PF``'s too, whose
-    parameters are made as ``axes`` asks) that NNabla 1.39 refuses: a ``nonlinearity`` other
-    than ``'relu'``; over several ``axes``, a missing ``z`` (its adapter's ``AssertionError``),
+    parameters are made as ``axes`` asks) that NNabla 1.39 refuses: ``beta`` or ``gamma`` of a
+    shape other than ``x``'s over ``axes`` (a negative axis counts as none: ``ValueError``); a
+    ``nonlinearity`` other than ``'relu'``; over several ``axes``, a missing ``z`` (its
+    adapter's ``AssertionError``),
     no ``output_stat`` (its wrapper hands the C++ function ``x`` itself with the adapted
     ``beta``: ``Shape of beta(inputs[1]) does not match``) or ``output_stat`` without
     ``batch_stat`` (case ``nnabla_fidelity_26.fused_batch_normalization__several_axes``).
@@ -214,6 +216,16 @@ def check_fused_batch_normalization(x=None, beta=None, gamma=None, mean=None, va
     """
     name = "fused_batch_normalization"
     axes = [int(a) for a in (axes if isinstance(axes, (list, tuple)) else [axes])]
+    if x is not None:
+        # NNabla 1.39's wrapper (normalization_functions.py, _create_bn_dummy_vars) builds the
+        # parameters' shape with ``i in axes`` over the axes as given: a negative axis is in
+        # no place, so beta and gamma of x's shape over it do not fit
+        adaptive = tuple(int(n) if i in axes else 1 for i, n in enumerate(x.shape))
+        if any(p is not None and tuple(p.shape) != adaptive for p in (beta, gamma)):
+            raise ValueError(
+                "The shapes of beta and gamma must be {}. If you want to use a tensor with other "
+                "shape, use arithmetic operators like `tensor_normalization(x, axes, beta=None, "
+                "gamma=None) * gamma + beta`.".format(adaptive))
     if len(axes) > 1 and z is None:
         # NNabla 1.39's wrapper passes z through its BatchNormalizationInOutAdapter, whose
         # F.transpose(None) fails the inputs' assertion (function.pyx.tmpl, whose message

@@ -184,9 +184,8 @@ def relink_grads(v: _Core) -> None:
     """``v``'s gradient was dropped (a solver's ``zero_grad``: ``stadyn.graph.release_grads``):
     ``v`` and the Variables holding its array get one new zero gradient, each viewing it in its
     own shape, so that a backward through any of them adds into what the others read (NNabla
-    zeroes their one gradient array).  Unlike a dropped gradient, it is there: a solver's
-    ``update()`` with no backward since updates ``v`` with zeros (NNabla's skips a gradient
-    still ``zeroing``; a momentum solver moves it on here).
+    zeroes their one gradient array).  Unlike a dropped gradient, it is there, marked
+    ``zeroing``: a solver's ``update()`` with no backward since skips ``v``, as NNabla's.
 
     Example:
         >>> import numpy as np, stadyn.compat.nnabla as nn

@@ -146,12 +146,20 @@ def _refusing_several_axes(fn):
         given = signature.bind(*args, **kwargs)
         given.apply_defaults()
         a = given.arguments
+        inp, axes = a.get("inp"), a.get("axes", (1,))
+        made = None                     # the shape NNabla's PF gives beta and gamma
+        if inp is not None:
+            made = [1] * len(inp.shape)
+            for i in (axes if isinstance(axes, (list, tuple)) else [axes]):
+                made[i] = inp.shape[i]
+            made = np.empty(made, np.float32)
         try:
-            _check_fused(a.get("inp"), z=a.get("z"), axes=a.get("axes", (1,)),
+            _check_fused(inp, None if a.get("no_bias") else made,
+                         None if a.get("no_scale") else made, z=a.get("z"), axes=axes,
                          batch_stat=a.get("batch_stat", True),
                          nonlinearity=a.get("nonlinearity", "relu"),
                          output_stat=a.get("output_stat", False))
-        except (AssertionError, RuntimeError):
+        except (AssertionError, RuntimeError, ValueError):
             # NNabla's PF has made its parameters when its F fails: made here as a call
             # Stadyn computes makes them (the graph it builds is dropped)
             fn(**{**{k: v for k, v in a.items() if k != "rule"}, "output_stat": True,
