@@ -28,6 +28,7 @@ from typing import Sequence
 
 import torch
 
+from ._deferred_layout import channels_last_only
 from ._variable import FunctionNode
 
 __all__ = ["plan_layout", "channels_last_arguments", "standard_layout"]
@@ -115,7 +116,4 @@ def standard_layout(t):
         >>> standard_layout(t).is_contiguous(), standard_layout(t).shape
         (True, torch.Size([2, 3, 4, 4]))
     """
-    if isinstance(t, torch.Tensor) and t.ndim == 4 and not t.is_contiguous() \
-            and t.is_contiguous(memory_format=_CL):
-        return t.contiguous()
-    return t
+    return t.contiguous() if channels_last_only(t) else t

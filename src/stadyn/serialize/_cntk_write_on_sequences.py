@@ -4,13 +4,13 @@ by step; the writer refuses any other op reading a sequence."""
 
 from __future__ import annotations
 
+from ._cntk_write_exe import CRITERIA
 from ._cntk_write_seq import RULES as _SEQ_RULES
 
 # (a criterion CNTK computes as one number over the minibatch: a loaded cntk.exe file's
 # CrossEntropyWithSoftmax, ClassificationError, SquaredError, Logistic; _on_sequences)
 _CRITERION_TOTAL = "cntk:<criterion over the minibatch>"
-_CRITERIA = ("cntk:CrossEntropyWithSoftmax", "cntk:ClassificationError", "cntk:SquaredError",
-             "cntk:Logistic")
+_CRITERIA = frozenset("cntk:" + op for op in CRITERIA)
 # the ops whose output has no sequence axis (one step of each sequence, a sum; the edit
 # distance of the minibatch's sequences; LambdaRank's and NDCG's one number over the minibatch)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",

@@ -85,9 +85,6 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding, Fu
             return self is other
         return isinstance(other, GraphObject) and other.__eq__(self)
 
-    def __ne__(self, other) -> bool:
-        return not self.__eq__(other)
-
     def _compared(self):
         """What a Variable compared with this Function compares: its one output (of several,
         CNTK 2.7's TypeError of ``Variable_eq``)."""

@@ -55,8 +55,8 @@ class FunctionFiles:
     #: saved user function of that op name instead of its class's ``deserialize``
     _udf_callback_map: dict = {}
 
-    @staticmethod
-    def register_udf_deserialize_callback(op_name: str, callback) -> None:
+    @classmethod
+    def register_udf_deserialize_callback(cls, op_name: str, callback) -> None:
         """Rebuild the saved user functions of ``op_name`` (``module.class`` of their
         ``UserFunction`` subclass) with ``callback(inputs, name, state)`` when a model is
         loaded, instead of importing the module and calling the class's ``deserialize``; once
@@ -69,10 +69,12 @@ class FunctionFiles:
             >>> "doc_example.Twice" in C.Function._udf_callback_map
             True
         """
-        if op_name in FunctionFiles._udf_callback_map:
+        # (the map the class it is called on reads, as ops/functions._rebuilt reads
+        # Function's: the split into this mixin wrote FunctionFiles' own)
+        if op_name in cls._udf_callback_map:
             raise ValueError(f"A callback for the UserFunction with op name {op_name} has "
                              "already been registered.")
-        FunctionFiles._udf_callback_map[op_name] = callback
+        cls._udf_callback_map[op_name] = callback
 
     @staticmethod
     def load(model, device=None, format=ModelFormat.CNTKv2) -> Any:

@@ -39,8 +39,10 @@ class Composite:
         values = args
         for step in self.steps:
             if isinstance(step, tuple):
-                outputs = getattr(values[0], "outputs", ()) if len(values) == 1 else ()
-                if len(outputs) == len(step) > 1:       # one member per output
+                # (one member per output: of one Function of several, or of the values a
+                # full state passed on, e.g. CNTK's 204 `(Label('encoded_h'), Label(...))`)
+                outputs = getattr(values[0], "outputs", ()) if len(values) == 1 else values
+                if len(outputs) == len(step) > 1:
                     values = tuple(member(v) for member, v in zip(step, outputs))
                 else:
                     values = tuple(_applied(member, values) for member in step)

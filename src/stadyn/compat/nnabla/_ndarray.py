@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...graph import (Variable, auto_forward, data_of, is_zeroing, mark_zeroing,  # noqa: F401
+from ...graph import (Variable, auto_forward, data_of, is_zeroing, mark_zeroing,
                       numpy_reader, to_torch_dtype, unmark_zeroing, viewed)
 from ..._errors import ArgumentError, ShapeError
 from ._fill_values import filled_value, scalar_is_filled

@@ -39,7 +39,7 @@ import torch
 
 from ...graph import (Variable as _Core, data_of, grad_of, hand_out, on_renew, value_holder,
                       viewed)
-from ._ndarray import mark_zeroing
+from ...graph import mark_zeroing
 from ._own_arrays import own_array
 
 __all__ = ["same_variable", "unlinked_view", "share_array", "members", "follow", "watch_output",

@@ -38,7 +38,8 @@ import torch
 from ... import graph as _graph
 from ...graph import data_of, grad_of, hand_out, read_value_of, topological_nodes
 from ._function import Function, as_function, built_rank, mark_forwarded
-from ._ndarray import NdArray, unmark_zeroing
+from ._ndarray import NdArray
+from ...graph import unmark_zeroing
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
 from ._counters import cast_counters

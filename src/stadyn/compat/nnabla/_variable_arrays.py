@@ -25,7 +25,8 @@ import torch
 
 from ..._errors import ArgumentError
 from ...graph import Variable as _Core, data_of, grad_of, renew_value, take_released, value_holder
-from ._ndarray import NdArray, mark_zeroing
+from ._ndarray import NdArray
+from ...graph import mark_zeroing
 from ._own_arrays import renew_shared_input, renew_shared_outputs
 from ._shared_arrays import follow, viewed_in_group, watch_output
 from ._written_types import stays_float, warn_rounded

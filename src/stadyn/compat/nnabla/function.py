@@ -55,7 +55,8 @@ import torch
 
 from ... import functions as _F
 from ...graph import Variable as _Core
-from ._ndarray import NdArray, is_zeroing
+from ._ndarray import NdArray
+from ...graph import is_zeroing
 from ._variable_arrays import grad_tensor
 from ._output_arrays import checked_arrays, into_given_arrays
 
