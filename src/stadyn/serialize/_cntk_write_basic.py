@@ -19,7 +19,7 @@ from ..graph import behind_free_dimensions
 from . import _cntk_write_proto as P
 from ._cntk_write_acts import rng_offset
 from ._cntk_write_graph import CntkWriteUnsupported, auto_padding_form
-from ._cntk_write_more import add_bias, convolution_attributes
+from ._cntk_write_more import convolution_and_bias, convolution_attributes
 
 __all__ = ["RULES"]
 
@@ -149,12 +149,7 @@ def _convolution(w, ins, uids, attrs, out, name):
     attributes = convolution_attributes(weight.shape[1:], (1, *stride), (1, *dilation),
                                         (False, *auto), (0, *pad), (0, *pad),
                                         groups=attrs["group"])
-    bias = ins[2] if len(ins) > 2 else None
-    conv = w.function("Convolution", [uids[1], uids[0]], attributes,
-                      name="" if bias is not None else name)
-    if bias is None:
-        return conv
-    return add_bias(w, conv, bias, uids[2], n, name)
+    return convolution_and_bias(w, ins, uids, attributes, n, name)
 
 
 _POOLING_LAYERS = ("MaxPooling", "AveragePooling")

@@ -31,7 +31,8 @@ from ._cntk_write_graph import CntkWriteUnsupported, front_zeros
 
 __all__ = ["RULES", "primitive", "node_attributes", "inner_nodes", "WRITTEN_WHERE",
            "SEQUENCE_REDUCTIONS", "sequence_reduction", "ALL_STATIC", "reduce_all",
-           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide", "add_bias",
+           "reduce_all_block", "reduce_some", "reduce_kept", "element_divide",
+           "convolution_and_bias",
            "convolution_attributes", "Shaped"]
 
 # CNTK's axis standing for all the static axes of a sample
@@ -301,10 +302,16 @@ def convolution_attributes(kernel, strides, dilation, auto, lower, upper, transp
             "groups": P.size_t(groups)}
 
 
-def add_bias(w, conv: str, bias, bias_uid: str, n: int, name: str) -> str:
-    """``Plus(conv, bias)`` with the bias of ``(out, 1, ...)`` (reshaped to it if given as
-    ``(out,)``), as CNTK's convolution layers add it."""
-    bias = w.folded.get(id(bias), bias)
+def convolution_and_bias(w, ins, uids, attributes: dict, n: int, name: str) -> str:
+    """CNTK's ``Convolution`` of ``ins[1]`` (the weight) over ``ins[0]`` with ``attributes``,
+    then, where ``ins[2]`` is a bias, ``Plus`` of it shaped ``(out, 1, ...)`` (reshaped to it
+    if given as ``(out,)``), as CNTK's convolution layers add it; ``name`` goes to the last."""
+    bias = ins[2] if len(ins) > 2 else None
+    conv = w.function("Convolution", [uids[1], uids[0]], attributes,
+                      name="" if bias is not None else name)
+    if bias is None:
+        return conv
+    bias, bias_uid = w.folded.get(id(bias), bias), uids[2]
     if len(bias.shape) == n + 1:                  # already (out, 1, 1)
         return w.function("Plus", [conv + "_Output_0", bias_uid], name=name)
     shaped = w.function("Reshape", [bias_uid], {
@@ -368,12 +375,7 @@ def _deconvolution(w, ins, uids, attrs, out, name):
     attributes = convolution_attributes(
         weight.shape[1:], (weight.shape[0], *strides), (1, *dilation), (False, *flags),
         (0,) * (n + 1), (0,) * (n + 1), transpose=True, output_shape=output_shape)
-    bias = ins[2] if len(ins) > 2 else None
-    conv = w.function("Convolution", [uids[1], uids[0]], attributes,
-                      name="" if bias is not None else name)
-    if bias is None:
-        return conv
-    return add_bias(w, conv, bias, uids[2], n, name)
+    return convolution_and_bias(w, ins, uids, attributes, n, name)
 
 
 def _delay(op: str):
