@@ -9,6 +9,9 @@ Example:
 
 from .parametric._pf import (affine, batch_normalization, convolution, deconvolution, embed,
                              fused_batch_normalization, sync_batch_normalization)
+# (the parameters a batch normalisation makes, alone: for front ends, not a PF function, so
+# not in __all__, which compat.nnabla's PF copies)
+from .parametric._pf import batch_normalization_parameters  # noqa: F401
 from .parametric._pf_more import (depthwise_convolution, group_normalization,
                                   instance_normalization, layer_normalization, prelu,
                                   spectral_norm)

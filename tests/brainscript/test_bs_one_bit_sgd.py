@@ -18,7 +18,8 @@ import stadyn as sd
 from stadyn._errors import ConfigError
 from stadyn.brainscript._blocks import sgd_config
 from stadyn.brainscript._config import parse_config
-from stadyn.brainscript._sgd import distributed_reading, gradient_bits, parallel_train
+from stadyn.brainscript._sgd import (data_parallel_bits, distributed_reading, parallel_train,
+                                     quantized_bits)
 from stadyn.cli import main as cli_main
 
 
@@ -206,17 +207,23 @@ def _sgd(text: str):
     return sgd_config(rec), rec
 
 
+def _gradient_bits(sgd, workers):
+    """Each epoch's bits, as the runner reads them (``_runner.py``: the block's bits, None where
+    every epoch sums in full precision)."""
+    return quantized_bits(data_parallel_bits(sgd, workers))
+
+
 def test_gradient_bits_per_epoch_as_cntk_reads_them():
     """SGD.cpp:3161: an array, one entry an epoch (``1*2:32``: 1 bit for two epochs); 32, the
     default, is full precision; alone (one worker) nothing is quantized."""
     sgd, rec = _sgd("DataParallelSGD = [ gradientBits = 1*2:32 ]")
-    assert gradient_bits(sgd, 2) == [1, 1, 32]
+    assert _gradient_bits(sgd, 2) == [1, 1, 32]
     assert parallel_train(sgd, rec, 2) is None
-    assert gradient_bits(sgd, 1) is None
-    assert gradient_bits(*_sgd("DataParallelSGD = [ gradientBits = 32 ]")[:1], 2) is None
-    assert gradient_bits(*_sgd("")[:1], 2) is None
+    assert _gradient_bits(sgd, 1) is None
+    assert _gradient_bits(*_sgd("DataParallelSGD = [ gradientBits = 32 ]")[:1], 2) is None
+    assert _gradient_bits(*_sgd("")[:1], 2) is None
     # the zero threshold is 1-bit quantization's: another setting of it does not matter to 8
-    assert gradient_bits(_sgd("DataParallelSGD = [ gradientBits = 8 ; "
+    assert _gradient_bits(_sgd("DataParallelSGD = [ gradientBits = 8 ; "
                               "useZeroThresholdFor1BitQuantization = false ]")[0], 2) == [8]
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from .._errors import ConfigError
 
 __all__ = [
-    "SourceLocation", "config_error", "Expr", "Number", "String", "Bool", "Ident", "Unary",
-    "Binary", "ArrayLit", "ArrayCtor", "If", "Lambda", "Param", "Call", "Arg", "MemberAccess",
-    "Index", "Record", "Member", "New",
+    "SourceLocation", "line_of", "config_error", "Expr", "Number", "String", "Bool", "Ident",
+    "Unary", "Binary", "ArrayLit", "ArrayCtor", "If", "Lambda", "Param", "Call", "Arg",
+    "MemberAccess", "Index", "Record", "Member", "New",
 ]
 
 
@@ -30,6 +30,16 @@ class SourceLocation:
 
     def __str__(self) -> str:
         return f"{self.path or '<string>'}:{self.line}:{self.column}"
+
+
+def line_of(loc: SourceLocation | None) -> tuple[str, int] | None:
+    """The ``(file, line)`` graph nodes made at ``loc`` record (``<string>`` for a config given
+    as text).
+
+    >>> line_of(SourceLocation(None, 3, 7)), line_of(None)
+    (('<string>', 3), None)
+    """
+    return None if loc is None else (loc.path or "<string>", loc.line)
 
 
 def config_error(message: str, loc: SourceLocation | None,

@@ -32,6 +32,7 @@ from .. import functions as F
 from .. import sequence as S
 from .._errors import ConfigError
 from ..graph import Variable
+from ..ops import check_environment_property
 from ..sequence import reshape_samples
 from ._parameter_library import PendingParameter
 from ._sequence_library import _is_none
@@ -61,11 +62,9 @@ class CoreNodeFunctions:
         (the one property cntk.exe has) is 1 while training and 0 in validation, test and eval
         (``F.cntk_environment_input``); another name is refused as cntk.exe's Validate refuses
         it, "There is no environment property ..." (:516)."""
-        what = "EnvironmentInput"
         name = str(propertyName)
-        if name != "isTraining":
-            raise ConfigError(f"{what}: There is no environment property '{name}'")
-        return self._node(F.cntk_environment_input(name), what, tag)
+        check_environment_property(name, ConfigError)
+        return self._node(F.cntk_environment_input(name), "EnvironmentInput", tag)
 
     def _SampleDim(self, x):
         """A node's ``dim`` as cntk.exe's BrainScript reads it, the number of elements a sample

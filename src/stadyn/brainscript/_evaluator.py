@@ -32,8 +32,9 @@ from stadyn._errors import ConfigError, StadynError
 from stadyn.graph import source_location
 
 from . import _ast as A
+from ._ast import line_of
 from ._library import LIBRARY_SOURCE, Composition, ForwardRef, Library, NodeCall
-from ._operators import OperatorsMixin, line_of
+from ._operators import OperatorsMixin
 from ._values import BSArray, BSFunction, CycleError, Record, Thunk, _err, _is_number, _num
 
 __all__ = ["Evaluator", "Record", "BSArray", "BSFunction", "Thunk", "evaluate"]

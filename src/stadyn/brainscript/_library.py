@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
+from ._ast import line_of
 
 __all__ = ["Library", "Composition", "ForwardRef", "NodeCall", "cntk_shape", "cntk_filter_shape",
            "learning_rate_multiplier",
@@ -163,8 +164,7 @@ class Library:
         """
         if not self.callers:
             return None
-        loc = self.callers[-1][0]
-        return f"{loc.path or '<string>'}:{loc.line}"
+        return "%s:%d" % line_of(self.callers[-1][0])
 
     @contextlib.contextmanager
     def _at_path(self, path: str) -> Iterator[None]:

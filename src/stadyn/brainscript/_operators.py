@@ -17,10 +17,11 @@ from stadyn._errors import ConfigError, StadynError
 from stadyn.graph import source_location
 
 from . import _ast as A
+from ._ast import line_of
 from ._library import NODE_OPERATOR_HOOKS
 from ._values import BSArray, CycleError, Record, _err, _is_number, _num
 
-__all__ = ["OperatorsMixin", "line_of", "with_record"]
+__all__ = ["OperatorsMixin", "with_record"]
 
 
 class OperatorsMixin:
@@ -175,12 +176,6 @@ def _number_op(op: str, a: int | float, b: int | float, loc: A.SourceLocation | 
         except ValueError:
             return math.nan
     raise _err(f"operator '{op}' cannot be applied to a number and a number", loc)
-
-
-def line_of(loc: A.SourceLocation | None) -> tuple[str, int] | None:
-    """The ``(file, line)`` graph nodes made at ``loc`` record (``<string>`` for a config given
-    as text)."""
-    return None if loc is None else (loc.path or "<string>", loc.line)
 
 
 def with_record(a: Record, b: Record) -> Record:

@@ -41,7 +41,7 @@ class Parallel:
     def data_parallel(self, params: dict[str, Variable], block: dict | None = None,
                       bits: list[int] | None = None, clock: Any = None):
         """The Trainer's hook: gradients summed (DataParallelSGD; with ``bits``, each epoch's
-        bits of :func:`._sgd.gradient_bits` and the ``clock`` that tells the epoch, quantized),
+        bits of :func:`._sgd.quantized_bits` and the ``clock`` that tells the epoch, quantized),
         or with ``block`` (the options of :func:`._sgd.block_momentum`) the models merged by
         block momentum."""
         if self.dist is None:

@@ -29,7 +29,7 @@ from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
 __all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample",
-           "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock", "gradient_bits",
+           "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock",
            "data_parallel_bits", "quantized_bits", "distributed_reading"]
 
 #: SGD keys the front end reads into :class:`SGDConfig` fields.
@@ -339,7 +339,7 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
     In one process CNTK ignored the block ("ParallelTrain config will be ignored"), and so does
     Stadyn.  With ``stadyn train --nproc N`` the workers sum their gradients
     (``DataParallelSGD``: in full precision with ``gradientBits = 32``, its default for float,
-    quantized with fewer, :func:`gradient_bits`) or merge their models by block momentum
+    quantized with fewer, :func:`quantized_bits`) or merge their models by block momentum
     (``BlockMomentumSGD``, :func:`block_momentum`); ``ModelAveragingSGD`` is refused there.
     """
     block = _extra(sgd, "ParallelTrain", None)
@@ -363,31 +363,15 @@ def parallel_train(sgd: SGDConfig, record: ConfigRecord | None, workers: int) ->
     return None
 
 
-def gradient_bits(sgd: SGDConfig, workers: int) -> list[int] | None:
-    """Each epoch's bits per gradient value of ``ParallelTrain = [ parallelizationMethod =
-    DataParallelSGD ; DataParallelSGD = [ gradientBits = ... ] ]`` on ``workers`` workers (an
-    array, one entry an epoch, the last for the epochs after it: SGD.cpp:3161), or None where
-    every epoch sums in full precision (32, the default for float), the job has one worker, or
-    another method.  Below 32, cntk.exe's 1-bit SGD (SGD.cpp:2267-2286, InitDistGradAgg: a
-    quantized all-reduce with the zero threshold for 1 bit and the worker's own stripe
-    quantized too, the residuals kept from one minibatch to the next and started afresh where
-    an epoch's bits change, :517-529): :class:`stadyn.distributed.QuantizedAllReduce`.
-
-    Example:
-        >>> from stadyn.brainscript._blocks import sgd_config
-        >>> from stadyn.brainscript._config import parse_config
-        >>> rec = parse_config("SGD = [ maxEpochs = 3 ; learningRatesPerSample = 0.1 ; "
-        ...                    "ParallelTrain = [ parallelizationMethod = DataParallelSGD ; "
-        ...                    "DataParallelSGD = [ gradientBits = 32:1 ] ] ]")["SGD"]
-        >>> gradient_bits(sgd_config(rec), 2)
-        [32, 1]
-    """
-    return quantized_bits(data_parallel_bits(sgd, workers))
-
-
 def quantized_bits(bits: list[int] | None) -> list[int] | None:
-    """:func:`gradient_bits` of the epochs' bits :func:`data_parallel_bits` read: None where
-    every epoch sums in full precision (32), or where there are none.
+    """Each epoch's bits per gradient value (``bits``: :func:`data_parallel_bits`' of a
+    ``DataParallelSGD`` block's ``gradientBits``, an array, one entry an epoch, the last for
+    the epochs after it: SGD.cpp:3161) where some epoch quantizes: None where every epoch sums
+    in full precision (32), or where there are none (one worker, another method).  Below 32,
+    cntk.exe's 1-bit SGD (SGD.cpp:2267-2286, InitDistGradAgg: a quantized all-reduce with the
+    zero threshold for 1 bit and the worker's own stripe quantized too, the residuals kept from
+    one minibatch to the next and started afresh where an epoch's bits change, :517-529):
+    :class:`stadyn.distributed.QuantizedAllReduce`.
 
     Example:
         >>> quantized_bits([32, 1]), quantized_bits([32]), quantized_bits(None)

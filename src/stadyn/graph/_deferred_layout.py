@@ -35,7 +35,8 @@ _active = [False]
 
 def channels_last_only(t) -> bool:
     """Whether ``t`` is a 4-d tensor in channels-last strides but not NCHW-contiguous: a value
-    ``_layout.standard_layout`` converts.
+    ``_layout.standard_layout`` converts (and the input ``_fuse_relu`` fuses a convolution
+    over).
 
     Example:
         >>> import torch

@@ -9,6 +9,7 @@ import functools
 import torch
 import torch.fx as fx
 
+from ._deferred_layout import channels_last_only
 from ._fx_nodes import output_values
 
 __all__ = ["fuse_convolution_relu"]
@@ -26,10 +27,9 @@ def _fusable_convolution(n) -> bool:
         return False
     x, w, _, stride, _, _, transposed, _, _ = n.args
     xv, wv = (a.meta.get("val") if isinstance(a, fx.Node) else None for a in (x, w))
-    return (not transposed and len(stride) == 2 and isinstance(xv, torch.Tensor)
-            and isinstance(wv, torch.Tensor) and xv.device.type == "cpu" and xv.ndim == 4
+    return (not transposed and len(stride) == 2 and channels_last_only(xv)
+            and isinstance(wv, torch.Tensor) and xv.device.type == "cpu"
             and xv.dtype in (torch.float32, torch.bfloat16) and wv.dtype == xv.dtype
-            and not xv.is_contiguous() and xv.is_contiguous(memory_format=torch.channels_last)
             and (xv.dtype != torch.bfloat16 or _bf16_fusion_runs()))
 
 

@@ -52,6 +52,7 @@ from ._trace import reset_trace_counts
 from ._recurrence import StepFunction
 from ._random import RandomStream
 from ._cntk_draws import CNTKStream
+from ._cntk_nodes import check_environment_property
 from ._nnabla_inq import INQState
 from ._picks import kernels_as_torch_ops
 from ._sequence_rnn import lstm_cells, rnnstack_parameters, rnnstack_weight_count
@@ -64,4 +65,4 @@ __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_a
            "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index",
            "RandomStream", "CNTKStream", "INQState", "rnnstack_parameters", "rnnstack_weight_count",
            "lstm_cells", "RECURRENCES", "RecurrenceStates", "recurrence_states",
-           "kernels_as_torch_ops"]
+           "kernels_as_torch_ops", "check_environment_property"]

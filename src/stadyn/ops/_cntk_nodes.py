@@ -15,13 +15,24 @@ from ._registry import op
 ENVIRONMENT_PROPERTIES = ("isTraining",)
 
 
-def _check_property(name) -> None:
-    if name not in ENVIRONMENT_PROPERTIES:       # (cntk.exe's Validate reads it once: :546)
-        raise ValueError(f"EnvironmentInput: There is no environment property '{name}'")
+def check_environment_property(name, error: type[Exception] = ValueError) -> None:
+    """Refuse an environment property cntk.exe's ``EnvironmentInputNode`` has not (its
+    Validate, InputAndParamNodes.h:516, reads it once: :546), in its words, as ``error``
+    (BrainScript's: its ``ConfigError``).
+
+    Example:
+        >>> check_environment_property("isTraining")
+        >>> check_environment_property("isTesting")
+        Traceback (most recent call last):
+        ...
+        ValueError: EnvironmentInput: There is no environment property 'isTesting'
+    """
+    if name not in ENVIRONMENT_PROPERTIES:
+        raise error(f"EnvironmentInput: There is no environment property '{name}'")
 
 
 def _environment_input_shape(name="isTraining"):
-    _check_property(name)
+    check_environment_property(name)
     return torch.empty((1,), device="meta")
 
 
@@ -43,7 +54,7 @@ def cntk_environment_input(name="isTraining"):
         >>> a.d.tolist(), b.d.tolist()
         ([1.0], [0.0])
     """
-    _check_property(name)
+    check_environment_property(name)
     return torch.full((1,), float(is_training()), device=get_current_context().device)
 
 

@@ -21,7 +21,8 @@ from ._pf_common import (checked_axes, checked_base_axis, count, counts, given_o
                          pf_scope)
 
 __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
-           "fused_batch_normalization", "sync_batch_normalization", "embed"]
+           "fused_batch_normalization", "sync_batch_normalization", "embed",
+           "batch_normalization_parameters"]
 
 
 def affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1, w_init=None,
@@ -171,6 +172,31 @@ def fused_batch_normalization(inp: Variable, z: Variable | None = None,
                                                no_bias, batch_stat)
         return F.fused_batch_normalization(inp, beta, gamma, mean, var, z, axes, decay_rate, eps,
                                            batch_stat, nonlinearity, output_stat, rule=rule)
+
+
+def batch_normalization_parameters(inp: Variable, axes: Sequence[int] = (1,),
+                                   fix_parameters: bool = False, param_init: dict | None = None,
+                                   no_scale: bool = False, no_bias: bool = False,
+                                   batch_stat: bool = True, name: str | None = None,
+                                   fn: str = "batch_normalization") -> tuple:
+    """The parameters :func:`batch_normalization` (or ``fn``, :func:`fused_batch_normalization`)
+    makes for ``inp``, in its scope, and nothing else: :func:`bn_parameters` (a front end whose
+    function refuses after its parameters are made, as NNabla 1.39's
+    ``PF.fused_batch_normalization`` does, makes them so).
+
+    Example:
+        >>> import stadyn as sd
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     _ = batch_normalization_parameters(sd.Variable((4, 3, 2)), axes=[1, 2], name="l")
+        ...     {k: v.shape for k, v in sd.get_parameters(grad_only=False).items()}
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'l/bn/beta': (1, 3, 2), 'l/bn/gamma': (1, 3, 2), 'l/bn/mean': (1, 3, 2),
+         'l/bn/var': (1, 3, 2)}
+    """
+    axes = checked_axes(axes, inp, fn)
+    with pf_scope(name, "bn"):
+        return bn_parameters(inp, axes, fix_parameters, param_init, no_scale, no_bias,
+                             batch_stat)
 
 
 def bn_parameters(inp: Variable, axes: list[int], fix_parameters: bool,

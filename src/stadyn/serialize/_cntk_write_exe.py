@@ -25,12 +25,14 @@ from __future__ import annotations
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_ops import RULES as _PYTHON_FORMS
 
-__all__ = ["RULES", "CRITERIA"]
+__all__ = ["RULES", "CRITERIA", "CRITERION_OPS"]
 
 #: the criteria a loaded cntk.exe file holds as CNTK's primitive functions, by the number of
 #: inputs each may show (ClassificationError's third: topN; Logistic's: a weight)
 CRITERIA = {"CrossEntropyWithSoftmax": (2,), "ClassificationError": (2, 3),
             "SquaredError": (2,), "Logistic": (2, 3)}
+#: their catalog names (``cntk:<op>``, :data:`RULES`' keys for them)
+CRITERION_OPS = frozenset("cntk:" + op for op in CRITERIA)
 
 
 def _criterion(op: str):

@@ -4,13 +4,12 @@ by step; the writer refuses any other op reading a sequence."""
 
 from __future__ import annotations
 
-from ._cntk_write_exe import CRITERIA
+from ._cntk_write_exe import CRITERION_OPS
 from ._cntk_write_seq import RULES as _SEQ_RULES
 
 # (a criterion CNTK computes as one number over the minibatch: a loaded cntk.exe file's
 # CrossEntropyWithSoftmax, ClassificationError, SquaredError, Logistic; _on_sequences)
 _CRITERION_TOTAL = "cntk:<criterion over the minibatch>"
-_CRITERIA = frozenset("cntk:" + op for op in CRITERIA)
 # the ops whose output has no sequence axis (one step of each sequence, a sum; the edit
 # distance of the minibatch's sequences; LambdaRank's and NDCG's one number over the minibatch)
 _SEQUENCE_ENDS = frozenset(("sequence_last", "sequence_first", "sequence_reduce_sum",
@@ -56,7 +55,7 @@ def _on_sequences(node) -> str:
     of one number over the minibatch (a loaded cntk.exe file's) as the end of its sequences,
     else the node's own."""
     raw = getattr(node, "raw", None)
-    if node.spec.name in _CRITERIA and node.outputs[0].sequence_lengths is None and \
+    if node.spec.name in CRITERION_OPS and node.outputs[0].sequence_lengths is None and \
             node.outputs[0].ndim == 0:
         return _CRITERION_TOTAL
     if node.spec.name == "cntk:ReduceElements" and raw is not None and \

@@ -80,9 +80,11 @@ def _reads(nodes, outputs, v) -> bool:
 
 
 def recurrence_rule(rules: dict, different: dict):
-    """The writer's rule for ``recurrence`` over the ops of ``rules`` (those of ``different``,
-    which CNTK computes otherwise, refused), and :data:`STEP_RULES` inside the step."""
-    rules = {**rules, **STEP_RULES}
+    """The writer's rule for ``recurrence`` over the ops of ``rules`` (the writer's table,
+    :data:`STEP_RULES` included; those of ``different``, which CNTK computes otherwise,
+    refused) as they stand now: a copy, without the ``recurrence`` the table gets from this
+    rule, so a recurrence nested in a step is refused."""
+    rules = dict(rules)
 
     def rule(w, ins, uids, attrs, out, name):
         step = attrs["step"]

@@ -20,27 +20,23 @@ import os
 
 import numpy as np
 
-from compat_harness import cntk_case
+from compat_harness import builtin_type, cntk_case, outcome
 
 NAN, INF = np.nan, np.inf
 
 
-def _error(exc):
-    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+def _first_line(exc, uids):
+    """The first line of ``exc``'s message with each uid in ``uids`` ({uid: label}) replaced by
+    its label."""
+    line = str(exc).split("\n")[0]
+    for uid in sorted(uids, key=len, reverse=True):
+        line = line.replace(uid, uids[uid])
+    return line
 
 
 def _outcome(call, uids):
-    """``["ok"]``, or the error's built-in type and the first line of its message with each
-    uid in ``uids`` ({uid: label}) replaced by its label."""
-    try:
-        call()
-        return ["ok"]
-    except Exception as exc:  # noqa: BLE001 - type and message are what is compared
-        line = str(exc).split("\n")[0]
-        for uid in sorted(uids, key=len, reverse=True):
-            line = line.replace(uid, uids[uid])
-        return [_error(exc), line]
+    """``["ok"]``, or the error's built-in type and :func:`_first_line` of its message."""
+    return outcome(call, lambda _: ["ok"], lambda exc: [builtin_type(exc), _first_line(exc, uids)])
 
 
 def _uids(**named):
@@ -189,7 +185,7 @@ def _counts(src, n):
     try:
         mb = src.next_minibatch(n)
     except Exception as exc:  # noqa: BLE001 - the type and CNTK's words are compared
-        return [_error(exc), str(exc).split("\n")[0].split(" (")[0]]
+        return [builtin_type(exc), str(exc).split("\n")[0].split(" (")[0]]
     return sorted([name, bool(mb[info].is_sparse), mb[info].num_sequences,
                    mb[info].num_samples] for name, info in src.streams.items() if info in mb)
 

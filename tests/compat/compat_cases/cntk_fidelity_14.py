@@ -2,13 +2,14 @@
 with ``keepdims=False`` over dynamic axes; the random ``*_like`` ops on placeholders without
 a shape; ``Value`` made of an array given positionally."""
 
+import functools
+
 import numpy as np
 
 from compat_harness import cntk_case, outcome
 
 
-def _outcome(fn):
-    return outcome(fn, np.asarray)
+_outcome = functools.partial(outcome, convert=np.asarray)
 
 
 _REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",

@@ -5,13 +5,14 @@ clash; ``past_value`` of a shaped placeholder replaced; max unpooling with overl
 along the sequence); ``ConvolutionTranspose`` with ``reduction_rank=0``; the reductions as
 blocks; an op on a shapeless placeholder called with arguments it cannot take."""
 
+import functools
+
 import numpy as np
 
 from compat_harness import cntk_case, outcome
 
 
-def _outcome(fn):
-    return outcome(fn, np.asarray)
+_outcome = functools.partial(outcome, convert=np.asarray)
 
 
 @cntk_case(names=["cntk.Value", "cntk.core.Value"],

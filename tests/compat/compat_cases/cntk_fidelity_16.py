@@ -4,13 +4,15 @@ sequence no step; element-wise ops whose known shapes do not broadcast, and over
 whose inferred axes the other operand knows.  (A distributed learner's lack of ``update`` is
 in ``cntk_distributed``: a case after its ``Communicator.finalize`` can make none.)"""
 
+import functools
+
 import numpy as np
 
 from compat_harness import cntk_case, outcome
 
 
-def _outcome(fn):
-    return outcome(fn, lambda got: list(got) if isinstance(got, tuple) else np.asarray(got))
+_outcome = functools.partial(outcome, convert=lambda got: list(got) if isinstance(got, tuple)
+                             else np.asarray(got))
 
 
 @cntk_case(names=["cntk.ops.splice", "cntk.ops.reduce_sum", "cntk.ops.reduce_max"],

@@ -6,8 +6,8 @@ ranges."""
 
 import re
 
-from compat_harness import cntk_case
-from compat_cases.cntk_function_misuse import _error, _outcome
+from compat_harness import builtin_type, cntk_case
+from compat_cases.cntk_function_misuse import _outcome
 
 
 def _said(call):
@@ -16,7 +16,7 @@ def _said(call):
         call()
     except Exception as exc:  # noqa: BLE001 - the type and words are what is compared
         line = str(exc).strip().splitlines()[0]
-        return [_error(exc), _masked(line)]
+        return [builtin_type(exc), _masked(line)]
     return ["returns"]
 
 

@@ -3,26 +3,22 @@ learners as a tuple and its metric average without a metric; ``Value.device``; `
 attributes; sparse inputs (dense data fed to them, the ops CNTK does not run on them); a
 ``UserLearner``'s ``parameters()``; the outputs of ops on placeholders without a shape."""
 
+import functools
+
 import numpy as np
 
-from compat_harness import cntk_case
+from compat_harness import cntk_case, outcome
 
 
-def _error(exc):
-    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
-
-
-def _outcome(fn):
-    """``fn()``'s value (a SciPy matrix, CNTK's sparse output, as a dense array; a list of
-    arrays as one list), or the built-in type of what it raised."""
-    try:
-        got = fn()
-    except Exception as e:      # (what CNTK raises is compared by its built-in type)
-        return "raises " + _error(e)
+def _dense(got):
+    """A SciPy matrix (CNTK's sparse output) as a dense array; a list of arrays as one list."""
     if isinstance(got, list):
         return [np.asarray(g.todense() if hasattr(g, "todense") else g).tolist() for g in got]
     return np.asarray(got.todense()) if hasattr(got, "todense") else got
+
+
+# ``fn()``'s value (dense), or the built-in type of what it raised
+_outcome = functools.partial(outcome, convert=_dense)
 
 
 @cntk_case(names=["cntk.Trainer.parameter_learners",

@@ -3,14 +3,9 @@ layers, eighth round): layers CNTK builds on a sparse input but refuses to run."
 
 import numpy as np
 
-from compat_harness import cntk_case
+from compat_harness import builtin_type, cntk_case, outcome
 
 _TENSOR_OP = "TensorOp: Tensor operations are currently not supported for sparse matrices"
-
-
-def _error(exc):
-    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
 
 
 @cntk_case(names=["cntk.layers.LayerNormalization", "cntk.layers.Stabilizer"],
@@ -37,7 +32,7 @@ def layers__sparse_input_refused_when_run(C, r):
         try:
             out = np.asarray(z.eval({xs: data}), np.float32).shape
         except Exception as e:      # (compared by its built-in type and CNTK's reason)
-            out = ["raises " + _error(e), _TENSOR_OP in str(e)]
+            out = ["raises " + builtin_type(e), _TENSOR_OP in str(e)]
         res[label] = {"str": str(z), "run": out}
     return res
 
@@ -135,14 +130,6 @@ def placeholder__dtype_and_dynamic_axes(C, r):
     return res
 
 
-def _outcome(fn):
-    """``fn()``, or the built-in type of what it raised."""
-    try:
-        return fn()
-    except Exception as e:      # (what CNTK raises is compared by its built-in type)
-        return "raises " + _error(e)
-
-
 @cntk_case(names=["cntk.layers.Dense", "cntk.Function.arguments", "cntk.Function.placeholders"],
            note="CNTK 2.7's layer not applied yet is a Function over placeholders: shape "
                 "(-2,), its argument placeholders (x; dh, dc, x for an LSTM; keep for a "
@@ -165,13 +152,13 @@ def layers__not_applied_yet_as_functions(C, r):
     res = {}
     for label, make in made.items():
         layer = make()
-        res[label] = {"shape": _outcome(lambda: list(layer.shape)),
+        res[label] = {"shape": outcome(lambda: list(layer.shape)),
                       "arguments": [repr(a) for a in layer.arguments],
                       "placeholders": [a.name for a in layer.placeholders],
                       "same placeholders": [a.uid for a in layer.arguments] == [
                           a.uid for a in layer.placeholders],
                       "is_composite": layer.is_composite, "is_block": layer.is_block,
-                      "dtype": _outcome(lambda: np.dtype(layer.dtype).name),
+                      "dtype": outcome(lambda: np.dtype(layer.dtype).name),
                       "str": str(layer)}
     res["op on a layer"] = str(C.sequence.reduce_sum(C.layers.Dense(3)))
     res["its placeholders"] = [p.name for p in C.sequence.reduce_sum(

@@ -1,23 +1,15 @@
 """CNTK Functions used in ways CNTK 2.7 refuses or reads in ways of its own: gradients asked
 for Variables that have none, iterating over a Function, ``times`` of a Python scalar."""
 
+import functools
+
 import numpy as np
 
-from compat_harness import cntk_case
+from compat_harness import builtin_type, cntk_case, outcome
 
 
-def _error(exc):
-    """The built-in exception type ``exc`` is (the first in its class's order): what is
-    compared, Stadyn's errors being subclasses of the built-in ones CNTK raises."""
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
-
-
-def _outcome(call):
-    """The call's result, or the type of the error it raised (what is compared)."""
-    try:
-        return call()
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        return _error(exc)
+# the call's result, or the built-in type of the error it raised (what is compared)
+_outcome = functools.partial(outcome, raised=builtin_type)
 
 
 @cntk_case(names=["cntk.Function.grad", "cntk.Function.backward", "cntk.Function.forward"],
@@ -59,7 +51,7 @@ def _iterate(f, limit=6):
                 return shapes, "limit"
             shapes.append(list(v.shape))
     except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        return shapes, _error(exc)
+        return shapes, builtin_type(exc)
     return shapes, "end"
 
 
@@ -105,13 +97,13 @@ def _build_and_run(C, make, feed):
     try:
         f = make()
     except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        return ["build", _error(exc)]
+        return ["build", builtin_type(exc)]
     out = [["built", list(f.shape)], ["composed", list((f + 1).shape)]]
     try:
         value = f.eval(feed) if f.arguments else f.eval()
         out.append(["ran", list(np.asarray(value).shape)])
     except Exception as exc:  # noqa: BLE001
-        out.append(["run", _error(exc)])
+        out.append(["run", builtin_type(exc)])
     return out
 
 

@@ -2,15 +2,12 @@
 (cntkrec2): the ``output`` of a layer of several outputs, and a step of two states that
 applies no recurrent cell."""
 
-from compat_harness import cntk_case
+import functools
+
+from compat_harness import as_raised, as_returned, cntk_case, outcome
 
 
-def _outcome(fn):
-    try:
-        return {"returns": fn()}
-    except Exception as e:          # (the built-in type is compared)
-        return {"raises": next(c.__name__ for c in type(e).__mro__
-                               if c.__module__ == "builtins")}
+_outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
 
 
 @cntk_case(names=["cntk.layers.LSTM", "cntk.layers.GRU", "cntk.layers.Recurrence"],

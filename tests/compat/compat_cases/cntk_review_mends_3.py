@@ -2,15 +2,12 @@
 reviewer's findings): inputs with free dimensions after an eval refused for their lengths; ops
 and walks on the root function of a layer not applied yet or of a waiting Function."""
 
-from compat_harness import cntk_case
+import functools
+
+from compat_harness import as_raised, as_returned, cntk_case, outcome
 
 
-def _outcome(fn):
-    try:
-        return {"returns": fn()}
-    except Exception as e:          # (the built-in type is compared)
-        return {"raises": next(c.__name__ for c in type(e).__mro__
-                               if c.__module__ == "builtins")}
+_outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
 
 
 @cntk_case(names=["cntk.FreeDimension"],

@@ -3,16 +3,14 @@ reviewer's findings): the shape a refused reshape with a free dimension shows; c
 from NumPy scalars and from arrays given a shape; the Trainer's 'Different minibatch layouts'
 in the order of its arguments; sparse sequences given as a list of SciPy csr matrices."""
 
-from compat_harness import cntk_case
+import functools
+
+from compat_harness import as_raised, as_returned, cntk_case, outcome
 
 
-def _outcome(fn):
-    try:
-        return {"returns": fn()}
-    except Exception as e:          # (the built-in type and the first line are compared)
-        return {"raises": next(c.__name__ for c in type(e).__mro__
-                               if c.__module__ == "builtins"),
-                "first line": str(e).splitlines()[0]}
+# (the built-in type and the first line are compared)
+_outcome = functools.partial(outcome, convert=as_returned,
+                             raised=functools.partial(as_raised, first_line=True))
 
 
 @cntk_case(names=["cntk.ops.reshape"],

@@ -2,18 +2,16 @@
 runs, so neither a refused run (different minibatch layouts, data of a wrong shape, an
 argument given no data) nor an earlier run changes what a graph built afterwards is."""
 
+import functools
+
 import numpy as np
 
-from compat_harness import cntk_case
+from compat_harness import builtin_type, cntk_case, outcome
 
 
-def _outcome(call):
-    """``call()``'s value as a list, else the built-in type of what it raised."""
-    try:
-        got = call()
-    except Exception as e:      # (the built-in type is compared; the words are elsewhere)
-        return next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
-    return np.asarray(got).tolist()
+# ``call()``'s value as a list, else the built-in type of what it raised
+_outcome = functools.partial(outcome, convert=lambda got: np.asarray(got).tolist(),
+                             raised=builtin_type)
 
 
 def _rows(*shape):

@@ -4,21 +4,21 @@ made); a loaded dataset's ``cache_dir`` with and without ``create_cache_explicit
 ``F.batch_inv`` above 16 x 16, in Eigen's blocked order.
 """
 
+import functools
 import logging
 import os
 
 import numpy as np
 
-from compat_harness import nnabla_case
+from compat_harness import nnabla_case, outcome
 
 PFN = "nnabla.parametric_functions."
 
 
-def _outcome(call):
-    try:
-        return list(call().shape)
-    except ValueError as e:
-        return ["ValueError", str(e)]
+# the shape of what ``call()`` made, or NNabla's ValueError and its words (any other error
+# propagates)
+_outcome = functools.partial(outcome, convert=lambda got: list(got.shape),
+                             raised=lambda e: ["ValueError", str(e)], catch=ValueError)
 
 
 @nnabla_case(names=[PFN + "affine", PFN + "convolution", PFN + "prelu",

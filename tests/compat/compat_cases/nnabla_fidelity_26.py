@@ -303,6 +303,42 @@ def PF_fused_batch_normalization__several_axes(nn, F, PF, r):
     return res
 
 
+@nnabla_case(names=["nnabla.parametric_functions.fused_batch_normalization"],
+             note="PF.fused_batch_normalization that NNabla's F refuses (over axes [1, 2] "
+                  "without z: AssertionError; nonlinearity 'sigmoid': RuntimeError) with "
+                  "integer or bool running statistics in param_init, batch_stat True or "
+                  "False, and with a list (a refused initializer, ValueError when made): the "
+                  "error's type, and the parameters NNabla's PF made before its F failed with "
+                  "their dtypes and values -- no forward ran to write float32 into mean and var, "
+                  "so they keep the array's type (Stadyn made them as a batch_stat=True call, "
+                  "float32)")
+def PF_fused_batch_normalization__refused_integer_statistics(nn, F, PF, r):
+    res = {}
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 4))
+    calls = {"axes [1, 2]": ((1, 3, 4), {"axes": [1, 2]}),
+             "sigmoid": ((1, 3, 1), {"nonlinearity": "sigmoid"})}
+    try:
+        for label, (shape, kwargs) in sorted(calls.items()):
+            for dtype in ("int32", "bool", "list"):
+                for batch_stat in (True, False):
+                    nn.clear_parameters()
+                    stats = np.arange(int(np.prod(shape))).reshape(shape) % 3
+                    init = {"mean": stats.astype(np.int32 if dtype == "list" else dtype),
+                            "var": (stats + 1).astype(np.int32 if dtype == "list" else dtype)}
+                    if dtype == "list":
+                        init["var"] = init["var"].tolist()
+                    key = "%s %s batch_stat=%s" % (label, dtype, batch_stat)
+                    # (the error's built-in type a user catches: NNablaRefusal's RuntimeError)
+                    res[key] = _tried(lambda: PF.fused_batch_normalization(
+                        x, batch_stat=batch_stat, param_init=init, **kwargs)).split(":")[0]
+                    for k, v in sorted(nn.get_parameters(grad_only=False).items()):
+                        res["%s %s dtype" % (key, k)] = str(v.d.dtype)
+                        res["%s %s" % (key, k)] = v.d.astype(np.float64)
+    finally:
+        nn.clear_parameters()
+    return res
+
+
 @nnabla_case(names=["nnabla.solvers.Momentum", "nnabla.NdArray.zero"],
              note="a solver skips a gradient still zeroing (NNabla 1.39's Solver::update and "
                   "weight_decay, src/nbla/solver.cpp): every p.grad.zero() of PF.affine's "

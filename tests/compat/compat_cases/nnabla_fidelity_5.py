@@ -14,23 +14,23 @@
 
 import numpy as np
 
-from compat_harness import nnabla_case
+from compat_harness import nnabla_case, nnabla_refusal, outcome
 
 FN = "nnabla.functions."
+
+
+def _forwarded(make, static):
+    """``make()``'s output (forwarded in the static mode) with its dtype."""
+    y = make()
+    if static:
+        y.forward()
+    return [np.array(y.d, copy=True), str(y.d.dtype)]
 
 
 def _outcome(make, static=True):
     """The error's type name when ``make()`` is refused (``RuntimeError`` for NNabla's
     refusals), else the outputs (forwarded in the static mode) with their dtypes."""
-    try:
-        y = make()
-        if static:
-            y.forward()
-        return [np.array(y.d, copy=True), str(y.d.dtype)]
-    except RuntimeError:
-        return "RuntimeError"
-    except Exception as e:  # noqa: BLE001 - the type is the result
-        return type(e).__name__
+    return outcome(lambda: _forwarded(make, static), raised=nnabla_refusal)
 
 
 @nnabla_case(names=[FN + n for n in ("norm", "norm_normalization", "sum", "prod", "max")],

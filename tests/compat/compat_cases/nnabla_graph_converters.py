@@ -77,7 +77,7 @@ def _types(y):
     return names
 
 
-def _outcome(nn, GC, y, modifiers, before=None):
+def _converted(nn, GC, y, modifiers, before=None):
     """The converted graph's types and value, and the parameters the conversion added."""
     params = set(nn.get_parameters(grad_only=False))
     y.forward()
@@ -101,7 +101,7 @@ def _both(nn, F, PF, r, make_modifiers, batch_stat=False, small_kw=None, nets=("
         nn.clear_parameters()
         kw = dict(small_kw or {}) if tag == "small" else {}
         x, y = build(nn, F, PF, r, batch_stat=batch_stat, **kw)
-        for k, v in _outcome(nn, GC, y, make_modifiers(GC, x)).items():
+        for k, v in _converted(nn, GC, y, make_modifiers(GC, x)).items():
             res[tag + " " + k] = v
     return res
 
@@ -219,7 +219,7 @@ def graph_converters__bn_folding(nn, F, PF, r):
         h = F.relu(PF.convolution(h, 4, (3, 3), with_bias=with_bias, name="conv0"))
         y = PF.affine(h, 3, name="fc0")
         _set_params(nn, r)
-        for k, v in _outcome(nn, GC, y, GC.BatchNormalizationFoldingModifier(
+        for k, v in _converted(nn, GC, y, GC.BatchNormalizationFoldingModifier(
                 opposite=True)).items():
             res[tag + " " + k] = v
         res[tag + " conv0/W after"] = nn.get_parameters()["conv0/conv/W"].d.copy()
@@ -228,7 +228,7 @@ def graph_converters__bn_folding(nn, F, PF, r):
     y = PF.batch_normalization(PF.convolution(x, 4, (3, 3), with_bias=False, name="c0"),
                                batch_stat=False, name="b0")
     _set_params(nn, r)
-    for k, v in _outcome(nn, GC, y, GC.BatchNormalizationFoldingModifier()).items():
+    for k, v in _converted(nn, GC, y, GC.BatchNormalizationFoldingModifier()).items():
         res["first conv " + k] = v
     nn.clear_parameters()
     x, y = _res_net(nn, F, PF, r)

@@ -10,25 +10,25 @@ nearest calls NNabla accepts, so a refusal too wide shows as well as one missing
 
 import numpy as np
 
-from compat_harness import nnabla_case
+from compat_harness import nnabla_case, nnabla_refusal, outcome
 
 FN = "nnabla.functions."
+
+
+def _forwarded(make, static):
+    """``make()``'s outputs (forwarded in the static mode), copied."""
+    y = make()
+    ys = list(y) if isinstance(y, (list, tuple)) else [y]
+    if static:
+        for v in ys:
+            v.forward()
+    return [np.array(v.d, copy=True) for v in ys]
 
 
 def _outcome(nn, make, static=True):
     """``'RuntimeError'`` (or another error's type name) when ``make()`` is refused, else the
     outputs (forwarded in the static mode)."""
-    try:
-        y = make()
-        ys = list(y) if isinstance(y, (list, tuple)) else [y]
-        if static:
-            for v in ys:
-                v.forward()
-        return [np.array(v.d, copy=True) for v in ys]
-    except RuntimeError:
-        return "RuntimeError"
-    except Exception as e:  # noqa: BLE001 - the type is the result
-        return type(e).__name__
+    return outcome(lambda: _forwarded(make, static), raised=nnabla_refusal)
 
 
 @nnabla_case(names=[FN + n for n in ("add2", "sub2", "mul2", "div2", "pow2", "maximum2",

@@ -328,17 +328,14 @@ class FunctionStep:
         self.state_shapes = _inner_state_shapes(fn, self.n_states)
         if self.state_shapes is None:
             self.state_shapes = _probed_state_shapes(fn, self.n_states, arity)
-        if self.state_shapes is None and self.n_states > 1 and \
-                trial(fn, self.n_states) is None:
-            # (no cell found, and the step is no function of its states alone either)
-            raise ValueError(
-                f"the recurrence step {_where(fn)} takes {self.n_states} states, whose "
-                "shapes Stadyn takes from the recurrent cell (LSTM, GRU, RNNStep) the step "
-                "applies, and it found none, or cells of different state shapes (it looks in "
-                "the step's closure and module globals, in lists and dicts of them by a "
-                "constant subscript, and at the calls the step makes on placeholders); bind "
-                "the cell to a name the step reads: cell = self.cell; "
-                "lambda h, c, x: cell(h, c, x)")
+        # the step called on placeholders (its states of unknown shapes), where no cell gives
+        # them: the same trial state_shapes_for replays over candidate shapes
+        self._tried = None
+        if self.state_shapes is None and self.n_states > 1:
+            self._tried = trial(fn, self.n_states)
+            if self._tried is None:
+                # (no cell found, and the step is no function of its states alone either)
+                raise _states_not_found(fn, self.n_states)
         self.parameters: list = []
 
     def state_shapes_for(self, step_shape: tuple) -> Any:
@@ -349,17 +346,9 @@ class FunctionStep:
         states none are found for: a ValueError naming the step."""
         if self.state_shapes is not None:
             return self.state_shapes
-        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states)
+        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried)
         if shapes is None and self.n_states > 1:
-            raise ValueError(
-                f"the recurrence step {_where(self.fn)} takes {self.n_states} states, whose "
-                "shapes Stadyn takes from the recurrent cell (LSTM, GRU, RNNStep) the step "
-                "applies, or else from the shapes the step maps to themselves over input "
-                f"steps of {tuple(step_shape)}, and it found neither (or cells of different "
-                "state shapes: it looks in the step's closure and module globals, in lists "
-                "and dicts of them by a constant subscript, and at the calls the step makes "
-                "on placeholders); bind the cell to a name the step reads: cell = self.cell; "
-                "lambda h, c, x: cell(h, c, x)")
+            raise _states_not_found(self.fn, self.n_states, step_shape)
         return shapes
 
     def __call__(self, *variables):
@@ -373,6 +362,21 @@ class FunctionStep:
         out = tuple(unwrap(o) for o in out) if isinstance(out, (tuple, list)) else unwrap(out)
         note_step_blocks(variables, out if isinstance(out, tuple) else (out,))
         return out
+
+
+def _states_not_found(fn: Any, n_states: int, step_shape: tuple | None = None) -> ValueError:
+    """The error for a step of ``n_states`` states whose shapes are not found: from a
+    recurrent cell it applies, nor (given the input steps' ``step_shape``) as shapes it maps to
+    themselves."""
+    fixed = "" if step_shape is None else (", or else from the shapes the step maps to "
+                                           f"themselves over input steps of {tuple(step_shape)}")
+    return ValueError(
+        f"the recurrence step {_where(fn)} takes {n_states} states, whose shapes Stadyn takes "
+        f"from the recurrent cell (LSTM, GRU, RNNStep) the step applies{fixed}, and it found "
+        "none (or cells of different state shapes: it looks in the step's closure and module "
+        "globals, in lists and dicts of them by a constant subscript, and at the calls the "
+        "step makes on placeholders); bind the cell to a name the step reads: "
+        "cell = self.cell; lambda h, c, x: cell(h, c, x)")
 
 
 def _arity(fn: Any, required: bool = False) -> int:

@@ -18,17 +18,19 @@ from ..._random import auto_seeds_kept
 __all__ = ["fixed_point_shapes", "trial"]
 
 
-def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1) -> Any:
+def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any = None) -> Any:
     """The shapes of the ``n_states`` states of the step ``fn`` (no recurrent cell inside) over
     input steps of ``step_shape``, as CNTK 2.7 infers them through the loop: the shapes the
     step maps to themselves, each state tried first as the input's, then as a vector of each
     length of the parameters and constants the step reads (``tanh(times(h, H) + times(x, W) +
     b)`` with ``H`` of ``(2, 2)``: ``(2,)``), and where a state comes out otherwise, tried
     again as it came out.  None where none is (or the step applies a layer, which the trial
-    would build)."""
+    would build).  ``tried``: :func:`trial`'s result for the step where the caller has it
+    already (the trial is run otherwise)."""
     from ._deferred_shapes import read_lengths
     from ._variables import input_variable
-    tried = trial(fn, n_states)
+    if tried is None:
+        tried = trial(fn, n_states)
     if tried is None:
         return None
     states, x, outs = tried

@@ -16,6 +16,7 @@ from ..._errors import ArgumentError
 from ...parametric import get_parameter, parameter_scope
 from ...parametric_functions import *  # noqa: F401,F403
 from ...parametric_functions import __all__ as _pf_all
+from ...parametric_functions import batch_normalization_parameters as _bn_parameters
 from ._float_inputs import as_float32
 from ._lstm_cell import LSTMCell
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
@@ -160,10 +161,14 @@ def _refusing_several_axes(fn):
                          nonlinearity=a.get("nonlinearity", "relu"),
                          output_stat=a.get("output_stat", False))
         except (AssertionError, RuntimeError, ValueError):
-            # NNabla's PF has made its parameters when its F fails: made here as a call
-            # Stadyn computes makes them (the graph it builds is dropped)
-            fn(**{**{k: v for k, v in a.items() if k != "rule"}, "output_stat": True,
-                  "batch_stat": True, "nonlinearity": "relu"})
+            # NNabla's PF has made its parameters when its F fails, and no forward writes its
+            # running statistics: an integer param_init's stay integers, whatever batch_stat
+            # (as made for batch_stat=False; case nnabla_fidelity_26.
+            # PF_fused_batch_normalization__refused_integer_statistics)
+            _bn_parameters(inp, axes, a["fix_parameters"],
+                           _refused_unless_initializers(a["param_init"]), a["no_scale"],
+                           a["no_bias"], batch_stat=False, name=a["name"],
+                           fn="fused_batch_normalization")
             raise
         return fn(*args, **kwargs)
     return call
