@@ -58,6 +58,8 @@ def test_a_namespace_of_no_sequence_function_named_whole_makes_no_sequences():
 @pytest.mark.parametrize("text", [
     "y = BS.Boolean.Toggle (c)", "y = BS.Loop.Previous (x)", "y = BS.Sequences.First (x)",
     "B = BS.Boolean ; y = B.If (e, x, x)",    # the namespace as a whole: any member
+    "b = BS ; y = b.Sequences.First (x)",     # BS as a whole (before bsseq: not seen, and
+    "b = BS ; y = b.Loop.Previous (x)",       # First refused its one-sample x)
     "y = PastValue (0, x)"])
 def test_a_namespaced_sequence_function_makes_sequences(text):
     assert sequence_use(parse_expression("{ c = Input {1} ; " + text + " }")).uses

@@ -96,14 +96,19 @@ def _is_sequence_member(e: Any) -> bool:
 
 def _plain_members(nodes: list[Any]) -> set[int]:
     """The ids of the ``BS.ns`` nodes that are read only for a member of no sequence use
-    (``BS.Boolean`` in ``BS.Boolean.If``)."""
-    return {id(e.obj) for e in nodes if isinstance(e, A.MemberAccess)
-            and _bs_namespace(e.obj) in _SEQUENCE_MEMBERS and not _is_sequence_member(e)}
+    (``BS.Boolean`` in ``BS.Boolean.If``), and of the ``BS`` names read for a namespace
+    (``BS`` in ``BS.Boolean``: the namespace decides).  A ``BS`` read as a whole (``b = BS``)
+    is none of these: its members may then be any, so it counts."""
+    plain = {id(e.obj) for e in nodes if isinstance(e, A.MemberAccess)
+             and _bs_namespace(e.obj) in _SEQUENCE_MEMBERS and not _is_sequence_member(e)}
+    plain.update(id(e.obj) for e in nodes if isinstance(e, A.MemberAccess)
+                 and isinstance(e.obj, A.Ident) and e.obj.name == "BS")
+    return plain
 
 
 def _is_sequence_name(e: Any, plain: set[int]) -> bool:
     if isinstance(e, A.Ident):
-        return e.name in SEQUENCE_NAMES and e.name != "BS"
+        return e.name in SEQUENCE_NAMES and (e.name != "BS" or id(e) not in plain)
     ns = _bs_namespace(e)
     return ns is not None and id(e) not in plain and ns not in _NO_SEQUENCE_BS
 
@@ -115,7 +120,7 @@ def _is_sequence_call(call: A.Call) -> bool:
             return any(a.name == "axis" and isinstance(a.value, A.Unary) and a.value.op == "-"
                        and isinstance(a.value.operand, A.Number) and a.value.operand.value == 1
                        for a in call.args)
-        return _is_sequence_name(f, set())
+        return f.name != "BS" and _is_sequence_name(f, set())
     # BS.Sequences.First (x), BS.Loop.Previous (x), BS.Boolean.Toggle (clk), ...
     return _is_sequence_member(f)
 
