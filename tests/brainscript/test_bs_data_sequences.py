@@ -173,3 +173,26 @@ def test_a_declared_axis_keeps_the_network_deciding(tmp_path):
         net = build_network(text, StadynLibrary(sequence_inputs={"features", "labels"}))
     assert net.nodes["features"].sequence_lengths is not None
     assert net.nodes["labels"].sequence_lengths is None and net.nodes["labels"].shape == (1, 3)
+
+
+def test_a_node_of_no_minibatch_axis_is_written_as_one_sequence_of_its_columns(tmp_path):
+    # cntk.exe writes a node without MBLayout (a parameter, a criterion summed over the
+    # minibatch) as one sequence of its columns (ComputationNode.cpp:818-823), its first
+    # dimension the rows (ComputationNode.h:1704-1711): W [3 x 4] is 4 steps of 3 values,
+    # %x "3 4 4"; SumElements' [1] one step, "1 1".  Before bsseq W was 4 one-step
+    # sequences ("3 1|w0" ...).  One-line sequences: the Inputs are samples.
+    data, _, _ = _data(tmp_path, [1, 1, 1])
+    reader = READER.replace("DATA", str(data))
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (W : ce : out)\n    minibatchSize = 8\n"
+             f"    format = {{ sequencePrologue = \"%x|\" ; sequenceEpilogue = \"\\n--\\n\" }}\n"
+             f"    {reader}\n}}\n")
+    _run(tmp_path, NETWORK, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    text = (tmp_path / "w.W").read_text()
+    rows = "\n".join(" ".join(f"{v:f}" for v in row) for row in W)
+    assert text == f"3 4 4|{rows}\n--\n"
+    ce = (tmp_path / "w.ce").read_text()
+    assert re.fullmatch(r"1 1\|\d+\.\d{6}\n--\n", ce), ce
+    # a per-sample node of the same minibatch: one sequence of one step a sample
+    assert (tmp_path / "w.out").read_text().count("3 1|") == 3

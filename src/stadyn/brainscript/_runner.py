@@ -376,7 +376,8 @@ class _Runner:
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
         try:
             return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
-                                 cmd.epoch_size, cmd.output_path, fmt, self.log)
+                                 cmd.epoch_size, cmd.output_path, fmt, self.log,
+                                 network.library.has_batch_axis)
         finally:
             source.close()
 
