@@ -2,8 +2,9 @@
 node with automatic offsets (two inputs: from their common ancestor; four: the last two stand
 for one another) or given ones, ``BilinearUpsamplingLayer``, ``ConstantTensor``, the comparison
 nodes (``Equal`` & co., ``==`` on nodes), ``EpochAccumulator`` (the mean since the epoch
-began), and that an ``ImageInput`` holds one image a sample also in a network of sequences.  FCN's trained parameters against cntk.exe's log:
-test_bs_param_paths.py.  The offsets are hand-computed and are CNTK 2.7's
+began), and that an ``ImageInput`` holds one image a sample also in a network of sequences.
+FCN's trained parameters against cntk.exe's log: test_bs_param_paths.py.  The offsets are
+hand-computed and are CNTK 2.7's
 (its Python ``crop_automatic`` and ``crop_automatic_with_ancestors`` on the same graphs crop at
 (1, 1)); the values against NumPy.
 """
