@@ -97,7 +97,15 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
     ``Dropout`` node built by this library, as CNTK's trainer does at the start of each epoch.
     ``sequence_inputs`` names the Inputs the data feeds sequences of several steps (the reader's
     streams, :func:`~._readers.sequence_streams`): where the network declares no
-    ``DynamicAxis``, they are sequences whatever functions it uses, as every Input of cntk.exe.
+    ``DynamicAxis``, they are sequences whatever functions it uses, as every Input of cntk.exe:
+
+    >>> import stadyn as sd
+    >>> from stadyn.brainscript import build_network
+    >>> with sd.parameter_registry(sd.ParameterRegistry()):
+    ...     net = build_network("{ x = Input{2} ; y = x + 1 }",
+    ...                         StadynLibrary(sequence_inputs={"x"}))
+    >>> net.nodes["x"].shape, net.nodes["x"].sequence_lengths is not None
+    ((1, 1, 2), True)
 
     After a network is built, the library knows its ``inputs`` (the ``Input`` nodes, in order),
     each node's CNTK operation (:meth:`operation_of`) and the nodes given a ``tag``
