@@ -2,9 +2,9 @@
 node with automatic offsets (two inputs: from their common ancestor; four: the last two stand
 for one another) or given ones, ``BilinearUpsamplingLayer``, ``ConstantTensor``, the comparison
 nodes (``Equal`` & co., ``==`` on nodes), ``EpochAccumulator`` (the mean since the epoch
-began), and that an ``ImageInput`` holds one image a sample also where ``BS.Constants`` make
-the network one of sequences.  FCN's trained parameters against cntk.exe's log:
-test_bs_param_paths.py.  The offsets are hand-computed and are CNTK 2.7's
+began), and that an ``ImageInput`` holds one image a sample also in a network of sequences.
+FCN's trained parameters against cntk.exe's log: test_bs_param_paths.py.  The offsets are
+hand-computed and are CNTK 2.7's
 (its Python ``crop_automatic`` and ``crop_automatic_with_ancestors`` on the same graphs crop at
 (1, 1)); the values against NumPy.
 """
@@ -107,10 +107,10 @@ def test_comparison_operators_on_nodes_and_constant_tensor():
 
 
 def test_image_inputs_hold_one_image_a_sample_in_a_network_of_sequences():
-    # FCN's criteria use BS.Constants.One (a network of sequences, as anything under BS.);
-    # its images are no sequences, an Input beside them is
-    net, _ = _net("x = ImageInput (4, 4, 1) ; y = Input {2} ; z = BS.Constants.One - x ; "
-                  "c = ConvolutionalLayer {1, (3:3)} (x)")
+    # a network of sequences (BS.Loop.Previous): its images are no sequences, an Input beside
+    # them is
+    net, _ = _net("x = ImageInput (4, 4, 1) ; y = Input {2} ; p = BS.Loop.Previous (y) ; "
+                  "z = BS.Constants.One - x ; c = ConvolutionalLayer {1, (3:3)} (x)")
     assert net.nodes["x"].sequence_lengths is None
     assert net.nodes["y"].sequence_lengths is not None
 

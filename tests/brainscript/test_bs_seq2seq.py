@@ -63,9 +63,13 @@ def test_softmax_along_an_axis_normalises_that_axis_only():
 def test_boolean_if_selects_element_by_element():
     net = _net("x = Input {2} ; y = Input {2} ; c = x - 2 ; z = BS.Boolean.If (c, x, y)")
     x, y = np.array([[1.0, 2.0], [3.0, 2.0]]), np.array([[7.0, 8.0], [9.0, 6.0]])
-    net.nodes["x"].d, net.nodes["y"].d = [x], [y]           # (BS: Inputs are sequences)
-    net.nodes["z"].forward()
-    np.testing.assert_allclose(_steps(net.nodes["z"])[0], np.where(x - 2 != 0, x, y))
+    # (BS.Boolean.If makes no sequence node: its Inputs are two samples, not a sequence;
+    # 0c52e7e4 took them for sequences, test_bs_sequence_use.py)
+    assert net.nodes["x"].sequence_lengths is None
+    for i in range(2):
+        net.nodes["x"].d, net.nodes["y"].d = x[i:i + 1], y[i:i + 1]
+        net.nodes["z"].forward()
+        np.testing.assert_allclose(net.nodes["z"].d, np.where(x - 2 != 0, x, y)[i:i + 1])
 
 
 def test_if_starts_a_recurrence_from_another_sequence():

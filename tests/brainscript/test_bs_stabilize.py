@@ -40,7 +40,10 @@ def test_stabilize_elements_learns_one_factor_per_element_and_stabilize_one_scal
         net = build_network("""{ x = Input{3}
             y = BS.Parameters.StabilizeElements (x)
             z = BS.Parameters.Stabilize (x)
-            off = BS.Parameters.Stabilize (x, enabled = false) }""", StadynLibrary())
+            off = BS.Parameters.Stabilize (x, enabled = false) }""",
+            # (no sequence function: x is a sequence as the data fed it, a reader's stream
+            # of sequences, makes it -- test_bs_data_sequences.py)
+            StadynLibrary(sequence_inputs=("x",)))
         params = dict(sd.get_parameters().items())
         vector = next(v for v in params.values() if v.shape == (3,))
         scalar = next(v for v in params.values() if v.shape == ())

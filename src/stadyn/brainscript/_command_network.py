@@ -8,7 +8,7 @@ lookups),
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,10 +38,13 @@ __all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "lo
 
 
 class CommandNetwork:
-    """A network built from BrainScript in the current parameter registry, with name lookups."""
+    """A network built from BrainScript in the current parameter registry, with name lookups;
+    ``sequence_inputs``: the streams the readers feed sequences of several steps (Inputs of
+    those names are sequences: :class:`StadynLibrary`)."""
 
-    def __init__(self, source: BrainScriptSource, dropout_rate: float):
-        self.library = StadynLibrary(dropout_rate)
+    def __init__(self, source: BrainScriptSource, dropout_rate: float,
+                 sequence_inputs: Iterable[str] = ()):
+        self.library = StadynLibrary(dropout_rate, sequence_inputs=sequence_inputs)
         self.net = build_network(source, self.library)
         self.source = source
         tagged = self.library.tagged

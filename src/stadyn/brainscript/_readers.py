@@ -23,18 +23,22 @@ many reader keys that only tune its own engine.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import io
-from .._errors import DataError
+from .._errors import DataError, StadynError
 from ..io import transforms as xforms
 from ._ast import config_error
-from ._blocks import DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig
+from ._blocks import (CommandConfig, DeserializerConfig, ReaderConfig, StreamConfig,
+                      TransformConfig)
 from ._htk_screening import screen_utterances
 from ._legacy_readers import LEGACY_READERS
 
-__all__ = ["LM_DATA_PARALLEL", "make_source", "stream_names", "utterance_mode"]
+__all__ = ["LM_DATA_PARALLEL", "command_sequence_streams", "make_source", "sequence_streams",
+           "stream_names", "utterance_mode"]
 
 # Reader keys that only tune CNTK's engine (no effect here).
 _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "prefetch",
@@ -313,7 +317,91 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         raise reader.refused[0][1]
     if warn is not None:
         _unused(reader, warn)
-    made = []
+    made = _deserializers(reader)
+    if str(reader.reader_type or "").lower() == "htkmlfreader":
+        made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
+    seed = reader.extra.get("randomizationSeed", 0)
+    try:
+        seed = int(str(seed))
+    except ValueError:
+        raise config_error(f"randomizationSeed must be an integer, got '{seed}'",
+                           reader.loc) from None
+    frame_mode = _frame_mode(reader)
+    if reader.extra.get("lmParallel") is not None:   # LMSequenceReader
+        return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
+                                   randomize=reader.randomize,
+                                   block_words=int(reader.extra.get("lmBlockWords", 50000)))
+    if utterance_mode(reader):         # HTKMLFReader, frameMode = false: _legacy_readers
+        parallel = reader.extra["parallelSequences"]
+        window = reader.extra.get("randomizationRange")
+        truncated = bool(reader.extra.get("truncated"))
+        options = dict(randomize=reader.randomize,
+                       randomization_range=io.AUTO_RANDOMIZATION_RANGE
+                       if window is None else int(window),
+                       max_utterance_length=int(reader.extra["maxUtteranceLength"]))
+        if truncated and pieces:
+            return io.TruncatedUtteranceSource(made, int(parallel), **options)
+        # a truncated reader's utterances read whole: one a sequence (never joined), as the
+        # carried state restarted at each
+        return io.UtteranceSource(made, int(parallel), join_short=not truncated, **options)
+    return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
+                              randomization_seed=seed,
+                              frame_mode=frame_mode)
+
+
+def sequence_streams(reader: ReaderConfig | None) -> frozenset[str]:
+    """The streams (their names in lower case) of a reader block that deliver sequences of more
+    than one step: a CTF file whose sequences have several lines, HTK utterances, CBF
+    sequences, LMSequenceReader sentences -- not in frame mode.  cntk.exe's Inputs are all
+    sequences (each gets the network's MBLayout, ``ComputationNetwork::ResetMBLayouts``,
+    ComputationNetworkEvaluation.cpp:626-633, which the reader's layout is copied into,
+    ReaderShim.cpp:318-327), so such a stream makes its Input one of sequences whatever the
+    network description uses.  Empty for no reader, or one that cannot be opened (the command
+    reading it says why, where cntk.exe opens it).
+
+    >>> import os, tempfile
+    >>> from stadyn.brainscript import parse_config, reader_config
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
+    >>> _ = open(path, "w").write("0 |x 1 2 |y 0 1\\n0 |x 3 4\\n1 |x 5 6 |y 1 0\\n")
+    >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
+    ...     file = "{path}" ; input = {{ x = {{ dim = 2 }} ; y = {{ dim = 2 }} }} }}''')["reader"])
+    >>> sorted(sequence_streams(r)), sorted(sequence_streams(None))
+    (['x', 'y'], [])
+    """
+    if reader is None or not reader.deserializers or reader.refused:
+        return frozenset()
+    made: list[io.Deserializer] = []
+    try:
+        if _frame_mode(reader):
+            return frozenset()
+        made = _deserializers(reader)
+        found: set[str] = set()
+        for d in made:
+            lengths = d.sequence_lengths()
+            if lengths is not None and len(lengths) and int(np.max(lengths)) > 1:
+                found.update(name.lower() for name, spec in d.stream_specs().items()
+                             if spec.is_sequence)
+        return frozenset(found)
+    except (StadynError, OSError, ValueError, TypeError):
+        return frozenset()
+    finally:
+        for d in made:
+            d.close()
+
+
+def command_sequence_streams(cmd: CommandConfig,
+                             commands: Sequence[CommandConfig]) -> frozenset[str]:
+    """:func:`sequence_streams` of the readers a command's network is fed from: its ``reader``
+    and ``cvReader``; a command with no reader (an ``edit`` action, whose model a later
+    command reads) those of every command of ``commands`` (the run's)."""
+    readers = [cmd.reader, cmd.cv_reader] if cmd.reader is not None else \
+        [r for c in commands for r in (c.reader, c.cv_reader)]
+    return frozenset().union(*(sequence_streams(r) for r in readers if r is not None))
+
+
+def _deserializers(reader: ReaderConfig) -> list[io.Deserializer]:
+    """The deserializers of a reader block, in its order."""
+    made: list[io.Deserializer] = []
     for d in reader.deserializers:
         kind = d.type.lower()
         if kind in _IMAGE_TYPES:
@@ -334,34 +422,11 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                                "CNTKBinaryFormatDeserializer, HTKFeatureDeserializer or "
                                "HTKMLFDeserializer, or readerType = \"HTKMLFReader\" or "
                                "\"LMSequenceReader\")", d.loc)
-    if str(reader.reader_type or "").lower() == "htkmlfreader":
-        made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
-    seed = reader.extra.get("randomizationSeed", 0)
-    try:
-        seed = int(str(seed))
-    except ValueError:
-        raise config_error(f"randomizationSeed must be an integer, got '{seed}'",
-                           reader.loc) from None
+    return made
+
+
+def _frame_mode(reader: ReaderConfig) -> bool:
     frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
     if str(frame_mode).lower() not in ("true", "false"):
         raise config_error(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
-    if reader.extra.get("lmParallel") is not None:   # LMSequenceReader
-        return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
-                                   randomize=reader.randomize,
-                                   block_words=int(reader.extra.get("lmBlockWords", 50000)))
-    if utterance_mode(reader):         # HTKMLFReader, frameMode = false: _legacy_readers
-        parallel = reader.extra["parallelSequences"]
-        window = reader.extra.get("randomizationRange")
-        truncated = bool(reader.extra.get("truncated"))
-        options = dict(randomize=reader.randomize,
-                       randomization_range=io.AUTO_RANDOMIZATION_RANGE
-                       if window is None else int(window),
-                       max_utterance_length=int(reader.extra["maxUtteranceLength"]))
-        if truncated and pieces:
-            return io.TruncatedUtteranceSource(made, int(parallel), **options)
-        # a truncated reader's utterances read whole: one a sequence (never joined), as the
-        # carried state restarted at each
-        return io.UtteranceSource(made, int(parallel), join_short=not truncated, **options)
-    return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
-                              randomization_seed=seed,
-                              frame_mode=str(frame_mode).lower() == "true")
+    return str(frame_mode).lower() == "true"

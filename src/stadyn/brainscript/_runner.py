@@ -59,7 +59,7 @@ from ._precompute import check_computed, mark_computed, precompute
 from ._ndl_counts import ndl_seeds_kept
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._readers import make_source
+from ._readers import command_sequence_streams, make_source
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
@@ -187,7 +187,8 @@ class _Runner:
         # cntk.exe loads a checkpoint without evaluating the network description: its
         # parameters take no seeds then
         with _seeds_kept(self.run.root) if resume_from is not None else contextlib.nullcontext():
-            network = CommandNetwork(description, per_epoch(sgd.dropout_rate, start))
+            network = CommandNetwork(description, per_epoch(sgd.dropout_rate, start),
+                                     command_sequence_streams(cmd, self.run.commands))
         if not network.criterion_nodes:
             raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",
                               *loc_of(cmd.network))
@@ -328,11 +329,12 @@ class _Runner:
         if cmd.model_path is None:
             raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs 'modelPath'",
                               *where)
+        fed = command_sequence_streams(cmd, self.run.commands)
         if cmd.network is not None:        # cntk.exe evaluates the command's description
-            network = CommandNetwork(cmd.network, 0.0)
+            network = CommandNetwork(cmd.network, 0.0, fed)
         else:                              # cntk.exe read the model file: no seeds taken
             with _seeds_kept(self.run.root):
-                network = CommandNetwork(self._network_for(cmd), 0.0)
+                network = CommandNetwork(self._network_for(cmd), 0.0, fed)
         model_path = model_path or cmd.model_path
         if not os.path.exists(model_path):
             raise ConfigError(f"model file '{model_path}' does not exist (train it first)",
@@ -374,7 +376,8 @@ class _Runner:
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
         try:
             return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
-                                 cmd.epoch_size, cmd.output_path, fmt, self.log)
+                                 cmd.epoch_size, cmd.output_path, fmt, self.log,
+                                 network.library.has_batch_axis)
         finally:
             source.close()
 
@@ -393,7 +396,8 @@ class _Runner:
             self.log(f"'{output}' exists, skipping. Specify makeMode=false to force executing "
                      "the action.")
             return None
-        network = CommandNetwork(cmd.network, 0.0)
+        network = CommandNetwork(cmd.network, 0.0,
+                                 command_sequence_streams(cmd, self.run.commands))
         outputs, inputs, tags = network.model_file_parts()
         save_model(output, outputs, inputs, tags)
         nodes = {id(v) for n in topological_nodes(list(outputs.values()))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -69,8 +69,11 @@ class SequenceFunctions:
     sequences: bool | None
     _declares_axis: bool
 
-    def _init_sequences(self, sequences: bool | None) -> dict[str, Any]:
+    def _init_sequences(self, sequences: bool | None,
+                        sequence_inputs: Iterable[str] = ()) -> dict[str, Any]:
         self.sequences = sequences
+        # the Inputs (by name, in lower case) the data feeds sequences of several steps
+        self._fed_sequences = frozenset(str(n).lower() for n in sequence_inputs)
         self._declares_axis = False
         self._sequence_arguments: frozenset[str] = frozenset()
         self._loops = Loops(self._batched.add)
@@ -136,12 +139,16 @@ class SequenceFunctions:
         # where the network declares an axis, an Input of the default one is a sequence when
         # the network passes it to a sequence function (G2P.cntk's labels: Slice (..., axis =
         # -1)), else one step per sample (a sequence classifier's labels)
-        # (an ImageInput holds one image a sample, unless given a DynamicAxis: Image/FCN's
-        # images beside its criteria's BS.Constants)
-        sequence = bool(self.sequences) and (
+        # (an ImageInput holds one image a sample, unless given a DynamicAxis)
+        # Where it declares none, an Input the reader feeds sequences of several steps is one of
+        # sequences whatever the network uses (cntk.exe's Inputs all are: _readers.py's
+        # sequence_streams); where it declares one, the network says which are.
+        name = self.path.rsplit(".", 1)[-1]
+        fed = not self._declares_axis and (
+            name.lower() in self._fed_sequences or self.path.lower() in self._fed_sequences)
+        sequence = fed or bool(self.sequences) and (
             isinstance(dynamic_axis, _DynamicAxis) or (not image and (
-                not self._declares_axis or
-                self.path.rsplit(".", 1)[-1] in self._sequence_arguments)))
+                not self._declares_axis or name in self._sequence_arguments)))
         v = S.input_variable(shape) if sequence else Variable((1,) + shape)
         return v
 

@@ -24,10 +24,18 @@ SEQUENCE_NAMES = frozenset({
     "LabelsToGraph", "ForwardBackward",    # CTC: over sequences
     "Where"})
 
-# The BS namespace that holds no sequence function (the others count, as a whole, for whether
-# a network is one of sequences); those whose functions' arguments are sequences
-_PLAIN_BS = frozenset({"Network"})
+# The BS namespaces (CNTK.core.bs's, sequences.bs's) whose every function works on sequences:
+# ``BS.Loop``, named as a whole or through a member, counts
 _SEQUENCE_BS = frozenset({"Loop", "Sequences", "RNNs", "Seq2Seq"})
+# The members of the other namespaces that work on sequences (CNTK.core.bs:815
+# ``BS.Boolean.Toggle``: a PastValue); every other member of those (``BS.Boolean.If``,
+# ``BS.Constants.One``, ``BS.Parameters.BiasParam``, ``BS.Network.Load``) makes no sequence
+# node, as the same node reached by its plain name makes none.  Such a namespace named as a
+# whole (``B = BS.Boolean``) counts where it has a member that works on sequences, as its
+# members may then be any (``BS.Constants``, ``BS.Parameters``, ``BS.Network`` never count).
+_SEQUENCE_MEMBERS = {"Boolean": frozenset({"Toggle"}), "Constants": frozenset(),
+                     "Parameters": frozenset(), "Network": frozenset()}
+_NO_SEQUENCE_BS = frozenset(ns for ns, members in _SEQUENCE_MEMBERS.items() if not members)
 
 
 def _children(e: Any) -> list[Any]:
@@ -73,12 +81,36 @@ def _reached(expr: Any) -> list[Any]:
     return out
 
 
-def _is_sequence_name(e: Any) -> bool:
-    if isinstance(e, A.Ident):
-        return e.name in SEQUENCE_NAMES and e.name != "BS"
+def _bs_namespace(e: Any) -> str | None:
+    """``ns`` for ``BS.ns``, else None."""
     if isinstance(e, A.MemberAccess) and isinstance(e.obj, A.Ident) and e.obj.name == "BS":
-        return e.name not in _PLAIN_BS
-    return False
+        return e.name
+    return None
+
+
+def _is_sequence_member(e: Any) -> bool:
+    """``BS.ns.f`` of a namespace or a member that works on sequences."""
+    ns = _bs_namespace(e.obj) if isinstance(e, A.MemberAccess) else None
+    return ns is not None and (ns in _SEQUENCE_BS or e.name in _SEQUENCE_MEMBERS.get(ns, ()))
+
+
+def _plain_members(nodes: list[Any]) -> set[int]:
+    """The ids of the ``BS.ns`` nodes that are read only for a member of no sequence use
+    (``BS.Boolean`` in ``BS.Boolean.If``), and of the ``BS`` names read for a namespace
+    (``BS`` in ``BS.Boolean``: the namespace decides).  A ``BS`` read as a whole (``b = BS``)
+    is none of these: its members may then be any, so it counts."""
+    plain = {id(e.obj) for e in nodes if isinstance(e, A.MemberAccess)
+             and _bs_namespace(e.obj) in _SEQUENCE_MEMBERS and not _is_sequence_member(e)}
+    plain.update(id(e.obj) for e in nodes if isinstance(e, A.MemberAccess)
+                 and isinstance(e.obj, A.Ident) and e.obj.name == "BS")
+    return plain
+
+
+def _is_sequence_name(e: Any, plain: set[int]) -> bool:
+    if isinstance(e, A.Ident):
+        return e.name in SEQUENCE_NAMES and (e.name != "BS" or id(e) not in plain)
+    ns = _bs_namespace(e)
+    return ns is not None and id(e) not in plain and ns not in _NO_SEQUENCE_BS
 
 
 def _is_sequence_call(call: A.Call) -> bool:
@@ -88,10 +120,9 @@ def _is_sequence_call(call: A.Call) -> bool:
             return any(a.name == "axis" and isinstance(a.value, A.Unary) and a.value.op == "-"
                        and isinstance(a.value.operand, A.Number) and a.value.operand.value == 1
                        for a in call.args)
-        return _is_sequence_name(f)
-    # BS.Sequences.First (x), BS.Loop.Previous (x), ...
-    return isinstance(f, A.MemberAccess) and isinstance(f.obj, A.MemberAccess) and \
-        isinstance(f.obj.obj, A.Ident) and f.obj.obj.name == "BS" and f.obj.name in _SEQUENCE_BS
+        return f.name != "BS" and _is_sequence_name(f, set())
+    # BS.Sequences.First (x), BS.Loop.Previous (x), BS.Boolean.Toggle (clk), ...
+    return _is_sequence_member(f)
 
 
 class SequenceUse(NamedTuple):
@@ -122,11 +153,15 @@ def sequence_use(expr: Any) -> SequenceUse:
     >>> sorted(sequence_use(parse_expression(
     ...     "{ a = DynamicAxis{} ; x = Input{3} ; y = Slice (1, 0, x, axis = -1) }")).arguments)
     ['x']
+    >>> sequence_use(parse_expression("{ x = Input{3} ; y = BS.Boolean.If (x, x, x) }")).uses
+    False
     """
     uses = declares = False
     names: set[str] = set()
-    for e in _reached(expr):
-        uses = uses or _is_sequence_name(e)
+    reached = _reached(expr)
+    plain = _plain_members(reached)
+    for e in reached:
+        uses = uses or _is_sequence_name(e, plain)
         declares = declares or (isinstance(e, A.Ident) and e.name == "DynamicAxis")
         if isinstance(e, A.Call) and _is_sequence_call(e):
             names.update(a.value.name for a in e.args if isinstance(a.value, A.Ident))

@@ -27,7 +27,7 @@ Example:
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -95,13 +95,25 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
     ``dropout_rate`` is the rate ``Dropout`` nodes are built with (the SGD block's
     ``dropoutRate`` of the first epoch); :meth:`set_dropout_rate` changes it later for every
     ``Dropout`` node built by this library, as CNTK's trainer does at the start of each epoch.
+    ``sequence_inputs`` names the Inputs the data feeds sequences of several steps (the reader's
+    streams, :func:`~._readers.sequence_streams`): where the network declares no
+    ``DynamicAxis``, they are sequences whatever functions it uses, as every Input of cntk.exe:
+
+    >>> import stadyn as sd
+    >>> from stadyn.brainscript import build_network
+    >>> with sd.parameter_registry(sd.ParameterRegistry()):
+    ...     net = build_network("{ x = Input{2} ; y = x + 1 }",
+    ...                         StadynLibrary(sequence_inputs={"x"}))
+    >>> net.nodes["x"].shape, net.nodes["x"].sequence_lengths is not None
+    ((1, 1, 2), True)
 
     After a network is built, the library knows its ``inputs`` (the ``Input`` nodes, in order),
     each node's CNTK operation (:meth:`operation_of`) and the nodes given a ``tag``
     (:attr:`tagged`).
     """
 
-    def __init__(self, dropout_rate: float = 0.0, sequences: bool | None = None) -> None:
+    def __init__(self, dropout_rate: float = 0.0, sequences: bool | None = None,
+                 sequence_inputs: Iterable[str] = ()) -> None:
         self.dropout_rate = float(dropout_rate)
         self.inputs: list[Variable] = []
         self.tagged: dict[str, list[Variable]] = {t: [] for t in _TAGS}
@@ -133,7 +145,7 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
             "ErrorPrediction": self.ClassificationError,
         }
         functions.update(self._init_layers())
-        functions.update(self._init_sequences(sequences))
+        functions.update(self._init_sequences(sequences, sequence_inputs))
         functions.update(self._init_reductions())
         functions.update(self._init_tensors())
         functions.update(self._init_poolings())

@@ -6,7 +6,8 @@ the network's output nodes) over one sweep of the reader, not randomised, writte
 Each sequence is written as ``sequencePrologue``, its steps (one row per step, separated by
 ``sampleSeparator``, the values of a row by ``elementSeparator``) and ``sequenceEpilogue``
 (default ``"\\n"``), with ``sequenceSeparator`` between sequences; a value that is not a
-sequence is a sequence of one step, so the default is one line per sample, its values in CNTK's
+sequence is a sequence of one step (a node with no batch axis, no MBLayout in cntk.exe: one
+sequence of its CNTK columns), so the default is one line per sample, its values in CNTK's
 column-major order, each as ``%f`` (``precisionFormat = ".2"``: ``%.2f``).  The ``format``
 block's ``type = "category"`` writes the index of each row's largest value (the last of equal
 ones, as CNTK), as a label of ``labelMappingFile`` if given; ``transpose = false`` writes one
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -125,12 +126,15 @@ def _cntk_dims(sample: tuple[int, ...]) -> list[int]:
 
 
 def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dict[str, str],
-                    sample: tuple[int, ...]) -> None:
-    """One sequence: ``steps`` is ``(T, values...)``, each step's values in Stadyn's order."""
+                    sample: tuple[int, ...], layout: list[int] | None = None) -> None:
+    """One sequence: ``steps`` is ``(T, values...)``, each step's values in Stadyn's order;
+    ``layout``: the CNTK dimensions ``%x`` shows, where they are not the step's (a node of no
+    MBLayout shows its whole shape)."""
     rows = steps.reshape(len(steps), -1).astype(np.float64)
     if fmt.category:             # the index of the largest value, the last of equal ones
         rows = (rows.shape[1] - 1 - np.argmax(rows[:, ::-1], axis=1)).astype(np.float64)[:, None]
-    shape = "".join(f"{d} " for d in _cntk_dims(sample)) + str(len(rows))
+    dims = _cntk_dims(sample) if layout is None else layout
+    shape = "".join(f"{d} " for d in dims) + str(len(rows))
     prologue = parts["sequence_prologue"].replace("%x", shape)
     separator = parts["sample_separator"].replace("%x", shape)
     out.write(prologue)
@@ -151,15 +155,24 @@ def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dic
 
 
 def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
-                     minibatch: int) -> None:
+                     minibatch: int, batched: bool = True) -> None:
     parts = {key: _processed(getattr(fmt, key), name, minibatch) for key in (
         "sequence_separator", "sequence_prologue", "sequence_epilogue", "element_separator",
         "sample_separator")}
-    values = node.d
+    values = np.asarray(node.d)
     if node.sequence_lengths is not None:
         lengths = [int(n) for n in np.asarray(node.sequence_lengths.d).reshape(-1)]
         sample = tuple(values.shape[2:])
         sequences = [values[s, :n] for s, n in enumerate(lengths)]
+    elif not batched:
+        # no batch axis (a parameter, a criterion summed over the minibatch): cntk.exe's node
+        # has no MBLayout and is written as one sequence of its columns (ComputationNode.cpp:
+        # 818-823), its first dimension the rows, the others the columns (ComputationNode.h:
+        # 1704-1711); Stadyn's last axis is CNTK's first
+        rows = values.reshape(-1, values.shape[-1] if values.ndim else 1)
+        _write_sequence(out, rows, fmt, parts, tuple(values.shape[-1:]), _cntk_dims(
+            tuple(values.shape)))
+        return
     else:
         sample = tuple(values.shape[1:])
         sequences = [values[s:s + 1] for s in range(values.shape[0])]
@@ -171,10 +184,14 @@ def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
 
 def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: InputSource,
                   minibatch_size: int, max_samples: int | None, output_path: str,
-                  fmt: WriteFormat, log: Any) -> dict[str, Any]:
+                  fmt: WriteFormat, log: Any,
+                  batched: Callable[[Variable], bool] | None = None) -> dict[str, Any]:
     """Evaluate ``nodes`` over ``inputs`` and write them as the module docstring says; logs
-    CNTK's ``Minibatch[k]: ActualMBSize = n`` lines and ``Written to ...``.  Returns
+    CNTK's ``Minibatch[k]: ActualMBSize = n`` lines and ``Written to ...``; ``batched`` says
+    whether a node that is no sequence has a batch axis (one with none, a parameter or a sum
+    over the minibatch, is written as one sequence of its CNTK columns).  Returns
     ``{"samples", "minibatches", "files"}``."""
+    has_batch = [batched is None or batched(n) for n in nodes]
     files: dict[str, TextIO] = {}
     if output_path == "-":
         files = {name: sys.stdout for name in names}
@@ -198,8 +215,8 @@ def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: Input
                 for var, value in data.items():
                     feed(var, value)
                 forward_all(list(nodes))
-                for node, name in zip(nodes, names):
-                    _write_minibatch(files[name], node, name, fmt, minibatches)
+                for node, name, b in zip(nodes, names, has_batch):
+                    _write_minibatch(files[name], node, name, fmt, minibatches, b)
                 log.raw(f"Minibatch[{minibatches}]: ActualMBSize = {count}")
                 if output_path == "-":
                     sys.stdout.write("\n")

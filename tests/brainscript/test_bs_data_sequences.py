@@ -1,0 +1,198 @@
+"""Whether a BrainScript network's Inputs are sequences is decided by the reader's data too:
+cntk.exe gives every Input the network's MBLayout (``ComputationNetwork::ResetMBLayouts``,
+ComputationNetworkEvaluation.cpp:626-633) and copies the reader's layout into it
+(ReaderShim.cpp:318-327), so a network that uses no sequence function still reads a CTF file of
+multi-line sequences (or HTK utterances) step by step.  Before bsseq Stadyn decided from the
+network text alone and refused them ("'features' delivered samples of shape (4, 4); the input
+needs (4,)").  Values hand-computed (W = 0.1 everywhere) or NumPy's, counts from the data."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import numpy as np
+
+import stadyn as sd
+from stadyn import io as sio
+from stadyn.brainscript import StadynLibrary, build_network, parse_config, reader_config, run
+from stadyn.brainscript._readers import sequence_streams
+
+LENGTHS = [3, 4, 5, 3, 4, 5]          # minibatches of 8 frames pack them as 3+4, 5+3, 4, 5
+PACKED = [7, 8, 4, 5]
+
+# no sequence function, no BS name: before bsseq its Inputs held one frame a sample
+NETWORK = """{
+    features = Input {4} ; labels = Input {3}
+    W = ParameterTensor {(3:4), initValue = 0.1}
+    z = W * features
+    ce  = SumElements (ReduceLogSum (z) - TransposeTimes (labels, z), tag='criterion')
+    acc = SumElements (TransposeTimes (labels, Hardmax (z)), tag='evaluation')
+    out = Pass (z, tag='output')
+}"""
+
+READER = """reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
+        input = { features = { dim = 4 ; format = "dense" } ;
+                  labels = { dim = 3 ; format = "dense" } } }"""
+
+
+def _data(tmp_path, lengths=LENGTHS):
+    rng = np.random.default_rng(0)
+    labels, frames, lines = [], [], []
+    for s, n in enumerate(lengths):
+        ids = rng.integers(3, size=n)
+        labels.append(ids)
+        for label in ids:
+            x = np.round(rng.standard_normal(4), 3)
+            frames.append(x)
+            y = " ".join("1" if i == label else "0" for i in range(3))
+            lines.append(f"{s} |features {' '.join(f'{v:.3f}' for v in x)} |labels {y}")
+    path = tmp_path / "data.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path, labels, np.array(frames)
+
+
+def _run(tmp_path, network, data, commands="train", extra=""):
+    reader = READER.replace("DATA", str(data))
+    text = (f"command = {commands}\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+            f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {network}\n"
+            "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"
+            "            learningRatesPerMB = 0.5 ; numMBsToShowResult = 1 }\n"
+            f"    {reader}\n}}\n{extra}")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    log = io.StringIO()
+    run(str(config), [], out=log)
+    return log.getvalue()
+
+
+def _minibatches(log):
+    return [(float(ce), int(n), float(acc), int(m)) for ce, n, acc, m in re.findall(
+        r"Minibatch\[.*?\]: ce = (\S+) \* (\d+); acc = (\S+) \* (\d+)", log)]
+
+
+def test_a_network_of_no_sequence_function_trains_on_ctf_sequences(tmp_path):
+    data, labels, _ = _data(tmp_path)
+    got = _minibatches(_run(tmp_path, NETWORK, data))
+    # minibatches of whole sequences (8 frames at most), each frame counted
+    assert [n for _, n, _, _ in got] == [m for *_, m in got] == PACKED
+    # W = 0.1: every class scores alike, ReduceLogSum (z) - z_label = log 3 a frame, and
+    # Hardmax picks class 0
+    np.testing.assert_allclose(got[0][0], math.log(3), rtol=1e-6)
+    frames = np.concatenate(labels)[:PACKED[0]]
+    np.testing.assert_allclose(got[0][2], np.mean(frames == 0), rtol=1e-6)
+    # the same network made one of sequences by its text (a delay no criterion uses) trains
+    # alike, minibatch for minibatch
+    delayed = NETWORK.replace("z = W * features", "z = W * features ; zPrev = PastValue (3, z)")
+    (tmp_path / "m.dnn").unlink()
+    expected = _minibatches(_run(tmp_path, delayed, data))
+    np.testing.assert_allclose(np.array(got), np.array(expected), rtol=1e-5)
+
+
+def test_a_write_command_writes_each_ctf_sequence_of_a_plain_network(tmp_path):
+    # the write command's own reader decides: its Inputs read sequences, written one step a
+    # row and one sequence after another (sequenceEpilogue after each)
+    data, _, frames = _data(tmp_path, [2, 3])
+    reader = READER.replace("DATA", str(data))
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (out)\n    format = {{ sequenceEpilogue = \"\\n--\\n\" }}\n"
+             f"    {reader}\n}}\n")
+    _run(tmp_path, NETWORK, data, "train:out", write)
+    W = sd.load(f"{tmp_path}/m.dnn").parameters["W"].d      # (Stadyn's (4, 3): CNTK's [3 x 4])
+    rows = frames @ np.asarray(W).reshape(4, 3)
+    text = (tmp_path / "w.out").read_text()
+    blocks = text.split("\n--\n")
+    assert blocks[-1] == "" and len(blocks) == 3
+    written = [np.array([[float(v) for v in line.split()] for line in b.split("\n")])
+               for b in blocks[:2]]
+    assert [len(w) for w in written] == [2, 3]
+    np.testing.assert_allclose(np.concatenate(written), rows, atol=1e-6)
+
+
+def test_one_line_sequences_and_frame_mode_leave_the_inputs_samples(tmp_path):
+    # a file of one-line sequences delivers no sequences: the Inputs stay one sample each
+    data, _, _ = _data(tmp_path, [1, 1, 1])
+    reader = reader_config(parse_config(READER.replace("DATA", str(data)))["reader"])
+    assert sequence_streams(reader) == frozenset()
+    data, _, _ = _data(tmp_path)
+    reader = reader_config(parse_config(READER.replace("DATA", str(data)))["reader"])
+    assert sequence_streams(reader) == {"features", "labels"}
+    framed = reader_config(parse_config(READER.replace("DATA", str(data)).replace(
+        "randomize = false", "randomize = false ; frameMode = true"))["reader"])
+    assert sequence_streams(framed) == frozenset()
+    # a reader that cannot be opened decides nothing (the command reading it says why)
+    missing = reader_config(parse_config(READER.replace("DATA", str(tmp_path / "no.txt")))[
+        "reader"])
+    assert sequence_streams(missing) == frozenset()
+
+
+def _htk(tmp_path, frame_mode):
+    sio.write_htk_features(tmp_path / "f.htk", np.arange(20, dtype=np.float32).reshape(10, 2))
+    (tmp_path / "f.scp").write_text("u1=.../f.htk[0,3]\nu2=.../f.htk[4,9]\n")
+    (tmp_path / "s.txt").write_text("a\nb\nc\n")
+    (tmp_path / "l.mlf").write_text('#!MLF!#\n"*/u1.lab"\n0 200000 b\n200000 400000 c\n.\n'
+                                    '"*/u2.lab"\n0 6 a\n.\n')
+    return reader_config(parse_config(f"""reader = {{
+        randomize = false ; frameMode = {frame_mode}
+        deserializers = ({{ type = "HTKFeatureDeserializer" ; module = "HTKDeserializers"
+            input = {{ features = {{ dim = 2 ; scpFile = "{tmp_path / 'f.scp'}" }} }}
+        }} : {{ type = "HTKMLFDeserializer" ; module = "HTKDeserializers"
+            input = {{ labels = {{ labelDim = 3 ; mlfFile = "{tmp_path / 'l.mlf'}"
+                                  labelMappingFile = "{tmp_path / 's.txt'}" }} }} }})
+    }}""", "speech.cntk")["reader"])
+
+
+def test_htk_utterances_make_their_inputs_sequences(tmp_path):
+    streams = sequence_streams(_htk(tmp_path, "false"))
+    assert streams == {"features", "labels"}
+    assert sequence_streams(_htk(tmp_path, "true")) == frozenset()
+    text = "{ features = Input {2} ; labels = Input {3} ; z = labels .* 2 ; y = features + 1 }"
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(text, StadynLibrary(sequence_inputs=streams))
+        plain = build_network(text, StadynLibrary())
+    assert net.nodes["features"].shape == (1, 1, 2) and \
+        net.nodes["features"].sequence_lengths is not None
+    assert net.nodes["labels"].sequence_lengths is not None
+    assert plain.nodes["features"].shape == (1, 2)
+    # the utterances' frames (u1: 4, u2: 6), step by step
+    utterances = [np.arange(8.0).reshape(4, 2), np.arange(8.0, 20.0).reshape(6, 2)]
+    net.nodes["features"].d = utterances
+    net.nodes["y"].forward()
+    got = sd.sequence.unpack_value(net.nodes["y"])
+    for g, u in zip(got, utterances):
+        np.testing.assert_allclose(g, u + 1)
+
+
+def test_a_declared_axis_keeps_the_network_deciding(tmp_path):
+    # where the network declares a DynamicAxis, its text says which Inputs are sequences (a
+    # label per sequence on the default axis), whatever the file's sequences
+    text = ("{ t = DynamicAxis{} ; features = Input {4, dynamicAxis = t} ; labels = Input {3}"
+            " ; last = BS.Sequences.Last (features) }")
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = build_network(text, StadynLibrary(sequence_inputs={"features", "labels"}))
+    assert net.nodes["features"].sequence_lengths is not None
+    assert net.nodes["labels"].sequence_lengths is None and net.nodes["labels"].shape == (1, 3)
+
+
+def test_a_node_of_no_minibatch_axis_is_written_as_one_sequence_of_its_columns(tmp_path):
+    # cntk.exe writes a node without MBLayout (a parameter, a criterion summed over the
+    # minibatch) as one sequence of its columns (ComputationNode.cpp:818-823), its first
+    # dimension the rows (ComputationNode.h:1704-1711): W [3 x 4] is 4 steps of 3 values,
+    # %x "3 4 4"; SumElements' [1] one step, "1 1".  Before bsseq W was 4 one-step
+    # sequences ("3 1|w0" ...).  One-line sequences: the Inputs are samples.
+    data, _, _ = _data(tmp_path, [1, 1, 1])
+    reader = READER.replace("DATA", str(data))
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (W : ce : out)\n    minibatchSize = 8\n"
+             f"    format = {{ sequencePrologue = \"%x|\" ; sequenceEpilogue = \"\\n--\\n\" }}\n"
+             f"    {reader}\n}}\n")
+    _run(tmp_path, NETWORK, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    text = (tmp_path / "w.W").read_text()
+    rows = "\n".join(" ".join(f"{v:f}" for v in row) for row in W)
+    assert text == f"3 4 4|{rows}\n--\n"
+    ce = (tmp_path / "w.ce").read_text()
+    assert re.fullmatch(r"1 1\|\d+\.\d{6}\n--\n", ce), ce
+    # a per-sample node of the same minibatch: one sequence of one step a sample
+    assert (tmp_path / "w.out").read_text().count("3 1|") == 3
