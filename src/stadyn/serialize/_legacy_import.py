@@ -393,8 +393,9 @@ class _Builder(FlatBuilding):
             if any(n in self.deferred or (n not in self.env and self.variables.get(n) is not None
                                           and self.variables[n].kind == "placeholder")
                    for n in fn.inputs):
-                for o in fn.outputs:    # reads a block's argument: wait for the block
-                    self.deferred[o] = fn
+                for o in fn.outputs:    # reads a block's argument: wait for the block (a
+                    if o not in fn.inputs:  # Combine's outputs are its inputs': theirs stand)
+                        self.deferred[o] = fn
                 continue
             self.run(fn, network)
 
