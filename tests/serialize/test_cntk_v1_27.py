@@ -143,3 +143,45 @@ def test_a_saved_step_layer_applied_to_values_loads_with_cntks_parameter_order(k
     assert _shown(C.load_model(path)) == APPLIED_CNTK[kind]["loaded"]
     cntks = C.load_model(os.path.join(FIXTURES, f"cntk_{kind}_applied.model"))
     assert _shown(cntks) == APPLIED_CNTK[kind]["loaded"]
+
+
+def _mixed_logistic_file(tmp_path, labels_on: str) -> str:
+    # a cntk.exe network: Logistic(labels, Sigmoid(s)), one of the two a sequence (an input on
+    # cntk.exe's default axis '') and the other a value per sequence (an input on
+    # '__noSequenceAxis': frame mode).  CNTK 2.7 builds no such graph ("Operand ... has dynamic
+    # axes, that do not match"), so the file is written node by node; the C++ is the spec
+    from stadyn.serialize._cntk_v1_write import V1Node, cntk_v1_file_bytes
+    axis = {"s": "", "y": "__noSequenceAxis"} if labels_on == "batch" else \
+        {"s": "__noSequenceAxis", "y": ""}
+    nodes = [V1Node(n, "InputValue", attrs={"shape": (1,), "dynamic_axis": axis[n],
+                                            "learning_rate_multiplier": 0.0}) for n in "sy"]
+    nodes += [V1Node("p", "Sigmoid", inputs=("s",)), V1Node("lr", "Logistic", inputs=("y", "p"))]
+    path = str(tmp_path / f"mixed_{labels_on}.dnn")
+    with open(path, "wb") as f:
+        f.write(cntk_v1_file_bytes(nodes, {"feature": ["s"], "label": ["y"],
+                                           "criterion": ["lr"]}))
+    return path
+
+
+@pytest.mark.parametrize("labels_on", ["batch", "sequence"])
+def test_a_v1_logistic_of_one_step_sequences_and_values_per_sequence_runs_as_cntk_exe(
+        tmp_path, labels_on):
+    # cntk.exe reads the prediction at the labels' MBLayout (TrainingNodes.h:2083-2086), which
+    # ColumnRangeWithMBLayoutFor accepts where the layouts are equal in content
+    # (Sequences.h:1030-1042, 317-326): N sequences of one step each are packed as N rows of
+    # one step, ids 0..N-1 (SequencePacker.cpp:19-39), as N values per sequence are
+    # (InitAsFrameMode, Sequences.h:419-434).  On 843c47fc every run was refused.
+    m = C.load_model(_mixed_logistic_file(tmp_path, labels_on))
+    s, y = sorted(m.arguments, key=lambda a: a.name)
+    x = np.array([[0.5], [-1.0], [2.0]], np.float32)
+    t = np.array([[1.0], [0.0], [1.0]], np.float32)
+    as_seqs = [v[None] for v in (x if labels_on == "batch" else t)]      # (one step each)
+    feed = {s: as_seqs, y: t} if labels_on == "batch" else {s: x, y: as_seqs}
+    p = 1 / (1 + np.exp(-x.astype(np.float64)))
+    want = -np.sum(t * np.log(p) + (1 - t) * np.log(1 - p))      # (CNTK's Logistic, summed)
+    np.testing.assert_allclose(m.eval(feed), want, rtol=1e-6)
+    # a sequence of two steps: the layouts differ, refused in cntk.exe's words
+    longer = [np.concatenate([as_seqs[0], as_seqs[0]])] + as_seqs[1:]
+    feed = {s: longer, y: t} if labels_on == "batch" else {s: x, y: longer}
+    with pytest.raises(RuntimeError, match="FrameRange's dynamic axis is inconsistent"):
+        m.eval(feed)

@@ -131,11 +131,11 @@ class _Node(LegacyNode):
             return "", ""
         return origin.uid, "InputValue" if origin.kind == "input" else origin.op_name
 
-    def refuse_when_run(self, value, reason, error=RuntimeError):
+    def refuse_when_run(self, value, reason, error=RuntimeError, when=None):
         if not self._b.defer_refusals:
             self.refused_at_run(reason)
         self._b.refused.append((value, error, f"{reason} (function {self.name!r} of "
-                                              f"{self._b.where})"))
+                                              f"{self._b.where})", *([when] if when else [])))
         return value
 
     def const(self, i):
@@ -210,8 +210,8 @@ class _Builder(FlatBuilding):
         self.values: dict[int, np.ndarray] = {}
         self.where = model.path
         self.deferred: dict[str, LegacyFunction] = {}
-        # (value, error, reason) of the functions the framework refuses when they run
-        self.refused: list[tuple[Variable, type, str]] = []
+        # (value, error, reason[, when]) of the functions the framework refuses when they run
+        self.refused: list[tuple] = []
         self.defer_refusals = False
         self.variables: dict[str, LegacyVariable] = {}      # those of the network being built
         self.origins: list[tuple[Variable, LegacyOrigin]] = []
