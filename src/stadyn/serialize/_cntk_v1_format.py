@@ -382,7 +382,9 @@ _PLAIN = frozenset(
     "Softmax LogSoftmax Hardmax Clip Pow LogPlus CrossEntropyWithSoftmax CrossEntropy SquareError "
     "Logistic ClassificationError ErrorPrediction ExponentialLinearUnit StableSigmoid Pass "
     "StopGradient CosDistance KhatriRaoProduct MatrixL1Reg MatrixL2Reg PerDimMeanVarNormalization "
-    "ReconcileDynamicAxis Cast Gather PackedIndex GatherPacked ScatterPacked DynamicAxis".split())
+    "ReconcileDynamicAxis Cast Gather PackedIndex GatherPacked ScatterPacked DynamicAxis "
+    # (ComparisonNode and IfNode save nothing of their own: NonlinearityNodes.h:563-632, 704-779)
+    "Less Equal Greater GreaterEqual NotEqual LessEqual If".split())
 _DELAYS = ("PastValue", "FutureValue")
 
 

@@ -24,14 +24,25 @@ from __future__ import annotations
 from ._cntk_v1_format import _PRECOMPUTED
 from ._legacy_ir import LegacyNetwork
 
-__all__ = ["cntk_v1_uids", "cntk_v1_op_name"]
+__all__ = ["cntk_v1_uids", "cntk_v1_op_name", "V1_READ_AS_V2"]
 
 #: the CNTK 2 op (``PrimitiveOpType``) CNTK 2.7 makes of a v1 node type, where its name differs
 _V2_OP = {"RectifiedLinear": "ReLU", "SquareError": "SquaredError",
           "ErrorPrediction": "ClassificationError", "DiagTimes": "ElementTimes",
           "SumElements": "SumAll", "SumColumnElements": "ReduceElements", "Cosine": "Cos",
           "TransposeDimensions": "TransposeAxes", "RowStack": "Splice",
-          "MaxPooling": "Pooling", "AveragePooling": "Pooling", "MaxUnpooling": "Unpooling"}
+          "MaxPooling": "Pooling", "AveragePooling": "Pooling", "MaxUnpooling": "Unpooling",
+          "If": "Select"}
+
+#: v1 node types that store no fields -> the CNTK 2 op CNTK 2.7 loads each as (that
+#: :func:`cntk_v1_op_name` names), with the inputs in the file's order and no attributes
+#: (``ResolveFunction``, BackCompat.cpp:137-325 and 461-462; ``ReorderAsPrimitiveFunctionInputs``
+#: moves none of them): the v1 reader builds them with that op's ``cntk_import`` rule.  The v1
+#: types CNTK 2.7 cannot instantiate (``Asinh``, ``Atanh``, ``Pow``, ``ExponentialLinearUnit``:
+#: "Attempted to instantiate undefined operation") stay unmapped, as CNTK 2.7 reads no such file.
+V1_READ_AS_V2 = {t: _V2_OP.get(t, t) for t in (
+    "Negate Exp Log Sqrt Floor Cosine Sin Sinh Cosh Asin Acos LogPlus StopGradient CosDistance "
+    "Less Equal Greater GreaterEqual NotEqual LessEqual If").split()}
 
 
 def cntk_v1_op_name(node_type: str) -> str:

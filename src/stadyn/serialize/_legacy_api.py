@@ -10,7 +10,7 @@ turns it into an error naming the file, the function, its type and the reason.
 from __future__ import annotations
 
 import abc
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 from .._errors import StadynError
 
@@ -143,9 +143,12 @@ class LegacyNode(abc.ABC):
         words."""
         raise MappingRefusedAtRun(reason)
 
-    def refuse_when_run(self, value: Any, reason: str, error: type = RuntimeError) -> Any:
-        """``value`` (this function's stand-in output), marked so that running the loaded
+    def refuse_when_run(self, value: Any, reason: str, error: type = RuntimeError,
+                        when: "Callable[[], bool] | None" = None) -> Any:
+        """``value`` (this function's output, or a stand-in), marked so that running the loaded
         graph raises ``error`` with ``reason``, the framework's words, where the framework
-        loads the file but refuses it when it runs (``Network.refused_at_run``); by default,
-        a refusal at loading (:meth:`refused_at_run`)."""
+        loads the file but refuses it when it runs (``Network.refused_at_run``); ``when``:
+        refused only by the runs it tells (called once a run's data are in the inputs; True:
+        refuse), where the framework refuses some data and computes others.  By default, a
+        refusal at loading (:meth:`refused_at_run`)."""
         self.refused_at_run(reason)

@@ -28,6 +28,7 @@ from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
 from ._cntk_v1_gathers import fold_step_gathers
+from ._cntk_v1_uids import V1_READ_AS_V2
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
 from ._legacy_import_flat import FlatBuilding, shown_argument_order
@@ -42,8 +43,8 @@ __all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "outp
 
 
 class ModelRefusedAtRunError(UnsupportedModelError, RuntimeError):
-    """A function of the file that its framework builds but refuses when the graph runs (CNTK
-    2.7's RuntimeError, in its words): refused when the model is built."""
+    """A function of the file its framework builds but refuses when the graph runs (CNTK 2.7's
+    RuntimeError, in its words), or a file that computes nothing: refused when it is built."""
 
 #: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
 FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK"),
@@ -53,8 +54,8 @@ _MAX_INPUT_BYTES = 1 << 34     # the inputs a file declares, at the batch size a
 
 
 def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
-    """``{function type: (catalog op name, build)}`` for the format ``fmt`` (``"nnp"`` or
-    ``"cntk-v2"``), gathered from the catalog's op rules.
+    """``{function type: (catalog op name, build)}`` for the format ``fmt`` (a key of
+    :data:`FORMATS`), gathered from the catalog's op rules (:data:`.V1_READ_AS_V2` too).
 
     Example:
         >>> legacy_import_table("nnp")["Convolution"][0], legacy_import_table("cntk-v2")["Times"][0]
@@ -72,6 +73,9 @@ def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
                 raise StadynError(f"{FORMATS[fmt][1]} function {op_type} is mapped by two "
                                   f"catalog ops: {table[op_type][0]} and {name}")
             table[op_type] = (name, build)
+    if fmt == "cntk-v1":    # (the v1 nodes CNTK 2.7 loads as a CNTK 2 op of no attributes)
+        v2 = legacy_import_table("cntk-v2")
+        table.update({t: v2[op] for t, op in V1_READ_AS_V2.items()})
     return table
 
 
@@ -79,8 +83,8 @@ def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
 # file's, which is the order CNTK shows (Times is shown otherwise: (x, W), the compat's way)
 _SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank", "ROIPooling",
                                   "Clip", "Sequence::Slice"))
-# CNTK functions CNTK 2.7 shows with their two inputs the other way round from the file's, as
-# it shows Times: Gather is stored (indices, reference), shown (reference, indices)
+# CNTK functions CNTK 2.7 shows with their two inputs swapped, as it shows Times: Gather is
+# stored (indices, reference), shown (reference, indices)
 _SHOWN_SWAPPED = frozenset(("Gather",))
 # v1 criteria CNTK 2.7 shows as (prediction, labels, topN) where the file holds (labels,
 # prediction, topN): the top-N error's N a constant input its rule reads as a number
@@ -127,11 +131,11 @@ class _Node(LegacyNode):
             return "", ""
         return origin.uid, "InputValue" if origin.kind == "input" else origin.op_name
 
-    def refuse_when_run(self, value, reason, error=RuntimeError):
+    def refuse_when_run(self, value, reason, error=RuntimeError, when=None):
         if not self._b.defer_refusals:
             self.refused_at_run(reason)
         self._b.refused.append((value, error, f"{reason} (function {self.name!r} of "
-                                              f"{self._b.where})"))
+                                              f"{self._b.where})", *([when] if when else [])))
         return value
 
     def const(self, i):
@@ -152,11 +156,8 @@ def _reads(fn: LegacyFunction) -> list[str]:
 
 
 def _collect_variables(net: LegacyNetwork, into: dict) -> None:
-    for name, var in net.variables.items():
-        into.setdefault(name, var)
-    for f in net.functions:
-        if f.body is not None:
-            _collect_variables(f.body, into)
+    for n in [net, *(f.body for f in net.all_functions() if f.body is not None)]:
+        into.update((k, v) for k, v in n.variables.items() if k not in into)
 
 
 def _is_combine(fn: LegacyFunction) -> bool:
@@ -209,8 +210,8 @@ class _Builder(FlatBuilding):
         self.values: dict[int, np.ndarray] = {}
         self.where = model.path
         self.deferred: dict[str, LegacyFunction] = {}
-        # (value, error, reason) of the functions the framework refuses when they run
-        self.refused: list[tuple[Variable, type, str]] = []
+        # (value, error, reason[, when]) of the functions the framework refuses when they run
+        self.refused: list[tuple] = []
         self.defer_refusals = False
         self.variables: dict[str, LegacyVariable] = {}      # those of the network being built
         self.origins: list[tuple[Variable, LegacyOrigin]] = []
@@ -392,8 +393,9 @@ class _Builder(FlatBuilding):
             if any(n in self.deferred or (n not in self.env and self.variables.get(n) is not None
                                           and self.variables[n].kind == "placeholder")
                    for n in fn.inputs):
-                for o in fn.outputs:    # reads a block's argument: wait for the block
-                    self.deferred[o] = fn
+                for o in fn.outputs:    # reads a block's argument: wait for the block (a
+                    if o not in fn.inputs:  # Combine's outputs are its inputs': theirs stand)
+                        self.deferred[o] = fn
                 continue
             self.run(fn, network)
 
@@ -476,8 +478,7 @@ class _Builder(FlatBuilding):
             elif node.outputs_unbatched:
                 self.reduced.append(var)
             name = cntk_output_name(fn.type, shown, k) if self.fmt == "cntk-v2" else shown
-            # a criterion the rule builds of several ops reading its inputs in another order:
-            # CNTK shows the file's order (weighted Logistic: output, target, weight)
+            # (a criterion built of ops reading its inputs reordered: CNTK shows the file's order)
             operands = () if self.fmt != "cntk-v2" else tuple(file_inputs or inputs) \
                 if fn.type in _SHOWN_IN_FILE_ORDER else tuple(inputs[::-1]) \
                 if fn.type in _SHOWN_SWAPPED and len(inputs) == 2 else ()
@@ -514,7 +515,6 @@ class _Builder(FlatBuilding):
         return built
 
 
-
 def output_shapes(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[str, str],
                   outputs: Mapping[str, str]) -> "OrderedDict[str, tuple[tuple, str]]":
     """The outputs' shapes and dtypes (``'batch'`` for the batch axis, ``'sequence'`` for a
@@ -534,8 +534,7 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
                   batch_size: int = 1, info: dict[str, Any] | None = None,
                   parameter_names: Mapping[str, str] | None = None,
                   split_name: Callable[[str, str], tuple[str, str]] | None = None,
-                  defer_refusals: bool = False,
-                  draws: str = "torch") -> Network:
+                  defer_refusals: bool = False, draws: str = "torch") -> Network:
     """Build ``network`` of ``model`` as a :class:`Network` whose inputs and outputs are the
     network's variables ``inputs``/``outputs`` (key -> variable name), the batch axis sized
     ``batch_size``; parameters go to ``registry`` (a new one by default) named by

@@ -15,7 +15,7 @@ from ..parametric import ParameterRegistry
 from ._cntk_format import LARGE_MAGIC, cntk_output_name
 from ._cntk_v1_format import is_cntk_v1_file
 from ._legacy import read_legacy_model
-from ._legacy_import import build_network, output_shapes
+from ._legacy_import import ModelRefusedAtRunError, build_network, output_shapes
 from ._legacy_ir import LegacyModel
 from ._network import ModelInfo, Network
 
@@ -221,6 +221,11 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
         raise ModelFileError(f"{where}: not a CNTK model file (a {model.format} model)")
     net = model.networks["main"]
     ins, outs, names = _cntk_names(model)
+    if not outs:    # (a v1 file whose output group holds its input alone: C.alias(x) saved)
+        raise ModelRefusedAtRunError(
+            f"{where}: the network computes nothing (no node but its inputs is a root): CNTK "
+            "2.7 loads it as a Combine of no outputs and refuses to run it (At least one "
+            "output has to be specified when calling Forward method)")
     size = _batch(batch_size, where) or 1
     kind = "CNTK model" if model.format == "cntk-v2" else "CNTK v1 model (BrainScript)"
     info = {"kind": kind, "batch_size": size}

@@ -15,7 +15,7 @@ import numpy as np
 from ...graph import Variable, mark_free_dimensions, topological_nodes
 from . import _graph as G
 from ._axis import Axis
-from ._run_checks import refuse_when_run
+from ._run_checks import check_each_run, refuse_when_run
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute
 from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _SPARSE,
                           _UNBATCHED, _UNTYPED, ModelFormat)
@@ -122,6 +122,14 @@ def _type_arguments(legacy, types: dict) -> None:
             main.inputs.append(uid)
 
 
+def _refused_if(when, error: type, reason: str):
+    """A check of each run raising ``error`` with ``reason`` where ``when()`` is true."""
+    def check() -> None:
+        if when():
+            raise error(reason)
+    return check
+
+
 def load_roots(model, format, types: "dict | None" = None,
                legacy=None) -> "tuple[list, str | None, str | None]":
     """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
@@ -184,8 +192,11 @@ def load_roots(model, format, types: "dict | None" = None,
     for var in network.reduced:
         G.BATCH.unmark(var)
     _restore_origins(network.origins)
-    for value, error, reason in getattr(network, "refused_at_run", ()):
-        refuse_when_run(value, reason, error)   # (CNTK loads it; a run raises)
+    for value, error, reason, *when in getattr(network, "refused_at_run", ()):
+        if when:        # (refused by the runs whose data it tells: a v1 Logistic's)
+            check_each_run(value, _refused_if(when[0], error, reason))
+        else:
+            refuse_when_run(value, reason, error)   # (CNTK loads it; a run raises)
     if v1_uids:
         _number_v1_nodes(network.origins, v1_uids, list(network.outputs.values()))
     # a sequence output as the file computes it (the network's output sets the steps past

@@ -177,6 +177,23 @@ def transpose_axes_cntk(node):
     return F.transpose(node.var(0), tuple(range(lead)) + tuple(p + lead for p in perm))
 
 
+def transpose_dimensions_cntk_v1(node):
+    """A v1 ``TransposeDimensions`` node: ``axis1``/``axis2`` swapped (CNTK's internal
+    indices, a column-major static axis plus 1), as CNTK 2's ``TransposeAxes``
+    (``AsAxis``, BackCompat.cpp:183-189).  A permutation (``axis1 = axis2 = 0``, the
+    ``permutation`` field of version 25) is refused as CNTK 2.7 refuses the file: its axes
+    0 are the dynamic axes, "TransposeAxes operation currently does not support transposing
+    dynamic axes" (``tests/fixtures/cntk_v1_27/v1_survey.json``, ``transpose``)."""
+    a = node.attrs
+    axes = int(a.get("axis1", 1)), int(a.get("axis2", 2))
+    if min(axes) < 1:
+        node.unsupported(f"TransposeDimensions of the internal axes {axes} (a permutation: "
+                         "CNTK 2.7 refuses it, TransposeAxes operation currently does not "
+                         "support transposing dynamic axes)")
+    node.attrs = {"axis1": axes[0] - 1, "axis2": axes[1] - 1}
+    return transpose_axes_cntk(node)
+
+
 def splice_cntk(node):
     """CNTK's ``Splice``: inputs joined along ``axis``; an axis past the inputs' rank is a
     new leading sample axis."""

@@ -154,18 +154,34 @@ def _logistic_v1(node):
         node.unsupported("a weighted v1 Logistic")
     z, labels = v1_criterion_operands(node)
     if (z.sequence_lengths is None) != (labels.sequence_lengths is None):
-        return node.refuse_when_run(F.add2(F.sum(z), F.sum(labels)), _MIXED_LAYOUTS)
+        return _one_step_each(node, z, labels)
     if z.sequence_lengths is None:
         return logistic(z, labels)
     return _with_cntks_gaps(z, labels)
 
 
-# A v1 Logistic of a sequence and a value per sequence: cntk.exe validates it (both inputs
-# have an MBLayout: ValidateBinaryReduce, ComputationNode.cpp:470-490), then reads the
-# prediction at the labels' layout (LogisticNode::ForwardPropNonLooping, TrainingNodes.h:
-# 2083-2086), which fails at the first run where the two layouts differ in content
-# (ColumnRangeWithMBLayoutFor, Sequences.h:1033-1042; they agree only where every sequence
-# is one step, which Stadyn does not tell apart: refused whatever the lengths)
+def _one_step_each(node, z, labels):
+    """A v1 ``Logistic`` of a sequence and a value per sequence.  cntk.exe validates it (both
+    inputs have an MBLayout: ``ValidateBinaryReduce``, ComputationNode.cpp:470-490; its shapes
+    are checked at run time), then reads the prediction at the labels' layout
+    (``LogisticNode::ForwardPropNonLooping``, TrainingNodes.h:2083-2086), which a run accepts
+    where the two layouts are equal in content (``ColumnRangeWithMBLayoutFor``,
+    Sequences.h:1030-1042; ``MBLayout::operator==``, Sequences.h:317-326: the steps, the
+    parallel sequences and each one's id, row and steps): where every sequence is one step,
+    its packing (``SequencePacker::CreateMBLayout``, SequencePacker.cpp:19-39: ids 0..N-1, one
+    row each, ``InitAsPackedSequences``) equals a value per sequence's (``InitAsFrameMode``,
+    Sequences.h:419-434: a frame-mode input's, FramePacker.cpp:28, or a reduction over the
+    sequence axis', ReshapingNodes.cpp:117).  So computed as the Logistic of each sequence's
+    one step and its value; a run of a longer sequence is refused in cntk.exe's words."""
+    lengths = (z if z.sequence_lengths is not None else labels).sequence_lengths
+
+    def step(v):        # (the one step of each sequence: (N, *sample))
+        return v if v.sequence_lengths is None else F.sum(unpack(v, 0.0)[0], axis=1)
+
+    return node.refuse_when_run(logistic(step(z), step(labels)), _MIXED_LAYOUTS,
+                                when=lambda: bool((np.asarray(lengths.d) != 1).any()))
+
+
 _MIXED_LAYOUTS = ("ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is inconsistent with "
                   "matrix. They are compatible though--are you missing a ReconcileDynamicAxis "
                   "operation? (a v1 Logistic of a sequence and a value per sequence: cntk.exe "

@@ -12,7 +12,7 @@ from .._onnx_api import INT64_MAX
 from ._common import COMPOSITE, onnx_axis
 from ._cntk_shape_rules import (pad_cntk, reshape_cntk, reshape_cntk_v1, slice_cntk,
                                 slice_cntk_v1, splice_cntk, splice_cntk_v1,
-                                squeeze_cntk, transpose_axes_cntk)
+                                squeeze_cntk, transpose_axes_cntk, transpose_dimensions_cntk_v1)
 from ._nnabla import nnabla
 from ._cntk_read_others import crop_cntk
 from ._table import Unmapped, register_rules
@@ -110,7 +110,8 @@ register_rules(F.transpose, onnx_export=_transpose_onnx,
                onnx_import={"Transpose": _import_transpose},
                nnp_import=nnabla(F.transpose, "Transpose", axes=list,
                                      convert=lambda node, f: {"axes": tuple(f["axes"])}),
-               cntk_import={"TransposeAxes": transpose_axes_cntk})
+               cntk_import={"TransposeAxes": transpose_axes_cntk},
+               cntk_v1_import={"TransposeDimensions": transpose_dimensions_cntk_v1})
 
 
 def _concatenate_onnx(g, inputs, attrs):
