@@ -9,6 +9,13 @@ on late).  It refused where that run would update running statistics: a static g
 to one program (``batch_normalization``), an op of a dynamic graph run again for a late leaf
 (``batch_normalization``), and ``mean_subtraction`` anywhere (it subtracts the mean it has just
 updated and scales its gradient by the count it has just incremented).
+
+A ``PythonFunction``'s ``backward_impl`` reading an input other functions read too: NNabla runs
+the functions' backward one by one into the input's gradient (highest rank first, then the one
+found first from the root), so ``backward_impl`` sees in ``inputs[0].g`` what those run before
+it left there, with ``accum`` True, and an assigning one overwrites it.  Stadyn's backward is
+torch's autograd, which adds the readers' parts up out of sight; ``backward_impl`` saw the
+leaf's gradient from before the backward (zeros for an inner Variable).
 """
 
 import numpy as np
@@ -146,3 +153,89 @@ def late_need_grad__mean_subtraction_static_and_dynamic(nn, F, PF, r):
                     res["%s: %s: %s: %s" % (fn, mode, how, k)] = v
     return res
 
+
+def _square(PythonFunction, seen, tag, assign):
+    class Square(PythonFunction):
+        @property
+        def name(self):
+            return "Square"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d ** 2
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            seen.append((tag, bool(accum[0]), inputs[0].g.copy()))
+            g = 2 * inputs[0].d * outputs[0].g
+            if accum[0] and not assign:
+                inputs[0].g += g
+            else:
+                inputs[0].g = g
+
+    return Square()
+
+
+# graph -> loss from x (a leaf) or h = 2x, made by (F, Sq(tag, assign), x)
+_GRAPHS = {
+    "assigning, leaf read first by x * 3":
+        lambda F, Sq, x: F.sum(x * 3.0) + F.sum(Sq("a", True)(x)),
+    "made after, deeper: tanh(tanh(x * 5)) runs first":
+        lambda F, Sq, x: F.sum(x * 3.0) + F.sum(Sq("a", False)(x))
+        + F.sum(F.tanh(F.tanh(x * 5.0))),
+    "two PythonFunctions reading h":
+        lambda F, Sq, x: F.sum(Sq("a", False)(x * 2.0) * 2.0)
+        + F.sum(Sq("b", False)(x * 2.0)),
+    "two PythonFunctions reading one h, an assigning one second":
+        lambda F, Sq, x: (lambda h: F.sum(Sq("a", False)(h)) + F.sum(Sq("b", True)(h))
+                          + F.sum(h * 0.5))(x * 2.0),
+    "zeroed leaf read first by x * 3":
+        lambda F, Sq, x: F.sum(x * 3.0) + F.sum(Sq("a", False)(x)),
+}
+
+
+@nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
+             note="x = [0.5, -1, 2] (x.g = 1, or zeroed), Square (a PythonFunction whose "
+                  "backward adds where accum, else writes; or always writes) and other "
+                  "functions reading x or h = 2x, in NNabla's backward order (rank, then first "
+                  "found): the accum and inputs[0].g each backward_impl sees, x.g; static and "
+                  "dynamic")
+def python_function__readers_in_backward_order(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic" if dynamic else "static"
+        for name, make in sorted(_GRAPHS.items()):
+            nn.set_auto_forward(dynamic)
+            try:
+                seen = []
+                x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                                 need_grad=True)
+                loss = make(F, lambda tag, assign: _square(PythonFunction, seen, tag, assign),
+                            x)
+                if not dynamic:
+                    loss.forward()
+                if name.startswith("zeroed"):
+                    x.grad.zero()
+                else:
+                    x.g = 1.0
+                loss.backward()
+            finally:
+                nn.set_auto_forward(False)
+            key = "%s: %s: " % (mode, name)
+            res[key + "x.g"] = x.g.copy()
+            for k, (tag, accum, g) in enumerate(seen):
+                res[key + "backward_impl %d" % k] = [tag, accum]
+                res[key + "backward_impl %d inputs[0].g" % k] = g
+    return res
