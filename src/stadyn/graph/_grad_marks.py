@@ -13,8 +13,11 @@ none of whose inputs needed a gradient in the forward stays out of that backward
 outputs a forward run again under the marks of now must also mark so that its backward is
 NNabla's (the runner sets them for that forward only, ``_runner.py``).  A forward run again must
 give the values of the first: :func:`program_side_effects` finds what a lowered program would
-change beyond them (random numbers, running statistics), :class:`ReplayGuard` refuses it, before
-it happens, in a forward run again eagerly.
+change beyond them (random numbers not drawn as that forward drew them), :class:`ReplayGuard`
+refuses it, before it happens, in a forward run again eagerly; running statistics written get
+back the values that forward left them (:func:`given_back`, ``ReplayGuard(scratch=True)``), and
+an op updating a statistic it then reads computes from them (:func:`replaying_a_forward`), as
+NNabla's backward, which runs no forward again, leaves and differentiates them.
 
 Dynamic mode (:func:`stadyn.auto_forward`) follows the same rule with torch's autograd graph
 of the run: an output set ``need_grad=False`` after its consumers ran is cut there
