@@ -10,6 +10,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
   its inputs change shape);
 * ``_passes.py`` — rewrites of traced programs; ``_partition.py`` — forward/backward split;
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
+* ``_reader_order.py`` — NNabla's backward order; what a ``PythonFunction``'s backward sees of
+  its input's other readers' gradients (``readers_before``);
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
 * ``_deferred_layout.py`` — a channels-last plan's values, converted to NCHW by their first
   reader;
@@ -64,6 +66,7 @@ from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
 from ._tracing import collector_paused, program_module, realize, trace_fake
+from ._grad_marks import replaying_a_forward
 from ._plan import EagerPlan, StaticPlan, build_plan, untraceable_ops
 from ._trial_plan import TrialPlan
 from ._own_streams import GeneratorSeed, NodeSeed
@@ -124,6 +127,8 @@ __all__ = [
     # gradient buffers: what zero_grad gives back; nn.grad of a dynamic graph
     "release_grads", "take_released", "mark_zeroing", "is_zeroing", "unmark_zeroing",
     "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
+    # a forward run again for its backward (NNabla differentiates the forward that ran)
+    "replaying_a_forward",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
     "new_lengths", "set_sequence_axis", "hoist_invariants", "first_pass_shape", "broadcast_like",

@@ -27,6 +27,7 @@ from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
 from ._late_leaves import run_again_for_late_leaves
 from ._numerics import _depth as _checking
 from ._plan import check_gradients
+from ._reader_order import readers_before
 from ._subgraph import Subgraph
 from ._variable import topological_nodes, Variable
 
@@ -47,8 +48,9 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
     # the first backward import sympy (torch.autograd checks a given seed's shape with
     # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).
     try:
-        torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
-                                retain_graph=not clear_buffer)
+        with readers_before(var.parent, nodes, lambda v: v._data):
+            torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
+                                    retain_graph=not clear_buffer)
     finally:
         for handle in cuts:
             handle.remove()

@@ -13,8 +13,11 @@ none of whose inputs needed a gradient in the forward stays out of that backward
 outputs a forward run again under the marks of now must also mark so that its backward is
 NNabla's (the runner sets them for that forward only, ``_runner.py``).  A forward run again must
 give the values of the first: :func:`program_side_effects` finds what a lowered program would
-change beyond them (random numbers, running statistics), :class:`ReplayGuard` refuses it, before
-it happens, in a forward run again eagerly.
+change beyond them (random numbers not drawn as that forward drew them), :class:`ReplayGuard`
+refuses it, before it happens, in a forward run again eagerly; running statistics written get
+back the values that forward left them (:func:`given_back`, ``ReplayGuard(scratch=True)``), and
+an op updating a statistic it then reads computes from them (:func:`replaying_a_forward`), as
+NNabla's backward, which runs no forward again, leaves and differentiates them.
 
 Dynamic mode (:func:`stadyn.auto_forward`) follows the same rule with torch's autograd graph
 of the run: an output set ``need_grad=False`` after its consumers ran is cut there
@@ -45,11 +48,13 @@ import torch
 import torch.fx as fx
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ._subgraph import leaf_tensor
 from ._variable import FunctionNode, topological_nodes, Variable
 from ._versions import _layout, _marks
 
 __all__ = ["gradient_marks", "output_marks", "marks_to_replay", "mark_gradients_changed",
-           "program_side_effects", "ReplayGuard", "SideEffect", "cut_stopped",
+           "program_side_effects", "written_leaves", "given_back", "ReplayGuard", "SideEffect",
+           "replaying_a_forward", "cut_stopped",
            "leaves_switched_on_late", "grad_marks_of_now"]
 
 
@@ -132,12 +137,14 @@ _WRITES = "update running statistics (write a leaf's value)"
 _READS = "compute with running statistics it updated (read a leaf's value it wrote)"
 
 
-def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False
-                         ) -> str | None:
+def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False,
+                         scratch: bool = False) -> str | None:
     """What running the lowered forward ``fw`` (whose first ``n_leaves`` inputs are the leaves;
     the plan's own buffers follow, which a half-precision plan's parameter casts write, no side
     effect) changes beyond its values, or None.  ``draws_again``: the run draws what the
     forward it repeats drew (``_draw_states.same_draws``), so its random numbers change nothing.
+    ``scratch``: the leaves it writes (:func:`written_leaves`) get their values back after the
+    run, so writing them changes nothing either.
 
     Example:
         >>> import torch
@@ -152,9 +159,75 @@ def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = 
             continue
         if torch.Tag.nondeterministic_seeded in target.tags and not draws_again:
             return _RANDOM
-        if target._schema.is_mutable and any(a in leaves for a in node.all_input_nodes):
+        if not scratch and target._schema.is_mutable and any(a in leaves
+                                                             for a in node.all_input_nodes):
             return _WRITES
     return None
+
+
+def written_leaves(fw: fx.GraphModule, leaves: Sequence[Variable]) -> list[Variable]:
+    """Those of ``leaves`` (the first inputs of the lowered forward ``fw``, in order) that an op
+    of it writes (a batch normalisation's running statistics).
+
+    Example:
+        >>> import numpy as np, torch, stadyn as sd
+        >>> from torch.fx.experimental.proxy_tensor import make_fx
+        >>> x, m = (sd.Variable.from_numpy_array(np.zeros(2)) for _ in range(2))
+        >>> fw = make_fx(lambda x, m: (m.add_(1.0), x * 2)[1])(torch.ones(2), torch.zeros(2))
+        >>> [v is m for v in written_leaves(fw, [x, m])]
+        [True]
+    """
+    inputs = [n for n in fw.graph.nodes if n.op == "placeholder"][:len(leaves)]
+    written: set = set()
+    for node in fw.graph.nodes:
+        target = node.target
+        if node.op == "call_function" and isinstance(target, torch._ops.OpOverload) \
+                and target._schema.is_mutable:
+            written.update(a for a in node.all_input_nodes if a in inputs)
+    return [v for v, n in zip(leaves, inputs) if n in written]
+
+
+@contextmanager
+def given_back(leaves: Sequence[Variable]) -> Iterator[None]:
+    """Within it ``leaves`` may be written (a lowered forward run again for a backward updates
+    its running statistics again); when it is left they get back the values they held at its
+    start, as NNabla 1.39's backward, which runs no forward again, leaves them.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> mean = sd.Variable.from_numpy_array(np.zeros(2, np.float32))
+        >>> with given_back([mean]):
+        ...     _ = mean.data.add_(1.0)
+        >>> mean.d.tolist()
+        [0.0, 0.0]
+    """
+    saved = [(v, leaf_tensor(v).detach().clone()) for v in leaves]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for v, values in saved:
+                leaf_tensor(v).detach().copy_(values)
+
+
+# ReplayGuards entered: a forward that ran runs again for its backward
+_replaying = [0]
+
+
+def replaying_a_forward() -> bool:
+    """Whether the ops run now run again a forward that ran, for a backward (within a
+    :class:`ReplayGuard`): an op updating a statistic it then reads (``mean_subtraction``)
+    computes from the state its forward left, without updating it again, as NNabla 1.39's
+    backward differentiates the forward that ran.
+
+    Example:
+        >>> replaying_a_forward()
+        False
+        >>> with ReplayGuard([]):
+        ...     replaying_a_forward()
+        True
+    """
+    return _replaying[0] > 0
 
 
 class SideEffect(Exception):
@@ -203,12 +276,14 @@ class ReplayGuard(TorchDispatchMode):
     def __enter__(self):
         if self.scratch:
             self.saved = [(t, t.detach().clone()) for t in self.leaves]
+        _replaying[0] += 1
         return super().__enter__()
 
     def __exit__(self, *exc):
         try:
             return super().__exit__(*exc)
         finally:
+            _replaying[0] -= 1
             with torch.no_grad():
                 for t, values in self.saved:
                     if _storage(t) in self.written:

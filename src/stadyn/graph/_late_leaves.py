@@ -17,9 +17,12 @@ other inputs' gradients come from the recorded graph, once).  Nothing after thos
 again, and the common backward pays nothing: the search runs only where a gradient mark
 changed since an op ran (``FunctionNode.ran_under``).
 
-An op that would draw random numbers or write a leaf (running statistics) when run again, or
-that keeps state from run to run, refuses with a :class:`~stadyn.StadynError` before it runs
+An op that would draw random numbers when run again, or that keeps state from run to run,
+refuses with a :class:`~stadyn.StadynError` before it runs
 (:class:`~stadyn.graph._grad_marks.ReplayGuard`): its values would not be those of its run.
+Running statistics it writes (a training batch normalisation's) get back the values its
+forward left them, as NNabla 1.39's backward, which runs no forward again, leaves them, and
+``mean_subtraction`` run again updates nothing (``replaying_a_forward``).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -248,7 +251,9 @@ def _run_again(node: FunctionNode, leaves: list[Variable], keep_graph: bool
             targs, tkw = cast_arguments(spec.precision, targs, tkw, half)
     written = [u._data for u in node.inputs if u.parent is None and u._data is not None]
     try:
-        with torch.enable_grad(), ReplayGuard(written):
+        # (scratch: running statistics it writes get back the values the forward left them,
+        # as NNabla 1.39's backward, which runs no forward again, leaves them)
+        with torch.enable_grad(), ReplayGuard(written, scratch=True):
             out = spec.impl(*targs, **tkw)
     except SideEffect as exc:
         _refuse(node, leaves[0], f"run the op again and {exc.args[0]}")

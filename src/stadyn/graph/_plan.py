@@ -42,6 +42,7 @@ from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
 from ._numerics import not_finite
 from ._partition import partition
+from ._reader_order import readers_before
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       drop_dead_code, plan_passes, write_products_into_buffers)
 from ._subgraph import Subgraph, leaf_tensor, run_tensor
@@ -199,6 +200,13 @@ class StaticPlan:
                             f"{what} in the forward pass, but no op made it when replayed op by "
                             "op", phase="forward")
 
+    def _tensor_of(self, v: Variable) -> torch.Tensor | None:
+        """``v``'s tensor in the last run (a leaf's, an output's or an intermediate's)."""
+        if v.parent is None:
+            return leaf_tensor(v)
+        held = next((t for u, t in zip(self.fill, self.saved or ()) if u is v), None)
+        return held if held is not None else self._inter_values.get(id(v))
+
     def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
         if self.saved is None:
             raise StadynError("backward: the buffers of the last forward were cleared "
@@ -330,6 +338,13 @@ class EagerPlan:
         self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
         self.saved = outs if self.has_backward else None
 
+    def _tensor_of(self, v: Variable) -> torch.Tensor | None:
+        """``v``'s tensor in the last run (a leaf's, an output's or an intermediate's)."""
+        if v.parent is None:
+            return leaf_tensor(v)
+        held = next((t for u, t in zip(self.fill, self.saved or ()) if u is v), None)
+        return held if held is not None else self._inter_values.get(id(v))
+
     def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
         if self.saved is None:
             raise StadynError("backward: the buffers of the last forward were cleared "
@@ -339,7 +354,8 @@ class EagerPlan:
         # the run's own value of the root: the root may hold another since (a backward run
         # again from an inner Variable gives it back the value it held: outputs_held)
         data = next((t for v, t in zip(self.fill, self.saved) if v is root), root._data)
-        torch.autograd.backward(data, seed, retain_graph=not clear_buffer)
+        with readers_before(root.parent, self.nodes, self._tensor_of):
+            torch.autograd.backward(data, seed, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:
             self.saved = None

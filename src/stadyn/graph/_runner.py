@@ -53,7 +53,8 @@ from ._function_hooks import HookedPlan
 from ._autograd_backward import autograd_backward
 from ._eager_owners import marks_changed_since_run, note_eager_run
 from ._grad_marks import (gradient_marks, output_marks, mark_gradients_changed,
-                          marks_to_replay, program_side_effects, ReplayGuard, SideEffect)
+                          given_back, marks_to_replay, program_side_effects, ReplayGuard,
+                          SideEffect, written_leaves)
 from ._mode import is_training, training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
@@ -425,12 +426,12 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     still out and those it let take part still in (``marks_to_replay``; marks set for this
     forward and backward only) -- through the plan for those marks, or eagerly where ``plan``
     ran eagerly.  Random numbers are drawn again as that forward drew them where its draws
-    were noted (``replays``, ``same_draws``); a graph whose forward has other side effects
-    (running statistics, an op's own state), or draws not noted, refuses: its values would
-    change.  An op that cannot be traced runs again guarded: ``_replay_eagerly`` refuses at
-    the first such draw or write."""
+    were noted (``replays``, ``same_draws``); running statistics it writes get back the values
+    the forward left them (``given_back``; NNabla runs no forward again); a graph whose forward
+    has other side effects (an op's own state, draws not noted) refuses.  An op that cannot be
+    traced runs again guarded: ``_replay_eagerly`` refuses at the first such draw."""
     if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
-        _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes)))
+        _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes), True))
     else:
         _refuse_kept(plan.nodes)
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
@@ -441,7 +442,7 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     try:
         mark_gradients_changed()
         if isinstance(plan, StaticPlan):
-            with same_draws(plan.nodes) as hook:
+            with same_draws(plan.nodes) as hook, given_back(written_leaves(plan.fw, plan.leaves)):
                 run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
                             function_pre_hook=hook)
         else:
@@ -461,8 +462,8 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
 
 def _replay_eagerly(plan: EagerPlan, draws_again: bool) -> None:
     """Run ``plan``'s forward (a new shape's trial, an unlowerable graph) again eagerly under the
-    marks of now, refusing before an op writes a leaf or, unless ``draws_again`` (it draws what
-    that forward drew: ``same_draws``), draws (``ReplayGuard``); the roots' plan is the new's."""
+    marks of now, guarded (``_guarded``; ``draws_again``: it draws what that forward drew,
+    ``same_draws``); the roots' plan is the new's."""
     with same_draws(plan.nodes) if draws_again else contextlib.nullcontext() as hook:
         with _guarded(plan.leaves, draws_again):
             if hook is not None:
@@ -487,7 +488,8 @@ def _refuse_kept(nodes: Sequence[FunctionNode]) -> None:
 def _guarded(leaves: Sequence[Variable], draws_again: bool):
     """A forward run again eagerly for a backward (grad enabled): ``leaves`` (running statistics)
     written get their values back after it; refused (:func:`_refuse`) before an op reads one it
-    wrote or, unless ``draws_again``, draws (``ReplayGuard``)."""
+    wrote or, unless ``draws_again``, draws (``ReplayGuard``; an op updating a statistic it reads
+    computes from the state its forward left there, ``replaying_a_forward``)."""
     guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again, scratch=True)
     try:
         with torch.enable_grad(), guard:

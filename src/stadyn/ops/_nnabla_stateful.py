@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from ..graph import replaying_a_forward
 from ._registry import op
 
 
@@ -46,7 +47,10 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
     wrapping at 2**31 as NNabla's, where compat.nnabla casts ``t`` to int32 first as NNabla's
     forward does) -- and, as NNabla 1.39 computes it, the
     gradient is ``dy * (1 - 1 / (N * t))`` element-wise (``N`` samples); without it ``mean``
-    and ``t`` stay and the gradient passes unchanged.  ``mean`` and ``t`` get no gradient.
+    and ``t`` stay and the gradient passes unchanged.  ``mean`` and ``t`` get no gradient.  Run
+    again for a backward (a ``need_grad`` set after the forward, ``replaying_a_forward``) it
+    updates nothing and computes as that forward did, from the mean and count it left: NNabla
+    runs no forward again and differentiates the one that ran.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -68,6 +72,14 @@ def mean_subtraction(x, mean, t, base_axis=1, update_running_mean=True):
     n = 1
     for s in x.shape[:base]:
         n *= s
+    if replaying_a_forward():
+        # run again for a backward (a need_grad set after the forward): NNabla 1.39 runs no
+        # forward again, it differentiates the one that ran: that forward's output (x minus the
+        # mean it left) and its factor (the count it left), the state unchanged
+        with torch.no_grad():
+            count = int(t.reshape(-1)[0])
+            factor = torch.tensor(1.0, dtype=mean.dtype).div(float(count * n))
+        return _SubtractRunning.apply(x, mean.detach().clone(), float(1.0 - factor))
     with torch.no_grad():
         # NNabla 1.39 reads t as int32 (a fraction goes) and computes in the array's type:
         # coef = 1.0 / (t + 1) (a counter becoming 0 gives inf, the mean inf or NaN), rm += (m -

@@ -53,8 +53,10 @@ def python_function(*x, function=None):
     ``backward_arrays(state, [gradient or None per output], [whether each input needs a
     gradient]) -> [gradient or None per input]``.
     One output is returned as a Variable, several as a tuple.  Graphs holding it run eagerly (its
-    Python cannot be traced) and cannot be saved.  NNabla's ``PythonFunction``
-    (``stadyn.compat.nnabla.function``) runs as this op.
+    Python cannot be traced) and cannot be saved.  A ``function`` that also has
+    ``defer_input(k)``, ``held_gradient(k)`` and ``run_deferred(partial, accum)`` sees its
+    input's other readers' gradients in NNabla's backward order (``graph/_reader_order.py``).
+    NNabla's ``PythonFunction`` (``stadyn.compat.nnabla.function``) runs as this op.
 
     Example:
         >>> import numpy as np, torch, stadyn as sd, stadyn.functions as F

@@ -52,19 +52,13 @@ def late_need_grad__inner_backward_keeps_running_stats(nn, F, PF, r):
     return res
 
 
-_MS = ("Stadyn's eager replay (stadyn.graph._grad_marks.ReplayGuard) refuses an op that reads "
-       "a running statistic it updated (mean_subtraction subtracts its new mean and scales "
-       "the gradient by its new count: a run again from the state the forward left would "
-       "give other values); NNabla 1.39 runs no forward again and differentiates the kept one")
-
-
 @nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward",
                     "nnabla.function.PythonFunction", _F + "mean_subtraction"],
-             known={"loss: raised": _MS, "loss: x.g": _MS, "loss: w.g": _MS,
-                    "y: raised": _MS, "y: x.g": _MS, "y: w.g": _MS},
              note="as late_need_grad__inner_backward_keeps_running_stats with "
                   "F.mean_subtraction(h, rm, t) in place of the batch normalization: "
-                  "backward() from loss and from y, the running mean, count and gradients")
+                  "backward() from loss and from y, the running mean, count and gradients "
+                  "(Stadyn's run again for the backward subtracts the mean and scales by the "
+                  "count the forward left, as NNabla differentiates the forward that ran)")
 def late_need_grad__mean_subtraction(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")

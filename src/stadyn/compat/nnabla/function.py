@@ -16,7 +16,10 @@ it runs eagerly and cannot be saved to a model file.  Its node is NNabla's: ``f.
 Variables, as in NNabla); those ``backward_impl`` sees are copies whose ``grad`` is a leaf's
 gradient as it holds it (``accum`` True: an assigning backward overwrites ``x.g``, as NNabla's;
 False where it was zeroed since it was last written, as NNabla's) or else zeros (``accum``
-False; Stadyn adds up what it writes); ``outputs=[nd, ...]`` makes its
+False; Stadyn adds up what it writes).  Where functions NNabla's backward runs before this one
+read the same input (the input's one needing a gradient), ``grad`` holds what they left
+there, added up, with ``accum`` True, as NNabla's: the backward waits until they have run
+(``defer_input``, ``run_deferred``; graph/_reader_order.py); ``outputs=[nd, ...]`` makes its
 outputs hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1.39, a
 subclass must define ``grad_depends_output_data`` and ``grad_depends_input_data`` when an input
 needs a gradient: calling it then asks the first (for every such input and every output),
@@ -140,6 +143,10 @@ class _Adapter:
         self.leaves = [weakref.ref(x) if isinstance(x, _Core) and x.parent is None else None
                        for x in inputs]
         self.calling = False                   # (a dynamic graph's call runs the forward)
+        # the input whose gradient a backward completes first (graph/_reader_order.py: NNabla
+        # runs its readers' backward before this function's), and the backward kept till then
+        self.deferred: int | None = None
+        self.kept: tuple | None = None
 
     def check_grad_depends(self, method: str, n: int) -> None:
         """Ask the function's ``grad_depends_<method>_data(i, k)`` for every input ``i`` needing
@@ -171,13 +178,47 @@ class _Adapter:
         values = [np.array(o.d, dtype=np.float32) for o in outputs]
         return (arrays, values), values
 
-    def backward_arrays(self, state, grads, needed):
-        arrays, values = state
+    def defer_input(self, k: int | None) -> None:
+        """Keep the next backward for later, until input ``k``'s readers that NNabla runs
+        before this function have run (:meth:`run_deferred`); None: run it at once again."""
+        self.deferred, self.kept = k, None
+
+    def held_gradient(self, k: int) -> tuple[np.ndarray, bool] | None:
+        """What NNabla's backward starts input ``k``'s gradient from: a leaf's gradient as it
+        holds it and its ``accum`` (see :meth:`_held_grad`); None for an inner Variable."""
+        return self._held_grad(k)
+
+    def run_deferred(self, partial: np.ndarray, accum: bool) -> np.ndarray | None:
+        """Run the backward kept by :meth:`defer_input`, ``backward_impl`` seeing ``partial``
+        in the input's ``grad`` (what the functions NNabla runs before this one left there)
+        and ``accum``, as NNabla's; the gradient it leaves there (None where no backward was
+        kept: this function's outputs got no gradient)."""
+        if self.kept is None:
+            return None
+        (arrays, values), grads, needed = self.kept
+        self.kept = None
+        k = self.deferred
+        inputs, outputs = self._slots(arrays, values, grads)
+        inputs[k].g = partial.astype(np.float32)
+        self.function.backward_impl(inputs, outputs, [bool(b) for b in needed],
+                                    [accum and i == k for i in range(len(needed))])
+        return np.array(inputs[k].g, dtype=np.float32)
+
+    def _slots(self, arrays, values, grads) -> tuple[list[_Slot], list[_Slot]]:
         inputs = [_Slot(a.shape, a) for a in arrays]
         outputs = [_Slot(v.shape, v) for v in values]
         for o, g in zip(outputs, grads):
             if g is not None:
                 o.g = g
+        return inputs, outputs
+
+    def backward_arrays(self, state, grads, needed):
+        if self.deferred is not None:
+            self.kept = (state, grads, needed)
+            return [np.zeros_like(a, dtype=np.float32) if k == self.deferred else None
+                    for k, a in enumerate(state[0])]
+        arrays, values = state
+        inputs, outputs = self._slots(arrays, values, grads)
         held = [self._held_grad(k) if b else None for k, b in enumerate(needed)]
         for slot, g in zip(inputs, held):
             if g is not None:

@@ -1,0 +1,214 @@
+"""NNabla 1.39's order of a backward's functions, and what an op whose backward reads its input's
+gradient as it stands (NNabla's ``PythonFunction``: ``backward_impl`` gets ``inputs[i].g`` and
+``accum[i]``) sees in it.
+
+NNabla runs the backward function by function into each Variable's gradient array
+(``CgVariable::visit_function_backward``, src/nbla/computation_graph/variable.cpp): the one of
+highest rank first (a function's rank is one more than its inputs' parents' highest, 1 on
+leaves alone), among equal ranks the one found first (the root's function first, then each
+function's inputs' parents in input order).  A function reading an input that functions before
+it also read sees their gradients there, added up, with ``accum`` True.  Torch's autograd adds
+the readers' parts up out of sight and hands each only its outputs' gradients, so such an op's
+backward sees none of them.
+
+:func:`readers_before` arranges it for one backward: for each such op whose one input needing a
+gradient was read by functions NNabla runs before it, it catches those functions' parts on
+their autograd nodes' edges into the input (post-hooks), has the op keep its backward for later
+(``function.defer_input(k)``), and runs it when the input's gradient is complete (a pre-hook on
+the node the edges lead to: every reader has run), given the parts caught
+(``function.run_deferred(before)``, which returns what to add to the input's gradient).  An op
+with several inputs needing a gradient runs as before (its backward cannot wait for one input's
+readers without holding up the others').
+
+Example (``x * 3`` made first, so NNabla runs its backward before ``Square``'s):
+    >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+    >>> from stadyn.compat.nnabla.function import PythonFunction
+    >>> class Square(PythonFunction):
+    ...     name = "Square"
+    ...     def min_outputs(self): return 1
+    ...     def grad_depends_output_data(self, i, o): return False
+    ...     def grad_depends_input_data(self, i, j): return True
+    ...     def setup_impl(self, inputs, outputs): outputs[0].reset_shape(inputs[0].shape, True)
+    ...     def forward_impl(self, inputs, outputs): outputs[0].d = inputs[0].d ** 2
+    ...     def backward_impl(self, inputs, outputs, propagate_down, accum):
+    ...         print(accum[0], inputs[0].g.tolist())
+    ...         inputs[0].g += 2 * inputs[0].d * outputs[0].g
+    >>> x = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+    >>> loss = F.sum(x * 3.0) + F.sum(Square()(x))
+    >>> loss.forward(); loss.backward()
+    True [3.0, 3.0]
+    >>> x.g.tolist()
+    [5.0, 7.0]
+"""
+
+from __future__ import annotations
+
+import heapq
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+import torch
+
+from ._variable import FunctionNode, Variable
+
+__all__ = ["backward_order", "readers_before"]
+
+TensorOf = Callable[[Variable], "torch.Tensor | None"]
+
+
+def backward_order(root: FunctionNode, nodes: Sequence[FunctionNode], tensor_of: TensorOf
+                   ) -> list[FunctionNode]:
+    """The functions of ``nodes`` (in topological order) a backward from ``root`` runs, in
+    NNabla 1.39's order (see the module docstring); an input whose value (``tensor_of``) needs
+    no gradient is not followed."""
+    rank: dict[int, int] = {}
+    for n in nodes:
+        rank[id(n)] = 1 + max((rank.get(id(u.parent), 0) for u in n.inputs
+                               if u is not None and u.parent is not None), default=0)
+    found = {id(root): 0}
+    heap = [(-rank.get(id(root), 1), 0, root)]
+    order, done = [], set()
+    while heap:
+        _, _, n = heapq.heappop(heap)
+        if id(n) in done:
+            continue
+        done.add(id(n))
+        order.append(n)
+        for u in n.inputs:
+            t = tensor_of(u) if u is not None and u.parent is not None else None
+            if t is None or not t.requires_grad:
+                continue
+            p = u.parent
+            if id(p) not in found:
+                found[id(p)] = len(found)
+            heapq.heappush(heap, (-rank.get(id(p), 1), found[id(p)], p))
+    return order
+
+
+def _entry_edges(reader: FunctionNode, target: tuple, tensor_of: TensorOf) -> list[tuple]:
+    """The autograd nodes of ``reader``'s op with an edge to ``target`` (an autograd node and
+    its output number): (node, edge number) pairs."""
+    starts = [t.grad_fn for ref in reader._outputs
+              if (v := ref()) is not None and (t := tensor_of(v)) is not None
+              and t.grad_fn is not None]
+    bounds = {id(t.grad_fn) for u in reader.inputs if u is not None
+              and (t := tensor_of(u)) is not None and t.grad_fn is not None}
+    edges, seen, todo = [], set(), [s for s in starts if id(s) not in bounds]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for j, (nxt, nr) in enumerate(node.next_functions):
+            if nxt is None:
+                continue
+            if nxt is target[0] and nr == target[1]:
+                edges.append((node, j))
+            elif id(nxt) not in bounds:
+                todo.append(nxt)
+    return edges
+
+
+@contextmanager
+def readers_before(root: FunctionNode | None, nodes: Sequence[FunctionNode],
+                   tensor_of: TensorOf) -> Iterator[None]:
+    """For one backward from ``root``'s output: an op of ``nodes`` whose ``function`` keeps its
+    backward for later (``defer_input``) sees the gradients of its input's readers that NNabla
+    runs before it (see the module docstring)."""
+    waiting = [n for n in nodes if hasattr(n.kwargs.get("function"), "defer_input")]
+    if root is None or not waiting:
+        yield
+        return
+    order = backward_order(root, nodes, tensor_of)
+    at = {id(n): k for k, n in enumerate(order)}
+    groups: dict[tuple, list] = {}          # per input (its autograd edge): the ops reading it
+    for node in waiting:
+        found = _deferrable_input(node, at, tensor_of)
+        if found is not None:
+            groups.setdefault((id(found[0][0]), found[0][1]), []).append((node, *found))
+    handles: list[Any] = []
+    deferred: list[Any] = []
+    try:
+        for group in groups.values():
+            _arrange(group, order, tensor_of, handles, deferred)
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        for function in deferred:
+            function.defer_input(None)
+
+
+def _deferrable_input(node: FunctionNode, at: dict, tensor_of: TensorOf) -> tuple | None:
+    """``node``'s one input needing a gradient: (its autograd edge, its position, its value);
+    None where the backward does not reach ``node`` or it has none or several."""
+    if id(node) not in at:
+        return None
+    outs = [t for ref in node._outputs if (v := ref()) is not None
+            and (t := tensor_of(v)) is not None and t.grad_fn is not None]
+    values = [tensor_of(u) if isinstance(u, Variable) else None for u in node.inputs]
+    needing = [k for k, t in enumerate(values) if t is not None and t.requires_grad]
+    if not outs or len(needing) != 1:
+        return None
+    k = needing[0]
+    edges = outs[0].grad_fn.next_functions
+    if len(edges) != len(values) or edges[k][0] is None:
+        return None
+    return edges[k], k, values[k]
+
+
+def _arrange(group: list, order: list, tensor_of: TensorOf, handles: list,
+             deferred: list) -> None:
+    """Catch the parts of the readers of one input and run the deferred backwards of ``group``
+    (ops reading it) in NNabla's order when its gradient is complete."""
+    first, target, k0, like = group[0]
+    x = first.inputs[k0]
+    mine = {id(node): (node.kwargs["function"], k) for node, _, k, _ in group}
+    readers = [r for r in order if any(u is x for u in r.inputs)]
+    if len(group) == 1 and readers[0] is first:
+        return                  # it runs first: it sees what it sees without waiting
+    parts: dict[int, list] = {}
+
+    def catch(key: int, j: int):
+        def hook(grad_inputs, grad_outputs):
+            if grad_inputs[j] is not None:
+                parts.setdefault(key, []).append(grad_inputs[j].detach())
+        return hook
+
+    for r in readers:
+        if id(r) not in mine:
+            for n, j in _entry_edges(r, target, tensor_of):
+                handles.append(n.register_hook(catch(id(r), j)))
+    for function, k in mine.values():
+        function.defer_input(k)
+        deferred.append(function)
+    nr = target[1]
+
+    def complete(grad_outputs):
+        given = grad_outputs[nr]
+        ref = given if given is not None else like
+        caught = [g for gs in parts.values() for g in gs]
+        # what reached the input but no reader's edge caught (added last, as torch did)
+        rest = given - sum(caught, torch.zeros_like(given)) if given is not None else None
+        function, k = mine[id(group[0][0])]
+        held = function.held_gradient(k)
+        start = held[0] if held is not None else np.zeros(tuple(ref.shape), np.float32)
+        value, accum = start, held is not None and held[1]
+        for r in readers:
+            if id(r) in mine:
+                function, k = mine[id(r)]
+                written = function.run_deferred(value.copy(), accum)
+                if written is None:
+                    continue
+                value = written
+            elif id(r) in parts:
+                value = value + sum(parts[id(r)][1:], parts[id(r)][0]).cpu().numpy()
+            else:
+                continue
+            accum = True
+        out = torch.as_tensor(np.ascontiguousarray(value - start), device=ref.device)
+        out = out.to(ref.dtype) if rest is None else out.to(ref.dtype) + rest
+        return tuple(out if i == nr else g for i, g in enumerate(grad_outputs))
+
+    handles.append(target[0].register_prehook(complete))
