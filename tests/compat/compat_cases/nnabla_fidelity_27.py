@@ -76,3 +76,106 @@ def solver_weight_decay_no_backward(nn, F, PF, S, r):
         res["Sgd(lr=1), " + how + ": p.g"] = p.g.copy()
     r.touch("nnabla.NdArray.fill", "nnabla.NdArray.zero")
     return res
+
+
+def _tried(fn):
+    """``fn()``, or the built-in error type a user catches and whether NumPy's broadcasting
+    words (which NNabla 1.39's message is) are in the message."""
+    try:
+        return fn()
+    except Exception as exc:           # noqa: BLE001 (what NNabla raises is the result)
+        kind = next(t.__name__ for t in (ValueError, TypeError, RuntimeError, Exception)
+                    if isinstance(exc, t))
+        return [kind, "could not broadcast input array from shape" in str(exc)]
+
+
+_ONE_TENSOR = ("a Stadyn Variable holds one tensor, in which its ops compute and whose dtype "
+               "its gradient has (torch's rule): a float64 value written is held as float32 "
+               "(docs/nnabla-names.md, 'Variable.d = values of another floating dtype'), where "
+               "NNabla 1.39 keeps the array's float64 and computes in float32; the values agree")
+_HALF_GRAD = ("NNabla 1.39 casts a float32 leaf's gradient array to float16 (v.grad.cast) and "
+              "fills it lazily in float16 (0.0999755859375); Stadyn refuses the cast "
+              "(ArgumentError: a leaf's gradient has its value's dtype, torch's rule; "
+              "compat/nnabla/_variable_arrays.py _set_grad) and fills float32")
+
+
+@nnabla_case(names=["nnabla.Variable.d", "nnabla.Variable.g", "nnabla.NdArray.cast"],
+             known={"g = float64 array: dtype": _ONE_TENSOR,
+                    "g = float64 array: grad dtype": _ONE_TENSOR,
+                    "d = float64 array: dtype": _ONE_TENSOR,
+                    "d = float64 array: data dtype": _ONE_TENSOR,
+                    "d = list row: dtype": _ONE_TENSOR, "g = list row: dtype": _ONE_TENSOR,
+                    "grad.cast(float16)": _HALF_GRAD, "grad float16 fill(0.1)": _HALF_GRAD,
+                    "grad float16 fill(0.1) dtype": _HALF_GRAD},
+             note="v.d = / v.g = on a (2, 3) leaf (need_grad) and an op output: arrays of "
+                  "shape (3,), (1, 3), (2, 1), (1, 2, 3), a 0-d array, a float, a list row, "
+                  "and shapes that do not broadcast ((4,), (3, 2), (6,): the error type and "
+                  "NumPy's words); a float64 array written to .g and .d (dtype, values); "
+                  "fill(0.1) / zero() of float16 data (from_numpy_array, data.cast, an "
+                  "NdArray) and of a gradient cast to float16")
+def assignment__broadcast(nn, F, r):
+    r.touch("nnabla.Variable.d", "nnabla.Variable.g", "nnabla.NdArray.cast")
+    res = {}
+    f64 = np.arange(6, dtype=np.float64).reshape(2, 3) / 3
+    v = nn.Variable((2, 3), need_grad=True)
+    v.g = f64
+    res["g = float64 array: dtype"] = v.g.dtype.name
+    res["g = float64 array: grad dtype"] = str(np.dtype(v.grad.dtype))
+    res["g = float64 array"] = v.g.astype(np.float64)
+    v = nn.Variable((2, 3), need_grad=True)
+    v.d = f64
+    res["d = float64 array: dtype"] = v.d.dtype.name
+    res["d = float64 array: data dtype"] = str(np.dtype(v.data.dtype))
+    res["d = float64 array"] = v.d.astype(np.float64)
+    values = [("ones(3)", np.array([1.0, 2.0, 3.0], np.float32)),
+              ("ones((1,3))", np.array([[4.0, 5.0, 6.0]], np.float32)),
+              ("ones((2,1))", np.array([[7.0], [8.0]], np.float32)),
+              ("(1,2,3)", np.arange(6, dtype=np.float32).reshape(1, 2, 3)),
+              ("0-d array", np.array(2.5, np.float32)), ("float", 1.5),
+              ("list row", [1.0, 2.0, 3.0]),
+              ("wrong (4,)", np.ones(4, np.float32)), ("wrong (3,2)", np.ones((3, 2), np.float32)),
+              ("wrong (6,)", np.arange(6, dtype=np.float32))]
+    for what in ("d", "g"):
+        for name, value in values:
+            v = nn.Variable((2, 3), need_grad=True)
+
+            def write(v=v, what=what, value=value):
+                setattr(v, what, value)
+                return getattr(v, what).astype(np.float64)
+            res["%s = %s" % (what, name)] = _tried(write)
+            if name == "list row":
+                res["%s = list row: dtype" % what] = getattr(v, what).dtype.name
+    # an op's output: written whole, then a backward reads what was written
+    x = nn.Variable.from_numpy_array(np.ones((2, 3), np.float32), need_grad=True)
+    y = F.add_scalar(x, 1.0)
+    loss = F.sum(F.mul2(y, y))
+    loss.forward()
+    y.d = np.array([1.0, 2.0, 3.0], np.float32)
+    res["output d = ones(3)"] = y.d.copy()
+    x.grad.zero()
+    loss.backward()
+    res["output d = ones(3): x.g"] = x.g.copy()
+    # float16 arrays filled lazily
+    for how in ("fill(0.1)", "zero()"):
+        def run(a):
+            if how == "zero()":
+                a.zero()
+            else:
+                a.fill(0.1)
+        v = nn.Variable.from_numpy_array(np.ones((2,), np.float16))
+        run(v.data)
+        res["from_numpy float16 " + how] = [v.d.dtype.name, v.d.astype(np.float64).tolist()]
+        v = nn.Variable((2,))
+        v.data.cast(np.float16)
+        run(v.data)
+        res["data.cast float16 " + how] = [v.d.dtype.name, v.d.astype(np.float64).tolist()]
+        a = nn.NdArray((2,))
+        a.cast(np.float16)
+        run(a)
+        res["NdArray float16 " + how] = [a.data.dtype.name, a.data.astype(np.float64).tolist()]
+    v = nn.Variable((2,), need_grad=True)
+    res["grad.cast(float16)"] = _tried(lambda: str(np.dtype(v.grad.cast(np.float16).dtype)))
+    v.grad.fill(0.1)
+    res["grad float16 fill(0.1)"] = v.g.astype(np.float64)
+    res["grad float16 fill(0.1) dtype"] = v.g.dtype.name
+    return res
