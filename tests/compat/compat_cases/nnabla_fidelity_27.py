@@ -179,3 +179,25 @@ def assignment__broadcast(nn, F, r):
     res["grad float16 fill(0.1)"] = v.g.astype(np.float64)
     res["grad float16 fill(0.1) dtype"] = v.g.dtype.name
     return res
+
+
+_NESTEROV_SIGN = ("NNabla 1.39's Nesterov keeps v = momentum v - lr g (nesterov.cpp:52-56); "
+                  "Stadyn's (solvers/_solver.py Nesterov over solvers/_functional.py nesterov, "
+                  "shared with CNTK's learner) keeps -v, so get_states()['m'] and an .h5 state "
+                  "file hold the opposite sign; the parameters agree (to the last float32 "
+                  "bits: Stadyn rounds w - (momentum v + lr g), NNabla w + (-momentum v_prev + "
+                  "(1 + momentum) v))")
+
+
+@nnabla_case(names=["nnabla.solvers.Nesterov"], known={"state m": _NESTEROV_SIGN},
+             note="Nesterov(lr=0.1, momentum=0.9) over a (3,) parameter, three updates with "
+                  "seeded gradients: the parameter and get_states()['p'].pstate['m']")
+def nesterov__state_sign(nn, F, PF, S, r):
+    r.touch("nnabla.solvers.Nesterov")
+    solver = S.Nesterov(lr=0.1, momentum=0.9)
+    p = nn.Variable.from_numpy_array(r.randn(3), need_grad=True)
+    solver.set_parameters({"p": p})
+    for _ in range(3):
+        p.g = r.randn(3)
+        solver.update()
+    return {"p": p.d.copy(), "state m": solver.get_states()["p"].pstate["m"].d.copy()}
