@@ -24,6 +24,7 @@ import torch
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
 from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
+from ._functional_nnabla import nesterov_nnabla
 from ._hooks import hooked
 from ._optimizer import Optimizer
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
@@ -343,7 +344,8 @@ class Momentum(Solver):
 
 class Nesterov(Solver):
     r"""Nesterov accelerated gradient: :math:`m \leftarrow \gamma m - \eta g;\
-    w \leftarrow w - \gamma m_{old} + (1 + \gamma) m` (stored with the opposite sign).
+    w \leftarrow w - \gamma m_{old} + (1 + \gamma) m` (stored with the opposite sign), rounded
+    as NNabla 1.39 rounds it.
 
     Example: ``S.Nesterov(lr=0.01, momentum=0.9)``.
     """
@@ -355,8 +357,8 @@ class Nesterov(Solver):
         super().__init__(lr=lr, momentum=momentum)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
-        Fn.nesterov(params, grads, states["m"], momentum=self.hyper["momentum"],
-                    gain=scalars["lr"], foreach=self.foreach)
+        nesterov_nnabla(params, grads, states["m"], lr=scalars["lr"],
+                        momentum=self.hyper["momentum"], foreach=self.foreach)
 
 
 class Adam(Solver):

@@ -5,6 +5,12 @@
   written is not (``SyncedArray``'s constructor, ``src/nbla/synced_array.cpp:68-69``), reads
   zeros and is decayed and updated.  Stadyn's solvers skipped every parameter without a
   gradient.
+* ``v.d = value`` / ``v.g = value`` broadcast an array as NumPy's ``a[...] = value`` (NNabla
+  1.39); Stadyn refused every other shape.  Float64 writes and a float16 gradient stay known
+  differences.
+* ``S.Nesterov``: NNabla 1.39 rounds ``w += -momentum v_old + (1 + momentum) v``; Stadyn rounded
+  ``w -= momentum u + lr g`` (last-bit differences, now bit for bit); its state ``m`` keeps the
+  opposite sign (a known difference).
 """
 
 import numpy as np
@@ -182,16 +188,18 @@ def assignment__broadcast(nn, F, r):
 
 
 _NESTEROV_SIGN = ("NNabla 1.39's Nesterov keeps v = momentum v - lr g (nesterov.cpp:52-56); "
-                  "Stadyn's (solvers/_solver.py Nesterov over solvers/_functional.py nesterov, "
-                  "shared with CNTK's learner) keeps -v, so get_states()['m'] and an .h5 state "
-                  "file hold the opposite sign; the parameters agree (to the last float32 "
-                  "bits: Stadyn rounds w - (momentum v + lr g), NNabla w + (-momentum v_prev + "
-                  "(1 + momentum) v))")
+                  "Stadyn's (solvers/_solver.py Nesterov) keeps -v, as the maths it shares "
+                  "with CNTK's learner does, so get_states()['m'] and an .h5 state file hold "
+                  "the opposite sign (Stadyn's own state files hold -v: flipping it needs "
+                  "them read with the old sign); the parameters agree bit for bit")
 
 
 @nnabla_case(names=["nnabla.solvers.Nesterov"], known={"state m": _NESTEROV_SIGN},
+             tols={"p": (0, 0), "p (1000,), 5 updates": (0, 0)},
              note="Nesterov(lr=0.1, momentum=0.9) over a (3,) parameter, three updates with "
-                  "seeded gradients: the parameter and get_states()['p'].pstate['m']")
+                  "seeded gradients: the parameter (bit for bit: Stadyn rounds as "
+                  "nesterov.cpp does since nnsolv27) and get_states()['p'].pstate['m']; a "
+                  "(1000,) parameter after five updates, bit for bit")
 def nesterov__state_sign(nn, F, PF, S, r):
     r.touch("nnabla.solvers.Nesterov")
     solver = S.Nesterov(lr=0.1, momentum=0.9)
@@ -200,4 +208,12 @@ def nesterov__state_sign(nn, F, PF, S, r):
     for _ in range(3):
         p.g = r.randn(3)
         solver.update()
-    return {"p": p.d.copy(), "state m": solver.get_states()["p"].pstate["m"].d.copy()}
+    res = {"p": p.d.copy(), "state m": solver.get_states()["p"].pstate["m"].d.copy()}
+    solver = S.Nesterov(lr=0.1, momentum=0.9)
+    q = nn.Variable.from_numpy_array(r.randn(1000), need_grad=True)
+    solver.set_parameters({"q": q})
+    for _ in range(5):
+        q.g = r.randn(1000)
+        solver.update()
+    res["p (1000,), 5 updates"] = q.d.copy()
+    return res
