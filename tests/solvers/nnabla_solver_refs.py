@@ -81,7 +81,9 @@ def lamb_step(w, g, s, t, h, h0, bias_correction=False, wd=0.0):
     if bias_correction:
         m, v = m / (1 - h["beta1"] ** t), v / (1 - h["beta2"] ** t)
     r = m / (np.sqrt(v) + h["eps"]) + wd * w
-    trust = np.clip(np.linalg.norm(w), h["gamma_l"], h["gamma_u"]) / np.linalg.norm(r)
+    r_norm = np.linalg.norm(r)       # NNabla's local_lr is 1 unless ||r|| > eps (lamb.cpp)
+    trust = (np.clip(np.linalg.norm(w), h["gamma_l"], h["gamma_u"]) / r_norm
+             if r_norm > h["eps"] else 1.0)
     return w - h["eta"] * trust * r
 
 

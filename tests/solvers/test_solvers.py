@@ -538,32 +538,78 @@ def test_a_name_given_again_keeps_the_solvers_variable_and_its_state():
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", SOLVER_NAMES)
 def test_weight_decay(name):
+    """NNabla 1.39's semantics (the solvers are NNabla's ``S``): ``weight_decay`` and
+    ``update`` skip only a ``zeroing`` gradient; a parameter whose gradient was never written
+    ("c" here) reads zeros, so it is decayed and updated with ``0 + rate * w`` (run there:
+    ``Sgd(lr=1).weight_decay(0.5)`` takes an untouched ``[1, 1]`` to ``[0.5, 0.5]``; the
+    harness case nnabla_fidelity_27's solver_weight_decay_no_backward holds every solver's
+    numbers), and that gradient stays for the next update, as NNabla keeps it."""
     ref = _reference(name)
     params = make_parameters()
     solver = make_solver(name, ref.kwargs, params)
     expected = NumpySolver(name, ref.kwargs, params)
-    grads = {k: g for k, g in gradients(0).items() if k != "c"}
-    set_gradients(params, grads)
+    written = {k: g for k, g in gradients(0).items() if k != "c"}
+    zeros_c = np.zeros(SHAPES["c"], np.float32)
+    set_gradients(params, written)
     w = values(params)
     solver.weight_decay(0.2)
-    assert params["c"].grad is None, "weight_decay must skip parameters without a gradient"
     if ref.fused_weight_decay:
-        for k in grads:  # NNabla fuses Lion's decay into the update: the gradient is untouched
-            np.testing.assert_array_equal(params[k].g, grads[k])
-        solver.update()
+        # NNabla fuses Lion's (AdamW's, ...) decay into the update: the gradients are untouched
+        for k in written:
+            np.testing.assert_array_equal(params[k].g, written[k])
+        solver.update()           # (c.g is read after: a read gives the gradient its zeros)
+        # NNabla's Lars adds the decay into the gradient as it updates (lars.cpp:73)
+        decayed_c = 0.2 * w["c"] if name == "Lars" else zeros_c
+        np.testing.assert_allclose(params["c"].g, decayed_c, rtol=1e-6)
+        grads = {**written, "c": zeros_c}
         expected.update(grads, wd=0.2)
     else:
+        grads = {**written, "c": zeros_c}
         for k in grads:
             np.testing.assert_allclose(params[k].g, grads[k] + 0.2 * w[k], rtol=1e-6, atol=1e-7)
         solver.update()
-        expected.update({k: grads[k] + 0.2 * w[k].astype(np.float64) for k in grads})
-    # the decay applies to the update after the call only
-    set_gradients(params, {k: gradients(1)[k] for k in grads})
+        grads = {k: grads[k] + 0.2 * w[k].astype(np.float64) for k in grads}
+        expected.update(grads)
+    assert not np.array_equal(params["c"].d, w["c"]), "the never-written gradient is updated"
+    # the decay applies to the update after the call only; "c" keeps the gradient it has
+    kept_c = params["c"].g.copy()
+    set_gradients(params, {k: gradients(1)[k] for k in written})
     solver.update()
-    expected.update({k: gradients(1)[k] for k in grads})
+    expected.update({**{k: gradients(1)[k] for k in written}, "c": kept_c})
     for k in grads:
         np.testing.assert_allclose(params[k].d, expected.w[k], rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(params["c"].d, w["c"])
+
+
+def test_zeroing_gradients_are_skipped_and_never_written_ones_are_not():
+    """NNabla 1.39 (run: /tmp script of nnsolv27, numbers in the harness case
+    solver_weight_decay_no_backward): ``Sgd(lr=1)`` with ``weight_decay(0.5)`` halves a
+    parameter whose gradient was never written or was ``fill(0)``-ed, and leaves one zeroed by
+    ``zero_grad()`` or ``.grad.zero()`` (``zeroing``, ``src/nbla/solver.cpp:218``) as it is;
+    the gradient checks, clipping and scaling see zeros either way."""
+    def fresh():
+        v = sd.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+        solver = S.Sgd(lr=1.0)
+        solver.set_parameters({"p": v})
+        return v, solver
+
+    v, solver = fresh()
+    solver.weight_decay(0.5)
+    solver.update()
+    np.testing.assert_array_equal(v.d, [0.5, 0.5])
+    np.testing.assert_array_equal(v.g, [0.5, 0.5])
+
+    v, solver = fresh()
+    solver.zero_grad()
+    solver.weight_decay(0.5)
+    solver.update()
+    np.testing.assert_array_equal(v.d, [1.0, 1.0])
+
+    v, solver = fresh()
+    solver.weight_decay(0.5)
+    solver.clip_grad_by_norm(0.1)           # 0.5 * [1, 1] clipped to norm 0.1
+    assert solver.check_inf_or_nan_grad() is False
+    solver.update()
+    np.testing.assert_allclose(v.d, [0.9292893409729004] * 2, rtol=1e-7)
 
 
 @pytest.mark.parametrize("name", SOLVER_NAMES)

@@ -43,8 +43,8 @@ from ._free_axes import (FREE_DIMENSION, FeedUndo, behind_free_dimensions, confo
                          conform_unfed_inputs, fed_for_a_run, free_batch_input, free_dimensions,
                          has_free_batch, holds_free_stand_ins, mark_free_dimensions,
                          widen_free_dimensions)
-from ._grad_buffers import (eager_grad_out, is_zeroing, mark_zeroing, release_grads,
-                            take_released, unmark_zeroing)
+from ._grad_buffers import (eager_grad_out, is_released, is_zeroing, mark_zeroing,
+                            release_grads, take_released, unmark_zeroing)
 from ._late_leaves import grad_of_dynamic_graph, grad_seed
 from ._first_pass import (broadcast_like, first_pass_shape, joint_inference,
                           note as note_first_pass, step_first_pass)
@@ -125,7 +125,7 @@ __all__ = [
     "plan_layout",
     "standard_layout",
     # gradient buffers: what zero_grad gives back; nn.grad of a dynamic graph
-    "release_grads", "take_released", "mark_zeroing", "is_zeroing", "unmark_zeroing",
+    "release_grads", "take_released", "is_released", "mark_zeroing", "is_zeroing", "unmark_zeroing",
     "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
     # a forward run again for its backward (NNabla differentiates the forward that ran)
     "replaying_a_forward",

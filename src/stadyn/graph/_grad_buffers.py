@@ -33,7 +33,7 @@ from ._numpy_readers import viewed
 from ._subgraph import parameter_tensor_of_view
 from ._variable import Variable
 
-__all__ = ["release_grads", "take_released", "accumulate_grads", "grad_out_buffer",
+__all__ = ["release_grads", "take_released", "is_released", "accumulate_grads", "grad_out_buffer",
            "eager_grad_out", "unshared", "mark_zeroing", "is_zeroing", "unmark_zeroing"]
 
 # The buffer a parameter's tensor carries (an attribute of the tensor, so it goes when the
@@ -184,6 +184,24 @@ def take_released(v: Variable) -> bool:
         return False
     delattr(t, _RELEASED)
     return True
+
+
+def is_released(v: Variable) -> bool:
+    """Whether :func:`release_grads` dropped the leaf ``v``'s gradient and no reader has taken
+    the mark since (:func:`take_released` without taking it): NNabla's ``zeroing`` of a
+    gradient ``zero_grad`` cleared, which solvers skip, where a gradient never written is
+    zeros they update with.
+
+    Example:
+        >>> import stadyn as sd
+        >>> w = sd.Variable((2,), need_grad=True)
+        >>> is_released(w)
+        False
+        >>> release_grads([w]); is_released(w), is_released(w)
+        (True, True)
+    """
+    t = v._data
+    return t is not None and bool(getattr(t, _RELEASED, False))
 
 
 def carry_released(old: torch.Tensor, new: torch.Tensor) -> None:

@@ -21,7 +21,7 @@ import torch
 from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, mul_, neg, nonzero,
                        per_tensor, root_denominator, scaled)
 
-__all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves"]
+__all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves", "nesterov_nnabla"]
 
 
 def _lerp_(dst: Tensors, src: Tensors, beta: float) -> None:
@@ -127,7 +127,9 @@ def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Scalar,
          bias1: Scalar, bias2: Scalar, beta1: float, beta2: float, eps: float, gamma_l: float,
          gamma_u: float, weight_decay: Scalar = 0.0, foreach: bool = True) -> None:
     """LAMB: Adam's moments; ``r = (m / bias1) / (sqrt(v / bias2) + eps) + weight_decay w``;
-    ``w -= lr clip(||w||, gamma_l, gamma_u) / ||r|| r`` with one norm per tensor."""
+    ``w -= lr clip(||w||, gamma_l, gamma_u) / ||r|| r`` with one norm per tensor; the ratio is 1
+    where ``||r|| <= eps`` (NNabla 1.39's ``local_lr``, ``src/nbla/solver/generic/lamb.cpp``: a
+    zero gradient and no decay leave ``w`` as it is, not NaN)."""
     n = len(params)
     if foreach:
         _lerp_(m, grads, beta1)
@@ -141,7 +143,8 @@ def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Scalar,
             add_scaled_(r, params, weight_decay)
         w_norms = torch._foreach_norm(params)
         r_norms = torch._foreach_norm(r)
-        ratios = [torch.clamp(wn, gamma_l, gamma_u) / rn for wn, rn in zip(w_norms, r_norms)]
+        ratios = [_trust_ratio(wn, rn, gamma_l, gamma_u, eps)
+                  for wn, rn in zip(w_norms, r_norms)]
         torch._foreach_mul_(r, ratios)
         add_scaled_(params, r, neg(lr))
         return
@@ -153,15 +156,24 @@ def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Scalar,
         r = (mi * (1.0 / b1c)) / ((vi * (1.0 / b2c)).sqrt_().add_(eps))
         if isinstance(wd, torch.Tensor) or wd:
             add_scaled_one_(r, p, wd)
-        r.mul_(torch.clamp(p.norm(), gamma_l, gamma_u) / r.norm())
+        r.mul_(_trust_ratio(p.norm(), r.norm(), gamma_l, gamma_u, eps))
         add_scaled_one_(p, r, -a)
+
+
+def _trust_ratio(w_norm: torch.Tensor, r_norm: torch.Tensor, gamma_l: float, gamma_u: float,
+                 eps: float) -> torch.Tensor:
+    """LAMB's ``clip(||w||, gamma_l, gamma_u) / ||r||``, 1 where ``||r|| <= eps``."""
+    ratio = torch.clamp(w_norm, gamma_l, gamma_u) / r_norm
+    return torch.where(r_norm > eps, ratio, torch.ones_like(ratio))
 
 
 def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: float,
          coefficient: float, eps: float, weight_decay: Scalar = 0.0,
          foreach: bool = True) -> None:
     """LARS: ``l = coefficient ||w|| / (||g|| + weight_decay ||w|| + eps)`` per tensor;
-    ``v = momentum v + lr l (g + weight_decay w); w -= v``."""
+    ``g += weight_decay w`` (in place, as NNabla 1.39's ``weight_decay_cpu`` in
+    ``src/nbla/solver/generic/lars.cpp``: the decayed gradient stays); ``v = momentum v + lr l g;
+    w -= v``."""
     n = len(params)
     if foreach:
         w_norms = torch._foreach_norm(params)
@@ -169,18 +181,18 @@ def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: f
         decays = per_tensor(weight_decay, n)
         local = [coefficient * wn / (gn + wn * d + eps)
                  for wn, gn, d in zip(w_norms, g_norms, decays)]
-        direction = list(grads)
-        if nonzero(weight_decay):
-            direction = torch._foreach_add(grads, scaled(params, weight_decay))
+        if nonzero(weight_decay):     # NNabla's rounding: the product, then the sum
+            torch._foreach_add_(grads, scaled(params, weight_decay))
         mul_(v, momentum)
-        torch._foreach_add_(v, scaled(torch._foreach_mul(direction, local), lr))
+        torch._foreach_add_(v, scaled(torch._foreach_mul(grads, local), lr))
         torch._foreach_sub_(params, v)
         return
     for p, g, vi, a, d in zip(params, grads, v, per_tensor(lr, n), per_tensor(weight_decay, n)):
         wn = p.norm()
         local = coefficient * wn / (g.norm() + wn * d + eps)
-        direction = g + p * d if isinstance(d, torch.Tensor) or d else g
-        vi.mul_(momentum).add_(direction * local * a)
+        if isinstance(d, torch.Tensor) or d:
+            g.add_(p * d)
+        vi.mul_(momentum).add_(g * local * a)
         p.sub_(vi)
 
 
@@ -229,3 +241,33 @@ def rmsprop_graves(params: Tensors, grads: Tensors, n: Tensors, g_avg: Tensors, 
         di.mul_(momentum)
         add_scaled_one_(di, e / (ni - gi * gi + eps).sqrt_(), -a)
         p.add_(di)
+
+
+def nesterov_nnabla(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: Scalar,
+                    momentum: float, foreach: bool = True) -> None:
+    """NNabla 1.39's Nesterov with its float32 rounding (``src/nbla/solver/generic/
+    nesterov.cpp:52-56``: ``v = momentum v - lr g; w += -momentum v_old + (1 + momentum) v``),
+    over the velocity negated (``u = -v``, the state Stadyn's Nesterov keeps, as
+    :func:`~stadyn.solvers.functional.nesterov` does): ``u = momentum u + lr g;
+    w += (momentum u_old - (1 + momentum) u)``, each product rounded before its sum, so every
+    rounding is NNabla's with the sign flipped (exact).
+
+    Example:
+        >>> import torch
+        >>> w, u = [torch.ones(2)], [torch.zeros(2)]
+        >>> nesterov_nnabla(w, [torch.ones(2)], u, lr=0.1, momentum=0.9)
+        >>> w[0].tolist(), u[0].tolist()
+        ([0.8100000023841858, 0.8100000023841858], [0.10000000149011612, 0.10000000149011612])
+    """
+    one_plus = float(torch.tensor(1.0) + torch.tensor(momentum, dtype=torch.float32))
+    if foreach:
+        step = scaled(velocities, momentum)               # momentum u_old
+        mul_(velocities, momentum)
+        torch._foreach_add_(velocities, scaled(grads, lr))
+        torch._foreach_sub_(step, scaled(velocities, one_plus))
+        torch._foreach_add_(params, step)
+        return
+    for p, g, u, a in zip(params, grads, velocities, per_tensor(lr, len(params))):
+        step = u * momentum
+        u.mul_(momentum).add_(g * a)
+        p.add_(step.sub_(u * one_plus))

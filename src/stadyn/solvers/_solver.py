@@ -22,8 +22,9 @@ import numpy as np
 import torch
 
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
-from ..graph import Variable, data_of, grad_of, is_zeroing, value_holder
+from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
+from ._functional_nnabla import nesterov_nnabla
 from ._hooks import hooked
 from ._optimizer import Optimizer
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
@@ -136,16 +137,29 @@ class Solver(SolverStates, Optimizer):
         state["t"] = 0
         return state
 
-    def _with_grad(self) -> tuple[list[str], list[torch.Tensor], list[torch.Tensor]]:
-        """The parameters to update: those with a gradient that is not ``zeroing`` (NNabla
-        1.39's ``Solver::update`` and ``weight_decay`` skip a gradient zeroed and not computed
-        since, ``src/nbla/solver.cpp``).  A parameter holding integers (``PF.mean_subtraction``'s
-        int32 ``t``) is cast to float32 in place first, as NNabla's solvers read it with
-        ``cast_data_and_get_pointer<float>``."""
+    def _with_grad(self, allocate: bool = True
+                   ) -> tuple[list[str], list[torch.Tensor], list[torch.Tensor]]:
+        """The parameters to update: all but those whose gradient is ``zeroing`` (NNabla
+        1.39's ``Solver::update``, ``weight_decay``, ``clip_grad_by_norm``, ``scale_grad`` and
+        the checks skip a gradient zeroed -- ``zero_grad``, ``x.grad.zero()`` -- and not
+        written since, ``src/nbla/solver.cpp:213-340``).  A gradient never written is not
+        zeroing there (``SyncedArray``'s constructor, ``src/nbla/synced_array.cpp:68-69``):
+        NNabla reads it as zeros, decays and updates with it (``Sgd(lr=1).weight_decay(0.5)``
+        takes an untouched ``[1, 1]`` to ``[0.5, 0.5]``); ``allocate`` gives such a parameter
+        its zero gradient here, else (the read-only checks, and clipping and scaling, which
+        leave zeros as they are) it is left out.  A parameter holding integers
+        (``PF.mean_subtraction``'s int32 ``t``) is cast to float32 in place first, as NNabla's
+        solvers read it with ``cast_data_and_get_pointer<float>``."""
         names, params, grads = [], [], []
         for name, var in self._params.items():
             g = grad_of(var)
-            if g is None or is_zeroing(g):
+            if g is None:
+                if not allocate or is_released(var):
+                    continue
+                g = torch.zeros_like(data_of(var), requires_grad=False)
+                Variable.grad.fset(var, g)
+                g = grad_of(var)
+            elif is_zeroing(g):
                 continue
             t = data_of(var)
             if t is not None and not (t.is_floating_point() or t.is_complex()):
@@ -169,7 +183,8 @@ class Solver(SolverStates, Optimizer):
         parameter had a gradient."""
         names, params, grads = self._with_grad()
         if not names:
-            return False
+            self._next_decay = None     # NNabla resets a fused decay after every update
+            return False                # (solver.cpp:230, "Always reset weight decay")
         scalars = self.step_scalars(names, sample_count)
         self.apply_step(params, grads, self.state_tensors(names), scalars)
         self.finish_step(names, sample_count, scalars)
@@ -220,7 +235,7 @@ class Solver(SolverStates, Optimizer):
     @torch.no_grad()
     def scale_grad(self, scale: float) -> None:
         """Multiply every gradient by ``scale`` (NNabla's ``scale_grad``)."""
-        _, _, grads = self._with_grad()
+        _, _, grads = self._with_grad(allocate=False)
         if grads and scale != 1:
             torch._foreach_mul_(grads, float(scale))
 
@@ -228,7 +243,7 @@ class Solver(SolverStates, Optimizer):
     @torch.no_grad()
     def clip_grad_by_norm(self, clip_norm: float) -> None:
         """Rescale each parameter's gradient whose norm exceeds ``clip_norm`` (per parameter)."""
-        _, _, grads = self._with_grad()
+        _, _, grads = self._with_grad(allocate=False)
         if grads:
             Fn.clip_by_norm(grads, max_norm=clip_norm, foreach=self.foreach)
 
@@ -236,21 +251,21 @@ class Solver(SolverStates, Optimizer):
     @torch.no_grad()
     def check_inf_or_nan_grad(self) -> bool:
         """True if any gradient holds an inf or a NaN."""
-        _, _, grads = self._with_grad()
+        _, _, grads = self._with_grad(allocate=False)
         return any(not bool(torch.isfinite(g).all()) for g in grads)
 
     @hooked
     @torch.no_grad()
     def check_inf_grad(self) -> bool:
         """True if any gradient holds an inf (of either sign)."""
-        _, _, grads = self._with_grad()
+        _, _, grads = self._with_grad(allocate=False)
         return any(bool(torch.isinf(g).any()) for g in grads)
 
     @hooked
     @torch.no_grad()
     def check_nan_grad(self) -> bool:
         """True if any gradient holds a NaN."""
-        _, _, grads = self._with_grad()
+        _, _, grads = self._with_grad(allocate=False)
         return any(bool(torch.isnan(g).any()) for g in grads)
 
     def setup(self, params: Any = None) -> None:
@@ -329,7 +344,8 @@ class Momentum(Solver):
 
 class Nesterov(Solver):
     r"""Nesterov accelerated gradient: :math:`m \leftarrow \gamma m - \eta g;\
-    w \leftarrow w - \gamma m_{old} + (1 + \gamma) m` (stored with the opposite sign).
+    w \leftarrow w - \gamma m_{old} + (1 + \gamma) m` (stored with the opposite sign), rounded
+    as NNabla 1.39 rounds it.
 
     Example: ``S.Nesterov(lr=0.01, momentum=0.9)``.
     """
@@ -341,8 +357,8 @@ class Nesterov(Solver):
         super().__init__(lr=lr, momentum=momentum)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
-        Fn.nesterov(params, grads, states["m"], momentum=self.hyper["momentum"],
-                    gain=scalars["lr"], foreach=self.foreach)
+        nesterov_nnabla(params, grads, states["m"], lr=scalars["lr"],
+                        momentum=self.hyper["momentum"], foreach=self.foreach)
 
 
 class Adam(Solver):

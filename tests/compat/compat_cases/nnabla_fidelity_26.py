@@ -150,15 +150,11 @@ def fused_batch_normalization__several_axes(nn, F, r):
 
 # NNabla 1.39's solvers update a parameter whose gradient was never computed (a fresh grad
 # array reads zeros, not ``zeroing``), so weight_decay(0.1) decays the running mean (no backward
-# reaches it) to [1.49985 ...]; Stadyn's solvers skip a parameter without a gradient.
-_NO_GRAD_DECAYED = ("NNabla updates a parameter whose gradient was never computed (zeros plus "
-                    "the decay); Stadyn's solvers skip it (docs/nnabla-names.md)")
+# reaches it) to [1.49985 ...]; so do Stadyn's since nnsolv27 (solvers/_solver.py _with_grad).
 
 
 @nnabla_case(names=["nnabla.parametric_functions.mean_subtraction", _F + "mean_subtraction",
                     "nnabla.save_parameters", "nnabla.load_parameters"],
-             known={"%s, t.g read, weight_decay(0.1): mean" % n: _NO_GRAD_DECAYED
-                    for n in ("Sgd", "Momentum", "Adam")},
              note="PF.mean_subtraction of x (4, 3): t's dtype and value before the first "
                   "forward, after one and two, after t.d = 5.5 and a forward, after t.d = "
                   "[2**24] (int32) and two forwards (float32 would stop at 16777216), the "

@@ -48,8 +48,8 @@ from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
 from ._variable_arrays import assign, grad_array, value_array
 from ._variable_operators import _checked_operator
-from ._written_types import (assign_to_output, float_for_gradients, sync_for_backward,
-                             take_written_type, warn_rounded)
+from ._written_types import (assign_to_output, broadcast_written, float_for_gradients,
+                             sync_for_backward, take_written_type, warn_rounded)
 from ._names import set_shown_name, shown_name
 from ._readers import reader_functions
 from ._registered_flags import REGISTERED_FLAGS, follow_flag, is_registered, set_by_stadyn
@@ -265,6 +265,7 @@ class Variable(_HeldReading):
         if np.isscalar(value):
             self.data.data = value           # NNabla's zero() / fill(): new memory
             return
+        value = broadcast_written(self, value, "d")
         if self.parent is not None:
             own_array(self)
             assign_to_output(self, value)
@@ -302,7 +303,7 @@ class Variable(_HeldReading):
         if np.isscalar(value):
             self.grad.data = value       # NNabla's zero() / fill(): see NdArray.zero
             return
-        _Core.g.fset(self, value)
+        _Core.g.fset(self, broadcast_written(self, value, "g"))
 
     @property
     def rank(self) -> int:

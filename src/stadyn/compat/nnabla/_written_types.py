@@ -8,7 +8,9 @@ it, or a Variable holding its array, needs a gradient or is read by a built grap
 there (:func:`warn_rounded`: NNabla keeps them exactly).  An op's output takes a written
 integer type until its next run, the values reaching what a backward before that run reads
 (:func:`assign_to_output`), element writes through its NumPy array included
-(:func:`sync_for_backward`).  ``_variable.py``'s ``d`` / ``data`` setters apply these rules.
+(:func:`sync_for_backward`).  An array written whole is broadcast to the Variable's shape
+first, as NumPy's ``a[...] = value`` does (:func:`broadcast_written`).  ``_variable.py``'s
+``d`` / ``g`` / ``data`` setters apply these rules.
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -28,13 +30,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..._errors import ShapeError
 from ...graph import (Variable as _Core, data_of, grad_of, to_torch_dtype, user_location,
                       value_holder)
 from ._float_inputs import read_as_float
 from ._shared_arrays import members
 
 __all__ = ["stays_float", "float_for_gradients", "take_written_type", "warn_rounded",
-           "assign_to_output", "sync_for_backward"]
+           "assign_to_output", "sync_for_backward", "broadcast_written"]
 
 # An op output -> the tensor the backward of its graph reads (the one its last run gave it)
 # and a weak reference to the tensor it holds since integers assigned gave it other memory.
@@ -217,3 +220,31 @@ def sync_for_backward() -> None:
             del _FOR_BACKWARD[v]        # a run gave it its own tensor again
         elif now.shape == saved.shape:
             saved.data.copy_(now.detach().to(saved.dtype))
+
+
+def broadcast_written(v: _Core, value: Any, what: str) -> Any:
+    """``value`` (not a torch tensor nor a scalar) broadcast to ``v``'s shape as NNabla 1.39's
+    ``v.d = value`` / ``v.g = value`` write it (``array[...] = value`` on its NumPy array:
+    ``np.ones(3)`` fills each row of a (2, 3) Variable, a (1, 2, 3) array drops its leading 1;
+    case ``nnabla_fidelity_27.assignment__broadcast``); a shape that does not broadcast is
+    NumPy's ``ValueError`` in its words, the Variable named (a ``ShapeError``, which is one).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> broadcast_written(nn.Variable((2, 3)), np.ones(3), "d").shape
+        (2, 3)
+    """
+    if isinstance(value, torch.Tensor) or np.isscalar(value):
+        return value
+    arr = np.asarray(value)
+    shape = tuple(v.shape)
+    if arr.dtype == object or arr.shape == shape or arr.ndim == 0:
+        return value
+    out = np.empty(shape, arr.dtype)
+    try:
+        out[...] = arr
+    except ValueError as exc:
+        label = f" {v.graph_name!r}" if v.graph_name else ""
+        raise ShapeError(f"{exc} (Variable{label}.{what} = an array of shape "
+                         f"{arr.shape})") from None
+    return out
