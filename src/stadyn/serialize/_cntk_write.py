@@ -129,7 +129,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   sparse_input: Callable[[Variable], bool] | None = None,
                   untyped_inputs: bool = False, shapes: "dict | None" = None,
                   composite_name: str | None = None,
-                  step_op_of: Callable[[Variable], str] | None = None) -> bytes:
+                  step_op_of: Callable[[Variable], str] | None = None,
+                  loaded_attributes_of: Callable[[Variable], "tuple | None"] | None = None
+                  ) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -159,7 +161,11 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     the writer fills with the shape (NumPy order, no dynamic axes) of each value it writes
     for a Stadyn value, by its name in the file (``Times5_Output_0``); ``composite_name``:
     the name of the model itself (CNTK's composite, renamed by ``z.name = ...``; default: its
-    root function's); ``step_op_of``: the op name of a recurrence's step (``RNNStep``).  Raises
+    root function's); ``step_op_of``: the op name of a recurrence's step (``RNNStep``);
+    ``loaded_attributes_of``: ``(op, attributes)`` of the function a loaded file computed a
+    Variable with (CNTK's op name and attributes, as CNTK 2.7 shows them), or None: the ops of
+    :data:`._cntk_write_loaded.LOADED_OPS` are written with those, as CNTK 2.7 writes a model
+    it loaded again.  Raises
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.graph_name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.graph_name or "")
@@ -300,7 +306,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         name = "" if block is not None or id(out) in recurrences else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         w.layer = here                            # (the layer it is inside)
+        w.loaded = loaded_attributes_of(out) if loaded_attributes_of is not None else None
         made = rule(w, ins, uids, attrs, out, name)
+        w.loaded = None
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):
             uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"

@@ -166,7 +166,10 @@ def fold_shapes(w, nodes) -> set[int]:
         if name == "cntk_batch_normalization" and \
                 not node.spec.split_arguments(node.args, node.kwargs)[1]["spatial"]:
             x = node.inputs[0]
-            static = tuple(x.shape[1 if id(x) in w.batched else 0:])
+            # (the input's sample: past the batch axis, and past a sequence axis too -- a
+            # loaded cntk.exe file's BatchNormalization over [200 x 1] on the axis '', whose
+            # parameters CNTK 2.7 writes [200 x 1], not with the sequence axis' 1 as well)
+            static = tuple(x.shape[w.lead(x):])
             for v in node.inputs[1:5]:
                 if v.parent is None and len(static) > 1 and v.size == int(np.prod(static)):
                     w.leaf_shapes[id(v)] = static

@@ -20,6 +20,7 @@ from ..graph import FREE_DIMENSION, Variable, free_dimensions
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
 from ._cntk_write_graph import Block, CntkWriteUnsupported
+from ._cntk_write_loaded import LOADED_OPS, as_loaded
 
 __all__ = ["Writer", "COMPOSITE_VERSION", "DEFAULT_SEQUENCE_AXIS", "BATCH_AXIS"]
 
@@ -73,6 +74,8 @@ class Writer:
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
         self.output_counts: dict[str, int] = {}   # a recurrent block's uid -> its outputs
+        self.loaded: "tuple | None" = None        # (op, attributes) the file the value a
+        #                                           rule writes was loaded from gave it
         self.output_uids: dict[str, list] = {}    # a rule's function uid -> the uids of the
         #                                           op's outputs, where not its own outputs'
         #                                           (a step function's states, by their ops)
@@ -297,8 +300,12 @@ class Writer:
     # -- functions ---------------------------------------------------------------------------
     def function(self, op: str, inputs: Sequence[str], attributes: dict | None = None,
                  name: str = "") -> str:
-        """Add one primitive function; returns its output's uid (``<uid>_Output_0``)."""
+        """Add one primitive function; returns its output's uid (``<uid>_Output_0``).  The
+        first function of the op the value a rule writes was loaded as (:attr:`loaded`) is
+        written with the file's attributes (:func:`._cntk_write_loaded.as_loaded`)."""
         uid = f"{op}{next(self.count)}"
+        if self.loaded is not None and self.loaded[0] == op and op in LOADED_OPS:
+            attributes, self.loaded = as_loaded(op, attributes or {}, self.loaded[1]), None
         entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
                  "uid": P.text(uid), "op": P.size_t(_OP[op]),
                  "inputs": P.vector([P.text(i) for i in inputs]),
