@@ -426,11 +426,17 @@ def write_block_of_outputs(w, block: Block, read, outer: "Block | None") -> list
     return [f"{made}_Output_{k}" for k in range(len(block.outputs))]
 
 
+def held_output(node) -> "tuple[int, Variable]":
+    """``(k, v)``: the first output of ``node`` something holds (a loaded LSTM recurrence read
+    for its second output alone has let its first go), by which the writer names the op."""
+    return next((k, o) for k, o in enumerate(node.outputs) if o is not None)
+
+
 def find_blocks(nodes, block_of) -> "tuple[dict[int, Block], dict[int, Block | None]]":
     """The blocks of the graph by their output's id, and each node's innermost block."""
     blocks: dict[int, Block] = {}
     for node in nodes:
-        out = node.outputs[0]
+        out = held_output(node)[1]
         found = block_of(out) if block_of is not None else None
         if found is not None:
             blocks[id(out)] = Block(out, *found)

@@ -109,7 +109,7 @@ def recurrence_rule(rules: dict, different: dict):
                                                      "'has 1 unused arguments')")
         likes = [_Step((1, 1) + tuple(s.shape[1:]), x.dtype) for s in step.outputs]
         delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
-        op_name = w.step_op_of(out)
+        op_name = w.step_blocks.get(id(out.parent)) or w.step_op_of(out)
 
         def ops(w_, reads: dict) -> list:
             # the step's ops, ``reads``: id(a value of the step) -> its uid; returns the uid of

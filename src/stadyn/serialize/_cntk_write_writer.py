@@ -74,6 +74,7 @@ class Writer:
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
         self.output_counts: dict[str, int] = {}   # a recurrent block's uid -> its outputs
+        self.step_blocks: dict[int, str] = {}     # id(a loaded recurrence) -> its step's block
         self.loaded: "tuple | None" = None        # (op, attributes) the file the value a
         #                                           rule writes was loaded from gave it
         self.output_uids: dict[str, list] = {}    # a rule's function uid -> the uids of the
