@@ -254,15 +254,18 @@ class Writer:
         return uid + "_Output_0"
 
     def recurrent_block(self, op_name: str, x, x_uid: str, leaves: Sequence[str],
-                        delayed: Sequence[tuple], body) -> str:
+                        delayed: Sequence[tuple], body, computed: Sequence[tuple] = ()) -> str:
         """A block CNTK 2.7 builds for one recurrent step (``LSTM`` inside ``Recurrence``)
         over the input ``x`` (read as ``x_uid``) and the ``leaves`` (parameters' uids its body
         reads): each output read back through a delay (``delayed``: per output, ``(delay op,
         offset, initial value's uid, the value giving the output's shape)``), written before
         the block, whose uid is so taken first; a placeholder for each delayed output and for
         ``x``; ``body(writer, x's placeholder, the states' placeholders)`` adds the step and
-        returns its root function's output uid.  Returns the block's uid (its outputs
-        ``<uid>_Output_<k>``)."""
+        returns its root function's output uid; ``computed``: ``(value, uid)`` of the values
+        computed outside the loop that the step reads (a Stabilizer's ``softplus`` of its
+        parameter), each read through a placeholder of its own, as a block reads its
+        arguments (``body`` then gets ``{id(value): placeholder}`` as a fourth argument).  Returns
+        the block's uid (its outputs ``<uid>_Output_<k>``)."""
         uid = f"Block{next(self.count)}"
         for k, (*_, like) in enumerate(delayed):
             self.placeholder(like, f"{uid}_Output_{k}")
@@ -270,9 +273,11 @@ class Writer:
                   + "_Output_0" for k, (op, offset, initial, _) in enumerate(delayed)]
         states = [self.placeholder(like) for *_, like in delayed]
         argument = self.placeholder(x)
-        root = body(self, argument, states)
-        self._block_function(op_name, "", list(leaves), states + [argument], delays + [x_uid],
-                             root, uid=uid)
+        inner = [self.placeholder(v) for v, _ in computed]
+        root = body(self, argument, states, {id(v): p for (v, _), p in zip(computed, inner)}) \
+            if computed else body(self, argument, states)
+        self._block_function(op_name, "", list(leaves), states + [argument] + inner,
+                             delays + [x_uid] + [u for _, u in computed], root, uid=uid)
         self.output_counts[uid] = len(delayed)
         return uid
 
