@@ -272,3 +272,38 @@ def test_logistic_keeps_a_small_probability_of_a_target_of_one():
         got = logistic(sd.Variable.from_numpy_array(p), sd.Variable.from_numpy_array(t))
     want = -(np.log(np.float64(p[0, 0])) + np.log(1.0 - np.float64(p[1, 0])))
     assert float(got.d) == pytest.approx(want, rel=1e-6)
+
+
+_CNTK_ATTRIBUTES = r"""
+import json, sys
+import cntk as C
+m = C.load_model(sys.argv[1])
+ops = ("Convolution", "Pooling", "BatchNormalization", "Times")
+found = C.logging.graph.depth_first_search(m, lambda f: getattr(f, "op_name", "") in ops,
+                                           depth=-1)
+print(json.dumps(sorted([f.name, f.op_name, repr(sorted(f.attributes.items()))]
+                        for f in found)))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
+@pytest.mark.parametrize("name", ["Models__01_OneHidden.dnn",
+                                  "Models__ResNet20_CIFAR10_DataAug.dnn"])
+def test_a_loaded_cntk_exe_files_functions_show_cntks_attributes(real_v1_file, name):
+    """``Function.attributes`` of a loaded cntk.exe file's ``Convolution``, ``Pooling``,
+    ``BatchNormalization`` and ``Times``: CNTK 2.7's (BackCompat.cpp:284-458; ResNet20's
+    strides ``(32, 2, 2)``, 01_OneHidden's ``useCuDNNEngine`` false), where Stadyn showed its
+    own op's (``stride``, ``time_constant``...) before cntkwrite27."""
+    import stadyn.compat.cntk as C
+    env = dict(os.environ, LD_LIBRARY_PATH=CNTK_LIBS)
+    run = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", _CNTK_ATTRIBUTES,
+                          real_v1_file(name)], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    want = json.loads(run.stdout.strip().splitlines()[-1])
+    m = C.load_model(real_v1_file(name))
+    found = C.logging.graph.depth_first_search(
+        m, lambda f: getattr(f, "op_name", "") in ("Convolution", "Pooling",
+                                                   "BatchNormalization", "Times"), depth=-1)
+    got = sorted([f.name, f.op_name, repr(sorted(f.attributes.items()))] for f in found)
+    assert got == want
