@@ -18,6 +18,7 @@ cntk.exe files are read from a copy of CNTK (``real_v1_file``, conftest.py).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -26,7 +27,7 @@ import warnings
 import numpy as np
 import pytest
 
-from stadyn.serialize._cntk_format import _decode_file, _resolve, is_cntk_v2_file
+from stadyn.serialize._cntk_format import is_cntk_v2_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "..", "fixtures", "cntk_exe_resave")
@@ -37,30 +38,18 @@ CNTK_PYTHON = "/work/peers/cntk27/venv36/bin/python"
 CNTK_LIBS = "/work/peers/cntk27/shimlib"
 
 
-def _graph(path: str) -> dict:
-    """A CNTK v2 file's graph without its uids: each function as (op, name, its inputs -- a
-    function's output by that function's op and name, a leaf by kind, name and shape --,
-    attributes), and its leaves (kind, name, shape, dynamic axes)."""
-    with open(path, "rb") as f:
-        top = _decode_file(path, f.read())
-    leaves = {i["uid"]: i for i in top["inputs"]}
-    functions = {f["uid"]: f for f in top["primitive_functions"]}
+def _load_graphs_module():
+    spec = importlib.util.spec_from_file_location(
+        "cntk_exe_resave_make_graphs", os.path.join(FIXTURE, "make_graphs.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def ref(uid: str):
-        made = functions.get(uid.rpartition("_Output_")[0])
-        if made is not None:        # (CNTK 2.7 lists some outputs as placeholders too)
-            return ("function", made["op"], made.get("name") or "")
-        leaf = leaves[uid]
-        return ("leaf", leaf.get("kind"), leaf.get("name") or "", tuple(leaf.get("shape")))
 
-    return {
-        "functions": sorted(repr((f["op"], f.get("name") or "", [ref(u) for u in f["inputs"]],
-                                  sorted((k, repr(_resolve(v)))
-                                         for k, v in f.get("attributes", {}).items())))
-                            for f in functions.values()),
-        "leaves": sorted(repr((i.get("kind"), i.get("name") or "", tuple(i.get("shape")),
-                               [(a.name, a.ordered) for a in i.get("dynamic_axis") or ()]))
-                         for i in top["inputs"] if i.get("kind") in (0, 2, 3))}
+#: a CNTK v2 file's graph without its uids (make_graphs.graph_of)
+_graph = _load_graphs_module().graph_of
+with open(os.path.join(FIXTURE, "resave_graphs.json")) as _f:
+    CNTK_GRAPHS = json.load(_f)
 
 
 def _evaluate(model, name: str) -> dict:
@@ -185,32 +174,88 @@ def test_stadyn_reads_cntks_resaves_of_every_cntk_exe_file(real_v1_file, tmp_pat
         _check(_evaluate(C.load_model(path), name), name)
 
 
-#: where Stadyn's re-save differs from CNTK 2.7's (the values are the same: the tests above)
-KNOWN = {
-    "Models__01_OneHidden.dnn": "CNTK 2.7 writes a loaded v1 BatchNormalization with "
-    "useCuDNNEngine false and its parameters in the v1 file's shapes ([200 x 1]); Stadyn "
-    "writes useCuDNNEngine true (as C.layers.BatchNormalization) and [200 x 1 x 1]",
-    "Models__ResNet20_CIFAR10_DataAug.dnn": "CNTK 2.7 writes a loaded v1 Convolution with the "
-    "v1 node's attributes (no groups nor sequential; strides over the channel axis too, (2, 2, "
-    "32) where Stadyn writes (2, 2, 1); autoPadding [True, True, False] of a 1x1 kernel where "
-    "Stadyn writes all False), its Pooling over three axes ((8, 8, 1); Stadyn (8, 8)), its "
-    "final Times with inferInputRankToMap 0 (Stadyn -1) and its 21 BatchNormalizations with "
-    "useCuDNNEngine false (Stadyn true)",
-}
+@pytest.mark.parametrize("name", FILES)
+def test_every_cntk_exe_file_saved_again_as_cntk_writes_it(real_v1_file, tmp_path, name):
+    """The graph of CNTK 2.7's re-save of each file (``resave_graphs.json``): 01_OneHidden's
+    BatchNormalization with ``useCuDNNEngine`` false (CNTK 2.7 validates the loaded network on
+    the CPU, which sets the node's ``useCntkEngine``: TrainingNodes.h:2873-2892) and its
+    parameters ``[200 x 1]``, as the v1 file holds them; ResNet20's convolutions with the v1
+    node's strides and automatic padding over the channel axis too (``(2, 2, 32)``,
+    ``[True, True, False]`` stored) and no ``groups`` nor ``sequential``, its Pooling window
+    over three axes (``(8, 8, 1)``), its last ``Times``' ``inferInputRankToMap`` 0
+    (BackCompat.cpp:284-458).  Before, Stadyn wrote ``useCuDNNEngine`` true, ``[200 x 1 x 1]``,
+    strides ``(2, 2, 1)`` and explicit pads, a window ``(8, 8)`` and
+    ``inferInputRankToMap`` -1."""
+    assert _graph(_resaved(real_v1_file, name, tmp_path)) == CNTK_GRAPHS[name]
+
+
+def _ops_and_attributes(path: str) -> list:
+    """Each function of a CNTK v2 file as (op, its attributes), sorted."""
+    return sorted((r[0], r[3]) for r in (eval(f) for f in _graph(path)["functions"]))
+
+
+_LOADED_V2 = os.path.join(FIXTURE, "loaded_v2.model")
+
+
+def test_a_loaded_cntk_v2_files_attributes_are_written_again(tmp_path):
+    """A CNTK v2 file's BatchNormalization built with ``use_cntk_engine=True``
+    (``make_loaded_v2.py``: ``useCuDNNEngine`` false), loaded and saved again, keeps the
+    file's attributes, as CNTK 2.7's re-save (``loaded_v2.model.resaved``) does; Stadyn wrote
+    ``useCuDNNEngine`` true, C.layers.BatchNormalization's default.  Read back, it computes
+    CNTK 2.7's numbers."""
+    import stadyn.compat.cntk as C
+    path = str(tmp_path / "again.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)       # (no fallback to Stadyn's format)
+        C.load_model(_LOADED_V2).save(path)
+    assert _ops_and_attributes(path) == _ops_and_attributes(_LOADED_V2 + ".resaved")
+    want = np.load(os.path.join(FIXTURE, "loaded_v2.npz"))
+    again = C.load_model(path)
+    got = again.eval({again.arguments[0]: want["x"]})
+    np.testing.assert_allclose(np.asarray(got), want["y"], rtol=1e-5, atol=1e-6)
+
+
+_CNTK_EVAL_ONE = r"""
+import sys
+import numpy as np
+import cntk as C
+m = C.load_model(sys.argv[1])
+values = np.load(sys.argv[2])
+np.testing.assert_allclose(m.eval({m.arguments[0]: values["x"]}), values["y"], rtol=1e-5,
+                           atol=1e-6)
+found = C.logging.graph.depth_first_search(
+    m, lambda f: getattr(f, "op_name", "") == "BatchNormalization", depth=-1)
+print(sorted({f.attributes.get("useCuDNNEngine") for f in found} - {None}))
+"""
 
 
 @pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason=KNOWN[n])) if n in KNOWN else n for n in FILES])
-def test_every_cntk_exe_file_saved_again_as_cntk_writes_it(real_v1_file, tmp_path, name):
-    """The graph of CNTK 2.7's re-save of each file (made here), as
-    :func:`test_cntk_exe_file_saved_again_as_cntk_writes_it` compares the committed two."""
+def test_cntk_reads_stadyns_resave_of_a_loaded_cntk_v2_file(tmp_path):
+    """CNTK 2.7 loads Stadyn's re-save of ``loaded_v2.model``: its own numbers, and the
+    BatchNormalization's ``useCuDNNEngine`` false as in the file it was loaded from."""
+    import stadyn.compat.cntk as C
+    path = str(tmp_path / "again.model")
+    C.load_model(_LOADED_V2).save(path)
+    env = dict(os.environ, LD_LIBRARY_PATH=CNTK_LIBS)
+    run = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", _CNTK_EVAL_ONE, path,
+                          os.path.join(FIXTURE, "loaded_v2.npz")],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "[False]"
+
+
+@pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
+@pytest.mark.parametrize("name", FILES)
+def test_every_cntk_exe_file_saved_again_as_cntk_now_writes_it(real_v1_file, tmp_path, name):
+    """The graph of CNTK 2.7's re-save of each file made here by CNTK 2.7 (the committed
+    ``resave_graphs.json`` is this, made once)."""
     theirs = str(tmp_path / f"cntk_{name}.model")
     env = dict(os.environ, LD_LIBRARY_PATH=CNTK_LIBS)
     run = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", _CNTK_RESAVE,
                           json.dumps([(real_v1_file(name), theirs)])],
                          capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
+    assert _graph(theirs) == CNTK_GRAPHS[name]
     assert _graph(_resaved(real_v1_file, name, tmp_path)) == _graph(theirs)
 
 
@@ -227,3 +272,38 @@ def test_logistic_keeps_a_small_probability_of_a_target_of_one():
         got = logistic(sd.Variable.from_numpy_array(p), sd.Variable.from_numpy_array(t))
     want = -(np.log(np.float64(p[0, 0])) + np.log(1.0 - np.float64(p[1, 0])))
     assert float(got.d) == pytest.approx(want, rel=1e-6)
+
+
+_CNTK_ATTRIBUTES = r"""
+import json, sys
+import cntk as C
+m = C.load_model(sys.argv[1])
+ops = ("Convolution", "Pooling", "BatchNormalization", "Times")
+found = C.logging.graph.depth_first_search(m, lambda f: getattr(f, "op_name", "") in ops,
+                                           depth=-1)
+print(json.dumps(sorted([f.name, f.op_name, repr(sorted(f.attributes.items()))]
+                        for f in found)))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
+@pytest.mark.parametrize("name", ["Models__01_OneHidden.dnn",
+                                  "Models__ResNet20_CIFAR10_DataAug.dnn"])
+def test_a_loaded_cntk_exe_files_functions_show_cntks_attributes(real_v1_file, name):
+    """``Function.attributes`` of a loaded cntk.exe file's ``Convolution``, ``Pooling``,
+    ``BatchNormalization`` and ``Times``: CNTK 2.7's (BackCompat.cpp:284-458; ResNet20's
+    strides ``(32, 2, 2)``, 01_OneHidden's ``useCuDNNEngine`` false), where Stadyn showed its
+    own op's (``stride``, ``time_constant``...) before cntkwrite27."""
+    import stadyn.compat.cntk as C
+    env = dict(os.environ, LD_LIBRARY_PATH=CNTK_LIBS)
+    run = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", _CNTK_ATTRIBUTES,
+                          real_v1_file(name)], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    want = json.loads(run.stdout.strip().splitlines()[-1])
+    m = C.load_model(real_v1_file(name))
+    found = C.logging.graph.depth_first_search(
+        m, lambda f: getattr(f, "op_name", "") in ("Convolution", "Pooling",
+                                                   "BatchNormalization", "Times"), depth=-1)
+    got = sorted([f.name, f.op_name, repr(sorted(f.attributes.items()))] for f in found)
+    assert got == want

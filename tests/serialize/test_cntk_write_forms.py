@@ -86,7 +86,12 @@ def test_cntk_computes_on_stadyns_file_what_it_computes_on_its_own():
                                    CNTK_OWN["criteria/" + name], rtol=1e-6, atol=1e-6)
     # ROIPooling (Fast R-CNN's head: a convolution's map pooled over regions)
     assert ["ROIPooling", "roi"] in WRITTEN["again_roipooling"]["cntk"]["functions"]
-    np.testing.assert_array_equal(ON_STADYNS["again_roipooling/roi"], ROI["output"])
+    # (Stadyn's re-save keeps the file's convolution attributes now, automatic padding where
+    # it wrote explicit pads before cntkwrite27, so CNTK 2.7 computes on it what it computes on
+    # roipooling.model itself: 2.4e-7 from roipooling.npz's output, as CNTK 2.7's own
+    # evaluation of roipooling.model is today)
+    np.testing.assert_allclose(ON_STADYNS["again_roipooling/roi"], ROI["output"], rtol=1e-6,
+                               atol=1e-6)
     # EditDistanceError of sequences, its penalties, SquashInputs and TokensToIgnore
     assert [f[0] for f in WRITTEN["again_edit"]["cntk"]["functions"]] == \
         ["Combine", "EditDistanceError", "EditDistanceError"]

@@ -43,9 +43,10 @@ from ._cntk_write_seq import NEW_AXES as _NEW_AXES, RULES as _SEQ_RULES
 from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
-from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, STEP_RULES, recurrence_rule
-from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, key, \
-    several_outputs, walk, write_block_of_outputs
+from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, STEP_BLOCKS as _STEP_BLOCKS, \
+    STEP_RULES, recurrence_rule
+from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, \
+    held_output, key, several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
 from ._cntk_write_on_sequences import _SEQUENCE_AND_ONE, _SEQUENCE_ENDS, _SEQUENCE_OPS, \
     _gathers_steps, _on_sequences
@@ -129,7 +130,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                   sparse_input: Callable[[Variable], bool] | None = None,
                   untyped_inputs: bool = False, shapes: "dict | None" = None,
                   composite_name: str | None = None,
-                  step_op_of: Callable[[Variable], str] | None = None) -> bytes:
+                  step_op_of: Callable[[Variable], str] | None = None,
+                  loaded_attributes_of: Callable[[Variable], "tuple | None"] | None = None
+                  ) -> bytes:
     """The bytes of a CNTK v2 model file computing ``outputs`` from ``inputs`` (name ->
     input Variable, batch axis first).  ``name_of``: the name of the function that computes a
     Variable (default its ``name``); ``leaf_name_of``: a parameter's or constant's name
@@ -159,7 +162,11 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     the writer fills with the shape (NumPy order, no dynamic axes) of each value it writes
     for a Stadyn value, by its name in the file (``Times5_Output_0``); ``composite_name``:
     the name of the model itself (CNTK's composite, renamed by ``z.name = ...``; default: its
-    root function's); ``step_op_of``: the op name of a recurrence's step (``RNNStep``).  Raises
+    root function's); ``step_op_of``: the op name of a recurrence's step (``RNNStep``);
+    ``loaded_attributes_of``: ``(op, attributes)`` of the function a loaded file computed a
+    Variable with (CNTK's op name and attributes, as CNTK 2.7 shows them), or None: the ops of
+    :data:`._cntk_write_loaded.LOADED_OPS` are written with those, as CNTK 2.7 writes a model
+    it loaded again.  Raises
     :class:`CntkWriteUnsupported` for a graph with an op or input it cannot write."""
     name_of = name_of or (lambda v: v.graph_name or "")
     leaf_name_of = leaf_name_of or (lambda v: v.graph_name or "")
@@ -169,11 +176,6 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     sequences = {id(v) for v in inputs.values() if v.sequence_lengths is not None}
     lengths = {id(v.sequence_lengths) for v in inputs.values() if v.sequence_lengths is not None}
     nodes = walk(outputs, cntk_op_of, frozenset(_RULES))
-    for node in nodes:          # (its first output is what the writer names the op by)
-        if node.outputs[0] is None:
-            raise CntkWriteUnsupported(node.spec.name, "an op of several outputs whose first "
-                                                       "is held by nothing (a loaded LSTM "
-                                                       "recurrence read for its cell state)")
     for node in nodes:
         if any(id(i) in batched for i in node.inputs):
             batched.update(id(o) for o in node.outputs if o is not None)
@@ -226,14 +228,21 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if found is not None and found[0] in ("Recurrence", "Fold"):
             recurrences[id(v)] = found[1]
             return None
+        if found is not None and found[0] in _STEP_BLOCKS and v.parent is not None and \
+                v.parent.spec.name == "recurrence":
+            # (a loaded file's recurrence, shown as the step's LSTM block the file holds inside
+            # its loop: the recurrence's rule writes that block, as for a Recurrence(LSTM))
+            w.step_blocks[id(v.parent)] = found[0]
+            recurrences[id(v)] = found[1]
+            return None
         if found is not None and (found[0] in ONE_OP_BLOCKS or (
                 v.parent is not None and found[0] == _RULE_BLOCKS.get(v.parent.spec.name)) or
                 id(v) in from_attributes):
             return None             # (the rule writes the block CNTK 2.7 builds)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
-    w.shown_blocks = {id(n.outputs[0]) for n in nodes
-                      if block_of is not None and block_of(n.outputs[0]) is not None}
+    w.shown_blocks = {id(held_output(n)[1]) for n in nodes
+                      if block_of is not None and block_of(held_output(n)[1]) is not None}
     names = list(input_names) if input_names is not None else \
         [k.partition("#")[0] for k in inputs]
     for name, v in zip(names, inputs.values()):
@@ -279,7 +288,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     for node in nodes:
         if id(node) in skipped:
             continue
-        out = node.outputs[0]
+        # (the op's first output something holds: a loaded LSTM recurrence read for h alone
+        # has let its first go, which is written all the same, as the op's output 0)
+        first, out = held_output(node)
         here = scope.get(key(node))
         if id(out) in members:      # (a block of several outputs: written once, whole)
             b = members[id(out)]
@@ -300,14 +311,18 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         name = "" if block is not None or id(out) in recurrences else name_of(out)
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         w.layer = here                            # (the layer it is inside)
+        w.loaded = loaded_attributes_of(out) if loaded_attributes_of is not None else None
         made = rule(w, ins, uids, attrs, out, name)
+        w.loaded = None
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):
             uid = w.function("NoOp", [uid], name=recurrences[id(out)]) + "_Output_0"
         if block is None:
+            if first:
+                uid = w.output_uid(made, first)
             produced[id(out)] = (uid, here)
             sizes[uid] = tuple(out.shape[w.lead(out):])
-            for k, other in enumerate(node.outputs[1:], 1):     # (TopK's indices)
+            for k, other in enumerate(node.outputs[first + 1:], first + 1):   # (TopK's indices)
                 if other is not None:
                     produced[id(other)] = (w.output_uid(made, k), here)
             continue

@@ -34,11 +34,14 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
+from ..graph import Variable
 from ..ops import RandomStream
 from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
-from ._cntk_write_more import ALL_STATIC, inner_nodes, node_attributes, primitive, python_axis, \
-    reduce_all_block, reduce_some
+from ._cntk_write_more import ALL_STATIC, element_divide, inner_nodes, node_attributes, primitive, \
+    python_axis, reduce_all_block, reduce_some
 from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS
 
 __all__ = ["RULES"]
@@ -300,7 +303,29 @@ def _random_sample(w, ins, uids, attrs, out, name):
         "rngSeed": P.size_t(seed)}, name=name)
 
 
+def _log_plus_zero(w, p, c, name):
+    # (the body of CNTK 2.7's Softplus block: LogPlus(x, 0), the 0 its Constant)
+    return w.function("LogPlus", [p[0], c[0]], name=name) + "_Output_0"
+
+
+def _softplus(w, ins, uids, attrs, out, name):
+    """``softplus(x, beta)`` as CNTK 2.7's ``C.softplus(x, steepness=beta)`` (a Stabilizer's,
+    ``steepness`` 4) computes it: its ``Softplus`` block, ``LogPlus(x, 0)`` of a Constant 0,
+    and where ``beta`` is not 1 of ``ElementTimes(beta, x)``, then an ``ElementDivide`` block
+    by ``beta`` (CNTK 2.7 wraps those three in a ``softplus`` block of its own, which is not
+    written: the functions and values are the same)."""
+    beta = float(attrs.get("beta", 1.0))
+    if beta == 1.0:
+        return w.fixed_block("Softplus", name, ins[:1], uids[:1], (0.0,), _log_plus_zero)
+    scaled = w.function("ElementTimes", [w.constant(beta, ins[0]), uids[0]]) + "_Output_0"
+    soft = w.fixed_block("Softplus", "", ins[:1], [scaled], (0.0,), _log_plus_zero)
+    steep = Variable.from_numpy_array(np.asarray(beta, np.dtype(str(ins[0].dtype))))
+    return w.fixed_block("ElementDivide", name, [ins[0], steep],
+                         [soft + "_Output_0", w.constant(beta, ins[0])], (), element_divide)
+
+
 RULES = {
+    "softplus": _softplus,
     "random_sample": _random_sample,
     "cntk:SELU": _selu, "cntk:LeakyReLU": _leaky_relu, "cntk:PReLU": _prelu,
     "cntk:HardSigmoid": _hard_sigmoid,

@@ -166,7 +166,10 @@ def fold_shapes(w, nodes) -> set[int]:
         if name == "cntk_batch_normalization" and \
                 not node.spec.split_arguments(node.args, node.kwargs)[1]["spatial"]:
             x = node.inputs[0]
-            static = tuple(x.shape[1 if id(x) in w.batched else 0:])
+            # (the input's sample: past the batch axis, and past a sequence axis too -- a
+            # loaded cntk.exe file's BatchNormalization over [200 x 1] on the axis '', whose
+            # parameters CNTK 2.7 writes [200 x 1], not with the sequence axis' 1 as well)
+            static = tuple(x.shape[w.lead(x):])
             for v in node.inputs[1:5]:
                 if v.parent is None and len(static) > 1 and v.size == int(np.prod(static)):
                     w.leaf_shapes[id(v)] = static
@@ -423,11 +426,17 @@ def write_block_of_outputs(w, block: Block, read, outer: "Block | None") -> list
     return [f"{made}_Output_{k}" for k in range(len(block.outputs))]
 
 
+def held_output(node) -> "tuple[int, Variable]":
+    """``(k, v)``: the first output of ``node`` something holds (a loaded LSTM recurrence read
+    for its second output alone has let its first go), by which the writer names the op."""
+    return next((k, o) for k, o in enumerate(node.outputs) if o is not None)
+
+
 def find_blocks(nodes, block_of) -> "tuple[dict[int, Block], dict[int, Block | None]]":
     """The blocks of the graph by their output's id, and each node's innermost block."""
     blocks: dict[int, Block] = {}
     for node in nodes:
-        out = node.outputs[0]
+        out = held_output(node)[1]
         found = block_of(out) if block_of is not None else None
         if found is not None:
             blocks[id(out)] = Block(out, *found)

@@ -146,7 +146,9 @@ def _slice(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
     x, a = ins[0], node_attributes(node)
     source, flipped = node, ()
-    steps = [int(st) for st in (a["step"] or [1] * len(x.shape))]
+    # (lists shorter than the rank are the trailing axes': a loaded GRU's slice of its
+    # (batch, step, 12) projection reads start (0,), stop (4,))
+    steps = [int(st) for st in _leading(a["step"], len(x.shape), 1)]
     inner = node.inputs[0].parent
     if inner is not None and inner.spec.name == "flip" and inner.inputs[0].parent is not None \
             and inner.inputs[0].parent.spec.name == "slice":
@@ -160,7 +162,9 @@ def _slice(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("Slice", "a slice the writer cannot read")
     b = node_attributes(source)
     cut = []
-    for k, (begin, end, step, n) in enumerate(zip(b["start"], b["stop"], steps, x.shape)):
+    for k, (begin, end, step, n) in enumerate(zip(_leading(b["start"], len(x.shape), None),
+                                                  _leading(b["stop"], len(x.shape), None),
+                                                  steps, x.shape)):
         if slice(begin, end).indices(n)[:2] != (0, n) or step != 1 or k in flipped:
             cut.append((k, int(begin or 0), int(end or 0), -step if k in flipped else step))
     if not cut:
@@ -175,6 +179,13 @@ def _slice(w, ins, uids, attrs, out, name):
         "beginIndexVec": P.vector([P.integer(b) for _, b, _, _ in cut]),
         "endIndexVec": P.vector([P.integer(e) for _, _, e, _ in cut]),
         "sliceStridesVec": P.vector([P.integer(s) for *_, s in cut])}, name=name)
+
+
+def _leading(values, rank: int, fill) -> list:
+    """A slice's per-axis list over all ``rank`` axes: the leading axes it leaves out whole
+    (``fill``), as the ``slice`` op applies a shorter list to the trailing axes."""
+    values = list(values) if values is not None else []
+    return [fill] * (rank - len(values)) + values
 
 
 def _transpose(w, ins, uids, attrs, out, name):

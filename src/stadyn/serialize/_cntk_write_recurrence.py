@@ -111,12 +111,12 @@ def recurrence_rule(rules: dict, different: dict):
                                                      "'has 1 unused arguments')")
         likes = [_Step((1, 1) + tuple(s.shape[1:]), x.dtype) for s in step.outputs]
         delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
-        op_name = w.step_op_of(out)
+        op_name = w.step_blocks.get(id(out.parent)) or w.step_op_of(out)
 
         def ops(w_, reads: dict) -> list:
             # the step's ops, ``reads``: id(a value of the step) -> its uid; returns the uid of
             # each new state
-            made = {**reads, **captured}
+            made = {**captured, **reads}
             for v in [o for n in nodes for o in n.outputs if o is not None] + \
                     list(step.states) + list(step.inputs):
                 w_.batched.add(id(v))       # (one step: its sequence axes the placeholders')
@@ -135,14 +135,19 @@ def recurrence_rule(rules: dict, different: dict):
         if op_name in STEP_BLOCKS and n_seq == 1:
             # (CNTK 2.7's block of the step layer, its outputs delayed; several: a Combine of
             # them the block's root)
-            def body(w_, p_x, states):
+            def body(w_, p_x, states, inner=None):
                 reads = {id(s): p for s, p in zip(step.states, states)}
-                roots = ops(w_, {**reads, id(step.inputs[0]): p_x})
+                roots = ops(w_, {**reads, **(inner or {}), id(step.inputs[0]): p_x})
                 return roots[0] if len(roots) == 1 else \
                     w_.function("Combine", roots) + "_Output_0"
-            return w.recurrent_block(op_name, x, uids[0], list(uids[1 + n_states:]),
+            # (the captured values computed outside the loop, not leaves: read through
+            # placeholders of the block, as CNTK 2.7's block reads its arguments)
+            outer = list(zip(step.captured, uids[n_seq + n_states:]))
+            computed = [(c, u) for c, u in outer if "_Output_" in u]
+            return w.recurrent_block(op_name, x, uids[0],
+                                     [u for _, u in outer if "_Output_" not in u],
                                      [(delay, 1, i, like) for i, like in zip(init_uids, likes)],
-                                     body)
+                                     body, computed)
         # a step function's ops as they are, each delay reading the op making its state (a
         # placeholder named by that output's uid, as CNTK 2.7 lists a value read before it is
         # written), the ops reading each input sequence itself (several: CNTK 2.7's loop of

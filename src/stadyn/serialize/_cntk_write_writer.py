@@ -20,6 +20,7 @@ from ..graph import FREE_DIMENSION, Variable, free_dimensions
 from . import _cntk_write_proto as P
 from ._cntk_format import OP_NAMES
 from ._cntk_write_graph import Block, CntkWriteUnsupported
+from ._cntk_write_loaded import LOADED_OPS, as_loaded
 
 __all__ = ["Writer", "COMPOSITE_VERSION", "DEFAULT_SEQUENCE_AXIS", "BATCH_AXIS"]
 
@@ -73,6 +74,9 @@ class Writer:
         self.named_axis: Callable[[Variable], "str | None"] = lambda v: None   # the caller's
         #                                           name of a sequence's axis (None: default)
         self.output_counts: dict[str, int] = {}   # a recurrent block's uid -> its outputs
+        self.step_blocks: dict[int, str] = {}     # id(a loaded recurrence) -> its step's block
+        self.loaded: "tuple | None" = None        # (op, attributes) the file the value a
+        #                                           rule writes was loaded from gave it
         self.output_uids: dict[str, list] = {}    # a rule's function uid -> the uids of the
         #                                           op's outputs, where not its own outputs'
         #                                           (a step function's states, by their ops)
@@ -250,15 +254,18 @@ class Writer:
         return uid + "_Output_0"
 
     def recurrent_block(self, op_name: str, x, x_uid: str, leaves: Sequence[str],
-                        delayed: Sequence[tuple], body) -> str:
+                        delayed: Sequence[tuple], body, computed: Sequence[tuple] = ()) -> str:
         """A block CNTK 2.7 builds for one recurrent step (``LSTM`` inside ``Recurrence``)
         over the input ``x`` (read as ``x_uid``) and the ``leaves`` (parameters' uids its body
         reads): each output read back through a delay (``delayed``: per output, ``(delay op,
         offset, initial value's uid, the value giving the output's shape)``), written before
         the block, whose uid is so taken first; a placeholder for each delayed output and for
         ``x``; ``body(writer, x's placeholder, the states' placeholders)`` adds the step and
-        returns its root function's output uid.  Returns the block's uid (its outputs
-        ``<uid>_Output_<k>``)."""
+        returns its root function's output uid; ``computed``: ``(value, uid)`` of the values
+        computed outside the loop that the step reads (a Stabilizer's ``softplus`` of its
+        parameter), each read through a placeholder of its own, as a block reads its
+        arguments (``body`` then gets ``{id(value): placeholder}`` as a fourth argument).  Returns
+        the block's uid (its outputs ``<uid>_Output_<k>``)."""
         uid = f"Block{next(self.count)}"
         for k, (*_, like) in enumerate(delayed):
             self.placeholder(like, f"{uid}_Output_{k}")
@@ -266,9 +273,11 @@ class Writer:
                   + "_Output_0" for k, (op, offset, initial, _) in enumerate(delayed)]
         states = [self.placeholder(like) for *_, like in delayed]
         argument = self.placeholder(x)
-        root = body(self, argument, states)
-        self._block_function(op_name, "", list(leaves), states + [argument], delays + [x_uid],
-                             root, uid=uid)
+        inner = [self.placeholder(v) for v, _ in computed]
+        root = body(self, argument, states, {id(v): p for (v, _), p in zip(computed, inner)}) \
+            if computed else body(self, argument, states)
+        self._block_function(op_name, "", list(leaves), states + [argument] + inner,
+                             delays + [x_uid] + [u for _, u in computed], root, uid=uid)
         self.output_counts[uid] = len(delayed)
         return uid
 
@@ -297,8 +306,12 @@ class Writer:
     # -- functions ---------------------------------------------------------------------------
     def function(self, op: str, inputs: Sequence[str], attributes: dict | None = None,
                  name: str = "") -> str:
-        """Add one primitive function; returns its output's uid (``<uid>_Output_0``)."""
+        """Add one primitive function; returns its output's uid (``<uid>_Output_0``).  The
+        first function of the op the value a rule writes was loaded as (:attr:`loaded`) is
+        written with the file's attributes (:func:`._cntk_write_loaded.as_loaded`)."""
         uid = f"{op}{next(self.count)}"
+        if self.loaded is not None and self.loaded[0] == op and op in LOADED_OPS:
+            attributes, self.loaded = as_loaded(op, attributes or {}, self.loaded[1]), None
         entry = {"version": P.size_t(_FUNCTION_VERSION), "type": P.text("PrimitiveFunction"),
                  "uid": P.text(uid), "op": P.size_t(_OP[op]),
                  "inputs": P.vector([P.text(i) for i in inputs]),

@@ -27,6 +27,7 @@ from ..graph import (FREE_DIMENSION, Variable, auto_forward, get_current_context
 from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
+from ._cntk_v1_attributes import shown_attributes
 from ._cntk_v1_gathers import fold_step_gathers
 from ._cntk_v1_uids import V1_READ_AS_V2
 from ._legacy_api import LegacyNode, MappingUnsupported
@@ -488,8 +489,7 @@ class _Builder(FlatBuilding):
                                           sequence_axis=(axis or None)
                                           if var.sequence_lengths is not None else None,
                                           operands=operands,
-                                          attributes=fn.file_attributes()
-                                          if self.fmt == "cntk-v2" else None))
+                                          attributes=shown_attributes(self.fmt, fn)))
 
     def build(self, network: LegacyNetwork, inputs: Mapping[str, str],
               outputs: Mapping[str, str], info: dict[str, Any]) -> Network:

@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 from ...graph import Variable, free_dimensions, topological_nodes
 from . import _graph as G
-from ._cntk_attributes import CNTK_ATTRIBUTES
+from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._clone import rebuild
 from ._graph_views import walk_between
 from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _SPARSE,
@@ -179,10 +179,17 @@ def cntk_writer_names(roots: list, names: list, combine, untyped: bool = False) 
                 block_of=_block_of, cntk_op_of=_cntk_op_of, step_op_of=G.step_op_of,
                 leaf_order=_file_leaves(roots), sequence_axis_of=_sequence_axis_name,
                 batched_input=G.BATCH, sparse_input=G.SPARSE.__contains__,
-                untyped_inputs=untyped,
+                untyped_inputs=untyped, loaded_attributes_of=_loaded_attributes,
                 # (a composite renamed, z.name = ...: CNTK 2.7's file names the model so)
                 composite_name=G.COMPOSITE_NAMES.get(roots[0])
                 if len(roots) == 1 and combine is None else None)
+
+
+def _loaded_attributes(v) -> "tuple | None":
+    """``(op, attributes)`` of the function a loaded CNTK file (v2, or cntk.exe's v1 as CNTK
+    2.7 converts it) computed ``v`` with, which the writer writes again as CNTK 2.7 does."""
+    shown = (CNTK_ROOT_ATTRIBUTES if v in G.BLOCKS else CNTK_ATTRIBUTES).get(v)
+    return None if shown is None else (G.primitive_op_name(v), dict(shown))
 
 
 def _file_leaves(roots: list) -> list:
