@@ -118,7 +118,9 @@ def _grad_or_empty(g, like):
 
 def _bn_one_pass_grad_impl(gy, x, weight, eps, need):
     gx, gw, gb = _bn_one_pass_grads(gy, x, weight, eps, need)
-    if gx is not None:       # in the fake's layout, gy's (the composite's, but for a copy)
+    # in the fake's layout, gy's (the composite's, but for a copy).  gx is dense, so strides
+    # equal to gy's mean gy is dense and empty_like(gy) would have them: no tensor to compare
+    if gx is not None and gx.stride() != gy.stride():
         out = torch.empty_like(gy, dtype=x.dtype)
         if out.stride() != gx.stride():
             gx = out.copy_(gx)
