@@ -61,8 +61,9 @@ def relu(x, inplace=False, rule="torch"):
     """``max(x, 0)``; NaN stays NaN (torch's rule).  ``rule="nnabla"``: NNabla 1.39's
     ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, NaN for NaN and for -inf, +0
     for every other number not above 0.  In each the gradient goes where ``x > 0`` (none at
-    NaN); with ``rule="nnabla"`` where the output is above 0, as NNabla's backward reads the
-    output (what a user wrote into it included).
+    NaN; with ``rule="cntk"`` 0 elsewhere even for a NaN or infinite output gradient, as
+    CNTK's choice gives); with ``rule="nnabla"`` where the output is above 0, as NNabla's
+    backward reads the output (what a user wrote into it included).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
