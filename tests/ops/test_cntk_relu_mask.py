@@ -90,6 +90,25 @@ def test_a_nan_or_infinite_gradient_stops_where_cntk_s_relu_is_off():
         assert not np.signbit(x.g[~np.isnan(x.g)]).any()
 
 
+# CNTK 2.7, measured as above with W = -1.5, -2, ..., -8: +0 where x is not above 0 (a product
+# gave -0.0 there: a negative gradient times 0)
+W_NEGATIVE = -np.array([1.5, 2, 3, 4, 5, 6, 7, 8], np.float32)
+CNTK_GRAD_NEGATIVE = np.array([[0.0, -2.0, 0.0, -4.0, 0.0, 0.0, -7.0, 0.0]], np.float32)
+
+
+def test_the_gradient_s_zeros_are_positive_as_cntk_s():
+    # on 843c47fc: -0.0 at the five places x is not above 0
+    for mode in ("dynamic", "static"):
+        x = sd.Variable.from_numpy_array(X, need_grad=True)
+        with sd.auto_forward(mode == "dynamic"):
+            y = F.sum(F.relu(x, rule="cntk") * sd.Variable.from_numpy_array(W_NEGATIVE))
+        if mode == "static":
+            y.forward()
+        y.backward()
+        np.testing.assert_array_equal(x.g, CNTK_GRAD_NEGATIVE)
+        np.testing.assert_array_equal(np.signbit(x.g), np.signbit(CNTK_GRAD_NEGATIVE))
+
+
 def test_the_plans_trace_makes_two_passes_forward_and_one_backward():
     def joint(x, gy):
         y = CATALOG["relu"].impl(x, rule="cntk")
