@@ -33,13 +33,37 @@ class _NnablaRelu(torch.autograd.Function):
         return torch.ops.aten.threshold_backward(grad, y, 0)
 
 
+class _CntkRelu(torch.autograd.Function):
+    """CNTK 2.7's ReLU in two passes over memory where its product form took four.  Forward
+    (its CPU kernel, measured): ``x * (x > 0) + 0.0``, -inf * 0 and NaN * 0 being NaN and the
+    zeros +0; here the mask is written in x's dtype by the comparison itself and the product
+    and sum are one ``addcmul`` (``0 + x * m`` with ``m`` 0 or 1: exact, the same bits, NaN's
+    sign included).  Backward: CNTK's ``ElementwiseProductWithLinearRectifierDerivativeFromOutput``,
+    ``b > 0 ? a : 0`` on its output (Source/Math/TensorOps.h:318), a choice, not a product: 0
+    where ``x`` is not above 0 even for a NaN or infinite gradient; ``threshold_backward`` on
+    the mask (never NaN) chooses so in one pass."""
+
+    @staticmethod
+    def forward(ctx, x):
+        mask = torch.empty_like(x)
+        torch.gt(x, 0, out=mask)
+        ctx.save_for_backward(mask)
+        return torch.addcmul(x.new_zeros(()), x, mask)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return torch.ops.aten.threshold_backward(grad, mask, 0)
+
+
 @op(1, category=_C)
 def relu(x, inplace=False, rule="torch"):
     """``max(x, 0)``; NaN stays NaN (torch's rule).  ``rule="nnabla"``: NNabla 1.39's
     ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, NaN for NaN and for -inf, +0
     for every other number not above 0.  In each the gradient goes where ``x > 0`` (none at
-    NaN); with ``rule="nnabla"`` where the output is above 0, as NNabla's backward reads the
-    output (what a user wrote into it included).
+    NaN; with ``rule="cntk"`` 0 elsewhere even for a NaN or infinite output gradient, as
+    CNTK's choice gives); with ``rule="nnabla"`` where the output is above 0, as NNabla's
+    backward reads the output (what a user wrote into it included).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -54,10 +78,8 @@ def relu(x, inplace=False, rule="torch"):
     if rule == "nnabla":
         return _NnablaRelu.apply(x)
     if rule == "cntk":
-        # CNTK 2.7 (its CPU kernel, measured): the product with the comparison, -inf * 0 and
-        # NaN * 0 being NaN; + 0.0 makes the zeros +0 as CNTK's are.  The mask is made in x's
-        # dtype once: a bool one was converted again inside the forward's product and the
-        # backward's (a pass over memory each; the same 0s and 1s, so the same bits)
+        if x.is_floating_point():
+            return _CntkRelu.apply(x)
         return x * (x > 0).to(x.dtype) + 0.0
     raise ValueError(f"relu: rule={rule!r}: 'torch', 'nnabla' or 'cntk'")
 

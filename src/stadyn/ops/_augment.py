@@ -144,12 +144,14 @@ def random_flip(x, axes=None, base_axis=1, seed=-1, rule="torch"):
             source = (read * strides).sum(1)
         bits = bits[rows]
     flips = tuple(a for a in axes if a >= base_axis)
-    y = _flipped(x, source, bits, flips, base_axis)
-    if source is None:
-        return y        # flips within each sample: their own adjoint
+    if source is None:  # flips within each sample: their own adjoint
+        return _flipped(x, source, bits, flips, base_axis)
     # NNabla's backward maps dy as its forward maps x (random_flip.cpp's backward_impl calls
-    # flip_recursive on the output gradient), not by the adjoint
-    return _SameMapBack.apply(x, y.detach(), source, bits, flips, base_axis)
+    # flip_recursive on the output gradient), not by the adjoint: y is made without autograd
+    # (_SameMapBack gives its gradient)
+    with torch.no_grad():
+        y = _flipped(x, source, bits, flips, base_axis)
+    return _SameMapBack.apply(x, y, source, bits, flips, base_axis)
 
 
 def _flipped(x: torch.Tensor, source: torch.Tensor | None, bits: torch.Tensor,

@@ -13,11 +13,12 @@ backward being most of it) and takes the gradient from ATen's fused
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ._kernel_op import kernel_op
 
-__all__ = ["batch_norm_nnabla"]
+__all__ = ["batch_norm_nnabla", "batch_norm_update_running"]
 
 
 def _channel_shape(x: torch.Tensor) -> list[int]:
@@ -72,6 +73,9 @@ def _bn_train_setup(ctx, inputs, output):
     x, weight, bias, eps, one_pass = inputs
     _, mean, var = output
     ctx.mark_non_differentiable(mean, var)
+    # no zeros made for the statistics' gradients (two nodes of a plan's trace): the
+    # backward reads only gy
+    ctx.set_materialize_grads(False)
     ctx.save_for_backward(x, weight, mean, var)
     ctx.eps, ctx.has_bias, ctx.one_pass = eps, bias is not None, one_pass
     ctx.bias_shape = None if bias is None else bias.shape
@@ -118,7 +122,9 @@ def _grad_or_empty(g, like):
 
 def _bn_one_pass_grad_impl(gy, x, weight, eps, need):
     gx, gw, gb = _bn_one_pass_grads(gy, x, weight, eps, need)
-    if gx is not None:       # in the fake's layout, gy's (the composite's, but for a copy)
+    # in the fake's layout, gy's (the composite's, but for a copy).  gx is dense, so strides
+    # equal to gy's mean gy is dense and empty_like(gy) would have them: no tensor to compare
+    if gx is not None and gx.stride() != gy.stride():
         out = torch.empty_like(gy, dtype=x.dtype)
         if out.stride() != gx.stride():
             gx = out.copy_(gx)
@@ -184,6 +190,8 @@ def _bn_one_pass_backward(gy, x, weight, eps, need):
 
 def _bn_train_backward(ctx, gy, _gmean, _gvar):
     x, weight, mean, var = ctx.saved_tensors
+    if gy is None:      # (a double backward's): the zeros autograd made before, as it makes them
+        gy = torch.zeros(x.shape, dtype=x.dtype, device=x.device)
     need = ctx.needs_input_grad
     if ctx.one_pass:
         gx, gw, gb = _bn_one_pass_backward(gy, x, weight, ctx.eps,
@@ -195,6 +203,47 @@ def _bn_train_backward(ctx, gy, _gmean, _gvar):
         invstd, True, ctx.eps, [need[0], weight is not None and need[1],
                                 ctx.has_bias and need[2]])
     return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None
+
+
+def _update_running_impl(mean, variance, m, v, keep, take, n):
+    if mean is not None:
+        mean.mul_(keep).add_((m * take).reshape(mean.shape))
+    if variance is not None:
+        variance.mul_(keep).add_((v * take * float(n) / float(n - 1)).reshape(variance.shape))
+
+
+def _update_running_fake(mean, variance, m, v, keep, take, n):
+    return None
+
+
+# The running statistics' update as one operator: a plan's trace records one node where the
+# ATen calls above made ten, with the same values (its kernel is those calls).
+_update_running = kernel_op(
+    "stadyn_kernels::batch_norm_nnabla_update_running",
+    "(Tensor(a!)? mean, Tensor(b!)? variance, Tensor m, Tensor v, float keep, float take, "
+    "int n) -> ()",
+    _update_running_impl, _update_running_fake)
+
+
+def batch_norm_update_running(mean: torch.Tensor | None, variance: torch.Tensor | None,
+                              m: torch.Tensor, v: torch.Tensor, n: int,
+                              decay_rate: float) -> None:
+    """Move the running statistics ``mean`` and ``variance`` (either may be None) in place
+    toward a batch's mean ``m`` and biased variance ``v`` of ``n`` values per channel, as
+    NNabla 1.39's kernel moves them, its factors rounded to float32:
+    ``rm = d * rm + (1 - d) * m``, ``rv = d * rv + (1 - d) * v * n / (n - 1)``.  One operator
+    (``stadyn_kernels::batch_norm_nnabla_update_running``), run without gradients.
+
+    Example:
+        >>> import torch
+        >>> rm, rv = torch.zeros(1), torch.ones(1)
+        >>> batch_norm_update_running(rm, rv, torch.tensor([2.0]), torch.tensor([1.0]), 2, 0.5)
+        >>> rm.tolist(), rv.tolist()
+        ([1.0], [1.5])
+    """
+    d = np.float32(decay_rate)
+    with torch.no_grad():
+        _update_running(mean, variance, m, v, float(d), float(np.float32(1.0) - d), int(n))
 
 
 def _bn_eval_impl(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,

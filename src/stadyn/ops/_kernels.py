@@ -30,7 +30,8 @@ Average pooling over small tiles
     transposed product): ~4x faster, exact to rounding (the weights are powers of two for 2x2).
 
 Batch normalisation in NNabla's order
-    :func:`batch_norm_nnabla` (:mod:`._batch_norm_kernel`).
+    :func:`batch_norm_nnabla` and the running statistics' update
+    :func:`batch_norm_update_running` (:mod:`._batch_norm_kernel`).
 
 Half-precision products and convolutions on CPUs without oneDNN's half kernels
     :func:`convolution`, :func:`linear`, :func:`matrix_product` and :func:`matmul` compute a
@@ -50,13 +51,13 @@ import numpy as np
 import torch
 
 from ..graph import eager_grad_out
-from ._batch_norm_kernel import batch_norm_nnabla
+from ._batch_norm_kernel import batch_norm_nnabla, batch_norm_update_running
 from ._half_kernels import convolution, half_in_fp32, half_mm, half_product, matmul, matrix_product
 from ._kernel_op import _save_product_operands, kernel_op
 
 __all__ = ["linear", "convolution", "matrix_product", "matmul", "half_in_fp32", "tanh",
-           "average_pool_tiles", "batch_norm_nnabla", "kernel_op", "ONEDNN_MIN_MACS",
-           "NUMPY_TANH_MIN_ELEMENTS", "POOL_TILES_MAX_ENTRIES"]
+           "average_pool_tiles", "batch_norm_nnabla", "batch_norm_update_running", "kernel_op",
+           "ONEDNN_MIN_MACS", "NUMPY_TANH_MIN_ELEMENTS", "POOL_TILES_MAX_ENTRIES"]
 
 
 #: The smallest product (batch x inputs x outputs multiply-adds) sent to oneDNN.

@@ -354,15 +354,9 @@ def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat, one_pa
 
 
 def _bn_update_running(mean, variance, m, v, n, decay_rate):
-    """NNabla's moving statistics, its factors rounded to float32 as its kernel computes them:
+    """NNabla's moving statistics (``kernels.batch_norm_update_running``: one operator):
     ``rm = d * rm + (1 - d) * m``, ``rv = d * rv + (1 - d) * v * n / (n - 1)``."""
-    d = np.float32(decay_rate)
-    keep, take = float(d), float(np.float32(1.0) - d)
-    with torch.no_grad():
-        if mean is not None:
-            mean.mul_(keep).add_((m * take).reshape(mean.shape))
-        if variance is not None:
-            variance.mul_(keep).add_((v * take * float(n) / float(n - 1)).reshape(variance.shape))
+    kernels.batch_norm_update_running(mean, variance, m, v, n, decay_rate)
 
 
 def _dropout_shape(x, p=0.5, seed=-1, output_mask=False, train_only=False, rule="torch"):

@@ -36,8 +36,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from ...graph import (Variable as _Core, data_of, get_auto_forward, topological_nodes,
-                      value_holder)
+from ...graph import (Variable as _Core, data_of, get_auto_forward, graph_version,
+                      topological_nodes, value_holder)
 from ._ndarray import NdArray
 from ._shared_arrays import follow
 
@@ -45,6 +45,12 @@ __all__ = ["counting_in_int32", "cast_counters"]
 
 # Each static mean_subtraction node that updates its running mean -> its counter Variable.
 _COUNTED: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+# How many nodes were recorded in _COUNTED so far (a graph may hold a new one after a record).
+_RECORDED = [0]
+# The roots of a graph cast_counters saw (their ids) -> weak references to them, the graph
+# version and record count then, and weak references to the counted nodes in their graph.
+_FOUND: dict = {}
+_FOUND_MAX = 256
 
 
 def _cast(t: Any) -> None:
@@ -90,6 +96,7 @@ def counting_in_int32(name: str, fn: Callable) -> Callable:
         node = getattr(y, "parent", None)
         if updates and node is not None and isinstance(t, _Core):
             _COUNTED[node] = t
+            _RECORDED[0] += 1
         return y
     return call
 
@@ -103,7 +110,27 @@ def cast_counters(roots: Sequence[Any]) -> None:
     """
     if not _COUNTED:
         return
-    nodes = {id(n) for n in topological_nodes(list(roots))}
-    for node, t in list(_COUNTED.items()):
-        if id(node) in nodes:
+    roots = list(roots)
+    key = tuple(id(r) for r in roots)
+    state = (graph_version(), _RECORDED[0])
+    hit = _FOUND.get(key)
+    if hit is not None and hit[1] == state and all(
+            ref() is r for ref, r in zip(hit[0], roots)):
+        counted = [node() for node in hit[2]]
+    else:
+        # a graph's nodes change only by a rewiring (the graph version) and a counted node
+        # only by a new record: the walk is done again after either, not at every forward
+        nodes = {id(n) for n in topological_nodes(roots)}
+        counted = [node for node in list(_COUNTED.keys()) if id(node) in nodes]
+        try:
+            refs = tuple(weakref.ref(r) for r in roots)
+        except TypeError:       # (a root that takes no weak reference: walked every time)
+            refs = None
+        if refs is not None:
+            if len(_FOUND) >= _FOUND_MAX:
+                _FOUND.clear()
+            _FOUND[key] = (refs, state, [weakref.ref(node) for node in counted])
+    for node in counted:
+        t = _COUNTED.get(node) if node is not None else None
+        if t is not None:
             _cast(t)
