@@ -26,6 +26,7 @@ from ._run_checks import refuse_when_run
 from ._sparse_operands import refuse_sparse_operands
 from ._mixins import GraphObject
 from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one_op, operand,
+                     swig_axis, swig_count,
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
                      sample_shape, unwrap, wrap)
 from ._axis import Axis
@@ -96,6 +97,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         ...      y: np.array([[[0, 0], [1, 0]]], np.float32)}).tolist()
         1.0
     """
+    swig_axis(axis)
+    swig_count(topN, "classification_error")
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "Hardmax")
     if int(topN) == 1 and isinstance(axis, (int, np.integer)) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
