@@ -121,3 +121,32 @@ def variables__compared_with_what_is_no_variable(C, r):
         "waiting output == None": _raised(lambda: waiting.output == None),   # noqa: E711
         "waiting output == x": _raised(lambda: waiting.output == x),
     }
+
+
+@cntk_case(names=["cntk.losses.fmeasure"])
+def fmeasure__over_placeholders_is_made_of_waiting_ops(C, r):
+    r.touch("cntk.ops.placeholder", "cntk.ops.input_variable", "cntk.Function.root_function",
+            "cntk.Function.op_name", "cntk.Function.inputs", "cntk.Function.placeholders",
+            "cntk.Function.replace_placeholders", "cntk.Function.eval", "cntk.Function.shape")
+    p1, p2 = C.placeholder(), C.placeholder()
+    fm = C.losses.fmeasure(p1, p2)
+    root = fm.root_function
+    res = {"root": [root.op_name, fm.op_name, fm.name, len(fm.outputs), list(fm.output.shape)],
+           "root's inputs: placeholder, constant, output": [
+               [i.is_placeholder, i.is_constant, i.is_output] for i in root.inputs],
+           "placeholders": len(fm.placeholders),
+           "beta=0.5: root": C.losses.fmeasure(p1, p2, beta=0.5).root_function.op_name,
+           "over a placeholder and an input: root": C.losses.fmeasure(
+               C.placeholder(), C.input_variable(3)).root_function.op_name}
+    # bound to samples of rank 3: summed over every axis, as CNTK picked the axes when made
+    o, t = C.input_variable((2, 2, 3)), C.input_variable((2, 2, 3))
+    od, td = r.rand(2, 2, 2, 3), (r.rand(2, 2, 2, 3) > 0.5).astype(np.float32)
+    g = fm.replace_placeholders({p1: o, p2: t})
+    res["bound to rank 3: shape"] = list(g.shape)
+    res["bound to rank 3: value"] = g.eval({o: od, t: td})
+    res["made on rank 3: value"] = C.losses.fmeasure(o, t).eval({o: od, t: td})
+    o1, t1 = C.input_variable(4), C.input_variable(4)
+    g2 = C.losses.fmeasure(C.placeholder(), C.placeholder())(o1, t1)
+    res["called on vectors"] = [g2.root_function.op_name, list(g2.shape),
+                                g2.eval({o1: r.rand(3, 4), t1: r.onehot(3, 4)})]
+    return res
