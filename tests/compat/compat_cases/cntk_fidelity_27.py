@@ -150,3 +150,42 @@ def fmeasure__over_placeholders_is_made_of_waiting_ops(C, r):
     res["called on vectors"] = [g2.root_function.op_name, list(g2.shape),
                                 g2.eval({o1: r.rand(3, 4), t1: r.onehot(3, 4)})]
     return res
+
+
+def _words(fn):
+    """What ``fn()`` raised: its built-in type and its first line less a hint of Stadyn's in
+    parentheses at the end; or ``"made"``."""
+    try:
+        fn()
+    except Exception as e:
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        return [kind, re.sub(r" \([^()]*(\([^()]*\)[^()]*)*\)$", "", str(e).split("\n")[0])]
+    return "made"
+
+
+@cntk_case(names=["cntk.layers.default_options_for"],
+           note="the betas' default_options_for(layer, init=...) gives the option to that "
+                "layer; CNTK 2.7 has no default_options_for, so the real side gives it with "
+                "default_options (the one layer made inside)")
+def default_options_for__an_initializer_not_called_is_refused(C, r):
+    r.touch("cntk.layers.Dense", "cntk.layers.Embedding", "cntk.initializer.uniform",
+            "cntk.layers.default_options")
+    L = C.layers
+    if r.real:
+        r.touch("cntk.layers.default_options_for")
+
+    def made(layer, **options):
+        def make():
+            if r.real:
+                with L.default_options(**options):
+                    return layer(3)
+            with L.default_options_for(layer, **options):
+                return layer(3)
+        return make
+
+    return {
+        "Dense, init=uniform": _words(made(L.Dense, init=C.initializer.uniform)),
+        "Dense, init_bias=uniform": _words(made(L.Dense, init_bias=C.initializer.uniform)),
+        "Embedding, init=uniform": _words(made(L.Embedding, init=C.initializer.uniform)),
+        "Dense, init=uniform(1)": _words(made(L.Dense, init=C.initializer.uniform(1))),
+    }
