@@ -189,3 +189,36 @@ def default_options_for__an_initializer_not_called_is_refused(C, r):
         "Embedding, init=uniform": _words(made(L.Embedding, init=C.initializer.uniform)),
         "Dense, init=uniform(1)": _words(made(L.Dense, init=C.initializer.uniform(1))),
     }
+
+
+@cntk_case(names=["cntk.random.uniform", "cntk.random.uniform_like", "cntk.random.normal",
+                  "cntk.random.normal_like"])
+def random__uniform_ranges_and_infinite_scales(C, r):
+    r.touch("cntk.ops.input_variable", "cntk.Function.eval", "cntk.initializer.normal",
+            "cntk.initializer.truncated_normal", "cntk.ops.parameter", "cntk.Parameter.value")
+    inf, nan = float("inf"), float("nan")
+    x = C.input_variable(3, name="x")
+    xd = r.randn(2, 3)
+    res = {}
+    for low, high in ((0.5, 0.25), (1, 1), (1e-7, 1e-8), (123456789, 1), (-1, -2), (0, 0)):
+        res["uniform %r, %r" % (low, high)] = _raised(
+            lambda: C.random.uniform((2, 3), low=low, high=high, seed=1).shape)
+    res["uniform float64 1, 1"] = _raised(
+        lambda: C.random.uniform((2, 3), low=1, high=1, seed=1, dtype=np.float64).shape)
+    res["uniform_like 1, 1"] = _raised(lambda: C.random.uniform_like(x, low=1, high=1).shape)
+    res["uniform_like 2, -1"] = _raised(lambda: C.random.uniform_like(x, low=2, high=-1).shape)
+    for label, mean, scale in (("scale inf", 0, inf), ("mean inf", inf, 1), ("scale nan", 0, nan),
+                               ("scale 0", 0, 0), ("scale -1", 0, -1)):
+        res["normal " + label] = _raised(
+            lambda: C.random.normal((2, 3), mean=mean, scale=scale, seed=1).eval())
+    res["normal_like scale inf"] = _raised(
+        lambda: C.random.normal_like(x, scale=inf, seed=1).eval({x: xd}))
+    res["normal_like scale nan"] = _raised(
+        lambda: C.random.normal_like(x, scale=nan, seed=1).eval({x: xd}))
+    for kind in ("normal", "truncated_normal"):
+        for dt in (np.float32, np.float64):
+            for scale in (inf, nan):
+                init = getattr(C.initializer, kind)(scale, seed=1)
+                res["%s(%r) %s" % (kind, scale, np.dtype(dt).name)] = _raised(
+                    lambda: np.asarray(C.parameter((2, 3), init=init, dtype=dt).value))
+    return res
