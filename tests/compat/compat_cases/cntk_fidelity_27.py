@@ -222,3 +222,27 @@ def random__uniform_ranges_and_infinite_scales(C, r):
                 res["%s(%r) %s" % (kind, scale, np.dtype(dt).name)] = _raised(
                     lambda: np.asarray(C.parameter((2, 3), init=init, dtype=dt).value))
     return res
+
+
+@cntk_case(names=["cntk.ops.placeholder"])
+def block_root__of_a_waiting_call_or_a_layer_not_applied(C, r):
+    r.touch("cntk.Function.block_root", "cntk.ops.classification_error",
+            "cntk.ops.cross_entropy_with_softmax", "cntk.layers.Dense", "cntk.layers.LSTM")
+
+    def refused(fn):
+        """Its built-in type, and its words with the Function's description (placeholders
+        of the process's numbering) left out."""
+        got = _raised(fn)
+        if isinstance(got, list):
+            got[2] = re.sub(r"for a Function '.*' which", "for a Function ... which", got[2])
+        return got
+
+    p1, p2 = C.placeholder(), C.placeholder()
+    return {
+        "waiting classification_error": refused(
+            lambda: C.classification_error(p1, p2).block_root),
+        "waiting cross_entropy_with_softmax": refused(
+            lambda: C.cross_entropy_with_softmax(p1, p2).block_root),
+        "Dense not applied": refused(lambda: C.layers.Dense(3, name="d").block_root),
+        "LSTM not applied": refused(lambda: C.layers.LSTM(3).block_root),
+    }
