@@ -27,7 +27,8 @@ from ._shown_constants import show_clone
 __all__ = ["ShapelessPlaceholderError", "several_outputs_message", "wrap", "unwrap", "operand",
            "const", "batched", "named", "one_op",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
-           "sample_shape", "lead_axes", "reshape_samples", "float_arrays"]
+           "sample_shape", "lead_axes", "reshape_samples", "float_arrays", "swig_count",
+           "swig_axis"]
 
 
 def wrap(value: Any) -> Any:
@@ -112,6 +113,44 @@ def refuse_several_outputs(x: Any, swig: "str | None", hint: str = "") -> None:
         raise ValueError(f"expected single output, but got {len(outputs)}{hint}")
     raise NotImplementedError(f"Wrong number or type of arguments for overloaded function "
                               f"'{swig}'.")
+
+
+def swig_count(value: Any, swig: str) -> int:
+    """``value`` where CNTK 2.7's C++ op ``swig`` takes a ``size_t`` (``classification_error``'s
+    ``topN``, ``top_k``'s ``k``): a Python int of 0 or more (a bool too); anything else, a
+    NumPy integer or a float among them, is SWIG's NotImplementedError.
+
+    Example:
+        >>> import numpy as np
+        >>> swig_count(2, "top_k")
+        2
+        >>> swig_count(np.int64(2), "top_k")
+        Traceback (most recent call last):
+          ...
+        NotImplementedError: Wrong number or type of arguments for overloaded function 'top_k'.
+    """
+    if not isinstance(value, int) or value < 0:
+        raise NotImplementedError(f"Wrong number or type of arguments for overloaded function "
+                                  f"'{swig}'.")
+    return value
+
+
+def swig_axis(axis: Any) -> Any:
+    """``axis`` where CNTK 2.7 makes an ``Axis`` of it (``sanitize_axis``): an Axis or a
+    Python int (a bool too) as it is; a NumPy integer (or any other number) is SWIG's
+    NotImplementedError for ``new_Axis``.
+
+    Example:
+        >>> import numpy as np
+        >>> swig_axis(np.int64(0))
+        Traceback (most recent call last):
+          ...
+        NotImplementedError: Wrong number or type of arguments for overloaded function 'new_Axis'.
+    """
+    if isinstance(axis, (np.integer, float, np.floating)):
+        raise NotImplementedError("Wrong number or type of arguments for overloaded function "
+                                  "'new_Axis'.")
+    return axis
 
 
 def operand(x: Any, dtype=np.float32) -> Any:

@@ -150,7 +150,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             for i in node.inputs:
                 if i.parent is None and (i in INPUTS or i in PLACEHOLDERS):
                     new_of(i)
-    for node in topological_nodes(roots):
+    nodes = list(topological_nodes(roots))
+    for at, node in enumerate(nodes):
         outputs = node.outputs
         if all(o is not None and id(o) in mapping for o in outputs):
             continue   # a substituted output: nothing upstream of it is needed
@@ -162,11 +163,13 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 if o is not None:
                     mapping.setdefault(id(o), o)
             continue
+        _same_dtype(nodes, at, inputs)
         swap = {id(a): b for a, b in zip(node.inputs, inputs)}
         args = tuple(_copied(a, swap, streams) for a in node.args)
         kwargs = {k: _copied(a, swap, streams) for k, a in node.kwargs.items()}
         if inputs:      # (CNTK validates the node again: times maps new leading axes)
             args, kwargs = base_axis_kept(node, args, kwargs, inputs[0].shape)
+            args, kwargs = _unit_axes_kept(node, args, kwargs, inputs[0].shape)
         if node.spec.name == "recurrence":
             args = tuple(_as_recorded_steps(new, old) for new, old in zip(args, node.args))
         try:
@@ -209,6 +212,62 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
             for r in roots]
+
+
+_DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Float16"}
+
+
+def _same_dtype(nodes: list, at: int, inputs: list) -> None:
+    """Refuse ``nodes[at]`` replayed over ``inputs`` where its operands, of one dtype in the
+    graph cloned, are of two now (a float32 constant swapped for ``C.constant(np.ones(4))``'s
+    float64): CNTK 2.7's ValueError, raised by ``clone`` as it validates the copy, naming the
+    CNTK op (the first downstream where the node is one of the Stadyn ops a CNTK op is made
+    of) and the dtypes, the graph's before the substitute's."""
+    node = nodes[at]
+    old = {str(i.dtype) for i in node.inputs}
+    new = [str(i.dtype) for i in inputs]
+    if len(old) != 1 or len(set(new)) == 1:
+        return
+    kept = old.pop()
+    other = next(d for d in new if d != kept)
+    reached = {id(o) for o in node.outputs if o is not None}
+    op = node.spec.name
+    for later in nodes[at:]:
+        if later is not node and not any(id(i) in reached for i in later.inputs):
+            continue
+        first = next((o for o in later.outputs if o is not None), None)
+        reached.update(id(o) for o in later.outputs if o is not None)
+        if first is not None and made_by_cntk_op(first):
+            op = primitive_op_name(first)
+            break
+    line = format_location(user_location())
+    where = f" (clone at {line})" if line else " (clone)"
+    raise ValueError(f"Primitive op '{op}' passed operands with different DataTypes "
+                     f"'{_DTYPE_NAMES.get(kept, kept)}' and '{_DTYPE_NAMES.get(other, other)}'."
+                     f"{where}")
+
+
+def _unit_axes_kept(node, args: tuple, kwargs: dict, first_shape: tuple) -> tuple[tuple, dict]:
+    """``(args, kwargs)`` of a ``reshape`` node that only put axes of 1 before its input's
+    shape (an operand of no batch axis lined up with a batched one: ``splice(x, c)``'s
+    constant), called again over an input of ``first_shape``: the same axes of 1 before the
+    new shape.  CNTK 2.7 validates a clone's ops again over the substitutes' shapes, so
+    ``splice(x, c3)`` with ``c3`` swapped for a constant of 4 is of 3 + 4 (ops.splice has no
+    shape of its own).  Any other node keeps its arguments."""
+    if node.spec.name != "reshape" or not node.inputs:
+        return args, kwargs
+    old, new = tuple(node.inputs[0].shape), tuple(first_shape)
+    in_args = len(args) > 1
+    target = args[1] if in_args else kwargs.get("shape")
+    if old == new or not isinstance(target, (tuple, list)):
+        return args, kwargs
+    target, lead = tuple(target), len(target) - len(old)
+    if lead < 0 or target[lead:] != old or any(d != 1 for d in target[:lead]):
+        return args, kwargs
+    made = (1,) * lead + new
+    if in_args:
+        return (args[0], made) + tuple(args[2:]), kwargs
+    return args, dict(kwargs, shape=made)
 
 
 def _arguments_carried(block: Block, mapping: dict) -> bool:

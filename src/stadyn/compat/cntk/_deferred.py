@@ -42,7 +42,15 @@ from ._deferred_reads import DeferredReads, found, parts_of, reads
 from ._deferred_shapes import probed_dynamic_axes, probed_shape
 from ._sequence_placeholders import note_call
 
-__all__ = ["Deferred", "UnknownOutput", "pending", "LAYER_CLASSES", "PROBING"]
+__all__ = ["Deferred", "UnknownOutput", "pending", "not_a_block", "LAYER_CLASSES", "PROBING"]
+
+
+def not_a_block(f) -> ValueError:
+    """CNTK 2.7's ValueError for ``block_root`` of a Function that is no block: a call
+    waiting for its placeholders' shapes (a waiting loss), a layer not applied yet (its
+    composite over placeholders; Function.cpp's ``BlockRoot``)."""
+    return ValueError(f"Function::BlockRoot() called for a Function '{f!r}' which is not a "
+                      "block.")
 
 
 def pending(args: tuple, kwargs: dict, layers: bool = True) -> bool:
@@ -133,6 +141,8 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                 return prop.fget(self)
             if self.__dict__.get("_made_parameters"):   # (a layer's, made at the call: W)
                 return getattr(self._fn, name)
+            if name == "block_root":
+                raise not_a_block(self)
             raise AttributeError(f"{type(self).__name__} has no {name!r}")
         return getattr(typed, name)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import _graph as G
 from ._axis import Axis
-from ._mixins import GraphObject, TensorOpsMixin
+from ._mixins import GraphObject, TensorOpsMixin, not_a_variable
 from ._variable_text import axis_mark, dims_text
 
 __all__ = ["LAYER_CLASSES", "PROBING", "UnknownOutput"]
@@ -109,7 +109,12 @@ class UnknownOutput(TensorOpsMixin):
         return self.owner._known_dtype()
 
     def __eq__(self, other) -> bool:    # (the same Function's output, as CNTK's compare)
+        if other is not None and not isinstance(other, (UnknownOutput, GraphObject)):
+            raise not_a_variable()      # (``out == 3``: CNTK 2.7's TypeError, as a Variable's)
         return isinstance(other, UnknownOutput) and other.owner is self.owner
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
 
     def __hash__(self) -> int:
         return hash(id(self.owner))

@@ -27,7 +27,7 @@ from ._late import bind
 from ._function_files import FunctionFiles, load_model
 from ._model_file import ModelFormat
 from ._model_load import passed_on_block
-from ._mixins import GraphObject, TensorOpsMixin, second_handle
+from ._mixins import GraphObject, TensorOpsMixin, not_a_variable, second_handle
 from ._printed import function_repr, function_text
 from ._renaming import refuse_renaming
 from ._signature import _function_of_callable as function_of_callable
@@ -89,8 +89,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding, Fu
         """What a Variable compared with this Function compares: its one output (of several,
         CNTK 2.7's TypeError of ``Variable_eq``)."""
         if self.members and len(self.members) > 1:
-            raise TypeError("in method 'Variable_eq', argument 2 of type "
-                            "'CNTK::Variable const &'")
+            raise not_a_variable()
         return self.output._compared()
 
     def __copy__(self):

@@ -250,6 +250,8 @@ class FunctionRuns:
         """:meth:`forward`'s feeding of ``arguments`` and its checks before running:
         ``(roots, flags, recurrences, computed lengths, assignments, truncated layout)``."""
         given: set = set()
+        data = arguments[0] if isinstance(arguments, tuple) else arguments
+        _refuse_function_keys(data)
         self._refuse_unfed_root(arguments)
         flags = self._bind(arguments, "forward" if keep else "eval", given, undo)
         state = self._run_state()
@@ -322,6 +324,7 @@ class FunctionRuns:
                 "subsequent Forward calls to the function. This is not a user error but a "
                 "shortcoming of the current implementation where multiple independent backprop "
                 "states are not simultaneously supported.")
+        _refuse_function_keys(root_gradients)
         roots = [unwrap(root) for root in root_gradients]
         leaves = [v for v in _leaves_of(roots) if v.need_grad]
         saved = [(v, v.grad) for v in leaves]
@@ -440,6 +443,20 @@ def _leaves_of(roots: list[Variable]) -> list[Variable]:
             if v.parent is None:
                 seen.setdefault(id(v), v)
     return list(seen.values())
+
+
+def _refuse_function_keys(mapping: Any) -> None:
+    """CNTK 2.7's TypeError for a Function where a run's map wants a Variable as its key
+    (``f.eval({C.combine([x]): data})``, ``backward``'s root gradients keyed by ``f``):
+    ``sanitize_var_map`` takes Variables only, a Function of one output too (CNTK 2.7 takes
+    Functions for the outputs wanted and the gradients' ``variables``, which this leaves)."""
+    if not isinstance(mapping, dict):
+        return
+    function = late("Function")
+    for key in mapping:
+        if isinstance(key, function):
+            raise TypeError("Variable expected, but got \"<class 'cntk.ops.functions."
+                            "Function'>\"")
 
 
 def _kept_buffers(roots: list[Variable]) -> list:

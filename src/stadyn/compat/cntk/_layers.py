@@ -347,8 +347,10 @@ def _option(key: str, value):
 
 @contextlib.contextmanager
 def default_options_for(functions, **kwargs):
-    """The 2017 betas' ``default_options_for(layer, ...)``: options for one kind of layer."""
+    """The 2017 betas' ``default_options_for(layer, ...)``: options for one kind of layer,
+    each taken as :func:`default_options` takes it (an initializer not called, ``init=
+    C.uniform``, kept for the layer to refuse as CNTK 2.7's ``default_options`` does)."""
     natives = [getattr(_L, getattr(f, "__name__", ""), f) for f in (
         functions if isinstance(functions, (list, tuple)) else [functions])]
-    with _L.default_options_for(natives, **{k: _native(v) for k, v in kwargs.items()}):
+    with _L.default_options_for(natives, **{k: _option(k, v) for k, v in kwargs.items()}):
         yield

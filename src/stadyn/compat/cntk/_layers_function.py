@@ -20,7 +20,7 @@ from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import several_outputs_message, unwrap, wrap
-from ._deferred import LAYER_CLASSES, Deferred
+from ._deferred import LAYER_CLASSES, Deferred, not_a_block
 from ._function_pure import refuse_parameters
 from ._layers_composite import Composite, CompositeLayer, flatten_steps
 from ._layer_application import apply_layer
@@ -243,6 +243,8 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         declared = _declared_parameter(self.layer, name)
         if declared is not None:
             return declared
+        if name == "block_root":
+            raise not_a_block(self)
         raise AttributeError(f"{self.kind or 'layer'} has no {name!r} (parameters exist once "
                              "the layer is applied)")
 

@@ -13,7 +13,13 @@ from ._printed import type_text
 from ._seq_axes import FREE_DIMENSION, free_steps, value_uid
 from ._swig_handles import SwigHandle
 
-__all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin", "second_handle"]
+__all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin", "second_handle",
+           "not_a_variable"]
+
+
+def not_a_variable() -> TypeError:
+    """CNTK 2.7's TypeError for comparing a Variable with what is no Variable (SWIG's words)."""
+    return TypeError("in method 'Variable_eq', argument 2 of type 'CNTK::Variable const &'")
 
 
 class GraphObject(SwigHandle):
@@ -39,9 +45,13 @@ class GraphObject(SwigHandle):
 
     def __eq__(self, other) -> bool:
         """As CNTK 2.7's ``Variable.__eq__``: the same Variable of the graph (a Function with
-        one output compares as that output; one of several is CNTK's TypeError)."""
-        if not isinstance(other, GraphObject):
+        one output compares as that output; one of several is CNTK's TypeError).  Anything
+        but a graph object or ``None`` is CNTK's TypeError too (SWIG's ``Variable_eq`` takes
+        only a Variable: ``x == 3``, ``3 in [x]``)."""
+        if other is None:
             return False
+        if not isinstance(other, GraphObject):
+            raise not_a_variable()
         mine, theirs = self._compared(), other._compared()
         return mine[0] == theirs[0] and mine[1] is theirs[1]
 

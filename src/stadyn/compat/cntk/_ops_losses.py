@@ -26,6 +26,7 @@ from ._run_checks import refuse_when_run
 from ._sparse_operands import refuse_sparse_operands
 from ._mixins import GraphObject
 from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one_op, operand,
+                     swig_axis, swig_count,
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
                      sample_shape, unwrap, wrap)
 from ._axis import Axis
@@ -96,6 +97,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         ...      y: np.array([[[0, 0], [1, 0]]], np.float32)}).tolist()
         1.0
     """
+    swig_axis(axis)
+    swig_count(topN, "classification_error")
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "Hardmax")
     if int(topN) == 1 and isinstance(axis, (int, np.integer)) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
@@ -369,10 +372,15 @@ def fmeasure(output, target, beta: float = 1, name: str = ""):
     binary ``target``: ``1 - (1 + b^2) P R / (b^2 P + R)`` for the precision ``P = sum(o t) /
     sum(o)`` and recall ``R = sum(o t) / sum(t)``, summed over every static axis (of a 3-D
     ``output``, over axes 1 and 2: one value per class), built of CNTK's ops as CNTK 2.7's
-    ``fmeasure`` builds it (cntk/losses/__init__.py), so its root is a ``Minus``."""
+    ``fmeasure`` builds it (cntk/losses/__init__.py), so its root is a ``Minus``.  Over a
+    placeholder without a shape (a waiting call, a layer not applied) it is made of waiting
+    ops at once, as CNTK's (its root a waiting ``Minus``), summed over every axis: CNTK 2.7
+    reads the unknown shape ``(-2,)`` as of rank 1 when it picks the axes."""
+    from ._deferred import pending
     from ._ops_reduce import reduce_sum
     from ._ops_math import element_divide, element_times, minus, plus
-    axis = (1, 2) if len(sample_shape(output)) == 3 else None
+    waiting = pending((output,), {})
+    axis = (1, 2) if not waiting and len(sample_shape(output)) == 3 else None
     correct = reduce_sum(element_times(output, target), axis=axis)
     precision = element_divide(correct, reduce_sum(output, axis=axis))
     recall = element_divide(correct, reduce_sum(target, axis=axis))
@@ -421,4 +429,5 @@ classification_error.makes_block = lambda *args, **kwargs: int(inspect.signature
     classification_error).bind(*args, **kwargs).arguments.get("topN", 1)) == 1
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
-defer_module(globals(), __all__)
+# (fmeasure is made of ops that wait, as CNTK 2.7's Python function is)
+defer_module(globals(), [n for n in __all__ if n != "fmeasure"])

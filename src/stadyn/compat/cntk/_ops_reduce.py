@@ -31,6 +31,7 @@ from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, lead_axes, named, one_op, operand, refuse_several_outputs,
+                     swig_axis, swig_count,
                      reshape_samples, sample_axes, sample_axis, sample_shape, wrap)
 from ._axis import Axis
 from ._one_sample import one_sample_values
@@ -298,6 +299,8 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     two outputs, ``top_k(x, k).outputs`` (values, indices)."""
     from ._function import Function
     refuse_several_outputs(x, "top_k")
+    swig_count(k, "top_k")
+    swig_axis(axis)
     a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
     v = operand(x)
     ax, last = sample_axis(x, a), v.ndim - 1

@@ -67,6 +67,8 @@ def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str, extra: 
     v = operand(like)
     if double:      # (the values drawn in double, as CNTK's float64 node draws them)
         v = F.cast(v, "float64")
+    if kind == "uniform":
+        _refuse_endless(op, a, b, np.dtype(v.dtype))
     stream = resolved_seed(seed).for_operand(v)
     if kind == "bernoulli":
         out = F.bernoulli_like(v, a, seed=stream)
@@ -95,19 +97,55 @@ def _fixed(shape, dtype, kind, a, b, seed, name, op):
     return out
 
 
+def _check_range(op: str, low, high) -> None:
+    """CNTK 2.7's RuntimeError as a uniform op is made of a range whose ``low`` is not below
+    its ``high`` (Function.cpp:1434-1443, ``UniformRandom``/``UniformRandomLike``: ``low >=
+    high`` in double, printed with ``%g``; a NaN passes)."""
+    if float(low) >= float(high):
+        raise RuntimeError(f"{op}: low end of the range ({float(low):g}) must be < high end "
+                           f"of the range ({float(high):g})")
+
+
+def _refuse_endless(op: str, low, high, dtype: np.dtype) -> None:
+    """Refuse a uniform draw that CNTK 2.7 makes but never ends: it draws a run's values with
+    Boost's ``uniform_real_distribution<ElemType>(low, high)`` (Source/Math/CPUMatrixImpl.h:
+    1044), which draws again while a value is not below ``high``: of a range NaN or empty in
+    the node's dtype (``low=1, high=1 + 1e-9`` in float32) it never returns, and of one with
+    an end infinite in it (``high=1e300`` in float32) CNTK 2.7's Python API ends in a
+    segmentation fault (each seen in a child process of CNTK 2.7 under a time limit)."""
+    with np.errstate(over="ignore"):        # (1e300 in float32: inf, as CNTK casts it)
+        lo, hi = dtype.type(low), dtype.type(high)
+    if np.isinf(lo) or np.isinf(hi):
+        what, ends = "infinite", "its first run ends CNTK 2.7's Python API in a segmentation fault"
+    elif np.isnan(lo) or np.isnan(hi) or not lo < hi:
+        what = "NaN" if np.isnan(lo) or np.isnan(hi) else "empty"
+        ends = ("its first run never returns (Boost's uniform_real_distribution draws again "
+                "for ever)")
+    else:
+        return
+    raise ValueError(f"cntk.random: {op}'s range [{low}, {high}) is {what} in {dtype.name}: "
+                     f"CNTK 2.7 makes the op, and {ends}; Stadyn refuses it")
+
+
+def _range_checked(arguments: dict) -> None:
+    """``uniform_like``'s ``as_called`` hook: its range checked, then its seed drawn, as
+    CNTK 2.7 does both as the op is called, of a placeholder without a shape too."""
+    _check_range("UniformRandomLike", arguments["low"], arguments["high"])
+    _seed_drawn(arguments)
+
+
 # CNTK 2.7's op names (in its RuntimeError) and what it calls the scale
 _SCALED = {"normal": ("NormalRandom", "standard deviation"), "gumbel": ("GumbelRandom", "scale")}
 
 
 def _check_scale(op: str, scale) -> float:
-    """``scale`` as CNTK 2.7 takes it: 0 (every value the mean) and infinity too, a negative
-    one refused (its RuntimeError)."""
+    """``scale`` as CNTK 2.7 takes it: 0 (every value the mean), infinity and NaN too (its
+    check is ``scale < 0``: NaN values), a negative one refused (its RuntimeError)."""
     kind = op.replace("_like", "")
-    if not float(scale) >= 0:
+    if float(scale) < 0:
         cntk_op, what = _SCALED[kind]
-        raise RuntimeError(f"cntk.random.{op}: {what} ({scale}) must be non-negative (CNTK "
-                           f"2.7's {cntk_op}{'Like' if op.endswith('_like') else ''} "
-                           f"refuses it too)")
+        raise RuntimeError(f"{cntk_op}{'Like' if op.endswith('_like') else ''}: {what} "
+                           f"({float(scale):g}) must be non-negative")   # (Function.cpp:1451)
     return float(scale)
 
 
@@ -144,6 +182,7 @@ def uniform(shape, dtype=default_override_or(np.float32), low=0.0, high=1.0, see
         >>> v.shape, bool(v.min() >= 2.0 and v.max() < 3.0)
         ((1000,), True)
     """
+    _check_range("UniformRandom", low, high)
     return _fixed(shape, dtype, "uniform", low, high, seed, name, "UniformRandom")
 
 
@@ -190,7 +229,7 @@ def bernoulli(shape, dtype=default_override_or(np.float32), mean=0.5, seed=auto_
                   "BernoulliRandom")
 
 
-@deferrable(as_called=_seed_drawn)
+@deferrable(as_called=_range_checked)
 def uniform_like(x, low=0.0, high=1.0, seed=auto_select, name: str = ""):
     """:func:`uniform` values of ``x``'s shape and dtype, its batch axis included.
 

@@ -1,0 +1,248 @@
+"""CNTK 2.7's graph objects and calls where Stadyn's differed (cntkapi27): a clone validated
+again over its substitutes' shapes and dtypes, Functions refused where CNTK wants Variables,
+SWIG's refusals of NumPy integers for sizes and axes, a Variable compared with a number."""
+
+import re
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _raised(fn):
+    """``fn()``'s value, or what it raised: its built-in type and its first line less a
+    Stadyn location in parentheses at the end and less the operands CNTK describes in a
+    dtype refusal (its placeholders' numbers are of the process; Stadyn's words have none)."""
+    try:
+        got = fn()
+    except Exception as e:
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        words = str(e).split("\n")[0]
+        at = words.find(" (clone at ")
+        words = re.sub(r" passed operands '.*' with", " passed operands with", words)
+        return ["raises", kind, words if at < 0 else words[:at]]
+    return got
+
+
+@cntk_case(names=["cntk.ops.splice", "cntk.CloneMethod"])
+def clone__substitutes_give_their_shapes_and_dtypes(C, r):
+    r.touch("cntk.ops.constant", "cntk.ops.input_variable", "cntk.Function.eval",
+            "cntk.Function.arguments", "cntk.Function.shape", "cntk.ops.times",
+            "cntk.ops.parameter", "cntk.ops.sigmoid", "cntk.Function.clone")
+    x = C.input_variable(3, name="x")
+    c3 = C.constant(np.arange(3, dtype=np.float32), name="c3")
+    f = C.splice(x, c3)
+    d = r.randn(2, 3)
+    res = {"splice": list(f.shape)}
+    for method in ("share", "freeze", "clone"):
+        for n in (4, 1, 5):
+            g = f.clone(getattr(C.CloneMethod, method),
+                        {c3: C.constant(np.arange(n, dtype=np.float32) + 1)})
+            res["%s, a constant of %d: shape" % (method, n)] = list(g.shape)
+            res["%s, a constant of %d: value" % (method, n)] = g.eval({g.arguments[0]: d})
+    res["the original after"] = f.eval({x: d})
+    f0 = C.splice(x, c3, axis=0)
+    g = f0.clone(C.CloneMethod.share, {c3: C.constant(np.ones(4, np.float32))})
+    res["splice axis=0, a constant of 4"] = [list(g.shape), g.eval({g.arguments[0]: d})]
+    # a float64 substitute (np.ones(4)'s constant) among float32 operands: CNTK's ValueError
+    res["splice, a float64 constant"] = _raised(
+        lambda: f.clone(C.CloneMethod.share, {c3: C.constant(np.ones(4))}))
+    w = C.parameter((3, 2), init=1, name="w")
+    h = C.times(x, w)
+    res["times, a float64 input"] = _raised(lambda: h.clone(
+        C.CloneMethod.share, {x: C.input_variable(3, dtype=np.float64)}))
+    g = C.sigmoid(x).clone(C.CloneMethod.share, {x: C.input_variable(3, dtype=np.float64)})
+    res["sigmoid, a float64 input"] = [list(g.shape), np.dtype(g.output.dtype).name]
+    y = C.input_variable(6, name="y")
+    g = f.clone(C.CloneMethod.share, {x: y})
+    res["splice, x for an input of 6"] = [list(g.shape), g.eval({y: r.randn(2, 6)})]
+    return res
+
+
+@cntk_case(names=["cntk.ops.classification_error", "cntk.ops.top_k"])
+def runs__functions_where_variables_are_wanted(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.backward", "cntk.Function.forward",
+            "cntk.Function.grad", "cntk.ops.input_variable", "cntk.ops.sigmoid", "cntk.ops.combine",
+            "cntk.Function.output")
+    x = C.input_variable(3, name="x", needs_gradient=True)
+    f = C.sigmoid(x)
+    d = r.randn(2, 3)
+    res = {
+        "eval keyed by combine([x])": _raised(lambda: f.eval({C.combine([x]): d})),
+        "eval keyed by a Function of x": _raised(lambda: f.eval({C.sigmoid(x): d})),
+        "eval, outputs a Function": _raised(lambda: f.eval({x: d}, outputs=[C.combine([f])])),
+        "grad wrt a Function": _raised(lambda: f.grad({x: d}, wrt=[C.combine([x])])),
+    }
+    state, _ = f.forward({x: d}, [f.output], keep_for_backward={f.output})
+    seed = r.randn(2, 3)
+    res["backward keyed by the Function"] = _raised(lambda: f.backward(state, {f: seed}, [x]))
+    got = f.backward(state, {f.output: seed}, [x])
+    res["backward keyed by its output"] = got[x]
+    y = C.input_variable(5, name="y")
+    lab = C.input_variable(5, name="lab")
+    yd, ld = r.randn(3, 5), r.onehot(3, 5)
+    for label, top in (("2", 2), ("True", True), ("np.int64(2)", np.int64(2)),
+                       ("np.int32(2)", np.int32(2)), ("2.0", 2.0), ("-1", -1)):
+        res["classification_error topN=" + label] = _raised(
+            lambda: C.classification_error(y, lab, topN=top).eval({y: yd, lab: ld}))
+    res["classification_error axis=np.int64(0)"] = _raised(
+        lambda: C.classification_error(y, lab, axis=np.int64(0)).eval({y: yd, lab: ld}))
+    for label, k in (("2", 2), ("np.int64(2)", np.int64(2)), ("2.0", 2.0)):
+        res["top_k k=" + label] = _raised(lambda: C.top_k(y, k).outputs[0].eval({y: yd}))
+    res["top_k axis=np.int64(0)"] = _raised(lambda: C.top_k(y, 2, axis=np.int64(0)).shape)
+    return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.placeholder", "cntk.Function.output"])
+def variables__compared_with_what_is_no_variable(C, r):
+    r.touch("cntk.ops.input_variable", "cntk.ops.sigmoid", "cntk.ops.constant",
+            "cntk.ops.parameter", "cntk.ops.placeholder", "cntk.ops.tanh",
+            "cntk.Function.output")
+    x = C.input_variable(3, name="x")
+    f = C.sigmoid(x)
+    p = C.placeholder()
+    waiting = C.sigmoid(p) + C.tanh(p)
+    return {
+        "x == 3": _raised(lambda: x == 3),
+        "x != 3": _raised(lambda: x != 3),
+        "3 == x": _raised(lambda: 3 == x),
+        "x == 'a'": _raised(lambda: x == "a"),
+        "x == np.float32(3)": _raised(lambda: x == np.float32(3)),
+        "x == None": _raised(lambda: x == None),        # noqa: E711 (the compare is the case)
+        "x == x": _raised(lambda: x == x),
+        "x in [1, 2]": _raised(lambda: x in [1, 2]),
+        "x in [x]": _raised(lambda: x in [x]),
+        "x == constant(3)": _raised(lambda: x == C.constant(3)),
+        "f == 3": _raised(lambda: f == 3),
+        "f.output == 3": _raised(lambda: f.output == 3),
+        "parameter == 3": _raised(lambda: C.parameter((2,)) == 3),
+        "constant == 3": _raised(lambda: C.constant(3) == 3),
+        "waiting output == 3": _raised(lambda: waiting.output == 3),
+        "waiting output == None": _raised(lambda: waiting.output == None),   # noqa: E711
+        "waiting output == x": _raised(lambda: waiting.output == x),
+    }
+
+
+@cntk_case(names=["cntk.losses.fmeasure"])
+def fmeasure__over_placeholders_is_made_of_waiting_ops(C, r):
+    r.touch("cntk.ops.placeholder", "cntk.ops.input_variable", "cntk.Function.root_function",
+            "cntk.Function.op_name", "cntk.Function.inputs", "cntk.Function.placeholders",
+            "cntk.Function.replace_placeholders", "cntk.Function.eval", "cntk.Function.shape")
+    p1, p2 = C.placeholder(), C.placeholder()
+    fm = C.losses.fmeasure(p1, p2)
+    root = fm.root_function
+    res = {"root": [root.op_name, fm.op_name, fm.name, len(fm.outputs), list(fm.output.shape)],
+           "root's inputs: placeholder, constant, output": [
+               [i.is_placeholder, i.is_constant, i.is_output] for i in root.inputs],
+           "placeholders": len(fm.placeholders),
+           "beta=0.5: root": C.losses.fmeasure(p1, p2, beta=0.5).root_function.op_name,
+           "over a placeholder and an input: root": C.losses.fmeasure(
+               C.placeholder(), C.input_variable(3)).root_function.op_name}
+    # bound to samples of rank 3: summed over every axis, as CNTK picked the axes when made
+    o, t = C.input_variable((2, 2, 3)), C.input_variable((2, 2, 3))
+    od, td = r.rand(2, 2, 2, 3), (r.rand(2, 2, 2, 3) > 0.5).astype(np.float32)
+    g = fm.replace_placeholders({p1: o, p2: t})
+    res["bound to rank 3: shape"] = list(g.shape)
+    res["bound to rank 3: value"] = g.eval({o: od, t: td})
+    res["made on rank 3: value"] = C.losses.fmeasure(o, t).eval({o: od, t: td})
+    o1, t1 = C.input_variable(4), C.input_variable(4)
+    g2 = C.losses.fmeasure(C.placeholder(), C.placeholder())(o1, t1)
+    res["called on vectors"] = [g2.root_function.op_name, list(g2.shape),
+                                g2.eval({o1: r.rand(3, 4), t1: r.onehot(3, 4)})]
+    return res
+
+
+def _words(fn):
+    """What ``fn()`` raised: its built-in type and its first line less a hint of Stadyn's in
+    parentheses at the end; or ``"made"``."""
+    try:
+        fn()
+    except Exception as e:
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        return [kind, re.sub(r" \([^()]*(\([^()]*\)[^()]*)*\)$", "", str(e).split("\n")[0])]
+    return "made"
+
+
+@cntk_case(names=["cntk.layers.default_options_for"],
+           note="the betas' default_options_for(layer, init=...) gives the option to that "
+                "layer; CNTK 2.7 has no default_options_for, so the real side gives it with "
+                "default_options (the one layer made inside)")
+def default_options_for__an_initializer_not_called_is_refused(C, r):
+    r.touch("cntk.layers.Dense", "cntk.layers.Embedding", "cntk.initializer.uniform",
+            "cntk.layers.default_options")
+    L = C.layers
+    if r.real:
+        r.touch("cntk.layers.default_options_for")
+
+    def made(layer, **options):
+        def make():
+            if r.real:
+                with L.default_options(**options):
+                    return layer(3)
+            with L.default_options_for(layer, **options):
+                return layer(3)
+        return make
+
+    return {
+        "Dense, init=uniform": _words(made(L.Dense, init=C.initializer.uniform)),
+        "Dense, init_bias=uniform": _words(made(L.Dense, init_bias=C.initializer.uniform)),
+        "Embedding, init=uniform": _words(made(L.Embedding, init=C.initializer.uniform)),
+        "Dense, init=uniform(1)": _words(made(L.Dense, init=C.initializer.uniform(1))),
+    }
+
+
+@cntk_case(names=["cntk.random.uniform", "cntk.random.uniform_like", "cntk.random.normal",
+                  "cntk.random.normal_like"])
+def random__uniform_ranges_and_infinite_scales(C, r):
+    r.touch("cntk.ops.input_variable", "cntk.Function.eval", "cntk.initializer.normal",
+            "cntk.initializer.truncated_normal", "cntk.ops.parameter", "cntk.Parameter.value")
+    inf, nan = float("inf"), float("nan")
+    x = C.input_variable(3, name="x")
+    xd = r.randn(2, 3)
+    res = {}
+    for low, high in ((0.5, 0.25), (1, 1), (1e-7, 1e-8), (123456789, 1), (-1, -2), (0, 0)):
+        res["uniform %r, %r" % (low, high)] = _raised(
+            lambda: C.random.uniform((2, 3), low=low, high=high, seed=1).shape)
+    res["uniform float64 1, 1"] = _raised(
+        lambda: C.random.uniform((2, 3), low=1, high=1, seed=1, dtype=np.float64).shape)
+    res["uniform_like 1, 1"] = _raised(lambda: C.random.uniform_like(x, low=1, high=1).shape)
+    res["uniform_like 2, -1"] = _raised(lambda: C.random.uniform_like(x, low=2, high=-1).shape)
+    for label, mean, scale in (("scale inf", 0, inf), ("mean inf", inf, 1), ("scale nan", 0, nan),
+                               ("scale 0", 0, 0), ("scale -1", 0, -1)):
+        res["normal " + label] = _raised(
+            lambda: C.random.normal((2, 3), mean=mean, scale=scale, seed=1).eval())
+    res["normal_like scale inf"] = _raised(
+        lambda: C.random.normal_like(x, scale=inf, seed=1).eval({x: xd}))
+    res["normal_like scale nan"] = _raised(
+        lambda: C.random.normal_like(x, scale=nan, seed=1).eval({x: xd}))
+    for kind in ("normal", "truncated_normal"):
+        for dt in (np.float32, np.float64):
+            for scale in (inf, nan):
+                init = getattr(C.initializer, kind)(scale, seed=1)
+                res["%s(%r) %s" % (kind, scale, np.dtype(dt).name)] = _raised(
+                    lambda: np.asarray(C.parameter((2, 3), init=init, dtype=dt).value))
+    return res
+
+
+@cntk_case(names=["cntk.ops.placeholder"])
+def block_root__of_a_waiting_call_or_a_layer_not_applied(C, r):
+    r.touch("cntk.Function.block_root", "cntk.ops.classification_error",
+            "cntk.ops.cross_entropy_with_softmax", "cntk.layers.Dense", "cntk.layers.LSTM")
+
+    def refused(fn):
+        """Its built-in type, and its words with the Function's description (placeholders
+        of the process's numbering) left out."""
+        got = _raised(fn)
+        if isinstance(got, list):
+            got[2] = re.sub(r"for a Function '.*' which", "for a Function ... which", got[2])
+        return got
+
+    p1, p2 = C.placeholder(), C.placeholder()
+    return {
+        "waiting classification_error": refused(
+            lambda: C.classification_error(p1, p2).block_root),
+        "waiting cross_entropy_with_softmax": refused(
+            lambda: C.cross_entropy_with_softmax(p1, p2).block_root),
+        "Dense not applied": refused(lambda: C.layers.Dense(3, name="d").block_root),
+        "LSTM not applied": refused(lambda: C.layers.LSTM(3).block_root),
+    }
