@@ -31,6 +31,7 @@ _KEY_OF: dict[int, int] = {}                # id(generator) -> its key, while it
 _KEYS = itertools.count(1)
 _LOCK = threading.Lock()
 _KEYED: dict = {}                           # an operator -> its keyed form (None: has none)
+_DEFINING = threading.Lock()                # (held while one is looked up or defined)
 # the operator's generator, its last argument, as the schema spells it
 _LAST_GENERATOR = re.compile(r",\s*Generator\??\s+(\w+)(=None)?\)\s*->")
 
@@ -79,8 +80,14 @@ def keyed_draw_op(op):
         >>> keyed_draw_op(torch.ops.aten.rand.default) is None
         True
     """
-    if op in _KEYED:
+    with _DEFINING:
+        if op not in _KEYED:
+            _KEYED[op] = _keyed_form(op)
         return _KEYED[op]
+
+
+def _keyed_form(op):
+    """The keyed form of ``op``, defined now (:func:`keyed_draw_op`), or None."""
     schema = str(getattr(op, "_schema", ""))
     namespace, _, rest = schema.partition("::")
     name = rest.partition("(")[0]
@@ -98,5 +105,4 @@ def keyed_draw_op(op):
 
         keyed = kernel_op(f"stadyn_kernels::{name}_keyed", keyed_schema, impl, fake,
                           tags=tuple(op.tags))
-    _KEYED[op] = keyed
     return keyed
