@@ -36,6 +36,7 @@ from ..graph import (Subgraph, Variable, collector_paused, defer_products, inter
                      standard_layout, trace_fake, untraceable_ops)
 from ..ops import kernels_as_torch_ops
 from ..solvers import Optimizer
+from ._generators import lift_generators
 from ._kernels import keep_max_pooling
 
 __all__ = ["compile_step", "CompiledStep"]
@@ -126,6 +127,8 @@ class CompiledStep:
         self._deferred: list[tuple[int, int, int]] = []
         self._buffers: dict[tuple, torch.Tensor] = {}   # gradients' buffers kept across steps
         self._subgraph: Subgraph | None = None   # what _build traced (its signature keys it)
+        self._keys: list[torch.Tensor] = []     # the draws' generators' keys (_generators.py)
+        self._cacheable = True
 
     # -- building -------------------------------------------------------------------------------
     def _parameters(self, leaves: list[Variable]) -> tuple[list[int], list[str]]:
@@ -241,6 +244,9 @@ class CompiledStep:
         plan_passes(gm, in_place=not self.compile)
         if self.compile and device.type == "cpu":
             keep_max_pooling(gm)                # ATen's kernels, not inductor's loops
+        # compiled: the draws' generators as inputs, which inductor's on-disk cache can keep
+        # (compile/_generators.py); the keys are the program's last inputs
+        self._keys, self._cacheable = lift_generators(gm) if self.compile else ([], True)
         self._outside = outside
         self._deferred = defer_products(gm, len(fill)) if outside else []
         self._buffers = {}
@@ -297,7 +303,12 @@ class CompiledStep:
         inputs = [t.detach() for t in leaf_tensors]
         if not self._outside:
             inputs += [*self._states, *self._scalars]
+        inputs += self._keys
         patches = list_mode_options(self.mode, dynamic=False) if self.mode else None
+        if not self._cacheable:     # a generator left in the graph: the cache cannot keep it
+            logger.info("the training step draws from a generator only a torch operator "
+                        "takes: compiled without inductor's on-disk cache")
+            patches = {**(patches or {}), "fx_graph_cache": False}
         # Fake inputs with a (symbol-free) shape environment, as Dynamo would hand them over:
         # without one inductor bypasses its on-disk graph cache.
         fake_mode = FakeTensorMode(shape_env=ShapeEnv())
@@ -318,13 +329,13 @@ class CompiledStep:
         self._calls += 1
         if self._outside:
             with torch.no_grad():
-                outs = program(*args)
+                outs = program(*args, *self._keys)
                 grads = self._gradients(outs)
                 solver.apply_step(self._params, grads, self._state_lists, values)
         else:
             for tensor, k in zip(self._scalars, self._scalar_keys):
                 tensor.fill_(float(values[k]))
-            inputs = [*args, *self._states, *self._scalars]
+            inputs = [*args, *self._states, *self._scalars, *self._keys]
             if self._use_graph(inputs):
                 outs = self._replay(program, inputs)
             else:

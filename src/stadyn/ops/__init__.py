@@ -55,6 +55,7 @@ from ._cntk_draws import CNTKStream
 from ._cntk_nodes import check_environment_property
 from ._nnabla_inq import INQState
 from ._picks import kernels_as_torch_ops
+from ._keyed_draws import generator_key, keyed_draw_op
 from ._sequence_rnn import lstm_cells, rnnstack_parameters, rnnstack_weight_count
 from ._recurrence_states import RECURRENCES, RecurrenceStates, recurrence_states
 from ._registry import CATALOG, function_of, get_spec, op
@@ -65,4 +66,5 @@ __all__ = ["CATALOG", "op", "get_spec", "function_of", "grad", "ntuple", "norm_a
            "interpolation_source", "StepFunction", "reset_trace_counts", "shift_index",
            "RandomStream", "CNTKStream", "INQState", "rnnstack_parameters", "rnnstack_weight_count",
            "lstm_cells", "RECURRENCES", "RecurrenceStates", "recurrence_states",
-           "kernels_as_torch_ops", "check_environment_property"]
+           "kernels_as_torch_ops", "check_environment_property", "generator_key",
+           "keyed_draw_op"]
