@@ -185,3 +185,14 @@ def test_a_v1_logistic_of_one_step_sequences_and_values_per_sequence_runs_as_cnt
     feed = {s: longer, y: t} if labels_on == "batch" else {s: x, y: longer}
     with pytest.raises(RuntimeError, match="FrameRange's dynamic axis is inconsistent"):
         m.eval(feed)
+    # one-step sequences and values of another count (3 vs 1, 1 vs 3): the layouts' parallel
+    # sequences differ (MBLayout::operator==, Sequences.h:317-326), refused as well (on
+    # a21eddab the frame-mode operand was broadcast and a number came back)
+    frame_mode = t if labels_on == "batch" else x
+    for n_seqs, n_values in ((3, 1), (1, 3)):
+        feed = {s: as_seqs[:n_seqs], y: frame_mode[:n_values]} if labels_on == "batch" else \
+            {s: frame_mode[:n_values], y: as_seqs[:n_seqs]}
+        with pytest.raises(RuntimeError, match="FrameRange's dynamic axis is inconsistent"):
+            m.eval(feed)
+    np.testing.assert_allclose(m.eval({s: as_seqs, y: t} if labels_on == "batch" else
+                                      {s: x, y: as_seqs}), want, rtol=1e-6)    # (still runs)
