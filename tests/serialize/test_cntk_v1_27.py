@@ -30,7 +30,7 @@ def _survey_feed(model, case):
     feed = {}
     for arg in model.arguments:
         value = SURVEY_VALUES[f"{case}/{arg.name}"]
-        feed[arg] = [value[:3], value[3:]] if arg.name == "s" else value   # (3 and 2 steps)
+        feed[arg] = [value[:3], value[3:]] if arg.name in ("s", "t") else value  # (3, 2 steps)
     return feed
 
 
