@@ -196,3 +196,18 @@ def test_a_v1_logistic_of_one_step_sequences_and_values_per_sequence_runs_as_cnt
             m.eval(feed)
     np.testing.assert_allclose(m.eval({s: as_seqs, y: t} if labels_on == "batch" else
                                       {s: x, y: as_seqs}), want, rtol=1e-6)    # (still runs)
+
+
+def test_a_v1_file_computing_nothing_loads_and_is_refused_when_run():
+    # C.alias(x) saved as a v1 file: its output group holds the input alone.  CNTK 2.7 loads
+    # it (CompositeFunctionOpName, no arguments: /tmp/revA_w/alias.py) and refuses each run,
+    # a ValueError "At least one output has to be specified when calling Forward method"
+    # (make_v1_survey.py records it); a21eddab refused it at load
+    path = os.path.join(FIXTURES, "v1_alias.dnn")
+    m = C.load_model(path)
+    assert m.op_name == "CompositeFunctionOpName"
+    assert m.arguments == ()
+    for run in (lambda: m.eval({}), lambda: m.eval(), lambda: m.forward({})):
+        with pytest.raises(ValueError, match="At least one output has to be specified") as e:
+            run()
+        assert "v1_alias.dnn" in str(e.value)
