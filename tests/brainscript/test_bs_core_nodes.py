@@ -376,3 +376,28 @@ def test_gather_packed_from_a_rank_3_parameter():
         columns = matrix.d.reshape(4, 2)       # Stadyn's (4, 1, 2): cntk.exe's 2 x 4 matrix
         got = np.asarray(_unpacked(net.nodes["f"])[0]).reshape(3, 2)
         np.testing.assert_array_equal(got, [columns[3], [0, 0], columns[0]])
+
+
+def test_cos_distance_of_a_zero_vector_is_cntks_0():
+    # CosDistanceNode clamps each inverse norm at 1/1e-30 (AssignElementInverseOf,
+    # CPUMatrixImpl.h:2213-2232; LinearAlgebraNodes.h:1453-1467): a zero vector's cosine is 0,
+    # a NaN's NaN.  CNTK 2.7's C.cosine_distance is that node: its values and where its
+    # gradients are NaN (the compat harness's reference, written by CNTK 2.7); a21eddab gave NaN
+    ref = np.load(Path(__file__).parents[1] / "compat" / "refs" / "cntk" /
+                  "cosine_distance__zero_vector.npz")
+    x = np.array([[0, 0, 0], [1, 2, 0], [0, 0, 0], [np.nan, 1, 0], [1, 2, 3]], np.float32)
+    y = np.array([[1, 1, 0], [0, 0, 0], [0, 0, 0], [1, 1, 0], [2, -1, 5]], np.float32)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        net = _network("a = Input {3} ; b = Input {3}\n c = CosDistance (a, b)")
+        for name, value in (("a", x), ("b", y)):
+            feed(net.nodes[name], value)
+            net.nodes[name].need_grad = True
+        c = net.nodes["c"]
+        c.forward()
+        c.backward()
+        np.testing.assert_allclose(c.d.ravel(), ref["eval"].ravel(), rtol=1e-5, atol=1e-6)
+        for name, key in (("a", "grad x"), ("b", "grad y")):
+            grad = net.nodes[name].g
+            np.testing.assert_array_equal(np.isnan(grad), np.isnan(ref[key]))
+            # (where a zero vector is; the last row's zero is a cancellation, 4e-9 here)
+            np.testing.assert_array_equal(grad[:3] == 0, ref[key][:3] == 0)

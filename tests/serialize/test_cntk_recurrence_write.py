@@ -12,6 +12,7 @@ with ``make_models.py`` there (its docstring gives the commands).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import warnings
 
@@ -221,3 +222,31 @@ def test_a_past_value_loop_from_the_default_initial_state_is_written_for_cntk(tm
             init = leaves[d["inputs"][1]]
             assert init["kind"] == 3 and tuple(init["shape"]) == ()
             assert float(np.asarray(init["value"])) == 0.0
+
+
+with open(os.path.join(FIXTURES, "parameters.json")) as _f:
+    LISTED = json.load(_f)
+#: files whose parameters CNTK 2.7 lists in another order than its own file's
+ORDER_KNOWN = {
+    "rnn_vec": "CNTK 2.7 writes RNNStep's body as (times(x, W) + times(h, H)) + b, listed "
+               "[W, H, b]; Stadyn's writer writes (x W + b) + h H, listed [W, b, H] (it does "
+               "not re-associate the sum)",
+    "user2": "a step function applying an LSTM cell: its ops are written as they are, the "
+             "cell's product x W + b, listed [W, b, H]; CNTK 2.7's LSTM adds b first, [b, W, H]",
+}
+ORDER_KNOWN.update(rnn_fn=ORDER_KNOWN["rnn_vec"], rnn_back_vec=ORDER_KNOWN["rnn_vec"],
+                   user2_full=ORDER_KNOWN["user2"])
+
+
+@pytest.mark.parametrize("fmt", ["model", "dnn"])
+@pytest.mark.parametrize("kind", KINDS + APPLIED)
+def test_cntk_lists_the_parameters_of_stadyns_file_as_of_its_own(kind, fmt, request):
+    # parameters.json: what CNTK 2.7 lists of each committed file (make_models.py), which
+    # test_a_recurrence_is_written_as_cntk_writes_it holds the writer to byte for byte.  On
+    # a21eddab the full-state LSTMs (lstm_full, back_full, fold_full) were written W first:
+    # CNTK 2.7 listed [W, b, H] of Stadyn's file, [b, W, H] of its own
+    if fmt == "dnn" and kind in APPLIED:
+        pytest.skip("CNTK 2.7 wrote no v1 file of an LSTM applied to values")
+    if kind in ORDER_KNOWN:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=ORDER_KNOWN[kind]))
+    assert LISTED[f"stadyn_{kind}.{fmt}"] == LISTED[f"cntk_{kind}.{fmt}"]

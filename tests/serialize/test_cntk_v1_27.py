@@ -30,7 +30,7 @@ def _survey_feed(model, case):
     feed = {}
     for arg in model.arguments:
         value = SURVEY_VALUES[f"{case}/{arg.name}"]
-        feed[arg] = [value[:3], value[3:]] if arg.name == "s" else value   # (3 and 2 steps)
+        feed[arg] = [value[:3], value[3:]] if arg.name in ("s", "t") else value  # (3, 2 steps)
     return feed
 
 
@@ -185,3 +185,29 @@ def test_a_v1_logistic_of_one_step_sequences_and_values_per_sequence_runs_as_cnt
     feed = {s: longer, y: t} if labels_on == "batch" else {s: x, y: longer}
     with pytest.raises(RuntimeError, match="FrameRange's dynamic axis is inconsistent"):
         m.eval(feed)
+    # one-step sequences and values of another count (3 vs 1, 1 vs 3): the layouts' parallel
+    # sequences differ (MBLayout::operator==, Sequences.h:317-326), refused as well (on
+    # a21eddab the frame-mode operand was broadcast and a number came back)
+    frame_mode = t if labels_on == "batch" else x
+    for n_seqs, n_values in ((3, 1), (1, 3)):
+        feed = {s: as_seqs[:n_seqs], y: frame_mode[:n_values]} if labels_on == "batch" else \
+            {s: frame_mode[:n_values], y: as_seqs[:n_seqs]}
+        with pytest.raises(RuntimeError, match="FrameRange's dynamic axis is inconsistent"):
+            m.eval(feed)
+    np.testing.assert_allclose(m.eval({s: as_seqs, y: t} if labels_on == "batch" else
+                                      {s: x, y: as_seqs}), want, rtol=1e-6)    # (still runs)
+
+
+def test_a_v1_file_computing_nothing_loads_and_is_refused_when_run():
+    # C.alias(x) saved as a v1 file: its output group holds the input alone.  CNTK 2.7 loads
+    # it (CompositeFunctionOpName, no arguments: /tmp/revA_w/alias.py) and refuses each run,
+    # a ValueError "At least one output has to be specified when calling Forward method"
+    # (make_v1_survey.py records it); a21eddab refused it at load
+    path = os.path.join(FIXTURES, "v1_alias.dnn")
+    m = C.load_model(path)
+    assert m.op_name == "CompositeFunctionOpName"
+    assert m.arguments == ()
+    for run in (lambda: m.eval({}), lambda: m.eval(), lambda: m.forward({})):
+        with pytest.raises(ValueError, match="At least one output has to be specified") as e:
+            run()
+        assert "v1_alias.dnn" in str(e.value)

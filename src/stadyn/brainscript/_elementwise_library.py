@@ -176,12 +176,16 @@ class ElementwiseFunctions:
 
     def CosDistance(self, aVectorSequence, anotherVectorSequence, tag=""):
         """The cosine of the angle between the two, per sample: ``a . b / (|a| |b|)`` (CNTK's
-        ``CosDistanceNode``, a similarity despite its name)."""
+        ``CosDistanceNode``, a similarity despite its name), computed as the node computes it:
+        the dot product times each inverse norm, clamped at 1/1e-30, so a zero vector gives 0
+        (:func:`stadyn.cntk_semantics.inverse_norm`; LinearAlgebraNodes.h:1453-1467)."""
         a, b = self._pair(aVectorSequence, anotherVectorSequence, "CosDistance")
         dot = self._sample_sum(F.mul2(a, b))
-        norms = F.mul2(F.sqrt(self._sample_sum(F.mul2(a, a))),
-                       F.sqrt(self._sample_sum(F.mul2(b, b))))
-        return self._node(F.div2(dot, norms), "CosDistance", tag)
+
+        def inverse_norm(v):        # (the sample's sum of squares, as _sample_sum keeps it)
+            return cntk.inverse_norm(self._sample_sum(F.mul2(v, v)), (), squares=True)
+        return self._node(F.mul2(F.mul2(dot, inverse_norm(a)), inverse_norm(b)), "CosDistance",
+                          tag)
 
     def SumColumnElements(self, z, tag=""):
         """The sum of each sample's elements (CNTK's deprecated ``SumColumnElements``: each

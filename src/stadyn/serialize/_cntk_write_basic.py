@@ -84,9 +84,10 @@ def _affine(w, ins, uids, attrs, out, name):
                        else name)
     if bias is None:
         return times
-    if w.layer_kind in ("LSTM", "GRU"):
+    if w.layer_kind in ("LSTM", "GRU") or w.step_kind == "LSTM":
         # (CNTK 2.7's LSTM and GRU add the bias first, b + times(x, W), layers/blocks.py: the
-        # order CNTK shows the layer's parameters in once its file is loaded, [b, W, H])
+        # order CNTK shows the layer's parameters in once its file is loaded, [b, W, H]; an
+        # LSTM step written op by op in a recurrence's block too, return_full_state's)
         return w.function("Plus", [uids[2], times + "_Output_0"], name=name)
     return w.function("Plus", [times + "_Output_0", uids[2]], name=name)
 

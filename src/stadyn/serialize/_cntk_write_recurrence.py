@@ -120,16 +120,21 @@ def recurrence_rule(rules: dict, different: dict):
             for v in [o for n in nodes for o in n.outputs if o is not None] + \
                     list(step.states) + list(step.inputs):
                 w_.batched.add(id(v))       # (one step: its sequence axes the placeholders')
-            for node in nodes:
-                n_ins, n_attrs = node.spec.split_arguments(node.args, node.kwargs)
-                n_ins = [i for i in n_ins if i is not None]
-                if any(id(i) not in made for i in n_ins):
-                    raise CntkWriteUnsupported(node.spec.name, "a value of a recurrence's step "
-                                                               "the writer cannot read")
-                n_uids = [made[id(i)] for i in n_ins]
-                written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs, node.outputs[0], "")
-                made[id(node.outputs[0])] = n_uids[0] if written is None else \
-                    written + "_Output_0"
+            w_.step_kind = op_name or ""    # (an LSTM's bias first, as CNTK 2.7 writes it)
+            try:
+                for node in nodes:
+                    n_ins, n_attrs = node.spec.split_arguments(node.args, node.kwargs)
+                    n_ins = [i for i in n_ins if i is not None]
+                    if any(id(i) not in made for i in n_ins):
+                        raise CntkWriteUnsupported(node.spec.name, "a value of a recurrence's "
+                                                                   "step the writer cannot read")
+                    n_uids = [made[id(i)] for i in n_ins]
+                    written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs, node.outputs[0],
+                                                    "")
+                    made[id(node.outputs[0])] = n_uids[0] if written is None else \
+                        written + "_Output_0"
+            finally:
+                w_.step_kind = ""
             return [made[id(s)] for s in step.outputs]
 
         if op_name in STEP_BLOCKS and n_seq == 1:

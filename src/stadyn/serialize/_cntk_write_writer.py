@@ -65,6 +65,8 @@ class Writer:
         self.made_by: dict[int, tuple] = {}       # id(a value) -> (CNTK op, inputs) shown
         self.layer_name = ""                      # the name of the layer a rule's value makes
         self.layer: Block | None = None           # the layer a rule writes inside (None: none)
+        self.step_kind = ""                       # the step block a recurrence's step's ops
+        #                                           are written in ("LSTM", "RNNStep"; "": none)
         self.axis_names: dict[int, str] = {}      # id(a sequence a rule put on a new axis) ->
         #                                           the axis' name (Where's)
         self.readers: dict[int, list] = {}        # id(a value) -> the ops reading it

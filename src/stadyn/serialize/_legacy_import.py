@@ -45,7 +45,8 @@ __all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "outp
 
 class ModelRefusedAtRunError(UnsupportedModelError, RuntimeError):
     """A function of the file its framework builds but refuses when the graph runs (CNTK 2.7's
-    RuntimeError, in its words), or a file that computes nothing: refused when it is built."""
+    RuntimeError, in its words), or a file that computes nothing (CNTK 2.7's ValueError when
+    it runs)."""
 
 #: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
 FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK"),

@@ -10,7 +10,11 @@ import zipfile
 from collections import Counter, OrderedDict
 from typing import Any
 
+import numpy as np
+
 from .._errors import ModelFileError
+from .. import functions as F
+from ..graph import Variable, auto_forward
 from ..parametric import ParameterRegistry
 from ._cntk_format import LARGE_MAGIC, cntk_output_name
 from ._cntk_v1_format import is_cntk_v1_file
@@ -222,10 +226,7 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
     net = model.networks["main"]
     ins, outs, names = _cntk_names(model)
     if not outs:    # (a v1 file whose output group holds its input alone: C.alias(x) saved)
-        raise ModelRefusedAtRunError(
-            f"{where}: the network computes nothing (no node but its inputs is a root): CNTK "
-            "2.7 loads it as a Combine of no outputs and refuses to run it (At least one "
-            "output has to be specified when calling Forward method)")
+        return _computing_nothing(where, defer_refusals)
     size = _batch(batch_size, where) or 1
     kind = "CNTK model" if model.format == "cntk-v2" else "CNTK v1 model (BrainScript)"
     info = {"kind": kind, "batch_size": size}
@@ -233,6 +234,24 @@ def load_cntk(path: str | os.PathLike | LegacyModel, *, batch_size: int | None =
     return build_network(model, net, ins, outs, registry=registry, batch_size=size, info=info,
                          parameter_names=names, split_name=split,
                          defer_refusals=defer_refusals)
+
+
+def _computing_nothing(where: str, defer_refusals: bool) -> Network:
+    """A network of no output but its inputs: CNTK 2.7 loads it as a Combine of no outputs
+    (``CompositeFunctionOpName``, no arguments) and refuses to run it, a ValueError
+    (``Function::Forward``: "At least one output has to be specified").  Refused here, or
+    with ``defer_refusals`` a network of no inputs whose one output, a stand-in, is refused
+    at every run."""
+    reason = (f"{where}: the network computes nothing (no node but its inputs is a root): "
+              "CNTK 2.7 loads it as a Combine of no outputs and refuses to run it (At least "
+              "one output has to be specified when calling Forward method)")
+    if not defer_refusals:
+        raise ModelRefusedAtRunError(reason)
+    with auto_forward(False):       # (computed, so that a run meets it)
+        stand_in = F.identity(Variable.from_numpy_array(np.zeros((), np.float32)))
+    network = Network({}, {"": stand_in}, source=where)
+    network.refused_at_run = [(stand_in, ModelRefusedAtRunError, reason)]
+    return network
 
 
 _V1_NAME = re.compile(r"^__v2libuid__(?P<uid>.*?)__v2libname__(?P<name>.*)$", re.S)

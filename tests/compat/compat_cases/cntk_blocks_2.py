@@ -8,7 +8,8 @@ import re
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 
 def _kind(v):

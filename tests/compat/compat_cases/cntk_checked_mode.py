@@ -20,7 +20,8 @@ import os
 
 import numpy as np
 
-from compat_harness import builtin_type, cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import builtin_type, outcome
 
 NAN, INF = np.nan, np.inf
 

@@ -9,7 +9,8 @@ import functools
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 
 _outcome = functools.partial(outcome, convert=np.asarray)

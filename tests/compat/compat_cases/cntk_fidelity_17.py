@@ -8,7 +8,8 @@ Constant, at once); a ``Fold`` over a placeholder without a shape; a recurrence'
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 
 def _refusal(fn, *clauses):

@@ -6,7 +6,8 @@ ranges."""
 
 import re
 
-from compat_harness import builtin_type, cntk_case
+from compat_harness import cntk_case
+from compat_outcomes import builtin_type
 from compat_cases.cntk_function_misuse import _outcome
 
 

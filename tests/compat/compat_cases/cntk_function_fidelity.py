@@ -3,7 +3,8 @@ layers, eighth round): layers CNTK builds on a sparse input but refuses to run."
 
 import numpy as np
 
-from compat_harness import builtin_type, cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import builtin_type, outcome
 
 _TENSOR_OP = "TensorOp: Tensor operations are currently not supported for sparse matrices"
 

@@ -3,7 +3,8 @@
 of a named one's output); the inside of the recurrent step blocks (``LSTM``, ``GRU``,
 ``RNNStep``) and of a ``Convolution`` block, which Stadyn computes by fused ops."""
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 
 def _kind(v):

@@ -4,7 +4,8 @@ applies no recurrent cell."""
 
 import functools
 
-from compat_harness import as_raised, as_returned, cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
 
 
 _outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)

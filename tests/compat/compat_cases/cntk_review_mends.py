@@ -5,7 +5,8 @@ import functools
 
 import numpy as np
 
-from compat_harness import builtin_type, cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import builtin_type, outcome
 
 
 # the call's result, or the built-in type of the error it raised (what is compared)

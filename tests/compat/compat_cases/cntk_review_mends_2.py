@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 
 def _refusal(fn, *clauses):

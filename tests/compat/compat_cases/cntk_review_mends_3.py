@@ -4,7 +4,8 @@ and walks on the root function of a layer not applied yet or of a waiting Functi
 
 import functools
 
-from compat_harness import as_raised, as_returned, cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
 
 
 _outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)

@@ -7,7 +7,8 @@ import re
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 from compat_cases.cntk_trainer_31 import _first_line
 
 

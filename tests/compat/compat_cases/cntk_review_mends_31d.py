@@ -3,7 +3,8 @@ block's) ``block_root.output``, a key inside the block, which CNTK 2.7 ignores."
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 
 @cntk_case(names=["cntk.Function.clone", "cntk.Function.block_root"],

@@ -5,7 +5,8 @@ in the order of its arguments; sparse sequences given as a list of SciPy csr mat
 
 import functools
 
-from compat_harness import as_raised, as_returned, cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
 
 
 # (the built-in type and the first line are compared)

@@ -5,7 +5,8 @@ wrote or read wrongly."""
 
 import os
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 
 @cntk_case(names=["cntk.Function.backward", "cntk.Function.forward", "cntk.Function.eval"],

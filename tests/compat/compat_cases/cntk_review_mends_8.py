@@ -6,7 +6,8 @@ import os
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 
 @cntk_case(names=["cntk.ops.input_variable", "cntk.Function.eval",

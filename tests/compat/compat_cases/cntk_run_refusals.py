@@ -6,7 +6,8 @@ import functools
 
 import numpy as np
 
-from compat_harness import builtin_type, cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import builtin_type, outcome
 
 
 # ``call()``'s value as a list, else the built-in type of what it raised

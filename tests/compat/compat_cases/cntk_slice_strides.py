@@ -2,7 +2,8 @@
 its last element (``C.slice(x, 0, 0, 0, strides=-1)`` reverses the axis), and the refusals
 CNTK 2.7 makes when the op is built (a stride of 0 or longer than the range, a dynamic axis)."""
 
-from compat_harness import builtin_type, cntk_case
+from compat_harness import cntk_case
+from compat_outcomes import builtin_type
 from compat_cases.cntk_function_misuse import _outcome
 
 

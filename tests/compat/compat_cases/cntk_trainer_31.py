@@ -4,7 +4,8 @@ without dynamic axes over."""
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 from compat_cases.cntk_fidelity_13 import _stderr_of
 
 

@@ -8,7 +8,8 @@ import os
 
 import numpy as np
 
-from compat_harness import cntk_case, outcome
+from compat_harness import cntk_case
+from compat_outcomes import outcome
 
 LENGTHS = [7, 3, 9, 5, 4, 6, 8, 2]
 

@@ -8,7 +8,8 @@ import os
 
 import numpy as np
 
-from compat_harness import nnabla_case, outcome
+from compat_harness import nnabla_case
+from compat_outcomes import outcome
 
 M = "nnabla.utils.data_source_implements."
 P = M + "CachePrefetcher."

@@ -2,7 +2,8 @@
 ``data_source_implements`` imports): the extension as given, case and all; ``'.dcm'`` read as
 an image."""
 
-from compat_harness import nnabla_case, outcome
+from compat_harness import nnabla_case
+from compat_outcomes import outcome
 
 _EXTS = (".png", ".PNG", ".Jpg", ".jpeg", ".tiff", ".dcm", ".DCM", ".npy", ".NPY", ".csv",
          ".wav", "png", ".txt", "")

@@ -10,7 +10,8 @@ import os
 
 import numpy as np
 
-from compat_harness import nnabla_case, outcome
+from compat_harness import nnabla_case
+from compat_outcomes import outcome
 
 PFN = "nnabla.parametric_functions."
 

@@ -14,7 +14,8 @@
 
 import numpy as np
 
-from compat_harness import nnabla_case, nnabla_refusal, outcome
+from compat_harness import nnabla_case
+from compat_outcomes import nnabla_refusal, outcome
 
 FN = "nnabla.functions."
 

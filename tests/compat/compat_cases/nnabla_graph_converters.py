@@ -6,7 +6,8 @@ the parameters the conversion created.
 
 import numpy as np
 
-from compat_harness import nnabla_case, outcome
+from compat_harness import nnabla_case
+from compat_outcomes import outcome
 
 _GC = "nnabla.experimental.graph_converters."
 

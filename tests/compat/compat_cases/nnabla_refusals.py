@@ -10,7 +10,8 @@ nearest calls NNabla accepts, so a refusal too wide shows as well as one missing
 
 import numpy as np
 
-from compat_harness import nnabla_case, nnabla_refusal, outcome
+from compat_harness import nnabla_case
+from compat_outcomes import nnabla_refusal, outcome
 
 FN = "nnabla.functions."
 

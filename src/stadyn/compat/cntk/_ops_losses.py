@@ -358,13 +358,14 @@ def _loss_block(made, name: str, operands, root_op: str, one: bool = False):
 @float_arrays("x", "y")
 def cosine_distance(x, y, name: str = ""):
     """The cosine of the angle between ``x`` and ``y``, per sample (CNTK's ``cosine_distance``
-    is the similarity ``x . y / (|x| |y|)``)."""
+    is the similarity ``x . y / (|x| |y|)``), computed as CNTK's CosDistanceNode: the dot
+    product times each inverse norm, clamped at 1/1e-30 (a zero vector gives 0, not NaN:
+    :func:`stadyn.cntk_semantics.cos_distance`)."""
     xy = binary(F.mul2, x, y)
-    axes = sample_axes(xy)
-    dot = F.sum(operand(xy), axis=axes)
-    nx = F.sqrt(F.sum(F.mul2(operand(x), operand(x)), axis=sample_axes(x)))
-    ny = F.sqrt(F.sum(F.mul2(operand(y), operand(y)), axis=sample_axes(y)))
-    return named(wrap(one_op(F.div2(dot, F.mul2(nx, ny)), x, y)), name, "CosDistance")
+    dot = F.sum(operand(xy), axis=sample_axes(xy))
+    out = F.mul2(F.mul2(dot, S.inverse_norm(operand(x), sample_axes(x))),
+                 S.inverse_norm(operand(y), sample_axes(y)))
+    return named(wrap(one_op(out, x, y)), name, "CosDistance")
 
 
 def fmeasure(output, target, beta: float = 1, name: str = ""):

@@ -110,7 +110,10 @@ class StatesLayer(LayerFunction):
         states = out if isinstance(out, tuple) else getattr(out, "outputs", None) or ()
         if len(states) > 1 and kind in G.STEP_BLOCKS:
             for o in states:    # (return_full_state: each state an output of the step's block,
-                o = unwrap(o)   # CNTK 2.7's LSTM of two outputs, for the writers)
+                o = unwrap(o)   # CNTK 2.7's LSTM of two outputs, for the writers; a Fold's
+                if isinstance(o, Variable) and o.parent is not None and \
+                        o.parent.spec.name == "sequence_last":      # last step of each)
+                    o = o.parent.inputs[0]
                 if isinstance(o, Variable) and o.parent is not None and \
                         o.parent.spec.name == "recurrence":
                     G.note_step_op(o, G.STEP_BLOCKS[kind])

@@ -35,20 +35,15 @@ def _sample_axes(node, i: int) -> tuple:
 
 
 def cos_distance_cntk(node):
-    """CNTK's ``CosDistance(a, b)``: per sample, ``sum(a * b) / (|a| |b|)`` over all the
-    sample's axes, one value (CNTK's CosDistanceNode: the dot product times the inverse norms;
-    a zero vector gives NaN there as here)."""
+    """CNTK's ``CosDistance(a, b)``: per sample, ``sum(a * b)`` times the inverse norms over
+    all the sample's axes, one value (CNTK's CosDistanceNode, the inverse norms clamped at
+    1/1e-30, so a zero vector gives 0: :func:`stadyn.cntk_semantics.cos_distance`)."""
     if node.shape(0) != node.shape(1):
         node.unsupported(f"cosine distance of shapes {node.shape(0)} and {node.shape(1)}")
-    a, b = node.var(0), node.var(1)
     axes = _sample_axes(node, 0)
     if not axes:
         node.unsupported("cosine distance of scalars")
-
-    def total(v):
-        return F.sum(v, axis=axes, keepdims=False)
-    norms = F.mul2(F.sqrt(total(F.mul2(a, a))), F.sqrt(total(F.mul2(b, b))))
-    return F.div2(total(F.mul2(a, b)), norms)
+    return cntk_semantics.cos_distance(node.var(0), node.var(1), axes)
 
 
 def constant_op_cntk(node):

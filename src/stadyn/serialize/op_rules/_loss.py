@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ...graph import Subgraph, refresh_shapes
 from ...ops import norm_axis
 from ...sequence import unpack
 from ._cntk_shape_rules import one_hot_cntk
@@ -172,14 +173,22 @@ def _one_step_each(node, z, labels):
     row each, ``InitAsPackedSequences``) equals a value per sequence's (``InitAsFrameMode``,
     Sequences.h:419-434: a frame-mode input's, FramePacker.cpp:28, or a reduction over the
     sequence axis', ReshapingNodes.cpp:117).  So computed as the Logistic of each sequence's
-    one step and its value; a run of a longer sequence is refused in cntk.exe's words."""
-    lengths = (z if z.sequence_lengths is not None else labels).sequence_lengths
+    one step and its value; a run of a longer sequence, or of N sequences and M != N values
+    (the layouts' sequence counts differ), is refused in cntk.exe's words."""
+    seq, frames = (z, labels) if z.sequence_lengths is not None else (labels, z)
+    lengths = seq.sequence_lengths
 
     def step(v):        # (the one step of each sequence: (N, *sample))
         return v if v.sequence_lengths is None else F.sum(unpack(v, 0.0)[0], axis=1)
 
-    return node.refuse_when_run(logistic(step(z), step(labels)), _MIXED_LAYOUTS,
-                                when=lambda: bool((np.asarray(lengths.d) != 1).any()))
+    def differ() -> bool:
+        counts = np.asarray(lengths.d)
+        if frames.parent is not None:       # (a value computed from the run's inputs)
+            sub = Subgraph([frames])
+            refresh_shapes(sub.nodes, sub.leaves)
+        return bool((counts != 1).any()) or len(counts) != frames.shape[0]
+
+    return node.refuse_when_run(logistic(step(z), step(labels)), _MIXED_LAYOUTS, when=differ)
 
 
 _MIXED_LAYOUTS = ("ColumnRangeWithMBLayoutFor: FrameRange's dynamic axis is inconsistent with "
