@@ -201,7 +201,54 @@ _GRAPHS = {
                           + F.sum(h * 0.5))(x * 2.0),
     "zeroed leaf read first by x * 3":
         lambda F, Sq, x: F.sum(x * 3.0) + F.sum(Sq("a", False)(x)),
+    # (loss, h): h = tanh(x) persistent, its kept h.g holds the PythonFunction's part too
+    "persistent h = tanh(x) read by h * 3 and a PythonFunction":
+        lambda F, Sq, x: (lambda h: (F.sum(h * 3.0) + F.sum(Sq("a", False)(h)), h))(F.tanh(x)),
 }
+
+# graphs run again with backward(clear_buffer=True)
+_CLEARING = ("assigning, leaf read first by x * 3",
+             "two PythonFunctions reading one h, an assigning one second",
+             "persistent h = tanh(x) read by h * 3 and a PythonFunction")
+
+
+def _mul2(PythonFunction, seen):
+    class Mul2(PythonFunction):         # a * b: two inputs, both needing a gradient
+        @property
+        def name(self):
+            return "Mul2"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d * inputs[1].d
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            seen.append(("m", [bool(a) for a in accum], inputs[0].g.copy()))
+            for i in range(2):
+                g = inputs[1 - i].d * outputs[0].g
+                if accum[i]:
+                    inputs[i].g += g
+                else:
+                    inputs[i].g = g
+
+    return Mul2()
+
+
+_SEVERAL = ("Stadyn's reader order (graph/_reader_order.py) holds back only an op with one "
+            "input needing a gradient: Mul2(x, x) runs as torch's autograd reaches it and sees "
+            "x.g from before the backward (1), not NNabla's 4 (x * 3's part added)")
+_MUL2 = "Mul2(x, x) after x * 3: %s: "
 
 
 @nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
@@ -209,33 +256,60 @@ _GRAPHS = {
                   "backward adds where accum, else writes; or always writes) and other "
                   "functions reading x or h = 2x, in NNabla's backward order (rank, then first "
                   "found): the accum and inputs[0].g each backward_impl sees, x.g; static and "
-                  "dynamic")
+                  "dynamic; some with backward(clear_buffer=True); a persistent h = tanh(x) "
+                  "read by h * 3 and Square: h.g; Mul2(x, x) (two inputs needing a gradient)",
+             known={_MUL2 % m + "backward_impl 0 inputs[0].g": _SEVERAL
+                    for m in ("static", "dynamic")})
 def python_function__readers_in_backward_order(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
     res = {}
+    runs = [(d, n, False) for d in (False, True) for n in sorted(_GRAPHS)]
+    runs += [(d, n, True) for d in (False, True) for n in _CLEARING]
+    for dynamic, name, clear in runs:
+        mode = ("dynamic" if dynamic else "static") + (", clear_buffer" if clear else "")
+        nn.set_auto_forward(dynamic)
+        try:
+            seen = []
+            x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                             need_grad=True)
+            made = _GRAPHS[name](
+                F, lambda tag, assign: _square(PythonFunction, seen, tag, assign), x)
+            loss, h = made if isinstance(made, tuple) else (made, None)
+            if h is not None:
+                h.persistent = True
+            if not dynamic:
+                loss.forward()
+            if name.startswith("zeroed"):
+                x.grad.zero()
+            else:
+                x.g = 1.0
+            loss.backward(clear_buffer=clear)
+        finally:
+            nn.set_auto_forward(False)
+        key = "%s: %s: " % (mode, name)
+        res[key + "x.g"] = x.g.copy()
+        if h is not None:
+            res[key + "h.g"] = h.g.copy()
+        for k, (tag, accum, g) in enumerate(seen):
+            res[key + "backward_impl %d" % k] = [tag, accum]
+            res[key + "backward_impl %d inputs[0].g" % k] = g
     for dynamic in (False, True):
-        mode = "dynamic" if dynamic else "static"
-        for name, make in sorted(_GRAPHS.items()):
-            nn.set_auto_forward(dynamic)
-            try:
-                seen = []
-                x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
-                                                 need_grad=True)
-                loss = make(F, lambda tag, assign: _square(PythonFunction, seen, tag, assign),
-                            x)
-                if not dynamic:
-                    loss.forward()
-                if name.startswith("zeroed"):
-                    x.grad.zero()
-                else:
-                    x.g = 1.0
-                loss.backward()
-            finally:
-                nn.set_auto_forward(False)
-            key = "%s: %s: " % (mode, name)
-            res[key + "x.g"] = x.g.copy()
-            for k, (tag, accum, g) in enumerate(seen):
-                res[key + "backward_impl %d" % k] = [tag, accum]
-                res[key + "backward_impl %d inputs[0].g" % k] = g
+        nn.set_auto_forward(dynamic)
+        try:
+            seen = []
+            x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                             need_grad=True)
+            loss = F.sum(x * 3.0) + F.sum(_mul2(PythonFunction, seen)(x, x))
+            if not dynamic:
+                loss.forward()
+            x.g = 1.0
+            loss.backward()
+        finally:
+            nn.set_auto_forward(False)
+        key = _MUL2 % ("dynamic" if dynamic else "static")
+        res[key + "x.g"] = x.g.copy()
+        for k, (tag, accum, g) in enumerate(seen):
+            res[key + "backward_impl %d" % k] = [tag, accum]
+            res[key + "backward_impl %d inputs[0].g" % k] = g
     return res
