@@ -137,31 +137,42 @@ _WRITES = "update running statistics (write a leaf's value)"
 _READS = "compute with running statistics it updated (read a leaf's value it wrote)"
 
 
-def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False,
-                         scratch: bool = False) -> str | None:
+def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False
+                         ) -> str | None:
     """What running the lowered forward ``fw`` (whose first ``n_leaves`` inputs are the leaves;
     the plan's own buffers follow, which a half-precision plan's parameter casts write, no side
-    effect) changes beyond its values, or None.  ``draws_again``: the run draws what the
-    forward it repeats drew (``_draw_states.same_draws``), so its random numbers change nothing.
-    ``scratch``: the leaves it writes (:func:`written_leaves`) get their values back after the
-    run, so writing them changes nothing either.
+    effect) again for a backward would change beyond its values, or None.  ``draws_again``: the
+    run draws what the forward it repeats drew (``_draw_states.same_draws``), so its random
+    numbers change nothing.  The leaves it writes (:func:`written_leaves`: running statistics)
+    get their values back after the run (:func:`given_back`), so writing them changes nothing;
+    but a value it computes from a leaf after writing it (``min_max_quantize``'s moving range,
+    updated again) would not be the first run's, and the backward would differentiate it.
 
     Example:
         >>> import torch
         >>> from torch.fx.experimental.proxy_tensor import make_fx
         >>> program_side_effects(make_fx(lambda x: x * torch.rand(2))(torch.ones(2)), 1)
         'draw new random numbers'
+        >>> program_side_effects(make_fx(lambda x, m: x * m.add_(1.0))(torch.ones(2),
+        ...                                                             torch.zeros(2)), 2)
+        "compute with running statistics it updated (read a leaf's value it wrote)"
     """
     leaves = set([n for n in fw.graph.nodes if n.op == "placeholder"][:n_leaves])
+    tainted: set = set()        # the leaves' values after a write, and what is computed of them
     for node in fw.graph.nodes:
         target = node.target
-        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+        ins = node.all_input_nodes
+        if node.op == "output":
+            return _READS if any(a in tainted for a in ins) else None
+        if node.op != "call_function":
             continue
-        if torch.Tag.nondeterministic_seeded in target.tags and not draws_again:
-            return _RANDOM
-        if not scratch and target._schema.is_mutable and any(a in leaves
-                                                             for a in node.all_input_nodes):
-            return _WRITES
+        if isinstance(target, torch._ops.OpOverload):
+            if torch.Tag.nondeterministic_seeded in target.tags and not draws_again:
+                return _RANDOM
+            if target._schema.is_mutable and any(a in leaves for a in ins):
+                tainted.add(node)       # (a lowered program reads a written leaf through it)
+        if any(a in tainted for a in ins):
+            tainted.add(node)
     return None
 
 

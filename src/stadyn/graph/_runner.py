@@ -431,7 +431,7 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     has other side effects (an op's own state, draws not noted) refuses.  An op that cannot be
     traced runs again guarded: ``_replay_eagerly`` refuses at the first such draw."""
     if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
-        _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes), True))
+        _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes)))
     else:
         _refuse_kept(plan.nodes)
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)

@@ -313,3 +313,68 @@ def python_function__readers_in_backward_order(nn, F, PF, r):
             res[key + "backward_impl %d" % k] = [tag, accum]
             res[key + "backward_impl %d inputs[0].g" % k] = g
     return res
+
+
+_MMQ_REFUSED = ("graph/_grad_marks.py program_side_effects: a static graph lowered to one "
+                "program runs its forward again for a late need_grad, and min_max_quantize "
+                "(x_min_max, ema) would move its range again and quantise with it; Stadyn "
+                "refuses (StadynError) where NNabla differentiates the forward that ran")
+
+
+def _min_max_quantize(nn, F, dynamic, how):
+    nn.set_auto_forward(dynamic)
+    try:
+        x = nn.Variable.from_numpy_array(
+            np.array([[0.5, -1.0, 2.0, 3.5], [1.5, 0.25, -0.5, -2.5]], np.float32),
+            need_grad=(how == "h stopped"))
+        w = nn.Variable.from_numpy_array(np.array([[1.0, 2.0, -1.0, 0.5]], np.float32),
+                                         need_grad=True)
+        z = nn.Variable.from_numpy_array(
+            np.array([[0.3, -0.7, 1.1, 0.2], [0.9, 0.2, -0.4, 0.5]], np.float32))
+        qmin, qmax, lmin, lmax = (nn.Variable.from_numpy_array(np.array([[v]], np.float32))
+                                  for v in (-0.5, 0.5, 0.0, 255.0))
+        h = x * w
+        y = F.min_max_quantize(h, qmin, qmax, lmin, lmax, decay=0.5, x_min_max=True, ema=True,
+                               ste_fine_grained=True)
+        loss = F.sum(F.tanh(y) * z)
+        if not dynamic:
+            loss.forward()
+        res = {"forward: qr_min": qmin.d.copy(), "forward: qr_max": qmax.d.copy(),
+               "loss": loss.d.copy()}
+        if how == "x switched on":
+            x.need_grad = True
+        else:
+            h.need_grad = False
+        x.grad.zero()
+        w.grad.zero()
+        try:
+            loss.backward()
+            res["backward raised"] = "no"
+        except Exception as exc:        # Stadyn's refusal (a known difference)
+            res["backward raised"] = type(exc).__name__
+        res.update({"backward: qr_min": qmin.d.copy(), "backward: qr_max": qmax.d.copy(),
+                    "x.g": x.g.copy(), "w.g": w.g.copy()})
+        return res
+    finally:
+        nn.set_auto_forward(False)
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward",
+                    _F + "min_max_quantize"],
+             note="x (2, 4), h = x * w, y = min_max_quantize(h, qr_min, qr_max, 0, 255, "
+                  "decay=0.5, x_min_max=True, ema=True), loss = sum(tanh(y) * z); static and "
+                  "dynamic; after the forward x.need_grad = True or h.need_grad = False, then "
+                  "loss.backward(): the range after the forward and the backward, the "
+                  "gradients, and whether the backward raised",
+             known={"static: %s: %s" % (how, k): _MMQ_REFUSED
+                    for how in ("x switched on", "h stopped") for k in ("backward raised",)}
+             | {"static: x switched on: %s" % k: _MMQ_REFUSED for k in ("x.g", "w.g")})
+def late_need_grad__min_max_quantize_ema_static_and_dynamic(nn, F, PF, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic" if dynamic else "static"
+        for how in ("x switched on", "h stopped"):
+            for k, v in _min_max_quantize(nn, F, dynamic, how).items():
+                res["%s: %s: %s" % (mode, how, k)] = v
+    return res
