@@ -61,3 +61,28 @@ def test_program_side_effects_writes_alone_are_given_back():
     # read before the write only: the first run's value, given back after
     fw = make_fx(lambda x, m: (x * m, m.add_(1.0))[0])(torch.ones(2), torch.zeros(1))
     assert program_side_effects(fw, 2) is None
+
+
+def test_replaying_a_forward_is_per_thread():
+    # a forward run again for a backward in one thread does not make another thread's ops
+    # (a mean_subtraction of another graph) skip their update
+    import threading
+
+    from stadyn.graph import replaying_a_forward
+    from stadyn.graph._grad_marks import ReplayGuard
+    inside, seen = threading.Event(), threading.Event()
+    other = []
+
+    def look():
+        inside.wait(10)
+        other.append(replaying_a_forward())
+        seen.set()
+
+    t = threading.Thread(target=look)
+    t.start()
+    with ReplayGuard([]):
+        assert replaying_a_forward()
+        inside.set()
+        seen.wait(10)
+    t.join(10)
+    assert other == [False] and not replaying_a_forward()

@@ -490,7 +490,7 @@ def _guarded(leaves: Sequence[Variable], draws_again: bool):
     written get their values back after it; refused (:func:`_refuse`) before an op reads one it
     wrote or, unless ``draws_again``, draws (``ReplayGuard``; an op updating a statistic it reads
     computes from the state its forward left there, ``replaying_a_forward``)."""
-    guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again, scratch=True)
+    guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again)
     try:
         with torch.enable_grad(), guard:
             yield
