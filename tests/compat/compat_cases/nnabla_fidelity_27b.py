@@ -321,7 +321,37 @@ _MMQ_REFUSED = ("graph/_grad_marks.py program_side_effects: a static graph lower
                 "refuses (StadynError) where NNabla differentiates the forward that ran")
 
 
-def _min_max_quantize(nn, F, dynamic, how):
+def _identity(PythonFunction):
+    class Identity(PythonFunction):     # makes Stadyn run the static graph eagerly
+        @property
+        def name(self):
+            return "Identity"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return False
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            if accum[0]:
+                inputs[0].g += outputs[0].g
+            else:
+                inputs[0].g = outputs[0].g
+
+    return Identity()
+
+
+def _min_max_quantize(nn, F, dynamic, how, eager=None):
     nn.set_auto_forward(dynamic)
     try:
         x = nn.Variable.from_numpy_array(
@@ -336,7 +366,8 @@ def _min_max_quantize(nn, F, dynamic, how):
         h = x * w
         y = F.min_max_quantize(h, qmin, qmax, lmin, lmax, decay=0.5, x_min_max=True, ema=True,
                                ste_fine_grained=True)
-        loss = F.sum(F.tanh(y) * z)
+        t = F.tanh(y)
+        loss = F.sum((t if eager is None else _identity(eager)(t)) * z)
         if not dynamic:
             loss.forward()
         res = {"forward: qr_min": qmin.d.copy(), "forward: qr_max": qmax.d.copy(),
@@ -365,7 +396,8 @@ def _min_max_quantize(nn, F, dynamic, how):
                   "decay=0.5, x_min_max=True, ema=True), loss = sum(tanh(y) * z); static and "
                   "dynamic; after the forward x.need_grad = True or h.need_grad = False, then "
                   "loss.backward(): the range after the forward and the backward, the "
-                  "gradients, and whether the backward raised",
+                  "gradients, and whether the backward raised; static again with an identity "
+                  "PythonFunction after tanh (Stadyn runs that graph eagerly)",
              known={"static: %s: %s" % (how, k): _MMQ_REFUSED
                     for how in ("x switched on", "h stopped") for k in ("backward raised",)}
              | {"static: x switched on: %s" % k: _MMQ_REFUSED for k in ("x.g", "w.g")})
@@ -377,4 +409,8 @@ def late_need_grad__min_max_quantize_ema_static_and_dynamic(nn, F, PF, r):
         for how in ("x switched on", "h stopped"):
             for k, v in _min_max_quantize(nn, F, dynamic, how).items():
                 res["%s: %s: %s" % (mode, how, k)] = v
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    for how in ("x switched on", "h stopped"):
+        for k, v in _min_max_quantize(nn, F, False, how, PythonFunction).items():
+            res["static, a PythonFunction: %s: %s" % (how, k)] = v
     return res
