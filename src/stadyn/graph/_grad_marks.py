@@ -13,11 +13,12 @@ none of whose inputs needed a gradient in the forward stays out of that backward
 outputs a forward run again under the marks of now must also mark so that its backward is
 NNabla's (the runner sets them for that forward only, ``_runner.py``).  A forward run again must
 give the values of the first: :func:`program_side_effects` finds what a lowered program would
-change beyond them (random numbers not drawn as that forward drew them), :class:`ReplayGuard`
-refuses it, before it happens, in a forward run again eagerly; running statistics written get
-back the values that forward left them (:func:`given_back`, ``ReplayGuard(scratch=True)``), and
-an op updating a statistic it then reads computes from them (:func:`replaying_a_forward`), as
-NNabla's backward, which runs no forward again, leaves and differentiates them.
+change beyond them (random numbers not drawn as that forward drew them, a value computed from
+running statistics it wrote), :class:`ReplayGuard` refuses it, before it happens, in a forward
+run again eagerly; running statistics written get back the values that forward left them
+(:func:`given_back`, :class:`ReplayGuard`), and an op updating a statistic it then reads
+computes from them (:func:`replaying_a_forward`), as NNabla's backward, which runs no forward
+again, leaves and differentiates them.
 
 Dynamic mode (:func:`stadyn.auto_forward`) follows the same rule with torch's autograd graph
 of the run: an output set ``need_grad=False`` after its consumers ran is cut there
@@ -41,6 +42,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
@@ -133,35 +135,45 @@ def marks_to_replay(nodes: Sequence[FunctionNode], leaves: Sequence[Variable], b
 
 
 _RANDOM = "draw new random numbers"
-_WRITES = "update running statistics (write a leaf's value)"
 _READS = "compute with running statistics it updated (read a leaf's value it wrote)"
 
 
-def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False,
-                         scratch: bool = False) -> str | None:
+def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False
+                         ) -> str | None:
     """What running the lowered forward ``fw`` (whose first ``n_leaves`` inputs are the leaves;
     the plan's own buffers follow, which a half-precision plan's parameter casts write, no side
-    effect) changes beyond its values, or None.  ``draws_again``: the run draws what the
-    forward it repeats drew (``_draw_states.same_draws``), so its random numbers change nothing.
-    ``scratch``: the leaves it writes (:func:`written_leaves`) get their values back after the
-    run, so writing them changes nothing either.
+    effect) again for a backward would change beyond its values, or None.  ``draws_again``: the
+    run draws what the forward it repeats drew (``_draw_states.same_draws``), so its random
+    numbers change nothing.  The leaves it writes (:func:`written_leaves`: running statistics)
+    get their values back after the run (:func:`given_back`), so writing them changes nothing;
+    but a value it computes from a leaf after writing it (``min_max_quantize``'s moving range,
+    updated again) would not be the first run's, and the backward would differentiate it.
 
     Example:
         >>> import torch
         >>> from torch.fx.experimental.proxy_tensor import make_fx
         >>> program_side_effects(make_fx(lambda x: x * torch.rand(2))(torch.ones(2)), 1)
         'draw new random numbers'
+        >>> program_side_effects(make_fx(lambda x, m: x * m.add_(1.0))(torch.ones(2),
+        ...                                                             torch.zeros(2)), 2)
+        "compute with running statistics it updated (read a leaf's value it wrote)"
     """
     leaves = set([n for n in fw.graph.nodes if n.op == "placeholder"][:n_leaves])
+    tainted: set = set()        # the leaves' values after a write, and what is computed of them
     for node in fw.graph.nodes:
         target = node.target
-        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+        ins = node.all_input_nodes
+        if node.op == "output":
+            return _READS if any(a in tainted for a in ins) else None
+        if node.op != "call_function":
             continue
-        if torch.Tag.nondeterministic_seeded in target.tags and not draws_again:
-            return _RANDOM
-        if not scratch and target._schema.is_mutable and any(a in leaves
-                                                             for a in node.all_input_nodes):
-            return _WRITES
+        if isinstance(target, torch._ops.OpOverload):
+            if torch.Tag.nondeterministic_seeded in target.tags and not draws_again:
+                return _RANDOM
+            if target._schema.is_mutable and any(a in leaves for a in ins):
+                tainted.add(node)       # (a lowered program reads a written leaf through it)
+        if any(a in tainted for a in ins):
+            tainted.add(node)
     return None
 
 
@@ -210,8 +222,8 @@ def given_back(leaves: Sequence[Variable]) -> Iterator[None]:
                 leaf_tensor(v).detach().copy_(values)
 
 
-# ReplayGuards entered: a forward that ran runs again for its backward
-_replaying = [0]
+# ReplayGuards entered in this thread: a forward that ran runs again for its backward
+_replaying = threading.local()
 
 
 def replaying_a_forward() -> bool:
@@ -227,7 +239,7 @@ def replaying_a_forward() -> bool:
         ...     replaying_a_forward()
         True
     """
-    return _replaying[0] > 0
+    return getattr(_replaying, "depth", 0) > 0
 
 
 class SideEffect(Exception):
@@ -236,54 +248,48 @@ class SideEffect(Exception):
 
 
 class ReplayGuard(TorchDispatchMode):
-    """Within it, an ATen op that would draw random numbers or write one of ``leaf_tensors``
-    (running statistics) raises :class:`SideEffect` instead of running: a forward run again
-    eagerly for a backward keeps the first forward's values and state, or stops.
-    ``draws_again``: the run draws what the forward it repeats drew
-    (``_draw_states.same_draws``), so random draws run.  ``scratch``: writes of the leaves run
-    (a batch normalisation's running statistics), and the leaves get back the values they
-    held at the start when the guard is left, as NNabla 1.39's backward leaves them (it runs
-    no forward again); an op that then reads a leaf's written value without writing it
-    (``mean_subtraction`` subtracts the mean it updated: its output would not be the first
-    run's) raises instead.
+    """Within it (a forward run again eagerly for a backward), an ATen op that would draw
+    random numbers raises :class:`SideEffect` instead of running, unless ``draws_again`` (the
+    run draws what the forward it repeats drew, ``_draw_states.same_draws``).  Writes of
+    ``leaf_tensors`` (a batch normalisation's running statistics) run, and those leaves get
+    back the values they held at the start when the guard is left, as NNabla 1.39's backward
+    leaves them (it runs no forward again); an op that then reads a leaf's written value
+    without writing it (its output would not be the first run's) raises instead.
 
     Example:
         >>> import torch
         >>> mean = torch.zeros(2)
         >>> with ReplayGuard([mean]):
-        ...     y = torch.ones(2) * 2
-        ...     try:
-        ...         mean.add_(y)
-        ...     except SideEffect as e:
-        ...         print(e)
-        update running statistics (write a leaf's value) (aten.add_.Tensor)
-        >>> with ReplayGuard([mean], scratch=True):
         ...     _ = mean.mul_(0.5).add_(torch.ones(2))
         >>> mean.tolist()
         [0.0, 0.0]
+        >>> with ReplayGuard([mean]):
+        ...     _ = mean.add_(1.0)
+        ...     try:
+        ...         _ = torch.ones(2) * mean
+        ...     except SideEffect as e:
+        ...         print(e)
+        compute with running statistics it updated (read a leaf's value it wrote) (aten.mul.Tensor)
     """
 
-    def __init__(self, leaf_tensors: Sequence[torch.Tensor], draws_again: bool = False,
-                 scratch: bool = False):
+    def __init__(self, leaf_tensors: Sequence[torch.Tensor], draws_again: bool = False):
         super().__init__()
         self.leaves = [t for t in leaf_tensors if isinstance(t, torch.Tensor) and _storage(t)]
         self.storages = {_storage(t) for t in self.leaves}
         self.draws_again = draws_again
-        self.scratch = scratch
         self.written: set = set()
         self.saved: list = []
 
     def __enter__(self):
-        if self.scratch:
-            self.saved = [(t, t.detach().clone()) for t in self.leaves]
-        _replaying[0] += 1
+        self.saved = [(t, t.detach().clone()) for t in self.leaves]
+        _replaying.depth = getattr(_replaying, "depth", 0) + 1
         return super().__enter__()
 
     def __exit__(self, *exc):
         try:
             return super().__exit__(*exc)
         finally:
-            _replaying[0] -= 1
+            _replaying.depth -= 1
             with torch.no_grad():
                 for t, values in self.saved:
                     if _storage(t) in self.written:
@@ -305,8 +311,6 @@ class ReplayGuard(TorchDispatchMode):
                 writes |= stores & self.storages
             elif not viewing and stores & self.written:
                 raise SideEffect(f"{_READS} ({func})")
-        if writes and not self.scratch:
-            raise SideEffect(f"{_WRITES} ({func})")
         self.written |= writes
         return func(*args, **kwargs)
 

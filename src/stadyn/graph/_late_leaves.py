@@ -251,9 +251,9 @@ def _run_again(node: FunctionNode, leaves: list[Variable], keep_graph: bool
             targs, tkw = cast_arguments(spec.precision, targs, tkw, half)
     written = [u._data for u in node.inputs if u.parent is None and u._data is not None]
     try:
-        # (scratch: running statistics it writes get back the values the forward left them,
+        # (running statistics it writes get back the values the forward left them,
         # as NNabla 1.39's backward, which runs no forward again, leaves them)
-        with torch.enable_grad(), ReplayGuard(written, scratch=True):
+        with torch.enable_grad(), ReplayGuard(written):
             out = spec.impl(*targs, **tkw)
     except SideEffect as exc:
         _refuse(node, leaves[0], f"run the op again and {exc.args[0]}")

@@ -200,13 +200,6 @@ class StaticPlan:
                             f"{what} in the forward pass, but no op made it when replayed op by "
                             "op", phase="forward")
 
-    def _tensor_of(self, v: Variable) -> torch.Tensor | None:
-        """``v``'s tensor in the last run (a leaf's, an output's or an intermediate's)."""
-        if v.parent is None:
-            return leaf_tensor(v)
-        held = next((t for u, t in zip(self.fill, self.saved or ()) if u is v), None)
-        return held if held is not None else self._inter_values.get(id(v))
-
     def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
         if self.saved is None:
             raise StadynError("backward: the buffers of the last forward were cleared "

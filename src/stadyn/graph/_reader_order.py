@@ -185,8 +185,7 @@ def _arrange(group: list, order: list, tensor_of: TensorOf, handles: list,
         deferred.append(function)
     nr = target[1]
 
-    def complete(grad_outputs):
-        given = grad_outputs[nr]
+    def complete(given):
         ref = given if given is not None else like
         caught = [g for gs in parts.values() for g in gs]
         # what reached the input but no reader's edge caught (added last, as torch did)
@@ -208,7 +207,12 @@ def _arrange(group: list, order: list, tensor_of: TensorOf, handles: list,
                 continue
             accum = True
         out = torch.as_tensor(np.ascontiguousarray(value - start), device=ref.device)
-        out = out.to(ref.dtype) if rest is None else out.to(ref.dtype) + rest
-        return tuple(out if i == nr else g for i, g in enumerate(grad_outputs))
+        return out.to(ref.dtype) if rest is None else out.to(ref.dtype) + rest
 
-    handles.append(target[0].register_prehook(complete))
+    if like.grad_fn is target[0] and like.output_nr == nr:
+        # the input is that node's output: a hook on the tensor runs before the ones
+        # retain_grad registers, so a kept (persistent) input's gradient holds the whole
+        handles.append(like.register_hook(complete))
+    else:
+        handles.append(target[0].register_prehook(
+            lambda grads: tuple(complete(g) if i == nr else g for i, g in enumerate(grads))))

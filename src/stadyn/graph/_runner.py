@@ -431,7 +431,7 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     has other side effects (an op's own state, draws not noted) refuses.  An op that cannot be
     traced runs again guarded: ``_replay_eagerly`` refuses at the first such draw."""
     if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
-        _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes), True))
+        _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes)))
     else:
         _refuse_kept(plan.nodes)
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
@@ -490,7 +490,7 @@ def _guarded(leaves: Sequence[Variable], draws_again: bool):
     written get their values back after it; refused (:func:`_refuse`) before an op reads one it
     wrote or, unless ``draws_again``, draws (``ReplayGuard``; an op updating a statistic it reads
     computes from the state its forward left there, ``replaying_a_forward``)."""
-    guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again, scratch=True)
+    guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again)
     try:
         with torch.enable_grad(), guard:
             yield

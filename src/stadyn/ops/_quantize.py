@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from ..graph import replaying_a_forward
 from ._registry import op
 
 _C = "quantization"
@@ -97,7 +98,9 @@ def min_max_quantize(x, qr_min, qr_max, ql_min, ql_max, decay=0.999, x_min_max=F
     ``eps``.  Backward, ``x`` gets the gradient inside the nudged range (everywhere unless
     ``ste_fine_grained``); without ``x_min_max`` and ``ema``, ``qr_min`` gets the gradient of
     the values below the range and ``qr_max`` that of the values above it (NNabla 1.39's rule).
-    Unchanged unless ``quantize``.
+    Unchanged unless ``quantize``.  Run again for a backward (a ``need_grad`` set after the
+    forward, ``replaying_a_forward``) it moves nothing and quantises with the range its forward
+    left, as NNabla, which runs no forward again, differentiates the forward that ran.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -110,8 +113,11 @@ def min_max_quantize(x, qr_min, qr_max, ql_min, ql_max, decay=0.999, x_min_max=F
     """
     if not quantize:
         return x * 1.0
+    # run again for a backward (a need_grad set after the forward): NNabla 1.39 runs no forward
+    # again, it differentiates the one that ran: the range that forward left, not moved again
+    again = replaying_a_forward()
     with torch.no_grad():
-        if x_min_max:
+        if x_min_max and not again:
             axes = [a for a in range(x.ndim) if qr_min.shape[a] == 1]
             low = x.amin(dim=axes, keepdim=True) if axes else x
             high = x.amax(dim=axes, keepdim=True) if axes else x
@@ -120,8 +126,10 @@ def min_max_quantize(x, qr_min, qr_max, ql_min, ql_max, decay=0.999, x_min_max=F
                 high = decay * qr_max + (1.0 - decay) * high
             qr_min.copy_(low)
             qr_max.copy_(high)
-        qr_max.copy_(torch.where(qr_max - qr_min < eps, qr_min + eps, qr_max))
-        scale = (qr_max - qr_min) / (ql_max - ql_min)
+        top = torch.where(qr_max - qr_min < eps, qr_min + eps, qr_max)
+        if not again:
+            qr_max.copy_(top)
+        scale = (top - qr_min) / (ql_max - ql_min)
         zero = torch.minimum(torch.maximum(_round_half_away(ql_min - qr_min / scale), ql_min),
                              ql_max)
         low, high = (ql_min - zero) * scale, (ql_max - zero) * scale

@@ -201,7 +201,54 @@ _GRAPHS = {
                           + F.sum(h * 0.5))(x * 2.0),
     "zeroed leaf read first by x * 3":
         lambda F, Sq, x: F.sum(x * 3.0) + F.sum(Sq("a", False)(x)),
+    # (loss, h): h = tanh(x) persistent, its kept h.g holds the PythonFunction's part too
+    "persistent h = tanh(x) read by h * 3 and a PythonFunction":
+        lambda F, Sq, x: (lambda h: (F.sum(h * 3.0) + F.sum(Sq("a", False)(h)), h))(F.tanh(x)),
 }
+
+# graphs run again with backward(clear_buffer=True)
+_CLEARING = ("assigning, leaf read first by x * 3",
+             "two PythonFunctions reading one h, an assigning one second",
+             "persistent h = tanh(x) read by h * 3 and a PythonFunction")
+
+
+def _mul2(PythonFunction, seen):
+    class Mul2(PythonFunction):         # a * b: two inputs, both needing a gradient
+        @property
+        def name(self):
+            return "Mul2"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d * inputs[1].d
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            seen.append(("m", [bool(a) for a in accum], inputs[0].g.copy()))
+            for i in range(2):
+                g = inputs[1 - i].d * outputs[0].g
+                if accum[i]:
+                    inputs[i].g += g
+                else:
+                    inputs[i].g = g
+
+    return Mul2()
+
+
+_SEVERAL = ("Stadyn's reader order (graph/_reader_order.py) holds back only an op with one "
+            "input needing a gradient: Mul2(x, x) runs as torch's autograd reaches it and sees "
+            "x.g from before the backward (1), not NNabla's 4 (x * 3's part added)")
+_MUL2 = "Mul2(x, x) after x * 3: %s: "
 
 
 @nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
@@ -209,33 +256,161 @@ _GRAPHS = {
                   "backward adds where accum, else writes; or always writes) and other "
                   "functions reading x or h = 2x, in NNabla's backward order (rank, then first "
                   "found): the accum and inputs[0].g each backward_impl sees, x.g; static and "
-                  "dynamic")
+                  "dynamic; some with backward(clear_buffer=True); a persistent h = tanh(x) "
+                  "read by h * 3 and Square: h.g; Mul2(x, x) (two inputs needing a gradient)",
+             known={_MUL2 % m + "backward_impl 0 inputs[0].g": _SEVERAL
+                    for m in ("static", "dynamic")})
 def python_function__readers_in_backward_order(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
     res = {}
+    runs = [(d, n, False) for d in (False, True) for n in sorted(_GRAPHS)]
+    runs += [(d, n, True) for d in (False, True) for n in _CLEARING]
+    for dynamic, name, clear in runs:
+        mode = ("dynamic" if dynamic else "static") + (", clear_buffer" if clear else "")
+        nn.set_auto_forward(dynamic)
+        try:
+            seen = []
+            x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                             need_grad=True)
+            made = _GRAPHS[name](
+                F, lambda tag, assign: _square(PythonFunction, seen, tag, assign), x)
+            loss, h = made if isinstance(made, tuple) else (made, None)
+            if h is not None:
+                h.persistent = True
+            if not dynamic:
+                loss.forward()
+            if name.startswith("zeroed"):
+                x.grad.zero()
+            else:
+                x.g = 1.0
+            loss.backward(clear_buffer=clear)
+        finally:
+            nn.set_auto_forward(False)
+        key = "%s: %s: " % (mode, name)
+        res[key + "x.g"] = x.g.copy()
+        if h is not None:
+            res[key + "h.g"] = h.g.copy()
+        for k, (tag, accum, g) in enumerate(seen):
+            res[key + "backward_impl %d" % k] = [tag, accum]
+            res[key + "backward_impl %d inputs[0].g" % k] = g
+    for dynamic in (False, True):
+        nn.set_auto_forward(dynamic)
+        try:
+            seen = []
+            x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                             need_grad=True)
+            loss = F.sum(x * 3.0) + F.sum(_mul2(PythonFunction, seen)(x, x))
+            if not dynamic:
+                loss.forward()
+            x.g = 1.0
+            loss.backward()
+        finally:
+            nn.set_auto_forward(False)
+        key = _MUL2 % ("dynamic" if dynamic else "static")
+        res[key + "x.g"] = x.g.copy()
+        for k, (tag, accum, g) in enumerate(seen):
+            res[key + "backward_impl %d" % k] = [tag, accum]
+            res[key + "backward_impl %d inputs[0].g" % k] = g
+    return res
+
+
+_MMQ_REFUSED = ("graph/_grad_marks.py program_side_effects: a static graph lowered to one "
+                "program runs its forward again for a late need_grad, and min_max_quantize "
+                "(x_min_max, ema) would move its range again and quantise with it; Stadyn "
+                "refuses (StadynError) where NNabla differentiates the forward that ran")
+
+
+def _identity(PythonFunction):
+    class Identity(PythonFunction):     # makes Stadyn run the static graph eagerly
+        @property
+        def name(self):
+            return "Identity"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return False
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            if accum[0]:
+                inputs[0].g += outputs[0].g
+            else:
+                inputs[0].g = outputs[0].g
+
+    return Identity()
+
+
+def _min_max_quantize(nn, F, dynamic, how, eager=None):
+    nn.set_auto_forward(dynamic)
+    try:
+        x = nn.Variable.from_numpy_array(
+            np.array([[0.5, -1.0, 2.0, 3.5], [1.5, 0.25, -0.5, -2.5]], np.float32),
+            need_grad=(how == "h stopped"))
+        w = nn.Variable.from_numpy_array(np.array([[1.0, 2.0, -1.0, 0.5]], np.float32),
+                                         need_grad=True)
+        z = nn.Variable.from_numpy_array(
+            np.array([[0.3, -0.7, 1.1, 0.2], [0.9, 0.2, -0.4, 0.5]], np.float32))
+        qmin, qmax, lmin, lmax = (nn.Variable.from_numpy_array(np.array([[v]], np.float32))
+                                  for v in (-0.5, 0.5, 0.0, 255.0))
+        h = x * w
+        y = F.min_max_quantize(h, qmin, qmax, lmin, lmax, decay=0.5, x_min_max=True, ema=True,
+                               ste_fine_grained=True)
+        t = F.tanh(y)
+        loss = F.sum((t if eager is None else _identity(eager)(t)) * z)
+        if not dynamic:
+            loss.forward()
+        res = {"forward: qr_min": qmin.d.copy(), "forward: qr_max": qmax.d.copy(),
+               "loss": loss.d.copy()}
+        if how == "x switched on":
+            x.need_grad = True
+        else:
+            h.need_grad = False
+        x.grad.zero()
+        w.grad.zero()
+        try:
+            loss.backward()
+            res["backward raised"] = "no"
+        except Exception as exc:        # Stadyn's refusal (a known difference)
+            res["backward raised"] = type(exc).__name__
+        res.update({"backward: qr_min": qmin.d.copy(), "backward: qr_max": qmax.d.copy(),
+                    "x.g": x.g.copy(), "w.g": w.g.copy()})
+        return res
+    finally:
+        nn.set_auto_forward(False)
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward",
+                    _F + "min_max_quantize"],
+             note="x (2, 4), h = x * w, y = min_max_quantize(h, qr_min, qr_max, 0, 255, "
+                  "decay=0.5, x_min_max=True, ema=True), loss = sum(tanh(y) * z); static and "
+                  "dynamic; after the forward x.need_grad = True or h.need_grad = False, then "
+                  "loss.backward(): the range after the forward and the backward, the "
+                  "gradients, and whether the backward raised; static again with an identity "
+                  "PythonFunction after tanh (Stadyn runs that graph eagerly)",
+             known={"static: %s: %s" % (how, k): _MMQ_REFUSED
+                    for how in ("x switched on", "h stopped") for k in ("backward raised",)}
+             | {"static: x switched on: %s" % k: _MMQ_REFUSED for k in ("x.g", "w.g")})
+def late_need_grad__min_max_quantize_ema_static_and_dynamic(nn, F, PF, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")
+    res = {}
     for dynamic in (False, True):
         mode = "dynamic" if dynamic else "static"
-        for name, make in sorted(_GRAPHS.items()):
-            nn.set_auto_forward(dynamic)
-            try:
-                seen = []
-                x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
-                                                 need_grad=True)
-                loss = make(F, lambda tag, assign: _square(PythonFunction, seen, tag, assign),
-                            x)
-                if not dynamic:
-                    loss.forward()
-                if name.startswith("zeroed"):
-                    x.grad.zero()
-                else:
-                    x.g = 1.0
-                loss.backward()
-            finally:
-                nn.set_auto_forward(False)
-            key = "%s: %s: " % (mode, name)
-            res[key + "x.g"] = x.g.copy()
-            for k, (tag, accum, g) in enumerate(seen):
-                res[key + "backward_impl %d" % k] = [tag, accum]
-                res[key + "backward_impl %d inputs[0].g" % k] = g
+        for how in ("x switched on", "h stopped"):
+            for k, v in _min_max_quantize(nn, F, dynamic, how).items():
+                res["%s: %s: %s" % (mode, how, k)] = v
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    for how in ("x switched on", "h stopped"):
+        for k, v in _min_max_quantize(nn, F, False, how, PythonFunction).items():
+            res["static, a PythonFunction: %s: %s" % (how, k)] = v
     return res
