@@ -187,19 +187,13 @@ def assignment__broadcast(nn, F, r):
     return res
 
 
-_NESTEROV_SIGN = ("NNabla 1.39's Nesterov keeps v = momentum v - lr g (nesterov.cpp:52-56); "
-                  "Stadyn's (solvers/_solver.py Nesterov) keeps -v, as the maths it shares "
-                  "with CNTK's learner does, so get_states()['m'] and an .h5 state file hold "
-                  "the opposite sign (Stadyn's own state files hold -v: flipping it needs "
-                  "them read with the old sign); the parameters agree bit for bit")
-
-
-@nnabla_case(names=["nnabla.solvers.Nesterov"], known={"state m": _NESTEROV_SIGN},
-             tols={"p": (0, 0), "p (1000,), 5 updates": (0, 0)},
+@nnabla_case(names=["nnabla.solvers.Nesterov"],
+             tols={"p": (0, 0), "state m": (0, 0), "p (1000,), 5 updates": (0, 0)},
              note="Nesterov(lr=0.1, momentum=0.9) over a (3,) parameter, three updates with "
                   "seeded gradients: the parameter (bit for bit: Stadyn rounds as "
-                  "nesterov.cpp does since nnsolv27) and get_states()['p'].pstate['m']; a "
-                  "(1000,) parameter after five updates, bit for bit")
+                  "nesterov.cpp does since nnsolv27) and get_states()['p'].pstate['m'] (NNabla's "
+                  "sign since mendD33, bit for bit); a (1000,) parameter after five updates, "
+                  "bit for bit")
 def nesterov__state_sign(nn, F, PF, S, r):
     r.touch("nnabla.solvers.Nesterov")
     solver = S.Nesterov(lr=0.1, momentum=0.9)
