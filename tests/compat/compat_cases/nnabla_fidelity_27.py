@@ -10,7 +10,9 @@
   differences.
 * ``S.Nesterov``: NNabla 1.39 rounds ``w += -momentum v_old + (1 + momentum) v``; Stadyn rounded
   ``w -= momentum u + lr g`` (last-bit differences, now bit for bit); its state ``m`` keeps the
-  opposite sign (a known difference).
+  opposite sign (a known difference until mendD33: NNabla's sign now).
+* ``v.d = [1, 2, 3]`` (a list or tuple of the Variable's shape) is the NumPy array it makes,
+  int64 (mendD33; Stadyn wrote it as float32).
 """
 
 import numpy as np
@@ -184,6 +186,23 @@ def assignment__broadcast(nn, F, r):
     v.grad.fill(0.1)
     res["grad float16 fill(0.1)"] = v.g.astype(np.float64)
     res["grad float16 fill(0.1) dtype"] = v.g.dtype.name
+    return res
+
+
+@nnabla_case(names=["nnabla.Variable.d"],
+             note="v.d = a list or tuple of the leaf's shape (need_grad=False): [1, 2, 3], "
+                  "(1, 2, 3), [True, False, True] on a (3,) leaf, [[1, 2, 3], [4, 5, 6]] on a "
+                  "(2, 3) one: the dtype NumPy gives the list, and the values")
+def assignment__list_of_the_shape(nn, F, r):
+    r.touch("nnabla.Variable.d")
+    res = {}
+    for key, shape, value in (("list int", (3,), [1, 2, 3]), ("tuple int", (3,), (1, 2, 3)),
+                              ("list bool", (3,), [True, False, True]),
+                              ("nested list int", (2, 3), [[1, 2, 3], [4, 5, 6]])):
+        v = nn.Variable(shape)
+        v.d = value
+        res[key + ": dtype"] = v.d.dtype.name
+        res[key] = v.d.astype(np.float64)
     return res
 
 
