@@ -28,10 +28,12 @@ HERE = os.path.join(FIXTURES, "nnabla_nesterov_states")
 VALUES = np.load(os.path.join(HERE, "values.npz"))
 
 
-def _run(load=None, save=None):
-    """make_nesterov_states.py's run, in Stadyn's NNabla layer."""
+def _run(load=None, save=None, foreach=True):
+    """make_nesterov_states.py's run, in Stadyn's NNabla layer (``foreach``: the multi-tensor
+    path, or the per-tensor loop)."""
     q = nn.Variable.from_numpy_array(VALUES["q0"].copy(), need_grad=True)
     solver = NS.Nesterov(lr=0.1, momentum=0.9)
+    solver.foreach = foreach
     solver.set_parameters({"q": q})
     if load:
         solver.load_states(load)
@@ -47,8 +49,9 @@ def _run(load=None, save=None):
     return q.d.copy(), state.pstate["m"].d.copy(), state.t
 
 
-def test_nnablas_h5_states_resume_to_nnablas_numbers():
-    q, m, t = _run(load=os.path.join(HERE, "nesterov.h5"))
+@pytest.mark.parametrize("foreach", [True, False])
+def test_nnablas_h5_states_resume_to_nnablas_numbers(foreach):
+    q, m, t = _run(load=os.path.join(HERE, "nesterov.h5"), foreach=foreach)
     np.testing.assert_array_equal(q, VALUES["q_resumed"])
     np.testing.assert_array_equal(m, VALUES["m_resumed"])
     assert t == int(VALUES["t_resumed"])
