@@ -10,6 +10,11 @@ through a placeholder of the LSTM block, which Stadyn's reader requires (CNTK 2.
 body referring to it directly).  CNTK 2.7 writes the softplus inside a ``Stabilizer`` block of
 a ``softplus`` block of its own; Stadyn's file has the ``Softplus`` block and ``ElementTimes``
 of its own, the values CNTK 2.7's.
+
+Before mendD33 CNTK 2.7's own file of the models, loaded, was re-saved in Stadyn's format ("no
+CNTK v2 form for maximum2"): the loaded ``Softplus`` block's ``LogPlus(x, 0)`` is computed by
+log_add_exp's ops; the block is now shown as one ``Softplus`` op over its argument and written
+by the rule of ``cntk:Softplus`` (the ``softplus`` block of steepness 4 around it as a layer).
 """
 
 from __future__ import annotations
@@ -54,6 +59,15 @@ def _check(kind: str, got) -> None:
         np.testing.assert_allclose(np.asarray(got), VALUES[kind + "/y"], rtol=1e-5, atol=1e-6)
 
 
+def _resaved(kind: str, folder) -> str:
+    """CNTK 2.7's file of the model, loaded and saved by Stadyn (as a CNTK v2 file)."""
+    path = str(folder / f"re_{kind}.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)       # (no fallback to Stadyn's format)
+        C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.model")).save(path)
+    return path
+
+
 def _saved(kind: str, folder) -> str:
     z = _make().build(C, kind)
     for k, p in enumerate(z.parameters):
@@ -80,6 +94,12 @@ def test_stadyn_reads_cntks_self_stabilized_model(kind):
     _check(kind, z.eval({z.arguments[0]: _feed(kind)}))
 
 
+@pytest.mark.parametrize("kind", ["lstm", "dense"])
+def test_cntks_self_stabilized_model_is_resaved_as_a_cntk_file(kind, tmp_path):
+    z = C.load_model(_resaved(kind, tmp_path))
+    _check(kind, z.eval({z.arguments[0]: _feed(kind)}))
+
+
 _CNTK_EVAL = r"""
 import json, sys
 import numpy as np
@@ -99,6 +119,20 @@ print(json.dumps(out))
 def test_cntk_reads_stadyns_self_stabilized_models(tmp_path):
     """CNTK 2.7 loads Stadyn's files and computes its own outputs of the models."""
     paths = {kind: _saved(kind, tmp_path) for kind in ("lstm", "dense")}
+    env = dict(os.environ, LD_LIBRARY_PATH=CNTK_LIBS)
+    run = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", _CNTK_EVAL,
+                          os.path.join(FIXTURES, "values.npz"), json.dumps(paths)],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    for kind in paths:
+        _check(kind, got[kind] if kind != "lstm" else [np.asarray(s) for s in got[kind]])
+
+
+@pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
+def test_cntk_reads_stadyns_resaves_of_its_self_stabilized_models(tmp_path):
+    """CNTK 2.7 loads Stadyn's re-saves of its own files and computes its outputs."""
+    paths = {kind: _resaved(kind, tmp_path) for kind in ("lstm", "dense")}
     env = dict(os.environ, LD_LIBRARY_PATH=CNTK_LIBS)
     run = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", _CNTK_EVAL,
                           os.path.join(FIXTURES, "values.npz"), json.dumps(paths)],

@@ -57,11 +57,13 @@ __all__ = ["save_cntk_v2", "cntk_v2_bytes", "CntkWriteUnsupported", "WRITABLE_OP
 #: the blocks CNTK 2.7 builds for one op, which the caller shows as that op (its cntk_op_of)
 #: and whose rules write the block, so they are not written as layers (compat.cntk reads it
 #: from here): gather's, sequence.is_first's and is_last's, the reductions' (reduce_sum's
-#: ReduceElements, reduce_l2's ReduceL2, ..., written by the rule for cntk:ReduceElements) and
-#: the losses' (squared_error's SquaredError, ..., each written by its own rule)
+#: ReduceElements, reduce_l2's ReduceL2, ..., written by the rule for cntk:ReduceElements),
+#: the losses' (squared_error's SquaredError, ..., each written by its own rule) and a loaded
+#: file's Softplus (C.softplus's, a Stabilizer's: LogPlus(x, 0), by the rule of cntk:Softplus)
 ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast",
                            "ReduceElements", "ReduceL1", "ReduceL2", "ReduceSumSquare",
-                           "SquaredError", "CrossEntropyWithSoftmax", "ClassificationError"})
+                           "SquaredError", "CrossEntropyWithSoftmax", "ClassificationError",
+                           "Softplus"})
 #: the blocks of a loaded CNTK file the caller shows as one op with the block's attributes (its
 #: cntk_op_of gives ``(kind, arguments, attributes)``), which the rule of that kind writes from
 #: them, not as a layer of the ops the reader made of its body

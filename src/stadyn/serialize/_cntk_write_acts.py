@@ -44,7 +44,7 @@ from ._cntk_write_more import ALL_STATIC, element_divide, inner_nodes, node_attr
     python_axis, reduce_all_block, reduce_some
 from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "softplus_body"]
 
 
 def _parent(out, op: str, catalog: str, ins):
@@ -303,9 +303,16 @@ def _random_sample(w, ins, uids, attrs, out, name):
         "rngSeed": P.size_t(seed)}, name=name)
 
 
-def _log_plus_zero(w, p, c, name):
-    # (the body of CNTK 2.7's Softplus block: LogPlus(x, 0), the 0 its Constant)
-    return w.function("LogPlus", [p[0], c[0]], name=name) + "_Output_0"
+def softplus_body(w, p, c, name):
+    """The body of CNTK 2.7's ``Softplus`` block (``fixed_block``'s ``body``):
+    ``LogPlus(x, 0)``, log(exp(x) + exp(0)), the 0 the block's Constant; the ``LogPlus`` is
+    unnamed (CNTK 2.7 names the block: ``C.softplus(x, name='sp')``).
+
+    Example:
+        >>> softplus_body.__name__
+        'softplus_body'
+    """
+    return w.function("LogPlus", [p[0], c[0]]) + "_Output_0"
 
 
 def _softplus(w, ins, uids, attrs, out, name):
@@ -316,9 +323,9 @@ def _softplus(w, ins, uids, attrs, out, name):
     written: the functions and values are the same)."""
     beta = float(attrs.get("beta", 1.0))
     if beta == 1.0:
-        return w.fixed_block("Softplus", name, ins[:1], uids[:1], (0.0,), _log_plus_zero)
+        return w.fixed_block("Softplus", name, ins[:1], uids[:1], (0.0,), softplus_body)
     scaled = w.function("ElementTimes", [w.constant(beta, ins[0]), uids[0]]) + "_Output_0"
-    soft = w.fixed_block("Softplus", "", ins[:1], [scaled], (0.0,), _log_plus_zero)
+    soft = w.fixed_block("Softplus", "", ins[:1], [scaled], (0.0,), softplus_body)
     steep = Variable.from_numpy_array(np.asarray(beta, np.dtype(str(ins[0].dtype))))
     return w.fixed_block("ElementDivide", name, [ins[0], steep],
                          [soft + "_Output_0", w.constant(beta, ins[0])], (), element_divide)

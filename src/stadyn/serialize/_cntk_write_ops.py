@@ -21,7 +21,7 @@ from __future__ import annotations
 from . import _cntk_write_proto as P
 from ..cntk_semantics import auto_padding
 from ..ops import RandomStream
-from ._cntk_write_acts import rng_offset
+from ._cntk_write_acts import rng_offset, softplus_body
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_topk import indices_cast
 from ._cntk_write_more import ALL_STATIC, SEQUENCE_REDUCTIONS, inner_nodes, node_attributes, \
@@ -56,11 +56,6 @@ def _larger(compare):
         picked = w.function(compare, p) + "_Output_0"
         return w.function("Select", [picked, p[0], p[1]]) + "_Output_0"
     return body
-
-
-def _softplus(w, p, c, name):
-    # CNTK 2.7's Softplus: LogPlus(x, 0), log(exp(x) + exp(0))
-    return w.function("LogPlus", [p[0], c[0]]) + "_Output_0"
 
 
 def _squared_error(w, p, c, name):
@@ -474,7 +469,7 @@ RULES = {
     "cntk:Sin": primitive("Sin", 1), "cntk:Cos": primitive("Cos", 1),
     "cntk:ElementMax": _block("ElementMax", (), _larger("Greater"), 2),
     "cntk:ElementMin": _block("ElementMin", (), _larger("Less"), 2),
-    "cntk:Softplus": _block("Softplus", (0.0,), _softplus, 1),
+    "cntk:Softplus": _block("Softplus", (0.0,), softplus_body, 1),
     "cntk:SquaredError": _block("SquaredError", (), _squared_error, 2),
     "cntk:ReduceElements": _reduce, "cntk:Slice": _slice, "cntk:TransposeAxes": _transpose,
     "cntk:LogSoftmax": _log_softmax,

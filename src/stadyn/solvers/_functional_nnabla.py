@@ -246,28 +246,25 @@ def rmsprop_graves(params: Tensors, grads: Tensors, n: Tensors, g_avg: Tensors, 
 def nesterov_nnabla(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: Scalar,
                     momentum: float, foreach: bool = True) -> None:
     """NNabla 1.39's Nesterov with its float32 rounding (``src/nbla/solver/generic/
-    nesterov.cpp:52-56``: ``v = momentum v - lr g; w += -momentum v_old + (1 + momentum) v``),
-    over the velocity negated (``u = -v``, the state Stadyn's Nesterov keeps, as
-    :func:`~stadyn.solvers.functional.nesterov` does): ``u = momentum u + lr g;
-    w += (momentum u_old - (1 + momentum) u)``, each product rounded before its sum, so every
-    rounding is NNabla's with the sign flipped (exact).
+    nesterov.cpp:52-56``): ``v = momentum v - lr g; w += -momentum v_old + (1 + momentum) v``,
+    each product rounded before its sum; ``velocities`` is NNabla's state ``m`` (its sign).
 
     Example:
         >>> import torch
-        >>> w, u = [torch.ones(2)], [torch.zeros(2)]
-        >>> nesterov_nnabla(w, [torch.ones(2)], u, lr=0.1, momentum=0.9)
-        >>> w[0].tolist(), u[0].tolist()
-        ([0.8100000023841858, 0.8100000023841858], [0.10000000149011612, 0.10000000149011612])
+        >>> w, v = [torch.ones(2)], [torch.zeros(2)]
+        >>> nesterov_nnabla(w, [torch.ones(2)], v, lr=0.1, momentum=0.9)
+        >>> w[0].tolist(), v[0].tolist()
+        ([0.8100000023841858, 0.8100000023841858], [-0.10000000149011612, -0.10000000149011612])
     """
     one_plus = float(torch.tensor(1.0) + torch.tensor(momentum, dtype=torch.float32))
     if foreach:
-        step = scaled(velocities, momentum)               # momentum u_old
+        step = scaled(velocities, -momentum)              # -momentum v_old
         mul_(velocities, momentum)
-        torch._foreach_add_(velocities, scaled(grads, lr))
-        torch._foreach_sub_(step, scaled(velocities, one_plus))
+        torch._foreach_sub_(velocities, scaled(grads, lr))
+        torch._foreach_add_(step, scaled(velocities, one_plus))
         torch._foreach_add_(params, step)
         return
-    for p, g, u, a in zip(params, grads, velocities, per_tensor(lr, len(params))):
-        step = u * momentum
-        u.mul_(momentum).add_(g * a)
-        p.add_(step.sub_(u * one_plus))
+    for p, g, v, a in zip(params, grads, velocities, per_tensor(lr, len(params))):
+        step = v * -momentum
+        v.mul_(momentum).sub_(g * a)
+        p.add_(step.add_(v * one_plus))

@@ -344,14 +344,23 @@ class Momentum(Solver):
 
 class Nesterov(Solver):
     r"""Nesterov accelerated gradient: :math:`m \leftarrow \gamma m - \eta g;\
-    w \leftarrow w - \gamma m_{old} + (1 + \gamma) m` (stored with the opposite sign), rounded
-    as NNabla 1.39 rounds it.
+    w \leftarrow w - \gamma m_{old} + (1 + \gamma) m`, rounded as NNabla 1.39 rounds it; its
+    state ``m`` is NNabla's (the same sign: ``get_states``, ``.h5`` files).
 
     Example: ``S.Nesterov(lr=0.01, momentum=0.9)``.
     """
 
     _state_names = ("m",)
     _former_state_names = {"v": "m"}      # before NNabla's names
+    # 2: m as NNabla keeps it (since mendD33); format 1 (Stadyn's files and state dicts from
+    # before) kept -m
+    _state_format = 2
+
+    def _upgraded_states(self, states, written):
+        if written < 2:
+            states = {name: {k: (-v if k == "m" else v) for k, v in state.items()}
+                      for name, state in states.items()}
+        return states
 
     def __init__(self, lr: float = 1e-3, momentum: float = 0.9):
         super().__init__(lr=lr, momentum=momentum)

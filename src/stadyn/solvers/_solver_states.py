@@ -59,7 +59,19 @@ class SolverState:
 class SolverStates:
     """The state methods of :class:`~stadyn.solvers.Solver` (a mixin: it uses the
     solver's ``name``, ``hyper``, ``_params``, ``_states``, ``_state_names``,
-    ``_former_state_names``, ``_former_names``, ``_state_version`` and ``_checked_hyper``)."""
+    ``_former_state_names``, ``_former_names``, ``_state_version`` and ``_checked_hyper``).
+
+    ``_state_format`` numbers the meaning of a solver's state tensors (1: as Stadyn first
+    wrote them); :meth:`state_dict` and the state files carry it (absent: 1), and
+    :meth:`_upgraded_states` turns an older format's tensors into the current meaning."""
+
+    _state_format = 1
+
+    def _upgraded_states(self, states: dict[str, dict[str, Any]], written: int
+                         ) -> dict[str, dict[str, Any]]:
+        """``states`` (checked tensors per parameter) of format ``written`` in this solver's
+        current format (a subclass that changed the meaning of its state overrides this)."""
+        return states
 
     def get_states(self) -> "OrderedDict[str, SolverState]":
         """Per parameter, a :class:`SolverState` (NNabla's): ``pstate`` holds a Variable over
@@ -186,6 +198,7 @@ class SolverStates:
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume: hyperparameters, step counts and state tensors."""
         return {"solver": self.name, "hyper": dict(self.hyper),
+                "state_format": self._state_format,
                 "t": {k: s["t"] for k, s in self._states.items()},
                 "tensors": {f"{k}/{n}": s[n] for k, s in self._states.items()
                             for n in self._state_names}}
@@ -202,6 +215,11 @@ class SolverStates:
                               f"{type(state).__name__}")
         if state.get("solver") not in (None, self.name, *self._former_names):
             raise StadynError(f"cannot load {state.get('solver')} state into {self.name}")
+        written = state.get("state_format", 1)          # (absent: written before there was one)
+        if isinstance(written, bool) or not isinstance(written, int) or \
+                not 1 <= written <= self._state_format:
+            raise StadynError(f"{self.name}: the state's format {written!r} is not one this "
+                              f"Stadyn reads (1 to {self._state_format}: a newer Stadyn's?)")
         hyper = state.get("hyper", {})
         steps = state.get("t", {})
         tensors = state.get("tensors", {})
@@ -222,7 +240,7 @@ class SolverStates:
             merged.setdefault(name, {})[sub] = tensor
         for name, t in steps.items():
             merged.setdefault(name, {})["t"] = t
-        return checked_hyper, self._checked_states(merged)
+        return checked_hyper, self._upgraded_states(self._checked_states(merged), written)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore :meth:`state_dict`; the hyperparameters pass the constructor's checks and
@@ -248,7 +266,8 @@ class SolverStates:
         state = self.state_dict()
         return {"tensors": state["tensors"], "format": STATE_FILE_FORMAT,
                 "text": {"solver": state["solver"]},
-                "fields": {"hyper": state["hyper"], "t": state["t"]}}
+                "fields": {"hyper": state["hyper"], "t": state["t"],
+                           "state_format": state["state_format"]}}
 
     def load_states(self, path: str | os.PathLike, *, name: str | None = None) -> None:
         """Read a state file written by :meth:`save_states` (``.h5``: NNabla's too); everything
@@ -266,10 +285,11 @@ class SolverStates:
         f = read_tensor_file(path, format=STATE_FILE_FORMAT, what="solver state file", name=name)
         try:
             hyper, steps = f.field("hyper", dict), f.field("t", dict)
+            written = f.field("state_format", int, optional=True)
         except StadynError as exc:
             raise ModelFileError(f"{f.where}: damaged solver state metadata ({exc})") from exc
         try:
             self.load_state_dict({"solver": f.meta.get("solver"), "hyper": hyper, "t": steps,
-                                  "tensors": f.tensors})
+                                  "tensors": f.tensors, "state_format": written or 1})
         except StadynError as exc:
             raise ModelFileError(f"{f.where}: {exc}") from exc

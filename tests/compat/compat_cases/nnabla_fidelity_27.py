@@ -10,7 +10,9 @@
   differences.
 * ``S.Nesterov``: NNabla 1.39 rounds ``w += -momentum v_old + (1 + momentum) v``; Stadyn rounded
   ``w -= momentum u + lr g`` (last-bit differences, now bit for bit); its state ``m`` keeps the
-  opposite sign (a known difference).
+  opposite sign (a known difference until mendD33: NNabla's sign now).
+* ``v.d = [1, 2, 3]`` (a list or tuple of the Variable's shape) is the NumPy array it makes,
+  int64 (mendD33; Stadyn wrote it as float32).
 """
 
 import numpy as np
@@ -187,19 +189,30 @@ def assignment__broadcast(nn, F, r):
     return res
 
 
-_NESTEROV_SIGN = ("NNabla 1.39's Nesterov keeps v = momentum v - lr g (nesterov.cpp:52-56); "
-                  "Stadyn's (solvers/_solver.py Nesterov) keeps -v, as the maths it shares "
-                  "with CNTK's learner does, so get_states()['m'] and an .h5 state file hold "
-                  "the opposite sign (Stadyn's own state files hold -v: flipping it needs "
-                  "them read with the old sign); the parameters agree bit for bit")
+@nnabla_case(names=["nnabla.Variable.d"],
+             note="v.d = a list or tuple of the leaf's shape (need_grad=False): [1, 2, 3], "
+                  "(1, 2, 3), [True, False, True] on a (3,) leaf, [[1, 2, 3], [4, 5, 6]] on a "
+                  "(2, 3) one: the dtype NumPy gives the list, and the values")
+def assignment__list_of_the_shape(nn, F, r):
+    r.touch("nnabla.Variable.d")
+    res = {}
+    for key, shape, value in (("list int", (3,), [1, 2, 3]), ("tuple int", (3,), (1, 2, 3)),
+                              ("list bool", (3,), [True, False, True]),
+                              ("nested list int", (2, 3), [[1, 2, 3], [4, 5, 6]])):
+        v = nn.Variable(shape)
+        v.d = value
+        res[key + ": dtype"] = v.d.dtype.name
+        res[key] = v.d.astype(np.float64)
+    return res
 
 
-@nnabla_case(names=["nnabla.solvers.Nesterov"], known={"state m": _NESTEROV_SIGN},
-             tols={"p": (0, 0), "p (1000,), 5 updates": (0, 0)},
+@nnabla_case(names=["nnabla.solvers.Nesterov"],
+             tols={"p": (0, 0), "state m": (0, 0), "p (1000,), 5 updates": (0, 0)},
              note="Nesterov(lr=0.1, momentum=0.9) over a (3,) parameter, three updates with "
                   "seeded gradients: the parameter (bit for bit: Stadyn rounds as "
-                  "nesterov.cpp does since nnsolv27) and get_states()['p'].pstate['m']; a "
-                  "(1000,) parameter after five updates, bit for bit")
+                  "nesterov.cpp does since nnsolv27) and get_states()['p'].pstate['m'] (NNabla's "
+                  "sign since mendD33, bit for bit); a (1000,) parameter after five updates, "
+                  "bit for bit")
 def nesterov__state_sign(nn, F, PF, S, r):
     r.touch("nnabla.solvers.Nesterov")
     solver = S.Nesterov(lr=0.1, momentum=0.9)

@@ -250,6 +250,12 @@ def _cntk_op_of(v) -> "tuple | None":
         # output is that of the block inside it where that is the root, ReduceL1's and
         # ReduceSumSquare's ReduceElements, no op CNTK named)
         return (block.op_name, list(block.arguments))
+    if block is not None and block.op_name == "Softplus" and len(block.arguments) == 1 and \
+            isinstance(block.arguments[0], Variable):
+        # (a loaded file's Softplus block, C.softplus's (a Stabilizer's): its LogPlus(x, 0) is
+        # computed by log_add_exp's ops, whose shown inputs are not the file's; the rule of
+        # cntk:Softplus writes the block over its argument, with its own 0)
+        return ("Softplus", list(block.arguments))
     if v in G.INNER_OPS and v.parent.spec.name == "log":
         # (a log among the helper ops of a CNTK op: a loaded file's ReduceElements LogSum,
         # whose import rule computes log(sum(exp(x - max)))+max, written as CNTK's own Log;

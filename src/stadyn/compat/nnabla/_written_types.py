@@ -226,7 +226,8 @@ def broadcast_written(v: _Core, value: Any, what: str) -> Any:
     """``value`` (not a torch tensor nor a scalar) broadcast to ``v``'s shape as NNabla 1.39's
     ``v.d = value`` / ``v.g = value`` write it (``array[...] = value`` on its NumPy array:
     ``np.ones(3)`` fills each row of a (2, 3) Variable, a (1, 2, 3) array drops its leading 1;
-    case ``nnabla_fidelity_27.assignment__broadcast``); a shape that does not broadcast is
+    case ``nnabla_fidelity_27.assignment__broadcast``), a list of the shape as the NumPy array
+    it makes (its dtype: ``[1, 2, 3]`` int64); a shape that does not broadcast is
     NumPy's ``ValueError`` in its words, the Variable named (a ``ShapeError``, which is one).
 
     Example:
@@ -238,8 +239,12 @@ def broadcast_written(v: _Core, value: Any, what: str) -> Any:
         return value
     arr = np.asarray(value)
     shape = tuple(v.shape)
-    if arr.dtype == object or arr.shape == shape or arr.ndim == 0:
+    if arr.dtype == object or arr.ndim == 0:
         return value
+    if arr.shape == shape:
+        # (a list or tuple as NumPy makes it an array, as NNabla's assignment does: [1, 2, 3]
+        # int64, written as an int64 array is)
+        return arr
     out = np.empty(shape, arr.dtype)
     try:
         out[...] = arr

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
+from ._cntk_rules import cntk_elementwise
 from ._common import SCALAR_FORM, COMPOSITE
 from ._logical import _comparison_onnx, _import_comparison, _same_dtype
 from ._nnabla import nnabla
@@ -19,7 +20,9 @@ register_rules(F.equal, onnx_export=_comparison_onnx("Equal"),
                nnp_import=nnabla(F.equal, "Equal", broadcast=True))
 register_rules(F.less_equal, onnx_export=_comparison_onnx("LessOrEqual"),
                onnx_import={"LessOrEqual": _import_comparison(F.less_equal)},
-               nnp_import=nnabla(F.less_equal, "LessEqual", broadcast=True))
+               nnp_import=nnabla(F.less_equal, "LessEqual", broadcast=True),
+               # (CNTK's LessEqual(x0, x1) is x0 <= x1, over its inputs in that order)
+               cntk_import={"LessEqual": cntk_elementwise(F.less_equal)})
 
 
 def _not_equal_onnx(g, inputs, attrs):

@@ -37,10 +37,6 @@ def _import_comparison(f):
     return build
 
 
-def _less_equal(x0, x1):
-    return F.greater_equal(x1, x0)
-
-
 def _equal(x0, x1):
     return F.mul2(F.greater_equal(x0, x1), F.greater_equal(x1, x0))
 
@@ -57,7 +53,6 @@ register_rules(F.greater_equal, onnx_export=_comparison_onnx("GreaterOrEqual"),
                onnx_import={"GreaterOrEqual": _import_comparison(F.greater_equal)},
                nnp_import=nnabla(F.greater_equal, "GreaterEqual", broadcast=True),
                cntk_import={"GreaterEqual": cntk_elementwise(F.greater_equal),
-                            "LessEqual": cntk_elementwise(_less_equal),
                             "Equal": cntk_elementwise(_equal),
                             "NotEqual": cntk_elementwise(_not_equal)})
 register_rules(F.less, onnx_export=_comparison_onnx("Less"),
