@@ -2,8 +2,8 @@
 statistics' update as one more (``stadyn_kernels::batch_norm_nnabla_update_running``,
 ``ops/_batch_norm_kernel.py``), where the update made ten ATen nodes and the batch statistics'
 unused gradients two ``zeros``.  NNabla's update in float32 (NumPy) to within an ulp or two
-(the sums' order differs from NumPy's pairwise one; NNabla 1.39 itself differed by 1 ulp), and
-static against dynamic over several steps, both rules, bit for bit.
+(the channel sums are added in another order than NumPy's pairwise one, so the last bit may
+differ), and static against dynamic over several steps, both rules, bit for bit.
 """
 
 import numpy as np
