@@ -12,6 +12,8 @@ and ``threshold_backward`` on the mask chooses the gradient as CNTK's
 ``tests/ops/test_nan_picks.py`` holds the values, NaN and infinities included, to NumPy.
 """
 
+import os
+
 import numpy as np
 import torch
 
@@ -58,7 +60,9 @@ def test_the_forward_keeps_the_product_form_s_bits():
         t = data.to(dtype)
         got = CATALOG["relu"].impl(t, rule="cntk")
         assert got.dtype == dtype
-        assert torch.equal(got.view(view), _product_form(t).view(view)), dtype
+        # float64: CNTK 2.7's choice ``a > 0 ? a : 0`` (TensorOps.h:274), +0 where not taken
+        want = torch.where(t > 0, t, 0.0) if dtype == torch.float64 else _product_form(t)
+        assert torch.equal(got.view(view), want.view(view)), dtype
     with sd.auto_forward():
         y = F.relu(sd.Variable.from_numpy_array(data.numpy()), rule="cntk")
     assert torch.equal(y.data.view(torch.int32), _product_form(data).view(torch.int32))
@@ -121,3 +125,66 @@ def test_the_plans_trace_makes_two_passes_forward_and_one_backward():
     assert targets == ["aten.empty_like.default", "aten.gt.Scalar_out",
                        "aten.new_zeros.default", "aten.addcmul.default",
                        "aten.threshold_backward.default"]
+
+
+# CNTK 2.7 in float32 and float64 (tests/fixtures/cntk_relu_dtypes/make_refs.py writes them):
+# float64's forward is the choice ``a > 0 ? a : 0`` (Source/Math/TensorOps.h:274), 0 for NaN
+# and -inf, where float32's product gives NaN; the gradients choose alike in both.
+REFS = np.load(os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_relu_dtypes",
+                            "refs.npz"))
+# float32 subnormals near the smallest: CNTK 2.7 gave relu(1e-45) = 0 (and no gradient there)
+# and relu(-1e-45) = -0.0 (docs/cntk-names.md, "behaves differently"); Stadyn keeps 1e-45
+# (and its gradient) and gives +0
+KNOWN = {"float32": {6: "CNTK 2.7 flushes relu(1e-45) to 0",
+                     7: "CNTK 2.7 gives -0.0 for relu(-1e-45)"}}
+
+
+def _cntk_relu_both_modes(name):
+    x_np, w_np = REFS[name + "_x"], REFS[name + "_w"]
+    for mode in ("dynamic", "static"):
+        x = sd.Variable.from_numpy_array(x_np, need_grad=True, dtype=x_np.dtype)
+        with sd.auto_forward(mode == "dynamic"):
+            y = F.relu(x, rule="cntk")
+            f = F.sum(y * sd.Variable.from_numpy_array(w_np, dtype=w_np.dtype))
+        if mode == "static":
+            f.forward()
+        f.backward()
+        g = x.g.copy()
+        x2 = sd.Variable.from_numpy_array(x_np, need_grad=True, dtype=x_np.dtype)
+        with sd.auto_forward(mode == "dynamic"):
+            f2 = F.sum(F.relu(x2, rule="cntk") * x2)
+        if mode == "static":
+            f2.forward()
+        f2.backward()
+        yield mode, y.d.copy(), g, x2.g.copy()
+
+
+def test_relu_matches_cntk_2_7_in_float32_and_float64():
+    # on a21eddab: float64's NaN and -inf gave NaN (float32's rule)
+    for name in ("float32", "float64"):
+        keep = np.ones(REFS[name + "_x"].size, bool)
+        keep[list(KNOWN.get(name, {}))] = False
+        for mode, y, g, g2 in _cntk_relu_both_modes(name):
+            assert y.dtype == np.dtype(name)
+            np.testing.assert_array_equal(y[keep], REFS[name + "_y"][keep], err_msg=mode)
+            np.testing.assert_array_equal(np.signbit(y[keep]),
+                                          np.signbit(REFS[name + "_y"][keep]), err_msg=mode)
+            np.testing.assert_array_equal(g[keep], REFS[name + "_g"][keep], err_msg=mode)
+            np.testing.assert_array_equal(g2[keep], REFS[name + "_g2"][keep], err_msg=mode)
+        # the known differences stay what the docs say
+        if name == "float32":
+            assert REFS[name + "_y"][6] == 0 and np.signbit(REFS[name + "_y"][7])
+            assert y[6] == REFS[name + "_x"][6] and not np.signbit(y[7])
+
+
+def test_float64_relu_keeps_the_mask_and_one_backward_pass():
+    def joint(x, gy):
+        y = CATALOG["relu"].impl(x, rule="cntk")
+        return y, torch.autograd.grad(y, [x], gy)
+
+    with torch.enable_grad():
+        gm = trace_fake(joint, torch.randn(4, 3, dtype=torch.float64, requires_grad=True),
+                        torch.randn(4, 3, dtype=torch.float64))
+    targets = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    assert targets == ["aten.empty_like.default", "aten.gt.Scalar_out",
+                       "aten.threshold_backward.default", "aten.threshold_backward.default"]

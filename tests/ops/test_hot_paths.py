@@ -115,3 +115,19 @@ def test_cast_counters_walks_a_graph_once(monkeypatch):
     t.d = 1.5
     loss.forward()
     assert t.d.dtype == np.int32 and len(walks) == 4
+
+
+def test_random_flip_across_samples_copies_no_output():
+    # on a21eddab _SameMapBack's forward returned y.clone() of the output made before it: one
+    # more pass over the output (aten.clone in a plan's trace)
+    from stadyn.graph import trace_fake
+
+    def joint(x, gy):
+        y = _flip(x, axes=(0, 2), base_axis=1)
+        return y, torch.autograd.grad(y, [x], gy)
+
+    torch.manual_seed(3)
+    with torch.enable_grad():
+        gm = trace_fake(joint, torch.randn(2, 3, 4, requires_grad=True), torch.randn(2, 3, 4))
+    targets = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    assert "aten.clone.default" not in targets and "aten.index_select.default" in targets

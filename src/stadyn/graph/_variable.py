@@ -377,11 +377,26 @@ class Variable(VariableArrays):
             f(node)
 
     def clear_all_graph_links(self) -> None:
-        """Forget the graph behind this Variable (it becomes a leaf holding its value)."""
+        """Forget the graph behind this Variable (it becomes a leaf holding its value).
+
+        The graph version moves on, so a plan of a graph this Variable is in (built with its
+        op inside) is built again: the next forward reads the value held here, as NNabla's.
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.functions as F
+            >>> x = sd.Variable.from_numpy_array(np.ones(2, np.float32))
+            >>> h = F.mul_scalar(x, 2.0); y = F.add_scalar(h, 1.0); y.forward()
+            >>> h.clear_all_graph_links(); h.d = np.array([10.0, 20.0], np.float32)
+            >>> y.forward(); y.d.tolist()
+            [11.0, 21.0]
+        """
+        had_parent = self.parent is not None
         self.parent = None
         self._plan = None
         if self._data is not None:      # (a channels-last plan's value stays deferred)
             self._data = detached(self._data)
+        if had_parent:
+            bump_graph_version()        # plans and cast_counters' walks are keyed by it
 
     def reset_shape(self, shape: Sequence[int], force: bool = False) -> None:
         """Reshape a leaf's buffer (reallocating; the value is lost)."""

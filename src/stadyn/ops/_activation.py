@@ -41,13 +41,17 @@ class _CntkRelu(torch.autograd.Function):
     sign included).  Backward: CNTK's ``ElementwiseProductWithLinearRectifierDerivativeFromOutput``,
     ``b > 0 ? a : 0`` on its output (Source/Math/TensorOps.h:318), a choice, not a product: 0
     where ``x`` is not above 0 even for a NaN or infinite gradient; ``threshold_backward`` on
-    the mask (never NaN) chooses so in one pass."""
+    the mask (never NaN) chooses so in one pass.  In float64 CNTK's forward is the choice
+    ``a > 0 ? a : 0`` (TensorOps.h:274 ``LinearRectifier``; measured: 0 for NaN and -inf,
+    +0 for -0.0, subnormals kept), also ``threshold_backward``, of x on the mask."""
 
     @staticmethod
     def forward(ctx, x):
         mask = torch.empty_like(x)
         torch.gt(x, 0, out=mask)
         ctx.save_for_backward(mask)
+        if x.dtype == torch.float64:
+            return torch.ops.aten.threshold_backward(x, mask, 0)
         return torch.addcmul(x.new_zeros(()), x, mask)
 
     @staticmethod
@@ -59,19 +63,25 @@ class _CntkRelu(torch.autograd.Function):
 @op(1, category=_C)
 def relu(x, inplace=False, rule="torch"):
     """``max(x, 0)``; NaN stays NaN (torch's rule).  ``rule="nnabla"``: NNabla 1.39's
-    ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, NaN for NaN and for -inf, +0
-    for every other number not above 0.  In each the gradient goes where ``x > 0`` (none at
-    NaN; with ``rule="cntk"`` 0 elsewhere even for a NaN or infinite output gradient, as
-    CNTK's choice gives); with ``rule="nnabla"`` where the output is above 0, as NNabla's
-    backward reads the output (what a user wrote into it included).
+    ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, which differs by dtype: in
+    float32 (and half types) ``x * (x > 0) + 0``, NaN for NaN and for -inf, +0 for every other
+    number not above 0; in float64 ``x > 0 ? x : 0``, 0 for NaN and -inf too.  In each the
+    gradient goes where ``x > 0`` (none at NaN; with ``rule="cntk"``, in every dtype, 0
+    elsewhere even for a NaN or infinite output gradient, as CNTK's choice gives); with
+    ``rule="nnabla"`` where the output is above 0, as NNabla's backward reads the output
+    (what a user wrote into it included).
 
     Example:
-        >>> import stadyn as sd, stadyn.functions as F
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
         >>> x = sd.Variable.from_numpy_array([-1.0, 2.0, float("nan"), float("-inf")])
         >>> with sd.auto_forward():
         ...     ys = [F.relu(x, rule=r).d.tolist() for r in ("torch", "nnabla", "cntk")]
         >>> ys
         [[0.0, 2.0, nan, 0.0], [0.0, 2.0, 0.0, 0.0], [0.0, 2.0, nan, nan]]
+        >>> x64 = sd.Variable.from_numpy_array([-1.0, 2.0, np.nan, -np.inf], dtype=np.float64)
+        >>> with sd.auto_forward():
+        ...     F.relu(x64, rule="cntk").d.tolist()
+        [0.0, 2.0, 0.0, 0.0]
     """
     if rule == "torch":
         return torch.relu(x)

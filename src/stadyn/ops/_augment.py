@@ -148,10 +148,8 @@ def random_flip(x, axes=None, base_axis=1, seed=-1, rule="torch"):
         return _flipped(x, source, bits, flips, base_axis)
     # NNabla's backward maps dy as its forward maps x (random_flip.cpp's backward_impl calls
     # flip_recursive on the output gradient), not by the adjoint: y is made without autograd
-    # (_SameMapBack gives its gradient)
-    with torch.no_grad():
-        y = _flipped(x, source, bits, flips, base_axis)
-    return _SameMapBack.apply(x, y, source, bits, flips, base_axis)
+    # in _SameMapBack's forward, which gives its gradient
+    return _SameMapBack.apply(x, source, bits, flips, base_axis)
 
 
 def _flipped(x: torch.Tensor, source: torch.Tensor | None, bits: torch.Tensor,
@@ -170,20 +168,21 @@ def _flipped(x: torch.Tensor, source: torch.Tensor | None, bits: torch.Tensor,
 
 
 class _SameMapBack(torch.autograd.Function):
-    """``y`` (``x`` mapped by :func:`_flipped`) whose gradient is the output gradient mapped
-    the same way, as NNabla 1.39's ``RandomFlip::backward_impl`` computes it (not the
-    adjoint, which differs once an axis before ``base_axis`` is flipped)."""
+    """``x`` mapped by :func:`_flipped`, whose gradient is the output gradient mapped the same
+    way, as NNabla 1.39's ``RandomFlip::backward_impl`` computes it (not the adjoint, which
+    differs once an axis before ``base_axis`` is flipped).  The forward runs without autograd
+    and its output is a new tensor (no input of the Function), so it is returned as made."""
 
     @staticmethod
-    def forward(ctx, x, y, source, bits, flips, base_axis):
+    def forward(ctx, x, source, bits, flips, base_axis):
         ctx.save_for_backward(source, bits)
         ctx.flips, ctx.base_axis = flips, base_axis
-        return y.clone()
+        return _flipped(x, source, bits, flips, base_axis)
 
     @staticmethod
     def backward(ctx, dy):
         source, bits = ctx.saved_tensors
-        return _flipped(dy, source, bits, ctx.flips, ctx.base_axis), None, None, None, None, None
+        return _flipped(dy, source, bits, ctx.flips, ctx.base_axis), None, None, None, None
 
 
 def _nnabla_walk(shape, base_axis: int, samples: int):

@@ -48,6 +48,24 @@ def _opmath(x: torch.Tensor) -> torch.Tensor:
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
+def _aten_params(x, *params):
+    """``params`` (weight, statistics; None allowed) as ATen's ``native_batch_norm_backward``
+    takes them beside ``x``: all of x's dtype, or all float32 beside half-precision x (its
+    mixed-type kernel); one of them in another dtype (float32 statistics beside half
+    parameters) is refused there, so all are then cast to the opmath dtype, float32."""
+    given = [p for p in params if p is not None]
+    if all(p.dtype == x.dtype for p in given):
+        return params
+    work = _opmath(x).dtype
+    return tuple(None if p is None else p.to(work) for p in params)
+
+
+def _cast_grad(g, like):
+    """A per-channel gradient in the dtype of the parameter it is for (ATen's mixed-type
+    kernel gives float32 ones for half parameters)."""
+    return g if g is None or like is None or g.dtype == like else g.to(like)
+
+
 def _bn_train_impl(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
               eps: float, one_pass: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     work = _opmath(x)
@@ -79,6 +97,7 @@ def _bn_train_setup(ctx, inputs, output):
     ctx.save_for_backward(x, weight, mean, var)
     ctx.eps, ctx.has_bias, ctx.one_pass = eps, bias is not None, one_pass
     ctx.bias_shape = None if bias is None else bias.shape
+    ctx.bias_dtype = None if bias is None else bias.dtype
 
 
 def _bn_one_pass_grads(gy, x, weight, eps, need):
@@ -196,13 +215,16 @@ def _bn_train_backward(ctx, gy, _gmean, _gvar):
     if ctx.one_pass:
         gx, gw, gb = _bn_one_pass_backward(gy, x, weight, ctx.eps,
                                            [need[0], need[1], ctx.has_bias and need[2]])
-        return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None
+        return (gx, _shaped(gw, weight), _shaped(_cast_grad(gb, ctx.bias_dtype), ctx.bias_shape),
+                None, None)
     invstd = torch.rsqrt(var + ctx.eps).reshape(-1)
+    w, mean = _aten_params(x, None if weight is None else weight.reshape(-1), mean.reshape(-1))
     gx, gw, gb = torch.ops.aten.native_batch_norm_backward(
-        gy, x, None if weight is None else weight.reshape(-1), None, None, mean.reshape(-1),
-        invstd, True, ctx.eps, [need[0], weight is not None and need[1],
-                                ctx.has_bias and need[2]])
-    return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None
+        gy, x, w, None, None, mean, invstd.to(mean.dtype), True, ctx.eps,
+        [need[0], weight is not None and need[1], ctx.has_bias and need[2]])
+    gw = _cast_grad(gw, None if weight is None else weight.dtype)
+    return (gx, _shaped(gw, weight), _shaped(_cast_grad(gb, ctx.bias_dtype), ctx.bias_shape),
+            None, None)
 
 
 def _update_running_impl(mean, variance, m, v, keep, take, n):
@@ -261,16 +283,20 @@ def _bn_eval_setup(ctx, inputs, output):
     ctx.save_for_backward(x, weight, mean, var)
     ctx.eps, ctx.has_bias = eps, bias is not None
     ctx.bias_shape = None if bias is None else bias.shape
+    ctx.bias_dtype = None if bias is None else bias.dtype
 
 
 def _bn_eval_backward(ctx, gy):
     x, weight, mean, var = ctx.saved_tensors
     need = ctx.needs_input_grad
+    w, mean, var = _aten_params(x, None if weight is None else weight.reshape(-1),
+                                mean.reshape(-1), var.reshape(-1))
     gx, gw, gb = torch.ops.aten.native_batch_norm_backward(
-        gy, x, None if weight is None else weight.reshape(-1), mean.reshape(-1),
-        var.reshape(-1), None, None, False, ctx.eps,
+        gy, x, w, mean, var, None, None, False, ctx.eps,
         [need[0], weight is not None and need[1], ctx.has_bias and need[2]])
-    return gx, _shaped(gw, weight), _shaped(gb, ctx.bias_shape), None, None, None
+    gw = _cast_grad(gw, None if weight is None else weight.dtype)
+    return (gx, _shaped(gw, weight), _shaped(_cast_grad(gb, ctx.bias_dtype), ctx.bias_shape),
+            None, None, None)
 
 
 _bn_train = kernel_op("stadyn_kernels::batch_norm_nnabla_train",
