@@ -196,3 +196,43 @@ def test_a_node_of_no_minibatch_axis_is_written_as_one_sequence_of_its_columns(t
     assert re.fullmatch(r"1 1\|\d+\.\d{6}\n--\n", ce), ce
     # a per-sample node of the same minibatch: one sequence of one step a sample
     assert (tmp_path / "w.out").read_text().count("3 1|") == 3
+
+
+def test_one_step_labels_beside_multi_step_features_are_refused_as_cntk_exe(tmp_path):
+    # no DynamicAxis: cntk.exe links every Input to the network's one layout, named '*'
+    # (ComputationNetworkEvaluation.cpp:626-629, ComputationNode.cpp:280), and its reader
+    # refuses two inputs whose data lay out differently (ReaderShim.cpp:318-335, the inputs in
+    # the order of its map: by name).  Features of 3, 4, 2, 3 steps beside labels of one step a
+    # sequence: before mendB33 the labels stayed samples and were broadcast over the steps.
+    rng = np.random.default_rng(1)
+    features, labels = [], []
+    for s, n in enumerate([3, 4, 2, 3]):
+        labels.append(f"{s} |labels {' '.join('1' if i == s % 3 else '0' for i in range(3))}")
+        features += [f"{s} |features {' '.join(f'{v:.3f}' for v in rng.standard_normal(4))}"
+                     for _ in range(n)]
+    (tmp_path / "f.txt").write_text("\n".join(features) + "\n")
+    (tmp_path / "l.txt").write_text("\n".join(labels) + "\n")
+    network = NETWORK.replace("TransposeTimes (labels, z)", "ReduceSum (labels .* z)")
+    reader = f"""reader = {{ randomize = false
+  deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
+                      input = {{ features = {{ dim = 4 }} }} }} :
+                   {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
+                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+    text = (f"command = train\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+            f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {network}\n"
+            "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"
+            "            learningRatesPerMB = 0.5 }\n"
+            f"    {reader}\n}}\n")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    try:
+        run(str(config), [], out=io.StringIO())
+    except sd.ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("trained on sequences of different lengths")
+    assert message.startswith(f"{config}:")
+    assert ("Dynamic axis layout '*' is shared between inputs 'features' and 'labels', but "
+            "layouts generated from the input data are incompatible on this axis. Are you "
+            "using different sequence lengths? Did you consider adding a DynamicAxis() to the "
+            "Input nodes? (command 'train')") in message

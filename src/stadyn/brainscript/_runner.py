@@ -203,7 +203,8 @@ class _Runner:
                 sgd_rec.get_bool("truncated", False, inherited=True):
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel)   # cntk.exe's
         reader_loc = record_loc(rec, "reader")
-        inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc)
+        inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc,
+                             network.library.default_axis_inputs, cmd.name)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
@@ -373,7 +374,8 @@ class _Runner:
         fmt = write_format(rec)
         reader = dataclasses.replace(cmd.reader, randomize=False)   # as CNTK: in file order
         source = make_source(reader, max_sweeps=1, warn=self.log.raw)
-        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
+        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
+                             network.library.default_axis_inputs, cmd.name)
         try:
             return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
                                  cmd.epoch_size, cmd.output_path, fmt, self.log,
@@ -441,7 +443,8 @@ class _Runner:
         accumulated = network.accumulated(nodes)
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
-        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
+        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
+                             network.library.default_axis_inputs, cmd.name)
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
         show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them
