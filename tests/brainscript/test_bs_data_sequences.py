@@ -260,3 +260,53 @@ def test_a_command_opens_its_reader_once(tmp_path, monkeypatch):
     W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
     written = np.loadtxt(tmp_path / "w.out")
     np.testing.assert_allclose(written, frames @ W, atol=1e-6)
+
+
+def test_a_write_command_reads_sequences_whatever_frame_mode_says(tmp_path):
+    # cntk.exe's deserializer reader packs whole sequences when the action is write
+    # (CompositeDataReader.cpp:41, 65-68): frameMode = true is ignored and each CTF sequence is
+    # written as one (the %x prologue "3 <steps>").  Before mendB33 each frame was a sequence
+    # of one step ("3 1|" five times).
+    data, _, frames = _data(tmp_path, [2, 3])
+    framed = READER.replace("randomize = false", "randomize = false ; frameMode = true")
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (out)\n    minibatchSize = 8\n"
+             f"    format = {{ sequencePrologue = \"%x|\" ; sequenceEpilogue = \"\\n--\\n\" }}\n"
+             f"    {framed.replace('DATA', str(data))}\n}}\n")
+    _run(tmp_path, NETWORK, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    rows = [" ".join(f"{v:f}" for v in row) for row in frames @ W]
+    text = (tmp_path / "w.out").read_text()
+    assert text == (f"3 2|{rows[0]}\n{rows[1]}\n--\n"
+                    f"3 3|{rows[2]}\n{rows[3]}\n{rows[4]}\n--\n"), text
+
+
+def test_a_write_command_of_an_htkmlfreader_reads_one_utterance_a_minibatch(tmp_path):
+    # the older HTKMLFReader writes each utterance whole, one a minibatch, whatever frameMode
+    # (its default: true), nbruttsineachrecurrentiter and randomize say (HTKMLFReader.cpp:90-93,
+    # PrepareForWriting; 1630-1631: one parallel sequence of the utterance's frames).  Before
+    # mendB33 the write command read frames (the reader's frame mode).
+    from stadyn.brainscript._blocks import run_config
+    from stadyn.brainscript._readers import make_source
+    sio.write_htk_features(tmp_path / "f.htk", np.arange(20, dtype=np.float32).reshape(10, 2))
+    (tmp_path / "f.scp").write_text("u1=.../f.htk[0,3]\nu2=.../f.htk[4,9]\n")
+    (tmp_path / "s.txt").write_text("a\nb\nc\n")
+    (tmp_path / "l.mlf").write_text('#!MLF!#\n"*/u1.lab"\n0 200000 b\n200000 400000 c\n.\n'
+                                    '"*/u2.lab"\n0 600000 a\n.\n')
+    config = run_config(parse_config(f"""command = out
+    out = [ action = "write" ; outputPath = "w" ; modelPath = "m.dnn"
+        reader = [ readerType = "HTKMLFReader" ; randomize = "auto"
+            features = [ dim = 2 ; scpFile = "{tmp_path / 'f.scp'}" ]
+            labels = [ mlfFile = "{tmp_path / 'l.mlf'}" ; labelDim = 3
+                       labelMappingFile = "{tmp_path / 's.txt'}" ] ] ]"""))
+    source = make_source(config.commands[0].reader, max_sweeps=1)
+    read = []
+    while True:
+        mb = source.next_minibatch(256)
+        if not mb:
+            break
+        read.append((mb["features"].num_sequences, [int(n) for n in mb["features"].lengths]))
+        read.append(mb["features"].data[0].tolist())
+    source.close()
+    frames = np.arange(20.0).reshape(10, 2)
+    assert read == [(1, [4]), frames[:4].tolist(), (1, [6]), frames[4:].tolist()]

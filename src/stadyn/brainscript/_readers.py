@@ -56,7 +56,8 @@ _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize"
                        "mapping", "category", "beginsequence", "endsequence"}
 # what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
 _LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
-                    "maxutterancelength", "truncated", "lmparallel", "lmblockwords"}
+                    "maxutterancelength", "truncated", "lmparallel", "lmblockwords",
+                    "oneutteranceaminibatch"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
@@ -383,7 +384,9 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
             return io.TruncatedUtteranceSource(made, int(parallel), **options)
         # a truncated reader's utterances read whole: one a sequence (never joined), as the
         # carried state restarted at each
-        return io.UtteranceSource(made, int(parallel), join_short=not truncated, **options)
+        # (a write command's: one utterance a minibatch, _reader_blocks.written_reader)
+        whole = truncated or bool(reader.extra.get("oneUtteranceAMinibatch"))
+        return io.UtteranceSource(made, int(parallel), join_short=not whole, **options)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=frame_mode)

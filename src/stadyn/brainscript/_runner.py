@@ -378,8 +378,8 @@ class _Runner:
                                   "name them with outputNodeNames", *record_loc(rec, "action"))
         names = [network.name(n) for n in nodes]
         fmt = write_format(rec)
-        reader = dataclasses.replace(cmd.reader, randomize=False)   # as CNTK: in file order
-        source = make_source(reader, max_sweeps=1, warn=self.log.raw,
+        # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
+        source = make_source(cmd.reader, max_sweeps=1, warn=self.log.raw,
                              opened=self.opened.take(cmd.reader))
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
                              network.library.default_axis_inputs, cmd.name)
