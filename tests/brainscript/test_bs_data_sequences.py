@@ -310,3 +310,47 @@ def test_a_write_command_of_an_htkmlfreader_reads_one_utterance_a_minibatch(tmp_
     source.close()
     frames = np.arange(20.0).reshape(10, 2)
     assert read == [(1, [4]), frames[:4].tolist(), (1, [6]), frames[4:].tolist()]
+
+
+def test_a_write_command_writes_a_criterion_as_its_minibatch_sum(tmp_path):
+    # CrossEntropyWithSoftmax, ClassificationError and SquareError validate with
+    # ValidateBinaryReduce (ComputationNode.cpp:470-491: no MBLayout, a scalar), so cntk.exe
+    # writes one value a minibatch, the sum over its samples, as one sequence of one step
+    # (ComputationNode.cpp:818-823): "1 1|<sum>".  Before mendB33 Stadyn wrote a value a step.
+    # NumPy's sums over the 2 + 3 frames (one minibatch of 8)
+    network = NETWORK.replace(
+        "ce  = SumElements (ReduceLogSum (z) - TransposeTimes (labels, z), tag='criterion')",
+        "ce = CrossEntropyWithSoftmax (labels, z, tag='criterion')").replace(
+        "acc = SumElements (TransposeTimes (labels, Hardmax (z)), tag='evaluation')",
+        "acc = ErrorPrediction (labels, z, tag='evaluation') ; sq = SquareError (labels, z)")
+    data, labels, frames = _data(tmp_path, [2, 3])
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (ce : acc : sq)\n    minibatchSize = 8\n"
+             f"    format = {{ sequencePrologue = \"%x|\" ; sequenceEpilogue = \"\\n--\\n\" }}\n"
+             f"    {READER.replace('DATA', str(data))}\n}}\n")
+    _run(tmp_path, network, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    z = frames @ W
+    y = np.eye(3)[np.concatenate(labels)]
+    ce = np.sum(np.log(np.exp(z).sum(axis=1)) - (y * z).sum(axis=1))
+    errors = np.sum(np.argmax(z, axis=1) != np.argmax(y, axis=1))
+    sq = np.sum((y - z) ** 2)
+    for name, expected in (("ce", ce), ("acc", errors), ("sq", sq)):
+        text = (tmp_path / f"w.{name}").read_text()
+        match = re.fullmatch(r"1 1\|(\S+)\n--\n", text)
+        assert match, (name, text)
+        assert abs(float(match.group(1)) - expected) < 2e-6, (name, text, expected)
+
+
+def test_a_parameter_written_across_keeps_cntk_exe_row_index(tmp_path):
+    # transpose = false: a node of no MBLayout is indexed by its whole sample layout
+    # (ComputationNode.cpp:1027-1032; W [3 x 4]: its 3 rows are [0,0] [1,0] [2,0], each of 4
+    # values; written once a minibatch: one here).  Before mendB33 the rows had no index.
+    data, _, _ = _data(tmp_path, [1, 1, 1])
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (W : out)\n    format = {{ transpose = false }}\n"
+             f"    {READER.replace('DATA', str(data))}\n}}\n")
+    _run(tmp_path, NETWORK, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    rows = [f"[{i},0]\t" + " ".join(f"{v:f}" for v in W[:, i]) for i in range(3)]
+    assert (tmp_path / "w.W").read_text() == "\n".join(rows) + "\n"

@@ -69,7 +69,7 @@ from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_i
                    distributed_reading, keep_checkpoint_files, make_learners, quantized_bits)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
-from ._write import write_format, write_outputs
+from ._write import MINIBATCH_SUMS, write_format, write_outputs
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
            "format_criterion"]
@@ -386,7 +386,9 @@ class _Runner:
         try:
             return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
                                  cmd.epoch_size, cmd.output_path, fmt, self.log,
-                                 network.library.has_batch_axis)
+                                 batched=network.library.has_batch_axis,
+                                 summed=lambda n: network.library.operation_of(n)
+                                 in MINIBATCH_SUMS)
         finally:
             source.close()
 
