@@ -399,7 +399,7 @@ def sequence_streams(reader: ReaderConfig | None,
     sequences, LMSequenceReader sentences -- not in frame mode.  cntk.exe's Inputs are all
     sequences (each gets the network's MBLayout, ``ComputationNetwork::ResetMBLayouts``,
     ComputationNetworkEvaluation.cpp:626-633, which the reader's layout is copied into,
-    ReaderShim.cpp:318-327), so such a stream makes its Input one of sequences whatever the
+    ReaderShim.cpp:318-327), so such a stream makes the Inputs sequences whatever the
     network description uses.  Empty for no reader, or one that cannot be opened (the command
     reading it says why, where cntk.exe opens it).  With ``opened``, the deserializers opened
     stay open there for the block's source (and a block looked at before is not opened again).
