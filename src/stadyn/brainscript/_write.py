@@ -242,9 +242,9 @@ def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: Input
                 for var, value in data.items():
                     feed(var, value)
                 forward_all(list(nodes))
-                for node, name, b, total in zip(nodes, names, has_batch, sums):
+                for node, name, b, whole in zip(nodes, names, has_batch, sums):
                     _write_minibatch(files[name], node, name, fmt, minibatches, batched=b,
-                                     summed=total)
+                                     summed=whole)
                 log.raw(f"Minibatch[{minibatches}]: ActualMBSize = {count}")
                 if output_path == "-":
                     sys.stdout.write("\n")
