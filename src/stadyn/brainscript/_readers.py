@@ -449,7 +449,10 @@ def command_sequence_streams(cmd: CommandConfig, commands: Sequence[CommandConfi
     command reads) those of every command of ``commands`` (the run's)."""
     readers = [cmd.reader, cmd.cv_reader] if cmd.reader is not None else \
         [r for c in commands for r in (c.reader, c.cv_reader)]
-    return frozenset().union(*(sequence_streams(r, opened) for r in readers if r is not None))
+    # (only the command's reader is kept open for its source: the cvReader is opened each
+    # epoch, the readers an edit action looks at are read by other commands)
+    return frozenset().union(*(sequence_streams(r, opened if r is cmd.reader else None)
+                               for r in readers if r is not None))
 
 
 def _deserializers(reader: ReaderConfig) -> list[io.Deserializer]:
