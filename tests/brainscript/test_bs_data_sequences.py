@@ -196,3 +196,161 @@ def test_a_node_of_no_minibatch_axis_is_written_as_one_sequence_of_its_columns(t
     assert re.fullmatch(r"1 1\|\d+\.\d{6}\n--\n", ce), ce
     # a per-sample node of the same minibatch: one sequence of one step a sample
     assert (tmp_path / "w.out").read_text().count("3 1|") == 3
+
+
+def test_one_step_labels_beside_multi_step_features_are_refused_as_cntk_exe(tmp_path):
+    # no DynamicAxis: cntk.exe links every Input to the network's one layout, named '*'
+    # (ComputationNetworkEvaluation.cpp:626-629, ComputationNode.cpp:280), and its reader
+    # refuses two inputs whose data lay out differently (ReaderShim.cpp:318-335, the inputs in
+    # the order of its map: by name).  Features of 3, 4, 2, 3 steps beside labels of one step a
+    # sequence: before mendB33 the labels stayed samples and were broadcast over the steps.
+    rng = np.random.default_rng(1)
+    features, labels = [], []
+    for s, n in enumerate([3, 4, 2, 3]):
+        labels.append(f"{s} |labels {' '.join('1' if i == s % 3 else '0' for i in range(3))}")
+        features += [f"{s} |features {' '.join(f'{v:.3f}' for v in rng.standard_normal(4))}"
+                     for _ in range(n)]
+    (tmp_path / "f.txt").write_text("\n".join(features) + "\n")
+    (tmp_path / "l.txt").write_text("\n".join(labels) + "\n")
+    network = NETWORK.replace("TransposeTimes (labels, z)", "ReduceSum (labels .* z)")
+    reader = f"""reader = {{ randomize = false
+  deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
+                      input = {{ features = {{ dim = 4 }} }} }} :
+                   {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
+                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+    text = (f"command = train\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+            f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {network}\n"
+            "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"
+            "            learningRatesPerMB = 0.5 }\n"
+            f"    {reader}\n}}\n")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    try:
+        run(str(config), [], out=io.StringIO())
+    except sd.ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("trained on sequences of different lengths")
+    assert message.startswith(f"{config}:")
+    assert ("Dynamic axis layout '*' is shared between inputs 'features' and 'labels', but "
+            "layouts generated from the input data are incompatible on this axis. Are you "
+            "using different sequence lengths? Did you consider adding a DynamicAxis() to the "
+            "Input nodes? (command 'train')") in message
+
+
+def test_a_command_opens_its_reader_once(tmp_path, monkeypatch):
+    # the deserializers opened (indexed) to see the data's sequences are the source's: before
+    # mendB33 each reader block was opened twice, by sequence_streams and by make_source (a
+    # 59 MB CTF file: 8.0 s for both, 3.6-4.5 s once).  A train and a write command: two opens
+    from stadyn.brainscript import _readers
+    opened = []
+    real = _readers._deserializers
+
+    def counted(reader):
+        opened.append(reader)
+        return real(reader)
+    monkeypatch.setattr(_readers, "_deserializers", counted)
+    data, _, frames = _data(tmp_path, [2, 3])
+    reader = READER.replace("DATA", str(data))
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (out)\n    {reader}\n}}\n")
+    log = _run(tmp_path, NETWORK, data, "train:out", write)
+    assert len(opened) == 2, len(opened)
+    assert [m[1] for m in _minibatches(log)] == [5]
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    written = np.loadtxt(tmp_path / "w.out")
+    np.testing.assert_allclose(written, frames @ W, atol=1e-6)
+
+
+def test_a_write_command_reads_sequences_whatever_frame_mode_says(tmp_path):
+    # cntk.exe's deserializer reader packs whole sequences when the action is write
+    # (CompositeDataReader.cpp:41, 65-68): frameMode = true is ignored and each CTF sequence is
+    # written as one (the %x prologue "3 <steps>").  Before mendB33 each frame was a sequence
+    # of one step ("3 1|" five times).
+    data, _, frames = _data(tmp_path, [2, 3])
+    framed = READER.replace("randomize = false", "randomize = false ; frameMode = true")
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (out)\n    minibatchSize = 8\n"
+             f"    format = {{ sequencePrologue = \"%x|\" ; sequenceEpilogue = \"\\n--\\n\" }}\n"
+             f"    {framed.replace('DATA', str(data))}\n}}\n")
+    _run(tmp_path, NETWORK, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    rows = [" ".join(f"{v:f}" for v in row) for row in frames @ W]
+    text = (tmp_path / "w.out").read_text()
+    assert text == (f"3 2|{rows[0]}\n{rows[1]}\n--\n"
+                    f"3 3|{rows[2]}\n{rows[3]}\n{rows[4]}\n--\n"), text
+
+
+def test_a_write_command_of_an_htkmlfreader_reads_one_utterance_a_minibatch(tmp_path):
+    # the older HTKMLFReader writes each utterance whole, one a minibatch, whatever frameMode
+    # (its default: true), nbruttsineachrecurrentiter and randomize say (HTKMLFReader.cpp:90-93,
+    # PrepareForWriting; 1630-1631: one parallel sequence of the utterance's frames).  Before
+    # mendB33 the write command read frames (the reader's frame mode).
+    from stadyn.brainscript._blocks import run_config
+    from stadyn.brainscript._readers import make_source
+    sio.write_htk_features(tmp_path / "f.htk", np.arange(20, dtype=np.float32).reshape(10, 2))
+    (tmp_path / "f.scp").write_text("u1=.../f.htk[0,3]\nu2=.../f.htk[4,9]\n")
+    (tmp_path / "s.txt").write_text("a\nb\nc\n")
+    (tmp_path / "l.mlf").write_text('#!MLF!#\n"*/u1.lab"\n0 200000 b\n200000 400000 c\n.\n'
+                                    '"*/u2.lab"\n0 600000 a\n.\n')
+    config = run_config(parse_config(f"""command = out
+    out = [ action = "write" ; outputPath = "w" ; modelPath = "m.dnn"
+        reader = [ readerType = "HTKMLFReader" ; randomize = "auto"
+            features = [ dim = 2 ; scpFile = "{tmp_path / 'f.scp'}" ]
+            labels = [ mlfFile = "{tmp_path / 'l.mlf'}" ; labelDim = 3
+                       labelMappingFile = "{tmp_path / 's.txt'}" ] ] ]"""))
+    source = make_source(config.commands[0].reader, max_sweeps=1)
+    read = []
+    while True:
+        mb = source.next_minibatch(256)
+        if not mb:
+            break
+        read.append((mb["features"].num_sequences, [int(n) for n in mb["features"].lengths]))
+        read.append(mb["features"].data[0].tolist())
+    source.close()
+    frames = np.arange(20.0).reshape(10, 2)
+    assert read == [(1, [4]), frames[:4].tolist(), (1, [6]), frames[4:].tolist()]
+
+
+def test_a_write_command_writes_a_criterion_as_its_minibatch_sum(tmp_path):
+    # CrossEntropyWithSoftmax, ClassificationError and SquareError validate with
+    # ValidateBinaryReduce (ComputationNode.cpp:470-491: no MBLayout, a scalar), so cntk.exe
+    # writes one value a minibatch, the sum over its samples, as one sequence of one step
+    # (ComputationNode.cpp:818-823): "1 1|<sum>".  Before mendB33 Stadyn wrote a value a step.
+    # NumPy's sums over the 2 + 3 frames (one minibatch of 8)
+    network = NETWORK.replace(
+        "ce  = SumElements (ReduceLogSum (z) - TransposeTimes (labels, z), tag='criterion')",
+        "ce = CrossEntropyWithSoftmax (labels, z, tag='criterion')").replace(
+        "acc = SumElements (TransposeTimes (labels, Hardmax (z)), tag='evaluation')",
+        "acc = ErrorPrediction (labels, z, tag='evaluation') ; sq = SquareError (labels, z)")
+    data, labels, frames = _data(tmp_path, [2, 3])
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (ce : acc : sq)\n    minibatchSize = 8\n"
+             f"    format = {{ sequencePrologue = \"%x|\" ; sequenceEpilogue = \"\\n--\\n\" }}\n"
+             f"    {READER.replace('DATA', str(data))}\n}}\n")
+    _run(tmp_path, network, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    z = frames @ W
+    y = np.eye(3)[np.concatenate(labels)]
+    ce = np.sum(np.log(np.exp(z).sum(axis=1)) - (y * z).sum(axis=1))
+    errors = np.sum(np.argmax(z, axis=1) != np.argmax(y, axis=1))
+    sq = np.sum((y - z) ** 2)
+    for name, expected in (("ce", ce), ("acc", errors), ("sq", sq)):
+        text = (tmp_path / f"w.{name}").read_text()
+        match = re.fullmatch(r"1 1\|(\S+)\n--\n", text)
+        assert match, (name, text)
+        assert abs(float(match.group(1)) - expected) < 2e-6, (name, text, expected)
+
+
+def test_a_parameter_written_across_keeps_cntk_exe_row_index(tmp_path):
+    # transpose = false: a node of no MBLayout is indexed by its whole sample layout
+    # (ComputationNode.cpp:1027-1032; W [3 x 4]: its 3 rows are [0,0] [1,0] [2,0], each of 4
+    # values; written once a minibatch: one here).  Before mendB33 the rows had no index.
+    data, _, _ = _data(tmp_path, [1, 1, 1])
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (W : out)\n    format = {{ transpose = false }}\n"
+             f"    {READER.replace('DATA', str(data))}\n}}\n")
+    _run(tmp_path, NETWORK, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    rows = [f"[{i},0]\t" + " ".join(f"{v:f}" for v in W[:, i]) for i in range(3)]
+    assert (tmp_path / "w.W").read_text() == "\n".join(rows) + "\n"

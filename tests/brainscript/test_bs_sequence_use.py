@@ -77,3 +77,18 @@ def test_a_namespaced_call_and_its_plain_delay_agree():
         got.append(sd.sequence.unpack_value(net.nodes["y"])[0])
     np.testing.assert_allclose(got[0], [[0.1, 0.1], [1.0, 2.0]], rtol=1e-6)
     np.testing.assert_allclose(got[1], got[0])
+
+
+@pytest.mark.parametrize("text", [
+    "{ a = DynamicAxis{} ; x = Input{3} ; S = BS.Sequences ; y = S.First (x) }",
+    "{ a = DynamicAxis{} ; x = Input{3} ; b = BS ; y = b.Sequences.First (x) }",
+    "{ a = DynamicAxis{} ; x = Input{3} ; B = BS.Boolean ; y = B.Toggle (x) }"])
+def test_a_sequence_function_called_through_an_alias_names_its_argument(text):
+    # where a DynamicAxis is declared, an Input passed to a sequence function is a sequence on
+    # the default axis (CNTK gives it one), whether the function is named BS.Sequences.First
+    # or through an alias of BS or of its namespace.  Before mendB33 the alias lost it (x a
+    # sample), while the plain call recorded it
+    assert sequence_use(parse_expression(text)).arguments == {"x"}
+    # an alias of a namespace's member of no sequence use records nothing
+    plain = text.replace("Toggle (x)", "If (x, x, x)").replace("First (x)", "Constants.One")
+    assert sequence_use(parse_expression(plain)).arguments == frozenset()

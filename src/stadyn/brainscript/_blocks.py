@@ -21,7 +21,7 @@ from ._block_values import _at_least_1, _check, _err, _extra, _non_negative, per
 from ._config import BrainScriptSource, ConfigRecord, ConfigString, to_int
 from ._ndl import NDLSource, ndl_source
 from ._reader_blocks import (DeserializerConfig, ReaderConfig, StreamConfig, TransformConfig,
-                             reader_config)
+                             reader_config, written_reader)
 from ._sgd_block import SGDConfig, sgd_config
 from ._simple_network import simple_network_source
 
@@ -205,7 +205,9 @@ def command_config(root: ConfigRecord, name: str) -> CommandConfig:
         # cntk.exe's config(L"reader") / config(L"cvReader", L"") look in the enclosing blocks
         # too (ConfigParameters::TryFind, Config.h:992-1003): a top-level reader serves every
         # command without its own
-        reader=_reader(rec, "reader"),
+        # (a write command reads its data in sequences, in file order: written_reader)
+        reader=written_reader(_reader(rec, "reader")) if action == "write" else
+        _reader(rec, "reader"),
         cv_reader=_reader(rec, "cvReader"),
         model_path=None if model_path is None else str(model_path),
         minibatch_size=None if mb is None else tuple(mb),

@@ -337,8 +337,13 @@ class InputSource:
     the input Variables; checkpoints and sizes are the reader's."""
 
     def __init__(self, inputs: list[tuple[str, Variable]], source: io.MinibatchSource,
-                 reader_loc: tuple):
+                 reader_loc: tuple, shared: Sequence[Variable] = (), command: str = ""):
         self.source = source
+        self.reader_loc, self.command = reader_loc, command
+        # the sequence Inputs of cntk.exe's one default layout: by name, sorted as cntk.exe's
+        # map of inputs is (ReaderShim.cpp:318-335 compares them in that order)
+        on_default = {id(v) for v in shared}
+        self.shared = sorted((name, var) for name, var in inputs if id(var) in on_default)
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
         for name, var in inputs:
@@ -422,6 +427,7 @@ class InputSource:
         count = 0
         if not minibatch:
             return data, count
+        self._check_layouts(minibatch)
         for var, stream in self.pairs:
             mb = minibatch[var]
             count = mb.num_samples
@@ -443,6 +449,25 @@ class InputSource:
         return data, count
 
 
+    def _check_layouts(self, minibatch: dict) -> None:
+        """cntk.exe's check that the Inputs sharing the default layout got data of one layout
+        (ReaderShim.cpp:318-335): the same sequences of the same lengths."""
+        first: tuple[str, tuple[int, ...]] | None = None
+        for name, var in self.shared:
+            mb = minibatch[var]
+            lengths = tuple(int(n) for n in (mb.lengths if mb.lengths is not None else
+                                             [mb.data.shape[1]] * mb.data.shape[0]))
+            if first is None:
+                first = (name, lengths)
+            elif lengths != first[1]:
+                command = f" (command '{self.command}')" if self.command else ""
+                raise ConfigError(
+                    f"Dynamic axis layout '*' is shared between inputs '{first[0]}' and "
+                    f"'{name}', but layouts generated from the input data are incompatible on "
+                    "this axis. Are you using different sequence lengths? Did you consider "
+                    f"adding a DynamicAxis() to the Input nodes?{command}", *self.reader_loc)
+
+
 class Validation:
     """A train command's ``cvReader`` set, evaluated after each epoch as CNTK's SGD did: the
     criterion and evaluation nodes over one sweep, in minibatches of the epoch's training
@@ -462,7 +487,8 @@ class Validation:
     def __call__(self, epoch: int) -> dict[str, float]:
         cmd = self.cmd
         source = make_source(cmd.cv_reader, max_sweeps=1)
-        inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"))
+        inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"),
+                             self.network.library.default_axis_inputs, cmd.name)
         last: list[float] = [0.0] * len(self.sums)      # the last minibatch's values
 
         def keep(record: dict) -> None:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,7 @@ from ._config import ConfigList, ConfigRecord, to_bool
 from ._legacy_readers import LEGACY_READERS, legacy_reader
 
 __all__ = ["TransformConfig", "StreamConfig", "DeserializerConfig", "ReaderConfig",
-           "reader_config"]
+           "reader_config", "written_reader"]
 
 
 @dataclass(frozen=True)
@@ -244,3 +245,24 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
         loc=rec.loc,
         refused=() if legacy is None else tuple(legacy.refused),
     )
+
+
+def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:
+    """A ``write`` command's reader block as cntk.exe reads it: in file order, one sequence
+    after another whatever ``frameMode`` says.  A deserializer reader packs whole sequences
+    when the command's action is ``write`` (CompositeDataReader.cpp:41, 65-68); the older
+    ``HTKMLFReader`` reads one whole utterance a minibatch (HTKMLFReader.cpp:90-93, its
+    ``PrepareForWriting``; 1630-1631: one parallel sequence of the utterance's frames).
+
+    >>> r = written_reader(ReaderConfig(extra={"frameMode": "true"}))
+    >>> r.randomize, dict(r.extra)
+    (False, {})
+    """
+    if reader is None:
+        return None
+    extra = {k: v for k, v in reader.extra.items() if k.lower() not in ("framemode", "truncated")}
+    if str(reader.reader_type or "").lower() == "htkmlfreader":
+        extra.update(frameMode="false", parallelSequences=1, randomizationRange=None,
+                     maxUtteranceLength=1 << 62, oneUtteranceAMinibatch=True)
+    return dataclasses.replace(reader, randomize=False, extra=extra)
+

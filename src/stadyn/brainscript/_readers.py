@@ -37,7 +37,8 @@ from ._blocks import (CommandConfig, DeserializerConfig, ReaderConfig, StreamCon
 from ._htk_screening import screen_utterances
 from ._legacy_readers import LEGACY_READERS
 
-__all__ = ["LM_DATA_PARALLEL", "command_sequence_streams", "make_source", "sequence_streams",
+__all__ = ["LM_DATA_PARALLEL", "OpenedReaders", "command_sequence_streams", "make_source",
+           "sequence_streams",
            "stream_names", "utterance_mode"]
 
 # Reader keys that only tune CNTK's engine (no effect here).
@@ -55,7 +56,8 @@ _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize"
                        "mapping", "category", "beginsequence", "endsequence"}
 # what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
 _LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
-                    "maxutterancelength", "truncated", "lmparallel", "lmblockwords"}
+                    "maxutterancelength", "truncated", "lmparallel", "lmblockwords",
+                    "oneutteranceaminibatch"}
 _IMAGE_TYPES = {"imagedeserializer"}
 _TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
 _BINARY_TYPES = {"cntkbinaryformatdeserializer"}
@@ -285,10 +287,49 @@ def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
                     warn(f"WARNING: stream key '{s.name}.{key}' is not used by Stadyn")
 
 
+class OpenedReaders:
+    """The deserializers :func:`sequence_streams` opened (indexed) to look at a reader block's
+    data, kept for the block's source (:func:`make_source`), so that a command opens its reader
+    once; with what it found.  :meth:`close` closes those no source took.
+
+    >>> opened = OpenedReaders()
+    >>> opened.take(None), opened.close()
+    (None, None)
+    """
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[ReaderConfig, list[io.Deserializer], frozenset[str]]] = []
+
+    def _find(self, reader: Any) -> int | None:
+        return next((i for i, (r, _, _) in enumerate(self._kept) if r is reader), None)
+
+    def found(self, reader: ReaderConfig) -> frozenset[str] | None:
+        """What :func:`sequence_streams` found for this block, if it keeps its deserializers."""
+        i = self._find(reader)
+        return None if i is None else self._kept[i][2]
+
+    def keep(self, reader: ReaderConfig, made: list[io.Deserializer],
+             found: frozenset[str]) -> None:
+        self._kept.append((reader, made, found))
+
+    def take(self, reader: Any) -> list[io.Deserializer] | None:
+        """The block's opened deserializers, handed over (None where none are kept)."""
+        i = self._find(reader)
+        return None if i is None else self._kept.pop(i)[1]
+
+    def close(self) -> None:
+        for _, made, _ in self._kept:
+            for d in made:
+                d.close()
+        self._kept = []
+
+
 def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                 warn: Callable[[str], None] | None = None,
-                pieces: bool = False) -> io.MinibatchSource:
-    """The minibatch source a reader block describes (streams named as in the block).
+                pieces: bool = False,
+                opened: list[io.Deserializer] | None = None) -> io.MinibatchSource:
+    """The minibatch source a reader block describes (streams named as in the block): of the
+    deserializers ``opened`` (:meth:`OpenedReaders.take`) where given, else opened now.
 
     An HTKMLFReader with ``truncated = true`` gives its utterances in minibatch-sized pieces
     (:class:`stadyn.io.TruncatedUtteranceSource`) only with ``pieces``: for a train command,
@@ -317,7 +358,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         raise reader.refused[0][1]
     if warn is not None:
         _unused(reader, warn)
-    made = _deserializers(reader)
+    made = opened if opened is not None else _deserializers(reader)
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
     seed = reader.extra.get("randomizationSeed", 0)
@@ -343,21 +384,25 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
             return io.TruncatedUtteranceSource(made, int(parallel), **options)
         # a truncated reader's utterances read whole: one a sequence (never joined), as the
         # carried state restarted at each
-        return io.UtteranceSource(made, int(parallel), join_short=not truncated, **options)
+        # (a write command's: one utterance a minibatch, _reader_blocks.written_reader)
+        whole = truncated or bool(reader.extra.get("oneUtteranceAMinibatch"))
+        return io.UtteranceSource(made, int(parallel), join_short=not whole, **options)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=frame_mode)
 
 
-def sequence_streams(reader: ReaderConfig | None) -> frozenset[str]:
+def sequence_streams(reader: ReaderConfig | None,
+                     opened: OpenedReaders | None = None) -> frozenset[str]:
     """The streams (their names in lower case) of a reader block that deliver sequences of more
     than one step: a CTF file whose sequences have several lines, HTK utterances, CBF
     sequences, LMSequenceReader sentences -- not in frame mode.  cntk.exe's Inputs are all
     sequences (each gets the network's MBLayout, ``ComputationNetwork::ResetMBLayouts``,
     ComputationNetworkEvaluation.cpp:626-633, which the reader's layout is copied into,
-    ReaderShim.cpp:318-327), so such a stream makes its Input one of sequences whatever the
+    ReaderShim.cpp:318-327), so such a stream makes the Inputs sequences whatever the
     network description uses.  Empty for no reader, or one that cannot be opened (the command
-    reading it says why, where cntk.exe opens it).
+    reading it says why, where cntk.exe opens it).  With ``opened``, the deserializers opened
+    stay open there for the block's source (and a block looked at before is not opened again).
 
     >>> import os, tempfile
     >>> from stadyn.brainscript import parse_config, reader_config
@@ -370,7 +415,11 @@ def sequence_streams(reader: ReaderConfig | None) -> frozenset[str]:
     """
     if reader is None or not reader.deserializers or reader.refused:
         return frozenset()
+    known = opened.found(reader) if opened is not None else None
+    if known is not None:
+        return known
     made: list[io.Deserializer] = []
+    kept = False
     try:
         if _frame_mode(reader):
             return frozenset()
@@ -381,22 +430,29 @@ def sequence_streams(reader: ReaderConfig | None) -> frozenset[str]:
             if lengths is not None and len(lengths) and int(np.max(lengths)) > 1:
                 found.update(name.lower() for name, spec in d.stream_specs().items()
                              if spec.is_sequence)
+        if opened is not None:
+            opened.keep(reader, made, frozenset(found))
+            kept = True
         return frozenset(found)
     except (StadynError, OSError, ValueError, TypeError):
         return frozenset()
     finally:
-        for d in made:
-            d.close()
+        if not kept:
+            for d in made:
+                d.close()
 
 
-def command_sequence_streams(cmd: CommandConfig,
-                             commands: Sequence[CommandConfig]) -> frozenset[str]:
+def command_sequence_streams(cmd: CommandConfig, commands: Sequence[CommandConfig],
+                             opened: OpenedReaders | None = None) -> frozenset[str]:
     """:func:`sequence_streams` of the readers a command's network is fed from: its ``reader``
     and ``cvReader``; a command with no reader (an ``edit`` action, whose model a later
     command reads) those of every command of ``commands`` (the run's)."""
     readers = [cmd.reader, cmd.cv_reader] if cmd.reader is not None else \
         [r for c in commands for r in (c.reader, c.cv_reader)]
-    return frozenset().union(*(sequence_streams(r) for r in readers if r is not None))
+    # (only the command's reader is kept open for its source: the cvReader is opened each
+    # epoch, the readers an edit action looks at are read by other commands)
+    return frozenset().union(*(sequence_streams(r, opened if r is cmd.reader else None)
+                               for r in readers if r is not None))
 
 
 def _deserializers(reader: ReaderConfig) -> list[io.Deserializer]:

@@ -44,22 +44,23 @@ from ..graph import context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
 from ..train import evaluate_sums
 from ._accumulators import EpochAccumulators, counted_once, logged_so_far
-from ._blocks import (CommandConfig, RunConfig, network_of_block, per_epoch, run_config,
+from ._blocks import (CommandConfig, RunConfig, per_epoch, run_config,
                       sgd_block)
 from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
                                record_loc)
 from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overrides
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, data_parallel_init_line,
                         format_criterion, log_file_path, results_line)
-from ._config import BrainScriptSource, ConfigRecord, load_config
+from ._config import ConfigRecord, load_config
 from ._cross_validate import cross_validate
 from ._mel import MELScript
 from ._mel_read import is_mel_edit, mel_saved_models
 from ._precompute import check_computed, mark_computed, precompute
 from ._ndl_counts import ndl_seeds_kept
+from ._network_source import loaded_network, network_for
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._readers import command_sequence_streams, make_source
+from ._readers import OpenedReaders, command_sequence_streams, make_source
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
@@ -68,7 +69,7 @@ from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_i
                    distributed_reading, keep_checkpoint_files, make_learners, quantized_bits)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
-from ._write import write_format, write_outputs
+from ._write import MINIBATCH_SUMS, write_format, write_outputs
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
            "format_criterion"]
@@ -114,6 +115,8 @@ class _Runner:
         self.parallel = parallel
         self.epoch_callback = epoch_callback
         self.result = RunResult()
+        # the readers opened to see their data's sequences, kept for the commands reading them
+        self.opened = OpenedReaders()
         # the model files the config's MEL edits write: a train command starting from one
         # trains the network the file holds (cntk.exe reads its start file's network)
         self.mel_models = {os.path.abspath(path) for cmd in run.commands if is_mel_edit(cmd)
@@ -127,7 +130,9 @@ class _Runner:
         banner(log, f"{cmd.name} command ({cmd.action} action)")
         log()
         ctx = device_of(cmd.device_id, cmd.precision, record_loc(cmd.record, "action"))
-        with context_scope(ctx), parameter_registry(ParameterRegistry()):
+        # (the readers opened and not read are closed after each command)
+        with context_scope(ctx), parameter_registry(ParameterRegistry()), \
+                contextlib.closing(self.opened):
             if cmd.action == "train":
                 self.result.commands[cmd.name] = self.train(cmd)
             elif not self.parallel.is_main:   # data-parallel workers leave these to rank 0
@@ -183,12 +188,12 @@ class _Runner:
                 os.path.abspath(model_name(model_path, -1, max_epochs)) in self.mel_models:
             # a MEL edit wrote the start (modelPath.0): the network is the file's, as cntk.exe
             # reads every network from its start file (TIMIT_TrainWithPreTrain's added layers)
-            description = _loaded(resume_from, record_loc(rec, "modelPath"))
+            description = loaded_network(resume_from, record_loc(rec, "modelPath"))
         # cntk.exe loads a checkpoint without evaluating the network description: its
         # parameters take no seeds then
         with _seeds_kept(self.run.root) if resume_from is not None else contextlib.nullcontext():
             network = CommandNetwork(description, per_epoch(sgd.dropout_rate, start),
-                                     command_sequence_streams(cmd, self.run.commands))
+                                     command_sequence_streams(cmd, self.run.commands, self.opened))
         if not network.criterion_nodes:
             raise ConfigError("the network declares no criterion node (criterionNodes = (ce))",
                               *loc_of(cmd.network))
@@ -196,14 +201,16 @@ class _Runner:
         crit_name = network.name(criterion)
         evals = [n for n in network.evaluation_nodes if n is not criterion]
         eval_names = [network.name(n) for n in evals]
-        source = make_source(cmd.reader, warn=log.raw, pieces=True)
+        source = make_source(cmd.reader, warn=log.raw, pieces=True,
+                             opened=self.opened.take(cmd.reader))
         truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
         if isinstance(source, (io.UtteranceSource, io.LMSentenceSource)) and \
                 sgd_rec.get_bool("truncated", False, inherited=True):
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel)   # cntk.exe's
         reader_loc = record_loc(rec, "reader")
-        inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc)
+        inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc,
+                             network.library.default_axis_inputs, cmd.name)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
@@ -329,12 +336,12 @@ class _Runner:
         if cmd.model_path is None:
             raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs 'modelPath'",
                               *where)
-        fed = command_sequence_streams(cmd, self.run.commands)
+        fed = command_sequence_streams(cmd, self.run.commands, self.opened)
         if cmd.network is not None:        # cntk.exe evaluates the command's description
             network = CommandNetwork(cmd.network, 0.0, fed)
         else:                              # cntk.exe read the model file: no seeds taken
             with _seeds_kept(self.run.root):
-                network = CommandNetwork(self._network_for(cmd), 0.0, fed)
+                network = CommandNetwork(network_for(self.run.root, cmd), 0.0, fed)
         model_path = model_path or cmd.model_path
         if not os.path.exists(model_path):
             raise ConfigError(f"model file '{model_path}' does not exist (train it first)",
@@ -371,13 +378,17 @@ class _Runner:
                                   "name them with outputNodeNames", *record_loc(rec, "action"))
         names = [network.name(n) for n in nodes]
         fmt = write_format(rec)
-        reader = dataclasses.replace(cmd.reader, randomize=False)   # as CNTK: in file order
-        source = make_source(reader, max_sweeps=1, warn=self.log.raw)
-        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
+        # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
+        source = make_source(cmd.reader, max_sweeps=1, warn=self.log.raw,
+                             opened=self.opened.take(cmd.reader))
+        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
+                             network.library.default_axis_inputs, cmd.name)
         try:
             return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
                                  cmd.epoch_size, cmd.output_path, fmt, self.log,
-                                 network.library.has_batch_axis)
+                                 batched=network.library.has_batch_axis,
+                                 summed=lambda n: network.library.operation_of(n)
+                                 in MINIBATCH_SUMS)
         finally:
             source.close()
 
@@ -397,7 +408,7 @@ class _Runner:
                      "the action.")
             return None
         network = CommandNetwork(cmd.network, 0.0,
-                                 command_sequence_streams(cmd, self.run.commands))
+                                 command_sequence_streams(cmd, self.run.commands, self.opened))
         outputs, inputs, tags = network.model_file_parts()
         save_model(output, outputs, inputs, tags)
         nodes = {id(v) for n in topological_nodes(list(outputs.values()))
@@ -440,8 +451,10 @@ class _Runner:
         # a node holding an accumulated result is logged as its value so far, counted once
         accumulated = network.accumulated(nodes)
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
-        source = make_source(cmd.reader, max_sweeps=1, warn=log.raw)
-        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"))
+        source = make_source(cmd.reader, max_sweeps=1, warn=log.raw,
+                             opened=self.opened.take(cmd.reader))
+        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
+                             network.library.default_axis_inputs, cmd.name)
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
         show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them
@@ -482,41 +495,6 @@ class _Runner:
     def _eval_line(self, first, last, names, nodes, totals, logged, network, final) -> None:
         perplexity = [network.library.shows_perplexity(n) for n in nodes]
         self.log(results_line(first, last, names, totals, logged, perplexity, final))
-
-    def _network_for(self, cmd: CommandConfig) -> BrainScriptSource:
-        """The network description of a command without one: the train command (of the whole
-        config) that writes the same ``modelPath``, whose description is rebuilt (the model
-        file then gives the parameters); where no block of the config builds it, the model file
-        itself (``BS.Network.Load``: the graph with its criterion, evaluation and output tags,
-        as cntk.exe read the network from the file), when it exists."""
-        root = self.run.root
-        candidates = []
-        for key in root:
-            block = root.peek(key)
-            if not isinstance(block, ConfigRecord) or network_of_block(block) is None:
-                continue
-            path = block.get_str("modelPath", None, inherited=True)
-            sgd = block.get("SGD")
-            if isinstance(sgd, ConfigRecord) and "modelPath" in sgd:
-                path = sgd.get_str("modelPath")
-            candidates.append((str(path) if path is not None else None, block))
-        for path, block in candidates:
-            if path == cmd.model_path:
-                return network_of_block(block)
-        if cmd.model_path is not None and os.path.exists(cmd.model_path):
-            # a model another config's train command wrote (TIMIT's eval, write and cv
-            # configs): the network as the file holds it, its nodes tagged criterion,
-            # evaluation and output as they were trained
-            return _loaded(str(cmd.model_path), record_loc(cmd.record, "modelPath"))
-        raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
-                          f"the config builds the model '{cmd.model_path}'",
-                          *record_loc(cmd.record, "action"))
-
-
-def _loaded(path: str, where: tuple) -> BrainScriptSource:
-    """The network a model file holds, as a description (``BS.Network.Load``)."""
-    quoted = f"'{path}'" if '"' in path else f'"{path}"'
-    return BrainScriptSource(f"BS.Network.Load ({quoted})", *where)
 
 
 def run(config: str | os.PathLike | Sequence[str | os.PathLike], overrides: Sequence[str] = (),

@@ -76,6 +76,9 @@ class SequenceFunctions:
         self._fed_sequences = frozenset(str(n).lower() for n in sequence_inputs)
         self._declares_axis = False
         self._sequence_arguments: frozenset[str] = frozenset()
+        # the Inputs of sequences on the default axis: cntk.exe gives them one shared layout
+        # (ComputationNetworkEvaluation.cpp:626-629), so their data must agree step for step
+        self.default_axis_inputs: list[Variable] = []
         self._loops = Loops(self._batched.add)
         # the Where nodes made, by id: (the node, its condition)
         self._where_conditions: dict[int, tuple[Variable, Variable]] = {}
@@ -140,16 +143,19 @@ class SequenceFunctions:
         # the network passes it to a sequence function (G2P.cntk's labels: Slice (..., axis =
         # -1)), else one step per sample (a sequence classifier's labels)
         # (an ImageInput holds one image a sample, unless given a DynamicAxis)
-        # Where it declares none, an Input the reader feeds sequences of several steps is one of
-        # sequences whatever the network uses (cntk.exe's Inputs all are: _readers.py's
-        # sequence_streams); where it declares one, the network says which are.
+        # Where it declares none, every Input is one of sequences once the reader feeds any
+        # stream sequences of several steps, whatever the network uses: cntk.exe's Inputs all
+        # are, on one layout (_readers.py's sequence_streams), so a stream of one step a
+        # sequence beside one of several is refused as cntk.exe refuses it (InputSource); where
+        # it declares one, the network says which are.
         name = self.path.rsplit(".", 1)[-1]
-        fed = not self._declares_axis and (
-            name.lower() in self._fed_sequences or self.path.lower() in self._fed_sequences)
+        fed = not self._declares_axis and bool(self._fed_sequences)
         sequence = fed or bool(self.sequences) and (
             isinstance(dynamic_axis, _DynamicAxis) or (not image and (
                 not self._declares_axis or name in self._sequence_arguments)))
         v = S.input_variable(shape) if sequence else Variable((1,) + shape)
+        if sequence and not isinstance(dynamic_axis, _DynamicAxis):
+            self.default_axis_inputs.append(v)
         return v
 
     def DynamicAxis(self, tag=""):

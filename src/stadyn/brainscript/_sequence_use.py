@@ -113,7 +113,20 @@ def _is_sequence_name(e: Any, plain: set[int]) -> bool:
     return ns is not None and id(e) not in plain and ns not in _NO_SEQUENCE_BS
 
 
-def _is_sequence_call(call: A.Call) -> bool:
+def _aliases(nodes: list[Any]) -> dict[str, str]:
+    """The names bound to ``BS`` (``b = BS``: name -> ``""``) or to a namespace of it (``S =
+    BS.Sequences``: name -> ``"Sequences"``)."""
+    found: dict[str, str] = {}
+    for e in nodes:
+        if isinstance(e, A.Member):
+            if isinstance(e.value, A.Ident) and e.value.name == "BS":
+                found[e.name] = ""
+            elif _bs_namespace(e.value) is not None:
+                found[e.name] = e.value.name
+    return found
+
+
+def _is_sequence_call(call: A.Call, aliases: dict[str, str]) -> bool:
     f = call.func
     if isinstance(f, A.Ident):
         if f.name == "Slice":     # Slice (..., axis = -1): along the sequence
@@ -121,6 +134,16 @@ def _is_sequence_call(call: A.Call) -> bool:
                        and isinstance(a.value.operand, A.Number) and a.value.operand.value == 1
                        for a in call.args)
         return f.name != "BS" and _is_sequence_name(f, set())
+    # S.First (x) of S = BS.Sequences; b.Sequences.First (x) of b = BS
+    if isinstance(f, A.MemberAccess):
+        ns = None
+        if isinstance(f.obj, A.Ident) and aliases.get(f.obj.name):
+            ns = aliases[f.obj.name]
+        elif isinstance(f.obj, A.MemberAccess) and isinstance(f.obj.obj, A.Ident) and \
+                aliases.get(f.obj.obj.name) == "":
+            ns = f.obj.name
+        if ns is not None:
+            return ns in _SEQUENCE_BS or f.name in _SEQUENCE_MEMBERS.get(ns, ())
     # BS.Sequences.First (x), BS.Loop.Previous (x), BS.Boolean.Toggle (clk), ...
     return _is_sequence_member(f)
 
@@ -155,14 +178,18 @@ def sequence_use(expr: Any) -> SequenceUse:
     ['x']
     >>> sequence_use(parse_expression("{ x = Input{3} ; y = BS.Boolean.If (x, x, x) }")).uses
     False
+    >>> sorted(sequence_use(parse_expression(
+    ...     "{ a = DynamicAxis{} ; x = Input{3} ; S = BS.Sequences ; y = S.First (x) }")).arguments)
+    ['x']
     """
     uses = declares = False
     names: set[str] = set()
     reached = _reached(expr)
     plain = _plain_members(reached)
+    aliases = _aliases(reached)
     for e in reached:
         uses = uses or _is_sequence_name(e, plain)
         declares = declares or (isinstance(e, A.Ident) and e.name == "DynamicAxis")
-        if isinstance(e, A.Call) and _is_sequence_call(e):
+        if isinstance(e, A.Call) and _is_sequence_call(e, aliases):
             names.update(a.value.name for a in e.args if isinstance(a.value, A.Ident))
     return SequenceUse(uses, declares, frozenset(names) if declares else frozenset())

@@ -97,7 +97,8 @@ class StadynLibrary(ParameterFunctions, ComputationNodeFunctions, PreComputeFunc
     ``Dropout`` node built by this library, as CNTK's trainer does at the start of each epoch.
     ``sequence_inputs`` names the Inputs the data feeds sequences of several steps (the reader's
     streams, :func:`~._readers.sequence_streams`): where the network declares no
-    ``DynamicAxis``, they are sequences whatever functions it uses, as every Input of cntk.exe:
+    ``DynamicAxis`` and one is given, every Input is a sequence whatever functions the network
+    uses, as every Input of cntk.exe (on one layout, :attr:`default_axis_inputs`):
 
     >>> import stadyn as sd
     >>> from stadyn.brainscript import build_network

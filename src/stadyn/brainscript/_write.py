@@ -7,7 +7,10 @@ Each sequence is written as ``sequencePrologue``, its steps (one row per step, s
 ``sampleSeparator``, the values of a row by ``elementSeparator``) and ``sequenceEpilogue``
 (default ``"\\n"``), with ``sequenceSeparator`` between sequences; a value that is not a
 sequence is a sequence of one step (a node with no batch axis, no MBLayout in cntk.exe: one
-sequence of its CNTK columns), so the default is one line per sample, its values in CNTK's
+sequence of its CNTK columns); a criterion node of CNTK's per-sample kind
+(:data:`MINIBATCH_SUMS`: ``CrossEntropyWithSoftmax``, ``ClassificationError``, ...) has no
+MBLayout in cntk.exe either and is written as one value a minibatch, the sum over its samples
+(``1 1|<sum>``); so the default is one line per sample, its values in CNTK's
 column-major order, each as ``%f`` (``precisionFormat = ".2"``: ``%.2f``).  The ``format``
 block's ``type = "category"`` writes the index of each row's largest value (the last of equal
 ones, as CNTK), as a label of ``labelMappingFile`` if given; ``transpose = false`` writes one
@@ -35,7 +38,15 @@ from ..train import feed
 from ._command_network import InputSource, loc_of
 from ._config import ConfigRecord
 
-__all__ = ["WriteFormat", "write_format", "write_outputs"]
+__all__ = ["MINIBATCH_SUMS", "WriteFormat", "write_format", "write_outputs"]
+
+#: the operations cntk.exe computes as one number a minibatch, of no MBLayout: the nodes that
+#: validate with ``ValidateBinaryReduce`` (ComputationNode.cpp:470-491: ``m_pMBLayout =
+#: nullptr``, a scalar; EvaluationNodes.h, TrainingNodes.h) which Stadyn computes per sample
+#: (its ``EditDistanceError``, ``LambdaRank``, ``NDCG1Eval``, ``WeightedLogistic`` are one
+#: number a minibatch already); ``write`` writes their sum over the minibatch's samples
+MINIBATCH_SUMS = frozenset({"CrossEntropyWithSoftmax", "ClassificationError", "SquareError",
+                            "CrossEntropy", "Logistic"})
 
 
 @dataclass(frozen=True)
@@ -142,7 +153,10 @@ def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dic
         table = rows
     else:
         table = rows.T
-    dims = _cntk_dims(sample)
+    # the [i,j] index of each row: of the sample's dimensions, of a node of no MBLayout those
+    # of its whole value (its sample layout: ComputationNode.cpp:1027-1032, W [3 x 4]'s rows
+    # are [0,0] [1,0] [2,0])
+    dims = _cntk_dims(sample) if layout is None else layout
     strides = np.cumprod([1] + dims[:-1])
     for j, row in enumerate(table):
         if j > 0:
@@ -155,11 +169,22 @@ def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dic
 
 
 def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
-                     minibatch: int, batched: bool = True) -> None:
+                     minibatch: int, *, batched: bool, summed: bool = False) -> None:
     parts = {key: _processed(getattr(fmt, key), name, minibatch) for key in (
         "sequence_separator", "sequence_prologue", "sequence_epilogue", "element_separator",
         "sample_separator")}
     values = np.asarray(node.d)
+    if summed and batched:
+        # a criterion of no MBLayout in cntk.exe: one value, the sum over the minibatch's
+        # samples (the real steps of its sequences), written as one sequence of one step
+        if node.sequence_lengths is not None:
+            lengths = [int(n) for n in np.asarray(node.sequence_lengths.d).reshape(-1)]
+            total = sum(float(values[s, :n].astype(np.float64).sum())
+                        for s, n in enumerate(lengths))
+        else:
+            total = float(values.astype(np.float64).sum())
+        _write_sequence(out, np.array([[total]]), fmt, parts, (1,), [1])
+        return
     if node.sequence_lengths is not None:
         lengths = [int(n) for n in np.asarray(node.sequence_lengths.d).reshape(-1)]
         sample = tuple(values.shape[2:])
@@ -184,14 +209,16 @@ def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
 
 def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: InputSource,
                   minibatch_size: int, max_samples: int | None, output_path: str,
-                  fmt: WriteFormat, log: Any,
-                  batched: Callable[[Variable], bool] | None = None) -> dict[str, Any]:
+                  fmt: WriteFormat, log: Any, *, batched: Callable[[Variable], bool],
+                  summed: Callable[[Variable], bool]) -> dict[str, Any]:
     """Evaluate ``nodes`` over ``inputs`` and write them as the module docstring says; logs
     CNTK's ``Minibatch[k]: ActualMBSize = n`` lines and ``Written to ...``; ``batched`` says
     whether a node that is no sequence has a batch axis (one with none, a parameter or a sum
-    over the minibatch, is written as one sequence of its CNTK columns).  Returns
-    ``{"samples", "minibatches", "files"}``."""
-    has_batch = [batched is None or batched(n) for n in nodes]
+    over the minibatch, is written as one sequence of its CNTK columns), ``summed`` whether a
+    node is one cntk.exe computes as a sum over the minibatch (:data:`MINIBATCH_SUMS`: written
+    as that sum).  Returns ``{"samples", "minibatches", "files"}``."""
+    has_batch = [batched(n) for n in nodes]
+    sums = [summed(n) for n in nodes]
     files: dict[str, TextIO] = {}
     if output_path == "-":
         files = {name: sys.stdout for name in names}
@@ -215,8 +242,9 @@ def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: Input
                 for var, value in data.items():
                     feed(var, value)
                 forward_all(list(nodes))
-                for node, name, b in zip(nodes, names, has_batch):
-                    _write_minibatch(files[name], node, name, fmt, minibatches, b)
+                for node, name, b, whole in zip(nodes, names, has_batch, sums):
+                    _write_minibatch(files[name], node, name, fmt, minibatches, batched=b,
+                                     summed=whole)
                 log.raw(f"Minibatch[{minibatches}]: ActualMBSize = {count}")
                 if output_path == "-":
                     sys.stdout.write("\n")
