@@ -95,14 +95,14 @@ def runs__functions_where_variables_are_wanted(C, r):
 
 @cntk_case(names=["cntk.input_variable", "cntk.placeholder", "cntk.Function.output"])
 def variables__compared_with_what_is_no_variable(C, r):
-    r.touch("cntk.ops.input_variable", "cntk.ops.sigmoid", "cntk.ops.constant",
+    r.touch("cntk.layers.Dense", "cntk.layers.LSTM", "cntk.ops.relu", "cntk.ops.input_variable", "cntk.ops.sigmoid", "cntk.ops.constant",
             "cntk.ops.parameter", "cntk.ops.placeholder", "cntk.ops.tanh",
             "cntk.Function.output")
     x = C.input_variable(3, name="x")
     f = C.sigmoid(x)
     p = C.placeholder()
     waiting = C.sigmoid(p) + C.tanh(p)
-    return {
+    res = {
         "x == 3": _raised(lambda: x == 3),
         "x != 3": _raised(lambda: x != 3),
         "3 == x": _raised(lambda: 3 == x),
@@ -121,6 +121,27 @@ def variables__compared_with_what_is_no_variable(C, r):
         "waiting output == None": _raised(lambda: waiting.output == None),   # noqa: E711
         "waiting output == x": _raised(lambda: waiting.output == x),
     }
+    # a waiting call, an unapplied layer and their outputs are Variables of the graph too
+    # (other ones), compared both ways; a layer of two outputs is SWIG's TypeError
+    w, d, lstm = C.relu(p), C.layers.Dense(2), C.layers.LSTM(2)
+    rows = (("x == w", lambda: x == w), ("w == x", lambda: w == x),
+            ("x != w", lambda: x != w), ("w != x", lambda: w != x),
+            ("x == d", lambda: x == d), ("d == x", lambda: d == x),
+            ("x == w.output", lambda: x == w.output), ("w.output == x", lambda: w.output == x),
+            ("x == d.output", lambda: x == d.output), ("d.output == x", lambda: d.output == x),
+            ("w.output == w", lambda: w.output == w), ("w == w.output", lambda: w == w.output),
+            ("d.output == d", lambda: d.output == d), ("d == d.output", lambda: d == d.output),
+            ("w.output == d", lambda: w.output == d), ("p == w", lambda: p == w),
+            ("w == p", lambda: w == p), ("p == w.output", lambda: p == w.output),
+            ("w.output == p", lambda: w.output == p), ("w == 3", lambda: w == 3),
+            ("x in [w, x]", lambda: x in [w, x]), ("w in [x, w]", lambda: w in [x, w]),
+            ("x in [d, x]", lambda: x in [d, x]), ("[x, w].index(w)", lambda: [x, w].index(w)),
+            ("[w, x].index(x)", lambda: [w, x].index(x)),
+            ("w.output in [x, w]", lambda: w.output in [x, w]),
+            ("x in [d.output, w.output]", lambda: x in [d.output, w.output]),
+            ("x == lstm", lambda: x == lstm), ("lstm == x", lambda: lstm == x))
+    res.update((label, _raised(fn)) for label, fn in rows)
+    return res
 
 
 @cntk_case(names=["cntk.losses.fmeasure"])
