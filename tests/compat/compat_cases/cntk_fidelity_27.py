@@ -148,7 +148,8 @@ def variables__compared_with_what_is_no_variable(C, r):
 def fmeasure__over_placeholders_is_made_of_waiting_ops(C, r):
     r.touch("cntk.ops.placeholder", "cntk.ops.input_variable", "cntk.Function.root_function",
             "cntk.Function.op_name", "cntk.Function.inputs", "cntk.Function.placeholders",
-            "cntk.Function.replace_placeholders", "cntk.Function.eval", "cntk.Function.shape")
+            "cntk.Function.replace_placeholders", "cntk.Function.eval", "cntk.Function.shape",
+            "cntk.layers.Dense", "cntk.ops.sigmoid")
     p1, p2 = C.placeholder(), C.placeholder()
     fm = C.losses.fmeasure(p1, p2)
     root = fm.root_function
@@ -170,6 +171,30 @@ def fmeasure__over_placeholders_is_made_of_waiting_ops(C, r):
     g2 = C.losses.fmeasure(C.placeholder(), C.placeholder())(o1, t1)
     res["called on vectors"] = [g2.root_function.op_name, list(g2.shape),
                                 g2.eval({o1: r.rand(3, 4), t1: r.onehot(3, 4)})]
+    # a placeholder of shape (2, 2, 3) shows rank 3: per class, as made on inputs; a
+    # shapeless one shows (-2,), of rank 1: against a target of rank 3 (or 2) CNTK's
+    # AssertionError (its message empty: compared by kind), as the other way round
+    p3 = C.placeholder((2, 2, 3))
+    g3 = C.losses.fmeasure(p3, t)
+    res["placeholder of shape (2, 2, 3): shape"] = list(g3.shape)
+    res["placeholder of shape (2, 2, 3): value"] = g3.replace_placeholders({p3: o}).eval(
+        {o: od, t: td})
+    res["placeholder of shape (2, 2, 3), layer output"] = C.losses.fmeasure(
+        C.sigmoid(p3), t).replace_placeholders({p3: o}).eval({o: od, t: td})
+    t2 = C.input_variable((2, 3))
+    for label, fn in (("shapeless placeholder, target of rank 3",
+                       lambda: C.losses.fmeasure(C.placeholder(), t)),
+                      ("output of rank 3, shapeless placeholder target",
+                       lambda: C.losses.fmeasure(o, C.placeholder())),
+                      ("shapeless placeholder, target of rank 2",
+                       lambda: C.losses.fmeasure(C.placeholder(), t2)),
+                      ("output of rank 3, target of rank 2", lambda: C.losses.fmeasure(o, t2)),
+                      ("unapplied Dense, target of rank 2",
+                       lambda: C.losses.fmeasure(C.layers.Dense((2, 3)), t2))):
+        got = _raised(fn)
+        res[label] = got[:2] if isinstance(got, list) else "made"
+    res["shapeless placeholder, target of rank 1"] = C.losses.fmeasure(
+        C.placeholder(), o1).root_function.op_name
     return res
 
 
