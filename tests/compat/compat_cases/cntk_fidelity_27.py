@@ -56,6 +56,21 @@ def clone__substitutes_give_their_shapes_and_dtypes(C, r):
     y = C.input_variable(6, name="y")
     g = f.clone(C.CloneMethod.share, {x: y})
     res["splice, x for an input of 6"] = [list(g.shape), g.eval({y: r.randn(2, 6)})]
+    # a float64 input for x: constant operands (C.constant, the 1 of x + 1) become Double,
+    # as CNTK converts them; a constant reached through another op, a parameter, are refused
+    x64, d64 = C.input_variable(3, dtype=np.float64), r.randn(2, 3).astype(np.float64)
+    for label, fn in (("x + 1", lambda: x + 1), ("x * 2", lambda: x * 2),
+                      ("1 - x", lambda: 1 - x),
+                      ("x + constant(ones(3))", lambda: x + C.constant(np.ones(3, np.float32))),
+                      ("pow(x, 2)", lambda: C.pow(x, 2)), ("relu(x + 1) * 3", lambda: C.relu(x + 1) * 3),
+                      ("times(x, constant)", lambda: C.times(x, C.constant(np.ones((3, 2), np.float32)))),
+                      ("x + c3 * 2", lambda: x + c3 * 2),
+                      ("x + parameter", lambda: x + C.parameter(3, init=1))):
+        def made(fn=fn):
+            g = fn().clone(C.CloneMethod.share, {x: x64})
+            return [list(g.shape), np.dtype(g.output.dtype).name, g.eval({x64: d64})]
+        got = _raised(made)
+        res["%s, a float64 input" % label] = got if got[0] != "raises" else got[:2]
     return res
 
 

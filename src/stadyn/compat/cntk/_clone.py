@@ -4,6 +4,8 @@ names, op names, blocks and the attributes CNTK shows carried over to the copy."
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..._errors import ShapeError
 from ...cntk_semantics import reshape_sample
 from ...graph import (Variable, apply, base_axis_kept, format_location, name_scope, new_lengths,
@@ -13,7 +15,8 @@ from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._run_checks import refusal_carried
 from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SEQUENCE_AXES,
-                     SHAPELESS, SPARSE, Block, combined_inside, link_outputs, made_by_cntk_op,
+                     SHAPELESS, SPARSE, Block, combined_inside, kind_of, link_outputs,
+                     made_by_cntk_op,
                      operand_order, outputs_of, primitive_op_name, seen_through, set_op_name,
                      set_uid, show_combined, show_operands_in_order, uid_of)
 
@@ -125,6 +128,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 and new.sequence_lengths is not None):
             mapping.setdefault(id(lengths), new.sequence_lengths)
     keep = [old for old in substitutions]   # ids stay valid while the map is used
+    widened: dict = {}          # {(id of a constant, dtype): (its wider copy, the constant)}
     substituted = {id(old) for old in substitutions}
 
     def new_of(v: Variable) -> Variable:
@@ -163,6 +167,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 if o is not None:
                     mapping.setdefault(id(o), o)
             continue
+        inputs = _constants_widened(inputs, widened)
         _same_dtype(nodes, at, inputs)
         swap = {id(a): b for a, b in zip(node.inputs, inputs)}
         args = tuple(_copied(a, swap, streams) for a in node.args)
@@ -215,6 +220,40 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
 
 
 _DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Float16"}
+
+
+def _constants_widened(inputs: list, widened: dict) -> list:
+    """``inputs`` with each constant operand (a leaf constant: ``C.constant``, the ``1`` of
+    ``x + 1``) of a float type narrower than the widest of the other operands replaced by a
+    copy of that type: CNTK 2.7 checks the dtypes of non-constant operands only and converts
+    Float constants to Double as it validates a clone over a float64 substitute
+    (PrimitiveFunction.cpp:36-60, CompositeFunction.cpp:1236-1252, Variable.cpp:564), so
+    ``(x + 1).clone(share, {x: input_variable(3, dtype=np.float64)})`` is float64.  A constant
+    reached through another op (``x + c * 2``) is no operand of this one: still refused, as
+    in CNTK; so is a wider constant among narrower operands (CNTK cannot narrow one)."""
+    def constant(v) -> bool:
+        return v.parent is None and kind_of(v) == "constant"
+    others = [np.dtype(str(v.dtype)) for v in inputs if not constant(v)]
+    others = [d for d in others if d.kind == "f"]
+    if not others:
+        return inputs
+    wide = max(others, key=lambda d: d.itemsize)
+    out = []
+    for v in inputs:
+        have = np.dtype(str(v.dtype))
+        if not constant(v) or have.kind != "f" or have.itemsize >= wide.itemsize:
+            out.append(v)
+            continue
+        key = (id(v), wide.name)
+        if key not in widened:
+            copy = Variable.from_numpy_array(np.asarray(v.d).astype(wide), need_grad=False,
+                                              dtype=wide)
+            copy.name = v.name
+            if v in LEAF_NAMES:
+                LEAF_NAMES[copy] = LEAF_NAMES[v]
+            widened[key] = (copy, v)
+        out.append(widened[key][0])
+    return out
 
 
 def _same_dtype(nodes: list, at: int, inputs: list) -> None:
