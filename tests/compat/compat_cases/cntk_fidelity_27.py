@@ -97,9 +97,14 @@ def runs__functions_where_variables_are_wanted(C, r):
     lab = C.input_variable(5, name="lab")
     yd, ld = r.randn(3, 5), r.onehot(3, 5)
     for label, top in (("2", 2), ("True", True), ("np.int64(2)", np.int64(2)),
-                       ("np.int32(2)", np.int32(2)), ("2.0", 2.0), ("-1", -1)):
+                       ("np.int32(2)", np.int32(2)), ("2.0", 2.0), ("-1", -1), ("0", 0),
+                       ("False", False)):
         res["classification_error topN=" + label] = _raised(
             lambda: C.classification_error(y, lab, topN=top).eval({y: yd, lab: ld}))
+    res["classification_error axis=1.0"] = _raised(
+        lambda: C.classification_error(y, lab, axis=1.0))
+    res["classification_error axis=np.float32(0)"] = _raised(
+        lambda: C.classification_error(y, lab, axis=np.float32(0)))
     res["classification_error axis=np.int64(0)"] = _raised(
         lambda: C.classification_error(y, lab, axis=np.int64(0)).eval({y: yd, lab: ld}))
     for label, k in (("2", 2), ("np.int64(2)", np.int64(2)), ("2.0", 2.0)):
