@@ -53,6 +53,17 @@ def clone__substitutes_give_their_shapes_and_dtypes(C, r):
         C.CloneMethod.share, {x: C.input_variable(3, dtype=np.float64)}))
     g = C.sigmoid(x).clone(C.CloneMethod.share, {x: C.input_variable(3, dtype=np.float64)})
     res["sigmoid, a float64 input"] = [list(g.shape), np.dtype(g.output.dtype).name]
+    # a user's own reshape keeps its shape: CNTK's ValueError (Reshape: Operand
+    # (sub-)dimensions '[4]' incompatible ...); splice's own line-up follows the substitute
+    def reshaped():
+        try:
+            f.clone(C.CloneMethod.share, {c3: C.constant(np.ones(4, np.float32))})
+            C.splice(x, C.reshape(c3, (3,))).clone(
+                C.CloneMethod.share, {c3: C.constant(np.ones(4, np.float32))})
+        except ValueError:
+            return "ValueError"
+        return "made"
+    res["splice(x, reshape(c3, (3,))), a constant of 4"] = reshaped()
     y = C.input_variable(6, name="y")
     g = f.clone(C.CloneMethod.share, {x: y})
     res["splice, x for an input of 6"] = [list(g.shape), g.eval({y: r.randn(2, 6)})]
