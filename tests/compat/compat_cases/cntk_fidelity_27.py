@@ -73,8 +73,10 @@ def clone__substitutes_give_their_shapes_and_dtypes(C, r):
     for label, fn in (("x + 1", lambda: x + 1), ("x * 2", lambda: x * 2),
                       ("1 - x", lambda: 1 - x),
                       ("x + constant(ones(3))", lambda: x + C.constant(np.ones(3, np.float32))),
-                      ("pow(x, 2)", lambda: C.pow(x, 2)), ("relu(x + 1) * 3", lambda: C.relu(x + 1) * 3),
-                      ("times(x, constant)", lambda: C.times(x, C.constant(np.ones((3, 2), np.float32)))),
+                      ("pow(x, 2)", lambda: C.pow(x, 2)),
+                      ("relu(x + 1) * 3", lambda: C.relu(x + 1) * 3),
+                      ("times(x, constant)",
+                       lambda: C.times(x, C.constant(np.ones((3, 2), np.float32)))),
                       ("x + c3 * 2", lambda: x + c3 * 2),
                       ("x + parameter", lambda: x + C.parameter(3, init=1))):
         def made(fn=fn):
@@ -126,7 +128,8 @@ def runs__functions_where_variables_are_wanted(C, r):
 
 @cntk_case(names=["cntk.input_variable", "cntk.placeholder", "cntk.Function.output"])
 def variables__compared_with_what_is_no_variable(C, r):
-    r.touch("cntk.layers.Dense", "cntk.layers.LSTM", "cntk.ops.relu", "cntk.ops.input_variable", "cntk.ops.sigmoid", "cntk.ops.constant",
+    r.touch("cntk.layers.Dense", "cntk.layers.LSTM", "cntk.ops.relu", "cntk.ops.input_variable",
+            "cntk.ops.sigmoid", "cntk.ops.constant",
             "cntk.ops.parameter", "cntk.ops.placeholder", "cntk.ops.tanh",
             "cntk.Function.output")
     x = C.input_variable(3, name="x")

@@ -14,7 +14,8 @@ from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._run_checks import refusal_carried
-from ._graph import (ALIGNING_RESHAPES, BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SEQUENCE_AXES,
+from ._graph import (ALIGNING_RESHAPES, BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES,
+                     PLACEHOLDERS, SEQUENCE_AXES,
                      SHAPELESS, SPARSE, Block, combined_inside, kind_of, link_outputs,
                      made_by_cntk_op,
                      operand_order, outputs_of, primitive_op_name, seen_through, set_op_name,
@@ -291,10 +292,12 @@ def _same_dtype(nodes: list, at: int, inputs: list) -> None:
 def _unit_axes_kept(node, args: tuple, kwargs: dict, first_shape: tuple) -> tuple[tuple, dict]:
     """``(args, kwargs)`` of a ``reshape`` node an op made to line an operand up
     (:data:`ALIGNING_RESHAPES`: ``splice(x, c)``'s constant given a batch axis of 1), which
-    only put axes of 1 before its input's shape, called again over an input of ``first_shape``: the same axes of 1 before the
-    new shape.  CNTK 2.7 validates a clone's ops again over the substitutes' shapes, so
-    ``splice(x, c3)`` with ``c3`` swapped for a constant of 4 is of 3 + 4 (ops.splice has no
-    shape of its own).  Any other node keeps its arguments."""
+    only put axes of 1 before its input's shape, called again over an input of
+    ``first_shape``: the same axes of 1 before the new shape.  CNTK 2.7 validates a clone's
+    ops again over the substitutes' shapes, so ``splice(x, c3)`` with ``c3`` swapped for a
+    constant of 4 is of 3 + 4 (ops.splice has no shape of its own).  Any other node (a
+    user's ``reshape(c3, (3,))``: CNTK's Reshape refuses a constant of 4) keeps its
+    arguments."""
     if node.spec.name != "reshape" or not node.inputs or not any(
             o is not None and o in ALIGNING_RESHAPES for o in node.outputs):
         return args, kwargs     # (a user's reshape keeps its shape: CNTK refuses it so)

@@ -18,7 +18,8 @@ from ...graph import Variable
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
            "STEP_VALUES",
-           "LEAF_NAMES", "INNER_OPS", "ALIGNING_RESHAPES", "OUTPUT_INDEX", "BATCH", "Block", "BLOCKS",
+           "LEAF_NAMES", "INNER_OPS", "ALIGNING_RESHAPES", "OUTPUT_INDEX", "BATCH", "Block",
+           "BLOCKS",
            "SEQUENCE_AXES", "UNTYPED_INPUTS", "COMPOSITE_NAMES", "FUNCTION_NAMES"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).

@@ -101,7 +101,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
     if swig_count(topN, "classification_error") == 0:     # (False too: a bool is an int)
         raise ValueError("ClassificationError: The topN argument must be > 0.")
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "Hardmax")
-    if int(topN) == 1 and isinstance(axis, (int, np.integer)) and int(axis) != -1:
+    if int(topN) == 1 and isinstance(axis, int) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
     default_axis = not isinstance(axis, Axis) and int(axis) == -1
     if int(topN) == 1 and default_axis and len(sample_shape(target_vector)) > 2:
