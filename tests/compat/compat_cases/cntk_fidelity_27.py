@@ -91,7 +91,7 @@ def clone__substitutes_give_their_shapes_and_dtypes(C, r):
 def runs__functions_where_variables_are_wanted(C, r):
     r.touch("cntk.Function.eval", "cntk.Function.backward", "cntk.Function.forward",
             "cntk.Function.grad", "cntk.ops.input_variable", "cntk.ops.sigmoid", "cntk.ops.combine",
-            "cntk.Function.output")
+            "cntk.Function.output", "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
     x = C.input_variable(3, name="x", needs_gradient=True)
     f = C.sigmoid(x)
     d = r.randn(2, 3)
@@ -123,6 +123,21 @@ def runs__functions_where_variables_are_wanted(C, r):
     for label, k in (("2", 2), ("np.int64(2)", np.int64(2)), ("2.0", 2.0)):
         res["top_k k=" + label] = _raised(lambda: C.top_k(y, k).outputs[0].eval({y: yd}))
     res["top_k axis=np.int64(0)"] = _raised(lambda: C.top_k(y, 2, axis=np.int64(0)).shape)
+    # a Trainer's and an Evaluator's minibatch keyed by a Function: CNTK's TypeError
+    z = C.layers.Dense(3, init=1)(x)
+    lab3 = C.input_variable(3, name="lab3")
+    loss = C.squared_error(z, lab3)
+    tr = C.Trainer(z, (loss, loss), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    ev = C.eval.Evaluator(loss)
+    res["train_minibatch keyed by combine([x])"] = _raised(
+        lambda: tr.train_minibatch({C.combine([x]): d, lab3: d}))
+    res["train_minibatch keyed by combine([lab3])"] = _raised(
+        lambda: tr.train_minibatch({x: d, C.combine([lab3]): d}))
+    res["test_minibatch keyed by combine([x])"] = _raised(
+        lambda: tr.test_minibatch({C.combine([x]): d, lab3: d}))
+    res["Evaluator.test_minibatch keyed by combine([x])"] = _raised(
+        lambda: ev.test_minibatch({C.combine([x]): d, lab3: d}))
+    res["train_minibatch keyed by x"] = _raised(lambda: tr.train_minibatch({x: d, lab3: d}))
     return res
 
 
