@@ -97,9 +97,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         ...      y: np.array([[[0, 0], [1, 0]]], np.float32)}).tolist()
         1.0
     """
-    swig_axis(axis)
-    if swig_count(topN, "classification_error") == 0:     # (False too: a bool is an int)
-        raise ValueError("ClassificationError: The topN argument must be > 0.")
+    _topn_checked({"topN": topN, "axis": axis})
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "Hardmax")
     if int(topN) == 1 and isinstance(axis, int) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
@@ -444,6 +442,16 @@ binary_cross_entropy.makes_block = True
 classification_error.makes_block = lambda *args, **kwargs: int(inspect.signature(
     classification_error).bind(*args, **kwargs).arguments.get("topN", 1)) == 1
 
+def _topn_checked(arguments: dict) -> None:
+    """``classification_error``'s ``axis`` and ``topN`` as CNTK 2.7 takes them, as it is
+    called (of a waiting operand too): SWIG's refusals, and ``topN=0`` (``False``) its
+    ValueError."""
+    swig_axis(arguments["axis"])
+    if swig_count(arguments["topN"], "classification_error") == 0:   # (False: an int too)
+        raise ValueError("ClassificationError: The topN argument must be > 0.")
+
+
 # ops on placeholders without a shape (or on layers) wait for their shapes
 # (fmeasure is made of ops that wait, as CNTK 2.7's Python function is)
-defer_module(globals(), [n for n in __all__ if n != "fmeasure"])
+defer_module(globals(), [n for n in __all__ if n != "fmeasure"],
+             as_called={"classification_error": _topn_checked})
