@@ -53,9 +53,37 @@ def clone__substitutes_give_their_shapes_and_dtypes(C, r):
         C.CloneMethod.share, {x: C.input_variable(3, dtype=np.float64)}))
     g = C.sigmoid(x).clone(C.CloneMethod.share, {x: C.input_variable(3, dtype=np.float64)})
     res["sigmoid, a float64 input"] = [list(g.shape), np.dtype(g.output.dtype).name]
+    # a user's own reshape keeps its shape: CNTK's ValueError (Reshape: Operand
+    # (sub-)dimensions '[4]' incompatible ...); splice's own line-up follows the substitute
+    def reshaped():
+        try:
+            f.clone(C.CloneMethod.share, {c3: C.constant(np.ones(4, np.float32))})
+            C.splice(x, C.reshape(c3, (3,))).clone(
+                C.CloneMethod.share, {c3: C.constant(np.ones(4, np.float32))})
+        except ValueError:
+            return "ValueError"
+        return "made"
+    res["splice(x, reshape(c3, (3,))), a constant of 4"] = reshaped()
     y = C.input_variable(6, name="y")
     g = f.clone(C.CloneMethod.share, {x: y})
     res["splice, x for an input of 6"] = [list(g.shape), g.eval({y: r.randn(2, 6)})]
+    # a float64 input for x: constant operands (C.constant, the 1 of x + 1) become Double,
+    # as CNTK converts them; a constant reached through another op, a parameter, are refused
+    x64, d64 = C.input_variable(3, dtype=np.float64), r.randn(2, 3).astype(np.float64)
+    for label, fn in (("x + 1", lambda: x + 1), ("x * 2", lambda: x * 2),
+                      ("1 - x", lambda: 1 - x),
+                      ("x + constant(ones(3))", lambda: x + C.constant(np.ones(3, np.float32))),
+                      ("pow(x, 2)", lambda: C.pow(x, 2)),
+                      ("relu(x + 1) * 3", lambda: C.relu(x + 1) * 3),
+                      ("times(x, constant)",
+                       lambda: C.times(x, C.constant(np.ones((3, 2), np.float32)))),
+                      ("x + c3 * 2", lambda: x + c3 * 2),
+                      ("x + parameter", lambda: x + C.parameter(3, init=1))):
+        def made(fn=fn):
+            g = fn().clone(C.CloneMethod.share, {x: x64})
+            return [list(g.shape), np.dtype(g.output.dtype).name, g.eval({x64: d64})]
+        got = _raised(made)
+        res["%s, a float64 input" % label] = got if got[0] != "raises" else got[:2]
     return res
 
 
@@ -63,7 +91,7 @@ def clone__substitutes_give_their_shapes_and_dtypes(C, r):
 def runs__functions_where_variables_are_wanted(C, r):
     r.touch("cntk.Function.eval", "cntk.Function.backward", "cntk.Function.forward",
             "cntk.Function.grad", "cntk.ops.input_variable", "cntk.ops.sigmoid", "cntk.ops.combine",
-            "cntk.Function.output")
+            "cntk.Function.output", "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch")
     x = C.input_variable(3, name="x", needs_gradient=True)
     f = C.sigmoid(x)
     d = r.randn(2, 3)
@@ -82,27 +110,62 @@ def runs__functions_where_variables_are_wanted(C, r):
     lab = C.input_variable(5, name="lab")
     yd, ld = r.randn(3, 5), r.onehot(3, 5)
     for label, top in (("2", 2), ("True", True), ("np.int64(2)", np.int64(2)),
-                       ("np.int32(2)", np.int32(2)), ("2.0", 2.0), ("-1", -1)):
+                       ("np.int32(2)", np.int32(2)), ("2.0", 2.0), ("-1", -1), ("0", 0),
+                       ("False", False)):
         res["classification_error topN=" + label] = _raised(
             lambda: C.classification_error(y, lab, topN=top).eval({y: yd, lab: ld}))
+    res["classification_error axis=1.0"] = _raised(
+        lambda: C.classification_error(y, lab, axis=1.0))
+    res["classification_error axis=np.float32(0)"] = _raised(
+        lambda: C.classification_error(y, lab, axis=np.float32(0)))
     res["classification_error axis=np.int64(0)"] = _raised(
         lambda: C.classification_error(y, lab, axis=np.int64(0)).eval({y: yd, lab: ld}))
     for label, k in (("2", 2), ("np.int64(2)", np.int64(2)), ("2.0", 2.0)):
         res["top_k k=" + label] = _raised(lambda: C.top_k(y, k).outputs[0].eval({y: yd}))
     res["top_k axis=np.int64(0)"] = _raised(lambda: C.top_k(y, 2, axis=np.int64(0)).shape)
+    # refused as the op is called, of a waiting operand too (CNTK's SWIG and C++ checks)
+    w = C.relu(C.placeholder())
+    for label, fn in (("top_k(waiting, np.int64(2))", lambda: C.top_k(w, np.int64(2))),
+                      ("top_k(waiting, 2.0)", lambda: C.top_k(w, 2.0)),
+                      ("top_k(waiting, 2, axis=np.int64(0))",
+                       lambda: C.top_k(w, 2, axis=np.int64(0))),
+                      ("classification_error(waiting, topN=np.int64(2))",
+                       lambda: C.classification_error(w, lab, topN=np.int64(2))),
+                      ("classification_error(waiting, topN=0)",
+                       lambda: C.classification_error(w, lab, topN=0)),
+                      ("classification_error(waiting, axis=1.0)",
+                       lambda: C.classification_error(w, lab, axis=1.0))):
+        got = _raised(fn)
+        res[label] = got if isinstance(got, list) else "made"
+    # a Trainer's and an Evaluator's minibatch keyed by a Function: CNTK's TypeError
+    z = C.layers.Dense(3, init=1)(x)
+    lab3 = C.input_variable(3, name="lab3")
+    loss = C.squared_error(z, lab3)
+    tr = C.Trainer(z, (loss, loss), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    ev = C.eval.Evaluator(loss)
+    res["train_minibatch keyed by combine([x])"] = _raised(
+        lambda: tr.train_minibatch({C.combine([x]): d, lab3: d}))
+    res["train_minibatch keyed by combine([lab3])"] = _raised(
+        lambda: tr.train_minibatch({x: d, C.combine([lab3]): d}))
+    res["test_minibatch keyed by combine([x])"] = _raised(
+        lambda: tr.test_minibatch({C.combine([x]): d, lab3: d}))
+    res["Evaluator.test_minibatch keyed by combine([x])"] = _raised(
+        lambda: ev.test_minibatch({C.combine([x]): d, lab3: d}))
+    res["train_minibatch keyed by x"] = _raised(lambda: tr.train_minibatch({x: d, lab3: d}))
     return res
 
 
 @cntk_case(names=["cntk.input_variable", "cntk.placeholder", "cntk.Function.output"])
 def variables__compared_with_what_is_no_variable(C, r):
-    r.touch("cntk.ops.input_variable", "cntk.ops.sigmoid", "cntk.ops.constant",
+    r.touch("cntk.layers.Dense", "cntk.layers.LSTM", "cntk.ops.relu", "cntk.ops.input_variable",
+            "cntk.ops.sigmoid", "cntk.ops.constant",
             "cntk.ops.parameter", "cntk.ops.placeholder", "cntk.ops.tanh",
             "cntk.Function.output")
     x = C.input_variable(3, name="x")
     f = C.sigmoid(x)
     p = C.placeholder()
     waiting = C.sigmoid(p) + C.tanh(p)
-    return {
+    res = {
         "x == 3": _raised(lambda: x == 3),
         "x != 3": _raised(lambda: x != 3),
         "3 == x": _raised(lambda: 3 == x),
@@ -121,13 +184,35 @@ def variables__compared_with_what_is_no_variable(C, r):
         "waiting output == None": _raised(lambda: waiting.output == None),   # noqa: E711
         "waiting output == x": _raised(lambda: waiting.output == x),
     }
+    # a waiting call, an unapplied layer and their outputs are Variables of the graph too
+    # (other ones), compared both ways; a layer of two outputs is SWIG's TypeError
+    w, d, lstm = C.relu(p), C.layers.Dense(2), C.layers.LSTM(2)
+    rows = (("x == w", lambda: x == w), ("w == x", lambda: w == x),
+            ("x != w", lambda: x != w), ("w != x", lambda: w != x),
+            ("x == d", lambda: x == d), ("d == x", lambda: d == x),
+            ("x == w.output", lambda: x == w.output), ("w.output == x", lambda: w.output == x),
+            ("x == d.output", lambda: x == d.output), ("d.output == x", lambda: d.output == x),
+            ("w.output == w", lambda: w.output == w), ("w == w.output", lambda: w == w.output),
+            ("d.output == d", lambda: d.output == d), ("d == d.output", lambda: d == d.output),
+            ("w.output == d", lambda: w.output == d), ("p == w", lambda: p == w),
+            ("w == p", lambda: w == p), ("p == w.output", lambda: p == w.output),
+            ("w.output == p", lambda: w.output == p), ("w == 3", lambda: w == 3),
+            ("x in [w, x]", lambda: x in [w, x]), ("w in [x, w]", lambda: w in [x, w]),
+            ("x in [d, x]", lambda: x in [d, x]), ("[x, w].index(w)", lambda: [x, w].index(w)),
+            ("[w, x].index(x)", lambda: [w, x].index(x)),
+            ("w.output in [x, w]", lambda: w.output in [x, w]),
+            ("x in [d.output, w.output]", lambda: x in [d.output, w.output]),
+            ("x == lstm", lambda: x == lstm), ("lstm == x", lambda: lstm == x))
+    res.update((label, _raised(fn)) for label, fn in rows)
+    return res
 
 
 @cntk_case(names=["cntk.losses.fmeasure"])
 def fmeasure__over_placeholders_is_made_of_waiting_ops(C, r):
     r.touch("cntk.ops.placeholder", "cntk.ops.input_variable", "cntk.Function.root_function",
             "cntk.Function.op_name", "cntk.Function.inputs", "cntk.Function.placeholders",
-            "cntk.Function.replace_placeholders", "cntk.Function.eval", "cntk.Function.shape")
+            "cntk.Function.replace_placeholders", "cntk.Function.eval", "cntk.Function.shape",
+            "cntk.layers.Dense", "cntk.ops.sigmoid")
     p1, p2 = C.placeholder(), C.placeholder()
     fm = C.losses.fmeasure(p1, p2)
     root = fm.root_function
@@ -149,6 +234,30 @@ def fmeasure__over_placeholders_is_made_of_waiting_ops(C, r):
     g2 = C.losses.fmeasure(C.placeholder(), C.placeholder())(o1, t1)
     res["called on vectors"] = [g2.root_function.op_name, list(g2.shape),
                                 g2.eval({o1: r.rand(3, 4), t1: r.onehot(3, 4)})]
+    # a placeholder of shape (2, 2, 3) shows rank 3: per class, as made on inputs; a
+    # shapeless one shows (-2,), of rank 1: against a target of rank 3 (or 2) CNTK's
+    # AssertionError (its message empty: compared by kind), as the other way round
+    p3 = C.placeholder((2, 2, 3))
+    g3 = C.losses.fmeasure(p3, t)
+    res["placeholder of shape (2, 2, 3): shape"] = list(g3.shape)
+    res["placeholder of shape (2, 2, 3): value"] = g3.replace_placeholders({p3: o}).eval(
+        {o: od, t: td})
+    res["placeholder of shape (2, 2, 3), layer output"] = C.losses.fmeasure(
+        C.sigmoid(p3), t).replace_placeholders({p3: o}).eval({o: od, t: td})
+    t2 = C.input_variable((2, 3))
+    for label, fn in (("shapeless placeholder, target of rank 3",
+                       lambda: C.losses.fmeasure(C.placeholder(), t)),
+                      ("output of rank 3, shapeless placeholder target",
+                       lambda: C.losses.fmeasure(o, C.placeholder())),
+                      ("shapeless placeholder, target of rank 2",
+                       lambda: C.losses.fmeasure(C.placeholder(), t2)),
+                      ("output of rank 3, target of rank 2", lambda: C.losses.fmeasure(o, t2)),
+                      ("unapplied Dense, target of rank 2",
+                       lambda: C.losses.fmeasure(C.layers.Dense((2, 3)), t2))):
+        got = _raised(fn)
+        res[label] = got[:2] if isinstance(got, list) else "made"
+    res["shapeless placeholder, target of rank 1"] = C.losses.fmeasure(
+        C.placeholder(), o1).root_function.op_name
     return res
 
 

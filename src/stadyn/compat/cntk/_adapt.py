@@ -137,8 +137,8 @@ def swig_count(value: Any, swig: str) -> int:
 
 def swig_axis(axis: Any) -> Any:
     """``axis`` where CNTK 2.7 makes an ``Axis`` of it (``sanitize_axis``): an Axis or a
-    Python int (a bool too) as it is; a NumPy integer (or any other number) is SWIG's
-    NotImplementedError for ``new_Axis``.
+    Python int (a bool too) as it is; a NumPy integer is SWIG's NotImplementedError for
+    ``new_Axis``; a float CNTK's AttributeError (it has no ``is_static_axis``).
 
     Example:
         >>> import numpy as np
@@ -147,9 +147,13 @@ def swig_axis(axis: Any) -> Any:
           ...
         NotImplementedError: Wrong number or type of arguments for overloaded function 'new_Axis'.
     """
-    if isinstance(axis, (np.integer, float, np.floating)):
+    if isinstance(axis, np.integer):
         raise NotImplementedError("Wrong number or type of arguments for overloaded function "
                                   "'new_Axis'.")
+    if isinstance(axis, (float, np.floating)):     # (sanitize_axis then reads is_static_axis)
+        kind = type(axis)
+        shown = kind.__name__ if kind.__module__ == "builtins" else f"numpy.{kind.__name__}"
+        raise AttributeError(f"'{shown}' object has no attribute 'is_static_axis'")
     return axis
 
 

@@ -4,6 +4,8 @@ names, op names, blocks and the attributes CNTK shows carried over to the copy."
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..._errors import ShapeError
 from ...cntk_semantics import reshape_sample
 from ...graph import (Variable, apply, base_axis_kept, format_location, name_scope, new_lengths,
@@ -12,8 +14,10 @@ from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._run_checks import refusal_carried
-from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, PLACEHOLDERS, SEQUENCE_AXES,
-                     SHAPELESS, SPARSE, Block, combined_inside, link_outputs, made_by_cntk_op,
+from ._graph import (ALIGNING_RESHAPES, BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES,
+                     PLACEHOLDERS, SEQUENCE_AXES,
+                     SHAPELESS, SPARSE, Block, combined_inside, kind_of, link_outputs,
+                     made_by_cntk_op,
                      operand_order, outputs_of, primitive_op_name, seen_through, set_op_name,
                      set_uid, show_combined, show_operands_in_order, uid_of)
 
@@ -125,6 +129,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 and new.sequence_lengths is not None):
             mapping.setdefault(id(lengths), new.sequence_lengths)
     keep = [old for old in substitutions]   # ids stay valid while the map is used
+    widened: dict = {}          # {(id of a constant, dtype): (its wider copy, the constant)}
     substituted = {id(old) for old in substitutions}
 
     def new_of(v: Variable) -> Variable:
@@ -163,6 +168,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 if o is not None:
                     mapping.setdefault(id(o), o)
             continue
+        inputs = _constants_widened(inputs, widened)
         _same_dtype(nodes, at, inputs)
         swap = {id(a): b for a, b in zip(node.inputs, inputs)}
         args = tuple(_copied(a, swap, streams) for a in node.args)
@@ -190,6 +196,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 set_op_name(new, primitive_op_name(old))
             if BATCH.unmarked(old):     # (one number for the minibatch: a v1 criterion, ...)
                 BATCH.unmark(new)
+            if old in ALIGNING_RESHAPES:
+                ALIGNING_RESHAPES.add(new)
             mapping[id(old)] = new
     for node in topological_nodes(roots):
         for old in node.outputs:
@@ -215,6 +223,40 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
 
 
 _DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Float16"}
+
+
+def _constants_widened(inputs: list, widened: dict) -> list:
+    """``inputs`` with each constant operand (a leaf constant: ``C.constant``, the ``1`` of
+    ``x + 1``) of a float type narrower than the widest of the other operands replaced by a
+    copy of that type: CNTK 2.7 checks the dtypes of non-constant operands only and converts
+    Float constants to Double as it validates a clone over a float64 substitute
+    (PrimitiveFunction.cpp:36-60, CompositeFunction.cpp:1236-1252, Variable.cpp:564), so
+    ``(x + 1).clone(share, {x: input_variable(3, dtype=np.float64)})`` is float64.  A constant
+    reached through another op (``x + c * 2``) is no operand of this one: still refused, as
+    in CNTK; so is a wider constant among narrower operands (CNTK cannot narrow one)."""
+    def constant(v) -> bool:
+        return v.parent is None and kind_of(v) == "constant"
+    others = [np.dtype(str(v.dtype)) for v in inputs if not constant(v)]
+    others = [d for d in others if d.kind == "f"]
+    if not others:
+        return inputs
+    wide = max(others, key=lambda d: d.itemsize)
+    out = []
+    for v in inputs:
+        have = np.dtype(str(v.dtype))
+        if not constant(v) or have.kind != "f" or have.itemsize >= wide.itemsize:
+            out.append(v)
+            continue
+        key = (id(v), wide.name)
+        if key not in widened:
+            copy = Variable.from_numpy_array(np.asarray(v.d).astype(wide), need_grad=False,
+                                              dtype=wide)
+            copy.name = v.name
+            if v in LEAF_NAMES:
+                LEAF_NAMES[copy] = LEAF_NAMES[v]
+            widened[key] = (copy, v)
+        out.append(widened[key][0])
+    return out
 
 
 def _same_dtype(nodes: list, at: int, inputs: list) -> None:
@@ -248,14 +290,17 @@ def _same_dtype(nodes: list, at: int, inputs: list) -> None:
 
 
 def _unit_axes_kept(node, args: tuple, kwargs: dict, first_shape: tuple) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` of a ``reshape`` node that only put axes of 1 before its input's
-    shape (an operand of no batch axis lined up with a batched one: ``splice(x, c)``'s
-    constant), called again over an input of ``first_shape``: the same axes of 1 before the
-    new shape.  CNTK 2.7 validates a clone's ops again over the substitutes' shapes, so
-    ``splice(x, c3)`` with ``c3`` swapped for a constant of 4 is of 3 + 4 (ops.splice has no
-    shape of its own).  Any other node keeps its arguments."""
-    if node.spec.name != "reshape" or not node.inputs:
-        return args, kwargs
+    """``(args, kwargs)`` of a ``reshape`` node an op made to line an operand up
+    (:data:`ALIGNING_RESHAPES`: ``splice(x, c)``'s constant given a batch axis of 1), which
+    only put axes of 1 before its input's shape, called again over an input of
+    ``first_shape``: the same axes of 1 before the new shape.  CNTK 2.7 validates a clone's
+    ops again over the substitutes' shapes, so ``splice(x, c3)`` with ``c3`` swapped for a
+    constant of 4 is of 3 + 4 (ops.splice has no shape of its own).  Any other node (a
+    user's ``reshape(c3, (3,))``: CNTK's Reshape refuses a constant of 4) keeps its
+    arguments."""
+    if node.spec.name != "reshape" or not node.inputs or not any(
+            o is not None and o in ALIGNING_RESHAPES for o in node.outputs):
+        return args, kwargs     # (a user's reshape keeps its shape: CNTK refuses it so)
     old, new = tuple(node.inputs[0].shape), tuple(first_shape)
     in_args = len(args) > 1
     target = args[1] if in_args else kwargs.get("shape")

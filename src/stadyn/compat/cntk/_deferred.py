@@ -32,7 +32,7 @@ from ._axis import Axis
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _keep, _layer_function,
                                  _shapeless)
 from ...graph import source_location, user_location
-from ._mixins import GraphObject, TensorOpsMixin
+from ._mixins import GraphObject, TensorOpsMixin, waiting_function_eq
 from ._deferred_printed import DeferredPrinting
 from ._deferred_runs import DeferredRuns
 from ._deferred_root import DeferredGraph
@@ -94,6 +94,12 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
 
     _cntk_function = True       # (isinstance(f, C.Function): CNTK 2.7's Function over
                                 # placeholders)
+
+    # compared with a Variable, its output is (CNTK 2.7: ``x == w`` False, ``w.output == w``
+    # True); equal to itself alone otherwise, hashed by identity, as CNTK's Python Function
+    compares_as_output = True
+    __eq__ = waiting_function_eq
+    __hash__ = object.__hash__
 
     def __init__(self, fn, args: tuple, kwargs: dict, name: "str | None" = None,
                  shape: "tuple | None" = None, check=None):

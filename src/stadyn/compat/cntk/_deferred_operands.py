@@ -14,7 +14,7 @@ from typing import Any
 
 from . import _graph as G
 from ._axis import Axis
-from ._mixins import GraphObject, TensorOpsMixin, not_a_variable
+from ._mixins import GraphObject, TensorOpsMixin, compared_output, not_a_variable
 from ._variable_text import axis_mark, dims_text
 
 __all__ = ["LAYER_CLASSES", "PROBING", "UnknownOutput"]
@@ -108,8 +108,14 @@ class UnknownOutput(TensorOpsMixin):
         it reads placeholders without a shape only (CNTK's unknown data type)."""
         return self.owner._known_dtype()
 
+    #: compared as a Variable is (CNTK 2.7's Variable_eq)
+    compared_by_variable = True
+
     def __eq__(self, other) -> bool:    # (the same Function's output, as CNTK's compare)
-        if other is not None and not isinstance(other, (UnknownOutput, GraphObject)):
+        if other is None:
+            return False
+        other = compared_output(other)  # (its Function: ``w.output == w`` is True)
+        if not isinstance(other, (UnknownOutput, GraphObject)):
             raise not_a_variable()      # (``out == 3``: CNTK 2.7's TypeError, as a Variable's)
         return isinstance(other, UnknownOutput) and other.owner is self.owner
 

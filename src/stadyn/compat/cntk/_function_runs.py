@@ -41,7 +41,7 @@ from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_
 from ._values import Value, output_value, root_gradient
 from ._worker_sums import refuse_empty_sequences, refuse_no_rows
 
-__all__ = ["FunctionRuns", "RunState"]
+__all__ = ["FunctionRuns", "RunState", "refuse_function_keys"]
 
 
 class RunState:
@@ -251,7 +251,7 @@ class FunctionRuns:
         ``(roots, flags, recurrences, computed lengths, assignments, truncated layout)``."""
         given: set = set()
         data = arguments[0] if isinstance(arguments, tuple) else arguments
-        _refuse_function_keys(data)
+        refuse_function_keys(data)
         self._refuse_unfed_root(arguments)
         flags = self._bind(arguments, "forward" if keep else "eval", given, undo)
         state = self._run_state()
@@ -324,7 +324,7 @@ class FunctionRuns:
                 "subsequent Forward calls to the function. This is not a user error but a "
                 "shortcoming of the current implementation where multiple independent backprop "
                 "states are not simultaneously supported.")
-        _refuse_function_keys(root_gradients)
+        refuse_function_keys(root_gradients)
         roots = [unwrap(root) for root in root_gradients]
         leaves = [v for v in _leaves_of(roots) if v.need_grad]
         saved = [(v, v.grad) for v in leaves]
@@ -445,11 +445,21 @@ def _leaves_of(roots: list[Variable]) -> list[Variable]:
     return list(seen.values())
 
 
-def _refuse_function_keys(mapping: Any) -> None:
+def refuse_function_keys(mapping: Any) -> None:
     """CNTK 2.7's TypeError for a Function where a run's map wants a Variable as its key
     (``f.eval({C.combine([x]): data})``, ``backward``'s root gradients keyed by ``f``):
     ``sanitize_var_map`` takes Variables only, a Function of one output too (CNTK 2.7 takes
-    Functions for the outputs wanted and the gradients' ``variables``, which this leaves)."""
+    Functions for the outputs wanted and the gradients' ``variables``, which this leaves;
+    ``Trainer.train_minibatch`` / ``test_minibatch`` refuse such keys so too).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable(3)
+        >>> refuse_function_keys({C.combine([x]): None})
+        Traceback (most recent call last):
+          ...
+        TypeError: Variable expected, but got "<class 'cntk.ops.functions.Function'>"
+    """
     if not isinstance(mapping, dict):
         return
     function = late("Function")

@@ -27,7 +27,7 @@ from ._layer_application import apply_layer
 from ._layers_declared import _declared_parameter, declared_parameters, makes_parameters
 from ._layer_shown import RECURRENCES, shown_layer, shown_name
 from ._layers_identity import identity
-from ._mixins import TensorOpsMixin
+from ._mixins import TensorOpsMixin, waiting_function_eq
 from ._sequential_steps import SequentialSteps, named_sequential
 from ._renaming import refuse_renaming
 from ._unapplied_layers import UnappliedLayerView, UnappliedRoot
@@ -74,6 +74,12 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         >>> d.W.shape, z.root_function.op_name, z.name
         ((4, 3), 'Dense', 'd')
     """
+
+    # compared with a Variable, its output is (CNTK 2.7: ``d == d.output`` True, ``x == d``
+    # False; an LSTM's, of two outputs, a TypeError); itself alone otherwise, by identity
+    compares_as_output = True
+    __eq__ = waiting_function_eq
+    __hash__ = object.__hash__
 
     def __init__(self, layer: Any, op_name: str, name: str = ""):
         if makes_parameters(layer):

@@ -14,12 +14,34 @@ from ._seq_axes import FREE_DIMENSION, free_steps, value_uid
 from ._swig_handles import SwigHandle
 
 __all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin", "second_handle",
-           "not_a_variable"]
+           "not_a_variable", "compared_output", "waiting_function_eq"]
 
 
 def not_a_variable() -> TypeError:
     """CNTK 2.7's TypeError for comparing a Variable with what is no Variable (SWIG's words)."""
     return TypeError("in method 'Variable_eq', argument 2 of type 'CNTK::Variable const &'")
+
+
+def compared_output(other):
+    """What CNTK 2.7 compares of ``other`` as a Variable: a Function not built yet (a waiting
+    call, an unapplied layer: a class with ``compares_as_output``) compares as its output (of
+    several outputs, CNTK's TypeError); anything else as itself."""
+    if not getattr(type(other), "compares_as_output", False):
+        return other
+    try:
+        return other.output
+    except RuntimeError:            # (an LSTM layer's: no one output, as CNTK's Variable_eq)
+        raise not_a_variable() from None
+
+
+def waiting_function_eq(self, other) -> bool:
+    """``==`` of a Function not built yet, as CNTK 2.7's Python Function: itself, or a
+    Variable (an output) that is its output; ``False`` for anything else (``w == 3``)."""
+    if other is self:
+        return True
+    if getattr(type(other), "compared_by_variable", False):
+        return other.__eq__(self)
+    return False
 
 
 class GraphObject(SwigHandle):
@@ -30,6 +52,9 @@ class GraphObject(SwigHandle):
 
     def __init__(self, variable: Variable):
         self.variable = variable
+
+    #: a Variable (or an output not built yet): compared by what it is, as CNTK's Variable_eq
+    compared_by_variable = True
 
     #: what else than the Stadyn Variable tells two CNTK Variables apart: the output of a
     #: one-op block's inside (``_block_inside``) is not the block's output in CNTK 2.7
@@ -47,10 +72,15 @@ class GraphObject(SwigHandle):
         """As CNTK 2.7's ``Variable.__eq__``: the same Variable of the graph (a Function with
         one output compares as that output; one of several is CNTK's TypeError).  Anything
         but a graph object or ``None`` is CNTK's TypeError too (SWIG's ``Variable_eq`` takes
-        only a Variable: ``x == 3``, ``3 in [x]``)."""
+        only a Variable: ``x == 3``, ``3 in [x]``).  A Function not built yet (a waiting call,
+        an unapplied layer) or its output is a Variable of the graph too, another one
+        (``x == relu(placeholder())`` is False, ``x in [w, x]`` True)."""
         if other is None:
             return False
+        other = compared_output(other)
         if not isinstance(other, GraphObject):
+            if getattr(type(other), "compared_by_variable", False):
+                return False        # (an output not built yet: not this Variable)
             raise not_a_variable()
         mine, theirs = self._compared(), other._compared()
         return mine[0] == theirs[0] and mine[1] is theirs[1]

@@ -97,10 +97,9 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         ...      y: np.array([[[0, 0], [1, 0]]], np.float32)}).tolist()
         1.0
     """
-    swig_axis(axis)
-    swig_count(topN, "classification_error")
+    _topn_checked({"topN": topN, "axis": axis})
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "Hardmax")
-    if int(topN) == 1 and isinstance(axis, (int, np.integer)) and int(axis) != -1:
+    if int(topN) == 1 and isinstance(axis, int) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
     default_axis = not isinstance(axis, Axis) and int(axis) == -1
     if int(topN) == 1 and default_axis and len(sample_shape(target_vector)) > 2:
@@ -373,15 +372,30 @@ def fmeasure(output, target, beta: float = 1, name: str = ""):
     binary ``target``: ``1 - (1 + b^2) P R / (b^2 P + R)`` for the precision ``P = sum(o t) /
     sum(o)`` and recall ``R = sum(o t) / sum(t)``, summed over every static axis (of a 3-D
     ``output``, over axes 1 and 2: one value per class), built of CNTK's ops as CNTK 2.7's
-    ``fmeasure`` builds it (cntk/losses/__init__.py), so its root is a ``Minus``.  Over a
-    placeholder without a shape (a waiting call, a layer not applied) it is made of waiting
-    ops at once, as CNTK's (its root a waiting ``Minus``), summed over every axis: CNTK 2.7
-    reads the unknown shape ``(-2,)`` as of rank 1 when it picks the axes."""
-    from ._deferred import pending
+    ``fmeasure`` builds it (cntk/losses/__init__.py:446-451), so its root is a ``Minus``.  The
+    axes come from the shape ``output`` shows when called: a placeholder without a shape (a
+    waiting call, a layer not applied) shows ``(-2,)``, of rank 1, so it is summed over every
+    axis once bound; a placeholder of shape ``(2, 2, 3)``, per class.  ``output`` and
+    ``target`` of shapes of other ranks are CNTK's ``AssertionError``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> p = C.placeholder((2, 2, 3))
+        >>> C.losses.fmeasure(p, C.input_variable((2, 2, 3))).shape
+        (2, 1, 1)
+        >>> C.losses.fmeasure(C.placeholder(), C.input_variable((2, 3)))
+        Traceback (most recent call last):
+          ...
+        AssertionError: fmeasure: target of shape (2, 3) and output of shape (-2,) ...
+    """
     from ._ops_reduce import reduce_sum
     from ._ops_math import element_divide, element_times, minus, plus
-    waiting = pending((output,), {})
-    axis = (1, 2) if not waiting and len(sample_shape(output)) == 3 else None
+    shown = tuple(output.shape)         # (CNTK reads ``.shape``: a placeholder's is (-2,))
+    if len(tuple(target.shape)) != len(shown):
+        raise AssertionError(f"fmeasure: target of shape {tuple(target.shape)} and output of "
+                             f"shape {shown} are of other ranks (CNTK 2.7 asserts "
+                             "len(target.shape) == len(output.shape))")
+    axis = (1, 2) if len(shown) == 3 else None
     correct = reduce_sum(element_times(output, target), axis=axis)
     precision = element_divide(correct, reduce_sum(output, axis=axis))
     recall = element_divide(correct, reduce_sum(target, axis=axis))
@@ -429,6 +443,16 @@ binary_cross_entropy.makes_block = True
 classification_error.makes_block = lambda *args, **kwargs: int(inspect.signature(
     classification_error).bind(*args, **kwargs).arguments.get("topN", 1)) == 1
 
+def _topn_checked(arguments: dict) -> None:
+    """``classification_error``'s ``axis`` and ``topN`` as CNTK 2.7 takes them, as it is
+    called (of a waiting operand too): SWIG's refusals, and ``topN=0`` (``False``) its
+    ValueError."""
+    swig_axis(arguments["axis"])
+    if swig_count(arguments["topN"], "classification_error") == 0:   # (False: an int too)
+        raise ValueError("ClassificationError: The topN argument must be > 0.")
+
+
 # ops on placeholders without a shape (or on layers) wait for their shapes
 # (fmeasure is made of ops that wait, as CNTK 2.7's Python function is)
-defer_module(globals(), [n for n in __all__ if n != "fmeasure"])
+defer_module(globals(), [n for n in __all__ if n != "fmeasure"],
+             as_called={"classification_error": _topn_checked})

@@ -299,8 +299,7 @@ def top_k(x, k: int, axis=-1, name: str = ""):
     two outputs, ``top_k(x, k).outputs`` (values, indices)."""
     from ._function import Function
     refuse_several_outputs(x, "top_k")
-    swig_count(k, "top_k")
-    swig_axis(axis)
+    _k_checked({"k": k, "axis": axis})
     a = axis.static_axis_index() if isinstance(axis, Axis) else int(axis)
     v = operand(x)
     ax, last = sample_axis(x, a), v.ndim - 1
@@ -335,7 +334,15 @@ def _keepdims_checked(op_name: str):
     return as_called
 
 
+def _k_checked(arguments: dict) -> None:
+    """``top_k``'s ``k`` and ``axis`` as CNTK 2.7's SWIG takes them, as it is called (of a
+    waiting operand too)."""
+    swig_count(arguments["k"], "top_k")
+    swig_axis(arguments["axis"])
+
+
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__, as_called={
-    n: _keepdims_checked(globals()[n].op_name) for n in __all__
-    if getattr(globals()[n], "makes_block", False)})     # (the reductions)
+    **{n: _keepdims_checked(globals()[n].op_name) for n in __all__
+       if getattr(globals()[n], "makes_block", False)},     # (the reductions)
+    "top_k": _k_checked})     # (the reductions)

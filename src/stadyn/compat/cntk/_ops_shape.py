@@ -195,7 +195,9 @@ def _match_batch(v, item, ref, lead: int | None = None):
     n = lead_axes(ref) if lead is None else lead
     zeros = F.mul_scalar(reshape_samples(F.sum(batch, axis=list(range(n, batch.ndim))), n,
                                        (1,) * v.ndim), 0.0)
-    return F.add2(zeros, F.reshape(v, (1,) + tuple(v.shape)))
+    aligned = F.reshape(v, (1,) + tuple(v.shape))
+    G.ALIGNING_RESHAPES.add(aligned)    # (a clone replays it over a substitute's shape)
+    return F.add2(zeros, aligned)
 
 
 def transpose(x, perm, name: str = ""):

@@ -14,6 +14,7 @@ from ._checked_mode import CheckedLatch
 from ._fed_data import refuse_layouts_that_differ
 from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
+from ._function_runs import refuse_function_keys
 from ._graph import BATCH, is_splice_leaf
 from ._run_checks import RunnableCheck
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
@@ -278,6 +279,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         if getattr(self, "_untrainable", None) is not None:
             raise ValueError(self._untrainable)
         arguments, flags = split_flags(arguments)
+        refuse_function_keys(arguments)     # (CNTK 2.7's sanitize_var_map: Variables only)
         if self._workers is not None and no_samples(arguments):
             return self._train_nothing()
         if self._block_learner() is not None and no_samples(arguments):
@@ -465,6 +467,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         :meth:`train_minibatch` does)."""
         _refuse_waiting(self, None)
         arguments, flags = split_flags(arguments)
+        refuse_function_keys(arguments)     # (CNTK 2.7's sanitize_var_map: Variables only)
         refuse_no_rows(arguments, "test_minibatch")
         flags = truncated_flags(arguments, flags)
         if self._metric_sum is None:     # (the data checked first, its layouts after: CNTK's)
