@@ -58,7 +58,9 @@ SECTIONS = [
           for k in ("module", "affine", "convolution", "deconvolution", "embed",
                     "batch_normalization")]
        + ["stadyn.compat.nnabla.experimental.graph_converters",
-          "stadyn.compat.nnabla.experimental.viewers", "stadyn.compat.nnabla.models",
+          "stadyn.compat.nnabla.experimental.viewers",
+          "stadyn.compat.nnabla.experimental.mixed_precision_training",
+          "stadyn.compat.nnabla.models",
           "stadyn.compat.nnabla.models.utils", "stadyn.compat.nnabla.models.imagenet",
           "stadyn.compat.nnabla.models.imagenet.base"]
        + ["stadyn.compat.nnabla.models.imagenet." + k

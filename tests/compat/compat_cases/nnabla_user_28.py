@@ -14,6 +14,7 @@ from compat_harness import nnabla_case
 
 D = "nnabla.utils.data_iterator."
 SV = "nnabla.solvers."
+MPT = "nnabla.experimental.mixed_precision_training"
 
 
 def _mlp(nn, F, PF, x, hidden=8, classes=3):
@@ -483,4 +484,157 @@ def user28_monitors_in_training(nn, r):
                 pixels = IU.imread(path)
                 res[rel] = np.asarray(pixels).astype(np.int32)
     res["files"] = sorted(k for k in res)
+    return res
+
+
+@nnabla_case(names=["nnabla.seed", "nnabla.parametric_functions.affine",
+                    "nnabla.parametric_functions.convolution", "nnabla.functions.rand",
+                    "nnabla.functions.randn", "nnabla.functions.dropout"])
+def user28_seeded_runs_repeat(nn, F, PF, r):
+    """A user relies on ``nn.seed`` for a reproducible run: the parameters PF functions
+    create with their default initialisers after ``nn.seed(42)``, and the draws of
+    ``F.rand``/``F.randn`` and a training ``F.dropout`` (seed -1, the global generator):
+    NNabla's own numbers, twice from the same seed."""
+    res = {}
+    for run in range(2):
+        nn.clear_parameters()
+        nn.seed(42)
+        x = nn.Variable.from_numpy_array(np.ones((2, 1, 4, 4), np.float32))
+        with nn.parameter_scope("c"):
+            h = PF.convolution(x, 2, (3, 3))
+        with nn.parameter_scope("f"):
+            y = PF.affine(h, 3)
+        u = F.rand(-1.0, 1.0, shape=(2, 3))
+        n = F.randn(0.0, 2.0, shape=(3,))
+        d = F.dropout(F.constant(1.0, (2, 8)), p=0.5)
+        for v in (y, u, n, d):
+            v.forward()
+        for k, v in sorted(nn.get_parameters().items()):
+            res["run %d %s" % (run, k)] = v.d.copy()
+        res["run %d rand" % run] = u.d.copy()
+        res["run %d randn" % run] = n.d.copy()
+        res["run %d dropout" % run] = d.d.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.set_function_pre_hook", "nnabla.set_function_post_hook",
+                    "nnabla.unset_function_pre_hook", "nnabla.unset_function_post_hook",
+                    "nnabla.no_grad", "nnabla.functions.relu", "nnabla.functions.sum"])
+def user28_function_hooks_and_no_grad(nn, F, PF, r):
+    """Hooks a user installs to trace a forward (the function names, in the order they run,
+    before and after), removed again; a graph built under ``nn.no_grad()`` (its
+    ``need_grad``), and one built after."""
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    with nn.parameter_scope("h"):
+        y = F.sum(F.relu(PF.affine(x, 4)) * 2.0)
+    calls = []
+    nn.set_function_pre_hook("pre", lambda f: calls.append(["pre", f.info.type_name]))
+    nn.set_function_post_hook("post", lambda f: calls.append(["post", f.info.type_name]))
+    y.forward()
+    nn.unset_function_pre_hook("pre")
+    nn.unset_function_post_hook("post")
+    y.forward()
+    res = {"calls": calls, "y": float(y.d)}
+    with nn.no_grad():
+        z = F.relu(x) * 3.0
+    res["no_grad need_grad"] = bool(z.need_grad)
+    w = F.relu(x) * 3.0
+    res["after need_grad"] = bool(w.need_grad)
+    z.forward()
+    res["z"] = z.d.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.affine", SV + "Momentum",
+                    "nnabla.functions.squared_error", "nnabla.functions.mean"])
+def user28_learning_rate_schedulers(nn, F, PF, S, r):
+    """``nnabla.utils.learning_rate_scheduler``'s schedules driving a solver through
+    ``set_learning_rate`` each iteration (a warmed-up cosine, a step schedule), as
+    nnabla-examples' training scripts do: the rates and the losses."""
+    LRS = r.module("nnabla.utils.learning_rate_scheduler")
+    x = nn.Variable.from_numpy_array(r.randn(6, 3))
+    t = nn.Variable.from_numpy_array(r.randn(6, 1))
+    y = PF.affine(x, 1)
+    loss = F.mean(F.squared_error(y, t))
+    for k, v in sorted(nn.get_parameters().items()):
+        v.d = r.randn(*v.shape)
+    solver = S.Momentum(0.1, 0.9)
+    solver.set_parameters(nn.get_parameters())
+    cosine = LRS.LinearWarmupScheduler(LRS.CosineScheduler(0.1, 10), 3)
+    step = LRS.StepScheduler(0.1, 0.5, [2, 5])
+    res = {"cosine": [cosine.get_learning_rate(i) for i in range(12)],
+           "step": [step.get_learning_rate(i) for i in range(8)]}
+    losses = []
+    for i in range(8):
+        solver.set_learning_rate(cosine.get_learning_rate(i))
+        loss.forward()
+        solver.zero_grad()
+        loss.backward()
+        solver.update()
+        losses.append(float(loss.d))
+    res["losses"] = np.array(losses)
+    return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.affine", SV + "Sgd",
+                    "nnabla.functions.mean", "nnabla.functions.squared_error",
+                    MPT, MPT + ".DynamicLossScalingUpdater",
+                    MPT + ".DynamicLossScalingUpdater.update"])
+def user28_mixed_precision_loss_scaling(nn, F, PF, S, r):
+    """``nnabla.experimental.mixed_precision_training.DynamicLossScalingUpdater`` over a
+    small regression: the loss scale as steps run (one step's data made infinite: the step is
+    retried at halved scales 101 times, then given up; more than ``N=2`` good steps in a row
+    double it), the losses and the parameters."""
+    MP = r.module("nnabla.experimental.mixed_precision_training")
+    xs = r.randn(9, 4, 3)
+    xs[2, 0, 0] = np.inf
+    x = nn.Variable((4, 3))
+    t = nn.Variable.from_numpy_array(r.randn(4, 2))
+    loss = F.mean(F.squared_error(PF.affine(x, 2), t))
+    for k, v in sorted(nn.get_parameters().items()):
+        v.d = r.randn(*v.shape)
+    solver = S.Sgd(0.05)
+    solver.set_parameters(nn.get_parameters())
+    feed = {"i": 0}
+
+    def data_feeder():
+        x.d = xs[feed["i"]]
+    updater = MP.DynamicLossScalingUpdater(solver, loss, data_feeder=data_feeder, scale=8.0,
+                                           scaling_factor=2.0, N=2, clear_buffer=True,
+                                           weight_decay=1e-4)
+    scales, losses = [], []
+    for i in range(9):
+        feed["i"] = i
+        updater.update()
+        r.touch(MPT + ".DynamicLossScalingUpdater.update")
+        scales.append(float(updater.scale))
+        losses.append(float(loss.d))
+    res = {"scales": scales, "losses": np.array(losses)}
+    for k, v in sorted(nn.get_parameters().items()):
+        res["param " + k] = v.d.copy()
+    return res
+
+
+@nnabla_case(names=["nnabla.Variable", "nnabla.NdArray", "nnabla.functions.affine",
+                    "nnabla.get_current_context"])
+def user28_printing_and_inspecting(nn, F, r):
+    """What a user prints while debugging: a Variable, an NdArray, a graph's functions
+    (``parent.name``, ``info.type_name``, ``info.args``, inputs' shapes), the current
+    context and the dtypes of cast arrays."""
+    x = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+    w = nn.Variable.from_numpy_array(r.randn(3, 4), need_grad=True)
+    y = F.affine(x, w, base_axis=1)
+    res = {"repr x": repr(x).split(" at ")[0], "shape": list(y.shape), "ndim": y.ndim,
+           "size": y.size, "size_from_axis": y.size_from_axis(1),
+           "parent": [y.parent.name, y.parent.info.type_name],
+           "args": sorted(y.parent.info.args.items()),
+           "inputs": [list(i.shape) for i in y.parent.inputs],
+           "outputs": [list(o.shape) for o in y.parent.outputs]}
+    a = nn.NdArray.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    res["ndarray"] = [list(a.shape), a.ndim, a.size, str(a.dtype)]
+    res["cast"] = [str(a.cast(np.int32).dtype), a.cast(np.float16).tolist()
+                   if hasattr(a.cast(np.float16), "tolist") else a.data.tolist()]
+    ctx = nn.get_current_context()
+    res["context"] = [list(ctx.backend), ctx.array_class]
+    res["print context"] = str(ctx)
     return res
