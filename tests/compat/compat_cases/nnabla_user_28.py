@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import nnabla_refusal, outcome
 
 D = "nnabla.utils.data_iterator."
 SV = "nnabla.solvers."
@@ -638,3 +639,59 @@ def user28_printing_and_inspecting(nn, F, r):
     res["context"] = [list(ctx.backend), ctx.array_class]
     res["print context"] = str(ctx)
     return res
+
+
+def _forward_first(make):
+    out = make()
+    out = out[0] if isinstance(out, tuple) else out
+    out.forward()
+    return np.array(out.d, copy=True)
+
+
+@nnabla_case(names=["nnabla.functions.rnn", "nnabla.functions.lstm", "nnabla.functions.gru"])
+def user28_recurrent_misuse(nn, F, r):
+    """The mistakes a user makes calling ``F.rnn``/``F.lstm``/``F.gru`` by hand (found
+    writing ``user28_recurrent_over_time``): a bias shaped ``(L, H)`` (``rnn``'s is
+    ``(L, D, H)``), of the wrong number of layers or gates, a ``weight`` with one layer,
+    a ``c`` unlike ``h``, a ``weight_l0`` for another input size.  NNabla 1.39 refuses each
+    (``RuntimeError``, rnn.cpp:28-114 and lstm.cpp / gru.cpp's ``setup_impl``); Stadyn computed
+    several silently.  (A two-layer ``rnn`` without ``weight`` is left out: NNabla 1.39's
+    process dies there.)"""
+    T, B, I, H = 4, 2, 3, 5
+
+    def V(*shape):
+        return nn.Variable.from_numpy_array(r.randn(*shape) * 0.3)
+    x = V(T, B, I)
+    calls = {
+        "rnn bias (L, H)": lambda: F.rnn(x, V(1, 1, B, H), V(1, H, I + H), bias=V(1, H)),
+        "rnn bias hidden": lambda: F.rnn(x, V(1, 1, B, H), V(1, H, I + H), bias=V(1, 1, H + 1)),
+        "rnn bias layers": lambda: F.rnn(x, V(1, 1, B, H), V(1, H, I + H), bias=V(2, 1, H)),
+        "rnn weight one layer": lambda: F.rnn(x, V(1, 1, B, H), V(1, H, I + H),
+                                              weight=V(1, 1, H, 2 * H)),
+        "rnn two layers bias only": lambda: F.rnn(x, V(2, 1, B, H), V(1, H, I + H),
+                                                  bias=V(2, 1, H), num_layers=2),
+        "rnn h layers": lambda: F.rnn(x, V(2, 1, B, H), V(1, H, I + H)),
+        "rnn w0 input size": lambda: F.rnn(x, V(1, 1, B, H), V(1, H, I + H + 1)),
+        "rnn x 2-D": lambda: F.rnn(V(T, I), V(1, 1, B, H), V(1, H, I + H)),
+        "rnn fine": lambda: F.rnn(x, V(1, 1, B, H), V(1, H, I + H), bias=V(1, 1, H)),
+        "rnn two layers fine": lambda: F.rnn(x, V(2, 2, B, H), V(2, H, I + H),
+                                             V(1, 2, H, 3 * H), V(2, 2, H), num_layers=2,
+                                             bidirectional=True),
+        "gru bias 3-D": lambda: F.gru(x, V(1, 1, B, H), V(1, 3, H, I + H), bias=V(1, 1, H)),
+        "gru bias 3 gates": lambda: F.gru(x, V(1, 1, B, H), V(1, 3, H, I + H),
+                                          bias=V(1, 1, 3, H)),
+        "gru fine": lambda: F.gru(x, V(1, 1, B, H), V(1, 3, H, I + H), bias=V(1, 1, 4, H)),
+        "lstm bias 3-D": lambda: F.lstm(x, V(1, 1, B, H), V(1, 1, B, H), V(1, 4, H, I + H),
+                                        bias=V(1, 1, H)),
+        "lstm bias hidden": lambda: F.lstm(x, V(1, 1, B, H), V(1, 1, B, H), V(1, 4, H, I + H),
+                                           bias=V(1, 1, 4, H + 1)),
+        "lstm c unlike h": lambda: F.lstm(x, V(1, 1, B, H), V(1, 1, B, H + 1),
+                                          V(1, 4, H, I + H)),
+        "lstm weight one layer": lambda: F.lstm(x, V(1, 1, B, H), V(1, 1, B, H),
+                                                V(1, 4, H, I + H), weight=V(1, 1, 4, H, 2 * H)),
+        "lstm two layers fine": lambda: F.lstm(x, V(2, 1, B, H), V(2, 1, B, H),
+                                               V(1, 4, H, I + H), V(1, 1, 4, H, 2 * H),
+                                               num_layers=2),
+    }
+    return {k: outcome(lambda: _forward_first(make), raised=nnabla_refusal)
+            for k, make in sorted(calls.items())}
