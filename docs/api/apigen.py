@@ -50,6 +50,7 @@ SECTIONS = [
         "stadyn.compat.nnabla.contrib.context",
         "stadyn.compat.nnabla.utils.data_source_implements",
         "stadyn.compat.nnabla.utils.profiler", "stadyn.compat.nnabla.utils.qnn",
+        "stadyn.compat.nnabla.utils.rnn",
         "stadyn.compat.nnabla.config",
         "stadyn.compat.nnabla.lms", "stadyn.compat.nnabla.experimental",
         "stadyn.compat.nnabla.experimental.parametric_function_classes",

@@ -695,3 +695,57 @@ def user28_recurrent_misuse(nn, F, r):
     }
     return {k: outcome(lambda: _forward_first(make), raised=nnabla_refusal)
             for k, make in sorted(calls.items())}
+
+
+RNNU = "nnabla.utils.rnn."
+
+
+_CHAINED_ASSIGNMENTS = (
+    "NNabla 1.39 gives no gradient to a sequence pad_sequence wrote by `x[key] = s` once a "
+    "later assignment rewired x (set_auto_forward: only the last of the assignments gets "
+    "its gradient; under `with nn.auto_forward()` none does, zeros here), where Stadyn passes "
+    "each sequence the gradient of the slice it filled")
+
+
+@nnabla_case(names=["nnabla.utils.rnn", RNNU + "PackedSequence", RNNU + "pad_sequence",
+                    RNNU + "pack_padded_sequence", RNNU + "pack_sequence",
+                    RNNU + "pad_packed_sequence", "nnabla.auto_forward"],
+             known={"grad %d" % i: _CHAINED_ASSIGNMENTS for i in range(3)})
+def user28_variable_length_sequences(nn, F, r):
+    """Sentences of different lengths batched with ``nnabla.utils.rnn`` (missing from
+    Stadyn until this program): padded both ways, packed unsorted and unpacked back (the
+    original order, ``total_length``), a packed batch given batch-first; a loss over the
+    padded batch and the unpacked one, and the gradients reaching each sentence."""
+    R = r.module("nnabla.utils.rnn")
+    empty = R.PackedSequence()
+    res = {"empty": [empty.data, empty.batch_sizes, empty.sorted_indices,
+                     empty.unsorted_indices]}
+    with nn.auto_forward():
+        seqs = [nn.Variable.from_numpy_array(r.randn(n, 3), need_grad=True) for n in (2, 4, 3)]
+        padded = R.pad_sequence(seqs)
+        first = R.pad_sequence(seqs, batch_first=True, padding_value=-1.0)
+        res["padded"] = padded.d.copy()
+        res["batch first"] = first.d.copy()
+        packed = R.pack_sequence(seqs, enforce_sorted=False)
+        res["packed"] = [packed.data.d.copy(), packed.batch_sizes.d.tolist(),
+                         packed.sorted_indices.d.tolist(), packed.unsorted_indices.d.tolist()]
+        back, lengths = R.pad_packed_sequence(packed, total_length=5)
+        res["unpacked"] = back.d.copy()
+        res["lengths"] = np.asarray(lengths.d).tolist()
+        res["too short"] = outcome(lambda: R.pad_packed_sequence(packed, total_length=2),
+                                   raised=lambda e: type(e).__name__)
+        sorted_first = R.pad_sequence([seqs[1], seqs[2], seqs[0]], batch_first=True)
+        lens = nn.Variable.from_numpy_array(np.array([4, 3, 2]))
+        p2 = R.pack_padded_sequence(sorted_first, lens, batch_first=True)
+        res["sorted packed"] = [p2.data.d.copy(), p2.batch_sizes.d.tolist(),
+                                p2.sorted_indices is None]
+        b2, l2 = R.pad_packed_sequence(p2, batch_first=True, padding_value=9.0)
+        res["sorted unpacked"] = [b2.d.copy(), np.asarray(l2.d).tolist()]
+        w = nn.Variable.from_numpy_array(r.randn(4, 3, 3))
+        loss = F.sum(padded * w) + F.sum(back * back)
+        for s in seqs:
+            s.grad.zero()
+        loss.backward()
+        for i, s in enumerate(seqs):
+            res["grad %d" % i] = s.g.copy()
+    return res
