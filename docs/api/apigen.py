@@ -50,6 +50,7 @@ SECTIONS = [
         "stadyn.compat.nnabla.contrib.context",
         "stadyn.compat.nnabla.utils.data_source_implements",
         "stadyn.compat.nnabla.utils.profiler", "stadyn.compat.nnabla.utils.qnn",
+        "stadyn.compat.nnabla.utils.rnn",
         "stadyn.compat.nnabla.config",
         "stadyn.compat.nnabla.lms", "stadyn.compat.nnabla.experimental",
         "stadyn.compat.nnabla.experimental.parametric_function_classes",
@@ -58,7 +59,9 @@ SECTIONS = [
           for k in ("module", "affine", "convolution", "deconvolution", "embed",
                     "batch_normalization")]
        + ["stadyn.compat.nnabla.experimental.graph_converters",
-          "stadyn.compat.nnabla.experimental.viewers", "stadyn.compat.nnabla.models",
+          "stadyn.compat.nnabla.experimental.viewers",
+          "stadyn.compat.nnabla.experimental.mixed_precision_training",
+          "stadyn.compat.nnabla.models",
           "stadyn.compat.nnabla.models.utils", "stadyn.compat.nnabla.models.imagenet",
           "stadyn.compat.nnabla.models.imagenet.base"]
        + ["stadyn.compat.nnabla.models.imagenet." + k

@@ -29,7 +29,9 @@ inputs and the user's line.
   ``PF.fused_batch_normalization`` calls too); ``fused_convolution`` refuses
   a bias with batch normalisation, an activation it does not implement (``swish``) and
   ``leaky_relu`` / ``elu`` without their one ``nonlinearity_args`` value; ``top_k_data`` with
-  ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``).
+  ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``);
+* ``rnn``, ``lstm`` and ``gru`` check the shapes of their inputs as NNabla's ``setup_impl``
+  does, and tell a lone ``weight`` or ``bias`` by its rank (``_rnn_refusals.py``).
 
 The Python operators of ``nn.Variable`` (``x + y``, ``x * y``, ...) go through the same
 binary check (``_variable.py``).
@@ -49,6 +51,7 @@ from typing import Any, Callable
 
 from ..._errors import ShapeError
 from ...graph import format_location, get_auto_forward, user_location
+from ._rnn_refusals import RECURRENT, recurrent_problem
 
 __all__ = ["NNablaRefusal", "BINARY", "check_binary", "check_fused_batch_normalization",
            "refusing_what_nnabla_refuses"]
@@ -282,6 +285,14 @@ def _check_top_k_data(x=None, k=None, abs=False, reduce=True, base_axis=1,  # no
         raise _refuse("top_k_data", "reduce must be true when with_index = true")
 
 
+def _recurrent_checker(name: str) -> Callable:
+    def check(*args, **kwargs):
+        why = recurrent_problem(name, *args, **kwargs)
+        if why is not None:
+            raise _refuse(name, why)
+    return check
+
+
 def _binary_checker(name: str) -> Callable:
     def check(x0=None, x1=None, *_, **__):
         check_binary(name, x0, x1)
@@ -301,6 +312,7 @@ _CHECKS: dict[str, Callable] = {
     "fused_batch_normalization": check_fused_batch_normalization,
     "fused_convolution": _check_fused_convolution,
     "top_k_data": _check_top_k_data,
+    **{n: _recurrent_checker(n) for n in RECURRENT},
 }
 
 
