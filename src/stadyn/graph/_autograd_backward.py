@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Sequence
 
 import torch
@@ -55,7 +56,8 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
                                 retain_graph=not clear_buffer)
     finally:
-        arranged.__exit__(None, None, None)
+        # (nnpy28: the exception, if any, so that the kept backwards do not run after it)
+        arranged.__exit__(*sys.exc_info())
         for handle in cuts:
             handle.remove()
         if late is not None:
