@@ -140,3 +140,60 @@ def python_function__several_inputs_needing_a_gradient(nn, F, PF, r):
                 res[key + "backward_impl %d inputs[0].g" % k] = g0
                 res[key + "backward_impl %d inputs[1].g" % k] = g1
     return res
+
+
+_BN_WRITES = {"mean": ("bn/mean", [3.0, -2.0]), "var": ("bn/var", [0.25, 9.0]),
+              "beta": ("bn/beta", [3.0, -2.0]), "gamma": ("bn/gamma", [3.0, -2.0])}
+_BN_ORDERS = {"mean": ["mean"], "var": ["var"], "mean and var": ["mean", "var"],
+              "beta": ["beta"], "gamma": ["gamma"]}
+_GAMMA = ("gamma written between a dynamic forward and its backward: torch's autograd saved the "
+          "tensor the forward read and refuses a backward after it changed in place "
+          "(RuntimeError 'modified by an inplace operation'; any leaf a dynamic op read, as "
+          "x * w's w); NNabla 1.39 differentiates with the new gamma")
+_GAMMA_KEYS = ["dynamic: gamma written: " + k for k in
+               ("raised", "x.g", "bn/beta.g", "bn/gamma.g", "bn/mean.g", "bn/var.g")]
+
+
+@nnabla_case(names=["nnabla.parametric_functions.batch_normalization"],
+             note="PF.batch_normalization(x, batch_stat=False), x (3, 2, 1, 1), running mean "
+                  "[0.5, 1] and var [2, 4] set before a static forward (after a dynamic one, "
+                  "which reads 0 and 1); bn/mean, bn/var, both, "
+                  "bn/beta or bn/gamma written (.d) between the forward and y.backward(w): y, "
+                  "x.g and every parameter's g (NNabla differentiates with the values the "
+                  "backward finds: the new ones); static and dynamic",
+             known=dict((k, _GAMMA) for k in _GAMMA_KEYS))
+def bn_running_stats_written_before_backward(nn, F, PF, r):
+    res = {}
+    for dynamic in (False, True):
+        for name in sorted(_BN_ORDERS):
+            key = "%s: %s written: " % ("dynamic" if dynamic else "static", name)
+            nn.clear_parameters()
+            nn.set_auto_forward(dynamic)
+            try:
+                x = nn.Variable.from_numpy_array(
+                    np.array([1.0, 2.0, 3.0, -1.0, 0.5, 4.0], np.float32).reshape(3, 2, 1, 1),
+                    need_grad=True)
+                y = PF.batch_normalization(x, batch_stat=False)
+            finally:
+                nn.set_auto_forward(False)
+            params = nn.get_parameters(grad_only=False)
+            params["bn/mean"].d = np.array([0.5, 1.0]).reshape(1, 2, 1, 1)
+            params["bn/var"].d = np.array([2.0, 4.0]).reshape(1, 2, 1, 1)
+            if not dynamic:
+                y.forward()
+            for which in _BN_ORDERS[name]:
+                pname, value = _BN_WRITES[which]
+                params[pname].d = np.array(value, np.float32).reshape(1, 2, 1, 1)
+            for v in list(params.values()) + [x]:
+                v.grad.zero()
+            res[key + "y"] = y.d.copy()
+            try:
+                y.backward(np.arange(1, 7, dtype=np.float32).reshape(3, 2, 1, 1))
+                res[key + "raised"] = None
+            except Exception as e:      # (Stadyn's gamma row: a known difference)
+                res[key + "raised"] = type(e).__name__
+                continue
+            res[key + "x.g"] = x.g.copy()
+            for pname in sorted(params):
+                res[key + pname + ".g"] = params[pname].g.copy()
+    return res
