@@ -310,12 +310,6 @@ def python_function__readers_in_backward_order(nn, F, PF, r):
     return res
 
 
-_MMQ_REFUSED = ("graph/_grad_marks.py program_side_effects: a static graph lowered to one "
-                "program runs its forward again for a late need_grad, and min_max_quantize "
-                "(x_min_max, ema) would move its range again and quantise with it; Stadyn "
-                "refuses (StadynError) where NNabla differentiates the forward that ran")
-
-
 def _identity(PythonFunction):
     class Identity(PythonFunction):     # makes Stadyn run the static graph eagerly
         @property
@@ -392,10 +386,7 @@ def _min_max_quantize(nn, F, dynamic, how, eager=None):
                   "dynamic; after the forward x.need_grad = True or h.need_grad = False, then "
                   "loss.backward(): the range after the forward and the backward, the "
                   "gradients, and whether the backward raised; static again with an identity "
-                  "PythonFunction after tanh (Stadyn runs that graph eagerly)",
-             known={"static: %s: %s" % (how, k): _MMQ_REFUSED
-                    for how in ("x switched on", "h stopped") for k in ("backward raised",)}
-             | {"static: x switched on: %s" % k: _MMQ_REFUSED for k in ("x.g", "w.g")})
+                  "PythonFunction after tanh (Stadyn runs that graph eagerly)")
 def late_need_grad__min_max_quantize_ema_static_and_dynamic(nn, F, PF, r):
     r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")
     res = {}

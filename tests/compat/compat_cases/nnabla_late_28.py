@@ -197,3 +197,54 @@ def bn_running_stats_written_before_backward(nn, F, PF, r):
             for pname in sorted(params):
                 res[key + pname + ".g"] = params[pname].g.copy()
     return res
+
+
+def _mmq_graph(nn, F, x_need_grad):
+    x = nn.Variable.from_numpy_array(
+        np.array([[0.5, -1.0, 2.0, 3.5], [1.5, 0.25, -0.5, -2.5]], np.float32),
+        need_grad=x_need_grad)
+    w = nn.Variable.from_numpy_array(np.array([[1.0, 2.0, -1.0, 0.5]], np.float32),
+                                     need_grad=True)
+    z = nn.Variable.from_numpy_array(
+        np.array([[0.3, -0.7, 1.1, 0.2], [0.9, 0.2, -0.4, 0.5]], np.float32))
+    qmin, qmax, lmin, lmax = (nn.Variable.from_numpy_array(np.array([[v]], np.float32))
+                              for v in (-0.5, 0.5, 0.0, 255.0))
+    h = x * w
+    y = F.min_max_quantize(h, qmin, qmax, lmin, lmax, decay=0.5, x_min_max=True, ema=True,
+                           ste_fine_grained=True)
+    return x, w, h, qmin, qmax, F.sum(F.tanh(y) * z)
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward",
+                    "nnabla.functions.min_max_quantize"],
+             note="a static graph (Stadyn lowers it to one program): h = x * w, y = "
+                  "min_max_quantize(h, qr_min, qr_max, 0, 255, decay=0.5, x_min_max=True, "
+                  "ema=True), loss = sum(tanh(y) * z); x.need_grad set True (or h.need_grad "
+                  "False) after the forward, then backward, forward, backward, forward: the "
+                  "moving range, the loss, x.g and w.g after each (NNabla differentiates the "
+                  "forward that ran and moves the range once per forward)")
+def late_need_grad__min_max_quantize_ema_lowered_runs(nn, F, PF, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")
+    res = {}
+    for how in ("x switched on", "h stopped"):
+        x, w, h, qmin, qmax, loss = _mmq_graph(nn, F, how == "h stopped")
+        for step in range(3):
+            loss.forward()
+            key = "%s: forward %d: " % (how, step)
+            res[key + "qr"] = [qmin.d.copy(), qmax.d.copy()]
+            res[key + "loss"] = loss.d.copy()
+            if step == 0:
+                if how == "x switched on":
+                    x.need_grad = True
+                else:
+                    h.need_grad = False
+            if step == 2:
+                break
+            x.grad.zero()
+            w.grad.zero()
+            loss.backward()
+            key = "%s: backward %d: " % (how, step)
+            res[key + "qr"] = [qmin.d.copy(), qmax.d.copy()]
+            res[key + "x.g"] = x.g.copy()
+            res[key + "w.g"] = w.g.copy()
+    return res
