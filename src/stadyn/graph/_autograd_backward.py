@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Sequence
 
 import torch
@@ -55,11 +56,13 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
                                 retain_graph=not clear_buffer)
     finally:
-        arranged.__exit__(None, None, None)
         for handle in cuts:
             handle.remove()
         if late is not None:
             late.close()
+        # (nnpy28: last, given the exception if any: the kept backwards run only after a
+        # backward that ran through, and one raising leaves nothing above undone)
+        arranged.__exit__(*sys.exc_info())
     if late is not None:
         late.finish()
     take_retained_grads(kept)

@@ -16,9 +16,13 @@ gradient was read by functions NNabla runs before it, it catches those functions
 their autograd nodes' edges into the input (post-hooks), has the op keep its backward for later
 (``function.defer_input(k)``), and runs it when the input's gradient is complete (a pre-hook on
 the node the edges lead to: every reader has run), given the parts caught
-(``function.run_deferred(before)``, which returns what to add to the input's gradient).  An op
-with several inputs needing a gradient runs as before (its backward cannot wait for one input's
-readers without holding up the others').
+(``function.run_deferred(before)``, which returns what to add to the input's gradient; an op
+reading that one input at several positions too).  Ops whose inputs needing a gradient are all
+leaves, several maybe (``Mul2(x, z)``), keep their backward until the backward is done (a
+leaf's gradient goes nowhere further) and then run in NNabla's order, each seeing its leaves'
+gradients with the parts of the readers run before it (``function.run_leaves``).  An op whose
+inputs needing a gradient are an intermediate and another Variable runs as torch reaches it
+(its backward cannot wait for the intermediate's readers without holding up the others').
 
 Example (``x * 3`` made first, so NNabla runs its backward before ``Square``'s):
     >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
@@ -123,7 +127,12 @@ def readers_before(root: FunctionNode | None, nodes: Sequence[FunctionNode],
     order = backward_order(root, nodes, tensor_of)
     at = {id(n): k for k, n in enumerate(order)}
     groups: dict[tuple, list] = {}          # per input (its autograd edge): the ops reading it
+    leaf_ops = []                           # the ops whose inputs needing a gradient are leaves
     for node in waiting:
+        leaves = _leaf_inputs(node, at, tensor_of)
+        if leaves is not None:
+            leaf_ops.append((node, leaves))
+            continue
         found = _deferrable_input(node, at, tensor_of)
         if found is not None:
             groups.setdefault((id(found[0][0]), found[0][1]), []).append((node, *found))
@@ -132,7 +141,9 @@ def readers_before(root: FunctionNode | None, nodes: Sequence[FunctionNode],
     try:
         for group in groups.values():
             _arrange(group, order, tensor_of, handles, deferred)
+        finish = _arrange_leaves(leaf_ops, order, tensor_of, handles, deferred)
         yield
+        finish()                # (only after a backward that ran through)
     finally:
         for handle in handles:
             handle.remove()
@@ -149,7 +160,8 @@ def _deferrable_input(node: FunctionNode, at: dict, tensor_of: TensorOf) -> tupl
             and (t := tensor_of(v)) is not None and t.grad_fn is not None]
     values = [tensor_of(u) if isinstance(u, Variable) else None for u in node.inputs]
     needing = [k for k, t in enumerate(values) if t is not None and t.requires_grad]
-    if not outs or len(needing) != 1:
+    # (one Variable needing a gradient, at one position or several: Mul2(h, h))
+    if not outs or len({id(node.inputs[k]) for k in needing}) != 1:
         return None
     k = needing[0]
     edges = outs[0].grad_fn.next_functions
@@ -216,3 +228,102 @@ def _arrange(group: list, order: list, tensor_of: TensorOf, handles: list,
     else:
         handles.append(target[0].register_prehook(
             lambda grads: tuple(complete(g) if i == nr else g for i, g in enumerate(grads))))
+
+
+def _leaf_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | None:
+    """``node``'s inputs needing a gradient where all are leaves (a Variable of no parent whose
+    value is an autograd leaf, its gradient held by NNabla's rules: ``held_gradient``):
+    (position, Variable, autograd edge) each; None where the backward does not reach ``node``
+    or one is not such a leaf."""
+    function = node.kwargs["function"]
+    if id(node) not in at or not hasattr(function, "run_leaves"):
+        return None
+    outs = [t for ref in node._outputs if (v := ref()) is not None
+            and (t := tensor_of(v)) is not None and t.grad_fn is not None]
+    if not outs:
+        return None
+    edges = outs[0].grad_fn.next_functions
+    if len(edges) != len(node.inputs):
+        return None
+    found = []
+    for k, u in enumerate(node.inputs):
+        t = tensor_of(u) if isinstance(u, Variable) else None
+        if t is None or not t.requires_grad:
+            continue
+        if (u.parent is not None or t.grad_fn is not None or edges[k][0] is None
+                or function.held_gradient(k) is None):
+            return None
+        found.append((k, u, edges[k]))
+    return found or None
+
+
+def _arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
+                    deferred: list) -> Callable[[], None]:
+    """For the ops of ``ops`` (reading leaves alone, (node, its leaf inputs) each), possibly
+    several leaves each (NNabla's ``Mul2(x, z)``): keep their backwards (``defer_input(-1)``),
+    catch the parts the other readers of those leaves send them, and give the function that
+    runs them all, after the backward, in NNabla's order (a leaf's gradient is complete only
+    when the backward is done, and its value goes nowhere further): each kept backward sees in
+    its inputs' ``grad`` the leaf's gradient as it held it plus what the functions before it
+    left there (one array for the positions holding one leaf), its ``accum`` NNabla's
+    (``get_accum``, src/nbla/computation_graph/variable.cpp: True unless the array is zeroed,
+    and True on a leaf held by two positions); what they leave is then the leaf's gradient."""
+    if not ops:
+        return lambda: None
+    leaves: dict[int, tuple] = {}           # id(leaf) -> (tensor, edge, start, accum)
+    mine = {}
+    for node, found in ops:
+        function = node.kwargs["function"]
+        mine[id(node)] = (function, found)
+        for k, u, edge in found:
+            if id(u) not in leaves:
+                start, accum = function.held_gradient(k)
+                leaves[id(u)] = (tensor_of(u), edge, start, accum)
+        function.defer_input(-1)
+        deferred.append(function)
+    parts: dict[tuple, list] = {}           # (id(reader), id(leaf)) -> the parts caught
+
+    def catch(key: tuple, j: int):
+        def hook(grad_inputs, grad_outputs):
+            if grad_inputs[j] is not None:
+                parts.setdefault(key, []).append(grad_inputs[j].detach())
+        return hook
+
+    for r in order:
+        if id(r) in mine:
+            continue
+        for lid in {id(u) for u in r.inputs if id(u) in leaves}:
+            for n, j in _entry_edges(r, leaves[lid][1], tensor_of):
+                handles.append(n.register_hook(catch((id(r), lid), j)))
+
+    def caught(key: tuple) -> np.ndarray:
+        return sum(g.cpu().numpy().astype(np.float32) for g in parts[key])
+
+    def finish() -> None:
+        value = {lid: leaf[2].copy() for lid, leaf in leaves.items()}
+        written = {lid: leaf[3] for lid, leaf in leaves.items()}
+        added = {lid: np.zeros_like(leaf[2]) for lid, leaf in leaves.items()}
+        for r in order:
+            if id(r) in mine:
+                function, found = mine[id(r)]
+                at = [id(u) for _, u, _ in found]
+                done = function.run_leaves(
+                    {k: value[id(u)] for k, u, _ in found},
+                    {k: written[id(u)] or at.count(id(u)) > 1 for k, u, _ in found})
+                for k, u, _ in found if done is not None else ():
+                    value[id(u)], written[id(u)] = done[k], True
+                continue
+            for lid in {id(u) for u in r.inputs if (id(r), id(u)) in parts}:
+                part = caught((id(r), lid))
+                value[lid], written[lid] = value[lid] + part, True
+                added[lid] += part
+        for lid, (t, _, start, _) in leaves.items():
+            # torch added the parts caught (the kept backwards gave zeros) to the gradient
+            change = torch.as_tensor(value[lid] - start - added[lid])
+            if t.grad is None:
+                t.grad = change.to(t.device, t.dtype).reshape(t.shape)
+            else:
+                with torch.no_grad():
+                    t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+
+    return finish

@@ -54,7 +54,7 @@ from ._autograd_backward import autograd_backward
 from ._eager_owners import marks_changed_since_run, note_eager_run
 from ._grad_marks import (gradient_marks, output_marks, mark_gradients_changed,
                           given_back, marks_to_replay, program_side_effects, ReplayGuard,
-                          SideEffect, written_leaves)
+                          SideEffect, written_leaves, _READS)
 from ._mode import is_training, training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
@@ -65,8 +65,7 @@ from ._backward_seed import backward_seed
 from ._deferred_backward import Deferred, deferrable, outputs_held
 from ._draw_states import drawing, keep, replays, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
-from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
-                          structure)
+from ._plan_reuse import loop_and_own_stream, remember, reuse, sighted, structure
 from ._subgraph import leaf_tensor, Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
@@ -429,9 +428,10 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
     were noted (``replays``, ``same_draws``); running statistics it writes get back the values
     the forward left them (``given_back``; NNabla runs no forward again); a graph whose forward
     has other side effects (an op's own state, draws not noted) refuses.  An op that cannot be
-    traced runs again guarded: ``_replay_eagerly`` refuses at the first such draw."""
+    traced, or a program reading a leaf it wrote (``min_max_quantize``), runs again guarded."""
     if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
-        _refuse(program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes)))
+        effect = program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes))
+        _refuse(effect != _READS and effect)
     else:
         _refuse_kept(plan.nodes)
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
@@ -441,7 +441,7 @@ def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, no
         v._starts_grad = True
     try:
         mark_gradients_changed()
-        if isinstance(plan, StaticPlan):
+        if isinstance(plan, StaticPlan) and effect != _READS:
             with same_draws(plan.nodes) as hook, given_back(written_leaves(plan.fw, plan.leaves)):
                 run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
                             function_pre_hook=hook)
@@ -471,7 +471,7 @@ def _replay_eagerly(plan: EagerPlan, draws_again: bool) -> None:
                             function_pre_hook=hook)
                 return
             new = TrialPlan(plan.roots, plan.nodes, plan.leaves, plan.fill, True,
-                            plan.reason)
+                            getattr(plan, "reason", None))
             new.run()
     new.marks, new.keep_all = gradient_marks(new.nodes, new.leaves), plan.keep_all
     for r in plan.roots:

@@ -280,14 +280,19 @@ def _bn_eval_fake(x, weight, bias, mean, var, eps):
 
 def _bn_eval_setup(ctx, inputs, output):
     x, weight, bias, mean, var, eps = inputs
-    ctx.save_for_backward(x, weight, mean, var)
+    ctx.save_for_backward(x, weight)
+    # the running statistics themselves, not saved (which would refuse a backward after they
+    # were written): NNabla 1.39's backward reads them as they are then (``bn/mean.d`` written
+    # between a dynamic forward and the backward: the new values' gradients)
+    ctx.running = (mean, var)
     ctx.eps, ctx.has_bias = eps, bias is not None
     ctx.bias_shape = None if bias is None else bias.shape
     ctx.bias_dtype = None if bias is None else bias.dtype
 
 
 def _bn_eval_backward(ctx, gy):
-    x, weight, mean, var = ctx.saved_tensors
+    x, weight = ctx.saved_tensors
+    mean, var = ctx.running
     need = ctx.needs_input_grad
     w, mean, var = _aten_params(x, None if weight is None else weight.reshape(-1),
                                 mean.reshape(-1), var.reshape(-1))

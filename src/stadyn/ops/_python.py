@@ -54,8 +54,9 @@ def python_function(*x, function=None):
     gradient]) -> [gradient or None per input]``.
     One output is returned as a Variable, several as a tuple.  Graphs holding it run eagerly (its
     Python cannot be traced) and cannot be saved.  A ``function`` that also has
-    ``defer_input(k)``, ``held_gradient(k)`` and ``run_deferred(partial, accum)`` sees its
-    input's other readers' gradients in NNabla's backward order (``graph/_reader_order.py``).
+    ``defer_input(k)``, ``held_gradient(k)`` and ``run_deferred(partial, accum)`` (and
+    ``run_leaves(partials, accums)``, for inputs that are leaves) sees its inputs' other
+    readers' gradients in NNabla's backward order (``graph/_reader_order.py``).
     NNabla's ``PythonFunction`` (``stadyn.compat.nnabla.function``) runs as this op.
 
     Example:

@@ -245,9 +245,6 @@ def _mul2(PythonFunction, seen):
     return Mul2()
 
 
-_SEVERAL = ("Stadyn's reader order (graph/_reader_order.py) holds back only an op with one "
-            "input needing a gradient: Mul2(x, x) runs as torch's autograd reaches it and sees "
-            "x.g from before the backward (1), not NNabla's 4 (x * 3's part added)")
 _MUL2 = "Mul2(x, x) after x * 3: %s: "
 
 
@@ -257,9 +254,7 @@ _MUL2 = "Mul2(x, x) after x * 3: %s: "
                   "functions reading x or h = 2x, in NNabla's backward order (rank, then first "
                   "found): the accum and inputs[0].g each backward_impl sees, x.g; static and "
                   "dynamic; some with backward(clear_buffer=True); a persistent h = tanh(x) "
-                  "read by h * 3 and Square: h.g; Mul2(x, x) (two inputs needing a gradient)",
-             known={_MUL2 % m + "backward_impl 0 inputs[0].g": _SEVERAL
-                    for m in ("static", "dynamic")})
+                  "read by h * 3 and Square: h.g; Mul2(x, x) (two inputs needing a gradient)")
 def python_function__readers_in_backward_order(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
@@ -313,12 +308,6 @@ def python_function__readers_in_backward_order(nn, F, PF, r):
             res[key + "backward_impl %d" % k] = [tag, accum]
             res[key + "backward_impl %d inputs[0].g" % k] = g
     return res
-
-
-_MMQ_REFUSED = ("graph/_grad_marks.py program_side_effects: a static graph lowered to one "
-                "program runs its forward again for a late need_grad, and min_max_quantize "
-                "(x_min_max, ema) would move its range again and quantise with it; Stadyn "
-                "refuses (StadynError) where NNabla differentiates the forward that ran")
 
 
 def _identity(PythonFunction):
@@ -397,10 +386,7 @@ def _min_max_quantize(nn, F, dynamic, how, eager=None):
                   "dynamic; after the forward x.need_grad = True or h.need_grad = False, then "
                   "loss.backward(): the range after the forward and the backward, the "
                   "gradients, and whether the backward raised; static again with an identity "
-                  "PythonFunction after tanh (Stadyn runs that graph eagerly)",
-             known={"static: %s: %s" % (how, k): _MMQ_REFUSED
-                    for how in ("x switched on", "h stopped") for k in ("backward raised",)}
-             | {"static: x switched on: %s" % k: _MMQ_REFUSED for k in ("x.g", "w.g")})
+                  "PythonFunction after tanh (Stadyn runs that graph eagerly)")
 def late_need_grad__min_max_quantize_ema_static_and_dynamic(nn, F, PF, r):
     r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")
     res = {}

@@ -17,9 +17,11 @@ Variables, as in NNabla); those ``backward_impl`` sees are copies whose ``grad``
 gradient as it holds it (``accum`` True: an assigning backward overwrites ``x.g``, as NNabla's;
 False where it was zeroed since it was last written, as NNabla's) or else zeros (``accum``
 False; Stadyn adds up what it writes).  Where functions NNabla's backward runs before this one
-read the same input (the input's one needing a gradient), ``grad`` holds what they left
-there, added up, with ``accum`` True, as NNabla's: the backward waits until they have run
-(``defer_input``, ``run_deferred``; graph/_reader_order.py); ``outputs=[nd, ...]`` makes its
+read the same input, ``grad`` holds what they left there, added up, with ``accum`` True, as
+NNabla's: the backward waits until they have run (``defer_input``, ``run_deferred``,
+``run_leaves``; graph/_reader_order.py: where the inputs needing a gradient are one Variable,
+or leaves alone); positions holding one Variable share its ``grad`` (``Mul2(x, x)``), their
+``accum`` NNabla's; ``outputs=[nd, ...]`` makes its
 outputs hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1.39, a
 subclass must define ``grad_depends_output_data`` and ``grad_depends_input_data`` when an input
 needs a gradient: calling it then asks the first (for every such input and every output),
@@ -142,9 +144,13 @@ class _Adapter:
         # backward_impl a leaf's own gradient array with ``accum`` True)
         self.leaves = [weakref.ref(x) if isinstance(x, _Core) and x.parent is None else None
                        for x in inputs]
+        # each input's first position holding the same Variable: NNabla hands those positions
+        # one gradient array (``Mul2(x, x)``: ``inputs[0].g`` is ``inputs[1].g``)
+        self.same = [next(j for j, y in enumerate(inputs) if y is x) for x in inputs]
         self.calling = False                   # (a dynamic graph's call runs the forward)
         # the input whose gradient a backward completes first (graph/_reader_order.py: NNabla
-        # runs its readers' backward before this function's), and the backward kept till then
+        # runs its readers' backward before this function's; -1: every input, all leaves),
+        # and the backward kept till then
         self.deferred: int | None = None
         self.kept: tuple | None = None
 
@@ -180,7 +186,8 @@ class _Adapter:
 
     def defer_input(self, k: int | None) -> None:
         """Keep the next backward for later, until input ``k``'s readers that NNabla runs
-        before this function have run (:meth:`run_deferred`); None: run it at once again."""
+        before this function have run (:meth:`run_deferred`; -1: those of every input, all
+        leaves: :meth:`run_leaves`); None: run it at once again."""
         self.deferred, self.kept = k, None
 
     def held_gradient(self, k: int) -> tuple[np.ndarray, bool] | None:
@@ -190,22 +197,35 @@ class _Adapter:
 
     def run_deferred(self, partial: np.ndarray, accum: bool) -> np.ndarray | None:
         """Run the backward kept by :meth:`defer_input`, ``backward_impl`` seeing ``partial``
-        in the input's ``grad`` (what the functions NNabla runs before this one left there)
-        and ``accum``, as NNabla's; the gradient it leaves there (None where no backward was
-        kept: this function's outputs got no gradient)."""
+        in the input's ``grad`` (what the functions NNabla runs before this one left there;
+        one array for every position holding the input) and ``accum``, as NNabla's (a
+        position after the first holding the input: True); the gradient it leaves there (None
+        where no backward was kept: this function's outputs got no gradient)."""
+        k = self.deferred
+        done = self.run_leaves({j: partial for j, s in enumerate(self.same) if s == k},
+                               {j: accum if j == k else True
+                                for j, s in enumerate(self.same) if s == k})
+        return None if done is None else done[k]
+
+    def run_leaves(self, partial: dict, accum: dict) -> dict | None:
+        """Run the kept backward, ``backward_impl`` seeing ``partial[k]`` in input ``k``'s
+        ``grad`` and ``accum[k]`` (positions holding one Variable share its array); the
+        gradient it leaves in each of those inputs (None where no backward was kept)."""
         if self.kept is None:
             return None
         (arrays, values), grads, needed = self.kept
         self.kept = None
-        k = self.deferred
         inputs, outputs = self._slots(arrays, values, grads)
-        inputs[k].g = partial.astype(np.float32)
+        for k, g in partial.items():
+            inputs[k].g = np.asarray(g, np.float32).copy()
         self.function.backward_impl(inputs, outputs, [bool(b) for b in needed],
-                                    [accum and i == k for i in range(len(needed))])
-        return np.array(inputs[k].g, dtype=np.float32)
+                                    [bool(accum.get(k, False)) for k in range(len(needed))])
+        return {k: np.array(inputs[k].g, dtype=np.float32) for k in partial}
 
     def _slots(self, arrays, values, grads) -> tuple[list[_Slot], list[_Slot]]:
         inputs = [_Slot(a.shape, a) for a in arrays]
+        for k, first in enumerate(self.same):
+            inputs[k]._grad = inputs[first]._grad
         outputs = [_Slot(v.shape, v) for v in values]
         for o, g in zip(outputs, grads):
             if g is not None:
@@ -215,20 +235,30 @@ class _Adapter:
     def backward_arrays(self, state, grads, needed):
         if self.deferred is not None:
             self.kept = (state, grads, needed)
-            return [np.zeros_like(a, dtype=np.float32) if k == self.deferred else None
-                    for k, a in enumerate(state[0])]
+            return [np.zeros_like(a, dtype=np.float32)
+                    if b and (self.deferred < 0 or self.same[k] == self.deferred) else None
+                    for k, (a, b) in enumerate(zip(state[0], needed))]
         arrays, values = state
         inputs, outputs = self._slots(arrays, values, grads)
         held = [self._held_grad(k) if b else None for k, b in enumerate(needed)]
         for slot, g in zip(inputs, held):
             if g is not None:
                 slot.g = g[0]
+        # NNabla's accum (variable.cpp get_accum): a leaf's True unless zeroed, an inner
+        # Variable's False on its first position (what this backward runs first), and True
+        # on a position after the first holding the same Variable (one array shared)
+        shared = [b and any(self.same[j] == self.same[k] and j != k and needed[j]
+                            for j in range(len(needed))) for k, b in enumerate(needed)]
         self.function.backward_impl(inputs, outputs, [bool(b) for b in needed],
-                                    [g is not None and g[1] for g in held])
+                                    [bool(b) and (self.same[k] != k or (g is not None and
+                                                                      (g[1] or shared[k])))
+                                     for k, (b, g) in enumerate(zip(needed, held))])
         # what the backward added to a leaf's gradient is its contribution (Stadyn adds the
-        # contributions into the gradient after the backward passes the leaf)
-        return [None if not b else i.g.copy() if g is None else i.g - g[0]
-                for i, b, g in zip(inputs, needed, held)]
+        # contributions into the gradient after the backward passes the leaf), given once for
+        # the positions holding one Variable
+        return [None if not b else np.zeros_like(i.g) if self.same[k] != k
+                else i.g.copy() if g is None else i.g - g[0]
+                for k, (i, b, g) in enumerate(zip(inputs, needed, held))]
 
     def _held_grad(self, k: int) -> tuple[np.ndarray, bool] | None:
         """A copy of the gradient the leaf input ``k`` holds now (before this backward's
