@@ -79,6 +79,25 @@ def _reads(nodes, outputs, v) -> bool:
     return any(i is v for n in nodes for i in n.inputs) or any(o is v for o in outputs)
 
 
+def _bias_last_sums(nodes) -> dict:
+    """``RNNStep``'s sum ``add2(affine(x, W, b), affine(h, H))`` in the step ``nodes``, which
+    CNTK 2.7 writes ``Plus(Plus(Times(W, x), Times(H, h)), b)`` (``layers/blocks.py``'s
+    ``RNNStep``: ``times(x, W) + times(dh, H) + b``), so that its file lists the parameters
+    ``[W, H, b]``: {id(the biased affine node): its sum node}, where nothing else reads the
+    biased product."""
+    found = {}
+    for n in nodes:
+        if getattr(n, "spec", None) is None or n.spec.name != "add2":
+            continue
+        a, h = (i.parent for i in n.inputs[:2])
+        if any(getattr(m, "spec", None) is None or m.spec.name != "affine" for m in (a, h)) \
+                or len(a.inputs) != 3 or len(h.inputs) != 2:
+            continue
+        if sum(i is a.outputs[0] for m in nodes for i in m.inputs) == 1:
+            found[id(a)] = n
+    return found
+
+
 def recurrence_rule(rules: dict, different: dict):
     """The writer's rule for ``recurrence`` over the ops of ``rules`` (the writer's table,
     :data:`STEP_RULES` included; those of ``different``, which CNTK computes otherwise,
@@ -121,6 +140,8 @@ def recurrence_rule(rules: dict, different: dict):
                     list(step.states) + list(step.inputs):
                 w_.batched.add(id(v))       # (one step: its sequence axes the placeholders')
             w_.step_kind = op_name or ""    # (an LSTM's bias first, as CNTK 2.7 writes it)
+            sums = _bias_last_sums(nodes) if op_name == "RNNStep" else {}
+            biases = {}                     # (id(the sum's node) -> the bias it adds last)
             try:
                 for node in nodes:
                     n_ins, n_attrs = node.spec.split_arguments(node.args, node.kwargs)
@@ -129,8 +150,15 @@ def recurrence_rule(rules: dict, different: dict):
                         raise CntkWriteUnsupported(node.spec.name, "a value of a recurrence's "
                                                                    "step the writer cannot read")
                     n_uids = [made[id(i)] for i in n_ins]
-                    written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs, node.outputs[0],
-                                                    "")
+                    if id(node) in sums:            # (x W, its bias added after h H)
+                        biases[id(sums[id(node)])] = n_uids.pop()
+                        n_ins = n_ins[:2]
+                    if id(node) in biases:
+                        summed = w_.function("Plus", n_uids[:2]) + "_Output_0"
+                        written = w_.function("Plus", [summed, biases[id(node)]])
+                    else:
+                        written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs,
+                                                        node.outputs[0], "")
                     made[id(node.outputs[0])] = n_uids[0] if written is None else \
                         written + "_Output_0"
             finally:
@@ -152,7 +180,7 @@ def recurrence_rule(rules: dict, different: dict):
             return w.recurrent_block(op_name, x, uids[0],
                                      [u for _, u in outer if "_Output_" not in u],
                                      [(delay, 1, i, like) for i, like in zip(init_uids, likes)],
-                                     body, computed)
+                                     body, computed, read_order=True)
         # a step function's ops as they are, each delay reading the op making its state (a
         # placeholder named by that output's uid, as CNTK 2.7 lists a value read before it is
         # written), the ops reading each input sequence itself (several: CNTK 2.7's loop of
