@@ -253,6 +253,44 @@ def _listed(f) -> list:
     return [[p.name, list(p.shape)] for p in f.parameters]
 
 
+def test_an_rnnstep_applied_to_values_is_written_as_cntk_writes_it(tmp_path):
+    # RNNStep(3)(h, x) (rnn_apply): CNTK 2.7's RNNStep block computes (times(x, W) +
+    # times(h, H)) + b (cntk_rnn_apply.model), listed [W, H, b]; c1e89f0e wrote (x W + b) +
+    # h H, listed [W, b, H] by CNTK 2.7 and Stadyn.  CNTK 2.7 computes from Stadyn's file
+    # (stadyn_rnn_apply.model) what its own model does (outputs.npz: rnn_apply/model/...)
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    make = _make()
+    want = np.load(os.path.join(FIXTURES, "outputs.npz"))
+    z = make.build(C, "rnn_apply")
+    make.set_parameters(z)
+    _close(make.run(z), want, "rnn_apply")
+    path = str(tmp_path / "rnn_apply.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+    with open(path, "rb") as f, open(os.path.join(FIXTURES, "stadyn_rnn_apply.model"),
+                                     "rb") as g:
+        assert f.read() == g.read()
+    for k in (key for key in want.files if key.startswith("rnn_apply/model/")):
+        np.testing.assert_allclose(want[k], want["rnn_apply/" + k.split("/", 2)[2]],
+                                   rtol=1e-6, atol=1e-7)
+    for file in (path, os.path.join(FIXTURES, "cntk_rnn_apply.model")):
+        loaded = C.load_model(file)
+        _close(make.run(loaded), want, "rnn_apply")
+        assert _listed(loaded) == LISTED["cntk_rnn_apply.model"] == \
+            LISTED["stadyn_rnn_apply.model"]
+        with open(file, "rb") as f:
+            functions = _decode_file(file, f.read())["primitive_functions"]
+        ops = {f["uid"]: f for f in functions}
+        root = next(f for f in functions if f.get("block_function_op_name") == "RNNStep")
+        top = ops[ops[root["block_function_composite"]["root"]]["inputs"][0].rpartition(
+            "_Output_")[0]]
+        assert OP_NAMES[top["op"]] == "Plus"        # (Plus(Plus(Times, Times), b))
+        inner = ops[top["inputs"][0].rpartition("_Output_")[0]]
+        assert [OP_NAMES[ops[i.rpartition("_Output_")[0]]["op"]] for i in inner["inputs"]] == \
+            ["Times", "Times"]
+
+
 @pytest.mark.parametrize("fmt", ["model", "dnn"])
 @pytest.mark.parametrize("kind", ["rnn_vec", "rnn_fn", "rnn_back_vec", "lstm_full", "fold_full",
                                   "back_full"])

@@ -27,7 +27,7 @@ from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported, walk
 from ._cntk_write_more import _Step
 
-__all__ = ["recurrence_rule", "STEP_BLOCKS", "SEVERAL_OUTPUTS"]
+__all__ = ["recurrence_rule", "bias_last_sums", "STEP_BLOCKS", "SEVERAL_OUTPUTS"]
 
 #: the steps CNTK 2.7 writes as a block inside the recurrence (by the step layer's op name)
 STEP_BLOCKS = frozenset({"RNNStep", "LSTM"})
@@ -79,7 +79,7 @@ def _reads(nodes, outputs, v) -> bool:
     return any(i is v for n in nodes for i in n.inputs) or any(o is v for o in outputs)
 
 
-def _bias_last_sums(nodes) -> dict:
+def bias_last_sums(nodes) -> dict:
     """``RNNStep``'s sum ``add2(affine(x, W, b), affine(h, H))`` in the step ``nodes``, which
     CNTK 2.7 writes ``Plus(Plus(Times(W, x), Times(H, h)), b)`` (``layers/blocks.py``'s
     ``RNNStep``: ``times(x, W) + times(dh, H) + b``), so that its file lists the parameters
@@ -140,7 +140,7 @@ def recurrence_rule(rules: dict, different: dict):
                     list(step.states) + list(step.inputs):
                 w_.batched.add(id(v))       # (one step: its sequence axes the placeholders')
             w_.step_kind = op_name or ""    # (an LSTM's bias first, as CNTK 2.7 writes it)
-            sums = _bias_last_sums(nodes) if op_name == "RNNStep" else {}
+            sums = bias_last_sums(nodes) if op_name == "RNNStep" else {}
             biases = {}                     # (id(the sum's node) -> the bias it adds last)
             try:
                 for node in nodes:
