@@ -44,7 +44,7 @@ from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, STEP_BLOCKS as _STEP_BLOCKS, \
-    STEP_RULES, bias_last_sums, recurrence_rule
+    STEP_RULES, bias_last_sums, per_sequence_initials, recurrence_rule
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, \
     held_output, key, several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
@@ -186,8 +186,10 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                     not _gathers_steps(node, sequences, untyped_inputs):
                 raise CntkWriteUnsupported(node.spec.name, "an op on a sequence the writer has "
                                                            "no sequence form for")
+            initial = per_sequence_initials(node)     # (RecurrenceFrom's: a delay's input)
             if _on_sequences(node) not in _SEQUENCE_AND_ONE and \
-                    any(id(i) in batched and id(i) not in sequences for i in node.inputs):
+                    any(id(i) in batched and id(i) not in sequences and id(i) not in initial
+                        for i in node.inputs):
                 raise CntkWriteUnsupported(node.spec.name, "a sequence and a value without "
                                                            "its sequence axis")
             if _on_sequences(node) not in _SEQUENCE_ENDS:

@@ -27,7 +27,8 @@ from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported, walk
 from ._cntk_write_more import _Step
 
-__all__ = ["recurrence_rule", "bias_last_sums", "STEP_BLOCKS", "SEVERAL_OUTPUTS"]
+__all__ = ["recurrence_rule", "bias_last_sums", "per_sequence_initials", "STEP_BLOCKS",
+           "SEVERAL_OUTPUTS"]
 
 #: the steps CNTK 2.7 writes as a block inside the recurrence (by the step layer's op name)
 STEP_BLOCKS = frozenset({"RNNStep", "LSTM"})
@@ -63,11 +64,30 @@ def _gate_slice(w, ins, uids, attrs, out, name):
 STEP_RULES = {"slice": _gate_slice}
 
 
+def per_sequence_initials(node) -> set:
+    """The ids of the initial states of the ``recurrence`` ``node`` (none for another op),
+    which may be values per sequence (``RecurrenceFrom``'s, an input without the sequence
+    axis): CNTK 2.7 writes each as its delay's second input, as for one value for all."""
+    if getattr(node, "spec", None) is None or node.spec.name != "recurrence":
+        return set()
+    ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
+    step = attrs["step"]
+    ins = [i for i in ins if i is not None]       # (the sequences' lengths first, if read)
+    end = len(ins) - len(step.captured)
+    return {id(i) for i in ins[end - len(step.states):end]}
+
+
 def _check_initial(w, inits, states) -> None:
     """Refuse an initial state CNTK 2.7 does not write as a delay's second input."""
     for init, state in zip(inits, states):
         if id(init) in w.batched:
-            raise CntkWriteUnsupported("recurrence", "an initial state per sequence")
+            # (a value per sequence, RecurrenceFrom's: CNTK 2.7's PastValue reads it as it
+            # is, an input of the batch axis alone)
+            if id(init) in w.sequences or w.lead(init) != 1 or \
+                    tuple(init.shape[1:]) != tuple(state.shape[1:]):
+                raise CntkWriteUnsupported("recurrence", "an initial state per sequence of "
+                                                         "other than the state's shape")
+            continue
         if init.size != 1 and tuple(init.shape) != tuple(state.shape[1:]):
             raise CntkWriteUnsupported("recurrence", "an initial state of other than one value "
                                                      "or one per element of the state")
