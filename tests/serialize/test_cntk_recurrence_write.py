@@ -23,7 +23,8 @@ import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recurrence_write")
 KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq", "gru_vec", "fold_full",
-         "back_full", "user2_full", "rnn_back_vec", "lstm_fn", "gru_fn", "rnn_from"]
+         "back_full", "user2_full", "rnn_back_vec", "lstm_fn", "gru_fn", "rnn_from",
+         "lstm_from", "gru_from"]
 
 
 def _make():
@@ -60,9 +61,9 @@ def test_a_recurrence_is_written_as_cntk_writes_it(kind, fmt, tmp_path):
     # sequence and one state": two_seq, written by stadyn.serialize's writers), GRU's vector
     # initial state ("an activation, initial state or input the writer cannot write"), Fold
     # and a backward Recurrence of LSTM with return_full_state ("an op of several outputs");
-    # on c1e89f0e RecurrenceFrom(RNNStep(4)) from an input of one state per sequence (rnn_from:
-    # CNTK 2.7's PastValue reads that input itself) fell back to Stadyn's format ("a sequence
-    # and a value without its sequence axis")
+    # on c1e89f0e RecurrenceFrom of RNNStep, GRU and LSTM from inputs of one state per
+    # sequence (rnn_from, gru_from, lstm_from: CNTK 2.7's PastValue reads that input itself)
+    # fell back to Stadyn's format ("a sequence and a value without its sequence axis")
     make = _make()
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     z = make.build(C, kind)
@@ -296,7 +297,7 @@ def test_an_rnnstep_applied_to_values_is_written_as_cntk_writes_it(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["model", "dnn"])
 @pytest.mark.parametrize("kind", ["rnn_vec", "rnn_fn", "rnn_back_vec", "lstm_full", "fold_full",
-                                  "back_full", "rnn_from"])
+                                  "back_full", "rnn_from", "lstm_from", "gru_from"])
 def test_stadyn_loads_its_file_of_a_recurrence_with_cntks_parameter_order(kind, fmt, tmp_path,
                                                                          request):
     # CNTK 2.7 lists RNNStep's parameters [W, H, b] (its body (times(x, W) + times(h, H)) +

@@ -226,10 +226,11 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                        n.spec.name[len("cntk:"):] in ATTRIBUTE_BLOCKS}
 
     def layer_of(v):
-        # (CNTK 2.7 writes no block for Recurrence and Fold: the LSTM / GRU block and delays
-        # (and Fold's last step) as they are, then a NoOp with the layer's name if it has one)
+        # (CNTK 2.7 writes no block for Recurrence, RecurrenceFrom and Fold: the LSTM / GRU
+        # block and delays (and Fold's last step) as they are, then a NoOp with the layer's
+        # name if it has one)
         found = block_of(v) if block_of is not None else None
-        if found is not None and found[0] in ("Recurrence", "Fold"):
+        if found is not None and found[0] in ("Recurrence", "Fold", "RecurrenceFrom"):
             recurrences[id(v)] = found[1]
             return None
         if found is not None and found[0] in _STEP_BLOCKS and v.parent is not None and \

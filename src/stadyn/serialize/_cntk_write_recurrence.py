@@ -65,10 +65,16 @@ STEP_RULES = {"slice": _gate_slice}
 
 
 def per_sequence_initials(node) -> set:
-    """The ids of the initial states of the ``recurrence`` ``node`` (none for another op),
+    """The ids of the initial states of the ``recurrence`` ``node`` (or the fused LSTM's and
+    GRU's; none for another op),
     which may be values per sequence (``RecurrenceFrom``'s, an input without the sequence
     axis): CNTK 2.7 writes each as its delay's second input, as for one value for all."""
-    if getattr(node, "spec", None) is None or node.spec.name != "recurrence":
+    fused = {"cntk_lstm_sequence": (2, 3), "cntk_gru_sequence": (2,)}   # (h0, c0's places)
+    name = getattr(getattr(node, "spec", None), "name", "")
+    if name in fused:
+        ins = node.spec.split_arguments(node.args, node.kwargs)[0]
+        return {id(ins[k]) for k in fused[name] if ins[k] is not None}
+    if name != "recurrence":
         return set()
     ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
     step = attrs["step"]
