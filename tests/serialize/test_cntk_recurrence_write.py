@@ -23,7 +23,8 @@ import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recurrence_write")
 KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq", "gru_vec", "fold_full",
-         "back_full", "user2_full", "rnn_back_vec", "lstm_fn", "gru_fn"]
+         "back_full", "user2_full", "rnn_back_vec", "lstm_fn", "gru_fn", "rnn_from",
+         "lstm_from", "gru_from"]
 
 
 def _make():
@@ -59,7 +60,10 @@ def test_a_recurrence_is_written_as_cntk_writes_it(kind, fmt, tmp_path):
     # writer refused a step of two input sequences ("a step of other than one input
     # sequence and one state": two_seq, written by stadyn.serialize's writers), GRU's vector
     # initial state ("an activation, initial state or input the writer cannot write"), Fold
-    # and a backward Recurrence of LSTM with return_full_state ("an op of several outputs")
+    # and a backward Recurrence of LSTM with return_full_state ("an op of several outputs");
+    # on c1e89f0e RecurrenceFrom of RNNStep, GRU and LSTM from inputs of one state per
+    # sequence (rnn_from, gru_from, lstm_from: CNTK 2.7's PastValue reads that input itself)
+    # fell back to Stadyn's format ("a sequence and a value without its sequence axis")
     make = _make()
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     z = make.build(C, kind)
@@ -228,14 +232,11 @@ with open(os.path.join(FIXTURES, "parameters.json")) as _f:
     LISTED = json.load(_f)
 #: files whose parameters CNTK 2.7 lists in another order than its own file's
 ORDER_KNOWN = {
-    "rnn_vec": "CNTK 2.7 writes RNNStep's body as (times(x, W) + times(h, H)) + b, listed "
-               "[W, H, b]; Stadyn's writer writes (x W + b) + h H, listed [W, b, H] (it does "
-               "not re-associate the sum)",
     "user2": "a step function applying an LSTM cell: its ops are written as they are, the "
-             "cell's product x W + b, listed [W, b, H]; CNTK 2.7's LSTM adds b first, [b, W, H]",
+             "cell's product x W + b, listed [W, b, H]; CNTK 2.7 writes the cell as its LSTM "
+             "block inside the loop (b + x W, two outputs), listed [b, W, H]",
 }
-ORDER_KNOWN.update(rnn_fn=ORDER_KNOWN["rnn_vec"], rnn_back_vec=ORDER_KNOWN["rnn_vec"],
-                   user2_full=ORDER_KNOWN["user2"])
+ORDER_KNOWN.update(user2_full=ORDER_KNOWN["user2"])
 
 
 @pytest.mark.parametrize("fmt", ["model", "dnn"])
@@ -250,3 +251,76 @@ def test_cntk_lists_the_parameters_of_stadyns_file_as_of_its_own(kind, fmt, requ
     if kind in ORDER_KNOWN:
         request.applymarker(pytest.mark.xfail(strict=True, reason=ORDER_KNOWN[kind]))
     assert LISTED[f"stadyn_{kind}.{fmt}"] == LISTED[f"cntk_{kind}.{fmt}"]
+
+
+def _listed(f) -> list:
+    return [[p.name, list(p.shape)] for p in f.parameters]
+
+
+def test_an_rnnstep_applied_to_values_is_written_as_cntk_writes_it(tmp_path):
+    # RNNStep(3)(h, x) (rnn_apply): CNTK 2.7's RNNStep block computes (times(x, W) +
+    # times(h, H)) + b (cntk_rnn_apply.model), listed [W, H, b]; c1e89f0e wrote (x W + b) +
+    # h H, listed [W, b, H] by CNTK 2.7 and Stadyn.  CNTK 2.7 computes from Stadyn's file
+    # (stadyn_rnn_apply.model) what its own model does (outputs.npz: rnn_apply/model/...)
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    make = _make()
+    want = np.load(os.path.join(FIXTURES, "outputs.npz"))
+    z = make.build(C, "rnn_apply")
+    make.set_parameters(z)
+    _close(make.run(z), want, "rnn_apply")
+    path = str(tmp_path / "rnn_apply.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+    with open(path, "rb") as f, open(os.path.join(FIXTURES, "stadyn_rnn_apply.model"),
+                                     "rb") as g:
+        assert f.read() == g.read()
+    for k in (key for key in want.files if key.startswith("rnn_apply/model/")):
+        np.testing.assert_allclose(want[k], want["rnn_apply/" + k.split("/", 2)[2]],
+                                   rtol=1e-6, atol=1e-7)
+    for file in (path, os.path.join(FIXTURES, "cntk_rnn_apply.model")):
+        loaded = C.load_model(file)
+        _close(make.run(loaded), want, "rnn_apply")
+        assert _listed(loaded) == LISTED["cntk_rnn_apply.model"] == \
+            LISTED["stadyn_rnn_apply.model"]
+        with open(file, "rb") as f:
+            functions = _decode_file(file, f.read())["primitive_functions"]
+        ops = {f["uid"]: f for f in functions}
+        root = next(f for f in functions if f.get("block_function_op_name") == "RNNStep")
+        top = ops[ops[root["block_function_composite"]["root"]]["inputs"][0].rpartition(
+            "_Output_")[0]]
+        assert OP_NAMES[top["op"]] == "Plus"        # (Plus(Plus(Times, Times), b))
+        inner = ops[top["inputs"][0].rpartition("_Output_")[0]]
+        assert [OP_NAMES[ops[i.rpartition("_Output_")[0]]["op"]] for i in inner["inputs"]] == \
+            ["Times", "Times"]
+
+
+@pytest.mark.parametrize("fmt", ["model", "dnn"])
+@pytest.mark.parametrize("kind", ["rnn_vec", "rnn_fn", "rnn_back_vec", "lstm_full", "fold_full",
+                                  "back_full", "rnn_from", "lstm_from", "gru_from"])
+def test_stadyn_loads_its_file_of_a_recurrence_with_cntks_parameter_order(kind, fmt, tmp_path,
+                                                                         request):
+    # CNTK 2.7 lists RNNStep's parameters [W, H, b] (its body (times(x, W) + times(h, H)) +
+    # b) and the full-state LSTM's [b, W, H], of its own file (parameters.json).  On c1e89f0e
+    # Stadyn wrote RNNStep's sum (x W + b) + h H, loaded [W, b, H] by CNTK 2.7 and by Stadyn,
+    # and the LSTM block's inputs [W, b, H] while its composite reads b first: CNTK 2.7 listed
+    # [b, W, H] (it rebuilds a block's inputs from its composite), Stadyn's reader [W, b, H]
+    make = _make()
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    path = str(tmp_path / f"{kind}.{fmt}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+    assert _listed(C.load_model(path)) == LISTED[f"cntk_{kind}.{fmt}"]
+
+
+def test_a_blocks_inputs_are_read_in_cntks_order_whatever_its_file_lists():
+    # stadyn_c1e89f0e_lstm_full.model: the LSTM block's inputs listed [W, b, H], its composite
+    # reading b first (Plus(b, Times(W, x))).  CNTK 2.7 lists [b, W, H] (parameters.json:
+    # PrimitiveFunction.cpp:1255-1277 makes the block from its composite, DetermineInputs in
+    # BlockFunction.h:98-146 over composite->Inputs()); Stadyn's reader kept the file's order
+    name = "stadyn_c1e89f0e_lstm_full.model"
+    z = C.load_model(os.path.join(FIXTURES, name))
+    assert _listed(z) == LISTED[name] == LISTED["cntk_lstm_full.model"]
+    _close(_make().run(z), np.load(os.path.join(FIXTURES, "outputs.npz")), "lstm_full")

@@ -125,17 +125,13 @@ def _shown(f):
     return [[p.name, list(p.shape)] for p in f.parameters]
 
 
-@pytest.mark.parametrize("kind", [
-    "gru", "lstm",
-    pytest.param("rnn", marks=pytest.mark.xfail(strict=True, reason=(
-        "CNTK 2.7 writes RNNStep's body as (times(x, W) + times(h, H)) + b, its parameters "
-        "[W, H, b] once loaded; Stadyn's writer writes (x W + b) + h H, loaded [W, b, H] "
-        "(the compat shows the bias last, _graph_views.show_bias_last; the writer does not "
-        "yet re-associate the sum)")))])
+@pytest.mark.parametrize("kind", ["gru", "lstm", "rnn"])
 def test_a_saved_step_layer_applied_to_values_loads_with_cntks_parameter_order(kind, tmp_path):
     # CNTK 2.7 (make_applied_steps.py): GRU(3)(h, x) and LSTM(3)(h, c, x) show [b, W, H, ...]
     # built and loaded from its file; on 843c47fc Stadyn's file of them loaded (in CNTK 2.7 as
-    # in Stadyn) as [W, b, H, ...]: its writer added the bias after the product
+    # in Stadyn) as [W, b, H, ...]: its writer added the bias after the product.  RNNStep(3)(h,
+    # x): CNTK 2.7 writes (times(x, W) + times(h, H)) + b, [W, H, b]; on c1e89f0e Stadyn wrote
+    # (x W + b) + h H, loaded [W, b, H]
     z = APPLIED.build(C, kind)
     assert _shown(z) == APPLIED_CNTK[kind]["built"]
     path = str(tmp_path / f"{kind}.model")

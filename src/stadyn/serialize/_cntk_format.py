@@ -526,3 +526,29 @@ def _attach_body(block: LegacyFunction, f: dict, functions: dict, by_uid: dict, 
     block.body = net
     block.meta["arguments"] = arguments
     block.meta["root"] = root
+    block.inputs = _block_inputs(block.inputs, root, by_uid, variables, keys, values)
+
+
+def _block_inputs(inputs: tuple, root: str, by_uid: dict, variables: dict, keys: list,
+                  values: list) -> tuple:
+    """A block's inputs as CNTK 2.7 makes them when it loads the block, whatever order its
+    file lists them in: the parameters and constants in the order a walk from the root meets
+    them (each function's inputs in turn, depth first), then the values its placeholders are
+    mapped to, in the map's order (``PrimitiveFunction.cpp:1255-1277`` builds the block from
+    its composite; ``BlockFunction.h:98-146``'s ``DetermineInputs`` over ``composite->Inputs()``,
+    ``CompositeFunction.h:150-174, 235-249``).  ``inputs`` as they were where they do not
+    hold the same values."""
+    met, seen, stack = [], set(), [root + "_Output_0"]
+    while stack:
+        i = stack.pop()
+        uid = i.rpartition("_Output_")[0]
+        if uid in by_uid:                       # (an output, or a placeholder named by one)
+            if uid not in seen:
+                seen.add(uid)
+                stack.extend(reversed(list(by_uid[uid]["inputs"])))
+            continue
+        v = variables.get(i)
+        if v is not None and v.kind in ("parameter", "constant") and i not in met:
+            met.append(i)
+    order = met + [values[k] for k in range(len(keys)) if values[k] not in met]
+    return tuple(order) if sorted(order) == sorted(inputs) else inputs

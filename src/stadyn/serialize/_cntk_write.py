@@ -44,7 +44,7 @@ from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, STEP_BLOCKS as _STEP_BLOCKS, \
-    STEP_RULES, recurrence_rule
+    STEP_RULES, bias_last_sums, per_sequence_initials, recurrence_rule
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, \
     held_output, key, several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
@@ -186,8 +186,10 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                     not _gathers_steps(node, sequences, untyped_inputs):
                 raise CntkWriteUnsupported(node.spec.name, "an op on a sequence the writer has "
                                                            "no sequence form for")
+            initial = per_sequence_initials(node)     # (RecurrenceFrom's: a delay's input)
             if _on_sequences(node) not in _SEQUENCE_AND_ONE and \
-                    any(id(i) in batched and id(i) not in sequences for i in node.inputs):
+                    any(id(i) in batched and id(i) not in sequences and id(i) not in initial
+                        for i in node.inputs):
                 raise CntkWriteUnsupported(node.spec.name, "a sequence and a value without "
                                                            "its sequence axis")
             if _on_sequences(node) not in _SEQUENCE_ENDS:
@@ -224,10 +226,11 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                        n.spec.name[len("cntk:"):] in ATTRIBUTE_BLOCKS}
 
     def layer_of(v):
-        # (CNTK 2.7 writes no block for Recurrence and Fold: the LSTM / GRU block and delays
-        # (and Fold's last step) as they are, then a NoOp with the layer's name if it has one)
+        # (CNTK 2.7 writes no block for Recurrence, RecurrenceFrom and Fold: the LSTM / GRU
+        # block and delays (and Fold's last step) as they are, then a NoOp with the layer's
+        # name if it has one)
         found = block_of(v) if block_of is not None else None
-        if found is not None and found[0] in ("Recurrence", "Fold"):
+        if found is not None and found[0] in ("Recurrence", "Fold", "RecurrenceFrom"):
             recurrences[id(v)] = found[1]
             return None
         if found is not None and found[0] in _STEP_BLOCKS and v.parent is not None and \
@@ -287,6 +290,11 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         return next((o for o in by_size if o is not b and key(node) in o.inside), None)
 
     members = several_outputs(blocks)
+    # (RNNStep applied to values: its sum written as CNTK 2.7's, the bias added last)
+    sums = {k: n for k, n in bias_last_sums(nodes).items()
+            if getattr(scope.get(key(n)), "op_name", "") == "RNNStep" and
+            not any(n.inputs[0] is v for v in outputs)}
+    biases: dict[int, str] = {}                   # id(such a sum's node) -> its bias's uid
     for node in nodes:
         if id(node) in skipped:
             continue
@@ -314,7 +322,13 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         w.layer = here                            # (the layer it is inside)
         w.loaded = loaded_attributes_of(out) if loaded_attributes_of is not None else None
-        made = rule(w, ins, uids, attrs, out, name)
+        if id(node) in sums:                      # (x W alone, its bias added after h H)
+            biases[id(sums[id(node)])], ins, uids = uids[2], ins[:2], uids[:2]
+        if id(node) in biases:
+            made = w.function("Plus", [w.function("Plus", uids[:2]) + "_Output_0",
+                                       biases[id(node)]], name=name)
+        else:
+            made = rule(w, ins, uids, attrs, out, name)
         w.loaded = None
         uid = uids[0] if made is None else made + "_Output_0"   # (None: nothing written)
         if recurrences.get(id(out)):

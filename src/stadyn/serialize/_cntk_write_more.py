@@ -398,6 +398,15 @@ class _Step:
         self.shape, self.dtype = tuple(shape), dtype
 
 
+def _writable_initial(w, v, n: int) -> bool:
+    """Whether CNTK 2.7 writes ``v`` as a fused recurrence's initial state, its delays'
+    second input: a scalar or one value per unit, or (``RecurrenceFrom``'s) one state per
+    sequence, an input of the batch axis alone, read as it is."""
+    if id(v) in w.batched:
+        return id(v) not in w.sequences and w.lead(v) == 1 and tuple(v.shape[1:]) == (n,)
+    return tuple(v.shape) in ((), (1,), (n,))
+
+
 def _lstm(w, ins, uids, attrs, out, name):
     """``Recurrence(LSTM(n))`` (the compat's fused ``cntk_lstm_sequence``): CNTK 2.7's
     ``LSTM`` block -- ``W x + b + H h``, the gates ``i, c, f, o`` as Slices of it, the cell
@@ -410,10 +419,10 @@ def _lstm(w, ins, uids, attrs, out, name):
     n = int(hidden.shape[0])
     # (an initial state CNTK 2.7 writes as the delays' second input: a scalar, or one value
     # per output unit, a leaf of the graph or a value computed outside the loop)
-    if any(id(v) in w.batched or tuple(v.shape) not in ((), (1,), (n,)) for v in (h0, c0)):
-        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than a scalar "
-                                                         "or one value per unit, the same for "
-                                                         "every sequence")
+    if not all(_writable_initial(w, v, n) for v in (h0, c0)):
+        raise CntkWriteUnsupported("cntk_lstm_sequence", "initial states other than a scalar, "
+                                                         "one value per unit or one state per "
+                                                         "sequence")
     if w.folded.get(id(weight), weight).parent is not None or w.static_rank(x) != 1:
         raise CntkWriteUnsupported("cntk_lstm_sequence", "an input of several axes or a "
                                                          "computed weight")
@@ -503,9 +512,8 @@ def _gru(w, ins, uids, attrs, out, name):
     x, h0, weight, hidden, candidate, bias = ins
     act = {"tanh": "Tanh", "relu": "ReLU"}.get(attrs.get("activation", "tanh"))
     n = int(candidate.shape[0])
-    # (an initial state as _lstm's: a scalar or one value per unit, not per sequence)
-    if act is None or id(h0) in w.batched or \
-            tuple(h0.shape) not in ((), (1,), (n,)) or w.static_rank(x) != 1:
+    # (an initial state as _lstm's: a scalar, one value per unit or one state per sequence)
+    if act is None or not _writable_initial(w, h0, n) or w.static_rank(x) != 1:
         raise CntkWriteUnsupported("cntk_gru_sequence", "an activation, initial state or "
                                                         "input the writer cannot write")
     x_uid, h0_uid, w_uid, h_uid, h1_uid, b_uid = uids

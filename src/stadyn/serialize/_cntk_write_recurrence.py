@@ -27,7 +27,8 @@ from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported, walk
 from ._cntk_write_more import _Step
 
-__all__ = ["recurrence_rule", "STEP_BLOCKS", "SEVERAL_OUTPUTS"]
+__all__ = ["recurrence_rule", "bias_last_sums", "per_sequence_initials", "STEP_BLOCKS",
+           "SEVERAL_OUTPUTS"]
 
 #: the steps CNTK 2.7 writes as a block inside the recurrence (by the step layer's op name)
 STEP_BLOCKS = frozenset({"RNNStep", "LSTM"})
@@ -63,11 +64,36 @@ def _gate_slice(w, ins, uids, attrs, out, name):
 STEP_RULES = {"slice": _gate_slice}
 
 
+def per_sequence_initials(node) -> set:
+    """The ids of the initial states of the ``recurrence`` ``node`` (or the fused LSTM's and
+    GRU's; none for another op),
+    which may be values per sequence (``RecurrenceFrom``'s, an input without the sequence
+    axis): CNTK 2.7 writes each as its delay's second input, as for one value for all."""
+    fused = {"cntk_lstm_sequence": (2, 3), "cntk_gru_sequence": (2,)}   # (h0, c0's places)
+    name = getattr(getattr(node, "spec", None), "name", "")
+    if name in fused:
+        ins = node.spec.split_arguments(node.args, node.kwargs)[0]
+        return {id(ins[k]) for k in fused[name] if ins[k] is not None}
+    if name != "recurrence":
+        return set()
+    ins, attrs = node.spec.split_arguments(node.args, node.kwargs)
+    step = attrs["step"]
+    ins = [i for i in ins if i is not None]       # (the sequences' lengths first, if read)
+    end = len(ins) - len(step.captured)
+    return {id(i) for i in ins[end - len(step.states):end]}
+
+
 def _check_initial(w, inits, states) -> None:
     """Refuse an initial state CNTK 2.7 does not write as a delay's second input."""
     for init, state in zip(inits, states):
         if id(init) in w.batched:
-            raise CntkWriteUnsupported("recurrence", "an initial state per sequence")
+            # (a value per sequence, RecurrenceFrom's: CNTK 2.7's PastValue reads it as it
+            # is, an input of the batch axis alone)
+            if id(init) in w.sequences or w.lead(init) != 1 or \
+                    tuple(init.shape[1:]) != tuple(state.shape[1:]):
+                raise CntkWriteUnsupported("recurrence", "an initial state per sequence of "
+                                                         "other than the state's shape")
+            continue
         if init.size != 1 and tuple(init.shape) != tuple(state.shape[1:]):
             raise CntkWriteUnsupported("recurrence", "an initial state of other than one value "
                                                      "or one per element of the state")
@@ -77,6 +103,25 @@ def _reads(nodes, outputs, v) -> bool:
     """Whether the step of ``nodes`` making ``outputs`` reads ``v`` (an op of it, or as a new
     state itself)."""
     return any(i is v for n in nodes for i in n.inputs) or any(o is v for o in outputs)
+
+
+def bias_last_sums(nodes) -> dict:
+    """``RNNStep``'s sum ``add2(affine(x, W, b), affine(h, H))`` in the step ``nodes``, which
+    CNTK 2.7 writes ``Plus(Plus(Times(W, x), Times(H, h)), b)`` (``layers/blocks.py``'s
+    ``RNNStep``: ``times(x, W) + times(dh, H) + b``), so that its file lists the parameters
+    ``[W, H, b]``: {id(the biased affine node): its sum node}, where nothing else reads the
+    biased product."""
+    found = {}
+    for n in nodes:
+        if getattr(n, "spec", None) is None or n.spec.name != "add2":
+            continue
+        a, h = (i.parent for i in n.inputs[:2])
+        if any(getattr(m, "spec", None) is None or m.spec.name != "affine" for m in (a, h)) \
+                or len(a.inputs) != 3 or len(h.inputs) != 2:
+            continue
+        if sum(i is a.outputs[0] for m in nodes for i in m.inputs) == 1:
+            found[id(a)] = n
+    return found
 
 
 def recurrence_rule(rules: dict, different: dict):
@@ -121,6 +166,8 @@ def recurrence_rule(rules: dict, different: dict):
                     list(step.states) + list(step.inputs):
                 w_.batched.add(id(v))       # (one step: its sequence axes the placeholders')
             w_.step_kind = op_name or ""    # (an LSTM's bias first, as CNTK 2.7 writes it)
+            sums = bias_last_sums(nodes) if op_name == "RNNStep" else {}
+            biases = {}                     # (id(the sum's node) -> the bias it adds last)
             try:
                 for node in nodes:
                     n_ins, n_attrs = node.spec.split_arguments(node.args, node.kwargs)
@@ -129,8 +176,15 @@ def recurrence_rule(rules: dict, different: dict):
                         raise CntkWriteUnsupported(node.spec.name, "a value of a recurrence's "
                                                                    "step the writer cannot read")
                     n_uids = [made[id(i)] for i in n_ins]
-                    written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs, node.outputs[0],
-                                                    "")
+                    if id(node) in sums:            # (x W, its bias added after h H)
+                        biases[id(sums[id(node)])] = n_uids.pop()
+                        n_ins = n_ins[:2]
+                    if id(node) in biases:
+                        summed = w_.function("Plus", n_uids[:2]) + "_Output_0"
+                        written = w_.function("Plus", [summed, biases[id(node)]])
+                    else:
+                        written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs,
+                                                        node.outputs[0], "")
                     made[id(node.outputs[0])] = n_uids[0] if written is None else \
                         written + "_Output_0"
             finally:
@@ -152,7 +206,7 @@ def recurrence_rule(rules: dict, different: dict):
             return w.recurrent_block(op_name, x, uids[0],
                                      [u for _, u in outer if "_Output_" not in u],
                                      [(delay, 1, i, like) for i, like in zip(init_uids, likes)],
-                                     body, computed)
+                                     body, computed, read_order=True)
         # a step function's ops as they are, each delay reading the op making its state (a
         # placeholder named by that output's uid, as CNTK 2.7 lists a value read before it is
         # written), the ops reading each input sequence itself (several: CNTK 2.7's loop of

@@ -256,7 +256,8 @@ class Writer:
         return uid + "_Output_0"
 
     def recurrent_block(self, op_name: str, x, x_uid: str, leaves: Sequence[str],
-                        delayed: Sequence[tuple], body, computed: Sequence[tuple] = ()) -> str:
+                        delayed: Sequence[tuple], body, computed: Sequence[tuple] = (),
+                        read_order: bool = False) -> str:
         """A block CNTK 2.7 builds for one recurrent step (``LSTM`` inside ``Recurrence``)
         over the input ``x`` (read as ``x_uid``) and the ``leaves`` (parameters' uids its body
         reads): each output read back through a delay (``delayed``: per output, ``(delay op,
@@ -266,8 +267,9 @@ class Writer:
         returns its root function's output uid; ``computed``: ``(value, uid)`` of the values
         computed outside the loop that the step reads (a Stabilizer's ``softplus`` of its
         parameter), each read through a placeholder of its own, as a block reads its
-        arguments (``body`` then gets ``{id(value): placeholder}`` as a fourth argument).  Returns
-        the block's uid (its outputs ``<uid>_Output_<k>``)."""
+        arguments (``body`` then gets ``{id(value): placeholder}`` as a fourth argument);
+        ``read_order``: the ``leaves`` listed in the order the body reads them (:meth:`read_order`)
+        rather than as given.  Returns the block's uid (its outputs ``<uid>_Output_<k>``)."""
         uid = f"Block{next(self.count)}"
         for k, (*_, like) in enumerate(delayed):
             self.placeholder(like, f"{uid}_Output_{k}")
@@ -278,10 +280,34 @@ class Writer:
         inner = [self.placeholder(v) for v, _ in computed]
         root = body(self, argument, states, {id(v): p for (v, _), p in zip(computed, inner)}) \
             if computed else body(self, argument, states)
+        if read_order:
+            leaves = self.read_order(root, leaves)
         self._block_function(op_name, "", list(leaves), states + [argument] + inner,
                              delays + [x_uid] + [u for _, u in computed], root, uid=uid)
         self.output_counts[uid] = len(delayed)
         return uid
+
+    def read_order(self, root: str, leaves: Sequence[str]) -> list[str]:
+        """``leaves`` in the order a walk from the function of ``root`` (an output uid) reads
+        them, each function's inputs in turn, depth first: the order CNTK 2.7 gives a block's
+        parameters and constants, whatever its file lists (it recomputes the block's inputs
+        from its composite as it loads it: ``PrimitiveFunction.cpp:1255-1277``, the block's
+        ``DetermineInputs`` over ``composite->Inputs()``, ``BlockFunction.h:98-117``,
+        ``CompositeFunction.h:150-174`` and ``235-249``); those it never reaches last."""
+        by_uid = {f["uid"].value: f for f in self.functions}
+        order, seen, stack = [], set(), [root.rpartition("_Output_")[0]]
+        while stack:
+            uid = stack.pop()
+            if uid in seen or uid not in by_uid:
+                if uid not in seen and uid not in by_uid:
+                    seen.add(uid)
+                    order.append(uid)
+                continue
+            seen.add(uid)
+            stack.extend(reversed([i.value.rpartition("_Output_")[0] or i.value
+                                   for i in by_uid[uid]["inputs"].value]))
+        wanted = set(leaves)
+        return [u for u in order if u in wanted] + [u for u in leaves if u not in set(order)]
 
     def drop_leaf(self, uid: str) -> None:
         """Leave out the leaf ``uid`` a rule read but CNTK's form does not (the constant a
