@@ -428,8 +428,12 @@ def sequence_streams(reader: ReaderConfig | None,
         for d in made:
             lengths = d.sequence_lengths()
             if lengths is not None and len(lengths) and int(np.max(lengths)) > 1:
+                # each stream's own steps where the deserializer counts them (a CTF label on
+                # a sequence's first line only is one step, as cntk.exe's reader lays it out)
+                own = getattr(d, "stream_lengths", dict)()
                 found.update(name.lower() for name, spec in d.stream_specs().items()
-                             if spec.is_sequence)
+                             if spec.is_sequence and (
+                                 name not in own or int(np.max(own[name], initial=0)) > 1))
         if opened is not None:
             opened.keep(reader, made, frozenset(found))
             kept = True

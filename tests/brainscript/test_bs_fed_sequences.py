@@ -1,0 +1,118 @@
+"""Networks cntk.exe runs on sequences its reader delivers, whatever the network text uses.
+
+cntk.exe links every Input given no ``dynamicAxis`` to the network's one MBLayout, whether or
+not the network declares a ``DynamicAxis{}`` (``ComputationNetwork::ResetMBLayouts``,
+ComputationNetworkEvaluation.cpp:628-632), and copies the reader's layout into it
+(ReaderShim.cpp:318-327): such an Input fed sequences of several steps is a sequence on the
+default axis.  Before bs28 Stadyn refused it where the network declared an axis and did not
+pass the Input to a sequence function (``stream 'labels' delivered samples of shape (4, 3);
+the input needs (3,)``).  Numbers: NumPy's softmax cross entropy and SGD step.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+import stadyn as sd
+from stadyn.brainscript import run
+
+LENGTHS = [3, 2, 4]
+
+
+def _data(tmp_path, lengths=LENGTHS, label_per_sequence=False):
+    """A CTF file: features and labels each step (or the labels on a sequence's first line
+    only), and a context stream ``ctx`` each step."""
+    rng = np.random.default_rng(0)
+    lines, frames, labels = [], [], []
+    for s, n in enumerate(lengths):
+        for k in range(n):
+            x = np.round(rng.standard_normal(4), 3)
+            c = (s + k) % 3
+            frames.append(x)
+            label = ""
+            if k == 0 or not label_per_sequence:
+                labels.append(c)
+                label = " |labels " + " ".join("1" if i == c else "0" for i in range(3))
+            lines.append(f"{s} |features {' '.join(f'{v:.3f}' for v in x)}{label} |ctx {k}")
+    path = tmp_path / "data.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path, np.array(frames), np.array(labels)
+
+
+DECLARED = """{
+    t = DynamicAxis{}
+    ctx = Input {1, dynamicAxis = t}
+    features = Input {4} ; labels = Input {3}
+    lastCtx = BS.Sequences.Last (ctx)
+    W = ParameterTensor {(3:4), initValue = 0.1}
+    b = ParameterTensor {3, initValue = 0}
+    z = W * features + b
+    ce = CrossEntropyWithSoftmax (labels, z, tag = 'criterion')
+}"""
+
+READER = """reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
+        input = { features = { dim = 4 } ; labels = { dim = 3 } ; ctx = { dim = 1 } } }"""
+
+
+def _config(tmp_path, network, data, epochs=2, commands="train", extra=""):
+    text = (f"command = {commands}\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+            f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {network}\n"
+            f"    SGD = {{ epochSize = 0 ; maxEpochs = {epochs} ; minibatchSize = 16\n"
+            "            learningRatesPerMB = 0.5 ; momentumPerMB = 0 ; numMBsToShowResult = 1 }\n"
+            f"    {READER.replace('DATA', str(data))}\n}}\n{extra}")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    return config
+
+
+def _epochs(log):
+    return [(float(v), int(n)) for v, n in re.findall(
+        r"Finished Epoch\[.*?\]: \[Training\] ce = (\S+) \* (\d+)", log)]
+
+
+def _softmax_ce(W, b, x, y):
+    z = x @ W.T + b
+    z = z - z.max(axis=1, keepdims=True)
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    onehot = np.eye(3)[y]
+    return -np.sum(onehot * np.log(p)), (p - onehot)
+
+
+def test_a_default_axis_input_of_a_declared_axis_network_reads_its_steps(tmp_path):
+    data, x, y = _data(tmp_path)
+    log = io.StringIO()
+    run(str(_config(tmp_path, DECLARED, data)), [], out=log)
+    got = _epochs(log.getvalue())
+    # NumPy: one minibatch (all 9 steps) an epoch; the criterion of each epoch is that of the
+    # parameters before its update; learningRatesPerMB 0.5 over minibatchSize 16 per sample
+    W, b = np.full((3, 4), 0.1), np.zeros(3)
+    expected = []
+    for _ in range(2):
+        ce, g = _softmax_ce(W, b, x, y)
+        expected.append((ce / len(x), len(x)))
+        W, b = W - 0.5 / 16 * g.T @ x, b - 0.5 / 16 * g.sum(axis=0)
+    assert [n for _, n in got] == [9, 9]
+    np.testing.assert_allclose([v for v, _ in got], [v for v, _ in expected], rtol=1e-5)
+    trained = sd.load(f"{tmp_path}/m.dnn").parameters
+    np.testing.assert_allclose(np.asarray(trained["W"].d).reshape(4, 3), W.T, rtol=1e-5)
+
+
+def test_a_label_per_sequence_of_a_declared_axis_network_stays_one(tmp_path):
+    # the same file with the labels on each sequence's first line only: the labels stream
+    # lays out one step a sequence (CTF's own count of the stream's samples), so the label
+    # stays one value per sequence, as in CNTK's sequence classification example
+    # (features on the declared axis, reduced by BS.Sequences.Last)
+    data, x, y = _data(tmp_path, label_per_sequence=True)
+    network = DECLARED.replace("features = Input {4}", "features = Input {4, dynamicAxis = t}")
+    network = network.replace("z = W * features + b",
+                              "z = W * BS.Sequences.Last (features) + b")
+    log = io.StringIO()
+    run(str(_config(tmp_path, network, data, epochs=1)), [], out=log)
+    last = np.cumsum(LENGTHS) - 1
+    ce, _ = _softmax_ce(np.full((3, 4), 0.1), np.zeros(3), x[last], y)
+    got = _epochs(log.getvalue())
+    assert [n for _, n in got] == [3]
+    np.testing.assert_allclose(got[0][0], ce / 3, rtol=1e-5)
