@@ -116,3 +116,41 @@ def test_a_label_per_sequence_of_a_declared_axis_network_stays_one(tmp_path):
     got = _epochs(log.getvalue())
     assert [n for _, n in got] == [3]
     np.testing.assert_allclose(got[0][0], ce / 3, rtol=1e-5)
+
+
+PLAIN = """{
+    features = Input {4} ; labels = Input {3}
+    W = ParameterTensor {(3:4), initValue = 0.1}
+    b = ParameterTensor {3, initValue = 0}
+    z = W * features + b
+    ce = CrossEntropyWithSoftmax (labels, z, tag = 'criterion')
+}"""
+
+
+def test_a_loaded_model_of_one_step_inputs_reads_sequences_step_by_step(tmp_path):
+    # trained on one-line sequences (its Inputs one sample each), then loaded by
+    # BS.Network.Load and trained on sequences of 3, 2 and 4 steps: cntk.exe compiles the loaded
+    # network again, linking its Inputs to the reader's layout (CNTK.core.bs:1684,
+    # ComputationNetworkEvaluation.cpp:513, 628-632); each step is a sample of the model
+    one = tmp_path / "one"
+    one.mkdir()
+    first, _, _ = _data(one, [1] * 5)
+    data, x, y = _data(tmp_path)
+    again = (f"again = {{\n    action = \"train\"\n    modelPath = \"{tmp_path}/again.dnn\"\n"
+             f"    BrainScriptNetworkBuilder = (BS.Network.Load (\"{tmp_path}/m.dnn\"))\n"
+             "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 16\n"
+             "            learningRatesPerMB = 0.5 ; momentumPerMB = 0 }\n"
+             f"    {READER.replace('DATA', str(data))}\n}}\n")
+    log = io.StringIO()
+    run(str(_config(tmp_path, PLAIN, first, epochs=1, commands="train:again", extra=again)),
+        [], out=log)
+    trained = sd.load(f"{tmp_path}/m.dnn").parameters
+    W = np.asarray(trained["W"].d).reshape(4, 3).T
+    b = np.asarray(trained["b"].d).reshape(3)
+    ce, g = _softmax_ce(W, b, x, y)
+    got = _epochs(log.getvalue())
+    assert [n for _, n in got] == [5, 9]
+    np.testing.assert_allclose(got[1][0], ce / 9, rtol=1e-5)
+    after = sd.load(f"{tmp_path}/again.dnn").parameters
+    np.testing.assert_allclose(np.asarray(after["W"].d).reshape(4, 3),
+                               (W - 0.5 / 16 * g.T @ x).T, rtol=1e-5)

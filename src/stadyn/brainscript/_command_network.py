@@ -344,6 +344,9 @@ class InputSource:
         # map of inputs is (ReaderShim.cpp:318-335 compares them in that order)
         on_default = {id(v) for v in shared}
         self.shared = sorted((name, var) for name, var in inputs if id(var) in on_default)
+        # a loaded model's Inputs of one sample, on the default layout (fed_as_sequences): fed
+        # each step of the reader's sequences as a sample
+        self.framed = {id(var) for _, var in self.shared if var.sequence_lengths is None}
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
         for name, var in inputs:
@@ -374,7 +377,8 @@ class InputSource:
         without a checkpoint: training reads sweeps as it goes)."""
         if all(var.sequence_lengths is None for var, _ in self.pairs):
             return self.source.sweep_size
-        per_sequence = any(var.sequence_lengths is None for var, _ in self.pairs)
+        per_sequence = any(var.sequence_lengths is None and id(var) not in self.framed
+                           for var, _ in self.pairs)
         once = make_source(reader, max_sweeps=1)
         total = 0
         try:
@@ -436,6 +440,10 @@ class InputSource:
             if sequence and (mb.lengths is None or tuple(mb.data.shape[2:]) == shape):
                 data[var] = mb      # a padded (N, T, ...) sequence as read (the trainer unpads)
                 continue
+            if id(var) in self.framed and mb.lengths is not None:
+                steps = np.concatenate([mb.data[i, :int(n)] for i, n in enumerate(mb.lengths)])
+                mb = io.MinibatchData(steps, len(steps), len(steps), mb.end_of_sweep, None,
+                                      mb.is_sparse)
             # each sample (each step of a sequence) reshaped where only its layout differs
             arr = mb.data
             if tuple(arr.shape[lead:]) != shape:
