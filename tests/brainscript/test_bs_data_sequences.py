@@ -365,3 +365,24 @@ def test_a_parameter_written_across_keeps_cntk_exe_row_index(tmp_path):
     W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
     rows = [f"[{i},0]\t" + " ".join(f"{v:f}" for v in W[:, i]) for i in range(3)]
     assert (tmp_path / "w.W").read_text() == "\n".join(rows) + "\n"
+
+
+def test_a_write_command_of_parameters_only_is_refused(tmp_path):
+    # cntk.exe's write loop is its reader's, asked for the streams of the Inputs the written
+    # nodes read (SimpleOutputWriter.h:155, 195, 215, 233); with none (W alone)
+    # ReaderShim::GetMinibatch reads the first of no inputs (ReaderShim.cpp:262): nothing
+    # defined to match.  Before bs28 Stadyn wrote an empty w.W and 'Total Samples Evaluated
+    # = 0', silently; beside a node of the data W is written once a minibatch (above)
+    data, _, _ = _data(tmp_path, [1, 1, 1])
+    reader = READER.replace("DATA", str(data))
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (W)\n    {reader}\n}}\n")
+    try:
+        _run(tmp_path, NETWORK, data, "train:out", write)
+    except sd.ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("wrote a parameter with no minibatch")
+    assert message.startswith(f"{tmp_path / 'run.cntk'}:")
+    assert "command 'out' (action write): the nodes written (W) read no Input" in message
+    assert not (tmp_path / "w.W").exists()
