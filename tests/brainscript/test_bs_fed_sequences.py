@@ -154,3 +154,50 @@ def test_a_loaded_model_of_one_step_inputs_reads_sequences_step_by_step(tmp_path
     after = sd.load(f"{tmp_path}/again.dnn").parameters
     np.testing.assert_allclose(np.asarray(after["W"].d).reshape(4, 3),
                                (W - 0.5 / 16 * g.T @ x).T, rtol=1e-5)
+
+
+def test_the_precompute_pass_refuses_layouts_as_training(tmp_path):
+    # features of 3, 4, 2 and 3 steps beside labels of one step a sequence, no DynamicAxis:
+    # cntk.exe's precompute pass reads every feature and label node (SGD.cpp:285-294, 1779)
+    # through the reader that refuses the shared layout (ReaderShim.cpp:318-335), so it stops
+    # there: no 'Precomputing --> Completed.', no model before epoch 1 (m.dnn.0).  Before
+    # bs28 the pass read the features alone, completed and saved m.dnn.0; training refused.
+    rng = np.random.default_rng(1)
+    features, labels = [], []
+    for s, n in enumerate([3, 4, 2, 3]):
+        labels.append(f"{s} |labels {' '.join('1' if i == s % 3 else '0' for i in range(3))}")
+        features += [f"{s} |features {' '.join(f'{v:.3f}' for v in rng.standard_normal(4))}"
+                     for _ in range(n)]
+    (tmp_path / "f.txt").write_text("\n".join(features) + "\n")
+    (tmp_path / "l.txt").write_text("\n".join(labels) + "\n")
+    network = PLAIN.replace("z = W * features + b",
+                            "z = W * PerDimMeanVarNormalization (features, Mean (features), "
+                            "InvStdDev (features)) + b")
+    reader = f"""reader = {{ randomize = false
+  deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
+                      input = {{ features = {{ dim = 4 }} }} }} :
+                   {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
+                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+    config = tmp_path / "run.cntk"
+    config.write_text(
+        f"command = train\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+        f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {network}\n"
+        "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"
+        f"            learningRatesPerMB = 0.5 }}\n    {reader}\n}}\n")
+    log = io.StringIO()
+    try:
+        run(str(config), [], out=log)
+    except sd.ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("trained on sequences of different lengths")
+    reader_line = config.read_text().splitlines().index(
+        "    reader = { randomize = false") + 1
+    assert message.startswith(f"{config}:{reader_line}:"), message
+    assert ("Dynamic axis layout '*' is shared between inputs 'features' and 'labels', but "
+            "layouts generated from the input data are incompatible on this axis. Are you "
+            "using different sequence lengths? Did you consider adding a DynamicAxis() to the "
+            "Input nodes? (command 'train')") in message
+    assert "Precomputing --> 2 PreCompute nodes found." in log.getvalue()
+    assert "Precomputing --> Completed." not in log.getvalue()
+    assert not (tmp_path / "m.dnn.0").exists()
