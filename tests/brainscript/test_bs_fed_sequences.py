@@ -201,3 +201,42 @@ def test_the_precompute_pass_refuses_layouts_as_training(tmp_path):
     assert "Precomputing --> 2 PreCompute nodes found." in log.getvalue()
     assert "Precomputing --> Completed." not in log.getvalue()
     assert not (tmp_path / "m.dnn.0").exists()
+
+
+def test_the_cv_reader_is_opened_once_and_read_from_its_start_each_epoch(tmp_path, monkeypatch):
+    # cntk.exe makes the cvReader once a train command (TrainActions.cpp:184-189) and starts
+    # each validation at its epoch 0 (SimpleEvaluator.h:99): the same sweep each time.  Before
+    # bs28 Stadyn opened (indexed) it again every epoch: 1 + 1 + 3 opens here, now 2 (the
+    # reader and the cvReader, each indexed once by sequence_streams and read from there).
+    # each validation is NumPy's cross entropy over the cv file's 9 steps (randomized or not)
+    # of the parameters the epoch trained (one minibatch of the 4 training steps)
+    from stadyn.brainscript import _readers
+    opened = []
+    real = _readers._deserializers
+
+    def counted(reader):
+        opened.append(reader)
+        return real(reader)
+    monkeypatch.setattr(_readers, "_deserializers", counted)
+    train, xt, yt = _data(tmp_path, [2, 2])
+    cv_dir = tmp_path / "cv"
+    cv_dir.mkdir()
+    cv, x, y = _data(cv_dir)
+    cv_reader = READER.replace("DATA", str(cv)).replace("randomize = false",
+                                                        "randomize = true")
+    text = _config(tmp_path, PLAIN, train, epochs=3).read_text().replace(
+        "    reader = {", "    cvReader" + cv_reader[len("reader"):] + "\n    reader = {")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    log = io.StringIO()
+    run(str(config), [], out=log)
+    assert len(opened) == 2, len(opened)
+    validated = [(float(v), int(n)) for v, n in re.findall(
+        r"Finished Epoch\[.*?\]: \[Validate\] ce = (\S+) \* (\d+)", log.getvalue())]
+    W, b, expected = np.full((3, 4), 0.1), np.zeros(3), []
+    for _ in range(3):
+        _, g = _softmax_ce(W, b, xt, yt)
+        W, b = W - 0.5 / 16 * g.T @ xt, b - 0.5 / 16 * g.sum(axis=0)
+        expected.append(_softmax_ce(W, b, x, y)[0] / 9)
+    assert [n for _, n in validated] == [9, 9, 9]
+    np.testing.assert_allclose([v for v, _ in validated], expected, rtol=1e-5)

@@ -453,9 +453,10 @@ def command_sequence_streams(cmd: CommandConfig, commands: Sequence[CommandConfi
     command reads) those of every command of ``commands`` (the run's)."""
     readers = [cmd.reader, cmd.cv_reader] if cmd.reader is not None else \
         [r for c in commands for r in (c.reader, c.cv_reader)]
-    # (only the command's reader is kept open for its source: the cvReader is opened each
-    # epoch, the readers an edit action looks at are read by other commands)
-    return frozenset().union(*(sequence_streams(r, opened if r is cmd.reader else None)
+    # (the command's reader and cvReader are kept open for their sources, each opened once a
+    # command; the readers an edit action looks at are read by other commands)
+    return frozenset().union(*(sequence_streams(r, opened if r is cmd.reader or
+                                                r is cmd.cv_reader else None)
                                for r in readers if r is not None))
 
 

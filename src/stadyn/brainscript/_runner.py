@@ -291,7 +291,7 @@ class _Runner:
         validate = None
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
-                                   cmd, log)
+                                   cmd, log, self.opened.take(cmd.cv_reader))
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
                                 validate=validate,
@@ -323,6 +323,8 @@ class _Runner:
                 pass
             break
         source.close()
+        if validate is not None:
+            validate.close()
         return progress.results
 
     def _trained_network(self, cmd: CommandConfig,
