@@ -395,7 +395,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
 def sequence_streams(reader: ReaderConfig | None,
                      opened: OpenedReaders | None = None) -> frozenset[str]:
     """The streams (their names in lower case) of a reader block that deliver sequences of more
-    than one step: a CTF file whose sequences have several lines, HTK utterances, CBF
+    than one step: a CTF file whose sequences give the stream on several lines (a stream on a
+    sequence's first line only gives one step), HTK utterances, CBF
     sequences, LMSequenceReader sentences -- not in frame mode.  cntk.exe's Inputs are all
     sequences (each gets the network's MBLayout, ``ComputationNetwork::ResetMBLayouts``,
     ComputationNetworkEvaluation.cpp:626-633, which the reader's layout is copied into,
@@ -410,8 +411,8 @@ def sequence_streams(reader: ReaderConfig | None,
     >>> _ = open(path, "w").write("0 |x 1 2 |y 0 1\\n0 |x 3 4\\n1 |x 5 6 |y 1 0\\n")
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
     ...     file = "{path}" ; input = {{ x = {{ dim = 2 }} ; y = {{ dim = 2 }} }} }}''')["reader"])
-    >>> sorted(sequence_streams(r)), sorted(sequence_streams(None))
-    (['x', 'y'], [])
+    >>> sorted(sequence_streams(r)), sorted(sequence_streams(None))   # (y: one step each)
+    (['x'], [])
     """
     if reader is None or not reader.deserializers or reader.refused:
         return frozenset()
