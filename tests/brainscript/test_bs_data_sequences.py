@@ -118,6 +118,12 @@ def test_one_line_sequences_and_frame_mode_leave_the_inputs_samples(tmp_path):
     data, _, _ = _data(tmp_path)
     reader = reader_config(parse_config(READER.replace("DATA", str(data)))["reader"])
     assert sequence_streams(reader) == {"features", "labels"}
+    # a stream given on a sequence's first line only delivers one step a sequence (bs28:
+    # before, every stream of a file of several-line sequences counted)
+    (tmp_path / "first.txt").write_text("0 |features 1 2 3 4 |labels 1 0 0\n0 |features 5 6 7 8\n")
+    first = reader_config(parse_config(READER.replace("DATA", str(tmp_path / "first.txt")))[
+        "reader"])
+    assert sequence_streams(first) == {"features"}
     framed = reader_config(parse_config(READER.replace("DATA", str(data)).replace(
         "randomize = false", "randomize = false ; frameMode = true"))["reader"])
     assert sequence_streams(framed) == frozenset()
@@ -166,13 +172,18 @@ def test_htk_utterances_make_their_inputs_sequences(tmp_path):
 
 def test_a_declared_axis_keeps_the_network_deciding(tmp_path):
     # where the network declares a DynamicAxis, its text says which Inputs are sequences (a
-    # label per sequence on the default axis), whatever the file's sequences
+    # label per sequence on the default axis), whatever the other streams' sequences; an
+    # Input of the default axis whose own stream delivers several steps is one of sequences
+    # (bs28: cntk.exe links it to the network's layout, ComputationNetworkEvaluation.cpp:
+    # 628-632; test_bs_fed_sequences.py)
     text = ("{ t = DynamicAxis{} ; features = Input {4, dynamicAxis = t} ; labels = Input {3}"
             " ; last = BS.Sequences.Last (features) }")
     with sd.parameter_registry(sd.ParameterRegistry()):
-        net = build_network(text, StadynLibrary(sequence_inputs={"features", "labels"}))
+        net = build_network(text, StadynLibrary(sequence_inputs={"features"}))
+        fed = build_network(text, StadynLibrary(sequence_inputs={"features", "labels"}))
     assert net.nodes["features"].sequence_lengths is not None
     assert net.nodes["labels"].sequence_lengths is None and net.nodes["labels"].shape == (1, 3)
+    assert fed.nodes["labels"].sequence_lengths is not None
 
 
 def test_a_node_of_no_minibatch_axis_is_written_as_one_sequence_of_its_columns(tmp_path):
@@ -354,3 +365,24 @@ def test_a_parameter_written_across_keeps_cntk_exe_row_index(tmp_path):
     W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
     rows = [f"[{i},0]\t" + " ".join(f"{v:f}" for v in W[:, i]) for i in range(3)]
     assert (tmp_path / "w.W").read_text() == "\n".join(rows) + "\n"
+
+
+def test_a_write_command_of_parameters_only_is_refused(tmp_path):
+    # cntk.exe's write loop is its reader's, asked for the streams of the Inputs the written
+    # nodes read (SimpleOutputWriter.h:155, 195, 215, 233); with none (W alone)
+    # ReaderShim::GetMinibatch reads the first of no inputs (ReaderShim.cpp:262): nothing
+    # defined to match.  Before bs28 Stadyn wrote an empty w.W and 'Total Samples Evaluated
+    # = 0', silently; beside a node of the data W is written once a minibatch (above)
+    data, _, _ = _data(tmp_path, [1, 1, 1])
+    reader = READER.replace("DATA", str(data))
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (W)\n    {reader}\n}}\n")
+    try:
+        _run(tmp_path, NETWORK, data, "train:out", write)
+    except sd.ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("wrote a parameter with no minibatch")
+    assert message.startswith(f"{tmp_path / 'run.cntk'}:")
+    assert "command 'out' (action write): the nodes written (W) read no Input" in message
+    assert not (tmp_path / "w.W").exists()

@@ -344,6 +344,9 @@ class InputSource:
         # map of inputs is (ReaderShim.cpp:318-335 compares them in that order)
         on_default = {id(v) for v in shared}
         self.shared = sorted((name, var) for name, var in inputs if id(var) in on_default)
+        # a loaded model's Inputs of one sample, on the default layout (fed_as_sequences): fed
+        # each step of the reader's sequences as a sample
+        self.framed = {id(var) for _, var in self.shared if var.sequence_lengths is None}
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
         for name, var in inputs:
@@ -374,7 +377,8 @@ class InputSource:
         without a checkpoint: training reads sweeps as it goes)."""
         if all(var.sequence_lengths is None for var, _ in self.pairs):
             return self.source.sweep_size
-        per_sequence = any(var.sequence_lengths is None for var, _ in self.pairs)
+        per_sequence = any(var.sequence_lengths is None and id(var) not in self.framed
+                           for var, _ in self.pairs)
         once = make_source(reader, max_sweeps=1)
         total = 0
         try:
@@ -436,6 +440,10 @@ class InputSource:
             if sequence and (mb.lengths is None or tuple(mb.data.shape[2:]) == shape):
                 data[var] = mb      # a padded (N, T, ...) sequence as read (the trainer unpads)
                 continue
+            if id(var) in self.framed and mb.lengths is not None:
+                steps = np.concatenate([mb.data[i, :int(n)] for i, n in enumerate(mb.lengths)])
+                mb = io.MinibatchData(steps, len(steps), len(steps), mb.end_of_sweep, None,
+                                      mb.is_sparse)
             # each sample (each step of a sequence) reshaped where only its layout differs
             arr = mb.data
             if tuple(arr.shape[lead:]) != shape:
@@ -472,11 +480,18 @@ class Validation:
     """A train command's ``cvReader`` set, evaluated after each epoch as CNTK's SGD did: the
     criterion and evaluation nodes over one sweep, in minibatches of the epoch's training
     ``minibatchSize``, in the inference phase; it logs CNTK's ``Final Results: ...`` and
-    ``Finished Epoch[...]: [Validate] ...`` lines and gives the averages."""
+    ``Finished Epoch[...]: [Validate] ...`` lines and gives the averages.
+
+    The reader is opened once (of the deserializers ``opened`` where given: those
+    ``sequence_streams`` indexed) and set back to its start before each pass, as cntk.exe
+    makes the cvReader once a train command (TrainActions.cpp:184-189) and starts each
+    validation at its epoch 0 (SimpleEvaluator.h:99, ``StartMinibatchLoop (mbSize, 0, ...)``:
+    the same order each time).  :meth:`close` closes it."""
 
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
-                 cmd: CommandConfig, log: CNTKLog):
+                 cmd: CommandConfig, log: CNTKLog, opened: list | None = None):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
+        self._opened, self._source, self._start = opened, None, None
         self.sums = [criterion_total(n) for n in nodes]
         self.inputs = network.inputs_of(nodes)
         # the criterion is summed; an evaluation node holding an accumulated result is its
@@ -486,7 +501,13 @@ class Validation:
 
     def __call__(self, epoch: int) -> dict[str, float]:
         cmd = self.cmd
-        source = make_source(cmd.cv_reader, max_sweeps=1)
+        if self._source is None:
+            opened, self._opened = self._opened, None
+            self._source = make_source(cmd.cv_reader, max_sweeps=1, opened=opened)
+            self._start = self._source.get_checkpoint_state()
+        else:
+            self._source.restore_from_checkpoint(self._start)
+        source = self._source
         inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"),
                              self.network.library.default_axis_inputs, cmd.name)
         last: list[float] = [0.0] * len(self.sums)      # the last minibatch's values
@@ -501,8 +522,9 @@ class Validation:
                                    minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch),
                                    count=self.network.counted(self.nodes[0], self.nodes),
                                    on_minibatch=keep)
-        finally:
-            source.close()
+        except BaseException:
+            self.close()
+            raise
         totals = counted_once([[t, result["samples"]] for t in result["sums"]], last,
                               self.accumulated)
         perplexity = [self.network.library.shows_perplexity(n) for n in self.nodes]
@@ -510,3 +532,11 @@ class Validation:
                               [[0.0, 0]] * len(totals), perplexity, True))
         self.log(validation_line(epoch, cmd.sgd.max_epochs, self.names, totals))
         return {n: t / c if c else 0.0 for n, (t, c) in zip(self.names, totals)}
+
+    def close(self) -> None:
+        """Close the reader (a later pass opens it again)."""
+        for d in self._opened or ():
+            d.close()
+        if self._source is not None:
+            self._source.close()
+        self._opened = self._source = None

@@ -15,7 +15,11 @@ mixin: it uses the library's ``_value``, ``_node``, ``_batched``, ``inputs``,
   before the data pass that computes its ``Mean``/``InvStdDev`` values (by the ``edit``
   action: they are NaN) gives them back as pre-computed nodes still to compute (the model file
   tags the node each is computed from), which the next ``train`` command's data pass computes,
-  as CNTK's; one whose file does not say from what is refused, naming the value.
+  as CNTK's; one whose file does not say from what is refused, naming the value.  Its Inputs
+  that are not sequences (a model trained on one-step data) read each step of the sequences
+  the readers feed as a sample, where the network's own Inputs would be sequences: cntk.exe
+  links a loaded network's Inputs to the reader's layout as any other's
+  (:meth:`NetworkFunctions.fed_as_sequences`).
 - ``BS.Network.CloneFunction (inputNodes, outputNodes, parameters = "learnable")``: a function
   that copies the part of a network between ``inputNodes`` (a node or an array of nodes, the
   function's arguments in that order) and ``outputNodes`` (a node, or a record of nodes: the
@@ -79,6 +83,7 @@ class NetworkFunctions:
     def _NetworkLoad(self, pathName):
         path = str(pathName)
         loaded = self._peeked.pop(path, None) or self.model_loader(path)
+        self.fed_as_sequences(loaded)
         tags = getattr(loaded, "tags", None) or {}
         # pre-computed values the file says how to compute (a Stadyn model file tags the input
         # of each: "precompute:<Mean|InvStdDev>:<parameter>"), computed by the next data pass
@@ -163,6 +168,23 @@ class NetworkFunctions:
             if sum(n == name for n, _ in named) == 1:
                 nodes.setdefault(name, v)
         return self._network_record(nodes, loaded, groups)
+
+    def fed_as_sequences(self, loaded: Any) -> None:
+        """Where the readers feed sequences of several steps, put the loaded network's Inputs
+        that are not sequences on the default layout (:attr:`default_axis_inputs`), by the rule
+        of the network's own Inputs (every one where the network declares no ``DynamicAxis{}``,
+        else those whose own stream does): the reader then feeds them each step as a sample
+        (``InputSource``), as such a model holds no sequence function and cntk.exe computes it
+        step by step.  cntk.exe's ``BS.Network.Load`` keeps no layout (CNTK.core.bs:1684,
+        ``ComputationNetworkFromFile``, ComputationNetworkScripting.cpp:238-253): the network
+        it runs is compiled again, which links each Input of no dynamic axis to the network's
+        layout (ComputationNetworkEvaluation.cpp:513, 628-632), the reader's copied into it
+        (ReaderShim.cpp:318-327).  Before bs28 such a model was refused (``stream 'features'
+        delivered samples of shape (4, 4); the input needs (4,)``)."""
+        fed = self._fed_sequences
+        self.default_axis_inputs.extend(
+            v for name, v in loaded.inputs.items() if fed and v.sequence_lengths is None
+            and (not self._declares_axis or name.lower() in fed))
 
     def loads_sequences(self, expr: Any) -> bool:
         """Whether a network description loads (``BS.Network.Load ("path")``, a literal path)

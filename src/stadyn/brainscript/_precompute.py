@@ -144,7 +144,13 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> boo
         node.value.d = np.zeros(node.value.shape, np.float32)   # another's input: as CNTK's)
     computed = [n.input for n in nodes if n.input.parent is not None]
     try:
-        inputs = InputSource(network.inputs_of([n.input for n in nodes]), source, reader_loc)
+        # the training's inputs too, as cntk.exe's pass reads every feature and label node
+        # (SGD.cpp:285-294, 1779) through the reader that checks their shared layout
+        # (ReaderShim.cpp:318-335): refused here as in training (before bs28 only there)
+        roots = [n.input for n in nodes] + network.criterion_nodes[:1] + \
+            list(network.evaluation_nodes)
+        inputs = InputSource(network.inputs_of(roots), source, reader_loc,
+                             network.library.default_axis_inputs, cmd.name)
         seen = 0
         while limit is None or seen < limit:
             size = cmd.sgd.minibatch_size[0]

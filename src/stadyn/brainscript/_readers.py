@@ -395,7 +395,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
 def sequence_streams(reader: ReaderConfig | None,
                      opened: OpenedReaders | None = None) -> frozenset[str]:
     """The streams (their names in lower case) of a reader block that deliver sequences of more
-    than one step: a CTF file whose sequences have several lines, HTK utterances, CBF
+    than one step: a CTF file whose sequences give the stream on several lines (a stream on a
+    sequence's first line only gives one step), HTK utterances, CBF
     sequences, LMSequenceReader sentences -- not in frame mode.  cntk.exe's Inputs are all
     sequences (each gets the network's MBLayout, ``ComputationNetwork::ResetMBLayouts``,
     ComputationNetworkEvaluation.cpp:626-633, which the reader's layout is copied into,
@@ -410,8 +411,8 @@ def sequence_streams(reader: ReaderConfig | None,
     >>> _ = open(path, "w").write("0 |x 1 2 |y 0 1\\n0 |x 3 4\\n1 |x 5 6 |y 1 0\\n")
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
     ...     file = "{path}" ; input = {{ x = {{ dim = 2 }} ; y = {{ dim = 2 }} }} }}''')["reader"])
-    >>> sorted(sequence_streams(r)), sorted(sequence_streams(None))
-    (['x', 'y'], [])
+    >>> sorted(sequence_streams(r)), sorted(sequence_streams(None))   # (y: one step each)
+    (['x'], [])
     """
     if reader is None or not reader.deserializers or reader.refused:
         return frozenset()
@@ -428,8 +429,12 @@ def sequence_streams(reader: ReaderConfig | None,
         for d in made:
             lengths = d.sequence_lengths()
             if lengths is not None and len(lengths) and int(np.max(lengths)) > 1:
+                # each stream's own steps where the deserializer counts them (a CTF label on
+                # a sequence's first line only is one step, as cntk.exe's reader lays it out)
+                own = getattr(d, "stream_lengths", dict)()
                 found.update(name.lower() for name, spec in d.stream_specs().items()
-                             if spec.is_sequence)
+                             if spec.is_sequence and (
+                                 name not in own or int(np.max(own[name], initial=0)) > 1))
         if opened is not None:
             opened.keep(reader, made, frozenset(found))
             kept = True
@@ -449,9 +454,10 @@ def command_sequence_streams(cmd: CommandConfig, commands: Sequence[CommandConfi
     command reads) those of every command of ``commands`` (the run's)."""
     readers = [cmd.reader, cmd.cv_reader] if cmd.reader is not None else \
         [r for c in commands for r in (c.reader, c.cv_reader)]
-    # (only the command's reader is kept open for its source: the cvReader is opened each
-    # epoch, the readers an edit action looks at are read by other commands)
-    return frozenset().union(*(sequence_streams(r, opened if r is cmd.reader else None)
+    # (the command's reader and cvReader are kept open for their sources, each opened once a
+    # command; the readers an edit action looks at are read by other commands)
+    return frozenset().union(*(sequence_streams(r, opened if r is cmd.reader or
+                                                r is cmd.cv_reader else None)
                                for r in readers if r is not None))
 
 

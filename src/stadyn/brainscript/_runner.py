@@ -291,7 +291,7 @@ class _Runner:
         validate = None
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
-                                   cmd, log)
+                                   cmd, log, self.opened.take(cmd.cv_reader))
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
                                 validate=validate,
@@ -323,6 +323,8 @@ class _Runner:
                 pass
             break
         source.close()
+        if validate is not None:
+            validate.close()
         return progress.results
 
     def _trained_network(self, cmd: CommandConfig,
@@ -377,6 +379,17 @@ class _Runner:
                 raise ConfigError("the network declares no output node (outputNodes = (z)); "
                                   "name them with outputNodeNames", *record_loc(rec, "action"))
         names = [network.name(n) for n in nodes]
+        if not network.inputs_of(nodes):
+            # cntk.exe's loop is its reader's, asked for the streams of the Inputs the nodes
+            # read (SimpleOutputWriter.h:155, 195, 215, 233): of none, ReaderShim::GetMinibatch
+            # reads the first of no inputs (ReaderShim.cpp:262), undefined (before bs28 Stadyn
+            # wrote empty files and 'Total Samples Evaluated = 0')
+            raise ConfigError(
+                f"command '{cmd.name}' (action write): the nodes written ({', '.join(names)}) "
+                "read no Input, so the reader gives them no minibatch (cntk.exe asks its reader "
+                "for no stream and reads the first of none: ReaderShim.cpp:262); write a node "
+                "computed from the data beside them (each is then written once a minibatch)",
+                *record_loc(rec, "outputNodeNames" if cmd.output_node_names else "action"))
         fmt = write_format(rec)
         # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
         source = make_source(cmd.reader, max_sweeps=1, warn=self.log.raw,

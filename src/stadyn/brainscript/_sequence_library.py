@@ -141,15 +141,19 @@ class SequenceFunctions:
                     image: bool = False) -> Variable:
         # where the network declares an axis, an Input of the default one is a sequence when
         # the network passes it to a sequence function (G2P.cntk's labels: Slice (..., axis =
-        # -1)), else one step per sample (a sequence classifier's labels)
+        # -1)) or its own stream delivers sequences of several steps, else one step per
+        # sample (a sequence classifier's labels)
         # (an ImageInput holds one image a sample, unless given a DynamicAxis)
         # Where it declares none, every Input is one of sequences once the reader feeds any
         # stream sequences of several steps, whatever the network uses: cntk.exe's Inputs all
         # are, on one layout (_readers.py's sequence_streams), so a stream of one step a
-        # sequence beside one of several is refused as cntk.exe refuses it (InputSource); where
-        # it declares one, the network says which are.
+        # sequence beside one of several is refused as cntk.exe refuses it (InputSource).
+        # cntk.exe links every Input of no dynamicAxis to the network's layout, declared axis
+        # or not (ComputationNetworkEvaluation.cpp:628-632), which the reader's is copied into
+        # (ReaderShim.cpp:318-327): a default-axis Input fed several steps is a sequence there.
         name = self.path.rsplit(".", 1)[-1]
-        fed = not self._declares_axis and bool(self._fed_sequences)
+        fed = bool(self._fed_sequences) if not self._declares_axis else (
+            not image and name.lower() in self._fed_sequences)
         sequence = fed or bool(self.sequences) and (
             isinstance(dynamic_axis, _DynamicAxis) or (not image and (
                 not self._declares_axis or name in self._sequence_arguments)))

@@ -47,6 +47,7 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
+from ._ctf_streams import input_counts
 from ._ctf_values import InputField, parse_values
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
@@ -459,6 +460,19 @@ class CTFDeserializer(Deserializer):
 
     def sequence_lengths(self) -> np.ndarray | None:
         return self._index.line_counts if self._sequence_mode else None
+
+    def stream_lengths(self) -> dict[str, np.ndarray]:
+        """Samples of each sequence in each stream (a label given on a sequence's first line
+        only: 1 each, beside its features' lines), as CNTK 2.7's reader lays each stream out;
+        the file is scanned once (NumPy) when first asked."""
+        if self.__dict__.get("_stream_lengths") is None:
+            if self._bytes is not None:
+                self._stream_lengths = input_counts(self._bytes, self._index.starts, self._fields)
+            else:
+                with open(self.path, "rb") as f, \
+                        mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                    self._stream_lengths = input_counts(data, self._index.starts, self._fields)
+        return dict(self._stream_lengths)
 
     def stream_specs(self) -> dict[str, StreamSpec]:
         return {f.stream: StreamSpec(f.shape, np.dtype(np.float32), f.sparse, self._sequence_mode)

@@ -1,0 +1,242 @@
+"""Networks cntk.exe runs on sequences its reader delivers, whatever the network text uses.
+
+cntk.exe links every Input given no ``dynamicAxis`` to the network's one MBLayout, whether or
+not the network declares a ``DynamicAxis{}`` (``ComputationNetwork::ResetMBLayouts``,
+ComputationNetworkEvaluation.cpp:628-632), and copies the reader's layout into it
+(ReaderShim.cpp:318-327): such an Input fed sequences of several steps is a sequence on the
+default axis.  Before bs28 Stadyn refused it where the network declared an axis and did not
+pass the Input to a sequence function (``stream 'labels' delivered samples of shape (4, 3);
+the input needs (3,)``).  Numbers: NumPy's softmax cross entropy and SGD step.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+import stadyn as sd
+from stadyn.brainscript import run
+
+LENGTHS = [3, 2, 4]
+
+
+def _data(tmp_path, lengths=LENGTHS, label_per_sequence=False):
+    """A CTF file: features and labels each step (or the labels on a sequence's first line
+    only), and a context stream ``ctx`` each step."""
+    rng = np.random.default_rng(0)
+    lines, frames, labels = [], [], []
+    for s, n in enumerate(lengths):
+        for k in range(n):
+            x = np.round(rng.standard_normal(4), 3)
+            c = (s + k) % 3
+            frames.append(x)
+            label = ""
+            if k == 0 or not label_per_sequence:
+                labels.append(c)
+                label = " |labels " + " ".join("1" if i == c else "0" for i in range(3))
+            lines.append(f"{s} |features {' '.join(f'{v:.3f}' for v in x)}{label} |ctx {k}")
+    path = tmp_path / "data.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path, np.array(frames), np.array(labels)
+
+
+DECLARED = """{
+    t = DynamicAxis{}
+    ctx = Input {1, dynamicAxis = t}
+    features = Input {4} ; labels = Input {3}
+    lastCtx = BS.Sequences.Last (ctx)
+    W = ParameterTensor {(3:4), initValue = 0.1}
+    b = ParameterTensor {3, initValue = 0}
+    z = W * features + b
+    ce = CrossEntropyWithSoftmax (labels, z, tag = 'criterion')
+}"""
+
+READER = """reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
+        input = { features = { dim = 4 } ; labels = { dim = 3 } ; ctx = { dim = 1 } } }"""
+
+
+def _config(tmp_path, network, data, epochs=2, commands="train", extra=""):
+    text = (f"command = {commands}\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+            f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {network}\n"
+            f"    SGD = {{ epochSize = 0 ; maxEpochs = {epochs} ; minibatchSize = 16\n"
+            "            learningRatesPerMB = 0.5 ; momentumPerMB = 0 ; numMBsToShowResult = 1 }\n"
+            f"    {READER.replace('DATA', str(data))}\n}}\n{extra}")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    return config
+
+
+def _epochs(log):
+    return [(float(v), int(n)) for v, n in re.findall(
+        r"Finished Epoch\[.*?\]: \[Training\] ce = (\S+) \* (\d+)", log)]
+
+
+def _softmax_ce(W, b, x, y):
+    z = x @ W.T + b
+    z = z - z.max(axis=1, keepdims=True)
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    onehot = np.eye(3)[y]
+    return -np.sum(onehot * np.log(p)), (p - onehot)
+
+
+def test_a_default_axis_input_of_a_declared_axis_network_reads_its_steps(tmp_path):
+    data, x, y = _data(tmp_path)
+    log = io.StringIO()
+    run(str(_config(tmp_path, DECLARED, data)), [], out=log)
+    got = _epochs(log.getvalue())
+    # NumPy: one minibatch (all 9 steps) an epoch; the criterion of each epoch is that of the
+    # parameters before its update; learningRatesPerMB 0.5 over minibatchSize 16 per sample
+    W, b = np.full((3, 4), 0.1), np.zeros(3)
+    expected = []
+    for _ in range(2):
+        ce, g = _softmax_ce(W, b, x, y)
+        expected.append((ce / len(x), len(x)))
+        W, b = W - 0.5 / 16 * g.T @ x, b - 0.5 / 16 * g.sum(axis=0)
+    assert [n for _, n in got] == [9, 9]
+    np.testing.assert_allclose([v for v, _ in got], [v for v, _ in expected], rtol=1e-5)
+    trained = sd.load(f"{tmp_path}/m.dnn").parameters
+    np.testing.assert_allclose(np.asarray(trained["W"].d).reshape(4, 3), W.T, rtol=1e-5)
+
+
+def test_a_label_per_sequence_of_a_declared_axis_network_stays_one(tmp_path):
+    # the same file with the labels on each sequence's first line only: the labels stream
+    # lays out one step a sequence (CTF's own count of the stream's samples), so the label
+    # stays one value per sequence, as in CNTK's sequence classification example
+    # (features on the declared axis, reduced by BS.Sequences.Last)
+    data, x, y = _data(tmp_path, label_per_sequence=True)
+    network = DECLARED.replace("features = Input {4}", "features = Input {4, dynamicAxis = t}")
+    network = network.replace("z = W * features + b",
+                              "z = W * BS.Sequences.Last (features) + b")
+    log = io.StringIO()
+    run(str(_config(tmp_path, network, data, epochs=1)), [], out=log)
+    last = np.cumsum(LENGTHS) - 1
+    ce, _ = _softmax_ce(np.full((3, 4), 0.1), np.zeros(3), x[last], y)
+    got = _epochs(log.getvalue())
+    assert [n for _, n in got] == [3]
+    np.testing.assert_allclose(got[0][0], ce / 3, rtol=1e-5)
+
+
+PLAIN = """{
+    features = Input {4} ; labels = Input {3}
+    W = ParameterTensor {(3:4), initValue = 0.1}
+    b = ParameterTensor {3, initValue = 0}
+    z = W * features + b
+    ce = CrossEntropyWithSoftmax (labels, z, tag = 'criterion')
+}"""
+
+
+def test_a_loaded_model_of_one_step_inputs_reads_sequences_step_by_step(tmp_path):
+    # trained on one-line sequences (its Inputs one sample each), then loaded by
+    # BS.Network.Load and trained on sequences of 3, 2 and 4 steps: cntk.exe compiles the loaded
+    # network again, linking its Inputs to the reader's layout (CNTK.core.bs:1684,
+    # ComputationNetworkEvaluation.cpp:513, 628-632); each step is a sample of the model
+    one = tmp_path / "one"
+    one.mkdir()
+    first, _, _ = _data(one, [1] * 5)
+    data, x, y = _data(tmp_path)
+    again = (f"again = {{\n    action = \"train\"\n    modelPath = \"{tmp_path}/again.dnn\"\n"
+             f"    BrainScriptNetworkBuilder = (BS.Network.Load (\"{tmp_path}/m.dnn\"))\n"
+             "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 16\n"
+             "            learningRatesPerMB = 0.5 ; momentumPerMB = 0 }\n"
+             f"    {READER.replace('DATA', str(data))}\n}}\n")
+    log = io.StringIO()
+    run(str(_config(tmp_path, PLAIN, first, epochs=1, commands="train:again", extra=again)),
+        [], out=log)
+    trained = sd.load(f"{tmp_path}/m.dnn").parameters
+    W = np.asarray(trained["W"].d).reshape(4, 3).T
+    b = np.asarray(trained["b"].d).reshape(3)
+    ce, g = _softmax_ce(W, b, x, y)
+    got = _epochs(log.getvalue())
+    assert [n for _, n in got] == [5, 9]
+    np.testing.assert_allclose(got[1][0], ce / 9, rtol=1e-5)
+    after = sd.load(f"{tmp_path}/again.dnn").parameters
+    np.testing.assert_allclose(np.asarray(after["W"].d).reshape(4, 3),
+                               (W - 0.5 / 16 * g.T @ x).T, rtol=1e-5)
+
+
+def test_the_precompute_pass_refuses_layouts_as_training(tmp_path):
+    # features of 3, 4, 2 and 3 steps beside labels of one step a sequence, no DynamicAxis:
+    # cntk.exe's precompute pass reads every feature and label node (SGD.cpp:285-294, 1779)
+    # through the reader that refuses the shared layout (ReaderShim.cpp:318-335), so it stops
+    # there: no 'Precomputing --> Completed.', no model before epoch 1 (m.dnn.0).  Before
+    # bs28 the pass read the features alone, completed and saved m.dnn.0; training refused.
+    rng = np.random.default_rng(1)
+    features, labels = [], []
+    for s, n in enumerate([3, 4, 2, 3]):
+        labels.append(f"{s} |labels {' '.join('1' if i == s % 3 else '0' for i in range(3))}")
+        features += [f"{s} |features {' '.join(f'{v:.3f}' for v in rng.standard_normal(4))}"
+                     for _ in range(n)]
+    (tmp_path / "f.txt").write_text("\n".join(features) + "\n")
+    (tmp_path / "l.txt").write_text("\n".join(labels) + "\n")
+    network = PLAIN.replace("z = W * features + b",
+                            "z = W * PerDimMeanVarNormalization (features, Mean (features), "
+                            "InvStdDev (features)) + b")
+    reader = f"""reader = {{ randomize = false
+  deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
+                      input = {{ features = {{ dim = 4 }} }} }} :
+                   {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
+                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+    config = tmp_path / "run.cntk"
+    config.write_text(
+        f"command = train\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+        f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {network}\n"
+        "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"
+        f"            learningRatesPerMB = 0.5 }}\n    {reader}\n}}\n")
+    log = io.StringIO()
+    try:
+        run(str(config), [], out=log)
+    except sd.ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("trained on sequences of different lengths")
+    reader_line = config.read_text().splitlines().index(
+        "    reader = { randomize = false") + 1
+    assert message.startswith(f"{config}:{reader_line}:"), message
+    assert ("Dynamic axis layout '*' is shared between inputs 'features' and 'labels', but "
+            "layouts generated from the input data are incompatible on this axis. Are you "
+            "using different sequence lengths? Did you consider adding a DynamicAxis() to the "
+            "Input nodes? (command 'train')") in message
+    assert "Precomputing --> 2 PreCompute nodes found." in log.getvalue()
+    assert "Precomputing --> Completed." not in log.getvalue()
+    assert not (tmp_path / "m.dnn.0").exists()
+
+
+def test_the_cv_reader_is_opened_once_and_read_from_its_start_each_epoch(tmp_path, monkeypatch):
+    # cntk.exe makes the cvReader once a train command (TrainActions.cpp:184-189) and starts
+    # each validation at its epoch 0 (SimpleEvaluator.h:99): the same sweep each time.  Before
+    # bs28 Stadyn opened (indexed) it again every epoch: 1 + 1 + 3 opens here, now 2 (the
+    # reader and the cvReader, each indexed once by sequence_streams and read from there).
+    # each validation is NumPy's cross entropy over the cv file's 9 steps (randomized or not)
+    # of the parameters the epoch trained (one minibatch of the 4 training steps)
+    from stadyn.brainscript import _readers
+    opened = []
+    real = _readers._deserializers
+
+    def counted(reader):
+        opened.append(reader)
+        return real(reader)
+    monkeypatch.setattr(_readers, "_deserializers", counted)
+    train, xt, yt = _data(tmp_path, [2, 2])
+    cv_dir = tmp_path / "cv"
+    cv_dir.mkdir()
+    cv, x, y = _data(cv_dir)
+    cv_reader = READER.replace("DATA", str(cv)).replace("randomize = false",
+                                                        "randomize = true")
+    text = _config(tmp_path, PLAIN, train, epochs=3).read_text().replace(
+        "    reader = {", "    cvReader" + cv_reader[len("reader"):] + "\n    reader = {")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    log = io.StringIO()
+    run(str(config), [], out=log)
+    assert len(opened) == 2, len(opened)
+    validated = [(float(v), int(n)) for v, n in re.findall(
+        r"Finished Epoch\[.*?\]: \[Validate\] ce = (\S+) \* (\d+)", log.getvalue())]
+    W, b, expected = np.full((3, 4), 0.1), np.zeros(3), []
+    for _ in range(3):
+        _, g = _softmax_ce(W, b, xt, yt)
+        W, b = W - 0.5 / 16 * g.T @ xt, b - 0.5 / 16 * g.sum(axis=0)
+        expected.append(_softmax_ce(W, b, x, y)[0] / 9)
+    assert [n for _, n in validated] == [9, 9, 9]
+    np.testing.assert_allclose([v for v, _ in validated], expected, rtol=1e-5)
