@@ -43,19 +43,18 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
     # a leaf set need_grad=True after an op that took part used it: that op runs again
     late = run_again_for_late_leaves(_nodes_of(var, inters), data)
     cuts = cut_stopped(inters)        # need_grad=False set after its consumers ran
-    # NNabla's reader order, arranged before retain_intermediate_grads frees the values
-    # (clear_buffer) it finds the readers' autograd nodes by
-    arranged = readers_before(var.parent, nodes, lambda v: v._data)
-    arranged.__enter__()
-    # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would make
-    # the first backward import sympy (torch.autograd checks a given seed's shape with
-    # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).
     try:
-        kept = retain_intermediate_grads(inters, clear_buffer, nodes)
-        torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
-                                retain_graph=not clear_buffer)
+        # NNabla's reader order, arranged before retain_intermediate_grads frees the values
+        # (clear_buffer) it finds the readers' autograd nodes by
+        with readers_before(var.parent, nodes, lambda v: v._data):
+            kept = retain_intermediate_grads(inters, clear_buffer, nodes)
+            # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would
+            # make the first backward import sympy (torch.autograd checks a given seed's shape
+            # with symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md,
+            # Start-up).
+            torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
+                                    retain_graph=not clear_buffer)
     finally:
-        arranged.__exit__(None, None, None)
         for handle in cuts:
             handle.remove()
         if late is not None:
