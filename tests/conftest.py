@@ -1,7 +1,8 @@
 """Test-suite set-up and fixtures shared by every test.
 
 Under pytest-xdist (``make test`` runs two workers on CI's two cores) each worker gets one torch
-thread, so the workers do not oversubscribe the cores.
+thread, and inductor one compiling process (``TORCHINDUCTOR_COMPILE_THREADS``), so the workers
+do not oversubscribe the cores.
 
 Fixtures:
 
@@ -50,6 +51,11 @@ import state_guard
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")   # inherited by subprocesses tests start
+    # inductor compiles a program's kernels (and its CPU checks) in a pool of one process per
+    # core, each importing torch first; beside the other worker there is no core to spare, so
+    # a compiling process (a worker, or a program a test starts) compiles them itself
+    # (test_compile_cache.py's first process: ~26 s of CPU instead of ~29)
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 
 
 @pytest.fixture

@@ -28,7 +28,9 @@ def _script():
 
 
 def _compiled_run(cache: Path) -> dict:
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache), OMP_NUM_THREADS="1")
+    # (kernels compiled in the process, not a pool of one process per core: conftest.py)
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache), OMP_NUM_THREADS="1",
+               TORCHINDUCTOR_COMPILE_THREADS="1")
     src = str(Path(__file__).resolve().parents[2] / "src")
     env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, str(SCRIPT), "compiled"], env=env,

@@ -3,6 +3,8 @@
 Files by concern (imports point down this list; see docs/architecture.md):
 
 * ``_runner.py`` — the plan cache, ``forward``/``backward`` of static graphs;
+* ``_forward_again.py`` — a forward run again for a backward (the marks changed since, or a
+  Variable not the root of its last forward), and what such a run must not do;
 * ``_plan.py`` — lowering a subgraph to a :class:`StaticPlan` (or an :class:`EagerPlan`);
 * ``_trial_plan.py`` — :class:`TrialPlan`, a graph run eagerly until lowering it pays;
 * ``_own_streams.py`` — :class:`GeneratorSeed`, a seed holding its generators; :class:`NodeSeed`,

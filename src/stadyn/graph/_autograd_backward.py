@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-import sys
+import contextlib
 from typing import Any, Sequence
 
 import torch
@@ -44,25 +44,20 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
     # a leaf set need_grad=True after an op that took part used it: that op runs again
     late = run_again_for_late_leaves(_nodes_of(var, inters), data)
     cuts = cut_stopped(inters)        # need_grad=False set after its consumers ran
-    # NNabla's reader order, arranged before retain_intermediate_grads frees the values
-    # (clear_buffer) it finds the readers' autograd nodes by
-    arranged = readers_before(var.parent, nodes, lambda v: v._data)
-    arranged.__enter__()
-    # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would make
-    # the first backward import sympy (torch.autograd checks a given seed's shape with
-    # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md, Start-up).
-    try:
+    with contextlib.ExitStack() as stack:
+        # NNabla's reader order, arranged before retain_intermediate_grads frees the values
+        # (clear_buffer) it finds the readers' autograd nodes by; left last (the stack is last
+        # in, first out), given the exception if any: the held-back readers' backwards run only
+        # after a backward that ran through, and one raising leaves nothing below undone
+        stack.enter_context(readers_before(var.parent, nodes, lambda v: v._data))
+        stack.callback(_undo, cuts, late)
         kept = retain_intermediate_grads(inters, clear_buffer, nodes)
+        # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would
+        # make the first backward import sympy (torch.autograd checks a given seed's shape with
+        # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md,
+        # Start-up).
         torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
                                 retain_graph=not clear_buffer)
-    finally:
-        for handle in cuts:
-            handle.remove()
-        if late is not None:
-            late.close()
-        # (nnpy28: last, given the exception if any: the kept backwards run only after a
-        # backward that ran through, and one raising leaves nothing above undone)
-        arranged.__exit__(*sys.exc_info())
     if late is not None:
         late.finish()
     take_retained_grads(kept)
@@ -71,6 +66,14 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         grad_leaves = [v for v in sub.leaves if v._data is not None and v._data.requires_grad]
         check_gradients(sub.nodes, sub.leaves, grad_leaves,
                         [v._data.grad for v in grad_leaves], var, seed)
+
+
+def _undo(cuts: Sequence[Any], late: Any) -> None:
+    """Remove the cut hooks of ``cut_stopped`` and close the late leaves' run again."""
+    for handle in cuts:
+        handle.remove()
+    if late is not None:
+        late.close()
 
 
 def _nodes_of(var: Variable, inters: Sequence[Variable]) -> list:

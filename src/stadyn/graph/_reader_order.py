@@ -24,22 +24,43 @@ gradients with the parts of the readers run before it (``function.run_leaves``).
 inputs needing a gradient are an intermediate and another Variable runs as torch reaches it
 (its backward cannot wait for the intermediate's readers without holding up the others').
 
-Example (``x * 3`` made first, so NNabla runs its backward before ``Square``'s):
-    >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
-    >>> from stadyn.compat.nnabla.function import PythonFunction
-    >>> class Square(PythonFunction):
-    ...     name = "Square"
-    ...     def min_outputs(self): return 1
-    ...     def grad_depends_output_data(self, i, o): return False
-    ...     def grad_depends_input_data(self, i, j): return True
-    ...     def setup_impl(self, inputs, outputs): outputs[0].reset_shape(inputs[0].shape, True)
-    ...     def forward_impl(self, inputs, outputs): outputs[0].d = inputs[0].d ** 2
-    ...     def backward_impl(self, inputs, outputs, propagate_down, accum):
-    ...         print(accum[0], inputs[0].g.tolist())
-    ...         inputs[0].g += 2 * inputs[0].d * outputs[0].g
-    >>> x = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
-    >>> loss = F.sum(x * 3.0) + F.sum(Square()(x))
-    >>> loss.forward(); loss.backward()
+Example, in the graph layer alone: ``sum(x * 3) + sum(square(x))``, ``x * 3`` made first, so
+NNabla runs its backward before ``square``'s, whose function keeps its backward for later and
+then sees that part in ``x``'s gradient (``accum`` True), as NNabla's ``PythonFunction`` would:
+    >>> import numpy as np, torch
+    >>> from stadyn.graph import OpSpec, Variable, apply, auto_forward, topological_nodes
+    >>> class Square(torch.autograd.Function):    # leaves its backward to the node's function
+    ...     @staticmethod
+    ...     def forward(ctx, x, function):
+    ...         ctx.function, function.x = function, x.detach().numpy()
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         f = ctx.function
+    ...         if f.k is None:                   # not deferred: torch's gradient
+    ...             return 2 * g * torch.as_tensor(f.x), None
+    ...         f.g = g.numpy()
+    ...         return torch.zeros_like(g), None
+    >>> class Keeps:                              # the node's ``function``
+    ...     k = None
+    ...     def defer_input(self, k): self.k = k
+    ...     def held_gradient(self, k): return None
+    ...     def run_deferred(self, partial, accum):
+    ...         print(accum, partial.tolist())
+    ...         return partial + 2 * self.x * self.g
+    >>> def op(name, f, n=1): return OpSpec.from_function(f, n, name=name, traceable=False)
+    >>> square = op("square_kept", lambda x, function=None: Square.apply(x, function))
+    >>> triple, total = op("triple", lambda x: x * 3), op("total", lambda x: x.sum())
+    >>> add = op("add_two", lambda a, b: a + b, 2)
+    >>> with auto_forward():
+    ...     x = Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+    ...     a = apply(total, (apply(triple, (x,), {}),), {})
+    ...     b = apply(total, (apply(square, (x,), {"function": Keeps()}),), {})
+    ...     y = apply(add, (a, b), {})
+    >>> order = backward_order(y.parent, topological_nodes([y]), lambda v: v._data)
+    >>> [n.spec.name for n in order]
+    ['add_two', 'total', 'total', 'triple', 'square_kept']
+    >>> y.backward()
     True [3.0, 3.0]
     >>> x.g.tolist()
     [5.0, 7.0]

@@ -31,7 +31,8 @@ its next run, or the next graph built alike, is lowered (the graphs alike after 
 plan).  A function built and evaluated once never pays a trace.
 
 :func:`backward` runs the backward program of the plan of a root's last forward, or torch's
-autograd in dynamic mode.
+autograd in dynamic mode; a forward it must run again first (the marks changed since, or a
+Variable not the root of its last forward) is ``_forward_again.py``'s.
 """
 
 from __future__ import annotations
@@ -45,16 +46,14 @@ from typing import Any, Sequence
 
 import torch
 
-from .._errors import StadynError
 from ._context import context_scope, get_current_context
 from ._function_hooks import _POST as _POST_HOOKS
 from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
 from ._autograd_backward import autograd_backward
 from ._eager_owners import marks_changed_since_run, note_eager_run
-from ._grad_marks import (gradient_marks, output_marks, mark_gradients_changed,
-                          given_back, marks_to_replay, program_side_effects, ReplayGuard,
-                          SideEffect, written_leaves, _READS)
+from ._forward_again import backward_under_marks_of_now, guarded, refuse_kept
+from ._grad_marks import gradient_marks, output_marks
 from ._mode import is_training, training
 from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
@@ -65,11 +64,12 @@ from ._backward_seed import backward_seed
 from ._deferred_backward import Deferred, deferrable, outputs_held
 from ._draw_states import drawing, keep, replays, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
-from ._plan_reuse import loop_and_own_stream, remember, reuse, sighted, structure
-from ._subgraph import leaf_tensor, Subgraph
+from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
+                          structure)
+from ._subgraph import Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
-from ._variable import FunctionNode, Variable
+from ._variable import Variable
 from ._versions import gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
@@ -417,98 +417,6 @@ def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
     run_forward(roots, clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
 
 
-def _backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now: tuple,
-                                 grad: Any, clear_buffer: bool) -> None:
-    """Backward from ``var`` after ``need_grad`` was set on a Variable of ``plan``'s graph since
-    its forward, honouring it as NNabla does (``_grad_marks.py``): the forward runs again
-    under the marks of ``now``, with the nodes ``plan``'s forward left out of the backward
-    still out and those it let take part still in (``marks_to_replay``; marks set for this
-    forward and backward only) -- through the plan for those marks, or eagerly where ``plan``
-    ran eagerly.  Random numbers are drawn again as that forward drew them where its draws
-    were noted (``replays``, ``same_draws``); running statistics it writes get back the values
-    the forward left them (``given_back``; NNabla runs no forward again); a graph whose forward
-    has other side effects (an op's own state, draws not noted) refuses.  An op that cannot be
-    traced, or a program reading a leaf it wrote (``min_max_quantize``), runs again guarded."""
-    if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
-        effect = program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes))
-        _refuse(effect != _READS and effect)
-    else:
-        _refuse_kept(plan.nodes)
-    stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
-    for v in stop:
-        v._stops_grad = True
-    for v in start:
-        v._starts_grad = True
-    try:
-        mark_gradients_changed()
-        if isinstance(plan, StaticPlan) and effect != _READS:
-            with same_draws(plan.nodes) as hook, given_back(written_leaves(plan.fw, plan.leaves)):
-                run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
-                            function_pre_hook=hook)
-        else:
-            _replay_eagerly(plan, replays(plan.nodes))
-        new = var._plan
-        if new.has_backward and any(r is var for r in new.diff_roots):
-            new.run_backward(var, backward_seed(var, grad, var._data), clear_buffer)
-    finally:
-        for v in stop:
-            v._stops_grad = False
-        for v in start:
-            v._starts_grad = False
-        mark_gradients_changed()
-        if not isinstance(var._plan, HookedPlan):   # (op by op: _draw_states' hook; no marks)
-            var._plan.marks_seen = gradient_marks_version()
-
-
-def _replay_eagerly(plan: EagerPlan, draws_again: bool) -> None:
-    """Run ``plan``'s forward (a new shape's trial, an unlowerable graph) again eagerly under the
-    marks of now, guarded (``_guarded``; ``draws_again``: it draws what that forward drew,
-    ``same_draws``); the roots' plan is the new's."""
-    with same_draws(plan.nodes) if draws_again else contextlib.nullcontext() as hook:
-        with _guarded(plan.leaves, draws_again):
-            if hook is not None:
-                run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
-                            function_pre_hook=hook)
-                return
-            new = TrialPlan(plan.roots, plan.nodes, plan.leaves, plan.fill, True,
-                            getattr(plan, "reason", None))
-            new.run()
-    new.marks, new.keep_all = gradient_marks(new.nodes, new.leaves), plan.keep_all
-    for r in plan.roots:
-        r._plan = new
-
-
-def _refuse_kept(nodes: Sequence[FunctionNode]) -> None:
-    """Refuse to run ``nodes`` again when one of their ops keeps state from run to run."""
-    kept = sorted({n.spec.name for n in nodes if n.spec.state is not None})
-    _refuse(kept and "run op(s) that keep state from run to run again: " + ", ".join(kept))
-
-
-@contextlib.contextmanager
-def _guarded(leaves: Sequence[Variable], draws_again: bool):
-    """A forward run again eagerly for a backward (grad enabled): ``leaves`` (running statistics)
-    written get their values back after it; refused (:func:`_refuse`) before an op reads one it
-    wrote or, unless ``draws_again``, draws (``ReplayGuard``; an op updating a statistic it reads
-    computes from the state its forward left there, ``replaying_a_forward``)."""
-    guard = ReplayGuard([leaf_tensor(v) for v in leaves], draws_again)
-    try:
-        with torch.enable_grad(), guard:
-            yield
-    except StadynError as exc:
-        cause = exc.__cause__
-        if isinstance(cause, SideEffect):
-            _refuse(cause.args[0])
-        raise
-
-
-def _refuse(why: Any) -> None:
-    if why:
-        raise StadynError(
-            "backward: need_grad was set on a Variable of this graph after its forward, and "
-            f"running the forward again to honour it would {why}; set need_grad before "
-            "forward() (or run forward() again)")
-
-
 def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
              function_pre_hook=None, function_post_hook=None) -> None:
     """Backward from ``var`` (:meth:`Variable.backward`): the backward program of the plan of
@@ -546,7 +454,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
                 and plan.marks_seen != gradient_marks_version()):
             now = gradient_marks(plan.nodes, plan.leaves)
             if now != plan.marks:
-                _backward_under_marks_of_now(var, plan, now, grad, clear_buffer)
+                backward_under_marks_of_now(var, plan, now, grad, clear_buffer, run_forward)
                 return
             plan.marks_seen = gradient_marks_version()
         plan.run_backward(var, backward_seed(var, grad, data), clear_buffer)
@@ -570,9 +478,9 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
     # stands for the eager run's stale history it is refused as the roots' would be (NNabla
     # runs no forward again: running statistics and an op's state must not move twice)
     if stale:
-        _refuse_kept(nodes)
+        refuse_kept(nodes)
     with (outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes) as hook,
-          _guarded(graph.leaves, replays(nodes)) if stale
+          guarded(graph.leaves, replays(nodes)) if stale
           else contextlib.nullcontext()):
         run_forward([var], function_pre_hook=hook)
     backward(var, grad, clear_buffer)

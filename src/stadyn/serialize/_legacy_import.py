@@ -2,12 +2,13 @@
 catalog ops.
 
 Which function types become which catalog ops is registered against the ops (the op rules'
-``nnp_import`` and ``cntk_import`` columns); this module only walks the network: it makes the
-leaves (the file's parameters and constants as parameters of a registry under the file's names,
-data inputs as input Variables with the batch axis first), expands CNTK blocks (layers) into
-their bodies, calls each function's rule in static mode and checks what it returns.  A network
-holding function types no rule maps is refused before anything is built, with one
-:class:`UnsupportedModelError` naming the file, each unmapped type and its functions.
+``nnp_import`` and ``cntk_import`` columns, gathered per format in :mod:`._legacy_tables`);
+this module only walks the network: it makes the leaves (the file's parameters and constants
+as parameters of a registry under the file's names, data inputs as input Variables with the
+batch axis first), expands CNTK blocks (layers) into their bodies, calls each function's rule
+in static mode and checks what it returns.  A network holding function types no rule maps is
+refused before anything is built, with one :class:`UnsupportedModelError` naming the file, each
+unmapped type and its functions.
 """
 
 from __future__ import annotations
@@ -24,20 +25,19 @@ from .. import sequence as S
 from .._errors import ModelFileError, StadynError
 from ..graph import (FREE_DIMENSION, Variable, auto_forward, get_current_context,
                      mark_free_dimensions, name_scope)
-from ..ops import CATALOG
 from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
 from ._cntk_v1_attributes import shown_attributes
 from ._cntk_v1_gathers import fold_step_gathers
-from ._cntk_v1_uids import V1_READ_AS_V2
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
 from ._legacy_import_flat import FlatBuilding, shown_argument_order
 from ._legacy_loops import needs_sequences
 from ._network import Network
 from ._onnx_import import UnsupportedModelError
-from .op_rules import Unmapped, rules_for
-
+# (the tables of which rule builds which type; legacy_mapping_table is re-exported for the
+# callers that read it here)
+from ._legacy_tables import FORMATS, legacy_import_table, legacy_mapping_table
 
 __all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "output_shapes",
            "FORMATS", "ModelRefusedAtRunError"]
@@ -48,37 +48,8 @@ class ModelRefusedAtRunError(UnsupportedModelError, RuntimeError):
     RuntimeError, in its words), or a file that computes nothing (CNTK 2.7's ValueError when
     it runs)."""
 
-#: format of a :class:`LegacyModel` -> (the op rules' column, the framework's name).
-FORMATS = {"nnp": ("nnp_import", "NNabla"), "cntk-v2": ("cntk_import", "CNTK"),
-           "cntk-v1": ("cntk_v1_import", "CNTK v1")}
 
 _MAX_INPUT_BYTES = 1 << 34     # the inputs a file declares, at the batch size asked for
-
-
-def legacy_import_table(fmt: str) -> dict[str, tuple[str, Any]]:
-    """``{function type: (catalog op name, build)}`` for the format ``fmt`` (a key of
-    :data:`FORMATS`), gathered from the catalog's op rules (:data:`.V1_READ_AS_V2` too).
-
-    Example:
-        >>> legacy_import_table("nnp")["Convolution"][0], legacy_import_table("cntk-v2")["Times"][0]
-        ('convolution', 'affine')
-    """
-    column = FORMATS[fmt][0]
-    table: dict[str, tuple[str, Any]] = {}
-    for name, spec in CATALOG.items():
-        rules = rules_for(spec)
-        found = getattr(rules, column) if rules is not None else None
-        if found is None or isinstance(found, Unmapped):
-            continue
-        for op_type, build in found.items():
-            if op_type in table:
-                raise StadynError(f"{FORMATS[fmt][1]} function {op_type} is mapped by two "
-                                  f"catalog ops: {table[op_type][0]} and {name}")
-            table[op_type] = (name, build)
-    if fmt == "cntk-v1":    # (the v1 nodes CNTK 2.7 loads as a CNTK 2 op of no attributes)
-        v2 = legacy_import_table("cntk-v2")
-        table.update({t: v2[op] for t, op in V1_READ_AS_V2.items()})
-    return table
 
 
 # CNTK functions whose rules build several ops reading the inputs in another order than the
@@ -575,26 +546,3 @@ def build_network(model: LegacyModel, network: LegacyNetwork, inputs: Mapping[st
     # (both the plain and the sequence path's networks: build_flat builds its own)
     built.refused_at_run = list(builder.refused)
     return built
-
-
-def legacy_mapping_table() -> str:
-    """The NNabla function types and CNTK op names the catalog's op rules import, as Markdown
-    tables (type -> catalog op); ``docs/model-files.md`` holds them.
-
-    Example:
-        >>> print(legacy_mapping_table().splitlines()[0])
-        **NNabla** (226 function types)
-    """
-    parts = []
-    for fmt in FORMATS:
-        table = legacy_import_table(fmt)
-        by_op: dict[str, list[str]] = {}
-        for op_type, (op_name, _) in sorted(table.items()):
-            by_op.setdefault(op_name, []).append(op_type)
-        what = "function types" if fmt == "nnp" else "op names"
-        parts += [f"**{FORMATS[fmt][1]}** ({len(table)} {what})", "",
-                  "| catalog op | imported from |", "|---|---|"]
-        parts += [f"| `{op}` | {', '.join(by_op[op])} |" for op in sorted(by_op)]
-        parts.append("")
-    return "\n".join(parts).rstrip()
-

@@ -9,11 +9,7 @@ import os
 import numpy as np
 
 from compat_harness import cntk_case
-
-
-def _error(exc):
-    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+from compat_outcomes import builtin_type, outcome
 
 
 # (label, table shape, indices shape, axis): the axis as an int, negative, an Axis, none
@@ -87,15 +83,10 @@ def gather__dynamic_operands(C, r):
                         ("both", lambda: C.gather(ref, C.argmax(score, 0)))):
         g = make()
         res[label + ": shape"] = list(g.shape)
-        try:
-            res[label] = g.eval({a: feeds[a] for a in g.arguments})
-        except Exception as exc:  # noqa: BLE001 - the type is what is compared
-            res[label] = _error(exc)
-    try:
-        C.gather(table, idx, axis=2)
-        res["axis out of range"] = "built"
-    except Exception as exc:  # noqa: BLE001
-        res["axis out of range"] = _error(exc)
+        res[label] = outcome(lambda: g.eval({a: feeds[a] for a in g.arguments}),
+                             raised=builtin_type)
+    res["axis out of range"] = outcome(lambda: C.gather(table, idx, axis=2),
+                                       convert=lambda _: "built", raised=builtin_type)
     return res
 
 
@@ -180,12 +171,11 @@ def _minibatch_data(d, variable=None):
            "data shape": list(d.data.shape), "data is_sparse": d.data.is_sparse,
            "is_sparse": d.is_sparse, "counts": [d.num_samples, d.num_sequences, d.end_of_sweep],
            "asarray": d.asarray(), "data asarray": d.data.asarray()}
-    try:
+
+    def sequences():
         seqs = d.as_sequences(variable) if variable is not None else d.as_sequences()
-        out["as_sequences"] = [np.asarray(s.todense() if hasattr(s, "todense") else s)
-                               for s in seqs]
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        out["as_sequences"] = _error(exc)
+        return [np.asarray(s.todense() if hasattr(s, "todense") else s) for s in seqs]
+    out["as_sequences"] = outcome(sequences, raised=builtin_type)
     return out
 
 

@@ -6,11 +6,7 @@ import numpy as np
 
 from compat_harness import cntk_case
 from compat_cases.cntk_ops import op_case
-
-
-def _error(exc):
-    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+from compat_outcomes import builtin_type, outcome
 
 
 @cntk_case(names=["cntk.ops.gather", "cntk.Function.inputs", "cntk.Function.arguments",
@@ -42,10 +38,7 @@ def to_batch__of_a_batched_input(C, r):
     for label, make in (("input", lambda: C.input_variable((2, 3))),
                         ("op of an input", lambda: C.input_variable((2, 3)) * 2.0),
                         ("sequence", lambda: C.sequence.input_variable(3))):
-        try:
-            res[label] = list(C.to_batch(make()).shape)
-        except Exception as exc:  # noqa: BLE001 - the type is what is compared
-            res[label] = _error(exc)
+        res[label] = outcome(lambda: list(C.to_batch(make()).shape), raised=builtin_type)
     x = C.input_variable((2, 3))
     u = C.to_batch(C.unpack_batch(x))
     r.touch("cntk.Function.eval")
@@ -139,10 +132,7 @@ def replace_placeholders__some(C, r):
            "placeholders": [p.name for p in g.placeholders],
            "nested arguments": [a.name for a in h.arguments],
            "nested placeholders": [p.name for p in h.placeholders]}
-    try:
-        res["output shape"] = list(g.output.shape)
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
-        res["output shape"] = _error(exc)
+    res["output shape"] = outcome(lambda: list(g.output.shape), raised=builtin_type)
     y = C.input_variable((2,), name="y")
     done = g.replace_placeholders({p2: y})
     res["all bound arguments"] = [a.name for a in done.arguments]
@@ -222,12 +212,11 @@ def ndarrayview_slice_view(C, r):
                      ([0, 0, 0, 1], [1, 1, 2, 2]), ([0, 0, 0, 0], [1, 1, 2, 3]),
                      ([0, 0, 1, 2], [2])):
         key = "%s %s" % (off, ext)
-        try:
-            sliced = nd.slice_view(off, ext)
-            res[key] = sliced.asarray()
-            res[key + " shape"] = list(sliced.shape)
-        except Exception as exc:  # noqa: BLE001 - the type is what is compared
-            res[key] = _error(exc)
+
+        def sliced(off=off, ext=ext, key=key):
+            view = nd.slice_view(off, ext)
+            return {key: view.asarray(), key + " shape": list(view.shape)}
+        res.update(outcome(sliced, raised=lambda exc, key=key: {key: builtin_type(exc)}))
     return res
 
 

@@ -7,11 +7,12 @@ import re
 import numpy as np
 
 from compat_harness import cntk_case
+from compat_outcomes import builtin_type, outcome
 
 
-def _error(exc):
-    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+def _reason(exc):
+    """What a refusal is compared by: its built-in type and the first line of CNTK's reason."""
+    return ["raises " + builtin_type(exc), str(exc).split("\n")[0]]
 
 
 def _listed(vs):
@@ -128,13 +129,12 @@ def function__parameters_refused_in_its_body_and_identity(C, r):
             "cntk.layers.Embedding", "cntk.Function.with_signature", "cntk.combine")
 
     def inside(make):
-        try:
+        def made():
             @C.Function
             def f(a):
                 return make(a)
             return str(f)
-        except Exception as e:      # (compared by its built-in type and CNTK's reason)
-            return ["raises " + _error(e), str(e).split("\n")[0]]
+        return outcome(made, raised=_reason)
 
     outside = C.layers.Dense(2)
     made = [
@@ -152,13 +152,13 @@ def function__parameters_refused_in_its_body_and_identity(C, r):
         ("Dense made outside", lambda a: outside(a)),
     ]
     res = {label: inside(make) for label, make in made}
-    try:
+
+    def typed():
         @C.Function.with_signature(C.layers.Tensor[3])
         def g(a):
             return a * C.parameter((3,), init=1)
-        res["typed"] = str(g)
-    except Exception as e:
-        res["typed"] = ["raises " + _error(e), str(e).split("\n")[0]]
+        return str(g)
+    res["typed"] = outcome(typed, raised=_reason)
     res["after"] = list(C.parameter((2,), init=1).shape)    # (refused inside only)
     i = C.layers.identity
     x = C.input_variable(3, name="x")

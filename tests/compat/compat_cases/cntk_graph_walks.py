@@ -8,11 +8,7 @@ import re
 import numpy as np
 
 from compat_harness import cntk_case
-
-
-def _error(exc):
-    """The built-in exception type ``exc`` is (Stadyn's errors subclass CNTK's)."""
-    return next(c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins")
+from compat_outcomes import builtin_type, outcome
 
 
 def _kind(v):
@@ -28,13 +24,6 @@ def _listed(vs):
 def _numbered(text):
     """``text`` with CNTK's numbered uids (``Block184_Output_0``) unnumbered."""
     return re.sub(r"([A-Za-z:]+)\d+(_Output_\d+)", r"\1#\2", text)
-
-
-def _attempt(fn):
-    try:
-        return fn()
-    except Exception as e:          # (compared by its built-in type)
-        return "raises " + _error(e)
 
 
 _UNAPPLIED = [
@@ -93,17 +82,17 @@ def layers__unapplied_parameters_and_repr(C, r):
 
         res[label] = {
             "parameters": _listed(d.parameters),
-            "constants": _attempt(lambda: _listed(d.constants)),
-            "constant values": _attempt(lambda: [c.value for c in d.constants
+            "constants": outcome(lambda: _listed(d.constants)),
+            "constant values": outcome(lambda: [c.value for c in d.constants
                                                  if -1 not in c.shape]),
             "arguments": _listed(d.arguments),
-            "inputs": _attempt(lambda: _listed(d.inputs)),
-            "shape": _attempt(lambda: list(d.shape)),
+            "inputs": outcome(lambda: _listed(d.inputs)),
+            "shape": outcome(lambda: list(d.shape)),
             "op_name": d.op_name,
             "repr": _numbered(repr(d)), "str": str(d),
             "outputs": [_numbered(o.uid + "_") if not o.name else o.name
                         for o in d.outputs],
-            "root": _attempt(root),
+            "root": outcome(root),
         }
     # applied afterwards, the parameters are those of the inferred shapes
     conv = C.layers.Convolution((3, 3), 2)
@@ -225,11 +214,8 @@ def learners__on_a_layer_not_applied(C, r):
              lambda: C.sgd(C.layers.BatchNormalization().parameters, lr))]
     res = {}
     for label, make in made:
-        try:
-            make()
-            res[label] = "made"
-        except Exception as e:
-            res[label] = ["raises " + _error(e), "unknown dimensions" in str(e)]
+        res[label] = outcome(make, convert=lambda _: "made", raised=lambda e: [
+            "raises " + builtin_type(e), "unknown dimensions" in str(e)])
     # applied first: the learner takes the parameters of the inferred shapes
     d = C.layers.Dense(3)
     x = C.input_variable(2, name="x")

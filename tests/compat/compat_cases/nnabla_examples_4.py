@@ -3,18 +3,15 @@ PointNet (``3d-object-classification/pointnet``) indexes a Variable, ``conv_h1[:
 NNabla 1.39 builds such ``x[key]`` in the graph (a ``slice`` and a ``reshape``, or a
 ``gather_nd`` for index arrays and masks), gradients flowing back through it."""
 
+import functools
+
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import builtin_type, outcome
 
-
-def _error(fn):
-    """The name of the exception ``fn()`` raises, or None."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the kind is the result
-        return type(e).__name__
-    return None
+# the built-in type of the exception ``fn()`` raises, or None
+_error = functools.partial(outcome, convert=lambda _: None, raised=builtin_type)
 
 
 # keys of basic indexing (slices, ints, ..., None) and of advanced indexing (index lists, a mask)

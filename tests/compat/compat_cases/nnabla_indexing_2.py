@@ -17,18 +17,15 @@ the in-place operators in ``_nd_array.pyx``):
   had a length, compared False with a number and computed ``abs(x)``).
 """
 
+import functools
+
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import builtin_type, outcome
 
-
-def _error(fn):
-    """The name of the exception ``fn()`` raises, or None."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the kind is the result
-        return type(e).__name__
-    return None
+# the built-in type of the exception ``fn()`` raises, or None
+_error = functools.partial(outcome, convert=lambda _: None, raised=builtin_type)
 
 
 def _assign(x, key, value):
