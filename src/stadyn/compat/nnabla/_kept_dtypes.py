@@ -1,0 +1,142 @@
+"""The array NNabla 1.39 holds in a parameter's own floating dtype, kept for its ``.h5`` re-save.
+
+NNabla 1.39 holds a parameter in the dtype it was given: an ``.h5`` dataset's (float64,
+float16: nnabla/utils/get_file_handle.py:303, ``var.data.cast(ds.dtype)[...] = ds[...]``),
+float64 from a ``.protobuf`` / ``.nntxt`` / an ``.nnp``'s ``parameter.protobuf``
+(nnabla/parameter.py:392, ``numpy.reshape`` of the message's repeated ``float`` field), an
+initializer array's or an initializer callable's result (parameter.py:244,
+``Variable.from_numpy_array``).  Its functions read it as float32 and write float32, its
+gradient is float32 and a solver's update writes float32 into it; ``save_parameters`` to an
+``.h5`` writes the array as it is (get_file_handle.py:470), so a re-save keeps the dtype and a
+float64 one every digit (checked on NNabla 1.39, cases
+``nnabla_dtypes_28.h5_float64__resaved_with_its_digits``,
+``protobuf_and_initializers__resaved_in_their_dtype``).
+
+A Stadyn Variable holds one float32 tensor, in which its ops compute (NNabla's outputs,
+gradients and updates), so ``.d`` is float32 there.  The array NNabla would hold is kept here
+(:func:`keep`) beside a copy of the float32 values it gave the Variable; the ``.h5`` re-save
+writes it (:func:`saved_arrays`) while the Variable still holds those values exactly: a
+solver's update, a batch normalization's running statistics, ``v.d = ...`` or an in-place
+write through ``.d`` change them, and then the Variable's float32 values are written (NNabla
+writes float32 after the first three; after an in-place write into its float64 array it
+writes float64, a difference ``docs/nnabla-names.md`` names).
+
+Example:
+    >>> import numpy as np, stadyn.compat.nnabla as nn
+    >>> w = nn.Variable.from_numpy_array(np.zeros(2, np.float32))
+    >>> w.d = np.array([1 + 1e-9, 2.0])        # (float32 on Stadyn)
+    >>> keep(w, np.array([1 + 1e-9, 2.0]))
+    >>> a = saved_arrays({"w": w})["w"]; a.dtype, bool(a[0] == 1 + 1e-9)
+    (dtype('float64'), True)
+    >>> w.d[0] = 5.0                            # changed: its float32 values are written
+    >>> saved_arrays({"w": w})["w"].dtype
+    dtype('float32')
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import torch
+
+from ... import parametric as _parametric
+from ...graph import data_of, value_holder
+
+__all__ = ["keep", "forget", "saved_arrays", "keeping_initializer_arrays"]
+
+# The Variable holding a parameter's value -> (the array NNabla holds, the float32 tensor
+# the Variable held when it was kept).
+_KEPT: "weakref.WeakKeyDictionary[Any, tuple[np.ndarray, torch.Tensor]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def keep(v: Any, array: Any) -> None:
+    """Keep ``array`` as what NNabla 1.39's parameter ``v`` holds, when it is a floating array
+    of another dtype than float32 and ``v`` holds its float32 rounding; else forget any array
+    kept for ``v``."""
+    holder = value_holder(v)
+    arr = np.asarray(array)
+    current = data_of(holder).detach()
+    if (arr.dtype.kind != "f" or arr.dtype == np.float32 or current.dtype != torch.float32
+            or tuple(arr.shape) != tuple(current.shape)):
+        _KEPT.pop(holder, None)
+        return
+    _KEPT[holder] = (arr.copy(), current.clone())
+
+
+def forget(v: Any) -> None:
+    """Forget the array kept for ``v`` (a write gave it new values).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> w = nn.Variable.from_numpy_array(np.zeros(1, np.float32))
+        >>> keep(w, np.zeros(1)); forget(w)
+        >>> saved_arrays({"w": w})["w"].dtype
+        dtype('float32')
+    """
+    _KEPT.pop(value_holder(v), None)
+
+
+def saved_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """``{name: array}`` an ``.h5`` re-save writes for ``params``: the array kept for each
+    Variable still holding the float32 values it had when kept, else its value (``.d``)."""
+    out = {}
+    for name, v in params.items():
+        holder = value_holder(v)
+        entry = _KEPT.get(holder)
+        current = data_of(holder).detach()
+        if entry is not None and (current.dtype != entry[1].dtype
+                                  or current.shape != entry[1].shape
+                                  or not torch.equal(current, entry[1])):
+            _KEPT.pop(holder, None)
+            entry = None
+        out[name] = entry[0] if entry is not None else np.asarray(v.d)
+    return out
+
+
+def _other_floats(values: Any) -> list[np.ndarray]:
+    found = []
+    for v in values:
+        if isinstance(v, dict):
+            found += _other_floats(v.values())
+        elif isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype != np.float32:
+            found.append(v)
+    return found
+
+
+def keeping_initializer_arrays(func: Callable) -> Callable:
+    """The parametric function ``func`` keeping (:func:`keep`) the floating initializer arrays
+    of another dtype than float32 it is given (``w_init``, ``param_init``'s values) for the
+    parameters it makes of them: NNabla 1.39 holds those in the array's dtype.  Each is the
+    new parameter of its shape holding its float32 rounding (the first such one).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     _ = PF.affine(nn.Variable((1, 2)), 1, w_init=np.full((2, 1), 0.1))
+        ...     saved_arrays(nn.get_parameters())["affine/W"].dtype
+        dtype('float64')
+    """
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        arrays = _other_floats((*args, *kwargs.values()))
+        if not arrays:
+            return func(*args, **kwargs)
+        before = set(map(id, _parametric.get_parameters(grad_only=False).values()))
+        out = func(*args, **kwargs)
+        new = [v for v in _parametric.get_parameters(grad_only=False).values()
+               if id(v) not in before]
+        for arr in arrays:
+            for v in new:
+                current = data_of(v).detach()
+                if (current.dtype == torch.float32 and tuple(current.shape) == arr.shape
+                        and torch.equal(current, torch.from_numpy(arr.astype(np.float32)))):
+                    keep(v, arr)
+                    new.remove(v)
+                    break
+        return out
+    return call
