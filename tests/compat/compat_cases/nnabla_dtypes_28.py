@@ -11,8 +11,8 @@ float32; ``save_parameters('....h5')`` writes each parameter's array as it is
 (get_file_handle.py:470, ``hd[k] = v.data.get_data("r")``), so a re-save keeps the dtype and,
 for float64, every digit.  Stadyn's Variable holds one float32 tensor (its ops compute in
 it): ``.d`` is float32 there (the known keys), and the array NNabla holds is kept beside it
-for the ``.h5`` re-save while the Variable still holds its float32 rounding
-(``compat/nnabla/_kept_dtypes.py``; float32 before nnio28).
+for the ``.h5`` re-save while nothing but an in-place write through ``.d`` changed the
+Variable (``compat/nnabla/_kept_dtypes.py``; float32 before nnio28).
 """
 
 import zipfile
@@ -26,10 +26,10 @@ _ONE_TENSOR = ("NNabla 1.39 holds the parameter in the dtype it was given (float
                "which its ops compute (NNabla's functions compute in float32 too: the outputs, "
                "gradients and updates agree), so .d is float32, the values rounded "
                "(docs/nnabla-names.md, 'Variable.d = values of another floating dtype')")
-_IN_PLACE = ("NNabla 1.39 writes w.d[0] = 5 into its float64 array and re-saves float64; "
-             "Stadyn's .d is a view of the float32 tensor, which then no longer holds the "
-             "kept array's rounding, so the re-save writes the float32 tensor "
-             "(docs/nnabla-names.md)")
+_WRITTEN = ("NNabla 1.39 stores v.d = float64 array as float64 and re-saves it so; Stadyn's .d "
+            "setter casts into the Variable's float32 tensor and keeps nothing beside it (a "
+            "copy of each float64 array written, data fed each step included, for a re-save "
+            "only), so the .h5 holds float32 (docs/nnabla-names.md)")
 
 
 def _h5_arrays(path):
@@ -49,11 +49,11 @@ def _saved(nn, name):
 
 @nnabla_case(names=["nnabla.load_parameters", "nnabla.save_parameters",
                     "nnabla.get_parameters", "nnabla.solvers.Sgd", "nnabla.Variable.d"],
-             known={"loaded dtypes": _ONE_TENSOR, "loaded w digits": _ONE_TENSOR,
-                    "in place: resaved": _IN_PLACE},
+             known={"loaded dtypes": _ONE_TENSOR, "loaded w digits": _ONE_TENSOR},
              note="an .h5 of a float64 w = [1 + 1e-9, 2, -0.1] and a float16 h = [0.5, 1/3]: "
-                  "loaded, the dtypes and w's digits ((w[0] - 1) * 1e9 in float64); sum((w - 1) * 1e9) (forward, w's "
-                  "gradient); re-saved as .h5 (each dataset's dtype and values) and as "
+                  "loaded, the dtypes and w's digits ((w[0] - 1) * 1e9 in float64); "
+                  "sum((w - 1) * 1e9) (forward, w's gradient); re-saved as .h5 (each "
+                  "dataset's dtype and values) and as "
                   ".protobuf (reloaded); after an Sgd(0.5) update of w, re-saved as .h5; "
                   "reloaded, w.d[0] = 5 in place, re-saved as .h5")
 def h5_float64__resaved_with_its_digits(nn, F, S, r):
@@ -106,14 +106,16 @@ def h5_float64__resaved_with_its_digits(nn, F, S, r):
                     "nnabla.parameter.get_parameter_or_create", "nnabla.Variable.d",
                     "nnabla.parametric_functions.affine", "nnabla.utils.save.save"],
              known={"protobuf dtype": _ONE_TENSOR, "nnp dtype": _ONE_TENSOR,
-                    "initializer dtypes": _ONE_TENSOR,
+                    "initializer dtypes": _ONE_TENSOR, "written float64: resaved": _WRITTEN,
                     "affine dtypes": _ONE_TENSOR},
              note="a float32 w = [0.1, 0.2] saved as .protobuf, loaded (also as an .nnp's "
                   "parameter.protobuf) and re-saved as .h5; get_parameter_or_create with a "
                   "float64 array [1 + 1e-9, 0.3] and with a callable giving float64 "
                   "(re-saved as .h5); PF.affine with float64 w_init / b_init arrays: the "
                   "output * 1e9 of x = [1, 2] (float32 on NNabla), the dtypes, the .h5 "
-                  "re-save and its nnabla.utils.save .nnp's parameter.h5; w.d = float32 values written over a float64 one, re-saved")
+                  "re-save and its nnabla.utils.save .nnp's parameter.h5; v.d = float32 "
+                  "values written over a float64 one, re-saved; u.d = float64 values, "
+                  "re-saved")
 def protobuf_and_initializers__resaved_in_their_dtype(nn, F, PF, r):
     r.touch("nnabla.Variable.d", "nnabla.parameter.get_parameter_or_create")
     res = {}
@@ -160,5 +162,9 @@ def protobuf_and_initializers__resaved_in_their_dtype(nn, F, PF, r):
     v = nn.parameter.get_parameter_or_create("v", (2,), np.array([0.1, 0.2], np.float64))
     v.d = np.array([0.1, 0.2], np.float32)
     res["written float32: resaved"] = _saved(nn, "written.h5")
+    nn.clear_parameters()
+    u = nn.parameter.get_parameter_or_create("u", (2,))
+    u.d = np.array([1.0 + 1e-9, 0.3], np.float64)
+    res["written float64: resaved"] = _saved(nn, "written64.h5")
     nn.clear_parameters()
     return res

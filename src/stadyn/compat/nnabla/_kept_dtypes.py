@@ -13,13 +13,15 @@ float64 one every digit (checked on NNabla 1.39, cases
 ``protobuf_and_initializers__resaved_in_their_dtype``).
 
 A Stadyn Variable holds one float32 tensor, in which its ops compute (NNabla's outputs,
-gradients and updates), so ``.d`` is float32 there.  The array NNabla would hold is kept here
-(:func:`keep`) beside a copy of the float32 values it gave the Variable; the ``.h5`` re-save
-writes it (:func:`saved_arrays`) while the Variable still holds those values exactly: a
-solver's update, a batch normalization's running statistics, ``v.d = ...`` or an in-place
-write through ``.d`` change them, and then the Variable's float32 values are written (NNabla
-writes float32 after the first three; after an in-place write into its float64 array it
-writes float64, a difference ``docs/nnabla-names.md`` names).
+gradients and updates), so ``.d`` is float32 there.  What NNabla holds is kept here
+(:func:`keep`): the dtype, and the array itself only where it has digits float32 lacks (a
+``.protobuf``'s float64 values are float32 numbers; so is float16), with the tensor the
+Variable held then and that tensor's version counter.  An ``.h5`` re-save writes it
+(:func:`saved_arrays`) while the Variable holds that tensor at that version, the values a
+program wrote in place through ``.d`` taking their elements' place (NNabla writes them into
+its float64 array).  A solver's update, a batch normalization's running statistics (torch
+bumps the version), ``v.d = ...`` and ``fill()`` (new memory) change it: then the float32
+values are written, as NNabla writes float32 after them.
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -28,7 +30,10 @@ Example:
     >>> keep(w, np.array([1 + 1e-9, 2.0]))
     >>> a = saved_arrays({"w": w})["w"]; a.dtype, bool(a[0] == 1 + 1e-9)
     (dtype('float64'), True)
-    >>> w.d[0] = 5.0                            # changed: its float32 values are written
+    >>> w.d[0] = 5.0                            # in place: NNabla's float64 array too
+    >>> saved_arrays({"w": w})["w"].tolist()
+    [5.0, 2.0]
+    >>> w.data.fill(3.0)                        # new memory: float32, as NNabla's
     >>> saved_arrays({"w": w})["w"].dtype
     dtype('float32')
 """
@@ -47,28 +52,31 @@ from ...graph import data_of, value_holder
 
 __all__ = ["keep", "forget", "saved_arrays", "keeping_initializer_arrays"]
 
-# The Variable holding a parameter's value -> (the array NNabla holds, the float32 tensor
-# the Variable held when it was kept).
-_KEPT: "weakref.WeakKeyDictionary[Any, tuple[np.ndarray, torch.Tensor]]" = \
-    weakref.WeakKeyDictionary()
+# The Variable holding a parameter's value -> (the dtype NNabla holds it in, the array when it
+# has digits float32 lacks (else None), a weak reference to the tensor the Variable held when
+# kept, that tensor's version then).
+_KEPT: "weakref.WeakKeyDictionary[Any, tuple]" = weakref.WeakKeyDictionary()
 
 
 def keep(v: Any, array: Any) -> None:
-    """Keep ``array`` as what NNabla 1.39's parameter ``v`` holds, when it is a floating array
+    """Keep what NNabla 1.39's parameter ``v`` holds, ``array``, when it is a floating array
     of another dtype than float32 and ``v`` holds its float32 rounding; else forget any array
     kept for ``v``."""
     holder = value_holder(v)
     arr = np.asarray(array)
-    current = data_of(holder).detach()
+    current = data_of(holder)
     if (arr.dtype.kind != "f" or arr.dtype == np.float32 or current.dtype != torch.float32
             or tuple(arr.shape) != tuple(current.shape)):
         _KEPT.pop(holder, None)
         return
-    _KEPT[holder] = (arr.copy(), current.clone())
+    rounded = arr.astype(np.float32)
+    digits = not np.array_equal(rounded.astype(arr.dtype), arr, equal_nan=True)
+    _KEPT[holder] = (arr.dtype, arr.copy() if digits else None, weakref.ref(current),
+                     current._version)
 
 
 def forget(v: Any) -> None:
-    """Forget the array kept for ``v`` (a write gave it new values).
+    """Forget what was kept for ``v`` (a write gave it new values).
 
     Example:
         >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -80,21 +88,29 @@ def forget(v: Any) -> None:
     _KEPT.pop(value_holder(v), None)
 
 
-def saved_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """``{name: array}`` an ``.h5`` re-save writes for ``params``: the array kept for each
-    Variable still holding the float32 values it had when kept, else its value (``.d``)."""
-    out = {}
-    for name, v in params.items():
-        holder = value_holder(v)
-        entry = _KEPT.get(holder)
-        current = data_of(holder).detach()
-        if entry is not None and (current.dtype != entry[1].dtype
-                                  or current.shape != entry[1].shape
-                                  or not torch.equal(current, entry[1])):
-            _KEPT.pop(holder, None)
-            entry = None
-        out[name] = entry[0] if entry is not None else np.asarray(v.d)
+def _saved(holder: Any, v: Any) -> np.ndarray:
+    entry = _KEPT.get(holder)
+    values = np.asarray(v.d)
+    if entry is None:
+        return values
+    dtype, arr, ref, version = entry
+    current = data_of(holder)
+    if ref() is not current or current._version != version:
+        del _KEPT[holder]                   # written since: float32, as NNabla's
+        return values
+    if arr is None:
+        return values.astype(dtype)
+    out = arr.copy()
+    written = values != arr.astype(np.float32)      # (in place through .d)
+    out[written] = values[written]
     return out
+
+
+def saved_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """``{name: array}`` an ``.h5`` re-save writes for ``params``: what NNabla 1.39 holds for
+    each, kept here, while the Variable holds the tensor it held when kept; else its value
+    (``.d``)."""
+    return {name: _saved(value_holder(v), v) for name, v in params.items()}
 
 
 def _other_floats(values: Any) -> list[np.ndarray]:
