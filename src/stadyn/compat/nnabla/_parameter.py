@@ -173,7 +173,8 @@ def _load_file(path, ext, proto, needs_proto):
         _serialize.load_parameters(path, content=content)
         params = _parametric.get_parameters(grad_only=False)
         for name, (array, _) in content.items():
-            keep(params[name], array)           # NNabla holds the dataset's dtype
+            if name in params:
+                keep(params[name], array)       # NNabla holds the dataset's dtype
 
 
 def _load_nnp(path, proto, needs_proto):
