@@ -168,3 +168,36 @@ def protobuf_and_initializers__resaved_in_their_dtype(nn, F, PF, r):
     res["written float64: resaved"] = _saved(nn, "written64.h5")
     nn.clear_parameters()
     return res
+
+
+_INT_ONE_TENSOR = ("NNabla 1.39 holds an integer initializer array of a parameter that needs a "
+                   "gradient as given (int64) beside a float32 gradient; a Stadyn Variable "
+                   "that needs a gradient holds float32, torch's gradients being of floating "
+                   "tensors (docs/nnabla-names.md): the outputs agree")
+
+
+@nnabla_case(names=["nnabla.parametric_functions.batch_normalization",
+                    "nnabla.parametric_functions.affine", "nnabla.save_parameters"],
+             known={"bn dtypes": _INT_ONE_TENSOR, "affine dtypes": _INT_ONE_TENSOR},
+             note="PF.batch_normalization(batch_stat=False) of x = arange(6) (2, 3) with "
+                  "integer param_init beta = [[1, 2, 3]], gamma = [[2, 2, 2]] and PF.affine "
+                  "with w_init 0.5 (float32), b_init = [4, 5] (int64): the outputs, the parameters' dtypes, an .h5 "
+                  "re-save (each dataset's dtype and values)")
+def integer_initializers__resaved_as_integers(nn, F, PF, r):
+    nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    y = PF.batch_normalization(x, param_init={"beta": np.array([[1, 2, 3]]),
+                                              "gamma": np.array([[2, 2, 2]])},
+                               batch_stat=False, name="bn")
+    z = PF.affine(x, 2, w_init=np.full((3, 2), 0.5, np.float32), b_init=np.array([4, 5]),
+                  name="fc")
+    y.forward()
+    z.forward()
+    res = {"bn output": y.d.copy(), "affine output": z.d.copy()}
+    params = nn.get_parameters(grad_only=False)
+    res["bn dtypes"] = {k: str(v.d.dtype) for k, v in params.items() if k.startswith("bn")}
+    res["affine dtypes"] = {k: str(v.d.dtype) for k, v in params.items()
+                            if k.startswith("fc")}
+    res["resaved"] = _saved(nn, "ints.h5")
+    nn.clear_parameters()
+    return res

@@ -1,11 +1,11 @@
-"""The array NNabla 1.39 holds in a parameter's own floating dtype, kept for its ``.h5`` re-save.
+"""The array NNabla 1.39 holds in a parameter's own dtype, kept for its ``.h5`` re-save.
 
 NNabla 1.39 holds a parameter in the dtype it was given: an ``.h5`` dataset's (float64,
 float16: nnabla/utils/get_file_handle.py:303, ``var.data.cast(ds.dtype)[...] = ds[...]``),
 float64 from a ``.protobuf`` / ``.nntxt`` / an ``.nnp``'s ``parameter.protobuf``
 (nnabla/parameter.py:392, ``numpy.reshape`` of the message's repeated ``float`` field), an
-initializer array's or an initializer callable's result (parameter.py:244,
-``Variable.from_numpy_array``).  Its functions read it as float32 and write float32, its
+initializer array's or an initializer callable's result, integers included (parameter.py:244,
+``Variable.from_numpy_array``; ``PF.batch_normalization``'s integer ``beta`` / ``gamma``).  Its functions read it as float32 and write float32, its
 gradient is float32 and a solver's update writes float32 into it; ``save_parameters`` to an
 ``.h5`` writes the array as it is (get_file_handle.py:470), so a re-save keeps the dtype and a
 float64 one every digit (checked on NNabla 1.39, cases
@@ -15,7 +15,8 @@ float64 one every digit (checked on NNabla 1.39, cases
 A Stadyn Variable holds one float32 tensor, in which its ops compute (NNabla's outputs,
 gradients and updates), so ``.d`` is float32 there.  What NNabla holds is kept here
 (:func:`keep`): the dtype, and the array itself only where it has digits float32 lacks (a
-``.protobuf``'s float64 values are float32 numbers; so is float16), with the tensor the
+``.protobuf``'s float64 values are float32 numbers; so is float16, and an integer below
+2**24), with the tensor the
 Variable held then and that tensor's version counter.  An ``.h5`` re-save writes it
 (:func:`saved_arrays`) while the Variable holds that tensor at that version, the values a
 program wrote in place through ``.d`` taking their elements' place (NNabla writes them into
@@ -59,13 +60,13 @@ _KEPT: "weakref.WeakKeyDictionary[Any, tuple]" = weakref.WeakKeyDictionary()
 
 
 def keep(v: Any, array: Any) -> None:
-    """Keep what NNabla 1.39's parameter ``v`` holds, ``array``, when it is a floating array
-    of another dtype than float32 and ``v`` holds its float32 rounding; else forget any array
-    kept for ``v``."""
+    """Keep what NNabla 1.39's parameter ``v`` holds, ``array``, when it is an array of another
+    dtype than float32 (float64, float16, integers, bools) and ``v`` holds it as float32;
+    else forget any array kept for ``v``."""
     holder = value_holder(v)
     arr = np.asarray(array)
     current = data_of(holder)
-    if (arr.dtype.kind != "f" or arr.dtype == np.float32 or current.dtype != torch.float32
+    if (arr.dtype.kind not in "biuf" or arr.dtype == np.float32 or current.dtype != torch.float32
             or tuple(arr.shape) != tuple(current.shape)):
         _KEPT.pop(holder, None)
         return
@@ -113,20 +114,22 @@ def saved_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return {name: _saved(value_holder(v), v) for name, v in params.items()}
 
 
-def _other_floats(values: Any) -> list[np.ndarray]:
+def _other_dtypes(values: Any) -> list[np.ndarray]:
     found = []
     for v in values:
         if isinstance(v, dict):
-            found += _other_floats(v.values())
-        elif isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype != np.float32:
+            found += _other_dtypes(v.values())
+        elif (isinstance(v, np.ndarray) and v.dtype.kind in "biuf"
+              and v.dtype != np.float32):
             found.append(v)
     return found
 
 
 def keeping_initializer_arrays(func: Callable) -> Callable:
-    """The parametric function ``func`` keeping (:func:`keep`) the floating initializer arrays
-    of another dtype than float32 it is given (``w_init``, ``param_init``'s values) for the
-    parameters it makes of them: NNabla 1.39 holds those in the array's dtype.  Each is the
+    """The parametric function ``func`` keeping (:func:`keep`) the initializer arrays of
+    another dtype than float32 it is given (``w_init``, ``param_init``'s values: float64,
+    integers) for the float32 parameters it makes of them: NNabla 1.39 holds those in the
+    array's dtype (``PF.batch_normalization``'s integer ``beta`` / ``gamma`` int64).  Each is the
     new parameter of its shape holding its float32 rounding (the first such one).
 
     Example:
@@ -139,7 +142,7 @@ def keeping_initializer_arrays(func: Callable) -> Callable:
     """
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
-        arrays = _other_floats((*args, *kwargs.values()))
+        arrays = _other_dtypes((*args, *kwargs.values()))
         if not arrays:
             return func(*args, **kwargs)
         before = set(map(id, _parametric.get_parameters(grad_only=False).values()))
