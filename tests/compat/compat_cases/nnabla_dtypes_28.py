@@ -181,8 +181,8 @@ _INT_ONE_TENSOR = ("NNabla 1.39 holds an integer initializer array of a paramete
              known={"bn dtypes": _INT_ONE_TENSOR, "affine dtypes": _INT_ONE_TENSOR},
              note="PF.batch_normalization(batch_stat=False) of x = arange(6) (2, 3) with "
                   "integer param_init beta = [[1, 2, 3]], gamma = [[2, 2, 2]] and PF.affine "
-                  "with w_init 0.5 (float32), b_init = [4, 5] (int64): the outputs, the parameters' dtypes, an .h5 "
-                  "re-save (each dataset's dtype and values)")
+                  "with w_init 0.5 (float32), b_init = [4, 5] (int64): the outputs, the "
+                  "parameters' dtypes, an .h5 re-save (each dataset's dtype and values)")
 def integer_initializers__resaved_as_integers(nn, F, PF, r):
     nn.clear_parameters()
     x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3))

@@ -4,9 +4,10 @@ NNabla 1.39 holds a parameter in the dtype it was given: an ``.h5`` dataset's (f
 float16: nnabla/utils/get_file_handle.py:303, ``var.data.cast(ds.dtype)[...] = ds[...]``),
 float64 from a ``.protobuf`` / ``.nntxt`` / an ``.nnp``'s ``parameter.protobuf``
 (nnabla/parameter.py:392, ``numpy.reshape`` of the message's repeated ``float`` field), an
-initializer array's or an initializer callable's result, integers included (parameter.py:244,
-``Variable.from_numpy_array``; ``PF.batch_normalization``'s integer ``beta`` / ``gamma``).  Its functions read it as float32 and write float32, its
-gradient is float32 and a solver's update writes float32 into it; ``save_parameters`` to an
+initializer array's or an initializer callable's result, integers included
+(parameter.py:244, ``Variable.from_numpy_array``; ``PF.batch_normalization``'s integer
+``beta`` / ``gamma``).  Its functions read it as float32 and write float32, its gradient is
+float32 and a solver's update writes float32 into it; ``save_parameters`` to an
 ``.h5`` writes the array as it is (get_file_handle.py:470), so a re-save keeps the dtype and a
 float64 one every digit (checked on NNabla 1.39, cases
 ``nnabla_dtypes_28.h5_float64__resaved_with_its_digits``,
