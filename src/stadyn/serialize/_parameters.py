@@ -40,10 +40,14 @@ __all__ = ["save_parameters", "load_parameters", "read_parameter_file"]
 _FORMAT = "stadyn-parameters"
 
 
-def save_parameters(path: str | os.PathLike, params: dict[str, Variable] | None = None) -> None:
+def save_parameters(path: str | os.PathLike, params: dict[str, Variable] | None = None, *,
+                    arrays: dict[str, np.ndarray] | None = None) -> None:
     """Write parameters (default: all under the current scope) to ``path``.
 
     ``.safetensors`` (or any other suffix) writes Stadyn's format; ``.h5`` writes NNabla's.
+    ``arrays`` (``.h5`` only) gives, by name, the arrays written for some of ``params`` in
+    place of their values, in their own dtype (``stadyn.compat.nnabla``'s parameters that
+    NNabla holds as float64).
 
     Example:
         >>> import os, tempfile, stadyn as sd, stadyn.parametric_functions as PF
@@ -58,7 +62,7 @@ def save_parameters(path: str | os.PathLike, params: dict[str, Variable] | None 
         params = get_parameters(grad_only=False)
     path = os.fspath(path)
     if path.endswith(".h5"):
-        _save_h5(path, params)
+        _save_h5(path, params, arrays or {})
         return
     write_tensor_file(path, {name: data_of(v) for name, v in params.items()}, format=_FORMAT,
                       fields={"need_grad": {name: bool(v.need_grad) for name, v in params.items()},
@@ -143,7 +147,8 @@ def _meta_json(path: str, meta: dict, key: str, default: Any) -> Any:
 
 
 def load_parameters(path: str | os.PathLike, registry: ParameterRegistry | None = None, *,
-                    max_bytes: int | None = None) -> None:
+                    max_bytes: int | None = None,
+                    content: "OrderedDict[str, tuple[np.ndarray, bool]] | None" = None) -> None:
     """Load parameters from ``path`` into the registry under the current scope.
 
     ``path`` is a Stadyn parameter file or an NNabla ``.h5`` (or ``.nnp``) file: names are kept
@@ -151,7 +156,8 @@ def load_parameters(path: str | os.PathLike, registry: ParameterRegistry | None 
     Existing parameters are overwritten in place (so graphs and solvers that hold them see the new
     values); a shape mismatch names the parameter; missing ones are created.  The load is all or
     nothing: every parameter is checked before any is assigned, so an error leaves the registry
-    as it was.  ``max_bytes`` bounds what the file may declare (:func:`read_parameter_file`).
+    as it was.  ``max_bytes`` bounds what the file may declare (:func:`read_parameter_file`);
+    ``content`` is what :func:`read_parameter_file` gave for ``path`` already (not read again).
 
     Example:
         >>> import os, tempfile, numpy as np, h5py, stadyn as sd
@@ -170,7 +176,9 @@ def load_parameters(path: str | os.PathLike, registry: ParameterRegistry | None 
     scope = current_scope()
     new: list[tuple[str, Variable]] = []
     copies: list[tuple[Variable, np.ndarray]] = []
-    for name, (array, need_grad) in read_parameter_file(path, max_bytes=max_bytes).items():
+    if content is None:
+        content = read_parameter_file(path, max_bytes=max_bytes)
+    for name, (array, need_grad) in content.items():
         full = f"{scope}/{name}" if scope else name
         var = registry.get(full)
         if var is None:
@@ -200,13 +208,13 @@ def _write_h5(f: Any, items: Iterable[tuple[str, np.ndarray, bool]]) -> None:
         ds.attrs["index"] = index
 
 
-def _save_h5(path: str, params: dict[str, Variable]) -> None:
+def _save_h5(path: str, params: dict[str, Variable], arrays: dict[str, np.ndarray]) -> None:
     import h5py
 
     def write(tmp: str) -> None:
         with h5py.File(tmp, "w") as f:
-            _write_h5(f, ((name, np.asarray(var.d), var.need_grad)
-                          for name, var in params.items()))
+            _write_h5(f, ((name, arrays[name] if name in arrays else np.asarray(var.d),
+                           var.need_grad) for name, var in params.items()))
     atomic_write(path, write)
 
 

@@ -28,6 +28,7 @@ from ... import serialize as _serialize
 from ..._errors import ModelFileError
 from ._variable import as_nnabla
 from .logger import logger
+from ._kept_dtypes import keep, saved_arrays
 from ._written_types import float_for_gradients
 
 __all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create",
@@ -136,7 +137,9 @@ def save_parameters(path, params=None, extension=None):
         if hasattr(path, "write"):
             raise TypeError("save_parameters: Stadyn writes a file object as .protobuf only "
                             "(extension='.protobuf'); give a path for other formats")
-        _serialize.save_parameters(path, params)
+        if params is None:
+            params = get_parameters(grad_only=False)
+        _serialize.save_parameters(path, params, arrays=saved_arrays(params))
         return
     if params is None:
         params = get_parameters(grad_only=False)
@@ -164,10 +167,14 @@ def _load_file(path, ext, proto, needs_proto):
     elif ext == ".nnp":
         _load_nnp(path, proto, needs_proto)
     else:                                   # .h5
+        content = _serialize.read_parameter_file(path)
         if needs_proto:
-            _add_parameters(proto, ((k, a, need) for k, (a, need) in
-                                    _serialize.read_parameter_file(path).items()))
-        _serialize.load_parameters(path)
+            _add_parameters(proto, ((k, a, need) for k, (a, need) in content.items()))
+        _serialize.load_parameters(path, content=content)
+        params = _parametric.get_parameters(grad_only=False)
+        for name, (array, _) in content.items():
+            if name in params:
+                keep(params[name], array)       # NNabla holds the dataset's dtype
 
 
 def _load_nnp(path, proto, needs_proto):
@@ -213,6 +220,7 @@ def _set_from_proto(proto):
         dims = tuple(int(d) for d in entry.shape.dim)
         var = get_parameter_or_create(entry.variable_name, dims, need_grad=entry.need_grad)
         var.d = np.reshape(np.asarray(entry.data, np.float32), dims)
+        keep(var, np.reshape(np.asarray(entry.data, np.float64), dims))   # NNabla's: float64
 
 
 @functools.wraps(_parametric.get_parameters)
@@ -273,8 +281,10 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
       torch computes gradients of floating-point tensors only (NNabla keeps the int32 array
       and writes a float32 gradient beside it); so is an integer parameter asked for again
       with ``need_grad=True``.  The rule is Stadyn's ``get_parameter_or_create``'s, which the
-      parametric functions share.  A float64 array gives float32, as every floating value a
-      program hands the compat layer does (NNabla keeps float64).
+      parametric functions share.  A float64 array (or an initializer's float64 result) gives
+      float32, as every floating value a program hands the compat layer does (NNabla keeps
+      float64; its functions compute in float32); the array is kept for an ``.h5`` re-save,
+      which writes it as NNabla's does (``_kept_dtypes.py``).
 
     Example:
         >>> import stadyn as sd
@@ -299,14 +309,31 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
                          f'To clear all parameters, call nn.clear_parameters().')
     if existing is not None and (need_grad or as_need_grad) and not is_no_grad():
         float_for_gradients(as_nnabla(existing))   # an integer one asked for with a gradient
+    given = []                              # the array the initializer gave, NNabla's dtype
+    if existing is None and dtype is None:
+        if isinstance(initializer, np.ndarray):
+            given.append(initializer)
+        elif callable(initializer):
+            initializer = _recording(initializer, given)
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
                                         overwrite_need_grad=True)
     registered = as_nnabla(_parametric.get_parameter(name))
+    if given:
+        keep(registered, given[0])
     if as_need_grad is None:
         as_need_grad = need_grad
     view = registered.get_unlinked_variable(need_grad=bool(as_need_grad) and not is_no_grad())
     view.name = name.rsplit("/", 1)[-1]
     return view
+
+
+def _recording(initializer, given):
+    """``initializer`` appending what it gives to ``given``."""
+    def call(shape):
+        value = np.asarray(initializer(shape))
+        given.append(value)
+        return value
+    return call
 
 
 def get_current_parameter_scope():

@@ -48,6 +48,7 @@ from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
 from ._variable_arrays import assign, grad_array, value_array
 from ._variable_operators import _checked_operator
+from ._kept_dtypes import forget
 from ._written_types import (assign_to_output, broadcast_written, float_for_gradients,
                              sync_for_backward, take_written_type, warn_rounded)
 from ._names import set_shown_name, shown_name
@@ -272,6 +273,7 @@ class Variable(_HeldReading):
             return
         take_written_type(self, value)
         _Core.d.fset(self, value)
+        forget(self)                         # (written: NNabla's array now has its dtype)
 
     @classmethod
     def _from_node(cls, parent, index, shape, dtype, need_grad, data):

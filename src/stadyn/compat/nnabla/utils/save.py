@@ -13,6 +13,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from ....parametric import get_parameters
+from .._kept_dtypes import saved_arrays
 from ....serialize import ExportError, NnpWriter
 
 __all__ = ["save", "create_proto", "get_parameters", "save_files", "get_default_file_savers",
@@ -122,8 +123,21 @@ def _nntxt_saver(ctx: FileHandlerContext, filename: str, ext: str) -> None:
     ctx.proto.write(filename, include_params=ctx.proto.include_params, kind=".nntxt")
 
 
+def _kept_dtypes(ctx: Any) -> None:
+    """The parameters NNabla 1.39 holds in another floating dtype (a float64 ``.h5`` or
+    ``.protobuf`` loaded, a float64 initializer array) written in it, as NNabla's
+    ``parameter.h5`` holds them (``_kept_dtypes.py``)."""
+    params = ctx.proto.parameters
+    found = getattr(ctx, "parameters", None) or get_parameters(grad_only=False)
+    found = {n: v for n, v in found.items() if n in params and hasattr(v, "d")}
+    for name, array in saved_arrays(found).items():
+        params[name] = (array, params[name][1])
+
+
 def _nnp_saver(ctx: FileHandlerContext, filename: str, ext: str, parameter_format: str) -> None:
     _override(ctx)
+    if parameter_format == ".h5":
+        _kept_dtypes(ctx)
     ctx.proto.write(filename, parameter_format=parameter_format, kind=".nnp")
 
 

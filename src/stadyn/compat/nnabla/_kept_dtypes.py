@@ -1,0 +1,162 @@
+"""The array NNabla 1.39 holds in a parameter's own dtype, kept for its ``.h5`` re-save.
+
+NNabla 1.39 holds a parameter in the dtype it was given: an ``.h5`` dataset's (float64,
+float16: nnabla/utils/get_file_handle.py:303, ``var.data.cast(ds.dtype)[...] = ds[...]``),
+float64 from a ``.protobuf`` / ``.nntxt`` / an ``.nnp``'s ``parameter.protobuf``
+(nnabla/parameter.py:392, ``numpy.reshape`` of the message's repeated ``float`` field), an
+initializer array's or an initializer callable's result, integers included
+(parameter.py:244, ``Variable.from_numpy_array``; ``PF.batch_normalization``'s integer
+``beta`` / ``gamma``).  Its functions read it as float32 and write float32, its gradient is
+float32 and a solver's update writes float32 into it; ``save_parameters`` to an
+``.h5`` writes the array as it is (get_file_handle.py:470), so a re-save keeps the dtype and a
+float64 one every digit (checked on NNabla 1.39, cases
+``nnabla_dtypes_28.h5_float64__resaved_with_its_digits``,
+``protobuf_and_initializers__resaved_in_their_dtype``).
+
+A Stadyn Variable holds one float32 tensor, in which its ops compute (NNabla's outputs,
+gradients and updates), so ``.d`` is float32 there.  What NNabla holds is kept here
+(:func:`keep`): the dtype, and the array itself only where it has digits float32 lacks (a
+``.protobuf``'s float64 values are float32 numbers; so is float16, and an integer below
+2**24), with the tensor the
+Variable held then and that tensor's version counter.  An ``.h5`` re-save writes it
+(:func:`saved_arrays`) while the Variable holds that tensor at that version, the values a
+program wrote in place through ``.d`` taking their elements' place (NNabla writes them into
+its float64 array).  A solver's update, a batch normalization's running statistics (torch
+bumps the version), ``v.d = ...`` and ``fill()`` (new memory) change it: then the float32
+values are written, as NNabla writes float32 after them.
+
+Example:
+    >>> import numpy as np, stadyn.compat.nnabla as nn
+    >>> w = nn.Variable.from_numpy_array(np.zeros(2, np.float32))
+    >>> w.d = np.array([1 + 1e-9, 2.0])        # (float32 on Stadyn)
+    >>> keep(w, np.array([1 + 1e-9, 2.0]))
+    >>> a = saved_arrays({"w": w})["w"]; a.dtype, bool(a[0] == 1 + 1e-9)
+    (dtype('float64'), True)
+    >>> w.d[0] = 5.0                            # in place: NNabla's float64 array too
+    >>> saved_arrays({"w": w})["w"].tolist()
+    [5.0, 2.0]
+    >>> w.data.fill(3.0)                        # new memory: float32, as NNabla's
+    >>> saved_arrays({"w": w})["w"].dtype
+    dtype('float32')
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import torch
+
+from ... import parametric as _parametric
+from ...graph import data_of, value_holder
+
+__all__ = ["keep", "forget", "saved_arrays", "keeping_initializer_arrays"]
+
+# The Variable holding a parameter's value -> (the dtype NNabla holds it in, the array when it
+# has digits float32 lacks (else None), a weak reference to the tensor the Variable held when
+# kept, that tensor's version then).
+_KEPT: "weakref.WeakKeyDictionary[Any, tuple]" = weakref.WeakKeyDictionary()
+
+
+def keep(v: Any, array: Any) -> None:
+    """Keep what NNabla 1.39's parameter ``v`` holds, ``array``, when it is an array of another
+    dtype than float32 (float64, float16, integers, bools) and ``v`` holds it as float32;
+    else forget any array kept for ``v``."""
+    holder = value_holder(v)
+    arr = np.asarray(array)
+    current = data_of(holder)
+    if (arr.dtype.kind not in "biuf" or arr.dtype == np.float32 or current.dtype != torch.float32
+            or tuple(arr.shape) != tuple(current.shape)):
+        _KEPT.pop(holder, None)
+        return
+    rounded = arr.astype(np.float32)
+    digits = not np.array_equal(rounded.astype(arr.dtype), arr, equal_nan=True)
+    _KEPT[holder] = (arr.dtype, arr.copy() if digits else None, weakref.ref(current),
+                     current._version)
+
+
+def forget(v: Any) -> None:
+    """Forget what was kept for ``v`` (a write gave it new values).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> w = nn.Variable.from_numpy_array(np.zeros(1, np.float32))
+        >>> keep(w, np.zeros(1)); forget(w)
+        >>> saved_arrays({"w": w})["w"].dtype
+        dtype('float32')
+    """
+    _KEPT.pop(value_holder(v), None)
+
+
+def _saved(holder: Any, v: Any) -> np.ndarray:
+    entry = _KEPT.get(holder)
+    values = np.asarray(v.d)
+    if entry is None:
+        return values
+    dtype, arr, ref, version = entry
+    current = data_of(holder)
+    if ref() is not current or current._version != version:
+        del _KEPT[holder]                   # written since: float32, as NNabla's
+        return values
+    if arr is None:
+        return values.astype(dtype)
+    out = arr.copy()
+    written = values != arr.astype(np.float32)      # (in place through .d)
+    out[written] = values[written]
+    return out
+
+
+def saved_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """``{name: array}`` an ``.h5`` re-save writes for ``params``: what NNabla 1.39 holds for
+    each, kept here, while the Variable holds the tensor it held when kept; else its value
+    (``.d``)."""
+    return {name: _saved(value_holder(v), v) for name, v in params.items()}
+
+
+def _other_dtypes(values: Any) -> list[np.ndarray]:
+    found = []
+    for v in values:
+        if isinstance(v, dict):
+            found += _other_dtypes(v.values())
+        elif (isinstance(v, np.ndarray) and v.dtype.kind in "biuf"
+              and v.dtype != np.float32):
+            found.append(v)
+    return found
+
+
+def keeping_initializer_arrays(func: Callable) -> Callable:
+    """The parametric function ``func`` keeping (:func:`keep`) the initializer arrays of
+    another dtype than float32 it is given (``w_init``, ``param_init``'s values: float64,
+    integers) for the float32 parameters it makes of them: NNabla 1.39 holds those in the
+    array's dtype (``PF.batch_normalization``'s integer ``beta`` / ``gamma`` int64).  Each is the
+    new parameter of its shape holding its float32 rounding (the first such one).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.parametric_functions as PF
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     _ = PF.affine(nn.Variable((1, 2)), 1, w_init=np.full((2, 1), 0.1))
+        ...     saved_arrays(nn.get_parameters())["affine/W"].dtype
+        dtype('float64')
+    """
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        arrays = _other_dtypes((*args, *kwargs.values()))
+        if not arrays:
+            return func(*args, **kwargs)
+        before = set(map(id, _parametric.get_parameters(grad_only=False).values()))
+        out = func(*args, **kwargs)
+        new = [v for v in _parametric.get_parameters(grad_only=False).values()
+               if id(v) not in before]
+        for arr in arrays:
+            for v in new:
+                current = data_of(v).detach()
+                if (current.dtype == torch.float32 and tuple(current.shape) == arr.shape
+                        and torch.equal(current, torch.from_numpy(arr.astype(np.float32)))):
+                    keep(v, arr)
+                    new.remove(v)
+                    break
+        return out
+    return call
