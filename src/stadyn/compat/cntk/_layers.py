@@ -172,7 +172,8 @@ class _LayerNormalizationAsCntk(_L.LayerNormalization):
         out = super().apply(x)
         if self.epsilon:
             std = out.parent.inputs[0].parent.inputs[0].parent.inputs[1]    # (x0 / std)
-            show_constants(std, (scalar_constant(self.epsilon, np.dtype(std.dtype)),))
+            epsilon = scalar_constant(self.epsilon, np.dtype(std.dtype))
+            show_constants(std, (epsilon,), last=True)     # (Plus(std, epsilon): its second)
         return out
 
 
