@@ -266,7 +266,9 @@ class Trainer:
         if step is not None:
             return step(self.parameter_learners, samples)
         for learner in self.parameter_learners:
-            learner.step(samples)
+            # (through its class: a learner subclass's own attribute of that name, a CNTK
+            # UserLearner's ``self.step = 0.02``, is the user's, not the update)
+            type(learner).step(learner, samples)
 
     def _compiled(self, outputs: list[Variable]):
         """The compiled step that also computes ``outputs`` (one per set of outputs asked

@@ -114,12 +114,7 @@ def _node(n):
     return ["argument" if kind in ("input", "placeholder") else kind, n.name, list(n.shape)]
 
 
-@cntk_case(names=["cntk.Function.block_root", "cntk.Function.block_arguments_mapping"],
-           known={"LayerNormalization walk": "Stadyn's layer normalisation (the native "
-                                             "stadyn/layers/_normalization.py) keeps the "
-                                             "reduced axis (1,) where CNTK's means are scalars "
-                                             "(), and adds its epsilon as an op's scalar, not "
-                                             "a Constant input"})
+@cntk_case(names=["cntk.Function.block_root", "cntk.Function.block_arguments_mapping"])
 def layers__block_roots(C, r):
     r.touch("cntk.Function.root_function", "cntk.Function.op_name", "cntk.Function.inputs",
             "cntk.Function.block_root", "cntk.Function.block_arguments_mapping",

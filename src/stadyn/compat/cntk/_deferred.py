@@ -74,8 +74,8 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
             return v._typed is None     # (a typed one is the Function it built)
         if _shapeless(v):
             return True
-        if layers and isinstance(v, LayerFunction):
-            return True
+        if layers and isinstance(v, LayerFunction):     # (one given a signature: typed,
+            return v.__dict__.get("_signature") is None     # the Function it built)
         if isinstance(v, (list, tuple)):
             return any(check(u) for u in v)
         return False

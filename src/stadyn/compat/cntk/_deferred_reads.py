@@ -216,15 +216,19 @@ def found(ph, values: list) -> bool:
 
 
 def as_built(values: tuple) -> tuple:
-    """``values`` with each waiting Function given its types (``update_signature``) replaced
-    by the Function it built."""
+    """``values`` with each waiting Function or layer given its types (``update_signature``)
+    replaced by the Function it built."""
+    LayerFunction = _layer_function()
+
     def built(v):
         if isinstance(v, UnknownOutput) and v.owner._typed is not None:
             return v.owner._typed.output
         if isinstance(v, DeferredReads) and v._typed is not None:
             return v._typed
-        if isinstance(v, (list, tuple)) and any(isinstance(u, (DeferredReads, UnknownOutput))
-                                                for u in v):
+        if isinstance(v, LayerFunction) and v._signature is not None:
+            return v._signature
+        if isinstance(v, (list, tuple)) and any(
+                isinstance(u, (DeferredReads, UnknownOutput, LayerFunction)) for u in v):
             return type(v)(built(u) for u in v)
         return v
     return tuple(built(v) for v in values)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 
+import numpy as np
 
 from ... import functions as F
 from ... import layers as _L
@@ -20,6 +21,7 @@ from ._ops_nn import _refuse_unshared
 from ._layer_signatures import bound, cntk_signature
 from ._init_arguments import CONVOLUTION, RANKED, check_init_arguments, uncalled
 from ._layers_composite import flatten_steps
+from ._shown_constants import scalar_constant, show_constants
 from ._layers_function import LayerFunction, _native, _native_fn, _sequential, identity
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
@@ -160,7 +162,24 @@ GlobalMaxPooling = _layer(_GlobalMaxPoolingAsCntk, "GlobalMaxPooling")
 GlobalAveragePooling = _layer(_L.GlobalAveragePooling, "GlobalAveragePooling")
 BatchNormalization = _layer(_L.BatchNormalization, "BatchNormalization",
                             numbers=("init_scale",))
-LayerNormalization = _layer(_L.LayerNormalization, "LayerNormalization",
+class _LayerNormalizationAsCntk(_L.LayerNormalization):
+    __doc__ = _L.LayerNormalization.__doc__
+
+    def apply(self, x):
+        """The native layer's graph, its ``std + epsilon`` showing the constant epsilon among
+        its inputs, as CNTK 2.7's block holds it (layers.py's ``std += epsilon``: a Constant
+        that ``Function.constants`` lists, unnamed, of shape ``()``)."""
+        out = super().apply(x)
+        if self.epsilon:
+            std = out.parent.inputs[0].parent.inputs[0].parent.inputs[1]    # (x0 / std)
+            epsilon = scalar_constant(self.epsilon, np.dtype(std.dtype))
+            show_constants(std, (epsilon,), last=True)     # (Plus(std, epsilon): its second)
+        return out
+
+
+_LayerNormalizationAsCntk.__name__ = _LayerNormalizationAsCntk.__qualname__ = \
+    "LayerNormalization"
+LayerNormalization = _layer(_LayerNormalizationAsCntk, "LayerNormalization",
                             numbers=("initial_scale", "initial_bias"))
 Stabilizer = _layer(_L.Stabilizer, "Stabilizer")
 Embedding = _layer(_L.Embedding, "Embedding", numbers=("init",))

@@ -185,6 +185,11 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
 
     def _applied_parameters(self) -> tuple:
         """Its parameters after its first application, in CNTK 2.7's order (``parameters``)."""
+        if self._signature is not None:
+            # (given a signature, the layer is the Function it built, as in CNTK 2.7, whose
+            # walk also reaches the layers its steps make as they are called: For(range(2),
+            # lambda i: lambda v: plus(v, Dense(5)(v))))
+            return tuple(self._signature.parameters)
         own = [p for p in self.layer.parameters if G.kind_of(p) == "parameter"]
         applied = [ref() for ref in self._applied]
         mine = {id(p) for p in own}

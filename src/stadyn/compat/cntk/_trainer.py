@@ -12,6 +12,7 @@ from ...train import NoMetricError, Trainer as _Trainer
 from ._adapt import unwrap, wrap
 from ._checked_mode import CheckedLatch
 from ._fed_data import refuse_layouts_that_differ
+from ._deferred_reads import as_built
 from ._deferred_runs import not_provided, unbound_placeholders
 from ._function import Function
 from ._function_runs import refuse_function_keys
@@ -181,6 +182,13 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
 
     def __init__(self, model, criterion, parameter_learners=None, progress_writers=None, *args,
                  **kwargs):
+        # (a layer or waiting Function given its types by update_signature: the Function it
+        # built, as CNTK 2.7's update_signature makes the layer that Function in place)
+        model, = as_built((model,))
+        if isinstance(criterion, (tuple, list)):
+            criterion = as_built(tuple(criterion))
+        else:
+            criterion, = as_built((criterion,))
         if isinstance(criterion, Function) and len(criterion.outputs) == 2:
             criterion = tuple(criterion.outputs)     # a (loss, metric)-valued Function
         if not isinstance(criterion, (tuple, list)):
