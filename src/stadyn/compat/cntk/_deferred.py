@@ -26,7 +26,7 @@ import contextlib
 from typing import Any
 
 from . import _graph as G
-from ._adapt import ShapelessPlaceholderError
+from ._adapt import ShapelessPlaceholderError, several_outputs_message
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _keep, _layer_function,
@@ -157,9 +157,12 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
     def output(self):
         """Its output: until it is built, one of unknown shape (``(-2,)``) and unknown dynamic
         axes, as CNTK 2.7's (:class:`UnknownOutput`), which ops take as they take this
-        Function; once built, its graph's."""
+        Function; once built, its graph's.  A waiting ``combine`` of several outputs has
+        none: CNTK 2.7's RuntimeError (so ``x == C.combine([w, p])`` is its TypeError)."""
         if self._typed is not None:
             return self._typed.output
+        if getattr(self._fn, "combines_outputs", False) and len(self.outputs) > 1:
+            raise RuntimeError(several_outputs_message(self))
         return UnknownOutput(self)
 
     @property

@@ -1,0 +1,49 @@
+"""Review F's list (cntkclone28): comparisons of Variables and Axes with what is neither, clones
+CNTK 2.7 types (or refuses) over other shapes and types, graph walks and op edges.  Each result
+is what CNTK 2.7 returned or raised; Stadyn differed before."""
+
+import functools
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+_returned = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+@cntk_case(names=["cntk.Axis", "cntk.ops.combine", "cntk.layers.Dense",
+                  "cntk.ops.parameter", "cntk.ops.placeholder", "cntk.ops.input_variable"],
+           note="a Variable compared with what is no Variable (a number, a string, a waiting "
+                "combine of several outputs) and an Axis compared with what is no Axis are "
+                "SWIG's TypeErrors (Variable_eq, Axis_eq) in CNTK 2.7; None is False.  Stadyn "
+                "returned False for C.Axis(0) == 3, an unapplied Dense's W == 3 and "
+                "x == C.combine([w, p])")
+def compare__not_a_variable(C, r, np):
+    res = {}
+    x = C.input_variable(3)
+    w = C.parameter(3)
+    p = C.placeholder()
+    d = C.layers.Dense(3)
+    waiting = C.combine([w, p])
+    res["axis == 3"] = _returned(lambda: C.Axis(0) == 3)
+    res["axis != 3"] = _returned(lambda: C.Axis(0) != 3)
+    res["axis == name"] = _returned(lambda: C.Axis.default_batch_axis() == "defaultBatchAxis")
+    res["axis == None"] = _returned(lambda: C.Axis(0) == None)  # noqa: E711
+    res["axis in [3, axis]"] = _returned(lambda: C.Axis(0) in [3, C.Axis(0)])
+    res["axis == axis"] = _returned(lambda: C.Axis(1) == C.Axis(1))
+    res["unapplied W == 3"] = _returned(lambda: d.W == 3)
+    res["unapplied W != 3"] = _returned(lambda: d.W != 3)
+    res["unapplied W == None"] = _returned(lambda: d.W == None)  # noqa: E711
+    res["unapplied W == W"] = _returned(lambda: d.W == d.W)
+    res["unapplied W == x"] = _returned(lambda: d.W == x)
+    res["3 in [unapplied W]"] = _returned(lambda: 3 in [d.W])
+    res["combine([w, p]).outputs"] = len(waiting.outputs)
+    res["combine([w, p]).output"] = _returned(lambda: str(waiting.output))
+    res["x == combine([w, p])"] = _returned(lambda: x == waiting)
+    res["x != combine([w, p])"] = _returned(lambda: x != waiting)
+    res["combine([w, p]) == x"] = _returned(lambda: waiting == x)
+    res["x in [combine([w, p])]"] = _returned(lambda: x in [waiting])
+    res["x == combine([p])"] = _returned(lambda: x == C.combine([p]))
+    res["x == combine([x, p])"] = _returned(lambda: x == C.combine([x, p]))
+    return res
