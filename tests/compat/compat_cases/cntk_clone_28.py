@@ -47,3 +47,32 @@ def compare__not_a_variable(C, r, np):
     res["x == combine([p])"] = _returned(lambda: x == C.combine([p]))
     res["x == combine([x, p])"] = _returned(lambda: x == C.combine([x, p]))
     return res
+
+
+def _dtype_of(f):
+    return {"shape": list(f.output.shape), "dtype": np.dtype(f.output.dtype).name}
+
+
+@cntk_case(names=["cntk.ops.element_max", "cntk.ops.element_min", "cntk.ops.element_divide",
+                  "cntk.ops.plus", "cntk.Function.clone", "cntk.ops.constant"],
+           note="element_max / element_min / element_divide of a float64 Variable and a float32 "
+                "Constant: CNTK 2.7 builds them of other ops over placeholders for the operands "
+                "(Function.cpp:1606-1631), so the Constant keeps its type and the inner op "
+                "(Greater, Less, ElementTimes) refuses the pair, called directly and in a "
+                "clone onto a float64 input; plus widens the Constant.  Stadyn took all three "
+                "(a float64 result)")
+def element_max__float32_constant_over_float64(C, r, np):
+    res = {}
+    x = C.input_variable(3)
+    x64 = C.input_variable(3, dtype=np.float64)
+    c3 = C.constant(np.ones(3, np.float32))
+    r.touch("cntk.Function.clone")
+    for op in ["element_max", "element_min", "element_divide", "plus"]:
+        f = getattr(C, op)
+        res[op + " direct"] = _returned(lambda: _dtype_of(f(x64, c3)))
+        res[op + " direct, constant first"] = _returned(lambda: _dtype_of(f(c3, x64)))
+        res[op + " clone"] = _returned(
+            lambda: _dtype_of(f(x, c3).clone(C.CloneMethod.share, {x: x64})))
+    res["element_max of float64 numbers"] = _returned(
+        lambda: _dtype_of(C.element_max(x64, np.ones(3, np.float32))))
+    return res

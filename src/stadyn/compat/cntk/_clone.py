@@ -36,6 +36,14 @@ _ELEMENTWISE = {"Plus", "Minus", "ElementTimes", "ElementDivide", "ElementMax", 
                 "LogPlus", "Atan2"}
 
 
+# the binary ops CNTK 2.7 builds of others over placeholders for their operands
+# (Function.cpp:1606-1631): their constants keep their type in a clone (the placeholders
+# stand between them and the op that compares the types, named here), so a float32 constant
+# over a float64 substitute is refused, not widened (ops.refuse_typed_operands: called
+# directly)
+_UNWIDENED = {"ElementMax": "Greater", "ElementMin": "Less", "ElementDivide": "ElementTimes"}
+
+
 def _dims(v: Variable) -> str:
     """``v``'s sample shape (without the batch axis and a sequence's axis) as CNTK writes it
     (``[3 x 2]``: axes in reverse)."""
@@ -168,7 +176,9 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 if o is not None:
                     mapping.setdefault(id(o), o)
             continue
-        inputs = _constants_widened(inputs, widened)
+        first = next((o for o in outputs if o is not None), None)
+        if first is None or primitive_op_name(first) not in _UNWIDENED:
+            inputs = _constants_widened(inputs, widened)
         _same_dtype(nodes, at, inputs)
         swap = {id(a): b for a, b in zip(node.inputs, inputs)}
         args = tuple(_copied(a, swap, streams) for a in node.args)
@@ -281,6 +291,7 @@ def _same_dtype(nodes: list, at: int, inputs: list) -> None:
         reached.update(id(o) for o in later.outputs if o is not None)
         if first is not None and made_by_cntk_op(first):
             op = primitive_op_name(first)
+            op = _UNWIDENED.get(op, op)
             break
     line = format_location(user_location())
     where = f" (clone at {line})" if line else " (clone)"
