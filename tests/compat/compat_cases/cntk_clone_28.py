@@ -76,3 +76,49 @@ def element_max__float32_constant_over_float64(C, r, np):
     res["element_max of float64 numbers"] = _returned(
         lambda: _dtype_of(C.element_max(x64, np.ones(3, np.float32))))
     return res
+
+
+def _typed(f):
+    return {"shape": list(f.output.shape), "dtype": np.dtype(f.output.dtype).name}
+
+
+def _fed(r, f, dtype=np.float32):
+    """``f`` evaluated on seeded data for its arguments, in their order (two samples)."""
+    return f.eval(dict((a, r.randn(2, *a.shape).astype(dtype)) for a in f.arguments))
+
+
+@cntk_case(names=["cntk.ops.splice", "cntk.Function.clone", "cntk.ops.constant",
+                  "cntk.ops.input_variable", "cntk.Function.eval"],
+           note="a clone of a splice calls CNTK 2.7's Splice again over the substitutes "
+                "(its ranks, broadcasts and batch alignment are theirs): splice(x, c3) with c3 "
+                "swapped for an input of 5 is [8], onto a float64 x [6] float64, the "
+                "broadcast operand of splice(x(3), y(2, 1)) onto x(4) gives (3, 4); a "
+                "conflicting size is its ValueError.  Stadyn replayed the splice's inner ops "
+                "with their old shapes and refused all of them")
+def splice__cloned_onto_other_shapes(C, r, np):
+    res = {}
+    r.touch("cntk.Function.clone", "cntk.Function.eval")
+    x = C.input_variable(3)
+    c3 = C.constant(np.arange(3, dtype=np.float32))
+    f = C.splice(x, c3)
+    five = C.input_variable(5)
+    g = f.clone(C.CloneMethod.share, {c3: five})
+    res["c3 -> input(5)"] = _typed(g)
+    res["c3 -> input(5) eval"] = _fed(r, g)
+    x64 = C.input_variable(3, dtype=np.float64)
+    h = f.clone(C.CloneMethod.share, {x: x64})
+    res["x -> float64"] = _typed(h)
+    res["x -> float64 eval"] = _fed(r, h, np.float64)
+    four = C.input_variable(4)
+    res["x -> input(4)"] = _typed(f.clone(C.CloneMethod.share, {x: four}))
+    y = C.input_variable((2, 1))
+    b = C.splice(x, y, axis=0)
+    res["broadcast"] = _typed(b)
+    k = b.clone(C.CloneMethod.share, {x: four})
+    res["broadcast, x -> input(4)"] = _typed(k)
+    res["broadcast, x -> input(4) eval"] = _fed(r, k)
+    row = C.input_variable((1, 3))
+    m = C.splice(row, C.input_variable((2, 3)), axis=0)
+    res["conflicting size"] = _returned(
+        lambda: _typed(m.clone(C.CloneMethod.share, {row: C.input_variable((1, 4))})))
+    return res
