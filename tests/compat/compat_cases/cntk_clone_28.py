@@ -122,3 +122,53 @@ def splice__cloned_onto_other_shapes(C, r, np):
     res["conflicting size"] = _returned(
         lambda: _typed(m.clone(C.CloneMethod.share, {row: C.input_variable((1, 4))})))
     return res
+
+
+@cntk_case(names=["cntk.random.bernoulli", "cntk.random.bernoulli_like", "cntk.Function.eval"],
+           note="a NaN mean passes CNTK 2.7's check (mean < 0 || mean > 1, Function.cpp:"
+                "1509-1522) and every value is 1 (u <= 1 - NaN is false, CPUMatrixImpl.h:"
+                "1163-1190); a mean outside [0, 1] is its RuntimeError (LogicError) as the op "
+                "is made.  Stadyn refused NaN and raised ValueError for the others")
+def bernoulli__nan_and_outside_mean(C, r, np):
+    res = {}
+    r.touch("cntk.Function.eval")
+    for label, mean in (("nan", float("nan")), ("np.nan", np.nan), ("inf", float("inf")),
+                        ("-inf", float("-inf")), ("1.5", 1.5), ("-0.5", -0.5)):
+        res["bernoulli " + label] = _returned(
+            lambda: C.random.bernoulli((50,), mean=mean, seed=1))
+        if "returns" in res["bernoulli " + label]:
+            res["bernoulli " + label] = C.random.bernoulli((50,), mean=mean, seed=1).eval()
+    res["float64, nan"] = C.random.bernoulli((4,), dtype=np.float64, mean=float("nan"),
+                                             seed=3).eval()
+    x = C.input_variable(4)
+    res["bernoulli_like nan"] = C.random.bernoulli_like(x, mean=float("nan")).eval(
+        {x: np.zeros((2, 4), np.float32)})
+    res["bernoulli_like 2"] = _returned(lambda: C.random.bernoulli_like(x, mean=2.0) and None)
+    return res
+
+
+@cntk_case(names=["cntk.metrics.classification_error", "cntk.Axis"],
+           note="CNTK 2.7's Python hands a static C.Axis(k) on as the index k (sanitize_axis: "
+                "both become C++'s Axis(-1 - k)) and axis=None as Axis.all_static_axes(), "
+                "along which ClassificationError is 1 for a sample whose target differs "
+                "anywhere from its maxima (Function.cpp:1844-1866).  Stadyn refused None and "
+                "all_static_axes() and computed C.Axis(k) as another axis")
+def classification_error__axis_objects_and_none(C, r, np):
+    res = {}
+    x = C.input_variable(4)
+    y = C.input_variable(4)
+    feed = {x: np.array([[1, 2, 3, 4], [4, 3, 2, 1], [1, 5, 5, 0]], np.float32),
+            y: np.array([[0, 0, 0, 1], [0, 0, 1, 0], [0, 1, 0, 0]], np.float32)}
+    for label, axis in (("None", None), ("Axis(0)", C.Axis(0)), ("0", 0), ("-1", -1),
+                        ("Axis(-1)", C.Axis(-1)), ("all_static_axes", C.Axis.all_static_axes())):
+        res["vector, axis " + label] = C.classification_error(x, y, axis=axis).eval(feed)
+    x2 = C.input_variable((2, 3))
+    y2 = C.input_variable((2, 3))
+    eye = np.eye(3, dtype=np.float32)
+    feed2 = {x2: np.array([[[0, 1, 2], [3, 4, 5]], [[5, 1, 2], [0, 4, 1]],
+                           [[0, 9, 2], [3, 1, 5]]], np.float32),
+             y2: np.stack([eye[[0, 2]], eye[[0, 1]], eye[[1, 2]]])}
+    for label, axis in (("None", None), ("0", 0), ("Axis(0)", C.Axis(0)), ("1", 1),
+                        ("Axis(1)", C.Axis(1)), ("all_static_axes", C.Axis.all_static_axes())):
+        res["matrix, axis " + label] = C.classification_error(x2, y2, axis=axis).eval(feed2)
+    return res
