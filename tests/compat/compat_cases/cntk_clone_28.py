@@ -92,7 +92,8 @@ def _fed(r, f, dtype=np.float32):
            note="a clone of a splice calls CNTK 2.7's Splice again over the substitutes "
                 "(its ranks, broadcasts and batch alignment are theirs): splice(x, c3) with c3 "
                 "swapped for an input of 5 is [8], onto a float64 x [6] float64, the "
-                "broadcast operand of splice(x(3), y(2, 1)) onto x(4) gives (3, 4); a "
+                "broadcast operand of splice(x(3), y(2, 1)) onto x(4) gives (3, 4), splice(y, c23) "
+                "with a constant of (3,), (1, 3), () [2, 6], [2, 6], [2, 4]; a "
                 "conflicting size is its ValueError.  Stadyn replayed the splice's inner ops "
                 "with their old shapes and refused all of them")
 def splice__cloned_onto_other_shapes(C, r, np):
@@ -117,6 +118,12 @@ def splice__cloned_onto_other_shapes(C, r, np):
     k = b.clone(C.CloneMethod.share, {x: four})
     res["broadcast, x -> input(4)"] = _typed(k)
     res["broadcast, x -> input(4) eval"] = _fed(r, k)
+    y23 = C.input_variable((2, 3))
+    c23 = C.constant(np.ones((2, 3), np.float32))
+    s23 = C.splice(y23, c23, axis=-1)
+    for shape in [(3,), (1, 3), ()]:
+        res["splice(y, c23), a constant of %s" % (shape,)] = _typed(s23.clone(
+            C.CloneMethod.share, {c23: C.constant(np.ones(shape, np.float32))}))
     row = C.input_variable((1, 3))
     m = C.splice(row, C.input_variable((2, 3)), axis=0)
     res["conflicting size"] = _returned(
