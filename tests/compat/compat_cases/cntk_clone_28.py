@@ -179,3 +179,29 @@ def classification_error__axis_objects_and_none(C, r, np):
                         ("Axis(1)", C.Axis(1)), ("all_static_axes", C.Axis.all_static_axes())):
         res["matrix, axis " + label] = C.classification_error(x2, y2, axis=axis).eval(feed2)
     return res
+
+
+@cntk_case(names=["cntk.Function.replace_placeholders", "cntk.ops.combine",
+                  "cntk.ops.placeholder", "cntk.Function.eval"],
+           note="replace_placeholders keyed by a combine of one placeholder binds that "
+                "placeholder, as CNTK 2.7's SWIG converts the one-output Function to its "
+                "Variable; a combine of two is its TypeError.  Stadyn raised AttributeError "
+                "for a waiting function's key")
+def replace_placeholders__keyed_by_a_combine(C, r, np):
+    res = {}
+    r.touch("cntk.Function.replace_placeholders", "cntk.Function.eval")
+    c3 = C.constant(np.arange(3, dtype=np.float32))
+    data = r.randn(2, 3)
+    for label, shape in (("shapeless", None), ("of 3", 3)):
+        p = C.placeholder() if shape is None else C.placeholder(shape)
+        x = C.input_variable(3)
+        f = C.plus(p, c3)
+        g = f.replace_placeholders({C.combine([p]): x})
+        res[label + ": shape"] = list(g.output.shape)
+        res[label + ": eval"] = g.eval({x: data})
+        q = C.placeholder() if shape is None else C.placeholder(shape)
+        s = C.placeholder() if shape is None else C.placeholder(shape)
+        two = C.plus(q, s)
+        res[label + ": combine of two"] = _returned(
+            lambda: two.replace_placeholders({C.combine([q, s]): x}) and None)
+    return res

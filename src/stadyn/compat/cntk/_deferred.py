@@ -85,6 +85,20 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
 _nothing = contextlib.nullcontext
 
 
+def _combined_key(key):
+    """A ``replace_placeholders`` key as CNTK 2.7's SWIG takes it: a waiting ``combine`` of one
+    output (``C.combine([p])``) as that output, the placeholder; of several, SWIG's
+    TypeError; anything else as given."""
+    if isinstance(key, Deferred) and key._typed is None and \
+            getattr(key._fn, "combines_outputs", False):
+        outs = key.outputs
+        if len(outs) != 1:
+            raise TypeError("cannot convert key of dictionary to N4CNTK8VariableE\n(a combine "
+                            "of several outputs: key each of its placeholders)")
+        return outs[0]
+    return key
+
+
 class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin,
                ArgumentBinding):
     """A call waiting for the shapes of its placeholders (see the module's text): its
@@ -337,6 +351,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
             >>> f is head, [a.name for a in f.arguments], f.output.shape
             (True, ['x'], (2,))
         """
+        substitutions = {_combined_key(ph): new for ph, new in substitutions.items()}
         if self._typed is not None:
             self._typed.replace_placeholders(substitutions)
             return self
