@@ -54,20 +54,23 @@ def _dtype_of(f):
 
 
 @cntk_case(names=["cntk.ops.element_max", "cntk.ops.element_min", "cntk.ops.element_divide",
-                  "cntk.ops.plus", "cntk.Function.clone", "cntk.ops.constant"],
+                  "cntk.ops.plus", "cntk.ops.equal", "cntk.ops.less", "cntk.ops.greater_equal",
+                  "cntk.ops.not_equal", "cntk.Function.clone", "cntk.ops.constant"],
            note="element_max / element_min / element_divide of a float64 Variable and a float32 "
                 "Constant: CNTK 2.7 builds them of other ops over placeholders for the operands "
                 "(Function.cpp:1606-1631), so the Constant keeps its type and the inner op "
                 "(Greater, Less, ElementTimes) refuses the pair, called directly and in a "
                 "clone onto a float64 input; plus widens the Constant.  Stadyn took all three "
-                "(a float64 result)")
+                "(a float64 result).  A comparison so cloned is float64, as CNTK's (Stadyn's "
+                "was float32, the type it was made in)")
 def element_max__float32_constant_over_float64(C, r, np):
     res = {}
     x = C.input_variable(3)
     x64 = C.input_variable(3, dtype=np.float64)
     c3 = C.constant(np.ones(3, np.float32))
     r.touch("cntk.Function.clone")
-    for op in ["element_max", "element_min", "element_divide", "plus"]:
+    for op in ["element_max", "element_min", "element_divide", "plus", "equal", "less",
+               "greater_equal", "not_equal"]:
         f = getattr(C, op)
         res[op + " direct"] = _returned(lambda: _dtype_of(f(x64, c3)))
         res[op + " direct, constant first"] = _returned(lambda: _dtype_of(f(c3, x64)))
@@ -204,4 +207,33 @@ def replace_placeholders__keyed_by_a_combine(C, r, np):
         two = C.plus(q, s)
         res[label + ": combine of two"] = _returned(
             lambda: two.replace_placeholders({C.combine([q, s]): x}) and None)
+    return res
+
+
+def _uid_kind(uid):
+    """A uid without its number (``NoOp12_Output_0``: ``NoOp_Output_``)."""
+    return "".join(ch for ch in uid if not ch.isdigit())
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RecurrenceFrom",
+                  "cntk.logging.get_node_outputs", "cntk.layers.GRU"],
+           note="a named recurrence (Recurrence, Fold, RecurrenceFrom) has CNTK 2.7's root "
+                "NoOp, whose output's uid is NoOp<n>_Output_0 (unnamed: Block<n>_Output_0 "
+                "of the Combine); Stadyn gave Block<n> for the named ones too")
+def recurrence__named_output_uid(C, r, np):
+    res = {}
+    r.touch("cntk.Function.uid", "cntk.Variable.uid")
+    x = C.sequence.input_variable(3)
+    made = [("Recurrence", lambda name: C.layers.Recurrence(C.layers.GRU(2), name=name)(x)),
+            ("Fold", lambda name: C.layers.Fold(C.layers.GRU(2), name=name)(x)),
+            ("RecurrenceFrom", lambda name: C.layers.RecurrenceFrom(C.layers.GRU(2), name=name)(
+                C.constant(np.zeros(2, np.float32)), x))]
+    for label, make in made:
+        for name in ("", "rec"):
+            m = make(name)
+            key = "%s%s" % (label, ", named" if name else "")
+            res[key + ": output uid"] = _uid_kind(m.output.uid)
+            res[key + ": root op"] = m.root_function.op_name
+            res[key + ": node outputs"] = [_uid_kind(o.uid)
+                                           for o in C.logging.get_node_outputs(m)][:3]
     return res

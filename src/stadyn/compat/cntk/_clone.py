@@ -278,8 +278,13 @@ def _called_again(old: Variable, call: tuple, new_of, mapping: dict, inner: "lis
                     mapping.setdefault(id(o), o)
         return
     _same_type(old, [v for v in copies if isinstance(v, Variable)], widened)
-    with name_scope(old.parent.scope, absolute=True):
-        made = op(*copies, **keywords)
+    try:
+        with name_scope(old.parent.scope, absolute=True):
+            made = op(*copies, **keywords)
+    except ShapeError as error:     # (as a replayed op's: CNTK's words, at the clone)
+        if isinstance(error, RuntimeError):
+            raise
+        raise _refused(primitive_op_name(old), copies, error) from error
     new = made.variable if hasattr(made, "variable") else made
     new.name = old.name
     if BATCH.unmarked(old):

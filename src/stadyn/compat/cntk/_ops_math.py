@@ -28,6 +28,7 @@ from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, refuse_several_outputs, same_dtype, unwrap, wrap)
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
+from ._graph_records import CALLS
 from ._mixins import GraphObject
 from ._variables import Constant
 
@@ -337,6 +338,17 @@ def _lt(a, b):
     return F.cast(F.less(a, b), np.dtype(a.dtype).name)
 
 
+def _called(out, op, left, right, name: str):
+    """``out``, made by the comparison ``op`` of ``left`` and ``right``, recorded as that call
+    (:data:`~._graph_records.CALLS`): a clone calls it again, so that its output takes its
+    substitutes' type (``equal(x, c3)`` cloned onto a float64 ``x`` is float64, as CNTK 2.7's)
+    rather than the cast to the type it was made in."""
+    v = unwrap(out)
+    if isinstance(v, Variable) and v.parent is not None:
+        CALLS[v] = (op, (unwrap(left), unwrap(right)), {"name": name})
+    return out
+
+
 def _eq(a, b):
     return F.mul2(_ge(a, b), _ge(b, a))
 
@@ -355,42 +367,42 @@ def _truth(v):
 def equal(left, right, name: str = ""):
     """1 where ``left == right``, else 0."""
     refuse_other_sequence_axes("Equal", (left, right))
-    return binary(_eq, left, right, name, "Equal")
+    return _called(binary(_eq, left, right, name, "Equal"), equal, left, right, name)
 
 
 @float_arrays("left", "right")
 def not_equal(left, right, name: str = ""):
     """1 where ``left != right``, else 0."""
     refuse_other_sequence_axes("NotEqual", (left, right))
-    return binary(_ne, left, right, name, "NotEqual")
+    return _called(binary(_ne, left, right, name, "NotEqual"), not_equal, left, right, name)
 
 
 @float_arrays("left", "right")
 def less(left, right, name: str = ""):
     """1 where ``left < right``, else 0."""
     refuse_other_sequence_axes("Less", (left, right))
-    return binary(_lt, left, right, name, "Less")
+    return _called(binary(_lt, left, right, name, "Less"), less, left, right, name)
 
 
 @float_arrays("left", "right")
 def less_equal(left, right, name: str = ""):
     """1 where ``left <= right``, else 0."""
     refuse_other_sequence_axes("LessEqual", (left, right))
-    return binary(_le, left, right, name, "LessEqual")
+    return _called(binary(_le, left, right, name, "LessEqual"), less_equal, left, right, name)
 
 
 @float_arrays("left", "right")
 def greater(left, right, name: str = ""):
     """1 where ``left > right``, else 0."""
     refuse_other_sequence_axes("Greater", (left, right))
-    return binary(_gt, left, right, name, "Greater")
+    return _called(binary(_gt, left, right, name, "Greater"), greater, left, right, name)
 
 
 @float_arrays("left", "right")
 def greater_equal(left, right, name: str = ""):
     """1 where ``left >= right``, else 0."""
     refuse_other_sequence_axes("GreaterEqual", (left, right))
-    return binary(_ge, left, right, name, "GreaterEqual")
+    return _called(binary(_ge, left, right, name, "GreaterEqual"), greater_equal, left, right, name)
 
 
 def element_and(x, y, name: str = ""):
