@@ -245,12 +245,7 @@ def layers__an_initializer_not_called_is_refused(C, r):
            known={"depth 1": "a layer not applied is a Function over placeholders in CNTK 2.7, "
                              "its blocks' insides (Times, Plus) made already; Stadyn builds "
                              "them when it is applied and refuses a walk into them "
-                             "(compat/cntk/logging/graph.py, _unapplied_search's ValueError)",
-                  "named recurrence outputs": "CNTK 2.7's named Recurrence's root is a NoOp "
-                                              "whose output comes first "
-                                              "(NoOp<n>_Output_0); Stadyn shows the step's "
-                                              "Block<n>_Output_0 there "
-                                              "(compat/cntk/logging/graph.py, get_node_outputs)"})
+                             "(compat/cntk/logging/graph.py, _unapplied_search's ValueError)"})
 def graph_walks__names_in_a_layer_not_applied(C, r):
     r.touch("cntk.Function.find_by_name", "cntk.Function.find_all_with_name",
             "cntk.logging.get_node_outputs", "cntk.Function.parameters")

@@ -110,7 +110,16 @@ class Axis(SwigHandle):
         return Axis(name, ordered)
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Axis) and (self._name, self._index) == (other._name, other._index)
+        """The same axis; ``None`` is none, anything else no Axis is CNTK 2.7's TypeError
+        (SWIG's ``Axis_eq`` takes only an Axis: ``C.Axis(0) == 3``)."""
+        if other is None:
+            return False
+        if not isinstance(other, Axis):
+            raise TypeError("in method 'Axis_eq', argument 2 of type 'CNTK::Axis const &'")
+        return (self._name, self._index) == (other._name, other._index)
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
 
     def __hash__(self) -> int:
         return hash((self._name, self._index))

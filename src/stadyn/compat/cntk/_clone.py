@@ -14,7 +14,8 @@ from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._run_checks import refusal_carried
-from ._graph import (ALIGNING_RESHAPES, BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES,
+from ._graph_records import CALLS
+from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES,
                      PLACEHOLDERS, SEQUENCE_AXES,
                      SHAPELESS, SPARSE, Block, combined_inside, kind_of, link_outputs,
                      made_by_cntk_op,
@@ -34,6 +35,14 @@ class CloneShapeError(RuntimeError, ShapeError):
 _ELEMENTWISE = {"Plus", "Minus", "ElementTimes", "ElementDivide", "ElementMax", "ElementMin",
                 "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Pow",
                 "LogPlus", "Atan2"}
+
+
+# the binary ops CNTK 2.7 builds of others over placeholders for their operands
+# (Function.cpp:1606-1631): their constants keep their type in a clone (the placeholders
+# stand between them and the op that compares the types, named here), so a float32 constant
+# over a float64 substitute is refused, not widened (ops.refuse_typed_operands: called
+# directly)
+_UNWIDENED = {"ElementMax": "Greater", "ElementMin": "Less", "ElementDivide": "ElementTimes"}
 
 
 def _dims(v: Variable) -> str:
@@ -156,10 +165,17 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 if i.parent is None and (i in INPUTS or i in PLACEHOLDERS):
                     new_of(i)
     nodes = list(topological_nodes(roots))
+    inside, calls = _inside_calls(nodes)
     for at, node in enumerate(nodes):
         outputs = node.outputs
         if all(o is not None and id(o) in mapping for o in outputs):
             continue   # a substituted output: nothing upstream of it is needed
+        if id(node) in calls:
+            _called_again(outputs[0], CALLS[outputs[0]], new_of, mapping, calls[id(node)],
+                          widened)
+            continue
+        if id(node) in inside:
+            continue   # (made again by the call it is part of)
         inputs = [new_of(i) for i in node.inputs]
         streams = own_streams and any(isinstance(a, RandomStream)
                                       for a in list(node.args) + list(node.kwargs.values()))
@@ -168,14 +184,15 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 if o is not None:
                     mapping.setdefault(id(o), o)
             continue
-        inputs = _constants_widened(inputs, widened)
+        first = next((o for o in outputs if o is not None), None)
+        if first is None or primitive_op_name(first) not in _UNWIDENED:
+            inputs = _constants_widened(inputs, widened)
         _same_dtype(nodes, at, inputs)
         swap = {id(a): b for a, b in zip(node.inputs, inputs)}
         args = tuple(_copied(a, swap, streams) for a in node.args)
         kwargs = {k: _copied(a, swap, streams) for k, a in node.kwargs.items()}
         if inputs:      # (CNTK validates the node again: times maps new leading axes)
             args, kwargs = base_axis_kept(node, args, kwargs, inputs[0].shape)
-            args, kwargs = _unit_axes_kept(node, args, kwargs, inputs[0].shape)
         if node.spec.name == "recurrence":
             args = tuple(_as_recorded_steps(new, old) for new, old in zip(args, node.args))
         try:
@@ -196,8 +213,6 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 set_op_name(new, primitive_op_name(old))
             if BATCH.unmarked(old):     # (one number for the minibatch: a v1 criterion, ...)
                 BATCH.unmark(new)
-            if old in ALIGNING_RESHAPES:
-                ALIGNING_RESHAPES.add(new)
             mapping[id(old)] = new
     for node in topological_nodes(roots):
         for old in node.outputs:
@@ -222,7 +237,79 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             for r in roots]
 
 
+def _inside_calls(nodes: list) -> tuple[set, dict]:
+    """The ids of the nodes (of ``nodes``) that a recorded CNTK op call (:data:`CALLS`:
+    ``splice``) made on the way from its operands to its output, which a clone makes again by
+    calling the op (:func:`_called_again`); and ``{id(call's node): those nodes}``."""
+    inside: set = set()
+    calls: dict = {}
+    for node in nodes:
+        outs = node.outputs
+        if len(outs) != 1 or outs[0] is None or outs[0] not in CALLS:
+            continue
+        stops = {id(v) for v in CALLS[outs[0]][1] if isinstance(v, Variable)}
+        mine, stack, seen = [], list(node.inputs), set()
+        while stack:
+            v = stack.pop()
+            if id(v) in seen or id(v) in stops or v.parent is None:
+                continue
+            seen.add(id(v))
+            mine.append(v.parent)
+            stack.extend(v.parent.inputs)
+        inside.update(id(n) for n in mine)
+        calls[id(node)] = mine
+    return inside, calls
+
+
+def _called_again(old: Variable, call: tuple, new_of, mapping: dict, inner: "list | None",
+                  widened: dict) -> None:
+    """The copy of ``old``, made by the CNTK op call ``call`` (``(op, operands, keywords)``),
+    put in ``mapping``: the op called again over its operands' copies where one differs, as
+    CNTK 2.7 validates a clone's op again over its substitutes' shapes and types
+    (``splice(x, c3)`` with ``c3`` swapped for an input of 5 is of 3 + 5); ``old`` itself
+    (and the values it was made of) where none does."""
+    op, operands, keywords = call
+    copies = [new_of(v) if isinstance(v, Variable) else v for v in operands]
+    if all(a is b for a, b in zip(copies, operands)):
+        mapping.setdefault(id(old), old)
+        for node in inner or ():
+            for o in node.outputs:
+                if o is not None:
+                    mapping.setdefault(id(o), o)
+        return
+    _same_type(old, [v for v in copies if isinstance(v, Variable)], widened)
+    try:
+        with name_scope(old.parent.scope, absolute=True):
+            made = op(*copies, **keywords)
+    except ShapeError as error:     # (as a replayed op's: CNTK's words, at the clone)
+        if isinstance(error, RuntimeError):
+            raise
+        raise _refused(primitive_op_name(old), copies, error) from error
+    new = made.variable if hasattr(made, "variable") else made
+    new.name = old.name
+    if BATCH.unmarked(old):
+        BATCH.unmark(new)
+    mapping[id(old)] = new
+
+
 _DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Float16"}
+
+
+def _same_type(old: Variable, copies: list, widened: dict) -> None:
+    """Refuse the recorded call making ``old`` again over the Variables ``copies`` where,
+    its narrower constants widened (:func:`_constants_widened`), they are of two types: a
+    float64 constant swapped in among float32 operands (CNTK 2.7 cannot narrow a constant);
+    its ValueError, naming the CNTK op."""
+    have = [str(v.dtype) for v in _constants_widened(copies, widened)]
+    if len(set(have)) < 2:
+        return
+    kept = str(old.dtype)
+    other = next((d for d in have if d != kept), have[-1])
+    line = format_location(user_location())
+    where = f" (clone at {line})" if line else " (clone)"
+    raise ValueError(f"Primitive op '{primitive_op_name(old)}' passed operands with different "
+                     f"DataTypes '{_DTYPE_NAMES.get(kept, kept)}' and "
+                     f"'{_DTYPE_NAMES.get(other, other)}'.{where}")
 
 
 def _constants_widened(inputs: list, widened: dict) -> list:
@@ -281,38 +368,13 @@ def _same_dtype(nodes: list, at: int, inputs: list) -> None:
         reached.update(id(o) for o in later.outputs if o is not None)
         if first is not None and made_by_cntk_op(first):
             op = primitive_op_name(first)
+            op = _UNWIDENED.get(op, op)
             break
     line = format_location(user_location())
     where = f" (clone at {line})" if line else " (clone)"
     raise ValueError(f"Primitive op '{op}' passed operands with different DataTypes "
                      f"'{_DTYPE_NAMES.get(kept, kept)}' and '{_DTYPE_NAMES.get(other, other)}'."
                      f"{where}")
-
-
-def _unit_axes_kept(node, args: tuple, kwargs: dict, first_shape: tuple) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` of a ``reshape`` node an op made to line an operand up
-    (:data:`ALIGNING_RESHAPES`: ``splice(x, c)``'s constant given a batch axis of 1), which
-    only put axes of 1 before its input's shape, called again over an input of
-    ``first_shape``: the same axes of 1 before the new shape.  CNTK 2.7 validates a clone's
-    ops again over the substitutes' shapes, so ``splice(x, c3)`` with ``c3`` swapped for a
-    constant of 4 is of 3 + 4 (ops.splice has no shape of its own).  Any other node (a
-    user's ``reshape(c3, (3,))``: CNTK's Reshape refuses a constant of 4) keeps its
-    arguments."""
-    if node.spec.name != "reshape" or not node.inputs or not any(
-            o is not None and o in ALIGNING_RESHAPES for o in node.outputs):
-        return args, kwargs     # (a user's reshape keeps its shape: CNTK refuses it so)
-    old, new = tuple(node.inputs[0].shape), tuple(first_shape)
-    in_args = len(args) > 1
-    target = args[1] if in_args else kwargs.get("shape")
-    if old == new or not isinstance(target, (tuple, list)):
-        return args, kwargs
-    target, lead = tuple(target), len(target) - len(old)
-    if lead < 0 or target[lead:] != old or any(d != 1 for d in target[:lead]):
-        return args, kwargs
-    made = (1,) * lead + new
-    if in_args:
-        return (args[0], made) + tuple(args[2:]), kwargs
-    return args, dict(kwargs, shape=made)
 
 
 def _arguments_carried(block: Block, mapping: dict) -> bool:

@@ -26,7 +26,7 @@ import contextlib
 from typing import Any
 
 from . import _graph as G
-from ._adapt import ShapelessPlaceholderError
+from ._adapt import ShapelessPlaceholderError, several_outputs_message
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _keep, _layer_function,
@@ -83,6 +83,20 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
 
 
 _nothing = contextlib.nullcontext
+
+
+def _combined_key(key):
+    """A ``replace_placeholders`` key as CNTK 2.7's SWIG takes it: a waiting ``combine`` of one
+    output (``C.combine([p])``) as that output, the placeholder; of several, SWIG's
+    TypeError; anything else as given."""
+    if isinstance(key, Deferred) and key._typed is None and \
+            getattr(key._fn, "combines_outputs", False):
+        outs = key.outputs
+        if len(outs) != 1:
+            raise TypeError("cannot convert key of dictionary to N4CNTK8VariableE\n(a combine "
+                            "of several outputs: key each of its placeholders)")
+        return outs[0]
+    return key
 
 
 class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, TensorOpsMixin,
@@ -157,9 +171,12 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
     def output(self):
         """Its output: until it is built, one of unknown shape (``(-2,)``) and unknown dynamic
         axes, as CNTK 2.7's (:class:`UnknownOutput`), which ops take as they take this
-        Function; once built, its graph's."""
+        Function; once built, its graph's.  A waiting ``combine`` of several outputs has
+        none: CNTK 2.7's RuntimeError (so ``x == C.combine([w, p])`` is its TypeError)."""
         if self._typed is not None:
             return self._typed.output
+        if getattr(self._fn, "combines_outputs", False) and len(self.outputs) > 1:
+            raise RuntimeError(several_outputs_message(self))
         return UnknownOutput(self)
 
     @property
@@ -334,6 +351,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
             >>> f is head, [a.name for a in f.arguments], f.output.shape
             (True, ['x'], (2,))
         """
+        substitutions = {_combined_key(ph): new for ph, new in substitutions.items()}
         if self._typed is not None:
             self._typed.replace_placeholders(substitutions)
             return self

@@ -26,7 +26,7 @@ from ...graph import Variable
 from ._graph_blocks import (block_of_outputs, combined_inside, inner_placeholders, seen_inside,
                             show_combined, shown_block_order, typed_placeholder)
 from ._graph_records import (BATCH, BLOCKS, COMPOSITE_NAMES, FUNCTION_NAMES, INFERRED_SHAPES,
-                             INNER_OPS, ALIGNING_RESHAPES, INPUTS, LEAF_NAMES,
+                             INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
                              SPARSE_OUTPUTS, STEP_VALUES, UNTYPED_INPUTS, Block)
 from ._graph_placeholders import (bind_placeholder, follow_sequence_axis, not_found,
@@ -50,7 +50,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "UNTYPED_INPUTS",
            "STEP_VALUES",
            "LEAF_NAMES", "BATCH", "Block", "COMPOSITE_NAMES", "FUNCTION_NAMES",
-           "INNER_OPS", "ALIGNING_RESHAPES", "mark_outputs",
+           "INNER_OPS", "mark_outputs",
            "link_outputs", "outputs_of", "function_outputs",
            "mark_block",
            "BLOCKS", "SEQUENCE_AXES", "OUTPUT_INDEX", "name_sequence_axis", "kind_of", "name_of",

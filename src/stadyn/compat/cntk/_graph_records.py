@@ -18,9 +18,9 @@ from ...graph import Variable
 
 __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "SPARSE_OUTPUTS",
            "STEP_VALUES",
-           "LEAF_NAMES", "INNER_OPS", "ALIGNING_RESHAPES", "OUTPUT_INDEX", "BATCH", "Block",
+           "LEAF_NAMES", "INNER_OPS", "OUTPUT_INDEX", "BATCH", "Block",
            "BLOCKS",
-           "SEQUENCE_AXES", "UNTYPED_INPUTS", "COMPOSITE_NAMES", "FUNCTION_NAMES"]
+           "SEQUENCE_AXES", "UNTYPED_INPUTS", "COMPOSITE_NAMES", "FUNCTION_NAMES", "CALLS"]
 
 # What CNTK knows of a Variable and Stadyn does not (weak: a Variable's entries die with it).
 INPUTS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -50,9 +50,11 @@ COMPOSITE_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDic
 # made inside one of a loaded CNTK file's functions (a weight reshaped for a product), those
 # one CNTK op is made of (the transposes of ``top_k`` along another axis than the last)
 INNER_OPS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
-# reshapes an op makes of its own to line an operand up with others (``splice(x, c)``'s
-# constant given a batch axis of 1): a clone replays them over the substitute's shape
-ALIGNING_RESHAPES: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+# The CNTK op call that made an output of several Stadyn ops whose shapes depend on all its
+# operands' (``splice``: operands brought to one rank, broadcast, lined up):
+# ``(op, operands, keywords)``; a clone calls the op again over the substitutes rather than
+# replaying its Stadyn ops one by one, as CNTK 2.7 validates the one op again
+CALLS: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 # Which output of its function a Variable is, where not the first (a loaded unpack's mask):
 # its uid is ``<function uid>_Output_<k>``.
 OUTPUT_INDEX: "weakref.WeakKeyDictionary[Variable, int]" = weakref.WeakKeyDictionary()

@@ -30,7 +30,8 @@ __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
            "primitive_op_name", "spelled_op_name", "uid_of", "new_uid", "set_uid",
-           "set_root_uid", "root_uid_of", "recurrence_root_uid", "take_uid_numbers"]
+           "set_root_uid", "root_uid_of", "recurrence_root_uid", "take_uid_numbers",
+           "RECURRENCE_BLOCKS"]
 
 _OP_NAMES: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
 _UIDS: "weakref.WeakKeyDictionary[Variable, str]" = weakref.WeakKeyDictionary()
@@ -286,13 +287,21 @@ def spelled_op_name(v: Variable) -> str:
     return "".join(part.capitalize() for part in v.parent.spec.name.split("_"))
 
 
+# layers CNTK 2.7 makes no block of: their root is a Combine of the step's output, a NoOp
+# when the layer is named (its output's uid NoOp<n>_Output_0)
+RECURRENCE_BLOCKS = ("Recurrence", "Fold", "RecurrenceFrom")
+
+
 def uid_of(v: Variable) -> str:
-    """A unique id for ``v`` in CNTK's style (``Parameter12``, ``Plus31``)."""
+    """A unique id for ``v`` in CNTK's style (``Parameter12``, ``Plus31``; a named
+    recurrence's output ``NoOp<n>``, as CNTK 2.7's)."""
     uid = _UIDS.get(v)
     if uid is None:
         kind = kind_of(v)
-        prefix = ("Block" if v in BLOCKS else op_name_of(v)) if kind == "output" else \
-            kind.capitalize()
+        block = BLOCKS.get(v)
+        named_loop = block is not None and block.op_name in RECURRENCE_BLOCKS and block.name
+        prefix = ("NoOp" if named_loop else "Block" if block is not None else op_name_of(v)) \
+            if kind == "output" else kind.capitalize()
         uid = _UIDS[v] = f"{prefix}{next(_uid_counter)}"
     return uid
 

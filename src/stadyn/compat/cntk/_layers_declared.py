@@ -19,6 +19,7 @@ from ... import layers as _L
 from ...graph import FREE_DIMENSION, Variable
 from . import _graph as G
 from ._adapt import wrap
+from ._mixins import not_a_variable
 from ._seq_axes import free_steps, refuse_free_windows
 from ._variable_text import dims_text
 
@@ -106,6 +107,26 @@ class _DeclaredParameter:
             return _L.initial_value(self._init, self.shape, 1, 1)
         raise ValueError(f"parameter {self.name!r}: its random initial value is drawn when the "
                          "layer is first applied")
+
+    #: compared as a Variable is (CNTK 2.7's Variable_eq)
+    compared_by_variable = True
+
+    def __eq__(self, other) -> bool:
+        """Itself only; ``None`` is none, another Variable or Function is another one, and
+        anything else CNTK 2.7's TypeError of SWIG's ``Variable_eq`` (``d.W == 3``)."""
+        if other is None:
+            return False
+        if other is self:
+            return True
+        if getattr(type(other), "compared_by_variable", False) or \
+                getattr(type(other), "compares_as_output", False):
+            return False
+        raise not_a_variable()
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         """As CNTK 2.7's: ``Parameter('W', [], [? x 3])`` (an axis the input decides ``?``)."""

@@ -99,6 +99,9 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
     """
     _topn_checked({"topN": topN, "axis": axis})
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "Hardmax")
+    axis = _python_axis(axis)
+    if int(topN) == 1 and axis is None:
+        return _classification_error_along(output_vector, target_vector, None, name)
     if int(topN) == 1 and isinstance(axis, int) and int(axis) != -1:
         return _classification_error_along(output_vector, target_vector, axis, name)
     default_axis = not isinstance(axis, Axis) and int(axis) == -1
@@ -188,10 +191,22 @@ def _cross_entropy_of_matrices(output_vector, target_vector, name: str):
                        (o, t), "Minus")
 
 
+def _python_axis(axis):
+    """``classification_error``'s ``axis`` as CNTK 2.7's Python hands it on (sanitize_axis):
+    a static ``C.Axis(k)`` as the index ``k`` (both become C++'s ``Axis(-1 - k)``), ``None``
+    and ``Axis.all_static_axes()`` as ``None`` (all the sample's axes); others as given."""
+    if axis is None or (isinstance(axis, Axis) and axis == Axis.all_static_axes()):
+        return None
+    if isinstance(axis, Axis) and axis.is_static_axis and axis != Axis.new_leading_axis():
+        return int(axis.static_axis_index())
+    return axis
+
+
 def _classification_error_along(output_vector, target_vector, axis, name: str):
     """CNTK 2.7's ``ClassificationError`` along an axis that is not its first (C++'s; Python
     gives -1 for that one): ``mean(sum(target != (o == max(o, axis)), axis) >= 1)`` over all
-    the sample's axes.
+    the sample's axes.  ``axis=None`` (``Axis.all_static_axes()``): along all of them, 1 for
+    a sample whose target differs anywhere from its maxima (Function.cpp:1844-1866).
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -202,7 +217,8 @@ def _classification_error_along(output_vector, target_vector, axis, name: str):
         [0.5]
     """
     o, t = operand(output_vector), _target_like(target_vector, output_vector)
-    ax = _axis(output_vector, axis)
+    ax = tuple(range(lead_axes(output_vector), len(o.shape))) if axis is None else \
+        _axis(output_vector, axis)
     marked = F.cast(F.equal(o, F.max(o, axis=ax, keepdims=True)), str(o.dtype))
     wrong = F.cast(F.not_equal(t, marked), str(o.dtype))
     rows = F.cast(F.greater_equal_scalar(F.sum(wrong, axis=ax, keepdims=True), 1.0),

@@ -19,14 +19,16 @@ import numpy as np
 
 from ... import cntk_semantics as S
 from ... import functions as F
+from ...graph import Variable
 from ._deferred import pending
 from ._deferrable import defer_module
 from ._elementwise_shapes import broadcast_checked
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
-                     operands_dtype, refuse_several_outputs, same_dtype, wrap)
+                     operands_dtype, refuse_several_outputs, same_dtype, unwrap, wrap)
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
+from ._graph_records import CALLS
 from ._mixins import GraphObject
 from ._variables import Constant
 
@@ -254,6 +256,7 @@ def element_times(left, right, name: str = ""):
 def element_divide(left, right, name: str = ""):
     """``left / right``, element-wise; 0 where ``right`` is 0 (CNTK 2.7's convention)."""
     refuse_mixed_axes("ElementTimes", (left, right), 1, "Reciprocal")
+    refuse_typed_operands("ElementTimes", left, right)
     return binary(S.divide, left, right, name, "ElementDivide")
 
 
@@ -262,6 +265,7 @@ def element_max(left, right, name: str = ""):
     """The larger of the two, element-wise: ``left > right ? left : right`` (a NaN in ``left``
     gives ``right``, one in ``right`` NaN; a tie gives ``right``, which takes the gradient)."""
     refuse_mixed_axes("Greater", (left, right), 1, "placeholder")
+    refuse_typed_operands("Greater", left, right)
     return binary(_element_max, left, right, name, "ElementMax")
 
 
@@ -269,7 +273,28 @@ def element_max(left, right, name: str = ""):
 def element_min(left, right, name: str = ""):
     """The smaller of the two, element-wise: ``left < right ? left : right``."""
     refuse_mixed_axes("Less", (left, right), 1, "placeholder")
+    refuse_typed_operands("Less", left, right)
     return binary(_element_min, left, right, name, "ElementMin")
+
+
+def refuse_typed_operands(op: str, left, right) -> None:
+    """CNTK 2.7's ValueError for ``element_max``/``element_min``/``element_divide`` of two
+    Variables of different float types, constants too (``element_max(x64, C.constant(...))``):
+    CNTK builds them of other ops (ElementSelect(Greater(l, r), l, r), ElementTimes(l,
+    Reciprocal(r)): Function.cpp:1606-1631) over placeholders for their operands, whose types
+    the inner op ``op`` compares before a Float constant could take the other's Double, as
+    it does for ``plus``.  Numbers and NumPy arrays take the op's type."""
+    a, b = unwrap(left), unwrap(right)
+    if not all(isinstance(v, Variable) and G.kind_of(v) != "placeholder" for v in (a, b)):
+        return
+    names = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
+             np.dtype(np.float16): "Float16"}
+    have = [np.dtype(str(v.dtype)) for v in (a, b)]
+    if have[0] != have[1] and all(d in names for d in have):
+        raise ValueError(f"Primitive op '{op}' passed operands with different DataTypes "
+                         f"'{names[have[0]]}' and '{names[have[1]]}' (CNTK 2.7 builds this op "
+                         "of others over its operands, which do not convert a constant's "
+                         "type): give both one type")
 
 
 def _element_max(a, b):
@@ -313,6 +338,17 @@ def _lt(a, b):
     return F.cast(F.less(a, b), np.dtype(a.dtype).name)
 
 
+def _called(out, op, left, right, name: str):
+    """``out``, made by the comparison ``op`` of ``left`` and ``right``, recorded as that call
+    (:data:`~._graph_records.CALLS`): a clone calls it again, so that its output takes its
+    substitutes' type (``equal(x, c3)`` cloned onto a float64 ``x`` is float64, as CNTK 2.7's)
+    rather than the cast to the type it was made in."""
+    v = unwrap(out)
+    if isinstance(v, Variable) and v.parent is not None:
+        CALLS[v] = (op, (unwrap(left), unwrap(right)), {"name": name})
+    return out
+
+
 def _eq(a, b):
     return F.mul2(_ge(a, b), _ge(b, a))
 
@@ -331,42 +367,42 @@ def _truth(v):
 def equal(left, right, name: str = ""):
     """1 where ``left == right``, else 0."""
     refuse_other_sequence_axes("Equal", (left, right))
-    return binary(_eq, left, right, name, "Equal")
+    return _called(binary(_eq, left, right, name, "Equal"), equal, left, right, name)
 
 
 @float_arrays("left", "right")
 def not_equal(left, right, name: str = ""):
     """1 where ``left != right``, else 0."""
     refuse_other_sequence_axes("NotEqual", (left, right))
-    return binary(_ne, left, right, name, "NotEqual")
+    return _called(binary(_ne, left, right, name, "NotEqual"), not_equal, left, right, name)
 
 
 @float_arrays("left", "right")
 def less(left, right, name: str = ""):
     """1 where ``left < right``, else 0."""
     refuse_other_sequence_axes("Less", (left, right))
-    return binary(_lt, left, right, name, "Less")
+    return _called(binary(_lt, left, right, name, "Less"), less, left, right, name)
 
 
 @float_arrays("left", "right")
 def less_equal(left, right, name: str = ""):
     """1 where ``left <= right``, else 0."""
     refuse_other_sequence_axes("LessEqual", (left, right))
-    return binary(_le, left, right, name, "LessEqual")
+    return _called(binary(_le, left, right, name, "LessEqual"), less_equal, left, right, name)
 
 
 @float_arrays("left", "right")
 def greater(left, right, name: str = ""):
     """1 where ``left > right``, else 0."""
     refuse_other_sequence_axes("Greater", (left, right))
-    return binary(_gt, left, right, name, "Greater")
+    return _called(binary(_gt, left, right, name, "Greater"), greater, left, right, name)
 
 
 @float_arrays("left", "right")
 def greater_equal(left, right, name: str = ""):
     """1 where ``left >= right``, else 0."""
     refuse_other_sequence_axes("GreaterEqual", (left, right))
-    return binary(_ge, left, right, name, "GreaterEqual")
+    return _called(binary(_ge, left, right, name, "GreaterEqual"), greater_equal, left, right, name)
 
 
 def element_and(x, y, name: str = ""):

@@ -34,6 +34,7 @@ from ._run_checks import check_each_run
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
 from ._cntk_attributes import CNTK_ATTRIBUTES
+from ._graph_records import CALLS
 from ._seq_axes import FREE_DIMENSION, free_steps
 
 __all__ = ["reshape", "splice", "transpose", "swapaxes",
@@ -146,7 +147,11 @@ def splice(*inputs, axis=-1, name: str = ""):
                        rank, 0) - rank
     vs = _broadcast_sample_axes([_match_batch(v, i, ref) for v, i in zip(vs, items)], ax,
                                  rank)
-    return named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
+    out = named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
+    # (a clone calls splice again over the substitutes: the ranks, broadcasts and alignments
+    # above are the operands' shapes')
+    CALLS[out.variable] = (splice, tuple(unwrap(i) for i in items), {"axis": axis, "name": name})
+    return out
 
 
 def _new_leading_axis(v, lead: int, rank: int):
@@ -195,9 +200,7 @@ def _match_batch(v, item, ref, lead: int | None = None):
     n = lead_axes(ref) if lead is None else lead
     zeros = F.mul_scalar(reshape_samples(F.sum(batch, axis=list(range(n, batch.ndim))), n,
                                        (1,) * v.ndim), 0.0)
-    aligned = F.reshape(v, (1,) + tuple(v.shape))
-    G.ALIGNING_RESHAPES.add(aligned)    # (a clone replays it over a substitute's shape)
-    return F.add2(zeros, aligned)
+    return F.add2(zeros, F.reshape(v, (1,) + tuple(v.shape)))
 
 
 def transpose(x, perm, name: str = ""):

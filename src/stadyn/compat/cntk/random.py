@@ -70,8 +70,8 @@ def _draw(like, kind: str, a: float, b: float, seed, name: str, op: str, extra: 
     if kind == "uniform":
         _refuse_endless(op, a, b, np.dtype(v.dtype))
     stream = resolved_seed(seed).for_operand(v)
-    if kind == "bernoulli":
-        out = F.bernoulli_like(v, a, seed=stream)
+    if kind == "bernoulli":     # (a NaN mean: all ones, as CNTK's draw of u <= 1 - NaN)
+        out = F.bernoulli_like(v, 1.0 if np.isnan(float(a)) else a, seed=stream)
     else:
         out = _OPS[kind](v, a, b, seed=stream)
     _shown(out, kind, a, b, stream, extra)
@@ -150,9 +150,13 @@ def _check_scale(op: str, scale) -> float:
 
 
 def _check_mean(op: str, mean) -> float:
-    if not 0.0 <= float(mean) <= 1.0:
-        raise ValueError(f"cntk.random.{op}: mean (the probability of 1) must be in [0, 1], "
-                         f"got {mean}")
+    """A Bernoulli op's ``mean`` (the probability of 1) as CNTK 2.7 takes it: outside [0, 1]
+    its RuntimeError as the op is made (Function.cpp:1509-1522, ``mean < 0 || mean > 1`` in
+    double, printed with ``%g``); a NaN passes, and then every value is 1 (its draw is
+    ``u <= 1 - mean ? 0 : 1``, CPUMatrixImpl.h:1163-1190, false for a NaN)."""
+    if float(mean) < 0 or float(mean) > 1:
+        cntk_op = "BernoulliRandomLike" if op.endswith("_like") else "BernoulliRandom"
+        raise RuntimeError(f"{cntk_op}: mean ({float(mean):g}) must be between 0 and 1")
     return float(mean)
 
 
