@@ -82,7 +82,8 @@ MODULES = {
                "nnabla_examples_12", "nnabla_fidelity_25", "nnabla_examples_13",
                "nnabla_review_mends_31", "nnabla_simplify_31", "nnabla_fidelity_26",
                "nnabla_fill_values", "nnabla_param_dtypes", "nnabla_fidelity_27b",
-               "nnabla_fidelity_27c", "nnabla_fidelity_27", "nnabla_user_28"],
+               "nnabla_fidelity_27c", "nnabla_fidelity_27", "nnabla_user_28",
+               "nnabla_user_28b"],
 }
 
 
