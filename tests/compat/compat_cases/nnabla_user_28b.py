@@ -178,12 +178,11 @@ def user28b_token_model(nn, F, PF, r):
     out = F.sink(top, top_only, srt[0], srt[1])
     listing = r.set_params(nn.get_parameters())
     out.forward()
-    res = {"channel_last": refused, "params": listing, "s": s.d.copy(), "top": top.d.copy(), "top only": top_only.d.copy(),
-           "sorted": srt[0].d.copy(), "order": srt[1].d.copy()}
+    res = {"channel_last": refused, "params": listing, "s": s.d.copy(), "top": top.d.copy(),
+           "top only": top_only.d.copy(), "sorted": srt[0].d.copy(), "order": srt[1].d.copy()}
     loss = F.sum(top_only * nn.Variable.from_numpy_array(r.randn(2, 2))) + \
         F.sum(srt[0] * nn.Variable.from_numpy_array(r.randn(2, 5)))
     loss.forward()
-    nn.get_parameters()  # the same dict the user walks below
     for v in nn.get_parameters().values():
         v.grad.zero()
     loss.backward()
