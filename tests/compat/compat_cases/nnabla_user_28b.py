@@ -437,3 +437,31 @@ def user28b_nntxt_trained_by_its_optimizer(nn, F, PF, S, r):
     for k, v in sorted(nn.get_parameters().items()):
         res["param " + k] = v.d.copy()
     return res
+
+
+@nnabla_case(names=["nnabla.utils.data_source.DataSourceWithFileCache",
+                    "nnabla.utils.data_source_implements.SimpleDataSource", D + "DataIterator"])
+def user28b_file_cache_of_own_source(nn, r):
+    """A user's own source cached to ``.npy`` files by ``DataSourceWithFileCache`` and read
+    through a ``DataIterator``; then a source whose samples differ in length (a feature
+    vector of 2 or 3 values), which the user's script guards with ``except ValueError``:
+    NNabla 1.39 raises NumPy's ``ValueError`` stacking them (Stadyn raised only its
+    ``RuntimeError``, which the guard missed)."""
+    DS = r.module("nnabla.utils.data_source")
+    DSI = r.module("nnabla.utils.data_source_implements")
+    DI = r.module("nnabla.utils.data_iterator")
+    feats = r.randn(5, 3)
+    res = {}
+    with r.tempdir() as folder:
+        src = DSI.SimpleDataSource(lambda i: (feats[i], np.array([i % 2], np.int32)), 5)
+        cached = DS.DataSourceWithFileCache(src, cache_dir=folder, shuffle=False)
+        it = DI.DataIterator(cached, 2)
+        res["batches"] = [[b.tolist() for b in it.next()] for _ in range(3)]
+        res["files"] = sorted(os.listdir(folder))
+        it.close()
+    with r.tempdir() as folder:
+        ragged = DSI.SimpleDataSource(lambda i: (feats[i, :2 + i % 2],), 4)
+        res["ragged"] = outcome(
+            lambda: DS.DataSourceWithFileCache(ragged, cache_dir=folder, shuffle=False),
+            raised=lambda e: "ValueError" if isinstance(e, ValueError) else type(e).__name__)
+    return res
