@@ -330,8 +330,11 @@ def user28b_fold_trained_batch_norm(nn, F, PF, S, r):
     folded.visit(lambda f: names.append(f.info.type_name))
     res["functions"] = names
     prof = r.module("nnabla.utils.profiler")
+    ctx = nn.get_current_context()
+    # GraphProfiler sets the default context to its device's (profiler.py:168): put it back
     gp = prof.GraphProfiler(folded, device_id=0, ext_name="cpu", n_run=2)
     gp.run()
+    nn.set_default_context(ctx)
     res["profiled"] = [len(gp.result["forward"]), sorted(gp.result.keys())]
     return res
 
