@@ -110,12 +110,17 @@ class DataSourceWithFileCacheError(StadynError, RuntimeError):
     """A file cache could not be made or read."""
 
 
+class _RaggedSamplesError(DataSourceWithFileCacheError, ValueError):
+    """A variable's samples differ in shape: also the ``ValueError`` NNabla 1.39 raises there
+    (NumPy's, from stacking them: ``data_source.py``'s ``_save_cache_to_file``)."""
+
+
 def _stack(values: list[Any], name: str, path: str) -> np.ndarray:
     try:
         return np.asarray(values)
     except ValueError:
         shapes = sorted({np.shape(v) for v in values})
-        raise DataSourceWithFileCacheError(
+        raise _RaggedSamplesError(
             f"cannot cache variable {name!r} in {path}: its samples have different shapes "
             f"{shapes}") from None
 
