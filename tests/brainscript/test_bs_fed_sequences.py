@@ -15,6 +15,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 
 import stadyn as sd
 from stadyn.brainscript import run
@@ -240,3 +241,43 @@ def test_the_cv_reader_is_opened_once_and_read_from_its_start_each_epoch(tmp_pat
         expected.append(_softmax_ce(W, b, x, y)[0] / 9)
     assert [n for _, n in validated] == [9, 9, 9]
     np.testing.assert_allclose([v for v, _ in validated], expected, rtol=1e-5)
+
+
+LAYOUT_REFUSAL = (
+    "Dynamic axis layout '*' is shared between inputs 'features' and 'labels', but layouts "
+    "generated from the input data are incompatible on this axis. Are you using different "
+    "sequence lengths? Did you consider adding a DynamicAxis() to the Input nodes? "
+    "(command 'train')")
+
+
+def _refusal(config):
+    log = io.StringIO()
+    try:
+        run(str(config), [], out=log)
+    except sd.ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("trained: " + " ".join(
+            line for line in log.getvalue().splitlines() if "Finished" in line))
+    reader_line = next(i for i, line in enumerate(config.read_text().splitlines(), 1)
+                       if line.lstrip().startswith("reader = {"))
+    assert message.startswith(f"{config}:{reader_line}:"), message
+    assert LAYOUT_REFUSAL in message, message
+    assert not (config.parent / "m.dnn").exists()
+
+
+@pytest.mark.parametrize("criterion", ["SquareError (labels, z, tag = 'criterion')",
+                                       "ReduceSum (labels .* z, tag = 'criterion')"])
+def test_a_label_per_sequence_beside_default_axis_steps_is_refused_as_cntk(tmp_path, criterion):
+    # the declared-axis network with features on the default axis fed 3, 2 and 4 steps, and
+    # labels on each sequence's first line only (one step a sequence): cntk.exe links every
+    # Input of no dynamicAxis to the network's one layout, declared axis or not
+    # (ComputationNetworkEvaluation.cpp:632), and its reader refuses streams of different
+    # layouts on it (ReaderShim.cpp:318-335).  At 19f0fea7 the labels were left off the shared
+    # layout and broadcast over the steps: 'ce = 1.20857557 * 9' (SquareError), NumPy's with
+    # each label repeated over its sequence's steps 1.2085754877.
+    data, _, _ = _data(tmp_path, label_per_sequence=True)
+    network = DECLARED.replace("CrossEntropyWithSoftmax (labels, z, tag = 'criterion')",
+                               criterion)
+    _refusal(_config(tmp_path, network, data, epochs=1))
+

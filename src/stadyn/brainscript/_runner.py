@@ -210,7 +210,8 @@ class _Runner:
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel)   # cntk.exe's
         reader_loc = record_loc(rec, "reader")
         inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc,
-                             network.library.default_axis_inputs, cmd.name)
+                             network.library.default_axis_inputs, cmd.name,
+                             network.library.framed_inputs)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
@@ -395,7 +396,8 @@ class _Runner:
         source = make_source(cmd.reader, max_sweeps=1, warn=self.log.raw,
                              opened=self.opened.take(cmd.reader))
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
-                             network.library.default_axis_inputs, cmd.name)
+                             network.library.default_axis_inputs, cmd.name,
+                             network.library.framed_inputs)
         try:
             return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
                                  cmd.epoch_size, cmd.output_path, fmt, self.log,
@@ -467,7 +469,8 @@ class _Runner:
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw,
                              opened=self.opened.take(cmd.reader))
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
-                             network.library.default_axis_inputs, cmd.name)
+                             network.library.default_axis_inputs, cmd.name,
+                             network.library.framed_inputs)
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
         show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them
