@@ -281,3 +281,48 @@ def test_a_label_per_sequence_beside_default_axis_steps_is_refused_as_cntk(tmp_p
                                criterion)
     _refusal(_config(tmp_path, network, data, epochs=1))
 
+
+def test_one_line_sequences_of_a_past_value_network_train_a_step_each(tmp_path):
+    # a PastValue network declaring no axis over sequences of one line each (features dim 4,
+    # labels dim 3): 5 sequences of 1 step, one layout, as cntk.exe reads them.  At 19f0fea7
+    # the layout check counted each sample's first dimension as its steps (4 against 3) and
+    # refused it.  NumPy: each sequence's one step has PastValue's default 0.2 before it
+    # (z = W x + 0.5 * 0.2 + b; W's equal rows give every class one score: ln 3)
+    data, x, y = _data(tmp_path, [1] * 5)
+    network = PLAIN.replace(
+        "z = W * features + b",
+        "h0 = W * features\n    z = h0 + 0.5 * PastValue (0, h0, defaultHiddenActivation = 0.2) + b")
+    log = io.StringIO()
+    run(str(_config(tmp_path, network, data, epochs=1)), [], out=log)
+    ce, _ = _softmax_ce(np.full((3, 4), 0.1), np.full(3, 0.5 * 0.2), x, y)
+    got = _epochs(log.getvalue())
+    assert [n for _, n in got] == [5]
+    np.testing.assert_allclose(got[0][0], ce / 5, rtol=1e-5)
+    np.testing.assert_allclose(got[0][0], np.log(3), rtol=1e-7)
+
+
+def test_three_step_features_beside_one_line_labels_of_their_dimension_are_refused(tmp_path):
+    # features of 3 steps a sequence beside labels of one line a sequence, of dim 3 (as many
+    # as the steps), no DynamicAxis: cntk.exe's reader refuses the layouts (ReaderShim.cpp:
+    # 318-335).  At 19f0fea7 the check counted the labels' dimension as their steps (3 == 3),
+    # passed, and training failed on "target has shape (2, 1, 3)".
+    rng = np.random.default_rng(1)
+    features, labels = [], []
+    for s in range(4):
+        labels.append(f"{s} |labels {' '.join('1' if i == s % 3 else '0' for i in range(3))}")
+        features += [f"{s} |features {' '.join(f'{v:.3f}' for v in rng.standard_normal(4))}"
+                     for _ in range(3)]
+    (tmp_path / "f.txt").write_text("\n".join(features) + "\n")
+    (tmp_path / "l.txt").write_text("\n".join(labels) + "\n")
+    reader = f"""reader = {{ randomize = false
+  deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
+                      input = {{ features = {{ dim = 4 }} }} }} :
+                   {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
+                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+    config = tmp_path / "run.cntk"
+    config.write_text(
+        f"command = train\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+        f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {PLAIN}\n"
+        "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"
+        f"            learningRatesPerMB = 0.5 }}\n    {reader}\n}}\n")
+    _refusal(config)

@@ -465,8 +465,11 @@ class InputSource:
         first: tuple[str, tuple[int, ...]] | None = None
         for name, var in self.shared:
             mb = minibatch[var]
+            # data of no lengths: (N, T, sample...) padded steps, or (N, sample...) one step a
+            # sequence (CTF sequences of one line each)
+            steps = mb.data.shape[1] if mb.data.ndim >= len(_sample_shape(var)) + 2 else 1
             lengths = tuple(int(n) for n in (mb.lengths if mb.lengths is not None else
-                                             [mb.data.shape[1]] * mb.data.shape[0]))
+                                             [steps] * mb.data.shape[0]))
             if first is None:
                 first = (name, lengths)
             elif lengths != first[1]:
