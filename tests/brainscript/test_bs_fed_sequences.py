@@ -205,7 +205,7 @@ def test_the_precompute_pass_refuses_layouts_as_training(tmp_path):
 
 
 def test_the_cv_reader_is_opened_once_and_read_from_its_start_each_epoch(tmp_path, monkeypatch):
-    # cntk.exe makes the cvReader once a train command (TrainActions.cpp:184-189) and starts
+    # cntk.exe makes the cvReader once a train command (TrainActions.cpp:121-123) and starts
     # each validation at its epoch 0 (SimpleEvaluator.h:99): the same sweep each time.  Before
     # bs28 Stadyn opened (indexed) it again every epoch: 1 + 1 + 3 opens here, now 2 (the
     # reader and the cvReader, each indexed once by sequence_streams and read from there).

@@ -489,7 +489,7 @@ class Validation:
 
     The reader is opened once (of the deserializers ``opened`` where given: those
     ``sequence_streams`` indexed) and set back to its start before each pass, as cntk.exe
-    makes the cvReader once a train command (TrainActions.cpp:184-189) and starts each
+    makes the cvReader once a train command (TrainActions.cpp:121-123) and starts each
     validation at its epoch 0 (SimpleEvaluator.h:99, ``StartMinibatchLoop (mbSize, 0, ...)``:
     the same order each time).  :meth:`close` closes it."""
 

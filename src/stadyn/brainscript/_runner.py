@@ -383,13 +383,17 @@ class _Runner:
         if not network.inputs_of(nodes):
             # cntk.exe's loop is its reader's, asked for the streams of the Inputs the nodes
             # read (SimpleOutputWriter.h:155, 195, 215, 233): of none, ReaderShim::GetMinibatch
-            # reads the first of no inputs (ReaderShim.cpp:262), undefined (before bs28 Stadyn
-            # wrote empty files and 'Total Samples Evaluated = 0')
+            # reads the first of no inputs (ReaderShim.cpp:260), undefined.  cntk.exe has by
+            # then opened the output files (SimpleOutputWriter.h:210) and written their
+            # prologue (:224): Stadyn refuses before writing any (before bs28 it wrote empty
+            # files and 'Total Samples Evaluated = 0')
             raise ConfigError(
                 f"command '{cmd.name}' (action write): the nodes written ({', '.join(names)}) "
                 "read no Input, so the reader gives them no minibatch (cntk.exe asks its reader "
-                "for no stream and reads the first of none: ReaderShim.cpp:262); write a node "
-                "computed from the data beside them (each is then written once a minibatch)",
+                "for no stream and reads the first of none, undefined: ReaderShim.cpp:260, "
+                "after opening the output files and writing their prologue); no file is "
+                "written; write a node computed from the data beside them (each is then "
+                "written once a minibatch)",
                 *record_loc(rec, "outputNodeNames" if cmd.output_node_names else "action"))
         fmt = write_format(rec)
         # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
