@@ -326,3 +326,40 @@ def test_three_step_features_beside_one_line_labels_of_their_dimension_are_refus
         "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"
         f"            learningRatesPerMB = 0.5 }}\n    {reader}\n}}\n")
     _refusal(config)
+
+
+def test_the_readers_of_a_train_command_are_closed_when_training_raises(tmp_path, monkeypatch):
+    # the reader and the cvReader a train command opens are closed when training stops on an
+    # error too (at 19f0fea7 they were closed only after training returned)
+    from stadyn.brainscript import _runner
+    closed = []
+    real_source, real_close = _runner.make_source, _runner.Validation.close
+
+    def source(*args, **kwargs):
+        made = real_source(*args, **kwargs)
+        close = made.close
+        monkeypatch.setattr(made, "close", lambda: (closed.append("reader"), close())[1])
+        return made
+
+    def validation_close(self):
+        closed.append("cvReader")
+        real_close(self)
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("stopped in training")
+    monkeypatch.setattr(_runner, "make_source", source)
+    monkeypatch.setattr(_runner.Validation, "close", validation_close)
+    monkeypatch.setattr(_runner.NetworkTrainer, "fit", fails)
+    data, _, _ = _data(tmp_path, [2, 2])
+    text = _config(tmp_path, PLAIN, data, epochs=1).read_text().replace(
+        "    reader = {", "    cvReader" + READER.replace("DATA", str(data))[len("reader"):]
+        + "\n    reader = {")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    try:
+        run(str(config), [], out=io.StringIO())
+    except RuntimeError as exc:
+        assert str(exc) == "stopped in training"
+    else:
+        raise AssertionError("trained")
+    assert sorted(closed) == ["cvReader", "reader"], closed

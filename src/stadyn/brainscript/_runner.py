@@ -151,6 +151,12 @@ class _Runner:
 
     # -- train ------------------------------------------------------------------------------
     def train(self, cmd: CommandConfig) -> list[EpochResult]:
+        """CNTK's ``train`` action; the readers it opens are closed when it ends, by an error
+        too."""
+        with contextlib.ExitStack() as opened:
+            return self._train(cmd, opened)
+
+    def _train(self, cmd: CommandConfig, opened: contextlib.ExitStack) -> list[EpochResult]:
         log, rec = self.log, cmd.record
         check_train(cmd, self.parallel.size, log)
         sgd, sgd_rec = cmd.sgd, sgd_block(rec)
@@ -203,6 +209,7 @@ class _Runner:
         eval_names = [network.name(n) for n in evals]
         source = make_source(cmd.reader, warn=log.raw, pieces=True,
                              opened=self.opened.take(cmd.reader))
+        opened.callback(source.close)
         truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
         if isinstance(source, (io.UtteranceSource, io.LMSentenceSource)) and \
@@ -293,6 +300,7 @@ class _Runner:
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
                                    cmd, log, self.opened.take(cmd.cv_reader))
+            opened.callback(validate.close)
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
                                 validate=validate,
@@ -323,9 +331,6 @@ class _Runner:
             except TrainingComplete:
                 pass
             break
-        source.close()
-        if validate is not None:
-            validate.close()
         return progress.results
 
     def _trained_network(self, cmd: CommandConfig,
