@@ -372,8 +372,9 @@ def test_a_write_command_of_parameters_only_is_refused(tmp_path):
     # nodes read (SimpleOutputWriter.h:155, 195, 215, 233); with none (W alone)
     # ReaderShim::GetMinibatch reads the first of no inputs (ReaderShim.cpp:260): nothing
     # defined to match (after opening w.W and writing its prologue, SimpleOutputWriter.h:210,
-    # 224; Stadyn refuses before opening it).  Before bs28 Stadyn wrote an empty w.W and 'Total Samples Evaluated
-    # = 0', silently; beside a node of the data W is written once a minibatch (above)
+    # 224; Stadyn refuses before opening it).  Before bs28 Stadyn wrote an empty w.W and
+    # 'Total Samples Evaluated = 0', silently; beside a node of the data W is written once a
+    # minibatch (above)
     data, _, _ = _data(tmp_path, [1, 1, 1])
     reader = READER.replace("DATA", str(data))
     write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"

@@ -291,7 +291,8 @@ def test_one_line_sequences_of_a_past_value_network_train_a_step_each(tmp_path):
     data, x, y = _data(tmp_path, [1] * 5)
     network = PLAIN.replace(
         "z = W * features + b",
-        "h0 = W * features\n    z = h0 + 0.5 * PastValue (0, h0, defaultHiddenActivation = 0.2) + b")
+        "h0 = W * features\n"
+        "    z = h0 + 0.5 * PastValue (0, h0, defaultHiddenActivation = 0.2) + b")
     log = io.StringIO()
     run(str(_config(tmp_path, network, data, epochs=1)), [], out=log)
     ce, _ = _softmax_ce(np.full((3, 4), 0.1), np.full(3, 0.5 * 0.2), x, y)
