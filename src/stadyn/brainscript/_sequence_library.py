@@ -76,8 +76,9 @@ class SequenceFunctions:
         self._fed_sequences = frozenset(str(n).lower() for n in sequence_inputs)
         self._declares_axis = False
         self._sequence_arguments: frozenset[str] = frozenset()
-        # the Inputs of sequences on the default axis: cntk.exe gives them one shared layout
-        # (ComputationNetworkEvaluation.cpp:626-629), so their data must agree step for step
+        # the Inputs on the default axis (its sequences; where the network declares an axis,
+        # its Inputs of one value a sequence too): cntk.exe gives them one shared layout
+        # (ComputationNetworkEvaluation.cpp:626-632), so their data must agree step for step
         self.default_axis_inputs: list[Variable] = []
         # of those, a loaded model's Inputs of one sample each, fed a step at a time
         # (:meth:`~._network_library.NetworkFunctions.fed_as_sequences`)
