@@ -370,9 +370,11 @@ def test_a_parameter_written_across_keeps_cntk_exe_row_index(tmp_path):
 def test_a_write_command_of_parameters_only_is_refused(tmp_path):
     # cntk.exe's write loop is its reader's, asked for the streams of the Inputs the written
     # nodes read (SimpleOutputWriter.h:155, 195, 215, 233); with none (W alone)
-    # ReaderShim::GetMinibatch reads the first of no inputs (ReaderShim.cpp:262): nothing
-    # defined to match.  Before bs28 Stadyn wrote an empty w.W and 'Total Samples Evaluated
-    # = 0', silently; beside a node of the data W is written once a minibatch (above)
+    # ReaderShim::GetMinibatch reads the first of no inputs (ReaderShim.cpp:260): nothing
+    # defined to match (after opening w.W and writing its prologue, SimpleOutputWriter.h:210,
+    # 224; Stadyn refuses before opening it).  Before bs28 Stadyn wrote an empty w.W and
+    # 'Total Samples Evaluated = 0', silently; beside a node of the data W is written once a
+    # minibatch (above)
     data, _, _ = _data(tmp_path, [1, 1, 1])
     reader = READER.replace("DATA", str(data))
     write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
@@ -385,4 +387,6 @@ def test_a_write_command_of_parameters_only_is_refused(tmp_path):
         raise AssertionError("wrote a parameter with no minibatch")
     assert message.startswith(f"{tmp_path / 'run.cntk'}:")
     assert "command 'out' (action write): the nodes written (W) read no Input" in message
+    assert "undefined: ReaderShim.cpp:260, after opening the output files" in message
+    assert "no file is written" in message
     assert not (tmp_path / "w.W").exists()

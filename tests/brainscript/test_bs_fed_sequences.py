@@ -15,6 +15,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 
 import stadyn as sd
 from stadyn.brainscript import run
@@ -204,7 +205,7 @@ def test_the_precompute_pass_refuses_layouts_as_training(tmp_path):
 
 
 def test_the_cv_reader_is_opened_once_and_read_from_its_start_each_epoch(tmp_path, monkeypatch):
-    # cntk.exe makes the cvReader once a train command (TrainActions.cpp:184-189) and starts
+    # cntk.exe makes the cvReader once a train command (TrainActions.cpp:121-123) and starts
     # each validation at its epoch 0 (SimpleEvaluator.h:99): the same sweep each time.  Before
     # bs28 Stadyn opened (indexed) it again every epoch: 1 + 1 + 3 opens here, now 2 (the
     # reader and the cvReader, each indexed once by sequence_streams and read from there).
@@ -240,3 +241,126 @@ def test_the_cv_reader_is_opened_once_and_read_from_its_start_each_epoch(tmp_pat
         expected.append(_softmax_ce(W, b, x, y)[0] / 9)
     assert [n for _, n in validated] == [9, 9, 9]
     np.testing.assert_allclose([v for v, _ in validated], expected, rtol=1e-5)
+
+
+LAYOUT_REFUSAL = (
+    "Dynamic axis layout '*' is shared between inputs 'features' and 'labels', but layouts "
+    "generated from the input data are incompatible on this axis. Are you using different "
+    "sequence lengths? Did you consider adding a DynamicAxis() to the Input nodes? "
+    "(command 'train')")
+
+
+def _refusal(config):
+    log = io.StringIO()
+    try:
+        run(str(config), [], out=log)
+    except sd.ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("trained: " + " ".join(
+            line for line in log.getvalue().splitlines() if "Finished" in line))
+    reader_line = next(i for i, line in enumerate(config.read_text().splitlines(), 1)
+                       if line.lstrip().startswith("reader = {"))
+    assert message.startswith(f"{config}:{reader_line}:"), message
+    assert LAYOUT_REFUSAL in message, message
+    assert not (config.parent / "m.dnn").exists()
+
+
+@pytest.mark.parametrize("criterion", ["SquareError (labels, z, tag = 'criterion')",
+                                       "ReduceSum (labels .* z, tag = 'criterion')"])
+def test_a_label_per_sequence_beside_default_axis_steps_is_refused_as_cntk(tmp_path, criterion):
+    # the declared-axis network with features on the default axis fed 3, 2 and 4 steps, and
+    # labels on each sequence's first line only (one step a sequence): cntk.exe links every
+    # Input of no dynamicAxis to the network's one layout, declared axis or not
+    # (ComputationNetworkEvaluation.cpp:632), and its reader refuses streams of different
+    # layouts on it (ReaderShim.cpp:318-335).  At 19f0fea7 the labels were left off the shared
+    # layout and broadcast over the steps: 'ce = 1.20857557 * 9' (SquareError), NumPy's with
+    # each label repeated over its sequence's steps 1.2085754877.
+    data, _, _ = _data(tmp_path, label_per_sequence=True)
+    network = DECLARED.replace("CrossEntropyWithSoftmax (labels, z, tag = 'criterion')",
+                               criterion)
+    _refusal(_config(tmp_path, network, data, epochs=1))
+
+
+def test_one_line_sequences_of_a_past_value_network_train_a_step_each(tmp_path):
+    # a PastValue network declaring no axis over sequences of one line each (features dim 4,
+    # labels dim 3): 5 sequences of 1 step, one layout, as cntk.exe reads them.  At 19f0fea7
+    # the layout check counted each sample's first dimension as its steps (4 against 3) and
+    # refused it.  NumPy: each sequence's one step has PastValue's default 0.2 before it
+    # (z = W x + 0.5 * 0.2 + b; W's equal rows give every class one score: ln 3)
+    data, x, y = _data(tmp_path, [1] * 5)
+    network = PLAIN.replace(
+        "z = W * features + b",
+        "h0 = W * features\n"
+        "    z = h0 + 0.5 * PastValue (0, h0, defaultHiddenActivation = 0.2) + b")
+    log = io.StringIO()
+    run(str(_config(tmp_path, network, data, epochs=1)), [], out=log)
+    ce, _ = _softmax_ce(np.full((3, 4), 0.1), np.full(3, 0.5 * 0.2), x, y)
+    got = _epochs(log.getvalue())
+    assert [n for _, n in got] == [5]
+    np.testing.assert_allclose(got[0][0], ce / 5, rtol=1e-5)
+    np.testing.assert_allclose(got[0][0], np.log(3), rtol=1e-7)
+
+
+def test_three_step_features_beside_one_line_labels_of_their_dimension_are_refused(tmp_path):
+    # features of 3 steps a sequence beside labels of one line a sequence, of dim 3 (as many
+    # as the steps), no DynamicAxis: cntk.exe's reader refuses the layouts (ReaderShim.cpp:
+    # 318-335).  At 19f0fea7 the check counted the labels' dimension as their steps (3 == 3),
+    # passed, and training failed on "target has shape (2, 1, 3)".
+    rng = np.random.default_rng(1)
+    features, labels = [], []
+    for s in range(4):
+        labels.append(f"{s} |labels {' '.join('1' if i == s % 3 else '0' for i in range(3))}")
+        features += [f"{s} |features {' '.join(f'{v:.3f}' for v in rng.standard_normal(4))}"
+                     for _ in range(3)]
+    (tmp_path / "f.txt").write_text("\n".join(features) + "\n")
+    (tmp_path / "l.txt").write_text("\n".join(labels) + "\n")
+    reader = f"""reader = {{ randomize = false
+  deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
+                      input = {{ features = {{ dim = 4 }} }} }} :
+                   {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
+                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+    config = tmp_path / "run.cntk"
+    config.write_text(
+        f"command = train\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"
+        f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {PLAIN}\n"
+        "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"
+        f"            learningRatesPerMB = 0.5 }}\n    {reader}\n}}\n")
+    _refusal(config)
+
+
+def test_the_readers_of_a_train_command_are_closed_when_training_raises(tmp_path, monkeypatch):
+    # the reader and the cvReader a train command opens are closed when training stops on an
+    # error too (at 19f0fea7 they were closed only after training returned)
+    from stadyn.brainscript import _runner
+    closed = []
+    real_source, real_close = _runner.make_source, _runner.Validation.close
+
+    def source(*args, **kwargs):
+        made = real_source(*args, **kwargs)
+        close = made.close
+        monkeypatch.setattr(made, "close", lambda: (closed.append("reader"), close())[1])
+        return made
+
+    def validation_close(self):
+        closed.append("cvReader")
+        real_close(self)
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("stopped in training")
+    monkeypatch.setattr(_runner, "make_source", source)
+    monkeypatch.setattr(_runner.Validation, "close", validation_close)
+    monkeypatch.setattr(_runner.NetworkTrainer, "fit", fails)
+    data, _, _ = _data(tmp_path, [2, 2])
+    text = _config(tmp_path, PLAIN, data, epochs=1).read_text().replace(
+        "    reader = {", "    cvReader" + READER.replace("DATA", str(data))[len("reader"):]
+        + "\n    reader = {")
+    config = tmp_path / "run.cntk"
+    config.write_text(text)
+    try:
+        run(str(config), [], out=io.StringIO())
+    except RuntimeError as exc:
+        assert str(exc) == "stopped in training"
+    else:
+        raise AssertionError("trained")
+    assert sorted(closed) == ["cvReader", "reader"], closed

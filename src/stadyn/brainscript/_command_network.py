@@ -337,16 +337,18 @@ class InputSource:
     the input Variables; checkpoints and sizes are the reader's."""
 
     def __init__(self, inputs: list[tuple[str, Variable]], source: io.MinibatchSource,
-                 reader_loc: tuple, shared: Sequence[Variable] = (), command: str = ""):
+                 reader_loc: tuple, shared: Sequence[Variable] = (), command: str = "",
+                 framed: Sequence[Variable] = ()):
         self.source = source
         self.reader_loc, self.command = reader_loc, command
         # the sequence Inputs of cntk.exe's one default layout: by name, sorted as cntk.exe's
         # map of inputs is (ReaderShim.cpp:318-335 compares them in that order)
         on_default = {id(v) for v in shared}
         self.shared = sorted((name, var) for name, var in inputs if id(var) in on_default)
-        # a loaded model's Inputs of one sample, on the default layout (fed_as_sequences): fed
-        # each step of the reader's sequences as a sample
-        self.framed = {id(var) for _, var in self.shared if var.sequence_lengths is None}
+        # a loaded model's Inputs of one sample, on the default layout (the library's
+        # framed_inputs, recorded by fed_as_sequences): fed each step of the reader's sequences
+        # as a sample
+        self.framed = {id(var) for var in framed}
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
         for name, var in inputs:
@@ -463,8 +465,11 @@ class InputSource:
         first: tuple[str, tuple[int, ...]] | None = None
         for name, var in self.shared:
             mb = minibatch[var]
+            # data of no lengths: (N, T, sample...) padded steps, or (N, sample...) one step a
+            # sequence (CTF sequences of one line each)
+            steps = mb.data.shape[1] if mb.data.ndim >= len(_sample_shape(var)) + 2 else 1
             lengths = tuple(int(n) for n in (mb.lengths if mb.lengths is not None else
-                                             [mb.data.shape[1]] * mb.data.shape[0]))
+                                             [steps] * mb.data.shape[0]))
             if first is None:
                 first = (name, lengths)
             elif lengths != first[1]:
@@ -484,7 +489,7 @@ class Validation:
 
     The reader is opened once (of the deserializers ``opened`` where given: those
     ``sequence_streams`` indexed) and set back to its start before each pass, as cntk.exe
-    makes the cvReader once a train command (TrainActions.cpp:184-189) and starts each
+    makes the cvReader once a train command (TrainActions.cpp:121-123) and starts each
     validation at its epoch 0 (SimpleEvaluator.h:99, ``StartMinibatchLoop (mbSize, 0, ...)``:
     the same order each time).  :meth:`close` closes it."""
 
@@ -508,8 +513,9 @@ class Validation:
         else:
             self._source.restore_from_checkpoint(self._start)
         source = self._source
+        library = self.network.library
         inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"),
-                             self.network.library.default_axis_inputs, cmd.name)
+                             library.default_axis_inputs, cmd.name, library.framed_inputs)
         last: list[float] = [0.0] * len(self.sums)      # the last minibatch's values
 
         def keep(record: dict) -> None:

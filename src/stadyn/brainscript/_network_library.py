@@ -182,9 +182,10 @@ class NetworkFunctions:
         (ReaderShim.cpp:318-327).  Before bs28 such a model was refused (``stream 'features'
         delivered samples of shape (4, 4); the input needs (4,)``)."""
         fed = self._fed_sequences
-        self.default_axis_inputs.extend(
-            v for name, v in loaded.inputs.items() if fed and v.sequence_lengths is None
-            and (not self._declares_axis or name.lower() in fed))
+        framed = [v for name, v in loaded.inputs.items() if fed and v.sequence_lengths is None
+                  and (not self._declares_axis or name.lower() in fed)]
+        self.default_axis_inputs.extend(framed)
+        self.framed_inputs.extend(framed)
 
     def loads_sequences(self, expr: Any) -> bool:
         """Whether a network description loads (``BS.Network.Load ("path")``, a literal path)

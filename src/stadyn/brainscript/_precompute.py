@@ -150,7 +150,8 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> boo
         roots = [n.input for n in nodes] + network.criterion_nodes[:1] + \
             list(network.evaluation_nodes)
         inputs = InputSource(network.inputs_of(roots), source, reader_loc,
-                             network.library.default_axis_inputs, cmd.name)
+                             network.library.default_axis_inputs, cmd.name,
+                             network.library.framed_inputs)
         seen = 0
         while limit is None or seen < limit:
             size = cmd.sgd.minibatch_size[0]

@@ -151,6 +151,12 @@ class _Runner:
 
     # -- train ------------------------------------------------------------------------------
     def train(self, cmd: CommandConfig) -> list[EpochResult]:
+        """CNTK's ``train`` action; the readers it opens are closed when it ends, by an error
+        too."""
+        with contextlib.ExitStack() as opened:
+            return self._train(cmd, opened)
+
+    def _train(self, cmd: CommandConfig, opened: contextlib.ExitStack) -> list[EpochResult]:
         log, rec = self.log, cmd.record
         check_train(cmd, self.parallel.size, log)
         sgd, sgd_rec = cmd.sgd, sgd_block(rec)
@@ -203,6 +209,7 @@ class _Runner:
         eval_names = [network.name(n) for n in evals]
         source = make_source(cmd.reader, warn=log.raw, pieces=True,
                              opened=self.opened.take(cmd.reader))
+        opened.callback(source.close)
         truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
         if isinstance(source, (io.UtteranceSource, io.LMSentenceSource)) and \
@@ -210,7 +217,8 @@ class _Runner:
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel)   # cntk.exe's
         reader_loc = record_loc(rec, "reader")
         inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc,
-                             network.library.default_axis_inputs, cmd.name)
+                             network.library.default_axis_inputs, cmd.name,
+                             network.library.framed_inputs)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
@@ -292,6 +300,7 @@ class _Runner:
         if cmd.cv_reader is not None:
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
                                    cmd, log, self.opened.take(cmd.cv_reader))
+            opened.callback(validate.close)
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,
                                 validate=validate,
@@ -322,9 +331,6 @@ class _Runner:
             except TrainingComplete:
                 pass
             break
-        source.close()
-        if validate is not None:
-            validate.close()
         return progress.results
 
     def _trained_network(self, cmd: CommandConfig,
@@ -382,20 +388,25 @@ class _Runner:
         if not network.inputs_of(nodes):
             # cntk.exe's loop is its reader's, asked for the streams of the Inputs the nodes
             # read (SimpleOutputWriter.h:155, 195, 215, 233): of none, ReaderShim::GetMinibatch
-            # reads the first of no inputs (ReaderShim.cpp:262), undefined (before bs28 Stadyn
-            # wrote empty files and 'Total Samples Evaluated = 0')
+            # reads the first of no inputs (ReaderShim.cpp:260), undefined.  cntk.exe has by
+            # then opened the output files (SimpleOutputWriter.h:210) and written their
+            # prologue (:224): Stadyn refuses before writing any (before bs28 it wrote empty
+            # files and 'Total Samples Evaluated = 0')
             raise ConfigError(
                 f"command '{cmd.name}' (action write): the nodes written ({', '.join(names)}) "
                 "read no Input, so the reader gives them no minibatch (cntk.exe asks its reader "
-                "for no stream and reads the first of none: ReaderShim.cpp:262); write a node "
-                "computed from the data beside them (each is then written once a minibatch)",
+                "for no stream and reads the first of none, undefined: ReaderShim.cpp:260, "
+                "after opening the output files and writing their prologue); no file is "
+                "written; write a node computed from the data beside them (each is then "
+                "written once a minibatch)",
                 *record_loc(rec, "outputNodeNames" if cmd.output_node_names else "action"))
         fmt = write_format(rec)
         # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
         source = make_source(cmd.reader, max_sweeps=1, warn=self.log.raw,
                              opened=self.opened.take(cmd.reader))
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
-                             network.library.default_axis_inputs, cmd.name)
+                             network.library.default_axis_inputs, cmd.name,
+                             network.library.framed_inputs)
         try:
             return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
                                  cmd.epoch_size, cmd.output_path, fmt, self.log,
@@ -467,7 +478,8 @@ class _Runner:
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw,
                              opened=self.opened.take(cmd.reader))
         inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
-                             network.library.default_axis_inputs, cmd.name)
+                             network.library.default_axis_inputs, cmd.name,
+                             network.library.framed_inputs)
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
         show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them

@@ -76,9 +76,13 @@ class SequenceFunctions:
         self._fed_sequences = frozenset(str(n).lower() for n in sequence_inputs)
         self._declares_axis = False
         self._sequence_arguments: frozenset[str] = frozenset()
-        # the Inputs of sequences on the default axis: cntk.exe gives them one shared layout
-        # (ComputationNetworkEvaluation.cpp:626-629), so their data must agree step for step
+        # the Inputs on the default axis (its sequences; where the network declares an axis,
+        # its Inputs of one value a sequence too): cntk.exe gives them one shared layout
+        # (ComputationNetworkEvaluation.cpp:626-632), so their data must agree step for step
         self.default_axis_inputs: list[Variable] = []
+        # of those, a loaded model's Inputs of one sample each, fed a step at a time
+        # (:meth:`~._network_library.NetworkFunctions.fed_as_sequences`)
+        self.framed_inputs: list[Variable] = []
         self._loops = Loops(self._batched.add)
         # the Where nodes made, by id: (the node, its condition)
         self._where_conditions: dict[int, tuple[Variable, Variable]] = {}
@@ -158,7 +162,12 @@ class SequenceFunctions:
             isinstance(dynamic_axis, _DynamicAxis) or (not image and (
                 not self._declares_axis or name in self._sequence_arguments)))
         v = S.input_variable(shape) if sequence else Variable((1,) + shape)
-        if sequence and not isinstance(dynamic_axis, _DynamicAxis):
+        # where the network declares an axis, an Input of the default one that is no sequence
+        # here (one value a sequence: a sequence classifier's labels) is on the default layout
+        # too in cntk.exe (ComputationNetworkEvaluation.cpp:632), so the reader refuses it
+        # beside a default-axis Input fed several steps (ReaderShim.cpp:318-335)
+        if not isinstance(dynamic_axis, _DynamicAxis) and (
+                sequence or (self._declares_axis and not image)):
             self.default_axis_inputs.append(v)
         return v
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
-from ._ctf_streams import input_counts
+from ._ctf_streams import _CHUNK, bar_positions, input_counts
 from ._ctf_values import InputField, parse_values
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
@@ -61,7 +61,6 @@ _COMMENT = re.compile(r"\|#(?:[^|]|\|#)*")
 # give none, "1a" gives 1, "00" and "0" are the same id
 _ID = re.compile(rb"[0-9]+")
 _MAX_ID = (1 << 64) - 1         # a size_t; a longer id is CNTK's "Overflow while reading ..."
-_CHUNK = 1 << 26
 _LEADING_DIGITS = re.compile(r"[0-9]*", re.ASCII)
 # below ' ' but not a tab or a newline: CNTK's isNonPrintable, which ends an input's values
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
@@ -181,9 +180,7 @@ def _repeats_an_input(data, index: _Index, fields: dict[str, InputField]) -> boo
     Only lines with more '|' than there are streams are looked at."""
     if not len(index) or (index.line_counts > 1).any():
         return False
-    view = np.frombuffer(data, dtype=np.uint8)
-    bars = np.concatenate([np.flatnonzero(view[at:at + _CHUNK] == ord("|")) + at
-                           for at in range(0, len(view), _CHUNK)] or [np.zeros(0, np.int64)])
+    bars = bar_positions(data)
     counts = np.searchsorted(bars, index.ends) - np.searchsorted(bars, index.starts)
     for k in np.flatnonzero(counts > len(fields)).tolist():
         line = bytes(data[int(index.starts[k]):int(index.ends[k])]).decode("utf-8", "replace")
