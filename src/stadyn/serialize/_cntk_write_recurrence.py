@@ -225,7 +225,7 @@ def recurrence_rule(rules: dict, different: dict):
         for d, root, i, like in zip(delayed, roots, init_uids, likes):
             entry = next(f for f in w.functions if f["uid"].value == d)
             entry["inputs"] = P.vector([P.text(root), P.text(i)])
-            w.placeholder(like, root)
+            w.placeholder(like, root, x)
         made = roots[0].rpartition("_Output_")[0]
         w.output_uids[made] = roots         # (the states' uids, the recurrence's outputs)
         return made

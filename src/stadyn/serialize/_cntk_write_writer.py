@@ -190,10 +190,12 @@ class Writer:
             self.uids[id(v)] = f"{uid}_Output_{k}"
         self._block_function("Tuple", "", [], inner, outer, combine + "_Output_0", uid=uid)
 
-    def placeholder(self, v: Variable, uid: str | None = None) -> str:
+    def placeholder(self, v: Variable, uid: str | None = None, axes_of=None) -> str:
         """The placeholder standing for the argument ``v`` inside a block; ``uid``: an output
         read before the function computing it is written (a recurrence's delayed output:
-        CNTK 2.7 lists it so, a placeholder named by the output's uid)."""
+        CNTK 2.7 lists it so, a placeholder named by the output's uid); ``axes_of``: the value
+        whose dynamic axes it has, where not ``v``'s (a recurrence's state: its input
+        sequence's, which may be on a named sequence axis)."""
         if uid is None and id(v) in self.untyped:    # (a block applied to such an argument:
             # CNTK 2.7 names the block's placeholder after the argument)
             return self._untyped_argument(v, self.untyped_names.get(id(v), ""), keep_uid=False)
@@ -203,7 +205,8 @@ class Writer:
                             "name": P.text(""), "shape": P.shape(v.shape[self.lead(v):]),
                             "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
                             "needs_gradient": P.boolean(False),
-                            "dynamic_axis": P.vector(self.dynamic_axes(v))})
+                            "dynamic_axis": P.vector(self.dynamic_axes(
+                                v if axes_of is None else axes_of))})
         return uid
 
     def block(self, b, root: str, arguments: list[str]) -> str:
@@ -271,11 +274,11 @@ class Writer:
         ``read_order``: the ``leaves`` listed in the order the body reads them (:meth:`read_order`)
         rather than as given.  Returns the block's uid (its outputs ``<uid>_Output_<k>``)."""
         uid = f"Block{next(self.count)}"
-        for k, (*_, like) in enumerate(delayed):
-            self.placeholder(like, f"{uid}_Output_{k}")
+        for k, (*_, like) in enumerate(delayed):       # (on x's sequence axis: CNTK 2.7
+            self.placeholder(like, f"{uid}_Output_{k}", x)  # refuses a Plus of two axes)
         delays = [self.function(op, [f"{uid}_Output_{k}", initial], {"offset": P.size_t(offset)})
                   + "_Output_0" for k, (op, offset, initial, _) in enumerate(delayed)]
-        states = [self.placeholder(like) for *_, like in delayed]
+        states = [self.placeholder(like, axes_of=x) for *_, like in delayed]
         argument = self.placeholder(x)
         inner = [self.placeholder(v) for v, _ in computed]
         root = body(self, argument, states, {id(v): p for (v, _), p in zip(computed, inner)}) \
