@@ -555,18 +555,35 @@ def _block_inputs(inputs: tuple, root: str, inputs_of, variables: dict, keys: li
     hold the same values.  ``inputs_of(uid)`` gives a function's inputs: a nested block's as
     rebuilt (CNTK 2.7 walks the nested block's own inputs, not its file's list), or ``None``
     for a name that is no function's."""
-    met, seen, stack = [], set(), [root + "_Output_0"]
-    while stack:
-        i = stack.pop()
-        uid = i.rpartition("_Output_")[0]
-        read = inputs_of(uid) if uid else None
-        if read is not None:                    # (an output, or a placeholder named by one)
-            if uid not in seen:
-                seen.add(uid)
-                stack.extend(reversed(list(read)))
-            continue
-        v = variables.get(i)
-        if v is not None and v.kind in ("parameter", "constant") and i not in met:
-            met.append(i)
+    met = [i for i in read_order(root, inputs_of)
+           if i in variables and variables[i].kind in ("parameter", "constant")]
     order = met + [values[k] for k in range(len(keys)) if values[k] not in met]
     return tuple(order) if sorted(order) == sorted(inputs) else inputs
+
+
+def read_order(root: str, inputs_of) -> list[str]:
+    """The leaves a walk from the function ``root`` (a uid) meets, each once in the order it
+    first meets them: each function's inputs in turn, depth first, a function walked once
+    (the order CNTK 2.7 gives a block's parameters and constants, ``CompositeFunction.h:
+    150-174, 235-249``).  ``inputs_of(uid)``: the names a function reads (a nested block's as
+    CNTK 2.7 rebuilds them), ``None`` where ``uid`` is no function's (a leaf; an output whose
+    function is not written yet, a placeholder named by it, counts as a leaf).
+
+    Example:
+        >>> funcs = {"Plus1": ["Times2_Output_0", "b"], "Times2": ["W", "x", "W"]}
+        >>> read_order("Plus1", funcs.get)
+        ['W', 'x', 'b']
+    """
+    order, seen, walked, stack = [], set(), set(), [root + "_Output_0"]
+    while stack:
+        name = stack.pop()
+        uid = name.rpartition("_Output_")[0]
+        read = inputs_of(uid) if uid else None
+        if read is not None:                    # (an output, or a placeholder named by one)
+            if uid not in walked:
+                walked.add(uid)
+                stack.extend(reversed(list(read)))
+        elif name not in seen:
+            seen.add(name)
+            order.append(name)
+    return order

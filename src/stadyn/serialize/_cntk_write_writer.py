@@ -18,7 +18,7 @@ import numpy as np
 
 from ..graph import FREE_DIMENSION, Variable, free_dimensions
 from . import _cntk_write_proto as P
-from ._cntk_format import OP_NAMES
+from ._cntk_format import OP_NAMES, read_order
 from ._cntk_write_graph import Block, CntkWriteUnsupported
 from ._cntk_write_loaded import LOADED_OPS, as_loaded
 
@@ -297,20 +297,19 @@ class Writer:
         from its composite as it loads it: ``PrimitiveFunction.cpp:1255-1277``, the block's
         ``DetermineInputs`` over ``composite->Inputs()``, ``BlockFunction.h:98-117``,
         ``CompositeFunction.h:150-174`` and ``235-249``); those it never reaches last."""
-        by_uid = {f["uid"].value: f for f in self.functions}
-        order, seen, stack = [], set(), [root.rpartition("_Output_")[0]]
-        while stack:
-            uid = stack.pop()
-            if uid in seen or uid not in by_uid:
-                if uid not in seen and uid not in by_uid:
-                    seen.add(uid)
-                    order.append(uid)
-                continue
-            seen.add(uid)
-            stack.extend(reversed([i.value.rpartition("_Output_")[0] or i.value
-                                   for i in by_uid[uid]["inputs"].value]))
+        order = self._walked(root)
         wanted = set(leaves)
         return [u for u in order if u in wanted] + [u for u in leaves if u not in set(order)]
+
+    def _walked(self, root: str) -> list[str]:
+        """The leaves a walk from the function of ``root`` (an output uid) meets, in order
+        (:func:`._cntk_format.read_order` over the functions written so far)."""
+        by_uid = {f["uid"].value: f for f in self.functions}
+
+        def inputs_of(uid: str) -> list[str] | None:
+            f = by_uid.get(uid)
+            return None if f is None else [i.value for i in f["inputs"].value]
+        return read_order(root.rpartition("_Output_")[0], inputs_of)
 
     def drop_leaf(self, uid: str) -> None:
         """Leave out the leaf ``uid`` a rule read but CNTK's form does not (the constant a
