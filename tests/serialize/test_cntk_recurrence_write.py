@@ -40,7 +40,7 @@ APPLIED = ["lstm_apply"]          # (v2 only, as pv_default: CNTK 2.7 wrote no .
 #: (enc_*), per-sequence initial states computed in the graph, self-stabilized RNNStep, a
 #: user step applying an RNNStep cell
 MORE = ["enc_rnn", "enc_gru", "enc_lstm", "enc_seq2seq", "from_first_x", "rnnfrom_dense",
-        "rnn_stab", "rnnfrom_stab", "user_rnn"]
+        "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab"]
 
 
 def _close(got: dict, want, key: str) -> None:
@@ -81,7 +81,10 @@ def test_more_recurrences_are_written_as_cntk_writes_them(kind, tmp_path):
     # defaultDynamicAxis: CNTK 2.7 refused the file ("Operation 'Plus': Operand
     # 'Output('Times11_Output_0', [#, *], [4])' has dynamic axes, that do not match the
     # dynamic axes '[#, enc]'"), the bytes differ.  from_first_x, rnnfrom_dense: initial
-    # states per sequence computed in the graph (sequence.first(x), Dense(4)(s0))
+    # states per sequence computed in the graph (sequence.first(x), Dense(4)(s0)).
+    # rnn_stab, rnnfrom_stab, lstm_peep_stab: the Stabilizer's softplus of alpha was read
+    # through a placeholder of the step block, written inside its composite now, as CNTK
+    # 2.7 writes its Stabilizer block (the listing: test_a_stabilized_steps_parameters_...)
     _written_as_cntk(kind, "model", tmp_path)
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     _close(_make().run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.model"))), want,
@@ -262,12 +265,10 @@ ORDER_KNOWN = {
              "block inside the loop (b + x W, two outputs), listed [b, W, H]",
 }
 ORDER_KNOWN.update(user2_full=ORDER_KNOWN["user2"])
-ORDER_KNOWN["rnn_stab"] = ORDER_KNOWN["rnnfrom_stab"] = (
-    "RNNStep(4, enable_self_stabilization=True): the Stabilizer's softplus of alpha is "
-    "written outside the loop, read through a placeholder of the RNNStep block (mapped "
-    "values come after its parameters): listed [W, H, b, alpha]; CNTK 2.7 writes the "
-    "Stabilizer block inside the step's composite (between Times(H, .) and b), listed "
-    "[W, H, alpha, b]")
+ORDER_KNOWN["gru_stab"] = (
+    "GRU(4, enable_self_stabilization=True): the step is written with the bias after x W, "
+    "listed [W, b, H, alpha, H1]; CNTK 2.7's own file [b, W, H, alpha, H1] (the values are "
+    "the same)")
 ORDER_KNOWN["user_rnn"] = (
     "a step function applying an RNNStep cell (its output * 0.5): its ops are written as "
     "they are, x W + b then h H, listed [W, b, H]; CNTK 2.7 writes the cell as its RNNStep "
@@ -377,3 +378,21 @@ def test_a_nested_blocks_inputs_are_read_as_cntk_rebuilds_them(name):
     z = C.load_model(os.path.join(FIXTURES, name))
     assert [p.name for p in z.parameters][-6:] == ["alpha", "Co", "alpha", "Cf", "alpha", "Ci"]
     assert _listed(z) == LISTED[name] == _listed(C.load_model(source))
+
+
+@pytest.mark.parametrize("kind", ["rnn_stab", "rnnfrom_stab", "lstm_peep_stab"])
+def test_a_stabilized_steps_parameters_are_listed_as_cntk_lists_its_own(kind, tmp_path):
+    # CNTK 2.7 lists its own files of these [W, H, alpha, b] (RNNStep) and [b, W, H, alpha,
+    # Co, alpha, Cf, alpha, Ci] (peephole LSTM): its Stabilizer blocks inside the step's
+    # composite (parameters.json).  On 19f0fea7 Stadyn wrote each softplus of alpha outside
+    # the loop, read through a placeholder of the step block: CNTK 2.7 and Stadyn listed
+    # [W, H, b, alpha] and [b, W, H, Co, Cf, Ci, alpha, alpha, alpha]
+    make = _make()
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    path = str(tmp_path / f"{kind}.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+    assert _listed(C.load_model(path)) == LISTED[f"cntk_{kind}.model"] == \
+        LISTED[f"stadyn_{kind}.model"]

@@ -206,8 +206,8 @@ def recurrence_rule(rules: dict, different: dict):
                 roots = ops(w_, {**reads, **(inner or {}), id(step.inputs[0]): p_x})
                 return roots[0] if len(roots) == 1 else \
                     w_.function("Combine", roots) + "_Output_0"
-            # (the captured values computed outside the loop, not leaves: read through
-            # placeholders of the block, as CNTK 2.7's block reads its arguments)
+            # (the captured values computed from no sequence, not leaves: their functions
+            # read inside the block's composite, as CNTK 2.7's Stabilizer block)
             outer = list(zip(step.captured, uids[n_seq + n_states:]))
             computed = [(c, u) for c, u in outer if "_Output_" in u]
             return w.recurrent_block(op_name, x, uids[0],

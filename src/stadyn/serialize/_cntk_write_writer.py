@@ -268,9 +268,13 @@ class Writer:
         the block, whose uid is so taken first; a placeholder for each delayed output and for
         ``x``; ``body(writer, x's placeholder, the states' placeholders)`` adds the step and
         returns its root function's output uid; ``computed``: ``(value, uid)`` of the values
-        computed outside the loop that the step reads (a Stabilizer's ``softplus`` of its
-        parameter), each read through a placeholder of its own, as a block reads its
-        arguments (``body`` then gets ``{id(value): placeholder}`` as a fourth argument);
+        the step reads that are computed from no sequence (a Stabilizer's ``softplus`` of its
+        parameter), written before the block, their functions read inside its composite as
+        CNTK 2.7 writes its ``Stabilizer`` block inside the step's (``body`` then gets
+        ``{id(value): uid}`` as a fourth argument; the block's inputs have their parameters
+        and constants, CNTK 2.7 listing them where the walk meets them: ``RNNStep``'s
+        ``[W, H, alpha, b]``; before mendB34 each was read through a placeholder of the block,
+        a mapped value listed after its parameters);
         ``read_order``: the ``leaves`` listed in the order the body reads them (:meth:`read_order`)
         rather than as given.  Returns the block's uid (its outputs ``<uid>_Output_<k>``)."""
         uid = f"Block{next(self.count)}"
@@ -280,13 +284,16 @@ class Writer:
                   + "_Output_0" for k, (op, offset, initial, _) in enumerate(delayed)]
         states = [self.placeholder(like, axes_of=x) for *_, like in delayed]
         argument = self.placeholder(x)
-        inner = [self.placeholder(v) for v, _ in computed]
-        root = body(self, argument, states, {id(v): p for (v, _), p in zip(computed, inner)}) \
+        root = body(self, argument, states, {id(v): u for v, u in computed}) \
             if computed else body(self, argument, states)
+        if computed:        # (their functions inside the composite: its parameters and
+            kept = {e["uid"].value for e in self.leaves if e["kind"].value in (2, 3)}
+            leaves = list(leaves) + [u for u in self._walked(root)      # constants too)
+                                     if u in kept and u not in set(leaves)]
         if read_order:
             leaves = self.read_order(root, leaves)
-        self._block_function(op_name, "", list(leaves), states + [argument] + inner,
-                             delays + [x_uid] + [u for _, u in computed], root, uid=uid)
+        self._block_function(op_name, "", list(leaves), states + [argument],
+                             delays + [x_uid], root, uid=uid)
         self.output_counts[uid] = len(delayed)
         return uid
 
