@@ -36,6 +36,11 @@ def _make():
 
 
 APPLIED = ["lstm_apply"]          # (v2 only, as pv_default: CNTK 2.7 wrote no .dnn of them)
+#: v2 only (make_models.V2_KINDS), written by mendB34: recurrences over a named sequence axis
+#: (enc_*), per-sequence initial states computed in the graph, self-stabilized RNNStep, a
+#: user step applying an RNNStep cell
+MORE = ["enc_rnn", "enc_gru", "enc_lstm", "enc_seq2seq", "from_first_x", "rnnfrom_dense",
+        "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab"]
 
 
 def _close(got: dict, want, key: str) -> None:
@@ -64,6 +69,29 @@ def test_a_recurrence_is_written_as_cntk_writes_it(kind, fmt, tmp_path):
     # on c1e89f0e RecurrenceFrom of RNNStep, GRU and LSTM from inputs of one state per
     # sequence (rnn_from, gru_from, lstm_from: CNTK 2.7's PastValue reads that input itself)
     # fell back to Stadyn's format ("a sequence and a value without its sequence axis")
+    _written_as_cntk(kind, fmt, tmp_path)
+
+
+@pytest.mark.parametrize("kind", MORE)
+def test_more_recurrences_are_written_as_cntk_writes_them(kind, tmp_path):
+    # CNTK 2.7 evaluates Stadyn's committed stadyn_<kind>.model to its own model's numbers
+    # (outputs.npz), and the writer writes it byte for byte.  On 19f0fea7 the recurrences
+    # over a named sequence axis (enc_rnn, enc_gru, enc_lstm, and the encoder of
+    # enc_seq2seq feeding RecurrenceFrom) had their state placeholders on
+    # defaultDynamicAxis: CNTK 2.7 refused the file ("Operation 'Plus': Operand
+    # 'Output('Times11_Output_0', [#, *], [4])' has dynamic axes, that do not match the
+    # dynamic axes '[#, enc]'"), the bytes differ.  from_first_x, rnnfrom_dense: initial
+    # states per sequence computed in the graph (sequence.first(x), Dense(4)(s0)).
+    # rnn_stab, rnnfrom_stab, lstm_peep_stab: the Stabilizer's softplus of alpha was read
+    # through a placeholder of the step block, written inside its composite now, as CNTK
+    # 2.7 writes its Stabilizer block (the listing: test_a_stabilized_steps_parameters_...)
+    _written_as_cntk(kind, "model", tmp_path)
+    want = np.load(os.path.join(FIXTURES, "outputs.npz"))
+    _close(_make().run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.model"))), want,
+           kind)
+
+
+def _written_as_cntk(kind, fmt, tmp_path):
     make = _make()
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     z = make.build(C, kind)
@@ -237,16 +265,24 @@ ORDER_KNOWN = {
              "block inside the loop (b + x W, two outputs), listed [b, W, H]",
 }
 ORDER_KNOWN.update(user2_full=ORDER_KNOWN["user2"])
+ORDER_KNOWN["gru_stab"] = (
+    "GRU(4, enable_self_stabilization=True): the step is written with the bias after x W, "
+    "listed [W, b, H, alpha, H1]; CNTK 2.7's own file [b, W, H, alpha, H1] (the values are "
+    "the same)")
+ORDER_KNOWN["user_rnn"] = (
+    "a step function applying an RNNStep cell (its output * 0.5): its ops are written as "
+    "they are, x W + b then h H, listed [W, b, H]; CNTK 2.7 writes the cell as its RNNStep "
+    "block inside the loop ((x W + h H) + b), listed [W, H, b]")
 
 
 @pytest.mark.parametrize("fmt", ["model", "dnn"])
-@pytest.mark.parametrize("kind", KINDS + APPLIED)
+@pytest.mark.parametrize("kind", KINDS + APPLIED + MORE)
 def test_cntk_lists_the_parameters_of_stadyns_file_as_of_its_own(kind, fmt, request):
     # parameters.json: what CNTK 2.7 lists of each committed file (make_models.py), which
     # test_a_recurrence_is_written_as_cntk_writes_it holds the writer to byte for byte.  On
     # a21eddab the full-state LSTMs (lstm_full, back_full, fold_full) were written W first:
     # CNTK 2.7 listed [W, b, H] of Stadyn's file, [b, W, H] of its own
-    if fmt == "dnn" and kind in APPLIED:
+    if fmt == "dnn" and kind in APPLIED + MORE:
         pytest.skip("CNTK 2.7 wrote no v1 file of an LSTM applied to values")
     if kind in ORDER_KNOWN:
         request.applymarker(pytest.mark.xfail(strict=True, reason=ORDER_KNOWN[kind]))
@@ -324,3 +360,39 @@ def test_a_blocks_inputs_are_read_in_cntks_order_whatever_its_file_lists():
     z = C.load_model(os.path.join(FIXTURES, name))
     assert _listed(z) == LISTED[name] == LISTED["cntk_lstm_full.model"]
     _close(_make().run(z), np.load(os.path.join(FIXTURES, "outputs.npz")), "lstm_full")
+
+
+@pytest.mark.parametrize("name", ["reversed_lstm_peep_stab.model",
+                                  "reversed_Recurrence_LSTM_options.model"])
+def test_a_nested_blocks_inputs_are_read_as_cntk_rebuilds_them(name):
+    # CNTK 2.7's own files of a peephole, self-stabilized LSTM (the LSTM block holding
+    # Stabilizer blocks) with every block's inputs listed backwards (make_models.py
+    # reverse_block_inputs).  CNTK 2.7 lists both as the files they were made from
+    # (parameters.json: ... H alpha Co alpha Cf alpha Ci): it rebuilds each block's inputs
+    # from its composite, walking a nested block through that block's own rebuilt inputs
+    # (BlockFunction.h:98-146).  On 19f0fea7 Stadyn's walk read a nested block's inputs as
+    # the file lists them: ... H alpha Co Cf alpha Ci alpha
+    source = os.path.join(FIXTURES, _make().REVERSED[name])
+    with open(source, "rb") as f, open(os.path.join(FIXTURES, name), "rb") as g:
+        assert f.read() != g.read()
+    z = C.load_model(os.path.join(FIXTURES, name))
+    assert [p.name for p in z.parameters][-6:] == ["alpha", "Co", "alpha", "Cf", "alpha", "Ci"]
+    assert _listed(z) == LISTED[name] == _listed(C.load_model(source))
+
+
+@pytest.mark.parametrize("kind", ["rnn_stab", "rnnfrom_stab", "lstm_peep_stab"])
+def test_a_stabilized_steps_parameters_are_listed_as_cntk_lists_its_own(kind, tmp_path):
+    # CNTK 2.7 lists its own files of these [W, H, alpha, b] (RNNStep) and [b, W, H, alpha,
+    # Co, alpha, Cf, alpha, Ci] (peephole LSTM): its Stabilizer blocks inside the step's
+    # composite (parameters.json).  On 19f0fea7 Stadyn wrote each softplus of alpha outside
+    # the loop, read through a placeholder of the step block: CNTK 2.7 and Stadyn listed
+    # [W, H, b, alpha] and [b, W, H, Co, Cf, Ci, alpha, alpha, alpha]
+    make = _make()
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    path = str(tmp_path / f"{kind}.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+    assert _listed(C.load_model(path)) == LISTED[f"cntk_{kind}.model"] == \
+        LISTED[f"stadyn_{kind}.model"]

@@ -437,10 +437,25 @@ def _model(path: str, top: dict) -> LegacyModel:
             outputs[f["uid"]] = tuple(f"{f['uid']}_Output_{k}" for k in ks)
     functions = {f["uid"]: _legacy_function(f, outputs[f["uid"]], path) for f in raw}
     inner: set[str] = set()
+    rebuilt: dict[str, tuple] = {}
+
+    def inputs_of(uid: str) -> tuple | None:
+        # a function's inputs as CNTK 2.7 holds them once loaded: a block's rebuilt from its
+        # composite (a nested block's first, memoized), another's as its file lists them;
+        # None for a name that is no function's
+        f = by_uid.get(uid)
+        if f is None or f["op"] != _BLOCK:
+            return None if f is None else f["inputs"]
+        if uid not in rebuilt:
+            rebuilt[uid] = f["inputs"]              # (while its own body is walked)
+            _attach_body(functions[uid], f, functions, by_uid, variables, producer, path,
+                         inner, inputs_of)
+            rebuilt[uid] = functions[uid].inputs
+        return rebuilt[uid]
+
     for f in raw:
         if f["op"] == _BLOCK:
-            _attach_body(functions[f["uid"]], f, functions, by_uid, variables, producer, path,
-                         inner)
+            inputs_of(f["uid"])
     root = _get(top, "root", str, "the model", path)
     if root not in by_uid:
         raise fail(path, f"the root {root!r} is not one of the model's functions")
@@ -485,7 +500,7 @@ def _legacy_function(f: dict, outputs: tuple[str, ...], path: str) -> LegacyFunc
 
 
 def _attach_body(block: LegacyFunction, f: dict, functions: dict, by_uid: dict, variables: dict,
-                 producer, path: str, inner: set) -> None:
+                 producer, path: str, inner: set, inputs_of) -> None:
     raw = f["raw"]
     where = f"block {f['uid']!r}"
     composite = _get(raw, "block_function_composite", dict, where, path)
@@ -526,10 +541,10 @@ def _attach_body(block: LegacyFunction, f: dict, functions: dict, by_uid: dict, 
     block.body = net
     block.meta["arguments"] = arguments
     block.meta["root"] = root
-    block.inputs = _block_inputs(block.inputs, root, by_uid, variables, keys, values)
+    block.inputs = _block_inputs(block.inputs, root, inputs_of, variables, keys, values)
 
 
-def _block_inputs(inputs: tuple, root: str, by_uid: dict, variables: dict, keys: list,
+def _block_inputs(inputs: tuple, root: str, inputs_of, variables: dict, keys: list,
                   values: list) -> tuple:
     """A block's inputs as CNTK 2.7 makes them when it loads the block, whatever order its
     file lists them in: the parameters and constants in the order a walk from the root meets
@@ -537,18 +552,38 @@ def _block_inputs(inputs: tuple, root: str, by_uid: dict, variables: dict, keys:
     mapped to, in the map's order (``PrimitiveFunction.cpp:1255-1277`` builds the block from
     its composite; ``BlockFunction.h:98-146``'s ``DetermineInputs`` over ``composite->Inputs()``,
     ``CompositeFunction.h:150-174, 235-249``).  ``inputs`` as they were where they do not
-    hold the same values."""
-    met, seen, stack = [], set(), [root + "_Output_0"]
-    while stack:
-        i = stack.pop()
-        uid = i.rpartition("_Output_")[0]
-        if uid in by_uid:                       # (an output, or a placeholder named by one)
-            if uid not in seen:
-                seen.add(uid)
-                stack.extend(reversed(list(by_uid[uid]["inputs"])))
-            continue
-        v = variables.get(i)
-        if v is not None and v.kind in ("parameter", "constant") and i not in met:
-            met.append(i)
+    hold the same values.  ``inputs_of(uid)`` gives a function's inputs: a nested block's as
+    rebuilt (CNTK 2.7 walks the nested block's own inputs, not its file's list), or ``None``
+    for a name that is no function's."""
+    met = [i for i in read_order(root, inputs_of)
+           if i in variables and variables[i].kind in ("parameter", "constant")]
     order = met + [values[k] for k in range(len(keys)) if values[k] not in met]
     return tuple(order) if sorted(order) == sorted(inputs) else inputs
+
+
+def read_order(root: str, inputs_of) -> list[str]:
+    """The leaves a walk from the function ``root`` (a uid) meets, each once in the order it
+    first meets them: each function's inputs in turn, depth first, a function walked once
+    (the order CNTK 2.7 gives a block's parameters and constants, ``CompositeFunction.h:
+    150-174, 235-249``).  ``inputs_of(uid)``: the names a function reads (a nested block's as
+    CNTK 2.7 rebuilds them), ``None`` where ``uid`` is no function's (a leaf; an output whose
+    function is not written yet, a placeholder named by it, counts as a leaf).
+
+    Example:
+        >>> funcs = {"Plus1": ["Times2_Output_0", "b"], "Times2": ["W", "x", "W"]}
+        >>> read_order("Plus1", funcs.get)
+        ['W', 'x', 'b']
+    """
+    order, seen, walked, stack = [], set(), set(), [root + "_Output_0"]
+    while stack:
+        name = stack.pop()
+        uid = name.rpartition("_Output_")[0]
+        read = inputs_of(uid) if uid else None
+        if read is not None:                    # (an output, or a placeholder named by one)
+            if uid not in walked:
+                walked.add(uid)
+                stack.extend(reversed(list(read)))
+        elif name not in seen:
+            seen.add(name)
+            order.append(name)
+    return order

@@ -44,7 +44,7 @@ from ._cntk_write_space import RULES as _SPACE_RULES
 from ._cntk_write_topk import RULES as _TOPK_RULES, SEVERAL_OUTPUTS as _SEVERAL_OUTPUTS
 from ._cntk_write_user import RULES as _USER_RULES
 from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, STEP_BLOCKS as _STEP_BLOCKS, \
-    STEP_RULES, bias_last_sums, per_sequence_initials, recurrence_rule
+    STEP_RULES, bias_last_sum, bias_last_sums, per_sequence_initials, recurrence_rule
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, \
     held_output, key, several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
@@ -325,8 +325,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         if id(node) in sums:                      # (x W alone, its bias added after h H)
             biases[id(sums[id(node)])], ins, uids = uids[2], ins[:2], uids[:2]
         if id(node) in biases:
-            made = w.function("Plus", [w.function("Plus", uids[:2]) + "_Output_0",
-                                       biases[id(node)]], name=name)
+            made = bias_last_sum(w, uids, biases[id(node)], name)
         else:
             made = rule(w, ins, uids, attrs, out, name)
         w.loaded = None

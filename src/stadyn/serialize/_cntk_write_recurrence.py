@@ -27,8 +27,8 @@ from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported, walk
 from ._cntk_write_more import _Step
 
-__all__ = ["recurrence_rule", "bias_last_sums", "per_sequence_initials", "STEP_BLOCKS",
-           "SEVERAL_OUTPUTS"]
+__all__ = ["recurrence_rule", "bias_last_sums", "bias_last_sum", "per_sequence_initials",
+           "STEP_BLOCKS", "SEVERAL_OUTPUTS"]
 
 #: the steps CNTK 2.7 writes as a block inside the recurrence (by the step layer's op name)
 STEP_BLOCKS = frozenset({"RNNStep", "LSTM"})
@@ -124,6 +124,14 @@ def bias_last_sums(nodes) -> dict:
     return found
 
 
+def bias_last_sum(w, uids: list[str], bias: str, name: str = "") -> str:
+    """Write the sum of :func:`bias_last_sums` as CNTK 2.7 writes it: ``Plus(Plus(x W, h H),
+    b)`` of the products ``uids`` (``x W`` without its bias, ``h H``) and the ``bias``'s uid,
+    the outer ``Plus`` named ``name``; returns its uid."""
+    return w.function("Plus", [w.function("Plus", list(uids[:2])) + "_Output_0", bias],
+                      name=name)
+
+
 def recurrence_rule(rules: dict, different: dict):
     """The writer's rule for ``recurrence`` over the ops of ``rules`` (the writer's table,
     :data:`STEP_RULES` included; those of ``different``, which CNTK computes otherwise,
@@ -180,8 +188,7 @@ def recurrence_rule(rules: dict, different: dict):
                         biases[id(sums[id(node)])] = n_uids.pop()
                         n_ins = n_ins[:2]
                     if id(node) in biases:
-                        summed = w_.function("Plus", n_uids[:2]) + "_Output_0"
-                        written = w_.function("Plus", [summed, biases[id(node)]])
+                        written = bias_last_sum(w_, n_uids, biases[id(node)])
                     else:
                         written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs,
                                                         node.outputs[0], "")
@@ -199,8 +206,8 @@ def recurrence_rule(rules: dict, different: dict):
                 roots = ops(w_, {**reads, **(inner or {}), id(step.inputs[0]): p_x})
                 return roots[0] if len(roots) == 1 else \
                     w_.function("Combine", roots) + "_Output_0"
-            # (the captured values computed outside the loop, not leaves: read through
-            # placeholders of the block, as CNTK 2.7's block reads its arguments)
+            # (the captured values computed from no sequence, not leaves: their functions
+            # read inside the block's composite, as CNTK 2.7's Stabilizer block)
             outer = list(zip(step.captured, uids[n_seq + n_states:]))
             computed = [(c, u) for c, u in outer if "_Output_" in u]
             return w.recurrent_block(op_name, x, uids[0],
@@ -225,7 +232,7 @@ def recurrence_rule(rules: dict, different: dict):
         for d, root, i, like in zip(delayed, roots, init_uids, likes):
             entry = next(f for f in w.functions if f["uid"].value == d)
             entry["inputs"] = P.vector([P.text(root), P.text(i)])
-            w.placeholder(like, root)
+            w.placeholder(like, root, x)
         made = roots[0].rpartition("_Output_")[0]
         w.output_uids[made] = roots         # (the states' uids, the recurrence's outputs)
         return made

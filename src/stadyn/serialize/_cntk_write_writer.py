@@ -18,7 +18,7 @@ import numpy as np
 
 from ..graph import FREE_DIMENSION, Variable, free_dimensions
 from . import _cntk_write_proto as P
-from ._cntk_format import OP_NAMES
+from ._cntk_format import OP_NAMES, read_order
 from ._cntk_write_graph import Block, CntkWriteUnsupported
 from ._cntk_write_loaded import LOADED_OPS, as_loaded
 
@@ -190,10 +190,12 @@ class Writer:
             self.uids[id(v)] = f"{uid}_Output_{k}"
         self._block_function("Tuple", "", [], inner, outer, combine + "_Output_0", uid=uid)
 
-    def placeholder(self, v: Variable, uid: str | None = None) -> str:
+    def placeholder(self, v: Variable, uid: str | None = None, axes_of=None) -> str:
         """The placeholder standing for the argument ``v`` inside a block; ``uid``: an output
         read before the function computing it is written (a recurrence's delayed output:
-        CNTK 2.7 lists it so, a placeholder named by the output's uid)."""
+        CNTK 2.7 lists it so, a placeholder named by the output's uid); ``axes_of``: the value
+        whose dynamic axes it has, where not ``v``'s (a recurrence's state: its input
+        sequence's, which may be on a named sequence axis)."""
         if uid is None and id(v) in self.untyped:    # (a block applied to such an argument:
             # CNTK 2.7 names the block's placeholder after the argument)
             return self._untyped_argument(v, self.untyped_names.get(id(v), ""), keep_uid=False)
@@ -203,7 +205,8 @@ class Writer:
                             "name": P.text(""), "shape": P.shape(v.shape[self.lead(v):]),
                             "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
                             "needs_gradient": P.boolean(False),
-                            "dynamic_axis": P.vector(self.dynamic_axes(v))})
+                            "dynamic_axis": P.vector(self.dynamic_axes(
+                                v if axes_of is None else axes_of))})
         return uid
 
     def block(self, b, root: str, arguments: list[str]) -> str:
@@ -265,25 +268,32 @@ class Writer:
         the block, whose uid is so taken first; a placeholder for each delayed output and for
         ``x``; ``body(writer, x's placeholder, the states' placeholders)`` adds the step and
         returns its root function's output uid; ``computed``: ``(value, uid)`` of the values
-        computed outside the loop that the step reads (a Stabilizer's ``softplus`` of its
-        parameter), each read through a placeholder of its own, as a block reads its
-        arguments (``body`` then gets ``{id(value): placeholder}`` as a fourth argument);
+        the step reads that are computed from no sequence (a Stabilizer's ``softplus`` of its
+        parameter), written before the block, their functions read inside its composite as
+        CNTK 2.7 writes its ``Stabilizer`` block inside the step's (``body`` then gets
+        ``{id(value): uid}`` as a fourth argument; the block's inputs have their parameters
+        and constants, CNTK 2.7 listing them where the walk meets them: ``RNNStep``'s
+        ``[W, H, alpha, b]``; before mendB34 each was read through a placeholder of the block,
+        a mapped value listed after its parameters);
         ``read_order``: the ``leaves`` listed in the order the body reads them (:meth:`read_order`)
         rather than as given.  Returns the block's uid (its outputs ``<uid>_Output_<k>``)."""
         uid = f"Block{next(self.count)}"
-        for k, (*_, like) in enumerate(delayed):
-            self.placeholder(like, f"{uid}_Output_{k}")
+        for k, (*_, like) in enumerate(delayed):       # (on x's sequence axis: CNTK 2.7
+            self.placeholder(like, f"{uid}_Output_{k}", x)  # refuses a Plus of two axes)
         delays = [self.function(op, [f"{uid}_Output_{k}", initial], {"offset": P.size_t(offset)})
                   + "_Output_0" for k, (op, offset, initial, _) in enumerate(delayed)]
-        states = [self.placeholder(like) for *_, like in delayed]
+        states = [self.placeholder(like, axes_of=x) for *_, like in delayed]
         argument = self.placeholder(x)
-        inner = [self.placeholder(v) for v, _ in computed]
-        root = body(self, argument, states, {id(v): p for (v, _), p in zip(computed, inner)}) \
+        root = body(self, argument, states, {id(v): u for v, u in computed}) \
             if computed else body(self, argument, states)
+        if computed:        # (their functions inside the composite: its parameters and
+            kept = {e["uid"].value for e in self.leaves if e["kind"].value in (2, 3)}
+            leaves = list(leaves) + [u for u in self._walked(root)      # constants too)
+                                     if u in kept and u not in set(leaves)]
         if read_order:
             leaves = self.read_order(root, leaves)
-        self._block_function(op_name, "", list(leaves), states + [argument] + inner,
-                             delays + [x_uid] + [u for _, u in computed], root, uid=uid)
+        self._block_function(op_name, "", list(leaves), states + [argument],
+                             delays + [x_uid], root, uid=uid)
         self.output_counts[uid] = len(delayed)
         return uid
 
@@ -294,20 +304,19 @@ class Writer:
         from its composite as it loads it: ``PrimitiveFunction.cpp:1255-1277``, the block's
         ``DetermineInputs`` over ``composite->Inputs()``, ``BlockFunction.h:98-117``,
         ``CompositeFunction.h:150-174`` and ``235-249``); those it never reaches last."""
-        by_uid = {f["uid"].value: f for f in self.functions}
-        order, seen, stack = [], set(), [root.rpartition("_Output_")[0]]
-        while stack:
-            uid = stack.pop()
-            if uid in seen or uid not in by_uid:
-                if uid not in seen and uid not in by_uid:
-                    seen.add(uid)
-                    order.append(uid)
-                continue
-            seen.add(uid)
-            stack.extend(reversed([i.value.rpartition("_Output_")[0] or i.value
-                                   for i in by_uid[uid]["inputs"].value]))
+        order = self._walked(root)
         wanted = set(leaves)
         return [u for u in order if u in wanted] + [u for u in leaves if u not in set(order)]
+
+    def _walked(self, root: str) -> list[str]:
+        """The leaves a walk from the function of ``root`` (an output uid) meets, in order
+        (:func:`._cntk_format.read_order` over the functions written so far)."""
+        by_uid = {f["uid"].value: f for f in self.functions}
+
+        def inputs_of(uid: str) -> list[str] | None:
+            f = by_uid.get(uid)
+            return None if f is None else [i.value for i in f["inputs"].value]
+        return read_order(root.rpartition("_Output_")[0], inputs_of)
 
     def drop_leaf(self, uid: str) -> None:
         """Leave out the leaf ``uid`` a rule read but CNTK's form does not (the constant a
