@@ -142,6 +142,78 @@ def python_function__several_inputs_needing_a_gradient(nn, F, PF, r):
     return res
 
 
+
+@nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.parameter.get_parameter_or_create",
+                    "nnabla.parametric_functions.affine", "nnabla.set_auto_forward"],
+             note="registered parameters a, b (get_parameter_or_create, made in a static or a "
+                  "dynamic graph) read by two assigning Mul2s, sum(Mul2(a, b)) + "
+                  "sum(Mul2(b, a)), in a dynamic graph (and a static one): a.g, b.g and what "
+                  "each backward_impl sees (zeroed gradients first); PF.affine's W read by "
+                  "Mul2(W, W) after tanh(W), trained 3 SGD steps (lr 0.1) in a dynamic graph: "
+                  "W and b after each")
+def python_function__registered_parameters(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    S = r.module("nnabla.solvers")
+    r.touch("nnabla.function.PythonFunction", "nnabla.set_auto_forward")
+    res = {}
+    for made_dynamic, used_dynamic in ((False, True), (True, True), (False, False)):
+        seen = []
+        nn.clear_parameters()
+        nn.set_auto_forward(made_dynamic)
+        try:
+            a = nn.parameter.get_parameter_or_create(
+                "a", (1, 3), initializer=np.array([[0.5, -1.0, 2.0]], np.float32))
+            b = nn.parameter.get_parameter_or_create(
+                "b", (1, 3), initializer=np.array([[3.0, 4.0, -2.0]], np.float32))
+            nn.set_auto_forward(used_dynamic)
+            loss = F.sum(_mul2(PythonFunction, seen, "m", True)(a, b)) \
+                + F.sum(_mul2(PythonFunction, seen, "k", True)(b, a))
+        finally:
+            nn.set_auto_forward(False)
+        if not used_dynamic:
+            loss.forward()
+        a.grad.zero()
+        b.grad.zero()
+        loss.backward()
+        key = "made %s, used %s: " % ("dynamic" if made_dynamic else "static",
+                                      "dynamic" if used_dynamic else "static")
+        res[key + "a.g"] = a.g.copy()
+        res[key + "b.g"] = b.g.copy()
+        for k, (tag, down, accum, g0, g1) in enumerate(seen):
+            res[key + "backward_impl %d" % k] = [tag, down, accum]
+            res[key + "backward_impl %d inputs[0].g" % k] = g0
+            res[key + "backward_impl %d inputs[1].g" % k] = g1
+    nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(
+        np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32))
+
+    def build(seen):
+        nn.set_auto_forward(True)
+        try:
+            with nn.parameter_scope("fc"):
+                y = PF.affine(x, 3, w_init=np.array([[0.2, -0.4, 0.6], [0.1, 0.3, -0.5],
+                                                     [-0.2, 0.7, 0.4]], np.float32))
+            w = nn.get_parameters()["fc/affine/W"]
+            return F.mean(y * x) + F.mean(F.tanh(w)) \
+                + F.mean(_mul2(PythonFunction, seen, "w", True)(w, w))
+        finally:
+            nn.set_auto_forward(False)
+
+    build([])
+    solver = S.Sgd(0.1)
+    solver.set_parameters(nn.get_parameters())
+    for step in range(3):
+        seen = []
+        loss = build(seen)
+        solver.zero_grad()
+        loss.backward(clear_buffer=True)
+        solver.update()
+        for name, p in sorted(nn.get_parameters().items()):
+            res["SGD step %d: %s" % (step, name)] = p.d.copy()
+        res["SGD step %d: backward_impl" % step] = [list(s[:3]) for s in seen]
+    return res
+
+
 _BN_WRITES = {"mean": ("bn/mean", [3.0, -2.0]), "var": ("bn/var", [0.25, 9.0]),
               "beta": ("bn/beta", [3.0, -2.0]), "gamma": ("bn/gamma", [3.0, -2.0])}
 _BN_ORDERS = {"mean": ["mean"], "var": ["var"], "mean and var": ["mean", "var"],
