@@ -721,9 +721,10 @@ RNNU = "nnabla.utils.rnn."
 
 _CHAINED_ASSIGNMENTS = (
     "NNabla 1.39 gives no gradient to a sequence pad_sequence wrote by `x[key] = s` once a "
-    "later assignment rewired x (set_auto_forward: only the last of the assignments gets "
-    "its gradient; under `with nn.auto_forward()` none does, zeros here), where Stadyn passes "
-    "each sequence the gradient of the slice it filled")
+    "later assignment rewired x (in a static graph only the last of the assignments gets its "
+    "gradient; in a dynamic one, nn.set_auto_forward(True) or `with nn.auto_forward()` as "
+    "here, none does: zeros), where Stadyn passes each sequence the gradient of the slice it "
+    "filled")
 
 
 @nnabla_case(names=["nnabla.utils.rnn", RNNU + "PackedSequence", RNNU + "pad_sequence",
