@@ -167,9 +167,10 @@ def python_function__several_inputs_needing_a_gradient(nn, F, PF, r):
              note="registered parameters a, b (get_parameter_or_create, made in a static or a "
                   "dynamic graph) read by two assigning Mul2s, sum(Mul2(a, b)) + "
                   "sum(Mul2(b, a)), in a dynamic graph (and a static one): a.g, b.g and what "
-                  "each backward_impl sees (zeroed gradients first); PF.affine's W read by "
-                  "Mul2(W, W) after tanh(W), trained 3 SGD steps (lr 0.1) in a dynamic graph: "
-                  "W and b after each")
+                  "each backward_impl sees (zeroed gradients first); PF.affine's W and a "
+                  "parameter v read by an assigning Mul2(W, v), tanh(W) and an adding "
+                  "Mul2(v, v), trained 3 SGD steps (lr 0.1) in a dynamic graph: the "
+                  "parameters after each")
 def python_function__registered_parameters(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     S = r.module("nnabla.solvers")
@@ -204,7 +205,7 @@ def python_function__registered_parameters(nn, F, PF, r):
             res[key + "backward_impl %d inputs[1].g" % k] = g1
     nn.clear_parameters()
     x = nn.Variable.from_numpy_array(
-        np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32))
+        np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [0.3, 0.8, -1.2]], np.float32))
 
     def build(seen):
         nn.set_auto_forward(True)
@@ -212,9 +213,12 @@ def python_function__registered_parameters(nn, F, PF, r):
             with nn.parameter_scope("fc"):
                 y = PF.affine(x, 3, w_init=np.array([[0.2, -0.4, 0.6], [0.1, 0.3, -0.5],
                                                      [-0.2, 0.7, 0.4]], np.float32))
+                v = nn.parameter.get_parameter_or_create(
+                    "v", (3, 3), initializer=np.array([[0.5, -0.3, 0.8], [-0.6, 0.2, 0.4],
+                                                       [0.9, -0.1, 0.3]], np.float32))
             w = nn.get_parameters()["fc/affine/W"]
-            return F.mean(y * x) + F.mean(F.tanh(w)) \
-                + F.mean(_mul2(PythonFunction, seen, "w", True)(w, w))
+            return F.mean(y * x) + F.mean(_mul2(PythonFunction, seen, "wv", True)(w, v) * x) \
+                + F.mean(F.tanh(w) * x) + F.mean(_mul2(PythonFunction, seen, "vv", False)(v, v))
         finally:
             nn.set_auto_forward(False)
 
