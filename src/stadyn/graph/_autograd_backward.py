@@ -29,6 +29,7 @@ from ._late_leaves import run_again_for_late_leaves
 from ._numerics import _depth as _checking
 from ._plan import check_gradients
 from ._reader_order import readers_before
+from ._shared_values import value_holder
 from ._subgraph import Subgraph
 from ._variable import topological_nodes, Variable
 
@@ -48,8 +49,10 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         # NNabla's reader order, arranged before retain_intermediate_grads frees the values
         # (clear_buffer) it finds the readers' autograd nodes by; left last (the stack is last
         # in, first out), given the exception if any: the held-back readers' backwards run only
-        # after a backward that ran through, and one raising leaves nothing below undone
-        stack.enter_context(readers_before(var.parent, nodes, lambda v: v._data))
+        # after a backward that ran through, and one raising leaves nothing below undone.  A
+        # view's value (a registered parameter, ``x.data = y.data``) is its holder's tensor.
+        stack.enter_context(readers_before(var.parent, nodes,
+                                           lambda v: value_holder(v)._data))
         stack.callback(_undo, cuts, late)
         kept = retain_intermediate_grads(inters, clear_buffer, nodes)
         # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would

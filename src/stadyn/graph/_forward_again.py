@@ -20,8 +20,8 @@ from ._backward_seed import backward_seed
 from ._draw_states import replays, same_draws
 from ._function_hooks import HookedPlan
 from ._grad_marks import (gradient_marks, given_back, marks_to_replay, mark_gradients_changed,
-                          program_side_effects, ReplayGuard, SideEffect, written_leaves,
-                          _READS)
+                          program_side_effects, READS_WRITTEN_LEAF, ReplayGuard, SideEffect,
+                          written_leaves)
 from ._plan import EagerPlan, StaticPlan
 from ._subgraph import leaf_tensor
 from ._trial_plan import TrialPlan
@@ -46,7 +46,7 @@ def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now
     traced, or a program reading a leaf it wrote (``min_max_quantize``), runs again guarded."""
     if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
         effect = program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes))
-        refuse(effect != _READS and effect)
+        refuse(effect is not READS_WRITTEN_LEAF and effect)
     else:
         refuse_kept(plan.nodes)
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
@@ -56,7 +56,7 @@ def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now
         v._starts_grad = True
     try:
         mark_gradients_changed()
-        if isinstance(plan, StaticPlan) and effect != _READS:
+        if isinstance(plan, StaticPlan) and effect is not READS_WRITTEN_LEAF:
             with same_draws(plan.nodes) as hook, given_back(written_leaves(plan.fw, plan.leaves)):
                 run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
                             function_pre_hook=hook)
@@ -75,10 +75,13 @@ def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now
             var._plan.marks_seen = gradient_marks_version()
 
 
-def _replay_eagerly(plan: EagerPlan, draws_again: bool, run_forward: Callable[..., Any]) -> None:
-    """Run ``plan``'s forward (a new shape's trial, an unlowerable graph) again eagerly under the
-    marks of now, guarded (``guarded``; ``draws_again``: it draws what that forward drew,
-    ``same_draws``); the roots' plan is the new's."""
+def _replay_eagerly(plan: EagerPlan | StaticPlan, draws_again: bool,
+                    run_forward: Callable[..., Any]) -> None:
+    """Run ``plan``'s forward again eagerly under the marks of now, guarded (``guarded``;
+    ``draws_again``: it draws what that forward drew, ``same_draws``); the roots' plan is the
+    new's.  ``plan``: an eager one (a new shape's trial, an unlowerable graph, its ``reason``
+    kept), or a static one whose lowered program reads a leaf it wrote
+    (:data:`READS_WRITTEN_LEAF`: ``min_max_quantize(ema=True)``; no ``reason``)."""
     with same_draws(plan.nodes) if draws_again else contextlib.nullcontext() as hook:
         with guarded(plan.leaves, draws_again):
             if hook is not None:

@@ -55,8 +55,8 @@ from ._variable import FunctionNode, topological_nodes, Variable
 from ._versions import _layout, _marks
 
 __all__ = ["gradient_marks", "output_marks", "marks_to_replay", "mark_gradients_changed",
-           "program_side_effects", "written_leaves", "given_back", "ReplayGuard", "SideEffect",
-           "replaying_a_forward", "cut_stopped",
+           "program_side_effects", "READS_WRITTEN_LEAF", "written_leaves", "given_back",
+           "ReplayGuard", "SideEffect", "replaying_a_forward", "cut_stopped",
            "leaves_switched_on_late", "grad_marks_of_now"]
 
 
@@ -135,7 +135,10 @@ def marks_to_replay(nodes: Sequence[FunctionNode], leaves: Sequence[Variable], b
 
 
 _RANDOM = "draw new random numbers"
-_READS = "compute with running statistics it updated (read a leaf's value it wrote)"
+#: What :func:`program_side_effects` returns for a lowered forward that reads a leaf's value
+#: it wrote (``min_max_quantize``'s moving range): not refused, that forward runs again eagerly,
+#: guarded (``_forward_again``); compared by identity.
+READS_WRITTEN_LEAF = "compute with running statistics it updated (read a leaf's value it wrote)"
 
 
 def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = False
@@ -147,7 +150,8 @@ def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = 
     numbers change nothing.  The leaves it writes (:func:`written_leaves`: running statistics)
     get their values back after the run (:func:`given_back`), so writing them changes nothing;
     but a value it computes from a leaf after writing it (``min_max_quantize``'s moving range,
-    updated again) would not be the first run's, and the backward would differentiate it.
+    updated again) would not be the first run's, and the backward would differentiate it: that
+    outcome is :data:`READS_WRITTEN_LEAF` (the message of the others: draws, ``_RANDOM``).
 
     Example:
         >>> import torch
@@ -164,7 +168,7 @@ def program_side_effects(fw: fx.GraphModule, n_leaves: int, draws_again: bool = 
         target = node.target
         ins = node.all_input_nodes
         if node.op == "output":
-            return _READS if any(a in tainted for a in ins) else None
+            return READS_WRITTEN_LEAF if any(a in tainted for a in ins) else None
         if node.op != "call_function":
             continue
         if isinstance(target, torch._ops.OpOverload):
@@ -310,7 +314,7 @@ class ReplayGuard(TorchDispatchMode):
             if a.alias_info is not None and a.alias_info.is_write:
                 writes |= stores & self.storages
             elif not viewing and stores & self.written:
-                raise SideEffect(f"{_READS} ({func})")
+                raise SideEffect(f"{READS_WRITTEN_LEAF} ({func})")
         self.written |= writes
         return func(*args, **kwargs)
 

@@ -288,21 +288,33 @@ def _arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
     its inputs' ``grad`` the leaf's gradient as it held it plus what the functions before it
     left there (one array for the positions holding one leaf), its ``accum`` NNabla's
     (``get_accum``, src/nbla/computation_graph/variable.cpp: True unless the array is zeroed,
-    and True on a leaf held by two positions); what they leave is then the leaf's gradient."""
+    and True on a leaf held by two positions); what they leave is then the leaf's gradient.
+    A leaf is told by its value (``tensor_of``, as it stands now, before the backward): a
+    view of it (a registered parameter read through another Variable holding its value) is
+    the same leaf."""
     if not ops:
         return lambda: None
-    leaves: dict[int, tuple] = {}           # id(leaf) -> (tensor, edge, start, accum)
+    keys: dict[int, int | None] = {}        # id(Variable) -> id(its value now)
+    alive: list = []                        # (those values, held: their ids stay theirs)
+
+    def key(u: Any) -> int | None:
+        if id(u) not in keys:
+            t = tensor_of(u) if isinstance(u, Variable) else None
+            alive.append((u, t))
+            keys[id(u)] = None if t is None else id(t)
+        return keys[id(u)]
+    leaves: dict[int, tuple] = {}           # key(leaf) -> (tensor, edge, start, accum)
     mine = {}
     for node, found in ops:
         function = node.kwargs["function"]
         mine[id(node)] = (function, found)
         for k, u, edge in found:
-            if id(u) not in leaves:
+            if key(u) not in leaves:
                 start, accum = function.held_gradient(k)
-                leaves[id(u)] = (tensor_of(u), edge, start, accum)
+                leaves[key(u)] = (tensor_of(u), edge, start, accum)
         function.defer_input(-1)
         deferred.append(function)
-    parts: dict[tuple, list] = {}           # (id(reader), id(leaf)) -> the parts caught
+    parts: dict[tuple, list] = {}           # (id(reader), key(leaf)) -> the parts caught
 
     def catch(key: tuple, j: int):
         def hook(grad_inputs, grad_outputs):
@@ -313,7 +325,7 @@ def _arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
     for r in order:
         if id(r) in mine:
             continue
-        for lid in {id(u) for u in r.inputs if id(u) in leaves}:
+        for lid in {key(u) for u in r.inputs if key(u) in leaves}:
             for n, j in _entry_edges(r, leaves[lid][1], tensor_of):
                 handles.append(n.register_hook(catch((id(r), lid), j)))
 
@@ -327,14 +339,14 @@ def _arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
         for r in order:
             if id(r) in mine:
                 function, found = mine[id(r)]
-                at = [id(u) for _, u, _ in found]
+                at = [key(u) for _, u, _ in found]
                 done = function.run_leaves(
-                    {k: value[id(u)] for k, u, _ in found},
-                    {k: written[id(u)] or at.count(id(u)) > 1 for k, u, _ in found})
+                    {k: value[key(u)] for k, u, _ in found},
+                    {k: written[key(u)] or at.count(key(u)) > 1 for k, u, _ in found})
                 for k, u, _ in found if done is not None else ():
-                    value[id(u)], written[id(u)] = done[k], True
+                    value[key(u)], written[key(u)] = done[k], True
                 continue
-            for lid in {id(u) for u in r.inputs if (id(r), id(u)) in parts}:
+            for lid in {key(u) for u in r.inputs if (id(r), key(u)) in parts}:
                 part = caught((id(r), lid))
                 value[lid], written[lid] = value[lid] + part, True
                 added[lid] += part

@@ -78,6 +78,13 @@ _GRAPHS = {
         lambda F, nn, M, x, z: (lambda h: F.sum(M("m", True)(h, h)))(x * 2.0),
     "Mul2(h, z) after h * 3, h = 2x":
         lambda F, nn, M, x, z: (lambda h: F.sum(h * 3.0) + F.sum(M("m", False)(h, z)))(x * 2.0),
+    "assigning Mul2(h, z) after h * 3, h = 2x":
+        lambda F, nn, M, x, z: (lambda h: F.sum(h * 3.0) + F.sum(M("m", True)(h, z)))(x * 2.0),
+    "assigning Mul2(h, x) after h * 3, h = 2x":
+        lambda F, nn, M, x, z: (lambda h: F.sum(h * 3.0) + F.sum(M("m", True)(h, x)))(x * 2.0),
+    "assigning Mul2(h, g) after h * 3, h = 2x, g = 3z":
+        lambda F, nn, M, x, z: (lambda h, g: F.sum(h * 3.0) + F.sum(M("m", True)(h, g)))(
+            x * 2.0, z * 3.0),
     "Mul2(x, z) then Mul2(z, x)":
         lambda F, nn, M, x, z: F.sum(M("a", False)(x, z)) + F.sum(M("b", False)(z, x)),
     "assigning Mul2(x, z) then Mul2(z, x)":
@@ -86,13 +93,24 @@ _GRAPHS = {
 
 # (torch's autograd reaches Mul2(h, z) before z * ... readers NNabla runs first: none here, but
 # the inner h's part is complete only at h's node, the leaf z's only after the backward)
+_MODES = ("static", "dynamic", "static, clear_buffer", "static, zeroed")
 _MIXED = ("graph/_reader_order.py holds back a function whose inputs needing a gradient are "
           "leaves, or one Variable; Mul2(h, z) (an inner h and a leaf z) runs as torch's "
           "autograd reaches it: backward_impl sees h.g without h * 3's part (0, accum False), "
-          "NNabla's 3 with accum True (x.g and z.g agree: this backward adds)")
+          "NNabla's 3 with accum True (x.g and z.g agree only because this backward adds; the "
+          "assigning rows differ)")
 _MIXED_KEYS = ["Mul2(h, z) after h * 3, h = 2x: %s: backward_impl 0%s" % (m, k)
-               for m in ("static", "dynamic", "static, clear_buffer", "static, zeroed")
-               for k in ("", " inputs[0].g")]
+               for m in _MODES for k in ("", " inputs[0].g")]
+_ASSIGNING_MIXED = (
+    "graph/_reader_order.py runs Mul2(h, .) (an inner h and another input needing a gradient) "
+    "as torch's autograd reaches it: backward_impl sees h.g at 0 with accum False, NNabla's "
+    "[3, 3, 3] (h * 3's part) with accum True; an assigning backward then leaves h.g its own "
+    "part and torch adds h * 3's to it: x.g [13, 15, 3], NNabla [7, 9, -3] for Mul2(h, z) "
+    "(x.g = 1), [8, ...] vs [2, ...] for Mul2(h, x), [25, ...] vs [19, ...] for Mul2(h, 3z)")
+_ASSIGNING_MIXED_KEYS = [
+    "assigning Mul2(h, %s) after h * 3, h = 2x%s: %s: %s" % (second, more, m, k)
+    for second, more in (("z", ""), ("x", ""), ("g", ", g = 3z")) for m in _MODES
+    for k in ("x.g", "backward_impl 0", "backward_impl 0 inputs[0].g")]
 
 
 @nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
@@ -102,7 +120,8 @@ _MIXED_KEYS = ["Mul2(h, z) after h * 3, h = 2x: %s: backward_impl 0%s" % (m, k)
                   "h = 2x twice, h and z, two of them, one before F.add2 reading x too: the "
                   "propagate_down, accum, inputs[0].g and inputs[1].g each backward_impl "
                   "sees, x.g and z.g; static and dynamic, static with backward(clear_buffer)",
-             known=dict((k, _MIXED) for k in _MIXED_KEYS))
+             known=dict([(k, _MIXED) for k in _MIXED_KEYS]
+                        + [(k, _ASSIGNING_MIXED) for k in _ASSIGNING_MIXED_KEYS]))
 def python_function__several_inputs_needing_a_gradient(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
@@ -139,6 +158,82 @@ def python_function__several_inputs_needing_a_gradient(nn, F, PF, r):
                 res[key + "backward_impl %d" % k] = [tag, down, accum]
                 res[key + "backward_impl %d inputs[0].g" % k] = g0
                 res[key + "backward_impl %d inputs[1].g" % k] = g1
+    return res
+
+
+
+@nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.parameter.get_parameter_or_create",
+                    "nnabla.parametric_functions.affine", "nnabla.set_auto_forward"],
+             note="registered parameters a, b (get_parameter_or_create, made in a static or a "
+                  "dynamic graph) read by two assigning Mul2s, sum(Mul2(a, b)) + "
+                  "sum(Mul2(b, a)), in a dynamic graph (and a static one): a.g, b.g and what "
+                  "each backward_impl sees (zeroed gradients first); PF.affine's W and a "
+                  "parameter v read by an assigning Mul2(W, v), tanh(W) and an adding "
+                  "Mul2(v, v), trained 3 SGD steps (lr 0.1) in a dynamic graph: the "
+                  "parameters after each")
+def python_function__registered_parameters(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    S = r.module("nnabla.solvers")
+    r.touch("nnabla.function.PythonFunction", "nnabla.set_auto_forward")
+    res = {}
+    for made_dynamic, used_dynamic in ((False, True), (True, True), (False, False)):
+        seen = []
+        nn.clear_parameters()
+        nn.set_auto_forward(made_dynamic)
+        try:
+            a = nn.parameter.get_parameter_or_create(
+                "a", (1, 3), initializer=np.array([[0.5, -1.0, 2.0]], np.float32))
+            b = nn.parameter.get_parameter_or_create(
+                "b", (1, 3), initializer=np.array([[3.0, 4.0, -2.0]], np.float32))
+            nn.set_auto_forward(used_dynamic)
+            loss = F.sum(_mul2(PythonFunction, seen, "m", True)(a, b)) \
+                + F.sum(_mul2(PythonFunction, seen, "k", True)(b, a))
+        finally:
+            nn.set_auto_forward(False)
+        if not used_dynamic:
+            loss.forward()
+        a.grad.zero()
+        b.grad.zero()
+        loss.backward()
+        key = "made %s, used %s: " % ("dynamic" if made_dynamic else "static",
+                                      "dynamic" if used_dynamic else "static")
+        res[key + "a.g"] = a.g.copy()
+        res[key + "b.g"] = b.g.copy()
+        for k, (tag, down, accum, g0, g1) in enumerate(seen):
+            res[key + "backward_impl %d" % k] = [tag, down, accum]
+            res[key + "backward_impl %d inputs[0].g" % k] = g0
+            res[key + "backward_impl %d inputs[1].g" % k] = g1
+    nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(
+        np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [0.3, 0.8, -1.2]], np.float32))
+
+    def build(seen):
+        nn.set_auto_forward(True)
+        try:
+            with nn.parameter_scope("fc"):
+                y = PF.affine(x, 3, w_init=np.array([[0.2, -0.4, 0.6], [0.1, 0.3, -0.5],
+                                                     [-0.2, 0.7, 0.4]], np.float32))
+                v = nn.parameter.get_parameter_or_create(
+                    "v", (3, 3), initializer=np.array([[0.5, -0.3, 0.8], [-0.6, 0.2, 0.4],
+                                                       [0.9, -0.1, 0.3]], np.float32))
+            w = nn.get_parameters()["fc/affine/W"]
+            return F.mean(y * x) + F.mean(_mul2(PythonFunction, seen, "wv", True)(w, v) * x) \
+                + F.mean(F.tanh(w) * x) + F.mean(_mul2(PythonFunction, seen, "vv", False)(v, v))
+        finally:
+            nn.set_auto_forward(False)
+
+    build([])
+    solver = S.Sgd(0.1)
+    solver.set_parameters(nn.get_parameters())
+    for step in range(3):
+        seen = []
+        loss = build(seen)
+        solver.zero_grad()
+        loss.backward(clear_buffer=True)
+        solver.update()
+        for name, p in sorted(nn.get_parameters().items()):
+            res["SGD step %d: %s" % (step, name)] = p.d.copy()
+        res["SGD step %d: backward_impl" % step] = [list(s[:3]) for s in seen]
     return res
 
 

@@ -692,6 +692,25 @@ def user28_recurrent_misuse(nn, F, r):
         "lstm two layers fine": lambda: F.lstm(x, V(2, 1, B, H), V(2, 1, B, H),
                                                V(1, 4, H, I + H), V(1, 1, 4, H, 2 * H),
                                                num_layers=2),
+        # every argument by position, as the signature orders them (rnn: ..., num_layers,
+        # nonlinearity, dropout, bidirectional, training; gru and lstm: no nonlinearity)
+        "rnn positional bidirectional": lambda: F.rnn(x, V(1, 2, B, H), V(2, H, I + H), None,
+                                                      None, 1, "tanh", 0.0, True, True),
+        "rnn positional bidirectional, h one direction":
+            lambda: F.rnn(x, V(1, 1, B, H), V(1, H, I + H), None, None, 1, "tanh", 0.0, True),
+        "rnn positional two layers": lambda: F.rnn(x, V(2, 2, B, H), V(2, H, I + H),
+                                                   V(1, 2, H, 3 * H), V(2, 2, H), 2, "relu",
+                                                   0.0, True, False),
+        "gru positional bidirectional": lambda: F.gru(x, V(1, 2, B, H), V(2, 3, H, I + H),
+                                                      None, V(1, 2, 4, H), 1, 0.0, True, True),
+        "gru positional bidirectional, h one direction":
+            lambda: F.gru(x, V(1, 1, B, H), V(1, 3, H, I + H), None, None, 1, 0.0, True),
+        "lstm positional bidirectional": lambda: F.lstm(x, V(1, 2, B, H), V(1, 2, B, H),
+                                                        V(2, 4, H, I + H), None, None, 1, 0.0,
+                                                        True, True),
+        "lstm positional bidirectional, h one direction":
+            lambda: F.lstm(x, V(1, 1, B, H), V(1, 1, B, H), V(1, 4, H, I + H), None, None, 1,
+                           0.0, True),
     }
     return {k: outcome(lambda: _forward_first(make), raised=nnabla_refusal)
             for k, make in sorted(calls.items())}
@@ -702,9 +721,10 @@ RNNU = "nnabla.utils.rnn."
 
 _CHAINED_ASSIGNMENTS = (
     "NNabla 1.39 gives no gradient to a sequence pad_sequence wrote by `x[key] = s` once a "
-    "later assignment rewired x (set_auto_forward: only the last of the assignments gets "
-    "its gradient; under `with nn.auto_forward()` none does, zeros here), where Stadyn passes "
-    "each sequence the gradient of the slice it filled")
+    "later assignment rewired x (in a static graph only the last of the assignments gets its "
+    "gradient; in a dynamic one, nn.set_auto_forward(True) or `with nn.auto_forward()` as "
+    "here, none does: zeros), where Stadyn passes each sequence the gradient of the slice it "
+    "filled")
 
 
 @nnabla_case(names=["nnabla.utils.rnn", RNNU + "PackedSequence", RNNU + "pad_sequence",

@@ -47,6 +47,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 from ..._errors import ShapeError
@@ -285,9 +286,16 @@ def _check_top_k_data(x=None, k=None, abs=False, reduce=True, base_axis=1,  # no
         raise _refuse("top_k_data", "reduce must be true when with_index = true")
 
 
-def _recurrent_checker(name: str) -> Callable:
+def _recurrent_checker(name: str, fn: Callable) -> Callable:
+    # the arguments bound as ``fn`` binds them: one given by position read by its own name
+    signature = inspect.signature(fn)
+
     def check(*args, **kwargs):
-        why = recurrent_problem(name, *args, **kwargs)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return                      # the call itself names the problem
+        why = recurrent_problem(name, **bound.arguments)
         if why is not None:
             raise _refuse(name, why)
     return check
@@ -312,7 +320,6 @@ _CHECKS: dict[str, Callable] = {
     "fused_batch_normalization": check_fused_batch_normalization,
     "fused_convolution": _check_fused_convolution,
     "top_k_data": _check_top_k_data,
-    **{n: _recurrent_checker(n) for n in RECURRENT},
 }
 
 
@@ -326,7 +333,7 @@ def refusing_what_nnabla_refuses(name: str, fn: Callable) -> Callable:
         >>> concat.__name__
         'concatenate'
     """
-    check = _CHECKS.get(name)
+    check = _recurrent_checker(name, fn) if name in RECURRENT else _CHECKS.get(name)
     if check is None:
         return fn
 

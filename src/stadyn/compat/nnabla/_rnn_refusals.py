@@ -11,12 +11,16 @@ layers the weight's.  Stadyn's ops would compute some of these silently (a bias 
 rank or number of layers, a ``weight`` with one layer, which they ignored): here they are
 refused, as NNabla's ``RuntimeError`` (case ``nnabla_user_28.user28_recurrent_misuse``).
 
-``_refusals.py`` raises what :func:`recurrent_problem` names.
+``_refusals.py`` raises what :func:`recurrent_problem` names, given the call's arguments by
+name: it binds them with the signature of the function called (``inspect.signature(fn).bind``),
+so an argument given by position (``F.rnn(x, h, w0, None, None, 1, 'tanh', 0.0, True)``: a
+bidirectional one) is read as that function reads it.
 
 Example:
     >>> import stadyn.compat.nnabla as nn
     >>> x, h = nn.Variable((4, 2, 3)), nn.Variable((1, 1, 2, 5))
-    >>> print(recurrent_problem("rnn", x, h, nn.Variable((1, 5, 8)), bias=nn.Variable((1, 5))))
+    >>> print(recurrent_problem("rnn", x, h, weight_l0=nn.Variable((1, 5, 8)),
+    ...                         bias=nn.Variable((1, 5))))
     Weight argument cannot be passed when num_layers == 1 (a lone fourth input must be the \
 bias, of rank 3; got rank 2)
 """
@@ -47,33 +51,32 @@ def _expect(what: str, shape: tuple, wanted: tuple, layout: str) -> None:
                        f"of ({layout}), got {shape}")
 
 
-def recurrent_problem(name: str, *args: Any, **kwargs: Any) -> str | None:
+def recurrent_problem(name: str, x: Any = None, h: Any = None, **arguments: Any
+                      ) -> str | None:
     """Why NNabla 1.39's ``setup_impl`` refuses these arguments of its ``rnn``, ``lstm`` or
-    ``gru`` (``name``; ``lstm`` takes ``c`` after ``h``), or None where it takes them.
+    ``gru`` (``name``), or None where it takes them: ``x`` and ``h``, the others by their
+    names in the function's signature (``c``, ``weight_l0``, ``weight``, ``bias``,
+    ``num_layers``, ``bidirectional``; the rest unread).
 
     Example:
         >>> import stadyn.compat.nnabla as nn
         >>> x, h = nn.Variable((4, 2, 3)), nn.Variable((1, 1, 2, 5))
-        >>> recurrent_problem("gru", x, h, nn.Variable((1, 3, 5, 8)),
+        >>> recurrent_problem("gru", x, h, weight_l0=nn.Variable((1, 3, 5, 8)),
         ...                   bias=nn.Variable((1, 1, 4, 5))) is None
         True
-        >>> recurrent_problem("gru", x, h, nn.Variable((1, 3, 5, 8)),
+        >>> recurrent_problem("gru", x, h, weight_l0=nn.Variable((1, 3, 5, 8)),
         ...                   weight=nn.Variable((1, 1, 3, 5, 10)))
         'Weight argument cannot be passed when num_layers == 1 (a lone fourth input must be \
 the bias, of rank 4; got rank 5)'
     """
     try:
-        _check(name, *args, **kwargs)
+        _check(name, x, h, arguments)
     except _Refused as refused:
         return str(refused)
     return None
 
 
-def _check(name: str, x: Any = None, h: Any = None, *rest: Any, **kwargs: Any) -> None:
-    names = (["c"] if name == "lstm" else []) + ["weight_l0", "weight", "bias", "num_layers",
-                                                   "nonlinearity" if name == "rnn" else "dropout"]
-    given = dict(zip(names, rest))
-    given.update(kwargs)
+def _check(name: str, x: Any, h: Any, given: dict) -> None:
     c, w0 = given.get("c"), given.get("weight_l0")
     weight, bias = given.get("weight"), given.get("bias")
     layers = given.get("num_layers", 1)
