@@ -48,14 +48,17 @@ def _saved(nn, name):
 
 
 @nnabla_case(names=["nnabla.load_parameters", "nnabla.save_parameters",
-                    "nnabla.get_parameters", "nnabla.solvers.Sgd", "nnabla.Variable.d"],
+                    "nnabla.get_parameters", "nnabla.solvers.Sgd", "nnabla.solvers.Adam",
+                    "nnabla.solvers.AdamW", "nnabla.solvers.AMSGRAD", "nnabla.Variable.d"],
              known={"loaded dtypes": _ONE_TENSOR, "loaded w digits": _ONE_TENSOR},
              note="an .h5 of a float64 w = [1 + 1e-9, 2, -0.1] and a float16 h = [0.5, 1/3]: "
                   "loaded, the dtypes and w's digits ((w[0] - 1) * 1e9 in float64); "
                   "sum((w - 1) * 1e9) (forward, w's gradient); re-saved as .h5 (each "
                   "dataset's dtype and values) and as "
                   ".protobuf (reloaded); after an Sgd(0.5) update of w, re-saved as .h5; "
-                  "reloaded, w.d[0] = 5 in place, re-saved as .h5")
+                  "reloaded, w.d[0] = 5 in place, re-saved as .h5; reloaded, two Adam / AdamW / "
+                  "AMSGRAD(0.01) steps of sum(w * [0, 1, 1]) (w[0]'s gradient 0: NNabla's "
+                  "update writes float32 over all of w), re-saved as .h5")
 def h5_float64__resaved_with_its_digits(nn, F, S, r):
     r.touch("nnabla.Variable.d")
     import h5py
@@ -94,6 +97,19 @@ def h5_float64__resaved_with_its_digits(nn, F, S, r):
     loss.backward()
     solver.update()
     res["after update: resaved"] = _saved(nn, "upd.h5")
+    for name in ("Adam", "AdamW", "AMSGRAD"):
+        nn.clear_parameters()
+        nn.load_parameters("src.h5")
+        w = nn.get_parameters()["w"]
+        loss = F.sum(w * nn.Variable.from_numpy_array(np.array([0.0, 1.0, 1.0], np.float32)))
+        solver = getattr(S, name)(0.01)
+        solver.set_parameters({"w": w})
+        for _ in range(2):
+            loss.forward()
+            solver.zero_grad()
+            loss.backward()
+            solver.update()
+        res["after %s (w[0]'s gradient 0): resaved" % name] = _saved(nn, "adam.h5")
     nn.clear_parameters()
     nn.load_parameters("src.h5")
     nn.get_parameters()["w"].d[0] = 5.0

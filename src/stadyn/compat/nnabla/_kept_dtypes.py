@@ -22,7 +22,8 @@ Variable held then and that tensor's version counter.  An ``.h5`` re-save writes
 (:func:`saved_arrays`) while the Variable holds that tensor at that version, the values a
 program wrote in place through ``.d`` taking their elements' place (NNabla writes them into
 its float64 array).  A solver's update, a batch normalization's running statistics (torch
-bumps the version), ``v.d = ...`` and ``fill()`` (new memory) change it: then the float32
+bumps the version; after its fused Adam kernels, which do not, stadyn.solvers bumps it),
+``v.d = ...`` and ``fill()`` (new memory) change it: then the float32
 values are written, as NNabla writes float32 after them.
 
 Example:
