@@ -217,3 +217,44 @@ def integer_initializers__resaved_as_integers(nn, F, PF, r):
     res["resaved"] = _saved(nn, "ints.h5")
     nn.clear_parameters()
     return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.batch_normalization",
+                    "nnabla.parametric_functions.affine",
+                    "nnabla.parameter.get_parameter_or_create", "nnabla.NdArray.fill",
+                    "nnabla.NdArray.zero", "nnabla.NdArray.cast", "nnabla.save_parameters"],
+             note="PF.batch_normalization with float64 param_init mean = zeros, var = ones "
+                  "(of beta's and gamma's shape and values); PF.affine with a w_init lambda "
+                  "giving float64 0.1 + 1e-12 and PF.affine with float32 w_init zeros and "
+                  "float64 b_init zeros: each .h5 re-save's dtypes and values; parameters "
+                  "made of float64 [1 + 1e-9, 0.3] then fill(0.1), zero(), "
+                  "cast(np.float32), each re-saved as .h5")
+def initializers_by_name_and_fills__resaved(nn, F, PF, r):
+    r.touch("nnabla.NdArray.fill", "nnabla.NdArray.zero", "nnabla.NdArray.cast",
+            "nnabla.parameter.get_parameter_or_create")
+    nn.clear_parameters()
+    PF.batch_normalization(nn.Variable((2, 3)), param_init={"mean": np.zeros((1, 3)),
+                                                            "var": np.ones((1, 3))}, name="bn")
+    res = {"bn float64 mean, var": _saved(nn, "bn.h5")}
+    nn.clear_parameters()
+    PF.affine(nn.Variable((1, 2)), 1, w_init=lambda shape: np.full(shape, 0.1 + 1e-12),
+              name="fc")
+    saved = _saved(nn, "fc.h5")
+    res["lambda w_init"] = {k: [dtype, ((np.array(v) - 0.1) * 1e12).tolist()]
+                            for k, (dtype, v) in saved.items()}
+    nn.clear_parameters()
+    PF.affine(nn.Variable((1, 2)), 2, w_init=np.zeros((2, 2), np.float32), b_init=np.zeros(2),
+              name="fc")
+    res["float64 b zeros"] = _saved(nn, "b.h5")
+    for how in ("fill", "zero", "cast"):
+        nn.clear_parameters()
+        p = nn.parameter.get_parameter_or_create("p", (2,), np.array([1.0 + 1e-9, 0.3]))
+        if how == "fill":
+            p.data.fill(0.1)
+        elif how == "zero":
+            p.data.zero()
+        else:
+            p.data.cast(np.float32)
+        res["after " + how] = _saved(nn, how + ".h5")
+    nn.clear_parameters()
+    return res
