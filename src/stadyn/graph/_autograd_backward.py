@@ -51,8 +51,12 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         # in, first out), given the exception if any: the held-back readers' backwards run only
         # after a backward that ran through, and one raising leaves nothing below undone.  A
         # view's value (a registered parameter, ``x.data = y.data``) is its holder's tensor.
-        stack.enter_context(readers_before(var.parent, nodes,
-                                           lambda v: value_holder(v)._data))
+        try:
+            stack.enter_context(readers_before(var.parent, nodes,
+                                               lambda v: value_holder(v)._data))
+        except BaseException:
+            _undo(cuts, late)           # not registered yet: the cut hooks would stay
+            raise
         stack.callback(_undo, cuts, late)
         kept = retain_intermediate_grads(inters, clear_buffer, nodes)
         # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would

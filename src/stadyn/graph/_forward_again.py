@@ -18,7 +18,6 @@ import torch
 from .._errors import StadynError
 from ._backward_seed import backward_seed
 from ._draw_states import replays, same_draws
-from ._function_hooks import HookedPlan
 from ._grad_marks import (gradient_marks, given_back, marks_to_replay, mark_gradients_changed,
                           program_side_effects, READS_WRITTEN_LEAF, ReplayGuard, SideEffect,
                           written_leaves)
@@ -26,7 +25,6 @@ from ._plan import EagerPlan, StaticPlan
 from ._subgraph import leaf_tensor
 from ._trial_plan import TrialPlan
 from ._variable import FunctionNode, Variable
-from ._versions import gradient_marks_version
 
 __all__ = ["backward_under_marks_of_now", "refuse_kept", "guarded", "refuse"]
 
@@ -71,8 +69,11 @@ def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now
         for v in start:
             v._starts_grad = False
         mark_gradients_changed()
-        if not isinstance(var._plan, HookedPlan):   # (op by op: _draw_states' hook; no marks)
-            var._plan.marks_seen = gradient_marks_version()
+        # the forward the program ran stays the one a later backward compares the marks with
+        # (NNabla's: no forward ran again; the replay's plan was built under this backward's
+        # own marks, under which a node cut now took no part)
+        for r in plan.roots:
+            r._plan = plan
 
 
 def _replay_eagerly(plan: EagerPlan | StaticPlan, draws_again: bool,

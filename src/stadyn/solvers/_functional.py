@@ -180,6 +180,10 @@ def fused_adam(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_
     else:
         torch._fused_adam_(params, grads, m, v, list(v_max or []), steps, weight_decay=0.0,
                            **kwargs)
+    # torch's fused kernels write the parameters without bumping their version counters (torch
+    # 2.13: ``p._version`` stays 0), which tell what a write changed (the ``.h5`` re-save of an
+    # NNabla parameter kept in float64, compat/nnabla/_kept_dtypes.py): one call for the list.
+    torch.autograd.graph.increment_version(params)
 
 
 def rmsprop(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, decay: float,

@@ -48,14 +48,17 @@ def _saved(nn, name):
 
 
 @nnabla_case(names=["nnabla.load_parameters", "nnabla.save_parameters",
-                    "nnabla.get_parameters", "nnabla.solvers.Sgd", "nnabla.Variable.d"],
+                    "nnabla.get_parameters", "nnabla.solvers.Sgd", "nnabla.solvers.Adam",
+                    "nnabla.solvers.AdamW", "nnabla.solvers.AMSGRAD", "nnabla.Variable.d"],
              known={"loaded dtypes": _ONE_TENSOR, "loaded w digits": _ONE_TENSOR},
              note="an .h5 of a float64 w = [1 + 1e-9, 2, -0.1] and a float16 h = [0.5, 1/3]: "
                   "loaded, the dtypes and w's digits ((w[0] - 1) * 1e9 in float64); "
                   "sum((w - 1) * 1e9) (forward, w's gradient); re-saved as .h5 (each "
                   "dataset's dtype and values) and as "
                   ".protobuf (reloaded); after an Sgd(0.5) update of w, re-saved as .h5; "
-                  "reloaded, w.d[0] = 5 in place, re-saved as .h5")
+                  "reloaded, w.d[0] = 5 in place, re-saved as .h5; reloaded, two Adam / AdamW / "
+                  "AMSGRAD(0.01) steps of sum(w * [0, 1, 1]) (w[0]'s gradient 0: NNabla's "
+                  "update writes float32 over all of w), re-saved as .h5")
 def h5_float64__resaved_with_its_digits(nn, F, S, r):
     r.touch("nnabla.Variable.d")
     import h5py
@@ -94,6 +97,19 @@ def h5_float64__resaved_with_its_digits(nn, F, S, r):
     loss.backward()
     solver.update()
     res["after update: resaved"] = _saved(nn, "upd.h5")
+    for name in ("Adam", "AdamW", "AMSGRAD"):
+        nn.clear_parameters()
+        nn.load_parameters("src.h5")
+        w = nn.get_parameters()["w"]
+        loss = F.sum(w * nn.Variable.from_numpy_array(np.array([0.0, 1.0, 1.0], np.float32)))
+        solver = getattr(S, name)(0.01)
+        solver.set_parameters({"w": w})
+        for _ in range(2):
+            loss.forward()
+            solver.zero_grad()
+            loss.backward()
+            solver.update()
+        res["after %s (w[0]'s gradient 0): resaved" % name] = _saved(nn, "adam.h5")
     nn.clear_parameters()
     nn.load_parameters("src.h5")
     nn.get_parameters()["w"].d[0] = 5.0
@@ -199,5 +215,46 @@ def integer_initializers__resaved_as_integers(nn, F, PF, r):
     res["affine dtypes"] = {k: str(v.d.dtype) for k, v in params.items()
                             if k.startswith("fc")}
     res["resaved"] = _saved(nn, "ints.h5")
+    nn.clear_parameters()
+    return res
+
+
+@nnabla_case(names=["nnabla.parametric_functions.batch_normalization",
+                    "nnabla.parametric_functions.affine",
+                    "nnabla.parameter.get_parameter_or_create", "nnabla.NdArray.fill",
+                    "nnabla.NdArray.zero", "nnabla.NdArray.cast", "nnabla.save_parameters"],
+             note="PF.batch_normalization with float64 param_init mean = zeros, var = ones "
+                  "(of beta's and gamma's shape and values); PF.affine with a w_init lambda "
+                  "giving float64 0.1 + 1e-12 and PF.affine with float32 w_init zeros and "
+                  "float64 b_init zeros: each .h5 re-save's dtypes and values; parameters "
+                  "made of float64 [1 + 1e-9, 0.3] then fill(0.1), zero(), "
+                  "cast(np.float32), each re-saved as .h5")
+def initializers_by_name_and_fills__resaved(nn, F, PF, r):
+    r.touch("nnabla.NdArray.fill", "nnabla.NdArray.zero", "nnabla.NdArray.cast",
+            "nnabla.parameter.get_parameter_or_create")
+    nn.clear_parameters()
+    PF.batch_normalization(nn.Variable((2, 3)), param_init={"mean": np.zeros((1, 3)),
+                                                            "var": np.ones((1, 3))}, name="bn")
+    res = {"bn float64 mean, var": _saved(nn, "bn.h5")}
+    nn.clear_parameters()
+    PF.affine(nn.Variable((1, 2)), 1, w_init=lambda shape: np.full(shape, 0.1 + 1e-12),
+              name="fc")
+    saved = _saved(nn, "fc.h5")
+    res["lambda w_init"] = {k: [dtype, ((np.array(v) - 0.1) * 1e12).tolist()]
+                            for k, (dtype, v) in saved.items()}
+    nn.clear_parameters()
+    PF.affine(nn.Variable((1, 2)), 2, w_init=np.zeros((2, 2), np.float32), b_init=np.zeros(2),
+              name="fc")
+    res["float64 b zeros"] = _saved(nn, "b.h5")
+    for how in ("fill", "zero", "cast"):
+        nn.clear_parameters()
+        p = nn.parameter.get_parameter_or_create("p", (2,), np.array([1.0 + 1e-9, 0.3]))
+        if how == "fill":
+            p.data.fill(0.1)
+        elif how == "zero":
+            p.data.zero()
+        else:
+            p.data.cast(np.float32)
+        res["after " + how] = _saved(nn, how + ".h5")
     nn.clear_parameters()
     return res

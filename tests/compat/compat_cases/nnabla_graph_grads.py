@@ -453,3 +453,31 @@ def need_grad__set_after_forward_eager_graph(nn, F, r):
         out[f"x.g, {name} set off after the forward"] = x.g.copy()
         out[f"y, {name} set off after the forward"] = y.d.copy()
     return out
+
+
+@nnabla_case(names=["nnabla.Variable.need_grad", "nnabla.Variable.backward"],
+             note="static graph z = sum(m * x + exp(m)), m = 3x, x = [1, 2]: one forward, "
+                  "then m.need_grad = False and two backwards (cut), m.need_grad = True and "
+                  "two backwards with no forward between (the whole gradient: the backward "
+                  "compares the marks with the program's forward, not with the cut "
+                  "backward's), cut again, then a forward(clear_no_need_grad) and "
+                  "backward(clear_buffer)")
+def need_grad__set_back_between_backwards(nn, F, r):
+    r.touch("nnabla.Variable.need_grad", "nnabla.Variable.backward")
+    x = nn.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+    m = F.mul_scalar(x, 3.0)
+    z = F.sum(m * x + F.exp(m))
+    z.forward()
+    out = {}
+    for flag, label in ((False, "cut"), (True, "uncut"), (False, "cut again")):
+        m.need_grad = flag
+        for i in range(2):
+            x.grad.zero()
+            z.backward()
+            out["%s %d" % (label, i)] = x.g.copy()
+    m.need_grad = True
+    x.grad.zero()
+    z.forward(clear_no_need_grad=True)
+    z.backward(clear_buffer=True)
+    out["after a forward"] = x.g.copy()
+    return out

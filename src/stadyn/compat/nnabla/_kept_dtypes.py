@@ -22,8 +22,14 @@ Variable held then and that tensor's version counter.  An ``.h5`` re-save writes
 (:func:`saved_arrays`) while the Variable holds that tensor at that version, the values a
 program wrote in place through ``.d`` taking their elements' place (NNabla writes them into
 its float64 array).  A solver's update, a batch normalization's running statistics (torch
-bumps the version), ``v.d = ...`` and ``fill()`` (new memory) change it: then the float32
-values are written, as NNabla writes float32 after them.
+bumps the version; after its fused Adam kernels, which do not, stadyn.solvers bumps it),
+``v.d = ...`` and ``cast`` to another dtype change it: then the float32 values are written,
+as NNabla writes float32 after them.  ``fill()`` and ``zero()`` write NNabla's array in its own
+dtype (the value through float32: ``fill(0.1)`` of a float64 parameter holds
+float64(float32(0.1))), so the dtype stays kept (:func:`filled`; case
+``nnabla_dtypes_28.initializers_by_name_and_fills__resaved``).  Not kept: a float64 ``.d``
+written in place to digits float32 lacks (``w.d[0] += 1e-9``, ``w.d *= 2``: Stadyn's ``.d`` is
+float32, so the digits never reach it).
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -35,7 +41,10 @@ Example:
     >>> w.d[0] = 5.0                            # in place: NNabla's float64 array too
     >>> saved_arrays({"w": w})["w"].tolist()
     [5.0, 2.0]
-    >>> w.data.fill(3.0)                        # new memory: float32, as NNabla's
+    >>> w.data.fill(3.0)                        # NNabla fills its float64 array
+    >>> a = saved_arrays({"w": w})["w"]; a.dtype, a.tolist()
+    (dtype('float64'), [3.0, 3.0])
+    >>> w.d = np.zeros(2, np.float32)           # a new array: float32, as NNabla's
     >>> saved_arrays({"w": w})["w"].dtype
     dtype('float32')
 """
@@ -43,6 +52,8 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
+import types
 import weakref
 from typing import Any, Callable, Mapping
 
@@ -52,7 +63,7 @@ import torch
 from ... import parametric as _parametric
 from ...graph import data_of, value_holder
 
-__all__ = ["keep", "forget", "saved_arrays", "keeping_initializer_arrays"]
+__all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "keeping_initializer_arrays"]
 
 # The Variable holding a parameter's value -> (the dtype NNabla holds it in, the array when it
 # has digits float32 lacks (else None), a weak reference to the tensor the Variable held when
@@ -90,6 +101,29 @@ def forget(v: Any) -> None:
     _KEPT.pop(value_holder(v), None)
 
 
+def kept_now(v: Any, t: torch.Tensor) -> Any:
+    """A token for :func:`filled`: what is kept for the Variable ``v``, when ``t`` is the
+    tensor it holds as kept and nothing wrote it since (else None: ``t`` is its gradient, or
+    written)."""
+    holder = value_holder(v)
+    entry = _KEPT.get(holder)
+    if entry is None or entry[2]() is not t or t._version != entry[3]:
+        return None
+    return holder, entry[0]
+
+
+def filled(token: Any) -> None:
+    """``fill()`` / ``zero()`` wrote the Variable of ``token`` (:func:`kept_now`, taken
+    before): NNabla 1.39 fills its array in the array's dtype (a float64 parameter stays
+    float64, the value through float32: ``fill(0.1)`` holds float64(float32(0.1))), so the
+    dtype stays kept, the values now those of the float32 Variable."""
+    if token is None:
+        return
+    holder, dtype = token
+    current = data_of(holder)
+    _KEPT[holder] = (dtype, None, weakref.ref(current), current._version)
+
+
 def _saved(holder: Any, v: Any) -> np.ndarray:
     entry = _KEPT.get(holder)
     values = np.asarray(v.d)
@@ -115,23 +149,75 @@ def saved_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
     return {name: _saved(value_holder(v), v) for name, v in params.items()}
 
 
-def _other_dtypes(values: Any) -> list[np.ndarray]:
-    found = []
-    for v in values:
-        if isinstance(v, dict):
-            found += _other_dtypes(v.values())
-        elif (isinstance(v, np.ndarray) and v.dtype.kind in "biuf"
-              and v.dtype != np.float32):
-            found.append(v)
+# An initializer argument -> the last name component of the parameter NNabla 1.39 makes of it
+# (nnabla/parametric_functions.py: ``get_parameter_or_create("W", ..., w_init)``, ``"b"``,
+# ``PF.embed``'s ``initializer`` its ``W``); another ``<name>_init`` makes ``<name>``
+# (``slope_init``: ``slope``), ``param_init``'s keys name theirs (``beta``, ``mean``, ...).
+_MADE_OF = {"w_init": "W", "b_init": "b", "initializer": "W"}
+
+
+def _made_of(arg: str) -> str:
+    return _MADE_OF.get(arg, arg[:-len("_init")] if arg.endswith("_init") else arg)
+
+
+def _initializers(bound: Any, recorded: list) -> list:
+    """``[(name, array)]`` of the call's initializer arrays of another dtype than float32
+    (``w_init``, ``b_init``, ``initializer``, other ``*_init``, ``param_init``'s items), each
+    by the last name component of the parameter it makes; its initializer functions replaced
+    in ``bound`` by ones appending ``(name, array given)`` to ``recorded`` (``recorded`` holds
+    ``None`` then, till they are called)."""
+    def look(name: str, value: Any) -> Any:
+        if isinstance(value, _FUNCTIONS):
+            recorded.append(None)
+            return _recording(value, name, recorded)
+        if _of_another_dtype(value):
+            found.append((name, value))
+        return value
+
+    found: list = []
+    for arg, value in list(bound.arguments.items()):
+        if arg == "param_init" and isinstance(value, dict):
+            bound.arguments[arg] = {k: look(str(k), v) for k, v in value.items()}
+        elif arg.endswith("_init") or arg == "initializer":
+            bound.arguments[arg] = look(_made_of(arg), value)
     return found
+
+
+def _of_another_dtype(value: Any) -> bool:
+    return (isinstance(value, np.ndarray) and value.dtype.kind in "biuf"
+            and value.dtype != np.float32)
+
+
+# A program's own initializer function (a lambda, a def, a partial); NNabla's initializer
+# objects give float32 and are left as they are.
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+              functools.partial)
+
+
+def _recording(init: Callable, name: str, recorded: list) -> Callable:
+    """``init`` appending ``(name, each array it gives)`` to ``recorded``."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        value = init(*args, **kwargs)
+        recorded.append((name, np.asarray(value)))
+        return value
+    return call
+
+
+def _same_float32(v: Any, arr: np.ndarray) -> bool:
+    current = data_of(v).detach()
+    return (current.dtype == torch.float32 and tuple(current.shape) == arr.shape
+            and torch.equal(current, torch.from_numpy(arr.astype(np.float32))))
 
 
 def keeping_initializer_arrays(func: Callable) -> Callable:
     """The parametric function ``func`` keeping (:func:`keep`) the initializer arrays of
-    another dtype than float32 it is given (``w_init``, ``param_init``'s values: float64,
-    integers) for the float32 parameters it makes of them: NNabla 1.39 holds those in the
-    array's dtype (``PF.batch_normalization``'s integer ``beta`` / ``gamma`` int64).  Each is the
-    new parameter of its shape holding its float32 rounding (the first such one).
+    another dtype than float32 it is given or its initializer functions give (``w_init``,
+    ``param_init``'s values: float64, integers) for the float32 parameters it makes of them:
+    NNabla 1.39 holds those in the array's dtype (parameter.py:244,
+    ``Variable.from_numpy_array``; ``PF.batch_normalization``'s integer ``beta`` / ``gamma``
+    int64).  Each goes to the new parameter its argument names (``w_init`` ``W``, ``b_init``
+    ``b``, ``param_init={"mean": ...}`` ``mean``), of its shape; failing that, to the first new
+    parameter of its shape holding its float32 rounding.
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -141,22 +227,33 @@ def keeping_initializer_arrays(func: Callable) -> Callable:
         ...     saved_arrays(nn.get_parameters())["affine/W"].dtype
         dtype('float64')
     """
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        return func
+
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
-        arrays = _other_dtypes((*args, *kwargs.values()))
-        if not arrays:
+        try:
+            bound = signature.bind_partial(*args, **kwargs)
+        except TypeError:
+            return func(*args, **kwargs)            # (func's own error)
+        recorded: list = []
+        arrays = _initializers(bound, recorded)
+        if not arrays and not recorded:
             return func(*args, **kwargs)
         before = set(map(id, _parametric.get_parameters(grad_only=False).values()))
-        out = func(*args, **kwargs)
-        new = [v for v in _parametric.get_parameters(grad_only=False).values()
+        out = func(*bound.args, **bound.kwargs)
+        new = [(path.rsplit("/", 1)[-1], v)
+               for path, v in _parametric.get_parameters(grad_only=False).items()
                if id(v) not in before]
-        for arr in arrays:
-            for v in new:
-                current = data_of(v).detach()
-                if (current.dtype == torch.float32 and tuple(current.shape) == arr.shape
-                        and torch.equal(current, torch.from_numpy(arr.astype(np.float32)))):
-                    keep(v, arr)
-                    new.remove(v)
-                    break
+        arrays += [(n, a) for n, a in filter(None, recorded) if _of_another_dtype(a)]
+        for name, arr in arrays:
+            shaped = [(n, v) for n, v in new if tuple(data_of(v).shape) == arr.shape]
+            pick = next(((n, v) for n, v in shaped if n == name), None) or next(
+                ((n, v) for n, v in shaped if _same_float32(v, arr)), None)
+            if pick is not None:
+                keep(pick[1], arr)
+                new.remove(pick)
         return out
     return call

@@ -40,6 +40,7 @@ from ...graph import (Variable, auto_forward, data_of, is_zeroing, mark_zeroing,
                       numpy_reader, to_torch_dtype, unmark_zeroing, viewed)
 from ..._errors import ArgumentError, ShapeError
 from ._fill_values import filled_value, scalar_is_filled
+from ._kept_dtypes import filled, forget, kept_now
 from ._index_dtypes import as_shown, shown_as_uint64
 
 __all__ = ["NdArray"]
@@ -227,6 +228,9 @@ class NdArray:
             (array([0., 1., 2.], dtype=float32), dtype('float32'))
         """
         target = to_torch_dtype(np.dtype(dtype))
+        kept = self._kept()
+        if kept is not None and np.dtype(dtype) != kept[1]:
+            forget(self._owner[0])      # NNabla's array of a kept parameter cast: that dtype
         if self._t.dtype != target:
             self._retensor(self._t.to(target))
         return self.data
@@ -241,6 +245,17 @@ class NdArray:
             array([0.5, 0.5], dtype=float32)
         """
         value = filled_value(value, self._t.dtype)
+        kept = self._kept()
+        try:
+            self._fill(value)
+        finally:
+            filled(kept)
+
+    def _kept(self) -> Any:
+        """What ``_kept_dtypes`` keeps for the parameter whose value this array is, if any."""
+        return None if self._owner is None else kept_now(self._owner[0], self._mark)
+
+    def _fill(self, value: Any) -> None:
         renewed = self._renewed()
         if renewed is not None:         # (a dynamic graph's output: no version bump, below)
             (renewed.data if renewed.grad_fn is not None else renewed.detach()).fill_(value)
@@ -263,11 +278,13 @@ class NdArray:
             >>> a = nn.NdArray((2,)); a.fill(1); a.zero(); a.zeroing, a.data
             (True, array([0., 0.], dtype=float32))
         """
+        kept = self._kept()
         t = self._renewed()
         if t is None:
             t = self._mark
         (t.data if t.grad_fn is not None else t.detach()).zero_()   # as fill()
         mark_zeroing(t)
+        filled(kept)
 
     @property
     def zeroing(self) -> bool:
