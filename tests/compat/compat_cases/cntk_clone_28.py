@@ -91,14 +91,19 @@ def _fed(r, f, dtype=np.float32):
 
 
 @cntk_case(names=["cntk.ops.splice", "cntk.Function.clone", "cntk.ops.constant",
-                  "cntk.ops.input_variable", "cntk.Function.eval"],
+                  "cntk.ops.input_variable", "cntk.Function.eval",
+                  "cntk.ops.parameter"],
            note="a clone of a splice calls CNTK 2.7's Splice again over the substitutes "
                 "(its ranks, broadcasts and batch alignment are theirs): splice(x, c3) with c3 "
                 "swapped for an input of 5 is [8], onto a float64 x [6] float64, the "
                 "broadcast operand of splice(x(3), y(2, 1)) onto x(4) gives (3, 4), splice(y, c23) "
                 "with a constant of (3,), (1, 3), () [2, 6], [2, 6], [2, 4]; a "
                 "conflicting size is its ValueError.  Stadyn replayed the splice's inner ops "
-                "with their old shapes and refused all of them")
+                "with their old shapes and refused all of them.  A splice along "
+                "Axis.new_leading_axis() stays one when called, cloned or frozen: (2, 3), "
+                "(2, 2, 3), (2, 3), and onto (4, 3) CNTK's ValueError ('Conflicting "
+                "dimensionality of axis 1'); Stadyn (mendE34's base) recorded axis 0 and "
+                "re-spliced along the first axis: (6,), (4, 3), (6,)")
 def splice__cloned_onto_other_shapes(C, r, np):
     res = {}
     r.touch("cntk.Function.clone", "cntk.Function.eval")
@@ -131,6 +136,19 @@ def splice__cloned_onto_other_shapes(C, r, np):
     m = C.splice(row, C.input_variable((2, 3)), axis=0)
     res["conflicting size"] = _returned(
         lambda: _typed(m.clone(C.CloneMethod.share, {row: C.input_variable((1, 4))})))
+    # a splice along a new leading axis, called, cloned and frozen: the axis stays new
+    v = C.input_variable(3)
+    lead = C.splice(v, v * 2, axis=C.Axis.new_leading_axis())
+    res["new leading axis, called"] = _typed(lead(C.input_variable(3)))
+    xy = C.input_variable((2, 3))
+    lc = C.splice(xy, C.constant(np.ones((2, 3), np.float32)), axis=C.Axis.new_leading_axis())
+    cl = lc.clone(C.CloneMethod.clone, {xy: C.input_variable((2, 3))})
+    res["new leading axis, cloned"] = _typed(cl)
+    res["new leading axis, cloned eval"] = _fed(r, cl)
+    lp = C.splice(v, C.parameter(3, init=2.0), axis=C.Axis.new_leading_axis())
+    res["new leading axis, frozen"] = _typed(lp.clone(C.CloneMethod.freeze))
+    res["new leading axis, onto (4, 3)"] = _returned(
+        lambda: _typed(lc.clone(C.CloneMethod.share, {xy: C.input_variable((4, 3))})))
     return res
 
 

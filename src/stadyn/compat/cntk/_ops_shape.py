@@ -140,16 +140,17 @@ def splice(*inputs, axis=-1, name: str = ""):
     vs = [_to_rank(v, i, rank) for v, i in zip(
         same_dtype([_as_operand(i, dtype) for i in items], "Splice"), items)]
     ref = next((i for i in items if batched(i)), items[0])
+    along = axis
     if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
         vs = [_new_leading_axis(v, lead_axes(i), rank) for v, i in zip(vs, items)]
-        axis, rank = 0, rank + 1
-    ax = S.static_axis(axis.static_axis_index() if isinstance(axis, Axis) else int(axis),
+        along, rank = 0, rank + 1
+    ax = S.static_axis(along.static_axis_index() if isinstance(along, Axis) else int(along),
                        rank, 0) - rank
     vs = _broadcast_sample_axes([_match_batch(v, i, ref) for v, i in zip(vs, items)], ax,
                                  rank)
     out = named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
     # (a clone calls splice again over the substitutes: the ranks, broadcasts and alignments
-    # above are the operands' shapes')
+    # above are the operands', and the axis is the one given: a new leading axis stays new)
     CALLS[out.variable] = (splice, tuple(unwrap(i) for i in items), {"axis": axis, "name": name})
     return out
 
