@@ -152,6 +152,47 @@ def splice__cloned_onto_other_shapes(C, r, np):
     return res
 
 
+@cntk_case(names=["cntk.Function.clone", "cntk.layers.Dense", "cntk.layers.LayerNormalization",
+                  "cntk.layers.BatchNormalization", "cntk.layers.default_options",
+                  "cntk.ops.times", "cntk.ops.parameter", "cntk.ops.input_variable",
+                  "cntk.Function.parameters", "cntk.Function.eval"],
+           note="a clone (CloneMethod.clone) copies each parameter in its own dtype: float64 "
+                "Dense, LayerNormalization, BatchNormalization (under default_options(dtype="
+                "np.float64)) and times by a float64 parameter, cloned with and without a "
+                "substitute input, are float64 with float64 parameters and compute what the "
+                "original does in CNTK 2.7.  Stadyn (mendE34's base) copied them as float32 and "
+                "refused ('operands with different DataTypes', naming its internal op)")
+def clone__float64_parameters(C, r, np):
+    res = {}
+    r.touch("cntk.Function.clone", "cntk.Function.parameters", "cntk.Function.eval")
+    x64 = C.input_variable(4, dtype=np.float64)
+    makers = [("dense", lambda: C.layers.Dense(2)),
+              ("ln", lambda: C.layers.LayerNormalization()),
+              ("bn", lambda: C.layers.BatchNormalization())]
+    nets = []
+    for name, make in makers:
+        with C.layers.default_options(dtype=np.float64):
+            nets.append((name, make()(x64)))
+    nets.append(("times", C.times(x64, C.parameter((4, 2), dtype=np.float64, init=0.5))))
+    data = r.randn(3, 4).astype(np.float64)
+    for name, y in nets:
+        want = y.eval({x64: data})
+        for method in ("clone", "freeze"):
+            for subs in (0, 1):
+                key = "%s %s%s" % (name, method, ", x substituted" if subs else "")
+
+                def cloned(y=y, method=method, subs=subs, key=key):
+                    swap = {x64: C.input_variable(4, dtype=np.float64)} if subs else {}
+                    n = y.clone(getattr(C.CloneMethod, method), swap)
+                    got = n.eval({n.arguments[0]: data})
+                    return {"dtype": np.dtype(n.output.dtype).name,
+                            "parameters": sorted(np.dtype(p.dtype).name
+                                                 for p in n.parameters),
+                            "same values": bool(np.allclose(got, want))}
+                res[key] = _returned(cloned)
+    return res
+
+
 @cntk_case(names=["cntk.random.bernoulli", "cntk.random.bernoulli_like", "cntk.Function.eval"],
            note="a NaN mean passes CNTK 2.7's check (mean < 0 || mean > 1, Function.cpp:"
                 "1509-1522) and every value is 1 (u <= 1 - NaN is false, CPUMatrixImpl.h:"

@@ -85,7 +85,7 @@ def _copy_leaf(v: Variable, method: str) -> Variable:
         return v
     from ...parametric import current_registry
     from ._parameters import cntk_parameters
-    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone")
+    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone", dtype=v.dtype)
     scope, _, last = (v.name or "parameter").rpartition("/")
     with cntk_parameters():
         claimed = current_registry().claim(scope or last)
