@@ -221,7 +221,10 @@ def bernoulli__nan_and_outside_mean(C, r, np):
                 "both become C++'s Axis(-1 - k)) and axis=None as Axis.all_static_axes(), "
                 "along which ClassificationError is 1 for a sample whose target differs "
                 "anywhere from its maxima (Function.cpp:1844-1866).  Stadyn refused None and "
-                "all_static_axes() and computed C.Axis(k) as another axis")
+                "all_static_axes() and computed C.Axis(k) as another axis.  topN > 1 along any "
+                "axis but -1 is CNTK's RuntimeError ('The topN feature is not supported along "
+                "a specific axis', Function.cpp:1870-1872); Stadyn (mendE34's base) computed "
+                "a number, or raised TypeError for None / all_static_axes()")
 def classification_error__axis_objects_and_none(C, r, np):
     res = {}
     x = C.input_variable(4)
@@ -240,6 +243,15 @@ def classification_error__axis_objects_and_none(C, r, np):
     for label, axis in (("None", None), ("0", 0), ("Axis(0)", C.Axis(0)), ("1", 1),
                         ("Axis(1)", C.Axis(1)), ("all_static_axes", C.Axis.all_static_axes())):
         res["matrix, axis " + label] = C.classification_error(x2, y2, axis=axis).eval(feed2)
+    # topN > 1 along any axis but the default -1 (C++'s Axis(0))
+    for label, axis in (("None", None), ("0", 0), ("1", 1), ("-1", -1), ("Axis(0)", C.Axis(0)),
+                        ("Axis(1)", C.Axis(1)), ("Axis(-1)", C.Axis(-1)),
+                        ("all_static_axes", C.Axis.all_static_axes())):
+        res["matrix, topN=2, axis " + label] = _returned(
+            lambda: C.classification_error(x2, y2, axis=axis, topN=2).eval(feed2))
+    for label, axis in (("None", None), ("0", 0), ("-1", -1), ("Axis(0)", C.Axis(0))):
+        res["vector, topN=2, axis " + label] = _returned(
+            lambda: C.classification_error(x, y, axis=axis, topN=2).eval(feed))
     return res
 
 
