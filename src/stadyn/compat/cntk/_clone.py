@@ -14,8 +14,7 @@ from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._run_checks import refusal_carried
-from ._graph_records import CALLS
-from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES,
+from ._graph import (BATCH, BLOCKS, CALLS, INNER_OPS, INPUTS, LEAF_NAMES,
                      PLACEHOLDERS, SEQUENCE_AXES,
                      SHAPELESS, SPARSE, Block, combined_inside, kind_of, link_outputs,
                      made_by_cntk_op,

@@ -34,7 +34,6 @@ from ._run_checks import check_each_run
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
 from ._cntk_attributes import CNTK_ATTRIBUTES
-from ._graph_records import CALLS
 from ._seq_axes import FREE_DIMENSION, free_steps
 
 __all__ = ["reshape", "splice", "transpose", "swapaxes",
@@ -151,7 +150,7 @@ def splice(*inputs, axis=-1, name: str = ""):
     out = named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
     # (a clone calls splice again over the substitutes: the ranks, broadcasts and alignments
     # above are the operands', and the axis is the one given: a new leading axis stays new)
-    CALLS[out.variable] = (splice, tuple(unwrap(i) for i in items), {"axis": axis, "name": name})
+    G.CALLS[out.variable] = (splice, tuple(unwrap(i) for i in items), {"axis": axis, "name": name})
     return out
 
 
