@@ -308,3 +308,29 @@ def recurrence__named_output_uid(C, r, np):
             res[key + ": node outputs"] = [_uid_kind(o.uid)
                                            for o in C.logging.get_node_outputs(m)][:3]
     return res
+
+
+def _walked(nodes):
+    return [getattr(n, "op_name", None) or "%s:%s" % (type(n).__name__, n.name) for n in nodes]
+
+
+@cntk_case(names=["cntk.logging.graph.depth_first_search", "cntk.logging.graph.find_all_with_name",
+                  "cntk.logging.graph.get_node_outputs", "cntk.layers.Sequential",
+                  "cntk.layers.Dense"],
+           note="a layer given its signature (update_signature) is walked as its Function: "
+                "depth 0, 1 and -1 enter its Dense blocks as CNTK 2.7's walks do ('Dense', "
+                "'Dense', 'Plus', 'Times', 'Parameter:W', ... at -1).  Stadyn (mendE34's base) "
+                "walked it as a layer not applied yet: Variables for its Parameters at depth 0, "
+                "and ValueError at any other depth")
+def depth_first_search__layer_given_a_signature(C, r, np):
+    r.touch("cntk.Function.update_signature")
+    m = C.layers.Sequential([C.layers.Dense(4, name="a"), C.layers.Dense(2, name="b")])
+    m.update_signature(3)
+    res = {}
+    for depth in (0, 1, -1):
+        res["walk, depth %d" % depth] = _walked(
+            C.logging.graph.depth_first_search(m, lambda n: True, depth=depth))
+        res["W, depth %d" % depth] = len(C.logging.graph.find_all_with_name(m, "W", depth))
+        res["outputs, depth %d" % depth] = [
+            list(o.shape) for o in C.logging.graph.get_node_outputs(m, depth)]
+    return res
