@@ -334,3 +334,34 @@ def depth_first_search__layer_given_a_signature(C, r, np):
         res["outputs, depth %d" % depth] = [
             list(o.shape) for o in C.logging.graph.get_node_outputs(m, depth)]
     return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.Function.constants", "cntk.Function.inputs",
+                  "cntk.layers.LayerNormalization", "cntk.metrics.classification_error",
+                  "cntk.sequence.first", "cntk.sequence.input_variable"],
+           note="the constants CNTK 2.7's graph holds where Stadyn's op needs none "
+                "(LayerNormalization's epsilon, classification_error's 1, sequence.first's 0 "
+                "and 1) are a clone's too, by every method (freeze adds the frozen scale and "
+                "bias).  Stadyn (mendE34's base) left them out of the clone: [] / [] / "
+                "[(4,), (4,)] and one input fewer")
+def clone__keeps_shown_constants(C, r, np):
+    r.touch("cntk.Function.clone", "cntk.Function.constants", "cntk.Function.inputs")
+    res = {}
+    x = C.input_variable(4)
+    y = C.layers.LayerNormalization(epsilon=0.1)(x)
+    data = np.arange(8, dtype=np.float32).reshape(2, 4)
+    for method in ("clone", "share", "freeze"):
+        c = y.clone(getattr(C.CloneMethod, method), {x: C.input_variable(4, name="z")})
+        res["layer norm, %s: constants" % method] = sorted(
+            [list(k.shape), np.dtype(k.dtype).name] for k in c.constants)
+        res["layer norm, %s: inputs" % method] = len(c.inputs)
+        res["layer norm, %s: eval" % method] = c.eval({c.arguments[0]: data})
+    labels = C.input_variable(4)
+    ce = C.classification_error(x, labels)
+    res["classification_error"] = [len(ce.constants),
+                                   len(ce.clone(C.CloneMethod.clone).constants)]
+    s = C.sequence.input_variable(3)
+    first = C.sequence.first(s)
+    res["sequence.first"] = [len(first.constants),
+                             len(first.clone(C.CloneMethod.clone).constants)]
+    return res
