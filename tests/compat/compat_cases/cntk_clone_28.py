@@ -365,3 +365,25 @@ def clone__keeps_shown_constants(C, r, np):
     res["sequence.first"] = [len(first.constants),
                              len(first.clone(C.CloneMethod.clone).constants)]
     return res
+
+
+@cntk_case(names=["cntk.ops.argmax", "cntk.ops.argmin", "cntk.ops.swapaxes", "cntk.Axis"],
+           note="argmax / argmin along a static C.Axis(k) and swapaxes of static Axis objects "
+                "(an int beside one too) are CNTK 2.7's ops along the index k (sanitize_axis). "
+                "Stadyn (mendE34's base) raised TypeError (int() of an Axis, Axis % int)")
+def argmax_swapaxes__static_axis_objects(C, r, np):
+    x = C.input_variable((2, 3))
+    data = r.randn(2, 2, 3)
+    res = {}
+    for label, make in (("argmax Axis(1)", lambda: C.argmax(x, axis=C.Axis(1))),
+                        ("argmax Axis(-1)", lambda: C.argmax(x, axis=C.Axis(-1))),
+                        ("argmin Axis(0)", lambda: C.argmin(x, axis=C.Axis(0))),
+                        ("swapaxes Axis(0), Axis(1)",
+                         lambda: C.swapaxes(x, C.Axis(0), C.Axis(1))),
+                        ("swapaxes Axis(1), 0", lambda: C.swapaxes(x, C.Axis(1), 0)),
+                        ("swapaxes Axis(-1), Axis(0)",
+                         lambda: C.swapaxes(x, C.Axis(-1), C.Axis(0)))):
+        y = make()
+        res[label + ": shape"] = list(y.shape)
+        res[label] = y.eval({x: data})
+    return res

@@ -212,10 +212,11 @@ def transpose(x, perm, name: str = ""):
 
 
 def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
-    """The sample's axes ``axis1`` and ``axis2`` swapped."""
+    """The sample's axes ``axis1`` and ``axis2`` (ints or static ``Axis`` objects) swapped."""
     n = len(sample_shape(x))
     perm = list(range(n))
-    a, b = axis1 % n, axis2 % n
+    a, b = (int(k.static_axis_index() if isinstance(k, Axis) else k) % n
+            for k in (axis1, axis2))
     perm[a], perm[b] = perm[b], perm[a]
     return named(transpose(x, perm), name, "TransposeAxes")
 
