@@ -73,6 +73,21 @@ def test_data_parallel_alone_changes_nothing(alone):
     assert dp.all_reduce_scalars(1.0, 2.0) == (1.0, 2.0)
 
 
+def test_block_momentum_steps_a_learner_through_its_class(alone):
+    # a learner with an attribute of its own named ``step`` (a CNTK UserLearner's
+    # ``self.step = 0.02``) is stepped as the Trainer's _step_learners steps it: by its class's
+    # step (hand-computed: sgd of rate 0.5 on a gradient of ones, one sample)
+    import stadyn.learners as learners
+    w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
+    hook = dist.BlockMomentumParallel([w], dist.BlockMomentum(1, 1, None))
+    learner = learners.sgd([w], 0.5)
+    learner.step = 0.02
+    w.g = np.ones(2)
+    hook.synchronize([w], 1, 0.0, None)
+    hook.step_learners([learner], 1)
+    assert w.d.tolist() == [-0.5, -0.5]
+
+
 def test_data_parallel_needs_its_parameters_somewhere(alone, monkeypatch):
     dp = dist.DataParallel()
     monkeypatch.setattr(type(dp), "size", property(lambda self: 2))

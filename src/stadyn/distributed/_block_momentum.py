@@ -236,7 +236,9 @@ class BlockMomentumParallel(DataParallel):
         (all workers call it at the same minibatch)."""
         if self._local:
             for learner in learners:
-                learner.step(self._local)
+                # (through its class, as the Trainer's _step_learners: a CNTK UserLearner's
+                # ``self.step`` may be the user's attribute)
+                type(learner).step(learner, self._local)
         others = int(samples) - self._local
         if others:      # (the schedules' position: all workers' samples, cntk.exe's epochs)
             for learner in learners:

@@ -91,14 +91,19 @@ def _fed(r, f, dtype=np.float32):
 
 
 @cntk_case(names=["cntk.ops.splice", "cntk.Function.clone", "cntk.ops.constant",
-                  "cntk.ops.input_variable", "cntk.Function.eval"],
+                  "cntk.ops.input_variable", "cntk.Function.eval",
+                  "cntk.ops.parameter"],
            note="a clone of a splice calls CNTK 2.7's Splice again over the substitutes "
                 "(its ranks, broadcasts and batch alignment are theirs): splice(x, c3) with c3 "
                 "swapped for an input of 5 is [8], onto a float64 x [6] float64, the "
                 "broadcast operand of splice(x(3), y(2, 1)) onto x(4) gives (3, 4), splice(y, c23) "
                 "with a constant of (3,), (1, 3), () [2, 6], [2, 6], [2, 4]; a "
                 "conflicting size is its ValueError.  Stadyn replayed the splice's inner ops "
-                "with their old shapes and refused all of them")
+                "with their old shapes and refused all of them.  A splice along "
+                "Axis.new_leading_axis() stays one when called, cloned or frozen: (2, 3), "
+                "(2, 2, 3), (2, 3), and onto (4, 3) CNTK's ValueError ('Conflicting "
+                "dimensionality of axis 1'); Stadyn (mendE34's base) recorded axis 0 and "
+                "re-spliced along the first axis: (6,), (4, 3), (6,)")
 def splice__cloned_onto_other_shapes(C, r, np):
     res = {}
     r.touch("cntk.Function.clone", "cntk.Function.eval")
@@ -131,6 +136,60 @@ def splice__cloned_onto_other_shapes(C, r, np):
     m = C.splice(row, C.input_variable((2, 3)), axis=0)
     res["conflicting size"] = _returned(
         lambda: _typed(m.clone(C.CloneMethod.share, {row: C.input_variable((1, 4))})))
+    # a splice along a new leading axis, called, cloned and frozen: the axis stays new
+    v = C.input_variable(3)
+    lead = C.splice(v, v * 2, axis=C.Axis.new_leading_axis())
+    res["new leading axis, called"] = _typed(lead(C.input_variable(3)))
+    xy = C.input_variable((2, 3))
+    lc = C.splice(xy, C.constant(np.ones((2, 3), np.float32)), axis=C.Axis.new_leading_axis())
+    cl = lc.clone(C.CloneMethod.clone, {xy: C.input_variable((2, 3))})
+    res["new leading axis, cloned"] = _typed(cl)
+    res["new leading axis, cloned eval"] = _fed(r, cl)
+    lp = C.splice(v, C.parameter(3, init=2.0), axis=C.Axis.new_leading_axis())
+    res["new leading axis, frozen"] = _typed(lp.clone(C.CloneMethod.freeze))
+    res["new leading axis, onto (4, 3)"] = _returned(
+        lambda: _typed(lc.clone(C.CloneMethod.share, {xy: C.input_variable((4, 3))})))
+    return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.layers.Dense", "cntk.layers.LayerNormalization",
+                  "cntk.layers.BatchNormalization", "cntk.layers.default_options",
+                  "cntk.ops.times", "cntk.ops.parameter", "cntk.ops.input_variable",
+                  "cntk.Function.parameters", "cntk.Function.eval"],
+           note="a clone (CloneMethod.clone) copies each parameter in its own dtype: float64 "
+                "Dense, LayerNormalization, BatchNormalization (under default_options(dtype="
+                "np.float64)) and times by a float64 parameter, cloned with and without a "
+                "substitute input, are float64 with float64 parameters and compute what the "
+                "original does in CNTK 2.7.  Stadyn (mendE34's base) copied them as float32 and "
+                "refused ('operands with different DataTypes', naming its internal op)")
+def clone__float64_parameters(C, r, np):
+    res = {}
+    r.touch("cntk.Function.clone", "cntk.Function.parameters", "cntk.Function.eval")
+    x64 = C.input_variable(4, dtype=np.float64)
+    makers = [("dense", lambda: C.layers.Dense(2)),
+              ("ln", lambda: C.layers.LayerNormalization()),
+              ("bn", lambda: C.layers.BatchNormalization())]
+    nets = []
+    for name, make in makers:
+        with C.layers.default_options(dtype=np.float64):
+            nets.append((name, make()(x64)))
+    nets.append(("times", C.times(x64, C.parameter((4, 2), dtype=np.float64, init=0.5))))
+    data = r.randn(3, 4).astype(np.float64)
+    for name, y in nets:
+        want = y.eval({x64: data})
+        for method in ("clone", "freeze"):
+            for subs in (0, 1):
+                key = "%s %s%s" % (name, method, ", x substituted" if subs else "")
+
+                def cloned(y=y, method=method, subs=subs, key=key):
+                    swap = {x64: C.input_variable(4, dtype=np.float64)} if subs else {}
+                    n = y.clone(getattr(C.CloneMethod, method), swap)
+                    got = n.eval({n.arguments[0]: data})
+                    return {"dtype": np.dtype(n.output.dtype).name,
+                            "parameters": sorted(np.dtype(p.dtype).name
+                                                 for p in n.parameters),
+                            "same values": bool(np.allclose(got, want))}
+                res[key] = _returned(cloned)
     return res
 
 
@@ -162,7 +221,10 @@ def bernoulli__nan_and_outside_mean(C, r, np):
                 "both become C++'s Axis(-1 - k)) and axis=None as Axis.all_static_axes(), "
                 "along which ClassificationError is 1 for a sample whose target differs "
                 "anywhere from its maxima (Function.cpp:1844-1866).  Stadyn refused None and "
-                "all_static_axes() and computed C.Axis(k) as another axis")
+                "all_static_axes() and computed C.Axis(k) as another axis.  topN > 1 along any "
+                "axis but -1 is CNTK's RuntimeError ('The topN feature is not supported along "
+                "a specific axis', Function.cpp:1870-1872); Stadyn (mendE34's base) computed "
+                "a number, or raised TypeError for None / all_static_axes()")
 def classification_error__axis_objects_and_none(C, r, np):
     res = {}
     x = C.input_variable(4)
@@ -181,6 +243,15 @@ def classification_error__axis_objects_and_none(C, r, np):
     for label, axis in (("None", None), ("0", 0), ("Axis(0)", C.Axis(0)), ("1", 1),
                         ("Axis(1)", C.Axis(1)), ("all_static_axes", C.Axis.all_static_axes())):
         res["matrix, axis " + label] = C.classification_error(x2, y2, axis=axis).eval(feed2)
+    # topN > 1 along any axis but the default -1 (C++'s Axis(0))
+    for label, axis in (("None", None), ("0", 0), ("1", 1), ("-1", -1), ("Axis(0)", C.Axis(0)),
+                        ("Axis(1)", C.Axis(1)), ("Axis(-1)", C.Axis(-1)),
+                        ("all_static_axes", C.Axis.all_static_axes())):
+        res["matrix, topN=2, axis " + label] = _returned(
+            lambda: C.classification_error(x2, y2, axis=axis, topN=2).eval(feed2))
+    for label, axis in (("None", None), ("0", 0), ("-1", -1), ("Axis(0)", C.Axis(0))):
+        res["vector, topN=2, axis " + label] = _returned(
+            lambda: C.classification_error(x, y, axis=axis, topN=2).eval(feed))
     return res
 
 
@@ -236,4 +307,83 @@ def recurrence__named_output_uid(C, r, np):
             res[key + ": root op"] = m.root_function.op_name
             res[key + ": node outputs"] = [_uid_kind(o.uid)
                                            for o in C.logging.get_node_outputs(m)][:3]
+    return res
+
+
+def _walked(nodes):
+    return [getattr(n, "op_name", None) or "%s:%s" % (type(n).__name__, n.name) for n in nodes]
+
+
+@cntk_case(names=["cntk.logging.graph.depth_first_search", "cntk.logging.graph.find_all_with_name",
+                  "cntk.logging.graph.get_node_outputs", "cntk.layers.Sequential",
+                  "cntk.layers.Dense"],
+           note="a layer given its signature (update_signature) is walked as its Function: "
+                "depth 0, 1 and -1 enter its Dense blocks as CNTK 2.7's walks do ('Dense', "
+                "'Dense', 'Plus', 'Times', 'Parameter:W', ... at -1).  Stadyn (mendE34's base) "
+                "walked it as a layer not applied yet: Variables for its Parameters at depth 0, "
+                "and ValueError at any other depth")
+def depth_first_search__layer_given_a_signature(C, r, np):
+    r.touch("cntk.Function.update_signature")
+    m = C.layers.Sequential([C.layers.Dense(4, name="a"), C.layers.Dense(2, name="b")])
+    m.update_signature(3)
+    res = {}
+    for depth in (0, 1, -1):
+        res["walk, depth %d" % depth] = _walked(
+            C.logging.graph.depth_first_search(m, lambda n: True, depth=depth))
+        res["W, depth %d" % depth] = len(C.logging.graph.find_all_with_name(m, "W", depth))
+        res["outputs, depth %d" % depth] = [
+            list(o.shape) for o in C.logging.graph.get_node_outputs(m, depth)]
+    return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.Function.constants", "cntk.Function.inputs",
+                  "cntk.layers.LayerNormalization", "cntk.metrics.classification_error",
+                  "cntk.sequence.first", "cntk.sequence.input_variable"],
+           note="the constants CNTK 2.7's graph holds where Stadyn's op needs none "
+                "(LayerNormalization's epsilon, classification_error's 1, sequence.first's 0 "
+                "and 1) are a clone's too, by every method (freeze adds the frozen scale and "
+                "bias).  Stadyn (mendE34's base) left them out of the clone: [] / [] / "
+                "[(4,), (4,)] and one input fewer")
+def clone__keeps_shown_constants(C, r, np):
+    r.touch("cntk.Function.clone", "cntk.Function.constants", "cntk.Function.inputs")
+    res = {}
+    x = C.input_variable(4)
+    y = C.layers.LayerNormalization(epsilon=0.1)(x)
+    data = np.arange(8, dtype=np.float32).reshape(2, 4)
+    for method in ("clone", "share", "freeze"):
+        c = y.clone(getattr(C.CloneMethod, method), {x: C.input_variable(4, name="z")})
+        res["layer norm, %s: constants" % method] = sorted(
+            [list(k.shape), np.dtype(k.dtype).name] for k in c.constants)
+        res["layer norm, %s: inputs" % method] = len(c.inputs)
+        res["layer norm, %s: eval" % method] = c.eval({c.arguments[0]: data})
+    labels = C.input_variable(4)
+    ce = C.classification_error(x, labels)
+    res["classification_error"] = [len(ce.constants),
+                                   len(ce.clone(C.CloneMethod.clone).constants)]
+    s = C.sequence.input_variable(3)
+    first = C.sequence.first(s)
+    res["sequence.first"] = [len(first.constants),
+                             len(first.clone(C.CloneMethod.clone).constants)]
+    return res
+
+
+@cntk_case(names=["cntk.ops.argmax", "cntk.ops.argmin", "cntk.ops.swapaxes", "cntk.Axis"],
+           note="argmax / argmin along a static C.Axis(k) and swapaxes of static Axis objects "
+                "(an int beside one too) are CNTK 2.7's ops along the index k (sanitize_axis). "
+                "Stadyn (mendE34's base) raised TypeError (int() of an Axis, Axis % int)")
+def argmax_swapaxes__static_axis_objects(C, r, np):
+    x = C.input_variable((2, 3))
+    data = r.randn(2, 2, 3)
+    res = {}
+    for label, make in (("argmax Axis(1)", lambda: C.argmax(x, axis=C.Axis(1))),
+                        ("argmax Axis(-1)", lambda: C.argmax(x, axis=C.Axis(-1))),
+                        ("argmin Axis(0)", lambda: C.argmin(x, axis=C.Axis(0))),
+                        ("swapaxes Axis(0), Axis(1)",
+                         lambda: C.swapaxes(x, C.Axis(0), C.Axis(1))),
+                        ("swapaxes Axis(1), 0", lambda: C.swapaxes(x, C.Axis(1), 0)),
+                        ("swapaxes Axis(-1), Axis(0)",
+                         lambda: C.swapaxes(x, C.Axis(-1), C.Axis(0)))):
+        y = make()
+        res[label + ": shape"] = list(y.shape)
+        res[label] = y.eval({x: data})
     return res

@@ -64,6 +64,56 @@ def distributed_checkpoint_forms(C, r):
     return res
 
 
+@cntk_case(names=["cntk.learners.UserLearner", "cntk.learners.UserLearner.update",
+                  "cntk.train.distributed.data_parallel_distributed_learner",
+                  "cntk.train.distributed.block_momentum_distributed_learner"],
+           known={"block momentum": "CNTK 2.7's block momentum over a UserLearner fails at its "
+                  "first minibatch (RuntimeError: SWIG director pure virtual method called "
+                  "CNTK::Learner::ResetSmoothedGradients, a Python learner has no such "
+                  "method); Stadyn trains, as the learner alone does"},
+           note="a UserLearner (sign SGD, with an attribute of its own named 'step') inside a "
+                "data-parallel distributed learner trains as it does alone on one worker: "
+                "W [0.2262, -0.8005], b [0.06] after three minibatches in CNTK 2.7.  Stadyn "
+                "(mendE34's base) called the user's update(gradient_values, ...) with the "
+                "sample count (AttributeError)")
+def user_learner__inside_distributed_learners(C, r, np):
+    r.touch("cntk.learners.UserLearner.update")
+
+    class SignSGD(C.learners.UserLearner):
+        def __init__(self, parameters, lr):
+            super(SignSGD, self).__init__(parameters, lr)
+            self.step = 0.02
+
+        def update(self, gradient_values, training_sample_count, sweep_end):
+            for p, g in gradient_values.items():
+                p.set_value(C.NDArrayView.from_dense(
+                    (p.value - self.step * np.sign(g.asarray())).astype(np.float32)))
+            return True
+
+    D = C.train.distributed
+    res = {}     # (before distributed_one_worker, whose Communicator.finalize ends MPI)
+    for label, wrap in (("alone", lambda l: l),
+                        ("data parallel", D.data_parallel_distributed_learner),
+                        ("block momentum",
+                         lambda l: D.block_momentum_distributed_learner(l, block_size=2))):
+        x = C.input_variable(2, name="x")
+        z = C.layers.Dense(1, init=C.glorot_uniform(seed=3))(x)
+        t = C.input_variable(1)
+
+        def trained(z=z, x=x, t=t, wrap=wrap):
+            learner = wrap(SignSGD(list(z.parameters), C.learning_parameter_schedule(1.0)))
+            trainer = C.Trainer(z, C.squared_error(z, t), [learner])
+            for _ in range(3):
+                trainer.train_minibatch({x: np.ones((2, 2), np.float32),
+                                         t: np.zeros((2, 1), np.float32)})
+            return {"W": z.W.value.ravel().tolist(), "b": z.b.value.ravel().tolist()}
+        try:
+            res[label] = {"returns": trained()}
+        except Exception as e:      # (CNTK 2.7's block momentum: a SWIG director error)
+            res[label] = {"raises": type(e).__name__}
+    return res
+
+
 _METHODS = ["Communicator.barrier", "Communicator.current_worker", "Communicator.finalize",
             "Communicator.is_main", "Communicator.num_workers", "Communicator.rank",
             "Communicator.workers", "DistributedLearner.communicator",

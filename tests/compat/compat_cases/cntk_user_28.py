@@ -580,3 +580,4 @@ def user28_user_learner_attribute_step(C, r):
     res["after"] = r.param_values(z.parameters)
     res["step"] = learner.step
     return res
+

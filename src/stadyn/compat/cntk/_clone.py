@@ -14,8 +14,8 @@ from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._run_checks import refusal_carried
-from ._graph_records import CALLS
-from ._graph import (BATCH, BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES,
+from ._shown_constants import show_constants, shown_constants
+from ._graph import (BATCH, BLOCKS, CALLS, INNER_OPS, INPUTS, LEAF_NAMES,
                      PLACEHOLDERS, SEQUENCE_AXES,
                      SHAPELESS, SPARSE, Block, combined_inside, kind_of, link_outputs,
                      made_by_cntk_op,
@@ -85,7 +85,7 @@ def _copy_leaf(v: Variable, method: str) -> Variable:
         return v
     from ...parametric import current_registry
     from ._parameters import cntk_parameters
-    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone")
+    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone", dtype=v.dtype)
     scope, _, last = (v.name or "parameter").rpartition("/")
     with cntk_parameters():
         claimed = current_registry().claim(scope or last)
@@ -231,6 +231,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             if new is not None and new is not old:
                 _outputs_carried(old, new, mapping)
                 _attributes_carried(old, new)
+                _constants_carried(old, new)
                 refusal_carried(old, new)      # (CNTK 2.7's copy refused at run as it is)
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
@@ -422,6 +423,17 @@ def _attributes_carried(old: Variable, new: Variable) -> None:
     for shown in (CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES):
         if old in shown and new not in shown:
             shown[new] = dict(shown[old])
+
+
+def _constants_carried(old: Variable, new: Variable) -> None:
+    """The constants CNTK shows among the inputs of ``old``'s function where Stadyn's op needs
+    none (:func:`~._shown_constants.show_constants`: LayerNormalization's epsilon,
+    classification_error's 1, sequence.first's 0 and 1), shown for its copy too: CNTK 2.7's
+    clone copies the function with them (a constant is kept by every clone method)."""
+    for last in (False, True):
+        shown = shown_constants(old, last)
+        if shown and not shown_constants(new, last):
+            show_constants(new, shown, last)
 
 
 def _as_recorded_steps(new, old):

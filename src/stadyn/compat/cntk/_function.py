@@ -16,7 +16,6 @@ from typing import Any
 
 from ...graph import Variable, is_lengths
 from . import _graph as G
-from ._graph_shown import RECURRENCE_BLOCKS
 from ._adapt import root_as_output, several_outputs_message, unwrap, wrap
 from ._block_inside import inside_output as inside
 from ._cntk_attributes import (CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attribute,
@@ -38,7 +37,7 @@ __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outp
 
 
 _CUSTOM: "dict[int, dict]" = {}
-_RECURRENCES = RECURRENCE_BLOCKS        # layers CNTK 2.7 makes no block of
+_RECURRENCES = G.RECURRENCE_BLOCKS        # layers CNTK 2.7 makes no block of
 
 
 class _FunctionType(type):

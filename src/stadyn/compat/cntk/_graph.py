@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 from ...graph import Variable
 from ._graph_blocks import (block_of_outputs, combined_inside, inner_placeholders, seen_inside,
                             show_combined, shown_block_order, typed_placeholder)
-from ._graph_records import (BATCH, BLOCKS, COMPOSITE_NAMES, FUNCTION_NAMES, INFERRED_SHAPES,
+from ._graph_records import (BATCH, BLOCKS, CALLS, COMPOSITE_NAMES, FUNCTION_NAMES, INFERRED_SHAPES,
                              INNER_OPS, INPUTS, LEAF_NAMES,
                              OUTPUT_INDEX, PLACEHOLDERS, SEQUENCE_AXES, SHAPELESS, SPARSE,
                              SPARSE_OUTPUTS, STEP_VALUES, UNTYPED_INPUTS, Block)
@@ -37,7 +37,7 @@ from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, fun
                            op_name_of, operand_order, outputs_of, primitive_op_name,
                            record_argument_order, root_uid_of, set_op_name, set_root_uid,
                            set_uid, show_operands_in_order, spelled_op_name, uid_of,
-                           recurrence_root_uid, take_uid_numbers)
+                           recurrence_root_uid, take_uid_numbers, RECURRENCE_BLOCKS)
 from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, is_view, mark_view,
                            note_step_op,
                            note_step_view, show_transposed,
@@ -71,7 +71,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "read_by_past_value", "recurrence_root_uid", "hide_padding",
            "show_transposed", "take_uid_numbers", "block_of_outputs", "combined_inside",
            "mark_view", "is_view", "show_combined", "inner_placeholders", "seen_inside",
-           "typed_placeholder", "passed_on_value", "shown_block_order", "step_op_of"]
+           "typed_placeholder", "passed_on_value", "shown_block_order", "step_op_of", "CALLS",
+           "RECURRENCE_BLOCKS"]
 
 
 # -- CNTK's depth-first search -----------------------------------------------------------------

@@ -462,10 +462,17 @@ classification_error.makes_block = lambda *args, **kwargs: int(inspect.signature
 def _topn_checked(arguments: dict) -> None:
     """``classification_error``'s ``axis`` and ``topN`` as CNTK 2.7 takes them, as it is
     called (of a waiting operand too): SWIG's refusals, and ``topN=0`` (``False``) its
-    ValueError."""
+    ValueError; ``topN > 1`` along any axis but the default (-1, C++'s ``Axis(0)``) its
+    RuntimeError (LogicError, Function.cpp:1870-1872)."""
     swig_axis(arguments["axis"])
-    if swig_count(arguments["topN"], "classification_error") == 0:   # (False: an int too)
+    top = swig_count(arguments["topN"], "classification_error")
+    if top == 0:   # (False: an int too)
         raise ValueError("ClassificationError: The topN argument must be > 0.")
+    axis = _python_axis(arguments["axis"])
+    if top > 1 and (axis is None or isinstance(axis, Axis) or int(axis) != -1):
+        raise RuntimeError("ClassificationError: The topN feature is not supported along a "
+                           f"specific axis.\n(topN={top} with axis={arguments['axis']!r}: "
+                           "CNTK 2.7 takes topN along the default axis, -1, only)")
 
 
 # ops on placeholders without a shape (or on layers) wait for their shapes

@@ -28,7 +28,6 @@ from . import _graph as G
 from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, refuse_several_outputs, same_dtype, unwrap, wrap)
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
-from ._graph_records import CALLS
 from ._mixins import GraphObject
 from ._variables import Constant
 
@@ -340,12 +339,12 @@ def _lt(a, b):
 
 def _called(out, op, left, right, name: str):
     """``out``, made by the comparison ``op`` of ``left`` and ``right``, recorded as that call
-    (:data:`~._graph_records.CALLS`): a clone calls it again, so that its output takes its
+    (:data:`~._graph.CALLS`): a clone calls it again, so that its output takes its
     substitutes' type (``equal(x, c3)`` cloned onto a float64 ``x`` is float64, as CNTK 2.7's)
     rather than the cast to the type it was made in."""
     v = unwrap(out)
     if isinstance(v, Variable) and v.parent is not None:
-        CALLS[v] = (op, (unwrap(left), unwrap(right)), {"name": name})
+        G.CALLS[v] = (op, (unwrap(left), unwrap(right)), {"name": name})
     return out
 
 

@@ -210,7 +210,8 @@ def _arg(fn, op_name: str):
             flat = reshape_samples(v, lead_axes(x), (math.prod(sample_shape(x)),))
             out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True, rule="cntk")
         else:
-            out = fn(v, axis=sample_axis(x, int(axis)), keepdims=True, only_index=True,
+            static = axis.static_axis_index() if isinstance(axis, Axis) else axis
+            out = fn(v, axis=sample_axis(x, int(static)), keepdims=True, only_index=True,
                      rule="cntk")
         return named(wrap(one_op(F.cast(out, "float32"), v)), name, "ReduceElements")
     return arg

@@ -34,7 +34,6 @@ from ._run_checks import check_each_run
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
 from ._cntk_attributes import CNTK_ATTRIBUTES
-from ._graph_records import CALLS
 from ._seq_axes import FREE_DIMENSION, free_steps
 
 __all__ = ["reshape", "splice", "transpose", "swapaxes",
@@ -140,17 +139,18 @@ def splice(*inputs, axis=-1, name: str = ""):
     vs = [_to_rank(v, i, rank) for v, i in zip(
         same_dtype([_as_operand(i, dtype) for i in items], "Splice"), items)]
     ref = next((i for i in items if batched(i)), items[0])
+    along = axis
     if isinstance(axis, Axis) and axis == Axis.new_leading_axis():
         vs = [_new_leading_axis(v, lead_axes(i), rank) for v, i in zip(vs, items)]
-        axis, rank = 0, rank + 1
-    ax = S.static_axis(axis.static_axis_index() if isinstance(axis, Axis) else int(axis),
+        along, rank = 0, rank + 1
+    ax = S.static_axis(along.static_axis_index() if isinstance(along, Axis) else int(along),
                        rank, 0) - rank
     vs = _broadcast_sample_axes([_match_batch(v, i, ref) for v, i in zip(vs, items)], ax,
                                  rank)
     out = named(wrap(F.concatenate(*vs, axis=ax)), name, "Splice")
     # (a clone calls splice again over the substitutes: the ranks, broadcasts and alignments
-    # above are the operands' shapes')
-    CALLS[out.variable] = (splice, tuple(unwrap(i) for i in items), {"axis": axis, "name": name})
+    # above are the operands', and the axis is the one given: a new leading axis stays new)
+    G.CALLS[out.variable] = (splice, tuple(unwrap(i) for i in items), {"axis": axis, "name": name})
     return out
 
 
@@ -212,10 +212,11 @@ def transpose(x, perm, name: str = ""):
 
 
 def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
-    """The sample's axes ``axis1`` and ``axis2`` swapped."""
+    """The sample's axes ``axis1`` and ``axis2`` (ints or static ``Axis`` objects) swapped."""
     n = len(sample_shape(x))
     perm = list(range(n))
-    a, b = axis1 % n, axis2 % n
+    a, b = (int(k.static_axis_index() if isinstance(k, Axis) else k) % n
+            for k in (axis1, axis2))
     perm[a], perm[b] = perm[b], perm[a]
     return named(transpose(x, perm), name, "TransposeAxes")
 

@@ -62,12 +62,21 @@ def depth_first_search(root, visitor: Callable, depth: int = 0) -> list:
     first, as CNTK visits its Combine function).  The visitor sees variables as ``Variable``
     objects; what is returned has parameters as ``Parameter`` and constants as ``Constant``,
     as CNTK's."""
+    root = _signed(root)
     if _unapplied(root):
         return _unapplied_search(root, visitor, depth)
     first = [root.root_function] if _is_combine(root) and visitor(root.root_function) else []
     return first + [_object(n) for n in G.search(
         _root(root), lambda n: bool(visitor(_object(n, as_variable=True))), depth,
         _inside(root))]
+
+
+def _signed(node):
+    """A layer given its signature (``update_signature``) as its Function, which CNTK 2.7's
+    walks enter as they enter an applied layer's; anything else as it is."""
+    if isinstance(node, UnappliedLayerView) and getattr(node, "_signature", None) is not None:
+        return node.root_function
+    return node
 
 
 def _unapplied(node) -> bool:
@@ -120,6 +129,7 @@ def _made_output(node) -> bool:
 
 def find_all_with_name(node, node_name: str, depth: int = 0) -> list:
     """Every function or variable named ``node_name``."""
+    node = _signed(node)
     if _unapplied(node):     # (a layer not applied yet, a root function: CNTK 2.7's walk)
         return _unapplied_search(node, lambda n: n.name == node_name, depth)
     first = [node.root_function] if _is_combine(node) and \
@@ -153,6 +163,7 @@ def find_by_uid(node, node_uid: str, depth: int = 0):
 def get_node_outputs(node, depth: int = 0) -> list:
     """The outputs of every function in ``node``'s graph, as Variables (a ``combine``'s own
     outputs first, as CNTK lists its Combine function's)."""
+    node = _signed(node)
     if _unapplied(node):        # (its walk's functions' outputs, as CNTK 2.7 lists them)
         return [o for n in _unapplied_search(node, _is_function, depth)
                 for o in n.outputs]
@@ -175,6 +186,7 @@ def plot(root, filename: str | None = None) -> str:
         >>> [line.strip().split("(")[0] for line in text.split(";") if line.strip()]
         ['ReLU', 'Plus']
     """
+    root = _signed(root)
     if _unapplied(root):        # (a layer not applied yet, a waiting Function: its walk)
         nodes = _unapplied_search(root, _is_function, 0)
     else:

@@ -155,16 +155,15 @@ class DistributedLearner(_WrappedOptimizer):
                                  "learner)")
         return getattr(self.__dict__["_learner"], name)
 
-    def _shared_update(self, sample_count, training_sample_count=None,
-                       is_sweep_end: bool = False):
+    def _shared_update(self, sample_count):
         """Sum the gradients and the sample count over the workers, then update."""
         if self._summed:
             self._summed = False       # (the Trainer's _Aggregation summed them, and the count)
-        elif self._sharing() and not isinstance(sample_count, dict):
+        elif self._sharing():
             self._sum_gradients()
             total = self._parallel.all_reduce_scalars(float(sample_count))[0]
             sample_count = int(round(total))
-        return self._learner.update(sample_count, training_sample_count, is_sweep_end)
+        return _step(self._learner, sample_count)
 
     def _sum_gradients(self) -> None:
         """The gradients summed over the workers: by 1-bit SGD (a parameter without one has
@@ -297,13 +296,12 @@ class _BlockMomentumLearner(DistributedLearner):
     def _values(self) -> list:
         return [data_of(p) for p in self._learner.named_parameters().values()]
 
-    def _shared_update(self, sample_count, training_sample_count=None,
-                       is_sweep_end: bool = False):
+    def _shared_update(self, sample_count):
         """This worker's update, then the block's end when its block is full (the workers end
         it together: each ends its block at the same minibatch of its own)."""
         self._block.start(self._values())      # (the first block starts at the first update)
         if sample_count:
-            self._learner.update(sample_count, training_sample_count, is_sweep_end)
+            _step(self._learner, sample_count)
         return self._agreement.update(self._values(), int(sample_count), at_end=False)
 
     def _end_of_data(self) -> bool:
@@ -403,6 +401,13 @@ class _BlockMomentumLearner(DistributedLearner):
         self._check_block_state(smoothed)
         self._learner.restore_from_checkpoint(type(checkpoint)(base["localLearners"]))
         self._restore_block(base["totalNumberOfSamplesSeen"], local_total, smoothed)
+
+
+def _step(learner, sample_count: int) -> bool:
+    """``learner``'s update for the minibatch, as the Trainer steps a learner: through its
+    class (a UserLearner's ``update`` is the user's ``update(gradient_values, ...)``, its
+    ``step`` may be the user's attribute)."""
+    return type(learner).step(learner, sample_count)
 
 
 def _without_block(state):
