@@ -144,8 +144,6 @@ ITEMS = (
           "_EXCLUDED", ()),
     _late("cntk compat checked mode (set_checked_mode)", "stadyn.compat.cntk._checked_mode",
           "_ON", False, 0),
-    _late("nnabla compat contexts made current (set_default_context, context_scope)",
-          "stadyn.compat.nnabla._context", "_set", ()),
     _late("image backend (set_backend)", "stadyn.io._image_utils", "_state", None, "chosen"),
     _late("distributed timeout", "stadyn.distributed._env", "_timeout", 600.0, 0),
     ("torch grad mode (set_grad_enabled)", torch.is_grad_enabled, torch.set_grad_enabled),

@@ -26,6 +26,7 @@ import inspect
 import os
 import pkgutil
 import subprocess
+import sys
 import types
 
 import numpy as np
@@ -55,6 +56,12 @@ def stadyn_side(framework: str) -> H.Side:
         build_runs = _runner.BUILD_RUNS
         if framework == "nnabla":
             _runner.BUILD_RUNS = 0
+        # compat.nnabla's contexts made current (``nn.set_default_context``), which the
+        # guard above does not hold (NNabla's ``load`` sets one, as a program's does): a case
+        # leaving one there would be read back by a later case's ``nn.get_current_context()``
+        # once the native default it stands for is restored
+        contexts = sys.modules.get("stadyn.compat.nnabla._context")
+        made_current = None if contexts is None else list(contexts._set)
         sd.seed(313)
         try:
             with sd.parameter_registry(sd.ParameterRegistry()), sd.training(True):
@@ -63,6 +70,9 @@ def stadyn_side(framework: str) -> H.Side:
         finally:
             _runner.BUILD_RUNS = build_runs
             state_guard.restore(before, state_guard.snapshot())
+            contexts = sys.modules.get("stadyn.compat.nnabla._context")
+            if contexts is not None:
+                contexts._set[:] = made_current or []
     return H.Side(framework, PREFIX, isolate)
 
 
