@@ -288,8 +288,8 @@ class Writer:
             if computed else body(self, argument, states)
         if computed:        # (their functions inside the composite: its parameters and
             kept = {e["uid"].value for e in self.leaves if e["kind"].value in (2, 3)}
-            leaves = list(leaves) + [u for u in self._walked(root)      # constants too)
-                                     if u in kept and u not in set(leaves)]
+            kept.difference_update(leaves)                              # constants too)
+            leaves = list(leaves) + [u for u in self._walked(root) if u in kept]
         if read_order:
             leaves = self.read_order(root, leaves)
         self._block_function(op_name, "", list(leaves), states + [argument],
@@ -305,8 +305,8 @@ class Writer:
         ``DetermineInputs`` over ``composite->Inputs()``, ``BlockFunction.h:98-117``,
         ``CompositeFunction.h:150-174`` and ``235-249``); those it never reaches last."""
         order = self._walked(root)
-        wanted = set(leaves)
-        return [u for u in order if u in wanted] + [u for u in leaves if u not in set(order)]
+        wanted, walked = set(leaves), set(order)
+        return [u for u in order if u in wanted] + [u for u in leaves if u not in walked]
 
     def _walked(self, root: str) -> list[str]:
         """The leaves a walk from the function of ``root`` (an output uid) meets, in order

@@ -305,12 +305,18 @@ def _same_type(old: Variable, copies: list, widened: dict) -> None:
     if len(set(have)) < 2:
         return
     kept = str(old.dtype)
-    other = next((d for d in have if d != kept), have[-1])
+    raise _types_refused(primitive_op_name(old), kept,
+                         next((d for d in have if d != kept), have[-1]))
+
+
+def _types_refused(op: str, kept: str, other: str) -> ValueError:
+    """CNTK 2.7's ValueError for the CNTK op ``op`` of a clone whose operands are of the
+    dtypes ``kept`` (the graph's) and ``other`` (a substitute's), at the user's line."""
     line = format_location(user_location())
     where = f" (clone at {line})" if line else " (clone)"
-    raise ValueError(f"Primitive op '{primitive_op_name(old)}' passed operands with different "
-                     f"DataTypes '{_DTYPE_NAMES.get(kept, kept)}' and "
-                     f"'{_DTYPE_NAMES.get(other, other)}'.{where}")
+    return ValueError(f"Primitive op '{op}' passed operands with different DataTypes "
+                      f"'{_DTYPE_NAMES.get(kept, kept)}' and "
+                      f"'{_DTYPE_NAMES.get(other, other)}'.{where}")
 
 
 def _constants_widened(inputs: list, widened: dict) -> list:
@@ -371,11 +377,7 @@ def _same_dtype(nodes: list, at: int, inputs: list) -> None:
             op = primitive_op_name(first)
             op = _UNWIDENED.get(op, op)
             break
-    line = format_location(user_location())
-    where = f" (clone at {line})" if line else " (clone)"
-    raise ValueError(f"Primitive op '{op}' passed operands with different DataTypes "
-                     f"'{_DTYPE_NAMES.get(kept, kept)}' and '{_DTYPE_NAMES.get(other, other)}'."
-                     f"{where}")
+    raise _types_refused(op, kept, other)
 
 
 def _arguments_carried(block: Block, mapping: dict) -> bool:

@@ -37,7 +37,6 @@ __all__ = ["Function", "CloneMethod", "ModelFormat", "load_model", "combine_outp
 
 
 _CUSTOM: "dict[int, dict]" = {}
-_RECURRENCES = G.RECURRENCE_BLOCKS        # layers CNTK 2.7 makes no block of
 
 
 class _FunctionType(type):
@@ -139,7 +138,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding, Fu
         ``RecurrenceFrom``): no block in CNTK 2.7, whose root there is a Combine (a ``NoOp``
         when the layer is named) of the step's output, with no parameters of its own."""
         block = G.BLOCKS.get(self.variable) if self._view == "block" else None
-        return block is not None and block.op_name in _RECURRENCES
+        return block is not None and block.op_name in G.RECURRENCE_BLOCKS
 
     def _combine(self) -> "G.Combine | None":
         """The Combine function this Function is (or is the composite of), if any."""

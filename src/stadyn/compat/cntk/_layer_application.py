@@ -26,7 +26,6 @@ from ._deferred import Deferred, pending
 from ._deferred_reads import as_built
 from ._deferred_shapes import placeholder_stand_ins
 from ._late import late
-from ._layer_shown import RECURRENCES
 from ._layers_composite import CompositeLayer
 from ._layers_declared import (_refuse_weights_over_steps, _refuse_windows_over_free_lengths,
                                adopt_applied)
@@ -114,7 +113,7 @@ def apply_layer(layer_fn: Any, args: tuple):
         G.hide_padding(out, values)     # (CNTK's op pads inside: no Pad in its graph)
     several = isinstance(out, tuple) and len(out) > 1 and \
         all(isinstance(o, Variable) for o in out)
-    if several and layer_fn.kind and layer_fn.kind not in RECURRENCES:
+    if several and layer_fn.kind and layer_fn.kind not in G.RECURRENCE_BLOCKS:
         # (an LSTM's h and c: CNTK 2.7's one block of two outputs)
         out = G.block_of_outputs(out, layer_fn.kind, layer_fn.own_name, tuple(values),
                                  options=_block_options(layer_fn.layer))

@@ -14,7 +14,7 @@ from typing import Any
 
 from ... import layers as _L
 
-__all__ = ["shown_layer", "shown_name", "LAYER_ARGUMENTS", "RECURRENCES"]
+__all__ = ["shown_layer", "shown_name", "LAYER_ARGUMENTS"]
 
 
 def _is_steps(inner: Any) -> bool:
@@ -32,7 +32,6 @@ def _is_layer(step: Any) -> bool:
 LAYER_ARGUMENTS = {"LSTM": ("dh", "dc", "x"), "GRU": ("dh", "x"), "RNNStep": ("dh", "x"),
                    "MaxUnpooling": ("x", "y"),
                    "AttentionModel": ("encoder_hidden_state", "decoder_hidden_state")}
-RECURRENCES = ("Recurrence", "RecurrenceFrom", "Fold")      # (their root: a Combine)
 _SHOWN_AS_COMPOSITE = ("Recurrence", "RecurrenceFrom", "Fold", "AttentionModel")
 
 

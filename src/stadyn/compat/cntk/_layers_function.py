@@ -25,7 +25,7 @@ from ._function_pure import refuse_parameters
 from ._layers_composite import Composite, CompositeLayer, flatten_steps
 from ._layer_application import apply_layer
 from ._layers_declared import _declared_parameter, declared_parameters, makes_parameters
-from ._layer_shown import RECURRENCES, shown_layer, shown_name
+from ._layer_shown import shown_layer, shown_name
 from ._layers_identity import identity
 from ._mixins import TensorOpsMixin, waiting_function_eq
 from ._sequential_steps import SequentialSteps, named_sequential
@@ -319,7 +319,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         steps = self._shown_steps()
         if self._root_is_last_op():
             return self._last_step_root()
-        if self.kind in RECURRENCES:       # (CNTK 2.7's Combine of the step's output)
+        if self.kind in G.RECURRENCE_BLOCKS:       # (CNTK 2.7's Combine of the step's output)
             return UnappliedRoot(self._root_op_name(), self.own_name,
                                  (self._shown_step_output(),), self._first_output())
         if known is None or steps == []:
@@ -426,7 +426,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         ``Sequential``'s last layer's, ``NoOp`` when named; ``Combine`` for a
         ``Recurrence`` or a ``Fold``, ``NoOp`` when named)."""
         shown = shown_layer(self)
-        if self.kind in RECURRENCES:
+        if self.kind in G.RECURRENCE_BLOCKS:
             return "NoOp" if self.own_name else "Combine"
         if isinstance(self.layer, CompositeLayer):
             steps = self._shown_steps()

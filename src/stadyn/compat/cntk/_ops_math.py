@@ -25,7 +25,7 @@ from ._deferrable import defer_module
 from ._elementwise_shapes import broadcast_checked
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
-from ._adapt import (_tensor, batched, binary, const, float_arrays, named, one_op, operand,
+from ._adapt import (_FLOAT, _tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, refuse_several_outputs, same_dtype, unwrap, wrap)
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
@@ -286,12 +286,10 @@ def refuse_typed_operands(op: str, left, right) -> None:
     a, b = unwrap(left), unwrap(right)
     if not all(isinstance(v, Variable) and G.kind_of(v) != "placeholder" for v in (a, b)):
         return
-    names = {np.dtype(np.float32): "Float", np.dtype(np.float64): "Double",
-             np.dtype(np.float16): "Float16"}
     have = [np.dtype(str(v.dtype)) for v in (a, b)]
-    if have[0] != have[1] and all(d in names for d in have):
+    if have[0] != have[1] and all(d in _FLOAT for d in have):
         raise ValueError(f"Primitive op '{op}' passed operands with different DataTypes "
-                         f"'{names[have[0]]}' and '{names[have[1]]}' (CNTK 2.7 builds this op "
+                         f"'{_FLOAT[have[0]]}' and '{_FLOAT[have[1]]}' (CNTK 2.7 builds this op "
                          "of others over its operands, which do not convert a constant's "
                          "type): give both one type")
 

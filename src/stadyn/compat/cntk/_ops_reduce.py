@@ -346,4 +346,4 @@ def _k_checked(arguments: dict) -> None:
 defer_module(globals(), __all__, as_called={
     **{n: _keepdims_checked(globals()[n].op_name) for n in __all__
        if getattr(globals()[n], "makes_block", False)},     # (the reductions)
-    "top_k": _k_checked})     # (the reductions)
+    "top_k": _k_checked})     # (its k and axis checked as called)

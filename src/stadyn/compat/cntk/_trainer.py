@@ -184,11 +184,8 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
                  **kwargs):
         # (a layer or waiting Function given its types by update_signature: the Function it
         # built, as CNTK 2.7's update_signature makes the layer that Function in place)
-        model, = as_built((model,))
-        if isinstance(criterion, (tuple, list)):
-            criterion = as_built(tuple(criterion))
-        else:
-            criterion, = as_built((criterion,))
+        # (a (loss, metric) pair: each of them)
+        model, criterion = as_built((model, criterion))
         if isinstance(criterion, Function) and len(criterion.outputs) == 2:
             criterion = tuple(criterion.outputs)     # a (loss, metric)-valued Function
         if not isinstance(criterion, (tuple, list)):
