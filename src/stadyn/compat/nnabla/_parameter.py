@@ -133,16 +133,14 @@ def save_parameters(path, params=None, extension=None):
             raise AssertionError("Only supported {}.".format(",".join(_NNABLA_SAVERS)))
         if ext not in _NNABLA_SAVERS:
             raise ValueError("Currently, ext == {} is not support".format(ext))
+    if params is None:
+        params = get_parameters(grad_only=False)
     if ext != ".protobuf":
         if hasattr(path, "write"):
             raise TypeError("save_parameters: Stadyn writes a file object as .protobuf only "
                             "(extension='.protobuf'); give a path for other formats")
-        if params is None:
-            params = get_parameters(grad_only=False)
         _serialize.save_parameters(path, params, arrays=saved_arrays(params))
         return
-    if params is None:
-        params = get_parameters(grad_only=False)
     proto = _serialize.nnabla_messages()["NNablaProtoBuf"]()
     _add_parameters(proto, ((k, v.d, v.need_grad) for k, v in params.items()))
     data = proto.SerializeToString()
