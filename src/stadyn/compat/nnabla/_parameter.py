@@ -28,7 +28,7 @@ from ... import serialize as _serialize
 from ..._errors import ModelFileError
 from ._variable import as_nnabla
 from .logger import logger
-from ._kept_dtypes import keep, saved_arrays
+from ._kept_dtypes import _recording, keep, saved_arrays
 from ._written_types import float_for_gradients
 
 __all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create",
@@ -307,31 +307,22 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
                          f'To clear all parameters, call nn.clear_parameters().')
     if existing is not None and (need_grad or as_need_grad) and not is_no_grad():
         float_for_gradients(as_nnabla(existing))   # an integer one asked for with a gradient
-    given = []                              # the array the initializer gave, NNabla's dtype
+    given = []                      # (name, the array the initializer gave), NNabla's dtype
     if existing is None and dtype is None:
         if isinstance(initializer, np.ndarray):
-            given.append(initializer)
+            given.append((name, initializer))
         elif callable(initializer):
-            initializer = _recording(initializer, given)
+            initializer = _recording(initializer, name, given)
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
                                         overwrite_need_grad=True)
     registered = as_nnabla(_parametric.get_parameter(name))
     if given:
-        keep(registered, given[0])
+        keep(registered, given[0][1])
     if as_need_grad is None:
         as_need_grad = need_grad
     view = registered.get_unlinked_variable(need_grad=bool(as_need_grad) and not is_no_grad())
     view.name = name.rsplit("/", 1)[-1]
     return view
-
-
-def _recording(initializer, given):
-    """``initializer`` appending what it gives to ``given``."""
-    def call(shape):
-        value = np.asarray(initializer(shape))
-        given.append(value)
-        return value
-    return call
 
 
 def get_current_parameter_scope():
