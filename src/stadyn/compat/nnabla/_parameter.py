@@ -217,8 +217,9 @@ def _set_from_proto(proto):
     for entry in proto.parameter:
         dims = tuple(int(d) for d in entry.shape.dim)
         var = get_parameter_or_create(entry.variable_name, dims, need_grad=entry.need_grad)
-        var.d = np.reshape(np.asarray(entry.data, np.float32), dims)
-        keep(var, np.reshape(np.asarray(entry.data, np.float64), dims))   # NNabla's: float64
+        values = np.reshape(np.asarray(entry.data, np.float64), dims)   # NNabla's: float64
+        var.d = values.astype(np.float32)
+        keep(var, values)
 
 
 @functools.wraps(_parametric.get_parameters)
