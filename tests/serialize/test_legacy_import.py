@@ -18,7 +18,8 @@ from stadyn import ModelFileError
 from stadyn.serialize import (UnsupportedModelError, is_legacy_model_file, load_cntk, load_nnp,
                               read_legacy_model)
 from stadyn.serialize._legacy_api import LegacyNode
-from stadyn.serialize._legacy_import import build_network, legacy_mapping_table
+from stadyn.serialize._legacy_import import build_network
+from stadyn.serialize._legacy_tables import legacy_mapping_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "fixtures", "legacy")
@@ -235,7 +236,7 @@ def test_the_docs_list_the_mapped_types_as_the_op_rules_declare_them():
     copy = text.split("<!-- legacy-mapping-start -->")[1].split("<!-- legacy-mapping-end -->")[0]
     assert copy.strip() == legacy_mapping_table(), (
         "docs/model-files.md: regenerate the table with "
-        "stadyn.serialize._legacy_import.legacy_mapping_table()")
+        "stadyn.serialize._legacy_tables.legacy_mapping_table()")
     assert "| `affine` | Affine |" in copy and "| `affine` | Times, TransposeTimes |" in copy
 
 
@@ -319,7 +320,7 @@ def _v1_batch_norm(attrs: dict, with_count: float | None):
     """The v1 BatchNormalization rule in training on a minibatch of 4: its output and the
     running mean and variance it updated (a six-input node's count of shape (), as CNTK 2's
     files keep it)."""
-    from stadyn.serialize._legacy_import import legacy_import_table
+    from stadyn.serialize._legacy_tables import legacy_import_table
     rule = legacy_import_table("cntk-v1")["BatchNormalization"][1]
     x = np.linspace(-1.0, 2.0, 12, dtype=np.float32).reshape(4, 3) ** 2
     stats = [np.array(v, np.float32) for v in ([1.5, 0.5, 2.0], [0.1, -0.2, 0.3],
@@ -361,7 +362,7 @@ def test_a_v1_batch_norm_of_five_inputs_has_its_count_as_a_constant():
     # (Models__01_OneHidden.dnn: 'y.run_sample_count' 4 after a minibatch of 4); Stadyn's was an
     # unnamed leaf, an input the Trainer asked data for ('no data for input 2 of 3')
     from stadyn.graph import Subgraph
-    from stadyn.serialize._legacy_import import legacy_import_table
+    from stadyn.serialize._legacy_tables import legacy_import_table
     rule = legacy_import_table("cntk-v1")["BatchNormalization"][1]
     x = sd.Variable((4, 3))
     stats = [sd.Variable.from_numpy_array(np.ones(3, np.float32)) for _ in range(4)]
@@ -386,7 +387,7 @@ def test_a_cntk_files_log_plus_computes_cntk27s_value_and_gradients():
     # LogPlus of a CNTK file reads cntk_semantics.log_add_exp (CNTK 2.7's LogAdd); the
     # reference is C.log_add_exp's value and gradients (tests/brainscript/refgen_bs_core_names.py),
     # equal inputs included: each gets half the gradient (max + softplus(-|a - b|) gave b all)
-    from stadyn.serialize._legacy_import import legacy_import_table
+    from stadyn.serialize._legacy_tables import legacy_import_table
     path = os.path.join(HERE, "..", "fixtures", "brainscript", "core_names_cntk27.json")
     ref = json.load(open(path))["log_plus"]
     a, b = (sd.Variable.from_numpy_array(np.array(ref[k], np.float32), need_grad=True)
@@ -422,7 +423,7 @@ def test_a_v1_logistic_of_a_sequence_and_a_value_per_sequence_is_refused_as_cntk
     # Stadyn's rule broadcast the two (a ShapeError of mul2 here, a wrong number where the steps
     # are as many as the sequences)
     from stadyn.serialize._legacy_api import MappingRefusedAtRun
-    from stadyn.serialize._legacy_import import legacy_import_table
+    from stadyn.serialize._legacy_tables import legacy_import_table
     rule = legacy_import_table("cntk-v1")["Logistic"][1]
     sequence = sd.sequence.input_variable(1)
     sd.sequence.feed(sequence, [np.full((3, 1), 0.5, np.float32)] * 2)

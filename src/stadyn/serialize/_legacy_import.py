@@ -35,12 +35,9 @@ from ._legacy_import_flat import FlatBuilding, shown_argument_order
 from ._legacy_loops import needs_sequences
 from ._network import Network
 from ._onnx_import import UnsupportedModelError
-# (the tables of which rule builds which type; legacy_mapping_table is re-exported for the
-# callers that read it here)
-from ._legacy_tables import FORMATS, legacy_import_table, legacy_mapping_table
+from ._legacy_tables import FORMATS, legacy_import_table
 
-__all__ = ["legacy_import_table", "legacy_mapping_table", "build_network", "output_shapes",
-           "FORMATS", "ModelRefusedAtRunError"]
+__all__ = ["build_network", "output_shapes", "ModelRefusedAtRunError"]
 
 
 class ModelRefusedAtRunError(UnsupportedModelError, RuntimeError):

@@ -55,7 +55,7 @@ import functools
 import inspect
 import types
 import weakref
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 import torch
@@ -65,10 +65,24 @@ from ...graph import data_of, value_holder
 
 __all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "keeping_initializer_arrays"]
 
-# The Variable holding a parameter's value -> (the dtype NNabla holds it in, the array when it
-# has digits float32 lacks (else None), a weak reference to the tensor the Variable held when
-# kept, that tensor's version then).
-_KEPT: "weakref.WeakKeyDictionary[Any, tuple]" = weakref.WeakKeyDictionary()
+
+class _Kept(NamedTuple):
+    dtype: np.dtype                 # the dtype NNabla holds the parameter in
+    array: np.ndarray | None        # the array, where it has digits float32 lacks
+    tensor: weakref.ref             # the tensor the Variable held when kept
+    version: int                    # that tensor's version then
+
+    @classmethod
+    def of(cls, dtype: np.dtype, array: np.ndarray | None, current: torch.Tensor) -> "_Kept":
+        return cls(dtype, array, weakref.ref(current), current._version)
+
+    def holds(self, t: torch.Tensor) -> bool:
+        """Whether ``t`` is the tensor kept and nothing wrote it since."""
+        return self.tensor() is t and t._version == self.version
+
+
+# The Variable holding a parameter's value -> what is kept for it.
+_KEPT: "weakref.WeakKeyDictionary[Any, _Kept]" = weakref.WeakKeyDictionary()
 
 
 def keep(v: Any, array: Any) -> None:
@@ -84,8 +98,7 @@ def keep(v: Any, array: Any) -> None:
         return
     rounded = arr.astype(np.float32)
     digits = not np.array_equal(rounded.astype(arr.dtype), arr, equal_nan=True)
-    _KEPT[holder] = (arr.dtype, arr.copy() if digits else None, weakref.ref(current),
-                     current._version)
+    _KEPT[holder] = _Kept.of(arr.dtype, arr.copy() if digits else None, current)
 
 
 def forget(v: Any) -> None:
@@ -107,9 +120,9 @@ def kept_now(v: Any, t: torch.Tensor) -> Any:
     written)."""
     holder = value_holder(v)
     entry = _KEPT.get(holder)
-    if entry is None or entry[2]() is not t or t._version != entry[3]:
+    if entry is None or not entry.holds(t):
         return None
-    return holder, entry[0]
+    return holder, entry.dtype
 
 
 def filled(token: Any) -> None:
@@ -120,8 +133,7 @@ def filled(token: Any) -> None:
     if token is None:
         return
     holder, dtype = token
-    current = data_of(holder)
-    _KEPT[holder] = (dtype, None, weakref.ref(current), current._version)
+    _KEPT[holder] = _Kept.of(dtype, None, data_of(holder))
 
 
 def _saved(holder: Any, v: Any) -> np.ndarray:
@@ -129,13 +141,12 @@ def _saved(holder: Any, v: Any) -> np.ndarray:
     values = np.asarray(v.d)
     if entry is None:
         return values
-    dtype, arr, ref, version = entry
-    current = data_of(holder)
-    if ref() is not current or current._version != version:
+    if not entry.holds(data_of(holder)):
         del _KEPT[holder]                   # written since: float32, as NNabla's
         return values
+    arr = entry.array
     if arr is None:
-        return values.astype(dtype)
+        return values.astype(entry.dtype)
     out = arr.copy()
     written = values != arr.astype(np.float32)      # (in place through .d)
     out[written] = values[written]

@@ -28,7 +28,7 @@ from ... import serialize as _serialize
 from ..._errors import ModelFileError
 from ._variable import as_nnabla
 from .logger import logger
-from ._kept_dtypes import keep, saved_arrays
+from ._kept_dtypes import _recording, keep, saved_arrays
 from ._written_types import float_for_gradients
 
 __all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create",
@@ -133,16 +133,14 @@ def save_parameters(path, params=None, extension=None):
             raise AssertionError("Only supported {}.".format(",".join(_NNABLA_SAVERS)))
         if ext not in _NNABLA_SAVERS:
             raise ValueError("Currently, ext == {} is not support".format(ext))
+    if params is None:
+        params = get_parameters(grad_only=False)
     if ext != ".protobuf":
         if hasattr(path, "write"):
             raise TypeError("save_parameters: Stadyn writes a file object as .protobuf only "
                             "(extension='.protobuf'); give a path for other formats")
-        if params is None:
-            params = get_parameters(grad_only=False)
         _serialize.save_parameters(path, params, arrays=saved_arrays(params))
         return
-    if params is None:
-        params = get_parameters(grad_only=False)
     proto = _serialize.nnabla_messages()["NNablaProtoBuf"]()
     _add_parameters(proto, ((k, v.d, v.need_grad) for k, v in params.items()))
     data = proto.SerializeToString()
@@ -219,8 +217,9 @@ def _set_from_proto(proto):
     for entry in proto.parameter:
         dims = tuple(int(d) for d in entry.shape.dim)
         var = get_parameter_or_create(entry.variable_name, dims, need_grad=entry.need_grad)
-        var.d = np.reshape(np.asarray(entry.data, np.float32), dims)
-        keep(var, np.reshape(np.asarray(entry.data, np.float64), dims))   # NNabla's: float64
+        values = np.reshape(np.asarray(entry.data, np.float64), dims)   # NNabla's: float64
+        var.d = values.astype(np.float32)
+        keep(var, values)
 
 
 @functools.wraps(_parametric.get_parameters)
@@ -309,31 +308,22 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
                          f'To clear all parameters, call nn.clear_parameters().')
     if existing is not None and (need_grad or as_need_grad) and not is_no_grad():
         float_for_gradients(as_nnabla(existing))   # an integer one asked for with a gradient
-    given = []                              # the array the initializer gave, NNabla's dtype
+    given = []                      # (name, the array the initializer gave), NNabla's dtype
     if existing is None and dtype is None:
         if isinstance(initializer, np.ndarray):
-            given.append(initializer)
+            given.append((name, initializer))
         elif callable(initializer):
-            initializer = _recording(initializer, given)
+            initializer = _recording(initializer, name, given)
     _parametric.get_parameter_or_create(name, shape, initializer, need_grad, dtype=dtype,
                                         overwrite_need_grad=True)
     registered = as_nnabla(_parametric.get_parameter(name))
     if given:
-        keep(registered, given[0])
+        keep(registered, given[0][1])
     if as_need_grad is None:
         as_need_grad = need_grad
     view = registered.get_unlinked_variable(need_grad=bool(as_need_grad) and not is_no_grad())
     view.name = name.rsplit("/", 1)[-1]
     return view
-
-
-def _recording(initializer, given):
-    """``initializer`` appending what it gives to ``given``."""
-    def call(shape):
-        value = np.asarray(initializer(shape))
-        given.append(value)
-        return value
-    return call
 
 
 def get_current_parameter_scope():
