@@ -465,7 +465,6 @@ class InputSource:
                                          mb.lengths if sequence else None, mb.is_sparse)
         return data, count
 
-
     def _check_layouts(self, minibatch: dict) -> None:
         """cntk.exe's check that the Inputs sharing the default layout got data of one layout
         (ReaderShim.cpp:318-335): the same sequences of the same lengths."""
