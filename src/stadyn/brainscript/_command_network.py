@@ -155,6 +155,13 @@ class CommandNetwork:
         reached = reached_ids(list(roots))
         return [(self.name(v), v) for v in self.library.inputs if id(v) in reached]
 
+    def input_source(self, roots: Sequence[Variable], source: io.MinibatchSource,
+                     reader_loc: tuple, command: str) -> InputSource:
+        """The reader ``source`` as the source of the Inputs ``roots`` depend on, with the
+        library's default-layout and one-sample Inputs (:class:`InputSource`)."""
+        return InputSource(self.inputs_of(roots), source, reader_loc,
+                           self.library.default_axis_inputs, command, self.library.framed_inputs)
+
     def accumulated(self, nodes: Sequence[Variable]) -> list[bool]:
         """Per node, whether it holds an accumulated result (computed from ``EpochAccumulator``
         nodes and in no recurrence loop: :func:`holds_accumulated_result`): logged as its value
@@ -458,7 +465,6 @@ class InputSource:
                                          mb.lengths if sequence else None, mb.is_sparse)
         return data, count
 
-
     def _check_layouts(self, minibatch: dict) -> None:
         """cntk.exe's check that the Inputs sharing the default layout got data of one layout
         (ReaderShim.cpp:318-335): the same sequences of the same lengths."""
@@ -497,8 +503,8 @@ class Validation:
                  cmd: CommandConfig, log: CNTKLog, opened: list | None = None):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
         self._opened, self._source, self._start = opened, None, None
+        self._inputs: InputSource | None = None       # of the source, made with it
         self.sums = [criterion_total(n) for n in nodes]
-        self.inputs = network.inputs_of(nodes)
         # the criterion is summed; an evaluation node holding an accumulated result is its
         # last value, counted once
         self.accumulated = [False] + network.accumulated(nodes[1:])
@@ -510,12 +516,11 @@ class Validation:
             opened, self._opened = self._opened, None
             self._source = make_source(cmd.cv_reader, max_sweeps=1, opened=opened)
             self._start = self._source.get_checkpoint_state()
+            self._inputs = self.network.input_source(
+                self.nodes, self._source, record_loc(cmd.record, "cvReader"), cmd.name)
         else:
             self._source.restore_from_checkpoint(self._start)
-        source = self._source
-        library = self.network.library
-        inputs = InputSource(self.inputs, source, record_loc(cmd.record, "cvReader"),
-                             library.default_axis_inputs, cmd.name, library.framed_inputs)
+        inputs = self._inputs
         last: list[float] = [0.0] * len(self.sums)      # the last minibatch's values
 
         def keep(record: dict) -> None:
@@ -545,4 +550,4 @@ class Validation:
             d.close()
         if self._source is not None:
             self._source.close()
-        self._opened = self._source = None
+        self._opened = self._source = self._inputs = None

@@ -29,7 +29,7 @@ from .._errors import ConfigError
 from ..graph import Variable, forward_all, training
 from ..train import feed
 from ._cntk_log import CNTKLog
-from ._command_network import CommandNetwork, InputSource, record_loc
+from ._command_network import CommandNetwork, record_loc
 from ._blocks import CommandConfig, sgd_block
 from ._config import ConfigRecord
 from ._network_library import reached_ids
@@ -149,9 +149,7 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> boo
         # (ReaderShim.cpp:318-335): refused here as in training (before bs28 only there)
         roots = [n.input for n in nodes] + network.criterion_nodes[:1] + \
             list(network.evaluation_nodes)
-        inputs = InputSource(network.inputs_of(roots), source, reader_loc,
-                             network.library.default_axis_inputs, cmd.name,
-                             network.library.framed_inputs)
+        inputs = network.input_source(roots, source, reader_loc, cmd.name)
         seen = 0
         while limit is None or seen < limit:
             size = cmd.sgd.minibatch_size[0]

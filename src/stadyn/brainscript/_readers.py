@@ -452,13 +452,13 @@ def command_sequence_streams(cmd: CommandConfig, commands: Sequence[CommandConfi
     """:func:`sequence_streams` of the readers a command's network is fed from: its ``reader``
     and ``cvReader``; a command with no reader (an ``edit`` action, whose model a later
     command reads) those of every command of ``commands`` (the run's)."""
-    readers = [cmd.reader, cmd.cv_reader] if cmd.reader is not None else \
-        [r for c in commands for r in (c.reader, c.cv_reader)]
-    # (the command's reader and cvReader are kept open for their sources, each opened once a
-    # command; the readers an edit action looks at are read by other commands)
-    return frozenset().union(*(sequence_streams(r, opened if r is cmd.reader or
-                                                r is cmd.cv_reader else None)
-                               for r in readers if r is not None))
+    if cmd.reader is None:      # (read by other commands: looked at, then closed)
+        return frozenset().union(*(sequence_streams(r) for c in commands
+                                   for r in (c.reader, c.cv_reader) if r is not None))
+    # the command's reader and cvReader stay open in ``opened`` for their sources: each is
+    # opened once a command
+    return frozenset().union(*(sequence_streams(r, opened) for r in (cmd.reader, cmd.cv_reader)
+                               if r is not None))
 
 
 def _deserializers(reader: ReaderConfig) -> list[io.Deserializer]:

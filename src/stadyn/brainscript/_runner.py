@@ -46,7 +46,7 @@ from ..train import evaluate_sums
 from ._accumulators import EpochAccumulators, counted_once, logged_so_far
 from ._blocks import (CommandConfig, RunConfig, per_epoch, run_config,
                       sgd_block)
-from ._command_network import (CommandNetwork, InputSource, Validation, criterion_total, loc_of,
+from ._command_network import (CommandNetwork, Validation, criterion_total, loc_of,
                                record_loc)
 from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overrides
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, data_parallel_init_line,
@@ -216,9 +216,7 @@ class _Runner:
                 sgd_rec.get_bool("truncated", False, inherited=True):
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel)   # cntk.exe's
         reader_loc = record_loc(rec, "reader")
-        inputs = InputSource(network.inputs_of([criterion] + evals), source, reader_loc,
-                             network.library.default_axis_inputs, cmd.name,
-                             network.library.framed_inputs)
+        inputs = network.input_source([criterion] + evals, source, reader_loc, cmd.name)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
@@ -404,9 +402,7 @@ class _Runner:
         # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
         source = make_source(cmd.reader, max_sweeps=1, warn=self.log.raw,
                              opened=self.opened.take(cmd.reader))
-        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
-                             network.library.default_axis_inputs, cmd.name,
-                             network.library.framed_inputs)
+        inputs = network.input_source(nodes, source, record_loc(rec, "reader"), cmd.name)
         try:
             return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
                                  cmd.epoch_size, cmd.output_path, fmt, self.log,
@@ -477,9 +473,7 @@ class _Runner:
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw,
                              opened=self.opened.take(cmd.reader))
-        inputs = InputSource(network.inputs_of(nodes), source, record_loc(rec, "reader"),
-                             network.library.default_axis_inputs, cmd.name,
-                             network.library.framed_inputs)
+        inputs = network.input_source(nodes, source, record_loc(rec, "reader"), cmd.name)
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
         show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them

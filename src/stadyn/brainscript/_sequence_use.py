@@ -88,9 +88,21 @@ def _bs_namespace(e: Any) -> str | None:
     return None
 
 
-def _is_sequence_member(e: Any) -> bool:
-    """``BS.ns.f`` of a namespace or a member that works on sequences."""
-    ns = _bs_namespace(e.obj) if isinstance(e, A.MemberAccess) else None
+def _namespace(e: Any, aliases: dict[str, str]) -> str | None:
+    """``ns`` for ``BS.ns``, for a name bound to it (``S`` of ``S = BS.Sequences``) and for
+    ``b.ns`` of a name bound to ``BS`` (:func:`_aliases`), else None."""
+    if isinstance(e, A.Ident) and aliases.get(e.name):
+        return aliases[e.name]
+    if isinstance(e, A.MemberAccess) and isinstance(e.obj, A.Ident) and \
+            aliases.get(e.obj.name) == "":
+        return e.name
+    return _bs_namespace(e)
+
+
+def _is_sequence_member(e: Any, aliases: dict[str, str] | None = None) -> bool:
+    """``BS.ns.f`` (or ``ns`` reached through ``aliases``) of a namespace or a member that
+    works on sequences."""
+    ns = _namespace(e.obj, aliases or {}) if isinstance(e, A.MemberAccess) else None
     return ns is not None and (ns in _SEQUENCE_BS or e.name in _SEQUENCE_MEMBERS.get(ns, ()))
 
 
@@ -134,18 +146,9 @@ def _is_sequence_call(call: A.Call, aliases: dict[str, str]) -> bool:
                        and isinstance(a.value.operand, A.Number) and a.value.operand.value == 1
                        for a in call.args)
         return f.name != "BS" and _is_sequence_name(f, set())
-    # S.First (x) of S = BS.Sequences; b.Sequences.First (x) of b = BS
-    if isinstance(f, A.MemberAccess):
-        ns = None
-        if isinstance(f.obj, A.Ident) and aliases.get(f.obj.name):
-            ns = aliases[f.obj.name]
-        elif isinstance(f.obj, A.MemberAccess) and isinstance(f.obj.obj, A.Ident) and \
-                aliases.get(f.obj.obj.name) == "":
-            ns = f.obj.name
-        if ns is not None:
-            return ns in _SEQUENCE_BS or f.name in _SEQUENCE_MEMBERS.get(ns, ())
-    # BS.Sequences.First (x), BS.Loop.Previous (x), BS.Boolean.Toggle (clk), ...
-    return _is_sequence_member(f)
+    # BS.Sequences.First (x), BS.Loop.Previous (x), BS.Boolean.Toggle (clk), ...; S.First (x)
+    # of S = BS.Sequences; b.Sequences.First (x) of b = BS
+    return _is_sequence_member(f, aliases)
 
 
 class SequenceUse(NamedTuple):

@@ -47,7 +47,7 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
-from ._ctf_streams import _CHUNK, bar_positions, input_counts
+from ._ctf_streams import _CHUNK, bar_positions, byte_positions, input_counts
 from ._ctf_values import InputField, parse_values
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
@@ -64,15 +64,6 @@ _MAX_ID = (1 << 64) - 1         # a size_t; a longer id is CNTK's "Overflow whil
 _LEADING_DIGITS = re.compile(r"[0-9]*", re.ASCII)
 # below ' ' but not a tab or a newline: CNTK's isNonPrintable, which ends an input's values
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
-
-
-def _newlines(data) -> np.ndarray:
-    """Byte offsets of every b'\\n' in ``data`` (bytes or mmap), in chunks to bound memory."""
-    found = []
-    view = np.frombuffer(data, dtype=np.uint8)
-    for start in range(0, len(view), _CHUNK):
-        found.append(np.flatnonzero(view[start:start + _CHUNK] == 10) + start)
-    return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
 def _bytes_at(data, offsets: np.ndarray) -> np.ndarray:
@@ -99,7 +90,7 @@ class _Index:
     """Where each sequence's lines are: byte range, first line number, line count, key."""
 
     def __init__(self, data, source: str):
-        ends = _newlines(data)
+        ends = byte_positions(data, ord("\n"))
         size = len(data)
         bom = len(codecs.BOM_UTF8) if bytes(data[:3]) == codecs.BOM_UTF8 else 0
         starts = np.concatenate([[bom], ends + 1]).astype(np.int64)

@@ -1,6 +1,7 @@
 """How many samples each sequence of a CTF file gives each of its streams, found with NumPy: a
 label given on a sequence's first line only is one sample a sequence beside its features'
-lines, as CNTK 2.7's text reader lays each stream out (each input its own count of samples).
+lines, as CNTK 2.7's text reader lays each stream out (each input its own count of samples);
+and the chunked byte scan both this and the CTF index (its line ends) use.
 """
 
 from __future__ import annotations
@@ -9,23 +10,32 @@ import numpy as np
 
 from ._ctf_values import InputField
 
-__all__ = ["input_counts", "bar_positions"]
+__all__ = ["input_counts", "bar_positions", "byte_positions"]
 
 _CHUNK = 1 << 26
 _WHITE = np.frombuffer(b" \t\r\n", np.uint8)
 
 
+def byte_positions(data, byte: int) -> np.ndarray:
+    """The offsets of every ``byte`` in ``data`` (bytes or a memory map), scanned ``_CHUNK``
+    bytes at a time so that no copy of the file is made.
+
+    >>> byte_positions(b"0 |x 1\\n1 |x 2\\n", ord("\\n")).tolist()
+    [6, 13]
+    """
+    view = np.frombuffer(data, dtype=np.uint8)
+    found = [np.flatnonzero(view[at:at + _CHUNK] == byte) + at
+             for at in range(0, len(view), _CHUNK)]
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+
 def bar_positions(data) -> np.ndarray:
-    """The byte offsets of every ``|`` in ``data`` (bytes or a memory map), scanned
-    ``_CHUNK`` bytes at a time so that no copy of the file is made.
+    """The byte offsets of every ``|`` in ``data`` (:func:`byte_positions`).
 
     >>> bar_positions(b"0 |x 1 |y 2\\n").tolist()
     [2, 7]
     """
-    view = np.frombuffer(data, dtype=np.uint8)
-    found = [np.flatnonzero(view[at:at + _CHUNK] == ord("|")) + at
-             for at in range(0, len(view), _CHUNK)]
-    return np.concatenate(found) if found else np.zeros(0, np.int64)
+    return byte_positions(data, ord("|"))
 
 
 def _bytes_at(view: np.ndarray, at: np.ndarray) -> np.ndarray:
