@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
+from ..graph import new_placeholder
 from ..ops import generator_key, keyed_draw_op
 
 __all__ = ["lift_generators"]
@@ -50,9 +51,6 @@ def lift_generators(gm: fx.GraphModule) -> tuple[list[torch.Tensor], bool]:
         (1, True, [1.0, 1.0, 0.0, 1.0, 0.0, 0.0])
     """
     graph = gm.graph
-    last = None
-    for last in graph.find_nodes(op="placeholder"):
-        pass
     inputs: dict[int, fx.Node] = {}          # id(generator) -> its input
     keys: list[torch.Tensor] = []
     cacheable = True
@@ -69,10 +67,7 @@ def lift_generators(gm: fx.GraphModule) -> tuple[list[torch.Tensor], bool]:
         node = inputs.get(id(generator))
         if node is None:
             key = torch.tensor(generator_key(generator), dtype=torch.int64)
-            with (graph.inserting_after(last) if last is not None
-                  else graph.inserting_before(next(iter(graph.nodes)))):
-                node = last = graph.placeholder(f"generator_key_{len(keys)}")
-            node.meta["val"] = key
+            node = new_placeholder(gm, f"generator_key_{len(keys)}", key)
             inputs[id(generator)] = node
             keys.append(key)
         n.target, n.args = keyed, (*n.args[:-1], node)

@@ -61,9 +61,8 @@ from ._numpy_readers import numpy_reader, viewed
 from ._mode import (auto_forward, get_auto_forward, is_no_grad, is_training, no_grad,
                     set_auto_forward, set_training, training)
 from ._partition import partition
-from ._passes import (defer_products, drop_dead_code, fuse_convolution_relu, plan_passes,
-                      register_product, reuse_dead_inputs,
-                      simplify)
+from ._passes import (defer_products, drop_dead_code, fuse_convolution_relu, new_placeholder,
+                      plan_passes, register_product, reuse_dead_inputs, simplify)
 from ._recompute import recompute, recompute_fn, set_global_recompute
 from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
@@ -122,7 +121,7 @@ __all__ = [
     "graph_version", "graph_structure",
     "partition", "trace_fake", "program_module", "realize", "collector_paused",
     "simplify", "drop_dead_code", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu",
-    "register_product",
+    "register_product", "new_placeholder",
     "plan_passes",
     "plan_layout",
     "standard_layout",

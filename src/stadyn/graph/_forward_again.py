@@ -42,9 +42,11 @@ def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now
     the forward left them (``given_back``; NNabla runs no forward again); a graph whose forward
     has other side effects (an op's own state, draws not noted) refuses.  An op that cannot be
     traced, or a program reading a leaf it wrote (``min_max_quantize``), runs again guarded."""
-    if isinstance(plan, StaticPlan):    # (the forward's draws again, where they were noted)
+    lowered = isinstance(plan, StaticPlan)  # (run again through a program: not eagerly)
+    if lowered:                         # (the forward's draws again, where they were noted)
         effect = program_side_effects(plan.fw, len(plan.leaves), replays(plan.nodes))
         refuse(effect is not READS_WRITTEN_LEAF and effect)
+        lowered = effect is not READS_WRITTEN_LEAF
     else:
         refuse_kept(plan.nodes)
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
@@ -54,7 +56,7 @@ def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now
         v._starts_grad = True
     try:
         mark_gradients_changed()
-        if isinstance(plan, StaticPlan) and effect is not READS_WRITTEN_LEAF:
+        if lowered:
             with same_draws(plan.nodes) as hook, given_back(written_leaves(plan.fw, plan.leaves)):
                 run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
                             function_pre_hook=hook)

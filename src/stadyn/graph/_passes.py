@@ -38,7 +38,7 @@ from ._merged_checks import merge_split_checks
 __all__ = ["drop_dead_code", "simplify", "defer_output_casts", "write_products_into_buffers",
            "cast_parameters_into_buffers", "defer_products", "aliased_outputs",
            "reuse_dead_inputs", "fuse_convolution_relu", "plan_passes", "is_large_product",
-           "register_product", "OUT_BUFFER_BYTES"]
+           "register_product", "new_placeholder", "OUT_BUFFER_BYTES"]
 
 _aten = torch.ops.aten
 _SAME_SHAPE_NOOPS = {_aten.view.default, _aten._unsafe_view.default, _aten.reshape.default,
@@ -191,9 +191,17 @@ def is_large_product(n, kernels: bool = True) -> bool:
             and val.is_contiguous() and _is_large(val))
 
 
-def _new_placeholder(gm: fx.GraphModule, name: str, val) -> fx.Node:
+def new_placeholder(gm: fx.GraphModule, name: str, val) -> fx.Node:
     """A new placeholder ``name`` (its value's metadata ``val``), appended after the program's
-    other placeholders (first, in a program that has none)."""
+    other placeholders (first, in a program that has none): a new last input of ``gm``.
+
+    Example:
+        >>> import torch, torch.fx as fx
+        >>> gm = fx.symbolic_trace(lambda x: x + 1)
+        >>> k = new_placeholder(gm, "k", torch.tensor(2.0))
+        >>> [n.name for n in gm.graph.find_nodes(op="placeholder")]
+        ['x', 'k']
+    """
     graph = gm.graph
     placeholders = graph.find_nodes(op="placeholder")
     with (graph.inserting_after(placeholders[-1]) if placeholders
@@ -210,7 +218,7 @@ def _write_into_placeholder(gm: fx.GraphModule, n: fx.Node, name: str,
     ``call(placeholder)`` gives that call's ``(target, args, kwargs)``.  Returns the
     placeholder."""
     graph = gm.graph
-    buffer = _new_placeholder(gm, name, n.meta["val"])
+    buffer = new_placeholder(gm, name, n.meta["val"])
     with graph.inserting_after(n):
         written = graph.call_function(*call(buffer))
     written.meta["val"] = n.meta["val"]
@@ -278,7 +286,7 @@ def _write_view_into_placeholder(gm: fx.GraphModule, n: fx.Node, product: fx.Nod
     """Replace ``n``, a reshape of the product ``product``, by a placeholder ``name`` (shaped
     like ``n``) that ``mm.out`` writes ``product`` into, seen in ``product``'s shape."""
     graph = gm.graph
-    buffer = _new_placeholder(gm, name, n.meta["val"])
+    buffer = new_placeholder(gm, name, n.meta["val"])
     with graph.inserting_before(product):
         matrix = graph.call_function(_aten.view.default,
                                      (buffer, list(product.meta["val"].shape)))

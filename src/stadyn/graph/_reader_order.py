@@ -111,12 +111,16 @@ def backward_order(root: FunctionNode, nodes: Sequence[FunctionNode], tensor_of:
     return order
 
 
+def _output_grad_fns(node: FunctionNode, tensor_of: TensorOf) -> list:
+    """The autograd nodes that made ``node``'s live outputs' values, in output order."""
+    return [t.grad_fn for ref in node._outputs if (v := ref()) is not None
+            and (t := tensor_of(v)) is not None and t.grad_fn is not None]
+
+
 def _entry_edges(reader: FunctionNode, target: tuple, tensor_of: TensorOf) -> list[tuple]:
     """The autograd nodes of ``reader``'s op with an edge to ``target`` (an autograd node and
     its output number): (node, edge number) pairs."""
-    starts = [t.grad_fn for ref in reader._outputs
-              if (v := ref()) is not None and (t := tensor_of(v)) is not None
-              and t.grad_fn is not None]
+    starts = _output_grad_fns(reader, tensor_of)
     bounds = {id(t.grad_fn) for u in reader.inputs if u is not None
               and (t := tensor_of(u)) is not None and t.grad_fn is not None}
     edges, seen, todo = [], set(), [s for s in starts if id(s) not in bounds]
@@ -177,15 +181,14 @@ def _deferrable_input(node: FunctionNode, at: dict, tensor_of: TensorOf) -> tupl
     None where the backward does not reach ``node`` or it has none or several."""
     if id(node) not in at:
         return None
-    outs = [t for ref in node._outputs if (v := ref()) is not None
-            and (t := tensor_of(v)) is not None and t.grad_fn is not None]
+    outs = _output_grad_fns(node, tensor_of)
     values = [tensor_of(u) if isinstance(u, Variable) else None for u in node.inputs]
     needing = [k for k, t in enumerate(values) if t is not None and t.requires_grad]
     # (one Variable needing a gradient, at one position or several: Mul2(h, h))
     if not outs or len({id(node.inputs[k]) for k in needing}) != 1:
         return None
     k = needing[0]
-    edges = outs[0].grad_fn.next_functions
+    edges = outs[0].next_functions
     if len(edges) != len(values) or edges[k][0] is None:
         return None
     return edges[k], k, values[k]
@@ -259,11 +262,10 @@ def _leaf_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | No
     function = node.kwargs["function"]
     if id(node) not in at or not hasattr(function, "run_leaves"):
         return None
-    outs = [t for ref in node._outputs if (v := ref()) is not None
-            and (t := tensor_of(v)) is not None and t.grad_fn is not None]
+    outs = _output_grad_fns(node, tensor_of)
     if not outs:
         return None
-    edges = outs[0].grad_fn.next_functions
+    edges = outs[0].next_functions
     if len(edges) != len(node.inputs):
         return None
     found = []

@@ -38,11 +38,6 @@ def _normalize(x, centred, weight, bias, var, eps):
     return centred.to(x.dtype)
 
 
-def _shaped(g, like):
-    """A per-channel gradient ``(C,)`` in the shape of the input it is for."""
-    return None if g is None else g.reshape(like if isinstance(like, torch.Size) else like.shape)
-
-
 def _opmath(x: torch.Tensor) -> torch.Tensor:
     # half-precision data is normalised in float32, as ATen's mixed-type kernel does
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
@@ -60,10 +55,15 @@ def _aten_params(x, *params):
     return tuple(None if p is None else p.to(work) for p in params)
 
 
-def _cast_grad(g, like):
-    """A per-channel gradient in the dtype of the parameter it is for (ATen's mixed-type
-    kernel gives float32 ones for half parameters)."""
-    return g if g is None or like is None or g.dtype == like else g.to(like)
+def _parameter_grads(ctx, gw, gb, weight):
+    """The per-channel gradients ``(C,)`` of the weight and the bias in the shape and dtype of
+    the parameter each is for (ATen's mixed-type kernel gives float32 ones for half
+    parameters); None stays None."""
+    if gw is not None:
+        gw = gw.to(weight.dtype).reshape(weight.shape)
+    if gb is not None:
+        gb = gb.to(ctx.bias_dtype).reshape(ctx.bias_shape)
+    return gw, gb
 
 
 def _bn_train_impl(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
@@ -215,16 +215,13 @@ def _bn_train_backward(ctx, gy, _gmean, _gvar):
     if ctx.one_pass:
         gx, gw, gb = _bn_one_pass_backward(gy, x, weight, ctx.eps,
                                            [need[0], need[1], ctx.has_bias and need[2]])
-        return (gx, _shaped(gw, weight), _shaped(_cast_grad(gb, ctx.bias_dtype), ctx.bias_shape),
-                None, None)
+        return (gx, *_parameter_grads(ctx, gw, gb, weight), None, None)
     invstd = torch.rsqrt(var + ctx.eps).reshape(-1)
     w, mean = _aten_params(x, None if weight is None else weight.reshape(-1), mean.reshape(-1))
     gx, gw, gb = torch.ops.aten.native_batch_norm_backward(
         gy, x, w, None, None, mean, invstd.to(mean.dtype), True, ctx.eps,
         [need[0], weight is not None and need[1], ctx.has_bias and need[2]])
-    gw = _cast_grad(gw, None if weight is None else weight.dtype)
-    return (gx, _shaped(gw, weight), _shaped(_cast_grad(gb, ctx.bias_dtype), ctx.bias_shape),
-            None, None)
+    return (gx, *_parameter_grads(ctx, gw, gb, weight), None, None)
 
 
 def _update_running_impl(mean, variance, m, v, keep, take, n):
@@ -299,9 +296,7 @@ def _bn_eval_backward(ctx, gy):
     gx, gw, gb = torch.ops.aten.native_batch_norm_backward(
         gy, x, w, mean, var, None, None, False, ctx.eps,
         [need[0], weight is not None and need[1], ctx.has_bias and need[2]])
-    gw = _cast_grad(gw, None if weight is None else weight.dtype)
-    return (gx, _shaped(gw, weight), _shaped(_cast_grad(gb, ctx.bias_dtype), ctx.bias_shape),
-            None, None, None)
+    return (gx, *_parameter_grads(ctx, gw, gb, weight), None, None, None)
 
 
 _bn_train = kernel_op("stadyn_kernels::batch_norm_nnabla_train",

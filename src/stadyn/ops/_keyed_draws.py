@@ -27,7 +27,7 @@ __all__ = ["generator_key", "keyed_draw_op"]
 
 #: the generators given a key, by their key (weakly: a compiled step keeps its own alive)
 _BY_KEY: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_KEY_OF: dict[int, int] = {}                # id(generator) -> its key, while it lives
+_KEY_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # a generator -> its key
 _KEYS = itertools.count(1)
 _LOCK = threading.Lock()
 _KEYED: dict = {}                           # an operator -> its keyed form (None: has none)
@@ -47,12 +47,10 @@ def generator_key(generator: torch.Generator) -> int:
         (True, False)
     """
     with _LOCK:
-        key = _KEY_OF.get(id(generator))
-        if key is None or _BY_KEY.get(key) is not generator:
-            key = next(_KEYS)
+        key = _KEY_OF.get(generator)
+        if key is None:
+            key = _KEY_OF[generator] = next(_KEYS)
             _BY_KEY[key] = generator
-            _KEY_OF[id(generator)] = key
-            weakref.finalize(generator, _KEY_OF.pop, id(generator), None)
         return key
 
 
