@@ -356,6 +356,10 @@ class InputSource:
         # framed_inputs, recorded by fed_as_sequences): fed each step of the reader's sequences
         # as a sample
         self.framed = {id(var) for var in framed}
+        #: the lengths of the sequences whose steps the last :meth:`read` fed those Inputs as
+        #: samples, in order (None where it fed none): the write action writes each sequence
+        #: of their values with its steps, as cntk.exe
+        self.framed_lengths: list[int] | None = None
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
         for name, var in inputs:
@@ -438,6 +442,7 @@ class InputSource:
         minibatch = self.source.next_minibatch(size, self.input_map, **partition)
         data: dict[Variable, np.ndarray] = {}
         count = 0
+        self.framed_lengths = None
         if not minibatch:
             return data, count
         self._check_layouts(minibatch)
@@ -450,6 +455,7 @@ class InputSource:
                 data[var] = mb      # a padded (N, T, ...) sequence as read (the trainer unpads)
                 continue
             if id(var) in self.framed and mb.lengths is not None:
+                self.framed_lengths = [int(n) for n in mb.lengths]
                 steps = np.concatenate([mb.data[i, :int(n)] for i, n in enumerate(mb.lengths)])
                 mb = io.MinibatchData(steps, len(steps), len(steps), mb.end_of_sweep, None,
                                       mb.is_sparse)
