@@ -7,12 +7,13 @@ Each sequence is written as ``sequencePrologue``, its steps (one row per step, s
 ``sampleSeparator``, the values of a row by ``elementSeparator``) and ``sequenceEpilogue``
 (default ``"\\n"``), with ``sequenceSeparator`` between sequences; a value that is not a
 sequence is a sequence of one step (a loaded model's node fed the steps of the reader's
-sequences as samples: those sequences, as cntk.exe writes the reader's layout; a node with no batch axis, no MBLayout in cntk.exe: one
-sequence of its CNTK columns); a criterion node of CNTK's per-sample kind
-(:data:`MINIBATCH_SUMS`: ``CrossEntropyWithSoftmax``, ``ClassificationError``, ...) has no
-MBLayout in cntk.exe either and is written as one value a minibatch, the sum over its samples
-(``1 1|<sum>``); so the default is one line per sample, its values in CNTK's
-column-major order, each as ``%f`` (``precisionFormat = ".2"``: ``%.2f``).  The ``format``
+sequences as samples: those sequences, as cntk.exe writes the reader's layout; a node with no
+batch axis, no MBLayout in cntk.exe: one sequence of its CNTK columns); a criterion node of
+CNTK's per-sample kind (:data:`MINIBATCH_SUMS`: ``CrossEntropyWithSoftmax``,
+``ClassificationError``, ...) has no MBLayout in cntk.exe either and is written as one value a
+minibatch, the sum over its samples (``1 1|<sum>``); so the default is one line per sample,
+its values in CNTK's column-major order, each as ``%f`` (``precisionFormat = ".2"``:
+``%.2f``).  The ``format``
 block's ``type = "category"`` writes the index of each row's largest value (the last of equal
 ones, as CNTK), as a label of ``labelMappingFile`` if given; ``transpose = false`` writes one
 row per element (prefixed by its ``[w,h,c]`` index when the sample has several axes), the steps
