@@ -35,14 +35,15 @@ from ._ast import config_error
 from ._blocks import (CommandConfig, DeserializerConfig, ReaderConfig, StreamConfig,
                       TransformConfig)
 from ._htk_screening import screen_utterances
+from ._reader_windows import chunk_bytes, randomization_window
 from ._legacy_readers import LEGACY_READERS
 
 __all__ = ["LM_DATA_PARALLEL", "OpenedReaders", "command_sequence_streams", "make_source",
            "reader_deserializers", "sequence_streams",
            "stream_names", "utterance_mode"]
 
-# Reader keys that only tune CNTK's engine (no effect here).
-_READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "prefetch",
+# Reader keys that only tune CNTK's engine (no effect here), and those read elsewhere.
+_READER_NO_EFFECT = {"prefetch",
                      "multithreadeddeserialization", "truncated",
                      "maxerrors", "tracelevel", "cachedir", "randomizationseed",
                      "numcputhreads",
@@ -50,6 +51,8 @@ _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "p
                      # random generator, and LMSequenceReader's binary cache of the text
                      "minibatchmode", "usemersennetwisterrand", "cacheblocksize", "writertype",
                      "wfile", "wsize", "wrecords", "windowsize"}
+# reader keys read by _reader_windows (the randomized order's window, a text file's chunks)
+_READER_NO_EFFECT |= {"randomizationwindow", "samplebasedrandomizationwindow", "chunksizeinbytes"}
 # stream keys of the legacy readers' blocks that only described CNTK's own buffers or were
 # checked when the block was read (type = "real", labelType = "category", ...)
 _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
@@ -142,8 +145,9 @@ def _max_errors(d: DeserializerConfig, reader: ReaderConfig) -> int:
 
 def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
     defs = io.StreamDefs(**{s.name: _text_stream(s, d) for s in d.streams})
+    chunk = chunk_bytes(reader, dict(d.params))
     try:
-        return io.CTFDeserializer(d.file, defs, max_errors=_max_errors(d, reader))
+        made = io.CTFDeserializer(d.file, defs, max_errors=_max_errors(d, reader))
     except DataError as exc:    # the file's first sequence is read now: say whose streams
         if d.loc is None:
             raise
@@ -151,6 +155,9 @@ def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
         raise DataError(f"{exc.reason} (the streams of the reader block at {block}: "
                         f"{', '.join(_tag(s) for s in d.streams)})", exc.path, exc.line,
                         exc.record) from None
+    if chunk is not None:       # (the chunks the randomized order moves: CNTK's setting)
+        made.chunk_bytes = chunk
+    return made
 
 
 def _tag(s: StreamConfig) -> str:
@@ -429,9 +436,10 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
         # (a write command's: one utterance a minibatch, _reader_blocks.written_reader)
         whole = truncated or bool(reader.extra.get("oneUtteranceAMinibatch"))
         return io.UtteranceSource(made, int(parallel), join_short=not whole, **options)
+    window = randomization_window(reader) if reader.randomize else {}
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
-                              frame_mode=frame_mode)
+                              frame_mode=frame_mode, **window)
 
 
 def sequence_streams(reader: ReaderConfig | None,
