@@ -160,3 +160,42 @@ T = [ action = "train" ; modelPath = "{tmp_path}/m"
     with pytest.raises(DataError, match="CTF file does not exist") as caught:
         run(str(config), out=io.StringIO())
     assert first not in _open_files() - before, caught.traceback
+
+
+def test_a_restart_without_a_checkpoint_counts_its_sweep_through_the_same_index(
+        tmp_path, monkeypatch):
+    # a restart from modelPath.1 whose .ckp is gone, epochSize = 0 and an Input of sequences:
+    # the sweep's samples are counted by reading the reader once more, through the training
+    # source's deserializers (at c4441c04 the reader block was opened and its file indexed a
+    # second time).  Sequences of 3, 2 and 4 steps with a label each step: 9 samples a sweep
+    lines = []
+    for s, n in enumerate([3, 2, 4]):
+        lines += [f"{s} |x {s + k} {k} |y {k % 2} {1 - k % 2}" for k in range(n)]
+    data = tmp_path / "s.ctf"
+    data.write_text("\n".join(lines) + "\n")
+    config = tmp_path / "s.cntk"
+    config.write_text(f"""command = T ; deviceId = -1 ; traceLevel = 1
+T = [ action = "train" ; modelPath = "{tmp_path}/m"
+  BrainScriptNetworkBuilder = [ x = Input {{2}} ; y = Input {{2}}
+    h = x + PastValue (0, x) ; z = DenseLayer {{2}} (h)
+    ce = CrossEntropyWithSoftmax (y, z) ; criterionNodes = (ce) ]
+  SGD = [ minibatchSize = 16 ; learningRatesPerSample = 0.001 ; maxEpochs = 2 ; epochSize = 0 ]
+  reader = [ readerType = "CNTKTextFormatReader" ; file = "{data}" ; randomize = false
+             input = [ x = [ dim = 2 ] ; y = [ dim = 2 ] ] ] ]
+""")
+    run(str(config), out=io.StringIO())
+    os.remove(tmp_path / "m")            # (m.1 keeps no .ckp: cntk.exe deletes it too)
+    assert (tmp_path / "m.1").exists() and not (tmp_path / "m.1.ckp").exists()
+    made = []
+    real = _ctf._Index
+
+    def index(*args, **kwargs):
+        made.append(args[-1])
+        return real(*args, **kwargs)
+    monkeypatch.setattr(_ctf, "_Index", index)
+    out = io.StringIO()
+    run(str(config), out=out)
+    log = out.getvalue()
+    assert "Checkpoint file is missing" in log, log
+    assert "Finished Epoch[ 2 of 2]: [Training] ce = " in log and " * 9; " in log, log
+    assert made == [str(data)], made

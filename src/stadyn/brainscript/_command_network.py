@@ -383,16 +383,17 @@ class InputSource:
     def sweep_size(self) -> int:
         return self.source.sweep_size
 
-    def label_sweep_size(self, reader: Any) -> int:
+    def label_sweep_size(self, reader: Any, opened: list | None = None) -> int:
         """One sweep counted as the trainer counts samples (CNTK's rule: the labels' samples,
         i.e. sequences where some input is per sequence, steps where all are sequences); the
         reader's own count when no input is a sequence.  Reads the sweep once (only to resume
-        without a checkpoint: training reads sweeps as it goes)."""
+        without a checkpoint: training reads sweeps as it goes), through the deserializers
+        ``opened`` where given (the training source's: its files are not indexed again)."""
         if all(var.sequence_lengths is None for var, _ in self.pairs):
             return self.source.sweep_size
         per_sequence = any(var.sequence_lengths is None and id(var) not in self.framed
                            for var, _ in self.pairs)
-        once = make_source(reader, max_sweeps=1)
+        once = make_source(reader, max_sweeps=1, opened=opened)
         total = 0
         try:
             while True:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io as _io
 import os
 from collections.abc import Callable, Sequence
@@ -280,8 +281,10 @@ class _Runner:
 
         checkpoint = None
         if resume_from is not None:    # the model file holds the pre-computed values
+            # (a sweep counted through the training source's deserializers: indexed once)
+            swept = functools.partial(inputs.label_sweep_size, cmd.reader, deserializers)
             checkpoint, flags = resume(log, resume_from, trainer, learners, source, start,
-                                       lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
+                                       lambda: epoch_size or swept(),
                                        per_sweep=epoch_size is None,
                                        aliases=network.precompute_aliases,
                                        reshaped=network.net.reshaped_weights,
