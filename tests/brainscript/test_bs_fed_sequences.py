@@ -364,3 +364,41 @@ def test_the_readers_of_a_train_command_are_closed_when_training_raises(tmp_path
     else:
         raise AssertionError("trained")
     assert sorted(closed) == ["cvReader", "reader"], closed
+
+
+def test_a_loaded_model_of_one_step_inputs_writes_each_sequence_with_its_steps(tmp_path):
+    # the loaded model above (its Inputs one sample each), written over sequences of 3, 2 and
+    # 4 steps: cntk.exe's Inputs are on the reader's layout (ComputationNetworkEvaluation.cpp:
+    # 628-632) and its writer writes each sequence of that layout with its steps
+    # (ComputationNode.cpp:842-846, 901, 921): one sequencePrologue a sequence, %x its length.
+    # At c4441c04 each step was written as a sequence of one step ('<3 1>...|' nine times).
+    # NumPy: z = W x + b of the trained model's parameters (to '%f''s 6 decimals)
+    one = tmp_path / "one"
+    one.mkdir()
+    first, _, _ = _data(one, [1] * 5)
+    data, x, _ = _data(tmp_path)
+    reader = READER.replace('DATA', str(data))
+    fmt = ('format = { sequencePrologue = "<%x>" ; sequenceEpilogue = "|\\n" ; '
+           'sampleSeparator = ";" }')
+    extra = (f"again = {{\n    action = \"train\"\n    modelPath = \"{tmp_path}/again.dnn\"\n"
+             f"    BrainScriptNetworkBuilder = (BS.Network.Load (\"{tmp_path}/m.dnn\"))\n"
+             "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 16\n"
+             "            learningRatesPerMB = 0.5 ; momentumPerMB = 0 }\n"
+             f"    {reader}\n}}\n"
+             f"out = {{\n    action = \"write\"\n    modelPath = \"{tmp_path}/again.dnn\"\n"
+             f"    outputNodeNames = (z)\n    outputPath = \"{tmp_path}/w\"\n    {fmt}\n"
+             f"    {reader}\n}}\n")
+    log = io.StringIO()
+    run(str(_config(tmp_path, PLAIN, first, epochs=1, commands="train:again:out",
+                    extra=extra)), [], out=log)
+    trained = sd.load(f"{tmp_path}/again.dnn").parameters
+    W = np.asarray(trained["W"].d).reshape(4, 3).T
+    b = np.asarray(trained["b"].d).reshape(3)
+    z = (x @ W.T + b).astype(np.float32).astype(np.float64)
+    written = (tmp_path / "w.z").read_text()
+    got = [[float(v) for v in step.split()] for line in written.splitlines()
+           for step in line[line.index(">") + 1:-1].split(";")]
+    np.testing.assert_allclose(got, z, atol=2e-6)
+    assert [line[:line.index(">") + 1] for line in written.splitlines()] == \
+        ["<3 3>", "<3 2>", "<3 4>"]
+    assert "Minibatch[0]: ActualMBSize = 9" in log.getvalue()

@@ -356,6 +356,10 @@ class InputSource:
         # framed_inputs, recorded by fed_as_sequences): fed each step of the reader's sequences
         # as a sample
         self.framed = {id(var) for var in framed}
+        #: the lengths of the sequences whose steps the last :meth:`read` fed those Inputs as
+        #: samples, in order (None where it fed none): the write action writes each sequence
+        #: of their values with its steps, as cntk.exe
+        self.framed_lengths: list[int] | None = None
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
         for name, var in inputs:
@@ -379,16 +383,17 @@ class InputSource:
     def sweep_size(self) -> int:
         return self.source.sweep_size
 
-    def label_sweep_size(self, reader: Any) -> int:
+    def label_sweep_size(self, reader: Any, opened: list | None = None) -> int:
         """One sweep counted as the trainer counts samples (CNTK's rule: the labels' samples,
         i.e. sequences where some input is per sequence, steps where all are sequences); the
         reader's own count when no input is a sequence.  Reads the sweep once (only to resume
-        without a checkpoint: training reads sweeps as it goes)."""
+        without a checkpoint: training reads sweeps as it goes), through the deserializers
+        ``opened`` where given (the training source's: its files are not indexed again)."""
         if all(var.sequence_lengths is None for var, _ in self.pairs):
             return self.source.sweep_size
         per_sequence = any(var.sequence_lengths is None and id(var) not in self.framed
                            for var, _ in self.pairs)
-        once = make_source(reader, max_sweeps=1)
+        once = make_source(reader, max_sweeps=1, opened=opened)
         total = 0
         try:
             while True:
@@ -438,6 +443,7 @@ class InputSource:
         minibatch = self.source.next_minibatch(size, self.input_map, **partition)
         data: dict[Variable, np.ndarray] = {}
         count = 0
+        self.framed_lengths = None
         if not minibatch:
             return data, count
         self._check_layouts(minibatch)
@@ -450,6 +456,7 @@ class InputSource:
                 data[var] = mb      # a padded (N, T, ...) sequence as read (the trainer unpads)
                 continue
             if id(var) in self.framed and mb.lengths is not None:
+                self.framed_lengths = [int(n) for n in mb.lengths]
                 steps = np.concatenate([mb.data[i, :int(n)] for i, n in enumerate(mb.lengths)])
                 mb = io.MinibatchData(steps, len(steps), len(steps), mb.end_of_sweep, None,
                                       mb.is_sparse)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .. import io
 from .._errors import ConfigError
 from ..graph import Variable, forward_all, training
 from ..train import feed
@@ -119,9 +120,13 @@ def check_computed(network: CommandNetwork, model_path: str, where: tuple) -> No
                           "or by another network; train it first", *where)
 
 
-def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> bool:
+def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
+               deserializers: list[io.Deserializer] | None = None) -> bool:
     """Set the network's pre-computed nodes that are not computed yet (:func:`uncomputed`) from
-    the training data (see the module); log CNTK's lines.  Returns whether a pass ran."""
+    the training data (see the module); log CNTK's lines.  Returns whether a pass ran.  The
+    data is read through ``deserializers`` where given (the training source's, indexed once,
+    as cntk.exe's pass reads the training reader, SGD.cpp:413), else through the reader
+    block's own, opened for the pass."""
     nodes = uncomputed(network)
     raw = log.raw
     if not nodes:
@@ -138,7 +143,8 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog) -> boo
     sgd_rec = sgd_block(cmd.record)
     limit = None if use_all_data(sgd_rec) else cmd.sgd.epoch_size
     reader_loc = record_loc(cmd.record, "reader")
-    source = make_source(cmd.reader, max_sweeps=1, warn=lambda _: None)  # said once
+    source = make_source(cmd.reader, max_sweeps=1, warn=lambda _: None,  # (said once)
+                         opened=deserializers)
     stats = [RunningStatistics(tuple(n.value.shape), n.operation == "InvStdDev") for n in nodes]
     for node in nodes:   # CNTK's MarkComputed(false): 0 while the pass runs (a node read by
         node.value.d = np.zeros(node.value.shape, np.float32)   # another's input: as CNTK's)

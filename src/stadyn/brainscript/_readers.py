@@ -35,14 +35,15 @@ from ._ast import config_error
 from ._blocks import (CommandConfig, DeserializerConfig, ReaderConfig, StreamConfig,
                       TransformConfig)
 from ._htk_screening import screen_utterances
+from ._reader_windows import chunk_bytes, randomization_window
 from ._legacy_readers import LEGACY_READERS
 
 __all__ = ["LM_DATA_PARALLEL", "OpenedReaders", "command_sequence_streams", "make_source",
-           "sequence_streams",
+           "reader_deserializers", "sequence_streams",
            "stream_names", "utterance_mode"]
 
-# Reader keys that only tune CNTK's engine (no effect here).
-_READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "prefetch",
+# Reader keys that only tune CNTK's engine (no effect here), and those read elsewhere.
+_READER_NO_EFFECT = {"prefetch",
                      "multithreadeddeserialization", "truncated",
                      "maxerrors", "tracelevel", "cachedir", "randomizationseed",
                      "numcputhreads",
@@ -50,6 +51,8 @@ _READER_NO_EFFECT = {"randomizationwindow", "samplebasedrandomizationwindow", "p
                      # random generator, and LMSequenceReader's binary cache of the text
                      "minibatchmode", "usemersennetwisterrand", "cacheblocksize", "writertype",
                      "wfile", "wsize", "wrecords", "windowsize"}
+# reader keys read by _reader_windows (the randomized order's window, a text file's chunks)
+_READER_NO_EFFECT |= {"randomizationwindow", "samplebasedrandomizationwindow", "chunksizeinbytes"}
 # stream keys of the legacy readers' blocks that only described CNTK's own buffers or were
 # checked when the block was read (type = "real", labelType = "category", ...)
 _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
@@ -142,8 +145,9 @@ def _max_errors(d: DeserializerConfig, reader: ReaderConfig) -> int:
 
 def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
     defs = io.StreamDefs(**{s.name: _text_stream(s, d) for s in d.streams})
+    chunk = chunk_bytes(reader, dict(d.params))
     try:
-        return io.CTFDeserializer(d.file, defs, max_errors=_max_errors(d, reader))
+        made = io.CTFDeserializer(d.file, defs, max_errors=_max_errors(d, reader))
     except DataError as exc:    # the file's first sequence is read now: say whose streams
         if d.loc is None:
             raise
@@ -151,6 +155,9 @@ def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
         raise DataError(f"{exc.reason} (the streams of the reader block at {block}: "
                         f"{', '.join(_tag(s) for s in d.streams)})", exc.path, exc.line,
                         exc.record) from None
+    if chunk is not None:       # (the chunks the randomized order moves: CNTK's setting)
+        made.chunk_bytes = chunk
+    return made
 
 
 def _tag(s: StreamConfig) -> str:
@@ -329,7 +336,9 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                 pieces: bool = False,
                 opened: list[io.Deserializer] | None = None) -> io.MinibatchSource:
     """The minibatch source a reader block describes (streams named as in the block): of the
-    deserializers ``opened`` (:meth:`OpenedReaders.take`) where given, else opened now.
+    deserializers ``opened`` (:meth:`OpenedReaders.take`) where given, else opened now.  Where
+    it fails (a deserializer that cannot be made, a key of a bad value), the deserializers it
+    was given or made are closed.
 
     An HTKMLFReader with ``truncated = true`` gives its utterances in minibatch-sized pieces
     (:class:`stadyn.io.TruncatedUtteranceSource`) only with ``pieces``: for a train command,
@@ -349,6 +358,44 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     >>> mb["x"].data.tolist(), mb["y"].data.tolist()
     ([[1.0, 2.0], [3.0, 4.0]], [[0.0, 1.0], [1.0, 0.0]])
     """
+    made = opened
+    try:
+        _check_block(reader)
+        if warn is not None:
+            _unused(reader, warn)
+        made = reader_deserializers(reader, opened=opened)
+        return _source(reader, made, max_sweeps, warn, pieces)
+    except BaseException:      # (the deserializers handed over or made here: none left open)
+        for d in made or ():
+            d.close()
+        raise
+
+
+def reader_deserializers(reader: ReaderConfig, *,
+                         opened: list[io.Deserializer] | None = None) -> list[io.Deserializer]:
+    """The deserializers of a reader block, in its order, for :func:`make_source`: ``opened``
+    (:meth:`OpenedReaders.take`) where given, else opened (indexed) now.  A command that reads
+    its reader twice (the pre-computing pass, then training) gives both sources these, as
+    cntk.exe's one reader serves both (SGD.cpp:413, ``PreCompute (net, trainSetDataReader,
+    ...)``): each file is indexed once.  A
+    block of no deserializers, or one refused, is a ConfigError at its line; where a
+    deserializer fails, those made before it are closed.
+
+    >>> import os, tempfile
+    >>> from stadyn.brainscript import parse_config, reader_config
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
+    >>> _ = open(path, "w").write("|x 1 2\\n|x 3 4\\n")
+    >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
+    ...     file = "{path}" ; input = {{ x = {{ dim = 2 }} }} }}''')["reader"])
+    >>> made = reader_deserializers(r)
+    >>> [len(d) for d in made], make_source(r, opened=made).sweep_size
+    ([2], 2)
+    """
+    _check_block(reader)
+    return opened if opened is not None else _deserializers(reader)
+
+
+def _check_block(reader: ReaderConfig) -> None:
     if not reader.deserializers:
         kind = f" '{reader.reader_type}'" if reader.reader_type else ""
         raise config_error(f"the reader block{kind} defines no deserializers (use deserializers = "
@@ -356,9 +403,11 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                            "\"CNTKTextFormatReader\")", reader.loc)
     if reader.refused:
         raise reader.refused[0][1]
-    if warn is not None:
-        _unused(reader, warn)
-    made = opened if opened is not None else _deserializers(reader)
+
+
+def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
+            warn: Callable[[str], None] | None, pieces: bool) -> io.MinibatchSource:
+    """:func:`make_source`'s source over the deserializers ``made``."""
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
     seed = reader.extra.get("randomizationSeed", 0)
@@ -387,9 +436,10 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         # (a write command's: one utterance a minibatch, _reader_blocks.written_reader)
         whole = truncated or bool(reader.extra.get("oneUtteranceAMinibatch"))
         return io.UtteranceSource(made, int(parallel), join_short=not whole, **options)
+    window = randomization_window(reader) if reader.randomize else {}
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
-                              frame_mode=frame_mode)
+                              frame_mode=frame_mode, **window)
 
 
 def sequence_streams(reader: ReaderConfig | None,
@@ -464,27 +514,35 @@ def command_sequence_streams(cmd: CommandConfig, commands: Sequence[CommandConfi
 def _deserializers(reader: ReaderConfig) -> list[io.Deserializer]:
     """The deserializers of a reader block, in its order."""
     made: list[io.Deserializer] = []
-    for d in reader.deserializers:
-        kind = d.type.lower()
-        if kind in _IMAGE_TYPES:
-            made.append(_image(d))
-        elif kind in _TEXT_TYPES:
-            made.append(_text(d, reader))
-        elif kind in _BINARY_TYPES:
-            made.append(_binary(d))
-        elif kind in _HTK_FEATURE_TYPES:
-            made.append(_htk_features(d, reader))
-        elif kind in _HTK_LABEL_TYPES:
-            made.append(_htk_labels(d))
-        elif kind in _LM_TYPES:
-            made.append(_lm_text(d))
-        else:
-            raise config_error(f"deserializer type '{d.type}' is not supported (use "
-                               "ImageDeserializer, CNTKTextFormatDeserializer, "
-                               "CNTKBinaryFormatDeserializer, HTKFeatureDeserializer or "
-                               "HTKMLFDeserializer, or readerType = \"HTKMLFReader\" or "
-                               "\"LMSequenceReader\")", d.loc)
+    try:
+        for d in reader.deserializers:
+            made.append(_deserializer(d, reader))
+    except BaseException:       # (a later one failed: the files of those made are closed)
+        for m in made:
+            m.close()
+        raise
     return made
+
+
+def _deserializer(d: DeserializerConfig, reader: ReaderConfig) -> io.Deserializer:
+    kind = d.type.lower()
+    if kind in _IMAGE_TYPES:
+        return _image(d)
+    if kind in _TEXT_TYPES:
+        return _text(d, reader)
+    if kind in _BINARY_TYPES:
+        return _binary(d)
+    if kind in _HTK_FEATURE_TYPES:
+        return _htk_features(d, reader)
+    if kind in _HTK_LABEL_TYPES:
+        return _htk_labels(d)
+    if kind in _LM_TYPES:
+        return _lm_text(d)
+    raise config_error(f"deserializer type '{d.type}' is not supported (use "
+                       "ImageDeserializer, CNTKTextFormatDeserializer, "
+                       "CNTKBinaryFormatDeserializer, HTKFeatureDeserializer or "
+                       "HTKMLFDeserializer, or readerType = \"HTKMLFReader\" or "
+                       "\"LMSequenceReader\")", d.loc)
 
 
 def _frame_mode(reader: ReaderConfig) -> bool:

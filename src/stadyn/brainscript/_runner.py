@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io as _io
 import os
 from collections.abc import Callable, Sequence
@@ -60,7 +61,7 @@ from ._ndl_counts import ndl_seeds_kept
 from ._network_source import loaded_network, network_for
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._readers import OpenedReaders, command_sequence_streams, make_source
+from ._readers import OpenedReaders, command_sequence_streams, make_source, reader_deserializers
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry
@@ -207,8 +208,9 @@ class _Runner:
         crit_name = network.name(criterion)
         evals = [n for n in network.evaluation_nodes if n is not criterion]
         eval_names = [network.name(n) for n in evals]
-        source = make_source(cmd.reader, warn=log.raw, pieces=True,
-                             opened=self.opened.take(cmd.reader))
+        # the reader's deserializers, indexed once: the pre-computing pass reads them too
+        deserializers = reader_deserializers(cmd.reader, opened=self.opened.take(cmd.reader))
+        source = make_source(cmd.reader, warn=log.raw, pieces=True, opened=deserializers)
         opened.callback(source.close)
         truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
@@ -279,8 +281,10 @@ class _Runner:
 
         checkpoint = None
         if resume_from is not None:    # the model file holds the pre-computed values
+            # (a sweep counted through the training source's deserializers: indexed once)
+            swept = functools.partial(inputs.label_sweep_size, cmd.reader, deserializers)
             checkpoint, flags = resume(log, resume_from, trainer, learners, source, start,
-                                       lambda: epoch_size or inputs.label_sweep_size(cmd.reader),
+                                       lambda: epoch_size or swept(),
                                        per_sweep=epoch_size is None,
                                        aliases=network.precompute_aliases,
                                        reshaped=network.net.reshaped_weights,
@@ -288,7 +292,8 @@ class _Runner:
             mark_computed(network, flags)
         # CNTK: the model before the start epoch is saved unless it was loaded and the pass
         # computed nothing (a model file written before the pass has values to compute)
-        if (precompute(network, cmd, log) or resume_from is None) and parallel.is_main:
+        if (precompute(network, cmd, log, deserializers) or resume_from is None) and \
+                parallel.is_main:
             save_model(model_name(model_path, start - 1, max_epochs),
                        *network.model_file_parts())
         setting = TrainSetting(cmd.name, sgd, [crit_name] + eval_names, cmd.trace_level,

@@ -6,12 +6,14 @@ the network's output nodes) over one sweep of the reader, not randomised, writte
 Each sequence is written as ``sequencePrologue``, its steps (one row per step, separated by
 ``sampleSeparator``, the values of a row by ``elementSeparator``) and ``sequenceEpilogue``
 (default ``"\\n"``), with ``sequenceSeparator`` between sequences; a value that is not a
-sequence is a sequence of one step (a node with no batch axis, no MBLayout in cntk.exe: one
-sequence of its CNTK columns); a criterion node of CNTK's per-sample kind
-(:data:`MINIBATCH_SUMS`: ``CrossEntropyWithSoftmax``, ``ClassificationError``, ...) has no
-MBLayout in cntk.exe either and is written as one value a minibatch, the sum over its samples
-(``1 1|<sum>``); so the default is one line per sample, its values in CNTK's
-column-major order, each as ``%f`` (``precisionFormat = ".2"``: ``%.2f``).  The ``format``
+sequence is a sequence of one step (a loaded model's node fed the steps of the reader's
+sequences as samples: those sequences, as cntk.exe writes the reader's layout; a node with no
+batch axis, no MBLayout in cntk.exe: one sequence of its CNTK columns); a criterion node of
+CNTK's per-sample kind (:data:`MINIBATCH_SUMS`: ``CrossEntropyWithSoftmax``,
+``ClassificationError``, ...) has no MBLayout in cntk.exe either and is written as one value a
+minibatch, the sum over its samples (``1 1|<sum>``); so the default is one line per sample,
+its values in CNTK's column-major order, each as ``%f`` (``precisionFormat = ".2"``:
+``%.2f``).  The ``format``
 block's ``type = "category"`` writes the index of each row's largest value (the last of equal
 ones, as CNTK), as a label of ``labelMappingFile`` if given; ``transpose = false`` writes one
 row per element (prefixed by its ``[w,h,c]`` index when the sample has several axes), the steps
@@ -169,7 +171,11 @@ def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dic
 
 
 def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
-                     minibatch: int, *, batched: bool, summed: bool = False) -> None:
+                     minibatch: int, *, batched: bool, summed: bool = False,
+                     framed: list[int] | None = None) -> None:
+    """One minibatch of ``node``; ``framed``: the lengths of the reader's sequences whose steps
+    were fed as samples (:attr:`InputSource.framed_lengths`), a node of one row a step of them
+    written as those sequences."""
     parts = {key: _processed(getattr(fmt, key), name, minibatch) for key in (
         "sequence_separator", "sequence_prologue", "sequence_epilogue", "element_separator",
         "sample_separator")}
@@ -198,6 +204,14 @@ def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
         _write_sequence(out, rows, fmt, parts, tuple(values.shape[-1:]), _cntk_dims(
             tuple(values.shape)))
         return
+    elif framed is not None and sum(framed) == values.shape[0]:
+        # a loaded model's Inputs fed each step of the reader's sequences as a sample: in
+        # cntk.exe they are on the reader's layout (ComputationNetworkEvaluation.cpp:628-632),
+        # and the node's values are written a sequence of that layout at a time, each with its
+        # steps (ComputationNode.cpp:842-846, 901, 921: one sequencePrologue a sequence)
+        sample = tuple(values.shape[1:])
+        ends = np.cumsum(framed)
+        sequences = [values[end - n:end] for n, end in zip(framed, ends)]
     else:
         sample = tuple(values.shape[1:])
         sequences = [values[s:s + 1] for s in range(values.shape[0])]
@@ -244,7 +258,7 @@ def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: Input
                 forward_all(list(nodes))
                 for node, name, b, whole in zip(nodes, names, has_batch, sums):
                     _write_minibatch(files[name], node, name, fmt, minibatches, batched=b,
-                                     summed=whole)
+                                     summed=whole, framed=inputs.framed_lengths)
                 log.raw(f"Minibatch[{minibatches}]: ActualMBSize = {count}")
                 if output_path == "-":
                     sys.stdout.write("\n")

@@ -1,0 +1,124 @@
+"""The randomization window cntk.exe's readers take from a BrainScript ``reader`` block.
+
+cntk.exe shuffles with CNTK's block randomizer (``stadyn.io.MinibatchSource``'s order); the
+block only sets its window, each reader its own way:
+
+- ``deserializers = (...)`` (CompositeDataReader.cpp:134-165): ``randomizationWindow`` in
+  samples (``sampleBasedRandomizationWindow`` defaults to true; false: in chunks), by default
+  the whole data set -- one ``ImageDeserializer`` alone: 1 sample (a chunk is an image); a list
+  with a ``CNTKTextFormatDeserializer`` and no ``randomizationWindow``: 4 GB of chunks
+  (``4 GB / chunkSizeInBytes``, 128 chunks of 32 MB), and with ``sampleBasedRandomizationWindow
+  = true`` cntk.exe's error; 0 is refused (an order not checked against cntk.exe's);
+- ``readerType = "CNTKTextFormatReader"`` (TextConfigHelper.cpp:132-137, ReaderUtil.cpp:12-36):
+  ``randomizationWindow`` in chunks (``sampleBasedRandomizationWindow`` defaults to false), 4 GB
+  of chunks by default (in samples: the whole data set); 0: file order;
+- ``readerType = "ImageReader"``: 1 sample, whatever the block says (ImageReader.cpp:52-55).
+
+The older speech and text readers (``HTKMLFReader``, ``LMSequenceReader``) keep their own
+orders (``_legacy_readers``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._ast import config_error
+from ._blocks import ReaderConfig
+from ._legacy_readers import LEGACY_READERS
+
+__all__ = ["randomization_window"]
+
+# cntk.exe's randomizeAuto (DataReader.h:108): a window past any data set, in samples
+_WHOLE_DATA = ((1 << 64) - 1) >> 2
+_4GB = 1 << 32
+_32MB = 32 << 20
+_TEXT = "cntktextformatdeserializer"
+
+
+def _setting(reader: ReaderConfig, key: str) -> Any:
+    return next((v for k, v in reader.extra.items() if k.lower() == key.lower()), None)
+
+
+def _whole_number(reader: ReaderConfig, key: str, value: Any) -> int:
+    try:
+        number = int(str(value))
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise config_error(f"{key} must be a whole number >= 0, got '{value}'", reader.loc)
+    return number
+
+
+def _flag(reader: ReaderConfig, key: str, default: bool) -> tuple[bool, bool]:
+    """The boolean setting and whether the block gives it."""
+    value = _setting(reader, key)
+    if value is None:
+        return default, False
+    if str(value).lower() not in ("true", "false"):
+        raise config_error(f"{key} must be true or false, got '{value}'", reader.loc)
+    return str(value).lower() == "true", True
+
+
+def chunk_bytes(reader: ReaderConfig, params: dict | None = None) -> int | None:
+    """A text deserializer's ``chunkSizeInBytes`` (its block's, else the reader's), if given."""
+    value = next((v for source in (params or {}, reader.extra) for k, v in source.items()
+                  if k.lower() == "chunksizeinbytes"), None)
+    if value is None:
+        return None
+    size = _whole_number(reader, "chunkSizeInBytes", value)
+    if size == 0:
+        raise config_error("chunkSizeInBytes must be > 0, got '0'", reader.loc)
+    return size
+
+
+def randomization_window(reader: ReaderConfig) -> dict[str, int]:
+    """The window of the block's randomized order as :class:`stadyn.io.MinibatchSource`'s
+    ``randomization_window_in_samples`` or ``randomization_window_in_chunks`` (see the module);
+    ``{}`` for the older speech and text readers.
+
+    >>> from stadyn.brainscript import parse_config, reader_config
+    >>> def window(text):
+    ...     return randomization_window(reader_config(parse_config(text)["reader"]))
+    >>> window('reader = { deserializers = ({ type = "ImageDeserializer" ; file = "m" '
+    ...        '; input = { f = { transforms = () } ; l = { labelDim = 2 } } }) }')
+    {'randomization_window_in_samples': 1}
+    >>> window('reader = { readerType = "CNTKTextFormatReader" ; file = "t" ; '
+    ...        'randomizationWindow = 3 ; input = { x = { dim = 1 } } }')
+    {'randomization_window_in_chunks': 3}
+    """
+    kind = str(reader.reader_type or "").lower()
+    if kind == "imagereader":
+        return {"randomization_window_in_samples": 1}
+    if kind in LEGACY_READERS and all(str(d.module).lower() == kind
+                                      for d in reader.deserializers):
+        return {}          # HTKMLFReader, LMSequenceReader blocks: their own (_legacy_readers)
+    given = _setting(reader, "randomizationWindow")
+    window = None if given is None else _whole_number(reader, "randomizationWindow", given)
+    texts = [d for d in reader.deserializers if d.type.lower() == _TEXT]
+    four_gb = None
+    if texts:
+        four_gb = max(1, _4GB // (chunk_bytes(reader, dict(texts[0].params)) or _32MB))
+    if kind == "cntktextformatreader":
+        in_samples, _ = _flag(reader, "sampleBasedRandomizationWindow", False)
+        if window is None:
+            window = _WHOLE_DATA if in_samples else four_gb
+    else:
+        in_samples, said = _flag(reader, "sampleBasedRandomizationWindow", True)
+        if window is None and texts:
+            if said and in_samples:
+                raise config_error("'sampleBasedRandomizationWindow' (== 'true') requires that "
+                                   "the 'randomizationWindow' is explicitly specified.",
+                                   reader.loc)
+            window, in_samples = four_gb, False
+        elif window is None:
+            images = [d for d in reader.deserializers if d.type.lower() == "imagedeserializer"]
+            window = 1 if len(images) == len(reader.deserializers) == 1 else _WHOLE_DATA
+    if window == 0:
+        if kind == "cntktextformatreader":   # no randomizer: file order (CNTKTextFormatReader.cpp:
+            return {"randomization_window_in_chunks": 0}                     # 40-54)
+        # (cntk.exe's block randomizer takes it, CompositeDataReader.cpp:167-168: an order
+        # Stadyn has not been checked against)
+        raise config_error("randomizationWindow = 0 in a deserializers list is not supported; "
+                           "read in file order with randomize = false", reader.loc)
+    return {"randomization_window_in_samples" if in_samples else
+            "randomization_window_in_chunks": int(window)}

@@ -1,0 +1,159 @@
+"""The randomized order of a BrainScript reader block: CNTK's block randomizer with the window
+cntk.exe's reader takes from the block (``brainscript/_reader_windows.py``).
+
+The orders are CNTK 2.7's (tests/fixtures/bs_reader_windows/make_refs.py: its Python
+MinibatchSource, the randomizer cntk.exe builds, with the window each reader picks).  At
+c4441c04 Stadyn ignored ``randomizationWindow`` and ``sampleBasedRandomizationWindow`` (a warning
+said so) and ``chunkSizeInBytes``, and shuffled every block with a window of 128 chunks: an
+``ImageDeserializer``'s images (a chunk each) came in another order than cntk.exe's, whose window
+for them is one sample (CompositeDataReader.cpp:137-142), and ``randomizationWindow = 3`` over
+a text file of several chunks had no effect.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from stadyn import ConfigError
+from stadyn.brainscript import parse_config, reader_config
+from stadyn.brainscript._readers import make_source
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "bs_reader_windows"
+REFS = json.loads((FIXTURE / "refs.json").read_text())
+
+
+def _make_refs():
+    spec = importlib.util.spec_from_file_location("bs_reader_windows_make_refs",
+                                                  FIXTURE / "make_refs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _order(text, stream, count, size=16):
+    """Each sample's first value over ``count`` samples of the block's source."""
+    source = make_source(reader_config(parse_config(text)["reader"]))
+    ids: list[int] = []
+    try:
+        while len(ids) < count:
+            data = source.next_minibatch(size)[stream].data
+            ids += [int(round(float(v))) for v in data.reshape(len(data), -1)[:, 0]]
+    finally:
+        source.close()
+    return ids[:count]
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("images")
+    png = _make_refs().png
+    with open(folder / "map.txt", "w") as f:
+        for k in range(REFS["images"]):
+            png(str(folder / f"{k}.png"), k)
+            f.write(f"{folder / f'{k}.png'}\t{k % 3}\n")
+    return folder / "map.txt"
+
+
+def _image_block(map_file, settings=""):
+    return (f'reader = {{ {settings} deserializers = ({{ type = "ImageDeserializer" ; '
+            f'file = "{map_file}" ; input = {{ image = {{ transforms = () }} ; '
+            'label = { labelDim = 3 } } }) }')
+
+
+def test_an_image_deserializer_alone_is_shuffled_in_a_window_of_one_sample(images):
+    # cntk.exe: randomizationWindow = 1 (samples) for an ImageDeserializer alone
+    # (CompositeDataReader.cpp:137-142); at c4441c04 Stadyn's order was CNTK's of 128 chunks
+    got = _order(_image_block(images), "image", 2 * REFS["images"])
+    assert got == REFS["image_window_1_sample"]
+    assert got != REFS["image_window_128_chunks"]
+
+
+def test_an_image_deserializers_given_window_is_in_samples(images):
+    # randomizationWindow = 5 (samples, sampleBasedRandomizationWindow's default true);
+    # sampleBasedRandomizationWindow = false: in chunks
+    got = _order(_image_block(images, "randomizationWindow = 5 ;"), "image", 2 * REFS["images"])
+    assert got == REFS["image_window_5_samples"]
+    got = _order(_image_block(images, "randomizationWindow = 128 ; "
+                                      "sampleBasedRandomizationWindow = false ;"),
+                 "image", 2 * REFS["images"])
+    assert got == REFS["image_window_128_chunks"]
+
+
+def test_the_older_image_reader_is_shuffled_in_a_window_of_one_sample(images):
+    # readerType = "ImageReader": always one sample (ImageReader.cpp:52-55), a deserializers
+    # list's ImageDeserializer of module ImageReader as one alone
+    got = _order(f'reader = {{ readerType = "ImageReader" ; file = "{images}" ; '
+                 'randomizationWindow = 7 ; features = { width = 1 ; height = 1 ; channels = 3 } ; '
+                 'labels = { labelDim = 3 } }', "features", 2 * REFS["images"])
+    assert got == REFS["image_window_1_sample"]
+    got = _order(_image_block(images).replace('"ImageDeserializer" ;',
+                                              '"ImageDeserializer" ; module = "ImageReader" ;'),
+                 "image", 2 * REFS["images"])
+    assert got == REFS["image_window_1_sample"]
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    path = tmp_path_factory.mktemp("text") / "count.ctf"
+    path.write_text("".join("|x %d.%s\n" % (k, "0" * (7 * k % 10)) for k in range(REFS["lines"])))
+    return path
+
+
+def _text_block(path, settings, reader_type=True):
+    chunks = f"chunkSizeInBytes = {REFS['chunk_bytes']} ; {settings}"
+    if reader_type:
+        return (f'reader = {{ readerType = "CNTKTextFormatReader" ; file = "{path}" ; {chunks} ; '
+                'input = { x = { dim = 1 } } }')
+    return (f'reader = {{ {chunks} ; deserializers = ({{ type = "CNTKTextFormatDeserializer" ; '
+            f'file = "{path}" ; input = {{ x = {{ dim = 1 }} }} }}) }}')
+
+
+@pytest.mark.parametrize("reader_type, settings, ref", [
+    # readerType = "CNTKTextFormatReader": the window in chunks (TextConfigHelper.cpp:132-137)
+    (True, "randomizationWindow = 3", "text_window_3_chunks"),
+    (True, "randomizationWindow = 3 ; sampleBasedRandomizationWindow = true",
+     "text_window_3_samples"),
+    (True, "", "text_window_128_chunks"),
+    # a deserializers list: in samples (CompositeDataReader.cpp:146-147); none given: 4 GB of
+    # chunks (CompositeDataReader.cpp:149-156)
+    (False, "randomizationWindow = 3", "text_window_3_samples"),
+    (False, "randomizationWindow = 3 ; sampleBasedRandomizationWindow = false",
+     "text_window_3_chunks"),
+    (False, "", "text_window_128_chunks"),
+], ids=["reader_3", "reader_3_samples", "reader_default", "list_3", "list_3_chunks",
+        "list_default"])
+def test_a_text_readers_window_is_cntk_exes(text, reader_type, settings, ref):
+    got = _order(_text_block(text, settings, reader_type), "x", 2 * REFS["lines"], size=7)
+    assert got == REFS[ref]
+
+
+def test_the_windows_differ_where_the_file_has_several_chunks():
+    # (the orders above pin the window down: each window gives another order)
+    orders = [REFS[k] for k in ("text_window_3_chunks", "text_window_3_samples",
+                                "text_window_128_chunks")]
+    assert len({tuple(o) for o in orders}) == 3
+    assert sorted(REFS["text_window_3_chunks"][:REFS["lines"]]) == list(range(REFS["lines"]))
+
+
+def test_a_sample_window_of_no_size_over_a_text_list_is_cntk_exes_error(text):
+    reader = reader_config(parse_config(_text_block(
+        text, "sampleBasedRandomizationWindow = true", False))["reader"])
+    with pytest.raises(ConfigError, match=r"'sampleBasedRandomizationWindow' \(== 'true'\) "
+                                          "requires that the 'randomizationWindow' is "
+                                          "explicitly specified."):
+        make_source(reader)
+
+
+def test_a_window_of_zero_is_file_order_or_refused(text):
+    # CNTKTextFormatReader: no randomizer (CNTKTextFormatReader.cpp:40-54); a deserializers
+    # list: cntk.exe's block randomizer of a window of 0 samples, not checked: refused
+    got = _order(_text_block(text, "randomizationWindow = 0"), "x", REFS["lines"])
+    assert got == list(range(REFS["lines"]))
+    with pytest.raises(ConfigError, match="randomizationWindow = 0 in a deserializers list is "
+                                          "not supported"):
+        make_source(reader_config(parse_config(_text_block(
+            text, "randomizationWindow = 0", False))["reader"]))
