@@ -20,9 +20,9 @@ False; Stadyn adds up what it writes).  Where functions NNabla's backward runs b
 read the same input, ``grad`` holds what they left there, added up, with ``accum`` True, as
 NNabla's: the backward waits until they have run (``defer_input``, ``run_deferred``,
 ``run_leaves``; graph/_reader_order.py: where the inputs needing a gradient are one Variable,
-leaves alone, or an intermediate and others); positions holding one Variable share its ``grad`` (``Mul2(x, x)``), their
-``accum`` NNabla's; ``outputs=[nd, ...]`` makes its
-outputs hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1.39, a
+leaves alone, or an intermediate and others); positions holding one Variable share its
+``grad`` (``Mul2(x, x)``), their ``accum`` NNabla's; ``outputs=[nd, ...]`` makes its outputs
+hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1.39, a
 subclass must define ``grad_depends_output_data`` and ``grad_depends_input_data`` when an input
 needs a gradient: calling it then asks the first (for every such input and every output),
 ``forward`` the second (for every such input and every input), and a subclass lacking one stops
