@@ -244,7 +244,8 @@ def _arrange(group: list, order: list, tensor_of: TensorOf, handles: list,
         rest = given - sum(caught, torch.zeros_like(given)) if given is not None else None
         function, k = mine[id(group[0][0])]
         held = function.held_gradient(k)
-        start = held[0] if held is not None else np.zeros(tuple(ref.shape), np.float32)
+        start = held[0] if held is not None \
+            else np.zeros(tuple(ref.shape), _numpy_dtype(ref.dtype))
         value, accum = start, held is not None and held[1]
         for r in readers:
             if id(r) in mine:
@@ -348,7 +349,9 @@ def _arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
                 handles.append(n.register_hook(catch((id(r), lid), j)))
 
     def caught(key: tuple) -> np.ndarray:
-        return sum(g.cpu().numpy().astype(np.float32) for g in parts[key])
+        # (in the gradient's own dtype: a float64 graph's parts keep their digits)
+        got = parts[key]
+        return sum((g.cpu().numpy() for g in got[1:]), got[0].cpu().numpy())
 
     def finish() -> None:
         value = {lid: leaf[2].copy() for lid, leaf in leaves.items()}
