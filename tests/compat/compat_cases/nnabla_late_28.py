@@ -233,9 +233,10 @@ _BN_WRITES = {"mean": ("bn/mean", [3.0, -2.0]), "var": ("bn/var", [0.25, 9.0]),
 _BN_ORDERS = {"mean": ["mean"], "var": ["var"], "mean and var": ["mean", "var"],
               "beta": ["beta"], "gamma": ["gamma"]}
 _GAMMA = ("gamma written between a dynamic forward and its backward: torch's autograd saved the "
-          "tensor the forward read and refuses a backward after it changed in place "
-          "(RuntimeError 'modified by an inplace operation'; any leaf a dynamic op read, as "
-          "x * w's w); NNabla 1.39 differentiates with the new gamma")
+          "tensor the forward read and cannot differentiate with the new one; "
+          "graph/_autograd_backward.py refuses (StadynError naming 'bn/gamma', the op and the "
+          "line that made it; any leaf a dynamic op read, as x * w's w); NNabla 1.39 "
+          "differentiates with the new gamma")
 _GAMMA_KEYS = ["dynamic: gamma written: " + k for k in
                ("raised", "x.g", "bn/beta.g", "bn/gamma.g", "bn/mean.g", "bn/var.g")]
 
