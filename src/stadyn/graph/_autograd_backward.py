@@ -2,7 +2,10 @@
 of an eager plan's run (:class:`~stadyn.graph.EagerPlan`), honouring the ``need_grad`` marks
 set since the ops ran as NNabla does (a late leaf's ops run again: ``_late_leaves.py``; a stop
 set since cuts the history: ``cut_stopped``), keeping the intermediates' gradients NNabla
-keeps, and checking the gradients under ``check_numerics``.
+keeps, and checking the gradients under ``check_numerics``.  A leaf written in place between
+the ops' run and the backward (``w.d = ...``), whose old value torch's autograd saved, is
+refused naming the leaf and the op that read it (NNabla 1.39 differentiates with the new
+value; :func:`_written_leaf`).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -17,10 +20,12 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any, Sequence
 
 import torch
 
+from .._errors import StadynError
 from ._backward_seed import backward_seed, is_unit_seed
 from ._grad_marks import cut_stopped
 from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
@@ -63,8 +68,14 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         # make the first backward import sympy (torch.autograd checks a given seed's shape with
         # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md,
         # Start-up).
-        torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
-                                retain_graph=not clear_buffer)
+        try:
+            torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
+                                    retain_graph=not clear_buffer)
+        except RuntimeError as exc:
+            refused = _written_leaf(exc, nodes)
+            if refused is None:
+                raise
+            raise refused from exc
     if late is not None:
         late.finish()
     take_retained_grads(kept)
@@ -86,3 +97,36 @@ def _undo(cuts: Sequence[Any], late: Any) -> None:
 def _nodes_of(var: Variable, inters: Sequence[Variable]) -> list:
     """The nodes that computed ``var`` and ``inters``, each once."""
     return list({id(v.parent): v.parent for v in (var, *inters)}.values())
+
+
+# torch's words for a saved tensor changed in place since: its type, shape and version
+_WRITTEN = re.compile(r"modified by an inplace operation: \[\S+ \[([0-9, ]*)\]\] is at version "
+                      r"(\d+)")
+
+
+def _written_leaf(exc: RuntimeError, nodes: Sequence) -> StadynError | None:
+    """The error for torch's refusal ``exc`` of a backward whose saved tensor changed in place
+    since the ops ran, where that tensor is a leaf of ``nodes`` (its shape and version as torch
+    names them): it names the leaf (a parameter by its path), the op that read it and the
+    user's line that made the op; None where ``exc`` is not that refusal or no leaf fits."""
+    found = _WRITTEN.search(str(exc))
+    if found is None:
+        return None
+    shape = tuple(int(n) for n in found.group(1).split(",") if n.strip())
+    version = int(found.group(2))
+    for node in nodes:
+        for u in node.inputs:
+            if not isinstance(u, Variable) or u.parent is not None:
+                continue
+            t = value_holder(u)._data
+            if t is None or tuple(t.shape) != shape or t._version != version:
+                continue
+            name = repr(u.graph_name) if u.graph_name else f"of shape {tuple(u.shape)}"
+            line = node.where
+            return StadynError(
+                f"backward: the leaf Variable {name} read by {node.spec.name}"
+                + (f" (created at {line})" if line else "")
+                + " was written (.d, .data) after that op ran in dynamic mode; the backward "
+                "would need its new value, which NNabla 1.39 reads, and torch's autograd kept "
+                "only the old: run the forward again after writing it")
+    return None

@@ -1,9 +1,11 @@
 """A static graph's forward run again for a backward (NNabla runs none): after ``need_grad``
 changed on one of its Variables since the forward (:func:`backward_under_marks_of_now`, under
 the marks of now), or from a Variable whose last forward was not its own (the runner's
-``backward``, guarded where it stands for an eager run's stale history).  What such a run must
-not do -- read a running statistic it wrote, draw anew, move an op's own state -- is refused
-with one error (:func:`refuse`, :func:`refuse_kept`, :func:`guarded`).
+``backward``, guarded where it stands for an eager run's stale history).  The marks it runs
+under (:func:`marks_of_forward`) are those the runner builds a forward-only plan's backward
+under too (``_deferred_backward.py``), when ``need_grad`` changed since that forward.  What such
+a run must not do -- read a running statistic it wrote, draw anew, move an op's own state --
+is refused with one error (:func:`refuse`, :func:`refuse_kept`, :func:`guarded`).
 
 The runner (``_runner.py``) sits above this module: it hands its ``run_forward`` in.
 """
@@ -26,7 +28,7 @@ from ._subgraph import leaf_tensor
 from ._trial_plan import TrialPlan
 from ._variable import FunctionNode, Variable
 
-__all__ = ["backward_under_marks_of_now", "refuse_kept", "guarded", "refuse"]
+__all__ = ["backward_under_marks_of_now", "marks_of_forward", "refuse_kept", "guarded", "refuse"]
 
 
 def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now: tuple,
@@ -49,6 +51,32 @@ def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now
         lowered = effect is not READS_WRITTEN_LEAF
     else:
         refuse_kept(plan.nodes)
+    try:
+        with marks_of_forward(plan, now):
+            if lowered:
+                with (same_draws(plan.nodes) as hook,
+                      given_back(written_leaves(plan.fw, plan.leaves))):
+                    run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
+                                function_pre_hook=hook)
+            else:
+                _replay_eagerly(plan, replays(plan.nodes), run_forward)
+            new = var._plan
+            if new.has_backward and any(r is var for r in new.diff_roots):
+                new.run_backward(var, backward_seed(var, grad, var._data), clear_buffer)
+    finally:
+        # the forward the program ran stays the one a later backward compares the marks with
+        # (NNabla's: no forward ran again; the replay's plan was built under this backward's
+        # own marks, under which a node cut now took no part)
+        for r in plan.roots:
+            r._plan = plan
+
+
+@contextlib.contextmanager
+def marks_of_forward(plan: StaticPlan | EagerPlan, now: tuple):
+    """Within it, the op outputs of ``plan``'s graph are marked so that a forward run under the
+    marks of ``now`` (``need_grad`` set since ``plan``'s forward) leaves out of its backward the
+    nodes ``plan``'s forward left out and keeps those it let take part (``marks_to_replay``);
+    the marks are lifted after."""
     stop, start = marks_to_replay(plan.nodes, plan.leaves, plan.marks, now)
     for v in stop:
         v._stops_grad = True
@@ -56,26 +84,13 @@ def backward_under_marks_of_now(var: Variable, plan: StaticPlan | EagerPlan, now
         v._starts_grad = True
     try:
         mark_gradients_changed()
-        if lowered:
-            with same_draws(plan.nodes) as hook, given_back(written_leaves(plan.fw, plan.leaves)):
-                run_forward(plan.roots, clear_no_need_grad=not plan.keep_all,
-                            function_pre_hook=hook)
-        else:
-            _replay_eagerly(plan, replays(plan.nodes), run_forward)
-        new = var._plan
-        if new.has_backward and any(r is var for r in new.diff_roots):
-            new.run_backward(var, backward_seed(var, grad, var._data), clear_buffer)
+        yield
     finally:
         for v in stop:
             v._stops_grad = False
         for v in start:
             v._starts_grad = False
         mark_gradients_changed()
-        # the forward the program ran stays the one a later backward compares the marks with
-        # (NNabla's: no forward ran again; the replay's plan was built under this backward's
-        # own marks, under which a node cut now took no part)
-        for r in plan.roots:
-            r._plan = plan
 
 
 def _replay_eagerly(plan: EagerPlan | StaticPlan, draws_again: bool,

@@ -21,8 +21,13 @@ reading that one input at several positions too).  Ops whose inputs needing a gr
 leaves, several maybe (``Mul2(x, z)``), keep their backward until the backward is done (a
 leaf's gradient goes nowhere further) and then run in NNabla's order, each seeing its leaves'
 gradients with the parts of the readers run before it (``function.run_leaves``).  An op whose
-inputs needing a gradient are an intermediate and another Variable runs as torch reaches it
-(its backward cannot wait for the intermediate's readers without holding up the others').
+inputs needing a gradient are an intermediate and other Variables (``Mul2(h, z)``) keeps its
+backward until the first of its intermediates' gradients is complete and runs it then, each
+input's gradient holding the parts of the readers NNabla runs before it caught so far (the
+intermediate's are all there); the other intermediates' gradients and, after the backward, the
+leaves' are then what NNabla leaves in them (``_arrange_mixed``).  A reader of another input
+that NNabla runs before the op but torch only after that moment is missing from what the op
+sees (a static plan of ``Mul2(h, g)``, ``g = 3z`` made after ``h * 3``).
 
 Example, in the graph layer alone: ``sum(x * 3) + sum(square(x))``, ``x * 3`` made first, so
 NNabla runs its backward before ``square``'s, whose function keeps its backward for later and
@@ -153,6 +158,7 @@ def readers_before(root: FunctionNode | None, nodes: Sequence[FunctionNode],
     at = {id(n): k for k, n in enumerate(order)}
     groups: dict[tuple, list] = {}          # per input (its autograd edge): the ops reading it
     leaf_ops = []                           # the ops whose inputs needing a gradient are leaves
+    mixed_ops = []                          # those of an inner input and another Variable
     for node in waiting:
         leaves = _leaf_inputs(node, at, tensor_of)
         if leaves is not None:
@@ -161,14 +167,24 @@ def readers_before(root: FunctionNode | None, nodes: Sequence[FunctionNode],
         found = _deferrable_input(node, at, tensor_of)
         if found is not None:
             groups.setdefault((id(found[0][0]), found[0][1]), []).append((node, *found))
+            continue
+        mixed = _mixed_inputs(node, at, tensor_of)
+        if mixed is not None:
+            mixed_ops.append((node, mixed))
     handles: list[Any] = []
     deferred: list[Any] = []
     try:
         for group in groups.values():
             _arrange(group, order, tensor_of, handles, deferred)
         finish = _arrange_leaves(leaf_ops, order, tensor_of, handles, deferred)
+        waiting_ids = {id(n) for n in waiting}
+        finishes = [_arrange_mixed(node, found, order, tensor_of, handles, deferred)
+                    for node, found in mixed_ops
+                    if not _read_by_others(node, found, order, waiting_ids, tensor_of)]
         yield
         finish()                # (only after a backward that ran through)
+        for done in finishes:
+            done()
     finally:
         for handle in handles:
             handle.remove()
@@ -228,7 +244,8 @@ def _arrange(group: list, order: list, tensor_of: TensorOf, handles: list,
         rest = given - sum(caught, torch.zeros_like(given)) if given is not None else None
         function, k = mine[id(group[0][0])]
         held = function.held_gradient(k)
-        start = held[0] if held is not None else np.zeros(tuple(ref.shape), np.float32)
+        start = held[0] if held is not None \
+            else np.zeros(tuple(ref.shape), _numpy_dtype(ref.dtype))
         value, accum = start, held is not None and held[1]
         for r in readers:
             if id(r) in mine:
@@ -332,7 +349,9 @@ def _arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
                 handles.append(n.register_hook(catch((id(r), lid), j)))
 
     def caught(key: tuple) -> np.ndarray:
-        return sum(g.cpu().numpy().astype(np.float32) for g in parts[key])
+        # (in the gradient's own dtype: a float64 graph's parts keep their digits)
+        got = parts[key]
+        return sum((g.cpu().numpy() for g in got[1:]), got[0].cpu().numpy())
 
     def finish() -> None:
         value = {lid: leaf[2].copy() for lid, leaf in leaves.items()}
@@ -362,3 +381,181 @@ def _arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
                     t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
 
     return finish
+
+
+def _mixed_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | None:
+    """``node``'s inputs needing a gradient where they are several Variables, an inner one
+    among them (``Mul2(h, z)``, ``h = x * 2``): (position, Variable, autograd edge, whether it
+    is a leaf) each; None where the backward does not reach ``node``, they are one Variable or
+    leaves alone (the other arrangements), or one is neither an inner Variable nor a leaf
+    whose gradient NNabla's rules hold (``held_gradient``)."""
+    function = node.kwargs["function"]
+    if id(node) not in at or not hasattr(function, "run_leaves"):
+        return None
+    outs = _output_grad_fns(node, tensor_of)
+    if not outs or len(outs[0].next_functions) != len(node.inputs):
+        return None
+    edges = outs[0].next_functions
+    found = []
+    for k, u in enumerate(node.inputs):
+        t = tensor_of(u) if isinstance(u, Variable) else None
+        if t is None or not t.requires_grad:
+            continue
+        leaf = u.parent is None and t.grad_fn is None
+        if edges[k][0] is None or (leaf and function.held_gradient(k) is None) \
+                or (not leaf and u.parent is None):
+            return None
+        found.append((k, u, edges[k], leaf))
+    if len({id(u) for _, u, _, _ in found}) < 2 or all(leaf for *_, leaf in found):
+        return None
+    return found
+
+
+def _input_key(u: Any, leaf: bool, tensor_of: TensorOf) -> int:
+    """A key for the Variable ``u``: a leaf's is its value's (a view of it, a registered
+    parameter read through another Variable holding its value, is the same leaf), an inner
+    Variable's its own."""
+    t = tensor_of(u) if leaf and isinstance(u, Variable) else None
+    return id(t) if t is not None else id(u)
+
+
+def _reads(r: FunctionNode, key: int, leaf: bool, tensor_of: TensorOf) -> bool:
+    return any(isinstance(v, Variable) and _input_key(v, leaf, tensor_of) == key
+               for v in r.inputs)
+
+
+def _read_by_others(node: FunctionNode, found: list, order: list, waiting: set,
+                    tensor_of: TensorOf) -> bool:
+    """Whether another op keeping its backward reads one of ``node``'s inputs (the mixed
+    arrangement then leaves ``node`` to run as torch reaches it)."""
+    return any(id(r) in waiting and r is not node and _reads(r, _input_key(u, leaf, tensor_of),
+                                                           leaf, tensor_of)
+               for _, u, _, leaf in found for r in order)
+
+
+def _arrange_mixed(node: FunctionNode, found: list, order: list, tensor_of: TensorOf,
+                   handles: list, deferred: list) -> Callable[[], None]:
+    """For ``node`` (an op whose inputs needing a gradient are an inner Variable and others,
+    ``found`` by :func:`_mixed_inputs`): keep its backward (``defer_input(-1)``), catch the
+    parts the other readers of its inputs send them, and run it once, in NNabla's order, when
+    the first of its inner inputs' gradients is complete (every reader of it has run), each
+    input's ``grad`` holding what the functions NNabla runs before it left there (a leaf's as
+    it held it plus theirs; an inner Variable's theirs alone, ``accum`` True where one wrote).
+    Each inner input's gradient is then what NNabla leaves in it (the readers' parts and what
+    the backward left, in NNabla's order); the leaves' are set so after the backward (the
+    returned function), as :func:`_arrange_leaves` sets them.  A reader NNabla runs before
+    ``node`` that torch reaches only after its inner input's gradient is complete (a reader
+    of a leaf input) is added after it instead."""
+    function = node.kwargs["function"]
+    at = {id(r): j for j, r in enumerate(order)}
+    inputs: dict[int, dict] = {}            # key -> the input's positions, edge, start, ...
+    for k, u, edge, leaf in found:
+        key = _input_key(u, leaf, tensor_of)
+        if key in inputs:
+            inputs[key]["positions"].append(k)
+            continue
+        t = tensor_of(u)
+        start, accum = function.held_gradient(k) if leaf else (None, False)
+        inputs[key] = {"positions": [k], "edge": edge, "leaf": leaf, "value": t,
+                       "start": start, "accum": accum,
+                       "readers": [r for r in order if _reads(r, key, leaf, tensor_of)]}
+    parts: dict[tuple, list] = {}           # (id(reader), key) -> the parts caught
+
+    def catch(part_key: tuple, j: int):
+        def hook(grad_inputs, grad_outputs):
+            if grad_inputs[j] is not None:
+                parts.setdefault(part_key, []).append(grad_inputs[j].detach())
+        return hook
+
+    for key, info in inputs.items():
+        for r in info["readers"]:
+            if r is not node:
+                for n, j in _entry_edges(r, info["edge"], tensor_of):
+                    handles.append(n.register_hook(catch((id(r), key), j)))
+    function.defer_input(-1)
+    deferred.append(function)
+    ran: dict[str, Any] = {}
+
+    def caught(r: FunctionNode, key: int) -> np.ndarray | None:
+        got = parts.get((id(r), key))
+        return None if not got else sum(g.cpu().numpy() for g in got[1:]) \
+            + got[0].cpu().numpy()
+
+    def run() -> dict | None:
+        """The kept backward's result (run once, at the first call)."""
+        if "done" not in ran:
+            partial, accum = {}, {}
+            for key, info in inputs.items():
+                value, written = info["start"], info["accum"]
+                for r in info["readers"]:
+                    if at[id(r)] >= at[id(node)]:
+                        break
+                    part = caught(r, key)
+                    if part is not None:
+                        value = part if value is None else value + part
+                        written = True
+                if value is None:
+                    value = np.zeros(tuple(info["value"].shape),
+                                     _numpy_dtype(info["value"].dtype))
+                for n, k in enumerate(info["positions"]):
+                    partial[k], accum[k] = value, written or n > 0
+            ran["done"] = function.run_leaves(partial, accum)
+        return ran["done"]
+
+    def replayed(key: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What NNabla leaves in the input ``key`` (from ``start``), and the parts of it
+        torch added itself (the readers' caught)."""
+        info = inputs[key]
+        value, added = start, np.zeros_like(start)
+        for r in info["readers"]:
+            if r is node:
+                done = run()
+                if done is not None:
+                    value = done[info["positions"][0]].astype(start.dtype)
+                continue
+            part = caught(r, key)
+            if part is not None:
+                value, added = value + part, added + part
+        return value, added
+
+    def complete(key: int, given: torch.Tensor | None) -> torch.Tensor | None:
+        like = inputs[key]["value"]
+        ref = given if given is not None else like
+        value, added = replayed(key, np.zeros(tuple(ref.shape), _numpy_dtype(ref.dtype)))
+        out = torch.as_tensor(np.ascontiguousarray(value), device=ref.device).to(ref.dtype)
+        # what reached the input but no reader's edge caught (added last, as torch did)
+        return out if given is None else out + (given - torch.as_tensor(
+            np.ascontiguousarray(added), device=ref.device).to(ref.dtype))
+
+    for key, info in inputs.items():
+        if info["leaf"]:
+            continue
+        like, target = info["value"], info["edge"]
+        if like.grad_fn is target[0] and like.output_nr == target[1]:
+            # (as in _arrange: a kept input's gradient holds the whole)
+            handles.append(like.register_hook(lambda g, key=key: complete(key, g)))
+        else:
+            handles.append(target[0].register_prehook(
+                lambda grads, key=key, nr=target[1]: tuple(
+                    complete(key, g) if i == nr else g for i, g in enumerate(grads))))
+
+    def finish() -> None:
+        for key, info in inputs.items():
+            if not info["leaf"]:
+                continue
+            t, start = info["value"], info["start"]
+            value, added = replayed(key, start.copy())
+            # torch added the parts caught (the kept backward gave zeros) to the gradient
+            change = torch.as_tensor(value - start - added)
+            if t.grad is None:
+                t.grad = change.to(t.device, t.dtype).reshape(t.shape)
+            else:
+                with torch.no_grad():
+                    t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+
+    return finish
+
+
+def _numpy_dtype(dtype: torch.dtype) -> Any:
+    """NumPy's dtype of the torch floating-point ``dtype`` (float32 for the others)."""
+    return {torch.float64: np.float64, torch.float16: np.float16}.get(dtype, np.float32)

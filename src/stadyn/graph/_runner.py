@@ -52,7 +52,7 @@ from ._function_hooks import _PRE as _PRE_HOOKS
 from ._function_hooks import HookedPlan
 from ._autograd_backward import autograd_backward
 from ._eager_owners import marks_changed_since_run, note_eager_run
-from ._forward_again import backward_under_marks_of_now, guarded, refuse_kept
+from ._forward_again import backward_under_marks_of_now, guarded, marks_of_forward, refuse_kept
 from ._grad_marks import gradient_marks, output_marks
 from ._mode import is_training, training
 from ._labels import _active as _labelling
@@ -445,6 +445,18 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
                               [h for h in [function_post_hook] if h])
         return
     if plan is not None and getattr(plan, "deferred", None) is not None:
+        now = gradient_marks(plan.nodes, plan.leaves) \
+            if plan.marks_seen != gradient_marks_version() else plan.marks
+        if now != plan.marks:
+            # need_grad set since the forward: its plan with a backward is built, and
+            # differentiated, under that forward's marks (NNabla's: a function that took no
+            # part stays out); the forward's marks stay the ones a later backward compares with
+            with marks_of_forward(plan, now):
+                new = _with_backward(plan)
+                if new.has_backward and any(r is var for r in new.diff_roots):
+                    new.run_backward(var, backward_seed(var, grad, var._data), clear_buffer)
+            new.marks = plan.marks
+            return
         plan = _with_backward(plan)
     data = var._data
     if plan is not None and plan.has_backward and data is not None:

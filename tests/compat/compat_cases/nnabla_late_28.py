@@ -10,7 +10,9 @@ where this function visits it first).  Stadyn held back only a function with one
 needing a gradient (graph/_reader_order.py); one of several ran as torch's autograd reached
 it, saw each leaf's gradient from before the backward, one array per position, and two such
 functions ran in torch's order: an assigning backward (``inputs[i].g = ...``) then left other
-gradients than NNabla's.
+gradients than NNabla's.  One of an intermediate and another Variable (``Mul2(h, z)``) ran as
+torch reached it until session 35: ``h.g`` at 0 with accum False (NNabla's [3, 3, 3], True),
+and an assigning one left x.g [13, 15, 3] (NNabla's [7, 9, -3]).
 """
 
 import numpy as np
@@ -91,26 +93,16 @@ _GRAPHS = {
         lambda F, nn, M, x, z: F.sum(M("a", True)(x, z)) + F.sum(M("b", False)(z, x)),
 }
 
-# (torch's autograd reaches Mul2(h, z) before z * ... readers NNabla runs first: none here, but
-# the inner h's part is complete only at h's node, the leaf z's only after the backward)
 _MODES = ("static", "dynamic", "static, clear_buffer", "static, zeroed")
-_MIXED = ("graph/_reader_order.py holds back a function whose inputs needing a gradient are "
-          "leaves, or one Variable; Mul2(h, z) (an inner h and a leaf z) runs as torch's "
-          "autograd reaches it: backward_impl sees h.g without h * 3's part (0, accum False), "
-          "NNabla's 3 with accum True (x.g and z.g agree only because this backward adds; the "
-          "assigning rows differ)")
-_MIXED_KEYS = ["Mul2(h, z) after h * 3, h = 2x: %s: backward_impl 0%s" % (m, k)
-               for m in _MODES for k in ("", " inputs[0].g")]
-_ASSIGNING_MIXED = (
-    "graph/_reader_order.py runs Mul2(h, .) (an inner h and another input needing a gradient) "
-    "as torch's autograd reaches it: backward_impl sees h.g at 0 with accum False, NNabla's "
-    "[3, 3, 3] (h * 3's part) with accum True; an assigning backward then leaves h.g its own "
-    "part and torch adds h * 3's to it: x.g [13, 15, 3], NNabla [7, 9, -3] for Mul2(h, z) "
-    "(x.g = 1), [8, ...] vs [2, ...] for Mul2(h, x), [25, ...] vs [19, ...] for Mul2(h, 3z)")
-_ASSIGNING_MIXED_KEYS = [
-    "assigning Mul2(h, %s) after h * 3, h = 2x%s: %s: %s" % (second, more, m, k)
-    for second, more in (("z", ""), ("x", ""), ("g", ", g = 3z")) for m in _MODES
-    for k in ("x.g", "backward_impl 0", "backward_impl 0 inputs[0].g")]
+_TWO_INNER = (
+    "graph/_reader_order.py (_arrange_mixed) runs Mul2(h, g) (two inner inputs) when the "
+    "first of h's and g's gradients is complete; a static plan makes g = 3z's autograd node "
+    "after h * 3's, so torch completes g before it runs h * 3's backward, and backward_impl "
+    "sees h.g at 0 with accum False, NNabla's [3, 3, 3] (h * 3's part) with accum True (x.g "
+    "and z.g agree: this backward assigns); the dynamic graph's order agrees with NNabla's")
+_TWO_INNER_KEYS = ["assigning Mul2(h, g) after h * 3, h = 2x, g = 3z: %s: %s" % (m, k)
+                   for m in _MODES if m != "dynamic"
+                   for k in ("backward_impl 0", "backward_impl 0 inputs[0].g")]
 
 
 @nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
@@ -120,8 +112,7 @@ _ASSIGNING_MIXED_KEYS = [
                   "h = 2x twice, h and z, two of them, one before F.add2 reading x too: the "
                   "propagate_down, accum, inputs[0].g and inputs[1].g each backward_impl "
                   "sees, x.g and z.g; static and dynamic, static with backward(clear_buffer)",
-             known=dict([(k, _MIXED) for k in _MIXED_KEYS]
-                        + [(k, _ASSIGNING_MIXED) for k in _ASSIGNING_MIXED_KEYS]))
+             known=dict((k, _TWO_INNER) for k in _TWO_INNER_KEYS))
 def python_function__several_inputs_needing_a_gradient(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
@@ -242,9 +233,10 @@ _BN_WRITES = {"mean": ("bn/mean", [3.0, -2.0]), "var": ("bn/var", [0.25, 9.0]),
 _BN_ORDERS = {"mean": ["mean"], "var": ["var"], "mean and var": ["mean", "var"],
               "beta": ["beta"], "gamma": ["gamma"]}
 _GAMMA = ("gamma written between a dynamic forward and its backward: torch's autograd saved the "
-          "tensor the forward read and refuses a backward after it changed in place "
-          "(RuntimeError 'modified by an inplace operation'; any leaf a dynamic op read, as "
-          "x * w's w); NNabla 1.39 differentiates with the new gamma")
+          "tensor the forward read and cannot differentiate with the new one; "
+          "graph/_autograd_backward.py refuses (StadynError naming 'bn/gamma', the op and the "
+          "line that made it; any leaf a dynamic op read, as x * w's w); NNabla 1.39 "
+          "differentiates with the new gamma")
 _GAMMA_KEYS = ["dynamic: gamma written: " + k for k in
                ("raised", "x.g", "bn/beta.g", "bn/gamma.g", "bn/mean.g", "bn/var.g")]
 

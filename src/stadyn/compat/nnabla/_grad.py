@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ... import functions as _F
-from ...graph import Variable as _Variable, get_auto_forward
+from ...graph import Variable as _Variable, get_auto_forward, topological_nodes
 from ...ops import grad as _grad
 from ._registered_flags import live_program_view
 
@@ -40,6 +40,7 @@ def grad(outputs: Any, inputs: "_Variable | Sequence[_Variable]", grad_outputs: 
         [2.0, 4.0]
     """
     ins = [inputs] if isinstance(inputs, _Variable) else list(inputs)
+    _refuse_python_functions(outputs, ins)
     views = {} if get_auto_forward() else {k: live_program_view(v) for k, v in enumerate(ins)}
     views = {k: view for k, view in views.items() if view is not None}
     if not views:
@@ -49,3 +50,26 @@ def grad(outputs: Any, inputs: "_Variable | Sequence[_Variable]", grad_outputs: 
     for j, k in enumerate(views):
         result[k] = _F.add2(result[k], found[len(ins) + j])
     return result
+
+
+def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
+    """NNabla 1.39's ``nn.grad`` builds the gradient graph from each function's backward
+    function (``nnabla.backward_functions.registry``), which has none for a ``PythonFunction``:
+    one it reaches (below the outputs, above an input, an input of it needing a gradient)
+    stops it with ``ValueError: <its name> is not in the backward function registry``
+    (python/src/nnabla/grad.py, ``_connect_on_gradient_graph``), before any ``backward_impl``
+    runs; the one nearest the outputs is named, as NNabla reaches it first."""
+    outs = [outputs] if isinstance(outputs, _Variable) else list(outputs)
+    below = {id(v) for v in ins}
+    found = None
+    for node in topological_nodes([o for o in outs if isinstance(o, _Variable)]):
+        if not any(u is not None and id(u) in below for u in node.inputs):
+            continue
+        below.update(id(o) for o in node.outputs if o is not None)
+        if node.spec.name == "python_function" and any(
+                getattr(u, "need_grad", False) for u in node.inputs):
+            found = node
+    if found is not None:
+        function = getattr(found.kwargs.get("function"), "function", None)
+        name = function.name if function is not None else "Callback"
+        raise ValueError(f"{name} is not in the backward function registry")

@@ -20,14 +20,17 @@ False; Stadyn adds up what it writes).  Where functions NNabla's backward runs b
 read the same input, ``grad`` holds what they left there, added up, with ``accum`` True, as
 NNabla's: the backward waits until they have run (``defer_input``, ``run_deferred``,
 ``run_leaves``; graph/_reader_order.py: where the inputs needing a gradient are one Variable,
-or leaves alone); positions holding one Variable share its ``grad`` (``Mul2(x, x)``), their
-``accum`` NNabla's; ``outputs=[nd, ...]`` makes its
-outputs hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1.39, a
+leaves alone, or an intermediate and others); positions holding one Variable share its
+``grad`` (``Mul2(x, x)``), their ``accum`` NNabla's; ``outputs=[nd, ...]`` makes its outputs
+hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1.39, a
 subclass must define ``grad_depends_output_data`` and ``grad_depends_input_data`` when an input
 needs a gradient: calling it then asks the first (for every such input and every output),
 ``forward`` the second (for every such input and every input), and a subclass lacking one stops
 there with ``NotImplementedError: Implement `grad_depends_output_data`.`` (the methods' answers
-only steer NNabla's buffer reuse, so Stadyn asks and does not use them).
+only steer NNabla's buffer reuse, so Stadyn asks and does not use them).  What
+``forward_impl`` or ``backward_impl`` raises reaches the user as NNabla's does: a
+``SystemError`` whose ``__cause__`` it is; ``nn.grad`` through one raises NNabla's
+``ValueError`` (no backward function for it: ``_grad.py``).
 
 Example:
     >>> import numpy as np
@@ -61,7 +64,7 @@ import torch
 from ... import functions as _F
 from ...graph import Variable as _Core
 from ._ndarray import NdArray
-from ...graph import is_zeroing
+from ...graph import is_zeroing, raised_by_user_code
 from ._variable_arrays import grad_tensor
 from ._output_arrays import checked_arrays, into_given_arrays
 
@@ -180,9 +183,21 @@ class _Adapter:
             self.check_grad_depends("input", len(arrays))
         inputs = [_Slot.viewing(a) for a in arrays]
         outputs = self._setup(inputs)
-        self.function.forward_impl(inputs, outputs)
+        self._run("forward_impl", inputs, outputs)
         values = [np.array(o.d, dtype=np.float32) for o in outputs]
         return (arrays, values), values
+
+    def _run(self, method: str, *args: Any) -> None:
+        """Call the function's ``method`` (``forward_impl``, ``backward_impl``); what it raises
+        reaches the user as NNabla 1.39's does: a ``SystemError`` (its C++ caller returns with
+        the exception set) whose cause is the exception."""
+        try:
+            getattr(self.function, method)(*args)
+        except Exception as exc:
+            raise raised_by_user_code(SystemError(
+                f"{method} of PythonFunction {self.function.name!r} raised "
+                f"{type(exc).__name__}: {exc} (NNabla 1.39 raises SystemError '... returned a "
+                "result with an exception set' from it)")) from exc
 
     def defer_input(self, k: int | None) -> None:
         """Keep the next backward for later, until input ``k``'s readers that NNabla runs
@@ -218,7 +233,7 @@ class _Adapter:
         inputs, outputs = self._slots(arrays, values, grads)
         for k, g in partial.items():
             inputs[k].g = np.asarray(g, np.float32).copy()
-        self.function.backward_impl(inputs, outputs, [bool(b) for b in needed],
+        self._run("backward_impl", inputs, outputs, [bool(b) for b in needed],
                                     [bool(accum.get(k, False)) for k in range(len(needed))])
         return {k: np.array(inputs[k].g, dtype=np.float32) for k in partial}
 
@@ -249,7 +264,7 @@ class _Adapter:
         # on a position after the first holding the same Variable (one array shared)
         shared = [b and any(self.same[j] == self.same[k] and j != k and needed[j]
                             for j in range(len(needed))) for k, b in enumerate(needed)]
-        self.function.backward_impl(inputs, outputs, [bool(b) for b in needed],
+        self._run("backward_impl", inputs, outputs, [bool(b) for b in needed],
                                     [bool(b) and (self.same[k] != k or (g is not None and
                                                                       (g[1] or shared[k])))
                                      for k, (b, g) in enumerate(zip(needed, held))])
