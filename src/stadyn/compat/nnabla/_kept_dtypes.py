@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import types
 import weakref
 from typing import Any, Callable, Mapping, NamedTuple
@@ -220,6 +221,18 @@ def _same_float32(v: Any, arr: np.ndarray) -> bool:
             and torch.equal(current, torch.from_numpy(arr.astype(np.float32))))
 
 
+def _made_since(registry: Any, count: int) -> list:
+    """``[(last name component, parameter)]`` of the parameters ``registry`` gained since it
+    held ``count``, oldest first: the last ones of its order (a new path goes last), read
+    without walking the others (a ``PF`` call in a training loop of a large model pays for
+    what it made only)."""
+    grown = len(registry) - count
+    if grown <= 0:
+        return []
+    paths = list(itertools.islice(reversed(registry), grown))[::-1]
+    return [(path.rsplit("/", 1)[-1], registry.get(path)) for path in paths]
+
+
 def keeping_initializer_arrays(func: Callable) -> Callable:
     """The parametric function ``func`` keeping (:func:`keep`) the initializer arrays of
     another dtype than float32 it is given or its initializer functions give (``w_init``,
@@ -253,11 +266,10 @@ def keeping_initializer_arrays(func: Callable) -> Callable:
         arrays = _initializers(bound, recorded)
         if not arrays and not recorded:
             return func(*args, **kwargs)
-        before = set(map(id, _parametric.get_parameters(grad_only=False).values()))
+        registry = _parametric.current_registry()
+        count = len(registry)
         out = func(*bound.args, **bound.kwargs)
-        new = [(path.rsplit("/", 1)[-1], v)
-               for path, v in _parametric.get_parameters(grad_only=False).items()
-               if id(v) not in before]
+        new = _made_since(registry, count)
         arrays += [(n, a) for n, a in filter(None, recorded) if _of_another_dtype(a)]
         for name, arr in arrays:
             shaped = [(n, v) for n, v in new if tuple(data_of(v).shape) == arr.shape]
