@@ -31,3 +31,41 @@ def test_a_pf_call_given_a_float64_initializer_walks_no_registry(monkeypatch):
         kept = saved_arrays(nn.get_parameters())
     assert kept["fc/affine/W"].dtype == np.float64 and kept["fc/affine/W"][0, 0] == 1 + 1e-9
     assert kept["fc/affine/b"].dtype == np.float32
+
+
+def _small_model():
+    x = nn.Variable((2, 3))
+    h = PF.affine(x, 4, name="fc1")                                   # float32
+    y = PF.affine(h, 2, w_init=np.full((4, 2), 1 + 1e-9), name="fc2")  # W kept in float64
+    return x, y
+
+
+def test_an_nnp_save_reads_each_parameter_once_and_writes_the_same_archive(tmp_path,
+                                                                           monkeypatch):
+    import zipfile
+
+    import stadyn.compat.nnabla._kept_dtypes as kd
+    from stadyn.compat.nnabla.utils.save import save
+    from stadyn.serialize._nnp_save import parameter_bytes
+
+    reads = []
+    saved = kd._saved
+    monkeypatch.setattr(kd, "_saved", lambda holder, v: reads.append(v) or saved(holder, v))
+    with sd.parameter_registry(ParameterRegistry()):
+        x, y = _small_model()
+        params = nn.get_parameters(grad_only=False)
+        # what c4441c04 wrote: every parameter's value read again after the export, each
+        # in its kept dtype (saved_arrays), as parameter.h5
+        expected = parameter_bytes({k: (a, params[k].need_grad)
+                                    for k, a in saved_arrays(params).items()}, ".h5")
+        reads.clear()
+        path = tmp_path / "m.nnp"
+        save(str(path), {"networks": [{"name": "net", "batch_size": 2, "outputs": {"y": y},
+                                       "names": {"x": x}}],
+                         "executors": [{"name": "runtime", "network": "net", "data": ["x"],
+                                        "output": ["y"]}]})
+    # c4441c04 read all four again (the export had read them once); now the kept W only
+    assert [v is params["fc2/affine/W"] for v in reads] == [True]
+    with zipfile.ZipFile(path) as z:
+        assert z.namelist() == ["nnp_version.txt", "network.nntxt", "parameter.h5"]
+        assert z.read("parameter.h5") == expected

@@ -64,7 +64,8 @@ import torch
 from ... import parametric as _parametric
 from ...graph import data_of, value_holder
 
-__all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "keeping_initializer_arrays"]
+__all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "kept_arrays",
+           "keeping_initializer_arrays"]
 
 
 class _Kept(NamedTuple):
@@ -151,6 +152,28 @@ def _saved(holder: Any, v: Any) -> np.ndarray:
     out = arr.copy()
     written = values != arr.astype(np.float32)      # (in place through .d)
     out[written] = values[written]
+    return out
+
+
+def kept_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`saved_arrays` of those of ``params`` kept in another dtype only (the others are
+    left out, their values not read: a writer that has them as float32 keeps its own).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> w = nn.Variable.from_numpy_array(np.zeros(2, np.float32))
+        >>> b = nn.Variable.from_numpy_array(np.zeros(2, np.float32))
+        >>> keep(w, np.zeros(2))
+        >>> {k: a.dtype for k, a in kept_arrays({"w": w, "b": b}).items()}
+        {'w': dtype('float64')}
+    """
+    out = {}
+    for name, v in params.items():
+        holder = value_holder(v)
+        if holder in _KEPT:
+            saved = _saved(holder, v)
+            if holder in _KEPT:             # (not written since: still NNabla's dtype)
+                out[name] = saved
     return out
 
 
