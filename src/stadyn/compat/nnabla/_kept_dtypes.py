@@ -51,12 +51,13 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import itertools
 import types
 import weakref
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import numpy as np
 import torch
@@ -64,7 +65,7 @@ import torch
 from ... import parametric as _parametric
 from ...graph import data_of, value_holder
 
-__all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "kept_arrays",
+__all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "kept_arrays", "kept_across",
            "keeping_initializer_arrays"]
 
 
@@ -136,6 +137,33 @@ def filled(token: Any) -> None:
         return
     holder, dtype = token
     _KEPT[holder] = _Kept.of(dtype, None, data_of(holder))
+
+
+@contextlib.contextmanager
+def kept_across(variables: Iterable[Any]) -> Iterator[None]:
+    """Keep what is kept for ``variables`` (held as kept, unwritten) across a block that writes
+    their values again as they are: a loaded network's build giving its parameters the values
+    the loader holds (``nnabla.utils.nnp_graph``, ``nnabla.utils.load``), which NNabla's
+    ``get_parameter_or_create`` leaves in the dtype the file gave.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> w = nn.Variable.from_numpy_array(np.zeros(2, np.float32))
+        >>> keep(w, np.zeros(2))
+        >>> with kept_across([w]):
+        ...     w.d = np.zeros(2, np.float32)       # (a build writing the same values)
+        >>> saved_arrays({"w": w})["w"].dtype
+        dtype('float64')
+    """
+    before = []
+    for v in variables:
+        holder = value_holder(v)
+        entry = _KEPT.get(holder)
+        if entry is not None and entry.holds(data_of(holder)):
+            before.append((holder, entry))
+    yield
+    for holder, entry in before:
+        _KEPT[holder] = _Kept.of(entry.dtype, entry.array, data_of(holder))
 
 
 def _saved(holder: Any, v: Any) -> np.ndarray:
