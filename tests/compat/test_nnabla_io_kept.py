@@ -69,3 +69,35 @@ def test_an_nnp_save_reads_each_parameter_once_and_writes_the_same_archive(tmp_p
     with zipfile.ZipFile(path) as z:
         assert z.namelist() == ["nnp_version.txt", "network.nntxt", "parameter.h5"]
         assert z.read("parameter.h5") == expected
+
+
+def test_a_solver_update_lets_go_of_the_kept_float64_copy_at_once(tmp_path):
+    # c4441c04 held the float64 copy (8 MB for 1000x1000) until a save or clear_parameters;
+    # NNabla's update writes float32 over the array, so after it the copy is dead
+    import weakref
+
+    import stadyn.compat.nnabla.functions as F
+    import stadyn.compat.nnabla.solvers as S
+    from stadyn.compat.nnabla import _kept_dtypes as kd
+
+    with sd.parameter_registry(ParameterRegistry()):
+        x = nn.Variable.from_numpy_array(np.ones((2, 300), np.float32))
+        y = PF.affine(x, 200, w_init=np.full((300, 200), 1 + 1e-9), name="fc")
+        w = nn.get_parameters()["fc/affine/W"]
+        entry = kd._KEPT[kd.value_holder(w)]
+        copy = weakref.ref(entry.array)
+        assert copy() is not None and copy().dtype == np.float64
+        del entry
+        loss = F.sum(y)
+        solver = S.Sgd(0.5)
+        solver.set_parameters(nn.get_parameters())
+        loss.forward()
+        solver.zero_grad()
+        loss.backward()
+        solver.update()
+        assert kd.value_holder(w) not in kd._KEPT and copy() is None    # released now
+        nn.save_parameters(str(tmp_path / "after.h5"))
+    import h5py
+    with h5py.File(tmp_path / "after.h5", "r") as f:
+        assert f["fc/affine/W"].dtype == np.float32       # NNabla's after an update
+        assert f["fc/affine/b"].dtype == np.float32

@@ -24,7 +24,9 @@ program wrote in place through ``.d`` taking their elements' place (NNabla write
 its float64 array).  A solver's update, a batch normalization's running statistics (torch
 bumps the version; after its fused Adam kernels, which do not, stadyn.solvers bumps it),
 ``v.d = ...`` and ``cast`` to another dtype change it: then the float32 values are written,
-as NNabla writes float32 after them.  ``fill()`` and ``zero()`` write NNabla's array in its own
+as NNabla writes float32 after them.  What is kept goes at once when ``v.d = ...``, ``cast``
+or a solver's update (``stadyn.solvers.add_update_listener``) writes the Variable, else at
+the next save that finds it written.  ``fill()`` and ``zero()`` write NNabla's array in its own
 dtype (the value through float32: ``fill(0.1)`` of a float64 parameter holds
 float64(float32(0.1))), so the dtype stays kept (:func:`filled`; case
 ``nnabla_dtypes_28.initializers_by_name_and_fills__resaved``).  Not kept: a float64 ``.d``
@@ -63,6 +65,7 @@ import numpy as np
 import torch
 
 from ... import parametric as _parametric
+from ... import solvers as _solvers
 from ...graph import data_of, value_holder
 
 __all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "kept_arrays", "kept_across",
@@ -115,6 +118,19 @@ def forget(v: Any) -> None:
         dtype('float32')
     """
     _KEPT.pop(value_holder(v), None)
+
+
+def _updated(variables: Iterable[Any]) -> None:
+    """A solver's update wrote ``variables``: NNabla writes float32 over their arrays, so
+    what is kept for them is let go now (a float64 copy of a 1000x1000 parameter is 8 MB),
+    not at the next save (:func:`_saved` would find it written anyway).  An update traced
+    into a compiled step (``stadyn.compile``) tells no one: that is left to the save."""
+    if _KEPT:
+        for v in variables:
+            _KEPT.pop(value_holder(v), None)
+
+
+_solvers.add_update_listener(_updated)
 
 
 def kept_now(v: Any, t: torch.Tensor) -> Any:
