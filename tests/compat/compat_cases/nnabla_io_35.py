@@ -3,10 +3,11 @@ hold a loaded ``.nnp``'s parameters in, as a re-save with ``nn.save_parameters``
 shows it.
 
 NNabla's loaders set the parameters as its ``load_parameters`` does: an ``.h5`` dataset's dtype
-(float64 kept, every digit), float64 from a ``parameter.protobuf``; a solver's update then
-writes float32 over the array.  Stadyn's Variable holds float32 (``.d``: the known keys) and
-keeps NNabla's array beside it for the re-save (``compat/nnabla/_kept_dtypes.py``; before
-nnio35 its loaders kept nothing and re-saved float32).
+(float64 kept, every digit), float64 from a ``parameter.protobuf`` or a text's parameters; a
+solver's update then writes float32 over the array.  Stadyn's Variable holds float32 (``.d``:
+the known keys) and keeps NNabla's array beside it for the re-save
+(``compat/nnabla/_kept_dtypes.py``; before nnio35 its loaders kept nothing and re-saved
+float32).
 """
 
 import numpy as np
@@ -33,16 +34,17 @@ def _model_file(nn, PF, r, name, dtype, parameter_format):
                                  "names": {"x": x}}],
                    "executors": [{"name": "runtime", "network": "net", "data": ["x"],
                                   "output": ["y"]}]},
-            parameter_format=parameter_format)
+            parameter_format=parameter_format or ".h5", include_params=parameter_format is None)
     nn.clear_parameters()
 
 
 @nnabla_case(names=[G + "NnpLoader", G + "NnpLoader.get_network", "nnabla.utils.load.load",
                     "nnabla.save_parameters", "nnabla.utils.save.save", "nnabla.solvers.Sgd"],
-             known={"NnpLoader %s dtypes" % k: _ONE_TENSOR for k in ("f64", "pb")},
+             known={"NnpLoader %s dtypes" % k: _ONE_TENSOR for k in ("f64", "pb", "txt")},
              note="PF.affine with w_init = 1 + 1e-9 and b_init = [0.1, -0.2] saved by "
                   "nnabla.utils.save as .nnp: float64 arrays (parameter.h5), float32 ones, "
-                  "float32 ones with parameter_format='.protobuf'; each loaded by NnpLoader "
+                  "float32 ones with parameter_format='.protobuf'; and as .nntxt with "
+                  "include_params (float32 ones); each loaded by NnpLoader "
                   "(get_network) and by nnabla.utils.load.load, re-saved as .h5 (dtypes and "
                   "values); the float64 one's network run on x = ones (output * 1e9), then "
                   "one Sgd(0.5) update of sum(y) and re-saved again")
@@ -52,8 +54,8 @@ def loaded_nnp__resaved_in_its_dtype(nn, F, PF, S, r):
     r.touch(G + "NnpLoader.get_network")
     res = {}
     for key, dtype, fmt in (("f64", np.float64, ".h5"), ("f32", np.float32, ".h5"),
-                            ("pb", np.float32, ".protobuf")):
-        path = "m_%s.nnp" % key
+                            ("pb", np.float32, ".protobuf"), ("txt", np.float32, None)):
+        path = "m_%s.%s" % (key, "nntxt" if fmt is None else "nnp")
         _model_file(nn, PF, r, path, dtype, fmt)
         net = NG.NnpLoader(path).get_network("net", batch_size=2)
         res["NnpLoader %s dtypes" % key] = {

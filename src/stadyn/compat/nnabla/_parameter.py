@@ -371,6 +371,8 @@ def kept_file_arrays(path):
         >>> {k: a.dtype for k, a in kept_file_arrays(path).items()}
         {'fc/W': dtype('float64')}
     """
+    if os.path.splitext(os.fspath(path))[1] not in _NNABLA_OPENED:
+        return {}                   # (no parameter file NNabla opens: nothing to keep)
     with _parametric.parameter_registry(_parametric.ParameterRegistry()):
         load_parameters(path)
         return kept_arrays(get_parameters(grad_only=False))
