@@ -6,6 +6,7 @@ NNabla's numbers are in the harness cases (``compat_cases/nnabla_dtypes_28.py``,
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import stadyn as sd
 import stadyn.compat.nnabla as nn
@@ -101,3 +102,25 @@ def test_a_solver_update_lets_go_of_the_kept_float64_copy_at_once(tmp_path):
     with h5py.File(tmp_path / "after.h5", "r") as f:
         assert f["fc/affine/W"].dtype == np.float32       # NNabla's after an update
         assert f["fc/affine/b"].dtype == np.float32
+
+
+@pytest.mark.parametrize("write", ["d", "cast"])
+def test_a_write_lets_go_of_the_kept_float64_copy_at_once(tmp_path, write):
+    # (so did c4441c04: .d = and cast to another dtype forget it; the solver's update above
+    # was the write that did not)
+    import weakref
+
+    from stadyn.compat.nnabla import _kept_dtypes as kd
+
+    with sd.parameter_registry(ParameterRegistry()):
+        w = nn.parameter.get_parameter_or_create("w", (3,), np.array([1 + 1e-9, 2.0, 3.0]))
+        copy = weakref.ref(kd._KEPT[kd.value_holder(w)].array)
+        if write == "d":
+            w.d = np.array([4.0, 5.0, 6.0], np.float32)
+        else:
+            w.data.cast(np.float32)
+        assert copy() is None
+        nn.save_parameters(str(tmp_path / "w.h5"))
+    import h5py
+    with h5py.File(tmp_path / "w.h5", "r") as f:
+        assert f["w"].dtype == np.float32
