@@ -54,6 +54,17 @@ class ParameterRegistry:
     def __iter__(self) -> Iterator[str]:
         return iter(self._params)
 
+    def __reversed__(self) -> Iterator[str]:
+        """The paths, newest first (a new path goes last; a parameter set again under its path
+        keeps its place): the parameters a call made are the first ``len`` grew by.
+
+        >>> reg = ParameterRegistry()
+        >>> reg.set("a", Variable((1,))); reg.set("b", Variable((1,)))
+        >>> list(reversed(reg))
+        ['b', 'a']
+        """
+        return reversed(self._params)
+
     def __len__(self) -> int:
         return len(self._params)
 

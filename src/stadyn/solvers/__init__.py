@@ -1,8 +1,8 @@
 """``stadyn.solvers`` (``S``): NNabla's solvers on multi-tensor solver maths."""
 
 from . import _functional as functional
-from ._hooks import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
-                     unset_solver_pre_hook)
+from ._hooks import (add_update_listener, remove_update_listener, set_solver_post_hook,
+                     set_solver_pre_hook, unset_solver_post_hook, unset_solver_pre_hook)
 from ._optimizer import Optimizer
 from ._solver import (AMSGRAD, AdamW, Adam, AMSGrad, Momentum, Nesterov, Sgd, Solver,
                       SolverState)
@@ -15,3 +15,5 @@ __all__ = ["Optimizer", "Solver", "SolverState", "Sgd", "Momentum", "Nesterov", 
 # NNabla's solver hooks (``nn.set_solver_pre_hook``, ...: ``_hooks.py``)
 __all__ += ["set_solver_pre_hook", "set_solver_post_hook", "unset_solver_pre_hook",
             "unset_solver_post_hook"]
+# Stadyn's: told which parameters each update wrote (``_hooks.py``; not an NNabla name)
+__all__ += ["add_update_listener", "remove_update_listener"]

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from typing import Callable
+from typing import Any, Callable, Iterable, Mapping
 
 __all__ = ["set_solver_pre_hook", "set_solver_post_hook", "unset_solver_pre_hook",
-           "unset_solver_post_hook"]
+           "unset_solver_post_hook", "add_update_listener", "remove_update_listener"]
 
 _PRE: "OrderedDict[str, Callable[[], None]]" = OrderedDict()
 _POST: "OrderedDict[str, Callable[[], None]]" = OrderedDict()
@@ -82,3 +82,39 @@ def hooked(method):
             self._params = params
         return result
     return run
+
+
+# Stadyn's own (not NNabla's): called after an update with the parameter Variables it wrote.
+_UPDATED: "list[Callable[[Iterable], None]]" = []
+
+
+def add_update_listener(listener: Callable[[Iterable], None]) -> None:
+    """Call ``listener(variables)`` after each solver update (``update`` / ``step``) with an
+    iterable of the parameter Variables it wrote (compat.nnabla lets go of the arrays it kept
+    of them in NNabla's dtype, which the update made dead: ``compat/nnabla/_kept_dtypes.py``).
+    A listener added twice is called once.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.solvers as S
+        >>> w = sd.Variable.from_numpy_array(np.ones(2), need_grad=True); w.g = 1.0
+        >>> solver = S.Sgd(0.1); solver.set_parameters({"w": w})
+        >>> seen = []
+        >>> listen = lambda variables: seen.extend(v is w for v in variables)
+        >>> S.add_update_listener(listen); solver.update(); S.remove_update_listener(listen)
+        >>> seen
+        [True]
+    """
+    if listener not in _UPDATED:
+        _UPDATED.append(listener)
+
+
+def remove_update_listener(listener: Callable[[Iterable], None]) -> None:
+    """Stop calling ``listener`` (:func:`add_update_listener`; one not added is ignored)."""
+    if listener in _UPDATED:
+        _UPDATED.remove(listener)
+
+
+def updated(params: Mapping[str, Any], names: Iterable[str]) -> None:
+    """Tell the listeners that an update wrote the parameters ``names`` of ``params``."""
+    for listener in list(_UPDATED):
+        listener(params[n] for n in names)

@@ -25,7 +25,7 @@ from .._errors import ArgumentError, DeprecatedCallError, ParameterError, Stadyn
 from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
 from ._functional_nnabla import nesterov_nnabla
-from ._hooks import hooked
+from ._hooks import hooked, updated
 from ._optimizer import Optimizer
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
                              UnknownParameterError)
@@ -188,6 +188,7 @@ class Solver(SolverStates, Optimizer):
         scalars = self.step_scalars(names, sample_count)
         self.apply_step(params, grads, self.state_tensors(names), scalars)
         self.finish_step(names, sample_count, scalars)
+        updated(self._params, names)
         return True
 
     # -- the optimizer protocol's three parts of a step -----------------------------------------

@@ -24,7 +24,9 @@ program wrote in place through ``.d`` taking their elements' place (NNabla write
 its float64 array).  A solver's update, a batch normalization's running statistics (torch
 bumps the version; after its fused Adam kernels, which do not, stadyn.solvers bumps it),
 ``v.d = ...`` and ``cast`` to another dtype change it: then the float32 values are written,
-as NNabla writes float32 after them.  ``fill()`` and ``zero()`` write NNabla's array in its own
+as NNabla writes float32 after them.  What is kept goes at once when ``v.d = ...``, ``cast``
+or a solver's update (``stadyn.solvers.add_update_listener``) writes the Variable, else at
+the next save that finds it written.  ``fill()`` and ``zero()`` write NNabla's array in its own
 dtype (the value through float32: ``fill(0.1)`` of a float64 parameter holds
 float64(float32(0.1))), so the dtype stays kept (:func:`filled`; case
 ``nnabla_dtypes_28.initializers_by_name_and_fills__resaved``).  Not kept: a float64 ``.d``
@@ -51,19 +53,23 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import itertools
 import types
 import weakref
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import numpy as np
 import torch
 
 from ... import parametric as _parametric
+from ... import solvers as _solvers
 from ...graph import data_of, value_holder
 
-__all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "keeping_initializer_arrays"]
+__all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "kept_arrays", "kept_across",
+           "keeping_initializer_arrays"]
 
 
 class _Kept(NamedTuple):
@@ -114,6 +120,19 @@ def forget(v: Any) -> None:
     _KEPT.pop(value_holder(v), None)
 
 
+def _updated(variables: Iterable[Any]) -> None:
+    """A solver's update wrote ``variables``: NNabla writes float32 over their arrays, so
+    what is kept for them is let go now (a float64 copy of a 1000x1000 parameter is 8 MB),
+    not at the next save (:func:`_saved` would find it written anyway).  An update traced
+    into a compiled step (``stadyn.compile``) tells no one: that is left to the save."""
+    if _KEPT:
+        for v in variables:
+            _KEPT.pop(value_holder(v), None)
+
+
+_solvers.add_update_listener(_updated)
+
+
 def kept_now(v: Any, t: torch.Tensor) -> Any:
     """A token for :func:`filled`: what is kept for the Variable ``v``, when ``t`` is the
     tensor it holds as kept and nothing wrote it since (else None: ``t`` is its gradient, or
@@ -136,6 +155,33 @@ def filled(token: Any) -> None:
     _KEPT[holder] = _Kept.of(dtype, None, data_of(holder))
 
 
+@contextlib.contextmanager
+def kept_across(variables: Iterable[Any]) -> Iterator[None]:
+    """Keep what is kept for ``variables`` (held as kept, unwritten) across a block that writes
+    their values again as they are: a loaded network's build giving its parameters the values
+    the loader holds (``nnabla.utils.nnp_graph``, ``nnabla.utils.load``), which NNabla's
+    ``get_parameter_or_create`` leaves in the dtype the file gave.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> w = nn.Variable.from_numpy_array(np.zeros(2, np.float32))
+        >>> keep(w, np.zeros(2))
+        >>> with kept_across([w]):
+        ...     w.d = np.zeros(2, np.float32)       # (a build writing the same values)
+        >>> saved_arrays({"w": w})["w"].dtype
+        dtype('float64')
+    """
+    before = []
+    for v in variables:
+        holder = value_holder(v)
+        entry = _KEPT.get(holder)
+        if entry is not None and entry.holds(data_of(holder)):
+            before.append((holder, entry))
+    yield
+    for holder, entry in before:
+        _KEPT[holder] = _Kept.of(entry.dtype, entry.array, data_of(holder))
+
+
 def _saved(holder: Any, v: Any) -> np.ndarray:
     entry = _KEPT.get(holder)
     values = np.asarray(v.d)
@@ -150,6 +196,28 @@ def _saved(holder: Any, v: Any) -> np.ndarray:
     out = arr.copy()
     written = values != arr.astype(np.float32)      # (in place through .d)
     out[written] = values[written]
+    return out
+
+
+def kept_arrays(params: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`saved_arrays` of those of ``params`` kept in another dtype only (the others are
+    left out, their values not read: a writer that has them as float32 keeps its own).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> w = nn.Variable.from_numpy_array(np.zeros(2, np.float32))
+        >>> b = nn.Variable.from_numpy_array(np.zeros(2, np.float32))
+        >>> keep(w, np.zeros(2))
+        >>> {k: a.dtype for k, a in kept_arrays({"w": w, "b": b}).items()}
+        {'w': dtype('float64')}
+    """
+    out = {}
+    for name, v in params.items():
+        holder = value_holder(v)
+        if holder in _KEPT:
+            saved = _saved(holder, v)
+            if holder in _KEPT:             # (not written since: still NNabla's dtype)
+                out[name] = saved
     return out
 
 
@@ -220,6 +288,18 @@ def _same_float32(v: Any, arr: np.ndarray) -> bool:
             and torch.equal(current, torch.from_numpy(arr.astype(np.float32))))
 
 
+def _made_since(registry: Any, count: int) -> list:
+    """``[(last name component, parameter)]`` of the parameters ``registry`` gained since it
+    held ``count``, oldest first: the last ones of its order (a new path goes last), read
+    without walking the others (a ``PF`` call in a training loop of a large model pays for
+    what it made only)."""
+    grown = len(registry) - count
+    if grown <= 0:
+        return []
+    paths = list(itertools.islice(reversed(registry), grown))[::-1]
+    return [(path.rsplit("/", 1)[-1], registry.get(path)) for path in paths]
+
+
 def keeping_initializer_arrays(func: Callable) -> Callable:
     """The parametric function ``func`` keeping (:func:`keep`) the initializer arrays of
     another dtype than float32 it is given or its initializer functions give (``w_init``,
@@ -253,11 +333,10 @@ def keeping_initializer_arrays(func: Callable) -> Callable:
         arrays = _initializers(bound, recorded)
         if not arrays and not recorded:
             return func(*args, **kwargs)
-        before = set(map(id, _parametric.get_parameters(grad_only=False).values()))
+        registry = _parametric.current_registry()
+        count = len(registry)
         out = func(*bound.args, **bound.kwargs)
-        new = [(path.rsplit("/", 1)[-1], v)
-               for path, v in _parametric.get_parameters(grad_only=False).items()
-               if id(v) not in before]
+        new = _made_since(registry, count)
         arrays += [(n, a) for n, a in filter(None, recorded) if _of_another_dtype(a)]
         for name, arr in arrays:
             shaped = [(n, v) for n, v in new if tuple(data_of(v).shape) == arr.shape]

@@ -28,7 +28,7 @@ from ... import serialize as _serialize
 from ..._errors import ModelFileError
 from ._variable import as_nnabla
 from .logger import logger
-from ._kept_dtypes import _recording, keep, saved_arrays
+from ._kept_dtypes import _recording, keep, kept_arrays, saved_arrays
 from ._written_types import float_for_gradients
 
 __all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create",
@@ -350,3 +350,29 @@ def get_current_parameter_scope():
             node = node.setdefault(name, OrderedDict())
         node[leaf] = var
     return root
+
+
+def kept_file_arrays(path):
+    """``{name: array}`` of the parameters of the NNabla file ``path`` that NNabla 1.39 holds
+    in another dtype than float32 once loaded, in that dtype: what :func:`load_parameters`
+    keeps (an ``.h5`` dataset's dtype; float64 from a ``.protobuf`` or a text's values), read
+    into a registry of its own.  NNabla's ``NnpLoader`` and ``nnabla.utils.load`` hold the
+    same arrays as its ``load_parameters`` (checked on NNabla 1.39: an ``.nnp`` of float64
+    parameters, or of a ``parameter.protobuf``, re-saved as ``.h5`` after either gives
+    float64), which Stadyn's build as float32 from :func:`stadyn.serialize.read_legacy_model`.
+
+    Example:
+        >>> import os, tempfile, numpy as np
+        >>> import stadyn.compat.nnabla as nn
+        >>> path = os.path.join(tempfile.mkdtemp(), "p.protobuf")
+        >>> with nn.parameter_scope("fc"):
+        ...     nn.parameter.get_parameter_or_create("W", (2,)).d = [1.0, 2.0]
+        >>> nn.save_parameters(path); nn.clear_parameters()
+        >>> {k: a.dtype for k, a in kept_file_arrays(path).items()}
+        {'fc/W': dtype('float64')}
+    """
+    if os.path.splitext(os.fspath(path))[1] not in _NNABLA_OPENED:
+        return {}                   # (no parameter file NNabla opens: nothing to keep)
+    with _parametric.parameter_registry(_parametric.ParameterRegistry()):
+        load_parameters(path)
+        return kept_arrays(get_parameters(grad_only=False))

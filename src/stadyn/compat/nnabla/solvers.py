@@ -7,6 +7,6 @@ from ...solvers import __all__ as _all
 from ._context_api import solver_api
 
 __all__ = [name for name in _all if name not in ("functional", "Optimizer")
-           and "solver_p" not in name]
+           and "solver_p" not in name and "update_listener" not in name]
 # NNabla's decorator passing the current context to a solver factory (``_context_api.py``).
 __all__ += ["solver_api"]

@@ -45,7 +45,8 @@ from ....parametric import current_registry
 from ....serialize import load_nnp, read_legacy_model
 
 from .._function import as_function
-from .._parameter import get_current_parameter_scope
+from .._kept_dtypes import keep, kept_across
+from .._parameter import get_current_parameter_scope, kept_file_arrays
 from .._variable import as_nnabla
 from ..initializer import (ConstantInitializer, NormalInitializer, RangeInitializer,
                            UniformInitializer)
@@ -246,6 +247,7 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
     for path, model in zip(paths, models):
         if exclude_parameter and parameter_only:
             continue
+        kept = {} if exclude_parameter else kept_file_arrays(path)   # NNabla's float64 ...
         for name, p in () if exclude_parameter else model.parameters.items():
             existing = registry.get(name)
             if existing is not None:
@@ -260,16 +262,19 @@ def base_load(filenames: str | os.PathLike | Iterable[str | os.PathLike],
                 existing.need_grad = bool(p.need_grad)
                 existing.d = p.value
             else:
-                var = Variable(p.value.shape, need_grad=p.need_grad)
-                var.d = p.value
-                registry.set(name, var)
+                existing = Variable(p.value.shape, need_grad=p.need_grad)
+                existing.d = p.value
+                registry.set(name, existing)
+            if name in kept:
+                keep(existing, kept[name])
         if parameter_only:
             continue
         # the networks read the scope's parameters (the file's, unless excluded) or make them
         # from the file's initializers, as NNabla's get_parameter_or_create does
         model = dataclasses.replace(model, parameters=scope_parameters(model, registry, rng))
-        for name in model.networks:
-            info.networks[name] = _network(model, name, batch_size)
+        with kept_across(v for v in map(registry.get, model.parameters) if v is not None):
+            for name in model.networks:     # (the build writes the values again)
+                info.networks[name] = _network(model, name, batch_size)
         for name, proto in (model.extras.get("executors") or {}).items():
             info.executors[name] = NnpExecutor(name, proto)
         for name, fields in (model.extras.get("monitors") or {}).items():

@@ -36,6 +36,8 @@ from ....parametric import ParameterRegistry, set_parameter
 from ....serialize import (LegacyModel, LegacyNetwork, LegacyParameter, load_nnp,
                            read_legacy_model)
 from .._function import as_function
+from .._kept_dtypes import keep, kept_across
+from .._parameter import kept_file_arrays
 from .._variable import Variable as NnablaVariable, as_nnabla
 from ._file_parameters import declared_parameters, initial_value
 from ._nnp_pass import NnpNetworkPass, apply_pass, substitute
@@ -101,6 +103,7 @@ class NnpLoader:
         # NNabla tests ``scope`` for truth: an empty dict is left alone
         self._scope = scope if scope else None
         held = _flatten(self._scope) if self._scope is not None else {}
+        kept = kept_file_arrays(filepath)       # what NNabla holds in float64, float16 ...
         self._params: "OrderedDict[str, Variable]" = OrderedDict()
         for k, p in model.parameters.items():
             var = held.get(k)
@@ -114,6 +117,8 @@ class NnpLoader:
             else:       # written in place, as NNabla's get_parameter_or_create and .d = ...
                 var.d = p.value
                 var.need_grad = bool(p.need_grad)
+            if k in kept:
+                keep(var, kept[k])
             self._params[k] = var
         # the loader holds the values in its Variables only: the file's arrays are dropped
         self._model = dataclasses.replace(model, parameters=OrderedDict(
@@ -177,8 +182,9 @@ class NnpLoader:
             for k in used)
         model: LegacyModel = dataclasses.replace(
             self._model, networks=OrderedDict([(name, network)]), parameters=current)
-        net = load_nnp(model, network=name, batch_size=batch_size, registry=registry,
-                       draws="nnabla")     # random functions draw NNabla 1.39's numbers
+        with kept_across(self._params[k] for k in used):
+            net = load_nnp(model, network=name, batch_size=batch_size, registry=registry,
+                           draws="nnabla")     # random functions draw NNabla 1.39's numbers
         for k, var in registry.items():
             set_parameter(k, var)
         return net

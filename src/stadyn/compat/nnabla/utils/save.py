@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from ....parametric import get_parameters
-from .._kept_dtypes import saved_arrays
+from .._kept_dtypes import kept_arrays
 from ....serialize import ExportError, NnpWriter
 
 __all__ = ["save", "create_proto", "get_parameters", "save_files", "get_default_file_savers",
@@ -126,12 +126,15 @@ def _nntxt_saver(ctx: FileHandlerContext, filename: str, ext: str) -> None:
 def _kept_dtypes(ctx: Any) -> None:
     """The parameters NNabla 1.39 holds in another floating dtype (a float64 ``.h5`` or
     ``.protobuf`` loaded, a float64 initializer array) written in it, as NNabla's
-    ``parameter.h5`` holds them (``_kept_dtypes.py``)."""
+    ``parameter.h5`` holds them (``_kept_dtypes.py``).  Only those: the others' values are
+    in the writer already (read once, by the network's export or :func:`_override`), and a
+    value the export reshaped (a running statistic written in its function's shape) keeps
+    that shape."""
     params = ctx.proto.parameters
     found = getattr(ctx, "parameters", None) or get_parameters(grad_only=False)
     found = {n: v for n, v in found.items() if n in params and hasattr(v, "d")}
-    for name, array in saved_arrays(found).items():
-        params[name] = (array, params[name][1])
+    for name, array in kept_arrays(found).items():
+        params[name] = (array.reshape(params[name][0].shape), params[name][1])
 
 
 def _nnp_saver(ctx: FileHandlerContext, filename: str, ext: str, parameter_format: str) -> None:

@@ -1,0 +1,81 @@
+"""NNabla 1.39: the dtype ``NnpLoader`` (``nnabla.utils.nnp_graph``) and ``nnabla.utils.load``
+hold a loaded ``.nnp``'s parameters in, as a re-save with ``nn.save_parameters`` to ``.h5``
+shows it.
+
+NNabla's loaders set the parameters as its ``load_parameters`` does: an ``.h5`` dataset's dtype
+(float64 kept, every digit), float64 from a ``parameter.protobuf`` or a text's parameters; a
+solver's update then writes float32 over the array.  Stadyn's Variable holds float32 (``.d``:
+the known keys) and keeps NNabla's array beside it for the re-save
+(``compat/nnabla/_kept_dtypes.py``; before nnio35 its loaders kept nothing and re-saved
+float32).
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+from compat_cases.nnabla_dtypes_28 import _ONE_TENSOR, _h5_arrays
+
+G = "nnabla.utils.nnp_graph."
+
+
+def _resaved(nn, name):
+    nn.save_parameters(name)
+    return {k: [str(a.dtype), a.astype(np.float64).ravel().tolist()]
+            for k, a in sorted(_h5_arrays(name).items())}
+
+
+def _model_file(nn, PF, r, name, dtype, parameter_format):
+    SV = r.module("nnabla.utils.save")
+    nn.clear_parameters()
+    x = nn.Variable((2, 3))
+    y = PF.affine(x, 2, w_init=np.full((3, 2), 1.0 + 1e-9).astype(dtype),
+                  b_init=np.array([0.1, -0.2]).astype(dtype), name="fc")
+    SV.save(name, {"networks": [{"name": "net", "batch_size": 2, "outputs": {"y": y},
+                                 "names": {"x": x}}],
+                   "executors": [{"name": "runtime", "network": "net", "data": ["x"],
+                                  "output": ["y"]}]},
+            parameter_format=parameter_format or ".h5", include_params=parameter_format is None)
+    nn.clear_parameters()
+
+
+@nnabla_case(names=[G + "NnpLoader", G + "NnpLoader.get_network", "nnabla.utils.load.load",
+                    "nnabla.save_parameters", "nnabla.utils.save.save", "nnabla.solvers.Sgd"],
+             known={"NnpLoader %s dtypes" % k: _ONE_TENSOR for k in ("f64", "pb", "txt")},
+             note="PF.affine with w_init = 1 + 1e-9 and b_init = [0.1, -0.2] saved by "
+                  "nnabla.utils.save as .nnp: float64 arrays (parameter.h5), float32 ones, "
+                  "float32 ones with parameter_format='.protobuf'; and as .nntxt with "
+                  "include_params (float32 ones); each loaded by NnpLoader "
+                  "(get_network) and by nnabla.utils.load.load, re-saved as .h5 (dtypes and "
+                  "values); the float64 one's network run on x = ones (output * 1e9), then "
+                  "one Sgd(0.5) update of sum(y) and re-saved again")
+def loaded_nnp__resaved_in_its_dtype(nn, F, PF, S, r):
+    NG = r.module("nnabla.utils.nnp_graph")
+    L = r.module("nnabla.utils.load")
+    r.touch(G + "NnpLoader.get_network")
+    res = {}
+    for key, dtype, fmt in (("f64", np.float64, ".h5"), ("f32", np.float32, ".h5"),
+                            ("pb", np.float32, ".protobuf"), ("txt", np.float32, None)):
+        path = "m_%s.%s" % (key, "nntxt" if fmt is None else "nnp")
+        _model_file(nn, PF, r, path, dtype, fmt)
+        net = NG.NnpLoader(path).get_network("net", batch_size=2)
+        res["NnpLoader %s dtypes" % key] = {
+            k: str(v.d.dtype) for k, v in sorted(nn.get_parameters(grad_only=False).items())}
+        res["NnpLoader %s: resaved" % key] = _resaved(nn, "nl_%s.h5" % key)
+        nn.clear_parameters()
+        L.load([path], prepare_data_iterator=False)
+        res["load %s: resaved" % key] = _resaved(nn, "ld_%s.h5" % key)
+        nn.clear_parameters()
+    net = NG.NnpLoader("m_f64.nnp").get_network("net", batch_size=2)
+    net.inputs["x"].d = np.ones((2, 3), np.float32)
+    y = net.outputs["y"]
+    loss = F.sum(y)
+    loss.forward()
+    res["f64 output"] = (y.d.astype(np.float64) - 3.0) * 1e9
+    solver = S.Sgd(0.5)
+    solver.set_parameters(nn.get_parameters())
+    solver.zero_grad()
+    loss.backward()
+    solver.update()
+    res["f64 after update: resaved"] = _resaved(nn, "upd.h5")
+    nn.clear_parameters()
+    return res
