@@ -123,3 +123,18 @@ def test_rows_are_for_one_update_and_checked():
     learner.update(1)
     learner.update(1)                           # dense again: every row moves
     assert w.d[1, 0] != 0 and w.d[0, 0] != w.d[1, 0]
+
+
+def test_refusal_after_the_parameters_before_it():
+    """CNTK 2.7 updates a learner's parameters in order: those before the refused one move
+    (harness case cntk:sparse_learners__adam__bias_first has CNTK 2.7's numbers)."""
+    b = sd.Variable.from_numpy_array(np.zeros(3, np.float32), need_grad=True)
+    w = sd.Variable.from_numpy_array(np.ones((7, 3), np.float32), need_grad=True)
+    learner = adam([b, w], 0.5, 0.9)
+    learner.set_row_sparse_gradients({w: [2]})
+    b.grad, w.grad = torch.ones(3), torch.ones(7, 3)
+    with pytest.raises(RuntimeError, match="AdamUpdate"):
+        learner.update(1)
+    assert (b.d < 0).all() and (w.d == 1).all()
+    assert learner.step_scalars(None, 1)["step_size"] != adam([b], 0.5, 0.9).step_scalars(
+        None, 1)["step_size"]          # the update begun is counted (its bias correction)

@@ -512,14 +512,12 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         if M == 0:
             raise StadynError(f"{self.name}.update: cannot update with an empty minibatch "
                               "(sample_count=0)")
-        if rows:
-            self._refuse_sparse(rows, M)
         scalars = self.step_scalars(None, M)
         params = [data_of(v).detach() for v in self._params]
         grads = self._gradients(gradient_values, params)
         states = {k: [s[k] for s in self._states] for k in self._state_names}
         if rows:
-            self._apply_row_sparse(params, grads, states, scalars, rows)
+            self._apply_row_sparse(params, grads, states, scalars, rows, M)
         else:
             self.apply_step(params, grads, states, scalars)
         self._advance(M, scalars, bool(is_sweep_end))

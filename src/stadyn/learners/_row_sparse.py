@@ -101,26 +101,32 @@ class RowSparseUpdates:
         rows, self._pending_rows = self._pending_rows, None
         return rows
 
-    def _refuse_sparse(self, rows: "dict[int, torch.Tensor]", sample_count: int) -> None:
-        """CNTK 2.7's refusal of L2 or of a learner without a sparse kernel; the update begun
-        (adam's count, ...) is counted, as CNTK 2.7 begins it before the parameters."""
+    def _refusal_for(self, rows: "dict[int, torch.Tensor]") -> "str | None":
+        """CNTK 2.7's refusal of L2 or of a learner without a sparse kernel (None: none)."""
         k = min(rows)
         shape = tuple(data_of(self._params[k]).shape)
         if self.l2_regularization_weight > 0:
-            message = _refusal(self.name, self._names[k], shape, _L2_REFUSAL,
-                               "L2 regularisation")
-        elif isinstance(self._sparse_rule, tuple):
-            message = _refusal(self.name, self._names[k], shape, self._sparse_rule, self.name)
-        else:
-            return
-        self.count_refused_update(sample_count)
-        raise SparseGradientError(message)
+            return _refusal(self.name, self._names[k], shape, _L2_REFUSAL, "L2 regularisation")
+        if isinstance(self._sparse_rule, tuple):
+            return _refusal(self.name, self._names[k], shape, self._sparse_rule, self.name)
+        return None
 
     def _apply_row_sparse(self, params: list[torch.Tensor], grads: list[torch.Tensor],
                           states: dict[str, list[torch.Tensor]], scalars: Mapping[str, Any],
-                          rows: "dict[int, torch.Tensor]") -> None:
+                          rows: "dict[int, torch.Tensor]", sample_count: int) -> None:
         """:meth:`apply_step` with the parameters ``rows`` names updated by CNTK 2.7's sparse
-        rule, the others by the dense one."""
+        rule, the others by the dense one; or CNTK 2.7's refusal (:class:`SparseGradientError`)
+        of L2 or of a learner without a sparse kernel."""
+        refusal = self._refusal_for(rows)
+        if refusal is not None:
+            # CNTK 2.7 updates the parameters one by one, after beginning the update (adam's
+            # count, ...): those before the first row-sparse one are updated, then it raises
+            k = min(rows)
+            if k:
+                self.apply_step(params[:k], grads[:k], {n: s[:k] for n, s in states.items()},
+                                scalars)
+            self.count_refused_update(sample_count)
+            raise SparseGradientError(refusal)
         rule = self._sparse_rule
         if rule == "dense":
             return self.apply_step(params, grads, states, scalars)

@@ -32,10 +32,10 @@ def train(C, r, np, make, model="times"):
     x = C.input_variable(V, is_sparse=True)
     y = C.input_variable(D)
     init = (np.arange(V * D).reshape(V, D) * 0.1 - 1.0).astype(np.float32)
-    if model == "dense":
+    if model in ("dense", "bias_first"):
         layer = C.layers.Dense(D)
         z = layer(x)
-        params = [layer.W, layer.b]
+        params = [layer.W, layer.b] if model == "dense" else [layer.b, layer.W]
         layer.W.value = init
         layer.b.value = np.array([0.1, -0.2, 0.3], np.float32)
     else:
@@ -127,3 +127,13 @@ sparse_case("sparse_learners__fsadagrad", lambda C, p: C.fsadagrad(
     p, _lr(C), C.momentum_schedule(0.9)), [L + "fsadagrad"])
 sparse_case("sparse_learners__rmsprop", lambda C, p: C.rmsprop(
     p, _lr(C), 0.9, 1.2, 0.5, 10.0, 0.001), [L + "rmsprop"])
+sparse_case("sparse_learners__adam__bias_first", lambda C, p: C.adam(
+    p, _lr(C), C.momentum_schedule(0.9)), [L + "adam", "cntk.layers.Dense"],
+    model="bias_first", note="the learner's parameters [b, W]: CNTK 2.7 updates b, then "
+    "refuses W's sparse gradient")
+sparse_case("sparse_learners__adam__weight_first", lambda C, p: C.adam(
+    p, _lr(C), C.momentum_schedule(0.9)), [L + "adam", "cntk.layers.Dense"],
+    model="dense", note="[W, b]: CNTK 2.7 refuses W before it reaches b")
+sparse_case("sparse_learners__sgd__l2__bias_first", lambda C, p: C.sgd(
+    p, _lr(C), l2_regularization_weight=0.1), [L + "sgd", "cntk.layers.Dense"],
+    model="bias_first", note="b is updated with its L2, then W's sparse gradient refused")
