@@ -57,6 +57,9 @@ def train(C, r, np, make, model="times"):
         if "raises" in got:
             break
     res["samples"] = int(learner.total_number_of_samples_seen())
+    if "raises" not in got:         # the learner's state, as its checkpoint holds it
+        res["smoothed"] = list(learner.create_checkpoint()["smoothed_gradients"])
+        r.touch("cntk.learners.Learner.create_checkpoint")
     r.touch("cntk.Function.value", "cntk.train.Trainer")
     return res
 
@@ -137,3 +140,29 @@ sparse_case("sparse_learners__adam__weight_first", lambda C, p: C.adam(
 sparse_case("sparse_learners__sgd__l2__bias_first", lambda C, p: C.sgd(
     p, _lr(C), l2_regularization_weight=0.1), [L + "sgd", "cntk.layers.Dense"],
     model="bias_first", note="b is updated with its L2, then W's sparse gradient refused")
+
+
+@cntk_case(names=["cntk.layers.Embedding", "cntk.sequence.input_variable", L + "momentum_sgd",
+                  "cntk.Trainer"],
+           note="an Embedding of a sparse sequence input: the rows of the steps' indices "
+                "(sequences of 3 and 1 steps, padded in Stadyn's dense data) are touched")
+def sparse_learners__embedding_sequences(C, r, np):
+    import scipy.sparse as sp
+    x = C.sequence.input_variable(V, is_sparse=True)
+    y = C.sequence.input_variable(D)
+    emb = C.layers.Embedding(D)
+    z = emb(x)
+    emb.E.value = (np.arange(V * D).reshape(V, D) * 0.1 - 1.0).astype(np.float32)
+    learner = C.momentum_sgd([emb.E], C.learning_parameter_schedule(0.5),
+                             C.momentum_schedule(0.9))
+    trainer = C.Trainer(z, (C.squared_error(z, y), None), [learner])
+    res = {}
+    for step, seqs in enumerate(([[0, 3, 3], [5]], [[1], [2, 2]], [[6, 0]])):
+        data = [sp.csr_matrix((np.ones(len(s), np.float32), (np.arange(len(s)), s)),
+                              shape=(len(s), V)) for s in seqs]
+        target = [r.randn(len(s), D).astype(np.float32) for s in seqs]
+        trainer.train_minibatch({x: data, y: target})
+        res["E%d" % step] = emb.E.value
+    res["smoothed"] = list(learner.create_checkpoint()["smoothed_gradients"])
+    r.touch("cntk.Function.value", "cntk.learners.Learner.create_checkpoint")
+    return res
