@@ -166,3 +166,40 @@ def sparse_learners__embedding_sequences(C, r, np):
     res["smoothed"] = list(learner.create_checkpoint()["smoothed_gradients"])
     r.touch("cntk.Function.value", "cntk.learners.Learner.create_checkpoint")
     return res
+
+
+@cntk_case(names=["cntk.Function.with_signature", "cntk.Function.update_signature",
+                  "cntk.layers.typing.SparseTensor", "cntk.layers.Embedding", L + "momentum_sgd",
+                  "cntk.Trainer"],
+           note="LanguageUnderstanding.py's shape: a model typed Sequence[SparseTensor[V]] "
+                "applied inside a criterion typed so too (Stadyn passes the criterion's sparse "
+                "argument to the model through an identity node): the Embedding's gradient is "
+                "row-sparse all the same")
+def sparse_learners__typed_criterion(C, r, np):
+    import scipy.sparse as sp
+    Sequence, SparseTensor = C.layers.typing.Sequence, C.layers.typing.SparseTensor
+    model = C.layers.Sequential([C.layers.Embedding(D, name="embed"), C.layers.Dense(2)])
+    model.update_signature(Sequence[SparseTensor[V]])
+    model.embed.E.value = (np.arange(V * D).reshape(V, D) * 0.1 - 1.0).astype(np.float32)
+    model[1].W.value = r.randn(D, 2).astype(np.float32)
+
+    @C.Function.with_signature(query=Sequence[SparseTensor[V]], labels=Sequence[SparseTensor[2]])
+    def criterion(query, labels):
+        z = model(query)
+        return (C.cross_entropy_with_softmax(z, labels), C.classification_error(z, labels))
+    learner = C.momentum_sgd(criterion.parameters, C.learning_parameter_schedule(0.5),
+                             C.momentum_schedule(0.9))
+    trainer = C.Trainer(None, criterion, [learner])
+    res = {}
+    for step, seqs in enumerate(([[0, 3, 3], [5]], [[1], [2, 2]], [[6, 0]])):
+        query = [sp.csr_matrix((np.ones(len(s), np.float32), (np.arange(len(s)), s)),
+                               shape=(len(s), V)) for s in seqs]
+        labels = [sp.csr_matrix((np.ones(len(s), np.float32), (np.arange(len(s)),
+                                                                [k % 2 for k in s])),
+                                shape=(len(s), 2)) for s in seqs]
+        trainer.train_minibatch({criterion.arguments[0]: query,
+                                 criterion.arguments[1]: labels})
+        res["E%d" % step] = model.embed.E.value
+    r.touch("cntk.Function.value", "cntk.Function.with_signature",
+            "cntk.Function.update_signature")
+    return res

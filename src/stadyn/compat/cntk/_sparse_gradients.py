@@ -32,12 +32,13 @@ from ._graph_records import SPARSE
 __all__ = ["row_sparse_uses", "tell_row_sparse"]
 
 _PRODUCTS = ("affine",)          # the op compat.cntk's times (and Dense, Embedding) builds
+_PASSING = ("identity",)         # ops between a typed Function's argument and its input
 
 
 def row_sparse_uses(root: Variable) -> dict[int, tuple[Variable, list[Variable]]]:
     """``{id(parameter): (parameter, [sparse inputs])}`` for the Variables of ``root``'s graph
-    used only as the weight of a product with a sparse input (its last axis the weight's
-    first)."""
+    used only as the weight of a product with a sparse input, or with what passes one on
+    unchanged (its last axis the weight's first)."""
     sparse: dict[int, tuple[Variable, list[Variable]]] = {}
     dense: set[int] = set()
     seen: set[int] = set()
@@ -51,14 +52,22 @@ def row_sparse_uses(root: Variable) -> dict[int, tuple[Variable, list[Variable]]
         for k, v in enumerate(inputs):
             if v is None:
                 continue
-            x = inputs[0]
-            if k == 1 and node.spec.name in _PRODUCTS and x in SPARSE and v.parent is None \
-                    and len(v.shape) >= 1 and len(x.shape) >= 1 and x.shape[-1] == v.shape[0]:
+            x = _sparse_source(inputs[0]) if k == 1 and node.spec.name in _PRODUCTS else None
+            if x is not None and v.parent is None and len(v.shape) >= 1 \
+                    and len(x.shape) >= 1 and x.shape[-1] == v.shape[0]:
                 sparse.setdefault(id(v), (v, []))[1].append(x)
             else:
                 dense.add(id(v))
             stack.append(v)
     return {k: use for k, use in sparse.items() if k not in dense}
+
+
+def _sparse_source(x: Variable) -> "Variable | None":
+    """The sparse input ``x`` is, or passes on unchanged (through ``identity`` nodes: an
+    argument bound to a typed Function's input); None where it is no sparse input."""
+    while x not in SPARSE and x.parent is not None and x.parent.spec.name in _PASSING:
+        x = x.parent.inputs[0]
+    return x if x in SPARSE else None
 
 
 def _touched(inputs: list[Variable], rows: int) -> torch.Tensor:
