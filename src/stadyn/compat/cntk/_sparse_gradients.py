@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 
 from ...graph import Variable, data_of
+from ._adapt import unwrap
 from ._graph_records import SPARSE
 
 __all__ = ["row_sparse_uses", "tell_row_sparse"]
@@ -85,7 +86,8 @@ def tell_row_sparse(trainer) -> None:
     per Trainer)."""
     uses = trainer.__dict__.get("_row_sparse_uses")
     if uses is None:
-        uses = trainer.__dict__["_row_sparse_uses"] = row_sparse_uses(trainer._loss_sum)
+        uses = trainer.__dict__["_row_sparse_uses"] = row_sparse_uses(
+            unwrap(trainer.loss_function))
     if not uses:
         return
     for learner in trainer.parameter_learners:
