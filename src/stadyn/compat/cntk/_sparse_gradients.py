@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 
 from ...graph import Variable, data_of
+from ...learners import Learner
 from ._adapt import unwrap
 from ._graph_records import SPARSE
 
@@ -91,10 +92,11 @@ def tell_row_sparse(trainer) -> None:
     if not uses:
         return
     for learner in trainer.parameter_learners:
-        tell = getattr(learner, "set_row_sparse_gradients", None)
-        if tell is None:
+        # (a learner with a step of its own, a UserLearner or universal's, reads the
+        # gradients itself: dense, as it is given them)
+        if not isinstance(learner, Learner) or type(learner).step is not Learner.step:
             continue
         rows = {p: _touched(uses[id(p)][1], p.shape[0])
                 for p in learner.named_parameters().values() if id(p) in uses}
         if rows:
-            tell(rows)
+            learner.set_row_sparse_gradients(rows)
