@@ -31,6 +31,7 @@ from ..solvers import Optimizer
 from ..solvers import functional as Fn
 from ._checks import finite as _finite
 from ._learner_checkpoints import UPDATE_COUNT_OFFSET, LearnerCheckpoints
+from ._row_sparse import RowSparseUpdates
 
 __all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
 
@@ -88,7 +89,7 @@ def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variab
     return names, params
 
 
-class Learner(LearnerCheckpoints, Optimizer):
+class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
     """Base class of CNTK's learners (use the factories: :func:`~stadyn.learners.sgd`, ...).
 
     Subclasses name their per-parameter state tensors in ``_state_names`` (initial values in
@@ -354,6 +355,13 @@ class Learner(LearnerCheckpoints, Optimizer):
         ``grads`` are modified (clipping, L2); ``scalars`` are floats from
         :meth:`step_scalars` or 0-d tensors fed by a compiled step.
         """
+        self._before_rule(params, grads, scalars)
+        self._apply(params, grads, states, scalars, self.foreach)
+        self._after_rule(params, scalars)
+
+    def _before_rule(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+                     scalars: Mapping[str, Any]) -> None:
+        """The mean gradient, clipping and L2 (:meth:`apply_step`'s steps before the rule)."""
         foreach = self.foreach
         if "mean" in scalars:
             Fn.scale_gradients(grads, factor=scalars["mean"], foreach=foreach)
@@ -364,7 +372,10 @@ class Learner(LearnerCheckpoints, Optimizer):
                 Fn.clip_by_norm(grads, max_norm=scalars["clip"], foreach=foreach)
         if "l2" in scalars:
             Fn.add_weight_decay(grads, params, rate=scalars["l2"], foreach=foreach)
-        self._apply(params, grads, states, scalars, foreach)
+
+    def _after_rule(self, params: list[torch.Tensor], scalars: Mapping[str, Any]) -> None:
+        """Gaussian noise and L1 (:meth:`apply_step`'s steps after the rule)."""
+        foreach = self.foreach
         noise = scalars.get("noise")
         if noise is not None and not (isinstance(noise, float) and noise <= 0):
             Fn.add_gaussian_noise(params, std=noise, generator=self.generator, foreach=foreach)
@@ -495,6 +506,7 @@ class Learner(LearnerCheckpoints, Optimizer):
                                   "update(gradient_values, training_sample_count)")
             gradient_values, count = None, sample_count
         M = _count(count, f"{self.name}.update: sample_count", 0)
+        rows = self._take_rows()        # (set_row_sparse_gradients: for this update only)
         if self.learning_rate() == 0:
             return False
         if M == 0:
@@ -504,7 +516,10 @@ class Learner(LearnerCheckpoints, Optimizer):
         params = [data_of(v).detach() for v in self._params]
         grads = self._gradients(gradient_values, params)
         states = {k: [s[k] for s in self._states] for k in self._state_names}
-        self.apply_step(params, grads, states, scalars)
+        if rows:
+            self._apply_row_sparse(params, grads, states, scalars, rows, M)
+        else:
+            self.apply_step(params, grads, states, scalars)
         self._advance(M, scalars, bool(is_sweep_end))
         return True
 

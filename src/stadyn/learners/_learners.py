@@ -40,6 +40,7 @@ class _SGD(Learner):
 class _MomentumSGD(Learner):
     name = "momentum_sgd"
     _state_names = ("v",)
+    _sparse_rule = "momentum"
     _momentum_names = ("momentum",)
 
     def __init__(self, parameters, lr, momentum, unit_gain, **options):
@@ -58,6 +59,7 @@ class _MomentumSGD(Learner):
 
 class _Nesterov(_MomentumSGD):
     name = "nesterov"
+    _sparse_rule = "nesterov"
 
     def _apply(self, params, grads, states, scalars, foreach):
         Fn.nesterov(params, grads, states["v"], momentum=scalars["momentum"],
@@ -75,6 +77,7 @@ def _kernel_value(learner: Learner, value: float) -> float:
 class _Adam(Learner):
     name = "adam"
     _state_names = ("m", "v")
+    _sparse_rule = ("AdamUpdate", 1859)      # (Matrix.cpp: no CPU sparse kernel)
     _momentum_names = ("momentum", "variance_momentum")
 
     def __init__(self, parameters, lr, momentum, unit_gain, variance_momentum, epsilon, adamax,
@@ -120,6 +123,7 @@ class _Adam(Learner):
 class _FSAdaGrad(Learner):
     name = "fsadagrad"
     _state_names = ("v", "m")
+    _sparse_rule = ("FSAdagradUpdate", 1822)
     _momentum_names = ("momentum", "variance_momentum")
 
     def __init__(self, parameters, lr, momentum, unit_gain, variance_momentum, **options):
@@ -157,6 +161,7 @@ class _FSAdaGrad(Learner):
 class _AdaGrad(Learner):
     name = "adagrad"
     _state_names = ("v",)
+    _sparse_rule = "adagrad"
 
     def __init__(self, parameters, lr, need_ave_multiplier, **options):
         super().__init__(parameters, lr, **options)
@@ -186,6 +191,7 @@ class _AdaDelta(Learner):
 class _RMSProp(Learner):
     name = "rmsprop"
     _state_names = ("v", "signs", "steps")
+    _sparse_rule = ("RmsProp", 1880)
     _state_init = {"steps": 0.02}          # CNTK's initial per-element step size
 
     def __init__(self, parameters, lr, gamma, inc, dec, max, min, need_ave_multiplier,

@@ -18,6 +18,7 @@ from ._function import Function
 from ._function_runs import refuse_function_keys
 from ._graph import BATCH, is_splice_leaf
 from ._run_checks import RunnableCheck
+from ._sparse_gradients import tell_row_sparse
 from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split_flags
 from ._trainer_data import plain_minibatch, sequence_count, truncated_flags, truncated_slots
 from ._previous_averages import PreviousAverages
@@ -327,6 +328,13 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
             raise RuntimeError("Update failed: Metric aggregation did not happen, none of the "
                                "learners was marked as metric aggregator.")
         return (updated, {o: values[o] for o in mine}) if mine and updated else updated
+
+    def _step_learners(self, samples: int) -> None:
+        # CNTK 2.7's learners update only the rows a sparse input touched of a weight it
+        # multiplies (see _sparse_gradients); a worker's rows are its own: not told there
+        if self.data_parallel is None:
+            tell_row_sparse(self)
+        super()._step_learners(samples)
 
     def total_number_of_units_seen(self, unit=1) -> int:
         """The samples (by default, as CNTK 2.7's ``DataUnit.sample``), minibatches or sweeps
