@@ -561,3 +561,43 @@ def user35_tensorboard_and_log(C, r):
             res["log"] = _printed(f.read().replace(folder, "<folder>"))
         res["scalars"] = event_scalars(os.path.join(folder, "tb"))
     return res
+
+
+# -- 10. a sequence tagger's outputs read back through Value objects and their masks ------------
+
+@cntk_case(names=["cntk.Value.mask", "cntk.Value.create", "cntk.Value.one_hot",
+                  "cntk.Value.as_sequences", "cntk.Value.asarray", "cntk.Function.eval",
+                  "cntk.Function.forward", "cntk.sequence.past_value"],
+           note="a per-step scorer (Dense over a step and its past_value) evaluated with "
+                "as_numpy=False on sequences of lengths 3, 1 and 2: a Value, padded (asarray), "
+                "as_sequences and its mask (2 a sequence's first step, 1 a step, 0 padding), "
+                "with which the user averages the scores of the real steps; the masks of "
+                "Value.create (with seq_starts) and Value.one_hot; no mask (AttributeError) "
+                "where every sequence is full (Stadyn's eval gave a list and its Values had "
+                "no mask)")
+def user35_values_and_masks(C, r):
+    r.touch("cntk.Value.mask", "cntk.Value.create", "cntk.Value.one_hot",
+            "cntk.Value.as_sequences", "cntk.Value.asarray", "cntk.Function.eval",
+            "cntk.Function.forward")
+    x = C.sequence.input_variable(2, name="x")
+    z = C.layers.Dense(3, name="score")(C.splice(x, C.sequence.past_value(x)))
+    res = {"parameters": r.set_params(z.parameters)}
+    seqs = [r.randn(3, 2), r.randn(1, 2), r.randn(2, 2)]
+    v = z.eval({x: seqs}, as_numpy=False)
+    res["shape"] = list(v.shape)
+    res["padded"] = v.asarray()
+    res["sequences"] = v.as_sequences(z.output)
+    mask = v.mask
+    res["mask"] = [str(mask.dtype), mask.tolist()]
+    padded = v.asarray()
+    res["masked mean"] = (padded * (mask > 0)[..., None]).sum(axis=1) / \
+        (mask > 0).sum(axis=1, keepdims=True)
+    _, outs = z.forward({x: seqs}, as_numpy=False)
+    res["forward mask"] = outs[z.output].mask.tolist()
+    made = C.Value.create(x, seqs, seq_starts=[True, False, True])
+    res["create"] = [list(made.shape), made.mask.tolist()]
+    res["one_hot"] = C.Value.one_hot([[0, 2], [1, 1, 2], [2]], 3).mask.tolist()
+    full = z.eval({x: [r.randn(2, 2), r.randn(2, 2)]}, as_numpy=False)
+    res["full"] = [list(full.shape), outcome(lambda: full.mask.tolist())]
+    res["created full"] = outcome(lambda: C.Value.create(x, seqs[:1]).mask.tolist())
+    return res
