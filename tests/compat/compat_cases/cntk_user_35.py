@@ -72,8 +72,9 @@ def _tagger_data(r, count, V, K):
                 "first line only (not read) and a sparse slot label per word; Embedding, a "
                 "forward and a backward LSTM Recurrence spliced, Dense per word; adam "
                 "refused (CNTK 2.7 has no AdamUpdate for the Embedding's sparse gradient, "
-                "Matrix.cpp:1859), sgd over a sweep; a test file read to its end (max_sweeps=1) by an Evaluator "
-                "with a ProgressPrinter; per-minibatch errors, the printed summary",
+                "Matrix.cpp:1859), sgd over a sweep; a test file read to its end "
+                "(max_sweeps=1) by an Evaluator with a ProgressPrinter; per-minibatch errors, the "
+                "printed summary",
            known={"adam on sparse": "CNTK 2.7 refuses adam when a parameter's gradient is "
                                     "sparse (the Embedding's over sparse input): "
                                     "Matrix.cpp:1859, AdamUpdate 'Feature Not Implemented' "
@@ -150,8 +151,9 @@ def user35_slot_tagger_ctf(C, r):
                 "sparse words and sparse next words, trained by adagrad; the log-likelihood "
                 "per sequence by sequence.reduce_sum of the negated per-word cross entropy (an "
                 "element_times of log_softmax and the sparse label is refused by CNTK 2.7: "
-                "'Tensor operations are currently not supported for sparse matrices'); the positions "
-                "of word 2 by sequence.where of the input times a one-hot column (CNTK 2.7 "
+                "'Tensor operations are currently not supported for sparse matrices'); the "
+                "positions of word 2 by sequence.where of the input times a one-hot column (CNTK "
+                "2.7 "
                 "refuses argmax of the sparse input) and the predictions there by "
                 "sequence.gather, for three sequences of different lengths",
            known={"losses": "CNTK 2.7's adagrad on the Embedding's sparse (block-column) "
@@ -236,7 +238,8 @@ def _ckpt_model(C, r):
 def user35_checkpoint_with_reader_state(C, r):
     r.touch("cntk.Trainer.save_checkpoint", "cntk.Trainer.restore_from_checkpoint",
             "cntk.io.MinibatchSource.get_checkpoint_state",
-            "cntk.io.MinibatchSource.restore_from_checkpoint", "cntk.learners.Learner.learning_rate")
+            "cntk.io.MinibatchSource.restore_from_checkpoint",
+            "cntk.learners.Learner.learning_rate")
     X, Y = r.randn(20, 3), r.onehot(20, 2)
     res = {}
     with r.tempdir() as folder:
@@ -342,8 +345,8 @@ def user35_highway_blocks(C, r):
            note="a sequence encoder (RNNStep Recurrence) whose per-step states, last state, "
                 "first state and maximum over time are combined into one Function; eval on a "
                 "dict of three sequences of lengths 3, 1 and 4 returns a dict by output; eval "
-                "of a chosen subset of outputs; the Recurrence found by name (a block inside the graph) refuses an eval fed with the "
-                "model's input; "
+                "of a chosen subset of outputs; the Recurrence found by name (a block inside "
+                "the graph) refuses an eval fed with the model's input; "
                 "the outputs' names, shapes and dynamic axes")
 def user35_combine_outputs_sequences(C, r):
     r.touch("cntk.Function.find_by_name", "cntk.Function.eval", "cntk.Function.outputs")
@@ -492,8 +495,9 @@ def _gate_class(C):
                   "cntk.ops.output_variable", "cntk.sequence.reduce_sum", "cntk.layers.Dense"],
            note="a UserFunction of two sequence operands (a * sigmoid(b) on the lists of arrays "
                 "CNTK hands a UserFunction for sequences of different lengths, gradients to "
-                "both written into the variables dict as lists) over two Dense projections of a sequence, "
-                "pooled by sequence.reduce_sum into a classifier trained by momentum_sgd on "
+                "both written into the variables dict as lists) over two Dense projections of "
+                "a sequence, pooled by sequence.reduce_sum into a classifier trained by "
+                "momentum_sgd on "
                 "minibatches of sequences of different lengths; the losses, the parameters, "
                 "the gated values of two sequences")
 def user35_two_input_user_function(C, r):
@@ -523,16 +527,21 @@ def user35_two_input_user_function(C, r):
 @cntk_case(names=["cntk.logging.TensorBoardProgressWriter", "cntk.logging.ProgressPrinter",
                   "cntk.eval.Evaluator", "cntk.Trainer.summarize_training_progress",
                   "cntk.logging.TensorBoardProgressWriter.write_value",
-                  "cntk.logging.TensorBoardProgressWriter.close"],
+                  "cntk.logging.TensorBoardProgressWriter.close",
+                  "cntk.logging.TensorBoardProgressWriter.write"],
            note="a trainer with a ProgressPrinter (freq=2, log_to_file) and a "
                 "TensorBoardProgressWriter (freq=1) over two epochs of 3 minibatches, "
                 "summarize_training_progress after each; an Evaluator over both writers "
-                "with summarize_test_progress; the user's own write_value; the event file's "
-                "scalars and the log file's lines")
+                "with summarize_test_progress; the user's own write_value (written, whatever "
+                "its name) and write (nothing: CNTK's native Write is empty, "
+                "CNTKLibrary.h:6161, so no 'Learning rate per minibatch' either); the event "
+                "file's scalars and the log file's lines (Stadyn dropped the user's scalars "
+                "and wrote the trainer's learning rate)")
 def user35_tensorboard_and_log(C, r):
     r.touch("cntk.Trainer.summarize_training_progress",
             "cntk.logging.TensorBoardProgressWriter.write_value",
-            "cntk.logging.TensorBoardProgressWriter.close")
+            "cntk.logging.TensorBoardProgressWriter.close",
+            "cntk.logging.TensorBoardProgressWriter.write")
     x = C.input_variable(3, name="x")
     y = C.input_variable(2, name="y")
     z = C.layers.Dense(2, name="o")(C.layers.Dense(3, activation=C.relu, name="h")(x))
@@ -552,6 +561,7 @@ def user35_tensorboard_and_log(C, r):
                 trainer.train_minibatch({x: r.randn(n, 3), y: r.onehot(n, 2)})
             trainer.summarize_training_progress()
             board.write_value("custom/epoch", float(epoch) * 1.5, epoch)
+            board.write("custom/written", 2.0)
         ev = C.eval.Evaluator(C.classification_error(z, y), [printer, board])
         res["test"] = [ev.test_minibatch({x: r.randn(4, 3), y: r.onehot(4, 2)}),
                        ev.test_minibatch({x: r.randn(3, 3), y: r.onehot(3, 2)})]
@@ -600,4 +610,57 @@ def user35_values_and_masks(C, r):
     full = z.eval({x: [r.randn(2, 2), r.randn(2, 2)]}, as_numpy=False)
     res["full"] = [list(full.shape), outcome(lambda: full.mask.tolist())]
     res["created full"] = outcome(lambda: C.Value.create(x, seqs[:1]).mask.tolist())
+    return res
+
+
+# -- 11. sequences read from a CTF file by hand, their lengths from the minibatch's mask --------
+
+@cntk_case(names=["cntk.io.MinibatchData.mask", "cntk.io.MinibatchData.as_sequences",
+                  "cntk.io.MinibatchData.num_sequences", "cntk.io.MinibatchData.end_of_sweep",
+                  "cntk.io.MinibatchData.data", "cntk.sequence.reduce_max",
+                  "cntk.layers.Embedding"],
+           note="a CTF file of weighted sparse words (3:0.5, two words on a line), a label on "
+                "a sequence's first line and a |# comment; minibatches of 4 samples over two "
+                "sweeps: counts, end_of_sweep, the words' mask (int8: 2 a first step, 1 a "
+                "step, 0 padding; the labels' and full minibatches' have none: "
+                "AttributeError), lengths counted from it; a max-pooled Embedding classifier "
+                "trained on them by sgd (Stadyn's MinibatchData.mask was a bool array, None "
+                "for the labels)")
+def user35_ctf_masks_by_hand(C, r):
+    r.touch("cntk.io.MinibatchData.mask", "cntk.io.MinibatchData.as_sequences",
+            "cntk.io.MinibatchData.num_sequences", "cntk.io.MinibatchData.end_of_sweep",
+            "cntk.io.MinibatchData.data")
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "words.ctf")
+        with open(path, "w") as f:
+            f.write("0 |w 1:1 |l 0 1 |# first sequence\n0 |w 3:0.5\n0 |w 2:1\n"
+                    "1 |w 0:1 |l 1 0\n2 |w 4:1 3:2 |l 1 0\n2 |w 1:1\n")
+        src = C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+            words=C.io.StreamDef(field="w", shape=5, is_sparse=True),
+            label=C.io.StreamDef(field="l", shape=2))), randomize=False, max_sweeps=2)
+        x = C.sequence.input_variable(5, is_sparse=True, name="w")
+        y = C.input_variable(2, name="l")
+        z = C.layers.Dense(2, name="cls")(C.sequence.reduce_max(
+            C.layers.Embedding(3, name="emb")(x)))
+        res["parameters"] = r.set_params(z.parameters)
+        trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y),
+                                C.classification_error(z, y)),
+                            [C.sgd(z.parameters, C.learning_parameter_schedule(0.5))])
+        batches = []
+        while True:
+            mb = src.next_minibatch(4, input_map={x: src.streams.words, y: src.streams.label})
+            if not mb:
+                break
+            words, label = mb[x], mb[y]
+            mask = outcome(lambda: words.mask.tolist())
+            lengths = outcome(lambda: (words.mask > 0).sum(axis=1).tolist())
+            batches.append([words.num_samples, words.num_sequences, words.end_of_sweep, mask,
+                            lengths, outcome(lambda: label.mask.tolist()),
+                            [np.asarray(s.todense() if hasattr(s, "todense") else s).tolist()
+                             for s in words.as_sequences(x)]])
+            trainer.train_minibatch(mb)
+            batches[-1].append(trainer.previous_minibatch_loss_average)
+        res["batches"] = batches
+        res["after"] = r.param_values(z.parameters)
     return res

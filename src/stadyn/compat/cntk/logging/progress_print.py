@@ -130,34 +130,20 @@ class TensorBoardProgressWriter(_TensorBoardProgressWriter):
 
     _TAGS = ("minibatch/avg_loss", "minibatch/avg_metric", "summary/avg_loss",
              "summary/avg_metric", "minibatch/test_avg_metric", "summary/test_avg_metric")
-    _in_hook = False
-
-    def _hooked(self, hook, record) -> None:
-        self._in_hook = True
-        try:
-            hook(record)
-        finally:
-            self._in_hook = False
-
-    def on_training_update(self, record) -> None:
-        self._hooked(super().on_training_update, record)
-
-    def on_training_summary(self, record) -> None:
-        self._hooked(super().on_training_summary, record)
-
-    def on_test_summary(self, record) -> None:
-        self._hooked(super().on_test_summary, record)
 
     def write(self, key: str, value: Any) -> None:
         """Nothing: CNTK's TensorBoard writer leaves ``write`` to the native base, whose
         ``Write(key, value)`` is empty (CNTKLibrary.h:6161), so the learning rates a Trainer
-        reports (``Learning rate per minibatch``) reach no event file."""
+        reports (``Learning rate per minibatch``) reach no event file.
 
-    def write_value(self, name: str, value: float, step: int) -> None:
-        """Record the scalar ``name`` = ``value`` at ``step`` (a user's any name; the
-        writer's own progress only CNTK's)."""
-        if not self._in_hook or name in self._TAGS:
-            super().write_value(name, value, step)
+        Example:
+            >>> import tempfile, stadyn.compat.cntk as C
+            >>> C.logging.TensorBoardProgressWriter(log_dir=tempfile.mkdtemp()).write("k", 1.0)
+        """
+
+    def _write_progress(self, name: str, value: float, step: int) -> None:
+        if name in self._TAGS:
+            self.write_value(name, value, step)
 
 
 class TrainingSummaryProgressCallback(ProgressWriter):
