@@ -664,3 +664,68 @@ def user35_ctf_masks_by_hand(C, r):
         res["batches"] = batches
         res["after"] = r.param_values(z.parameters)
     return res
+
+
+# -- 12. a GAN's discriminator shared by clone, a frozen target network -------------------------
+
+@cntk_case(names=["cntk.Function.clone", "cntk.CloneMethod", "cntk.ops.stop_gradient",
+                  "cntk.learners.adam", "cntk.learners.learning_rate_schedule",
+                  "cntk.learners.UnitType", "cntk.Function.__getattr__"],
+           note="CNTK 206's GAN: a discriminator cloned with method='share' onto the "
+                "generator's output, the two trained in turn by adam, each on its own loss "
+                "(a Trainer of a loss and no metric); CNTK 203's frozen target network "
+                "(CloneMethod.freeze) giving the targets of a Q-learning loss, synced by "
+                "setting its constants from the trained parameters; the deprecated "
+                "learning_rate_schedule(UnitType.sample); layers reached as attributes "
+                "(model.hidden.W)")
+def user35_gan_and_target_network(C, r):
+    r.touch("cntk.Function.clone", "cntk.Function.__getattr__")
+    z = C.input_variable(2, name="z")
+    xr = C.input_variable(3, name="xr")
+    G = C.layers.Sequential([C.layers.Dense(4, activation=C.relu, name="g1"),
+                             C.layers.Dense(3, activation=C.tanh, name="g2")])(z)
+    Dr = C.layers.Sequential([C.layers.Dense(5, activation=C.relu, name="d1"),
+                              C.layers.Dense(1, activation=C.sigmoid, name="d2")])(xr)
+    Df = Dr.clone(method="share", substitutions={xr: G.output})
+    res = {"parameters": r.set_params(list(G.parameters) + list(Dr.parameters))}
+    res["shared"] = [len(Df.parameters), sorted(a.name for a in Df.arguments),
+                     list(Dr.d1.W.shape), list(G.g2.b.shape)]
+    g_loss = 1.0 - C.log(Df)
+    d_loss = -(C.log(Dr) + C.log(1.0 - Df))
+    g_tr = C.Trainer(G, (g_loss, None), C.adam(G.parameters, C.learning_parameter_schedule(
+        0.02), C.momentum_schedule(0.5)))
+    d_tr = C.Trainer(Dr, (d_loss, None), C.adam(Dr.parameters, C.learning_parameter_schedule(
+        0.02), C.momentum_schedule(0.5)))
+    losses = []
+    for _ in range(3):
+        Z, X = r.randn(4, 2), r.randn(4, 3)
+        d_tr.train_minibatch({xr: X, z: Z})
+        g_tr.train_minibatch({z: Z})
+        losses.append([d_tr.previous_minibatch_loss_average,
+                       g_tr.previous_minibatch_loss_average])
+    res["gan losses"] = losses
+    res["generated"] = G.eval({z: r.randn(2, 2)})
+    s = C.input_variable(4, name="s")
+    a = C.input_variable(2, name="a")
+    t = C.input_variable(1, name="t")
+    q = C.layers.Sequential([C.layers.Dense(6, activation=C.relu, name="hidden"),
+                             C.layers.Dense(2, name="q")])(s)
+    res["q parameters"] = r.set_params(q.parameters)
+    target = q.clone(C.CloneMethod.freeze)
+    loss = C.squared_error(C.reduce_sum(q * a, axis=0), C.stop_gradient(t))
+    lr = C.learning_rate_schedule(0.01, C.UnitType.sample)
+    tr = C.Trainer(q, loss, C.sgd(q.parameters, lr))
+    S, A = r.randn(6, 4), r.onehot(6, 2)
+    steps = []
+    for _ in range(3):
+        nxt = target.eval({target.arguments[0]: S})
+        T = (0.5 + 0.9 * nxt.max(axis=1, keepdims=True)).astype(np.float32)
+        tr.train_minibatch({s: S, a: A, t: T})
+        steps.append(tr.previous_minibatch_loss_average)
+    res["q losses"] = steps
+    res["target"] = target.eval({target.arguments[0]: S[:2]})
+    for p, c in zip(q.parameters, target.constants):
+        c.value = p.value
+    res["synced"] = [target.eval({target.arguments[0]: S[:2]}), q.eval({s: S[:2]})]
+    res["attribute"] = [q.hidden.W.name, list(q.hidden.W.shape), list(q.q.b.shape)]
+    return res
