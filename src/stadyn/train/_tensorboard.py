@@ -77,6 +77,10 @@ class TensorBoardProgressWriter(ProgressWriter):
         self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=int(step),
                                                summary=summary))
 
+    def _write_progress(self, name: str, value: float, step: int) -> None:
+        """The hooks' own scalars go through here (a subclass may keep to fewer of them)."""
+        self.write_value(name, value, step)
+
     def write(self, key: str, value: Any) -> None:
         """Record ``value`` under the tag ``key`` at the current training minibatch count."""
         try:
@@ -88,29 +92,30 @@ class TensorBoardProgressWriter(ProgressWriter):
 
     def on_training_update(self, record: ProgressRecord) -> None:
         step = record.total_minibatches
-        self.write_value("minibatch/avg_loss", record.loss, step)
+        self._write_progress("minibatch/avg_loss", record.loss, step)
         if record.metric_sum is not None:
-            self.write_value("minibatch/avg_metric", record.metric, step)
+            self._write_progress("minibatch/avg_metric", record.metric, step)
         if record.learning_rate is not None:
-            self.write_value("minibatch/learning_rate", record.learning_rate, step)
+            self._write_progress("minibatch/learning_rate", record.learning_rate, step)
 
     def on_training_summary(self, record: ProgressRecord) -> None:
         step = record.index
-        self.write_value("summary/avg_loss", record.loss if record.loss is not None else 0.0, step)
+        self._write_progress("summary/avg_loss", record.loss if record.loss is not None else 0.0,
+                             step)
         if record.metric_sum is not None:
-            self.write_value("summary/avg_metric", record.metric, step)
+            self._write_progress("summary/avg_metric", record.metric, step)
         if record.learning_rate is not None:
-            self.write_value("summary/learning_rate", record.learning_rate, step)
-        self.write_value("summary/samples_per_second", record.samples_per_second, step)
+            self._write_progress("summary/learning_rate", record.learning_rate, step)
+        self._write_progress("summary/samples_per_second", record.samples_per_second, step)
         self.flush()
 
     def on_test_summary(self, record: ProgressRecord) -> None:
         metric = record.metric or 0.0
         if record.total_minibatches:
             # At the training step, so the test curve lines up with the training curves.
-            self.write_value("minibatch/test_avg_metric", metric, record.total_minibatches)
+            self._write_progress("minibatch/test_avg_metric", metric, record.total_minibatches)
         else:
-            self.write_value("summary/test_avg_metric", metric, record.index)
+            self._write_progress("summary/test_avg_metric", metric, record.index)
         self.flush()
 
     def flush(self) -> None:

@@ -236,8 +236,9 @@ class FunctionRuns:
         if layout is not None and any(unwrap(o).sequence_lengths is not None for o in wanted):
             refuse_unpacking(layout)        # (after the run, whose states go on, as CNTK's)
         values = {o: output_value(unwrap(o)) for o in wanted}
-        if not as_numpy:        # CNTK's Value objects (a dense batch; sequences stay lists)
-            values = {o: Value._holding(v) if isinstance(v, np.ndarray) else v
+        if not as_numpy:        # CNTK's Value objects (sequences padded, their lengths kept)
+            values = {o: Value._holding(v) if isinstance(v, np.ndarray) else
+                      Value._of_sequences(v) if isinstance(v, list) else v
                       for o, v in values.items()}
         pending = pending_assignments(assigns)
         if not keep:

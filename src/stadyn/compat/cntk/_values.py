@@ -132,7 +132,8 @@ def _batch_array(batch) -> np.ndarray:
 class Value:
     """A minibatch of data for a variable (CNTK's ``Value``): ``Value(array)`` (or
     ``batch=array``) or ``Value.create(variable, data)``; ``asarray()`` gives the array back.
-    ``seq_starts`` is accepted and not used (every sequence starts in its minibatch).
+    ``seq_starts`` is kept for :attr:`mask` only (every sequence Stadyn runs starts in its
+    minibatch).
 
     Example:
         >>> Value(np.zeros((4, 3), np.float32)).shape
@@ -144,6 +145,7 @@ class Value:
         self.lengths = None       # a batch of sequences: their lengths (the data padded)
         self._sparse = _is_scipy_sparse(batch)      # sparse data (held dense)
         self._device = device
+        self._starts = None         # Value.create's seq_starts (for the mask)
 
     @staticmethod
     def _holding(array: np.ndarray) -> "Value":
@@ -152,6 +154,50 @@ class Value:
         Value.__init__(value, np.zeros(0, np.float32))
         value._data = array
         return value
+
+    @staticmethod
+    def _of_sequences(seqs: list):
+        """A Value of a run's output for a sequence (one array per sequence, as
+        ``output_value`` gives them): padded with zeros to the longest, their lengths kept, as
+        CNTK 2.7's ``eval(..., as_numpy=False)`` returns it; ``seqs`` itself when its steps
+        differ in shape (nothing to pad them into)."""
+        arrays = [np.asarray(a) for a in seqs]
+        if not arrays or any(a.ndim == 0 or a.shape[1:] != arrays[0].shape[1:] for a in arrays):
+            return seqs
+        lengths = [len(a) for a in arrays]
+        data = np.zeros((len(arrays), max(lengths)) + arrays[0].shape[1:], arrays[0].dtype)
+        for k, a in enumerate(arrays):
+            data[k, :len(a)] = a
+        value = Value._holding(data)
+        value.lengths = lengths
+        return value
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Which steps of each sequence hold data, as CNTK 2.7's (int8, ``(sequences,
+        longest)``): 2 the first step of a sequence that starts here, 1 a step, 0 padding.
+        Like CNTK's, a Value with nothing to mask (every sequence as long as the longest, each
+        starting here) has no mask: AttributeError.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> s = C.sequence.input_variable(2)
+            >>> Value.create(s, [np.ones((3, 2)), np.ones((1, 2))]).mask.tolist()
+            [[2, 1, 1], [2, 0, 0]]
+        """
+        longest = self._data.shape[1] if self._data.ndim > 1 else 0
+        lengths = self.lengths if self.lengths is not None else [longest] * len(self._data)
+        starts = self._starts if self._starts is not None else [True] * len(lengths)
+        if all(n == longest for n in lengths) and all(starts):
+            raise AttributeError("'Value' object has no attribute 'mask' (CNTK 2.7's Value of "
+                                 "sequences all as long as the longest, each starting in "
+                                 "the minibatch, has no mask)")
+        mask = np.zeros((len(lengths), longest), np.int8)
+        for k, (n, start) in enumerate(zip(lengths, starts)):
+            mask[k, :n] = 1
+            if n:
+                mask[k, 0] = 2 if start else 1
+        return mask
 
     @property
     def device(self):
@@ -228,6 +274,8 @@ class Value:
         value._sparse = sparse
         if len(getattr(var, "dynamic_axes", ()) or ()) > 1 or len(set(lengths)) > 1:
             value.lengths = lengths
+        if seq_starts is not None and value.lengths is not None:
+            value._starts = [bool(b) for b in seq_starts]
         return value
 
     #: the index that stands for a row of zeros in :meth:`one_hot` (CNTK 2.7's value)

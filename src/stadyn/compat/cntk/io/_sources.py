@@ -99,13 +99,18 @@ class MinibatchData(_io.MinibatchData):
         refuse_unpacking(self._truncated)
 
     @property
-    def mask(self) -> np.ndarray | None:
-        """(N, T) bool, True where a sequence has a sample; None for non-sequence streams."""
-        if self.lengths is None:
-            return None
-        read = _READ.__get__(self)
-        steps = read.shape[1] if read.ndim > 1 else 0
-        return np.arange(steps)[None, :] < np.asarray(self.lengths)[:, None]
+    def mask(self) -> np.ndarray:
+        """``data.mask``, as CNTK 2.7's (its io/__init__.py): int8 ``(sequences, longest)``, 2
+        a sequence's first step, 1 a step, 0 padding; AttributeError where there is nothing
+        to mask (a non-sequence stream, sequences all as long as the longest).  Stadyn's
+        native reader's boolean mask is ``stadyn.io.MinibatchData.mask``.
+
+        Example:
+            >>> d = MinibatchData(np.zeros((2, 3, 1), np.float32), 2, 4, False, lengths=[3, 1])
+            >>> d.mask.tolist()
+            [[2, 1, 1], [2, 0, 0]]
+        """
+        return self.data.mask
 
     def as_sequences(self, variable=None) -> list[np.ndarray]:
         """One array per sequence (each sample of a non-sequence stream: ``(*shape)`` from

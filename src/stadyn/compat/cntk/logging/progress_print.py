@@ -122,17 +122,28 @@ def _windows(record, loss: bool) -> tuple:
 
 
 class TensorBoardProgressWriter(_TensorBoardProgressWriter):
-    """Stadyn's TensorBoard writer keeping to CNTK's scalars: ``minibatch/avg_loss``,
-    ``minibatch/avg_metric``, ``summary/avg_loss``, ``summary/avg_metric`` and the test
-    metrics (no learning rate or speed)."""
+    """Stadyn's TensorBoard writer keeping to CNTK's scalars: what it writes of itself are
+    ``minibatch/avg_loss``, ``minibatch/avg_metric``, ``summary/avg_loss``,
+    ``summary/avg_metric`` and the test metrics (no learning rate or speed); a user's own
+    ``write_value`` is written whatever its name, as CNTK's (its progress_print.py:459-476 hands
+    every name to the native writer)."""
 
     _TAGS = ("minibatch/avg_loss", "minibatch/avg_metric", "summary/avg_loss",
              "summary/avg_metric", "minibatch/test_avg_metric", "summary/test_avg_metric")
 
-    def write_value(self, name: str, value: float, step: int) -> None:
-        """Record the scalar ``name`` = ``value`` at ``step`` if it is one of CNTK's."""
+    def write(self, key: str, value: Any) -> None:
+        """Nothing: CNTK's TensorBoard writer leaves ``write`` to the native base, whose
+        ``Write(key, value)`` is empty (CNTKLibrary.h:6161), so the learning rates a Trainer
+        reports (``Learning rate per minibatch``) reach no event file.
+
+        Example:
+            >>> import tempfile, stadyn.compat.cntk as C
+            >>> C.logging.TensorBoardProgressWriter(log_dir=tempfile.mkdtemp()).write("k", 1.0)
+        """
+
+    def _write_progress(self, name: str, value: float, step: int) -> None:
         if name in self._TAGS:
-            super().write_value(name, value, step)
+            self.write_value(name, value, step)
 
 
 class TrainingSummaryProgressCallback(ProgressWriter):
