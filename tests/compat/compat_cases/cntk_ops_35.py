@@ -222,3 +222,40 @@ def ops__binary_ops_cloned_onto_sparse_input(C, r):
         res["%s | dense clone" % op] = d.eval(dict((a, ones) for a in d.arguments))
     return res
 
+
+def _leaves(f):
+    """``f``'s inputs as (name, shape, constant?), and the values of its constants."""
+    return [[i.name, list(i.shape), bool(i.is_constant)] for i in f.inputs] + [
+        [float(np.asarray(c.value)) for c in f.constants]]
+
+
+@cntk_case(names=["cntk.metrics.classification_error", "cntk.ops.placeholder"],
+           note="classification_error over a placeholder without a shape (waiting) lists the "
+                "constant its op holds among its inputs and constants at once: top 1's "
+                "block its 1 (float32) first, top N's op N last; the same Constant (uid) once "
+                "the placeholder is bound; built directly, top N's op lists N last too "
+                "(Stadyn listed none while waiting, and none for top N)")
+def classification_error__waiting_constant(C, r):
+    r.touch("cntk.Function.inputs", "cntk.Function.constants", "cntk.Function.root_function",
+            "cntk.Variable.uid", "cntk.Variable.is_constant", "cntk.Function.replace_placeholders")
+    res = {}
+    lab = C.input_variable(3, name="lab")
+    x = C.input_variable(3, name="x")
+    for top in (1, 2, 3):
+        p = C.placeholder(name="p")
+        f = C.classification_error(p, lab, topN=top)
+        key = "topN=%d " % top
+        res[key + "waiting inputs"] = _leaves(f)
+        res[key + "waiting root inputs"] = len(f.root_function.inputs)
+        res[key + "waiting constants"] = [float(np.asarray(c.value)) for c in f.constants]
+        uid = f.constants[0].uid
+        res[key + "same constant in each walk"] = f.constants[0].uid == uid
+        g = f.replace_placeholders({p: x})
+        res[key + "bound inputs"] = _leaves(g)
+        res[key + "bound constant is the waiting one"] = g.constants[0].uid == uid
+        w = C.classification_error(C.relu(C.placeholder(name="q")), lab, topN=top)
+        res[key + "waiting relu inputs"] = _leaves(w)
+        res[key + "direct inputs"] = _leaves(C.classification_error(x, lab, topN=top))
+        d = C.classification_error(x, lab, topN=top)
+        res[key + "direct values"] = d.eval({x: r.randn(4, 3), lab: r.onehot(4, 3)})
+    return res

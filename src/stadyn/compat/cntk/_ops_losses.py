@@ -133,7 +133,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         out = F.sum(out)
         G.BATCH.unmark(out)
     made = named(wrap(out), name, "ClassificationError")
-    if int(topN) > 1:       # (CNTK 2.7's primitive ClassificationError reading N)
+    if int(topN) > 1:       # (CNTK 2.7's primitive ClassificationError reading N, a constant
+        show_constants(made.variable, _topn_constant(topN), last=True)     # after its operands)
         return made
     return _loss_block(made, name, (output_vector, target_vector), "Minus", one=True)
 
@@ -461,6 +462,25 @@ squared_error.makes_block = cross_entropy_with_softmax.makes_block = True
 binary_cross_entropy.makes_block = True
 classification_error.makes_block = lambda *args, **kwargs: int(inspect.signature(
     classification_error).bind(*args, **kwargs).arguments.get("topN", 1)) == 1
+
+
+def _topn_constant(top) -> tuple:
+    """The constant N (float32) CNTK 2.7's top-N ``ClassificationError`` reads, its last
+    input."""
+    return (scalar_constant(float(top), np.float32),)
+
+
+def _shown_while_waiting(args: tuple, kwargs: dict) -> tuple:
+    """The constants CNTK 2.7's ``classification_error`` over a waiting operand lists among its
+    inputs (first, last), as once built: top 1's block its 1 first, top N's op N last."""
+    top = int(inspect.signature(classification_error).bind(*args, **kwargs).arguments.get(
+        "topN", 1))
+    if top == 1:
+        return (scalar_constant(1.0, np.float32),), ()
+    return (), _topn_constant(top)
+
+
+classification_error.shown_constants = _shown_while_waiting
 
 
 def _topn_checked(arguments: dict) -> None:
