@@ -382,8 +382,8 @@ def cosine_distance(x, y, name: str = ""):
     :func:`stadyn.cntk_semantics.cos_distance`)."""
     xy = binary(F.mul2, x, y)
     dot = F.sum(operand(xy), axis=sample_axes(xy))
-    out = F.mul2(F.mul2(dot, S.inverse_norm(operand(x), sample_axes(x))),
-                 S.inverse_norm(operand(y), sample_axes(y)))
+    out = S.cos_distance_of(dot, S.inverse_norm(operand(x), sample_axes(x)),
+                            S.inverse_norm(operand(y), sample_axes(y)))
     return named(wrap(one_op(out, x, y)), name, "CosDistance")
 
 
