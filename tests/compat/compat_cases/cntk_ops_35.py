@@ -12,13 +12,13 @@ from compat_harness import cntk_case
 
 def _outcome(fn, words=True):
     """``fn()``'s value (a shape as a list), or what it raised: its built-in type and (with
-    ``words``) its first line less what Stadyn adds on later lines, an unnamed input's number
-    (of the process) masked."""
+    ``words``) its first line less what Stadyn adds on later lines, an unnamed input's or
+    placeholder's number (of the process) masked."""
     try:
         got = fn()
     except Exception as e:
         kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
-        words_ = re.sub(r"'Input\d+'", "'Input'", str(e).split("\n")[0])
+        words_ = re.sub(r"'(Input|Placeholder)\d+'", r"'\1'", str(e).split("\n")[0])
         return ["raises", kind, words_] if words else ["raises", kind]
     if isinstance(got, tuple):
         return list(got)
