@@ -184,8 +184,8 @@ class ElementwiseFunctions:
 
         def inverse_norm(v):        # (the sample's sum of squares, as _sample_sum keeps it)
             return cntk.inverse_norm(self._sample_sum(F.mul2(v, v)), (), squares=True)
-        return self._node(F.mul2(F.mul2(dot, inverse_norm(a)), inverse_norm(b)), "CosDistance",
-                          tag)
+        return self._node(cntk.cos_distance_of(dot, inverse_norm(a), inverse_norm(b)),
+                          "CosDistance", tag)
 
     def SumColumnElements(self, z, tag=""):
         """The sum of each sample's elements (CNTK's deprecated ``SumColumnElements``: each

@@ -20,7 +20,8 @@ axis in front (Stadyn's axis 0).  The rules that follow from that live here:
 * :func:`sequence_columns` gives a sequence's steps as the columns of CNTK's minibatch (its
   packing of sequences into parallel streams), the order its ranking nodes read them in;
 * :func:`cos_distance` is CNTK's ``CosDistance`` (``C.cosine_distance``, BrainScript's
-  ``CosDistance`` and a model file's), a zero vector's inverse norm clamped as CNTK clamps it;
+  ``CosDistance`` and a model file's), a zero vector's inverse norm clamped as CNTK clamps it
+  (:func:`inverse_norm`), its parts multiplied in the node's order (:func:`cos_distance_of`);
 * :func:`cosine_with_negative_samples` is CNTK's ``CosDistanceWithNegativeSamples``
   (``C.cosine_distance_with_negative_samples`` and BrainScript's node);
 * :func:`logistic_weights_refused` says which weighted ``Logistic`` CNTK builds but refuses
@@ -50,7 +51,7 @@ from ..sequence import reshape_samples
 from ._crop import crop, crop_offsets
 from ._axes import (BatchAxes, broadcast_pair, input_base_axis, over_sample, reshape_sample,
                     static_axis, times)
-from ._cosine import cos_distance, inverse_norm
+from ._cosine import cos_distance, cos_distance_of, inverse_norm
 from ._negative_samples import cosine_with_negative_samples
 from ._ops import (cannot_run, class_ids, constant_like, divide, hardmax, log_add_exp, logistic,
                    logistic_weights_refused, sequence_columns, straight_through)
@@ -64,7 +65,7 @@ __all__ = ["BatchAxes", "static_axis", "times", "input_base_axis", "reshape_samp
            "convolution_transpose", "pooling", "max_unpooling", "divide", "hardmax", "roi_pooling",
            "refuse_window_beyond_input", "refuse_windows_over_free_lengths", "straight_through",
            "logistic", "constant_like", "class_ids", "crop", "crop_offsets", "log_add_exp",
-           "sequence_columns", "cannot_run", "cos_distance", "inverse_norm",
+           "sequence_columns", "cannot_run", "cos_distance", "cos_distance_of", "inverse_norm",
            "cosine_with_negative_samples",
            "logistic_weights_refused"]
 

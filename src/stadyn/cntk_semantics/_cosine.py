@@ -10,7 +10,7 @@ import numpy as np
 from .. import functions as F
 from ..graph import Variable
 
-__all__ = ["cos_distance", "inverse_norm"]
+__all__ = ["cos_distance", "cos_distance_of", "inverse_norm"]
 
 #: CNTK's ``EPS_IN_INVERSE`` (CommonMatrix.h:33): ``AssignElementInverseOf`` gives 1/1e-30
 #: for a value in [0, 1e-30) (CPUMatrixImpl.h:2213-2232)
@@ -36,7 +36,28 @@ def cos_distance(a: Variable, b: Variable, axes: tuple) -> Variable:
         [1.0, 0.0]
     """
     dot = F.sum(F.mul2(a, b), axis=axes, keepdims=False)
-    return F.mul2(F.mul2(dot, inverse_norm(a, axes)), inverse_norm(b, axes))
+    return cos_distance_of(dot, inverse_norm(a, axes), inverse_norm(b, axes))
+
+
+def cos_distance_of(dot: Variable, inverse_a: Variable, inverse_b: Variable) -> Variable:
+    """CNTK's cosine "distance" from its parts, in the order CosDistanceNode::ForwardProp
+    multiplies them (LinearAlgebraNodes.h:1453-1467): the dot product times the first
+    operand's inverse norm, then times the second's (:func:`inverse_norm`).  The one
+    declaration of that order, for :func:`cos_distance`, ``C.cosine_distance`` (whose
+    operands may differ in their axes) and BrainScript's ``CosDistance`` (which sums a
+    sample its own way); the order decides the float32 rounding, and which of ``0 * inf``
+    and ``inf * 0`` a zero vector's gradient meets.
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> from stadyn.cntk_semantics import cos_distance_of
+        >>> dot, ia, ib = (sd.Variable.from_numpy_array(np.array([v], np.float32))
+        ...                for v in (10.0, 0.2, 0.5))
+        >>> out = cos_distance_of(dot, ia, ib)
+        >>> out.forward(); out.d.tolist()
+        [1.0]
+    """
+    return F.mul2(F.mul2(dot, inverse_a), inverse_b)
 
 
 def inverse_norm(v: Variable, axes: tuple, squares: bool = False) -> Variable:

@@ -27,8 +27,7 @@ from ._shown_constants import show_clone
 __all__ = ["ShapelessPlaceholderError", "several_outputs_message", "wrap", "unwrap", "operand",
            "const", "batched", "named", "one_op",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
-           "sample_shape", "lead_axes", "reshape_samples", "float_arrays", "swig_count",
-           "swig_axis"]
+           "sample_shape", "lead_axes", "reshape_samples", "float_arrays", "swig_count"]
 
 
 def wrap(value: Any) -> Any:
@@ -133,28 +132,6 @@ def swig_count(value: Any, swig: str) -> int:
         raise NotImplementedError(f"Wrong number or type of arguments for overloaded function "
                                   f"'{swig}'.")
     return value
-
-
-def swig_axis(axis: Any) -> Any:
-    """``axis`` where CNTK 2.7 makes an ``Axis`` of it (``sanitize_axis``): an Axis or a
-    Python int (a bool too) as it is; a NumPy integer is SWIG's NotImplementedError for
-    ``new_Axis``; a float CNTK's AttributeError (it has no ``is_static_axis``).
-
-    Example:
-        >>> import numpy as np
-        >>> swig_axis(np.int64(0))
-        Traceback (most recent call last):
-          ...
-        NotImplementedError: Wrong number or type of arguments for overloaded function 'new_Axis'.
-    """
-    if isinstance(axis, np.integer):
-        raise NotImplementedError("Wrong number or type of arguments for overloaded function "
-                                  "'new_Axis'.")
-    if isinstance(axis, (float, np.floating)):     # (sanitize_axis then reads is_static_axis)
-        kind = type(axis)
-        shown = kind.__name__ if kind.__module__ == "builtins" else f"numpy.{kind.__name__}"
-        raise AttributeError(f"'{shown}' object has no attribute 'is_static_axis'")
-    return axis
 
 
 def operand(x: Any, dtype=np.float32) -> Any:

@@ -232,7 +232,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
                 _outputs_carried(old, new, mapping)
                 _attributes_carried(old, new)
                 _constants_carried(old, new)
-                refusal_carried(old, new)      # (CNTK 2.7's copy refused at run as it is)
+                # (CNTK 2.7's copy refused at run as it is, or as its operands' copies are)
+                refusal_carried(old, new, lambda v: mapping.get(id(v), v))
     del keep
     return [new_of(r) if r.parent is None or r in PLACEHOLDERS else mapping.get(id(r), r)
             for r in roots]

@@ -20,6 +20,7 @@ import types
 from typing import Any
 
 from ._adapt import root_as_output
+from ._axis_arguments import axes_checker
 from ._deferred import Deferred, pending
 from ._deferred_reads import as_built
 from ._sequence_placeholders import note_call
@@ -36,11 +37,12 @@ def deferrable(fn=None, *, as_called=None):
     on them; a shape it returns is the one the op shows while it waits (CNTK's, inferred as it
     is made, where the Deferred would else probe for it).  The arguments are bound by the
     signature the op takes calls by (an n-ary wrapper's, ``plus(a, b, c)``), and a default the
-    hook leaves as it is is not passed on.  A hook with an ``acts_on`` attribute (a test of
-    the call's first operand, False where the hook does nothing for it) is skipped for a call
-    that binds plainly and whose first operand fails the test.  The wrapper keeps ``fn``'s
-    globals, name and docstring (so its module's doctests still find it).  Without ``fn``, a
-    decorator.
+    hook leaves as it is is not passed on.  The axis arguments ``fn`` declares
+    (``_axis_arguments.takes_axes``) are checked first, as CNTK 2.7 takes them.  A hook
+    with an ``acts_on`` attribute (a test of the call's first operand, False where the hook
+    does nothing for it) is skipped for a call that binds plainly and whose first operand
+    fails the test.  The wrapper keeps ``fn``'s globals, name and docstring (so its module's
+    doctests still find it).  Without ``fn``, a decorator.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -63,6 +65,7 @@ def deferrable(fn=None, *, as_called=None):
         return functools.partial(deferrable, as_called=as_called)
     check, make, typed, note = pending, Deferred, as_built, note_call
     as_operands = root_as_output
+    axes_checked = axes_checker(fn)     # (CNTK's refusals of an axis argument, as called)
     given_name, name_of = _given_name, _name_of         # (its closure:
     signature = inspect.signature(fn)                   # it runs in fn's module's globals)
     taken = _call_signature(fn)     # (a call the op cannot take is refused now, not replayed)
@@ -90,6 +93,8 @@ def deferrable(fn=None, *, as_called=None):
             return fn(*args, **kwargs)
 
     def wrapper(*args, **kwargs):
+        if axes_checked is not None:
+            axes_checked(args, kwargs)
         args = as_operands(args)        # (a root function: its output, as CNTK takes it)
         kwargs = {k: as_operands(v) for k, v in kwargs.items()}
         shape = name = None

@@ -261,6 +261,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                 if self._check is not None:
                     self._check(args, kwargs)
                 out = self._fn(*args, **kwargs)
+            self.show_waiting_constants(out)
         elif has_unknown(args, kwargs):     # (a loop's shapes being inferred)
             out = probe_call(self._fn, args, kwargs)
         else:

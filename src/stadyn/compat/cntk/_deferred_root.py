@@ -5,7 +5,10 @@ and its ``root_function``, the op of the call itself (:class:`DeferredRoot`: ``P
 inputs are the outputs of the calls it reads and its other operands), mixed into ``Deferred``.
 
 A number given as an operand of a binary op (``plus(p, 1)``) is a Constant of CNTK's graph
-from the call on, here too (``_ops_math``), so ``inputs`` and ``constants`` list it at once.
+from the call on, here too (``_ops_math``), so ``inputs`` and ``constants`` list it at once;
+so are the constants CNTK's op itself holds (an op's ``shown_constants`` rule, of the call's
+arguments: ``classification_error``'s 1 first, its ``topN`` last), made once and shown by the
+op once built (:meth:`DeferredGraph.waiting_constants`).
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -23,10 +26,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._adapt import wrap
 from ._deferred_operands import UnknownOutput, _keep, _layer_function
 from ._late import late
 from ._mixins import GraphObject
 from ._printed import function_repr, makes_block
+from ._shown_constants import show_constants
 
 __all__ = ["DeferredGraph", "DeferredRoot"]
 
@@ -68,9 +73,12 @@ class DeferredGraph:
                     before, after = around(v) if around else (v._fn.parameters, ())
                     for p in before:
                         add(p)
+                first, last = v.waiting_constants()
+                for c in first:
+                    add(c)
                 for a in v._operands():
                     visit(a)
-                for c in after:
+                for c in tuple(after) + last:
                     add(c)
             elif isinstance(v, _layer_function()):
                 for p in v.parameters:
@@ -90,6 +98,28 @@ class DeferredGraph:
                     add(v)
         visit(self)
         return tuple(out)
+
+    def waiting_constants(self) -> tuple:
+        """The constants CNTK 2.7's op holds among its inputs (first, last), made once from
+        the call's arguments by the op's ``shown_constants`` rule (``((), ())`` where it has
+        none): the same Constants once built (:meth:`show_waiting_constants`), as CNTK's."""
+        made = self.__dict__.get("_waiting_constants")
+        if made is None:
+            rule = getattr(self._fn, "shown_constants", None)
+            made = ((), ()) if rule is None else tuple(
+                tuple(wrap(c) for c in part) for part in rule(self._args, self._kwargs))
+            self.__dict__["_waiting_constants"] = made
+        return made
+
+    def show_waiting_constants(self, out: Any) -> None:
+        """``out`` (the op built) showing the constants it showed while waiting."""
+        made = self.__dict__.get("_waiting_constants")
+        v = getattr(out, "variable", None)
+        if made is None or v is None or v.parent is None:
+            return
+        for part, last in zip(made, (False, True)):
+            if part:
+                show_constants(v, tuple(c.variable for c in part), last)
 
     @property
     def constants(self) -> tuple:
@@ -200,6 +230,8 @@ class DeferredRoot:
             if made is not None:
                 return made
             out += list(fn.parameters)
+        first, last = self._function.waiting_constants()
+        out += list(first)
         for v in self._function._operands():
             if isinstance(v, DeferredGraph):
                 out.append(v.output)
@@ -208,7 +240,7 @@ class DeferredRoot:
             elif isinstance(v, GraphObject):
                 out.append(getattr(v, "output", v) if getattr(v, "root_function", None)
                            is not None else v)
-        return tuple(out)
+        return tuple(out) + last
 
     def _inputs_once(self, keep) -> tuple:
         """Its inputs ``keep`` takes, each once (``element_times(p, p)``'s root reads ``p``

@@ -26,10 +26,11 @@ from ._run_checks import refuse_when_run
 from ._sparse_operands import refuse_sparse_operands
 from ._mixins import GraphObject
 from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one_op, operand,
-                     swig_axis, swig_count,
+                     swig_count,
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
                      sample_shape, unwrap, wrap)
 from ._axis import Axis
+from ._axis_arguments import takes_axes
 from ._mixed_axes import refuse_mixed_axes
 from ._shown_constants import scalar_constant, show_constants
 
@@ -60,6 +61,7 @@ def _target_like(target, output):
 
 
 @float_arrays("output_vector", "target_vector")
+@takes_axes(axis="axis")
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str = ""):
     """``log_sum_exp(z) - sum(t * z)`` along ``axis``: the cross entropy of ``softmax(z)`` for a
     target that sums to 1 (one-hot or soft), with CNTK's gradients (``softmax(z) - t`` for
@@ -76,6 +78,7 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
 
 
 @float_arrays("output_vector", "target_vector")
+@takes_axes(axis="axis")
 def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
                          name: str = ""):
     """1 for a sample whose target class (the target's argmax) is not among the ``topN``
@@ -130,7 +133,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         out = F.sum(out)
         G.BATCH.unmark(out)
     made = named(wrap(out), name, "ClassificationError")
-    if int(topN) > 1:       # (CNTK 2.7's primitive ClassificationError reading N)
+    if int(topN) > 1:       # (CNTK 2.7's primitive ClassificationError reading N, a constant
+        show_constants(made.variable, _topn_constant(topN), last=True)     # after its operands)
         return made
     return _loss_block(made, name, (output_vector, target_vector), "Minus", one=True)
 
@@ -378,8 +382,8 @@ def cosine_distance(x, y, name: str = ""):
     :func:`stadyn.cntk_semantics.cos_distance`)."""
     xy = binary(F.mul2, x, y)
     dot = F.sum(operand(xy), axis=sample_axes(xy))
-    out = F.mul2(F.mul2(dot, S.inverse_norm(operand(x), sample_axes(x))),
-                 S.inverse_norm(operand(y), sample_axes(y)))
+    out = S.cos_distance_of(dot, S.inverse_norm(operand(x), sample_axes(x)),
+                            S.inverse_norm(operand(y), sample_axes(y)))
     return named(wrap(one_op(out, x, y)), name, "CosDistance")
 
 
@@ -459,12 +463,31 @@ binary_cross_entropy.makes_block = True
 classification_error.makes_block = lambda *args, **kwargs: int(inspect.signature(
     classification_error).bind(*args, **kwargs).arguments.get("topN", 1)) == 1
 
+
+def _topn_constant(top) -> tuple:
+    """The constant N (float32) CNTK 2.7's top-N ``ClassificationError`` reads, its last
+    input."""
+    return (scalar_constant(float(top), np.float32),)
+
+
+def _shown_while_waiting(args: tuple, kwargs: dict) -> tuple:
+    """The constants CNTK 2.7's ``classification_error`` over a waiting operand lists among its
+    inputs (first, last), as once built: top 1's block its 1 first, top N's op N last."""
+    top = int(inspect.signature(classification_error).bind(*args, **kwargs).arguments.get(
+        "topN", 1))
+    if top == 1:
+        return (scalar_constant(1.0, np.float32),), ()
+    return (), _topn_constant(top)
+
+
+classification_error.shown_constants = _shown_while_waiting
+
+
 def _topn_checked(arguments: dict) -> None:
-    """``classification_error``'s ``axis`` and ``topN`` as CNTK 2.7 takes them, as it is
-    called (of a waiting operand too): SWIG's refusals, and ``topN=0`` (``False``) its
-    ValueError; ``topN > 1`` along any axis but the default (-1, C++'s ``Axis(0)``) its
-    RuntimeError (LogicError, Function.cpp:1870-1872)."""
-    swig_axis(arguments["axis"])
+    """``classification_error``'s ``topN`` as CNTK 2.7 takes it, as it is called (of a
+    waiting operand too; its ``axis`` checked before, ``takes_axes``): SWIG's refusals,
+    ``topN=0`` (``False``) its ValueError; ``topN > 1`` along any axis but the default
+    (-1, C++'s ``Axis(0)``) its RuntimeError (LogicError, Function.cpp:1870-1872)."""
     top = swig_count(arguments["topN"], "classification_error")
     if top == 0:   # (False: an int too)
         raise ValueError("ClassificationError: The topN argument must be > 0.")

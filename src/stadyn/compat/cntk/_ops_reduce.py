@@ -31,10 +31,11 @@ from . import _graph as G
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (batched, lead_axes, named, one_op, operand, refuse_several_outputs,
-                     swig_axis, swig_count,
-                     reshape_samples, sample_axes, sample_axis, sample_shape, wrap)
+                     swig_count, reshape_samples, sample_axes, sample_axis, sample_shape, wrap)
 from ._axis import Axis
+from ._axis_arguments import takes_axes
 from ._one_sample import one_sample_values
+from ._run_checks import refuse_when_run
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._seq_axes import free_shown, free_steps
 
@@ -172,7 +173,7 @@ def _reducer(op_name: str, fn):
     reduce.__doc__ = (f"``{op_name}`` over ``axis`` (see the module docstring).")
     reduce.op_name = op_name
     reduce.makes_block = True       # CNTK 2.7's ReduceFunctionAsBlock (_printed.makes_block)
-    return reduce
+    return takes_axes(axis="axes")(reduce)
 
 
 def _sum_square(v, axes, keep):
@@ -202,11 +203,49 @@ for _f, _n in ((reduce_sum, "reduce_sum"), (reduce_mean, "reduce_mean"),
     _f.__name__ = _f.__qualname__ = _n
 
 
+def _all_static(axis) -> bool:
+    """Whether ``axis`` is ``Axis.all_static_axes()``."""
+    return isinstance(axis, Axis) and axis == Axis.all_static_axes()
+
+
+def _dynamic(axis) -> bool:
+    """Whether ``axis`` is an Axis other than a static one (the batch axis, all axes, all of
+    a sample's axes)."""
+    return isinstance(axis, Axis) and not axis.is_static_axis
+
+
+# CNTK 2.7's argmax and argmin along a dynamic axis (the batch axis, all axes) build (of the
+# shape its ReduceElements infers) and refuse at their first run: the node has no neutral
+# value for an index (ReduceElementsNode::NeutralValue)
+_ARG_REFUSED = ("ReduceElementsNode::NeutralValue: Invalid operation code; allowed are: "
+                "'opSum', 'opMax', 'opMin', 'opElementwiseProduct', 'opLogSum'.")
+
+
+def _arg_along_dynamic_axis(x, axis, op_name: str):
+    """CNTK 2.7's ``argmax``/``argmin`` along the batch axis (a sample's shape) or all axes
+    (one number): built, refused when run (:data:`_ARG_REFUSED`); over a sequence along the
+    batch axis refused as made (its RuntimeError)."""
+    v = operand(x)
+    if axis.is_batch_axis and lead_axes(x) == 2:
+        raise RuntimeError(f"ReduceElements: operand {x!r}; Reduction along the batch axis on "
+                           "input sequence is currently unsupported.")
+    out = F.mul_scalar(F.stop_gradient(v), 0.0)      # (of the shape; never computed)
+    if not axis.is_batch_axis:
+        out = F.sum(out)
+        G.BATCH.unmark(out)
+    made = named(wrap(one_op(out, v)), "", "ReduceElements")
+    refuse_when_run(made.variable, f"{_ARG_REFUSED}\n({op_name.lower()} along {axis!r}: CNTK "
+                    "2.7 builds it and refuses to run it)", ValueError)
+    return made
+
+
 def _arg(fn, op_name: str):
     def arg(x, axis=None, name: str = ""):
         refuse_several_outputs(x, op_name.lower())
         v = operand(x)
-        if axis is None:
+        if _dynamic(axis) and not _all_static(axis):
+            return named(_arg_along_dynamic_axis(x, axis, op_name), name, "ReduceElements")
+        if axis is None or _all_static(axis):     # (all of a sample's axes: its flat index)
             flat = reshape_samples(v, lead_axes(x), (math.prod(sample_shape(x)),))
             out = fn(flat, axis=flat.ndim - 1, keepdims=False, only_index=True, rule="cntk")
         else:
@@ -214,7 +253,7 @@ def _arg(fn, op_name: str):
             out = fn(v, axis=sample_axis(x, int(static)), keepdims=True, only_index=True,
                      rule="cntk")
         return named(wrap(one_op(F.cast(out, "float32"), v)), name, "ReduceElements")
-    return arg
+    return takes_axes(axis="axis")(arg)
 
 
 argmax = _arg(F.max, "Argmax")
@@ -248,15 +287,20 @@ def _rows(x) -> bool:
     return isinstance(v, Variable) and v.ndim > 1 and one_sample_values([v])
 
 
+@takes_axes(axis="axis")
 def softmax(x, axis=None, name: str = ""):
-    """Softmax along the per-sample ``axis`` (None: over all of a sample's axes at once; over
-    the last axis of an operand with no dynamic axes, as CNTK 2.7)."""
+    """Softmax along the per-sample ``axis`` (None or ``Axis.all_static_axes()``: over all of
+    a sample's axes at once; over the last axis of an operand with no dynamic axes, as CNTK
+    2.7)."""
     refuse_several_outputs(x, "softmax")
+    if _all_static(axis):
+        axis = None
     if axis is None and _rows(x):
         return named(wrap(F.softmax(operand(x), axis=operand(x).ndim - 1)), name, "Softmax")
     return named(wrap(_along(F.softmax, x, axis)), name, "Softmax")
 
 
+@takes_axes(axis="axis")
 def log_softmax(x, axis=None, name: str = ""):
     """Log-softmax along the per-sample ``axis`` (None: along the sample's last axis, as CNTK
     2.7 computes it, unlike ``softmax``, which takes all of the sample's axes then)."""
@@ -295,6 +339,7 @@ def _hardmax_of_free_lengths(v: Variable, lead: int, free: frozenset) -> Variabl
     return F.reshape_trailing(hot, tuple(sample), base_axis=lead)
 
 
+@takes_axes(axis="axis")
 def top_k(x, k: int, axis=-1, name: str = ""):
     """The ``k`` largest values along ``axis`` and their indices (as floats): a Function with
     two outputs, ``top_k(x, k).outputs`` (values, indices)."""
@@ -336,14 +381,37 @@ def _keepdims_checked(op_name: str):
 
 
 def _k_checked(arguments: dict) -> None:
-    """``top_k``'s ``k`` and ``axis`` as CNTK 2.7's SWIG takes them, as it is called (of a
-    waiting operand too)."""
+    """``top_k``'s ``k`` as CNTK 2.7's SWIG takes it, as it is called (of a waiting operand
+    too; its ``axis``: ``takes_axes``)."""
     swig_count(arguments["k"], "top_k")
-    swig_axis(arguments["axis"])
+
+
+def _softmax_axis_checked(arguments: dict) -> None:
+    """``softmax``'s ``axis`` as CNTK 2.7's C++ takes it, as it is called (of a waiting
+    operand too; Function.cpp:1261-1270): a dynamic axis other than all of a sample's is its
+    RuntimeError (LogicError); all of a sample's axes of an operand shown of rank 1 (a
+    placeholder without a shape too) its ValueError (it asks that Axis for its index)."""
+    axis = arguments["axis"]
+    if _dynamic(axis) and not _all_static(axis):
+        raise RuntimeError(f"Softmax: support only static axes.\n(softmax along {axis!r})")
+    if _all_static(axis) and len(tuple(getattr(arguments["x"], "shape", ()))) == 1:
+        raise ValueError("Cannot query the static axis index for a non-static axis\n(softmax "
+                         "along Axis.all_static_axes() of an operand of rank 1: CNTK 2.7 "
+                         "refuses it)")
+
+
+def _log_softmax_axis_checked(arguments: dict) -> None:
+    """``log_softmax``'s ``axis`` as CNTK 2.7 takes it, as it is called: all axes or all of
+    a sample's axes its RuntimeError."""
+    axis = arguments["axis"]
+    if _dynamic(axis) and not axis.is_batch_axis:
+        raise RuntimeError("Softmax: only batch and static axes are supported.\n(log_softmax "
+                           f"along {axis!r})")
 
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__, as_called={
     **{n: _keepdims_checked(globals()[n].op_name) for n in __all__
        if getattr(globals()[n], "makes_block", False)},     # (the reductions)
-    "top_k": _k_checked})     # (its k and axis checked as called)
+    "top_k": _k_checked,      # (its k checked as called)
+    "softmax": _softmax_axis_checked, "log_softmax": _log_softmax_axis_checked})

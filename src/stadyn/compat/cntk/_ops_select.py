@@ -22,6 +22,7 @@ from ._sparse_operands import refuse_sparse_operands
 from ._adapt import (float_arrays, lead_axes, named, one_op, operand as _as_operand,
                      refuse_several_outputs, reshape_samples, sample_shape, unwrap, wrap)
 from ._axis import Axis
+from ._axis_arguments import takes_axes
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis_attribute
 from ._ops_shape import _axis_index
 from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run, shape_at_run
@@ -30,6 +31,7 @@ from ._seq_axes import free_shown, free_steps
 __all__ = ["slice", "gather"]
 
 
+@takes_axes(axis="axes")
 def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noqa: A001
     """``x`` sliced along the per-sample ``axis`` (or several: lists) from ``begin_index`` to
     ``end_index`` (0: to the end; negative: from the end) every ``strides``.  A negative
@@ -128,6 +130,7 @@ def _check_slice(x, axis, size: int, b: int, e: int, s: int, when: str = "") -> 
 
 
 @float_arrays("reference")
+@takes_axes(axis="axis")
 def gather(reference, indices, axis=None, name: str = ""):
     """The slices of ``reference`` along its first sample axis (or ``axis``) at the positions
     in ``indices`` (no gradient to them): the indices' shape takes that axis's place.

@@ -30,6 +30,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      operand as _as_operand, operands_dtype, reshape_samples, same_dtype,
                      refuse_several_outputs, sample_axis, sample_shape, unwrap, wrap)
 from ._axis import Axis
+from ._axis_arguments import takes_axes
 from ._run_checks import check_each_run
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
@@ -55,6 +56,7 @@ def _axis_index(x, axis) -> int:
     return sample_axis(x, int(axis))
 
 
+@takes_axes(begin_axis="axis", end_axis="axis")
 def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     """Each sample's axes ``begin_axis`` to ``end_axis`` (all by default) reshaped to ``shape``
     (one entry may be -1)."""
@@ -118,6 +120,7 @@ def _reshape_after_steps(v, shape: tuple, begin, end):
     return None
 
 
+@takes_axes(axis="axis")
 def splice(*inputs, axis=-1, name: str = ""):
     """The operands joined along the per-sample ``axis`` (``Axis.new_leading_axis()``: along a
     new first axis).  As in CNTK, operands of a lower rank get leading axes of 1 and an axis of
@@ -203,6 +206,7 @@ def _match_batch(v, item, ref, lead: int | None = None):
     return F.add2(zeros, F.reshape(v, (1,) + tuple(v.shape)))
 
 
+@takes_axes(perm="permutation")
 def transpose(x, perm, name: str = ""):
     """The sample's axes permuted: output axis ``i`` is input axis ``perm[i]``."""
     lead = lead_axes(x)
@@ -211,6 +215,7 @@ def transpose(x, perm, name: str = ""):
                  "TransposeAxes")
 
 
+@takes_axes(axis1="axis", axis2="axis")
 def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
     """The sample's axes ``axis1`` and ``axis2`` (ints or static ``Axis`` objects) swapped."""
     n = len(sample_shape(x))
@@ -221,6 +226,7 @@ def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
     return named(transpose(x, perm), name, "TransposeAxes")
 
 
+@takes_axes(axis="axis")
 def expand_dims(x, axis, name: str = ""):
     """A new sample axis of size 1 after the per-sample ``axis`` (CNTK 2.7 counts it so:
     ``axis=0`` makes the second axis, -1 the last); ``Axis.end_static_axis()`` puts it
@@ -235,6 +241,7 @@ def expand_dims(x, axis, name: str = ""):
     return named(reshape(x, shape), name, "ExpandDims")
 
 
+@takes_axes(axes="axes")
 def squeeze(x, axes=None, name: str = ""):
     """The sample without its axes of size 1 (or just ``axes``)."""
     shape = list(sample_shape(x))
@@ -247,6 +254,7 @@ def squeeze(x, axes=None, name: str = ""):
     return named(reshape(x, kept), name, "Squeeze")
 
 
+@takes_axes(axis="axis")
 def flatten(x, axis=None, name: str = ""):
     """The sample as a matrix: its axes before ``axis`` merged, and those from ``axis`` on
     (``axis=None``: ``(1, size)``)."""
@@ -307,6 +315,7 @@ def _index(v, axis: int, i: int):
     return F.slice(v, start, stop, [1] * v.ndim)
 
 
+@takes_axes(axis="axis")
 def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str = ""):
     """Each value of ``x`` (a class index) as a one-hot vector of ``num_classes`` along a new
     per-sample ``axis``."""

@@ -4,7 +4,9 @@ of another data type than the op computes in (``x + C.constant(np.ones(2))`` for
 ``eval``, ``forward`` or ``train_minibatch``).  The op is built, with the constant cast, and the
 cast is marked; every run of a graph holding a marked value raises :class:`DataTypeError`.
 Likewise an op CNTK builds whose graph fails its validation at the first run (``times`` of a
-scalar on the left): :class:`InvalidAtRunError`.
+scalar on the left): :class:`InvalidAtRunError`.  A clone's copy of a marked value is marked
+too; where only the copy's operands decide (an op cloned onto a sparse input), the value
+registers who decides (:func:`refuse_copies_when`).
 
 Some of CNTK's graph changes at its first run: a float32 constant in a float64 op is cloned as
 a float64 constant then, which the graph's walks show from then on.  The values whose view so
@@ -30,7 +32,8 @@ from ...graph import (Subgraph, Variable, format_location, graph_version, refres
                       user_location)
 
 __all__ = ["DataTypeError", "InvalidAtRunError", "refuse_when_run", "refusal_carried",
-           "at_first_run", "check_each_run", "check_runnable", "RunnableCheck", "shape_at_run"]
+           "refuse_copies_when", "at_first_run", "check_each_run", "check_runnable",
+           "RunnableCheck", "shape_at_run"]
 
 
 class DataTypeError(ValueError, RuntimeError):
@@ -46,6 +49,7 @@ class InvalidAtRunError(RuntimeError):
 
 _REFUSED: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 _FIRST_RUN: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
+_COPIES: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
 _EACH_RUN: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
 _MARKED = [0]       # the values marked so far
 
@@ -58,10 +62,21 @@ def refuse_when_run(value: Variable, message: str, error: type = DataTypeError) 
     _MARKED[0] += 1
 
 
-def refusal_carried(old: Variable, new: Variable) -> None:
+def refuse_copies_when(value: Variable, decide: Callable[[Variable, Callable], None]) -> None:
+    """Have a copy of ``value`` in a clone decide whether its runs are refused: ``decide(new,
+    copy_of)`` (``copy_of``: an old Variable's copy in that clone, itself where not copied),
+    called by :func:`refusal_carried`, refuses ``new`` (:func:`refuse_when_run`) where the
+    copy's operands call for it (an op CNTK 2.7 refuses to run on a sparse input, cloned
+    onto one) and should have ``new``'s own copies decide too."""
+    _COPIES[value] = decide
+
+
+def refusal_carried(old: Variable, new: Variable, copy_of: "Callable | None" = None) -> None:
     """Give ``new`` (``old``'s copy in a clone or an application of its Function) the refusal
     of a run :func:`refuse_when_run` recorded for ``old``, as CNTK 2.7's copy of the function
-    is refused when it runs as the original is.
+    is refused when it runs as the original is; where ``old`` has none, what
+    :func:`refuse_copies_when` registered for it decides over the copy's operands
+    (``copy_of``: an old Variable's copy in the clone).
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -78,6 +93,8 @@ def refusal_carried(old: Variable, new: Variable) -> None:
     if old in _REFUSED and new not in _REFUSED:
         _REFUSED[new] = _REFUSED[old]
         _MARKED[0] += 1
+    elif old in _COPIES and new not in _REFUSED:
+        _COPIES[old](new, copy_of if copy_of is not None else (lambda v: v))
 
 
 def at_first_run(value: Variable, action: Callable[[Variable], None]) -> None:

@@ -32,10 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from ...graph import Variable
 from . import _graph as G
 from ._adapt import wrap
 from ._mixins import GraphObject
-from ._run_checks import refuse_when_run
+from ._run_checks import refuse_copies_when, refuse_when_run
 
 __all__ = ["SparseOperandError", "refuse_sparse_operands", "refuse_sparse_run", "pass_sparse_on",
            "refuse_dense_feed", "sparse_taken"]
@@ -51,10 +52,13 @@ _SPARSE_DATA: "weakref.WeakSet" = weakref.WeakSet()
 
 
 def _sparse_inputs(values) -> list:
+    """The sparse inputs (or sparse data passed on) among ``values`` (CNTK objects or the
+    Variables a clone calls an op again over; inside lists too), as CNTK objects."""
     found = []
     for v in values:
-        if isinstance(v, GraphObject) and (v.variable in G.SPARSE or v.variable in _SPARSE_DATA):
-            found.append(v)
+        u = v.variable if isinstance(v, GraphObject) else v
+        if isinstance(u, Variable) and (u in G.SPARSE or u in _SPARSE_DATA):
+            found.append(v if isinstance(v, GraphObject) else wrap(u))
         elif isinstance(v, (list, tuple)):
             found.extend(_sparse_inputs(v))
     return found
@@ -116,14 +120,63 @@ def refuse_sparse_run(name: str, operands: list, out: Any) -> None:
         stadyn.compat.cntk._sparse_operands.SparseOperandError: LayerNormalization: its ...
     """
     sparse = _sparse_inputs(operands)
-    variable = getattr(out, "variable", out) if sparse else None
-    if variable is not None:
-        refuse_when_run(variable, (
-            f"{name}: its operand {sparse[0]!r} is a sparse input "
-            "(is_sparse=True), and CNTK 2.7 runs no tensor operation on sparse data "
-            "(TensorOp: Tensor operations are currently not supported for sparse "
-            "matrices): multiply it by a weight first (times, Dense, Embedding)"),
-            SparseOperandError)
+    variable = getattr(out, "variable", out)
+    if not isinstance(variable, Variable):
+        return
+    if sparse:
+        _refuse(name, sparse[0], variable)
+        return
+    # a clone of it onto a sparse input (``f.clone(..., {x: s})``) is refused as CNTK 2.7's is
+    old = [u for u in (o.variable if isinstance(o, GraphObject) else o
+                       for o in _flat(operands)) if isinstance(u, Variable)]
+    if old:
+        refuse_copies_when(variable, _copies_refused(name, old))
+
+
+def _refuse(name: str, sparse: Any, variable: Variable) -> None:
+    refuse_when_run(variable, (
+        f"{name}: its operand {sparse!r} is a sparse input "
+        "(is_sparse=True), and CNTK 2.7 runs no tensor operation on sparse data "
+        "(TensorOp: Tensor operations are currently not supported for sparse "
+        "matrices): multiply it by a weight first (times, Dense, Embedding)"),
+        SparseOperandError)
+
+
+def _flat(values) -> list:
+    out: list = []
+    for v in values:
+        out.extend(_flat(v) if isinstance(v, (list, tuple)) else [v])
+    return out
+
+
+def _copies_passing(variable: Variable, operands: list) -> None:
+    """Have a clone's copy of ``variable`` (the output of an op passing sparse data on) pass
+    it on where a copy of one of its ``operands`` is a sparse input (or such data)."""
+    old = [u for u in (o.variable if isinstance(o, GraphObject) else o
+                       for o in _flat(operands)) if isinstance(u, Variable)]
+
+    def decide(new: Variable, copy_of) -> None:
+        copies = [copy_of(v) for v in old]
+        if _sparse_inputs(copies):
+            _SPARSE_DATA.add(new)
+        else:
+            _copies_passing(new, copies)
+    if old:
+        refuse_copies_when(variable, decide)
+
+
+def _copies_refused(name: str, operands: list):
+    """What decides whether a clone's copy of an op refusing sparse inputs, made over the
+    copies of its ``operands``, is refused (one of them a sparse input), or hands the
+    decision on to its own copies."""
+    def decide(new: Variable, copy_of) -> None:
+        copies = [copy_of(v) for v in operands]
+        sparse = _sparse_inputs(copies)
+        if sparse:
+            _refuse(name, sparse[0], new)
+        else:
+            refuse_copies_when(new, _copies_refused(name, copies))
+    return decide
 
 
 def refuse_sparse_operands(namespace: dict, names, operands: "dict[str, tuple] | None" = None
@@ -147,13 +200,16 @@ def pass_sparse_on(namespace: dict, names) -> None:
 
 
 def _passing(fn):
-    sparse_inputs, marked = _sparse_inputs, _SPARSE_DATA
+    sparse_inputs, marked, passed = _sparse_inputs, _SPARSE_DATA, _copies_passing
 
     def wrapper(*args, **kwargs):
         out = fn(*args, **kwargs)
         variable = getattr(out, "variable", None)
-        if variable is not None and sparse_inputs(list(args) + list(kwargs.values())):
+        operands = list(args) + list(kwargs.values())
+        if variable is not None and sparse_inputs(operands):
             marked.add(variable)
+        elif variable is not None:      # (a clone of it onto a sparse input passes it on)
+            passed(variable, operands)
         return out
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
                              wrapper.__closure__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import functions as F
-from ...graph import Subgraph, refresh_shapes
+from ...graph import Subgraph, graph_version, refresh_shapes
 from ...ops import norm_axis
 from ...sequence import unpack
 from ._cntk_shape_rules import one_hot_cntk
@@ -181,11 +181,14 @@ def _one_step_each(node, z, labels):
     def step(v):        # (the one step of each sequence: (N, *sample))
         return v if v.sequence_lengths is None else F.sum(unpack(v, 0.0)[0], axis=1)
 
+    built: list = []        # (the graph computing ``frames``, built once per graph version)
+
     def differ() -> bool:
         counts = np.asarray(lengths.d)
         if frames.parent is not None:       # (a value computed from the run's inputs)
-            sub = Subgraph([frames])
-            refresh_shapes(sub.nodes, sub.leaves)
+            if not built or built[0] != graph_version():
+                built[:] = [graph_version(), Subgraph([frames])]
+            refresh_shapes(built[1].nodes, built[1].leaves)
         return bool((counts != 1).any()) or len(counts) != frames.shape[0]
 
     return node.refuse_when_run(logistic(step(z), step(labels)), _MIXED_LAYOUTS, when=differ)
