@@ -83,7 +83,8 @@ MODULES = {
                "nnabla_review_mends_31", "nnabla_simplify_31", "nnabla_fidelity_26",
                "nnabla_fill_values", "nnabla_param_dtypes", "nnabla_fidelity_27b",
                "nnabla_fidelity_27c", "nnabla_fidelity_27", "nnabla_user_28",
-               "nnabla_late_28", "nnabla_dtypes_28", "nnabla_user_28b"],
+               "nnabla_late_28", "nnabla_dtypes_28", "nnabla_user_28b",
+               "nnabla_user_35"],
 }
 
 
