@@ -350,7 +350,12 @@ class Variable(_HeldReading):
             >>> F.sink(loss, acc).forward(); kept = float(loss.d)
             >>> x.grad.zero(); loss.backward(); float(loss.d) == kept
             True
+
+        A Variable with no parent (a leaf, or one whose function ``rewire_on`` moved to
+        another Variable) raises RuntimeError, as NNabla's (variable.cpp: "The variable has
+        no parent"); so does its ``backward``.
         """
+        _refuse_leaf(self, "forward")
         mark_forwarded(self)
         parent = self.parent
         if parent is not None and parent.spec.forwards_inputs:
@@ -365,6 +370,7 @@ class Variable(_HeldReading):
         """Stadyn's ``backward`` (same arguments), reading what was written into an op's
         output since its forward, as NNabla's: ``y.d[i] = v`` after ``y.d = ints`` too
         (``_written_types.sync_for_backward``, whose example shows it)."""
+        _refuse_leaf(self, "backward")
         sync_for_backward()
         super().backward(*args, **kwargs)
 
@@ -520,6 +526,13 @@ for _op, _function in (("add", "add2"), ("sub", "sub2"), ("mul", "mul2"),
                        ("truediv", "div2"), ("pow", "pow2")):
     setattr(Variable, f"__{_op}__", _checked_operator(f"__{_op}__", _function, False))
     setattr(Variable, f"__r{_op}__", _checked_operator(f"__r{_op}__", _function, True))
+
+
+def _refuse_leaf(v: Variable, what: str) -> None:
+    if v.parent is None:
+        raise RuntimeError(f"Variable.{what}: value error in {what}: the variable "
+                           f"{v.name or tuple(v.shape)!r} has no parent function (a leaf, "
+                           "or one whose function rewire_on moved to another Variable)")
 
 
 def forward_all(variables, *args, **kwargs) -> None:
