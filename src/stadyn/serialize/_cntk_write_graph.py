@@ -414,13 +414,17 @@ def several_outputs(blocks: dict) -> "dict[int, Block]":
     return {id(o): b for b in blocks.values() if len(b.outputs) > 1 for o in b.outputs}
 
 
-def write_block_of_outputs(w, block: Block, read, outer: "Block | None") -> list[str]:
+def write_block_of_outputs(w, block: Block, read, outer: "Block | None",
+                           read_order: bool = False) -> list[str]:
     """Write ``block``, of several outputs, once the values inside it are: CNTK 2.7's block
     whose root is a ``Combine`` of the inner values (``read(value, scope, op)``: a value's
     uid), applied to its arguments read in ``outer``; returns its outputs' uids
-    (``<block uid>_Output_<k>``)."""
+    (``<block uid>_Output_<k>``); ``read_order``: the block's leaves listed in the order its
+    body reads them (``Writer.read_order``), as CNTK 2.7 lists a cell's."""
     inner = [read(o.parent.inputs[0], block, block.op_name) for o in block.outputs]
     root = w.function("Combine", inner) + "_Output_0"
+    if read_order:
+        block.leaves[:] = w.read_order(root, block.leaves)
     made = w.block(block, root, [read(a, outer, block.op_name) for a in block.arguments])
     made = made.rpartition("_Output_")[0]
     return [f"{made}_Output_{k}" for k in range(len(block.outputs))]

@@ -77,6 +77,10 @@ class Writer:
         #                                           name of a sequence's axis (None: default)
         self.output_counts: dict[str, int] = {}   # a recurrent block's uid -> its outputs
         self.step_blocks: dict[int, str] = {}     # id(a loaded recurrence) -> its step's block
+        self.block_of: Callable[[Variable], "tuple | None"] = lambda v: None   # the layer
+        #                                           (CNTK block) making a value, as the
+        #                                           writer's caller marks it (a cell a step
+        #                                           function applies)
         self.loaded: "tuple | None" = None        # (op, attributes) the file the value a
         #                                           rule writes was loaded from gave it
         self.output_uids: dict[str, list] = {}    # a rule's function uid -> the uids of the
