@@ -5,7 +5,8 @@ several states a ``Combine`` of them as the block's root, one output each) over 
 of the delayed states and one of the input sequence, each state read back through
 ``PastValue`` (``FutureValue`` going backwards) of its output with its initial state, as
 ``_cntk_write_more``'s LSTM and GRU recurrences are; a step function's ops as they are, each
-delay reading the op that makes its state.  The step's ops are written by the writer's own
+delay reading the op that makes its state, an ``LSTM`` or ``RNNStep`` cell it applies as the
+cell's block inside the loop (:class:`_StepCells`).  The step's ops are written by the writer's own
 rules (``rules``: the table of ``_cntk_write``), their values batched (one step of a
 sequence: the placeholders carry the sequence axes).
 
