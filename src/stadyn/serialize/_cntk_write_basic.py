@@ -68,7 +68,7 @@ def _affine(w, ins, uids, attrs, out, name):
                                              f"{nb} batch axis")
     in_rank = len(x.shape) - attrs["base_axis"]
     weight = w.folded.get(id(weight), weight)
-    weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
+    weight_shape = tuple(weight.shape)
     if tuple(weight_shape[:in_rank]) != tuple(x.shape[attrs["base_axis"]:]):
         raise CntkWriteUnsupported("affine", "an input flattened before the product")
     # CNTK's Dense says what its input_rank / map_rank were (-1 for input_rank, map_rank,

@@ -51,7 +51,6 @@ class Writer:
         self.name_of = name_of
         self.leaves: list[dict] = []
         self.functions: list[dict] = []
-        self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
         self.sparse: set[int] = set()             # ids of the inputs declared sparse
         self.untyped: set[int] = set()            # ids of the inputs written as placeholders
         self.untyped_names: dict[int, str] = {}   # (and the names they are written with)
@@ -141,7 +140,7 @@ class Writer:
         free = free_dimensions(v)      # (CNTK's FreeDimension: each minibatch's length)
         shape = tuple(FREE_DIMENSION if k in free else d
                       for k, d in enumerate(v.shape))[self.lead(v):] \
-            if kind == "input" else self.leaf_shapes.get(id(v), v.shape)
+            if kind == "input" else v.shape
         entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                  "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
                  "name": P.text(name), "shape": P.shape(shape),
