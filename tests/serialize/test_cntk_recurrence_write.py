@@ -318,7 +318,8 @@ def test_an_rnnstep_applied_to_values_is_written_as_cntk_writes_it(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["model", "dnn"])
 @pytest.mark.parametrize("kind", ["rnn_vec", "rnn_fn", "rnn_back_vec", "lstm_full", "fold_full",
-                                  "user2", "user2_full", "back_full", "rnn_from", "lstm_from", "gru_from"])
+                                  "user2", "user2_full", "back_full", "rnn_from", "lstm_from",
+                                  "gru_from"])
 def test_stadyn_loads_its_file_of_a_recurrence_with_cntks_parameter_order(kind, fmt, tmp_path,
                                                                          request):
     # CNTK 2.7 lists RNNStep's parameters [W, H, b] (its body (times(x, W) + times(h, H)) +
