@@ -214,6 +214,31 @@ class _StepCells:
         self.where[id(out)] = None
 
 
+def _unfold_from(w, ops, step, x_uid: str, init, init_uid: str, like, x, outside: set) -> str:
+    """``UnfoldFrom``'s recurrence as CNTK 2.7 builds it (``cntk/layers/sequence.py``: its
+    state a ``ForwardDeclaration`` resolved to ``reconcile_dynamic_axes(new_state, like)``;
+    ``tests/fixtures/legacy/cntk_layers/UnfoldFrom.model``): a ``ReconcileDynamicAxis`` of
+    the step's new state onto the sequence ``x`` (read as ``x_uid``), a ``PastValue`` named
+    ``unfold_prev_state`` of it from the initial state, the step's ops (``ops``) on that;
+    the new state, read before it is written, listed as a placeholder named by its uid; the
+    initial state ``init`` and ``x`` read through the ``Tuple`` block of ``UnfoldFrom``'s
+    ``@Function`` (``unfold_from(s0, dynamic_axes_like)``, whose walk meets them in the other
+    order), so that CNTK 2.7 lists the arguments ``[s0, like]``.  Returns the uid of the
+    function making the new state."""
+    init_uid, x_uid = w.tuple_of([(init, init_uid), (x, x_uid)])
+    later = f"Placeholder{next(w.count)}"
+    reconciled = w.function("ReconcileDynamicAxis", [later, x_uid])
+    delayed = w.function("PastValue", [reconciled + "_Output_0", init_uid],
+                         {"offset": P.size_t(1)}, name="unfold_prev_state")
+    (root,) = ops(w, {id(step.states[0]): delayed + "_Output_0"})
+    if "_Output_" not in root or root in outside or root == delayed + "_Output_0":
+        raise CntkWriteUnsupported("recurrence", "a step whose new state is what it reads")
+    entry = next(f for f in w.functions if f["uid"].value == reconciled)
+    entry["inputs"] = P.vector([P.text(root), P.text(x_uid)])
+    w.placeholder(like, root, x)
+    return root.rpartition("_Output_")[0]
+
+
 def recurrence_rule(rules: dict, different: dict):
     """The writer's rule for ``recurrence`` over the ops of ``rules`` (the writer's table,
     :data:`STEP_RULES` included; those of ``different``, which CNTK computes otherwise,
@@ -240,13 +265,16 @@ def recurrence_rule(rules: dict, different: dict):
                                                    if o is not None]) > 1:
                 raise CntkWriteUnsupported(node.spec.name, "an op of a recurrence's step the "
                                                            "writer has no rule for")
-        if not any(_reads(nodes, step.outputs, v) for v in step.inputs):
+        op_name = w.step_blocks.get(id(out.parent)) or w.step_op_of(out)
+        unfold = op_name == "UnfoldFrom"
+        if unfold and (n_seq != 1 or n_states != 1 or attrs.get("go_backwards")):
+            raise CntkWriteUnsupported("recurrence", "an UnfoldFrom of other than one state")
+        if not unfold and not any(_reads(nodes, step.outputs, v) for v in step.inputs):
             raise CntkWriteUnsupported("recurrence", "a step that reads no input sequence "
                                                      "(CNTK 2.7's Recurrence refuses one: "
                                                      "'has 1 unused arguments')")
         likes = [_Step((1, 1) + tuple(s.shape[1:]), x.dtype) for s in step.outputs]
         delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
-        op_name = w.step_blocks.get(id(out.parent)) or w.step_op_of(out)
 
         def ops(w_, reads: dict, cells: bool = False) -> list:
             # the step's ops, ``reads``: id(a value of the step) -> its uid; returns the uid of
@@ -294,6 +322,9 @@ def recurrence_rule(rules: dict, different: dict):
                 w_.layer = None
             return [made[id(s)] for s in step.outputs]
 
+        if unfold:
+            return _unfold_from(w, ops, step, uids[0], inits[0], init_uids[0], likes[0], x,
+                                set(captured.values()))
         if op_name in STEP_BLOCKS and n_seq == 1:
             # (CNTK 2.7's block of the step layer, its outputs delayed; several: a Combine of
             # them the block's root)
