@@ -30,7 +30,7 @@ _SEQUENCE_OPS = frozenset((
     "cntk:ElementDivide", "cntk:NoOp", "cntk:CrossEntropyWithSoftmax",
     "cntk:ClassificationError", "cntk:Greater", "cntk:Less", "cntk:GreaterEqual",
     "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice", "cntk:ReduceElements",
-    "cntk:LabelsToGraph",
+    "cntk:LabelsToGraph", "cntk:SquaredError",
     # (step by step over a loaded cntk.exe file's images, as CNTK 2.7 writes it again; the
     # v1 reader's reshape to a column an element-wise op reads: _cntk_write_exe)
     "cntk:Sigmoid", "convolution", "cntk_batch_normalization", "max_pooling", "average_pooling",

@@ -250,7 +250,19 @@ def _sequence_softmax(w, ins, uids):
                          element_divide)
 
 
+def _reconcile(w, ins, uids, attrs, out, name):
+    """A loaded file's ``ReconcileDynamicAxis`` (a cntk.exe file's, CNTK 2.7's conversion of
+    ``sequence.last`` / ``first``: of a scalar 0 onto a sequence's layout): the operand
+    first, the sequence whose axes it takes second, as CNTK 2.7 writes it again."""
+    layout = [k for k, v in enumerate(ins[:2]) if w.lead(v) == 2]
+    if len(ins) != 2 or len(layout) != 1:
+        raise CntkWriteUnsupported("ReconcileDynamicAxis", "other than a value and a sequence")
+    k = layout[0]
+    return w.function("ReconcileDynamicAxis", [uids[1 - k], uids[k]], name=name)
+
+
 RULES = {"sequence_broadcast_as": _broadcast_as, "cntk:ElementDivide": _divide,
+         "cntk:ReconcileDynamicAxis": _reconcile,
          "cntk:UnpackSequenceOp": _unpack,
          "cntk:Sequence::IsFirst": _flag("Sequence::IsFirst", "PastValue"),
          "cntk:Sequence::IsLast": _flag("Sequence::IsLast", "FutureValue"),
