@@ -26,6 +26,8 @@ and ``sequence.is_last`` (see :mod:`._cntk_write`): CNTK 2.7's blocks, as CNTK 2
   Where(condition))`` onto the condition's layout) blocks over the values and the condition;
 * ``sequence.unpack`` (``no_mask_output``): ``UnpackSequenceOp`` with
   ``sequenceUnpackPaddingValue`` and ``sequenceUnpackSuppressMaskOutput`` True;
+* a loaded file's ``ReconcileDynamicAxis`` (CNTK 2.7's conversion of a cntk.exe file's
+  ``sequence.last``): the operand, then the sequence whose axes it takes;
 * ``sequence.softmax``: inside the ``Sequence::Softmax`` block the compat marks, the largest
   step (a ``Sequence::ReduceElements`` block, ``Max`` of the steps unpacked with -inf) taken
   back to the steps (a ``Sequence::BroadcastAs`` block), ``Exp(Minus(x, it))``, its sum over
@@ -34,7 +36,7 @@ and ``sequence.is_last`` (see :mod:`._cntk_write`): CNTK 2.7's blocks, as CNTK 2
 
 Example:
     >>> sorted(RULES)[:3]
-    ['cntk:ElementDivide', 'cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast']
+    ['cntk:ElementDivide', 'cntk:ReconcileDynamicAxis', 'cntk:Sequence::IsFirst']
 """
 
 from __future__ import annotations
