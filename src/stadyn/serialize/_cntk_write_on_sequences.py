@@ -37,7 +37,7 @@ _SEQUENCE_OPS = frozenset((
     "reshape_trailing")) | frozenset(_SEQ_RULES) | _SEQUENCE_ENDS
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
-_SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
+_SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as", "cntk:ReconcileDynamicAxis"))
 
 
 def _gathers_steps(node, sequences: set, untyped: bool) -> bool:

@@ -255,7 +255,11 @@ def _sequence_softmax(w, ins, uids):
 def _reconcile(w, ins, uids, attrs, out, name):
     """A loaded file's ``ReconcileDynamicAxis`` (a cntk.exe file's, CNTK 2.7's conversion of
     ``sequence.last`` / ``first``: of a scalar 0 onto a sequence's layout): the operand
-    first, the sequence whose axes it takes second, as CNTK 2.7 writes it again."""
+    first, the sequence whose axes it takes second, as CNTK 2.7 writes it again.  The
+    compat shows ``sequence.broadcast_as``'s value so too: its own rule writes it, CNTK's
+    ``Sequence::BroadcastAs`` block."""
+    if out.parent is not None and out.parent.spec.name == "sequence_broadcast_as":
+        return _broadcast_as(w, ins, uids, attrs, out, name)
     layout = [k for k, v in enumerate(ins[:2]) if w.lead(v) == 2]
     if len(ins) != 2 or len(layout) != 1:
         raise CntkWriteUnsupported("ReconcileDynamicAxis", "other than a value and a sequence")
